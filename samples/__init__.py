@@ -1,0 +1,1 @@
+"""ONNX operator pages whose examples `onnxop doc-examples` checks."""

@@ -1,0 +1,1 @@
+"""WGSL kernels, one per file; loaded by onnxop_cli.gpu.shaders."""

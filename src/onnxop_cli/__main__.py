@@ -1,0 +1,5 @@
+"""``python -m onnxop_cli``."""
+
+from .cli import main
+
+main()

@@ -1,0 +1,72 @@
+"""The project's exceptions and the exit codes they map to.
+
+The core raises these; only the CLI turns them into messages and exit codes.
+Every message is one line that names the problem and the values involved.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    """Process exit codes, named in one place (httpie's ``ExitStatus`` shape)."""
+
+    SUCCESS = 0
+    ERROR = 1  # runtime or GPU failure
+    USAGE = 2  # bad arguments or invalid input the user can fix
+    INTERRUPTED = 130  # Ctrl-C
+
+
+class OnnxopError(Exception):
+    """Base class: a failure with a one-line message and an exit code."""
+
+    exit_code: ExitCode = ExitCode.ERROR
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class UsageError(OnnxopError):
+    """Arguments that cannot work: a bad axis, an unknown format, a missing file."""
+
+    exit_code = ExitCode.USAGE
+
+
+class InputError(OnnxopError):
+    """A tensor file that cannot be read as what it claims to be."""
+
+    exit_code = ExitCode.USAGE
+
+
+class OpError(UsageError):
+    """Operator semantics rejected the request (axis out of range, duplicate axes...)."""
+
+
+class GpuError(OnnxopError):
+    """WebGPU failed: shader, validation, out of memory, device lost."""
+
+    exit_code = ExitCode.ERROR
+
+
+class NoAdapterError(GpuError):
+    """No WebGPU adapter could be found for the requested backend."""
+
+
+class OutputError(OnnxopError):
+    """The result could not be written (disk full, permission...)."""
+
+    exit_code = ExitCode.ERROR
+
+
+class Interrupted(OnnxopError):
+    """Ctrl-C: whatever was being written has been removed."""
+
+    exit_code = ExitCode.INTERRUPTED
+
+    def __init__(self, message: str = "interrupted") -> None:
+        super().__init__(message)

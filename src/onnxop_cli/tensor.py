@@ -1,0 +1,347 @@
+"""The Tensor value and the ONNX dtype table.
+
+A Tensor is raw bytes plus shape, ONNX dtype and memory order. Its bytes are a
+:class:`ByteSource`: either memory, or a byte range of a file that is read in
+chunks when the GPU asks for it, so a tensor never has to fit in RAM twice.
+
+The dtype table carries the TensorProto numbers of the ONNX spec. It is written
+out here (not built from ``onnx``) so that reading a ``.npy`` file never pays
+for importing ``onnx``; ``tests/test_tensor.py`` checks every row against
+``onnx.TensorProto`` and ``onnx.helper.tensor_dtype_to_np_dtype``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, BinaryIO, Protocol
+
+from .errors import InputError
+
+if TYPE_CHECKING:
+    import numpy as np
+
+
+# --------------------------------------------------------------------- dtypes
+
+
+@dataclass(frozen=True)
+class DType:
+    """One ONNX tensor element type.
+
+    ``name`` is what the ONNX docs print (``dtype=float32``): numpy's name, or
+    ml_dtypes' name for the types numpy lacks. ``onnx_name`` is the name in
+    ``tensor(...)`` type strings. ``bits`` is the element width; 0 for string.
+    """
+
+    name: str
+    onnx_name: str
+    onnx_type: int
+    bits: int
+    numpy_native: bool = True
+
+    @property
+    def is_string(self) -> bool:
+        return self.bits == 0
+
+    @property
+    def is_packed(self) -> bool:
+        """Sub-byte types: several elements share one byte, as ONNX stores them."""
+        return 0 < self.bits < 8
+
+    @property
+    def itemsize(self) -> int:
+        """Bytes per element for byte-sized types (0 for packed and string)."""
+        return self.bits // 8 if self.bits >= 8 else 0
+
+    def nbytes(self, count: int) -> int:
+        """Bytes needed for ``count`` elements, packed the way ONNX packs them."""
+        if self.is_string:
+            raise ValueError("string tensors have no fixed byte size")
+        return (count * self.bits + 7) // 8
+
+    @cached_property
+    def numpy(self) -> np.dtype:
+        """The numpy dtype (ml_dtypes for the types numpy lacks)."""
+        import numpy as np
+
+        if self.is_string:
+            return np.dtype(object)
+        if self.numpy_native:
+            return np.dtype(self.name)
+        import ml_dtypes
+
+        return np.dtype(getattr(ml_dtypes, self.name))
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def _table() -> tuple[DType, ...]:
+    rows = [
+        # name, onnx_name, TensorProto number, bits, numpy has it
+        ("float32", "float", 1, 32, True),
+        ("uint8", "uint8", 2, 8, True),
+        ("int8", "int8", 3, 8, True),
+        ("uint16", "uint16", 4, 16, True),
+        ("int16", "int16", 5, 16, True),
+        ("int32", "int32", 6, 32, True),
+        ("int64", "int64", 7, 64, True),
+        ("object", "string", 8, 0, True),
+        ("bool", "bool", 9, 8, True),
+        ("float16", "float16", 10, 16, True),
+        ("float64", "double", 11, 64, True),
+        ("uint32", "uint32", 12, 32, True),
+        ("uint64", "uint64", 13, 64, True),
+        ("complex64", "complex64", 14, 64, True),
+        ("complex128", "complex128", 15, 128, True),
+        ("bfloat16", "bfloat16", 16, 16, False),
+        ("float8_e4m3fn", "float8e4m3fn", 17, 8, False),
+        ("float8_e4m3fnuz", "float8e4m3fnuz", 18, 8, False),
+        ("float8_e5m2", "float8e5m2", 19, 8, False),
+        ("float8_e5m2fnuz", "float8e5m2fnuz", 20, 8, False),
+        ("uint4", "uint4", 21, 4, False),
+        ("int4", "int4", 22, 4, False),
+        ("float4_e2m1fn", "float4e2m1", 23, 4, False),
+        ("float8_e8m0fnu", "float8e8m0", 24, 8, False),
+        ("uint2", "uint2", 25, 2, False),
+        ("int2", "int2", 26, 2, False),
+    ]
+    return tuple(DType(*row) for row in rows)
+
+
+DTYPES: tuple[DType, ...] = _table()
+_BY_NAME = {d.name: d for d in DTYPES} | {d.onnx_name: d for d in DTYPES}
+_BY_ONNX = {d.onnx_type: d for d in DTYPES}
+STRING = _BY_ONNX[8]
+
+
+def dtype_by_name(name: str) -> DType:
+    """Look a dtype up by its docs name (``float32``) or ONNX name (``float``)."""
+    try:
+        return _BY_NAME[name]
+    except KeyError:
+        known = ", ".join(d.name for d in DTYPES)
+        raise InputError(f"unknown dtype {name!r}; known: {known}") from None
+
+
+def dtype_by_onnx(onnx_type: int) -> DType:
+    """Look a dtype up by its TensorProto number."""
+    try:
+        return _BY_ONNX[onnx_type]
+    except KeyError:
+        raise InputError(f"unknown ONNX data type {onnx_type}") from None
+
+
+def dtype_of_numpy(np_dtype: np.dtype) -> DType:
+    """The ONNX dtype for a numpy dtype, ignoring byte order."""
+    import numpy as np
+
+    if np_dtype.kind in "OUS":
+        return STRING
+    name = np_dtype.newbyteorder("=").name if np_dtype.kind != "V" else np_dtype.name
+    found = _BY_NAME.get(name)
+    if found is None or found.is_string:
+        raise InputError(f"dtype {np.dtype(np_dtype)!s} has no ONNX tensor type")
+    return found
+
+
+# ----------------------------------------------------------------- bytes
+
+
+class ByteSource(Protocol):
+    """Where a tensor's bytes come from. Read front to back, in chunks."""
+
+    nbytes: int
+
+    def readinto(self, offset: int, out: memoryview) -> None:
+        """Fill ``out`` with the bytes at ``offset``; raise InputError if short."""
+
+    def to_array(self) -> np.ndarray:
+        """All bytes in memory as a 1-D uint8 array."""
+
+
+class MemoryBytes:
+    """Bytes already in memory (any C-contiguous buffer, viewed as uint8)."""
+
+    def __init__(self, buffer) -> None:
+        import numpy as np
+
+        arr = np.asarray(buffer)
+        if not arr.flags.c_contiguous:
+            raise ValueError("MemoryBytes needs a C-contiguous buffer")
+        self._array = arr.reshape(-1).view(np.uint8)
+        self.nbytes = int(self._array.nbytes)
+
+    def readinto(self, offset: int, out: memoryview) -> None:
+        out[:] = memoryview(self._array[offset : offset + len(out)])
+
+    def to_array(self) -> np.ndarray:
+        return self._array
+
+
+class FileBytes:
+    """A byte range of a file, read only when asked for."""
+
+    def __init__(self, path: Path, offset: int, nbytes: int) -> None:
+        self.path = Path(path)
+        self.offset = offset
+        self.nbytes = nbytes
+
+    def readinto(self, offset: int, out: memoryview) -> None:
+        with open(self.path, "rb") as f:
+            f.seek(self.offset + offset)
+            got = _readinto_full(f, out)
+        if got != len(out):
+            raise InputError(
+                f"{self.path}: file is truncated: expected {self.nbytes} data bytes "
+                f"from offset {self.offset}, it ends {len(out) - got} bytes early"
+            )
+
+    def to_array(self) -> np.ndarray:
+        import numpy as np
+
+        out = np.empty(self.nbytes, dtype=np.uint8)
+        if self.nbytes:
+            self.readinto(0, memoryview(out))
+        return out
+
+
+def _readinto_full(f: BinaryIO, out: memoryview) -> int:
+    """readinto until ``out`` is full or the stream ends; returns bytes read."""
+    got = 0
+    while got < len(out):
+        n = f.readinto(out[got:])
+        if not n:
+            break
+        got += n
+    return got
+
+
+class StreamBytes:
+    """Bytes from a stream that can only be read forwards (stdin)."""
+
+    def __init__(self, stream: BinaryIO, nbytes: int, label: str = "<stdin>") -> None:
+        self._stream = stream
+        self._pos = 0
+        self.nbytes = nbytes
+        self.label = label
+
+    def readinto(self, offset: int, out: memoryview) -> None:
+        if offset != self._pos:
+            raise RuntimeError("StreamBytes is read front to back, once")
+        got = _readinto_full(self._stream, out)
+        self._pos += got
+        if got != len(out):
+            raise InputError(f"{self.label}: stream is truncated: expected {self.nbytes} data bytes")
+
+    def to_array(self) -> np.ndarray:
+        import numpy as np
+
+        out = np.empty(self.nbytes - self._pos, dtype=np.uint8)
+        if out.size:
+            self.readinto(self._pos, memoryview(out))
+        return out
+
+
+# ----------------------------------------------------------------- tensor
+
+
+@dataclass
+class Tensor:
+    """Raw bytes + shape + ONNX dtype + memory order.
+
+    For string tensors ``strings`` holds a numpy object array and ``data`` is
+    None: strings have no GPU form.
+    """
+
+    name: str
+    shape: tuple[int, ...]
+    dtype: DType
+    data: ByteSource | None = None
+    order: str = "C"  # "C" (row-major) or "F" (column-major, from .npy files)
+    strings: np.ndarray | None = field(default=None, repr=False)
+    source: str = ""  # where the tensor came from, for messages (a path)
+
+    def __post_init__(self) -> None:
+        self.shape = tuple(int(d) for d in self.shape)
+        if self.data is not None and self.data.nbytes != self.nbytes:
+            raise InputError(
+                f"{self.source or self.name}: {self.data.nbytes} data bytes do not match "
+                f"shape {self.shape} of {self.dtype} ({self.nbytes} bytes)"
+            )
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def nbytes(self) -> int:
+        return 0 if self.dtype.is_string else self.dtype.nbytes(self.size)
+
+    @classmethod
+    def from_numpy(cls, array, name: str = "x", dtype: DType | None = None) -> Tensor:
+        """Wrap a numpy array (any order; big-endian is byte-swapped on the host
+        only by the caller -- this stores the bytes as they are)."""
+        import numpy as np
+
+        array = np.asanyarray(array)
+        dtype = dtype or dtype_of_numpy(array.dtype)
+        if dtype.is_string:
+            return cls(name, array.shape, dtype, strings=np.asarray(array, dtype=object))
+        if array.flags.c_contiguous:
+            return cls(name, array.shape, dtype, MemoryBytes(array), "C")
+        if array.flags.f_contiguous:
+            return cls(name, array.shape, dtype, MemoryBytes(array.T), "F")
+        return cls(name, array.shape, dtype, MemoryBytes(np.ascontiguousarray(array)), "C")
+
+    def to_numpy(self) -> np.ndarray:
+        """The values as a numpy array (unpacking sub-byte types)."""
+        import numpy as np
+
+        if self.dtype.is_string:
+            assert self.strings is not None
+            return self.strings.reshape(self.shape)
+        assert self.data is not None
+        raw = self.data.to_array()
+        if self.dtype.is_packed:
+            return unpack_subbyte(raw, self.dtype, self.size).reshape(self.shape)
+        flat = raw.view(self.dtype.numpy)
+        if self.order == "F":
+            return flat.reshape(self.shape[::-1]).T
+        return flat.reshape(self.shape)
+
+
+def unpack_subbyte(raw: np.ndarray, dtype: DType, count: int) -> np.ndarray:
+    """Unpack ONNX-packed 2- or 4-bit elements (low bits first) to one per byte."""
+    import numpy as np
+
+    per_byte = 8 // dtype.bits
+    mask = (1 << dtype.bits) - 1
+    shifts = np.arange(per_byte, dtype=np.uint8) * dtype.bits
+    codes = ((raw[:, None] >> shifts) & mask).reshape(-1)[:count].astype(np.uint8)
+    return codes.view(dtype.numpy)
+
+
+def pack_subbyte(values: np.ndarray, dtype: DType) -> np.ndarray:
+    """Pack one-per-byte 2- or 4-bit elements the way ONNX stores them."""
+    import numpy as np
+
+    per_byte = 8 // dtype.bits
+    mask = (1 << dtype.bits) - 1
+    codes = np.ascontiguousarray(values).reshape(-1).view(np.uint8) & mask
+    pad = (-codes.size) % per_byte
+    codes = np.concatenate([codes, np.zeros(pad, np.uint8)]).reshape(-1, per_byte)
+    shifts = np.arange(per_byte, dtype=np.uint8) * dtype.bits
+    return np.bitwise_or.reduce(codes << shifts, axis=1).astype(np.uint8)
+
+
+def file_size(path: Path) -> int:
+    return os.stat(path).st_size

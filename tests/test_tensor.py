@@ -1,0 +1,32 @@
+"""The dtype table agrees with onnx (it is written out only to keep start-up fast)."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from onnx import helper
+
+from onnxop_cli.tensor import DTYPES, dtype_by_name, dtype_by_onnx, dtype_of_numpy
+
+
+def test_every_onnx_tensor_type_of_opset_25_is_in_the_table():
+    schema = onnx.defs.get_schema("Flatten", 25)
+    allowed = {t[len("tensor("):-1] for t in schema.type_constraints[0].allowed_type_strs}
+    assert allowed <= {d.onnx_name for d in DTYPES}
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
+def test_row_matches_onnx(dtype):
+    assert onnx.TensorProto.DataType.Name(dtype.onnx_type).lower() == dtype.onnx_name
+    np_dtype = helper.tensor_dtype_to_np_dtype(dtype.onnx_type)
+    assert dtype.numpy == np_dtype
+    if not dtype.is_string:
+        assert dtype.bits == np_dtype.itemsize * 8 or dtype.is_packed
+    assert dtype_by_onnx(dtype.onnx_type) is dtype
+    assert dtype_by_name(dtype.name) is dtype
+
+
+@pytest.mark.parametrize("name", ["<f4", ">f4", "=i8", "|b1", "<c16"])
+def test_byte_order_does_not_change_the_onnx_type(name):
+    assert dtype_of_numpy(np.dtype(name)).name == np.dtype(name).newbyteorder("=").name
