@@ -1,0 +1,61 @@
+"""Unsqueeze: insert size-1 dimensions at ``axes`` of the output.
+
+Unsqueeze-1 takes non-negative axes as an attribute; Unsqueeze-11 allows
+negative axes in [-r_out, r_out - 1]; Unsqueeze-13 moves axes from the
+attribute to a second input (int64 tensor). Versions 21, 23, 24 and 25 only
+widen the allowed types. Duplicates (after normalising) and an empty list are
+errors in every version.
+"""
+
+from __future__ import annotations
+
+from ..errors import OpError
+from .base import Node, OpVersion
+
+
+class Unsqueeze_1(OpVersion):
+    op_type = "Unsqueeze"
+    since_version = 1
+    inputs = ("data",)
+    outputs = ("expanded",)
+    negative_axes = False
+    axes_is_input = False
+
+    @classmethod
+    def output_shape(cls, node: Node, shape: tuple[int, ...]) -> tuple[int, ...]:
+        axes = node.axes
+        if not axes:
+            raise OpError(f"{cls.label()}: axes must not be empty")
+        r_out = len(shape) + len(axes)
+        seen: dict[int, int] = {}
+        for axis in axes:
+            norm = cls.check_axis(
+                int(axis),
+                -r_out,
+                r_out - 1,
+                f"for an output of rank {r_out} (input rank {len(shape)} + {len(axes)} axes)",
+            )
+            if norm in seen:
+                raise OpError(
+                    f"{cls.label()}: axes {seen[norm]} and {axis} both name output axis {norm} "
+                    f"(output rank {r_out}); axes must be unique"
+                    if seen[norm] != axis
+                    else f"{cls.label()}: axis {axis} appears more than once; axes must be unique"
+                )
+            seen[norm] = axis
+        it = iter(shape)
+        return tuple(1 if i in seen else next(it) for i in range(r_out))
+
+
+class Unsqueeze_11(Unsqueeze_1):
+    since_version = 11
+    negative_axes = True
+
+
+class Unsqueeze_13(Unsqueeze_11):
+    since_version = 13
+    inputs = ("data", "axes")
+    axes_is_input = True
+
+
+VERSIONS = (Unsqueeze_1, Unsqueeze_11, Unsqueeze_13)
