@@ -1,0 +1,13 @@
+"""Everything that touches WebGPU. Nothing outside this package imports wgpu."""
+
+from .copy import copy_through_kernel
+from .device import BACKEND_CHOICES, get_gpu, init_instance, list_adapters, resolve_backend
+
+__all__ = [
+    "BACKEND_CHOICES",
+    "copy_through_kernel",
+    "get_gpu",
+    "init_instance",
+    "list_adapters",
+    "resolve_backend",
+]

@@ -1,0 +1,68 @@
+"""Shared fixtures. GPU tests run once per software adapter (lavapipe's Vulkan
+and llvmpipe's GL) in one process: the WebGPU instance is created with both.
+
+A missing adapter skips its tests on a developer machine but FAILS them when
+``CI`` is set: GPU tests never silently skip in CI.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+import numpy as np
+import pytest
+
+os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.mkdtemp(prefix="xdg-"))
+
+from onnxop_cli.errors import NoAdapterError  # noqa: E402
+from onnxop_cli.gpu import get_gpu, init_instance  # noqa: E402
+
+BACKENDS = [b for b in os.environ.get("ONNXOP_TEST_BACKENDS", "vulkan,gl").split(",") if b]
+init_instance(BACKENDS)
+
+
+def _gpu_or_skip(backend: str):
+    try:
+        return get_gpu(backend)
+    except NoAdapterError as e:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI is set and there is no {backend} adapter: {e}")
+        pytest.skip(f"no {backend} adapter: {e}")
+
+
+@pytest.fixture(params=BACKENDS, scope="session")
+def backend(request) -> str:
+    """A backend name whose adapter exists (fails in CI if it does not)."""
+    _gpu_or_skip(request.param)
+    return request.param
+
+
+@pytest.fixture(scope="session")
+def gpu(backend):
+    return get_gpu(backend)
+
+
+@pytest.fixture
+def rng(request) -> np.random.Generator:
+    return np.random.default_rng(abs(hash(request.node.nodeid)) % (2**32))
+
+
+def random_array(rng: np.random.Generator, shape, dtype) -> np.ndarray:
+    """Random bit patterns (NaN payloads, -0.0, subnormals included), never zeros."""
+    dtype = np.dtype(dtype)
+    n = int(np.prod(shape, dtype=np.int64))
+    raw = rng.integers(0, 256, size=n * dtype.itemsize, dtype=np.uint8)
+    if dtype == np.bool_:
+        raw = raw & 1  # numpy bools are 0 or 1
+    arr = raw.view(dtype).reshape(shape)
+    if dtype.kind == "f" and n >= 2:
+        # Always include -0.0 and a signalling NaN with a payload; the random
+        # bits add more NaNs, infinities and subnormals on their own.
+        bits = arr.reshape(-1).view(f"u{dtype.itemsize}")
+        bits[0] = 1 << (8 * dtype.itemsize - 1)
+        bits[-1] = _SNAN[dtype.itemsize]
+    return arr
+
+
+_SNAN = {2: 0x7C01, 4: 0x7F800123, 8: 0x7FF0000000000ABC}
