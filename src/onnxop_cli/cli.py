@@ -1,0 +1,328 @@
+"""The typer app: parse, call the core, render, map errors to exit codes.
+
+Start-up matters (``onnxop --help`` must stay fast), so numpy, wgpu, onnx and
+rich are imported inside the commands that need them, never at module level.
+"""
+
+from __future__ import annotations
+
+import errno
+import functools
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from .errors import ExitCode, Interrupted, OnnxopError, UsageError
+
+LATEST_OPSET = 25  # kept equal to ops.LATEST_OPSET (tested); ops is not imported at start-up
+
+app = typer.Typer(
+    name="onnxop",
+    help=(
+        "Apply the ONNX operators Flatten and Unsqueeze to tensor files by running "
+        "WGSL copy kernels on a WebGPU adapter.\n\n"
+        "Example: onnxop flatten a.npy --axis -2 -o b.npy"
+    ),
+    no_args_is_help=True,
+    add_completion=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+# ------------------------------------------------------------------ options
+
+BackendOpt = Annotated[
+    Optional[str],
+    typer.Option(
+        "--backend",
+        "-b",
+        envvar="ONNXOP_BACKEND",
+        help="WebGPU backend: auto (default), vulkan, metal, d3d12 or gl. Example: --backend gl",
+        show_default=False,
+        metavar="NAME",
+    ),
+]
+OpsetOpt = Annotated[
+    int,
+    typer.Option("--opset", help="ONNX opset whose rules apply. Example: --opset 13", metavar="N"),
+]
+OutputOpt = Annotated[
+    Optional[Path],
+    typer.Option(
+        "--output",
+        "-o",
+        help="Write the result here (.npy); a folder when several inputs are given. "
+        "Without it the node is printed. Example: -o b.npy",
+        dir_okay=True,
+        metavar="PATH",
+    ),
+]
+FullOpt = Annotated[
+    bool, typer.Option("--full", help="Print every value instead of a summary. Example: --full")
+]
+DebugOpt = Annotated[
+    bool, typer.Option("--debug", help="Show tracebacks on errors. Example: --debug")
+]
+InputsArg = Annotated[
+    list[Path],
+    typer.Argument(
+        help="Input tensor files (.npy). Example: a.npy", show_default=False, metavar="FILE"
+    ),
+]
+
+
+# ------------------------------------------------------------------ output
+
+
+def _console(stderr: bool = False):
+    from rich.console import Console
+
+    return Console(stderr=stderr, highlight=False, soft_wrap=True)
+
+
+def emit(text: str, *, styled: bool = True) -> None:
+    """Result text to stdout: rich colour on a terminal, the exact text when piped."""
+    if styled and sys.stdout.isatty():
+        from .render import stylize
+
+        _console().print(stylize(text))
+    else:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+
+
+def error_line(message: str) -> None:
+    sys.stderr.write(f"onnxop: error: {message}\n")
+    sys.stderr.flush()
+
+
+# ------------------------------------------------------------------ commands
+
+
+def command(**kwargs):
+    """``app.command`` that turns Ctrl-C inside the command into Interrupted
+    (typer would otherwise exit 130 without a word)."""
+
+    def wrap(fn):
+        @functools.wraps(fn)
+        def inner(*a, **kw):
+            try:
+                return fn(*a, **kw)
+            except KeyboardInterrupt:
+                raise Interrupted() from None
+
+        return app.command(**kwargs)(inner)
+
+    return wrap
+
+
+@app.callback()
+def _global(
+    ctx: typer.Context,
+    backend: BackendOpt = None,
+    debug: DebugOpt = False,
+) -> None:
+    """Options given before the command apply to it: onnxop --backend gl flatten a.npy"""
+    ctx.obj = {"backend": backend}
+
+
+def _backend(ctx: typer.Context, backend: Optional[str]) -> Optional[str]:
+    return backend or (ctx.obj or {}).get("backend")
+
+
+def _run_many(node, inputs: list[Path], output: Optional[Path], backend, full: bool) -> None:
+    """Apply ``node`` to each input; -o is a file for one input, a folder for several."""
+    from . import core, io
+    from .render import Shown, render_node
+
+    if len(inputs) > 1 and output is not None and not output.is_dir():
+        raise UsageError(
+            f"{output}: with {len(inputs)} inputs, -o must be an existing folder"
+        )
+    targets = [
+        (output / src.name if output is not None and output.is_dir() else output) for src in inputs
+    ]
+    tensors = [io.read_tensor(src) for src in inputs]
+    # Refuse everything that can be refused before the GPU is touched.
+    for tensor, target in zip(tensors, targets):
+        node.output_shape(tensor.shape)
+        core.check_runnable(tensor)
+        if target is not None:
+            io.check_output(target)
+
+    for tensor, target in zip(tensors, targets):
+        result = core.apply(node, tensor, backend=backend, out_path=target)
+        out = result.output
+        if target is not None:
+            emit(
+                f"{node.op_type}: {tensor.name} {_shape(tensor.shape)} {tensor.dtype} -> "
+                f"{out.name} {_shape(out.shape)} {out.dtype}, wrote {target}",
+                styled=False,
+            )
+        else:
+            shown_in = Shown(tensor.name, tensor.shape, tensor.dtype.name, tensor.to_numpy())
+            shown_out = Shown(out.name, out.shape, out.dtype.name, out.to_numpy())
+            emit(render_node(node, [shown_in], [shown_out], full=full))
+
+
+def _shape(shape) -> str:
+    return str(tuple(shape))
+
+
+@command(
+    help=(
+        "Flatten each input to 2-D at --axis: (d0*...*d[axis-1], d[axis]*...*dn).\n\n"
+        "Example: onnxop flatten a.npy --axis -2 -o b.npy"
+    ),
+)
+def flatten(
+    ctx: typer.Context,
+    inputs: InputsArg,
+    axis: Annotated[
+        Optional[str],
+        typer.Option(
+            "--axis",
+            "-a",
+            help="Split point, in [-r, r] for an input of rank r (default 1). Example: --axis -2",
+            show_default=False,
+            metavar="INT",
+        ),
+    ] = None,
+    output: OutputOpt = None,
+    opset: OpsetOpt = LATEST_OPSET,
+    backend: BackendOpt = None,
+    full: FullOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    from .ops import flatten_node
+
+    node = flatten_node(parse_axis(axis), opset)
+    _run_many(node, inputs, output, _backend(ctx, backend), full)
+
+
+def parse_axis(text: Optional[str]) -> Optional[int]:
+    """``"-2"`` -> -2; None stays None (the default, 1, is not shown as an attribute)."""
+    if text is None:
+        return None
+    try:
+        return int(text.strip())
+    except ValueError:
+        raise UsageError(f"Flatten: --axis must be an integer, got {text!r} (example: --axis -2)") from None
+
+
+def parse_axes(text: str) -> list[int]:
+    """``"2,4,-1"`` -> [2, 4, -1]; a clear error for anything else."""
+    parts = [p.strip() for p in text.split(",")]
+    if parts == [""]:
+        raise UsageError("Unsqueeze: axes must not be empty (example: --axes 0,2)")
+    try:
+        return [int(p) for p in parts]
+    except ValueError:
+        raise UsageError(
+            f"Unsqueeze: --axes must be comma-separated integers, got {text!r} (example: --axes 0,2)"
+        ) from None
+
+
+@command(
+    help=(
+        "Insert size-1 dimensions at --axes of the output.\n\n"
+        "Example: onnxop unsqueeze x.npy --axes 2,4,5"
+    ),
+)
+def unsqueeze(
+    ctx: typer.Context,
+    inputs: InputsArg,
+    axes: Annotated[
+        str,
+        typer.Option(
+            "--axes",
+            help="Comma-separated output axes, each in [-r_out, r_out - 1] where "
+            "r_out = rank + number of axes. Example: --axes 2,4,5",
+            show_default=False,
+            metavar="LIST",
+        ),
+    ],
+    output: OutputOpt = None,
+    opset: OpsetOpt = LATEST_OPSET,
+    backend: BackendOpt = None,
+    full: FullOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    from .ops import unsqueeze_node
+
+    node = unsqueeze_node(parse_axes(axes), opset)
+    _run_many(node, inputs, output, _backend(ctx, backend), full)
+
+
+@command(help="List the WebGPU adapters found, the one chosen, its limits and features.\n\nExample: onnxop info --backend vulkan")
+def info(ctx: typer.Context, backend: BackendOpt = None, debug: DebugOpt = False) -> None:
+    from .gpu import get_gpu, init_instance, list_adapters, resolve_backend
+
+    name = resolve_backend(_backend(ctx, backend))
+    init_instance([] if name == "auto" else [name])
+    adapters = list_adapters()
+    lines = [f"Adapters found ({'all backends' if name == 'auto' else name}):"]
+    lines += [f"  - {a}  driver: {a.driver or '?'}" for a in adapters] or ["  (none)"]
+    gpu = get_gpu(name)
+    lines += ["", f"Chosen ({name}): {gpu.name}", "", "Limits:"]
+    lines += [f"  {k} = {v}" for k, v in sorted(gpu.limits.items())]
+    lines += ["", "Features:"]
+    lines += [f"  {f}" for f in gpu.info.features] or ["  (none)"]
+    emit("\n".join(lines), styled=False)
+
+
+# ------------------------------------------------------------------ entry
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    """Console entry point: every error is one line on stderr and an exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv or bool(os.environ.get("ONNXOP_DEBUG"))
+    code = run(argv, debug)
+    sys.exit(code)
+
+
+def run(argv: list[str], debug: bool = False) -> int:
+    try:
+        rv = app(args=argv, prog_name="onnxop", standalone_mode=False)
+        return int(rv) if isinstance(rv, int) else ExitCode.SUCCESS
+    except OnnxopError as e:
+        if debug:
+            raise
+        error_line(e.message)
+        return e.exit_code
+    except typer.TyperException as e:  # click's usage errors
+        if debug:
+            raise
+        error_line(_usage_line(e))
+        return ExitCode.USAGE if getattr(e, "exit_code", 2) == 2 else e.exit_code
+    except (KeyboardInterrupt, typer.Abort):
+        error_line("interrupted")
+        return ExitCode.INTERRUPTED
+    except typer.Exit as e:
+        return e.exit_code
+    except OSError as e:
+        if debug:
+            raise
+        where = f"{e.filename}: " if e.filename else ""
+        error_line(f"{where}{e.strerror or e}")
+        user_fixable = e.errno in (errno.ENOENT, errno.EACCES, errno.EISDIR, errno.ENOTDIR, errno.EPERM)
+        return ExitCode.USAGE if user_fixable else ExitCode.ERROR
+    except Exception as e:  # noqa: BLE001 - the last line of defence: no traceback
+        if debug:
+            raise
+        error_line(f"internal error: {type(e).__name__}: {e} (run with --debug for the traceback)")
+        return ExitCode.ERROR
+
+
+def _usage_line(e: Exception) -> str:
+    ctx = getattr(e, "ctx", None)
+    where = ctx.command_path if ctx is not None else "onnxop"
+    format_message = getattr(e, "format_message", None)
+    text = format_message() if callable(format_message) else str(e)
+    message = " ".join(str(text).split())
+    return f"{message} (see '{where} --help')"

@@ -1,0 +1,144 @@
+"""ONNX-doc-style text for a node, its inputs and its outputs.
+
+Returns text (and rich objects for a terminal); never prints. The layout is
+the one the ONNX operator pages use for their examples::
+
+    Node:
+      Flatten(a) -> (b)
+
+    Attributes:
+      axis = 0
+
+    Inputs:
+      a: shape=(2, 3, 4, 5), dtype=float32
+        [[[[-30. , -29.5, ...
+
+    Outputs:
+      b: shape=(1, 120), dtype=float32
+        [[-30. , -29.5, -29. , ...,  28.5,  29. ,  29.5]]
+
+Values are numpy's ``array2string`` with ``", "`` separators. The summary rule
+is derived from the 17 examples on the seed pages: an array of more than
+SUMMARY_THRESHOLD elements is summarised, and then every axis longer than
+2 * EDGE_ITEMS shows its first and last EDGE_ITEMS entries around ``...``.
+(The Flatten page prints its 120-element (2, 3, 4, 5) input in full -- no axis
+is longer than 6 -- but summarises the 120-element outputs (1, 120), (2, 60),
+(6, 20), (24, 5) and (5, 24) along their long axes; the Unsqueeze page's
+60-element tensors have no axis longer than 6. So the threshold is below 120;
+we take numpy's print threshold of 100.)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Sequence
+
+if TYPE_CHECKING:
+    import numpy as np
+    from rich.text import Text
+
+    from .ops import Node
+
+SUMMARY_THRESHOLD = 100
+EDGE_ITEMS = 3
+INDENT = "  "
+
+
+@dataclass(frozen=True)
+class Shown:
+    """A named tensor as it is printed: name, shape, dtype name, values."""
+
+    name: str
+    shape: tuple[int, ...]
+    dtype: str
+    values: np.ndarray | None = None  # None: print the header line only
+    note: str = ""
+
+
+def format_values(values: np.ndarray, *, full: bool = False) -> str:
+    """The values as the docs print them (numpy layout, ``, `` separators)."""
+    import numpy as np
+
+    values = np.asarray(values)
+    if values.dtype.kind == "O":
+        values = values.astype(str)
+    threshold = values.size + 1 if full else SUMMARY_THRESHOLD
+    return np.array2string(
+        values,
+        separator=", ",
+        threshold=threshold,
+        edgeitems=EDGE_ITEMS,
+        max_line_width=75,
+    )
+
+
+def format_shape(shape: Sequence[int]) -> str:
+    return str(tuple(int(d) for d in shape))
+
+
+def _tensor_lines(t: Shown, full: bool) -> list[str]:
+    note = f"  ({t.note})" if t.note else ""
+    lines = [f"{INDENT}{t.name}: shape={format_shape(t.shape)}, dtype={t.dtype}{note}"]
+    if t.values is not None:
+        body = format_values(t.values, full=full)
+        lines += [f"{INDENT * 2}{line}" if line else "" for line in body.split("\n")]
+    return lines
+
+
+def format_attribute(value: object) -> str:
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(str(v) for v in value) + "]"
+    return str(value)
+
+
+def render_node(
+    node: Node,
+    inputs: Sequence[Shown],
+    outputs: Sequence[Shown],
+    *,
+    full: bool = False,
+) -> str:
+    """The doc block for one node. ``inputs`` are the tensor inputs; Unsqueeze's
+    axes are added as an input or an attribute as the node's opset keeps them."""
+    import numpy as np
+
+    inputs = list(inputs)
+    attributes = dict(node.attributes)
+    if getattr(node.op, "axes_is_input", False) and node.axes is not None:
+        axes = np.asarray(node.axes, dtype=np.int64)
+        inputs.append(Shown("axes", axes.shape, "int64", axes))
+    names_in = ", ".join(t.name for t in inputs)
+    names_out = ", ".join(t.name for t in outputs)
+
+    lines = ["Node:", f"{INDENT}{node.op_type}({names_in}) -> ({names_out})", ""]
+    if attributes:
+        lines.append("Attributes:")
+        lines += [f"{INDENT}{k} = {format_attribute(v)}" for k, v in attributes.items()]
+        lines.append("")
+    lines.append("Inputs:")
+    for t in inputs:
+        lines += _tensor_lines(t, full)
+    lines += ["", "Outputs:"]
+    for t in outputs:
+        lines += _tensor_lines(t, full)
+    return "\n".join(lines)
+
+
+def normalise(text: str) -> str:
+    """Whitespace-insensitive form used to compare against the docs' text
+    (the Flatten page lost its indentation): one space between tokens, no
+    blank lines."""
+    return "\n".join(" ".join(line.split()) for line in text.splitlines() if line.strip())
+
+
+def stylize(text: str) -> Text:
+    """The same text with colour for a terminal (the characters are unchanged)."""
+    from rich.text import Text
+
+    styled = Text(text)
+    styled.highlight_regex(r"(?m)^(Node|Attributes|Inputs|Outputs):", "bold")
+    styled.highlight_regex(r"(?m)^\s+\w[\w.\-]*(?=: shape=)", "bold cyan")
+    styled.highlight_regex(r"shape=\([^)]*\)", "green")
+    styled.highlight_regex(r"dtype=\S+", "magenta")
+    styled.highlight_regex(r"(?m)^\s+\w+(?=\()", "bold yellow")
+    return styled
