@@ -1,0 +1,96 @@
+"""Build the wheel, install it into a fresh virtual environment and run it from
+another folder, as a user would: the shaders must ship inside the wheel and be
+found there, on every adapter."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import sysconfig
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import random_array
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    dist = tmp_path_factory.mktemp("dist")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", dist, REPO],
+        check=True,
+    )
+    (found,) = dist.glob("onnxop-*.whl")
+    return found
+
+
+@pytest.fixture(scope="module")
+def venv(wheel, tmp_path_factory) -> Path:
+    """A new venv holding only the wheel; its dependencies come from this
+    environment through a .pth file (so the test needs no network)."""
+    root = tmp_path_factory.mktemp("venv")
+    subprocess.run([sys.executable, "-m", "venv", root], check=True)
+    py = root / "bin" / "python"
+    site = subprocess.run(
+        [py, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True, capture_output=True, text=True,
+    ).stdout.strip()
+    deps = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
+    Path(site, "zz_onnxop_test_deps.pth").write_text("\n".join(sorted(deps)) + "\n")
+    subprocess.run([py, "-m", "pip", "install", "-q", "--no-deps", "--no-index", wheel], check=True)
+    return root
+
+
+def test_wheel_ships_the_shaders_and_samples(wheel):
+    names = zipfile.ZipFile(wheel).namelist()
+    shaders = sorted(p for p in (REPO / "shaders").glob("*.wgsl"))
+    assert shaders, "no shaders in the source tree"
+    for shader in shaders:
+        assert f"onnxop_cli/shaders/{shader.name}" in names
+    assert "onnxop_cli/samples/a.npy" in names
+
+
+def run_installed(venv: Path, cwd: Path, *args: str, backend: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH",)}
+    env["ONNXOP_BACKEND"] = backend
+    return subprocess.run(
+        [str(venv / "bin" / "onnxop"), *args], cwd=cwd, env=env, capture_output=True, text=True
+    )
+
+
+def test_installed_wheel_runs_both_examples_from_another_folder(venv, tmp_path, backend):
+    rng = np.random.default_rng(11)
+    a = random_array(rng, (2, 3, 4, 5), "float32")
+    x = random_array(rng, (3, 4, 5), "int32")
+    np.save(tmp_path / "a.npy", a)
+    np.save(tmp_path / "x.npy", x)
+
+    done = run_installed(venv, tmp_path, "flatten", "a.npy", "--axis", "-2", "-o", "b.npy", backend=backend)
+    assert done.returncode == 0, done.stderr
+    assert np.load(tmp_path / "b.npy").tobytes() == a.reshape(6, 20).tobytes()
+
+    done = run_installed(venv, tmp_path, "unsqueeze", "x.npy", "--axes", "2,4,5", "-o", "y.npy", backend=backend)
+    assert done.returncode == 0, done.stderr
+    y = np.load(tmp_path / "y.npy")
+    assert y.shape == (3, 4, 1, 5, 1, 1) and y.tobytes() == x.tobytes()
+
+
+def test_installed_package_is_the_wheel_not_the_source(venv, tmp_path):
+    done = subprocess.run(
+        [str(venv / "bin" / "python"), "-c",
+         "import onnxop_cli.gpu.shaders as s, onnxop_cli; print(onnxop_cli.__file__); print(s.shader_names())"],
+        cwd=tmp_path, capture_output=True, text=True, check=True,
+    )
+    path, names = done.stdout.splitlines()
+    assert Path(path).is_relative_to(venv)
+    assert "copy.wgsl" in names
+    module = subprocess.run(
+        [str(venv / "bin" / "python"), "-m", "onnxop_cli", "--help"], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert module.returncode == 0 and "flatten" in module.stdout
