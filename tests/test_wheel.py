@@ -19,7 +19,7 @@ from conftest import random_array
 REPO = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def wheel(tmp_path_factory) -> Path:
     dist = tmp_path_factory.mktemp("dist")
     subprocess.run(
@@ -30,7 +30,7 @@ def wheel(tmp_path_factory) -> Path:
     return found
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def venv(wheel, tmp_path_factory) -> Path:
     """A new venv holding only the wheel; its dependencies come from this
     environment through a .pth file (so the test needs no network)."""
@@ -41,9 +41,10 @@ def venv(wheel, tmp_path_factory) -> Path:
         [py, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
         check=True, capture_output=True, text=True,
     ).stdout.strip()
+    subprocess.run([py, "-m", "pip", "install", "-q", "--no-deps", "--no-index", wheel], check=True)
+    # Only after the install: pip must not see an onnxop already installed here.
     deps = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
     Path(site, "zz_onnxop_test_deps.pth").write_text("\n".join(sorted(deps)) + "\n")
-    subprocess.run([py, "-m", "pip", "install", "-q", "--no-deps", "--no-index", wheel], check=True)
     return root
 
 
