@@ -330,3 +330,16 @@ def test_malformed_values(text, message):
 def test_token_matches(token, value, dtype, ok):
     dtype = np.dtype(dtype)
     assert token_matches(token, dtype.type(value), dtype) is ok
+
+
+def test_hostile_values_are_refused_without_allocating():
+    with pytest.raises(ValuesError, match="nested more than 64 deep"):
+        parse_printed("[" * 100 + "1" + "]" * 100)
+    huge = parse_printed("[1, 2]")
+    with pytest.raises(ValuesError, match="axis 0 has length 1000000000000 but 2 entries"):
+        to_array(huge, (10**12,), np.dtype("int8"))  # checked before any array is made
+    with pytest.raises(ValuesError, match="negative dimension"):
+        to_array(huge, (-2,), np.dtype("int8"))
+    with pytest.raises(ValuesError, match="out of range for uint8"):
+        to_array(parse_printed("[1, 256]"), (2,), np.dtype("uint8"))
+    assert np.isinf(to_array(parse_printed("[1e10]"), (1,), np.dtype("float16"))[0])

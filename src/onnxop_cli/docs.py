@@ -55,6 +55,7 @@ class Example:
     page: str  # the page it came from, for messages
     opset: int | None
     block: str  # the documented text, compared (normalised) with onnxop's rendering
+    block_lines: list[int] = field(default_factory=list)  # page line of each non-blank block line
     op_type: str = ""
     input_names: list[str] = field(default_factory=list)
     output_names: list[str] = field(default_factory=list)
@@ -111,7 +112,7 @@ def parse_page(text: str, source: str) -> Page:
     opset = _page_opset(text)
     op_type = _page_op(lines, is_rst)
     chunks = _rst_examples(lines) if is_rst else _text_examples(lines)
-    examples = [_parse_example(name, block, source, opset) for name, block in chunks]
+    examples = [_parse_example(name, body, source, opset) for name, body in chunks]
     return Page(source, "rst" if is_rst else "text", op_type, opset, examples)
 
 
@@ -136,10 +137,13 @@ def _page_op(lines: list[str], is_rst: bool) -> str:
     return ""
 
 
-def _rst_examples(lines: list[str]) -> list[tuple[str, str]]:
-    """(name, text of its code blocks) for each ``**name**`` after ``Examples``."""
+Numbered = list[tuple[int, str]]  # (line number in the page, text)
+
+
+def _rst_examples(lines: list[str]) -> list[tuple[str, Numbered]]:
+    """(name, lines of its code blocks) for each ``**name**`` after ``Examples``."""
     start = _rst_heading(lines, "Examples")
-    chunks: list[tuple[str, list[str]]] = []
+    chunks: list[tuple[str, Numbered]] = []
     i = 0 if start is None else start + 2
     while i < len(lines):
         line = lines[i]
@@ -152,11 +156,11 @@ def _rst_examples(lines: list[str]) -> list[tuple[str, str]]:
         elif line.strip().startswith(".. code-block::") and chunks:
             indent = len(line) - len(line.lstrip())
             body, i = _rst_block(lines, i + 1, indent)
-            chunks[-1][1].extend(([""] if chunks[-1][1] else []) + body)
+            chunks[-1][1].extend(([(0, "")] if chunks[-1][1] else []) + body)
             continue
         i += 1
     # a bold line without code blocks is prose (``**Inputs**``), not an example
-    return [(name, "\n".join(body)) for name, body in chunks if body]
+    return [(name, body) for name, body in chunks if body]
 
 
 def _rst_heading(lines: list[str], title: str) -> int | None:
@@ -166,29 +170,28 @@ def _rst_heading(lines: list[str], title: str) -> int | None:
     return None
 
 
-def _rst_block(lines: list[str], i: int, indent: int) -> tuple[list[str], int]:
-    """The dedented body of a directive starting at line ``i``."""
-    body = []
+def _rst_block(lines: list[str], i: int, indent: int) -> tuple[Numbered, int]:
+    """The dedented, numbered body of a directive starting at line ``i``."""
+    body: Numbered = []
     while i < len(lines):
         line = lines[i]
         if line.strip() and len(line) - len(line.lstrip()) <= indent:
             break
-        body.append(line)
+        body.append((i + 1, line))
         i += 1
-    text = list(body)
-    while text and not text[-1].strip():
-        text.pop()
-    while text and not text[0].strip():
-        text.pop(0)
-    margin = min((len(s) - len(s.lstrip()) for s in text if s.strip()), default=0)
-    return [s[margin:] for s in text], i
+    while body and not body[-1][1].strip():
+        body.pop()
+    while body and not body[0][1].strip():
+        body.pop(0)
+    margin = min((len(s) - len(s.lstrip()) for _, s in body if s.strip()), default=0)
+    return [(n, s[margin:]) for n, s in body], i
 
 
-def _text_examples(lines: list[str]) -> list[tuple[str, str]]:
+def _text_examples(lines: list[str]) -> list[tuple[str, Numbered]]:
     """(name, lines) for each bare name line followed by ``Node:``."""
     stripped = [line.strip() for line in lines]
     start = next((i for i, s in enumerate(stripped) if re.fullmatch(r"Examples#?", s)), -1)
-    chunks: list[tuple[str, list[str]]] = []
+    chunks: list[tuple[str, Numbered]] = []
     for i in range(start + 1, len(stripped)):
         s = stripped[i]
         if s.startswith("Differences with previous version"):
@@ -197,17 +200,20 @@ def _text_examples(lines: list[str]) -> list[tuple[str, str]]:
         if _TEXT_NAME.match(s) and s not in _SECTIONS and nxt == "Node:":
             chunks.append((s, []))
         elif chunks:
-            chunks[-1][1].append(lines[i])
-    return [(name, "\n".join(body).strip("\n")) for name, body in chunks]
+            chunks[-1][1].append((i + 1, lines[i]))
+    return chunks
 
 
 # ------------------------------------------------------------------ examples
 
 
-def _parse_example(name: str, block: str, source: str, opset: int | None) -> Example:
-    ex = Example(name, source, opset, block)
+def _parse_example(name: str, body: Numbered, source: str, opset: int | None) -> Example:
+    while body and not body[-1][1].strip():
+        body = body[:-1]
+    ex = Example(name, source, opset, "\n".join(s for _, s in body))
+    ex.block_lines = [n for n, s in body if s.strip()]
     try:
-        _fill(ex, [line.strip() for line in block.split("\n")])
+        _fill(ex, [line.strip() for _, line in body])
     except _Unparsed as e:
         ex.problem = str(e)
     return ex

@@ -34,6 +34,9 @@ _COMPLEX = re.compile(
 )
 
 
+MAX_RANK = 64  # numpy's limit; deeper brackets are not an array
+
+
 class ValuesError(ValueError):
     """Printed values that cannot be read, or do not fit the declared shape/dtype."""
 
@@ -54,8 +57,10 @@ def parse_printed(text: str) -> Printed:
     pos = 0
     summarised = False
 
-    def value() -> Tree:
+    def value(depth: int = 0) -> Tree:
         nonlocal pos, summarised
+        if depth > MAX_RANK:
+            raise ValuesError(f"values are nested more than {MAX_RANK} deep")
         if pos >= len(tokens):
             raise ValuesError("values end early (missing ']')")
         tok = tokens[pos]
@@ -72,7 +77,7 @@ def parse_printed(text: str) -> Printed:
             pos += 1
             return items
         while True:
-            items.append(value())
+            items.append(value(depth + 1))
             if pos >= len(tokens):
                 raise ValuesError("values end early (missing ']')")
             sep = tokens[pos]
@@ -156,7 +161,8 @@ def parse_token(token: str, dtype: np.dtype):
         if kind == "f":
             if not _FLOAT.match(token):
                 raise ValueError
-            return dtype.type(float(token))
+            with np.errstate(over="ignore"):  # 1e10 as float16 is inf, as numpy says
+                return dtype.type(float(token))
         if kind == "c":
             return dtype.type(complex(token))
     except (ValueError, OverflowError) as e:
@@ -172,14 +178,17 @@ def to_array(printed: Printed, shape: tuple[int, ...], dtype: np.dtype) -> np.nd
 
     if printed.summarised:
         raise ValuesError("values are summarised with '...'")
-    size = math.prod(shape)
-    out = np.empty(shape, dtype=dtype)
-    if size == 0:
+    if any(d < 0 for d in shape):
+        raise ValuesError(f"shape {shape} has a negative dimension")
+    if math.prod(shape) == 0:
         if printed.tree != []:
             raise ValuesError(f"shape {shape} has no values but some are printed")
-        return out
-    for where, token in _positions(printed.tree, shape):
-        out[where] = parse_token(token, dtype)
+        return np.empty(shape, dtype=dtype)
+    # every value is on the page, so the page's length bounds the allocation
+    values = [(where, parse_token(token, dtype)) for where, token in _positions(printed.tree, shape)]
+    out = np.empty(shape, dtype=dtype)
+    for where, value in values:
+        out[where] = value
     return out
 
 

@@ -45,7 +45,7 @@ def tensor_lines(name: str, a: np.ndarray, dtype_name: str | None = None) -> lis
 
 def block(op: str, attrs: dict, inputs: list, outputs: list) -> tuple[list[str], list[str]]:
     """(Node and Attributes lines, Inputs and Outputs lines) of one example."""
-    node = [f"Node:", f"  {op}({', '.join(n for n, _ in inputs)}) -> ({', '.join(n for n, _ in outputs)})"]
+    node = ["Node:", f"  {op}({', '.join(n for n, _ in inputs)}) -> ({', '.join(n for n, _ in outputs)})"]
     if attrs:
         node += ["", "Attributes:"] + [f"  {k} = {v}" for k, v in attrs.items()]
     io = ["Inputs:"]
