@@ -280,7 +280,7 @@ def info(ctx: typer.Context, backend: BackendOpt = None, debug: DebugOpt = False
     help=(
         "List the examples of the ONNX operator pages (the Flatten and Unsqueeze pages "
         "shipped with onnxop, or the PAGE files given); --check runs each through the "
-        "GPU kernels and compares it with the page and the ONNX reference.\n\n"
+        "GPU kernels and compares it with the page and with numpy's reshape/expand_dims.\n\n"
         "Example: onnxop doc-examples --check"
     ),
 )
@@ -292,7 +292,7 @@ def doc_examples(
             help="ONNX operator pages (.rst source or saved web text); default: the shipped "
             "Flatten-25 and Unsqueeze-13 pages. Example: Flatten-11.rst",
             show_default=False,
-            metavar="[PAGE]...",
+            metavar="PAGE",
         ),
     ] = None,
     check: Annotated[
