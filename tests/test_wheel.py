@@ -55,6 +55,8 @@ def test_wheel_ships_the_shaders_and_samples(wheel):
     for shader in shaders:
         assert f"onnxop_cli/shaders/{shader.name}" in names
     assert "onnxop_cli/samples/a.npy" in names
+    for page in ("Flatten-25.txt", "Unsqueeze-13.rst"):  # the doc pages doc-examples reads
+        assert f"onnxop_cli/samples/{page}" in names
 
 
 def run_installed(venv: Path, cwd: Path, *args: str, backend: str) -> subprocess.CompletedProcess:
@@ -80,6 +82,12 @@ def test_installed_wheel_runs_both_examples_from_another_folder(venv, tmp_path, 
     assert done.returncode == 0, done.stderr
     y = np.load(tmp_path / "y.npy")
     assert y.shape == (3, 4, 1, 5, 1, 1) and y.tobytes() == x.tobytes()
+
+
+def test_installed_wheel_checks_the_doc_examples_from_another_folder(venv, tmp_path, backend):
+    done = run_installed(venv, tmp_path, "doc-examples", "--check", backend=backend)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines()[-1] == "17 passed, 0 failed"
 
 
 def test_installed_package_is_the_wheel_not_the_source(venv, tmp_path):

@@ -275,6 +275,85 @@ def info(ctx: typer.Context, backend: BackendOpt = None, debug: DebugOpt = False
     emit("\n".join(lines), styled=False)
 
 
+@command(
+    name="doc-examples",
+    help=(
+        "List the examples of the ONNX operator pages (the Flatten and Unsqueeze pages "
+        "shipped with onnxop, or the PAGE files given); --check runs each through the "
+        "GPU kernels and compares it with the page and with numpy's reshape/expand_dims.\n\n"
+        "Example: onnxop doc-examples --check"
+    ),
+)
+def doc_examples(
+    ctx: typer.Context,
+    pages: Annotated[
+        Optional[list[Path]],
+        typer.Argument(
+            help="ONNX operator pages (.rst source or saved web text); default: the shipped "
+            "Flatten-25 and Unsqueeze-13 pages. Example: Flatten-11.rst",
+            show_default=False,
+            metavar="PAGE",
+        ),
+    ] = None,
+    check: Annotated[
+        bool,
+        typer.Option("--check", help="Run every example on the GPU and compare with the page. Example: --check"),
+    ] = False,
+    name: Annotated[
+        Optional[str],
+        typer.Option(
+            "--name",
+            "-n",
+            help="Select examples by name: a glob, or a substring when it has no * ? [. "
+            "Example: --name 'test_cc_*'",
+            metavar="PATTERN",
+        ),
+    ] = None,
+    show: Annotated[
+        bool, typer.Option("--show", help="Print each example as onnxop renders it. Example: --show")
+    ] = False,
+    full: FullOpt = False,
+    backend: BackendOpt = None,
+    debug: DebugOpt = False,
+) -> int:
+    from . import doccheck, docreport
+
+    examples = docreport.select_or_fail(docreport.load_examples(pages), name)
+    backend = _backend(ctx, backend)
+    if not (check or show):
+        _emit_table(*docreport.listing(examples))
+        return ExitCode.SUCCESS
+    if show:
+        for i, ex in enumerate(examples):
+            try:
+                block = doccheck.rendered(ex, backend, full=full)
+            except (doccheck.Skip, doccheck.Fail) as e:
+                block = f"(not run: {e})"
+            emit(("\n" if i else "") + docreport.show_title(ex), styled=False)
+            emit(block)
+    if not check:
+        return ExitCode.SUCCESS
+    if show:
+        emit("", styled=False)
+    outcomes = doccheck.check_all(examples, backend, contain=not debug)
+    _emit_table(*docreport.results(outcomes))
+    details = docreport.failure_details(outcomes)
+    if details:
+        emit("\n" + details, styled=False)
+    emit(doccheck.summary_line(outcomes), styled=False)
+    return ExitCode.SUCCESS if doccheck.all_passed(outcomes) else ExitCode.ERROR
+
+
+def _emit_table(headers: list[str], rows: list[list[str]]) -> None:
+    """A table to stdout: rich on a terminal, plain aligned text when piped."""
+    from . import docreport
+
+    if sys.stdout.isatty():
+        _console().print(docreport.rich_table(headers, rows))
+    else:
+        emit(docreport.plain_table(headers, rows), styled=False)
+
+
 # ------------------------------------------------------------------ entry
 
 

@@ -18,14 +18,21 @@ the one the ONNX operator pages use for their examples::
         [[-30. , -29.5, -29. , ...,  28.5,  29. ,  29.5]]
 
 Values are numpy's ``array2string`` with ``", "`` separators. The summary rule
-is derived from the 17 examples on the seed pages: an array of more than
-SUMMARY_THRESHOLD elements is summarised, and then every axis longer than
-2 * EDGE_ITEMS shows its first and last EDGE_ITEMS entries around ``...``.
-(The Flatten page prints its 120-element (2, 3, 4, 5) input in full -- no axis
-is longer than 6 -- but summarises the 120-element outputs (1, 120), (2, 60),
-(6, 20), (24, 5) and (5, 24) along their long axes; the Unsqueeze page's
-60-element tensors have no axis longer than 6. So the threshold is below 120;
-we take numpy's print threshold of 100.)
+is derived from the 17 examples on the seed pages (``samples/Flatten-25.txt``,
+``samples/Unsqueeze-13.rst``; tests/test_render.py re-derives it): an array
+of more than SUMMARY_THRESHOLD elements is summarised, and then every axis
+longer than 2 * EDGE_ITEMS shows its first and last EDGE_ITEMS entries around
+``...``; shorter axes are printed in full even then.
+
+- The Flatten page prints its 120-element (2, 3, 4, 5) and (5, 4, 3, 2) inputs
+  in full (no axis is longer than 6) but summarises the 120-element outputs
+  (1, 120), (2, 60), (6, 20), (24, 5) and (5, 24) along their long axes; the
+  Unsqueeze page's 6- to 60-element tensors have no axis longer than 6. So
+  the threshold is below 120 -- numpy's default of 1000 would print those
+  outputs in full -- and every value in [0, 119] reproduces the 17 blocks. We
+  take 100: it keeps small tensors whole and is numpy's own order of size.
+- EDGE_ITEMS = 3 is the only value that reproduces them (1, 2, 4, 5 do not).
+- Lines wrap at numpy's default width of 75 (any width >= 49 reproduces them).
 """
 
 from __future__ import annotations
@@ -41,6 +48,8 @@ if TYPE_CHECKING:
 
 SUMMARY_THRESHOLD = 100
 EDGE_ITEMS = 3
+LINE_WIDTH = 75
+PRECISION = 8  # numpy's default digits, spelled out so global print options cannot leak in
 INDENT = "  "
 
 
@@ -68,7 +77,11 @@ def format_values(values: np.ndarray, *, full: bool = False) -> str:
         separator=", ",
         threshold=threshold,
         edgeitems=EDGE_ITEMS,
-        max_line_width=75,
+        max_line_width=LINE_WIDTH,
+        precision=PRECISION,
+        floatmode="maxprec",
+        suppress_small=False,
+        sign="-",
     )
 
 
@@ -97,16 +110,18 @@ def render_node(
     outputs: Sequence[Shown],
     *,
     full: bool = False,
+    axes_name: str = "axes",
 ) -> str:
     """The doc block for one node. ``inputs`` are the tensor inputs; Unsqueeze's
-    axes are added as an input or an attribute as the node's opset keeps them."""
+    axes are added as an input (named ``axes_name``) or an attribute as the
+    node's opset keeps them."""
     import numpy as np
 
     inputs = list(inputs)
     attributes = dict(node.attributes)
     if getattr(node.op, "axes_is_input", False) and node.axes is not None:
         axes = np.asarray(node.axes, dtype=np.int64)
-        inputs.append(Shown("axes", axes.shape, "int64", axes))
+        inputs.append(Shown(axes_name, axes.shape, "int64", axes))
     names_in = ", ".join(t.name for t in inputs)
     names_out = ", ".join(t.name for t in outputs)
 
