@@ -69,6 +69,9 @@ def init_instance(backends: list[str] | tuple[str, ...]) -> None:
         _runtime_dir()
         import wgpu  # noqa: F401  (loads wgpu-native; it must create its logger itself)
 
+        from .cffi_types import speed_up_wgpu
+
+        speed_up_wgpu()  # most of start-up was cffi re-parsing C type strings
         _quiet_wgpu_logger()
 
         if wanted:
