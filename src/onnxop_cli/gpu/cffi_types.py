@@ -7,13 +7,16 @@ hundred lines) so the parser knows which names are types. About forty such
 strings are met on the way to a first dispatch, and that parsing was most of
 onnxop's start-up (~1.5 s of ~2.4 s for a 4 KiB file on a 2-core machine).
 
-The strings wgpu-py uses are almost all of the form ``NAME``, ``NAME *`` or
-``NAME[]`` where NAME is a typedef the header already declared. For those the
-answer is a lookup in the parser's own table, built by the same rules cffi's
-parser applies (a typedef is dereferenced; ``*`` goes through
-``_get_type_pointer``; ``[]`` is an array of unknown length). Anything else
-falls through to cffi unchanged. tests/test_cffi_types.py checks the lookup
-against cffi's parser for every typedef of the header.
+The strings wgpu-py uses are almost all ``NAME``, ``NAME *`` or ``NAME[]``,
+where NAME is a typedef the header already declared, or callback signatures
+``void(ARG, ...)`` whose arguments are such names (``const`` allowed before
+the ``*``). For those the answer is a lookup in the parser's own table, built
+by the same rules cffi's parser applies (a typedef is dereferenced; ``*``
+goes through ``_get_type_pointer``; ``[]`` is an array of unknown length; a
+function's arguments go through ``_as_func_arg``). Anything else falls
+through to cffi unchanged. tests/test_cffi_types.py checks the answers
+against cffi's parser on a spread of the header's typedefs and on every
+callback signature wgpu-py declares.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ import re
 from typing import Any
 
 _SIMPLE = re.compile(r"\s*([A-Za-z_]\w*)\s*(\*|\[\s*\])?\s*")
+_ARG = re.compile(r"\s*([A-Za-z_]\w*)\s*(const\s*)?(\*)?\s*")
+_CALLBACK = re.compile(r"\s*void\s*\(([\w\s,*]*)\)\s*")
 
 
 def fast_type_parser(parser: Any) -> Any:
@@ -35,13 +40,36 @@ def fast_type_parser(parser: Any) -> Any:
     declarations = parser._declarations
     primitives = model.PrimitiveType.ALL_PRIMITIVE_TYPES
 
+    def named(name: str):
+        if name == "void":
+            return model.void_type, 0
+        found = declarations.get("typedef " + name)
+        if found is None and name in primitives:
+            found = resolve_common_type(parser, name)
+        return found
+
+    def callback(arglist: str):
+        args = []
+        for text in arglist.split(","):
+            m = _ARG.fullmatch(text)
+            found = named(m.group(1)) if m else None
+            if found is None:
+                return None
+            tp, quals = found
+            if m.group(2):
+                quals |= model.Q_CONST
+            if m.group(3):
+                tp, quals = parser._get_type_pointer(tp, quals), 0
+            args.append(parser._as_func_arg(tp, quals))
+        if args == [model.void_type]:
+            args = []
+        return model.RawFunctionType(tuple(args), model.void_type, False, None), 0
+
     def parse_type_and_quals(cdecl: str):
         m = _SIMPLE.fullmatch(cdecl)
         if m is not None:
             name, suffix = m.groups()
-            found = declarations.get("typedef " + name)
-            if found is None and name in primitives:
-                found = resolve_common_type(parser, name)
+            found = named(name) if name != "void" or suffix else None
             if found is not None:
                 tp, quals = found
                 if suffix == "*":
@@ -49,6 +77,11 @@ def fast_type_parser(parser: Any) -> Any:
                 if suffix:
                     return model.ArrayType(tp, None), quals
                 return tp, quals
+        m = _CALLBACK.fullmatch(cdecl)
+        if m is not None:
+            found = callback(m.group(1))
+            if found is not None:
+                return found
         return slow(cdecl)
 
     parse_type_and_quals.slow = slow  # type: ignore[attr-defined]
@@ -61,7 +94,7 @@ def speed_up(ffi: Any) -> bool:
     parser = getattr(ffi, "_parser", None)
     if parser is None or not hasattr(parser, "_declarations"):
         return False
-    if not all(hasattr(parser, a) for a in ("parse_type_and_quals", "_get_type_pointer")):
+    if not all(hasattr(parser, a) for a in ("parse_type_and_quals", "_get_type_pointer", "_as_func_arg")):
         return False
     if getattr(parser.parse_type_and_quals, "slow", None) is not None:
         return True
