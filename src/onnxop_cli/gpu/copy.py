@@ -35,7 +35,7 @@ from .device import Gpu
 from .kernels import WORD, grid, round_up, shader_const  # noqa: F401  (re-exported)
 
 SHADER = "copy.wgsl"
-DEFAULT_CHUNK = 32 << 20  # 16-64 MiB measured alike; RSS grows with it (benchmarks/)
+DEFAULT_CHUNK = 16 << 20  # 4-64 MiB measured alike within noise; RSS grows with it
 KEEP_BYTES = DEFAULT_CHUNK  # slots up to this size stay allocated for the next call
 ENV_POISON = "ONNXOP_POISON"  # testing aid: fill dst with this byte before each chunk
 
