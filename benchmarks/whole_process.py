@@ -2,9 +2,10 @@
 wgpu-py script, flattening .npy files of several sizes; peak RSS; many files
 in one process; `onnxop --help`; and the kernel ratio from `onnxop bench`.
 
-Every process runs from scratch (python start-up included), tools alternate
-within each round so machine load hits them alike, and each figure is the
-median over rounds (min-max). Peak RSS is the child's ru_maxrss (os.wait4).
+Every process runs from scratch (python start-up included), after os.sync()
+so none pays for another's writes; tools alternate within each round, in an
+order rotated every round, so machine load hits them alike; each figure is
+the median over rounds (min-max). Peak RSS is the child's ru_maxrss (os.wait4).
 Outputs are checked against the input's bytes once per tool and size.
 
     python benchmarks/whole_process.py                       # everything
@@ -118,7 +119,9 @@ def same_data(a: Path, b: Path) -> bool:
 
 
 def run(cmd: list[str]) -> tuple[float, int]:
-    """Wall seconds and peak RSS (bytes) of one process."""
+    """Wall seconds and peak RSS (bytes) of one process. Dirty pages left by
+    the previous run are flushed first, so no tool pays for another's writes."""
+    os.sync()
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)
@@ -154,7 +157,9 @@ def flatten_rounds(size: int, names: list[str], cmds: dict[str, list[str]], roun
     stats = {name: Stat() for name in names}
     try:
         for r in range(rounds):
-            for name in names:
+            # Rotate the order each round: no tool always runs first or
+            # right after the heaviest one.
+            for name in names[r % len(names) :] + names[: r % len(names)]:
                 out = tmp / "out.npy"
                 stats[name].add(*run(cmds[name] + _args(name, src, out)))
                 if r == 0 and not same_data(src, out):
