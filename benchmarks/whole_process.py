@@ -5,7 +5,9 @@ in one process; `onnxop --help`; and the kernel ratio from `onnxop bench`.
 Every process runs from scratch (python start-up included), after os.sync()
 so none pays for another's writes; tools alternate within each round, in an
 order rotated every round, so machine load hits them alike; each figure is
-the median over rounds (min-max). Peak RSS is the child's ru_maxrss (os.wait4).
+the median over rounds (min-max). Peak RSS is the child's ru_maxrss (os.wait4),
+taken from a small launcher process (a child's ru_maxrss starts at its
+parent's RSS).
 Outputs are checked against the input's bytes once per tool and size.
 
     python benchmarks/whole_process.py                       # everything
@@ -118,18 +120,46 @@ def same_data(a: Path, b: Path) -> bool:
 # --------------------------------------------------------------------- running
 
 
-def run(cmd: list[str]) -> tuple[float, int]:
-    """Wall seconds and peak RSS (bytes) of one process. Dirty pages left by
-    the previous run are flushed first, so no tool pays for another's writes."""
+# A child's ru_maxrss starts at its parent's RSS when it was forked (Linux
+# keeps the high-water mark across exec), and this script holds numpy and
+# test data. So every measured process is started by a small launcher
+# process, itself started before anything big is loaded; its own ~10 MB is
+# the floor of every RSS figure.
+LAUNCHER = r"""
+import json, os, subprocess, sys, time
+for line in sys.stdin:
+    cmd = json.loads(line)
     os.sync()
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    err = proc.stderr.read().decode(errors="replace")
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
-    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+    print(json.dumps([wall, usage.ru_maxrss * 1024, status, err[-500:]]), flush=True)
+"""
+_launcher: subprocess.Popen | None = None
+
+
+def start_launcher() -> None:
+    global _launcher
+    if _launcher is None:
+        _launcher = subprocess.Popen(
+            [PY, "-S", "-c", LAUNCHER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+
+
+def run(cmd: list[str]) -> tuple[float, int]:
+    """Wall seconds and peak RSS (bytes) of one process. Dirty pages left by
+    the previous run are flushed first (os.sync in the launcher, outside the
+    timing), so no tool pays for another's writes."""
+    start_launcher()
+    assert _launcher is not None and _launcher.stdin and _launcher.stdout
+    _launcher.stdin.write(json.dumps(cmd) + "\n")
+    _launcher.stdin.flush()
+    wall, rss, status, err = json.loads(_launcher.stdout.readline())
     if status != 0:
-        raise RuntimeError(f"{' '.join(cmd)} failed ({status}): {err.strip()[-500:]}")
-    return wall, usage.ru_maxrss * 1024
+        raise RuntimeError(f"{' '.join(cmd)} failed ({status}): {err.strip()}")
+    return wall, rss
 
 
 class Stat:
@@ -241,6 +271,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default=None, help="also write the markdown here")
     ap.add_argument("--update-readme", default=None, metavar="README", help="replace the table between <!-- bench-table --> markers")
     args = ap.parse_args(argv)
+    start_launcher()  # first, while this process is still small
 
     cmds = tools(args.backend)
     sizes = [parse_size(s) for s in args.sizes.split(",") if s.strip()]
@@ -320,7 +351,8 @@ def main(argv: list[str] | None = None) -> int:
         f"{platform.python_implementation()} {platform.python_version()}; "
         f"load average {load_before[0]:.1f} before, {load_after[0]:.1f} after "
         f"(other work shares the machine: compare ratios within this table). "
-        f"Median of {args.rounds} rounds (min-max), each a fresh process.",
+        f"Median of {args.rounds} rounds (min-max), each a fresh process; "
+        f"peak RSS is the process's own (ru_maxrss, started from a ~10 MB launcher).",
         "",
         f"Command: `{command.strip()}`",
         "",
