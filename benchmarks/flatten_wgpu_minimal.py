@@ -6,7 +6,9 @@ dispatch per storage binding (at most max_storage_buffer_binding_size each),
 reads back with queue.read_buffer and saves. No onnxop code; what a
 developer would write first.
 
-    python benchmarks/flatten_wgpu_minimal.py IN.npy OUT.npy [AXIS]
+    python benchmarks/flatten_wgpu_minimal.py IN.npy OUT.npy [AXIS] [--backend vulkan|gl]
+
+(--backend limits wgpu's instance to that backend, as onnxop --backend does.)
 """
 
 import math
@@ -83,4 +85,11 @@ def main(src: str, dst: str, axis: int = 1) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2], *(int(x) for x in sys.argv[3:4]))
+    args = sys.argv[1:]
+    if "--backend" in args:
+        i = args.index("--backend")
+        from wgpu.backends.wgpu_native.extras import set_instance_extras
+
+        set_instance_extras(backends=[{"vulkan": "Vulkan", "gl": "GL"}[args[i + 1]]])
+        del args[i : i + 2]
+    main(args[0], args[1], *(int(x) for x in args[2:3]))

@@ -55,6 +55,8 @@ def tools(backend: str | None) -> dict[str, list[str]]:
     if _importable("onnxruntime"):
         found["onnxruntime CPU"] = [PY, str(HERE / "flatten_onnxruntime.py")]
     found["minimal wgpu-py"] = [PY, str(HERE / "flatten_wgpu_minimal.py")]
+    if backend in ("vulkan", "gl"):
+        found["minimal wgpu-py"] += ["--backend", backend]
     return found
 
 
@@ -191,7 +193,7 @@ def flatten_rounds(size: int, names: list[str], cmds: dict[str, list[str]], roun
             # right after the heaviest one.
             for name in names[r % len(names) :] + names[: r % len(names)]:
                 out = tmp / "out.npy"
-                stats[name].add(*run(cmds[name] + _args(name, src, out)))
+                stats[name].add(*run(command_for(cmds, name, src, out)))
                 if r == 0 and not same_data(src, out):
                     raise RuntimeError(f"{name}: output of {human(size)} differs from the input's bytes")
                 out.unlink()
@@ -205,6 +207,16 @@ def _args(name: str, src: Path, out: Path) -> list[str]:
     if name == "onnxop":
         return [str(src), "--axis", "1", "-o", str(out)]
     return [str(src), str(out), "1"]
+
+
+def command_for(cmds: dict[str, list[str]], name: str, src: Path, out: Path) -> list[str]:
+    """The tool's command with its file arguments (options stay last for the
+    scripts, which read positional arguments first)."""
+    base = cmds[name]
+    if name == "minimal wgpu-py" and "--backend" in base:
+        i = base.index("--backend")
+        return base[:i] + _args(name, src, out) + base[i:]
+    return base + _args(name, src, out)
 
 
 def many_files(count: int, rounds: int, cmd: list[str], tmp: Path) -> tuple[Stat, Stat]:
