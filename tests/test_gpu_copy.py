@@ -1,8 +1,12 @@
-"""The flat copy kernel, byte for byte, on every adapter.
+"""The flat copy kernels, byte for byte, on every adapter and every path.
 
-The output buffer is poisoned before every dispatch, so a byte the kernel
-does not write cannot match. Chunk and grid boundaries are exercised on small
-data by forcing a small chunk size and a small per-dimension group limit.
+A *path* is a kernel (storage, uniform, uniform64) and a buffer mode (staged
+through upload/readback buffers, or mapped kernel buffers); every path the
+adapter supports is tested. The output buffer is poisoned before every chunk,
+so a byte the kernel does not write cannot match. Chunk, span and grid
+boundaries are exercised on small data by forcing small chunks and a small
+per-dimension group limit; several chunks run through the overlapped
+(writer-thread) path.
 """
 
 from __future__ import annotations
@@ -11,48 +15,115 @@ import numpy as np
 import pytest
 
 from onnxop_cli.gpu import copy_through_kernel
-from onnxop_cli.gpu.copy import WORD, grid, shader_const
+from onnxop_cli.gpu.copy import KEEP_BYTES, WORD, can_map, grid, shader_const
+from onnxop_cli.gpu.kernels import KERNELS, choose
 from onnxop_cli.tensor import MemoryBytes
 
 POISON = 0xA5
+PATHS = [(k, m) for k in KERNELS for m in (False, True)]
+
+
+@pytest.fixture(params=PATHS, ids=[f"{k}-{'mapped' if m else 'staged'}" for k, m in PATHS])
+def path(request, gpu) -> dict:
+    kernel, mapped = request.param
+    if not KERNELS[kernel].available(gpu):
+        pytest.skip(f"{gpu.name} lacks {KERNELS[kernel].features}")
+    if mapped and not can_map(gpu):
+        pytest.skip(f"{gpu.name} cannot map storage buffers")
+    return {"kernel": kernel, "mapped": mapped}
 
 
 def run_copy(gpu, data: np.ndarray, **kw) -> tuple[bytes, int]:
     out = bytearray()
-    dispatches = copy_through_kernel(gpu, MemoryBytes(data), out.extend, poison=POISON, **kw)
-    return bytes(out), dispatches
+    kw.setdefault("poison", POISON)
+    chunks = copy_through_kernel(gpu, MemoryBytes(data), out.extend, **kw)
+    return bytes(out), chunks
+
+
+def span(kernel: str) -> int:
+    return KERNELS[kernel].align
 
 
 @pytest.mark.parametrize("nbytes", [1, 2, 3, 4, 5, 15, 16, 17, 31, 33, 1023, 4096, 65537, 1_000_003])
-def test_copy_is_exact_for_sizes_off_every_boundary(gpu, rng, nbytes):
+def test_copy_is_exact_for_sizes_off_every_boundary(gpu, path, rng, nbytes):
     data = rng.integers(0, 256, nbytes, dtype=np.uint8)
-    out, dispatches = run_copy(gpu, data)
+    out, chunks = run_copy(gpu, data, **path)
     assert out == data.tobytes()
-    assert dispatches == 1
+    assert chunks == 1
 
 
-def test_poison_is_detectable(gpu, rng):
+def test_poison_is_detectable(gpu, path, rng):
     """The poison really is in the output buffer before the kernel runs:
     a chunk of all-poison input comes back as poison, any other byte as itself."""
     data = rng.integers(0, 256, 4099, dtype=np.uint8)
     data[100:200] = POISON
-    out, _ = run_copy(gpu, data)
+    out, _ = run_copy(gpu, data, **path)
     assert out == data.tobytes()
 
 
 def test_zero_bytes_dispatch_nothing(gpu):
-    out, dispatches = run_copy(gpu, np.empty(0, np.uint8))
-    assert out == b"" and dispatches == 0
+    out, chunks = run_copy(gpu, np.empty(0, np.uint8))
+    assert out == b"" and chunks == 0
 
 
 @pytest.mark.parametrize(
     "nbytes,chunk", [(1000, 16), (1001, 48), (100_003, 4096), (65_536, 65_536), (65_537, 65_536)]
 )
-def test_chunk_boundaries(gpu, rng, nbytes, chunk):
+def test_chunk_boundaries(gpu, path, rng, nbytes, chunk):
     data = rng.integers(0, 256, nbytes, dtype=np.uint8)
-    out, dispatches = run_copy(gpu, data, chunk_bytes=chunk)
+    out, chunks = run_copy(gpu, data, chunk_bytes=chunk, **path)
     assert out == data.tobytes()
-    assert dispatches == -(-nbytes // chunk)
+    assert chunks == -(-nbytes // chunk)
+
+
+@pytest.mark.parametrize("depth", [1, 2, 3])
+def test_chunks_in_flight_arrive_in_order(gpu, path, rng, depth):
+    """Many chunks, several spans each, through 1-3 slots in flight: every
+    chunk reaches the sink once, in order."""
+    chunk = 3 * span("uniform") + 4096
+    data = rng.integers(0, 256, 7 * chunk + 1234, dtype=np.uint8)
+    out, chunks = run_copy(gpu, data, chunk_bytes=chunk, depth=depth, **path)
+    assert chunks == 8
+    assert out == data.tobytes()
+
+
+def test_fresh_buffers_without_poison(gpu, path, rng):
+    """No poison (which writes the whole output buffer first) and new
+    buffers: wgpu zero-fills a mapped range it believes was never written, so
+    a kernel write it fails to track would come back as zeros here."""
+    gpu.cache.clear()
+    data = rng.integers(1, 256, 5 * span("uniform") + 77, dtype=np.uint8)
+    out, _ = run_copy(gpu, data, poison=None, chunk_bytes=3 * span("uniform"), **path)
+    assert out == data.tobytes()
+
+
+def test_buffers_are_reused_across_calls(gpu, path, rng):
+    """A second tensor of the same or smaller size reuses the first one's
+    buffers (many files, one device) and is still exact."""
+    gpu.cache.clear()
+    first = rng.integers(0, 256, 70_001, dtype=np.uint8)
+    second = rng.integers(0, 256, 50_003, dtype=np.uint8)
+    assert run_copy(gpu, first, **path)[0] == first.tobytes()
+    (stream,) = gpu.cache.values()
+    slots = list(stream.slots)
+    assert run_copy(gpu, second, **path)[0] == second.tobytes()
+    assert stream.slots == slots and all(a is b for a, b in zip(stream.slots, slots))
+
+
+def test_a_failing_sink_stops_the_stream_and_the_next_copy_works(gpu, path, rng):
+    data = rng.integers(0, 256, 10 * 4096, dtype=np.uint8)
+    seen = []
+
+    def sink(view):
+        seen.append(bytes(view))
+        if len(seen) == 3:
+            raise OSError(28, "No space left on device")
+
+    with pytest.raises(OSError):
+        copy_through_kernel(gpu, MemoryBytes(data), sink, chunk_bytes=4096, **path)
+    assert b"".join(seen) == data[: 3 * 4096].tobytes()  # in order, then nothing more
+    out, _ = run_copy(gpu, data, chunk_bytes=4096, **path)
+    assert out == data.tobytes()
 
 
 def test_grid_is_folded_when_groups_exceed_the_dimension_limit(gpu, rng):
@@ -61,7 +132,7 @@ def test_grid_is_folded_when_groups_exceed_the_dimension_limit(gpu, rng):
     per_group = shader_const("copy.wgsl", "WG") * shader_const("copy.wgsl", "UNROLL") * WORD
     nbytes = per_group * 10 + 7  # 11 groups -> a 3 x 4 grid with one spare group
     data = rng.integers(0, 256, nbytes, dtype=np.uint8)
-    out, _ = run_copy(gpu, data, max_groups_per_dim=3)
+    out, _ = run_copy(gpu, data, max_groups_per_dim=3, kernel="storage")
     assert out == data.tobytes()
 
 
@@ -78,13 +149,24 @@ def test_binding_limit_bounds_the_chunk(gpu, rng):
     """A chunk size larger than the binding limit is clamped to it."""
     limit = gpu.limits["max-storage-buffer-binding-size"]
     data = rng.integers(0, 256, 3 * 4096 + 5, dtype=np.uint8)
-    out, dispatches = run_copy(gpu, data, chunk_bytes=limit * 4)
-    assert out == data.tobytes() and dispatches == 1
+    out, chunks = run_copy(gpu, data, chunk_bytes=limit * 4, kernel="storage")
+    assert out == data.tobytes() and chunks == 1
+
+
+def test_cpu_adapters_get_the_uniform_kernel_and_mapped_buffers(gpu):
+    """Both software adapters are CPU adapters: the uniform kernel (64-bit
+    where the adapter has int64) is chosen, and lavapipe maps its buffers."""
+    assert gpu.info.adapter_type == "CPU"
+    expected = "uniform64" if "shader-int64" in gpu.features else "uniform"
+    assert choose(gpu).name == expected
+    if gpu.backend == "vulkan":
+        assert can_map(gpu)
 
 
 def test_tensor_above_128_mib(gpu):
     """Once with a tensor larger than max_storage_buffer_binding_size (128 MiB on
-    both software adapters): it must stream through in several bindings."""
+    both software adapters), in binding-sized chunks, with the default kernel
+    and path; the oversized buffers are not kept afterwards."""
     limit = gpu.limits["max-storage-buffer-binding-size"]
     nbytes = max(limit, 128 << 20) + (3 << 20) + 13
     data = np.random.default_rng(7).integers(0, 256, nbytes, dtype=np.uint8)
@@ -96,6 +178,8 @@ def test_tensor_above_128_mib(gpu):
         out[pos : pos + len(chunk)] = np.frombuffer(chunk, np.uint8)
         pos += len(chunk)
 
-    dispatches = copy_through_kernel(gpu, MemoryBytes(data), sink, chunk_bytes=limit)
-    assert pos == nbytes and dispatches >= 2
+    chunks = copy_through_kernel(gpu, MemoryBytes(data), sink, chunk_bytes=limit)
+    assert pos == nbytes and chunks >= 2
     assert np.array_equal(out, data)
+    for stream in gpu.cache.values():
+        assert all(s is None or s.size <= KEEP_BYTES for s in stream.slots)

@@ -354,6 +354,33 @@ def _emit_table(headers: list[str], rows: list[list[str]]) -> None:
         emit(docreport.plain_table(headers, rows), styled=False)
 
 
+@command(
+    help=(
+        "Measure copy bandwidth on the adapter: each copy kernel, copy_buffer_to_buffer, "
+        "upload, readback and numpy memcpy, in GB/s, with the ratios kernel/copy and "
+        "kernel/memcpy. Every kernel's output is verified byte for byte. Needs about "
+        "2.5x the largest size in memory.\n\n"
+        "Example: onnxop bench --sizes 16M,256M --json"
+    ),
+)
+def bench(
+    ctx: typer.Context,
+    sizes: Annotated[
+        str,
+        typer.Option("--sizes", help="Comma-separated sizes (K, M, G = KiB, MiB, GiB). Example: --sizes 1M,16M", metavar="LIST"),
+    ] = "1M,16M,256M,1G",
+    repeats: Annotated[int, typer.Option("--repeats", help="Timed runs of each measure. Example: --repeats 9", metavar="N")] = 5,
+    warmup: Annotated[int, typer.Option("--warmup", help="Untimed runs first. Example: --warmup 2", metavar="N")] = 1,
+    json_out: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table. Example: --json")] = False,
+    backend: BackendOpt = None,
+    debug: DebugOpt = False,
+) -> None:
+    from .bench import parse_sizes, render_json, render_table, run_bench
+
+    report = run_bench(_backend(ctx, backend), parse_sizes(sizes), repeats=repeats, warmup=warmup)
+    emit(render_json(report) if json_out else render_table(report), styled=False)
+
+
 # ------------------------------------------------------------------ entry
 
 

@@ -1,62 +1,60 @@
-"""Move a tensor's bytes through the flat copy kernel, chunk by chunk.
+"""Stream a tensor's bytes through a copy kernel, chunk by chunk.
+
+Staged (any adapter)::
 
     source --readinto--> upload (mapped) --copy--> src --kernel--> dst
            --copy--> readback (mapped) --sink-->
 
-Chunks are at most the device's ``max_storage_buffer_binding_size`` (and a
-default that bounds memory), so a tensor of any size streams through fixed
-buffers and is never whole in host memory unless the sink keeps it.
+Mapped (adapters with ``mappable-primary-buffers``, which we request on CPU
+adapters, where "GPU memory" is host memory anyway)::
+
+    source --readinto--> src (mapped) --kernel--> dst (mapped) --sink-->
+
+Two slots (buffer sets) take turns: while this thread reads chunk i+1 in and
+the adapter copies it, a writer thread hands chunk i to the sink. (A third
+thread, reading while the kernel runs, measured no faster on 2 cores: the
+kernel already uses every core.) Chunks are at
+most ``DEFAULT_CHUNK`` and the kernel's binding limit, so memory stays bounded
+whatever the tensor's size, and the buffers are kept on the Gpu for the next
+tensor (many files, one device).
 
 WebGPU invariants, written once here:
-- buffer sizes and copy sizes are multiples of 4; our buffers are padded to 16
-  (one vec4<u32> word) and the padding is trimmed on readback;
-- a dispatch has at most ``max_compute_workgroups_per_dimension`` groups per
-  dimension; larger grids are folded into y.
+- buffer sizes are multiples of 16 (one vec4<u32>) or of the kernel's span;
+  copy and map sizes are multiples of 4; the padding is trimmed on readback;
+- a mapped range is handed to the sink and unmapped when the sink returns, so
+  a sink must consume (write or copy) its memoryview before returning.
 """
 
 from __future__ import annotations
 
-import math
 import os
-import re
-import struct
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ..tensor import ByteSource
+from . import kernels
 from .device import Gpu
-from .shaders import shader_source
+from .kernels import WORD, grid, round_up, shader_const  # noqa: F401  (re-exported)
 
 SHADER = "copy.wgsl"
-WORD = 16  # bytes per vec4<u32>
-DEFAULT_CHUNK = 64 << 20
-ENV_POISON = "ONNXOP_POISON"  # testing aid: fill dst with this byte before each dispatch
+# 4 MiB chunks used the least CPU and wall time for a 1 GiB flatten on a
+# 2-core lavapipe box (4-64 MiB tried): read, kernel and write then find the
+# chunk still in cache. Peak RSS grows with the chunk.
+DEFAULT_CHUNK = 4 << 20
+KEEP_BYTES = DEFAULT_CHUNK  # slots up to this size stay allocated for the next call
+ENV_POISON = "ONNXOP_POISON"  # testing aid: fill dst with this byte before each chunk
 
 Sink = Callable[[memoryview], None]
-
-
-def shader_const(shader: str, name: str) -> int:
-    """Read ``const NAME: u32 = 123u;`` from a shader, so host and kernel agree."""
-    m = re.search(rf"const\s+{name}\s*:\s*u32\s*=\s*(\d+)u?\s*;", shader_source(shader))
-    if not m:
-        raise RuntimeError(f"{shader} defines no u32 constant {name}")
-    return int(m.group(1))
-
-
-def round_up(n: int, to: int) -> int:
-    return -(-n // to) * to
-
-
-def grid(groups: int, max_per_dim: int) -> tuple[int, int]:
-    """Fold ``groups`` workgroups into an (x, y) grid within the per-dimension limit."""
-    if groups <= max_per_dim:
-        return groups, 1
-    y = math.ceil(groups / max_per_dim)
-    return math.ceil(groups / y), y
 
 
 def _env_poison() -> int | None:
     value = os.environ.get(ENV_POISON)
     return int(value, 0) & 0xFF if value else None
+
+
+def can_map(gpu: Gpu) -> bool:
+    """Whether the kernel's own buffers can be mapped (no staging copies)."""
+    return "mappable-primary-buffers" in gpu.features
 
 
 def copy_through_kernel(
@@ -67,101 +65,276 @@ def copy_through_kernel(
     chunk_bytes: int | None = None,
     max_groups_per_dim: int | None = None,
     poison: int | None = None,
+    kernel: str | None = None,
+    mapped: bool | None = None,
+    depth: int = 2,
 ) -> int:
-    """Copy ``source`` to ``sink`` through the flat copy kernel.
+    """Copy ``source`` to ``sink`` through a flat copy kernel.
 
-    Returns the number of dispatches. ``chunk_bytes`` and ``max_groups_per_dim``
-    can be forced small to exercise chunk and grid boundaries on small data;
-    ``poison`` fills the output buffer with that byte before every dispatch, so
-    a byte the kernel failed to write cannot pass a comparison.
+    Returns the number of chunks (one submission each). ``chunk_bytes`` and
+    ``max_groups_per_dim`` can be forced small to exercise chunk and grid
+    boundaries on small data; ``poison`` fills the output buffer with that
+    byte before every chunk, so a byte the kernel failed to write cannot pass
+    a comparison. ``kernel`` (a name in kernels.KERNELS), ``mapped`` and
+    ``depth`` (slots in flight) override the choices made for this adapter.
     """
     total = source.nbytes
     if total == 0:
         return 0
-    limits = gpu.limits
-    binding = limits.get("max-storage-buffer-binding-size", 128 << 20)
-    limit = min(chunk_bytes or DEFAULT_CHUNK, binding)
+    k = kernels.choose(gpu, kernel)
+    if mapped is None:
+        mapped = can_map(gpu)
+    elif mapped and not can_map(gpu):
+        raise ValueError(f"{gpu.name} cannot map storage buffers (no mappable-primary-buffers)")
+    limit = min(chunk_bytes or DEFAULT_CHUNK, k.max_chunk(gpu))
     limit = max(WORD, limit - limit % WORD)
     chunk = min(total, limit)
-    max_dim = max_groups_per_dim or limits.get("max-compute-workgroups-per-dimension", 65535)
+    depth = 1 if chunk >= total else max(1, depth)
     poison = _env_poison() if poison is None else poison
-    words_per_group = shader_const(SHADER, "WG") * shader_const(SHADER, "UNROLL")
 
-    buf_size = round_up(chunk, WORD)
-    device, queue = gpu.device, gpu.queue
-    import wgpu
-
-    U = wgpu.BufferUsage
-    with gpu.errors("copy"):
-        pipeline = gpu.pipeline(SHADER)
-        upload = device.create_buffer(label="upload", size=buf_size, usage=U.MAP_WRITE | U.COPY_SRC)
-        src = device.create_buffer(label="src", size=buf_size, usage=U.STORAGE | U.COPY_DST)
-        dst = device.create_buffer(
-            label="dst", size=buf_size, usage=U.STORAGE | U.COPY_SRC | U.COPY_DST
-        )
-        readback = device.create_buffer(
-            label="readback", size=buf_size, usage=U.MAP_READ | U.COPY_DST
-        )
-        params = device.create_buffer(label="params", size=16, usage=U.UNIFORM | U.COPY_DST)
-        bind_group = device.create_bind_group(
-            layout=pipeline.get_bind_group_layout(0),
-            entries=[
-                {"binding": 0, "resource": {"buffer": src, "offset": 0, "size": buf_size}},
-                {"binding": 1, "resource": {"buffer": dst, "offset": 0, "size": buf_size}},
-                {"binding": 2, "resource": {"buffer": params, "offset": 0, "size": 16}},
-            ],
-        )
-        poison_block = bytes([poison]) * buf_size if poison is not None else None
-
-    dispatches = 0
+    key = ("stream", k.name, mapped, max_groups_per_dim)
+    stream = gpu.cache.get(key)
+    if stream is None:
+        stream = gpu.cache[key] = Stream(gpu, k, mapped, max_groups_per_dim)
     try:
-        for offset in range(0, total, chunk):
-            n = min(chunk, total - offset)
-            n4 = round_up(n, 4)
-            words = -(-n // WORD)
-
-            with gpu.errors("upload"):
-                upload.map_sync(wgpu.MapMode.WRITE)
-                mapped = upload._experimental_get_mapped_range(0, buf_size)
-            try:
-                source.readinto(offset, mapped[:n])
-            finally:
-                mapped.release()
-                with gpu.errors("upload"):
-                    upload.unmap()
-
-            gx, gy = grid(-(-words // words_per_group), max_dim)
-            with gpu.errors("dispatch"):
-                queue.write_buffer(params, 0, struct.pack("<4I", words, gx, 0, 0))
-                if poison_block is not None:
-                    queue.write_buffer(dst, 0, poison_block)
-                encoder = device.create_command_encoder()
-                encoder.copy_buffer_to_buffer(upload, 0, src, 0, n4)
-                compute = encoder.begin_compute_pass()
-                compute.set_pipeline(pipeline)
-                compute.set_bind_group(0, bind_group)
-                compute.dispatch_workgroups(gx, gy, 1)
-                compute.end()
-                encoder.copy_buffer_to_buffer(dst, 0, readback, 0, n4)
-                queue.submit([encoder.finish()])
-                dispatches += 1
-                # Mapping waits for the submitted work: it is our synchronisation
-                # (queue.on_submitted_work_done_sync() raises in wgpu 0.32).
-                readback.map_sync(wgpu.MapMode.READ, 0, n4)
-            try:
-                view = readback.read_mapped(0, n4, copy=False)
-                sink(view[:n])
-            finally:
-                with gpu.errors("readback"):
-                    readback.unmap()
+        return stream.run(source, sink, chunk, depth, poison)
+    except BaseException:
+        gpu.cache.pop(key, None)
+        stream.release()
+        raise
     finally:
-        for buf in (upload, src, dst, readback, params):
-            _destroy(buf)
-    return dispatches
+        stream.trim(KEEP_BYTES)
 
 
-def _destroy(buf: Any) -> None:
+@dataclass
+class Slot:
+    """One chunk's buffers. ``src``/``dst`` are the kernel's; ``upload`` and
+    ``readback`` exist only on the staged path."""
+
+    size: int
+    src: Any
+    dst: Any
+    upload: Any | None
+    readback: Any | None
+    bound: Any
+    promise: Any = None  # the readback map, while the chunk is in flight
+    nbytes: int = 0
+    buffers: list[Any] = field(default_factory=list)
+
+    @property
+    def into(self) -> Any:
+        return self.upload if self.upload is not None else self.src
+
+    @property
+    def out(self) -> Any:
+        return self.readback if self.readback is not None else self.dst
+
+
+class Stream:
+    """Slots for streaming copies through one kernel on one Gpu."""
+
+    def __init__(self, gpu: Gpu, kernel: kernels.Kernel, mapped: bool, max_groups_per_dim: int | None):
+        self.gpu = gpu
+        self.kernel = kernel
+        self.mapped = mapped
+        self.max_groups_per_dim = max_groups_per_dim
+        self.slots: list[Slot | None] = []
+
+    # ------------------------------------------------------------ buffers
+
+    def _slot(self, index: int, size: int) -> Slot:
+        while len(self.slots) <= index:
+            self.slots.append(None)
+        slot = self.slots[index]
+        if slot is None or slot.size < size:
+            if slot is not None:
+                _destroy(slot)
+            slot = self.slots[index] = self._new_slot(size)
+        return slot
+
+    def _new_slot(self, size: int) -> Slot:
+        import wgpu
+
+        U = wgpu.BufferUsage
+        device = self.gpu.device
+        use = getattr(U, self.kernel.source_usage)
+        with self.gpu.errors("allocating copy buffers"):
+            if self.mapped:
+                src = device.create_buffer(label="src", size=size, usage=use | U.MAP_WRITE)
+                dst = device.create_buffer(
+                    label="dst", size=size, usage=U.STORAGE | U.MAP_READ | U.COPY_DST
+                )
+                upload = readback = None
+            else:
+                upload = device.create_buffer(label="upload", size=size, usage=U.MAP_WRITE | U.COPY_SRC)
+                src = device.create_buffer(label="src", size=size, usage=use | U.COPY_DST)
+                dst = device.create_buffer(
+                    label="dst", size=size, usage=U.STORAGE | U.COPY_SRC | U.COPY_DST
+                )
+                readback = device.create_buffer(label="readback", size=size, usage=U.MAP_READ | U.COPY_DST)
+            bound = self.kernel.bind(self.gpu, src, dst, size, self.max_groups_per_dim)
+            if self.mapped:
+                # wgpu tracks which bytes of a buffer were ever written and
+                # zero-fills the rest when it is mapped; kernel writes through
+                # a dynamic-offset binding past the first span go untracked,
+                # so a mapped dst would read back zeros there. Clearing it
+                # once marks it all written (tests/test_gpu_copy.py
+                # test_fresh_buffers_without_poison).
+                encoder = device.create_command_encoder()
+                encoder.clear_buffer(dst, 0, size)
+                self.gpu.queue.submit([encoder.finish()])
+        buffers = [b for b in (upload, src, dst, readback) if b is not None]
+        return Slot(size, src, dst, upload, readback, bound, buffers=buffers)
+
+    def trim(self, keep: int) -> None:
+        """Free slots larger than ``keep`` bytes (a forced big chunk)."""
+        for i, slot in enumerate(self.slots):
+            if slot is not None and slot.size > keep:
+                _destroy(slot)
+                self.slots[i] = None
+
+    def release(self) -> None:
+        for slot in self.slots:
+            if slot is not None:
+                _settle(slot)
+                _destroy(slot)
+        self.slots = []
+
+    # ------------------------------------------------------------ streaming
+
+    def run(self, source: ByteSource, sink: Sink, chunk: int, depth: int, poison: int | None) -> int:
+        total = source.nbytes
+        size = round_up(chunk, self.kernel.align)
+        slots = [self._slot(i, size) for i in range(depth)]
+        if total <= chunk:
+            self._fill(slots[0], source, 0, total)
+            self._submit(slots[0], total, poison)
+            self._drain(slots[0], sink)
+            return 1
+        return self._overlapped(source, sink, chunk, slots, poison)
+
+    def _overlapped(
+        self, source: ByteSource, sink: Sink, chunk: int, slots: list[Slot], poison: int | None
+    ) -> int:
+        """This thread reads chunks in and submits them; a writer thread waits
+        for each one and hands it to the sink, in order. Submitting runs the
+        kernel (lavapipe executes a submit in the calling thread), so the
+        writer is what lets the disk write overlap reading and copying."""
+        import queue
+        import threading
+
+        todo: queue.SimpleQueue = queue.SimpleQueue()
+        free = [threading.Event() for _ in slots]
+        for event in free:
+            event.set()
+        failed: list[BaseException] = []
+        stop = threading.Event()
+
+        def writer() -> None:
+            while (i := todo.get()) is not None:
+                try:
+                    if failed or stop.is_set():
+                        _settle(slots[i])
+                    else:
+                        self._drain(slots[i], sink)
+                except BaseException as e:  # noqa: BLE001 - re-raised in the caller's thread
+                    failed.append(e)
+                    _settle(slots[i])
+                finally:
+                    free[i].set()
+
+        thread = threading.Thread(target=writer, name="onnxop-writer", daemon=True)
+        thread.start()
+        chunks = 0
+        try:
+            for offset in range(0, source.nbytes, chunk):
+                i = chunks % len(slots)
+                free[i].wait()
+                if failed:
+                    break
+                free[i].clear()
+                n = min(chunk, source.nbytes - offset)
+                try:
+                    self._fill(slots[i], source, offset, n)
+                    self._submit(slots[i], n, poison)
+                except BaseException:
+                    free[i].set()
+                    raise
+                todo.put(i)
+                chunks += 1
+        except BaseException:
+            stop.set()
+            raise
+        finally:
+            todo.put(None)
+            thread.join()
+        if failed:
+            raise failed[0]
+        return chunks
+
+    def _fill(self, slot: Slot, source: ByteSource, offset: int, n: int) -> None:
+        import wgpu
+
+        buf = slot.into
+        with self.gpu.errors("upload"):
+            buf.map_sync(wgpu.MapMode.WRITE, 0, round_up(n, 4))
+            mapped = buf._experimental_get_mapped_range(0, round_up(n, 4))
+        try:
+            source.readinto(offset, mapped[:n])
+        finally:
+            mapped.release()
+            with self.gpu.errors("upload"):
+                buf.unmap()
+
+    def _submit(self, slot: Slot, n: int, poison: int | None) -> None:
+        import wgpu
+
+        n4 = round_up(n, 4)
+        device, queue = self.gpu.device, self.gpu.queue
+        with self.gpu.errors("dispatch"):
+            if poison is not None:
+                queue.write_buffer(slot.dst, 0, bytes([poison]) * slot.size)
+            encoder = device.create_command_encoder()
+            if slot.upload is not None:
+                encoder.copy_buffer_to_buffer(slot.upload, 0, slot.src, 0, n4)
+            slot.bound.record(encoder, n)
+            if slot.readback is not None:
+                encoder.copy_buffer_to_buffer(slot.dst, 0, slot.readback, 0, n4)
+            queue.submit([encoder.finish()])
+            # The map resolves once the submitted work is done: it is our
+            # synchronisation, waited for by whoever drains the slot.
+            slot.promise = slot.out.map_async(wgpu.MapMode.READ, 0, n4)
+            slot.nbytes = n
+
+    def _drain(self, slot: Slot, sink: Sink) -> None:
+        n = slot.nbytes
+        with self.gpu.errors("readback"):
+            promise, slot.promise = slot.promise, None
+            promise.sync_wait()
+            view = slot.out.read_mapped(0, round_up(n, 4), copy=False)
+        try:
+            sink(view[:n])
+        finally:
+            with self.gpu.errors("readback"):
+                slot.out.unmap()
+
+
+def _settle(slot: Slot) -> None:
+    """Let an in-flight map finish and unmap it, so the buffers can be reused
+    or destroyed (best effort: the real error is already being raised)."""
+    promise, slot.promise = slot.promise, None
+    if promise is None:
+        return
     try:
-        buf.destroy()
-    except Exception:  # noqa: BLE001 - best effort cleanup, the real error is already raised
+        promise.sync_wait()
+        slot.out.unmap()
+    except Exception:  # noqa: BLE001
         pass
+
+
+def _destroy(slot: Slot) -> None:
+    for buf in slot.buffers:
+        try:
+            buf.destroy()
+        except Exception:  # noqa: BLE001 - best effort cleanup
+            pass

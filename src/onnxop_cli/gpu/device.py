@@ -28,6 +28,12 @@ BACKENDS: dict[str, tuple[str, tuple[str, ...]]] = {
 }
 BACKEND_CHOICES = ("auto", *BACKENDS)
 
+# Features requested when the adapter has them: int64 for the uniform64 copy
+# kernel, timestamps for `onnxop bench`; mappable storage buffers only on CPU
+# adapters, where mapping a buffer the kernel uses saves two copies per chunk.
+OPTIONAL_FEATURES = ("shader-int64", "timestamp-query", "timestamp-query-inside-encoders")
+CPU_FEATURES = ("mappable-primary-buffers",)
+
 # Preference when several adapters match: real GPUs first, software last.
 _ADAPTER_RANK = {"DiscreteGPU": 0, "IntegratedGPU": 1, "VirtualGPU": 2, "CPU": 3}
 _BACKEND_RANK = {"Vulkan": 0, "Metal": 0, "D3D12": 0, "OpenGL": 1, "OpenGLES": 1}
@@ -69,6 +75,9 @@ def init_instance(backends: list[str] | tuple[str, ...]) -> None:
         _runtime_dir()
         import wgpu  # noqa: F401  (loads wgpu-native; it must create its logger itself)
 
+        from .cffi_types import speed_up_wgpu
+
+        speed_up_wgpu()  # most of start-up was cffi re-parsing C type strings
         _quiet_wgpu_logger()
 
         if wanted:
@@ -227,7 +236,9 @@ class Gpu:
         self.queue = device.queue
         self.info = AdapterInfo.of(adapter)
         self.limits = {k: int(v) for k, v in dict(device.limits).items() if isinstance(v, int)}
+        self.features = frozenset(device.features)
         self._pipelines: dict[str, Any] = {}
+        self.cache: dict[Any, Any] = {}  # reusable resources (streaming buffers), see copy.py
 
     @classmethod
     def open(cls, backend: str) -> Gpu:
@@ -254,8 +265,14 @@ class Gpu:
             for k in ("max-storage-buffer-binding-size", "max-buffer-size")
             if k in limits
         }
+        wanted_features = OPTIONAL_FEATURES + (
+            CPU_FEATURES if adapter.info["adapter_type"] == "CPU" else ()
+        )
+        features = [f for f in wanted_features if f in adapter.features]
         with gpu_errors("device request", str(AdapterInfo.of(adapter))):
-            device = adapter.request_device_sync(label="onnxop", required_limits=required)
+            device = adapter.request_device_sync(
+                label="onnxop", required_features=features, required_limits=required
+            )
         return cls(backend, adapter, device)
 
     @property
@@ -276,6 +293,25 @@ class Gpu:
                 )
             self._pipelines[key] = pipe
         return pipe
+
+    def pipeline_with_layout(self, shader: str, entries: list[dict], entry: str = "main") -> tuple[Any, Any]:
+        """(pipeline, bind group layout) for a shader that needs an explicit
+        layout (dynamic offsets), compiled once."""
+        key = f"{shader}:{entry}:explicit"
+        found = self._pipelines.get(key)
+        if found is None:
+            from .shaders import shader_source
+
+            with gpu_errors(f"compiling {shader}", self.name):
+                module = self.device.create_shader_module(label=shader, code=shader_source(shader))
+                layout = self.device.create_bind_group_layout(label=shader, entries=entries)
+                pipe = self.device.create_compute_pipeline(
+                    label=shader,
+                    layout=self.device.create_pipeline_layout(label=shader, bind_group_layouts=[layout]),
+                    compute={"module": module, "entry_point": entry},
+                )
+            found = self._pipelines[key] = (pipe, layout)
+        return found
 
     def errors(self, what: str):
         """Context manager: WebGPU failures become a GpuError naming this adapter."""

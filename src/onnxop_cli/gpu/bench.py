@@ -1,0 +1,258 @@
+"""GPU-side measurements for `onnxop bench`: each call times one run of one
+thing on buffers of one size and returns seconds.
+
+- kernels and ``copy_buffer_to_buffer`` are timed with GPU timestamps when
+  the device has ``timestamp-query`` (a compute pass's own timestamps; the
+  copy between two encoder timestamps), else by wall clock from submit to
+  the end of the work;
+- upload and readback are timed by wall clock, through the same buffers and
+  mapping the streaming copy uses on this adapter (mapped kernel buffers, or
+  staging buffers plus a buffer copy), one ``chunk`` at a time;
+- every kernel's output is compared, byte for byte, with the random source
+  (``verify``), after the output buffer was poisoned.
+
+Buffers live as long as the Bench; :meth:`Bench.close` frees them.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable
+
+from ..errors import GpuError
+from . import kernels
+from .copy import DEFAULT_CHUNK, can_map
+from .device import Gpu
+from .kernels import round_up
+
+POISON = 0xA5
+SEED_CHUNK = 16 << 20  # random source bytes are generated (and regenerated) this many at a time
+
+
+def random_block(seed: int, index: int, nbytes: int):
+    """Block ``index`` of the random source: the same bytes every time."""
+    import numpy as np
+
+    return np.random.default_rng([seed, index]).integers(0, 256, nbytes, dtype=np.uint8)
+
+
+class Bench:
+    """Buffers of ``size`` bytes on ``gpu`` and the measurements over them."""
+
+    def __init__(self, gpu: Gpu, size: int, *, seed: int = 0, chunk: int = DEFAULT_CHUNK):
+        import wgpu
+
+        self.gpu = gpu
+        self.size = size
+        self.seed = seed
+        self.timestamps = "timestamp-query" in gpu.features
+        self.encoder_timestamps = "timestamp-query-inside-encoders" in gpu.features
+        self.mapped = can_map(gpu)
+        self.kernels = [k for k in kernels.KERNELS.values() if k.available(gpu)]
+        align = max(k.align for k in self.kernels)
+        self.padded = round_up(size, align)
+        limit = gpu.limits.get("max-buffer-size", 256 << 20)
+        if self.padded > limit:
+            raise GpuError(
+                f"bench size {size} bytes exceeds {gpu.name}'s max-buffer-size {limit}"
+            )
+        self.chunk = min(round_up(chunk, align), self.padded)
+        U = wgpu.BufferUsage
+        device = gpu.device
+        self._buffers: list[Any] = []
+        with gpu.errors("allocating bench buffers"):
+            self.src = self._buffer("src", self.padded, U.STORAGE | U.UNIFORM | U.COPY_SRC | U.COPY_DST)
+            self.dst = self._buffer("dst", self.padded, U.STORAGE | U.COPY_SRC | U.COPY_DST)
+            self.readback = self._buffer("readback", self.chunk, U.MAP_READ | U.COPY_DST)
+            if self.mapped:  # the streaming copy's own buffers, mapped
+                self.up = self._buffer("up", self.chunk, U.UNIFORM | U.STORAGE | U.MAP_WRITE)
+                self.down = self._buffer("down", self.chunk, U.STORAGE | U.MAP_READ | U.COPY_DST)
+                self.stage_in = self.stage_out = None
+            else:  # staging buffers plus a copy each way
+                self.stage_in = self._buffer("stage in", self.chunk, U.MAP_WRITE | U.COPY_SRC)
+                self.up = self._buffer("up", self.chunk, U.UNIFORM | U.STORAGE | U.COPY_DST)
+                self.down = self._buffer("down", self.chunk, U.STORAGE | U.COPY_SRC | U.COPY_DST)
+                self.stage_out = self._buffer("stage out", self.chunk, U.MAP_READ | U.COPY_DST)
+            if self.timestamps:
+                self.queries = device.create_query_set(label="bench", type="timestamp", count=2)
+                self.resolved = self._buffer("timestamps", 256, U.QUERY_RESOLVE | U.COPY_SRC)
+                self.stamps = self._buffer("timestamps read", 256, U.MAP_READ | U.COPY_DST)
+            else:
+                self.stamps = self._buffer("sync", 256, U.MAP_READ | U.COPY_DST)
+            self.bound = {k.name: k.bind(gpu, self.src, self.dst, self.padded) for k in self.kernels}
+        self._fill_source()
+
+    def _buffer(self, label: str, size: int, usage: int) -> Any:
+        buf = self.gpu.device.create_buffer(label=f"bench {label}", size=size, usage=usage)
+        self._buffers.append(buf)
+        return buf
+
+    def _fill_source(self) -> None:
+        queue = self.gpu.queue
+        for i, offset in enumerate(range(0, self.size, SEED_CHUNK)):
+            n = min(SEED_CHUNK, self.size - offset)
+            block = random_block(self.seed, i, n)
+            if n % 4:
+                block = block.tobytes() + bytes(4 - n % 4)
+            queue.write_buffer(self.src, offset, block)
+
+    def close(self) -> None:
+        for buf in self._buffers:
+            try:
+                buf.destroy()
+            except Exception:  # noqa: BLE001 - best effort
+                pass
+        self._buffers = []
+
+    # ------------------------------------------------------------ timing
+
+    def _timed(self, record: Callable[[Any, dict | None], None], inside_pass: bool) -> float:
+        """Submit what ``record`` encodes and return its duration."""
+        import numpy as np
+        import wgpu
+        from wgpu.backends.wgpu_native.extras import write_timestamp
+
+        gpu = self.gpu
+        with gpu.errors("bench"):
+            encoder = gpu.device.create_command_encoder()
+            stamps = None
+            use_stamps = self.timestamps and (inside_pass or self.encoder_timestamps)
+            if use_stamps and inside_pass:
+                stamps = {
+                    "query_set": self.queries,
+                    "beginning_of_pass_write_index": 0,
+                    "end_of_pass_write_index": 1,
+                }
+            elif use_stamps:
+                write_timestamp(encoder, self.queries, 0)
+            record(encoder, stamps)
+            if use_stamps and not inside_pass:
+                write_timestamp(encoder, self.queries, 1)
+            if use_stamps:
+                encoder.resolve_query_set(self.queries, 0, 2, self.resolved, 0)
+                encoder.copy_buffer_to_buffer(self.resolved, 0, self.stamps, 0, 16)
+            t0 = time.perf_counter()
+            gpu.queue.submit([encoder.finish()])
+            self.stamps.map_sync(wgpu.MapMode.READ, 0, 16)
+            wall = time.perf_counter() - t0
+            ticks = np.frombuffer(self.stamps.read_mapped(0, 16), np.uint64).astype(np.int64)
+            self.stamps.unmap()
+        if use_stamps:
+            # wgpu-native reports timestamps in nanoseconds (period applied).
+            elapsed = float(ticks[1] - ticks[0]) * 1e-9
+            if elapsed > 0:
+                return elapsed
+        return wall
+
+    def kernel(self, name: str) -> float:
+        bound = self.bound[name]
+        return self._timed(lambda enc, stamps: bound.record(enc, self.size, stamps), True)
+
+    def copy(self) -> float:
+        size4 = round_up(self.size, 4)
+        return self._timed(lambda enc, _: enc.copy_buffer_to_buffer(self.src, 0, self.dst, 0, size4), False)
+
+    def upload(self, host: Any) -> float:
+        """Host bytes into a buffer a kernel can read, ``size`` bytes in
+        chunks, the way the streaming copy does it. ``host``: a uint8 array
+        of at least one chunk."""
+        import numpy as np
+        import wgpu
+
+        gpu = self.gpu
+        t0 = time.perf_counter()
+        with gpu.errors("bench upload"):
+            for offset in range(0, self.size, self.chunk):
+                n = round_up(min(self.chunk, self.size - offset), 4)
+                buf = self.stage_in or self.up
+                buf.map_sync(wgpu.MapMode.WRITE, 0, n)
+                view = buf._experimental_get_mapped_range(0, n)
+                np.copyto(np.frombuffer(view, np.uint8), host[:n])
+                view.release()
+                buf.unmap()
+                if self.stage_in is not None:
+                    encoder = gpu.device.create_command_encoder()
+                    encoder.copy_buffer_to_buffer(self.stage_in, 0, self.up, 0, n)
+                    gpu.queue.submit([encoder.finish()])
+            self._sync()
+        return time.perf_counter() - t0
+
+    def read_back(self, host: Any) -> float:
+        """A kernel's output buffer into host memory, ``size`` bytes in chunks,
+        the way the streaming copy does it."""
+        import numpy as np
+        import wgpu
+
+        gpu = self.gpu
+        t0 = time.perf_counter()
+        with gpu.errors("bench readback"):
+            for offset in range(0, self.size, self.chunk):
+                n = round_up(min(self.chunk, self.size - offset), 4)
+                buf = self.down
+                if self.stage_out is not None:
+                    encoder = gpu.device.create_command_encoder()
+                    encoder.copy_buffer_to_buffer(self.down, 0, self.stage_out, 0, n)
+                    gpu.queue.submit([encoder.finish()])
+                    buf = self.stage_out
+                buf.map_sync(wgpu.MapMode.READ, 0, n)
+                np.copyto(host[:n], np.frombuffer(buf.read_mapped(0, n, copy=False), np.uint8))
+                buf.unmap()
+        return time.perf_counter() - t0
+
+    def _sync(self) -> None:
+        import wgpu
+
+        encoder = self.gpu.device.create_command_encoder()
+        self.gpu.queue.submit([encoder.finish()])
+        self.stamps.map_sync(wgpu.MapMode.READ, 0, 16)
+        self.stamps.unmap()
+
+    # ------------------------------------------------------------ exactness
+
+    def poison(self) -> None:
+        """Fill the output buffer with POISON, so bytes a kernel skips show."""
+        block = bytes([POISON]) * min(self.padded, SEED_CHUNK)
+        with self.gpu.errors("bench"):
+            for offset in range(0, self.padded, len(block)):
+                self.gpu.queue.write_buffer(self.dst, offset, block[: self.padded - offset])
+
+    def verify(self, what: str) -> None:
+        """The output buffer holds exactly the random source; raises GpuError
+        naming the first wrong byte otherwise."""
+        import numpy as np
+        import wgpu
+
+        gpu = self.gpu
+        block_index, expected, expected_at = -1, None, 0
+        for offset in range(0, self.size, self.chunk):
+            n = min(self.chunk, self.size - offset)
+            n4 = round_up(n, 4)
+            with gpu.errors("bench readback"):
+                encoder = gpu.device.create_command_encoder()
+                encoder.copy_buffer_to_buffer(self.dst, offset, self.readback, 0, n4)
+                gpu.queue.submit([encoder.finish()])
+                self.readback.map_sync(wgpu.MapMode.READ, 0, n4)
+                got = np.frombuffer(self.readback.read_mapped(0, n4, copy=False), np.uint8)[:n]
+            try:
+                pos = 0
+                while pos < n:
+                    at = offset + pos
+                    if expected is None or not expected_at <= at < expected_at + len(expected):
+                        block_index = at // SEED_CHUNK
+                        expected_at = block_index * SEED_CHUNK
+                        expected = random_block(
+                            self.seed, block_index, min(SEED_CHUNK, self.size - expected_at)
+                        )
+                    take = min(n - pos, expected_at + len(expected) - at)
+                    a = got[pos : pos + take]
+                    b = expected[at - expected_at : at - expected_at + take]
+                    if not np.array_equal(a, b):
+                        bad = at + int(np.flatnonzero(a != b)[0])
+                        raise GpuError(
+                            f"bench: {what} on {gpu.name} wrote wrong bytes: first at offset {bad} "
+                            f"of {self.size}"
+                        )
+                    pos += take
+            finally:
+                del got
+                self.readback.unmap()

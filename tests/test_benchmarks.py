@@ -1,0 +1,48 @@
+"""benchmarks/whole_process.py runs end to end on tiny inputs and fills a
+README's table (its figures are not checked: benchmarks measure, tests don't)."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "whole_process.py"
+
+
+@pytest.fixture(scope="module")
+def whole_process():
+    spec = importlib.util.spec_from_file_location("whole_process", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_script_fills_the_readme_table(whole_process, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+    readme = tmp_path / "README.md"
+    readme.write_text("before\n<!-- bench-table -->\nold\n<!-- /bench-table -->\nafter\n")
+    argv = ["--sizes", "4K", "--rounds", "1", "--many", "2", "--kernel-sizes", "64K",
+            "--tmp", str(tmp_path), "--update-readme", str(readme)]
+    assert whole_process.main(argv) == 0
+    text = readme.read_text()
+    assert text.startswith("before\n<!-- bench-table -->\nMeasured ") and text.endswith("<!-- /bench-table -->\nafter\n")
+    assert "old" not in text
+    for row in ("`onnxop --help`", "flatten 4 KiB .npy, whole process", "flatten 2 files of 4 KiB",
+                "vs `copy_buffer_to_buffer`, 64 KiB"):
+        assert row in text, row
+    assert "Command: `python benchmarks/whole_process.py --sizes 4K" in text
+    assert list(tmp_path.glob("onnxop-bench-*")) == []  # temp files cleaned up
+
+
+def test_same_data_compares_tensor_bytes_not_headers(whole_process, tmp_path):
+    import numpy as np
+
+    a = np.arange(64, dtype=np.float32)
+    np.save(tmp_path / "a.npy", a.reshape(4, 16))
+    np.save(tmp_path / "b.npy", a.reshape(64))
+    assert whole_process.same_data(tmp_path / "a.npy", tmp_path / "b.npy")
+    a[5] = -0.0
+    np.save(tmp_path / "c.npy", a)
+    assert not whole_process.same_data(tmp_path / "a.npy", tmp_path / "c.npy")

@@ -1,0 +1,56 @@
+"""Start-up stays cheap, checked by what gets imported and built, not by
+timing (speed is measured in benchmarks/): `onnxop --help` loads none of the
+heavy modules, and a run initialises one backend, compiles one pipeline and
+uses the cffi fast path."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+HEAVY = ("numpy", "wgpu", "onnx", "onnxruntime", "rich", "cffi", "pycparser")
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def python(code: str, tmp_path: Path) -> dict:
+    env = {**os.environ, "XDG_RUNTIME_DIR": str(tmp_path)}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path, check=True
+    ).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def test_help_imports_nothing_heavy(tmp_path):
+    found = python(
+        "import json, sys\n"
+        "from onnxop_cli import cli\n"
+        "before = sorted(m for m in sys.modules if m.split('.')[0] in %r)\n"
+        "cli.run(['--help'])\n"
+        "after = sorted(m for m in sys.modules if m.split('.')[0] in %r)\n"
+        "print(json.dumps({'import': before, 'help': after}))" % (HEAVY, HEAVY),
+        tmp_path,
+    )
+    assert found == {"import": [], "help": []}
+
+
+def test_a_run_builds_only_what_it_uses(tmp_path):
+    sample = ROOT / "samples" / "a.npy"
+    found = python(
+        "import json\n"
+        "from onnxop_cli import cli\n"
+        "from onnxop_cli.gpu import device\n"
+        f"code = cli.run(['flatten', {str(sample)!r}, '--backend', 'vulkan', '-o', 'b.npy'])\n"
+        "gpu = device._gpus['vulkan']\n"
+        "from wgpu.backends.wgpu_native._ffi import ffi\n"
+        "print(json.dumps({'code': code, 'instance': list(device._instance_backends),\n"
+        "    'gpus': sorted(device._gpus), 'pipelines': sorted(gpu._pipelines),\n"
+        "    'fast_cffi': hasattr(ffi._parser.parse_type_and_quals, 'slow')}))",
+        tmp_path,
+    )
+    assert found["code"] == 0
+    assert found["instance"] == ["vulkan"] and found["gpus"] == ["vulkan"]
+    assert len(found["pipelines"]) == 1
+    assert found["fast_cffi"] is True
