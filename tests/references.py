@@ -5,6 +5,8 @@ field rules (decoded by onnx.numpy_helper.to_array, never by onnxop)."""
 from __future__ import annotations
 
 import functools
+import importlib.util
+from pathlib import Path
 
 import numpy as np
 import onnx
@@ -121,3 +123,12 @@ def same_bits(a: np.ndarray, b: np.ndarray) -> bool:
         return False
     le = lambda x: np.ascontiguousarray(x).astype(x.dtype.newbyteorder("<")).tobytes()  # noqa: E731
     return le(a) == le(b)
+
+
+def node_tests_module():
+    """scripts/node_tests.py: writes onnx's official Flatten/Unsqueeze node tests."""
+    path = Path(__file__).resolve().parents[1] / "scripts" / "node_tests.py"
+    spec = importlib.util.spec_from_file_location("node_tests", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -5,7 +5,6 @@ files; a tampered case fails; onnx's shipped pytorch-operator tests run too."""
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 from pathlib import Path
 
@@ -16,31 +15,23 @@ from onnx import helper, numpy_helper
 
 from onnxop_cli.cli import run
 from onnxop_cli.errors import ExitCode
-from references import load_pb, same_bits, to_array
+from references import load_pb, node_tests_module, same_bits, to_array
 
-REPO = Path(__file__).resolve().parents[1]
 ONNX_DATA = Path(onnx.__file__).parent / "backend" / "test" / "data"
-
-
-def _node_tests_module():
-    spec = importlib.util.spec_from_file_location("node_tests", REPO / "scripts" / "node_tests.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="session")
 def official(tmp_path_factory) -> Path:
     """onnx's Flatten and Unsqueeze node tests, written as onnx writes node tests."""
     out = tmp_path_factory.mktemp("node")
-    module = _node_tests_module()
+    module = node_tests_module()
     for case in module.node_testcases():
         module.write_case(case, out)
     return out
 
 
 def official_names() -> list[str]:
-    return sorted(c.name for c in _node_tests_module().node_testcases())
+    return sorted(c.name for c in node_tests_module().node_testcases())
 
 
 def cli(capsys, *argv):

@@ -119,3 +119,19 @@ def test_negative_axes_before_11_are_refused_by_each_version(opset, rng):
     x = Tensor.from_numpy(random_array(rng, (2, 3), "float32"))
     with pytest.raises(OpError, match=f"negative axes need opset 11; this is Flatten-{op_version('Flatten', opset).since_version}"):
         core.check(flatten_node(-1, opset), x)
+
+
+def test_readme_type_table_matches_the_code():
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    rows = [line.strip("| ").split(" | ") for line in readme.splitlines()
+            if line.startswith("| ") and line.count("|") == 8 and "---" not in line][1:]
+    table = {r[0]: r[1:] for r in rows}
+    assert len(table) == len(DTYPES) == 26
+    for d in DTYPES:
+        first = [min(v.since_version for v in OPERATORS[op] if d.onnx_name in v.allowed_types())
+                 for op in ("Flatten", "Unsqueeze")]
+        assert table[d.onnx_name] == [
+            d.name, str(d.bits or "-"), "yes" if d.numpy_native else "no", "yes", str(first[0]), str(first[1]),
+        ], d.onnx_name
