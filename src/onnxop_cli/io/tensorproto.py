@@ -7,7 +7,10 @@ Parsing is onnx's (protobuf's), never ours. The values may sit in
 bytes of int4/int2..., ``int64_data``, ``uint64_data``, ``double_data``,
 ``string_data``), or in an external file. Typed fields are converted to the
 raw little-endian bytes here, once; ``raw_data`` and external data are used
-as they are (external data lazily, straight from the file).
+as they are (external data lazily, straight from the file). (``float_data``
+reaches Python as doubles, which quiets a signalling NaN's top mantissa bit,
+exactly as onnx's own reader does; ``raw_data`` -- what onnx and onnxop write --
+is bit-exact.)
 
 External data is read only from a regular file inside the tensor file's own
 folder: the location must be relative, without ``..``, and must still be
