@@ -84,7 +84,11 @@ def test_big_endian_streams_in_chunks(gpu, rng, dtype):
 
 
 def test_grid_folds_when_groups_exceed_the_dimension_limit(gpu, rng):
-    f = np.asfortranarray(random_array(rng, (301, 37), "u1"))  # 11137 bytes -> 11 groups of 256 words
+    from onnxop_cli.gpu.copy import shader_const
+
+    words_per_group = shader_const("relayout.wgsl", "WG") * shader_const("relayout.wgsl", "WORDS")
+    f = np.asfortranarray(random_array(rng, (301, 4 * words_per_group // 301 * 4 + 3), "u1"))
+    assert f.nbytes > 4 * 4 * words_per_group  # more than 4 groups: a 2 x 3 grid with spares
     assert relayout(gpu, f, max_groups_per_dim=2) == reference(f)
 
 

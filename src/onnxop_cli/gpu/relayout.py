@@ -101,7 +101,7 @@ def relayout_through_kernel(
     max_dim = max_groups_per_dim or limits.get("max-compute-workgroups-per-dimension", 65535)
     if poison is None and os.environ.get(ENV_POISON):
         poison = int(os.environ[ENV_POISON], 0) & 0xFF
-    per_group = shader_const(SHADER, "WG")
+    per_group = shader_const(SHADER, "WG") * shader_const(SHADER, "WORDS")  # output words
 
     buf_size = round_up(chunk, WORD)
     axes_bytes = b"".join(struct.pack("<2I", d, s) for d, s in axes) or bytes(8)
