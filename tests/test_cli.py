@@ -106,8 +106,8 @@ def test_many_inputs_into_a_folder(backend, cwd, rng, capsys):
         (["unsqueeze", "a.npy", "--axes", ""], "Unsqueeze: axes must not be empty (example: --axes 0,2)"),
         (["unsqueeze", "a.npy", "--axes", "1,two"], "Unsqueeze: --axes must be comma-separated integers, got '1,two' (example: --axes 0,2)"),
         (["flatten", "missing.npy"], "missing.npy: no such file"),
-        (["flatten", "a.txt"], "a.txt: unknown format (.txt); onnxop reads and writes .npy"),
-        (["flatten", "a.npy", "-o", "b.csv"], "b.csv: unknown format (.csv); onnxop reads and writes .npy"),
+        (["flatten", "a.txt"], "a.txt: unknown format (.txt); onnxop reads and writes .npy, .npz, .pb"),
+        (["flatten", "a.npy", "-o", "b.csv"], "b.csv: unknown format (.csv); onnxop reads and writes .npy, .npz, .pb"),
         (["flatten", "a.npy", "-o", "nowhere/b.npy"], "nowhere/b.npy: output folder nowhere does not exist"),
         (["flatten", "a.npy", "--backend", "cuda"], "unknown backend 'cuda'; choose one of auto, vulkan, metal, d3d12, gl"),
         (["flatten", "a.npy", "a.npy", "-o", "b.npy"], "b.npy: with 2 inputs, -o must be an existing folder"),
@@ -124,12 +124,12 @@ def test_usage_errors_are_one_line_exit_2(a, capsys, argv, message):
     assert out == ""
 
 
-def test_fortran_order_is_refused_until_the_relayout_kernel(cwd, capsys):
-    np.save(cwd / "f.npy", np.asfortranarray(np.arange(12.0).reshape(3, 4)))
-    code, _, err = cli(capsys, "flatten", "f.npy", "-o", "g.npy")
-    assert code == ExitCode.USAGE
-    assert "f.npy: Fortran-ordered arrays are not supported yet" in one_error_line(err)
-    assert not (cwd / "g.npy").exists()
+def test_fortran_order_is_re_laid_out_on_the_gpu(backend, cwd, rng, capsys):
+    f = np.asfortranarray(random_array(rng, (3, 5, 7), "float64"))
+    np.save(cwd / "f.npy", f)
+    code, _, err = cli(capsys, "flatten", "f.npy", "-o", "g.npy", "-b", backend)
+    assert code == 0, err
+    assert np.load(cwd / "g.npy").tobytes() == np.ascontiguousarray(f).reshape(3, 35).tobytes()
 
 
 def test_pickled_npy_is_refused_without_unpickling(cwd, capsys):

@@ -99,8 +99,9 @@ def test_unsqueeze_documented_cases():
 
 
 def test_opset_versions():
-    assert op_version("Flatten", 25).since_version == 11
-    assert op_version("Flatten", 9).since_version == 1
+    assert op_version("Flatten", 25).since_version == 25
+    assert op_version("Flatten", 10).since_version == 9
+    assert op_version("Flatten", 8).since_version == 1
     assert op_version("Unsqueeze", 12).since_version == 11
     assert op_version("Unsqueeze", 13).axes_is_input
     with pytest.raises(OpError, match=r"negative axes need opset 11"):

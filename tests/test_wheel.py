@@ -103,3 +103,47 @@ def test_installed_package_is_the_wheel_not_the_source(venv, tmp_path):
         [str(venv / "bin" / "python"), "-m", "onnxop_cli", "--help"], cwd=tmp_path, capture_output=True, text=True
     )
     assert module.returncode == 0 and "flatten" in module.stdout
+
+
+def test_installed_wheel_runs_every_format_and_the_official_node_tests(venv, tmp_path, backend):
+    """From another folder: the official node tests pass through `conformance`,
+    and a bfloat16 .pb, an odd-count int4 .pb and a Fortran-ordered big-endian
+    .npz member come out bit-exact."""
+    import ml_dtypes
+    from onnx import numpy_helper
+
+    from references import node_tests_module
+
+    node_tests = node_tests_module()
+    for case in node_tests.node_testcases():
+        node_tests.write_case(case, tmp_path / "node")
+    done = run_installed(venv, tmp_path, "conformance", "node", backend=backend)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines()[-1] == "16 passed, 0 failed, 0 skipped"
+
+    rng = np.random.default_rng(5)
+    h = rng.integers(0, 1 << 16, (3, 5), dtype=np.uint16).view(ml_dtypes.bfloat16)
+    (tmp_path / "h.pb").write_bytes(numpy_helper.from_array(h, "h").SerializeToString())
+    q = np.array([-8, 7, 3, -1, 0, 5, -3], dtype=ml_dtypes.int4)
+    (tmp_path / "q.pb").write_bytes(numpy_helper.from_array(q, "q").SerializeToString())
+    f = np.asfortranarray(random_array(rng, (3, 4, 5), "float64").astype(">f8"))
+    np.savez(tmp_path / "m.npz", f=f, g=random_array(rng, (7,), "uint8"))
+
+    for argv in (["flatten", "h.pb", "--axis", "0", "-o", "h2.pb"],
+                 ["unsqueeze", "q.pb", "--axes", "0", "-o", "q2.pb"],
+                 ["flatten", "m.npz", "--axis", "1", "-o", "m2.npz"]):
+        done = run_installed(venv, tmp_path, *argv, backend=backend)
+        assert done.returncode == 0, done.stderr
+    h2 = numpy_helper.to_array(onnx_load(tmp_path / "h2.pb"))
+    assert h2.shape == (1, 15) and h2.tobytes() == h.tobytes()
+    q2 = onnx_load(tmp_path / "q2.pb")
+    assert list(q2.dims) == [1, 7] and q2.raw_data == numpy_helper.from_array(q, "q").raw_data
+    with np.load(tmp_path / "m2.npz") as m2:
+        assert m2["f"].tobytes() == np.ascontiguousarray(f).astype("<f8").reshape(3, 20).tobytes()
+        assert m2["g"].shape == (7, 1)
+
+
+def onnx_load(path):
+    import onnx
+
+    return onnx.load_tensor(str(path))

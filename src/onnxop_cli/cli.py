@@ -55,7 +55,7 @@ OutputOpt = Annotated[
     typer.Option(
         "--output",
         "-o",
-        help="Write the result here (.npy); a folder when several inputs are given. "
+        help="Write the result here (.npy, .npz or .pb); a folder when several inputs are given. "
         "Without it the node is printed. Example: -o b.npy",
         dir_okay=True,
         metavar="PATH",
@@ -70,7 +70,18 @@ DebugOpt = Annotated[
 InputsArg = Annotated[
     list[Path],
     typer.Argument(
-        help="Input tensor files (.npy). Example: a.npy", show_default=False, metavar="FILE"
+        help="Input tensor files (.npy, .npz or .pb). Example: a.npy", show_default=False, metavar="FILE"
+    ),
+]
+MemberOpt = Annotated[
+    Optional[str],
+    typer.Option(
+        "--member",
+        "-m",
+        help="The array of an .npz input to use. Without it an .npz written to an .npz has "
+        "every member processed. Example: --member weights",
+        show_default=False,
+        metavar="NAME",
     ),
 ]
 
@@ -134,8 +145,12 @@ def _backend(ctx: typer.Context, backend: Optional[str]) -> Optional[str]:
     return backend or (ctx.obj or {}).get("backend")
 
 
-def _run_many(node, inputs: list[Path], output: Optional[Path], backend, full: bool) -> None:
-    """Apply ``node`` to each input; -o is a file for one input, a folder for several."""
+def _run_many(
+    node, inputs: list[Path], output: Optional[Path], backend, full: bool, member: Optional[str] = None
+) -> None:
+    """Apply ``node`` to each input; -o is a file for one input, a folder for several.
+    An .npz input without --member contributes every member: into an .npz
+    output (names kept) or to the printout; a single-array output refuses it."""
     from . import core, io
     from .render import Shown, render_node
 
@@ -143,30 +158,42 @@ def _run_many(node, inputs: list[Path], output: Optional[Path], backend, full: b
         raise UsageError(
             f"{output}: with {len(inputs)} inputs, -o must be an existing folder"
         )
-    targets = [
-        (output / src.name if output is not None and output.is_dir() else output) for src in inputs
-    ]
-    tensors = [io.read_tensor(src) for src in inputs]
+    jobs = []
+    for src in inputs:
+        target = output / src.name if output is not None and output.is_dir() else output
+        many = target is None or io.is_archive(target)
+        jobs.append((io.read_tensors(src, member) if many else [io.read_tensor(src, member)], target))
     # Refuse everything that can be refused before the GPU is touched.
-    for tensor, target in zip(tensors, targets):
-        node.output_shape(tensor.shape)
-        core.check_runnable(tensor)
-        if target is not None:
-            io.check_output(target)
+    for tensors, target in jobs:
+        for tensor in tensors:
+            core.check(node, tensor)
+            if target is not None:
+                io.check_output(target, tensor.dtype, nbytes=tensor.nbytes)
 
-    for tensor, target in zip(tensors, targets):
-        result = core.apply(node, tensor, backend=backend, out_path=target)
-        out = result.output
-        if target is not None:
+    for tensors, target in jobs:
+        if target is None:
+            blocks = []
+            for tensor in tensors:
+                result = core.apply(node, tensor, backend=backend)
+                out = result.output
+                shown_in = Shown(tensor.name, tensor.shape, tensor.dtype.name, tensor.to_numpy())
+                shown_out = Shown(out.name, out.shape, out.dtype.name, out.to_numpy(), note=result.note)
+                blocks.append(render_node(node, [shown_in], [shown_out], full=full))
+            emit("\n\n".join(blocks))
+            continue
+        with io.open_writer(target) as writer:
+            results = [
+                core.apply(node, t, backend=backend, writer=writer, out_name=io.output_name(t, target))
+                for t in tensors
+            ]
+        for result in results:
+            tensor, out = result.input, result.output
+            note = f" ({result.note})" if result.note else ""
             emit(
                 f"{node.op_type}: {tensor.name} {_shape(tensor.shape)} {tensor.dtype} -> "
-                f"{out.name} {_shape(out.shape)} {out.dtype}, wrote {target}",
+                f"{out.name} {_shape(out.shape)} {out.dtype}, wrote {target}{note}",
                 styled=False,
             )
-        else:
-            shown_in = Shown(tensor.name, tensor.shape, tensor.dtype.name, tensor.to_numpy())
-            shown_out = Shown(out.name, out.shape, out.dtype.name, out.to_numpy())
-            emit(render_node(node, [shown_in], [shown_out], full=full))
 
 
 def _shape(shape) -> str:
@@ -197,11 +224,12 @@ def flatten(
     backend: BackendOpt = None,
     full: FullOpt = False,
     debug: DebugOpt = False,
+    member: MemberOpt = None,
 ) -> None:
     from .ops import flatten_node
 
     node = flatten_node(parse_axis(axis), opset)
-    _run_many(node, inputs, output, _backend(ctx, backend), full)
+    _run_many(node, inputs, output, _backend(ctx, backend), full, member)
 
 
 def parse_axis(text: Optional[str]) -> Optional[int]:
@@ -251,11 +279,41 @@ def unsqueeze(
     backend: BackendOpt = None,
     full: FullOpt = False,
     debug: DebugOpt = False,
+    member: MemberOpt = None,
 ) -> None:
     from .ops import unsqueeze_node
 
     node = unsqueeze_node(parse_axes(axes), opset)
-    _run_many(node, inputs, output, _backend(ctx, backend), full)
+    _run_many(node, inputs, output, _backend(ctx, backend), full, member)
+
+
+@command(
+    help=(
+        "Run ONNX backend node tests (folders with model.onnx and test_data_set_*/*.pb) "
+        "of Flatten and Unsqueeze through onnxop; other operators are skipped. "
+        "Exits 1 if any case fails.\n\n"
+        "Example: onnxop conformance onnx/backend/test/data/node"
+    ),
+)
+def conformance(
+    ctx: typer.Context,
+    dirs: Annotated[
+        list[Path],
+        typer.Argument(
+            help="Node-test folders, or folders holding many. Example: node/test_flatten_axis0",
+            show_default=False,
+            metavar="DIR",
+        ),
+    ],
+    backend: BackendOpt = None,
+    debug: DebugOpt = False,
+) -> int:
+    from . import conformance as conf
+
+    results = conf.run_all(dirs, _backend(ctx, backend))
+    emit(conf.render(results), styled=False)
+    failed = any(r.status == "failed" for r in results)
+    return ExitCode.ERROR if failed else ExitCode.SUCCESS
 
 
 @command(help="List the WebGPU adapters found, the one chosen, its limits and features.\n\nExample: onnxop info --backend vulkan")

@@ -3,7 +3,9 @@
     read (io) -> Tensor -> node.output_shape (pure) -> GPU copy -> sink (file or memory)
 
 Everything that can be refused is refused before the GPU is touched and
-before an output file is opened.
+before an output file is opened. Fortran-ordered and big-endian input goes
+through the re-layout kernel instead of the flat copy; string tensors, which
+have no GPU form, are reshaped on the host and the result says so.
 """
 
 from __future__ import annotations
@@ -11,10 +13,17 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Callable
 
 from .errors import InputError
 from .ops import Node
 from .tensor import MemoryBytes, Tensor
+
+if TYPE_CHECKING:
+    from .io import Sink, Writer
+
+
+HOST_NOTE = "host: string tensors have no GPU form"
 
 
 @dataclass
@@ -25,17 +34,33 @@ class Result:
     adapter: str
     path: Path | None = None
     timings: dict[str, float] = field(default_factory=dict)
+    note: str = ""  # said next to the result: HOST_NOTE when the GPU was not used
+
+
+def check(node: Node, tensor: Tensor) -> tuple[int, ...]:
+    """Everything that can be refused before the GPU is touched: the shape rule,
+    the types the node's opset allows, the layout. Returns the output shape."""
+    from .ops import check_type
+
+    out_shape = node.output_shape(tensor.shape)
+    check_type(node, tensor.dtype)
+    check_runnable(tensor)
+    return out_shape
 
 
 def check_runnable(tensor: Tensor) -> None:
-    """What the GPU path cannot take yet, refused with the reason."""
-    if tensor.dtype.is_string:
-        raise InputError(f"{tensor.source or tensor.name}: string tensors are not supported yet")
-    if tensor.order != "C":
+    """What the GPU path cannot take, refused with the reason. (String tensors
+    are not refused: they take the host path, the one sanctioned non-GPU path.)"""
+    needs_relayout = tensor.order != "C" or tensor.byteswap
+    if needs_relayout and not tensor.dtype.is_string and tensor.dtype.itemsize not in RELAYOUT_ITEMSIZES:
+        layout = "Fortran-ordered" if tensor.order != "C" else "big-endian"
         raise InputError(
-            f"{tensor.source or tensor.name}: Fortran-ordered arrays are not supported yet; "
-            "save the array in C order (numpy.ascontiguousarray)"
+            f"{tensor.source or tensor.name}: {layout} {tensor.dtype} cannot be re-laid out "
+            f"(element sizes {', '.join(map(str, RELAYOUT_ITEMSIZES))} bytes only)"
         )
+
+
+RELAYOUT_ITEMSIZES = (1, 2, 4, 8, 16)
 
 
 def apply(
@@ -45,29 +70,45 @@ def apply(
     backend: str | None = None,
     out_path: Path | None = None,
     out_name: str | None = None,
+    writer: Writer | None = None,
 ) -> Result:
     """Apply ``node`` to ``tensor`` on the GPU.
 
-    With ``out_path`` the result streams into that file (atomically); otherwise
-    it is returned in memory.
+    The result streams into ``writer`` (an open output, see ``io.open_writer``)
+    or into the file ``out_path`` (atomically); otherwise it is returned in
+    memory. String tensors are reshaped on the host: they have no GPU form.
     """
-    from .gpu import copy_through_kernel, get_gpu
-    from .io import open_output
+    from .io import open_writer
 
     timings: dict[str, float] = {}
-    out_shape = node.output_shape(tensor.shape)
-    check_runnable(tensor)
+    out_shape = check(node, tensor)
     name = out_name or (out_path.stem if out_path else node.op.outputs[0])
-    out = Tensor(name, out_shape, tensor.dtype, source=str(out_path or ""))
+    out = Tensor(name, out_shape, tensor.dtype, source=str(out_path or ""), named=tensor.named)
+
+    if tensor.dtype.is_string:
+        assert tensor.strings is not None
+        out.strings = tensor.strings.reshape(out_shape)
+        if writer is not None:
+            writer.strings(name, out.strings)
+        elif out_path is not None:
+            with open_writer(out_path) as w:
+                w.strings(name, out.strings)
+        return Result(node, tensor, out, "host", out_path, timings, note=HOST_NOTE)
+
+    from .gpu import get_gpu
 
     t0 = time.perf_counter()
     gpu = get_gpu(backend)
     timings["device"] = time.perf_counter() - t0
+    move = _mover(gpu, tensor)  # refuses what the device cannot hold before any file is opened
 
     t0 = time.perf_counter()
-    if out_path is not None:
-        with open_output(out_path, out_shape, tensor.dtype) as sink:
-            copy_through_kernel(gpu, tensor.data, sink)
+    if writer is not None:
+        with writer.tensor(name, out_shape, tensor.dtype) as sink:
+            move(_zero_pad_bits(sink, tensor))
+    elif out_path is not None:
+        with open_writer(out_path) as w, w.tensor(name, out_shape, tensor.dtype) as sink:
+            move(_zero_pad_bits(sink, tensor))
     else:
         import numpy as np
 
@@ -79,7 +120,57 @@ def apply(
             buf[filled : filled + len(chunk)] = np.frombuffer(chunk, dtype=np.uint8)
             filled += len(chunk)
 
-        copy_through_kernel(gpu, tensor.data, sink)
+        move(_zero_pad_bits(sink, tensor))
         out.data = MemoryBytes(buf)
     timings["copy"] = time.perf_counter() - t0
     return Result(node, tensor, out, gpu.name, out_path, timings)
+
+
+def _mover(gpu, tensor: Tensor) -> Callable[[Sink], int]:
+    """The kernel that moves this tensor's bytes: the flat copy for row-major
+    little-endian data, the re-layout kernel for Fortran order or big-endian."""
+    from . import gpu as gpu_pkg
+    from .gpu.relayout import source_axes
+
+    if tensor.order == "C" and not tensor.byteswap:
+        return lambda sink: gpu_pkg.copy_through_kernel(gpu, tensor.data, sink)
+    fortran = tensor.order == "F"
+    if source_axes(tensor.shape, fortran):
+        limit = gpu_pkg.whole_tensor_limit(gpu)
+        if tensor.nbytes > limit:
+            raise InputError(
+                f"{tensor.source or tensor.name}: a Fortran-ordered tensor of {_mib(tensor.nbytes)} "
+                f"does not fit the {_mib(limit)} the re-layout kernel can bind on {gpu.name}; "
+                "save it in C order (numpy.ascontiguousarray)"
+            )
+    return lambda sink: gpu_pkg.relayout_through_kernel(
+        gpu, tensor.data, sink, shape=tensor.shape, itemsize=tensor.dtype.itemsize,
+        fortran=fortran, swap=tensor.byteswap,
+    )
+
+
+def _zero_pad_bits(sink: Sink, tensor: Tensor) -> Sink:
+    """For packed sub-byte types whose count does not fill the last byte, clear
+    that byte's unused high bits as ONNX's own packers do (numpy_helper,
+    helper.make_tensor): the elements pass through the kernel bit for bit, and
+    the padding is canonical whatever the input held there."""
+    used = tensor.size * tensor.dtype.bits % 8
+    if not tensor.dtype.is_packed or not used:
+        return sink
+    total, seen = tensor.nbytes, 0
+    mask = (1 << used) - 1
+
+    def masked(chunk: memoryview) -> None:
+        nonlocal seen
+        seen += len(chunk)
+        if seen == total and len(chunk):
+            sink(chunk[:-1])
+            sink(memoryview(bytes([chunk[-1] & mask])))
+        else:
+            sink(chunk)
+
+    return masked
+
+
+def _mib(n: int) -> str:
+    return f"{n / (1 << 20):.1f} MiB" if n >= 1 << 20 else f"{n} bytes"

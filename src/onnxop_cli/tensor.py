@@ -254,8 +254,13 @@ class StreamBytes:
 class Tensor:
     """Raw bytes + shape + ONNX dtype + memory order.
 
-    For string tensors ``strings`` holds a numpy object array and ``data`` is
-    None: strings have no GPU form.
+    For string tensors ``strings`` holds a numpy object array of ``bytes``
+    (ONNX stores UTF-8 bytes) and ``data`` is None: strings have no GPU form.
+
+    ``byteswap`` is non-zero when the bytes are big-endian (a ``>f4`` .npy
+    file): the unit, in bytes, that the re-layout kernel reverses (the element
+    size; half of it for complex types). ``named`` says the name came from the
+    file (a TensorProto's name, an .npz member) rather than from a file name.
     """
 
     name: str
@@ -265,6 +270,8 @@ class Tensor:
     order: str = "C"  # "C" (row-major) or "F" (column-major, from .npy files)
     strings: np.ndarray | None = field(default=None, repr=False)
     source: str = ""  # where the tensor came from, for messages (a path)
+    byteswap: int = 0  # 0: little-endian; else the byte-swap unit of big-endian data
+    named: bool = False  # the name is the tensor's own, not a file's stem
 
     def __post_init__(self) -> None:
         self.shape = tuple(int(d) for d in self.shape)
@@ -288,19 +295,25 @@ class Tensor:
 
     @classmethod
     def from_numpy(cls, array, name: str = "x", dtype: DType | None = None) -> Tensor:
-        """Wrap a numpy array (any order; big-endian is byte-swapped on the host
-        only by the caller -- this stores the bytes as they are)."""
+        """Wrap a numpy array, storing its bytes as they are: a Fortran-ordered
+        array stays Fortran-ordered and a big-endian one big-endian (the GPU
+        re-lays them out); strings become UTF-8 bytes; 2- and 4-bit types are
+        packed."""
         import numpy as np
 
         array = np.asanyarray(array)
         dtype = dtype or dtype_of_numpy(array.dtype)
         if dtype.is_string:
-            return cls(name, array.shape, dtype, strings=np.asarray(array, dtype=object))
+            return cls(name, array.shape, dtype, strings=strings_to_bytes(array))
+        if dtype.is_packed:  # one element per byte in numpy; packed as ONNX stores them
+            return cls(name, array.shape, dtype, MemoryBytes(pack_subbyte(array, dtype)))
+        swap = swap_unit(array.dtype)
         if array.flags.c_contiguous:
-            return cls(name, array.shape, dtype, MemoryBytes(array), "C")
+            return cls(name, array.shape, dtype, MemoryBytes(array), "C", byteswap=swap)
         if array.flags.f_contiguous:
-            return cls(name, array.shape, dtype, MemoryBytes(array.T), "F")
-        return cls(name, array.shape, dtype, MemoryBytes(np.ascontiguousarray(array)), "C")
+            return cls(name, array.shape, dtype, MemoryBytes(array.T), "F", byteswap=swap)
+        contiguous = MemoryBytes(np.ascontiguousarray(array))
+        return cls(name, array.shape, dtype, contiguous, "C", byteswap=swap)
 
     def to_numpy(self) -> np.ndarray:
         """The values as a numpy array (unpacking sub-byte types)."""
@@ -308,15 +321,54 @@ class Tensor:
 
         if self.dtype.is_string:
             assert self.strings is not None
-            return self.strings.reshape(self.shape)
+            return strings_to_text(self.strings).reshape(self.shape)
         assert self.data is not None
         raw = self.data.to_array()
         if self.dtype.is_packed:
             return unpack_subbyte(raw, self.dtype, self.size).reshape(self.shape)
-        flat = raw.view(self.dtype.numpy)
+        np_dtype = self.dtype.numpy.newbyteorder(">") if self.byteswap else self.dtype.numpy
+        flat = raw.view(np_dtype)
         if self.order == "F":
             return flat.reshape(self.shape[::-1]).T
         return flat.reshape(self.shape)
+
+
+def swap_unit(np_dtype: np.dtype) -> int:
+    """The byte-swap unit of a big-endian numpy dtype (0 for native little-endian
+    and single bytes): the element size, or one component of a complex."""
+    if np_dtype.byteorder != ">" or np_dtype.itemsize <= 1:
+        return 0
+    return np_dtype.itemsize // 2 if np_dtype.kind == "c" else np_dtype.itemsize
+
+
+def strings_to_bytes(array: np.ndarray) -> np.ndarray:
+    """An object array of ``bytes`` (ONNX's string elements) from str or bytes values."""
+    import numpy as np
+
+    out = np.empty(np.shape(array), dtype=object)
+    flat = out.reshape(-1)
+    for i, value in enumerate(np.asarray(array).reshape(-1)):
+        if isinstance(value, (bytes, np.bytes_)):
+            flat[i] = bytes(value)
+        elif isinstance(value, (str, np.str_)):
+            flat[i] = str(value).encode("utf-8")
+        else:
+            raise InputError(f"a string tensor holds a {type(value).__name__}, not text")
+    return out
+
+
+def strings_to_text(array: np.ndarray) -> np.ndarray:
+    """The values as onnx.numpy_helper gives them: an object array of ``str``
+    (UTF-8 decoded); left as ``bytes`` if any element is not valid UTF-8."""
+    import numpy as np
+
+    try:
+        texts = [b.decode("utf-8") for b in array.reshape(-1)]
+    except UnicodeDecodeError:
+        return array.copy()
+    out = np.empty(array.shape, dtype=object)
+    out.reshape(-1)[:] = texts
+    return out
 
 
 def unpack_subbyte(raw: np.ndarray, dtype: DType, count: int) -> np.ndarray:

@@ -1,10 +1,20 @@
-"""Tensor files, one module per format, chosen by suffix."""
+"""Tensor files, one module per format, chosen by suffix.
+
+    .npy  one numpy array          (npy.py)
+    .npz  numpy arrays by name     (npz.py)
+    .pb   one ONNX TensorProto     (tensorproto.py)
+
+Reading gives Tensors whose bytes are read later, in chunks. Writing goes
+through a writer opened on a temporary file (atomic_output): ``tensor(name,
+shape, dtype)`` is a context manager yielding a sink for the bytes, and
+``strings(name, values)`` writes a string tensor.
+"""
 
 from __future__ import annotations
 
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, ContextManager, Iterator, Protocol
 
 from ..errors import UsageError
 from ..tensor import DType, Tensor
@@ -12,7 +22,16 @@ from . import npy
 from .atomic import atomic_output, check_output_path
 
 Sink = Callable[[memoryview], None]
-FORMATS = (".npy",)
+FORMATS = (".npy", ".npz", ".pb")
+ARCHIVES = (".npz",)  # formats that hold several named tensors
+
+
+class Writer(Protocol):
+    def tensor(self, name: str, shape: tuple[int, ...], dtype: DType) -> ContextManager[Sink]: ...
+
+    def strings(self, name: str, values) -> None: ...
+
+    def close(self) -> None: ...
 
 
 def _suffix(path: Path) -> str:
@@ -23,32 +42,119 @@ def _suffix(path: Path) -> str:
     return suffix
 
 
-def read_tensor(path: Path) -> Tensor:
-    """Read the tensor in ``path`` (its bytes are read later, in chunks)."""
+def _module(suffix: str):
+    if suffix == ".npy":
+        return npy
+    if suffix == ".npz":
+        from . import npz
+
+        return npz
+    from . import tensorproto
+
+    return tensorproto
+
+
+def is_archive(path: Path) -> bool:
+    return Path(path).suffix.lower() in ARCHIVES
+
+
+def read_tensors(path: Path, member: str | None = None) -> list[Tensor]:
+    """The tensors in ``path``: one, or every member of an .npz (only
+    ``member`` if given). Their bytes are read later, in chunks."""
     path = Path(path)
-    _suffix(path)
+    suffix = _suffix(path)
     if not path.exists():
         raise UsageError(f"{path}: no such file")
     if not path.is_file():
         raise UsageError(f"{path}: not a regular file")
-    return npy.read_npy(path)
+    if member is not None and suffix not in ARCHIVES:
+        raise UsageError(f"{path}: --member selects an array of an .npz file; this is {suffix}")
+    if suffix == ".npz":
+        from . import npz
+
+        tensors = npz.read_npz(path, member)
+        if not tensors:
+            raise UsageError(f"{path}: the archive holds no arrays")
+        return tensors
+    if suffix == ".pb":
+        from . import tensorproto
+
+        return [tensorproto.read_pb(path)]
+    return [npy.read_npy(path)]
 
 
-def check_output(path: Path, dtype: DType | None = None) -> None:
-    """Refuse an output path before any work is done."""
-    _suffix(path)
+def read_tensor(path: Path, member: str | None = None) -> Tensor:
+    """The one tensor in ``path``; an .npz of several needs ``member``."""
+    tensors = read_tensors(path, member)
+    if len(tensors) > 1:
+        from .npz import describe
+
+        names = [t.name for t in tensors]
+        raise UsageError(
+            f"{path} holds {describe(names)}; choose one with --member NAME "
+            "(or write a .npz to apply the operator to each)"
+        )
+    return tensors[0]
+
+
+def output_name(tensor: Tensor, target: Path) -> str:
+    """What the result is called: the input's own name (a TensorProto's, an
+    .npz member's) when it has one, else the output file's stem."""
+    return tensor.name if tensor.named else Path(target).stem
+
+
+def check_output(path: Path, dtype: DType | None = None, *, nbytes: int = 0) -> None:
+    """Refuse an output path before any work is done: unknown format, a folder
+    that is missing or read-only, a type or size the format cannot hold."""
+    suffix = _suffix(path)
     check_output_path(Path(path))
+    module = _module(suffix)
+    if dtype is not None and not module.can_hold(dtype):
+        raise UsageError(
+            f"{path}: the {suffix} format cannot describe {dtype.name} (numpy has no such dtype); "
+            "write a .pb (ONNX TensorProto) file instead"
+        )
+    limit = getattr(module, "PROTOBUF_LIMIT", None)
+    if limit is not None and nbytes > limit:
+        raise UsageError(
+            f"{path}: {nbytes} bytes do not fit a .pb (protobuf messages stay under 2 GiB); "
+            "write a .npy or .npz file instead"
+        )
 
 
 @contextmanager
-def open_output(path: Path, shape: tuple[int, ...], dtype: DType) -> Iterator[Sink]:
-    """A sink that writes the tensor's data into ``path``, atomically: the file
+def open_writer(path: Path) -> Iterator[Writer]:
+    """A writer for ``path``'s format on a temporary file that replaces
+    ``path`` only if the block finishes."""
+    path = Path(path)
+    module = _module(_suffix(path))
+    with atomic_output(path) as f:
+        writer = module.WRITER(f, str(path))
+        yield writer
+        writer.close()
+
+
+@contextmanager
+def open_output(
+    path: Path, shape: tuple[int, ...], dtype: DType, name: str | None = None
+) -> Iterator[Sink]:
+    """A sink that writes one tensor's data into ``path``, atomically: the file
     appears, complete, only if the block finishes."""
     path = Path(path)
-    _suffix(path)
-    with atomic_output(path) as f:
-        npy.write_header(f, shape, dtype)
-        yield f.write
+    with open_writer(path) as writer, writer.tensor(name or path.stem, shape, dtype) as sink:
+        yield sink
 
 
-__all__ = ["FORMATS", "read_tensor", "check_output", "open_output", "atomic_output"]
+__all__ = [
+    "FORMATS",
+    "Sink",
+    "Writer",
+    "read_tensor",
+    "read_tensors",
+    "output_name",
+    "check_output",
+    "open_writer",
+    "open_output",
+    "atomic_output",
+    "is_archive",
+]

@@ -3,17 +3,32 @@
 The header is parsed with numpy's own format functions (a literal dict, never
 a pickle); the data is not read here, only located: the GPU path reads it in
 chunks. The declared size is checked against the file before anything is
-allocated.
+allocated. Big-endian and Fortran-ordered data are kept as they are and
+flagged on the Tensor: the GPU's re-layout kernel turns them into the
+row-major little-endian bytes ONNX uses. Fixed-width text (``<U``, ``S``)
+is an ONNX string tensor.
 """
 
 from __future__ import annotations
 
 import math
+from contextlib import contextmanager
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, Iterator
 
-from ..errors import InputError
-from ..tensor import DType, FileBytes, Tensor, dtype_of_numpy
+from ..errors import InputError, OutputError, UsageError
+from ..tensor import (
+    ByteSource,
+    DType,
+    FileBytes,
+    Tensor,
+    dtype_of_numpy,
+    strings_to_bytes,
+    strings_to_text,
+    swap_unit,
+)
+
+SUFFIX = ".npy"
 
 
 def read_header(f: BinaryIO, label: str):
@@ -34,7 +49,9 @@ def read_header(f: BinaryIO, label: str):
             shape, fortran, dtype = fmt._read_array_header(f, version)
         else:
             raise InputError(f"{label}: unsupported .npy format version {version[0]}.{version[1]}")
-    except (ValueError, SyntaxError, TypeError, EOFError) as e:
+    except InputError:
+        raise
+    except Exception as e:  # noqa: BLE001 - numpy's parser raises ValueError, SyntaxError, tokenize.TokenError...
         raise InputError(f"{label}: invalid .npy header ({_clean(e)})") from None
     return version, tuple(shape), bool(fortran), dtype
 
@@ -49,13 +66,6 @@ def check_dtype(np_dtype, label: str) -> DType:
         raise InputError(f"{label}: structured dtype {np_dtype!s} has no ONNX tensor type")
     if np_dtype.kind in "MmV":
         raise InputError(f"{label}: dtype {np_dtype!s} has no ONNX tensor type")
-    if np_dtype.kind in "US":
-        raise InputError(f"{label}: string dtype {np_dtype!s} is not supported yet")
-    if np_dtype.byteorder == ">":
-        raise InputError(
-            f"{label}: big-endian dtype {np_dtype.str} is not supported yet; "
-            "save the array little-endian"
-        )
     try:
         return dtype_of_numpy(np_dtype)
     except InputError as e:
@@ -71,24 +81,100 @@ def read_npy(path: Path, name: str | None = None) -> Tensor:
         data_offset = f.tell()
         f.seek(0, 2)
         file_size = f.tell()
-    dtype = check_dtype(np_dtype, label)
+    check_dtype(np_dtype, label)
+    nbytes = data_size(shape, np_dtype, label, file_size - data_offset, "file")
+    data = FileBytes(path, data_offset, nbytes)
+    return tensor_from_header(label, name or path.stem, shape, fortran, np_dtype, data)
+
+
+def data_size(shape: tuple[int, ...], np_dtype, label: str, available: int, where: str) -> int:
+    """The data bytes a header declares, checked against what ``where`` holds."""
     if any(d < 0 for d in shape):
         raise InputError(f"{label}: negative dimension in shape {shape}")
     nbytes = math.prod(shape) * np_dtype.itemsize
-    available = file_size - data_offset
     if nbytes > available:
         raise InputError(
-            f"{label}: file is truncated: shape {shape} of {np_dtype} needs {nbytes} "
-            f"data bytes, the file has {available}"
+            f"{label}: {where} is truncated: shape {shape} of {np_dtype} needs {nbytes} "
+            f"data bytes, the {where} has {available}"
         )
+    return nbytes
+
+
+def tensor_from_header(
+    label: str, name: str, shape: tuple[int, ...], fortran: bool, np_dtype, data: ByteSource,
+    *, named: bool = False,
+) -> Tensor:
+    """A Tensor over ``data`` as an .npy header describes it. Text is read
+    into memory now (string tensors live on the host); numbers stay lazy."""
+    dtype = check_dtype(np_dtype, label)
+    order = "F" if fortran and len(shape) > 1 else "C"
+    if dtype.is_string:
+        flat = data.to_array().view(np_dtype)
+        values = flat.reshape(shape[::-1]).T if order == "F" else flat.reshape(shape)
+        return Tensor(name, shape, dtype, strings=strings_to_bytes(values), source=label, named=named)
     return Tensor(
-        name=name or path.stem,
+        name=name,
         shape=shape,
         dtype=dtype,
-        data=FileBytes(path, data_offset, nbytes),
-        order="F" if fortran and len(shape) > 1 else "C",
+        data=data,
+        order=order,
         source=label,
+        byteswap=swap_unit(np_dtype),
+        named=named,
     )
+
+
+def can_hold(dtype: DType) -> bool:
+    """numpy (without ml_dtypes) describes these; bfloat16, float8, int4... it cannot."""
+    return dtype.numpy_native
+
+
+def text_array(values, label: str):
+    """ONNX strings (bytes) as a numpy text array: ``<U`` when every element
+    is UTF-8 (as onnx.numpy_helper reads them), else ``S``."""
+    import numpy as np
+
+    text = strings_to_text(values)
+    if all(isinstance(v, str) for v in text.reshape(-1)):
+        return np.array(text.tolist(), dtype=str).reshape(values.shape)
+    if any(v.endswith(b"\0") for v in values.reshape(-1)):
+        raise UsageError(
+            f"{label}: a string that is not UTF-8 and ends in a NUL byte cannot be stored in "
+            "a numpy array; write a .pb (ONNX TensorProto) file instead"
+        )
+    return np.array(values.tolist(), dtype=bytes).reshape(values.shape)
+
+
+class NpyWriter:
+    """Writes the one tensor of an .npy file into an open binary file."""
+
+    def __init__(self, f: BinaryIO, label: str) -> None:
+        self._f = f
+        self._label = label
+        self._written = False
+
+    def _once(self) -> None:
+        if self._written:
+            raise OutputError(f"{self._label}: an .npy file holds one tensor")
+        self._written = True
+
+    @contextmanager
+    def tensor(self, name: str, shape: tuple[int, ...], dtype: DType) -> Iterator:
+        self._once()
+        write_header(self._f, shape, dtype)
+        yield self._f.write
+
+    def strings(self, name: str, values) -> None:
+        import numpy as np
+
+        self._once()
+        np.lib.format.write_array(self._f, text_array(values, self._label), allow_pickle=False)
+
+    def close(self) -> None:
+        pass
+
+
+WRITER = NpyWriter
 
 
 def write_header(f: BinaryIO, shape: tuple[int, ...], dtype: DType) -> None:

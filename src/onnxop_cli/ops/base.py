@@ -17,11 +17,13 @@ class Node:
 
     ``attributes`` holds only the attributes the user gave (the docs omit
     defaults). ``axes`` is Unsqueeze's axes, wherever this opset keeps them.
+    ``opset`` is the opset the user asked for (``op`` is the version it selects).
     """
 
     op: type[OpVersion]
     attributes: dict[str, object] = field(default_factory=dict)
     axes: tuple[int, ...] | None = None
+    opset: int | None = None
 
     @property
     def op_type(self) -> str:
@@ -39,10 +41,19 @@ class OpVersion:
     inputs: ClassVar[tuple[str, ...]]
     outputs: ClassVar[tuple[str, ...]]
     negative_axes: ClassVar[bool] = True
+    types_added: ClassVar[tuple[str, ...]] = ()  # ONNX type names this version adds
 
     @classmethod
     def label(cls) -> str:
         return cls.op_type
+
+    @classmethod
+    def allowed_types(cls) -> frozenset[str]:
+        """ONNX names (``float``, ``int4``) of the types this version allows:
+        what it and every earlier version of the operator added."""
+        return frozenset(
+            t for klass in cls.__mro__ for t in vars(klass).get("types_added", ())
+        )
 
     @classmethod
     def output_shape(cls, node: Node, shape: tuple[int, ...]) -> tuple[int, ...]:

@@ -1,0 +1,169 @@
+""".npz files: a zip archive of .npy members, one tensor each.
+
+Members are parsed with the .npy header code (never ``np.load``, never a
+pickle) and read lazily straight out of the archive, stored or deflated, so a
+member streams to the GPU like an .npy file does. The archive is never
+extracted: member names never become paths.
+
+Writing: each member is streamed into a stored (uncompressed) zip entry, as
+``numpy.savez`` writes them.
+"""
+
+from __future__ import annotations
+
+import zipfile
+from contextlib import contextmanager
+from pathlib import Path
+from typing import BinaryIO, Iterator
+
+from ..errors import InputError, OutputError, UsageError
+from ..tensor import DType, Tensor, _readinto_full
+from . import npy
+
+SUFFIX = ".npz"
+MEMBER_SUFFIX = ".npy"
+
+
+def member_name(filename: str) -> str:
+    """numpy's key for an archive entry: the file name without ``.npy``."""
+    return filename[: -len(MEMBER_SUFFIX)] if filename.endswith(MEMBER_SUFFIX) else filename
+
+
+class ZipMemberBytes:
+    """A byte range of one archive member, read front to back on demand.
+
+    The member stays open between sequential reads (deflated members cannot
+    seek cheaply); a read elsewhere reopens it.
+    """
+
+    def __init__(self, path: Path, member: str, offset: int, nbytes: int, label: str) -> None:
+        self.path = Path(path)
+        self.member = member
+        self.offset = offset
+        self.nbytes = nbytes
+        self.label = label
+        self._zip: zipfile.ZipFile | None = None
+        self._stream = None
+        self._pos = -1
+
+    def _open_at(self, offset: int) -> None:
+        self.close()
+        self._zip = zipfile.ZipFile(self.path)
+        self._stream = self._zip.open(self.member)
+        self._stream.seek(self.offset + offset)
+        self._pos = offset
+
+    def readinto(self, offset: int, out: memoryview) -> None:
+        try:
+            if self._stream is None or self._pos != offset:
+                self._open_at(offset)
+            got = _readinto_full(self._stream, out)
+        except (zipfile.BadZipFile, OSError, EOFError, RuntimeError) as e:
+            self.close()
+            raise InputError(f"{self.label}: cannot read the member: {e}") from None
+        self._pos = offset + got
+        if got != len(out):
+            self.close()
+            raise InputError(f"{self.label}: member is truncated: expected {self.nbytes} data bytes")
+        if self._pos >= self.nbytes:
+            self.close()
+
+    def to_array(self):
+        import numpy as np
+
+        out = np.empty(self.nbytes, dtype=np.uint8)
+        if self.nbytes:
+            self.readinto(0, memoryview(out))
+        return out
+
+    def close(self) -> None:
+        for handle in (self._stream, self._zip):
+            if handle is not None:
+                handle.close()
+        self._stream = self._zip = None
+        self._pos = -1
+
+    def __del__(self) -> None:
+        self.close()
+
+
+def read_npz(path: Path, member: str | None = None) -> list[Tensor]:
+    """Every member of the archive (or only ``member``), as lazy tensors named
+    by their member names."""
+    path = Path(path)
+    label = str(path)
+    try:
+        archive = zipfile.ZipFile(path)
+    except (zipfile.BadZipFile, OSError) as e:
+        raise InputError(f"{label}: not an .npz file ({e})") from None
+    with archive:
+        infos = [i for i in archive.infolist() if not i.is_dir()]
+        names = [member_name(i.filename) for i in infos]
+        if member is not None:
+            if member not in names:
+                raise UsageError(f"{label}: no member {member!r}; it holds {describe(names)}")
+            infos = [infos[names.index(member)]]
+        return [_member_tensor(archive, info, path, label) for info in infos]
+
+
+def _member_tensor(archive: zipfile.ZipFile, info: zipfile.ZipInfo, path: Path, label: str) -> Tensor:
+    name = member_name(info.filename)
+    where = f"{label}[{name}]"
+    try:
+        with archive.open(info) as stream:
+            _, shape, fortran, np_dtype = npy.read_header(stream, where)
+            offset = stream.tell()
+    except (zipfile.BadZipFile, OSError, EOFError, RuntimeError, NotImplementedError) as e:
+        raise InputError(f"{where}: cannot read the member: {e}") from None
+    npy.check_dtype(np_dtype, where)
+    nbytes = npy.data_size(shape, np_dtype, where, info.file_size - offset, "member")
+    data = ZipMemberBytes(path, info.filename, offset, nbytes, where)
+    return npy.tensor_from_header(where, name, shape, fortran, np_dtype, data, named=True)
+
+
+def list_members(path: Path) -> list[str]:
+    with zipfile.ZipFile(path) as archive:
+        return [member_name(i.filename) for i in archive.infolist() if not i.is_dir()]
+
+
+def describe(names: list[str]) -> str:
+    shown = ", ".join(names[:20]) + (f", ... ({len(names) - 20} more)" if len(names) > 20 else "")
+    return f"{len(names)} arrays: {shown}" if names else "no arrays"
+
+
+def can_hold(dtype: DType) -> bool:
+    return npy.can_hold(dtype)
+
+
+class NpzWriter:
+    """Writes members into an .npz archive on an open binary file."""
+
+    def __init__(self, f: BinaryIO, label: str) -> None:
+        self._zip = zipfile.ZipFile(f, "w", compression=zipfile.ZIP_STORED, allowZip64=True)
+        self._label = label
+        self._names: set[str] = set()
+
+    def _member(self, name: str) -> str:
+        if name in self._names:
+            raise OutputError(f"{self._label}: two members named {name!r}")
+        self._names.add(name)
+        return name + MEMBER_SUFFIX
+
+    @contextmanager
+    def tensor(self, name: str, shape: tuple[int, ...], dtype: DType) -> Iterator:
+        with self._zip.open(self._member(name), "w", force_zip64=True) as stream:
+            npy.write_header(stream, shape, dtype)
+            yield stream.write
+
+    def strings(self, name: str, values) -> None:
+        import numpy as np
+
+        array = npy.text_array(values, f"{self._label}[{name}]")
+        with self._zip.open(self._member(name), "w", force_zip64=True) as stream:
+            np.lib.format.write_array(stream, array, allow_pickle=False)
+
+    def close(self) -> None:
+        self._zip.close()
+
+
+WRITER = NpzWriter

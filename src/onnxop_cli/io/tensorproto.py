@@ -1,0 +1,249 @@
+""".pb files: one serialized ``onnx.TensorProto``, read and written with onnx.
+
+Parsing is onnx's (protobuf's), never ours. The values may sit in
+``raw_data`` (little-endian, sub-byte types packed), in the typed field
+``onnx.helper.tensor_dtype_to_field`` names for the type (``float_data``,
+``int32_data`` holding the bits of float16/bfloat16/float8 and the packed
+bytes of int4/int2..., ``int64_data``, ``uint64_data``, ``double_data``,
+``string_data``), or in an external file. Typed fields are converted to the
+raw little-endian bytes here, once; ``raw_data`` and external data are used
+as they are (external data lazily, straight from the file). (``float_data``
+reaches Python as doubles, which quiets a signalling NaN's top mantissa bit,
+exactly as onnx's own reader does; ``raw_data`` -- what onnx and onnxop write --
+is bit-exact.)
+
+External data is read only from a regular file inside the tensor file's own
+folder: the location must be relative, without ``..``, and must still be
+inside that folder once symlinks are resolved.
+
+Writing always uses ``raw_data`` (packed for sub-byte types), with the
+tensor's name, dims and data type; strings use ``string_data``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import warnings
+from contextlib import contextmanager
+from pathlib import Path, PurePosixPath, PureWindowsPath
+from typing import BinaryIO, Iterator
+
+from ..errors import InputError, OutputError, UsageError
+from ..tensor import DTYPES, DType, FileBytes, MemoryBytes, Tensor
+
+SUFFIX = ".pb"
+PROTOBUF_LIMIT = (2 << 30) - (1 << 20)  # a message must stay under 2 GiB; keep room for the header
+EXTERNAL = 1  # TensorProto.DataLocation.EXTERNAL
+DATA_FIELDS = ("float_data", "int32_data", "string_data", "int64_data", "double_data", "uint64_data")
+
+
+def read_pb(path: Path) -> Tensor:
+    """The tensor serialized in ``path``."""
+    import onnx
+    from google.protobuf.message import DecodeError
+
+    path = Path(path)
+    label = str(path)
+    proto = onnx.TensorProto()
+    try:
+        proto.ParseFromString(path.read_bytes())
+    except DecodeError as e:
+        raise InputError(f"{label}: not a serialized ONNX TensorProto ({e})") from None
+    return tensor_from_proto(proto, path.parent, label, path.stem)
+
+
+def tensor_from_proto(proto, base_dir: Path, label: str, default_name: str) -> Tensor:
+    """A Tensor for a TensorProto; external data is looked up in ``base_dir``."""
+    import numpy as np
+
+    dtype = _dtype(proto, label)
+    shape = tuple(int(d) for d in proto.dims)
+    if any(d < 0 for d in shape):
+        raise InputError(f"{label}: negative dimension in dims {list(shape)}")
+    if proto.HasField("segment"):
+        raise InputError(f"{label}: segmented tensors are not supported")
+    name = proto.name or default_name
+    count = math.prod(shape)
+
+    if dtype.is_string:
+        if proto.HasField("raw_data") or proto.data_location == EXTERNAL:
+            raise InputError(f"{label}: a string tensor keeps its values in string_data")
+        _check_count(proto, "string_data", count, label, dtype)
+        values = np.empty(len(proto.string_data), dtype=object)
+        values[:] = list(proto.string_data)
+        return Tensor(name, shape, dtype, strings=values.reshape(shape), source=label, named=bool(proto.name))
+
+    nbytes = dtype.nbytes(count)
+    if proto.data_location == EXTERNAL:
+        data = _external_bytes(proto, Path(base_dir), label, nbytes)
+    elif proto.HasField("raw_data"):
+        if len(proto.raw_data) != nbytes:
+            raise InputError(
+                f"{label}: raw_data holds {len(proto.raw_data)} bytes; dims {list(shape)} "
+                f"of {dtype} need {nbytes}"
+            )
+        data = MemoryBytes(np.frombuffer(proto.raw_data, dtype=np.uint8))
+    else:
+        data = MemoryBytes(_typed_bytes(proto, dtype, count, label))
+    return Tensor(name, shape, dtype, data, source=label, named=bool(proto.name))
+
+
+def _dtype(proto, label: str) -> DType:
+    import onnx
+
+    by_number = {d.onnx_type: d for d in DTYPES}
+    found = by_number.get(proto.data_type)
+    if found is None:
+        try:
+            what = onnx.TensorProto.DataType.Name(proto.data_type)
+        except ValueError:
+            what = str(proto.data_type)
+        raise InputError(f"{label}: data type {what} ({proto.data_type}) is not an ONNX tensor type of opset 25")
+    return found
+
+
+def _check_count(proto, field: str, expected: int, label: str, dtype: DType) -> None:
+    others = [f for f in DATA_FIELDS if f != field and len(getattr(proto, f))]
+    if others:
+        raise InputError(f"{label}: a {dtype} tensor keeps its values in {field}, not {others[0]}")
+    got = len(getattr(proto, field))
+    if got != expected:
+        raise InputError(f"{label}: {field} holds {got} values; dims {list(proto.dims)} of {dtype} need {expected}")
+
+
+def _typed_bytes(proto, dtype: DType, count: int, label: str):
+    """The little-endian bytes of the values in the typed field, as onnx's
+    numpy_helper.to_array reads them: int32_data carries the bits of 8- and
+    16-bit types (and the packed bytes of 4- and 2-bit types) in its low bits;
+    uint64_data carries uint32; complex values are (real, imaginary) pairs."""
+    import numpy as np
+    from onnx import helper
+
+    field = helper.tensor_dtype_to_field(dtype.onnx_type)
+    if dtype.is_packed:
+        expected = dtype.nbytes(count)
+    elif dtype.name.startswith("complex"):
+        expected = 2 * count
+    else:
+        expected = count
+    _check_count(proto, field, expected, label, dtype)
+    values = getattr(proto, field)
+    if field == "int32_data" and dtype.bits != 32:
+        width = {8: np.uint8, 16: np.uint16}[max(dtype.bits, 8)]
+        data = np.array(values, dtype=np.int64).astype(np.uint32).astype(width)
+    elif field == "uint64_data" and dtype.bits == 32:
+        data = np.array(values, dtype=np.uint64).astype(np.uint32)
+    else:
+        storage = {"float_data": "<f4", "double_data": "<f8", "int32_data": "<i4",
+                   "int64_data": "<i8", "uint64_data": "<u8"}[field]
+        data = np.array(values, dtype=storage)
+    return np.ascontiguousarray(data.astype(data.dtype.newbyteorder("<"))).reshape(-1).view(np.uint8)
+
+
+def _external_bytes(proto, base_dir: Path, label: str, nbytes: int) -> FileBytes:
+    from onnx.external_data_helper import ExternalDataInfo
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # unknown keys: onnx ignores them, so do we
+            info = ExternalDataInfo(proto)
+    except ValueError as e:
+        raise InputError(f"{label}: invalid external data: {e}") from None
+    location = info.location
+    folder = base_dir if str(base_dir) else Path(".")
+    target = _inside(folder, location, label)
+    size = target.stat().st_size
+    offset = int(info.offset or 0)
+    length = int(info.length) if info.length is not None else size - offset
+    if length != nbytes:
+        raise InputError(
+            f"{label}: external data {location!r} holds {length} bytes; "
+            f"dims {list(proto.dims)} of {_dtype(proto, label)} need {nbytes}"
+        )
+    if offset + length > size:
+        raise InputError(
+            f"{label}: external data {location!r} is truncated: {length} bytes from offset "
+            f"{offset} need a file of {offset + length} bytes, it has {size}"
+        )
+    return FileBytes(target, offset, length)
+
+
+def _inside(folder: Path, location: str, label: str) -> Path:
+    """``location`` resolved inside ``folder``, or an error: never read outside
+    the folder the user pointed at (no absolute paths, no ``..``, no symlink
+    that leads out)."""
+    refuse = f"{label}: external data location {location!r} must name a file inside {folder}"
+    if not location:
+        raise InputError(f"{label}: external data has no location")
+    for flavour in (PurePosixPath, PureWindowsPath):
+        p = flavour(location)
+        if p.is_absolute() or p.anchor or ".." in p.parts:
+            raise InputError(refuse)
+    base = os.path.realpath(folder)
+    target = os.path.realpath(os.path.join(base, location))
+    if os.path.commonpath([base, target]) != base:
+        raise InputError(f"{refuse} (it resolves to {target})")
+    if not os.path.isfile(target):
+        raise InputError(f"{label}: external data file {location!r} not found in {folder}")
+    return Path(target)
+
+
+def can_hold(dtype: DType) -> bool:
+    return True
+
+
+class PbWriter:
+    """Writes one TensorProto (raw_data, or string_data) into an open binary file.
+
+    Protobuf serializes a whole message at once, so the tensor's bytes are
+    gathered in memory first (a .pb cannot exceed 2 GiB anyway).
+    """
+
+    def __init__(self, f: BinaryIO, label: str) -> None:
+        self._f = f
+        self._label = label
+        self._written = False
+
+    def _proto(self, name: str, shape: tuple[int, ...], dtype: DType):
+        import onnx
+
+        if self._written:
+            raise OutputError(f"{self._label}: a .pb file holds one tensor")
+        self._written = True
+        proto = onnx.TensorProto()
+        proto.name = name
+        proto.dims.extend(int(d) for d in shape)
+        proto.data_type = dtype.onnx_type
+        return proto
+
+    @contextmanager
+    def tensor(self, name: str, shape: tuple[int, ...], dtype: DType) -> Iterator:
+        nbytes = dtype.nbytes(math.prod(shape))
+        if nbytes > PROTOBUF_LIMIT:
+            raise UsageError(
+                f"{self._label}: {nbytes} bytes do not fit a .pb (protobuf messages stay "
+                "under 2 GiB); write a .npy or .npz file instead"
+            )
+        proto = self._proto(name, shape, dtype)
+        buf = bytearray()
+        yield buf.extend
+        proto.raw_data = bytes(buf)
+        self._f.write(proto.SerializeToString())
+
+    def strings(self, name: str, values) -> None:
+        proto = self._proto(name, values.shape, _string_dtype())
+        proto.string_data.extend(bytes(v) for v in values.reshape(-1))
+        self._f.write(proto.SerializeToString())
+
+    def close(self) -> None:
+        pass
+
+
+WRITER = PbWriter
+
+
+def _string_dtype() -> DType:
+    from ..tensor import STRING
+
+    return STRING

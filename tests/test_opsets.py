@@ -1,0 +1,137 @@
+"""Every opset's rules: the version each opset selects and the types it allows
+agree with onnx.defs (the tables are written out in ops/ so that start-up never
+imports onnx); a type the opset does not allow is refused naming the version
+that added it; rendering follows the opset."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx.defs
+import pytest
+
+from conftest import random_array
+from onnxop_cli import core
+from onnxop_cli.cli import run
+from onnxop_cli.errors import OpError
+from onnxop_cli.ops import LATEST_OPSET, OPERATORS, check_type, flatten_node, op_version, unsqueeze_node
+from onnxop_cli.tensor import DTYPES, Tensor, dtype_by_name
+
+OPSETS = range(1, LATEST_OPSET + 1)
+
+
+def schema_types(op_type: str, opset: int) -> set[str]:
+    schema = onnx.defs.get_schema(op_type, opset)
+    (constraint,) = [c for c in schema.type_constraints if c.type_param_str == "T"]
+    return {t[len("tensor("):-1] for t in constraint.allowed_type_strs}
+
+
+@pytest.mark.parametrize("op_type", OPERATORS)
+@pytest.mark.parametrize("opset", OPSETS)
+def test_each_opset_selects_the_schema_version_onnx_does(op_type, opset):
+    assert op_version(op_type, opset).since_version == onnx.defs.get_schema(op_type, opset).since_version
+
+
+@pytest.mark.parametrize("op_type", OPERATORS)
+@pytest.mark.parametrize("opset", OPSETS)
+def test_allowed_types_are_onnx_defs_type_constraints(op_type, opset):
+    assert op_version(op_type, opset).allowed_types() == schema_types(op_type, opset)
+
+
+@pytest.mark.parametrize("op_type", OPERATORS)
+def test_every_schema_version_has_its_own_class(op_type):
+    versions = {onnx.defs.get_schema(op_type, opset).since_version for opset in OPSETS}
+    assert [v.since_version for v in OPERATORS[op_type]] == sorted(versions)
+
+
+def test_axes_move_from_attribute_to_input_at_13_as_in_onnx_defs():
+    for opset in OPSETS:
+        schema = onnx.defs.get_schema("Unsqueeze", opset)
+        as_input = [i.name for i in schema.inputs] == ["data", "axes"]
+        assert op_version("Unsqueeze", opset).axes_is_input == as_input
+        assert ("axes" in schema.attributes) == (not as_input)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.name)
+@pytest.mark.parametrize("op_type", OPERATORS)
+def test_a_type_is_refused_exactly_before_the_opset_that_added_it(op_type, dtype):
+    first = min(o for o in OPSETS if dtype.onnx_name in schema_types(op_type, o))
+    make = flatten_node if op_type == "Flatten" else (lambda o: unsqueeze_node([0], o))
+    for opset in OPSETS:
+        node = make(opset) if op_type == "Unsqueeze" else flatten_node(None, opset)
+        if opset >= first:
+            check_type(node, dtype)
+            continue
+        name = "string" if dtype.is_string else dtype.name
+        version = op_version(op_type, opset).since_version
+        with pytest.raises(OpError) as e:
+            check_type(node, dtype)
+        assert str(e.value) == (
+            f"{op_type}: opset {opset} ({op_type}-{version}) does not allow {name}; "
+            f"{name} was added in {op_type}-{first} (opset {first})"
+        )
+
+
+def test_a_refused_type_never_reaches_the_gpu(monkeypatch):
+    def no_gpu(*a, **k):
+        raise AssertionError("the GPU was asked for")
+
+    monkeypatch.setattr("onnxop_cli.gpu.get_gpu", no_gpu)
+    x = Tensor.from_numpy(np.zeros((2, 3), np.uint8).view(dtype_by_name("int4").numpy), "x")
+    with pytest.raises(OpError, match=r"opset 20 \(Flatten-13\) does not allow int4"):
+        core.apply(flatten_node(1, 20), x)
+
+
+def test_cli_names_the_opset_for_a_refused_type(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    np.save("c.npy", np.zeros((2, 3), np.complex64))
+    assert run(["flatten", "c.npy", "--opset", "8", "-o", "d.npy"]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        "onnxop: error: Flatten: opset 8 (Flatten-1) does not allow complex64; "
+        "complex64 was added in Flatten-9 (opset 9)\n"
+    )
+    assert not (tmp_path / "d.npy").exists()
+
+
+@pytest.mark.parametrize("opset", [1, 11, 12])
+def test_unsqueeze_before_13_prints_axes_as_an_attribute(backend, tmp_path, capsys, monkeypatch, opset):
+    monkeypatch.chdir(tmp_path)
+    np.save("x.npy", np.arange(3, dtype=np.int32))
+    assert run(["unsqueeze", "x.npy", "--axes", "0", "--opset", str(opset), "-b", backend]) == 0
+    assert capsys.readouterr().out == (
+        "Node:\n  Unsqueeze(x) -> (expanded)\n\n"
+        "Attributes:\n  axes = [0]\n\n"
+        "Inputs:\n  x: shape=(3,), dtype=int32\n    [0, 1, 2]\n\n"
+        "Outputs:\n  expanded: shape=(1, 3), dtype=int32\n    [[0, 1, 2]]\n"
+    )
+
+
+def test_unsqueeze_from_13_prints_axes_as_an_input(backend, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    np.save("x.npy", np.arange(3, dtype=np.int32))
+    assert run(["unsqueeze", "x.npy", "--axes", "0", "--opset", "13", "-b", backend]) == 0
+    out = capsys.readouterr().out
+    assert "Unsqueeze(x, axes) -> (expanded)" in out and "Attributes" not in out
+
+
+@pytest.mark.parametrize("opset", [1, 9, 10])
+def test_negative_axes_before_11_are_refused_by_each_version(opset, rng):
+    x = Tensor.from_numpy(random_array(rng, (2, 3), "float32"))
+    with pytest.raises(OpError, match=f"negative axes need opset 11; this is Flatten-{op_version('Flatten', opset).since_version}"):
+        core.check(flatten_node(-1, opset), x)
+
+
+def test_readme_type_table_matches_the_code():
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    rows = [line.strip("| ").split(" | ") for line in readme.splitlines()
+            if line.startswith("| ") and line.count("|") == 8 and "---" not in line][1:]
+    table = {r[0]: r[1:] for r in rows}
+    assert len(table) == len(DTYPES) == 26
+    for d in DTYPES:
+        first = [min(v.since_version for v in OPERATORS[op] if d.onnx_name in v.allowed_types())
+                 for op in ("Flatten", "Unsqueeze")]
+        assert table[d.onnx_name] == [
+            d.name, str(d.bits or "-"), "yes" if d.numpy_native else "no", "yes", str(first[0]), str(first[1]),
+        ], d.onnx_name
