@@ -125,8 +125,14 @@ def test_readme_type_table_matches_the_code():
     from pathlib import Path
 
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    rows = [line.strip("| ").split(" | ") for line in readme.splitlines()
-            if line.startswith("| ") and line.count("|") == 8 and "---" not in line][1:]
+    lines = readme.splitlines()
+    start = lines.index(next(line for line in lines if line.startswith("| ONNX type | printed as |")))
+    table_lines = []
+    for line in lines[start + 2:]:
+        if not line.startswith("|"):
+            break
+        table_lines.append(line)
+    rows = [line.strip("| ").split(" | ") for line in table_lines]
     table = {r[0]: r[1:] for r in rows}
     assert len(table) == len(DTYPES) == 26
     for d in DTYPES:
