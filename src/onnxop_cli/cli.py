@@ -10,11 +10,14 @@ import errno
 import functools
 import os
 import sys
+import time
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
+from .cli_help import ADAPTER, CHECKS, OPERATORS, TENSORS, OnnxopCommand, OnnxopGroup
 from .errors import ExitCode, Interrupted, OnnxopError, UsageError
 
 LATEST_OPSET = 25  # kept equal to ops.LATEST_OPSET (tested); ops is not imported at start-up
@@ -31,6 +34,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
+    cls=OnnxopGroup,
 )
 
 # ------------------------------------------------------------------ options
@@ -44,6 +48,7 @@ BackendOpt = Annotated[
         help="WebGPU backend: auto (default), vulkan, metal, d3d12 or gl. Example: --backend gl",
         show_default=False,
         metavar="NAME",
+        autocompletion=lambda: ["auto", "vulkan", "metal", "d3d12", "gl"],
     ),
 ]
 OpsetOpt = Annotated[
@@ -55,8 +60,8 @@ OutputOpt = Annotated[
     typer.Option(
         "--output",
         "-o",
-        help="Write the result here (.npy); a folder when several inputs are given. "
-        "Without it the node is printed. Example: -o b.npy",
+        help="Write the result here (.npy); a folder when several inputs are given; "
+        "- writes a .npy stream to stdout. Without it the node is printed. Example: -o b.npy",
         dir_okay=True,
         metavar="PATH",
     ),
@@ -70,7 +75,25 @@ DebugOpt = Annotated[
 InputsArg = Annotated[
     list[Path],
     typer.Argument(
-        help="Input tensor files (.npy). Example: a.npy", show_default=False, metavar="FILE"
+        help="Input tensor files (.npy); - reads a .npy stream from stdin. Example: a.npy",
+        show_default=False,
+        metavar="FILE",
+    ),
+]
+JsonOpt = Annotated[
+    bool,
+    typer.Option(
+        "--json",
+        help="Print one JSON document on stdout instead of text, errors included "
+        "(schema in README). Example: --json",
+    ),
+]
+QuietOpt = Annotated[
+    bool,
+    typer.Option(
+        "--quiet",
+        "-q",
+        help="No progress bars and no 'wrote' lines; errors still go to stderr. Example: -q",
     ),
 ]
 
@@ -100,12 +123,53 @@ def error_line(message: str) -> None:
     sys.stderr.flush()
 
 
+@dataclass
+class Out:
+    """Where a command's output goes. Results go to stdout, as text or (with
+    --json) as one document; when stdout carries a tensor (-o -) every human
+    line goes to stderr instead; --quiet drops the 'wrote' lines and the
+    progress bars."""
+
+    json: bool = False
+    quiet: bool = False
+    data_on_stdout: bool = False
+
+    def result(self, text: str, *, styled: bool = True) -> None:
+        """The command's printed result (a node, a table, a tensor)."""
+        if self.json:
+            return
+        if self.data_on_stdout:
+            sys.stderr.write(text + "\n")
+        else:
+            emit(text, styled=styled)
+
+    def note(self, text: str) -> None:
+        """A line saying what was done ('... wrote b.npy')."""
+        if not (self.json or self.quiet):
+            self.result(text, styled=False)
+
+    def document(self, doc: dict) -> None:
+        from . import report
+
+        if self.json:
+            sys.stdout.write(report.dumps(doc) + "\n")
+            sys.stdout.flush()
+
+
+def _out(ctx: typer.Context, json_out: bool, quiet: bool) -> Out:
+    """Per-command --json/--quiet, or the ones given before the command."""
+    obj = ctx.obj or {}
+    return Out(json=json_out or obj.get("json", False), quiet=quiet or obj.get("quiet", False))
+
+
 # ------------------------------------------------------------------ commands
 
 
 def command(**kwargs):
     """``app.command`` that turns Ctrl-C inside the command into Interrupted
-    (typer would otherwise exit 130 without a word)."""
+    (typer would otherwise exit 130 without a word). Its ``--help`` option
+    has an example too (cli_help.OnnxopCommand)."""
+    kwargs.setdefault("cls", OnnxopCommand)
 
     def wrap(fn):
         @functools.wraps(fn)
@@ -124,27 +188,39 @@ def command(**kwargs):
 def _global(
     ctx: typer.Context,
     backend: BackendOpt = None,
+    json_out: JsonOpt = False,
+    quiet: QuietOpt = False,
     debug: DebugOpt = False,
 ) -> None:
     """Options given before the command apply to it: onnxop --backend gl flatten a.npy"""
-    ctx.obj = {"backend": backend}
+    ctx.obj = {"backend": backend, "json": json_out, "quiet": quiet}
 
 
 def _backend(ctx: typer.Context, backend: Optional[str]) -> Optional[str]:
     return backend or (ctx.obj or {}).get("backend")
 
 
-def _run_many(node, inputs: list[Path], output: Optional[Path], backend, full: bool) -> None:
-    """Apply ``node`` to each input; -o is a file for one input, a folder for several."""
-    from . import core, io
+def _run_many(
+    command: str, node, opset: int, inputs: list[Path], output: Optional[Path], backend, full: bool, out: Out
+) -> None:
+    """Apply ``node`` to each input; -o is a file for one input, a folder for
+    several, or - for stdout. Prints a line per input, the node (without -o),
+    or one JSON document for all of them."""
+    from . import core, io, progress, report
+    from .gpu import get_gpu
+    from .io.stdio import is_stdio, stdio_label
     from .render import Shown, render_node
+    from .tensor import MemoryBytes, StreamBytes
 
+    started = time.perf_counter()
+    _check_stdio(inputs, output, out)
     if len(inputs) > 1 and output is not None and not output.is_dir():
         raise UsageError(
             f"{output}: with {len(inputs)} inputs, -o must be an existing folder"
         )
     targets = [
-        (output / src.name if output is not None and output.is_dir() else output) for src in inputs
+        (output / src.name if output is not None and not is_stdio(output) and output.is_dir() else output)
+        for src in inputs
     ]
     tensors = [io.read_tensor(src) for src in inputs]
     # Refuse everything that can be refused before the GPU is touched.
@@ -154,19 +230,53 @@ def _run_many(node, inputs: list[Path], output: Optional[Path], backend, full: b
         if target is not None:
             io.check_output(target)
 
-    for tensor, target in zip(tensors, targets):
-        result = core.apply(node, tensor, backend=backend, out_path=target)
-        out = result.output
-        if target is not None:
-            emit(
-                f"{node.op_type}: {tensor.name} {_shape(tensor.shape)} {tensor.dtype} -> "
-                f"{out.name} {_shape(out.shape)} {out.dtype}, wrote {target}",
-                styled=False,
+    runs, adapter = [], ""
+    for src, tensor, target in zip(inputs, tensors, targets):
+        printing = target is None
+        label = f"{node.op_type} {tensor.name}"
+        if printing and isinstance(tensor.data, StreamBytes):
+            # stdin can be read once: keep it to print the input as well
+            with progress.tracked(tensor.data, label, quiet=out.quiet) as data:
+                tensor = replace(tensor, data=MemoryBytes(data.to_array()))
+        out_name = node.op.outputs[0] if printing or is_stdio(target) else None
+        with progress.tracked(tensor.data, label, quiet=out.quiet) as data:
+            result = core.apply(
+                node, replace(tensor, data=data), backend=backend, out_path=target, out_name=out_name
             )
-        else:
+        adapter = result.adapter
+        runs.append(report.run_entry(result, src))
+        res = result.output
+        if not printing:
+            out.note(
+                f"{node.op_type}: {tensor.name} {_shape(tensor.shape)} {tensor.dtype} -> "
+                f"{res.name} {_shape(res.shape)} {res.dtype}, wrote {stdio_label(target)}"
+            )
+        elif not out.json:
             shown_in = Shown(tensor.name, tensor.shape, tensor.dtype.name, tensor.to_numpy())
-            shown_out = Shown(out.name, out.shape, out.dtype.name, out.to_numpy())
-            emit(render_node(node, [shown_in], [shown_out], full=full))
+            shown_out = Shown(res.name, res.shape, res.dtype.name, res.to_numpy())
+            out.result(render_node(node, [shown_in], [shown_out], full=full))
+    if out.json:
+        gpu = get_gpu(backend)
+        out.document(
+            report.op_document(
+                command, node, opset, runs, backend=gpu.info.our_backend, adapter=adapter,
+                total=time.perf_counter() - started,
+            )
+        )
+
+
+def _check_stdio(inputs: list[Path], output: Optional[Path], out: Out) -> None:
+    """What - (stdin, stdout) allows: one tensor each way, stdout not shared."""
+    from .io.stdio import is_stdio
+
+    if any(is_stdio(p) for p in inputs) and len(inputs) > 1:
+        raise UsageError(f"-: stdin must be the only input (got {len(inputs)} inputs)")
+    if is_stdio(output):
+        if len(inputs) > 1:
+            raise UsageError(f"-o -: stdout takes one tensor, got {len(inputs)} inputs; use -o FOLDER")
+        if out.json:
+            raise UsageError("-o - and --json both write to stdout; write the tensor to a file, or drop --json")
+        out.data_on_stdout = True
 
 
 def _shape(shape) -> str:
@@ -174,8 +284,11 @@ def _shape(shape) -> str:
 
 
 @command(
+    rich_help_panel=OPERATORS,
+    short_help="Flatten tensors to 2-D at --axis (ONNX Flatten).",
     help=(
-        "Flatten each input to 2-D at --axis: (d0*...*d[axis-1], d[axis]*...*dn).\n\n"
+        "Flatten each input to 2-D at --axis: (d0*...*d[axis-1], d[axis]*...*dn). "
+        "Without -o the node is printed as the ONNX docs print examples.\n\n"
         "Example: onnxop flatten a.npy --axis -2 -o b.npy"
     ),
 )
@@ -196,12 +309,14 @@ def flatten(
     opset: OpsetOpt = LATEST_OPSET,
     backend: BackendOpt = None,
     full: FullOpt = False,
+    json_out: JsonOpt = False,
+    quiet: QuietOpt = False,
     debug: DebugOpt = False,
 ) -> None:
     from .ops import flatten_node
 
     node = flatten_node(parse_axis(axis), opset)
-    _run_many(node, inputs, output, _backend(ctx, backend), full)
+    _run_many("flatten", node, opset, inputs, output, _backend(ctx, backend), full, _out(ctx, json_out, quiet))
 
 
 def parse_axis(text: Optional[str]) -> Optional[int]:
@@ -228,8 +343,11 @@ def parse_axes(text: str) -> list[int]:
 
 
 @command(
+    rich_help_panel=OPERATORS,
+    short_help="Insert size-1 dimensions at --axes (ONNX Unsqueeze).",
     help=(
-        "Insert size-1 dimensions at --axes of the output.\n\n"
+        "Insert size-1 dimensions at --axes of the output. "
+        "Without -o the node is printed as the ONNX docs print examples.\n\n"
         "Example: onnxop unsqueeze x.npy --axes 2,4,5"
     ),
 )
@@ -250,24 +368,89 @@ def unsqueeze(
     opset: OpsetOpt = LATEST_OPSET,
     backend: BackendOpt = None,
     full: FullOpt = False,
+    json_out: JsonOpt = False,
+    quiet: QuietOpt = False,
     debug: DebugOpt = False,
 ) -> None:
     from .ops import unsqueeze_node
 
     node = unsqueeze_node(parse_axes(axes), opset)
-    _run_many(node, inputs, output, _backend(ctx, backend), full)
+    _run_many("unsqueeze", node, opset, inputs, output, _backend(ctx, backend), full, _out(ctx, json_out, quiet))
 
 
-@command(help="List the WebGPU adapters found, the one chosen, its limits and features.\n\nExample: onnxop info --backend vulkan")
-def info(ctx: typer.Context, backend: BackendOpt = None, debug: DebugOpt = False) -> None:
-    from .gpu import get_gpu, init_instance, list_adapters, resolve_backend
+@command(
+    name="show",
+    rich_help_panel=TENSORS,
+    short_help="Print tensor files as the ONNX docs print tensors, with min/max/mean.",
+    help=(
+        "Print every tensor of each FILE in the ONNX docs' layout (name, shape, dtype, "
+        "values summarised above 100 elements) with min, max and mean for numeric types; "
+        "no GPU needed.\n\n"
+        "Example: onnxop show a.npy"
+    ),
+)
+def show(
+    ctx: typer.Context,
+    files: Annotated[
+        list[Path],
+        typer.Argument(
+            help="Tensor files (.npy); - reads a .npy stream from stdin. Example: a.npy",
+            show_default=False,
+            metavar="FILE",
+        ),
+    ],
+    full: FullOpt = False,
+    json_out: JsonOpt = False,
+    quiet: QuietOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    from . import io, progress, report
+    from . import show as shown
+    from .io.stdio import STDIN_NAME, is_stdio
+
+    out = _out(ctx, json_out, quiet)
+    if sum(is_stdio(f) for f in files) > 1:
+        raise UsageError("-: stdin can be read once; give - only once")
+    # Every header is read (and refused) before any value is loaded or printed.
+    found = [(STDIN_NAME if is_stdio(f) else str(f), io.read_tensors(f)) for f in files]
+    documents = []
+    for i, (label, tensors) in enumerate(found):
+        entries = []
+        for tensor in tensors:
+            with progress.tracked(tensor.data, f"reading {label}", quiet=out.quiet) as data:
+                values = replace(tensor, data=data).to_numpy()
+            entries.append((tensor, values, shown.stats(values, tensor.dtype)))
+        documents.append((label, [(t, s) for t, _, s in entries]))
+        out.result(("\n" if i else "") + shown.render_file(label, entries, full=full))
+    out.document(report.show_document(documents))
+
+
+@command(
+    rich_help_panel=ADAPTER,
+    short_help="List the WebGPU adapters, the one chosen, its limits.",
+    help="List the WebGPU adapters found, the one chosen, its limits and features.\n\n"
+    "Example: onnxop info --backend vulkan",
+)
+def info(
+    ctx: typer.Context,
+    backend: BackendOpt = None,
+    json_out: JsonOpt = False,
+    quiet: QuietOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    from .gpu import get_gpu, list_adapters, resolve_backend
 
     name = resolve_backend(_backend(ctx, backend))
-    init_instance([] if name == "auto" else [name])
+    gpu = get_gpu(name)  # creates the WebGPU instance for this backend, unless one exists
     adapters = list_adapters()
     lines = [f"Adapters found ({'all backends' if name == 'auto' else name}):"]
     lines += [f"  - {a}  driver: {a.driver or '?'}" for a in adapters] or ["  (none)"]
-    gpu = get_gpu(name)
+    out = _out(ctx, json_out, quiet)
+    if out.json:
+        from . import report
+
+        out.document(report.info_document(name, adapters, gpu))
+        return
     lines += ["", f"Chosen ({name}): {gpu.name}", "", "Limits:"]
     lines += [f"  {k} = {v}" for k, v in sorted(gpu.limits.items())]
     lines += ["", "Features:"]
@@ -277,6 +460,8 @@ def info(ctx: typer.Context, backend: BackendOpt = None, debug: DebugOpt = False
 
 @command(
     name="doc-examples",
+    rich_help_panel=CHECKS,
+    short_help="List or check the examples of the ONNX operator pages.",
     help=(
         "List the examples of the ONNX operator pages (the Flatten and Unsqueeze pages "
         "shipped with onnxop, or the PAGE files given); --check runs each through the "
@@ -314,12 +499,17 @@ def doc_examples(
     ] = False,
     full: FullOpt = False,
     backend: BackendOpt = None,
+    json_out: JsonOpt = False,
+    quiet: QuietOpt = False,
     debug: DebugOpt = False,
 ) -> int:
     from . import doccheck, docreport
 
     examples = docreport.select_or_fail(docreport.load_examples(pages), name)
     backend = _backend(ctx, backend)
+    out = _out(ctx, json_out, quiet)
+    if out.json:
+        return _doc_examples_json(out, examples, backend, check=check, show=show, full=full, contain=not debug)
     if not (check or show):
         _emit_table(*docreport.listing(examples))
         return ExitCode.SUCCESS
@@ -344,6 +534,22 @@ def doc_examples(
     return ExitCode.SUCCESS if doccheck.all_passed(outcomes) else ExitCode.ERROR
 
 
+def _doc_examples_json(out: Out, examples, backend, *, check: bool, show: bool, full: bool, contain: bool) -> int:
+    from . import doccheck, report
+
+    shown = {}
+    if show:
+        for ex in examples:
+            try:
+                shown[id(ex)] = doccheck.rendered(ex, backend, full=full)
+            except (doccheck.Skip, doccheck.Fail) as e:
+                shown[id(ex)] = f"(not run: {e})"
+    outcomes = doccheck.check_all(examples, backend, contain=contain) if check else None
+    doc = report.doc_examples_document(examples, outcomes, shown)
+    out.document(doc)
+    return doc["exit_code"]
+
+
 def _emit_table(headers: list[str], rows: list[list[str]]) -> None:
     """A table to stdout: rich on a terminal, plain aligned text when piped."""
     from . import docreport
@@ -366,36 +572,76 @@ def main(argv: Optional[list[str]] = None) -> int:
 
 
 def run(argv: list[str], debug: bool = False) -> int:
+    """Run onnxop with ``argv``; every failure becomes one line on stderr (and,
+    with --json, an error document on stdout) and an exit code."""
+    as_json = _wants_json(argv)
     try:
         rv = app(args=argv, prog_name="onnxop", standalone_mode=False)
         return int(rv) if isinstance(rv, int) else ExitCode.SUCCESS
     except OnnxopError as e:
         if debug:
             raise
-        error_line(e.message)
-        return e.exit_code
+        return _fail(e.message, e.exit_code, argv, as_json)
     except typer.TyperException as e:  # click's usage errors
         if debug:
             raise
-        error_line(_usage_line(e))
-        return ExitCode.USAGE if getattr(e, "exit_code", 2) == 2 else e.exit_code
+        code = ExitCode.USAGE if getattr(e, "exit_code", 2) == 2 else e.exit_code
+        return _fail(_usage_line(e), code, argv, as_json)
     except (KeyboardInterrupt, typer.Abort):
-        error_line("interrupted")
-        return ExitCode.INTERRUPTED
+        return _fail("interrupted", ExitCode.INTERRUPTED, argv, as_json)
     except typer.Exit as e:
         return e.exit_code
+    except BrokenPipeError:
+        _stdout_to_devnull()
+        error_line("stdout was closed before the output was written (broken pipe)")
+        return ExitCode.ERROR
     except OSError as e:
         if debug:
             raise
         where = f"{e.filename}: " if e.filename else ""
-        error_line(f"{where}{e.strerror or e}")
         user_fixable = e.errno in (errno.ENOENT, errno.EACCES, errno.EISDIR, errno.ENOTDIR, errno.EPERM)
-        return ExitCode.USAGE if user_fixable else ExitCode.ERROR
+        code = ExitCode.USAGE if user_fixable else ExitCode.ERROR
+        return _fail(f"{where}{e.strerror or e}", code, argv, as_json)
     except Exception as e:  # noqa: BLE001 - the last line of defence: no traceback
         if debug:
             raise
-        error_line(f"internal error: {type(e).__name__}: {e} (run with --debug for the traceback)")
-        return ExitCode.ERROR
+        message = f"internal error: {type(e).__name__}: {e} (run with --debug for the traceback)"
+        return _fail(message, ExitCode.ERROR, argv, as_json)
+
+
+def _fail(message: str, code: int, argv: list[str], as_json: bool) -> int:
+    """The one error line on stderr; with --json also the error document on stdout."""
+    error_line(message)
+    if as_json:
+        from . import report
+
+        sys.stdout.write(report.dumps(report.error(_command_in(argv), message, code)) + "\n")
+        sys.stdout.flush()
+    return int(code)
+
+
+def _wants_json(argv: list[str]) -> bool:
+    """--json anywhere before a ``--`` (errors can come before parsing ends)."""
+    args = argv[: argv.index("--")] if "--" in argv else argv
+    return "--json" in args
+
+
+def _command_in(argv: list[str]) -> Optional[str]:
+    """The command named in ``argv`` (None when there is none, or it is unknown)."""
+    names = {info.name or info.callback.__name__.replace("_", "-") for info in app.registered_commands}
+    return next((a for a in argv if a in names), None)
+
+
+def _stdout_to_devnull() -> None:
+    """After a broken pipe, let Python's final flush of stdout go nowhere
+    instead of printing a second error."""
+    try:
+        fd = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(fd, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+    except Exception:  # noqa: BLE001 - e.g. io.UnsupportedOperation under pytest's capture
+        pass
 
 
 def _usage_line(e: Exception) -> str:
