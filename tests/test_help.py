@@ -62,13 +62,15 @@ def test_the_root_and_its_commands_are_all_checked():
 
 
 def run_help(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "onnxop_cli", *args], capture_output=True, text=True)
+    env = {**os.environ, "COLUMNS": "80"}
+    return subprocess.run([sys.executable, "-m", "onnxop_cli", *args], capture_output=True, text=True, env=env)
 
 
 def test_root_help_groups_commands_with_one_example_each():
     done = run_help("--help")
     assert done.returncode == 0 and done.stderr == ""
     text = done.stdout
+    assert max(len(line) for line in text.splitlines()) <= 80, "the listing fits an 80-column terminal"
     sections = [line[:-1] for line in text.splitlines() if line.endswith(":") and not line.startswith(" ")]
     assert [s for s in sections if s in PANELS] == list(PANELS)
     for name, cmd in commands():

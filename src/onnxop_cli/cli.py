@@ -381,7 +381,7 @@ def unsqueeze(
 @command(
     name="show",
     rich_help_panel=TENSORS,
-    short_help="Print tensor files as the ONNX docs print tensors, with min/max/mean.",
+    short_help="Print tensor files as the ONNX docs do, with min/max/mean.",
     help=(
         "Print every tensor of each FILE in the ONNX docs' layout (name, shape, dtype, "
         "values summarised above 100 elements) with min, max and mean for numeric types; "
