@@ -85,7 +85,7 @@ def tracked(
     columns = (
         TextColumn("{task.description}"),
         BarColumn(),
-        DownloadColumn(binary_units=True),
+        DownloadColumn(),
         TransferSpeedColumn(),
         TimeRemainingColumn(),
     )
