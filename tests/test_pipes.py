@@ -276,3 +276,19 @@ def test_stdout_check_and_writer():
     assert buf.getvalue() == npy_bytes(data)
     assert stdio.is_stdio("-") and stdio.is_stdio(Path("-")) and not stdio.is_stdio("a.npy")
     assert not stdio.is_stdio(None)
+
+
+def test_a_reader_that_goes_away_stops_onnxop_quietly(cwd, capsys, monkeypatch):
+    """onnxop show a.npy | head -1: when the reader has gone, writing to stdout
+    raises BrokenPipeError; onnxop stops with exit 1 and no error text (as
+    Unix tools do on SIGPIPE), and no traceback."""
+    np.save(cwd / "a.npy", np.arange(10, dtype=np.int32))
+
+    def gone(text):
+        raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr(sys.stdout, "write", gone)
+    code = run(["show", "a.npy"])
+    monkeypatch.undo()
+    _, err = capsys.readouterr()
+    assert code == ExitCode.ERROR and err == ""

@@ -591,10 +591,10 @@ def run(argv: list[str], debug: bool = False) -> int:
         return _fail("interrupted", ExitCode.INTERRUPTED, argv, as_json)
     except typer.Exit as e:
         return e.exit_code
-    except BrokenPipeError:
-        _stdout_to_devnull()
-        error_line("stdout was closed before the output was written (broken pipe)")
-        return ExitCode.ERROR
+    except SystemExit as e:
+        # click's own exit: a reader that went away (onnxop show a.npy | head)
+        # stops quietly with 1, as Unix tools do on SIGPIPE; completion exits 0.
+        return e.code if isinstance(e.code, int) else int(e.code is not None)
     except OSError as e:
         if debug:
             raise
@@ -630,18 +630,6 @@ def _command_in(argv: list[str]) -> Optional[str]:
     """The command named in ``argv`` (None when there is none, or it is unknown)."""
     names = {info.name or info.callback.__name__.replace("_", "-") for info in app.registered_commands}
     return next((a for a in argv if a in names), None)
-
-
-def _stdout_to_devnull() -> None:
-    """After a broken pipe, let Python's final flush of stdout go nowhere
-    instead of printing a second error."""
-    try:
-        fd = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(fd, sys.stdout.fileno())
-    except (OSError, ValueError, AttributeError):
-        pass
-    except Exception:  # noqa: BLE001 - e.g. io.UnsupportedOperation under pytest's capture
-        pass
 
 
 def _usage_line(e: Exception) -> str:
