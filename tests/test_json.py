@@ -227,6 +227,15 @@ def test_stdin_input_has_path_dash(backend, cwd, capsys, monkeypatch):
     }
 
 
+def test_show_json_names_stdin_path_dash_too(capsys, monkeypatch):
+    monkeypatch.setattr(sys, "stdin", FakeStdin(npy_bytes(np.arange(4, dtype=np.uint8))))
+    code, out, _ = cli(capsys, "show", "-", "--json")
+    assert code == 0
+    (f,) = document(out, "show")["files"]
+    assert f["path"] == "-" and f["tensors"][0]["name"] == "stdin"
+    assert f["tensors"][0]["stats"] == {"min": 0, "max": 3, "mean": 1.5, "nan": 0, "count": 4}
+
+
 def test_info_json(backend, capsys):
     code, out, err = cli(capsys, "info", "--json", "--backend", backend)
     assert code == 0 and err == ""

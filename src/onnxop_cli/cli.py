@@ -412,15 +412,16 @@ def show(
     if sum(is_stdio(f) for f in files) > 1:
         raise UsageError("-: stdin can be read once; give - only once")
     # Every header is read (and refused) before any value is loaded or printed.
-    found = [(STDIN_NAME if is_stdio(f) else str(f), io.read_tensors(f)) for f in files]
+    found = [(str(f), io.read_tensors(f)) for f in files]
     documents = []
-    for i, (label, tensors) in enumerate(found):
+    for i, (path, tensors) in enumerate(found):
+        label = STDIN_NAME if is_stdio(path) else path
         entries = []
         for tensor in tensors:
             with progress.tracked(tensor.data, f"reading {label}", quiet=out.quiet) as data:
                 values = replace(tensor, data=data).to_numpy()
             entries.append((tensor, values, shown.stats(values, tensor.dtype)))
-        documents.append((label, [(t, s) for t, _, s in entries]))
+        documents.append((path, [(t, s) for t, _, s in entries]))
         out.result(("\n" if i else "") + shown.render_file(label, entries, full=full))
     out.document(report.show_document(documents))
 
