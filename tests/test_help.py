@@ -114,3 +114,13 @@ def test_shell_completion_completes_commands_options_and_backends():
     assert completion("onnxop fl", 1) == ["flatten"]
     assert completion("onnxop unsqueeze --ax", 2) == ["--axes"]
     assert completion("onnxop flatten a.npy --backend ", 4) == ["auto", "vulkan", "metal", "d3d12", "gl"]
+
+
+def test_bare_onnxop_shows_the_help_on_stderr(capsys):
+    from onnxop_cli.cli import run
+
+    assert run([]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.startswith("Usage: onnxop [OPTIONS] COMMAND [ARGS]...\n")
+    assert "\nOperators:\n  flatten" in err  # the real layout, not one squashed error line

@@ -586,6 +586,9 @@ def run(argv: list[str], debug: bool = False) -> int:
     except typer.TyperException as e:  # click's usage errors
         if debug:
             raise
+        if type(e).__name__ == "NoArgsIsHelpError":  # bare `onnxop`: the help, not a squashed line
+            e.show()  # (matched by name, as typer does: the class lives in its vendored click)
+            return ExitCode.USAGE
         code = ExitCode.USAGE if getattr(e, "exit_code", 2) == 2 else e.exit_code
         return _fail(_usage_line(e), code, argv, as_json)
     except (KeyboardInterrupt, typer.Abort):
