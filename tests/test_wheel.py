@@ -4,6 +4,7 @@ found there, on every adapter."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -147,3 +148,30 @@ def onnx_load(path):
     import onnx
 
     return onnx.load_tensor(str(path))
+
+
+def test_installed_wheel_pipes_shows_json_and_api(venv, tmp_path, backend):
+    """Issue 6's features as a user meets them: from the installed wheel, in
+    another folder -- a pipe between two processes, show, --json, the API."""
+    rng = np.random.default_rng(6)
+    a = random_array(rng, (2, 3, 4, 5), "float32")
+    np.save(tmp_path / "a.npy", a)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"ONNXOP_BACKEND": backend}
+    onnxop = venv / "bin" / "onnxop"
+    done = subprocess.run(
+        ["bash", "-o", "pipefail", "-c", f"{onnxop} flatten - --axis 1 -o - < a.npy | {onnxop} unsqueeze - --axes 0 -o b.npy"],
+        cwd=tmp_path, env=env, capture_output=True, text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert np.load(tmp_path / "b.npy").tobytes() == a.tobytes()
+    assert done.stdout == "Unsqueeze: stdin (2, 60) float32 -> b (1, 2, 60) float32, wrote b.npy\n"
+
+    done = run_installed(venv, tmp_path, "show", "b.npy", backend=backend)
+    assert done.returncode == 0 and done.stdout.startswith("b.npy:\n  b: shape=(1, 2, 60), dtype=float32  (min=")
+
+    done = run_installed(venv, tmp_path, "--json", "flatten", "a.npy", "--axis", "9", backend=backend)
+    assert done.returncode == 2 and json.loads(done.stdout)["status"] == "error"
+
+    code = "import numpy as np, onnxop_cli as o; print(o.unsqueeze(np.load('a.npy'), [0, 5]).shape)"
+    done = subprocess.run([str(venv / "bin" / "python"), "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert done.stdout == "(1, 2, 3, 4, 5, 1)\n", done.stderr

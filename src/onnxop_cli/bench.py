@@ -10,7 +10,6 @@ kernel's output is verified byte for byte against the random source.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import statistics
@@ -205,6 +204,10 @@ def render_table(report: Report) -> str:
     return "\n".join(lines)
 
 
-def render_json(report: Report) -> str:
-    data = asdict(report)
-    return json.dumps(data, indent=2)
+def bench_document(report: Report) -> dict:
+    """The --json document: the common keys (command, status, exit_code) and the figures."""
+    from .report import base
+
+    doc = base("bench")
+    doc.update(asdict(report))
+    return doc

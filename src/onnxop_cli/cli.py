@@ -10,11 +10,14 @@ import errno
 import functools
 import os
 import sys
+import time
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
+from .cli_help import ADAPTER, CHECKS, OPERATORS, TENSORS, OnnxopCommand, OnnxopGroup
 from .errors import ExitCode, Interrupted, OnnxopError, UsageError
 
 LATEST_OPSET = 25  # kept equal to ops.LATEST_OPSET (tested); ops is not imported at start-up
@@ -31,6 +34,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
+    cls=OnnxopGroup,
 )
 
 # ------------------------------------------------------------------ options
@@ -44,6 +48,7 @@ BackendOpt = Annotated[
         help="WebGPU backend: auto (default), vulkan, metal, d3d12 or gl. Example: --backend gl",
         show_default=False,
         metavar="NAME",
+        autocompletion=lambda: ["auto", "vulkan", "metal", "d3d12", "gl"],
     ),
 ]
 OpsetOpt = Annotated[
@@ -55,8 +60,8 @@ OutputOpt = Annotated[
     typer.Option(
         "--output",
         "-o",
-        help="Write the result here (.npy, .npz or .pb); a folder when several inputs are given. "
-        "Without it the node is printed. Example: -o b.npy",
+        help="Write the result here (.npy, .npz or .pb); a folder when several inputs are given; "
+        "- writes a .npy stream to stdout. Without it the node is printed. Example: -o b.npy",
         dir_okay=True,
         metavar="PATH",
     ),
@@ -70,7 +75,10 @@ DebugOpt = Annotated[
 InputsArg = Annotated[
     list[Path],
     typer.Argument(
-        help="Input tensor files (.npy, .npz or .pb). Example: a.npy", show_default=False, metavar="FILE"
+        help="Input tensor files (.npy, .npz or .pb); - reads a .npy stream from stdin. "
+        "Example: a.npy",
+        show_default=False,
+        metavar="FILE",
     ),
 ]
 MemberOpt = Annotated[
@@ -82,6 +90,22 @@ MemberOpt = Annotated[
         "every member processed. Example: --member weights",
         show_default=False,
         metavar="NAME",
+    ),
+]
+JsonOpt = Annotated[
+    bool,
+    typer.Option(
+        "--json",
+        help="Print one JSON document on stdout instead of text, errors included "
+        "(schema in README). Example: --json",
+    ),
+]
+QuietOpt = Annotated[
+    bool,
+    typer.Option(
+        "--quiet",
+        "-q",
+        help="No progress bars and no 'wrote' lines; errors still go to stderr. Example: -q",
     ),
 ]
 
@@ -111,12 +135,53 @@ def error_line(message: str) -> None:
     sys.stderr.flush()
 
 
+@dataclass
+class Out:
+    """Where a command's output goes. Results go to stdout, as text or (with
+    --json) as one document; when stdout carries a tensor (-o -) every human
+    line goes to stderr instead; --quiet drops the 'wrote' lines and the
+    progress bars."""
+
+    json: bool = False
+    quiet: bool = False
+    data_on_stdout: bool = False
+
+    def result(self, text: str, *, styled: bool = True) -> None:
+        """The command's printed result (a node, a table, a tensor)."""
+        if self.json:
+            return
+        if self.data_on_stdout:
+            sys.stderr.write(text + "\n")
+        else:
+            emit(text, styled=styled)
+
+    def note(self, text: str) -> None:
+        """A line saying what was done ('... wrote b.npy')."""
+        if not (self.json or self.quiet):
+            self.result(text, styled=False)
+
+    def document(self, doc: dict) -> None:
+        from . import report
+
+        if self.json:
+            sys.stdout.write(report.dumps(doc) + "\n")
+            sys.stdout.flush()
+
+
+def _out(ctx: typer.Context, json_out: bool, quiet: bool) -> Out:
+    """Per-command --json/--quiet, or the ones given before the command."""
+    obj = ctx.obj or {}
+    return Out(json=json_out or obj.get("json", False), quiet=quiet or obj.get("quiet", False))
+
+
 # ------------------------------------------------------------------ commands
 
 
 def command(**kwargs):
     """``app.command`` that turns Ctrl-C inside the command into Interrupted
-    (typer would otherwise exit 130 without a word)."""
+    (typer would otherwise exit 130 without a word). Its ``--help`` option
+    has an example too (cli_help.OnnxopCommand)."""
+    kwargs.setdefault("cls", OnnxopCommand)
 
     def wrap(fn):
         @functools.wraps(fn)
@@ -135,10 +200,12 @@ def command(**kwargs):
 def _global(
     ctx: typer.Context,
     backend: BackendOpt = None,
+    json_out: JsonOpt = False,
+    quiet: QuietOpt = False,
     debug: DebugOpt = False,
 ) -> None:
     """Options given before the command apply to it: onnxop --backend gl flatten a.npy"""
-    ctx.obj = {"backend": backend}
+    ctx.obj = {"backend": backend, "json": json_out, "quiet": quiet}
 
 
 def _backend(ctx: typer.Context, backend: Optional[str]) -> Optional[str]:
@@ -146,54 +213,112 @@ def _backend(ctx: typer.Context, backend: Optional[str]) -> Optional[str]:
 
 
 def _run_many(
-    node, inputs: list[Path], output: Optional[Path], backend, full: bool, member: Optional[str] = None
+    command: str,
+    node,
+    opset: int,
+    inputs: list[Path],
+    output: Optional[Path],
+    backend,
+    full: bool,
+    out: Out,
+    member: Optional[str] = None,
 ) -> None:
-    """Apply ``node`` to each input; -o is a file for one input, a folder for several.
-    An .npz input without --member contributes every member: into an .npz
-    output (names kept) or to the printout; a single-array output refuses it."""
-    from . import core, io
+    """Apply ``node`` to each input; -o is a file for one input, a folder for
+    several, or - for stdout. An .npz input without --member contributes every
+    member: into an .npz output (names kept) or to the printout; a single-array
+    output refuses it. Prints a line per tensor, the node (without -o), or one
+    JSON document for all of them."""
+    from . import core, io, progress, report
+    from .gpu import get_gpu
+    from .io.stdio import is_stdio, stdio_label
     from .render import Shown, render_node
+    from .tensor import MemoryBytes, StreamBytes
 
+    started = time.perf_counter()
+    _check_stdio(inputs, output, out)
     if len(inputs) > 1 and output is not None and not output.is_dir():
         raise UsageError(
             f"{output}: with {len(inputs)} inputs, -o must be an existing folder"
         )
     jobs = []
     for src in inputs:
-        target = output / src.name if output is not None and output.is_dir() else output
+        to_folder = output is not None and not is_stdio(output) and output.is_dir()
+        target = output / src.name if to_folder else output
         many = target is None or io.is_archive(target)
-        jobs.append((io.read_tensors(src, member) if many else [io.read_tensor(src, member)], target))
+        jobs.append((src, io.read_tensors(src, member) if many else [io.read_tensor(src, member)], target))
     # Refuse everything that can be refused before the GPU is touched.
-    for tensors, target in jobs:
+    for _, tensors, target in jobs:
         for tensor in tensors:
             core.check(node, tensor)
             if target is not None:
                 io.check_output(target, tensor.dtype, nbytes=tensor.nbytes)
 
-    for tensors, target in jobs:
+    runs, adapter = [], ""
+
+    def run_one(tensor, **kw):
+        with progress.tracked(tensor.data, f"{node.op_type} {tensor.name}", quiet=out.quiet) as data:
+            return core.apply(node, replace(tensor, data=data), backend=backend, **kw)
+
+    for src, tensors, target in jobs:
         if target is None:
             blocks = []
             for tensor in tensors:
-                result = core.apply(node, tensor, backend=backend)
-                out = result.output
-                shown_in = Shown(tensor.name, tensor.shape, tensor.dtype.name, tensor.to_numpy())
-                shown_out = Shown(out.name, out.shape, out.dtype.name, out.to_numpy(), note=result.note)
-                blocks.append(render_node(node, [shown_in], [shown_out], full=full))
-            emit("\n\n".join(blocks))
+                if isinstance(tensor.data, StreamBytes):
+                    # stdin can be read once: keep it to print the input as well
+                    with progress.tracked(tensor.data, f"reading {tensor.name}", quiet=out.quiet) as data:
+                        tensor = replace(tensor, data=MemoryBytes(data.to_array()))
+                result = run_one(tensor)
+                adapter = result.adapter if result.adapter != "host" else adapter
+                runs.append(report.run_entry(result, src))
+                if not out.json:
+                    res = result.output
+                    shown_in = Shown(tensor.name, tensor.shape, tensor.dtype.name, tensor.to_numpy())
+                    shown_out = Shown(res.name, res.shape, res.dtype.name, res.to_numpy(), note=result.note)
+                    blocks.append(render_node(node, [shown_in], [shown_out], full=full))
+            if blocks:
+                out.result("\n\n".join(blocks))
             continue
         with io.open_writer(target) as writer:
             results = [
-                core.apply(node, t, backend=backend, writer=writer, out_name=io.output_name(t, target))
+                run_one(
+                    t,
+                    writer=writer,
+                    out_path=None if is_stdio(target) else target,
+                    out_name=node.op.outputs[0] if is_stdio(target) else io.output_name(t, target),
+                )
                 for t in tensors
             ]
         for result in results:
-            tensor, out = result.input, result.output
+            tensor, res = result.input, result.output
+            adapter = result.adapter if result.adapter != "host" else adapter
+            runs.append(report.run_entry(result, src))
             note = f" ({result.note})" if result.note else ""
-            emit(
+            out.note(
                 f"{node.op_type}: {tensor.name} {_shape(tensor.shape)} {tensor.dtype} -> "
-                f"{out.name} {_shape(out.shape)} {out.dtype}, wrote {target}{note}",
-                styled=False,
+                f"{res.name} {_shape(res.shape)} {res.dtype}, wrote {stdio_label(target)}{note}"
             )
+    if out.json:
+        gpu = get_gpu(backend)
+        out.document(
+            report.op_document(
+                command, node, opset, runs, backend=gpu.info.our_backend, adapter=adapter or gpu.name,
+                total=time.perf_counter() - started,
+            )
+        )
+
+
+def _check_stdio(inputs: list[Path], output: Optional[Path], out: Out) -> None:
+    """What - (stdin, stdout) allows: one tensor each way, stdout not shared."""
+    from .io.stdio import is_stdio
+
+    if any(is_stdio(p) for p in inputs) and len(inputs) > 1:
+        raise UsageError(f"-: stdin must be the only input (got {len(inputs)} inputs)")
+    if is_stdio(output):
+        if len(inputs) > 1:
+            raise UsageError(f"-o -: stdout takes one tensor, got {len(inputs)} inputs; use -o FOLDER")
+        if out.json:
+            raise UsageError("-o - and --json both write to stdout; write the tensor to a file, or drop --json")
+        out.data_on_stdout = True
 
 
 def _shape(shape) -> str:
@@ -201,8 +326,11 @@ def _shape(shape) -> str:
 
 
 @command(
+    rich_help_panel=OPERATORS,
+    short_help="Flatten tensors to 2-D at --axis (ONNX Flatten).",
     help=(
-        "Flatten each input to 2-D at --axis: (d0*...*d[axis-1], d[axis]*...*dn).\n\n"
+        "Flatten each input to 2-D at --axis: (d0*...*d[axis-1], d[axis]*...*dn). "
+        "Without -o the node is printed as the ONNX docs print examples.\n\n"
         "Example: onnxop flatten a.npy --axis -2 -o b.npy"
     ),
 )
@@ -223,13 +351,17 @@ def flatten(
     opset: OpsetOpt = LATEST_OPSET,
     backend: BackendOpt = None,
     full: FullOpt = False,
+    json_out: JsonOpt = False,
+    quiet: QuietOpt = False,
     debug: DebugOpt = False,
     member: MemberOpt = None,
 ) -> None:
     from .ops import flatten_node
 
     node = flatten_node(parse_axis(axis), opset)
-    _run_many(node, inputs, output, _backend(ctx, backend), full, member)
+    _run_many(
+        "flatten", node, opset, inputs, output, _backend(ctx, backend), full, _out(ctx, json_out, quiet), member
+    )
 
 
 def parse_axis(text: Optional[str]) -> Optional[int]:
@@ -256,8 +388,11 @@ def parse_axes(text: str) -> list[int]:
 
 
 @command(
+    rich_help_panel=OPERATORS,
+    short_help="Insert size-1 dimensions at --axes (ONNX Unsqueeze).",
     help=(
-        "Insert size-1 dimensions at --axes of the output.\n\n"
+        "Insert size-1 dimensions at --axes of the output. "
+        "Without -o the node is printed as the ONNX docs print examples.\n\n"
         "Example: onnxop unsqueeze x.npy --axes 2,4,5"
     ),
 )
@@ -278,16 +413,22 @@ def unsqueeze(
     opset: OpsetOpt = LATEST_OPSET,
     backend: BackendOpt = None,
     full: FullOpt = False,
+    json_out: JsonOpt = False,
+    quiet: QuietOpt = False,
     debug: DebugOpt = False,
     member: MemberOpt = None,
 ) -> None:
     from .ops import unsqueeze_node
 
     node = unsqueeze_node(parse_axes(axes), opset)
-    _run_many(node, inputs, output, _backend(ctx, backend), full, member)
+    _run_many(
+        "unsqueeze", node, opset, inputs, output, _backend(ctx, backend), full, _out(ctx, json_out, quiet), member
+    )
 
 
 @command(
+    rich_help_panel=CHECKS,
+    short_help="Run ONNX backend node tests of Flatten and Unsqueeze.",
     help=(
         "Run ONNX backend node tests (folders with model.onnx and test_data_set_*/*.pb) "
         "of Flatten and Unsqueeze through onnxop; other operators are skipped. "
@@ -306,26 +447,96 @@ def conformance(
         ),
     ],
     backend: BackendOpt = None,
+    json_out: JsonOpt = False,
+    quiet: QuietOpt = False,
     debug: DebugOpt = False,
 ) -> int:
     from . import conformance as conf
+    from . import report
 
+    out = _out(ctx, json_out, quiet)
     results = conf.run_all(dirs, _backend(ctx, backend))
-    emit(conf.render(results), styled=False)
     failed = any(r.status == "failed" for r in results)
-    return ExitCode.ERROR if failed else ExitCode.SUCCESS
+    code = ExitCode.ERROR if failed else ExitCode.SUCCESS
+    out.result(conf.render(results), styled=False)
+    out.document(report.conformance_document(results, code))
+    return code
 
 
-@command(help="List the WebGPU adapters found, the one chosen, its limits and features.\n\nExample: onnxop info --backend vulkan")
-def info(ctx: typer.Context, backend: BackendOpt = None, debug: DebugOpt = False) -> None:
-    from .gpu import get_gpu, init_instance, list_adapters, resolve_backend
+@command(
+    name="show",
+    rich_help_panel=TENSORS,
+    short_help="Print tensor files as the ONNX docs do, with min/max/mean.",
+    help=(
+        "Print every tensor of each FILE in the ONNX docs' layout (name, shape, dtype, "
+        "values summarised above 100 elements) with min, max and mean for numeric types; "
+        "no GPU needed.\n\n"
+        "Example: onnxop show a.npy"
+    ),
+)
+def show(
+    ctx: typer.Context,
+    files: Annotated[
+        list[Path],
+        typer.Argument(
+            help="Tensor files (.npy); - reads a .npy stream from stdin. Example: a.npy",
+            show_default=False,
+            metavar="FILE",
+        ),
+    ],
+    full: FullOpt = False,
+    json_out: JsonOpt = False,
+    quiet: QuietOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    from . import io, progress, report
+    from . import show as shown
+    from .io.stdio import STDIN_NAME, is_stdio
+
+    out = _out(ctx, json_out, quiet)
+    if sum(is_stdio(f) for f in files) > 1:
+        raise UsageError("-: stdin can be read once; give - only once")
+    # Every header is read (and refused) before any value is loaded or printed.
+    found = [(str(f), io.read_tensors(f)) for f in files]
+    documents = []
+    for i, (path, tensors) in enumerate(found):
+        label = STDIN_NAME if is_stdio(path) else path
+        entries = []
+        for tensor in tensors:
+            with progress.tracked(tensor.data, f"reading {label}", quiet=out.quiet) as data:
+                values = replace(tensor, data=data).to_numpy()
+            entries.append((tensor, values, shown.stats(values, tensor.dtype)))
+        documents.append((path, [(t, s) for t, _, s in entries]))
+        out.result(("\n" if i else "") + shown.render_file(label, entries, full=full))
+    out.document(report.show_document(documents))
+
+
+@command(
+    rich_help_panel=ADAPTER,
+    short_help="List the WebGPU adapters, the one chosen, its limits.",
+    help="List the WebGPU adapters found, the one chosen, its limits and features.\n\n"
+    "Example: onnxop info --backend vulkan",
+)
+def info(
+    ctx: typer.Context,
+    backend: BackendOpt = None,
+    json_out: JsonOpt = False,
+    quiet: QuietOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    from .gpu import get_gpu, list_adapters, resolve_backend
 
     name = resolve_backend(_backend(ctx, backend))
-    init_instance([] if name == "auto" else [name])
+    gpu = get_gpu(name)  # creates the WebGPU instance for this backend, unless one exists
     adapters = list_adapters()
     lines = [f"Adapters found ({'all backends' if name == 'auto' else name}):"]
     lines += [f"  - {a}  driver: {a.driver or '?'}" for a in adapters] or ["  (none)"]
-    gpu = get_gpu(name)
+    out = _out(ctx, json_out, quiet)
+    if out.json:
+        from . import report
+
+        out.document(report.info_document(name, adapters, gpu))
+        return
     lines += ["", f"Chosen ({name}): {gpu.name}", "", "Limits:"]
     lines += [f"  {k} = {v}" for k, v in sorted(gpu.limits.items())]
     lines += ["", "Features:"]
@@ -335,6 +546,8 @@ def info(ctx: typer.Context, backend: BackendOpt = None, debug: DebugOpt = False
 
 @command(
     name="doc-examples",
+    rich_help_panel=CHECKS,
+    short_help="List or check the examples of the ONNX operator pages.",
     help=(
         "List the examples of the ONNX operator pages (the Flatten and Unsqueeze pages "
         "shipped with onnxop, or the PAGE files given); --check runs each through the "
@@ -372,12 +585,17 @@ def doc_examples(
     ] = False,
     full: FullOpt = False,
     backend: BackendOpt = None,
+    json_out: JsonOpt = False,
+    quiet: QuietOpt = False,
     debug: DebugOpt = False,
 ) -> int:
     from . import doccheck, docreport
 
     examples = docreport.select_or_fail(docreport.load_examples(pages), name)
     backend = _backend(ctx, backend)
+    out = _out(ctx, json_out, quiet)
+    if out.json:
+        return _doc_examples_json(out, examples, backend, check=check, show=show, full=full, contain=not debug)
     if not (check or show):
         _emit_table(*docreport.listing(examples))
         return ExitCode.SUCCESS
@@ -402,6 +620,22 @@ def doc_examples(
     return ExitCode.SUCCESS if doccheck.all_passed(outcomes) else ExitCode.ERROR
 
 
+def _doc_examples_json(out: Out, examples, backend, *, check: bool, show: bool, full: bool, contain: bool) -> int:
+    from . import doccheck, report
+
+    shown = {}
+    if show:
+        for ex in examples:
+            try:
+                shown[id(ex)] = doccheck.rendered(ex, backend, full=full)
+            except (doccheck.Skip, doccheck.Fail) as e:
+                shown[id(ex)] = f"(not run: {e})"
+    outcomes = doccheck.check_all(examples, backend, contain=contain) if check else None
+    doc = report.doc_examples_document(examples, outcomes, shown)
+    out.document(doc)
+    return doc["exit_code"]
+
+
 def _emit_table(headers: list[str], rows: list[list[str]]) -> None:
     """A table to stdout: rich on a terminal, plain aligned text when piped."""
     from . import docreport
@@ -413,6 +647,8 @@ def _emit_table(headers: list[str], rows: list[list[str]]) -> None:
 
 
 @command(
+    rich_help_panel=CHECKS,
+    short_help="Measure copy bandwidth: kernels vs copy_buffer_to_buffer.",
     help=(
         "Measure copy bandwidth on the adapter: each copy kernel, copy_buffer_to_buffer, "
         "upload, readback and numpy memcpy, in GB/s, with the ratios kernel/copy and "
@@ -429,14 +665,17 @@ def bench(
     ] = "1M,16M,256M,1G",
     repeats: Annotated[int, typer.Option("--repeats", help="Timed runs of each measure. Example: --repeats 9", metavar="N")] = 5,
     warmup: Annotated[int, typer.Option("--warmup", help="Untimed runs first. Example: --warmup 2", metavar="N")] = 1,
-    json_out: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table. Example: --json")] = False,
     backend: BackendOpt = None,
+    json_out: JsonOpt = False,
+    quiet: QuietOpt = False,
     debug: DebugOpt = False,
 ) -> None:
-    from .bench import parse_sizes, render_json, render_table, run_bench
+    from .bench import bench_document, parse_sizes, render_table, run_bench
 
-    report = run_bench(_backend(ctx, backend), parse_sizes(sizes), repeats=repeats, warmup=warmup)
-    emit(render_json(report) if json_out else render_table(report), styled=False)
+    out = _out(ctx, json_out, quiet)
+    result = run_bench(_backend(ctx, backend), parse_sizes(sizes), repeats=repeats, warmup=warmup)
+    out.result(render_table(result), styled=False)
+    out.document(bench_document(result))
 
 
 # ------------------------------------------------------------------ entry
@@ -451,36 +690,67 @@ def main(argv: Optional[list[str]] = None) -> int:
 
 
 def run(argv: list[str], debug: bool = False) -> int:
+    """Run onnxop with ``argv``; every failure becomes one line on stderr (and,
+    with --json, an error document on stdout) and an exit code."""
+    as_json = _wants_json(argv)
     try:
         rv = app(args=argv, prog_name="onnxop", standalone_mode=False)
         return int(rv) if isinstance(rv, int) else ExitCode.SUCCESS
     except OnnxopError as e:
         if debug:
             raise
-        error_line(e.message)
-        return e.exit_code
+        return _fail(e.message, e.exit_code, argv, as_json)
     except typer.TyperException as e:  # click's usage errors
         if debug:
             raise
-        error_line(_usage_line(e))
-        return ExitCode.USAGE if getattr(e, "exit_code", 2) == 2 else e.exit_code
+        if type(e).__name__ == "NoArgsIsHelpError":  # bare `onnxop`: the help, not a squashed line
+            e.show()  # (matched by name, as typer does: the class lives in its vendored click)
+            return ExitCode.USAGE
+        code = ExitCode.USAGE if getattr(e, "exit_code", 2) == 2 else e.exit_code
+        return _fail(_usage_line(e), code, argv, as_json)
     except (KeyboardInterrupt, typer.Abort):
-        error_line("interrupted")
-        return ExitCode.INTERRUPTED
+        return _fail("interrupted", ExitCode.INTERRUPTED, argv, as_json)
     except typer.Exit as e:
         return e.exit_code
+    except SystemExit as e:
+        # click's own exit: a reader that went away (onnxop show a.npy | head)
+        # stops quietly with 1, as Unix tools do on SIGPIPE; completion exits 0.
+        return e.code if isinstance(e.code, int) else int(e.code is not None)
     except OSError as e:
         if debug:
             raise
         where = f"{e.filename}: " if e.filename else ""
-        error_line(f"{where}{e.strerror or e}")
         user_fixable = e.errno in (errno.ENOENT, errno.EACCES, errno.EISDIR, errno.ENOTDIR, errno.EPERM)
-        return ExitCode.USAGE if user_fixable else ExitCode.ERROR
+        code = ExitCode.USAGE if user_fixable else ExitCode.ERROR
+        return _fail(f"{where}{e.strerror or e}", code, argv, as_json)
     except Exception as e:  # noqa: BLE001 - the last line of defence: no traceback
         if debug:
             raise
-        error_line(f"internal error: {type(e).__name__}: {e} (run with --debug for the traceback)")
-        return ExitCode.ERROR
+        message = f"internal error: {type(e).__name__}: {e} (run with --debug for the traceback)"
+        return _fail(message, ExitCode.ERROR, argv, as_json)
+
+
+def _fail(message: str, code: int, argv: list[str], as_json: bool) -> int:
+    """The one error line on stderr; with --json also the error document on stdout."""
+    error_line(message)
+    if as_json:
+        from . import report
+
+        sys.stdout.write(report.dumps(report.error(_command_in(argv), message, code)) + "\n")
+        sys.stdout.flush()
+    return int(code)
+
+
+def _wants_json(argv: list[str]) -> bool:
+    """--json anywhere before a ``--`` (errors can come before parsing ends)."""
+    args = argv[: argv.index("--")] if "--" in argv else argv
+    return "--json" in args
+
+
+def _command_in(argv: list[str]) -> Optional[str]:
+    """The command named in ``argv`` (None when there is none, or it is unknown)."""
+    names = {info.name or info.callback.__name__.replace("_", "-") for info in app.registered_commands}
+    return next((a for a in argv if a in names), None)
 
 
 def _usage_line(e: Exception) -> str:

@@ -98,6 +98,11 @@ def _tensor_lines(t: Shown, full: bool) -> list[str]:
     return lines
 
 
+def render_tensor(t: Shown, *, full: bool = False) -> str:
+    """One tensor as the docs list an input or output (indented, values below)."""
+    return "\n".join(_tensor_lines(t, full))
+
+
 def format_attribute(value: object) -> str:
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(str(v) for v in value) + "]"

@@ -8,6 +8,9 @@ Reading gives Tensors whose bytes are read later, in chunks. Writing goes
 through a writer opened on a temporary file (atomic_output): ``tensor(name,
 shape, dtype)`` is a context manager yielding a sink for the bytes, and
 ``strings(name, values)`` writes a string tensor.
+
+The path ``-`` is a .npy stream: stdin as an input, stdout as an output
+(see stdio.py; stdout cannot be written atomically).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from typing import Callable, ContextManager, Iterator, Protocol
 
 from ..errors import UsageError
 from ..tensor import DType, Tensor
-from . import npy
+from . import npy, stdio
 from .atomic import atomic_output, check_output_path
 
 Sink = Callable[[memoryview], None]
@@ -61,6 +64,10 @@ def is_archive(path: Path) -> bool:
 def read_tensors(path: Path, member: str | None = None) -> list[Tensor]:
     """The tensors in ``path``: one, or every member of an .npz (only
     ``member`` if given). Their bytes are read later, in chunks."""
+    if stdio.is_stdio(path):
+        if member is not None:
+            raise UsageError("-: --member selects an array of an .npz file; stdin is a .npy stream")
+        return [stdio.read_npy_stream()]
     path = Path(path)
     suffix = _suffix(path)
     if not path.exists():
@@ -106,9 +113,13 @@ def output_name(tensor: Tensor, target: Path) -> str:
 def check_output(path: Path, dtype: DType | None = None, *, nbytes: int = 0) -> None:
     """Refuse an output path before any work is done: unknown format, a folder
     that is missing or read-only, a type or size the format cannot hold."""
-    suffix = _suffix(path)
-    check_output_path(Path(path))
-    module = _module(suffix)
+    if stdio.is_stdio(path):
+        stdio.check_stdout()
+        suffix, module = ".npy", npy
+    else:
+        suffix = _suffix(path)
+        check_output_path(Path(path))
+        module = _module(suffix)
     if dtype is not None and not module.can_hold(dtype):
         raise UsageError(
             f"{path}: the {suffix} format cannot describe {dtype.name} (numpy has no such dtype); "
@@ -125,7 +136,12 @@ def check_output(path: Path, dtype: DType | None = None, *, nbytes: int = 0) -> 
 @contextmanager
 def open_writer(path: Path) -> Iterator[Writer]:
     """A writer for ``path``'s format on a temporary file that replaces
-    ``path`` only if the block finishes."""
+    ``path`` only if the block finishes. ``-`` writes a .npy to stdout (not
+    atomic: a stream cannot be taken back)."""
+    if stdio.is_stdio(path):
+        with stdio.stdout_writer() as writer:
+            yield writer
+        return
     path = Path(path)
     module = _module(_suffix(path))
     with atomic_output(path) as f:

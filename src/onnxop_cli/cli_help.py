@@ -1,0 +1,87 @@
+"""``onnxop --help``: commands grouped by panel, each with one example.
+
+typer groups commands into panels (``rich_help_panel``) only when it renders
+help with rich, and importing rich costs more start-up time than the whole
+rest of ``onnxop --help``. So the panels are drawn here with click's plain
+formatter: same grouping, no rich import. Every command and option carries
+"Example: ..." in its help (tests/test_help.py walks the tree to check), and
+the listing shows each command's example under its summary.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from typer.core import TyperCommand, TyperGroup
+
+OPERATORS = "Operators"
+TENSORS = "Tensors"
+CHECKS = "Checks"
+ADAPTER = "Adapter"
+PANELS = (OPERATORS, TENSORS, CHECKS, ADAPTER)
+OTHER = "Other commands"
+
+COMPLETION_HELP = {
+    "install_completion": "Install tab completion for your shell (bash, zsh, fish, PowerShell); "
+    "open a new shell to use it. Example: onnxop --install-completion",
+    "show_completion": "Print the completion script, to install it by hand. "
+    "Example: onnxop --show-completion >> ~/.bashrc",
+}
+
+
+def example_of(help_text: str | None) -> str | None:
+    """The text after the first ``Example:`` of a help text."""
+    for line in (help_text or "").splitlines():
+        head, sep, rest = line.partition("Example:")
+        if sep:
+            return rest.strip()
+    return None
+
+
+def _help_with_example(option: Any, path: str) -> Any:
+    if option is not None:
+        option.help = f"Show this help and exit. Example: {path} --help"
+    return option
+
+
+class OnnxopCommand(TyperCommand):
+    """A command whose ``--help`` option, like every other, has an example."""
+
+    def get_help_option(self, ctx: Any) -> Any:
+        return _help_with_example(super().get_help_option(ctx), f"onnxop {self.name}")
+
+
+class OnnxopGroup(TyperGroup):
+    """The root: plain-text panels of commands, one example each."""
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        # typer appends its completion options after the group is built
+        params = super().get_params(ctx)
+        for param in params:
+            if param.name in COMPLETION_HELP:
+                param.help = COMPLETION_HELP[param.name]
+        return params
+
+    def get_help_option(self, ctx: Any) -> Any:
+        return _help_with_example(super().get_help_option(ctx), "onnxop")
+
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        panels: dict[str, list[tuple[str, Any]]] = {}
+        for name in self.list_commands(ctx):
+            cmd = self.get_command(ctx, name)
+            if cmd is None or cmd.hidden:
+                continue
+            panel = getattr(cmd, "rich_help_panel", None) or OTHER
+            panels.setdefault(panel, []).append((name, cmd))
+        if not panels:
+            return
+        width = max(len(name) for cmds in panels.values() for name, _ in cmds)
+        order = [p for p in PANELS if p in panels] + [p for p in panels if p not in PANELS]
+        for panel in order:
+            with formatter.section(panel):
+                for name, cmd in panels[panel]:
+                    pad = " " * formatter.current_indent
+                    formatter.write(f"{pad}{name.ljust(width)}  {cmd.get_short_help_str(200)}\n")
+                    example = example_of(cmd.help)
+                    if example:
+                        formatter.write(f"{pad}{' ' * width}  Example: {example}\n")

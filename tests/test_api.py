@@ -1,0 +1,175 @@
+"""The Python API: ``from onnxop_cli import flatten, unsqueeze`` on numpy
+arrays, byte-exact against numpy, through the GPU kernel, with the
+project's exceptions; importing it stays light."""
+
+from __future__ import annotations
+
+import doctest
+import subprocess
+import sys
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import onnxop_cli
+from conftest import random_array
+from onnxop_cli import InputError, OnnxopError, OpError, UsageError, flatten, unsqueeze
+from onnxop_cli.tensor import pack_subbyte, dtype_by_name
+
+DTYPES = ["float32", "float64", "float16", "int8", "uint16", "int64", "bool", "complex64"]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_flatten_matches_numpy_reshape(backend, rng, dtype):
+    a = random_array(rng, (2, 3, 4, 5), dtype)
+    for axis in range(-4, 5):
+        got = flatten(a, axis, backend=backend)
+        split = axis if axis >= 0 else axis + a.ndim
+        want = a.reshape(int(np.prod(a.shape[:split])), -1)
+        assert got.shape == want.shape and got.dtype == a.dtype
+        assert got.tobytes() == want.tobytes()  # bit for bit: NaN payloads, -0.0
+        assert got.flags.c_contiguous and not np.shares_memory(got, a)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_unsqueeze_matches_numpy_expand_dims(backend, rng, dtype):
+    x = random_array(rng, (3, 4, 5), dtype)
+    for axes in ([0], [2, 4, 5], [-1], [5, 0, -3], (1,), 3, np.int64(0), np.array([0, 2])):
+        got = unsqueeze(x, axes, backend=backend)
+        want = np.expand_dims(x, tuple(np.atleast_1d(axes).tolist()))
+        assert got.shape == want.shape and got.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("name", ["bfloat16", "float8_e4m3fn", "float8_e5m2fnuz", "int4", "uint4", "float4_e2m1fn", "int2"])
+def test_ml_dtypes_arrays_round_trip(backend, rng, name):
+    dtype = dtype_by_name(name)
+    width = dtype.numpy.itemsize  # ml_dtypes keeps 4- and 2-bit values one per byte
+    codes = rng.integers(0, 256, size=(3, 7 * width), dtype=np.uint8)
+    if dtype.is_packed:
+        codes &= (1 << dtype.bits) - 1
+    x = codes.view(dtype.numpy)
+    got = flatten(x, 0, backend=backend)
+    assert got.dtype == x.dtype and got.shape == (1, 21)
+    assert got.view(np.uint8).tobytes() == codes.tobytes()
+    assert unsqueeze(x, [1], backend=backend).view(np.uint8).tobytes() == codes.tobytes()
+
+
+def test_packed_types_travel_packed(backend, monkeypatch):
+    """A 4-bit array crosses the GPU as ONNX packs it: two elements a byte."""
+    import onnxop_cli.gpu as gpu_pkg
+
+    seen = []
+    real = gpu_pkg.copy_through_kernel
+
+    def spy(gpu, source, sink, **kw):
+        seen.append(source.to_array().tobytes())
+        return real(gpu, source, sink, **kw)
+
+    monkeypatch.setattr(gpu_pkg, "copy_through_kernel", spy)
+    x = np.array([1, -2, 3, -4, 5], dtype=ml_dtypes.int4)
+    assert flatten(x, 0, backend=backend).tolist() == [[1, -2, 3, -4, 5]]
+    assert seen == [pack_subbyte(x, dtype_by_name("int4")).tobytes()]
+
+
+def test_the_data_goes_through_the_gpu_kernel(backend, monkeypatch, rng):
+    """Same path as the CLI: core.apply -> copy_through_kernel, once per call;
+    a kernel that writes garbage would show in the result."""
+    import onnxop_cli.gpu as gpu_pkg
+
+    calls = []
+    real = gpu_pkg.copy_through_kernel
+
+    def corrupting(gpu, source, sink, **kw):
+        calls.append(source.nbytes)
+
+        def flip(chunk):
+            sink(memoryview(bytes(b ^ 0xFF for b in chunk)))
+
+        return real(gpu, source, flip, **kw)
+
+    monkeypatch.setattr(gpu_pkg, "copy_through_kernel", corrupting)
+    a = random_array(rng, (4, 4), "uint8")
+    got = flatten(a, backend=backend)
+    assert calls == [16]
+    assert got.tobytes() == (~a).tobytes()
+
+
+def test_lists_and_scalars_are_array_like(backend):
+    assert flatten([[1.0, 2.0], [3.0, 4.0]], 0, backend=backend).tolist() == [[1.0, 2.0, 3.0, 4.0]]
+    assert unsqueeze(np.float32(2.5), 0, backend=backend).tolist() == [2.5]
+
+
+def test_opset_selects_the_rules(backend):
+    a = np.zeros((2, 3), np.float32)
+    with pytest.raises(OpError, match=r"negative axes need opset 11; this is Flatten-9"):
+        flatten(a, -1, opset=9, backend=backend)
+    assert flatten(a, -1, opset=11, backend=backend).shape == (2, 3)
+
+
+def test_fortran_big_endian_and_string_arrays(backend, rng):
+    """Fortran order and big-endian bytes are re-laid out on the GPU; strings
+    take the host path. Each result is what numpy gives."""
+    f = np.asfortranarray(random_array(rng, (3, 4, 5), "float64"))
+    assert flatten(f, 2, backend=backend).tobytes() == f.reshape(12, 5).tobytes()
+    b = random_array(rng, (2, 3), "int32").astype(">i4")
+    got = unsqueeze(b, [0], backend=backend)
+    assert got.dtype == np.dtype("<i4") and got.tobytes() == b.astype("<i4").reshape(1, 2, 3).tobytes()
+    s = np.array([["a", "bé"], ["", "xyz"]])
+    assert flatten(s, 0, backend=backend).tolist() == [["a", "bé", "", "xyz"]]
+
+
+@pytest.mark.parametrize(
+    "call,error,message",
+    [
+        (lambda: flatten(np.zeros((2, 3, 4, 5)), 5), OpError,
+         "Flatten: axis 5 is out of range [-4, 4] for an input of rank 4"),
+        (lambda: unsqueeze(np.zeros(3), [0, -3]), OpError,
+         "Unsqueeze: axes 0 and -3 both name output axis 0 (output rank 3); axes must be unique"),
+        (lambda: flatten(np.zeros(3), "1"), UsageError, "Flatten: axis must be integers, got '1'"),
+        (lambda: unsqueeze(np.zeros(3), [0.5]), UsageError, "Unsqueeze: axes must be integers, got 0.5"),
+        (lambda: flatten(np.zeros(3), opset=99), UsageError, "opset 99 is out of range [1, 25]"),
+        (lambda: flatten(np.zeros(3), backend="cuda"), UsageError,
+         "unknown backend 'cuda'; choose one of auto, vulkan, metal, d3d12, gl"),
+    ],
+)
+def test_errors_are_the_projects_exceptions(backend, call, error, message):
+    with pytest.raises(error) as info:
+        call()
+    assert info.value.message == message and str(info.value) == message
+    assert isinstance(info.value, OnnxopError) and info.value.exit_code in (1, 2)
+
+
+def test_docstrings_are_runnable_examples(backend, monkeypatch):
+    monkeypatch.setenv("ONNXOP_BACKEND", backend)
+    for module in (onnxop_cli.api, onnxop_cli):
+        result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
+        assert result.attempted > 0 and result.failed == 0, module.__name__
+
+
+def test_help_is_useful():
+    for fn in (flatten, unsqueeze):
+        doc = fn.__doc__
+        assert ">>> " in doc and "Raises" in doc and "opset" in doc
+    text = subprocess.run(
+        [sys.executable, "-c", "import onnxop_cli; help(onnxop_cli)"],
+        capture_output=True, text=True, env={"PAGER": "cat", "TERM": "dumb", "PATH": "/usr/bin:/bin"},
+    ).stdout
+    assert "flatten(x, axis=1, *, opset=25, backend=None)" in text
+    assert "unsqueeze(x, axes, *, opset=25, backend=None)" in text
+    assert "OnnxopError" in text
+
+
+def test_lazy_exports_keep_import_light():
+    code = (
+        "import sys, onnxop_cli\n"
+        "assert 'numpy' not in sys.modules and 'onnxop_cli.api' not in sys.modules, sorted(sys.modules)\n"
+        "from onnxop_cli import flatten, unsqueeze\n"
+        "assert 'onnxop_cli.api' in sys.modules and 'wgpu' not in sys.modules\n"
+        "assert {'flatten', 'unsqueeze', 'OnnxopError'} <= set(dir(onnxop_cli))\n"
+        "print('ok')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.stdout == "ok\n", done.stderr
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        onnxop_cli.nope  # noqa: B018

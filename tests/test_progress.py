@@ -1,0 +1,143 @@
+"""When a progress bar is drawn (a terminal on stderr, no --quiet, a transfer
+above the threshold) and that drawing one changes no byte. No timing."""
+
+from __future__ import annotations
+
+import io
+import sys
+
+import numpy as np
+import pytest
+
+from conftest import random_array
+from onnxop_cli import progress
+from onnxop_cli.cli import run
+from onnxop_cli.tensor import MemoryBytes, StreamBytes
+
+BIG = progress.THRESHOLD + 1
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+class Pipe(io.StringIO):
+    def isatty(self) -> bool:
+        return False
+
+
+@pytest.mark.parametrize(
+    "nbytes,quiet,stream,expected",
+    [
+        (BIG, False, Terminal(), True),
+        (BIG, True, Terminal(), False),  # --quiet
+        (BIG, False, Pipe(), False),  # piped or redirected stderr
+        (progress.THRESHOLD, False, Terminal(), False),  # at the threshold: too small
+        (0, False, Terminal(), False),
+        (10 * BIG, False, Pipe(), False),
+    ],
+)
+def test_when_a_bar_is_wanted(nbytes, quiet, stream, expected):
+    assert progress.wanted(nbytes, quiet=quiet, stream=stream) is expected
+
+
+def test_threshold_is_about_64_mib():
+    assert progress.THRESHOLD == 64 << 20
+
+
+def test_a_closed_stream_wants_no_bar():
+    closed = io.StringIO()
+    closed.close()  # isatty() now raises ValueError
+    assert progress.wanted(BIG, quiet=False, stream=closed) is False
+
+
+@pytest.mark.parametrize("step", [1, 7, 4096, 1 << 20])
+def test_counting_bytes_changes_nothing_and_counts_everything(rng, step):
+    data = rng.integers(0, 256, 10_007, dtype=np.uint8)
+    seen: list[int] = []
+    counted = progress.CountingBytes(MemoryBytes(data), seen.append, step=step)
+    assert counted.nbytes == data.nbytes
+    out = bytearray(data.nbytes)
+    view = memoryview(out)
+    counted.readinto(0, view[:5000])
+    counted.readinto(5000, view[5000:])
+    assert bytes(out) == data.tobytes()
+    assert sum(seen) == data.nbytes and max(seen) <= step
+    assert counted.to_array().tobytes() == data.tobytes()
+
+
+def test_counting_bytes_reads_a_stream_front_to_back(rng):
+    data = rng.integers(0, 256, 3000, dtype=np.uint8).tobytes()
+    seen: list[int] = []
+    counted = progress.CountingBytes(StreamBytes(io.BytesIO(data), len(data)), seen.append, step=256)
+    assert counted.to_array().tobytes() == data
+    assert sum(seen) == 3000
+
+
+def test_tracked_wraps_only_when_a_bar_is_wanted(rng):
+    source = MemoryBytes(np.zeros(16, np.uint8))
+    source.nbytes = BIG  # only the size matters for the decision
+    with progress.tracked(source, "x", quiet=False, stream=Pipe()) as got:
+        assert got is source
+    with progress.tracked(source, "x", quiet=True, stream=Terminal()) as got:
+        assert got is source
+    with progress.tracked(None, "x", quiet=False, stream=Terminal()) as got:
+        assert got is None  # string tensors have no bytes to count
+
+
+def test_tracked_draws_on_the_terminal_it_is_given(rng):
+    data = rng.integers(0, 256, 4096, dtype=np.uint8)
+    screen = Terminal()
+    source = MemoryBytes(data)
+    progress_threshold = progress.THRESHOLD
+    try:
+        progress.THRESHOLD = 1024
+        with progress.tracked(source, "copying a", quiet=False, stream=screen) as got:
+            assert isinstance(got, progress.CountingBytes)
+            assert got.to_array().tobytes() == data.tobytes()
+    finally:
+        progress.THRESHOLD = progress_threshold
+    assert "copying a" in screen.getvalue()
+
+
+# ----------------------------------------------------------------- in the CLI
+
+
+@pytest.mark.parametrize("quiet", [False, True])
+def test_cli_draws_a_bar_on_a_terminal_unless_quiet(backend, tmp_path, monkeypatch, capsys, rng, quiet):
+    a = random_array(rng, (64, 64), "float32")
+    np.save(tmp_path / "a.npy", a)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(progress, "THRESHOLD", 1024)  # a 16 KiB tensor counts as large
+    monkeypatch.setattr(progress, "STEP", 4096)
+    wrapped = []
+    real = progress.CountingBytes
+
+    def spy(*args, **kw):
+        wrapped.append(real(*args, **kw))
+        return wrapped[-1]
+
+    monkeypatch.setattr(progress, "CountingBytes", spy)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    argv = ["flatten", "a.npy", "-o", "b.npy", "-b", backend] + (["--quiet"] if quiet else [])
+    code = run(argv)
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert np.load(tmp_path / "b.npy").tobytes() == a.tobytes()
+    if quiet:
+        assert wrapped == [] and err == "" and out == ""
+    else:
+        assert len(wrapped) == 1 and wrapped[0].nbytes == a.nbytes
+        assert "Flatten a" in err  # the bar's label, drawn on stderr
+        assert out == "Flatten: a (64, 64) float32 -> b (64, 64) float32, wrote b.npy\n"
+
+
+def test_cli_draws_nothing_when_stderr_is_not_a_terminal(tmp_path, monkeypatch, capsys, rng):
+    np.save(tmp_path / "a.npy", random_array(rng, (64, 64), "float32"))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(progress, "THRESHOLD", 1024)
+    code = run(["show", "a.npy"])
+    out, err = capsys.readouterr()
+    assert code == 0 and err == ""
+    assert out.startswith("a.npy:\n  a: shape=(64, 64), dtype=float32")
