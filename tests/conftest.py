@@ -31,11 +31,24 @@ def _gpu_or_skip(backend: str):
         pytest.skip(f"no {backend} adapter: {e}")
 
 
-@pytest.fixture(params=BACKENDS, scope="session")
+@pytest.fixture(scope="session")
 def backend(request) -> str:
-    """A backend name whose adapter exists (fails in CI if it does not)."""
+    """A backend name whose adapter exists (fails in CI if it does not).
+    Parametrised by pytest_generate_tests below."""
     _gpu_or_skip(request.param)
     return request.param
+
+
+def pytest_generate_tests(metafunc):
+    """Every test that needs a GPU runs once per backend. A module may take
+    over the parametrisation of ``backend`` (test_gpu_copy.py pairs it with
+    the kernel paths each adapter supports) by defining ``backend_params``."""
+    if "backend" not in metafunc.fixturenames:
+        return
+    custom = getattr(metafunc.module, "backend_params", None)
+    if custom is not None and custom(metafunc):
+        return
+    metafunc.parametrize("backend", BACKENDS, indirect=True, scope="session")
 
 
 @pytest.fixture(scope="session")

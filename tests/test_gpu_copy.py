@@ -14,23 +14,59 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from onnxop_cli.gpu import copy_through_kernel
+from conftest import BACKENDS
+from onnxop_cli.errors import NoAdapterError
+from onnxop_cli.gpu import copy_through_kernel, get_gpu
 from onnxop_cli.gpu.copy import KEEP_BYTES, WORD, can_map, grid, shader_const
 from onnxop_cli.gpu.kernels import KERNELS, choose
 from onnxop_cli.tensor import MemoryBytes
 
 POISON = 0xA5
-PATHS = [(k, m) for k in KERNELS for m in (False, True)]
 
 
-@pytest.fixture(params=PATHS, ids=[f"{k}-{'mapped' if m else 'staged'}" for k, m in PATHS])
-def path(request, gpu) -> dict:
-    kernel, mapped = request.param
-    if not KERNELS[kernel].available(gpu):
-        pytest.skip(f"{gpu.name} lacks {KERNELS[kernel].features}")
-    if mapped and not can_map(gpu):
-        pytest.skip(f"{gpu.name} cannot map storage buffers")
-    return {"kernel": kernel, "mapped": mapped}
+def backend_params(metafunc) -> bool:
+    """Tests taking ``path`` run once per (adapter, path) the adapter supports:
+    the combinations are read off the real adapters at collection, so nothing
+    is generated only to be skipped. What an adapter lacks is checked by
+    test_paths_the_adapter_lacks_are_refused instead. (Called by conftest's
+    pytest_generate_tests; returns False for tests without ``path``.)"""
+    if "path" not in metafunc.fixturenames:
+        return False
+    params, ids = [], []
+    for backend in BACKENDS:
+        try:
+            gpu = get_gpu(backend)
+        except NoAdapterError:
+            # the backend fixture skips this, or fails it when CI is set
+            params.append((backend, None))
+            ids.append(f"{backend}-no-adapter")
+            continue
+        for kernel in KERNELS:
+            for mapped in (False, True):
+                if KERNELS[kernel].available(gpu) and (can_map(gpu) or not mapped):
+                    params.append((backend, {"kernel": kernel, "mapped": mapped}))
+                    ids.append(f"{backend}-{kernel}-{'mapped' if mapped else 'staged'}")
+    metafunc.parametrize(("backend", "path"), params, ids=ids, indirect=["backend"], scope="session")
+    return True
+
+
+def test_every_adapter_runs_the_portable_path(gpu):
+    assert KERNELS["storage"].available(gpu)
+    assert choose(gpu).name in KERNELS
+
+
+def test_paths_the_adapter_lacks_are_refused(gpu, rng):
+    """A kernel or buffer mode the adapter cannot run is refused with the
+    reason, never attempted (GL has no shader-int64 and cannot map storage
+    buffers; lavapipe has both)."""
+    data = rng.integers(0, 256, 4096, dtype=np.uint8)
+    for name, kernel in KERNELS.items():
+        if not kernel.available(gpu):
+            with pytest.raises(ValueError, match=f"kernel '{name}' needs {kernel.features[0]}"):
+                run_copy(gpu, data, kernel=name)
+    if not can_map(gpu):
+        with pytest.raises(ValueError, match="cannot map storage buffers"):
+            run_copy(gpu, data, kernel="storage", mapped=True)
 
 
 def run_copy(gpu, data: np.ndarray, **kw) -> tuple[bytes, int]:
