@@ -479,7 +479,7 @@ def show(
     files: Annotated[
         list[Path],
         typer.Argument(
-            help="Tensor files (.npy); - reads a .npy stream from stdin. Example: a.npy",
+            help="Tensor files (.npy, .npz or .pb); - reads a .npy stream from stdin. Example: a.npy",
             show_default=False,
             metavar="FILE",
         ),
