@@ -169,8 +169,20 @@ def test_a_symlink_leading_out_of_the_folder_is_refused(cwd, capsys):
         (lambda d: ((d / "w.bin").write_bytes(bytes(16)), external_tensor(d, "w.bin", bytes(16), offset=8, length=16)),
          "w.pb: external data 'w.bin' is truncated: 16 bytes from offset 8 need a file of 24 bytes, it has 16"),
         (lambda d: ((d / "w.bin").write_bytes(bytes(16)), external_tensor(d, "w.bin", bytes(16), offset=-1)),
-         "w.pb: invalid external data: External data offset must be non-negative, got -1 for tensor 'w'"),
+         "w.pb: invalid external data: offset -1 is negative"),
+        (lambda d: ((d / "w.bin").write_bytes(bytes(16)), external_tensor(d, "w.bin", bytes(16), length=-16)),
+         "w.pb: invalid external data: length -16 is negative"),
+        (lambda d: ((d / "w.bin").write_bytes(bytes(16)), external_tensor(d, "w.bin", bytes(16), offset="0x10")),
+         "w.pb: invalid external data: offset '0x10' is not an integer"),
+        (lambda d: external_tensor(d, "w\0.bin", bytes(16)), "w.pb: external data location 'w\\x00.bin' holds a NUL byte"),
+        (lambda d: ((d / "sub").mkdir(), external_tensor(d, "sub", bytes(16))),
+         "w.pb: external data 'sub' is not a regular file"),
+        (lambda d: (os.mkfifo(d / "pipe.bin"), external_tensor(d, "pipe.bin", bytes(16))),
+         "w.pb: external data 'pipe.bin' is not a regular file"),
+        (lambda d: external_tensor(d, "", bytes(16)), "w.pb: external data has no location"),
     ],
+    ids=["missing", "short", "truncated", "negative-offset", "negative-length", "not-integer", "nul",
+         "folder", "fifo", "no-location"],
 )
 def test_bad_external_data_is_one_line(cwd, capsys, setup, message):
     setup(cwd)
