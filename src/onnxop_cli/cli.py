@@ -120,7 +120,11 @@ def _console(stderr: bool = False):
 
 
 def emit(text: str, *, styled: bool = True) -> None:
-    """Result text to stdout: rich colour on a terminal, the exact text when piped."""
+    """Result text to stdout: rich colour on a terminal, the exact text when piped
+    (control characters from names in files escaped, newlines kept)."""
+    from .render import printable
+
+    text = printable(text, keep="\n\t")
     if styled and sys.stdout.isatty():
         from .render import stylize
 
@@ -131,7 +135,9 @@ def emit(text: str, *, styled: bool = True) -> None:
 
 
 def error_line(message: str) -> None:
-    sys.stderr.write(f"onnxop: error: {message}\n")
+    from .render import printable  # one line, whatever a file or path name holds
+
+    sys.stderr.write(f"onnxop: error: {printable(message)}\n")
     sys.stderr.flush()
 
 
@@ -151,7 +157,9 @@ class Out:
         if self.json:
             return
         if self.data_on_stdout:
-            sys.stderr.write(text + "\n")
+            from .render import printable
+
+            sys.stderr.write(printable(text, keep="\n") + "\n")
         else:
             emit(text, styled=styled)
 

@@ -151,6 +151,16 @@ def normalise(text: str) -> str:
     return "\n".join(" ".join(line.split()) for line in text.splitlines() if line.strip())
 
 
+def printable(text: str, keep: str = "") -> str:
+    """``text`` with control characters (but those in ``keep``) written as
+    escapes: names come from files, and a name holding a terminal escape
+    sequence must not reach the terminal as one, nor a newline split an
+    error line in two."""
+    if text.isprintable() and not keep:
+        return text
+    return "".join(c if c.isprintable() or c in keep else repr(c)[1:-1] for c in text)
+
+
 def stylize(text: str) -> Text:
     """The same text with colour for a terminal (the characters are unchanged)."""
     from rich.text import Text
