@@ -406,6 +406,7 @@ def strings_to_bytes(array: np.ndarray) -> np.ndarray:
     """An object array of ``bytes`` (ONNX's string elements) from str or bytes values."""
     import numpy as np
 
+    check_text(np.asarray(array))
     out = np.empty(np.shape(array), dtype=object)
     flat = out.reshape(-1)
     for i, value in enumerate(np.asarray(array).reshape(-1)):
@@ -416,6 +417,22 @@ def strings_to_bytes(array: np.ndarray) -> np.ndarray:
         else:
             raise InputError(f"a string tensor holds a {type(value).__name__}, not text")
     return out
+
+
+def check_text(array: np.ndarray) -> None:
+    """Refuse numpy fixed-width text (UCS-4) holding code units that are no
+    character: surrogates, or values past U+10FFFF. Python cannot even hold
+    the latter in a str, and neither has a UTF-8 form (ONNX strings are
+    UTF-8). Checked on the raw code units, before any str is made."""
+    import numpy as np
+
+    if array.dtype.kind != "U" or array.size == 0 or array.dtype.itemsize == 0:
+        return
+    codes = np.ascontiguousarray(array).view(np.dtype("u4").newbyteorder(array.dtype.byteorder))
+    bad = (codes > 0x10FFFF) | ((codes >= 0xD800) & (codes <= 0xDFFF))
+    if bad.any():
+        code = int(codes.reshape(-1)[np.argmax(bad.reshape(-1))])
+        raise InputError(f"a string holds U+{code:04X}, which is no Unicode character (ONNX strings are UTF-8)")
 
 
 def strings_to_text(array: np.ndarray) -> np.ndarray:

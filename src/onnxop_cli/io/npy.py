@@ -172,7 +172,11 @@ def tensor_from_header(
     if dtype.is_string:
         flat = data.to_array().view(np_dtype)
         values = flat.reshape(shape[::-1]).T if order == "F" else flat.reshape(shape)
-        return Tensor(name, shape, dtype, strings=strings_to_bytes(values), source=label, named=named)
+        try:
+            strings = strings_to_bytes(values)
+        except InputError as e:
+            raise InputError(f"{label}: {e}") from None
+        return Tensor(name, shape, dtype, strings=strings, source=label, named=named)
     return Tensor(
         name=name,
         shape=shape,
@@ -192,17 +196,19 @@ def can_hold(dtype: DType) -> bool:
 
 def text_array(values, label: str):
     """ONNX strings (bytes) as a numpy text array: ``<U`` when every element
-    is UTF-8 (as onnx.numpy_helper reads them), else ``S``."""
+    is UTF-8 (as onnx.numpy_helper reads them), else ``S``. numpy drops
+    trailing NULs from both, so a string ending in one is refused rather
+    than silently shortened."""
     import numpy as np
 
+    if any(v.endswith(b"\0") for v in values.reshape(-1)):
+        raise UsageError(
+            f"{label}: a string that ends in a NUL byte cannot be stored in a numpy array "
+            "(numpy drops trailing NULs); write a .pb (ONNX TensorProto) file instead"
+        )
     text = strings_to_text(values)
     if all(isinstance(v, str) for v in text.reshape(-1)):
         return np.array(text.tolist(), dtype=str).reshape(values.shape)
-    if any(v.endswith(b"\0") for v in values.reshape(-1)):
-        raise UsageError(
-            f"{label}: a string that is not UTF-8 and ends in a NUL byte cannot be stored in "
-            "a numpy array; write a .pb (ONNX TensorProto) file instead"
-        )
     return np.array(values.tolist(), dtype=bytes).reshape(values.shape)
 
 
