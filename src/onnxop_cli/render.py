@@ -70,7 +70,9 @@ def format_values(values: np.ndarray, *, full: bool = False) -> str:
 
     values = np.asarray(values)
     if values.dtype.kind == "O":
-        values = values.astype(str)
+        # strings: all str, or (when any is not UTF-8) all bytes, shown as numpy shows bytes
+        as_bytes = any(isinstance(v, bytes) for v in values.reshape(-1))
+        values = values.astype(bytes if as_bytes else str)
     threshold = values.size + 1 if full else SUMMARY_THRESHOLD
     return np.array2string(
         values,
