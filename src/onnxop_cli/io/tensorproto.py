@@ -63,6 +63,18 @@ def read_pb(path: Path) -> Tensor:
 
 def tensor_from_proto(proto, base_dir: Path, label: str, default_name: str) -> Tensor:
     """A Tensor for a TensorProto; external data is looked up in ``base_dir``."""
+    return _tensor_from_proto(proto, base_dir, label, default_name)
+
+
+def _text(value, what: str, label: str) -> str:
+    """A text field's value. protobuf parses them without checking, and
+    hands back ``bytes`` for one that is not UTF-8."""
+    if isinstance(value, bytes):
+        raise InputError(f"{label}: the {what} is not UTF-8 text ({value[:40]!r})")
+    return value
+
+
+def _tensor_from_proto(proto, base_dir: Path, label: str, default_name: str) -> Tensor:
     import numpy as np
 
     dtype = _dtype(proto, label)
@@ -72,7 +84,7 @@ def tensor_from_proto(proto, base_dir: Path, label: str, default_name: str) -> T
     check_shape(shape, dtype.numpy_itemsize, label)
     if proto.HasField("segment"):
         raise InputError(f"{label}: segmented tensors are not supported")
-    name = proto.name or default_name
+    name = _text(proto.name, "tensor name", label) or default_name
     count = math.prod(shape)
 
     if dtype.is_string:
@@ -157,7 +169,11 @@ def _external_info(proto, label: str) -> tuple[str, int, int | None]:
     """(location, offset, length) of the external data, read the way onnx's
     ExternalDataInfo reads them, but without setting attributes from the file:
     only the known keys are looked at."""
-    entries = {e.key: e.value for e in proto.external_data if e.key in EXTERNAL_KEYS}
+    entries = {
+        _text(e.key, "external data key", label): _text(e.value, "external data value", label)
+        for e in proto.external_data
+    }
+    entries = {k: v for k, v in entries.items() if k in EXTERNAL_KEYS}
 
     def number(key: str) -> int | None:
         text = entries.get(key)
