@@ -8,7 +8,7 @@ What must hold, for every mutated file and every command drawn:
   no 'internal error';
 - exit 2: exactly one stderr line starting ``onnxop: error: ``, nothing on
   stdout, and the folder holds exactly the input files (no output, no
-  temporary file);
+  temporary file), an output that existed before byte for byte as it was;
 - exit 0: an independent reader accepts the same mutated input -- numpy
   (``np.load(allow_pickle=False)``) for .npy/.npz, onnx
   (``numpy_helper.to_array`` with the file's folder for external data) for
@@ -17,6 +17,9 @@ What must hold, for every mutated file and every command drawn:
   folder holds the inputs and the one output file;
 - never: the bytes of a file outside the folder (``../secret.bin``, reachable
   through ``..``, an absolute path or a symlink) in any output.
+
+A quarter of the .npy cases pipe the file in as ``-`` (stdin has its own
+reader); half of all cases find the output file already there.
 
 Where the two readers may legitimately disagree, onnxop may refuse what the
 reference accepts (a dtype with no ONNX type, a string ending in NUL that no
@@ -313,29 +316,32 @@ class Outcome:
     err: str
 
 
-def run_cli(argv: list[str], cwd: Path) -> Outcome:
+def run_cli(argv: list[str], cwd: Path, stdin: bytes | None = None) -> Outcome:
     """onnxop in-process, in a thread (a hang fails instead of stalling),
     with stdout/stderr captured by hand (capsys is per test, not per example)."""
     import contextlib
     import sys
 
+    from test_pipes import FakeStdin
+
     result: list = []
     out, err = io.StringIO(), io.StringIO()
-    previous = os.getcwd()
+    previous, previous_stdin = os.getcwd(), sys.stdin
 
     def target() -> None:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             result.append(run(argv))
 
     os.chdir(cwd)
+    sys.stdin = FakeStdin(stdin or b"")
     try:
         thread = threading.Thread(target=target, daemon=True)
         thread.start()
         thread.join(TIMEOUT)
     finally:
         os.chdir(previous)
+        sys.stdin = previous_stdin
     assert not thread.is_alive(), f"onnxop {argv} hung for {TIMEOUT} s"
-    assert sys.stdout is not None
     return Outcome(result[0] if result else -1, out.getvalue(), err.getvalue())
 
 
@@ -367,12 +373,25 @@ def read_output(path: Path) -> dict[str, np.ndarray]:
     return {"": onnx_array(proto, path.parent)}
 
 
-def check(place: Place, inputs: list[str], command: list[str], output: str | None, reference) -> None:
+PRECIOUS = b"an existing output, to be replaced only by a complete one"
+
+
+def check(
+    place: Place, inputs: list[str], command: list[str], output: str | None, reference,
+    *, stdin: bool = False, existing: bool = False,
+) -> None:
     """Run one case and assert the rules in the module docstring.
-    ``reference()`` returns {name: array} or raises if the reference refuses."""
+    ``reference()`` returns {name: array} or raises if the reference refuses.
+    ``stdin``: the input file is piped in as ``-`` instead of named;
+    ``existing``: the output file exists before the run (a failure must
+    leave it byte for byte)."""
     folder = place.folder
-    argv = [command[0], inputs[0], *command[1:], *(["-o", output] if output else []), "-b", place.backend]
-    got = run_cli(argv, folder)
+    source = "-" if stdin else inputs[0]
+    argv = [command[0], source, *command[1:], *(["-o", output] if output else []), "-b", place.backend]
+    if existing and output:
+        (folder / output).write_bytes(PRECIOUS)
+        inputs = [*inputs, output]
+    got = run_cli(argv, folder, (folder / inputs[0]).read_bytes() if stdin else None)
     if currently_in_test_context():
         event(f"exit {got.code}")  # --hypothesis-show-statistics: both outcomes must be common
     for text in (got.out, got.err):
@@ -384,6 +403,8 @@ def check(place: Place, inputs: list[str], command: list[str], output: str | Non
         assert len(lines) == 1 and lines[0].startswith("onnxop: error: "), (argv, got)
         assert got.out == "", (argv, got)
         assert names == sorted(inputs), (argv, names)
+        if existing and output:
+            assert (folder / output).read_bytes() == PRECIOUS, argv
         return
     assert got.err == "", (argv, got)
     expected = reference()  # must not raise: onnxop accepted it, so must the reference
@@ -392,7 +413,7 @@ def check(place: Place, inputs: list[str], command: list[str], output: str | Non
         for array in expected.values():
             assert f"shape={expected_shape(command, array.shape)}" in got.out, (argv, got.out)
         return
-    assert names == sorted([*inputs, output]), (argv, names)
+    assert names == sorted({*inputs, output}), (argv, names)
     assert SECRET not in (folder / output).read_bytes(), argv
     result = read_output(folder / output)
     if inputs[0].endswith(".npz") and output.endswith(".npz"):  # member names are kept
@@ -474,9 +495,11 @@ def test_mutated_npy(fuzz_dir, data):
     seed = data.draw(st.sampled_from(NPY_SEEDS), label="seed")
     content = data.draw(mutated_npy(seed), label="file")
     command, output = data.draw(st.sampled_from(COMMANDS), label="command")
+    stdin = data.draw(st.integers(0, 3), label="stdin") == 0  # a quarter of the cases read a pipe
     place = fuzz_dir()
     inputs = _write(place, {"x.npy": content})
-    check(place, inputs, command, output, lambda: {"": np.load(place.folder / "x.npy", allow_pickle=False)})
+    check(place, inputs, command, output, lambda: {"": np.load(place.folder / "x.npy", allow_pickle=False)},
+          stdin=stdin, existing=data.draw(st.booleans(), label="existing output"))
 
 
 def _npz_reference(path: Path) -> dict[str, np.ndarray]:
@@ -492,7 +515,8 @@ def test_mutated_npz(fuzz_dir, data):
     command, output = data.draw(st.sampled_from(COMMANDS), label="command")
     place = fuzz_dir()
     inputs = _write(place, {"z.npz": content})
-    check(place, inputs, command, output, lambda: _npz_reference(place.folder / "z.npz"))
+    check(place, inputs, command, output, lambda: _npz_reference(place.folder / "z.npz"),
+          existing=data.draw(st.booleans(), label="existing output"))
 
 
 def _pb_reference(path: Path) -> dict[str, np.ndarray]:
@@ -521,4 +545,5 @@ def test_mutated_pb(fuzz_dir, data):
     (place.folder / "sub").mkdir()
     os.symlink(place.folder.parent / "secret.bin", place.folder / "secret_link.bin")
     inputs = _write(place, {"x.pb": content, **({"w.bin": ext} if ext is not None else {})})
-    check(place, [*inputs, "secret_link.bin", "sub"], command, output, lambda: _pb_reference(place.folder / "x.pb"))
+    check(place, [*inputs, "secret_link.bin", "sub"], command, output, lambda: _pb_reference(place.folder / "x.pb"),
+          existing=data.draw(st.booleans(), label="existing output"))

@@ -247,6 +247,24 @@ def test_stdin_claiming_a_terabyte_is_not_allocated(cwd, capsys, monkeypatch):
     assert error_of(err) == "-: stream is truncated: expected 1099511627776 data bytes"
 
 
+def test_no_code_in_onnxop_can_unpickle_or_evaluate():
+    """The readers above never unpickle because nothing in onnxop can: no
+    np.load, no pickle, no eval (numpy's header parser is ast.literal_eval)."""
+    import re
+
+    import onnxop_cli
+
+    banned = re.compile(r"\b(np|numpy)\.load\(|\bimport (c?pickle|marshal|shelve)\b|\b(eval|exec|__import__)\(|"
+                        r"allow_pickle=True|\bread_array\(")
+    found = [
+        f"{path.name}:{n}: {line.strip()}"
+        for path in Path(onnxop_cli.__file__).parent.rglob("*.py")
+        for n, line in enumerate(path.read_text().splitlines(), 1)
+        if banned.search(line)
+    ]
+    assert found == []
+
+
 # ----------------------------------------------------------------- .npz
 
 
