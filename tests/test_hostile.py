@@ -347,6 +347,10 @@ NPZ_CASES = {
     "unknown-method": (lambda: patch_directory(zip_with({"a.npy": good_npy()}), method=99),
                        "z.npz[a]: cannot read the member (That compression method is not supported)"),
     "truncated-zip": (lambda: zip_with({"a.npy": good_npy()})[:-30], "z.npz: not an .npz file (File is not a zip file)"),
+    "bytes-before-the-zip": (lambda: b"\x00" + zip_with({"a.npy": good_npy()}),  # found by test_fuzz.py
+                             "z.npz: not an .npz file (it does not start with a zip header, PK\\x03\\x04)"),
+    "npy-then-zip-polyglot": (lambda: good_npy() + zip_with({"a.npy": good_npy()}),
+                              "z.npz: not an .npz file (it does not start with a zip header, PK\\x03\\x04)"),
 }
 
 

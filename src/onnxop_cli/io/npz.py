@@ -32,6 +32,7 @@ from . import npy
 SUFFIX = ".npz"
 MEMBER_SUFFIX = ".npy"
 MAX_RATIO = 1032  # deflate's largest expansion: 258 bytes for at least 2 bits
+ZIP_STARTS = (b"PK\x03\x04", b"PK\x05\x06")  # a first member, or an empty archive (as np.load checks)
 
 
 @contextmanager
@@ -118,6 +119,12 @@ def read_npz(path: Path, member: str | None = None) -> list[Tensor]:
     by their member names."""
     path = Path(path)
     label = str(path)
+    with open(path, "rb") as f:
+        start = f.read(4)
+    if start not in ZIP_STARTS:
+        # zipfile would find an archive after anything (a self-extractor, a
+        # polyglot file); np.load, like onnxop, wants the file to be one
+        raise InputError(f"{label}: not an .npz file (it does not start with a zip header, PK\\x03\\x04)")
     with zip_errors(label, "not an .npz file"):
         archive = zipfile.ZipFile(path)
     with archive:

@@ -61,11 +61,6 @@ def read_pb(path: Path) -> Tensor:
     return tensor_from_proto(proto, path.parent, label, path.stem)
 
 
-def tensor_from_proto(proto, base_dir: Path, label: str, default_name: str) -> Tensor:
-    """A Tensor for a TensorProto; external data is looked up in ``base_dir``."""
-    return _tensor_from_proto(proto, base_dir, label, default_name)
-
-
 def _text(value, what: str, label: str) -> str:
     """A text field's value. protobuf parses them without checking, and
     hands back ``bytes`` for one that is not UTF-8."""
@@ -74,7 +69,8 @@ def _text(value, what: str, label: str) -> str:
     return value
 
 
-def _tensor_from_proto(proto, base_dir: Path, label: str, default_name: str) -> Tensor:
+def tensor_from_proto(proto, base_dir: Path, label: str, default_name: str) -> Tensor:
+    """A Tensor for a TensorProto; external data is looked up in ``base_dir``."""
     import numpy as np
 
     dtype = _dtype(proto, label)
