@@ -321,6 +321,16 @@ def bad_utf8_name() -> bytes:
     return bytes(raw)
 
 
+def empty_member_name() -> bytes:
+    """A member whose name is empty (zipfile cannot write one): the one-byte
+    name 'a' becomes a byte of the extra field, in both headers."""
+    raw = bytearray(zip_with({"a": good_npy()}))
+    cd = raw.rfind(b"PK\x01\x02")
+    for name_len, extra_len in ((26, 28), (cd + 28, cd + 30)):
+        struct.pack_into("<HH", raw, name_len, 0, struct.unpack_from("<H", raw, extra_len)[0] + 1)
+    return bytes(raw)
+
+
 NPZ_CASES = {
     "member-not-npy": (lambda: zip_with({"readme.txt": b"hello world\n"}),
                        "z.npz[readme.txt]: not a .npy file (the magic string is not correct; ..."),
@@ -349,6 +359,9 @@ NPZ_CASES = {
     "truncated-zip": (lambda: zip_with({"a.npy": good_npy()})[:-30], "z.npz: not an .npz file (File is not a zip file)"),
     "bytes-before-the-zip": (lambda: b"\x00" + zip_with({"a.npy": good_npy()}),  # found by test_fuzz.py
                              "z.npz: not an .npz file (it does not start with a zip header, PK\\x03\\x04)"),
+    "empty-member-name": (empty_member_name,  # found by test_fuzz.py (an IndexError in zipfile)
+                          "z.npz: a member has an empty name"),
+    "member-named-only-.npy": (lambda: zip_with({".npy": good_npy()}), "z.npz: a member has an empty name"),
     "npy-then-zip-polyglot": (lambda: good_npy() + zip_with({"a.npy": good_npy()}),
                               "z.npz: not an .npz file (it does not start with a zip header, PK\\x03\\x04)"),
 }
@@ -907,3 +920,21 @@ def test_a_string_ending_in_nul_is_refused_by_numpy_formats(backend, cwd, capsys
     code, _, err = cli(capsys, "flatten", "s.pb", "-o", "t.pb", "-b", backend)
     assert code == 0, err
     assert list(load_pb(cwd / "t.pb").string_data) == [b"ab\0", b"c"]
+
+
+def test_numpy_header_warnings_do_not_reach_stderr(backend, cwd, capsys):
+    """A header written by Python 2 ('2L') is read, as numpy reads it, but
+    numpy's UserWarning about it was two extra lines on stderr (and an odd
+    escape in a refused header a SyntaxWarning on Python 3.12+)."""
+    import warnings
+
+    (cwd / "py2.npy").write_bytes(npy(header(shape="(2L,)"), np.arange(2, dtype="<f4").tobytes()))
+    (cwd / "esc.npy").write_bytes(npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'x': '\\ '}\n"))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        code, _, err = cli(capsys, "flatten", "py2.npy", "--axis", "0", "-o", "y.npy", "-b", backend)
+        assert code == 0 and err == ""
+        code, _, err = cli(capsys, "show", "esc.npy")
+        assert code == ExitCode.USAGE and error_of(err).startswith("esc.npy: invalid .npy header (")
+    assert [str(w.message) for w in caught] == []
+    assert np.load(cwd / "y.npy").tobytes() == np.arange(2, dtype="<f4").tobytes()

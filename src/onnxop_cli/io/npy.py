@@ -78,20 +78,26 @@ def read_header(f: BinaryIO, label: str):
 
 
 def _parse_header(version: tuple[int, int], buf: BinaryIO):
-    """numpy's parser for this version (3.0 has no public reader)."""
+    """numpy's parser for this version (3.0 has no public reader). Its
+    warnings (a header written by Python 2, an odd escape in a header that
+    is refused anyway) would be extra lines on stderr: they are dropped."""
+    import warnings
+
     import numpy as np
 
     fmt = np.lib.format
-    if version == (1, 0):
-        return fmt.read_array_header_1_0(buf)
-    if version == (2, 0):
-        return fmt.read_array_header_2_0(buf)
-    reader = getattr(fmt, "_read_array_header", None)
-    if reader is None:  # numpy >= 2 keeps it in the implementation module
-        from numpy.lib import _format_impl
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if version == (1, 0):
+            return fmt.read_array_header_1_0(buf)
+        if version == (2, 0):
+            return fmt.read_array_header_2_0(buf)
+        reader = getattr(fmt, "_read_array_header", None)
+        if reader is None:  # numpy >= 2 keeps it in the implementation module
+            from numpy.lib import _format_impl
 
-        reader = _format_impl._read_array_header
-    return reader(buf, version)
+            reader = _format_impl._read_array_header
+        return reader(buf, version)
 
 
 def _read_exactly(f: BinaryIO, n: int) -> bytes:

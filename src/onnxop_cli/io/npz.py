@@ -128,8 +128,11 @@ def read_npz(path: Path, member: str | None = None) -> list[Tensor]:
     with zip_errors(label, "not an .npz file"):
         archive = zipfile.ZipFile(path)
     with archive:
-        infos = [i for i in archive.infolist() if not i.is_dir()]
+        # (ZipInfo.is_dir() fails on an empty name: IndexError)
+        infos = [i for i in archive.infolist() if not i.filename.endswith("/")]
         names = [member_name(i.filename) for i in infos]
+        if "" in names:
+            raise InputError(f"{label}: a member has an empty name")
         _check_unique(names, label)
         if member is not None:
             if member not in names:
@@ -184,7 +187,7 @@ def _member_tensor(archive: zipfile.ZipFile, info: zipfile.ZipInfo, path: Path, 
 
 def list_members(path: Path) -> list[str]:
     with zipfile.ZipFile(path) as archive:
-        return [member_name(i.filename) for i in archive.infolist() if not i.is_dir()]
+        return [member_name(i.filename) for i in archive.infolist() if not i.filename.endswith("/")]
 
 
 def describe(names: list[str]) -> str:
