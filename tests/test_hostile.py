@@ -938,3 +938,14 @@ def test_numpy_header_warnings_do_not_reach_stderr(backend, cwd, capsys):
         assert code == ExitCode.USAGE and error_of(err).startswith("esc.npy: invalid .npy header (")
     assert [str(w.message) for w in caught] == []
     assert np.load(cwd / "y.npy").tobytes() == np.arange(2, dtype="<f4").tobytes()
+
+
+@pytest.mark.parametrize("descr,body,shown", [("'|S2'", b"\xa5\x01", "b'\\xa5\\x01'"),
+                                             ("'<U1'", "é".encode("utf-32-le"), "'é'")], ids=["bytes", "text"])
+def test_a_string_tensor_of_63_dimensions_is_printed(backend, cwd, capsys, descr, body, shown):
+    """Found by test_fuzz.py: numpy casts object arrays of more than 32
+    dimensions not at all; printing such a string tensor was an internal error."""
+    (cwd / "s.npy").write_bytes(npy(header(descr=descr, fortran="True", shape="(" + "1, " * 63 + ")"), body))
+    code, out, err = cli(capsys, "unsqueeze", "s.npy", "--axes", "0", "-b", backend)
+    assert code == 0, err
+    assert out.rstrip().endswith("[" * 64 + shown + "]" * 64)

@@ -71,8 +71,9 @@ def format_values(values: np.ndarray, *, full: bool = False) -> str:
     values = np.asarray(values)
     if values.dtype.kind == "O":
         # strings: all str, or (when any is not UTF-8) all bytes, shown as numpy shows bytes
+        # (cast flat: numpy casts object arrays of more than 32 dimensions not at all)
         as_bytes = any(isinstance(v, bytes) for v in values.reshape(-1))
-        values = values.astype(bytes if as_bytes else str)
+        values = values.reshape(-1).astype(bytes if as_bytes else str).reshape(values.shape)
     threshold = values.size + 1 if full else SUMMARY_THRESHOLD
     return np.array2string(
         values,
