@@ -169,8 +169,20 @@ def test_a_symlink_leading_out_of_the_folder_is_refused(cwd, capsys):
         (lambda d: ((d / "w.bin").write_bytes(bytes(16)), external_tensor(d, "w.bin", bytes(16), offset=8, length=16)),
          "w.pb: external data 'w.bin' is truncated: 16 bytes from offset 8 need a file of 24 bytes, it has 16"),
         (lambda d: ((d / "w.bin").write_bytes(bytes(16)), external_tensor(d, "w.bin", bytes(16), offset=-1)),
-         "w.pb: invalid external data: External data offset must be non-negative, got -1 for tensor 'w'"),
+         "w.pb: invalid external data: offset -1 is negative"),
+        (lambda d: ((d / "w.bin").write_bytes(bytes(16)), external_tensor(d, "w.bin", bytes(16), length=-16)),
+         "w.pb: invalid external data: length -16 is negative"),
+        (lambda d: ((d / "w.bin").write_bytes(bytes(16)), external_tensor(d, "w.bin", bytes(16), offset="0x10")),
+         "w.pb: invalid external data: offset '0x10' is not an integer"),
+        (lambda d: external_tensor(d, "w\0.bin", bytes(16)), "w.pb: external data location 'w\\x00.bin' holds a NUL byte"),
+        (lambda d: ((d / "sub").mkdir(), external_tensor(d, "sub", bytes(16))),
+         "w.pb: external data 'sub' is not a regular file"),
+        (lambda d: (os.mkfifo(d / "pipe.bin"), external_tensor(d, "pipe.bin", bytes(16))),
+         "w.pb: external data 'pipe.bin' is not a regular file"),
+        (lambda d: external_tensor(d, "", bytes(16)), "w.pb: external data has no location"),
     ],
+    ids=["missing", "short", "truncated", "negative-offset", "negative-length", "not-integer", "nul",
+         "folder", "fifo", "no-location"],
 )
 def test_bad_external_data_is_one_line(cwd, capsys, setup, message):
     setup(cwd)
@@ -294,7 +306,7 @@ def test_pickled_npz_member_is_refused_without_unpickling(cwd, capsys):
 @pytest.mark.parametrize(
     "make,message",
     [
-        (lambda p: p.write_bytes(b"not a zip"), "z.npz: not an .npz file (File is not a zip file)"),
+        (lambda p: p.write_bytes(b"not a zip"), "z.npz: not an .npz file (it does not start with a zip header, PK\\x03\\x04)"),
         (lambda p: zipfile.ZipFile(p, "w").close(), "z.npz: the archive holds no arrays"),
         (lambda p: zipfile.ZipFile(p, "w").writestr("a.npy", b"\x93NUMPY\x01\x00\x06\x00{oops\n"),
          "z.npz[a]: invalid .npy header"),

@@ -120,7 +120,11 @@ def _console(stderr: bool = False):
 
 
 def emit(text: str, *, styled: bool = True) -> None:
-    """Result text to stdout: rich colour on a terminal, the exact text when piped."""
+    """Result text to stdout: rich colour on a terminal, the exact text when piped
+    (control characters from names in files escaped, newlines kept)."""
+    from .render import printable
+
+    text = printable(text, keep="\n\t")
     if styled and sys.stdout.isatty():
         from .render import stylize
 
@@ -131,7 +135,9 @@ def emit(text: str, *, styled: bool = True) -> None:
 
 
 def error_line(message: str) -> None:
-    sys.stderr.write(f"onnxop: error: {message}\n")
+    from .render import printable  # one line, whatever a file or path name holds
+
+    sys.stderr.write(f"onnxop: error: {printable(message)}\n")
     sys.stderr.flush()
 
 
@@ -151,7 +157,9 @@ class Out:
         if self.json:
             return
         if self.data_on_stdout:
-            sys.stderr.write(text + "\n")
+            from .render import printable
+
+            sys.stderr.write(printable(text, keep="\n") + "\n")
         else:
             emit(text, styled=styled)
 
@@ -707,7 +715,7 @@ def run(argv: list[str], debug: bool = False) -> int:
             e.show()  # (matched by name, as typer does: the class lives in its vendored click)
             return ExitCode.USAGE
         code = ExitCode.USAGE if getattr(e, "exit_code", 2) == 2 else e.exit_code
-        return _fail(_usage_line(e), code, argv, as_json)
+        return _fail(_usage_line(e, argv), code, argv, as_json)
     except (KeyboardInterrupt, typer.Abort):
         return _fail("interrupted", ExitCode.INTERRUPTED, argv, as_json)
     except typer.Exit as e:
@@ -753,9 +761,11 @@ def _command_in(argv: list[str]) -> Optional[str]:
     return next((a for a in argv if a in names), None)
 
 
-def _usage_line(e: Exception) -> str:
+def _usage_line(e: Exception, argv: list[str]) -> str:
     ctx = getattr(e, "ctx", None)
-    where = ctx.command_path if ctx is not None else "onnxop"
+    # click's parser raises some errors ("requires an argument") without a context
+    command = _command_in(argv)
+    where = ctx.command_path if ctx is not None else f"onnxop {command}" if command else "onnxop"
     format_message = getattr(e, "format_message", None)
     text = format_message() if callable(format_message) else str(e)
     message = " ".join(str(text).split())

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Callable
 
 from .errors import InputError
 from .ops import Node
-from .tensor import MemoryBytes, Tensor
+from .tensor import MemoryBytes, Tensor, check_shape
 
 if TYPE_CHECKING:
     from .io import Sink, Writer
@@ -43,6 +43,8 @@ def check(node: Node, tensor: Tensor) -> tuple[int, ...]:
     from .ops import check_type
 
     out_shape = node.output_shape(tensor.shape)
+    # a shape numpy cannot hold (Unsqueeze past 64 dimensions) is no file numpy could read
+    check_shape(out_shape, tensor.dtype.numpy_itemsize, node.op_type, noun="output shape")
     check_type(node, tensor.dtype)
     check_runnable(tensor)
     return out_shape

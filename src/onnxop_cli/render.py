@@ -70,7 +70,10 @@ def format_values(values: np.ndarray, *, full: bool = False) -> str:
 
     values = np.asarray(values)
     if values.dtype.kind == "O":
-        values = values.astype(str)
+        # strings: all str, or (when any is not UTF-8) all bytes, shown as numpy shows bytes
+        # (cast flat: numpy casts object arrays of more than 32 dimensions not at all)
+        as_bytes = any(isinstance(v, bytes) for v in values.reshape(-1))
+        values = values.reshape(-1).astype(bytes if as_bytes else str).reshape(values.shape)
     threshold = values.size + 1 if full else SUMMARY_THRESHOLD
     return np.array2string(
         values,
@@ -149,6 +152,16 @@ def normalise(text: str) -> str:
     (the Flatten page lost its indentation): one space between tokens, no
     blank lines."""
     return "\n".join(" ".join(line.split()) for line in text.splitlines() if line.strip())
+
+
+def printable(text: str, keep: str = "") -> str:
+    """``text`` with control characters (but those in ``keep``) written as
+    escapes: names come from files, and a name holding a terminal escape
+    sequence must not reach the terminal as one, nor a newline split an
+    error line in two."""
+    if text.isprintable() and not keep:
+        return text
+    return "".join(c if c.isprintable() or c in keep else repr(c)[1:-1] for c in text)
 
 
 def stylize(text: str) -> Text:

@@ -12,6 +12,7 @@ for importing ``onnx``; ``tests/test_tensor.py`` checks every row against
 
 from __future__ import annotations
 
+import errno
 import math
 import os
 from dataclasses import dataclass, field
@@ -19,7 +20,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, Protocol
 
-from .errors import InputError
+from .errors import InputError, OnnxopError
 
 if TYPE_CHECKING:
     import numpy as np
@@ -56,6 +57,12 @@ class DType:
     def itemsize(self) -> int:
         """Bytes per element for byte-sized types (0 for packed and string)."""
         return self.bits // 8 if self.bits >= 8 else 0
+
+    @property
+    def numpy_itemsize(self) -> int:
+        """Bytes per element of this type's numpy array: 8 for strings (object
+        pointers), 1 for the packed types (ml_dtypes keeps one per byte)."""
+        return 8 if self.is_string else max(1, self.bits // 8)
 
     def nbytes(self, count: int) -> int:
         """Bytes needed for ``count`` elements, packed the way ONNX packs them."""
@@ -149,6 +156,40 @@ def dtype_of_numpy(np_dtype: np.dtype) -> DType:
     return found
 
 
+# ----------------------------------------------------------------- shapes
+
+MAX_INDEX = 2**63 - 1  # numpy's npy_intp on 64-bit platforms; ONNX dims are int64 too
+
+
+def max_rank() -> int:
+    """The most dimensions a numpy array can have (NPY_MAXDIMS)."""
+    import numpy as np
+
+    return 64 if int(np.__version__.split(".")[0]) >= 2 else 32
+
+
+def check_shape(shape: tuple[int, ...], itemsize: int, label: str, noun: str = "shape") -> None:
+    """Refuse a shape numpy cannot describe, before anything is allocated: more
+    than ``max_rank()`` dimensions, or non-zero dimensions whose product times
+    the element size overflows 2**63 - 1 bytes. (numpy refuses ``(0, 2**62)``
+    float32 too: a zero dimension does not make the others representable.)
+    Such a shape could not be the reference's, nor be written as a file numpy
+    reads, whatever the file's size. Dimensions are known not to be negative."""
+    rank = len(shape)
+    if rank > max_rank():
+        raise InputError(
+            f"{label}: {noun} has rank {rank}; numpy (and so onnxop) supports at most {max_rank()} dimensions"
+        )
+    span = max(1, itemsize)
+    for d in shape:
+        span *= max(1, d)
+        if span > MAX_INDEX:
+            raise InputError(
+                f"{label}: {noun} {tuple(shape)} is too large: its non-zero dimensions times the "
+                f"{max(1, itemsize)}-byte element size exceed 2**63 - 1 bytes"
+            )
+
+
 # ----------------------------------------------------------------- bytes
 
 
@@ -192,9 +233,12 @@ class FileBytes:
         self.nbytes = nbytes
 
     def readinto(self, offset: int, out: memoryview) -> None:
-        with open(self.path, "rb") as f:
-            f.seek(self.offset + offset)
-            got = _readinto_full(f, out)
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self.offset + offset)
+                got = _readinto_full(f, out)
+        except OSError as e:  # named here: an OSError reaching the output would be blamed on it
+            raise read_error(self.path, e) from None
         if got != len(out):
             raise InputError(
                 f"{self.path}: file is truncated: expected {self.nbytes} data bytes "
@@ -210,6 +254,14 @@ class FileBytes:
         return out
 
 
+def read_error(path: Path, e: OSError) -> OnnxopError:
+    """An input that cannot be read: exit 2 when the user can fix it (gone,
+    permissions), else 1 (an I/O error)."""
+    message = f"{path}: cannot read: {e.strerror or e}"
+    fixable = e.errno in (errno.ENOENT, errno.EACCES, errno.EPERM, errno.EISDIR, errno.ENOTDIR)
+    return InputError(message) if fixable else OnnxopError(message)
+
+
 def _readinto_full(f: BinaryIO, out: memoryview) -> int:
     """readinto until ``out`` is full or the stream ends; returns bytes read."""
     got = 0
@@ -219,6 +271,9 @@ def _readinto_full(f: BinaryIO, out: memoryview) -> int:
             break
         got += n
     return got
+
+
+STREAM_STEP = 64 << 20  # first allocation when a stream is read into memory; then it doubles
 
 
 class StreamBytes:
@@ -239,12 +294,18 @@ class StreamBytes:
             raise InputError(f"{self.label}: stream is truncated: expected {self.nbytes} data bytes")
 
     def to_array(self) -> np.ndarray:
+        """The rest of the stream in memory. It grows with what actually
+        arrives, never to the size the header claims: a stream declaring a
+        terabyte and ending early fails with little memory used."""
         import numpy as np
 
-        out = np.empty(self.nbytes - self._pos, dtype=np.uint8)
-        if out.size:
-            self.readinto(self._pos, memoryview(out))
-        return out
+        buf = bytearray()
+        while self._pos < self.nbytes:
+            step = min(self.nbytes - self._pos, max(STREAM_STEP, len(buf)))
+            start = len(buf)
+            buf.extend(bytes(step))
+            self.readinto(self._pos, memoryview(buf)[start:])
+        return np.frombuffer(buf, dtype=np.uint8) if buf else np.empty(0, dtype=np.uint8)
 
 
 # ----------------------------------------------------------------- tensor
@@ -345,6 +406,7 @@ def strings_to_bytes(array: np.ndarray) -> np.ndarray:
     """An object array of ``bytes`` (ONNX's string elements) from str or bytes values."""
     import numpy as np
 
+    check_text(np.asarray(array))
     out = np.empty(np.shape(array), dtype=object)
     flat = out.reshape(-1)
     for i, value in enumerate(np.asarray(array).reshape(-1)):
@@ -355,6 +417,22 @@ def strings_to_bytes(array: np.ndarray) -> np.ndarray:
         else:
             raise InputError(f"a string tensor holds a {type(value).__name__}, not text")
     return out
+
+
+def check_text(array: np.ndarray) -> None:
+    """Refuse numpy fixed-width text (UCS-4) holding code units that are no
+    character: surrogates, or values past U+10FFFF. Python cannot even hold
+    the latter in a str, and neither has a UTF-8 form (ONNX strings are
+    UTF-8). Checked on the raw code units, before any str is made."""
+    import numpy as np
+
+    if array.dtype.kind != "U" or array.size == 0 or array.dtype.itemsize == 0:
+        return
+    codes = np.ascontiguousarray(array).view(np.dtype("u4").newbyteorder(array.dtype.byteorder))
+    bad = (codes > 0x10FFFF) | ((codes >= 0xD800) & (codes <= 0xDFFF))
+    if bad.any():
+        code = int(codes.reshape(-1)[np.argmax(bad.reshape(-1))])
+        raise InputError(f"a string holds U+{code:04X}, which is no Unicode character (ONNX strings are UTF-8)")
 
 
 def strings_to_text(array: np.ndarray) -> np.ndarray:

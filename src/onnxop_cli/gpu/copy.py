@@ -196,7 +196,7 @@ class Stream:
     def release(self) -> None:
         for slot in self.slots:
             if slot is not None:
-                _settle(slot)
+                _settle(slot, self.gpu)
                 _destroy(slot)
         self.slots = []
 
@@ -234,12 +234,12 @@ class Stream:
             while (i := todo.get()) is not None:
                 try:
                     if failed or stop.is_set():
-                        _settle(slots[i])
+                        _settle(slots[i], self.gpu)
                     else:
                         self._drain(slots[i], sink)
                 except BaseException as e:  # noqa: BLE001 - re-raised in the caller's thread
                     failed.append(e)
-                    _settle(slots[i])
+                    _settle(slots[i], self.gpu)
                 finally:
                     free[i].set()
 
@@ -277,7 +277,7 @@ class Stream:
 
         buf = slot.into
         with self.gpu.errors("upload"):
-            buf.map_sync(wgpu.MapMode.WRITE, 0, round_up(n, 4))
+            self.gpu.wait(buf.map_async(wgpu.MapMode.WRITE, 0, round_up(n, 4)), "upload")
             mapped = buf._experimental_get_mapped_range(0, round_up(n, 4))
         try:
             source.readinto(offset, mapped[:n])
@@ -310,7 +310,7 @@ class Stream:
         n = slot.nbytes
         with self.gpu.errors("readback"):
             promise, slot.promise = slot.promise, None
-            promise.sync_wait()
+            self.gpu.wait(promise, "readback")
             view = slot.out.read_mapped(0, round_up(n, 4), copy=False)
         try:
             sink(view[:n])
@@ -319,14 +319,14 @@ class Stream:
                 slot.out.unmap()
 
 
-def _settle(slot: Slot) -> None:
+def _settle(slot: Slot, gpu: Gpu) -> None:
     """Let an in-flight map finish and unmap it, so the buffers can be reused
     or destroyed (best effort: the real error is already being raised)."""
     promise, slot.promise = slot.promise, None
     if promise is None:
         return
     try:
-        promise.sync_wait()
+        gpu.wait(promise, "cleanup")
         slot.out.unmap()
     except Exception:  # noqa: BLE001
         pass

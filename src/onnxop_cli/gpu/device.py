@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Iterator
@@ -18,6 +19,12 @@ from typing import Any, Iterator
 from ..errors import GpuError, NoAdapterError, UsageError
 
 ENV_BACKEND = "ONNXOP_BACKEND"
+ENV_TIMEOUT = "ONNXOP_GPU_TIMEOUT"
+# Seconds one GPU step (a chunk's map) may take before the device is called
+# hung. A chunk takes milliseconds; a Fortran re-layout of a whole binding a
+# few seconds on a CPU adapter: this only ends waits that would never end.
+DEFAULT_TIMEOUT = 120.0
+POLL_INTERVAL = 0.05  # seconds between looks at the device while waiting
 
 # our name -> (wgpu-native instance flag, GPUAdapterInfo.backend_type values)
 BACKENDS: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -165,6 +172,20 @@ def _quiet_wgpu_logger() -> None:
             log.addHandler(logging.StreamHandler())
 
 
+def gpu_timeout() -> float:
+    """The seconds a GPU step may take ($ONNXOP_GPU_TIMEOUT, else DEFAULT_TIMEOUT)."""
+    value = os.environ.get(ENV_TIMEOUT, "").strip()
+    if not value:
+        return DEFAULT_TIMEOUT
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = -1.0
+    if not seconds > 0:
+        raise UsageError(f"${ENV_TIMEOUT} must be a positive number of seconds, got {value!r}")
+    return seconds
+
+
 def _first_line(text: str) -> str:
     lines = [ln.strip() for ln in str(text).splitlines() if ln.strip()]
     detail = [ln for ln in lines if not ln.lower().startswith(("validation error", "caused by"))]
@@ -239,6 +260,7 @@ class Gpu:
         self.features = frozenset(device.features)
         self._pipelines: dict[str, Any] = {}
         self.cache: dict[Any, Any] = {}  # reusable resources (streaming buffers), see copy.py
+        self._log_mark = len(_log_capture.messages)  # wgpu's messages from before this device are not its
 
     @classmethod
     def open(cls, backend: str) -> Gpu:
@@ -316,3 +338,36 @@ class Gpu:
     def errors(self, what: str):
         """Context manager: WebGPU failures become a GpuError naming this adapter."""
         return gpu_errors(what, self.name)
+
+    def lost_reason(self) -> str:
+        """wgpu-native's message if it reported a lost device since this one
+        was created, else ''."""
+        lost = [m for m in _log_capture.messages[self._log_mark :] if "lost" in m.lower()]
+        return _first_line(lost[-1]) if lost else ""
+
+    def wait(self, promise: Any, what: str) -> Any:
+        """``promise.sync_wait()`` that cannot hang. wgpu-py waits for its poll
+        thread without a limit, and a map on a device that is lost may never
+        be answered: look at the device while waiting, and give up with a
+        GpuError when it is reported lost or after ``gpu_timeout()`` seconds."""
+        event = getattr(promise, "_thread_event", None)  # wgpu-native promises; else wait as wgpu does
+        if event is not None and not event.is_set():
+            limit = gpu_timeout()
+            deadline = time.monotonic() + limit
+            while not event.wait(POLL_INTERVAL):
+                lost = self.lost_reason()
+                if lost:
+                    raise GpuError(f"WebGPU device lost while {what} on {self.name}: {lost}")
+                if time.monotonic() >= deadline:
+                    raise GpuError(
+                        f"WebGPU {what} did not finish within {limit:g} s on {self.name}; the device "
+                        f"is hung or lost (${ENV_TIMEOUT} sets the limit)"
+                    )
+        with self.errors(what):
+            result = promise.sync_wait()
+        # A map answered just as the device went: reading its range now would
+        # make wgpu-native abort the process (it treats that error as fatal).
+        lost = self.lost_reason()
+        if lost:
+            raise GpuError(f"WebGPU device lost while {what} on {self.name}: {lost}")
+        return result

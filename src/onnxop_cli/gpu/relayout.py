@@ -144,7 +144,7 @@ def relayout_through_kernel(
             words = n4 // 4
 
             with gpu.errors("upload"):
-                upload.map_sync(wgpu.MapMode.WRITE)
+                gpu.wait(upload.map_async(wgpu.MapMode.WRITE), "upload")
                 mapped = upload._experimental_get_mapped_range(0, buf_size)
             try:
                 source.readinto(offset, mapped[:n])
@@ -169,7 +169,7 @@ def relayout_through_kernel(
                 encoder.copy_buffer_to_buffer(dst, 0, readback, 0, n4)
                 queue.submit([encoder.finish()])
                 dispatches += 1
-                readback.map_sync(wgpu.MapMode.READ, 0, n4)
+                gpu.wait(readback.map_async(wgpu.MapMode.READ, 0, n4), "readback")
             try:
                 view = readback.read_mapped(0, n4, copy=False)
                 sink(view[:n])

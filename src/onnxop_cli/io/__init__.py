@@ -146,7 +146,13 @@ def open_writer(path: Path) -> Iterator[Writer]:
     module = _module(_suffix(path))
     with atomic_output(path) as f:
         writer = module.WRITER(f, str(path))
-        yield writer
+        try:
+            yield writer
+        except BaseException:
+            abort = getattr(writer, "abort", None)  # a writer with state to drop (npz's ZipFile)
+            if abort is not None:
+                abort()
+            raise
         writer.close()
 
 

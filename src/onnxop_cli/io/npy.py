@@ -20,6 +20,7 @@ from ..errors import InputError, OutputError, UsageError
 from ..tensor import (
     ByteSource,
     DType,
+    check_shape,
     FileBytes,
     Tensor,
     dtype_of_numpy,
@@ -31,8 +32,21 @@ from ..tensor import (
 SUFFIX = ".npy"
 
 
+MAX_HEADER = 10000  # characters: numpy's own default ``max_header_size``
+_HEADER_LENGTH = {(1, 0): ("<H", "latin1"), (2, 0): ("<I", "latin1"), (3, 0): ("<I", "utf8")}
+
+
 def read_header(f: BinaryIO, label: str):
-    """Parse magic and header; returns (version, shape, fortran_order, numpy dtype)."""
+    """Parse magic and header; returns (version, shape, fortran_order, numpy dtype).
+
+    The header's declared length is checked before it is read: numpy reads
+    whatever length a version 2 header claims (up to 4 GiB, inflated out of an
+    .npz member) before refusing it as too long. The header itself is then
+    parsed by numpy's own reader (``ast.literal_eval``, never a pickle).
+    """
+    import io
+    import struct
+
     import numpy as np
 
     fmt = np.lib.format
@@ -40,20 +54,62 @@ def read_header(f: BinaryIO, label: str):
         version = fmt.read_magic(f)
     except ValueError as e:
         raise InputError(f"{label}: not a .npy file ({_clean(e)})") from None
+    if version not in _HEADER_LENGTH:
+        raise InputError(f"{label}: unsupported .npy format version {version[0]}.{version[1]}")
+    length_format, encoding = _HEADER_LENGTH[version]
+    prefix = _read_exactly(f, struct.calcsize(length_format))
+    if len(prefix) < struct.calcsize(length_format):
+        raise InputError(f"{label}: .npy header is truncated (it ends inside the header length)")
+    (length,) = struct.unpack(length_format, prefix)
+    limit = MAX_HEADER * (4 if encoding == "utf8" else 1)  # a UTF-8 character takes up to 4 bytes
+    if length > limit:
+        raise InputError(
+            f"{label}: .npy header of {length} bytes is longer than numpy's limit of "
+            f"{MAX_HEADER} characters; not read"
+        )
+    header = _read_exactly(f, length)
+    if len(header) < length:
+        raise InputError(f"{label}: .npy header is truncated: it declares {length} bytes, {len(header)} follow")
     try:
-        if version == (1, 0):
-            shape, fortran, dtype = fmt.read_array_header_1_0(f)
-        elif version == (2, 0):
-            shape, fortran, dtype = fmt.read_array_header_2_0(f)
-        elif version == (3, 0) and hasattr(fmt, "_read_array_header"):
-            shape, fortran, dtype = fmt._read_array_header(f, version)
-        else:
-            raise InputError(f"{label}: unsupported .npy format version {version[0]}.{version[1]}")
-    except InputError:
-        raise
+        shape, fortran, dtype = _parse_header(version, io.BytesIO(prefix + header))
     except Exception as e:  # noqa: BLE001 - numpy's parser raises ValueError, SyntaxError, tokenize.TokenError...
         raise InputError(f"{label}: invalid .npy header ({_clean(e)})") from None
-    return version, tuple(shape), bool(fortran), dtype
+    return version, tuple(int(d) for d in shape), bool(fortran), dtype
+
+
+def _parse_header(version: tuple[int, int], buf: BinaryIO):
+    """numpy's parser for this version (3.0 has no public reader). Its
+    warnings (a header written by Python 2, an odd escape in a header that
+    is refused anyway) would be extra lines on stderr: they are dropped."""
+    import warnings
+
+    import numpy as np
+
+    fmt = np.lib.format
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if version == (1, 0):
+            return fmt.read_array_header_1_0(buf)
+        if version == (2, 0):
+            return fmt.read_array_header_2_0(buf)
+        reader = getattr(fmt, "_read_array_header", None)
+        if reader is None:  # numpy >= 2 keeps it in the implementation module
+            from numpy.lib import _format_impl
+
+            reader = _format_impl._read_array_header
+        return reader(buf, version)
+
+
+def _read_exactly(f: BinaryIO, n: int) -> bytes:
+    """Up to ``n`` bytes (fewer only at the end of the stream)."""
+    parts, got = [], 0
+    while got < n:
+        part = f.read(n - got)
+        if not part:
+            break
+        parts.append(part)
+        got += len(part)
+    return b"".join(parts)
 
 
 def check_dtype(np_dtype, label: str) -> DType:
@@ -66,6 +122,10 @@ def check_dtype(np_dtype, label: str) -> DType:
         raise InputError(f"{label}: structured dtype {np_dtype!s} has no ONNX tensor type")
     if np_dtype.kind in "MmV":
         raise InputError(f"{label}: dtype {np_dtype!s} has no ONNX tensor type")
+    if np_dtype.kind in "US" and np_dtype.itemsize == 0:
+        # Any number of empty strings fits in no bytes: the file's size would
+        # not bound the memory the strings take.
+        raise InputError(f"{label}: text dtype {np_dtype!s} has zero-width elements; onnxop refuses it")
     try:
         return dtype_of_numpy(np_dtype)
     except InputError as e:
@@ -87,11 +147,18 @@ def read_npy(path: Path, name: str | None = None) -> Tensor:
     return tensor_from_header(label, name or path.stem, shape, fortran, np_dtype, data)
 
 
-def data_size(shape: tuple[int, ...], np_dtype, label: str, available: int, where: str) -> int:
-    """The data bytes a header declares, checked against what ``where`` holds."""
+def declared_size(shape: tuple[int, ...], np_dtype, label: str) -> int:
+    """The data bytes a header declares, once the shape is known to be one
+    numpy can describe (see ``tensor.check_shape``)."""
     if any(d < 0 for d in shape):
         raise InputError(f"{label}: negative dimension in shape {shape}")
-    nbytes = math.prod(shape) * np_dtype.itemsize
+    check_shape(shape, np_dtype.itemsize, label)
+    return math.prod(shape) * np_dtype.itemsize
+
+
+def data_size(shape: tuple[int, ...], np_dtype, label: str, available: int, where: str) -> int:
+    """The data bytes a header declares, checked against what ``where`` holds."""
+    nbytes = declared_size(shape, np_dtype, label)
     if nbytes > available:
         raise InputError(
             f"{label}: {where} is truncated: shape {shape} of {np_dtype} needs {nbytes} "
@@ -111,7 +178,11 @@ def tensor_from_header(
     if dtype.is_string:
         flat = data.to_array().view(np_dtype)
         values = flat.reshape(shape[::-1]).T if order == "F" else flat.reshape(shape)
-        return Tensor(name, shape, dtype, strings=strings_to_bytes(values), source=label, named=named)
+        try:
+            strings = strings_to_bytes(values)
+        except InputError as e:
+            raise InputError(f"{label}: {e}") from None
+        return Tensor(name, shape, dtype, strings=strings, source=label, named=named)
     return Tensor(
         name=name,
         shape=shape,
@@ -131,17 +202,19 @@ def can_hold(dtype: DType) -> bool:
 
 def text_array(values, label: str):
     """ONNX strings (bytes) as a numpy text array: ``<U`` when every element
-    is UTF-8 (as onnx.numpy_helper reads them), else ``S``."""
+    is UTF-8 (as onnx.numpy_helper reads them), else ``S``. numpy drops
+    trailing NULs from both, so a string ending in one is refused rather
+    than silently shortened."""
     import numpy as np
 
+    if any(v.endswith(b"\0") for v in values.reshape(-1)):
+        raise UsageError(
+            f"{label}: a string that ends in a NUL byte cannot be stored in a numpy array "
+            "(numpy drops trailing NULs); write a .pb (ONNX TensorProto) file instead"
+        )
     text = strings_to_text(values)
     if all(isinstance(v, str) for v in text.reshape(-1)):
         return np.array(text.tolist(), dtype=str).reshape(values.shape)
-    if any(v.endswith(b"\0") for v in values.reshape(-1)):
-        raise UsageError(
-            f"{label}: a string that is not UTF-8 and ends in a NUL byte cannot be stored in "
-            "a numpy array; write a .pb (ONNX TensorProto) file instead"
-        )
     return np.array(values.tolist(), dtype=bytes).reshape(values.shape)
 
 

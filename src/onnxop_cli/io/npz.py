@@ -5,6 +5,15 @@ pickle) and read lazily straight out of the archive, stored or deflated, so a
 member streams to the GPU like an .npy file does. The archive is never
 extracted: member names never become paths.
 
+A damaged or hostile archive is refused before any data is read: every
+zipfile failure becomes one line naming the archive; two members with one
+name (which one would np.load pick?) are refused; a member must not declare
+more bytes than its compressed size can hold (stored: the same; compressed:
+at most deflate's 1032x, so a zip bomb's claim is caught from the directory),
+nor more compressed bytes than the archive has. Inflating stops at the size
+the member's .npy header declares, and the header itself is read only if its
+declared length is within numpy's limit.
+
 Writing: each member is streamed into a stored (uncompressed) zip entry, as
 ``numpy.savez`` writes them.
 """
@@ -16,12 +25,29 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO, Iterator
 
-from ..errors import InputError, OutputError, UsageError
+from ..errors import InputError, OnnxopError, OutputError, UsageError
 from ..tensor import DType, Tensor, _readinto_full
 from . import npy
 
 SUFFIX = ".npz"
 MEMBER_SUFFIX = ".npy"
+MAX_RATIO = 1032  # deflate's largest expansion: 258 bytes for at least 2 bits
+ZIP_STARTS = (b"PK\x03\x04", b"PK\x05\x06")  # a first member, or an empty archive (as np.load checks)
+
+
+@contextmanager
+def zip_errors(label: str, what: str) -> Iterator[None]:
+    """Any failure of zipfile (or zlib under it) inside the block becomes one
+    InputError line. A damaged archive makes zipfile raise BadZipFile, OSError,
+    EOFError, ValueError, struct.error, zlib.error, UnicodeDecodeError,
+    NotImplementedError, RuntimeError... so everything but our own errors
+    (and Ctrl-C, which is not an Exception) is caught."""
+    try:
+        yield
+    except OnnxopError:
+        raise
+    except Exception as e:  # noqa: BLE001 - see above
+        raise InputError(f"{label}: {what} ({npy._clean(e) or type(e).__name__})") from None
 
 
 def member_name(filename: str) -> str:
@@ -55,12 +81,13 @@ class ZipMemberBytes:
 
     def readinto(self, offset: int, out: memoryview) -> None:
         try:
-            if self._stream is None or self._pos != offset:
-                self._open_at(offset)
-            got = _readinto_full(self._stream, out)
-        except (zipfile.BadZipFile, OSError, EOFError, RuntimeError) as e:
+            with zip_errors(self.label, "cannot read the member"):
+                if self._stream is None or self._pos != offset:
+                    self._open_at(offset)
+                got = _readinto_full(self._stream, out)
+        except BaseException:
             self.close()
-            raise InputError(f"{self.label}: cannot read the member: {e}") from None
+            raise
         self._pos = offset + got
         if got != len(out):
             self.close()
@@ -92,29 +119,66 @@ def read_npz(path: Path, member: str | None = None) -> list[Tensor]:
     by their member names."""
     path = Path(path)
     label = str(path)
-    try:
+    with open(path, "rb") as f:
+        start = f.read(4)
+    if start not in ZIP_STARTS:
+        # zipfile would find an archive after anything (a self-extractor, a
+        # polyglot file); np.load, like onnxop, wants the file to be one
+        raise InputError(f"{label}: not an .npz file (it does not start with a zip header, PK\\x03\\x04)")
+    with zip_errors(label, "not an .npz file"):
         archive = zipfile.ZipFile(path)
-    except (zipfile.BadZipFile, OSError) as e:
-        raise InputError(f"{label}: not an .npz file ({e})") from None
     with archive:
-        infos = [i for i in archive.infolist() if not i.is_dir()]
+        # (ZipInfo.is_dir() fails on an empty name: IndexError)
+        infos = [i for i in archive.infolist() if not i.filename.endswith("/")]
         names = [member_name(i.filename) for i in infos]
+        if "" in names:
+            raise InputError(f"{label}: a member has an empty name")
+        _check_unique(names, label)
         if member is not None:
             if member not in names:
                 raise UsageError(f"{label}: no member {member!r}; it holds {describe(names)}")
             infos = [infos[names.index(member)]]
-        return [_member_tensor(archive, info, path, label) for info in infos]
+        size = path.stat().st_size
+        return [_member_tensor(archive, info, path, label, size) for info in infos]
 
 
-def _member_tensor(archive: zipfile.ZipFile, info: zipfile.ZipInfo, path: Path, label: str) -> Tensor:
+def _check_unique(names: list[str], label: str) -> None:
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            raise InputError(
+                f"{label}: the archive holds more than one member named {name!r}; refusing an ambiguous archive"
+            )
+        seen.add(name)
+
+
+def _check_sizes(info: zipfile.ZipInfo, archive_size: int, where: str) -> None:
+    """What the directory declares must be possible for the bytes the archive
+    holds: nothing is inflated on the strength of a lie."""
+    if info.compress_size > archive_size:
+        raise InputError(
+            f"{where}: member declares {info.compress_size} compressed bytes; the archive has {archive_size}"
+        )
+    if info.compress_type == zipfile.ZIP_STORED:
+        if info.file_size != info.compress_size:
+            raise InputError(
+                f"{where}: stored member declares {info.file_size} bytes but holds {info.compress_size}"
+            )
+    elif info.file_size > MAX_RATIO * info.compress_size + 258:
+        raise InputError(
+            f"{where}: member declares {info.file_size} bytes from {info.compress_size} compressed bytes, "
+            f"more than {MAX_RATIO}x (deflate's limit); refusing a likely zip bomb"
+        )
+
+
+def _member_tensor(archive: zipfile.ZipFile, info: zipfile.ZipInfo, path: Path, label: str, size: int) -> Tensor:
     name = member_name(info.filename)
     where = f"{label}[{name}]"
-    try:
+    _check_sizes(info, size, where)
+    with zip_errors(where, "cannot read the member"):
         with archive.open(info) as stream:
             _, shape, fortran, np_dtype = npy.read_header(stream, where)
             offset = stream.tell()
-    except (zipfile.BadZipFile, OSError, EOFError, RuntimeError, NotImplementedError) as e:
-        raise InputError(f"{where}: cannot read the member: {e}") from None
     npy.check_dtype(np_dtype, where)
     nbytes = npy.data_size(shape, np_dtype, where, info.file_size - offset, "member")
     data = ZipMemberBytes(path, info.filename, offset, nbytes, where)
@@ -123,7 +187,7 @@ def _member_tensor(archive: zipfile.ZipFile, info: zipfile.ZipInfo, path: Path, 
 
 def list_members(path: Path) -> list[str]:
     with zipfile.ZipFile(path) as archive:
-        return [member_name(i.filename) for i in archive.infolist() if not i.is_dir()]
+        return [member_name(i.filename) for i in archive.infolist() if not i.filename.endswith("/")]
 
 
 def describe(names: list[str]) -> str:
@@ -164,6 +228,15 @@ class NpzWriter:
 
     def close(self) -> None:
         self._zip.close()
+
+    def abort(self) -> None:
+        """Give up after a failure: the file is about to be deleted, but the
+        ZipFile would otherwise write its directory to the closed file when
+        garbage-collected (an 'Exception ignored' traceback on stderr)."""
+        try:
+            self._zip.close()
+        except Exception:  # noqa: BLE001 - the real error is being raised; close() drops fp regardless
+            pass
 
 
 WRITER = NpzWriter

@@ -13,7 +13,6 @@ says so); a file named with ``-o`` is still written atomically.
 
 from __future__ import annotations
 
-import math
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -72,9 +71,7 @@ def read_npy_stream(stream: BinaryIO | None = None, *, label: str = "-", isatty:
         raise InputError(f"{label}: stdin is empty; pipe a .npy file in (example: onnxop flatten - < a.npy)")
     _, shape, fortran, np_dtype = npy.read_header(stream, label)
     npy.check_dtype(np_dtype, label)
-    if any(d < 0 for d in shape):
-        raise InputError(f"{label}: negative dimension in shape {shape}")
-    nbytes = math.prod(shape) * np_dtype.itemsize
+    nbytes = npy.declared_size(shape, np_dtype, label)
     data = StdinBytes(stream, nbytes, label)
     if nbytes == 0:
         data._expect_end()

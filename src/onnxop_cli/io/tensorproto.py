@@ -24,16 +24,16 @@ from __future__ import annotations
 
 import math
 import os
-import warnings
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import BinaryIO, Iterator
 
 from ..errors import InputError, OutputError, UsageError
-from ..tensor import DTYPES, DType, FileBytes, MemoryBytes, Tensor
+from ..tensor import DTYPES, DType, FileBytes, MemoryBytes, Tensor, check_shape
 
 SUFFIX = ".pb"
 PROTOBUF_LIMIT = (2 << 30) - (1 << 20)  # a message must stay under 2 GiB; keep room for the header
+MAX_MESSAGE = (2 << 30) - 1  # the largest message protobuf parses
 EXTERNAL = 1  # TensorProto.DataLocation.EXTERNAL
 DATA_FIELDS = ("float_data", "int32_data", "string_data", "int64_data", "double_data", "uint64_data")
 
@@ -45,12 +45,28 @@ def read_pb(path: Path) -> Tensor:
 
     path = Path(path)
     label = str(path)
+    size = path.stat().st_size
+    if size > MAX_MESSAGE:  # protobuf cannot parse it; do not read gigabytes to find out
+        raise InputError(
+            f"{label}: {size} bytes is more than a TensorProto can hold (protobuf messages stay "
+            f"under 2 GiB); a larger tensor keeps its data in an external file"
+        )
     proto = onnx.TensorProto()
     try:
         proto.ParseFromString(path.read_bytes())
     except DecodeError as e:
         raise InputError(f"{label}: not a serialized ONNX TensorProto ({e})") from None
+    except (RuntimeError, ValueError, MemoryError) as e:  # upb's limits (recursion, size)
+        raise InputError(f"{label}: not a serialized ONNX TensorProto ({type(e).__name__}: {e})") from None
     return tensor_from_proto(proto, path.parent, label, path.stem)
+
+
+def _text(value, what: str, label: str) -> str:
+    """A text field's value. protobuf parses them without checking, and
+    hands back ``bytes`` for one that is not UTF-8."""
+    if isinstance(value, bytes):
+        raise InputError(f"{label}: the {what} is not UTF-8 text ({value[:40]!r})")
+    return value
 
 
 def tensor_from_proto(proto, base_dir: Path, label: str, default_name: str) -> Tensor:
@@ -61,9 +77,10 @@ def tensor_from_proto(proto, base_dir: Path, label: str, default_name: str) -> T
     shape = tuple(int(d) for d in proto.dims)
     if any(d < 0 for d in shape):
         raise InputError(f"{label}: negative dimension in dims {list(shape)}")
+    check_shape(shape, dtype.numpy_itemsize, label)
     if proto.HasField("segment"):
         raise InputError(f"{label}: segmented tensors are not supported")
-    name = proto.name or default_name
+    name = _text(proto.name, "tensor name", label) or default_name
     count = math.prod(shape)
 
     if dtype.is_string:
@@ -141,21 +158,41 @@ def _typed_bytes(proto, dtype: DType, count: int, label: str):
     return np.ascontiguousarray(data.astype(data.dtype.newbyteorder("<"))).reshape(-1).view(np.uint8)
 
 
-def _external_bytes(proto, base_dir: Path, label: str, nbytes: int) -> FileBytes:
-    from onnx.external_data_helper import ExternalDataInfo
+EXTERNAL_KEYS = ("location", "offset", "length", "checksum", "basepath")  # onnx's; others are ignored
 
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # unknown keys: onnx ignores them, so do we
-            info = ExternalDataInfo(proto)
-    except ValueError as e:
-        raise InputError(f"{label}: invalid external data: {e}") from None
-    location = info.location
+
+def _external_info(proto, label: str) -> tuple[str, int, int | None]:
+    """(location, offset, length) of the external data, read the way onnx's
+    ExternalDataInfo reads them, but without setting attributes from the file:
+    only the known keys are looked at."""
+    entries = {
+        _text(e.key, "external data key", label): _text(e.value, "external data value", label)
+        for e in proto.external_data
+    }
+    entries = {k: v for k, v in entries.items() if k in EXTERNAL_KEYS}
+
+    def number(key: str) -> int | None:
+        text = entries.get(key)
+        if text is None:
+            return None
+        try:
+            value = int(text)
+        except ValueError:
+            raise InputError(f"{label}: invalid external data: {key} {text[:40]!r} is not an integer") from None
+        if value < 0:
+            raise InputError(f"{label}: invalid external data: {key} {value} is negative")
+        return value
+
+    return entries.get("location", ""), number("offset") or 0, number("length")
+
+
+def _external_bytes(proto, base_dir: Path, label: str, nbytes: int) -> FileBytes:
+    location, offset, length = _external_info(proto, label)
     folder = base_dir if str(base_dir) else Path(".")
     target = _inside(folder, location, label)
     size = target.stat().st_size
-    offset = int(info.offset or 0)
-    length = int(info.length) if info.length is not None else size - offset
+    if length is None:
+        length = max(0, size - offset)
     if length != nbytes:
         raise InputError(
             f"{label}: external data {location!r} holds {length} bytes; "
@@ -176,6 +213,8 @@ def _inside(folder: Path, location: str, label: str) -> Path:
     refuse = f"{label}: external data location {location!r} must name a file inside {folder}"
     if not location:
         raise InputError(f"{label}: external data has no location")
+    if "\0" in location:
+        raise InputError(f"{label}: external data location {location!r} holds a NUL byte")
     for flavour in (PurePosixPath, PureWindowsPath):
         p = flavour(location)
         if p.is_absolute() or p.anchor or ".." in p.parts:
@@ -184,8 +223,10 @@ def _inside(folder: Path, location: str, label: str) -> Path:
     target = os.path.realpath(os.path.join(base, location))
     if os.path.commonpath([base, target]) != base:
         raise InputError(f"{refuse} (it resolves to {target})")
-    if not os.path.isfile(target):
+    if not os.path.exists(target):
         raise InputError(f"{label}: external data file {location!r} not found in {folder}")
+    if not os.path.isfile(target):  # a folder, a FIFO (would block), a device
+        raise InputError(f"{label}: external data {location!r} is not a regular file")
     return Path(target)
 
 
