@@ -949,3 +949,39 @@ def test_a_string_tensor_of_63_dimensions_is_printed(backend, cwd, capsys, descr
     code, out, err = cli(capsys, "unsqueeze", "s.npy", "--axes", "0", "-b", backend)
     assert code == 0, err
     assert out.rstrip().endswith("[" * 64 + shown + "]" * 64)
+
+
+def test_a_real_sigint_mid_stream_leaves_the_output_untouched(backend, tmp_path):
+    """Ctrl-C as a user sends it: SIGINT to a separate onnxop process while
+    it is part-way through writing a file larger than several chunks."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    x = np.random.default_rng(5).integers(0, 2**32, 64 * 2**20, dtype=np.uint32).view(np.float32)  # 256 MiB
+    np.save(tmp_path / "x.npy", x)
+    del x
+    (tmp_path / "y.npy").write_bytes(b"precious")
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "onnxop_cli", "flatten", "x.npy", "-o", "y.npy", "-b", backend],
+        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        deadline = time.monotonic() + TIMEOUT
+        written = 0
+        while written < 8 * 2**20:  # two 4 MiB chunks in: the stream is running
+            assert proc.poll() is None, "onnxop finished before it could be interrupted"
+            assert time.monotonic() < deadline, "onnxop never started writing"
+            temps = [p for p in tmp_path.iterdir() if p.name.startswith(".y.npy.")]
+            written = temps[0].stat().st_size if temps else 0
+            time.sleep(0.002)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=TIMEOUT)
+    finally:
+        proc.kill()
+    assert proc.returncode == ExitCode.INTERRUPTED, err
+    assert out == "" and error_of(err) == "interrupted"
+    assert (tmp_path / "y.npy").read_bytes() == b"precious"
+    assert files(tmp_path) == ["x.npy", "y.npy"]
