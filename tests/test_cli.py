@@ -80,6 +80,53 @@ def test_print_without_output_uses_doc_layout(backend, cwd, capsys):
     )
 
 
+@pytest.mark.parametrize("layout", ["C", "F", "big-endian"])
+def test_printing_a_large_tensor_maps_it_and_keeps_no_file(backend, cwd, rng, capsys, monkeypatch, tmp_path_factory, layout):
+    """Above MAP_THRESHOLD, print mode maps the input and sends the kernel's
+    output to an unlinked temporary file: the same text as printing from
+    memory, nothing left in TMPDIR."""
+    import onnxop_cli.core as core
+    import onnxop_cli.tensor as tensor
+
+    x = random_array(rng, (4, 5, 6), "float32")
+    if layout == "F":
+        x = np.asfortranarray(x)
+    elif layout == "big-endian":
+        x = x.astype(">f4")
+    np.save(cwd / "x.npy", x)
+    argv = ("flatten", "x.npy", "--axis", "2", "-b", backend, "--full")
+    code, in_memory, err = cli(capsys, *argv)
+    assert code == 0, err
+
+    scratch = tmp_path_factory.mktemp("scratch")
+    monkeypatch.setenv("TMPDIR", str(scratch))
+    monkeypatch.setattr("tempfile.tempdir", None)  # read TMPDIR again
+    seen = []
+    real_memmap = np.memmap
+    monkeypatch.setattr(np, "memmap", lambda *a, **kw: seen.append(kw["mode"]) or real_memmap(*a, **kw))
+    monkeypatch.setattr(core, "MAP_THRESHOLD", 64)
+    monkeypatch.setattr(tensor, "MAP_THRESHOLD", 64)
+    code, mapped, err = cli(capsys, *argv)
+    assert code == 0, err
+    assert seen == ["r", "r"]  # the input file, then the result's temporary file
+    assert mapped == in_memory
+    want = np.array2string(x.reshape(20, 6), separator=", ", threshold=10**6)
+    assert " ".join(want.split()) in " ".join(mapped.split())
+    assert list(scratch.iterdir()) == []
+
+
+def test_a_mapped_input_that_is_truncated_is_refused(cwd, monkeypatch):
+    import onnxop_cli.tensor as tensor
+
+    np.save(cwd / "x.npy", np.arange(100, dtype=np.float32))
+    data = (cwd / "x.npy").read_bytes()
+    (cwd / "x.npy").write_bytes(data[:-8])
+    monkeypatch.setattr(tensor, "MAP_THRESHOLD", 64)
+    source = tensor.FileBytes(cwd / "x.npy", len(data) - 400, 400)
+    with pytest.raises(tensor.InputError, match=r"x.npy: file is truncated: expected 400 data bytes from offset \d+, it ends 8 bytes early"):
+        source.to_array()
+
+
 def test_many_inputs_into_a_folder(backend, cwd, rng, capsys):
     arrays = {f"t{i}.npy": random_array(rng, (2, i + 1, 3), "uint8") for i in range(3)}
     for name, arr in arrays.items():

@@ -275,7 +275,7 @@ def _run_many(
                     # stdin can be read once: keep it to print the input as well
                     with progress.tracked(tensor.data, f"reading {tensor.name}", quiet=out.quiet) as data:
                         tensor = replace(tensor, data=MemoryBytes(data.to_array()))
-                result = run_one(tensor)
+                result = run_one(tensor, spill=True)  # printed: a large result is not kept in memory
                 adapter = result.adapter if result.adapter != "host" else adapter
                 runs.append(report.run_entry(result, src))
                 if not out.json:

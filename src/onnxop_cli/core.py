@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from .errors import InputError
+from .errors import InputError, OnnxopError
 from .ops import Node
-from .tensor import MemoryBytes, Tensor, check_shape
+from .tensor import MAP_THRESHOLD, MemoryBytes, Tensor, check_shape
 
 if TYPE_CHECKING:
     from .io import Sink, Writer
@@ -73,12 +73,15 @@ def apply(
     out_path: Path | None = None,
     out_name: str | None = None,
     writer: Writer | None = None,
+    spill: bool = False,
 ) -> Result:
     """Apply ``node`` to ``tensor`` on the GPU.
 
     The result streams into ``writer`` (an open output, see ``io.open_writer``)
     or into the file ``out_path`` (atomically); otherwise it is returned in
-    memory. String tensors are reshaped on the host: they have no GPU form.
+    memory -- or, with ``spill``, in an unlinked temporary file mapped
+    read-only once it is ``MAP_THRESHOLD`` bytes or more (for printing,
+    which reads back only what it shows). String tensors are reshaped on the host: they have no GPU form.
     """
     from .io import open_writer
 
@@ -111,6 +114,8 @@ def apply(
     elif out_path is not None:
         with open_writer(out_path) as w, w.tensor(name, out_shape, tensor.dtype) as sink:
             move(_zero_pad_bits(sink, tensor))
+    elif spill and tensor.nbytes >= MAP_THRESHOLD:
+        out.data = _to_scratch_file(lambda sink: move(_zero_pad_bits(sink, tensor)), tensor.nbytes)
     else:
         import numpy as np
 
@@ -126,6 +131,32 @@ def apply(
         out.data = MemoryBytes(buf)
     timings["copy"] = time.perf_counter() - t0
     return Result(node, tensor, out, gpu.name, out_path, timings)
+
+
+def _to_scratch_file(fill: Callable[[Sink], int], nbytes: int) -> MemoryBytes:
+    """A large result with no output file: the kernel's chunks go to an
+    unlinked temporary file (it vanishes with the process, however that ends),
+    mapped read-only afterwards. Printing reads back only what it shows, so
+    the result never has to sit in memory next to the input."""
+    import tempfile
+
+    import numpy as np
+
+    folder = tempfile.gettempdir()
+    try:
+        with tempfile.TemporaryFile(prefix="onnxop-", dir=folder) as f:
+
+            def sink(chunk: memoryview) -> None:
+                f.write(chunk)
+
+            fill(sink)
+            f.flush()
+            return MemoryBytes(np.memmap(f, dtype=np.uint8, mode="r", shape=(nbytes,)))
+    except OSError as e:
+        raise OnnxopError(
+            f"{folder}: cannot hold the {nbytes}-byte result to print it: {e.strerror or e} "
+            f"(write it to a file with -o, or set TMPDIR)"
+        ) from None
 
 
 def _mover(gpu, tensor: Tensor) -> Callable[[Sink], int]:

@@ -248,10 +248,34 @@ class FileBytes:
     def to_array(self) -> np.ndarray:
         import numpy as np
 
+        if self.nbytes >= MAP_THRESHOLD:
+            return self._mapped()
         out = np.empty(self.nbytes, dtype=np.uint8)
         if self.nbytes:
             self.readinto(0, memoryview(out))
         return out
+
+    def _mapped(self) -> np.ndarray:
+        """The range mapped read-only: printing a summary of a large tensor
+        then reads only the pages it shows, and nothing is held twice."""
+        import numpy as np
+
+        try:
+            size = self.path.stat().st_size
+            if size < self.offset + self.nbytes:
+                raise InputError(
+                    f"{self.path}: file is truncated: expected {self.nbytes} data bytes "
+                    f"from offset {self.offset}, it ends {self.offset + self.nbytes - size} bytes early"
+                )
+            return np.memmap(self.path, dtype=np.uint8, mode="r", offset=self.offset, shape=(self.nbytes,))
+        except OSError as e:
+            raise read_error(self.path, e) from None
+
+
+# File ranges at least this large are mapped instead of read when all their
+# values are asked for (printing, show); a result this large is kept in an
+# unlinked temporary file instead of memory (core.apply without an output).
+MAP_THRESHOLD = 64 << 20
 
 
 def read_error(path: Path, e: OSError) -> OnnxopError:
