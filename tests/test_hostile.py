@@ -154,6 +154,11 @@ NPY_CASES = {
     "subarray": (npy(header(descr="('<i4', (2,))"), bytes(16)),
                  "x.npy: structured dtype ('<i4', (2,)) has no ONNX tensor type"),
     "void": (npy(header(descr="'|V8'"), bytes(16)), "x.npy: dtype |V8 has no ONNX tensor type"),
+    "ml_dtypes-saved-by-numpy": (
+        npy(header(descr="'|V2'"), bytes(16)),
+        "x.npy: dtype |V2 has no ONNX tensor type (numpy saves ml_dtypes' bfloat16, float8 and 4-bit arrays "
+        "as bare bytes like these, losing the type: keep those in .pb files)",
+    ),
     "longdouble": (npy(header(descr="'<f16'"), bytes(32)), "x.npy: dtype float128 has no ONNX tensor type"),
     "zero-width-text": (npy(header(descr="'<U0'", shape="(1000000000000,)")),
                         "x.npy: text dtype <U0 has zero-width elements; onnxop refuses it"),

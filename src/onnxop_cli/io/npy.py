@@ -120,6 +120,13 @@ def check_dtype(np_dtype, label: str) -> DType:
         )
     if np_dtype.names is not None or np_dtype.subdtype is not None:
         raise InputError(f"{label}: structured dtype {np_dtype!s} has no ONNX tensor type")
+    if np_dtype.kind == "V" and np_dtype.itemsize in (1, 2):
+        # np.save writes ml_dtypes' types (bfloat16, float8, int4...) as bare
+        # bytes: which one they were is lost, so they cannot be read back.
+        raise InputError(
+            f"{label}: dtype {np_dtype!s} has no ONNX tensor type (numpy saves ml_dtypes' "
+            f"bfloat16, float8 and 4-bit arrays as bare bytes like these, losing the type: keep those in .pb files)"
+        )
     if np_dtype.kind in "MmV":
         raise InputError(f"{label}: dtype {np_dtype!s} has no ONNX tensor type")
     if np_dtype.kind in "US" and np_dtype.itemsize == 0:
