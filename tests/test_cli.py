@@ -145,11 +145,11 @@ def test_many_inputs_into_a_folder(backend, cwd, rng, capsys):
 @pytest.mark.parametrize(
     "argv,message",
     [
-        (["flatten", "a.npy", "--axis", "5"], "Flatten: axis 5 is out of range [-4, 4] for an input of rank 4"),
-        (["flatten", "a.npy", "--axis", "-5"], "Flatten: axis -5 is out of range [-4, 4] for an input of rank 4"),
+        (["flatten", "a.npy", "--axis", "5"], "a.npy: Flatten: axis 5 is out of range [-4, 4] for an input of rank 4"),
+        (["flatten", "a.npy", "--axis", "-5"], "a.npy: Flatten: axis -5 is out of range [-4, 4] for an input of rank 4"),
         (["flatten", "a.npy", "--axis", "x"], "Flatten: --axis must be an integer, got 'x' (example: --axis -2)"),
-        (["unsqueeze", "a.npy", "--axes", "1,-5"], "Unsqueeze: axes 1 and -5 both name output axis 1 (output rank 6); axes must be unique"),
-        (["unsqueeze", "a.npy", "--axes", "6"], "Unsqueeze: axis 6 is out of range [-5, 4] for an output of rank 5 (input rank 4 + 1 axes)"),
+        (["unsqueeze", "a.npy", "--axes", "1,-5"], "a.npy: Unsqueeze: axes 1 and -5 both name output axis 1 (output rank 6); axes must be unique"),
+        (["unsqueeze", "a.npy", "--axes", "6"], "a.npy: Unsqueeze: axis 6 is out of range [-5, 4] for an output of rank 5 (input rank 4 + 1 axes)"),
         (["unsqueeze", "a.npy", "--axes", ""], "Unsqueeze: axes must not be empty (example: --axes 0,2)"),
         (["unsqueeze", "a.npy", "--axes", "1,two"], "Unsqueeze: --axes must be comma-separated integers, got '1,two' (example: --axes 0,2)"),
         (["flatten", "missing.npy"], "missing.npy: no such file"),

@@ -286,7 +286,7 @@ def test_printing_an_npz_prints_every_member(backend, archive, cwd, capsys):
         (["flatten", "m.npz", "--member", "nope", "-o", "y.npy"], "m.npz: no member 'nope'; it holds 4 arrays: w, b, f, e"),
         (["flatten", "x.npy", "--member", "w", "-o", "y.npy"], "x.npy: --member selects an array of an .npz file; this is .npy"),
         (["unsqueeze", "m.npz", "--axes", "3", "-o", "y.npz"],
-         "Unsqueeze: axis 3 is out of range [-2, 1] for an output of rank 2 (input rank 1 + 1 axes)"),
+         "m.npz[b]: Unsqueeze: axis 3 is out of range [-2, 1] for an output of rank 2 (input rank 1 + 1 axes)"),
     ],
 )
 def test_npz_usage_errors(archive, cwd, capsys, argv, message):

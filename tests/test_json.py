@@ -283,7 +283,7 @@ def test_doc_examples_json_reports_a_failed_check(backend, tmp_path, capsys):
     "argv,command,code,message",
     [
         (["flatten", "a.npy", "--axis", "5", "--json"], "flatten",
-         2, "Flatten: axis 5 is out of range [-4, 4] for an input of rank 4"),
+         2, "a.npy: Flatten: axis 5 is out of range [-4, 4] for an input of rank 4"),
         (["--json", "show", "missing.npy"], "show", 2, "missing.npy: no such file"),
         (["unsqueeze", "a.npy", "--json"], "unsqueeze", 2, "Missing option '--axes'. (see 'onnxop unsqueeze --help')"),
         (["--json", "frobnicate"], None, 2, "No such command 'frobnicate'. (see 'onnxop --help')"),
@@ -315,7 +315,7 @@ def test_without_json_nothing_is_json(backend, cwd, capsys):
     code, out, _ = cli(capsys, "flatten", "a.npy", "-o", "b.npy", "-b", backend)
     assert code == 0 and not out.lstrip().startswith("{")
     code, out, err = cli(capsys, "flatten", "a.npy", "--axis", "9")
-    assert code == 2 and out == "" and err.startswith("onnxop: error: Flatten: axis 9")
+    assert code == 2 and out == "" and err.startswith("onnxop: error: a.npy: Flatten: axis 9")
 
 
 def test_json_output_has_no_nan_literals_and_keeps_shapes_on_one_line(cwd, capsys):

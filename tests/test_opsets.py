@@ -87,7 +87,7 @@ def test_cli_names_the_opset_for_a_refused_type(tmp_path, capsys, monkeypatch):
     assert run(["flatten", "c.npy", "--opset", "8", "-o", "d.npy"]) == 2
     err = capsys.readouterr().err
     assert err == (
-        "onnxop: error: Flatten: opset 8 (Flatten-1) does not allow complex64; "
+        "onnxop: error: c.npy: Flatten: opset 8 (Flatten-1) does not allow complex64; "
         "complex64 was added in Flatten-9 (opset 9)\n"
     )
     assert not (tmp_path / "d.npy").exists()

@@ -44,7 +44,8 @@ def check(node: Node, tensor: Tensor) -> tuple[int, ...]:
 
     out_shape = node.output_shape(tensor.shape)
     # a shape numpy cannot hold (Unsqueeze past 64 dimensions) is no file numpy could read
-    check_shape(out_shape, tensor.dtype.numpy_itemsize, node.op_type, noun="output shape")
+    label = f"{tensor.source}: {node.op_type}" if tensor.source else node.op_type
+    check_shape(out_shape, tensor.dtype.numpy_itemsize, label, noun="output shape")
     check_type(node, tensor.dtype)
     check_runnable(tensor)
     return out_shape
