@@ -82,7 +82,8 @@ def apply(
     or into the file ``out_path`` (atomically); otherwise it is returned in
     memory -- or, with ``spill``, in an unlinked temporary file mapped
     read-only once it is ``MAP_THRESHOLD`` bytes or more (for printing,
-    which reads back only what it shows). String tensors are reshaped on the host: they have no GPU form.
+    which reads back only what it shows). String tensors are reshaped on
+    the host: they have no GPU form.
     """
     from .io import open_writer
 

@@ -240,10 +240,13 @@ class FileBytes:
         except OSError as e:  # named here: an OSError reaching the output would be blamed on it
             raise read_error(self.path, e) from None
         if got != len(out):
-            raise InputError(
-                f"{self.path}: file is truncated: expected {self.nbytes} data bytes "
-                f"from offset {self.offset}, it ends {len(out) - got} bytes early"
-            )
+            raise self._truncated(len(out) - got)
+
+    def _truncated(self, missing: int) -> InputError:
+        return InputError(
+            f"{self.path}: file is truncated: expected {self.nbytes} data bytes "
+            f"from offset {self.offset}, it ends {missing} bytes early"
+        )
 
     def to_array(self) -> np.ndarray:
         import numpy as np
@@ -263,10 +266,7 @@ class FileBytes:
         try:
             size = self.path.stat().st_size
             if size < self.offset + self.nbytes:
-                raise InputError(
-                    f"{self.path}: file is truncated: expected {self.nbytes} data bytes "
-                    f"from offset {self.offset}, it ends {self.offset + self.nbytes - size} bytes early"
-                )
+                raise self._truncated(self.offset + self.nbytes - size)
             return np.memmap(self.path, dtype=np.uint8, mode="r", offset=self.offset, shape=(self.nbytes,))
         except OSError as e:
             raise read_error(self.path, e) from None
