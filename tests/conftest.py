@@ -79,3 +79,30 @@ def random_array(rng: np.random.Generator, shape, dtype) -> np.ndarray:
 
 
 _SNAN = {2: 0x7C01, 4: 0x7F800123, 8: 0x7FF0000000000ABC}
+
+
+# ------------------------------------------------------------ the CLI in-process
+
+
+@pytest.fixture
+def cwd(tmp_path, monkeypatch):
+    """The test's own empty folder, as the current directory."""
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def cli(capsys, *argv):
+    """Run onnxop in-process: (exit code, stdout, stderr)."""
+    from onnxop_cli.cli import run
+
+    code = run([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def error_of(err: str) -> str:
+    """The message of stderr's one error line (and it must be one line)."""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err, err
+    assert lines[0].startswith("onnxop: error: "), err
+    return lines[0].removeprefix("onnxop: error: ")

@@ -9,15 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import random_array
+from conftest import cli, error_of, random_array
 from onnxop_cli.cli import run
 from onnxop_cli.errors import ExitCode
-
-
-@pytest.fixture
-def cwd(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
 
 
 @pytest.fixture
@@ -25,20 +19,6 @@ def a(cwd, rng) -> np.ndarray:
     arr = random_array(rng, (2, 3, 4, 5), "float32")
     np.save(cwd / "a.npy", arr)
     return arr
-
-
-def cli(capsys, *argv):
-    code = run([str(x) for x in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def one_error_line(err: str) -> str:
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    assert "Traceback" not in err
-    assert lines[0].startswith("onnxop: error: ")
-    return lines[0][len("onnxop: error: ") :]
 
 
 def test_flatten_writes_exact_bytes(backend, a, cwd, capsys):
@@ -167,7 +147,7 @@ def test_many_inputs_into_a_folder(backend, cwd, rng, capsys):
 def test_usage_errors_are_one_line_exit_2(a, capsys, argv, message):
     code, out, err = cli(capsys, *argv)
     assert code == ExitCode.USAGE
-    assert one_error_line(err) == message
+    assert error_of(err) == message
     assert out == ""
 
 
@@ -183,7 +163,7 @@ def test_pickled_npy_is_refused_without_unpickling(cwd, capsys):
     np.save(cwd / "o.npy", np.array([{"a": 1}], dtype=object), allow_pickle=True)
     code, _, err = cli(capsys, "flatten", "o.npy", "--axis", "0")
     assert code == ExitCode.USAGE
-    assert one_error_line(err) == "o.npy: dtype object holds Python objects; onnxop never unpickles"
+    assert error_of(err) == "o.npy: dtype object holds Python objects; onnxop never unpickles"
 
 
 def test_truncated_npy_is_refused(a, cwd, capsys):
@@ -191,7 +171,7 @@ def test_truncated_npy_is_refused(a, cwd, capsys):
     (cwd / "t.npy").write_bytes(raw[:-10])
     code, _, err = cli(capsys, "flatten", "t.npy", "-o", "u.npy")
     assert code == ExitCode.USAGE
-    assert "t.npy: file is truncated: shape (2, 3, 4, 5) of float32 needs 480 data bytes, the file has 470" == one_error_line(err)
+    assert "t.npy: file is truncated: shape (2, 3, 4, 5) of float32 needs 480 data bytes, the file has 470" == error_of(err)
     assert not (cwd / "u.npy").exists()
 
 
@@ -220,7 +200,7 @@ def test_failure_after_the_gpu_step_leaves_existing_output_untouched(backend, a,
     monkeypatch.setattr(gpu_pkg, "copy_through_kernel", copy_then_fail)
     code, _, err = cli(capsys, "flatten", "a.npy", "-o", "b.npy", "-b", backend)
     assert code == ExitCode.ERROR
-    assert one_error_line(err) == "b.npy: cannot write: No space left on device"
+    assert error_of(err) == "b.npy: cannot write: No space left on device"
     assert (cwd / "b.npy").read_bytes() == b"precious"
     assert leftovers(cwd) == []
 
@@ -235,7 +215,7 @@ def test_interrupt_leaves_no_file(backend, a, cwd, capsys, monkeypatch):
     monkeypatch.setattr(gpu_pkg, "copy_through_kernel", interrupted)
     code, _, err = cli(capsys, "flatten", "a.npy", "-o", "new.npy", "-b", backend)
     assert code == ExitCode.INTERRUPTED
-    assert one_error_line(err) == "interrupted"
+    assert error_of(err) == "interrupted"
     assert not (cwd / "new.npy").exists()
     assert leftovers(cwd) == []
 

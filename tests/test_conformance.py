@@ -13,7 +13,7 @@ import onnx
 import pytest
 from onnx import helper, numpy_helper
 
-from onnxop_cli.cli import run
+from conftest import cli
 from onnxop_cli.errors import ExitCode
 from references import load_pb, node_tests_module, same_bits, to_array
 
@@ -32,12 +32,6 @@ def official(tmp_path_factory) -> Path:
 
 def official_names() -> list[str]:
     return sorted(c.name for c in node_tests_module().node_testcases())
-
-
-def cli(capsys, *argv):
-    code = run([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_the_official_cases_are_all_there():

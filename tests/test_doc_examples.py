@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from onnxop_cli.cli import run
+from conftest import cli
 from onnxop_cli.doccheck import Fail, Skip, check_all, prepare, reference, summary_line
 from onnxop_cli.docs import parse_page, read_page, seed_pages
 from onnxop_cli.errors import ExitCode
@@ -17,12 +17,6 @@ REPO = Path(__file__).resolve().parents[1]
 PAGES = Path(__file__).resolve().parent / "pages"
 FLATTEN_PAGE = (REPO / "samples" / "Flatten-25.txt").read_text()
 UNSQUEEZE_PAGE = (REPO / "samples" / "Unsqueeze-13.rst").read_text()
-
-
-def cli(capsys, *argv):
-    code = run([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def write(tmp_path: Path, name: str, text: str) -> Path:

@@ -14,30 +14,11 @@ import onnx
 import pytest
 from onnx import TensorProto, numpy_helper
 
-from conftest import random_array
-from onnxop_cli.cli import run
+from conftest import cli, error_of, random_array
 from onnxop_cli.errors import ExitCode
 from onnxop_cli.io.tensorproto import read_pb
 from onnxop_cli.tensor import DTYPES
 from references import load_pb, raw_proto, same_bits, to_array, typed_proto
-
-
-@pytest.fixture
-def cwd(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
-
-
-def cli(capsys, *argv):
-    code = run([str(x) for x in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def error_of(err: str) -> str:
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and "Traceback" not in err, err
-    return lines[0].removeprefix("onnxop: error: ")
 
 
 # ----------------------------------------------------------------- .pb reading

@@ -27,18 +27,12 @@ import numpy as np
 import pytest
 from onnx import TensorProto
 
-from conftest import random_array
+from conftest import error_of, random_array
 from onnxop_cli.cli import run
 from onnxop_cli.errors import ExitCode, GpuError, InputError
 from references import load_pb, same_bits, to_array
 
 TIMEOUT = 60  # seconds: a run that takes longer is a hang
-
-
-@pytest.fixture
-def cwd(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
 
 
 def cli(capsys, *argv, timeout: float = TIMEOUT):
@@ -51,13 +45,6 @@ def cli(capsys, *argv, timeout: float = TIMEOUT):
     assert not thread.is_alive(), f"onnxop {' '.join(map(str, argv))} hung for {timeout} s"
     out, err = capsys.readouterr()
     return result[0], out, err
-
-
-def error_of(err: str) -> str:
-    lines = err.splitlines()
-    assert len(lines) == 1 and "Traceback" not in err, err
-    assert lines[0].startswith("onnxop: error: "), err
-    return lines[0].removeprefix("onnxop: error: ")
 
 
 @pytest.fixture

@@ -12,8 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import random_array
-from onnxop_cli.cli import run
+from conftest import cli, random_array
 from onnxop_cli.errors import ExitCode, GpuError
 from onnxop_cli.gpu import get_gpu
 from test_pipes import FakeStdin, npy_bytes
@@ -156,12 +155,6 @@ def cwd(tmp_path, monkeypatch, rng):
     np.save(tmp_path / "a.npy", random_array(rng, (2, 3, 4, 5), "float32"))
     np.save(tmp_path / "x.npy", random_array(rng, (3, 4, 5), "int8"))
     return tmp_path
-
-
-def cli(capsys, *argv):
-    code = run([str(x) for x in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_flatten_json(backend, cwd, capsys):

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import random_array
+from conftest import cli, random_array
 from onnxop_cli.cli import run
 from onnxop_cli.errors import ExitCode, InputError, UsageError
 from onnxop_cli.io import stdio
@@ -111,18 +111,6 @@ class FakeStdin:
 
     def isatty(self) -> bool:
         return self._tty
-
-
-def cli(capsys, *argv):
-    code = run([str(x) for x in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-@pytest.fixture
-def cwd(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
 
 
 def test_stdin_is_read_by_print_mode(backend, cwd, capsys, monkeypatch):

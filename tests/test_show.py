@@ -9,24 +9,11 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from conftest import random_array
+from conftest import cli, random_array
 from onnxop_cli import show
-from onnxop_cli.cli import run
 from onnxop_cli.errors import ExitCode
 from onnxop_cli.tensor import dtype_by_name, dtype_of_numpy
 from test_pipes import FakeStdin, npy_bytes
-
-
-@pytest.fixture
-def cwd(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
-
-
-def cli(capsys, *argv):
-    code = run([str(x) for x in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_show_prints_the_docs_layout_with_statistics(cwd, capsys):
