@@ -18,7 +18,7 @@ from typing import Annotated, Optional
 import typer
 
 from .cli_help import ADAPTER, CHECKS, OPERATORS, TENSORS, OnnxopCommand, OnnxopGroup
-from .errors import ExitCode, Interrupted, OnnxopError, OpError, UsageError
+from .errors import ExitCode, Interrupted, OnnxopError, UsageError
 
 LATEST_OPSET = 25  # kept equal to ops.LATEST_OPSET (tested); ops is not imported at start-up
 
@@ -257,10 +257,7 @@ def _run_many(
     # Refuse everything that can be refused before the GPU is touched.
     for _, tensors, target in jobs:
         for tensor in tensors:
-            try:
-                core.check(node, tensor)
-            except OpError as e:  # the shape rule knows the rank, not which file had it
-                raise OpError(f"{tensor.source or tensor.name}: {e}") from e
+            core.check(node, tensor, where=tensor.source or tensor.name)
             if target is not None:
                 io.check_output(target, tensor.dtype, nbytes=tensor.nbytes)
 

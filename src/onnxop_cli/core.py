@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from .errors import InputError, OnnxopError
+from .errors import InputError, OnnxopError, OpError
 from .ops import Node
 from .tensor import MAP_THRESHOLD, MemoryBytes, Tensor, check_shape
 
@@ -37,16 +37,23 @@ class Result:
     note: str = ""  # said next to the result: HOST_NOTE when the GPU was not used
 
 
-def check(node: Node, tensor: Tensor) -> tuple[int, ...]:
+def check(node: Node, tensor: Tensor, where: str = "") -> tuple[int, ...]:
     """Everything that can be refused before the GPU is touched: the shape rule,
-    the types the node's opset allows, the layout. Returns the output shape."""
+    the types the node's opset allows, the layout. Returns the output shape.
+
+    The operator's refusals know the rank and the type, not the file: ``where``
+    (the file's label, on the command line) is put in front of them."""
     from .ops import check_type
 
-    out_shape = node.output_shape(tensor.shape)
-    # a shape numpy cannot hold (Unsqueeze past 64 dimensions) is no file numpy could read
-    label = f"{tensor.source}: {node.op_type}" if tensor.source else node.op_type
-    check_shape(out_shape, tensor.dtype.numpy_itemsize, label, noun="output shape")
-    check_type(node, tensor.dtype)
+    try:
+        out_shape = node.output_shape(tensor.shape)
+        # a shape numpy cannot hold (Unsqueeze past 64 dimensions) is no file numpy could read
+        check_shape(out_shape, tensor.dtype.numpy_itemsize, node.op_type, noun="output shape")
+        check_type(node, tensor.dtype)
+    except (OpError, InputError) as e:
+        if where:
+            raise type(e)(f"{where}: {e}") from e
+        raise
     check_runnable(tensor)
     return out_shape
 
