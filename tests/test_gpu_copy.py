@@ -17,7 +17,8 @@ import pytest
 from conftest import BACKENDS
 from onnxop_cli.errors import NoAdapterError
 from onnxop_cli.gpu import copy_through_kernel, get_gpu
-from onnxop_cli.gpu.copy import KEEP_BYTES, WORD, can_map, grid, shader_const
+from onnxop_cli.gpu.copy import KEEP_BYTES, WORD, can_map
+from onnxop_cli.gpu.kernels import grid, shader_const
 from onnxop_cli.gpu.kernels import KERNELS, choose
 from onnxop_cli.tensor import MemoryBytes
 

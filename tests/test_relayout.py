@@ -84,7 +84,7 @@ def test_big_endian_streams_in_chunks(gpu, rng, dtype):
 
 
 def test_grid_folds_when_groups_exceed_the_dimension_limit(gpu, rng):
-    from onnxop_cli.gpu.copy import shader_const
+    from onnxop_cli.gpu.kernels import shader_const
 
     words_per_group = shader_const("relayout.wgsl", "WG") * shader_const("relayout.wgsl", "WORDS")
     f = np.asfortranarray(random_array(rng, (301, 4 * words_per_group // 301 * 4 + 3), "u1"))

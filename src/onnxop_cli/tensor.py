@@ -402,8 +402,6 @@ class Tensor:
 
     def to_numpy(self) -> np.ndarray:
         """The values as a numpy array (unpacking sub-byte types)."""
-        import numpy as np
-
         if self.dtype.is_string:
             assert self.strings is not None
             return strings_to_text(self.strings).reshape(self.shape)

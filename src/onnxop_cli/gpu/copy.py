@@ -34,7 +34,7 @@ from typing import Any, Callable
 from ..tensor import ByteSource
 from . import kernels
 from .device import Gpu
-from .kernels import WORD, grid, round_up, shader_const  # noqa: F401  (re-exported)
+from .kernels import WORD, round_up
 
 SHADER = "copy.wgsl"
 # 4 MiB chunks used the least CPU and wall time for a 1 GiB flatten on a

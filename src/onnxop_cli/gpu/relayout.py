@@ -22,7 +22,7 @@ import struct
 from typing import Any, Callable
 
 from ..tensor import ByteSource
-from .copy import grid, round_up, shader_const
+from .kernels import grid, round_up, shader_const
 from .device import Gpu
 
 SHADER = "relayout.wgsl"
