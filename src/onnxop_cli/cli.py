@@ -693,6 +693,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     """Console entry point: every error is one line on stderr and an exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv or bool(os.environ.get("ONNXOP_DEBUG"))
+    from . import signals
+
+    signals.install()
     code = run(argv, debug)
     sys.exit(code)
 
@@ -700,7 +703,10 @@ def main(argv: Optional[list[str]] = None) -> int:
 def run(argv: list[str], debug: bool = False) -> int:
     """Run onnxop with ``argv``; every failure becomes one line on stderr (and,
     with --json, an error document on stdout) and an exit code."""
+    from . import signals
+
     as_json = _wants_json(argv)
+    signals.reset()
     try:
         rv = app(args=argv, prog_name="onnxop", standalone_mode=False)
         return int(rv) if isinstance(rv, int) else ExitCode.SUCCESS
