@@ -28,7 +28,7 @@ NUMBER = (int, float)
 FLOATLIKE = (int, float, str, None)  # "inf", "-inf", "nan" are strings; null when undefined
 
 COMMON = {"command": (str, None), "status": str, "exit_code": int}
-ERROR = COMMON | {"message": str}
+ERROR = COMMON | {"message": str, "written?": [str], "failed?": {"input": str, "output": (str, None)}}
 TENSOR = {"name": str, "path": (str, None), "shape": [int], "dtype": str, "values?": [int]}
 RUN = {"inputs": [TENSOR], "outputs": [TENSOR], "timings": {str: NUMBER}}
 OP = COMMON | {
@@ -300,7 +300,9 @@ def test_a_gpu_failure_is_a_json_error_and_leaves_no_file(backend, cwd, capsys, 
     monkeypatch.setattr(gpu_pkg, "copy_through_kernel", broken)
     code, out, err = cli(capsys, "flatten", "a.npy", "-o", "b.npy", "--json", "-b", backend)
     assert code == ExitCode.ERROR
-    assert document(out, "error")["message"] == "WebGPU dispatch failed on test: device lost"
+    doc = document(out, "error")
+    assert doc["message"] == "WebGPU dispatch failed on test: device lost"
+    assert doc["written"] == [] and doc["failed"] == {"input": "a.npy", "output": "b.npy"}
     assert not (cwd / "b.npy").exists()
 
 

@@ -100,6 +100,15 @@ JsonOpt = Annotated[
         "(schema in README). Example: --json",
     ),
 ]
+ParentsOpt = Annotated[
+    bool,
+    typer.Option(
+        "--parents",
+        help="With -o FOLDER, write each result under the input's own path, as cp --parents "
+        "does (p/input_0.pb -> FOLDER/p/input_0.pb), so same-named inputs stay apart; "
+        "a leading / is dropped, '..' is refused. Example: --parents -o out",
+    ),
+]
 QuietOpt = Annotated[
     bool,
     typer.Option(
@@ -130,15 +139,19 @@ def emit(text: str, *, styled: bool = True) -> None:
 
         _console().print(stylize(text))
     else:
-        sys.stdout.write(text + "\n")
-        sys.stdout.flush()
+        from .io.stdio import write_text
+
+        write_text(text + "\n")
 
 
 def error_line(message: str) -> None:
     from .render import printable  # one line, whatever a file or path name holds
 
-    sys.stderr.write(f"onnxop: error: {printable(message)}\n")
-    sys.stderr.flush()
+    try:
+        sys.stderr.write(f"onnxop: error: {printable(message)}\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):  # stderr is gone too: the exit code still tells
+        pass
 
 
 @dataclass
@@ -170,10 +183,10 @@ class Out:
 
     def document(self, doc: dict) -> None:
         from . import report
+        from .io.stdio import write_text
 
         if self.json:
-            sys.stdout.write(report.dumps(doc) + "\n")
-            sys.stdout.flush()
+            write_text(report.dumps(doc) + "\n")
 
 
 def _out(ctx: typer.Context, json_out: bool, quiet: bool) -> Out:
@@ -213,11 +226,24 @@ def _global(
     debug: DebugOpt = False,
 ) -> None:
     """Options given before the command apply to it: onnxop --backend gl flatten a.npy"""
-    ctx.obj = {"backend": backend, "json": json_out, "quiet": quiet}
+    given = backend if _on_command_line(ctx, "backend") else None
+    ctx.obj = {"backend": given, "env_backend": backend, "json": json_out, "quiet": quiet}
+
+
+def _on_command_line(ctx: typer.Context, name: str) -> bool:
+    """The option was typed, not taken from its environment variable or default."""
+    return getattr(ctx.get_parameter_source(name), "name", "") == "COMMANDLINE"
 
 
 def _backend(ctx: typer.Context, backend: Optional[str]) -> Optional[str]:
-    return backend or (ctx.obj or {}).get("backend")
+    """--backend after the command, or before it (both typed: they must
+    agree), else $ONNXOP_BACKEND."""
+    from .repeats import agree
+
+    obj = ctx.obj or {}
+    if _on_command_line(ctx, "backend"):
+        return agree("--backend", obj.get("backend"), backend)
+    return obj.get("backend") or backend or obj.get("env_backend")
 
 
 def _run_many(
@@ -230,86 +256,28 @@ def _run_many(
     full: bool,
     out: Out,
     member: Optional[str] = None,
+    parents: bool = False,
 ) -> None:
     """Apply ``node`` to each input; -o is a file for one input, a folder for
     several, or - for stdout. An .npz input without --member contributes every
     member: into an .npz output (names kept) or to the printout; a single-array
-    output refuses it. Prints a line per tensor, the node (without -o), or one
-    JSON document for all of them."""
-    from . import core, io, progress, report
+    output refuses it. The batch is planned whole before anything is written
+    (batch.py). Prints a line per tensor, the node (without -o), or one JSON
+    document for all of them."""
+    from . import batch, report
     from .gpu import get_gpu
-    from .io.stdio import is_stdio, stdio_label
-    from .render import Shown, render_node
-    from .tensor import MemoryBytes, StreamBytes
 
     started = time.perf_counter()
     _check_stdio(inputs, output, out)
-    if len(inputs) > 1 and output is not None and not output.is_dir():
-        raise UsageError(
-            f"{output}: with {len(inputs)} inputs, -o must be an existing folder"
-        )
-    jobs = []
-    for src in inputs:
-        to_folder = output is not None and not is_stdio(output) and output.is_dir()
-        target = output / src.name if to_folder else output
-        many = target is None or io.is_archive(target)
-        jobs.append((src, io.read_tensors(src, member) if many else [io.read_tensor(src, member)], target))
-    # Refuse everything that can be refused before the GPU is touched.
-    for _, tensors, target in jobs:
-        for tensor in tensors:
-            core.check(node, tensor, where=tensor.source or tensor.name)
-            if target is not None:
-                io.check_output(target, tensor.dtype, nbytes=tensor.nbytes)
-
-    runs, adapter = [], ""
-
-    def run_one(tensor, **kw):
-        with progress.tracked(tensor.data, f"{node.op_type} {tensor.name}", quiet=out.quiet) as data:
-            return core.apply(node, replace(tensor, data=data), backend=backend, **kw)
-
-    for src, tensors, target in jobs:
-        if target is None:
-            blocks = []
-            for tensor in tensors:
-                if isinstance(tensor.data, StreamBytes):
-                    # stdin can be read once: keep it to print the input as well
-                    with progress.tracked(tensor.data, f"reading {tensor.name}", quiet=out.quiet) as data:
-                        tensor = replace(tensor, data=MemoryBytes(data.to_array()))
-                result = run_one(tensor, spill=True)  # printed: a large result is not kept in memory
-                adapter = result.adapter if result.adapter != "host" else adapter
-                runs.append(report.run_entry(result, src))
-                if not out.json:
-                    res = result.output
-                    shown_in = Shown(tensor.name, tensor.shape, tensor.dtype.name, tensor.to_numpy())
-                    shown_out = Shown(res.name, res.shape, res.dtype.name, res.to_numpy(), note=result.note)
-                    blocks.append(render_node(node, [shown_in], [shown_out], full=full))
-            if blocks:
-                out.result("\n\n".join(blocks))
-            continue
-        with io.open_writer(target) as writer:
-            results = [
-                run_one(
-                    t,
-                    writer=writer,
-                    out_path=None if is_stdio(target) else target,
-                    out_name=node.op.outputs[0] if is_stdio(target) else io.output_name(t, target),
-                )
-                for t in tensors
-            ]
-        for result in results:
-            tensor, res = result.input, result.output
-            adapter = result.adapter if result.adapter != "host" else adapter
-            runs.append(report.run_entry(result, src))
-            note = f" ({result.note})" if result.note else ""
-            out.note(
-                f"{node.op_type}: {tensor.name} {_shape(tensor.shape)} {tensor.dtype} -> "
-                f"{res.name} {_shape(res.shape)} {res.dtype}, wrote {stdio_label(target)}{note}"
-            )
+    jobs = batch.plan(node, inputs, output, member, parents=parents, backend=backend)
+    done = batch.run(node, jobs, backend=backend, out=out, full=full, parents=parents)
     if out.json:
+        adapters = [r.adapter for r, _ in done if r.adapter != "host"]
         gpu = get_gpu(backend)
         out.document(
             report.op_document(
-                command, node, opset, runs, backend=gpu.info.our_backend, adapter=adapter or gpu.name,
+                command, node, opset, [report.run_entry(r, src) for r, src in done],
+                backend=gpu.info.our_backend, adapter=adapters[-1] if adapters else gpu.name,
                 total=time.perf_counter() - started,
             )
         )
@@ -327,10 +295,6 @@ def _check_stdio(inputs: list[Path], output: Optional[Path], out: Out) -> None:
         if out.json:
             raise UsageError("-o - and --json both write to stdout; write the tensor to a file, or drop --json")
         out.data_on_stdout = True
-
-
-def _shape(shape) -> str:
-    return str(tuple(shape))
 
 
 @command(
@@ -363,12 +327,14 @@ def flatten(
     quiet: QuietOpt = False,
     debug: DebugOpt = False,
     member: MemberOpt = None,
+    parents: ParentsOpt = False,
 ) -> None:
     from .ops import flatten_node
 
     node = flatten_node(parse_axis(axis), opset)
     _run_many(
-        "flatten", node, opset, inputs, output, _backend(ctx, backend), full, _out(ctx, json_out, quiet), member
+        "flatten", node, opset, inputs, output, _backend(ctx, backend), full, _out(ctx, json_out, quiet), member,
+        parents,
     )
 
 
@@ -382,8 +348,12 @@ def parse_axis(text: Optional[str]) -> Optional[int]:
         raise UsageError(f"Flatten: --axis must be an integer, got {text!r} (example: --axis -2)") from None
 
 
-def parse_axes(text: str) -> list[int]:
-    """``"2,4,-1"`` -> [2, 4, -1]; a clear error for anything else."""
+def parse_axes(texts: str | list[str]) -> list[int]:
+    """``"2,4,-1"`` -> [2, 4, -1]; ``--axes`` given several times accumulates
+    (``["0", "1"]`` -> [0, 1]); a clear error for anything else."""
+    from .repeats import joined
+
+    text = joined(texts)
     parts = [p.strip() for p in text.split(",")]
     if parts == [""]:
         raise UsageError("Unsqueeze: axes must not be empty (example: --axes 0,2)")
@@ -408,11 +378,11 @@ def unsqueeze(
     ctx: typer.Context,
     inputs: InputsArg,
     axes: Annotated[
-        str,
+        list[str],
         typer.Option(
             "--axes",
             help="Comma-separated output axes, each in [-r_out, r_out - 1] where "
-            "r_out = rank + number of axes. Example: --axes 2,4,5",
+            "r_out = rank + number of axes; given twice, the lists join. Example: --axes 2,4,5",
             show_default=False,
             metavar="LIST",
         ),
@@ -425,12 +395,14 @@ def unsqueeze(
     quiet: QuietOpt = False,
     debug: DebugOpt = False,
     member: MemberOpt = None,
+    parents: ParentsOpt = False,
 ) -> None:
     from .ops import unsqueeze_node
 
     node = unsqueeze_node(parse_axes(axes), opset)
     _run_many(
-        "unsqueeze", node, opset, inputs, output, _backend(ctx, backend), full, _out(ctx, json_out, quiet), member
+        "unsqueeze", node, opset, inputs, output, _backend(ctx, backend), full, _out(ctx, json_out, quiet), member,
+        parents,
     )
 
 
@@ -694,9 +666,12 @@ def main(argv: Optional[list[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv or bool(os.environ.get("ONNXOP_DEBUG"))
     from . import signals
+    from .io import stdio
 
+    stdio.guard_standard_fds()  # before any file is opened: a closed fd 1 must not become an output
     signals.install()
     code = run(argv, debug)
+    stdio.settle_stdout()
     sys.exit(code)
 
 
@@ -704,54 +679,68 @@ def run(argv: list[str], debug: bool = False) -> int:
     """Run onnxop with ``argv``; every failure becomes one line on stderr (and,
     with --json, an error document on stdout) and an exit code."""
     from . import signals
+    from .batch import BatchFailed
 
     as_json = _wants_json(argv)
     signals.reset()
     try:
         rv = app(args=argv, prog_name="onnxop", standalone_mode=False)
         return int(rv) if isinstance(rv, int) else ExitCode.SUCCESS
-    except OnnxopError as e:
-        if debug:
-            raise
-        return _fail(e.message, e.exit_code, argv, as_json)
-    except typer.TyperException as e:  # click's usage errors
-        if debug:
-            raise
-        if type(e).__name__ == "NoArgsIsHelpError":  # bare `onnxop`: the help, not a squashed line
-            e.show()  # (matched by name, as typer does: the class lives in its vendored click)
-            return ExitCode.USAGE
-        code = ExitCode.USAGE if getattr(e, "exit_code", 2) == 2 else e.exit_code
-        return _fail(_usage_line(e, argv), code, argv, as_json)
-    except (KeyboardInterrupt, typer.Abort):
-        return _fail("interrupted", ExitCode.INTERRUPTED, argv, as_json)
     except typer.Exit as e:
         return e.exit_code
     except SystemExit as e:
-        # click's own exit: a reader that went away (onnxop show a.npy | head)
-        # stops quietly with 1, as Unix tools do on SIGPIPE; completion exits 0.
+        # click's own exit: completion exits 0; a reader that went away while
+        # click itself wrote (its help text) stops with 1
         return e.code if isinstance(e.code, int) else int(e.code is not None)
-    except OSError as e:
-        if debug:
+    except (Exception, KeyboardInterrupt) as e:
+        batch = e if isinstance(e, BatchFailed) else None
+        cause = batch.cause if batch else e
+        if debug and not isinstance(cause, (KeyboardInterrupt, typer.Abort)):
             raise
+        if type(cause).__name__ == "NoArgsIsHelpError":  # bare `onnxop`: the help, not a squashed line
+            cause.show()  # (matched by name, as typer does: the class lives in its vendored click)
+            return ExitCode.USAGE
+        message, code = _describe(cause, argv)
+        if batch:
+            return _fail(batch.line(message), code, argv, as_json, batch.fields())
+        return _fail(message, code, argv, as_json)
+
+
+def _describe(e: BaseException, argv: list[str]) -> tuple[str, int]:
+    """The one line and the exit code for any failure (httpie's raw_main shape)."""
+    if isinstance(e, OnnxopError):
+        return e.message, e.exit_code
+    if isinstance(e, typer.TyperException):  # click's usage errors
+        code = ExitCode.USAGE if getattr(e, "exit_code", 2) == 2 else e.exit_code
+        return _usage_line(e, argv), code
+    if isinstance(e, (KeyboardInterrupt, typer.Abort)):
+        return "interrupted", ExitCode.INTERRUPTED
+    if isinstance(e, MemoryError):
+        detail = str(e) or "an allocation failed"
+        return f"out of memory: {detail}", ExitCode.ERROR
+    if isinstance(e, OSError):
         where = f"{e.filename}: " if e.filename else ""
         user_fixable = e.errno in (errno.ENOENT, errno.EACCES, errno.EISDIR, errno.ENOTDIR, errno.EPERM)
         code = ExitCode.USAGE if user_fixable else ExitCode.ERROR
-        return _fail(f"{where}{e.strerror or e}", code, argv, as_json)
-    except Exception as e:  # noqa: BLE001 - the last line of defence: no traceback
-        if debug:
-            raise
-        message = f"internal error: {type(e).__name__}: {e} (run with --debug for the traceback)"
-        return _fail(message, ExitCode.ERROR, argv, as_json)
+        return f"{where}{e.strerror or e}", code
+    # the last line of defence: no traceback
+    return f"internal error: {type(e).__name__}: {e} (run with --debug for the traceback)", ExitCode.ERROR
 
 
-def _fail(message: str, code: int, argv: list[str], as_json: bool) -> int:
-    """The one error line on stderr; with --json also the error document on stdout."""
+def _fail(message: str, code: int, argv: list[str], as_json: bool, extra: Optional[dict] = None) -> int:
+    """The one error line on stderr; with --json also the error document on
+    stdout (plus ``extra``: what a stopped batch had written). If stdout
+    cannot take the document, the error line said it all: the exit code
+    stays the failure's own."""
     error_line(message)
     if as_json:
         from . import report
+        from .io.stdio import StdoutError, write_text
 
-        sys.stdout.write(report.dumps(report.error(_command_in(argv), message, code)) + "\n")
-        sys.stdout.flush()
+        try:
+            write_text(report.dumps(report.error(_command_in(argv), message, code) | (extra or {})) + "\n")
+        except StdoutError:
+            pass
     return int(code)
 
 

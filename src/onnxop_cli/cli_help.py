@@ -14,6 +14,8 @@ from typing import Any
 
 from typer.core import TyperCommand, TyperGroup
 
+from .repeats import RefuseRepeats
+
 OPERATORS = "Operators"
 TENSORS = "Tensors"
 CHECKS = "Checks"
@@ -44,14 +46,15 @@ def _help_with_example(option: Any, path: str) -> Any:
     return option
 
 
-class OnnxopCommand(TyperCommand):
-    """A command whose ``--help`` option, like every other, has an example."""
+class OnnxopCommand(RefuseRepeats, TyperCommand):
+    """A command whose ``--help`` option, like every other, has an example,
+    and whose options refuse a second, different value (repeats.py)."""
 
     def get_help_option(self, ctx: Any) -> Any:
         return _help_with_example(super().get_help_option(ctx), f"onnxop {self.name}")
 
 
-class OnnxopGroup(TyperGroup):
+class OnnxopGroup(RefuseRepeats, TyperGroup):
     """The root: plain-text panels of commands, one example each."""
 
     def get_params(self, ctx: Any) -> list[Any]:

@@ -73,6 +73,16 @@ def check_runnable(tensor: Tensor) -> None:
 RELAYOUT_ITEMSIZES = (1, 2, 4, 8, 16)
 
 
+def check_device(tensor: Tensor, backend: str | None = None) -> None:
+    """What the device cannot take (the re-layout kernel's binding limit),
+    refused before a batch writes anything. String tensors need no device."""
+    if tensor.dtype.is_string:
+        return
+    from .gpu import get_gpu
+
+    _mover(get_gpu(backend), tensor)
+
+
 def apply(
     node: Node,
     tensor: Tensor,
@@ -215,4 +225,5 @@ def _zero_pad_bits(sink: Sink, tensor: Tensor) -> Sink:
 
 
 def _mib(n: int) -> str:
-    return f"{n / (1 << 20):.1f} MiB" if n >= 1 << 20 else f"{n} bytes"
+    """Exact bytes, and MiB for a person: rounding alone could hide the difference."""
+    return f"{n} bytes ({n / (1 << 20):.1f} MiB)" if n >= 1 << 20 else f"{n} bytes"

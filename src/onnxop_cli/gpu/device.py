@@ -145,6 +145,23 @@ def list_adapters() -> list[AdapterInfo]:
     return [AdapterInfo.of(a) for a in adapters]
 
 
+def _all_adapters() -> list[AdapterInfo]:
+    """The adapters of every backend, from a second, throw-away wgpu-native
+    instance: the process's own was made for one backend and cannot see the
+    others. Only for the "no adapter" message; any failure means "none"."""
+    try:
+        import wgpu
+        from wgpu.backends.wgpu_native._ffi import ffi, lib
+
+        instance = lib.wgpuCreateInstance(ffi.new("WGPUInstanceDescriptor *"))
+        count = lib.wgpuInstanceEnumerateAdapters(instance, ffi.NULL, ffi.NULL)
+        ids = ffi.new("WGPUAdapter[]", count)
+        lib.wgpuInstanceEnumerateAdapters(instance, ffi.NULL, ids)
+        return [AdapterInfo.of(wgpu.gpu._create_adapter(i)) for i in ids]
+    except Exception:  # noqa: BLE001 - a better message, never a new failure
+        return []
+
+
 # --------------------------------------------------------------------- errors
 
 
@@ -271,9 +288,12 @@ class Gpu:
         wanted = BACKENDS[backend][1] if backend != "auto" else None
         candidates = [a for a in adapters if wanted is None or a.info["backend_type"] in wanted]
         if not candidates:
-            seen = ", ".join(str(AdapterInfo.of(a)) for a in adapters) or "none"
+            seen = ", ".join(str(AdapterInfo.of(a)) for a in adapters)
+            if not seen and _instance_backends:  # the instance sees one backend: ask about the others
+                seen = ", ".join(map(str, _all_adapters()))
+                seen = f"none; other backends have: {seen}" if seen else ""
             which = "WebGPU adapter" if backend == "auto" else f"{backend} WebGPU adapter"
-            raise NoAdapterError(f"no {which} found (adapters seen: {seen}); {NO_ADAPTER_HINT}")
+            raise NoAdapterError(f"no {which} found (adapters seen: {seen or 'none'}); {NO_ADAPTER_HINT}")
         candidates.sort(
             key=lambda a: (
                 _ADAPTER_RANK.get(a.info["adapter_type"], 4),

@@ -115,11 +115,16 @@ def check_output(path: Path, dtype: DType | None = None, *, nbytes: int = 0) -> 
     that is missing or read-only, a type or size the format cannot hold."""
     if stdio.is_stdio(path):
         stdio.check_stdout()
-        suffix, module = ".npy", npy
     else:
-        suffix = _suffix(path)
         check_output_path(Path(path))
-        module = _module(suffix)
+    check_format(path, dtype, nbytes=nbytes)
+
+
+def check_format(path: Path, dtype: DType | None = None, *, nbytes: int = 0) -> None:
+    """What check_output refuses of the format alone: an unknown suffix, a type
+    or size the format cannot hold (for a file whose folder is yet to be made)."""
+    suffix = ".npy" if stdio.is_stdio(path) else _suffix(path)
+    module = npy if stdio.is_stdio(path) else _module(suffix)
     if dtype is not None and not module.can_hold(dtype):
         raise UsageError(
             f"{path}: the {suffix} format cannot describe {dtype.name} (numpy has no such dtype); "
@@ -175,6 +180,7 @@ __all__ = [
     "read_tensors",
     "output_name",
     "check_output",
+    "check_format",
     "open_writer",
     "open_output",
     "atomic_output",
