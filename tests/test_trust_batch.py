@@ -25,12 +25,12 @@ from onnxop_cli.errors import ExitCode
 ONNXOP = f"{sys.executable} -m onnxop_cli"
 
 
-def sh(command: str, cwd: Path, backend: str = "vulkan", **kw) -> subprocess.CompletedProcess:
+def sh(command: str, cwd: Path, backend: str = "vulkan", stdout=subprocess.PIPE) -> subprocess.CompletedProcess:
     """``command`` in bash, ``onnxop`` standing for this checkout's CLI."""
     env = {**os.environ, "ONNXOP_BACKEND": backend}
     return subprocess.run(
         ["bash", "-c", f"onnxop() {{ {ONNXOP} \"$@\"; }}; {command}"],
-        cwd=cwd, env=env, capture_output=True, text=True, timeout=120, **kw,
+        cwd=cwd, env=env, stdout=stdout, stderr=subprocess.PIPE, text=True, timeout=120,
     )
 
 
@@ -366,6 +366,7 @@ def closed_pipe() -> int:
         (["show", "a.npy"], 1, "stdout: broken pipe (the reader stopped reading)"),
         (["show", "a.npy", "--json"], 1, "stdout: broken pipe (the reader stopped reading)"),
         (["flatten", "a.npy", "-o", "-"], 1, "stdout: broken pipe (the reader stopped reading)"),
+        (["flatten", "--help"], 1, "stdout: broken pipe (the reader stopped reading)"),
     ],
 )
 def test_a_reader_gone_before_the_first_byte(backend, tree, argv, code, message):
@@ -395,6 +396,28 @@ def test_a_full_stdout_is_one_line(backend, tree, cmd, code, message):
     done = sh(f"{cmd} > /dev/full", tree, backend)
     assert done.returncode == code
     assert one_line(done.stderr) == message
+
+
+@pytest.mark.parametrize("stdout", ["> /dev/full", "CLOSED_PIPE"])
+def test_lost_wrote_lines_do_not_fail_the_batch(backend, tree, stdout):
+    """Only the report of the work failed: every output is written, exit 0,
+    one warning naming stdout."""
+    cmd = "onnxop flatten a.npy b.npy -o out"
+    if stdout == "CLOSED_PIPE":
+        w = closed_pipe()
+        try:
+            done = sh(cmd, tree, backend, stdout=w)
+        finally:
+            os.close(w)
+        reason = "broken pipe (the reader stopped reading)"
+    else:
+        done = sh(f"{cmd} {stdout}", tree, backend)
+        reason = "No space left on device"
+    assert done.returncode == 0
+    assert done.stderr == (
+        f"onnxop: warning: stdout: {reason}; the 'wrote' lines were not printed, the outputs were written\n"
+    )
+    assert sorted(os.listdir(tree / "out")) == ["a.npy", "b.npy"]
 
 
 def test_a_full_stdout_after_the_file_was_written(backend, tree):

@@ -55,11 +55,9 @@ class BatchFailed(OnnxopError):
 
     def fields(self) -> dict[str, Any]:
         """What the --json error document adds: ``written`` and ``failed``."""
-        target = self.job.target
-        return {
-            "written": [str(p) for p in self.written],
-            "failed": {"input": str(self.job.src), "output": None if target is None else str(target)},
-        }
+        from .report import batch_failure
+
+        return batch_failure(self.written, self.job.src, self.job.target)
 
 
 # ------------------------------------------------------------------ planning

@@ -147,8 +147,12 @@ def emit(text: str, *, styled: bool = True) -> None:
 def error_line(message: str) -> None:
     from .render import printable  # one line, whatever a file or path name holds
 
+    _stderr_line(f"onnxop: error: {printable(message)}")
+
+
+def _stderr_line(line: str) -> None:
     try:
-        sys.stderr.write(f"onnxop: error: {printable(message)}\n")
+        sys.stderr.write(line + "\n")
         sys.stderr.flush()
     except (OSError, ValueError):  # stderr is gone too: the exit code still tells
         pass
@@ -164,6 +168,7 @@ class Out:
     json: bool = False
     quiet: bool = False
     data_on_stdout: bool = False
+    lost: Optional[str] = None  # why the 'wrote' lines stopped reaching stdout
 
     def result(self, text: str, *, styled: bool = True) -> None:
         """The command's printed result (a node, a table, a tensor)."""
@@ -177,9 +182,21 @@ class Out:
             emit(text, styled=styled)
 
     def note(self, text: str) -> None:
-        """A line saying what was done ('... wrote b.npy')."""
-        if not (self.json or self.quiet):
+        """A line saying what was done ('... wrote b.npy'). It only reports:
+        if stdout cannot take it, the work goes on (see ``warn_lost``)."""
+        from .io.stdio import StdoutError
+
+        if self.json or self.quiet or self.lost:
+            return
+        try:
             self.result(text, styled=False)
+        except StdoutError as e:
+            self.lost = e.message
+
+    def warn_lost(self) -> None:
+        """One line on stderr if 'wrote' lines were lost; the exit code stays the work's."""
+        if self.lost:
+            _stderr_line(f"onnxop: warning: {self.lost}; the 'wrote' lines were not printed, the outputs were written")
 
     def document(self, doc: dict) -> None:
         from . import report
@@ -271,6 +288,7 @@ def _run_many(
     _check_stdio(inputs, output, out)
     jobs = batch.plan(node, inputs, output, member, parents=parents, backend=backend)
     done = batch.run(node, jobs, backend=backend, out=out, full=full, parents=parents)
+    out.warn_lost()
     if out.json:
         adapters = [r.adapter for r, _ in done if r.adapter != "host"]
         gpu = get_gpu(backend)
@@ -690,7 +708,10 @@ def run(argv: list[str], debug: bool = False) -> int:
         return e.exit_code
     except SystemExit as e:
         # click's own exit: completion exits 0; a reader that went away while
-        # click itself wrote (its help text) stops with 1
+        # click itself wrote (its help text) stops with 1, stdout wrapped
+        if type(sys.stdout).__name__ == "PacifyFlushWrapper":
+            sys.stdout, sys.stderr = sys.stdout.wrapped, getattr(sys.stderr, "wrapped", sys.stderr)
+            return _fail("stdout: broken pipe (the reader stopped reading)", ExitCode.ERROR, argv, False)
         return e.code if isinstance(e.code, int) else int(e.code is not None)
     except (Exception, KeyboardInterrupt) as e:
         batch = e if isinstance(e, BatchFailed) else None

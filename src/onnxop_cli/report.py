@@ -64,6 +64,15 @@ def error(command: str | None, message: str, exit_code: int) -> Doc:
     return base(command, "error", exit_code) | {"message": message}
 
 
+def batch_failure(written: Sequence[str | Path], failed_input: str | Path, failed_output: str | Path | None) -> Doc:
+    """What the error document of a flatten/unsqueeze that failed while
+    running adds: the outputs written before, in order, and the failed job."""
+    return {
+        "written": [str(p) for p in written],
+        "failed": {"input": str(failed_input), "output": None if failed_output is None else str(failed_output)},
+    }
+
+
 def tensor_entry(tensor: Tensor, path: str | Path | None) -> Doc:
     """``{"name", "path", "shape", "dtype"}`` for a tensor read or written."""
     return {
