@@ -157,6 +157,13 @@ def test_an_output_may_replace_its_own_input_through_a_symlink(backend, tree, ca
     assert np.load(tree / "x" / "c.npy").tobytes() == want.tobytes()
 
 
+def test_stdin_into_a_folder_is_refused(tree):
+    done = sh("onnxop flatten - -o out < a.npy", tree)
+    assert done.returncode == 2
+    assert one_line(done.stderr) == "out: a folder takes each input's name, and stdin has none; give -o FILE"
+    assert os.listdir(tree / "out") == []
+
+
 def test_outputs_may_replace_their_own_inputs(backend, tree, capsys):
     """-o . in the inputs' folder: each job replaces its own input, atomically."""
     a, b = np.load(tree / "a.npy"), np.load(tree / "b.npy")
@@ -239,7 +246,10 @@ def test_parents_refusals_write_nothing(tree, capsys, argv, message):
 
 def test_parents_makes_no_folder_when_the_plan_is_refused(backend, tree, capsys):
     np.save(tree / "q" / "v.npy", np.arange(3, dtype=np.int8))
-    refused(capsys, tree, "flatten", "p/input_0.npy", "q/v.npy", "--axis", "3", "--parents", "-o", "out", "-b", backend)
+    message = refused(
+        capsys, tree, "flatten", "p/input_0.npy", "q/v.npy", "--axis", "3", "--parents", "-o", "out", "-b", backend
+    )
+    assert message.startswith("q/v.npy: Flatten: axis 3 is out of range")
     assert os.listdir(tree / "out") == []
 
 
@@ -488,6 +498,17 @@ def test_size_messages_give_exact_bytes(backend, tree, capsys, monkeypatch):
     monkeypatch.setattr(gpu_pkg, "whole_tensor_limit", lambda gpu: nbytes - 1)
     message = refused(capsys, tree, "flatten", "f.npy", "-o", "out/o.npy", "-b", backend)
     assert f"a Fortran-ordered tensor of {nbytes} bytes (1.4 MiB) does not fit the {nbytes - 1} bytes (1.4 MiB)" in message
+
+
+def test_pb_size_message_gives_the_limit_in_bytes(tmp_path):
+    from onnxop_cli import io
+    from onnxop_cli.io.tensorproto import PROTOBUF_LIMIT
+    from onnxop_cli.tensor import DTYPES
+
+    uint8 = next(d for d in DTYPES if d.name == "uint8")
+    with pytest.raises(Exception) as e:
+        io.check_output(tmp_path / "o.pb", uint8, nbytes=PROTOBUF_LIMIT + 1)
+    assert f"{PROTOBUF_LIMIT + 1} bytes do not fit a .pb (at most {PROTOBUF_LIMIT} bytes of data" in str(e.value)
 
 
 @pytest.mark.skipif(sys.platform == "darwin", reason="Metal exists there")

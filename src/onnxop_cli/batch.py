@@ -108,6 +108,8 @@ def _targets(inputs: list[Path], output: Optional[Path], parents: bool) -> list[
     if is_stdio(output):
         return [output]
     if output.is_dir():
+        if any(is_stdio(src) for src in inputs):
+            raise UsageError(f"{output}: a folder takes each input's name, and stdin has none; give -o FILE")
         return [output / src.name for src in inputs]
     if len(inputs) > 1:
         raise UsageError(f"{output}: with {len(inputs)} inputs, -o must be an existing folder")

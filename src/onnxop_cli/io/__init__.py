@@ -133,7 +133,8 @@ def check_format(path: Path, dtype: DType | None = None, *, nbytes: int = 0) -> 
     limit = getattr(module, "PROTOBUF_LIMIT", None)
     if limit is not None and nbytes > limit:
         raise UsageError(
-            f"{path}: {nbytes} bytes do not fit a .pb (protobuf messages stay under 2 GiB); "
+            f"{path}: {nbytes} bytes do not fit a .pb (at most {limit} bytes of data: protobuf "
+            "messages stay under 2 GiB); "
             "write a .npy or .npz file instead"
         )
 
