@@ -267,7 +267,7 @@ def _run_many(
         with progress.tracked(tensor.data, f"{node.op_type} {tensor.name}", quiet=out.quiet) as data:
             return core.apply(node, replace(tensor, data=data), backend=backend, **kw)
 
-    for src, tensors, target in jobs:
+    for src, tensors, target in io.releasing(jobs):
         if target is None:
             blocks = []
             for tensor in tensors:
@@ -507,7 +507,7 @@ def show(
     # Every header is read (and refused) before any value is loaded or printed.
     found = [(str(f), io.read_tensors(f)) for f in files]
     documents = []
-    for i, (path, tensors) in enumerate(found):
+    for i, (path, tensors) in enumerate(io.releasing(found)):
         label = STDIN_NAME if is_stdio(path) else path
         entries = []
         for tensor in tensors:

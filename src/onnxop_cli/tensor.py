@@ -12,7 +12,6 @@ for importing ``onnx``; ``tests/test_tensor.py`` checks every row against
 
 from __future__ import annotations
 
-import errno
 import math
 import os
 from dataclasses import dataclass, field
@@ -20,10 +19,13 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, Protocol
 
-from .errors import InputError, OnnxopError
+from .errors import InputError
+from .files import read_error
 
 if TYPE_CHECKING:
     import numpy as np
+
+    from .files import InputFile
 
 
 # --------------------------------------------------------------------- dtypes
@@ -204,6 +206,9 @@ class ByteSource(Protocol):
     def to_array(self) -> np.ndarray:
         """All bytes in memory as a 1-D uint8 array."""
 
+    def close(self) -> None:
+        """Done with these bytes: an input file's descriptor is closed."""
+
 
 class MemoryBytes:
     """Bytes already in memory (any C-contiguous buffer, viewed as uint8)."""
@@ -223,28 +228,50 @@ class MemoryBytes:
     def to_array(self) -> np.ndarray:
         return self._array
 
+    def close(self) -> None:
+        pass
+
 
 class FileBytes:
-    """A byte range of a file, read only when asked for."""
+    """A byte range of an input file, read from the descriptor opened when
+    its header was read (see files.py): a file renamed over the path cannot
+    mix in, and one changed in place is refused, with the file's figures."""
 
-    def __init__(self, path: Path, offset: int, nbytes: int) -> None:
-        self.path = Path(path)
+    def __init__(self, file: InputFile | Path, offset: int, nbytes: int) -> None:
+        from .files import InputFile
+
+        self.file = file if isinstance(file, InputFile) else InputFile(file)
+        self.file.users += 1
+        self._closed = False
+        self.path = self.file.path
         self.offset = offset
         self.nbytes = nbytes
 
     def readinto(self, offset: int, out: memoryview) -> None:
         try:
-            with open(self.path, "rb") as f:
-                f.seek(self.offset + offset)
-                got = _readinto_full(f, out)
+            self._check()
+            got = self.file.pread_into(self.offset + offset, out)
+            if got != len(out):
+                raise self._truncated(len(out) - got)
+            self._check()  # changed during the read: what was read may be half new
         except OSError as e:  # named here: an OSError reaching the output would be blamed on it
             raise read_error(self.path, e) from None
-        if got != len(out):
-            raise self._truncated(len(out) - got)
 
-    def _truncated(self, missing: int) -> InputError:
+    def _check(self) -> None:
+        st = self.file.stat()
+        if st.st_size < self.offset + self.nbytes:
+            raise self._truncated(self.offset + self.nbytes - st.st_size)
+        self.file.check_unchanged(st)
+
+    def _truncated(self, at_least: int) -> InputError:
+        """The whole range's shortfall, from the file's size now (not the
+        chunk's: a chunk read short says only where the file ends)."""
+        try:
+            missing = max(at_least, self.offset + self.nbytes - self.file.stat().st_size)
+        except OSError:
+            missing = at_least
         return InputError(
-            f"{self.path}: file is truncated: expected {self.nbytes} data bytes "
+            f"{self.file.label}: file is truncated: expected {self.nbytes} data bytes "
             f"from offset {self.offset}, it ends {missing} bytes early"
         )
 
@@ -259,31 +286,25 @@ class FileBytes:
         return out
 
     def _mapped(self) -> np.ndarray:
-        """The range mapped read-only: printing a summary of a large tensor
-        then reads only the pages it shows, and nothing is held twice."""
-        import numpy as np
+        """The range mapped read-only, from the same descriptor: printing a
+        summary of a large tensor then reads only the pages it shows, and
+        nothing is held twice."""
+        self._check()
+        return self.file.map(self.offset, self.nbytes)
 
-        try:
-            size = self.path.stat().st_size
-            if size < self.offset + self.nbytes:
-                raise self._truncated(self.offset + self.nbytes - size)
-            return np.memmap(self.path, dtype=np.uint8, mode="r", offset=self.offset, shape=(self.nbytes,))
-        except OSError as e:
-            raise read_error(self.path, e) from None
+    def close(self) -> None:
+        """This tensor is done with the file; the last user closes it."""
+        if not self._closed:
+            self._closed = True
+            self.file.users -= 1
+            if self.file.users <= 0:
+                self.file.close()
 
 
 # File ranges at least this large are mapped instead of read when all their
 # values are asked for (printing, show); a result this large is kept in an
 # unlinked temporary file instead of memory (core.apply without an output).
 MAP_THRESHOLD = 64 << 20
-
-
-def read_error(path: Path, e: OSError) -> OnnxopError:
-    """An input that cannot be read: exit 2 when the user can fix it (gone,
-    permissions), else 1 (an I/O error)."""
-    message = f"{path}: cannot read: {e.strerror or e}"
-    fixable = e.errno in (errno.ENOENT, errno.EACCES, errno.EPERM, errno.EISDIR, errno.ENOTDIR)
-    return InputError(message) if fixable else OnnxopError(message)
 
 
 def _readinto_full(f: BinaryIO, out: memoryview) -> int:
@@ -331,6 +352,9 @@ class StreamBytes:
             self.readinto(self._pos, memoryview(buf)[start:])
         return np.frombuffer(buf, dtype=np.uint8) if buf else np.empty(0, dtype=np.uint8)
 
+    def close(self) -> None:
+        pass
+
 
 # ----------------------------------------------------------------- tensor
 
@@ -377,6 +401,12 @@ class Tensor:
     @property
     def nbytes(self) -> int:
         return 0 if self.dtype.is_string else self.dtype.nbytes(self.size)
+
+    def close(self) -> None:
+        """Done with this tensor: its input file's descriptor is released."""
+        close = getattr(self.data, "close", None)
+        if close is not None:
+            close()
 
     @classmethod
     def from_numpy(cls, array, name: str = "x", dtype: DType | None = None) -> Tensor:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, ContextManager, Iterator, Protocol
+from typing import Callable, ContextManager, Iterable, Iterator, Protocol
 
 from ..errors import UsageError
 from ..tensor import DType, Tensor
@@ -104,6 +104,18 @@ def read_tensor(path: Path, member: str | None = None) -> Tensor:
     return tensors[0]
 
 
+def releasing(jobs: Iterable[tuple]) -> Iterator[tuple]:
+    """Each job (a tuple whose second item is its list of tensors), then its
+    tensors' input files closed once the next job is asked for or the loop
+    ends: a batch holds a descriptor per input only until it is done."""
+    for job in jobs:
+        try:
+            yield job
+        finally:
+            for tensor in job[1]:
+                tensor.close()
+
+
 def output_name(tensor: Tensor, target: Path) -> str:
     """What the result is called: the input's own name (a TensorProto's, an
     .npz member's) when it has one, else the output file's stem."""
@@ -179,4 +191,5 @@ __all__ = [
     "open_output",
     "atomic_output",
     "is_archive",
+    "releasing",
 ]

@@ -141,17 +141,22 @@ def check_dtype(np_dtype, label: str) -> DType:
 
 def read_npy(path: Path, name: str | None = None) -> Tensor:
     """The tensor in ``path``; its bytes stay on disk until they are copied."""
+    from ..files import InputFile
+
     path = Path(path)
     label = str(path)
-    with open(path, "rb") as f:
+    file = InputFile(path, label)  # opened once: the header and the data come from this descriptor
+    try:
+        f = file.reader()
         _, shape, fortran, np_dtype = read_header(f, label)
         data_offset = f.tell()
-        f.seek(0, 2)
-        file_size = f.tell()
-    check_dtype(np_dtype, label)
-    nbytes = data_size(shape, np_dtype, label, file_size - data_offset, "file")
-    data = FileBytes(path, data_offset, nbytes)
-    return tensor_from_header(label, name or path.stem, shape, fortran, np_dtype, data)
+        check_dtype(np_dtype, label)
+        nbytes = data_size(shape, np_dtype, label, file.size - data_offset, "file")
+        data = FileBytes(file, data_offset, nbytes)
+        return tensor_from_header(label, name or path.stem, shape, fortran, np_dtype, data)
+    except BaseException:
+        file.close()
+        raise
 
 
 def declared_size(shape: tuple[int, ...], np_dtype, label: str) -> int:
