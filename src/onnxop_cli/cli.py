@@ -259,7 +259,7 @@ def _run_many(
         for tensor in tensors:
             core.check(node, tensor, where=tensor.source or tensor.name)
             if target is not None:
-                io.check_output(target, tensor.dtype, nbytes=tensor.nbytes)
+                io.check_output(target, tensor.dtype, nbytes=tensor.nbytes, tensor=tensor)
 
     runs, adapter = [], ""
 
@@ -731,6 +731,10 @@ def run(argv: list[str], debug: bool = False) -> int:
         user_fixable = e.errno in (errno.ENOENT, errno.EACCES, errno.EISDIR, errno.ENOTDIR, errno.EPERM)
         code = ExitCode.USAGE if user_fixable else ExitCode.ERROR
         return _fail(f"{where}{e.strerror or e}", code, argv, as_json)
+    except MemoryError as e:  # named as what it is, not an "internal error"
+        if debug:
+            raise
+        return _fail(f"out of memory: {e or 'an allocation failed'}", ExitCode.ERROR, argv, as_json)
     except Exception as e:  # noqa: BLE001 - the last line of defence: no traceback
         if debug:
             raise

@@ -365,6 +365,8 @@ class Tensor:
 
     For string tensors ``strings`` holds a numpy object array of ``bytes``
     (ONNX stores UTF-8 bytes) and ``data`` is None: strings have no GPU form.
+    ``text_dtype`` is the numpy dtype they came as (``<U5`` text, ``|S2``
+    bytes; empty from a .pb), so an .npy output gives back the same kind.
 
     ``byteswap`` is non-zero when the bytes are big-endian (a ``>f4`` .npy
     file): the unit, in bytes, that the re-layout kernel reverses (the element
@@ -381,6 +383,7 @@ class Tensor:
     source: str = ""  # where the tensor came from, for messages (a path)
     byteswap: int = 0  # 0: little-endian; else the byte-swap unit of big-endian data
     named: bool = False  # the name is the tensor's own, not a file's stem
+    text_dtype: str = ""  # strings from numpy text ("<U5", "|S2"): the dtype an .npy output keeps
 
     def __post_init__(self) -> None:
         self.shape = tuple(int(d) for d in self.shape)
@@ -419,7 +422,8 @@ class Tensor:
         array = np.asanyarray(array)
         dtype = dtype or dtype_of_numpy(array.dtype)
         if dtype.is_string:
-            return cls(name, array.shape, dtype, strings=strings_to_bytes(array))
+            kept = text_dtype_of(array.dtype)
+            return cls(name, array.shape, dtype, strings=strings_to_bytes(array), text_dtype=kept)
         if dtype.is_packed:  # one element per byte in numpy; packed as ONNX stores them
             return cls(name, array.shape, dtype, MemoryBytes(pack_subbyte(array, dtype)))
         swap = swap_unit(array.dtype)
@@ -430,10 +434,19 @@ class Tensor:
         contiguous = MemoryBytes(np.ascontiguousarray(array))
         return cls(name, array.shape, dtype, contiguous, "C", byteswap=swap)
 
-    def to_numpy(self) -> np.ndarray:
-        """The values as a numpy array (unpacking sub-byte types)."""
+    def to_numpy(self, *, fixed_width: bool = False) -> np.ndarray:
+        """The values as a numpy array (unpacking sub-byte types). Strings are
+        an object array (str, or bytes if any is not UTF-8) -- with
+        ``fixed_width``, the numpy text dtype they came as (``|S2``, ``<U5``)
+        when they came as one."""
+        import numpy as np
+
         if self.dtype.is_string:
             assert self.strings is not None
+            if fixed_width and self.text_dtype:
+                kept = np.dtype(self.text_dtype)
+                values = self.strings if kept.kind == "S" else strings_to_text(self.strings)
+                return values.reshape(-1).astype(kept).reshape(self.shape)
             return strings_to_text(self.strings).reshape(self.shape)
         assert self.data is not None
         raw = self.data.to_array()
@@ -480,11 +493,48 @@ def check_text(array: np.ndarray) -> None:
 
     if array.dtype.kind != "U" or array.size == 0 or array.dtype.itemsize == 0:
         return
-    codes = np.ascontiguousarray(array).view(np.dtype("u4").newbyteorder(array.dtype.byteorder))
-    bad = (codes > 0x10FFFF) | ((codes >= 0xD800) & (codes <= 0xDFFF))
-    if bad.any():
-        code = int(codes.reshape(-1)[np.argmax(bad.reshape(-1))])
-        raise InputError(f"a string holds U+{code:04X}, which is no Unicode character (ONNX strings are UTF-8)")
+    codes = np.ascontiguousarray(array).view(np.dtype("u4").newbyteorder(array.dtype.byteorder)).reshape(-1)
+    for start in range(0, codes.size, 1 << 22):  # in slices: the masks stay small for a huge array
+        part = codes[start : start + (1 << 22)]
+        bad = (part > 0x10FFFF) | ((part >= 0xD800) & (part <= 0xDFFF))
+        if bad.any():
+            code = int(part[np.argmax(bad)])
+            raise InputError(f"a string holds U+{code:04X}, which is no Unicode character (ONNX strings are UTF-8)")
+
+
+def text_dtype_of(np_dtype: np.dtype) -> str:
+    """The little-endian name of a numpy text dtype (``<U5``, ``|S2``); "" for object arrays."""
+    return np_dtype.newbyteorder("<").str if np_dtype.kind in "US" else ""
+
+
+STRING_OVERHEAD = 8 + 33  # bytes per string held in memory: a pointer and a Python bytes object
+
+
+def check_string_memory(count: int, nbytes: int, label: str) -> None:
+    """Refuse, before they are made, ``count`` strings of ``nbytes`` bytes in
+    all that would not fit the memory available (one line, not MemoryError)."""
+    need = count * STRING_OVERHEAD + nbytes
+    free = available_memory()
+    if free is not None and need > free:
+        raise InputError(
+            f"{label}: {count} strings of {nbytes} bytes need about {need} bytes of memory; "
+            f"{free} bytes are available"
+        )
+
+
+def available_memory() -> int | None:
+    """Bytes of memory available now (Linux's MemAvailable), or None if unknown."""
+    try:
+        with open("/proc/meminfo", "rb") as f:
+            for line in f:
+                if line.startswith(b"MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
 
 
 def strings_to_text(array: np.ndarray) -> np.ndarray:

@@ -7,7 +7,8 @@
 Reading gives Tensors whose bytes are read later, in chunks. Writing goes
 through a writer opened on a temporary file (atomic_output): ``tensor(name,
 shape, dtype)`` is a context manager yielding a sink for the bytes, and
-``strings(name, values)`` writes a string tensor.
+``strings(name, values, text_dtype)`` writes a string tensor (``text_dtype``:
+the numpy dtype it came as, which an .npy keeps).
 
 The path ``-`` is a .npy stream: stdin as an input, stdout as an output
 (see stdio.py; stdout cannot be written atomically).
@@ -32,7 +33,7 @@ ARCHIVES = (".npz",)  # formats that hold several named tensors
 class Writer(Protocol):
     def tensor(self, name: str, shape: tuple[int, ...], dtype: DType) -> ContextManager[Sink]: ...
 
-    def strings(self, name: str, values) -> None: ...
+    def strings(self, name: str, values, text_dtype: str = "") -> None: ...
 
     def close(self) -> None: ...
 
@@ -122,9 +123,10 @@ def output_name(tensor: Tensor, target: Path) -> str:
     return tensor.name if tensor.named else Path(target).stem
 
 
-def check_output(path: Path, dtype: DType | None = None, *, nbytes: int = 0) -> None:
+def check_output(path: Path, dtype: DType | None = None, *, nbytes: int = 0, tensor: Tensor | None = None) -> None:
     """Refuse an output path before any work is done: unknown format, a folder
-    that is missing or read-only, a type or size the format cannot hold."""
+    that is missing or read-only, a type or size the format cannot hold
+    (``tensor``'s strings in a fixed-width .npy array far larger than they are)."""
     if stdio.is_stdio(path):
         stdio.check_stdout()
         suffix, module = ".npy", npy
@@ -137,6 +139,9 @@ def check_output(path: Path, dtype: DType | None = None, *, nbytes: int = 0) -> 
             f"{path}: the {suffix} format cannot describe {dtype.name} (numpy has no such dtype); "
             "write a .pb (ONNX TensorProto) file instead"
         )
+    if tensor is not None and tensor.strings is not None and suffix != ".pb":
+        label = f"{path}[{output_name(tensor, path)}]" if suffix in ARCHIVES else stdio.stdio_label(path)
+        npy.text_dtype(tensor.strings, tensor.text_dtype, label)
     limit = getattr(module, "PROTOBUF_LIMIT", None)
     if limit is not None and nbytes > limit:
         raise UsageError(

@@ -255,12 +255,11 @@ class NpzWriter:
             npy.write_header(stream, shape, dtype)
             yield stream.write
 
-    def strings(self, name: str, values) -> None:
-        import numpy as np
-
-        array = npy.text_array(values, f"{self._label}[{name}]")
+    def strings(self, name: str, values, text_dtype: str = "") -> None:
+        where = f"{self._label}[{name}]"
+        npy.text_dtype(values, text_dtype, where)  # refused before the member is opened
         with self._zip.open(self._member(name), "w", force_zip64=True) as stream:
-            np.lib.format.write_array(stream, array, allow_pickle=False)
+            npy.write_strings(stream, values, text_dtype, where)
 
     def close(self) -> None:
         self._zip.close()

@@ -29,7 +29,7 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import BinaryIO, Iterator
 
 from ..errors import InputError, OutputError, UsageError
-from ..tensor import DTYPES, DType, FileBytes, MemoryBytes, Tensor, check_shape
+from ..tensor import DTYPES, DType, FileBytes, MemoryBytes, Tensor, check_shape, check_string_memory
 
 SUFFIX = ".pb"
 PROTOBUF_LIMIT = (2 << 30) - (1 << 20)  # a message must stay under 2 GiB; keep room for the header
@@ -97,6 +97,8 @@ def tensor_from_proto(proto, base_dir: Path, label: str, default_name: str) -> T
         if proto.HasField("raw_data") or proto.data_location == EXTERNAL:
             raise InputError(f"{label}: a string tensor keeps its values in string_data")
         _check_count(proto, "string_data", count, label, dtype)
+        # the message (at most 2 GiB) bounds the strings' bytes; each adds a Python object
+        check_string_memory(count, proto.ByteSize(), label)
         values = np.empty(len(proto.string_data), dtype=object)
         values[:] = list(proto.string_data)
         return Tensor(name, shape, dtype, strings=values.reshape(shape), source=label, named=bool(proto.name))
@@ -292,7 +294,8 @@ class PbWriter:
         proto.raw_data = bytes(buf)
         self._f.write(proto.SerializeToString())
 
-    def strings(self, name: str, values) -> None:
+    def strings(self, name: str, values, text_dtype: str = "") -> None:
+        """The bytes as they are, into string_data: no fixed-width array (the numpy kind has no place in a .pb)."""
         proto = self._proto(name, values.shape, _string_dtype())
         proto.string_data.extend(bytes(v) for v in values.reshape(-1))
         self._f.write(proto.SerializeToString())
