@@ -389,10 +389,10 @@ def test_text_dtype_kept_for_non_ascii_bytes_and_through_the_api(cwd, capsys):
 
 
 def test_strings_that_would_not_fit_memory_are_refused_before_they_are_made(cwd, capsys, monkeypatch):
-    from onnxop_cli import tensor
+    from onnxop_cli import strings
 
     string_pb(cwd / "s.pb", 1000, 99)
-    monkeypatch.setattr(tensor, "available_memory", lambda: 5000)
+    monkeypatch.setattr(strings, "available_memory", lambda: 5000)
     code, out, err = cli(capsys, "show", "s.pb")
     assert code == ExitCode.USAGE
     assert error_of(err).startswith("s.pb: 100 strings of ") and error_of(err).endswith(

@@ -141,7 +141,7 @@ def check_output(path: Path, dtype: DType | None = None, *, nbytes: int = 0, ten
         )
     if tensor is not None and tensor.strings is not None and suffix != ".pb":
         label = f"{path}[{output_name(tensor, path)}]" if suffix in ARCHIVES else stdio.stdio_label(path)
-        npy.text_dtype(tensor.strings, tensor.text_dtype, label)
+        npy.text_dtype_for(tensor.strings, tensor.text_dtype, label)
     limit = getattr(module, "PROTOBUF_LIMIT", None)
     if limit is not None and nbytes > limit:
         raise UsageError(

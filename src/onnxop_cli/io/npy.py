@@ -224,7 +224,7 @@ LARGE = 64 << 20  # ...and at least this large is refused: a .pb holds the strin
 WRITE_STEP = 16 << 20  # bytes of fixed-width text made at a time
 
 
-def text_dtype(values, kept: str, label: str):
+def text_dtype_for(values, kept: str, label: str):
     """The fixed-width numpy dtype an .npy holds ONNX strings (bytes) in:
     the input's own (``kept``: ``|S2`` stays ``|S2``, ``<U5`` stays
     ``<U5``), else ``<U`` when every element is UTF-8 (as onnx.numpy_helper
@@ -263,12 +263,11 @@ def text_dtype(values, kept: str, label: str):
     return dtype
 
 
-def write_strings(f: BinaryIO, values, kept: str, label: str) -> None:
-    """An .npy of the strings, made a slice at a time: the fixed-width array
-    is never whole in memory."""
+def write_strings(f: BinaryIO, values, dtype) -> None:
+    """An .npy of the strings in ``dtype`` (see text_dtype), made a slice at
+    a time: the fixed-width array is never whole in memory."""
     import numpy as np
 
-    dtype = text_dtype(values, kept, label)
     write_header(f, values.shape, dtype)
     flat = values.reshape(-1)
     step = max(1, WRITE_STEP // max(1, dtype.itemsize))
@@ -300,7 +299,7 @@ class NpyWriter:
 
     def strings(self, name: str, values, text_dtype: str = "") -> None:
         self._once()
-        write_strings(self._f, values, text_dtype, self._label)
+        write_strings(self._f, values, text_dtype_for(values, text_dtype, self._label))
 
     def close(self) -> None:
         pass

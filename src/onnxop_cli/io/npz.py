@@ -257,9 +257,9 @@ class NpzWriter:
 
     def strings(self, name: str, values, text_dtype: str = "") -> None:
         where = f"{self._label}[{name}]"
-        npy.text_dtype(values, text_dtype, where)  # refused before the member is opened
+        dtype = npy.text_dtype_for(values, text_dtype, where)  # refused before the member is opened
         with self._zip.open(self._member(name), "w", force_zip64=True) as stream:
-            npy.write_strings(stream, values, text_dtype, where)
+            npy.write_strings(stream, values, dtype)
 
     def close(self) -> None:
         self._zip.close()
