@@ -412,3 +412,44 @@ def test_running_out_of_memory_is_named(cwd, capsys, monkeypatch):
     code, out, err = cli(capsys, "show", "x.npy")
     assert code == ExitCode.ERROR
     assert error_of(err) == "out of memory: Unable to allocate 78.2 GiB for an array with shape (2001,)"
+
+
+def test_an_npz_archive_truncated_mid_run_is_refused(backend, big_dir):
+    """The archive's size is checked (fstat) around each chunk: a truncation
+    in place is one line, nothing written, the existing output kept."""
+    rng = np.random.default_rng(16)
+    np.savez(big_dir / "x.npz", a=np.frombuffer(rng.bytes(BIG), dtype=np.uint8).reshape(256, -1))
+    size = (big_dir / "x.npz").stat().st_size
+    (big_dir / "y.npy").write_bytes(b"precious")
+    proc = start(["flatten", "x.npz", "--axis", "0", "-o", "y.npy", "-b", backend], big_dir)
+    at = act_mid_run(proc, big_dir, lambda: os.truncate(big_dir / "x.npz", size // 2), BIG)
+    code, out, err = finish(proc)
+    assert at < BIG // 2
+    assert code == ExitCode.USAGE, err
+    assert error_of(err) == (
+        f"x.npz: the file changed while onnxop read it (modified in place: {size} -> {size // 2} bytes); not used"
+    )
+    assert out == ""
+    assert (big_dir / "y.npy").read_bytes() == b"precious"
+    assert names(big_dir) == ["x.npz", "y.npy"]
+
+
+def test_show_maps_a_large_input_from_its_descriptor(big_dir, monkeypatch):
+    """show of a large .npy maps it from the descriptor it opened: renamed
+    over before the values are read, the original's values are shown."""
+    from onnxop_cli import files
+    from onnxop_cli.io import read_tensor
+
+    rng = np.random.default_rng(17)
+    x, other = big_pair(big_dir, rng)
+    mapped = []
+    real = files.InputFile.map
+    monkeypatch.setattr(files.InputFile, "map", lambda *a: mapped.append(a[1:]) or real(*a))
+    tensor = read_tensor(big_dir / "x.npy")
+    os.rename(big_dir / "other.npy", big_dir / "x.npy")
+    values = tensor.to_numpy()
+    assert mapped == [(128, BIG)]  # mapped (not read into memory), from the descriptor
+    assert np.array_equal(values[::37, ::4099], x[::37, ::4099])
+    assert not np.array_equal(values[:, :64], other[:, :64])
+    tensor.close()
+    assert files._OPEN == {} or all(ref() is None or ref()._fd < 0 for ref in files._OPEN.values())
