@@ -81,14 +81,17 @@ def test_printing_a_large_tensor_maps_it_and_keeps_no_file(backend, cwd, rng, ca
     scratch = tmp_path_factory.mktemp("scratch")
     monkeypatch.setenv("TMPDIR", str(scratch))
     monkeypatch.setattr("tempfile.tempdir", None)  # read TMPDIR again
+    from onnxop_cli.files import InputFile
+
     seen = []
-    real_memmap = np.memmap
+    real_memmap, real_map = np.memmap, InputFile.map
     monkeypatch.setattr(np, "memmap", lambda *a, **kw: seen.append(kw["mode"]) or real_memmap(*a, **kw))
+    monkeypatch.setattr(InputFile, "map", lambda *a: seen.append("input") or real_map(*a))
     monkeypatch.setattr(core, "MAP_THRESHOLD", 64)
     monkeypatch.setattr(tensor, "MAP_THRESHOLD", 64)
     code, mapped, err = cli(capsys, *argv)
     assert code == 0, err
-    assert seen == ["r", "r"]  # the input file, then the result's temporary file
+    assert sorted(seen) == ["input", "r"]  # the input file (from its descriptor) and the result's temporary file
     assert mapped == in_memory
     want = np.array2string(x.reshape(20, 6), separator=", ", threshold=10**6)
     assert " ".join(want.split()) in " ".join(mapped.split())

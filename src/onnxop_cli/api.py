@@ -111,7 +111,7 @@ def _run(node: Node, x: np.ndarray, backend: str | None) -> np.ndarray:
 
     tensor = to_tensor(x)
     result = core.apply(node, tensor, backend=backend)
-    return result.output.to_numpy()
+    return result.output.to_numpy(fixed_width=True)  # numpy text keeps its dtype (|S2 stays |S2)
 
 
 def to_tensor(x: object, name: str = "x") -> Tensor:

@@ -180,7 +180,7 @@ def _check_target(target: Path, root: Optional[Path], tensor: Tensor) -> None:
     from . import io
 
     if root is None or target.parent.is_dir():
-        io.check_output(target, tensor.dtype, nbytes=tensor.nbytes)
+        io.check_output(target, tensor.dtype, nbytes=tensor.nbytes, tensor=tensor)
         return
     folder = target.parent
     while not folder.exists() and folder != root:
@@ -189,7 +189,7 @@ def _check_target(target: Path, root: Optional[Path], tensor: Tensor) -> None:
         raise UsageError(f"{target}: {folder} is not a folder")
     if not os.access(folder, os.W_OK):
         raise UsageError(f"{target}: output folder {folder} is not writable")
-    io.check_format(target, tensor.dtype, nbytes=tensor.nbytes)
+    io.check_format(target, tensor.dtype, nbytes=tensor.nbytes, tensor=tensor)
 
 
 # ------------------------------------------------------------------ running
@@ -210,6 +210,9 @@ def run(node: Node, jobs: list[Job], *, backend, out, full: bool, parents: bool)
             runs += _run_job(node, job, backend=backend, out=out, full=full)
         except (Exception, KeyboardInterrupt) as e:
             raise BatchFailed(e, job, written, len(jobs)) from e
+        finally:
+            for tensor in job.tensors:  # a batch holds an input's descriptor only until its job is done
+                tensor.close()
         if job.target is not None:
             written.append(job.target)
     return runs

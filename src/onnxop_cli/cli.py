@@ -497,7 +497,7 @@ def show(
     # Every header is read (and refused) before any value is loaded or printed.
     found = [(str(f), io.read_tensors(f)) for f in files]
     documents = []
-    for i, (path, tensors) in enumerate(found):
+    for i, (path, tensors) in enumerate(io.releasing(found)):
         label = STDIN_NAME if is_stdio(path) else path
         entries = []
         for tensor in tensors:

@@ -69,14 +69,12 @@ def format_values(values: np.ndarray, *, full: bool = False) -> str:
     import numpy as np
 
     values = np.asarray(values)
-    if values.dtype.kind == "O":
-        # strings: all str, or (when any is not UTF-8) all bytes, shown as numpy shows bytes
-        # (cast flat: numpy casts object arrays of more than 32 dimensions not at all)
-        as_bytes = any(isinstance(v, bytes) for v in values.reshape(-1))
-        values = values.reshape(-1).astype(bytes if as_bytes else str).reshape(values.shape)
     threshold = values.size + 1 if full else SUMMARY_THRESHOLD
     return np.array2string(
         values,
+        # strings (str, or bytes when not UTF-8) stay objects: each shown one is
+        # formatted as numpy shows text, long ones cut short; no fixed-width copy
+        formatter={"object": short_repr},
         separator=", ",
         threshold=threshold,
         edgeitems=EDGE_ITEMS,
@@ -86,6 +84,19 @@ def format_values(values: np.ndarray, *, full: bool = False) -> str:
         suppress_small=False,
         sign="-",
     )
+
+
+LONG_STRING = 40  # characters shown of a longer string, then its length
+
+
+def short_repr(value: object) -> str:
+    """A string as numpy prints it (``'abc'``, ``b'\\xff'``); a long one cut
+    short with its length: ``'abcdef...' (1048576 chars)``."""
+    if not isinstance(value, (str, bytes)) or len(value) <= LONG_STRING:
+        return repr(value)
+    shown = repr(value[:LONG_STRING])
+    unit = "bytes" if isinstance(value, bytes) else "chars"
+    return f"{shown[:-1]}...{shown[-1]} ({len(value)} {unit})"
 
 
 def format_shape(shape: Sequence[int]) -> str:

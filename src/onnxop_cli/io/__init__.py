@@ -7,7 +7,8 @@
 Reading gives Tensors whose bytes are read later, in chunks. Writing goes
 through a writer opened on a temporary file (atomic_output): ``tensor(name,
 shape, dtype)`` is a context manager yielding a sink for the bytes, and
-``strings(name, values)`` writes a string tensor.
+``strings(name, values, text_dtype)`` writes a string tensor (``text_dtype``:
+the numpy dtype it came as, which an .npy keeps).
 
 The path ``-`` is a .npy stream: stdin as an input, stdout as an output
 (see stdio.py; stdout cannot be written atomically).
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, ContextManager, Iterator, Protocol
+from typing import Callable, ContextManager, Iterable, Iterator, Protocol
 
 from ..errors import UsageError
 from ..tensor import DType, Tensor
@@ -32,7 +33,7 @@ ARCHIVES = (".npz",)  # formats that hold several named tensors
 class Writer(Protocol):
     def tensor(self, name: str, shape: tuple[int, ...], dtype: DType) -> ContextManager[Sink]: ...
 
-    def strings(self, name: str, values) -> None: ...
+    def strings(self, name: str, values, text_dtype: str = "") -> None: ...
 
     def close(self) -> None: ...
 
@@ -104,23 +105,36 @@ def read_tensor(path: Path, member: str | None = None) -> Tensor:
     return tensors[0]
 
 
+def releasing(jobs: Iterable[tuple]) -> Iterator[tuple]:
+    """Each job (a tuple whose second item is its list of tensors), then its
+    tensors' input files closed once the next job is asked for or the loop
+    ends: a batch holds a descriptor per input only until it is done."""
+    for job in jobs:
+        try:
+            yield job
+        finally:
+            for tensor in job[1]:
+                tensor.close()
+
+
 def output_name(tensor: Tensor, target: Path) -> str:
     """What the result is called: the input's own name (a TensorProto's, an
     .npz member's) when it has one, else the output file's stem."""
     return tensor.name if tensor.named else Path(target).stem
 
 
-def check_output(path: Path, dtype: DType | None = None, *, nbytes: int = 0) -> None:
+def check_output(path: Path, dtype: DType | None = None, *, nbytes: int = 0, tensor: Tensor | None = None) -> None:
     """Refuse an output path before any work is done: unknown format, a folder
-    that is missing or read-only, a type or size the format cannot hold."""
+    that is missing or read-only, a type or size the format cannot hold
+    (``tensor``'s strings in a fixed-width .npy array far larger than they are)."""
     if stdio.is_stdio(path):
         stdio.check_stdout()
     else:
         check_output_path(Path(path))
-    check_format(path, dtype, nbytes=nbytes)
+    check_format(path, dtype, nbytes=nbytes, tensor=tensor)
 
 
-def check_format(path: Path, dtype: DType | None = None, *, nbytes: int = 0) -> None:
+def check_format(path: Path, dtype: DType | None = None, *, nbytes: int = 0, tensor: Tensor | None = None) -> None:
     """What check_output refuses of the format alone: an unknown suffix, a type
     or size the format cannot hold (for a file whose folder is yet to be made)."""
     suffix = ".npy" if stdio.is_stdio(path) else _suffix(path)
@@ -130,6 +144,9 @@ def check_format(path: Path, dtype: DType | None = None, *, nbytes: int = 0) -> 
             f"{path}: the {suffix} format cannot describe {dtype.name} (numpy has no such dtype); "
             "write a .pb (ONNX TensorProto) file instead"
         )
+    if tensor is not None and tensor.strings is not None and suffix != ".pb":
+        label = f"{path}[{output_name(tensor, path)}]" if suffix in ARCHIVES else stdio.stdio_label(path)
+        npy.text_dtype_for(tensor.strings, tensor.text_dtype, label)
     limit = getattr(module, "PROTOBUF_LIMIT", None)
     if limit is not None and nbytes > limit:
         raise UsageError(
@@ -186,4 +203,5 @@ __all__ = [
     "open_output",
     "atomic_output",
     "is_archive",
+    "releasing",
 ]
