@@ -1,0 +1,548 @@
+"""The dawn engine: Dawn (Tint compiles WGSL) through PyPI's ``dawn-python``
+(module ``pydawn``: ctypes bindings of Dawn's ``webgpu.h``, the binding
+tinygrad's WebGPU backend uses).
+
+It implements base.py's calls on the C API, spelled as wgpu-py spells them,
+so the streaming and kernel code runs unchanged. What differs from wgpu:
+
+- Dawn has no adapter enumeration: one adapter is requested per backend.
+- GL goes through EGL without a window (``EGL_PLATFORM=surfaceless``) and
+  only at WebGPU's ``compatibility`` feature level, whose default limits are
+  smaller (128 invocations per workgroup): the device asks for the
+  adapter's limits, so every kernel gets what it needs where the adapter has it.
+- Every Dawn call runs on one thread of its own (:class:`_OneThread`):
+  Dawn's GL backend leaves its EGL context current on the thread that last
+  used it, and a context is current on one thread at a time, so a map
+  waited for by copy.py's writer thread made the main thread's next map
+  come back empty. Futures are polled (``wgpuInstanceWaitAny`` with no
+  timeout) so a wait can give up (device.py's hang guard) without holding
+  that thread.
+- Errors: creation calls run inside an error scope and raise DawnError with
+  Dawn's message; errors Dawn reports later (encoding, submit) come through
+  the uncaptured-error callback and are raised by the next finish or submit.
+"""
+
+from __future__ import annotations
+
+import atexit
+import ctypes
+import os
+import re
+import sys
+import threading
+from typing import Any
+
+NAME = "dawn"
+INSTALL_HINT = "pip install 'onnxop[dawn]'"
+
+
+class DawnError(RuntimeError):
+    """A WebGPU error reported by Dawn (validation, compilation)."""
+
+
+class DawnOutOfMemory(DawnError, MemoryError):
+    pass
+
+
+def _lib():
+    """pydawn's ctypes module (loads Dawn's shared library)."""
+    from pydawn import webgpu  # noqa: PLC0415 - ImportError: engines.load names the extra
+
+    return webgpu
+
+
+class _OneThread:
+    """pydawn.webgpu, with every ``wgpu*`` function run on one thread."""
+
+    def __init__(self, lib: Any) -> None:
+        import queue
+
+        self.lib = lib
+        self._jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._serve, name="onnxop-dawn", daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while True:
+            fn, args, box, done = self._jobs.get()
+            try:
+                box.append(fn(*args))
+            except BaseException as e:  # noqa: BLE001 - re-raised in the caller's thread
+                box.append(e)
+                box.append(None)
+            done.set()
+
+    def run(self, fn: Any, *args: Any) -> Any:
+        if threading.current_thread() is self._thread:
+            return fn(*args)
+        box: list[Any] = []
+        done = threading.Event()
+        self._jobs.put((fn, args, box, done))
+        done.wait()
+        if len(box) == 2:
+            raise box[0]
+        return box[0]
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self.lib, name)
+        if name.startswith("wgpu") and callable(value):
+            fn = value
+
+            def value(*args: Any) -> Any:
+                return self.run(fn, *args)
+
+        setattr(self, name, value)  # looked up once
+        return value
+
+
+w: Any = None  # pydawn.webgpu behind _OneThread, once init() ran
+_instance: Any = None
+_alive = True  # False at exit: releasing handles then could call into a torn-down Dawn
+_keep: list[Any] = []  # ctypes callbacks Dawn may call for the life of the process
+
+
+@atexit.register
+def _at_exit() -> None:
+    global _alive
+    _alive = False
+
+
+# our backend name -> Dawn backend types tried, in order
+BACKEND_TYPES = {"vulkan": ("Vulkan",), "metal": ("Metal",), "d3d12": ("D3D12",), "gl": ("OpenGLES", "OpenGL")}
+_PLATFORM_BACKENDS = {"darwin": ("metal",), "win32": ("d3d12", "vulkan")}
+_wanted: tuple[str, ...] = ()
+
+
+def init(backends: tuple[str, ...]) -> None:
+    global w, _instance, _wanted
+    if _instance is not None:
+        _wanted = tuple(dict.fromkeys(_wanted + backends))
+        return
+    w = _OneThread(_lib())
+    _wanted = backends
+    features = w.WGPUInstanceFeatures(timedWaitAnyEnable=True, timedWaitAnyMaxCount=64)
+    _instance = w.wgpuCreateInstance(w.WGPUInstanceDescriptor(features=features))
+    if not _instance:
+        raise DawnError("Dawn could not create a WebGPU instance")
+
+
+def _text(view: Any) -> str:
+    return ctypes.string_at(view.data, view.length).decode("utf-8", "replace") if view.data else ""
+
+
+def _view(text: str) -> Any:
+    data = text.encode()
+    return w.WGPUStringView(data=ctypes.create_string_buffer(data), length=len(data))
+
+
+def _kebab(name: str) -> str:
+    """Dawn's ``maxBufferSize`` / ``TimestampQuery`` as wgpu-py names them."""
+    return re.sub(r"(?<=[a-z])(?=[A-Z0-9])", "-", name).lower()
+
+
+def _wait(future: Any, timeout: float) -> bool:
+    """Wait for one future up to ``timeout`` seconds; whether it completed.
+    Polls, sleeping between looks, so Dawn's thread stays free for others."""
+    import time
+
+    info = w.WGPUFutureWaitInfo(future=future)
+    deadline = time.monotonic() + timeout
+    pause = 0.0001
+    while True:
+        status = w.wgpuInstanceWaitAny(_instance, 1, info, 0)
+        if status == w.WGPUWaitStatus_Success:
+            return True
+        if status != w.WGPUWaitStatus_TimedOut:
+            raise DawnError(f"waiting on Dawn failed: {w.WGPUWaitStatus__enumvalues.get(status, status)}")
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return False
+        time.sleep(min(pause, left))
+        pause = min(pause * 2, 0.002)
+
+
+def _call(name: str, *args: Any) -> list[Any]:
+    """Run a Dawn call that answers through a callback; returns the callback's
+    arguments (the two userdata pointers dropped)."""
+    got: list[Any] = []
+
+    def callback(*a: Any) -> None:
+        got.extend(_text(x) if isinstance(x, w.WGPUStringView) else x for x in a[:-2])
+
+    info_type = getattr(w.lib, name).argtypes[-1]
+    cb_type = next(t for n, t, *_ in info_type._fields_ if n == "callback")
+    cb = cb_type(callback)
+    future = getattr(w, name)(*args, info_type(mode=w.WGPUCallbackMode_WaitAnyOnly, callback=cb))
+    while not _wait(future, 1.0):
+        pass
+    return got
+
+
+# --------------------------------------------------------------------- adapters
+
+
+class Adapter:
+    """An adapter: ``info``, ``limits`` and ``features`` as wgpu-py gives them."""
+
+    def __init__(self, handle: Any, compat: bool) -> None:
+        self.handle = handle
+        self.compat = compat
+        info = w.WGPUAdapterInfo()
+        w.wgpuAdapterGetInfo(handle, info)
+        self.info = {
+            "vendor": _text(info.vendor),
+            "device": _text(info.device),
+            "description": _text(info.description),
+            "backend_type": w.WGPUBackendType__enumvalues.get(info.backendType, "?").split("_")[-1],
+            "adapter_type": w.WGPUAdapterType__enumvalues.get(info.adapterType, "?").split("_")[-1],
+        }
+        w.wgpuAdapterInfoFreeMembers(info)
+        supported = w.WGPUSupportedLimits()
+        w.wgpuAdapterGetLimits(handle, supported)
+        self._limits = supported.limits
+        self.limits = {_kebab(k): int(getattr(supported.limits, k)) for k, *_ in supported.limits._fields_ if not k.startswith("PADDING")}
+        feats = w.WGPUSupportedFeatures()
+        w.wgpuAdapterGetFeatures(handle, feats)
+        self._features = {
+            _kebab(w.WGPUFeatureName__enumvalues[f].removeprefix("WGPUFeatureName_")): f
+            for f in (feats.features[i] for i in range(feats.featureCount))
+            if f in w.WGPUFeatureName__enumvalues
+        }
+        w.wgpuSupportedFeaturesFreeMembers(feats)
+        self.features = set(self._features)
+
+
+def _request_adapter(backend_type: str, compat: bool) -> Adapter | None:
+    level = w.WGPUFeatureLevel_Compatibility if compat else w.WGPUFeatureLevel_Core
+    options = w.WGPURequestAdapterOptions(
+        featureLevel=level, backendType=getattr(w, f"WGPUBackendType_{backend_type}"), compatibilityMode=compat
+    )
+    status, handle, _ = _call("wgpuInstanceRequestAdapter2", _instance, options)
+    if status != w.WGPURequestAdapterStatus_Success or not handle:
+        return None
+    return Adapter(handle, compat)
+
+
+def adapters() -> list[Adapter]:
+    found = []
+    for backend in _wanted or _PLATFORM_BACKENDS.get(sys.platform, ("vulkan", "gl")):
+        gl = backend == "gl"
+        if gl:
+            # EGL with no display server; Mesa reads this when EGL starts.
+            os.environ.setdefault("EGL_PLATFORM", "surfaceless")
+        for backend_type in BACKEND_TYPES[backend]:
+            adapter = _request_adapter(backend_type, compat=gl)
+            if adapter is not None:
+                found.append(adapter)
+                break
+    return found
+
+
+# --------------------------------------------------------------------- device
+
+
+def request_device(adapter: Adapter, features: list[str], on_lost: Any) -> Device:
+    wanted = [adapter._features[f] for f in features if f in adapter._features]
+    if "implicit-device-synchronization" in adapter._features:
+        wanted.append(adapter._features["implicit-device-synchronization"])
+    device = Device.__new__(Device)
+    device.errors = []
+
+    def lost(_dev: Any, reason: int, message: Any, _u1: Any, _u2: Any) -> None:
+        if reason not in (w.WGPUDeviceLostReason_Destroyed, w.WGPUDeviceLostReason_InstanceDropped):
+            on_lost(f"Dawn device lost: {_text(message)}")
+
+    def uncaptured(_dev: Any, kind: int, message: Any, _u1: Any, _u2: Any) -> None:
+        device.errors.append((kind, _text(message)))
+
+    lost_cb = w.WGPUDeviceLostCallback2(lost)
+    error_cb = w.WGPUUncapturedErrorCallback(uncaptured)
+    _keep.extend((lost_cb, error_cb))
+    # All the adapter's limits: in compatibility mode the defaults are below
+    # what the kernels ask for (workgroups of 256 invocations).
+    required = w.WGPURequiredLimits(limits=adapter._limits)
+    array = (w.WGPUFeatureName * max(1, len(wanted)))(*wanted)
+    desc = w.WGPUDeviceDescriptor(
+        label=_view("onnxop"),
+        requiredFeatureCount=len(wanted),
+        requiredFeatures=array,
+        requiredLimits=ctypes.pointer(required),
+        deviceLostCallbackInfo2=w.WGPUDeviceLostCallbackInfo2(mode=w.WGPUCallbackMode_AllowSpontaneous, callback=lost_cb),
+        uncapturedErrorCallbackInfo2=w.WGPUUncapturedErrorCallbackInfo2(callback=error_cb),
+    )
+    status, handle, message = _call("wgpuAdapterRequestDevice2", adapter.handle, desc)
+    if status != w.WGPURequestDeviceStatus_Success or not handle:
+        raise DawnError(f"device request failed: {message}")
+    device._init(handle, adapter)
+    return device
+
+
+def settled(promise: Any, timeout: float) -> bool:
+    return promise.wait(timeout)
+
+
+def write_timestamp(encoder: Any, query_set: Any, index: int) -> None:
+    w.wgpuCommandEncoderWriteTimestamp(encoder.handle, query_set.handle, index)
+
+
+def error_types() -> tuple[type[BaseException], ...]:
+    return (DawnError,)
+
+
+class _Handle:
+    """A Dawn object reference, released when the Python object goes."""
+
+    _release = ""
+
+    def __init__(self, handle: Any) -> None:
+        self.handle = handle
+
+    def __del__(self) -> None:
+        if _alive and self.handle:
+            getattr(w, self._release)(self.handle)
+            self.handle = None
+
+
+class Device(_Handle):
+    _release = "wgpuDeviceRelease"
+
+    def _init(self, handle: Any, adapter: Adapter) -> None:
+        self.handle = handle
+        self.queue = Queue(w.wgpuDeviceGetQueue(handle), self)
+        self.lock = threading.Lock()
+        supported = w.WGPUSupportedLimits()
+        w.wgpuDeviceGetLimits(handle, supported)
+        self.limits = {_kebab(k): int(getattr(supported.limits, k)) for k, *_ in supported.limits._fields_ if not k.startswith("PADDING")}
+        feats = w.WGPUSupportedFeatures()
+        w.wgpuDeviceGetFeatures(handle, feats)
+        names = {v: k for k, v in adapter._features.items()}
+        self.features = {names[feats.features[i]] for i in range(feats.featureCount) if feats.features[i] in names}
+        w.wgpuSupportedFeaturesFreeMembers(feats)
+
+    # -- errors
+
+    def _scoped(self, what: str, make: Any, *args: Any) -> Any:
+        """``make(*args)`` inside validation and out-of-memory error scopes."""
+        w.wgpuDevicePushErrorScope(self.handle, w.WGPUErrorFilter_OutOfMemory)
+        w.wgpuDevicePushErrorScope(self.handle, w.WGPUErrorFilter_Validation)
+        result = make(*args)
+        invalid = _call("wgpuDevicePopErrorScope2", self.handle)
+        memory = _call("wgpuDevicePopErrorScope2", self.handle)
+        if memory[1] not in (w.WGPUErrorType_NoError, 0):
+            raise DawnOutOfMemory(f"{what}: {memory[2] or 'out of memory'}")
+        if invalid[1] not in (w.WGPUErrorType_NoError, 0):
+            raise DawnError(f"{what}: {invalid[2]}")
+        return result
+
+    def check(self) -> None:
+        """Raise the first error Dawn reported outside an error scope."""
+        if self.errors:
+            kind, message = self.errors[0]
+            self.errors.clear()
+            raise (DawnOutOfMemory if kind == w.WGPUErrorType_OutOfMemory else DawnError)(message)
+
+    # -- creation
+
+    def create_buffer(self, *, label: str = "", size: int, usage: int) -> Buffer:
+        desc = w.WGPUBufferDescriptor(label=_view(label), size=size, usage=usage, mappedAtCreation=False)
+        return Buffer(self._scoped(f"buffer {label!r}", w.wgpuDeviceCreateBuffer, self.handle, desc), size, self)
+
+    def create_shader_module(self, *, label: str = "", code: str) -> Any:
+        source = w.WGPUShaderSourceWGSL(code=_view(code))
+        source.chain.sType = w.WGPUSType_ShaderSourceWGSL
+        desc = w.WGPUShaderModuleDescriptor(
+            label=_view(label), nextInChain=ctypes.cast(ctypes.pointer(source), ctypes.POINTER(w.struct_WGPUChainedStruct))
+        )
+        return _Object(self._scoped(label, w.wgpuDeviceCreateShaderModule, self.handle, desc), "wgpuShaderModuleRelease")
+
+    def create_bind_group_layout(self, *, label: str = "", entries: list[dict]) -> Any:
+        items = (w.WGPUBindGroupLayoutEntry * len(entries))()
+        for item, e in zip(items, entries):
+            buf = e["buffer"]
+            item.binding = e["binding"]
+            item.visibility = e["visibility"]
+            item.buffer.type = _BINDING_TYPES[buf.get("type", "uniform")]
+            item.buffer.hasDynamicOffset = bool(buf.get("has_dynamic_offset", False))
+            item.buffer.minBindingSize = buf.get("min_binding_size", 0)
+        desc = w.WGPUBindGroupLayoutDescriptor(label=_view(label), entryCount=len(entries), entries=items)
+        return _Object(self._scoped(label, w.wgpuDeviceCreateBindGroupLayout, self.handle, desc), "wgpuBindGroupLayoutRelease")
+
+    def create_pipeline_layout(self, *, label: str = "", bind_group_layouts: list[Any]) -> Any:
+        layouts = (w.WGPUBindGroupLayout * len(bind_group_layouts))(*(b.handle for b in bind_group_layouts))
+        desc = w.WGPUPipelineLayoutDescriptor(
+            label=_view(label), bindGroupLayoutCount=len(bind_group_layouts), bindGroupLayouts=layouts
+        )
+        return _Object(self._scoped(label, w.wgpuDeviceCreatePipelineLayout, self.handle, desc), "wgpuPipelineLayoutRelease")
+
+    def create_compute_pipeline(self, *, label: str = "", layout: Any, compute: dict) -> Any:
+        state = w.WGPUComputeState(module=compute["module"].handle, entryPoint=_view(compute.get("entry_point", "main")))
+        desc = w.WGPUComputePipelineDescriptor(
+            label=_view(label), layout=None if layout == "auto" else layout.handle, compute=state
+        )
+        return ComputePipeline(self._scoped(label, w.wgpuDeviceCreateComputePipeline, self.handle, desc))
+
+    def create_bind_group(self, *, label: str = "", layout: Any, entries: list[dict]) -> Any:
+        items = (w.WGPUBindGroupEntry * len(entries))()
+        for item, e in zip(items, entries):
+            res = e["resource"]
+            item.binding = e["binding"]
+            item.buffer = res["buffer"].handle
+            item.offset = res.get("offset", 0)
+            item.size = res.get("size", res["buffer"].size - item.offset)
+        desc = w.WGPUBindGroupDescriptor(label=_view(label), layout=layout.handle, entryCount=len(entries), entries=items)
+        return _Object(self._scoped(label or "bind group", w.wgpuDeviceCreateBindGroup, self.handle, desc), "wgpuBindGroupRelease")
+
+    def create_command_encoder(self, *, label: str = "") -> CommandEncoder:
+        return CommandEncoder(w.wgpuDeviceCreateCommandEncoder(self.handle, w.WGPUCommandEncoderDescriptor()), self)
+
+    def create_query_set(self, *, label: str = "", type: str, count: int) -> Any:
+        kind = {"timestamp": w.WGPUQueryType_Timestamp, "occlusion": w.WGPUQueryType_Occlusion}[type]
+        desc = w.WGPUQuerySetDescriptor(label=_view(label), type=kind, count=count)
+        return _Object(self._scoped(label, w.wgpuDeviceCreateQuerySet, self.handle, desc), "wgpuQuerySetRelease")
+
+
+_BINDING_TYPES = {"uniform": 1, "storage": 2, "read-only-storage": 3}  # WGPUBufferBindingType
+
+
+class _Object(_Handle):
+    def __init__(self, handle: Any, release: str) -> None:
+        super().__init__(handle)
+        self._release = release
+
+
+class ComputePipeline(_Handle):
+    _release = "wgpuComputePipelineRelease"
+
+    def get_bind_group_layout(self, index: int) -> Any:
+        return _Object(w.wgpuComputePipelineGetBindGroupLayout(self.handle, index), "wgpuBindGroupLayoutRelease")
+
+
+class Queue:
+    def __init__(self, handle: Any, device: Device) -> None:
+        self.handle, self.device = handle, device
+
+    def write_buffer(self, buffer: Buffer, offset: int, data: Any) -> None:
+        view = memoryview(data).cast("B")
+        if view.readonly:
+            block = (ctypes.c_ubyte * view.nbytes).from_buffer_copy(view)
+        else:
+            block = (ctypes.c_ubyte * view.nbytes).from_buffer(view)
+        w.wgpuQueueWriteBuffer(self.handle, buffer.handle, offset, block, view.nbytes)
+
+    def submit(self, command_buffers: list[Any]) -> None:
+        self.device.check()
+        handles = (w.WGPUCommandBuffer * len(command_buffers))(*(c.handle for c in command_buffers))
+        w.wgpuQueueSubmit(self.handle, len(command_buffers), handles)
+        self.device.check()
+
+
+class CommandEncoder(_Handle):
+    _release = "wgpuCommandEncoderRelease"
+
+    def __init__(self, handle: Any, device: Device) -> None:
+        super().__init__(handle)
+        self.device = device
+
+    def begin_compute_pass(self, *, timestamp_writes: dict | None = None) -> ComputePass:
+        desc = w.WGPUComputePassDescriptor()
+        if timestamp_writes:
+            writes = w.WGPUComputePassTimestampWrites(
+                querySet=timestamp_writes["query_set"].handle,
+                beginningOfPassWriteIndex=timestamp_writes["beginning_of_pass_write_index"],
+                endOfPassWriteIndex=timestamp_writes["end_of_pass_write_index"],
+            )
+            desc.timestampWrites = ctypes.pointer(writes)
+        return ComputePass(w.wgpuCommandEncoderBeginComputePass(self.handle, desc))
+
+    def copy_buffer_to_buffer(self, src: Buffer, src_offset: int, dst: Buffer, dst_offset: int, size: int) -> None:
+        w.wgpuCommandEncoderCopyBufferToBuffer(self.handle, src.handle, src_offset, dst.handle, dst_offset, size)
+
+    def clear_buffer(self, buffer: Buffer, offset: int = 0, size: int | None = None) -> None:
+        w.wgpuCommandEncoderClearBuffer(self.handle, buffer.handle, offset, buffer.size - offset if size is None else size)
+
+    def resolve_query_set(self, query_set: Any, first: int, count: int, dst: Buffer, dst_offset: int) -> None:
+        w.wgpuCommandEncoderResolveQuerySet(self.handle, query_set.handle, first, count, dst.handle, dst_offset)
+
+    def finish(self) -> Any:
+        commands = _Object(w.wgpuCommandEncoderFinish(self.handle, w.WGPUCommandBufferDescriptor()), "wgpuCommandBufferRelease")
+        self.device.check()
+        return commands
+
+
+class ComputePass(_Handle):
+    _release = "wgpuComputePassEncoderRelease"
+
+    def set_pipeline(self, pipeline: ComputePipeline) -> None:
+        w.wgpuComputePassEncoderSetPipeline(self.handle, pipeline.handle)
+
+    def set_bind_group(self, index: int, bind_group: Any, dynamic_offsets: Any = ()) -> None:
+        offsets = list(dynamic_offsets)
+        array = (ctypes.c_uint32 * len(offsets))(*offsets) if offsets else None
+        w.wgpuComputePassEncoderSetBindGroup(self.handle, index, bind_group.handle, len(offsets), array)
+
+    def dispatch_workgroups(self, x: int, y: int = 1, z: int = 1) -> None:
+        w.wgpuComputePassEncoderDispatchWorkgroups(self.handle, x, y, z)
+
+    def end(self) -> None:
+        w.wgpuComputePassEncoderEnd(self.handle)
+
+
+# --------------------------------------------------------------------- buffers
+
+
+class MapPromise:
+    """A pending map; ``wait`` may time out, ``sync_wait`` raises if the map failed."""
+
+    def __init__(self, buffer: Buffer, mode: int, offset: int, size: int) -> None:
+        self.status: int | None = None
+        self.message = ""
+
+        def done(status: int, message: Any, _u1: Any, _u2: Any) -> None:
+            self.status, self.message = status, _text(message)
+
+        self._callback = w.WGPUBufferMapCallback2(done)
+        info = w.WGPUBufferMapCallbackInfo2(mode=w.WGPUCallbackMode_WaitAnyOnly, callback=self._callback)
+        self.future = w.wgpuBufferMapAsync2(buffer.handle, mode, offset, size, info)
+
+    def wait(self, timeout: float) -> bool:
+        return self.status is not None or _wait(self.future, timeout)
+
+    def sync_wait(self) -> None:
+        while not self.wait(1.0):
+            pass
+        if self.status != w.WGPUMapAsyncStatus_Success:
+            raise DawnError(f"buffer map failed: {self.message or w.WGPUMapAsyncStatus__enumvalues.get(self.status)}")
+
+
+class Buffer(_Handle):
+    _release = "wgpuBufferRelease"
+
+    def __init__(self, handle: Any, size: int, device: Device) -> None:
+        super().__init__(handle)
+        self.size, self.device = size, device
+
+    def map_async(self, mode: int, offset: int = 0, size: int | None = None) -> MapPromise:
+        return MapPromise(self, mode, offset, self.size - offset if size is None else size)
+
+    def map_sync(self, mode: int, offset: int = 0, size: int | None = None) -> None:
+        self.map_async(mode, offset, size).sync_wait()
+
+    def _range(self, get: Any, offset: int, size: int | None) -> memoryview:
+        size = self.size - offset if size is None else size
+        address = get(self.handle, offset, size)
+        if not address:
+            raise DawnError(f"buffer range {offset}+{size} is not mapped")
+        return memoryview((ctypes.c_ubyte * size).from_address(address)).cast("B")
+
+    def _experimental_get_mapped_range(self, offset: int = 0, size: int | None = None) -> memoryview:
+        return self._range(w.wgpuBufferGetMappedRange, offset, size)
+
+    def read_mapped(self, offset: int = 0, size: int | None = None, *, copy: bool = True) -> memoryview:
+        view = self._range(w.wgpuBufferGetConstMappedRange, offset, size)
+        return memoryview(bytes(view)) if copy else view
+
+    def unmap(self) -> None:
+        w.wgpuBufferUnmap(self.handle)
+
+    def destroy(self) -> None:
+        w.wgpuBufferDestroy(self.handle)
