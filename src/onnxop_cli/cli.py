@@ -51,6 +51,18 @@ BackendOpt = Annotated[
         autocompletion=lambda: ["auto", "vulkan", "metal", "d3d12", "gl"],
     ),
 ]
+EngineOpt = Annotated[
+    Optional[str],
+    typer.Option(
+        "--engine",
+        envvar="ONNXOP_ENGINE",
+        help="WebGPU implementation: wgpu (default) or dawn (pip install 'onnxop[dawn]'). "
+        "Example: --engine dawn",
+        show_default=False,
+        metavar="NAME",
+        autocompletion=lambda: ["wgpu", "dawn"],
+    ),
+]
 OpsetOpt = Annotated[
     int,
     typer.Option("--opset", help="ONNX opset whose rules apply. Example: --opset 13", metavar="N"),
@@ -208,16 +220,25 @@ def command(**kwargs):
 def _global(
     ctx: typer.Context,
     backend: BackendOpt = None,
+    engine: EngineOpt = None,
     json_out: JsonOpt = False,
     quiet: QuietOpt = False,
     debug: DebugOpt = False,
 ) -> None:
     """Options given before the command apply to it: onnxop --backend gl flatten a.npy"""
-    ctx.obj = {"backend": backend, "json": json_out, "quiet": quiet}
+    ctx.obj = {"backend": backend, "engine": engine, "json": json_out, "quiet": quiet}
 
 
-def _backend(ctx: typer.Context, backend: Optional[str]) -> Optional[str]:
-    return backend or (ctx.obj or {}).get("backend")
+def _backend(ctx: typer.Context, backend: Optional[str], engine: Optional[str] = None) -> Optional[str]:
+    """The backend, as one string naming its engine when that is not the
+    default (``dawn-gl``): the core and the checks pass it to get_gpu."""
+    backend = backend or (ctx.obj or {}).get("backend")
+    engine = engine or (ctx.obj or {}).get("engine")
+    if not engine:
+        return backend
+    from .gpu.device import gpu_key, resolve
+
+    return gpu_key(*resolve(backend, engine))
 
 
 def _run_many(
@@ -358,6 +379,7 @@ def flatten(
     output: OutputOpt = None,
     opset: OpsetOpt = LATEST_OPSET,
     backend: BackendOpt = None,
+    engine: EngineOpt = None,
     full: FullOpt = False,
     json_out: JsonOpt = False,
     quiet: QuietOpt = False,
@@ -368,7 +390,7 @@ def flatten(
 
     node = flatten_node(parse_axis(axis), opset)
     _run_many(
-        "flatten", node, opset, inputs, output, _backend(ctx, backend), full, _out(ctx, json_out, quiet), member
+        "flatten", node, opset, inputs, output, _backend(ctx, backend, engine), full, _out(ctx, json_out, quiet), member
     )
 
 
@@ -420,6 +442,7 @@ def unsqueeze(
     output: OutputOpt = None,
     opset: OpsetOpt = LATEST_OPSET,
     backend: BackendOpt = None,
+    engine: EngineOpt = None,
     full: FullOpt = False,
     json_out: JsonOpt = False,
     quiet: QuietOpt = False,
@@ -430,7 +453,7 @@ def unsqueeze(
 
     node = unsqueeze_node(parse_axes(axes), opset)
     _run_many(
-        "unsqueeze", node, opset, inputs, output, _backend(ctx, backend), full, _out(ctx, json_out, quiet), member
+        "unsqueeze", node, opset, inputs, output, _backend(ctx, backend, engine), full, _out(ctx, json_out, quiet), member
     )
 
 
@@ -455,6 +478,7 @@ def conformance(
         ),
     ],
     backend: BackendOpt = None,
+    engine: EngineOpt = None,
     json_out: JsonOpt = False,
     quiet: QuietOpt = False,
     debug: DebugOpt = False,
@@ -463,7 +487,7 @@ def conformance(
     from . import report
 
     out = _out(ctx, json_out, quiet)
-    results = conf.run_all(dirs, _backend(ctx, backend))
+    results = conf.run_all(dirs, _backend(ctx, backend, engine))
     failed = any(r.status == "failed" for r in results)
     code = ExitCode.ERROR if failed else ExitCode.SUCCESS
     out.result(conf.render(results), styled=False)
@@ -528,27 +552,37 @@ def show(
 def info(
     ctx: typer.Context,
     backend: BackendOpt = None,
+    engine: EngineOpt = None,
     json_out: JsonOpt = False,
     quiet: QuietOpt = False,
     debug: DebugOpt = False,
 ) -> None:
-    from .gpu import get_gpu, list_adapters, resolve_backend
+    from .gpu import get_gpu, list_adapters
+    from .gpu.device import resolve
+    from .gpu.portability import survey
 
-    name = resolve_backend(_backend(ctx, backend))
-    gpu = get_gpu(name)  # creates the WebGPU instance for this backend, unless one exists
-    adapters = list_adapters()
+    engine, name = resolve(_backend(ctx, backend, engine))
+    gpu = get_gpu(name, engine)  # creates the WebGPU instance for this backend, unless one exists
+    adapters = list_adapters(engine)
+    seen, kernels = survey(name)
     lines = [f"Adapters found ({'all backends' if name == 'auto' else name}):"]
     lines += [f"  - {a}  driver: {a.driver or '?'}" for a in adapters] or ["  (none)"]
     out = _out(ctx, json_out, quiet)
     if out.json:
         from . import report
 
-        out.document(report.info_document(name, adapters, gpu))
+        out.document(report.info_document(name, adapters, gpu, engine=engine, kernels=kernels))
         return
-    lines += ["", f"Chosen ({name}): {gpu.name}", "", "Limits:"]
+    lines += ["", f"Chosen ({name}): {gpu.name}", f"Engine: {engine}", "", "Limits:"]
     lines += [f"  {k} = {v}" for k, v in sorted(gpu.limits.items())]
     lines += ["", "Features:"]
     lines += [f"  {f}" for f in gpu.info.features] or ["  (none)"]
+    lines += ["", "Kernels, and the adapters of each engine that can run them:"]
+    for kernel, need, able in kernels:
+        lines.append(f"  {kernel.name} ({kernel.shader}; needs {', '.join(need.features) or 'no feature'}):")
+        for eng, found in seen.items():
+            names = found if isinstance(found, str) else ", ".join(str(a) for a in able if a.engine == eng) or "none"
+            lines.append(f"    {eng}: {names}")
     emit("\n".join(lines), styled=False)
 
 
@@ -593,6 +627,7 @@ def doc_examples(
     ] = False,
     full: FullOpt = False,
     backend: BackendOpt = None,
+    engine: EngineOpt = None,
     json_out: JsonOpt = False,
     quiet: QuietOpt = False,
     debug: DebugOpt = False,
@@ -600,7 +635,7 @@ def doc_examples(
     from . import doccheck, docreport
 
     examples = docreport.select_or_fail(docreport.load_examples(pages), name)
-    backend = _backend(ctx, backend)
+    backend = _backend(ctx, backend, engine)
     out = _out(ctx, json_out, quiet)
     if out.json:
         return _doc_examples_json(out, examples, backend, check=check, show=show, full=full, contain=not debug)
@@ -674,6 +709,7 @@ def bench(
     repeats: Annotated[int, typer.Option("--repeats", help="Timed runs of each measure. Example: --repeats 9", metavar="N")] = 5,
     warmup: Annotated[int, typer.Option("--warmup", help="Untimed runs first. Example: --warmup 2", metavar="N")] = 1,
     backend: BackendOpt = None,
+    engine: EngineOpt = None,
     json_out: JsonOpt = False,
     quiet: QuietOpt = False,
     debug: DebugOpt = False,
@@ -681,7 +717,7 @@ def bench(
     from .bench import bench_document, parse_sizes, render_table, run_bench
 
     out = _out(ctx, json_out, quiet)
-    result = run_bench(_backend(ctx, backend), parse_sizes(sizes), repeats=repeats, warmup=warmup)
+    result = run_bench(_backend(ctx, backend, engine), parse_sizes(sizes), repeats=repeats, warmup=warmup)
     out.result(render_table(result), styled=False)
     out.document(bench_document(result))
 

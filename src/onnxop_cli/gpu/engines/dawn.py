@@ -135,9 +135,19 @@ def _view(text: str) -> Any:
     return w.WGPUStringView(data=ctypes.create_string_buffer(data), length=len(data))
 
 
+# WebGPU's names where splitting the C name at capitals gets them wrong
+_FEATURE_NAMES = {
+    "Depth32FloatStencil8": "depth32float-stencil8",
+    "RG11B10UfloatRenderable": "rg11b10ufloat-renderable",
+    "BGRA8UnormStorage": "bgra8unorm-storage",
+    "Float32Filterable": "float32-filterable",
+    "Float32Blendable": "float32-blendable",
+}
+
+
 def _kebab(name: str) -> str:
     """Dawn's ``maxBufferSize`` / ``TimestampQuery`` as wgpu-py names them."""
-    return re.sub(r"(?<=[a-z])(?=[A-Z0-9])", "-", name).lower()
+    return _FEATURE_NAMES.get(name) or re.sub(r"(?<=[a-z])(?=[A-Z0-9])", "-", name).lower()
 
 
 def _wait(future: Any, timeout: float) -> bool:
@@ -180,6 +190,8 @@ def _call(name: str, *args: Any) -> list[Any]:
 
 # --------------------------------------------------------------------- adapters
 
+_SOFTWARE = re.compile(r"llvmpipe|softpipe|swiftshader|lavapipe", re.I)
+
 
 class Adapter:
     """An adapter: ``info``, ``limits`` and ``features`` as wgpu-py gives them."""
@@ -197,6 +209,10 @@ class Adapter:
             "adapter_type": w.WGPUAdapterType__enumvalues.get(info.adapterType, "?").split("_")[-1],
         }
         w.wgpuAdapterInfoFreeMembers(info)
+        if self.info["adapter_type"] == "Unknown" and _SOFTWARE.search(self.info["device"]):
+            # Dawn cannot tell over GL; wgpu-native infers it from the name
+            # the same way, and the kernel chooser wants to know.
+            self.info["adapter_type"] = "CPU"
         supported = w.WGPUSupportedLimits()
         w.wgpuAdapterGetLimits(handle, supported)
         self._limits = supported.limits
