@@ -55,9 +55,11 @@ EngineOpt = Annotated[
     Optional[str],
     typer.Option(
         "--engine",
-        envvar="ONNXOP_ENGINE",
-        help="WebGPU implementation: wgpu (default) or dawn (pip install 'onnxop[dawn]'). "
-        "Example: --engine dawn",
+        # $ONNXOP_ENGINE is read by gpu.device.resolve, below both options:
+        # as a typer envvar it would fill the command's option and override
+        # an --engine given before the command.
+        help="WebGPU implementation: wgpu (default; env ONNXOP_ENGINE) or dawn "
+        "(pip install 'onnxop[dawn]'). Example: --engine dawn",
         show_default=False,
         metavar="NAME",
         autocompletion=lambda: ["wgpu", "dawn"],
@@ -558,7 +560,7 @@ def info(
     debug: DebugOpt = False,
 ) -> None:
     from .gpu import get_gpu, list_adapters
-    from .gpu.device import resolve
+    from .gpu.device import gpu_key, resolve
     from .gpu.portability import survey
 
     engine, name = resolve(_backend(ctx, backend, engine))
@@ -571,7 +573,7 @@ def info(
     if out.json:
         from . import report
 
-        out.document(report.info_document(name, adapters, gpu, engine=engine, kernels=kernels))
+        out.document(report.info_document(gpu_key(engine, name), adapters, gpu, engine=engine, kernels=kernels))
         return
     lines += ["", f"Chosen ({name}): {gpu.name}", f"Engine: {engine}", "", "Limits:"]
     lines += [f"  {k} = {v}" for k, v in sorted(gpu.limits.items())]

@@ -280,10 +280,9 @@ class AdapterInfo:
 
     @property
     def our_backend(self) -> str:
-        for name, (_, types) in BACKENDS.items():
-            if self.backend in types:
-                return name
-        return self.backend.lower()
+        """The --backend value that names this adapter (``dawn-vulkan`` on Dawn)."""
+        name = next((n for n, (_, types) in BACKENDS.items() if self.backend in types), self.backend.lower())
+        return gpu_key(self.engine, name)
 
     def __str__(self) -> str:
         on = "" if self.engine == engines.DEFAULT else f", {self.engine}"
