@@ -10,13 +10,17 @@ so the streaming and kernel code runs unchanged. What differs from wgpu:
   only at WebGPU's ``compatibility`` feature level, whose default limits are
   smaller (128 invocations per workgroup): the device asks for the
   adapter's limits, so every kernel gets what it needs where the adapter has it.
-- Every Dawn call runs on one thread of its own (:class:`_OneThread`):
-  Dawn's GL backend leaves its EGL context current on the thread that last
-  used it, and a context is current on one thread at a time, so a map
-  waited for by copy.py's writer thread made the main thread's next map
-  come back empty. Futures are polled (``wgpuInstanceWaitAny`` with no
-  timeout) so a wait can give up (device.py's hang guard) without holding
-  that thread.
+- Once a GL adapter is in use, every Dawn call runs on one thread of its own
+  (:class:`_OneThread`): Dawn's GL backend leaves its EGL context current on
+  the thread that last used it, and a context is current on one thread at a
+  time, so a map waited for by copy.py's writer thread made the main
+  thread's next map come back empty. Futures are then polled
+  (``wgpuInstanceWaitAny`` with no timeout), so a wait does not hold that
+  thread; otherwise they are waited on with a timeout, so a wait can give up
+  (device.py's hang guard). Vulkan devices are created with Dawn's implicit
+  synchronisation, and are called from any thread.
+- Tint's robustness transform stays on (turning it off measured no
+  difference on lavapipe, within this shared machine's noise).
 - Errors: creation calls run inside an error scope and raise DawnError with
   Dawn's message; errors Dawn reports later (encoding, submit) come through
   the uncaptured-error callback and are raised by the next finish or submit.
@@ -58,6 +62,7 @@ class _OneThread:
         import queue
 
         self.lib = lib
+        self.pinned = False  # set when a GL adapter is requested
         self._jobs: queue.SimpleQueue = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._serve, name="onnxop-dawn", daemon=True)
         self._thread.start()
@@ -73,7 +78,7 @@ class _OneThread:
             done.set()
 
     def run(self, fn: Any, *args: Any) -> Any:
-        if threading.current_thread() is self._thread:
+        if not self.pinned or threading.current_thread() is self._thread:
             return fn(*args)
         box: list[Any] = []
         done = threading.Event()
@@ -156,6 +161,11 @@ def _wait(future: Any, timeout: float) -> bool:
     import time
 
     info = w.WGPUFutureWaitInfo(future=future)
+    if not w.pinned:
+        status = w.wgpuInstanceWaitAny(_instance, 1, info, max(0, int(timeout * 1e9)))
+        if status not in (w.WGPUWaitStatus_Success, w.WGPUWaitStatus_TimedOut):
+            raise DawnError(f"waiting on Dawn failed: {w.WGPUWaitStatus__enumvalues.get(status, status)}")
+        return status == w.WGPUWaitStatus_Success
     deadline = time.monotonic() + timeout
     pause = 0.0001
     while True:
@@ -246,6 +256,7 @@ def adapters() -> list[Adapter]:
         if gl:
             # EGL with no display server; Mesa reads this when EGL starts.
             os.environ.setdefault("EGL_PLATFORM", "surfaceless")
+            w.pinned = True
         for backend_type in BACKEND_TYPES[backend]:
             adapter = _request_adapter(backend_type, compat=gl)
             if adapter is not None:
@@ -278,7 +289,15 @@ def request_device(adapter: Adapter, features: list[str], on_lost: Any) -> Devic
     # what the kernels ask for (workgroups of 256 invocations).
     required = w.WGPURequiredLimits(limits=adapter._limits)
     array = (w.WGPUFeatureName * max(1, len(wanted)))(*wanted)
+    # Dawn rounds timestamps to 100 us by default (a browser's defence against
+    # timing attacks); `onnxop bench` times sub-millisecond kernels.
+    off = (ctypes.c_char_p * 1)(b"timestamp_quantization")
+    toggles = w.WGPUDawnTogglesDescriptor(
+        disabledToggleCount=1, disabledToggles=ctypes.cast(off, ctypes.POINTER(ctypes.POINTER(ctypes.c_char)))
+    )
+    toggles.chain.sType = w.WGPUSType_DawnTogglesDescriptor
     desc = w.WGPUDeviceDescriptor(
+        nextInChain=ctypes.cast(ctypes.pointer(toggles), ctypes.POINTER(w.struct_WGPUChainedStruct)),
         label=_view("onnxop"),
         requiredFeatureCount=len(wanted),
         requiredFeatures=array,
