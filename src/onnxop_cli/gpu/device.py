@@ -310,7 +310,7 @@ class Gpu:
     def open(cls, backend: str, engine: str = engines.DEFAULT) -> Gpu:
         impl = engines.load(engine)
         with gpu_errors("adapter request"):
-            adapters = impl.adapters()
+            adapters = impl.adapters(backend)
         wanted = BACKENDS[backend][1] if backend != "auto" else None
         candidates = [a for a in adapters if wanted is None or a.info["backend_type"] in wanted]
         if not candidates:

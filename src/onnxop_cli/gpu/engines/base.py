@@ -109,8 +109,9 @@ class Engine(Protocol):
     def init(self, backends: tuple[str, ...]) -> None:
         """Create the instance for these of onnxop's backend names (() = all)."""
 
-    def adapters(self) -> list[Adapter]:
-        """Every adapter the instance sees."""
+    def adapters(self, backend: str | None = None) -> list[Adapter]:
+        """The adapters the instance sees: for ``backend`` (our name, or
+        ``auto``) at least, for None every one."""
 
     def request_device(self, adapter: Adapter, features: list[str], on_lost: Any) -> Device:
         """A device with these features and the limits the kernels need;

@@ -249,19 +249,27 @@ def _request_adapter(backend_type: str, compat: bool) -> Adapter | None:
     return Adapter(handle, compat)
 
 
-def adapters() -> list[Adapter]:
+def adapters(backend: str | None = None) -> list[Adapter]:
+    """The adapters of ``backend``; for ``auto``, of the first platform
+    backend that has one (GL, which pins every call to one thread, only when
+    nothing else is there); for None, of every backend asked for at init."""
+    platform = _PLATFORM_BACKENDS.get(sys.platform, ("vulkan", "gl"))
+    first = backend == "auto"
+    names = (_wanted or platform) if backend is None else platform if first else (backend,)
     found = []
-    for backend in _wanted or _PLATFORM_BACKENDS.get(sys.platform, ("vulkan", "gl")):
-        gl = backend == "gl"
+    for name in names:
+        gl = name == "gl"
         if gl:
             # EGL with no display server; Mesa reads this when EGL starts.
             os.environ.setdefault("EGL_PLATFORM", "surfaceless")
             w.pinned = True
-        for backend_type in BACKEND_TYPES[backend]:
+        for backend_type in BACKEND_TYPES[name]:
             adapter = _request_adapter(backend_type, compat=gl)
             if adapter is not None:
                 found.append(adapter)
                 break
+        if first and found:
+            break
     return found
 
 
@@ -344,7 +352,6 @@ class Device(_Handle):
     def _init(self, handle: Any, adapter: Adapter) -> None:
         self.handle = handle
         self.queue = Queue(w.wgpuDeviceGetQueue(handle), self)
-        self.lock = threading.Lock()
         supported = w.WGPUSupportedLimits()
         w.wgpuDeviceGetLimits(handle, supported)
         self.limits = {_kebab(k): int(getattr(supported.limits, k)) for k, *_ in supported.limits._fields_ if not k.startswith("PADDING")}

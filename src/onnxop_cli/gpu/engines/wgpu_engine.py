@@ -24,8 +24,8 @@ def init(backends: tuple[str, ...]) -> None:
         set_instance_extras(backends=[INSTANCE_FLAGS[b] for b in backends])
 
 
-def adapters() -> list[Any]:
-    import wgpu
+def adapters(backend: str | None = None) -> list[Any]:
+    import wgpu  # every adapter of the instance; the caller picks by backend
 
     return list(wgpu.gpu.enumerate_adapters_sync())
 
