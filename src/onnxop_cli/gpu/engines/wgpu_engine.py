@@ -8,9 +8,6 @@ from typing import Any
 
 NAME = "wgpu"
 
-# our backend name -> wgpu-native instance flag
-INSTANCE_FLAGS = {"vulkan": "Vulkan", "metal": "Metal", "d3d12": "DX12", "gl": "GL"}
-
 
 def init(backends: tuple[str, ...]) -> None:
     import wgpu  # noqa: F401  (loads wgpu-native; it must create its logger itself)
@@ -21,7 +18,9 @@ def init(backends: tuple[str, ...]) -> None:
     if backends:
         from wgpu.backends.wgpu_native.extras import set_instance_extras
 
-        set_instance_extras(backends=[INSTANCE_FLAGS[b] for b in backends])
+        from ..device import BACKENDS  # our name -> (wgpu-native instance flag, ...)
+
+        set_instance_extras(backends=[BACKENDS[b][0] for b in backends])
 
 
 def adapters(backend: str | None = None) -> list[Any]:
