@@ -155,8 +155,8 @@ def test_help_is_useful():
         [sys.executable, "-c", "import onnxop_cli; help(onnxop_cli)"],
         capture_output=True, text=True, env={"PAGER": "cat", "TERM": "dumb", "PATH": "/usr/bin:/bin"},
     ).stdout
-    assert "flatten(x, axis=1, *, opset=25, backend=None)" in text
-    assert "unsqueeze(x, axes, *, opset=25, backend=None)" in text
+    assert "flatten(x, axis=1, *, opset=25, backend=None, engine=None)" in text
+    assert "unsqueeze(x, axes, *, opset=25, backend=None, engine=None)" in text
     assert "OnnxopError" in text
 
 

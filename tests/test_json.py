@@ -54,6 +54,10 @@ INFO = COMMON | {
     "backend": str,
     "adapters": [ADAPTER],
     "chosen": ADAPTER | {"limits": {str: int}, "features": [str]},
+    "engine": str,
+    "kernels": [
+        {"name": str, "shader": str, "features": [str], "limits": {str: int}, "runs_on": [ADAPTER | {"engine": str}]}
+    ],
 }
 DOC_TENSOR = {"name": str, "shape": [int], "dtype": str}
 EXAMPLE = {

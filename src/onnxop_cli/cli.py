@@ -51,6 +51,20 @@ BackendOpt = Annotated[
         autocompletion=lambda: ["auto", "vulkan", "metal", "d3d12", "gl"],
     ),
 ]
+EngineOpt = Annotated[
+    Optional[str],
+    typer.Option(
+        "--engine",
+        # $ONNXOP_ENGINE is read by gpu.device.resolve, below both options:
+        # as a typer envvar it would fill the command's option and override
+        # an --engine given before the command.
+        help="WebGPU implementation: wgpu (default; env ONNXOP_ENGINE) or dawn "
+        "(pip install 'onnxop[dawn]'). Example: --engine dawn",
+        show_default=False,
+        metavar="NAME",
+        autocompletion=lambda: ["wgpu", "dawn"],
+    ),
+]
 OpsetOpt = Annotated[
     int,
     typer.Option("--opset", help="ONNX opset whose rules apply. Example: --opset 13", metavar="N"),
@@ -238,13 +252,14 @@ def command(**kwargs):
 def _global(
     ctx: typer.Context,
     backend: BackendOpt = None,
+    engine: EngineOpt = None,
     json_out: JsonOpt = False,
     quiet: QuietOpt = False,
     debug: DebugOpt = False,
 ) -> None:
     """Options given before the command apply to it: onnxop --backend gl flatten a.npy"""
     given = backend if _on_command_line(ctx, "backend") else None
-    ctx.obj = {"backend": given, "env_backend": backend, "json": json_out, "quiet": quiet}
+    ctx.obj = {"backend": given, "env_backend": backend, "engine": engine, "json": json_out, "quiet": quiet}
 
 
 def _on_command_line(ctx: typer.Context, name: str) -> bool:
@@ -252,15 +267,23 @@ def _on_command_line(ctx: typer.Context, name: str) -> bool:
     return getattr(ctx.get_parameter_source(name), "name", "") == "COMMANDLINE"
 
 
-def _backend(ctx: typer.Context, backend: Optional[str]) -> Optional[str]:
+def _backend(ctx: typer.Context, backend: Optional[str], engine: Optional[str] = None) -> Optional[str]:
     """--backend after the command, or before it (both typed: they must
-    agree), else $ONNXOP_BACKEND."""
+    agree), else $ONNXOP_BACKEND; as one string naming its engine when that
+    is not the default (``dawn-gl``): the core and the checks pass it to get_gpu."""
     from .repeats import agree
 
     obj = ctx.obj or {}
     if _on_command_line(ctx, "backend"):
-        return agree("--backend", obj.get("backend"), backend)
-    return obj.get("backend") or backend or obj.get("env_backend")
+        backend = agree("--backend", obj.get("backend"), backend)
+    else:
+        backend = obj.get("backend") or backend or obj.get("env_backend")
+    engine = agree("--engine", obj.get("engine"), engine) if engine else obj.get("engine")
+    if not engine:
+        return backend
+    from .gpu.device import gpu_key, resolve
+
+    return gpu_key(*resolve(backend, engine))
 
 
 def _run_many(
@@ -340,6 +363,7 @@ def flatten(
     output: OutputOpt = None,
     opset: OpsetOpt = LATEST_OPSET,
     backend: BackendOpt = None,
+    engine: EngineOpt = None,
     full: FullOpt = False,
     json_out: JsonOpt = False,
     quiet: QuietOpt = False,
@@ -351,7 +375,7 @@ def flatten(
 
     node = flatten_node(parse_axis(axis), opset)
     _run_many(
-        "flatten", node, opset, inputs, output, _backend(ctx, backend), full, _out(ctx, json_out, quiet), member,
+        "flatten", node, opset, inputs, output, _backend(ctx, backend, engine), full, _out(ctx, json_out, quiet), member,
         parents,
     )
 
@@ -408,6 +432,7 @@ def unsqueeze(
     output: OutputOpt = None,
     opset: OpsetOpt = LATEST_OPSET,
     backend: BackendOpt = None,
+    engine: EngineOpt = None,
     full: FullOpt = False,
     json_out: JsonOpt = False,
     quiet: QuietOpt = False,
@@ -419,7 +444,7 @@ def unsqueeze(
 
     node = unsqueeze_node(parse_axes(axes), opset)
     _run_many(
-        "unsqueeze", node, opset, inputs, output, _backend(ctx, backend), full, _out(ctx, json_out, quiet), member,
+        "unsqueeze", node, opset, inputs, output, _backend(ctx, backend, engine), full, _out(ctx, json_out, quiet), member,
         parents,
     )
 
@@ -445,6 +470,7 @@ def conformance(
         ),
     ],
     backend: BackendOpt = None,
+    engine: EngineOpt = None,
     json_out: JsonOpt = False,
     quiet: QuietOpt = False,
     debug: DebugOpt = False,
@@ -453,7 +479,7 @@ def conformance(
     from . import report
 
     out = _out(ctx, json_out, quiet)
-    results = conf.run_all(dirs, _backend(ctx, backend))
+    results = conf.run_all(dirs, _backend(ctx, backend, engine))
     failed = any(r.status == "failed" for r in results)
     code = ExitCode.ERROR if failed else ExitCode.SUCCESS
     out.result(conf.render(results), styled=False)
@@ -518,27 +544,37 @@ def show(
 def info(
     ctx: typer.Context,
     backend: BackendOpt = None,
+    engine: EngineOpt = None,
     json_out: JsonOpt = False,
     quiet: QuietOpt = False,
     debug: DebugOpt = False,
 ) -> None:
-    from .gpu import get_gpu, list_adapters, resolve_backend
+    from .gpu import get_gpu, list_adapters
+    from .gpu.device import gpu_key, resolve
+    from .gpu.portability import survey
 
-    name = resolve_backend(_backend(ctx, backend))
-    gpu = get_gpu(name)  # creates the WebGPU instance for this backend, unless one exists
-    adapters = list_adapters()
+    engine, name = resolve(_backend(ctx, backend, engine))
+    gpu = get_gpu(name, engine)  # creates the WebGPU instance for this backend, unless one exists
+    adapters = list_adapters(engine)
+    seen, kernels = survey(name)
     lines = [f"Adapters found ({'all backends' if name == 'auto' else name}):"]
     lines += [f"  - {a}  driver: {a.driver or '?'}" for a in adapters] or ["  (none)"]
     out = _out(ctx, json_out, quiet)
     if out.json:
         from . import report
 
-        out.document(report.info_document(name, adapters, gpu))
+        out.document(report.info_document(gpu_key(engine, name), adapters, gpu, engine=engine, kernels=kernels))
         return
-    lines += ["", f"Chosen ({name}): {gpu.name}", "", "Limits:"]
+    lines += ["", f"Chosen ({name}): {gpu.name}", f"Engine: {engine}", "", "Limits:"]
     lines += [f"  {k} = {v}" for k, v in sorted(gpu.limits.items())]
     lines += ["", "Features:"]
     lines += [f"  {f}" for f in gpu.info.features] or ["  (none)"]
+    lines += ["", "Kernels, and the adapters of each engine that can run them:"]
+    for kernel, need, able in kernels:
+        lines.append(f"  {kernel.name} ({kernel.shader}; needs {', '.join(need.features) or 'no feature'}):")
+        for eng, found in seen.items():
+            names = found if isinstance(found, str) else ", ".join(str(a) for a in able if a.engine == eng) or "none"
+            lines.append(f"    {eng}: {names}")
     emit("\n".join(lines), styled=False)
 
 
@@ -583,6 +619,7 @@ def doc_examples(
     ] = False,
     full: FullOpt = False,
     backend: BackendOpt = None,
+    engine: EngineOpt = None,
     json_out: JsonOpt = False,
     quiet: QuietOpt = False,
     debug: DebugOpt = False,
@@ -590,7 +627,7 @@ def doc_examples(
     from . import doccheck, docreport
 
     examples = docreport.select_or_fail(docreport.load_examples(pages), name)
-    backend = _backend(ctx, backend)
+    backend = _backend(ctx, backend, engine)
     out = _out(ctx, json_out, quiet)
     if out.json:
         return _doc_examples_json(out, examples, backend, check=check, show=show, full=full, contain=not debug)
@@ -664,6 +701,7 @@ def bench(
     repeats: Annotated[int, typer.Option("--repeats", help="Timed runs of each measure. Example: --repeats 9", metavar="N")] = 5,
     warmup: Annotated[int, typer.Option("--warmup", help="Untimed runs first. Example: --warmup 2", metavar="N")] = 1,
     backend: BackendOpt = None,
+    engine: EngineOpt = None,
     json_out: JsonOpt = False,
     quiet: QuietOpt = False,
     debug: DebugOpt = False,
@@ -671,7 +709,7 @@ def bench(
     from .bench import bench_document, parse_sizes, render_table, run_bench
 
     out = _out(ctx, json_out, quiet)
-    result = run_bench(_backend(ctx, backend), parse_sizes(sizes), repeats=repeats, warmup=warmup)
+    result = run_bench(_backend(ctx, backend, engine), parse_sizes(sizes), repeats=repeats, warmup=warmup)
     out.result(render_table(result), styled=False)
     out.document(bench_document(result))
 

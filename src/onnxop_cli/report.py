@@ -144,8 +144,11 @@ def show_document(files: Sequence[tuple[str, Sequence[tuple[Tensor, Doc | None]]
     }
 
 
-def info_document(backend: str, adapters: Sequence[Any], chosen: Any) -> Doc:
-    """info: the adapters seen, the one chosen, its limits and features."""
+def info_document(
+    backend: str, adapters: Sequence[Any], chosen: Any, *, engine: str = "wgpu", kernels: Sequence[Any] = ()
+) -> Doc:
+    """info: the adapters seen, the one chosen, its limits and features, and
+    per kernel what it needs and the adapters (of every engine) that can run it."""
 
     def adapter(a: Any) -> Doc:
         return {
@@ -160,6 +163,17 @@ def info_document(backend: str, adapters: Sequence[Any], chosen: Any) -> Doc:
         "adapters": [adapter(a) for a in adapters],
         "chosen": adapter(chosen.info)
         | {"limits": dict(sorted(chosen.limits.items())), "features": sorted(chosen.info.features)},
+        "engine": engine,
+        "kernels": [
+            {
+                "name": k.name,
+                "shader": k.shader,
+                "features": list(need.features),
+                "limits": dict(need.limits),
+                "runs_on": [adapter(a) | {"engine": a.engine} for a in able],
+            }
+            for k, need, able in kernels
+        ],
     }
 
 
