@@ -235,9 +235,16 @@ def test_info_json(backend, capsys):
     doc = document(out, "info")
     gpu = get_gpu(backend)
     assert doc["backend"] == backend
-    assert doc["chosen"]["name"] == gpu.info.name and doc["chosen"]["backend"] == backend
+    assert doc["chosen"]["name"] == gpu.name and doc["chosen"]["backend"] == backend
     assert doc["chosen"]["limits"]["max-storage-buffer-binding-size"] == gpu.limits["max-storage-buffer-binding-size"]
-    assert any(a["name"] == gpu.info.name for a in doc["adapters"])
+    assert any(a["name"] == gpu.name for a in doc["adapters"])
+
+
+def test_info_and_flatten_name_the_adapter_alike(backend, cwd, capsys):
+    code, out, _ = cli(capsys, "info", "--json", "--backend", backend)
+    chosen = document(out, "info")["chosen"]["name"]
+    code, out, _ = cli(capsys, "flatten", "a.npy", "--json", "--backend", backend)
+    assert document(out, "flatten")["adapter"] == chosen
 
 
 def test_doc_examples_json_listing_and_check(backend, capsys):

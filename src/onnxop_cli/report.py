@@ -140,7 +140,7 @@ def info_document(backend: str, adapters: Sequence[Any], chosen: Any) -> Doc:
 
     def adapter(a: Any) -> Doc:
         return {
-            "name": a.name,
+            "name": str(a),  # as flatten's and bench's "adapter" name it: "llvmpipe (...) (Vulkan, CPU)"
             "backend": a.our_backend,
             "adapter_type": a.adapter_type,
             "driver": a.driver,
