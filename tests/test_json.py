@@ -55,6 +55,7 @@ INFO = COMMON | {
     "adapters": [ADAPTER],
     "chosen": ADAPTER | {"limits": {str: int}, "features": [str]},
 }
+COUNTS = {"passed": int, "failed": int, "skipped": int}
 DOC_TENSOR = {"name": str, "shape": [int], "dtype": str}
 EXAMPLE = {
     "page": str,
@@ -74,9 +75,49 @@ EXAMPLE = {
 }
 DOC_EXAMPLES = COMMON | {
     "examples": [EXAMPLE],
-    "summary?": {"passed": int, "failed": int, "skipped": int},
+    "summary?": COUNTS,
 }
-SCHEMAS = {"error": ERROR, "flatten": OP, "unsqueeze": OP, "show": SHOW, "info": INFO, "doc-examples": DOC_EXAMPLES}
+CONFORMANCE = COMMON | {
+    "cases": [
+        {
+            "name": str,
+            "operator": (str, None),
+            "opset": (int, None),
+            "data_sets": (int, None),
+            "result": str,
+            "detail": (str, None),
+        }
+    ],
+    "summary": COUNTS,
+}
+BENCH_ROW = {
+    "size": int,
+    "measure": str,
+    "kernel": (str, None),
+    "gbps_median": NUMBER,
+    "gbps_min": NUMBER,
+    "gbps_max": NUMBER,
+    "kernel_per_copy": (int, float, None),
+    "kernel_per_memcpy": (int, float, None),
+    "verified": (bool, None),
+}
+BENCH = COMMON | {
+    "adapter": str,
+    "backend": str,
+    "driver": str,
+    "date": str,
+    "timing": str,
+    "repeats": int,
+    "warmup": int,
+    "chosen_kernel": str,
+    "buffers": str,
+    "load_average": [NUMBER],
+    "rows": [BENCH_ROW],
+}
+SCHEMAS = {
+    "error": ERROR, "flatten": OP, "unsqueeze": OP, "show": SHOW, "info": INFO, "doc-examples": DOC_EXAMPLES,
+    "conformance": CONFORMANCE, "bench": BENCH,
+}
 
 
 def problems(value, spec, where="$") -> list[str]:
@@ -274,6 +315,35 @@ def test_doc_examples_json_reports_a_failed_check(backend, tmp_path, capsys):
     (bad,) = [e for e in doc["examples"] if e["result"] == "failed"]
     assert bad["name"] == "test_cc_flatten_axis0"
     assert "  page:   b[0, 119] = 29.25" in [f"  {d}" for d in bad["details"]]
+
+
+def test_conformance_json(backend, capsys):
+    code, out, _ = cli(capsys, "conformance", REPO / "samples" / "node", "--json", "-b", backend)
+    assert code == 0
+    doc = document(out, "conformance")
+    assert doc["summary"] == {"passed": 2, "failed": 0, "skipped": 1}
+    by_name = {c["name"]: c for c in doc["cases"]}
+    assert by_name["test_flatten_axis1"] == {
+        "name": "test_flatten_axis1", "operator": "Flatten-25", "opset": 25, "data_sets": 1,
+        "result": "passed", "detail": None,
+    }
+    skipped = by_name["test_relu"]  # what is not known is null, not a table's "-"
+    assert (skipped["operator"], skipped["opset"], skipped["data_sets"], skipped["result"]) == (None, None, None, "skipped")
+
+
+def test_bench_json(backend, capsys):
+    code, out, _ = cli(capsys, "bench", "--sizes", "64K", "--repeats", "1", "--warmup", "0", "--json", "-b", backend)
+    assert code == 0
+    doc = document(out, "bench")
+    assert {r["measure"] for r in doc["rows"]} >= {"kernel", "copy_buffer_to_buffer", "numpy memcpy"}
+    assert all(r["size"] == 64 << 10 for r in doc["rows"])
+
+
+def test_every_command_has_a_schema():
+    from onnxop_cli.cli import app
+
+    commands = {c.name or c.callback.__name__.replace("_", "-") for c in app.registered_commands}
+    assert commands - set(SCHEMAS) == set()
 
 
 # ----------------------------------------------------------------- errors

@@ -119,11 +119,16 @@ def _console(stderr: bool = False):
     return Console(stderr=stderr, highlight=False, soft_wrap=True)
 
 
-def emit(text: str, *, styled: bool = True) -> None:
+def emit(text: str, *, styled: bool = True, escaped: bool = False) -> None:
     """Result text to stdout: rich colour on a terminal, the exact text when piped
-    (control characters from names in files escaped, newlines kept)."""
+    (control characters from names in files escaped, newlines kept; ``escaped``
+    text, a table from tables.py, is written as it is, colour codes included)."""
     from .render import printable
 
+    if escaped:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+        return
     text = printable(text, keep="\n\t")
     if styled and sys.stdout.isatty():
         from .render import stylize
@@ -152,7 +157,7 @@ class Out:
     quiet: bool = False
     data_on_stdout: bool = False
 
-    def result(self, text: str, *, styled: bool = True) -> None:
+    def result(self, text: str, *, styled: bool = True, escaped: bool = False) -> None:
         """The command's printed result (a node, a table, a tensor)."""
         if self.json:
             return
@@ -161,7 +166,7 @@ class Out:
 
             sys.stderr.write(printable(text, keep="\n") + "\n")
         else:
-            emit(text, styled=styled)
+            emit(text, styled=styled, escaped=escaped)
 
     def note(self, text: str) -> None:
         """A line saying what was done ('... wrote b.npy')."""
@@ -466,7 +471,7 @@ def conformance(
     results = conf.run_all(dirs, _backend(ctx, backend))
     failed = any(r.status == "failed" for r in results)
     code = ExitCode.ERROR if failed else ExitCode.SUCCESS
-    out.result(conf.render(results), styled=False)
+    out.result(conf.render(results), escaped=True)
     out.document(report.conformance_document(results, code))
     return code
 
@@ -645,13 +650,11 @@ def _doc_examples_json(out: Out, examples, backend, *, check: bool, show: bool, 
 
 
 def _emit_table(headers: list[str], rows: list[list[str]]) -> None:
-    """A table to stdout: rich on a terminal, plain aligned text when piped."""
-    from . import docreport
+    """A doc-examples table to stdout (tables.py: rich on a terminal, plain when piped)."""
+    from . import tables
 
-    if sys.stdout.isatty():
-        _console().print(docreport.rich_table(headers, rows))
-    else:
-        emit(docreport.plain_table(headers, rows), styled=False)
+    cols = tables.columns(headers, names=("page", "example"), status=("result",))
+    emit(tables.render(cols, rows), escaped=True)
 
 
 @command(
@@ -682,7 +685,7 @@ def bench(
 
     out = _out(ctx, json_out, quiet)
     result = run_bench(_backend(ctx, backend), parse_sizes(sizes), repeats=repeats, warmup=warmup)
-    out.result(render_table(result), styled=False)
+    out.result(render_table(result), escaped=True)
     out.document(bench_document(result))
 
 

@@ -209,7 +209,7 @@ def conformance_document(results: Sequence[Any], exit_code: int) -> Doc:
             "name": r.name,
             "operator": r.operator,
             "opset": r.opset,
-            "data_sets": int(r.data_sets),
+            "data_sets": r.data_sets,
             "result": r.status,
             "detail": r.detail or None,
         }
