@@ -40,12 +40,18 @@ OP = COMMON | {
     "runs": [RUN],
     "timings": {str: NUMBER},
 }
-STATS = {"min": FLOATLIKE, "max": FLOATLIKE, "mean": FLOATLIKE, "nan": int, "count": int}
+STATS = {"min": FLOATLIKE, "max": FLOATLIKE, "mean": FLOATLIKE, "std": FLOATLIKE, "nan": int, "count": int}
+HISTOGRAM = {"edges": [NUMBER], "counts": [int], "other": int}
 SHOW = COMMON | {
     "files": [
         {
             "path": str,
-            "tensors": [{"name": str, "shape": [int], "dtype": str, "order": str, "stats": (STATS, None)}],
+            "tensors": [
+                {
+                    "name": str, "shape": [int], "dtype": str, "order": str, "byteorder": str,
+                    "stats": (STATS, None), "histogram?": (HISTOGRAM, None),
+                }
+            ],
         }
     ]
 }
@@ -267,7 +273,19 @@ def test_show_json_names_stdin_path_dash_too(capsys, monkeypatch):
     assert code == 0
     (f,) = document(out, "show")["files"]
     assert f["path"] == "-" and f["tensors"][0]["name"] == "stdin"
-    assert f["tensors"][0]["stats"] == {"min": 0, "max": 3, "mean": 1.5, "nan": 0, "count": 4}
+    assert f["tensors"][0]["stats"] == {"min": 0, "max": 3, "mean": 1.5, "std": np.std(np.arange(4)), "nan": 0, "count": 4}
+
+
+def test_show_json_with_hist(cwd, capsys):
+    values = np.array([[1.5, -2.0, np.nan], [4.0, 5.0, np.inf]], np.float32)
+    np.save(cwd / "h.npy", values)
+    np.save(cwd / "b.npy", np.array([True]))
+    code, out, _ = cli(capsys, "show", "h.npy", "b.npy", "--json", "--hist")
+    assert code == 0
+    h_doc, b_doc = (f["tensors"][0] for f in document(out, "show")["files"])
+    counts, edges = np.histogram(values[np.isfinite(values)].astype(np.float64), bins=10)
+    assert h_doc["histogram"] == {"edges": edges.tolist(), "counts": counts.tolist(), "other": 2}
+    assert b_doc["histogram"] is None and b_doc["byteorder"] == "little"
 
 
 def test_info_json(backend, capsys):

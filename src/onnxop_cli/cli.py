@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import errno
 import functools
+import itertools
 import os
 import sys
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Iterable, Optional
 
 import typer
 
@@ -168,6 +169,18 @@ class Out:
         else:
             emit(text, styled=styled, escaped=escaped)
 
+    def stream(self, lines: Iterable[str]) -> None:
+        """A long result (``--full``) written line by line as it is made, so a
+        reader (``| head``) sees the first lines at once and memory stays bounded."""
+        if self.json:
+            return
+        from .render import printable
+
+        to = sys.stderr if self.data_on_stdout else sys.stdout
+        for line in lines:
+            to.write(printable(line, keep="\t") + "\n")
+        to.flush()
+
     def note(self, text: str) -> None:
         """A line saying what was done ('... wrote b.npy')."""
         if not (self.json or self.quiet):
@@ -244,7 +257,7 @@ def _run_many(
     from . import core, io, progress, report
     from .gpu import get_gpu
     from .io.stdio import is_stdio, stdio_label
-    from .render import Shown, render_node
+    from .render import Shown, node_lines, render_node
     from .tensor import MemoryBytes, StreamBytes
 
     started = time.perf_counter()
@@ -287,8 +300,10 @@ def _run_many(
                     res = result.output
                     shown_in = Shown(tensor.name, tensor.shape, tensor.dtype.name, tensor.to_numpy())
                     shown_out = Shown(res.name, res.shape, res.dtype.name, res.to_numpy(), note=result.note)
-                    blocks.append(render_node(node, [shown_in], [shown_out], full=full))
-            if blocks:
+                    if full:  # every value: streamed line by line, not built first
+                        out.stream(itertools.chain([""] * bool(blocks), node_lines(node, [shown_in], [shown_out], full=True)))
+                    blocks.append("" if full else render_node(node, [shown_in], [shown_out]))
+            if blocks and not full:
                 out.result("\n\n".join(blocks))
             continue
         with io.open_writer(target) as writer:
@@ -498,6 +513,10 @@ def show(
         ),
     ],
     full: FullOpt = False,
+    hist: Annotated[
+        bool,
+        typer.Option("--hist", help="Also print a histogram of each tensor's values (10 bins). Example: --hist"),
+    ] = False,
     json_out: JsonOpt = False,
     quiet: QuietOpt = False,
     debug: DebugOpt = False,
@@ -514,13 +533,20 @@ def show(
     documents = []
     for i, (path, tensors) in enumerate(found):
         label = STDIN_NAME if is_stdio(path) else path
-        entries = []
+        entries, histograms = [], []
         for tensor in tensors:
             with progress.tracked(tensor.data, f"reading {label}", quiet=out.quiet) as data:
                 values = replace(tensor, data=data).to_numpy()
             entries.append((tensor, values, shown.stats(values, tensor.dtype)))
-        documents.append((path, [(t, s) for t, _, s in entries]))
-        out.result(("\n" if i else "") + shown.render_file(label, entries, full=full))
+            if hist:
+                from .histogram import histogram
+
+                histograms.append(histogram(values, tensor.dtype))
+        documents.append((path, [(t, s) for t, _, s in entries], histograms))
+        if full:  # every value: streamed line by line, not built first
+            out.stream(itertools.chain([""] * bool(i), shown.file_lines(label, entries, full=True, histograms=histograms)))
+        else:
+            out.result(("\n" if i else "") + shown.render_file(label, entries, histograms=histograms))
     out.document(report.show_document(documents))
 
 

@@ -113,24 +113,32 @@ def op_document(
     }
 
 
-def show_document(files: Sequence[tuple[str, Sequence[tuple[Tensor, Doc | None]]]]) -> Doc:
-    """show: every file given, every tensor in it, with its statistics."""
+def show_document(files: Sequence[tuple[str, Sequence[tuple[Tensor, Doc | None]], Sequence[Doc | None]]]) -> Doc:
+    """show: every file given, every tensor in it, with its statistics (and,
+    with --hist, its histogram)."""
+
+    def entry(t: Tensor, stats: Doc | None, hist: Doc | None | bool) -> Doc:
+        doc = {
+            "name": t.name,
+            "shape": list(t.shape),
+            "dtype": t.dtype.name,
+            "order": t.order,
+            "byteorder": "big" if t.byteswap else "little",
+            "stats": stats,
+        }
+        if hist is not False:
+            doc["histogram"] = hist
+        return doc
+
     return base("show") | {
         "files": [
             {
                 "path": path,
                 "tensors": [
-                    {
-                        "name": t.name,
-                        "shape": list(t.shape),
-                        "dtype": t.dtype.name,
-                        "order": t.order,
-                        "stats": stats,
-                    }
-                    for t, stats in tensors
+                    entry(t, stats, hists[i] if hists else False) for i, (t, stats) in enumerate(tensors)
                 ],
             }
-            for path, tensors in files
+            for path, tensors, hists in files
         ]
     }
 
