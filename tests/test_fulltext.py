@@ -67,3 +67,20 @@ def test_lines_are_produced_before_the_end(rng):
     values = rng.normal(size=(1000, 20)).astype(np.float32)
     first = next(iter(fulltext.lines(values)))
     assert first == format_values(values, full=True).split("\n")[0]
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("name", ["float16", "float32"])
+@pytest.mark.parametrize("scientific", [False, True])
+def test_digit_bounds_never_hide_the_widest_value(monkeypatch, name, seed, scientific):
+    """Without sampling, the widest value is found through ``_groups``' bounds.
+    The extremes (picked anyway) have few digits; the widest values are k/8
+    (exact decimals: bounded), beside k/100 (inexact: not bounded) that must
+    not hide them; 1e-5 turns on scientific notation."""
+    monkeypatch.setattr(fulltext, "SAMPLE", 0)
+    monkeypatch.setattr(fulltext, "SLICE", 1000)
+    rng = np.random.default_rng(seed)
+    values = np.concatenate([[-7.0, 7.0, 0.5], rng.integers(51, 100, 20) / 100, rng.integers(5, 56, 3) / 8,
+                             [1e-5] if scientific else []]).astype(name)
+    rng.shuffle(values)
+    same(values)

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 
 SEPARATOR = ", "
 SLICE = 1 << 16  # elements formatted or scanned at a time
+SAMPLE = 16  # elements of each slice formatted before the slice is grouped by digits
 
 
 def lines(values: np.ndarray) -> Iterator[str]:
@@ -135,7 +136,11 @@ def _float_witnesses(flat: np.ndarray, sign: str) -> np.ndarray:
 
 def _longest_fraction(flat: np.ndarray, exp_format: bool, sign: str) -> list:
     """The value with the most fractional digits as numpy prints them
-    (positional or scientific); the scan ends when one reaches PRECISION."""
+    (positional or scientific); the scan ends when one reaches PRECISION.
+    Formatting every value would cost as much as printing them all, so each
+    slice is first sampled, then grouped by an upper bound on its values'
+    digits (``_groups``), and a group whose bound is no better than the best
+    found is not formatted."""
     import numpy as np
 
     if exp_format:
@@ -150,18 +155,64 @@ def _longest_fraction(flat: np.ndarray, exp_format: bool, sign: str) -> list:
             return len(text.partition(".")[2])
 
     best, best_digits = None, -1
-    bits = np.dtype(f"u{flat.dtype.itemsize}")
     with np.errstate(all="ignore"):
         for i in range(0, flat.size, SLICE):
             part = flat[i : i + SLICE]
-            part = np.ascontiguousarray(part[np.isfinite(part)])
-            for x in np.unique(part.view(bits)).view(flat.dtype):  # by bits: keeps -0.0 apart from 0.0
+            part = part[np.isfinite(part)]
+            for x in part[:SAMPLE]:  # random data reaches the cap at once: no need to group
                 n = digits(x)
                 if n > best_digits:
                     best, best_digits = x, n
-                    if n >= PRECISION:
-                        return [best]
+            if best_digits >= PRECISION:
+                return [best]
+            for group, bound in _groups(part, exp_format):
+                if bound <= best_digits:
+                    break
+                for x in group:
+                    n = digits(x)
+                    if n > best_digits:
+                        best, best_digits = x, n
+                        if n >= min(bound, PRECISION):
+                            break
+                if best_digits >= PRECISION:
+                    return [best]
     return [] if best is None else [best]
+
+
+def _groups(part: np.ndarray, exp_format: bool):
+    """``part`` as (values, bound on their fractional digits) groups, largest
+    bound first. A float32 or float16 ``x`` whose ``x * 10**k`` is an integer
+    ``m`` (exact in float64: 24 + 27 bits) has an exact decimal of ``k``
+    fractional digits and of as many significant digits as ``m`` without its
+    trailing zeros; numpy's shortest form has no more (positional: ``k``;
+    scientific: the significant digits less one). So values like ``k/8`` need
+    one formatted value per bound. The rest (and float64) are bounded only by
+    the precision."""
+    import numpy as np
+
+    if part.dtype.itemsize > 4:
+        yield part, PRECISION
+        return
+    wide = part.astype(np.float64)
+    frac = np.full(part.size, PRECISION + 1, np.int64)  # PRECISION + 1: no exact decimal found
+    for k in range(PRECISION, -1, -1):
+        scaled = wide * 10.0**k
+        exact = (np.rint(scaled) == scaled) & (np.abs(scaled) < 2.0**53)
+        frac[exact] = k
+    bound = frac
+    if exp_format:
+        known = frac <= PRECISION
+        m = np.abs(np.rint(wide[known] * 10.0 ** frac[known])).astype(np.int64)
+        for _ in range(16):  # drop trailing zeros (m < 2**53 has at most 16 of them)
+            tens = (m % 10 == 0) & (m != 0)
+            m[tens] //= 10
+        significant = np.searchsorted(10 ** np.arange(17, dtype=np.int64), m, side="right")
+        bound = np.full(part.size, PRECISION + 1, np.int64)
+        bound[known] = np.maximum(significant - 1, 0)
+    for k in range(int(bound.max(initial=0)), -1, -1):
+        chosen = part[bound == k]
+        if chosen.size:
+            yield chosen, min(k, PRECISION)
 
 
 # ------------------------------------------------------------------ layout
