@@ -122,7 +122,7 @@ BENCH = COMMON | {
 }
 SCHEMAS = {
     "error": ERROR, "flatten": OP, "unsqueeze": OP, "show": SHOW, "info": INFO, "doc-examples": DOC_EXAMPLES,
-    "conformance": CONFORMANCE, "bench": BENCH,
+    "conformance": CONFORMANCE, "bench": BENCH, "version": COMMON | {"versions": {str: (str, None)}},
 }
 
 
@@ -355,6 +355,14 @@ def test_bench_json(backend, capsys):
     doc = document(out, "bench")
     assert {r["measure"] for r in doc["rows"]} >= {"kernel", "copy_buffer_to_buffer", "numpy memcpy"}
     assert all(r["size"] == 64 << 10 for r in doc["rows"])
+
+
+def test_version_json(capsys):
+    code, out, _ = cli(capsys, "--version", "--json")
+    assert code == 0
+    doc = document(out, "version")
+    assert doc["command"] is None and list(doc["versions"])[:3] == ["onnxop", "wgpu-native", "wgpu-py"]
+    assert doc["versions"]["numpy"] == np.__version__
 
 
 def test_every_command_has_a_schema():

@@ -222,6 +222,26 @@ def command(**kwargs):
     return wrap
 
 
+def _print_version(value: bool) -> None:
+    """``--version``: eager, so it answers before any command is needed."""
+    if not value:
+        return
+    from . import version
+
+    found = version.versions()
+    if _wants_json(_ARGV):
+        from . import report
+
+        sys.stdout.write(report.dumps(version.document(found)) + "\n")
+    else:
+        sys.stdout.write(version.text(found) + "\n")
+    sys.stdout.flush()
+    raise typer.Exit(ExitCode.SUCCESS)
+
+
+_ARGV: list[str] = []  # the arguments of the current run (--version --json reads them)
+
+
 @app.callback()
 def _global(
     ctx: typer.Context,
@@ -229,6 +249,16 @@ def _global(
     json_out: JsonOpt = False,
     quiet: QuietOpt = False,
     debug: DebugOpt = False,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            help="Print the versions of onnxop, wgpu-native and the Python packages, and exit "
+            "(with --json, as a document). Example: onnxop --version",
+            is_eager=True,
+            callback=_print_version,
+        ),
+    ] = False,
 ) -> None:
     """Options given before the command apply to it: onnxop --backend gl flatten a.npy"""
     ctx.obj = {"backend": backend, "json": json_out, "quiet": quiet}
@@ -735,6 +765,7 @@ def run(argv: list[str], debug: bool = False) -> int:
     from . import signals
 
     as_json = _wants_json(argv)
+    _ARGV[:] = argv
     signals.reset()
     try:
         rv = app(args=argv, prog_name="onnxop", standalone_mode=False)
