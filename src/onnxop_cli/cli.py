@@ -76,7 +76,8 @@ DebugOpt = Annotated[
 InputsArg = Annotated[
     list[Path],
     typer.Argument(
-        help="Input tensor files (.npy, .npz or .pb); - reads a .npy stream from stdin. "
+        help="Input tensor files (.npy, .npz, .pb, or an .onnx model's initializers); - reads "
+        "stdin (any of those but .onnx, recognised by content). "
         "Example: a.npy",
         show_default=False,
         metavar="FILE",
@@ -87,8 +88,8 @@ MemberOpt = Annotated[
     typer.Option(
         "--member",
         "-m",
-        help="The array of an .npz input to use. Without it an .npz written to an .npz has "
-        "every member processed. Example: --member weights",
+        help="The array of an .npz input, or the initializer of an .onnx model, to use. Without it "
+        "an .npz or .onnx written to an .npz has every one processed. Example: --member weights",
         show_default=False,
         metavar="NAME",
     ),
@@ -537,7 +538,8 @@ def show(
     files: Annotated[
         list[Path],
         typer.Argument(
-            help="Tensor files (.npy, .npz or .pb); - reads a .npy stream from stdin. Example: a.npy",
+            help="Tensor files (.npy, .npz, .pb, or an .onnx model's initializers); - reads stdin "
+            "(any of those but .onnx). Example: a.npy",
             show_default=False,
             metavar="FILE",
         ),

@@ -3,6 +3,7 @@
     .npy  one numpy array          (npy.py)
     .npz  numpy arrays by name     (npz.py)
     .pb   one ONNX TensorProto     (tensorproto.py)
+    .onnx a model's initializers   (onnxmodel.py; read only)
 
 Reading gives Tensors whose bytes are read later, in chunks. Writing goes
 through a writer opened on a temporary file (atomic_output): ``tensor(name,
@@ -25,8 +26,10 @@ from . import npy, stdio
 from .atomic import atomic_output, check_output_path
 
 Sink = Callable[[memoryview], None]
-FORMATS = (".npy", ".npz", ".pb")
-ARCHIVES = (".npz",)  # formats that hold several named tensors
+FORMATS = (".npy", ".npz", ".pb", ".onnx")
+WRITTEN = (".npy", ".npz", ".pb")  # .onnx models are read (their initializers), never written
+ARCHIVES = (".npz",)  # formats that hold several named tensors and can be written
+NAMED = (".npz", ".onnx")  # formats whose tensors --member picks by name
 
 
 class Writer(Protocol):
@@ -41,7 +44,10 @@ def _suffix(path: Path) -> str:
     suffix = Path(path).suffix.lower()
     if suffix not in FORMATS:
         shown = suffix or "no suffix"
-        raise UsageError(f"{path}: unknown format ({shown}); onnxop reads and writes {', '.join(FORMATS)}")
+        raise UsageError(
+            f"{path}: unknown format ({shown}); onnxop reads and writes {', '.join(WRITTEN)} "
+            f"and reads {', '.join(f for f in FORMATS if f not in WRITTEN)}"
+        )
     return suffix
 
 
@@ -65,17 +71,17 @@ def read_tensors(path: Path, member: str | None = None) -> list[Tensor]:
     """The tensors in ``path``: one, or every member of an .npz (only
     ``member`` if given). Their bytes are read later, in chunks."""
     if stdio.is_stdio(path):
-        if member is not None:
-            raise UsageError("-: --member selects an array of an .npz file; stdin is a .npy stream")
-        return [stdio.read_npy_stream()]
+        from .sniff import read_stdin
+
+        return read_stdin(member)
     path = Path(path)
     suffix = _suffix(path)
     if not path.exists():
         raise UsageError(f"{path}: no such file")
     if not path.is_file():
         raise UsageError(f"{path}: not a regular file")
-    if member is not None and suffix not in ARCHIVES:
-        raise UsageError(f"{path}: --member selects an array of an .npz file; this is {suffix}")
+    if member is not None and suffix not in NAMED:
+        raise UsageError(f"{path}: --member selects an array of an .npz file or an initializer of an .onnx model; this is {suffix}")
     if suffix == ".npz":
         from . import npz
 
@@ -87,6 +93,10 @@ def read_tensors(path: Path, member: str | None = None) -> list[Tensor]:
         from . import tensorproto
 
         return [tensorproto.read_pb(path)]
+    if suffix == ".onnx":
+        from .onnxmodel import read_onnx
+
+        return read_onnx(path, member)
     return [npy.read_npy(path)]
 
 
@@ -118,6 +128,11 @@ def check_output(path: Path, dtype: DType | None = None, *, nbytes: int = 0) -> 
         suffix, module = ".npy", npy
     else:
         suffix = _suffix(path)
+        if suffix not in WRITTEN:
+            raise UsageError(
+                f"{path}: onnxop reads {suffix} models (their initializers) but does not write them; "
+                f"write {', '.join(WRITTEN)}"
+            )
         check_output_path(Path(path))
         module = _module(suffix)
     if dtype is not None and not module.can_hold(dtype):
