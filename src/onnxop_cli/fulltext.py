@@ -195,17 +195,24 @@ def _groups(part: np.ndarray, exp_format: bool):
         return
     wide = part.astype(np.float64)
     frac = np.full(part.size, PRECISION + 1, np.int64)  # PRECISION + 1: no exact decimal found
-    for k in range(PRECISION, -1, -1):
-        scaled = wide * 10.0**k
-        exact = (np.rint(scaled) == scaled) & (np.abs(scaled) < 2.0**53)
-        frac[exact] = k
+    todo, left = np.arange(part.size), wide
+    for k in range(PRECISION + 1):  # the smallest k first; each pass looks only at what is left
+        scaled = left * 10.0**k
+        hit = (np.rint(scaled) == scaled) & (np.abs(scaled) < 2.0**53)
+        frac[todo[hit]] = k
+        todo, left = todo[~hit], left[~hit]
+        if not todo.size:
+            break
     bound = frac
     if exp_format:
-        known = frac <= PRECISION
+        known = np.flatnonzero(frac <= PRECISION)
         m = np.abs(np.rint(wide[known] * 10.0 ** frac[known])).astype(np.int64)
-        for _ in range(16):  # drop trailing zeros (m < 2**53 has at most 16 of them)
-            tens = (m % 10 == 0) & (m != 0)
+        # with the smallest k > 0, m ends in no zero; an integer (k = 0) may: drop them
+        ints = np.flatnonzero((frac[known] == 0) & (m != 0))
+        while ints.size:
+            tens = ints[m[ints] % 10 == 0]
             m[tens] //= 10
+            ints = tens
         significant = np.searchsorted(10 ** np.arange(17, dtype=np.int64), m, side="right")
         bound = np.full(part.size, PRECISION + 1, np.int64)
         bound[known] = np.maximum(significant - 1, 0)
