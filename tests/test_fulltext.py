@@ -84,3 +84,18 @@ def test_digit_bounds_never_hide_the_widest_value(monkeypatch, name, seed, scien
                              [1e-5] if scientific else []]).astype(name)
     rng.shuffle(values)
     same(values)
+
+
+def test_print_mode_full_streams_numpys_text(backend, cwd, capsys, rng):
+    from conftest import cli
+
+    x = rng.normal(size=(3, 40, 5)).astype(np.float32)
+    np.save(cwd / "x.npy", x)
+    code, out, err = cli(capsys, "flatten", "x.npy", "--axis", "1", "--full", "-b", backend)
+    assert code == 0, err
+    shown_out = "\n".join("    " + line if line else "" for line in format_values(x.reshape(3, 200), full=True).split("\n"))
+    shown_in = "\n".join("    " + line if line else "" for line in format_values(x, full=True).split("\n"))
+    assert out == (
+        "Node:\n  Flatten(x) -> (output)\n\nAttributes:\n  axis = 1\n\nInputs:\n  x: shape=(3, 40, 5), dtype=float32\n" + shown_in
+        + "\n\nOutputs:\n  output: shape=(3, 200), dtype=float32\n" + shown_out + "\n"
+    )
