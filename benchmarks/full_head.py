@@ -30,8 +30,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
-
 UNITS = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 
 
@@ -39,13 +37,22 @@ def size_of(text: str) -> int:
     return int(text[:-1]) * UNITS[text[-1].upper()] if text[-1].upper() in UNITS else int(text)
 
 
+MAKE = """
+import sys
+import numpy as np
+path, n, kind = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+if kind == "random":
+    values = np.random.default_rng(0).standard_normal(n, dtype=np.float32)
+else:
+    values = (np.arange(n, dtype=np.float64) % 100_000 / 8).astype(np.float32)
+np.save(path, values.reshape(-1, 1024) if n % 1024 == 0 else values)
+"""
+
+
 def make(path: Path, nbytes: int, kind: str) -> None:
-    n = nbytes // 4
-    if kind == "random":
-        values = np.random.default_rng(0).standard_normal(n, dtype=np.float32)
-    else:
-        values = (np.arange(n, dtype=np.float64) % 100_000 / 8).astype(np.float32)
-    np.save(path, values.reshape(-1, 1024) if n % 1024 == 0 else values)
+    """The file, written by another process: a child forked from this one
+    would start with its RSS (ru_maxrss counts from the fork)."""
+    subprocess.run([sys.executable, "-c", MAKE, str(path), str(nbytes // 4), kind], check=True)
 
 
 def run_once(path: Path, lines: int = 10) -> tuple[float, float, float]:

@@ -332,7 +332,8 @@ def _run_many(
                     shown_in = Shown(tensor.name, tensor.shape, tensor.dtype.name, tensor.to_numpy())
                     shown_out = Shown(res.name, res.shape, res.dtype.name, res.to_numpy(), note=result.note)
                     if full:  # every value: streamed line by line, not built first
-                        out.stream(itertools.chain([""] * bool(blocks), node_lines(node, [shown_in], [shown_out], full=True)))
+                        lines = node_lines(node, [shown_in], [shown_out], full=True)
+                        out.stream(itertools.chain([""] * bool(blocks), lines))
                     blocks.append("" if full else render_node(node, [shown_in], [shown_out]))
             if blocks and not full:
                 out.result("\n\n".join(blocks))
@@ -576,7 +577,8 @@ def show(
                 histograms.append(histogram(values, tensor.dtype))
         documents.append((path, [(t, s) for t, _, s in entries], histograms))
         if full:  # every value: streamed line by line, not built first
-            out.stream(itertools.chain([""] * bool(i), shown.file_lines(label, entries, full=True, histograms=histograms)))
+            lines = shown.file_lines(label, entries, full=True, histograms=histograms)
+            out.stream(itertools.chain([""] * bool(i), lines))
         else:
             out.result(("\n" if i else "") + shown.render_file(label, entries, histograms=histograms))
     out.document(report.show_document(documents))

@@ -10,7 +10,8 @@ through a writer opened on a temporary file (atomic_output): ``tensor(name,
 shape, dtype)`` is a context manager yielding a sink for the bytes, and
 ``strings(name, values)`` writes a string tensor.
 
-The path ``-`` is a .npy stream: stdin as an input, stdout as an output
+The path ``-`` is stdin as an input (any format above but .onnx,
+recognised by content: sniff.py) and a .npy stream on stdout as an output
 (see stdio.py; stdout cannot be written atomically).
 """
 
