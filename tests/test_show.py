@@ -238,3 +238,17 @@ def test_full_output_streams_equal_the_built_text(cwd, capsys, rng):
 
     body = "\n".join("    " + line if line else "" for line in format_values(values, full=True).split("\n"))
     assert out.split("\n", 2)[2] == body + "\n"
+
+
+@pytest.mark.parametrize("name", ["float32", "float16", "int16", "uint8", "float64"])
+def test_histogram_matches_numpy_across_slices(rng, monkeypatch, name):
+    from onnxop_cli.histogram import histogram
+
+    values = random_array(rng, (11, 17), name)
+    monkeypatch.setattr(show, "SLICE", 13)
+    got = histogram(values, dtype_by_name(name))
+    with np.errstate(all="ignore"):
+        wide = values.astype(np.float64).reshape(-1)
+    finite = wide[np.isfinite(wide)]
+    counts, edges = np.histogram(finite, bins=10)
+    assert got == {"edges": edges.tolist(), "counts": counts.tolist(), "other": int(wide.size - finite.size)}
