@@ -35,7 +35,8 @@ def test_random_bits_print_as_numpy_prints_them(rng, name, shape):
     [-0.0, 3.0], [np.nan], [np.inf, np.nan], [0.0, 0.0], [123456.78, 0.001, -5.0], [1e-30, 1e30],
 ])
 def test_special_values(name, case):
-    values = np.array(case, dtype=name)
+    with np.errstate(over="ignore"):  # 1e9 and 1e30 are inf in float16: a case of their own
+        values = np.array(case, dtype=name)
     for shape in [(values.size,), (values.size, 1), (1, values.size, 1)]:
         same(values.reshape(shape))
     same(np.tile(values, 40).reshape(4, -1))
