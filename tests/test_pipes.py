@@ -175,7 +175,7 @@ def test_npy_onto_a_terminal_is_refused(cwd, capsys, monkeypatch):
     "make,message",
     [
         (lambda good: b"", "-: stdin is empty; pipe a .npy file in (example: onnxop flatten - < a.npy)"),
-        (lambda good: b"hello, not a tensor", "-: not a .npy file"),
+        (lambda good: b"hello, not a tensor", "-: stdin is not a .npy, .npz or .pb (ONNX TensorProto) stream"),
         (lambda good: good[:-3], "-: stream is truncated: expected 96 data bytes"),
         (lambda good: good + b"\x00" * 5, "-: 5 bytes follow the .npy data; pipe exactly one .npy file"),
         (lambda good: good + good, "-: 224 bytes follow the .npy data; pipe exactly one .npy file"),

@@ -70,7 +70,7 @@ def flatten(
 
     Raises OpError for an axis out of range (see the module docs for the rest).
     """
-    return _run(flatten_node(_int(axis, "Flatten", "axis"), opset), x, backend, engine)
+    return _run(flatten_node(_int(axis, "Flatten", "axis must be an integer"), opset), x, backend, engine)
 
 
 def unsqueeze(
@@ -102,17 +102,17 @@ def unsqueeze(
         axes = list(axes)  # type: ignore[arg-type]
     except TypeError:  # one axis (an int, or a numpy integer)
         axes = [axes]
-    axes = [_int(a, "Unsqueeze", "axes") for a in axes]
+    axes = [_int(a, "Unsqueeze", "axes must be integers") for a in axes]
     return _run(unsqueeze_node(axes, opset), x, backend, engine)
 
 
-def _int(value: object, op: str, what: str) -> int:
+def _int(value: object, op: str, rule: str) -> int:
     import operator
 
     try:
         return operator.index(value)
     except TypeError:
-        raise UsageError(f"{op}: {what} must be integers, got {value!r}") from None
+        raise UsageError(f"{op}: {rule}, got {value!r}") from None
 
 
 def _run(node: Node, x: np.ndarray, backend: str | None, engine: str | None = None) -> np.ndarray:

@@ -16,6 +16,8 @@ same file is the same file; by their resolved path when they do not yet.
 
 from __future__ import annotations
 
+import itertools
+
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -259,7 +261,7 @@ def _run_job(node: Node, job: Job, *, backend, out, full: bool) -> list[tuple[Re
 def _print_job(node: Node, job: Job, run_one, *, out, full: bool) -> list[tuple[Result, Path]]:
     """No -o: each tensor's node printed as the ONNX docs print examples."""
     from . import progress
-    from .render import Shown, render_node
+    from .render import Shown, node_lines, render_node
     from .tensor import MemoryBytes, StreamBytes
 
     blocks, runs = [], []
@@ -274,8 +276,11 @@ def _print_job(node: Node, job: Job, run_one, *, out, full: bool) -> list[tuple[
             res = result.output
             shown_in = Shown(tensor.name, tensor.shape, tensor.dtype.name, tensor.to_numpy())
             shown_out = Shown(res.name, res.shape, res.dtype.name, res.to_numpy(), note=result.note)
-            blocks.append(render_node(node, [shown_in], [shown_out], full=full))
-    if blocks:
+            if full:  # every value: streamed line by line, not built first
+                lines = node_lines(node, [shown_in], [shown_out], full=True)
+                out.stream(itertools.chain([""] * bool(blocks), lines))
+            blocks.append("" if full else render_node(node, [shown_in], [shown_out]))
+    if blocks and not full:
         out.result("\n\n".join(blocks))
     return runs
 

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import errno
 import functools
+import itertools
 import os
 import sys
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Iterable, Optional
 
 import typer
 
@@ -89,7 +90,8 @@ DebugOpt = Annotated[
 InputsArg = Annotated[
     list[Path],
     typer.Argument(
-        help="Input tensor files (.npy, .npz or .pb); - reads a .npy stream from stdin. "
+        help="Input tensor files (.npy, .npz, .pb, or an .onnx model's initializers); - reads "
+        "stdin (any of those but .onnx, recognised by content). "
         "Example: a.npy",
         show_default=False,
         metavar="FILE",
@@ -100,8 +102,8 @@ MemberOpt = Annotated[
     typer.Option(
         "--member",
         "-m",
-        help="The array of an .npz input to use. Without it an .npz written to an .npz has "
-        "every member processed. Example: --member weights",
+        help="The array of an .npz input, or the initializer of an .onnx model, to use. Without it "
+        "an .npz or .onnx written to an .npz has every one processed. Example: --member weights",
         show_default=False,
         metavar="NAME",
     ),
@@ -142,11 +144,16 @@ def _console(stderr: bool = False):
     return Console(stderr=stderr, highlight=False, soft_wrap=True)
 
 
-def emit(text: str, *, styled: bool = True) -> None:
+def emit(text: str, *, styled: bool = True, escaped: bool = False) -> None:
     """Result text to stdout: rich colour on a terminal, the exact text when piped
-    (control characters from names in files escaped, newlines kept)."""
+    (control characters from names in files escaped, newlines kept; ``escaped``
+    text, a table from tables.py, is written as it is, colour codes included)."""
     from .render import printable
 
+    if escaped:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+        return
     text = printable(text, keep="\n\t")
     if styled and sys.stdout.isatty():
         from .render import stylize
@@ -184,7 +191,7 @@ class Out:
     data_on_stdout: bool = False
     lost: Optional[str] = None  # why the 'wrote' lines stopped reaching stdout
 
-    def result(self, text: str, *, styled: bool = True) -> None:
+    def result(self, text: str, *, styled: bool = True, escaped: bool = False) -> None:
         """The command's printed result (a node, a table, a tensor)."""
         if self.json:
             return
@@ -193,7 +200,19 @@ class Out:
 
             sys.stderr.write(printable(text, keep="\n") + "\n")
         else:
-            emit(text, styled=styled)
+            emit(text, styled=styled, escaped=escaped)
+
+    def stream(self, lines: Iterable[str]) -> None:
+        """A long result (``--full``) written line by line as it is made, so a
+        reader (``| head``) sees the first lines at once and memory stays bounded."""
+        if self.json:
+            return
+        from .render import printable
+
+        to = sys.stderr if self.data_on_stdout else sys.stdout
+        for line in lines:
+            to.write(printable(line, keep="\t") + "\n")
+        to.flush()
 
     def note(self, text: str) -> None:
         """A line saying what was done ('... wrote b.npy'). It only reports:
@@ -248,6 +267,26 @@ def command(**kwargs):
     return wrap
 
 
+def _print_version(value: bool) -> None:
+    """``--version``: eager, so it answers before any command is needed."""
+    if not value:
+        return
+    from . import version
+
+    found = version.versions()
+    if _wants_json(_ARGV):
+        from . import report
+
+        sys.stdout.write(report.dumps(version.document(found)) + "\n")
+    else:
+        sys.stdout.write(version.text(found) + "\n")
+    sys.stdout.flush()
+    raise typer.Exit(ExitCode.SUCCESS)
+
+
+_ARGV: list[str] = []  # the arguments of the current run (--version --json reads them)
+
+
 @app.callback()
 def _global(
     ctx: typer.Context,
@@ -256,6 +295,16 @@ def _global(
     json_out: JsonOpt = False,
     quiet: QuietOpt = False,
     debug: DebugOpt = False,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            help="Print the versions of onnxop, wgpu-native and the Python packages, and exit "
+            "(with --json, as a document). Example: onnxop --version",
+            is_eager=True,
+            callback=_print_version,
+        ),
+    ] = False,
 ) -> None:
     """Options given before the command apply to it: onnxop --backend gl flatten a.npy"""
     given = backend if _on_command_line(ctx, "backend") else None
@@ -482,7 +531,7 @@ def conformance(
     results = conf.run_all(dirs, _backend(ctx, backend, engine))
     failed = any(r.status == "failed" for r in results)
     code = ExitCode.ERROR if failed else ExitCode.SUCCESS
-    out.result(conf.render(results), styled=False)
+    out.result(conf.render(results), escaped=True)
     out.document(report.conformance_document(results, code))
     return code
 
@@ -503,12 +552,17 @@ def show(
     files: Annotated[
         list[Path],
         typer.Argument(
-            help="Tensor files (.npy, .npz or .pb); - reads a .npy stream from stdin. Example: a.npy",
+            help="Tensor files (.npy, .npz, .pb, or an .onnx model's initializers); - reads stdin "
+            "(any of those but .onnx). Example: a.npy",
             show_default=False,
             metavar="FILE",
         ),
     ],
     full: FullOpt = False,
+    hist: Annotated[
+        bool,
+        typer.Option("--hist", help="Also print a histogram of each tensor's values (10 bins). Example: --hist"),
+    ] = False,
     json_out: JsonOpt = False,
     quiet: QuietOpt = False,
     debug: DebugOpt = False,
@@ -525,13 +579,21 @@ def show(
     documents = []
     for i, (path, tensors) in enumerate(io.releasing(found)):
         label = STDIN_NAME if is_stdio(path) else path
-        entries = []
+        entries, histograms = [], []
         for tensor in tensors:
             with progress.tracked(tensor.data, f"reading {label}", quiet=out.quiet) as data:
                 values = replace(tensor, data=data).to_numpy()
             entries.append((tensor, values, shown.stats(values, tensor.dtype)))
-        documents.append((path, [(t, s) for t, _, s in entries]))
-        out.result(("\n" if i else "") + shown.render_file(label, entries, full=full))
+            if hist:
+                from .histogram import histogram
+
+                histograms.append(histogram(values, tensor.dtype))
+        documents.append((path, [(t, s) for t, _, s in entries], histograms))
+        if full:  # every value: streamed line by line, not built first
+            lines = shown.file_lines(label, entries, full=True, histograms=histograms)
+            out.stream(itertools.chain([""] * bool(i), lines))
+        else:
+            out.result(("\n" if i else "") + shown.render_file(label, entries, histograms=histograms))
     out.document(report.show_document(documents))
 
 
@@ -672,13 +734,11 @@ def _doc_examples_json(out: Out, examples, backend, *, check: bool, show: bool, 
 
 
 def _emit_table(headers: list[str], rows: list[list[str]]) -> None:
-    """A table to stdout: rich on a terminal, plain aligned text when piped."""
-    from . import docreport
+    """A doc-examples table to stdout (tables.py: rich on a terminal, plain when piped)."""
+    from . import tables
 
-    if sys.stdout.isatty():
-        _console().print(docreport.rich_table(headers, rows))
-    else:
-        emit(docreport.plain_table(headers, rows), styled=False)
+    cols = tables.columns(headers, names=("page", "example"), status=("result",))
+    emit(tables.render(cols, rows), escaped=True)
 
 
 @command(
@@ -710,7 +770,7 @@ def bench(
 
     out = _out(ctx, json_out, quiet)
     result = run_bench(_backend(ctx, backend, engine), parse_sizes(sizes), repeats=repeats, warmup=warmup)
-    out.result(render_table(result), styled=False)
+    out.result(render_table(result), escaped=True)
     out.document(bench_document(result))
 
 
@@ -738,6 +798,7 @@ def run(argv: list[str], debug: bool = False) -> int:
     from .batch import BatchFailed
 
     as_json = _wants_json(argv)
+    _ARGV[:] = argv
     signals.reset()
     try:
         rv = app(args=argv, prog_name="onnxop", standalone_mode=False)

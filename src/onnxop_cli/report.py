@@ -122,24 +122,32 @@ def op_document(
     }
 
 
-def show_document(files: Sequence[tuple[str, Sequence[tuple[Tensor, Doc | None]]]]) -> Doc:
-    """show: every file given, every tensor in it, with its statistics."""
+def show_document(files: Sequence[tuple[str, Sequence[tuple[Tensor, Doc | None]], Sequence[Doc | None]]]) -> Doc:
+    """show: every file given, every tensor in it, with its statistics (and,
+    with --hist, its histogram)."""
+
+    def entry(t: Tensor, stats: Doc | None, hist: Doc | None | bool) -> Doc:
+        doc = {
+            "name": t.name,
+            "shape": list(t.shape),
+            "dtype": t.dtype.name,
+            "order": t.order,
+            "byteorder": "big" if t.byteswap else "little",
+            "stats": stats,
+        }
+        if hist is not False:
+            doc["histogram"] = hist
+        return doc
+
     return base("show") | {
         "files": [
             {
                 "path": path,
                 "tensors": [
-                    {
-                        "name": t.name,
-                        "shape": list(t.shape),
-                        "dtype": t.dtype.name,
-                        "order": t.order,
-                        "stats": stats,
-                    }
-                    for t, stats in tensors
+                    entry(t, stats, hists[i] if hists else False) for i, (t, stats) in enumerate(tensors)
                 ],
             }
-            for path, tensors in files
+            for path, tensors, hists in files
         ]
     }
 
@@ -152,7 +160,7 @@ def info_document(
 
     def adapter(a: Any) -> Doc:
         return {
-            "name": a.name,
+            "name": str(a),  # as flatten's and bench's "adapter" name it: "llvmpipe (...) (Vulkan, CPU)"
             "backend": a.our_backend,
             "adapter_type": a.adapter_type,
             "driver": a.driver,
@@ -232,7 +240,7 @@ def conformance_document(results: Sequence[Any], exit_code: int) -> Doc:
             "name": r.name,
             "operator": r.operator,
             "opset": r.opset,
-            "data_sets": int(r.data_sets),
+            "data_sets": r.data_sets,
             "result": r.status,
             "detail": r.detail or None,
         }

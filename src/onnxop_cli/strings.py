@@ -28,7 +28,7 @@ def strings_to_bytes(array: np.ndarray) -> np.ndarray:
         elif isinstance(value, (str, np.str_)):
             flat[i] = str(value).encode("utf-8")
         else:
-            raise InputError(f"a string tensor holds a {type(value).__name__}, not text")
+            raise InputError(f"a string tensor holds a value of type {type(value).__name__}, not text")
     return out
 
 

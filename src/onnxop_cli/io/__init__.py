@@ -3,6 +3,7 @@
     .npy  one numpy array          (npy.py)
     .npz  numpy arrays by name     (npz.py)
     .pb   one ONNX TensorProto     (tensorproto.py)
+    .onnx a model's initializers   (onnxmodel.py; read only)
 
 Reading gives Tensors whose bytes are read later, in chunks. Writing goes
 through a writer opened on a temporary file (atomic_output): ``tensor(name,
@@ -10,7 +11,8 @@ shape, dtype)`` is a context manager yielding a sink for the bytes, and
 ``strings(name, values, text_dtype)`` writes a string tensor (``text_dtype``:
 the numpy dtype it came as, which an .npy keeps).
 
-The path ``-`` is a .npy stream: stdin as an input, stdout as an output
+The path ``-`` is stdin as an input (any format above but .onnx,
+recognised by content: sniff.py) and a .npy stream on stdout as an output
 (see stdio.py; stdout cannot be written atomically).
 """
 
@@ -26,8 +28,10 @@ from . import npy, stdio
 from .atomic import atomic_output, check_output_path
 
 Sink = Callable[[memoryview], None]
-FORMATS = (".npy", ".npz", ".pb")
-ARCHIVES = (".npz",)  # formats that hold several named tensors
+FORMATS = (".npy", ".npz", ".pb", ".onnx")
+WRITTEN = (".npy", ".npz", ".pb")  # .onnx models are read (their initializers), never written
+ARCHIVES = (".npz",)  # formats that hold several named tensors and can be written
+NAMED = (".npz", ".onnx")  # formats whose tensors --member picks by name
 
 
 class Writer(Protocol):
@@ -42,7 +46,10 @@ def _suffix(path: Path) -> str:
     suffix = Path(path).suffix.lower()
     if suffix not in FORMATS:
         shown = suffix or "no suffix"
-        raise UsageError(f"{path}: unknown format ({shown}); onnxop reads and writes {', '.join(FORMATS)}")
+        raise UsageError(
+            f"{path}: unknown format ({shown}); onnxop reads and writes {', '.join(WRITTEN)} "
+            f"and reads {', '.join(f for f in FORMATS if f not in WRITTEN)}"
+        )
     return suffix
 
 
@@ -66,17 +73,17 @@ def read_tensors(path: Path, member: str | None = None) -> list[Tensor]:
     """The tensors in ``path``: one, or every member of an .npz (only
     ``member`` if given). Their bytes are read later, in chunks."""
     if stdio.is_stdio(path):
-        if member is not None:
-            raise UsageError("-: --member selects an array of an .npz file; stdin is a .npy stream")
-        return [stdio.read_npy_stream()]
+        from .sniff import read_stdin
+
+        return read_stdin(member)
     path = Path(path)
     suffix = _suffix(path)
     if not path.exists():
         raise UsageError(f"{path}: no such file")
     if not path.is_file():
         raise UsageError(f"{path}: not a regular file")
-    if member is not None and suffix not in ARCHIVES:
-        raise UsageError(f"{path}: --member selects an array of an .npz file; this is {suffix}")
+    if member is not None and suffix not in NAMED:
+        raise UsageError(f"{path}: --member selects an array of an .npz file or an initializer of an .onnx model; this is {suffix}")
     if suffix == ".npz":
         from . import npz
 
@@ -88,6 +95,10 @@ def read_tensors(path: Path, member: str | None = None) -> list[Tensor]:
         from . import tensorproto
 
         return [tensorproto.read_pb(path)]
+    if suffix == ".onnx":
+        from .onnxmodel import read_onnx
+
+        return read_onnx(path, member)
     return [npy.read_npy(path)]
 
 
@@ -138,6 +149,11 @@ def check_format(path: Path, dtype: DType | None = None, *, nbytes: int = 0, ten
     """What check_output refuses of the format alone: an unknown suffix, a type
     or size the format cannot hold (for a file whose folder is yet to be made)."""
     suffix = ".npy" if stdio.is_stdio(path) else _suffix(path)
+    if suffix not in WRITTEN:
+        raise UsageError(
+            f"{path}: onnxop reads {suffix} models (their initializers) but does not write them; "
+            f"write {', '.join(WRITTEN)}"
+        )
     module = npy if stdio.is_stdio(path) else _module(suffix)
     if dtype is not None and not module.can_hold(dtype):
         raise UsageError(
