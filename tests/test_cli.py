@@ -236,3 +236,34 @@ def test_new_output_gets_the_usual_file_mode(backend, a, cwd, capsys):
     umask = os.umask(0)
     os.umask(umask)
     assert (cwd / "b.npy").stat().st_mode & 0o777 == 0o666 & ~umask
+
+
+def test_several_inputs_printed_each_under_its_file_title(cwd, capsys):
+    """Issue 15, item 5: without -o, each file's blocks follow `# FILE`; one
+    input keeps the docs' layout with no title."""
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    b = -np.arange(4, dtype=np.int16).reshape(2, 2)
+    np.save("a.npy", a)
+    np.save("b.npy", b)
+    code, out, _ = cli(capsys, "flatten", "a.npy", "b.npy", "--axis", "0")
+    assert code == 0
+    first, second = out.split("\n\n# b.npy\n")
+    assert first.startswith("# a.npy\nNode:\n  Flatten(a) -> (output)")
+    assert second.startswith("Node:\n  Flatten(b) -> (output)")
+    code, out, _ = cli(capsys, "flatten", "a.npy", "--axis", "0")
+    assert code == 0 and out.startswith("Node:\n") and "# a.npy" not in out
+    code, out, _ = cli(capsys, "flatten", "a.npy", "b.npy", "--axis", "0", "--full")
+    assert code == 0 and out.startswith("# a.npy\nNode:\n") and "\n\n# b.npy\nNode:\n" in out
+
+
+@pytest.mark.parametrize("extra", [["-o", "out.npy"], ["--json"]])
+def test_full_with_nothing_printed_is_refused(cwd, capsys, extra):
+    """Issue 15, item 6: --full with -o (or --json) would be silently ignored."""
+    np.save("a.npy", np.arange(6, dtype=np.float32))
+    code, out, err = cli(capsys, "flatten", "a.npy", "--full", *extra)
+    given = extra[0]
+    assert code == 2
+    assert error_of(err) == (
+        f"--full prints every value of the printed node, and with {given} no node is printed; drop --full or {given}"
+    )
+    assert sorted(p.name for p in cwd.iterdir()) == ["a.npy"]

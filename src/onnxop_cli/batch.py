@@ -204,12 +204,12 @@ def run(node: Node, jobs: list[Job], *, backend, out, full: bool, parents: bool)
 
     runs: list[tuple[Result, Path]] = []
     written: list[Path] = []
-    for job in jobs:
+    for i, job in enumerate(jobs):
         try:
             signals.checkpoint()  # a signal held since the last output was committed ends the batch here
             if parents and job.target is not None:
                 _make_folders(job.target)
-            runs += _run_job(node, job, backend=backend, out=out, full=full)
+            runs += _run_job(node, job, backend=backend, out=out, full=full, titled=len(jobs) > 1, first=i == 0)
         except (Exception, KeyboardInterrupt) as e:
             raise BatchFailed(e, job, written, len(jobs)) from e
         finally:
@@ -227,7 +227,9 @@ def _make_folders(target: Path) -> None:
         raise OutputError(f"{target.parent}: cannot create the folder: {e.strerror or e}") from None
 
 
-def _run_job(node: Node, job: Job, *, backend, out, full: bool) -> list[tuple[Result, Path]]:
+def _run_job(
+    node: Node, job: Job, *, backend, out, full: bool, titled: bool = False, first: bool = True
+) -> list[tuple[Result, Path]]:
     from . import core, io, progress
     from .io.stdio import is_stdio, stdio_label
 
@@ -236,7 +238,7 @@ def _run_job(node: Node, job: Job, *, backend, out, full: bool) -> list[tuple[Re
             return core.apply(node, replace(tensor, data=data), backend=backend, **kw)
 
     if job.target is None:
-        return _print_job(node, job, run_one, out=out, full=full)
+        return _print_job(node, job, run_one, out=out, full=full, titled=titled, first=first)
     target = job.target
     with io.open_writer(target) as writer:
         results = [
@@ -258,8 +260,14 @@ def _run_job(node: Node, job: Job, *, backend, out, full: bool) -> list[tuple[Re
     return [(r, job.src) for r in results]
 
 
-def _print_job(node: Node, job: Job, run_one, *, out, full: bool) -> list[tuple[Result, Path]]:
-    """No -o: each tensor's node printed as the ONNX docs print examples."""
+def _print_job(
+    node: Node, job: Job, run_one, *, out, full: bool, titled: bool, first: bool
+) -> list[tuple[Result, Path]]:
+    """No -o: each tensor's node printed as the ONNX docs print examples.
+    With several inputs (``titled``) each file's blocks follow a title line,
+    ``# FILE``, as doc-examples --show titles its examples."""
+    from .io.stdio import stdio_label
+
     from . import progress
     from .render import Shown, node_lines, render_node
     from .tensor import MemoryBytes, StreamBytes
@@ -276,12 +284,13 @@ def _print_job(node: Node, job: Job, run_one, *, out, full: bool) -> list[tuple[
             res = result.output
             shown_in = Shown(tensor.name, tensor.shape, tensor.dtype.name, tensor.to_numpy())
             shown_out = Shown(res.name, res.shape, res.dtype.name, res.to_numpy(), note=result.note)
+            title = [f"# {stdio_label(job.src)}"] if titled and not blocks else []
             if full:  # every value: streamed line by line, not built first
                 lines = node_lines(node, [shown_in], [shown_out], full=True)
-                out.stream(itertools.chain([""] * bool(blocks), lines))
-            blocks.append("" if full else render_node(node, [shown_in], [shown_out]))
+                out.stream(itertools.chain([""] * bool(blocks or not first), title, lines))
+            blocks.append("" if full else "\n".join([*title, render_node(node, [shown_in], [shown_out])]))
     if blocks and not full:
-        out.result("\n\n".join(blocks))
+        out.result(("" if first else "\n") + "\n\n".join(blocks))
     return runs
 
 

@@ -357,6 +357,10 @@ def _run_many(
     from .gpu import get_gpu
 
     started = time.perf_counter()
+    if full and (output is not None or out.json):
+        given = "-o" if output is not None else "--json"
+        raise UsageError(f"--full prints every value of the printed node, and with {given} no node is printed; "
+                         f"drop --full or {given}")
     _check_stdio(inputs, output, out)
     jobs = batch.plan(node, inputs, output, member, parents=parents, backend=backend)
     done = batch.run(node, jobs, backend=backend, out=out, full=full, parents=parents)
