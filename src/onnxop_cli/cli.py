@@ -17,16 +17,16 @@ from typing import Annotated, Optional
 
 import typer
 
-from .cli_help import ADAPTER, CHECKS, OPERATORS, TENSORS, OnnxopCommand, OnnxopGroup
+from .cli_help import ADAPTER, CHECKS, TENSORS, OnnxopCommand, OnnxopGroup
 from .errors import ExitCode, Interrupted, OnnxopError, UsageError
 
-LATEST_OPSET = 25  # kept equal to ops.LATEST_OPSET (tested); ops is not imported at start-up
+LATEST_OPSET = 28  # kept equal to ops.LATEST_OPSET (tested); ops is not imported at start-up
 
 app = typer.Typer(
     name="onnxop",
     help=(
-        "Apply the ONNX operators Flatten and Unsqueeze to tensor files by running "
-        "WGSL copy kernels on a WebGPU adapter.\n\n"
+        "Apply ONNX's data-movement operators (Transpose, Slice, Expand, Tile, Reshape, ...) "
+        "to tensor files by running WGSL copy and gather kernels on a WebGPU adapter.\n\n"
         "Example: onnxop flatten a.npy --axis -2 -o b.npy"
     ),
     no_args_is_help=True,
@@ -334,126 +334,27 @@ def _shape(shape) -> str:
 
 
 @command(
-    rich_help_panel=OPERATORS,
-    short_help="Flatten tensors to 2-D at --axis (ONNX Flatten).",
-    help=(
-        "Flatten each input to 2-D at --axis: (d0*...*d[axis-1], d[axis]*...*dn). "
-        "Without -o the node is printed as the ONNX docs print examples.\n\n"
-        "Example: onnxop flatten a.npy --axis -2 -o b.npy"
-    ),
-)
-def flatten(
-    ctx: typer.Context,
-    inputs: InputsArg,
-    axis: Annotated[
-        Optional[str],
-        typer.Option(
-            "--axis",
-            "-a",
-            help="Split point, in [-r, r] for an input of rank r (default 1). Example: --axis -2",
-            show_default=False,
-            metavar="INT",
-        ),
-    ] = None,
-    output: OutputOpt = None,
-    opset: OpsetOpt = LATEST_OPSET,
-    backend: BackendOpt = None,
-    full: FullOpt = False,
-    json_out: JsonOpt = False,
-    quiet: QuietOpt = False,
-    debug: DebugOpt = False,
-    member: MemberOpt = None,
-) -> None:
-    from .ops import flatten_node
-
-    node = flatten_node(parse_axis(axis), opset)
-    _run_many(
-        "flatten", node, opset, inputs, output, _backend(ctx, backend), full, _out(ctx, json_out, quiet), member
-    )
-
-
-def parse_axis(text: Optional[str]) -> Optional[int]:
-    """``"-2"`` -> -2; None stays None (the default, 1, is not shown as an attribute)."""
-    if text is None:
-        return None
-    try:
-        return int(text.strip())
-    except ValueError:
-        raise UsageError(f"Flatten: --axis must be an integer, got {text!r} (example: --axis -2)") from None
-
-
-def parse_axes(text: str) -> list[int]:
-    """``"2,4,-1"`` -> [2, 4, -1]; a clear error for anything else."""
-    parts = [p.strip() for p in text.split(",")]
-    if parts == [""]:
-        raise UsageError("Unsqueeze: axes must not be empty (example: --axes 0,2)")
-    try:
-        return [int(p) for p in parts]
-    except ValueError:
-        raise UsageError(
-            f"Unsqueeze: --axes must be comma-separated integers, got {text!r} (example: --axes 0,2)"
-        ) from None
-
-
-@command(
-    rich_help_panel=OPERATORS,
-    short_help="Insert size-1 dimensions at --axes (ONNX Unsqueeze).",
-    help=(
-        "Insert size-1 dimensions at --axes of the output. "
-        "Without -o the node is printed as the ONNX docs print examples.\n\n"
-        "Example: onnxop unsqueeze x.npy --axes 2,4,5"
-    ),
-)
-def unsqueeze(
-    ctx: typer.Context,
-    inputs: InputsArg,
-    axes: Annotated[
-        str,
-        typer.Option(
-            "--axes",
-            help="Comma-separated output axes, each in [-r_out, r_out - 1] where "
-            "r_out = rank + number of axes. Example: --axes 2,4,5",
-            show_default=False,
-            metavar="LIST",
-        ),
-    ],
-    output: OutputOpt = None,
-    opset: OpsetOpt = LATEST_OPSET,
-    backend: BackendOpt = None,
-    full: FullOpt = False,
-    json_out: JsonOpt = False,
-    quiet: QuietOpt = False,
-    debug: DebugOpt = False,
-    member: MemberOpt = None,
-) -> None:
-    from .ops import unsqueeze_node
-
-    node = unsqueeze_node(parse_axes(axes), opset)
-    _run_many(
-        "unsqueeze", node, opset, inputs, output, _backend(ctx, backend), full, _out(ctx, json_out, quiet), member
-    )
-
-
-@command(
     rich_help_panel=CHECKS,
-    short_help="Run ONNX backend node tests of Flatten and Unsqueeze.",
+    short_help="Run ONNX's backend node tests of the operators onnxop runs.",
     help=(
         "Run ONNX backend node tests (folders with model.onnx and test_data_set_*/*.pb) "
-        "of Flatten and Unsqueeze through onnxop; other operators are skipped. "
+        "through onnxop; other operators are skipped. With no DIR, onnx's own node tests "
+        "of every operator onnxop runs are built from the installed onnx package and run. "
         "Exits 1 if any case fails.\n\n"
-        "Example: onnxop conformance onnx/backend/test/data/node"
+        "Example: onnxop conformance"
     ),
 )
 def conformance(
     ctx: typer.Context,
     dirs: Annotated[
-        list[Path],
+        Optional[list[Path]],
         typer.Argument(
-            help="Node-test folders, or folders holding many. Example: node/test_flatten_axis0",
+            help="Node-test folders, or folders holding many (default: onnx's own node tests, "
+            "built offline). Example: node/test_flatten_axis0",
             show_default=False,
             metavar="DIR",
         ),
-    ],
+    ] = None,
     backend: BackendOpt = None,
     json_out: JsonOpt = False,
     quiet: QuietOpt = False,
@@ -463,7 +364,7 @@ def conformance(
     from . import report
 
     out = _out(ctx, json_out, quiet)
-    results = conf.run_all(dirs, _backend(ctx, backend))
+    results = conf.run_all(dirs or [], _backend(ctx, backend))
     failed = any(r.status == "failed" for r in results)
     code = ExitCode.ERROR if failed else ExitCode.SUCCESS
     out.result(conf.render(results), styled=False)
@@ -685,6 +586,8 @@ def bench(
     out.result(render_table(result), styled=False)
     out.document(bench_document(result))
 
+
+from . import cli_ops  # noqa: E402,F401 - one command per operator, from the registry
 
 # ------------------------------------------------------------------ entry
 

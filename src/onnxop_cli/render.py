@@ -119,17 +119,15 @@ def render_node(
     *,
     full: bool = False,
     axes_name: str = "axes",
+    names: dict[str, str] | None = None,
 ) -> str:
-    """The doc block for one node. ``inputs`` are the tensor inputs; Unsqueeze's
-    axes are added as an input (named ``axes_name``) or an attribute as the
-    node's opset keeps them."""
-    import numpy as np
-
-    inputs = list(inputs)
+    """The doc block for one node. ``inputs`` are the tensor inputs; the
+    node's constant inputs (Unsqueeze's axes from opset 13, Reshape's shape,
+    Slice's starts, ...) are listed after them as int64 tensors, named as in
+    the schema unless ``names`` (or, for axes, ``axes_name``) says otherwise;
+    attributes go under Attributes."""
+    inputs = list(inputs) + constant_inputs(node, {"axes": axes_name, **(names or {})})
     attributes = dict(node.attributes)
-    if getattr(node.op, "axes_is_input", False) and node.axes is not None:
-        axes = np.asarray(node.axes, dtype=np.int64)
-        inputs.append(Shown(axes_name, axes.shape, "int64", axes))
     names_in = ", ".join(t.name for t in inputs)
     names_out = ", ".join(t.name for t in outputs)
 
@@ -145,6 +143,19 @@ def render_node(
     for t in outputs:
         lines += _tensor_lines(t, full)
     return "\n".join(lines)
+
+
+def constant_inputs(node: Node, names: dict[str, str] | None = None) -> list[Shown]:
+    """The node's constant inputs, in schema order, as int64 tensors."""
+    import numpy as np
+
+    names = names or {}
+    shown = []
+    for name in node.op.inputs[1:]:
+        if name in node.inputs:
+            values = np.asarray(node.inputs[name], dtype=np.int64)
+            shown.append(Shown(names.get(name, name), values.shape, "int64", values))
+    return shown
 
 
 def normalise(text: str) -> str:
