@@ -3,10 +3,12 @@
 Slice-1 takes starts, ends and (optional) axes as attributes, step 1;
 Slice-10 moves them to inputs and adds steps (negative steps walk backwards);
 Slice-11 allows negative axes. Starts and ends count from the end when
-negative and are clamped to the axis as numpy slicing clamps them (ONNX's
-reference implementation slices with numpy), so any integer is valid and an
-empty result is fine. The index map is an offset plus the strides times the
-steps.
+negative and are then clamped as the spec says: to [0, d] for positive steps,
+start to [0, d-1] and end to [-1, d-1] for negative ones. So any integer is
+valid and an empty result is fine. (numpy's slicing, which ONNX's reference
+implementation uses, differs in one corner: a negative step from a start
+below -d gives nothing there and the first element here, as in onnxruntime.)
+The index map is an offset plus the strides times the steps.
 """
 
 from __future__ import annotations
@@ -46,8 +48,7 @@ class Slice_1(OpVersion):
         for axis, start, end, step in zip(axes, starts, ends, steps):
             if step == 0:
                 raise OpError(f"{cls.label()}: step 0 on axis {axis}; steps must not be 0")
-            first, stop, step = slice(start, end, step).indices(shape[axis])
-            plan[axis] = (first, step, len(range(first, stop, step)))
+            plan[axis] = bounds(start, end, step, shape[axis])
         return plan
 
     @classmethod
@@ -64,6 +65,19 @@ class Slice_1(OpVersion):
             out_strides[axis] = strides[axis] * step
             offset += first * strides[axis] if length else 0
         return View(tuple(out_shape), tuple(out_strides), offset)
+
+
+def bounds(start: int, end: int, step: int, dim: int) -> tuple[int, int, int]:
+    """(first index, step, length) of one sliced axis, clamped as the spec says."""
+    start += dim if start < 0 else 0
+    end += dim if end < 0 else 0
+    if step > 0:
+        start, end = min(max(start, 0), dim), min(max(end, 0), dim)
+        length = -(-(end - start) // step)
+    else:
+        start, end = min(max(start, 0), dim - 1), min(max(end, -1), dim - 1)
+        length = -(-(start - end) // -step)
+    return start, step, max(length, 0) if dim else 0
 
 
 class Slice_10(Slice_1):

@@ -2,7 +2,9 @@
 
 Squeeze-1 takes non-negative axes as an attribute, Squeeze-11 allows
 negative ones, Squeeze-13 moves them to an optional second input (int64).
-An axis whose dim is not 1 is an error.
+An axis whose dim is not 1 is an error. Empty axes squeeze every size-1
+dim, as when axes are left out (onnxruntime, and ONNX's reference for the
+attribute form).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ class Squeeze_1(OpVersion):
     @classmethod
     def output_shape(cls, node: Node, shape: tuple[int, ...]) -> tuple[int, ...]:
         axes = node.axes
-        if axes is None:
+        if not axes:
             return tuple(d for d in shape if d != 1)
         r = len(shape)
         drop = cls.unique_axes(axes, r, f"for an input of rank {r}")
