@@ -459,8 +459,9 @@ def info(
     short_help="List or check the examples of the ONNX operator pages.",
     help=(
         "List the examples of the ONNX operator pages (the Flatten and Unsqueeze pages "
-        "shipped with onnxop, or the PAGE files given); --check runs each through the "
-        "GPU kernels and compares it with the page and with numpy's reshape/expand_dims.\n\n"
+        "shipped with onnxop, the PAGE files given, or with --op the official examples of "
+        "any operator onnxop runs); --check runs each through the GPU kernels and compares "
+        "it with the page and with a reference (numpy, or onnx's reference evaluator).\n\n"
         "Example: onnxop doc-examples --check"
     ),
 )
@@ -492,6 +493,16 @@ def doc_examples(
     show: Annotated[
         bool, typer.Option("--show", help="Print each example as onnxop renders it. Example: --show")
     ] = False,
+    op: Annotated[
+        Optional[str],
+        typer.Option(
+            "--op",
+            help="Use the official examples of this operator (onnx's expect() cases, built from the "
+            "installed onnx) instead of pages. Example: --op Transpose",
+            show_default=False,
+            metavar="OP",
+        ),
+    ] = None,
     full: FullOpt = False,
     backend: BackendOpt = None,
     json_out: JsonOpt = False,
@@ -500,7 +511,9 @@ def doc_examples(
 ) -> int:
     from . import doccheck, docreport
 
-    examples = docreport.select_or_fail(docreport.load_examples(pages), name)
+    if op is not None and pages:
+        raise UsageError("give PAGE files or --op, not both")
+    examples = docreport.select_or_fail(docreport.load_examples(pages, op), name)
     backend = _backend(ctx, backend)
     out = _out(ctx, json_out, quiet)
     if out.json:

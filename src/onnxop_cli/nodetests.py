@@ -57,3 +57,42 @@ def write_case(case, out: Path) -> Path:
 
 def write_all(out: Path, op_types=None, only=None) -> list[Path]:
     return [write_case(c, out) for c in node_testcases(op_types) if not only or c.name in only]
+
+
+def expect_pages(op_type: str) -> list[tuple[str, str, dict]]:
+    """(source, text, inputs) of pages in the docs' rst format holding
+    ``op_type``'s official examples: its ``expect()`` cases, each rendered as
+    the ONNX pages print an example. ``inputs`` holds each case's input arrays
+    by name (case name -> input name -> array): large inputs are printed with
+    '...', and the checker runs the exact values. One page per opset the
+    cases use."""
+    from .model import build_node, graph_inputs
+    from .render import Shown, render_node
+    from .tensor import Tensor, dtype_of_numpy
+
+    by_opset: dict[int, list[str]] = {}
+    exact: dict[str, dict] = {}
+    for case in node_testcases([op_type]):
+        if not is_tensor_case(case):
+            continue
+        model, (inputs, outputs) = case.model, case.data_sets[0]
+        proto, opset = model.graph.node[0], model.opset_import[0].version
+        feeds = dict(zip(graph_inputs(model), inputs))
+        node = build_node(proto, opset, lambda name: Tensor.from_numpy(feeds[name], name))
+        names = dict(zip(node.op.inputs[1:], proto.input[1:]))
+
+        def shown(name, values):
+            return Shown(name, values.shape, dtype_of_numpy(values.dtype).name, values)
+
+        block = render_node(node, [shown(proto.input[0], feeds[proto.input[0]])],
+                            [shown(proto.output[0], outputs[0])], names=names)
+        exact[case.name] = {name: feeds[name] for name in proto.input if name in feeds}
+        body = "\n".join(f"    {line}" if line else "" for line in block.split("\n"))
+        by_opset.setdefault(opset, []).append(f"**{case.name}**\n\n.. code-block:: text\n\n{body}\n")
+    return [
+        (f"{op_type}-{opset} (onnx expect cases)",
+         f"{op_type} - version {opset}\n{'=' * (len(op_type) + 10 + len(str(opset)))}\n\n"
+         f"This page documents version **{opset}** of operator **{op_type}**.\n\n"
+         "Examples\n--------\n\n" + "\n".join(blocks), exact)
+        for opset, blocks in sorted(by_opset.items())
+    ]
