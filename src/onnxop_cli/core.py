@@ -4,7 +4,7 @@
 
 Everything that can be refused is refused before the GPU is touched and
 before an output file is opened. Fortran-ordered and big-endian input goes
-through the re-layout kernel instead of the flat copy; string tensors, which
+through the gather kernel (a strided view) instead of the flat copy; string tensors, which
 have no GPU form, are reshaped on the host and the result says so.
 """
 
@@ -54,23 +54,7 @@ def check(node: Node, tensor: Tensor, where: str = "") -> tuple[int, ...]:
         if where:
             raise type(e)(f"{where}: {e}") from e
         raise
-    check_runnable(tensor)
     return out_shape
-
-
-def check_runnable(tensor: Tensor) -> None:
-    """What the GPU path cannot take, refused with the reason. (String tensors
-    are not refused: they take the host path, the one sanctioned non-GPU path.)"""
-    needs_relayout = tensor.order != "C" or tensor.byteswap
-    if needs_relayout and not tensor.dtype.is_string and tensor.dtype.itemsize not in RELAYOUT_ITEMSIZES:
-        layout = "Fortran-ordered" if tensor.order != "C" else "big-endian"
-        raise InputError(
-            f"{tensor.source or tensor.name}: {layout} {tensor.dtype} cannot be re-laid out "
-            f"(element sizes {', '.join(map(str, RELAYOUT_ITEMSIZES))} bytes only)"
-        )
-
-
-RELAYOUT_ITEMSIZES = (1, 2, 4, 8, 16)
 
 
 def apply(
@@ -170,24 +154,15 @@ def _to_scratch_file(fill: Callable[[Sink], int], nbytes: int) -> MemoryBytes:
 
 def _mover(gpu, tensor: Tensor) -> Callable[[Sink], int]:
     """The kernel that moves this tensor's bytes: the flat copy for row-major
-    little-endian data, the re-layout kernel for Fortran order or big-endian."""
+    little-endian data, the gather for Fortran order (a view with the strides
+    reversed) or big-endian (elements byte-swapped in place)."""
     from . import gpu as gpu_pkg
-    from .gpu.relayout import source_axes
 
     if tensor.order == "C" and not tensor.byteswap:
         return lambda sink: gpu_pkg.copy_through_kernel(gpu, tensor.data, sink)
-    fortran = tensor.order == "F"
-    if source_axes(tensor.shape, fortran):
-        limit = gpu_pkg.whole_tensor_limit(gpu)
-        if tensor.nbytes > limit:
-            raise InputError(
-                f"{tensor.source or tensor.name}: a Fortran-ordered tensor of {_mib(tensor.nbytes)} "
-                f"does not fit the {_mib(limit)} the re-layout kernel can bind on {gpu.name}; "
-                "save it in C order (numpy.ascontiguousarray)"
-            )
-    return lambda sink: gpu_pkg.relayout_through_kernel(
-        gpu, tensor.data, sink, shape=tensor.shape, itemsize=tensor.dtype.itemsize,
-        fortran=fortran, swap=tensor.byteswap,
+    view = gpu_pkg.View.fortran(tensor.shape) if tensor.order == "F" else gpu_pkg.View.row_major(tensor.shape)
+    return lambda sink: gpu_pkg.gather_through_kernel(
+        gpu, tensor.data, sink, view=view, bits=tensor.dtype.bits, swap=tensor.byteswap
     )
 
 
@@ -212,7 +187,3 @@ def _zero_pad_bits(sink: Sink, tensor: Tensor) -> Sink:
             sink(chunk)
 
     return masked
-
-
-def _mib(n: int) -> str:
-    return f"{n / (1 << 20):.1f} MiB" if n >= 1 << 20 else f"{n} bytes"
