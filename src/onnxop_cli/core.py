@@ -57,23 +57,7 @@ def check(node: Node, tensor: Tensor, where: str = "") -> tuple[int, ...]:
         if where:
             raise type(e)(f"{where}: {e}") from e
         raise
-    check_runnable(tensor)
     return out_shape
-
-
-def check_runnable(tensor: Tensor) -> None:
-    """What the GPU path cannot take, refused with the reason. (String tensors
-    are not refused: they take the host path, the one sanctioned non-GPU path.)"""
-    needs_relayout = tensor.order != "C" or tensor.byteswap
-    if needs_relayout and not tensor.dtype.is_string and tensor.dtype.itemsize not in RELAYOUT_ITEMSIZES:
-        layout = "Fortran-ordered" if tensor.order != "C" else "big-endian"
-        raise InputError(
-            f"{tensor.source or tensor.name}: {layout} {tensor.dtype} cannot be re-laid out "
-            f"(element sizes {', '.join(map(str, RELAYOUT_ITEMSIZES))} bytes only)"
-        )
-
-
-RELAYOUT_ITEMSIZES = (1, 2, 4, 8, 16)
 
 
 def apply(
