@@ -164,7 +164,7 @@ def test_flatten_json(backend, cwd, capsys):
     run_ = doc.pop("runs")
     timings = doc.pop("timings")
     assert doc == {
-        "command": "flatten", "status": "ok", "exit_code": 0, "op": "Flatten", "opset": 25,
+        "command": "flatten", "status": "ok", "exit_code": 0, "op": "Flatten", "opset": 28,
         "attributes": {"axis": -2}, "backend": backend, "adapter": get_gpu(backend).name,
     }
     assert len(run_) == 1
