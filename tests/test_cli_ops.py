@@ -180,3 +180,15 @@ def test_run_in_a_real_process(backend, cwd):
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert np.array_equal(np.load("y.npy"), np.broadcast_to(np.arange(6, dtype=np.int16).reshape(2, 3), (2, 2, 3)))
+
+
+def test_an_output_too_large_for_pb_is_refused_before_any_work(cwd, capsys, monkeypatch):
+    """The size checked is the output's: Tile makes more than it reads."""
+    from onnxop_cli.io import tensorproto
+
+    monkeypatch.setattr(tensorproto, "PROTOBUF_LIMIT", 1000)
+    np.save("x.npy", np.ones((10, 10), np.float32))  # 400 bytes in, 1600 out
+    code, _, err = cli(capsys, "tile", "x.npy", "--repeats", "2,2", "-o", "y.pb")
+    assert code == ExitCode.USAGE
+    assert error_of(err) == "y.pb: 1600 bytes do not fit a .pb (protobuf messages stay under 2 GiB); write a .npy or .npz file instead"
+    assert not (cwd / "y.pb").exists()

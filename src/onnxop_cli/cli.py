@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import errno
 import functools
+import math
 import os
 import sys
 import time
@@ -257,9 +258,10 @@ def _run_many(
     # Refuse everything that can be refused before the GPU is touched.
     for _, tensors, target in jobs:
         for tensor in tensors:
-            core.check(node, tensor, where=tensor.source or tensor.name)
-            if target is not None:
-                io.check_output(target, tensor.dtype, nbytes=tensor.nbytes)
+            out_shape = core.check(node, tensor, where=tensor.source or tensor.name)
+            if target is not None:  # the output's size: Expand and Tile make more than they read
+                out_bytes = 0 if tensor.dtype.is_string else tensor.dtype.nbytes(math.prod(out_shape))
+                io.check_output(target, tensor.dtype, nbytes=out_bytes)
 
     runs, adapter = [], ""
 
