@@ -213,3 +213,34 @@ def test_onnxruntime_has_kernels_for_the_common_types():
                       "SpaceToDepth": {"blocksize": 1}}.get(op, {})
             node = make_node(op, ORT_OPSET, **params)
             assert ort_output(node, np.ones(shape, name)) is not None, (op, name)
+
+
+# ------------------------------------------------------------------ older opsets
+
+
+@PURE
+@given(data=st.data())
+def test_older_versions_keep_their_own_rules(data):
+    """Slice-1 (attributes, no steps), Tile-1 (tiles along one axis),
+    Reshape-1 (shape attribute), Squeeze-1 (no negative axes) give numpy's
+    results too, and refuse what their version does not have."""
+    shape = data.draw(st.lists(st.integers(1, 4), min_size=1, max_size=4).map(tuple), label="shape")
+    r = len(shape)
+    x = np.arange(math.prod(shape)).reshape(shape)
+    axis = data.draw(st.integers(0, r - 1), label="axis")
+    start, end = data.draw(st.integers(-6, 6)), data.draw(st.integers(-6, 6))
+    index = tuple(slice(start, end) if k == axis else slice(None) for k in range(r))
+    for node in (make_node("Slice", 9, starts=[start], ends=[end], axes=[axis]),
+                 make_node("Slice", 10, starts=[start], ends=[end], axes=[axis])):
+        assert np.array_equal(evaluate(node.view(shape, c_strides(shape)), x.reshape(-1)), x[index].reshape(-1))
+    assert "starts" in make_node("Slice", 9, starts=[0], ends=[1]).attributes
+    tiles = data.draw(st.integers(0, 3))
+    node = make_node("Tile", 5, tiles=tiles, axis=axis)
+    expected = np.tile(x, [tiles if k == axis else 1 for k in range(r)])
+    assert node.output_shape(shape) == expected.shape
+    assert np.array_equal(evaluate(node.view(shape, c_strides(shape)), x.reshape(-1)), expected.reshape(-1))
+    assert make_node("Reshape", 4, shape=[-1]).output_shape(shape) == (x.size,)
+    with pytest.raises(OpError, match="negative axes need opset 11; this is Squeeze-1"):
+        make_node("Squeeze", 10, axes=[-1]).output_shape(shape)
+    with pytest.raises(OpError, match="negative axes need opset 11; this is Slice-10"):
+        make_node("Slice", 10, starts=[0], ends=[1], axes=[-1]).output_shape(shape)
