@@ -138,6 +138,21 @@ def test_core_takes_a_fortran_tensor_above_the_binding_limit(backend, gpu, monke
     assert out.data.to_array().tobytes() == reference(f)
 
 
+def test_core_spools_a_fortran_stream_it_reads_out_of_order(backend, gpu, monkeypatch, rng):
+    """A Fortran tensor on stdin larger than a band (here 1 KiB) is read once,
+    into a temporary file, and re-laid out from there."""
+    import io
+
+    from onnxop_cli.tensor import StreamBytes, dtype_of_numpy
+
+    f = np.asfortranarray(random_array(rng, (40, 40), "<f4"))
+    monkeypatch.setitem(gpu.limits, "max-storage-buffer-binding-size", 1024)
+    stream = StreamBytes(io.BytesIO(np.ascontiguousarray(f.T).tobytes()), f.nbytes)
+    tensor = Tensor("f", f.shape, dtype_of_numpy(f.dtype), stream, "F")
+    out = core.apply(flatten_node(), tensor, backend=backend).output
+    assert out.data.to_array().tobytes() == reference(f)
+
+
 # ------------------------------------------------------------ views
 
 
