@@ -5,12 +5,14 @@
 // signed strides), Tile and DepthToSpace (more axes). A view maps the output
 // multi-index i to the source element `base + sum_k i_k * stride_k`.
 //
-// The host (gpu/gather.py) cuts the output into bands that fit one binding,
+// The host (gpu/tiling.py) cuts the output into bands that fit one binding,
 // and each band into boxes: a box fixes the outer indices, takes a range of
 // axis `axis0` and all of the axes after it, so it is one contiguous run of
-// the band. One dispatch writes one box from one source window; `base` is the
-// box's first source element minus the window's first, and elements whose
-// source falls outside the window are left for another dispatch (`keep`).
+// the band. One dispatch writes one box from one upload of source elements
+// (a window of the source, or runs of it packed), through the box's own
+// strides into that upload (`axes`, from entry `at`); `base` is the upload
+// element of the box's first element. Elements whose source falls outside
+// the upload are left for another dispatch (`keep`).
 //
 // Offsets are 64-bit two's complement in u32 pairs (vec2: lo, hi): a source
 // can exceed 4 Gi elements, and strides can be negative. Within a window the
@@ -45,7 +47,7 @@ struct Params {
     dim0: u32,        // the box's extent along axis0
     window: u32,      // source elements in the bound window
     keep: u32,        // 1: the box reaches outside the window; keep what dst holds there
-    pad: u32,
+    at: u32,          // this dispatch's entries in `axes` start here
     base: vec2<u32>,  // source element of the box's first element, minus the window's first
 }
 
@@ -77,7 +79,7 @@ fn mul64(x: u32, s: vec2<u32>) -> vec2<u32> {
 }
 
 fn dim(k: u32) -> u32 {
-    return select(axes[k].x, params.dim0, k == params.axis0);
+    return select(axes[params.at + k].x, params.dim0, k == params.axis0);
 }
 
 // A box element, its source offset in the window and its index along the
@@ -94,16 +96,27 @@ fn cursor_at(l: u32) -> Cursor {
     var s = params.base;
     for (var k = params.rank; k > params.axis0; k = k - 1u) {
         let d = dim(k - 1u);
-        s = add64(s, mul64(rest % d, axes[k - 1u].yz));
+        s = add64(s, mul64(rest % d, axes[params.at + k - 1u].yz));
         rest = rest / d;
     }
     return Cursor(l, s, l % dim(params.rank - 1u));
 }
 
-fn cursor_next(c: Cursor) -> Cursor {
+// The last axis, loaded once per invocation: storage loads are what Mesa's
+// CPU drivers are slowest at.
+struct Row {
+    dim: u32,
+    stride: vec2<u32>,
+}
+
+fn row() -> Row {
     let last = params.rank - 1u;
-    if (c.i + 1u < dim(last)) {
-        return Cursor(c.l + 1u, add64(c.s, axes[last].yz), c.i + 1u);
+    return Row(dim(last), axes[params.at + last].yz);
+}
+
+fn cursor_next(c: Cursor, r: Row) -> Cursor {
+    if (c.i + 1u < r.dim) {
+        return Cursor(c.l + 1u, add64(c.s, r.stride), c.i + 1u);
     }
     return cursor_at(c.l + 1u);
 }
@@ -126,6 +139,7 @@ fn main(
         return;
     }
     let bits = params.bits;
+    let r = row();
     if (bits >= 32u) {
         // Each word is one 32-bit piece q of one element.
         let per = bits / 32u;
@@ -136,7 +150,7 @@ fn main(
             }
             let w = params.first_word + w0 + k;
             if (w / per - params.e0 != c.l) {
-                c = cursor_next(c);
+                c = cursor_next(c, r);
             }
             if (!in_window(c.s)) {
                 continue;
@@ -159,6 +173,10 @@ fn main(
     let end = params.e0 + params.count;
     // the first box element among this invocation's words
     var c = cursor_at(max((params.first_word + w0) * per, params.e0) - params.e0);
+    // Neighbouring elements often share a source word (unit strides, slices
+    // of small steps): load each word once while they do.
+    var loaded = 0xffffffffu;
+    var source = 0u;
     for (var k = 0u; k < WORDS; k = k + 1u) {
         if (w0 + k >= params.words) {
             break;
@@ -179,10 +197,14 @@ fn main(
                 continue;
             }
             if (e - params.e0 != c.l) {
-                c = cursor_next(c);
+                c = cursor_next(c, r);
             }
             if (in_window(c.s)) {
-                var x = (src[c.s.x / per] >> ((c.s.x % per) * bits)) & mask;
+                if (c.s.x / per != loaded) {
+                    loaded = c.s.x / per;
+                    source = src[loaded];
+                }
+                var x = (source >> ((c.s.x % per) * bits)) & mask;
                 if (params.swap == 2u) {
                     x = ((x & 0xffu) << 8u) | (x >> 8u);
                 }

@@ -21,6 +21,7 @@ from onnx import numpy_helper
 from conftest import random_array
 from onnxop_cli import core
 from onnxop_cli.gpu import View, gather_through_kernel
+from onnxop_cli.gpu import tiling
 from onnxop_cli.gpu.kernels import shader_const
 from onnxop_cli.ops import flatten_node, unsqueeze_node
 from onnxop_cli.tensor import MemoryBytes, Tensor, swap_unit
@@ -137,13 +138,37 @@ def test_core_takes_a_fortran_tensor_above_the_binding_limit(backend, gpu, monke
     assert out.data.to_array().tobytes() == reference(f)
 
 
+def test_core_spools_a_fortran_stream_it_reads_out_of_order(backend, gpu, monkeypatch, rng):
+    """A Fortran tensor on stdin larger than a band (here 1 KiB) is read once,
+    into a temporary file, and re-laid out from there."""
+    import io
+
+    from onnxop_cli.tensor import StreamBytes, dtype_of_numpy
+
+    f = np.asfortranarray(random_array(rng, (40, 40), "<f4"))
+    monkeypatch.setitem(gpu.limits, "max-storage-buffer-binding-size", 1024)
+    stream = StreamBytes(io.BytesIO(np.ascontiguousarray(f.T).tobytes()), f.nbytes)
+    tensor = Tensor("f", f.shape, dtype_of_numpy(f.dtype), stream, "F")
+    out = core.apply(flatten_node(), tensor, backend=backend).output
+    assert out.data.to_array().tobytes() == reference(f)
+
+
 # ------------------------------------------------------------ views
+
+
+@pytest.fixture(params=["windows", "runs"])
+def min_run(request, monkeypatch) -> int:
+    """Bands larger than a window read boxes through windows, or as packed
+    runs (every run, however short, to run that path on small data)."""
+    if request.param == "runs":
+        monkeypatch.setattr(tiling, "MIN_RUN", 1)
+    return tiling.MIN_RUN
 
 
 @pytest.mark.parametrize("dtype", ITEMSIZE_DTYPES + [">f4", ">c8"])
 @pytest.mark.parametrize("kind", list(views(np.empty((4, 6, 5)))))
-@pytest.mark.parametrize("binding", [None, 16, 48, 256])
-def test_views_match_numpy(gpu, rng, dtype, kind, binding):
+@pytest.mark.parametrize("binding", [None, 16, 48])
+def test_views_match_numpy(gpu, rng, min_run, dtype, kind, binding):
     a = random_array(rng, (4, 6, 5), np.dtype(dtype).newbyteorder("<")).astype(dtype)
     v = views(a)[kind]
     assert gather(gpu, a, view_of(a, v), binding_bytes=binding) == reference(v)
@@ -164,8 +189,12 @@ def strided_views(draw, max_rank: int = 5):
 
 @pytest.mark.parametrize("dtype", ITEMSIZE_DTYPES + [">u2", ">f8"])
 @SETTINGS
-@given(case=strided_views(), binding=st.sampled_from([None, 16, 64]), seed=st.integers(0, 2**32 - 1))
-def test_strided_view_property(gpu, dtype, case, binding, seed):
+@given(
+    case=strided_views(), binding=st.sampled_from([None, 16, 64]), min_run=st.sampled_from([64, 1]),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_strided_view_property(gpu, monkeypatch, dtype, case, binding, min_run, seed):
+    monkeypatch.setattr(tiling, "MIN_RUN", min_run)
     view, n = case
     a = random_array(np.random.default_rng(seed), (n,), np.dtype(dtype).newbyteorder("<")).astype(dtype)
     size = a.dtype.itemsize
@@ -194,7 +223,7 @@ def random_packed(rng, shape, dtype) -> np.ndarray:
 @pytest.mark.parametrize("dtype", PACKED, ids=lambda d: np.dtype(d).name)
 @pytest.mark.parametrize("kind", list(views(np.empty((4, 6, 5)))))
 @pytest.mark.parametrize("binding", [None, 16, 48])
-def test_packed_views_match_onnx_packing(gpu, rng, dtype, kind, binding):
+def test_packed_views_match_onnx_packing(gpu, rng, min_run, dtype, kind, binding):
     a = random_packed(rng, (4, 6, 5), dtype)
     v = views(a)[kind]
     expected = packed(v) if v.size else b""
@@ -204,8 +233,12 @@ def test_packed_views_match_onnx_packing(gpu, rng, dtype, kind, binding):
 
 @pytest.mark.parametrize("bits", [2, 4])
 @SETTINGS
-@given(case=strided_views(), binding=st.sampled_from([None, 16]), seed=st.integers(0, 2**32 - 1))
-def test_packed_strided_view_property(gpu, bits, case, binding, seed):
+@given(
+    case=strided_views(), binding=st.sampled_from([None, 16]), min_run=st.sampled_from([64, 1]),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_packed_strided_view_property(gpu, monkeypatch, bits, case, binding, min_run, seed):
+    monkeypatch.setattr(tiling, "MIN_RUN", min_run)
     view, n = case
     dtype = ml_dtypes.uint4 if bits == 4 else ml_dtypes.uint2
     a = random_packed(np.random.default_rng(seed), (n,), dtype)
@@ -231,6 +264,45 @@ def test_views_outside_the_source_are_refused(gpu):
         gather(gpu, a, View((10,), (1,), -1))
     with pytest.raises(ValueError, match=r"reads source elements 0\.\.11, outside the source\'s 10"):
         gather(gpu, a, View((2, 3), (5, 3)))
+
+
+def plan_of(view: View, bits: int, binding: int) -> tiling.Plan:
+    lo, hi = view.span()
+    align = max(1, 128 // bits)
+    window = min(binding * 8 // bits, -(-(hi - lo + 1 + align) // align) * align)
+    return tiling.Plan(view.simplified(), bits, binding * 8 // bits, window, align, hi + 1, -(-(hi + 1) * bits // 8))
+
+
+def test_a_transpose_larger_than_a_window_is_read_once_as_runs():
+    """Each band of a transposed 256 x 256 f4 matrix with 16 KiB bindings reads
+    the whole source range: packed runs read each source byte once instead."""
+    view = View((256, 256), (1, 256))
+    uploads = [u for _, _, band in plan_of(view, 32, 16384).bands() for u in band]
+    assert sum(n for u in uploads for _, _, n in u.runs) == 256 * 256 * 4
+    assert {n for u in uploads for _, _, n in u.runs} == {16 * 4}  # 16 rows of a column per band
+    assert not tiling.in_order(plan_of(view, 32, 16384))
+    assert tiling.in_order(plan_of(View.row_major((256, 256)), 32, 16384))
+
+
+class ForwardOnly:
+    """A source that can be read front to back only, like stdin."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data, self.nbytes, self.pos = data, len(data), 0
+
+    def readinto(self, offset: int, out: memoryview) -> None:
+        assert offset == self.pos, "read out of order"
+        out[:] = self.data[offset : offset + len(out)]
+        self.pos += len(out)
+
+
+@pytest.mark.parametrize("min_run", ["windows", "runs"], indirect=True)
+def test_a_forward_only_source_read_out_of_order_is_spooled(gpu, rng, min_run):
+    a = random_array(rng, (40, 50), "<f4")
+    out = bytearray()
+    view = view_of(a, a.T)
+    gather_through_kernel(gpu, ForwardOnly(a.tobytes()), out.extend, view=view, bits=32, binding_bytes=256)
+    assert bytes(out) == reference(a.T)
 
 
 def test_grid_folds_when_groups_exceed_the_dimension_limit(gpu, rng):
