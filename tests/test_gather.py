@@ -157,18 +157,18 @@ def test_core_spools_a_fortran_stream_it_reads_out_of_order(backend, gpu, monkey
 
 
 @pytest.fixture(params=["windows", "runs"])
-def min_run(request, monkeypatch) -> int:
+def reading(request, monkeypatch) -> int:
     """Bands larger than a window read boxes through windows, or as packed
-    runs (every run, however short, to run that path on small data)."""
+    runs (read calls made free, to run that path on small data)."""
     if request.param == "runs":
-        monkeypatch.setattr(tiling, "MIN_RUN", 1)
-    return tiling.MIN_RUN
+        monkeypatch.setattr(tiling, "RUN_COST", 0)
+    return tiling.RUN_COST
 
 
 @pytest.mark.parametrize("dtype", ITEMSIZE_DTYPES + [">f4", ">c8"])
 @pytest.mark.parametrize("kind", list(views(np.empty((4, 6, 5)))))
 @pytest.mark.parametrize("binding", [None, 16, 48])
-def test_views_match_numpy(gpu, rng, min_run, dtype, kind, binding):
+def test_views_match_numpy(gpu, rng, reading, dtype, kind, binding):
     a = random_array(rng, (4, 6, 5), np.dtype(dtype).newbyteorder("<")).astype(dtype)
     v = views(a)[kind]
     assert gather(gpu, a, view_of(a, v), binding_bytes=binding) == reference(v)
@@ -190,11 +190,11 @@ def strided_views(draw, max_rank: int = 5):
 @pytest.mark.parametrize("dtype", ITEMSIZE_DTYPES + [">u2", ">f8"])
 @SETTINGS
 @given(
-    case=strided_views(), binding=st.sampled_from([None, 16, 64]), min_run=st.sampled_from([64, 1]),
+    case=strided_views(), binding=st.sampled_from([None, 16, 64]), run_cost=st.sampled_from([tiling.RUN_COST, 0]),
     seed=st.integers(0, 2**32 - 1),
 )
-def test_strided_view_property(gpu, monkeypatch, dtype, case, binding, min_run, seed):
-    monkeypatch.setattr(tiling, "MIN_RUN", min_run)
+def test_strided_view_property(gpu, monkeypatch, dtype, case, binding, run_cost, seed):
+    monkeypatch.setattr(tiling, "RUN_COST", run_cost)
     view, n = case
     a = random_array(np.random.default_rng(seed), (n,), np.dtype(dtype).newbyteorder("<")).astype(dtype)
     size = a.dtype.itemsize
@@ -223,7 +223,7 @@ def random_packed(rng, shape, dtype) -> np.ndarray:
 @pytest.mark.parametrize("dtype", PACKED, ids=lambda d: np.dtype(d).name)
 @pytest.mark.parametrize("kind", list(views(np.empty((4, 6, 5)))))
 @pytest.mark.parametrize("binding", [None, 16, 48])
-def test_packed_views_match_onnx_packing(gpu, rng, min_run, dtype, kind, binding):
+def test_packed_views_match_onnx_packing(gpu, rng, reading, dtype, kind, binding):
     a = random_packed(rng, (4, 6, 5), dtype)
     v = views(a)[kind]
     expected = packed(v) if v.size else b""
@@ -234,11 +234,11 @@ def test_packed_views_match_onnx_packing(gpu, rng, min_run, dtype, kind, binding
 @pytest.mark.parametrize("bits", [2, 4])
 @SETTINGS
 @given(
-    case=strided_views(), binding=st.sampled_from([None, 16]), min_run=st.sampled_from([64, 1]),
+    case=strided_views(), binding=st.sampled_from([None, 16]), run_cost=st.sampled_from([tiling.RUN_COST, 0]),
     seed=st.integers(0, 2**32 - 1),
 )
-def test_packed_strided_view_property(gpu, monkeypatch, bits, case, binding, min_run, seed):
-    monkeypatch.setattr(tiling, "MIN_RUN", min_run)
+def test_packed_strided_view_property(gpu, monkeypatch, bits, case, binding, run_cost, seed):
+    monkeypatch.setattr(tiling, "RUN_COST", run_cost)
     view, n = case
     dtype = ml_dtypes.uint4 if bits == 4 else ml_dtypes.uint2
     a = random_packed(np.random.default_rng(seed), (n,), dtype)
@@ -274,14 +274,15 @@ def plan_of(view: View, bits: int, binding: int) -> tiling.Plan:
 
 
 def test_a_transpose_larger_than_a_window_is_read_once_as_runs():
-    """Each band of a transposed 256 x 256 f4 matrix with 16 KiB bindings reads
-    the whole source range: packed runs read each source byte once instead."""
-    view = View((256, 256), (1, 256))
-    uploads = [u for _, _, band in plan_of(view, 32, 16384).bands() for u in band]
-    assert sum(n for u in uploads for _, _, n in u.runs) == 256 * 256 * 4
-    assert {n for u in uploads for _, _, n in u.runs} == {16 * 4}  # 16 rows of a column per band
-    assert not tiling.in_order(plan_of(view, 32, 16384))
-    assert tiling.in_order(plan_of(View.row_major((256, 256)), 32, 16384))
+    """Each 64 MiB band of a transposed 1 GiB f4 matrix reads the whole source
+    range: its 4 KiB runs (1024 rows of a column) are read once instead."""
+    view = View((16384, 16384), (1, 16384))
+    plan = plan_of(view, 32, 64 << 20)
+    runs = [run for _, _, band in plan.bands() for upload in band for run in upload.runs]
+    assert sum(n for _, _, n in runs) == 1 << 30
+    assert {n for _, _, n in runs} == {4096}
+    assert not tiling.in_order(plan)
+    assert tiling.in_order(plan_of(View.row_major((16384, 16384)), 32, 64 << 20))
 
 
 class ForwardOnly:
@@ -296,8 +297,8 @@ class ForwardOnly:
         self.pos += len(out)
 
 
-@pytest.mark.parametrize("min_run", ["windows", "runs"], indirect=True)
-def test_a_forward_only_source_read_out_of_order_is_spooled(gpu, rng, min_run):
+@pytest.mark.parametrize("reading", ["windows", "runs"], indirect=True)
+def test_a_forward_only_source_read_out_of_order_is_spooled(gpu, rng, reading):
     a = random_array(rng, (40, 50), "<f4")
     out = bytearray()
     view = view_of(a, a.T)

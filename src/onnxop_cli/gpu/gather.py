@@ -89,9 +89,9 @@ def gather_through_kernel(
 
     cap = min(binding_bytes or DEFAULT_BAND, binding_limit(gpu))
     cap = min(max(WORD, cap - cap % WORD), MAX_ELEMENTS * bits // 8)
-    band_bytes = min(cap, round_up(total, WORD))
     align = max(1, 8 * WORD // bits)  # windows start at whole 16-byte words of the source
     window = min(cap * 8 // bits, round_up(hi - lo + 1 + align, align))
+    band_bytes = min(cap, round_up(total, WORD))
     plan = Plan(v, bits, band_bytes * 8 // bits, window, align, available, source.nbytes)
     if poison is None and os.environ.get(ENV_POISON):
         poison = int(os.environ[ENV_POISON], 0) & 0xFF
@@ -127,7 +127,7 @@ class _Run:
             self.pipeline, layout = gpu.pipeline_with_layout(SHADER, _layout_entries())
             self.src_bytes = round_up(src_bytes, WORD)
             self.upload = self._buffer("upload", self.src_bytes, U.MAP_WRITE | U.COPY_SRC)
-            src = self._buffer("src", self.src_bytes, U.STORAGE | U.COPY_DST)
+            self.src = src = self._buffer("src", self.src_bytes, U.STORAGE | U.COPY_DST)
             self.dst = self._buffer("dst", band_bytes, U.STORAGE | U.COPY_SRC | U.COPY_DST)
             self.readback = self._buffer("readback", band_bytes, U.MAP_READ | U.COPY_DST)
             self.params = self._buffer("params", self.stride * records, U.UNIFORM | U.COPY_DST)
@@ -141,7 +141,6 @@ class _Run:
                     {"binding": 3, "resource": {"buffer": self.axes, "offset": 0, "size": self.axes.size}},
                 ],
             )
-        self.src = src
 
     def _buffer(self, label: str, size: int, usage: int) -> Any:
         buf = self.gpu.device.create_buffer(label=label, size=size, usage=usage)

@@ -14,10 +14,10 @@ its *dispatches* writes one box from it:
   tensor larger than a binding, whose every output row reads the whole
   source), each box's own elements are read as runs along its unit-stride
   axis and packed, and the box reads them with packed strides: the source is
-  again read about once, in runs of at least MIN_RUN bytes;
-- otherwise (no unit-stride axis, or runs too short to pay for a read each)
-  a box reads its source range through as many windows as it spans, and
-  each dispatch writes the elements whose source lies in its window.
+  again read about once, at the price of one read call per run;
+- otherwise (no unit-stride axis, or so many short runs that re-reading is
+  cheaper) a box reads its source range through as many windows as it
+  spans, and each dispatch writes the elements whose source lies in its window.
 """
 
 from __future__ import annotations
@@ -26,7 +26,9 @@ import itertools
 from dataclasses import dataclass
 from typing import Iterator
 
-MIN_RUN = 64  # bytes: shorter runs are read as windows (a read per run costs about that much)
+# What one read call costs, in bytes copied: a run is worth reading on its own
+# only where that beats re-reading windows (a FileBytes read opens the file).
+RUN_COST = 16 << 10
 
 
 @dataclass(frozen=True)
@@ -158,18 +160,19 @@ class Plan:
         first = lo - lo % self.align
         if hi - first < self.window:
             return [self.windowed(first, band)]
-        out = []
+        out: list[Upload] = []
         for box in band:
-            packed = self.packed(box)
+            windows = range(box.lo - box.lo % self.align, box.hi + 1, self.window)
+            packed = self.packed(box, budget=len(windows) * self.window * self.bits // 8)
             if packed is not None:
                 out.append(packed)
-                continue
-            for w in range(box.lo - box.lo % self.align, box.hi + 1, self.window):
-                out.append(self.windowed(w, [box]))
+            else:
+                out.extend(self.windowed(w, [box]) for w in windows)
         return out
 
     def windowed(self, first: int, band: list[Box]) -> Upload:
-        n = min(self.window, self.available - first)
+        """Source elements from ``first`` up to what ``band`` reads, at most a window."""
+        n = min(self.window, max(b.hi for b in band) + 1 - first)
         v = self.view
         start = first * self.bits // 8
         nbytes = min(-(-(first + n) * self.bits // 8), self.nbytes) - start
@@ -180,9 +183,10 @@ class Plan:
         ]
         return Upload([(start, 0, nbytes)], n, dispatches)
 
-    def packed(self, box: Box) -> Upload | None:
+    def packed(self, box: Box, budget: int) -> Upload | None:
         """The box's elements as runs along its unit-stride axis, packed in
-        box order; None where that cannot be done or is not worth it."""
+        box order; None where that cannot be done, or would cost more than
+        ``budget`` bytes (reading its windows instead)."""
         v, bits = self.view, self.bits
         axes = range(box.axis, len(v.shape))
         extent = {k: box.extent if k == box.axis else v.shape[k] for k in axes}
@@ -193,8 +197,6 @@ class Plan:
         run, step = extent[unit], v.strides[unit]
         per_byte = max(1, 8 // bits)
         slot = -(-run // per_byte) * per_byte  # each run starts a byte
-        if slot * bits // 8 < MIN_RUN:
-            return None
         others = [k for k in axes if k != unit and v.strides[k] != 0 and extent[k] > 1]
         start = box.origin + min(0, (run - 1) * step)
         if per_byte > 1 and (start % per_byte or any(v.strides[k] % per_byte for k in others)):
@@ -203,7 +205,7 @@ class Plan:
         for k in reversed(others):
             packed[k] = size
             size *= extent[k]
-        if size > self.window:
+        if size > self.window or size * bits // 8 + size // slot * RUN_COST >= budget:
             return None
         run_bytes = -(-run * bits // 8)
         runs = []
