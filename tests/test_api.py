@@ -128,7 +128,7 @@ def test_fortran_big_endian_and_string_arrays(backend, rng):
          "Unsqueeze: axes 0 and -3 both name output axis 0 (output rank 3); axes must be unique"),
         (lambda: flatten(np.zeros(3), "1"), UsageError, "Flatten: axis must be an integer, got '1'"),
         (lambda: unsqueeze(np.zeros(3), [0.5]), UsageError, "Unsqueeze: axes must be integers, got 0.5"),
-        (lambda: flatten(np.zeros(3), opset=99), UsageError, "opset 99 is out of range [1, 25]"),
+        (lambda: flatten(np.zeros(3), opset=99), UsageError, "opset 99 is out of range [1, 28]"),
         (lambda: flatten(np.zeros(3), backend="cuda"), UsageError,
          "unknown backend 'cuda'; choose one of auto, vulkan, metal, d3d12, gl"),
     ],
@@ -155,8 +155,8 @@ def test_help_is_useful():
         [sys.executable, "-c", "import onnxop_cli; help(onnxop_cli)"],
         capture_output=True, text=True, env={"PAGER": "cat", "TERM": "dumb", "PATH": "/usr/bin:/bin"},
     ).stdout
-    assert "flatten(x, axis=1, *, opset=25, backend=None, engine=None)" in text
-    assert "unsqueeze(x, axes, *, opset=25, backend=None, engine=None)" in text
+    assert "flatten(x, axis=1, *, opset=28, backend=None, engine=None)" in text
+    assert "unsqueeze(x, axes, *, opset=28, backend=None, engine=None)" in text
     assert "OnnxopError" in text
 
 
@@ -173,3 +173,35 @@ def test_lazy_exports_keep_import_light():
     assert done.stdout == "ok\n", done.stderr
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         onnxop_cli.nope  # noqa: B018
+
+
+VIEW_CALLS = [
+    ("transpose", lambda f, x: f(x, [2, 0, 1]), lambda x: x.transpose(2, 0, 1)),
+    ("transpose", lambda f, x: f(x), lambda x: x.T),
+    ("slice_", lambda f, x: f(x, [5, 1], [-100, 3], axes=[-1, 0], steps=[-2, 1]), lambda x: x[1:3, :, 5::-2]),
+    ("expand", lambda f, x: f(x[:, :1], [2, 2, 3, 6]), lambda x: np.broadcast_to(x[:, :1], (2, 2, 3, 6))),
+    ("tile", lambda f, x: f(x, [1, 2, 3]), lambda x: np.tile(x, (1, 2, 3))),
+    ("reshape", lambda f, x: f(x, [0, -1]), lambda x: x.reshape(2, 18)),
+    ("squeeze", lambda f, x: f(x[:, :1], 1), lambda x: x[:, 0]),
+    ("identity", lambda f, x: f(x), lambda x: x),
+    ("depth_to_space", lambda f, x: f(x.reshape(1, 4, 3, 3), 2, "CRD"),
+     lambda x: x.reshape(1, 1, 2, 2, 3, 3).transpose(0, 1, 4, 2, 5, 3).reshape(1, 1, 6, 6)),
+    ("space_to_depth", lambda f, x: f(x.reshape(1, 1, 6, 6), 3),
+     lambda x: x.reshape(1, 1, 2, 3, 2, 3).transpose(0, 3, 5, 1, 2, 4).reshape(1, 9, 2, 2)),
+]
+
+
+@pytest.mark.parametrize("name,call,reference", VIEW_CALLS, ids=[c[0] for c in VIEW_CALLS])
+def test_view_functions_match_numpy(backend, rng, name, call, reference):
+    x = random_array(rng, (2, 3, 6), "float32")
+    got = call(getattr(onnxop_cli, name), x)
+    expected = np.ascontiguousarray(reference(x))
+    assert got.shape == expected.shape and got.dtype == expected.dtype
+    assert got.tobytes() == expected.tobytes() and got.flags.c_contiguous
+
+
+def test_view_functions_refuse_in_one_line():
+    with pytest.raises(OpError, match=r"^Transpose: perm \[0, 0\] is not a permutation of 0\.\.1 for an input of rank 2$"):
+        onnxop_cli.transpose(np.zeros((2, 3)), [0, 0])
+    with pytest.raises(UsageError, match=r"^Slice: steps must be integers, got 'x'$"):
+        onnxop_cli.slice_(np.zeros(3), [0], [1], steps=["x"])

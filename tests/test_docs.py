@@ -152,7 +152,7 @@ def test_rst_opset_prefers_the_documented_version_over_the_latest():
 @pytest.mark.parametrize("body,problem", [
     ("Node:\nFlatten a -> b", "cannot read the node line"),
     ("Node:\nFlatten(a) -> (b)\nAttributes:\naxis: 1", "cannot read the attribute line"),
-    ("Node:\nFlatten(a) -> (b)\nAttributes:\naxis = one", "is not an integer"),
+    ("Node:\nFlatten(a) -> (b)\nAttributes:\naxis = 1.5", "is not an integer"),
     ("Node:\nFlatten(a) -> (b)\nInputs:\n[1, 2]", "expected 'name: shape=(...), dtype=...'"),
     ("Node:\nFlatten(a) -> (b)\nInputs:\na: shape=(2,), dtype=int32\n[1, 2]\nOutputs:\nc: shape=(2,), dtype=int32\n[1, 2]",
      "outputs ['b'] do not match the outputs shown ['c']"),

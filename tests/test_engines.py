@@ -32,7 +32,7 @@ def test_every_kernel_declares_what_its_shader_needs():
         assert set(needs(kernel.shader).features) <= set(kernel.features), kernel.name
     assert needs("copy_uniform64.wgsl").features == ("shader-int64",)
     portable = [s for s in shader_names() if not needs(s).features]
-    assert {"copy.wgsl", "copy_uniform.wgsl", "relayout.wgsl"} <= set(portable)
+    assert {"copy.wgsl", "copy_uniform.wgsl", "gather.wgsl"} <= set(portable)
 
 
 def test_workgroup_and_binding_limits_are_read_from_the_shader():
@@ -56,7 +56,7 @@ def test_dawn_refuses_64_bit_kernels_and_never_chooses_them(backend):
     assert kernels.choose(gpu).name != "uniform64"
     with pytest.raises(ValueError, match="needs shader-int64"):
         kernels.choose(gpu, "uniform64")
-    for shader in ("copy.wgsl", "copy_uniform.wgsl", "relayout.wgsl"):
+    for shader in ("copy.wgsl", "copy_uniform.wgsl", "gather.wgsl"):
         gpu.pipeline(shader)  # every portable shader compiles on Tint
 
 

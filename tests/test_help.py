@@ -130,7 +130,7 @@ def test_bare_onnxop_shows_the_help_on_stderr(capsys):
     ("flatten", "Usage: onnxop flatten [OPTIONS] FILE..."),
     ("unsqueeze", "Usage: onnxop unsqueeze [OPTIONS] FILE..."),
     ("show", "Usage: onnxop show [OPTIONS] FILE..."),
-    ("conformance", "Usage: onnxop conformance [OPTIONS] DIR..."),
+    ("conformance", "Usage: onnxop conformance [OPTIONS] [DIR]..."),
     ("doc-examples", "Usage: onnxop doc-examples [OPTIONS] [PAGE]..."),
     ("info", "Usage: onnxop info [OPTIONS]"),
 ])

@@ -15,6 +15,7 @@ import pytest
 from conftest import cli, random_array
 from onnxop_cli.errors import ExitCode, GpuError
 from onnxop_cli.gpu import get_gpu
+from onnxop_cli.ops import SPECS
 from test_pipes import FakeStdin, npy_bytes
 
 REPO = Path(__file__).resolve().parents[1]
@@ -125,7 +126,8 @@ BENCH = COMMON | {
     "rows": [BENCH_ROW],
 }
 SCHEMAS = {
-    "error": ERROR, "flatten": OP, "unsqueeze": OP, "show": SHOW, "info": INFO, "doc-examples": DOC_EXAMPLES,
+    "error": ERROR, "flatten": OP, "unsqueeze": OP, "run": OP,
+    **{spec.command: OP for spec in SPECS.values()}, "show": SHOW, "info": INFO, "doc-examples": DOC_EXAMPLES,
     "conformance": CONFORMANCE, "bench": BENCH, "version": COMMON | {"versions": {str: (str, None)}},
 }
 
@@ -215,7 +217,7 @@ def test_flatten_json(backend, cwd, capsys):
     run_ = doc.pop("runs")
     timings = doc.pop("timings")
     assert doc == {
-        "command": "flatten", "status": "ok", "exit_code": 0, "op": "Flatten", "opset": 25,
+        "command": "flatten", "status": "ok", "exit_code": 0, "op": "Flatten", "opset": 28,
         "attributes": {"axis": -2}, "backend": backend, "adapter": get_gpu(backend).name,
     }
     assert len(run_) == 1

@@ -1,4 +1,4 @@
-"""onnxop: ONNX Flatten and Unsqueeze run as WGSL copy kernels on a WebGPU adapter.
+"""onnxop: ONNX's data-movement operators run as WGSL kernels on a WebGPU adapter.
 
 The Python API works on numpy arrays (and ml_dtypes arrays) and runs the same
 GPU path as the ``onnxop`` command::
@@ -10,8 +10,12 @@ GPU path as the ``onnxop`` command::
     >>> unsqueeze(np.zeros((3, 4), np.float32), [0, 3]).shape
     (1, 3, 4, 1)
 
-- ``flatten(x, axis=1, *, opset=25, backend=None, engine=None)``
-- ``unsqueeze(x, axes, *, opset=25, backend=None, engine=None)``
+- ``flatten(x, axis=1, *, opset=28, backend=None, engine=None)``
+- ``unsqueeze(x, axes, *, opset=28, backend=None, engine=None)``
+- ``transpose(x, perm=None)``, ``slice_(x, starts, ends, axes=None, steps=None)``,
+  ``expand(x, shape)``, ``tile(x, repeats)``, ``reshape(x, shape, *, allowzero=None)``,
+  ``squeeze(x, axes=None)``, ``identity(x)``, ``depth_to_space(x, blocksize, mode=None)``,
+  ``space_to_depth(x, blocksize, mode=None)``: the same keywords (opset, backend, engine)
 
 Errors raise ``OnnxopError`` subclasses (``UsageError``, ``OpError``,
 ``InputError``, ``GpuError``, ``NoAdapterError``); ``help(onnxop_cli.api)``
@@ -26,11 +30,14 @@ from .errors import GpuError, InputError, NoAdapterError, OnnxopError, OpError, 
 
 # The API is imported on first use, so `import onnxop_cli` (and `onnxop --help`)
 # stays fast: api pulls in the operators and the core.
-_LAZY = {"flatten": "api", "unsqueeze": "api", "api": None}
+OPERATOR_FUNCTIONS = (
+    "flatten", "unsqueeze", "identity", "reshape", "squeeze", "transpose", "expand", "slice_", "tile",
+    "depth_to_space", "space_to_depth",
+)
+_LAZY = {**{name: "api" for name in OPERATOR_FUNCTIONS}, "api": None}
 
 __all__ = [
-    "flatten",
-    "unsqueeze",
+    *OPERATOR_FUNCTIONS,
     "OnnxopError",
     "UsageError",
     "OpError",

@@ -1,4 +1,4 @@
-"""The Python API: ONNX Flatten and Unsqueeze on numpy arrays, on the GPU.
+"""The Python API: ONNX's data-movement operators on numpy arrays, on the GPU.
 
     >>> import numpy as np
     >>> from onnxop_cli import flatten, unsqueeze
@@ -8,10 +8,14 @@
     >>> unsqueeze(a, [0, 5]).shape
     (1, 2, 3, 4, 5, 1)
 
-Both run the same path as the ``onnxop`` command: the ONNX shape rule of the
-chosen opset (pure Python), then the array's bytes through the WGSL copy
-kernel on a WebGPU adapter and back. The result is a new C-contiguous array
-whose bytes are the input's (NaN payloads and -0.0 included).
+Every function runs the same path as the ``onnxop`` command: the ONNX shape
+rule of the chosen opset and the node's index map (pure Python), then the
+array's bytes through the WGSL copy kernel (reshapes) or gather kernel
+(layout changes) on a WebGPU adapter and back. The result is a new
+C-contiguous array whose elements are the input's, bit for bit (NaN payloads
+and -0.0 included). ``transpose``, ``slice_``, ``expand``, ``tile``,
+``reshape``, ``squeeze``, ``identity``, ``depth_to_space`` and
+``space_to_depth`` take the operator's parameters by their ONNX names.
 
 Arrays of every fixed-width ONNX type work, including ml_dtypes' bfloat16,
 float8, and the 4- and 2-bit types. Errors raise the project's exceptions
@@ -40,7 +44,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Iterable
 
 from .errors import UsageError
-from .ops import LATEST_OPSET, Node, flatten_node, unsqueeze_node
+from .ops import LATEST_OPSET, Node, flatten_node, make_node, unsqueeze_node
 
 if TYPE_CHECKING:
     import numpy as np
@@ -49,7 +53,8 @@ if TYPE_CHECKING:
 
 
 def flatten(
-    x: np.ndarray, axis: int = 1, *, opset: int = LATEST_OPSET, backend: str | None = None, engine: str | None = None
+    x: np.ndarray, axis: int = 1, *, opset: int = LATEST_OPSET, backend: str | None = None,
+    engine: str | None = None,
 ) -> np.ndarray:
     """ONNX Flatten: ``x`` as a 2-D array split at ``axis``, computed on the GPU.
 
@@ -98,12 +103,118 @@ def unsqueeze(
 
     Raises OpError for an axis out of range or named twice.
     """
+    return _run(unsqueeze_node(_ints(axes, "Unsqueeze", "axes"), opset), x, backend, engine)
+
+
+def identity(
+    x: np.ndarray, *, opset: int = LATEST_OPSET, backend: str | None = None,
+    engine: str | None = None,
+) -> np.ndarray:
+    """ONNX Identity: a copy of ``x`` made by the GPU copy kernel."""
+    return _run(make_node("Identity", opset), x, backend, engine)
+
+
+def reshape(
+    x: np.ndarray, shape: Iterable[int], *, allowzero: int | None = None, opset: int = LATEST_OPSET,
+    backend: str | None = None, engine: str | None = None,
+) -> np.ndarray:
+    """ONNX Reshape: 0 in ``shape`` copies x's dim (a real 0 with
+    ``allowzero=1``, opset 14+), one -1 is inferred.
+
+    >>> import numpy as np
+    >>> from onnxop_cli import reshape
+    >>> reshape(np.arange(6, dtype=np.int8).reshape(2, 3), [0, -1, 1]).shape
+    (2, 3, 1)
+    """
+    return _run(make_node("Reshape", opset, shape=_ints(shape, "Reshape", "shape"), allowzero=allowzero),
+                x, backend, engine)
+
+
+def squeeze(
+    x: np.ndarray, axes: int | Iterable[int] | None = None, *, opset: int = LATEST_OPSET, backend: str | None = None,
+    engine: str | None = None,
+) -> np.ndarray:
+    """ONNX Squeeze: drop the size-1 dims at ``axes`` (all of them when None)."""
+    return _run(make_node("Squeeze", opset, axes=None if axes is None else _ints(axes, "Squeeze", "axes")),
+                x, backend, engine)
+
+
+def transpose(
+    x: np.ndarray, perm: Iterable[int] | None = None, *, opset: int = LATEST_OPSET, backend: str | None = None,
+    engine: str | None = None,
+) -> np.ndarray:
+    """ONNX Transpose: output axis k is input axis ``perm[k]`` (default: reversed).
+
+    >>> import numpy as np
+    >>> from onnxop_cli import transpose
+    >>> transpose(np.arange(6, dtype=np.int32).reshape(2, 3))
+    array([[0, 3],
+           [1, 4],
+           [2, 5]], dtype=int32)
+    """
+    return _run(make_node("Transpose", opset, perm=None if perm is None else _ints(perm, "Transpose", "perm")),
+                x, backend, engine)
+
+
+def expand(
+    x: np.ndarray, shape: Iterable[int], *, opset: int = LATEST_OPSET, backend: str | None = None,
+    engine: str | None = None,
+) -> np.ndarray:
+    """ONNX Expand: ``x`` broadcast against ``shape`` as numpy broadcasts (rank may grow)."""
+    return _run(make_node("Expand", opset, shape=_ints(shape, "Expand", "shape")), x, backend, engine)
+
+
+def slice_(
+    x: np.ndarray, starts: Iterable[int], ends: Iterable[int], axes: Iterable[int] | None = None,
+    steps: Iterable[int] | None = None, *, opset: int = LATEST_OPSET, backend: str | None = None, engine: str | None = None,
+) -> np.ndarray:
+    """ONNX Slice (named ``slice_``: ``slice`` is Python's): along each of
+    ``axes`` (default 0, 1, ...), every ``steps``-th element (default 1;
+    negative walks back) from ``starts`` to before ``ends``, clamped as the
+    spec says.
+
+    >>> import numpy as np
+    >>> from onnxop_cli import slice_
+    >>> slice_(np.arange(10, dtype=np.int64), [-1], [-1000], steps=[-3])
+    array([9, 6, 3, 0])
+    """
+    values = {"starts": starts, "ends": ends, "axes": axes, "steps": steps}
+    return _run(make_node("Slice", opset, **{k: None if v is None else _ints(v, "Slice", k) for k, v in values.items()}),
+                x, backend, engine)
+
+
+def tile(
+    x: np.ndarray, repeats: Iterable[int], *, opset: int = LATEST_OPSET, backend: str | None = None,
+    engine: str | None = None,
+) -> np.ndarray:
+    """ONNX Tile: ``x`` repeated ``repeats[k]`` times along each axis k (as numpy.tile)."""
+    return _run(make_node("Tile", opset, repeats=_ints(repeats, "Tile", "repeats")), x, backend, engine)
+
+
+def depth_to_space(
+    x: np.ndarray, blocksize: int, mode: str | None = None, *, opset: int = LATEST_OPSET, backend: str | None = None,
+    engine: str | None = None,
+) -> np.ndarray:
+    """ONNX DepthToSpace of an NCHW array; ``mode`` "DCR" (default) or "CRD"."""
+    return _run(make_node("DepthToSpace", opset, blocksize=_int(blocksize, "DepthToSpace", "blocksize must be an integer"), mode=mode),
+                x, backend, engine)
+
+
+def space_to_depth(
+    x: np.ndarray, blocksize: int, mode: str | None = None, *, opset: int = LATEST_OPSET, backend: str | None = None,
+    engine: str | None = None,
+) -> np.ndarray:
+    """ONNX SpaceToDepth of an NCHW array; ``mode`` "DCR" (default) or "CRD" (opset 28+)."""
+    return _run(make_node("SpaceToDepth", opset, blocksize=_int(blocksize, "SpaceToDepth", "blocksize must be an integer"), mode=mode),
+                x, backend, engine)
+
+
+def _ints(values: object, op: str, what: str) -> list[int]:
     try:
-        axes = list(axes)  # type: ignore[arg-type]
-    except TypeError:  # one axis (an int, or a numpy integer)
-        axes = [axes]
-    axes = [_int(a, "Unsqueeze", "axes must be integers") for a in axes]
-    return _run(unsqueeze_node(axes, opset), x, backend, engine)
+        values = list(values)  # type: ignore[call-overload]
+    except TypeError:  # one value (an int, or a numpy integer)
+        values = [values]
+    return [_int(v, op, f"{what} must be integers") for v in values]
 
 
 def _int(value: object, op: str, rule: str) -> int:
@@ -139,4 +250,7 @@ def to_tensor(x: object, name: str = "x") -> Tensor:
     return Tensor.from_numpy(np.asarray(x), name=name)
 
 
-__all__ = ["flatten", "unsqueeze"]
+__all__ = [
+    "flatten", "unsqueeze", "identity", "reshape", "squeeze", "transpose", "expand", "slice_", "tile",
+    "depth_to_space", "space_to_depth",
+]

@@ -84,12 +84,9 @@ def plan(
         job.tensors = io.read_tensors(job.src, member) if many else [io.read_tensor(job.src, member)]
     for job in jobs:
         for tensor in job.tensors:
-            core.check(node, tensor, where=tensor.source or tensor.name)
+            out_shape = core.check(node, tensor, where=tensor.source or tensor.name)
             if job.target is not None:
-                _check_target(job.target, output if parents else None, tensor)
-    for job in jobs:  # the device last: opening it is the slowest check
-        for tensor in job.tensors:
-            core.check_device(tensor, backend)
+                _check_target(job.target, output if parents else None, tensor, out_shape)
     return jobs
 
 
@@ -176,13 +173,18 @@ def _and(items: list[str]) -> str:
     return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
-def _check_target(target: Path, root: Optional[Path], tensor: Tensor) -> None:
+def _check_target(target: Path, root: Optional[Path], tensor: Tensor, out_shape: tuple[int, ...]) -> None:
     """The output checks of io, also for a --parents target whose folders do
-    not exist yet: then the nearest folder that does must be writable."""
+    not exist yet: then the nearest folder that does must be writable. The
+    size checked is the result's (Expand and Tile write more than they read)."""
+    import math
+
     from . import io
 
+    nbytes = 0 if tensor.dtype.is_string else tensor.dtype.nbytes(math.prod(out_shape))
+
     if root is None or target.parent.is_dir():
-        io.check_output(target, tensor.dtype, nbytes=tensor.nbytes, tensor=tensor)
+        io.check_output(target, tensor.dtype, nbytes=nbytes, tensor=tensor)
         return
     folder = target.parent
     while not folder.exists() and folder != root:
@@ -191,7 +193,7 @@ def _check_target(target: Path, root: Optional[Path], tensor: Tensor) -> None:
         raise UsageError(f"{target}: {folder} is not a folder")
     if not os.access(folder, os.W_OK):
         raise UsageError(f"{target}: output folder {folder} is not writable")
-    io.check_format(target, tensor.dtype, nbytes=tensor.nbytes, tensor=tensor)
+    io.check_format(target, tensor.dtype, nbytes=nbytes, tensor=tensor)
 
 
 # ------------------------------------------------------------------ running

@@ -18,16 +18,16 @@ from typing import Annotated, Iterable, Optional
 
 import typer
 
-from .cli_help import ADAPTER, CHECKS, OPERATORS, TENSORS, OnnxopCommand, OnnxopGroup
+from .cli_help import ADAPTER, CHECKS, TENSORS, OnnxopCommand, OnnxopGroup
 from .errors import ExitCode, Interrupted, OnnxopError, UsageError
 
-LATEST_OPSET = 25  # kept equal to ops.LATEST_OPSET (tested); ops is not imported at start-up
+LATEST_OPSET = 28  # kept equal to ops.LATEST_OPSET (tested); ops is not imported at start-up
 
 app = typer.Typer(
     name="onnxop",
     help=(
-        "Apply the ONNX operators Flatten and Unsqueeze to tensor files by running "
-        "WGSL copy kernels on a WebGPU adapter.\n\n"
+        "Apply ONNX's data-movement operators (Transpose, Slice, Expand, Tile, Reshape, ...) "
+        "to tensor files by running WGSL copy and gather kernels on a WebGPU adapter.\n\n"
         "Example: onnxop flatten a.npy --axis -2 -o b.npy"
     ),
     no_args_is_help=True,
@@ -392,136 +392,27 @@ def _check_stdio(inputs: list[Path], output: Optional[Path], out: Out) -> None:
 
 
 @command(
-    rich_help_panel=OPERATORS,
-    short_help="Flatten tensors to 2-D at --axis (ONNX Flatten).",
-    help=(
-        "Flatten each input to 2-D at --axis: (d0*...*d[axis-1], d[axis]*...*dn). "
-        "Without -o the node is printed as the ONNX docs print examples.\n\n"
-        "Example: onnxop flatten a.npy --axis -2 -o b.npy"
-    ),
-)
-def flatten(
-    ctx: typer.Context,
-    inputs: InputsArg,
-    axis: Annotated[
-        Optional[str],
-        typer.Option(
-            "--axis",
-            "-a",
-            help="Split point, in [-r, r] for an input of rank r (default 1). Example: --axis -2",
-            show_default=False,
-            metavar="INT",
-        ),
-    ] = None,
-    output: OutputOpt = None,
-    opset: OpsetOpt = LATEST_OPSET,
-    backend: BackendOpt = None,
-    engine: EngineOpt = None,
-    full: FullOpt = False,
-    json_out: JsonOpt = False,
-    quiet: QuietOpt = False,
-    debug: DebugOpt = False,
-    member: MemberOpt = None,
-    parents: ParentsOpt = False,
-) -> None:
-    from .ops import flatten_node
-
-    node = flatten_node(parse_axis(axis), opset)
-    _run_many(
-        "flatten", node, opset, inputs, output, _backend(ctx, backend, engine), full, _out(ctx, json_out, quiet), member,
-        parents,
-    )
-
-
-def parse_axis(text: Optional[str]) -> Optional[int]:
-    """``"-2"`` -> -2; None stays None (the default, 1, is not shown as an attribute)."""
-    if text is None:
-        return None
-    try:
-        return int(text.strip())
-    except ValueError:
-        raise UsageError(f"Flatten: --axis must be an integer, got {text!r} (example: --axis -2)") from None
-
-
-def parse_axes(texts: str | list[str]) -> list[int]:
-    """``"2,4,-1"`` -> [2, 4, -1]; ``--axes`` given several times accumulates
-    (``["0", "1"]`` -> [0, 1]); a clear error for anything else."""
-    from .repeats import joined
-
-    text = joined(texts)
-    parts = [p.strip() for p in text.split(",")]
-    if parts == [""]:
-        raise UsageError("Unsqueeze: axes must not be empty (example: --axes 0,2)")
-    try:
-        return [int(p) for p in parts]
-    except ValueError:
-        raise UsageError(
-            f"Unsqueeze: --axes must be comma-separated integers, got {text!r} (example: --axes 0,2)"
-        ) from None
-
-
-@command(
-    rich_help_panel=OPERATORS,
-    short_help="Insert size-1 dimensions at --axes (ONNX Unsqueeze).",
-    help=(
-        "Insert size-1 dimensions at --axes of the output. "
-        "Without -o the node is printed as the ONNX docs print examples.\n\n"
-        "Example: onnxop unsqueeze x.npy --axes 2,4,5"
-    ),
-)
-def unsqueeze(
-    ctx: typer.Context,
-    inputs: InputsArg,
-    axes: Annotated[
-        list[str],
-        typer.Option(
-            "--axes",
-            help="Comma-separated output axes, each in [-r_out, r_out - 1] where "
-            "r_out = rank + number of axes; given twice, the lists join. Example: --axes 2,4,5",
-            show_default=False,
-            metavar="LIST",
-        ),
-    ],
-    output: OutputOpt = None,
-    opset: OpsetOpt = LATEST_OPSET,
-    backend: BackendOpt = None,
-    engine: EngineOpt = None,
-    full: FullOpt = False,
-    json_out: JsonOpt = False,
-    quiet: QuietOpt = False,
-    debug: DebugOpt = False,
-    member: MemberOpt = None,
-    parents: ParentsOpt = False,
-) -> None:
-    from .ops import unsqueeze_node
-
-    node = unsqueeze_node(parse_axes(axes), opset)
-    _run_many(
-        "unsqueeze", node, opset, inputs, output, _backend(ctx, backend, engine), full, _out(ctx, json_out, quiet), member,
-        parents,
-    )
-
-
-@command(
     rich_help_panel=CHECKS,
-    short_help="Run ONNX backend node tests of Flatten and Unsqueeze.",
+    short_help="Run ONNX's backend node tests of the operators onnxop runs.",
     help=(
         "Run ONNX backend node tests (folders with model.onnx and test_data_set_*/*.pb) "
-        "of Flatten and Unsqueeze through onnxop; other operators are skipped. "
+        "through onnxop; other operators are skipped. With no DIR, onnx's own node tests "
+        "of every operator onnxop runs are built from the installed onnx package and run. "
         "Exits 1 if any case fails.\n\n"
-        "Example: onnxop conformance onnx/backend/test/data/node"
+        "Example: onnxop conformance"
     ),
 )
 def conformance(
     ctx: typer.Context,
     dirs: Annotated[
-        list[Path],
+        Optional[list[Path]],
         typer.Argument(
-            help="Node-test folders, or folders holding many. Example: node/test_flatten_axis0",
+            help="Node-test folders, or folders holding many (default: onnx's own node tests, "
+            "built offline). Example: node/test_flatten_axis0",
             show_default=False,
             metavar="DIR",
         ),
-    ],
+    ] = None,
     backend: BackendOpt = None,
     engine: EngineOpt = None,
     json_out: JsonOpt = False,
@@ -532,7 +423,7 @@ def conformance(
     from . import report
 
     out = _out(ctx, json_out, quiet)
-    results = conf.run_all(dirs, _backend(ctx, backend, engine))
+    results = conf.run_all(dirs or [], _backend(ctx, backend, engine))
     failed = any(r.status == "failed" for r in results)
     code = ExitCode.ERROR if failed else ExitCode.SUCCESS
     out.result(conf.render(results), escaped=True)
@@ -650,8 +541,9 @@ def info(
     short_help="List or check the examples of the ONNX operator pages.",
     help=(
         "List the examples of the ONNX operator pages (the Flatten and Unsqueeze pages "
-        "shipped with onnxop, or the PAGE files given); --check runs each through the "
-        "GPU kernels and compares it with the page and with numpy's reshape/expand_dims.\n\n"
+        "shipped with onnxop, the PAGE files given, or with --op the official examples of "
+        "any operator onnxop runs); --check runs each through the GPU kernels and compares "
+        "it with the page and with a reference (numpy, or onnx's reference evaluator).\n\n"
         "Example: onnxop doc-examples --check"
     ),
 )
@@ -683,6 +575,16 @@ def doc_examples(
     show: Annotated[
         bool, typer.Option("--show", help="Print each example as onnxop renders it. Example: --show")
     ] = False,
+    op: Annotated[
+        Optional[str],
+        typer.Option(
+            "--op",
+            help="Use the official examples of this operator (onnx's expect() cases, built from the "
+            "installed onnx) instead of pages. Example: --op Transpose",
+            show_default=False,
+            metavar="OP",
+        ),
+    ] = None,
     full: FullOpt = False,
     backend: BackendOpt = None,
     engine: EngineOpt = None,
@@ -692,7 +594,9 @@ def doc_examples(
 ) -> int:
     from . import doccheck, docreport
 
-    examples = docreport.select_or_fail(docreport.load_examples(pages), name)
+    if op is not None and pages:
+        raise UsageError("give PAGE files or --op, not both")
+    examples = docreport.select_or_fail(docreport.load_examples(pages, op), name)
     backend = _backend(ctx, backend, engine)
     out = _out(ctx, json_out, quiet)
     if out.json:
@@ -777,6 +681,8 @@ def bench(
     out.result(render_table(result), escaped=True)
     out.document(bench_document(result))
 
+
+from . import cli_ops  # noqa: E402,F401 - one command per operator, from the registry
 
 # ------------------------------------------------------------------ entry
 

@@ -2,14 +2,17 @@
 
 A node test is a folder holding ``model.onnx`` (one node) and
 ``test_data_set_*/input_*.pb`` / ``output_*.pb``, as onnx's backend test
-generator writes them. The operator, its attributes, the axes input and the
-opset are taken from the model; every data set's inputs go through the same
-path ``onnxop flatten`` / ``unsqueeze`` take (the GPU kernels), and the output
-must equal ``output_0.pb`` exactly: shape, type and every bit (ONNX's own
-runner allows a tolerance; a copy needs none).
+generator writes them. The operator, its attributes, its constant inputs and
+the opset are taken from the model (``model.py``); every data set's inputs go
+through the same path the operator commands take (the GPU kernels), and the
+output must equal ``output_0.pb`` exactly: shape, type and every bit (ONNX's
+own runner allows a tolerance; moving bytes needs none).
 
-Models with another operator, or more than one node, are skipped with the
-reason. Any other problem with a case fails that case, not the run.
+With no folder, onnx's own node tests of every operator onnxop runs are built
+from the installed onnx package into a temporary folder (``nodetests.py``)
+and run. Models with another operator, more than one node, or inputs that are
+not tensors are skipped with the reason. Any other problem with a case fails
+that case, not the run.
 """
 
 from __future__ import annotations
@@ -22,8 +25,6 @@ from pathlib import Path
 from .errors import OnnxopError, UsageError
 
 MODEL = "model.onnx"
-RUNS = ("Flatten", "Unsqueeze")
-ONNX_DOMAINS = ("", "ai.onnx")
 
 
 @dataclass(frozen=True)
@@ -70,19 +71,32 @@ def find_cases(dirs: list[Path]) -> list[tuple[Path, str]]:
 
 
 def run_all(dirs: list[Path], backend: str | None = None) -> list[CaseResult]:
+    """The cases in ``dirs``; with none, onnx's node tests of onnxop's operators."""
+    if not dirs:
+        import tempfile
+
+        from .nodetests import write_all
+
+        with tempfile.TemporaryDirectory(prefix="onnxop-node-tests-") as folder:
+            write_all(Path(folder))
+            return [run_case(path, name, backend) for path, name in find_cases([Path(folder)])]
     return [run_case(folder, name, backend) for folder, name in find_cases(dirs)]
 
 
 def run_case(folder: Path, name: str, backend: str | None = None) -> CaseResult:
+    from . import model as onnx_model
     from .ops import op_version
 
     operator, opset, sets, current = None, None, None, ""
     try:
         model = _load_model(folder / MODEL)
-        op_type, opset_value, node_proto = _the_node(model)
-        operator, opset = op_type, opset_value
-        op = op_version(op_type, opset_value)
+        node_proto, opset_value = onnx_model.the_node(model)
+        operator, opset = node_proto.op_type, opset_value
+        op = op_version(node_proto.op_type, opset_value)
         operator = f"{op.op_type}-{op.since_version}"
+        kinds = {v.type.WhichOneof("value") for v in (*model.graph.input, *model.graph.output)}
+        if kinds - {"tensor_type"}:
+            raise Skip(f"{', '.join(sorted(kinds - {'tensor_type'}))} values; onnxop runs tensors")
         data_sets = sorted(
             (p for p in folder.iterdir() if p.is_dir() and p.name.startswith("test_data_set_")),
             key=lambda p: _index(p.name),
@@ -95,6 +109,8 @@ def run_case(folder: Path, name: str, backend: str | None = None) -> CaseResult:
             _run_data_set(model, node_proto, opset_value, data_set, backend)
         current = ""
         return CaseResult(name, operator, opset, sets, "passed")
+    except onnx_model.Unsupported as e:
+        return CaseResult(name, operator, opset, sets, "skipped", str(e))
     except Skip as e:
         return CaseResult(name, operator, opset, None, "skipped", str(e))
     except (Fail, OnnxopError) as e:
@@ -116,35 +132,24 @@ def _load_model(path: Path):
         raise Fail(f"{MODEL} cannot be read: {' '.join(str(e).split())[:200]}") from None
 
 
-def _the_node(model):
-    """The single Flatten/Unsqueeze node and the ai.onnx opset, or Skip/Fail."""
-    from .ops import LATEST_OPSET
-
-    nodes = list(model.graph.node)
-    if len(nodes) != 1:
-        kinds = ", ".join(sorted({n.op_type for n in nodes})) or "none"
-        raise Skip(f"{len(nodes)} nodes ({kinds}); onnxop runs single-node {' and '.join(RUNS)} models")
-    node = nodes[0]
-    if node.domain not in ONNX_DOMAINS or node.op_type not in RUNS:
-        where = f"{node.domain}." if node.domain not in ONNX_DOMAINS else ""
-        raise Skip(f"operator {where}{node.op_type}; onnxop runs {' and '.join(RUNS)}")
-    opsets = [o.version for o in model.opset_import if o.domain in ONNX_DOMAINS]
-    if not opsets:
-        raise Fail("the model imports no ai.onnx opset")
-    opset = int(opsets[0])
-    if opset > LATEST_OPSET:
-        raise Skip(f"opset {opset} is newer than onnxop knows ({LATEST_OPSET})")
-    return node.op_type, opset, node
-
-
 def _run_data_set(model, node_proto, opset: int, data_set: Path, backend: str | None) -> None:
     """Run one data set; raises Fail (or an OnnxopError) if it does not match."""
     from . import core
+    from . import model as onnx_model
     from .io.tensorproto import read_pb
 
-    inputs = _named_files(model, data_set, "input", _graph_inputs(model))
+    inputs = _named_files(model, data_set, "input", onnx_model.graph_inputs(model))
     outputs = _named_files(model, data_set, "output", [o.name for o in model.graph.output])
-    node = _build_node(node_proto, opset, inputs, model, data_set)
+
+    def constant(name: str):
+        if name in inputs:
+            return read_pb(inputs[name])
+        found = onnx_model.initializer(model, name, data_set.parent)
+        if found is None:
+            raise Fail(f"input {name!r} has no data (no input file, no initializer)")
+        return found
+
+    node = onnx_model.build_node(node_proto, opset, constant)
     data_name = node_proto.input[0]
     if data_name not in inputs:
         raise Fail(f"no input file for {data_name!r}")
@@ -156,11 +161,6 @@ def _run_data_set(model, node_proto, opset: int, data_set: Path, backend: str | 
     _compare(result.output, expected, node_proto.output[0])
 
 
-def _graph_inputs(model) -> list[str]:
-    initialized = {t.name for t in model.graph.initializer}
-    return [i.name for i in model.graph.input if i.name not in initialized]
-
-
 def _named_files(model, data_set: Path, kind: str, names: list[str]) -> dict[str, Path]:
     """``input_3.pb`` -> the graph's fourth input name, and so on."""
     files = {}
@@ -169,43 +169,6 @@ def _named_files(model, data_set: Path, kind: str, names: list[str]) -> dict[str
         if 0 <= i < len(names):
             files[names[i]] = path
     return files
-
-
-def _build_node(node_proto, opset: int, inputs: dict[str, Path], model, data_set: Path):
-    from onnx import helper
-
-    from .ops import flatten_node, op_version, unsqueeze_node
-
-    attrs = {a.name: helper.get_attribute_value(a) for a in node_proto.attribute}
-    op = op_version(node_proto.op_type, opset)
-    known = {"Flatten": {"axis"}, "Unsqueeze": set() if getattr(op, "axes_is_input", False) else {"axes"}}
-    unknown = sorted(set(attrs) - known[node_proto.op_type])
-    if unknown:
-        raise Fail(f"unknown attribute {unknown[0]!r} for {op.op_type}-{op.since_version}")
-    if node_proto.op_type == "Flatten":
-        return flatten_node(attrs.get("axis"), opset)
-    if not op.axes_is_input:
-        if "axes" not in attrs:
-            raise Fail(f"{op.op_type}-{op.since_version} needs an axes attribute")
-        return unsqueeze_node(list(attrs["axes"]), opset)
-    if len(node_proto.input) < 2 or not node_proto.input[1]:
-        raise Fail(f"{op.op_type}-{op.since_version} needs an axes input")
-    return unsqueeze_node(_axes_input(node_proto.input[1], inputs, model, data_set), opset)
-
-
-def _axes_input(name: str, inputs: dict[str, Path], model, data_set: Path) -> list[int]:
-    from .io.tensorproto import read_pb, tensor_from_proto
-
-    if name in inputs:
-        axes = read_pb(inputs[name])
-    else:
-        init = [t for t in model.graph.initializer if t.name == name]
-        if not init:
-            raise Fail(f"axes input {name!r} has no data (no input file, no initializer)")
-        axes = tensor_from_proto(init[0], data_set.parent, f"initializer {name!r}", name)
-    if axes.dtype.name != "int64" or axes.rank > 1:
-        raise Fail(f"axes must be a 1-D int64 tensor, got shape {axes.shape} of {axes.dtype}")
-    return [int(a) for a in axes.to_numpy().reshape(-1)]
 
 
 def _compare(actual, expected, name: str) -> None:

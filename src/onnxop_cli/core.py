@@ -1,11 +1,14 @@
 """Run one node on one tensor: shape rule first, then bytes through the GPU.
 
-    read (io) -> Tensor -> node.output_shape (pure) -> GPU copy -> sink (file or memory)
+    read (io) -> Tensor -> node.output_shape, node.view (pure) -> GPU kernel -> sink (file or memory)
 
 Everything that can be refused is refused before the GPU is touched and
-before an output file is opened. Fortran-ordered and big-endian input goes
-through the re-layout kernel instead of the flat copy; string tensors, which
-have no GPU form, are reshaped on the host and the result says so.
+before an output file is opened. The node's index map is composed with the
+input's own layout (a Fortran-ordered input is a view with reversed strides):
+when the result reads the input front to back (a reshape of row-major
+little-endian data) the flat copy kernel moves it, otherwise the strided
+gather kernel, which also swaps big-endian bytes. String tensors, which have
+no GPU form, are gathered on the host and the result says so.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from .errors import InputError, OnnxopError, OpError
-from .ops import Node
+from .ops import Node, View
 from .tensor import MAP_THRESHOLD, MemoryBytes, Tensor, check_shape
 
 if TYPE_CHECKING:
@@ -54,33 +57,7 @@ def check(node: Node, tensor: Tensor, where: str = "") -> tuple[int, ...]:
         if where:
             raise type(e)(f"{where}: {e}") from e
         raise
-    check_runnable(tensor)
     return out_shape
-
-
-def check_runnable(tensor: Tensor) -> None:
-    """What the GPU path cannot take, refused with the reason. (String tensors
-    are not refused: they take the host path, the one sanctioned non-GPU path.)"""
-    needs_relayout = tensor.order != "C" or tensor.byteswap
-    if needs_relayout and not tensor.dtype.is_string and tensor.dtype.itemsize not in RELAYOUT_ITEMSIZES:
-        layout = "Fortran-ordered" if tensor.order != "C" else "big-endian"
-        raise InputError(
-            f"{tensor.source or tensor.name}: {layout} {tensor.dtype} cannot be re-laid out "
-            f"(element sizes {', '.join(map(str, RELAYOUT_ITEMSIZES))} bytes only)"
-        )
-
-
-RELAYOUT_ITEMSIZES = (1, 2, 4, 8, 16)
-
-
-def check_device(tensor: Tensor, backend: str | None = None) -> None:
-    """What the device cannot take (the re-layout kernel's binding limit),
-    refused before a batch writes anything. String tensors need no device."""
-    if tensor.dtype.is_string:
-        return
-    from .gpu import get_gpu
-
-    _mover(get_gpu(backend), tensor)
 
 
 def apply(
@@ -112,7 +89,7 @@ def apply(
 
     if tensor.dtype.is_string:
         assert tensor.strings is not None
-        out.strings = tensor.strings.reshape(out_shape)
+        out.strings = _host_gather(node, tensor.strings).reshape(out_shape)
         if writer is not None:
             writer.strings(name, out.strings, tensor.text_dtype)
         elif out_path is not None:
@@ -125,21 +102,21 @@ def apply(
     t0 = time.perf_counter()
     gpu = get_gpu(backend)
     timings["device"] = time.perf_counter() - t0
-    move = _mover(gpu, tensor)  # refuses what the device cannot hold before any file is opened
+    move = _mover(gpu, node, tensor)  # refuses what the device cannot hold before any file is opened
 
     t0 = time.perf_counter()
     if writer is not None:
         with writer.tensor(name, out_shape, tensor.dtype) as sink:
-            move(_zero_pad_bits(sink, tensor))
+            move(_zero_pad_bits(sink, out))
     elif out_path is not None:
         with open_writer(out_path) as w, w.tensor(name, out_shape, tensor.dtype) as sink:
-            move(_zero_pad_bits(sink, tensor))
-    elif spill and tensor.nbytes >= MAP_THRESHOLD:
-        out.data = _to_scratch_file(lambda sink: move(_zero_pad_bits(sink, tensor)), tensor.nbytes)
+            move(_zero_pad_bits(sink, out))
+    elif spill and out.nbytes >= MAP_THRESHOLD:
+        out.data = _to_scratch_file(lambda sink: move(_zero_pad_bits(sink, out)), out.nbytes)
     else:
         import numpy as np
 
-        buf = np.empty(tensor.nbytes, dtype=np.uint8)
+        buf = np.empty(out.nbytes, dtype=np.uint8)
         filled = 0
 
         def sink(chunk: memoryview) -> None:
@@ -147,7 +124,7 @@ def apply(
             buf[filled : filled + len(chunk)] = np.frombuffer(chunk, dtype=np.uint8)
             filled += len(chunk)
 
-        move(_zero_pad_bits(sink, tensor))
+        move(_zero_pad_bits(sink, out))
         out.data = MemoryBytes(buf)
     timings["copy"] = time.perf_counter() - t0
     return Result(node, tensor, out, gpu.name, out_path, timings)
@@ -179,27 +156,46 @@ def _to_scratch_file(fill: Callable[[Sink], int], nbytes: int) -> MemoryBytes:
         ) from None
 
 
-def _mover(gpu, tensor: Tensor) -> Callable[[Sink], int]:
-    """The kernel that moves this tensor's bytes: the flat copy for row-major
-    little-endian data, the re-layout kernel for Fortran order or big-endian."""
-    from . import gpu as gpu_pkg
-    from .gpu.relayout import source_axes
+def source_view(node: Node, tensor: Tensor) -> View:
+    """The node's index map over the tensor's bytes as they lie: the op's
+    view composed with the input's layout (C or Fortran strides)."""
+    from .ops import c_strides, f_strides
 
-    if tensor.order == "C" and not tensor.byteswap:
+    strides = f_strides(tensor.shape) if tensor.order == "F" else c_strides(tensor.shape)
+    return node.view(tensor.shape, strides).simplified()
+
+
+def _mover(gpu, node: Node, tensor: Tensor) -> Callable[[Sink], int]:
+    """The kernel that moves this tensor's bytes: the flat copy when the
+    output is the input's bytes in order, the strided gather otherwise."""
+    from . import gpu as gpu_pkg
+
+    view = source_view(node, tensor)
+    if view.size == 0:
+        return lambda sink: 0
+    if view.is_identity() and view.size == tensor.size and not tensor.byteswap:
         return lambda sink: gpu_pkg.copy_through_kernel(gpu, tensor.data, sink)
-    fortran = tensor.order == "F"
-    if source_axes(tensor.shape, fortran):
-        limit = gpu_pkg.whole_tensor_limit(gpu)
-        if tensor.nbytes > limit:
-            raise InputError(
-                f"{tensor.source or tensor.name}: a Fortran-ordered tensor of {_mib(tensor.nbytes)} "
-                f"does not fit the {_mib(limit)} the re-layout kernel can bind on {gpu.name}; "
-                "save it in C order (numpy.ascontiguousarray)"
-            )
-    return lambda sink: gpu_pkg.relayout_through_kernel(
-        gpu, tensor.data, sink, shape=tensor.shape, itemsize=tensor.dtype.itemsize,
-        fortran=fortran, swap=tensor.byteswap,
+    from .gpu.gather import View as GpuView, gather_through_kernel
+
+    index_map = GpuView(view.shape, view.strides, view.offset)
+    return lambda sink: gather_through_kernel(
+        gpu, tensor.data, sink, view=index_map, bits=tensor.dtype.bits, swap=tensor.byteswap
     )
+
+
+def _host_gather(node: Node, strings):
+    """A string tensor's elements picked by the node's index map, on the host:
+    strings have no GPU form (the result carries HOST_NOTE)."""
+    import numpy as np
+
+    from .ops import c_strides
+
+    flat = np.asarray(strings, dtype=object).reshape(-1)
+    view = node.view(tuple(strings.shape), c_strides(strings.shape))
+    index = np.full(view.shape, view.offset, dtype=np.int64)
+    for k, (d, s) in enumerate(zip(view.shape, view.strides)):
+        index += (np.arange(d, dtype=np.int64) * s).reshape((d,) + (1,) * (len(view.shape) - k - 1))
+    return flat[index.reshape(-1)] if index.size else np.empty(0, dtype=object)
 
 
 def _zero_pad_bits(sink: Sink, tensor: Tensor) -> Sink:
@@ -223,8 +219,3 @@ def _zero_pad_bits(sink: Sink, tensor: Tensor) -> Sink:
             sink(chunk)
 
     return masked
-
-
-def _mib(n: int) -> str:
-    """Exact bytes, and MiB for a person: rounding alone could hide the difference."""
-    return f"{n} bytes ({n / (1 << 20):.1f} MiB)" if n >= 1 << 20 else f"{n} bytes"

@@ -23,15 +23,36 @@ NO_EXAMPLES = (
 )
 
 
-def load_examples(pages: Sequence[Path] | None) -> list[Example]:
-    """Every example of the given page files, or of the shipped seed pages.
-    A page without examples stands in as one unreadable example, so it is
-    reported (skipped, with the reason) rather than silently passing."""
-    loaded = [read_page(p) for p in pages] if pages else seed_pages()
+def load_examples(pages: Sequence[Path] | None, op: str | None = None) -> list[Example]:
+    """Every example of the given page files, of the official examples of
+    ``op`` (onnx's expect() cases), or of the shipped seed pages. A page
+    without examples stands in as one unreadable example, so it is reported
+    (skipped, with the reason) rather than silently passing."""
+    if op is not None:
+        loaded = op_pages(op)
+    else:
+        loaded = [read_page(p) for p in pages] if pages else seed_pages()
     examples = []
     for page in loaded:
         examples += page.examples or [Example("(no examples)", page.source, page.opset, "", problem=NO_EXAMPLES)]
     return examples
+
+
+def op_pages(op: str) -> list:
+    from .docs import parse_page
+    from .nodetests import expect_pages
+    from .ops import OPERATORS
+
+    match = {name.lower(): name for name in OPERATORS}.get(op.lower().replace("-", "").replace("_", ""))
+    if match is None:
+        raise UsageError(f"--op {op}: not an operator onnxop runs ({', '.join(OPERATORS)})")
+    pages = []
+    for source, text, exact in expect_pages(match):
+        page = parse_page(text, source)
+        for ex in page.examples:
+            ex.exact = exact.get(ex.name, {})
+        pages.append(page)
+    return pages
 
 
 def select_or_fail(examples: list[Example], pattern: str | None) -> list[Example]:

@@ -63,6 +63,7 @@ class Example:
     inputs: list[DocTensor] = field(default_factory=list)
     outputs: list[DocTensor] = field(default_factory=list)
     problem: str = ""  # why it cannot be run; empty when it parsed
+    exact: dict = field(default_factory=dict)  # input arrays by name, when the page was made from them
 
 
 @dataclass
@@ -286,14 +287,16 @@ def _shape(text: str, line: str) -> tuple[int, ...]:
 
 
 def _attribute_value(name: str, text: str) -> object:
-    """``0`` -> 0, ``[0, 2]`` -> [0, 2]; the two kinds Flatten and Unsqueeze take."""
+    """``0`` -> 0, ``[0, 2]`` -> [0, 2], ``CRD`` -> "CRD" (DepthToSpace's mode)."""
     s = text.strip()
+    if re.fullmatch(r"[A-Za-z_]\w*", s):
+        return s
     try:
         if s.startswith("[") and s.endswith("]"):
             return [int(v) for v in s[1:-1].split(",") if v.strip()]
         return int(s)
     except ValueError:
-        raise _Unparsed(f"attribute {name} = {s} is not an integer or a list of integers") from None
+        raise _Unparsed(f"attribute {name} = {s} is not an integer, a list of integers or a name") from None
 
 
 def _set_values(tensor: DocTensor, lines: list[str]) -> None:

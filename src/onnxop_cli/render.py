@@ -138,9 +138,10 @@ def render_node(
     *,
     full: bool = False,
     axes_name: str = "axes",
+    names: dict[str, str] | None = None,
 ) -> str:
     """The doc block for one node (``node_lines`` joined)."""
-    return "\n".join(node_lines(node, inputs, outputs, full=full, axes_name=axes_name))
+    return "\n".join(node_lines(node, inputs, outputs, full=full, axes_name=axes_name, names=names))
 
 
 def node_lines(
@@ -150,17 +151,15 @@ def node_lines(
     *,
     full: bool = False,
     axes_name: str = "axes",
+    names: dict[str, str] | None = None,
 ) -> Iterator[str]:
     """The doc block for one node, line by line. ``inputs`` are the tensor
-    inputs; Unsqueeze's axes are added as an input (named ``axes_name``) or an
-    attribute as the node's opset keeps them."""
-    import numpy as np
-
-    inputs = list(inputs)
+    inputs; the node's constant inputs (Unsqueeze's axes from opset 13,
+    Reshape's shape, Slice's starts, ...) are listed after them as int64
+    tensors, named as in the schema unless ``names`` (or, for axes,
+    ``axes_name``) says otherwise; attributes go under Attributes."""
+    inputs = list(inputs) + constant_inputs(node, {"axes": axes_name, **(names or {})})
     attributes = dict(node.attributes)
-    if getattr(node.op, "axes_is_input", False) and node.axes is not None:
-        axes = np.asarray(node.axes, dtype=np.int64)
-        inputs.append(Shown(axes_name, axes.shape, "int64", axes))
     names_in = ", ".join(t.name for t in inputs)
     names_out = ", ".join(t.name for t in outputs)
 
@@ -175,6 +174,19 @@ def node_lines(
     yield from ["", "Outputs:"]
     for t in outputs:
         yield from tensor_lines(t, full=full)
+
+
+def constant_inputs(node: Node, names: dict[str, str] | None = None) -> list[Shown]:
+    """The node's constant inputs, in schema order, as int64 tensors."""
+    import numpy as np
+
+    names = names or {}
+    shown = []
+    for name in node.op.inputs[1:]:
+        if name in node.inputs:
+            values = np.asarray(node.inputs[name], dtype=np.int64)
+            shown.append(Shown(names.get(name, name), values.shape, "int64", values))
+    return shown
 
 
 def normalise(text: str) -> str:

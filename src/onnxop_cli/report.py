@@ -83,18 +83,20 @@ def tensor_entry(tensor: Tensor, path: str | Path | None) -> Doc:
     }
 
 
-def _axes_input(node: Node) -> list[Doc]:
-    """Unsqueeze's axes, where the node's opset makes them an input (13+)."""
-    if getattr(node.op, "axes_is_input", False) and node.axes is not None:
-        name = node.op.inputs[1] if len(node.op.inputs) > 1 else "axes"
-        return [{"name": name, "path": None, "shape": [len(node.axes)], "dtype": "int64", "values": list(node.axes)}]
-    return []
+def _constant_inputs(node: Node) -> list[Doc]:
+    """The node's constant inputs (Unsqueeze's axes from 13, Slice's starts, ...)."""
+    return [
+        {"name": name, "path": None, "shape": [len(node.inputs[name])], "dtype": "int64",
+         "values": list(node.inputs[name])}
+        for name in node.op.inputs[1:]
+        if name in node.inputs
+    ]
 
 
 def run_entry(result: Result, input_path: str | Path | None, timings: dict[str, float] | None = None) -> Doc:
     """One node execution: its inputs (files, then constant inputs), outputs, timings."""
     return {
-        "inputs": [tensor_entry(result.input, input_path), *_axes_input(result.node)],
+        "inputs": [tensor_entry(result.input, input_path), *_constant_inputs(result.node)],
         "outputs": [tensor_entry(result.output, result.path)],
         "timings": {k: round(float(v), 6) for k, v in (timings or result.timings).items()},
     }
@@ -110,7 +112,7 @@ def op_document(
     adapter: str,
     total: float,
 ) -> Doc:
-    """flatten / unsqueeze: the node, where it ran, one entry per input."""
+    """An operator command: the node, where it ran, one entry per input."""
     return base(command) | {
         "op": node.op_type,
         "opset": opset,

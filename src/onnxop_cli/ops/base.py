@@ -1,14 +1,17 @@
-"""What every operator version shares: its schema names and a pure shape rule.
+"""What every operator version shares: its schema names, a pure shape rule and
+the index map (a strided view) that says where each output element comes from.
 
 Shape logic is pure Python. It never touches the GPU and never sees bytes.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import ClassVar
 
 from ..errors import OpError
+from .view import View
 
 
 @dataclass(frozen=True)
@@ -16,21 +19,39 @@ class Node:
     """One ONNX node as onnxop runs and prints it.
 
     ``attributes`` holds only the attributes the user gave (the docs omit
-    defaults). ``axes`` is Unsqueeze's axes, wherever this opset keeps them.
-    ``opset`` is the opset the user asked for (``op`` is the version it selects).
+    defaults); ``inputs`` the constant integer inputs after the data input
+    (Reshape's shape, Slice's starts, ...), by their ONNX names, where the
+    node's opset makes them inputs. ``opset`` is the opset the user asked for
+    (``op`` is the version it selects).
     """
 
     op: type[OpVersion]
     attributes: dict[str, object] = field(default_factory=dict)
-    axes: tuple[int, ...] | None = None
+    inputs: dict[str, tuple[int, ...]] = field(default_factory=dict)
     opset: int | None = None
 
     @property
     def op_type(self) -> str:
         return self.op.op_type
 
+    def value(self, name: str, default: object = None) -> object:
+        """A parameter, wherever this opset keeps it (attribute or input)."""
+        if name in self.attributes:
+            return self.attributes[name]
+        return self.inputs.get(name, default)
+
+    @property
+    def axes(self) -> tuple[int, ...] | None:
+        axes = self.value("axes")
+        return None if axes is None else tuple(int(a) for a in axes)  # type: ignore[union-attr]
+
     def output_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
         return self.op.output_shape(self, shape)
+
+    def view(self, shape: tuple[int, ...], strides: tuple[int, ...], offset: int = 0) -> View:
+        """Where each output element (row-major) comes from in an input of
+        ``shape`` laid out with ``strides`` (elements) from ``offset``."""
+        return self.op.view(self, shape, strides, offset)
 
 
 class OpVersion:
@@ -38,14 +59,21 @@ class OpVersion:
 
     op_type: ClassVar[str]
     since_version: ClassVar[int]
-    inputs: ClassVar[tuple[str, ...]]
+    inputs: ClassVar[tuple[str, ...]]  # ONNX input names; the first is the data
     outputs: ClassVar[tuple[str, ...]]
+    attribute_names: ClassVar[tuple[str, ...]] = ()  # the attributes this version has
+    optional: ClassVar[tuple[str, ...]] = ()  # attributes and inputs that may be left out
     negative_axes: ClassVar[bool] = True
     types_added: ClassVar[tuple[str, ...]] = ()  # ONNX type names this version adds
 
     @classmethod
     def label(cls) -> str:
         return cls.op_type
+
+    @classmethod
+    def params(cls) -> tuple[str, ...]:
+        """Every parameter of this version: attributes, then constant inputs."""
+        return cls.attribute_names + cls.inputs[1:]
 
     @classmethod
     def allowed_types(cls) -> frozenset[str]:
@@ -58,6 +86,12 @@ class OpVersion:
     @classmethod
     def output_shape(cls, node: Node, shape: tuple[int, ...]) -> tuple[int, ...]:
         raise NotImplementedError
+
+    @classmethod
+    def view(cls, node: Node, shape: tuple[int, ...], strides: tuple[int, ...], offset: int = 0) -> View:
+        """The index map. A reshape moves no element: the output is the input
+        read in row-major order, whatever its own layout."""
+        return View(tuple(shape), tuple(strides), offset)
 
     @classmethod
     def check_axis(cls, axis: int, low: int, high: int, what: str) -> int:
@@ -76,3 +110,30 @@ class OpVersion:
                 f"{cls.label()}: axis {axis} is out of range [{allowed_low}, {high}] {what}{note}"
             )
         return axis - low if axis < 0 else axis
+
+    @classmethod
+    def unique_axes(cls, axes, rank: int, what: str) -> list[int]:
+        """Normalised ``axes`` of a rank-``rank`` space, each named once."""
+        seen: dict[int, int] = {}
+        for axis in axes:
+            norm = cls.check_axis(int(axis), -rank, rank - 1, what)
+            if norm in seen:
+                raise OpError(
+                    f"{cls.label()}: axes {seen[norm]} and {axis} both name axis {norm}; axes must be unique"
+                    if seen[norm] != axis
+                    else f"{cls.label()}: axis {axis} appears more than once; axes must be unique"
+                )
+            seen[norm] = int(axis)
+        return list(seen)
+
+
+def size_of(shape) -> int:
+    return math.prod(shape)
+
+
+# The types of every ONNX opset that widened the tensor types of most operators.
+BASE_TYPES = (
+    "float", "double", "float16", "bool", "complex64", "complex128", "int8", "int16",
+    "int32", "int64", "uint8", "uint16", "uint32", "uint64", "string",
+)
+FLOAT8 = ("float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz")

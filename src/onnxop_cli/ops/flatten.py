@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 from .base import Node, OpVersion
+from .spec import OpSpec, Param
 
 
 class Flatten_1(OpVersion):
@@ -19,6 +20,8 @@ class Flatten_1(OpVersion):
     since_version = 1
     inputs = ("input",)
     outputs = ("output",)
+    attribute_names = ("axis",)
+    optional = ("axis",)
     negative_axes = False
     types_added = ("float", "double", "float16")
 
@@ -72,3 +75,12 @@ class Flatten_25(Flatten_24):
 
 
 VERSIONS = (Flatten_1, Flatten_9, Flatten_11, Flatten_13, Flatten_21, Flatten_23, Flatten_24, Flatten_25)
+
+SPEC = OpSpec(
+    "Flatten",
+    VERSIONS,
+    (Param("axis", "int", "Split point, in [-r, r] for an input of rank r (default 1).", "-2", short="-a"),),
+    summary="Flatten tensors to 2-D at --axis (ONNX Flatten).",
+    description="Flatten each input to 2-D at --axis: (d0*...*d[axis-1], d[axis]*...*dn).",
+    example="onnxop flatten a.npy --axis -2 -o b.npy",
+)

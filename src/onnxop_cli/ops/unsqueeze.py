@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from ..errors import OpError
 from .base import Node, OpVersion
+from .spec import OpSpec, Param
 
 
 class Unsqueeze_1(OpVersion):
@@ -19,6 +20,7 @@ class Unsqueeze_1(OpVersion):
     since_version = 1
     inputs = ("data",)
     outputs = ("expanded",)
+    attribute_names = ("axes",)
     negative_axes = False
     axes_is_input = False
     types_added = (
@@ -60,6 +62,7 @@ class Unsqueeze_11(Unsqueeze_1):
 class Unsqueeze_13(Unsqueeze_11):
     since_version = 13
     inputs = ("data", "axes")
+    attribute_names = ()
     axes_is_input = True
     types_added = ("bfloat16",)
 
@@ -86,4 +89,14 @@ class Unsqueeze_25(Unsqueeze_24):
 
 VERSIONS = (
     Unsqueeze_1, Unsqueeze_11, Unsqueeze_13, Unsqueeze_21, Unsqueeze_23, Unsqueeze_24, Unsqueeze_25,
+)
+
+SPEC = OpSpec(
+    "Unsqueeze",
+    VERSIONS,
+    (Param("axes", "ints", "Comma-separated output axes, each in [-r_out, r_out - 1] where "
+           "r_out = rank + number of axes.", "0,2"),),
+    summary="Insert size-1 dimensions at --axes (ONNX Unsqueeze).",
+    description="Insert size-1 dimensions at --axes of the output.",
+    example="onnxop unsqueeze x.npy --axes 2,4,5",
 )

@@ -5,7 +5,7 @@ onnxop runs its WGSL kernels on one of two WebGPU implementations:
 - ``wgpu``: wgpu-native (Naga compiles WGSL), through wgpu-py;
 - ``dawn``: Dawn (Tint compiles WGSL), through PyPI's ``dawn-python``.
 
-Streaming (copy.py), the kernels (kernels.py, relayout.py), ``bench`` and the
+Streaming (copy.py), the kernels (kernels.py, gather.py), ``bench`` and the
 device code are written once against the objects below; the spelling is
 wgpu-py's (keyword arguments, dict descriptors), so wgpu-py's own objects are
 the wgpu engine and dawn.py implements the same calls on Dawn's C API. This

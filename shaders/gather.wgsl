@@ -1,0 +1,216 @@
+// Strided gather: dst[e] = src[view(e)], output row-major and little-endian.
+//
+// One kernel for every layout change: Fortran order, big-endian input,
+// Transpose (permuted strides), Expand (stride 0), Slice (an offset and
+// signed strides), Tile and DepthToSpace (more axes). A view maps the output
+// multi-index i to the source element `base + sum_k i_k * stride_k`.
+//
+// The host (gpu/tiling.py) cuts the output into bands that fit one binding,
+// and each band into boxes: a box fixes the outer indices, takes a range of
+// axis `axis0` and all of the axes after it, so it is one contiguous run of
+// the band. One dispatch writes one box from one upload of source elements
+// (a window of the source, or runs of it packed), through the box's own
+// strides into that upload (`axes`, from entry `at`); `base` is the upload
+// element of the box's first element. Elements whose source falls outside
+// the upload are left for another dispatch (`keep`).
+//
+// Offsets are 64-bit two's complement in u32 pairs (vec2: lo, hi): a source
+// can exceed 4 Gi elements, and strides can be negative. Within a window the
+// offset is a u32 (the window is one binding), so loads index with `.x`.
+//
+// Each invocation writes WORDS consecutive whole u32 words of the output, so
+// no two invocations of a dispatch share a word (WGSL has no byte stores):
+// - elements of 32, 64 or 128 bits: the word is one 32-bit piece of one element;
+// - elements of 2, 4, 8 or 16 bits: the word is assembled from 32 / bits
+//   elements, each taken from its source word and bit position (ONNX packs
+//   sub-byte types low bits first, as does this). A word shared with another
+//   box or window is read first and only this dispatch's elements replaced:
+//   dispatches run one after another, so that read sees the earlier ones.
+//
+// swap: 0, or the byte-swap unit in bytes (2, 4 or 8): big-endian source
+// bytes are reversed within each unit (complex types swap each component).
+
+const WG: u32 = 256u;
+const WORDS: u32 = 4u;  // consecutive output words per invocation
+
+struct Params {
+    words: u32,       // output u32 words this dispatch writes, from first_word
+    groups_x: u32,    // workgroups per row of the dispatch grid
+    first_word: u32,  // the box's first dst word
+    e0: u32,          // the box's first element in the band
+    count: u32,       // elements in the box
+    band: u32,        // elements in the band: bits past it (the last word's padding) are 0
+    bits: u32,        // element width: 2, 4, 8, 16, 32, 64 or 128
+    swap: u32,        // 0, or the byte-swap unit: 2, 4 or 8
+    rank: u32,        // entries of `axes`
+    axis0: u32,       // the box's first axis; axes before it are fixed
+    dim0: u32,        // the box's extent along axis0
+    window: u32,      // source elements in the bound window
+    keep: u32,        // 1: the box reaches outside the window; keep what dst holds there
+    at: u32,          // this dispatch's entries in `axes` start here
+    base: vec2<u32>,  // source element of the box's first element, minus the window's first
+}
+
+@group(0) @binding(0) var<storage, read> src: array<u32>;
+@group(0) @binding(1) var<storage, read_write> dst: array<u32>;
+@group(0) @binding(2) var<uniform> params: Params;
+@group(0) @binding(3) var<storage, read> axes: array<vec4<u32>>;  // (dim, stride lo, stride hi, 0)
+
+fn add64(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+    let lo = a.x + b.x;
+    return vec2<u32>(lo, a.y + b.y + select(0u, 1u, lo < a.x));
+}
+
+// x * s mod 2^64, with x a u32 and s 64-bit: the full product of the low
+// words from 16-bit halves, plus the high word's product (its own high bits
+// fall off the top).
+fn mul64(x: u32, s: vec2<u32>) -> vec2<u32> {
+    let a0 = x & 0xffffu;
+    let a1 = x >> 16u;
+    let b0 = s.x & 0xffffu;
+    let b1 = s.x >> 16u;
+    let p00 = a0 * b0;
+    let p01 = a0 * b1;
+    let p10 = a1 * b0;
+    let mid = (p00 >> 16u) + (p01 & 0xffffu) + (p10 & 0xffffu);
+    let lo = (p00 & 0xffffu) | (mid << 16u);
+    let hi = a1 * b1 + (p01 >> 16u) + (p10 >> 16u) + (mid >> 16u);
+    return vec2<u32>(lo, hi + x * s.y);
+}
+
+fn dim(k: u32) -> u32 {
+    return select(axes[params.at + k].x, params.dim0, k == params.axis0);
+}
+
+// A box element, its source offset in the window and its index along the
+// last axis. Walking to the next element is one add until a row ends; only
+// then is the index decomposed again (divisions are the kernel's main cost).
+struct Cursor {
+    l: u32,
+    s: vec2<u32>,
+    i: u32,
+}
+
+fn cursor_at(l: u32) -> Cursor {
+    var rest = l;
+    var s = params.base;
+    for (var k = params.rank; k > params.axis0; k = k - 1u) {
+        let d = dim(k - 1u);
+        s = add64(s, mul64(rest % d, axes[params.at + k - 1u].yz));
+        rest = rest / d;
+    }
+    return Cursor(l, s, l % dim(params.rank - 1u));
+}
+
+// The last axis, loaded once per invocation: storage loads are what Mesa's
+// CPU drivers are slowest at.
+struct Row {
+    dim: u32,
+    stride: vec2<u32>,
+}
+
+fn row() -> Row {
+    let last = params.rank - 1u;
+    return Row(dim(last), axes[params.at + last].yz);
+}
+
+fn cursor_next(c: Cursor, r: Row) -> Cursor {
+    if (c.i + 1u < r.dim) {
+        return Cursor(c.l + 1u, add64(c.s, r.stride), c.i + 1u);
+    }
+    return cursor_at(c.l + 1u);
+}
+
+fn in_window(s: vec2<u32>) -> bool {
+    return s.y == 0u && s.x < params.window;
+}
+
+fn bswap32(x: u32) -> u32 {
+    return (x << 24u) | ((x & 0xff00u) << 8u) | ((x >> 8u) & 0xff00u) | (x >> 24u);
+}
+
+@compute @workgroup_size(256)
+fn main(
+    @builtin(workgroup_id) wg: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
+    let w0 = ((wg.y * params.groups_x + wg.x) * WG + lid) * WORDS;
+    if (w0 >= params.words) {
+        return;
+    }
+    let bits = params.bits;
+    let r = row();
+    if (bits >= 32u) {
+        // Each word is one 32-bit piece q of one element.
+        let per = bits / 32u;
+        var c = cursor_at((params.first_word + w0) / per - params.e0);
+        for (var k = 0u; k < WORDS; k = k + 1u) {
+            if (w0 + k >= params.words) {
+                break;
+            }
+            let w = params.first_word + w0 + k;
+            if (w / per - params.e0 != c.l) {
+                c = cursor_next(c, r);
+            }
+            if (!in_window(c.s)) {
+                continue;
+            }
+            var q = w % per;
+            if (params.swap >= 4u) {
+                // Reverse the unit's words, then each word's bytes.
+                let unit = params.swap / 4u;
+                q = (q / unit) * unit + (unit - 1u - q % unit);
+                dst[w] = bswap32(src[c.s.x * per + q]);
+            } else {
+                dst[w] = src[c.s.x * per + q];
+            }
+        }
+        return;
+    }
+    // 2- to 16-bit elements: each word is assembled from 32 / bits elements.
+    let per = 32u / bits;
+    let mask = (1u << bits) - 1u;
+    let end = params.e0 + params.count;
+    // the first box element among this invocation's words
+    var c = cursor_at(max((params.first_word + w0) * per, params.e0) - params.e0);
+    // Neighbouring elements often share a source word (unit strides, slices
+    // of small steps): load each word once while they do.
+    var loaded = 0xffffffffu;
+    var source = 0u;
+    for (var k = 0u; k < WORDS; k = k + 1u) {
+        if (w0 + k >= params.words) {
+            break;
+        }
+        let w = params.first_word + w0 + k;
+        var word = 0u;
+        if (params.keep != 0u || w * per < params.e0 || (w + 1u) * per > end) {
+            word = dst[w];
+        }
+        for (var j = 0u; j < per; j = j + 1u) {
+            let e = w * per + j;
+            let shift = j * bits;
+            if (e >= params.band) {
+                word = word & ~(mask << shift);
+                continue;
+            }
+            if (e < params.e0 || e >= end) {
+                continue;
+            }
+            if (e - params.e0 != c.l) {
+                c = cursor_next(c, r);
+            }
+            if (in_window(c.s)) {
+                if (c.s.x / per != loaded) {
+                    loaded = c.s.x / per;
+                    source = src[loaded];
+                }
+                var x = (source >> ((c.s.x % per) * bits)) & mask;
+                if (params.swap == 2u) {
+                    x = ((x & 0xffu) << 8u) | (x >> 8u);
+                }
+                word = (word & ~(mask << shift)) | (x << shift);
+            }
+        }
+        dst[w] = word;
+    }
+}

@@ -1,0 +1,279 @@
+"""Stream a strided view of a tensor, row-major and little-endian, through
+``shaders/gather.wgsl``.
+
+    source --readinto--> upload --copy--> src --gather--> dst (a band)
+           --copy--> readback --sink-->
+
+Any size, in bounded memory. The output goes in *bands* of at most one
+binding, each written whole in the dst buffer before it is handed to the
+sink, so the sink sees the output in order: no spill file and no
+random-access output are needed, the band is the unit of both. What each
+band reads is uploaded in pieces of at most one binding (a window of the
+source, or runs of it packed); gpu/tiling.py decides how.
+
+Host memory is four buffers of at most one binding each (upload, src, dst,
+readback; DEFAULT_BAND unless the caller asks for less), whatever the
+tensor's size; GPU memory the same. A source that can only be read front to
+back (stdin, a compressed .npz member) and that the plan reads out of order
+is first spooled to an unlinked temporary file.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import tempfile
+from typing import Any, Callable
+
+from ..errors import OnnxopError
+from ..tensor import ByteSource, FileBytes, MemoryBytes
+from .device import Gpu
+from .kernels import WORD, grid, round_up, shader_const
+from .tiling import Plan, Upload, View, in_order
+
+__all__ = ["View", "gather_through_kernel"]
+
+SHADER = "gather.wgsl"
+BITS = (2, 4, 8, 16, 32, 64, 128)
+DEFAULT_BAND = 64 << 20  # bytes of output per band (and of source per upload), at most one binding
+MAX_ELEMENTS = 1 << 31  # elements per band or upload: the kernel indexes them with u32
+PARAMS_BYTES = 64  # sizeof(Params) in gather.wgsl
+ENV_POISON = "ONNXOP_POISON"  # as for the copy kernel: fill dst before each band
+SPOOL_STEP = 4 << 20
+
+Sink = Callable[[memoryview], None]
+
+
+def binding_limit(gpu: Gpu) -> int:
+    return int(gpu.limits.get("max-storage-buffer-binding-size", 128 << 20))
+
+
+def gather_through_kernel(
+    gpu: Gpu,
+    source: ByteSource,
+    sink: Sink,
+    *,
+    view: View,
+    bits: int,
+    swap: int = 0,
+    binding_bytes: int | None = None,
+    max_groups_per_dim: int | None = None,
+    poison: int | None = None,
+) -> int:
+    """Stream the view's elements, row-major and little-endian, into `sink` (a callable taking
+    memoryviews, called in output order) from `source` (a tensor.ByteSource holding the source
+    elements row-major; `swap` is the byte-swap unit for big-endian input, 0 for none). `bits`
+    is the element width: 2, 4 (packed as ONNX packs them, low bits first), 8, 16, 32, 64, 128.
+    Returns the bytes written.
+
+    ``binding_bytes`` caps bands and windows below the device's binding limit
+    (tests force it small to run the multi-band and multi-window paths on
+    small data); ``poison`` fills dst with that byte before every band, so a
+    word the kernel failed to write cannot pass a comparison.
+    """
+    if bits not in BITS:
+        raise ValueError(f"the gather kernel takes elements of {BITS} bits, not {bits}")
+    if swap not in (0, 2, 4, 8) or (swap and (bits < 16 or (bits // 8) % swap)):
+        raise ValueError(f"byte-swap unit {swap} does not divide a {bits}-bit element")
+    if len(view.shape) != len(view.strides):
+        raise ValueError(f"a view of shape {view.shape} needs {len(view.shape)} strides, not {view.strides}")
+    count = view.size
+    if count == 0:
+        return 0
+    available = source.nbytes * 8 // bits
+    lo, hi = view.span()
+    if lo < 0 or hi >= available:
+        raise ValueError(f"the view reads source elements {lo}..{hi}, outside the source's {available}")
+    v = view.simplified()
+    total = (count * bits + 7) // 8
+
+    cap = min(binding_bytes or DEFAULT_BAND, binding_limit(gpu))
+    cap = min(max(WORD, cap - cap % WORD), MAX_ELEMENTS * bits // 8)
+    align = max(1, 8 * WORD // bits)  # windows start at whole 16-byte words of the source
+    window = min(cap * 8 // bits, round_up(hi - lo + 1 + align, align))
+    band_bytes = min(cap, round_up(total, WORD))
+    plan = Plan(v, bits, band_bytes * 8 // bits, window, align, available, source.nbytes)
+    if poison is None and os.environ.get(ENV_POISON):
+        poison = int(os.environ[ENV_POISON], 0) & 0xFF
+    spool = None if _random_access(source) or in_order(plan) else _spool(source)
+    try:
+        run = _Run(gpu, plan, spool or source, band_bytes, window * bits // 8, swap, max_groups_per_dim)
+        try:
+            return run.stream(sink, poison)
+        finally:
+            run.release()
+    finally:
+        if spool is not None:
+            spool.close()
+
+
+class _Run:
+    """The buffers of one gather and the loop that fills and drains them."""
+
+    def __init__(self, gpu: Gpu, plan: Plan, source: Any, band_bytes: int, src_bytes: int,
+                 swap: int, max_groups_per_dim: int | None) -> None:
+        import wgpu
+
+        self.gpu, self.plan, self.source, self.swap = gpu, plan, source, swap
+        self.band_bytes = band_bytes
+        self.max_dim = max_groups_per_dim or gpu.limits.get("max-compute-workgroups-per-dimension", 65535)
+        self.per_group = shader_const(SHADER, "WG") * shader_const(SHADER, "WORDS")
+        self.stride = max(256, gpu.limits.get("min-uniform-buffer-offset-alignment", 256))
+        self.rank = len(plan.view.shape)
+        records = 2 * self.rank  # boxes per upload, at most
+        U = wgpu.BufferUsage
+        self.buffers: list[Any] = []
+        with gpu.errors("allocating gather buffers"):
+            self.pipeline, layout = gpu.pipeline_with_layout(SHADER, _layout_entries())
+            self.src_bytes = round_up(src_bytes, WORD)
+            self.upload = self._buffer("upload", self.src_bytes, U.MAP_WRITE | U.COPY_SRC)
+            self.src = src = self._buffer("src", self.src_bytes, U.STORAGE | U.COPY_DST)
+            self.dst = self._buffer("dst", band_bytes, U.STORAGE | U.COPY_SRC | U.COPY_DST)
+            self.readback = self._buffer("readback", band_bytes, U.MAP_READ | U.COPY_DST)
+            self.params = self._buffer("params", self.stride * records, U.UNIFORM | U.COPY_DST)
+            self.axes = self._buffer("axes", 16 * self.rank * records, U.STORAGE | U.COPY_DST)
+            self.bind_group = gpu.device.create_bind_group(
+                layout=layout,
+                entries=[
+                    {"binding": 0, "resource": {"buffer": src, "offset": 0, "size": self.src_bytes}},
+                    {"binding": 1, "resource": {"buffer": self.dst, "offset": 0, "size": band_bytes}},
+                    {"binding": 2, "resource": {"buffer": self.params, "offset": 0, "size": PARAMS_BYTES}},
+                    {"binding": 3, "resource": {"buffer": self.axes, "offset": 0, "size": self.axes.size}},
+                ],
+            )
+
+    def _buffer(self, label: str, size: int, usage: int) -> Any:
+        buf = self.gpu.device.create_buffer(label=label, size=size, usage=usage)
+        self.buffers.append(buf)
+        return buf
+
+    def release(self) -> None:
+        for buf in self.buffers:
+            try:
+                buf.destroy()
+            except Exception:  # noqa: BLE001 - best effort cleanup; the real error is raised
+                pass
+
+    def stream(self, sink: Sink, poison: int | None) -> int:
+        import wgpu
+
+        gpu, bits = self.gpu, self.plan.bits
+        poison_block = bytes([poison]) * self.band_bytes if poison is not None else None
+        written = 0
+        for _, band, uploads in self.plan.bands():
+            if poison_block is not None:
+                gpu.queue.write_buffer(self.dst, 0, poison_block)
+            for upload in uploads:
+                self._dispatch(upload, band)
+            nbytes = (band * bits + 7) // 8
+            n4 = round_up(nbytes, 4)
+            with gpu.errors("readback"):
+                encoder = gpu.device.create_command_encoder()
+                encoder.copy_buffer_to_buffer(self.dst, 0, self.readback, 0, n4)
+                gpu.queue.submit([encoder.finish()])
+                gpu.wait(self.readback.map_async(wgpu.MapMode.READ, 0, n4), "readback")
+            try:
+                sink(self.readback.read_mapped(0, n4, copy=False)[:nbytes])
+            finally:
+                with gpu.errors("readback"):
+                    self.readback.unmap()
+            written += nbytes
+        return written
+
+    def _dispatch(self, upload: Upload, band: int) -> None:
+        """Fill the src buffer with the upload's runs, then one dispatch per box."""
+        import wgpu
+
+        gpu, plan = self.gpu, self.plan
+        end = max(into + n for _, into, n in upload.runs)
+        with gpu.errors("upload"):
+            gpu.wait(self.upload.map_async(wgpu.MapMode.WRITE), "upload")
+            mapped = self.upload._experimental_get_mapped_range(0, self.src_bytes)
+        try:
+            for source, into, n in upload.runs:
+                self.source.readinto(source, mapped[into : into + n])
+        finally:
+            mapped.release()
+            with gpu.errors("upload"):
+                self.upload.unmap()
+        with gpu.errors("gather dispatch"):
+            encoder = gpu.device.create_command_encoder()
+            encoder.copy_buffer_to_buffer(self.upload, 0, self.src, 0, round_up(end, 4))
+            compute = encoder.begin_compute_pass()
+            compute.set_pipeline(self.pipeline)
+            axes = bytearray()
+            for i, d in enumerate(upload.dispatches):
+                box = d.box
+                first, words = box.words(plan.bits)
+                gx, gy = grid(-(-words // self.per_group), self.max_dim)
+                record = struct.pack(
+                    "<14IQ", words, gx, first, box.e0, box.count, band, plan.bits, self.swap,
+                    self.rank, box.axis, box.extent, upload.elements, int(d.keep), i * self.rank,
+                    d.base & ((1 << 64) - 1),
+                )
+                gpu.queue.write_buffer(self.params, i * self.stride, record)
+                strides = (0,) * box.axis + d.strides
+                axes += b"".join(
+                    struct.pack("<IqI", n & 0xFFFFFFFF, s, 0) for n, s in zip(plan.view.shape, strides)
+                )
+                compute.set_bind_group(0, self.bind_group, [i * self.stride])
+                compute.dispatch_workgroups(gx, gy, 1)
+            compute.end()
+            gpu.queue.write_buffer(self.axes, 0, bytes(axes))
+            gpu.queue.submit([encoder.finish()])
+
+
+def _random_access(source: Any) -> bool:
+    """Whether reading ``source`` out of order is cheap (memory, a file)."""
+    while hasattr(source, "inner"):  # progress.CountingBytes and the like
+        source = source.inner
+    return isinstance(source, (MemoryBytes, FileBytes))
+
+
+class _Spooled:
+    """A source copied front to back into an unlinked temporary file."""
+
+    def __init__(self, file: Any, nbytes: int) -> None:
+        self.file, self.nbytes = file, nbytes
+
+    def readinto(self, offset: int, out: memoryview) -> None:
+        self.file.seek(offset)
+        self.file.readinto(out)
+
+    def close(self) -> None:
+        self.file.close()
+
+
+def _spool(source: ByteSource) -> _Spooled:
+    folder = tempfile.gettempdir()
+    file = tempfile.TemporaryFile(prefix="onnxop-", dir=folder)
+    try:
+        buf = memoryview(bytearray(min(SPOOL_STEP, source.nbytes)))
+        for offset in range(0, source.nbytes, len(buf)):
+            piece = buf[: min(len(buf), source.nbytes - offset)]
+            source.readinto(offset, piece)
+            file.write(piece)
+        file.flush()
+    except OSError as e:
+        file.close()
+        raise OnnxopError(
+            f"{folder}: cannot hold the {source.nbytes}-byte input that is read out of order: "
+            f"{e.strerror or e} (set TMPDIR)"
+        ) from None
+    except BaseException:
+        file.close()
+        raise
+    return _Spooled(file, source.nbytes)
+
+
+def _layout_entries() -> list[dict]:
+    import wgpu
+
+    stage = wgpu.ShaderStage.COMPUTE
+    storage = {"type": "storage"}
+    return [
+        {"binding": 0, "visibility": stage, "buffer": {"type": "read-only-storage"}},
+        {"binding": 1, "visibility": stage, "buffer": storage},
+        {"binding": 2, "visibility": stage, "buffer": {"type": "uniform", "has_dynamic_offset": True}},
+        {"binding": 3, "visibility": stage, "buffer": {"type": "read-only-storage"}},
+    ]

@@ -1,0 +1,250 @@
+"""How a strided view is cut into GPU work: pure index arithmetic, no wgpu.
+
+A *band* is a run of the output that fits one binding; it is written whole
+in the dst buffer and then handed to the sink, so the sink sees the output
+in order. A band is at most 2 x rank *boxes* (a range of one axis times all
+of the axes after it: the way a row-major range decomposes), each contiguous
+in the output. An *upload* fills the src buffer from the source, and each of
+its *dispatches* writes one box from it:
+
+- a *window*: one contiguous source range of at most one binding. When the
+  band's whole source range fits one, all its boxes read from it (Fortran
+  order, big-endian, slices, broadcasts, tiles: the source is read about once);
+- *packed runs*: when the band's source range is larger (a transpose of a
+  tensor larger than a binding, whose every output row reads the whole
+  source), each box's own elements are read as runs along its unit-stride
+  axis and packed, and the box reads them with packed strides: the source is
+  again read about once, at the price of one read call per run;
+- otherwise (no unit-stride axis, or so many short runs that re-reading is
+  cheaper) a box reads its source range through as many windows as it
+  spans, and each dispatch writes the elements whose source lies in its window.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Iterator
+
+# What one read call costs, in bytes copied: a run is worth reading on its own
+# only where that beats re-reading windows (a FileBytes read opens the file).
+RUN_COST = 16 << 10
+
+
+@dataclass(frozen=True)
+class View:
+    """A strided view of a row-major source, counted in ELEMENTS: the output (row-major, shape
+    `shape`) element at multi-index i is the source element `offset + sum(i[k] * strides[k])`.
+    Strides may be 0 (broadcast) or negative (reversed slices)."""
+
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]
+    offset: int = 0
+
+    @classmethod
+    def row_major(cls, shape: tuple[int, ...]) -> View:
+        """A row-major tensor read as it is (the identity view)."""
+        strides, step = [], 1
+        for d in reversed(shape):
+            strides.append(step)
+            step *= d
+        return cls(tuple(shape), tuple(reversed(strides)))
+
+    @classmethod
+    def fortran(cls, shape: tuple[int, ...]) -> View:
+        """A column-major tensor read in row-major order."""
+        reversed_view = cls.row_major(tuple(reversed(shape)))
+        return cls(tuple(shape), tuple(reversed(reversed_view.strides)))
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    def span(self) -> tuple[int, int]:
+        """The lowest and highest source element the view reads (size > 0)."""
+        lo = hi = self.offset
+        for d, s in zip(self.shape, self.strides):
+            lo += min(0, (d - 1) * s)
+            hi += max(0, (d - 1) * s)
+        return lo, hi
+
+    def simplified(self) -> View:
+        """The same mapping on fewer axes: size-1 axes dropped, and neighbours
+        merged where the outer stride is the inner one times the inner dim.
+        Never empty: a single element is one axis of one."""
+        axes = [(d, s) for d, s in zip(self.shape, self.strides) if d != 1]
+        merged: list[tuple[int, int]] = []
+        for d, s in reversed(axes):
+            if merged and s == merged[-1][1] * merged[-1][0]:
+                merged[-1] = (d * merged[-1][0], merged[-1][1])
+            else:
+                merged.append((d, s))
+        merged.reverse()
+        if not merged:
+            merged = [(1, 1)]
+        return View(tuple(d for d, _ in merged), tuple(s for _, s in merged), self.offset)
+
+
+@dataclass(frozen=True)
+class Box:
+    """Band elements [e0, e0 + count): axis ``axis`` from some index for
+    ``extent`` steps, all of each later axis. ``origin`` is the source element
+    of its first element; ``lo``..``hi`` its source range."""
+
+    e0: int
+    count: int
+    axis: int
+    extent: int
+    origin: int
+    lo: int
+    hi: int
+
+    def words(self, bits: int) -> tuple[int, int]:
+        """(first dst word, words) the box's dispatch writes."""
+        if bits >= 32:
+            per = bits // 32
+            return self.e0 * per, self.count * per
+        per = 32 // bits
+        first = self.e0 // per
+        return first, (self.e0 + self.count - 1) // per - first + 1
+
+
+@dataclass(frozen=True)
+class Dispatch:
+    """One box, read from the current upload: ``strides`` for its axes
+    (box.axis onwards), ``base`` the upload element of its first element;
+    ``keep``: some of its elements lie outside this upload."""
+
+    box: Box
+    strides: tuple[int, ...]
+    base: int
+    keep: bool
+
+
+@dataclass(frozen=True)
+class Upload:
+    """What goes into the src buffer: (source byte, upload byte, bytes) runs,
+    ``elements`` valid elements from upload element 0, and the dispatches."""
+
+    runs: list[tuple[int, int, int]]
+    elements: int
+    dispatches: list[Dispatch]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The sizes a view is cut to, in elements: bands of ``band``, windows of
+    at most ``window`` starting at multiples of ``align``, from a source of
+    ``available`` elements of ``bits`` bits (``nbytes`` bytes)."""
+
+    view: View  # simplified
+    bits: int
+    band: int
+    window: int
+    align: int
+    available: int
+    nbytes: int
+
+    def bands(self) -> Iterator[tuple[int, int, list[Upload]]]:
+        """(first output element, elements, uploads) per band, in output order."""
+        count = self.view.size
+        for start in range(0, count, self.band):
+            n = min(self.band, count - start)
+            yield start, n, self.uploads(list(boxes(self.view, start, start + n)))
+
+    def uploads(self, band: list[Box]) -> list[Upload]:
+        lo, hi = min(b.lo for b in band), max(b.hi for b in band)
+        first = lo - lo % self.align
+        if hi - first < self.window:
+            return [self.windowed(first, band)]
+        out: list[Upload] = []
+        for box in band:
+            windows = range(box.lo - box.lo % self.align, box.hi + 1, self.window)
+            packed = self.packed(box, budget=len(windows) * self.window * self.bits // 8)
+            if packed is not None:
+                out.append(packed)
+            else:
+                out.extend(self.windowed(w, [box]) for w in windows)
+        return out
+
+    def windowed(self, first: int, band: list[Box]) -> Upload:
+        """Source elements from ``first`` up to what ``band`` reads, at most a window."""
+        n = min(self.window, max(b.hi for b in band) + 1 - first)
+        v = self.view
+        start = first * self.bits // 8
+        nbytes = min(-(-(first + n) * self.bits // 8), self.nbytes) - start
+        dispatches = [
+            Dispatch(b, v.strides[b.axis :], b.origin - first, b.lo < first or b.hi >= first + n)
+            for b in band
+            if b.lo < first + n and b.hi >= first
+        ]
+        return Upload([(start, 0, nbytes)], n, dispatches)
+
+    def packed(self, box: Box, budget: int) -> Upload | None:
+        """The box's elements as runs along its unit-stride axis, packed in
+        box order; None where that cannot be done, or would cost more than
+        ``budget`` bytes (reading its windows instead)."""
+        v, bits = self.view, self.bits
+        axes = range(box.axis, len(v.shape))
+        extent = {k: box.extent if k == box.axis else v.shape[k] for k in axes}
+        units = [k for k in axes if abs(v.strides[k]) == 1 and extent[k] > 1]
+        if not units:
+            return None
+        unit = max(units, key=lambda k: extent[k])
+        run, step = extent[unit], v.strides[unit]
+        per_byte = max(1, 8 // bits)
+        slot = -(-run // per_byte) * per_byte  # each run starts a byte
+        others = [k for k in axes if k != unit and v.strides[k] != 0 and extent[k] > 1]
+        start = box.origin + min(0, (run - 1) * step)
+        if per_byte > 1 and (start % per_byte or any(v.strides[k] % per_byte for k in others)):
+            return None  # a run would start inside a byte
+        packed, size = {}, slot
+        for k in reversed(others):
+            packed[k] = size
+            size *= extent[k]
+        if size > self.window or size * bits // 8 + size // slot * RUN_COST >= budget:
+            return None
+        run_bytes = -(-run * bits // 8)
+        runs = []
+        for index in itertools.product(*(range(extent[k]) for k in others)):
+            source = start + sum(i * v.strides[k] for i, k in zip(index, others))
+            into = sum(i * packed[k] for i, k in zip(index, others))
+            runs.append((source * bits // 8, into * bits // 8, run_bytes))
+        strides = tuple(step if k == unit else packed.get(k, 0) for k in axes)
+        return Upload(runs, size, [Dispatch(box, strides, 0 if step == 1 else run - 1, False)])
+
+
+def boxes(v: View, start: int, end: int) -> Iterator[Box]:
+    """Output elements [start, end) as boxes: at each step the outermost axis
+    whose whole inner block starts here and still fits, as far along it as fits."""
+    rank = len(v.shape)
+    inner = [1] * rank
+    for k in range(rank - 2, -1, -1):
+        inner[k] = inner[k + 1] * v.shape[k + 1]
+    e = start
+    while e < end:
+        a = next(k for k in range(rank) if e % inner[k] == 0 and end - e >= inner[k])
+        index = [(e // inner[k]) % v.shape[k] for k in range(rank)]
+        extent = min(v.shape[a] - index[a], (end - e) // inner[a])
+        origin = v.offset + sum(i * s for i, s in zip(index, v.strides))
+        lo = hi = origin
+        for k in range(a, rank):
+            reach = ((extent if k == a else v.shape[k]) - 1) * v.strides[k]
+            lo, hi = lo + min(0, reach), hi + max(0, reach)
+        yield Box(e - start, extent * inner[a], a, extent, origin, lo, hi)
+        e += extent * inner[a]
+
+
+def in_order(plan: Plan) -> bool:
+    """Whether the plan reads the source front to back, each byte once at most."""
+    end = 0
+    for _, _, uploads in plan.bands():
+        for upload in uploads:
+            for source, _, n in upload.runs:
+                if source < end:
+                    return False
+                end = source + n
+    return True

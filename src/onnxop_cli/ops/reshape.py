@@ -1,0 +1,120 @@
+"""Reshape: the input's elements, in order, under a new shape.
+
+Reshape-1 takes ``shape`` as an attribute (``consumed_inputs`` is a legacy
+attribute with no effect); Reshape-5 moves it to a second input (int64). In
+``shape``, 0 copies the input's dim at that index and one -1 is inferred;
+from Reshape-14, ``allowzero=1`` makes 0 a real zero-length dim instead.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..errors import OpError
+from .base import BASE_TYPES, FLOAT8, Node, OpVersion
+from .spec import OpSpec, Param
+
+
+class Reshape_1(OpVersion):
+    op_type = "Reshape"
+    since_version = 1
+    inputs = ("data",)
+    outputs = ("reshaped",)
+    attribute_names = ("shape", "consumed_inputs")
+    optional = ("consumed_inputs",)
+    types_added = ("float", "double", "float16")
+
+    @classmethod
+    def output_shape(cls, node: Node, shape: tuple[int, ...]) -> tuple[int, ...]:
+        wanted = [int(d) for d in node.value("shape", ())]  # type: ignore[union-attr]
+        allowzero = int(node.value("allowzero", 0))  # type: ignore[arg-type]
+        size, text = math.prod(shape), str(wanted)
+        if wanted.count(-1) > 1:
+            raise OpError(f"{cls.label()}: shape {text} has more than one -1")
+        new = list(wanted)
+        for i, d in enumerate(wanted):
+            if d < -1:
+                raise OpError(f"{cls.label()}: shape {text} has {d} at index {i}; dims must be >= -1")
+            if d == 0 and not allowzero:
+                if i >= len(shape):
+                    raise OpError(
+                        f"{cls.label()}: shape {text} copies input dim {i} (0 at index {i}), "
+                        f"but the input has rank {len(shape)}"
+                    )
+                new[i] = shape[i]
+        if -1 in new:
+            known = math.prod(d for d in new if d != -1)
+            if known == 0 or size % known:
+                raise OpError(
+                    f"{cls.label()}: cannot infer the -1 of shape {text} for an input of shape "
+                    f"{tuple(shape)} ({size} elements)"
+                )
+            new[new.index(-1)] = size // known
+        if math.prod(new) != size:
+            raise OpError(
+                f"{cls.label()}: shape {text} ({math.prod(new)} elements) does not fit an input of "
+                f"shape {tuple(shape)} ({size} elements)"
+            )
+        return tuple(new)
+
+
+class Reshape_5(Reshape_1):
+    since_version = 5
+    inputs = ("data", "shape")
+    attribute_names = ()
+    optional = ()
+    types_added = tuple(t for t in BASE_TYPES if t not in Reshape_1.types_added)
+
+
+class Reshape_13(Reshape_5):
+    since_version = 13
+    types_added = ("bfloat16",)
+
+
+class Reshape_14(Reshape_13):
+    since_version = 14
+    attribute_names = ("allowzero",)
+    optional = ("allowzero",)
+
+
+class Reshape_19(Reshape_14):
+    since_version = 19
+    types_added = FLOAT8
+
+
+class Reshape_21(Reshape_19):
+    since_version = 21
+    types_added = ("int4", "uint4")
+
+
+class Reshape_23(Reshape_21):
+    since_version = 23
+    types_added = ("float4e2m1",)
+
+
+class Reshape_24(Reshape_23):
+    since_version = 24
+    types_added = ("float8e8m0",)
+
+
+class Reshape_25(Reshape_24):
+    since_version = 25
+    types_added = ("int2", "uint2")
+
+
+VERSIONS = (
+    Reshape_1, Reshape_5, Reshape_13, Reshape_14, Reshape_19, Reshape_21, Reshape_23, Reshape_24, Reshape_25,
+)
+
+SPEC = OpSpec(
+    "Reshape",
+    VERSIONS,
+    (
+        Param("shape", "ints", "Comma-separated output shape; 0 copies the input's dim, one -1 is "
+              "inferred; '' reshapes to a scalar.", "0,-1", empty_ok=True),
+        Param("allowzero", "int", "1: a 0 in --shape is a zero-length dim, not a copy (opset 14+).", "1"),
+    ),
+    summary="Give tensors a new shape (ONNX Reshape).",
+    description="Give each input the shape --shape: its elements, in order, through the GPU copy kernel.",
+    example="onnxop reshape x.npy --shape 0,-1 -o y.npy",
+)

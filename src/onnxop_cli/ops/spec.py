@@ -1,0 +1,60 @@
+"""What the command line, the API, rendering and JSON need to know about an
+operator, kept next to its versions: its parameters (attributes in some
+opsets, constant inputs in others), their help and an example each. The CLI
+builds one command per spec (cli_ops.py); nothing else lists the operators.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .base import OpVersion
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter of an operator, by its ONNX name.
+
+    ``kind`` is ``int`` (one integer), ``ints`` (a comma-separated list) or
+    ``str`` (one of ``choices``). The option is ``--NAME`` unless ``option``
+    says otherwise; ``help`` ends with an example of the option."""
+
+    name: str
+    kind: str
+    help: str
+    example: str
+    short: str = ""
+    empty_ok: bool = False  # an empty list means something (Reshape to a scalar)
+    choices: tuple[str, ...] = ()
+
+    @property
+    def option(self) -> str:
+        return "--" + self.name
+
+    @property
+    def help_text(self) -> str:
+        return f"{self.help} Example: {self.option} {self.example}"
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    op_type: str
+    versions: tuple[type[OpVersion], ...]
+    params: tuple[Param, ...]
+    summary: str  # one line, for `onnxop --help`
+    description: str  # the command's help, before its example
+    example: str  # a whole command line
+
+    @property
+    def command(self) -> str:
+        """``DepthToSpace`` -> ``depth-to-space``."""
+        out = ""
+        for i, c in enumerate(self.op_type):
+            out += ("-" if i and c.isupper() else "") + c.lower()
+        return out
+
+    @property
+    def python_name(self) -> str:
+        return self.command.replace("-", "_")

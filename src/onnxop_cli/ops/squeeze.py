@@ -1,0 +1,83 @@
+"""Squeeze: remove size-1 dims, those at ``axes`` or (without axes) all.
+
+Squeeze-1 takes non-negative axes as an attribute, Squeeze-11 allows
+negative ones, Squeeze-13 moves them to an optional second input (int64).
+An axis whose dim is not 1 is an error. Empty axes squeeze every size-1
+dim, as when axes are left out (onnxruntime, and ONNX's reference for the
+attribute form).
+"""
+
+from __future__ import annotations
+
+from ..errors import OpError
+from .base import BASE_TYPES, FLOAT8, Node, OpVersion
+from .spec import OpSpec, Param
+
+
+class Squeeze_1(OpVersion):
+    op_type = "Squeeze"
+    since_version = 1
+    inputs = ("data",)
+    outputs = ("squeezed",)
+    attribute_names = ("axes",)
+    optional = ("axes",)
+    negative_axes = False
+    types_added = BASE_TYPES
+
+    @classmethod
+    def output_shape(cls, node: Node, shape: tuple[int, ...]) -> tuple[int, ...]:
+        axes = node.axes
+        if not axes:
+            return tuple(d for d in shape if d != 1)
+        r = len(shape)
+        drop = cls.unique_axes(axes, r, f"for an input of rank {r}")
+        for axis in drop:
+            if shape[axis] != 1:
+                raise OpError(
+                    f"{cls.label()}: axis {axis} of input shape {tuple(shape)} has size {shape[axis]}, not 1"
+                )
+        return tuple(d for i, d in enumerate(shape) if i not in drop)
+
+
+class Squeeze_11(Squeeze_1):
+    since_version = 11
+    negative_axes = True
+
+
+class Squeeze_13(Squeeze_11):
+    since_version = 13
+    inputs = ("data", "axes")
+    attribute_names = ()
+    types_added = ("bfloat16",)
+
+
+class Squeeze_21(Squeeze_13):
+    since_version = 21
+    types_added = FLOAT8 + ("int4", "uint4")
+
+
+class Squeeze_23(Squeeze_21):
+    since_version = 23
+    types_added = ("float4e2m1",)
+
+
+class Squeeze_24(Squeeze_23):
+    since_version = 24
+    types_added = ("float8e8m0",)
+
+
+class Squeeze_25(Squeeze_24):
+    since_version = 25
+    types_added = ("int2", "uint2")
+
+
+VERSIONS = (Squeeze_1, Squeeze_11, Squeeze_13, Squeeze_21, Squeeze_23, Squeeze_24, Squeeze_25)
+
+SPEC = OpSpec(
+    "Squeeze",
+    VERSIONS,
+    (Param("axes", "ints", "Comma-separated axes of size 1 to remove (default: every size-1 axis).", "0"),),
+    summary="Remove size-1 dimensions (ONNX Squeeze).",
+    description="Remove the size-1 dimensions at --axes (all of them without it), through the GPU copy kernel.",
+    example="onnxop squeeze x.npy --axes 0 -o y.npy",
+)
