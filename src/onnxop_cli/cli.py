@@ -696,7 +696,11 @@ def main(argv: Optional[list[str]] = None) -> int:
     from . import signals
 
     signals.install()
-    code = run(argv, debug)
+    try:
+        code = run(argv, debug)
+    except Interrupted as e:  # came just as run() returned: it ends the run all the same
+        code = _fail(e.message, e.exit_code, argv, _wants_json(argv))
+    signals.settle()  # the outcome is decided: a signal from here on cannot change it
     sys.exit(code)
 
 
