@@ -746,6 +746,10 @@ def run(argv: list[str], debug: bool = False) -> int:
             raise
         message = f"internal error: {type(e).__name__}: {e} (run with --debug for the traceback)"
         return _fail(message, ExitCode.ERROR, argv, as_json)
+    finally:
+        atomic = sys.modules.get("onnxop_cli.io.atomic")
+        if atomic is not None:  # a temporary file whose own cleanup a second error cut short
+            atomic.remove_leftovers()
 
 
 def _fail(message: str, code: int, argv: list[str], as_json: bool) -> int:
