@@ -286,7 +286,9 @@ def _run_many(
             if blocks:
                 out.result("\n\n".join(blocks))
             continue
-        with io.open_writer(target) as writer:
+        # -o naming the input archive, with --member: the other members stay
+        update = member is not None and io.same_file(src, target)
+        with io.open_writer(target, update=update) as writer:
             results = [
                 run_one(
                     t,
