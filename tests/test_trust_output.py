@@ -124,6 +124,23 @@ def test_a_signal_mid_stream_leaves_the_old_output(backend, big, tmp_path, sig):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["y.npy"]
 
 
+@pytest.mark.parametrize("suffix", [".npz", ".pb"])
+def test_sigterm_mid_stream_into_an_archive_or_a_tensorproto(backend, big, tmp_path, suffix):
+    x, _ = big
+    target = tmp_path / f"y{suffix}"
+    target.write_bytes(OLD)
+    proc = start(tmp_path, "flatten", x, "-o", target.name, "-b", backend)
+    try:
+        wait_for_temp(proc, tmp_path, at_least=8 << 20)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=TIMEOUT)
+    finally:
+        proc.kill()
+    assert proc.returncode == 143, err
+    assert out == "" and error_of(err) == "interrupted by SIGTERM"
+    assert target.read_bytes() == OLD and temps(tmp_path) == []
+
+
 @pytest.mark.parametrize("sig", SIGNALS, ids=lambda s: s.name)
 def test_a_signal_early_stops_before_anything_is_written(backend, small, tmp_path, sig):
     """While Python starts, while modules load, while the device opens: the
