@@ -213,10 +213,12 @@ class NpzWriter:
     """
 
     def __init__(self, f: BinaryIO, label: str, keep: Path | None = None) -> None:
+        # the archive being updated first: a ZipFile left behind by a failure
+        # here would write its directory to a closed file when collected
+        self._kept = _KeptMembers(Path(keep), label) if keep is not None else None
         self._zip = zipfile.ZipFile(f, "w", compression=zipfile.ZIP_STORED, allowZip64=True)
         self._label = label
         self._names: set[str] = set()
-        self._kept = _KeptMembers(Path(keep), label) if keep is not None else None
 
     def _member(self, name: str) -> str:
         if name in self._names:
