@@ -464,6 +464,20 @@ def test_an_npz_written_in_place_keeps_its_other_members(backend, tmp_path, rng)
     assert list(raw_entries(tmp_path / "other.npz")) == ["z.npy"]
 
 
+def test_a_damaged_member_kept_in_place_is_refused(backend, tmp_path, rng):
+    """A member that is only copied is not inflated, but its entry must be
+    where the directory says: else exit 2 and the archive as it was."""
+    np.savez(tmp_path / "m.npz", b=random_array(rng, (2, 2), np.float32), a=random_array(rng, (4,), np.float32))
+    data = bytearray((tmp_path / "m.npz").read_bytes())
+    with zipfile.ZipFile(tmp_path / "m.npz") as archive:
+        data[archive.getinfo("a.npy").header_offset] = 0  # its local header's signature
+    (tmp_path / "m.npz").write_bytes(bytes(data))
+    code, _, err = onnxop(tmp_path, "flatten", "m.npz", "-m", "b", "--axis", "0", "-o", "m.npz", "-b", backend)
+    assert code == 2, err
+    assert error_of(err) == "m.npz[a]: no local header where the archive's directory says"
+    assert (tmp_path / "m.npz").read_bytes() == bytes(data) and temps(tmp_path) == []
+
+
 def test_an_npz_with_data_descriptors_is_updated_in_place(backend, tmp_path, rng):
     """Entries written to a stream carry a data descriptor after their data; it is copied too."""
 

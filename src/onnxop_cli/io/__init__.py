@@ -160,12 +160,12 @@ def open_writer(path: Path, *, update: bool = False) -> Iterator[Writer]:
         writer = module.WRITER(f, str(path), **keep)
         try:
             yield writer
+            writer.close()  # (may fail too: an .npz copies the members it keeps here)
         except BaseException:
             abort = getattr(writer, "abort", None)  # a writer with state to drop (npz's ZipFile)
             if abort is not None:
                 abort()
             raise
-        writer.close()
 
 
 @contextmanager

@@ -269,6 +269,11 @@ class _KeptMembers:
                 self._todo = [i for i in archive.infolist() if not i.filename.endswith("/")]
         self._file = open(path, "rb")
         self._size = path.stat().st_size
+        try:  # every entry is checked before anything is written
+            self._spans = {i.filename: self._span(i) for i in self._todo}
+        except BaseException:
+            self._file.close()
+            raise
 
     def copy_until(self, name: str | None, out: zipfile.ZipFile) -> None:
         """Copy the entries before member ``name`` (all when None) and drop
@@ -281,7 +286,8 @@ class _KeptMembers:
             self._copy(info, out)
         self._todo = self._todo[stop + 1 :]
 
-    def _copy(self, info: zipfile.ZipInfo, out: zipfile.ZipFile) -> None:
+    def _span(self, info: zipfile.ZipInfo) -> int:
+        """The bytes of ``info``'s entry: local header, data, data descriptor."""
         where = f"{self._label}[{member_name(info.filename)}]"
         _check_sizes(info, self._size, where)
         src = self._file
@@ -299,6 +305,11 @@ class _KeptMembers:
             length += signature + 4 + (16 if zip64 else 8)
         if info.header_offset + length > self._size:
             raise InputError(f"{where}: the member runs past the end of the archive")
+        return length
+
+    def _copy(self, info: zipfile.ZipInfo, out: zipfile.ZipFile) -> None:
+        where = f"{self._label}[{member_name(info.filename)}]"
+        src, length = self._file, self._spans[info.filename]
         # zipfile has no raw copy: place the bytes where its next member
         # would go, then record the entry as its own writers do (start_dir,
         # filelist, NameToInfo), so close() writes the directory for it.
