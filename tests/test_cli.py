@@ -187,7 +187,7 @@ def test_debug_shows_the_traceback(a, capsys):
 
 
 def leftovers(folder: Path) -> list[str]:
-    return sorted(p.name for p in folder.iterdir() if "onnxop-tmp" in p.name)
+    return sorted(p.name for p in folder.iterdir() if p.name.startswith(".onnxop-"))
 
 
 def test_failure_after_the_gpu_step_leaves_existing_output_untouched(backend, a, cwd, capsys, monkeypatch):

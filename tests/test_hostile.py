@@ -982,7 +982,7 @@ def test_a_real_sigint_mid_stream_leaves_the_output_untouched(backend, tmp_path)
         while written < 8 * 2**20:  # two 4 MiB chunks in: the stream is running
             assert proc.poll() is None, "onnxop finished before it could be interrupted"
             assert time.monotonic() < deadline, "onnxop never started writing"
-            temps = [p for p in tmp_path.iterdir() if p.name.startswith(".y.npy.")]
+            temps = [p for p in tmp_path.iterdir() if p.name.startswith(".onnxop-")]
             written = temps[0].stat().st_size if temps else 0
             time.sleep(0.002)
         proc.send_signal(signal.SIGINT)

@@ -1,5 +1,23 @@
-"""``python -m onnxop_cli``."""
+"""``python -m onnxop_cli`` and the ``onnxop`` command."""
 
-from .cli import main
+import sys
 
-main()
+
+def main() -> None:
+    """Install the signal handlers first, so that a signal while the CLI's
+    modules load ends the run in one line, as one later would."""
+    from . import signals
+    from .errors import Interrupted
+
+    signals.install()
+    try:
+        from .cli import main as cli_main
+    except Interrupted as e:  # nothing has started: no file was touched
+        sys.stderr.write(f"onnxop: error: {e}\n")
+        signals.settle()
+        sys.exit(e.exit_code)
+    cli_main()
+
+
+if __name__ == "__main__":
+    main()

@@ -199,7 +199,9 @@ def _check_target(target: Path, root: Optional[Path], tensor: Tensor, out_shape:
 # ------------------------------------------------------------------ running
 
 
-def run(node: Node, jobs: list[Job], *, backend, out, full: bool, parents: bool) -> list[tuple[Result, Path]]:
+def run(
+    node: Node, jobs: list[Job], *, backend, out, full: bool, parents: bool, member: Optional[str] = None
+) -> list[tuple[Result, Path]]:
     """Run the planned jobs in order: each result with its input's path.
     A failure stops the batch: BatchFailed says what was written before it."""
     from . import signals
@@ -211,7 +213,9 @@ def run(node: Node, jobs: list[Job], *, backend, out, full: bool, parents: bool)
             signals.checkpoint()  # a signal held since the last output was committed ends the batch here
             if parents and job.target is not None:
                 _make_folders(job.target)
-            runs += _run_job(node, job, backend=backend, out=out, full=full, titled=len(jobs) > 1, first=i == 0)
+            runs += _run_job(
+                node, job, backend=backend, out=out, full=full, titled=len(jobs) > 1, first=i == 0, member=member
+            )
         except (Exception, KeyboardInterrupt) as e:
             raise BatchFailed(e, job, written, len(jobs)) from e
         finally:
@@ -230,7 +234,8 @@ def _make_folders(target: Path) -> None:
 
 
 def _run_job(
-    node: Node, job: Job, *, backend, out, full: bool, titled: bool = False, first: bool = True
+    node: Node, job: Job, *, backend, out, full: bool, titled: bool = False, first: bool = True,
+    member: Optional[str] = None,
 ) -> list[tuple[Result, Path]]:
     from . import core, io, progress
     from .io.stdio import is_stdio, stdio_label
@@ -242,7 +247,9 @@ def _run_job(
     if job.target is None:
         return _print_job(node, job, run_one, out=out, full=full, titled=titled, first=first)
     target = job.target
-    with io.open_writer(target) as writer:
+    # -o naming the input archive, with --member: the other members stay
+    update = member is not None and io.same_file(job.src, target)
+    with io.open_writer(target, update=update) as writer:
         results = [
             run_one(
                 t,

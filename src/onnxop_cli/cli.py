@@ -363,7 +363,7 @@ def _run_many(
                          f"drop --full or {given}")
     _check_stdio(inputs, output, out)
     jobs = batch.plan(node, inputs, output, member, parents=parents, backend=backend)
-    done = batch.run(node, jobs, backend=backend, out=out, full=full, parents=parents)
+    done = batch.run(node, jobs, backend=backend, out=out, full=full, parents=parents, member=member)
     out.warn_lost()
     if out.json:
         adapters = [r.adapter for r, _ in done if r.adapter != "host"]
@@ -696,7 +696,11 @@ def main(argv: Optional[list[str]] = None) -> int:
 
     stdio.guard_standard_fds()  # before any file is opened: a closed fd 1 must not become an output
     signals.install()
-    code = run(argv, debug)
+    try:
+        code = run(argv, debug)
+    except Interrupted as e:  # came just as run() returned: it ends the run all the same
+        code = _fail(e.message, e.exit_code, argv, _wants_json(argv))
+    signals.settle()  # the outcome is decided: a signal from here on cannot change it
     stdio.settle_stdout()
     sys.exit(code)
 
@@ -734,6 +738,10 @@ def run(argv: list[str], debug: bool = False) -> int:
         if batch:
             return _fail(batch.line(message), code, argv, as_json, batch.fields())
         return _fail(message, code, argv, as_json)
+    finally:
+        atomic = sys.modules.get("onnxop_cli.io.atomic")
+        if atomic is not None:  # a temporary file whose own cleanup a second error cut short
+            atomic.remove_leftovers()
 
 
 def _describe(e: BaseException, argv: list[str]) -> tuple[str, int]:

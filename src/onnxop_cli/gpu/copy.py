@@ -31,6 +31,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from .. import signals
 from ..tensor import ByteSource
 from . import kernels
 from .device import Gpu
@@ -244,9 +245,10 @@ class Stream:
                     free[i].set()
 
         thread = threading.Thread(target=writer, name="onnxop-writer", daemon=True)
-        thread.start()
         chunks = 0
         try:
+            with signals.held():  # started inside the try: whatever comes, it is joined
+                thread.start()
             for offset in range(0, source.nbytes, chunk):
                 i = chunks % len(slots)
                 free[i].wait()
@@ -267,7 +269,11 @@ class Stream:
             raise
         finally:
             todo.put(None)
-            thread.join()
+            # A signal must not cut this wait short: the writer may be writing
+            # a chunk into the temporary file the caller is about to remove.
+            with signals.held():
+                if thread.ident is not None:
+                    thread.join()
         if failed:
             raise failed[0]
         return chunks

@@ -18,6 +18,7 @@ recognised by content: sniff.py) and a .npy stream on stdout as an output
 
 from __future__ import annotations
 
+import os
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, ContextManager, Iterable, Iterator, Protocol
@@ -172,27 +173,38 @@ def check_format(path: Path, dtype: DType | None = None, *, nbytes: int = 0, ten
         )
 
 
+def same_file(a: Path, b: Path) -> bool:
+    """Whether two paths name one file (by inode: links and symlinks too)."""
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):
+        return False
+
+
 @contextmanager
-def open_writer(path: Path) -> Iterator[Writer]:
+def open_writer(path: Path, *, update: bool = False) -> Iterator[Writer]:
     """A writer for ``path``'s format on a temporary file that replaces
     ``path`` only if the block finishes. ``-`` writes a .npy to stdout (not
-    atomic: a stream cannot be taken back)."""
+    atomic: a stream cannot be taken back). ``update`` keeps the members of
+    an existing .npz that are not written again (``-o`` naming the input
+    archive, with ``--member``)."""
     if stdio.is_stdio(path):
         with stdio.stdout_writer() as writer:
             yield writer
         return
     path = Path(path)
     module = _module(_suffix(path))
+    keep = {"keep": path} if update and is_archive(path) and path.exists() else {}
     with atomic_output(path) as f:
-        writer = module.WRITER(f, str(path))
+        writer = module.WRITER(f, str(path), **keep)
         try:
             yield writer
+            writer.close()  # (may fail too: an .npz copies the members it keeps here)
         except BaseException:
             abort = getattr(writer, "abort", None)  # a writer with state to drop (npz's ZipFile)
             if abort is not None:
                 abort()
             raise
-        writer.close()
 
 
 @contextmanager
@@ -220,4 +232,5 @@ __all__ = [
     "atomic_output",
     "is_archive",
     "releasing",
+    "same_file",
 ]

@@ -15,11 +15,14 @@ the member's .npy header declares, and the header itself is read only if its
 declared length is within numpy's limit.
 
 Writing: each member is streamed into a stored (uncompressed) zip entry, as
-``numpy.savez`` writes them.
+``numpy.savez`` writes them. Updating an archive in place keeps the members
+not written again as they were (see NpzWriter).
 """
 
 from __future__ import annotations
 
+import copy
+import struct
 import zipfile
 from contextlib import contextmanager
 from pathlib import Path
@@ -236,9 +239,19 @@ def can_hold(dtype: DType) -> bool:
 
 
 class NpzWriter:
-    """Writes members into an .npz archive on an open binary file."""
+    """Writes members into an .npz archive on an open binary file.
 
-    def __init__(self, f: BinaryIO, label: str) -> None:
+    ``keep`` names an existing archive being updated (``-o`` naming the input
+    archive): its members that are not written again are copied into the new
+    one raw -- their zip entries byte for byte, stored or compressed, never
+    inflated -- each in its old place; a member written again takes its
+    old one's place.
+    """
+
+    def __init__(self, f: BinaryIO, label: str, keep: Path | None = None) -> None:
+        # the archive being updated first: a ZipFile left behind by a failure
+        # here would write its directory to a closed file when collected
+        self._kept = _KeptMembers(Path(keep), label) if keep is not None else None
         self._zip = zipfile.ZipFile(f, "w", compression=zipfile.ZIP_STORED, allowZip64=True)
         self._label = label
         self._names: set[str] = set()
@@ -247,6 +260,8 @@ class NpzWriter:
         if name in self._names:
             raise OutputError(f"{self._label}: two members named {name!r}")
         self._names.add(name)
+        if self._kept is not None:
+            self._kept.copy_until(name, self._zip)
         return name + MEMBER_SUFFIX
 
     @contextmanager
@@ -262,16 +277,104 @@ class NpzWriter:
             npy.write_strings(stream, values, dtype)
 
     def close(self) -> None:
+        if self._kept is not None:
+            self._kept.copy_until(None, self._zip)
+            self._kept.close()
         self._zip.close()
 
     def abort(self) -> None:
         """Give up after a failure: the file is about to be deleted, but the
         ZipFile would otherwise write its directory to the closed file when
         garbage-collected (an 'Exception ignored' traceback on stderr)."""
+        if self._kept is not None:
+            self._kept.close()
         try:
             self._zip.close()
         except Exception:  # noqa: BLE001 - the real error is being raised; close() drops fp regardless
             pass
+
+
+class _KeptMembers:
+    """The entries of an archive being updated, copied raw in their order."""
+
+    def __init__(self, path: Path, label: str) -> None:
+        self._label = label
+        with zip_errors(label, "cannot read the archive being updated"):
+            with zipfile.ZipFile(path) as archive:
+                self._todo = [i for i in archive.infolist() if not i.filename.endswith("/")]
+        self._file = open(path, "rb")
+        self._size = path.stat().st_size
+        try:  # every entry is checked before anything is written
+            self._spans = {i.filename: self._span(i) for i in self._todo}
+        except BaseException:
+            self._file.close()
+            raise
+
+    def copy_until(self, name: str | None, out: zipfile.ZipFile) -> None:
+        """Copy the entries before member ``name`` (all when None) and drop
+        ``name``'s own, which is about to be written anew."""
+        names = [member_name(i.filename) for i in self._todo]
+        if name is not None and name not in names:
+            return  # a new member: it goes here, the rest follow later
+        stop = names.index(name) if name is not None else len(names)
+        for info in self._todo[:stop]:
+            self._copy(info, out)
+        self._todo = self._todo[stop + 1 :]
+
+    def _span(self, info: zipfile.ZipInfo) -> int:
+        """The bytes of ``info``'s entry: local header, data, data descriptor."""
+        where = f"{self._label}[{member_name(info.filename)}]"
+        _check_sizes(info, self._size, where)
+        src = self._file
+        src.seek(info.header_offset)
+        header = src.read(30)
+        if len(header) != 30 or header[:4] != b"PK\x03\x04":
+            raise InputError(f"{where}: no local header where the archive's directory says")
+        name_len, extra_len = struct.unpack("<HH", header[26:30])
+        length = 30 + name_len + extra_len + info.compress_size
+        if info.flag_bits & 0x08:  # a data descriptor follows the data
+            src.seek(info.header_offset + length)
+            signature = 4 if src.read(4) == b"PK\x07\x08" else 0
+            src.seek(info.header_offset + 30 + name_len)
+            zip64 = _has_zip64(src.read(extra_len))
+            length += signature + 4 + (16 if zip64 else 8)
+        if info.header_offset + length > self._size:
+            raise InputError(f"{where}: the member runs past the end of the archive")
+        return length
+
+    def _copy(self, info: zipfile.ZipInfo, out: zipfile.ZipFile) -> None:
+        where = f"{self._label}[{member_name(info.filename)}]"
+        src, length = self._file, self._spans[info.filename]
+        # zipfile has no raw copy: place the bytes where its next member
+        # would go, then record the entry as its own writers do (start_dir,
+        # filelist, NameToInfo), so close() writes the directory for it.
+        copied = copy.copy(info)
+        out.fp.seek(out.start_dir)
+        copied.header_offset = out.fp.tell()
+        src.seek(info.header_offset)
+        left = length
+        while left:
+            piece = src.read(min(left, 1 << 20))
+            if not piece:
+                raise InputError(f"{where}: the archive is truncated")
+            out.fp.write(piece)
+            left -= len(piece)
+        out.start_dir = out.fp.tell()
+        out.filelist.append(copied)
+        out.NameToInfo[copied.filename] = copied
+        out._didModify = True
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def _has_zip64(extra: bytes) -> bool:
+    while len(extra) >= 4:
+        tag, size = struct.unpack("<HH", extra[:4])
+        if tag == 1:
+            return True
+        extra = extra[4 + size :]
+    return False
 
 
 WRITER = NpzWriter

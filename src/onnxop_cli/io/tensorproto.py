@@ -259,8 +259,11 @@ def can_hold(dtype: DType) -> bool:
 class PbWriter:
     """Writes one TensorProto (raw_data, or string_data) into an open binary file.
 
-    Protobuf serializes a whole message at once, so the tensor's bytes are
-    gathered in memory first (a .pb cannot exceed 2 GiB anyway).
+    The tensor's bytes are streamed, never gathered: onnx serializes the
+    message without ``raw_data`` (name, dims, data type: fields 1, 2 and 8),
+    and ``raw_data`` (field 9, the last one set) follows as its tag, its
+    length and the bytes as they come. Protobuf writes fields in number
+    order, so the file is byte for byte what onnx's SerializeToString gives.
     """
 
     def __init__(self, f: BinaryIO, label: str) -> None:
@@ -288,11 +291,18 @@ class PbWriter:
                 f"{self._label}: {nbytes} bytes do not fit a .pb (protobuf messages stay "
                 "under 2 GiB); write a .npy or .npz file instead"
             )
-        proto = self._proto(name, shape, dtype)
-        buf = bytearray()
-        yield buf.extend
-        proto.raw_data = bytes(buf)
-        self._f.write(proto.SerializeToString())
+        head = self._proto(name, shape, dtype).SerializeToString()
+        self._f.write(head + RAW_DATA_TAG + _varint(nbytes))
+        written = 0
+
+        def sink(chunk) -> None:
+            nonlocal written
+            written += memoryview(chunk).nbytes
+            self._f.write(chunk)
+
+        yield sink
+        if written != nbytes:  # the length is already written: a short stream would make a broken file
+            raise OutputError(f"{self._label}: {written} bytes came for a raw_data of {nbytes}")
 
     def strings(self, name: str, values, text_dtype: str = "") -> None:
         """The bytes as they are, into string_data: no fixed-width array (the numpy kind has no place in a .pb)."""
@@ -302,6 +312,18 @@ class PbWriter:
 
     def close(self) -> None:
         pass
+
+
+RAW_DATA_TAG = bytes([(9 << 3) | 2])  # TensorProto.raw_data: field 9, length-delimited
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while n >= 0x80:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
 
 
 WRITER = PbWriter
