@@ -1,5 +1,8 @@
-"""Shared fixtures. GPU tests run once per software adapter (lavapipe's Vulkan
-and llvmpipe's GL) in one process: the WebGPU instance is created with both.
+"""Shared fixtures. GPU tests run once per engine and software adapter
+(lavapipe's Vulkan and llvmpipe's GL, on wgpu and on Dawn) in one process:
+the WebGPU instances are created with both backends. The ``backend`` fixture's
+values name the engine when it is not wgpu (``dawn-gl``); onnxop takes that
+form wherever it takes a backend.
 
 A missing adapter skips its tests on a developer machine but FAILS them when
 ``CI`` is set: GPU tests never silently skip in CI.
@@ -17,12 +20,20 @@ os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.mkdtemp(prefix="xdg-"))
 
 from onnxop_cli.errors import NoAdapterError  # noqa: E402
 from onnxop_cli.gpu import get_gpu, init_instance  # noqa: E402
+from onnxop_cli.gpu.engines import installed  # noqa: E402
 
-BACKENDS = [b for b in os.environ.get("ONNXOP_TEST_BACKENDS", "vulkan,gl").split(",") if b]
-init_instance(BACKENDS)
+BACKENDS = [
+    b for b in os.environ.get("ONNXOP_TEST_BACKENDS", "vulkan,gl,dawn-vulkan,dawn-gl").split(",") if b
+]
+NO_ENGINE = [b for b in BACKENDS if b.startswith("dawn-") and not installed("dawn")]
+init_instance([b for b in BACKENDS if b not in NO_ENGINE])
 
 
 def _gpu_or_skip(backend: str):
+    if backend in NO_ENGINE:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI is set and the engine of {backend} is not installed (pip install 'onnxop[dawn]')")
+        pytest.skip(f"{backend}: dawn-python is not installed")
     try:
         return get_gpu(backend)
     except NoAdapterError as e:

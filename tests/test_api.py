@@ -126,7 +126,7 @@ def test_fortran_big_endian_and_string_arrays(backend, rng):
          "Flatten: axis 5 is out of range [-4, 4] for an input of rank 4"),
         (lambda: unsqueeze(np.zeros(3), [0, -3]), OpError,
          "Unsqueeze: axes 0 and -3 both name output axis 0 (output rank 3); axes must be unique"),
-        (lambda: flatten(np.zeros(3), "1"), UsageError, "Flatten: axis must be integers, got '1'"),
+        (lambda: flatten(np.zeros(3), "1"), UsageError, "Flatten: axis must be an integer, got '1'"),
         (lambda: unsqueeze(np.zeros(3), [0.5]), UsageError, "Unsqueeze: axes must be integers, got 0.5"),
         (lambda: flatten(np.zeros(3), opset=99), UsageError, "opset 99 is out of range [1, 25]"),
         (lambda: flatten(np.zeros(3), backend="cuda"), UsageError,
@@ -155,8 +155,8 @@ def test_help_is_useful():
         [sys.executable, "-c", "import onnxop_cli; help(onnxop_cli)"],
         capture_output=True, text=True, env={"PAGER": "cat", "TERM": "dumb", "PATH": "/usr/bin:/bin"},
     ).stdout
-    assert "flatten(x, axis=1, *, opset=25, backend=None)" in text
-    assert "unsqueeze(x, axes, *, opset=25, backend=None)" in text
+    assert "flatten(x, axis=1, *, opset=25, backend=None, engine=None)" in text
+    assert "unsqueeze(x, axes, *, opset=25, backend=None, engine=None)" in text
     assert "OnnxopError" in text
 
 

@@ -81,14 +81,17 @@ def test_printing_a_large_tensor_maps_it_and_keeps_no_file(backend, cwd, rng, ca
     scratch = tmp_path_factory.mktemp("scratch")
     monkeypatch.setenv("TMPDIR", str(scratch))
     monkeypatch.setattr("tempfile.tempdir", None)  # read TMPDIR again
+    from onnxop_cli.files import InputFile
+
     seen = []
-    real_memmap = np.memmap
+    real_memmap, real_map = np.memmap, InputFile.map
     monkeypatch.setattr(np, "memmap", lambda *a, **kw: seen.append(kw["mode"]) or real_memmap(*a, **kw))
+    monkeypatch.setattr(InputFile, "map", lambda *a: seen.append("input") or real_map(*a))
     monkeypatch.setattr(core, "MAP_THRESHOLD", 64)
     monkeypatch.setattr(tensor, "MAP_THRESHOLD", 64)
     code, mapped, err = cli(capsys, *argv)
     assert code == 0, err
-    assert seen == ["r", "r"]  # the input file, then the result's temporary file
+    assert sorted(seen) == ["input", "r"]  # the input file (from its descriptor) and the result's temporary file
     assert mapped == in_memory
     want = np.array2string(x.reshape(20, 6), separator=", ", threshold=10**6)
     assert " ".join(want.split()) in " ".join(mapped.split())
@@ -133,8 +136,8 @@ def test_many_inputs_into_a_folder(backend, cwd, rng, capsys):
         (["unsqueeze", "a.npy", "--axes", ""], "Unsqueeze: axes must not be empty (example: --axes 0,2)"),
         (["unsqueeze", "a.npy", "--axes", "1,two"], "Unsqueeze: --axes must be comma-separated integers, got '1,two' (example: --axes 0,2)"),
         (["flatten", "missing.npy"], "missing.npy: no such file"),
-        (["flatten", "a.txt"], "a.txt: unknown format (.txt); onnxop reads and writes .npy, .npz, .pb"),
-        (["flatten", "a.npy", "-o", "b.csv"], "b.csv: unknown format (.csv); onnxop reads and writes .npy, .npz, .pb"),
+        (["flatten", "a.txt"], "a.txt: unknown format (.txt); onnxop reads and writes .npy, .npz, .pb and reads .onnx"),
+        (["flatten", "a.npy", "-o", "b.csv"], "b.csv: unknown format (.csv); onnxop reads and writes .npy, .npz, .pb and reads .onnx"),
         (["flatten", "a.npy", "-o", "nowhere/b.npy"], "nowhere/b.npy: output folder nowhere does not exist"),
         (["flatten", "a.npy", "--backend", "cuda"], "unknown backend 'cuda'; choose one of auto, vulkan, metal, d3d12, gl"),
         (["flatten", "a.npy", "a.npy", "-o", "b.npy"], "b.npy: with 2 inputs, -o must be an existing folder"),
@@ -233,3 +236,34 @@ def test_new_output_gets_the_usual_file_mode(backend, a, cwd, capsys):
     umask = os.umask(0)
     os.umask(umask)
     assert (cwd / "b.npy").stat().st_mode & 0o777 == 0o666 & ~umask
+
+
+def test_several_inputs_printed_each_under_its_file_title(cwd, capsys):
+    """Issue 15, item 5: without -o, each file's blocks follow `# FILE`; one
+    input keeps the docs' layout with no title."""
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    b = -np.arange(4, dtype=np.int16).reshape(2, 2)
+    np.save("a.npy", a)
+    np.save("b.npy", b)
+    code, out, _ = cli(capsys, "flatten", "a.npy", "b.npy", "--axis", "0")
+    assert code == 0
+    first, second = out.split("\n\n# b.npy\n")
+    assert first.startswith("# a.npy\nNode:\n  Flatten(a) -> (output)")
+    assert second.startswith("Node:\n  Flatten(b) -> (output)")
+    code, out, _ = cli(capsys, "flatten", "a.npy", "--axis", "0")
+    assert code == 0 and out.startswith("Node:\n") and "# a.npy" not in out
+    code, out, _ = cli(capsys, "flatten", "a.npy", "b.npy", "--axis", "0", "--full")
+    assert code == 0 and out.startswith("# a.npy\nNode:\n") and "\n\n# b.npy\nNode:\n" in out
+
+
+@pytest.mark.parametrize("extra", [["-o", "out.npy"], ["--json"]])
+def test_full_with_nothing_printed_is_refused(cwd, capsys, extra):
+    """Issue 15, item 6: --full with -o (or --json) would be silently ignored."""
+    np.save("a.npy", np.arange(6, dtype=np.float32))
+    code, out, err = cli(capsys, "flatten", "a.npy", "--full", *extra)
+    given = extra[0]
+    assert code == 2
+    assert error_of(err) == (
+        f"--full prints every value of the printed node, and with {given} no node is printed; drop --full or {given}"
+    )
+    assert sorted(p.name for p in cwd.iterdir()) == ["a.npy"]

@@ -5,6 +5,7 @@ files; a tampered case fails; onnx's shipped pytorch-operator tests run too."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -94,8 +95,14 @@ def test_a_tampered_output_fails(backend, official, tmp_path, capsys):
     assert code == ExitCode.ERROR
     row = out.splitlines()[1]
     assert row.split()[:5] == ["test_flatten_axis2", "Flatten-25", "25", "1", "failed:"]
-    assert "test_data_set_0: 1 of 120 elements differ (first at flat index 7:" in row
+    # flat index 7 of the (6, 20) output: named as doc-examples names a value
+    want, got = (np.float32(v.reshape(6, 20)[0, 7]) for v in (values, to_array(expected)))  # tampered, true
+    assert row.endswith(f"test_data_set_0: 1 of 120 elements differ; first b[0, 7] = {got!s}, expected {want!s}")
     assert out.splitlines()[-1] == "0 passed, 1 failed, 0 skipped"
+    code, out, _ = cli(capsys, "conformance", tmp_path, "-b", backend, "--json")
+    (case_doc,) = json.loads(out)["cases"]
+    assert case_doc["detail"] == f"test_data_set_0: 1 of 120 elements differ; first b[0, 7] = {got!s}, expected {want!s}"
+    assert case_doc["opset"] == 25 and case_doc["data_sets"] == 1
 
 
 def test_a_tampered_attribute_fails_and_the_others_still_run(backend, official, tmp_path, capsys):

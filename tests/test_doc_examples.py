@@ -150,6 +150,29 @@ def test_a_changed_full_output_value_fails_in_rst(backend, tmp_path, capsys):
     assert f"  first different line (U.rst line {line}, spacing ignored):\n" in out
 
 
+def test_spacing_is_ignored_token_by_token_and_the_first_line_with_other_tokens_is_named(backend, tmp_path, capsys):
+    # "[ -7.5, -7. , ..." written "[-7.5, -7., ...": the same tokens, so not a difference;
+    # the wrong shape line after it is the first different line
+    text = replace_once(FLATTEN_PAGE, "[ -7.5, -7. , -6.5, -6. , -5.5],", "[-7.5,-7.,  -6.5, -6.,-5.5 ],", after="axis = 1")
+    text = replace_once(text, "b: shape=(2, 60)", "b: shape=(60, 2)")
+    code, out, _ = cli(capsys, "doc-examples", "--check", write(tmp_path, "F.txt", text), "-b", backend)
+    assert code == ExitCode.ERROR and out.splitlines()[-1] == "8 passed, 1 failed"
+    assert (
+        "  first different line (F.txt line 80, spacing ignored):\n"
+        "  page:   b: shape=(60, 2), dtype=float32\n"
+        "  onnxop: b: shape=(2, 60), dtype=float32\n"
+    ) in out
+
+
+def test_tokens_ignore_spacing_but_not_values():
+    from onnxop_cli.doccheck import tokens
+
+    assert tokens("[1.5, -0., nan]") == tokens("[ 1.5, -0. , nan]") == ["[", "1.5", ",", "-0.", ",", "nan", "]"]
+    assert tokens("a: shape=(2, 3)") == tokens("a:shape=( 2,3 )")
+    assert tokens("[1.5, -0.]") != tokens("[1.5, 0.]")
+    assert tokens("[15, 0]") != tokens("[1 5, 0]")
+
+
 def test_a_changed_output_shape_fails(backend, tmp_path, capsys):
     text = replace_once(FLATTEN_PAGE, "b: shape=(2, 60)", "b: shape=(60, 2)")
     code, out, _ = cli(capsys, "doc-examples", "--check", write(tmp_path, "F.txt", text), "-b", backend)

@@ -19,7 +19,12 @@ What must hold, for every mutated file and every command drawn:
   through ``..``, an absolute path or a symlink) in any output.
 
 A quarter of the .npy cases pipe the file in as ``-`` (stdin has its own
-reader); half of all cases find the output file already there.
+reader); half of all cases find the output file already there. One case in
+PROCESS_SHARE runs as a real ``python -m onnxop_cli`` process (a new session,
+SIGKILLed with its children if it outlives TIMEOUT) under the same rules:
+what a thread in this process cannot show -- the exit status the shell
+sees, output written at interpreter exit, a hang that ignores Python --
+is then checked too.
 
 Where the two readers may legitimately disagree, onnxop may refuse what the
 reference accepts (a dtype with no ONNX type, a string ending in NUL that no
@@ -39,7 +44,10 @@ from __future__ import annotations
 import io
 import os
 import shutil
+import signal
 import struct
+import subprocess
+import sys
 import tempfile
 import threading
 import zipfile
@@ -57,7 +65,7 @@ from onnxop_cli.cli import run
 from references import same_bits
 
 LONG_RUN = os.environ.get("ONNXOP_FUZZ_EXAMPLES")
-EXAMPLES = int(LONG_RUN or 60)
+EXAMPLES = int(LONG_RUN or 50)  # (50, not 60: the processes take the time of the ten)
 FUZZ = settings(
     max_examples=EXAMPLES,
     deadline=None,
@@ -66,6 +74,7 @@ FUZZ = settings(
     print_blob=True,
 )
 TIMEOUT = 60  # seconds for one run: longer is a hang
+PROCESS_SHARE = 30  # one case in this many runs as a separate process (a few per test in the default run)
 SECRET = b"SECRET!!" * 4  # the file outside the folder; must never show up in an output
 
 
@@ -345,6 +354,23 @@ def run_cli(argv: list[str], cwd: Path, stdin: bytes | None = None) -> Outcome:
     return Outcome(result[0] if result else -1, out.getvalue(), err.getvalue())
 
 
+def run_process(argv: list[str], cwd: Path, stdin: bytes | None = None) -> Outcome:
+    """onnxop as a real process, in its own session; killed (SIGKILL, the
+    whole group) when it outlives TIMEOUT, which fails the case."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "onnxop_cli", *argv], cwd=cwd, start_new_session=True,
+        stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    try:
+        out, err = proc.communicate(stdin, timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        pytest.fail(f"onnxop {argv} hung for {TIMEOUT} s (killed)")
+    return Outcome(proc.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"))
+
+
 COMMANDS = [
     (["flatten", "--axis", "0"], "y.npy"),
     (["flatten", "--axis", "0"], "y.pb"),
@@ -378,22 +404,26 @@ PRECIOUS = b"an existing output, to be replaced only by a complete one"
 
 def check(
     place: Place, inputs: list[str], command: list[str], output: str | None, reference,
-    *, stdin: bool = False, existing: bool = False,
+    *, stdin: bool = False, existing: bool = False, process: bool | None = None,
 ) -> None:
     """Run one case and assert the rules in the module docstring.
     ``reference()`` returns {name: array} or raises if the reference refuses.
     ``stdin``: the input file is piped in as ``-`` instead of named;
     ``existing``: the output file exists before the run (a failure must
-    leave it byte for byte)."""
+    leave it byte for byte); ``process``: run onnxop as its own process
+    (None: as ``in_a_process`` chooses)."""
     folder = place.folder
     source = "-" if stdin else inputs[0]
     argv = [command[0], source, *command[1:], *(["-o", output] if output else []), "-b", place.backend]
     if existing and output:
         (folder / output).write_bytes(PRECIOUS)
         inputs = [*inputs, output]
-    got = run_cli(argv, folder, (folder / inputs[0]).read_bytes() if stdin else None)
+    if process is None:
+        process = in_a_process(folder, inputs, argv)
+    runner = run_process if process else run_cli
+    got = runner(argv, folder, (folder / inputs[0]).read_bytes() if stdin else None)
     if currently_in_test_context():
-        event(f"exit {got.code}")  # --hypothesis-show-statistics: both outcomes must be common
+        event(f"exit {got.code}" + (" (process)" if process else ""))  # --hypothesis-show-statistics: both outcomes must be common
     for text in (got.out, got.err):
         assert "Traceback" not in text and "internal error" not in text, (argv, got)
     names = sorted(p.name for p in folder.iterdir())
@@ -456,6 +486,16 @@ def fuzz_dir(backend, tmp_path):
     yield new_place
     for folder in made:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def in_a_process(folder: Path, inputs: list[str], argv: list[str]) -> bool:
+    """One case in PROCESS_SHARE, chosen by a hash of the input and the
+    command: the same case always runs the same way (also when hypothesis
+    replays it), and the share does not lean on hypothesis' liking for small
+    numbers."""
+    import zlib
+
+    return zlib.crc32((folder / inputs[0]).read_bytes() + " ".join(argv).encode()) % PROCESS_SHARE == 0
 
 
 def _write(place: Place, files: dict[str, bytes]) -> list[str]:
@@ -547,3 +587,36 @@ def test_mutated_pb(fuzz_dir, data):
     inputs = _write(place, {"x.pb": content, **({"w.bin": ext} if ext is not None else {})})
     check(place, [*inputs, "secret_link.bin", "sub"], command, output, lambda: _pb_reference(place.folder / "x.pb"),
           existing=data.draw(st.booleans(), label="existing output"))
+
+
+def test_a_share_of_the_cases_runs_as_real_processes(fuzz_dir, monkeypatch):
+    """The process runner is used, and holds to the same rules: a clean
+    refusal and a success, each checked as the fuzz cases are."""
+    calls = []
+    monkeypatch.setattr(sys.modules[__name__], "run_cli", lambda *a: calls.append(a) or pytest.fail("in-process"))
+    place = fuzz_dir()
+    inputs = _write(place, {"x.npy": NPY_SEEDS[0]})
+    check(place, inputs, *COMMANDS[0], lambda: {"": np.load(place.folder / "x.npy", allow_pickle=False)},
+          existing=True, process=True)
+    assert (place.folder / "y.npy").read_bytes() != PRECIOUS
+    place = fuzz_dir()
+    inputs = _write(place, {"x.npy": NPY_SEEDS[0][:-1]})  # one byte short: refused
+    check(place, inputs, *COMMANDS[1], lambda: pytest.fail("onnxop must refuse it"), existing=True, process=True)
+    assert calls == []
+
+
+def test_a_hung_process_is_killed(tmp_path, monkeypatch):
+    """A run that outlives TIMEOUT is SIGKILLed (and fails the case), however it ignores signals."""
+    import time
+
+    monkeypatch.setattr(sys.modules[__name__], "TIMEOUT", 1)
+    script = tmp_path / "onnxop_cli"
+    script.mkdir()
+    (script / "__main__.py").write_text(
+        "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\ntime.sleep(600)\n"
+    )
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    started = time.monotonic()
+    with pytest.raises(pytest.fail.Exception, match="hung for 1 s"):
+        run_process(["show"], tmp_path)
+    assert time.monotonic() - started < 30

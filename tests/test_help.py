@@ -124,3 +124,18 @@ def test_bare_onnxop_shows_the_help_on_stderr(capsys):
     assert out == ""
     assert err.startswith("Usage: onnxop [OPTIONS] COMMAND [ARGS]...\n")
     assert "\nOperators:\n  flatten" in err  # the real layout, not one squashed error line
+
+
+@pytest.mark.parametrize("command,usage", [
+    ("flatten", "Usage: onnxop flatten [OPTIONS] FILE..."),
+    ("unsqueeze", "Usage: onnxop unsqueeze [OPTIONS] FILE..."),
+    ("show", "Usage: onnxop show [OPTIONS] FILE..."),
+    ("conformance", "Usage: onnxop conformance [OPTIONS] DIR..."),
+    ("doc-examples", "Usage: onnxop doc-examples [OPTIONS] [PAGE]..."),
+    ("info", "Usage: onnxop info [OPTIONS]"),
+])
+def test_usage_lines_say_an_argument_takes_several(capsys, command, usage):
+    from onnxop_cli.cli import run
+
+    assert run([command, "--help"]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == usage

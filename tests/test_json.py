@@ -28,7 +28,7 @@ NUMBER = (int, float)
 FLOATLIKE = (int, float, str, None)  # "inf", "-inf", "nan" are strings; null when undefined
 
 COMMON = {"command": (str, None), "status": str, "exit_code": int}
-ERROR = COMMON | {"message": str}
+ERROR = COMMON | {"message": str, "written?": [str], "failed?": {"input": str, "output": (str, None)}}
 TENSOR = {"name": str, "path": (str, None), "shape": [int], "dtype": str, "values?": [int]}
 RUN = {"inputs": [TENSOR], "outputs": [TENSOR], "timings": {str: NUMBER}}
 OP = COMMON | {
@@ -40,12 +40,18 @@ OP = COMMON | {
     "runs": [RUN],
     "timings": {str: NUMBER},
 }
-STATS = {"min": FLOATLIKE, "max": FLOATLIKE, "mean": FLOATLIKE, "nan": int, "count": int}
+STATS = {"min": FLOATLIKE, "max": FLOATLIKE, "mean": FLOATLIKE, "std": FLOATLIKE, "nan": int, "count": int}
+HISTOGRAM = {"edges": [NUMBER], "counts": [int], "other": int}
 SHOW = COMMON | {
     "files": [
         {
             "path": str,
-            "tensors": [{"name": str, "shape": [int], "dtype": str, "order": str, "stats": (STATS, None)}],
+            "tensors": [
+                {
+                    "name": str, "shape": [int], "dtype": str, "order": str, "byteorder": str,
+                    "stats": (STATS, None), "histogram?": (HISTOGRAM, None),
+                }
+            ],
         }
     ]
 }
@@ -54,7 +60,12 @@ INFO = COMMON | {
     "backend": str,
     "adapters": [ADAPTER],
     "chosen": ADAPTER | {"limits": {str: int}, "features": [str]},
+    "engine": str,
+    "kernels": [
+        {"name": str, "shader": str, "features": [str], "limits": {str: int}, "runs_on": [ADAPTER | {"engine": str}]}
+    ],
 }
+COUNTS = {"passed": int, "failed": int, "skipped": int}
 DOC_TENSOR = {"name": str, "shape": [int], "dtype": str}
 EXAMPLE = {
     "page": str,
@@ -74,9 +85,49 @@ EXAMPLE = {
 }
 DOC_EXAMPLES = COMMON | {
     "examples": [EXAMPLE],
-    "summary?": {"passed": int, "failed": int, "skipped": int},
+    "summary?": COUNTS,
 }
-SCHEMAS = {"error": ERROR, "flatten": OP, "unsqueeze": OP, "show": SHOW, "info": INFO, "doc-examples": DOC_EXAMPLES}
+CONFORMANCE = COMMON | {
+    "cases": [
+        {
+            "name": str,
+            "operator": (str, None),
+            "opset": (int, None),
+            "data_sets": (int, None),
+            "result": str,
+            "detail": (str, None),
+        }
+    ],
+    "summary": COUNTS,
+}
+BENCH_ROW = {
+    "size": int,
+    "measure": str,
+    "kernel": (str, None),
+    "gbps_median": NUMBER,
+    "gbps_min": NUMBER,
+    "gbps_max": NUMBER,
+    "kernel_per_copy": (int, float, None),
+    "kernel_per_memcpy": (int, float, None),
+    "verified": (bool, None),
+}
+BENCH = COMMON | {
+    "adapter": str,
+    "backend": str,
+    "driver": str,
+    "date": str,
+    "timing": str,
+    "repeats": int,
+    "warmup": int,
+    "chosen_kernel": str,
+    "buffers": str,
+    "load_average": [NUMBER],
+    "rows": [BENCH_ROW],
+}
+SCHEMAS = {
+    "error": ERROR, "flatten": OP, "unsqueeze": OP, "show": SHOW, "info": INFO, "doc-examples": DOC_EXAMPLES,
+    "conformance": CONFORMANCE, "bench": BENCH, "version": COMMON | {"versions": {str: (str, None)}},
+}
 
 
 def problems(value, spec, where="$") -> list[str]:
@@ -226,7 +277,19 @@ def test_show_json_names_stdin_path_dash_too(capsys, monkeypatch):
     assert code == 0
     (f,) = document(out, "show")["files"]
     assert f["path"] == "-" and f["tensors"][0]["name"] == "stdin"
-    assert f["tensors"][0]["stats"] == {"min": 0, "max": 3, "mean": 1.5, "nan": 0, "count": 4}
+    assert f["tensors"][0]["stats"] == {"min": 0, "max": 3, "mean": 1.5, "std": np.std(np.arange(4)), "nan": 0, "count": 4}
+
+
+def test_show_json_with_hist(cwd, capsys):
+    values = np.array([[1.5, -2.0, np.nan], [4.0, 5.0, np.inf]], np.float32)
+    np.save(cwd / "h.npy", values)
+    np.save(cwd / "b.npy", np.array([True]))
+    code, out, _ = cli(capsys, "show", "h.npy", "b.npy", "--json", "--hist")
+    assert code == 0
+    h_doc, b_doc = (f["tensors"][0] for f in document(out, "show")["files"])
+    counts, edges = np.histogram(values[np.isfinite(values)].astype(np.float64), bins=10)
+    assert h_doc["histogram"] == {"edges": edges.tolist(), "counts": counts.tolist(), "other": 2}
+    assert b_doc["histogram"] is None and b_doc["byteorder"] == "little"
 
 
 def test_info_json(backend, capsys):
@@ -235,9 +298,16 @@ def test_info_json(backend, capsys):
     doc = document(out, "info")
     gpu = get_gpu(backend)
     assert doc["backend"] == backend
-    assert doc["chosen"]["name"] == gpu.info.name and doc["chosen"]["backend"] == backend
+    assert doc["chosen"]["name"] == gpu.name and doc["chosen"]["backend"] == backend
     assert doc["chosen"]["limits"]["max-storage-buffer-binding-size"] == gpu.limits["max-storage-buffer-binding-size"]
-    assert any(a["name"] == gpu.info.name for a in doc["adapters"])
+    assert any(a["name"] == gpu.name for a in doc["adapters"])
+
+
+def test_info_and_flatten_name_the_adapter_alike(backend, cwd, capsys):
+    code, out, _ = cli(capsys, "info", "--json", "--backend", backend)
+    chosen = document(out, "info")["chosen"]["name"]
+    code, out, _ = cli(capsys, "flatten", "a.npy", "--json", "--backend", backend)
+    assert document(out, "flatten")["adapter"] == chosen
 
 
 def test_doc_examples_json_listing_and_check(backend, capsys):
@@ -267,6 +337,43 @@ def test_doc_examples_json_reports_a_failed_check(backend, tmp_path, capsys):
     (bad,) = [e for e in doc["examples"] if e["result"] == "failed"]
     assert bad["name"] == "test_cc_flatten_axis0"
     assert "  page:   b[0, 119] = 29.25" in [f"  {d}" for d in bad["details"]]
+
+
+def test_conformance_json(backend, capsys):
+    code, out, _ = cli(capsys, "conformance", REPO / "samples" / "node", "--json", "-b", backend)
+    assert code == 0
+    doc = document(out, "conformance")
+    assert doc["summary"] == {"passed": 2, "failed": 0, "skipped": 1}
+    by_name = {c["name"]: c for c in doc["cases"]}
+    assert by_name["test_flatten_axis1"] == {
+        "name": "test_flatten_axis1", "operator": "Flatten-25", "opset": 25, "data_sets": 1,
+        "result": "passed", "detail": None,
+    }
+    skipped = by_name["test_relu"]  # what is not known is null, not a table's "-"
+    assert (skipped["operator"], skipped["opset"], skipped["data_sets"], skipped["result"]) == (None, None, None, "skipped")
+
+
+def test_bench_json(backend, capsys):
+    code, out, _ = cli(capsys, "bench", "--sizes", "64K", "--repeats", "1", "--warmup", "0", "--json", "-b", backend)
+    assert code == 0
+    doc = document(out, "bench")
+    assert {r["measure"] for r in doc["rows"]} >= {"kernel", "copy_buffer_to_buffer", "numpy memcpy"}
+    assert all(r["size"] == 64 << 10 for r in doc["rows"])
+
+
+def test_version_json(capsys):
+    code, out, _ = cli(capsys, "--version", "--json")
+    assert code == 0
+    doc = document(out, "version")
+    assert doc["command"] is None and list(doc["versions"])[:3] == ["onnxop", "wgpu-native", "wgpu-py"]
+    assert doc["versions"]["numpy"] == np.__version__
+
+
+def test_every_command_has_a_schema():
+    from onnxop_cli.cli import app
+
+    commands = {c.name or c.callback.__name__.replace("_", "-") for c in app.registered_commands}
+    assert commands - set(SCHEMAS) == set()
 
 
 # ----------------------------------------------------------------- errors
@@ -300,7 +407,9 @@ def test_a_gpu_failure_is_a_json_error_and_leaves_no_file(backend, cwd, capsys, 
     monkeypatch.setattr(gpu_pkg, "copy_through_kernel", broken)
     code, out, err = cli(capsys, "flatten", "a.npy", "-o", "b.npy", "--json", "-b", backend)
     assert code == ExitCode.ERROR
-    assert document(out, "error")["message"] == "WebGPU dispatch failed on test: device lost"
+    doc = document(out, "error")
+    assert doc["message"] == "WebGPU dispatch failed on test: device lost"
+    assert doc["written"] == [] and doc["failed"] == {"input": "a.npy", "output": "b.npy"}
     assert not (cwd / "b.npy").exists()
 
 

@@ -175,7 +175,7 @@ def test_npy_onto_a_terminal_is_refused(cwd, capsys, monkeypatch):
     "make,message",
     [
         (lambda good: b"", "-: stdin is empty; pipe a .npy file in (example: onnxop flatten - < a.npy)"),
-        (lambda good: b"hello, not a tensor", "-: not a .npy file"),
+        (lambda good: b"hello, not a tensor", "-: stdin is not a .npy, .npz or .pb (ONNX TensorProto) stream"),
         (lambda good: good[:-3], "-: stream is truncated: expected 96 data bytes"),
         (lambda good: good + b"\x00" * 5, "-: 5 bytes follow the .npy data; pipe exactly one .npy file"),
         (lambda good: good + good, "-: 224 bytes follow the .npy data; pipe exactly one .npy file"),
@@ -270,10 +270,10 @@ def test_stdout_check_and_writer():
     assert not stdio.is_stdio(None)
 
 
-def test_a_reader_that_goes_away_stops_onnxop_quietly(cwd, capsys, monkeypatch):
+def test_a_reader_that_goes_away_is_one_line_naming_stdout(cwd, capsys, monkeypatch):
     """onnxop show a.npy | head -1: when the reader has gone, writing to stdout
-    raises BrokenPipeError; onnxop stops with exit 1 and no error text (as
-    Unix tools do on SIGPIPE), and no traceback."""
+    raises BrokenPipeError; onnxop stops with exit 1 and one line naming
+    stdout, no traceback (tests/test_trust_batch.py does it with real pipes)."""
     np.save(cwd / "a.npy", np.arange(10, dtype=np.int32))
 
     def gone(text):
@@ -283,4 +283,5 @@ def test_a_reader_that_goes_away_stops_onnxop_quietly(cwd, capsys, monkeypatch):
     code = run(["show", "a.npy"])
     monkeypatch.undo()
     _, err = capsys.readouterr()
-    assert code == ExitCode.ERROR and err == ""
+    assert code == ExitCode.ERROR
+    assert err == "onnxop: error: stdout: broken pipe (the reader stopped reading)\n"

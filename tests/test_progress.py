@@ -141,3 +141,19 @@ def test_cli_draws_nothing_when_stderr_is_not_a_terminal(tmp_path, monkeypatch, 
     out, err = capsys.readouterr()
     assert code == 0 and err == ""
     assert out.startswith("a.npy:\n  a: shape=(64, 64), dtype=float32")
+
+
+def test_the_bar_counts_in_mib_as_everything_else(rng, monkeypatch):
+    data = rng.integers(0, 256, 3 << 20, dtype=np.uint8)
+    screen = Terminal()
+    monkeypatch.setattr(progress, "THRESHOLD", 1024)
+    with progress.tracked(MemoryBytes(data), "copying a", quiet=False, stream=screen) as got:
+        got.to_array()
+    text = screen.getvalue()
+    assert "/3.0 MiB" in text and "MB" not in text
+
+
+@pytest.mark.parametrize("speed,text", [(None, "?"), (0.0, "?"), (512, "512 B/s"), (3 << 20, "3.0 MiB/s"),
+                                        (int(2.5 * (1 << 30)), "2.5 GiB/s"), (1536, "1.5 KiB/s")])
+def test_rate_is_in_binary_units(speed, text):
+    assert progress.rate(speed) == text

@@ -22,7 +22,7 @@ def test_show_prints_the_docs_layout_with_statistics(cwd, capsys):
     assert code == 0 and err == ""
     assert out == (
         "t.npy:\n"
-        "  t: shape=(2, 3), dtype=float32  (min=-2.0, max=5.0, mean=1.45833)\n"
+        "  t: shape=(2, 3), dtype=float32  (min=-2.0, max=5.0, mean=1.45833, std=2.39973)\n"
         "    [[ 1.5 , -2.  ,  0.25],\n"
         "     [ 4.  ,  5.  , -0.  ]]\n"
     )
@@ -34,7 +34,7 @@ def test_show_summarises_large_tensors_and_full_prints_them(cwd, capsys):
     assert code == 0
     assert out == (
         "big.npy:\n"
-        "  big: shape=(3, 100), dtype=int16  (min=0, max=299, mean=149.5)\n"
+        "  big: shape=(3, 100), dtype=int16  (min=0, max=299, mean=149.5, std=86.6021)\n"
         "    [[  0,   1,   2, ...,  97,  98,  99],\n"
         "     [100, 101, 102, ..., 197, 198, 199],\n"
         "     [200, 201, 202, ..., 297, 298, 299]]\n"
@@ -51,7 +51,7 @@ def test_show_several_files_and_stdin(cwd, capsys, monkeypatch):
     assert code == 0, err
     assert out == (
         "a.npy:\n  a: shape=(3,), dtype=bool\n    [ True, False,  True]\n\n"
-        "stdin:\n  stdin: shape=(2,), dtype=int64  (min=-3, max=7, mean=2)\n    [ 7, -3]\n\n"
+        "stdin:\n  stdin: shape=(2,), dtype=int64  (min=-3, max=7, mean=2.0, std=5.0)\n    [ 7, -3]\n\n"
         "c.npy:\n  c: shape=(2,), dtype=complex64\n    [1.+2.j, 3.-1.j]\n"
     )
 
@@ -62,7 +62,7 @@ def test_show_reads_fortran_order_correctly(cwd, capsys):
     code, out, _ = cli(capsys, "show", "f.npy")
     assert code == 0
     assert out == (
-        "f.npy:\n  f: shape=(2, 3), dtype=uint8  (min=0, max=5, mean=2.5; Fortran order)\n"
+        "f.npy:\n  f: shape=(2, 3), dtype=uint8  (min=0, max=5, mean=2.5, std=1.70783; Fortran order)\n"
         "    [[0, 1, 2],\n     [3, 4, 5]]\n"
     )
 
@@ -77,11 +77,11 @@ def test_show_json_has_the_statistics_and_no_values(cwd, capsys):
     (n,) = doc["files"][0]["tensors"]
     assert doc["files"][0]["path"] == "n.npy"
     assert n == {
-        "name": "n", "shape": [5], "dtype": "float64", "order": "C",
-        "stats": {"min": "-inf", "max": "inf", "mean": "nan", "nan": 2, "count": 5},
+        "name": "n", "shape": [5], "dtype": "float64", "order": "C", "byteorder": "little",
+        "stats": {"min": "-inf", "max": "inf", "mean": "nan", "std": "nan", "nan": 2, "count": 5},
     }
     (e,) = doc["files"][1]["tensors"]
-    assert e["stats"] == {"min": None, "max": None, "mean": None, "nan": 0, "count": 0}
+    assert e["stats"] == {"min": None, "max": None, "mean": None, "std": None, "nan": 0, "count": 0}
 
 
 @pytest.mark.parametrize(
@@ -159,8 +159,96 @@ def test_all_nan_and_empty_notes():
     assert show.stats_note(show.stats(np.full(4, np.nan, np.float32), f32), f32) == "all 4 values NaN"
     assert show.stats_note(show.stats(np.zeros(0, np.float32), f32), f32) == "empty"
     note = show.stats_note(show.stats(np.array([0.1, np.nan], np.float32), f32), f32)
-    assert note == "min=0.1, max=0.1, mean=0.1, 1 NaN"  # float32's own shortest form, not 0.10000000149
+    assert note == "min=0.1, max=0.1, mean=0.1, std=0.0, 1 NaN"  # float32's own shortest form, not 0.10000000149
 
 
 def test_ml_dtypes_names_round_trip():
     assert dtype_of_numpy(np.dtype(ml_dtypes.bfloat16)).name == "bfloat16"
+
+
+# ----------------------------------------------------------------- formatting (issue 15)
+
+
+@pytest.mark.parametrize("name", NUMPY_TYPES + ["bfloat16", "float8_e4m3fn", "float8_e5m2", "int4", "float4_e2m1fn"])
+def test_std_matches_numpy(rng, monkeypatch, name):
+    dtype = dtype_by_name(name)
+    values = random_array(rng, (9, 31), name) if dtype.numpy_native else rng.integers(-6, 6, 279).astype(dtype.numpy)
+    monkeypatch.setattr(show, "SLICE", 50)  # the slices' deviations are merged
+    got = show.stats(values, dtype)
+    with np.errstate(all="ignore"):
+        wide = values.astype(np.float64)
+        kept = wide[~np.isnan(wide)]
+        expected = float(np.std(kept))
+    if np.isfinite(expected):
+        assert got["std"] == pytest.approx(expected, rel=1e-9)
+
+
+@pytest.mark.parametrize("name,values,note", [
+    ("bfloat16", [-3.0, 1.0], "min=-3.0, max=1.0, mean=-1.0, std=2.0"),
+    ("float4_e2m1fn", [-3.0, 1.0], "min=-3.0, max=1.0, mean=-1.0, std=2.0"),
+    ("float8_e4m3fn", [0.1015625, 2.0], "min=0.1, max=2.0, mean=1.05078, std=0.949219"),  # 0.1 reads back as it
+    ("float32", [-0.0, -0.0], "min=-0.0, max=-0.0, mean=-0.0, std=0.0"),
+    ("float16", [-0.0, -0.0, np.nan], "min=-0.0, max=-0.0, mean=-0.0, std=0.0, 1 NaN"),
+    ("float32", [-0.0, 1.0], "min=-0.0, max=1.0, mean=0.5, std=0.5"),
+    ("float16", [65504.0, 0.1], "min=0.1, max=65500.0, mean=32752.0, std=32752.0"),
+    ("bfloat16", [0.1, 1.0], "min=0.1, max=1.0, mean=0.550049, std=0.449951"),
+    ("int8", [7, -3], "min=-3, max=7, mean=2.0, std=5.0"),
+])
+def test_every_statistic_prints_as_its_type_prints(name, values, note):
+    dtype = dtype_by_name(name)
+    array = np.array(values, np.float64).astype(dtype.numpy)
+    assert show.stats_note(show.stats(array, dtype), dtype) == note
+
+
+def test_big_endian_is_noted_as_fortran_order_is(cwd, capsys):
+    np.save(cwd / "be.npy", np.asfortranarray(np.arange(6, dtype=">i2").reshape(2, 3)))
+    code, out, _ = cli(capsys, "show", "be.npy")
+    assert code == 0
+    assert out.splitlines()[1] == (
+        "  be: shape=(2, 3), dtype=int16  (min=0, max=5, mean=2.5, std=1.70783; Fortran order; big-endian)"
+    )
+    assert out.splitlines()[2:] == ["    [[0, 1, 2],", "     [3, 4, 5]]"]
+
+
+def test_hist_prints_bins_with_bars(cwd, capsys):
+    np.save(cwd / "h.npy", np.array([0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, np.nan], np.float32))
+    code, out, _ = cli(capsys, "show", "h.npy", "--hist")
+    assert code == 0
+    assert out.split("\n", 3)[3] == (
+        "    histogram of h (13 finite values; 1 NaN or infinite left out):\n"
+        "      [0.0, 1.0)   3  ########################################\n"
+        "      [1.0, 2.0)   1  #############\n"
+        "      [2.0, 3.0)   1  #############\n"
+        "      [3.0, 4.0)   1  #############\n"
+        "      [4.0, 5.0)   1  #############\n"
+        "      [5.0, 6.0)   1  #############\n"
+        "      [6.0, 7.0)   1  #############\n"
+        "      [7.0, 8.0)   1  #############\n"
+        "      [8.0, 9.0)   1  #############\n"
+        "      [9.0, 10.0]  2  ###########################\n"
+    )
+
+
+def test_full_output_streams_equal_the_built_text(cwd, capsys, rng):
+    values = rng.normal(size=(40, 30)).astype(np.float32)
+    np.save(cwd / "f.npy", values)
+    code, out, _ = cli(capsys, "show", "f.npy", "--full")
+    assert code == 0
+    from onnxop_cli.render import format_values
+
+    body = "\n".join("    " + line if line else "" for line in format_values(values, full=True).split("\n"))
+    assert out.split("\n", 2)[2] == body + "\n"
+
+
+@pytest.mark.parametrize("name", ["float32", "float16", "int16", "uint8", "float64"])
+def test_histogram_matches_numpy_across_slices(rng, monkeypatch, name):
+    from onnxop_cli.histogram import histogram
+
+    values = random_array(rng, (11, 17), name)
+    monkeypatch.setattr(show, "SLICE", 13)
+    got = histogram(values, dtype_by_name(name))
+    with np.errstate(all="ignore"):
+        wide = values.astype(np.float64).reshape(-1)
+    finite = wide[np.isfinite(wide)]
+    counts, edges = np.histogram(finite, bins=10)
+    assert got == {"edges": edges.tolist(), "counts": counts.tolist(), "other": int(wide.size - finite.size)}

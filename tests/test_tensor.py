@@ -30,3 +30,11 @@ def test_row_matches_onnx(dtype):
 @pytest.mark.parametrize("name", ["<f4", ">f4", "=i8", "|b1", "<c16"])
 def test_byte_order_does_not_change_the_onnx_type(name):
     assert dtype_of_numpy(np.dtype(name)).name == np.dtype(name).newbyteorder("=").name
+
+
+def test_a_string_tensor_of_non_text_names_the_type_in_good_grammar():
+    from onnxop_cli.errors import InputError
+    from onnxop_cli.tensor import strings_to_bytes
+
+    with pytest.raises(InputError, match=r"^a string tensor holds a value of type int, not text$"):
+        strings_to_bytes(np.array(["a", 3], dtype=object))

@@ -175,3 +175,67 @@ def test_installed_wheel_pipes_shows_json_and_api(venv, tmp_path, backend):
     code = "import numpy as np, onnxop_cli as o; print(o.unsqueeze(np.load('a.npy'), [0, 5]).shape)"
     done = subprocess.run([str(venv / "bin" / "python"), "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True)
     assert done.stdout == "(1, 2, 3, 4, 5, 1)\n", done.stderr
+
+
+def test_installed_wheel_polish_of_issue_15(venv, tmp_path, backend):
+    """Issue 15 from the wheel, in another folder: --version, tables under a
+    terminal, conformance --json types, show --full | head streaming, --hist,
+    .onnx initializers with -m, and an .npz piped into stdin."""
+    import onnx
+    from onnx import helper, numpy_helper
+
+    from test_tables import ANSI
+
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"ONNXOP_BACKEND": backend}
+    onnxop = str(venv / "bin" / "onnxop")
+
+    done = run_installed(venv, tmp_path, "--version", "--json", backend=backend)
+    assert done.returncode == 0 and set(json.loads(done.stdout)["versions"]) >= {"onnxop", "wgpu-native", "numpy"}
+
+    # a terminal of 80 columns: every example name in full
+    leader, follower = os.openpty()
+    proc = subprocess.Popen([onnxop, "doc-examples"], stdout=follower, stderr=follower, cwd=tmp_path,
+                            env=env | {"COLUMNS": "80", "TERM": "xterm"})
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            data = os.read(leader, 65536)
+        except OSError:
+            break
+        if not data:
+            break
+        chunks.append(data)
+    proc.wait(timeout=60)
+    os.close(leader)
+    screen = ANSI.sub("", b"".join(chunks).decode())
+    assert "test_cc_flatten_negative_axis4" in screen and "…" not in screen and "┃" in screen
+
+    done = run_installed(venv, tmp_path, "conformance", str(REPO / "samples" / "node"), "--json", backend=backend)
+    cases = {c["name"]: c for c in json.loads(done.stdout)["cases"]}
+    assert cases["test_flatten_axis1"]["opset"] == 25 and cases["test_relu"]["opset"] is None
+
+    rng = np.random.default_rng(15)
+    big = rng.standard_normal((256, 1024), dtype=np.float32)  # 1 MiB
+    np.save(tmp_path / "big.npy", big)
+    done = subprocess.run(["bash", "-c", f"{onnxop} show big.npy --full | head -4"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    from onnxop_cli.render import format_values
+
+    numpy_lines = format_values(big, full=True).split("\n")[:2]
+    assert done.stdout.splitlines()[2:] == ["    " + line for line in numpy_lines]
+
+    done = run_installed(venv, tmp_path, "show", "big.npy", "--hist", backend=backend)
+    assert done.returncode == 0 and "    histogram of big (262144 finite values):" in done.stdout
+
+    w = random_array(rng, (3, 4), "float32")
+    graph = helper.make_graph([], "g", [], [], [numpy_helper.from_array(w, "w"), numpy_helper.from_array(w[0], "v")])
+    onnx.save_model(helper.make_model(graph), str(tmp_path / "m.onnx"))
+    done = run_installed(venv, tmp_path, "flatten", "m.onnx", "-m", "w", "--axis", "0", "-o", "w.npy", backend=backend)
+    assert done.returncode == 0, done.stderr
+    assert np.load(tmp_path / "w.npy").tobytes() == w.tobytes()
+
+    np.savez(tmp_path / "z.npz", a=w)
+    done = subprocess.run(["bash", "-c", f"{onnxop} show - --json < z.npz"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True)
+    assert json.loads(done.stdout)["files"][0]["tensors"][0]["shape"] == [3, 4]

@@ -10,8 +10,8 @@ GPU path as the ``onnxop`` command::
     >>> unsqueeze(np.zeros((3, 4), np.float32), [0, 3]).shape
     (1, 3, 4, 1)
 
-- ``flatten(x, axis=1, *, opset=25, backend=None)``
-- ``unsqueeze(x, axes, *, opset=25, backend=None)``
+- ``flatten(x, axis=1, *, opset=25, backend=None, engine=None)``
+- ``unsqueeze(x, axes, *, opset=25, backend=None, engine=None)``
 
 Errors raise ``OnnxopError`` subclasses (``UsageError``, ``OpError``,
 ``InputError``, ``GpuError``, ``NoAdapterError``); ``help(onnxop_cli.api)``

@@ -30,6 +30,9 @@ The backend is ``"auto"`` (the best adapter found), ``"vulkan"``, ``"metal"``,
 ``"d3d12"`` or ``"gl"``; ``None`` means ``$ONNXOP_BACKEND`` or ``"auto"``. A
 process opens one WebGPU instance, for the backend of its first call: use
 one backend per process.
+
+The engine is ``"wgpu"`` (wgpu-native, the default) or ``"dawn"`` (Dawn, with
+``pip install 'onnxop[dawn]'``); ``None`` means ``$ONNXOP_ENGINE`` or ``"wgpu"``.
 """
 
 from __future__ import annotations
@@ -45,7 +48,9 @@ if TYPE_CHECKING:
     from .tensor import Tensor
 
 
-def flatten(x: np.ndarray, axis: int = 1, *, opset: int = LATEST_OPSET, backend: str | None = None) -> np.ndarray:
+def flatten(
+    x: np.ndarray, axis: int = 1, *, opset: int = LATEST_OPSET, backend: str | None = None, engine: str | None = None
+) -> np.ndarray:
     """ONNX Flatten: ``x`` as a 2-D array split at ``axis``, computed on the GPU.
 
     The output shape is ``(d_0 * ... * d_{axis-1}, d_axis * ... * d_{n-1})``;
@@ -65,11 +70,16 @@ def flatten(x: np.ndarray, axis: int = 1, *, opset: int = LATEST_OPSET, backend:
 
     Raises OpError for an axis out of range (see the module docs for the rest).
     """
-    return _run(flatten_node(_int(axis, "Flatten", "axis"), opset), x, backend)
+    return _run(flatten_node(_int(axis, "Flatten", "axis must be an integer"), opset), x, backend, engine)
 
 
 def unsqueeze(
-    x: np.ndarray, axes: int | Iterable[int], *, opset: int = LATEST_OPSET, backend: str | None = None
+    x: np.ndarray,
+    axes: int | Iterable[int],
+    *,
+    opset: int = LATEST_OPSET,
+    backend: str | None = None,
+    engine: str | None = None,
 ) -> np.ndarray:
     """ONNX Unsqueeze: ``x`` with size-1 dimensions inserted at ``axes`` of the
     output, computed on the GPU.
@@ -92,26 +102,30 @@ def unsqueeze(
         axes = list(axes)  # type: ignore[arg-type]
     except TypeError:  # one axis (an int, or a numpy integer)
         axes = [axes]
-    axes = [_int(a, "Unsqueeze", "axes") for a in axes]
-    return _run(unsqueeze_node(axes, opset), x, backend)
+    axes = [_int(a, "Unsqueeze", "axes must be integers") for a in axes]
+    return _run(unsqueeze_node(axes, opset), x, backend, engine)
 
 
-def _int(value: object, op: str, what: str) -> int:
+def _int(value: object, op: str, rule: str) -> int:
     import operator
 
     try:
         return operator.index(value)
     except TypeError:
-        raise UsageError(f"{op}: {what} must be integers, got {value!r}") from None
+        raise UsageError(f"{op}: {rule}, got {value!r}") from None
 
 
-def _run(node: Node, x: np.ndarray, backend: str | None) -> np.ndarray:
+def _run(node: Node, x: np.ndarray, backend: str | None, engine: str | None = None) -> np.ndarray:
     """The one path: shape rule, then the GPU copy (core.apply), then numpy."""
     from . import core
 
     tensor = to_tensor(x)
+    if engine is not None:
+        from .gpu.device import gpu_key, resolve
+
+        backend = gpu_key(*resolve(backend, engine))
     result = core.apply(node, tensor, backend=backend)
-    return result.output.to_numpy()
+    return result.output.to_numpy(fixed_width=True)  # numpy text keeps its dtype (|S2 stays |S2)
 
 
 def to_tensor(x: object, name: str = "x") -> Tensor:

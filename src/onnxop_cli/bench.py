@@ -194,11 +194,10 @@ def render_table(report: Report) -> str:
             )
         )
         last = r.size
-    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
-    right = {2, 4, 5}
-    for row in table:
-        cells = [c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))]
-        lines.append("  ".join(cells).rstrip())
+    from .tables import columns, render
+
+    cols = columns(header, names=header[:2], right=(header[2], header[4], header[5]))
+    lines.append(render(cols, table[1:]))
     lines.append("")
     lines.append("* the kernel onnxop uses on this adapter")
     return "\n".join(lines)

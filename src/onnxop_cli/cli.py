@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import errno
 import functools
+import itertools
 import os
 import sys
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Iterable, Optional
 
 import typer
 
@@ -51,6 +52,20 @@ BackendOpt = Annotated[
         autocompletion=lambda: ["auto", "vulkan", "metal", "d3d12", "gl"],
     ),
 ]
+EngineOpt = Annotated[
+    Optional[str],
+    typer.Option(
+        "--engine",
+        # $ONNXOP_ENGINE is read by gpu.device.resolve, below both options:
+        # as a typer envvar it would fill the command's option and override
+        # an --engine given before the command.
+        help="WebGPU implementation: wgpu (default; env ONNXOP_ENGINE) or dawn "
+        "(pip install 'onnxop[dawn]'). Example: --engine dawn",
+        show_default=False,
+        metavar="NAME",
+        autocompletion=lambda: ["wgpu", "dawn"],
+    ),
+]
 OpsetOpt = Annotated[
     int,
     typer.Option("--opset", help="ONNX opset whose rules apply. Example: --opset 13", metavar="N"),
@@ -75,7 +90,8 @@ DebugOpt = Annotated[
 InputsArg = Annotated[
     list[Path],
     typer.Argument(
-        help="Input tensor files (.npy, .npz or .pb); - reads a .npy stream from stdin. "
+        help="Input tensor files (.npy, .npz, .pb, or an .onnx model's initializers); - reads "
+        "stdin (any of those but .onnx, recognised by content). "
         "Example: a.npy",
         show_default=False,
         metavar="FILE",
@@ -86,8 +102,8 @@ MemberOpt = Annotated[
     typer.Option(
         "--member",
         "-m",
-        help="The array of an .npz input to use. Without it an .npz written to an .npz has "
-        "every member processed. Example: --member weights",
+        help="The array of an .npz input, or the initializer of an .onnx model, to use. Without it "
+        "an .npz or .onnx written to an .npz has every one processed. Example: --member weights",
         show_default=False,
         metavar="NAME",
     ),
@@ -98,6 +114,15 @@ JsonOpt = Annotated[
         "--json",
         help="Print one JSON document on stdout instead of text, errors included "
         "(schema in README). Example: --json",
+    ),
+]
+ParentsOpt = Annotated[
+    bool,
+    typer.Option(
+        "--parents",
+        help="With -o FOLDER, write each result under the input's own path, as cp --parents "
+        "does (p/input_0.pb -> FOLDER/p/input_0.pb), so same-named inputs stay apart; "
+        "a leading / is dropped, '..' is refused. Example: --parents -o out",
     ),
 ]
 QuietOpt = Annotated[
@@ -119,26 +144,39 @@ def _console(stderr: bool = False):
     return Console(stderr=stderr, highlight=False, soft_wrap=True)
 
 
-def emit(text: str, *, styled: bool = True) -> None:
+def emit(text: str, *, styled: bool = True, escaped: bool = False) -> None:
     """Result text to stdout: rich colour on a terminal, the exact text when piped
-    (control characters from names in files escaped, newlines kept)."""
+    (control characters from names in files escaped, newlines kept; ``escaped``
+    text, a table from tables.py, is written as it is, colour codes included)."""
     from .render import printable
 
+    if escaped:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+        return
     text = printable(text, keep="\n\t")
     if styled and sys.stdout.isatty():
         from .render import stylize
 
         _console().print(stylize(text))
     else:
-        sys.stdout.write(text + "\n")
-        sys.stdout.flush()
+        from .io.stdio import write_text
+
+        write_text(text + "\n")
 
 
 def error_line(message: str) -> None:
     from .render import printable  # one line, whatever a file or path name holds
 
-    sys.stderr.write(f"onnxop: error: {printable(message)}\n")
-    sys.stderr.flush()
+    _stderr_line(f"onnxop: error: {printable(message)}")
+
+
+def _stderr_line(line: str) -> None:
+    try:
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):  # stderr is gone too: the exit code still tells
+        pass
 
 
 @dataclass
@@ -151,8 +189,9 @@ class Out:
     json: bool = False
     quiet: bool = False
     data_on_stdout: bool = False
+    lost: Optional[str] = None  # why the 'wrote' lines stopped reaching stdout
 
-    def result(self, text: str, *, styled: bool = True) -> None:
+    def result(self, text: str, *, styled: bool = True, escaped: bool = False) -> None:
         """The command's printed result (a node, a table, a tensor)."""
         if self.json:
             return
@@ -161,19 +200,43 @@ class Out:
 
             sys.stderr.write(printable(text, keep="\n") + "\n")
         else:
-            emit(text, styled=styled)
+            emit(text, styled=styled, escaped=escaped)
+
+    def stream(self, lines: Iterable[str]) -> None:
+        """A long result (``--full``) written line by line as it is made, so a
+        reader (``| head``) sees the first lines at once and memory stays bounded."""
+        if self.json:
+            return
+        from .render import printable
+
+        to = sys.stderr if self.data_on_stdout else sys.stdout
+        for line in lines:
+            to.write(printable(line, keep="\t") + "\n")
+        to.flush()
 
     def note(self, text: str) -> None:
-        """A line saying what was done ('... wrote b.npy')."""
-        if not (self.json or self.quiet):
+        """A line saying what was done ('... wrote b.npy'). It only reports:
+        if stdout cannot take it, the work goes on (see ``warn_lost``)."""
+        from .io.stdio import StdoutError
+
+        if self.json or self.quiet or self.lost:
+            return
+        try:
             self.result(text, styled=False)
+        except StdoutError as e:
+            self.lost = e.message
+
+    def warn_lost(self) -> None:
+        """One line on stderr if 'wrote' lines were lost; the exit code stays the work's."""
+        if self.lost:
+            _stderr_line(f"onnxop: warning: {self.lost}; the 'wrote' lines were not printed, the outputs were written")
 
     def document(self, doc: dict) -> None:
         from . import report
+        from .io.stdio import write_text
 
         if self.json:
-            sys.stdout.write(report.dumps(doc) + "\n")
-            sys.stdout.flush()
+            write_text(report.dumps(doc) + "\n")
 
 
 def _out(ctx: typer.Context, json_out: bool, quiet: bool) -> Out:
@@ -204,20 +267,72 @@ def command(**kwargs):
     return wrap
 
 
+def _print_version(value: bool) -> None:
+    """``--version``: eager, so it answers before any command is needed."""
+    if not value:
+        return
+    from . import version
+
+    found = version.versions()
+    if _wants_json(_ARGV):
+        from . import report
+
+        sys.stdout.write(report.dumps(version.document(found)) + "\n")
+    else:
+        sys.stdout.write(version.text(found) + "\n")
+    sys.stdout.flush()
+    raise typer.Exit(ExitCode.SUCCESS)
+
+
+_ARGV: list[str] = []  # the arguments of the current run (--version --json reads them)
+
+
 @app.callback()
 def _global(
     ctx: typer.Context,
     backend: BackendOpt = None,
+    engine: EngineOpt = None,
     json_out: JsonOpt = False,
     quiet: QuietOpt = False,
     debug: DebugOpt = False,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            help="Print the versions of onnxop, wgpu-native and the Python packages, and exit "
+            "(with --json, as a document). Example: onnxop --version",
+            is_eager=True,
+            callback=_print_version,
+        ),
+    ] = False,
 ) -> None:
     """Options given before the command apply to it: onnxop --backend gl flatten a.npy"""
-    ctx.obj = {"backend": backend, "json": json_out, "quiet": quiet}
+    given = backend if _on_command_line(ctx, "backend") else None
+    ctx.obj = {"backend": given, "env_backend": backend, "engine": engine, "json": json_out, "quiet": quiet}
 
 
-def _backend(ctx: typer.Context, backend: Optional[str]) -> Optional[str]:
-    return backend or (ctx.obj or {}).get("backend")
+def _on_command_line(ctx: typer.Context, name: str) -> bool:
+    """The option was typed, not taken from its environment variable or default."""
+    return getattr(ctx.get_parameter_source(name), "name", "") == "COMMANDLINE"
+
+
+def _backend(ctx: typer.Context, backend: Optional[str], engine: Optional[str] = None) -> Optional[str]:
+    """--backend after the command, or before it (both typed: they must
+    agree), else $ONNXOP_BACKEND; as one string naming its engine when that
+    is not the default (``dawn-gl``): the core and the checks pass it to get_gpu."""
+    from .repeats import agree
+
+    obj = ctx.obj or {}
+    if _on_command_line(ctx, "backend"):
+        backend = agree("--backend", obj.get("backend"), backend)
+    else:
+        backend = obj.get("backend") or backend or obj.get("env_backend")
+    engine = agree("--engine", obj.get("engine"), engine) if engine else obj.get("engine")
+    if not engine:
+        return backend
+    from .gpu.device import gpu_key, resolve
+
+    return gpu_key(*resolve(backend, engine))
 
 
 def _run_many(
@@ -230,86 +345,33 @@ def _run_many(
     full: bool,
     out: Out,
     member: Optional[str] = None,
+    parents: bool = False,
 ) -> None:
     """Apply ``node`` to each input; -o is a file for one input, a folder for
     several, or - for stdout. An .npz input without --member contributes every
     member: into an .npz output (names kept) or to the printout; a single-array
-    output refuses it. Prints a line per tensor, the node (without -o), or one
-    JSON document for all of them."""
-    from . import core, io, progress, report
+    output refuses it. The batch is planned whole before anything is written
+    (batch.py). Prints a line per tensor, the node (without -o), or one JSON
+    document for all of them."""
+    from . import batch, report
     from .gpu import get_gpu
-    from .io.stdio import is_stdio, stdio_label
-    from .render import Shown, render_node
-    from .tensor import MemoryBytes, StreamBytes
 
     started = time.perf_counter()
+    if full and (output is not None or out.json):
+        given = "-o" if output is not None else "--json"
+        raise UsageError(f"--full prints every value of the printed node, and with {given} no node is printed; "
+                         f"drop --full or {given}")
     _check_stdio(inputs, output, out)
-    if len(inputs) > 1 and output is not None and not output.is_dir():
-        raise UsageError(
-            f"{output}: with {len(inputs)} inputs, -o must be an existing folder"
-        )
-    jobs = []
-    for src in inputs:
-        to_folder = output is not None and not is_stdio(output) and output.is_dir()
-        target = output / src.name if to_folder else output
-        many = target is None or io.is_archive(target)
-        jobs.append((src, io.read_tensors(src, member) if many else [io.read_tensor(src, member)], target))
-    # Refuse everything that can be refused before the GPU is touched.
-    for _, tensors, target in jobs:
-        for tensor in tensors:
-            core.check(node, tensor, where=tensor.source or tensor.name)
-            if target is not None:
-                io.check_output(target, tensor.dtype, nbytes=tensor.nbytes)
-
-    runs, adapter = [], ""
-
-    def run_one(tensor, **kw):
-        with progress.tracked(tensor.data, f"{node.op_type} {tensor.name}", quiet=out.quiet) as data:
-            return core.apply(node, replace(tensor, data=data), backend=backend, **kw)
-
-    for src, tensors, target in jobs:
-        if target is None:
-            blocks = []
-            for tensor in tensors:
-                if isinstance(tensor.data, StreamBytes):
-                    # stdin can be read once: keep it to print the input as well
-                    with progress.tracked(tensor.data, f"reading {tensor.name}", quiet=out.quiet) as data:
-                        tensor = replace(tensor, data=MemoryBytes(data.to_array()))
-                result = run_one(tensor, spill=True)  # printed: a large result is not kept in memory
-                adapter = result.adapter if result.adapter != "host" else adapter
-                runs.append(report.run_entry(result, src))
-                if not out.json:
-                    res = result.output
-                    shown_in = Shown(tensor.name, tensor.shape, tensor.dtype.name, tensor.to_numpy())
-                    shown_out = Shown(res.name, res.shape, res.dtype.name, res.to_numpy(), note=result.note)
-                    blocks.append(render_node(node, [shown_in], [shown_out], full=full))
-            if blocks:
-                out.result("\n\n".join(blocks))
-            continue
-        with io.open_writer(target) as writer:
-            results = [
-                run_one(
-                    t,
-                    writer=writer,
-                    out_path=None if is_stdio(target) else target,
-                    out_name=node.op.outputs[0] if is_stdio(target) else io.output_name(t, target),
-                )
-                for t in tensors
-            ]
-        for result in results:
-            tensor, res = result.input, result.output
-            adapter = result.adapter if result.adapter != "host" else adapter
-            runs.append(report.run_entry(result, src))
-            note = f" ({result.note})" if result.note else ""
-            out.note(
-                f"{node.op_type}: {tensor.name} {_shape(tensor.shape)} {tensor.dtype} -> "
-                f"{res.name} {_shape(res.shape)} {res.dtype}, wrote {stdio_label(target)}{note}"
-            )
+    jobs = batch.plan(node, inputs, output, member, parents=parents, backend=backend)
+    done = batch.run(node, jobs, backend=backend, out=out, full=full, parents=parents)
+    out.warn_lost()
     if out.json:
+        adapters = [r.adapter for r, _ in done if r.adapter != "host"]
         gpu = get_gpu(backend)
         out.document(
             report.op_document(
-                command, node, opset, runs, backend=gpu.info.our_backend, adapter=adapter or gpu.name,
+                command, node, opset, [report.run_entry(r, src) for r, src in done],
+                backend=gpu.info.our_backend, adapter=adapters[-1] if adapters else gpu.name,
                 total=time.perf_counter() - started,
             )
         )
@@ -327,10 +389,6 @@ def _check_stdio(inputs: list[Path], output: Optional[Path], out: Out) -> None:
         if out.json:
             raise UsageError("-o - and --json both write to stdout; write the tensor to a file, or drop --json")
         out.data_on_stdout = True
-
-
-def _shape(shape) -> str:
-    return str(tuple(shape))
 
 
 @command(
@@ -358,17 +416,20 @@ def flatten(
     output: OutputOpt = None,
     opset: OpsetOpt = LATEST_OPSET,
     backend: BackendOpt = None,
+    engine: EngineOpt = None,
     full: FullOpt = False,
     json_out: JsonOpt = False,
     quiet: QuietOpt = False,
     debug: DebugOpt = False,
     member: MemberOpt = None,
+    parents: ParentsOpt = False,
 ) -> None:
     from .ops import flatten_node
 
     node = flatten_node(parse_axis(axis), opset)
     _run_many(
-        "flatten", node, opset, inputs, output, _backend(ctx, backend), full, _out(ctx, json_out, quiet), member
+        "flatten", node, opset, inputs, output, _backend(ctx, backend, engine), full, _out(ctx, json_out, quiet), member,
+        parents,
     )
 
 
@@ -382,8 +443,12 @@ def parse_axis(text: Optional[str]) -> Optional[int]:
         raise UsageError(f"Flatten: --axis must be an integer, got {text!r} (example: --axis -2)") from None
 
 
-def parse_axes(text: str) -> list[int]:
-    """``"2,4,-1"`` -> [2, 4, -1]; a clear error for anything else."""
+def parse_axes(texts: str | list[str]) -> list[int]:
+    """``"2,4,-1"`` -> [2, 4, -1]; ``--axes`` given several times accumulates
+    (``["0", "1"]`` -> [0, 1]); a clear error for anything else."""
+    from .repeats import joined
+
+    text = joined(texts)
     parts = [p.strip() for p in text.split(",")]
     if parts == [""]:
         raise UsageError("Unsqueeze: axes must not be empty (example: --axes 0,2)")
@@ -408,11 +473,11 @@ def unsqueeze(
     ctx: typer.Context,
     inputs: InputsArg,
     axes: Annotated[
-        str,
+        list[str],
         typer.Option(
             "--axes",
             help="Comma-separated output axes, each in [-r_out, r_out - 1] where "
-            "r_out = rank + number of axes. Example: --axes 2,4,5",
+            "r_out = rank + number of axes; given twice, the lists join. Example: --axes 2,4,5",
             show_default=False,
             metavar="LIST",
         ),
@@ -420,17 +485,20 @@ def unsqueeze(
     output: OutputOpt = None,
     opset: OpsetOpt = LATEST_OPSET,
     backend: BackendOpt = None,
+    engine: EngineOpt = None,
     full: FullOpt = False,
     json_out: JsonOpt = False,
     quiet: QuietOpt = False,
     debug: DebugOpt = False,
     member: MemberOpt = None,
+    parents: ParentsOpt = False,
 ) -> None:
     from .ops import unsqueeze_node
 
     node = unsqueeze_node(parse_axes(axes), opset)
     _run_many(
-        "unsqueeze", node, opset, inputs, output, _backend(ctx, backend), full, _out(ctx, json_out, quiet), member
+        "unsqueeze", node, opset, inputs, output, _backend(ctx, backend, engine), full, _out(ctx, json_out, quiet), member,
+        parents,
     )
 
 
@@ -455,6 +523,7 @@ def conformance(
         ),
     ],
     backend: BackendOpt = None,
+    engine: EngineOpt = None,
     json_out: JsonOpt = False,
     quiet: QuietOpt = False,
     debug: DebugOpt = False,
@@ -463,10 +532,10 @@ def conformance(
     from . import report
 
     out = _out(ctx, json_out, quiet)
-    results = conf.run_all(dirs, _backend(ctx, backend))
+    results = conf.run_all(dirs, _backend(ctx, backend, engine))
     failed = any(r.status == "failed" for r in results)
     code = ExitCode.ERROR if failed else ExitCode.SUCCESS
-    out.result(conf.render(results), styled=False)
+    out.result(conf.render(results), escaped=True)
     out.document(report.conformance_document(results, code))
     return code
 
@@ -487,12 +556,17 @@ def show(
     files: Annotated[
         list[Path],
         typer.Argument(
-            help="Tensor files (.npy, .npz or .pb); - reads a .npy stream from stdin. Example: a.npy",
+            help="Tensor files (.npy, .npz, .pb, or an .onnx model's initializers); - reads stdin "
+            "(any of those but .onnx). Example: a.npy",
             show_default=False,
             metavar="FILE",
         ),
     ],
     full: FullOpt = False,
+    hist: Annotated[
+        bool,
+        typer.Option("--hist", help="Also print a histogram of each tensor's values (10 bins). Example: --hist"),
+    ] = False,
     json_out: JsonOpt = False,
     quiet: QuietOpt = False,
     debug: DebugOpt = False,
@@ -507,15 +581,23 @@ def show(
     # Every header is read (and refused) before any value is loaded or printed.
     found = [(str(f), io.read_tensors(f)) for f in files]
     documents = []
-    for i, (path, tensors) in enumerate(found):
+    for i, (path, tensors) in enumerate(io.releasing(found)):
         label = STDIN_NAME if is_stdio(path) else path
-        entries = []
+        entries, histograms = [], []
         for tensor in tensors:
             with progress.tracked(tensor.data, f"reading {label}", quiet=out.quiet) as data:
                 values = replace(tensor, data=data).to_numpy()
             entries.append((tensor, values, shown.stats(values, tensor.dtype)))
-        documents.append((path, [(t, s) for t, _, s in entries]))
-        out.result(("\n" if i else "") + shown.render_file(label, entries, full=full))
+            if hist:
+                from .histogram import histogram
+
+                histograms.append(histogram(values, tensor.dtype))
+        documents.append((path, [(t, s) for t, _, s in entries], histograms))
+        if full:  # every value: streamed line by line, not built first
+            lines = shown.file_lines(label, entries, full=True, histograms=histograms)
+            out.stream(itertools.chain([""] * bool(i), lines))
+        else:
+            out.result(("\n" if i else "") + shown.render_file(label, entries, histograms=histograms))
     out.document(report.show_document(documents))
 
 
@@ -528,27 +610,37 @@ def show(
 def info(
     ctx: typer.Context,
     backend: BackendOpt = None,
+    engine: EngineOpt = None,
     json_out: JsonOpt = False,
     quiet: QuietOpt = False,
     debug: DebugOpt = False,
 ) -> None:
-    from .gpu import get_gpu, list_adapters, resolve_backend
+    from .gpu import get_gpu, list_adapters
+    from .gpu.device import gpu_key, resolve
+    from .gpu.portability import survey
 
-    name = resolve_backend(_backend(ctx, backend))
-    gpu = get_gpu(name)  # creates the WebGPU instance for this backend, unless one exists
-    adapters = list_adapters()
+    engine, name = resolve(_backend(ctx, backend, engine))
+    gpu = get_gpu(name, engine)  # creates the WebGPU instance for this backend, unless one exists
+    adapters = list_adapters(engine)
+    seen, kernels = survey(name)
     lines = [f"Adapters found ({'all backends' if name == 'auto' else name}):"]
     lines += [f"  - {a}  driver: {a.driver or '?'}" for a in adapters] or ["  (none)"]
     out = _out(ctx, json_out, quiet)
     if out.json:
         from . import report
 
-        out.document(report.info_document(name, adapters, gpu))
+        out.document(report.info_document(gpu_key(engine, name), adapters, gpu, engine=engine, kernels=kernels))
         return
-    lines += ["", f"Chosen ({name}): {gpu.name}", "", "Limits:"]
+    lines += ["", f"Chosen ({name}): {gpu.name}", f"Engine: {engine}", "", "Limits:"]
     lines += [f"  {k} = {v}" for k, v in sorted(gpu.limits.items())]
     lines += ["", "Features:"]
     lines += [f"  {f}" for f in gpu.info.features] or ["  (none)"]
+    lines += ["", "Kernels, and the adapters of each engine that can run them:"]
+    for kernel, need, able in kernels:
+        lines.append(f"  {kernel.name} ({kernel.shader}; needs {', '.join(need.features) or 'no feature'}):")
+        for eng, found in seen.items():
+            names = found if isinstance(found, str) else ", ".join(str(a) for a in able if a.engine == eng) or "none"
+            lines.append(f"    {eng}: {names}")
     emit("\n".join(lines), styled=False)
 
 
@@ -593,6 +685,7 @@ def doc_examples(
     ] = False,
     full: FullOpt = False,
     backend: BackendOpt = None,
+    engine: EngineOpt = None,
     json_out: JsonOpt = False,
     quiet: QuietOpt = False,
     debug: DebugOpt = False,
@@ -600,7 +693,7 @@ def doc_examples(
     from . import doccheck, docreport
 
     examples = docreport.select_or_fail(docreport.load_examples(pages), name)
-    backend = _backend(ctx, backend)
+    backend = _backend(ctx, backend, engine)
     out = _out(ctx, json_out, quiet)
     if out.json:
         return _doc_examples_json(out, examples, backend, check=check, show=show, full=full, contain=not debug)
@@ -645,13 +738,11 @@ def _doc_examples_json(out: Out, examples, backend, *, check: bool, show: bool, 
 
 
 def _emit_table(headers: list[str], rows: list[list[str]]) -> None:
-    """A table to stdout: rich on a terminal, plain aligned text when piped."""
-    from . import docreport
+    """A doc-examples table to stdout (tables.py: rich on a terminal, plain when piped)."""
+    from . import tables
 
-    if sys.stdout.isatty():
-        _console().print(docreport.rich_table(headers, rows))
-    else:
-        emit(docreport.plain_table(headers, rows), styled=False)
+    cols = tables.columns(headers, names=("page", "example"), status=("result",))
+    emit(tables.render(cols, rows), escaped=True)
 
 
 @command(
@@ -674,6 +765,7 @@ def bench(
     repeats: Annotated[int, typer.Option("--repeats", help="Timed runs of each measure. Example: --repeats 9", metavar="N")] = 5,
     warmup: Annotated[int, typer.Option("--warmup", help="Untimed runs first. Example: --warmup 2", metavar="N")] = 1,
     backend: BackendOpt = None,
+    engine: EngineOpt = None,
     json_out: JsonOpt = False,
     quiet: QuietOpt = False,
     debug: DebugOpt = False,
@@ -681,8 +773,8 @@ def bench(
     from .bench import bench_document, parse_sizes, render_table, run_bench
 
     out = _out(ctx, json_out, quiet)
-    result = run_bench(_backend(ctx, backend), parse_sizes(sizes), repeats=repeats, warmup=warmup)
-    out.result(render_table(result), styled=False)
+    result = run_bench(_backend(ctx, backend, engine), parse_sizes(sizes), repeats=repeats, warmup=warmup)
+    out.result(render_table(result), escaped=True)
     out.document(bench_document(result))
 
 
@@ -693,59 +785,86 @@ def main(argv: Optional[list[str]] = None) -> int:
     """Console entry point: every error is one line on stderr and an exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv or bool(os.environ.get("ONNXOP_DEBUG"))
+    from . import signals
+    from .io import stdio
+
+    stdio.guard_standard_fds()  # before any file is opened: a closed fd 1 must not become an output
+    signals.install()
     code = run(argv, debug)
+    stdio.settle_stdout()
     sys.exit(code)
 
 
 def run(argv: list[str], debug: bool = False) -> int:
     """Run onnxop with ``argv``; every failure becomes one line on stderr (and,
     with --json, an error document on stdout) and an exit code."""
+    from . import signals
+    from .batch import BatchFailed
+
     as_json = _wants_json(argv)
+    _ARGV[:] = argv
+    signals.reset()
     try:
         rv = app(args=argv, prog_name="onnxop", standalone_mode=False)
         return int(rv) if isinstance(rv, int) else ExitCode.SUCCESS
-    except OnnxopError as e:
-        if debug:
-            raise
-        return _fail(e.message, e.exit_code, argv, as_json)
-    except typer.TyperException as e:  # click's usage errors
-        if debug:
-            raise
-        if type(e).__name__ == "NoArgsIsHelpError":  # bare `onnxop`: the help, not a squashed line
-            e.show()  # (matched by name, as typer does: the class lives in its vendored click)
-            return ExitCode.USAGE
-        code = ExitCode.USAGE if getattr(e, "exit_code", 2) == 2 else e.exit_code
-        return _fail(_usage_line(e, argv), code, argv, as_json)
-    except (KeyboardInterrupt, typer.Abort):
-        return _fail("interrupted", ExitCode.INTERRUPTED, argv, as_json)
     except typer.Exit as e:
         return e.exit_code
     except SystemExit as e:
-        # click's own exit: a reader that went away (onnxop show a.npy | head)
-        # stops quietly with 1, as Unix tools do on SIGPIPE; completion exits 0.
+        # click's own exit: completion exits 0; a reader that went away while
+        # click itself wrote (its help text) stops with 1, stdout wrapped
+        if type(sys.stdout).__name__ == "PacifyFlushWrapper":
+            sys.stdout, sys.stderr = sys.stdout.wrapped, getattr(sys.stderr, "wrapped", sys.stderr)
+            return _fail("stdout: broken pipe (the reader stopped reading)", ExitCode.ERROR, argv, False)
         return e.code if isinstance(e.code, int) else int(e.code is not None)
-    except OSError as e:
-        if debug:
+    except (Exception, KeyboardInterrupt) as e:
+        batch = e if isinstance(e, BatchFailed) else None
+        cause = batch.cause if batch else e
+        if debug and not isinstance(cause, (KeyboardInterrupt, typer.Abort)):
             raise
+        if type(cause).__name__ == "NoArgsIsHelpError":  # bare `onnxop`: the help, not a squashed line
+            cause.show()  # (matched by name, as typer does: the class lives in its vendored click)
+            return ExitCode.USAGE
+        message, code = _describe(cause, argv)
+        if batch:
+            return _fail(batch.line(message), code, argv, as_json, batch.fields())
+        return _fail(message, code, argv, as_json)
+
+
+def _describe(e: BaseException, argv: list[str]) -> tuple[str, int]:
+    """The one line and the exit code for any failure (httpie's raw_main shape)."""
+    if isinstance(e, OnnxopError):
+        return e.message, e.exit_code
+    if isinstance(e, typer.TyperException):  # click's usage errors
+        code = ExitCode.USAGE if getattr(e, "exit_code", 2) == 2 else e.exit_code
+        return _usage_line(e, argv), code
+    if isinstance(e, (KeyboardInterrupt, typer.Abort)):
+        return "interrupted", ExitCode.INTERRUPTED
+    if isinstance(e, MemoryError):
+        detail = str(e) or "an allocation failed"
+        return f"out of memory: {detail}", ExitCode.ERROR
+    if isinstance(e, OSError):
         where = f"{e.filename}: " if e.filename else ""
         user_fixable = e.errno in (errno.ENOENT, errno.EACCES, errno.EISDIR, errno.ENOTDIR, errno.EPERM)
         code = ExitCode.USAGE if user_fixable else ExitCode.ERROR
-        return _fail(f"{where}{e.strerror or e}", code, argv, as_json)
-    except Exception as e:  # noqa: BLE001 - the last line of defence: no traceback
-        if debug:
-            raise
-        message = f"internal error: {type(e).__name__}: {e} (run with --debug for the traceback)"
-        return _fail(message, ExitCode.ERROR, argv, as_json)
+        return f"{where}{e.strerror or e}", code
+    # the last line of defence: no traceback
+    return f"internal error: {type(e).__name__}: {e} (run with --debug for the traceback)", ExitCode.ERROR
 
 
-def _fail(message: str, code: int, argv: list[str], as_json: bool) -> int:
-    """The one error line on stderr; with --json also the error document on stdout."""
+def _fail(message: str, code: int, argv: list[str], as_json: bool, extra: Optional[dict] = None) -> int:
+    """The one error line on stderr; with --json also the error document on
+    stdout (plus ``extra``: what a stopped batch had written). If stdout
+    cannot take the document, the error line said it all: the exit code
+    stays the failure's own."""
     error_line(message)
     if as_json:
         from . import report
+        from .io.stdio import StdoutError, write_text
 
-        sys.stdout.write(report.dumps(report.error(_command_in(argv), message, code)) + "\n")
-        sys.stdout.flush()
+        try:
+            write_text(report.dumps(report.error(_command_in(argv), message, code) | (extra or {})) + "\n")
+        except StdoutError:
+            pass
     return int(code)
 
 

@@ -14,6 +14,8 @@ from typing import Any
 
 from typer.core import TyperCommand, TyperGroup
 
+from .repeats import RefuseRepeats
+
 OPERATORS = "Operators"
 TENSORS = "Tensors"
 CHECKS = "Checks"
@@ -44,14 +46,31 @@ def _help_with_example(option: Any, path: str) -> Any:
     return option
 
 
-class OnnxopCommand(TyperCommand):
-    """A command whose ``--help`` option, like every other, has an example."""
+class OnnxopCommand(RefuseRepeats, TyperCommand):
+    """A command whose ``--help`` option, like every other, has an example,
+    whose options refuse a second, different value (repeats.py), and whose
+    usage line writes an argument that takes several values as ``FILE...``
+    (typer writes ``{FILE}``, which reads as one)."""
 
     def get_help_option(self, ctx: Any) -> Any:
         return _help_with_example(super().get_help_option(ctx), f"onnxop {self.name}")
 
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        pieces = [self.options_metavar] if self.options_metavar else []
+        for param in self.get_params(ctx):
+            many = param.param_type_name == "argument" and param.nargs != 1
+            pieces += [_many(p) if many else p for p in param.get_usage_pieces(ctx)]
+        return pieces
 
-class OnnxopGroup(TyperGroup):
+
+def _many(piece: str) -> str:
+    """``{FILE}`` -> ``FILE...``, ``[PAGE]`` -> ``[PAGE]...``."""
+    if piece.startswith("{") and piece.endswith("}"):
+        piece = piece[1:-1]
+    return piece if piece.endswith("...") else piece + "..."
+
+
+class OnnxopGroup(RefuseRepeats, TyperGroup):
     """The root: plain-text panels of commands, one example each."""
 
     def get_params(self, ctx: Any) -> list[Any]:

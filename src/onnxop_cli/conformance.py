@@ -29,9 +29,9 @@ ONNX_DOMAINS = ("", "ai.onnx")
 @dataclass(frozen=True)
 class CaseResult:
     name: str
-    operator: str  # "Flatten-25", or the op type of a skipped model
-    opset: str
-    data_sets: int
+    operator: str | None  # "Flatten-25", or the op type of a skipped model; None: not read
+    opset: int | None  # None: the model was not read that far
+    data_sets: int | None  # None: skipped, or failed before the data sets were counted
     status: str  # "passed", "failed" or "skipped"
     detail: str = ""
 
@@ -76,11 +76,11 @@ def run_all(dirs: list[Path], backend: str | None = None) -> list[CaseResult]:
 def run_case(folder: Path, name: str, backend: str | None = None) -> CaseResult:
     from .ops import op_version
 
-    operator, opset, sets, current = "-", "-", 0, ""
+    operator, opset, sets, current = None, None, None, ""
     try:
         model = _load_model(folder / MODEL)
         op_type, opset_value, node_proto = _the_node(model)
-        operator, opset = op_type, str(opset_value)
+        operator, opset = op_type, opset_value
         op = op_version(op_type, opset_value)
         operator = f"{op.op_type}-{op.since_version}"
         data_sets = sorted(
@@ -96,7 +96,7 @@ def run_case(folder: Path, name: str, backend: str | None = None) -> CaseResult:
         current = ""
         return CaseResult(name, operator, opset, sets, "passed")
     except Skip as e:
-        return CaseResult(name, operator, opset, sets, "skipped", str(e))
+        return CaseResult(name, operator, opset, None, "skipped", str(e))
     except (Fail, OnnxopError) as e:
         where = f"{current}: " if current else ""
         return CaseResult(name, operator, opset, sets, "failed", f"{where}{e}")
@@ -153,7 +153,7 @@ def _run_data_set(model, node_proto, opset: int, data_set: Path, backend: str | 
     tensor = read_pb(inputs[data_name])
     expected = read_pb(outputs[node_proto.output[0]])
     result = core.apply(node, tensor, backend=backend)
-    _compare(result.output, expected)
+    _compare(result.output, expected, node_proto.output[0])
 
 
 def _graph_inputs(model) -> list[str]:
@@ -208,7 +208,7 @@ def _axes_input(name: str, inputs: dict[str, Path], model, data_set: Path) -> li
     return [int(a) for a in axes.to_numpy().reshape(-1)]
 
 
-def _compare(actual, expected) -> None:
+def _compare(actual, expected, name: str) -> None:
     """Equal shape, type and bits (NaN payloads and -0.0 included)."""
     import numpy as np
 
@@ -229,27 +229,30 @@ def _compare(actual, expected) -> None:
         mismatch = got != want
         diff = list(np.flatnonzero(mismatch if mismatch.ndim == 1 else mismatch.any(axis=1)))
     if diff:
-        i = int(diff[0])
-        a, b = actual.to_numpy().reshape(-1)[i], expected.to_numpy().reshape(-1)[i]
-        raise Fail(f"{len(diff)} of {actual.size} elements differ (first at flat index {i}: {a!r} != expected {b!r})")
+        from .render import format_values
+
+        where = np.unravel_index(int(diff[0]), actual.shape)
+        at = f"{name}[{', '.join(str(int(i)) for i in where)}]"
+        got, want = (format_values(t.to_numpy()[where]) for t in (actual, expected))
+        raise Fail(f"{len(diff)} of {actual.size} elements differ; first {at} = {got}, expected {want}")
 
 
-def render(results: list[CaseResult]) -> str:
-    """The table and the ``N passed, M failed, K skipped`` line."""
-    header = ("case", "operator", "opset", "data sets", "result")
+def render(results: list[CaseResult], *, terminal: bool | None = None) -> str:
+    """The table (tables.py: rich on a terminal, plain when piped) and the
+    ``N passed, M failed, K skipped`` line; a value not known is ``-``."""
+    from . import tables
+
+    header = ["case", "operator", "opset", "data sets", "result"]
     rows = [
-        (r.name, r.operator, r.opset, str(r.data_sets) if r.status != "skipped" else "-",
-         r.status + (f": {r.detail}" if r.detail else ""))
+        [r.name, _cell(r.operator), _cell(r.opset), _cell(r.data_sets), r.status + (f": {r.detail}" if r.detail else "")]
         for r in results
     ]
-    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(4)]
-    lines = []
-    for row in [header, *rows]:
-        cells = [row[0].ljust(widths[0]), row[1].ljust(widths[1]),
-                 row[2].rjust(widths[2]), row[3].rjust(widths[3]), row[4]]
-        lines.append("  ".join(cells))
-    lines.append(summary(results))
-    return "\n".join(lines)
+    cols = tables.columns(header, names=("case", "operator"), right=("opset", "data sets"), status=("result",))
+    return tables.render(cols, rows, terminal=terminal) + "\n" + summary(results)
+
+
+def _cell(value: object) -> str:
+    return "-" if value is None else str(value)
 
 
 def summary(results: list[CaseResult]) -> str:

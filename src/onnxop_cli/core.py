@@ -57,6 +57,18 @@ def check(node: Node, tensor: Tensor, where: str = "") -> tuple[int, ...]:
     return out_shape
 
 
+def check_device(tensor: Tensor, backend: str | None = None) -> None:
+    """Open the device before a batch writes anything, so that a missing
+    adapter refuses the whole batch. (Nothing else is refused here: the flat
+    copy and the gather take every fixed-width tensor at any size.) String
+    tensors need no device."""
+    if tensor.dtype.is_string:
+        return
+    from .gpu import get_gpu
+
+    get_gpu(backend)
+
+
 def apply(
     node: Node,
     tensor: Tensor,
@@ -81,16 +93,17 @@ def apply(
     timings: dict[str, float] = {}
     out_shape = check(node, tensor)
     name = out_name or (out_path.stem if out_path else node.op.outputs[0])
-    out = Tensor(name, out_shape, tensor.dtype, source=str(out_path or ""), named=tensor.named)
+    out = Tensor(name, out_shape, tensor.dtype, source=str(out_path or ""), named=tensor.named,
+                 text_dtype=tensor.text_dtype)
 
     if tensor.dtype.is_string:
         assert tensor.strings is not None
         out.strings = tensor.strings.reshape(out_shape)
         if writer is not None:
-            writer.strings(name, out.strings)
+            writer.strings(name, out.strings, tensor.text_dtype)
         elif out_path is not None:
             with open_writer(out_path) as w:
-                w.strings(name, out.strings)
+                w.strings(name, out.strings, tensor.text_dtype)
         return Result(node, tensor, out, "host", out_path, timings, note=HOST_NOTE)
 
     from .gpu import get_gpu

@@ -9,8 +9,8 @@ run its input through ``core.apply`` (the WGSL copy kernel), and check
 2. the output shape and dtype against the page's ``shape=``/``dtype=``;
 3. the output values against the page's values at every position the page
    prints (all of them, or the edges around ``...``);
-4. onnxop's rendering of the node against the page's block (whitespace
-   normalised, see ``render.normalise``).
+4. onnxop's rendering of the node against the page's block, line by line
+   and token by token (``tokens``: spacing ignored).
 
 An example is *skipped*, with the reason, when it cannot be run: another
 operator, an opset onnxop does not know, an input printed with ``...``, a
@@ -22,6 +22,7 @@ page that contradicts itself (values that do not fit the declared shape).
 from __future__ import annotations
 
 import fnmatch
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -329,18 +330,28 @@ def _byte_difference(ref: np.ndarray, actual: np.ndarray, name: str) -> list[str
 
 
 def _first_line_difference(ex: Example, ours: str) -> list[str]:
-    """The first line where onnxop's block and the page's differ, compared
-    whitespace-normalised (``render.normalise``), with its line in the page."""
+    """The first line where onnxop's block and the page's differ in tokens
+    (``tokens``: spacing is ignored, so ``[1.5, -0., nan]`` equals numpy's
+    padded ``[ 1.5, -0. , nan]``), with its line in the page."""
     from .render import normalise
 
     a, b = normalise(ex.block).split("\n"), normalise(ours).split("\n")
     for i in range(max(len(a), len(b))):
         x = a[i] if i < len(a) else "(end of block)"
         y = b[i] if i < len(b) else "(end of block)"
-        if x != y:
+        if tokens(x) != tokens(y):
             where = f"{Path(ex.page).name} line {ex.block_lines[i]}" if i < len(ex.block_lines) else "after the block"
             return [f"first different line ({where}, spacing ignored):", f"page:   {x}", f"onnxop: {y}"]
     return []
+
+
+_TOKEN = re.compile(r"[\[\](){},:=]|[^\s\[\](){},:=]+")
+
+
+def tokens(line: str) -> list[str]:
+    """A printed line as tokens: brackets, commas, colons and ``=`` each one,
+    and every run of other non-space characters (a value, a name) one."""
+    return _TOKEN.findall(line)
 
 
 # ------------------------------------------------------------------ summary

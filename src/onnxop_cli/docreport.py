@@ -1,6 +1,6 @@
-"""What ``onnxop doc-examples`` shows: tables of examples and of results,
-failure details, and the blocks for ``--show``. Returns text or rich
-objects; only the CLI prints."""
+"""What ``onnxop doc-examples`` shows: tables of examples and of results
+(rows; tables.py draws them), failure details, and the blocks for
+``--show``. Returns text; only the CLI prints."""
 
 from __future__ import annotations
 
@@ -11,13 +11,10 @@ from .docs import DocTensor, Example, read_page, seed_pages
 from .errors import UsageError
 
 if TYPE_CHECKING:
-    from rich.table import Table
-
     from .doccheck import Outcome
 
 Rows = list[list[str]]
 STATUS = {"passed": "passed", "failed": "FAILED", "skipped": "skipped"}
-_STATUS_STYLE = {"passed": "green", "FAILED": "bold red", "skipped": "yellow"}
 
 
 NO_EXAMPLES = (
@@ -104,36 +101,3 @@ def failure_details(outcomes: Sequence[Outcome]) -> str:
 
 def show_title(ex: Example) -> str:
     return f"# {ex.name} ({Path(ex.page).name})"
-
-
-# ------------------------------------------------------------------ tables
-
-
-def plain_table(headers: Sequence[str], rows: Rows) -> str:
-    """Columns padded with spaces: exact and stable when piped."""
-    widths = [max(len(str(r[i])) for r in [list(headers), *rows]) for i in range(len(headers))]
-    lines = ["  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip() for row in [list(headers), *rows]]
-    return "\n".join(lines)
-
-
-def rich_table(headers: Sequence[str], rows: Rows) -> Table:
-    from rich.table import Table
-
-    table = Table(*headers, header_style="bold", show_lines=False)
-    status_col = headers.index("result") if "result" in headers else -1
-    for row in rows:
-        cells = list(row)
-        if status_col >= 0:
-            style = _STATUS_STYLE.get(cells[status_col], "")
-            cells[status_col] = f"[{style}]{cells[status_col]}[/]" if style else cells[status_col]
-            cells = [c if i == status_col else _escape(c) for i, c in enumerate(cells)]
-        else:
-            cells = [_escape(c) for c in cells]
-        table.add_row(*cells)
-    return table
-
-
-def _escape(text: str) -> str:
-    from rich.markup import escape
-
-    return escape(text)

@@ -15,7 +15,9 @@ class ExitCode(IntEnum):
     SUCCESS = 0
     ERROR = 1  # runtime or GPU failure
     USAGE = 2  # bad arguments or invalid input the user can fix
-    INTERRUPTED = 130  # Ctrl-C
+    HANGUP = 129  # SIGHUP (128 + signal number, as shells report it)
+    INTERRUPTED = 130  # Ctrl-C (SIGINT)
+    TERMINATED = 143  # SIGTERM
 
 
 class OnnxopError(Exception):
@@ -64,9 +66,21 @@ class OutputError(OnnxopError):
 
 
 class Interrupted(OnnxopError):
-    """Ctrl-C: whatever was being written has been removed."""
+    """Ctrl-C, SIGTERM or SIGHUP: whatever was being written has been removed.
+    The exit code is 128 + the signal's number, as shells report it."""
 
     exit_code = ExitCode.INTERRUPTED
 
-    def __init__(self, message: str = "interrupted") -> None:
+    def __init__(self, message: str = "interrupted", signum: int = 2) -> None:
         super().__init__(message)
+        self.signum = signum
+        self.exit_code = ExitCode(128 + signum)
+
+    @classmethod
+    def by(cls, signum: int) -> Interrupted:
+        """The error for a signal: Ctrl-C reads "interrupted", the others name themselves."""
+        import signal
+
+        if signum == signal.SIGINT:
+            return cls()
+        return cls(f"interrupted by {signal.Signals(signum).name}", signum)

@@ -72,23 +72,30 @@ def tracked(
         yield source
         return
     from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        DownloadColumn,
-        Progress,
-        TextColumn,
-        TimeRemainingColumn,
-        TransferSpeedColumn,
-    )
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
     console = Console(file=sys.stderr if stream is None else stream)
     columns = (
         TextColumn("{task.description}"),
         BarColumn(),
-        DownloadColumn(),
-        TransferSpeedColumn(),
+        DownloadColumn(binary_units=True),  # MiB, as every other size onnxop prints
+        TextColumn("{task.fields[rate]}"),
         TimeRemainingColumn(),
     )
     with Progress(*columns, console=console, transient=True) as bar:
-        task = bar.add_task(label, total=source.nbytes)
-        yield CountingBytes(source, lambda n: bar.advance(task, n))
+        task = bar.add_task(label, total=source.nbytes, rate="?")
+
+        def advance(n: int) -> None:
+            bar.update(task, advance=n, rate=rate(bar.tasks[0].speed))
+
+        yield CountingBytes(source, advance)
+
+
+def rate(bytes_per_second: float | None) -> str:
+    """``12.3 MiB/s`` (binary units, as the sizes beside it); ``?`` before a speed is known."""
+    if not bytes_per_second:
+        return "?"
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if bytes_per_second >= scale:
+            return f"{bytes_per_second / scale:.1f} {unit}/s"
+    return f"{bytes_per_second:.0f} B/s"

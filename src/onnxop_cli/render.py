@@ -38,7 +38,7 @@ longer than 2 * EDGE_ITEMS shows its first and last EDGE_ITEMS entries around
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Iterator, Sequence
 
 if TYPE_CHECKING:
     import numpy as np
@@ -69,14 +69,12 @@ def format_values(values: np.ndarray, *, full: bool = False) -> str:
     import numpy as np
 
     values = np.asarray(values)
-    if values.dtype.kind == "O":
-        # strings: all str, or (when any is not UTF-8) all bytes, shown as numpy shows bytes
-        # (cast flat: numpy casts object arrays of more than 32 dimensions not at all)
-        as_bytes = any(isinstance(v, bytes) for v in values.reshape(-1))
-        values = values.reshape(-1).astype(bytes if as_bytes else str).reshape(values.shape)
     threshold = values.size + 1 if full else SUMMARY_THRESHOLD
     return np.array2string(
         values,
+        # strings (str, or bytes when not UTF-8) stay objects: each shown one is
+        # formatted as numpy shows text, long ones cut short; no fixed-width copy
+        formatter={"object": short_repr},
         separator=", ",
         threshold=threshold,
         edgeitems=EDGE_ITEMS,
@@ -88,22 +86,43 @@ def format_values(values: np.ndarray, *, full: bool = False) -> str:
     )
 
 
+LONG_STRING = 40  # characters shown of a longer string, then its length
+
+
+def short_repr(value: object) -> str:
+    """A string as numpy prints it (``'abc'``, ``b'\\xff'``); a long one cut
+    short with its length: ``'abcdef...' (1048576 chars)``."""
+    if not isinstance(value, (str, bytes)) or len(value) <= LONG_STRING:
+        return repr(value)
+    shown = repr(value[:LONG_STRING])
+    unit = "bytes" if isinstance(value, bytes) else "chars"
+    return f"{shown[:-1]}...{shown[-1]} ({len(value)} {unit})"
+
+
 def format_shape(shape: Sequence[int]) -> str:
     return str(tuple(int(d) for d in shape))
 
 
-def _tensor_lines(t: Shown, full: bool) -> list[str]:
+def tensor_lines(t: Shown, *, full: bool = False) -> Iterator[str]:
+    """One tensor's lines, as the docs list an input or output (indented,
+    values below). With ``full`` the values are made line by line
+    (fulltext.py), so a caller that prints each line as it comes streams them."""
     note = f"  ({t.note})" if t.note else ""
-    lines = [f"{INDENT}{t.name}: shape={format_shape(t.shape)}, dtype={t.dtype}{note}"]
+    yield f"{INDENT}{t.name}: shape={format_shape(t.shape)}, dtype={t.dtype}{note}"
     if t.values is not None:
-        body = format_values(t.values, full=full)
-        lines += [f"{INDENT * 2}{line}" if line else "" for line in body.split("\n")]
-    return lines
+        if full:
+            from .fulltext import lines as body
+        else:
+            def body(values):
+                return format_values(values).split("\n")
+
+        for line in body(t.values):
+            yield f"{INDENT * 2}{line}" if line else ""
 
 
 def render_tensor(t: Shown, *, full: bool = False) -> str:
     """One tensor as the docs list an input or output (indented, values below)."""
-    return "\n".join(_tensor_lines(t, full))
+    return "\n".join(tensor_lines(t, full=full))
 
 
 def format_attribute(value: object) -> str:
@@ -120,9 +139,21 @@ def render_node(
     full: bool = False,
     axes_name: str = "axes",
 ) -> str:
-    """The doc block for one node. ``inputs`` are the tensor inputs; Unsqueeze's
-    axes are added as an input (named ``axes_name``) or an attribute as the
-    node's opset keeps them."""
+    """The doc block for one node (``node_lines`` joined)."""
+    return "\n".join(node_lines(node, inputs, outputs, full=full, axes_name=axes_name))
+
+
+def node_lines(
+    node: Node,
+    inputs: Sequence[Shown],
+    outputs: Sequence[Shown],
+    *,
+    full: bool = False,
+    axes_name: str = "axes",
+) -> Iterator[str]:
+    """The doc block for one node, line by line. ``inputs`` are the tensor
+    inputs; Unsqueeze's axes are added as an input (named ``axes_name``) or an
+    attribute as the node's opset keeps them."""
     import numpy as np
 
     inputs = list(inputs)
@@ -133,18 +164,17 @@ def render_node(
     names_in = ", ".join(t.name for t in inputs)
     names_out = ", ".join(t.name for t in outputs)
 
-    lines = ["Node:", f"{INDENT}{node.op_type}({names_in}) -> ({names_out})", ""]
+    yield from ["Node:", f"{INDENT}{node.op_type}({names_in}) -> ({names_out})", ""]
     if attributes:
-        lines.append("Attributes:")
-        lines += [f"{INDENT}{k} = {format_attribute(v)}" for k, v in attributes.items()]
-        lines.append("")
-    lines.append("Inputs:")
+        yield "Attributes:"
+        yield from (f"{INDENT}{k} = {format_attribute(v)}" for k, v in attributes.items())
+        yield ""
+    yield "Inputs:"
     for t in inputs:
-        lines += _tensor_lines(t, full)
-    lines += ["", "Outputs:"]
+        yield from tensor_lines(t, full=full)
+    yield from ["", "Outputs:"]
     for t in outputs:
-        lines += _tensor_lines(t, full)
-    return "\n".join(lines)
+        yield from tensor_lines(t, full=full)
 
 
 def normalise(text: str) -> str:

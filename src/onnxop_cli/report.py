@@ -64,6 +64,15 @@ def error(command: str | None, message: str, exit_code: int) -> Doc:
     return base(command, "error", exit_code) | {"message": message}
 
 
+def batch_failure(written: Sequence[str | Path], failed_input: str | Path, failed_output: str | Path | None) -> Doc:
+    """What the error document of a flatten/unsqueeze that failed while
+    running adds: the outputs written before, in order, and the failed job."""
+    return {
+        "written": [str(p) for p in written],
+        "failed": {"input": str(failed_input), "output": None if failed_output is None else str(failed_output)},
+    }
+
+
 def tensor_entry(tensor: Tensor, path: str | Path | None) -> Doc:
     """``{"name", "path", "shape", "dtype"}`` for a tensor read or written."""
     return {
@@ -113,34 +122,45 @@ def op_document(
     }
 
 
-def show_document(files: Sequence[tuple[str, Sequence[tuple[Tensor, Doc | None]]]]) -> Doc:
-    """show: every file given, every tensor in it, with its statistics."""
+def show_document(files: Sequence[tuple[str, Sequence[tuple[Tensor, Doc | None]], Sequence[Doc | None]]]) -> Doc:
+    """show: every file given, every tensor in it, with its statistics (and,
+    with --hist, its histogram)."""
+
+    def entry(t: Tensor, stats: Doc | None, hist: Doc | None | bool) -> Doc:
+        doc = {
+            "name": t.name,
+            "shape": list(t.shape),
+            "dtype": t.dtype.name,
+            "order": t.order,
+            "byteorder": "big" if t.byteswap else "little",
+            "stats": stats,
+        }
+        if hist is not False:
+            doc["histogram"] = hist
+        return doc
+
     return base("show") | {
         "files": [
             {
                 "path": path,
                 "tensors": [
-                    {
-                        "name": t.name,
-                        "shape": list(t.shape),
-                        "dtype": t.dtype.name,
-                        "order": t.order,
-                        "stats": stats,
-                    }
-                    for t, stats in tensors
+                    entry(t, stats, hists[i] if hists else False) for i, (t, stats) in enumerate(tensors)
                 ],
             }
-            for path, tensors in files
+            for path, tensors, hists in files
         ]
     }
 
 
-def info_document(backend: str, adapters: Sequence[Any], chosen: Any) -> Doc:
-    """info: the adapters seen, the one chosen, its limits and features."""
+def info_document(
+    backend: str, adapters: Sequence[Any], chosen: Any, *, engine: str = "wgpu", kernels: Sequence[Any] = ()
+) -> Doc:
+    """info: the adapters seen, the one chosen, its limits and features, and
+    per kernel what it needs and the adapters (of every engine) that can run it."""
 
     def adapter(a: Any) -> Doc:
         return {
-            "name": a.name,
+            "name": str(a),  # as flatten's and bench's "adapter" name it: "llvmpipe (...) (Vulkan, CPU)"
             "backend": a.our_backend,
             "adapter_type": a.adapter_type,
             "driver": a.driver,
@@ -151,6 +171,17 @@ def info_document(backend: str, adapters: Sequence[Any], chosen: Any) -> Doc:
         "adapters": [adapter(a) for a in adapters],
         "chosen": adapter(chosen.info)
         | {"limits": dict(sorted(chosen.limits.items())), "features": sorted(chosen.info.features)},
+        "engine": engine,
+        "kernels": [
+            {
+                "name": k.name,
+                "shader": k.shader,
+                "features": list(need.features),
+                "limits": dict(need.limits),
+                "runs_on": [adapter(a) | {"engine": a.engine} for a in able],
+            }
+            for k, need, able in kernels
+        ],
     }
 
 
@@ -209,7 +240,7 @@ def conformance_document(results: Sequence[Any], exit_code: int) -> Doc:
             "name": r.name,
             "operator": r.operator,
             "opset": r.opset,
-            "data_sets": int(r.data_sets),
+            "data_sets": r.data_sets,
             "result": r.status,
             "detail": r.detail or None,
         }

@@ -12,7 +12,6 @@ for importing ``onnx``; ``tests/test_tensor.py`` checks every row against
 
 from __future__ import annotations
 
-import errno
 import math
 import os
 from dataclasses import dataclass, field
@@ -20,10 +19,20 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, Protocol
 
-from .errors import InputError, OnnxopError
+from .errors import InputError
+from .files import read_error
+from .strings import (  # noqa: F401 - the string helpers, re-exported where they were
+    check_string_memory,
+    check_text,
+    strings_to_bytes,
+    strings_to_text,
+    text_dtype_of,
+)
 
 if TYPE_CHECKING:
     import numpy as np
+
+    from .files import InputFile
 
 
 # --------------------------------------------------------------------- dtypes
@@ -204,6 +213,9 @@ class ByteSource(Protocol):
     def to_array(self) -> np.ndarray:
         """All bytes in memory as a 1-D uint8 array."""
 
+    def close(self) -> None:
+        """Done with these bytes: an input file's descriptor is closed."""
+
 
 class MemoryBytes:
     """Bytes already in memory (any C-contiguous buffer, viewed as uint8)."""
@@ -223,28 +235,50 @@ class MemoryBytes:
     def to_array(self) -> np.ndarray:
         return self._array
 
+    def close(self) -> None:
+        pass
+
 
 class FileBytes:
-    """A byte range of a file, read only when asked for."""
+    """A byte range of an input file, read from the descriptor opened when
+    its header was read (see files.py): a file renamed over the path cannot
+    mix in, and one changed in place is refused, with the file's figures."""
 
-    def __init__(self, path: Path, offset: int, nbytes: int) -> None:
-        self.path = Path(path)
+    def __init__(self, file: InputFile | Path, offset: int, nbytes: int) -> None:
+        from .files import InputFile
+
+        self.file = file if isinstance(file, InputFile) else InputFile(file)
+        self.file.users += 1
+        self._closed = False
+        self.path = self.file.path
         self.offset = offset
         self.nbytes = nbytes
 
     def readinto(self, offset: int, out: memoryview) -> None:
         try:
-            with open(self.path, "rb") as f:
-                f.seek(self.offset + offset)
-                got = _readinto_full(f, out)
+            self._check()
+            got = self.file.pread_into(self.offset + offset, out)
+            if got != len(out):
+                raise self._truncated(len(out) - got)
+            self._check()  # changed during the read: what was read may be half new
         except OSError as e:  # named here: an OSError reaching the output would be blamed on it
             raise read_error(self.path, e) from None
-        if got != len(out):
-            raise self._truncated(len(out) - got)
 
-    def _truncated(self, missing: int) -> InputError:
+    def _check(self) -> None:
+        st = self.file.stat()
+        if st.st_size < self.offset + self.nbytes:
+            raise self._truncated(self.offset + self.nbytes - st.st_size)
+        self.file.check_unchanged(st)
+
+    def _truncated(self, at_least: int) -> InputError:
+        """The whole range's shortfall, from the file's size now (not the
+        chunk's: a chunk read short says only where the file ends)."""
+        try:
+            missing = max(at_least, self.offset + self.nbytes - self.file.stat().st_size)
+        except OSError:
+            missing = at_least
         return InputError(
-            f"{self.path}: file is truncated: expected {self.nbytes} data bytes "
+            f"{self.file.label}: file is truncated: expected {self.nbytes} data bytes "
             f"from offset {self.offset}, it ends {missing} bytes early"
         )
 
@@ -259,31 +293,25 @@ class FileBytes:
         return out
 
     def _mapped(self) -> np.ndarray:
-        """The range mapped read-only: printing a summary of a large tensor
-        then reads only the pages it shows, and nothing is held twice."""
-        import numpy as np
+        """The range mapped read-only, from the same descriptor: printing a
+        summary of a large tensor then reads only the pages it shows, and
+        nothing is held twice."""
+        self._check()
+        return self.file.map(self.offset, self.nbytes)
 
-        try:
-            size = self.path.stat().st_size
-            if size < self.offset + self.nbytes:
-                raise self._truncated(self.offset + self.nbytes - size)
-            return np.memmap(self.path, dtype=np.uint8, mode="r", offset=self.offset, shape=(self.nbytes,))
-        except OSError as e:
-            raise read_error(self.path, e) from None
+    def close(self) -> None:
+        """This tensor is done with the file; the last user closes it."""
+        if not self._closed:
+            self._closed = True
+            self.file.users -= 1
+            if self.file.users <= 0:
+                self.file.close()
 
 
 # File ranges at least this large are mapped instead of read when all their
 # values are asked for (printing, show); a result this large is kept in an
 # unlinked temporary file instead of memory (core.apply without an output).
 MAP_THRESHOLD = 64 << 20
-
-
-def read_error(path: Path, e: OSError) -> OnnxopError:
-    """An input that cannot be read: exit 2 when the user can fix it (gone,
-    permissions), else 1 (an I/O error)."""
-    message = f"{path}: cannot read: {e.strerror or e}"
-    fixable = e.errno in (errno.ENOENT, errno.EACCES, errno.EPERM, errno.EISDIR, errno.ENOTDIR)
-    return InputError(message) if fixable else OnnxopError(message)
 
 
 def _readinto_full(f: BinaryIO, out: memoryview) -> int:
@@ -331,6 +359,9 @@ class StreamBytes:
             self.readinto(self._pos, memoryview(buf)[start:])
         return np.frombuffer(buf, dtype=np.uint8) if buf else np.empty(0, dtype=np.uint8)
 
+    def close(self) -> None:
+        pass
+
 
 # ----------------------------------------------------------------- tensor
 
@@ -341,6 +372,8 @@ class Tensor:
 
     For string tensors ``strings`` holds a numpy object array of ``bytes``
     (ONNX stores UTF-8 bytes) and ``data`` is None: strings have no GPU form.
+    ``text_dtype`` is the numpy dtype they came as (``<U5`` text, ``|S2``
+    bytes; empty from a .pb), so an .npy output gives back the same kind.
 
     ``byteswap`` is non-zero when the bytes are big-endian (a ``>f4`` .npy
     file): the unit, in bytes, that the re-layout kernel reverses (the element
@@ -357,6 +390,7 @@ class Tensor:
     source: str = ""  # where the tensor came from, for messages (a path)
     byteswap: int = 0  # 0: little-endian; else the byte-swap unit of big-endian data
     named: bool = False  # the name is the tensor's own, not a file's stem
+    text_dtype: str = ""  # strings from numpy text ("<U5", "|S2"): the dtype an .npy output keeps
 
     def __post_init__(self) -> None:
         self.shape = tuple(int(d) for d in self.shape)
@@ -378,6 +412,12 @@ class Tensor:
     def nbytes(self) -> int:
         return 0 if self.dtype.is_string else self.dtype.nbytes(self.size)
 
+    def close(self) -> None:
+        """Done with this tensor: its input file's descriptor is released."""
+        close = getattr(self.data, "close", None)
+        if close is not None:
+            close()
+
     @classmethod
     def from_numpy(cls, array, name: str = "x", dtype: DType | None = None) -> Tensor:
         """Wrap a numpy array, storing its bytes as they are: a Fortran-ordered
@@ -389,7 +429,8 @@ class Tensor:
         array = np.asanyarray(array)
         dtype = dtype or dtype_of_numpy(array.dtype)
         if dtype.is_string:
-            return cls(name, array.shape, dtype, strings=strings_to_bytes(array))
+            kept = text_dtype_of(array.dtype)
+            return cls(name, array.shape, dtype, strings=strings_to_bytes(array), text_dtype=kept)
         if dtype.is_packed:  # one element per byte in numpy; packed as ONNX stores them
             return cls(name, array.shape, dtype, MemoryBytes(pack_subbyte(array, dtype)))
         swap = swap_unit(array.dtype)
@@ -400,10 +441,19 @@ class Tensor:
         contiguous = MemoryBytes(np.ascontiguousarray(array))
         return cls(name, array.shape, dtype, contiguous, "C", byteswap=swap)
 
-    def to_numpy(self) -> np.ndarray:
-        """The values as a numpy array (unpacking sub-byte types)."""
+    def to_numpy(self, *, fixed_width: bool = False) -> np.ndarray:
+        """The values as a numpy array (unpacking sub-byte types). Strings are
+        an object array (str, or bytes if any is not UTF-8) -- with
+        ``fixed_width``, the numpy text dtype they came as (``|S2``, ``<U5``)
+        when they came as one."""
+        import numpy as np
+
         if self.dtype.is_string:
             assert self.strings is not None
+            if fixed_width and self.text_dtype:
+                kept = np.dtype(self.text_dtype)
+                values = self.strings if kept.kind == "S" else strings_to_text(self.strings)
+                return values.reshape(-1).astype(kept).reshape(self.shape)
             return strings_to_text(self.strings).reshape(self.shape)
         assert self.data is not None
         raw = self.data.to_array()
@@ -422,53 +472,6 @@ def swap_unit(np_dtype: np.dtype) -> int:
     if np_dtype.byteorder != ">" or np_dtype.itemsize <= 1:
         return 0
     return np_dtype.itemsize // 2 if np_dtype.kind == "c" else np_dtype.itemsize
-
-
-def strings_to_bytes(array: np.ndarray) -> np.ndarray:
-    """An object array of ``bytes`` (ONNX's string elements) from str or bytes values."""
-    import numpy as np
-
-    check_text(np.asarray(array))
-    out = np.empty(np.shape(array), dtype=object)
-    flat = out.reshape(-1)
-    for i, value in enumerate(np.asarray(array).reshape(-1)):
-        if isinstance(value, (bytes, np.bytes_)):
-            flat[i] = bytes(value)
-        elif isinstance(value, (str, np.str_)):
-            flat[i] = str(value).encode("utf-8")
-        else:
-            raise InputError(f"a string tensor holds a {type(value).__name__}, not text")
-    return out
-
-
-def check_text(array: np.ndarray) -> None:
-    """Refuse numpy fixed-width text (UCS-4) holding code units that are no
-    character: surrogates, or values past U+10FFFF. Python cannot even hold
-    the latter in a str, and neither has a UTF-8 form (ONNX strings are
-    UTF-8). Checked on the raw code units, before any str is made."""
-    import numpy as np
-
-    if array.dtype.kind != "U" or array.size == 0 or array.dtype.itemsize == 0:
-        return
-    codes = np.ascontiguousarray(array).view(np.dtype("u4").newbyteorder(array.dtype.byteorder))
-    bad = (codes > 0x10FFFF) | ((codes >= 0xD800) & (codes <= 0xDFFF))
-    if bad.any():
-        code = int(codes.reshape(-1)[np.argmax(bad.reshape(-1))])
-        raise InputError(f"a string holds U+{code:04X}, which is no Unicode character (ONNX strings are UTF-8)")
-
-
-def strings_to_text(array: np.ndarray) -> np.ndarray:
-    """The values as onnx.numpy_helper gives them: an object array of ``str``
-    (UTF-8 decoded); left as ``bytes`` if any element is not valid UTF-8."""
-    import numpy as np
-
-    try:
-        texts = [b.decode("utf-8") for b in array.reshape(-1)]
-    except UnicodeDecodeError:
-        return array.copy()
-    out = np.empty(array.shape, dtype=object)
-    out.reshape(-1)[:] = texts
-    return out
 
 
 def unpack_subbyte(raw: np.ndarray, dtype: DType, count: int) -> np.ndarray:

@@ -1,15 +1,22 @@
-"""Adapter, device and queue: created lazily, once per process and backend.
+"""Adapter, device and queue: created lazily, once per process, engine and backend.
 
-Only this package imports wgpu. The CLI asks for one backend, and only that
-backend's WebGPU instance is initialised (``auto`` lets wgpu-native choose).
-A process may open a second backend only if the instance was created with it
-(the test suite does this to run every GPU test on lavapipe and on GL).
+Only this package imports wgpu (or Dawn). The engine (engines/: ``wgpu`` by
+default, or ``dawn``) provides the instance, adapters and devices; the rest
+of the GPU code uses the device through the engine interface only.
+The CLI asks for one backend, and only that backend's WebGPU instance is
+initialised (``auto`` lets the engine choose). A process may open a second
+wgpu backend only if the instance was created with it (the test suite does
+this to run every GPU test on lavapipe and on GL, under both engines).
+
+A backend may be written ``ENGINE-BACKEND`` (``dawn-gl``): short for
+``--engine dawn --backend gl``, so one string names a test's adapter.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import sys
 import threading
 import time
 from contextlib import contextmanager
@@ -17,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from ..errors import GpuError, NoAdapterError, UsageError
+from . import engines
 
 ENV_BACKEND = "ONNXOP_BACKEND"
 ENV_TIMEOUT = "ONNXOP_GPU_TIMEOUT"
@@ -51,26 +59,52 @@ NO_ADAPTER_HINT = (
 )
 
 _lock = threading.Lock()
-_instance_backends: tuple[str, ...] | None = None  # None: not created; () : auto
+_instance_backends: tuple[str, ...] | None = None  # wgpu's: None: not created; () : auto
+_dawn_ready = False
 _gpus: dict[str, Gpu] = {}
+
+
+def resolve(backend: str | None, engine: str | None = None) -> tuple[str, str]:
+    """(engine, backend) to use: the arguments, else $ONNXOP_ENGINE and
+    $ONNXOP_BACKEND, else wgpu and auto. ``backend`` may carry its engine
+    (``dawn-gl``)."""
+    spec = (backend or os.environ.get(ENV_BACKEND) or "auto").strip().lower()
+    prefix, _, rest = spec.partition("-")
+    if rest and prefix in engines.ENGINES:
+        if engine and engines.resolve_engine(engine) != prefix:
+            raise UsageError(f"backend {spec!r} names the {prefix} engine, but --engine is {engine}")
+        engine, spec = prefix, rest
+    if spec not in BACKEND_CHOICES:
+        raise UsageError(f"unknown backend {spec!r}; choose one of {', '.join(BACKEND_CHOICES)}")
+    return engines.resolve_engine(engine), spec
 
 
 def resolve_backend(backend: str | None) -> str:
     """The backend to use: the argument, else $ONNXOP_BACKEND, else auto."""
-    name = (backend or os.environ.get(ENV_BACKEND) or "auto").strip().lower()
-    if name not in BACKEND_CHOICES:
-        raise UsageError(f"unknown backend {name!r}; choose one of {', '.join(BACKEND_CHOICES)}")
-    return name
+    return resolve(backend)[1]
+
+
+def gpu_key(engine: str, backend: str) -> str:
+    """The one string naming an engine's backend: ``vulkan``, ``dawn-vulkan``."""
+    return backend if engine == engines.DEFAULT else f"{engine}-{backend}"
 
 
 def init_instance(backends: list[str] | tuple[str, ...]) -> None:
-    """Create the WebGPU instance for these backends (``[]`` means wgpu's default).
+    """Create the WebGPU instances for these backends (``[]`` means wgpu's
+    default; ``dawn-...`` names go to Dawn's instance).
 
     Must come before any adapter is requested; a second call with the same
     backends is a no-op.
     """
-    global _instance_backends
-    wanted = tuple(sorted(b for b in backends if b != "auto"))
+    global _instance_backends, _dawn_ready
+    pairs = [resolve(b) for b in backends]
+    dawn = tuple(b for e, b in pairs if e == "dawn" and b != "auto")
+    if any(e == "dawn" for e, _ in pairs):
+        engines.load("dawn").init(dawn)
+        _dawn_ready = True
+        if all(e == "dawn" for e, _ in pairs):
+            return
+    wanted = tuple(sorted(b for e, b in pairs if e == "wgpu" and b != "auto"))
     with _lock:
         if _instance_backends is not None:
             if wanted != _instance_backends:
@@ -80,17 +114,8 @@ def init_instance(backends: list[str] | tuple[str, ...]) -> None:
                 )
             return
         _runtime_dir()
-        import wgpu  # noqa: F401  (loads wgpu-native; it must create its logger itself)
-
-        from .cffi_types import speed_up_wgpu
-
-        speed_up_wgpu()  # most of start-up was cffi re-parsing C type strings
+        engines.load("wgpu").init(wanted)
         _quiet_wgpu_logger()
-
-        if wanted:
-            from wgpu.backends.wgpu_native.extras import set_instance_extras
-
-            set_instance_extras(backends=[BACKENDS[b][0] for b in wanted])
         _instance_backends = wanted
 
 
@@ -115,13 +140,20 @@ def _describe(backends: tuple[str, ...]) -> str:
     return "+".join(backends) if backends else "auto"
 
 
-def get_gpu(backend: str | None = None) -> Gpu:
-    """The process's Gpu for ``backend`` (see :func:`resolve_backend`)."""
-    name = resolve_backend(backend)
+def get_gpu(backend: str | None = None, engine: str | None = None) -> Gpu:
+    """The process's Gpu for ``backend`` on ``engine`` (see :func:`resolve`)."""
+    engine, name = resolve(backend, engine)
+    key = gpu_key(engine, name)
     with _lock:
-        gpu = _gpus.get(name)
+        gpu = _gpus.get(key)
     if gpu is not None:
         return gpu
+    if engine == "dawn":
+        _runtime_dir()
+        engines.load("dawn").init(() if name == "auto" else (name,))
+        gpu = Gpu.open(name, "dawn")
+        with _lock:
+            return _gpus.setdefault(key, gpu)
     if _instance_backends is None:
         init_instance([] if name == "auto" else [name])
     elif name != "auto" and _instance_backends and name not in _instance_backends:
@@ -131,18 +163,36 @@ def get_gpu(backend: str | None = None) -> Gpu:
         )
     gpu = Gpu.open(name)
     with _lock:
-        return _gpus.setdefault(name, gpu)
+        return _gpus.setdefault(key, gpu)
 
 
-def list_adapters() -> list[AdapterInfo]:
-    """Every adapter the current instance can see (initialising it if needed)."""
-    if _instance_backends is None:
+def list_adapters(engine: str | None = None) -> list[AdapterInfo]:
+    """Every adapter the engine's instance can see (initialising it if needed)."""
+    engine = engines.resolve_engine(engine)
+    if engine == "wgpu" and _instance_backends is None:
         init_instance([])
-    import wgpu
-
+    elif engine == "dawn" and not _dawn_ready:
+        init_instance(["dawn-auto"])
     with gpu_errors("enumerating adapters"):
-        adapters = wgpu.gpu.enumerate_adapters_sync()
-    return [AdapterInfo.of(a) for a in adapters]
+        adapters = engines.load(engine).adapters()
+    return [AdapterInfo.of(a, engine) for a in adapters]
+
+
+def _all_adapters() -> list[AdapterInfo]:
+    """The adapters of every backend, from a second, throw-away wgpu-native
+    instance: the process's own was made for one backend and cannot see the
+    others. Only for the "no adapter" message; any failure means "none"."""
+    try:
+        import wgpu
+        from wgpu.backends.wgpu_native._ffi import ffi, lib
+
+        instance = lib.wgpuCreateInstance(ffi.new("WGPUInstanceDescriptor *"))
+        count = lib.wgpuInstanceEnumerateAdapters(instance, ffi.NULL, ffi.NULL)
+        ids = ffi.new("WGPUAdapter[]", count)
+        lib.wgpuInstanceEnumerateAdapters(instance, ffi.NULL, ids)
+        return [AdapterInfo.of(wgpu.gpu._create_adapter(i)) for i in ids]
+    except Exception:  # noqa: BLE001 - a better message, never a new failure
+        return []
 
 
 # --------------------------------------------------------------------- errors
@@ -195,21 +245,28 @@ def _first_line(text: str) -> str:
 @contextmanager
 def gpu_errors(what: str, adapter: str = "") -> Iterator[None]:
     """Turn any WebGPU failure inside the block into one GpuError line."""
-    import wgpu
-
     where = f" on {adapter}" if adapter else ""
     before = len(_log_capture.messages)
     try:
         yield
-    except (wgpu.GPUError, wgpu.GPUPipelineError, RuntimeError, ValueError, MemoryError) as e:
+    except (*_engine_errors(), RuntimeError, ValueError, MemoryError) as e:
         if isinstance(e, (GpuError, UsageError)):
             raise
-        kind = "out of GPU memory" if isinstance(e, (wgpu.GPUOutOfMemoryError, MemoryError)) else "failed"
+        oom = isinstance(e, MemoryError) or "OutOfMemory" in type(e).__name__
+        kind = "out of GPU memory" if oom else "failed"
         raise GpuError(f"WebGPU {what} {kind}{where}: {_first_line(str(e))}") from e
     new = _log_capture.messages[before:]
     lost = [m for m in new if "lost" in m.lower()]
     if lost:
         raise GpuError(f"WebGPU device lost while {what}{where}: {_first_line(lost[-1])}")
+
+
+def _engine_errors() -> tuple[type[BaseException], ...]:
+    """The error types of the engines loaded in this process."""
+    loaded = [m for m in ("wgpu_engine", "dawn") if f"{engines.__name__}.{m}" in sys.modules]
+    if "wgpu_engine" in loaded and "wgpu" not in sys.modules:
+        loaded.remove("wgpu_engine")
+    return tuple(t for m in loaded for t in sys.modules[f"{engines.__name__}.{m}"].error_types())
 
 
 # --------------------------------------------------------------------- device
@@ -223,9 +280,10 @@ class AdapterInfo:
     driver: str
     limits: dict[str, int] = field(default_factory=dict, compare=False)
     features: tuple[str, ...] = field(default=(), compare=False)
+    engine: str = engines.DEFAULT
 
     @classmethod
-    def of(cls, adapter: Any) -> AdapterInfo:
+    def of(cls, adapter: Any, engine: str = engines.DEFAULT) -> AdapterInfo:
         info = adapter.info
         return cls(
             name=info.get("device") or info.get("vendor") or "unknown",
@@ -234,28 +292,31 @@ class AdapterInfo:
             driver=info.get("description", ""),
             limits={k: int(v) for k, v in dict(adapter.limits).items() if isinstance(v, int)},
             features=tuple(sorted(adapter.features)),
+            engine=engine,
         )
 
     @property
     def our_backend(self) -> str:
-        for name, (_, types) in BACKENDS.items():
-            if self.backend in types:
-                return name
-        return self.backend.lower()
+        """The --backend value that names this adapter (``dawn-vulkan`` on Dawn)."""
+        name = next((n for n, (_, types) in BACKENDS.items() if self.backend in types), self.backend.lower())
+        return gpu_key(self.engine, name)
 
     def __str__(self) -> str:
-        return f"{self.name} ({self.backend}, {self.adapter_type})"
+        on = "" if self.engine == engines.DEFAULT else f", {self.engine}"
+        return f"{self.name} ({self.backend}, {self.adapter_type}{on})"
 
 
 class Gpu:
     """One adapter, its device and queue, and the pipelines compiled on it."""
 
-    def __init__(self, backend: str, adapter: Any, device: Any) -> None:
+    def __init__(self, backend: str, adapter: Any, device: Any, engine: str = engines.DEFAULT) -> None:
         self.backend = backend
+        self.engine_name = engine
+        self.engine = engines.load(engine)
         self.adapter = adapter
         self.device = device
         self.queue = device.queue
-        self.info = AdapterInfo.of(adapter)
+        self.info = AdapterInfo.of(adapter, engine)
         self.limits = {k: int(v) for k, v in dict(device.limits).items() if isinstance(v, int)}
         self.features = frozenset(device.features)
         self._pipelines: dict[str, Any] = {}
@@ -263,17 +324,21 @@ class Gpu:
         self._log_mark = len(_log_capture.messages)  # wgpu's messages from before this device are not its
 
     @classmethod
-    def open(cls, backend: str) -> Gpu:
-        import wgpu
-
+    def open(cls, backend: str, engine: str = engines.DEFAULT) -> Gpu:
+        impl = engines.load(engine)
         with gpu_errors("adapter request"):
-            adapters = wgpu.gpu.enumerate_adapters_sync()
+            adapters = impl.adapters(backend)
         wanted = BACKENDS[backend][1] if backend != "auto" else None
         candidates = [a for a in adapters if wanted is None or a.info["backend_type"] in wanted]
         if not candidates:
-            seen = ", ".join(str(AdapterInfo.of(a)) for a in adapters) or "none"
+            seen = ", ".join(str(AdapterInfo.of(a, engine)) for a in adapters)
+            if not seen and engine == "wgpu" and _instance_backends:
+                # the instance sees one backend: ask about the others
+                seen = ", ".join(map(str, _all_adapters()))
+                seen = f"none; other backends have: {seen}" if seen else ""
             which = "WebGPU adapter" if backend == "auto" else f"{backend} WebGPU adapter"
-            raise NoAdapterError(f"no {which} found (adapters seen: {seen}); {NO_ADAPTER_HINT}")
+            which += "" if engine == engines.DEFAULT else f" on {engine}"
+            raise NoAdapterError(f"no {which} found (adapters seen: {seen or 'none'}); {NO_ADAPTER_HINT}")
         candidates.sort(
             key=lambda a: (
                 _ADAPTER_RANK.get(a.info["adapter_type"], 4),
@@ -281,21 +346,13 @@ class Gpu:
             )
         )
         adapter = candidates[0]
-        limits = dict(adapter.limits)
-        required = {
-            k: limits[k]
-            for k in ("max-storage-buffer-binding-size", "max-buffer-size")
-            if k in limits
-        }
         wanted_features = OPTIONAL_FEATURES + (
             CPU_FEATURES if adapter.info["adapter_type"] == "CPU" else ()
         )
         features = [f for f in wanted_features if f in adapter.features]
-        with gpu_errors("device request", str(AdapterInfo.of(adapter))):
-            device = adapter.request_device_sync(
-                label="onnxop", required_features=features, required_limits=required
-            )
-        return cls(backend, adapter, device)
+        with gpu_errors("device request", str(AdapterInfo.of(adapter, engine))):
+            device = impl.request_device(adapter, features, _log_capture.messages.append)
+        return cls(backend, adapter, device, engine)
 
     @property
     def name(self) -> str:
@@ -350,11 +407,10 @@ class Gpu:
         thread without a limit, and a map on a device that is lost may never
         be answered: look at the device while waiting, and give up with a
         GpuError when it is reported lost or after ``gpu_timeout()`` seconds."""
-        event = getattr(promise, "_thread_event", None)  # wgpu-native promises; else wait as wgpu does
-        if event is not None and not event.is_set():
+        if not self.engine.settled(promise, 0):
             limit = gpu_timeout()
             deadline = time.monotonic() + limit
-            while not event.wait(POLL_INTERVAL):
+            while not self.engine.settled(promise, POLL_INTERVAL):
                 lost = self.lost_reason()
                 if lost:
                     raise GpuError(f"WebGPU device lost while {what} on {self.name}: {lost}")

@@ -3,13 +3,16 @@
     .npy  one numpy array          (npy.py)
     .npz  numpy arrays by name     (npz.py)
     .pb   one ONNX TensorProto     (tensorproto.py)
+    .onnx a model's initializers   (onnxmodel.py; read only)
 
 Reading gives Tensors whose bytes are read later, in chunks. Writing goes
 through a writer opened on a temporary file (atomic_output): ``tensor(name,
 shape, dtype)`` is a context manager yielding a sink for the bytes, and
-``strings(name, values)`` writes a string tensor.
+``strings(name, values, text_dtype)`` writes a string tensor (``text_dtype``:
+the numpy dtype it came as, which an .npy keeps).
 
-The path ``-`` is a .npy stream: stdin as an input, stdout as an output
+The path ``-`` is stdin as an input (any format above but .onnx,
+recognised by content: sniff.py) and a .npy stream on stdout as an output
 (see stdio.py; stdout cannot be written atomically).
 """
 
@@ -17,7 +20,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, ContextManager, Iterator, Protocol
+from typing import Callable, ContextManager, Iterable, Iterator, Protocol
 
 from ..errors import UsageError
 from ..tensor import DType, Tensor
@@ -25,14 +28,16 @@ from . import npy, stdio
 from .atomic import atomic_output, check_output_path
 
 Sink = Callable[[memoryview], None]
-FORMATS = (".npy", ".npz", ".pb")
-ARCHIVES = (".npz",)  # formats that hold several named tensors
+FORMATS = (".npy", ".npz", ".pb", ".onnx")
+WRITTEN = (".npy", ".npz", ".pb")  # .onnx models are read (their initializers), never written
+ARCHIVES = (".npz",)  # formats that hold several named tensors and can be written
+NAMED = (".npz", ".onnx")  # formats whose tensors --member picks by name
 
 
 class Writer(Protocol):
     def tensor(self, name: str, shape: tuple[int, ...], dtype: DType) -> ContextManager[Sink]: ...
 
-    def strings(self, name: str, values) -> None: ...
+    def strings(self, name: str, values, text_dtype: str = "") -> None: ...
 
     def close(self) -> None: ...
 
@@ -41,7 +46,10 @@ def _suffix(path: Path) -> str:
     suffix = Path(path).suffix.lower()
     if suffix not in FORMATS:
         shown = suffix or "no suffix"
-        raise UsageError(f"{path}: unknown format ({shown}); onnxop reads and writes {', '.join(FORMATS)}")
+        raise UsageError(
+            f"{path}: unknown format ({shown}); onnxop reads and writes {', '.join(WRITTEN)} "
+            f"and reads {', '.join(f for f in FORMATS if f not in WRITTEN)}"
+        )
     return suffix
 
 
@@ -65,17 +73,17 @@ def read_tensors(path: Path, member: str | None = None) -> list[Tensor]:
     """The tensors in ``path``: one, or every member of an .npz (only
     ``member`` if given). Their bytes are read later, in chunks."""
     if stdio.is_stdio(path):
-        if member is not None:
-            raise UsageError("-: --member selects an array of an .npz file; stdin is a .npy stream")
-        return [stdio.read_npy_stream()]
+        from .sniff import read_stdin
+
+        return read_stdin(member)
     path = Path(path)
     suffix = _suffix(path)
     if not path.exists():
         raise UsageError(f"{path}: no such file")
     if not path.is_file():
         raise UsageError(f"{path}: not a regular file")
-    if member is not None and suffix not in ARCHIVES:
-        raise UsageError(f"{path}: --member selects an array of an .npz file; this is {suffix}")
+    if member is not None and suffix not in NAMED:
+        raise UsageError(f"{path}: --member selects an array of an .npz file or an initializer of an .onnx model; this is {suffix}")
     if suffix == ".npz":
         from . import npz
 
@@ -87,6 +95,10 @@ def read_tensors(path: Path, member: str | None = None) -> list[Tensor]:
         from . import tensorproto
 
         return [tensorproto.read_pb(path)]
+    if suffix == ".onnx":
+        from .onnxmodel import read_onnx
+
+        return read_onnx(path, member)
     return [npy.read_npy(path)]
 
 
@@ -104,31 +116,58 @@ def read_tensor(path: Path, member: str | None = None) -> Tensor:
     return tensors[0]
 
 
+def releasing(jobs: Iterable[tuple]) -> Iterator[tuple]:
+    """Each job (a tuple whose second item is its list of tensors), then its
+    tensors' input files closed once the next job is asked for or the loop
+    ends: a batch holds a descriptor per input only until it is done."""
+    for job in jobs:
+        try:
+            yield job
+        finally:
+            for tensor in job[1]:
+                tensor.close()
+
+
 def output_name(tensor: Tensor, target: Path) -> str:
     """What the result is called: the input's own name (a TensorProto's, an
     .npz member's) when it has one, else the output file's stem."""
     return tensor.name if tensor.named else Path(target).stem
 
 
-def check_output(path: Path, dtype: DType | None = None, *, nbytes: int = 0) -> None:
+def check_output(path: Path, dtype: DType | None = None, *, nbytes: int = 0, tensor: Tensor | None = None) -> None:
     """Refuse an output path before any work is done: unknown format, a folder
-    that is missing or read-only, a type or size the format cannot hold."""
+    that is missing or read-only, a type or size the format cannot hold
+    (``tensor``'s strings in a fixed-width .npy array far larger than they are)."""
     if stdio.is_stdio(path):
         stdio.check_stdout()
-        suffix, module = ".npy", npy
     else:
-        suffix = _suffix(path)
         check_output_path(Path(path))
-        module = _module(suffix)
+    check_format(path, dtype, nbytes=nbytes, tensor=tensor)
+
+
+def check_format(path: Path, dtype: DType | None = None, *, nbytes: int = 0, tensor: Tensor | None = None) -> None:
+    """What check_output refuses of the format alone: an unknown suffix, a type
+    or size the format cannot hold (for a file whose folder is yet to be made)."""
+    suffix = ".npy" if stdio.is_stdio(path) else _suffix(path)
+    if suffix not in WRITTEN:
+        raise UsageError(
+            f"{path}: onnxop reads {suffix} models (their initializers) but does not write them; "
+            f"write {', '.join(WRITTEN)}"
+        )
+    module = npy if stdio.is_stdio(path) else _module(suffix)
     if dtype is not None and not module.can_hold(dtype):
         raise UsageError(
             f"{path}: the {suffix} format cannot describe {dtype.name} (numpy has no such dtype); "
             "write a .pb (ONNX TensorProto) file instead"
         )
+    if tensor is not None and tensor.strings is not None and suffix != ".pb":
+        label = f"{path}[{output_name(tensor, path)}]" if suffix in ARCHIVES else stdio.stdio_label(path)
+        npy.text_dtype_for(tensor.strings, tensor.text_dtype, label)
     limit = getattr(module, "PROTOBUF_LIMIT", None)
     if limit is not None and nbytes > limit:
         raise UsageError(
-            f"{path}: {nbytes} bytes do not fit a .pb (protobuf messages stay under 2 GiB); "
+            f"{path}: {nbytes} bytes do not fit a .pb (at most {limit} bytes of data: protobuf "
+            "messages stay under 2 GiB); "
             "write a .npy or .npz file instead"
         )
 
@@ -175,8 +214,10 @@ __all__ = [
     "read_tensors",
     "output_name",
     "check_output",
+    "check_format",
     "open_writer",
     "open_output",
     "atomic_output",
     "is_archive",
+    "releasing",
 ]

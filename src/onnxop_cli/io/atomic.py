@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO, Iterator
 
+from .. import signals
 from ..errors import OutputError, UsageError
 
 TMP_SUFFIX = ".onnxop-tmp"
@@ -43,10 +44,13 @@ def atomic_output(path: Path) -> Iterator[BinaryIO]:
     try:
         with os.fdopen(fd, "wb") as f:
             yield f
-        _set_mode(tmp, path)
-        os.replace(tmp, path)
+        with signals.held():  # the rename is the commit: no signal may report it undone
+            _set_mode(tmp, path)
+            signals.commit()
+            os.replace(tmp, path)
     except BaseException as e:
-        tmp.unlink(missing_ok=True)
+        with signals.held():
+            tmp.unlink(missing_ok=True)
         if isinstance(e, OSError):
             raise OutputError(f"{path}: cannot write: {e.strerror or e}") from e
         raise

@@ -23,10 +23,11 @@ from ..tensor import (
     check_shape,
     FileBytes,
     Tensor,
+    check_string_memory,
     dtype_of_numpy,
     strings_to_bytes,
-    strings_to_text,
     swap_unit,
+    text_dtype_of,
 )
 
 SUFFIX = ".npy"
@@ -141,17 +142,22 @@ def check_dtype(np_dtype, label: str) -> DType:
 
 def read_npy(path: Path, name: str | None = None) -> Tensor:
     """The tensor in ``path``; its bytes stay on disk until they are copied."""
+    from ..files import InputFile
+
     path = Path(path)
     label = str(path)
-    with open(path, "rb") as f:
+    file = InputFile(path, label)  # opened once: the header and the data come from this descriptor
+    try:
+        f = file.reader()
         _, shape, fortran, np_dtype = read_header(f, label)
         data_offset = f.tell()
-        f.seek(0, 2)
-        file_size = f.tell()
-    check_dtype(np_dtype, label)
-    nbytes = data_size(shape, np_dtype, label, file_size - data_offset, "file")
-    data = FileBytes(path, data_offset, nbytes)
-    return tensor_from_header(label, name or path.stem, shape, fortran, np_dtype, data)
+        check_dtype(np_dtype, label)
+        nbytes = data_size(shape, np_dtype, label, file.size - data_offset, "file")
+        data = FileBytes(file, data_offset, nbytes)
+        return tensor_from_header(label, name or path.stem, shape, fortran, np_dtype, data)
+    except BaseException:
+        file.close()
+        raise
 
 
 def declared_size(shape: tuple[int, ...], np_dtype, label: str) -> int:
@@ -183,13 +189,19 @@ def tensor_from_header(
     dtype = check_dtype(np_dtype, label)
     order = "F" if fortran and len(shape) > 1 else "C"
     if dtype.is_string:
+        # UTF-8 takes no more bytes than UCS-4, so the data's size bounds the strings' bytes
+        check_string_memory(math.prod(shape), data.nbytes, label)
         flat = data.to_array().view(np_dtype)
         values = flat.reshape(shape[::-1]).T if order == "F" else flat.reshape(shape)
         try:
             strings = strings_to_bytes(values)
         except InputError as e:
             raise InputError(f"{label}: {e}") from None
-        return Tensor(name, shape, dtype, strings=strings, source=label, named=named)
+        finally:
+            del flat, values
+            data.close()  # the strings are in memory: the file is not needed any more
+        return Tensor(name, shape, dtype, strings=strings, source=label, named=named,
+                      text_dtype=text_dtype_of(np_dtype))
     return Tensor(
         name=name,
         shape=shape,
@@ -207,22 +219,63 @@ def can_hold(dtype: DType) -> bool:
     return dtype.numpy_native
 
 
-def text_array(values, label: str):
-    """ONNX strings (bytes) as a numpy text array: ``<U`` when every element
-    is UTF-8 (as onnx.numpy_helper reads them), else ``S``. numpy drops
-    trailing NULs from both, so a string ending in one is refused rather
-    than silently shortened."""
+FAR_LARGER = 8  # a fixed-width text output this many times the strings' own bytes...
+LARGE = 64 << 20  # ...and at least this large is refused: a .pb holds the strings as they are
+WRITE_STEP = 16 << 20  # bytes of fixed-width text made at a time
+
+
+def text_dtype_for(values, kept: str, label: str):
+    """The fixed-width numpy dtype an .npy holds ONNX strings (bytes) in:
+    the input's own (``kept``: ``|S2`` stays ``|S2``, ``<U5`` stays
+    ``<U5``), else ``<U`` when every element is UTF-8 (as onnx.numpy_helper
+    reads them) or ``S``, as wide as the longest. Refused before anything is
+    made: a string ending in NUL (numpy drops trailing NULs, so it would
+    come back shortened), and a fixed-width array far larger than the
+    strings (one long string among many short ones), which a .pb avoids."""
     import numpy as np
 
-    if any(v.endswith(b"\0") for v in values.reshape(-1)):
+    flat = values.reshape(-1)
+    total = longest = chars = 0
+    text = True
+    for v in flat:
+        n = len(v)
+        if n and v[-1] == 0:
+            raise UsageError(
+                f"{label}: a string that ends in a NUL byte cannot be stored in a numpy array "
+                "(numpy drops trailing NULs); write a .pb (ONNX TensorProto) file instead"
+            )
+        total += n
+        longest = max(longest, n)
+        if text and n > chars:  # the width of <U counts characters, not bytes
+            try:
+                chars = n if v.isascii() else max(chars, len(v.decode("utf-8")))
+            except UnicodeDecodeError:
+                text = False
+    if kept:
+        return np.dtype(kept)
+    dtype = np.dtype(f"<U{max(1, chars)}") if text else np.dtype(f"S{max(1, longest)}")
+    fixed = flat.size * dtype.itemsize
+    if fixed > FAR_LARGER * total and fixed > LARGE:
         raise UsageError(
-            f"{label}: a string that ends in a NUL byte cannot be stored in a numpy array "
-            "(numpy drops trailing NULs); write a .pb (ONNX TensorProto) file instead"
+            f"{label}: as a .npy array ({dtype.str}) these {flat.size} strings need {fixed} bytes, "
+            f"{fixed // max(1, total)}x the {total} bytes they hold; write a .pb (ONNX TensorProto) file instead"
         )
-    text = strings_to_text(values)
-    if all(isinstance(v, str) for v in text.reshape(-1)):
-        return np.array(text.tolist(), dtype=str).reshape(values.shape)
-    return np.array(values.tolist(), dtype=bytes).reshape(values.shape)
+    return dtype
+
+
+def write_strings(f: BinaryIO, values, dtype) -> None:
+    """An .npy of the strings in ``dtype`` (see text_dtype), made a slice at
+    a time: the fixed-width array is never whole in memory."""
+    import numpy as np
+
+    write_header(f, values.shape, dtype)
+    flat = values.reshape(-1)
+    step = max(1, WRITE_STEP // max(1, dtype.itemsize))
+    for start in range(0, flat.size, step):
+        part = flat[start : start + step].tolist()
+        if dtype.kind == "U":
+            part = [v.decode("utf-8") for v in part]
+        f.write(np.array(part, dtype=dtype).tobytes())
 
 
 class NpyWriter:
@@ -244,11 +297,9 @@ class NpyWriter:
         write_header(self._f, shape, dtype)
         yield self._f.write
 
-    def strings(self, name: str, values) -> None:
-        import numpy as np
-
+    def strings(self, name: str, values, text_dtype: str = "") -> None:
         self._once()
-        np.lib.format.write_array(self._f, text_array(values, self._label), allow_pickle=False)
+        write_strings(self._f, values, text_dtype_for(values, text_dtype, self._label))
 
     def close(self) -> None:
         pass
@@ -257,13 +308,15 @@ class NpyWriter:
 WRITER = NpyWriter
 
 
-def write_header(f: BinaryIO, shape: tuple[int, ...], dtype: DType) -> None:
-    """Write a C-order, little-endian .npy header (format 1.0 unless it is too long)."""
+def write_header(f: BinaryIO, shape: tuple[int, ...], dtype) -> None:
+    """Write a C-order, little-endian .npy header (format 1.0 unless it is too
+    long) for a DType, or a numpy dtype (fixed-width text)."""
     import numpy as np
 
     fmt = np.lib.format
+    np_dtype = dtype.numpy if isinstance(dtype, DType) else np.dtype(dtype)
     header = {
-        "descr": fmt.dtype_to_descr(dtype.numpy.newbyteorder("<")),
+        "descr": fmt.dtype_to_descr(np_dtype.newbyteorder("<")),
         "fortran_order": False,
         "shape": tuple(shape),
     }

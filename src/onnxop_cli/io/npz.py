@@ -23,11 +23,14 @@ from __future__ import annotations
 import zipfile
 from contextlib import contextmanager
 from pathlib import Path
-from typing import BinaryIO, Iterator
+from typing import TYPE_CHECKING, BinaryIO, Iterator
 
 from ..errors import InputError, OnnxopError, OutputError, UsageError
 from ..tensor import DType, Tensor, _readinto_full
 from . import npy
+
+if TYPE_CHECKING:
+    from ..files import InputFile
 
 SUFFIX = ".npz"
 MEMBER_SUFFIX = ".npy"
@@ -55,45 +58,61 @@ def member_name(filename: str) -> str:
     return filename[: -len(MEMBER_SUFFIX)] if filename.endswith(MEMBER_SUFFIX) else filename
 
 
+class Archive:
+    """An .npz opened once: one descriptor (files.InputFile) and one ZipFile
+    over it, shared by its members' ByteSources."""
+
+    def __init__(self, file: InputFile, label: str) -> None:
+        self.file = file
+        self.label = label
+        with zip_errors(label, "not an .npz file"):
+            self.zip = zipfile.ZipFile(file.reader())
+
+
 class ZipMemberBytes:
     """A byte range of one archive member, read front to back on demand.
 
     The member stays open between sequential reads (deflated members cannot
-    seek cheaply); a read elsewhere reopens it.
+    seek cheaply); a read elsewhere reopens it, from the same descriptor.
     """
 
-    def __init__(self, path: Path, member: str, offset: int, nbytes: int, label: str) -> None:
-        self.path = Path(path)
+    def __init__(self, archive: Archive, member: str, offset: int, nbytes: int, label: str) -> None:
+        self.archive = archive
         self.member = member
         self.offset = offset
         self.nbytes = nbytes
         self.label = label
-        self._zip: zipfile.ZipFile | None = None
         self._stream = None
         self._pos = -1
+        self._closed = False
+        archive.file.users += 1
 
     def _open_at(self, offset: int) -> None:
-        self.close()
-        self._zip = zipfile.ZipFile(self.path)
-        self._stream = self._zip.open(self.member)
+        self._drop_stream()
+        self._stream = self.archive.zip.open(self.member)
         self._stream.seek(self.offset + offset)
         self._pos = offset
 
     def readinto(self, offset: int, out: memoryview) -> None:
         try:
+            self.archive.file.check_unchanged()  # an archive rewritten in place would mix
             with zip_errors(self.label, "cannot read the member"):
                 if self._stream is None or self._pos != offset:
                     self._open_at(offset)
                 got = _readinto_full(self._stream, out)
+            self.archive.file.check_unchanged()
         except BaseException:
-            self.close()
+            self._drop_stream()
             raise
         self._pos = offset + got
         if got != len(out):
-            self.close()
-            raise InputError(f"{self.label}: member is truncated: expected {self.nbytes} data bytes")
+            self._drop_stream()
+            raise InputError(
+                f"{self.label}: member is truncated: expected {self.nbytes} data bytes, "
+                f"it ends {self.nbytes - offset - got} bytes early"
+            )
         if self._pos >= self.nbytes:
-            self.close()
+            self._drop_stream()
 
     def to_array(self):
         import numpy as np
@@ -103,33 +122,45 @@ class ZipMemberBytes:
             self.readinto(0, memoryview(out))
         return out
 
-    def close(self) -> None:
-        for handle in (self._stream, self._zip):
-            if handle is not None:
-                handle.close()
-        self._stream = self._zip = None
+    def _drop_stream(self) -> None:
+        if self._stream is not None:
+            self._stream.close()
+        self._stream = None
         self._pos = -1
 
+    def close(self) -> None:
+        """Done with this member; the archive's last member closes its file."""
+        self._drop_stream()
+        if not self._closed:
+            self._closed = True
+            self.archive.file.users -= 1
+            if self.archive.file.users <= 0:
+                self.archive.file.close()
+
     def __del__(self) -> None:
-        self.close()
+        try:
+            self._drop_stream()
+        except Exception:  # noqa: BLE001 - interpreter shutdown
+            pass
 
 
 def read_npz(path: Path, member: str | None = None) -> list[Tensor]:
     """Every member of the archive (or only ``member``), as lazy tensors named
-    by their member names."""
+    by their member names. The file is opened once; every member is read
+    from that descriptor."""
+    from ..files import InputFile
+
     path = Path(path)
     label = str(path)
-    with open(path, "rb") as f:
-        start = f.read(4)
-    if start not in ZIP_STARTS:
-        # zipfile would find an archive after anything (a self-extractor, a
-        # polyglot file); np.load, like onnxop, wants the file to be one
-        raise InputError(f"{label}: not an .npz file (it does not start with a zip header, PK\\x03\\x04)")
-    with zip_errors(label, "not an .npz file"):
-        archive = zipfile.ZipFile(path)
-    with archive:
+    file = InputFile(path, label)
+    try:
+        if file.reader().read(4) not in ZIP_STARTS:
+            # zipfile would find an archive after anything (a self-extractor, a
+            # polyglot file); np.load, like onnxop, wants the file to be one
+            raise InputError(f"{label}: not an .npz file (it does not start with a zip header, PK\\x03\\x04)")
+        archive = Archive(file, label)
         # (ZipInfo.is_dir() fails on an empty name: IndexError)
-        infos = [i for i in archive.infolist() if not i.filename.endswith("/")]
+        infos = [i for i in archive.zip.infolist() if not i.filename.endswith("/")]
         names = [member_name(i.filename) for i in infos]
         if "" in names:
             raise InputError(f"{label}: a member has an empty name")
@@ -138,8 +169,13 @@ def read_npz(path: Path, member: str | None = None) -> list[Tensor]:
             if member not in names:
                 raise UsageError(f"{label}: no member {member!r}; it holds {describe(names)}")
             infos = [infos[names.index(member)]]
-        size = path.stat().st_size
-        return [_member_tensor(archive, info, path, label, size) for info in infos]
+        tensors = [_member_tensor(archive, info, label, file.size) for info in infos]
+    except BaseException:
+        file.close()
+        raise
+    if file.users == 0:  # no member left reading (none, or all strings, read already)
+        file.close()
+    return tensors
 
 
 def _check_unique(names: list[str], label: str) -> None:
@@ -171,17 +207,17 @@ def _check_sizes(info: zipfile.ZipInfo, archive_size: int, where: str) -> None:
         )
 
 
-def _member_tensor(archive: zipfile.ZipFile, info: zipfile.ZipInfo, path: Path, label: str, size: int) -> Tensor:
+def _member_tensor(archive: Archive, info: zipfile.ZipInfo, label: str, size: int) -> Tensor:
     name = member_name(info.filename)
     where = f"{label}[{name}]"
     _check_sizes(info, size, where)
     with zip_errors(where, "cannot read the member"):
-        with archive.open(info) as stream:
+        with archive.zip.open(info) as stream:
             _, shape, fortran, np_dtype = npy.read_header(stream, where)
             offset = stream.tell()
     npy.check_dtype(np_dtype, where)
     nbytes = npy.data_size(shape, np_dtype, where, info.file_size - offset, "member")
-    data = ZipMemberBytes(path, info.filename, offset, nbytes, where)
+    data = ZipMemberBytes(archive, info.filename, offset, nbytes, where)
     return npy.tensor_from_header(where, name, shape, fortran, np_dtype, data, named=True)
 
 
@@ -219,12 +255,11 @@ class NpzWriter:
             npy.write_header(stream, shape, dtype)
             yield stream.write
 
-    def strings(self, name: str, values) -> None:
-        import numpy as np
-
-        array = npy.text_array(values, f"{self._label}[{name}]")
+    def strings(self, name: str, values, text_dtype: str = "") -> None:
+        where = f"{self._label}[{name}]"
+        dtype = npy.text_dtype_for(values, text_dtype, where)  # refused before the member is opened
         with self._zip.open(self._member(name), "w", force_zip64=True) as stream:
-            np.lib.format.write_array(stream, array, allow_pickle=False)
+            npy.write_strings(stream, values, dtype)
 
     def close(self) -> None:
         self._zip.close()

@@ -9,16 +9,27 @@ the end of the stream also means a pipeline's messages come out in order.
 stdout gets the header and the data as the GPU returns them. It cannot be
 written atomically: a failure part-way leaves a partial stream (the exit code
 says so); a file named with ``-o`` is still written atomically.
+
+The standard streams themselves may be closed (``<&-``, ``>&-``) or broken (a
+reader that went away, ``> /dev/full``). ``guard_standard_fds`` puts
+``/dev/null`` on a closed one at start-up -- otherwise the next file opened
+(an output's temporary file) would get its number, and anything written to
+"stdout" would land in the output -- and remembers it was closed: reading
+``-`` from a closed stdin is a usage error, and text for a closed stdout is
+dropped as ``> /dev/null`` would drop it. A failed write on stdout becomes
+:class:`StdoutError`, one line naming stdout.
 """
 
 from __future__ import annotations
 
+import errno
+import os
 import sys
 from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO, Iterator
 
-from ..errors import InputError, UsageError
+from ..errors import InputError, OutputError, UsageError
 from ..tensor import StreamBytes, Tensor
 from . import npy
 
@@ -27,12 +38,71 @@ STDIN_NAME = "stdin"  # the tensor's name, as shown and as written to JSON
 STDOUT_LABEL = "stdout"  # where "wrote ..." says the output went
 
 
+_closed: set[int] = set()  # standard fds that were closed when onnxop started
+
+
+class StdoutError(OutputError):
+    """Writing to stdout failed: the reader went away, or the disk is full."""
+
+    def __init__(self, e: OSError) -> None:
+        reason = "broken pipe (the reader stopped reading)" if e.errno == errno.EPIPE else e.strerror or str(e)
+        super().__init__(f"{STDOUT_LABEL}: {reason}")
+        self.errno = e.errno
+
+
+def guard_standard_fds() -> None:
+    """Put /dev/null on stdin, stdout or stderr where one is closed, and
+    remember which were (the console entry point calls this first)."""
+    for fd, name, mode in ((0, "stdin", "r"), (1, "stdout", "w"), (2, "stderr", "w")):
+        try:
+            os.fstat(fd)
+            continue
+        except OSError:
+            pass
+        null = os.open(os.devnull, os.O_RDONLY if fd == 0 else os.O_WRONLY)
+        if null != fd:
+            os.dup2(null, fd)
+            os.close(null)
+        _closed.add(fd)
+        stream = open(fd, mode, closefd=False, encoding="utf-8", errors="backslashreplace")
+        setattr(sys, name, stream)
+
+
+def stdout_closed() -> bool:
+    return 1 in _closed
+
+
+def write_text(text: str) -> None:
+    """Result text (a printout, a JSON document) to stdout; a failure names stdout."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except OSError as e:
+        raise StdoutError(e) from None
+
+
+def settle_stdout() -> None:
+    """Before exiting: flush stdout, and if that cannot be done point it at
+    /dev/null, so that Python's own flush at exit prints no traceback."""
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError, AttributeError):
+        try:
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, sys.stdout.fileno())
+            os.close(null)
+        except (OSError, ValueError, AttributeError):
+            pass
+
+
 def is_stdio(path: object) -> bool:
     """True for the path ``-`` (stdin as an input, stdout as an output)."""
     return path is not None and str(path) == STDIO
 
 
 def _stdin() -> BinaryIO:
+    if 0 in _closed or sys.stdin is None:
+        raise UsageError("-: stdin is closed; pipe a .npy file in (example: onnxop flatten - < a.npy)")
     return sys.stdin.buffer
 
 
@@ -61,6 +131,7 @@ def read_npy_stream(stream: BinaryIO | None = None, *, label: str = "-", isatty:
     """The tensor of a ``.npy`` stream (stdin by default); its data is read
     later, front to back, when the GPU asks for it."""
     if stream is None:
+        _stdin()  # a closed stdin is refused before anything else
         if (sys.stdin.isatty() if isatty is None else isatty):
             raise UsageError(
                 "-: stdin is a terminal; pipe a .npy file in (example: onnxop flatten - < a.npy)"
@@ -81,7 +152,9 @@ def read_npy_stream(stream: BinaryIO | None = None, *, label: str = "-", isatty:
 
 
 def check_stdout(isatty: bool | None = None) -> None:
-    """Refuse to write binary .npy bytes onto a terminal."""
+    """Refuse to write binary .npy bytes onto a terminal, or a closed stdout."""
+    if stdout_closed():
+        raise UsageError("-o -: stdout is closed; redirect it to a file or a pipe")
     if sys.stdout.isatty() if isatty is None else isatty:
         raise UsageError(
             "-o -: stdout is a terminal; redirect it to a file or a pipe "
@@ -92,11 +165,30 @@ def check_stdout(isatty: bool | None = None) -> None:
 @contextmanager
 def stdout_writer(stream: BinaryIO | None = None) -> Iterator[npy.NpyWriter]:
     """A .npy writer on stdout: the header, then the data as the GPU returns it."""
-    out = _stdout() if stream is None else stream
+    out = _NamedStdout(_stdout() if stream is None else stream)
     writer = npy.NpyWriter(out, STDOUT_LABEL)
     yield writer
     writer.close()
     out.flush()
+
+
+class _NamedStdout:
+    """stdout's binary stream, whose failures name stdout (StdoutError)."""
+
+    def __init__(self, stream: BinaryIO) -> None:
+        self._stream = stream
+
+    def write(self, data) -> int:
+        try:
+            return self._stream.write(data)
+        except OSError as e:
+            raise StdoutError(e) from None
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except OSError as e:
+            raise StdoutError(e) from None
 
 
 def stdio_label(path: Path | str) -> str:

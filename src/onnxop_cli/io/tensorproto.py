@@ -29,7 +29,7 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import BinaryIO, Iterator
 
 from ..errors import InputError, OutputError, UsageError
-from ..tensor import DTYPES, DType, FileBytes, MemoryBytes, Tensor, check_shape
+from ..tensor import DTYPES, DType, FileBytes, MemoryBytes, Tensor, check_shape, check_string_memory
 
 SUFFIX = ".pb"
 PROTOBUF_LIMIT = (2 << 30) - (1 << 20)  # a message must stay under 2 GiB; keep room for the header
@@ -43,21 +43,31 @@ def read_pb(path: Path) -> Tensor:
     import onnx
     from google.protobuf.message import DecodeError
 
+    from ..files import InputFile
+
     path = Path(path)
     label = str(path)
-    size = path.stat().st_size
-    if size > MAX_MESSAGE:  # protobuf cannot parse it; do not read gigabytes to find out
+    file = InputFile(path, label)  # one open: its size and its bytes are the same file's
+    size = file.size
+    if size > MAX_MESSAGE:
+        file.close()  # protobuf cannot parse it; do not read gigabytes to find out
         raise InputError(
             f"{label}: {size} bytes is more than a TensorProto can hold (protobuf messages stay "
             f"under 2 GiB); a larger tensor keeps its data in an external file"
         )
     proto = onnx.TensorProto()
     try:
-        proto.ParseFromString(path.read_bytes())
+        content = bytearray(size)
+        got = file.pread_into(0, memoryview(content))
+        file.check_unchanged()
+        del content[got:]
+        proto.ParseFromString(bytes(content) if got != size else content)
     except DecodeError as e:
         raise InputError(f"{label}: not a serialized ONNX TensorProto ({e})") from None
     except (RuntimeError, ValueError, MemoryError) as e:  # upb's limits (recursion, size)
         raise InputError(f"{label}: not a serialized ONNX TensorProto ({type(e).__name__}: {e})") from None
+    finally:
+        file.close()
     return tensor_from_proto(proto, path.parent, label, path.stem)
 
 
@@ -87,6 +97,8 @@ def tensor_from_proto(proto, base_dir: Path, label: str, default_name: str) -> T
         if proto.HasField("raw_data") or proto.data_location == EXTERNAL:
             raise InputError(f"{label}: a string tensor keeps its values in string_data")
         _check_count(proto, "string_data", count, label, dtype)
+        # the message (at most 2 GiB) bounds the strings' bytes; each adds a Python object
+        check_string_memory(count, proto.ByteSize(), label)
         values = np.empty(len(proto.string_data), dtype=object)
         values[:] = list(proto.string_data)
         return Tensor(name, shape, dtype, strings=values.reshape(shape), source=label, named=bool(proto.name))
@@ -187,10 +199,20 @@ def _external_info(proto, label: str) -> tuple[str, int, int | None]:
 
 
 def _external_bytes(proto, base_dir: Path, label: str, nbytes: int) -> FileBytes:
+    from ..files import InputFile
+
     location, offset, length = _external_info(proto, label)
     folder = base_dir if str(base_dir) else Path(".")
     target = _inside(folder, location, label)
-    size = target.stat().st_size
+    file = InputFile(target, f"{label}: external data {location!r}")  # opened once, as the .npy inputs are
+    try:
+        return FileBytes(file, offset, _external_length(proto, label, location, offset, length, file.size, nbytes))
+    except BaseException:
+        file.close()
+        raise
+
+
+def _external_length(proto, label: str, location: str, offset: int, length: int | None, size: int, nbytes: int) -> int:
     if length is None:
         length = max(0, size - offset)
     if length != nbytes:
@@ -203,7 +225,7 @@ def _external_bytes(proto, base_dir: Path, label: str, nbytes: int) -> FileBytes
             f"{label}: external data {location!r} is truncated: {length} bytes from offset "
             f"{offset} need a file of {offset + length} bytes, it has {size}"
         )
-    return FileBytes(target, offset, length)
+    return length
 
 
 def _inside(folder: Path, location: str, label: str) -> Path:
@@ -272,7 +294,8 @@ class PbWriter:
         proto.raw_data = bytes(buf)
         self._f.write(proto.SerializeToString())
 
-    def strings(self, name: str, values) -> None:
+    def strings(self, name: str, values, text_dtype: str = "") -> None:
+        """The bytes as they are, into string_data: no fixed-width array (the numpy kind has no place in a .pb)."""
         proto = self._proto(name, values.shape, _string_dtype())
         proto.string_data.extend(bytes(v) for v in values.reshape(-1))
         self._f.write(proto.SerializeToString())

@@ -1,0 +1,49 @@
+"""The WebGPU implementations onnxop runs on, behind one interface (base.py).
+
+``wgpu`` (wgpu-native, Naga) is the default; ``dawn`` (Dawn, Tint) comes with
+the ``dawn`` extra. An engine is a module with base.Engine's functions; it is
+imported only when chosen, so the other one costs nothing.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from types import ModuleType
+
+from ...errors import GpuError, UsageError
+
+ENV_ENGINE = "ONNXOP_ENGINE"
+ENGINES = ("wgpu", "dawn")
+DEFAULT = "wgpu"
+_MODULES = {"wgpu": "wgpu_engine", "dawn": "dawn"}
+
+
+def resolve_engine(engine: str | None) -> str:
+    """The engine to use: the argument, else $ONNXOP_ENGINE, else wgpu."""
+    name = (engine or os.environ.get(ENV_ENGINE) or DEFAULT).strip().lower()
+    if name not in ENGINES:
+        raise UsageError(f"unknown engine {name!r}; choose one of {', '.join(ENGINES)}")
+    return name
+
+
+def load(engine: str) -> ModuleType:
+    """The engine's module; GpuError naming the extra if it is not installed."""
+    module = importlib.import_module(f".{_MODULES[engine]}", __name__)
+    if engine == "dawn":
+        try:
+            module._lib()
+        except (ImportError, OSError) as e:
+            raise GpuError(
+                f"the dawn engine needs the dawn-python package ({module.INSTALL_HINT}): {e}"
+            ) from None
+    return module
+
+
+def installed(engine: str) -> bool:
+    """Whether ``engine`` can be loaded (without loading it)."""
+    if engine == "dawn":
+        import importlib.util
+
+        return importlib.util.find_spec("pydawn") is not None
+    return True

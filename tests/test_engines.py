@@ -1,0 +1,96 @@
+"""The engine seam: Dawn refuses what is not portable WebGPU, the chooser
+never picks it there, and every kernel's declared needs match its shader.
+(Byte-exactness on both engines is the whole GPU matrix: every GPU test runs
+on vulkan, gl, dawn-vulkan and dawn-gl.)"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from conftest import BACKENDS, cli, error_of
+from onnxop_cli.errors import GpuError
+from onnxop_cli.gpu import kernels
+from onnxop_cli.gpu.portability import needs
+from onnxop_cli.gpu.shaders import shader_names
+
+DAWN = [b for b in BACKENDS if b.startswith("dawn-")]
+
+
+def backend_params(metafunc) -> bool:
+    """The GPU tests here are about Dawn: they run on its backends only."""
+    metafunc.parametrize("backend", DAWN, indirect=True, scope="session")
+    return True
+
+
+def test_every_kernel_declares_what_its_shader_needs():
+    for kernel in kernels.KERNELS.values():
+        assert set(needs(kernel.shader).features) <= set(kernel.features), kernel.name
+    assert needs("copy_uniform64.wgsl").features == ("shader-int64",)
+    portable = [s for s in shader_names() if not needs(s).features]
+    assert {"copy.wgsl", "copy_uniform.wgsl", "gather.wgsl"} <= set(portable)
+
+
+def test_workgroup_and_binding_limits_are_read_from_the_shader():
+    need = needs("copy_uniform.wgsl")
+    assert need.limits["max-compute-invocations-per-workgroup"] == 256
+    assert need.limits["max-uniform-buffer-binding-size"] == 64 << 10
+    assert need.limits["max-uniform-buffers-per-shader-stage"] == 4
+    assert need.missing([], {"max-compute-invocations-per-workgroup": 128}) == [
+        "max-compute-invocations-per-workgroup >= 256"
+    ]
+
+
+def test_dawn_refuses_64_bit_kernels_and_never_chooses_them(backend):
+    from onnxop_cli.gpu import get_gpu
+
+    gpu = get_gpu(backend)
+    assert gpu.engine_name == "dawn"
+    assert "shader-int64" not in gpu.features
+    with pytest.raises(GpuError, match=r"copy_uniform64\.wgsl.*u64"):
+        gpu.pipeline("copy_uniform64.wgsl")
+    assert kernels.choose(gpu).name != "uniform64"
+    with pytest.raises(ValueError, match="needs shader-int64"):
+        kernels.choose(gpu, "uniform64")
+    for shader in ("copy.wgsl", "copy_uniform.wgsl", "gather.wgsl"):
+        gpu.pipeline(shader)  # every portable shader compiles on Tint
+
+
+def test_engine_option_and_env_select_dawn(backend, cwd, rng, capsys, monkeypatch):
+    plain = backend.removeprefix("dawn-")
+    a = rng.integers(0, 256, (3, 5, 7), dtype=np.uint8).view(np.int8)
+    np.save("a.npy", a)
+    code, out, err = cli(capsys, "--engine", "dawn", "--json", "flatten", "a.npy", "-o", "b.npy", "-b", plain)
+    assert code == 0, err
+    assert '"backend": "' + backend + '"' in out and ", dawn)" in out
+    assert np.load("b.npy").tobytes() == a.tobytes()
+    monkeypatch.setenv("ONNXOP_ENGINE", "dawn")
+    code, out, err = cli(capsys, "info", "-b", plain)
+    assert code == 0 and "Engine: dawn" in out
+    code, _, err = cli(capsys, "--engine", "wgpu", "info", "-b", backend)
+    assert code == 2 and "names the dawn engine" in error_of(err)
+
+
+def test_unknown_engine_is_a_usage_error(capsys):
+    code, _, err = cli(capsys, "--engine", "tint", "info")
+    assert code == 2 and error_of(err) == "unknown engine 'tint'; choose one of wgpu, dawn"
+
+
+def test_missing_dawn_names_the_extra(tmp_path):
+    """Without dawn-python, --engine dawn stops with one line naming the extra."""
+    (tmp_path / "pydawn").mkdir()
+    (tmp_path / "pydawn" / "__init__.py").write_text("")
+    (tmp_path / "pydawn" / "webgpu.py").write_text("raise ImportError('No module named pydawn.webgpu')\n")
+    np.save(tmp_path / "a.npy", np.arange(6, dtype=np.float32))
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-m", "onnxop_cli", "--engine", "dawn", "flatten", "a.npy", "-o", "b.npy"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 1 and done.stdout == ""
+    assert "pip install 'onnxop[dawn]'" in error_of(done.stderr)
+    assert not (tmp_path / "b.npy").exists()
