@@ -306,6 +306,16 @@ def test_a_forward_only_source_read_out_of_order_is_spooled(gpu, rng, reading):
     assert bytes(out) == reference(a.T)
 
 
+@pytest.mark.parametrize(("rank", "binding"), [(20, None), (12, 256)])
+def test_a_deep_transpose(gpu, rng, reading, rank, binding):
+    """Axes that no two merge (a reversed permutation of 2 x ... x 2): twenty
+    is the deepest a view of a million bytes gets once size-1 axes are dropped."""
+    a = random_array(rng, (2,) * rank, "u1")
+    v = a.transpose(list(range(rank - 1, -1, -1)))
+    assert len(view_of(a, v).simplified().shape) == rank
+    assert gather(gpu, a, view_of(a, v), binding_bytes=binding) == reference(v)
+
+
 def test_grid_folds_when_groups_exceed_the_dimension_limit(gpu, rng):
     words_per_group = shader_const("gather.wgsl", "WG") * shader_const("gather.wgsl", "WORDS")
     f = np.asfortranarray(random_array(rng, (301, 4 * words_per_group // 301 * 4 + 3), "u1"))
@@ -313,11 +323,13 @@ def test_grid_folds_when_groups_exceed_the_dimension_limit(gpu, rng):
     assert fortran(gpu, f, max_groups_per_dim=2) == reference(f)
 
 
-@pytest.mark.parametrize("case", ["transpose-f4", "fortran-u1", "reversed-int4"])
+@pytest.mark.parametrize("case", ["transpose-f4", "fortran-u1", "reversed-int4", "every-other-u1"])
 def test_views_above_128_mib(gpu, case):
     """Once per path with a tensor larger than max_storage_buffer_binding_size
     (128 MiB on both software adapters), at the adapter's own limits: 32-bit
-    words, bytes assembled into words, and packed nibbles."""
+    words, bytes assembled into words, and packed nibbles; bands read as
+    packed runs (the transposes), through one window (the reversal) and
+    through several windows each (a step of -2 has no unit-stride axis)."""
     rng = np.random.default_rng(11)
     limit = gpu.limits["max-storage-buffer-binding-size"]
     if case == "transpose-f4":
@@ -327,6 +339,10 @@ def test_views_above_128_mib(gpu, case):
     elif case == "fortran-u1":
         a = random_array(rng, (4099, max(limit, 128 << 20) // 4099 + 5), "u1")
         v = a.T
+        got, want = gather(gpu, a, view_of(a, v)), reference(v)
+    elif case == "every-other-u1":
+        a = random_array(rng, (2 * max(limit, 128 << 20) + (3 << 20) + 7,), "u1")
+        v = a[::-2]
         got, want = gather(gpu, a, view_of(a, v)), reference(v)
     else:
         a = random_packed(rng, (2 * max(limit, 128 << 20) + 101,), ml_dtypes.int4)

@@ -87,6 +87,9 @@ def plan(
             out_shape = core.check(node, tensor, where=tensor.source or tensor.name)
             if job.target is not None:
                 _check_target(job.target, output if parents else None, tensor, out_shape)
+    for job in jobs:  # the device last: opening it is the slowest check
+        for tensor in job.tensors:
+            core.check_device(tensor, backend)
     return jobs
 
 

@@ -60,6 +60,18 @@ def check(node: Node, tensor: Tensor, where: str = "") -> tuple[int, ...]:
     return out_shape
 
 
+def check_device(tensor: Tensor, backend: str | None = None) -> None:
+    """Open the device before a batch writes anything, so that a missing
+    adapter refuses the whole batch. (Nothing else is refused here: the flat
+    copy and the gather take every fixed-width tensor at any size.) String
+    tensors need no device."""
+    if tensor.dtype.is_string:
+        return
+    from .gpu import get_gpu
+
+    get_gpu(backend)
+
+
 def apply(
     node: Node,
     tensor: Tensor,

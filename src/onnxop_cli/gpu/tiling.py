@@ -26,9 +26,12 @@ import itertools
 from dataclasses import dataclass
 from typing import Iterator
 
-# What one read call costs, in bytes copied: a run is worth reading on its own
-# only where that beats re-reading windows (a FileBytes read opens the file).
+# Costs in bytes copied, to choose between packed runs and windows: one read
+# call (a FileBytes read opens the file), and one byte through the gather
+# kernel (about 10x a flat copy's on lavapipe: scripts/bench_gather.py). A
+# box read through n windows pays n - 1 extra windows and kernel passes.
 RUN_COST = 16 << 10
+KERNEL_COST = 8
 
 
 @dataclass(frozen=True)
@@ -163,7 +166,8 @@ class Plan:
         out: list[Upload] = []
         for box in band:
             windows = range(box.lo - box.lo % self.align, box.hi + 1, self.window)
-            packed = self.packed(box, budget=len(windows) * self.window * self.bits // 8)
+            window_bytes, box_bytes = self.window * self.bits // 8, box.count * self.bits // 8
+            packed = self.packed(box, budget=(len(windows) - 1) * (window_bytes + KERNEL_COST * box_bytes))
             if packed is not None:
                 out.append(packed)
             else:
@@ -185,8 +189,8 @@ class Plan:
 
     def packed(self, box: Box, budget: int) -> Upload | None:
         """The box's elements as runs along its unit-stride axis, packed in
-        box order; None where that cannot be done, or would cost more than
-        ``budget`` bytes (reading its windows instead)."""
+        box order; None where that cannot be done, or where its read calls
+        would cost ``budget`` bytes or more (the extra cost of its windows)."""
         v, bits = self.view, self.bits
         axes = range(box.axis, len(v.shape))
         extent = {k: box.extent if k == box.axis else v.shape[k] for k in axes}
@@ -205,7 +209,7 @@ class Plan:
         for k in reversed(others):
             packed[k] = size
             size *= extent[k]
-        if size > self.window or size * bits // 8 + size // slot * RUN_COST >= budget:
+        if size > self.window or size // slot * RUN_COST >= budget:
             return None
         run_bytes = -(-run * bits // 8)
         runs = []
