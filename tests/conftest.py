@@ -7,13 +7,20 @@ A missing adapter skips its tests on a developer machine but FAILS them when
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tempfile
 
 import numpy as np
 import pytest
 
 os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.mkdtemp(prefix="xdg-"))
+# The kernel choice is cached under $XDG_CACHE_HOME (gpu/calibrate.py): the
+# tests, and the processes they start, use a fresh one, never the user's.
+_CACHE_HOME = tempfile.mkdtemp(prefix="onnxop-test-cache-")
+os.environ["XDG_CACHE_HOME"] = _CACHE_HOME
+atexit.register(shutil.rmtree, _CACHE_HOME, ignore_errors=True)
 
 from onnxop_cli.errors import NoAdapterError  # noqa: E402
 from onnxop_cli.gpu import get_gpu, init_instance  # noqa: E402

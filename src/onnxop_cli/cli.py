@@ -211,8 +211,22 @@ def _global(
     json_out: JsonOpt = False,
     quiet: QuietOpt = False,
     debug: DebugOpt = False,
+    kernel: Annotated[
+        Optional[str],
+        typer.Option(
+            "--kernel",
+            envvar="ONNXOP_KERNEL",
+            help="Force a copy kernel (storage, storage64) instead of the one measured fastest "
+            "on this adapter. Example: onnxop --kernel storage flatten a.npy",
+            show_default=False,
+            metavar="NAME",
+        ),
+    ] = None,
 ) -> None:
     """Options given before the command apply to it: onnxop --backend gl flatten a.npy"""
+    from .gpu.calibrate import force  # no wgpu at import: --help stays light
+
+    force(kernel)  # every run sets it, so one in-process run does not leak into the next
     ctx.obj = {"backend": backend, "json": json_out, "quiet": quiet}
 
 
@@ -312,7 +326,13 @@ def _run_many(
                 command, node, opset, runs, backend=gpu.info.our_backend, adapter=adapter or gpu.name,
                 total=time.perf_counter() - started,
             )
+            | {"kernel": _kernel_doc(gpu)}
         )
+
+
+def _kernel_doc(gpu):
+    """The copy kernel that ran on ``gpu`` and why, or None if none did."""
+    return gpu.kernel_used.document() if gpu.kernel_used else None
 
 
 def _check_stdio(inputs: list[Path], output: Optional[Path], out: Out) -> None:
@@ -533,6 +553,7 @@ def info(
     debug: DebugOpt = False,
 ) -> None:
     from .gpu import get_gpu, list_adapters, resolve_backend
+    from .gpu.calibrate import choice
 
     name = resolve_backend(_backend(ctx, backend))
     gpu = get_gpu(name)  # creates the WebGPU instance for this backend, unless one exists
@@ -543,9 +564,9 @@ def info(
     if out.json:
         from . import report
 
-        out.document(report.info_document(name, adapters, gpu))
+        out.document(report.info_document(name, adapters, gpu) | {"kernel": choice(gpu).document()})
         return
-    lines += ["", f"Chosen ({name}): {gpu.name}", "", "Limits:"]
+    lines += ["", f"Chosen ({name}): {gpu.name}", f"Copy kernel: {choice(gpu).describe()}", "", "Limits:"]
     lines += [f"  {k} = {v}" for k, v in sorted(gpu.limits.items())]
     lines += ["", "Features:"]
     lines += [f"  {f}" for f in gpu.info.features] or ["  (none)"]
@@ -660,19 +681,34 @@ def _emit_table(headers: list[str], rows: list[list[str]]) -> None:
     help=(
         "Measure copy bandwidth on the adapter: each copy kernel, copy_buffer_to_buffer, "
         "upload, readback and numpy memcpy, in GB/s, with the ratios kernel/copy and "
-        "kernel/memcpy. Every kernel's output is verified byte for byte. Needs about "
-        "2.5x the largest size in memory.\n\n"
+        "kernel/memcpy, in interleaved rounds, with the CPU time other processes took in "
+        "each. Every kernel's output is verified byte for byte. Needs about 2.5x the "
+        "largest size in memory; by default the sizes are those the free memory holds.\n\n"
         "Example: onnxop bench --sizes 16M,256M --json"
     ),
 )
 def bench(
     ctx: typer.Context,
     sizes: Annotated[
-        str,
-        typer.Option("--sizes", help="Comma-separated sizes (K, M, G = KiB, MiB, GiB). Example: --sizes 1M,16M", metavar="LIST"),
-    ] = "1M,16M,256M,1G",
-    repeats: Annotated[int, typer.Option("--repeats", help="Timed runs of each measure. Example: --repeats 9", metavar="N")] = 5,
+        Optional[str],
+        typer.Option(
+            "--sizes",
+            help="Comma-separated sizes (K, M, G = KiB, MiB, GiB); default 1M,16M,256M,1G, less "
+            "what free memory cannot hold. Example: --sizes 1M,16M",
+            metavar="LIST",
+            show_default=False,
+        ),
+    ] = None,
+    repeats: Annotated[int, typer.Option("--repeats", help="Timed rounds. Example: --repeats 9", metavar="N")] = 5,
     warmup: Annotated[int, typer.Option("--warmup", help="Untimed runs first. Example: --warmup 2", metavar="N")] = 1,
+    tune: Annotated[
+        bool,
+        typer.Option(
+            "--tune",
+            help="Measure which copy kernel is fastest again and rewrite the cached choice. "
+            "Example: onnxop bench --tune --sizes 16M",
+        ),
+    ] = False,
     backend: BackendOpt = None,
     json_out: JsonOpt = False,
     quiet: QuietOpt = False,
@@ -681,7 +717,8 @@ def bench(
     from .bench import bench_document, parse_sizes, render_table, run_bench
 
     out = _out(ctx, json_out, quiet)
-    result = run_bench(_backend(ctx, backend), parse_sizes(sizes), repeats=repeats, warmup=warmup)
+    chosen = parse_sizes(sizes) if sizes is not None else None
+    result = run_bench(_backend(ctx, backend), chosen, repeats=repeats, warmup=warmup, tune=tune)
     out.result(render_table(result), styled=False)
     out.document(bench_document(result))
 

@@ -260,6 +260,8 @@ class Gpu:
         self.features = frozenset(device.features)
         self._pipelines: dict[str, Any] = {}
         self.cache: dict[Any, Any] = {}  # reusable resources (streaming buffers), see copy.py
+        self.kernel_choice: Any = None  # calibrate.Choice, once measured or read from the cache
+        self.kernel_used: Any = None  # the Choice the last flat copy ran with
         self._log_mark = len(_log_capture.messages)  # wgpu's messages from before this device are not its
 
     @classmethod
