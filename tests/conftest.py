@@ -31,11 +31,17 @@ init_instance(BACKENDS)
 
 def _gpu_or_skip(backend: str):
     try:
-        return get_gpu(backend)
+        gpu = get_gpu(backend)
     except NoAdapterError as e:
         if os.environ.get("CI"):
             pytest.fail(f"CI is set and there is no {backend} adapter: {e}")
         pytest.skip(f"no {backend} adapter: {e}")
+    # .ci/run's second pass selects Mesa 25 by VK_ICD_FILENAMES: make sure
+    # that is the driver the tests ran on, not a silent fallback.
+    wanted = os.environ.get("ONNXOP_TEST_DRIVER", "")
+    if wanted and wanted not in gpu.info.driver:
+        pytest.fail(f"$ONNXOP_TEST_DRIVER is {wanted!r} but the {backend} driver is {gpu.info.driver!r}")
+    return gpu
 
 
 @pytest.fixture(scope="session")
