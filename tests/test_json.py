@@ -31,6 +31,7 @@ COMMON = {"command": (str, None), "status": str, "exit_code": int}
 ERROR = COMMON | {"message": str}
 TENSOR = {"name": str, "path": (str, None), "shape": [int], "dtype": str, "values?": [int]}
 RUN = {"inputs": [TENSOR], "outputs": [TENSOR], "timings": {str: NUMBER}}
+KERNEL = {"name": str, "reason": str}
 OP = COMMON | {
     "op": str,
     "opset": int,
@@ -39,6 +40,7 @@ OP = COMMON | {
     "adapter": str,
     "runs": [RUN],
     "timings": {str: NUMBER},
+    "kernel": (KERNEL, None),
 }
 STATS = {"min": FLOATLIKE, "max": FLOATLIKE, "mean": FLOATLIKE, "nan": int, "count": int}
 SHOW = COMMON | {
@@ -54,6 +56,37 @@ INFO = COMMON | {
     "backend": str,
     "adapters": [ADAPTER],
     "chosen": ADAPTER | {"limits": {str: int}, "features": [str]},
+    "kernel": KERNEL,
+}
+ROUND = {"wall_s": NUMBER, "other_cpu_s": NUMBER, "other_share": (NUMBER, None), "flagged": bool}
+BENCH_ROW = {
+    "size": int,
+    "measure": str,
+    "kernel": (str, None),
+    "gbps_median": NUMBER,
+    "gbps_min": NUMBER,
+    "gbps_max": NUMBER,
+    "rounds_used": int,
+    "kernel_per_copy": (NUMBER, None),
+    "kernel_per_memcpy": (NUMBER, None),
+    "verified": (bool, None),
+}
+BENCH = COMMON | {
+    "adapter": str,
+    "backend": str,
+    "driver": str,
+    "date": str,
+    "timing": str,
+    "repeats": int,
+    "warmup": int,
+    "chosen_kernel": str,
+    "chosen_reason": str,
+    "calibration_gbps": {str: NUMBER},
+    "buffers": str,
+    "cpus": int,
+    "load_average": [NUMBER],
+    "rounds": {str: [ROUND]},
+    "rows": [BENCH_ROW],
 }
 DOC_TENSOR = {"name": str, "shape": [int], "dtype": str}
 EXAMPLE = {
@@ -76,7 +109,15 @@ DOC_EXAMPLES = COMMON | {
     "examples": [EXAMPLE],
     "summary?": {"passed": int, "failed": int, "skipped": int},
 }
-SCHEMAS = {"error": ERROR, "flatten": OP, "unsqueeze": OP, "show": SHOW, "info": INFO, "doc-examples": DOC_EXAMPLES}
+SCHEMAS = {
+    "error": ERROR,
+    "flatten": OP,
+    "unsqueeze": OP,
+    "show": SHOW,
+    "info": INFO,
+    "doc-examples": DOC_EXAMPLES,
+    "bench": BENCH,
+}
 
 
 def problems(value, spec, where="$") -> list[str]:
@@ -163,6 +204,7 @@ def test_flatten_json(backend, cwd, capsys):
     doc = document(out, "flatten")
     run_ = doc.pop("runs")
     timings = doc.pop("timings")
+    assert doc.pop("kernel")["name"] == get_gpu(backend).kernel_used.kernel
     assert doc == {
         "command": "flatten", "status": "ok", "exit_code": 0, "op": "Flatten", "opset": 25,
         "attributes": {"axis": -2}, "backend": backend, "adapter": get_gpu(backend).name,
@@ -238,6 +280,14 @@ def test_info_json(backend, capsys):
     assert doc["chosen"]["name"] == gpu.info.name and doc["chosen"]["backend"] == backend
     assert doc["chosen"]["limits"]["max-storage-buffer-binding-size"] == gpu.limits["max-storage-buffer-binding-size"]
     assert any(a["name"] == gpu.info.name for a in doc["adapters"])
+    assert doc["kernel"]["name"] in ("storage", "storage64")
+
+
+def test_bench_json(backend, capsys):
+    code, out, err = cli(capsys, "bench", "--json", "--backend", backend, "--sizes", "64K", "--repeats", "2")
+    assert code == 0 and err == ""
+    doc = document(out, "bench")
+    assert doc["chosen_kernel"] in {r["kernel"] for r in doc["rows"]}
 
 
 def test_doc_examples_json_listing_and_check(backend, capsys):

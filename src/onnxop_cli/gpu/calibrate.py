@@ -53,7 +53,8 @@ class Choice:
     seconds: float = 0.0  # the calibration's cost, when measured here
 
     def document(self) -> dict:
-        return {"name": self.kernel, "reason": self.reason, "gbps": dict(self.gbps)}
+        """For --json: the figures are in `onnxop info` and `onnxop bench`."""
+        return {"name": self.kernel, "reason": self.reason}
 
     def describe(self) -> str:
         figures = ", ".join(f"{k} {v:.2f} GB/s" for k, v in self.gbps.items())
