@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import UsageError
 from . import kernels
+from .cache import cache_dir, write_atomic
 from .device import Gpu
 
 ENV_KERNEL = "ONNXOP_KERNEL"
@@ -132,9 +132,7 @@ def measure(gpu: Gpu, candidates: list[kernels.Kernel]) -> Choice:
 
 
 def cache_path() -> Path:
-    root = os.environ.get("XDG_CACHE_HOME", "").strip()
-    base = Path(root) if root and os.path.isabs(root) else Path.home() / ".cache"
-    return base / "onnxop" / CACHE_FILE
+    return cache_dir() / CACHE_FILE
 
 
 def _version() -> str:
@@ -183,15 +181,4 @@ def _write_cache(gpu: Gpu, found: Choice) -> None:
         "measured": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
     text = json.dumps({"version": CACHE_VERSION, "entries": entries}, indent=1)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".kernels-", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(text)
-            os.replace(tmp, path)
-        except BaseException:
-            os.unlink(tmp)
-            raise
-    except OSError:
-        pass
+    write_atomic(path, text.encode())

@@ -1,4 +1,15 @@
-"""Make wgpu-py's first use of each C type cheap.
+"""Make wgpu-py's cffi set-up and its first use of each C type cheap.
+
+Two costs, both pycparser's:
+
+1. Importing wgpu-py's native backend runs ``ffi.cdef(<wgpu.h>)``: pycparser
+   parses the whole header, 0.3-0.7 s on a 2-core machine, every process.
+   :func:`cached_header_parse` keeps the parser's result (its table of
+   declarations, plain cffi model objects) in onnxop's cache folder,
+   pickled and keyed by the header's text and the cffi and Python versions;
+   a later process loads it in ~2 ms. A missing, stale, foreign or broken
+   file is parsed again and rewritten.
+2. Each new C type string, below.
 
 wgpu-py drives wgpu-native through cffi in ABI mode. Every ``ffi.new("WGPUX *")``
 with a type string not seen before makes cffi parse ``void __dummy(WGPUX *);``
@@ -21,8 +32,12 @@ callback signature wgpu-py declares.
 
 from __future__ import annotations
 
+import hashlib
 import re
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+from .cache import cache_dir, read_private, write_atomic
 
 _SIMPLE = re.compile(r"\s*([A-Za-z_]\w*)\s*(\*|\[\s*\])?\s*")
 _ARG = re.compile(r"\s*([A-Za-z_]\w*)\s*(const\s*)?(\*)?\s*")
@@ -105,10 +120,60 @@ def speed_up(ffi: Any) -> bool:
     return True
 
 
-def speed_up_wgpu() -> bool:
-    """Install the fast path on wgpu-py's ffi (imports wgpu's native backend)."""
+_PARSER_STATE = ("_declarations", "_included_declarations", "_anonymous_counter", "_options", "_int_constants")
+
+
+@contextmanager
+def cached_header_parse() -> Iterator[None]:
+    """While active, a fresh cffi parser asked to parse a whole header loads
+    the result of an earlier parse of the same text from the cache folder
+    (or parses, then saves it)."""
+    import pickle
+    import sys
+
+    import cffi
+    from cffi import cparser
+
+    real = cparser.Parser.parse
+
+    def parse(self, csource, override=False, packed=False, pack=None, dllexport=False):
+        if self._declarations or override or packed or pack or dllexport:
+            return real(self, csource, override, packed, pack, dllexport)
+        key = hashlib.sha256(f"{cffi.__version__}|{sys.version}|{csource}".encode()).hexdigest()[:24]
+        path = cache_dir() / f"cffi-{key}.pickle"
+        data = read_private(path)
+        result = None
+        try:
+            state = pickle.loads(data) if data is not None else None
+        except Exception:  # noqa: BLE001 - a bad cache file means: parse again
+            state = None
+        if isinstance(state, dict) and set(state) == set(_PARSER_STATE) and state["_declarations"]:
+            vars(self).update(state)
+        else:
+            result = real(self, csource, override, packed, pack, dllexport)
+            if not self._recomplete and getattr(self, "_uses_new_feature", None) is None:
+                try:
+                    write_atomic(path, pickle.dumps({k: vars(self)[k] for k in _PARSER_STATE}, protocol=4))
+                except (pickle.PicklingError, TypeError, AttributeError, KeyError):
+                    pass
+        # wgpu-py's module goes on to declare callbacks and types: give its
+        # parser the fast path now, not after the import.
+        self.parse_type_and_quals = fast_type_parser(self)
+        return result
+
+    cparser.Parser.parse = parse
     try:
-        from wgpu.backends.wgpu_native._ffi import ffi
+        yield
+    finally:
+        cparser.Parser.parse = real
+
+
+def speed_up_wgpu() -> bool:
+    """Import wgpu's native backend with the header parse cached, and
+    install the type-string fast path on its ffi."""
+    try:
+        with cached_header_parse():
+            from wgpu.backends.wgpu_native._ffi import ffi
     except ImportError:
         return False
     return speed_up(ffi)
