@@ -107,6 +107,7 @@ EXAMPLE = {
 }
 DOC_EXAMPLES = COMMON | {
     "examples": [EXAMPLE],
+    "kernel": (KERNEL, None),
     "summary?": {"passed": int, "failed": int, "skipped": int},
 }
 SCHEMAS = {
@@ -303,6 +304,7 @@ def test_doc_examples_json_listing_and_check(backend, capsys):
     doc = document(out, "doc-examples")
     assert doc["summary"] == {"passed": 5, "failed": 0, "skipped": 0}
     assert all(e["result"] == "passed" and e["rendered"].startswith("Node:") for e in doc["examples"])
+    assert doc["kernel"]["name"] == get_gpu(backend).kernel_used.kernel
 
 
 def test_doc_examples_json_reports_a_failed_check(backend, tmp_path, capsys):

@@ -326,13 +326,17 @@ def _run_many(
                 command, node, opset, runs, backend=gpu.info.our_backend, adapter=adapter or gpu.name,
                 total=time.perf_counter() - started,
             )
-            | {"kernel": _kernel_doc(gpu)}
+            | {"kernel": _kernel_used(backend)}
         )
 
 
-def _kernel_doc(gpu):
-    """The copy kernel that ran on ``gpu`` and why, or None if none did."""
-    return gpu.kernel_used.document() if gpu.kernel_used else None
+def _kernel_used(backend) -> Optional[dict]:
+    """For --json: the flat copy kernel that ran on ``backend``'s adapter in
+    this process and why, or None if none did."""
+    from .gpu.device import opened
+
+    gpu = opened(backend)
+    return gpu.kernel_used.document() if gpu is not None and gpu.kernel_used else None
 
 
 def _check_stdio(inputs: list[Path], output: Optional[Path], out: Out) -> None:
@@ -487,7 +491,7 @@ def conformance(
     failed = any(r.status == "failed" for r in results)
     code = ExitCode.ERROR if failed else ExitCode.SUCCESS
     out.result(conf.render(results), styled=False)
-    out.document(report.conformance_document(results, code))
+    out.document(report.conformance_document(results, code) | {"kernel": _kernel_used(_backend(ctx, backend))})
     return code
 
 
@@ -660,7 +664,7 @@ def _doc_examples_json(out: Out, examples, backend, *, check: bool, show: bool, 
             except (doccheck.Skip, doccheck.Fail) as e:
                 shown[id(ex)] = f"(not run: {e})"
     outcomes = doccheck.check_all(examples, backend, contain=contain) if check else None
-    doc = report.doc_examples_document(examples, outcomes, shown)
+    doc = report.doc_examples_document(examples, outcomes, shown) | {"kernel": _kernel_used(backend)}
     out.document(doc)
     return doc["exit_code"]
 

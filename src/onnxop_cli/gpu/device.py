@@ -35,9 +35,11 @@ BACKENDS: dict[str, tuple[str, tuple[str, ...]]] = {
 }
 BACKEND_CHOICES = ("auto", *BACKENDS)
 
-# Features requested when the adapter has them: int64 for the uniform64 copy
-# kernel, timestamps for `onnxop bench`; mappable storage buffers only on CPU
-# adapters, where mapping a buffer the kernel uses saves two copies per chunk.
+# Features requested when the adapter has them: int64 for the storage64 copy
+# kernel, timestamps for `onnxop bench` and the kernel calibration; mappable
+# storage buffers only on CPU adapters, where mapping a buffer the kernel uses
+# saves two copies per chunk. (Requesting none of them measured no faster
+# device creation on lavapipe: 25-60 ms either way, within the noise.)
 OPTIONAL_FEATURES = ("shader-int64", "timestamp-query", "timestamp-query-inside-encoders")
 CPU_FEATURES = ("mappable-primary-buffers",)
 
@@ -132,6 +134,13 @@ def get_gpu(backend: str | None = None) -> Gpu:
     gpu = Gpu.open(name)
     with _lock:
         return _gpus.setdefault(name, gpu)
+
+
+def opened(backend: str | None = None) -> Gpu | None:
+    """The process's Gpu for ``backend`` if one was opened, else None
+    (never opens one)."""
+    with _lock:
+        return _gpus.get(resolve_backend(backend))
 
 
 def list_adapters() -> list[AdapterInfo]:
