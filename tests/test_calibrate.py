@@ -7,6 +7,7 @@ choice the session's Gpu holds, so it starts from "never measured"."""
 from __future__ import annotations
 
 import json
+from importlib.metadata import version
 
 import numpy as np
 import pytest
@@ -46,7 +47,7 @@ def test_measured_once_then_cached(fresh):
     entry = entries()[calibrate.cache_key(gpu)]
     assert entry["kernel"] == first.kernel and entry["gbps"] == first.gbps
     key = json.loads(calibrate.cache_key(gpu))
-    assert key[:3] == [gpu.info.our_backend, gpu.info.name, gpu.info.driver]  # + onnxop's version
+    assert key == [gpu.info.our_backend, gpu.info.name, gpu.info.driver, version("onnxop")]
 
     assert calibrate.choice(gpu) is first  # the same process asks once
     gpu.kernel_choice = None  # a new process on the same adapter

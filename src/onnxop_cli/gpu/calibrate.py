@@ -135,18 +135,11 @@ def cache_path() -> Path:
     return cache_dir() / CACHE_FILE
 
 
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("onnxop")
-    except PackageNotFoundError:
-        return "unknown"
-
-
 def cache_key(gpu: Gpu) -> str:
+    from .. import __version__
+
     info = gpu.info
-    return json.dumps([info.our_backend, info.name, info.driver, _version()])
+    return json.dumps([info.our_backend, info.name, info.driver, __version__])
 
 
 def _load(path: Path) -> dict:
