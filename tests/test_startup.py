@@ -65,7 +65,7 @@ def test_a_run_builds_only_what_it_uses(tmp_path):
 
 
 def test_the_header_parse_is_cached_and_a_bad_cache_is_parsed_again(tmp_path, monkeypatch):
-    """wgpu.h parsed once, pickled in the cache folder; a later parser loads
+    """wgpu.h parsed once, kept in the cache folder; a later parser loads
     the same declarations (same sizes and layouts), and a corrupt or
     world-writable file is parsed again instead of loaded."""
     import cffi
@@ -94,14 +94,16 @@ def test_the_header_parse_is_cached_and_a_bad_cache_is_parsed_again(tmp_path, mo
         assert hasattr(ffi._parser.parse_type_and_quals, "slow")  # the fast path, from the start
 
     same(parsed())
-    (cached,) = (tmp_path / "onnxop").glob("cffi-*.pickle")
+    (cached,) = (tmp_path / "onnxop").glob("cffi-*.json")
     stamp = cached.stat().st_mtime_ns
     same(parsed())
     assert cached.stat().st_mtime_ns == stamp  # loaded, not written again
 
-    cached.write_bytes(b"not a pickle")
-    same(parsed())
-    assert cached.read_bytes() != b"not a pickle"  # parsed again and rewritten
+    good = cached.read_bytes()
+    for bad in (b"not json", b'{"format": 1, "state": {}}', good.replace(b'"PrimitiveType"', b'"FFI"', 1)):
+        cached.write_bytes(bad)
+        same(parsed())
+        assert cached.read_bytes() == good  # parsed again and rewritten
     os.chmod(cached, 0o666)
     same(parsed())
     assert cached.stat().st_mode & 0o022 == 0  # someone else's file: ignored, replaced
