@@ -8,7 +8,7 @@ Two costs, both pycparser's:
    declarations, plain cffi model objects) in onnxop's cache folder, as
    JSON that can only build cffi's type classes (never a pickle), keyed by
    the header's text and the cffi and Python versions; a later process
-   loads it in a few ms. A missing, stale, foreign or broken file is parsed
+   loads it in ~20 ms. A missing, stale, foreign or broken file is parsed
    again and rewritten.
 2. Each new C type string, below.
 
