@@ -127,17 +127,30 @@ def same_data(a: Path, b: Path) -> bool:
 # test data. So every measured process is started by a small launcher
 # process, itself started before anything big is loaded; its own ~10 MB is
 # the floor of every RSS figure.
+#
+# The launcher also reports the CPU time other processes took while the
+# child ran (the machine's busy time from /proc/stat, less the child's own):
+# on a shared machine that says which rounds were disturbed.
 LAUNCHER = r"""
 import json, os, subprocess, sys, time
+def busy():
+    try:
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:]]
+        return (sum(v[:8]) - v[3] - v[4]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError):
+        return 0.0
 for line in sys.stdin:
     cmd = json.loads(line)
     os.sync()
+    b0 = busy()
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     err = proc.stderr.read().decode(errors="replace")
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
-    print(json.dumps([wall, usage.ru_maxrss * 1024, status, err[-500:]]), flush=True)
+    other = max(0.0, busy() - b0 - usage.ru_utime - usage.ru_stime)
+    print(json.dumps([wall, usage.ru_maxrss * 1024, status, err[-500:], other]), flush=True)
 """
 _launcher: subprocess.Popen | None = None
 
@@ -150,6 +163,9 @@ def start_launcher() -> None:
         )
 
 
+OTHER_CPU: list[float] = []  # per process run: CPU seconds other processes took meanwhile
+
+
 def run(cmd: list[str]) -> tuple[float, int]:
     """Wall seconds and peak RSS (bytes) of one process. Dirty pages left by
     the previous run are flushed first (os.sync in the launcher, outside the
@@ -158,9 +174,10 @@ def run(cmd: list[str]) -> tuple[float, int]:
     assert _launcher is not None and _launcher.stdin and _launcher.stdout
     _launcher.stdin.write(json.dumps(cmd) + "\n")
     _launcher.stdin.flush()
-    wall, rss, status, err = json.loads(_launcher.stdout.readline())
+    wall, rss, status, err, other = json.loads(_launcher.stdout.readline())
     if status != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed ({status}): {err.strip()}")
+    OTHER_CPU.append(other)
     return wall, rss
 
 
@@ -173,6 +190,10 @@ class Stat:
         self.times.append(wall)
         self.rss = max(self.rss, rss)
 
+    def per_round(self, other: Stat) -> float:
+        """Median of this tool's time over the other's, round by round."""
+        return statistics.median(a / b for a, b in zip(self.times, other.times))
+
     @property
     def median(self) -> float:
         return statistics.median(self.times)
@@ -183,12 +204,17 @@ class Stat:
         return f"{self.median:.2f} s{spread}"
 
 
+LOAD: dict[int, list[float]] = {}  # per size: other processes' CPU seconds in each round
+
+
 def flatten_rounds(size: int, names: list[str], cmds: dict[str, list[str]], rounds: int, tmp: Path) -> dict[str, Stat]:
     src = tmp / f"in_{size}.npy"
     make_npy(src, size)
     stats = {name: Stat() for name in names}
+    LOAD[size] = []
     try:
         for r in range(rounds):
+            mark = len(OTHER_CPU)
             # Rotate the order each round: no tool always runs first or
             # right after the heaviest one.
             for name in names[r % len(names) :] + names[: r % len(names)]:
@@ -197,6 +223,7 @@ def flatten_rounds(size: int, names: list[str], cmds: dict[str, list[str]], roun
                 if r == 0 and not same_data(src, out):
                     raise RuntimeError(f"{name}: output of {human(size)} differs from the input's bytes")
                 out.unlink()
+            LOAD[size].append(sum(OTHER_CPU[mark:]))
             _progress(f"  {human(size)} round {r + 1}/{rounds}: " + ", ".join(f"{n} {s.times[-1]:.2f}s" for n, s in stats.items()))
     finally:
         src.unlink(missing_ok=True)
@@ -255,13 +282,21 @@ def kernel_ratios(backend: str | None, sizes: str) -> dict:
     return json.loads(out)
 
 
+BENCH_LOAD: dict[int, list[float]] = {}  # per size: the same, from onnxop bench's rounds
+
+
+def _seconds(values: list[float]) -> str:
+    return ", ".join(f"{v:.2f}" for v in values)
+
+
 def adapter_line(backend: str | None) -> str:
-    cmd = onnxop_cmd() + (["--backend", backend] if backend else []) + ["info"]
-    out = subprocess.run(cmd, capture_output=True, text=True).stdout
-    for line in out.splitlines():
-        if line.startswith("Chosen"):
-            return line.split(":", 1)[1].strip()
-    return "unknown adapter"
+    """The adapter onnxop chooses and its driver (name and version)."""
+    cmd = onnxop_cmd() + (["--backend", backend] if backend else []) + ["info", "--json"]
+    try:
+        chosen = json.loads(subprocess.run(cmd, capture_output=True, text=True).stdout)["chosen"]
+    except (ValueError, KeyError, TypeError):
+        return "unknown adapter"
+    return f"{chosen['name']} ({chosen['backend']}, {chosen['adapter_type']}), driver {chosen['driver']}"
 
 
 def _progress(text: str) -> None:
@@ -277,11 +312,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--backend", default=None, help="passed to onnxop (default: its auto)")
     ap.add_argument("--many", type=int, default=100, help="files for the many-files row (0: skip)")
-    ap.add_argument("--kernel-sizes", default="16M,256M,1G", help="for onnxop bench ('': skip)")
+    ap.add_argument("--kernel-sizes", default="16M,64M,256M,1G", help="for onnxop bench ('': skip)")
     ap.add_argument("--all-baselines", action="store_true", help="run every baseline at every size")
     ap.add_argument("--tmp", default=None, help="folder for the test files (default: system temp)")
     ap.add_argument("--out", default=None, help="also write the markdown here")
     ap.add_argument("--update-readme", default=None, metavar="README", help="replace the table between <!-- bench-table --> markers")
+    ap.add_argument("--marker", default="bench-table", help="the markers' name: <!-- NAME --> ... <!-- /NAME -->")
     args = ap.parse_args(argv)
     start_launcher()  # first, while this process is still small
 
@@ -313,8 +349,8 @@ def main(argv: list[str] | None = None) -> int:
 
         for size, stats in results.items():
             on, np_, mini = stats["onnxop"], stats["numpy only"], stats.get("minimal wgpu-py")
-            vs_np = f"{on.median / np_.median:.2f}x"
-            vs_mini = f"{on.median / mini.median:.2f}x" if mini else ""
+            vs_np = f"{on.per_round(np_):.2f}x"
+            vs_mini = f"{on.per_round(mini):.2f}x" if mini else ""
             rows.append(
                 f"| flatten {human(size)} .npy, whole process | {cell(stats, 'onnxop', 'time')} | "
                 f"{cell(stats, 'numpy only', 'time')} | {cell(stats, 'onnxruntime CPU', 'time')} | "
@@ -351,12 +387,21 @@ def main(argv: list[str] | None = None) -> int:
                     )
             notes.append(
                 f"kernel rows: `onnxop bench --sizes {args.kernel_sizes}`, median of "
-                f"{report['repeats']} repeats; the ratio is the median of per-repeat ratios"
+                f"{report['repeats']} rounds; the ratio is the median of per-round ratios; kernel "
+                f"`{chosen}` chosen ({report['chosen_reason']})"
             )
+            for size, rounds in report["rounds"].items():
+                BENCH_LOAD[int(size)] = [rd["other_cpu_s"] for rd in rounds]
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
     load_after = os.getloadavg()
+    if LOAD or BENCH_LOAD:
+        notes.append(
+            "CPU seconds other processes took, per round: "
+            + "; ".join(f"flatten {human(k)}: {_seconds(v)}" for k, v in LOAD.items())
+            + "".join(f"; bench {human(k)}: {_seconds(v)}" for k, v in BENCH_LOAD.items())
+        )
     command = "python benchmarks/whole_process.py " + " ".join(argv if argv is not None else sys.argv[1:])
     header = [
         f"Measured {started} on {adapter_line(args.backend)}, {os.cpu_count()} CPUs, "
@@ -376,12 +421,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.out:
         Path(args.out).write_text(text)
     if args.update_readme:
-        update_readme(Path(args.update_readme), text)
+        update_readme(Path(args.update_readme), text, args.marker)
     return 0
 
 
-def update_readme(path: Path, table: str) -> None:
-    start, end = "<!-- bench-table -->", "<!-- /bench-table -->"
+def update_readme(path: Path, table: str, marker: str = "bench-table") -> None:
+    start, end = f"<!-- {marker} -->", f"<!-- /{marker} -->"
     text = path.read_text()
     if start not in text or end not in text:
         raise SystemExit(f"{path}: no {start} ... {end} markers")

@@ -1,20 +1,25 @@
-// Flat copy: dst[i] = src[i] for i in [0, params.count), in 16-byte words.
+// Flat copy: dst[i] = src[i], in 16-byte words (vec4<u32>).
 //
 // Flatten and Unsqueeze never move an element: the output's row-major bytes
 // are the input's. So one byte-level copy serves every fixed-width ONNX type
-// (bool, int4 nibbles and complex128 alike). Buffers are padded to 16 bytes on
-// the host and trimmed on readback.
+// (bool, int4 nibbles and complex128 alike).
 //
-// The grid may be 2-D when a chunk needs more than 65535 workgroups in x;
-// invocations past `count` do nothing. Each invocation copies UNROLL words,
-// strided by the workgroup's width so neighbouring invocations touch
-// neighbouring memory.
+// The host pads both buffers to whole workgroup spans (WG * UNROLL words)
+// and dispatches whole spans, so no word needs a bounds check: bytes past the
+// tensor are copied into padding that is never read back. The grid may be
+// 2-D when a chunk needs more than 65535 workgroups in x; the spare groups
+// of the last row (one uniform test per workgroup) do nothing. Each
+// invocation copies UNROLL words, strided by the workgroup's width so
+// neighbouring invocations touch neighbouring memory.
+//
+// needs: (nothing beyond WebGPU)
 
 const WG: u32 = 256u;
 const UNROLL: u32 = 4u;
+const WORD_BYTES: u32 = 16u;
 
 struct Params {
-    count: u32,       // number of vec4<u32> words to copy
+    groups: u32,      // workgroups that copy (spans in this binding)
     groups_x: u32,    // workgroups per row of the dispatch grid
 }
 
@@ -28,11 +33,12 @@ fn main(
     @builtin(local_invocation_index) lid: u32,
 ) {
     let group = wg.y * params.groups_x + wg.x;
-    let base = group * (WG * UNROLL) + lid;
-    for (var k = 0u; k < UNROLL; k = k + 1u) {
-        let i = base + k * WG;
-        if (i < params.count) {
-            dst[i] = src[i];
-        }
+    if (group >= params.groups) {
+        return;
     }
+    let base = group * (WG * UNROLL) + lid;
+    dst[base] = src[base];
+    dst[base + WG] = src[base + WG];
+    dst[base + 2u * WG] = src[base + 2u * WG];
+    dst[base + 3u * WG] = src[base + 3u * WG];
 }

@@ -10,13 +10,20 @@ A missing adapter skips its tests on a developer machine but FAILS them when
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tempfile
 
 import numpy as np
 import pytest
 
 os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.mkdtemp(prefix="xdg-"))
+# The kernel choice is cached under $XDG_CACHE_HOME (gpu/calibrate.py): the
+# tests, and the processes they start, use a fresh one, never the user's.
+_CACHE_HOME = tempfile.mkdtemp(prefix="onnxop-test-cache-")
+os.environ["XDG_CACHE_HOME"] = _CACHE_HOME
+atexit.register(shutil.rmtree, _CACHE_HOME, ignore_errors=True)
 
 from onnxop_cli.errors import NoAdapterError  # noqa: E402
 from onnxop_cli.gpu import get_gpu, init_instance  # noqa: E402
@@ -35,11 +42,17 @@ def _gpu_or_skip(backend: str):
             pytest.fail(f"CI is set and the engine of {backend} is not installed (pip install 'onnxop[dawn]')")
         pytest.skip(f"{backend}: dawn-python is not installed")
     try:
-        return get_gpu(backend)
+        gpu = get_gpu(backend)
     except NoAdapterError as e:
         if os.environ.get("CI"):
             pytest.fail(f"CI is set and there is no {backend} adapter: {e}")
         pytest.skip(f"no {backend} adapter: {e}")
+    # .ci/run's second pass selects Mesa 25 by VK_ICD_FILENAMES: make sure
+    # that is the driver the tests ran on, not a silent fallback.
+    wanted = os.environ.get("ONNXOP_TEST_DRIVER", "")
+    if wanted and wanted not in gpu.info.driver:
+        pytest.fail(f"$ONNXOP_TEST_DRIVER is {wanted!r} but the {backend} driver is {gpu.info.driver!r}")
+    return gpu
 
 
 @pytest.fixture(scope="session")

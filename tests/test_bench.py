@@ -8,7 +8,7 @@ import json
 import pytest
 
 from onnxop_cli import cli
-from onnxop_cli.bench import parse_sizes
+from onnxop_cli.bench import default_sizes, memory_needed, parse_sizes
 from onnxop_cli.errors import GpuError, UsageError
 from onnxop_cli.gpu.bench import Bench
 from onnxop_cli.gpu.kernels import KERNELS
@@ -22,20 +22,62 @@ def test_parse_sizes():
             parse_sizes(bad)
 
 
-def test_bench_json_covers_every_measure_and_kernel(backend, capsys):
-    code = cli.run(["bench", "--backend", backend, "--sizes", "64K,300K", "--repeats", "2", "--json"])
+def test_default_sizes_fit_in_memory():
+    assert default_sizes(64 << 30) == parse_sizes("1M,16M,256M,1G")
+    assert memory_needed(1 << 30) <= 2.6 * (1 << 30)
+    assert default_sizes(2 * memory_needed(256 << 20)) == parse_sizes("1M,16M,256M")
+    assert default_sizes(0) == [1 << 20]  # the smallest always runs
+
+
+ROW_KEYS = {
+    "size", "measure", "kernel", "gbps_median", "gbps_min", "gbps_max", "rounds_used",
+    "kernel_per_copy", "kernel_per_memcpy", "verified",
+}
+
+
+def test_bench_json_covers_every_measure_and_kernel(gpu, capsys):
+    code = cli.run(["bench", "--backend", gpu.info.our_backend, "--sizes", "64K,300K", "--repeats", "3", "--json"])
     out = capsys.readouterr().out
     assert code == 0
     report = json.loads(out)
+    assert {"adapter", "backend", "driver", "date", "timing", "repeats", "warmup", "chosen_kernel",
+            "chosen_reason", "calibration_gbps", "buffers", "cpus", "load_average", "rounds",
+            "rows"} <= set(report)
+    assert report["driver"] == gpu.info.driver and report["backend"] == gpu.info.our_backend
     gpu_kernels = {r["kernel"] for r in report["rows"] if r["measure"] == "kernel"}
-    assert "storage" in gpu_kernels and report["chosen_kernel"] in gpu_kernels
+    assert gpu_kernels == {k.name for k in KERNELS.values() if k.available(gpu)}
+    assert report["chosen_kernel"] in gpu_kernels
+    assert report["chosen_reason"] in ("measured", "cached", "only", "forced")
     for size in (64 << 10, 300 << 10):
         measures = {r["measure"] for r in report["rows"] if r["size"] == size}
         assert measures == {"kernel", "copy_buffer_to_buffer", "upload", "readback", "numpy memcpy"}
+        rounds = report["rounds"][str(size)]
+        assert len(rounds) == 3
+        for rd in rounds:
+            assert set(rd) == {"wall_s", "other_cpu_s", "other_share", "flagged"}
+            assert rd["wall_s"] > 0 and rd["other_cpu_s"] >= 0
     for row in report["rows"]:
+        assert set(row) == ROW_KEYS
         assert row["gbps_min"] <= row["gbps_median"] <= row["gbps_max"]
+        assert 1 <= row["rounds_used"] <= 3
         if row["measure"] == "kernel":
             assert row["verified"] is True and row["kernel_per_copy"] > 0
+        else:
+            assert row["kernel"] is None and row["kernel_per_copy"] is None
+
+
+def test_bench_tune_measures_the_choice_again(gpu, capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    saved = gpu.kernel_choice
+    try:
+        code = cli.run(["bench", "--tune", "--backend", gpu.info.our_backend, "--sizes", "64K", "--repeats", "1", "--json"])
+        report = json.loads(capsys.readouterr().out)
+    finally:
+        gpu.kernel_choice = saved
+    assert code == 0
+    two = len([k for k in KERNELS.values() if k.available(gpu)]) > 1
+    assert report["chosen_reason"] == ("measured" if two else "only")
+    assert (tmp_path / "onnxop" / "kernels.json").exists() == two
 
 
 def test_bench_table(backend, capsys):
@@ -43,6 +85,7 @@ def test_bench_table(backend, capsys):
     out = capsys.readouterr().out
     assert "kernel/copy" in out and "copy_buffer_to_buffer" in out and "numpy memcpy" in out
     assert "*" in out  # marks the kernel onnxop uses
+    assert "CPU time other processes took, per round:" in out
 
 
 def test_verify_catches_an_output_the_kernel_did_not_write(gpu):

@@ -33,7 +33,17 @@ def test_script_fills_the_readme_table(whole_process, tmp_path, capsys, monkeypa
                 "vs `copy_buffer_to_buffer`, 64 KiB"):
         assert row in text, row
     assert "Command: `python benchmarks/whole_process.py --sizes 4K" in text
+    assert ", driver " in text  # driver name and version, from onnxop info
+    assert "CPU seconds other processes took, per round: flatten 4 KiB: " in text
+    assert "; bench 64 KiB: " in text
     assert list(tmp_path.glob("onnxop-bench-*")) == []  # temp files cleaned up
+
+
+def test_marker_picks_the_table(whole_process, tmp_path):
+    readme = tmp_path / "README.md"
+    readme.write_text("<!-- t1 -->\na\n<!-- /t1 -->\n<!-- t2 -->\nb\n<!-- /t2 -->\n")
+    whole_process.update_readme(readme, "new\n", "t2")
+    assert readme.read_text() == "<!-- t1 -->\na\n<!-- /t1 -->\n<!-- t2 -->\nnew\n<!-- /t2 -->\n"
 
 
 def test_same_data_compares_tensor_bytes_not_headers(whole_process, tmp_path):

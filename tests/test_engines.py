@@ -30,33 +30,34 @@ def backend_params(metafunc) -> bool:
 def test_every_kernel_declares_what_its_shader_needs():
     for kernel in kernels.KERNELS.values():
         assert set(needs(kernel.shader).features) <= set(kernel.features), kernel.name
-    assert needs("copy_uniform64.wgsl").features == ("shader-int64",)
+    assert needs("copy64.wgsl").features == ("shader-int64",)
     portable = [s for s in shader_names() if not needs(s).features]
-    assert {"copy.wgsl", "copy_uniform.wgsl", "gather.wgsl"} <= set(portable)
+    assert {"copy.wgsl", "gather.wgsl"} <= set(portable)
 
 
 def test_workgroup_and_binding_limits_are_read_from_the_shader():
-    need = needs("copy_uniform.wgsl")
+    need = needs("gather.wgsl")
     assert need.limits["max-compute-invocations-per-workgroup"] == 256
-    assert need.limits["max-uniform-buffer-binding-size"] == 64 << 10
-    assert need.limits["max-uniform-buffers-per-shader-stage"] == 4
+    assert need.limits["max-storage-buffers-per-shader-stage"] == 3
+    assert need.limits["max-uniform-buffers-per-shader-stage"] == 1
     assert need.missing([], {"max-compute-invocations-per-workgroup": 128}) == [
         "max-compute-invocations-per-workgroup >= 256"
     ]
 
 
 def test_dawn_refuses_64_bit_kernels_and_never_chooses_them(backend):
+    from onnxop_cli.errors import UsageError
     from onnxop_cli.gpu import get_gpu
 
     gpu = get_gpu(backend)
     assert gpu.engine_name == "dawn"
     assert "shader-int64" not in gpu.features
-    with pytest.raises(GpuError, match=r"copy_uniform64\.wgsl.*u64"):
-        gpu.pipeline("copy_uniform64.wgsl")
-    assert kernels.choose(gpu).name != "uniform64"
-    with pytest.raises(ValueError, match="needs shader-int64"):
-        kernels.choose(gpu, "uniform64")
-    for shader in ("copy.wgsl", "copy_uniform.wgsl", "gather.wgsl"):
+    with pytest.raises(GpuError, match=r"copy64\.wgsl.*u64"):
+        gpu.pipeline("copy64.wgsl")
+    assert kernels.choose(gpu).name != "storage64"
+    with pytest.raises(UsageError, match="needs shader-int64"):
+        kernels.choose(gpu, "storage64")
+    for shader in ("copy.wgsl", "gather.wgsl"):
         gpu.pipeline(shader)  # every portable shader compiles on Tint
 
 

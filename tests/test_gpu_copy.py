@@ -1,12 +1,14 @@
 """The flat copy kernels, byte for byte, on every adapter and every path.
 
-A *path* is a kernel (storage, uniform, uniform64) and a buffer mode (staged
+A *path* is a kernel (storage, storage64) and a buffer mode (staged
 through upload/readback buffers, or mapped kernel buffers); every path the
 adapter supports is tested. The output buffer is poisoned before every chunk,
 so a byte the kernel does not write cannot match. Chunk, span and grid
 boundaries are exercised on small data by forcing small chunks and a small
 per-dimension group limit; several chunks run through the overlapped
-(writer-thread) path.
+(writer-thread) path. Buffers are padded to whole workgroup spans and the
+kernels copy the padding too: the tests reuse buffers that held other data,
+so a padding byte that reached the output would show.
 """
 
 from __future__ import annotations
@@ -15,9 +17,9 @@ import numpy as np
 import pytest
 
 from conftest import BACKENDS
-from onnxop_cli.errors import NoAdapterError
+from onnxop_cli.errors import NoAdapterError, UsageError
 from onnxop_cli.gpu import copy_through_kernel, get_gpu
-from onnxop_cli.gpu.copy import KEEP_BYTES, WORD, can_map
+from onnxop_cli.gpu.copy import KEEP_BYTES, can_map
 from onnxop_cli.gpu.kernels import grid, shader_const
 from onnxop_cli.gpu.kernels import KERNELS, choose
 from onnxop_cli.tensor import MemoryBytes
@@ -63,8 +65,10 @@ def test_paths_the_adapter_lacks_are_refused(gpu, rng):
     data = rng.integers(0, 256, 4096, dtype=np.uint8)
     for name, kernel in KERNELS.items():
         if not kernel.available(gpu):
-            with pytest.raises(ValueError, match=f"kernel '{name}' needs {kernel.features[0]}"):
+            with pytest.raises(UsageError, match=f"kernel '{name}' needs {kernel.features[0]}, .*; available: storage$"):
                 run_copy(gpu, data, kernel=name)
+    with pytest.raises(UsageError, match="unknown kernel 'uniform64'; available on .*: storage"):
+        run_copy(gpu, data, kernel="uniform64")
     if not can_map(gpu):
         with pytest.raises(ValueError, match="cannot map storage buffers"):
             run_copy(gpu, data, kernel="storage", mapped=True)
@@ -77,8 +81,12 @@ def run_copy(gpu, data: np.ndarray, **kw) -> tuple[bytes, int]:
     return bytes(out), chunks
 
 
-def span(kernel: str) -> int:
-    return KERNELS[kernel].align
+SPAN = max(k.align for k in KERNELS.values())  # the widest kernel's workgroup span
+
+
+def test_kernels_declare_their_spans_and_features():
+    assert KERNELS["storage"].features == () and KERNELS["storage"].align == 256 * 4 * 16
+    assert KERNELS["storage64"].features == ("shader-int64",) and KERNELS["storage64"].align == 256 * 8 * 32
 
 
 @pytest.mark.parametrize("nbytes", [1, 2, 3, 4, 5, 15, 16, 17, 31, 33, 1023, 4096, 65537, 1_000_003])
@@ -117,7 +125,7 @@ def test_chunk_boundaries(gpu, path, rng, nbytes, chunk):
 def test_chunks_in_flight_arrive_in_order(gpu, path, rng, depth):
     """Many chunks, several spans each, through 1-3 slots in flight: every
     chunk reaches the sink once, in order."""
-    chunk = 3 * span("uniform") + 4096
+    chunk = 3 * SPAN + 4096
     data = rng.integers(0, 256, 7 * chunk + 1234, dtype=np.uint8)
     out, chunks = run_copy(gpu, data, chunk_bytes=chunk, depth=depth, **path)
     assert chunks == 8
@@ -129,8 +137,8 @@ def test_fresh_buffers_without_poison(gpu, path, rng):
     buffers: wgpu zero-fills a mapped range it believes was never written, so
     a kernel write it fails to track would come back as zeros here."""
     gpu.cache.clear()
-    data = rng.integers(1, 256, 5 * span("uniform") + 77, dtype=np.uint8)
-    out, _ = run_copy(gpu, data, poison=None, chunk_bytes=3 * span("uniform"), **path)
+    data = rng.integers(1, 256, 5 * SPAN + 77, dtype=np.uint8)
+    out, _ = run_copy(gpu, data, poison=None, chunk_bytes=3 * SPAN, **path)
     assert out == data.tobytes()
 
 
@@ -163,14 +171,29 @@ def test_a_failing_sink_stops_the_stream_and_the_next_copy_works(gpu, path, rng)
     assert out == data.tobytes()
 
 
-def test_grid_is_folded_when_groups_exceed_the_dimension_limit(gpu, rng):
+def test_grid_is_folded_when_groups_exceed_the_dimension_limit(gpu, path, rng):
     """More workgroups than the per-dimension limit: forced limit of 3 groups
-    per dimension on a copy that needs many more, so the grid folds into y."""
-    per_group = shader_const("copy.wgsl", "WG") * shader_const("copy.wgsl", "UNROLL") * WORD
-    nbytes = per_group * 10 + 7  # 11 groups -> a 3 x 4 grid with one spare group
+    per dimension on a copy that needs many more, so the grid folds into y
+    and the spare group of the last row must write nothing."""
+    kernel = KERNELS[path["kernel"]]
+    assert kernel.align == shader_const(kernel.shader, "WG") * shader_const(kernel.shader, "UNROLL") * kernel.word
+    nbytes = kernel.align * 10 + 7  # 11 groups -> a 3 x 4 grid with one spare group
     data = rng.integers(0, 256, nbytes, dtype=np.uint8)
-    out, _ = run_copy(gpu, data, max_groups_per_dim=3, kernel="storage")
+    out, _ = run_copy(gpu, data, max_groups_per_dim=3, **path)
     assert out == data.tobytes()
+
+
+def test_stale_padding_never_reaches_the_output(gpu, path, rng):
+    """The kernel copies whole spans, padding included. After a large tensor
+    filled the buffers, a small one whose last chunk ends mid-span must come
+    back exactly its own bytes: nothing of the old data past its end."""
+    gpu.cache.clear()
+    big = rng.integers(0, 256, 3 * SPAN, dtype=np.uint8)
+    assert run_copy(gpu, big, chunk_bytes=2 * SPAN, **path)[0] == big.tobytes()
+    for nbytes in (1, 17, SPAN - 3, SPAN + 5, 2 * SPAN + 1):
+        small = rng.integers(0, 256, nbytes, dtype=np.uint8)
+        out, _ = run_copy(gpu, small, chunk_bytes=2 * SPAN, **path)
+        assert len(out) == nbytes and out == small.tobytes()
 
 
 def test_grid_folding_arithmetic():
@@ -190,14 +213,17 @@ def test_binding_limit_bounds_the_chunk(gpu, rng):
     assert out == data.tobytes() and chunks == 1
 
 
-def test_cpu_adapters_get_the_uniform_kernel_and_mapped_buffers(gpu):
-    """Both software adapters are CPU adapters: the uniform kernel (64-bit
-    where the adapter has int64) is chosen, and lavapipe maps its buffers
-    (on wgpu: mapping a storage buffer is a wgpu-native feature)."""
+def test_a_copy_records_the_kernel_it_ran_with(gpu, rng):
+    """The default kernel is the calibrated choice, and a copy records it
+    (for --json); GL has no shader-int64, so storage is its only kernel."""
+    data = rng.integers(0, 256, 4096, dtype=np.uint8)
+    assert run_copy(gpu, data)[0] == data.tobytes()
+    assert gpu.kernel_used is not None and gpu.kernel_used.kernel == choose(gpu).name
+    assert gpu.kernel_used.reason in ("measured", "cached", "only")
+    if "shader-int64" not in gpu.features:
+        assert gpu.kernel_used.reason == "only" and gpu.kernel_used.kernel == "storage"
     assert gpu.info.adapter_type == "CPU"
-    expected = "uniform64" if "shader-int64" in gpu.features else "uniform"
-    assert choose(gpu).name == expected
-    if gpu.backend == "vulkan" and gpu.engine_name == "wgpu":
+    if gpu.backend == "vulkan" and gpu.engine_name == "wgpu":  # mapping a storage buffer: a wgpu-native feature
         assert can_map(gpu)
 
 

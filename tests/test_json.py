@@ -32,6 +32,7 @@ COMMON = {"command": (str, None), "status": str, "exit_code": int}
 ERROR = COMMON | {"message": str, "written?": [str], "failed?": {"input": str, "output": (str, None)}}
 TENSOR = {"name": str, "path": (str, None), "shape": [int], "dtype": str, "values?": [int]}
 RUN = {"inputs": [TENSOR], "outputs": [TENSOR], "timings": {str: NUMBER}}
+KERNEL = {"name": str, "reason": str}
 OP = COMMON | {
     "op": str,
     "opset": int,
@@ -40,6 +41,7 @@ OP = COMMON | {
     "adapter": str,
     "runs": [RUN],
     "timings": {str: NUMBER},
+    "kernel": (KERNEL, None),
 }
 STATS = {"min": FLOATLIKE, "max": FLOATLIKE, "mean": FLOATLIKE, "std": FLOATLIKE, "nan": int, "count": int}
 HISTOGRAM = {"edges": [NUMBER], "counts": [int], "other": int}
@@ -65,6 +67,37 @@ INFO = COMMON | {
     "kernels": [
         {"name": str, "shader": str, "features": [str], "limits": {str: int}, "runs_on": [ADAPTER | {"engine": str}]}
     ],
+    "kernel": KERNEL,
+}
+ROUND = {"wall_s": NUMBER, "other_cpu_s": NUMBER, "other_share": (NUMBER, None), "flagged": bool}
+BENCH_ROW = {
+    "size": int,
+    "measure": str,
+    "kernel": (str, None),
+    "gbps_median": NUMBER,
+    "gbps_min": NUMBER,
+    "gbps_max": NUMBER,
+    "rounds_used": int,
+    "kernel_per_copy": (NUMBER, None),
+    "kernel_per_memcpy": (NUMBER, None),
+    "verified": (bool, None),
+}
+BENCH = COMMON | {
+    "adapter": str,
+    "backend": str,
+    "driver": str,
+    "date": str,
+    "timing": str,
+    "repeats": int,
+    "warmup": int,
+    "chosen_kernel": str,
+    "chosen_reason": str,
+    "calibration_gbps": {str: NUMBER},
+    "buffers": str,
+    "cpus": int,
+    "load_average": [NUMBER],
+    "rounds": {str: [ROUND]},
+    "rows": [BENCH_ROW],
 }
 COUNTS = {"passed": int, "failed": int, "skipped": int}
 DOC_TENSOR = {"name": str, "shape": [int], "dtype": str}
@@ -86,6 +119,7 @@ EXAMPLE = {
 }
 DOC_EXAMPLES = COMMON | {
     "examples": [EXAMPLE],
+    "kernel": (KERNEL, None),
     "summary?": COUNTS,
 }
 CONFORMANCE = COMMON | {
@@ -100,30 +134,7 @@ CONFORMANCE = COMMON | {
         }
     ],
     "summary": COUNTS,
-}
-BENCH_ROW = {
-    "size": int,
-    "measure": str,
-    "kernel": (str, None),
-    "gbps_median": NUMBER,
-    "gbps_min": NUMBER,
-    "gbps_max": NUMBER,
-    "kernel_per_copy": (int, float, None),
-    "kernel_per_memcpy": (int, float, None),
-    "verified": (bool, None),
-}
-BENCH = COMMON | {
-    "adapter": str,
-    "backend": str,
-    "driver": str,
-    "date": str,
-    "timing": str,
-    "repeats": int,
-    "warmup": int,
-    "chosen_kernel": str,
-    "buffers": str,
-    "load_average": [NUMBER],
-    "rows": [BENCH_ROW],
+    "kernel": (KERNEL, None),
 }
 SCHEMAS = {
     "error": ERROR, "flatten": OP, "unsqueeze": OP, "run": OP,
@@ -216,6 +227,7 @@ def test_flatten_json(backend, cwd, capsys):
     doc = document(out, "flatten")
     run_ = doc.pop("runs")
     timings = doc.pop("timings")
+    assert doc.pop("kernel")["name"] == get_gpu(backend).kernel_used.kernel
     assert doc == {
         "command": "flatten", "status": "ok", "exit_code": 0, "op": "Flatten", "opset": 28,
         "attributes": {"axis": -2}, "backend": backend, "adapter": get_gpu(backend).name,
@@ -303,6 +315,7 @@ def test_info_json(backend, capsys):
     assert doc["chosen"]["name"] == gpu.name and doc["chosen"]["backend"] == backend
     assert doc["chosen"]["limits"]["max-storage-buffer-binding-size"] == gpu.limits["max-storage-buffer-binding-size"]
     assert any(a["name"] == gpu.name for a in doc["adapters"])
+    assert doc["kernel"]["name"] in ("storage", "storage64")
 
 
 def test_info_and_flatten_name_the_adapter_alike(backend, cwd, capsys):
@@ -310,6 +323,13 @@ def test_info_and_flatten_name_the_adapter_alike(backend, cwd, capsys):
     chosen = document(out, "info")["chosen"]["name"]
     code, out, _ = cli(capsys, "flatten", "a.npy", "--json", "--backend", backend)
     assert document(out, "flatten")["adapter"] == chosen
+
+
+def test_bench_json(backend, capsys):
+    code, out, err = cli(capsys, "bench", "--json", "--backend", backend, "--sizes", "64K", "--repeats", "2")
+    assert code == 0 and err == ""
+    doc = document(out, "bench")
+    assert doc["chosen_kernel"] in {r["kernel"] for r in doc["rows"]}
 
 
 def test_doc_examples_json_listing_and_check(backend, capsys):
@@ -325,6 +345,7 @@ def test_doc_examples_json_listing_and_check(backend, capsys):
     doc = document(out, "doc-examples")
     assert doc["summary"] == {"passed": 5, "failed": 0, "skipped": 0}
     assert all(e["result"] == "passed" and e["rendered"].startswith("Node:") for e in doc["examples"])
+    assert doc["kernel"]["name"] == get_gpu(backend).kernel_used.kernel
 
 
 def test_doc_examples_json_reports_a_failed_check(backend, tmp_path, capsys):

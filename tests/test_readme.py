@@ -5,7 +5,7 @@
   folder holding a copy of samples/, with ``onnxop`` meaning this checkout's
   onnxop and stderr merged into stdout (what a terminal shows). The printed
   text must match the README exactly, except inside a JSON document, where
-  the machine-dependent ``backend``, ``adapter`` and ``timings`` values are
+  the machine-dependent ``backend``, ``adapter``, ``timings`` and ``kernel`` values are
   masked and the rest compared as data. A block preceded by
   ``<!-- output varies -->`` (``onnxop info``) must only succeed.
 - Every ``pycon`` block runs as a doctest, in the same kind of folder.
@@ -34,7 +34,7 @@ REPO = Path(__file__).resolve().parents[1]
 README = (REPO / "README.md").read_text()
 PYTHON = os.environ.get("ONNXOP_TEST_PYTHON", sys.executable)
 VARIES = "<!-- output varies -->"
-MASKED = ("backend", "adapter", "timings")
+MASKED = ("backend", "adapter", "timings", "kernel")
 ALLOWED = {"onnxop", "echo"}
 
 
@@ -117,7 +117,7 @@ def assert_same_output(actual: str, expected: str) -> None:
     assert (a_before, a_after) == (e_before, e_after)
     assert mask(json.loads(a_doc)) == mask(json.loads(e_doc))
     # and the document is printed as shown (key order, layout), masked values aside
-    shape = re.compile(r'^(\s*"(?:adapter|backend|device|copy|total)": ).*?(,?)$', re.M)
+    shape = re.compile(r'^(\s*"(?:adapter|backend|device|copy|total|name|reason)": ).*?(,?)$', re.M)
     assert shape.sub(r"\1…\2", a_doc) == shape.sub(r"\1…\2", e_doc)
 
 

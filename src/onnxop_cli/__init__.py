@@ -28,6 +28,8 @@ from typing import Any
 
 from .errors import GpuError, InputError, NoAdapterError, OnnxopError, OpError, UsageError
 
+__version__ = "0.1.0"  # the package's version (pyproject.toml reads it from here)
+
 # The API is imported on first use, so `import onnxop_cli` (and `onnxop --help`)
 # stays fast: api pulls in the operators and the core.
 OPERATOR_FUNCTIONS = (

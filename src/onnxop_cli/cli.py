@@ -305,8 +305,22 @@ def _global(
             callback=_print_version,
         ),
     ] = False,
+    kernel: Annotated[
+        Optional[str],
+        typer.Option(
+            "--kernel",
+            envvar="ONNXOP_KERNEL",
+            help="Force a copy kernel (storage, storage64) instead of the one measured fastest "
+            "on this adapter. Example: onnxop --kernel storage flatten a.npy",
+            show_default=False,
+            metavar="NAME",
+        ),
+    ] = None,
 ) -> None:
     """Options given before the command apply to it: onnxop --backend gl flatten a.npy"""
+    from .gpu.calibrate import force  # no wgpu at import: --help stays light
+
+    force(kernel)  # every run sets it, so one in-process run does not leak into the next
     given = backend if _on_command_line(ctx, "backend") else None
     ctx.obj = {"backend": given, "env_backend": backend, "engine": engine, "json": json_out, "quiet": quiet}
 
@@ -374,7 +388,17 @@ def _run_many(
                 backend=gpu.info.our_backend, adapter=adapters[-1] if adapters else gpu.name,
                 total=time.perf_counter() - started,
             )
+            | {"kernel": _kernel_used(backend)}
         )
+
+
+def _kernel_used(backend) -> Optional[dict]:
+    """For --json: the flat copy kernel that ran on ``backend``'s adapter in
+    this process and why, or None if none did."""
+    from .gpu.device import opened
+
+    gpu = opened(backend)
+    return gpu.kernel_used.document() if gpu is not None and gpu.kernel_used else None
 
 
 def _check_stdio(inputs: list[Path], output: Optional[Path], out: Out) -> None:
@@ -427,7 +451,7 @@ def conformance(
     failed = any(r.status == "failed" for r in results)
     code = ExitCode.ERROR if failed else ExitCode.SUCCESS
     out.result(conf.render(results), escaped=True)
-    out.document(report.conformance_document(results, code))
+    out.document(report.conformance_document(results, code) | {"kernel": _kernel_used(_backend(ctx, backend, engine))})
     return code
 
 
@@ -509,6 +533,7 @@ def info(
     from .gpu import get_gpu, list_adapters
     from .gpu.device import gpu_key, resolve
     from .gpu.portability import survey
+    from .gpu.calibrate import choice
 
     engine, name = resolve(_backend(ctx, backend, engine))
     gpu = get_gpu(name, engine)  # creates the WebGPU instance for this backend, unless one exists
@@ -520,9 +545,11 @@ def info(
     if out.json:
         from . import report
 
-        out.document(report.info_document(gpu_key(engine, name), adapters, gpu, engine=engine, kernels=kernels))
+        doc = report.info_document(gpu_key(engine, name), adapters, gpu, engine=engine, kernels=kernels)
+        out.document(doc | {"kernel": choice(gpu).document()})
         return
-    lines += ["", f"Chosen ({name}): {gpu.name}", f"Engine: {engine}", "", "Limits:"]
+    lines += ["", f"Chosen ({name}): {gpu.name}", f"Engine: {engine}", f"Copy kernel: {choice(gpu).describe()}"]
+    lines += ["", "Limits:"]
     lines += [f"  {k} = {v}" for k, v in sorted(gpu.limits.items())]
     lines += ["", "Features:"]
     lines += [f"  {f}" for f in gpu.info.features] or ["  (none)"]
@@ -636,7 +663,7 @@ def _doc_examples_json(out: Out, examples, backend, *, check: bool, show: bool, 
             except (doccheck.Skip, doccheck.Fail) as e:
                 shown[id(ex)] = f"(not run: {e})"
     outcomes = doccheck.check_all(examples, backend, contain=contain) if check else None
-    doc = report.doc_examples_document(examples, outcomes, shown)
+    doc = report.doc_examples_document(examples, outcomes, shown) | {"kernel": _kernel_used(backend)}
     out.document(doc)
     return doc["exit_code"]
 
@@ -655,19 +682,34 @@ def _emit_table(headers: list[str], rows: list[list[str]]) -> None:
     help=(
         "Measure copy bandwidth on the adapter: each copy kernel, copy_buffer_to_buffer, "
         "upload, readback and numpy memcpy, in GB/s, with the ratios kernel/copy and "
-        "kernel/memcpy. Every kernel's output is verified byte for byte. Needs about "
-        "2.5x the largest size in memory.\n\n"
+        "kernel/memcpy, in interleaved rounds, with the CPU time other processes took in "
+        "each. Every kernel's output is verified byte for byte. Needs about 2.5x the "
+        "largest size in memory; by default the sizes are those the free memory holds.\n\n"
         "Example: onnxop bench --sizes 16M,256M --json"
     ),
 )
 def bench(
     ctx: typer.Context,
     sizes: Annotated[
-        str,
-        typer.Option("--sizes", help="Comma-separated sizes (K, M, G = KiB, MiB, GiB). Example: --sizes 1M,16M", metavar="LIST"),
-    ] = "1M,16M,256M,1G",
-    repeats: Annotated[int, typer.Option("--repeats", help="Timed runs of each measure. Example: --repeats 9", metavar="N")] = 5,
+        Optional[str],
+        typer.Option(
+            "--sizes",
+            help="Comma-separated sizes (K, M, G = KiB, MiB, GiB); default 1M,16M,256M,1G, less "
+            "what free memory cannot hold. Example: --sizes 1M,16M",
+            metavar="LIST",
+            show_default=False,
+        ),
+    ] = None,
+    repeats: Annotated[int, typer.Option("--repeats", help="Timed rounds. Example: --repeats 9", metavar="N")] = 5,
     warmup: Annotated[int, typer.Option("--warmup", help="Untimed runs first. Example: --warmup 2", metavar="N")] = 1,
+    tune: Annotated[
+        bool,
+        typer.Option(
+            "--tune",
+            help="Measure which copy kernel is fastest again and rewrite the cached choice. "
+            "Example: onnxop bench --tune --sizes 16M",
+        ),
+    ] = False,
     backend: BackendOpt = None,
     engine: EngineOpt = None,
     json_out: JsonOpt = False,
@@ -677,7 +719,8 @@ def bench(
     from .bench import bench_document, parse_sizes, render_table, run_bench
 
     out = _out(ctx, json_out, quiet)
-    result = run_bench(_backend(ctx, backend, engine), parse_sizes(sizes), repeats=repeats, warmup=warmup)
+    chosen = parse_sizes(sizes) if sizes is not None else None
+    result = run_bench(_backend(ctx, backend, engine), chosen, repeats=repeats, warmup=warmup, tune=tune)
     out.result(render_table(result), escaped=True)
     out.document(bench_document(result))
 

@@ -20,10 +20,9 @@ import time
 from typing import Any, Callable
 
 from ..errors import GpuError
-from . import kernels
 from .copy import DEFAULT_CHUNK, can_map
 from .device import Gpu
-from .kernels import round_up
+from .kernels import Kernel, available, round_up
 
 POISON = 0xA5
 SEED_CHUNK = 16 << 20  # random source bytes are generated (and regenerated) this many at a time
@@ -39,7 +38,19 @@ def random_block(seed: int, index: int, nbytes: int):
 class Bench:
     """Buffers of ``size`` bytes on ``gpu`` and the measurements over them."""
 
-    def __init__(self, gpu: Gpu, size: int, *, seed: int = 0, chunk: int = DEFAULT_CHUNK):
+    def __init__(
+        self,
+        gpu: Gpu,
+        size: int,
+        *,
+        seed: int = 0,
+        chunk: int = DEFAULT_CHUNK,
+        streaming: bool = True,
+        kernels: list[Kernel] | None = None,
+    ):
+        """``streaming=False`` leaves out the upload/readback buffers (the
+        kernel calibration times kernels only); ``kernels`` limits which
+        kernels are bound (default: every one the adapter can run)."""
         import wgpu
 
         self.gpu = gpu
@@ -48,7 +59,7 @@ class Bench:
         self.timestamps = "timestamp-query" in gpu.features
         self.encoder_timestamps = "timestamp-query-inside-encoders" in gpu.features
         self.mapped = can_map(gpu)
-        self.kernels = [k for k in kernels.KERNELS.values() if k.available(gpu)]
+        self.kernels = list(kernels) if kernels is not None else available(gpu)
         align = max(k.align for k in self.kernels)
         self.padded = round_up(size, align)
         limit = gpu.limits.get("max-buffer-size", 256 << 20)
@@ -61,16 +72,16 @@ class Bench:
         device = gpu.device
         self._buffers: list[Any] = []
         with gpu.errors("allocating bench buffers"):
-            self.src = self._buffer("src", self.padded, U.STORAGE | U.UNIFORM | U.COPY_SRC | U.COPY_DST)
+            self.src = self._buffer("src", self.padded, U.STORAGE | U.COPY_SRC | U.COPY_DST)
             self.dst = self._buffer("dst", self.padded, U.STORAGE | U.COPY_SRC | U.COPY_DST)
             self.readback = self._buffer("readback", self.chunk, U.MAP_READ | U.COPY_DST)
-            if self.mapped:  # the streaming copy's own buffers, mapped
-                self.up = self._buffer("up", self.chunk, U.UNIFORM | U.STORAGE | U.MAP_WRITE)
+            self.stage_in = self.stage_out = self.up = self.down = None
+            if streaming and self.mapped:  # the streaming copy's own buffers, mapped
+                self.up = self._buffer("up", self.chunk, U.STORAGE | U.MAP_WRITE)
                 self.down = self._buffer("down", self.chunk, U.STORAGE | U.MAP_READ | U.COPY_DST)
-                self.stage_in = self.stage_out = None
-            else:  # staging buffers plus a copy each way
+            elif streaming:  # staging buffers plus a copy each way
                 self.stage_in = self._buffer("stage in", self.chunk, U.MAP_WRITE | U.COPY_SRC)
-                self.up = self._buffer("up", self.chunk, U.UNIFORM | U.STORAGE | U.COPY_DST)
+                self.up = self._buffer("up", self.chunk, U.STORAGE | U.COPY_DST)
                 self.down = self._buffer("down", self.chunk, U.STORAGE | U.COPY_SRC | U.COPY_DST)
                 self.stage_out = self._buffer("stage out", self.chunk, U.MAP_READ | U.COPY_DST)
             if self.timestamps:

@@ -19,8 +19,9 @@ whatever the tensor's size, and the buffers are kept on the Gpu for the next
 tensor (many files, one device).
 
 WebGPU invariants, written once here:
-- buffer sizes are multiples of 16 (one vec4<u32>) or of the kernel's span;
-  copy and map sizes are multiples of 4; the padding is trimmed on readback;
+- buffer sizes are multiples of the kernel's span (one workgroup's words),
+  so the kernel needs no bounds check; copy and map sizes are multiples of
+  4; the padding is trimmed on readback and never reaches the sink;
 - a mapped range is handed to the sink and unmapped when the sink returns, so
   a sink must consume (write or copy) its memoryview before returning.
 """
@@ -37,7 +38,6 @@ from . import kernels
 from .device import Gpu
 from .kernels import WORD, round_up
 
-SHADER = "copy.wgsl"
 # 4 MiB chunks used the least CPU and wall time for a 1 GiB flatten on a
 # 2-core lavapipe box (4-64 MiB tried): read, kernel and write then find the
 # chunk still in cache. Peak RSS grows with the chunk.
@@ -77,7 +77,8 @@ def copy_through_kernel(
     boundaries on small data; ``poison`` fills the output buffer with that
     byte before every chunk, so a byte the kernel failed to write cannot pass
     a comparison. ``kernel`` (a name in kernels.KERNELS), ``mapped`` and
-    ``depth`` (slots in flight) override the choices made for this adapter.
+    ``depth`` (slots in flight) override the choices made for this adapter
+    (the kernel is otherwise gpu/calibrate.py's measured or forced choice).
     """
     total = source.nbytes
     if total == 0:
@@ -158,17 +159,16 @@ class Stream:
 
         U = wgpu.BufferUsage
         device = self.gpu.device
-        use = getattr(U, self.kernel.source_usage)
         with self.gpu.errors("allocating copy buffers"):
             if self.mapped:
-                src = device.create_buffer(label="src", size=size, usage=use | U.MAP_WRITE)
+                src = device.create_buffer(label="src", size=size, usage=U.STORAGE | U.MAP_WRITE)
                 dst = device.create_buffer(
                     label="dst", size=size, usage=U.STORAGE | U.MAP_READ | U.COPY_DST
                 )
                 upload = readback = None
             else:
                 upload = device.create_buffer(label="upload", size=size, usage=U.MAP_WRITE | U.COPY_SRC)
-                src = device.create_buffer(label="src", size=size, usage=use | U.COPY_DST)
+                src = device.create_buffer(label="src", size=size, usage=U.STORAGE | U.COPY_DST)
                 dst = device.create_buffer(
                     label="dst", size=size, usage=U.STORAGE | U.COPY_SRC | U.COPY_DST
                 )
@@ -176,10 +176,9 @@ class Stream:
             bound = self.kernel.bind(self.gpu, src, dst, size, self.max_groups_per_dim)
             if self.mapped:
                 # wgpu tracks which bytes of a buffer were ever written and
-                # zero-fills the rest when it is mapped; kernel writes through
-                # a dynamic-offset binding past the first span go untracked,
-                # so a mapped dst would read back zeros there. Clearing it
-                # once marks it all written (tests/test_gpu_copy.py
+                # zero-fills the rest when it is mapped; a kernel write it
+                # failed to track would read back as zeros. Clearing dst once
+                # marks it all written (tests/test_gpu_copy.py
                 # test_fresh_buffers_without_poison).
                 encoder = device.create_command_encoder()
                 encoder.clear_buffer(dst, 0, size)

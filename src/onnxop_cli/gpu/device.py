@@ -43,9 +43,11 @@ BACKENDS: dict[str, tuple[str, tuple[str, ...]]] = {
 }
 BACKEND_CHOICES = ("auto", *BACKENDS)
 
-# Features requested when the adapter has them: int64 for the uniform64 copy
-# kernel, timestamps for `onnxop bench`; mappable storage buffers only on CPU
-# adapters, where mapping a buffer the kernel uses saves two copies per chunk.
+# Features requested when the adapter has them: int64 for the storage64 copy
+# kernel, timestamps for `onnxop bench` and the kernel calibration; mappable
+# storage buffers only on CPU adapters, where mapping a buffer the kernel uses
+# saves two copies per chunk. (Requesting none of them measured no faster
+# device creation on lavapipe: 25-60 ms either way, within the noise.)
 OPTIONAL_FEATURES = ("shader-int64", "timestamp-query", "timestamp-query-inside-encoders")
 CPU_FEATURES = ("mappable-primary-buffers",)
 
@@ -164,6 +166,14 @@ def get_gpu(backend: str | None = None, engine: str | None = None) -> Gpu:
     gpu = Gpu.open(name)
     with _lock:
         return _gpus.setdefault(key, gpu)
+
+
+def opened(backend: str | None = None, engine: str | None = None) -> Gpu | None:
+    """The process's Gpu for ``backend`` on ``engine`` if one was opened, else
+    None (never opens one)."""
+    key = gpu_key(*resolve(backend, engine))
+    with _lock:
+        return _gpus.get(key)
 
 
 def list_adapters(engine: str | None = None) -> list[AdapterInfo]:
@@ -321,6 +331,8 @@ class Gpu:
         self.features = frozenset(device.features)
         self._pipelines: dict[str, Any] = {}
         self.cache: dict[Any, Any] = {}  # reusable resources (streaming buffers), see copy.py
+        self.kernel_choice: Any = None  # calibrate.Choice, once measured or read from the cache
+        self.kernel_used: Any = None  # the Choice the last flat copy ran with
         self._log_mark = len(_log_capture.messages)  # wgpu's messages from before this device are not its
 
     @classmethod

@@ -1,22 +1,22 @@
 """The flat copy kernels and how each one is bound and dispatched.
 
-Two shapes of the same byte copy, because adapters differ in what is fast:
+Two widths of the same storage-buffer to storage-buffer byte copy:
 
 ``storage`` (shaders/copy.wgsl)
-    storage buffer -> storage buffer, vec4<u32> words. The portable kernel and
-    the right one for real GPUs.
+    vec4<u32> words; runs on every WebGPU adapter.
 
-``uniform`` / ``uniform64`` (shaders/copy_uniform.wgsl, copy_uniform64.wgsl)
-    the source is read through uniform-buffer windows of 64 KiB (several per
-    dispatch, moved along the buffer with dynamic offsets), the destination is
-    a storage buffer. Mesa's CPU drivers (lavapipe, llvmpipe GL) compile a
-    storage-buffer load into a per-lane scalar loop, but a uniform load into a
-    vector gather; the store stays a per-lane loop, so the widest word wins:
-    ``uniform64`` moves vec4<u64> (needs the ``shader-int64`` feature).
-    On lavapipe this is 3-4x the storage kernel (`onnxop bench`).
+``storage64`` (shaders/copy64.wgsl)
+    vec4<u64> words, 8 per invocation; needs ``shader-int64``. On Mesa 25's
+    lavapipe about twice the bytes per store of ``storage``.
 
-:func:`choose` picks the kernel for an adapter; every kernel is exact on every
-adapter that can run it (tests run each one on lavapipe and on GL).
+Which one is faster depends on the adapter and its driver, so it is not
+decided here: gpu/calibrate.py measures the available kernels once per
+adapter and driver and caches the answer. (Kernels that read the source
+through uniform-buffer windows were tried and removed: on Mesa 22.3 and 25
+lavapipe they measured 2-3x slower than ``storage``, about 100 µs a dispatch.)
+
+Every kernel is exact on every adapter that can run it (tests run each one
+on lavapipe and on GL, poisoned output, chunk and grid boundaries).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 import struct
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from .device import Gpu
@@ -40,6 +41,14 @@ def shader_const(shader: str, name: str) -> int:
     return int(m.group(1))
 
 
+def shader_needs(shader: str) -> tuple[str, ...]:
+    """The WebGPU features a shader declares in its ``// needs:`` line."""
+    m = re.search(r"^//\s*needs:\s*(.*)$", shader_source(shader), re.MULTILINE)
+    if not m:
+        raise RuntimeError(f"{shader} has no '// needs:' line")
+    return tuple(re.findall(r"[a-z0-9]+(?:-[a-z0-9]+)+", m.group(1)))
+
+
 def round_up(n: int, to: int) -> int:
     return -(-n // to) * to
 
@@ -53,48 +62,45 @@ def grid(groups: int, max_per_dim: int) -> tuple[int, int]:
 
 
 class Kernel:
-    """A copy kernel: which usage its source buffer needs, how buffer sizes
-    must be rounded, and how to bind a (src, dst) pair and record a copy."""
+    """A copy kernel: the features it needs, how buffer sizes must be
+    rounded (``align``: one workgroup's span, so no word is bounds-checked),
+    and how to bind a (src, dst) pair and record a copy."""
 
-    name: str
-    shader: str
-    align: int  # buffer sizes are multiples of this
-    source_usage: str  # "STORAGE" or "UNIFORM"
-    features: tuple[str, ...] = ()
+    def __init__(self, name: str, shader: str) -> None:
+        self.name = name
+        self.shader = shader
+
+    @cached_property
+    def features(self) -> tuple[str, ...]:
+        return shader_needs(self.shader)
+
+    @cached_property
+    def word(self) -> int:
+        return shader_const(self.shader, "WORD_BYTES")
+
+    @cached_property
+    def per_group(self) -> int:
+        """Words one workgroup copies."""
+        return shader_const(self.shader, "WG") * shader_const(self.shader, "UNROLL")
+
+    @property
+    def align(self) -> int:
+        return self.per_group * self.word
 
     def available(self, gpu: Gpu) -> bool:
         return all(f in gpu.features for f in self.features)
 
     def max_chunk(self, gpu: Gpu) -> int:
-        """The largest chunk one bound buffer pair should hold."""
-        return gpu.limits.get("max-buffer-size", 256 << 20)
+        """The largest chunk one binding holds: whole spans within the limit."""
+        limit = gpu.limits.get("max-storage-buffer-binding-size", 128 << 20)
+        return max(self.align, limit - limit % self.align)
 
     def bind(self, gpu: Gpu, src: Any, dst: Any, size: int, max_groups_per_dim: int | None = None) -> Bound:
-        raise NotImplementedError
+        """Bind ``size`` bytes (a multiple of ``align``) of src and dst."""
+        return Bound(self, gpu, src, dst, size, max_groups_per_dim)
 
-
-class Bound:
-    """A kernel bound to one buffer pair; ``record`` encodes copying the
-    first ``nbytes`` and returns the number of dispatches recorded."""
-
-    def record(self, encoder: Any, nbytes: int, timestamp_writes: dict | None = None) -> int:
-        raise NotImplementedError
-
-
-# --------------------------------------------------------------------- storage
-
-
-class StorageKernel(Kernel):
-    name = "storage"
-    shader = "copy.wgsl"
-    align = WORD
-    source_usage = "STORAGE"
-
-    def max_chunk(self, gpu: Gpu) -> int:
-        return gpu.limits.get("max-storage-buffer-binding-size", 128 << 20)
-
-    def bind(self, gpu, src, dst, size, max_groups_per_dim=None):
-        return _StorageBound(gpu, src, dst, size, max_groups_per_dim)
+    def __repr__(self) -> str:
+        return f"Kernel({self.name!r}, {self.shader!r})"
 
 
 @dataclass
@@ -105,24 +111,22 @@ class _Window:
     bind_group: Any
 
 
-class _StorageBound(Bound):
-    """Buffers larger than one binding are covered by several windows, each
-    a bind group at an offset (binding offsets are binding-size multiples,
-    so always aligned)."""
+class Bound:
+    """A kernel bound to one buffer pair; ``record`` encodes copying the
+    first ``nbytes`` (rounded up to whole spans) and returns the number of
+    dispatches recorded. Buffers larger than one binding are covered by
+    several windows, each a bind group at an offset (offsets are multiples of
+    the binding size, itself a multiple of the span, so always aligned)."""
 
-    def __init__(self, gpu: Gpu, src: Any, dst: Any, size: int, max_groups_per_dim: int | None):
+    def __init__(self, kernel: Kernel, gpu: Gpu, src: Any, dst: Any, size: int, max_groups_per_dim: int | None):
         import wgpu
 
+        assert size % kernel.align == 0, "copy buffers are padded to whole workgroup spans"
         self.gpu = gpu
-        self.pipeline = gpu.pipeline(StorageKernel.shader)
-        self.per_group = shader_const(StorageKernel.shader, "WG") * shader_const(
-            StorageKernel.shader, "UNROLL"
-        )
-        self.max_dim = max_groups_per_dim or gpu.limits.get(
-            "max-compute-workgroups-per-dimension", 65535
-        )
-        binding = StorageKernel().max_chunk(gpu)
-        binding -= binding % 256
+        self.kernel = kernel
+        self.pipeline = gpu.pipeline(kernel.shader)
+        self.max_dim = max_groups_per_dim or gpu.limits.get("max-compute-workgroups-per-dimension", 65535)
+        binding = kernel.max_chunk(gpu)
         layout = self.pipeline.get_bind_group_layout(0)
         self.windows: list[_Window] = []
         for offset in range(0, size, binding):
@@ -140,19 +144,20 @@ class _StorageBound(Bound):
             )
             self.windows.append(_Window(offset, n, params, group))
 
-    def record(self, encoder, nbytes, timestamp_writes=None):
+    def record(self, encoder: Any, nbytes: int, timestamp_writes: dict | None = None) -> int:
         queue = self.gpu.queue
+        span = self.kernel.align
         compute = encoder.begin_compute_pass(timestamp_writes=timestamp_writes)
         compute.set_pipeline(self.pipeline)
         dispatches = 0
         for w in self.windows:
             if w.offset >= nbytes:
                 break
-            words = -(-min(w.size, nbytes - w.offset) // WORD)
-            gx, gy = grid(-(-words // self.per_group), self.max_dim)
+            groups = -(-min(w.size, nbytes - w.offset) // span)
+            gx, gy = grid(groups, self.max_dim)
             # write_buffer lands before the next submit, after earlier ones:
             # each window (and each streaming slot) has its own params buffer.
-            queue.write_buffer(w.params, 0, struct.pack("<4I", words, gx, 0, 0))
+            queue.write_buffer(w.params, 0, struct.pack("<4I", groups, gx, 0, 0))
             compute.set_bind_group(0, w.bind_group)
             compute.dispatch_workgroups(gx, gy, 1)
             dispatches += 1
@@ -160,91 +165,37 @@ class _StorageBound(Bound):
         return dispatches
 
 
-# --------------------------------------------------------------------- uniform
+KERNELS: dict[str, Kernel] = {k.name: k for k in (Kernel("storage", "copy.wgsl"), Kernel("storage64", "copy64.wgsl"))}
+DEFAULT = "storage"  # runs everywhere: the answer when nothing else is measured
 
 
-class UniformKernel(Kernel):
-    name = "uniform"
-    shader = "copy_uniform.wgsl"
-    source_usage = "UNIFORM"
-
-    @property
-    def window(self) -> int:
-        """Bytes per uniform window (the shader's array size)."""
-        return shader_const(self.shader, "WINDOW_WORDS") * shader_const(self.shader, "WORD_BYTES")
-
-    @property
-    def windows(self) -> int:
-        return shader_const(self.shader, "WINDOWS")
-
-    @property
-    def align(self) -> int:  # type: ignore[override]
-        return self.window * self.windows
-
-    def bind(self, gpu, src, dst, size, max_groups_per_dim=None):
-        return _UniformBound(self, gpu, src, dst, size)
-
-    def layout_entries(self) -> list[dict]:
-        import wgpu
-
-        stage = wgpu.ShaderStage.COMPUTE
-        entries = [{"binding": 0, "visibility": stage, "buffer": {"type": "storage", "has_dynamic_offset": True}}]
-        entries += [
-            {"binding": i + 1, "visibility": stage, "buffer": {"type": "uniform", "has_dynamic_offset": True}}
-            for i in range(self.windows)
-        ]
-        return entries
-
-
-class Uniform64Kernel(UniformKernel):
-    name = "uniform64"
-    shader = "copy_uniform64.wgsl"
-    features = ("shader-int64",)
-
-
-class _UniformBound(Bound):
-    def __init__(self, kernel: UniformKernel, gpu: Gpu, src: Any, dst: Any, size: int):
-        assert size % kernel.align == 0, "uniform-kernel buffers are padded to whole spans"
-        self.pipeline, layout = gpu.pipeline_with_layout(kernel.shader, kernel.layout_entries())
-        self.window = kernel.window
-        self.windows = kernel.windows
-        self.span = self.window * self.windows
-        self.groups = shader_const(kernel.shader, "WINDOW_WORDS") // shader_const(kernel.shader, "WG")
-        entries = [{"binding": 0, "resource": {"buffer": dst, "offset": 0, "size": self.span}}]
-        entries += [
-            {"binding": i + 1, "resource": {"buffer": src, "offset": 0, "size": self.window}}
-            for i in range(self.windows)
-        ]
-        self.bind_group = gpu.device.create_bind_group(layout=layout, entries=entries)
-
-    def record(self, encoder, nbytes, timestamp_writes=None):
-        compute = encoder.begin_compute_pass(timestamp_writes=timestamp_writes)
-        compute.set_pipeline(self.pipeline)
-        window, windows, group, groups = self.window, self.windows, self.bind_group, self.groups
-        dispatches = 0
-        # Whole spans only: the buffers are padded, and bytes past nbytes are
-        # copied into padding that is never read back.
-        for offset in range(0, nbytes, self.span):
-            compute.set_bind_group(0, group, [offset] + [offset + i * window for i in range(windows)])
-            compute.dispatch_workgroups(groups, 1, 1)
-            dispatches += 1
-        compute.end()
-        return dispatches
-
-
-KERNELS: dict[str, Kernel] = {k.name: k for k in (StorageKernel(), UniformKernel(), Uniform64Kernel())}
+def available(gpu: Gpu) -> list[Kernel]:
+    """The kernels ``gpu`` can run, portable one first."""
+    return [k for k in KERNELS.values() if k.available(gpu)]
 
 
 def choose(gpu: Gpu, name: str | None = None) -> Kernel:
-    """The kernel to use on ``gpu``: ``name`` if given, else the fastest one
-    this kind of adapter can run (measured with `onnxop bench`)."""
-    if name is not None:
-        kernel = KERNELS[name]
-        if not kernel.available(gpu):
-            raise ValueError(f"kernel {name!r} needs {', '.join(kernel.features)} on {gpu.name}")
-        return kernel
-    if gpu.info.adapter_type == "CPU":
-        for candidate in ("uniform64", "uniform"):
-            if KERNELS[candidate].available(gpu):
-                return KERNELS[candidate]
-    return KERNELS["storage"]
+    """The kernel a copy on ``gpu`` runs with: ``name`` if given (refused
+    with a UsageError naming the available ones if this adapter cannot run
+    it), else the one gpu/calibrate.py measured fastest (or forced). The
+    choice is kept as ``gpu.kernel_used`` for the --json documents."""
+    from .calibrate import Choice, choice
+
+    found = Choice(require(gpu, name).name, "forced") if name is not None else choice(gpu)
+    gpu.kernel_used = found
+    return KERNELS[found.kernel]
+
+
+def require(gpu: Gpu, name: str) -> Kernel:
+    """``KERNELS[name]``, if it exists and ``gpu`` can run it."""
+    from ..errors import UsageError
+
+    names = ", ".join(k.name for k in available(gpu))
+    kernel = KERNELS.get(name)
+    if kernel is None:
+        raise UsageError(f"unknown kernel {name!r}; available on {gpu.name}: {names}")
+    if not kernel.available(gpu):
+        raise UsageError(
+            f"kernel {name!r} needs {', '.join(kernel.features)}, which {gpu.name} lacks; available: {names}"
+        )
+    return kernel

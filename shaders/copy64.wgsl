@@ -1,0 +1,42 @@
+// Flat copy: dst[i] = src[i], in 32-byte words (vec4<u64>).
+//
+// The same job as copy.wgsl with twice the bytes per load and store. Mesa's
+// CPU drivers compile each storage store into a loop over the SIMD lanes;
+// Mesa 25 unrolls it, so a wider word moves more bytes per store (measured:
+// `onnxop bench`; the choice between kernels is measured per adapter, see
+// gpu/calibrate.py).
+//
+// The host pads both buffers to whole workgroup spans (WG * UNROLL words)
+// and dispatches whole spans, so no word needs a bounds check; the spare
+// groups of a 2-D grid's last row do nothing.
+//
+// needs: shader-int64
+
+const WG: u32 = 256u;
+const UNROLL: u32 = 8u;
+const WORD_BYTES: u32 = 32u;
+
+struct Params {
+    groups: u32,      // workgroups that copy (spans in this binding)
+    groups_x: u32,    // workgroups per row of the dispatch grid
+}
+
+@group(0) @binding(0) var<storage, read> src: array<vec4<u64>>;
+@group(0) @binding(1) var<storage, read_write> dst: array<vec4<u64>>;
+@group(0) @binding(2) var<uniform> params: Params;
+
+@compute @workgroup_size(256)
+fn main(
+    @builtin(workgroup_id) wg: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
+    let group = wg.y * params.groups_x + wg.x;
+    if (group >= params.groups) {
+        return;
+    }
+    let base = group * (WG * UNROLL) + lid;
+    for (var k = 0u; k < UNROLL; k = k + 1u) {
+        let i = base + k * WG;
+        dst[i] = src[i];
+    }
+}

@@ -1,0 +1,172 @@
+"""The kernel choice: measured on first use, cached per adapter and driver,
+forced by --kernel / $ONNXOP_KERNEL, shown in info and --json.
+
+Each test gets its own cache folder ($XDG_CACHE_HOME) and forgets the
+choice the session's Gpu holds, so it starts from "never measured"."""
+
+from __future__ import annotations
+
+import json
+from importlib.metadata import version
+
+import numpy as np
+import pytest
+
+from conftest import BACKENDS, cli, error_of
+from onnxop_cli.errors import NoAdapterError
+from onnxop_cli.gpu import calibrate, get_gpu
+from onnxop_cli.gpu.kernels import KERNELS, available
+
+
+def backend_params(metafunc) -> bool:
+    """Tests of the cache take ``two`` (an adapter with two kernels to choose
+    from, lavapipe): they run only on such adapters rather than skip on the
+    others (GL has one kernel: nothing to measure or cache, which
+    test_measured_once_then_cached checks). Called by conftest."""
+    if "two" not in metafunc.fixturenames:
+        return False
+    params = []
+    for backend in BACKENDS:
+        try:
+            if len(available(get_gpu(backend))) > 1:
+                params.append(backend)
+        except NoAdapterError:
+            params.append(backend)  # the backend fixture fails this in CI
+    metafunc.parametrize("backend", params, indirect=True, scope="session")
+    return True
+
+
+@pytest.fixture
+def fresh(gpu, tmp_path, monkeypatch):
+    """An empty cache folder and a Gpu that has not chosen yet."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv(calibrate.ENV_KERNEL, raising=False)
+    saved = gpu.kernel_choice
+    gpu.kernel_choice = None
+    calibrate.force(None)
+    yield gpu
+    gpu.kernel_choice = saved
+    calibrate.force(None)
+
+
+@pytest.fixture
+def two(fresh):
+    return fresh
+
+
+def entries() -> dict:
+    return json.loads(calibrate.cache_path().read_text())["entries"]
+
+
+def test_measured_once_then_cached(fresh):
+    gpu = fresh
+    first = calibrate.choice(gpu)
+    if len(available(gpu)) == 1:  # GL: storage only, nothing to measure or cache
+        assert first == calibrate.Choice("storage", "only")
+        assert not calibrate.cache_path().exists()
+        return
+    assert first.reason == "measured" and first.kernel in KERNELS
+    assert set(first.gbps) == {k.name for k in available(gpu)} and all(v > 0 for v in first.gbps.values())
+    assert first.kernel == max(first.gbps, key=first.gbps.get)
+    entry = entries()[calibrate.cache_key(gpu)]
+    assert entry["kernel"] == first.kernel and entry["gbps"] == first.gbps
+    key = json.loads(calibrate.cache_key(gpu))
+    assert key == [gpu.info.our_backend, gpu.info.name, gpu.info.driver, version("onnxop")]
+
+    assert calibrate.choice(gpu) is first  # the same process asks once
+    gpu.kernel_choice = None  # a new process on the same adapter
+    again = calibrate.choice(gpu)
+    assert again.reason == "cached" and again.kernel == first.kernel and again.gbps == first.gbps
+
+
+def test_the_cache_decides_and_tune_measures_again(two):
+    gpu = two
+    # A cached entry is believed, even one that names the slower kernel...
+    calibrate._write_cache(gpu, calibrate.Choice("storage", "measured", {"storage": 9.0, "storage64": 1.0}))
+    assert calibrate.choice(gpu) == calibrate.Choice("storage", "cached", {"storage": 9.0, "storage64": 1.0})
+    # ...until --tune measures again and rewrites it.
+    tuned = calibrate.choice(gpu, tune=True)
+    assert tuned.reason == "measured" and entries()[calibrate.cache_key(gpu)]["gbps"] == tuned.gbps
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["{not json", "", "[]", '{"version": 1, "entries": []}', '{"version": 99, "entries": {}}', "\xff\xfe"],
+)
+def test_a_corrupt_cache_is_ignored_and_rewritten(two, text):
+    gpu = two
+    path = calibrate.cache_path()
+    path.parent.mkdir(parents=True)
+    path.write_text(text, encoding="latin-1")
+    found = calibrate.choice(gpu)
+    assert found.reason == "measured"
+    assert entries()[calibrate.cache_key(gpu)]["kernel"] == found.kernel
+    assert [p.name for p in path.parent.iterdir()] == ["kernels.json"]  # no temporary left
+
+
+@pytest.mark.parametrize("entry", [{"kernel": "uniform64", "gbps": {}}, {"kernel": "storage"}, "storage", None])
+def test_a_bad_entry_is_measured_again(two, entry):
+    gpu = two
+    path = calibrate.cache_path()
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"version": 1, "entries": {calibrate.cache_key(gpu): entry}}))
+    assert calibrate.choice(gpu).reason == "measured"
+
+
+def test_an_unwritable_cache_still_measures(fresh, monkeypatch, tmp_path):
+    gpu = fresh
+    (tmp_path / "file").write_text("not a folder")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "file"))
+    found = calibrate.choice(gpu)
+    assert found.reason in ("measured", "only")
+
+
+def test_forced_kernel(fresh, monkeypatch):
+    gpu = fresh
+    calibrate.force("storage")
+    assert calibrate.choice(gpu) == calibrate.Choice("storage", "forced")
+    calibrate.force(None)
+    monkeypatch.setenv(calibrate.ENV_KERNEL, "storage")
+    assert calibrate.choice(gpu) == calibrate.Choice("storage", "forced")
+    assert not calibrate.cache_path().exists()  # forcing measures and caches nothing
+
+
+def test_cli_forced_kernel_runs_and_is_reported(fresh, capsys, cwd, rng):
+    gpu = fresh
+    x = rng.integers(0, 256, (7, 5, 3), dtype=np.uint8)
+    np.save(cwd / "x.npy", x)
+    for name in (k.name for k in available(gpu)):
+        code, out, _ = cli(capsys, "--kernel", name, "flatten", "x.npy", "-b", gpu.info.our_backend, "-o", "y.npy", "--json")
+        assert code == 0
+        assert json.loads(out)["kernel"] == {"name": name, "reason": "forced"}
+        assert np.load(cwd / "y.npy").tobytes() == x.tobytes()
+    code, out, _ = cli(capsys, "flatten", "x.npy", "-b", gpu.info.our_backend, "-o", "y.npy", "--json")
+    assert code == 0 and json.loads(out)["kernel"]["reason"] in ("measured", "cached", "only")
+
+
+def test_cli_refuses_unknown_and_unavailable_kernels(fresh, capsys, cwd, monkeypatch):
+    gpu = fresh
+    np.save(cwd / "x.npy", np.arange(6, dtype=np.float32))
+    code, _, err = cli(capsys, "--kernel", "uniform64", "flatten", "x.npy", "-b", gpu.info.our_backend, "-o", "y.npy")
+    assert code == 2 and error_of(err) == "unknown kernel 'uniform64'; choose one of storage, storage64"
+    monkeypatch.setenv(calibrate.ENV_KERNEL, "fast")
+    code, _, err = cli(capsys, "flatten", "x.npy", "-b", gpu.info.our_backend, "-o", "y.npy")
+    assert code == 2 and error_of(err) == "unknown kernel 'fast'; choose one of storage, storage64"
+    monkeypatch.delenv(calibrate.ENV_KERNEL)
+    if "shader-int64" not in gpu.features:
+        code, _, err = cli(capsys, "--kernel", "storage64", "flatten", "x.npy", "-b", gpu.info.our_backend, "-o", "y.npy")
+        assert code == 2
+        assert error_of(err) == (
+            f"kernel 'storage64' needs shader-int64, which {gpu.name} lacks; available: storage"
+        )
+    assert not (cwd / "y.npy").exists()
+
+
+def test_info_names_the_kernel_and_why(fresh, capsys):
+    gpu = fresh
+    code, out, _ = cli(capsys, "info", "-b", gpu.info.our_backend, "--json")
+    assert code == 0
+    kernel = json.loads(out)["kernel"]
+    assert kernel["name"] in KERNELS and kernel["reason"] in ("measured", "only")
+    code, out, _ = cli(capsys, "info", "-b", gpu.info.our_backend)
+    assert f"Copy kernel: {kernel['name']} (" in out
