@@ -20,6 +20,7 @@ import pytest
 
 from conftest import cli, error_of, random_array
 from onnxop_cli.errors import ExitCode
+from onnxop_cli.io.atomic import TMP_PREFIX, TMP_SUFFIX
 
 ONNXOP = [sys.executable, "-m", "onnxop_cli"]
 BIG = 256 << 20  # a run long enough to act on while it reads
@@ -72,7 +73,7 @@ def act_mid_run(proc: subprocess.Popen, folder: Path, action, total: int) -> int
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and proc.poll() is None:
         for p in folder.iterdir():
-            if p.name.startswith(".y.npy"):
+            if p.name.startswith(TMP_PREFIX) and p.name.endswith(TMP_SUFFIX):  # the output's temporary file
                 try:
                     size = p.stat().st_size
                 except FileNotFoundError:
