@@ -72,6 +72,7 @@ INFO = COMMON | {
 ROUND = {"wall_s": NUMBER, "other_cpu_s": NUMBER, "other_share": (NUMBER, None), "flagged": bool}
 BENCH_ROW = {
     "size": int,
+    "engine": (str, None),
     "measure": str,
     "kernel": (str, None),
     "gbps_median": NUMBER,
@@ -81,6 +82,17 @@ BENCH_ROW = {
     "kernel_per_copy": (NUMBER, None),
     "kernel_per_memcpy": (NUMBER, None),
     "verified": (bool, None),
+}
+BENCH_ENGINE = {
+    "engine": str,
+    "adapter": str,
+    "backend": str,
+    "driver": str,
+    "timing": str,
+    "chosen_kernel": str,
+    "chosen_reason": str,
+    "calibration_gbps": {str: NUMBER},
+    "buffers": str,
 }
 BENCH = COMMON | {
     "adapter": str,
@@ -96,6 +108,7 @@ BENCH = COMMON | {
     "buffers": str,
     "cpus": int,
     "load_average": [NUMBER],
+    "engines": [BENCH_ENGINE],
     "rounds": {str: [ROUND]},
     "rows": [BENCH_ROW],
 }
