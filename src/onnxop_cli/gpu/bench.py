@@ -140,6 +140,8 @@ class Bench:
             if use_stamps:
                 encoder.resolve_query_set(self.queries, 0, 2, self.resolved, 0)
                 encoder.copy_buffer_to_buffer(self.resolved, 0, self.stamps, 0, 16)
+            else:
+                encoder.clear_buffer(self.stamps, 0, 16)  # see _sync: the map must wait for this submit
             t0 = time.perf_counter()
             gpu.queue.submit([encoder.finish()])
             self.stamps.map_sync(MapMode.READ, 0, 16)
@@ -207,7 +209,11 @@ class Bench:
         return time.perf_counter() - t0
 
     def _sync(self) -> None:
+        """Wait for all submitted work. Dawn resolves a map once the last
+        submit *using that buffer* is done (wgpu-native: the whole queue), so
+        the submit waited for must touch the mapped buffer; submits run in order."""
         encoder = self.gpu.device.create_command_encoder()
+        encoder.clear_buffer(self.stamps, 0, 16)
         self.gpu.queue.submit([encoder.finish()])
         self.stamps.map_sync(MapMode.READ, 0, 16)
         self.stamps.unmap()
