@@ -418,7 +418,7 @@ def main(argv: list[str] | None = None) -> int:
 
             for size in dict.fromkeys(r["size"] for r in report["rows"]):
                 rows.append(
-                    f"| kernel vs `copy_buffer_to_buffer`, {human(size)} ({report['timing']}) | "
+                    f"| kernel vs `copy_buffer_to_buffer`, {human(size)} | "
                     f"{kernel_cell(size, 'wgpu')} | {kernel_cell(size, 'dawn')} | | | | | | |"
                 )
             notes.append(
@@ -426,6 +426,8 @@ def main(argv: list[str] | None = None) -> int:
                 f"median of {report['repeats']} rounds; the ratio is the median of per-round ratios "
                 "over the same engine's copy; chosen kernels: "
                 + ", ".join(f"{e} `{run['chosen_kernel']}` ({run['chosen_reason']})" for e, run in runs.items())
+                + "; timing: "
+                + ", ".join(f"{e} {run['timing']}" for e, run in runs.items())
             )
             for size, rounds in report["rounds"].items():
                 BENCH_LOAD[int(size)] = [rd["other_cpu_s"] for rd in rounds]

@@ -101,7 +101,7 @@ def test_bench_table_has_an_engine_column(capsys):
     header = next(line for line in out.splitlines() if line.startswith("size"))
     assert header.split()[:3] == ["size", "engine", "measure"]
     assert "engines interleaved in every round" in out
-    copies = [line.split() for line in out.splitlines() if "copy_buffer_to_buffer" in line]
+    copies = [cells for cells in map(str.split, out.splitlines()) if "copy_buffer_to_buffer" in cells]
     assert [cells[cells.index("copy_buffer_to_buffer") - 1] for cells in copies] == ["wgpu", "dawn"]
 
 

@@ -207,7 +207,7 @@ def run_bench(
                 adapter=gpu.name,
                 backend=gpu.info.our_backend,
                 driver=gpu.info.driver,
-                timing="GPU timestamps" if "timestamp-query" in gpu.features else "wall clock",
+                timing=_timing(gpu.features),
                 chosen_kernel=chosen.kernel,
                 chosen_reason=chosen.reason,
                 calibration_gbps=dict(chosen.gbps),
@@ -246,6 +246,15 @@ def run_bench(
         report.rows += rows
         report.rounds[str(size)] = rounds
     return report
+
+
+def _timing(features) -> str:
+    """How gpu/bench.py times kernels and copy_buffer_to_buffer on a device."""
+    if "timestamp-query" not in features:
+        return "wall clock"
+    if "timestamp-query-inside-encoders" not in features:  # e.g. Dawn: pass timestamps only
+        return "GPU timestamps (copy_buffer_to_buffer: wall clock)"
+    return "GPU timestamps"
 
 
 MEMCPY = (None, "numpy memcpy")  # the host's measure: no engine
