@@ -338,7 +338,7 @@ def test_info_and_flatten_name_the_adapter_alike(backend, cwd, capsys):
     assert document(out, "flatten")["adapter"] == chosen
 
 
-def test_bench_json(backend, capsys):
+def test_bench_json_chosen_kernel_and_quiet_stderr(backend, capsys):
     code, out, err = cli(capsys, "bench", "--json", "--backend", backend, "--sizes", "64K", "--repeats", "2")
     assert code == 0 and err == ""
     doc = document(out, "bench")
