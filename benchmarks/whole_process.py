@@ -1,6 +1,7 @@
-"""Whole-process figures: onnxop against numpy only, onnxruntime and a minimal
-wgpu-py script, flattening .npy files of several sizes; peak RSS; many files
-in one process; `onnxop --help`; and the kernel ratio from `onnxop bench`.
+"""Whole-process figures: onnxop (on wgpu, and on Dawn when dawn-python is
+installed) against numpy only, onnxruntime and a minimal wgpu-py script,
+flattening .npy files of several sizes; peak RSS; many files in one process;
+`onnxop --help`; and the kernel ratio from `onnxop bench` (both engines).
 
 Every process runs from scratch (python start-up included), after os.sync()
 so none pays for another's writes; tools alternate within each round, in an
@@ -13,6 +14,7 @@ Outputs are checked against the input's bytes once per tool and size.
     python benchmarks/whole_process.py                       # everything
     python benchmarks/whole_process.py --sizes 4K,256M --rounds 5
     python benchmarks/whole_process.py --update-readme README.md
+    python benchmarks/whole_process.py --sizes 4K --tools "onnxop,onnxop on Dawn,numpy only"
 
 Writes a markdown table to stdout (and to --out); --update-readme replaces
 the table between the ``<!-- bench-table -->`` markers of that file. Needs
@@ -29,6 +31,7 @@ import json
 import math
 import os
 import platform
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -41,6 +44,8 @@ HERE = Path(__file__).resolve().parent
 PY = sys.executable
 UNITS = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 BIG_FOR_BASELINES = 2 << 30  # above this, only onnxop and numpy (memory)
+DAWN = "onnxop on Dawn"
+ONNXOPS = ("onnxop", DAWN)  # onnxop's own runs, one per engine
 
 
 def onnxop_cmd() -> list[str]:
@@ -50,7 +55,9 @@ def onnxop_cmd() -> list[str]:
 
 def tools(backend: str | None) -> dict[str, list[str]]:
     backend_args = ["--backend", backend] if backend else []
-    found = {"onnxop": onnxop_cmd() + backend_args + ["flatten"]}
+    found = {"onnxop": onnxop_cmd() + backend_args + ["--engine", "wgpu", "flatten"]}
+    if _importable("pydawn"):
+        found[DAWN] = onnxop_cmd() + backend_args + ["--engine", "dawn", "flatten"]
     found["numpy only"] = [PY, str(HERE / "flatten_numpy.py")]
     if _importable("onnxruntime"):
         found["onnxruntime CPU"] = [PY, str(HERE / "flatten_onnxruntime.py")]
@@ -231,7 +238,7 @@ def flatten_rounds(size: int, names: list[str], cmds: dict[str, list[str]], roun
 
 
 def _args(name: str, src: Path, out: Path) -> list[str]:
-    if name == "onnxop":
+    if name in ONNXOPS:
         return [str(src), "--axis", "1", "-o", str(out)]
     return [str(src), str(out), "1"]
 
@@ -246,7 +253,9 @@ def command_for(cmds: dict[str, list[str]], name: str, src: Path, out: Path) -> 
     return base + _args(name, src, out)
 
 
-def many_files(count: int, rounds: int, cmd: list[str], tmp: Path) -> tuple[Stat, Stat]:
+def many_files(count: int, rounds: int, cmds: dict[str, list[str]], tmp: Path) -> dict[str, tuple[Stat, Stat]]:
+    """Per onnxop engine: one file, and ``count`` files in one process; the
+    engines alternate within each round."""
     folder = tmp / "many"
     outdir = tmp / "many_out"
     folder.mkdir()
@@ -256,14 +265,17 @@ def many_files(count: int, rounds: int, cmd: list[str], tmp: Path) -> tuple[Stat
         for i in range(count):
             files.append(folder / f"t{i:03d}.npy")
             make_npy(files[-1], 4096, seed=i)
-        one, all_ = Stat(), Stat()
+        stats = {name: (Stat(), Stat()) for name in cmds}
         for _ in range(rounds):
-            one.add(*run(cmd + [str(files[0]), "--axis", "1", "-o", str(outdir)]))
-            all_.add(*run(cmd + [str(f) for f in files] + ["--axis", "1", "-o", str(outdir)]))
-        for f in files:
-            if not same_data(f, outdir / f.name):
-                raise RuntimeError(f"onnxop: {f.name} in the many-files run differs from its input")
-        return one, all_
+            for name, cmd in cmds.items():
+                one, all_ = stats[name]
+                one.add(*run(cmd + [str(files[0]), "--axis", "1", "-o", str(outdir)]))
+                all_.add(*run(cmd + [str(f) for f in files] + ["--axis", "1", "-o", str(outdir)]))
+                for f in files:
+                    if not same_data(f, outdir / f.name):
+                        raise RuntimeError(f"{name}: {f.name} in the many-files run differs from its input")
+                    (outdir / f.name).unlink()
+        return stats
     finally:
         shutil.rmtree(folder, ignore_errors=True)
         shutil.rmtree(outdir, ignore_errors=True)
@@ -289,9 +301,9 @@ def _seconds(values: list[float]) -> str:
     return ", ".join(f"{v:.2f}" for v in values)
 
 
-def adapter_line(backend: str | None) -> str:
-    """The adapter onnxop chooses and its driver (name and version)."""
-    cmd = onnxop_cmd() + (["--backend", backend] if backend else []) + ["info", "--json"]
+def adapter_line(backend: str | None, engine: str = "wgpu") -> str:
+    """The adapter onnxop chooses on ``engine`` and its driver (name and version)."""
+    cmd = onnxop_cmd() + (["--backend", backend] if backend else []) + ["--engine", engine, "info", "--json"]
     try:
         chosen = json.loads(subprocess.run(cmd, capture_output=True, text=True).stdout)["chosen"]
     except (ValueError, KeyError, TypeError):
@@ -314,6 +326,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--many", type=int, default=100, help="files for the many-files row (0: skip)")
     ap.add_argument("--kernel-sizes", default="16M,64M,256M,1G", help="for onnxop bench ('': skip)")
     ap.add_argument("--all-baselines", action="store_true", help="run every baseline at every size")
+    ap.add_argument("--tools", default=None, help=f"comma-separated tools to run (default: all; {DAWN!r} when installed)")
     ap.add_argument("--tmp", default=None, help="folder for the test files (default: system temp)")
     ap.add_argument("--out", default=None, help="also write the markdown here")
     ap.add_argument("--update-readme", default=None, metavar="README", help="replace the table between <!-- bench-table --> markers")
@@ -321,7 +334,10 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     start_launcher()  # first, while this process is still small
 
-    cmds = tools(args.backend)
+    cmds = found = tools(args.backend)
+    if args.tools:
+        wanted = [t.strip() for t in args.tools.split(",") if t.strip()]
+        cmds = {name: cmd for name, cmd in cmds.items() if name in wanted or name == "onnxop"}
     sizes = [parse_size(s) for s in args.sizes.split(",") if s.strip()]
     load_before = os.getloadavg()
     started = time.strftime("%Y-%m-%d %H:%M %Z")
@@ -331,64 +347,87 @@ def main(argv: list[str] | None = None) -> int:
     try:
         _progress("onnxop --help")
         helps = help_time(args.rounds)
-        rows.append(f"| `onnxop --help` | {helps.cell()} | | | | | |")
+        rows.append(f"| `onnxop --help` | {helps.cell()} | | | | | | | |")
 
         results: dict[int, dict[str, Stat]] = {}
         for size in sizes:
             names = list(cmds)
             if size > BIG_FOR_BASELINES and not args.all_baselines:
-                names = ["onnxop", "numpy only"]
+                names = [n for n in names if n in ONNXOPS or n == "numpy only"]
             _progress(f"flatten {human(size)}: {', '.join(names)}")
             results[size] = flatten_rounds(size, names, cmds, args.rounds, tmp)
 
         def cell(stats: dict[str, Stat], name: str, what: str) -> str:
             s = stats.get(name)
             if s is None:
-                return "not run" if name in cmds else "not installed"
+                return "not run" if name in found else "not installed"
             return s.cell() if what == "time" else f"{s.rss / (1 << 30):.2f} GiB"
 
+        def ratio(stats: dict[str, Stat], a: str, b: str) -> str:
+            return f"{stats[a].per_round(stats[b]):.2f}x" if a in stats and b in stats else ""
+
         for size, stats in results.items():
-            on, np_, mini = stats["onnxop"], stats["numpy only"], stats.get("minimal wgpu-py")
-            vs_np = f"{on.per_round(np_):.2f}x"
-            vs_mini = f"{on.per_round(mini):.2f}x" if mini else ""
             rows.append(
                 f"| flatten {human(size)} .npy, whole process | {cell(stats, 'onnxop', 'time')} | "
+                f"{cell(stats, DAWN, 'time')} | "
                 f"{cell(stats, 'numpy only', 'time')} | {cell(stats, 'onnxruntime CPU', 'time')} | "
-                f"{cell(stats, 'minimal wgpu-py', 'time')} | {vs_np} | {vs_mini} |"
+                f"{cell(stats, 'minimal wgpu-py', 'time')} | {ratio(stats, 'onnxop', 'numpy only')} | "
+                f"{ratio(stats, DAWN, 'onnxop')} | {ratio(stats, 'onnxop', 'minimal wgpu-py')} |"
             )
         for size, stats in results.items():
             if size < (1 << 30):
                 continue
-            on, np_ = stats["onnxop"], stats["numpy only"]
+            on, np_, dawn = stats["onnxop"], stats["numpy only"], stats.get(DAWN)
             rows.append(
-                f"| peak RSS, flatten {human(size)} | {cell(stats, 'onnxop', 'rss')} | "
+                f"| peak RSS, flatten {human(size)} | {cell(stats, 'onnxop', 'rss')} | {cell(stats, DAWN, 'rss')} | "
                 f"{cell(stats, 'numpy only', 'rss')} | {cell(stats, 'onnxruntime CPU', 'rss')} | "
-                f"{cell(stats, 'minimal wgpu-py', 'rss')} | {on.rss / np_.rss:.2f}x | |"
+                f"{cell(stats, 'minimal wgpu-py', 'rss')} | {on.rss / np_.rss:.2f}x | "
+                f"{f'{dawn.rss / on.rss:.2f}x' if dawn else ''} | |"
             )
 
         if args.many:
             _progress(f"{args.many} files vs 1")
-            one, many = many_files(args.many, args.rounds, cmds["onnxop"], tmp)
+            many = many_files(args.many, args.rounds, {n: cmds[n] for n in ONNXOPS if n in cmds}, tmp)
+
+            def files_cell(name: str) -> str:
+                if name not in many:
+                    return "not installed"
+                one, all_ = many[name]
+                return f"{all_.cell()} (1 file: {one.cell()}; {all_.median / one.median:.2f}x)"
+
             rows.append(
-                f"| flatten {args.many} files of 4 KiB, one process | {many.cell()} "
-                f"(1 file: {one.cell()}) | | | | {many.median / one.median:.2f}x of 1 file | |"
+                f"| flatten {args.many} files of 4 KiB, one process | {files_cell('onnxop')} | "
+                f"{files_cell(DAWN)} | | | | | "
+                + (f"{many[DAWN][1].per_round(many['onnxop'][1]):.2f}x" if DAWN in many else "")
+                + " | |"
             )
 
         if args.kernel_sizes:
             _progress(f"onnxop bench --sizes {args.kernel_sizes}")
             report = kernel_ratios(args.backend, args.kernel_sizes)
-            chosen = report["chosen_kernel"]
-            for r in report["rows"]:
-                if r["kernel"] == chosen:
-                    rows.append(
-                        f"| kernel `{chosen}` vs `copy_buffer_to_buffer`, {human(r['size'])} "
-                        f"({report['timing']}) | {r['gbps_median']:.2f} GB/s | | | | "
-                        f"{r['kernel_per_copy']:.2f}x of copy | |"
-                    )
+            runs = {e["engine"]: e for e in report["engines"]}
+
+            def kernel_cell(size: int, engine: str) -> str:
+                """The engine's chosen kernel at this size, and its ratio to the engine's own copy."""
+                if engine not in runs:
+                    return "not installed"
+                for r in report["rows"]:
+                    if r["size"] == size and r["engine"] == engine and r["kernel"] == runs[engine]["chosen_kernel"]:
+                        return f"`{r['kernel']}` {r['gbps_median']:.2f} GB/s, {r['kernel_per_copy']:.2f}x of copy"
+                return ""
+
+            for size in dict.fromkeys(r["size"] for r in report["rows"]):
+                rows.append(
+                    f"| kernel vs `copy_buffer_to_buffer`, {human(size)} | "
+                    f"{kernel_cell(size, 'wgpu')} | {kernel_cell(size, 'dawn')} | | | | | | |"
+                )
             notes.append(
-                f"kernel rows: `onnxop bench --sizes {args.kernel_sizes}`, median of "
-                f"{report['repeats']} rounds; the ratio is the median of per-round ratios; kernel "
-                f"`{chosen}` chosen ({report['chosen_reason']})"
+                f"kernel rows: `onnxop bench --sizes {args.kernel_sizes}` (both engines, interleaved), "
+                f"median of {report['repeats']} rounds; the ratio is the median of per-round ratios "
+                "over the same engine's copy; chosen kernels: "
+                + ", ".join(f"{e} `{run['chosen_kernel']}` ({run['chosen_reason']})" for e, run in runs.items())
+                + "; timing: "
+                + ", ".join(f"{e} {run['timing']}" for e, run in runs.items())
             )
             for size, rounds in report["rounds"].items():
                 BENCH_LOAD[int(size)] = [rd["other_cpu_s"] for rd in rounds]
@@ -402,9 +441,10 @@ def main(argv: list[str] | None = None) -> int:
             + "; ".join(f"flatten {human(k)}: {_seconds(v)}" for k, v in LOAD.items())
             + "".join(f"; bench {human(k)}: {_seconds(v)}" for k, v in BENCH_LOAD.items())
         )
-    command = "python benchmarks/whole_process.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    command = "python benchmarks/whole_process.py " + shlex.join(argv if argv is not None else sys.argv[1:])
+    dawn = f"; Dawn: {adapter_line(args.backend, 'dawn')}" if DAWN in cmds else ""
     header = [
-        f"Measured {started} on {adapter_line(args.backend)}, {os.cpu_count()} CPUs, "
+        f"Measured {started} on {adapter_line(args.backend)}{dawn}, {os.cpu_count()} CPUs, "
         f"{platform.python_implementation()} {platform.python_version()}; "
         f"load average {load_before[0]:.1f} before, {load_after[0]:.1f} after "
         f"(other work shares the machine: compare ratios within this table). "
@@ -413,8 +453,9 @@ def main(argv: list[str] | None = None) -> int:
         "",
         f"Command: `{command.strip()}`",
         "",
-        "| what | onnxop | numpy only | onnxruntime CPU | minimal wgpu-py | onnxop vs numpy | onnxop vs minimal wgpu-py |",
-        "|---|---|---|---|---|---|---|",
+        "| what | onnxop | onnxop on Dawn | numpy only | onnxruntime CPU | minimal wgpu-py "
+        "| onnxop vs numpy | Dawn vs wgpu | onnxop vs minimal wgpu-py |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     text = "\n".join(header + rows + ([""] + [f"- {n}" for n in notes] if notes else [])) + "\n"
     print(text)

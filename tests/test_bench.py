@@ -30,20 +30,23 @@ def test_default_sizes_fit_in_memory():
 
 
 ROW_KEYS = {
-    "size", "measure", "kernel", "gbps_median", "gbps_min", "gbps_max", "rounds_used",
+    "size", "engine", "measure", "kernel", "gbps_median", "gbps_min", "gbps_max", "rounds_used",
     "kernel_per_copy", "kernel_per_memcpy", "verified",
 }
 
 
 def test_bench_json_covers_every_measure_and_kernel(gpu, capsys):
-    code = cli.run(["bench", "--backend", gpu.info.our_backend, "--sizes", "64K,300K", "--repeats", "3", "--json"])
+    code = cli.run(["bench", "--backend", gpu.info.our_backend, "--engine", gpu.engine_name,
+                    "--sizes", "64K,300K", "--repeats", "3", "--json"])
     out = capsys.readouterr().out
     assert code == 0
     report = json.loads(out)
     assert {"adapter", "backend", "driver", "date", "timing", "repeats", "warmup", "chosen_kernel",
-            "chosen_reason", "calibration_gbps", "buffers", "cpus", "load_average", "rounds",
+            "chosen_reason", "calibration_gbps", "buffers", "cpus", "load_average", "engines", "rounds",
             "rows"} <= set(report)
     assert report["driver"] == gpu.info.driver and report["backend"] == gpu.info.our_backend
+    assert [e["engine"] for e in report["engines"]] == [gpu.engine_name]  # --engine: that one only
+    assert report["engines"][0]["chosen_kernel"] == report["chosen_kernel"]
     gpu_kernels = {r["kernel"] for r in report["rows"] if r["measure"] == "kernel"}
     assert gpu_kernels == {k.name for k in KERNELS.values() if k.available(gpu)}
     assert report["chosen_kernel"] in gpu_kernels
@@ -60,10 +63,46 @@ def test_bench_json_covers_every_measure_and_kernel(gpu, capsys):
         assert set(row) == ROW_KEYS
         assert row["gbps_min"] <= row["gbps_median"] <= row["gbps_max"]
         assert 1 <= row["rounds_used"] <= 3
+        assert row["engine"] == (None if row["measure"] == "numpy memcpy" else gpu.engine_name)
         if row["measure"] == "kernel":
             assert row["verified"] is True and row["kernel_per_copy"] > 0
         else:
             assert row["kernel"] is None and row["kernel_per_copy"] is None
+
+
+def test_bench_runs_both_engines_side_by_side(capsys):
+    """A backend without an engine: wgpu and Dawn, in the same rounds."""
+    from onnxop_cli.gpu import engines, get_gpu
+
+    if not engines.installed("dawn"):
+        pytest.skip("dawn-python is not installed")
+    code = cli.run(["bench", "--backend", "vulkan", "--sizes", "64K", "--repeats", "2", "--warmup", "0", "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert [e["engine"] for e in report["engines"]] == ["wgpu", "dawn"]
+    assert report["chosen_kernel"] == report["engines"][0]["chosen_kernel"]  # the first engine's
+    for e in report["engines"]:
+        gpu = get_gpu("vulkan", e["engine"])
+        assert e["backend"] == gpu.info.our_backend and e["driver"] == gpu.info.driver
+        measures = [(r["measure"], r["kernel"]) for r in report["rows"] if r["engine"] == e["engine"]]
+        assert {k for m, k in measures if m == "kernel"} == {k.name for k in KERNELS.values() if k.available(gpu)}
+        assert {m for m, _ in measures} == {"kernel", "copy_buffer_to_buffer", "upload", "readback"}
+    assert [r["measure"] for r in report["rows"] if r["engine"] is None] == ["numpy memcpy"]
+    assert len(report["rounds"][str(64 << 10)]) == 2  # one list of rounds: the engines share them
+
+
+def test_bench_table_has_an_engine_column(capsys):
+    from onnxop_cli.gpu import engines
+
+    if not engines.installed("dawn"):
+        pytest.skip("dawn-python is not installed")
+    assert cli.run(["bench", "--backend", "vulkan", "--sizes", "64K", "--repeats", "1", "--warmup", "0"]) == 0
+    out = capsys.readouterr().out
+    header = next(line for line in out.splitlines() if line.startswith("size"))
+    assert header.split()[:3] == ["size", "engine", "measure"]
+    assert "engines interleaved in every round" in out
+    copies = [cells for cells in map(str.split, out.splitlines()) if "copy_buffer_to_buffer" in cells]
+    assert [cells[cells.index("copy_buffer_to_buffer") - 1] for cells in copies] == ["wgpu", "dawn"]
 
 
 def test_bench_tune_measures_the_choice_again(gpu, capsys, tmp_path, monkeypatch):

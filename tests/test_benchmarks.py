@@ -39,6 +39,34 @@ def test_script_fills_the_readme_table(whole_process, tmp_path, capsys, monkeypa
     assert list(tmp_path.glob("onnxop-bench-*")) == []  # temp files cleaned up
 
 
+def test_dawn_column(whole_process, tmp_path, monkeypatch):
+    """onnxop on Dawn runs in the same rounds as on wgpu and fills its column
+    (flatten, many files, the kernel row); the ratio column compares them."""
+    pytest.importorskip("pydawn")
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+    out = tmp_path / "table.md"
+    argv = ["--sizes", "4K", "--rounds", "1", "--many", "2", "--kernel-sizes", "64K", "--backend", "vulkan",
+            "--tools", "onnxop,onnxop on Dawn,numpy only", "--tmp", str(tmp_path), "--out", str(out)]
+    assert whole_process.main(argv) == 0
+    lines = out.read_text().splitlines()
+    header = next(line for line in lines if line.startswith("| what"))
+    cols = [c.strip() for c in header.strip("|").split("|")]
+    assert cols[1:3] == ["onnxop", "onnxop on Dawn"] and "Dawn vs wgpu" in cols
+
+    def row(start: str) -> dict[str, str]:
+        cells = next(line for line in lines if line.startswith(f"| {start}")).strip("|").split("|")
+        assert len(cells) == len(cols), start
+        return dict(zip(cols, (c.strip() for c in cells)))
+
+    flat = row("flatten 4 KiB .npy")
+    assert flat["onnxop on Dawn"].endswith(" s") and flat["Dawn vs wgpu"].endswith("x")
+    assert flat["onnxruntime CPU"] == "not run"  # left out by --tools, not missing
+    assert "(1 file: " in row("flatten 2 files")["onnxop on Dawn"]
+    kernel = row("kernel vs `copy_buffer_to_buffer`, 64 KiB")
+    assert "GB/s" in kernel["onnxop"] and "GB/s" in kernel["onnxop on Dawn"]
+    assert "; Dawn: " in lines[0] and "dawn" in lines[0].split("; Dawn: ")[1]  # its adapter and driver
+
+
 def test_marker_picks_the_table(whole_process, tmp_path):
     readme = tmp_path / "README.md"
     readme.write_text("<!-- t1 -->\na\n<!-- /t1 -->\n<!-- t2 -->\nb\n<!-- /t2 -->\n")

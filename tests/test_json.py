@@ -72,6 +72,7 @@ INFO = COMMON | {
 ROUND = {"wall_s": NUMBER, "other_cpu_s": NUMBER, "other_share": (NUMBER, None), "flagged": bool}
 BENCH_ROW = {
     "size": int,
+    "engine": (str, None),
     "measure": str,
     "kernel": (str, None),
     "gbps_median": NUMBER,
@@ -81,6 +82,17 @@ BENCH_ROW = {
     "kernel_per_copy": (NUMBER, None),
     "kernel_per_memcpy": (NUMBER, None),
     "verified": (bool, None),
+}
+BENCH_ENGINE = {
+    "engine": str,
+    "adapter": str,
+    "backend": str,
+    "driver": str,
+    "timing": str,
+    "chosen_kernel": str,
+    "chosen_reason": str,
+    "calibration_gbps": {str: NUMBER},
+    "buffers": str,
 }
 BENCH = COMMON | {
     "adapter": str,
@@ -96,6 +108,7 @@ BENCH = COMMON | {
     "buffers": str,
     "cpus": int,
     "load_average": [NUMBER],
+    "engines": [BENCH_ENGINE],
     "rounds": {str: [ROUND]},
     "rows": [BENCH_ROW],
 }
@@ -325,7 +338,7 @@ def test_info_and_flatten_name_the_adapter_alike(backend, cwd, capsys):
     assert document(out, "flatten")["adapter"] == chosen
 
 
-def test_bench_json(backend, capsys):
+def test_bench_json_chosen_kernel_and_quiet_stderr(backend, capsys):
     code, out, err = cli(capsys, "bench", "--json", "--backend", backend, "--sizes", "64K", "--repeats", "2")
     assert code == 0 and err == ""
     doc = document(out, "bench")

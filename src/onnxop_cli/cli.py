@@ -683,8 +683,9 @@ def _emit_table(headers: list[str], rows: list[list[str]]) -> None:
         "Measure copy bandwidth on the adapter: each copy kernel, copy_buffer_to_buffer, "
         "upload, readback and numpy memcpy, in GB/s, with the ratios kernel/copy and "
         "kernel/memcpy, in interleaved rounds, with the CPU time other processes took in "
-        "each. Every kernel's output is verified byte for byte. Needs about 2.5x the "
-        "largest size in memory; by default the sizes are those the free memory holds.\n\n"
+        "each. Runs wgpu and Dawn side by side when both are installed (--engine: one). "
+        "Every kernel's output is verified byte for byte. Needs about 2.5x the "
+        "largest size in memory per engine; by default the sizes are those the free memory holds.\n\n"
         "Example: onnxop bench --sizes 16M,256M --json"
     ),
 )
@@ -720,7 +721,10 @@ def bench(
 
     out = _out(ctx, json_out, quiet)
     chosen = parse_sizes(sizes) if sizes is not None else None
-    result = run_bench(_backend(ctx, backend, engine), chosen, repeats=repeats, warmup=warmup, tune=tune)
+    pinned = bool(engine or (ctx.obj or {}).get("engine"))  # else every installed engine
+    result = run_bench(
+        _backend(ctx, backend, engine), chosen, repeats=repeats, warmup=warmup, tune=tune, pinned=pinned
+    )
     out.result(render_table(result), escaped=True)
     out.document(bench_document(result))
 

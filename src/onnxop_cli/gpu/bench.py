@@ -22,6 +22,7 @@ from typing import Any, Callable
 from ..errors import GpuError
 from .copy import DEFAULT_CHUNK, can_map
 from .device import Gpu
+from .engines.base import BufferUsage, MapMode
 from .kernels import Kernel, available, round_up
 
 POISON = 0xA5
@@ -51,8 +52,6 @@ class Bench:
         """``streaming=False`` leaves out the upload/readback buffers (the
         kernel calibration times kernels only); ``kernels`` limits which
         kernels are bound (default: every one the adapter can run)."""
-        import wgpu
-
         self.gpu = gpu
         self.size = size
         self.seed = seed
@@ -68,7 +67,7 @@ class Bench:
                 f"bench size {size} bytes exceeds {gpu.name}'s max-buffer-size {limit}"
             )
         self.chunk = min(round_up(chunk, align), self.padded)
-        U = wgpu.BufferUsage
+        U = BufferUsage
         device = gpu.device
         self._buffers: list[Any] = []
         with gpu.errors("allocating bench buffers"):
@@ -120,10 +119,9 @@ class Bench:
     def _timed(self, record: Callable[[Any, dict | None], None], inside_pass: bool) -> float:
         """Submit what ``record`` encodes and return its duration."""
         import numpy as np
-        import wgpu
-        from wgpu.backends.wgpu_native.extras import write_timestamp
 
         gpu = self.gpu
+        write_timestamp = gpu.engine.write_timestamp  # the engine's: wgpu-native's is an extra
         with gpu.errors("bench"):
             encoder = gpu.device.create_command_encoder()
             stamps = None
@@ -142,14 +140,16 @@ class Bench:
             if use_stamps:
                 encoder.resolve_query_set(self.queries, 0, 2, self.resolved, 0)
                 encoder.copy_buffer_to_buffer(self.resolved, 0, self.stamps, 0, 16)
+            else:
+                encoder.clear_buffer(self.stamps, 0, 16)  # see _sync: the map must wait for this submit
             t0 = time.perf_counter()
             gpu.queue.submit([encoder.finish()])
-            self.stamps.map_sync(wgpu.MapMode.READ, 0, 16)
+            self.stamps.map_sync(MapMode.READ, 0, 16)
             wall = time.perf_counter() - t0
             ticks = np.frombuffer(self.stamps.read_mapped(0, 16), np.uint64).astype(np.int64)
             self.stamps.unmap()
         if use_stamps:
-            # wgpu-native reports timestamps in nanoseconds (period applied).
+            # Both engines report timestamps in nanoseconds (period applied).
             elapsed = float(ticks[1] - ticks[0]) * 1e-9
             if elapsed > 0:
                 return elapsed
@@ -168,7 +168,6 @@ class Bench:
         chunks, the way the streaming copy does it. ``host``: a uint8 array
         of at least one chunk."""
         import numpy as np
-        import wgpu
 
         gpu = self.gpu
         t0 = time.perf_counter()
@@ -176,7 +175,7 @@ class Bench:
             for offset in range(0, self.size, self.chunk):
                 n = round_up(min(self.chunk, self.size - offset), 4)
                 buf = self.stage_in or self.up
-                buf.map_sync(wgpu.MapMode.WRITE, 0, n)
+                buf.map_sync(MapMode.WRITE, 0, n)
                 view = buf._experimental_get_mapped_range(0, n)
                 np.copyto(np.frombuffer(view, np.uint8), host[:n])
                 view.release()
@@ -192,7 +191,6 @@ class Bench:
         """A kernel's output buffer into host memory, ``size`` bytes in chunks,
         the way the streaming copy does it."""
         import numpy as np
-        import wgpu
 
         gpu = self.gpu
         t0 = time.perf_counter()
@@ -205,17 +203,19 @@ class Bench:
                     encoder.copy_buffer_to_buffer(self.down, 0, self.stage_out, 0, n)
                     gpu.queue.submit([encoder.finish()])
                     buf = self.stage_out
-                buf.map_sync(wgpu.MapMode.READ, 0, n)
+                buf.map_sync(MapMode.READ, 0, n)
                 np.copyto(host[:n], np.frombuffer(buf.read_mapped(0, n, copy=False), np.uint8))
                 buf.unmap()
         return time.perf_counter() - t0
 
     def _sync(self) -> None:
-        import wgpu
-
+        """Wait for all submitted work. Dawn resolves a map once the last
+        submit *using that buffer* is done (wgpu-native: the whole queue), so
+        the submit waited for must touch the mapped buffer; submits run in order."""
         encoder = self.gpu.device.create_command_encoder()
+        encoder.clear_buffer(self.stamps, 0, 16)
         self.gpu.queue.submit([encoder.finish()])
-        self.stamps.map_sync(wgpu.MapMode.READ, 0, 16)
+        self.stamps.map_sync(MapMode.READ, 0, 16)
         self.stamps.unmap()
 
     # ------------------------------------------------------------ exactness
@@ -231,7 +231,6 @@ class Bench:
         """The output buffer holds exactly the random source; raises GpuError
         naming the first wrong byte otherwise."""
         import numpy as np
-        import wgpu
 
         gpu = self.gpu
         block_index, expected, expected_at = -1, None, 0
@@ -242,7 +241,7 @@ class Bench:
                 encoder = gpu.device.create_command_encoder()
                 encoder.copy_buffer_to_buffer(self.dst, offset, self.readback, 0, n4)
                 gpu.queue.submit([encoder.finish()])
-                self.readback.map_sync(wgpu.MapMode.READ, 0, n4)
+                self.readback.map_sync(MapMode.READ, 0, n4)
                 got = np.frombuffer(self.readback.read_mapped(0, n4, copy=False), np.uint8)[:n]
             try:
                 pos = 0
