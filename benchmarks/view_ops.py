@@ -12,6 +12,8 @@ bytes as numpy's.
     python benchmarks/view_ops.py --backend vulkan              # 3 rounds
     python benchmarks/view_ops.py --side 4096 --rounds 1        # a quick try (64 MiB)
     python benchmarks/view_ops.py --update-readme README.md     # the <!-- view-table --> block
+    eval "$(scripts/mesa25.sh DIR)"; python benchmarks/view_ops.py \
+        --update-readme README.md --marker view-table-mesa25    # Mesa 25's
 
 The cases, for a float32 square of --side (16384: 1 GiB):
 
@@ -133,7 +135,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--backend", default="vulkan", help="passed to onnxop")
     ap.add_argument("--tmp", default=None, help="folder for the test files (default: system temp)")
     ap.add_argument("--out", default=None, help="also write the markdown here")
-    ap.add_argument("--update-readme", default=None, metavar="README", help="replace the table between <!-- view-table --> markers")
+    ap.add_argument("--update-readme", default=None, metavar="README", help="replace the table between the --marker markers")
+    ap.add_argument("--marker", default="view-table", help="the markers' name: <!-- NAME --> ... <!-- /NAME -->")
     args = ap.parse_args(argv)
     wp.start_launcher()  # first, while this process is still small
 
@@ -188,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.out:
         Path(args.out).write_text(text)
     if args.update_readme:
-        wp.update_readme(Path(args.update_readme), text, "view-table")
+        wp.update_readme(Path(args.update_readme), text, args.marker)
     return 0
 
 
