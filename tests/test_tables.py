@@ -111,14 +111,20 @@ def test_piped_tables_are_plain(backend):
 
 
 def test_bench_table_goes_through_tables(monkeypatch):
-    from onnxop_cli.bench import Report, Row, render_table
+    from onnxop_cli.bench import EngineRun, Report, Row, render_table
 
-    report = Report("gpu", "vulkan", "drv", "today", "wall clock", 1, 0, "copy", "mapped", [0.1],
-                    [Row(1 << 20, "kernel", "copy", 1.5, 1.0, 2.0, 0.5, 0.25, True),
-                     Row(1 << 20, "numpy memcpy", None, 3.0, 2.5, 3.5)])
+    engine = EngineRun("wgpu", "gpu", "vulkan", "drv", "wall clock", "copy", "measured", {}, "mapped")
+    report = Report("gpu", "vulkan", "drv", "today", "wall clock", 1, 0, "copy", "measured", {}, "mapped", 2, [0.1],
+                    engines=[engine],
+                    rows=[Row(1 << 20, "wgpu", "kernel", "copy", 1.5, 1.0, 2.0, 1, 0.5, 0.25, True),
+                          Row(1 << 20, None, "numpy memcpy", None, 3.0, 2.5, 3.5, 1)])
     monkeypatch.setattr(sys.stdout, "isatty", lambda: False)
     text = render_table(report)
-    assert "size   measure        GB/s  (min-max)    kernel/copy  kernel/memcpy\n1 MiB  kernel copy *  1.50  (1.00-2.00)        0.50x          0.25x\n" in text
+    assert (
+        "size   engine  measure        GB/s  (min-max)    kernel/copy  kernel/memcpy\n"
+        "1 MiB  wgpu    kernel copy *  1.50  (1.00-2.00)        0.50x          0.25x\n"
+        "               numpy memcpy   3.00  (2.50-3.50)\n"
+    ) in text
     monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
     assert "┃" in render_table(report)
 
