@@ -612,6 +612,7 @@ def test_a_hung_process_is_killed(tmp_path, monkeypatch):
     monkeypatch.setattr(sys.modules[__name__], "TIMEOUT", 1)
     script = tmp_path / "onnxop_cli"
     script.mkdir()
+    (script / "__init__.py").write_text("")  # a regular package: a namespace one loses to an installed onnxop_cli
     (script / "__main__.py").write_text(
         "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\ntime.sleep(600)\n"
     )

@@ -12,11 +12,12 @@ def main() -> None:
     signals.install()
     try:
         from .cli import main as cli_main
-    except Interrupted as e:  # nothing has started: no file was touched
+
+        cli_main()  # it handles signals itself once its run has started, and exits
+    except Interrupted as e:  # while modules load, before any file is touched
         sys.stderr.write(f"onnxop: error: {e}\n")
         signals.settle()
         sys.exit(e.exit_code)
-    cli_main()
 
 
 if __name__ == "__main__":
