@@ -520,3 +520,24 @@ def test_a_pb_output_is_onnxs_own_serialisation(backend, tmp_path, rng, dtype):
     expected = numpy_helper.from_array(x.reshape(3, -1), "t").SerializeToString()
     assert (tmp_path / "t.pb").read_bytes() == expected
     assert onnx.load_tensor(str(tmp_path / "t.pb")).raw_data == x.tobytes()
+
+
+def test_a_signal_wrapped_by_python_is_still_an_interruption():
+    """Python 3.11 wraps an exception raised in __set_name__ (a dataclass
+    being defined while a module loads) in a RuntimeError: a signal that
+    lands there must still end the run as that signal, in one line."""
+    import signal as signals_module
+
+    from onnxop_cli.cli import _describe
+    from onnxop_cli.errors import Interrupted, interruption
+
+    class Trap:
+        def __set_name__(self, owner, name):
+            raise Interrupted.by(signals_module.SIGTERM)
+
+    with pytest.raises(BaseException) as caught:
+        type("Defined", (), {"field": Trap()})
+    found = interruption(caught.value)
+    assert found is not None and found.exit_code == 143
+    assert _describe(caught.value, ["flatten"]) == ("interrupted by SIGTERM", 143)
+    assert interruption(RuntimeError("no signal here")) is None

@@ -18,7 +18,7 @@ from typing import Annotated, Iterable, Optional
 import typer
 
 from .cli_help import OnnxopCommand, OnnxopGroup
-from .errors import ExitCode, Interrupted, OnnxopError, UsageError
+from .errors import ExitCode, Interrupted, OnnxopError, UsageError, interruption
 
 LATEST_OPSET = 28  # kept equal to ops.LATEST_OPSET (tested); ops is not imported at start-up
 
@@ -432,8 +432,11 @@ def main(argv: Optional[list[str]] = None) -> int:
     signals.install()
     try:
         code = run(argv, debug)
-    except Interrupted as e:  # came just as run() returned: it ends the run all the same
-        code = _fail(e.message, e.exit_code, argv, _wants_json(argv))
+    except Exception as e:  # a signal just as run() started or returned: it ends the run all the same
+        stopped = interruption(e)
+        if stopped is None:
+            raise
+        code = _fail(stopped.message, stopped.exit_code, argv, _wants_json(argv))
     signals.settle()  # the outcome is decided: a signal from here on cannot change it
     stdio.settle_stdout()
     sys.exit(code)
@@ -480,6 +483,7 @@ def run(argv: list[str], debug: bool = False) -> int:
 
 def _describe(e: BaseException, argv: list[str]) -> tuple[str, int]:
     """The one line and the exit code for any failure (httpie's raw_main shape)."""
+    e = interruption(e) or e  # a signal, even wrapped by Python in another exception
     if isinstance(e, OnnxopError):
         return e.message, e.exit_code
     if isinstance(e, typer.TyperException):  # click's usage errors

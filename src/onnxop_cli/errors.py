@@ -84,3 +84,18 @@ class Interrupted(OnnxopError):
         if signum == signal.SIGINT:
             return cls()
         return cls(f"interrupted by {signal.Signals(signum).name}", signum)
+
+
+def interruption(e: BaseException | None) -> Interrupted | None:
+    """The Interrupted behind ``e``, if a signal caused it: Python 3.11 wraps
+    an exception raised while a class body runs ``__set_name__`` (a
+    dataclass being defined as a module loads) in a RuntimeError, so the
+    signal can arrive as another exception's cause."""
+    seen = 0
+    while e is not None and seen < 16:
+        if isinstance(e, Interrupted):
+            return e
+        e = e.__cause__ or e.__context__
+        seen += 1
+    return None
+
