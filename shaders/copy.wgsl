@@ -8,14 +8,22 @@
 // and dispatches whole spans, so no word needs a bounds check: bytes past the
 // tensor are copied into padding that is never read back. The grid may be
 // 2-D when a chunk needs more than 65535 workgroups in x; the spare groups
-// of the last row (one uniform test per workgroup) do nothing. Each
-// invocation copies UNROLL words, strided by the workgroup's width so
-// neighbouring invocations touch neighbouring memory.
+// of the last row (one uniform test per workgroup) do nothing.
+//
+// Which invocation copies which word: each run of RUN neighbouring
+// invocations copies RUN * UNROLL consecutive words, RUN at a time. At every
+// step the run touches one contiguous block (RUN words), as a GPU wants for
+// coalescing, and the run's steps walk forward through memory, as a CPU's
+// prefetcher wants: Mesa's llvmpipe runs RUN = 8 invocations in one SIMD
+// register. Striding the steps a whole workgroup apart instead (the usual
+// GPU layout) measured 1.0-1.7x slower on lavapipe and on llvmpipe's GL,
+// never faster (2026-11-30, `python benchmarks/copy_variants.py`).
 //
 // needs: (nothing beyond WebGPU)
 
 const WG: u32 = 256u;
 const UNROLL: u32 = 4u;
+const RUN: u32 = 8u;
 const WORD_BYTES: u32 = 16u;
 
 struct Params {
@@ -36,9 +44,9 @@ fn main(
     if (group >= params.groups) {
         return;
     }
-    let base = group * (WG * UNROLL) + lid;
-    dst[base] = src[base];
-    dst[base + WG] = src[base + WG];
-    dst[base + 2u * WG] = src[base + 2u * WG];
-    dst[base + 3u * WG] = src[base + 3u * WG];
+    let base = group * (WG * UNROLL) + (lid / RUN) * (RUN * UNROLL) + lid % RUN;
+    for (var k = 0u; k < UNROLL; k = k + 1u) {
+        let i = base + k * RUN;
+        dst[i] = src[i];
+    }
 }

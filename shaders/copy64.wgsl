@@ -1,8 +1,9 @@
 // Flat copy: dst[i] = src[i], in 32-byte words (vec4<u64>).
 //
-// The same job as copy.wgsl with twice the bytes per load and store. Mesa's
-// CPU drivers compile each storage store into a loop over the SIMD lanes;
-// Mesa 25 unrolls it, so a wider word moves more bytes per store (measured:
+// The same job as copy.wgsl with twice the bytes per load and store, and the
+// same layout (see there: runs of RUN invocations walk forward through
+// consecutive words). Mesa's CPU drivers store each 64-bit lane of a word
+// separately, so a wider word moves more bytes per store (measured:
 // `onnxop bench`; the choice between kernels is measured per adapter, see
 // gpu/calibrate.py).
 //
@@ -14,6 +15,7 @@
 
 const WG: u32 = 256u;
 const UNROLL: u32 = 8u;
+const RUN: u32 = 8u;
 const WORD_BYTES: u32 = 32u;
 
 struct Params {
@@ -34,9 +36,9 @@ fn main(
     if (group >= params.groups) {
         return;
     }
-    let base = group * (WG * UNROLL) + lid;
+    let base = group * (WG * UNROLL) + (lid / RUN) * (RUN * UNROLL) + lid % RUN;
     for (var k = 0u; k < UNROLL; k = k + 1u) {
-        let i = base + k * WG;
+        let i = base + k * RUN;
         dst[i] = src[i];
     }
 }

@@ -71,12 +71,25 @@ def test_measured_once_then_cached(fresh):
     entry = entries()[calibrate.cache_key(gpu)]
     assert entry["kernel"] == first.kernel and entry["gbps"] == first.gbps
     key = json.loads(calibrate.cache_key(gpu))
-    assert key == [gpu.info.our_backend, gpu.info.name, gpu.info.driver, version("onnxop")]
+    assert key == [gpu.info.our_backend, gpu.info.name, gpu.info.driver, version("onnxop"), calibrate.kernels_digest()]
 
     assert calibrate.choice(gpu) is first  # the same process asks once
     gpu.kernel_choice = None  # a new process on the same adapter
     again = calibrate.choice(gpu)
     assert again.reason == "cached" and again.kernel == first.kernel and again.gbps == first.gbps
+
+
+def test_an_edited_kernel_is_measured_again(two, monkeypatch):
+    gpu = two
+    calibrate._write_cache(gpu, calibrate.Choice("storage", "measured", {"storage": 9.0, "storage64": 1.0}))
+    assert calibrate.choice(gpu).reason == "cached"
+    gpu.kernel_choice = None
+    from onnxop_cli.gpu import shaders
+
+    original = shaders.shader_source
+    edited = {"copy64.wgsl": original("copy64.wgsl") + "\n// edited\n"}
+    monkeypatch.setattr(shaders, "shader_source", lambda name: edited.get(name) or original(name))
+    assert calibrate.choice(gpu).reason == "measured"
 
 
 def test_the_cache_decides_and_tune_measures_again(two):

@@ -8,8 +8,8 @@ other processes only ever slow a round down, so a kernel's fastest round is
 the closest to what it can do (medians of 3-5 short rounds picked the
 slower kernel under load). The answer is cached in
 ``$XDG_CACHE_HOME/onnxop/kernels.json`` (``~/.cache/onnxop/``), keyed by
-the adapter, its driver and onnxop's version, so a new driver or a new
-onnxop measures again. ``--kernel NAME`` / ``$ONNXOP_KERNEL`` force a
+the adapter, its driver, onnxop's version and a digest of the kernels' WGSL,
+so a new driver, a new onnxop or an edited kernel measures again. ``--kernel NAME`` / ``$ONNXOP_KERNEL`` force a
 kernel; ``onnxop bench --tune`` measures again and rewrites the entry.
 
 The cache is a convenience, never a requirement: a file that cannot be
@@ -19,6 +19,7 @@ leaves the choice measured for this process only.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import time
@@ -135,11 +136,21 @@ def cache_path() -> Path:
     return cache_dir() / CACHE_FILE
 
 
+def kernels_digest() -> str:
+    """12 hex digits of SHA-256 over every copy kernel's name and WGSL text."""
+    from .shaders import shader_source
+
+    h = hashlib.sha256()
+    for k in kernels.KERNELS.values():
+        h.update(f"{k.name}\0{shader_source(k.shader)}\0".encode())
+    return h.hexdigest()[:12]
+
+
 def cache_key(gpu: Gpu) -> str:
     from .. import __version__
 
     info = gpu.info
-    return json.dumps([info.our_backend, info.name, info.driver, __version__])
+    return json.dumps([info.our_backend, info.name, info.driver, __version__, kernels_digest()])
 
 
 def _load(path: Path) -> dict:
