@@ -31,7 +31,7 @@
 // bytes are reversed within each unit (complex types swap each component).
 
 const WG: u32 = 256u;
-const WORDS: u32 = 4u;  // consecutive output words per invocation
+const WORDS: u32 = 16u;  // consecutive output words per invocation
 
 struct Params {
     words: u32,       // output u32 words this dispatch writes, from first_word
@@ -140,39 +140,39 @@ fn main(
     }
     let bits = params.bits;
     let r = row();
+    // Element widths are powers of two, so a word's element and its place
+    // in it are a shift and a mask: u32 division is no SIMD instruction on a
+    // CPU adapter, and costs a loop over the lanes there.
     if (bits >= 32u) {
         // Each word is one 32-bit piece q of one element.
-        let per = bits / 32u;
-        var c = cursor_at((params.first_word + w0) / per - params.e0);
+        let lg = countTrailingZeros(bits) - 5u;  // log2 of words per element
+        let lo = (1u << lg) - 1u;
+        // big-endian: the unit's words in reverse (swap / 4 is 1 or 2 words)
+        let flip = select(0u, params.swap / 4u - 1u, params.swap >= 4u);
+        var c = cursor_at(((params.first_word + w0) >> lg) - params.e0);
         for (var k = 0u; k < WORDS; k = k + 1u) {
             if (w0 + k >= params.words) {
                 break;
             }
             let w = params.first_word + w0 + k;
-            if (w / per - params.e0 != c.l) {
+            if ((w >> lg) - params.e0 != c.l) {
                 c = cursor_next(c, r);
             }
             if (!in_window(c.s)) {
                 continue;
             }
-            var q = w % per;
-            if (params.swap >= 4u) {
-                // Reverse the unit's words, then each word's bytes.
-                let unit = params.swap / 4u;
-                q = (q / unit) * unit + (unit - 1u - q % unit);
-                dst[w] = bswap32(src[c.s.x * per + q]);
-            } else {
-                dst[w] = src[c.s.x * per + q];
-            }
+            let piece = src[(c.s.x << lg) + ((w & lo) ^ flip)];
+            dst[w] = select(piece, bswap32(piece), params.swap >= 4u);
         }
         return;
     }
     // 2- to 16-bit elements: each word is assembled from 32 / bits elements.
     let per = 32u / bits;
+    let lg = 5u - countTrailingZeros(bits);  // log2 of elements per word
     let mask = (1u << bits) - 1u;
     let end = params.e0 + params.count;
     // the first box element among this invocation's words
-    var c = cursor_at(max((params.first_word + w0) * per, params.e0) - params.e0);
+    var c = cursor_at(max((params.first_word + w0) << lg, params.e0) - params.e0);
     // Neighbouring elements often share a source word (unit strides, slices
     // of small steps): load each word once while they do.
     var loaded = 0xffffffffu;
@@ -183,11 +183,11 @@ fn main(
         }
         let w = params.first_word + w0 + k;
         var word = 0u;
-        if (params.keep != 0u || w * per < params.e0 || (w + 1u) * per > end) {
+        if (params.keep != 0u || (w << lg) < params.e0 || ((w + 1u) << lg) > end) {
             word = dst[w];
         }
         for (var j = 0u; j < per; j = j + 1u) {
-            let e = w * per + j;
+            let e = (w << lg) + j;
             let shift = j * bits;
             if (e >= params.band) {
                 word = word & ~(mask << shift);
@@ -200,11 +200,11 @@ fn main(
                 c = cursor_next(c, r);
             }
             if (in_window(c.s)) {
-                if (c.s.x / per != loaded) {
-                    loaded = c.s.x / per;
+                if (c.s.x >> lg != loaded) {
+                    loaded = c.s.x >> lg;
                     source = src[loaded];
                 }
-                var x = (source >> ((c.s.x % per) * bits)) & mask;
+                var x = (source >> ((c.s.x & (per - 1u)) * bits)) & mask;
                 if (params.swap == 2u) {
                     x = ((x & 0xffu) << 8u) | (x >> 8u);
                 }
