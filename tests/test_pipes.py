@@ -159,7 +159,7 @@ def test_stdin_from_a_terminal_is_refused(cwd, capsys, monkeypatch):
     monkeypatch.setattr(sys, "stdin", FakeStdin(b"", tty=True))
     code, _, err = cli(capsys, "flatten", "-")
     assert code == ExitCode.USAGE
-    assert err == "onnxop: error: -: stdin is a terminal; pipe a .npy file in (example: onnxop flatten - < a.npy)\n"
+    assert err == "onnxop: error: -: stdin is a terminal; pipe a .npy, .npz or .pb (TensorProto) in (example: onnxop flatten - < a.npy)\n"
 
 
 def test_npy_onto_a_terminal_is_refused(cwd, capsys, monkeypatch):
@@ -174,7 +174,7 @@ def test_npy_onto_a_terminal_is_refused(cwd, capsys, monkeypatch):
 @pytest.mark.parametrize(
     "make,message",
     [
-        (lambda good: b"", "-: stdin is empty; pipe a .npy file in (example: onnxop flatten - < a.npy)"),
+        (lambda good: b"", "-: stdin is empty; pipe a .npy, .npz or .pb (TensorProto) in (example: onnxop flatten - < a.npy)"),
         (lambda good: b"hello, not a tensor", "-: stdin is not a .npy, .npz or .pb (ONNX TensorProto) stream"),
         (lambda good: good[:-3], "-: stream is truncated: expected 96 data bytes"),
         (lambda good: good + b"\x00" * 5, "-: 5 bytes follow the .npy data; pipe exactly one .npy file"),

@@ -331,7 +331,7 @@ def test_closed_stdin_is_a_usage_error(tree):
     for cmd in ("onnxop show - <&-", "onnxop flatten - -o out/o.npy <&-"):
         done = sh(cmd, tree)
         assert done.returncode == 2, (cmd, done.stderr)
-        assert one_line(done.stderr) == "-: stdin is closed; pipe a .npy file in (example: onnxop flatten - < a.npy)"
+        assert one_line(done.stderr) == "-: stdin is closed; pipe a .npy, .npz or .pb (TensorProto) in (example: onnxop flatten - < a.npy)"
     assert os.listdir(tree / "out") == []
 
 

@@ -37,6 +37,9 @@ STDIO = "-"
 STDIN_NAME = "stdin"  # the tensor's name, as shown and as written to JSON
 STDOUT_LABEL = "stdout"  # where "wrote ..." says the output went
 
+# stdin takes any format onnxop reads (io/sniff.py tells them apart)
+PIPE_HINT = "pipe a .npy, .npz or .pb (TensorProto) in (example: onnxop flatten - < a.npy)"
+
 
 _closed: set[int] = set()  # standard fds that were closed when onnxop started
 
@@ -102,7 +105,7 @@ def is_stdio(path: object) -> bool:
 
 def _stdin() -> BinaryIO:
     if 0 in _closed or sys.stdin is None:
-        raise UsageError("-: stdin is closed; pipe a .npy file in (example: onnxop flatten - < a.npy)")
+        raise UsageError(f"-: stdin is closed; {PIPE_HINT}")
     return sys.stdin.buffer
 
 
@@ -134,12 +137,12 @@ def read_npy_stream(stream: BinaryIO | None = None, *, label: str = "-", isatty:
         _stdin()  # a closed stdin is refused before anything else
         if (sys.stdin.isatty() if isatty is None else isatty):
             raise UsageError(
-                "-: stdin is a terminal; pipe a .npy file in (example: onnxop flatten - < a.npy)"
+                f"-: stdin is a terminal; {PIPE_HINT}"
             )
         stream = _stdin()
     peek = getattr(stream, "peek", None)
     if peek is not None and not peek(1):
-        raise InputError(f"{label}: stdin is empty; pipe a .npy file in (example: onnxop flatten - < a.npy)")
+        raise InputError(f"{label}: stdin is empty; {PIPE_HINT}")
     _, shape, fortran, np_dtype = npy.read_header(stream, label)
     npy.check_dtype(np_dtype, label)
     nbytes = npy.declared_size(shape, np_dtype, label)
