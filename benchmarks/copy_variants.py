@@ -75,18 +75,26 @@ def variants(gpu) -> dict[str, str]:
     return out
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--backend", default="vulkan")
     p.add_argument("--engine", default="wgpu")
     p.add_argument("--sizes", default="4M,64M,256M,1G")
     p.add_argument("--rounds", type=int, default=7)
-    args = p.parse_args()
+    args = p.parse_args(argv)
 
     gpu = get_gpu(args.backend, args.engine)
     texts = variants(gpu)
     original = shaders.shader_source
     shaders.shader_source = kernels.shader_source = lambda name: texts.get(name) or original(name)
+    try:
+        _measure(gpu, texts, args)
+    finally:
+        shaders.shader_source = kernels.shader_source = original
+    return 0
+
+
+def _measure(gpu, texts: dict[str, str], args) -> None:
     names = list(texts)
     ks = [kernels.Kernel(n, n) for n in names]
     clock = CpuClock()
@@ -122,4 +130,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

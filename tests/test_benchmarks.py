@@ -84,3 +84,27 @@ def test_same_data_compares_tensor_bytes_not_headers(whole_process, tmp_path):
     a[5] = -0.0
     np.save(tmp_path / "c.npy", a)
     assert not whole_process.same_data(tmp_path / "a.npy", tmp_path / "c.npy")
+
+
+def test_copy_variants_checks_each_layout(tmp_path, capsys, monkeypatch):
+    """benchmarks/copy_variants.py: each variant is a real rewrite of the
+    shipped shader (not the same text under another name), and every one's
+    output is verified byte for byte before it is timed."""
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+    spec = importlib.util.spec_from_file_location("copy_variants", SCRIPT.parent / "copy_variants.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    from onnxop_cli.gpu import get_gpu
+    from onnxop_cli.gpu.kernels import available
+
+    gpu = get_gpu("vulkan")
+    texts = module.variants(gpu)
+    for kernel in available(gpu):
+        shipped = texts[f"{kernel.name} shipped"]
+        assert "lid % RUN" in shipped and "lid % RUN" not in texts[f"{kernel.name} strided"]
+        if kernel.word == 32:
+            assert "zero" in texts[f"{kernel.name} prefetch"] and "zero" not in shipped
+    assert module.main(["--backend", "vulkan", "--sizes", "64K", "--rounds", "1"]) == 0
+    out = capsys.readouterr().out
+    for name in texts:
+        assert f"  {name} " in out, name
