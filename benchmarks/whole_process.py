@@ -308,7 +308,8 @@ def adapter_line(backend: str | None, engine: str = "wgpu") -> str:
         chosen = json.loads(subprocess.run(cmd, capture_output=True, text=True).stdout)["chosen"]
     except (ValueError, KeyError, TypeError):
         return "unknown adapter"
-    return f"{chosen['name']} ({chosen['backend']}, {chosen['adapter_type']}), driver {chosen['driver']}"
+    # the name already says the API and the adapter type: "llvmpipe (...) (Vulkan, CPU)"
+    return f"{chosen['name']} (--backend {chosen['backend']}), driver {chosen['driver']}"
 
 
 def _progress(text: str) -> None:
