@@ -187,11 +187,10 @@ def _mover(gpu, node: Node, tensor: Tensor) -> Callable[[Sink], int]:
         return lambda sink: 0
     if view.is_identity() and view.size == tensor.size and not tensor.byteswap:
         return lambda sink: gpu_pkg.copy_through_kernel(gpu, tensor.data, sink)
-    from .gpu.gather import View as GpuView, gather_through_kernel
+    from .gpu.gather import gather_through_kernel
 
-    index_map = GpuView(view.shape, view.strides, view.offset)
     return lambda sink: gather_through_kernel(
-        gpu, tensor.data, sink, view=index_map, bits=tensor.dtype.bits, swap=tensor.byteswap
+        gpu, tensor.data, sink, view=view, bits=tensor.dtype.bits, swap=tensor.byteswap
     )
 
 

@@ -27,9 +27,10 @@ from typing import Any, Callable
 
 from ..errors import OnnxopError
 from ..tensor import ByteSource, FileBytes, MemoryBytes
+from ..view import View
 from .device import Gpu
 from .kernels import WORD, grid, round_up, shader_const
-from .tiling import Plan, Upload, View, in_order
+from .tiling import Plan, Upload, in_order
 
 __all__ = ["View", "gather_through_kernel"]
 

@@ -26,69 +26,14 @@ import itertools
 from dataclasses import dataclass
 from typing import Iterator
 
+from ..view import View
+
 # Costs in bytes copied, to choose between packed runs and windows: one read
 # call (a FileBytes read opens the file), and one byte through the gather
 # kernel (about 10x a flat copy's on lavapipe: scripts/bench_gather.py). A
 # box read through n windows pays n - 1 extra windows and kernel passes.
 RUN_COST = 16 << 10
 KERNEL_COST = 8
-
-
-@dataclass(frozen=True)
-class View:
-    """A strided view of a row-major source, counted in ELEMENTS: the output (row-major, shape
-    `shape`) element at multi-index i is the source element `offset + sum(i[k] * strides[k])`.
-    Strides may be 0 (broadcast) or negative (reversed slices)."""
-
-    shape: tuple[int, ...]
-    strides: tuple[int, ...]
-    offset: int = 0
-
-    @classmethod
-    def row_major(cls, shape: tuple[int, ...]) -> View:
-        """A row-major tensor read as it is (the identity view)."""
-        strides, step = [], 1
-        for d in reversed(shape):
-            strides.append(step)
-            step *= d
-        return cls(tuple(shape), tuple(reversed(strides)))
-
-    @classmethod
-    def fortran(cls, shape: tuple[int, ...]) -> View:
-        """A column-major tensor read in row-major order."""
-        reversed_view = cls.row_major(tuple(reversed(shape)))
-        return cls(tuple(shape), tuple(reversed(reversed_view.strides)))
-
-    @property
-    def size(self) -> int:
-        n = 1
-        for d in self.shape:
-            n *= d
-        return n
-
-    def span(self) -> tuple[int, int]:
-        """The lowest and highest source element the view reads (size > 0)."""
-        lo = hi = self.offset
-        for d, s in zip(self.shape, self.strides):
-            lo += min(0, (d - 1) * s)
-            hi += max(0, (d - 1) * s)
-        return lo, hi
-
-    def simplified(self) -> View:
-        """The same mapping on fewer axes: size-1 axes dropped, and neighbours
-        merged where the outer stride is the inner one times the inner dim.
-        Never empty: a single element is one axis of one."""
-        axes = [(d, s) for d, s in zip(self.shape, self.strides) if d != 1]
-        merged: list[tuple[int, int]] = []
-        for d, s in reversed(axes):
-            if merged and s == merged[-1][1] * merged[-1][0]:
-                merged[-1] = (d * merged[-1][0], merged[-1][1])
-            else:
-                merged.append((d, s))
-        merged.reverse()
-        if not merged:
-            merged = [(1, 1)]
-        return View(tuple(d for d, _ in merged), tuple(s for _, s in merged), self.offset)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from . import depth_to_space, expand, flatten, identity, reshape, slice, space_t
 from . import unsqueeze
 from .base import Node, OpVersion
 from .spec import OpSpec, Param
-from .view import View, c_strides, f_strides
+from ..view import View, c_strides, f_strides
 
 if TYPE_CHECKING:
     from ..tensor import DType

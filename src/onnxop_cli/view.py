@@ -1,0 +1,84 @@
+"""Index maps as data: a strided view of a row-major source, in elements.
+
+Output element at row-major multi-index ``i`` (over ``shape``) is source
+element ``offset + sum(i[k] * strides[k])``; strides may be 0 (broadcast) or
+negative (reversed slices). Transpose, Expand, Slice, Tile, DepthToSpace and
+SpaceToDepth are different tables for this one map (ops/), and so are
+Fortran order (reversed strides) and the reshapes (the identity); see
+numpy's ``as_strided``. gpu/tiling.py cuts a view into GPU work. Pure
+Python: nothing here touches bytes or the GPU.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class View:
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]
+    offset: int = 0
+
+    @classmethod
+    def row_major(cls, shape: tuple[int, ...]) -> View:
+        """A row-major tensor read as it is (the identity view)."""
+        return cls(tuple(shape), c_strides(shape))
+
+    @classmethod
+    def fortran(cls, shape: tuple[int, ...]) -> View:
+        """A column-major tensor read in row-major order."""
+        return cls(tuple(shape), f_strides(shape))
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    def span(self) -> tuple[int, int]:
+        """The lowest and highest source element the view reads (size > 0)."""
+        lo = hi = self.offset
+        for d, s in zip(self.shape, self.strides):
+            lo += min(0, (d - 1) * s)
+            hi += max(0, (d - 1) * s)
+        return lo, hi
+
+    def simplified(self) -> View:
+        """The same map on fewer axes: size-1 axes dropped, and neighbours
+        merged where the outer stride is the inner one times the inner dim
+        (cheaper index arithmetic; the identity shows as one axis of stride
+        1). Never rank 0: a single element is one axis of one, an empty view
+        one axis of zero."""
+        if self.size == 0:
+            return View((0,), (1,), 0)
+        merged: list[tuple[int, int]] = []
+        for d, s in reversed([(d, s) for d, s in zip(self.shape, self.strides) if d != 1]):
+            if merged and s == merged[-1][1] * merged[-1][0]:
+                merged[-1] = (d * merged[-1][0], merged[-1][1])
+            else:
+                merged.append((d, s))
+        merged.reverse()
+        if not merged:
+            merged = [(1, 1)]
+        return View(tuple(d for d, _ in merged), tuple(s for _, s in merged), self.offset)
+
+    def is_identity(self) -> bool:
+        """Reads the source front to back, every element once, from element 0."""
+        v = self.simplified()
+        return v.offset == 0 and len(v.shape) == 1 and v.strides == (1,)
+
+
+def c_strides(shape) -> tuple[int, ...]:
+    """Row-major strides, in elements."""
+    strides, step = [], 1
+    for d in reversed(tuple(shape)):
+        strides.append(step)
+        step *= max(int(d), 1)
+    return tuple(reversed(strides))
+
+
+def f_strides(shape) -> tuple[int, ...]:
+    """Column-major (Fortran) strides, in elements."""
+    return tuple(reversed(c_strides(tuple(shape)[::-1])))
