@@ -29,6 +29,8 @@
 //
 // swap: 0, or the byte-swap unit in bytes (2, 4 or 8): big-endian source
 // bytes are reversed within each unit (complex types swap each component).
+//
+// needs: (nothing beyond WebGPU)
 
 const WG: u32 = 256u;
 const WORDS: u32 = 16u;  // consecutive output words per invocation

@@ -6,6 +6,7 @@ on vulkan, gl, dawn-vulkan and dawn-gl.)"""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 
@@ -16,7 +17,7 @@ from conftest import BACKENDS, cli, error_of
 from onnxop_cli.errors import GpuError
 from onnxop_cli.gpu import kernels
 from onnxop_cli.gpu.portability import needs
-from onnxop_cli.gpu.shaders import shader_names
+from onnxop_cli.gpu.shaders import shader_names, shader_source
 
 DAWN = [b for b in BACKENDS if b.startswith("dawn-")]
 
@@ -27,9 +28,16 @@ def backend_params(metafunc) -> bool:
     return True
 
 
-def test_every_kernel_declares_what_its_shader_needs():
+def test_every_shader_says_what_its_code_needs():
+    """The '// needs:' line of each shader (for readers) names exactly the
+    features its code uses (what the kernel chooser checks)."""
+    for shader in shader_names():
+        line = re.search(r"^//\s*needs:\s*(.*)$", shader_source(shader), re.MULTILINE)
+        assert line, f"{shader} has no '// needs:' line"
+        said = tuple(re.findall(r"[a-z0-9]+(?:-[a-z0-9]+)+", line[1]))
+        assert said == needs(shader).features, shader
     for kernel in kernels.KERNELS.values():
-        assert set(needs(kernel.shader).features) <= set(kernel.features), kernel.name
+        assert kernel.features == needs(kernel.shader).features, kernel.name
     assert needs("copy64.wgsl").features == ("shader-int64",)
     portable = [s for s in shader_names() if not needs(s).features]
     assert {"copy.wgsl", "gather.wgsl"} <= set(portable)

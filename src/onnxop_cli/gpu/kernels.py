@@ -41,14 +41,6 @@ def shader_const(shader: str, name: str) -> int:
     return int(m.group(1))
 
 
-def shader_needs(shader: str) -> tuple[str, ...]:
-    """The WebGPU features a shader declares in its ``// needs:`` line."""
-    m = re.search(r"^//\s*needs:\s*(.*)$", shader_source(shader), re.MULTILINE)
-    if not m:
-        raise RuntimeError(f"{shader} has no '// needs:' line")
-    return tuple(re.findall(r"[a-z0-9]+(?:-[a-z0-9]+)+", m.group(1)))
-
-
 def round_up(n: int, to: int) -> int:
     return -(-n // to) * to
 
@@ -72,7 +64,10 @@ class Kernel:
 
     @cached_property
     def features(self) -> tuple[str, ...]:
-        return shader_needs(self.shader)
+        """What the shader's code uses beyond WebGPU (gpu/portability.py reads it)."""
+        from .portability import needs
+
+        return needs(self.shader).features
 
     @cached_property
     def word(self) -> int:

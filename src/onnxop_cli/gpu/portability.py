@@ -5,9 +5,10 @@ A WGSL kernel is portable WebGPU when it needs nothing beyond the standard
 and fits the default limits. The shader is the one declaration of what it
 uses: 64-bit integers (``u64``/``i64``: a wgpu extension, feature
 ``shader-int64``, that Dawn's Tint refuses), ``f16`` (``shader-f16``), its
-workgroup size and its uniform and storage bindings (limits). Kernels list
-the features they need as well (kernels.Kernel.features, what the chooser
-checks); tests/test_engines.py holds the two to agreement.
+workgroup size and its uniform and storage bindings (limits). The copy
+kernels' features (kernels.Kernel.features, what the chooser checks) are
+read here too; each shader's ``// needs:`` line says the same for readers,
+and tests/test_engines.py holds it to what the code uses.
 """
 
 from __future__ import annotations
@@ -111,6 +112,5 @@ def survey(backend: str) -> tuple[dict[str, list[Any]], list[tuple[Any, Needs, l
     rows = []
     for kernel in kernels.KERNELS.values():
         need = needs(kernel.shader)
-        need = Needs(tuple(dict.fromkeys(kernel.features + need.features)), need.limits)
         rows.append((kernel, need, [a for a in every if not need.missing(a.features, a.limits)]))
     return seen, rows
