@@ -66,7 +66,7 @@ def test_printing_a_large_tensor_maps_it_and_keeps_no_file(backend, cwd, rng, ca
     output to an unlinked temporary file: the same text as printing from
     memory, nothing left in TMPDIR."""
     import onnxop_cli.core as core
-    import onnxop_cli.tensor as tensor
+    import onnxop_cli.sources as sources
 
     x = random_array(rng, (4, 5, 6), "float32")
     if layout == "F":
@@ -88,7 +88,7 @@ def test_printing_a_large_tensor_maps_it_and_keeps_no_file(backend, cwd, rng, ca
     monkeypatch.setattr(np, "memmap", lambda *a, **kw: seen.append(kw["mode"]) or real_memmap(*a, **kw))
     monkeypatch.setattr(InputFile, "map", lambda *a: seen.append("input") or real_map(*a))
     monkeypatch.setattr(core, "MAP_THRESHOLD", 64)
-    monkeypatch.setattr(tensor, "MAP_THRESHOLD", 64)
+    monkeypatch.setattr(sources, "MAP_THRESHOLD", 64)
     code, mapped, err = cli(capsys, *argv)
     assert code == 0, err
     assert sorted(seen) == ["input", "r"]  # the input file (from its descriptor) and the result's temporary file
@@ -99,14 +99,15 @@ def test_printing_a_large_tensor_maps_it_and_keeps_no_file(backend, cwd, rng, ca
 
 
 def test_a_mapped_input_that_is_truncated_is_refused(cwd, monkeypatch):
-    import onnxop_cli.tensor as tensor
+    import onnxop_cli.sources as sources
+    from onnxop_cli.errors import InputError
 
     np.save(cwd / "x.npy", np.arange(100, dtype=np.float32))
     data = (cwd / "x.npy").read_bytes()
     (cwd / "x.npy").write_bytes(data[:-8])
-    monkeypatch.setattr(tensor, "MAP_THRESHOLD", 64)
-    source = tensor.FileBytes(cwd / "x.npy", len(data) - 400, 400)
-    with pytest.raises(tensor.InputError, match=r"x.npy: file is truncated: expected 400 data bytes from offset \d+, it ends 8 bytes early"):
+    monkeypatch.setattr(sources, "MAP_THRESHOLD", 64)
+    source = sources.FileBytes(cwd / "x.npy", len(data) - 400, 400)
+    with pytest.raises(InputError, match=r"x.npy: file is truncated: expected 400 data bytes from offset \d+, it ends 8 bytes early"):
         source.to_array()
 
 

@@ -282,7 +282,7 @@ def _print_job(
 
     from . import progress
     from .render import Shown, node_lines, render_node
-    from .tensor import MemoryBytes, StreamBytes
+    from .sources import MemoryBytes, StreamBytes
 
     blocks, runs = [], []
     for tensor in job.tensors:

@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Callable
 
 from .errors import InputError, OnnxopError, OpError
 from .ops import Node, View
-from .tensor import MAP_THRESHOLD, MemoryBytes, Tensor, check_shape
+from .sources import MAP_THRESHOLD, MemoryBytes
+from .tensor import Tensor, check_shape
 
 if TYPE_CHECKING:
     from .io import Sink, Writer

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Callable, Iterator, TextIO
 if TYPE_CHECKING:
     import numpy as np
 
-    from .tensor import ByteSource
+    from .sources import ByteSource
 
 THRESHOLD = 64 << 20  # bytes; smaller transfers finish before a bar is worth drawing
 STEP = 8 << 20  # bytes per progress update (a 64 MiB chunk gives 8 updates)

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .. import signals
-from ..tensor import ByteSource
+from ..sources import ByteSource
 from . import kernels
 from .device import Gpu
 from .kernels import WORD, round_up

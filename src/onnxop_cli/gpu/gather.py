@@ -26,7 +26,7 @@ import tempfile
 from typing import Any, Callable
 
 from ..errors import OnnxopError
-from ..tensor import ByteSource, FileBytes, MemoryBytes
+from ..sources import ByteSource, FileBytes, MemoryBytes
 from ..view import View
 from .device import Gpu
 from .kernels import WORD, grid, round_up, shader_const

@@ -17,11 +17,10 @@ from pathlib import Path
 from typing import BinaryIO, Iterator
 
 from ..errors import InputError, OutputError, UsageError
+from ..sources import ByteSource, FileBytes
 from ..tensor import (
-    ByteSource,
     DType,
     check_shape,
-    FileBytes,
     Tensor,
     check_string_memory,
     dtype_of_numpy,

@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, Iterator
 
 from ..errors import InputError, OnnxopError, OutputError, UsageError
-from ..tensor import DType, Tensor, _readinto_full
+from ..sources import readinto_full
+from ..tensor import DType, Tensor
 from . import npy
 
 if TYPE_CHECKING:
@@ -102,7 +103,7 @@ class ZipMemberBytes:
             with zip_errors(self.label, "cannot read the member"):
                 if self._stream is None or self._pos != offset:
                     self._open_at(offset)
-                got = _readinto_full(self._stream, out)
+                got = readinto_full(self._stream, out)
             self.archive.file.check_unchanged()
         except BaseException:
             self._drop_stream()

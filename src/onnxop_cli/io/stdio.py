@@ -30,7 +30,8 @@ from pathlib import Path
 from typing import BinaryIO, Iterator
 
 from ..errors import InputError, OutputError, UsageError
-from ..tensor import StreamBytes, Tensor
+from ..sources import StreamBytes
+from ..tensor import Tensor
 from . import npy
 
 STDIO = "-"

@@ -29,7 +29,8 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import BinaryIO, Iterator
 
 from ..errors import InputError, OutputError, UsageError
-from ..tensor import DTYPES, DType, FileBytes, MemoryBytes, Tensor, check_shape, check_string_memory
+from ..sources import FileBytes, MemoryBytes
+from ..tensor import DTYPES, DType, Tensor, check_shape, check_string_memory
 
 SUFFIX = ".pb"
 PROTOBUF_LIMIT = (2 << 30) - (1 << 20)  # a message must stay under 2 GiB; keep room for the header
