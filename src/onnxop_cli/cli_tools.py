@@ -22,15 +22,14 @@ from .cli import (
     BackendOpt,
     command,
     DebugOpt,
-    emit,
     EngineOpt,
     FullOpt,
     JsonOpt,
-    Out,
     QuietOpt,
 )
 from .cli_help import ADAPTER, CHECKS, TENSORS
 from .errors import ExitCode, UsageError
+from .output import Out, emit
 
 
 @command(
