@@ -108,3 +108,14 @@ def test_copy_variants_checks_each_layout(tmp_path, capsys, monkeypatch):
     out = capsys.readouterr().out
     for name in texts:
         assert f"  {name} " in out, name
+
+
+def test_chunk_sizes_runs_each_chunk_and_checks_the_output(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+    spec = importlib.util.spec_from_file_location("chunk_sizes", SCRIPT.parent / "chunk_sizes.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.main(["--mib", "1", "--chunks", "1,2", "--rounds", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "identical to the input: True" in out
+    assert "chunk   1 MiB: median" in out and "chunk   2 MiB: median" in out

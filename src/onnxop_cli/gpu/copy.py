@@ -40,7 +40,9 @@ from .kernels import WORD, round_up
 
 # 4 MiB chunks used the least CPU and wall time for a 1 GiB flatten on a
 # 2-core lavapipe box (4-64 MiB tried): read, kernel and write then find the
-# chunk still in cache. Peak RSS grows with the chunk.
+# chunk still in cache. Peak RSS grows with the chunk. Re-measured with the
+# run-layout kernels (2026-11-30, benchmarks/chunk_sizes.py): 4 MiB 1.24-1.30 s,
+# 8-64 MiB 1.70-2.19 s, on Mesa 22.3 and 25.
 DEFAULT_CHUNK = 4 << 20
 KEEP_BYTES = DEFAULT_CHUNK  # slots up to this size stay allocated for the next call
 ENV_POISON = "ONNXOP_POISON"  # testing aid: fill dst with this byte before each chunk
