@@ -6,12 +6,25 @@
 #     eval "$(scripts/mesa25.sh ~/.local/share/onnxop/mesa25)"
 #     onnxop info --backend vulkan      # driver: Mesa 25.0.7-2~bpo12+1 ...
 #
-# Debian/Ubuntu with apt only. Mesa 25 needs libdrm >= 2.4.121 (bookworm
-# has 2.4.114), so the backports' libdrm comes along; the driver's other
-# libraries (LLVM 15, ...) are the system's.
+# A folder that already holds it is used as it is, with no download
+# (MESA_REFRESH=1 fetches again). Debian/Ubuntu with apt only. Mesa 25
+# needs libdrm >= 2.4.121 (bookworm has 2.4.114), so the backports' libdrm
+# comes along; the driver's other libraries (LLVM 15, ...) are the system's.
 set -euo pipefail
 dest=$(realpath -m "${1:-$HOME/.local/share/onnxop/mesa25}")
 suite=${MESA_SUITE:-bookworm-backports}
+print_exports() {
+    # The ICD file names the library without a folder: LD_LIBRARY_PATH finds it.
+    echo "export VK_ICD_FILENAMES=$1"
+    echo "export LD_LIBRARY_PATH=$2\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}"
+}
+# Already fetched into this folder (MESA_REFRESH=1 fetches again): no download.
+icd="$dest/usr/share/vulkan/icd.d/lvp_icd.json"
+lvp=$(ls "$dest"/usr/lib/*/libvulkan_lvp.so 2>/dev/null | head -1 || true)
+if [ -z "${MESA_REFRESH:-}" ] && [ -f "$icd" ] && [ -n "$lvp" ] && ls "$(dirname "$lvp")"/libdrm.so.2 >/dev/null 2>&1; then
+    print_exports "$icd" "$(dirname "$lvp")"
+    exit 0
+fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 chmod 755 "$work"  # apt downloads as its _apt user when run as root
@@ -24,9 +37,6 @@ apt_opts=(-o "Dir::Etc::sourcelist=$work/sources" -o Dir::Etc::sourceparts=- -o 
 apt-get "${apt_opts[@]}" update >&2
 (cd "$work" && apt-get "${apt_opts[@]}" download mesa-vulkan-drivers libdrm2 libdrm-amdgpu1 >&2)
 for deb in "$work"/*.deb; do dpkg -x "$deb" "$dest"; done
-icd="$dest/usr/share/vulkan/icd.d/lvp_icd.json"
 lib=$(dirname "$(ls "$dest"/usr/lib/*/libvulkan_lvp.so | head -1)")
 [ -f "$icd" ] && [ -d "$lib" ] || { echo "mesa25.sh: no lavapipe in the downloaded packages" >&2; exit 1; }
-# The ICD file names the library without a folder: LD_LIBRARY_PATH finds it.
-echo "export VK_ICD_FILENAMES=$icd"
-echo "export LD_LIBRARY_PATH=$lib\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}"
+print_exports "$icd" "$lib"
