@@ -11,9 +11,11 @@ A missing adapter skips its tests on a developer machine but FAILS them when
 from __future__ import annotations
 
 import atexit
+import importlib.util
 import os
 import shutil
 import tempfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -130,3 +132,12 @@ def error_of(err: str) -> str:
     assert len(lines) == 1 and "Traceback" not in err, err
     assert lines[0].startswith("onnxop: error: "), err
     return lines[0].removeprefix("onnxop: error: ")
+
+
+def load_benchmark(name: str):
+    """``benchmarks/<name>.py`` as a module (the folder is not a package)."""
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

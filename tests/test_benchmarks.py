@@ -3,20 +3,13 @@ README's table (its figures are not checked: benchmarks measure, tests don't).""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
-
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "whole_process.py"
+from conftest import load_benchmark
 
 
 @pytest.fixture(scope="module")
 def whole_process():
-    spec = importlib.util.spec_from_file_location("whole_process", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("whole_process")
 
 
 def test_script_fills_the_readme_table(whole_process, tmp_path, capsys, monkeypatch):
@@ -91,9 +84,7 @@ def test_copy_variants_checks_each_layout(tmp_path, capsys, monkeypatch):
     shipped shader (not the same text under another name), and every one's
     output is verified byte for byte before it is timed."""
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
-    spec = importlib.util.spec_from_file_location("copy_variants", SCRIPT.parent / "copy_variants.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_benchmark("copy_variants")
     from onnxop_cli.gpu import get_gpu
     from onnxop_cli.gpu.kernels import available
 
@@ -112,9 +103,7 @@ def test_copy_variants_checks_each_layout(tmp_path, capsys, monkeypatch):
 
 def test_chunk_sizes_runs_each_chunk_and_checks_the_output(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
-    spec = importlib.util.spec_from_file_location("chunk_sizes", SCRIPT.parent / "chunk_sizes.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_benchmark("chunk_sizes")
     assert module.main(["--mib", "1", "--chunks", "1,2", "--rounds", "1"]) == 0
     out = capsys.readouterr().out
     assert "identical to the input: True" in out

@@ -21,13 +21,16 @@ ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 LONG = "test_cc_flatten_negative_axis_with_a_much_longer_name_than_usual"
 
 
-def run_in_pty(argv: list[str], columns: int, cwd: Path = REPO) -> str:
-    """stdout and stderr of ``python -m onnxop_cli ARGV`` on a pseudo-terminal
-    of ``columns`` columns, colour codes removed."""
+def run_in_pty(argv: list[str], columns: int, cwd: Path = REPO, *, command: list[str] | None = None,
+               env: dict[str, str] | None = None) -> str:
+    """stdout and stderr of ``python -m onnxop_cli ARGV`` (or ``command``
+    ARGV, with ``env`` in place of this process's) on a pseudo-terminal of
+    ``columns`` columns, colour codes removed."""
     leader, follower = os.openpty()
-    env = dict(os.environ, COLUMNS=str(columns), LINES="50", TERM="xterm-256color")
+    env = dict(os.environ if env is None else env, COLUMNS=str(columns), LINES="50", TERM="xterm-256color")
     env.pop("NO_COLOR", None)
-    proc = subprocess.Popen([sys.executable, "-m", "onnxop_cli", *argv], stdin=subprocess.DEVNULL,
+    command = [sys.executable, "-m", "onnxop_cli"] if command is None else command
+    proc = subprocess.Popen([*command, *argv], stdin=subprocess.DEVNULL,
                             stdout=follower, stderr=follower, cwd=cwd, env=env)
     os.close(follower)
     chunks = []

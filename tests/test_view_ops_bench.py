@@ -4,21 +4,18 @@ not checked: benchmarks measure, tests don't)."""
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
 
 import pytest
+from conftest import load_benchmark
 
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "view_ops.py"
 
 
 @pytest.fixture(scope="module")
 def view_ops():
-    spec = importlib.util.spec_from_file_location("view_ops", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    yield module
+    yield load_benchmark("view_ops")
     sys.path.remove(str(SCRIPT.parent))
 
 

@@ -184,7 +184,7 @@ def test_installed_wheel_polish_of_issue_15(venv, tmp_path, backend):
     import onnx
     from onnx import helper, numpy_helper
 
-    from test_tables import ANSI
+    from test_tables import run_in_pty
 
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"ONNXOP_BACKEND": backend}
     onnxop = str(venv / "bin" / "onnxop")
@@ -193,22 +193,7 @@ def test_installed_wheel_polish_of_issue_15(venv, tmp_path, backend):
     assert done.returncode == 0 and set(json.loads(done.stdout)["versions"]) >= {"onnxop", "wgpu-native", "numpy"}
 
     # a terminal of 80 columns: every example name in full
-    leader, follower = os.openpty()
-    proc = subprocess.Popen([onnxop, "doc-examples"], stdout=follower, stderr=follower, cwd=tmp_path,
-                            env=env | {"COLUMNS": "80", "TERM": "xterm"})
-    os.close(follower)
-    chunks = []
-    while True:
-        try:
-            data = os.read(leader, 65536)
-        except OSError:
-            break
-        if not data:
-            break
-        chunks.append(data)
-    proc.wait(timeout=60)
-    os.close(leader)
-    screen = ANSI.sub("", b"".join(chunks).decode())
+    screen = run_in_pty(["doc-examples"], 80, tmp_path, command=[onnxop], env=env)
     assert "test_cc_flatten_negative_axis4" in screen and "…" not in screen and "┃" in screen
 
     done = run_installed(venv, tmp_path, "conformance", str(REPO / "samples" / "node"), "--json", backend=backend)
