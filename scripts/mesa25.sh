@@ -13,30 +13,29 @@
 set -euo pipefail
 dest=$(realpath -m "${1:-$HOME/.local/share/onnxop/mesa25}")
 suite=${MESA_SUITE:-bookworm-backports}
-print_exports() {
-    # The ICD file names the library without a folder: LD_LIBRARY_PATH finds it.
-    echo "export VK_ICD_FILENAMES=$1"
-    echo "export LD_LIBRARY_PATH=$2\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}"
+icd="$dest/usr/share/vulkan/icd.d/lvp_icd.json"
+lib_dir() {  # the folder holding lavapipe and the backports' libdrm; empty if incomplete
+    local lvp
+    lvp=$(ls "$dest"/usr/lib/*/libvulkan_lvp.so 2>/dev/null | head -1) || true
+    if [ -f "$icd" ] && [ -n "$lvp" ] && [ -e "$(dirname "$lvp")/libdrm.so.2" ]; then dirname "$lvp"; fi
 }
 # Already fetched into this folder (MESA_REFRESH=1 fetches again): no download.
-icd="$dest/usr/share/vulkan/icd.d/lvp_icd.json"
-lvp=$(ls "$dest"/usr/lib/*/libvulkan_lvp.so 2>/dev/null | head -1 || true)
-if [ -z "${MESA_REFRESH:-}" ] && [ -f "$icd" ] && [ -n "$lvp" ] && ls "$(dirname "$lvp")"/libdrm.so.2 >/dev/null 2>&1; then
-    print_exports "$icd" "$(dirname "$lvp")"
-    exit 0
-fi
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-chmod 755 "$work"  # apt downloads as its _apt user when run as root
-mkdir -p "$work/lists/partial" "$work/cache/archives/partial" "$dest"
-cat > "$work/sources" <<SOURCES
+if [ -n "${MESA_REFRESH:-}" ] || [ -z "$(lib_dir)" ]; then
+    work=$(mktemp -d)
+    trap 'rm -rf "$work"' EXIT
+    chmod 755 "$work"  # apt downloads as its _apt user when run as root
+    mkdir -p "$work/lists/partial" "$work/cache/archives/partial" "$dest"
+    cat > "$work/sources" <<SOURCES
 deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian $suite main
 SOURCES
-apt_opts=(-o "Dir::Etc::sourcelist=$work/sources" -o Dir::Etc::sourceparts=- -o "Dir::State::Lists=$work/lists"
-          -o "Dir::Cache=$work/cache" -o Debug::NoLocking=1 -qq)
-apt-get "${apt_opts[@]}" update >&2
-(cd "$work" && apt-get "${apt_opts[@]}" download mesa-vulkan-drivers libdrm2 libdrm-amdgpu1 >&2)
-for deb in "$work"/*.deb; do dpkg -x "$deb" "$dest"; done
-lib=$(dirname "$(ls "$dest"/usr/lib/*/libvulkan_lvp.so | head -1)")
-[ -f "$icd" ] && [ -d "$lib" ] || { echo "mesa25.sh: no lavapipe in the downloaded packages" >&2; exit 1; }
-print_exports "$icd" "$lib"
+    apt_opts=(-o "Dir::Etc::sourcelist=$work/sources" -o Dir::Etc::sourceparts=- -o "Dir::State::Lists=$work/lists"
+              -o "Dir::Cache=$work/cache" -o Debug::NoLocking=1 -qq)
+    apt-get "${apt_opts[@]}" update >&2
+    (cd "$work" && apt-get "${apt_opts[@]}" download mesa-vulkan-drivers libdrm2 libdrm-amdgpu1 >&2)
+    for deb in "$work"/*.deb; do dpkg -x "$deb" "$dest"; done
+fi
+lib=$(lib_dir)
+[ -n "$lib" ] || { echo "mesa25.sh: no lavapipe in the downloaded packages" >&2; exit 1; }
+# The ICD file names the library without a folder: LD_LIBRARY_PATH finds it.
+echo "export VK_ICD_FILENAMES=$icd"
+echo "export LD_LIBRARY_PATH=$lib\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}"
