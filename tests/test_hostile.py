@@ -577,7 +577,7 @@ def test_member_names_reach_the_terminal_escaped(backend, cwd, capsys):
     assert code == 0, err
     assert "\x1b" not in out and "\x07" not in out
     assert out == (
-        "Flatten: \\x1b]0;pwned\\x07a\nb (2, 3, 4) float32 -> \\x1b]0;pwned\\x07a\nb (2, 12) float32, wrote y.npz\n"
+        "Flatten: \\x1b]0;pwned\\x07a\\nb (2, 3, 4) float32 -> \\x1b]0;pwned\\x07a\\nb (2, 12) float32, wrote y.npz\n"
     )
     with zipfile.ZipFile(cwd / "y.npz") as z:  # the name itself is kept, byte for byte
         assert z.namelist() == ["\x1b]0;pwned\x07a\nb.npy"]

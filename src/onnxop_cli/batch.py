@@ -242,6 +242,7 @@ def _run_job(
 ) -> list[tuple[Result, Path]]:
     from . import core, io, progress
     from .io.stdio import is_stdio, stdio_label
+    from .render import quote
 
     def run_one(tensor: Tensor, **kw) -> Result:
         with progress.tracked(tensor.data, f"{node.op_type} {tensor.name}", quiet=out.quiet) as data:
@@ -266,8 +267,8 @@ def _run_job(
         tensor, res = result.input, result.output
         note = f" ({result.note})" if result.note else ""
         out.note(
-            f"{node.op_type}: {tensor.name} {_shape(tensor.shape)} {tensor.dtype} -> "
-            f"{res.name} {_shape(res.shape)} {res.dtype}, wrote {stdio_label(target)}{note}"
+            f"{quote(node.op_type)}: {quote(tensor.name)} {_shape(tensor.shape)} {tensor.dtype} -> "
+            f"{quote(res.name)} {_shape(res.shape)} {res.dtype}, wrote {quote(stdio_label(target))}{note}"
         )
     return [(r, job.src) for r in results]
 
@@ -281,7 +282,7 @@ def _print_job(
     from .io.stdio import stdio_label
 
     from . import progress
-    from .render import Shown, node_lines, render_node
+    from .render import Shown, node_lines, quote, render_node
     from .sources import MemoryBytes, StreamBytes
 
     blocks, runs = [], []
@@ -296,7 +297,7 @@ def _print_job(
             res = result.output
             shown_in = Shown(tensor.name, tensor.shape, tensor.dtype.name, tensor.to_numpy())
             shown_out = Shown(res.name, res.shape, res.dtype.name, res.to_numpy(), note=result.note)
-            title = [f"# {stdio_label(job.src)}"] if titled and not blocks else []
+            title = [f"# {quote(stdio_label(job.src))}"] if titled and not blocks else []
             if full:  # every value: streamed line by line, not built first
                 lines = node_lines(node, [shown_in], [shown_out], full=True)
                 out.stream(itertools.chain([""] * bool(blocks or not first), title, lines))

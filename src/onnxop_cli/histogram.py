@@ -63,11 +63,12 @@ def _finite_slices(flat: np.ndarray, size: int):
 
 def render(name: str, h: dict[str, Any], indent: str = "    ") -> str:
     """The histogram as lines of ``[lo, hi)  count  ####``."""
+    from .render import quote
     from .show import float_text
 
     total = sum(h["counts"])
     other = f"; {h['other']} NaN or infinite left out" if h["other"] else ""
-    lines = [f"{indent}histogram of {name} ({total} finite values{other}):"]
+    lines = [f"{indent}histogram of {quote(name)} ({total} finite values{other}):"]
     if not h["counts"]:
         return lines[0]
     edges = [float_text(e, 6) for e in h["edges"]]

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
-from .render import Shown, tensor_lines
+from .render import Shown, quote, tensor_lines
 
 if TYPE_CHECKING:
     import numpy as np
@@ -156,7 +156,7 @@ def file_lines(label: str, entries: Sequence[tuple[Tensor, np.ndarray, dict[str,
                histograms: Sequence[dict[str, Any] | None] | None = None) -> Iterator[str]:
     """The lines of ``render_file``, made one at a time (``--full`` streams
     them), each tensor followed by its histogram when one is given."""
-    yield f"{label}:"
+    yield f"{quote(label)}:"
     for i, (tensor, values, s) in enumerate(entries):
         notes = [
             stats_note(s, tensor.dtype),
