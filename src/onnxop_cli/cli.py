@@ -360,7 +360,7 @@ def run(argv: list[str], debug: bool = False) -> int:
         # click itself wrote (its help text) stops with 1, stdout wrapped
         if type(sys.stdout).__name__ == "PacifyFlushWrapper":
             sys.stdout, sys.stderr = sys.stdout.wrapped, getattr(sys.stderr, "wrapped", sys.stderr)
-            return _fail("stdout: broken pipe (the reader stopped reading)", ExitCode.ERROR, argv, False)
+            return ExitCode.READER_LEFT  # quiet, as cat is
         return e.code if isinstance(e.code, int) else int(e.code is not None)
     except (Exception, KeyboardInterrupt) as e:
         batch = e if isinstance(e, BatchFailed) else None
@@ -370,6 +370,13 @@ def run(argv: list[str], debug: bool = False) -> int:
         if type(cause).__name__ == "NoArgsIsHelpError":  # bare `onnxop`: the help, not a squashed line
             cause.show()  # (matched by name, as typer does: the class lives in its vendored click)
             return ExitCode.USAGE
+        from .io.stdio import reader_left
+
+        if reader_left(interruption(cause) or cause):
+            # `| head`: the reader has what it wanted. No message (as cat); 141
+            # (as cat's SIGPIPE) says stdout did not get everything; an -o file
+            # was written whole or not at all (the atomic writer), as always.
+            return ExitCode.READER_LEFT
         message, code = _describe(cause, argv)
         if batch:
             return _fail(batch.line(message), code, argv, as_json, batch.fields())

@@ -80,22 +80,30 @@ class Out:
             return
         from .render import printable
 
+        from .io.stdio import StdoutError
+
         to = sys.stderr if self.data_on_stdout else sys.stdout
-        for line in lines:
-            to.write(printable(line, keep="\t") + "\n")
-        to.flush()
+        try:
+            for line in lines:
+                to.write(printable(line, keep="\t") + "\n")
+            to.flush()
+        except OSError as e:
+            if to is sys.stdout:
+                raise StdoutError(e) from None
+            raise
 
     def note(self, text: str) -> None:
         """A line saying what was done ('... wrote b.npy'). It only reports:
         if stdout cannot take it, the work goes on (see ``warn_lost``)."""
-        from .io.stdio import StdoutError
+        from .io.stdio import StdoutError, reader_left
 
-        if self.json or self.quiet or self.lost:
+        if self.json or self.quiet or self.lost is not None:
             return
         try:
             self.result(text, styled=False)
         except StdoutError as e:
-            self.lost = e.message
+            # a reader that stopped reading (| head) chose to: no warning for it
+            self.lost = "" if reader_left(e) else e.message
 
     def warn_lost(self) -> None:
         """One line on stderr if 'wrote' lines were lost; the exit code stays the work's."""

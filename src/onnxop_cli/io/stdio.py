@@ -54,6 +54,11 @@ class StdoutError(OutputError):
         self.errno = e.errno
 
 
+def reader_left(e: BaseException) -> bool:
+    """True when ``e`` says stdout's reader went away (EPIPE: ``| head``)."""
+    return isinstance(e, (StdoutError, OSError)) and getattr(e, "errno", None) == errno.EPIPE
+
+
 def guard_standard_fds() -> None:
     """Put /dev/null on stdin, stdout or stderr where one is closed, and
     remember which were (the console entry point calls this first)."""
