@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Callable
 
 from .errors import InputError, OnnxopError, OpError
 from .ops import Node, View
-from .sources import MAP_THRESHOLD, MemoryBytes
+from .sources import MAP_THRESHOLD, MemoryBytes, finish
 from .tensor import Tensor, check_shape
 
 if TYPE_CHECKING:
@@ -115,7 +115,14 @@ def apply(
     t0 = time.perf_counter()
     gpu = get_gpu(backend)
     timings["device"] = time.perf_counter() - t0
-    move = _mover(gpu, node, tensor)  # refuses what the device cannot hold before any file is opened
+    moved = _mover(gpu, node, tensor)  # refuses what the device cannot hold before any file is opened
+
+    def move(sink: Sink) -> object:
+        done = moved(sink)
+        # stdin read to its end and checked before an output is kept: a
+        # truncated stream or trailing bytes are refused as the same file is
+        finish(tensor.data)
+        return done
 
     t0 = time.perf_counter()
     if writer is not None:
