@@ -116,6 +116,10 @@ def run_case(folder: Path, name: str, backend: str | None = None) -> CaseResult:
     except (Fail, OnnxopError) as e:
         where = f"{current}: " if current else ""
         return CaseResult(name, operator, opset, sets, "failed", f"{where}{e}")
+    except Exception as e:  # noqa: BLE001 - one bad folder fails its case, never the whole run
+        where = f"{current}: " if current else ""
+        detail = f"{where}internal error: {type(e).__name__}: {' '.join(str(e).split())[:200]}"
+        return CaseResult(name, operator, opset, sets, "failed", detail)
 
 
 def _index(name: str) -> int:
