@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from conftest import random_array
-from onnxop_cli.gpu import cffi_types
+from onnxop_cli.gpu.engines import cffi_types
 
 ONNXOP = [sys.executable, "-m", "onnxop_cli"]
 

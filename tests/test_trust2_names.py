@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from conftest import random_array
-from onnxop_cli.render import printable, quote
+from onnxop_cli.render.node import printable, quote
 
 ONNXOP = [sys.executable, "-m", "onnxop_cli"]
 FORGED = "ev\nonnxop: error: INJECTED"
