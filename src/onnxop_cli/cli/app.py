@@ -330,6 +330,9 @@ def main(argv: Optional[list[str]] = None) -> int:
 
     stdio.guard_standard_fds()  # before any file is opened: a closed fd 1 must not become an output
     signals.install()
+    from ..core import sigbus
+
+    sigbus.install()
     try:
         code = run(argv, debug)
     except Exception as e:  # a signal just as run() started or returned: it ends the run all the same
