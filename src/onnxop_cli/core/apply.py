@@ -13,6 +13,7 @@ no GPU form, are gathered on the host and the result says so.
 
 from __future__ import annotations
 
+import errno
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -170,6 +171,8 @@ def _to_scratch_file(fill: Callable[[Sink], int], nbytes: int) -> MemoryBytes:
             f.flush()
             return MemoryBytes(np.memmap(f, dtype=np.uint8, mode="r", shape=(nbytes,)))
     except OSError as e:
+        if e.errno == errno.ENOMEM:  # the map, not the disk: no address space left (ulimit -v)
+            raise OnnxopError(f"out of memory: cannot map the {nbytes}-byte result to print it ({e.strerror})") from None
         raise OnnxopError(
             f"{folder}: cannot hold the {nbytes}-byte result to print it: {e.strerror or e} "
             f"(write it to a file with -o, or set TMPDIR)"

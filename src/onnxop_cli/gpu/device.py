@@ -150,6 +150,9 @@ def get_gpu(backend: str | None = None, engine: str | None = None) -> Gpu:
         gpu = _gpus.get(key)
     if gpu is not None:
         return gpu
+    from . import headroom
+
+    headroom.check(engine)  # under `ulimit -v`: refused in one line before the engine can crash
     if engine == "dawn":
         _runtime_dir()
         engines.load("dawn").init(() if name == "auto" else (name,))
