@@ -236,7 +236,7 @@ def test_stdin_claiming_a_terabyte_is_not_allocated(cwd, capsys, monkeypatch):
     monkeypatch.setattr("sys.stdin", FakeStdin(npy(header(descr="'|u1'", shape="(1099511627776,)"), bytes(16))))
     code, _, err = cli(capsys, "show", "-")
     assert code == ExitCode.USAGE
-    assert error_of(err) == "-: stream is truncated: expected 1099511627776 data bytes"
+    assert error_of(err) == "-: stream is truncated: expected 1099511627776 data bytes, the stream has 16"
 
 
 def test_no_code_in_onnxop_can_unpickle_or_evaluate():

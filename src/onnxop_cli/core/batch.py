@@ -252,7 +252,7 @@ def _run_job(
             return core.apply(node, replace(tensor, data=data), backend=backend, **kw)
 
     if job.target is None:
-        return _print_job(node, job, run_one, out=out, full=full, titled=titled, first=first)
+        return _print_job(node, job, run_one, out=out, full=full, titled=titled, first=first, backend=backend)
     target = job.target
     # -o naming the input archive, with --member: the other members stay
     update = member is not None and io.same_file(job.src, target)
@@ -277,7 +277,7 @@ def _run_job(
 
 
 def _print_job(
-    node: Node, job: Job, run_one, *, out, full: bool, titled: bool, first: bool
+    node: Node, job: Job, run_one, *, out, full: bool, titled: bool, first: bool, backend=None
 ) -> list[tuple[Result, Path]]:
     """No -o: each tensor's node printed as the ONNX docs print examples.
     With several inputs (``titled``) each file's blocks follow a title line,
@@ -285,8 +285,9 @@ def _print_job(
     from ..io.stdio import stdio_label
 
     from ..cli import progress
-    from ..render.node import Shown, node_lines, quote, render_node
-    from .sources import MemoryBytes, StreamBytes
+    from ..render.node import EDGE_ITEMS, Shown, node_lines, quote, render_node
+    from .sources import MAP_THRESHOLD, MemoryBytes, StreamBytes
+    from .summary import summarised_result
 
     blocks, runs = [], []
     for tensor in job.tensors:
@@ -294,12 +295,21 @@ def _print_job(
             # stdin can be read once: keep it to print the input as well
             with progress.tracked(tensor.data, f"reading {tensor.name}", quiet=out.quiet) as data:
                 tensor = replace(tensor, data=MemoryBytes(data.to_array()))
-        result = run_one(tensor, spill=True)  # printed: a large result is not kept in memory
+        # a large result only summarised (print mode, --json): only its shown elements are made
+        summarised = None if full else summarised_result(
+            node, tensor, edge=EDGE_ITEMS, threshold=MAP_THRESHOLD, backend=backend
+        )
+        if summarised is not None:
+            result, values = summarised
+        else:
+            result = run_one(tensor, spill=True)  # printed: a large result is not kept in memory
+            values = None
         runs.append((result, job.src))
         if not out.json:
             res = result.output
             shown_in = Shown(tensor.name, tensor.shape, tensor.dtype.name, tensor.to_numpy())
-            shown_out = Shown(res.name, res.shape, res.dtype.name, res.to_numpy(), note=result.note)
+            shown_out = Shown(res.name, res.shape, res.dtype.name, res.to_numpy() if values is None else values,
+                              note=result.note, summarised=values is not None)
             title = [f"# {quote(stdio_label(job.src))}"] if titled and not blocks else []
             if full:  # every value: streamed line by line, not built first
                 lines = node_lines(node, [shown_in], [shown_out], full=True)

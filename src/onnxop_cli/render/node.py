@@ -62,14 +62,17 @@ class Shown:
     dtype: str
     values: np.ndarray | None = None  # None: print the header line only
     note: str = ""
+    summarised: bool = False  # values are only the shown elements (core/summary.py): always summarise
 
 
-def format_values(values: np.ndarray, *, full: bool = False) -> str:
-    """The values as the docs print them (numpy layout, ``, `` separators)."""
+def format_values(values: np.ndarray, *, full: bool = False, summarised: bool = False) -> str:
+    """The values as the docs print them (numpy layout, ``, `` separators).
+    ``summarised``: ``values`` are the shown elements of a larger array
+    (core/summary.py), printed as its summary."""
     import numpy as np
 
     values = np.asarray(values)
-    threshold = values.size + 1 if full else SUMMARY_THRESHOLD
+    threshold = values.size + 1 if full else 0 if summarised else SUMMARY_THRESHOLD
     return np.array2string(
         values,
         # strings (str, or bytes when not UTF-8) stay objects: each shown one is
@@ -114,7 +117,7 @@ def tensor_lines(t: Shown, *, full: bool = False) -> Iterator[str]:
             from .fulltext import lines as body
         else:
             def body(values):
-                return format_values(values).split("\n")
+                return format_values(values, summarised=t.summarised).split("\n")
 
         for line in body(t.values):
             yield f"{INDENT * 2}{line}" if line else ""
