@@ -25,17 +25,18 @@ def folder(tmp_path_factory):
     return path
 
 
-def under(limit_mib: int, cmd: str, cwd, engine: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "ONNXOP_BACKEND": "vulkan", "ONNXOP_ENGINE": engine}
+def under(limit_mib: int, cmd: str, cwd, engine: str, backend: str = "vulkan") -> subprocess.CompletedProcess:
+    env = {**os.environ, "ONNXOP_BACKEND": backend, "ONNXOP_ENGINE": engine}
     return subprocess.run(["bash", "-c", f"ulimit -v {limit_mib * 1024}; exec {ONNXOP} {cmd}"], cwd=cwd,
                           capture_output=True, text=True, env=env, timeout=300)
 
 
+@pytest.mark.parametrize("kind", ["vulkan", "gl"])
 @pytest.mark.parametrize("engine", ["wgpu", "dawn"])
 @pytest.mark.parametrize("limit", LIMITS_MIB)
-def test_works_or_says_out_of_memory(folder, engine, limit):
-    out = folder / f"y-{engine}-{limit}.npy"
-    done = under(limit, f"transpose x.npy -o {out.name}", folder, engine)
+def test_works_or_says_out_of_memory(folder, engine, kind, limit):
+    out = folder / f"y-{engine}-{kind}-{limit}.npy"
+    done = under(limit, f"transpose x.npy -o {out.name}", folder, engine, kind)
     assert done.returncode in (0, 1), f"rc={done.returncode}: {done.stderr[-500:]}"
     if done.returncode == 0:
         assert np.load(out).tobytes() == np.ascontiguousarray(np.load(folder / "x.npy").T).tobytes()
