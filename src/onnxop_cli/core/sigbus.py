@@ -86,12 +86,9 @@ def _on_sigbus(signum: int, info: Any, context: Any) -> None:
         missing = f"it now has {now} bytes, {max(file_end - now, 0)} of the {file_end} needed are missing"
     except OSError as e:
         missing = f"it cannot be read any more ({e.strerror})"
-    try:
-        from ..render.node import printable
-
-        line = printable(f"{label}: file was truncated while onnxop read it: {missing}; not used")
-    except Exception:  # noqa: BLE001 - in a signal handler: the plain text will do
-        line = f"{label}: file was truncated while onnxop read it"
+    # control characters of the name escaped as error lines escape them (core sits below render/)
+    name = "".join(c if c.isprintable() else repr(c)[1:-1] for c in label)
+    line = f"{name}: file was truncated while onnxop read it: {missing}; not used"
     try:
         atomic = sys.modules.get("onnxop_cli.io.atomic")
         if atomic is not None:
