@@ -16,6 +16,7 @@ from typing import Annotated, Optional
 import typer
 
 from .cli import (
+    _input_argument,
     _backend,
     _kernel_used,
     _out,
@@ -92,6 +93,7 @@ def show(
             "(any of those but .onnx). Example: a.npy",
             show_default=False,
             metavar="FILE",
+            parser=lambda raw: _input_argument(raw),
         ),
     ],
     full: FullOpt = False,

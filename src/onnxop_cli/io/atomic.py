@@ -60,6 +60,40 @@ def real_target(path: Path) -> Path:
     return Path(os.path.realpath(path))
 
 
+def output_argument(raw: str) -> Path:
+    """``-o``'s text as a Path, refusing what ``Path()`` would silently turn
+    into another path: the empty string (``Path("")`` is ``.``, so an unset
+    ``-o "$OUT"`` would write into the current folder, over the input), and a
+    trailing ``/`` on what is not an existing folder (``Path("new.npy/")`` is
+    ``new.npy``; cp says "Not a directory")."""
+    if raw == "":
+        raise UsageError("-o: the output path is empty (an unset variable?); give a file or folder name")
+    if "\0" in raw:
+        raise UsageError(f"-o {raw!r}: a path cannot hold a NUL character")
+    if raw.endswith(os.sep) or raw.endswith(os.sep + "."):
+        try:
+            is_dir = stat.S_ISDIR(os.stat(raw).st_mode)
+        except OSError as e:
+            if e.errno == errno.ELOOP:
+                raise UsageError(f"{raw}: the output path leads into a symlink loop") from None
+            is_dir = False
+        if not is_dir:
+            raise UsageError(f"{raw}: Not a directory (a trailing / names a folder, and there is none); "
+                             f"drop the / to write a file")
+    return Path(raw)
+
+
+def input_argument(raw: str) -> Path:
+    """An input's text as a Path, with the same two refusals as
+    :func:`output_argument`: ``""`` (not the current folder) and ``a.npy/``
+    (not ``a.npy``: cat says "Not a directory")."""
+    if raw == "":
+        raise UsageError("the input path is empty (an unset variable?); give a file name, or - for stdin")
+    if raw.endswith(os.sep) and os.path.exists(raw.rstrip(os.sep) or os.sep) and not os.path.isdir(raw):
+        raise UsageError(f"{raw}: Not a directory (a trailing / names a folder); drop the / to read the file")
+    return Path(raw)
+
+
 def check_output_path(path: Path) -> None:
     """Refuse, before any work is done, an output that cannot be written."""
     path = Path(path)
@@ -69,6 +103,11 @@ def check_output_path(path: Path) -> None:
         st = os.stat(target)
     except (FileNotFoundError, NotADirectoryError):
         st = None
+    except OSError as e:  # a loop, a name too long: paths the user can fix
+        if e.errno in (errno.ELOOP, errno.ENAMETOOLONG, errno.EACCES):
+            what = "leads into a symlink loop" if e.errno == errno.ELOOP else f"cannot be used: {e.strerror}"
+            raise UsageError(f"{path}: the output path {what}{via}") from None
+        raise OutputError(f"{path}: cannot look at the output: {e.strerror}{via}") from None
     if st is not None:
         if stat.S_ISDIR(st.st_mode):
             raise UsageError(f"{path}: output path is a folder{via}; give a file name")
