@@ -365,6 +365,9 @@ def run(argv: list[str], debug: bool = False) -> int:
     as_json = _wants_json(argv)
     _ARGV[:] = argv
     signals.reset()
+    from .files import forget_reads
+
+    forget_reads()  # (the in-process tests run many commands in one process)
     try:
         rv = app(args=argv, prog_name="onnxop", standalone_mode=False)
         return int(rv) if isinstance(rv, int) else ExitCode.SUCCESS
