@@ -396,6 +396,9 @@ def run(argv: list[str], debug: bool = False) -> int:
         atomic = sys.modules.get("onnxop_cli.io.atomic")
         if atomic is not None:  # a temporary file whose own cleanup a second error cut short
             atomic.remove_leftovers()
+        sniff = sys.modules.get("onnxop_cli.io.sniff")
+        if sniff is not None:  # stdin archives spooled for this run
+            sniff.close_spools()
 
 
 def _describe(e: BaseException, argv: list[str]) -> tuple[str, int]:

@@ -67,6 +67,13 @@ class _Rejoined(io.RawIOBase):
 _spools: list[BinaryIO] = []  # stdin archives, spooled: open (and unlinked) for the life of the process
 
 
+def close_spools() -> None:
+    """Close the spooled stdin archives (the in-process CLI calls this after
+    each run; at exit the process closes them anyway: they have no name)."""
+    while _spools:
+        _spools.pop().close()
+
+
 def _read_npz(stream: BinaryIO, member: str | None) -> list[Tensor]:
     """An archive needs random access: stdin is copied into a temporary file
     that has no name (O_TMPFILE, or unlinked at once), so that however the
