@@ -91,7 +91,7 @@ def test_two_in_place_npy_rewrites_never_both_succeed_over_each_other(tmp_path, 
 def test_an_output_changed_after_it_was_read_is_not_replaced(tmp_path, rng):
     """The changed-check on its own (another program, which takes no lock,
     wrote the file between onnxop's read and its rename)."""
-    from onnxop_cli import files
+    from onnxop_cli.core import files
     from onnxop_cli.errors import OutputError
     from onnxop_cli.io import atomic
 

@@ -62,7 +62,7 @@ from .ops import LATEST_OPSET, Node, flatten_node, make_node, unsqueeze_node
 if TYPE_CHECKING:
     import numpy as np
 
-    from .tensor import Tensor
+    from .core.tensor import Tensor
 
 
 def flatten(
@@ -295,7 +295,7 @@ def _int(value: object, op: str, rule: str) -> int:
 
 def _run(node: Node, x: np.ndarray, backend: str | None, engine: str | None = None) -> np.ndarray:
     """The one path: shape rule, then the GPU copy (core.apply), then numpy."""
-    from . import core
+    from .core import apply as core
 
     key = _gpu_key(backend, engine)
     tensor = to_tensor(x)
@@ -309,7 +309,7 @@ def to_tensor(x: object, name: str = "x") -> Tensor:
     as ONNX packs them, strings go the host path."""
     import numpy as np
 
-    from .tensor import Tensor
+    from .core.tensor import Tensor
 
     return Tensor.from_numpy(np.asarray(x), name=name)
 

@@ -32,9 +32,9 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .. import signals
+from ..core import signals
+from ..core.sources import ByteSource
 from ..errors import UsageError
-from ..sources import ByteSource
 from . import kernels
 from .device import Gpu
 from .kernels import WORD, round_up

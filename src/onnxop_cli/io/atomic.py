@@ -28,7 +28,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO, Iterator
 
-from .. import signals
+from ..core import signals
 from ..errors import OutputError, UsageError
 from . import lock
 
@@ -137,7 +137,7 @@ def atomic_output(path: Path) -> Iterator[BinaryIO]:
     target = real_target(path)
     folder = target.parent if str(target.parent) else Path(".")
     name = target.name
-    from ..files import read_as
+    from ..core.files import read_as
 
     was_read = read_as(target)  # the file as this run read it, when the output is also an input
     try:
