@@ -53,6 +53,7 @@ def conformance(
             "built offline). Example: node/test_flatten_axis0",
             show_default=False,
             metavar="DIR",
+            parser=lambda raw: _input_argument(raw),
         ),
     ] = None,
     backend: BackendOpt = None,
@@ -204,6 +205,7 @@ def doc_examples(
             "Flatten-25 and Unsqueeze-13 pages. Example: Flatten-11.rst",
             show_default=False,
             metavar="PAGE",
+            parser=lambda raw: _input_argument(raw),
         ),
     ] = None,
     check: Annotated[
