@@ -9,8 +9,9 @@
 // the host reads from the index tensor at that one position.
 //
 // Index p (of this chunk, at `first` in the whole tensor) checks against
-// bounds[(first + p) % period]: GatherND's last index axis has one bound per
-// data axis, the other operators one bound.
+// bounds[((first + p) / inner) % period]: GatherND's last index axis has one
+// bound per data axis (inner: that axis's stride, 1 unless the indices are
+// in Fortran order), the other operators one bound.
 //   mode 0: valid -d .. d-1, negative ones wrapped (Gather*, Scatter*);
 //   mode 1: valid 0 .. d (ReverseSequence's lengths, TensorScatter's
 //           write positions: the host passes the largest allowed value).
@@ -29,7 +30,7 @@ struct Params {
     mode: u32,     // 0: wrap, 1: 0 .. d
     first: u32,    // position of this chunk's first index in the tensor
     swap: u32,     // 1: big-endian
-    pad: u32,
+    inner: u32,    // stride of the axis the bounds run along
 }
 
 @group(0) @binding(0) var<storage, read> raw: array<u32>;
@@ -66,7 +67,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
         hi = select(0u, 0xffffffffu, (lo >> 31u) != 0u);  // sign-extended
     }
     let at = params.first + p;
-    let d = bounds[at % params.period];
+    let d = bounds[(at / params.inner) % params.period];
     var ok: bool;
     var v = lo;
     if (params.mode == 0u) {

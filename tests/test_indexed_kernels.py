@@ -17,7 +17,9 @@ from onnx import helper
 from onnx.reference import ReferenceEvaluator
 
 from conftest import random_array
+from onnxop_cli.errors import OpError
 from onnxop_cli.gpu import indexed as ix
+from onnxop_cli.gpu import scatter as sc
 from onnxop_cli.ops import indexing
 from onnxop_cli.sources import MemoryBytes
 
@@ -186,7 +188,7 @@ def test_bad_index_in_a_later_chunk_and_gather_nd_bounds(gpu, rng):
 def run_scatter(gpu, data, updates, index, table_check, reduce, bits=None, shapes=(None, None), **kw) -> bytes:
     table, check = table_check
     out = bytearray()
-    ix.scatter_indexed(gpu, data_of(data, bits, shapes[0]), data_of(updates, bits, shapes[1]), index_of(index), check, table, reduce,
+    sc.scatter_indexed(gpu, data_of(data, bits, shapes[0]), data_of(updates, bits, shapes[1]), index_of(index), check, table, reduce,
                        out.extend, **kw)
     return bytes(out)
 
@@ -194,8 +196,8 @@ def run_scatter(gpu, data, updates, index, table_check, reduce, bits=None, shape
 CLS = {"u": 0, "i": 1, "f": 2, "b": 3}
 
 
-def reduce_of(kind: str, dtype, numpy: bool) -> ix.Reduce:
-    return ix.Reduce(kind, CLS[np.dtype(dtype).kind], numpy)
+def reduce_of(kind: str, dtype, numpy: bool) -> sc.Reduce:
+    return sc.Reduce(kind, CLS[np.dtype(dtype).kind], numpy)
 
 
 SCATTER_TYPES = ["<f4", "<f2", "<i4", "<i8", "u1", "<u8", "<i2", "?", ">f4", "<f8"]
@@ -236,7 +238,7 @@ def test_scatter_none_distinct(gpu, rng, dtype):
     updates = random_array(rng, (3, 4), dtype)
     want = reference("ScatterND", [data, index, updates])
     table = indexing.scatter_nd("SND", data.shape, index.shape, updates.shape)
-    assert run_scatter(gpu, data, updates, index, table, ix.Reduce()) == le(want)
+    assert run_scatter(gpu, data, updates, index, table, sc.Reduce()) == le(want)
 
 
 def test_scatter_packed_4bit(gpu, rng):
@@ -246,7 +248,7 @@ def test_scatter_packed_4bit(gpu, rng):
     want = codes.copy()
     want[[1, 4, 0]] = ucodes
     table = indexing.scatter_nd("SND", codes.shape, index.shape, ucodes.shape)
-    got = run_scatter(gpu, pack(codes, 4), pack(ucodes, 4), index, table, ix.Reduce(), bits=4,
+    got = run_scatter(gpu, pack(codes, 4), pack(ucodes, 4), index, table, sc.Reduce(), bits=4,
                       shapes=(codes.shape, ucodes.shape))
     assert got == pack(want, 4).tobytes()
 
@@ -257,8 +259,8 @@ def test_scatter_none_with_duplicates_is_refused(gpu, rng):
     updates = random_array(rng, (3, 3), "<f4")
     out = []
     table, check = indexing.scatter_nd("ScatterND", data.shape, index.shape, updates.shape)
-    with pytest.raises(ix.OpError, match="ScatterND: two updates write one element with reduction none"):
-        ix.scatter_indexed(gpu, data_of(data), data_of(updates), index_of(index), check, table, ix.Reduce(),
+    with pytest.raises(OpError, match="ScatterND: two updates write one element with reduction none"):
+        sc.scatter_indexed(gpu, data_of(data), data_of(updates), index_of(index), check, table, sc.Reduce(),
                            out.append)
     assert out == []
 
@@ -269,7 +271,7 @@ def test_scatter_bad_index(gpu, rng):
     updates = random_array(rng, (2, 3), "<f4")
     table, check = indexing.scatter_elements("ScatterElements", data.shape, index.shape, updates.shape, 0)
     with pytest.raises(ix.BadIndex, match=r"ScatterElements: indices\[1, 1\] = 4294967297 is out of range \[-4, 3\]"):
-        ix.scatter_indexed(gpu, data_of(data), data_of(updates), index_of(index), check, table, ix.Reduce(),
+        sc.scatter_indexed(gpu, data_of(data), data_of(updates), index_of(index), check, table, sc.Reduce(),
                            print)
 
 
@@ -281,7 +283,7 @@ def test_tensor_scatter(gpu, rng, mode):
     write = rng.integers(0, top + 1, (3,)).astype(np.int64)
     want = reference("TensorScatter", [past, update, write], opset=24, mode=mode, axis=-2)
     table = indexing.tensor_scatter("TS", past.shape, update.shape, write.shape, -2, mode == "circular")
-    assert run_scatter(gpu, past, update, write, table, ix.Reduce()) == le(want)
+    assert run_scatter(gpu, past, update, write, table, sc.Reduce()) == le(want)
 
 
 def test_scatter_heavy_duplicates_is_the_reference_sum(gpu, rng):
@@ -291,4 +293,48 @@ def test_scatter_heavy_duplicates_is_the_reference_sum(gpu, rng):
     index = rng.integers(0, 2, (400,)).astype(np.int64)
     want = reference("ScatterElements", [data, index, updates], axis=0, reduction="add")
     table = indexing.scatter_elements("SE", data.shape, index.shape, updates.shape, 0)
-    assert run_scatter(gpu, data, updates, index, table, ix.Reduce("add", 2, False)) == le(want)
+    assert run_scatter(gpu, data, updates, index, table, sc.Reduce("add", 2, False)) == le(want)
+
+
+# ------------------------------------------------------------------ Fortran order
+
+
+def f_strides(shape):
+    out, acc = [], 1
+    for d in shape:
+        out.append(acc)
+        acc *= d
+    return tuple(out)
+
+
+def fortran_data(a: np.ndarray) -> ix.Data:
+    return ix.Data(MemoryBytes(np.ascontiguousarray(a.T)), a.shape, a.dtype.itemsize * 8, 0, f_strides(a.shape))
+
+
+def fortran_index(i: np.ndarray) -> ix.Index:
+    return ix.Index(MemoryBytes(np.ascontiguousarray(i.T)), i.shape, i.dtype.itemsize == 8, fortran=True)
+
+
+def test_fortran_gather_nd_and_bad_index_position(gpu, rng):
+    data = random_array(rng, (4, 5, 3), "<f4")
+    index = np.stack([rng.integers(-4, 4, (6, 2)), rng.integers(-5, 5, (6, 2))], axis=-1).astype(np.int64)
+    table, check = indexing.gather_nd("GatherND", data.shape, index.shape, 0, f_strides(data.shape),
+                                      f_strides(index.shape))
+    out = bytearray()
+    ix.gather_indexed(gpu, fortran_data(data), fortran_index(index), check, table, out.extend, poison=POISON)
+    assert bytes(out) == le(reference("GatherND", [data, index]))
+    index[3, 1, 1] = 5  # out of range for axis 1 only: the bound follows the Fortran layout
+    with pytest.raises(ix.BadIndex, match=r"indices\[3, 1, 1\] = 5 is out of range \[-5, 4\] for axis 1"):
+        ix.gather_indexed(gpu, fortran_data(data), fortran_index(index), check, table, out.extend)
+
+
+def test_fortran_scatter_elements(gpu, rng):
+    data = random_array(rng, (5, 4), "<i4")
+    index = rng.integers(-4, 4, (5, 6)).astype(np.int32)
+    updates = random_array(rng, (5, 6), "<i4")
+    want = reference("ScatterElements", [data, index, updates], axis=1, reduction="add")
+    table, check = indexing.scatter_elements("SE", data.shape, index.shape, updates.shape, 1, f_strides(index.shape))
+    out = bytearray()
+    sc.scatter_indexed(gpu, fortran_data(data), fortran_data(updates), fortran_index(index), check, table,
+                       sc.Reduce("add", 1, False), out.extend)
+    assert bytes(out) == le(want)

@@ -5,13 +5,9 @@ checked and wrapped there (shaders/indices.wgsl), never through numpy.
     indices ──upload──▶ raw ──indices.wgsl──▶ norm (u32, wrapped) + first bad position
                           └─indexed_gather.wgsl─▶ dst (a band) ──readback──▶ sink
 
-A scatter copies the data on the device (the same gather kernel, no
-lookups: big-endian data is swapped there), computes every update's target
-with the gather kernel's offsets mode, and applies the updates in rounds
-(scatter_claim, scatter_apply, scatter_reset: index order, the same result
-every run). The output is read back only when every index was in range,
-and for reduction none only when no two updates share a target, so nothing
-is written otherwise.
+Scatters (gpu/scatter.py) use the same index check, and this kernel to
+re-lay their data and compute their targets. The output is read back only
+when every index was in range, so nothing is written otherwise.
 
 What each op reads is one table (``Table``): per output axis its size, its
 stride into the data and into the index tensor; per lookup a data stride and
@@ -42,12 +38,10 @@ Sink = Callable[[memoryview], None]
 
 GATHER = "indexed_gather.wgsl"
 INDICES = "indices.wgsl"
-CLAIM, APPLY, RESET = "scatter_claim.wgsl", "scatter_apply.wgsl", "scatter_reset.wgsl"
 BITS = (2, 4, 8, 16, 32, 64, 128)
 UPLOAD_STEP = 16 << 20  # bytes read from a source per write_buffer
 NO_BAD = 0xFFFFFFFF
 WRAP, RANGE = 0, 1  # index check modes: -d .. d-1 wrapped; 0 .. d
-REDUCTIONS = ("none", "add", "mul", "max", "min")
 
 
 @dataclass(frozen=True)
@@ -59,6 +53,12 @@ class Data:
     shape: tuple[int, ...]
     bits: int
     swap: int = 0
+    strides: tuple[int, ...] | None = None  # element strides of the storage; None: row-major
+
+    @property
+    def row_major(self) -> bool:
+        return self.strides is None or all(
+            s == r for s, r, d in zip(self.strides, row_strides(self.shape), self.shape) if d > 1)
 
     @property
     def size(self) -> int:
@@ -77,6 +77,7 @@ class Index:
     shape: tuple[int, ...]
     wide: bool = True
     big: bool = False
+    fortran: bool = False  # stored column-major (the table's index strides say so too)
 
     @property
     def size(self) -> int:
@@ -94,6 +95,10 @@ class Check:
     name: str = "indices"
     mode: int = WRAP
     what: Callable[[int], str] | None = None  # bound number -> "axis 1 of size 3"
+    inner: int = 1  # index p checks against bounds[(p // inner) % len(bounds)]
+
+    def bound_of(self, position: int) -> int:
+        return (position // self.inner) % len(self.bounds)
 
 
 @dataclass(frozen=True)
@@ -210,8 +215,8 @@ def _grid_x(groups: int, max_dim: int) -> int:
     return grid(max(groups, 1), max_dim)[0]
 
 
-def _read(gpu: Gpu, bufs: _Buffers, buf: Any, nbytes: int) -> memoryview:
-    """``nbytes`` of ``buf``, mapped for reading (the caller unmaps it)."""
+def _read(gpu: Gpu, bufs: _Buffers, buf: Any, nbytes: int) -> tuple[Any, memoryview]:
+    """A readback buffer holding ``buf``'s first ``nbytes``, mapped, and its view (the caller unmaps it)."""
     from .engines.base import MapMode
 
     n4 = max(4, round_up(nbytes, 4))
@@ -258,7 +263,7 @@ def check_indices(gpu: Gpu, bufs: _Buffers, index: Index, check: Check, max_dim:
             groups = -(-n // wg)
             gpu.queue.write_buffer(params, 0, struct.pack(
                 "<8I", n, int(index.wide), _grid_x(groups, max_dim), len(check.bounds), check.mode, first,
-                int(index.big), 0,
+                int(index.big), max(1, check.inner),
             ))
             encoder = gpu.device.create_command_encoder()
             _dispatch(gpu, encoder, pipeline, _bind(gpu, layout, [buf, norm, status, params, bounds]), groups, max_dim)
@@ -290,10 +295,11 @@ def _bad_index(index: Index, check: Check, position: int) -> BadIndex:
     index.source.readinto(position * width, memoryview(raw))
     order = ">" if index.big else "<"
     value = struct.unpack(order + ("q" if index.wide else "i"), raw)[0]
-    where = _unravel(position, index.shape)
-    d = check.bounds[position % len(check.bounds)]
+    where = _unravel(position, index.shape) if not index.fortran else _unravel(
+        position, index.shape[::-1])[::-1]
+    d = check.bounds[check.bound_of(position)]
     valid = f"[{-d}, {d - 1}]" if check.mode == WRAP else f"[0, {d}]"
-    about = f" for {check.what(position % len(check.bounds))}" if check.what else ""
+    about = f" for {check.what(check.bound_of(position))}" if check.what else ""
     text = ", ".join(map(str, where))
     return BadIndex(
         f"{check.op}: {check.name}[{text}] = {value} is out of range {valid}{about}", where, value
@@ -410,143 +416,3 @@ def gather_indexed(
             return written
     finally:
         bufs.release()
-
-
-# ------------------------------------------------------------------ scatter
-
-
-@dataclass(frozen=True)
-class Reduce:
-    """How updates combine: ``kind`` one of REDUCTIONS; ``cls`` the arithmetic
-    (see scatter_apply.wgsl); ``numpy`` np.maximum's NaN rule (ScatterND) or
-    Python's max() (ScatterElements)."""
-
-    kind: str = "none"
-    cls: int = 0
-    numpy: bool = True
-
-
-def _default_nan() -> int:
-    import numpy as np
-
-    with np.errstate(invalid="ignore"):
-        nan = np.float32(np.inf) - np.float32(np.inf)
-    return int(np.array(nan, dtype="<f4").view("<u4"))
-
-
-def scatter_indexed(
-    gpu: Gpu,
-    data: Data,
-    updates: Data,
-    index: Index | None,
-    check: Check | None,
-    table: Table,
-    reduce: Reduce,
-    sink: Sink,
-    *,
-    max_groups_per_dim: int | None = None,
-    max_rounds: int | None = None,
-) -> int:
-    """Copy ``data`` and apply ``updates`` (their targets by ``table``, whose
-    shape is the updates') in index order; stream the result into ``sink``.
-    reduction none with two updates on one element is an OpError, raised
-    before anything reaches the sink. Returns the bytes written."""
-    op = check.op if check else "scatter"
-    _check_data(gpu, data, op)
-    if updates.bits != data.bits:
-        raise ValueError("updates and data have one element type")
-    n = updates.size
-    if table.size != n:
-        raise ValueError(f"the table maps {table.size} updates, not {n}")
-    if n >= NO_BAD:
-        raise OpError(f"{op}: {n} updates; the device takes at most {NO_BAD - 1}")
-    _fits(gpu, updates.nbytes, "the updates", op)
-    _fits(gpu, 4 * n, "the update targets", op)
-    _fits(gpu, 4 * data.size, "the scatter's claims (4 bytes per data element)", op)
-    max_dim = max_groups_per_dim or gpu.limits.get("max-compute-workgroups-per-dimension", 65535)
-    bufs = _Buffers(gpu)
-    try:
-        with gpu.errors(f"{op} on the device"):
-            norm = check_indices(gpu, bufs, index, check, max_dim) if index is not None else bufs.new(
-                "norm", 16, U.STORAGE)
-            if data.size == 0:
-                return 0
-            out = _copy_in(gpu, bufs, data, max_dim)
-            if n:
-                upd = _copy_in(gpu, bufs, updates, max_dim) if updates.swap else bufs.upload(
-                    "updates", updates.source, updates.nbytes)
-                targets = bufs.new("targets", 4 * n, U.STORAGE | U.COPY_SRC)
-                _Gather(gpu, bufs, out, norm, table, max_dim).run(targets, 0, n, 32, 0, offsets=True)
-                _rounds(gpu, bufs, out, upd, targets, data, n, reduce, op, max_dim, max_rounds)
-            back, view = _read(gpu, bufs, out, data.nbytes)
-            try:
-                sink(view)
-            finally:
-                back.unmap()
-            return data.nbytes
-    finally:
-        bufs.release()
-
-
-def _copy_in(gpu: Gpu, bufs: _Buffers, data: Data, max_dim: int) -> Any:
-    """``data`` on the device, little-endian (swapped by the gather kernel if need be)."""
-    if not data.swap:
-        return bufs.upload("scatter data", data.source, data.nbytes)
-    raw = bufs.upload("big-endian data", data.source, data.nbytes)
-    out = bufs.new("scatter data", data.nbytes, U.STORAGE | U.COPY_SRC | U.COPY_DST)
-    ident = Table(data.shape, row_strides(data.shape), (0,) * len(data.shape))
-    _Gather(gpu, bufs, raw, bufs.new("norm", 16, U.STORAGE), ident, max_dim).run(
-        out, 0, data.size, data.bits, data.swap)
-    return out
-
-
-def _rounds(gpu: Gpu, bufs: _Buffers, out: Any, upd: Any, targets: Any, data: Data, n: int,
-            reduce: Reduce, op: str, max_dim: int, max_rounds: int | None) -> None:
-    """Apply the updates, round after round, until none is pending."""
-    claim = bufs.new("claims", 4 * data.size, U.STORAGE | U.COPY_DST)
-    done = bufs.new("done", 4 * (-(-n // 32)), U.STORAGE | U.COPY_DST)
-    status = bufs.new("status", 16, U.STORAGE | U.COPY_DST | U.COPY_SRC)
-    encoder = gpu.device.create_command_encoder()
-    encoder.clear_buffer(claim)
-    encoder.clear_buffer(done)
-    gpu.queue.submit([encoder.finish()])
-    wg = shader_const(CLAIM, "WG")
-    groups = -(-n // wg)
-    gx = _grid_x(groups, max_dim)
-    small = bufs.new("round params", 16, U.UNIFORM | U.COPY_DST)
-    gpu.queue.write_buffer(small, 0, struct.pack("<4I", n, gx, data.bits, 0))
-    apply_params = bufs.new("apply params", 32, U.UNIFORM | U.COPY_DST)
-    gpu.queue.write_buffer(apply_params, 0, struct.pack(
-        "<8I", n, gx, data.bits, REDUCTIONS.index(reduce.kind), reduce.cls, int(reduce.numpy), _default_nan(), 0))
-    p_claim, l_claim = _pipeline(gpu, CLAIM, ("read-only-storage", "storage", "storage", "uniform"))
-    p_apply, l_apply = _pipeline(gpu, APPLY, ("read-only-storage", "read-only-storage", "read-only-storage",
-                                              "uniform", "read-only-storage", "storage"))
-    p_reset, l_reset = _pipeline(gpu, RESET, ("read-only-storage", "storage", "storage", "uniform", "storage"))
-    g_claim = _bind(gpu, l_claim, [targets, claim, done, small])
-    g_apply = _bind(gpu, l_apply, [targets, claim, done, apply_params, upd, out])
-    g_reset = _bind(gpu, l_reset, [targets, claim, done, small, status])
-    batch, total = 1, 0
-    while True:
-        gpu.queue.write_buffer(status, 0, struct.pack("<4I", 0, 0, 0, 0))
-        encoder = gpu.device.create_command_encoder()
-        for _ in range(batch):
-            _dispatch(gpu, encoder, p_claim, g_claim, groups, max_dim)
-            _dispatch(gpu, encoder, p_apply, g_apply, groups, max_dim)
-            _dispatch(gpu, encoder, p_reset, g_reset, groups, max_dim)
-        gpu.queue.submit([encoder.finish()])
-        total += batch
-        back, view = _read(gpu, bufs, status, 8)
-        pending = struct.unpack("<2I", view)[1]
-        back.unmap()
-        back.destroy()
-        bufs.made.remove(back)
-        if not pending:
-            return
-        if reduce.kind == "none":
-            raise OpError(
-                f"{op}: two updates write one element with reduction none (the result is undefined); "
-                "use distinct indices or a reduction"
-            )
-        if max_rounds is not None and total >= max_rounds:
-            raise OpError(f"{op}: more than {max_rounds} updates write one element")
-        batch = min(batch * 2, 64)

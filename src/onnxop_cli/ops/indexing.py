@@ -1,7 +1,8 @@
 """The index maps of the indexed operators: pure shape logic, no GPU.
 
-Each builder takes validated ONNX shapes and returns what gpu/indexed.py
-runs: the output (or updates) shape, a ``Table`` (per output axis its size
+Each builder takes ONNX shapes (and, for inputs stored in Fortran order,
+their element strides: ``ds`` the data's, ``is_`` the indices'), validates
+them and returns what gpu/indexed.py and gpu/scatter.py run: the output (or updates) shape, a ``Table`` (per output axis its size
 and strides into the data and the index tensor, per lookup a data stride
 and an index offset) and the bounds each index is checked against on the
 device. Strides are in elements, row-major.
@@ -27,20 +28,20 @@ def _about(op_shape: Shape, axes: Sequence[int]):
     return lambda k: f"axis {axes[k]} of size {op_shape[axes[k]]}"
 
 
-def gather(op: str, data: Shape, indices: Shape, axis: int) -> tuple[Table, Check]:
+def gather(op: str, data: Shape, indices: Shape, axis: int, ds=None, is_=None) -> tuple[Table, Check]:
     """Gather: out = data[:a] + indices + data[a+1:]."""
     r = len(data)
     if r == 0:
         raise OpError(f"{op}: data must have rank 1 or more, not 0")
     a = norm_axis(op, axis, r)
-    ds, is_ = row_strides(data), row_strides(indices)
+    ds, is_ = ds or row_strides(data), is_ or row_strides(indices)
     shape = data[:a] + indices + data[a + 1 :]
     dstr = ds[:a] + (0,) * len(indices) + ds[a + 1 :]
     istr = (0,) * a + is_ + (0,) * (r - a - 1)
     return Table(shape, dstr, istr, ((ds[a], 0),)), Check((data[a],), op, what=_about(data, [a]))
 
 
-def gather_elements(op: str, data: Shape, indices: Shape, axis: int) -> tuple[Table, Check]:
+def gather_elements(op: str, data: Shape, indices: Shape, axis: int, ds=None, is_=None) -> tuple[Table, Check]:
     """GatherElements: out has the indices' shape."""
     r = len(data)
     if r == 0:
@@ -51,12 +52,12 @@ def gather_elements(op: str, data: Shape, indices: Shape, axis: int) -> tuple[Ta
     for k, (d, i) in enumerate(zip(data, indices)):
         if k != a and i > d:
             raise OpError(f"{op}: indices' dimension {k} is {i}, more than the data's {d}")
-    ds, is_ = row_strides(data), row_strides(indices)
+    ds, is_ = ds or row_strides(data), is_ or row_strides(indices)
     dstr = tuple(0 if k == a else ds[k] for k in range(r))
     return Table(indices, dstr, is_, ((ds[a], 0),)), Check((data[a],), op, what=_about(data, [a]))
 
 
-def gather_nd(op: str, data: Shape, indices: Shape, batch_dims: int) -> tuple[Table, Check]:
+def gather_nd(op: str, data: Shape, indices: Shape, batch_dims: int, ds=None, is_=None) -> tuple[Table, Check]:
     """GatherND: out = indices[:-1] + data[b+m:]."""
     r, q, b = len(data), len(indices), batch_dims
     if r < 1 or q < 1:
@@ -68,16 +69,18 @@ def gather_nd(op: str, data: Shape, indices: Shape, batch_dims: int) -> tuple[Ta
     m = indices[-1]
     if not 1 <= m <= r - b:
         raise OpError(f"{op}: indices' last dimension is {m}; it must be in [1, {r - b}]")
-    ds, is_ = row_strides(data), row_strides(indices)
+    ds, is_ = ds or row_strides(data), is_ or row_strides(indices)
     shape = indices[:-1] + data[b + m :]
     dstr = tuple(ds[j] if j < b else 0 for j in range(q - 1)) + ds[b + m :]
     istr = is_[:-1] + (0,) * (r - b - m)
-    lookups = tuple((ds[b + t], t) for t in range(m))
+    lookups = tuple((ds[b + t], t * is_[-1]) for t in range(m))
     bounds = tuple(data[b + t] for t in range(m))
-    return Table(shape, dstr, istr, lookups), Check(bounds, op, what=_about(data, [b + t for t in range(m)]))
+    check = Check(bounds, op, what=_about(data, [b + t for t in range(m)]), inner=is_[-1])
+    return Table(shape, dstr, istr, lookups), check
 
 
-def reverse_sequence(op: str, data: Shape, lens: Shape, batch_axis: int, time_axis: int) -> tuple[Table, Check]:
+def reverse_sequence(op: str, data: Shape, lens: Shape, batch_axis: int, time_axis: int,
+                     ds=None, is_=None) -> tuple[Table, Check]:
     r = len(data)
     if r < 2:
         raise OpError(f"{op}: input must have rank 2 or more, not {r}")
@@ -85,14 +88,15 @@ def reverse_sequence(op: str, data: Shape, lens: Shape, batch_axis: int, time_ax
         raise OpError(f"{op}: batch_axis {batch_axis} and time_axis {time_axis} must be 0 and 1, in either order")
     if lens != (data[batch_axis],):
         raise OpError(f"{op}: sequence_lens has shape {list(lens)}, not [{data[batch_axis]}] (the batch size)")
-    ds = row_strides(data)
+    ds = ds or row_strides(data)
     istr = tuple(1 if k == batch_axis else 0 for k in range(r))
     table = Table(data, ds, istr, mode=1, time_axis=time_axis, time_stride=ds[time_axis])
     check = Check((data[time_axis],), op, "sequence_lens", RANGE, lambda _: f"time axis {time_axis}")
     return table, check
 
 
-def scatter_elements(op: str, data: Shape, indices: Shape, updates: Shape, axis: int) -> tuple[Table, Check]:
+def scatter_elements(op: str, data: Shape, indices: Shape, updates: Shape, axis: int,
+                     is_=None) -> tuple[Table, Check]:
     r = len(data)
     if r == 0:
         raise OpError(f"{op}: data must have rank 1 or more, not 0")
@@ -102,12 +106,12 @@ def scatter_elements(op: str, data: Shape, indices: Shape, updates: Shape, axis:
     for k, (d, i) in enumerate(zip(data, indices)):
         if k != a and i > d:
             raise OpError(f"{op}: indices' dimension {k} is {i}, more than the data's {d}")
-    ds, is_ = row_strides(data), row_strides(indices)
+    ds, is_ = row_strides(data), is_ or row_strides(indices)
     dstr = tuple(0 if k == a else ds[k] for k in range(r))
     return Table(indices, dstr, is_, ((ds[a], 0),)), Check((data[a],), op, what=_about(data, [a]))
 
 
-def scatter_nd(op: str, data: Shape, indices: Shape, updates: Shape) -> tuple[Table, Check]:
+def scatter_nd(op: str, data: Shape, indices: Shape, updates: Shape, is_=None) -> tuple[Table, Check]:
     r, q = len(data), len(indices)
     if r < 1 or q < 1:
         raise OpError(f"{op}: data and indices must have rank 1 or more (got {r} and {q})")
@@ -117,15 +121,16 @@ def scatter_nd(op: str, data: Shape, indices: Shape, updates: Shape) -> tuple[Ta
     want = indices[:-1] + data[m:]
     if updates != want:
         raise OpError(f"{op}: updates have shape {list(updates)}, not {list(want)}")
-    ds, is_ = row_strides(data), row_strides(indices)
+    ds, is_ = row_strides(data), is_ or row_strides(indices)
     dstr = (0,) * (q - 1) + ds[m:]
     istr = is_[:-1] + (0,) * (r - m)
-    lookups = tuple((ds[t], t) for t in range(m))
-    return Table(updates, dstr, istr, lookups), Check(data[:m], op, what=_about(data, list(range(m))))
+    lookups = tuple((ds[t], t * is_[-1]) for t in range(m))
+    check = Check(data[:m], op, what=_about(data, list(range(m))), inner=is_[-1])
+    return Table(updates, dstr, istr, lookups), check
 
 
 def tensor_scatter(op: str, past: Shape, update: Shape, indices: Shape | None, axis: int,
-                   circular: bool) -> tuple[Table, Check]:
+                   circular: bool, is_=None) -> tuple[Table, Check]:
     r = len(past)
     if r < 2:
         raise OpError(f"{op}: past_cache must have rank 2 or more, not {r}")

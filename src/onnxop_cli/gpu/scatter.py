@@ -1,0 +1,169 @@
+"""Scatters on the device: copy the data, then apply the updates in index
+order, in rounds (shaders/scatter_claim, scatter_apply, scatter_reset).
+
+    data ──(re-layout / swap: indexed_gather.wgsl)──▶ out
+    updates ──▶ upd;  indices ──indices.wgsl──▶ norm ──offsets mode──▶ targets
+    round: claim (each target's earliest pending update) ▶ apply ▶ reset
+    out ──readback──▶ sink, once no update is pending
+
+Updates to distinct elements run in parallel; the k-th update of one
+element goes in round k, so the result is onnx.reference's (which loops in
+index order) on every run, with no atomics whose order matters. The cost is
+one round per update of the most-updated element (batched: a readback every
+1, 2, 4 .. 64 rounds). reduction none with a second round means two updates
+of one element: refused before the readback, so nothing is written.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import OpError
+from .device import Gpu
+from .indexed import (
+    NO_BAD, Check, Data, Index, Sink, Table, _Buffers, _bind, _check_data, _dispatch, _fits, _Gather,
+    _grid_x, _pipeline, _read, check_indices, row_strides, U,
+)
+from .kernels import shader_const
+
+CLAIM, APPLY, RESET = "scatter_claim.wgsl", "scatter_apply.wgsl", "scatter_reset.wgsl"
+REDUCTIONS = ("none", "add", "mul", "max", "min")
+
+
+@dataclass(frozen=True)
+class Reduce:
+    """How updates combine: ``kind`` one of REDUCTIONS; ``cls`` the arithmetic
+    (see scatter_apply.wgsl); ``numpy`` np.maximum's NaN rule (ScatterND) or
+    Python's max() (ScatterElements)."""
+
+    kind: str = "none"
+    cls: int = 0
+    numpy: bool = True
+
+
+def _default_nan() -> int:
+    import numpy as np
+
+    with np.errstate(invalid="ignore"):
+        nan = np.float32(np.inf) - np.float32(np.inf)
+    return int(np.array(nan, dtype="<f4").view("<u4"))
+
+
+def scatter_indexed(
+    gpu: Gpu,
+    data: Data,
+    updates: Data,
+    index: Index | None,
+    check: Check | None,
+    table: Table,
+    reduce: Reduce,
+    sink: Sink,
+    *,
+    max_groups_per_dim: int | None = None,
+    max_rounds: int | None = None,
+) -> int:
+    """Copy ``data`` and apply ``updates`` (their targets by ``table``, whose
+    shape is the updates') in index order; stream the result into ``sink``.
+    reduction none with two updates on one element is an OpError, raised
+    before anything reaches the sink. Returns the bytes written."""
+    op = check.op if check else "scatter"
+    _check_data(gpu, data, op)
+    if updates.bits != data.bits:
+        raise ValueError("updates and data have one element type")
+    n = updates.size
+    if table.size != n:
+        raise ValueError(f"the table maps {table.size} updates, not {n}")
+    if n >= NO_BAD:
+        raise OpError(f"{op}: {n} updates; the device takes at most {NO_BAD - 1}")
+    _fits(gpu, updates.nbytes, "the updates", op)
+    _fits(gpu, 4 * n, "the update targets", op)
+    _fits(gpu, 4 * data.size, "the scatter's claims (4 bytes per data element)", op)
+    max_dim = max_groups_per_dim or gpu.limits.get("max-compute-workgroups-per-dimension", 65535)
+    bufs = _Buffers(gpu)
+    try:
+        with gpu.errors(f"{op} on the device"):
+            norm = check_indices(gpu, bufs, index, check, max_dim) if index is not None else bufs.new(
+                "norm", 16, U.STORAGE)
+            if data.size == 0:
+                return 0
+            out = _copy_in(gpu, bufs, data, max_dim)
+            if n:
+                upd = _copy_in(gpu, bufs, updates, max_dim)
+                targets = bufs.new("targets", 4 * n, U.STORAGE | U.COPY_SRC)
+                _Gather(gpu, bufs, out, norm, table, max_dim).run(targets, 0, n, 32, 0, offsets=True)
+                _rounds(gpu, bufs, out, upd, targets, data, n, reduce, op, max_dim, max_rounds)
+            back, view = _read(gpu, bufs, out, data.nbytes)
+            try:
+                sink(view)
+            finally:
+                back.unmap()
+            return data.nbytes
+    finally:
+        bufs.release()
+
+
+def _copy_in(gpu: Gpu, bufs: _Buffers, data: Data, max_dim: int) -> Any:
+    """``data`` on the device, row-major and little-endian (re-laid and swapped
+    by the gather kernel if need be)."""
+    if not data.swap and data.row_major:
+        return bufs.upload("scatter data", data.source, data.nbytes)
+    raw = bufs.upload("input data", data.source, data.nbytes)
+    out = bufs.new("scatter data", data.nbytes, U.STORAGE | U.COPY_SRC | U.COPY_DST)
+    ident = Table(data.shape, data.strides or row_strides(data.shape), (0,) * len(data.shape))
+    _Gather(gpu, bufs, raw, bufs.new("norm", 16, U.STORAGE), ident, max_dim).run(
+        out, 0, data.size, data.bits, data.swap)
+    return out
+
+
+def _rounds(gpu: Gpu, bufs: _Buffers, out: Any, upd: Any, targets: Any, data: Data, n: int,
+            reduce: Reduce, op: str, max_dim: int, max_rounds: int | None) -> None:
+    """Apply the updates, round after round, until none is pending."""
+    claim = bufs.new("claims", 4 * data.size, U.STORAGE | U.COPY_DST)
+    done = bufs.new("done", 4 * (-(-n // 32)), U.STORAGE | U.COPY_DST)
+    status = bufs.new("status", 16, U.STORAGE | U.COPY_DST | U.COPY_SRC)
+    encoder = gpu.device.create_command_encoder()
+    encoder.clear_buffer(claim)
+    encoder.clear_buffer(done)
+    gpu.queue.submit([encoder.finish()])
+    wg = shader_const(CLAIM, "WG")
+    groups = -(-n // wg)
+    gx = _grid_x(groups, max_dim)
+    small = bufs.new("round params", 16, U.UNIFORM | U.COPY_DST)
+    gpu.queue.write_buffer(small, 0, struct.pack("<4I", n, gx, data.bits, 0))
+    apply_params = bufs.new("apply params", 32, U.UNIFORM | U.COPY_DST)
+    gpu.queue.write_buffer(apply_params, 0, struct.pack(
+        "<8I", n, gx, data.bits, REDUCTIONS.index(reduce.kind), reduce.cls, int(reduce.numpy), _default_nan(), 0))
+    p_claim, l_claim = _pipeline(gpu, CLAIM, ("read-only-storage", "storage", "storage", "uniform"))
+    p_apply, l_apply = _pipeline(gpu, APPLY, ("read-only-storage", "read-only-storage", "read-only-storage",
+                                              "uniform", "read-only-storage", "storage"))
+    p_reset, l_reset = _pipeline(gpu, RESET, ("read-only-storage", "storage", "storage", "uniform", "storage"))
+    g_claim = _bind(gpu, l_claim, [targets, claim, done, small])
+    g_apply = _bind(gpu, l_apply, [targets, claim, done, apply_params, upd, out])
+    g_reset = _bind(gpu, l_reset, [targets, claim, done, small, status])
+    batch, total = 1, 0
+    while True:
+        gpu.queue.write_buffer(status, 0, struct.pack("<4I", 0, 0, 0, 0))
+        encoder = gpu.device.create_command_encoder()
+        for _ in range(batch):
+            _dispatch(gpu, encoder, p_claim, g_claim, groups, max_dim)
+            _dispatch(gpu, encoder, p_apply, g_apply, groups, max_dim)
+            _dispatch(gpu, encoder, p_reset, g_reset, groups, max_dim)
+        gpu.queue.submit([encoder.finish()])
+        total += batch
+        back, view = _read(gpu, bufs, status, 8)
+        pending = struct.unpack("<2I", view)[1]
+        back.unmap()
+        back.destroy()
+        bufs.made.remove(back)
+        if not pending:
+            return
+        if reduce.kind == "none":
+            raise OpError(
+                f"{op}: two updates write one element with reduction none (the result is undefined); "
+                "use distinct indices or a reduction"
+            )
+        if max_rounds is not None and total >= max_rounds:
+            raise OpError(f"{op}: more than {max_rounds} updates write one element")
+        batch = min(batch * 2, 64)
