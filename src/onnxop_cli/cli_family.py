@@ -156,18 +156,22 @@ def build(spec: OpSpec, opset: int, given: dict[str, Optional[str]]):
     return op, Node(op, attributes, opset=opset), texts
 
 
-def secondary(op, texts: dict[str, str], data_dtype) -> dict[str, Any]:
+def secondary(op, texts: dict[str, str], first) -> dict[str, Any]:
     """The secondary inputs: files read (headers), literals as tensors of the
-    type their constraint takes (int64 for indices and pads, the data's for
-    the data's type)."""
+    type their constraint takes (int64 for indices and pads; for an input of
+    the data's type, the type of the first tensor of that type given)."""
     from .tensor import dtype_by_name
 
     out: dict[str, Any] = {}
     for name, text in texts.items():
-        what = option_name(name)
         if is_file(text):
-            out[name] = read_input(text, what)
+            out[name] = read_input(text, option_name(name))
+    typed = [t for n, t in [(op.inputs[0], first), *out.items()] if op.input_types.get(n, "T") == "T" and t is not None]
+    data_dtype = typed[0].dtype if typed else None
+    for name, text in texts.items():
+        if name in out:
             continue
+        what = option_name(name)
         constraint = op.input_types.get(name, "T")
         if name in getattr(op, "literal_types", {}):
             dtype = dtype_by_name(op.literal_types[name])
@@ -188,18 +192,13 @@ def plan_jobs(spec: OpSpec, op, node, files: list[Path], member: Optional[str], 
     from .io.stdio import is_stdio
 
     firsts = [(f, t) for f in files for t in io.read_tensors(f, member)]
-    data_index = op.data_input
     if op.variadic:
         jobs_inputs = [(files[0], [t for _, t in firsts])]
     else:
         jobs_inputs = [(f, [t]) for f, t in firsts]
     jobs: list[FamilyJob] = []
     for src, tensors in jobs_inputs:
-        known = tensors[0].dtype if data_index == 0 else None
-        extra = secondary(op, texts, known)
-        if data_index != 0 and op.inputs[data_index] in extra:
-            known = extra[op.inputs[data_index]].dtype
-            extra = secondary(op, texts, known) if known else extra
+        extra = secondary(op, texts, tensors[0])
         full = list(tensors)
         if not op.variadic:
             full += [extra.get(name) for name in op.inputs[1:]]
@@ -220,8 +219,28 @@ def plan_jobs(spec: OpSpec, op, node, files: list[Path], member: Optional[str], 
                                  "give each input its own name")
             seen[key] = job.src
             nbytes = 0 if p.dtype.is_string else p.dtype.nbytes(p.size)
-            io.check_output(Path(target), p.dtype, nbytes=nbytes)
+            _check_target(Path(target), p.dtype, nbytes)
     return jobs
+
+
+def _check_target(target: Path, dtype, nbytes: int) -> None:
+    """io's output checks; a folder of parts that does not exist yet is made
+    when the job runs, so its nearest existing folder must be writable."""
+    import os
+
+    from . import io
+
+    if target.parent.is_dir():
+        io.check_output(target, dtype, nbytes=nbytes)
+        return
+    folder = target.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise UsageError(f"{target}: {folder} is not a folder")
+    if not os.access(folder, os.W_OK):
+        raise UsageError(f"{target}: output folder {folder} is not writable")
+    io.check_format(target, dtype, nbytes=nbytes)
 
 
 def _assign_targets(jobs: list[FamilyJob], output: Optional[Path], multi: bool) -> None:

@@ -211,3 +211,25 @@ def fill_piece(shape: tuple[int, ...], value: bytes, offset: int = 0, strides: t
 def copy_piece(arg_index: int, arg: Arg, dst_strides: tuple[int, ...], dst_offset: int = 0) -> Piece:
     """The whole input ``arg`` copied into a box of the output."""
     return Piece(arg.shape, tuple(dst_strides), dst_offset, arg_index, arg.strides, 0)
+
+
+def broadcast_shape(op: str, shapes: Sequence[tuple[int, ...]], names: Sequence[str]) -> tuple[int, ...]:
+    """numpy's (ONNX's multidirectional) broadcast of ``shapes``."""
+    rank = max((len(s) for s in shapes), default=0)
+    out = []
+    for k in range(rank):
+        dims = {s[k - rank + len(s)] for s in shapes if k - rank + len(s) >= 0}
+        big = dims - {1}
+        if len(big) > 1:
+            said = ", ".join(f"{n} {tuple(s)}" for n, s in zip(names, shapes))
+            raise OpError(f"{op}: shapes {said} do not broadcast (axis {k} of the result: {sorted(dims)})")
+        out.append(big.pop() if big else 1)
+    return tuple(out)
+
+
+def broadcast_strides(arg: Arg, shape: tuple[int, ...]) -> tuple[int, ...]:
+    """``arg``'s strides read over the broadcast ``shape`` (stride 0 where it is broadcast)."""
+    lead = len(shape) - len(arg.shape)
+    return tuple(
+        0 if k < lead or arg.shape[k - lead] == 1 else arg.strides[k - lead] for k in range(len(shape))
+    )
