@@ -126,8 +126,19 @@ def add_command(spec: OpSpec) -> None:
     )(run_op)
 
 
+def _is_family(spec: OpSpec) -> bool:
+    from .ops.family import TensorOp
+
+    return issubclass(spec.versions[0], TensorOp)
+
+
 for _spec in SPECS.values():
-    add_command(_spec)
+    if _is_family(_spec):  # tensor inputs and several outputs: cli_family.py
+        from . import cli_family
+
+        cli_family.add_command(_spec)
+    else:
+        add_command(_spec)
 
 
 @cli.command(

@@ -17,8 +17,9 @@ if TYPE_CHECKING:
 class Param:
     """One parameter of an operator, by its ONNX name.
 
-    ``kind`` is ``int`` (one integer), ``ints`` (a comma-separated list) or
-    ``str`` (one of ``choices``). The option is ``--NAME`` unless ``option``
+    ``kind`` is ``int`` (one integer), ``ints`` (a comma-separated list),
+    ``float`` (one number), ``str`` (one of ``choices``) or ``tensor`` (an
+    input of the operator: a literal list or a tensor file, cli_family.py). The option is ``--NAME`` unless ``option``
     says otherwise; ``help`` ends with an example of the option."""
 
     name: str
@@ -31,7 +32,7 @@ class Param:
 
     @property
     def option(self) -> str:
-        return "--" + self.name
+        return "--" + self.name.replace("_", "-").lower()  # ONNX input names in kebab case: --constant-value, --x
 
     @property
     def help_text(self) -> str:
