@@ -14,7 +14,8 @@
 // in Fortran order), the other operators one bound.
 //   mode 0: valid -d .. d-1, negative ones wrapped (Gather*, Scatter*);
 //   mode 1: valid 0 .. d (ReverseSequence's lengths, TensorScatter's
-//           write positions: the host passes the largest allowed value).
+//           write positions: the host passes the largest allowed value);
+//   mode 2: valid 0 .. d-1 (Gather-1 and Scatter-9: no negative indices).
 // swap: 1 when the index tensor is big-endian (bytes reversed per word, and
 // an int64's two words exchanged).
 //
@@ -27,7 +28,7 @@ struct Params {
     wide: u32,     // 1: int64 (two words each), 0: int32
     groups_x: u32, // workgroups per row of the dispatch grid
     period: u32,   // entries of `bounds`
-    mode: u32,     // 0: wrap, 1: 0 .. d
+    mode: u32,     // 0: wrap, 1: 0 .. d, 2: 0 .. d-1
     first: u32,    // position of this chunk's first index in the tensor
     swap: u32,     // 1: big-endian
     inner: u32,    // stride of the axis the bounds run along
@@ -75,8 +76,10 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
         let neg = hi == 0xffffffffu && lo != 0u && (0u - lo) <= d;
         ok = (hi == 0u && lo < d) || neg;
         v = select(lo, lo + d, neg);
-    } else {
+    } else if (params.mode == 1u) {
         ok = hi == 0u && lo <= d;
+    } else {
+        ok = hi == 0u && lo < d;
     }
     if (!ok) {
         atomicMin(&status[0], at);

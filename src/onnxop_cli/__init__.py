@@ -38,7 +38,11 @@ OPERATOR_FUNCTIONS = (
 )
 # the operators with tensor inputs (api_family.py makes them from the registry;
 # tests/test_family_infra.py holds this list to it)
-FAMILY_FUNCTIONS = ("concat", "split", "where")
+FAMILY_FUNCTIONS = (
+    "concat", "split", "where",
+    "gather", "gather_elements", "gather_nd", "scatter_elements", "scatter_nd", "scatter", "tensor_scatter",
+    "reverse_sequence",
+)
 _LAZY = {**{name: "api" for name in OPERATOR_FUNCTIONS}, **{name: "api_family" for name in FAMILY_FUNCTIONS},
          "api": None}
 

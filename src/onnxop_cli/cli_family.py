@@ -382,9 +382,14 @@ def document(spec: OpSpec, node, opset: int, done: list, backend, total: float) 
 # ------------------------------------------------------------ commands
 
 
+def _choices(choices: tuple[str, ...]):
+    return lambda: list(choices)
+
+
 def _option(spec: OpSpec, param: Param) -> inspect.Parameter:
     names = [option_name(param.name)]
-    kw = {"autocompletion": (lambda c=param.choices: list(c))} if param.choices else {}
+    # typer inspects a completion callback's parameters: it must take none
+    kw = {"autocompletion": _choices(param.choices)} if param.choices else {}
     option = typer.Option(*names, help=param.help_text, show_default=False, metavar=METAVARS[param.kind], **kw)
     annotation = Annotated[Optional[str], option]
     return inspect.Parameter(f"p_{param.name}", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=annotation)

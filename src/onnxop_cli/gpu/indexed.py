@@ -41,7 +41,7 @@ INDICES = "indices.wgsl"
 BITS = (2, 4, 8, 16, 32, 64, 128)
 UPLOAD_STEP = 16 << 20  # bytes read from a source per write_buffer
 NO_BAD = 0xFFFFFFFF
-WRAP, RANGE = 0, 1  # index check modes: -d .. d-1 wrapped; 0 .. d
+WRAP, RANGE, NONNEG = 0, 1, 2  # index check modes: -d .. d-1 wrapped; 0 .. d; 0 .. d-1
 
 
 @dataclass(frozen=True)
@@ -87,7 +87,8 @@ class Index:
 @dataclass(frozen=True)
 class Check:
     """How an index tensor is checked: ``bounds[p % len(bounds)]`` for index p;
-    ``mode`` WRAP (valid -d .. d-1) or RANGE (valid 0 .. d); ``op`` and
+    ``mode`` WRAP (valid -d .. d-1), RANGE (valid 0 .. d) or NONNEG (valid
+    0 .. d-1: opsets before negative indices); ``op`` and
     ``name`` for the message."""
 
     bounds: tuple[int, ...]
@@ -298,12 +299,16 @@ def _bad_index(index: Index, check: Check, position: int) -> BadIndex:
     where = _unravel(position, index.shape) if not index.fortran else _unravel(
         position, index.shape[::-1])[::-1]
     d = check.bounds[check.bound_of(position)]
-    valid = f"[{-d}, {d - 1}]" if check.mode == WRAP else f"[0, {d}]"
+    valid = valid_range(check.mode, d)
     about = f" for {check.what(check.bound_of(position))}" if check.what else ""
     text = ", ".join(map(str, where))
     return BadIndex(
         f"{check.op}: {check.name}[{text}] = {value} is out of range {valid}{about}", where, value
     )
+
+
+def valid_range(mode: int, d: int) -> str:
+    return f"[{-d}, {d - 1}]" if mode == WRAP else (f"[0, {d}]" if mode == RANGE else f"[0, {d - 1}]")
 
 
 def _unravel(flat: int, shape: Sequence[int]) -> tuple[int, ...]:

@@ -30,6 +30,7 @@ from .kernels import shader_const
 
 CLAIM, APPLY, RESET = "scatter_claim.wgsl", "scatter_apply.wgsl", "scatter_reset.wgsl"
 REDUCTIONS = ("none", "add", "mul", "max", "min")
+DUPLICATES = "two updates write one element with reduction none (the result is undefined); use distinct indices or a reduction"
 
 
 @dataclass(frozen=True)
@@ -160,10 +161,7 @@ def _rounds(gpu: Gpu, bufs: _Buffers, out: Any, upd: Any, targets: Any, data: Da
         if not pending:
             return
         if reduce.kind == "none":
-            raise OpError(
-                f"{op}: two updates write one element with reduction none (the result is undefined); "
-                "use distinct indices or a reduction"
-            )
+            raise OpError(f"{op}: {DUPLICATES}")
         if max_rounds is not None and total >= max_rounds:
             raise OpError(f"{op}: more than {max_rounds} updates write one element")
         batch = min(batch * 2, 64)

@@ -12,6 +12,8 @@ from ..errors import OpError, UsageError
 from . import depth_to_space, expand, flatten, identity, reshape, slice, space_to_depth, squeeze, tile, transpose
 from . import unsqueeze
 from . import concat, split, where
+from . import gather, gather_elements, gather_nd, reverse_sequence, scatter, scatter_elements, scatter_nd
+from . import tensor_scatter
 from .base import Node, OpVersion
 from .spec import OpSpec, Param
 from ..view import View, c_strides, f_strides
@@ -26,6 +28,8 @@ SPECS: dict[str, OpSpec] = {
         flatten, unsqueeze, identity, reshape, squeeze, transpose, expand, slice, tile,
         depth_to_space, space_to_depth,
         concat, split, where,
+        gather, gather_elements, gather_nd, scatter_elements, scatter_nd, scatter, tensor_scatter,
+        reverse_sequence,
     )
 }
 OPERATORS: dict[str, tuple[type[OpVersion], ...]] = {name: spec.versions for name, spec in SPECS.items()}

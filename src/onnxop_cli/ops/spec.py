@@ -50,10 +50,11 @@ class OpSpec:
 
     @property
     def command(self) -> str:
-        """``DepthToSpace`` -> ``depth-to-space``."""
+        """``DepthToSpace`` -> ``depth-to-space``; ``GatherND`` -> ``gather-nd``
+        (a run of capitals is one word)."""
         out = ""
         for i, c in enumerate(self.op_type):
-            out += ("-" if i and c.isupper() else "") + c.lower()
+            out += ("-" if i and c.isupper() and not self.op_type[i - 1].isupper() else "") + c.lower()
         return out
 
     @property
