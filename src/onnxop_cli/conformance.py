@@ -149,6 +149,10 @@ def _run_data_set(model, node_proto, opset: int, data_set: Path, backend: str | 
             raise Fail(f"input {name!r} has no data (no input file, no initializer)")
         return found
 
+    from .ops.family import TensorOp
+
+    if issubclass(onnx_model.op_version_of(node_proto, opset), TensorOp):
+        return _run_tensor_op(model, node_proto, opset, inputs, outputs, constant, backend)
     node = onnx_model.build_node(node_proto, opset, constant)
     data_name = node_proto.input[0]
     if data_name not in inputs:
@@ -159,6 +163,29 @@ def _run_data_set(model, node_proto, opset: int, data_set: Path, backend: str | 
     expected = read_pb(outputs[node_proto.output[0]])
     result = core.apply(node, tensor, backend=backend)
     _compare(result.output, expected, node_proto.output[0])
+
+
+def _run_tensor_op(model, node_proto, opset: int, inputs: dict, outputs: dict, constant, backend) -> None:
+    """An operator of tensor inputs (ops/family.py): every input a tensor
+    (file or initializer; an empty name leaves it out), every output compared."""
+    from onnx import helper
+
+    from .family_apply import apply_node
+    from .ops import make_node
+
+    attrs = {}
+    for a in node_proto.attribute:
+        value = helper.get_attribute_value(a)
+        attrs[a.name] = value.decode() if isinstance(value, bytes) else value
+    node = make_node(node_proto.op_type, opset, **attrs)
+    tensors = [constant(name) if name else None for name in node_proto.input]
+    result = apply_node(node, tensors, backend=backend)
+    for name, actual in zip(node_proto.output, result.outputs):
+        if name not in outputs:
+            raise Fail(f"no output_*.pb for the node's output {name!r}")
+        from .io.tensorproto import read_pb
+
+        _compare(actual, read_pb(outputs[name]), name)
 
 
 def _named_files(model, data_set: Path, kind: str, names: list[str]) -> dict[str, Path]:

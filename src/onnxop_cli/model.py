@@ -73,6 +73,13 @@ def initializer(model, name: str, folder: Path) -> Tensor | None:
     return None
 
 
+def op_version_of(node_proto, opset: int):
+    """The operator version class ``node_proto`` runs as at ``opset``."""
+    from .ops import op_version
+
+    return op_version(node_proto.op_type, opset)
+
+
 def build_node(node_proto, opset: int, constant: Callable[[str], Tensor]) -> Node:
     """The onnxop node for ``node_proto`` at ``opset``; ``constant(name)``
     gives the tensor of a constant input (initializer or file)."""
