@@ -287,6 +287,9 @@ def run_jobs(spec: OpSpec, node, jobs: list[FamilyJob], backend, out, full: bool
     from . import family_apply, io, signals
     from .io.stdio import is_stdio, stdio_label
 
+    if len(jobs) > 1:  # what only the device can check (indices), for every job before any writes
+        for job in jobs:
+            family_apply.precheck(job.plans, job.tensors, backend, where=str(job.src))
     done = []
     for job in jobs:
         signals.checkpoint()

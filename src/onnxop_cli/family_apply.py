@@ -133,6 +133,24 @@ def apply_node(
     return MultiResult(node, list(tensors), outs, plans, adapter, timings, note=HOST_NOTE if host else "")
 
 
+def precheck(plans: Sequence[OutputPlan], tensors: Sequence[Optional[Tensor]], backend: str | None,
+             where: str = "") -> None:
+    """The plans' device-side checks (ops/family.py OutputPlan.precheck), so a
+    batch is refused before its first job writes."""
+    checks = [p.precheck for p in plans if p.precheck is not None]
+    if not checks:
+        return
+    from .gpu import get_gpu
+
+    gpu = get_gpu(backend)
+    sources = [None if t is None else _source(t) for t in tensors]
+    try:
+        for check in checks:
+            check(gpu, sources)
+    except OpError as e:
+        raise OpError(f"{where}: {e}" if where else str(e)) from e
+
+
 def _filler(gpu, p: OutputPlan, tensors: Sequence[Optional[Tensor]]) -> Callable[[Callable], int]:
     """How output ``p``'s bytes are made, as a function of its sink."""
     if p.size == 0:
@@ -229,4 +247,4 @@ def _pad_bits(sink, tensor: Tensor):
     return _zero_pad_bits(sink, tensor)
 
 
-__all__ = ["MultiResult", "check", "apply_node", "args_of", "needs_device", "Piece"]
+__all__ = ["MultiResult", "check", "apply_node", "args_of", "needs_device", "precheck", "Piece"]

@@ -279,6 +279,17 @@ def check_indices(gpu: Gpu, bufs: _Buffers, index: Index, check: Check, max_dim:
     return norm
 
 
+def check_only(gpu: Gpu, index: Index, check: Check, max_groups_per_dim: int | None = None) -> None:
+    """Check ``index`` on the device (BadIndex if one is out of range), keeping nothing."""
+    max_dim = max_groups_per_dim or gpu.limits.get("max-compute-workgroups-per-dimension", 65535)
+    bufs = _Buffers(gpu)
+    try:
+        with gpu.errors(f"{check.op} index check"):
+            check_indices(gpu, bufs, index, check, max_dim)
+    finally:
+        bufs.release()
+
+
 class _Slice:
     """A byte range of a source."""
 

@@ -116,6 +116,9 @@ class OutputPlan:
     values: Any = None  # a numpy array (metadata results: Shape, Size)
     copy: Optional[int] = None
     kernel: str = "pieces"  # what --json says moved the bytes: pieces, copy, <op>, none
+    # checks a runner can make only on the device (indices in range), run for every job of a
+    # batch before any job writes: precheck(gpu, sources) raises OpError
+    precheck: Optional[Callable[..., None]] = None
 
     @property
     def size(self) -> int:

@@ -65,6 +65,18 @@ def layout(data: Arg, idx: Optional[Arg]) -> tuple[Any, Any]:
     return data.strides, None if idx is None else idx.strides
 
 
+def _precheck(idx: Arg, check: Check, ii: int, gpu: Any, sources: Sequence[Any]) -> None:
+    from ..gpu.indexed import check_only
+
+    check_only(gpu, _index(idx, sources[ii]), check)
+
+
+def _prechecker(idx: Optional[Arg], check: Optional[Check], ii: int):
+    if idx is None or check is None:
+        return None
+    return functools.partial(_precheck, idx, check, ii)
+
+
 def gather_plan(name: str, data: Arg, idx: Optional[Arg], table: Table, check: Optional[Check],
                 where: tuple[int, int] = (0, 1)) -> list[OutputPlan]:
     from .family import OutputPlan
@@ -73,7 +85,8 @@ def gather_plan(name: str, data: Arg, idx: Optional[Arg], table: Table, check: O
         values = host_gather(data, idx, table, check)
         return [OutputPlan(name, table.shape, data.dtype, values=values, kernel="host")]
     runner = functools.partial(_run_gather, data, idx, table, check, *where)
-    return [OutputPlan(name, table.shape, data.dtype, runner=runner, kernel="indexed-gather")]
+    return [OutputPlan(name, table.shape, data.dtype, runner=runner, kernel="indexed-gather",
+                       precheck=_prechecker(idx, check, where[1]))]
 
 
 def scatter_plan(op: str, name: str, data: Arg, updates: Arg, idx: Optional[Arg], table: Table,
@@ -86,14 +99,17 @@ def scatter_plan(op: str, name: str, data: Arg, updates: Arg, idx: Optional[Arg]
     if reduction != "none":
         allowed = ADD_MUL if reduction in ("add", "mul") else MAX_MIN
         if t.onnx_name not in allowed:
-            can = ", ".join(sorted(allowed))
+            from ..tensor import dtype_by_name
+
+            can = ", ".join(sorted(dtype_by_name(n).name for n in allowed))
             raise OpError(f"{op}: reduction {reduction} on {t} is not run on the device (it runs on {can})")
     if t.is_string:
         values = host_scatter(op, data, updates, idx, table, check)
         return [OutputPlan(name, data.shape, t, values=values, kernel="host")]
     reduce = Reduce(reduction, MAX_MIN.get(t.onnx_name, 0), numpy_rule)
     runner = functools.partial(_run_scatter, data, updates, idx, table, check, reduce, where)
-    return [OutputPlan(name, data.shape, t, runner=runner, kernel="scatter")]
+    return [OutputPlan(name, data.shape, t, runner=runner, kernel="scatter",
+                       precheck=_prechecker(idx, check, where[2]))]
 
 
 # ------------------------------------------------------------------ strings, on the host
