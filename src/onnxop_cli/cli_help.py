@@ -22,6 +22,7 @@ CHECKS = "Checks"
 ADAPTER = "Adapter"
 PANELS = (OPERATORS, TENSORS, CHECKS, ADAPTER)
 OTHER = "Other commands"
+LISTING_COLUMNS = 80
 
 COMPLETION_HELP = {
     "install_completion": "Install tab completion for your shell (bash, zsh, fish, PowerShell); "
@@ -100,7 +101,16 @@ class OnnxopGroup(RefuseRepeats, TyperGroup):
             with formatter.section(panel):
                 for name, cmd in panels[panel]:
                     pad = " " * formatter.current_indent
-                    formatter.write(f"{pad}{name.ljust(width)}  {cmd.get_short_help_str(200)}\n")
+                    # the listing fits 80 columns: a summary too long is cut (click adds "..."),
+                    # an example too long for the column starts nearer the margin
+                    room = max(20, LISTING_COLUMNS - len(pad) - width - 2)
+                    summary = cmd.get_short_help_str(200)
+                    if len(summary) > room:
+                        summary = summary[: room - 3].rstrip() + "..."
+                    formatter.write(f"{pad}{name.ljust(width)}  {summary}\n")
                     example = example_of(cmd.help)
                     if example:
-                        formatter.write(f"{pad}{' ' * width}  Example: {example}\n")
+                        line = f"{pad}{' ' * width}  Example: {example}"
+                        if len(line) > LISTING_COLUMNS:
+                            line = f"{pad}  Example: {example}"
+                        formatter.write(line + "\n")

@@ -51,8 +51,8 @@ SPEC = OpSpec(
               "idx.npy"),
         Param("axis", "int", "The axis the indices run along; negative counts from the back.", "1"),
     ),
-    summary="Pick one element per index along an axis (ONNX GatherElements).",
+    summary="Pick one element per index (ONNX GatherElements).",
     description="For each data file, the element that each entry of --indices names along --axis (the other "
     "coordinates are the entry's own); the output has the indices' shape. Indices are checked on the GPU.",
-    example="onnxop gather-elements data.npy --indices idx.npy --axis 1 -o out.npy",
+    example="onnxop gather-elements x.npy --indices i.npy --axis 1",
 )

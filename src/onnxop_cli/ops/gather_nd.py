@@ -58,5 +58,5 @@ SPEC = OpSpec(
     summary="Pick slices by index tuples (ONNX GatherND).",
     description="For each data file, the slice that each tuple in the last axis of --indices names, after "
     "--batch-dims shared leading axes. Every index is checked on the GPU against its own axis.",
-    example="onnxop gather-nd data.npy --indices idx.npy --batch-dims 0 -o out.npy",
+    example="onnxop gather-nd x.npy --indices i.npy -o y.npy",
 )

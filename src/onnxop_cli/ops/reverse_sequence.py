@@ -56,8 +56,8 @@ SPEC = OpSpec(
         Param("batch_axis", "int", "The batch axis: 0 or 1 (default 1).", "0"),
         Param("time_axis", "int", "The time axis: 1 or 0 (default 0).", "1"),
     ),
-    summary="Reverse each batch entry's first elements along time (ONNX ReverseSequence).",
+    summary="Reverse sequences of a batch (ONNX ReverseSequence).",
     description="For each input file, the first --sequence-lens[b] elements of batch entry b along --time-axis "
     "reversed and the rest kept, through the GPU indexed gather; each length is checked against the time axis.",
-    example="onnxop reverse-sequence x.npy --sequence-lens 4,3,2,1 --batch-axis 0 --time-axis 1 -o y.npy",
+    example="onnxop reverse-sequence x.npy --sequence-lens 3,2,1",
 )

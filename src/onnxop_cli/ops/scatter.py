@@ -34,7 +34,7 @@ SPEC = OpSpec(
     summary="ScatterElements under its opset 9-10 name (ONNX Scatter).",
     description="For each data file, a copy with each of --updates written at the position its entry of "
     "--indices names along --axis (ScatterElements without a reduction), on the GPU.",
-    example="onnxop scatter data.npy --indices idx.npy --updates u.npy --axis 0 -o out.npy",
+    example="onnxop scatter x.npy --indices i.npy --updates u.npy",
 )
 
 del REDUCTION

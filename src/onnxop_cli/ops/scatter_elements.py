@@ -85,9 +85,9 @@ SPEC = OpSpec(
         Param("axis", "int", "The axis the indices run along; negative counts from the back.", "0"),
         REDUCTION,
     ),
-    summary="Write values at indexed positions along an axis (ONNX ScatterElements).",
+    summary="Write values at indexed positions (ONNX ScatterElements).",
     description="For each data file, a copy with each of --updates written (or combined by --reduction) at "
     "the position its entry of --indices names along --axis, in index order on the GPU; indices are checked "
     "there, and two updates of one element without a reduction are refused.",
-    example="onnxop scatter-elements data.npy --indices idx.npy --updates u.npy --axis 0 -o out.npy",
+    example="onnxop scatter-elements x.npy --indices 1 --updates 5",
 )

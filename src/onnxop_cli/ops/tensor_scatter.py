@@ -57,8 +57,8 @@ SPEC = OpSpec(
         Param("mode", "str", "linear (the update must fit) or circular (positions wrap).", "circular",
               choices=("linear", "circular")),
     ),
-    summary="Write a sequence into a cache per batch entry (ONNX TensorScatter).",
+    summary="Write sequences into a cache (ONNX TensorScatter).",
     description="For each cache file, a copy with --update written along --axis from each batch entry's "
     "--write-indices, straight (linear) or wrapping (circular), on the GPU; positions are checked there.",
-    example="onnxop tensor-scatter cache.npy --update u.npy --write-indices 0,3 --mode circular -o c.npy",
+    example="onnxop tensor-scatter c.npy --update u.npy --mode circular",
 )
