@@ -27,7 +27,7 @@
 // needs: (nothing beyond WebGPU)
 
 const WG: u32 = 256u;
-const WORDS: u32 = 8u;
+const WORDS: u32 = 16u;
 
 struct Params {
     words: u32,      // output words in this band
@@ -87,20 +87,41 @@ fn at(e: u32) -> At {
     return a;
 }
 
-// The next element: one add along the last axis until its row ends.
-fn next(a: At) -> At {
+// The last axis and the first lookup, loaded once per invocation: storage
+// loads are what Mesa's CPU drivers are slowest at.
+struct Row {
+    dim: u32,         // 0: no fast step (rank 0, or the last axis is the time axis)
+    dstride: u32,
+    istride: u32,
+    look: vec2<u32>,  // lookup 0: (data stride, index offset)
+}
+
+fn row() -> Row {
     let r = params.rank;
+    var w = Row(0u, 0u, 0u, vec2<u32>(0u));
     if (r > 0u && r - 1u != params.rev_axis) {
         let ax = axes[r - 1u];
-        if (a.last + 1u < ax.x) {
-            return At(a.e + 1u, a.off + ax.y, a.ip + ax.z, a.last + 1u, a.time);
-        }
+        w = Row(ax.x, ax.y, ax.z, vec2<u32>(0u));
+    }
+    if (params.nlook > 0u) {
+        w.look = axes[r].xy;
+    }
+    return w;
+}
+
+// The next element: one add along the last axis until its row ends.
+fn next(a: At, w: Row) -> At {
+    if (a.last + 1u < w.dim) {
+        return At(a.e + 1u, a.off + w.dstride, a.ip + w.istride, a.last + 1u, a.time);
     }
     return at(a.e + 1u);
 }
 
-fn source(a: At) -> u32 {
+fn source(a: At, w: Row) -> u32 {
     var off = a.off;
+    if (params.mode == 0u && params.nlook == 1u) {  // Gather, GatherElements: one lookup
+        return off + norm[a.ip + w.look.y] * w.look.x;
+    }
     if (params.mode == 1u) {
         let len = norm[a.ip];
         if (a.time < len) {
@@ -126,6 +147,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
         return;
     }
     let bits = params.bits;
+    let w = row();
     if (params.offsets != 0u) {
         var a = at(params.e0 + w0);
         for (var k = 0u; k < WORDS; k = k + 1u) {
@@ -133,9 +155,9 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
                 break;
             }
             if (k > 0u) {
-                a = next(a);
+                a = next(a, w);
             }
-            dst[w0 + k] = source(a);
+            dst[w0 + k] = source(a, w);
         }
         return;
     }
@@ -144,19 +166,19 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
         let lo = (1u << lg) - 1u;
         let flip = select(0u, params.swap / 4u - 1u, params.swap >= 4u);
         var a = at(params.e0 + (w0 >> lg));
-        var s = source(a);
+        var s = source(a, w);
         for (var k = 0u; k < WORDS; k = k + 1u) {
-            let w = w0 + k;
-            if (w >= params.words) {
+            let q = w0 + k;
+            if (q >= params.words) {
                 break;
             }
-            let e = params.e0 + (w >> lg);
+            let e = params.e0 + (q >> lg);
             if (e != a.e) {
-                a = next(a);
-                s = source(a);
+                a = next(a, w);
+                s = source(a, w);
             }
-            let piece = src[(s << lg) + ((w & lo) ^ flip)];
-            dst[w] = select(piece, bswap32(piece), params.swap >= 4u);
+            let piece = src[(s << lg) + ((q & lo) ^ flip)];
+            dst[q] = select(piece, bswap32(piece), params.swap >= 4u);
         }
         return;
     }
@@ -166,26 +188,26 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
     let end = params.e0 + params.band;
     var a = at(params.e0 + (w0 << lg));
     for (var k = 0u; k < WORDS; k = k + 1u) {
-        let w = w0 + k;
-        if (w >= params.words) {
+        let q = w0 + k;
+        if (q >= params.words) {
             break;
         }
         var word = 0u;
         for (var j = 0u; j < per; j = j + 1u) {
-            let e = params.e0 + (w << lg) + j;
+            let e = params.e0 + (q << lg) + j;
             if (e >= end) {
                 break;
             }
             if (e != a.e) {
-                a = next(a);
+                a = next(a, w);
             }
-            let s = source(a);
+            let s = source(a, w);
             var x = (src[s >> lg] >> ((s & (per - 1u)) * bits)) & mask;
             if (params.swap == 2u) {
                 x = ((x & 0xffu) << 8u) | (x >> 8u);
             }
             word = word | (x << (j * bits));
         }
-        dst[w] = word;
+        dst[q] = word;
     }
 }

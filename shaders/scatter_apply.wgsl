@@ -39,6 +39,7 @@ struct Params {
 @group(0) @binding(3) var<uniform> params: Params;
 @group(0) @binding(4) var<storage, read> updates: array<u32>;
 @group(0) @binding(5) var<storage, read_write> data: array<atomic<u32>>;
+@group(0) @binding(6) var<storage, read_write> status: array<atomic<u32>>;
 
 fn add64(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
     let lo = a.x + b.x;
@@ -272,6 +273,11 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
     }
     let t = targets[u];
     if (claim[t] != ~u) {
+        // reduction none runs one round, without scatter_reset.wgsl: a loser
+        // means two updates of one element, which the host refuses
+        if (params.kind == 0u) {
+            atomicStore(&status[1], 1u);
+        }
         return;
     }
     let bits = params.bits;

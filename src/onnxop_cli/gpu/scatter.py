@@ -138,10 +138,10 @@ def _rounds(gpu: Gpu, bufs: _Buffers, out: Any, upd: Any, targets: Any, data: Da
         "<8I", n, gx, data.bits, REDUCTIONS.index(reduce.kind), reduce.cls, int(reduce.numpy), _default_nan(), 0))
     p_claim, l_claim = _pipeline(gpu, CLAIM, ("read-only-storage", "storage", "storage", "uniform"))
     p_apply, l_apply = _pipeline(gpu, APPLY, ("read-only-storage", "read-only-storage", "read-only-storage",
-                                              "uniform", "read-only-storage", "storage"))
+                                              "uniform", "read-only-storage", "storage", "storage"))
     p_reset, l_reset = _pipeline(gpu, RESET, ("read-only-storage", "storage", "storage", "uniform", "storage"))
     g_claim = _bind(gpu, l_claim, [targets, claim, done, small])
-    g_apply = _bind(gpu, l_apply, [targets, claim, done, apply_params, upd, out])
+    g_apply = _bind(gpu, l_apply, [targets, claim, done, apply_params, upd, out, status])
     g_reset = _bind(gpu, l_reset, [targets, claim, done, small, status])
     batch, total = 1, 0
     while True:
@@ -150,7 +150,8 @@ def _rounds(gpu: Gpu, bufs: _Buffers, out: Any, upd: Any, targets: Any, data: Da
         for _ in range(batch):
             _dispatch(gpu, encoder, p_claim, g_claim, groups, max_dim)
             _dispatch(gpu, encoder, p_apply, g_apply, groups, max_dim)
-            _dispatch(gpu, encoder, p_reset, g_reset, groups, max_dim)
+            if reduce.kind != "none":  # none is one round: the apply kernel flags a second update
+                _dispatch(gpu, encoder, p_reset, g_reset, groups, max_dim)
         gpu.queue.submit([encoder.finish()])
         total += batch
         back, view = _read(gpu, bufs, status, 8)
