@@ -90,7 +90,8 @@ fn at(e: u32) -> At {
 // The last axis and the first lookup, loaded once per invocation: storage
 // loads are what Mesa's CPU drivers are slowest at.
 struct Row {
-    dim: u32,         // 0: no fast step (rank 0, or the last axis is the time axis)
+    dim: u32,         // 0: no fast step (rank 0)
+    timed: u32,       // 1: the last axis is the time axis
     dstride: u32,
     istride: u32,
     look: vec2<u32>,  // lookup 0: (data stride, index offset)
@@ -98,10 +99,10 @@ struct Row {
 
 fn row() -> Row {
     let r = params.rank;
-    var w = Row(0u, 0u, 0u, vec2<u32>(0u));
-    if (r > 0u && r - 1u != params.rev_axis) {
+    var w = Row(0u, 0u, 0u, 0u, vec2<u32>(0u));
+    if (r > 0u) {
         let ax = axes[r - 1u];
-        w = Row(ax.x, ax.y, ax.z, vec2<u32>(0u));
+        w = Row(ax.x, select(0u, 1u, r - 1u == params.rev_axis), ax.y, ax.z, vec2<u32>(0u));
     }
     if (params.nlook > 0u) {
         w.look = axes[r].xy;
@@ -112,7 +113,7 @@ fn row() -> Row {
 // The next element: one add along the last axis until its row ends.
 fn next(a: At, w: Row) -> At {
     if (a.last + 1u < w.dim) {
-        return At(a.e + 1u, a.off + w.dstride, a.ip + w.istride, a.last + 1u, a.time);
+        return At(a.e + 1u, a.off + w.dstride, a.ip + w.istride, a.last + 1u, a.time + w.timed);
     }
     return at(a.e + 1u);
 }
