@@ -107,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
         load.append(os.getloadavg()[0])
     base = times[names[0]]
     cpu = next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")), "?")
-    print(f"{gpu.name}; CPU {cpu}, {os.cpu_count()} CPUs; Python {platform.python_version()}; "
+    print(f"{gpu.name}, {gpu.info.driver}; CPU {cpu}, {os.cpu_count()} CPUs; Python {platform.python_version()}; "
           f"load average (1 min) per round {', '.join(f'{v:.1f}' for v in load)}")
     print(f"Command: python benchmarks/indexed_ops.py {' '.join(argv if argv is not None else sys.argv[1:])}")
     print(f"{args.rounds} rounds interleaved; output {nbytes / (1 << 20):.0f} MiB float32 per case\n")
