@@ -38,7 +38,7 @@ OPERATOR_FUNCTIONS = (
 )
 # the operators with tensor inputs (api_family.py makes them from the registry;
 # tests/test_family_infra.py holds this list to it)
-FAMILY_FUNCTIONS = ("concat", "split", "where")
+FAMILY_FUNCTIONS = ("concat", "split", "where", "pad")
 _LAZY = {**{name: "api" for name in OPERATOR_FUNCTIONS}, **{name: "api_family" for name in FAMILY_FUNCTIONS},
          "api": None}
 

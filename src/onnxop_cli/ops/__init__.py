@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from ..errors import OpError, UsageError
 from . import depth_to_space, expand, flatten, identity, reshape, slice, space_to_depth, squeeze, tile, transpose
 from . import unsqueeze
-from . import concat, split, where
+from . import concat, pad, split, where
 from .base import Node, OpVersion
 from .spec import OpSpec, Param
 from ..view import View, c_strides, f_strides
@@ -25,7 +25,7 @@ SPECS: dict[str, OpSpec] = {
     for m in (
         flatten, unsqueeze, identity, reshape, squeeze, transpose, expand, slice, tile,
         depth_to_space, space_to_depth,
-        concat, split, where,
+        concat, split, where, pad,
     )
 }
 OPERATORS: dict[str, tuple[type[OpVersion], ...]] = {name: spec.versions for name, spec in SPECS.items()}
