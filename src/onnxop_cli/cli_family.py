@@ -27,7 +27,6 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from . import cli
 from .cli_help import OPERATORS
 from .errors import OnnxopError, UsageError
 from .ops import OpSpec, Param
@@ -391,6 +390,7 @@ def _option(spec: OpSpec, param: Param) -> inspect.Parameter:
 
 
 def add_command(spec: OpSpec) -> None:
+    from . import cli  # (cli imports cli_ops, which calls this: imported here, not at the top)
     from .cli_ops import _common
 
     def run_op(ctx: typer.Context, inputs, *, output, opset, backend, engine, full, json_out, quiet, debug, member,
