@@ -382,8 +382,10 @@ def document(spec: OpSpec, node, opset: int, done: list, backend, total: float) 
 
 
 def _option(spec: OpSpec, param: Param) -> inspect.Parameter:
+    from .cli_ops import _choices
+
     names = [option_name(param.name)]
-    kw = {"autocompletion": (lambda c=param.choices: list(c))} if param.choices else {}
+    kw = {"autocompletion": _choices(param.choices)} if param.choices else {}
     option = typer.Option(*names, help=param.help_text, show_default=False, metavar=METAVARS[param.kind], **kw)
     annotation = Annotated[Optional[str], option]
     return inspect.Parameter(f"p_{param.name}", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=annotation)
@@ -391,7 +393,7 @@ def _option(spec: OpSpec, param: Param) -> inspect.Parameter:
 
 def add_command(spec: OpSpec) -> None:
     from . import cli  # (cli imports cli_ops, which calls this: imported here, not at the top)
-    from .cli_ops import _common
+    from .cli_ops import _choices, _common
 
     def run_op(ctx: typer.Context, inputs, *, output, opset, backend, engine, full, json_out, quiet, debug, member,
                parents, **given):
