@@ -179,9 +179,9 @@ class TensorOp(OpVersion):
                 )
             first = seen.setdefault(constraint, arg)
             if first.dtype != arg.dtype:
+                a, b = (first.name, arg.name) if not cls.variadic else (first.tensor.name, arg.tensor.name)
                 raise OpError(
-                    f"{cls.op_type}: inputs {first.name} ({first.dtype}) and {arg.name} ({arg.dtype}) "
-                    "must have the same type"
+                    f"{cls.op_type}: inputs {a} ({first.dtype}) and {b} ({arg.dtype}) must have the same type"
                 )
 
     @classmethod
