@@ -38,7 +38,9 @@ OPERATOR_FUNCTIONS = (
 )
 # the operators with tensor inputs (api_family.py makes them from the registry;
 # tests/test_family_infra.py holds this list to it)
-FAMILY_FUNCTIONS = ("concat", "split", "where", "pad")
+FAMILY_FUNCTIONS = (
+    "concat", "split", "where", "pad", "trilu", "constant_of_shape", "eye_like", "shape", "size",
+)
 _LAZY = {**{name: "api" for name in OPERATOR_FUNCTIONS}, **{name: "api_family" for name in FAMILY_FUNCTIONS},
          "api": None}
 

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from .ops import Node
 
 HOST_NOTE = "host: string tensors have no GPU form"
+METADATA_NOTE = "metadata: no kernel"
 
 
 @dataclass
@@ -130,7 +131,8 @@ def apply_node(
     timings["copy"] = time.perf_counter() - t0
     adapter = gpu.name if gpu is not None else "host"
     del nullcontext
-    return MultiResult(node, list(tensors), outs, plans, adapter, timings, note=HOST_NOTE if host else "")
+    note = HOST_NOTE if host else (METADATA_NOTE if all(p.values is not None for p in plans) else "")
+    return MultiResult(node, list(tensors), outs, plans, adapter, timings, note=note)
 
 
 def _filler(gpu, p: OutputPlan, tensors: Sequence[Optional[Tensor]]) -> Callable[[Callable], int]:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from ..errors import OpError, UsageError
 from . import depth_to_space, expand, flatten, identity, reshape, slice, space_to_depth, squeeze, tile, transpose
 from . import unsqueeze
-from . import concat, pad, split, where
+from . import concat, fills, pad, shape, split, trilu, where
 from .base import Node, OpVersion
 from .spec import OpSpec, Param
 from ..view import View, c_strides, f_strides
@@ -21,11 +21,14 @@ if TYPE_CHECKING:
 
 LATEST_OPSET = 28
 SPECS: dict[str, OpSpec] = {
-    m.SPEC.op_type: m.SPEC
-    for m in (
-        flatten, unsqueeze, identity, reshape, squeeze, transpose, expand, slice, tile,
-        depth_to_space, space_to_depth,
-        concat, split, where, pad,
+    spec.op_type: spec
+    for spec in (
+        *(m.SPEC for m in (
+            flatten, unsqueeze, identity, reshape, squeeze, transpose, expand, slice, tile,
+            depth_to_space, space_to_depth,
+            concat, split, where, pad, trilu,
+        )),
+        fills.CONSTANT_OF_SHAPE, fills.EYE_LIKE, shape.SHAPE, shape.SIZE,
     )
 }
 OPERATORS: dict[str, tuple[type[OpVersion], ...]] = {name: spec.versions for name, spec in SPECS.items()}
