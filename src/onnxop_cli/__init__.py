@@ -40,6 +40,7 @@ OPERATOR_FUNCTIONS = (
 # tests/test_family_infra.py holds this list to it)
 FAMILY_FUNCTIONS = (
     "concat", "split", "where", "pad", "trilu", "constant_of_shape", "eye_like", "shape", "size",
+    "center_crop_pad", "compress", "one_hot", "bit_cast",
 )
 _LAZY = {**{name: "api" for name in OPERATOR_FUNCTIONS}, **{name: "api_family" for name in FAMILY_FUNCTIONS},
          "api": None}
