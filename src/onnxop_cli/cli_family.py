@@ -31,7 +31,8 @@ from .cli_help import OPERATORS
 from .errors import OnnxopError, UsageError
 from .ops import OpSpec, Param
 
-METAVARS = {"int": "INT", "ints": "LIST", "str": "NAME", "float": "NUMBER", "tensor": "LIST|FILE"}
+METAVARS = {"int": "INT", "ints": "LIST", "str": "NAME", "float": "NUMBER", "tensor": "LIST|FILE",
+            "value": "NUMBER|FILE"}
 TENSOR_SUFFIXES = (".npy", ".npz", ".pb")
 
 
@@ -103,6 +104,18 @@ def _int_range(dtype) -> tuple[int, int]:
     return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
 
 
+def tensor_attribute(spec: OpSpec, param: Param, text: str):
+    """A tensor-valued attribute: a tensor file's values, or one number (float32)."""
+    import numpy as np
+
+    if is_file(text):
+        return read_input(text, param.option).to_numpy()
+    try:
+        return np.array([float(text)], dtype=np.float32)
+    except ValueError:
+        raise UsageError(f"{spec.op_type}: {param.option} must be a number or a tensor file, got {text!r}") from None
+
+
 def attribute_value(spec: OpSpec, param: Param, text: str) -> object:
     from .cli_ops import parse
 
@@ -140,7 +153,9 @@ def build(spec: OpSpec, opset: int, given: dict[str, Optional[str]]):
         text = given.get(param.name)
         if text is None:
             continue
-        if param.name in op.attribute_names:
+        if param.name in op.attribute_names and param.kind == "value":  # a tensor attribute (ConstantOfShape)
+            attributes[param.name] = tensor_attribute(spec, param, text)
+        elif param.name in op.attribute_names:
             if param.kind == "tensor" and is_file(text):
                 raise UsageError(f"{label} (opset {opset}) keeps {param.name} as an attribute: give a list, not a file")
             attributes[param.name] = attribute_value(spec, param, text)

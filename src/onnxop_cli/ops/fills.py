@@ -134,7 +134,7 @@ CONSTANT_OF_SHAPE = OpSpec(
     "ConstantOfShape",
     (ConstantOfShape_9, ConstantOfShape_20, ConstantOfShape_21, ConstantOfShape_23, ConstantOfShape_24,
      ConstantOfShape_25),
-    (Param("value", "tensor", "The fill: a one-element tensor file (its type is the output's; default "
+    (Param("value", "value", "The fill: a one-element tensor file (its type is the output's; default "
            "float32 0), or a number (float32).", "v.npy"),),
     summary="A tensor of a given shape filled with one value (ONNX ConstantOfShape).",
     description="For each input (a 1-D int64 shape), a tensor of that shape, every element --value, "

@@ -173,6 +173,7 @@ class OneHot_9(TensorOp):
     negative_axes = False
     types_added = BASE_TYPES  # T3, the values' types
     data_input = 2
+    literal_types = {"values": "float", "depth": "int64"}
 
     @classmethod
     def constraint_types(cls, constraint: str) -> frozenset[str]:
