@@ -130,3 +130,25 @@ def test_help_has_an_example_and_every_input_option(capsys):
         assert option in out
     code, out, _ = cli(capsys, "where", "--help")
     assert "--x" in out and "--y" in out
+
+
+def test_run_takes_a_family_model_with_an_initializer(capsys, files):
+    import onnx
+    from onnx import TensorProto, helper
+
+    node = helper.make_node("Concat", ["x", "y"], ["z"], axis=1)
+    y = helper.make_tensor("y", TensorProto.INT16, [5, 1], [9] * 5)
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.INT16, None)],
+                              [helper.make_tensor_value_info("z", TensorProto.INT16, None)], initializer=[y])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), "m.onnx")
+    code, out, err = cli(capsys, "run", "m.onnx", "x.npy", "-o", "z.npy")
+    assert code == 0, err
+    want = np.concatenate([files["x"], np.full((5, 1), 9, np.int16)], axis=1)
+    assert np.load("z.npy").tobytes() == want.tobytes()
+    node = helper.make_node("Split", ["x"], ["a", "b"], axis=0, num_outputs=2)
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.INT16, None)],
+                              [helper.make_tensor_value_info(n, TensorProto.INT16, None) for n in "ab"])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]), "s.onnx")
+    code, out, err = cli(capsys, "run", "s.onnx", "x.npy")
+    assert code == 0, err
+    assert "a: shape=(3, 2), dtype=int16" in out and "b: shape=(2, 2), dtype=int16" in out

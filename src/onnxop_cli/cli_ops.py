@@ -191,6 +191,15 @@ def run_model(
                 f"{len(files)} file(s) were given"
             )
         by_name = dict(zip(names, files))
+        from .ops import op_version
+
+        if _is_family(SPECS[node_proto.op_type]) and op_version(node_proto.op_type, opset):
+            from . import cli_family
+
+            out = cli._out(ctx, json_out, quiet)
+            cli_family.run_model(model, model_path, node_proto, opset, by_name, output,
+                                 cli._backend(ctx, backend, engine), out, full)
+            return
         if node_proto.input[0] not in by_name:
             raise UsageError(f"the node's data input {node_proto.input[0]!r} is not a graph input")
 
