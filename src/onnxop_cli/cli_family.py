@@ -423,7 +423,10 @@ def run_model(model, model_path: Path, node_proto, opset: int, by_name: dict, ou
         p.name = name or p.name
     job = FamilyJob(Path(first), tensors, plans)
     op = node.op
-    _assign_targets([job], output, multi=op.variadic_output or len(op.outputs) > 1)
+    multi = op.variadic_output or len(op.outputs) > 1
+    _assign_targets([job], output, multi=multi)
+    if multi and (output is None or output.suffix.lower() == ".npz"):  # printed or members: the model's names
+        job.member_names = [n or m for n, m in zip(node_proto.output, job.member_names)]
     for target, p in zip(job.targets, job.plans):
         if target is not None and str(target) != "-":
             _check_target(Path(target), p.dtype, 0 if p.dtype.is_string else p.dtype.nbytes(p.size))
