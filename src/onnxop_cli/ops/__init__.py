@@ -14,10 +14,10 @@ from . import unsqueeze
 from . import concat, fills, pad, select, shape, split, trilu, where
 from .base import Node, OpVersion
 from .spec import OpSpec, Param
-from ..view import View, c_strides, f_strides
+from ..core.view import View, c_strides, f_strides
 
 if TYPE_CHECKING:
-    from ..tensor import DType
+    from ..core.tensor import DType
 
 LATEST_OPSET = 28
 SPECS: dict[str, OpSpec] = {
