@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 from onnx import helper
 
-from onnxop_cli.tensor import dtype_of_numpy
+from onnxop_cli.core.tensor import dtype_of_numpy
 
 
 def model(op_type: str, opset: int, inputs: list, attrs: dict, n_outputs: int = 1, names=None, out_types=None):

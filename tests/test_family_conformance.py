@@ -9,7 +9,7 @@ import pytest
 from onnx import numpy_helper
 
 from conftest import cli
-from onnxop_cli.nodetests import node_testcases, write_case
+from onnxop_cli.docs.nodetests import node_testcases, write_case
 from onnxop_cli.ops import SPECS
 from onnxop_cli.ops.family import TensorOp
 

@@ -138,10 +138,10 @@ def test_eye_like_and_constant_of_shape(backend, rng):
 
 
 def test_shape_and_size_are_metadata():
-    from onnxop_cli.family_apply import apply_node
+    from onnxop_cli.core.family import apply_node
     from onnxop_cli.ops import op_version
     from onnxop_cli.ops.base import Node
-    from onnxop_cli.tensor import Tensor
+    from onnxop_cli.core.tensor import Tensor
 
     x = np.zeros((2, 0, 3, 4), np.float16)
     for start, end in ((None, None), (1, None), (-2, None), (0, -1), (-9, 9), (3, 1)):

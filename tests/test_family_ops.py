@@ -86,7 +86,7 @@ def test_concat_rules():
     with pytest.raises(OpError, match="scalars"):
         concat(np.float32(1), np.float32(2), axis=0)
     with pytest.raises(UsageError, match="Concat-4 needs --axis"):
-        from onnxop_cli.cli_family import build
+        from onnxop_cli.cli.family import build
         from onnxop_cli.ops import SPECS
 
         build(SPECS["Concat"], 4, {})
@@ -299,8 +299,8 @@ def test_pieces_grid_folding_and_poison(gpu, rng):
     """More workgroups than one grid dimension takes, and a poisoned dst: every element written."""
     from onnxop_cli.gpu.pieces import Source, run_pieces
     from onnxop_cli.ops.family import Piece
-    from onnxop_cli.sources import MemoryBytes
-    from onnxop_cli.view import c_strides
+    from onnxop_cli.core.sources import MemoryBytes
+    from onnxop_cli.core.view import c_strides
 
     for dtype in (np.uint8, np.uint16, np.uint32, np.uint64):
         x = random_array(rng, (700, 5), dtype)

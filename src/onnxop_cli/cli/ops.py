@@ -127,14 +127,14 @@ def add_command(spec: OpSpec) -> None:
 
 
 def _is_family(spec: OpSpec) -> bool:
-    from .ops.family import TensorOp
+    from ..ops.family import TensorOp
 
     return issubclass(spec.versions[0], TensorOp)
 
 
 for _spec in SPECS.values():
     if _is_family(_spec):  # tensor inputs and several outputs: cli_family.py
-        from . import cli_family
+        from . import family as cli_family
 
         cli_family.add_command(_spec)
     else:
@@ -191,10 +191,10 @@ def run_model(
                 f"{len(files)} file(s) were given"
             )
         by_name = dict(zip(names, files))
-        from .ops import op_version
+        from ..ops import op_version
 
         if _is_family(SPECS[node_proto.op_type]) and op_version(node_proto.op_type, opset):
-            from . import cli_family
+            from . import family as cli_family
 
             out = cli._out(ctx, json_out, quiet)
             cli_family.run_model(model, model_path, node_proto, opset, by_name, output,

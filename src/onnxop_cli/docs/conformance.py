@@ -149,8 +149,8 @@ def _run_data_set(model, node_proto, opset: int, data_set: Path, backend: str | 
             raise Fail(f"input {name!r} has no data (no input file, no initializer)")
         return found
 
-    from .family_model import is_family
-    from .ops import op_version
+    from ..ops.family_model import is_family
+    from ..ops import op_version
 
     if is_family(op_version(node_proto.op_type, opset)):
         _run_family(node_proto, opset, inputs, outputs, constant, backend)
@@ -169,9 +169,9 @@ def _run_data_set(model, node_proto, opset: int, data_set: Path, backend: str | 
 
 def _run_family(node_proto, opset: int, inputs, outputs, constant, backend) -> None:
     """An operator with tensor inputs (family_model.py): every output compared."""
-    from .family_apply import apply_node
-    from .family_model import build_family_node, node_inputs
-    from .io.tensorproto import read_pb
+    from ..core.family import apply_node
+    from ..ops.family_model import build_family_node, node_inputs
+    from ..io.tensorproto import read_pb
 
     node = build_family_node(node_proto, opset)
     missing = [o for o in node_proto.output if o and o not in outputs]

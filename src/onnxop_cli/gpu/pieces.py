@@ -1,4 +1,4 @@
-"""Run an output's pieces (ops/family.py) through ``shaders/pieces.wgsl``.
+"""Run an output's pieces (core/pieces.py, planned by ops/family.py) through ``shaders/pieces.wgsl``.
 
     for each band of the output (at most one binding):
         clear dst; for each piece (cut to the band, and to windows of its
@@ -19,7 +19,7 @@ import struct
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterator, Optional, Sequence
 
-from ..ops.family import Piece
+from ..core.pieces import Piece
 from .device import Gpu
 from .kernels import WORD, grid, round_up, shader_const
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from ..errors import OpError, UsageError
 from . import depth_to_space, expand, flatten, identity, reshape, slice, space_to_depth, squeeze, tile, transpose
 from . import unsqueeze
-from . import concat, fills, pad, select, shape, split, trilu, where
+from . import concat, fills, pad, selection, shape, split, trilu, where
 from .base import Node, OpVersion
 from .spec import OpSpec, Param
 from ..core.view import View, c_strides, f_strides
@@ -29,7 +29,7 @@ SPECS: dict[str, OpSpec] = {
             concat, split, where, pad, trilu,
         )),
         fills.CONSTANT_OF_SHAPE, fills.EYE_LIKE, shape.SHAPE, shape.SIZE,
-        select.CENTER_CROP_PAD, select.COMPRESS, select.ONE_HOT, select.BITCAST,
+        selection.CENTER_CROP_PAD, selection.COMPRESS, selection.ONE_HOT, selection.BITCAST,
     )
 }
 OPERATORS: dict[str, tuple[type[OpVersion], ...]] = {name: spec.versions for name, spec in SPECS.items()}

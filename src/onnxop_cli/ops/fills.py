@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Optional, Sequence
 
 from ..errors import OpError
-from ..view import c_strides
+from ..core.view import c_strides
 from .base import FLOAT8, Node
 from .family import Arg, OutputPlan, Piece, TensorOp, element_bytes
 from .spec import OpSpec, Param
@@ -37,7 +37,7 @@ class ConstantOfShape_9(TensorOp):
     def plan(cls, node: Node, args: Sequence[Optional[Arg]]) -> list[OutputPlan]:
         import numpy as np
 
-        from ..tensor import dtype_of_numpy
+        from ..core.tensor import dtype_of_numpy
 
         shape_arg = args[0]
         assert shape_arg is not None
@@ -99,7 +99,7 @@ class EyeLike_9(TensorOp):
 
     @classmethod
     def plan(cls, node: Node, args: Sequence[Optional[Arg]]) -> list[OutputPlan]:
-        from ..tensor import dtype_by_onnx
+        from ..core.tensor import dtype_by_onnx
 
         data = args[0]
         assert data is not None
@@ -136,10 +136,10 @@ CONSTANT_OF_SHAPE = OpSpec(
      ConstantOfShape_25),
     (Param("value", "value", "The fill: a one-element tensor file (its type is the output's; default "
            "float32 0), or a number (float32).", "v.npy"),),
-    summary="A tensor of a given shape filled with one value (ONNX ConstantOfShape).",
+    summary="A tensor of one value (ONNX ConstantOfShape).",
     description="For each input (a 1-D int64 shape), a tensor of that shape, every element --value, "
     "filled by the GPU pieces kernel.",
-    example="onnxop constant-of-shape shape.npy --value v.npy -o c.npy",
+    example="onnxop constant-of-shape s.npy --value 7",
 )
 
 EYE_LIKE = OpSpec(

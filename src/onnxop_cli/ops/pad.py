@@ -26,7 +26,7 @@ import itertools
 from typing import Optional, Sequence
 
 from ..errors import OpError
-from ..view import c_strides
+from ..core.view import c_strides
 from .base import BASE_TYPES, FLOAT8, Node
 from .family import Arg, OutputPlan, Piece, TensorOp, element_bytes
 from .spec import OpSpec, Param
@@ -296,5 +296,5 @@ SPEC = OpSpec(
     summary="Pad or crop tensors at both ends of each axis (ONNX Pad).",
     description="Pad each input: --pads begins then ends per axis (negative crops), in --mode constant, "
     "reflect, edge or wrap, through the GPU pieces kernel.",
-    example="onnxop pad x.npy --pads 0,1,0,1 --mode reflect -o y.npy",
+    example="onnxop pad x.npy --pads 0,1,0,1 --mode reflect",
 )

@@ -14,7 +14,7 @@ NO_KERNEL = "none"
 
 
 def _int64():
-    from ..tensor import dtype_by_name
+    from ..core.tensor import dtype_by_name
 
     return dtype_by_name("int64")
 
@@ -139,7 +139,7 @@ SHAPE = OpSpec(
         Param("start", "int", "The first dimension to give; negative counts from the back (opset 15+).", "1"),
         Param("end", "int", "The dimension to stop before (opset 15+; default: all).", "-1"),
     ),
-    summary="The dimensions of tensors, as an int64 tensor (ONNX Shape; metadata, no kernel).",
+    summary="Dimensions, as int64 (ONNX Shape; metadata, no kernel).",
     description="The dimensions of each input as a 1-D int64 tensor (--start/--end slice them). Metadata: "
     "the input's bytes are not read and no kernel runs.",
     example="onnxop shape x.npy --start 1",
@@ -149,7 +149,7 @@ SIZE = OpSpec(
     "Size",
     (Size_1, Size_13, Size_19, Size_21, Size_23, Size_24, Size_25),
     (),
-    summary="The element count of tensors, as an int64 scalar (ONNX Size; metadata, no kernel).",
+    summary="Element count, as int64 (ONNX Size; metadata, no kernel).",
     description="The number of elements of each input as an int64 scalar. Metadata: the input's bytes "
     "are not read and no kernel runs.",
     example="onnxop size x.npy",

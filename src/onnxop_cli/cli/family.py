@@ -27,9 +27,9 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from .cli_help import OPERATORS
-from .errors import OnnxopError, UsageError
-from .ops import OpSpec, Param
+from .help import FAMILY
+from ..errors import OnnxopError, UsageError
+from ..ops import OpSpec, Param
 
 METAVARS = {"int": "INT", "ints": "LIST", "str": "NAME", "float": "NUMBER", "tensor": "LIST|FILE",
             "value": "NUMBER|FILE"}
@@ -52,7 +52,7 @@ def is_file(text: str) -> bool:
 def read_input(text: str, what: str):
     """A secondary input given as a file: ``x.npy``, ``x.pb``, ``w.npz`` (one
     member) or ``w.npz:NAME``."""
-    from . import io
+    from .. import io
 
     member = None
     path = text
@@ -71,7 +71,7 @@ def literal(text: str, dtype, op: str, what: str):
     import numpy as np
 
     from .repeats import joined
-    from .tensor import Tensor
+    from ..core.tensor import Tensor
 
     text = joined(text)
     parts = [p.strip() for p in text.split(",")] if text.strip() else []
@@ -117,7 +117,7 @@ def tensor_attribute(spec: OpSpec, param: Param, text: str):
 
 
 def attribute_value(spec: OpSpec, param: Param, text: str) -> object:
-    from .cli_ops import parse
+    from .ops import parse
 
     if param.kind == "float":
         try:
@@ -142,8 +142,8 @@ class FamilyJob:
 
 def build(spec: OpSpec, opset: int, given: dict[str, Optional[str]]):
     """The node (attributes) and the secondary input tensors, by ONNX name."""
-    from .ops import op_version
-    from .ops.base import Node
+    from ..ops import op_version
+    from ..ops.base import Node
 
     op = op_version(spec.op_type, opset)
     label = f"{op.op_type}-{op.since_version}"
@@ -174,7 +174,7 @@ def secondary(op, texts: dict[str, str], first) -> dict[str, Any]:
     """The secondary inputs: files read (headers), literals as tensors of the
     type their constraint takes (int64 for indices and pads; for an input of
     the data's type, the type of the first tensor of that type given)."""
-    from .tensor import dtype_by_name
+    from ..core.tensor import dtype_by_name
 
     out: dict[str, Any] = {}
     for name, text in texts.items():
@@ -202,8 +202,9 @@ def secondary(op, texts: dict[str, str], first) -> dict[str, Any]:
 
 def plan_jobs(spec: OpSpec, op, node, files: list[Path], member: Optional[str], texts: dict[str, str],
               output: Optional[Path]) -> list[FamilyJob]:
-    from . import family_apply, io
-    from .io.stdio import is_stdio
+    from ..core import family as family_apply
+    from .. import io
+    from ..io.stdio import is_stdio
 
     firsts = [(f, t) for f in files for t in io.read_tensors(f, member)]
     if op.variadic:
@@ -242,7 +243,7 @@ def _check_target(target: Path, dtype, nbytes: int) -> None:
     when the job runs, so its nearest existing folder must be writable."""
     import os
 
-    from . import io
+    from .. import io
 
     if target.parent.is_dir():
         io.check_output(target, dtype, nbytes=nbytes)
@@ -258,7 +259,7 @@ def _check_target(target: Path, dtype, nbytes: int) -> None:
 
 
 def _assign_targets(jobs: list[FamilyJob], output: Optional[Path], multi: bool) -> None:
-    from .io.stdio import is_stdio
+    from ..io.stdio import is_stdio
 
     for job in jobs:
         n = len(job.plans)
@@ -298,8 +299,10 @@ def _assign_targets(jobs: list[FamilyJob], output: Optional[Path], multi: bool) 
 def run_jobs(spec: OpSpec, node, jobs: list[FamilyJob], backend, out, full: bool) -> list:
     from contextlib import contextmanager, ExitStack
 
-    from . import family_apply, io, signals
-    from .io.stdio import is_stdio, stdio_label
+    from ..core import family as family_apply
+    from .. import io
+    from ..core import signals
+    from ..io.stdio import is_stdio, stdio_label
 
     done = []
     for job in jobs:
@@ -345,7 +348,7 @@ def run_jobs(spec: OpSpec, node, jobs: list[FamilyJob], backend, out, full: bool
 
 
 def spec_output_name(node, p, target) -> str:
-    from .io.stdio import is_stdio
+    from ..io.stdio import is_stdio
 
     if is_stdio(target):
         return p.name
@@ -357,8 +360,8 @@ def _names(job: FamilyJob) -> list[str]:
 
 
 def _print(node, job: FamilyJob, result, out, full: bool, titled: bool, first: bool) -> None:
-    from .io.stdio import stdio_label
-    from .render import Shown, render_node
+    from ..io.stdio import stdio_label
+    from ..render.node import Shown, render_node
 
     if out.json:
         return
@@ -370,8 +373,8 @@ def _print(node, job: FamilyJob, result, out, full: bool, titled: bool, first: b
 
 
 def document(spec: OpSpec, node, opset: int, done: list, backend, total: float) -> dict:
-    from . import report
-    from .gpu import get_gpu
+    from ..render import json as report
+    from ..gpu import get_gpu
 
     runs = []
     adapter = "host"
@@ -399,10 +402,11 @@ def run_model(model, model_path: Path, node_proto, opset: int, by_name: dict, ou
     file (by graph input) or an initializer; one job."""
     import time as _time
 
-    from . import family_apply, io
-    from . import model as onnx_model
-    from .family_model import build_family_node, node_inputs
-    from .ops import SPECS
+    from ..core import family as family_apply
+    from .. import io
+    from ..ops import model as onnx_model
+    from ..ops.family_model import build_family_node, node_inputs
+    from ..ops import SPECS
 
     started = _time.perf_counter()
     node = build_family_node(node_proto, opset)
@@ -441,7 +445,7 @@ def run_model(model, model_path: Path, node_proto, opset: int, by_name: dict, ou
 
 
 def _option(spec: OpSpec, param: Param) -> inspect.Parameter:
-    from .cli_ops import _choices
+    from .ops import _choices
 
     names = [option_name(param.name)]
     kw = {"autocompletion": _choices(param.choices)} if param.choices else {}
@@ -451,8 +455,8 @@ def _option(spec: OpSpec, param: Param) -> inspect.Parameter:
 
 
 def add_command(spec: OpSpec) -> None:
-    from . import cli  # (cli imports cli_ops, which calls this: imported here, not at the top)
-    from .cli_ops import _choices, _common
+    from . import app as cli  # (app imports cli.ops, which calls this: imported here, not at the top)
+    from .ops import _choices, _common
 
     def run_op(ctx: typer.Context, inputs, *, output, opset, backend, engine, full, json_out, quiet, debug, member,
                parents, **given):
@@ -464,10 +468,10 @@ def add_command(spec: OpSpec) -> None:
         op, node, texts = build(spec, opset, {p.name: given[f"p_{p.name}"] for p in spec.params})
         b = cli._backend(ctx, backend, engine)
         jobs = plan_jobs(spec, op, node, list(inputs), member, texts, output)
-        from . import family_apply
+        from ..core import family as family_apply
 
         if any(family_apply.needs_device(j.plans) for j in jobs):
-            from .gpu import get_gpu
+            from ..gpu import get_gpu
 
             get_gpu(b)  # no adapter refuses the batch before anything is written
         if output is not None and str(output) == "-":
@@ -488,7 +492,7 @@ def add_command(spec: OpSpec) -> None:
     run_op.__doc__ = spec.description
     cli.command(
         name=spec.command,
-        rich_help_panel=OPERATORS,
+        rich_help_panel=FAMILY,
         short_help=spec.summary,
         help=f"{spec.description} Without -o the node is printed as the ONNX docs print examples.\n\n"
         f"Example: {spec.example}",

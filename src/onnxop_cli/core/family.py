@@ -15,13 +15,13 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
-from .errors import InputError, OpError
-from .ops.family import Arg, OutputPlan, Piece, TensorOp
+from ..errors import InputError, OpError
+from ..ops.family import Arg, OutputPlan, Piece, TensorOp
 from .sources import MemoryBytes
 from .tensor import Tensor, check_shape
 
 if TYPE_CHECKING:
-    from .ops import Node
+    from ..ops import Node
 
 HOST_NOTE = "host: string tensors have no GPU form"
 METADATA_NOTE = "metadata: no kernel"
@@ -96,7 +96,7 @@ def apply_node(
     gpu = None
     host = any(p.dtype.is_string for p in plans)
     if needs_device(plans):
-        from .gpu import get_gpu
+        from ..gpu import get_gpu
 
         t0 = time.perf_counter()
         gpu = get_gpu(backend)
@@ -145,7 +145,7 @@ def _filler(gpu, p: OutputPlan, tensors: Sequence[Optional[Tensor]]) -> Callable
         raw = np.ascontiguousarray(np.asarray(p.values, dtype=p.dtype.numpy)).tobytes()
         return lambda sink: (sink(memoryview(raw)), len(raw))[1]
     if p.copy is not None:
-        from . import gpu as gpu_pkg
+        from .. import gpu as gpu_pkg
 
         t = tensors[p.copy]
         assert t is not None and t.data is not None
@@ -153,14 +153,14 @@ def _filler(gpu, p: OutputPlan, tensors: Sequence[Optional[Tensor]]) -> Callable
     sources = [None if t is None else _source(t) for t in tensors]
     if p.runner is not None:
         return lambda sink: p.runner(gpu, sources, sink)  # type: ignore[misc]
-    from .gpu.pieces import run_pieces
+    from ..gpu.pieces import run_pieces
 
     assert p.pieces is not None
     return lambda sink: run_pieces(gpu, sources, sink, pieces=p.pieces, count=p.size, bits=p.dtype.bits)
 
 
 def _source(t: Tensor):
-    from .gpu.pieces import Source
+    from ..gpu.pieces import Source
 
     return Source(t.data, t.byteswap)
 
@@ -226,7 +226,7 @@ def _axis_index(shape, axis: int):
 
 
 def _pad_bits(sink, tensor: Tensor):
-    from .core import _zero_pad_bits
+    from .apply import _zero_pad_bits
 
     return _zero_pad_bits(sink, tensor)
 

@@ -7,15 +7,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable, Optional
 
-from .errors import OpError
+from ..errors import OpError
 
 if TYPE_CHECKING:
-    from .ops import Node
-    from .tensor import Tensor
+    from . import Node
+    from ..core.tensor import Tensor
 
 
 def is_family(op) -> bool:
-    from .ops.family import TensorOp
+    from .family import TensorOp
 
     return issubclass(op, TensorOp)
 
@@ -25,8 +25,8 @@ def build_family_node(node_proto, opset: int) -> Node:
     tensors as numpy arrays); its output count from the model."""
     from onnx import helper, numpy_helper
 
-    from .ops import op_version
-    from .ops.base import Node
+    from . import op_version
+    from .base import Node
 
     op = op_version(node_proto.op_type, opset)
     label = f"{op.op_type}-{op.since_version}"

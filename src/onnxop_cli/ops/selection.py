@@ -21,7 +21,7 @@ import math
 from typing import Optional, Sequence
 
 from ..errors import OpError
-from ..view import c_strides
+from ..core.view import c_strides
 from .base import BASE_TYPES, FLOAT8, Node
 from .family import Arg, OutputPlan, Piece, TensorOp, element_bytes
 from .spec import OpSpec, Param
@@ -237,8 +237,8 @@ class BitCast_26(TensorOp):
 
     @classmethod
     def plan(cls, node: Node, args: Sequence[Optional[Arg]]) -> list[OutputPlan]:
-        from ..tensor import dtype_by_onnx
-        from ..view import View
+        from ..core.tensor import dtype_by_onnx
+        from ..core.view import View
 
         data = args[0]
         assert data is not None
@@ -261,13 +261,13 @@ CENTER_CROP_PAD = OpSpec(
     "CenterCropPad",
     (CenterCropPad_18,),
     (
-        Param("shape", "tensor", "The size of each of --axes after cropping or padding (int64 or int32).", "3,3"),
-        Param("axes", "ints", "The axes --shape applies to (default: all).", "1,2"),
+        Param("shape", "tensor", "The size of each of --axes after cropping or padding (int64 or int32).", "2,2"),
+        Param("axes", "ints", "The axes --shape applies to (default: all).", "1"),
     ),
-    summary="Crop or pad tensors around their centre (ONNX CenterCropPad).",
+    summary="Crop or pad around the centre (ONNX CenterCropPad).",
     description="Crop or zero-pad each input around its centre to --shape along --axes, through the GPU "
     "pieces kernel.",
-    example="onnxop center-crop-pad x.npy --shape 2,2 --axes 1,2 -o y.npy",
+    example="onnxop center-crop-pad x.npy --shape 2,2 --axes 1",
 )
 
 COMPRESS = OpSpec(
@@ -281,7 +281,7 @@ COMPRESS = OpSpec(
     summary="Keep the slices selected by a condition (ONNX Compress).",
     description="Keep each input's slices along --axis (or elements of the flattened input) where "
     "--condition is true, one strided GPU copy per run of kept slices.",
-    example="onnxop compress x.npy --condition 1,0,1 --axis 0 -o y.npy",
+    example="onnxop compress x.npy --condition 1,0,1 --axis 0",
 )
 
 ONE_HOT = OpSpec(
@@ -296,14 +296,14 @@ ONE_HOT = OpSpec(
     summary="One-hot encode index tensors (ONNX OneHot).",
     description="For each index file, a tensor with a new --axis of --depth: on_value where its index is "
     "the element's index, off_value elsewhere, filled by the GPU pieces kernel.",
-    example="onnxop one-hot idx.npy --depth 4 --values 0,1 -o hot.npy",
+    example="onnxop one-hot i.npy --depth 4 --values 0,1",
 )
 
 BITCAST = OpSpec(
     "BitCast",
     (BitCast_26,),
     (Param("to", "int", "The type to read the bits as, a TensorProto number of the same width.", "6"),),
-    summary="Read tensors' bits as another type of the same width (ONNX BitCast).",
+    summary="Read bits as another type of one width (ONNX BitCast).",
     description="Reinterpret each input's bits as --to (same width, same shape), through the GPU flat copy "
     "kernel (or the pieces kernel for Fortran-order and big-endian inputs).",
     example="onnxop bit-cast x.npy --to 6 -o bits.npy",
