@@ -40,7 +40,7 @@ def cases(side: int, rng):
     from onnxop_cli.gpu import scatter as sc
     from onnxop_cli.gpu.gather import View, gather_through_kernel
     from onnxop_cli.ops import indexing
-    from onnxop_cli.sources import MemoryBytes
+    from onnxop_cli.core.sources import MemoryBytes
 
     x = rng.standard_normal((side, side)).astype(np.float32)
     data = ix.Data(MemoryBytes(x), x.shape, 32)

@@ -17,9 +17,8 @@ from onnx import helper, numpy_helper
 
 from conftest import cli
 from onnxop_cli.errors import ExitCode
-from onnxop_cli.nodetests import node_testcases, write_case
+from onnxop_cli.docs.nodetests import node_testcases, write_case
 from onnxop_cli.ops import SPECS, op_version
-from onnxop_cli.ops.family import TensorOp
 from references import load_pb, same_bits, to_array
 
 ONNX_DATA = Path(onnx.__file__).parent / "backend" / "test" / "data"
@@ -35,13 +34,17 @@ def official(tmp_path_factory) -> Path:
 
 
 NOT_TENSORS = {"test_identity_sequence", "test_identity_opt"}  # skipped: onnxop runs tensors
-# the indexed operators' official cases (issue 21)
-INDEXED = {"Gather": 4, "GatherElements": 3, "GatherND": 3, "ScatterElements": 7, "ScatterND": 7, "Scatter": 2,
-           "TensorScatter": 3, "ReverseSequence": 3}
+
+
+def _family(case) -> bool:
+    """A case of an operator with tensor inputs: tests/test_family_conformance.py runs those."""
+    from onnxop_cli.ops.family import TensorOp
+
+    return issubclass(SPECS[case.model.graph.node[0].op_type].versions[0], TensorOp)
 
 
 def official_names() -> list[str]:
-    return sorted(c.name for c in node_testcases())
+    return sorted(c.name for c in node_testcases() if not _family(c))
 
 
 def tensor_names() -> list[str]:
@@ -55,19 +58,14 @@ def test_the_official_cases_are_all_there():
         "depthtospace", "spacetodepth")}
     assert counts == {"flatten": 9, "unsqueeze": 7, "identity": 3, "reshape": 10, "squeeze": 2, "transpose": 7,
                       "expand": 2, "slice": 8, "tile": 2, "depthtospace": 2, "spacetodepth": 4}
-    by_op: dict[str, int] = {}
-    for c in node_testcases():
-        by_op[c.model.graph.node[0].op_type] = by_op.get(c.model.graph.node[0].op_type, 0) + 1
-    views = ("Flatten", "Unsqueeze", "Identity", "Reshape", "Squeeze", "Transpose", "Expand", "Slice", "Tile",
-             "DepthToSpace", "SpaceToDepth")
-    assert sum(by_op[op] for op in views) == 56
-    assert {op: by_op[op] for op in INDEXED} == INDEXED
+    assert len(names) == 56
 
 
 def check_rows(out: str) -> dict[str, list[str]]:
     lines = out.splitlines()
     assert lines[0].split() == ["case", "operator", "opset", "data", "sets", "result"]
     rows = {line.split()[0]: line.split()[1:] for line in lines[1:-1]}
+    rows = {name: row for name, row in rows.items() if name in official_names()}  # the family's: its own file
     assert sorted(rows) == official_names()
     for name, (operator, opset, sets, result, *why) in rows.items():
         assert operator.split("-")[0].lower() in name.replace("_", "")
@@ -75,7 +73,8 @@ def check_rows(out: str) -> dict[str, list[str]]:
             assert (sets, result) == ("-", "skipped:"), name
         else:
             assert (sets, result) == ("1", "passed"), name
-    assert lines[-1] == f"{len(rows) - len(NOT_TENSORS)} passed, 0 failed, {len(NOT_TENSORS)} skipped"
+    family = len(node_testcases()) - len(official_names())
+    assert lines[-1] == f"{54 + family} passed, 0 failed, 2 skipped"
     return rows
 
 
@@ -108,30 +107,20 @@ def command_line(case: Path) -> list[str]:
     data = case / "test_data_set_0"
     spec = SPECS[node.op_type]
     argv = [spec.command, data / "input_0.pb", "--opset", str(model.opset_import[0].version)]
-    op = op_version(node.op_type, model.opset_import[0].version)
-    tensor_op = issubclass(op, TensorOp)
     for a in node.attribute:
         value = helper.get_attribute_value(a)
         text = ",".join(map(str, value)) if isinstance(value, list) else (
             value.decode() if isinstance(value, bytes) else str(value))
-        argv += [option_name(a.name) if tensor_op else f"--{a.name}", text]
-    op_inputs = op.inputs
+        argv += [f"--{a.name}", text]
+    op_inputs = op_version(node.op_type, model.opset_import[0].version).inputs
     for i, (schema_name, name) in enumerate(zip(op_inputs[1:], node.input[1:]), start=1):
-        if name and tensor_op:  # an input of a tensor-input operator: its file
-            argv += [option_name(schema_name), data / f"input_{i}.pb"]
-        elif name:
+        if name:
             values = to_array(load_pb(data / f"input_{i}.pb")).reshape(-1)
             argv += [f"--{schema_name}", ",".join(str(int(v)) for v in values)]
     return argv
 
 
-def one_output_names() -> list[str]:
-    """Cases whose command takes one data file and writes one output (Concat's
-    variadic input and Split's several outputs have their own CLI tests)."""
-    return [n for n in tensor_names() if not n.startswith(("test_concat", "test_split"))]
-
-
-@pytest.mark.parametrize("name", one_output_names())
+@pytest.mark.parametrize("name", tensor_names())
 def test_each_operator_command_on_the_official_pb_files(backend, official, tmp_path, capsys, name):
     case = official / name
     data = case / "test_data_set_0"
@@ -143,20 +132,8 @@ def test_each_operator_command_on_the_official_pb_files(backend, official, tmp_p
     assert got.raw_data == expected.raw_data
 
 
-def option_name(name: str) -> str:
-    """A tensor-input operator's option (cli_family.option_name): ``batch_dims`` -> ``--batch-dims``."""
-    return "--" + name.replace("_", "-").lower()
-
-
-def single_input_names() -> list[str]:
-    """The cases of the view operators: `run` of the tensor-input operators
-    (ops/family.py) comes with the graph runner (issue 22)."""
-    return [n for n in tensor_names() if not any(n.startswith(f"test_{p}") for p in (
-        "gather", "scatter", "tensorscatter", "reversesequence", "concat", "split", "where"))]
-
-
 @pytest.mark.parametrize("suffix", [".pb", ".npy", ".npz"])
-@pytest.mark.parametrize("name", single_input_names())
+@pytest.mark.parametrize("name", tensor_names())
 def test_run_applies_each_official_model_to_pb_npy_and_npz_files(backend, official, tmp_path, capsys, name, suffix):
     """`onnxop run model.onnx INPUT...`: the node, its attributes and opset from
     the model, every graph input from a file of the format under test."""

@@ -21,7 +21,7 @@ from onnxop_cli.errors import OpError
 from onnxop_cli.gpu import indexed as ix
 from onnxop_cli.gpu import scatter as sc
 from onnxop_cli.ops import indexing
-from onnxop_cli.sources import MemoryBytes
+from onnxop_cli.core.sources import MemoryBytes
 
 POISON = 0xA5
 

@@ -39,7 +39,8 @@ OPERATOR_FUNCTIONS = (
 # the operators with tensor inputs (api_family.py makes them from the registry;
 # tests/test_family_infra.py holds this list to it)
 FAMILY_FUNCTIONS = (
-    "concat", "split", "where",
+    "concat", "split", "where", "pad", "trilu", "constant_of_shape", "eye_like", "shape", "size",
+    "center_crop_pad", "compress", "one_hot", "bit_cast",
     "gather", "gather_elements", "gather_nd", "scatter_elements", "scatter_nd", "scatter", "tensor_scatter",
     "reverse_sequence",
 )

@@ -28,11 +28,11 @@ def _function(spec: OpSpec) -> Callable[..., Any]:
             **params: Any) -> Any:
         import numpy as np
 
-        from . import family_apply
+        from .core import family as family_apply
         from .api import to_tensor
         from .errors import UsageError
         from .ops.base import Node
-        from .tensor import dtype_by_name
+        from .core.tensor import dtype_by_name
 
         op = op_version(spec.op_type, opset)
         label = f"{op.op_type}-{op.since_version}"

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from ..errors import OpError
-from ..sources import ByteSource
+from ..core.sources import ByteSource
 from .device import Gpu
 from .engines.base import BufferUsage as U
 from .engines.base import ShaderStage

@@ -1,4 +1,4 @@
-"""Run an output's pieces (ops/family.py) through ``shaders/pieces.wgsl``.
+"""Run an output's pieces (core/pieces.py, planned by ops/family.py) through ``shaders/pieces.wgsl``.
 
     for each band of the output (at most one binding):
         clear dst; for each piece (cut to the band, and to windows of its
@@ -19,7 +19,7 @@ import struct
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterator, Optional, Sequence
 
-from ..ops.family import Piece
+from ..core.pieces import Piece
 from .device import Gpu
 from .kernels import WORD, grid, round_up, shader_const
 
@@ -317,6 +317,8 @@ class _Run:
                 rank = len(p.shape)
                 fill = (p.fill + bytes(16))[:16]
                 tri = p.tri or (0, 0xFFFFFFFF, 0xFFFFFFFF, True)
+                # |col - row| < 2**31 in one dispatch: a k beyond that keeps all or nothing, as its clamp does
+                tri = (min(max(tri[0], -(2**31)), 2**31 - 1), *tri[1:])
                 pred = 1 if p.mask is not None else (0 if p.tri is None else (2 if tri[3] else 3))
                 groups = -(-p.size // self.wg)
                 gx, gy = grid(groups, self.max_dim)

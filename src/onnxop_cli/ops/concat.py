@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Optional, Sequence
 
 from ..errors import OpError
-from ..view import c_strides
+from ..core.view import c_strides
 from .base import BASE_TYPES, Node
 from .family import Arg, OutputPlan, Piece, TensorOp
 from .spec import OpSpec, Param

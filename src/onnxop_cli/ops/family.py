@@ -32,13 +32,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Optional, Sequence
 
 from ..errors import OpError
-from ..view import c_strides, f_strides
+from ..core.view import c_strides, f_strides
+from ..core.pieces import Piece
 from .base import Node, OpVersion
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from ..tensor import DType, Tensor
+    from ..core.tensor import DType, Tensor
 
 
 @dataclass
@@ -70,34 +71,6 @@ class Arg:
         if not (self.dtype.onnx_name.startswith("int") or self.dtype.onnx_name.startswith("uint")):
             raise OpError(f"{op}: {what} must be an integer tensor, got {self.dtype}")
         return [int(v) for v in self.values().reshape(-1)]
-
-
-@dataclass(frozen=True)
-class Piece:
-    """A box of ``shape`` in the output: element i goes to output element
-    ``dst_offset + i . dst_strides`` and comes from element
-    ``src_offset + i . src_strides`` of input ``src`` (None: ``fill``, the
-    element's little-endian bytes). ``mask`` (an input index, a bool tensor)
-    with its strides and offset, or ``tri`` (k, row axis, col axis, upper),
-    choose per element; where they say no, the element gets ``fill`` when
-    ``otherwise_fill`` and keeps what an earlier piece wrote when not."""
-
-    shape: tuple[int, ...]
-    dst_strides: tuple[int, ...]
-    dst_offset: int = 0
-    src: Optional[int] = None
-    src_strides: tuple[int, ...] = ()
-    src_offset: int = 0
-    fill: bytes = b""
-    mask: Optional[int] = None
-    mask_strides: tuple[int, ...] = ()
-    mask_offset: int = 0
-    tri: Optional[tuple[int, int, int, bool]] = None
-    otherwise_fill: bool = False
-
-    @property
-    def size(self) -> int:
-        return math.prod(self.shape)
 
 
 Runner = Callable[..., int]  # runner(gpu, sources: list[ByteSource], sink, *, args) -> bytes written
@@ -182,9 +155,9 @@ class TensorOp(OpVersion):
                 )
             first = seen.setdefault(constraint, arg)
             if first.dtype != arg.dtype:
+                a, b = (first.name, arg.name) if not cls.variadic else (first.tensor.name, arg.tensor.name)
                 raise OpError(
-                    f"{cls.op_type}: inputs {first.name} ({first.dtype}) and {arg.name} ({arg.dtype}) "
-                    "must have the same type"
+                    f"{cls.op_type}: inputs {a} ({first.dtype}) and {b} ({arg.dtype}) must have the same type"
                 )
 
     @classmethod

@@ -99,7 +99,7 @@ def scatter_plan(op: str, name: str, data: Arg, updates: Arg, idx: Optional[Arg]
     if reduction != "none":
         allowed = ADD_MUL if reduction in ("add", "mul") else MAX_MIN
         if t.onnx_name not in allowed:
-            from ..tensor import dtype_by_name
+            from ..core.tensor import dtype_by_name
 
             can = ", ".join(sorted(dtype_by_name(n).name for n in allowed))
             raise OpError(f"{op}: reduction {reduction} on {t} is not run on the device (it runs on {can})")

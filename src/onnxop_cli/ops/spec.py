@@ -18,8 +18,9 @@ class Param:
     """One parameter of an operator, by its ONNX name.
 
     ``kind`` is ``int`` (one integer), ``ints`` (a comma-separated list),
-    ``float`` (one number), ``str`` (one of ``choices``) or ``tensor`` (an
-    input of the operator: a literal list or a tensor file, cli_family.py). The option is ``--NAME`` unless ``option``
+    ``float`` (one number), ``str`` (one of ``choices``), ``tensor`` (an
+    input of the operator: a literal list or a tensor file, cli_family.py)
+    or ``value`` (a tensor attribute: one number or a tensor file). The option is ``--NAME`` unless ``option``
     says otherwise; ``help`` ends with an example of the option."""
 
     name: str

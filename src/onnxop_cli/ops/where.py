@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
-from ..view import c_strides
+from ..core.view import c_strides
 from .base import BASE_TYPES, Node
 from .family import Arg, OutputPlan, Piece, TensorOp, broadcast_shape, broadcast_strides
 from .spec import OpSpec, Param
@@ -56,7 +56,7 @@ SPEC = OpSpec(
         Param("Y", "tensor", "The values where the condition is false (a tensor file, or a list of the type of "
               "--x).", "b.npy"),
     ),
-    summary="Choose elements from two tensors by a condition (ONNX Where).",
+    summary="Choose elements of two tensors by a condition (ONNX Where).",
     description="For each condition file (bool), the elements of --x where it is true and of --y where it is "
     "false, all three broadcast: a copy of --y, then of --x under the condition, through the GPU pieces kernel.",
     example="onnxop where c.npy --x a.npy --y b.npy -o w.npy",
