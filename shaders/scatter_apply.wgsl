@@ -15,8 +15,10 @@
 // max() (ScatterElements' reference: the update replaces only if it compares
 // greater). add and mul run in f32 for float32 and float16 (float16 converted
 // as numpy converts, exactly; f32 is wide enough that rounding twice is
-// exact); a NaN operand gives the second NaN operand quieted, else the first,
-// as numpy on x86; an invalid operation gives `default_nan` (the host's).
+// exact); a NaN operand gives that NaN quieted and, when both are NaN, the
+// first (`nan_first` 1) or the second: numpy's scalar and array loops differ
+// there, so the host asks its numpy which (gpu/scatter.py); an invalid
+// operation gives `default_nan` (the host's).
 //
 // needs: (nothing beyond WebGPU)
 
@@ -30,7 +32,7 @@ struct Params {
     cls: u32,
     numpy: u32,
     default_nan: u32, // f32 bits of inf - inf on the host
-    pad: u32,
+    nan_first: u32,   // 1: of two NaN operands the element's wins, 0: the update's
 }
 
 @group(0) @binding(0) var<storage, read> targets: array<u32>;
@@ -214,6 +216,9 @@ fn float_to_half(f: u32) -> u32 {
 fn f32_op(a: u32, b: u32, mul: bool) -> u32 {
     let na = (a & 0x7fffffffu) > 0x7f800000u;
     let nb = (b & 0x7fffffffu) > 0x7f800000u;
+    if (na && nb) {
+        return select(b, a, params.nan_first != 0u) | 0x400000u;
+    }
     if (nb) {
         return b | 0x400000u;
     }

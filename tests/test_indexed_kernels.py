@@ -226,9 +226,29 @@ def test_scatter_nd_reductions(gpu, rng, dtype, reduction):
     updates = random_array(rng, (7, 3), dtype)
     want = reference("ScatterND", [data, index, updates], reduction=reduction)
     table = indexing.scatter_nd("SND", data.shape, index.shape, updates.shape)
-    got = run_scatter(gpu, data, updates, index, table, reduce_of(reduction, dtype, numpy=True),
-                      max_groups_per_dim=1)
+    reduce = sc.Reduce(reduction, CLS[np.dtype(dtype).kind], True, inner=3)  # slices of 3, as the reference
+    got = run_scatter(gpu, data, updates, index, table, reduce, max_groups_per_dim=1)
     assert got == le(want)
+
+
+@pytest.mark.parametrize("inner", [0, 1, 2, 3, 8])
+@pytest.mark.parametrize("reduction", ["add", "mul"])
+@pytest.mark.parametrize("dtype", ["<f4", "<f2"])
+def test_two_nans_combine_as_the_reference_combines_them(gpu, rng, dtype, reduction, inner):
+    """numpy keeps the first or the second of two NaNs depending on its loop (scalar or SIMD);
+    inner 0: whole indices, the reference combines scalars."""
+    bits = 32 if dtype == "<f4" else 16
+    u = f"<u{bits // 8}"
+    nan1, nan2 = (0x7FC00001, 0xFFC00002) if bits == 32 else (0x7E01, 0xFE02)
+    tail = (inner,) if inner else ()
+    data = np.full((3,) + tail, nan1, u).view(dtype)
+    updates = np.full((2,) + tail, nan2, u).view(dtype)
+    updates[1] = random_array(rng, tail, dtype) if inner else np.array(1.5, dtype)
+    index = np.array([[1], [1]], np.int64)
+    want = reference("ScatterND", [data, index, updates], reduction=reduction)
+    table = indexing.scatter_nd("SND", data.shape, index.shape, updates.shape)
+    reduce = sc.Reduce(reduction, 2, True, inner=inner)
+    assert run_scatter(gpu, data, updates, index, table, reduce) == le(want)
 
 
 @pytest.mark.parametrize("dtype", ["u1", "<f8", "<c16", ">i2", "<f4"])

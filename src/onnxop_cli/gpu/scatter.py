@@ -16,6 +16,7 @@ of one element: refused before the readback, so nothing is written.
 
 from __future__ import annotations
 
+import functools
 import struct
 from dataclasses import dataclass
 from typing import Any
@@ -42,6 +43,34 @@ class Reduce:
     kind: str = "none"
     cls: int = 0
     numpy: bool = True
+    inner: int = 0  # elements numpy combines in one call: 0 scalars (ScatterElements), else a slice's
+
+
+@functools.lru_cache(maxsize=None)
+def nan_first(kind: str, bits: int, inner: int) -> bool:
+    """Whether, of two NaN operands, numpy's ``+``/``*`` keeps the first (the
+    element's) -- asked of this host's numpy, on scalars (``inner`` 0) or
+    on arrays of ``inner`` elements, as the reference combines them: its
+    scalar and SIMD loops answer differently on x86."""
+    import numpy as np
+
+    if kind not in ("add", "mul") or bits not in (16, 32):
+        return False
+    t, q = (np.float32, (0x7FC00001, 0xFFC00002)) if bits == 32 else (np.float16, (0x7E01, 0xFE02))
+    u = np.uint32 if bits == 32 else np.uint16
+    n = max(inner, 1)
+    a, b = (np.full(n, v, dtype=u).view(t) for v in q)
+    with np.errstate(invalid="ignore"):
+        if inner == 0:
+            r = a[0] * b[0] if kind == "mul" else a[0] + b[0]
+        else:
+            r = a.copy()
+            if kind == "mul":
+                r *= b
+            else:
+                r += b
+            r = r[0]
+    return int(np.asarray(r).view(u)) == q[0]
 
 
 def _default_nan() -> int:
@@ -135,7 +164,8 @@ def _rounds(gpu: Gpu, bufs: _Buffers, out: Any, upd: Any, targets: Any, data: Da
     gpu.queue.write_buffer(small, 0, struct.pack("<4I", n, gx, data.bits, 0))
     apply_params = bufs.new("apply params", 32, U.UNIFORM | U.COPY_DST)
     gpu.queue.write_buffer(apply_params, 0, struct.pack(
-        "<8I", n, gx, data.bits, REDUCTIONS.index(reduce.kind), reduce.cls, int(reduce.numpy), _default_nan(), 0))
+        "<8I", n, gx, data.bits, REDUCTIONS.index(reduce.kind), reduce.cls, int(reduce.numpy), _default_nan(),
+        int(reduce.cls == 2 and nan_first(reduce.kind, data.bits, reduce.inner))))
     p_claim, l_claim = _pipeline(gpu, CLAIM, ("read-only-storage", "storage", "storage", "uniform"))
     p_apply, l_apply = _pipeline(gpu, APPLY, ("read-only-storage", "read-only-storage", "read-only-storage",
                                               "uniform", "read-only-storage", "storage", "storage"))

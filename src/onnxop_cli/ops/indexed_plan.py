@@ -91,7 +91,9 @@ def gather_plan(name: str, data: Arg, idx: Optional[Arg], table: Table, check: O
 
 def scatter_plan(op: str, name: str, data: Arg, updates: Arg, idx: Optional[Arg], table: Table,
                  check: Optional[Check], reduction: str = "none", numpy_rule: bool = True,
-                 where: tuple[int, int, int] = (0, 2, 1)) -> list[OutputPlan]:
+                 where: tuple[int, int, int] = (0, 2, 1), inner: int = 0) -> list[OutputPlan]:
+    """``inner``: how many elements the reference combines in one numpy call
+    (ScatterND: a slice's; 0: one scalar at a time), which decides its NaN rule."""
     from ..gpu.scatter import Reduce
     from .family import OutputPlan
 
@@ -106,7 +108,7 @@ def scatter_plan(op: str, name: str, data: Arg, updates: Arg, idx: Optional[Arg]
     if t.is_string:
         values = host_scatter(op, data, updates, idx, table, check)
         return [OutputPlan(name, data.shape, t, values=values, kernel="host")]
-    reduce = Reduce(reduction, MAX_MIN.get(t.onnx_name, 0), numpy_rule)
+    reduce = Reduce(reduction, MAX_MIN.get(t.onnx_name, 0), numpy_rule, inner)
     runner = functools.partial(_run_scatter, data, updates, idx, table, check, reduce, where)
     return [OutputPlan(name, data.shape, t, runner=runner, kernel="scatter",
                        precheck=_prechecker(idx, check, where[2]))]

@@ -9,6 +9,7 @@ updates on one element is refused.
 
 from __future__ import annotations
 
+import math
 from typing import Optional, Sequence
 
 from ..errors import OpError
@@ -42,7 +43,11 @@ class ScatterND_11(TensorOp):
                                                             ("max", "min") else ""))
         is_ = None if data.dtype.is_string else idx.strides
         table, check = indexing.scatter_nd(cls.label(), data.shape, idx.shape, updates.shape, is_)
-        return scatter_plan(cls.label(), cls.outputs[0], data, updates, idx, table, check, reduction, True)
+        m = idx.shape[-1] if idx.shape else 0
+        # the reference combines a slice per numpy call (an element, when the tuples are whole indices)
+        inner = 0 if m == len(data.shape) else math.prod(data.shape[m:])
+        return scatter_plan(cls.label(), cls.outputs[0], data, updates, idx, table, check, reduction, True,
+                            inner=inner)
 
 
 class ScatterND_13(ScatterND_11):
