@@ -358,3 +358,16 @@ def test_fortran_scatter_elements(gpu, rng):
     sc.scatter_indexed(gpu, fortran_data(data), fortran_data(updates), fortran_index(index), check, table,
                        sc.Reduce("add", 1, False), out.extend)
     assert bytes(out) == le(want)
+
+
+def test_an_output_larger_than_one_binding(gpu, rng):
+    """136 MiB of output from 64 MiB of data: several bands at the adapter's own limit."""
+    limit = ix.binding_limit(gpu)
+    row = 1 << 20
+    data = rng.integers(0, 256, (64, row), dtype=np.uint8)
+    index = rng.integers(-64, 64, (limit // row + 8,)).astype(np.int64)
+    table, check = indexing.gather("Gather", data.shape, index.shape, 0)
+    out = bytearray()
+    ix.gather_indexed(gpu, data_of(data), index_of(index), check, table, out.extend)
+    assert len(out) > limit
+    assert bytes(out) == np.take(data, index, axis=0).tobytes()
