@@ -33,6 +33,10 @@ struct Params {
     numpy: u32,
     default_nan: u32, // f32 bits of inf - inf on the host
     nan_first: u32,   // 1: of two NaN operands the element's wins, 0: the update's
+    direct: u32,      // 1: invocation i is update i; 0: update list[i] (scatter_claim.wgsl)
+    pad0: u32,
+    pad1: u32,
+    pad2: u32,
 }
 
 @group(0) @binding(0) var<storage, read> targets: array<u32>;
@@ -42,6 +46,7 @@ struct Params {
 @group(0) @binding(4) var<storage, read> updates: array<u32>;
 @group(0) @binding(5) var<storage, read_write> data: array<atomic<u32>>;
 @group(0) @binding(6) var<storage, read_write> status: array<atomic<u32>>;
+@group(0) @binding(7) var<storage, read> list: array<u32>;
 
 fn add64(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
     let lo = a.x + b.x;
@@ -269,10 +274,11 @@ fn update_at(u: u32, bits: u32) -> vec2<u32> {
 
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-    let u = (wg.y * params.groups_x + wg.x) * WG + lid;
-    if (u >= params.count) {
+    let i = (wg.y * params.groups_x + wg.x) * WG + lid;
+    if (i >= params.count) {
         return;
     }
+    let u = select(list[i], i, params.direct != 0u);
     if ((done[u >> 5u] & (1u << (u & 31u))) != 0u) {
         return;
     }

@@ -8,10 +8,10 @@
 const WG: u32 = 256u;
 
 struct Params {
-    count: u32,
+    count: u32,     // pending updates this batch
     groups_x: u32,
     bits: u32,
-    pad: u32,
+    direct: u32,    // 1: invocation i is update i; 0: update list[i]
 }
 
 @group(0) @binding(0) var<storage, read> targets: array<u32>;
@@ -19,13 +19,15 @@ struct Params {
 @group(0) @binding(2) var<storage, read_write> done: array<atomic<u32>>;
 @group(0) @binding(3) var<uniform> params: Params;
 @group(0) @binding(4) var<storage, read_write> status: array<atomic<u32>>;
+@group(0) @binding(5) var<storage, read> list: array<u32>;
 
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-    let u = (wg.y * params.groups_x + wg.x) * WG + lid;
-    if (u >= params.count) {
+    let i = (wg.y * params.groups_x + wg.x) * WG + lid;
+    if (i >= params.count) {
         return;
     }
+    let u = select(list[i], i, params.direct != 0u);
     let bit = 1u << (u & 31u);
     if ((atomicLoad(&done[u >> 5u]) & bit) != 0u) {
         return;

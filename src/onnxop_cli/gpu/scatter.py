@@ -30,6 +30,7 @@ from .indexed import (
 from .kernels import shader_const
 
 CLAIM, APPLY, RESET = "scatter_claim.wgsl", "scatter_apply.wgsl", "scatter_reset.wgsl"
+COMPACT = "scatter_compact.wgsl"
 REDUCTIONS = ("none", "add", "mul", "max", "min")
 DUPLICATES = "two updates write one element with reduction none (the result is undefined); use distinct indices or a reduction"
 
@@ -149,50 +150,64 @@ def _copy_in(gpu: Gpu, bufs: _Buffers, data: Data, max_dim: int) -> Any:
 
 def _rounds(gpu: Gpu, bufs: _Buffers, out: Any, upd: Any, targets: Any, data: Data, n: int,
             reduce: Reduce, op: str, max_dim: int, max_rounds: int | None) -> None:
-    """Apply the updates, round after round, until none is pending."""
+    """Apply the updates, round after round, until none is pending: batches
+    of 1, 2, 4 .. 64 rounds, each over the updates the last one left (gathered
+    by scatter_compact.wgsl), a readback of what is left after each."""
     claim = bufs.new("claims", 4 * data.size, U.STORAGE | U.COPY_DST)
     done = bufs.new("done", 4 * (-(-n // 32)), U.STORAGE | U.COPY_DST)
     status = bufs.new("status", 16, U.STORAGE | U.COPY_DST | U.COPY_SRC)
+    none = reduce.kind == "none"
+    lists = [bufs.new("pending", 4 * n, U.STORAGE) for _ in range(1 if none else 2)]
     encoder = gpu.device.create_command_encoder()
     encoder.clear_buffer(claim)
     encoder.clear_buffer(done)
     gpu.queue.submit([encoder.finish()])
     wg = shader_const(CLAIM, "WG")
-    groups = -(-n // wg)
-    gx = _grid_x(groups, max_dim)
     small = bufs.new("round params", 16, U.UNIFORM | U.COPY_DST)
-    gpu.queue.write_buffer(small, 0, struct.pack("<4I", n, gx, data.bits, 0))
-    apply_params = bufs.new("apply params", 32, U.UNIFORM | U.COPY_DST)
-    gpu.queue.write_buffer(apply_params, 0, struct.pack(
-        "<8I", n, gx, data.bits, REDUCTIONS.index(reduce.kind), reduce.cls, int(reduce.numpy), _default_nan(),
-        int(reduce.cls == 2 and nan_first(reduce.kind, data.bits, reduce.inner))))
-    p_claim, l_claim = _pipeline(gpu, CLAIM, ("read-only-storage", "storage", "storage", "uniform"))
+    apply_params = bufs.new("apply params", 48, U.UNIFORM | U.COPY_DST)
+    head = (REDUCTIONS.index(reduce.kind), reduce.cls, int(reduce.numpy), _default_nan(),
+            int(reduce.cls == 2 and nan_first(reduce.kind, data.bits, reduce.inner)))
+    p_claim, l_claim = _pipeline(gpu, CLAIM, ("read-only-storage", "storage", "storage", "uniform",
+                                              "read-only-storage"))
     p_apply, l_apply = _pipeline(gpu, APPLY, ("read-only-storage", "read-only-storage", "read-only-storage",
-                                              "uniform", "read-only-storage", "storage", "storage"))
-    p_reset, l_reset = _pipeline(gpu, RESET, ("read-only-storage", "storage", "storage", "uniform", "storage"))
-    g_claim = _bind(gpu, l_claim, [targets, claim, done, small])
-    g_apply = _bind(gpu, l_apply, [targets, claim, done, apply_params, upd, out, status])
-    g_reset = _bind(gpu, l_reset, [targets, claim, done, small, status])
+                                              "uniform", "read-only-storage", "storage", "storage",
+                                              "read-only-storage"))
+    p_reset, l_reset = _pipeline(gpu, RESET, ("read-only-storage", "storage", "storage", "uniform", "storage",
+                                              "read-only-storage"))
+    p_compact, l_compact = _pipeline(gpu, COMPACT, ("read-only-storage", "uniform", "read-only-storage", "storage",
+                                                    "storage"))
+    count, direct, current = n, 1, 0
     batch, total = 1, 0
     while True:
+        groups = -(-count // wg)
+        gx = _grid_x(groups, max_dim)
+        gpu.queue.write_buffer(small, 0, struct.pack("<4I", count, gx, data.bits, direct))
+        gpu.queue.write_buffer(apply_params, 0, struct.pack("<3I5I4I", count, gx, data.bits, *head, direct, 0, 0, 0))
         gpu.queue.write_buffer(status, 0, struct.pack("<4I", 0, 0, 0, 0))
+        ls = lists[current]
         encoder = gpu.device.create_command_encoder()
         for _ in range(batch):
-            _dispatch(gpu, encoder, p_claim, g_claim, groups, max_dim)
-            _dispatch(gpu, encoder, p_apply, g_apply, groups, max_dim)
-            if reduce.kind != "none":  # none is one round: the apply kernel flags a second update
-                _dispatch(gpu, encoder, p_reset, g_reset, groups, max_dim)
+            _dispatch(gpu, encoder, p_claim, _bind(gpu, l_claim, [targets, claim, done, small, ls]), groups, max_dim)
+            _dispatch(gpu, encoder, p_apply, _bind(gpu, l_apply, [targets, claim, done, apply_params, upd, out,
+                                                                  status, ls]), groups, max_dim)
+            if not none:  # none is one round: the apply kernel flags a second update
+                _dispatch(gpu, encoder, p_reset, _bind(gpu, l_reset, [targets, claim, done, small, status, ls]),
+                          groups, max_dim)
+        if not none:
+            nxt = lists[1 - current]
+            _dispatch(gpu, encoder, p_compact, _bind(gpu, l_compact, [done, small, ls, nxt, status]), groups, max_dim)
         gpu.queue.submit([encoder.finish()])
         total += batch
-        back, view = _read(gpu, bufs, status, 8)
-        pending = struct.unpack("<2I", view)[1]
+        back, view = _read(gpu, bufs, status, 12)
+        _, pending, left = struct.unpack("<3I", view)
         back.unmap()
         back.destroy()
         bufs.made.remove(back)
         if not pending:
             return
-        if reduce.kind == "none":
+        if none:
             raise OpError(f"{op}: {DUPLICATES}")
         if max_rounds is not None and total >= max_rounds:
             raise OpError(f"{op}: more than {max_rounds} updates write one element")
+        count, direct, current = left, 0, 1 - current
         batch = min(batch * 2, 64)
