@@ -63,9 +63,9 @@ SPEC = OpSpec(
         Param("indices", "tensor", "The indices along --axis (int32 or int64; a tensor file or a list).", "0,2,-1"),
         Param("axis", "int", "The axis to gather along; negative counts from the back.", "0"),
     ),
-    summary="Pick entries along an axis by an index tensor (ONNX Gather).",
+    summary="Pick entries along an axis by index (ONNX Gather).",
     description="For each data file, the entries along --axis that --indices names: the output has the data's "
     "shape with that axis replaced by the indices' shape. The indices are checked on the GPU (all 64 bits of "
     "int64; negative ones count from the back) and one out of range is refused with its position.",
-    example="onnxop gather data.npy --indices idx.npy --axis 0 -o out.npy",
+    example="onnxop gather x.npy --indices 2,0,-1 -o y.npy",
 )

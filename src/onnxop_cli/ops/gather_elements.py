@@ -54,5 +54,5 @@ SPEC = OpSpec(
     summary="Pick one element per index (ONNX GatherElements).",
     description="For each data file, the element that each entry of --indices names along --axis (the other "
     "coordinates are the entry's own); the output has the indices' shape. Indices are checked on the GPU.",
-    example="onnxop gather-elements x.npy --indices i.npy --axis 1",
+    example="onnxop gather-elements x.npy --indices i.npy",
 )

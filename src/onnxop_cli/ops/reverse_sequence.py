@@ -59,5 +59,5 @@ SPEC = OpSpec(
     summary="Reverse sequences of a batch (ONNX ReverseSequence).",
     description="For each input file, the first --sequence-lens[b] elements of batch entry b along --time-axis "
     "reversed and the rest kept, through the GPU indexed gather; each length is checked against the time axis.",
-    example="onnxop reverse-sequence x.npy --sequence-lens 3,2,1",
+    example="onnxop reverse-sequence x.npy --sequence-lens 3,1",
 )

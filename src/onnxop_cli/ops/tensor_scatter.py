@@ -60,5 +60,5 @@ SPEC = OpSpec(
     summary="Write sequences into a cache (ONNX TensorScatter).",
     description="For each cache file, a copy with --update written along --axis from each batch entry's "
     "--write-indices, straight (linear) or wrapping (circular), on the GPU; positions are checked there.",
-    example="onnxop tensor-scatter c.npy --update u.npy --mode circular",
+    example="onnxop tensor-scatter c.npy --update u.npy",
 )
