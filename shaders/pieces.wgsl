@@ -16,7 +16,7 @@
 //
 // Strides are two's complement u32: every offset is taken mod 2^32, and the
 // host keeps each dispatch's window and band within one binding, so the final
-// offsets are exact. One invocation per element. Elements narrower than
+// offsets are exact. ELEMS consecutive elements per invocation. Elements narrower than
 // 32 bits share words with their neighbours (and with other pieces): they are
 // written with atomicAnd / atomicOr on their own bits only, which commute, so
 // the result does not depend on the order invocations run in.
@@ -26,6 +26,7 @@
 // needs: (nothing beyond WebGPU)
 
 const WG: u32 = 256u;
+const ELEMS: u32 = 8u;  // consecutive piece elements per invocation
 
 struct Params {
     count: u32,      // elements in the piece
@@ -75,41 +76,46 @@ fn src_small(s: u32, bits: u32) -> u32 {
     return x;
 }
 
-@compute @workgroup_size(256)
-fn main(
-    @builtin(workgroup_id) wg: vec3<u32>,
-    @builtin(local_invocation_index) lid: u32,
-) {
-    let l = (wg.y * params.groups_x + wg.x) * WG + lid;
-    if (l >= params.count) {
-        return;
-    }
-    // the element's multi-index, innermost axis first
+// Where element l of the piece lies: its source, destination and mask
+// offsets, its triangle row and column, and its index along the last axis.
+struct Loc {
+    s: u32,
+    d: u32,
+    m: u32,
+    row: u32,
+    col: u32,
+    i: u32,
+}
+
+fn locate(l: u32) -> Loc {
     var rest = l;
-    var s = params.src_base;
-    var d = params.dst_base;
-    var m = params.mask_base;
-    var row = 0u;
-    var col = 0u;
+    var loc = Loc(params.src_base, params.dst_base, params.mask_base, 0u, 0u, 0u);
     for (var k = params.rank; k > 0u; k = k - 1u) {
         let a = axes[params.at + k - 1u];
         let i = rest % a.x;
         rest = rest / a.x;
-        s = s + i * a.y;
-        d = d + i * a.z;
-        m = m + i * a.w;
+        loc.s = loc.s + i * a.y;
+        loc.d = loc.d + i * a.z;
+        loc.m = loc.m + i * a.w;
         if (k - 1u == params.tri_row) {
-            row = i;
+            loc.row = i;
         }
         if (k - 1u == params.tri_col) {
-            col = i;
+            loc.col = i;
+        }
+        if (k == params.rank) {
+            loc.i = i;
         }
     }
+    return loc;
+}
+
+fn write(loc: Loc) {
     var take = true;
     if (params.pred == 1u) {
-        take = ((mask[m >> 2u] >> ((m & 3u) * 8u)) & 0xffu) != 0u;
+        take = ((mask[loc.m >> 2u] >> ((loc.m & 3u) * 8u)) & 0xffu) != 0u;
     } else if (params.pred >= 2u) {
-        let diff = i32(col) - i32(row);
+        let diff = i32(loc.col) - i32(loc.row);
         let k = bitcast<i32>(params.tri_k);
         take = select(diff <= k, diff >= k, params.pred == 2u);
     }
@@ -129,9 +135,9 @@ fn main(
             if (fill) {
                 x = params.fill[q];
             } else {
-                x = src_word(s, q, lg);
+                x = src_word(loc.s, q, lg);
             }
-            atomicStore(&dst[(d << lg) + q], x);
+            atomicStore(&dst[(loc.d << lg) + q], x);
         }
         return;
     }
@@ -139,11 +145,50 @@ fn main(
     if (fill) {
         x = params.fill.x & ((1u << bits) - 1u);
     } else {
-        x = src_small(s, bits);
+        x = src_small(loc.s, bits);
     }
     let lg = 5u - countTrailingZeros(bits);
-    let shift = (d & ((1u << lg) - 1u)) * bits;
-    let w = d >> lg;
+    let shift = (loc.d & ((1u << lg) - 1u)) * bits;
+    let w = loc.d >> lg;
     atomicAnd(&dst[w], ~(((1u << bits) - 1u) << shift));
     atomicOr(&dst[w], x << shift);
+}
+
+// Each invocation writes ELEMS consecutive elements of the piece: the index
+// is decomposed once (divisions are the main cost on CPU adapters), then
+// walked along the last axis with adds until that axis wraps.
+@compute @workgroup_size(256)
+fn main(
+    @builtin(workgroup_id) wg: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
+    let l0 = ((wg.y * params.groups_x + wg.x) * WG + lid) * ELEMS;
+    if (l0 >= params.count) {
+        return;
+    }
+    var loc = locate(l0);
+    var last = vec4<u32>(params.count, 0u, 0u, 0u);  // a rank-0 piece: one element
+    if (params.rank > 0u) {
+        last = axes[params.at + params.rank - 1u];
+    }
+    let end = min(l0 + ELEMS, params.count);
+    for (var l = l0; l < end; l = l + 1u) {
+        if (l != l0) {
+            if (loc.i + 1u < last.x) {
+                loc.i = loc.i + 1u;
+                loc.s = loc.s + last.y;
+                loc.d = loc.d + last.z;
+                loc.m = loc.m + last.w;
+                if (params.tri_col == params.rank - 1u) {
+                    loc.col = loc.col + 1u;
+                }
+                if (params.tri_row == params.rank - 1u) {
+                    loc.row = loc.row + 1u;
+                }
+            } else {
+                loc = locate(l);
+            }
+        }
+        write(loc);
+    }
 }

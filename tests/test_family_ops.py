@@ -274,6 +274,31 @@ def test_pad_rank_8_and_zero_size(backend, rng):
     assert same(pad(z, pads=[1, 1, 2, 0], backend=backend), np.pad(z, [(1, 2), (1, 0)]))
 
 
+@pytest.mark.parametrize("mode", ["edge", "reflect", "wrap"])
+def test_pad_segments_index_what_numpy_pads(mode):
+    """The plan alone (no GPU): the segments of an axis, expanded, are numpy's
+    pad of the index range, for lengths 1..6 and pads up to 7 times the length."""
+    from onnxop_cli.ops.pad import segments
+
+    rng = np.random.default_rng(3)
+    for n in range(1, 7):
+        for _ in range(30):
+            b, e = (int(v) for v in rng.integers(0, 7 * n + 2, 2))
+            got = np.full(n + b + e, -1)
+            for start, src, axes in segments(mode, n, b, e):
+                index = np.full([c for c, _, _ in axes], start)
+                source = np.full(index.shape, src)
+                for k, (count, dstep, sstep) in enumerate(axes):
+                    shape = [1] * len(axes)
+                    shape[k] = count
+                    index = index + (np.arange(count) * dstep).reshape(shape)
+                    source = source + (np.arange(count) * sstep).reshape(shape)
+                assert (got[index.reshape(-1)] == -1).all(), "segments overlap"
+                got[index.reshape(-1)] = source.reshape(-1)
+            assert got.tolist() == np.pad(np.arange(n), (b, e), mode=mode).tolist(), (n, b, e)
+    assert len(segments("reflect", 3, 1000, 1000)) < 12  # periodic runs fold into repeat axes
+
+
 def test_pad_rules():
     x = np.zeros((2, 3), np.float32)
     with pytest.raises(OpError, match=r"pads \[1, 2\] has 2 values; it needs 2 x 2"):
@@ -311,3 +336,15 @@ def test_pieces_grid_folding_and_poison(gpu, rng):
                    bits=x.dtype.itemsize * 8, max_groups_per_dim=2, poison=0xA5)
         want = np.concatenate([x, x[:, ::-1]], axis=1)
         assert bytes(out) == want.tobytes()
+
+
+def test_pieces_past_one_binding_and_65535_workgroups(backend, gpu):
+    """An output larger than one storage binding (several bands), each band's
+    piece more than 65,535 workgroups of one dimension: no forced limits."""
+    limit = int(gpu.limits.get("max-storage-buffer-binding-size", 128 << 20))
+    n = limit // 4 + (1 << 20)
+    x = np.random.default_rng(7).integers(0, 2**32, n, dtype=np.uint32)
+    got = pad(x, pads=[3, 5], mode="edge", backend=backend)
+    assert got.nbytes > limit
+    assert got[:4].tolist() == [x[0]] * 4 and got[-6:].tolist() == [x[-1]] * 6
+    assert got[3:-5].tobytes() == x.tobytes()

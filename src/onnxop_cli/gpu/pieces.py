@@ -203,7 +203,7 @@ class _Run:
         self.gpu, self.cap = gpu, window_bytes
         cap = window_bytes
         self.max_dim = max_groups_per_dim or gpu.limits.get("max-compute-workgroups-per-dimension", 65535)
-        self.wg = shader_const(SHADER, "WG")
+        self.wg = shader_const(SHADER, "WG") * shader_const(SHADER, "ELEMS")  # elements per workgroup
         self.stride = max(256, gpu.limits.get("min-uniform-buffer-offset-alignment", 256))
         U = wgpu.BufferUsage
         self.buffers: list[Any] = []

@@ -119,42 +119,30 @@ class Pad_1(TensorOp):
         return b""
 
 
-def source_index(mode: str, t: int, n: int) -> int:
-    """The input index output position t (counted from the first kept element) reads."""
-    if 0 <= t < n:
-        return t
-    if mode == "edge":
-        return min(max(t, 0), n - 1)
-    if mode == "wrap":
-        return t % n
-    if n == 1:
-        return 0
-    period = 2 * (n - 1)
-    m = t % period
-    return m if m < n else period - m
-
-
 def runs(mode: str, n: int, b: int, e: int) -> list[tuple[int, int, int, int]]:
-    """The output axis as runs (dst start, length, src start, step)."""
-    out: list[tuple[int, int, int, int]] = []
-    j, total = 0, n + b + e
-    while j < total:
-        s0 = source_index(mode, j - b, n)
-        if j + 1 == total:
-            out.append((j, 1, s0, 0))
-            break
-        step = source_index(mode, j + 1 - b, n) - s0
-        if step not in (-1, 0, 1):
-            out.append((j, 1, s0, 0))
-            j += 1
-            continue
-        length = 2
-        while j + length < total and source_index(mode, j + length - b, n) - source_index(mode, j + length - 1 - b, n) == step:
-            length += 1
-            if step == 0 and length > total:  # pragma: no cover - bounded by total
-                break
-        out.append((j, length, s0, step))
-        j += length
+    """The output axis as runs (dst start, length, src start, step): the
+    input itself, then the pads, each cut where the mode turns (edge: one
+    run; wrap: at each period; reflect: at each end). Work per run, not per
+    element, so pads far beyond the axis length cost their run count."""
+    out = [(b, n, 0, 1)]
+    for lo, hi in ((-b, 0), (n, n + e)):
+        t = lo
+        while t < hi:
+            if mode == "edge" or n == 1:
+                length, src, step = hi - t, (0 if t < 0 else n - 1), 0
+            elif mode == "wrap":
+                m = t % n
+                length, src, step = n - m, m, 1
+            else:  # reflect: period 2(n - 1), up 0..n-1 then down n-2..1
+                period = 2 * (n - 1)
+                m = t % period
+                if m < n:
+                    length, src, step = n - m, m, 1
+                else:
+                    length, src, step = period - m, period - m, -1
+            length = min(length, hi - t)
+            out.append((t + b, length, src, step if length > 1 else 0))
+            t += length
     return out
 
 
