@@ -13,8 +13,8 @@
 // patterns, so they are exact for every float width; `numpy` 1 takes
 // np.maximum's rule (a NaN on either side wins, first one first), 0 Python's
 // max() (ScatterElements' reference: the update replaces only if it compares
-// greater). add and mul run in f32 for float32 and float16 (float16 converted
-// as numpy converts, exactly; f32 is wide enough that rounding twice is
+// greater). add and mul run in f32 for float32, float16 and bfloat16
+// (float16 converted as numpy converts, bfloat16 as ml_dtypes does, exactly; f32 is wide enough that rounding twice is
 // exact); a NaN operand gives that NaN quieted and, when both are NaN, the
 // first (`nan_first` 1) or the second: numpy's scalar and array loops differ
 // there, so the host asks its numpy which (gpu/scatter.py); an invalid
@@ -218,6 +218,15 @@ fn float_to_half(f: u32) -> u32 {
     return s + ((m >> 13u) + ((fe - 0x38000000u) >> 13u));
 }
 
+// ml_dtypes' float32 -> bfloat16: round to nearest even; a NaN becomes the
+// quiet NaN of its sign
+fn float_to_bfloat16(f: u32) -> u32 {
+    if ((f & 0x7fffffffu) > 0x7f800000u) {
+        return select(0x7fc0u, 0xffc0u, (f >> 31u) != 0u);
+    }
+    return (f + 0x7fffu + ((f >> 16u) & 1u)) >> 16u;
+}
+
 fn f32_op(a: u32, b: u32, mul: bool) -> u32 {
     let na = (a & 0x7fffffffu) > 0x7f800000u;
     let nb = (b & 0x7fffffffu) > 0x7f800000u;
@@ -258,6 +267,9 @@ fn combine(a: vec2<u32>, b: vec2<u32>, bits: u32) -> vec2<u32> {
         }
         // float16 (the host allows add and mul on no other float)
         return vec2<u32>(float_to_half(f32_op(half_to_float(a.x), half_to_float(b.x), mul)), 0u);
+    }
+    if (params.cls == 4u) {  // bfloat16: in f32 (exact widening), back as ml_dtypes rounds
+        return vec2<u32>(float_to_bfloat16(f32_op(a.x << 16u, b.x << 16u, mul)), 0u);
     }
     return select(add64(a, b), mul64(a, b), mul);
 }

@@ -10,6 +10,7 @@ applied in index order and the same on every run.
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 import onnx
 import pytest
@@ -233,13 +234,15 @@ def test_scatter_nd_reductions(gpu, rng, dtype, reduction):
 
 @pytest.mark.parametrize("inner", [0, 1, 2, 3, 8])
 @pytest.mark.parametrize("reduction", ["add", "mul"])
-@pytest.mark.parametrize("dtype", ["<f4", "<f2"])
+@pytest.mark.parametrize("dtype", ["<f4", "<f2", "bfloat16"])
 def test_two_nans_combine_as_the_reference_combines_them(gpu, rng, dtype, reduction, inner):
     """numpy keeps the first or the second of two NaNs depending on its loop (scalar or SIMD);
     inner 0: whole indices, the reference combines scalars."""
     bits = 32 if dtype == "<f4" else 16
     u = f"<u{bits // 8}"
     nan1, nan2 = (0x7FC00001, 0xFFC00002) if bits == 32 else (0x7E01, 0xFE02)
+    if dtype == "bfloat16":
+        dtype, nan1, nan2 = ml_dtypes.bfloat16, 0x7FC1, 0xFFC2
     tail = (inner,) if inner else ()
     data = np.full((3,) + tail, nan1, u).view(dtype)
     updates = np.full((2,) + tail, nan2, u).view(dtype)
@@ -247,7 +250,7 @@ def test_two_nans_combine_as_the_reference_combines_them(gpu, rng, dtype, reduct
     index = np.array([[1], [1]], np.int64)
     want = reference("ScatterND", [data, index, updates], reduction=reduction)
     table = indexing.scatter_nd("SND", data.shape, index.shape, updates.shape)
-    reduce = sc.Reduce(reduction, 2, True, inner=inner)
+    reduce = sc.Reduce(reduction, 4 if dtype is ml_dtypes.bfloat16 else 2, True, inner=inner)
     assert run_scatter(gpu, data, updates, index, table, reduce) == le(want)
 
 

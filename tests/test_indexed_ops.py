@@ -60,18 +60,19 @@ def test_fortran_and_big_endian_inputs(rng):
     assert same(api.gather(x, i, axis=0, backend=BACKEND).astype("<f4"), want)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, ml_dtypes.bfloat16, np.float16, np.int64])
 @pytest.mark.parametrize("reduction", ["none", "add", "mul", "max", "min"])
-def test_scatter_api(rng, reduction):
-    x = random_array(rng, (5, 4), np.float32)
+def test_scatter_api(rng, reduction, dtype):
+    x = random_array(rng, (5, 4), dtype)
     if reduction == "none":
         i = np.array([[3, 0, 1, 4], [1, 2, 0, 0]], np.int64)
     else:
         i = rng.integers(-5, 5, (6, 4)).astype(np.int64)
-    u = random_array(rng, i.shape, np.float32)
+    u = random_array(rng, i.shape, dtype)
     got = api.scatter_elements(x, i, u, axis=0, reduction=reduction, backend=BACKEND)
     assert same(got, reference("ScatterElements", 18, [x, i, u], axis=0, reduction=reduction))
     nd = rng.integers(-5, 5, (7, 1)).astype(np.int64) if reduction != "none" else np.array([[2], [-1]], np.int64)
-    un = random_array(rng, (len(nd), 4), np.float32)
+    un = random_array(rng, (len(nd), 4), dtype)
     got = api.scatter_nd(x, nd, un, reduction=reduction, backend=BACKEND)
     assert same(got, reference("ScatterND", 18, [x, nd, un], reduction=reduction))
 
@@ -138,7 +139,7 @@ def test_reductions_by_opset_and_type(rng):
     with pytest.raises(UsageError, match="ScatterND-13 .opset 13. has no reduction"):
         api.scatter_nd(x, np.array([[0]]), u, reduction="add", opset=13, backend=BACKEND)
     d = random_array(rng, (3, 2), np.float64)
-    with pytest.raises(OpError, match="ScatterND: reduction add on float64 is not run on the device .it runs on bool, float16, float32"):
+    with pytest.raises(OpError, match="ScatterND: reduction add on float64 is not run on the device .it runs on bfloat16, bool, float16, float32"):
         api.scatter_nd(d, np.array([[0]]), d[:1], reduction="add", backend=BACKEND)
     got = api.scatter_nd(d, np.array([[0], [0]]), d[:2], reduction="max", backend=BACKEND)
     assert same(got, reference("ScatterND", 18, [d, np.array([[0], [0]]), d[:2]], reduction="max"))

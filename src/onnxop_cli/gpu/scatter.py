@@ -48,17 +48,24 @@ class Reduce:
 
 
 @functools.lru_cache(maxsize=None)
-def nan_first(kind: str, bits: int, inner: int) -> bool:
+def nan_first(kind: str, bits: int, inner: int, bfloat: bool = False) -> bool:
     """Whether, of two NaN operands, numpy's ``+``/``*`` keeps the first (the
-    element's) -- asked of this host's numpy, on scalars (``inner`` 0) or
-    on arrays of ``inner`` elements, as the reference combines them: its
-    scalar and SIMD loops answer differently on x86."""
+    element's) -- asked of this host's numpy (ml_dtypes for bfloat16), on
+    scalars (``inner`` 0) or on arrays of ``inner`` elements, as the reference
+    combines them: its scalar and SIMD loops answer differently on x86. The
+    two NaNs differ in sign, which is all bfloat16 keeps of a NaN."""
     import numpy as np
 
     if kind not in ("add", "mul") or bits not in (16, 32):
         return False
-    t, q = (np.float32, (0x7FC00001, 0xFFC00002)) if bits == 32 else (np.float16, (0x7E01, 0xFE02))
-    u = np.uint32 if bits == 32 else np.uint16
+    if bfloat:
+        import ml_dtypes
+
+        t, q, u = ml_dtypes.bfloat16, (0x7FC1, 0xFFC2), np.uint16
+    elif bits == 32:
+        t, q, u = np.float32, (0x7FC00001, 0xFFC00002), np.uint32
+    else:
+        t, q, u = np.float16, (0x7E01, 0xFE02), np.uint16
     n = max(inner, 1)
     a, b = (np.full(n, v, dtype=u).view(t) for v in q)
     with np.errstate(invalid="ignore"):
@@ -71,7 +78,8 @@ def nan_first(kind: str, bits: int, inner: int) -> bool:
             else:
                 r += b
             r = r[0]
-    return int(np.asarray(r).view(u)) == q[0]
+    sign = 1 << (bits - 1)
+    return int(np.asarray(r).view(u)) & sign == q[0] & sign
 
 
 def _default_nan() -> int:
@@ -166,7 +174,7 @@ def _rounds(gpu: Gpu, bufs: _Buffers, out: Any, upd: Any, targets: Any, data: Da
     small = bufs.new("round params", 16, U.UNIFORM | U.COPY_DST)
     apply_params = bufs.new("apply params", 48, U.UNIFORM | U.COPY_DST)
     head = (REDUCTIONS.index(reduce.kind), reduce.cls, int(reduce.numpy), _default_nan(),
-            int(reduce.cls == 2 and nan_first(reduce.kind, data.bits, reduce.inner)))
+            int(reduce.cls in (2, 4) and nan_first(reduce.kind, data.bits, reduce.inner, reduce.cls == 4)))
     p_claim, l_claim = _pipeline(gpu, CLAIM, ("read-only-storage", "storage", "storage", "uniform",
                                               "read-only-storage"))
     p_apply, l_apply = _pipeline(gpu, APPLY, ("read-only-storage", "read-only-storage", "read-only-storage",

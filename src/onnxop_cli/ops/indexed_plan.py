@@ -23,8 +23,8 @@ if TYPE_CHECKING:
 
 # Reduction arithmetic classes of scatter_apply.wgsl, by ONNX type name
 INTEGER = {"uint8": 0, "uint16": 0, "uint32": 0, "uint64": 0, "int8": 1, "int16": 1, "int32": 1, "int64": 1}
-ADD_MUL = {**INTEGER, "bool": 3, "float16": 2, "float": 2}
-MAX_MIN = {**ADD_MUL, "double": 2, "bfloat16": 4}
+ADD_MUL = {**INTEGER, "bool": 3, "float16": 2, "float": 2, "bfloat16": 4}
+MAX_MIN = {**ADD_MUL, "double": 2}
 
 
 def _data(arg: Arg, source: Any):
