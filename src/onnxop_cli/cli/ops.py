@@ -126,8 +126,19 @@ def add_command(spec: OpSpec) -> None:
     )(run_op)
 
 
+def _is_family(spec: OpSpec) -> bool:
+    from ..ops.family import TensorOp
+
+    return issubclass(spec.versions[0], TensorOp)
+
+
 for _spec in SPECS.values():
-    add_command(_spec)
+    if _is_family(_spec):  # tensor inputs and several outputs: cli_family.py
+        from . import family as cli_family
+
+        cli_family.add_command(_spec)
+    else:
+        add_command(_spec)
 
 
 @cli.command(
@@ -182,6 +193,15 @@ def run_model(
                 f"{len(files)} file(s) were given"
             )
         by_name = dict(zip(names, files))
+        from ..ops import op_version
+
+        if _is_family(SPECS[node_proto.op_type]) and op_version(node_proto.op_type, opset):
+            from . import family as cli_family
+
+            out = cli._out(ctx, json_out, quiet)
+            cli_family.run_model(model, model_path, node_proto, opset, by_name, output,
+                                 cli._backend(ctx, backend, engine), out, full)
+            return
         if node_proto.input[0] not in by_name:
             raise UsageError(f"the node's data input {node_proto.input[0]!r} is not a graph input")
 

@@ -29,6 +29,7 @@ class Node:
     attributes: dict[str, object] = field(default_factory=dict)
     inputs: dict[str, tuple[int, ...]] = field(default_factory=dict)
     opset: int | None = None
+    outputs: int | None = None  # how many outputs the node has, where the op lets it choose (Split)
 
     @property
     def op_type(self) -> str:
