@@ -19,13 +19,8 @@ from .cli import (
     _backend,
     _kernel_used,
     _out,
-    BackendOpt,
     command,
-    DebugOpt,
-    EngineOpt,
     FullOpt,
-    JsonOpt,
-    QuietOpt,
 )
 from .cli_help import ADAPTER, CHECKS, TENSORS
 from .errors import ExitCode, UsageError
@@ -54,21 +49,16 @@ def conformance(
             metavar="DIR",
         ),
     ] = None,
-    backend: BackendOpt = None,
-    engine: EngineOpt = None,
-    json_out: JsonOpt = False,
-    quiet: QuietOpt = False,
-    debug: DebugOpt = False,
 ) -> int:
     from . import conformance as conf
     from . import report
 
-    out = _out(ctx, json_out, quiet)
-    results = conf.run_all(dirs or [], _backend(ctx, backend, engine))
+    out = _out(ctx)
+    results = conf.run_all(dirs or [], _backend(ctx))
     failed = any(r.status == "failed" for r in results)
     code = ExitCode.ERROR if failed else ExitCode.SUCCESS
     out.result(conf.render(results), escaped=True)
-    out.document(report.conformance_document(results, code) | {"kernel": _kernel_used(_backend(ctx, backend, engine))})
+    out.document(report.conformance_document(results, code) | {"kernel": _kernel_used(_backend(ctx))})
     return code
 
 
@@ -99,15 +89,12 @@ def show(
         bool,
         typer.Option("--hist", help="Also print a histogram of each tensor's values (10 bins). Example: --hist"),
     ] = False,
-    json_out: JsonOpt = False,
-    quiet: QuietOpt = False,
-    debug: DebugOpt = False,
 ) -> None:
     from . import io, progress, report
     from . import show as shown
     from .io.stdio import STDIN_NAME, is_stdio
 
-    out = _out(ctx, json_out, quiet)
+    out = _out(ctx)
     if sum(is_stdio(f) for f in files) > 1:
         raise UsageError("-: stdin can be read once; give - only once")
     # Every header is read (and refused) before any value is loaded or printed.
@@ -141,24 +128,19 @@ def show(
 )
 def info(
     ctx: typer.Context,
-    backend: BackendOpt = None,
-    engine: EngineOpt = None,
-    json_out: JsonOpt = False,
-    quiet: QuietOpt = False,
-    debug: DebugOpt = False,
 ) -> None:
     from .gpu import get_gpu, list_adapters
     from .gpu.device import gpu_key, resolve
     from .gpu.portability import survey
     from .gpu.calibrate import choice
 
-    engine, name = resolve(_backend(ctx, backend, engine))
+    engine, name = resolve(_backend(ctx))
     gpu = get_gpu(name, engine)  # creates the WebGPU instance for this backend, unless one exists
     adapters = list_adapters(engine)
     seen, kernels = survey(name)
     lines = [f"Adapters found ({'all backends' if name == 'auto' else name}):"]
     lines += [f"  - {a}  driver: {a.driver or '?'}" for a in adapters] or ["  (none)"]
-    out = _out(ctx, json_out, quiet)
+    out = _out(ctx)
     if out.json:
         from . import report
 
@@ -230,21 +212,16 @@ def doc_examples(
         ),
     ] = None,
     full: FullOpt = False,
-    backend: BackendOpt = None,
-    engine: EngineOpt = None,
-    json_out: JsonOpt = False,
-    quiet: QuietOpt = False,
-    debug: DebugOpt = False,
 ) -> int:
     from . import doccheck, docreport
 
     if op is not None and pages:
         raise UsageError("give PAGE files or --op, not both")
     examples = docreport.select_or_fail(docreport.load_examples(pages, op), name)
-    backend = _backend(ctx, backend, engine)
-    out = _out(ctx, json_out, quiet)
+    backend = _backend(ctx)
+    out = _out(ctx)
     if out.json:
-        return _doc_examples_json(out, examples, backend, check=check, show=show, full=full, contain=not debug)
+        return _doc_examples_json(out, examples, backend, check=check, show=show, full=full, contain=not (ctx.obj or {}).get("debug"))
     if not (check or show):
         _emit_table(*docreport.listing(examples))
         return ExitCode.SUCCESS
@@ -260,7 +237,7 @@ def doc_examples(
         return ExitCode.SUCCESS
     if show:
         emit("", styled=False)
-    outcomes = doccheck.check_all(examples, backend, contain=not debug)
+    outcomes = doccheck.check_all(examples, backend, contain=not (ctx.obj or {}).get("debug"))
     _emit_table(*docreport.results(outcomes))
     details = docreport.failure_details(outcomes)
     if details:
@@ -328,19 +305,14 @@ def bench(
             "Example: onnxop bench --tune --sizes 16M",
         ),
     ] = False,
-    backend: BackendOpt = None,
-    engine: EngineOpt = None,
-    json_out: JsonOpt = False,
-    quiet: QuietOpt = False,
-    debug: DebugOpt = False,
 ) -> None:
     from .bench import bench_document, parse_sizes, render_table, run_bench
 
-    out = _out(ctx, json_out, quiet)
+    out = _out(ctx)
     chosen = parse_sizes(sizes) if sizes is not None else None
-    pinned = bool(engine or (ctx.obj or {}).get("engine"))  # else every installed engine
+    pinned = bool((ctx.obj or {}).get("engine"))  # else every installed engine
     result = run_bench(
-        _backend(ctx, backend, engine), chosen, repeats=repeats, warmup=warmup, tune=tune, pinned=pinned
+        _backend(ctx), chosen, repeats=repeats, warmup=warmup, tune=tune, pinned=pinned
     )
     out.result(render_table(result), escaped=True)
     out.document(bench_document(result))

@@ -13,7 +13,8 @@ compared exactly, and the pair says so.
 This is a check on the host, not data movement: no output is written and
 nothing here goes through the GPU. Both tensors are read ``CHUNK``
 elements at a time from their byte sources (sources.py), so two 1 GiB files
-are never held whole. Returns plain data; never prints (render below).
+are never held whole. Returns plain data; never prints (comparetext.py
+renders it).
 """
 
 from __future__ import annotations
@@ -112,6 +113,7 @@ class Outcome:
     only_a: list[str] = field(default_factory=list)  # folders: names with no partner
     only_b: list[str] = field(default_factory=list)
     rule: Rule = field(default_factory=Rule)
+    left_out: list[str] = field(default_factory=list)  # node-test inputs with no partner
 
     @property
     def same(self) -> bool:
@@ -125,10 +127,11 @@ def pair_up(a: Path, b: Path, members: list[str]) -> tuple[list[tuple[str, str, 
     """The tensors to compare, with their labels, and the names of either side
     that have no partner (folders and archives are matched by name)."""
     side_a, side_b = _side(a, members), _side(b, members)
-    if len(side_a) == 1 and len(side_b) == 1:
+    folders = _is_folder(a) or _is_folder(b)
+    if len(side_a) == 1 and len(side_b) == 1 and not folders:
         (la, ta), (lb, tb) = next(iter(side_a.items())), next(iter(side_b.items()))
         return [(la, lb, ta, tb)], [], []
-    if len(side_a) == 1 or len(side_b) == 1:
+    if (len(side_a) == 1 or len(side_b) == 1) and not folders:
         many, path = (side_a, a) if len(side_b) == 1 else (side_b, b)
         names = ", ".join(repr(_key(k)) for k in list(many)[:5])
         raise UsageError(
@@ -154,6 +157,12 @@ def pair_up(a: Path, b: Path, members: list[str]) -> tuple[list[tuple[str, str, 
     return pairs, only_a, only_b
 
 
+def _is_folder(path: Path) -> bool:
+    from .io.stdio import is_stdio
+
+    return not is_stdio(path) and Path(path).is_dir()
+
+
 def _key(label: str) -> str:
     """The name a tensor is matched by: an archive member, else a file's stem."""
     if label.endswith("]") and "[" in label:
@@ -166,7 +175,7 @@ def _side(path: Path, members: list[str]) -> dict[str, Tensor]:
     from . import io
     from .io.stdio import is_stdio
 
-    if not is_stdio(path) and Path(path).is_dir():
+    if _is_folder(path):
         found: dict[str, Tensor] = {}
         for f in sorted(Path(path).iterdir()):
             if f.is_file() and f.suffix.lower() in (".npy", ".pb"):
@@ -197,6 +206,9 @@ def compare(a: Path, b: Path, rule: Rule, *, members: list[str] = (), first: int
     """Compare ``a`` with ``b``: every pair's headers are read (and refused)
     before any value is."""
     pairs, only_a, only_b = pair_up(Path(a), Path(b), list(members))
+    inputs = [k for k in only_a + only_b if is_node_test_input(k)]
+    only_a = [k for k in only_a if k not in inputs]
+    only_b = [k for k in only_b if k not in inputs]
     done = []
     try:
         for la, lb, ta, tb in pairs:
@@ -205,7 +217,15 @@ def compare(a: Path, b: Path, rule: Rule, *, members: list[str] = (), first: int
         for _, _, ta, tb in pairs:
             ta.close()
             tb.close()
-    return Outcome(done, only_a, only_b, rule)
+    return Outcome(done, only_a, only_b, rule, left_out=inputs)
+
+
+def is_node_test_input(label: str) -> bool:
+    """A node test's ``input_N.pb`` in a folder: with no partner it is left
+    out, so a run's outputs compare with a whole test_data_set_N/."""
+    import re
+
+    return not label.endswith("]") and re.fullmatch(r"input_\d+\.pb", Path(label).name) is not None
 
 
 def compare_tensors(la: str, lb: str, a: Tensor, b: Tensor, rule: Rule, *, first: int = FIRST) -> Pair:
@@ -361,87 +381,3 @@ def _hex(one: np.ndarray, dtype: DType) -> str:
 
 def _text(v: Any) -> str:
     return v.decode("utf-8", "backslashreplace") if isinstance(v, bytes) else str(v)
-
-
-# ------------------------------------------------------------------ rendering
-
-
-def _value_text(v: Any, dtype: DType) -> str:
-    from .show import value_text
-
-    if isinstance(v, str):
-        return repr(v)
-    if isinstance(v, list):
-        return f"({value_text(v[0], dtype)}{'+' if v[1] >= 0 or v[1] != v[1] else '-'}{value_text(abs(v[1]), dtype)}j)"
-    return value_text(v, dtype)
-
-
-def render(outcome: Outcome) -> str:
-    """The text report: a line per pair, the first differences under each."""
-    lines = []
-    for p in outcome.pairs:
-        head = f"{p.a_label} vs {p.b_label}: "
-        what = f"shape={p.a.shape}, dtype={p.a.dtype}"
-        names = "" if p.a.name == p.b.name else f", names {p.a.name!r} and {p.b.name!r}"
-        if p.problem:
-            lines.append(head + f"different: {p.problem}{names}")
-            continue
-        how = p.mode if p.mode == "exact" else outcome.rule.describe()
-        if p.mode == "exact" and outcome.rule.mode != "exact":
-            how = f"exact ({p.a.dtype} is not a floating type)"
-        if p.same:
-            lines.append(head + f"same ({what}, {p.count} elements, {how}{names})")
-            continue
-        gap = f", max |a-b|={_float(p.max_abs)}" if p.max_abs is not None else ""
-        lines.append(head + f"different: {p.differing} of {p.count} elements ({what}, {how}{gap}{names})")
-        for d in p.first:
-            a = _value_text(d.a, p.a.dtype) + (f" ({d.a_bits})" if d.a_bits else "")
-            b = _value_text(d.b, p.a.dtype) + (f" ({d.b_bits})" if d.b_bits else "")
-            lines.append(f"  {list(d.index)}: {a} vs {b}")
-        if p.differing > len(p.first):
-            lines.append(f"  ... {p.differing - len(p.first)} more")
-    for label in outcome.only_a:
-        lines.append(f"{label}: only in the first (no tensor of that name in the second)")
-    for label in outcome.only_b:
-        lines.append(f"{label}: only in the second (no tensor of that name in the first)")
-    if len(outcome.pairs) > 1 or outcome.only_a or outcome.only_b:
-        bad = sum(not p.same for p in outcome.pairs)
-        lines.append(f"{len(outcome.pairs)} compared, {bad} different, "
-                     f"{len(outcome.only_a) + len(outcome.only_b)} without a partner")
-    return "\n".join(lines)
-
-
-def _float(x: float) -> str:
-    from .show import float_text
-
-    return float_text(x, 6)
-
-
-def document(outcome: Outcome, exit_code: int) -> dict:
-    """The --json document (report.base's keys, then the pairs)."""
-    from . import report
-
-    def entry(p: Pair) -> dict:
-        return {
-            "a": {"path": p.a_label, "name": p.a.name, "shape": list(p.a.shape), "dtype": p.a.dtype.name},
-            "b": {"path": p.b_label, "name": p.b.name, "shape": list(p.b.shape), "dtype": p.b.dtype.name},
-            "same": p.same,
-            "mode": p.mode,
-            "problem": p.problem or None,
-            "count": p.count,
-            "differing": p.differing,
-            "max_abs": p.max_abs,
-            "first": [
-                {"index": list(d.index), "a": d.a, "b": d.b} | ({"a_bits": d.a_bits, "b_bits": d.b_bits} if d.a_bits else {})
-                for d in p.first
-            ],
-        }
-
-    status = "ok" if exit_code == 0 else "failed"
-    return report.base("compare", status, exit_code) | {
-        "same": outcome.same,
-        "rule": {"mode": outcome.rule.mode, "rtol": outcome.rule.rtol, "atol": outcome.rule.atol, "ulp": outcome.rule.ulp},
-        "pairs": [entry(p) for p in outcome.pairs],
-        "only_a": outcome.only_a,
-        "only_b": outcome.only_b,
-    }
