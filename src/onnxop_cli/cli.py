@@ -125,6 +125,27 @@ ParentsOpt = Annotated[
         "a leading / is dropped, '..' is refused. Example: --parents -o out",
     ),
 ]
+FormatOpt = Annotated[
+    Optional[str],
+    typer.Option(
+        "--format",
+        help="The format -o - writes to stdout (npy by default; pb carries every type: bfloat16, "
+        "float8, 2- and 4-bit, strings), or of each file written into -o FOLDER "
+        "(a.npy -> FOLDER/a.pb). Example: -o - --format pb",
+        show_default=False,
+        metavar="npy|npz|pb",
+        autocompletion=lambda: ["npy", "npz", "pb"],
+    ),
+]
+KeepGoingOpt = Annotated[
+    bool,
+    typer.Option(
+        "--keep-going",
+        "-k",
+        help="In a batch, set aside the inputs that are refused (unreadable, a type the opset "
+        "excludes), run the others, list the refused ones and exit 2. Example: --keep-going",
+    ),
+]
 QuietOpt = Annotated[
     bool,
     typer.Option(
@@ -312,7 +333,9 @@ def _run_many(
     out: Out,
     member: Optional[str] = None,
     parents: bool = False,
-) -> None:
+    fmt: Optional[str] = None,
+    keep_going: bool = False,
+) -> int:
     """Apply ``node`` to each input; -o is a file for one input, a folder for
     several, or - for stdout. An .npz input without --member contributes every
     member: into an .npz output (names kept) or to the printout; a single-array
@@ -328,9 +351,13 @@ def _run_many(
         raise UsageError(f"--full prints every value of the printed node, and with {given} no node is printed; "
                          f"drop --full or {given}")
     _check_stdio(inputs, output, out)
-    jobs = batch.plan(node, inputs, output, member, parents=parents, backend=backend)
+    refused: Optional[list] = [] if keep_going else None
+    jobs = batch.plan(node, inputs, output, member, parents=parents, backend=backend, fmt=fmt, refused=refused)
     done = batch.run(node, jobs, backend=backend, out=out, full=full, parents=parents, member=member)
     out.warn_lost()
+    code = ExitCode.USAGE if refused else ExitCode.SUCCESS
+    for r in refused or []:
+        out.refused(f"refused, not run: {r.message}")
     if out.json:
         adapters = [r.adapter for r, _ in done if r.adapter != "host"]
         gpu = get_gpu(backend)
@@ -341,7 +368,10 @@ def _run_many(
                 total=time.perf_counter() - started,
             )
             | {"kernel": _kernel_used(backend)}
+            | ({"status": "failed", "exit_code": int(code), "refused": [report.refused_entry(r) for r in refused]}
+               if keep_going else {})
         )
+    return code
 
 
 def _kernel_used(backend) -> Optional[dict]:

@@ -85,12 +85,14 @@ def _common() -> list[inspect.Parameter]:
         inspect.Parameter("full", kw, default=False, annotation=cli.FullOpt),
         inspect.Parameter("member", kw, default=None, annotation=cli.MemberOpt),
         inspect.Parameter("parents", kw, default=False, annotation=cli.ParentsOpt),
+        inspect.Parameter("fmt", kw, default=None, annotation=cli.FormatOpt),
+        inspect.Parameter("keep_going", kw, default=False, annotation=cli.KeepGoingOpt),
     ]
 
 
 def add_command(spec: OpSpec) -> None:
     def run_op(
-        ctx: typer.Context, inputs, *, output, opset, full, member, parents,
+        ctx: typer.Context, inputs, *, output, opset, full, member, parents, fmt, keep_going,
         **given,
     ):
         from .ops import make_node
@@ -98,8 +100,8 @@ def add_command(spec: OpSpec) -> None:
         values = {p.name: parse(spec, p, given[f"p_{p.name}"]) for p in spec.params}
         node = make_node(spec.op_type, opset, **values)
         out = cli._out(ctx)
-        cli._run_many(
-            spec.command, node, opset, inputs, output, cli._backend(ctx), full, out, member, parents
+        return cli._run_many(
+            spec.command, node, opset, inputs, output, cli._backend(ctx), full, out, member, parents, fmt, keep_going
         )
 
     params = [
@@ -154,7 +156,8 @@ def run_model(
     output: cli.OutputOpt = None,
     full: cli.FullOpt = False,
     member: cli.MemberOpt = None,
-) -> None:
+    fmt: cli.FormatOpt = None,
+) -> int:
     from . import io
     from . import model as onnx_model
     from .errors import OnnxopError
@@ -185,6 +188,6 @@ def run_model(
     except OnnxopError as e:
         raise type(e)(f"{model_path}: {e.message}") from None
     out = cli._out(ctx)
-    cli._run_many(
-        "run", node, opset, [by_name[node_proto.input[0]]], output, cli._backend(ctx), full, out, member
+    return cli._run_many(
+        "run", node, opset, [by_name[node_proto.input[0]]], output, cli._backend(ctx), full, out, member, fmt=fmt
     )
