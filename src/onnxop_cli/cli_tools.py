@@ -1,6 +1,7 @@
-"""The commands that are not operators: show, info, conformance, doc-examples
-and bench. They register on cli's app when cli imports this module (before
-the operator commands of cli_ops.py), so ``--help`` lists them as before.
+"""The commands that are not operators: info, conformance, doc-examples
+and bench (show is cli_show.py's, compare cli_compare.py's). They register
+on cli's app when cli imports this module (before the operator commands of
+cli_ops.py), so ``--help`` lists them as before.
 
 Start-up matters here as in cli.py: numpy, wgpu, onnx and rich are imported
 inside the commands that need them.
@@ -8,8 +9,6 @@ inside the commands that need them.
 
 from __future__ import annotations
 
-import itertools
-from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -22,7 +21,7 @@ from .cli import (
     command,
     FullOpt,
 )
-from .cli_help import ADAPTER, CHECKS, TENSORS
+from .cli_help import ADAPTER, CHECKS
 from .errors import ExitCode, UsageError
 from .output import Out, emit
 
@@ -60,64 +59,6 @@ def conformance(
     out.result(conf.render(results), escaped=True)
     out.document(report.conformance_document(results, code) | {"kernel": _kernel_used(_backend(ctx))})
     return code
-
-
-@command(
-    name="show",
-    rich_help_panel=TENSORS,
-    short_help="Print tensor files as the ONNX docs do, with min/max/mean.",
-    help=(
-        "Print every tensor of each FILE in the ONNX docs' layout (name, shape, dtype, "
-        "values summarised above 100 elements) with min, max and mean for numeric types; "
-        "no GPU needed.\n\n"
-        "Example: onnxop show a.npy"
-    ),
-)
-def show(
-    ctx: typer.Context,
-    files: Annotated[
-        list[Path],
-        typer.Argument(
-            help="Tensor files (.npy, .npz, .pb, or an .onnx model's initializers); - reads stdin "
-            "(any of those but .onnx). Example: a.npy",
-            show_default=False,
-            metavar="FILE",
-        ),
-    ],
-    full: FullOpt = False,
-    hist: Annotated[
-        bool,
-        typer.Option("--hist", help="Also print a histogram of each tensor's values (10 bins). Example: --hist"),
-    ] = False,
-) -> None:
-    from . import io, progress, report
-    from . import show as shown
-    from .io.stdio import STDIN_NAME, is_stdio
-
-    out = _out(ctx)
-    if sum(is_stdio(f) for f in files) > 1:
-        raise UsageError("-: stdin can be read once; give - only once")
-    # Every header is read (and refused) before any value is loaded or printed.
-    found = [(str(f), io.read_tensors(f)) for f in files]
-    documents = []
-    for i, (path, tensors) in enumerate(io.releasing(found)):
-        label = STDIN_NAME if is_stdio(path) else path
-        entries, histograms = [], []
-        for tensor in tensors:
-            with progress.tracked(tensor.data, f"reading {label}", quiet=out.quiet) as data:
-                values = replace(tensor, data=data).to_numpy()
-            entries.append((tensor, values, shown.stats(values, tensor.dtype)))
-            if hist:
-                from .histogram import histogram
-
-                histograms.append(histogram(values, tensor.dtype))
-        documents.append((path, [(t, s) for t, _, s in entries], histograms))
-        if full:  # every value: streamed line by line, not built first
-            lines = shown.file_lines(label, entries, full=True, histograms=histograms)
-            out.stream(itertools.chain([""] * bool(i), lines))
-        else:
-            out.result(("\n" if i else "") + shown.render_file(label, entries, histograms=histograms))
-    out.document(report.show_document(documents))
 
 
 @command(

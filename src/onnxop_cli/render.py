@@ -64,8 +64,10 @@ class Shown:
     note: str = ""
 
 
-def format_values(values: np.ndarray, *, full: bool = False) -> str:
-    """The values as the docs print them (numpy layout, ``, `` separators)."""
+def format_values(values: np.ndarray, *, full: bool = False, precision: int | None = None,
+                  edgeitems: int | None = None) -> str:
+    """The values as the docs print them (numpy layout, ``, `` separators);
+    ``precision`` and ``edgeitems`` as numpy's print options have them."""
     import numpy as np
 
     values = np.asarray(values)
@@ -77,9 +79,9 @@ def format_values(values: np.ndarray, *, full: bool = False) -> str:
         formatter={"object": short_repr},
         separator=", ",
         threshold=threshold,
-        edgeitems=EDGE_ITEMS,
+        edgeitems=EDGE_ITEMS if edgeitems is None else edgeitems,
         max_line_width=LINE_WIDTH,
-        precision=PRECISION,
+        precision=PRECISION if precision is None else precision,
         floatmode="maxprec",
         suppress_small=False,
         sign="-",
@@ -103,7 +105,8 @@ def format_shape(shape: Sequence[int]) -> str:
     return str(tuple(int(d) for d in shape))
 
 
-def tensor_lines(t: Shown, *, full: bool = False) -> Iterator[str]:
+def tensor_lines(t: Shown, *, full: bool = False, precision: int | None = None,
+                 edgeitems: int | None = None) -> Iterator[str]:
     """One tensor's lines, as the docs list an input or output (indented,
     values below). With ``full`` the values are made line by line
     (fulltext.py), so a caller that prints each line as it comes streams them."""
@@ -114,7 +117,7 @@ def tensor_lines(t: Shown, *, full: bool = False) -> Iterator[str]:
             from .fulltext import lines as body
         else:
             def body(values):
-                return format_values(values).split("\n")
+                return format_values(values, precision=precision, edgeitems=edgeitems).split("\n")
 
         for line in body(t.values):
             yield f"{INDENT * 2}{line}" if line else ""

@@ -152,14 +152,32 @@ def value_text(v: Any, dtype: DType) -> str:
 
 
 def render_file(label: str, entries: Sequence[tuple[Tensor, np.ndarray, dict[str, Any] | None]], *, full: bool = False,
-                histograms: Sequence[dict[str, Any] | None] | None = None) -> str:
+                histograms: Sequence[dict[str, Any] | None] | None = None, **printing: int | None) -> str:
     """One file: a ``label:`` line, then each tensor as the docs show an input
     (``file_lines`` joined)."""
-    return "\n".join(file_lines(label, entries, full=full, histograms=histograms))
+    return "\n".join(file_lines(label, entries, full=full, histograms=histograms, **printing))
+
+
+def brief_rows(entries: Sequence[tuple[Tensor, Any, dict[str, Any] | None]]) -> list[list[str]]:
+    """``--brief``: one row per tensor (name, shape, dtype, min, max, mean);
+    - where a type has no statistics or a tensor no values."""
+    rows = []
+    for tensor, _, s in entries:
+        have = s is not None and s["min"] is not None
+        rows.append([
+            tensor.name, str(tensor.shape), tensor.dtype.name,
+            value_text(s["min"], tensor.dtype) if have else "-",
+            value_text(s["max"], tensor.dtype) if have else "-",
+            float_text(s["mean"], 6) if have else "-",
+        ])
+    return rows
+
+
+BRIEF_HEADERS = ["name", "shape", "dtype", "min", "max", "mean"]
 
 
 def file_lines(label: str, entries: Sequence[tuple[Tensor, np.ndarray, dict[str, Any] | None]], *, full: bool = False,
-               histograms: Sequence[dict[str, Any] | None] | None = None) -> Iterator[str]:
+               histograms: Sequence[dict[str, Any] | None] | None = None, **printing: int | None) -> Iterator[str]:
     """The lines of ``render_file``, made one at a time (``--full`` streams
     them), each tensor followed by its histogram when one is given."""
     yield f"{label}:"
@@ -170,7 +188,7 @@ def file_lines(label: str, entries: Sequence[tuple[Tensor, np.ndarray, dict[str,
             "big-endian" if tensor.byteswap else "",
         ]
         shown = Shown(tensor.name, tensor.shape, tensor.dtype.name, values, note="; ".join(n for n in notes if n))
-        yield from tensor_lines(shown, full=full)
+        yield from tensor_lines(shown, full=full, **printing)
         h = histograms[i] if histograms else None
         if h is not None:
             from .histogram import render

@@ -47,6 +47,15 @@ class Writer(Protocol):
 
 def _suffix(path: Path) -> str:
     suffix = Path(path).suffix.lower()
+    if suffix not in FORMATS and Path(path).is_dir():
+        raise UsageError(
+            f"{path}: is a folder, not a tensor file; give the files in it (example: {Path(path) / '*.pb'})"
+        )
+    if not suffix:
+        raise UsageError(
+            f"{path}: a name without a suffix names no format, and no folder has this name; "
+            f"give a {', '.join(WRITTEN)} file (or, for -o, an existing folder)"
+        )
     if suffix not in FORMATS:
         shown = suffix or "no suffix"
         raise UsageError(
