@@ -146,6 +146,15 @@ KeepGoingOpt = Annotated[
         "excludes), run the others, list the refused ones and exit 2. Example: --keep-going",
     ),
 ]
+AnyTypeOpt = Annotated[
+    bool,
+    typer.Option(
+        "--any-type",
+        help="Run the operator's index map on a type its opset's type list excludes (float8, "
+        "2- and 4-bit types in Slice, Tile, Expand, ...): the bytes move the same whatever the "
+        "type. Said in the output and the JSON; never used by conformance. Example: --any-type",
+    ),
+]
 QuietOpt = Annotated[
     bool,
     typer.Option(
@@ -370,6 +379,7 @@ def _run_many(
             | {"kernel": _kernel_used(backend)}
             | ({"status": "failed", "exit_code": int(code), "refused": [report.refused_entry(r) for r in refused]}
                if keep_going else {})
+            | ({"any_type": True} if node.any_type else {})
         )
     return code
 

@@ -87,18 +87,23 @@ def _common() -> list[inspect.Parameter]:
         inspect.Parameter("parents", kw, default=False, annotation=cli.ParentsOpt),
         inspect.Parameter("fmt", kw, default=None, annotation=cli.FormatOpt),
         inspect.Parameter("keep_going", kw, default=False, annotation=cli.KeepGoingOpt),
+        inspect.Parameter("any_type", kw, default=False, annotation=cli.AnyTypeOpt),
     ]
 
 
 def add_command(spec: OpSpec) -> None:
     def run_op(
-        ctx: typer.Context, inputs, *, output, opset, full, member, parents, fmt, keep_going,
+        ctx: typer.Context, inputs, *, output, opset, full, member, parents, fmt, keep_going, any_type,
         **given,
     ):
         from .ops import make_node
 
         values = {p.name: parse(spec, p, given[f"p_{p.name}"]) for p in spec.params}
         node = make_node(spec.op_type, opset, **values)
+        if any_type:
+            from dataclasses import replace
+
+            node = replace(node, any_type=True)
         out = cli._out(ctx)
         return cli._run_many(
             spec.command, node, opset, inputs, output, cli._backend(ctx), full, out, member, parents, fmt, keep_going
