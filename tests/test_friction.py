@@ -287,3 +287,243 @@ def test_an_empty_list_the_rules_refuse_is_refused_by_them(cwd, capsys, command,
     np.save("v.npy", np.ones((2, 3), np.float32))
     code, _, err = cli(capsys, *command)
     assert code == 2 and error_of(err) == message
+
+
+# ------------------------------------------------------------ 4. show -m, --brief, --precision, --edgeitems
+
+
+@pytest.fixture
+def layers(cwd):
+    rng = np.random.default_rng(7)
+    arrays = {f"layer{i}.weight": rng.standard_normal((4, 5)).astype(np.float32) for i in range(3)}
+    arrays["step"] = np.arange(3, dtype=np.int64)
+    np.savez("m.npz", **arrays)
+    return arrays
+
+
+def test_show_member_globs_pick_tensors(layers, capsys):
+    code, out, _ = cli(capsys, "show", "m.npz", "-m", "layer[02]*", "-m", "step")
+    assert code == 0
+    names = [line.split(":")[0].strip() for line in out.splitlines() if "shape=" in line]
+    assert names == ["layer0.weight", "layer2.weight", "step"]
+    code, _, err = cli(capsys, "show", "m.npz", "-m", "conv*")
+    assert code == 2 and error_of(err) == "-m conv*: no tensor of m.npz has such a name"
+
+
+def test_show_brief_is_one_line_per_tensor(layers, capsys):
+    code, out, _ = cli(capsys, "show", "m.npz", "--brief")
+    lines = out.splitlines()
+    assert code == 0 and lines[0] == "m.npz:" and lines[1].split() == ["name", "shape", "dtype", "min", "max", "mean"]
+    import re
+
+    rows = {line.split()[0]: re.split(r"  +", line.strip()) for line in lines[2:]}
+    w = layers["layer1.weight"]
+    assert rows["layer1.weight"][3:5] == [str(w.min()), str(w.max())]  # the values, as numpy prints float32
+    assert float(rows["layer1.weight"][5]) == pytest.approx(float(w.astype(np.float64).mean()), rel=1e-5)
+    assert rows["step"][1:] == ["(3,)", "int64", "0", "2", "1.0"]
+    assert len(lines) == 2 + len(layers)
+
+
+def test_show_precision_and_edgeitems_as_numpy_prints(cwd, capsys):
+    x = np.linspace(0, 1, 200, dtype=np.float32).reshape(20, 10)
+    np.save("x.npy", x)
+    code, out, _ = cli(capsys, "show", "x.npy", "--precision", "2", "--edgeitems", "1")
+    body = "\n".join(line[4:] for line in out.splitlines()[2:])
+    expect = np.array2string(x, separator=", ", threshold=100, edgeitems=1, precision=2, floatmode="maxprec")
+    assert code == 0 and body == expect
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--precision", "2", "--full"], "--precision shapes the summary, and --full prints every value as numpy's "
+                                     "defaults do; drop one"),
+    (["--edgeitems", "-1"], "--edgeitems must be >= 0, got -1"),
+    (["--brief", "--hist"], "--brief prints one line per tensor; drop --hist"),
+    (["--graph"], "x.npy: --graph shows an ONNX model's graph; give an .onnx file"),
+])
+def test_show_option_refusals(cwd, capsys, args, message):
+    np.save("x.npy", np.ones(3, np.float32))
+    code, _, err = cli(capsys, "show", "x.npy", *args)
+    assert code == 2 and error_of(err) == message
+
+
+# ------------------------------------------------------------ 5. statistics as the values print
+
+
+@pytest.mark.parametrize("dtype,value,text", [
+    ("float8_e4m3fn", 448.0, "448.0"),
+    ("float16", 65504.0, "65504.0"),
+    ("bfloat16", float(ml_dtypes.finfo(ml_dtypes.bfloat16).max), "3.38953e+38"),
+    ("float32", 0.1, "0.1"),
+])
+def test_show_statistics_agree_with_the_values_under_them(cwd, capsys, dtype, value, text):
+    from onnxop_cli.tensor import dtype_by_name
+
+    x = np.array([value, -value], dtype=dtype_by_name(dtype).numpy)
+    save_pb(cwd / "x.pb", x, "x")
+    code, out, _ = cli(capsys, "show", "x.pb")
+    assert code == 0 and f"min=-{text}, max={text}," in out
+    values_line = out.splitlines()[2]
+    if dtype != "float16":  # (numpy prints float16's 65504 as 6.55e+04 inside an array; the statistic stays exact)
+        assert text.removesuffix(".0") in values_line, values_line
+
+
+# ------------------------------------------------------------ 7. --any-type
+
+
+@pytest.mark.parametrize("command", [
+    ["slice", "--starts", "1", "--ends", "3", "--axes", "1"],
+    ["tile", "--repeats", "2,1"],
+    ["expand", "--shape", "2,2,4"],
+])
+@pytest.mark.parametrize("np_type", [ml_dtypes.float8_e4m3fn, ml_dtypes.int4, ml_dtypes.uint2])
+def test_any_type_runs_the_same_index_map(cwd, capsys, rng, command, np_type):
+    x = (random_array(rng, (2, 4), "uint8") & 3).view(np_type) if np.dtype(np_type).itemsize == 1 and \
+        np_type is not ml_dtypes.float8_e4m3fn else random_array(rng, (2, 4), "uint8").view(np_type)
+    if np_type is ml_dtypes.int4:
+        x = rng.integers(-8, 8, (2, 4)).astype(np_type)
+    save_pb(cwd / "x.pb", x, "x")
+    code, _, err = cli(capsys, command[0], "x.pb", *command[1:], "-o", "y.pb")
+    assert code == 2 and "no opset allows" in error_of(err)  # the default stays the spec
+    code, out, err = cli(capsys, command[0], "x.pb", *command[1:], "-o", "y.pb", "--any-type")
+    assert code == 0, err
+    assert "(--any-type: " in out and "type list excludes" in out
+    # the same index map on the bytes as on a type the list allows (uint8 codes)
+    codes = x.view(np.uint8)
+    code, _, err = cli(capsys, command[0], "codes.npy", *command[1:], "-o", "want.npy") if np.save("codes.npy", codes) \
+        is None else (None, None, None)
+    assert code == 0, err
+    want = np.load("want.npy").view(np_type)
+    got = numpy_helper.to_array(read_pb(cwd / "y.pb"))
+    assert got.shape == want.shape and got.view(np.uint8).tobytes() == want.view(np.uint8).tobytes()
+    code, out, _ = cli(capsys, command[0], "x.pb", *command[1:], "-o", "y.pb", "--any-type", "--json")
+    assert json.loads(out)["any_type"] is True
+
+
+def test_any_type_is_not_for_models_or_conformance():
+    from onnxop_cli import conformance, model
+
+    for module in (conformance, model):
+        assert "any_type" not in open(module.__file__).read()
+    from onnxop_cli.cli import app
+
+    run = next(c for c in app.registered_commands if c.name == "run")
+    import inspect
+
+    assert "any_type" not in inspect.signature(run.callback).parameters
+
+
+# ------------------------------------------------------------ 9. messages that name what it is
+
+
+def node_test(cwd, kind):
+    """A node-test folder whose model declares input 0 as ``kind`` (an optional or a sequence)."""
+    elem = helper.make_tensor_type_proto(onnx.TensorProto.FLOAT, [3])
+    typ = helper.make_optional_type_proto(elem) if kind == "optional" else helper.make_sequence_type_proto(elem)
+    graph = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "g",
+                              [helper.make_value_info("x", typ)], [helper.make_value_info("y", typ)])
+    os.makedirs(cwd / "t" / "test_data_set_0")
+    onnx.save(helper.make_model(graph), str(cwd / "t" / "model.onnx"))
+    return cwd / "t" / "test_data_set_0" / "input_0.pb"
+
+
+def test_an_optional_pb_is_named_an_optional(cwd, capsys):
+    path = node_test(cwd, "optional")
+    path.write_bytes(numpy_helper.from_optional(np.arange(3, dtype=np.float32), name="opt_in").SerializeToString())
+    code, _, err = cli(capsys, "show", path)
+    assert code == 2 and error_of(err) == (
+        f"{path}: holds an optional 'opt_in' holding a tensor (an ONNX OptionalProto or SequenceProto), "
+        "not a tensor; onnxop reads one TensorProto per .pb"
+    )
+    (cwd / "alone.pb").write_bytes(path.read_bytes())  # no model to ask: both are named
+    code, _, err = cli(capsys, "show", "alone.pb")
+    assert code == 2 and "holds an optional (or a sequence of at most one) 'opt_in' holding a tensor" in error_of(err)
+    assert "111, 112, 116" not in err
+
+
+def test_a_sequence_pb_is_named_a_sequence(cwd, capsys):
+    path = node_test(cwd, "sequence")
+    seq = numpy_helper.from_list([np.ones(3, np.float32), np.zeros(3, np.float32)], name="seq_in")
+    path.write_bytes(seq.SerializeToString())
+    code, _, err = cli(capsys, "show", path)
+    assert code == 2 and error_of(err).startswith(f"{path}: holds a sequence 'seq_in' of 2 tensors")
+    assert "segmented" not in err
+    one = numpy_helper.from_list([np.ones(3, np.float32)], name="s")
+    path.write_bytes(one.SerializeToString())  # one element: the model says it is a sequence
+    code, _, err = cli(capsys, "show", path)
+    assert code == 2 and error_of(err).startswith(f"{path}: holds a sequence 's' of 1 tensors")
+
+
+def test_a_sequence_on_stdin_is_named_too(tmp_path):
+    seq = numpy_helper.from_list([np.ones(3, np.float32), np.zeros(3, np.float32)], name="seq_in")
+    done = subprocess.run([*ONNXOP, "show", "-"], input=seq.SerializeToString(), capture_output=True, text=False)
+    assert done.returncode == 2 and b"-: holds a sequence 'seq_in' of 2 tensors" in done.stderr
+
+
+def test_a_real_segmented_tensor_keeps_its_message(cwd, capsys):
+    proto = onnx.TensorProto(dims=[2], data_type=1, segment=onnx.TensorProto.Segment(begin=0, end=1))
+    (cwd / "x.pb").write_bytes(proto.SerializeToString())
+    code, _, err = cli(capsys, "show", "x.pb")
+    assert code == 2 and error_of(err) == "x.pb: segmented tensors are not supported"
+
+
+def test_a_folder_is_named_a_folder(cwd, capsys):
+    os.mkdir("data")
+    code, _, err = cli(capsys, "show", "data")
+    assert code == 2 and error_of(err) == "data: is a folder, not a tensor file; give the files in it (example: data/*.pb)"
+    np.save("a.npy", np.ones(2, np.float32))
+    code, _, err = cli(capsys, "transpose", "a.npy", "-o", "newdir")
+    assert code == 2 and error_of(err) == (
+        "newdir: a name without a suffix names no format, and no folder has this name; "
+        "give a .npy, .npz, .pb file (or, for -o, an existing folder)"
+    )
+
+
+def test_a_model_with_no_initializers_lists_its_inputs_and_outputs(cwd, capsys):
+    graph = helper.make_graph([helper.make_node("Transpose", ["x"], ["y"], perm=[1, 0])], "g",
+                              [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2, "N"])],
+                              [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, ["N", 2])])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)]), "m.onnx")
+    code, out, _ = cli(capsys, "show", "m.onnx")
+    assert code == 0 and out.splitlines() == [
+        "m.onnx: opset 21, 1 node, 0 initializers",
+        "  inputs:",
+        "    x: shape=(2, 'N'), dtype=float32",
+        "  outputs:",
+        "    y: shape=('N', 2), dtype=float32",
+        "  (no initializers: the model's inputs and outputs)",
+    ]
+    code, _, err = cli(capsys, "transpose", "m.onnx")  # an operator still needs a tensor
+    assert code == 2 and error_of(err) == "m.onnx: the model holds no initializers"
+
+
+# ------------------------------------------------------------ 10. show --graph
+
+
+def test_show_graph_lists_inputs_outputs_and_nodes(cwd, capsys):
+    w = numpy_helper.from_array(np.ones((2, 3), np.float32), "w")
+    nodes = [helper.make_node("Transpose", ["x"], ["t"], perm=[1, 0], name="first"),
+             helper.make_node("Reshape", ["t", "shape"], ["y"]),
+             helper.make_node("Cast", ["y"], ["z"], to=onnx.TensorProto.FLOAT16)]
+    shape = numpy_helper.from_array(np.array([-1], np.int64), "shape")
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [3, 2])],
+                              [helper.make_tensor_value_info("z", onnx.TensorProto.FLOAT16, [6])], initializer=[w, shape])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)]), "m.onnx")
+    code, out, _ = cli(capsys, "show", "m.onnx", "--graph")
+    assert code == 0 and out.splitlines() == [
+        "m.onnx: opset 19, 3 nodes, 2 initializers",
+        "  inputs:",
+        "    x: shape=(3, 2), dtype=float32",
+        "  outputs:",
+        "    z: shape=(6,), dtype=float16",
+        "  nodes:",
+        "    0 'first'  Transpose (opset 19)  x -> t  perm=[1, 0]",
+        "    1  Reshape (opset 19)  t, shape -> y",
+        "    2  Cast (opset 19)  y -> z  to=10",
+    ]
+    code, out, _ = cli(capsys, "show", "m.onnx", "--graph", "--json")
+    graph_doc = json.loads(out)["files"][0]["graph"]
+    assert graph_doc["inputs"] == [{"name": "x", "kind": "tensor", "shape": [3, 2], "dtype": "float32"}]
+    assert [n["op"] for n in graph_doc["nodes"]] == ["Transpose", "Reshape", "Cast"]
+    assert graph_doc["nodes"][0]["attributes"] == {"perm": [1, 0]} and graph_doc["nodes"][0]["opset"] == 19
+    code, _, err = cli(capsys, "show", "m.onnx", "--graph", "--brief")
+    assert code == 2 and error_of(err) == "--graph prints a model's graph, not its tensors; drop --brief"
