@@ -527,3 +527,28 @@ def test_show_graph_lists_inputs_outputs_and_nodes(cwd, capsys):
     assert graph_doc["nodes"][0]["attributes"] == {"perm": [1, 0]} and graph_doc["nodes"][0]["opset"] == 19
     code, _, err = cli(capsys, "show", "m.onnx", "--graph", "--brief")
     assert code == 2 and error_of(err) == "--graph prints a model's graph, not its tensors; drop --brief"
+
+
+# ------------------------------------------------------------ the JSON documents match their schema
+
+
+def test_the_new_documents_match_the_schemas(cwd, capsys, rng):
+    from test_json import document
+
+    np.save("a.npy", random_array(rng, (3, 4), "float32"))
+    np.save("b.npy", random_array(rng, (3, 4), "float32"))
+    f8_pb(cwd / "f8.pb")
+    os.mkdir("out")
+    assert document(cli(capsys, "compare", "a.npy", "b.npy", "--json")[1], "compare")["pairs"][0]["first"]
+    doc = document(cli(capsys, "slice", "a.npy", "f8.pb", "--starts", "0", "--ends", "1", "-o", "out", "-k",
+                       "--json")[1], "slice")
+    assert doc["refused"]
+    doc = document(cli(capsys, "slice", "f8.pb", "--starts", "0", "--ends", "1", "-o", "out/s.pb", "--any-type",
+                       "--json")[1], "slice")
+    assert doc["any_type"] is True
+    graph = helper.make_graph([helper.make_node("Transpose", ["x"], ["y"], perm=[1, 0])], "g",
+                              [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2, "N"])],
+                              [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)])
+    onnx.save(helper.make_model(graph), "m.onnx")
+    assert document(cli(capsys, "show", "m.onnx", "--graph", "--json")[1], "show")["files"][0]["graph"]
+    assert document(cli(capsys, "show", "m.onnx", "--json")[1], "show")["files"][0]["graph"]["inputs"]

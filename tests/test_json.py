@@ -61,6 +61,15 @@ COMPARE = COMMON | {  # docs/cli-round-two.md
 }
 STATS = {"min": FLOATLIKE, "max": FLOATLIKE, "mean": FLOATLIKE, "std": FLOATLIKE, "nan": int, "count": int}
 HISTOGRAM = {"edges": [NUMBER], "counts": [int], "other": int}
+GRAPH_VALUE = {"name": str, "kind": str, "shape": ([(int, str, None)], None), "dtype": (str, None)}
+GRAPH = {
+    "opsets": {str: int},
+    "inputs": [GRAPH_VALUE],
+    "outputs": [GRAPH_VALUE],
+    "nodes": [{"op": str, "domain": str, "opset": (int, None), "name": str, "inputs": [str], "outputs": [str],
+               "attributes": {str: (int, float, str, [(int, float, str)])}}],
+    "initializers": int,
+}
 SHOW = COMMON | {
     "files": [
         {
@@ -71,6 +80,7 @@ SHOW = COMMON | {
                     "stats": (STATS, None), "histogram?": (HISTOGRAM, None),
                 }
             ],
+            "graph?": GRAPH,  # docs/cli-round-two.md: show --graph, or a model with no initializers
         }
     ]
 }

@@ -138,19 +138,32 @@ def pair_up(a: Path, b: Path, members: list[str]) -> tuple[list[tuple[str, str, 
             f"compare: {path} holds {len(many)} tensors ({names}{', ...' if len(many) > 5 else ''}) and the "
             f"other side one; choose one with -m NAME"
         )
-    pairs, only_b = [], []
-    by_key_a = {_key(k): k for k in side_a}
-    matched = set()
-    for lb, tb in side_b.items():
-        key = _key(lb)
-        la = by_key_a.get(key)
-        if la is None:
-            la = next((k for k in side_a if k not in matched and side_a[k].name == tb.name and tb.named), None)
-        if la is None or la in matched:
-            only_b.append(lb)
-            continue
-        matched.add(la)
-        pairs.append((la, lb, side_a[la], tb))
+    # in passes, the surest first: file stem (or member) against file stem, a
+    # stem against a tensor's own name (a run's y.npy against output_0.pb
+    # holding "y"), then tensor name against tensor name
+    def stem(label: str, t: Tensor) -> Optional[str]:
+        return _key(label)
+
+    def own(label: str, t: Tensor) -> Optional[str]:
+        return t.name if t.named else None
+
+    found: dict[str, str] = {}  # b label -> a label
+    for key_a, key_b in ((stem, stem), (stem, own), (own, stem), (own, own)):
+        taken = set(found.values())
+        index: dict[str, str] = {}
+        for la, ta in side_a.items():
+            k = key_a(la, ta)
+            if la not in taken and k is not None:
+                index.setdefault(k, la)
+        for lb, tb in side_b.items():
+            k = key_b(lb, tb)
+            if lb in found or k is None or k not in index or index[k] in taken:
+                continue
+            found[lb] = index[k]
+            taken.add(index[k])
+    pairs = [(found[lb], lb, side_a[found[lb]], tb) for lb, tb in side_b.items() if lb in found]
+    only_b = [lb for lb in side_b if lb not in found]
+    matched = set(found.values())
     only_a = [k for k in side_a if k not in matched]
     if not pairs:
         raise UsageError(f"compare: {a} and {b} have no tensor names in common")
