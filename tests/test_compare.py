@@ -13,8 +13,8 @@ import pytest
 from onnx import numpy_helper
 
 from conftest import cli, error_of, random_array
-from onnxop_cli import compare as cmp
-from onnxop_cli.tensor import Tensor, dtype_by_name
+from onnxop_cli.core import compare as cmp
+from onnxop_cli.core.tensor import Tensor, dtype_by_name
 
 
 def save_pb(path, array, name):

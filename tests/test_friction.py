@@ -172,7 +172,7 @@ def test_packing_refuses_two_results_with_one_member_name(cwd, capsys):
 def test_a_failed_pack_leaves_no_archive(cwd, capsys, monkeypatch):
     np.save("a.npy", np.ones(2, np.float32))
     np.save("b.npy", np.ones(2, np.float32))
-    from onnxop_cli import core
+    from onnxop_cli.core import apply as core
 
     real, calls = core.apply, []
 
@@ -219,8 +219,8 @@ def test_a_global_option_given_twice_must_agree(cwd, capsys):
 
 
 def test_global_options_have_one_definition():
-    from onnxop_cli import cli as cli_module
-    from onnxop_cli.cli import GLOBALS, app
+    from onnxop_cli.cli import app as cli_module
+    from onnxop_cli.cli.app import GLOBALS, app
 
     for info in app.registered_commands:
         import inspect
@@ -356,7 +356,7 @@ def test_show_option_refusals(cwd, capsys, args, message):
     ("float32", 0.1, "0.1"),
 ])
 def test_show_statistics_agree_with_the_values_under_them(cwd, capsys, dtype, value, text):
-    from onnxop_cli.tensor import dtype_by_name
+    from onnxop_cli.core.tensor import dtype_by_name
 
     x = np.array([value, -value], dtype=dtype_by_name(dtype).numpy)
     save_pb(cwd / "x.pb", x, "x")
@@ -400,11 +400,12 @@ def test_any_type_runs_the_same_index_map(cwd, capsys, rng, command, np_type):
 
 
 def test_any_type_is_not_for_models_or_conformance():
-    from onnxop_cli import conformance, model
+    from onnxop_cli.docs import conformance
+    from onnxop_cli.ops import model
 
     for module in (conformance, model):
         assert "any_type" not in open(module.__file__).read()
-    from onnxop_cli.cli import app
+    from onnxop_cli.cli.app import app
 
     run = next(c for c in app.registered_commands if c.name == "run")
     import inspect
