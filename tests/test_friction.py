@@ -102,11 +102,11 @@ def test_format_refusals(cwd, capsys, args, message):
     assert code == 2 and error_of(err) == message
 
 
-def test_npy_stdout_names_the_way_out_for_packed_types(cwd, capsys):
+def test_npy_stdout_names_the_way_out_for_packed_types(cwd, capsys, monkeypatch):
     save_pb(cwd / "q.pb", np.array([1, 2, 3], dtype=ml_dtypes.int4), "q")
     from onnxop_cli.io import stdio
 
-    stdio.check_stdout = lambda isatty=None: None  # (a pytest capture is no terminal, but says it may be)
+    monkeypatch.setattr(stdio, "check_stdout", lambda isatty=None: None)  # (pytest's capture may say it is a terminal)
     code, _, err = cli(capsys, "transpose", "q.pb", "-o", "-")
     assert code == 2 and error_of(err).endswith("cannot describe int4 (numpy has no such dtype); add --format pb")
 

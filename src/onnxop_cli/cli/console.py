@@ -100,7 +100,7 @@ class Out:
     def refused(self, text: str) -> None:
         """A job that --keep-going set aside: one line on stderr, as an error is
         (the --json document lists them too)."""
-        from .render import printable
+        from ..render.node import printable
 
         _stderr_line(f"onnxop: {printable(text)}")
 
