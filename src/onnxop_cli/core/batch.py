@@ -102,16 +102,17 @@ def plan(
     or, when a ``refused`` list is given (--keep-going), each refused job
     put there and left out."""
     from . import apply as core
+    from . import pack
     from .. import io
     from ..io.stdio import is_stdio
 
     if fmt is not None:
-        _check_fmt(fmt, output)
+        pack.check_format(fmt, output)
     packed = output is not None and not is_stdio(output) and io.is_archive(output) and len(inputs) > 1
     targets = _targets(inputs, output, parents, fmt, packed)
     jobs = [Job(src, target, fmt=fmt if is_stdio(target) else None, packed=packed) for src, target in zip(inputs, targets)]
     if packed:
-        _refuse_packing_an_input(inputs, output)
+        pack.refuse_packing_an_input(inputs, output)
     else:
         _refuse_collisions(jobs)
 
@@ -140,58 +141,11 @@ def plan(
     each(headers)
     each(rules)
     if packed:
-        _refuse_member_collisions(jobs, output)
+        pack.refuse_member_collisions([(j.src, j.tensors) for j in jobs], output)
     for job in jobs:  # the device last: opening it is the slowest check
         for tensor in job.tensors:
             core.check_device(tensor, backend)
     return jobs
-
-
-def _check_fmt(fmt: str, output: Optional[Path]) -> None:
-    """--format names the format of -o - or of the files in -o FOLDER; a
-    file's own suffix says its format, and --format must not contradict it."""
-    from .. import io
-    from ..io.stdio import is_stdio
-
-    suffix = io.stream_suffix(fmt)
-    if output is None:
-        raise UsageError(f"--format {fmt} says how -o writes; give -o - or -o FOLDER")
-    if is_stdio(output) or output.is_dir():
-        return
-    if output.suffix.lower() != suffix:
-        raise UsageError(f"--format {fmt} and -o {output} disagree; the file's suffix says its format, drop --format")
-
-
-def member_of(tensor: Tensor, src: Path) -> str:
-    """A packed result's member name: the tensor's own name, else its input's stem."""
-    from ..io.stdio import STDIN_NAME, is_stdio
-
-    if tensor.named:
-        return tensor.name
-    return STDIN_NAME if is_stdio(src) else Path(src).stem
-
-
-def _refuse_packing_an_input(inputs: list[Path], output: Path) -> None:
-    from ..io.stdio import is_stdio
-
-    if not output.exists():
-        return
-    for src in inputs:
-        if not is_stdio(src) and _identity(src) == _identity(output):
-            raise UsageError(f"{output}: the archive to pack into is also an input ({src}); pack into another file")
-
-
-def _refuse_member_collisions(jobs: list[Job], output: Path) -> None:
-    seen: dict[str, Path] = {}
-    for job in jobs:
-        for tensor in job.tensors:
-            name = member_of(tensor, job.src)
-            if name in seen:
-                raise UsageError(
-                    f"{output}: the results of {seen[name]} and {job.src} would both be member {name!r}; "
-                    "rename one input, or write them to a folder"
-                )
-            seen[name] = job.src
 
 
 def _targets(
@@ -348,6 +302,7 @@ def _run_packed(node: Node, jobs: list[Job], *, backend, out) -> list[tuple[Resu
     """Every job's results into the one archive, which appears only once all have run."""
     from .. import io
     from . import signals
+    from .pack import member_of
 
     target = jobs[0].target
     assert target is not None
