@@ -181,3 +181,31 @@ def test_a_truncated_file_is_unusable_not_different(cwd, capsys):
     (cwd / "b.npy").write_bytes(raw[:-8])
     code, _, err = cli(capsys, "compare", "a.npy", "b.npy", "--json")
     assert code == 2 and "b.npy" in error_of(err)
+
+
+def test_files_are_read_in_chunks_never_whole(cwd, capsys, monkeypatch, rng):
+    """Neither file's bytes are ever asked for whole: only chunk-sized reads."""
+    from onnxop_cli.core import sources
+
+    a = random_array(rng, (64, 33), "float64")
+    np.save("a.npy", a)
+    np.save("b.npy", a)
+    monkeypatch.setattr(cmp, "CHUNK", 100)
+    monkeypatch.setattr(sources.FileBytes, "to_array", lambda self: pytest.fail("a whole file was read"))
+    reads = []
+    real = sources.FileBytes.readinto
+    monkeypatch.setattr(sources.FileBytes, "readinto", lambda self, offset, out: (reads.append(len(out)), real(self, offset, out))[1])
+    code, _, err = cli(capsys, "compare", "a.npy", "b.npy")
+    assert code == 0, err
+    assert max(reads) == 100 * 8 and sum(reads) == 2 * a.nbytes
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 5])
+def test_packed_types_in_small_chunks(monkeypatch, rng, chunk):
+    monkeypatch.setattr(cmp, "CHUNK", chunk)
+    codes = rng.integers(0, 4, 37)
+    moved = codes.copy()
+    moved[[0, 17, 36]] = (codes[[0, 17, 36]] + 1) % 4
+    a, b = codes.astype(ml_dtypes.uint2), moved.astype(ml_dtypes.uint2)
+    pair = cmp.compare_tensors("a", "b", Tensor.from_numpy(a), Tensor.from_numpy(b), cmp.Rule(), first=5)
+    assert pair.differing == 3 and [d.index for d in pair.first] == [(0,), (17,), (36,)]
