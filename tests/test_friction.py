@@ -553,3 +553,13 @@ def test_the_new_documents_match_the_schemas(cwd, capsys, rng):
     onnx.save(helper.make_model(graph), "m.onnx")
     assert document(cli(capsys, "show", "m.onnx", "--graph", "--json")[1], "show")["files"][0]["graph"]
     assert document(cli(capsys, "show", "m.onnx", "--json")[1], "show")["files"][0]["graph"]["inputs"]
+
+
+def test_a_kernel_typed_after_the_command_beats_the_environment(cwd, capsys, monkeypatch):
+    np.save("a.npy", np.arange(8, dtype=np.float32))
+    monkeypatch.setenv("ONNXOP_KERNEL", "storage")
+    code, out, err = cli(capsys, "flatten", "a.npy", "-o", "b.npy", "--kernel", "storage64", "--json")
+    assert code == 0, err
+    assert json.loads(out)["kernel"]["name"] == "storage64"
+    code, out, _ = cli(capsys, "flatten", "a.npy", "-o", "b.npy", "--json")
+    assert json.loads(out)["kernel"]["name"] == "storage"

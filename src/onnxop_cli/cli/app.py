@@ -167,11 +167,9 @@ KernelOpt = Annotated[
     Optional[str],
     typer.Option(
         "--kernel",
-        # $ONNXOP_KERNEL is read by _merge_globals, as $ONNXOP_ENGINE is by
-        # gpu.device.resolve: a typer envvar would fill the command's option
-        # and override a --kernel given before the command.
+        envvar="ONNXOP_KERNEL",  # (a command's option filled from it is not typed: _merge_globals skips it)
         help="Force a copy kernel (storage, storage64) instead of the one measured fastest "
-        "on this adapter (env ONNXOP_KERNEL). Example: --kernel storage",
+        "on this adapter. Example: onnxop --kernel storage flatten a.npy",
         show_default=False,
         metavar="NAME",
     ),
@@ -254,8 +252,8 @@ def _merge_globals(ctx: typer.Context, after: dict) -> None:
     for name in ("backend", "engine", "kernel"):
         if name in typed:
             obj[name] = agree(f"--{name}", obj.get(name), after[name])
-    if "kernel" in after:
-        force(obj.get("kernel") or os.environ.get("ONNXOP_KERNEL") or None)
+    if "kernel" in typed:
+        force(obj["kernel"])  # (the callback forced the one before the command, or $ONNXOP_KERNEL's)
 
 
 def _print_version(value: bool) -> None:
@@ -301,10 +299,10 @@ def _global(
     """Options given before the command apply to it: onnxop --backend gl flatten a.npy"""
     from ..gpu.choose import force  # no wgpu at import: --help stays light
 
-    force(kernel or os.environ.get("ONNXOP_KERNEL") or None)  # every run sets it: one in-process run does not leak
+    force(kernel)  # every run sets it, so one in-process run does not leak into the next
     given = backend if _on_command_line(ctx, "backend") else None
     ctx.obj = {"backend": given, "env_backend": backend, "engine": engine, "json": json_out, "quiet": quiet,
-               "debug": debug, "kernel": kernel}
+               "debug": debug, "kernel": kernel if _on_command_line(ctx, "kernel") else None}
 
 
 def _on_command_line(ctx: typer.Context, name: str) -> bool:
