@@ -77,10 +77,24 @@ OutputOpt = Annotated[
         "-o",
         help="Write the result here (.npy, .npz or .pb); a folder when several inputs are given; "
         "- writes a .npy stream to stdout. Without it the node is printed. Example: -o b.npy",
-        dir_okay=True,
+        parser=lambda raw: _output_argument(raw),  # the raw text: "" and a trailing / are refused
         metavar="PATH",
     ),
 ]
+
+
+def _output_argument(raw: str) -> Path:
+    from ..io.atomic import output_argument
+
+    return output_argument(raw)
+
+
+def _input_argument(raw: str) -> Path:
+    from ..io.atomic import input_argument
+
+    return input_argument(raw)
+
+
 FullOpt = Annotated[
     bool, typer.Option("--full", help="Print every value instead of a summary. Example: --full")
 ]
@@ -95,6 +109,7 @@ InputsArg = Annotated[
         "Example: a.npy",
         show_default=False,
         metavar="FILE",
+        parser=lambda raw: _input_argument(raw),
     ),
 ]
 MemberOpt = Annotated[
@@ -447,6 +462,9 @@ def run(argv: list[str], debug: bool = False) -> int:
     as_json = _wants_json(argv)
     _ARGV[:] = argv
     signals.reset()
+    from ..core.files import forget_reads
+
+    forget_reads()  # (the in-process tests run many commands in one process)
     try:
         rv = app(args=argv, prog_name="onnxop", standalone_mode=False)
         return int(rv) if isinstance(rv, int) else ExitCode.SUCCESS
@@ -475,6 +493,9 @@ def run(argv: list[str], debug: bool = False) -> int:
         atomic = sys.modules.get("onnxop_cli.io.atomic")
         if atomic is not None:  # a temporary file whose own cleanup a second error cut short
             atomic.remove_leftovers()
+        sniff = sys.modules.get("onnxop_cli.io.sniff")
+        if sniff is not None:  # stdin archives spooled for this run
+            sniff.close_spools()
 
 
 def _describe(e: BaseException, argv: list[str]) -> tuple[str, int]:

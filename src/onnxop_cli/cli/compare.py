@@ -12,7 +12,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from .app import _out, command
+from .app import _input_argument, _out, command
 from .help import TENSORS
 from ..errors import ExitCode, OnnxopError
 
@@ -36,9 +36,10 @@ from ..errors import ExitCode, OnnxopError
 def compare_cmd(
     ctx: typer.Context,
     a: Annotated[Path, typer.Argument(help="A tensor file or folder; - reads stdin. Example: y.npy",
-                                      show_default=False, metavar="A")],
+                                      show_default=False, metavar="A", parser=lambda raw: _input_argument(raw))],
     b: Annotated[Path, typer.Argument(help="The tensor file or folder to compare A with. "
-                                      "Example: output_0.pb", show_default=False, metavar="B")],
+                                      "Example: output_0.pb", show_default=False, metavar="B",
+                                      parser=lambda raw: _input_argument(raw))],
     member: Annotated[
         Optional[list[str]],
         typer.Option("--member", "-m", help="Compare only these tensors of an .npz, .onnx or folder "

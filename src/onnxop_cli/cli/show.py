@@ -12,7 +12,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from .app import FullOpt, _out, command
+from .app import FullOpt, _input_argument, _out, command
 from .help import TENSORS
 from ..errors import UsageError
 
@@ -38,6 +38,7 @@ def show(
             "(any of those but .onnx). Example: a.npy",
             show_default=False,
             metavar="FILE",
+            parser=lambda raw: _input_argument(raw),  # "" and a trailing / refused, as for every input
         ),
     ],
     full: FullOpt = False,

@@ -15,6 +15,7 @@ from typing import Annotated, Optional
 import typer
 
 from .app import (
+    _input_argument,
     _backend,
     _kernel_used,
     _out,
@@ -46,6 +47,7 @@ def conformance(
             "built offline). Example: node/test_flatten_axis0",
             show_default=False,
             metavar="DIR",
+            parser=lambda raw: _input_argument(raw),
         ),
     ] = None,
 ) -> int:
@@ -123,6 +125,7 @@ def doc_examples(
             "Flatten-25 and Unsqueeze-13 pages. Example: Flatten-11.rst",
             show_default=False,
             metavar="PAGE",
+            parser=lambda raw: _input_argument(raw),
         ),
     ] = None,
     check: Annotated[

@@ -34,6 +34,7 @@ from typing import Any, Callable
 
 from ..core import signals
 from ..core.sources import ByteSource
+from ..errors import UsageError
 from . import kernels
 from .device import Gpu
 from .kernels import WORD, round_up
@@ -50,9 +51,22 @@ ENV_POISON = "ONNXOP_POISON"  # testing aid: fill dst with this byte before each
 Sink = Callable[[memoryview], None]
 
 
-def _env_poison() -> int | None:
-    value = os.environ.get(ENV_POISON)
-    return int(value, 0) & 0xFF if value else None
+def env_poison() -> int | None:
+    """The byte ``$ONNXOP_POISON`` names (a testing aid: 0xAB, 171, 0o253),
+    else None. Anything else is a usage error naming the variable."""
+    value = os.environ.get(ENV_POISON, "").strip()
+    if not value:
+        return None
+    try:
+        byte = int(value, 0)
+    except ValueError:
+        byte = -1
+    if not 0 <= byte <= 0xFF:
+        raise UsageError(f"${ENV_POISON} must be a byte value 0..255 (such as 0xAB), got {value!r}")
+    return byte
+
+
+_env_poison = env_poison
 
 
 def can_map(gpu: Gpu) -> bool:
@@ -82,9 +96,17 @@ def copy_through_kernel(
     ``depth`` (slots in flight) override the choices made for this adapter
     (the kernel is otherwise gpu/calibrate.py's measured or forced choice).
     """
-    total = source.nbytes
-    if total == 0:
+    if source.nbytes == 0:
         return 0
+    with gpu.lock:  # one call at a time on the device's cached streams, pipelines, choice (device.py)
+        return _copy(gpu, source, sink, chunk_bytes, max_groups_per_dim, poison, kernel, mapped, depth)
+
+
+def _copy(
+    gpu: Gpu, source: ByteSource, sink: Sink, chunk_bytes: int | None, max_groups_per_dim: int | None,
+    poison: int | None, kernel: str | None, mapped: bool | None, depth: int,
+) -> int:
+    total = source.nbytes
     k = kernels.choose(gpu, kernel)
     if mapped is None:
         mapped = can_map(gpu)

@@ -20,7 +20,6 @@ is first spooled to an unlinked temporary file.
 
 from __future__ import annotations
 
-import os
 import struct
 import tempfile
 from typing import Any, Callable
@@ -94,15 +93,18 @@ def gather_through_kernel(
     window = min(cap * 8 // bits, round_up(hi - lo + 1 + align, align))
     band_bytes = min(cap, round_up(total, WORD))
     plan = Plan(v, bits, band_bytes * 8 // bits, window, align, available, source.nbytes)
-    if poison is None and os.environ.get(ENV_POISON):
-        poison = int(os.environ[ENV_POISON], 0) & 0xFF
+    if poison is None:
+        from .copy import env_poison
+
+        poison = env_poison()
     spool = None if _random_access(source) or in_order(plan) else _spool(source)
     try:
-        run = _Run(gpu, plan, spool or source, band_bytes, window * bits // 8, swap, max_groups_per_dim)
-        try:
-            return run.stream(sink, poison)
-        finally:
-            run.release()
+        with gpu.lock:  # one call at a time on the device's pipelines and queue (device.py)
+            run = _Run(gpu, plan, spool or source, band_bytes, window * bits // 8, swap, max_groups_per_dim)
+            try:
+                return run.stream(sink, poison)
+            finally:
+                run.release()
     finally:
         if spool is not None:
             spool.close()
