@@ -164,6 +164,7 @@ def test_stdin_as_one_side(tmp_path, rng):
     (["a.npy", "a.npy", "--ulp", "1", "--rtol", "1"], "compare: give --ulp or --rtol/--atol, not both"),
     (["a.npy", "a.npy", "--rtol", "-1"], "compare: --rtol must be a finite number >= 0, got -1.0"),
     (["a.npy", "a.npy", "--ulp", "-2"], "compare: --ulp must be >= 0, got -2"),
+    (["a.npy", "a.npy", "--first", "-1"], "compare: --first must be >= 0, got -1"),
     (["a.npy", "missing.npy"], "missing.npy: no such file"),
     (["-", "-"], "compare: stdin can be read once; give - for A or for B, not both"),
     (["a.npy", "empty"], "compare: the folder empty holds no .npy or .pb file"),

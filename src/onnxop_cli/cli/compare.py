@@ -71,14 +71,16 @@ def compare_cmd(
     from ..render import compare as comparetext
     from ..io.stdio import is_stdio
 
+    from ..errors import UsageError
+
     out = _out(ctx)
     if is_stdio(a) and is_stdio(b):
-        from ..errors import UsageError
-
         raise UsageError("compare: stdin can be read once; give - for A or for B, not both")
+    if first < 0:
+        raise UsageError(f"compare: --first must be >= 0, got {first}")
     rule = cmp.Rule(rtol=rtol, atol=atol, ulp=ulp)
     try:
-        outcome = cmp.compare(a, b, rule, members=member or [], first=max(0, first))
+        outcome = cmp.compare(a, b, rule, members=member or [], first=first)
     except OnnxopError as e:  # a file that cannot be used: 2, whatever the failure's own code
         e.exit_code = ExitCode.USAGE
         raise
