@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import errno
 import functools
+import inspect
 import os
 import sys
 import time
@@ -139,6 +140,36 @@ ParentsOpt = Annotated[
         "a leading / is dropped, '..' is refused. Example: --parents -o out",
     ),
 ]
+FormatOpt = Annotated[
+    Optional[str],
+    typer.Option(
+        "--format",
+        help="The format -o - writes to stdout (npy by default; pb carries every type: bfloat16, "
+        "float8, 2- and 4-bit, strings), or of each file written into -o FOLDER "
+        "(a.npy -> FOLDER/a.pb). Example: -o - --format pb",
+        show_default=False,
+        metavar="npy|npz|pb",
+        autocompletion=lambda: ["npy", "npz", "pb"],
+    ),
+]
+KeepGoingOpt = Annotated[
+    bool,
+    typer.Option(
+        "--keep-going",
+        "-k",
+        help="In a batch, set aside the inputs that are refused (unreadable, a type the opset "
+        "excludes), run the others, list the refused ones and exit 2. Example: --keep-going",
+    ),
+]
+AnyTypeOpt = Annotated[
+    bool,
+    typer.Option(
+        "--any-type",
+        help="Run the operator's index map on a type its opset's type list excludes (float8, "
+        "2- and 4-bit types in Slice, Tile, Expand, ...): the bytes move the same whatever the "
+        "type. Said in the output and the JSON; never used by conformance. Example: --any-type",
+    ),
+]
 QuietOpt = Annotated[
     bool,
     typer.Option(
@@ -147,13 +178,36 @@ QuietOpt = Annotated[
         help="No progress bars and no 'wrote' lines; errors still go to stderr. Example: -q",
     ),
 ]
+KernelOpt = Annotated[
+    Optional[str],
+    typer.Option(
+        "--kernel",
+        envvar="ONNXOP_KERNEL",  # (a command's option filled from it is not typed: _merge_globals skips it)
+        help="Force a copy kernel (storage, storage64) instead of the one measured fastest "
+        "on this adapter. Example: onnxop --kernel storage flatten a.npy",
+        show_default=False,
+        metavar="NAME",
+    ),
+]
+
+# The options every command takes, before or after its name: one definition
+# each (above); the callback takes them before the command, and ``command``
+# adds them to every command (onnxop transpose x.npy -o y.npy --kernel storage).
+GLOBALS: dict[str, tuple[object, object]] = {
+    "backend": (BackendOpt, None),
+    "engine": (EngineOpt, None),
+    "json_out": (JsonOpt, False),
+    "quiet": (QuietOpt, False),
+    "debug": (DebugOpt, False),
+    "kernel": (KernelOpt, None),
+}
 
 
 # ------------------------------------------------------------------ output
 
 
-def _out(ctx: typer.Context, json_out: bool, quiet: bool) -> Out:
-    """Per-command --json/--quiet, or the ones given before the command."""
+def _out(ctx: typer.Context, json_out: bool = False, quiet: bool = False) -> Out:
+    """--json/--quiet, given before the command or after it."""
     obj = ctx.obj or {}
     return Out(json=json_out or obj.get("json", False), quiet=quiet or obj.get("quiet", False))
 
@@ -162,22 +216,59 @@ def _out(ctx: typer.Context, json_out: bool, quiet: bool) -> Out:
 
 
 def command(**kwargs):
-    """``app.command`` that turns Ctrl-C inside the command into Interrupted
-    (typer would otherwise exit 130 without a word). Its ``--help`` option
-    has an example too (cli_help.OnnxopCommand)."""
+    """``app.command`` that adds the global options (GLOBALS) to the command
+    and merges what was typed after the command with what was typed before
+    it (``ctx.obj``, read by ``_out`` and ``_backend``), and turns Ctrl-C
+    inside the command into Interrupted (typer would otherwise exit 130
+    without a word). Its ``--help`` option has an example too
+    (cli_help.OnnxopCommand)."""
     kwargs.setdefault("cls", OnnxopCommand)
 
     def wrap(fn):
+        signature = inspect.signature(fn, eval_str=True)
+        added = [name for name in GLOBALS if name not in signature.parameters]
+        extra = [
+            inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=GLOBALS[name][1], annotation=GLOBALS[name][0])
+            for name in added
+        ]
+
         @functools.wraps(fn)
         def inner(*a, **kw):
+            _merge_globals(_current_context(), {name: kw.pop(name) for name in added})
             try:
                 return fn(*a, **kw)
             except KeyboardInterrupt:
                 raise Interrupted() from None
 
+        params = list(signature.parameters.values())
+        inner.__signature__ = signature.replace(parameters=params + extra)  # type: ignore[attr-defined]
+        inner.__annotations__ = {p.name: p.annotation for p in params + extra}
         return app.command(**kwargs)(inner)
 
     return wrap
+
+
+def _current_context() -> typer.Context:
+    from typer.main import get_current_context  # typer's own click (vendored), whose context runs the command
+
+    return get_current_context()
+
+
+def _merge_globals(ctx: typer.Context, after: dict) -> None:
+    """The global options typed after the command joined to those typed
+    before it: flags add up, values must agree (repeats.agree)."""
+    from ..gpu.choose import force  # no wgpu at import: --help stays light
+    from .repeats import agree
+
+    obj = ctx.obj = dict(ctx.obj or {})
+    typed = {name for name in after if _on_command_line(ctx, name)}
+    for flag, key in (("json_out", "json"), ("quiet", "quiet"), ("debug", "debug")):
+        obj[key] = bool(obj.get(key)) or bool(after.get(flag))
+    for name in ("backend", "engine", "kernel"):
+        if name in typed:
+            obj[name] = agree(f"--{name}", obj.get(name), after[name])
+    if "kernel" in typed:
+        force(obj["kernel"])  # (the callback forced the one before the command, or $ONNXOP_KERNEL's)
 
 
 def _print_version(value: bool) -> None:
@@ -218,24 +309,15 @@ def _global(
             callback=_print_version,
         ),
     ] = False,
-    kernel: Annotated[
-        Optional[str],
-        typer.Option(
-            "--kernel",
-            envvar="ONNXOP_KERNEL",
-            help="Force a copy kernel (storage, storage64) instead of the one measured fastest "
-            "on this adapter. Example: onnxop --kernel storage flatten a.npy",
-            show_default=False,
-            metavar="NAME",
-        ),
-    ] = None,
+    kernel: KernelOpt = None,
 ) -> None:
     """Options given before the command apply to it: onnxop --backend gl flatten a.npy"""
     from ..gpu.choose import force  # no wgpu at import: --help stays light
 
     force(kernel)  # every run sets it, so one in-process run does not leak into the next
     given = backend if _on_command_line(ctx, "backend") else None
-    ctx.obj = {"backend": given, "env_backend": backend, "engine": engine, "json": json_out, "quiet": quiet}
+    ctx.obj = {"backend": given, "env_backend": backend, "engine": engine, "json": json_out, "quiet": quiet,
+               "debug": debug, "kernel": kernel if _on_command_line(ctx, "kernel") else None}
 
 
 def _on_command_line(ctx: typer.Context, name: str) -> bool:
@@ -243,7 +325,7 @@ def _on_command_line(ctx: typer.Context, name: str) -> bool:
     return getattr(ctx.get_parameter_source(name), "name", "") == "COMMANDLINE"
 
 
-def _backend(ctx: typer.Context, backend: Optional[str], engine: Optional[str] = None) -> Optional[str]:
+def _backend(ctx: typer.Context, backend: Optional[str] = None, engine: Optional[str] = None) -> Optional[str]:
     """--backend after the command, or before it (both typed: they must
     agree), else $ONNXOP_BACKEND; as one string naming its engine when that
     is not the default (``dawn-gl``): the core and the checks pass it to get_gpu."""
@@ -273,7 +355,9 @@ def _run_many(
     out: Out,
     member: Optional[str] = None,
     parents: bool = False,
-) -> None:
+    fmt: Optional[str] = None,
+    keep_going: bool = False,
+) -> int:
     """Apply ``node`` to each input; -o is a file for one input, a folder for
     several, or - for stdout. An .npz input without --member contributes every
     member: into an .npz output (names kept) or to the printout; a single-array
@@ -290,9 +374,13 @@ def _run_many(
         raise UsageError(f"--full prints every value of the printed node, and with {given} no node is printed; "
                          f"drop --full or {given}")
     _check_stdio(inputs, output, out)
-    jobs = batch.plan(node, inputs, output, member, parents=parents, backend=backend)
+    refused: Optional[list] = [] if keep_going else None
+    jobs = batch.plan(node, inputs, output, member, parents=parents, backend=backend, fmt=fmt, refused=refused)
     done = batch.run(node, jobs, backend=backend, out=out, full=full, parents=parents, member=member)
     out.warn_lost()
+    code = ExitCode.USAGE if refused else ExitCode.SUCCESS
+    for r in refused or []:
+        out.refused(f"refused, not run: {r.message}")
     if out.json:
         adapters = [r.adapter for r, _ in done if r.adapter != "host"]
         gpu = get_gpu(backend)
@@ -303,7 +391,11 @@ def _run_many(
                 total=time.perf_counter() - started,
             )
             | {"kernel": _kernel_used(backend)}
+            | ({"status": "failed", "exit_code": int(code), "refused": [report.refused_entry(r) for r in refused]}
+               if keep_going else {})
+            | ({"any_type": True} if node.any_type else {})
         )
+    return code
 
 
 def _kernel_used(backend) -> Optional[dict]:
@@ -330,6 +422,10 @@ def _check_stdio(inputs: list[Path], output: Optional[Path], out: Out) -> None:
 
 
 from . import tools as cli_tools  # noqa: E402,F401 - show, info and the checks (before the operators, for --help's order)
+
+from . import show as cli_show  # noqa: E402,F401 - show
+
+from . import compare as cli_compare  # noqa: E402,F401 - compare
 
 from . import ops as cli_ops  # noqa: E402,F401 - one command per operator, from the registry
 

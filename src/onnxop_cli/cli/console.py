@@ -106,6 +106,13 @@ class Out:
             # a reader that stopped reading (| head) chose to: no warning for it
             self.lost = "" if reader_left(e) else e.message
 
+    def refused(self, text: str) -> None:
+        """A job that --keep-going set aside: one line on stderr, as an error is
+        (the --json document lists them too)."""
+        from ..render.node import printable
+
+        _stderr_line(f"onnxop: {printable(text)}")
+
     def warn_lost(self) -> None:
         """One line on stderr if 'wrote' lines were lost; the exit code stays the work's."""
         if self.lost:

@@ -82,29 +82,31 @@ def _common() -> list[inspect.Parameter]:
     return [
         inspect.Parameter("output", kw, default=None, annotation=cli.OutputOpt),
         inspect.Parameter("opset", kw, default=cli.LATEST_OPSET, annotation=cli.OpsetOpt),
-        inspect.Parameter("backend", kw, default=None, annotation=cli.BackendOpt),
-        inspect.Parameter("engine", kw, default=None, annotation=cli.EngineOpt),
         inspect.Parameter("full", kw, default=False, annotation=cli.FullOpt),
-        inspect.Parameter("json_out", kw, default=False, annotation=cli.JsonOpt),
-        inspect.Parameter("quiet", kw, default=False, annotation=cli.QuietOpt),
-        inspect.Parameter("debug", kw, default=False, annotation=cli.DebugOpt),
         inspect.Parameter("member", kw, default=None, annotation=cli.MemberOpt),
         inspect.Parameter("parents", kw, default=False, annotation=cli.ParentsOpt),
+        inspect.Parameter("fmt", kw, default=None, annotation=cli.FormatOpt),
+        inspect.Parameter("keep_going", kw, default=False, annotation=cli.KeepGoingOpt),
+        inspect.Parameter("any_type", kw, default=False, annotation=cli.AnyTypeOpt),
     ]
 
 
 def add_command(spec: OpSpec) -> None:
     def run_op(
-        ctx: typer.Context, inputs, *, output, opset, backend, engine, full, json_out, quiet, debug, member, parents,
+        ctx: typer.Context, inputs, *, output, opset, full, member, parents, fmt, keep_going, any_type,
         **given,
     ):
         from ..ops import make_node
 
         values = {p.name: parse(spec, p, given[f"p_{p.name}"]) for p in spec.params}
         node = make_node(spec.op_type, opset, **values)
-        out = cli._out(ctx, json_out, quiet)
-        cli._run_many(
-            spec.command, node, opset, inputs, output, cli._backend(ctx, backend, engine), full, out, member, parents
+        if any_type:
+            from dataclasses import replace
+
+            node = replace(node, any_type=True)
+        out = cli._out(ctx)
+        return cli._run_many(
+            spec.command, node, opset, inputs, output, cli._backend(ctx), full, out, member, parents, fmt, keep_going
         )
 
     params = [
@@ -170,14 +172,10 @@ def run_model(
         ),
     ] = None,
     output: cli.OutputOpt = None,
-    backend: cli.BackendOpt = None,
-    engine: cli.EngineOpt = None,
     full: cli.FullOpt = False,
-    json_out: cli.JsonOpt = False,
-    quiet: cli.QuietOpt = False,
-    debug: cli.DebugOpt = False,
     member: cli.MemberOpt = None,
-) -> None:
+    fmt: cli.FormatOpt = None,
+) -> int:
     from .. import io
     from ..ops import model as onnx_model
     from ..errors import OnnxopError
@@ -216,7 +214,7 @@ def run_model(
         node = onnx_model.build_node(node_proto, opset, constant)
     except OnnxopError as e:
         raise type(e)(f"{model_path}: {e.message}") from None
-    out = cli._out(ctx, json_out, quiet)
-    cli._run_many(
-        "run", node, opset, [by_name[node_proto.input[0]]], output, cli._backend(ctx, backend, engine), full, out, member
+    out = cli._out(ctx)
+    return cli._run_many(
+        "run", node, opset, [by_name[node_proto.input[0]]], output, cli._backend(ctx), full, out, member, fmt=fmt
     )

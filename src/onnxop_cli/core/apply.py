@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import errno
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
@@ -29,6 +29,20 @@ if TYPE_CHECKING:
 
 
 HOST_NOTE = "host: string tensors have no GPU form"
+
+
+def any_type_note(node: Node, tensor: Tensor) -> str:
+    """Said next to a result that --any-type let through (empty when the type is allowed)."""
+    from ..ops import check_type
+
+    if not node.any_type:
+        return ""
+    try:
+        check_type(replace(node, any_type=False), tensor.dtype)
+    except OpError:
+        name = "string" if tensor.dtype.is_string else tensor.dtype.name
+        return f"--any-type: {node.op_type}-{node.op.since_version}'s type list excludes {name}"
+    return ""
 
 
 @dataclass
@@ -54,7 +68,8 @@ def check(node: Node, tensor: Tensor, where: str = "") -> tuple[int, ...]:
         out_shape = node.output_shape(tensor.shape)
         # a shape numpy cannot hold (Unsqueeze past 64 dimensions) is no file numpy could read
         check_shape(out_shape, tensor.dtype.numpy_itemsize, node.op_type, noun="output shape")
-        check_type(node, tensor.dtype)
+        if not node.any_type:
+            check_type(node, tensor.dtype)
     except (OpError, InputError) as e:
         if where:
             raise type(e)(f"{where}: {e}") from e
@@ -109,7 +124,7 @@ def apply(
         elif out_path is not None:
             with open_writer(out_path) as w:
                 w.strings(name, out.strings, tensor.text_dtype)
-        return Result(node, tensor, out, "host", out_path, timings, note=HOST_NOTE)
+        return Result(node, tensor, out, "host", out_path, timings, note=_joined(HOST_NOTE, any_type_note(node, tensor)))
 
     from ..gpu import get_gpu
 
@@ -148,7 +163,11 @@ def apply(
         move(_zero_pad_bits(sink, out))
         out.data = MemoryBytes(buf)
     timings["copy"] = time.perf_counter() - t0
-    return Result(node, tensor, out, gpu.name, out_path, timings)
+    return Result(node, tensor, out, gpu.name, out_path, timings, note=any_type_note(node, tensor))
+
+
+def _joined(*notes: str) -> str:
+    return "; ".join(n for n in notes if n)
 
 
 def _to_scratch_file(fill: Callable[[Sink], int], nbytes: int) -> MemoryBytes:

@@ -22,7 +22,9 @@ class Node:
     defaults); ``inputs`` the constant integer inputs after the data input
     (Reshape's shape, Slice's starts, ...), by their ONNX names, where the
     node's opset makes them inputs. ``opset`` is the opset the user asked for
-    (``op`` is the version it selects).
+    (``op`` is the version it selects). ``any_type`` (the CLI's --any-type,
+    never set by conformance or a model) runs the index map on a type the
+    opset's type list excludes: moving bytes does not depend on the type.
     """
 
     op: type[OpVersion]
@@ -30,6 +32,7 @@ class Node:
     inputs: dict[str, tuple[int, ...]] = field(default_factory=dict)
     opset: int | None = None
     outputs: int | None = None  # how many outputs the node has, where the op lets it choose (Split)
+    any_type: bool = False
 
     @property
     def op_type(self) -> str:

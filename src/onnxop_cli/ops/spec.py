@@ -28,7 +28,7 @@ class Param:
     help: str
     example: str
     short: str = ""
-    empty_ok: bool = False  # an empty list means something (Reshape to a scalar)
+    empty_ok: bool = False  # the spec takes an empty list (Reshape to a scalar, Tile of a scalar); the op rules decide
     choices: tuple[str, ...] = ()
 
     @property

@@ -65,8 +65,10 @@ class Shown:
     summarised: bool = False  # values are only the shown elements (core/summary.py): always summarise
 
 
-def format_values(values: np.ndarray, *, full: bool = False, summarised: bool = False) -> str:
-    """The values as the docs print them (numpy layout, ``, `` separators).
+def format_values(values: np.ndarray, *, full: bool = False, summarised: bool = False,
+                  precision: int | None = None, edgeitems: int | None = None) -> str:
+    """The values as the docs print them (numpy layout, ``, `` separators);
+    ``precision`` and ``edgeitems`` as numpy's print options have them.
     ``summarised``: ``values`` are the shown elements of a larger array
     (core/summary.py), printed as its summary."""
     import numpy as np
@@ -80,9 +82,9 @@ def format_values(values: np.ndarray, *, full: bool = False, summarised: bool = 
         formatter={"object": short_repr},
         separator=", ",
         threshold=threshold,
-        edgeitems=EDGE_ITEMS,
+        edgeitems=EDGE_ITEMS if edgeitems is None else edgeitems,
         max_line_width=LINE_WIDTH,
-        precision=PRECISION,
+        precision=PRECISION if precision is None else precision,
         floatmode="maxprec",
         suppress_small=False,
         sign="-",
@@ -106,7 +108,8 @@ def format_shape(shape: Sequence[int]) -> str:
     return str(tuple(int(d) for d in shape))
 
 
-def tensor_lines(t: Shown, *, full: bool = False) -> Iterator[str]:
+def tensor_lines(t: Shown, *, full: bool = False, precision: int | None = None,
+                 edgeitems: int | None = None) -> Iterator[str]:
     """One tensor's lines, as the docs list an input or output (indented,
     values below). With ``full`` the values are made line by line
     (fulltext.py), so a caller that prints each line as it comes streams them."""
@@ -117,7 +120,8 @@ def tensor_lines(t: Shown, *, full: bool = False) -> Iterator[str]:
             from .fulltext import lines as body
         else:
             def body(values):
-                return format_values(values, summarised=t.summarised).split("\n")
+                return format_values(values, summarised=t.summarised, precision=precision,
+                                     edgeitems=edgeitems).split("\n")
 
         for line in body(t.values):
             yield f"{INDENT * 2}{line}" if line else ""
