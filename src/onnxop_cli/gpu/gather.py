@@ -28,7 +28,9 @@ from typing import Any, Callable
 from ..errors import OnnxopError
 from ..sources import ByteSource, FileBytes, MemoryBytes
 from ..view import View
+from . import tiled
 from .device import Gpu
+from .engines.base import BufferUsage, MapMode, ShaderStage
 from .kernels import WORD, grid, round_up, shader_const
 from .tiling import Plan, Upload, in_order
 
@@ -41,6 +43,7 @@ MAX_ELEMENTS = 1 << 31  # elements per band or upload: the kernel indexes them w
 PARAMS_BYTES = 64  # sizeof(Params) in gather.wgsl
 ENV_POISON = "ONNXOP_POISON"  # as for the copy kernel: fill dst before each band
 SPOOL_STEP = 4 << 20
+ENV_GATHER = "ONNXOP_GATHER"  # "tiled" / "generic": force the choice of gpu/tiled.py (tests, benchmarks)
 
 Sink = Callable[[memoryview], None]
 
@@ -102,6 +105,7 @@ def gather_through_kernel(
         try:
             return run.stream(sink, poison)
         finally:
+            gpu.cache["gather-last"] = {"tiled": run.tiled, "dispatches": run.dispatches}
             run.release()
     finally:
         if spool is not None:
@@ -113,8 +117,6 @@ class _Run:
 
     def __init__(self, gpu: Gpu, plan: Plan, source: Any, band_bytes: int, src_bytes: int,
                  swap: int, max_groups_per_dim: int | None) -> None:
-        import wgpu
-
         self.gpu, self.plan, self.source, self.swap = gpu, plan, source, swap
         self.band_bytes = band_bytes
         self.max_dim = max_groups_per_dim or gpu.limits.get("max-compute-workgroups-per-dimension", 65535)
@@ -122,10 +124,15 @@ class _Run:
         self.stride = max(256, gpu.limits.get("min-uniform-buffer-offset-alignment", 256))
         self.rank = len(plan.view.shape)
         records = 2 * self.rank  # boxes per upload, at most
-        U = wgpu.BufferUsage
+        U = BufferUsage
         self.buffers: list[Any] = []
+        self.tiled = self.dispatches = 0  # the tiled kernel's dispatches, and all (tests look)
         with gpu.errors("allocating gather buffers"):
             self.pipeline, layout = gpu.pipeline_with_layout(SHADER, _layout_entries())
+            self.tiled_pipeline = None
+            if tiled_wanted(plan, gpu):
+                # the same layout object, so one bind group serves both kernels
+                self.tiled_pipeline = gpu.pipeline_on_layout(tiled.SHADER, SHADER)
             self.src_bytes = round_up(src_bytes, WORD)
             self.upload = self._buffer("upload", self.src_bytes, U.MAP_WRITE | U.COPY_SRC)
             self.src = src = self._buffer("src", self.src_bytes, U.STORAGE | U.COPY_DST)
@@ -156,8 +163,6 @@ class _Run:
                 pass
 
     def stream(self, sink: Sink, poison: int | None) -> int:
-        import wgpu
-
         gpu, bits = self.gpu, self.plan.bits
         poison_block = bytes([poison]) * self.band_bytes if poison is not None else None
         written = 0
@@ -172,7 +177,7 @@ class _Run:
                 encoder = gpu.device.create_command_encoder()
                 encoder.copy_buffer_to_buffer(self.dst, 0, self.readback, 0, n4)
                 gpu.queue.submit([encoder.finish()])
-                gpu.wait(self.readback.map_async(wgpu.MapMode.READ, 0, n4), "readback")
+                gpu.wait(self.readback.map_async(MapMode.READ, 0, n4), "readback")
             try:
                 sink(self.readback.read_mapped(0, n4, copy=False)[:nbytes])
             finally:
@@ -182,13 +187,12 @@ class _Run:
         return written
 
     def _dispatch(self, upload: Upload, band: int) -> None:
-        """Fill the src buffer with the upload's runs, then one dispatch per box."""
-        import wgpu
-
+        """Fill the src buffer with the upload's runs, then one dispatch per
+        box, through the tiled kernel where gpu/tiled.py says so."""
         gpu, plan = self.gpu, self.plan
         end = max(into + n for _, into, n in upload.runs)
         with gpu.errors("upload"):
-            gpu.wait(self.upload.map_async(wgpu.MapMode.WRITE), "upload")
+            gpu.wait(self.upload.map_async(MapMode.WRITE), "upload")
             mapped = self.upload._experimental_get_mapped_range(0, self.src_bytes)
         try:
             for source, into, n in upload.runs:
@@ -201,17 +205,30 @@ class _Run:
             encoder = gpu.device.create_command_encoder()
             encoder.copy_buffer_to_buffer(self.upload, 0, self.src, 0, round_up(end, 4))
             compute = encoder.begin_compute_pass()
-            compute.set_pipeline(self.pipeline)
+            current = None
             axes = bytearray()
             for i, d in enumerate(upload.dispatches):
                 box = d.box
-                first, words = box.words(plan.bits)
-                gx, gy = grid(-(-words // self.per_group), self.max_dim)
-                record = struct.pack(
-                    "<14IQ", words, gx, first, box.e0, box.count, band, plan.bits, self.swap,
-                    self.rank, box.axis, box.extent, upload.elements, int(d.keep), i * self.rank,
-                    d.base & ((1 << 64) - 1),
-                )
+                t = None
+                if self.tiled_pipeline is not None:
+                    t = tiled.plan(d, plan.view.shape, plan.bits, self.swap)
+                if t is not None:
+                    record, gx, gy = tiled.record(t, d, self.rank, plan.bits, self.swap, i * self.rank, self.max_dim)
+                    pipeline = self.tiled_pipeline
+                    self.tiled += 1
+                else:
+                    first, words = box.words(plan.bits)
+                    gx, gy = grid(-(-words // self.per_group), self.max_dim)
+                    record = struct.pack(
+                        "<14IQ", words, gx, first, box.e0, box.count, band, plan.bits, self.swap,
+                        self.rank, box.axis, box.extent, upload.elements, int(d.keep), i * self.rank,
+                        d.base & ((1 << 64) - 1),
+                    )
+                    pipeline = self.pipeline
+                self.dispatches += 1
+                if pipeline is not current:
+                    compute.set_pipeline(pipeline)
+                    current = pipeline
                 gpu.queue.write_buffer(self.params, i * self.stride, record)
                 strides = (0,) * box.axis + d.strides
                 axes += b"".join(
@@ -267,10 +284,24 @@ def _spool(source: ByteSource) -> _Spooled:
     return _Spooled(file, source.nbytes)
 
 
-def _layout_entries() -> list[dict]:
-    import wgpu
+def tiled_wanted(plan: Plan, gpu: Gpu) -> bool:
+    """Whether the tiled kernel may take some of the plan's dispatches.
 
-    stage = wgpu.ShaderStage.COMPUTE
+    On a GPU, yes: workgroup memory is on-chip and the gather's strided
+    reads are what it avoids. On a CPU adapter (llvmpipe), no: there
+    workgroup memory is ordinary memory behind the same caches, every load
+    and store is a scalar one per SIMD lane, and the tile's extra load, store
+    and barrier per element measured 1.4-4x slower than gather.wgsl on Mesa
+    22.3 and 25 (docs/performance-round-two.md). ``$ONNXOP_GATHER`` =
+    ``tiled`` or ``generic`` forces one (tests, benchmarks)."""
+    forced = os.environ.get(ENV_GATHER, "").strip().lower()
+    if plan.bits < 32 or forced == "generic":
+        return False
+    return forced == "tiled" or gpu.info.adapter_type != "CPU"
+
+
+def _layout_entries() -> list[dict]:
+    stage = ShaderStage.COMPUTE
     storage = {"type": "storage"}
     return [
         {"binding": 0, "visibility": stage, "buffer": {"type": "read-only-storage"}},

@@ -1,0 +1,90 @@
+"""Which gather dispatches go through the tiled transpose kernel
+(``shaders/transpose_tiled.wgsl``), and its parameter record.
+
+The generic gather writes the output in order and reads wherever the index
+map points. When the innermost output axis has a large source stride (a
+transpose that moves the innermost axis: 2-D ``1,0``, 3-D ``2,1,0`` and
+``0,2,1``, Fortran order), each read is on a new cache line; the tiled
+kernel reads a tile along the box axis whose source stride is 1 and writes
+it along the innermost output axis, both in order.
+
+The choice is made per dispatch from the box's strides (the View), with no
+measurement: a box qualifies when
+
+- its elements are whole words (32, 64, 128 bits) and any byte swap is by
+  whole words (``swap`` 0, 4 or 8): sub-word elements share output words
+  between neighbours, which only gather.wgsl assembles;
+- the upload holds every element it reads (``keep`` is false), so offsets
+  fit a u32;
+- its innermost axis reads at least a cache line apart (``MIN_STRIDE_BYTES``)
+  and some other box axis has source stride +-1 over at least two elements.
+
+Everything else (slices, broadcasts, Tile, DepthToSpace with small blocks,
+whose innermost runs already read neighbouring source elements) stays with
+gather.wgsl.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+from .kernels import grid
+from .tiling import Dispatch
+
+SHADER = "transpose_tiled.wgsl"
+TILE = 32  # shaders/transpose_tiled.wgsl: TILE words per tile row, TILE elements along l
+MIN_STRIDE_BYTES = 64  # a cache line: below it the gather's reads already share lines
+U32 = (1 << 32) - 1
+
+
+@dataclass(frozen=True)
+class Tiled:
+    """A dispatch the tiled kernel takes: ``a`` is its read axis (view axis
+    index), ``groups`` its workgroups."""
+
+    a: int
+    groups: int
+    tiles_a: int
+    tiles_l: int
+
+
+def plan(d: Dispatch, shape: tuple[int, ...], bits: int, swap: int) -> Tiled | None:
+    """The tiled form of dispatch ``d`` of a view of ``shape``, or None
+    where gather.wgsl should write it."""
+    if bits < 32 or swap not in (0, 4, 8) or d.keep:
+        return None
+    box = d.box
+    rank = len(shape)
+    axes = range(box.axis, rank)
+    if len(axes) < 2:
+        return None
+    dims = {k: box.extent if k == box.axis else shape[k] for k in axes}
+    strides = dict(zip(axes, d.strides))
+    last = rank - 1
+    if dims[last] < 2 or abs(strides[last]) * bits // 8 < MIN_STRIDE_BYTES:
+        return None
+    units = [k for k in axes if k != last and abs(strides[k]) == 1 and dims[k] > 1]
+    if not units:
+        return None
+    a = max(units, key=lambda k: dims[k])
+    per_a = TILE // (bits // 32)
+    tiles_a = -(-dims[a] // per_a)
+    tiles_l = -(-dims[last] // TILE)
+    outer = box.count // (dims[a] * dims[last])
+    groups = outer * tiles_a * tiles_l
+    if groups >= 1 << 32:
+        return None
+    return Tiled(a, groups, tiles_a, tiles_l)
+
+
+def record(t: Tiled, d: Dispatch, rank: int, bits: int, swap: int, at: int, max_dim: int) -> tuple[bytes, int, int]:
+    """(the 64-byte Params record, grid x, grid y) for the tiled kernel."""
+    gx, gy = grid(t.groups, max_dim)
+    lg = (bits // 32).bit_length() - 1
+    first, _ = d.box.words(bits)
+    params = struct.pack(
+        "<16I", t.groups, gx, first, rank, d.box.axis, d.box.extent, at, lg, swap, t.a,
+        t.tiles_a, t.tiles_l, d.base & U32, 0, 0, 0,
+    )
+    return params, gx, gy
