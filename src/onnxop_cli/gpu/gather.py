@@ -28,7 +28,6 @@ from typing import Any, Callable
 from ..errors import OnnxopError
 from ..sources import ByteSource, FileBytes, MemoryBytes
 from ..view import View
-from . import tiled
 from .device import Gpu
 from .engines.base import BufferUsage, MapMode, ShaderStage
 from .kernels import WORD, grid, round_up, shader_const
@@ -131,6 +130,8 @@ class _Run:
             self.pipeline, layout = gpu.pipeline_with_layout(SHADER, _layout_entries())
             self.tiled_pipeline = None
             if tiled_wanted(plan, gpu):
+                from . import tiled
+
                 # the same layout object, so one bind group serves both kernels
                 self.tiled_pipeline = gpu.pipeline_on_layout(tiled.SHADER, SHADER)
             self.src_bytes = round_up(src_bytes, WORD)
@@ -211,6 +212,8 @@ class _Run:
                 box = d.box
                 t = None
                 if self.tiled_pipeline is not None:
+                    from . import tiled
+
                     t = tiled.plan(d, plan.view.shape, plan.bits, self.swap)
                 if t is not None:
                     record, gx, gy = tiled.record(t, d, self.rank, plan.bits, self.swap, i * self.rank, self.max_dim)
