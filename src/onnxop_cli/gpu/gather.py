@@ -42,7 +42,7 @@ MAX_ELEMENTS = 1 << 31  # elements per band or upload: the kernel indexes them w
 PARAMS_BYTES = 64  # sizeof(Params) in gather.wgsl
 ENV_POISON = "ONNXOP_POISON"  # as for the copy kernel: fill dst before each band
 SPOOL_STEP = 4 << 20
-ENV_GATHER = "ONNXOP_GATHER"  # "tiled" / "generic": force the choice of gpu/tiled.py (tests, benchmarks)
+ENV_GATHER = "ONNXOP_GATHER"  # "tiled" / "blocked" / "generic": force the transpose kernel (tests, benchmarks)
 
 Sink = Callable[[memoryview], None]
 
@@ -128,12 +128,10 @@ class _Run:
         self.tiled = self.dispatches = 0  # the tiled kernel's dispatches, and all (tests look)
         with gpu.errors("allocating gather buffers"):
             self.pipeline, layout = gpu.pipeline_with_layout(SHADER, _layout_entries())
-            self.tiled_pipeline = None
-            if tiled_wanted(plan, gpu):
-                from . import tiled
-
-                # the same layout object, so one bind group serves both kernels
-                self.tiled_pipeline = gpu.pipeline_on_layout(tiled.SHADER, SHADER)
+            # the transpose kernels that may take some dispatches, in the
+            # order tried (gpu/tiled.py), on the same layout, so one bind
+            # group serves every kernel
+            self.variants = [(name, gpu.pipeline_on_layout(shader, SHADER)) for name, shader in variants(plan, gpu)]
             self.src_bytes = round_up(src_bytes, WORD)
             self.upload = self._buffer("upload", self.src_bytes, U.MAP_WRITE | U.COPY_SRC)
             self.src = src = self._buffer("src", self.src_bytes, U.STORAGE | U.COPY_DST)
@@ -205,43 +203,47 @@ class _Run:
         with gpu.errors("gather dispatch"):
             encoder = gpu.device.create_command_encoder()
             encoder.copy_buffer_to_buffer(self.upload, 0, self.src, 0, round_up(end, 4))
-            compute = encoder.begin_compute_pass()
-            current = None
-            axes = bytearray()
-            for i, d in enumerate(upload.dispatches):
-                box = d.box
-                t = None
-                if self.tiled_pipeline is not None:
-                    from . import tiled
-
-                    t = tiled.plan(d, plan.view.shape, plan.bits, self.swap)
-                if t is not None:
-                    record, gx, gy = tiled.record(t, d, self.rank, plan.bits, self.swap, i * self.rank, self.max_dim)
-                    pipeline = self.tiled_pipeline
-                    self.tiled += 1
-                else:
-                    first, words = box.words(plan.bits)
-                    gx, gy = grid(-(-words // self.per_group), self.max_dim)
-                    record = struct.pack(
-                        "<14IQ", words, gx, first, box.e0, box.count, band, plan.bits, self.swap,
-                        self.rank, box.axis, box.extent, upload.elements, int(d.keep), i * self.rank,
-                        d.base & ((1 << 64) - 1),
-                    )
-                    pipeline = self.pipeline
-                self.dispatches += 1
-                if pipeline is not current:
-                    compute.set_pipeline(pipeline)
-                    current = pipeline
-                gpu.queue.write_buffer(self.params, i * self.stride, record)
-                strides = (0,) * box.axis + d.strides
-                axes += b"".join(
-                    struct.pack("<IqI", n & 0xFFFFFFFF, s, 0) for n, s in zip(plan.view.shape, strides)
-                )
-                compute.set_bind_group(0, self.bind_group, [i * self.stride])
-                compute.dispatch_workgroups(gx, gy, 1)
-            compute.end()
-            gpu.queue.write_buffer(self.axes, 0, bytes(axes))
+            self.record(encoder, upload, band)
             gpu.queue.submit([encoder.finish()])
+
+    def record(self, encoder: Any, upload: Upload, band: int) -> None:
+        """Encode the upload's dispatches, reading the src buffer as filled
+        (benchmarks/transpose_kernels.py times this part alone)."""
+        gpu, plan = self.gpu, self.plan
+        compute = encoder.begin_compute_pass()
+        current = None
+        axes = bytearray()
+        for i, d in enumerate(upload.dispatches):
+            box = d.box
+            found = None
+            for name, pipeline in self.variants:
+                found = _variant_record(name, d, plan, self.swap, self.rank, i * self.rank, self.max_dim)
+                if found is not None:
+                    record, gx, gy = found
+                    self.tiled += 1
+                    break
+            if found is None:
+                first, words = box.words(plan.bits)
+                gx, gy = grid(-(-words // self.per_group), self.max_dim)
+                record = struct.pack(
+                    "<14IQ", words, gx, first, box.e0, box.count, band, plan.bits, self.swap,
+                    self.rank, box.axis, box.extent, upload.elements, int(d.keep), i * self.rank,
+                    d.base & ((1 << 64) - 1),
+                )
+                pipeline = self.pipeline
+            self.dispatches += 1
+            if pipeline is not current:
+                compute.set_pipeline(pipeline)
+                current = pipeline
+            gpu.queue.write_buffer(self.params, i * self.stride, record)
+            strides = (0,) * box.axis + d.strides
+            axes += b"".join(
+                struct.pack("<IqI", n & 0xFFFFFFFF, s, 0) for n, s in zip(plan.view.shape, strides)
+            )
+            compute.set_bind_group(0, self.bind_group, [i * self.stride])
+            compute.dispatch_workgroups(gx, gy, 1)
+        compute.end()
+        gpu.queue.write_buffer(self.axes, 0, bytes(axes))
 
 
 def _random_access(source: Any) -> bool:
@@ -287,20 +289,40 @@ def _spool(source: ByteSource) -> _Spooled:
     return _Spooled(file, source.nbytes)
 
 
-def tiled_wanted(plan: Plan, gpu: Gpu) -> bool:
-    """Whether the tiled kernel may take some of the plan's dispatches.
+VARIANTS = {"tiled": "transpose_tiled.wgsl", "blocked": "transpose_blocked.wgsl"}
 
-    On a GPU, yes: workgroup memory is on-chip and the gather's strided
-    reads are what it avoids. On a CPU adapter (llvmpipe), no: there
-    workgroup memory is ordinary memory behind the same caches, every load
-    and store is a scalar one per SIMD lane, and the tile's extra load, store
-    and barrier per element measured 1.4-4x slower than gather.wgsl on Mesa
-    22.3 and 25 (docs/performance-round-two.md). ``$ONNXOP_GATHER`` =
-    ``tiled`` or ``generic`` forces one (tests, benchmarks)."""
+
+def variants(plan: Plan, gpu: Gpu) -> list[tuple[str, str]]:
+    """(name, shader) of the transpose kernels that may take some of the
+    plan's dispatches, in the order gpu/tiled.py tries them; every dispatch
+    none of them takes goes to gather.wgsl.
+
+    On a GPU the tiled kernel: workgroup memory is on-chip and the
+    gather's strided reads are what it avoids. On a CPU adapter (llvmpipe)
+    the blocked one: workgroup memory is ordinary memory there and every
+    access is one scalar load or store per SIMD lane, so the tile's extra
+    store, load and barrier made it 1.4-4x slower than gather.wgsl, while
+    the blocked kernel's 16-byte accesses make a quarter of gather.wgsl's
+    (docs/performance-round-two.md). ``$ONNXOP_GATHER`` = ``tiled``,
+    ``blocked`` or ``generic`` forces one (tests, benchmarks)."""
     forced = os.environ.get(ENV_GATHER, "").strip().lower()
     if plan.bits < 32 or forced == "generic":
-        return False
-    return forced == "tiled" or gpu.info.adapter_type != "CPU"
+        return []
+    if forced in VARIANTS:
+        return [(forced, VARIANTS[forced])]
+    name = "blocked" if gpu.info.adapter_type == "CPU" else "tiled"
+    return [(name, VARIANTS[name])]
+
+
+def _variant_record(name: str, d: Any, plan: Plan, swap: int, rank: int, at: int, max_dim: int):
+    """(params, grid x, grid y) if kernel ``name`` takes dispatch ``d``, else None."""
+    from . import tiled
+
+    if name == "tiled":
+        t = tiled.plan(d, plan.view.shape, plan.bits, swap)
+        return None if t is None else tiled.record(t, d, rank, plan.bits, swap, at, max_dim)
+    b = tiled.blocked_plan(d, plan.view.shape, plan.bits, swap)
+    return None if b is None else tiled.blocked_record(b, d, rank, swap, at, max_dim)
 
 
 def _layout_entries() -> list[dict]:

@@ -35,6 +35,7 @@ from .tiling import Dispatch
 SHADER = "transpose_tiled.wgsl"
 TILE = 32  # shaders/transpose_tiled.wgsl: TILE words per tile row, TILE elements along l
 MIN_STRIDE_BYTES = 64  # a cache line: below it the gather's reads already share lines
+MIN_EXTENT = 8  # elements along the innermost axis: fewer would leave most of a tile's 32 idle
 U32 = (1 << 32) - 1
 
 
@@ -62,7 +63,7 @@ def plan(d: Dispatch, shape: tuple[int, ...], bits: int, swap: int) -> Tiled | N
     dims = {k: box.extent if k == box.axis else shape[k] for k in axes}
     strides = dict(zip(axes, d.strides))
     last = rank - 1
-    if dims[last] < 2 or abs(strides[last]) * bits // 8 < MIN_STRIDE_BYTES:
+    if dims[last] < MIN_EXTENT or abs(strides[last]) * bits // 8 < MIN_STRIDE_BYTES:
         return None
     units = [k for k in axes if k != last and abs(strides[k]) == 1 and dims[k] > 1]
     if not units:
@@ -86,5 +87,61 @@ def record(t: Tiled, d: Dispatch, rank: int, bits: int, swap: int, at: int, max_
     params = struct.pack(
         "<16I", t.groups, gx, first, rank, d.box.axis, d.box.extent, at, lg, swap, t.a,
         t.tiles_a, t.tiles_l, d.base & U32, 0, 0, 0,
+    )
+    return params, gx, gy
+
+
+# ------------------------------------------------------------ blocked (CPU adapters)
+
+BLOCKED_SHADER = "transpose_blocked.wgsl"
+BLOCKED_WG = 64  # shaders/transpose_blocked.wgsl: WG
+
+
+@dataclass(frozen=True)
+class Blocked:
+    """A dispatch the blocked kernel takes: 4 x 4 blocks of 32-bit elements."""
+
+    a: int
+    groups: int
+    blocks_a: int
+    blocks_l: int
+    spans_a: int
+
+
+def blocked_plan(d: Dispatch, shape: tuple[int, ...], bits: int, swap: int) -> Blocked | None:
+    """The blocked form of dispatch ``d``, or None: it needs 32-bit elements
+    and every offset on a 16-byte word (see the shader)."""
+    if bits != 32 or swap not in (0, 4) or d.keep:
+        return None
+    box = d.box
+    rank = len(shape)
+    axes = range(box.axis, rank)
+    if len(axes) < 2 or box.e0 % 4 or d.base % 4:
+        return None
+    dims = {k: box.extent if k == box.axis else shape[k] for k in axes}
+    strides = dict(zip(axes, d.strides))
+    last = rank - 1
+    if dims[last] % 4 or abs(strides[last]) * 4 < MIN_STRIDE_BYTES:
+        return None
+    units = [k for k in axes if k != last and strides[k] == 1 and dims[k] % 4 == 0]
+    if not units:
+        return None
+    a = max(units, key=lambda k: dims[k])
+    if any(strides[k] % 4 for k in axes if k != a and dims[k] > 1) or strides[last] < 0:
+        return None
+    blocks_a, blocks_l = dims[a] // 4, dims[last] // 4
+    spans_a = -(-blocks_a // BLOCKED_WG)
+    groups = box.count // (dims[a] * dims[last]) * blocks_l * spans_a
+    if groups >= 1 << 32:
+        return None
+    return Blocked(a, groups, blocks_a, blocks_l, spans_a)
+
+
+def blocked_record(b: Blocked, d: Dispatch, rank: int, swap: int, at: int, max_dim: int) -> tuple[bytes, int, int]:
+    """(the 64-byte Params record, grid x, grid y) for the blocked kernel."""
+    gx, gy = grid(b.groups, max_dim)
+    params = struct.pack(
+        "<16I", b.groups, gx, d.box.e0, rank, d.box.axis, d.box.extent, at, b.a, b.blocks_a, b.blocks_l,
+        b.spans_a, d.base & U32, swap, 0, 0, 0,
     )
     return params, gx, gy
