@@ -13,9 +13,12 @@
 // per 4 elements, as the flat copy (copy.wgsl) makes.
 //
 // The host (gpu/tiled.py) sends a box here only when every offset is a
-// whole word: 32-bit elements, a and l extents multiples of 4, the source
+// whole word: 32-bit elements, the l extent a multiple of 4, the source
 // stride of `a` 1 and of every other box axis a multiple of 4, the box and
-// its source starting on a word. All of the box lies in the bound source.
+// its source starting on a word. The a extent may end inside a block: the
+// last block's rows past it are not stored (their loads read neighbours in
+// the window, or past it, where WebGPU's bounds checks keep them in the
+// buffer; those values are dropped). All of the box lies in the bound source.
 // `swap` 4: big-endian elements, bytes reversed.
 //
 // Invocation layout: a workgroup takes WG consecutive blocks along a, for
@@ -35,7 +38,7 @@ struct Params {
     dim0: u32,        // the box's extent along axis0
     at: u32,          // this dispatch's entries in `axes` start here
     a: u32,           // the read axis (source stride 1)
-    blocks_a: u32,    // blocks along a: dim(a) / 4
+    blocks_a: u32,    // blocks along a: dim(a) / 4, rounded up
     blocks_l: u32,    // blocks along l: dim(l) / 4
     spans_a: u32,     // workgroups along a: blocks_a / WG, rounded up
     base: u32,        // source element of the box's first element, in the window
@@ -111,8 +114,15 @@ fn main(
     }
     let ia4 = inner_a >> 2u;  // output words per step along a
     let d = (db >> 2u) + 4u * ab * ia4 + lb;
+    let rows = dim(a) - 4u * ab;  // 4 except in a last, partial block
     dst[d] = vec4<u32>(r0.x, r1.x, r2.x, r3.x);
-    dst[d + ia4] = vec4<u32>(r0.y, r1.y, r2.y, r3.y);
-    dst[d + 2u * ia4] = vec4<u32>(r0.z, r1.z, r2.z, r3.z);
-    dst[d + 3u * ia4] = vec4<u32>(r0.w, r1.w, r2.w, r3.w);
+    if (rows > 1u) {
+        dst[d + ia4] = vec4<u32>(r0.y, r1.y, r2.y, r3.y);
+    }
+    if (rows > 2u) {
+        dst[d + 2u * ia4] = vec4<u32>(r0.z, r1.z, r2.z, r3.z);
+    }
+    if (rows > 3u) {
+        dst[d + 3u * ia4] = vec4<u32>(r0.w, r1.w, r2.w, r3.w);
+    }
 }

@@ -123,13 +123,13 @@ def blocked_plan(d: Dispatch, shape: tuple[int, ...], bits: int, swap: int) -> B
     last = rank - 1
     if dims[last] % 4 or abs(strides[last]) * 4 < MIN_STRIDE_BYTES:
         return None
-    units = [k for k in axes if k != last and strides[k] == 1 and dims[k] % 4 == 0]
+    units = [k for k in axes if k != last and strides[k] == 1 and dims[k] > 1]
     if not units:
         return None
-    a = max(units, key=lambda k: dims[k])
+    a = max(units, key=lambda k: (dims[k] % 4 == 0, dims[k]))  # a partial last block costs a little
     if any(strides[k] % 4 for k in axes if k != a and dims[k] > 1) or strides[last] < 0:
         return None
-    blocks_a, blocks_l = dims[a] // 4, dims[last] // 4
+    blocks_a, blocks_l = -(-dims[a] // 4), dims[last] // 4
     spans_a = -(-blocks_a // BLOCKED_WG)
     groups = box.count // (dims[a] * dims[last]) * blocks_l * spans_a
     if groups >= 1 << 32:
