@@ -124,7 +124,7 @@ def test_bands_and_packed_runs_from_a_small_binding(gpu, rng, monkeypatch, kerne
     v = a.transpose(2, 1, 0)
     out, counts = gather(gpu, a, view_of(a, v), binding_bytes=binding)
     assert out == reference(v)
-    assert 1 <= counts["tiled"] < counts["dispatches"]
+    assert 1 <= counts["tiled"] <= counts["dispatches"] and counts["dispatches"] > 1
 
 
 @pytest.mark.parametrize("dtype", SUB_WORD)

@@ -95,7 +95,7 @@ def gather_through_kernel(
     align = max(1, 8 * WORD // bits)  # windows start at whole 16-byte words of the source
     window = min(cap * 8 // bits, round_up(hi - lo + 1 + align, align))
     band_bytes = min(cap, round_up(total, WORD))
-    plan = Plan(v, bits, band_bytes * 8 // bits, window, align, available, source.nbytes)
+    plan = Plan(v, bits, _band_elements(v, bits, band_bytes, count), window, align, available, source.nbytes)
     if poison is None and os.environ.get(ENV_POISON):
         poison = int(os.environ[ENV_POISON], 0) & 0xFF
     spool = None if _random_access(source) or in_order(plan) else _spool(source)
@@ -109,6 +109,19 @@ def gather_through_kernel(
     finally:
         if spool is not None:
             spool.close()
+
+
+def _band_elements(v: View, bits: int, band_bytes: int, count: int) -> int:
+    """Elements per band: what ``band_bytes`` holds, cut to whole groups of
+    4 indices of the outermost axis where that leaves most of it, so a large
+    transpose's boxes and packed runs come in whole 16-byte words for the
+    blocked kernel (gpu/tiled.py)."""
+    band = band_bytes * 8 // bits
+    if bits >= 32 and len(v.shape) >= 2 and band < count:
+        step = 4 * (count // v.shape[0])
+        if band >= 8 * step:
+            band -= band % step
+    return band
 
 
 class _Run:

@@ -1,27 +1,31 @@
-"""Which gather dispatches go through the tiled transpose kernel
-(``shaders/transpose_tiled.wgsl``), and its parameter record.
+"""Which gather dispatches go through a transpose kernel, and their
+parameter records: ``shaders/transpose_tiled.wgsl`` on GPUs,
+``shaders/transpose_blocked.wgsl`` on CPU adapters (gather.variants picks
+by adapter; docs/performance-round-two.md has the figures).
 
 The generic gather writes the output in order and reads wherever the index
 map points. When the innermost output axis has a large source stride (a
 transpose that moves the innermost axis: 2-D ``1,0``, 3-D ``2,1,0`` and
-``0,2,1``, Fortran order), each read is on a new cache line; the tiled
-kernel reads a tile along the box axis whose source stride is 1 and writes
-it along the innermost output axis, both in order.
+``0,2,1``, Fortran order), each read is on a new cache line; the transpose
+kernels read along the box axis whose source stride is 1 and write along
+the innermost output axis, both in order.
 
 The choice is made per dispatch from the box's strides (the View), with no
-measurement: a box qualifies when
+measurement. The tiled kernel takes a box when
 
 - its elements are whole words (32, 64, 128 bits) and any byte swap is by
   whole words (``swap`` 0, 4 or 8): sub-word elements share output words
   between neighbours, which only gather.wgsl assembles;
 - the upload holds every element it reads (``keep`` is false), so offsets
   fit a u32;
-- its innermost axis reads at least a cache line apart (``MIN_STRIDE_BYTES``)
-  and some other box axis has source stride +-1 over at least two elements.
+- its innermost axis has at least MIN_EXTENT elements read at least a cache
+  line apart (``MIN_STRIDE_BYTES``), and some other box axis has source
+  stride +-1.
 
-Everything else (slices, broadcasts, Tile, DepthToSpace with small blocks,
-whose innermost runs already read neighbouring source elements) stays with
-gather.wgsl.
+The blocked kernel asks for the same and more (see blocked_plan): 32-bit
+elements, and every offset on a 16-byte word. Everything else (slices,
+broadcasts, Tile, DepthToSpace with small blocks, whose innermost runs
+already read neighbouring source elements) stays with gather.wgsl.
 """
 
 from __future__ import annotations
