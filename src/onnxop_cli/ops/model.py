@@ -1,0 +1,106 @@
+"""One-node ONNX models: the node onnxop runs, its opset, its constant inputs.
+
+Shared by ``onnxop run`` and ``onnxop conformance``: the node's attributes
+come from the model, each constant input (Reshape's shape, Slice's starts,
+...) from an initializer or, for a graph input, from a file the caller
+reads. Everything is checked against the operator version the model's
+opset selects (``ops.make_node``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable
+
+from ..errors import InputError, OpError, UsageError
+
+if TYPE_CHECKING:
+    from . import Node
+    from ..core.tensor import Tensor
+
+ONNX_DOMAINS = ("", "ai.onnx")
+INDEX_TYPES = ("int64", "int32")  # what a constant input may hold (Slice allows int32)
+
+
+class Unsupported(UsageError):
+    """The model is not one onnxop runs (another operator, several nodes, a newer opset)."""
+
+
+def load(path: Path):
+    import onnx
+
+    try:
+        return onnx.load(str(path), load_external_data=False)
+    except FileNotFoundError:
+        raise
+    except Exception as e:  # noqa: BLE001 - protobuf raises several kinds
+        raise InputError(f"{path}: not an ONNX model: {' '.join(str(e).split())[:200]}") from None
+
+
+def the_node(model):
+    """The single node and the model's ai.onnx opset; Unsupported otherwise."""
+    from . import LATEST_OPSET, OPERATORS
+
+    nodes = list(model.graph.node)
+    if len(nodes) != 1:
+        kinds = ", ".join(sorted({n.op_type for n in nodes})) or "none"
+        raise Unsupported(f"{len(nodes)} nodes ({kinds}); onnxop runs single-node models")
+    node = nodes[0]
+    if node.domain not in ONNX_DOMAINS or node.op_type not in OPERATORS:
+        where = f"{node.domain}." if node.domain not in ONNX_DOMAINS else ""
+        raise Unsupported(f"operator {where}{node.op_type}; onnxop runs {', '.join(OPERATORS)}")
+    opsets = [o.version for o in model.opset_import if o.domain in ONNX_DOMAINS]
+    if not opsets:
+        raise InputError("the model imports no ai.onnx opset")
+    opset = int(opsets[0])
+    if opset > LATEST_OPSET:
+        raise Unsupported(f"opset {opset} is newer than onnxop knows ({LATEST_OPSET})")
+    return node, opset
+
+
+def graph_inputs(model) -> list[str]:
+    """The inputs a caller must feed: graph inputs without an initializer."""
+    initialized = {t.name for t in model.graph.initializer}
+    return [i.name for i in model.graph.input if i.name not in initialized]
+
+
+def initializer(model, name: str, folder: Path) -> Tensor | None:
+    from ..io.tensorproto import tensor_from_proto
+
+    for t in model.graph.initializer:
+        if t.name == name:
+            return tensor_from_proto(t, folder, f"initializer {name!r}", name)
+    return None
+
+
+def build_node(node_proto, opset: int, constant: Callable[[str], Tensor]) -> Node:
+    """The onnxop node for ``node_proto`` at ``opset``; ``constant(name)``
+    gives the tensor of a constant input (initializer or file)."""
+    from onnx import helper
+
+    from . import make_node, op_version
+
+    op = op_version(node_proto.op_type, opset)
+    label = f"{op.op_type}-{op.since_version}"
+    values: dict[str, object] = {}
+    for a in node_proto.attribute:
+        if a.name not in op.attribute_names:
+            raise OpError(f"{label} has no attribute {a.name!r}")
+        if a.name == "consumed_inputs":  # legacy (Reshape-1), no effect
+            continue
+        value = helper.get_attribute_value(a)
+        values[a.name] = value.decode() if isinstance(value, bytes) else value
+    if len(node_proto.input) > len(op.inputs):
+        raise OpError(f"{label} takes at most {len(op.inputs)} inputs, the node has {len(node_proto.input)}")
+    for schema_name, name in zip(op.inputs[1:], node_proto.input[1:]):
+        if name:  # an empty name leaves an optional input out
+            values[schema_name] = index_values(constant(name), f"{label} input {schema_name!r}")
+    return make_node(op.op_type, opset, **values)
+
+
+def index_values(tensor: Tensor, what: str) -> list[int]:
+    if tensor.dtype.name not in INDEX_TYPES or tensor.rank > 1:
+        raise InputError(
+            f"{what} must be a 1-D int64 (or int32) tensor, got shape {tensor.shape} of {tensor.dtype}"
+        )
+    return [int(v) for v in tensor.to_numpy().reshape(-1)]
