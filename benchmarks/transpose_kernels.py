@@ -59,8 +59,8 @@ class Case:
         from onnxop_cli.gpu import gather as G
         from onnxop_cli.gpu.kernels import round_up
         from onnxop_cli.gpu.tiling import Plan
-        from onnxop_cli.sources import MemoryBytes
-        from onnxop_cli.view import View
+        from onnxop_cli.core.sources import MemoryBytes
+        from onnxop_cli.core.view import View
 
         self.gpu = gpu
         self.array = np.random.default_rng(seed).integers(0, 2**32, size=shape, dtype=np.uint32).view(np.float32)

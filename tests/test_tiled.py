@@ -22,7 +22,7 @@ from conftest import random_array
 from onnxop_cli.gpu import View, gather_through_kernel, shaders, tiled, tiling
 from onnxop_cli.gpu.gather import ENV_GATHER, SHADER as GATHER_SHADER, VARIANTS, variants
 from onnxop_cli.gpu.tiling import Dispatch, Plan
-from onnxop_cli.tensor import MemoryBytes, swap_unit
+from onnxop_cli.core.tensor import MemoryBytes, swap_unit
 
 POISON = 0xA5
 WORD_DTYPES = ["<u4", "<f4", "<f8", "<i8", "<c8", "<c16", ">f4", ">i4", ">f8", ">c8", ">c16"]
