@@ -37,6 +37,7 @@ from ..core.sources import ByteSource
 from ..errors import UsageError
 from . import kernels
 from .device import Gpu
+from .engines.base import BufferUsage, MapMode
 from .kernels import WORD, round_up
 
 # 4 MiB chunks used the least CPU and wall time for a 1 GiB flatten on a
@@ -179,9 +180,7 @@ class Stream:
         return slot
 
     def _new_slot(self, size: int) -> Slot:
-        import wgpu
-
-        U = wgpu.BufferUsage
+        U = BufferUsage
         device = self.gpu.device
         with self.gpu.errors("allocating copy buffers"):
             if self.mapped:
@@ -302,11 +301,9 @@ class Stream:
         return chunks
 
     def _fill(self, slot: Slot, source: ByteSource, offset: int, n: int) -> None:
-        import wgpu
-
         buf = slot.into
         with self.gpu.errors("upload"):
-            self.gpu.wait(buf.map_async(wgpu.MapMode.WRITE, 0, round_up(n, 4)), "upload")
+            self.gpu.wait(buf.map_async(MapMode.WRITE, 0, round_up(n, 4)), "upload")
             mapped = buf._experimental_get_mapped_range(0, round_up(n, 4))
         try:
             source.readinto(offset, mapped[:n])
@@ -316,8 +313,6 @@ class Stream:
                 buf.unmap()
 
     def _submit(self, slot: Slot, n: int, poison: int | None) -> None:
-        import wgpu
-
         n4 = round_up(n, 4)
         device, queue = self.gpu.device, self.gpu.queue
         with self.gpu.errors("dispatch"):
@@ -332,7 +327,7 @@ class Stream:
             queue.submit([encoder.finish()])
             # The map resolves once the submitted work is done: it is our
             # synchronisation, waited for by whoever drains the slot.
-            slot.promise = slot.out.map_async(wgpu.MapMode.READ, 0, n4)
+            slot.promise = slot.out.map_async(MapMode.READ, 0, n4)
             slot.nbytes = n
 
     def _drain(self, slot: Slot, sink: Sink) -> None:

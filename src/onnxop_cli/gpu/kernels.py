@@ -28,6 +28,7 @@ from functools import cached_property
 from typing import Any
 
 from .device import Gpu
+from .engines.base import BufferUsage
 from .shaders import shader_source
 
 WORD = 16  # bytes of one vec4<u32>; every buffer is a multiple of this
@@ -114,8 +115,6 @@ class Bound:
     the binding size, itself a multiple of the span, so always aligned)."""
 
     def __init__(self, kernel: Kernel, gpu: Gpu, src: Any, dst: Any, size: int, max_groups_per_dim: int | None):
-        import wgpu
-
         assert size % kernel.align == 0, "copy buffers are padded to whole workgroup spans"
         self.gpu = gpu
         self.kernel = kernel
@@ -127,7 +126,7 @@ class Bound:
         for offset in range(0, size, binding):
             n = min(binding, size - offset)
             params = gpu.device.create_buffer(
-                label="copy params", size=16, usage=wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST
+                label="copy params", size=16, usage=BufferUsage.UNIFORM | BufferUsage.COPY_DST
             )
             group = gpu.device.create_bind_group(
                 layout=layout,
