@@ -169,7 +169,8 @@ def run_pieces(
     window_bytes = min(cap, round_up(reach + 2 * WORD, WORD))
     if poison is None and os.environ.get(ENV_POISON):
         poison = int(os.environ[ENV_POISON], 0) & 0xFF
-    run = _Run(gpu, band_bytes, window_bytes, max_groups_per_dim)
+    masked = any(p.mask is not None for p in pieces)
+    run = _Run(gpu, band_bytes, window_bytes, max_groups_per_dim, masked)
     written = 0
     try:
         for start in range(0, count, band):
@@ -197,7 +198,8 @@ def _extent(p: Piece, bits: int) -> int:
 
 
 class _Run:
-    def __init__(self, gpu: Gpu, band_bytes: int, window_bytes: int, max_groups_per_dim: Optional[int]) -> None:
+    def __init__(self, gpu: Gpu, band_bytes: int, window_bytes: int, max_groups_per_dim: Optional[int],
+                 masked: bool = True) -> None:
         import wgpu
 
         self.gpu, self.cap = gpu, window_bytes
@@ -210,9 +212,10 @@ class _Run:
         with gpu.errors("allocating pieces buffers"):
             self.pipeline, layout = gpu.pipeline_with_layout(SHADER, _layout_entries())
             self.upload = self._buffer("upload", cap, U.MAP_WRITE | U.COPY_SRC)
-            self.upload_mask = self._buffer("upload-mask", cap, U.MAP_WRITE | U.COPY_SRC)
+            mask_bytes = cap if masked else WORD  # no mask (all but Where): a word, bound but never read
+            self.upload_mask = self._buffer("upload-mask", mask_bytes, U.MAP_WRITE | U.COPY_SRC)
             self.src = self._buffer("src", cap, U.STORAGE | U.COPY_DST)
-            self.mask = self._buffer("mask", cap, U.STORAGE | U.COPY_DST)
+            self.mask = self._buffer("mask", mask_bytes, U.STORAGE | U.COPY_DST)
             self.dst = self._buffer("dst", band_bytes, U.STORAGE | U.COPY_SRC | U.COPY_DST)
             self.readback = self._buffer("readback", band_bytes, U.MAP_READ | U.COPY_DST)
             self.params = self._buffer("params", self.stride * BATCH, U.UNIFORM | U.COPY_DST)
@@ -222,7 +225,7 @@ class _Run:
                 layout=layout,
                 entries=[
                     {"binding": 0, "resource": {"buffer": self.src, "offset": 0, "size": cap}},
-                    {"binding": 1, "resource": {"buffer": self.mask, "offset": 0, "size": cap}},
+                    {"binding": 1, "resource": {"buffer": self.mask, "offset": 0, "size": mask_bytes}},
                     {"binding": 2, "resource": {"buffer": self.dst, "offset": 0, "size": band_bytes}},
                     {"binding": 3, "resource": {"buffer": self.params, "offset": 0, "size": PARAMS_BYTES}},
                     {"binding": 4, "resource": {"buffer": self.axes, "offset": 0, "size": self.axes_bytes}},
