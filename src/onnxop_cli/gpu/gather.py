@@ -20,6 +20,7 @@ is first spooled to an unlinked temporary file.
 
 from __future__ import annotations
 
+import os
 import struct
 import tempfile
 from typing import Any, Callable
