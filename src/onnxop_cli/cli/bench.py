@@ -193,7 +193,7 @@ def run_bench(
     from ..gpu import get_gpu
     from ..gpu.measure import Bench
     from ..gpu.choose import choice
-    from ..gpu.copy import can_map
+    from ..gpu.buffers import can_map
 
     if repeats < 1 or warmup < 0:
         raise UsageError(f"bench: --repeats must be >= 1 and --warmup >= 0, got {repeats} and {warmup}")

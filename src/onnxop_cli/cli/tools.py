@@ -151,7 +151,7 @@ def info(
 ) -> None:
     from ..gpu import get_gpu, list_adapters
     from ..gpu.device import gpu_key, resolve
-    from ..gpu.needs import survey
+    from ..gpu.survey import survey
     from ..gpu.choose import choice
 
     engine, name = resolve(_backend(ctx, backend, engine))

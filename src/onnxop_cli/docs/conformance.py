@@ -192,7 +192,7 @@ def _compare(actual, expected, name: str) -> None:
         mismatch = got != want
         diff = list(np.flatnonzero(mismatch if mismatch.ndim == 1 else mismatch.any(axis=1)))
     if diff:
-        from ..render.node import format_values
+        from ..render.values import format_values
 
         where = np.unravel_index(int(diff[0]), actual.shape)
         at = f"{name}[{', '.join(str(int(i)) for i in where)}]"

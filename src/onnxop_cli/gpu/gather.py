@@ -29,7 +29,8 @@ from ..errors import OnnxopError
 from ..core.sources import ByteSource, FileBytes, MemoryBytes
 from ..core.view import View
 from .device import Gpu
-from .kernels import WORD, grid, round_up, shader_const
+from .buffers import WORD, BufferUsage, MapMode, ShaderStage, binding_limit, dispatch_limit, grid, round_up
+from .kernels import shader_const
 from .tiling import Plan, Upload, in_order
 
 __all__ = ["View", "gather_through_kernel"]
@@ -43,10 +44,6 @@ ENV_POISON = "ONNXOP_POISON"  # as for the copy kernel: fill dst before each ban
 SPOOL_STEP = 4 << 20
 
 Sink = Callable[[memoryview], None]
-
-
-def binding_limit(gpu: Gpu) -> int:
-    return int(gpu.limits.get("max-storage-buffer-binding-size", 128 << 20))
 
 
 def gather_through_kernel(
@@ -113,16 +110,14 @@ class _Run:
 
     def __init__(self, gpu: Gpu, plan: Plan, source: Any, band_bytes: int, src_bytes: int,
                  swap: int, max_groups_per_dim: int | None) -> None:
-        import wgpu
-
         self.gpu, self.plan, self.source, self.swap = gpu, plan, source, swap
         self.band_bytes = band_bytes
-        self.max_dim = max_groups_per_dim or gpu.limits.get("max-compute-workgroups-per-dimension", 65535)
+        self.max_dim = dispatch_limit(gpu, max_groups_per_dim)
         self.per_group = shader_const(SHADER, "WG") * shader_const(SHADER, "WORDS")
         self.stride = max(256, gpu.limits.get("min-uniform-buffer-offset-alignment", 256))
         self.rank = len(plan.view.shape)
         records = 2 * self.rank  # boxes per upload, at most
-        U = wgpu.BufferUsage
+        U = BufferUsage
         self.buffers: list[Any] = []
         with gpu.errors("allocating gather buffers"):
             self.pipeline, layout = gpu.pipeline_with_layout(SHADER, _layout_entries())
@@ -156,8 +151,6 @@ class _Run:
                 pass
 
     def stream(self, sink: Sink, poison: int | None) -> int:
-        import wgpu
-
         gpu, bits = self.gpu, self.plan.bits
         poison_block = bytes([poison]) * self.band_bytes if poison is not None else None
         written = 0
@@ -172,7 +165,7 @@ class _Run:
                 encoder = gpu.device.create_command_encoder()
                 encoder.copy_buffer_to_buffer(self.dst, 0, self.readback, 0, n4)
                 gpu.queue.submit([encoder.finish()])
-                gpu.wait(self.readback.map_async(wgpu.MapMode.READ, 0, n4), "readback")
+                gpu.wait(self.readback.map_async(MapMode.READ, 0, n4), "readback")
             try:
                 sink(self.readback.read_mapped(0, n4, copy=False)[:nbytes])
             finally:
@@ -183,12 +176,10 @@ class _Run:
 
     def _dispatch(self, upload: Upload, band: int) -> None:
         """Fill the src buffer with the upload's runs, then one dispatch per box."""
-        import wgpu
-
         gpu, plan = self.gpu, self.plan
         end = max(into + n for _, into, n in upload.runs)
         with gpu.errors("upload"):
-            gpu.wait(self.upload.map_async(wgpu.MapMode.WRITE), "upload")
+            gpu.wait(self.upload.map_async(MapMode.WRITE), "upload")
             mapped = self.upload._experimental_get_mapped_range(0, self.src_bytes)
         try:
             for source, into, n in upload.runs:
@@ -268,9 +259,7 @@ def _spool(source: ByteSource) -> _Spooled:
 
 
 def _layout_entries() -> list[dict]:
-    import wgpu
-
-    stage = wgpu.ShaderStage.COMPUTE
+    stage = ShaderStage.COMPUTE
     storage = {"type": "storage"}
     return [
         {"binding": 0, "visibility": stage, "buffer": {"type": "read-only-storage"}},

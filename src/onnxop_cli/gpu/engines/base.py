@@ -20,6 +20,15 @@ from __future__ import annotations
 from typing import Any, Iterable, Protocol, Sequence
 
 
+# our backend name -> (wgpu-native instance flag, GPUAdapterInfo.backend_type values)
+BACKENDS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "vulkan": ("Vulkan", ("Vulkan",)),
+    "metal": ("Metal", ("Metal",)),
+    "d3d12": ("DX12", ("D3D12",)),
+    "gl": ("GL", ("OpenGL", "OpenGLES")),
+}
+
+
 class BufferUsage:
     MAP_READ = 0x1
     MAP_WRITE = 0x2
