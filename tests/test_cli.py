@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from conftest import cli, error_of, random_array
-from onnxop_cli.cli.app import run
+from onnxop_cli.cli.main import run
 from onnxop_cli.errors import ExitCode
 
 

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from conftest import cli, random_array
-from onnxop_cli.cli.app import run
+from onnxop_cli.cli.main import run
 from onnxop_cli.errors import ExitCode, InputError, UsageError
 from onnxop_cli.io import stdio
 

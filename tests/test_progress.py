@@ -11,7 +11,7 @@ import pytest
 
 from conftest import random_array
 from onnxop_cli.cli import progress
-from onnxop_cli.cli.app import run
+from onnxop_cli.cli.main import run
 from onnxop_cli.core.tensor import MemoryBytes, StreamBytes
 
 BIG = progress.THRESHOLD + 1

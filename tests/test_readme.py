@@ -139,7 +139,7 @@ def test_quick_start_commands(workdir, backend):
 
 
 def test_test_command_is_what_ci_runs():
-    assert marked_block("test-command") == "pip install '.[test]' && python -m pytest -n auto"
+    assert marked_block("test-command") == "pip install '.[test]' && lint-imports && python -m pytest -n auto"
     assert "test-command" in (REPO / ".ci" / "run").read_text()
 
 

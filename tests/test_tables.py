@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from onnxop_cli.render import tables
+from onnxop_cli.cli import tables
 from onnxop_cli.docs.pages import seed_pages
 
 REPO = Path(__file__).resolve().parents[1]

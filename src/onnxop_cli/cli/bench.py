@@ -383,7 +383,7 @@ def render_table(report: Report) -> str:
             )
         )
         last = r.size
-    from ..render.tables import columns, render
+    from .tables import columns, render
 
     cols = columns(header, names=header[:3], right=(header[3], header[5], header[6]))
     lines.append(render(cols, table))

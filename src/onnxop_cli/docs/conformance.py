@@ -200,24 +200,6 @@ def _compare(actual, expected, name: str) -> None:
         raise Fail(f"{len(diff)} of {actual.size} elements differ; first {at} = {got}, expected {want}")
 
 
-def render(results: list[CaseResult], *, terminal: bool | None = None) -> str:
-    """The table (tables.py: rich on a terminal, plain when piped) and the
-    ``N passed, M failed, K skipped`` line; a value not known is ``-``."""
-    from ..render import tables
-
-    header = ["case", "operator", "opset", "data sets", "result"]
-    rows = [
-        [r.name, _cell(r.operator), _cell(r.opset), _cell(r.data_sets), r.status + (f": {r.detail}" if r.detail else "")]
-        for r in results
-    ]
-    cols = tables.columns(header, names=("case", "operator"), right=("opset", "data sets"), status=("result",))
-    return tables.render(cols, rows, terminal=terminal) + "\n" + summary(results)
-
-
-def _cell(value: object) -> str:
-    return "-" if value is None else str(value)
-
-
 def summary(results: list[CaseResult]) -> str:
     count = {s: sum(r.status == s for r in results) for s in ("passed", "failed", "skipped")}
     return f"{count['passed']} passed, {count['failed']} failed, {count['skipped']} skipped"

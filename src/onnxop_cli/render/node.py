@@ -1,6 +1,6 @@
 """ONNX-doc-style text for a node, its inputs and its outputs.
 
-Returns text (and rich objects for a terminal); never prints. The layout is
+Returns text (the CLI adds colour for a terminal: cli/console.stylize); never prints. The layout is
 the one the ONNX operator pages use for their examples::
 
     Node:
@@ -29,7 +29,6 @@ from .values import format_shape, format_values
 
 if TYPE_CHECKING:
     import numpy as np
-    from rich.text import Text
 
     from ..ops import Node
 
@@ -148,16 +147,3 @@ def printable(text: str, keep: str = "") -> str:
     if text.isprintable() and not keep:
         return text
     return "".join(c if c.isprintable() or c in keep else repr(c)[1:-1] for c in text)
-
-
-def stylize(text: str) -> Text:
-    """The same text with colour for a terminal (the characters are unchanged)."""
-    from rich.text import Text
-
-    styled = Text(text)
-    styled.highlight_regex(r"(?m)^(Node|Attributes|Inputs|Outputs):", "bold")
-    styled.highlight_regex(r"(?m)^\s+\w[\w.\-]*(?=: shape=)", "bold cyan")
-    styled.highlight_regex(r"shape=\([^)]*\)", "green")
-    styled.highlight_regex(r"dtype=\S+", "magenta")
-    styled.highlight_regex(r"(?m)^\s+\w+(?=\()", "bold yellow")
-    return styled

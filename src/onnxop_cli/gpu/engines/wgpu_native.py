@@ -10,9 +10,14 @@ NAME = "wgpu"
 
 
 def init(backends: tuple[str, ...]) -> None:
-    import wgpu  # noqa: F401  (loads wgpu-native; it must create its logger itself)
+    import os
 
+    import wgpu  # loads wgpu-native; it must create its logger itself
+
+    from ...core import signals
     from .cffi_types import speed_up_wgpu
+
+    signals.callback_code(os.path.dirname(wgpu.__file__))  # wgpu-py's cffi callbacks
 
     speed_up_wgpu()  # most of start-up was cffi re-parsing C type strings
     if backends:

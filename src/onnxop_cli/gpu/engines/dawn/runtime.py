@@ -22,8 +22,16 @@ class DawnOutOfMemory(DawnError, MemoryError):
 
 def _lib():
     """pydawn's ctypes module (loads Dawn's shared library)."""
+    import os
+
+    import pydawn
     from pydawn import webgpu  # noqa: PLC0415 - ImportError: engines.load names the extra
 
+    from ....core import signals
+
+    # pydawn's ctypes callbacks, and ours in this package (runtime, engine, objects)
+    signals.callback_code(os.path.dirname(pydawn.__file__))
+    signals.callback_code(os.path.dirname(__file__))
     return webgpu
 
 
