@@ -38,7 +38,7 @@ app = typer.Typer(
 def command(**kwargs):
     """``app.command`` that turns Ctrl-C inside the command into Interrupted
     (typer would otherwise exit 130 without a word). Its ``--help`` option
-    has an example too (cli_help.OnnxopCommand)."""
+    has an example too (help.OnnxopCommand)."""
     kwargs.setdefault("cls", OnnxopCommand)
 
     def wrap(fn):

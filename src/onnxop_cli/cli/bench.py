@@ -134,7 +134,7 @@ class EngineRun:
     driver: str
     timing: str
     chosen_kernel: str
-    chosen_reason: str  # measured, cached, forced, only (see gpu/calibrate.py)
+    chosen_reason: str  # measured, cached, forced, only (see gpu/choose.py)
     calibration_gbps: dict[str, float]
     buffers: str
 
@@ -249,7 +249,7 @@ def run_bench(
 
 
 def _timing(features) -> str:
-    """How gpu/bench.py times kernels and copy_buffer_to_buffer on a device."""
+    """How gpu/measure.py times kernels and copy_buffer_to_buffer on a device."""
     if "timestamp-query" not in features:
         return "wall clock"
     if "timestamp-query-inside-encoders" not in features:  # e.g. Dawn: pass timestamps only

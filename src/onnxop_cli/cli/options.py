@@ -159,7 +159,7 @@ def _run_many(
     several, or - for stdout. An .npz input without --member contributes every
     member: into an .npz output (names kept) or to the printout; a single-array
     output refuses it. The batch is planned whole before anything is written
-    (batch.py). Prints a line per tensor, the node (without -o), or one JSON
+    (core/batch.py). Prints a line per tensor, the node (without -o), or one JSON
     document for all of them."""
     from ..core import batch
     from ..render import json as report

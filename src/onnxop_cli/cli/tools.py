@@ -1,8 +1,8 @@
 """The commands that are not operators: show, info, conformance, doc-examples
 and bench. They register on cli's app when cli imports this module (before
-the operator commands of cli_ops.py), so ``--help`` lists them as before.
+the operator commands of ops.py), so ``--help`` lists them as before.
 
-Start-up matters here as in cli.py: numpy, wgpu, onnx and rich are imported
+Start-up matters here as in app.py: numpy, wgpu, onnx and rich are imported
 inside the commands that need them.
 """
 

@@ -3,7 +3,7 @@
 A node test is a folder holding ``model.onnx`` (one node) and
 ``test_data_set_*/input_*.pb`` / ``output_*.pb``, as onnx's backend test
 generator writes them. The operator, its attributes, its constant inputs and
-the opset are taken from the model (``model.py``); every data set's inputs go
+the opset are taken from the model (``ops/model.py``); every data set's inputs go
 through the same path the operator commands take (the GPU kernels), and the
 output must equal ``output_0.pb`` exactly: shape, type and every bit (ONNX's
 own runner allows a tolerance; moving bytes needs none).

@@ -1,5 +1,5 @@
 """What ``onnxop doc-examples`` shows: tables of examples and of results
-(rows; tables.py draws them), failure details, and the blocks for
+(rows; cli/tables.py draws them), failure details, and the blocks for
 ``--show``. Returns text; only the CLI prints."""
 
 from __future__ import annotations

@@ -70,7 +70,7 @@ def copy_through_kernel(
     byte before every chunk, so a byte the kernel failed to write cannot pass
     a comparison. ``kernel`` (a name in kernels.KERNELS), ``mapped`` and
     ``depth`` (slots in flight) override the choices made for this adapter
-    (the kernel is otherwise gpu/calibrate.py's measured or forced choice).
+    (the kernel is otherwise choose.py's measured or forced choice).
     """
     total = source.nbytes
     if total == 0:

@@ -10,7 +10,7 @@ Two widths of the same storage-buffer to storage-buffer byte copy:
     lavapipe about twice the bytes per store of ``storage``.
 
 Which one is faster depends on the adapter and its driver, so it is not
-decided here: gpu/calibrate.py measures the available kernels once per
+decided here: choose.py measures the available kernels once per
 adapter and driver and caches the answer. (Kernels that read the source
 through uniform-buffer windows were tried and removed: on Mesa 22.3 and 25
 lavapipe they measured 2-3x slower than ``storage``, about 100 µs a dispatch.)
@@ -52,7 +52,7 @@ class Kernel:
 
     @cached_property
     def features(self) -> tuple[str, ...]:
-        """What the shader's code uses beyond WebGPU (gpu/portability.py reads it)."""
+        """What the shader's code uses beyond WebGPU (needs.py reads it)."""
         from .needs import needs
 
         return needs(self.shader).features

@@ -2,7 +2,7 @@
 data: each module's TYPES); the registry.
 
 ``SPECS`` is the one list of operators: the CLI makes a command of each
-(cli_ops.py), the API a function, conformance and doc-examples run them.
+(cli/ops.py), the API a function, conformance and doc-examples run them.
 """
 
 from __future__ import annotations

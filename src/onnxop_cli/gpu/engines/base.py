@@ -8,7 +8,7 @@ onnxop runs its WGSL kernels on one of two WebGPU implementations:
 Streaming (copy.py), the kernels (kernels.py, gather.py), ``bench`` and the
 device code are written once against the objects below; the spelling is
 wgpu-py's (keyword arguments, dict descriptors), so wgpu-py's own objects are
-the wgpu engine and dawn.py implements the same calls on Dawn's C API. This
+the wgpu engine and dawn/ implements the same calls on Dawn's C API. This
 file lists exactly what is called: anything not here is not part of the seam.
 
 Flag values (buffer usage, map mode, shader stage) are WebGPU's, the same in
