@@ -13,6 +13,9 @@ from conftest import cli, error_of, random_array
 from onnxop_cli.cli.main import run
 from onnxop_cli.errors import ExitCode
 
+# A CLI/format test, not a kernel test: the first backend is enough (conftest).
+ONE_BACKEND = True
+
 
 @pytest.fixture
 def a(cwd, rng) -> np.ndarray:

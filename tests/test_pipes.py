@@ -18,6 +18,9 @@ from onnxop_cli.cli.main import run
 from onnxop_cli.errors import ExitCode, InputError, UsageError
 from onnxop_cli.io import stdio
 
+# A CLI/format test, not a kernel test: the first backend is enough (conftest).
+ONE_BACKEND = True
+
 ONNXOP = [sys.executable, "-m", "onnxop_cli"]
 
 

@@ -14,6 +14,9 @@ from onnxop_cli.cli import progress
 from onnxop_cli.cli.main import run
 from onnxop_cli.core.tensor import MemoryBytes, StreamBytes
 
+# A CLI/format test, not a kernel test: the first backend is enough (conftest).
+ONE_BACKEND = True
+
 BIG = progress.THRESHOLD + 1
 
 

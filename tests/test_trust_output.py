@@ -26,6 +26,9 @@ import numpy as np
 import pytest
 from conftest import error_of, random_array
 
+# A CLI/format test, not a kernel test: the first backend is enough (conftest).
+ONE_BACKEND = True
+
 TIMEOUT = 120  # seconds: a run that takes longer is a hang
 OLD = b"precious: the output before this run"
 TMP_NAME = re.compile(r"^\.onnxop-(\d+)-[a-z0-9]{4}\.tmp$")
