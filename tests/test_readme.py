@@ -151,11 +151,12 @@ def test_test_command_is_what_ci_runs():
     assert "test-command" in (REPO / ".ci" / "run").read_text()
 
 
-def test_readme_is_short_and_links_every_page_of_docs():
+def test_readme_is_short_and_its_links_into_docs_exist():
     """The README is what a newcomer needs on the first screens; the reference is in docs/."""
     assert len(README.splitlines()) <= 160
-    missing = [name for name in PAGES if name.startswith("docs/") and f"]({name}" not in README]
-    assert not missing, f"pages of docs/ the README does not link: {missing}"
+    linked = set(re.findall(r"\]\((docs/[\w.\-]+\.md)", README))
+    assert {"docs/commands.md", "docs/json.md", "docs/formats.md"} <= linked
+    assert not [name for name in linked if name not in PAGES]
 
 
 def test_readme_has_examples_of_every_command():

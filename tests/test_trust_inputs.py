@@ -217,7 +217,7 @@ def open_inputs(folder: Path) -> list[str]:
             target = os.readlink(f"/proc/self/fd/{fd}")
         except OSError:
             continue
-        if os.path.dirname(target) == str(folder):
+        if os.path.dirname(target) == str(folder) and not os.path.isdir(target):  # (an output's folder is held too)
             found.append(target)
     return found
 

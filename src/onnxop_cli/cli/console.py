@@ -70,7 +70,9 @@ class Out:
         if self.data_on_stdout:
             from ..render.node import printable
 
-            sys.stderr.write(printable(text, keep="\n") + "\n")
+            # the product is on stdout: a stderr that cannot take the line
+            # (/dev/full, closed) loses a report, not the work
+            _stderr_line(printable(text, keep="\n"))
         else:
             emit(text, styled=styled, escaped=escaped)
 

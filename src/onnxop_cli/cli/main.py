@@ -48,6 +48,9 @@ def run(argv: list[str], debug: bool = False) -> int:
     as_json = _wants_json(argv)
     _ARGV[:] = argv
     signals.reset()
+    from ..core.files import forget_reads
+
+    forget_reads()  # (the in-process tests run many commands in one process)
     try:
         rv = app(args=argv, prog_name="onnxop", standalone_mode=False)
         return int(rv) if isinstance(rv, int) else ExitCode.SUCCESS
@@ -79,6 +82,9 @@ def run(argv: list[str], debug: bool = False) -> int:
         atomic = sys.modules.get("onnxop_cli.io.atomic")
         if atomic is not None:  # a temporary file whose own cleanup a second error cut short
             atomic.remove_leftovers()
+        sniff = sys.modules.get("onnxop_cli.io.sniff")
+        if sniff is not None:  # stdin archives spooled for this run
+            sniff.close_spools()
 
 
 def _describe(e: BaseException, argv: list[str]) -> tuple[str, int]:

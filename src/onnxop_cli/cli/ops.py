@@ -146,7 +146,8 @@ def run_model(
     ctx: typer.Context,
     model_path: Annotated[
         Path,
-        typer.Argument(help="A one-node ONNX model. Example: model.onnx", show_default=False, metavar="MODEL"),
+        typer.Argument(help="A one-node ONNX model. Example: model.onnx", show_default=False, metavar="MODEL",
+                       parser=lambda raw: cli._input_argument(raw)),
     ],
     inputs: Annotated[
         Optional[list[Path]],
@@ -155,6 +156,7 @@ def run_model(
             "Example: x.npy shape.npy",
             show_default=False,
             metavar="INPUT",
+            parser=lambda raw: cli._input_argument(raw),
         ),
     ] = None,
     output: cli.OutputOpt = None,

@@ -55,10 +55,24 @@ OutputOpt = Annotated[
         "-o",
         help="Write the result here (.npy, .npz or .pb); a folder when several inputs are given; "
         "- writes a .npy stream to stdout. Without it the node is printed. Example: -o b.npy",
-        dir_okay=True,
+        parser=lambda raw: _output_argument(raw),  # the raw text: "" and a trailing / are refused
         metavar="PATH",
     ),
 ]
+
+
+def _output_argument(raw: str) -> Path:
+    from ..io.atomic import output_argument
+
+    return output_argument(raw)
+
+
+def _input_argument(raw: str) -> Path:
+    from ..io.atomic import input_argument
+
+    return input_argument(raw)
+
+
 FullOpt = Annotated[
     bool, typer.Option("--full", help="Print every value instead of a summary. Example: --full")
 ]
@@ -73,6 +87,7 @@ InputsArg = Annotated[
         "Example: a.npy",
         show_default=False,
         metavar="FILE",
+        parser=lambda raw: _input_argument(raw),
     ),
 ]
 MemberOpt = Annotated[

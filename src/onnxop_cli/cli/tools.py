@@ -17,6 +17,7 @@ import typer
 
 from .app import command
 from .options import (
+    _input_argument,
     _backend,
     _kernel_used,
     _out,
@@ -52,6 +53,7 @@ def conformance(
             "built offline). Example: node/test_flatten_axis0",
             show_default=False,
             metavar="DIR",
+            parser=lambda raw: _input_argument(raw),
         ),
     ] = None,
     backend: BackendOpt = None,
@@ -92,6 +94,7 @@ def show(
             "(any of those but .onnx). Example: a.npy",
             show_default=False,
             metavar="FILE",
+            parser=lambda raw: _input_argument(raw),
         ),
     ],
     full: FullOpt = False,
@@ -202,6 +205,7 @@ def doc_examples(
             "Flatten-25 and Unsqueeze-13 pages. Example: Flatten-11.rst",
             show_default=False,
             metavar="PAGE",
+            parser=lambda raw: _input_argument(raw),
         ),
     ] = None,
     check: Annotated[

@@ -14,16 +14,18 @@ engines/base.py, so no kernel imports an engine's package for them.
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
+from ..errors import UsageError
 from .engines.base import BufferUsage, MapMode, ShaderStage
 
 if TYPE_CHECKING:
     from .device import Gpu
 
 __all__ = [
-    "BufferUsage", "COPY_ALIGN", "DEFAULT_CHUNK", "MapMode", "ShaderStage", "WORD",
-    "binding_limit", "can_map", "grid", "dispatch_limit", "round_up",
+    "BufferUsage", "COPY_ALIGN", "DEFAULT_CHUNK", "ENV_POISON", "MapMode", "ShaderStage", "WORD",
+    "binding_limit", "can_map", "dispatch_limit", "env_poison", "grid", "round_up",
 ]
 
 COPY_ALIGN = 4  # bytes: WebGPU's copy and map granularity
@@ -66,3 +68,21 @@ def grid(groups: int, max_per_dim: int) -> tuple[int, int]:
 def can_map(gpu: Gpu) -> bool:
     """Whether the kernel's own buffers can be mapped (no staging copies)."""
     return "mappable-primary-buffers" in gpu.features
+
+
+ENV_POISON = "ONNXOP_POISON"  # testing aid: fill a kernel's output with this byte before each chunk or band
+
+
+def env_poison() -> int | None:
+    """The byte ``$ONNXOP_POISON`` names (a testing aid: 0xAB, 171, 0o253),
+    else None. Anything else is a usage error naming the variable."""
+    value = os.environ.get(ENV_POISON, "").strip()
+    if not value:
+        return None
+    try:
+        byte = int(value, 0)
+    except ValueError:
+        byte = -1
+    if not 0 <= byte <= 0xFF:
+        raise UsageError(f"${ENV_POISON} must be a byte value 0..255 (such as 0xAB), got {value!r}")
+    return byte

@@ -28,26 +28,23 @@ WebGPU invariants, written once here:
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ..core import signals
 from ..core.sources import ByteSource
+from ..errors import UsageError
 from . import kernels
-from .buffers import DEFAULT_CHUNK, WORD, BufferUsage, MapMode, can_map, round_up
+from .buffers import DEFAULT_CHUNK, ENV_POISON, WORD, BufferUsage, MapMode, can_map, env_poison, round_up  # noqa: F401
 from .choose import kernel_for
 from .device import Gpu
 
 KEEP_BYTES = DEFAULT_CHUNK  # slots up to this size stay allocated for the next call
-ENV_POISON = "ONNXOP_POISON"  # testing aid: fill dst with this byte before each chunk
 
 Sink = Callable[[memoryview], None]
 
 
-def _env_poison() -> int | None:
-    value = os.environ.get(ENV_POISON)
-    return int(value, 0) & 0xFF if value else None
+_env_poison = env_poison
 
 
 def copy_through_kernel(
@@ -72,9 +69,17 @@ def copy_through_kernel(
     ``depth`` (slots in flight) override the choices made for this adapter
     (the kernel is otherwise choose.py's measured or forced choice).
     """
-    total = source.nbytes
-    if total == 0:
+    if source.nbytes == 0:
         return 0
+    with gpu.lock:  # one call at a time on the device's cached streams, pipelines, choice (device.py)
+        return _copy(gpu, source, sink, chunk_bytes, max_groups_per_dim, poison, kernel, mapped, depth)
+
+
+def _copy(
+    gpu: Gpu, source: ByteSource, sink: Sink, chunk_bytes: int | None, max_groups_per_dim: int | None,
+    poison: int | None, kernel: str | None, mapped: bool | None, depth: int,
+) -> int:
+    total = source.nbytes
     k = kernel_for(gpu, kernel)
     if mapped is None:
         mapped = can_map(gpu)

@@ -55,6 +55,13 @@ NO_ADAPTER_HINT = (
 )
 
 _lock = threading.Lock()
+# Opening a device (instance, adapter, device) is done by one thread at a
+# time, so two threads' first calls share one device instead of racing to
+# create two (Dawn's instance, wgpu's instance flags).
+_opening = threading.RLock()
+# The GPU work of one call (a copy or a gather: its cached streaming buffers,
+# pipelines, submits and maps) holds its engine's lock: see Gpu.lock.
+_engine_locks: dict[str, threading.RLock] = {}
 _instance_backends: tuple[str, ...] | None = None  # wgpu's: None: not created; () : auto
 _dawn_ready = False
 _gpus: dict[str, Gpu] = {}
@@ -92,6 +99,11 @@ def init_instance(backends: list[str] | tuple[str, ...]) -> None:
     Must come before any adapter is requested; a second call with the same
     backends is a no-op.
     """
+    with _opening:
+        _init_instance(backends)
+
+
+def _init_instance(backends: list[str] | tuple[str, ...]) -> None:
     global _instance_backends, _dawn_ready
     pairs = [resolve(b) for b in backends]
     dawn = tuple(b for e, b in pairs if e == "dawn" and b != "auto")
@@ -144,6 +156,15 @@ def get_gpu(backend: str | None = None, engine: str | None = None) -> Gpu:
         gpu = _gpus.get(key)
     if gpu is not None:
         return gpu
+    with _opening:  # one thread opens it; the others wait and share it
+        with _lock:
+            gpu = _gpus.get(key)
+        if gpu is not None:
+            return gpu
+        return _open_gpu(engine, name, key)
+
+
+def _open_gpu(engine: str, name: str, key: str) -> Gpu:
     if engine == "dawn":
         _runtime_dir()
         engines.load("dawn").init(() if name == "auto" else (name,))
@@ -321,6 +342,15 @@ class Gpu:
         self.kernel_choice: Any = None  # calibrate.Choice, once measured or read from the cache
         self.kernel_used: Any = None  # the Choice the last flat copy ran with
         self._log_mark = len(_log_capture.messages)  # wgpu's messages from before this device are not its
+        # Held for the GPU work of one call (copy.py, gather.py take it): the
+        # streaming buffers in ``cache``, the pipelines and the kernel choice
+        # are shared by every call on this device, and neither wgpu-native nor
+        # Dawn orders one thread's submits and maps against another's. One lock
+        # per engine, not per device: a process's devices on one engine share
+        # its instance (Dawn's events, wgpu-py's poll thread). Reentrant, so a
+        # caller may hold it across several calls.
+        with _lock:
+            self.lock = _engine_locks.setdefault(engine, threading.RLock())
 
     @classmethod
     def open(cls, backend: str, engine: str = engines.DEFAULT) -> Gpu:

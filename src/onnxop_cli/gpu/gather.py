@@ -20,7 +20,6 @@ is first spooled to an unlinked temporary file.
 
 from __future__ import annotations
 
-import os
 import struct
 import tempfile
 from typing import Any, Callable
@@ -40,7 +39,6 @@ BITS = (2, 4, 8, 16, 32, 64, 128)
 DEFAULT_BAND = 64 << 20  # bytes of output per band (and of source per upload), at most one binding
 MAX_ELEMENTS = 1 << 31  # elements per band or upload: the kernel indexes them with u32
 PARAMS_BYTES = 64  # sizeof(Params) in gather.wgsl
-ENV_POISON = "ONNXOP_POISON"  # as for the copy kernel: fill dst before each band
 SPOOL_STEP = 4 << 20
 
 Sink = Callable[[memoryview], None]
@@ -91,15 +89,18 @@ def gather_through_kernel(
     window = min(cap * 8 // bits, round_up(hi - lo + 1 + align, align))
     band_bytes = min(cap, round_up(total, WORD))
     plan = Plan(v, bits, band_bytes * 8 // bits, window, align, available, source.nbytes)
-    if poison is None and os.environ.get(ENV_POISON):
-        poison = int(os.environ[ENV_POISON], 0) & 0xFF
+    if poison is None:
+        from .buffers import env_poison
+
+        poison = env_poison()
     spool = None if _random_access(source) or in_order(plan) else _spool(source)
     try:
-        run = _Run(gpu, plan, spool or source, band_bytes, window * bits // 8, swap, max_groups_per_dim)
-        try:
-            return run.stream(sink, poison)
-        finally:
-            run.release()
+        with gpu.lock:  # one call at a time on the device's pipelines and queue (device.py)
+            run = _Run(gpu, plan, spool or source, band_bytes, window * bits // 8, swap, max_groups_per_dim)
+            try:
+                return run.stream(sink, poison)
+            finally:
+                run.release()
     finally:
         if spool is not None:
             spool.close()
