@@ -77,11 +77,20 @@ def pycon_blocks() -> list[str]:
     return [b for text in PAGES.values() for b in re.findall(r"```pycon\n(.*?)```", text, re.S)]
 
 
+ENV_WORD = re.compile(r"ONNXOP_\w+=\S*")  # an onnxop variable set for one command: ONNXOP_POISON=x onnxop ...
+
+
 def check_grammar(command: str) -> None:
-    """Only onnxop and echo, joined by |, ;, && -- no other programs."""
-    assert command.startswith("onnxop "), command
+    """Only onnxop and echo, joined by |, ;, && -- no other programs (a
+    command may start with ONNXOP_* variables set for it)."""
+    words = shlex.split(command)
+    while words and ENV_WORD.fullmatch(words[0]):
+        words = words[1:]
+    assert words[:1] == ["onnxop"], command
     for segment in re.split(r"\|\||&&|[|;]", command):
         words = shlex.split(segment)
+        while words and ENV_WORD.fullmatch(words[0]):
+            words = words[1:]
         assert words and words[0] in ALLOWED, f"{words[:1]} in {command!r}"
         assert "`" not in segment and "$(" not in segment, command
 
