@@ -16,10 +16,11 @@ from typing import Annotated, Optional
 
 import typer
 
-from . import app as cli
+from . import options as cli
+from .app import command
 from .help import OPERATORS
 from ..errors import UsageError
-from ..ops import SPECS, OpSpec, Param
+from ..ops import LATEST_OPSET, SPECS, OpSpec, Param
 from .repeats import joined
 
 METAVARS = {"int": "INT", "ints": "LIST", "str": "NAME"}
@@ -81,7 +82,7 @@ def _common() -> list[inspect.Parameter]:
     kw = inspect.Parameter.KEYWORD_ONLY
     return [
         inspect.Parameter("output", kw, default=None, annotation=cli.OutputOpt),
-        inspect.Parameter("opset", kw, default=cli.LATEST_OPSET, annotation=cli.OpsetOpt),
+        inspect.Parameter("opset", kw, default=LATEST_OPSET, annotation=cli.OpsetOpt),
         inspect.Parameter("full", kw, default=False, annotation=cli.FullOpt),
         inspect.Parameter("member", kw, default=None, annotation=cli.MemberOpt),
         inspect.Parameter("parents", kw, default=False, annotation=cli.ParentsOpt),
@@ -119,7 +120,7 @@ def add_command(spec: OpSpec) -> None:
     run_op.__annotations__ = {p.name: p.annotation for p in params}
     run_op.__name__ = run_op.__qualname__ = spec.python_name
     run_op.__doc__ = spec.description
-    cli.command(
+    command(
         name=spec.command,
         rich_help_panel=OPERATORS,
         short_help=spec.summary,
@@ -143,7 +144,7 @@ for _spec in SPECS.values():
         add_command(_spec)
 
 
-@cli.command(
+@command(
     name="run",
     rich_help_panel=OPERATORS,
     short_help="Apply the node of a one-node ONNX model to tensor files.",
@@ -176,45 +177,29 @@ def run_model(
     member: cli.MemberOpt = None,
     fmt: cli.FormatOpt = None,
 ) -> int:
-    from .. import io
     from ..ops import model as onnx_model
+
     from ..errors import OnnxopError
 
+    out = cli._out(ctx)
     model = onnx_model.load(model_path)
     try:
         node_proto, opset = onnx_model.the_node(model)
+    except OnnxopError as e:
+        raise type(e)(f"{model_path}: {e.message}") from None
+    spec = SPECS.get(node_proto.op_type)
+    if spec is not None and _is_family(spec):  # tensor inputs and several outputs: cli/family.py
+        from . import family as cli_family
+
         names = onnx_model.graph_inputs(model)
         files = list(inputs or [])
         if len(files) != len(names):
             raise UsageError(
-                f"the model has {len(names)} input(s) ({', '.join(names) or 'none'}), "
+                f"{model_path}: the model has {len(names)} input(s) ({', '.join(names) or 'none'}), "
                 f"{len(files)} file(s) were given"
             )
-        by_name = dict(zip(names, files))
-        from ..ops import op_version
-
-        if _is_family(SPECS[node_proto.op_type]) and op_version(node_proto.op_type, opset):
-            from . import family as cli_family
-
-            out = cli._out(ctx, json_out, quiet)
-            cli_family.run_model(model, model_path, node_proto, opset, by_name, output,
-                                 cli._backend(ctx, backend, engine), out, full)
-            return
-        if node_proto.input[0] not in by_name:
-            raise UsageError(f"the node's data input {node_proto.input[0]!r} is not a graph input")
-
-        def constant(name: str):
-            if name in by_name:
-                return io.read_tensor(by_name[name])
-            found = onnx_model.initializer(model, name, model_path.parent)
-            if found is None:
-                raise UsageError(f"input {name!r} has no data (no graph input, no initializer)")
-            return found
-
-        node = onnx_model.build_node(node_proto, opset, constant)
-    except OnnxopError as e:
-        raise type(e)(f"{model_path}: {e.message}") from None
-    out = cli._out(ctx)
-    return cli._run_many(
-        "run", node, opset, [by_name[node_proto.input[0]]], output, cli._backend(ctx), full, out, member, fmt=fmt
-    )
+        cli_family.run_model(model, model_path, node_proto, opset, dict(zip(names, files)), output,
+                             cli._backend(ctx), out, full)
+        return 0
+    node, opset, data = onnx_model.node_with_files(model_path, list(inputs or []))
+    return cli._run_many("run", node, opset, [data], output, cli._backend(ctx), full, out, member, fmt=fmt)

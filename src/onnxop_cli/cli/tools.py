@@ -3,7 +3,7 @@ and bench (show is cli/show.py's, compare cli/compare.py's). They register
 on cli's app when cli imports this module (before the operator commands of
 cli_ops.py), so ``--help`` lists them as before.
 
-Start-up matters here as in cli.py: numpy, wgpu, onnx and rich are imported
+Start-up matters here as in app.py: numpy, wgpu, onnx and rich are imported
 inside the commands that need them.
 """
 
@@ -14,12 +14,12 @@ from typing import Annotated, Optional
 
 import typer
 
-from .app import (
+from .app import command
+from .options import (
     _input_argument,
     _backend,
     _kernel_used,
     _out,
-    command,
     FullOpt,
 )
 from .help import ADAPTER, CHECKS
@@ -58,7 +58,7 @@ def conformance(
     results = conf.run_all(dirs or [], _backend(ctx))
     failed = any(r.status == "failed" for r in results)
     code = ExitCode.ERROR if failed else ExitCode.SUCCESS
-    out.result(conf.render(results), escaped=True)
+    out.result(_conformance_table(results), escaped=True)
     out.document(report.conformance_document(results, code) | {"kernel": _kernel_used(_backend(ctx))})
     return code
 
@@ -74,7 +74,7 @@ def info(
 ) -> None:
     from ..gpu import get_gpu, list_adapters
     from ..gpu.device import gpu_key, resolve
-    from ..gpu.needs import survey
+    from ..gpu.survey import survey
     from ..gpu.choose import choice
 
     engine, name = resolve(_backend(ctx))
@@ -191,8 +191,7 @@ def doc_examples(
 
 
 def _doc_examples_json(out: Out, examples, backend, *, check: bool, show: bool, full: bool, contain: bool) -> int:
-    from ..docs import check as doccheck
-    from ..render import json as report
+    from ..docs import check as doccheck, report as docreport
 
     shown = {}
     if show:
@@ -202,14 +201,14 @@ def _doc_examples_json(out: Out, examples, backend, *, check: bool, show: bool, 
             except (doccheck.Skip, doccheck.Fail) as e:
                 shown[id(ex)] = f"(not run: {e})"
     outcomes = doccheck.check_all(examples, backend, contain=contain) if check else None
-    doc = report.doc_examples_document(examples, outcomes, shown) | {"kernel": _kernel_used(backend)}
+    doc = docreport.doc_examples_document(examples, outcomes, shown) | {"kernel": _kernel_used(backend)}
     out.document(doc)
     return doc["exit_code"]
 
 
 def _emit_table(headers: list[str], rows: list[list[str]]) -> None:
     """A doc-examples table to stdout (tables.py: rich on a terminal, plain when piped)."""
-    from ..render import tables
+    from . import tables
 
     cols = tables.columns(headers, names=("page", "example"), status=("result",))
     emit(tables.render(cols, rows), escaped=True)
@@ -261,3 +260,22 @@ def bench(
     )
     out.result(render_table(result), escaped=True)
     out.document(bench_document(result))
+
+
+def _conformance_table(results: list, *, terminal: bool | None = None) -> str:
+    """The table (tables.py: rich on a terminal, plain when piped) and the
+    ``N passed, M failed, K skipped`` line; a value not known is ``-``."""
+    from ..docs.conformance import summary
+    from . import tables
+
+    header = ["case", "operator", "opset", "data sets", "result"]
+    rows = [
+        [r.name, _cell(r.operator), _cell(r.opset), _cell(r.data_sets), r.status + (f": {r.detail}" if r.detail else "")]
+        for r in results
+    ]
+    cols = tables.columns(header, names=("case", "operator"), right=("opset", "data sets"), status=("result",))
+    return tables.render(cols, rows, terminal=terminal) + "\n" + summary(results)
+
+
+def _cell(value: object) -> str:
+    return "-" if value is None else str(value)

@@ -17,7 +17,7 @@ import errno
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import Any, TYPE_CHECKING, Callable
 
 from ..errors import InputError, OnnxopError, OpError
 from ..ops import Node, View
@@ -54,6 +54,7 @@ class Result:
     path: Path | None = None
     timings: dict[str, float] = field(default_factory=dict)
     note: str = ""  # said next to the result: HOST_NOTE when the GPU was not used
+    shown: Any = None  # a summarised result (core/summary.py): only the elements shown, made; output.data is None
 
 
 def check(node: Node, tensor: Tensor, where: str = "") -> tuple[int, ...]:

@@ -2,7 +2,9 @@
 
     plan:  every output path resolved -> collisions refused (names, inodes)
            -> headers read -> shape rules, types, device limits, outputs checked
-    run:   one job per input; a failure stops the batch and says what was written
+    run:   one job per input, yielded when done (the caller prints or renders
+           it; this module never does); a failure stops the batch and says
+           what was written
 
 With ``keep_going`` a job refused while planning (its file unreadable, its
 type outside the opset's list) is set aside with its message instead of
@@ -27,12 +29,12 @@ same file is the same file; by their resolved path when they do not yet.
 
 from __future__ import annotations
 
-import itertools
 
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Callable, ContextManager, Iterator, Optional
 
 from ..errors import OnnxopError, OutputError, UsageError
 
@@ -60,6 +62,25 @@ class Refused:
     message: str
 
 
+@dataclass
+class Ran:
+    """A job done: each tensor (as run: stdin read into memory when the job
+    prints) with its result. The tensors stay open until the caller takes
+    the next job, so it can print them."""
+
+    job: Job
+    index: int  # in the batch
+    results: list[tuple[Tensor, Result]]
+
+
+Track = Callable[[Any, str], ContextManager[Any]]  # (source, label) -> the source to read, counted
+
+
+@contextmanager
+def untracked(source: Any, label: str) -> Iterator[Any]:
+    yield source
+
+
 class BatchFailed(OnnxopError):
     """A job failed at run time: the batch stopped. Carries the cause (whose
     message and exit code the CLI reports), the outputs already written and
@@ -76,13 +97,6 @@ class BatchFailed(OnnxopError):
         failed = self.job.target if self.job.target is not None else self.job.src
         done = ", ".join(map(str, self.written)) or "none"
         return f"{message} (batch stopped at {failed}, not written; written before it: {done})"
-
-    def fields(self) -> dict[str, Any]:
-        """What the --json error document adds: ``written`` and ``failed``."""
-        from ..render.json import batch_failure
-
-        return batch_failure(self.written, self.job.src, self.job.target)
-
 
 # ------------------------------------------------------------------ planning
 
@@ -270,24 +284,26 @@ def _check_target(
 
 
 def run(
-    node: Node, jobs: list[Job], *, backend, out, full: bool, parents: bool, member: Optional[str] = None
-) -> list[tuple[Result, Path]]:
-    """Run the planned jobs in order: each result with its input's path.
-    A failure stops the batch: BatchFailed says what was written before it."""
+    node: Node, jobs: list[Job], *, backend, parents: bool, member: Optional[str] = None, track: Track = untracked,
+    full: bool = False,
+) -> Iterator[Ran]:
+    """Run the planned jobs in order, yielding each when it is done. A
+    failure stops the batch: BatchFailed says what was written before it; so
+    does one the caller throws in (``.throw``) while it handles a job.
+    ``track(source, label)`` wraps each tensor's bytes as they are read (the
+    CLI's progress bars)."""
     from . import signals
 
     if jobs and jobs[0].packed:
-        return _run_packed(node, jobs, backend=backend, out=out)
-    runs: list[tuple[Result, Path]] = []
+        yield from _run_packed(node, jobs, backend=backend, track=track)
+        return
     written: list[Path] = []
     for i, job in enumerate(jobs):
         try:
             signals.checkpoint()  # a signal held since the last output was committed ends the batch here
             if parents and job.target is not None:
                 _make_folders(job.target)
-            runs += _run_job(
-                node, job, backend=backend, out=out, full=full, titled=len(jobs) > 1, first=i == 0, member=member
-            )
+            yield Ran(job, i, _run_job(node, job, backend=backend, member=member, track=track, full=full))
         except (Exception, KeyboardInterrupt) as e:
             raise BatchFailed(e, job, written, len(jobs)) from e
         finally:
@@ -295,21 +311,21 @@ def run(
                 tensor.close()
         if job.target is not None:
             written.append(job.target)
-    return runs
 
 
-def _run_packed(node: Node, jobs: list[Job], *, backend, out) -> list[tuple[Result, Path]]:
-    """Every job's results into the one archive, which appears only once all have run."""
+def _run_packed(node: Node, jobs: list[Job], *, backend, track: Track) -> Iterator[Ran]:
+    """Every job's results into the one archive, which appears only once all
+    have run; the jobs are yielded after that."""
     from .. import io
     from . import signals
     from .pack import member_of
 
     target = jobs[0].target
     assert target is not None
-    runs: list[tuple[Result, Path]] = []
-    run_one = _runner(node, backend, out)
+    ran: list[Ran] = []
+    run_one = _runner(node, backend, track)
     with io.open_writer(target) as writer:
-        for job in jobs:
+        for i, job in enumerate(jobs):
             try:
                 signals.checkpoint()
                 results = _run_into(node, job, writer, lambda t, src=job.src: member_of(t, src), run_one)
@@ -318,9 +334,8 @@ def _run_packed(node: Node, jobs: list[Job], *, backend, out) -> list[tuple[Resu
             finally:
                 for tensor in job.tensors:
                     tensor.close()
-            runs += [(r, job.src) for r in results]
-    _wrote(node, [r for r, _ in runs], target, out)
-    return runs
+            ran.append(Ran(job, i, results))
+    yield from ran
 
 
 def _make_folders(target: Path) -> None:
@@ -331,15 +346,14 @@ def _make_folders(target: Path) -> None:
 
 
 def _run_job(
-    node: Node, job: Job, *, backend, out, full: bool, titled: bool = False, first: bool = True,
-    member: Optional[str] = None,
-) -> list[tuple[Result, Path]]:
+    node: Node, job: Job, *, backend, member: Optional[str], track: Track, full: bool = False
+) -> list[tuple[Tensor, Result]]:
     from .. import io
     from ..io.stdio import is_stdio
 
-    run_one = _runner(node, backend, out)
-    if job.target is None:
-        return _print_job(node, job, run_one, out=out, full=full, titled=titled, first=first, backend=backend)
+    run_one = _runner(node, backend, track)
+    if job.target is None:  # printed
+        return _print_job(node, job, run_one, backend=backend, track=track, full=full)
     target = job.target
     # -o naming the input archive, with --member: the other members stay
     update = member is not None and io.same_file(job.src, target)
@@ -350,90 +364,53 @@ def _run_job(
         return io.output_name(t, target)
 
     with io.open_writer(target, update=update, fmt=job.fmt) as writer:
-        results = _run_into(node, job, writer, name_of, run_one)
-    _wrote(node, results, target, out)
-    return [(r, job.src) for r in results]
+        return _run_into(node, job, writer, name_of, run_one)
 
 
-def _run_into(node: Node, job: Job, writer, name_of, run_one) -> list[Result]:
+def _run_into(node: Node, job: Job, writer, name_of, run_one) -> list[tuple[Tensor, Result]]:
     """A job's tensors into an open writer, each named ``name_of(tensor)``."""
     from ..io.stdio import is_stdio
 
     target = job.target
     path = None if is_stdio(target) else target
-    return [run_one(t, writer=writer, out_path=path, out_name=name_of(t)) for t in job.tensors]
+    return [(t, run_one(t, writer=writer, out_path=path, out_name=name_of(t))) for t in job.tensors]
 
 
-def _wrote(node: Node, results: list[Result], target: Path, out) -> None:
-    """A 'wrote' line per result, once its output is committed."""
-    from ..io.stdio import stdio_label
-    from ..render.node import quote
-
-    for result in results:
-        tensor, res = result.input, result.output
-        note = f" ({result.note})" if result.note else ""
-        out.note(
-            f"{quote(node.op_type)}: {quote(tensor.name)} {_shape(tensor.shape)} {tensor.dtype} -> "
-            f"{quote(res.name)} {_shape(res.shape)} {res.dtype}, wrote {quote(stdio_label(target))}{note}"
-        )
-
-
-def _runner(node: Node, backend, out):
-    """One tensor through the node, with a progress bar."""
+def _runner(node: Node, backend, track: Track):
+    """One tensor through the node, its bytes counted by ``track``."""
     from . import apply as core
-    from ..cli import progress  # (as main's _run_job had it)
 
     def run_one(tensor: Tensor, **kw) -> Result:
-        with progress.tracked(tensor.data, f"{node.op_type} {tensor.name}", quiet=out.quiet) as data:
+        with track(tensor.data, f"{node.op_type} {tensor.name}") as data:
             return core.apply(node, replace(tensor, data=data), backend=backend, **kw)
 
     return run_one
 
 
 def _print_job(
-    node: Node, job: Job, run_one, *, out, full: bool, titled: bool, first: bool, backend=None
-) -> list[tuple[Result, Path]]:
-    """No -o: each tensor's node printed as the ONNX docs print examples.
-    With several inputs (``titled``) each file's blocks follow a title line,
-    ``# FILE``, as doc-examples --show titles its examples."""
-    from ..io.stdio import stdio_label
-
-    from ..cli import progress
-    from ..render.node import EDGE_ITEMS, Shown, node_lines, quote, render_node
+    node: Node, job: Job, run_one, *, backend, track: Track, full: bool
+) -> list[tuple[Tensor, Result]]:
+    """No -o: each tensor run to be printed. A large result that is only
+    summarised (print mode, --json) is not made: only its shown elements go
+    through the kernel (core/summary.py), and the result carries them as
+    ``shown``."""
+    from ..render.values import EDGE_ITEMS
     from .sources import MAP_THRESHOLD, MemoryBytes, StreamBytes
     from .summary import summarised_result
 
-    blocks, runs = [], []
+    ran = []
     for tensor in job.tensors:
         if isinstance(tensor.data, StreamBytes):
             # stdin can be read once: keep it to print the input as well
-            with progress.tracked(tensor.data, f"reading {tensor.name}", quiet=out.quiet) as data:
+            with track(tensor.data, f"reading {tensor.name}") as data:
                 tensor = replace(tensor, data=MemoryBytes(data.to_array()))
-        # a large result only summarised (print mode, --json): only its shown elements are made
         summarised = None if full else summarised_result(
             node, tensor, edge=EDGE_ITEMS, threshold=MAP_THRESHOLD, backend=backend
         )
         if summarised is not None:
             result, values = summarised
+            result = replace(result, shown=values)
         else:
             result = run_one(tensor, spill=True)  # printed: a large result is not kept in memory
-            values = None
-        runs.append((result, job.src))
-        if not out.json:
-            res = result.output
-            shown_in = Shown(tensor.name, tensor.shape, tensor.dtype.name, tensor.to_numpy())
-            shown_out = Shown(res.name, res.shape, res.dtype.name, res.to_numpy() if values is None else values,
-                              note=result.note, summarised=values is not None)
-            title = [f"# {quote(stdio_label(job.src))}"] if titled and not blocks else []
-            if full:  # every value: streamed line by line, not built first
-                lines = node_lines(node, [shown_in], [shown_out], full=True)
-                out.stream(itertools.chain([""] * bool(blocks or not first), title, lines))
-            blocks.append("" if full else "\n".join([*title, render_node(node, [shown_in], [shown_out])]))
-    if blocks and not full:
-        out.result(("" if first else "\n") + "\n\n".join(blocks))
-    return runs
-
-
-def _shape(shape) -> str:
-    return str(tuple(shape))
-
+        ran.append((tensor, result))
+    return ran

@@ -103,18 +103,24 @@ def _swallowed_in(frame) -> bool:
     while frame is not None:
         code = frame.f_code
         name = code.co_filename
-        if code.co_name == "__del__" or name.endswith(_SWALLOWING) or any(part in name for part in _ENGINES):
+        if code.co_name == "__del__" or name.endswith(_SWALLOWING) or name.startswith(tuple(_CALLBACK_CODE)):
             return True
         frame = frame.f_back
     return False
 
 
-# Code that runs our callbacks from C: wgpu-py's cffi ones, and pydawn's ctypes
-# ones (ours, in the dawn engine modules): an exception raised there is
-# printed by cffi or ctypes and the call goes on.
-_ENGINES = (f"{os.sep}wgpu{os.sep}", f"{os.sep}pydawn{os.sep}", f"{os.sep}engines{os.sep}dawn")
+# Folders of code that runs callbacks from C (an engine's cffi or ctypes
+# callbacks: an exception raised there is printed and the call goes on).
+# Each engine names its own when it loads (callback_code).
+_CALLBACK_CODE: set[str] = set()
 _SWALLOWING = ("weakref.py", "_weakrefset.py", "atexit.py")  # callbacks whose errors are printed, not raised
 RETRY_S = 0.005
+
+
+def callback_code(folder: str) -> None:
+    """Code under ``folder`` runs callbacks from C: a signal there is
+    delivered once the main thread has left it."""
+    _CALLBACK_CODE.add(os.path.join(os.path.abspath(folder), ""))
 
 
 _REPEATING = tuple(getattr(signal, n) for n in ("SIGXCPU",) if hasattr(signal, n))

@@ -3,7 +3,7 @@
 A node test is a folder holding ``model.onnx`` (one node) and
 ``test_data_set_*/input_*.pb`` / ``output_*.pb``, as onnx's backend test
 generator writes them. The operator, its attributes, its constant inputs and
-the opset are taken from the model (``model.py``); every data set's inputs go
+the opset are taken from the model (``ops/model.py``); every data set's inputs go
 through the same path the operator commands take (the GPU kernels), and the
 output must equal ``output_0.pb`` exactly: shape, type and every bit (ONNX's
 own runner allows a tolerance; moving bytes needs none).
@@ -219,30 +219,12 @@ def _compare(actual, expected, name: str) -> None:
         mismatch = got != want
         diff = list(np.flatnonzero(mismatch if mismatch.ndim == 1 else mismatch.any(axis=1)))
     if diff:
-        from ..render.node import format_values
+        from ..render.values import format_values
 
         where = np.unravel_index(int(diff[0]), actual.shape)
         at = f"{name}[{', '.join(str(int(i)) for i in where)}]"
         got, want = (format_values(t.to_numpy()[where]) for t in (actual, expected))
         raise Fail(f"{len(diff)} of {actual.size} elements differ; first {at} = {got}, expected {want}")
-
-
-def render(results: list[CaseResult], *, terminal: bool | None = None) -> str:
-    """The table (tables.py: rich on a terminal, plain when piped) and the
-    ``N passed, M failed, K skipped`` line; a value not known is ``-``."""
-    from ..render import tables
-
-    header = ["case", "operator", "opset", "data sets", "result"]
-    rows = [
-        [r.name, _cell(r.operator), _cell(r.opset), _cell(r.data_sets), r.status + (f": {r.detail}" if r.detail else "")]
-        for r in results
-    ]
-    cols = tables.columns(header, names=("case", "operator"), right=("opset", "data sets"), status=("result",))
-    return tables.render(cols, rows, terminal=terminal) + "\n" + summary(results)
-
-
-def _cell(value: object) -> str:
-    return "-" if value is None else str(value)
 
 
 def summary(results: list[CaseResult]) -> str:

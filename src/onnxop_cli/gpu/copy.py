@@ -28,7 +28,6 @@ WebGPU invariants, written once here:
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -36,43 +35,16 @@ from ..core import signals
 from ..core.sources import ByteSource
 from ..errors import UsageError
 from . import kernels
+from .buffers import DEFAULT_CHUNK, ENV_POISON, WORD, BufferUsage, MapMode, can_map, env_poison, round_up  # noqa: F401
+from .choose import kernel_for
 from .device import Gpu
-from .engines.base import BufferUsage, MapMode
-from .kernels import WORD, round_up
 
-# 4 MiB chunks used the least CPU and wall time for a 1 GiB flatten on a
-# 2-core lavapipe box (4-64 MiB tried): read, kernel and write then find the
-# chunk still in cache. Peak RSS grows with the chunk. Re-measured with the
-# run-layout kernels (2026-11-30, benchmarks/chunk_sizes.py): 4 MiB 1.24-1.30 s,
-# 8-64 MiB 1.70-2.19 s, on Mesa 22.3 and 25.
-DEFAULT_CHUNK = 4 << 20
 KEEP_BYTES = DEFAULT_CHUNK  # slots up to this size stay allocated for the next call
-ENV_POISON = "ONNXOP_POISON"  # testing aid: fill dst with this byte before each chunk
 
 Sink = Callable[[memoryview], None]
 
 
-def env_poison() -> int | None:
-    """The byte ``$ONNXOP_POISON`` names (a testing aid: 0xAB, 171, 0o253),
-    else None. Anything else is a usage error naming the variable."""
-    value = os.environ.get(ENV_POISON, "").strip()
-    if not value:
-        return None
-    try:
-        byte = int(value, 0)
-    except ValueError:
-        byte = -1
-    if not 0 <= byte <= 0xFF:
-        raise UsageError(f"${ENV_POISON} must be a byte value 0..255 (such as 0xAB), got {value!r}")
-    return byte
-
-
 _env_poison = env_poison
-
-
-def can_map(gpu: Gpu) -> bool:
-    """Whether the kernel's own buffers can be mapped (no staging copies)."""
-    return "mappable-primary-buffers" in gpu.features
 
 
 def copy_through_kernel(
@@ -95,7 +67,7 @@ def copy_through_kernel(
     byte before every chunk, so a byte the kernel failed to write cannot pass
     a comparison. ``kernel`` (a name in kernels.KERNELS), ``mapped`` and
     ``depth`` (slots in flight) override the choices made for this adapter
-    (the kernel is otherwise gpu/calibrate.py's measured or forced choice).
+    (the kernel is otherwise choose.py's measured or forced choice).
     """
     if source.nbytes == 0:
         return 0
@@ -108,7 +80,7 @@ def _copy(
     poison: int | None, kernel: str | None, mapped: bool | None, depth: int,
 ) -> int:
     total = source.nbytes
-    k = kernels.choose(gpu, kernel)
+    k = kernel_for(gpu, kernel)
     if mapped is None:
         mapped = can_map(gpu)
     elif mapped and not can_map(gpu):

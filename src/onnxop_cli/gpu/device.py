@@ -25,6 +25,7 @@ from typing import Any, Iterator
 
 from ..errors import GpuError, NoAdapterError, UsageError
 from . import engines
+from .engines.base import BACKENDS
 
 ENV_BACKEND = "ONNXOP_BACKEND"
 ENV_TIMEOUT = "ONNXOP_GPU_TIMEOUT"
@@ -34,13 +35,6 @@ ENV_TIMEOUT = "ONNXOP_GPU_TIMEOUT"
 DEFAULT_TIMEOUT = 120.0
 POLL_INTERVAL = 0.05  # seconds between looks at the device while waiting
 
-# our name -> (wgpu-native instance flag, GPUAdapterInfo.backend_type values)
-BACKENDS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "vulkan": ("Vulkan", ("Vulkan",)),
-    "metal": ("Metal", ("Metal",)),
-    "d3d12": ("DX12", ("D3D12",)),
-    "gl": ("GL", ("OpenGL", "OpenGLES")),
-}
 BACKEND_CHOICES = ("auto", *BACKENDS)
 
 # Features requested when the adapter has them: int64 for the storage64 copy
@@ -217,14 +211,7 @@ def _all_adapters() -> list[AdapterInfo]:
     instance: the process's own was made for one backend and cannot see the
     others. Only for the "no adapter" message; any failure means "none"."""
     try:
-        import wgpu
-        from wgpu.backends.wgpu_native._ffi import ffi, lib
-
-        instance = lib.wgpuCreateInstance(ffi.new("WGPUInstanceDescriptor *"))
-        count = lib.wgpuInstanceEnumerateAdapters(instance, ffi.NULL, ffi.NULL)
-        ids = ffi.new("WGPUAdapter[]", count)
-        lib.wgpuInstanceEnumerateAdapters(instance, ffi.NULL, ids)
-        return [AdapterInfo.of(wgpu.gpu._create_adapter(i)) for i in ids]
+        return [AdapterInfo.of(a) for a in engines.load("wgpu").every_adapter()]
     except Exception:  # noqa: BLE001 - a better message, never a new failure
         return []
 

@@ -29,8 +29,8 @@ from ..errors import OnnxopError
 from ..core.sources import ByteSource, FileBytes, MemoryBytes
 from ..core.view import View
 from .device import Gpu
-from .engines.base import BufferUsage, MapMode, ShaderStage
-from .kernels import WORD, grid, round_up, shader_const
+from .buffers import WORD, BufferUsage, MapMode, ShaderStage, binding_limit, dispatch_limit, grid, round_up
+from .kernels import shader_const
 from .tiling import Plan, Upload, in_order
 
 __all__ = ["View", "gather_through_kernel"]
@@ -40,15 +40,10 @@ BITS = (2, 4, 8, 16, 32, 64, 128)
 DEFAULT_BAND = 64 << 20  # bytes of output per band (and of source per upload), at most one binding
 MAX_ELEMENTS = 1 << 31  # elements per band or upload: the kernel indexes them with u32
 PARAMS_BYTES = 64  # sizeof(Params) in gather.wgsl
-ENV_POISON = "ONNXOP_POISON"  # as for the copy kernel: fill dst before each band
 SPOOL_STEP = 4 << 20
 ENV_GATHER = "ONNXOP_GATHER"  # "tiled" / "blocked" / "generic": force the transpose kernel (tests, benchmarks)
 
 Sink = Callable[[memoryview], None]
-
-
-def binding_limit(gpu: Gpu) -> int:
-    return int(gpu.limits.get("max-storage-buffer-binding-size", 128 << 20))
 
 
 def gather_through_kernel(
@@ -97,7 +92,7 @@ def gather_through_kernel(
     band_bytes = min(cap, round_up(total, WORD))
     plan = Plan(v, bits, _band_elements(v, bits, band_bytes, count), window, align, available, source.nbytes)
     if poison is None:
-        from .copy import env_poison
+        from .buffers import env_poison
 
         poison = env_poison()
     spool = None if _random_access(source) or in_order(plan) else _spool(source)
@@ -134,7 +129,7 @@ class _Run:
                  swap: int, max_groups_per_dim: int | None) -> None:
         self.gpu, self.plan, self.source, self.swap = gpu, plan, source, swap
         self.band_bytes = band_bytes
-        self.max_dim = max_groups_per_dim or gpu.limits.get("max-compute-workgroups-per-dimension", 65535)
+        self.max_dim = dispatch_limit(gpu, max_groups_per_dim)
         self.per_group = shader_const(SHADER, "WG") * shader_const(SHADER, "WORDS")
         self.stride = max(256, gpu.limits.get("min-uniform-buffer-offset-alignment", 256))
         self.rank = len(plan.view.shape)

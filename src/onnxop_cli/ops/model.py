@@ -37,6 +37,41 @@ def load(path: Path):
         raise InputError(f"{path}: not an ONNX model: {' '.join(str(e).split())[:200]}") from None
 
 
+def node_with_files(model_path: Path, files: list[Path]) -> tuple[Node, int, Path]:
+    """``onnxop run``: the model's node, one file per graph input (in the
+    model's order), constant inputs read from their file or initializer.
+    Returns (node, opset, the file of the node's data input); every error
+    names the model."""
+    from .. import io
+    from ..errors import OnnxopError
+
+    model = load(model_path)
+    try:
+        node_proto, opset = the_node(model)
+        names = graph_inputs(model)
+        if len(files) != len(names):
+            raise UsageError(
+                f"the model has {len(names)} input(s) ({', '.join(names) or 'none'}), "
+                f"{len(files)} file(s) were given"
+            )
+        by_name = dict(zip(names, files))
+        if node_proto.input[0] not in by_name:
+            raise UsageError(f"the node's data input {node_proto.input[0]!r} is not a graph input")
+
+        def constant(name: str):
+            if name in by_name:
+                return io.read_tensor(by_name[name])
+            found = initializer(model, name, model_path.parent)
+            if found is None:
+                raise UsageError(f"input {name!r} has no data (no graph input, no initializer)")
+            return found
+
+        node = build_node(node_proto, opset, constant)
+    except OnnxopError as e:
+        raise type(e)(f"{model_path}: {e.message}") from None
+    return node, opset, by_name[node_proto.input[0]]
+
+
 def the_node(model):
     """The single node and the model's ai.onnx opset; Unsupported otherwise."""
     from . import LATEST_OPSET, OPERATORS
