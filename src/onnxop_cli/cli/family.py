@@ -336,18 +336,21 @@ def _option(spec: OpSpec, param: Param) -> inspect.Parameter:
 
 
 def add_command(spec: OpSpec) -> None:
-    from . import app as cli  # (app imports cli.ops, which calls this: imported here, not at the top)
+    from . import options as cli
+    from .app import command
     from .ops import _choices, _common
 
-    def run_op(ctx: typer.Context, inputs, *, output, opset, backend, engine, full, json_out, quiet, debug, member,
-               parents, **given):
+    def run_op(ctx: typer.Context, inputs, *, output, opset, full, member, parents, fmt, keep_going, any_type,
+               **given):
         started = time.perf_counter()
-        if parents:
-            raise UsageError(f"{spec.command}: --parents is not supported for this operator")
-        out = cli._out(ctx, json_out, quiet)
+        for flag, value in (("--parents", parents), ("--format", fmt), ("--keep-going", keep_going),
+                            ("--any-type", any_type)):
+            if value:
+                raise UsageError(f"{spec.command}: {flag} is not supported for this operator")
+        out = cli._out(ctx)
         cli._check_stdio(inputs, None, out)
         op, node, texts = build(spec, opset, {p.name: given[f"p_{p.name}"] for p in spec.params})
-        b = cli._backend(ctx, backend, engine)
+        b = cli._backend(ctx)
         jobs = plan_jobs(spec, op, node, list(inputs), member, texts, output)
         from ..core import family as family_apply
 
@@ -371,7 +374,7 @@ def add_command(spec: OpSpec) -> None:
     run_op.__annotations__ = {p.name: p.annotation for p in params}
     run_op.__name__ = run_op.__qualname__ = spec.python_name
     run_op.__doc__ = spec.description
-    cli.command(
+    command(
         name=spec.command,
         rich_help_panel=FAMILY,
         short_help=spec.summary,

@@ -12,7 +12,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from .app import FullOpt, _input_argument, _out, command
+from .app import command
+from .options import FullOpt, _input_argument, _out
 from .help import TENSORS
 from ..errors import UsageError
 

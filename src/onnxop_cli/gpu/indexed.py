@@ -32,7 +32,8 @@ from ..core.sources import ByteSource
 from .device import Gpu
 from .engines.base import BufferUsage as U
 from .engines.base import ShaderStage
-from .kernels import grid, round_up, shader_const
+from .buffers import grid, round_up
+from .kernels import shader_const
 
 Sink = Callable[[memoryview], None]
 

@@ -14,20 +14,19 @@ piece reads. Cutting is pure index arithmetic (``cut``, ``fit``).
 
 from __future__ import annotations
 
-import os
 import struct
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterator, Optional, Sequence
 
 from ..core.pieces import Piece
 from .device import Gpu
-from .kernels import WORD, grid, round_up, shader_const
+from .buffers import WORD, env_poison, grid, round_up
+from .kernels import shader_const
 
 SHADER = "pieces.wgsl"
 DEFAULT_BAND = 64 << 20
 PARAMS_BYTES = 80  # sizeof(Params) in pieces.wgsl
 BATCH = 128  # dispatches per submission
-ENV_POISON = "ONNXOP_POISON"
 
 Sink = Callable[[memoryview], None]
 
@@ -167,8 +166,8 @@ def run_pieces(
     # windows as large as the largest piece reads (plus a word each side), at most one binding
     reach = max([_extent(p, bits) for p in pieces] + [0])
     window_bytes = min(cap, round_up(reach + 2 * WORD, WORD))
-    if poison is None and os.environ.get(ENV_POISON):
-        poison = int(os.environ[ENV_POISON], 0) & 0xFF
+    if poison is None:
+        poison = env_poison()
     masked = any(p.mask is not None for p in pieces)
     run = _Run(gpu, band_bytes, window_bytes, max_groups_per_dim, masked)
     written = 0

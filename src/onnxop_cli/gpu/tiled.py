@@ -33,7 +33,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from .kernels import grid
+from .buffers import grid
 from .tiling import Dispatch
 
 SHADER = "transpose_tiled.wgsl"
