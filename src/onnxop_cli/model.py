@@ -73,29 +73,66 @@ def initializer(model, name: str, folder: Path) -> Tensor | None:
     return None
 
 
-def build_node(node_proto, opset: int, constant: Callable[[str], Tensor]) -> Node:
+def build_node(node_proto, opset: int, constant: Callable[[str], Tensor], label: str | None = None) -> Node:
     """The onnxop node for ``node_proto`` at ``opset``; ``constant(name)``
-    gives the tensor of a constant input (initializer or file)."""
-    from onnx import helper
-
+    gives the tensor of a constant input (initializer or file). ``label``
+    names the node in refusals (default: its operator version)."""
     from .ops import make_node, op_version
 
     op = op_version(node_proto.op_type, opset)
-    label = f"{op.op_type}-{op.since_version}"
-    values: dict[str, object] = {}
-    for a in node_proto.attribute:
-        if a.name not in op.attribute_names:
-            raise OpError(f"{label} has no attribute {a.name!r}")
-        if a.name == "consumed_inputs":  # legacy (Reshape-1), no effect
-            continue
-        value = helper.get_attribute_value(a)
-        values[a.name] = value.decode() if isinstance(value, bytes) else value
+    label = label or f"{op.op_type}-{op.since_version}"
+    values = read_attributes(node_proto, op, label)
     if len(node_proto.input) > len(op.inputs):
         raise OpError(f"{label} takes at most {len(op.inputs)} inputs, the node has {len(node_proto.input)}")
     for schema_name, name in zip(op.inputs[1:], node_proto.input[1:]):
         if name:  # an empty name leaves an optional input out
             values[schema_name] = index_values(constant(name), f"{label} input {schema_name!r}")
     return make_node(op.op_type, opset, **values)
+
+
+def read_attributes(node_proto, op, label: str) -> dict[str, object]:
+    """The node's attributes as Python values, each checked against the type
+    ONNX's schema gives it (an INT is an int, never a float cut short, a
+    string, or a tensor), each given once, none a function's reference;
+    ``label`` (the operator, or the node in a graph) starts every refusal."""
+    from onnx import AttributeProto, defs, helper
+
+    try:
+        schema = defs.get_schema(op.op_type, op.since_version, "")
+        expected = {name: int(a.type) for name, a in schema.attributes.items()}
+    except Exception:  # noqa: BLE001 - an onnx without the schema: check names only
+        expected = {}
+    values: dict[str, object] = {}
+    seen: set[str] = set()
+    for a in node_proto.attribute:
+        name = a.name
+        if name in seen:
+            raise OpError(f"{label}: attribute {name!r} is given twice")
+        seen.add(name)
+        if name not in op.attribute_names:
+            raise OpError(f"{label} has no attribute {name!r}")
+        if a.ref_attr_name:
+            raise OpError(
+                f"{label}: attribute {name!r} refers to {a.ref_attr_name!r}, a function's attribute, "
+                "outside a function"
+            )
+        want = expected.get(name)
+        if want is not None and a.type != want:
+            got = AttributeProto.AttributeType.Name(a.type) if a.type in AttributeProto.AttributeType.values() \
+                else str(a.type)
+            raise OpError(
+                f"{label}: attribute {name!r} must be {AttributeProto.AttributeType.Name(want)}, got {got}"
+            )
+        if name == "consumed_inputs":  # legacy (Reshape-1), no effect
+            continue
+        value = helper.get_attribute_value(a)
+        if isinstance(value, bytes):
+            try:
+                value = value.decode("utf-8")
+            except UnicodeDecodeError:
+                raise OpError(f"{label}: attribute {name!r} is not valid UTF-8 ({value[:20]!r})") from None
+        values[name] = value
+    return values
 
 
 def index_values(tensor: Tensor, what: str) -> list[int]:

@@ -72,6 +72,30 @@ def gather_through_kernel(
     small data); ``poison`` fills dst with that byte before every band, so a
     word the kernel failed to write cannot pass a comparison.
     """
+    plan, band_bytes, window_bytes = make_plan(gpu, source.nbytes, view, bits, swap, binding_bytes)
+    if plan is None:
+        return 0
+    if poison is None and os.environ.get(ENV_POISON):
+        poison = int(os.environ[ENV_POISON], 0) & 0xFF
+    spool = None if _random_access(source) or in_order(plan) else _spool(source)
+    try:
+        run = _Run(gpu, plan, spool or source, band_bytes, window_bytes, swap, max_groups_per_dim)
+        try:
+            return run.stream(sink, poison)
+        finally:
+            run.release()
+    finally:
+        if spool is not None:
+            spool.close()
+
+
+def make_plan(
+    gpu: Gpu, source_nbytes: int, view: View, bits: int, swap: int = 0, binding_bytes: int | None = None,
+    plan_class: type[Plan] = Plan,
+) -> tuple[Plan | None, int, int]:
+    """(plan, band bytes, window bytes) of a gather of ``view`` from a source of
+    ``source_nbytes`` bytes; the plan is None for an empty view. Refuses a view
+    that reads outside the source."""
     if bits not in BITS:
         raise ValueError(f"the gather kernel takes elements of {BITS} bits, not {bits}")
     if swap not in (0, 2, 4, 8) or (swap and (bits < 16 or (bits // 8) % swap)):
@@ -80,8 +104,8 @@ def gather_through_kernel(
         raise ValueError(f"a view of shape {view.shape} needs {len(view.shape)} strides, not {view.strides}")
     count = view.size
     if count == 0:
-        return 0
-    available = source.nbytes * 8 // bits
+        return None, 0, 0
+    available = source_nbytes * 8 // bits
     lo, hi = view.span()
     if lo < 0 or hi >= available:
         raise ValueError(f"the view reads source elements {lo}..{hi}, outside the source's {available}")
@@ -93,26 +117,15 @@ def gather_through_kernel(
     align = max(1, 8 * WORD // bits)  # windows start at whole 16-byte words of the source
     window = min(cap * 8 // bits, round_up(hi - lo + 1 + align, align))
     band_bytes = min(cap, round_up(total, WORD))
-    plan = Plan(v, bits, band_bytes * 8 // bits, window, align, available, source.nbytes)
-    if poison is None and os.environ.get(ENV_POISON):
-        poison = int(os.environ[ENV_POISON], 0) & 0xFF
-    spool = None if _random_access(source) or in_order(plan) else _spool(source)
-    try:
-        run = _Run(gpu, plan, spool or source, band_bytes, window * bits // 8, swap, max_groups_per_dim)
-        try:
-            return run.stream(sink, poison)
-        finally:
-            run.release()
-    finally:
-        if spool is not None:
-            spool.close()
+    plan = plan_class(v, bits, band_bytes * 8 // bits, window, align, available, source_nbytes)
+    return plan, band_bytes, window * bits // 8
 
 
 class _Run:
     """The buffers of one gather and the loop that fills and drains them."""
 
     def __init__(self, gpu: Gpu, plan: Plan, source: Any, band_bytes: int, src_bytes: int,
-                 swap: int, max_groups_per_dim: int | None) -> None:
+                 swap: int, max_groups_per_dim: int | None, host_in: bool = True, host_out: bool = True) -> None:
         import wgpu
 
         self.gpu, self.plan, self.source, self.swap = gpu, plan, source, swap
@@ -127,10 +140,11 @@ class _Run:
         with gpu.errors("allocating gather buffers"):
             self.pipeline, layout = gpu.pipeline_with_layout(SHADER, _layout_entries())
             self.src_bytes = round_up(src_bytes, WORD)
-            self.upload = self._buffer("upload", self.src_bytes, U.MAP_WRITE | U.COPY_SRC)
+            # (a source or output on the device needs no mapped staging buffer on that side)
+            self.upload = self._buffer("upload", self.src_bytes, U.MAP_WRITE | U.COPY_SRC) if host_in else None
             self.src = src = self._buffer("src", self.src_bytes, U.STORAGE | U.COPY_DST)
             self.dst = self._buffer("dst", band_bytes, U.STORAGE | U.COPY_SRC | U.COPY_DST)
-            self.readback = self._buffer("readback", band_bytes, U.MAP_READ | U.COPY_DST)
+            self.readback = self._buffer("readback", band_bytes, U.MAP_READ | U.COPY_DST) if host_out else None
             self.params = self._buffer("params", self.stride * records, U.UNIFORM | U.COPY_DST)
             self.axes = self._buffer("axes", 16 * self.rank * records, U.STORAGE | U.COPY_DST)
             self.bind_group = gpu.device.create_bind_group(
@@ -156,8 +170,6 @@ class _Run:
                 pass
 
     def stream(self, sink: Sink, poison: int | None) -> int:
-        import wgpu
-
         gpu, bits = self.gpu, self.plan.bits
         poison_block = bytes([poison]) * self.band_bytes if poison is not None else None
         written = 0
@@ -167,25 +179,33 @@ class _Run:
             for upload in uploads:
                 self._dispatch(upload, band)
             nbytes = (band * bits + 7) // 8
-            n4 = round_up(nbytes, 4)
-            with gpu.errors("readback"):
-                encoder = gpu.device.create_command_encoder()
-                encoder.copy_buffer_to_buffer(self.dst, 0, self.readback, 0, n4)
-                gpu.queue.submit([encoder.finish()])
-                gpu.wait(self.readback.map_async(wgpu.MapMode.READ, 0, n4), "readback")
-            try:
-                sink(self.readback.read_mapped(0, n4, copy=False)[:nbytes])
-            finally:
-                with gpu.errors("readback"):
-                    self.readback.unmap()
+            self._drain(sink, written, nbytes)
             written += nbytes
         return written
 
-    def _dispatch(self, upload: Upload, band: int) -> None:
-        """Fill the src buffer with the upload's runs, then one dispatch per box."""
+    def _drain(self, sink: Sink, written: int, nbytes: int) -> None:
+        """Hand the band's ``nbytes`` (output bytes ``written`` onwards) to the sink."""
         import wgpu
 
-        gpu, plan = self.gpu, self.plan
+        gpu = self.gpu
+        n4 = round_up(nbytes, 4)
+        with gpu.errors("readback"):
+            encoder = gpu.device.create_command_encoder()
+            encoder.copy_buffer_to_buffer(self.dst, 0, self.readback, 0, n4)
+            gpu.queue.submit([encoder.finish()])
+            gpu.wait(self.readback.map_async(wgpu.MapMode.READ, 0, n4), "readback")
+        try:
+            sink(self.readback.read_mapped(0, n4, copy=False)[:nbytes])
+        finally:
+            with gpu.errors("readback"):
+                self.readback.unmap()
+
+    def _fill(self, encoder: Any, upload: Upload) -> None:
+        """Put the upload's runs in the src buffer: through the mapped upload
+        buffer, then a copy recorded in ``encoder``."""
+        import wgpu
+
+        gpu = self.gpu
         end = max(into + n for _, into, n in upload.runs)
         with gpu.errors("upload"):
             gpu.wait(self.upload.map_async(wgpu.MapMode.WRITE), "upload")
@@ -197,9 +217,15 @@ class _Run:
             mapped.release()
             with gpu.errors("upload"):
                 self.upload.unmap()
-        with gpu.errors("gather dispatch"):
+        encoder.copy_buffer_to_buffer(self.upload, 0, self.src, 0, round_up(end, 4))
+
+    def _dispatch(self, upload: Upload, band: int) -> None:
+        """Fill the src buffer with the upload's runs, then one dispatch per box."""
+        gpu, plan = self.gpu, self.plan
+        with gpu.errors("upload"):
             encoder = gpu.device.create_command_encoder()
-            encoder.copy_buffer_to_buffer(self.upload, 0, self.src, 0, round_up(end, 4))
+        self._fill(encoder, upload)
+        with gpu.errors("gather dispatch"):
             compute = encoder.begin_compute_pass()
             compute.set_pipeline(self.pipeline)
             axes = bytearray()
