@@ -316,6 +316,7 @@ def _check_stdio(inputs: list[Path], output: Optional[Path], out: Out) -> None:
 from . import cli_tools  # noqa: E402,F401 - show, info and the checks (before the operators, for --help's order)
 
 from . import cli_ops  # noqa: E402,F401 - one command per operator, from the registry
+from . import cli_run  # noqa: E402,F401 - run MODEL: a whole graph (graph.py)
 
 # ------------------------------------------------------------------ entry
 

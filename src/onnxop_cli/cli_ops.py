@@ -11,7 +11,6 @@ place: its module in ``ops/``.
 from __future__ import annotations
 
 import inspect
-from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
@@ -128,73 +127,3 @@ def add_command(spec: OpSpec) -> None:
 
 for _spec in SPECS.values():
     add_command(_spec)
-
-
-@cli.command(
-    name="run",
-    rich_help_panel=OPERATORS,
-    short_help="Apply the node of a one-node ONNX model to tensor files.",
-    help=(
-        "Apply the one node of MODEL (any operator and opset onnxop runs) to tensor files: "
-        "its attributes, its opset and its initializers come from the model, one INPUT file "
-        "per graph input (in the model's order). Without -o the node is printed.\n\n"
-        "Example: onnxop run model.onnx x.npy -o y.npy"
-    ),
-)
-def run_model(
-    ctx: typer.Context,
-    model_path: Annotated[
-        Path,
-        typer.Argument(help="A one-node ONNX model. Example: model.onnx", show_default=False, metavar="MODEL"),
-    ],
-    inputs: Annotated[
-        Optional[list[Path]],
-        typer.Argument(
-            help="One tensor file (.npy, .npz or .pb) per graph input, in order; - reads stdin. "
-            "Example: x.npy shape.npy",
-            show_default=False,
-            metavar="INPUT",
-        ),
-    ] = None,
-    output: cli.OutputOpt = None,
-    backend: cli.BackendOpt = None,
-    engine: cli.EngineOpt = None,
-    full: cli.FullOpt = False,
-    json_out: cli.JsonOpt = False,
-    quiet: cli.QuietOpt = False,
-    debug: cli.DebugOpt = False,
-    member: cli.MemberOpt = None,
-) -> None:
-    from . import io
-    from . import model as onnx_model
-    from .errors import OnnxopError
-
-    model = onnx_model.load(model_path)
-    try:
-        node_proto, opset = onnx_model.the_node(model)
-        names = onnx_model.graph_inputs(model)
-        files = list(inputs or [])
-        if len(files) != len(names):
-            raise UsageError(
-                f"the model has {len(names)} input(s) ({', '.join(names) or 'none'}), "
-                f"{len(files)} file(s) were given"
-            )
-        by_name = dict(zip(names, files))
-        if node_proto.input[0] not in by_name:
-            raise UsageError(f"the node's data input {node_proto.input[0]!r} is not a graph input")
-
-        def constant(name: str):
-            if name in by_name:
-                return io.read_tensor(by_name[name])
-            found = onnx_model.initializer(model, name, model_path.parent)
-            if found is None:
-                raise UsageError(f"input {name!r} has no data (no graph input, no initializer)")
-            return found
-
-        node = onnx_model.build_node(node_proto, opset, constant)
-    except OnnxopError as e:
-        raise type(e)(f"{model_path}: {e.message}") from None
-    out = cli._out(ctx, json_out, quiet)
-    cli._run_many(
-        "run", node, opset, [by_name[node_proto.input[0]]], output, cli._backend(ctx, backend, engine), full, out, member
-    )

@@ -238,6 +238,7 @@ class Plan:
     outputs: list[Value]
     steps: list[Step]
     nodes: list[Node]  # the onnxop nodes, in graph order (Constant left out)
+    feeds: dict[str, Tensor] = field(default_factory=dict)
 
     @property
     def on_device(self) -> bool:
@@ -285,7 +286,7 @@ def plan(graph: Graph, feeds: dict[str, Tensor]) -> Plan:
     for v in [*(s.source for s in steps), *outputs]:
         if isinstance(v.base, Step):
             v.base.readers += 1
-    return Plan(graph, outputs, steps, nodes)
+    return Plan(graph, outputs, steps, nodes, dict(feeds))
 
 
 def _check(gn: GraphNode, node: Node, data: Value) -> tuple[int, ...]:
