@@ -93,7 +93,10 @@ def run_model(
         raise UsageError("--check compares the outputs and writes nothing; drop -o or --check")
     if full and (output is not None or out.json):
         raise UsageError("--full prints every value, and with -o or --json nothing is printed; drop --full")
-    files = _input_files(g, list(inputs or []), named or [])
+    try:
+        files = _input_files(g, list(inputs or []), named or [])
+    except OnnxopError as e:
+        raise type(e)(f"{model_path}: {e.message}") from None
     feeds = {name: _read(path, member, name) for name, path in files.items()}
     try:
         p = graph.plan(g, feeds)
