@@ -39,7 +39,8 @@ from .output import Out, emit
         "Run ONNX backend node tests (folders with model.onnx and test_data_set_*/*.pb) "
         "through onnxop; other operators are skipped. With no DIR, onnx's own node tests "
         "of every operator onnxop runs are built from the installed onnx package and run. "
-        "Exits 1 if any case fails.\n\n"
+        "Prints a line per case, a summary per operator and the total. "
+        "Exits 1 if any case fails, or if none ran.\n\n"
         "Example: onnxop conformance"
     ),
 )
@@ -54,20 +55,28 @@ def conformance(
             metavar="DIR",
         ),
     ] = None,
+    op: Annotated[
+        Optional[str],
+        typer.Option("--op", help="Only the cases of this operator (Constant: its own, graph: several "
+                     "nodes). Example: --op Reshape", show_default=False, metavar="NAME"),
+    ] = None,
     backend: BackendOpt = None,
     engine: EngineOpt = None,
     json_out: JsonOpt = False,
-    quiet: QuietOpt = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the failed cases and the total. "
+                                        "Example: -q")] = False,
     debug: DebugOpt = False,
 ) -> int:
     from . import conformance as conf
     from . import report
 
     out = _out(ctx, json_out, quiet)
-    results = conf.run_all(dirs or [], _backend(ctx, backend, engine))
+    results = conf.run_all(dirs or [], _backend(ctx, backend, engine), op)
     failed = any(r.status == "failed" for r in results)
-    code = ExitCode.ERROR if failed else ExitCode.SUCCESS
-    out.result(conf.render(results), escaped=True)
+    ran = any(r.status != "skipped" for r in results)
+    code = ExitCode.ERROR if failed or not ran else ExitCode.SUCCESS
+    out.result(conf.render(results, quiet=quiet) + ("" if ran else "\nnothing ran: no case was selected and run"),
+               escaped=True)
     out.document(report.conformance_document(results, code) | {"kernel": _kernel_used(_backend(ctx, backend, engine))})
     return code
 

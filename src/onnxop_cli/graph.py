@@ -128,9 +128,11 @@ def load(model, folder: Path) -> Graph:
 
     for kind, values in (("input", g.input), ("output", g.output)):
         for v in values:
-            if v.type.WhichOneof("value") != "tensor_type":
-                raise Unsupported(f"graph {kind} {repr(v.name)} is a {v.type.WhichOneof('value') or 'typeless'} "
-                                  "value; onnxop runs tensors")
+            what = v.type.WhichOneof("value")
+            if what != "tensor_type":
+                what = (what or "typeless").replace("_type", "")
+                article = "an" if what[0] in "aeiou" else "a"
+                raise Unsupported(f"graph {kind} {v.name!r} is {article} {what} value; onnxop runs tensors")
     initializers: dict[str, Any] = {}
     for t in g.initializer:
         if t.name in initializers:

@@ -19,10 +19,10 @@ from .ops import OPERATORS
 
 
 def node_testcases(op_types=None) -> list:
-    """The registered single-node cases of ``op_types`` (default: every operator onnxop runs)."""
+    """The registered single-node cases of ``op_types`` (default: every operator onnxop runs, and Constant)."""
     import onnx.backend.test.case.node as node_cases
 
-    wanted = set(op_types or OPERATORS)
+    wanted = set(op_types or [*OPERATORS, "Constant"])
     for op_type in wanted:
         importlib.import_module(f"onnx.backend.test.case.node.{op_type.lower()}")
     return [
