@@ -20,6 +20,7 @@ import numpy as np
 import onnx.backend.test
 import pytest
 
+from conftest import BACKENDS
 from onnxop_cli import backend, graph
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
@@ -41,10 +42,12 @@ class _Backend(backend.OnnxopBackend):
             raise unittest.SkipTest(f"onnxop refuses the model: {e}") from None
         return True
 
+    gpu_backend: str | None = None  # the conftest backend the tests run on
+
     @classmethod
     def prepare(cls, model, device="CPU", **kwargs):
         cls.is_compatible(model, device)
-        return super().prepare(model, device, **kwargs)
+        return super().prepare(model, device, backend=cls.gpu_backend, **kwargs)
 
 
 def bits(a: np.ndarray) -> np.ndarray:
@@ -91,11 +94,16 @@ def supported_cases() -> list[str]:
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     CASES = supported_cases()
-    _tests = ExactBackendTest(_Backend, __name__)
-_tests.include("^(" + "|".join(CASES) + ")_cpu$")
-for _name in XFAIL:
-    _tests.xfail(f"^{_name}_cpu$")
-globals().update(_tests.test_cases)
+    for _backend in BACKENDS:  # the runner's test classes once per backend (engine and API)
+        _tests = ExactBackendTest(type(f"Backend_{_backend}", (_Backend,), {"gpu_backend": _backend}), __name__)
+        _tests.include("^(" + "|".join(CASES) + ")_cpu$")
+        for _name in XFAIL:
+            _tests.xfail(f"^{_name}_cpu$")
+        for _cls_name, _cls in _tests.test_cases.items():
+            for _attr in [a for a in vars(_cls) if a.startswith("test_") and a[: -len("_cpu")] not in CASES]:
+                delattr(_cls, _attr)  # not selected (other operators, the CUDA device): not collected at all
+            _cls.__name__ = _cls.__qualname__ = f"{_cls_name}_{_backend.replace('-', '_')}"
+            globals()[_cls.__name__] = _cls
 
 
 def test_the_runner_covers_every_operator_onnxop_runs():

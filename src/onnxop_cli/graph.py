@@ -88,7 +88,8 @@ def opset_of(model) -> int:
 def node_label(i: int, proto, op: type[OpVersion] | None = None) -> str:
     name = f" {repr(proto.name)}" if proto.name else ""
     kind = f"{op.op_type}-{op.since_version}" if op is not None else proto.op_type
-    return f"node {i}{name} ({repr(kind) if op is None else kind})"
+    plain = op is not None or (proto.op_type == CONSTANT and proto.domain in ONNX_DOMAINS)
+    return f"node {i}{name} ({kind if plain else repr(kind)})"
 
 
 def load(model, folder: Path) -> Graph:

@@ -1,0 +1,53 @@
+"""docs/graphs.md's examples run as written; docs/backend.md's five lines run ONNX's runner."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from test_readme import PYTHON, REPO, assert_same_output, run_shell
+
+GRAPHS = (REPO / "docs" / "graphs.md").read_text()
+BACKEND = (REPO / "docs" / "backend.md").read_text()
+
+
+def blocks(text: str) -> list[list[tuple[str, str]]]:
+    out = []
+    for m in re.finditer(r"```console\n(.*?)```", text, re.S):
+        parts = re.split(r"^\$ ", m.group(1), flags=re.M)
+        assert parts[0] == ""
+        out.append([(p.partition("\n")[0].strip(), p.partition("\n")[2]) for p in parts[1:]])
+    return out
+
+
+@pytest.mark.parametrize("lines", blocks(GRAPHS), ids=lambda b: b[0][0][:50])
+def test_graph_examples_print_what_the_docs_show(tmp_path, backend, lines):
+    shutil.copytree(REPO / "samples", tmp_path / "samples")
+    for command, expected in lines:
+        done = run_shell(command, tmp_path, backend)
+        assert done.returncode == 0, done.stdout
+        assert_same_output(done.stdout, expected)
+
+
+def test_every_graph_example_is_found():
+    assert len(blocks(GRAPHS)) == 3
+
+
+def test_the_five_lines_run_onnx_s_runner(tmp_path, backend):
+    code = re.search(r"```python\n(.*?)```", BACKEND, re.S).group(1)
+    assert len([line for line in code.splitlines() if line.strip()]) == 5
+    (tmp_path / "test_onnxop_backend.py").write_text(code)
+    env = {**os.environ, "ONNXOP_BACKEND": backend}
+    done = subprocess.run(
+        [PYTHON if PYTHON != sys.executable else sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+         "-W", "ignore", "test_onnxop_backend.py", "-k", "test_transpose_default_cpu or test_reshape_reduced_dims_cpu"],
+        cwd=tmp_path, capture_output=True, text=True, env=env,
+    )
+    assert done.returncode == 0, done.stdout[-2000:]
+    assert re.search(r"\b2 passed\b", done.stdout), done.stdout[-2000:]
