@@ -89,7 +89,7 @@ def test_json_lists_constant_inputs_with_their_values(backend, cwd, capsys):
 
 
 @pytest.mark.parametrize("argv,message", [
-    (["transpose", "--perm", "0,0"], "m.onnx: node 0 (Transpose-21): Transpose: perm [0, 0] is not a permutation of 0..1 for an input of rank 2"),
+    (["transpose", "--perm", "0,0"], "x.npy: Transpose: perm [0, 0] is not a permutation of 0..1 for an input of rank 2"),
     (["slice", "--starts", "0", "--ends", "1", "--steps", "0"], "x.npy: Slice: step 0 on axis 0; steps must not be 0"),
     (["slice", "--starts", "0", "--ends", "1", "--axes", "2"],
      "x.npy: Slice: axis 2 is out of range [-2, 1] for an input of rank 2"),

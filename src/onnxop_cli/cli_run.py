@@ -43,7 +43,7 @@ CheckOpt = Annotated[
 @cli.command(
     name="run",
     rich_help_panel=OPERATORS,
-    short_help="Run an ONNX model's graph of data-movement nodes on tensor files.",
+    short_help="Run the graph of an ONNX model on tensor files.",
     help=(
         "Run the graph of MODEL (any nodes onnxop runs, at the model's opset) on one device: "
         "chains of view operators are composed into one gather, intermediates stay on the GPU. "

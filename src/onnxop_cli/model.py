@@ -1,10 +1,10 @@
-"""One-node ONNX models: the node onnxop runs, its opset, its constant inputs.
+"""ONNX model nodes as onnxop nodes: attributes read strictly, constant inputs.
 
-Shared by ``onnxop run`` and ``onnxop conformance``: the node's attributes
-come from the model, each constant input (Reshape's shape, Slice's starts,
-...) from an initializer or, for a graph input, from a file the caller
-reads. Everything is checked against the operator version the model's
-opset selects (``ops.make_node``).
+Shared by graph.py (``onnxop run``, ``conformance``, the backend) and the doc
+examples: a node's attributes come from the model, each checked against the
+type ONNX's schema gives it; each constant input (Reshape's shape, Slice's
+starts, ...) from a tensor the caller provides. Everything is checked against
+the operator version the model's opset selects (``ops.make_node``).
 """
 
 from __future__ import annotations
@@ -37,40 +37,10 @@ def load(path: Path):
         raise InputError(f"{path}: not an ONNX model: {' '.join(str(e).split())[:200]}") from None
 
 
-def the_node(model):
-    """The single node and the model's ai.onnx opset; Unsupported otherwise."""
-    from .ops import LATEST_OPSET, OPERATORS
-
-    nodes = list(model.graph.node)
-    if len(nodes) != 1:
-        kinds = ", ".join(sorted({n.op_type for n in nodes})) or "none"
-        raise Unsupported(f"{len(nodes)} nodes ({kinds}); onnxop runs single-node models")
-    node = nodes[0]
-    if node.domain not in ONNX_DOMAINS or node.op_type not in OPERATORS:
-        where = f"{node.domain}." if node.domain not in ONNX_DOMAINS else ""
-        raise Unsupported(f"operator {where}{node.op_type}; onnxop runs {', '.join(OPERATORS)}")
-    opsets = [o.version for o in model.opset_import if o.domain in ONNX_DOMAINS]
-    if not opsets:
-        raise InputError("the model imports no ai.onnx opset")
-    opset = int(opsets[0])
-    if opset > LATEST_OPSET:
-        raise Unsupported(f"opset {opset} is newer than onnxop knows ({LATEST_OPSET})")
-    return node, opset
-
-
 def graph_inputs(model) -> list[str]:
     """The inputs a caller must feed: graph inputs without an initializer."""
     initialized = {t.name for t in model.graph.initializer}
     return [i.name for i in model.graph.input if i.name not in initialized]
-
-
-def initializer(model, name: str, folder: Path) -> Tensor | None:
-    from .io.tensorproto import tensor_from_proto
-
-    for t in model.graph.initializer:
-        if t.name == name:
-            return tensor_from_proto(t, folder, f"initializer {name!r}", name)
-    return None
 
 
 def build_node(node_proto, opset: int, constant: Callable[[str], Tensor], label: str | None = None) -> Node:

@@ -19,10 +19,10 @@ from .ops import OPERATORS
 
 
 def node_testcases(op_types=None) -> list:
-    """The registered single-node cases of ``op_types`` (default: every operator onnxop runs, and Constant)."""
+    """The registered single-node cases of ``op_types`` (default: every operator onnxop runs)."""
     import onnx.backend.test.case.node as node_cases
 
-    wanted = set(op_types or [*OPERATORS, "Constant"])
+    wanted = set(op_types or OPERATORS)
     for op_type in wanted:
         importlib.import_module(f"onnx.backend.test.case.node.{op_type.lower()}")
     return [

@@ -13,13 +13,14 @@ cross, so a caller can show that only a graph's inputs and outputs did.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any
 
 from ..sources import ByteSource
 from ..view import View
 from .device import Gpu
-from .gather import Sink, _random_access, _Run, _spool, make_plan
+from .gather import ENV_POISON, Sink, _random_access, _Run, _spool, make_plan
 from .kernels import WORD, round_up
 from .tiling import Plan, Upload, in_order
 
@@ -122,7 +123,8 @@ def gather(
             device_source=source if on_device else None, device_out=out, traffic=traffic,  # type: ignore[arg-type]
         )
         try:
-            run.stream(sink or (lambda chunk: None), None)
+            poison = int(os.environ[ENV_POISON], 0) & 0xFF if os.environ.get(ENV_POISON) else None
+            run.stream(sink or (lambda chunk: None), poison)
         finally:
             run.release()
     except BaseException:
