@@ -32,8 +32,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 import onnxop_cli.gpu.kernels as kernels  # noqa: E402
 import onnxop_cli.gpu.shaders as shaders  # noqa: E402
-from onnxop_cli.bench import CpuClock, human, parse_sizes  # noqa: E402
-from onnxop_cli.gpu.bench import Bench  # noqa: E402
+from onnxop_cli.cli.bench import CpuClock, human, parse_sizes  # noqa: E402
+from onnxop_cli.gpu.measure import Bench  # noqa: E402
 from onnxop_cli.gpu.device import get_gpu  # noqa: E402
 
 AHEAD = 2048  # words (64 KiB of 32-byte words): measured best of 1024-4096 on Mesa 25

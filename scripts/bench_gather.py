@@ -17,7 +17,7 @@ import time
 import numpy as np
 
 from onnxop_cli.gpu import View, copy_through_kernel, gather_through_kernel, get_gpu, init_instance
-from onnxop_cli.tensor import MemoryBytes
+from onnxop_cli.core.tensor import MemoryBytes
 
 
 def main() -> None:

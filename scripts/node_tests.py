@@ -1,7 +1,7 @@
 """Write ONNX's official backend node tests of onnxop's operators to a folder.
 
 The cases are built from the installed onnx package (see
-``onnxop_cli.nodetests``); ``onnxop conformance`` with no folder does the same
+``onnxop_cli.docs.nodetests``); ``onnxop conformance`` with no folder does the same
 in a temporary folder and runs them.
 
     python scripts/node_tests.py OUT_DIR [--op Transpose ...] [--only NAME ...]
@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from onnxop_cli.nodetests import node_testcases, write_all, write_case  # noqa: F401 - used by the tests
+from onnxop_cli.docs.nodetests import node_testcases, write_all, write_case  # noqa: F401 - used by the tests
 
 
 def main() -> None:

@@ -119,7 +119,7 @@ def cwd(tmp_path, monkeypatch):
 
 def cli(capsys, *argv):
     """Run onnxop in-process: (exit code, stdout, stderr)."""
-    from onnxop_cli.cli import run
+    from onnxop_cli.cli.app import run
 
     code = run([str(a) for a in argv])
     out, err = capsys.readouterr()

@@ -12,7 +12,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from onnxop_cli.tensor import DType
+from onnxop_cli.core.tensor import DType
 
 OPSET = 25
 

@@ -15,7 +15,7 @@ import pytest
 import onnxop_cli
 from conftest import random_array
 from onnxop_cli import InputError, OnnxopError, OpError, UsageError, flatten, unsqueeze
-from onnxop_cli.tensor import pack_subbyte, dtype_by_name
+from onnxop_cli.core.tensor import pack_subbyte, dtype_by_name
 
 DTYPES = ["float32", "float64", "float16", "int8", "uint16", "int64", "bool", "complex64"]
 

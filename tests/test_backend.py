@@ -21,7 +21,8 @@ import onnx.backend.test
 import pytest
 
 from conftest import BACKENDS
-from onnxop_cli import backend, graph
+from onnxop_cli import backend
+from onnxop_cli.core import graph
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 

@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from onnxop_cli import cli
-from onnxop_cli.bench import default_sizes, memory_needed, parse_sizes
+from onnxop_cli.cli import app as cli
+from onnxop_cli.cli.bench import default_sizes, memory_needed, parse_sizes
 from onnxop_cli.errors import GpuError, UsageError
-from onnxop_cli.gpu.bench import Bench
+from onnxop_cli.gpu.measure import Bench
 from onnxop_cli.gpu.kernels import KERNELS
 
 

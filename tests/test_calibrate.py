@@ -14,7 +14,7 @@ import pytest
 
 from conftest import BACKENDS, cli, error_of
 from onnxop_cli.errors import NoAdapterError
-from onnxop_cli.gpu import calibrate, get_gpu
+from onnxop_cli.gpu import choose as calibrate, get_gpu
 from onnxop_cli.gpu.kernels import KERNELS, available
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from onnxop_cli.gpu.cffi_types import fast_type_parser
+from onnxop_cli.gpu.engines.cffi_types import fast_type_parser
 
 ffi = pytest.importorskip("wgpu.backends.wgpu_native._ffi").ffi
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from conftest import cli, error_of, random_array
-from onnxop_cli.cli import run
+from onnxop_cli.cli.app import run
 from onnxop_cli.errors import ExitCode
 
 
@@ -65,8 +65,8 @@ def test_printing_a_large_tensor_maps_it_and_keeps_no_file(backend, cwd, rng, ca
     """Above MAP_THRESHOLD, print mode maps the input and sends the kernel's
     output to an unlinked temporary file: the same text as printing from
     memory, nothing left in TMPDIR."""
-    import onnxop_cli.core as core
-    import onnxop_cli.sources as sources
+    import onnxop_cli.core.apply as core
+    import onnxop_cli.core.sources as sources
 
     x = random_array(rng, (4, 5, 6), "float32")
     if layout == "F":
@@ -81,7 +81,7 @@ def test_printing_a_large_tensor_maps_it_and_keeps_no_file(backend, cwd, rng, ca
     scratch = tmp_path_factory.mktemp("scratch")
     monkeypatch.setenv("TMPDIR", str(scratch))
     monkeypatch.setattr("tempfile.tempdir", None)  # read TMPDIR again
-    from onnxop_cli.files import InputFile
+    from onnxop_cli.core.files import InputFile
 
     seen = []
     real_memmap, real_map = np.memmap, InputFile.map
@@ -99,7 +99,7 @@ def test_printing_a_large_tensor_maps_it_and_keeps_no_file(backend, cwd, rng, ca
 
 
 def test_a_mapped_input_that_is_truncated_is_refused(cwd, monkeypatch):
-    import onnxop_cli.sources as sources
+    import onnxop_cli.core.sources as sources
     from onnxop_cli.errors import InputError
 
     np.save(cwd / "x.npy", np.arange(100, dtype=np.float32))

@@ -17,7 +17,7 @@ from onnx import helper, numpy_helper
 
 from conftest import cli
 from onnxop_cli.errors import ExitCode
-from onnxop_cli.nodetests import node_testcases, write_case
+from onnxop_cli.docs.nodetests import node_testcases, write_case
 from onnxop_cli.ops import SPECS, op_version
 from references import load_pb, same_bits, to_array
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from conftest import cli
-from onnxop_cli.doccheck import Fail, Skip, check_all, prepare, reference, summary_line
-from onnxop_cli.docs import parse_page, read_page, seed_pages
+from onnxop_cli.docs.check import Fail, Skip, check_all, prepare, reference, summary_line
+from onnxop_cli.docs.pages import parse_page, read_page, seed_pages
 from onnxop_cli.errors import ExitCode
 
 REPO = Path(__file__).resolve().parents[1]
@@ -67,7 +67,7 @@ def test_reference_agrees_with_onnxruntime():
     ort = pytest.importorskip("onnxruntime")
     from onnx import helper
 
-    from onnxop_cli.tensor import dtype_of_numpy
+    from onnxop_cli.core.tensor import dtype_of_numpy
 
     pages = seed_pages() + [read_page(PAGES / "Flatten-13.rst"), read_page(PAGES / "Unsqueeze-11.txt")]
     compared = 0
@@ -164,7 +164,7 @@ def test_spacing_is_ignored_token_by_token_and_the_first_line_with_other_tokens_
 
 
 def test_tokens_ignore_spacing_but_not_values():
-    from onnxop_cli.doccheck import tokens
+    from onnxop_cli.docs.check import tokens
 
     assert tokens("[1.5, -0., nan]") == tokens("[ 1.5, -0. , nan]") == ["[", "1.5", ",", "-0.", ",", "nan", "]"]
     assert tokens("a: shape=(2, 3)") == tokens("a:shape=( 2,3 )")
@@ -297,7 +297,7 @@ def test_name_selects_by_glob_or_substring(backend, capsys):
 
 
 def test_show_prints_each_example_as_onnxop_renders_it(backend, capsys):
-    from onnxop_cli.render import normalise
+    from onnxop_cli.render.node import normalise
 
     code, out, _ = cli(capsys, "doc-examples", "--show", "--name", "test_cc_*axis0", "-b", backend)
     assert code == 0

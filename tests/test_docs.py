@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from onnxop_cli.docs import parse_page, read_page, seed_pages
-from onnxop_cli.docvalues import (
+from onnxop_cli.docs.pages import parse_page, read_page, seed_pages
+from onnxop_cli.docs.values import (
     ValuesError,
     count_printed,
     first_difference,

@@ -16,7 +16,7 @@ import pytest
 from conftest import BACKENDS, cli, error_of
 from onnxop_cli.errors import GpuError
 from onnxop_cli.gpu import kernels
-from onnxop_cli.gpu.portability import needs
+from onnxop_cli.gpu.needs import needs
 from onnxop_cli.gpu.shaders import shader_names, shader_source
 
 DAWN = [b for b in BACKENDS if b.startswith("dawn-")]

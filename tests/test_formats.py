@@ -17,7 +17,7 @@ from onnx import TensorProto, numpy_helper
 from conftest import cli, error_of, random_array
 from onnxop_cli.errors import ExitCode
 from onnxop_cli.io.tensorproto import read_pb
-from onnxop_cli.tensor import DTYPES
+from onnxop_cli.core.tensor import DTYPES
 from references import load_pb, raw_proto, same_bits, to_array, typed_proto
 
 

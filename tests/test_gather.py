@@ -19,12 +19,12 @@ from hypothesis import strategies as st
 from onnx import numpy_helper
 
 from conftest import random_array
-from onnxop_cli import core
+from onnxop_cli.core import apply as core
 from onnxop_cli.gpu import View, gather_through_kernel
 from onnxop_cli.gpu import tiling
 from onnxop_cli.gpu.kernels import shader_const
 from onnxop_cli.ops import flatten_node, unsqueeze_node
-from onnxop_cli.tensor import MemoryBytes, Tensor, swap_unit
+from onnxop_cli.core.tensor import MemoryBytes, Tensor, swap_unit
 
 POISON = 0xA5
 # one dtype per element size, and both byte orders where it matters
@@ -143,7 +143,7 @@ def test_core_spools_a_fortran_stream_it_reads_out_of_order(backend, gpu, monkey
     into a temporary file, and re-laid out from there."""
     import io
 
-    from onnxop_cli.tensor import StreamBytes, dtype_of_numpy
+    from onnxop_cli.core.tensor import StreamBytes, dtype_of_numpy
 
     f = np.asfortranarray(random_array(rng, (40, 40), "<f4"))
     monkeypatch.setitem(gpu.limits, "max-storage-buffer-binding-size", 1024)

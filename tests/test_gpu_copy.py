@@ -22,7 +22,7 @@ from onnxop_cli.gpu import copy_through_kernel, get_gpu
 from onnxop_cli.gpu.copy import KEEP_BYTES, can_map
 from onnxop_cli.gpu.kernels import grid, shader_const
 from onnxop_cli.gpu.kernels import KERNELS, choose
-from onnxop_cli.tensor import MemoryBytes
+from onnxop_cli.core.tensor import MemoryBytes
 
 POISON = 0xA5
 

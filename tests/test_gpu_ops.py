@@ -10,10 +10,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import random_array
-from onnxop_cli import core
+from onnxop_cli.core import apply as core
 from onnxop_cli.errors import OpError
 from onnxop_cli.ops import flatten_node, unsqueeze_node
-from onnxop_cli.tensor import Tensor
+from onnxop_cli.core.tensor import Tensor
 
 DTYPES = [
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",

@@ -15,10 +15,10 @@ from onnx import helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
 from conftest import cli, error_of, random_array
-from onnxop_cli import graph
+from onnxop_cli.core import graph
 from onnxop_cli.errors import ExitCode, InputError, OpError, UsageError
-from onnxop_cli.tensor import Tensor
-from onnxop_cli.view import View
+from onnxop_cli.core.tensor import Tensor
+from onnxop_cli.core.view import View
 
 
 def i64(name, values):

@@ -28,7 +28,7 @@ import pytest
 from onnx import TensorProto
 
 from conftest import error_of, random_array
-from onnxop_cli.cli import run
+from onnxop_cli.cli.app import run
 from onnxop_cli.errors import ExitCode, GpuError, InputError
 from references import load_pb, same_bits, to_array
 
@@ -647,7 +647,7 @@ def test_ctrl_c_in_the_writer_thread_leaves_the_output_untouched(backend, stream
 
 
 def test_ctrl_c_while_reading_mid_stream_leaves_the_output_untouched(backend, streamed, cwd, capsys, monkeypatch):
-    from onnxop_cli.tensor import FileBytes
+    from onnxop_cli.core.tensor import FileBytes
 
     real = FileBytes.readinto
     calls = []
@@ -717,7 +717,7 @@ def own_gpu(backend, monkeypatch):
 def _buffer_class(gpu):
     """The engine's buffer class, whose map_async the tests below replace."""
     if gpu.engine_name == "dawn":
-        from onnxop_cli.gpu.engines.dawn import Buffer
+        from onnxop_cli.gpu.engines.dawn.engine import Buffer
 
         return Buffer
     from wgpu.backends.wgpu_native import GPUBuffer

@@ -406,7 +406,7 @@ def test_version_json(capsys):
 
 
 def test_every_command_has_a_schema():
-    from onnxop_cli.cli import app
+    from onnxop_cli.cli.app import app
 
     commands = {c.name or c.callback.__name__.replace("_", "-") for c in app.registered_commands}
     assert commands - set(SCHEMAS) == set()

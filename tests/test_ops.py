@@ -12,7 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from onnxop_cli import cli, ops
+from onnxop_cli.cli import app as cli
+from onnxop_cli import ops
 from onnxop_cli.errors import OpError
 from onnxop_cli.ops import flatten_node, op_version, unsqueeze_node
 

@@ -10,11 +10,11 @@ import onnx.defs
 import pytest
 
 from conftest import random_array
-from onnxop_cli import core
-from onnxop_cli.cli import run
+from onnxop_cli.core import apply as core
+from onnxop_cli.cli.app import run
 from onnxop_cli.errors import OpError, UsageError
 from onnxop_cli.ops import LATEST_OPSET, OPERATORS, Node, check_type, flatten_node, op_version
-from onnxop_cli.tensor import DTYPES, Tensor, dtype_by_name
+from onnxop_cli.core.tensor import DTYPES, Tensor, dtype_by_name
 
 OPSETS = range(1, LATEST_OPSET + 1)
 

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from conftest import cli, random_array
-from onnxop_cli.cli import run
+from onnxop_cli.cli.app import run
 from onnxop_cli.errors import ExitCode, InputError, UsageError
 from onnxop_cli.io import stdio
 
@@ -259,7 +259,7 @@ def test_stdout_check_and_writer():
     with pytest.raises(UsageError, match="stdout is a terminal"):
         stdio.check_stdout(isatty=True)
     stdio.check_stdout(isatty=False)
-    from onnxop_cli.tensor import dtype_by_name
+    from onnxop_cli.core.tensor import dtype_by_name
 
     buf = io.BytesIO()
     data = np.arange(6, dtype=np.int16).reshape(2, 3)

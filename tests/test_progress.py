@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from conftest import random_array
-from onnxop_cli import progress
-from onnxop_cli.cli import run
-from onnxop_cli.tensor import MemoryBytes, StreamBytes
+from onnxop_cli.cli import progress
+from onnxop_cli.cli.app import run
+from onnxop_cli.core.tensor import MemoryBytes, StreamBytes
 
 BIG = progress.THRESHOLD + 1
 

@@ -9,11 +9,11 @@ import math
 import numpy as np
 import pytest
 
-from onnxop_cli import render
-from onnxop_cli.docs import seed_pages
-from onnxop_cli.docvalues import to_array
+from onnxop_cli.render import node as render
+from onnxop_cli.docs.pages import seed_pages
+from onnxop_cli.docs.values import to_array
 from onnxop_cli.ops import flatten_node, unsqueeze_node
-from onnxop_cli.render import Shown, normalise, render_node
+from onnxop_cli.render.node import Shown, normalise, render_node
 
 SEED_EXAMPLES = [ex for page in seed_pages() for ex in page.examples]
 

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from conftest import cli, random_array
-from onnxop_cli import show
+from onnxop_cli.render import show
 from onnxop_cli.errors import ExitCode
-from onnxop_cli.tensor import dtype_by_name, dtype_of_numpy
+from onnxop_cli.core.tensor import dtype_by_name, dtype_of_numpy
 from test_pipes import FakeStdin, npy_bytes
 
 
@@ -234,7 +234,7 @@ def test_full_output_streams_equal_the_built_text(cwd, capsys, rng):
     np.save(cwd / "f.npy", values)
     code, out, _ = cli(capsys, "show", "f.npy", "--full")
     assert code == 0
-    from onnxop_cli.render import format_values
+    from onnxop_cli.render.node import format_values
 
     body = "\n".join("    " + line if line else "" for line in format_values(values, full=True).split("\n"))
     assert out.split("\n", 2)[2] == body + "\n"
@@ -242,7 +242,7 @@ def test_full_output_streams_equal_the_built_text(cwd, capsys, rng):
 
 @pytest.mark.parametrize("name", ["float32", "float16", "int16", "uint8", "float64"])
 def test_histogram_matches_numpy_across_slices(rng, monkeypatch, name):
-    from onnxop_cli.histogram import histogram
+    from onnxop_cli.render.histogram import histogram
 
     values = random_array(rng, (11, 17), name)
     monkeypatch.setattr(show, "SLICE", 13)

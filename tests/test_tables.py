@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from onnxop_cli import tables
-from onnxop_cli.docs import seed_pages
+from onnxop_cli.render import tables
+from onnxop_cli.docs.pages import seed_pages
 
 REPO = Path(__file__).resolve().parents[1]
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -114,7 +114,7 @@ def test_piped_tables_are_plain(backend):
 
 
 def test_bench_table_goes_through_tables(monkeypatch):
-    from onnxop_cli.bench import EngineRun, Report, Row, render_table
+    from onnxop_cli.cli.bench import EngineRun, Report, Row, render_table
 
     engine = EngineRun("wgpu", "gpu", "vulkan", "drv", "wall clock", "copy", "measured", {}, "mapped")
     report = Report("gpu", "vulkan", "drv", "today", "wall clock", 1, 0, "copy", "measured", {}, "mapped", 2, [0.1],

@@ -7,7 +7,7 @@ import onnx
 import pytest
 from onnx import helper
 
-from onnxop_cli.tensor import DTYPES, dtype_by_name, dtype_by_onnx, dtype_of_numpy
+from onnxop_cli.core.tensor import DTYPES, dtype_by_name, dtype_by_onnx, dtype_of_numpy
 
 
 def test_every_onnx_tensor_type_of_opset_25_is_in_the_table():
@@ -34,7 +34,7 @@ def test_byte_order_does_not_change_the_onnx_type(name):
 
 def test_a_string_tensor_of_non_text_names_the_type_in_good_grammar():
     from onnxop_cli.errors import InputError
-    from onnxop_cli.tensor import strings_to_bytes
+    from onnxop_cli.core.tensor import strings_to_bytes
 
     with pytest.raises(InputError, match=r"^a string tensor holds a value of type int, not text$"):
         strings_to_bytes(np.array(["a", 3], dtype=object))

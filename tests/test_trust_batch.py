@@ -287,7 +287,7 @@ def test_a_full_disk_mid_batch_lists_what_was_written(backend, tree):
 def test_a_signal_between_jobs_stops_the_batch(backend, tree, capsys, monkeypatch):
     """A real SIGTERM arriving as the first output is committed: that output
     is in place, the batch stops before the second job, exit 143."""
-    from onnxop_cli import signals
+    from onnxop_cli.core import signals
 
     real_commit = signals.commit
 
@@ -312,7 +312,7 @@ def test_a_signal_between_jobs_stops_the_batch(backend, tree, capsys, monkeypatc
 
 
 def test_out_of_memory_is_named(backend, tree, capsys, monkeypatch):
-    from onnxop_cli import core
+    from onnxop_cli.core import apply as core
 
     def no_memory(*a, **kw):
         raise MemoryError("Unable to allocate 78.2 GiB for an array with shape (10,) and data type <U2000000")
@@ -490,7 +490,7 @@ def test_the_environment_does_not_count_as_a_second_backend(backend, tree, capsy
 def test_pb_size_message_gives_the_limit_in_bytes(tmp_path):
     from onnxop_cli import io
     from onnxop_cli.io.tensorproto import PROTOBUF_LIMIT
-    from onnxop_cli.tensor import DTYPES
+    from onnxop_cli.core.tensor import DTYPES
 
     uint8 = next(d for d in DTYPES if d.name == "uint8")
     with pytest.raises(Exception) as e:

@@ -189,7 +189,7 @@ def test_pb_external_data_renamed_over_mid_run_does_not_mix_in(backend, big_dir)
 def test_a_parked_input_that_was_replaced_is_refused(tmp_path, monkeypatch):
     """Past the descriptor budget an input is closed and reopened when it is
     read; it must then be the same, unchanged file."""
-    from onnxop_cli import files
+    from onnxop_cli.core import files
     from onnxop_cli.errors import InputError
 
     monkeypatch.setattr(files, "budget", lambda: 1)
@@ -221,7 +221,7 @@ def open_inputs(folder: Path) -> list[str]:
 
 def test_a_batch_releases_each_input_once_it_is_done(backend, cwd, rng, capsys, monkeypatch):
     """Descriptors are held while a job runs and closed after it, for every format."""
-    from onnxop_cli import files
+    from onnxop_cli.core import files
 
     arrays = {f"t{i}": random_array(rng, (2, i + 1, 3), "float32") for i in range(4)}
     for name, arr in arrays.items():
@@ -390,7 +390,7 @@ def test_text_dtype_kept_for_non_ascii_bytes_and_through_the_api(cwd, capsys):
 
 
 def test_strings_that_would_not_fit_memory_are_refused_before_they_are_made(cwd, capsys, monkeypatch):
-    from onnxop_cli import strings
+    from onnxop_cli.core import strings
 
     string_pb(cwd / "s.pb", 1000, 99)
     monkeypatch.setattr(strings, "available_memory", lambda: 5000)
@@ -402,7 +402,7 @@ def test_strings_that_would_not_fit_memory_are_refused_before_they_are_made(cwd,
 
 
 def test_running_out_of_memory_is_named(cwd, capsys, monkeypatch):
-    import onnxop_cli.show as show
+    import onnxop_cli.render.show as show
 
     np.save(cwd / "x.npy", np.arange(6, dtype=np.float32))
 
@@ -438,7 +438,7 @@ def test_an_npz_archive_truncated_mid_run_is_refused(backend, big_dir):
 def test_show_maps_a_large_input_from_its_descriptor(big_dir, monkeypatch):
     """show of a large .npy maps it from the descriptor it opened: renamed
     over before the values are read, the original's values are shown."""
-    from onnxop_cli import files
+    from onnxop_cli.core import files
     from onnxop_cli.io import read_tensor
 
     rng = np.random.default_rng(17)

@@ -528,7 +528,7 @@ def test_a_signal_wrapped_by_python_is_still_an_interruption():
     lands there must still end the run as that signal, in one line."""
     import signal as signals_module
 
-    from onnxop_cli.cli import _describe
+    from onnxop_cli.cli.app import _describe
     from onnxop_cli.errors import Interrupted, interruption
 
     class Trap:

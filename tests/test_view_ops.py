@@ -18,10 +18,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from onnxop_cli import core
+from onnxop_cli.core import apply as core
 from onnxop_cli.errors import OpError
 from onnxop_cli.ops import Node, c_strides, check_type, f_strides, make_node, op_version
-from onnxop_cli.tensor import DTYPES, MemoryBytes, Tensor, pack_subbyte
+from onnxop_cli.core.tensor import DTYPES, MemoryBytes, Tensor, pack_subbyte
 from viewcases import VIEW_OPS, draw_invalid, draw_shape, draw_valid
 
 PURE = settings(max_examples=150, deadline=None, database=None)

@@ -6,12 +6,12 @@ import sys
 def main() -> None:
     """Install the signal handlers first, so that a signal while the CLI's
     modules load ends the run in one line, as one later would."""
-    from . import signals
+    from .core import signals
     from .errors import interruption
 
     signals.install()
     try:
-        from .cli import main as cli_main
+        from .cli.app import main as cli_main
 
         cli_main()  # it handles signals itself once its run has started, and exits
     except Exception as e:  # a signal while modules load, before any file is touched

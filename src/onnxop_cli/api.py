@@ -49,7 +49,7 @@ from .ops import LATEST_OPSET, Node, flatten_node, make_node, unsqueeze_node
 if TYPE_CHECKING:
     import numpy as np
 
-    from .tensor import Tensor
+    from .core.tensor import Tensor
 
 
 def flatten(
@@ -228,7 +228,7 @@ def _int(value: object, op: str, rule: str) -> int:
 
 def _run(node: Node, x: np.ndarray, backend: str | None, engine: str | None = None) -> np.ndarray:
     """The one path: shape rule, then the GPU copy (core.apply), then numpy."""
-    from . import core
+    from .core import apply as core
 
     tensor = to_tensor(x)
     if engine is not None:
@@ -245,7 +245,7 @@ def to_tensor(x: object, name: str = "x") -> Tensor:
     as ONNX packs them, strings go the host path."""
     import numpy as np
 
-    from .tensor import Tensor
+    from .core.tensor import Tensor
 
     return Tensor.from_numpy(np.asarray(x), name=name)
 

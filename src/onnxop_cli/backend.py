@@ -25,8 +25,8 @@ import numpy as np
 import onnx
 from onnx.backend.base import Backend, BackendRep
 
-from . import graph
-from .tensor import Tensor
+from .core import graph
+from .core.tensor import Tensor
 
 
 class OnnxopRep(BackendRep):

@@ -32,8 +32,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .. import signals
-from ..sources import ByteSource
+from ..core import signals
+from ..core.sources import ByteSource
 from . import kernels
 from .device import Gpu
 from .kernels import WORD, round_up

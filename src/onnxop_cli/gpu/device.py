@@ -273,9 +273,9 @@ def gpu_errors(what: str, adapter: str = "") -> Iterator[None]:
 
 def _engine_errors() -> tuple[type[BaseException], ...]:
     """The error types of the engines loaded in this process."""
-    loaded = [m for m in ("wgpu_engine", "dawn") if f"{engines.__name__}.{m}" in sys.modules]
-    if "wgpu_engine" in loaded and "wgpu" not in sys.modules:
-        loaded.remove("wgpu_engine")
+    loaded = [m for m in ("wgpu_native", "dawn.engine") if f"{engines.__name__}.{m}" in sys.modules]
+    if "wgpu_native" in loaded and "wgpu" not in sys.modules:
+        loaded.remove("wgpu_native")
     return tuple(t for m in loaded for t in sys.modules[f"{engines.__name__}.{m}"].error_types())
 
 

@@ -26,8 +26,8 @@ import tempfile
 from typing import Any, Callable
 
 from ..errors import OnnxopError
-from ..sources import ByteSource, FileBytes, MemoryBytes
-from ..view import View
+from ..core.sources import ByteSource, FileBytes, MemoryBytes
+from ..core.view import View
 from .device import Gpu
 from .kernels import WORD, grid, round_up, shader_const
 from .tiling import Plan, Upload, in_order

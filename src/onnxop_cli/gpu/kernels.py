@@ -65,7 +65,7 @@ class Kernel:
     @cached_property
     def features(self) -> tuple[str, ...]:
         """What the shader's code uses beyond WebGPU (gpu/portability.py reads it)."""
-        from .portability import needs
+        from .needs import needs
 
         return needs(self.shader).features
 
@@ -174,7 +174,7 @@ def choose(gpu: Gpu, name: str | None = None) -> Kernel:
     with a UsageError naming the available ones if this adapter cannot run
     it), else the one gpu/calibrate.py measured fastest (or forced). The
     choice is kept as ``gpu.kernel_used`` for the --json documents."""
-    from .calibrate import Choice, choice
+    from .choose import Choice, choice
 
     found = Choice(require(gpu, name).name, "forced") if name is not None else choice(gpu)
     gpu.kernel_used = found

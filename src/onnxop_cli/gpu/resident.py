@@ -17,8 +17,8 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from ..sources import ByteSource
-from ..view import View
+from ..core.sources import ByteSource
+from ..core.view import View
 from .device import Gpu
 from .gather import ENV_POISON, Sink, _random_access, _Run, _spool, make_plan
 from .kernels import WORD, round_up

@@ -26,7 +26,7 @@ import itertools
 from dataclasses import dataclass
 from typing import Iterator
 
-from ..view import View
+from ..core.view import View
 
 # Costs in bytes copied, to choose between packed runs and windows: one read
 # call (a FileBytes read opens the file), and one byte through the gather

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Callable, ContextManager, Iterable, Iterator, Protocol
 
 from ..errors import UsageError
-from ..tensor import DType, Tensor
+from ..core.tensor import DType, Tensor
 from . import npy, stdio
 from .atomic import atomic_output, check_output_path
 

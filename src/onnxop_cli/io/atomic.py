@@ -28,7 +28,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO, Iterator
 
-from .. import signals
+from ..core import signals
 from ..errors import OutputError, UsageError
 
 TMP_PREFIX = ".onnxop-"

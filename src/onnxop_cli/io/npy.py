@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import BinaryIO, Iterator
 
 from ..errors import InputError, OutputError, UsageError
-from ..sources import ByteSource, FileBytes
-from ..tensor import (
+from ..core.sources import ByteSource, FileBytes
+from ..core.tensor import (
     DType,
     check_shape,
     Tensor,
@@ -141,7 +141,7 @@ def check_dtype(np_dtype, label: str) -> DType:
 
 def read_npy(path: Path, name: str | None = None) -> Tensor:
     """The tensor in ``path``; its bytes stay on disk until they are copied."""
-    from ..files import InputFile
+    from ..core.files import InputFile
 
     path = Path(path)
     label = str(path)

@@ -29,12 +29,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, Iterator
 
 from ..errors import InputError, OnnxopError, OutputError, UsageError
-from ..sources import readinto_full
-from ..tensor import DType, Tensor
+from ..core.sources import readinto_full
+from ..core.tensor import DType, Tensor
 from . import npy
 
 if TYPE_CHECKING:
-    from ..files import InputFile
+    from ..core.files import InputFile
 
 SUFFIX = ".npz"
 MEMBER_SUFFIX = ".npy"
@@ -152,7 +152,7 @@ def read_npz(path: Path, member: str | None = None) -> list[Tensor]:
     """Every member of the archive (or only ``member``), as lazy tensors named
     by their member names. The file is opened once; every member is read
     from that descriptor."""
-    from ..files import InputFile
+    from ..core.files import InputFile
 
     path = Path(path)
     label = str(path)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import InputError, UsageError
-from ..tensor import Tensor
+from ..core.tensor import Tensor
 from .tensorproto import MAX_MESSAGE, tensor_from_proto
 
 SUFFIX = ".onnx"

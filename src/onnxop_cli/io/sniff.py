@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from ..errors import InputError, OnnxopError, UsageError
-from ..tensor import Tensor
+from ..core.tensor import Tensor
 from . import stdio
 
 NPY_MAGIC = b"\x93NUMPY"

@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import BinaryIO, Iterator
 
 from ..errors import InputError, OutputError, UsageError
-from ..sources import StreamBytes
-from ..tensor import Tensor
+from ..core.sources import StreamBytes
+from ..core.tensor import Tensor
 from . import npy
 
 STDIO = "-"

@@ -29,8 +29,8 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import BinaryIO, Iterator
 
 from ..errors import InputError, OutputError, UsageError
-from ..sources import FileBytes, MemoryBytes
-from ..tensor import DTYPES, DType, Tensor, check_shape, check_string_memory
+from ..core.sources import FileBytes, MemoryBytes
+from ..core.tensor import DTYPES, DType, Tensor, check_shape, check_string_memory
 
 SUFFIX = ".pb"
 PROTOBUF_LIMIT = (2 << 30) - (1 << 20)  # a message must stay under 2 GiB; keep room for the header
@@ -44,7 +44,7 @@ def read_pb(path: Path) -> Tensor:
     import onnx
     from google.protobuf.message import DecodeError
 
-    from ..files import InputFile
+    from ..core.files import InputFile
 
     path = Path(path)
     label = str(path)
@@ -200,7 +200,7 @@ def _external_info(proto, label: str) -> tuple[str, int, int | None]:
 
 
 def _external_bytes(proto, base_dir: Path, label: str, nbytes: int) -> FileBytes:
-    from ..files import InputFile
+    from ..core.files import InputFile
 
     location, offset, length = _external_info(proto, label)
     folder = base_dir if str(base_dir) else Path(".")
@@ -331,6 +331,6 @@ WRITER = PbWriter
 
 
 def _string_dtype() -> DType:
-    from ..tensor import STRING
+    from ..core.tensor import STRING
 
     return STRING

@@ -13,10 +13,10 @@ from . import depth_to_space, expand, flatten, identity, reshape, slice, space_t
 from . import unsqueeze
 from .base import Node, OpVersion
 from .spec import OpSpec, Param
-from ..view import View, c_strides, f_strides
+from ..core.view import View, c_strides, f_strides
 
 if TYPE_CHECKING:
-    from ..tensor import DType
+    from ..core.tensor import DType
 
 LATEST_OPSET = 28
 SPECS: dict[str, OpSpec] = {

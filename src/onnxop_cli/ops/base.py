@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from ..errors import OpError
-from ..view import View
+from ..core.view import View
 
 
 @dataclass(frozen=True)

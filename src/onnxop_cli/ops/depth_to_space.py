@@ -12,7 +12,7 @@ from __future__ import annotations
 from ..errors import OpError
 from .base import BASE_TYPES, Node, OpVersion
 from .spec import OpSpec, Param
-from ..view import View
+from ..core.view import View
 
 MODES = ("DCR", "CRD")
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from ..errors import OpError
 from .base import BASE_TYPES, Node, OpVersion
 from .spec import OpSpec, Param
-from ..view import View
+from ..core.view import View
 
 
 class Expand_8(OpVersion):

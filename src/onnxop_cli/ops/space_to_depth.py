@@ -13,7 +13,7 @@ from ..errors import OpError
 from .base import Node
 from .depth_to_space import BLOCKSIZE, MODES, _Blocks
 from .spec import OpSpec, Param
-from ..view import View
+from ..core.view import View
 
 
 class SpaceToDepth_1(_Blocks):

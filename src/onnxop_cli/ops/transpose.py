@@ -9,7 +9,7 @@ from __future__ import annotations
 from ..errors import OpError
 from .base import BASE_TYPES, FLOAT8, Node, OpVersion
 from .spec import OpSpec, Param
-from ..view import View
+from ..core.view import View
 
 
 class Transpose_1(OpVersion):

@@ -16,7 +16,7 @@ from ...errors import GpuError, UsageError
 ENV_ENGINE = "ONNXOP_ENGINE"
 ENGINES = ("wgpu", "dawn")
 DEFAULT = "wgpu"
-_MODULES = {"wgpu": "wgpu_engine", "dawn": "dawn"}
+_MODULES = {"wgpu": "wgpu_native", "dawn": "dawn.engine"}
 
 
 def resolve_engine(engine: str | None) -> str:

@@ -102,7 +102,7 @@ class Adapter(Protocol):
 
 
 class Engine(Protocol):
-    """One WebGPU implementation (a module: wgpu_engine or dawn)."""
+    """One WebGPU implementation (a module: wgpu_native or dawn.engine)."""
 
     NAME: str
 

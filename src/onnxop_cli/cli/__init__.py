@@ -1,0 +1,1 @@
+"""The command line: the typer app, its options, help and console, one module per group of commands."""

@@ -1,0 +1,110 @@
+"""Where a command's text goes: results to stdout (rich colour on a terminal,
+the exact text when piped), one-line errors and warnings to stderr, and
+the ``Out`` each command writes through (--json, --quiet, -o -)."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from typing import Iterable, Optional
+
+
+def _console(stderr: bool = False):
+    from rich.console import Console
+
+    return Console(stderr=stderr, highlight=False, soft_wrap=True)
+
+
+def emit(text: str, *, styled: bool = True, escaped: bool = False) -> None:
+    """Result text to stdout: rich colour on a terminal, the exact text when piped
+    (control characters from names in files escaped, newlines kept; ``escaped``
+    text, a table from tables.py, is written as it is, colour codes included)."""
+    from ..render.node import printable
+
+    if escaped:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+        return
+    text = printable(text, keep="\n\t")
+    if styled and sys.stdout.isatty():
+        from ..render.node import stylize
+
+        _console().print(stylize(text))
+    else:
+        from ..io.stdio import write_text
+
+        write_text(text + "\n")
+
+
+def error_line(message: str) -> None:
+    from ..render.node import printable  # one line, whatever a file or path name holds
+
+    _stderr_line(f"onnxop: error: {printable(message)}")
+
+
+def _stderr_line(line: str) -> None:
+    try:
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):  # stderr is gone too: the exit code still tells
+        pass
+
+
+@dataclass
+class Out:
+    """Where a command's output goes. Results go to stdout, as text or (with
+    --json) as one document; when stdout carries a tensor (-o -) every human
+    line goes to stderr instead; --quiet drops the 'wrote' lines and the
+    progress bars."""
+
+    json: bool = False
+    quiet: bool = False
+    data_on_stdout: bool = False
+    lost: Optional[str] = None  # why the 'wrote' lines stopped reaching stdout
+
+    def result(self, text: str, *, styled: bool = True, escaped: bool = False) -> None:
+        """The command's printed result (a node, a table, a tensor)."""
+        if self.json:
+            return
+        if self.data_on_stdout:
+            from ..render.node import printable
+
+            sys.stderr.write(printable(text, keep="\n") + "\n")
+        else:
+            emit(text, styled=styled, escaped=escaped)
+
+    def stream(self, lines: Iterable[str]) -> None:
+        """A long result (``--full``) written line by line as it is made, so a
+        reader (``| head``) sees the first lines at once and memory stays bounded."""
+        if self.json:
+            return
+        from ..render.node import printable
+
+        to = sys.stderr if self.data_on_stdout else sys.stdout
+        for line in lines:
+            to.write(printable(line, keep="\t") + "\n")
+        to.flush()
+
+    def note(self, text: str) -> None:
+        """A line saying what was done ('... wrote b.npy'). It only reports:
+        if stdout cannot take it, the work goes on (see ``warn_lost``)."""
+        from ..io.stdio import StdoutError
+
+        if self.json or self.quiet or self.lost:
+            return
+        try:
+            self.result(text, styled=False)
+        except StdoutError as e:
+            self.lost = e.message
+
+    def warn_lost(self) -> None:
+        """One line on stderr if 'wrote' lines were lost; the exit code stays the work's."""
+        if self.lost:
+            _stderr_line(f"onnxop: warning: {self.lost}; the 'wrote' lines were not printed, the outputs were written")
+
+    def document(self, doc: dict) -> None:
+        from ..render import json as report
+        from ..io.stdio import write_text
+
+        if self.json:
+            write_text(report.dumps(doc) + "\n")

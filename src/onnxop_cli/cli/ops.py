@@ -1,0 +1,129 @@
+"""One command per operator, generated from the op registry (``ops.SPECS``).
+
+An operator's parameters become options (``--perm 2,0,1``); whether each is
+an attribute or an input at the chosen opset is the registry's business
+(``ops.make_node``). Every command takes the same files, -o, --opset and
+output options and runs through ``cli._run_many``; its help (with an example
+per option) and its JSON come from the spec, so an operator is added in one
+place: its module in ``ops/``.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Annotated, Optional
+
+import typer
+
+from . import app as cli
+from .help import OPERATORS
+from ..errors import UsageError
+from ..ops import SPECS, OpSpec, Param
+from .repeats import joined
+
+METAVARS = {"int": "INT", "ints": "LIST", "str": "NAME"}
+
+
+def parse(spec: OpSpec, param: Param, text: Optional[str]) -> object:
+    """The option's text as the value make_node takes; None stays None."""
+    if text is None:
+        return None
+    hint = f"(example: {param.option} {param.example})"
+    if param.kind == "str":
+        value = text.strip()
+        if param.choices and value not in param.choices:
+            raise UsageError(f"{spec.op_type}: {param.option} must be one of {', '.join(param.choices)}, got {text!r}")
+        return value
+    if param.kind == "int":
+        try:
+            return int(text.strip())
+        except ValueError:
+            raise UsageError(f"{spec.op_type}: {param.option} must be an integer, got {text!r} {hint}") from None
+    text = joined(text)
+    parts = [p.strip() for p in text.split(",")]
+    if parts == [""]:
+        if param.empty_ok:
+            return []
+        raise UsageError(f"{spec.op_type}: {param.name} must not be empty {hint}")
+    try:
+        return [int(p) for p in parts]
+    except ValueError:
+        raise UsageError(
+            f"{spec.op_type}: {param.option} must be comma-separated integers, got {text!r} {hint}"
+        ) from None
+
+
+def _choices(choices: tuple[str, ...]):
+    return lambda: list(choices)
+
+
+def required(spec: OpSpec, param: Param) -> bool:
+    """Required by every version of the operator: then click says it is missing."""
+    return all(param.name in v.params() and param.name not in v.optional for v in spec.versions)
+
+
+def _option(spec: OpSpec, param: Param) -> inspect.Parameter:
+    names = [param.option] + ([param.short] if param.short else [])
+    kw = {"autocompletion": _choices(param.choices)} if param.choices else {}
+    option = typer.Option(
+        *names, help=param.help_text, show_default=False, metavar=METAVARS[param.kind], **kw
+    )
+    need = required(spec, param)
+    # a list given twice accumulates (--axes 0 --axes 1); a single value must agree (repeats.py)
+    kind = list[str] if param.kind == "ints" else str
+    annotation = Annotated[kind if need else Optional[kind], option]
+    default = inspect.Parameter.empty if need else None
+    return inspect.Parameter(f"p_{param.name}", inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
+
+
+def _common() -> list[inspect.Parameter]:
+    kw = inspect.Parameter.KEYWORD_ONLY
+    return [
+        inspect.Parameter("output", kw, default=None, annotation=cli.OutputOpt),
+        inspect.Parameter("opset", kw, default=cli.LATEST_OPSET, annotation=cli.OpsetOpt),
+        inspect.Parameter("backend", kw, default=None, annotation=cli.BackendOpt),
+        inspect.Parameter("engine", kw, default=None, annotation=cli.EngineOpt),
+        inspect.Parameter("full", kw, default=False, annotation=cli.FullOpt),
+        inspect.Parameter("json_out", kw, default=False, annotation=cli.JsonOpt),
+        inspect.Parameter("quiet", kw, default=False, annotation=cli.QuietOpt),
+        inspect.Parameter("debug", kw, default=False, annotation=cli.DebugOpt),
+        inspect.Parameter("member", kw, default=None, annotation=cli.MemberOpt),
+        inspect.Parameter("parents", kw, default=False, annotation=cli.ParentsOpt),
+    ]
+
+
+def add_command(spec: OpSpec) -> None:
+    def run_op(
+        ctx: typer.Context, inputs, *, output, opset, backend, engine, full, json_out, quiet, debug, member, parents,
+        **given,
+    ):
+        from ..ops import make_node
+
+        values = {p.name: parse(spec, p, given[f"p_{p.name}"]) for p in spec.params}
+        node = make_node(spec.op_type, opset, **values)
+        out = cli._out(ctx, json_out, quiet)
+        cli._run_many(
+            spec.command, node, opset, inputs, output, cli._backend(ctx, backend, engine), full, out, member, parents
+        )
+
+    params = [
+        inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context),
+        inspect.Parameter("inputs", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=cli.InputsArg),
+        *(_option(spec, p) for p in spec.params),
+        *_common(),
+    ]
+    run_op.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    run_op.__annotations__ = {p.name: p.annotation for p in params}
+    run_op.__name__ = run_op.__qualname__ = spec.python_name
+    run_op.__doc__ = spec.description
+    cli.command(
+        name=spec.command,
+        rich_help_panel=OPERATORS,
+        short_help=spec.summary,
+        help=f"{spec.description} Without -o the node is printed as the ONNX docs print examples.\n\n"
+        f"Example: {spec.example}",
+    )(run_op)
+
+
+for _spec in SPECS.values():
+    add_command(_spec)

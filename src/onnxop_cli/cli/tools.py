@@ -1,0 +1,358 @@
+"""The commands that are not operators: show, info, conformance, doc-examples
+and bench. They register on cli's app when cli imports this module (before
+the operator commands of cli_ops.py), so ``--help`` lists them as before.
+
+Start-up matters here as in cli.py: numpy, wgpu, onnx and rich are imported
+inside the commands that need them.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import replace
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from .app import (
+    _backend,
+    _kernel_used,
+    _out,
+    BackendOpt,
+    command,
+    DebugOpt,
+    EngineOpt,
+    FullOpt,
+    JsonOpt,
+    QuietOpt,
+)
+from .help import ADAPTER, CHECKS, TENSORS
+from ..errors import ExitCode, UsageError
+from .console import Out, emit
+
+
+@command(
+    rich_help_panel=CHECKS,
+    short_help="Run ONNX's backend node tests of the operators onnxop runs.",
+    help=(
+        "Run ONNX backend node tests (folders with model.onnx and test_data_set_*/*.pb) "
+        "through onnxop; other operators are skipped. With no DIR, onnx's own node tests "
+        "of every operator onnxop runs are built from the installed onnx package and run. "
+        "Prints a line per case, a summary per operator and the total. "
+        "Exits 1 if any case fails, or if none ran.\n\n"
+        "Example: onnxop conformance"
+    ),
+)
+def conformance(
+    ctx: typer.Context,
+    dirs: Annotated[
+        Optional[list[Path]],
+        typer.Argument(
+            help="Node-test folders, or folders holding many (default: onnx's own node tests, "
+            "built offline). Example: node/test_flatten_axis0",
+            show_default=False,
+            metavar="DIR",
+        ),
+    ] = None,
+    op: Annotated[
+        Optional[str],
+        typer.Option("--op", help="Only the cases of this operator (Constant: its own, graph: several "
+                     "nodes). Example: --op Reshape", show_default=False, metavar="NAME"),
+    ] = None,
+    backend: BackendOpt = None,
+    engine: EngineOpt = None,
+    json_out: JsonOpt = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the failed cases and the total. "
+                                        "Example: -q")] = False,
+    debug: DebugOpt = False,
+) -> int:
+    from ..docs import conformance as conf
+    from ..render import json as report
+
+    out = _out(ctx, json_out, quiet)
+    results = conf.run_all(dirs or [], _backend(ctx, backend, engine), op)
+    failed = any(r.status == "failed" for r in results)
+    ran = any(r.status != "skipped" for r in results)
+    code = ExitCode.ERROR if failed or not ran else ExitCode.SUCCESS
+    out.result(conf.render(results, quiet=quiet) + ("" if ran else "\nnothing ran: no case was selected and run"),
+               escaped=True)
+    out.document(report.conformance_document(results, code) | {"kernel": _kernel_used(_backend(ctx, backend, engine))})
+    return code
+
+
+@command(
+    name="show",
+    rich_help_panel=TENSORS,
+    short_help="Print tensor files as the ONNX docs do, with min/max/mean.",
+    help=(
+        "Print every tensor of each FILE in the ONNX docs' layout (name, shape, dtype, "
+        "values summarised above 100 elements) with min, max and mean for numeric types; "
+        "no GPU needed.\n\n"
+        "Example: onnxop show a.npy"
+    ),
+)
+def show(
+    ctx: typer.Context,
+    files: Annotated[
+        list[Path],
+        typer.Argument(
+            help="Tensor files (.npy, .npz, .pb, or an .onnx model's initializers); - reads stdin "
+            "(any of those but .onnx). Example: a.npy",
+            show_default=False,
+            metavar="FILE",
+        ),
+    ],
+    full: FullOpt = False,
+    hist: Annotated[
+        bool,
+        typer.Option("--hist", help="Also print a histogram of each tensor's values (10 bins). Example: --hist"),
+    ] = False,
+    json_out: JsonOpt = False,
+    quiet: QuietOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    from .. import io
+    from . import progress
+    from ..render import json as report
+    from ..render import show as shown
+    from ..io.stdio import STDIN_NAME, is_stdio
+
+    out = _out(ctx, json_out, quiet)
+    if sum(is_stdio(f) for f in files) > 1:
+        raise UsageError("-: stdin can be read once; give - only once")
+    # Every header is read (and refused) before any value is loaded or printed.
+    found = [(str(f), io.read_tensors(f)) for f in files]
+    documents = []
+    for i, (path, tensors) in enumerate(io.releasing(found)):
+        label = STDIN_NAME if is_stdio(path) else path
+        entries, histograms = [], []
+        for tensor in tensors:
+            with progress.tracked(tensor.data, f"reading {label}", quiet=out.quiet) as data:
+                values = replace(tensor, data=data).to_numpy()
+            entries.append((tensor, values, shown.stats(values, tensor.dtype)))
+            if hist:
+                from ..render.histogram import histogram
+
+                histograms.append(histogram(values, tensor.dtype))
+        documents.append((path, [(t, s) for t, _, s in entries], histograms))
+        if full:  # every value: streamed line by line, not built first
+            lines = shown.file_lines(label, entries, full=True, histograms=histograms)
+            out.stream(itertools.chain([""] * bool(i), lines))
+        else:
+            out.result(("\n" if i else "") + shown.render_file(label, entries, histograms=histograms))
+    out.document(report.show_document(documents))
+
+
+@command(
+    rich_help_panel=ADAPTER,
+    short_help="List the WebGPU adapters, the one chosen, its limits.",
+    help="List the WebGPU adapters found, the one chosen, its limits and features.\n\n"
+    "Example: onnxop info --backend vulkan",
+)
+def info(
+    ctx: typer.Context,
+    backend: BackendOpt = None,
+    engine: EngineOpt = None,
+    json_out: JsonOpt = False,
+    quiet: QuietOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    from ..gpu import get_gpu, list_adapters
+    from ..gpu.device import gpu_key, resolve
+    from ..gpu.needs import survey
+    from ..gpu.choose import choice
+
+    engine, name = resolve(_backend(ctx, backend, engine))
+    gpu = get_gpu(name, engine)  # creates the WebGPU instance for this backend, unless one exists
+    adapters = list_adapters(engine)
+    seen, kernels = survey(name)
+    lines = [f"Adapters found ({'all backends' if name == 'auto' else name}):"]
+    lines += [f"  - {a}  driver: {a.driver or '?'}" for a in adapters] or ["  (none)"]
+    out = _out(ctx, json_out, quiet)
+    if out.json:
+        from ..render import json as report
+
+        doc = report.info_document(gpu_key(engine, name), adapters, gpu, engine=engine, kernels=kernels)
+        out.document(doc | {"kernel": choice(gpu).document()})
+        return
+    lines += ["", f"Chosen ({name}): {gpu.name}", f"Engine: {engine}", f"Copy kernel: {choice(gpu).describe()}"]
+    lines += ["", "Limits:"]
+    lines += [f"  {k} = {v}" for k, v in sorted(gpu.limits.items())]
+    lines += ["", "Features:"]
+    lines += [f"  {f}" for f in gpu.info.features] or ["  (none)"]
+    lines += ["", "Kernels, and the adapters of each engine that can run them:"]
+    for kernel, need, able in kernels:
+        lines.append(f"  {kernel.name} ({kernel.shader}; needs {', '.join(need.features) or 'no feature'}):")
+        for eng, found in seen.items():
+            names = found if isinstance(found, str) else ", ".join(str(a) for a in able if a.engine == eng) or "none"
+            lines.append(f"    {eng}: {names}")
+    emit("\n".join(lines), styled=False)
+
+
+@command(
+    name="doc-examples",
+    rich_help_panel=CHECKS,
+    short_help="List or check the examples of the ONNX operator pages.",
+    help=(
+        "List the examples of the ONNX operator pages (the Flatten and Unsqueeze pages "
+        "shipped with onnxop, the PAGE files given, or with --op the official examples of "
+        "any operator onnxop runs); --check runs each through the GPU kernels and compares "
+        "it with the page and with a reference (numpy, or onnx's reference evaluator).\n\n"
+        "Example: onnxop doc-examples --check"
+    ),
+)
+def doc_examples(
+    ctx: typer.Context,
+    pages: Annotated[
+        Optional[list[Path]],
+        typer.Argument(
+            help="ONNX operator pages (.rst source or saved web text); default: the shipped "
+            "Flatten-25 and Unsqueeze-13 pages. Example: Flatten-11.rst",
+            show_default=False,
+            metavar="PAGE",
+        ),
+    ] = None,
+    check: Annotated[
+        bool,
+        typer.Option("--check", help="Run every example on the GPU and compare with the page. Example: --check"),
+    ] = False,
+    name: Annotated[
+        Optional[str],
+        typer.Option(
+            "--name",
+            "-n",
+            help="Select examples by name: a glob, or a substring when it has no * ? [. "
+            "Example: --name 'test_cc_*'",
+            metavar="PATTERN",
+        ),
+    ] = None,
+    show: Annotated[
+        bool, typer.Option("--show", help="Print each example as onnxop renders it. Example: --show")
+    ] = False,
+    op: Annotated[
+        Optional[str],
+        typer.Option(
+            "--op",
+            help="Use the official examples of this operator (onnx's expect() cases, built from the "
+            "installed onnx) instead of pages. Example: --op Transpose",
+            show_default=False,
+            metavar="OP",
+        ),
+    ] = None,
+    full: FullOpt = False,
+    backend: BackendOpt = None,
+    engine: EngineOpt = None,
+    json_out: JsonOpt = False,
+    quiet: QuietOpt = False,
+    debug: DebugOpt = False,
+) -> int:
+    from ..docs import check as doccheck, report as docreport
+
+    if op is not None and pages:
+        raise UsageError("give PAGE files or --op, not both")
+    examples = docreport.select_or_fail(docreport.load_examples(pages, op), name)
+    backend = _backend(ctx, backend, engine)
+    out = _out(ctx, json_out, quiet)
+    if out.json:
+        return _doc_examples_json(out, examples, backend, check=check, show=show, full=full, contain=not debug)
+    if not (check or show):
+        _emit_table(*docreport.listing(examples))
+        return ExitCode.SUCCESS
+    if show:
+        for i, ex in enumerate(examples):
+            try:
+                block = doccheck.rendered(ex, backend, full=full)
+            except (doccheck.Skip, doccheck.Fail) as e:
+                block = f"(not run: {e})"
+            emit(("\n" if i else "") + docreport.show_title(ex), styled=False)
+            emit(block)
+    if not check:
+        return ExitCode.SUCCESS
+    if show:
+        emit("", styled=False)
+    outcomes = doccheck.check_all(examples, backend, contain=not debug)
+    _emit_table(*docreport.results(outcomes))
+    details = docreport.failure_details(outcomes)
+    if details:
+        emit("\n" + details, styled=False)
+    emit(doccheck.summary_line(outcomes), styled=False)
+    return ExitCode.SUCCESS if doccheck.all_passed(outcomes) else ExitCode.ERROR
+
+
+def _doc_examples_json(out: Out, examples, backend, *, check: bool, show: bool, full: bool, contain: bool) -> int:
+    from ..docs import check as doccheck
+    from ..render import json as report
+
+    shown = {}
+    if show:
+        for ex in examples:
+            try:
+                shown[id(ex)] = doccheck.rendered(ex, backend, full=full)
+            except (doccheck.Skip, doccheck.Fail) as e:
+                shown[id(ex)] = f"(not run: {e})"
+    outcomes = doccheck.check_all(examples, backend, contain=contain) if check else None
+    doc = report.doc_examples_document(examples, outcomes, shown) | {"kernel": _kernel_used(backend)}
+    out.document(doc)
+    return doc["exit_code"]
+
+
+def _emit_table(headers: list[str], rows: list[list[str]]) -> None:
+    """A doc-examples table to stdout (tables.py: rich on a terminal, plain when piped)."""
+    from ..render import tables
+
+    cols = tables.columns(headers, names=("page", "example"), status=("result",))
+    emit(tables.render(cols, rows), escaped=True)
+
+
+@command(
+    rich_help_panel=CHECKS,
+    short_help="Measure copy bandwidth: kernels vs copy_buffer_to_buffer.",
+    help=(
+        "Measure copy bandwidth on the adapter: each copy kernel, copy_buffer_to_buffer, "
+        "upload, readback and numpy memcpy, in GB/s, with the ratios kernel/copy and "
+        "kernel/memcpy, in interleaved rounds, with the CPU time other processes took in "
+        "each. Runs wgpu and Dawn side by side when both are installed (--engine: one). "
+        "Every kernel's output is verified byte for byte. Needs about 2.5x the "
+        "largest size in memory per engine; by default the sizes are those the free memory holds.\n\n"
+        "Example: onnxop bench --sizes 16M,256M --json"
+    ),
+)
+def bench(
+    ctx: typer.Context,
+    sizes: Annotated[
+        Optional[str],
+        typer.Option(
+            "--sizes",
+            help="Comma-separated sizes (K, M, G = KiB, MiB, GiB); default 1M,16M,256M,1G, less "
+            "what free memory cannot hold. Example: --sizes 1M,16M",
+            metavar="LIST",
+            show_default=False,
+        ),
+    ] = None,
+    repeats: Annotated[int, typer.Option("--repeats", help="Timed rounds. Example: --repeats 9", metavar="N")] = 5,
+    warmup: Annotated[int, typer.Option("--warmup", help="Untimed runs first. Example: --warmup 2", metavar="N")] = 1,
+    tune: Annotated[
+        bool,
+        typer.Option(
+            "--tune",
+            help="Measure which copy kernel is fastest again and rewrite the cached choice. "
+            "Example: onnxop bench --tune --sizes 16M",
+        ),
+    ] = False,
+    backend: BackendOpt = None,
+    engine: EngineOpt = None,
+    json_out: JsonOpt = False,
+    quiet: QuietOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    from .bench import bench_document, parse_sizes, render_table, run_bench
+
+    out = _out(ctx, json_out, quiet)
+    chosen = parse_sizes(sizes) if sizes is not None else None
+    pinned = bool(engine or (ctx.obj or {}).get("engine"))  # else every installed engine
+    result = run_bench(
+        _backend(ctx, backend, engine), chosen, repeats=repeats, warmup=warmup, tune=tune, pinned=pinned
+    )
+    out.result(render_table(result), escaped=True)
+    out.document(bench_document(result))

@@ -1,0 +1,1 @@
+"""The core: tensors and byte sources, index maps (views), input files, applying one node, batches, signals."""

@@ -1,0 +1,314 @@
+"""Several inputs through one node: planned whole, then run job by job.
+
+    plan:  every output path resolved -> collisions refused (names, inodes)
+           -> headers read -> shape rules, types, device limits, outputs checked
+    run:   one job per input; a failure stops the batch and says what was written
+
+Planning reads no data and writes nothing, so a batch that would lose data
+(two inputs with one output name, an output that is another job's input) is
+refused whole, with exit code 2, before its first byte is read. A job's output
+may replace its own input: that is one atomic rename, after the input was read.
+
+Files are compared as the operating system sees them: by (st_dev, st_ino)
+when they exist, so that a symlink, a hard link or another spelling of the
+same file is the same file; by their resolved path when they do not yet.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Optional
+
+from ..errors import OnnxopError, OutputError, UsageError
+
+if TYPE_CHECKING:
+    from .apply import Result
+    from ..ops import Node
+    from .tensor import Tensor
+
+
+@dataclass
+class Job:
+    src: Path
+    target: Optional[Path]  # None: printed; "-": stdout
+    tensors: list[Tensor] = field(default_factory=list)
+
+
+class BatchFailed(OnnxopError):
+    """A job failed at run time: the batch stopped. Carries the cause (whose
+    message and exit code the CLI reports), the outputs already written and
+    the job that failed."""
+
+    def __init__(self, cause: BaseException, job: Job, written: list[Path], total: int) -> None:
+        super().__init__(str(cause))
+        self.cause, self.job, self.written, self.total = cause, job, written, total
+
+    def line(self, message: str) -> str:
+        """The cause's one line; in a batch of several, followed by what was written."""
+        if self.total < 2:
+            return message
+        failed = self.job.target if self.job.target is not None else self.job.src
+        done = ", ".join(map(str, self.written)) or "none"
+        return f"{message} (batch stopped at {failed}, not written; written before it: {done})"
+
+    def fields(self) -> dict[str, Any]:
+        """What the --json error document adds: ``written`` and ``failed``."""
+        from ..render.json import batch_failure
+
+        return batch_failure(self.written, self.job.src, self.job.target)
+
+
+# ------------------------------------------------------------------ planning
+
+
+def plan(
+    node: Node,
+    inputs: list[Path],
+    output: Optional[Path],
+    member: Optional[str],
+    *,
+    parents: bool = False,
+    backend: Optional[str] = None,
+) -> list[Job]:
+    """The jobs of a batch, with everything that can be refused refused."""
+    from . import apply as core
+    from .. import io
+
+    jobs = [Job(src, target) for src, target in zip(inputs, _targets(inputs, output, parents))]
+    _refuse_collisions(jobs)
+    for job in jobs:  # headers only: the data is read when the job runs
+        many = job.target is None or io.is_archive(job.target)
+        job.tensors = io.read_tensors(job.src, member) if many else [io.read_tensor(job.src, member)]
+    for job in jobs:
+        for tensor in job.tensors:
+            out_shape = core.check(node, tensor, where=tensor.source or tensor.name)
+            if job.target is not None:
+                _check_target(job.target, output if parents else None, tensor, out_shape)
+    for job in jobs:  # the device last: opening it is the slowest check
+        for tensor in job.tensors:
+            core.check_device(tensor, backend)
+    return jobs
+
+
+def _targets(inputs: list[Path], output: Optional[Path], parents: bool) -> list[Optional[Path]]:
+    """Where each input's result goes: printed (no -o), stdout, the file -o,
+    or a file in the folder -o: the input's name, or with ``parents`` its
+    whole relative path."""
+    from ..io.stdio import is_stdio
+
+    if parents:
+        if output is None or is_stdio(output):
+            raise UsageError("--parents mirrors input paths under a folder; give -o FOLDER")
+        if not output.is_dir():
+            raise UsageError(f"{output}: with --parents, -o must be an existing folder")
+        return [output / mirrored(src) for src in inputs]
+    if output is None:
+        return [None] * len(inputs)
+    if is_stdio(output):
+        return [output]
+    if output.is_dir():
+        if any(is_stdio(src) for src in inputs):
+            raise UsageError(f"{output}: a folder takes each input's name, and stdin has none; give -o FILE")
+        return [output / src.name for src in inputs]
+    if len(inputs) > 1:
+        raise UsageError(f"{output}: with {len(inputs)} inputs, -o must be an existing folder")
+    return [output]
+
+
+def mirrored(src: Path) -> Path:
+    """The path ``--parents`` gives an input under the output folder: its own,
+    as given, with a leading / dropped (as ``cp --parents`` does). ``..`` is
+    refused: the result would land outside the folder, or on another input's."""
+    from ..io.stdio import is_stdio
+
+    if is_stdio(src):
+        raise UsageError("-: --parents mirrors input paths; stdin has none")
+    parts = [p for p in src.parts[1 if src.is_absolute() else 0 :] if p != "."]
+    if ".." in parts:
+        raise UsageError(
+            f"{src}: --parents cannot mirror a path with '..'; run onnxop from a folder above the input"
+        )
+    return Path(*parts)
+
+
+def _identity(path: Path) -> tuple:
+    """What makes two paths one file: its inode if it exists, else the path
+    with every symlink resolved."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return ("path", os.path.realpath(path))
+    return ("inode", st.st_dev, st.st_ino)
+
+
+def _refuse_collisions(jobs: list[Job]) -> None:
+    """Two jobs with one output, or an output that is another job's input."""
+    from ..io.stdio import is_stdio
+
+    outputs: dict[tuple, list[Job]] = {}
+    for job in jobs:
+        if job.target is not None and not is_stdio(job.target):
+            outputs.setdefault(_identity(job.target), []).append(job)
+    for same in outputs.values():
+        if len(same) > 1:
+            srcs = [str(j.src) for j in same]
+            if len({_identity(j.src) for j in same}) == 1:
+                raise UsageError(f"{same[0].target}: the input {srcs[0]} is given {len(same)} times; give it once")
+            raise UsageError(
+                f"{same[0].target}: the results of {_and(srcs)} would all be written here; "
+                "give --parents to keep same-named inputs apart"
+            )
+    for job in jobs:
+        if is_stdio(job.src):
+            continue
+        writers = [j for j in outputs.get(_identity(job.src), []) if j is not job]
+        if writers and _identity(job.src)[0] == "inode":
+            raise UsageError(
+                f"{writers[0].target}: the result of {writers[0].src} would replace {job.src}, "
+                "another input of this batch; write to another folder"
+            )
+
+
+def _and(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+def _check_target(target: Path, root: Optional[Path], tensor: Tensor, out_shape: tuple[int, ...]) -> None:
+    """The output checks of io, also for a --parents target whose folders do
+    not exist yet: then the nearest folder that does must be writable. The
+    size checked is the result's (Expand and Tile write more than they read)."""
+    import math
+
+    from .. import io
+
+    nbytes = 0 if tensor.dtype.is_string else tensor.dtype.nbytes(math.prod(out_shape))
+
+    if root is None or target.parent.is_dir():
+        io.check_output(target, tensor.dtype, nbytes=nbytes, tensor=tensor)
+        return
+    folder = target.parent
+    while not folder.exists() and folder != root:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise UsageError(f"{target}: {folder} is not a folder")
+    if not os.access(folder, os.W_OK):
+        raise UsageError(f"{target}: output folder {folder} is not writable")
+    io.check_format(target, tensor.dtype, nbytes=nbytes, tensor=tensor)
+
+
+# ------------------------------------------------------------------ running
+
+
+def run(
+    node: Node, jobs: list[Job], *, backend, out, full: bool, parents: bool, member: Optional[str] = None
+) -> list[tuple[Result, Path]]:
+    """Run the planned jobs in order: each result with its input's path.
+    A failure stops the batch: BatchFailed says what was written before it."""
+    from . import signals
+
+    runs: list[tuple[Result, Path]] = []
+    written: list[Path] = []
+    for i, job in enumerate(jobs):
+        try:
+            signals.checkpoint()  # a signal held since the last output was committed ends the batch here
+            if parents and job.target is not None:
+                _make_folders(job.target)
+            runs += _run_job(
+                node, job, backend=backend, out=out, full=full, titled=len(jobs) > 1, first=i == 0, member=member
+            )
+        except (Exception, KeyboardInterrupt) as e:
+            raise BatchFailed(e, job, written, len(jobs)) from e
+        finally:
+            for tensor in job.tensors:  # a batch holds an input's descriptor only until its job is done
+                tensor.close()
+        if job.target is not None:
+            written.append(job.target)
+    return runs
+
+
+def _make_folders(target: Path) -> None:
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise OutputError(f"{target.parent}: cannot create the folder: {e.strerror or e}") from None
+
+
+def _run_job(
+    node: Node, job: Job, *, backend, out, full: bool, titled: bool = False, first: bool = True,
+    member: Optional[str] = None,
+) -> list[tuple[Result, Path]]:
+    from . import apply as core
+    from .. import io
+    from ..cli import progress
+    from ..io.stdio import is_stdio, stdio_label
+
+    def run_one(tensor: Tensor, **kw) -> Result:
+        with progress.tracked(tensor.data, f"{node.op_type} {tensor.name}", quiet=out.quiet) as data:
+            return core.apply(node, replace(tensor, data=data), backend=backend, **kw)
+
+    if job.target is None:
+        return _print_job(node, job, run_one, out=out, full=full, titled=titled, first=first)
+    target = job.target
+    # -o naming the input archive, with --member: the other members stay
+    update = member is not None and io.same_file(job.src, target)
+    with io.open_writer(target, update=update) as writer:
+        results = [
+            run_one(
+                t,
+                writer=writer,
+                out_path=None if is_stdio(target) else target,
+                out_name=node.op.outputs[0] if is_stdio(target) else io.output_name(t, target),
+            )
+            for t in job.tensors
+        ]
+    for result in results:
+        tensor, res = result.input, result.output
+        note = f" ({result.note})" if result.note else ""
+        out.note(
+            f"{node.op_type}: {tensor.name} {_shape(tensor.shape)} {tensor.dtype} -> "
+            f"{res.name} {_shape(res.shape)} {res.dtype}, wrote {stdio_label(target)}{note}"
+        )
+    return [(r, job.src) for r in results]
+
+
+def _print_job(
+    node: Node, job: Job, run_one, *, out, full: bool, titled: bool, first: bool
+) -> list[tuple[Result, Path]]:
+    """No -o: each tensor's node printed as the ONNX docs print examples.
+    With several inputs (``titled``) each file's blocks follow a title line,
+    ``# FILE``, as doc-examples --show titles its examples."""
+    from ..io.stdio import stdio_label
+
+    from ..cli import progress
+    from ..render.node import Shown, node_lines, render_node
+    from .sources import MemoryBytes, StreamBytes
+
+    blocks, runs = [], []
+    for tensor in job.tensors:
+        if isinstance(tensor.data, StreamBytes):
+            # stdin can be read once: keep it to print the input as well
+            with progress.tracked(tensor.data, f"reading {tensor.name}", quiet=out.quiet) as data:
+                tensor = replace(tensor, data=MemoryBytes(data.to_array()))
+        result = run_one(tensor, spill=True)  # printed: a large result is not kept in memory
+        runs.append((result, job.src))
+        if not out.json:
+            res = result.output
+            shown_in = Shown(tensor.name, tensor.shape, tensor.dtype.name, tensor.to_numpy())
+            shown_out = Shown(res.name, res.shape, res.dtype.name, res.to_numpy(), note=result.note)
+            title = [f"# {stdio_label(job.src)}"] if titled and not blocks else []
+            if full:  # every value: streamed line by line, not built first
+                lines = node_lines(node, [shown_in], [shown_out], full=True)
+                out.stream(itertools.chain([""] * bool(blocks or not first), title, lines))
+            blocks.append("" if full else "\n".join([*title, render_node(node, [shown_in], [shown_out])]))
+    if blocks and not full:
+        out.result(("" if first else "\n") + "\n\n".join(blocks))
+    return runs
+
+
+def _shape(shape) -> str:
+    return str(tuple(shape))
+

@@ -1,0 +1,179 @@
+"""Where a tensor's bytes come from: memory, a byte range of an input file,
+or a stream, each read in chunks when the GPU asks for them (so a tensor
+never has to fit in RAM twice). tensor.Tensor holds one of these.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, BinaryIO, Protocol
+
+from ..errors import InputError
+from .files import read_error
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from .files import InputFile
+
+
+class ByteSource(Protocol):
+    """Where a tensor's bytes come from. Read front to back, in chunks."""
+
+    nbytes: int
+
+    def readinto(self, offset: int, out: memoryview) -> None:
+        """Fill ``out`` with the bytes at ``offset``; raise InputError if short."""
+
+    def to_array(self) -> np.ndarray:
+        """All bytes in memory as a 1-D uint8 array."""
+
+    def close(self) -> None:
+        """Done with these bytes: an input file's descriptor is closed."""
+
+
+class MemoryBytes:
+    """Bytes already in memory (any C-contiguous buffer, viewed as uint8)."""
+
+    def __init__(self, buffer) -> None:
+        import numpy as np
+
+        arr = np.asarray(buffer)
+        if not arr.flags.c_contiguous:
+            raise ValueError("MemoryBytes needs a C-contiguous buffer")
+        self._array = arr.reshape(-1).view(np.uint8)
+        self.nbytes = int(self._array.nbytes)
+
+    def readinto(self, offset: int, out: memoryview) -> None:
+        out[:] = memoryview(self._array[offset : offset + len(out)])
+
+    def to_array(self) -> np.ndarray:
+        return self._array
+
+    def close(self) -> None:
+        pass
+
+
+class FileBytes:
+    """A byte range of an input file, read from the descriptor opened when
+    its header was read (see files.py): a file renamed over the path cannot
+    mix in, and one changed in place is refused, with the file's figures."""
+
+    def __init__(self, file: InputFile | Path, offset: int, nbytes: int) -> None:
+        from .files import InputFile
+
+        self.file = file if isinstance(file, InputFile) else InputFile(file)
+        self.file.users += 1
+        self._closed = False
+        self.path = self.file.path
+        self.offset = offset
+        self.nbytes = nbytes
+
+    def readinto(self, offset: int, out: memoryview) -> None:
+        try:
+            self._check()
+            got = self.file.pread_into(self.offset + offset, out)
+            if got != len(out):
+                raise self._truncated(len(out) - got)
+            self._check()  # changed during the read: what was read may be half new
+        except OSError as e:  # named here: an OSError reaching the output would be blamed on it
+            raise read_error(self.path, e) from None
+
+    def _check(self) -> None:
+        st = self.file.stat()
+        if st.st_size < self.offset + self.nbytes:
+            raise self._truncated(self.offset + self.nbytes - st.st_size)
+        self.file.check_unchanged(st)
+
+    def _truncated(self, at_least: int) -> InputError:
+        """The whole range's shortfall, from the file's size now (not the
+        chunk's: a chunk read short says only where the file ends)."""
+        try:
+            missing = max(at_least, self.offset + self.nbytes - self.file.stat().st_size)
+        except OSError:
+            missing = at_least
+        return InputError(
+            f"{self.file.label}: file is truncated: expected {self.nbytes} data bytes "
+            f"from offset {self.offset}, it ends {missing} bytes early"
+        )
+
+    def to_array(self) -> np.ndarray:
+        import numpy as np
+
+        if self.nbytes >= MAP_THRESHOLD:
+            return self._mapped()
+        out = np.empty(self.nbytes, dtype=np.uint8)
+        if self.nbytes:
+            self.readinto(0, memoryview(out))
+        return out
+
+    def _mapped(self) -> np.ndarray:
+        """The range mapped read-only, from the same descriptor: printing a
+        summary of a large tensor then reads only the pages it shows, and
+        nothing is held twice."""
+        self._check()
+        return self.file.map(self.offset, self.nbytes)
+
+    def close(self) -> None:
+        """This tensor is done with the file; the last user closes it."""
+        if not self._closed:
+            self._closed = True
+            self.file.users -= 1
+            if self.file.users <= 0:
+                self.file.close()
+
+
+# File ranges at least this large are mapped instead of read when all their
+# values are asked for (printing, show); a result this large is kept in an
+# unlinked temporary file instead of memory (core.apply without an output).
+MAP_THRESHOLD = 64 << 20
+
+
+def readinto_full(f: BinaryIO, out: memoryview) -> int:
+    """readinto until ``out`` is full or the stream ends; returns bytes read."""
+    got = 0
+    while got < len(out):
+        n = f.readinto(out[got:])
+        if not n:
+            break
+        got += n
+    return got
+
+
+STREAM_STEP = 64 << 20  # first allocation when a stream is read into memory; then it doubles
+
+
+class StreamBytes:
+    """Bytes from a stream that can only be read forwards (stdin)."""
+
+    def __init__(self, stream: BinaryIO, nbytes: int, label: str = "<stdin>") -> None:
+        self._stream = stream
+        self._pos = 0
+        self.nbytes = nbytes
+        self.label = label
+
+    def readinto(self, offset: int, out: memoryview) -> None:
+        if offset != self._pos:
+            raise RuntimeError("StreamBytes is read front to back, once")
+        got = readinto_full(self._stream, out)
+        self._pos += got
+        if got != len(out):
+            raise InputError(f"{self.label}: stream is truncated: expected {self.nbytes} data bytes")
+
+    def to_array(self) -> np.ndarray:
+        """The rest of the stream in memory. It grows with what actually
+        arrives, never to the size the header claims: a stream declaring a
+        terabyte and ending early fails with little memory used."""
+        import numpy as np
+
+        buf = bytearray()
+        while self._pos < self.nbytes:
+            step = min(self.nbytes - self._pos, max(STREAM_STEP, len(buf)))
+            start = len(buf)
+            buf.extend(bytes(step))
+            self.readinto(self._pos, memoryview(buf)[start:])
+        return np.frombuffer(buf, dtype=np.uint8) if buf else np.empty(0, dtype=np.uint8)
+
+    def close(self) -> None:
+        pass

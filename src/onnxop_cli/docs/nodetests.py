@@ -1,0 +1,101 @@
+"""onnx's own backend node tests for the operators onnxop runs, built offline.
+
+The cases come from onnx's machinery: importing ``onnx.backend.test.case.node.<op>``
+runs its ``export*`` methods, whose ``expect(...)`` calls register the test
+models and data (seeded as onnx seeds them). They are written the way onnx's
+``backend-test-tools generate-data`` writes node tests: ``<name>/model.onnx``
+and ``<name>/test_data_set_0/{input,output}_<i>.pb``. Only single-node cases
+are kept (onnx adds ``*_expanded`` function expansions of some operators).
+Cases whose inputs are sequences or optionals (two of Identity's) are written
+without data: conformance reports them as skipped, since onnxop runs tensors.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+from ..ops import OPERATORS
+
+
+def node_testcases(op_types=None) -> list:
+    """The registered single-node cases of ``op_types`` (default: every operator onnxop runs)."""
+    import onnx.backend.test.case.node as node_cases
+
+    wanted = set(op_types or OPERATORS)
+    for op_type in wanted:
+        importlib.import_module(f"onnx.backend.test.case.node.{op_type.lower()}")
+    # by name too: whoever imported onnx's other case modules (onnx's BackendTest, in the same
+    # process) registered cases of other operators, some of which are one node of these
+    prefixes = tuple(f"test_{op.lower()}" for op in wanted)
+    return [
+        c for c in node_cases._NodeTestCases
+        if len(c.model.graph.node) == 1 and c.model.graph.node[0].op_type in wanted and c.name.startswith(prefixes)
+    ]
+
+
+def is_tensor_case(case) -> bool:
+    graph = case.model.graph
+    return all(v.type.HasField("tensor_type") for v in (*graph.input, *graph.output))
+
+
+def write_case(case, out: Path) -> Path:
+    from onnx import numpy_helper
+
+    folder = out / case.name
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "model.onnx").write_bytes(case.model.SerializeToString())
+    if not is_tensor_case(case):
+        return folder
+    for i, (inputs, outputs) in enumerate(case.data_sets):
+        data_set = folder / f"test_data_set_{i}"
+        data_set.mkdir(exist_ok=True)
+        for kind, values, infos in (("input", inputs, case.model.graph.input),
+                                    ("output", outputs, case.model.graph.output)):
+            for j, value in enumerate(values):
+                proto = numpy_helper.from_array(value, infos[j].name)
+                (data_set / f"{kind}_{j}.pb").write_bytes(proto.SerializeToString())
+    return folder
+
+
+def write_all(out: Path, op_types=None, only=None) -> list[Path]:
+    return [write_case(c, out) for c in node_testcases(op_types) if not only or c.name in only]
+
+
+def expect_pages(op_type: str) -> list[tuple[str, str, dict]]:
+    """(source, text, inputs) of pages in the docs' rst format holding
+    ``op_type``'s official examples: its ``expect()`` cases, each rendered as
+    the ONNX pages print an example. ``inputs`` holds each case's input arrays
+    by name (case name -> input name -> array): large inputs are printed with
+    '...', and the checker runs the exact values. One page per opset the
+    cases use."""
+    from ..ops.model import build_node, graph_inputs
+    from ..render.node import Shown, render_node
+    from ..core.tensor import Tensor, dtype_of_numpy
+
+    by_opset: dict[int, list[str]] = {}
+    exact: dict[str, dict] = {}
+    for case in node_testcases([op_type]):
+        if not is_tensor_case(case):
+            continue
+        model, (inputs, outputs) = case.model, case.data_sets[0]
+        proto, opset = model.graph.node[0], model.opset_import[0].version
+        feeds = dict(zip(graph_inputs(model), inputs))
+        node = build_node(proto, opset, lambda name: Tensor.from_numpy(feeds[name], name))
+        names = dict(zip(node.op.inputs[1:], proto.input[1:]))
+
+        def shown(name, values):
+            return Shown(name, values.shape, dtype_of_numpy(values.dtype).name, values)
+
+        block = render_node(node, [shown(proto.input[0], feeds[proto.input[0]])],
+                            [shown(proto.output[0], outputs[0])], names=names)
+        exact[case.name] = {name: feeds[name] for name in proto.input if name in feeds}
+        body = "\n".join(f"    {line}" if line else "" for line in block.split("\n"))
+        by_opset.setdefault(opset, []).append(f"**{case.name}**\n\n.. code-block:: text\n\n{body}\n")
+    return [
+        (f"{op_type}-{opset} (onnx expect cases)",
+         f"{op_type} - version {opset}\n{'=' * (len(op_type) + 10 + len(str(opset)))}\n\n"
+         f"This page documents version **{opset}** of operator **{op_type}**.\n\n"
+         "Examples\n--------\n\n" + "\n".join(blocks), exact)
+        for opset, blocks in sorted(by_opset.items())
+    ]

@@ -1,0 +1,1 @@
+"""The Dawn engine (pydawn): engine.py has base.Engine's functions, objects.py the WebGPU objects."""

@@ -1,0 +1,55 @@
+"""The wgpu engine: wgpu-native (Naga) through wgpu-py, whose objects already
+have the interface of base.py. This module only creates the instance, lists
+adapters and requests devices."""
+
+from __future__ import annotations
+
+from typing import Any
+
+NAME = "wgpu"
+
+
+def init(backends: tuple[str, ...]) -> None:
+    import wgpu  # noqa: F401  (loads wgpu-native; it must create its logger itself)
+
+    from .cffi_types import speed_up_wgpu
+
+    speed_up_wgpu()  # most of start-up was cffi re-parsing C type strings
+    if backends:
+        from wgpu.backends.wgpu_native.extras import set_instance_extras
+
+        from ..device import BACKENDS  # our name -> (wgpu-native instance flag, ...)
+
+        set_instance_extras(backends=[BACKENDS[b][0] for b in backends])
+
+
+def adapters(backend: str | None = None) -> list[Any]:
+    import wgpu  # every adapter of the instance; the caller picks by backend
+
+    return list(wgpu.gpu.enumerate_adapters_sync())
+
+
+def request_device(adapter: Any, features: list[str], on_lost: Any) -> Any:
+    # wgpu-native reports a lost device in its log, which device.py captures.
+    limits = dict(adapter.limits)
+    required = {k: limits[k] for k in ("max-storage-buffer-binding-size", "max-buffer-size") if k in limits}
+    return adapter.request_device_sync(label="onnxop", required_features=features, required_limits=required)
+
+
+def settled(promise: Any, timeout: float) -> bool:
+    # wgpu-py waits for its poll thread without a limit; its event can be
+    # waited on with one. Promises without it resolve in sync_wait.
+    event = getattr(promise, "_thread_event", None)
+    return event is None or event.wait(timeout)
+
+
+def write_timestamp(encoder: Any, query_set: Any, index: int) -> None:
+    from wgpu.backends.wgpu_native.extras import write_timestamp as write
+
+    write(encoder, query_set, index)
+
+
+def error_types() -> tuple[type[BaseException], ...]:
+    import wgpu
+
+    return (wgpu.GPUError, wgpu.GPUPipelineError)

@@ -1,0 +1,1 @@
+"""What reaches a terminal or a JSON reader: values, nodes, tables, show, the JSON documents."""

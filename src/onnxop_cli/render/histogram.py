@@ -1,0 +1,81 @@
+"""``onnxop show --hist``: a small text histogram of a tensor's values, as
+polygraphy's ``inspect data --histogram`` prints one.
+
+    histogram of a (120 finite values):
+      [-30.0, -24.05)     12  ########################################
+      ...
+      [23.55, 29.5]       12  ########################################
+
+Ten equal bins between the smallest and the largest finite value (numpy's
+``histogram`` rule: the last bin holds its right edge); NaN and infinities are
+counted apart. Counted over bounded slices, as the statistics are. Returns
+data and text; never prints.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ..core.tensor import DType
+
+BINS = 10
+BAR = 40  # characters of the longest bar
+
+
+def histogram(values: np.ndarray, dtype: DType, *, bins: int = BINS) -> dict[str, Any] | None:
+    """``{"edges": [bins + 1 floats], "counts": [bins ints], "other": int}``
+    (``other``: NaN and infinite values, left out), or None for types without
+    statistics. With no finite value, edges and counts are empty."""
+    import numpy as np
+
+    from .show import SLICE, is_numeric
+
+    if not is_numeric(dtype):
+        return None
+    flat = np.asarray(values).reshape(-1)
+    lo = hi = None
+    with np.errstate(all="ignore"):
+        for part in _finite_slices(flat, SLICE):
+            if part.size:
+                lo = part.min() if lo is None else min(lo, part.min())
+                hi = part.max() if hi is None else max(hi, part.max())
+        if lo is None:
+            return {"edges": [], "counts": [], "other": int(flat.size)}
+        edges = np.histogram_bin_edges(np.array([lo, hi]), bins=bins)
+        counts = np.zeros(bins, dtype=np.int64)
+        finite = 0
+        for part in _finite_slices(flat, SLICE):
+            counts += np.histogram(part, bins=edges)[0]
+            finite += part.size
+    return {"edges": [float(e) for e in edges], "counts": [int(c) for c in counts], "other": int(flat.size - finite)}
+
+
+def _finite_slices(flat: np.ndarray, size: int):
+    import numpy as np
+
+    for start in range(0, flat.size, size):
+        part = flat[start : start + size].astype(np.float64)
+        yield part[np.isfinite(part)]
+
+
+def render(name: str, h: dict[str, Any], indent: str = "    ") -> str:
+    """The histogram as lines of ``[lo, hi)  count  ####``."""
+    from .show import float_text
+
+    total = sum(h["counts"])
+    other = f"; {h['other']} NaN or infinite left out" if h["other"] else ""
+    lines = [f"{indent}histogram of {name} ({total} finite values{other}):"]
+    if not h["counts"]:
+        return lines[0]
+    edges = [float_text(e, 6) for e in h["edges"]]
+    ranges = [f"[{a}, {b}{']' if i == len(h['counts']) - 1 else ')'}" for i, (a, b) in enumerate(zip(edges, edges[1:]))]
+    width = max(len(r) for r in ranges)
+    digits = max(len(str(c)) for c in h["counts"])
+    top = max(h["counts"]) or 1
+    for r, c in zip(ranges, h["counts"]):
+        bar = "#" * (round(BAR * c / top) if c else 0)
+        lines.append(f"{indent}  {r.ljust(width)}  {str(c).rjust(digits)}  {bar}".rstrip())
+    return "\n".join(lines)

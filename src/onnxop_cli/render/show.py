@@ -1,0 +1,172 @@
+"""What ``onnxop show`` prints: each tensor of a file in the docs' layout,
+with min, max and mean for numeric types. Returns text; never prints.
+
+    samples/x.npy:
+      x: shape=(3, 4, 5), dtype=float32  (min=0.0, max=59.0, mean=29.5)
+        [[[ 0.,  1.,  2.,  3.,  4.],
+        ...
+
+Numeric means integer or real floating (float8, bfloat16 and the 4- and
+2-bit types included); bool, complex and string tensors get no statistics.
+NaNs are left out of min, max and mean, and counted. Statistics are computed
+in float64 over bounded slices, so memory stays near the tensor's own size.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
+
+from .node import Shown, tensor_lines
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ..core.tensor import DType, Tensor
+
+NOT_NUMERIC = {"bool", "complex64", "complex128", "object"}
+SLICE = 1 << 22  # elements per slice when computing statistics
+
+
+def is_numeric(dtype: DType) -> bool:
+    return dtype.name not in NOT_NUMERIC and not dtype.is_string
+
+
+def is_float(dtype: DType) -> bool:
+    return dtype.name.startswith(("float", "bfloat"))
+
+
+def stats(values: np.ndarray, dtype: DType) -> dict[str, Any] | None:
+    """``{"min", "max", "mean", "std", "nan", "count"}`` or None for non-numeric types.
+
+    min and max are values of the tensor (exact: python ints, or floats that
+    the tensor's type holds exactly); mean and std (the population standard
+    deviation, as numpy's ``std``) are float64; all four are None when there
+    is no non-NaN value. ``nan`` counts NaNs, ``count`` elements.
+    """
+    import numpy as np
+
+    if not is_numeric(dtype):
+        return None
+    with np.errstate(all="ignore"):  # signalling NaNs and overflowing sums are data, not warnings
+        return _stats(np.asarray(values).reshape(-1), dtype)
+
+
+def _stats(flat: np.ndarray, dtype: DType) -> dict[str, Any]:
+    import numpy as np
+
+    lo = hi = None
+    mean = m2 = 0.0  # running mean and sum of squared deviations (Chan et al.'s merge)
+    seen = nans = 0
+    negative_zeros = True  # every value so far is -0.0: the mean is -0.0 (numpy's sum starts at +0.0)
+    floating = is_float(dtype)
+    for start in range(0, flat.size, SLICE):
+        part = flat[start : start + SLICE]
+        if floating:
+            part = part.astype(np.float64)
+            mask = np.isnan(part)
+            n_nan = int(mask.sum())
+            if n_nan:
+                nans += n_nan
+                part = part[~mask]
+        elif not dtype.numpy_native:
+            part = part.astype(np.int64)  # ml_dtypes' int4/int2 types: compare as ints
+        if part.size == 0:
+            continue
+        p_lo, p_hi = part.min(), part.max()
+        lo = p_lo if lo is None else min(lo, p_lo)
+        hi = p_hi if hi is None else max(hi, p_hi)
+        wide = part.astype(np.float64, copy=False)
+        p_mean = float(np.mean(wide))
+        negative_zeros = negative_zeros and floating and p_mean == 0 and bool(np.all((wide == 0) & np.signbit(wide)))
+        p_m2 = float(np.sum(np.square(wide - p_mean)))
+        n = seen + part.size
+        delta = p_mean - mean
+        mean = mean + delta * part.size / n if seen else p_mean
+        m2 = m2 + p_m2 + delta * delta * seen * part.size / n if seen else p_m2
+        seen = n
+
+    def exact(v: Any) -> Any:
+        if v is None:
+            return None
+        return float(v) if floating else int(v)
+
+    return {
+        "min": exact(lo),
+        "max": exact(hi),
+        "mean": (-0.0 if negative_zeros else mean) if seen else None,
+        "std": math.sqrt(m2 / seen) if seen and m2 == m2 and m2 >= 0 else (math.nan if seen else None),
+        "nan": nans,
+        "count": int(flat.size),
+    }
+
+
+def stats_note(s: dict[str, Any] | None, dtype: DType) -> str:
+    """``min=0.0, max=59.0, mean=29.5, std=17.3181`` (``, 2 NaN`` when there
+    are NaNs): min and max as the tensor's type prints them, mean and std
+    (float64) to six digits, every float written as Python writes floats
+    (``-3.0``, ``-0.0``), whatever the type."""
+    if s is None:
+        return ""
+    if s["count"] == 0:
+        return "empty"
+    if s["min"] is None:
+        return f"all {s['nan']} values NaN"
+    text = (
+        f"min={_value(s['min'], dtype)}, max={_value(s['max'], dtype)}, "
+        f"mean={float_text(s['mean'], 6)}, std={float_text(s['std'], 6)}"
+    )
+    return text + (f", {s['nan']} NaN" if s["nan"] else "")
+
+
+def float_text(x: float, digits: int = 17) -> str:
+    """``x`` rounded to ``digits`` significant digits, written as Python
+    writes a float (``2.0``, ``-0.0``, ``1e-07``, ``inf``)."""
+    if not math.isfinite(x):
+        return repr(x)
+    return repr(float(f"{x:.{digits}g}"))
+
+
+def _value(v: Any, dtype: DType) -> str:
+    """A min or max as its own type prints it, in its shortest form that reads
+    back as the same value (float32 0.1 is ``0.1``, bfloat16 -3 is ``-3.0``)."""
+    if isinstance(v, int):
+        return str(v)
+    if not math.isfinite(v) or dtype.is_packed:
+        return float_text(v)  # the packed types' values are few and exact in a few digits
+    import numpy as np
+
+    same = dtype.numpy.type
+    with np.errstate(over="ignore"):  # a short form of float16's 65504 overflows: not it
+        for digits in range(1, 18):
+            text = float_text(v, digits)
+            if same(float(text)) == same(v):
+                return text
+    return float_text(v)
+
+
+def render_file(label: str, entries: Sequence[tuple[Tensor, np.ndarray, dict[str, Any] | None]], *, full: bool = False,
+                histograms: Sequence[dict[str, Any] | None] | None = None) -> str:
+    """One file: a ``label:`` line, then each tensor as the docs show an input
+    (``file_lines`` joined)."""
+    return "\n".join(file_lines(label, entries, full=full, histograms=histograms))
+
+
+def file_lines(label: str, entries: Sequence[tuple[Tensor, np.ndarray, dict[str, Any] | None]], *, full: bool = False,
+               histograms: Sequence[dict[str, Any] | None] | None = None) -> Iterator[str]:
+    """The lines of ``render_file``, made one at a time (``--full`` streams
+    them), each tensor followed by its histogram when one is given."""
+    yield f"{label}:"
+    for i, (tensor, values, s) in enumerate(entries):
+        notes = [
+            stats_note(s, tensor.dtype),
+            "Fortran order" if tensor.order == "F" else "",
+            "big-endian" if tensor.byteswap else "",
+        ]
+        shown = Shown(tensor.name, tensor.shape, tensor.dtype.name, values, note="; ".join(n for n in notes if n))
+        yield from tensor_lines(shown, full=full)
+        h = histograms[i] if histograms else None
+        if h is not None:
+            from .histogram import render
+
+            yield from render(tensor.name, h).split("\n")
