@@ -22,7 +22,7 @@ import pytest
 
 from conftest import BACKENDS
 from onnxop_cli import backend
-from onnxop_cli.core import graph
+from onnxop_cli.ops import model as model_graph
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
@@ -38,7 +38,7 @@ class _Backend(backend.OnnxopBackend):
     @classmethod
     def is_compatible(cls, model, device="CPU", **kwargs):
         try:
-            graph.load(model, Path("."))
+            model_graph.load_graph(model, Path("."))
         except Exception as e:  # noqa: BLE001
             raise unittest.SkipTest(f"onnxop refuses the model: {e}") from None
         return True
@@ -86,7 +86,7 @@ def supported_cases() -> list[str]:
     """Node tests whose every node is an operator onnxop runs."""
     from onnx.backend.test.loader import load_model_tests
 
-    ops = set(graph.supported())
+    ops = set(model_graph.supported())
     return sorted(c.name for c in load_model_tests(kind="node")
                   if c.model is not None and c.model.graph.node
                   and {n.op_type for n in c.model.graph.node} <= ops)
@@ -137,6 +137,6 @@ def test_an_unsupported_model_is_refused_naming_the_node():
         [node], "m", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2]),
                       helper.make_tensor_value_info("i", TensorProto.FLOAT, [1])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])]), opset_imports=[helper.make_opsetid("", 13)])
-    with pytest.raises(graph.Unsupported, match=r"node 0 'g' \('Add'\) at opset 13; onnxop runs Flatten"):
+    with pytest.raises(model_graph.Unsupported, match=r"node 0 'g' \('Add'\) at opset 13; onnxop runs Flatten"):
         backend.prepare(model)
     assert not backend.is_compatible(model)

@@ -19,6 +19,7 @@ from onnxop_cli.core import graph
 from onnxop_cli.errors import ExitCode, InputError, OpError, UsageError
 from onnxop_cli.core.tensor import Tensor
 from onnxop_cli.core.view import View
+from onnxop_cli.ops.model import load_graph
 
 
 def i64(name, values):
@@ -47,7 +48,7 @@ def chain(dtype=TP.FLOAT, shape=(2, 3, 4, 5)):
 
 
 def run(model, feeds, backend=None):
-    g = graph.load(model, Path("."))
+    g = load_graph(model, Path("."))
     p = graph.plan(g, {k: Tensor.from_numpy(v, k) for k, v in feeds.items()})
     results, traffic = graph.run_to_memory(p, backend=backend)
     return p, [t.to_numpy() for t in results], traffic
@@ -228,7 +229,7 @@ def test_a_model_function_is_refused(cwd, capsys):
     model.functions.append(helper.make_function("local", "F", ["x"], ["a"], [helper.make_node("Identity", ["x"], ["a"])],
                                                 [helper.make_opsetid("", 21)]))
     with pytest.raises(UsageError, match="calls the model's function 'local.F'; onnxop runs no functions"):
-        graph.load(model, Path("."))
+        load_graph(model, Path("."))
 
 
 # ------------------------------------------------------------------ the command

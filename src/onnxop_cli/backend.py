@@ -8,7 +8,7 @@
 
 ``prepare(model)`` accepts any model whose nodes are all operators onnxop
 runs (the registry's, ``ops.SPECS``, and ``Constant``) and refuses any
-other, naming the nodes it cannot run (``graph.load``). ``run(inputs)``
+other, naming the nodes it cannot run (``ops.model.load_graph``). ``run(inputs)``
 gives numpy arrays in the model's output order, with its dtypes and shapes.
 The backend runs on the GPU like the commands (``device`` "CPU" means the
 host's WebGPU adapter: lavapipe or llvmpipe where there is no GPU); the
@@ -27,12 +27,13 @@ from onnx.backend.base import Backend, BackendRep
 
 from .core import graph
 from .core.tensor import Tensor
+from .ops.model import Graph, load_graph
 
 
 class OnnxopRep(BackendRep):
     """A checked graph, run once per call."""
 
-    def __init__(self, g: graph.Graph, backend: str | None = None) -> None:
+    def __init__(self, g: Graph, backend: str | None = None) -> None:
         self.graph, self.backend = g, backend
 
     def run(self, inputs: Any, **kwargs: Any) -> tuple[np.ndarray, ...]:
@@ -44,7 +45,7 @@ class OnnxopRep(BackendRep):
         return Outputs(*arrays)
 
 
-def _feeds(g: graph.Graph, inputs: Any) -> dict[str, Tensor]:
+def _feeds(g: Graph, inputs: Any) -> dict[str, Tensor]:
     if isinstance(inputs, dict):
         missing = [n for n in g.inputs if n not in inputs]
         if missing:
@@ -63,7 +64,7 @@ class OnnxopBackend(Backend):
     @classmethod
     def is_compatible(cls, model: onnx.ModelProto, device: str = "CPU", **kwargs: Any) -> bool:
         try:
-            graph.load(model, Path("."))
+            load_graph(model, Path("."))
         except Exception:  # noqa: BLE001 - any refusal means not compatible
             return False
         return cls.supports_device(device)
@@ -72,7 +73,7 @@ class OnnxopBackend(Backend):
     def prepare(cls, model: onnx.ModelProto, device: str = "CPU", **kwargs: Any) -> OnnxopRep:
         super().prepare(model, device, **kwargs)
         folder = Path(kwargs.get("folder", "."))
-        return OnnxopRep(graph.load(model, folder), kwargs.get("backend"))
+        return OnnxopRep(load_graph(model, folder), kwargs.get("backend"))
 
     @classmethod
     def run_model(cls, model: onnx.ModelProto, inputs: Any, device: str = "CPU", **kwargs: Any):

@@ -86,7 +86,7 @@ def run_model(
     gpu_backend = cli._backend(ctx, backend, engine)
     m = onnx_model.load(model_path)
     try:
-        g = graph.load(m, model_path.parent)
+        g = onnx_model.load_graph(m, model_path.parent)
     except OnnxopError as e:
         raise type(e)(f"{model_path}: {e.message}") from None
     if check is not None and output is not None:

@@ -95,7 +95,7 @@ CONSTANT = "Constant"
 
 
 def _known_op(op: str) -> str:
-    from ..core.graph import supported
+    from ..ops.model import supported
 
     names = {n.lower(): n for n in supported()}
     if op.lower() not in names:
@@ -116,13 +116,13 @@ def run_case(folder: Path, name: str, backend: str | None = None) -> CaseResult:
     """One node test: every data set through graph.py, each output compared
     bit for bit. Whatever goes wrong fails this case only, with its reason."""
     from ..core import graph
-    from ..ops.model import Unsupported
+    from ..ops.model import Unsupported, load_graph
 
     operator, opset, sets, current = None, None, None, ""
     try:
         model = _load_model(folder / MODEL)
         operator = _operator(model)
-        g = graph.load(model, folder)
+        g = load_graph(model, folder)
         opset = g.opset
         if len(g.nodes) == 1 and g.nodes[0].op is not None:
             operator = f"{g.nodes[0].op.op_type}-{g.nodes[0].op.since_version}"
