@@ -338,3 +338,14 @@ def test_conformance_counts_per_operator_and_survives_a_bad_case(backend, cwd, c
     assert code == ExitCode.ERROR and "nothing ran" in out
     code, _, err = cli(capsys, "conformance", "cases", "--op", "Conv")
     assert code == ExitCode.USAGE and "--op 'Conv': onnxop runs Flatten" in err
+
+
+def test_a_printed_node_names_the_model_s_output(backend, cwd, capsys, rng):
+    """The issue's case: test_depthtospace_example printed '-> (output)' where the model says 'y'."""
+    model = make([helper.make_node("DepthToSpace", ["x"], ["y"], blocksize=2)], [("x", TP.FLOAT, [1, 4, 2, 3])],
+                 [("y", TP.FLOAT)], opset=13)
+    onnx.save(model, "m.onnx")
+    np.save("x.npy", random_array(rng, (1, 4, 2, 3), "float32"))
+    code, out, err = cli(capsys, "run", "m.onnx", "x.npy", "-b", backend)
+    assert code == 0, err
+    assert out.startswith("Node:\n  DepthToSpace(x) -> (y)\n") and "\n  y: shape=(1, 1, 4, 6), dtype=float32" in out
