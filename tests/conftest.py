@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.mkdtemp(prefix="xdg-"))
-# The kernel choice is cached under $XDG_CACHE_HOME (gpu/calibrate.py): the
+# The kernel choice is cached under $XDG_CACHE_HOME (gpu/choose.py): the
 # tests, and the processes they start, use a fresh one, never the user's.
 _CACHE_HOME = tempfile.mkdtemp(prefix="onnxop-test-cache-")
 os.environ["XDG_CACHE_HOME"] = _CACHE_HOME
@@ -66,15 +66,27 @@ def backend(request) -> str:
 
 
 def pytest_generate_tests(metafunc):
-    """Every test that needs a GPU runs once per backend. A module may take
-    over the parametrisation of ``backend`` (test_gpu_copy.py pairs it with
-    the kernel paths each adapter supports) by defining ``backend_params``."""
+    """A test that needs a GPU runs once per backend where a kernel, an
+    engine or the streaming is what it tests. A module that tests something
+    else through the GPU (the CLI, the formats, rendering, the API) says
+    ``ONE_BACKEND = True`` and runs on the first backend only: the same
+    cases, without the fourfold fan-out. A module may take over the
+    parametrisation of ``backend`` (test_gpu_copy.py pairs it with the
+    kernel paths each adapter supports) by defining ``backend_params``."""
     if "backend" not in metafunc.fixturenames:
         return
     custom = getattr(metafunc.module, "backend_params", None)
     if custom is not None and custom(metafunc):
         return
-    metafunc.parametrize("backend", BACKENDS, indirect=True, scope="session")
+    one = getattr(metafunc.module, "ONE_BACKEND", False)
+    metafunc.parametrize("backend", BACKENDS[:1] if one else BACKENDS, indirect=True, scope="session")
+
+
+def pytest_collection_modifyitems(items):
+    """``gpu``: every test that uses a backend (.ci/run's Mesa 25 pass runs ``-m gpu``)."""
+    for item in items:
+        if "backend" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.gpu)
 
 
 @pytest.fixture(scope="session")
@@ -119,7 +131,7 @@ def cwd(tmp_path, monkeypatch):
 
 def cli(capsys, *argv):
     """Run onnxop in-process: (exit code, stdout, stderr)."""
-    from onnxop_cli.cli.app import run
+    from onnxop_cli.cli.main import run
 
     code = run([str(a) for a in argv])
     out, err = capsys.readouterr()

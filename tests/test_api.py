@@ -17,6 +17,9 @@ from conftest import random_array
 from onnxop_cli import InputError, OnnxopError, OpError, UsageError, flatten, unsqueeze
 from onnxop_cli.core.tensor import pack_subbyte, dtype_by_name
 
+# A CLI/format test, not a kernel test: the first backend is enough (conftest).
+ONE_BACKEND = True
+
 DTYPES = ["float32", "float64", "float16", "int8", "uint16", "int64", "bool", "complex64"]
 
 

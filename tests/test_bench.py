@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from onnxop_cli.cli import app as cli
+from onnxop_cli.cli import main as cli
 from onnxop_cli.cli.bench import default_sizes, memory_needed, parse_sizes
 from onnxop_cli.errors import GpuError, UsageError
 from onnxop_cli.gpu.measure import Bench

@@ -10,8 +10,11 @@ import numpy as np
 import pytest
 
 from conftest import cli, error_of, random_array
-from onnxop_cli.cli.app import run
+from onnxop_cli.cli.main import run
 from onnxop_cli.errors import ExitCode
+
+# A CLI/format test, not a kernel test: the first backend is enough (conftest).
+ONE_BACKEND = True
 
 
 @pytest.fixture

@@ -18,6 +18,9 @@ from conftest import cli, error_of, random_array
 from onnxop_cli.errors import ExitCode
 from onnxop_cli.ops import SPECS
 
+# A CLI/format test, not a kernel test: the first backend is enough (conftest).
+ONE_BACKEND = True
+
 X = (2, 3, 4)
 D2S = lambda x, b: x.reshape(1, 2, b, b, 2, 2).transpose(0, 1, 4, 2, 5, 3).reshape(1, 2, 2 * b, 2 * b)  # noqa: E731
 CASES = [

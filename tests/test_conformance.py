@@ -21,6 +21,9 @@ from onnxop_cli.docs.nodetests import node_testcases, write_case
 from onnxop_cli.ops import SPECS, op_version
 from references import load_pb, same_bits, to_array
 
+# A CLI/format test, not a kernel test: the first backend is enough (conftest).
+ONE_BACKEND = True
+
 ONNX_DATA = Path(onnx.__file__).parent / "backend" / "test" / "data"
 
 

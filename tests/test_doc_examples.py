@@ -13,6 +13,9 @@ from onnxop_cli.docs.check import Fail, Skip, check_all, prepare, reference, sum
 from onnxop_cli.docs.pages import parse_page, read_page, seed_pages
 from onnxop_cli.errors import ExitCode
 
+# A CLI/format test, not a kernel test: the first backend is enough (conftest).
+ONE_BACKEND = True
+
 REPO = Path(__file__).resolve().parents[1]
 PAGES = Path(__file__).resolve().parent / "pages"
 FLATTEN_PAGE = (REPO / "samples" / "Flatten-25.txt").read_text()

@@ -16,6 +16,7 @@ import pytest
 from conftest import BACKENDS, cli, error_of
 from onnxop_cli.errors import GpuError
 from onnxop_cli.gpu import kernels
+from onnxop_cli.gpu.choose import kernel_for
 from onnxop_cli.gpu.needs import needs
 from onnxop_cli.gpu.shaders import shader_names, shader_source
 
@@ -62,9 +63,9 @@ def test_dawn_refuses_64_bit_kernels_and_never_chooses_them(backend):
     assert "shader-int64" not in gpu.features
     with pytest.raises(GpuError, match=r"copy64\.wgsl.*u64"):
         gpu.pipeline("copy64.wgsl")
-    assert kernels.choose(gpu).name != "storage64"
+    assert kernel_for(gpu).name != "storage64"
     with pytest.raises(UsageError, match="needs shader-int64"):
-        kernels.choose(gpu, "storage64")
+        kernel_for(gpu, "storage64")
     for shader in ("copy.wgsl", "gather.wgsl"):
         gpu.pipeline(shader)  # every portable shader compiles on Tint
 

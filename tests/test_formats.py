@@ -20,6 +20,9 @@ from onnxop_cli.io.tensorproto import read_pb
 from onnxop_cli.core.tensor import DTYPES
 from references import load_pb, raw_proto, same_bits, to_array, typed_proto
 
+# A CLI/format test, not a kernel test: the first backend is enough (conftest).
+ONE_BACKEND = True
+
 
 # ----------------------------------------------------------------- .pb reading
 

@@ -10,7 +10,10 @@ import pytest
 
 from conftest import random_array
 from onnxop_cli.render import fulltext
-from onnxop_cli.render.node import format_values
+from onnxop_cli.render.values import format_values
+
+# A CLI/format test, not a kernel test: the first backend is enough (conftest).
+ONE_BACKEND = True
 
 SHAPES = [(1,), (7,), (40,), (3, 30), (2, 3, 17), (2, 1, 3, 9), (1, 200), (5, 4, 3, 2), (300,)]
 TYPES = ["float16", "float32", "float64", "int8", "uint8", "int16", "int32", "int64", "uint64", "bool",

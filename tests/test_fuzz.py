@@ -61,7 +61,7 @@ from hypothesis import HealthCheck, currently_in_test_context, event, given, set
 from hypothesis import strategies as st
 from onnx import TensorProto, numpy_helper
 
-from onnxop_cli.cli.app import run
+from onnxop_cli.cli.main import run
 from references import same_bits
 
 LONG_RUN = os.environ.get("ONNXOP_FUZZ_EXAMPLES")

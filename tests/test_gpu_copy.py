@@ -19,9 +19,11 @@ import pytest
 from conftest import BACKENDS
 from onnxop_cli.errors import NoAdapterError, UsageError
 from onnxop_cli.gpu import copy_through_kernel, get_gpu
-from onnxop_cli.gpu.copy import KEEP_BYTES, can_map
-from onnxop_cli.gpu.kernels import grid, shader_const
-from onnxop_cli.gpu.kernels import KERNELS, choose
+from onnxop_cli.gpu.buffers import can_map
+from onnxop_cli.gpu.copy import KEEP_BYTES
+from onnxop_cli.gpu.buffers import grid
+from onnxop_cli.gpu.choose import kernel_for
+from onnxop_cli.gpu.kernels import KERNELS, shader_const
 from onnxop_cli.core.tensor import MemoryBytes
 
 POISON = 0xA5
@@ -55,7 +57,7 @@ def backend_params(metafunc) -> bool:
 
 def test_every_adapter_runs_the_portable_path(gpu):
     assert KERNELS["storage"].available(gpu)
-    assert choose(gpu).name in KERNELS
+    assert kernel_for(gpu).name in KERNELS
 
 
 def test_paths_the_adapter_lacks_are_refused(gpu, rng):
@@ -218,7 +220,7 @@ def test_a_copy_records_the_kernel_it_ran_with(gpu, rng):
     (for --json); GL has no shader-int64, so storage is its only kernel."""
     data = rng.integers(0, 256, 4096, dtype=np.uint8)
     assert run_copy(gpu, data)[0] == data.tobytes()
-    assert gpu.kernel_used is not None and gpu.kernel_used.kernel == choose(gpu).name
+    assert gpu.kernel_used is not None and gpu.kernel_used.kernel == kernel_for(gpu).name
     assert gpu.kernel_used.reason in ("measured", "cached", "only")
     if "shader-int64" not in gpu.features:
         assert gpu.kernel_used.reason == "only" and gpu.kernel_used.kernel == "storage"

@@ -13,7 +13,7 @@ import pytest
 import typer
 from typer import Context
 
-from onnxop_cli.cli.app import app
+from onnxop_cli.cli.main import app
 from onnxop_cli.cli.help import PANELS, example_of
 
 
@@ -91,7 +91,7 @@ def test_help_imports_nothing_heavy():
     inside the commands that need them (measured, not timed: the module set)."""
     code = (
         "import sys\n"
-        "from onnxop_cli.cli.app import run\n"
+        "from onnxop_cli.cli.main import run\n"
         "import onnxop_cli\n"
         "run(['--help'])\n"
         "heavy = sorted({m.split('.')[0] for m in sys.modules} & {'numpy', 'wgpu', 'onnx', 'rich', 'ml_dtypes'})\n"
@@ -104,7 +104,7 @@ def test_help_imports_nothing_heavy():
 
 def completion(words: str, cword: int) -> list[str]:
     env = {**os.environ, "_ONNXOP_COMPLETE": "complete_bash", "COMP_WORDS": words, "COMP_CWORD": str(cword)}
-    code = "import sys; from onnxop_cli.cli.app import main; sys.argv = ['onnxop']; main()"
+    code = "import sys; from onnxop_cli.cli.main import main; sys.argv = ['onnxop']; main()"
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     return done.stdout.split()
@@ -117,7 +117,7 @@ def test_shell_completion_completes_commands_options_and_backends():
 
 
 def test_bare_onnxop_shows_the_help_on_stderr(capsys):
-    from onnxop_cli.cli.app import run
+    from onnxop_cli.cli.main import run
 
     assert run([]) == 2
     out, err = capsys.readouterr()
@@ -135,7 +135,7 @@ def test_bare_onnxop_shows_the_help_on_stderr(capsys):
     ("info", "Usage: onnxop info [OPTIONS]"),
 ])
 def test_usage_lines_say_an_argument_takes_several(capsys, command, usage):
-    from onnxop_cli.cli.app import run
+    from onnxop_cli.cli.main import run
 
     assert run([command, "--help"]) == 0
     assert capsys.readouterr().out.splitlines()[0] == usage

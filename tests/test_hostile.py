@@ -28,7 +28,7 @@ import pytest
 from onnx import TensorProto
 
 from conftest import error_of, random_array
-from onnxop_cli.cli.app import run
+from onnxop_cli.cli.main import run
 from onnxop_cli.errors import ExitCode, GpuError, InputError
 from references import load_pb, same_bits, to_array
 

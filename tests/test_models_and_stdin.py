@@ -18,6 +18,9 @@ from conftest import cli, error_of, random_array
 from onnxop_cli.errors import ExitCode
 from test_pipes import FakeStdin, npy_bytes
 
+# A CLI/format test, not a kernel test: the first backend is enough (conftest).
+ONE_BACKEND = True
+
 REPO = Path(__file__).resolve().parents[1]
 
 

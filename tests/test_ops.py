@@ -12,8 +12,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from onnxop_cli.cli import app as cli
-from onnxop_cli import ops
 from onnxop_cli.errors import OpError
 from onnxop_cli.ops import flatten_node, op_version, unsqueeze_node
 
@@ -109,7 +107,3 @@ def test_opset_versions():
         flatten_node(-1, opset=9).output_shape((2, 3))
     with pytest.raises(OpError, match=r"negative axes need opset 11"):
         unsqueeze_node([-1], opset=1).output_shape((2, 3))
-
-
-def test_cli_knows_the_latest_opset_without_importing_ops():
-    assert cli.LATEST_OPSET == ops.LATEST_OPSET

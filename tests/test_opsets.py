@@ -11,10 +11,13 @@ import pytest
 
 from conftest import random_array
 from onnxop_cli.core import apply as core
-from onnxop_cli.cli.app import run
+from onnxop_cli.cli.main import run
 from onnxop_cli.errors import OpError, UsageError
 from onnxop_cli.ops import LATEST_OPSET, OPERATORS, Node, check_type, flatten_node, op_version
 from onnxop_cli.core.tensor import DTYPES, Tensor, dtype_by_name
+
+# A CLI/format test, not a kernel test: the first backend is enough (conftest).
+ONE_BACKEND = True
 
 OPSETS = range(1, LATEST_OPSET + 1)
 
@@ -159,7 +162,7 @@ def test_negative_axes_before_11_are_refused_by_each_version(opset, rng):
 def test_readme_type_table_matches_the_code():
     from pathlib import Path
 
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[1] / "docs" / "formats.md").read_text()
     lines = readme.splitlines()
     start = lines.index(next(line for line in lines if line.startswith("| ONNX type | printed as |")))
     table_lines = []

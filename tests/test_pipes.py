@@ -14,9 +14,12 @@ import numpy as np
 import pytest
 
 from conftest import cli, random_array
-from onnxop_cli.cli.app import run
+from onnxop_cli.cli.main import run
 from onnxop_cli.errors import ExitCode, InputError, UsageError
 from onnxop_cli.io import stdio
+
+# A CLI/format test, not a kernel test: the first backend is enough (conftest).
+ONE_BACKEND = True
 
 ONNXOP = [sys.executable, "-m", "onnxop_cli"]
 

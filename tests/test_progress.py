@@ -11,8 +11,11 @@ import pytest
 
 from conftest import random_array
 from onnxop_cli.cli import progress
-from onnxop_cli.cli.app import run
+from onnxop_cli.cli.main import run
 from onnxop_cli.core.tensor import MemoryBytes, StreamBytes
+
+# A CLI/format test, not a kernel test: the first backend is enough (conftest).
+ONE_BACKEND = True
 
 BIG = progress.THRESHOLD + 1
 

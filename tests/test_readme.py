@@ -1,4 +1,4 @@
-"""README's examples run as written.
+"""README's examples, and those of every page in docs/, run as written.
 
 - The quick-start command (after its install step, which test_wheel.py covers).
 - Every ``console`` block: each ``$ ...`` line runs in bash, in a temporary
@@ -14,7 +14,7 @@ A ``$`` line is a small shell pipeline: every command in it is ``onnxop`` or
 ``echo`` (pipes, ``<``, ``;`` and ``&&`` allowed), and it must exit 0 --
 an example of a failure shows its exit code with ``; echo "exit code $?"``.
 Set ONNXOP_TEST_PYTHON to run the examples with another interpreter (an
-installed wheel's); the GPU tests run them on both software adapters.
+installed wheel's); they run on the first backend under test (a CLI test).
 """
 
 from __future__ import annotations
@@ -30,8 +30,15 @@ from pathlib import Path
 
 import pytest
 
+# A CLI/format test, not a kernel test: the first backend is enough (conftest).
+ONE_BACKEND = True
+
 REPO = Path(__file__).resolve().parents[1]
 README = (REPO / "README.md").read_text()
+# README first, then every page of docs/ (other pages added there are run too)
+PAGES = {"README.md": README} | {
+    f"docs/{p.name}": p.read_text() for p in sorted((REPO / "docs").glob("*.md"))
+}
 PYTHON = os.environ.get("ONNXOP_TEST_PYTHON", sys.executable)
 VARIES = "<!-- output varies -->"
 MASKED = ("backend", "adapter", "timings", "kernel")
@@ -49,15 +56,16 @@ def console_blocks() -> list[tuple[list[tuple[str, str]], bool]]:
     the block's output varies by machine. A block's lines run in order, in
     one folder (a later line may read what an earlier one wrote)."""
     blocks = []
-    for m in re.finditer(r"```console\n(.*?)```", README, re.S):
-        varies = README[: m.start()].rstrip().endswith(VARIES)
-        parts = re.split(r"^\$ ", m.group(1), flags=re.M)
-        assert parts[0] == "", f"a console block must start with '$ ': {m.group(1)[:60]!r}"
-        lines = []
-        for part in parts[1:]:
-            command, _, output = part.partition("\n")
-            lines.append((command.strip(), output))
-        blocks.append((lines, varies))
+    for text in PAGES.values():
+        for m in re.finditer(r"```console\n(.*?)```", text, re.S):
+            varies = text[: m.start()].rstrip().endswith(VARIES)
+            parts = re.split(r"^\$ ", m.group(1), flags=re.M)
+            assert parts[0] == "", f"a console block must start with '$ ': {m.group(1)[:60]!r}"
+            lines = []
+            for part in parts[1:]:
+                command, _, output = part.partition("\n")
+                lines.append((command.strip(), output))
+            blocks.append((lines, varies))
     return blocks
 
 
@@ -66,14 +74,23 @@ def console_examples() -> list[tuple[str, str, bool]]:
 
 
 def pycon_blocks() -> list[str]:
-    return re.findall(r"```pycon\n(.*?)```", README, re.S)
+    return [b for text in PAGES.values() for b in re.findall(r"```pycon\n(.*?)```", text, re.S)]
+
+
+ENV_WORD = re.compile(r"ONNXOP_\w+=\S*")  # an onnxop variable set for one command: ONNXOP_POISON=x onnxop ...
 
 
 def check_grammar(command: str) -> None:
-    """Only onnxop and echo, joined by |, ;, && -- no other programs."""
-    assert command.startswith("onnxop "), command
+    """Only onnxop and echo, joined by |, ;, && -- no other programs (a
+    command may start with ONNXOP_* variables set for it)."""
+    words = shlex.split(command)
+    while words and ENV_WORD.fullmatch(words[0]):
+        words = words[1:]
+    assert words[:1] == ["onnxop"], command
     for segment in re.split(r"\|\||&&|[|;]", command):
         words = shlex.split(segment)
+        while words and ENV_WORD.fullmatch(words[0]):
+            words = words[1:]
         assert words and words[0] in ALLOWED, f"{words[:1]} in {command!r}"
         assert "`" not in segment and "$(" not in segment, command
 
@@ -139,8 +156,16 @@ def test_quick_start_commands(workdir, backend):
 
 
 def test_test_command_is_what_ci_runs():
-    assert marked_block("test-command") == "pip install '.[test]' && python -m pytest -n auto"
+    assert marked_block("test-command") == "pip install '.[test]' && lint-imports && python -m pytest -n auto"
     assert "test-command" in (REPO / ".ci" / "run").read_text()
+
+
+def test_readme_is_short_and_its_links_into_docs_exist():
+    """The README is what a newcomer needs on the first screens; the reference is in docs/."""
+    assert len(README.splitlines()) <= 160
+    linked = set(re.findall(r"\]\((docs/[\w.\-]+\.md)", README))
+    assert {"docs/commands.md", "docs/json.md", "docs/formats.md"} <= linked
+    assert not [name for name in linked if name not in PAGES]
 
 
 def test_readme_has_examples_of_every_command():

@@ -1,6 +1,6 @@
 """onnxop prints a node exactly like the ONNX pages: every seed example,
 rendered from its inputs (the outputs from numpy, not from onnxop), is the
-page's text; the summary rule in render.py is the one the pages imply."""
+page's text; the summary rule in render/values.py is the one the pages imply."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from onnxop_cli.render import node as render
+from onnxop_cli.render import values as render
 from onnxop_cli.docs.pages import seed_pages
 from onnxop_cli.docs.values import to_array
 from onnxop_cli.ops import flatten_node, unsqueeze_node
@@ -82,7 +82,7 @@ def _all_seed_blocks_render(monkeypatch, **settings) -> bool:
 
 
 def test_the_summary_rule_is_the_one_the_pages_imply(monkeypatch):
-    """render.py's docstring derives the rule; this re-derives it. Every
+    """values.py's docstring derives the rule; this re-derives it. Every
     threshold below 120 reproduces the 17 blocks, 120 and numpy's 1000 do not;
     only 3 edge items do."""
     assert 0 <= render.SUMMARY_THRESHOLD < 120 and render.EDGE_ITEMS == 3

@@ -234,7 +234,7 @@ def test_full_output_streams_equal_the_built_text(cwd, capsys, rng):
     np.save(cwd / "f.npy", values)
     code, out, _ = cli(capsys, "show", "f.npy", "--full")
     assert code == 0
-    from onnxop_cli.render.node import format_values
+    from onnxop_cli.render.values import format_values
 
     body = "\n".join("    " + line if line else "" for line in format_values(values, full=True).split("\n"))
     assert out.split("\n", 2)[2] == body + "\n"

@@ -26,7 +26,7 @@ def python(code: str, tmp_path: Path) -> dict:
 def test_help_imports_nothing_heavy(tmp_path):
     found = python(
         "import json, sys\n"
-        "from onnxop_cli.cli import app as cli\n"
+        "from onnxop_cli.cli import main as cli\n"
         "before = sorted(m for m in sys.modules if m.split('.')[0] in %r)\n"
         "cli.run(['--help'])\n"
         "after = sorted(m for m in sys.modules if m.split('.')[0] in %r)\n"
@@ -43,7 +43,7 @@ def test_a_run_builds_only_what_it_uses(tmp_path):
     sample = ROOT / "samples" / "a.npy"
     code = (
         "import json\n"
-        "from onnxop_cli.cli import app as cli\n"
+        "from onnxop_cli.cli import main as cli\n"
         "from onnxop_cli.gpu import device\n"
         f"code = cli.run(['flatten', {str(sample)!r}, '--backend', 'vulkan', '-o', 'b.npy'])\n"
         "gpu = device._gpus['vulkan']\n"

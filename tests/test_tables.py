@@ -13,8 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from onnxop_cli.render import tables
+from onnxop_cli.cli import tables
 from onnxop_cli.docs.pages import seed_pages
+
+# A CLI/format test, not a kernel test: the first backend is enough (conftest).
+ONE_BACKEND = True
 
 REPO = Path(__file__).resolve().parents[1]
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")

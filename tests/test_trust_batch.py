@@ -22,6 +22,9 @@ import pytest
 from conftest import cli, error_of, random_array
 from onnxop_cli.errors import ExitCode
 
+# A CLI/format test, not a kernel test: the first backend is enough (conftest).
+ONE_BACKEND = True
+
 ONNXOP = f"{sys.executable} -m onnxop_cli"
 
 

@@ -22,6 +22,9 @@ from conftest import cli, error_of, random_array
 from onnxop_cli.errors import ExitCode
 from onnxop_cli.io.atomic import TMP_PREFIX, TMP_SUFFIX
 
+# A CLI/format test, not a kernel test: the first backend is enough (conftest).
+ONE_BACKEND = True
+
 ONNXOP = [sys.executable, "-m", "onnxop_cli"]
 BIG = 256 << 20  # a run long enough to act on while it reads
 
@@ -214,7 +217,7 @@ def open_inputs(folder: Path) -> list[str]:
             target = os.readlink(f"/proc/self/fd/{fd}")
         except OSError:
             continue
-        if os.path.dirname(target) == str(folder):
+        if os.path.dirname(target) == str(folder) and not os.path.isdir(target):  # (an output's folder is held too)
             found.append(target)
     return found
 

@@ -26,6 +26,9 @@ import numpy as np
 import pytest
 from conftest import error_of, random_array
 
+# A CLI/format test, not a kernel test: the first backend is enough (conftest).
+ONE_BACKEND = True
+
 TIMEOUT = 120  # seconds: a run that takes longer is a hang
 OLD = b"precious: the output before this run"
 TMP_NAME = re.compile(r"^\.onnxop-(\d+)-[a-z0-9]{4}\.tmp$")
@@ -528,7 +531,7 @@ def test_a_signal_wrapped_by_python_is_still_an_interruption():
     lands there must still end the run as that signal, in one line."""
     import signal as signals_module
 
-    from onnxop_cli.cli.app import _describe
+    from onnxop_cli.cli.main import _describe
     from onnxop_cli.errors import Interrupted, interruption
 
     class Trap:

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from onnx import numpy_helper
 
 from onnxop_cli import io as onnxop_io
-from onnxop_cli.cli.app import run
+from onnxop_cli.cli.main import run
 from onnxop_cli.core.tensor import DTYPES, DType
 from references import load_pb, ort_run, ort_supports, raw_proto, same_bits, to_array, typed_proto
 

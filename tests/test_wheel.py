@@ -205,7 +205,7 @@ def test_installed_wheel_polish_of_issue_15(venv, tmp_path, backend):
     np.save(tmp_path / "big.npy", big)
     done = subprocess.run(["bash", "-c", f"{onnxop} show big.npy --full | head -4"],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
-    from onnxop_cli.render.node import format_values
+    from onnxop_cli.render.values import format_values
 
     numpy_lines = format_values(big, full=True).split("\n")[:2]
     assert done.stdout.splitlines()[2:] == ["    " + line for line in numpy_lines]

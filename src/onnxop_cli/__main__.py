@@ -11,7 +11,7 @@ def main() -> None:
 
     signals.install()
     try:
-        from .cli.app import main as cli_main
+        from .cli.main import main as cli_main
 
         cli_main()  # it handles signals itself once its run has started, and exits
     except Exception as e:  # a signal while modules load, before any file is touched

@@ -37,6 +37,19 @@ one backend per process.
 
 The engine is ``"wgpu"`` (wgpu-native, the default) or ``"dawn"`` (Dawn, with
 ``pip install 'onnxop[dawn]'``); ``None`` means ``$ONNXOP_ENGINE`` or ``"wgpu"``.
+
+A parameter of the wrong type or value (``opset='13'``, ``opset=13.9``,
+``backend=1``, ``allowzero='yes'``) raises one ``TypeError`` or ``ValueError``
+naming the parameter (``ParameterTypeError`` / ``ParameterValueError``, which
+are ``UsageError`` s too).
+
+Threads: every function may be called from any number of threads at once, on
+either engine and any backend, as numpy's may: each call returns its own
+input's result, bit for bit. The first calls share one device (it is opened
+once, by whichever thread comes first); the GPU work of the calls on one
+engine is serialized (a lock per engine held around each copy or gather), so
+threads overlap their Python and numpy work but not their kernels. Signals
+(Ctrl-C) are the caller's business: the API installs no handlers.
 """
 
 from __future__ import annotations
@@ -75,7 +88,7 @@ def flatten(
 
     Raises OpError for an axis out of range (see the module docs for the rest).
     """
-    return _run(flatten_node(_int(axis, "Flatten", "axis must be an integer"), opset), x, backend, engine)
+    return _run(flatten_node(_int(axis, "Flatten", "axis must be an integer"), _opset(opset)), x, backend, engine)
 
 
 def unsqueeze(
@@ -103,7 +116,7 @@ def unsqueeze(
 
     Raises OpError for an axis out of range or named twice.
     """
-    return _run(unsqueeze_node(_ints(axes, "Unsqueeze", "axes"), opset), x, backend, engine)
+    return _run(unsqueeze_node(_ints(axes, "Unsqueeze", "axes"), _opset(opset)), x, backend, engine)
 
 
 def identity(
@@ -111,7 +124,7 @@ def identity(
     engine: str | None = None,
 ) -> np.ndarray:
     """ONNX Identity: a copy of ``x`` made by the GPU copy kernel."""
-    return _run(make_node("Identity", opset), x, backend, engine)
+    return _run(make_node("Identity", _opset(opset)), x, backend, engine)
 
 
 def reshape(
@@ -126,7 +139,7 @@ def reshape(
     >>> reshape(np.arange(6, dtype=np.int8).reshape(2, 3), [0, -1, 1]).shape
     (2, 3, 1)
     """
-    return _run(make_node("Reshape", opset, shape=_ints(shape, "Reshape", "shape"), allowzero=allowzero),
+    return _run(make_node("Reshape", _opset(opset), shape=_ints(shape, "Reshape", "shape"), allowzero=_allowzero(allowzero)),
                 x, backend, engine)
 
 
@@ -135,7 +148,7 @@ def squeeze(
     engine: str | None = None,
 ) -> np.ndarray:
     """ONNX Squeeze: drop the size-1 dims at ``axes`` (all of them when None)."""
-    return _run(make_node("Squeeze", opset, axes=None if axes is None else _ints(axes, "Squeeze", "axes")),
+    return _run(make_node("Squeeze", _opset(opset), axes=None if axes is None else _ints(axes, "Squeeze", "axes")),
                 x, backend, engine)
 
 
@@ -152,7 +165,7 @@ def transpose(
            [1, 4],
            [2, 5]], dtype=int32)
     """
-    return _run(make_node("Transpose", opset, perm=None if perm is None else _ints(perm, "Transpose", "perm")),
+    return _run(make_node("Transpose", _opset(opset), perm=None if perm is None else _ints(perm, "Transpose", "perm")),
                 x, backend, engine)
 
 
@@ -161,7 +174,7 @@ def expand(
     engine: str | None = None,
 ) -> np.ndarray:
     """ONNX Expand: ``x`` broadcast against ``shape`` as numpy broadcasts (rank may grow)."""
-    return _run(make_node("Expand", opset, shape=_ints(shape, "Expand", "shape")), x, backend, engine)
+    return _run(make_node("Expand", _opset(opset), shape=_ints(shape, "Expand", "shape")), x, backend, engine)
 
 
 def slice_(
@@ -179,7 +192,7 @@ def slice_(
     array([9, 6, 3, 0])
     """
     values = {"starts": starts, "ends": ends, "axes": axes, "steps": steps}
-    return _run(make_node("Slice", opset, **{k: None if v is None else _ints(v, "Slice", k) for k, v in values.items()}),
+    return _run(make_node("Slice", _opset(opset), **{k: None if v is None else _ints(v, "Slice", k) for k, v in values.items()}),
                 x, backend, engine)
 
 
@@ -188,7 +201,7 @@ def tile(
     engine: str | None = None,
 ) -> np.ndarray:
     """ONNX Tile: ``x`` repeated ``repeats[k]`` times along each axis k (as numpy.tile)."""
-    return _run(make_node("Tile", opset, repeats=_ints(repeats, "Tile", "repeats")), x, backend, engine)
+    return _run(make_node("Tile", _opset(opset), repeats=_ints(repeats, "Tile", "repeats")), x, backend, engine)
 
 
 def depth_to_space(
@@ -196,7 +209,7 @@ def depth_to_space(
     engine: str | None = None,
 ) -> np.ndarray:
     """ONNX DepthToSpace of an NCHW array; ``mode`` "DCR" (default) or "CRD"."""
-    return _run(make_node("DepthToSpace", opset, blocksize=_int(blocksize, "DepthToSpace", "blocksize must be an integer"), mode=mode),
+    return _run(make_node("DepthToSpace", _opset(opset), blocksize=_int(blocksize, "DepthToSpace", "blocksize must be an integer"), mode=mode),
                 x, backend, engine)
 
 
@@ -205,8 +218,62 @@ def space_to_depth(
     engine: str | None = None,
 ) -> np.ndarray:
     """ONNX SpaceToDepth of an NCHW array; ``mode`` "DCR" (default) or "CRD" (opset 28+)."""
-    return _run(make_node("SpaceToDepth", opset, blocksize=_int(blocksize, "SpaceToDepth", "blocksize must be an integer"), mode=mode),
+    return _run(make_node("SpaceToDepth", _opset(opset), blocksize=_int(blocksize, "SpaceToDepth", "blocksize must be an integer"), mode=mode),
                 x, backend, engine)
+
+
+class ParameterTypeError(UsageError, TypeError):
+    """A parameter of the wrong type (``opset='13'``, ``backend=1``); also a
+    UsageError, as every refusal of the request is."""
+
+
+class ParameterValueError(UsageError, ValueError):
+    """A parameter of the right type but a value that cannot work
+    (``allowzero=2``, ``backend='cuda'``)."""
+
+
+def _opset(value: object) -> int:
+    """An opset is an int: not a bool, a float (13.9 is no opset) or a string."""
+    if isinstance(value, bool) or not _is_index(value):
+        raise ParameterTypeError(f"opset must be an integer, got {value!r}")
+    if not 1 <= int(value) <= LATEST_OPSET:  # type: ignore[call-overload]
+        raise ParameterValueError(f"opset {value} is out of range [1, {LATEST_OPSET}]")
+    return int(value)  # type: ignore[call-overload]
+
+
+def _allowzero(value: object) -> int | None:
+    """Reshape's allowzero: None (the default), 0 or 1 (False and True too)."""
+    if value is None:
+        return None
+    if not _is_index(value):
+        raise ParameterTypeError(f"allowzero must be 0 or 1, got {value!r}")
+    if int(value) not in (0, 1):  # type: ignore[call-overload]
+        raise ParameterValueError(f"allowzero must be 0 or 1, got {value!r}")
+    return int(value)  # type: ignore[call-overload]
+
+
+def _is_index(value: object) -> bool:
+    import operator
+
+    try:
+        operator.index(value)
+    except TypeError:
+        return False
+    return True
+
+
+def _gpu_key(backend: object, engine: object) -> str:
+    """The backend's one string (``dawn-gl``), checked: each of ``backend`` and
+    ``engine`` is None or a name."""
+    from .gpu.device import gpu_key, resolve
+
+    for name, value in (("backend", backend), ("engine", engine)):
+        if value is not None and not isinstance(value, str):
+            raise ParameterTypeError(f"{name} must be a string or None, got {value!r}")
+    try:
+        return gpu_key(*resolve(backend, engine))  # type: ignore[arg-type]
+    except UsageError as e:
+        raise ParameterValueError(e.message) from None
 
 
 def _ints(values: object, op: str, what: str) -> list[int]:
@@ -223,19 +290,16 @@ def _int(value: object, op: str, rule: str) -> int:
     try:
         return operator.index(value)
     except TypeError:
-        raise UsageError(f"{op}: {rule}, got {value!r}") from None
+        raise ParameterTypeError(f"{op}: {rule}, got {value!r}") from None
 
 
 def _run(node: Node, x: np.ndarray, backend: str | None, engine: str | None = None) -> np.ndarray:
     """The one path: shape rule, then the GPU copy (core.apply), then numpy."""
     from .core import apply as core
 
+    key = _gpu_key(backend, engine)
     tensor = to_tensor(x)
-    if engine is not None:
-        from .gpu.device import gpu_key, resolve
-
-        backend = gpu_key(*resolve(backend, engine))
-    result = core.apply(node, tensor, backend=backend)
+    result = core.apply(node, tensor, backend=key)
     return result.output.to_numpy(fixed_width=True)  # numpy text keeps its dtype (|S2 stays |S2)
 
 

@@ -74,7 +74,8 @@ class Interrupted(OnnxopError):
     def __init__(self, message: str = "interrupted", signum: int = 2) -> None:
         super().__init__(message)
         self.signum = signum
-        self.exit_code = ExitCode(128 + signum)
+        code = 128 + signum  # a name for the common three; 138 (SIGUSR1), 152 (SIGXCPU)... as numbers
+        self.exit_code = ExitCode(code) if code in ExitCode._value2member_map_ else code  # type: ignore[assignment]
 
     @classmethod
     def by(cls, signum: int) -> Interrupted:
@@ -83,7 +84,11 @@ class Interrupted(OnnxopError):
 
         if signum == signal.SIGINT:
             return cls()
-        return cls(f"interrupted by {signal.Signals(signum).name}", signum)
+        try:
+            name = signal.Signals(signum).name
+        except ValueError:  # a real-time signal: SIGRTMIN+n
+            name = f"SIGRTMIN+{signum - signal.SIGRTMIN}"
+        return cls(f"interrupted by {name}", signum)
 
 
 def interruption(e: BaseException | None) -> Interrupted | None:

@@ -134,7 +134,7 @@ class EngineRun:
     driver: str
     timing: str
     chosen_kernel: str
-    chosen_reason: str  # measured, cached, forced, only (see gpu/calibrate.py)
+    chosen_reason: str  # measured, cached, forced, only (see gpu/choose.py)
     calibration_gbps: dict[str, float]
     buffers: str
 
@@ -193,7 +193,7 @@ def run_bench(
     from ..gpu import get_gpu
     from ..gpu.measure import Bench
     from ..gpu.choose import choice
-    from ..gpu.copy import can_map
+    from ..gpu.buffers import can_map
 
     if repeats < 1 or warmup < 0:
         raise UsageError(f"bench: --repeats must be >= 1 and --warmup >= 0, got {repeats} and {warmup}")
@@ -249,7 +249,7 @@ def run_bench(
 
 
 def _timing(features) -> str:
-    """How gpu/bench.py times kernels and copy_buffer_to_buffer on a device."""
+    """How gpu/measure.py times kernels and copy_buffer_to_buffer on a device."""
     if "timestamp-query" not in features:
         return "wall clock"
     if "timestamp-query-inside-encoders" not in features:  # e.g. Dawn: pass timestamps only
@@ -383,7 +383,7 @@ def render_table(report: Report) -> str:
             )
         )
         last = r.size
-    from ..render.tables import columns, render
+    from .tables import columns, render
 
     cols = columns(header, names=header[:3], right=(header[3], header[5], header[6]))
     lines.append(render(cols, table))

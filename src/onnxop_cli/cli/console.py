@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
-from typing import Iterable, Optional
+from typing import TYPE_CHECKING, Iterable, Optional
+
+if TYPE_CHECKING:
+    from rich.text import Text
 
 
 def _console(stderr: bool = False):
@@ -27,8 +30,6 @@ def emit(text: str, *, styled: bool = True, escaped: bool = False) -> None:
         return
     text = printable(text, keep="\n\t")
     if styled and sys.stdout.isatty():
-        from ..render.node import stylize
-
         _console().print(stylize(text))
     else:
         from ..io.stdio import write_text
@@ -69,7 +70,9 @@ class Out:
         if self.data_on_stdout:
             from ..render.node import printable
 
-            sys.stderr.write(printable(text, keep="\n") + "\n")
+            # the product is on stdout: a stderr that cannot take the line
+            # (/dev/full, closed) loses a report, not the work
+            _stderr_line(printable(text, keep="\n"))
         else:
             emit(text, styled=styled, escaped=escaped)
 
@@ -108,3 +111,16 @@ class Out:
 
         if self.json:
             write_text(report.dumps(doc) + "\n")
+
+
+def stylize(text: str) -> Text:
+    """The same text with colour for a terminal (the characters are unchanged)."""
+    from rich.text import Text
+
+    styled = Text(text)
+    styled.highlight_regex(r"(?m)^(Node|Attributes|Inputs|Outputs):", "bold")
+    styled.highlight_regex(r"(?m)^\s+\w[\w.\-]*(?=: shape=)", "bold cyan")
+    styled.highlight_regex(r"shape=\([^)]*\)", "green")
+    styled.highlight_regex(r"dtype=\S+", "magenta")
+    styled.highlight_regex(r"(?m)^\s+\w+(?=\()", "bold yellow")
+    return styled

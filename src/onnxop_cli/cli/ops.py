@@ -15,10 +15,11 @@ from typing import Annotated, Optional
 
 import typer
 
-from . import app as cli
+from . import options as cli
+from .app import command
 from .help import OPERATORS
 from ..errors import UsageError
-from ..ops import SPECS, OpSpec, Param
+from ..ops import LATEST_OPSET, SPECS, OpSpec, Param
 from .repeats import joined
 
 METAVARS = {"int": "INT", "ints": "LIST", "str": "NAME"}
@@ -80,7 +81,7 @@ def _common() -> list[inspect.Parameter]:
     kw = inspect.Parameter.KEYWORD_ONLY
     return [
         inspect.Parameter("output", kw, default=None, annotation=cli.OutputOpt),
-        inspect.Parameter("opset", kw, default=cli.LATEST_OPSET, annotation=cli.OpsetOpt),
+        inspect.Parameter("opset", kw, default=LATEST_OPSET, annotation=cli.OpsetOpt),
         inspect.Parameter("backend", kw, default=None, annotation=cli.BackendOpt),
         inspect.Parameter("engine", kw, default=None, annotation=cli.EngineOpt),
         inspect.Parameter("full", kw, default=False, annotation=cli.FullOpt),
@@ -116,7 +117,7 @@ def add_command(spec: OpSpec) -> None:
     run_op.__annotations__ = {p.name: p.annotation for p in params}
     run_op.__name__ = run_op.__qualname__ = spec.python_name
     run_op.__doc__ = spec.description
-    cli.command(
+    command(
         name=spec.command,
         rich_help_panel=OPERATORS,
         short_help=spec.summary,

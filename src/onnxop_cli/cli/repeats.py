@@ -3,7 +3,7 @@
 click keeps the last value of a single-value option silently, so
 ``unsqueeze --axes 0 --axes 1`` or ``flatten --axis 1 --axis 2`` used to run
 with half of what was asked. Every command and the group use
-:class:`RefuseRepeats` (see cli_help.py): options declared ``multiple`` (a
+:class:`RefuseRepeats` (see help.py): options declared ``multiple`` (a
 typer ``list[...]`` option, such as ``--axes``) accumulate as click does; any
 other option given twice with different values is refused, naming both, and
 the same value twice is accepted. Flags (``--json``) may repeat.

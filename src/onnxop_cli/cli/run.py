@@ -16,7 +16,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from . import app as cli
+from . import options as cli
+from .app import command
 from ..errors import OnnxopError, UsageError
 from .help import OPERATORS
 
@@ -40,7 +41,7 @@ CheckOpt = Annotated[
 ]
 
 
-@cli.command(
+@command(
     name="run",
     rich_help_panel=OPERATORS,
     short_help="Run the graph of an ONNX model on tensor files.",
@@ -55,14 +56,15 @@ CheckOpt = Annotated[
 def run_model(
     ctx: typer.Context,
     model_path: Annotated[
-        Path, typer.Argument(help="An ONNX model. Example: model.onnx", show_default=False, metavar="MODEL"),
+        Path, typer.Argument(help="An ONNX model. Example: model.onnx", show_default=False, metavar="MODEL",
+                             parser=lambda raw: cli._input_argument(raw)),
     ],
     inputs: Annotated[
         Optional[list[Path]],
         typer.Argument(
             help="One tensor file (.npy, .npz or .pb) per graph input, in order, or one "
             "test_data_set_N folder; - reads stdin. Example: x.npy shape.npy",
-            show_default=False, metavar="INPUT",
+            show_default=False, metavar="INPUT", parser=lambda raw: cli._input_argument(raw),
         ),
     ] = None,
     named: InputOpt = None,

@@ -1,8 +1,8 @@
 """The commands that are not operators: show, info, conformance, doc-examples
 and bench. They register on cli's app when cli imports this module (before
-the operator commands of cli_ops.py), so ``--help`` lists them as before.
+the operator commands of ops.py), so ``--help`` lists them as before.
 
-Start-up matters here as in cli.py: numpy, wgpu, onnx and rich are imported
+Start-up matters here as in app.py: numpy, wgpu, onnx and rich are imported
 inside the commands that need them.
 """
 
@@ -15,12 +15,13 @@ from typing import Annotated, Optional
 
 import typer
 
-from .app import (
+from .app import command
+from .options import (
+    _input_argument,
     _backend,
     _kernel_used,
     _out,
     BackendOpt,
-    command,
     DebugOpt,
     EngineOpt,
     FullOpt,
@@ -53,6 +54,7 @@ def conformance(
             "built offline). Example: node/test_flatten_axis0",
             show_default=False,
             metavar="DIR",
+            parser=lambda raw: _input_argument(raw),
         ),
     ] = None,
     op: Annotated[
@@ -75,7 +77,7 @@ def conformance(
     failed = any(r.status == "failed" for r in results)
     ran = any(r.status != "skipped" for r in results)
     code = ExitCode.ERROR if failed or not ran else ExitCode.SUCCESS
-    out.result(conf.render(results, quiet=quiet) + ("" if ran else "\nnothing ran: no case was selected and run"),
+    out.result(_conformance_table(results, quiet=quiet) + ("" if ran else "\nnothing ran: no case was selected and run"),
                escaped=True)
     out.document(report.conformance_document(results, code) | {"kernel": _kernel_used(_backend(ctx, backend, engine))})
     return code
@@ -101,6 +103,7 @@ def show(
             "(any of those but .onnx). Example: a.npy",
             show_default=False,
             metavar="FILE",
+            parser=lambda raw: _input_argument(raw),
         ),
     ],
     full: FullOpt = False,
@@ -160,7 +163,7 @@ def info(
 ) -> None:
     from ..gpu import get_gpu, list_adapters
     from ..gpu.device import gpu_key, resolve
-    from ..gpu.needs import survey
+    from ..gpu.survey import survey
     from ..gpu.choose import choice
 
     engine, name = resolve(_backend(ctx, backend, engine))
@@ -211,6 +214,7 @@ def doc_examples(
             "Flatten-25 and Unsqueeze-13 pages. Example: Flatten-11.rst",
             show_default=False,
             metavar="PAGE",
+            parser=lambda raw: _input_argument(raw),
         ),
     ] = None,
     check: Annotated[
@@ -281,8 +285,7 @@ def doc_examples(
 
 
 def _doc_examples_json(out: Out, examples, backend, *, check: bool, show: bool, full: bool, contain: bool) -> int:
-    from ..docs import check as doccheck
-    from ..render import json as report
+    from ..docs import check as doccheck, report as docreport
 
     shown = {}
     if show:
@@ -292,14 +295,14 @@ def _doc_examples_json(out: Out, examples, backend, *, check: bool, show: bool, 
             except (doccheck.Skip, doccheck.Fail) as e:
                 shown[id(ex)] = f"(not run: {e})"
     outcomes = doccheck.check_all(examples, backend, contain=contain) if check else None
-    doc = report.doc_examples_document(examples, outcomes, shown) | {"kernel": _kernel_used(backend)}
+    doc = docreport.doc_examples_document(examples, outcomes, shown) | {"kernel": _kernel_used(backend)}
     out.document(doc)
     return doc["exit_code"]
 
 
 def _emit_table(headers: list[str], rows: list[list[str]]) -> None:
     """A doc-examples table to stdout (tables.py: rich on a terminal, plain when piped)."""
-    from ..render import tables
+    from . import tables
 
     cols = tables.columns(headers, names=("page", "example"), status=("result",))
     emit(tables.render(cols, rows), escaped=True)
@@ -356,3 +359,27 @@ def bench(
     )
     out.result(render_table(result), escaped=True)
     out.document(bench_document(result))
+
+
+def _conformance_table(results: list, *, terminal: bool | None = None, quiet: bool = False) -> str:
+    """The table (tables.py: rich on a terminal, plain when piped), one
+    summary line per operator and the ``N passed, M failed, K skipped`` line;
+    a value not known is ``-``. ``quiet``: only the failed cases and the total."""
+    from ..docs.conformance import per_operator, summary
+    from . import tables
+
+    if quiet:
+        lines = [f"{r.name}: {r.operator or '-'}: failed: {r.detail}" for r in results if r.status == "failed"]
+        return "\n".join([*lines, summary(results)])
+
+    header = ["case", "operator", "opset", "data sets", "result"]
+    rows = [
+        [r.name, _cell(r.operator), _cell(r.opset), _cell(r.data_sets), r.status + (f": {r.detail}" if r.detail else "")]
+        for r in results
+    ]
+    cols = tables.columns(header, names=("case", "operator"), right=("opset", "data sets"), status=("result",))
+    return "\n".join([tables.render(cols, rows, terminal=terminal), "", *per_operator(results), "", summary(results)])
+
+
+def _cell(value: object) -> str:
+    return "-" if value is None else str(value)

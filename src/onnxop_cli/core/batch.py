@@ -2,7 +2,9 @@
 
     plan:  every output path resolved -> collisions refused (names, inodes)
            -> headers read -> shape rules, types, device limits, outputs checked
-    run:   one job per input; a failure stops the batch and says what was written
+    run:   one job per input, yielded when done (the caller prints or renders
+           it; this module never does); a failure stops the batch and says
+           what was written
 
 Planning reads no data and writes nothing, so a batch that would lose data
 (two inputs with one output name, an output that is another job's input) is
@@ -16,12 +18,12 @@ same file is the same file; by their resolved path when they do not yet.
 
 from __future__ import annotations
 
-import itertools
 
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Callable, ContextManager, Iterator, Optional
 
 from ..errors import OnnxopError, OutputError, UsageError
 
@@ -36,6 +38,25 @@ class Job:
     src: Path
     target: Optional[Path]  # None: printed; "-": stdout
     tensors: list[Tensor] = field(default_factory=list)
+
+
+@dataclass
+class Ran:
+    """A job done: each tensor (as run: stdin read into memory when the job
+    prints) with its result. The tensors stay open until the caller takes
+    the next job, so it can print them."""
+
+    job: Job
+    index: int  # in the batch
+    results: list[tuple[Tensor, Result]]
+
+
+Track = Callable[[Any, str], ContextManager[Any]]  # (source, label) -> the source to read, counted
+
+
+@contextmanager
+def untracked(source: Any, label: str) -> Iterator[Any]:
+    yield source
 
 
 class BatchFailed(OnnxopError):
@@ -54,13 +75,6 @@ class BatchFailed(OnnxopError):
         failed = self.job.target if self.job.target is not None else self.job.src
         done = ", ".join(map(str, self.written)) or "none"
         return f"{message} (batch stopped at {failed}, not written; written before it: {done})"
-
-    def fields(self) -> dict[str, Any]:
-        """What the --json error document adds: ``written`` and ``failed``."""
-        from ..render.json import batch_failure
-
-        return batch_failure(self.written, self.job.src, self.job.target)
-
 
 # ------------------------------------------------------------------ planning
 
@@ -204,22 +218,22 @@ def _check_target(target: Path, root: Optional[Path], tensor: Tensor, out_shape:
 
 
 def run(
-    node: Node, jobs: list[Job], *, backend, out, full: bool, parents: bool, member: Optional[str] = None
-) -> list[tuple[Result, Path]]:
-    """Run the planned jobs in order: each result with its input's path.
-    A failure stops the batch: BatchFailed says what was written before it."""
+    node: Node, jobs: list[Job], *, backend, parents: bool, member: Optional[str] = None, track: Track = untracked
+) -> Iterator[Ran]:
+    """Run the planned jobs in order, yielding each when it is done. A
+    failure stops the batch: BatchFailed says what was written before it; so
+    does one the caller throws in (``.throw``) while it handles a job.
+    ``track(source, label)`` wraps each tensor's bytes as they are read (the
+    CLI's progress bars)."""
     from . import signals
 
-    runs: list[tuple[Result, Path]] = []
     written: list[Path] = []
     for i, job in enumerate(jobs):
         try:
             signals.checkpoint()  # a signal held since the last output was committed ends the batch here
             if parents and job.target is not None:
                 _make_folders(job.target)
-            runs += _run_job(
-                node, job, backend=backend, out=out, full=full, titled=len(jobs) > 1, first=i == 0, member=member
-            )
+            yield Ran(job, i, _run_job(node, job, backend=backend, member=member, track=track))
         except (Exception, KeyboardInterrupt) as e:
             raise BatchFailed(e, job, written, len(jobs)) from e
         finally:
@@ -227,7 +241,6 @@ def run(
                 tensor.close()
         if job.target is not None:
             written.append(job.target)
-    return runs
 
 
 def _make_folders(target: Path) -> None:
@@ -237,78 +250,38 @@ def _make_folders(target: Path) -> None:
         raise OutputError(f"{target.parent}: cannot create the folder: {e.strerror or e}") from None
 
 
-def _run_job(
-    node: Node, job: Job, *, backend, out, full: bool, titled: bool = False, first: bool = True,
-    member: Optional[str] = None,
-) -> list[tuple[Result, Path]]:
-    from . import apply as core
+def _run_job(node: Node, job: Job, *, backend, member: Optional[str], track: Track) -> list[tuple[Tensor, Result]]:
     from .. import io
-    from ..cli import progress
-    from ..io.stdio import is_stdio, stdio_label
+    from ..io.stdio import is_stdio
+    from . import apply as core
+    from .sources import MemoryBytes, StreamBytes
 
     def run_one(tensor: Tensor, **kw) -> Result:
-        with progress.tracked(tensor.data, f"{node.op_type} {tensor.name}", quiet=out.quiet) as data:
+        with track(tensor.data, f"{node.op_type} {tensor.name}") as data:
             return core.apply(node, replace(tensor, data=data), backend=backend, **kw)
 
-    if job.target is None:
-        return _print_job(node, job, run_one, out=out, full=full, titled=titled, first=first)
+    if job.target is None:  # printed
+        ran = []
+        for tensor in job.tensors:
+            if isinstance(tensor.data, StreamBytes):
+                # stdin can be read once: keep it to print the input as well
+                with track(tensor.data, f"reading {tensor.name}") as data:
+                    tensor = replace(tensor, data=MemoryBytes(data.to_array()))
+            ran.append((tensor, run_one(tensor, spill=True)))  # printed: a large result is not kept in memory
+        return ran
     target = job.target
     # -o naming the input archive, with --member: the other members stay
     update = member is not None and io.same_file(job.src, target)
     with io.open_writer(target, update=update) as writer:
-        results = [
-            run_one(
+        return [
+            (
                 t,
-                writer=writer,
-                out_path=None if is_stdio(target) else target,
-                out_name=node.op.outputs[0] if is_stdio(target) else io.output_name(t, target),
+                run_one(
+                    t,
+                    writer=writer,
+                    out_path=None if is_stdio(target) else target,
+                    out_name=node.op.outputs[0] if is_stdio(target) else io.output_name(t, target),
+                ),
             )
             for t in job.tensors
         ]
-    for result in results:
-        tensor, res = result.input, result.output
-        note = f" ({result.note})" if result.note else ""
-        out.note(
-            f"{node.op_type}: {tensor.name} {_shape(tensor.shape)} {tensor.dtype} -> "
-            f"{res.name} {_shape(res.shape)} {res.dtype}, wrote {stdio_label(target)}{note}"
-        )
-    return [(r, job.src) for r in results]
-
-
-def _print_job(
-    node: Node, job: Job, run_one, *, out, full: bool, titled: bool, first: bool
-) -> list[tuple[Result, Path]]:
-    """No -o: each tensor's node printed as the ONNX docs print examples.
-    With several inputs (``titled``) each file's blocks follow a title line,
-    ``# FILE``, as doc-examples --show titles its examples."""
-    from ..io.stdio import stdio_label
-
-    from ..cli import progress
-    from ..render.node import Shown, node_lines, render_node
-    from .sources import MemoryBytes, StreamBytes
-
-    blocks, runs = [], []
-    for tensor in job.tensors:
-        if isinstance(tensor.data, StreamBytes):
-            # stdin can be read once: keep it to print the input as well
-            with progress.tracked(tensor.data, f"reading {tensor.name}", quiet=out.quiet) as data:
-                tensor = replace(tensor, data=MemoryBytes(data.to_array()))
-        result = run_one(tensor, spill=True)  # printed: a large result is not kept in memory
-        runs.append((result, job.src))
-        if not out.json:
-            res = result.output
-            shown_in = Shown(tensor.name, tensor.shape, tensor.dtype.name, tensor.to_numpy())
-            shown_out = Shown(res.name, res.shape, res.dtype.name, res.to_numpy(), note=result.note)
-            title = [f"# {stdio_label(job.src)}"] if titled and not blocks else []
-            if full:  # every value: streamed line by line, not built first
-                lines = node_lines(node, [shown_in], [shown_out], full=True)
-                out.stream(itertools.chain([""] * bool(blocks or not first), title, lines))
-            blocks.append("" if full else "\n".join([*title, render_node(node, [shown_in], [shown_out])]))
-    if blocks and not full:
-        out.result(("" if first else "\n") + "\n\n".join(blocks))
-    return runs
-
-
-def _shape(shape) -> str:
-    return str(tuple(shape))
-

@@ -66,6 +66,27 @@ def read_error(path: Path | str, e: OSError) -> OnnxopError:
     return InputError(message) if fixable else OnnxopError(message)
 
 
+# Each input file as it was when first opened, by real path: an output that
+# is also an input is replaced only if it is still that file (io/lock.py).
+_READ_AS: dict[str, tuple[int, ...]] = {}
+
+
+def file_identity(st: os.stat_result) -> tuple[int, ...]:
+    """Inode, size, modification and change times: any write or rename changes one."""
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def read_as(path: Path | str) -> tuple[int, ...] | None:
+    """The identity ``path`` had when this process first opened it as an
+    input, or None if it did not."""
+    return _READ_AS.get(os.path.realpath(path))
+
+
+def forget_reads() -> None:
+    """The in-process CLI runs many commands in one process: each starts afresh."""
+    _READ_AS.clear()
+
+
 class InputFile:
     """One regular file, opened once, read by offset (``os.pread``)."""
 
@@ -80,6 +101,7 @@ class InputFile:
             self.close()
             raise InputError(f"{self.label}: not a regular file")
         self.identity = (st.st_dev, st.st_ino)
+        _READ_AS.setdefault(os.path.realpath(self.path), file_identity(st))
         self.size = st.st_size
         self.mtime = st.st_mtime_ns
 

@@ -1,11 +1,14 @@
-"""SIGINT, SIGTERM and SIGHUP end a run the way Ctrl-C does, and never lie.
+"""Every signal that would end the process ends a run the way Ctrl-C does, and never lies.
 
 ``install()`` (the console entry point calls it; the Python API does not)
-makes each of the three raise :class:`Interrupted` in the main thread, so
-every ``finally`` on the way out runs: temporary files are removed and an
+makes SIGINT, SIGTERM, SIGHUP -- and every other catchable signal whose
+default action ends the process (SIGQUIT, SIGALRM, SIGUSR1/2, SIGXCPU from
+``ulimit -t``, SIGXFSZ, SIGVTALRM, SIGPROF, SIGIO, SIGPWR, real-time ones: see
+TERMINATING) -- raise :class:`Interrupted` in the main thread, so every
+``finally`` on the way out runs: temporary files and locks are removed and an
 existing output is left as it was. The exit code is 128 + the signal number
-(130, 143, 129). ``timeout``, ``docker stop``, systemd and CI cancels send
-SIGTERM; a closed terminal sends SIGHUP.
+(130, 143, 129, 138 ...). ``timeout``, ``docker stop``, systemd and CI cancels
+send SIGTERM; a closed terminal sends SIGHUP.
 
 Two ways to hold a signal instead of raising it at once:
 
@@ -43,7 +46,27 @@ from typing import Iterator
 
 from ..errors import Interrupted
 
-TERMINATING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+ASKED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)  # the ones a user or a supervisor sends
+
+
+def _ends_the_process() -> tuple[int, ...]:
+    """Every signal whose default action ends the process and that can be
+    caught, as GNU sort cleans up on: the three above, and SIGQUIT, SIGALRM,
+    SIGUSR1/2, SIGXCPU (``ulimit -t``), SIGXFSZ (``ulimit -f``), SIGVTALRM,
+    SIGPROF, SIGIO, SIGPWR, SIGSTKFLT and the real-time signals. Not: SIGKILL
+    (cannot be caught), SIGPIPE and SIGXFSZ (Python ignores them: a write
+    gets EPIPE or EFBIG, an error that unwinds the run the same way), and
+    the faults (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS),
+    which a Python handler cannot run after."""
+    names = ("SIGQUIT", "SIGALRM", "SIGUSR1", "SIGUSR2", "SIGXCPU", "SIGXFSZ", "SIGVTALRM", "SIGPROF",
+             "SIGIO", "SIGPWR", "SIGSTKFLT")
+    found = [getattr(signal, n) for n in names if hasattr(signal, n)]
+    if hasattr(signal, "SIGRTMIN"):
+        found += list(range(signal.SIGRTMIN, signal.SIGRTMAX + 1))
+    return tuple(dict.fromkeys(int(n) for n in (*ASKED, *found)))
+
+
+TERMINATING = _ends_the_process()
 
 _depth = 0  # nesting of held() blocks
 _until_checkpoint = False  # an output was committed: hold until the next job starts
@@ -55,6 +78,8 @@ _ignored = 0  # signals that came after that
 def _handler(signum: int, frame) -> None:
     global _pending, _raised, _ignored
     if _raised:
+        if signum in _REPEATING:
+            return  # the kernel repeats it every second of CPU: not the user insisting
         _ignored += 1
         if _ignored >= 2:  # the user insists: die now, by the signal
             signal.signal(signum, signal.SIG_DFL)
@@ -78,28 +103,45 @@ def _swallowed_in(frame) -> bool:
     while frame is not None:
         code = frame.f_code
         name = code.co_filename
-        if code.co_name == "__del__" or name.endswith(_SWALLOWING) or any(part in name for part in _ENGINES):
+        if code.co_name == "__del__" or name.endswith(_SWALLOWING) or name.startswith(tuple(_CALLBACK_CODE)):
             return True
         frame = frame.f_back
     return False
 
 
-# Code that runs our callbacks from C: wgpu-py's cffi ones, and pydawn's ctypes
-# ones (ours, in the dawn engine modules): an exception raised there is
-# printed by cffi or ctypes and the call goes on.
-_ENGINES = (f"{os.sep}wgpu{os.sep}", f"{os.sep}pydawn{os.sep}", f"{os.sep}engines{os.sep}dawn")
+# Folders of code that runs callbacks from C (an engine's cffi or ctypes
+# callbacks: an exception raised there is printed and the call goes on).
+# Each engine names its own when it loads (callback_code).
+_CALLBACK_CODE: set[str] = set()
 _SWALLOWING = ("weakref.py", "_weakrefset.py", "atexit.py")  # callbacks whose errors are printed, not raised
 RETRY_S = 0.005
+
+
+def callback_code(folder: str) -> None:
+    """Code under ``folder`` runs callbacks from C: a signal there is
+    delivered once the main thread has left it."""
+    _CALLBACK_CODE.add(os.path.join(os.path.abspath(folder), ""))
+
+
+_REPEATING = tuple(getattr(signal, n) for n in ("SIGXCPU",) if hasattr(signal, n))
+_retry_due = False  # our own SIGALRM timer is set (a SIGALRM from elsewhere ends the run)
 
 
 def _retry_soon() -> None:
     """Look again in a moment (SIGALRM), when the main thread has left the
     code that would swallow the exception."""
+    global _retry_due
+    _retry_due = True
     signal.signal(signal.SIGALRM, _on_alarm)
     signal.setitimer(signal.ITIMER_REAL, RETRY_S)
 
 
 def _on_alarm(signum: int, frame) -> None:
+    global _retry_due
+    if not _retry_due:  # not our timer: someone sent SIGALRM, which ends the run as any other
+        _handler(signum, frame)
+        return
+    _retry_due = False
     if _pending is None or _raised or _depth or _until_checkpoint:
         return  # delivered, or held: the block's end delivers it
     if _swallowed_in(frame):
@@ -115,9 +157,12 @@ def install() -> None:
     if threading.current_thread() is not threading.main_thread():
         return
     for signum in TERMINATING:
-        if signal.getsignal(signum) is signal.SIG_IGN:
-            continue
-        signal.signal(signum, _handler)
+        try:
+            if signal.getsignal(signum) is signal.SIG_IGN:
+                continue
+            signal.signal(signum, _on_alarm if signum == signal.SIGALRM else _handler)
+        except (OSError, ValueError):
+            continue  # a signal this platform reserves
 
 
 @contextmanager
@@ -159,8 +204,11 @@ def settle() -> None:
     _raised = True
     if threading.current_thread() is threading.main_thread():
         signal.setitimer(signal.ITIMER_REAL, 0)  # a retry still due would kill as well
-        for signum in (*TERMINATING, signal.SIGALRM):
-            signal.signal(signum, signal.SIG_IGN)
+        for signum in TERMINATING:
+            try:
+                signal.signal(signum, signal.SIG_IGN)
+            except (OSError, ValueError):
+                pass
 
 
 def pending() -> int | None:
@@ -170,8 +218,10 @@ def pending() -> int | None:
 
 def _deliver() -> None:
     global _pending, _raised
+    global _retry_due
     if _pending is not None and not _raised:
         signal.setitimer(signal.ITIMER_REAL, 0)
+        _retry_due = False
         signum, _pending = _pending, None
         _raised = True
         raise Interrupted.by(signum)
@@ -179,5 +229,5 @@ def _deliver() -> None:
 
 def reset() -> None:
     """Forget held state (the in-process CLI runs many commands in one process)."""
-    global _depth, _until_checkpoint, _pending, _raised, _ignored
-    _depth, _until_checkpoint, _pending, _raised, _ignored = 0, False, None, False, 0
+    global _depth, _until_checkpoint, _pending, _raised, _ignored, _retry_due
+    _depth, _until_checkpoint, _pending, _raised, _ignored, _retry_due = 0, False, None, False, 0, False

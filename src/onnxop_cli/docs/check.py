@@ -317,7 +317,7 @@ def check_all(examples: list[Example], backend: str | None, *, contain: bool = T
 
 
 def _scalar(value) -> str:
-    from ..render.node import format_values
+    from ..render.values import format_values
 
     return format_values(value)
 

@@ -3,7 +3,7 @@
 A node test is a folder holding ``model.onnx`` (one node) and
 ``test_data_set_*/input_*.pb`` / ``output_*.pb``, as onnx's backend test
 generator writes them. The operator, its attributes, its constant inputs and
-the opset are taken from the model (``model.py``); every data set's inputs go
+the opset are taken from the model (``ops/model.py``); every data set's inputs go
 through the same path the operator commands take (the GPU kernels), and the
 output must equal ``output_0.pb`` exactly: shape, type and every bit (ONNX's
 own runner allows a tolerance; moving bytes needs none).
@@ -227,7 +227,7 @@ def compare(actual, expected, name: str) -> None:
         got, want = _bits(actual.to_numpy()), _bits(expected.to_numpy())
         diff = list(np.flatnonzero((got != want).any(axis=1)))
     if diff:
-        from ..render.node import format_values
+        from ..render.values import format_values
 
         where = np.unravel_index(int(diff[0]), actual.shape)
         at = f"{name}[{', '.join(str(int(i)) for i in where)}]"
@@ -238,28 +238,8 @@ def compare(actual, expected, name: str) -> None:
 _compare = compare
 
 
-def render(results: list[CaseResult], *, terminal: bool | None = None, quiet: bool = False) -> str:
-    """The table (tables.py: rich on a terminal, plain when piped), one
-    summary line per operator and the ``N passed, M failed, K skipped`` line;
-    a value not known is ``-``. ``quiet``: only the failed cases and the total."""
-    from ..render import tables
-
-    if quiet:
-        failed = [r for r in results if r.status == "failed"]
-        lines = [f"{r.name}: {r.operator or '-'}: failed: {r.detail}" for r in failed]
-        return "\n".join([*lines, summary(results)])
-
-    header = ["case", "operator", "opset", "data sets", "result"]
-    rows = [
-        [r.name, _cell(r.operator), _cell(r.opset), _cell(r.data_sets), r.status + (f": {r.detail}" if r.detail else "")]
-        for r in results
-    ]
-    cols = tables.columns(header, names=("case", "operator"), right=("opset", "data sets"), status=("result",))
-    return "\n".join([tables.render(cols, rows, terminal=terminal), "", *per_operator(results), "", summary(results)])
-
-
 def per_operator(results: list[CaseResult]) -> list[str]:
-    """``Flatten: 11 passed, 0 failed, 1 skipped (reason: ...)``, per operator."""
+    """``Flatten: 11 passed, 0 failed, 1 skipped (skipped: ...)``, per operator."""
     by_op: dict[str, list[CaseResult]] = {}
     for r in results:
         by_op.setdefault(r.op_type, []).append(r)
@@ -269,10 +249,6 @@ def per_operator(results: list[CaseResult]) -> list[str]:
         why = f" (skipped: {'; '.join(reasons)})" if reasons else ""
         lines.append(f"{op}: {summary(rs)}{why}")
     return lines
-
-
-def _cell(value: object) -> str:
-    return "-" if value is None else str(value)
 
 
 def summary(results: list[CaseResult]) -> str:

@@ -1,12 +1,14 @@
 """What ``onnxop doc-examples`` shows: tables of examples and of results
-(rows; tables.py draws them), failure details, and the blocks for
+(rows; cli/tables.py draws them), failure details, and the blocks for
 ``--show``. Returns text; only the CLI prints."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
+from ..render import json
+from .check import all_passed, counts
 from .pages import DocTensor, Example, read_page, seed_pages
 from ..errors import UsageError
 
@@ -122,3 +124,50 @@ def failure_details(outcomes: Sequence[Outcome]) -> str:
 
 def show_title(ex: Example) -> str:
     return f"# {ex.name} ({Path(ex.page).name})"
+
+
+# ------------------------------------------------------------------ --json
+
+
+def example_entry(ex: Any) -> dict[str, Any]:
+    """One doc-examples example as listed: page, name, op, opset, tensors."""
+
+    def tensors(ts: Sequence[Any]) -> list[dict[str, Any]]:
+        return [{"name": t.name, "shape": list(t.shape), "dtype": t.dtype} for t in ts]
+
+    return {
+        "page": Path(ex.page).name,
+        "name": ex.name,
+        "op": ex.op_type or None,
+        "opset": ex.opset,
+        "attributes": dict(ex.attributes),
+        "inputs": tensors(ex.inputs),
+        "outputs": tensors(ex.outputs),
+        "problem": ex.problem or None,
+    }
+
+
+def doc_examples_document(examples: Sequence[Any], outcomes: Sequence[Any] | None, shown: dict[int, str]) -> dict[str, Any]:
+    """doc-examples: the examples; with --check each one's result and the
+    counts (status "failed", exit code 1, when the check fails)."""
+    entries = [example_entry(ex) for ex in examples]
+    for entry, ex in zip(entries, examples):
+        if id(ex) in shown:
+            entry["rendered"] = shown[id(ex)]
+    doc = json.base("doc-examples")
+    if outcomes is not None:
+        by_example = {id(o.example): o for o in outcomes}
+        for entry, ex in zip(entries, examples):
+            o = by_example.get(id(ex))
+            if o is not None:
+                entry["result"] = o.status
+                entry["output"] = o.output or None
+                entry["reason"] = o.reason or None
+                entry["details"] = list(o.details)
+                entry["shown"] = o.shown or None
+        c = counts(list(outcomes))
+        doc["summary"] = {k: int(c.get(k, 0)) for k in ("passed", "failed", "skipped")}
+        if not all_passed(list(outcomes)):
+            doc["status"], doc["exit_code"] = "failed", 1
+    doc["examples"] = entries
+    return doc

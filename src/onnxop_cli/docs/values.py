@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from types import EllipsisType
 from typing import TYPE_CHECKING, Iterator, Union
 
-from ..render.node import PRECISION as PRINT_PRECISION  # a float with this many digits may be rounded
+from ..render.values import PRECISION as PRINT_PRECISION  # a float with this many digits may be rounded
 
 if TYPE_CHECKING:
     import numpy as np

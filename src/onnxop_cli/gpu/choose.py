@@ -28,7 +28,7 @@ from pathlib import Path
 
 from ..errors import UsageError
 from . import kernels
-from .cache import cache_dir, write_atomic
+from ..io.cache import cache_dir, write_atomic
 from .device import Gpu
 
 ENV_KERNEL = "ONNXOP_KERNEL"
@@ -100,6 +100,16 @@ def choice(gpu: Gpu, *, tune: bool = False) -> Choice:
             _write_cache(gpu, found)
     gpu.kernel_choice = found
     return found
+
+
+def kernel_for(gpu: Gpu, name: str | None = None) -> kernels.Kernel:
+    """The kernel a copy on ``gpu`` runs with: ``name`` if given (refused
+    with a UsageError naming the available ones if this adapter cannot run
+    it), else the one measured fastest (or forced). The
+    choice is kept as ``gpu.kernel_used`` for the --json documents."""
+    found = Choice(kernels.require(gpu, name).name, "forced") if name is not None else choice(gpu)
+    gpu.kernel_used = found
+    return kernels.KERNELS[found.kernel]
 
 
 def measure(gpu: Gpu, candidates: list[kernels.Kernel]) -> Choice:

@@ -28,36 +28,23 @@ WebGPU invariants, written once here:
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ..core import signals
 from ..core.sources import ByteSource
+from ..errors import UsageError
 from . import kernels
+from .buffers import DEFAULT_CHUNK, ENV_POISON, WORD, BufferUsage, MapMode, can_map, env_poison, round_up  # noqa: F401
+from .choose import kernel_for
 from .device import Gpu
-from .kernels import WORD, round_up
 
-# 4 MiB chunks used the least CPU and wall time for a 1 GiB flatten on a
-# 2-core lavapipe box (4-64 MiB tried): read, kernel and write then find the
-# chunk still in cache. Peak RSS grows with the chunk. Re-measured with the
-# run-layout kernels (2026-11-30, benchmarks/chunk_sizes.py): 4 MiB 1.24-1.30 s,
-# 8-64 MiB 1.70-2.19 s, on Mesa 22.3 and 25.
-DEFAULT_CHUNK = 4 << 20
 KEEP_BYTES = DEFAULT_CHUNK  # slots up to this size stay allocated for the next call
-ENV_POISON = "ONNXOP_POISON"  # testing aid: fill dst with this byte before each chunk
 
 Sink = Callable[[memoryview], None]
 
 
-def _env_poison() -> int | None:
-    value = os.environ.get(ENV_POISON)
-    return int(value, 0) & 0xFF if value else None
-
-
-def can_map(gpu: Gpu) -> bool:
-    """Whether the kernel's own buffers can be mapped (no staging copies)."""
-    return "mappable-primary-buffers" in gpu.features
+_env_poison = env_poison
 
 
 def copy_through_kernel(
@@ -80,12 +67,20 @@ def copy_through_kernel(
     byte before every chunk, so a byte the kernel failed to write cannot pass
     a comparison. ``kernel`` (a name in kernels.KERNELS), ``mapped`` and
     ``depth`` (slots in flight) override the choices made for this adapter
-    (the kernel is otherwise gpu/calibrate.py's measured or forced choice).
+    (the kernel is otherwise choose.py's measured or forced choice).
     """
-    total = source.nbytes
-    if total == 0:
+    if source.nbytes == 0:
         return 0
-    k = kernels.choose(gpu, kernel)
+    with gpu.lock:  # one call at a time on the device's cached streams, pipelines, choice (device.py)
+        return _copy(gpu, source, sink, chunk_bytes, max_groups_per_dim, poison, kernel, mapped, depth)
+
+
+def _copy(
+    gpu: Gpu, source: ByteSource, sink: Sink, chunk_bytes: int | None, max_groups_per_dim: int | None,
+    poison: int | None, kernel: str | None, mapped: bool | None, depth: int,
+) -> int:
+    total = source.nbytes
+    k = kernel_for(gpu, kernel)
     if mapped is None:
         mapped = can_map(gpu)
     elif mapped and not can_map(gpu):
@@ -157,9 +152,7 @@ class Stream:
         return slot
 
     def _new_slot(self, size: int) -> Slot:
-        import wgpu
-
-        U = wgpu.BufferUsage
+        U = BufferUsage
         device = self.gpu.device
         with self.gpu.errors("allocating copy buffers"):
             if self.mapped:
@@ -280,11 +273,9 @@ class Stream:
         return chunks
 
     def _fill(self, slot: Slot, source: ByteSource, offset: int, n: int) -> None:
-        import wgpu
-
         buf = slot.into
         with self.gpu.errors("upload"):
-            self.gpu.wait(buf.map_async(wgpu.MapMode.WRITE, 0, round_up(n, 4)), "upload")
+            self.gpu.wait(buf.map_async(MapMode.WRITE, 0, round_up(n, 4)), "upload")
             mapped = buf._experimental_get_mapped_range(0, round_up(n, 4))
         try:
             source.readinto(offset, mapped[:n])
@@ -294,8 +285,6 @@ class Stream:
                 buf.unmap()
 
     def _submit(self, slot: Slot, n: int, poison: int | None) -> None:
-        import wgpu
-
         n4 = round_up(n, 4)
         device, queue = self.gpu.device, self.gpu.queue
         with self.gpu.errors("dispatch"):
@@ -310,7 +299,7 @@ class Stream:
             queue.submit([encoder.finish()])
             # The map resolves once the submitted work is done: it is our
             # synchronisation, waited for by whoever drains the slot.
-            slot.promise = slot.out.map_async(wgpu.MapMode.READ, 0, n4)
+            slot.promise = slot.out.map_async(MapMode.READ, 0, n4)
             slot.nbytes = n
 
     def _drain(self, slot: Slot, sink: Sink) -> None:

@@ -25,6 +25,7 @@ from typing import Any, Iterator
 
 from ..errors import GpuError, NoAdapterError, UsageError
 from . import engines
+from .engines.base import BACKENDS
 
 ENV_BACKEND = "ONNXOP_BACKEND"
 ENV_TIMEOUT = "ONNXOP_GPU_TIMEOUT"
@@ -34,13 +35,6 @@ ENV_TIMEOUT = "ONNXOP_GPU_TIMEOUT"
 DEFAULT_TIMEOUT = 120.0
 POLL_INTERVAL = 0.05  # seconds between looks at the device while waiting
 
-# our name -> (wgpu-native instance flag, GPUAdapterInfo.backend_type values)
-BACKENDS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "vulkan": ("Vulkan", ("Vulkan",)),
-    "metal": ("Metal", ("Metal",)),
-    "d3d12": ("DX12", ("D3D12",)),
-    "gl": ("GL", ("OpenGL", "OpenGLES")),
-}
 BACKEND_CHOICES = ("auto", *BACKENDS)
 
 # Features requested when the adapter has them: int64 for the storage64 copy
@@ -61,6 +55,13 @@ NO_ADAPTER_HINT = (
 )
 
 _lock = threading.Lock()
+# Opening a device (instance, adapter, device) is done by one thread at a
+# time, so two threads' first calls share one device instead of racing to
+# create two (Dawn's instance, wgpu's instance flags).
+_opening = threading.RLock()
+# The GPU work of one call (a copy or a gather: its cached streaming buffers,
+# pipelines, submits and maps) holds its engine's lock: see Gpu.lock.
+_engine_locks: dict[str, threading.RLock] = {}
 _instance_backends: tuple[str, ...] | None = None  # wgpu's: None: not created; () : auto
 _dawn_ready = False
 _gpus: dict[str, Gpu] = {}
@@ -98,6 +99,11 @@ def init_instance(backends: list[str] | tuple[str, ...]) -> None:
     Must come before any adapter is requested; a second call with the same
     backends is a no-op.
     """
+    with _opening:
+        _init_instance(backends)
+
+
+def _init_instance(backends: list[str] | tuple[str, ...]) -> None:
     global _instance_backends, _dawn_ready
     pairs = [resolve(b) for b in backends]
     dawn = tuple(b for e, b in pairs if e == "dawn" and b != "auto")
@@ -150,6 +156,15 @@ def get_gpu(backend: str | None = None, engine: str | None = None) -> Gpu:
         gpu = _gpus.get(key)
     if gpu is not None:
         return gpu
+    with _opening:  # one thread opens it; the others wait and share it
+        with _lock:
+            gpu = _gpus.get(key)
+        if gpu is not None:
+            return gpu
+        return _open_gpu(engine, name, key)
+
+
+def _open_gpu(engine: str, name: str, key: str) -> Gpu:
     if engine == "dawn":
         _runtime_dir()
         engines.load("dawn").init(() if name == "auto" else (name,))
@@ -193,14 +208,7 @@ def _all_adapters() -> list[AdapterInfo]:
     instance: the process's own was made for one backend and cannot see the
     others. Only for the "no adapter" message; any failure means "none"."""
     try:
-        import wgpu
-        from wgpu.backends.wgpu_native._ffi import ffi, lib
-
-        instance = lib.wgpuCreateInstance(ffi.new("WGPUInstanceDescriptor *"))
-        count = lib.wgpuInstanceEnumerateAdapters(instance, ffi.NULL, ffi.NULL)
-        ids = ffi.new("WGPUAdapter[]", count)
-        lib.wgpuInstanceEnumerateAdapters(instance, ffi.NULL, ids)
-        return [AdapterInfo.of(wgpu.gpu._create_adapter(i)) for i in ids]
+        return [AdapterInfo.of(a) for a in engines.load("wgpu").every_adapter()]
     except Exception:  # noqa: BLE001 - a better message, never a new failure
         return []
 
@@ -334,6 +342,15 @@ class Gpu:
         self.kernel_choice: Any = None  # calibrate.Choice, once measured or read from the cache
         self.kernel_used: Any = None  # the Choice the last flat copy ran with
         self._log_mark = len(_log_capture.messages)  # wgpu's messages from before this device are not its
+        # Held for the GPU work of one call (copy.py, gather.py take it): the
+        # streaming buffers in ``cache``, the pipelines and the kernel choice
+        # are shared by every call on this device, and neither wgpu-native nor
+        # Dawn orders one thread's submits and maps against another's. One lock
+        # per engine, not per device: a process's devices on one engine share
+        # its instance (Dawn's events, wgpu-py's poll thread). Reentrant, so a
+        # caller may hold it across several calls.
+        with _lock:
+            self.lock = _engine_locks.setdefault(engine, threading.RLock())
 
     @classmethod
     def open(cls, backend: str, engine: str = engines.DEFAULT) -> Gpu:

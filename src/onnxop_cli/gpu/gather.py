@@ -20,7 +20,6 @@ is first spooled to an unlinked temporary file.
 
 from __future__ import annotations
 
-import os
 import struct
 import tempfile
 from typing import Any, Callable
@@ -29,7 +28,8 @@ from ..errors import OnnxopError
 from ..core.sources import ByteSource, FileBytes, MemoryBytes
 from ..core.view import View
 from .device import Gpu
-from .kernels import WORD, grid, round_up, shader_const
+from .buffers import WORD, BufferUsage, MapMode, ShaderStage, binding_limit, dispatch_limit, grid, round_up
+from .kernels import shader_const
 from .tiling import Plan, Upload, in_order
 
 __all__ = ["View", "gather_through_kernel"]
@@ -39,14 +39,9 @@ BITS = (2, 4, 8, 16, 32, 64, 128)
 DEFAULT_BAND = 64 << 20  # bytes of output per band (and of source per upload), at most one binding
 MAX_ELEMENTS = 1 << 31  # elements per band or upload: the kernel indexes them with u32
 PARAMS_BYTES = 64  # sizeof(Params) in gather.wgsl
-ENV_POISON = "ONNXOP_POISON"  # as for the copy kernel: fill dst before each band
 SPOOL_STEP = 4 << 20
 
 Sink = Callable[[memoryview], None]
-
-
-def binding_limit(gpu: Gpu) -> int:
-    return int(gpu.limits.get("max-storage-buffer-binding-size", 128 << 20))
 
 
 def gather_through_kernel(
@@ -75,15 +70,18 @@ def gather_through_kernel(
     plan, band_bytes, window_bytes = make_plan(gpu, source.nbytes, view, bits, swap, binding_bytes)
     if plan is None:
         return 0
-    if poison is None and os.environ.get(ENV_POISON):
-        poison = int(os.environ[ENV_POISON], 0) & 0xFF
+    if poison is None:
+        from .buffers import env_poison
+
+        poison = env_poison()
     spool = None if _random_access(source) or in_order(plan) else _spool(source)
     try:
-        run = _Run(gpu, plan, spool or source, band_bytes, window_bytes, swap, max_groups_per_dim)
-        try:
-            return run.stream(sink, poison)
-        finally:
-            run.release()
+        with gpu.lock:  # one call at a time on the device's pipelines and queue (device.py)
+            run = _Run(gpu, plan, spool or source, band_bytes, window_bytes, swap, max_groups_per_dim)
+            try:
+                return run.stream(sink, poison)
+            finally:
+                run.release()
     finally:
         if spool is not None:
             spool.close()
@@ -126,16 +124,14 @@ class _Run:
 
     def __init__(self, gpu: Gpu, plan: Plan, source: Any, band_bytes: int, src_bytes: int,
                  swap: int, max_groups_per_dim: int | None, host_in: bool = True, host_out: bool = True) -> None:
-        import wgpu
-
         self.gpu, self.plan, self.source, self.swap = gpu, plan, source, swap
         self.band_bytes = band_bytes
-        self.max_dim = max_groups_per_dim or gpu.limits.get("max-compute-workgroups-per-dimension", 65535)
+        self.max_dim = dispatch_limit(gpu, max_groups_per_dim)
         self.per_group = shader_const(SHADER, "WG") * shader_const(SHADER, "WORDS")
         self.stride = max(256, gpu.limits.get("min-uniform-buffer-offset-alignment", 256))
         self.rank = len(plan.view.shape)
         records = 2 * self.rank  # boxes per upload, at most
-        U = wgpu.BufferUsage
+        U = BufferUsage
         self.buffers: list[Any] = []
         with gpu.errors("allocating gather buffers"):
             self.pipeline, layout = gpu.pipeline_with_layout(SHADER, _layout_entries())
@@ -185,15 +181,13 @@ class _Run:
 
     def _drain(self, sink: Sink, written: int, nbytes: int) -> None:
         """Hand the band's ``nbytes`` (output bytes ``written`` onwards) to the sink."""
-        import wgpu
-
         gpu = self.gpu
         n4 = round_up(nbytes, 4)
         with gpu.errors("readback"):
             encoder = gpu.device.create_command_encoder()
             encoder.copy_buffer_to_buffer(self.dst, 0, self.readback, 0, n4)
             gpu.queue.submit([encoder.finish()])
-            gpu.wait(self.readback.map_async(wgpu.MapMode.READ, 0, n4), "readback")
+            gpu.wait(self.readback.map_async(MapMode.READ, 0, n4), "readback")
         try:
             sink(self.readback.read_mapped(0, n4, copy=False)[:nbytes])
         finally:
@@ -203,12 +197,10 @@ class _Run:
     def _fill(self, encoder: Any, upload: Upload) -> None:
         """Put the upload's runs in the src buffer: through the mapped upload
         buffer, then a copy recorded in ``encoder``."""
-        import wgpu
-
         gpu = self.gpu
         end = max(into + n for _, into, n in upload.runs)
         with gpu.errors("upload"):
-            gpu.wait(self.upload.map_async(wgpu.MapMode.WRITE), "upload")
+            gpu.wait(self.upload.map_async(MapMode.WRITE), "upload")
             mapped = self.upload._experimental_get_mapped_range(0, self.src_bytes)
         try:
             for source, into, n in upload.runs:
@@ -294,9 +286,7 @@ def _spool(source: ByteSource) -> _Spooled:
 
 
 def _layout_entries() -> list[dict]:
-    import wgpu
-
-    stage = wgpu.ShaderStage.COMPUTE
+    stage = ShaderStage.COMPUTE
     storage = {"type": "storage"}
     return [
         {"binding": 0, "visibility": stage, "buffer": {"type": "read-only-storage"}},

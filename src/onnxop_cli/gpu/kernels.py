@@ -10,7 +10,7 @@ Two widths of the same storage-buffer to storage-buffer byte copy:
     lavapipe about twice the bytes per store of ``storage``.
 
 Which one is faster depends on the adapter and its driver, so it is not
-decided here: gpu/calibrate.py measures the available kernels once per
+decided here: choose.py measures the available kernels once per
 adapter and driver and caches the answer. (Kernels that read the source
 through uniform-buffer windows were tried and removed: on Mesa 22.3 and 25
 lavapipe they measured 2-3x slower than ``storage``, about 100 µs a dispatch.)
@@ -27,10 +27,10 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+from .buffers import BufferUsage, binding_limit, dispatch_limit, grid
 from .device import Gpu
 from .shaders import shader_source
 
-WORD = 16  # bytes of one vec4<u32>; every buffer is a multiple of this
 
 
 def shader_const(shader: str, name: str) -> int:
@@ -39,18 +39,6 @@ def shader_const(shader: str, name: str) -> int:
     if not m:
         raise RuntimeError(f"{shader} defines no u32 constant {name}")
     return int(m.group(1))
-
-
-def round_up(n: int, to: int) -> int:
-    return -(-n // to) * to
-
-
-def grid(groups: int, max_per_dim: int) -> tuple[int, int]:
-    """Fold ``groups`` workgroups into an (x, y) grid within the per-dimension limit."""
-    if groups <= max_per_dim:
-        return groups, 1
-    y = -(-groups // max_per_dim)
-    return -(-groups // y), y
 
 
 class Kernel:
@@ -64,7 +52,7 @@ class Kernel:
 
     @cached_property
     def features(self) -> tuple[str, ...]:
-        """What the shader's code uses beyond WebGPU (gpu/portability.py reads it)."""
+        """What the shader's code uses beyond WebGPU (needs.py reads it)."""
         from .needs import needs
 
         return needs(self.shader).features
@@ -87,7 +75,7 @@ class Kernel:
 
     def max_chunk(self, gpu: Gpu) -> int:
         """The largest chunk one binding holds: whole spans within the limit."""
-        limit = gpu.limits.get("max-storage-buffer-binding-size", 128 << 20)
+        limit = binding_limit(gpu)
         return max(self.align, limit - limit % self.align)
 
     def bind(self, gpu: Gpu, src: Any, dst: Any, size: int, max_groups_per_dim: int | None = None) -> Bound:
@@ -114,20 +102,18 @@ class Bound:
     the binding size, itself a multiple of the span, so always aligned)."""
 
     def __init__(self, kernel: Kernel, gpu: Gpu, src: Any, dst: Any, size: int, max_groups_per_dim: int | None):
-        import wgpu
-
         assert size % kernel.align == 0, "copy buffers are padded to whole workgroup spans"
         self.gpu = gpu
         self.kernel = kernel
         self.pipeline = gpu.pipeline(kernel.shader)
-        self.max_dim = max_groups_per_dim or gpu.limits.get("max-compute-workgroups-per-dimension", 65535)
+        self.max_dim = dispatch_limit(gpu, max_groups_per_dim)
         binding = kernel.max_chunk(gpu)
         layout = self.pipeline.get_bind_group_layout(0)
         self.windows: list[_Window] = []
         for offset in range(0, size, binding):
             n = min(binding, size - offset)
             params = gpu.device.create_buffer(
-                label="copy params", size=16, usage=wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST
+                label="copy params", size=16, usage=BufferUsage.UNIFORM | BufferUsage.COPY_DST
             )
             group = gpu.device.create_bind_group(
                 layout=layout,
@@ -167,18 +153,6 @@ DEFAULT = "storage"  # runs everywhere: the answer when nothing else is measured
 def available(gpu: Gpu) -> list[Kernel]:
     """The kernels ``gpu`` can run, portable one first."""
     return [k for k in KERNELS.values() if k.available(gpu)]
-
-
-def choose(gpu: Gpu, name: str | None = None) -> Kernel:
-    """The kernel a copy on ``gpu`` runs with: ``name`` if given (refused
-    with a UsageError naming the available ones if this adapter cannot run
-    it), else the one gpu/calibrate.py measured fastest (or forced). The
-    choice is kept as ``gpu.kernel_used`` for the --json documents."""
-    from .choose import Choice, choice
-
-    found = Choice(require(gpu, name).name, "forced") if name is not None else choice(gpu)
-    gpu.kernel_used = found
-    return KERNELS[found.kernel]
 
 
 def require(gpu: Gpu, name: str) -> Kernel:

@@ -20,10 +20,10 @@ import time
 from typing import Any, Callable
 
 from ..errors import GpuError
-from .copy import DEFAULT_CHUNK, can_map
+from .buffers import DEFAULT_CHUNK, can_map, round_up
 from .device import Gpu
 from .engines.base import BufferUsage, MapMode
-from .kernels import Kernel, available, round_up
+from .kernels import Kernel, available
 
 POISON = 0xA5
 SEED_CHUNK = 16 << 20  # random source bytes are generated (and regenerated) this many at a time

@@ -1,5 +1,5 @@
 """What each kernel needs from an adapter, read from its shader, and which
-adapters of which engines can run it.
+adapters can run it (survey.py lists which ones do).
 
 A WGSL kernel is portable WebGPU when it needs nothing beyond the standard
 and fits the default limits. The shader is the one declaration of what it
@@ -87,30 +87,3 @@ def runs_on(shader: str, adapters: Iterable[Any]) -> list[Any]:
     """The adapters (AdapterInfo) that can run ``shader``."""
     need = needs(shader)
     return [a for a in adapters if not need.missing(a.features, a.limits)]
-
-
-def survey(backend: str) -> tuple[dict[str, list[Any]], list[tuple[Any, Needs, list[Any]]]]:
-    """For ``info``: the adapters of ``backend`` each installed engine sees
-    ({engine: [AdapterInfo]}, or a one-line reason in place of the list) and,
-    per kernel, (kernel, needs, the adapters that can run it)."""
-    from ..errors import GpuError
-    from . import engines, kernels
-    from .device import BACKENDS, list_adapters
-
-    seen: dict[str, Any] = {}
-    for engine in engines.ENGINES:
-        if not engines.installed(engine):
-            seen[engine] = f"not installed ({'pip install onnxop[dawn]' if engine == 'dawn' else 'pip install wgpu'})"
-            continue
-        try:
-            found = list_adapters(engine)
-        except GpuError as e:
-            seen[engine] = e.message
-            continue
-        seen[engine] = [a for a in found if backend == "auto" or a.backend in BACKENDS[backend][1]]
-    every = [a for found in seen.values() if isinstance(found, list) for a in found]
-    rows = []
-    for kernel in kernels.KERNELS.values():
-        need = needs(kernel.shader)
-        rows.append((kernel, need, [a for a in every if not need.missing(a.features, a.limits)]))
-    return seen, rows

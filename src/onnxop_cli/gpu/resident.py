@@ -13,15 +13,14 @@ cross, so a caller can show that only a graph's inputs and outputs did.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Any
 
 from ..core.sources import ByteSource
 from ..core.view import View
 from .device import Gpu
-from .gather import ENV_POISON, Sink, _random_access, _Run, _spool, make_plan
-from .kernels import WORD, round_up
+from .buffers import WORD, BufferUsage, env_poison, round_up
+from .gather import Sink, _random_access, _Run, _spool, make_plan
 from .tiling import Plan, Upload, in_order
 
 
@@ -38,9 +37,7 @@ class DeviceBuffer:
     (padded to a whole word); ``release`` frees it at once."""
 
     def __init__(self, gpu: Gpu, nbytes: int, label: str = "intermediate") -> None:
-        import wgpu
-
-        U = wgpu.BufferUsage
+        U = BufferUsage
         self.gpu, self.nbytes = gpu, nbytes
         with gpu.errors(f"allocating {nbytes} bytes for {label}"):
             self.buffer: Any = gpu.device.create_buffer(
@@ -118,15 +115,15 @@ def gather(
     if not on_device and not (_random_access(source) or in_order(plan)):
         spool = _spool(source)  # type: ignore[arg-type]
     try:
-        run = _ResidentRun(
-            gpu, plan, spool or source, band_bytes, window_bytes, swap, None,
-            device_source=source if on_device else None, device_out=out, traffic=traffic,  # type: ignore[arg-type]
-        )
-        try:
-            poison = int(os.environ[ENV_POISON], 0) & 0xFF if os.environ.get(ENV_POISON) else None
-            run.stream(sink or (lambda chunk: None), poison)
-        finally:
-            run.release()
+        with gpu.lock:  # one call at a time on the device's pipelines and queue (device.py)
+            run = _ResidentRun(
+                gpu, plan, spool or source, band_bytes, window_bytes, swap, None,
+                device_source=source if on_device else None, device_out=out, traffic=traffic,  # type: ignore[arg-type]
+            )
+            try:
+                run.stream(sink or (lambda chunk: None), env_poison())
+            finally:
+                run.release()
     except BaseException:
         if out is not None:
             out.release()

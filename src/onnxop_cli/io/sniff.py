@@ -10,7 +10,6 @@ line naming the formats accepted.
 
 from __future__ import annotations
 
-import atexit
 import io
 import shutil
 import sys
@@ -65,14 +64,38 @@ class _Rejoined(io.RawIOBase):
         return self._rest.readinto(buffer)
 
 
+_spools: list[BinaryIO] = []  # stdin archives, spooled: open (and unlinked) for the life of the process
+
+
+def close_spools() -> None:
+    """Close the spooled stdin archives (the in-process CLI calls this after
+    each run; at exit the process closes them anyway: they have no name)."""
+    while _spools:
+        _spools.pop().close()
+
+
 def _read_npz(stream: BinaryIO, member: str | None) -> list[Tensor]:
+    """An archive needs random access: stdin is copied into a temporary file
+    that has no name (O_TMPFILE, or unlinked at once), so that however the
+    process ends -- SIGKILL included -- nothing is left behind. It is read
+    through /proc/self/fd, the one path to it."""
     from .npz import read_npz
 
-    folder = tempfile.mkdtemp(prefix="onnxop-stdin-")
-    atexit.register(shutil.rmtree, folder, True)
-    path = Path(folder) / "stdin.npz"
-    with open(path, "wb") as f:
-        shutil.copyfileobj(stream, f, 1 << 20)
+    folder = tempfile.gettempdir()
+    try:
+        spool = tempfile.TemporaryFile(prefix="onnxop-stdin-", dir=folder)
+    except OSError as e:
+        raise OnnxopError(f"-: cannot spool the .npz stream on stdin into {folder}: {e.strerror or e} "
+                          f"(set TMPDIR to a folder with room)") from None
+    _spools.append(spool)
+    try:
+        shutil.copyfileobj(stream, spool, 1 << 20)
+        spool.flush()
+    except OSError as e:
+        spool.truncate(0)  # (give the room back at once)
+        raise OnnxopError(f"-: cannot spool the .npz stream on stdin into {folder}: {e.strerror or e} "
+                          f"(set TMPDIR to a folder with room)") from None
+    path = Path(f"/proc/self/fd/{spool.fileno()}")
     try:
         tensors = read_npz(path, member)
     except OnnxopError as e:  # name the stream, not our temporary file

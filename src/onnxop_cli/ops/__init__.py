@@ -1,7 +1,8 @@
-"""Operators, one module each, one class per opset change; the registry.
+"""Operators, one module each, one class per change of rule (type lists are
+data: each module's TYPES); the registry.
 
 ``SPECS`` is the one list of operators: the CLI makes a command of each
-(cli_ops.py), the API a function, conformance and doc-examples run them.
+(cli/ops.py), the API a function, conformance and doc-examples run them.
 """
 
 from __future__ import annotations

@@ -64,7 +64,7 @@ class OpVersion:
     attribute_names: ClassVar[tuple[str, ...]] = ()  # the attributes this version has
     optional: ClassVar[tuple[str, ...]] = ()  # attributes and inputs that may be left out
     negative_axes: ClassVar[bool] = True
-    types_added: ClassVar[tuple[str, ...]] = ()  # ONNX type names this version adds
+    type_table: ClassVar[dict[int, tuple[str, ...]]] = {}  # the operator's: opset -> ONNX type names it added (versions())
 
     @classmethod
     def label(cls) -> str:
@@ -79,9 +79,7 @@ class OpVersion:
     def allowed_types(cls) -> frozenset[str]:
         """ONNX names (``float``, ``int4``) of the types this version allows:
         what it and every earlier version of the operator added."""
-        return frozenset(
-            t for klass in cls.__mro__ for t in vars(klass).get("types_added", ())
-        )
+        return frozenset(t for since, added in cls.type_table.items() if since <= cls.since_version for t in added)
 
     @classmethod
     def output_shape(cls, node: Node, shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -125,6 +123,26 @@ class OpVersion:
                 )
             seen[norm] = int(axis)
         return list(seen)
+
+
+def versions(types: dict[int, tuple[str, ...]], *rules: type[OpVersion]) -> tuple[type[OpVersion], ...]:
+    """Every version of one operator, oldest first, as onnx.defs numbers them.
+
+    ``rules`` are the classes written out, one per change of behaviour (the
+    ONNX reference's shape); ``types`` says which tensor types each opset
+    added. An opset in ``types`` that changed nothing else gets a class made
+    here: the rule in effect, under its own since_version. Type lists are
+    data; a class is code only where the code changes.
+    """
+    found: list[type[OpVersion]] = []
+    for since in sorted(set(types) | {r.since_version for r in rules}):
+        rule = [r for r in rules if r.since_version <= since][-1]
+        if rule.since_version != since:
+            name = f"{rule.op_type}_{since}"
+            rule = type(name, (rule,), {"since_version": since, "__module__": rule.__module__, "__qualname__": name})
+        rule.type_table = types
+        found.append(rule)
+    return tuple(found)
 
 
 def size_of(shape) -> int:

@@ -10,7 +10,7 @@ the channel stride split into the block and channel strides.
 from __future__ import annotations
 
 from ..errors import OpError
-from .base import BASE_TYPES, Node, OpVersion
+from .base import BASE_TYPES, Node, OpVersion, versions
 from .spec import OpSpec, Param
 from ..core.view import View
 
@@ -21,7 +21,6 @@ class _Blocks(OpVersion):
     inputs = ("input",)
     outputs = ("output",)
     attribute_names = ("blocksize",)
-    types_added = BASE_TYPES
 
     @classmethod
     def mode(cls, node: Node) -> str:
@@ -71,16 +70,14 @@ class DepthToSpace_11(DepthToSpace_1):
     optional = ("mode",)
 
 
-class DepthToSpace_13(DepthToSpace_11):
-    since_version = 13
-    types_added = ("bfloat16",)
-
-
-class DepthToSpace_28(DepthToSpace_13):
-    since_version = 28  # the same rule and types; SpaceToDepth gains mode in this opset
-
-
-VERSIONS = (DepthToSpace_1, DepthToSpace_11, DepthToSpace_13, DepthToSpace_28)
+# opset -> the tensor types that version added (onnx.defs' lists; tests/test_opsets.py
+# holds them to it). A class above only where the rule changes.
+TYPES = {
+    1: BASE_TYPES,
+    13: ("bfloat16",),
+    28: (),  # the same rule and types; SpaceToDepth gains mode in this opset
+}
+VERSIONS = versions(TYPES, DepthToSpace_1, DepthToSpace_11)
 
 BLOCKSIZE = Param("blocksize", "int", "Side of the square blocks moved.", "2")
 SPEC = OpSpec(

@@ -8,7 +8,7 @@ may grow). The index map gives stride 0 to every axis the input broadcasts.
 from __future__ import annotations
 
 from ..errors import OpError
-from .base import BASE_TYPES, Node, OpVersion
+from .base import BASE_TYPES, Node, OpVersion, versions
 from .spec import OpSpec, Param
 from ..core.view import View
 
@@ -18,7 +18,6 @@ class Expand_8(OpVersion):
     since_version = 8
     inputs = ("input", "shape")
     outputs = ("output",)
-    types_added = BASE_TYPES
 
     @classmethod
     def output_shape(cls, node: Node, shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -47,12 +46,13 @@ class Expand_8(OpVersion):
         return View(out, tuple(0 if d == 1 else s for d, s in zip(src, src_strides)), offset)
 
 
-class Expand_13(Expand_8):
-    since_version = 13
-    types_added = ("bfloat16",)
-
-
-VERSIONS = (Expand_8, Expand_13)
+# opset -> the tensor types that version added (onnx.defs' lists; tests/test_opsets.py
+# holds them to it). A class above only where the rule changes.
+TYPES = {
+    8: BASE_TYPES,
+    13: ("bfloat16",),
+}
+VERSIONS = versions(TYPES, Expand_8)
 
 SPEC = OpSpec(
     "Expand",

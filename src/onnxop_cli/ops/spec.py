@@ -1,7 +1,7 @@
 """What the command line, the API, rendering and JSON need to know about an
 operator, kept next to its versions: its parameters (attributes in some
 opsets, constant inputs in others), their help and an example each. The CLI
-builds one command per spec (cli_ops.py); nothing else lists the operators.
+builds one command per spec (cli/ops.py); nothing else lists the operators.
 """
 
 from __future__ import annotations

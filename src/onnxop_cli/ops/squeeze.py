@@ -10,7 +10,7 @@ attribute form).
 from __future__ import annotations
 
 from ..errors import OpError
-from .base import BASE_TYPES, FLOAT8, Node, OpVersion
+from .base import BASE_TYPES, FLOAT8, Node, OpVersion, versions
 from .spec import OpSpec, Param
 
 
@@ -22,7 +22,6 @@ class Squeeze_1(OpVersion):
     attribute_names = ("axes",)
     optional = ("axes",)
     negative_axes = False
-    types_added = BASE_TYPES
 
     @classmethod
     def output_shape(cls, node: Node, shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -48,30 +47,19 @@ class Squeeze_13(Squeeze_11):
     since_version = 13
     inputs = ("data", "axes")
     attribute_names = ()
-    types_added = ("bfloat16",)
 
 
-class Squeeze_21(Squeeze_13):
-    since_version = 21
-    types_added = FLOAT8 + ("int4", "uint4")
-
-
-class Squeeze_23(Squeeze_21):
-    since_version = 23
-    types_added = ("float4e2m1",)
-
-
-class Squeeze_24(Squeeze_23):
-    since_version = 24
-    types_added = ("float8e8m0",)
-
-
-class Squeeze_25(Squeeze_24):
-    since_version = 25
-    types_added = ("int2", "uint2")
-
-
-VERSIONS = (Squeeze_1, Squeeze_11, Squeeze_13, Squeeze_21, Squeeze_23, Squeeze_24, Squeeze_25)
+# opset -> the tensor types that version added (onnx.defs' lists; tests/test_opsets.py
+# holds them to it). A class above only where the rule changes.
+TYPES = {
+    1: BASE_TYPES,
+    13: ("bfloat16",),
+    21: FLOAT8 + ("int4", "uint4"),
+    23: ("float4e2m1",),
+    24: ("float8e8m0",),
+    25: ("int2", "uint2"),
+}
+VERSIONS = versions(TYPES, Squeeze_1, Squeeze_11, Squeeze_13)
 
 SPEC = OpSpec(
     "Squeeze",

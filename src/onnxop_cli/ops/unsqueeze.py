@@ -1,9 +1,9 @@
 """Unsqueeze: insert size-1 dimensions at ``axes`` of the output.
 
-One class per opset change. Unsqueeze-1 takes non-negative axes as an
+One class per change of rule. Unsqueeze-1 takes non-negative axes as an
 attribute; Unsqueeze-11 allows negative axes in [-r_out, r_out - 1];
 Unsqueeze-13 moves axes from the attribute to a second input (int64 tensor).
-Versions 21, 23, 24 and 25 only widen the allowed types (``types_added``,
+Versions 21, 23, 24 and 25 only widen the allowed types (rows of TYPES,
 checked against ``onnx.defs`` by ``tests/test_opsets.py``). Duplicates (after
 normalising) and an empty list are errors in every version.
 """
@@ -11,7 +11,7 @@ normalising) and an empty list are errors in every version.
 from __future__ import annotations
 
 from ..errors import OpError
-from .base import Node, OpVersion
+from .base import Node, OpVersion, versions
 from .spec import OpSpec, Param
 
 
@@ -23,10 +23,6 @@ class Unsqueeze_1(OpVersion):
     attribute_names = ("axes",)
     negative_axes = False
     axes_is_input = False
-    types_added = (
-        "float", "double", "float16", "bool", "complex64", "complex128", "int8", "int16",
-        "int32", "int64", "uint8", "uint16", "uint32", "uint64", "string",
-    )
 
     @classmethod
     def output_shape(cls, node: Node, shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -64,32 +60,22 @@ class Unsqueeze_13(Unsqueeze_11):
     inputs = ("data", "axes")
     attribute_names = ()
     axes_is_input = True
-    types_added = ("bfloat16",)
 
 
-class Unsqueeze_21(Unsqueeze_13):
-    since_version = 21
-    types_added = ("float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz", "int4", "uint4")
-
-
-class Unsqueeze_23(Unsqueeze_21):
-    since_version = 23
-    types_added = ("float4e2m1",)
-
-
-class Unsqueeze_24(Unsqueeze_23):
-    since_version = 24
-    types_added = ("float8e8m0",)
-
-
-class Unsqueeze_25(Unsqueeze_24):
-    since_version = 25
-    types_added = ("int2", "uint2")
-
-
-VERSIONS = (
-    Unsqueeze_1, Unsqueeze_11, Unsqueeze_13, Unsqueeze_21, Unsqueeze_23, Unsqueeze_24, Unsqueeze_25,
-)
+# opset -> the tensor types that version added (onnx.defs' lists; tests/test_opsets.py
+# holds them to it). A class above only where the rule changes.
+TYPES = {
+    1: (
+        "float", "double", "float16", "bool", "complex64", "complex128", "int8", "int16",
+        "int32", "int64", "uint8", "uint16", "uint32", "uint64", "string",
+    ),
+    13: ("bfloat16",),
+    21: ("float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz", "int4", "uint4"),
+    23: ("float4e2m1",),
+    24: ("float8e8m0",),
+    25: ("int2", "uint2"),
+}
+VERSIONS = versions(TYPES, Unsqueeze_1, Unsqueeze_11, Unsqueeze_13)
 
 SPEC = OpSpec(
     "Unsqueeze",

@@ -29,7 +29,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Callable, Iterator
 
-from .node import LINE_WIDTH, PRECISION, format_values
+from .values import LINE_WIDTH, PRECISION, format_values
 
 if TYPE_CHECKING:
     import numpy as np

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .values import SLICE, float_text, is_numeric
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -30,8 +32,6 @@ def histogram(values: np.ndarray, dtype: DType, *, bins: int = BINS) -> dict[str
     (``other``: NaN and infinite values, left out), or None for types without
     statistics. With no finite value, edges and counts are empty."""
     import numpy as np
-
-    from .show import SLICE, is_numeric
 
     if not is_numeric(dtype):
         return None
@@ -63,8 +63,6 @@ def _finite_slices(flat: np.ndarray, size: int):
 
 def render(name: str, h: dict[str, Any], indent: str = "    ") -> str:
     """The histogram as lines of ``[lo, hi)  count  ####``."""
-    from .show import float_text
-
     total = sum(h["counts"])
     other = f"; {h['other']} NaN or infinite left out" if h["other"] else ""
     lines = [f"{indent}histogram of {name} ({total} finite values{other}):"]

@@ -187,52 +187,6 @@ def info_document(
     }
 
 
-def example_entry(ex: Any) -> Doc:
-    """One doc-examples example as listed: page, name, op, opset, tensors."""
-
-    def tensors(ts: Sequence[Any]) -> list[Doc]:
-        return [{"name": t.name, "shape": list(t.shape), "dtype": t.dtype} for t in ts]
-
-    return {
-        "page": Path(ex.page).name,
-        "name": ex.name,
-        "op": ex.op_type or None,
-        "opset": ex.opset,
-        "attributes": dict(ex.attributes),
-        "inputs": tensors(ex.inputs),
-        "outputs": tensors(ex.outputs),
-        "problem": ex.problem or None,
-    }
-
-
-def doc_examples_document(examples: Sequence[Any], outcomes: Sequence[Any] | None, shown: dict[int, str]) -> Doc:
-    """doc-examples: the examples; with --check each one's result and the
-    counts (status "failed", exit code 1, when the check fails)."""
-    entries = [example_entry(ex) for ex in examples]
-    for entry, ex in zip(entries, examples):
-        if id(ex) in shown:
-            entry["rendered"] = shown[id(ex)]
-    doc = base("doc-examples")
-    if outcomes is not None:
-        from ..docs.check import all_passed, counts
-
-        by_example = {id(o.example): o for o in outcomes}
-        for entry, ex in zip(entries, examples):
-            o = by_example.get(id(ex))
-            if o is not None:
-                entry["result"] = o.status
-                entry["output"] = o.output or None
-                entry["reason"] = o.reason or None
-                entry["details"] = list(o.details)
-                entry["shown"] = o.shown or None
-        c = counts(list(outcomes))
-        doc["summary"] = {k: int(c.get(k, 0)) for k in ("passed", "failed", "skipped")}
-        if not all_passed(list(outcomes)):
-            doc["status"], doc["exit_code"] = "failed", 1
-    doc["examples"] = entries
-    return doc
-
-
 def conformance_document(results: Sequence[Any], exit_code: int) -> Doc:
     """conformance: each node-test case and the counts (status "failed",
     exit code 1, when a case fails)."""

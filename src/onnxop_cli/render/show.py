@@ -17,24 +17,14 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
+from .histogram import render as render_histogram
 from .node import Shown, tensor_lines
+from .values import NOT_NUMERIC, SLICE, float_text, is_float, is_numeric  # noqa: F401 - re-exported
 
 if TYPE_CHECKING:
     import numpy as np
 
     from ..core.tensor import DType, Tensor
-
-NOT_NUMERIC = {"bool", "complex64", "complex128", "object"}
-SLICE = 1 << 22  # elements per slice when computing statistics
-
-
-def is_numeric(dtype: DType) -> bool:
-    return dtype.name not in NOT_NUMERIC and not dtype.is_string
-
-
-def is_float(dtype: DType) -> bool:
-    return dtype.name.startswith(("float", "bfloat"))
-
 
 def stats(values: np.ndarray, dtype: DType) -> dict[str, Any] | None:
     """``{"min", "max", "mean", "std", "nan", "count"}`` or None for non-numeric types.
@@ -119,14 +109,6 @@ def stats_note(s: dict[str, Any] | None, dtype: DType) -> str:
     return text + (f", {s['nan']} NaN" if s["nan"] else "")
 
 
-def float_text(x: float, digits: int = 17) -> str:
-    """``x`` rounded to ``digits`` significant digits, written as Python
-    writes a float (``2.0``, ``-0.0``, ``1e-07``, ``inf``)."""
-    if not math.isfinite(x):
-        return repr(x)
-    return repr(float(f"{x:.{digits}g}"))
-
-
 def _value(v: Any, dtype: DType) -> str:
     """A min or max as its own type prints it, in its shortest form that reads
     back as the same value (float32 0.1 is ``0.1``, bfloat16 -3 is ``-3.0``)."""
@@ -167,6 +149,4 @@ def file_lines(label: str, entries: Sequence[tuple[Tensor, np.ndarray, dict[str,
         yield from tensor_lines(shown, full=full)
         h = histograms[i] if histograms else None
         if h is not None:
-            from .histogram import render
-
-            yield from render(tensor.name, h).split("\n")
+            yield from render_histogram(tensor.name, h).split("\n")

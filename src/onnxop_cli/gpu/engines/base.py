@@ -8,7 +8,7 @@ onnxop runs its WGSL kernels on one of two WebGPU implementations:
 Streaming (copy.py), the kernels (kernels.py, gather.py), ``bench`` and the
 device code are written once against the objects below; the spelling is
 wgpu-py's (keyword arguments, dict descriptors), so wgpu-py's own objects are
-the wgpu engine and dawn.py implements the same calls on Dawn's C API. This
+the wgpu engine and dawn/ implements the same calls on Dawn's C API. This
 file lists exactly what is called: anything not here is not part of the seam.
 
 Flag values (buffer usage, map mode, shader stage) are WebGPU's, the same in
@@ -18,6 +18,15 @@ both implementations' headers.
 from __future__ import annotations
 
 from typing import Any, Iterable, Protocol, Sequence
+
+
+# our backend name -> (wgpu-native instance flag, GPUAdapterInfo.backend_type values)
+BACKENDS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "vulkan": ("Vulkan", ("Vulkan",)),
+    "metal": ("Metal", ("Metal",)),
+    "d3d12": ("DX12", ("D3D12",)),
+    "gl": ("GL", ("OpenGL", "OpenGLES")),
+}
 
 
 class BufferUsage:

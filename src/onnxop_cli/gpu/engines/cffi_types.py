@@ -39,7 +39,7 @@ import re
 from contextlib import contextmanager
 from typing import Any, Iterator
 
-from ..cache import cache_dir, read_private, write_atomic
+from ...io.cache import cache_dir, read_private, write_atomic
 
 _SIMPLE = re.compile(r"\s*([A-Za-z_]\w*)\s*(\*|\[\s*\])?\s*")
 _ARG = re.compile(r"\s*([A-Za-z_]\w*)\s*(const\s*)?(\*)?\s*")

@@ -10,15 +10,20 @@ NAME = "wgpu"
 
 
 def init(backends: tuple[str, ...]) -> None:
-    import wgpu  # noqa: F401  (loads wgpu-native; it must create its logger itself)
+    import os
 
+    import wgpu  # loads wgpu-native; it must create its logger itself
+
+    from ...core import signals
     from .cffi_types import speed_up_wgpu
+
+    signals.callback_code(os.path.dirname(wgpu.__file__))  # wgpu-py's cffi callbacks
 
     speed_up_wgpu()  # most of start-up was cffi re-parsing C type strings
     if backends:
         from wgpu.backends.wgpu_native.extras import set_instance_extras
 
-        from ..device import BACKENDS  # our name -> (wgpu-native instance flag, ...)
+        from .base import BACKENDS  # our name -> (wgpu-native instance flag, ...)
 
         set_instance_extras(backends=[BACKENDS[b][0] for b in backends])
 
@@ -27,6 +32,19 @@ def adapters(backend: str | None = None) -> list[Any]:
     import wgpu  # every adapter of the instance; the caller picks by backend
 
     return list(wgpu.gpu.enumerate_adapters_sync())
+
+
+def every_adapter() -> list[Any]:
+    """The adapters of every backend, from a second, throw-away instance: the
+    process's own was made for one backend and cannot see the others."""
+    import wgpu
+    from wgpu.backends.wgpu_native._ffi import ffi, lib
+
+    instance = lib.wgpuCreateInstance(ffi.new("WGPUInstanceDescriptor *"))
+    count = lib.wgpuInstanceEnumerateAdapters(instance, ffi.NULL, ffi.NULL)
+    ids = ffi.new("WGPUAdapter[]", count)
+    lib.wgpuInstanceEnumerateAdapters(instance, ffi.NULL, ids)
+    return [wgpu.gpu._create_adapter(i) for i in ids]
 
 
 def request_device(adapter: Any, features: list[str], on_lost: Any) -> Any:

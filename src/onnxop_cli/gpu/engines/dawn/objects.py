@@ -1,13 +1,13 @@
 """Dawn's WebGPU objects, with the calls of base.py spelled as wgpu-py spells
-them (see dawn.py for the engine: instance, adapters, device request)."""
+them (see engine.py: instance, adapters, device request; runtime.py: what both use)."""
 
 from __future__ import annotations
 
 import ctypes
 from typing import Any
 
-from . import engine as _d
-from .engine import DawnError, DawnOutOfMemory, _call, _kebab, _text, _view, _wait
+from . import runtime as _d
+from .runtime import DawnError, DawnOutOfMemory, _call, _kebab, _text, _view, _wait
 
 
 class _Handle:
@@ -27,7 +27,7 @@ class _Handle:
 class Device(_Handle):
     _release = "wgpuDeviceRelease"
 
-    def _init(self, handle: Any, adapter: _d.Adapter) -> None:
+    def _init(self, handle: Any, adapter: Any) -> None:
         self.handle = handle
         self.queue = Queue(_d.w.wgpuDeviceGetQueue(handle), self)
         supported = _d.w.WGPUSupportedLimits()

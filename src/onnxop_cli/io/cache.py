@@ -1,14 +1,18 @@
 """onnxop's folder in the user's cache ($XDG_CACHE_HOME/onnxop, else
-~/.cache/onnxop) and the one way files are written there: atomically (a
-temporary file renamed over the old one), so a reader never sees half a
-file. Everything in it can be deleted at any time; onnxop only re-measures
+~/.cache/onnxop) and the one way files are written there: through the one
+atomic writer (atomic.py: a temporary file renamed over the old one with
+signals held, removed on any failure or signal), so a reader never sees half
+a file. Everything in it can be deleted at any time; onnxop only re-measures
 or re-parses what it finds missing."""
 
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
+
+from ..core import signals
+from ..errors import OnnxopError
+from .atomic import atomic_output
 
 
 def cache_dir() -> Path:
@@ -22,16 +26,15 @@ def write_atomic(path: Path, data: bytes) -> bool:
     folder cannot be written: a cache is a convenience, never an error."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-            os.replace(tmp, path)
-        except BaseException:
-            os.unlink(tmp)
-            raise
-    except OSError:
+        with atomic_output(path) as f:
+            os.fchmod(f.fileno(), 0o600)  # ours alone: read_private trusts no other writer
+            f.write(data)
+    except (OSError, OnnxopError):
         return False
+    # atomic_output holds signals from the rename until the next checkpoint
+    # (an output's commit); a cache file is not an output: the work goes on,
+    # and a signal that came meanwhile ends it here, with the file complete.
+    signals.checkpoint()
     return True
 
 

@@ -16,7 +16,7 @@ import sys
 from dataclasses import dataclass
 from typing import Sequence
 
-from .node import printable  # names come from files: no control characters reach the terminal
+from ..render.node import printable  # names come from files: no control characters reach the terminal
 
 # A result cell is coloured by its first word.
 STATUS_STYLE = {"passed": "green", "FAILED": "bold red", "failed": "bold red", "failed:": "bold red",

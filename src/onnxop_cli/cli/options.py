@@ -1,0 +1,276 @@
+"""The options the commands share (one Annotated type each, so every command
+spells and documents them alike) and the steps every operator command takes:
+the output console, the backend from both sides of the command, the batch.
+
+No command is defined here; app.py has the typer app, main.py imports the
+commands.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from ..errors import UsageError
+from .console import Out
+
+
+BackendOpt = Annotated[
+    Optional[str],
+    typer.Option(
+        "--backend",
+        "-b",
+        envvar="ONNXOP_BACKEND",
+        help="WebGPU backend: auto (default), vulkan, metal, d3d12 or gl. Example: --backend gl",
+        show_default=False,
+        metavar="NAME",
+        autocompletion=lambda: ["auto", "vulkan", "metal", "d3d12", "gl"],
+    ),
+]
+EngineOpt = Annotated[
+    Optional[str],
+    typer.Option(
+        "--engine",
+        # $ONNXOP_ENGINE is read by gpu.device.resolve, below both options:
+        # as a typer envvar it would fill the command's option and override
+        # an --engine given before the command.
+        help="WebGPU implementation: wgpu (default; env ONNXOP_ENGINE) or dawn "
+        "(pip install 'onnxop[dawn]'). Example: --engine dawn",
+        show_default=False,
+        metavar="NAME",
+        autocompletion=lambda: ["wgpu", "dawn"],
+    ),
+]
+OpsetOpt = Annotated[
+    int,
+    typer.Option("--opset", help="ONNX opset whose rules apply. Example: --opset 13", metavar="N"),
+]
+OutputOpt = Annotated[
+    Optional[Path],
+    typer.Option(
+        "--output",
+        "-o",
+        help="Write the result here (.npy, .npz or .pb); a folder when several inputs are given; "
+        "- writes a .npy stream to stdout. Without it the node is printed. Example: -o b.npy",
+        parser=lambda raw: _output_argument(raw),  # the raw text: "" and a trailing / are refused
+        metavar="PATH",
+    ),
+]
+
+
+def _output_argument(raw: str) -> Path:
+    from ..io.atomic import output_argument
+
+    return output_argument(raw)
+
+
+def _input_argument(raw: str) -> Path:
+    from ..io.atomic import input_argument
+
+    return input_argument(raw)
+
+
+FullOpt = Annotated[
+    bool, typer.Option("--full", help="Print every value instead of a summary. Example: --full")
+]
+DebugOpt = Annotated[
+    bool, typer.Option("--debug", help="Show tracebacks on errors. Example: --debug")
+]
+InputsArg = Annotated[
+    list[Path],
+    typer.Argument(
+        help="Input tensor files (.npy, .npz, .pb, or an .onnx model's initializers); - reads "
+        "stdin (any of those but .onnx, recognised by content). "
+        "Example: a.npy",
+        show_default=False,
+        metavar="FILE",
+        parser=lambda raw: _input_argument(raw),
+    ),
+]
+MemberOpt = Annotated[
+    Optional[str],
+    typer.Option(
+        "--member",
+        "-m",
+        help="The array of an .npz input, or the initializer of an .onnx model, to use. Without it "
+        "an .npz or .onnx written to an .npz has every one processed. Example: --member weights",
+        show_default=False,
+        metavar="NAME",
+    ),
+]
+JsonOpt = Annotated[
+    bool,
+    typer.Option(
+        "--json",
+        help="Print one JSON document on stdout instead of text, errors included "
+        "(schema in README). Example: --json",
+    ),
+]
+ParentsOpt = Annotated[
+    bool,
+    typer.Option(
+        "--parents",
+        help="With -o FOLDER, write each result under the input's own path, as cp --parents "
+        "does (p/input_0.pb -> FOLDER/p/input_0.pb), so same-named inputs stay apart; "
+        "a leading / is dropped, '..' is refused. Example: --parents -o out",
+    ),
+]
+QuietOpt = Annotated[
+    bool,
+    typer.Option(
+        "--quiet",
+        "-q",
+        help="No progress bars and no 'wrote' lines; errors still go to stderr. Example: -q",
+    ),
+]
+
+
+def _out(ctx: typer.Context, json_out: bool, quiet: bool) -> Out:
+    """Per-command --json/--quiet, or the ones given before the command."""
+    obj = ctx.obj or {}
+    return Out(json=json_out or obj.get("json", False), quiet=quiet or obj.get("quiet", False))
+
+
+def _on_command_line(ctx: typer.Context, name: str) -> bool:
+    """The option was typed, not taken from its environment variable or default."""
+    return getattr(ctx.get_parameter_source(name), "name", "") == "COMMANDLINE"
+
+
+def _backend(ctx: typer.Context, backend: Optional[str], engine: Optional[str] = None) -> Optional[str]:
+    """--backend after the command, or before it (both typed: they must
+    agree), else $ONNXOP_BACKEND; as one string naming its engine when that
+    is not the default (``dawn-gl``): the core and the checks pass it to get_gpu."""
+    from .repeats import agree
+
+    obj = ctx.obj or {}
+    if _on_command_line(ctx, "backend"):
+        backend = agree("--backend", obj.get("backend"), backend)
+    else:
+        backend = obj.get("backend") or backend or obj.get("env_backend")
+    engine = agree("--engine", obj.get("engine"), engine) if engine else obj.get("engine")
+    if not engine:
+        return backend
+    from ..gpu.device import gpu_key, resolve
+
+    return gpu_key(*resolve(backend, engine))
+
+
+def _run_many(
+    command: str,
+    node,
+    opset: int,
+    inputs: list[Path],
+    output: Optional[Path],
+    backend,
+    full: bool,
+    out: Out,
+    member: Optional[str] = None,
+    parents: bool = False,
+) -> None:
+    """Apply ``node`` to each input; -o is a file for one input, a folder for
+    several, or - for stdout. An .npz input without --member contributes every
+    member: into an .npz output (names kept) or to the printout; a single-array
+    output refuses it. The batch is planned whole before anything is written
+    (core/batch.py). Prints a line per tensor, the node (without -o), or one JSON
+    document for all of them."""
+    from ..core import batch
+    from ..render import json as report
+    from ..gpu import get_gpu
+
+    started = time.perf_counter()
+    if full and (output is not None or out.json):
+        given = "-o" if output is not None else "--json"
+        raise UsageError(f"--full prints every value of the printed node, and with {given} no node is printed; "
+                         f"drop --full or {given}")
+    _check_stdio(inputs, output, out)
+    jobs = batch.plan(node, inputs, output, member, parents=parents, backend=backend)
+    runs = batch.run(node, jobs, backend=backend, parents=parents, member=member, track=_tracker(out))
+    done = []
+    for ran in runs:
+        try:
+            _show(node, ran, out, full=full, titled=len(jobs) > 1)
+        except (Exception, KeyboardInterrupt) as e:
+            runs.throw(e)  # a failure while printing a job stops the batch like one while running it
+        done += [(result, ran.job.src) for _, result in ran.results]
+    out.warn_lost()
+    if out.json:
+        adapters = [r.adapter for r, _ in done if r.adapter != "host"]
+        gpu = get_gpu(backend)
+        out.document(
+            report.op_document(
+                command, node, opset, [report.run_entry(r, src) for r, src in done],
+                backend=gpu.info.our_backend, adapter=adapters[-1] if adapters else gpu.name,
+                total=time.perf_counter() - started,
+            )
+            | {"kernel": _kernel_used(backend)}
+        )
+
+
+def _tracker(out: Out):
+    """Progress bars on stderr for the batch's transfers (progress.py decides when)."""
+    from . import progress
+
+    return lambda source, label: progress.tracked(source, label, quiet=out.quiet)
+
+
+def _show(node, ran, out: Out, *, full: bool, titled: bool) -> None:
+    """A job the batch ran: a line per tensor written, or (no -o) each
+    tensor's node printed as the ONNX docs print examples. With several
+    inputs (``titled``) each file's blocks follow a title line, ``# FILE``,
+    as doc-examples --show titles its examples."""
+    import itertools
+
+    from ..io.stdio import stdio_label
+
+    job, first = ran.job, ran.index == 0
+    if job.target is not None:
+        for tensor, result in ran.results:
+            res = result.output
+            note = f" ({result.note})" if result.note else ""
+            out.note(
+                f"{node.op_type}: {tensor.name} {tuple(tensor.shape)} {tensor.dtype} -> "
+                f"{res.name} {tuple(res.shape)} {res.dtype}, wrote {stdio_label(job.target)}{note}"
+            )
+        return
+    if out.json:
+        return
+    from ..render.node import Shown, node_lines, render_node
+
+    blocks: list[str] = []
+    for tensor, result in ran.results:
+        res = result.output
+        shown_in = Shown(tensor.name, tensor.shape, tensor.dtype.name, tensor.to_numpy())
+        shown_out = Shown(res.name, res.shape, res.dtype.name, res.to_numpy(), note=result.note)
+        title = [f"# {stdio_label(job.src)}"] if titled and not blocks else []
+        if full:  # every value: streamed line by line, not built first
+            lines = node_lines(node, [shown_in], [shown_out], full=True)
+            out.stream(itertools.chain([""] * bool(blocks or not first), title, lines))
+        blocks.append("" if full else "\n".join([*title, render_node(node, [shown_in], [shown_out])]))
+    if blocks and not full:
+        out.result(("" if first else "\n") + "\n\n".join(blocks))
+
+
+def _kernel_used(backend) -> Optional[dict]:
+    """For --json: the flat copy kernel that ran on ``backend``'s adapter in
+    this process and why, or None if none did."""
+    from ..gpu.device import opened
+
+    gpu = opened(backend)
+    return gpu.kernel_used.document() if gpu is not None and gpu.kernel_used else None
+
+
+def _check_stdio(inputs: list[Path], output: Optional[Path], out: Out) -> None:
+    """What - (stdin, stdout) allows: one tensor each way, stdout not shared."""
+    from ..io.stdio import is_stdio
+
+    if any(is_stdio(p) for p in inputs) and len(inputs) > 1:
+        raise UsageError(f"-: stdin must be the only input (got {len(inputs)} inputs)")
+    if is_stdio(output):
+        if len(inputs) > 1:
+            raise UsageError(f"-o -: stdout takes one tensor, got {len(inputs)} inputs; use -o FOLDER")
+        if out.json:
+            raise UsageError("-o - and --json both write to stdout; write the tensor to a file, or drop --json")
+        out.data_on_stdout = True

@@ -1,0 +1,88 @@
+"""The one allocator's rules, written once: buffer sizes, binding windows
+and dispatch grids, for every kernel (copy, gather) and for ``bench``.
+
+- WebGPU copies and maps in multiples of 4 bytes (``COPY_ALIGN``); onnxop's
+  kernels move 16-byte words (``WORD``), so their buffers are multiples of it.
+- One binding may not exceed the device's ``max-storage-buffer-binding-size``:
+  larger buffers are covered by several windows (``binding_limit``).
+- One dispatch may not exceed ``max-compute-workgroups-per-dimension``
+  workgroups in x or y: larger ones are folded into an (x, y) grid (``grid``).
+
+The flag values (buffer usage, map mode, shader stage) are WebGPU's, from
+engines/base.py, so no kernel imports an engine's package for them.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+from ..errors import UsageError
+from .engines.base import BufferUsage, MapMode, ShaderStage
+
+if TYPE_CHECKING:
+    from .device import Gpu
+
+__all__ = [
+    "BufferUsage", "COPY_ALIGN", "DEFAULT_CHUNK", "ENV_POISON", "MapMode", "ShaderStage", "WORD",
+    "binding_limit", "can_map", "dispatch_limit", "env_poison", "grid", "round_up",
+]
+
+COPY_ALIGN = 4  # bytes: WebGPU's copy and map granularity
+WORD = 16  # bytes of one vec4<u32>; every kernel buffer is a multiple of this
+# WebGPU's default limits: what a device that reports none allows
+DEFAULT_BINDING = 128 << 20
+DEFAULT_GROUPS_PER_DIM = 65535
+
+# 4 MiB chunks used the least CPU and wall time for a 1 GiB flatten on a
+# 2-core lavapipe box (4-64 MiB tried): read, kernel and write then find the
+# chunk still in cache. Peak RSS grows with the chunk. Re-measured with the
+# run-layout kernels (2026-11-30, benchmarks/chunk_sizes.py): 4 MiB 1.24-1.30 s,
+# 8-64 MiB 1.70-2.19 s, on Mesa 22.3 and 25.
+DEFAULT_CHUNK = 4 << 20
+
+
+def round_up(n: int, to: int = COPY_ALIGN) -> int:
+    """``n`` rounded up to a multiple of ``to``."""
+    return -(-n // to) * to
+
+
+def binding_limit(gpu: Gpu) -> int:
+    """The most bytes one storage-buffer binding may span on ``gpu``."""
+    return int(gpu.limits.get("max-storage-buffer-binding-size", DEFAULT_BINDING))
+
+
+def dispatch_limit(gpu: Gpu, override: int | None = None) -> int:
+    """The most workgroups one dispatch may have in x or y (``override``: a test's smaller limit)."""
+    return override or int(gpu.limits.get("max-compute-workgroups-per-dimension", DEFAULT_GROUPS_PER_DIM))
+
+
+def grid(groups: int, max_per_dim: int) -> tuple[int, int]:
+    """Fold ``groups`` workgroups into an (x, y) grid within the per-dimension limit."""
+    if groups <= max_per_dim:
+        return groups, 1
+    y = -(-groups // max_per_dim)
+    return -(-groups // y), y
+
+
+def can_map(gpu: Gpu) -> bool:
+    """Whether the kernel's own buffers can be mapped (no staging copies)."""
+    return "mappable-primary-buffers" in gpu.features
+
+
+ENV_POISON = "ONNXOP_POISON"  # testing aid: fill a kernel's output with this byte before each chunk or band
+
+
+def env_poison() -> int | None:
+    """The byte ``$ONNXOP_POISON`` names (a testing aid: 0xAB, 171, 0o253),
+    else None. Anything else is a usage error naming the variable."""
+    value = os.environ.get(ENV_POISON, "").strip()
+    if not value:
+        return None
+    try:
+        byte = int(value, 0)
+    except ValueError:
+        byte = -1
+    if not 0 <= byte <= 0xFF:
+        raise UsageError(f"${ENV_POISON} must be a byte value 0..255 (such as 0xAB), got {value!r}")
+    return byte
