@@ -158,13 +158,13 @@ def test_run_takes_attributes_initializers_and_files_from_the_model(backend, cwd
     (lambda p: save_model(p, "Tile", [("x", F), ("r", I64)]), ["x.npy"],
      "m.onnx: the model has 2 input(s) (x, r), 1 file(s) were given"),
     (lambda p: save_model(p, "Mod", [("x", F), ("i", I64)]), ["x.npy", "x.npy"],
-     "m.onnx: operator Mod; onnxop runs Flatten, Unsqueeze, Identity, Reshape, Squeeze, Transpose, Expand, "
-     "Slice, Tile, DepthToSpace, SpaceToDepth"),
+     "m.onnx: unsupported node 0 ('Mod') at opset 21; onnxop runs Flatten, Unsqueeze, Identity, Reshape, "
+     "Squeeze, Transpose, Expand, Slice, Tile, DepthToSpace, SpaceToDepth"),
     (lambda p: save_model(p, "Transpose", [("x", F)], {"perm": [0, 0]}), ["x.npy"],
-     "x.npy: Transpose: perm [0, 0] is not a permutation of 0..1 for an input of rank 2"),
-    (lambda p: save_model(p, "Transpose", [("x", F)], {"axis": 1}), ["x.npy"], "m.onnx: Transpose-21 has no attribute 'axis'"),
+     "m.onnx: node 0 (Transpose-21): Transpose: perm [0, 0] is not a permutation of 0..1 for an input of rank 2"),
+    (lambda p: save_model(p, "Transpose", [("x", F)], {"axis": 1}), ["x.npy"], "m.onnx: node 0 (Transpose-21) has no attribute 'axis'"),
     (lambda p: save_model(p, "Reshape", [("x", F), ("s", F)]), ["x.npy", "x.npy"],
-     "m.onnx: Reshape-21 input 'shape' must be a 1-D int64 (or int32) tensor, got shape (2, 3) of float32"),
+     "m.onnx: node 0 (Reshape-21) input 'shape' must be a 1-D int64 (or int32) tensor, got shape (2, 3) of float32"),
     (lambda p: p.write_bytes(b"not a model"), ["x.npy"], "m.onnx: not an ONNX model"),
 ])
 def test_run_refusals(cwd, capsys, make, files, message):

@@ -67,7 +67,8 @@ def test_the_official_cases_are_all_there():
 def check_rows(out: str) -> dict[str, list[str]]:
     lines = out.splitlines()
     assert lines[0].split() == ["case", "operator", "opset", "data", "sets", "result"]
-    rows = {line.split()[0]: line.split()[1:] for line in lines[1:-1]}
+    table = lines[1 : lines.index("")]  # then a summary line per operator, and the total
+    rows = {line.split()[0]: line.split()[1:] for line in table}
     rows = {name: row for name, row in rows.items() if name in official_names()}  # the family's: its own file
     assert sorted(rows) == official_names()
     for name, (operator, opset, sets, result, *why) in rows.items():
@@ -78,6 +79,12 @@ def check_rows(out: str) -> dict[str, list[str]]:
             assert (sets, result) == ("1", "passed"), name
     family = len(node_testcases()) - len(official_names())
     assert lines[-1] == f"{54 + family} passed, 0 failed, 2 skipped"
+    per_op = lines[len(table) + 2 : -2]
+    views = ["Flatten", "Unsqueeze", "Identity", "Reshape", "Squeeze", "Transpose", "Expand", "Slice", "Tile",
+             "DepthToSpace", "SpaceToDepth"]
+    assert [line.split(":")[0] for line in per_op if line.split(":")[0] in views] == sorted(views)
+    assert any(line.startswith("Identity: 1 passed, 0 failed, 2 skipped (skipped: graph input 'opt_in' is an "
+                                "optional value") for line in per_op)
     return rows
 
 
@@ -87,7 +94,7 @@ def test_conformance_passes_every_official_case(backend, official, capsys):
     rows = check_rows(out)
     assert rows["test_slice_neg_steps"][:2] == ["Slice-13", "13"]
     assert rows["test_spacetodepth_crd_mode_example"][:2] == ["SpaceToDepth-28", "28"]
-    assert " ".join(rows["test_identity_sequence"]).endswith("skipped: sequence_type values; onnxop runs tensors")
+    assert " ".join(rows["test_identity_sequence"]).endswith("skipped: graph input 'x' is a sequence value; onnxop runs tensors")
 
 
 def test_conformance_without_a_folder_builds_and_runs_the_official_cases(backend, capsys):
@@ -212,11 +219,14 @@ def test_onnx_shipped_pytorch_operator_tests(backend, capsys):
     the rest are skipped with the reason."""
     code, out, _ = cli(capsys, "conformance", ONNX_DATA / "pytorch-operator", "-b", backend)
     assert code == 0
-    rows = {line.split()[0]: line for line in out.splitlines()[1:-1]}
+    lines = out.splitlines()
+    rows = {line.split()[0]: line for line in lines[1 : lines.index("")]}
     for name in ("test_operator_flatten", "test_operator_view"):
         assert rows[name].split()[1:5] == ["Flatten-1", "6", "1", "passed"]
-    assert "skipped: operator Conv; onnxop runs Flatten, Unsqueeze, Identity, Reshape" in rows["test_operator_conv"]
-    assert "skipped: 2 nodes (Add, Mul); onnxop runs single-node models" in rows["test_operator_non_float_params"]
+    assert "skipped: unsupported node 0 ('Conv') at opset 6; onnxop runs Flatten, Unsqueeze, Identity, Reshape" \
+        in rows["test_operator_conv"]
+    assert "skipped: unsupported node 0 ('Add') at opset 6, node 1 ('Mul') at opset 6" \
+        in rows["test_operator_non_float_params"]
     assert " 0 failed, " in out.splitlines()[-1]
 
 
@@ -254,11 +264,13 @@ def test_older_opsets_take_axes_from_the_attribute_or_an_initializer(backend, tm
     write_unsqueeze_case(tmp_path / "v13_init", 13, [1], x, initializer=True)
     write_unsqueeze_case(tmp_path / "v10_negative", 10, [-1], x)
     code, out, _ = cli(capsys, "conformance", tmp_path, "-b", backend)
-    rows = {line.split()[0]: line.split(maxsplit=4)[1:] for line in out.splitlines()[1:-1]}
+    lines = out.splitlines()
+    rows = {line.split()[0]: line.split(maxsplit=4)[1:] for line in lines[1 : lines.index("")]}
     assert rows["v1"][:4] == ["Unsqueeze-1", "1", "1", "passed"]
     assert rows["v11"][:4] == ["Unsqueeze-11", "11", "1", "passed"]
     assert rows["v13_init"][:4] == ["Unsqueeze-13", "13", "1", "passed"]
-    assert rows["v10_negative"][3].startswith("failed: test_data_set_0: Unsqueeze: axis -1 is out of range [0, 2]")
+    assert rows["v10_negative"][3].startswith(
+        "failed: test_data_set_0: node 0 (Unsqueeze-1): Unsqueeze: axis -1 is out of range [0, 2]")
     assert code == ExitCode.ERROR
 
 

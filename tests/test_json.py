@@ -414,7 +414,7 @@ def test_conformance_json(backend, capsys):
         "result": "passed", "detail": None,
     }
     skipped = by_name["test_relu"]  # what is not known is null, not a table's "-"
-    assert (skipped["operator"], skipped["opset"], skipped["data_sets"], skipped["result"]) == (None, None, None, "skipped")
+    assert (skipped["operator"], skipped["opset"], skipped["data_sets"], skipped["result"]) == ("Relu", None, None, "skipped")
 
 
 def test_bench_json(backend, capsys):

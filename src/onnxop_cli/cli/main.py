@@ -16,6 +16,7 @@ from . import tools as cli_tools  # noqa: F401 - show, info and the checks (befo
 from . import ops as cli_ops  # noqa: F401 - one command per operator, from the registry
 from . import show as cli_show  # noqa: F401 - show
 from . import compare as cli_compare  # noqa: F401 - compare
+from . import run as cli_run  # noqa: F401 - run MODEL: a whole graph (core/graph.py)
 from .app import _ARGV, _wants_json, app
 from .console import error_line
 

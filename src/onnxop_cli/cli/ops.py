@@ -11,7 +11,6 @@ place: its module in ``ops/``.
 from __future__ import annotations
 
 import inspect
-from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
@@ -142,64 +141,3 @@ for _spec in SPECS.values():
         cli_family.add_command(_spec)
     else:
         add_command(_spec)
-
-
-@command(
-    name="run",
-    rich_help_panel=OPERATORS,
-    short_help="Apply the node of a one-node ONNX model to tensor files.",
-    help=(
-        "Apply the one node of MODEL (any operator and opset onnxop runs) to tensor files: "
-        "its attributes, its opset and its initializers come from the model, one INPUT file "
-        "per graph input (in the model's order). Without -o the node is printed.\n\n"
-        "Example: onnxop run model.onnx x.npy -o y.npy"
-    ),
-)
-def run_model(
-    ctx: typer.Context,
-    model_path: Annotated[
-        Path,
-        typer.Argument(help="A one-node ONNX model. Example: model.onnx", show_default=False, metavar="MODEL",
-                       parser=lambda raw: cli._input_argument(raw)),
-    ],
-    inputs: Annotated[
-        Optional[list[Path]],
-        typer.Argument(
-            help="One tensor file (.npy, .npz or .pb) per graph input, in order; - reads stdin. "
-            "Example: x.npy shape.npy",
-            show_default=False,
-            metavar="INPUT",
-            parser=lambda raw: cli._input_argument(raw),
-        ),
-    ] = None,
-    output: cli.OutputOpt = None,
-    full: cli.FullOpt = False,
-    member: cli.MemberOpt = None,
-    fmt: cli.FormatOpt = None,
-) -> int:
-    from ..ops import model as onnx_model
-
-    from ..errors import OnnxopError
-
-    out = cli._out(ctx)
-    model = onnx_model.load(model_path)
-    try:
-        node_proto, opset = onnx_model.the_node(model)
-    except OnnxopError as e:
-        raise type(e)(f"{model_path}: {e.message}") from None
-    spec = SPECS.get(node_proto.op_type)
-    if spec is not None and _is_family(spec):  # tensor inputs and several outputs: cli/family.py
-        from . import family as cli_family
-
-        names = onnx_model.graph_inputs(model)
-        files = list(inputs or [])
-        if len(files) != len(names):
-            raise UsageError(
-                f"{model_path}: the model has {len(names)} input(s) ({', '.join(names) or 'none'}), "
-                f"{len(files)} file(s) were given"
-            )
-        cli_family.run_model(model, model_path, node_proto, opset, dict(zip(names, files)), output,
-                             cli._backend(ctx), out, full)
-        return 0
-    node, opset, data = onnx_model.node_with_files(model_path, list(inputs or []))
-    return cli._run_many("run", node, opset, [data], output, cli._backend(ctx), full, out, member, fmt=fmt)

@@ -34,7 +34,8 @@ from .console import Out, emit
         "Run ONNX backend node tests (folders with model.onnx and test_data_set_*/*.pb) "
         "through onnxop; other operators are skipped. With no DIR, onnx's own node tests "
         "of every operator onnxop runs are built from the installed onnx package and run. "
-        "Exits 1 if any case fails.\n\n"
+        "Prints a line per case, a summary per operator and the total. "
+        "Exits 1 if any case fails, or if none ran.\n\n"
         "Example: onnxop conformance"
     ),
 )
@@ -50,15 +51,24 @@ def conformance(
             parser=lambda raw: _input_argument(raw),
         ),
     ] = None,
+    op: Annotated[
+        Optional[str],
+        typer.Option("--op", help="Only the cases of this operator (Constant: its own, graph: several "
+                     "nodes). Example: --op Reshape", show_default=False, metavar="NAME"),
+    ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the failed cases and the total. "
+                                        "Example: -q")] = False,
 ) -> int:
     from ..docs import conformance as conf
     from ..render import json as report
 
-    out = _out(ctx)
-    results = conf.run_all(dirs or [], _backend(ctx))
+    out = _out(ctx, quiet=quiet)
+    results = conf.run_all(dirs or [], _backend(ctx), op)
     failed = any(r.status == "failed" for r in results)
-    code = ExitCode.ERROR if failed else ExitCode.SUCCESS
-    out.result(_conformance_table(results), escaped=True)
+    ran = any(r.status != "skipped" for r in results)
+    code = ExitCode.ERROR if failed or not ran else ExitCode.SUCCESS
+    out.result(_conformance_table(results, quiet=quiet) + ("" if ran else "\nnothing ran: no case was selected and run"),
+               escaped=True)
     out.document(report.conformance_document(results, code) | {"kernel": _kernel_used(_backend(ctx))})
     return code
 
@@ -262,11 +272,16 @@ def bench(
     out.document(bench_document(result))
 
 
-def _conformance_table(results: list, *, terminal: bool | None = None) -> str:
-    """The table (tables.py: rich on a terminal, plain when piped) and the
-    ``N passed, M failed, K skipped`` line; a value not known is ``-``."""
-    from ..docs.conformance import summary
+def _conformance_table(results: list, *, terminal: bool | None = None, quiet: bool = False) -> str:
+    """The table (tables.py: rich on a terminal, plain when piped), one
+    summary line per operator and the ``N passed, M failed, K skipped`` line;
+    a value not known is ``-``. ``quiet``: only the failed cases and the total."""
+    from ..docs.conformance import per_operator, summary
     from . import tables
+
+    if quiet:
+        lines = [f"{r.name}: {r.operator or '-'}: failed: {r.detail}" for r in results if r.status == "failed"]
+        return "\n".join([*lines, summary(results)])
 
     header = ["case", "operator", "opset", "data sets", "result"]
     rows = [
@@ -274,7 +289,7 @@ def _conformance_table(results: list, *, terminal: bool | None = None) -> str:
         for r in results
     ]
     cols = tables.columns(header, names=("case", "operator"), right=("opset", "data sets"), status=("result",))
-    return tables.render(cols, rows, terminal=terminal) + "\n" + summary(results)
+    return "\n".join([tables.render(cols, rows, terminal=terminal), "", *per_operator(results), "", summary(results)])
 
 
 def _cell(value: object) -> str:

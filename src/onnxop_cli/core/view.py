@@ -64,6 +64,44 @@ class View:
             merged = [(1, 1)]
         return View(tuple(d for d, _ in merged), tuple(s for _, s in merged), self.offset)
 
+    def reshaped(self, shape) -> View | None:
+        """The same elements in the same order under ``shape``, as one strided
+        view, or None where no strides can say it (a transposed pair of axes
+        merged into one): numpy's no-copy reshape. What lets a chain of view
+        operators compose into one map with no intermediate."""
+        shape = tuple(int(d) for d in shape)
+        size = 1
+        for d in shape:
+            size *= d
+        if size != self.size:
+            raise ValueError(f"cannot reshape a view of {self.size} elements to {shape}")
+        if size == 0:
+            return View(shape, c_strides(shape), 0)
+        old = [(d, s) for d, s in zip(self.shape, self.strides) if d != 1]
+        od, os_ = [d for d, _ in old], [s for _, s in old]
+        new = [0] * len(shape)
+        oi, oj, ni, nj = 0, 1, 0, 1
+        while ni < len(shape) and oi < len(od):
+            np_, op = shape[ni], od[oi]
+            while np_ != op:
+                if np_ < op:
+                    np_ *= shape[nj]
+                    nj += 1
+                else:
+                    op *= od[oj]
+                    oj += 1
+            if any(os_[k] != od[k + 1] * os_[k + 1] for k in range(oi, oj - 1)):
+                return None
+            new[nj - 1] = os_[oj - 1]
+            for k in range(nj - 1, ni, -1):
+                new[k - 1] = new[k] * shape[k]
+            ni, oi = nj, oj
+            nj, oj = nj + 1, oj + 1
+        last = new[ni - 1] if ni >= 1 else 1
+        for k in range(ni, len(shape)):
+            new[k] = last
+        return View(shape, tuple(new), self.offset)
+
     def is_identity(self) -> bool:
         """Reads the source front to back, every element once, from element 0."""
         v = self.simplified()

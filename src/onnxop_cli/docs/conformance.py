@@ -30,11 +30,16 @@ MODEL = "model.onnx"
 @dataclass(frozen=True)
 class CaseResult:
     name: str
-    operator: str | None  # "Flatten-25", or the op type of a skipped model; None: not read
+    operator: str | None  # "Flatten-25", the op type of a skipped model, "graph"; None: not read
     opset: int | None  # None: the model was not read that far
     data_sets: int | None  # None: skipped, or failed before the data sets were counted
     status: str  # "passed", "failed" or "skipped"
     detail: str = ""
+
+    @property
+    def op_type(self) -> str:
+        """What the per-operator summary counts it under: Flatten, graph, ?."""
+        return (self.operator or "?").split("-")[0]
 
 
 class Skip(Exception):
@@ -70,30 +75,102 @@ def find_cases(dirs: list[Path]) -> list[tuple[Path, str]]:
     return cases
 
 
-def run_all(dirs: list[Path], backend: str | None = None) -> list[CaseResult]:
-    """The cases in ``dirs``; with none, onnx's node tests of onnxop's operators."""
+def run_all(dirs: list[Path], backend: str | None = None, op: str | None = None) -> list[CaseResult]:
+    """The cases in ``dirs``; with none, onnx's node tests of onnxop's operators.
+    ``op`` keeps only the cases of that operator (an op type)."""
+    if op is not None:
+        op = _known_op(op)
     if not dirs:
         import tempfile
 
         from .nodetests import write_all
 
         with tempfile.TemporaryDirectory(prefix="onnxop-node-tests-") as folder:
-            write_all(Path(folder))
-            return [run_case(path, name, backend) for path, name in find_cases([Path(folder)])]
-    return [run_case(folder, name, backend) for folder, name in find_cases(dirs)]
+            write_all(Path(folder), [op] if op and op != CONSTANT else None)
+            return _selected(find_cases([Path(folder)]), backend, op)
+    return _selected(find_cases(dirs), backend, op)
+
+
+CONSTANT = "Constant"
+
+
+def _known_op(op: str) -> str:
+    from ..ops.model import supported
+
+    names = {n.lower(): n for n in supported()}
+    if op.lower() not in names:
+        raise UsageError(f"--op {op!r}: onnxop runs {', '.join(supported())}")
+    return names[op.lower()]
+
+
+def _selected(cases: list[tuple[Path, str]], backend: str | None, op: str | None) -> list[CaseResult]:
+    results = []
+    for path, name in cases:
+        r = run_case(path, name, backend)
+        if op is None or r.op_type == op:
+            results.append(r)
+    return results
 
 
 def run_case(folder: Path, name: str, backend: str | None = None) -> CaseResult:
-    from ..ops import model as onnx_model
-    from ..ops import op_version
+    """One node test: every data set through graph.py, each output compared
+    bit for bit. Whatever goes wrong fails this case only, with its reason."""
+    from ..core import graph
+    from ..ops.model import Unsupported, load_graph
 
     operator, opset, sets, current = None, None, None, ""
     try:
         model = _load_model(folder / MODEL)
-        node_proto, opset_value = onnx_model.the_node(model)
-        operator, opset = node_proto.op_type, opset_value
-        op = op_version(node_proto.op_type, opset_value)
-        operator = f"{op.op_type}-{op.since_version}"
+        operator = _operator(model)
+        family = _family_node(model)
+        if family is not None:
+            return _family_case(folder, name, model, *family, backend)
+        g = load_graph(model, folder)
+        opset = g.opset
+        if len(g.nodes) == 1 and g.nodes[0].op is not None:
+            operator = f"{g.nodes[0].op.op_type}-{g.nodes[0].op.since_version}"
+        data_sets = sorted(
+            (p for p in folder.iterdir() if p.is_dir() and p.name.startswith("test_data_set_")),
+            key=lambda p: _index(p.name),
+        )
+        if not data_sets:
+            raise Fail("no test_data_set_* folders")
+        sets = len(data_sets)
+        for data_set in data_sets:
+            current = data_set.name
+            _run_data_set(g, data_set, backend)
+        current = ""
+        return CaseResult(name, operator, opset, sets, "passed")
+    except Unsupported as e:
+        return CaseResult(name, operator, opset, None, "skipped", str(e))
+    except Skip as e:
+        return CaseResult(name, operator, opset, None, "skipped", str(e))
+    except (Fail, OnnxopError) as e:
+        where = f"{current}: " if current else ""
+        return CaseResult(name, operator, opset, sets, "failed", f"{where}{e}")
+    except Exception as e:  # noqa: BLE001 - one unreadable case must not end the run
+        where = f"{current}: " if current else ""
+        text = " ".join(str(e).split())[:200]
+        return CaseResult(name, operator, opset, sets, "failed", f"{where}internal error: {type(e).__name__}: {text}")
+
+
+def _family_node(model):
+    """(node, opset, operator version) of a one-node model whose operator
+    takes several tensor inputs or outputs (ops/family.py), else None."""
+    from ..ops import OPERATORS, op_version
+    from ..ops.family_model import is_family
+    from ..ops.model import the_node
+
+    nodes = list(model.graph.node)
+    if len(nodes) != 1 or nodes[0].op_type not in OPERATORS or not is_family(OPERATORS[nodes[0].op_type][0]):
+        return None
+    node_proto, opset = the_node(model)
+    return node_proto, opset, op_version(node_proto.op_type, opset)
+
+
+def _family_case(folder: Path, name: str, model, node_proto, opset: int, op, backend) -> CaseResult:
+    operator, sets, current = f"{op.op_type}-{op.since_version}", None, ""
+    try:
         kinds = {v.type.WhichOneof("value") for v in (*model.graph.input, *model.graph.output)}
         if kinds - {"tensor_type"}:
             raise Skip(f"{', '.join(sorted(kinds - {'tensor_type'}))} values; onnxop runs tensors")
@@ -106,20 +183,25 @@ def run_case(folder: Path, name: str, backend: str | None = None) -> CaseResult:
         sets = len(data_sets)
         for data_set in data_sets:
             current = data_set.name
-            _run_data_set(model, node_proto, opset_value, data_set, backend)
-        current = ""
+            _run_family_data_set(model, node_proto, opset, data_set, backend)
         return CaseResult(name, operator, opset, sets, "passed")
-    except onnx_model.Unsupported as e:
-        return CaseResult(name, operator, opset, sets, "skipped", str(e))
     except Skip as e:
         return CaseResult(name, operator, opset, None, "skipped", str(e))
     except (Fail, OnnxopError) as e:
         where = f"{current}: " if current else ""
         return CaseResult(name, operator, opset, sets, "failed", f"{where}{e}")
-    except Exception as e:  # noqa: BLE001 - one bad folder fails its case, never the whole run
+    except Exception as e:  # noqa: BLE001 - one unreadable case must not end the run
         where = f"{current}: " if current else ""
-        detail = f"{where}internal error: {type(e).__name__}: {' '.join(str(e).split())[:200]}"
-        return CaseResult(name, operator, opset, sets, "failed", detail)
+        text = " ".join(str(e).split())[:200]
+        return CaseResult(name, operator, opset, sets, "failed", f"{where}internal error: {type(e).__name__}: {text}")
+
+
+def _operator(model) -> str | None:
+    """The op type of a one-node model; "graph" for several nodes."""
+    nodes = list(model.graph.node)
+    if len(nodes) == 1:
+        return nodes[0].op_type
+    return "graph" if nodes else None
 
 
 def _index(name: str) -> int:
@@ -136,9 +218,34 @@ def _load_model(path: Path):
         raise Fail(f"{MODEL} cannot be read: {' '.join(str(e).split())[:200]}") from None
 
 
-def _run_data_set(model, node_proto, opset: int, data_set: Path, backend: str | None) -> None:
+def _run_data_set(g, data_set: Path, backend: str | None) -> None:
     """Run one data set; raises Fail (or an OnnxopError) if it does not match."""
-    from ..core import apply as core
+    from ..core import graph
+    from ..io.tensorproto import read_pb
+
+    inputs = _files(data_set, "input")
+    outputs = _files(data_set, "output")
+    if len(inputs) != len(g.inputs):
+        raise Fail(f"{len(inputs)} input_*.pb for the graph's {len(g.inputs)} inputs ({', '.join(g.inputs)})")
+    if len(outputs) != len(g.outputs):
+        raise Fail(f"{len(outputs)} output_*.pb for the graph's {len(g.outputs)} outputs ({', '.join(g.outputs)})")
+    feeds = {name: read_pb(path) for name, path in zip(g.inputs, inputs)}
+    results, _ = graph.run_to_memory(graph.plan(g, feeds), backend=backend)
+    for actual, path, name in zip(results, outputs, g.outputs):
+        compare(actual, read_pb(path), name)
+
+
+def _files(data_set: Path, kind: str) -> list[Path]:
+    """``input_0.pb``, ``input_1.pb``, ... in order; a gap fails the case."""
+    found = sorted((p for p in data_set.glob(f"{kind}_*.pb") if _index(p.stem) >= 0), key=lambda p: _index(p.stem))
+    if [_index(p.stem) for p in found] != list(range(len(found))):
+        raise Fail(f"{data_set.name}: {kind}_N.pb files are not numbered 0, 1, ...")
+    return found
+
+
+def _run_family_data_set(model, node_proto, opset: int, data_set: Path, backend: str | None) -> None:
+    """One data set of a one-node model whose operator takes several tensor
+    inputs or outputs (ops/family.py): through core/family.py, every output compared."""
     from ..ops import model as onnx_model
     from ..io.tensorproto import read_pb
 
@@ -153,22 +260,7 @@ def _run_data_set(model, node_proto, opset: int, data_set: Path, backend: str | 
             raise Fail(f"input {name!r} has no data (no input file, no initializer)")
         return found
 
-    from ..ops.family_model import is_family
-    from ..ops import op_version
-
-    if is_family(op_version(node_proto.op_type, opset)):
-        _run_family(node_proto, opset, inputs, outputs, constant, backend)
-        return
-    node = onnx_model.build_node(node_proto, opset, constant)
-    data_name = node_proto.input[0]
-    if data_name not in inputs:
-        raise Fail(f"no input file for {data_name!r}")
-    if not node_proto.output or node_proto.output[0] not in outputs:
-        raise Fail("no output_*.pb for the node's output")
-    tensor = read_pb(inputs[data_name])
-    expected = read_pb(outputs[node_proto.output[0]])
-    result = core.apply(node, tensor, backend=backend)
-    _compare(result.output, expected, node_proto.output[0])
+    _run_family(node_proto, opset, inputs, outputs, constant, backend)
 
 
 def _run_family(node_proto, opset: int, inputs, outputs, constant, backend) -> None:
@@ -185,7 +277,7 @@ def _run_family(node_proto, opset: int, inputs, outputs, constant, backend) -> N
     if len(result.outputs) != len(node_proto.output):
         raise Fail(f"{len(result.outputs)} outputs, expected {len(node_proto.output)}")
     for actual, name in zip(result.outputs, node_proto.output):
-        _compare(actual, read_pb(outputs[name]), name)
+        compare(actual, read_pb(outputs[name]), name)
 
 
 def _named_files(model, data_set: Path, kind: str, names: list[str]) -> dict[str, Path]:
@@ -198,33 +290,57 @@ def _named_files(model, data_set: Path, kind: str, names: list[str]) -> dict[str
     return files
 
 
-def _compare(actual, expected, name: str) -> None:
-    """Equal shape, type and bits (NaN payloads and -0.0 included)."""
+def _bits(values):
+    """Elements as unsigned integers of their width (NaN payloads, -0.0 and
+    the 4- and 2-bit types, one per byte once unpacked, compare exactly)."""
+    import numpy as np
+
+    a = np.ascontiguousarray(values).reshape(-1)
+    if a.dtype.itemsize in (1, 2, 4, 8):
+        return a.view(f"u{a.dtype.itemsize}").reshape(-1, 1)
+    return a.view("u1").reshape(a.size, a.dtype.itemsize)  # complex128: 16 bytes
+
+
+def compare(actual, expected, name: str) -> None:
+    """Equal shape, type and bits (NaN payloads and -0.0 included); Fail names
+    the first element that differs."""
     import numpy as np
 
     if actual.shape != expected.shape:
         raise Fail(f"shape {actual.shape} != expected {expected.shape}")
     if actual.dtype is not expected.dtype:
         raise Fail(f"type {actual.dtype} != expected {expected.dtype}")
+    if actual.size == 0:
+        return
     if actual.dtype.is_string:
         got, want = actual.strings.reshape(-1), expected.strings.reshape(-1)
         diff = [i for i, (a, b) in enumerate(zip(got, want)) if a != b]
     else:
-        bits = f"u{max(actual.dtype.itemsize, 1)}" if actual.dtype.itemsize in (1, 2, 4, 8) else None
-        got_values, want_values = actual.to_numpy().reshape(-1), expected.to_numpy().reshape(-1)
-        if bits is not None:
-            got, want = got_values.view(bits), want_values.view(bits)
-        else:  # complex128: compare as pairs of 64-bit words
-            got, want = got_values.view("u8").reshape(-1, 2), want_values.view("u8").reshape(-1, 2)
-        mismatch = got != want
-        diff = list(np.flatnonzero(mismatch if mismatch.ndim == 1 else mismatch.any(axis=1)))
+        got, want = _bits(actual.to_numpy()), _bits(expected.to_numpy())
+        diff = list(np.flatnonzero((got != want).any(axis=1)))
     if diff:
         from ..render.values import format_values
 
         where = np.unravel_index(int(diff[0]), actual.shape)
         at = f"{name}[{', '.join(str(int(i)) for i in where)}]"
-        got, want = (format_values(t.to_numpy()[where]) for t in (actual, expected))
+        got, want = (format_values(np.asarray(t.to_numpy()[where])) for t in (actual, expected))
         raise Fail(f"{len(diff)} of {actual.size} elements differ; first {at} = {got}, expected {want}")
+
+
+_compare = compare
+
+
+def per_operator(results: list[CaseResult]) -> list[str]:
+    """``Flatten: 11 passed, 0 failed, 1 skipped (skipped: ...)``, per operator."""
+    by_op: dict[str, list[CaseResult]] = {}
+    for r in results:
+        by_op.setdefault(r.op_type, []).append(r)
+    lines = []
+    for op, rs in sorted(by_op.items()):
+        reasons = sorted({r.detail for r in rs if r.status == "skipped"})
+        why = f" (skipped: {'; '.join(reasons)})" if reasons else ""
+        lines.append(f"{op}: {summary(rs)}{why}")
+    return lines
 
 
 def summary(results: list[CaseResult]) -> str:

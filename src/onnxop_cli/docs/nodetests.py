@@ -20,15 +20,40 @@ from ..ops import OPERATORS
 
 def node_testcases(op_types=None) -> list:
     """The registered single-node cases of ``op_types`` (default: every operator onnxop runs)."""
-    import onnx.backend.test.case.node as node_cases
-
     wanted = set(op_types or OPERATORS)
-    for op_type in wanted:
-        importlib.import_module(f"onnx.backend.test.case.node.{_module(op_type)}")
     return [
-        c for c in node_cases._NodeTestCases
+        c for op_type in sorted(wanted) for c in _module_cases(_module(op_type))
         if len(c.model.graph.node) == 1 and c.model.graph.node[0].op_type in wanted
     ]
+
+
+_CASES: dict[str, list] = {}
+
+
+def _module_cases(module: str) -> list:
+    """The cases ``onnx.backend.test.case.node.<module>`` registers, and only
+    those. Importing it runs its ``expect()`` calls; when something else
+    (onnx's BackendTest, in the same process) imported it first, along with
+    every other operator's module, it is run again into an empty list, so
+    no other module's case is taken for this one's."""
+    import sys
+
+    import onnx.backend.test.case.node as node_cases
+
+    if module not in _CASES:
+        name = f"onnx.backend.test.case.node.{module}"
+        registry = node_cases._NodeTestCases
+        saved = list(registry)
+        del registry[:]
+        try:
+            if name in sys.modules:
+                importlib.reload(sys.modules[name])
+            else:
+                importlib.import_module(name)
+            _CASES[module] = list(registry)
+        finally:
+            registry[:] = saved + [c for c in registry if c not in saved]
+    return _CASES[module]
 
 
 def _module(op_type: str) -> str:

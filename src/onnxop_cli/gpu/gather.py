@@ -69,6 +69,34 @@ def gather_through_kernel(
     small data); ``poison`` fills dst with that byte before every band, so a
     word the kernel failed to write cannot pass a comparison.
     """
+    plan, band_bytes, window_bytes = make_plan(gpu, source.nbytes, view, bits, swap, binding_bytes)
+    if plan is None:
+        return 0
+    if poison is None:
+        from .buffers import env_poison
+
+        poison = env_poison()
+    spool = None if _random_access(source) or in_order(plan) else _spool(source)
+    try:
+        with gpu.lock:  # one call at a time on the device's pipelines and queue (device.py)
+            run = _Run(gpu, plan, spool or source, band_bytes, window_bytes, swap, max_groups_per_dim)
+            try:
+                return run.stream(sink, poison)
+            finally:
+                gpu.cache["gather-last"] = {"tiled": run.tiled, "dispatches": run.dispatches}
+                run.release()
+    finally:
+        if spool is not None:
+            spool.close()
+
+
+def make_plan(
+    gpu: Gpu, source_nbytes: int, view: View, bits: int, swap: int = 0, binding_bytes: int | None = None,
+    plan_class: type[Plan] = Plan,
+) -> tuple[Plan | None, int, int]:
+    """(plan, band bytes, window bytes) of a gather of ``view`` from a source of
+    ``source_nbytes`` bytes; the plan is None for an empty view. Refuses a view
+    that reads outside the source."""
     if bits not in BITS:
         raise ValueError(f"the gather kernel takes elements of {BITS} bits, not {bits}")
     if swap not in (0, 2, 4, 8) or (swap and (bits < 16 or (bits // 8) % swap)):
@@ -77,8 +105,8 @@ def gather_through_kernel(
         raise ValueError(f"a view of shape {view.shape} needs {len(view.shape)} strides, not {view.strides}")
     count = view.size
     if count == 0:
-        return 0
-    available = source.nbytes * 8 // bits
+        return None, 0, 0
+    available = source_nbytes * 8 // bits
     lo, hi = view.span()
     if lo < 0 or hi >= available:
         raise ValueError(f"the view reads source elements {lo}..{hi}, outside the source's {available}")
@@ -90,23 +118,8 @@ def gather_through_kernel(
     align = max(1, 8 * WORD // bits)  # windows start at whole 16-byte words of the source
     window = min(cap * 8 // bits, round_up(hi - lo + 1 + align, align))
     band_bytes = min(cap, round_up(total, WORD))
-    plan = Plan(v, bits, _band_elements(v, bits, band_bytes, count), window, align, available, source.nbytes)
-    if poison is None:
-        from .buffers import env_poison
-
-        poison = env_poison()
-    spool = None if _random_access(source) or in_order(plan) else _spool(source)
-    try:
-        with gpu.lock:  # one call at a time on the device's pipelines and queue (device.py)
-            run = _Run(gpu, plan, spool or source, band_bytes, window * bits // 8, swap, max_groups_per_dim)
-            try:
-                return run.stream(sink, poison)
-            finally:
-                gpu.cache["gather-last"] = {"tiled": run.tiled, "dispatches": run.dispatches}
-                run.release()
-    finally:
-        if spool is not None:
-            spool.close()
+    plan = plan_class(v, bits, _band_elements(v, bits, band_bytes, count), window, align, available, source_nbytes)
+    return plan, band_bytes, window * bits // 8
 
 
 def _band_elements(v: View, bits: int, band_bytes: int, count: int) -> int:
@@ -126,7 +139,7 @@ class _Run:
     """The buffers of one gather and the loop that fills and drains them."""
 
     def __init__(self, gpu: Gpu, plan: Plan, source: Any, band_bytes: int, src_bytes: int,
-                 swap: int, max_groups_per_dim: int | None) -> None:
+                 swap: int, max_groups_per_dim: int | None, host_in: bool = True, host_out: bool = True) -> None:
         self.gpu, self.plan, self.source, self.swap = gpu, plan, source, swap
         self.band_bytes = band_bytes
         self.max_dim = dispatch_limit(gpu, max_groups_per_dim)
@@ -144,10 +157,11 @@ class _Run:
             # group serves every kernel
             self.variants = [(name, gpu.pipeline_on_layout(shader, SHADER)) for name, shader in variants(plan, gpu)]
             self.src_bytes = round_up(src_bytes, WORD)
-            self.upload = self._buffer("upload", self.src_bytes, U.MAP_WRITE | U.COPY_SRC)
+            # (a source or output on the device needs no mapped staging buffer on that side)
+            self.upload = self._buffer("upload", self.src_bytes, U.MAP_WRITE | U.COPY_SRC) if host_in else None
             self.src = src = self._buffer("src", self.src_bytes, U.STORAGE | U.COPY_DST)
             self.dst = self._buffer("dst", band_bytes, U.STORAGE | U.COPY_SRC | U.COPY_DST)
-            self.readback = self._buffer("readback", band_bytes, U.MAP_READ | U.COPY_DST)
+            self.readback = self._buffer("readback", band_bytes, U.MAP_READ | U.COPY_DST) if host_out else None
             self.params = self._buffer("params", self.stride * records, U.UNIFORM | U.COPY_DST)
             self.axes = self._buffer("axes", 16 * self.rank * records, U.STORAGE | U.COPY_DST)
             self.bind_group = gpu.device.create_bind_group(
@@ -182,24 +196,29 @@ class _Run:
             for upload in uploads:
                 self._dispatch(upload, band)
             nbytes = (band * bits + 7) // 8
-            n4 = round_up(nbytes, 4)
-            with gpu.errors("readback"):
-                encoder = gpu.device.create_command_encoder()
-                encoder.copy_buffer_to_buffer(self.dst, 0, self.readback, 0, n4)
-                gpu.queue.submit([encoder.finish()])
-                gpu.wait(self.readback.map_async(MapMode.READ, 0, n4), "readback")
-            try:
-                sink(self.readback.read_mapped(0, n4, copy=False)[:nbytes])
-            finally:
-                with gpu.errors("readback"):
-                    self.readback.unmap()
+            self._drain(sink, written, nbytes)
             written += nbytes
         return written
 
-    def _dispatch(self, upload: Upload, band: int) -> None:
-        """Fill the src buffer with the upload's runs, then one dispatch per
-        box, through the tiled kernel where gpu/tiled.py says so."""
-        gpu, plan = self.gpu, self.plan
+    def _drain(self, sink: Sink, written: int, nbytes: int) -> None:
+        """Hand the band's ``nbytes`` (output bytes ``written`` onwards) to the sink."""
+        gpu = self.gpu
+        n4 = round_up(nbytes, 4)
+        with gpu.errors("readback"):
+            encoder = gpu.device.create_command_encoder()
+            encoder.copy_buffer_to_buffer(self.dst, 0, self.readback, 0, n4)
+            gpu.queue.submit([encoder.finish()])
+            gpu.wait(self.readback.map_async(MapMode.READ, 0, n4), "readback")
+        try:
+            sink(self.readback.read_mapped(0, n4, copy=False)[:nbytes])
+        finally:
+            with gpu.errors("readback"):
+                self.readback.unmap()
+
+    def _fill(self, encoder: Any, upload: Upload) -> None:
+        """Put the upload's runs in the src buffer: through the mapped upload
+        buffer, then a copy recorded in ``encoder``."""
+        gpu = self.gpu
         end = max(into + n for _, into, n in upload.runs)
         with gpu.errors("upload"):
             gpu.wait(self.upload.map_async(MapMode.WRITE), "upload")
@@ -211,9 +230,16 @@ class _Run:
             mapped.release()
             with gpu.errors("upload"):
                 self.upload.unmap()
-        with gpu.errors("gather dispatch"):
+        encoder.copy_buffer_to_buffer(self.upload, 0, self.src, 0, round_up(end, 4))
+
+    def _dispatch(self, upload: Upload, band: int) -> None:
+        """Fill the src buffer with the upload's runs, then one dispatch per
+        box, through the tiled kernel where gpu/tiled.py says so."""
+        gpu = self.gpu
+        with gpu.errors("upload"):
             encoder = gpu.device.create_command_encoder()
-            encoder.copy_buffer_to_buffer(self.upload, 0, self.src, 0, round_up(end, 4))
+        self._fill(encoder, upload)
+        with gpu.errors("gather dispatch"):
             self.record(encoder, upload, band)
             gpu.queue.submit([encoder.finish()])
 

@@ -1,21 +1,24 @@
-"""One-node ONNX models: the node onnxop runs, its opset, its constant inputs.
+"""ONNX models as onnxop nodes: a graph checked whole, attributes read strictly.
 
-Shared by ``onnxop run`` and ``onnxop conformance``: the node's attributes
-come from the model, each constant input (Reshape's shape, Slice's starts,
-...) from an initializer or, for a graph input, from a file the caller
-reads. Everything is checked against the operator version the model's
-opset selects (``ops.make_node``).
+Shared by graph.py (``onnxop run``, ``conformance``, the backend) and the doc
+examples: a node's attributes come from the model, each checked against the
+type ONNX's schema gives it; each constant input (Reshape's shape, Slice's
+starts, ...) from a tensor the caller provides. Everything is checked against
+the operator version the model's opset selects (``ops.make_node``).
+``load_graph`` checks a whole graph (operators, opset, names, order) before
+core/graph.py plans and runs it.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import InputError, OpError, UsageError
 
 if TYPE_CHECKING:
-    from . import Node
+    from . import Node, OpVersion
     from ..core.tensor import Tensor
 
 ONNX_DOMAINS = ("", "ai.onnx")
@@ -37,39 +40,10 @@ def load(path: Path):
         raise InputError(f"{path}: not an ONNX model: {' '.join(str(e).split())[:200]}") from None
 
 
-def node_with_files(model_path: Path, files: list[Path]) -> tuple[Node, int, Path]:
-    """``onnxop run``: the model's node, one file per graph input (in the
-    model's order), constant inputs read from their file or initializer.
-    Returns (node, opset, the file of the node's data input); every error
-    names the model."""
-    from .. import io
-    from ..errors import OnnxopError
-
-    model = load(model_path)
-    try:
-        node_proto, opset = the_node(model)
-        names = graph_inputs(model)
-        if len(files) != len(names):
-            raise UsageError(
-                f"the model has {len(names)} input(s) ({', '.join(names) or 'none'}), "
-                f"{len(files)} file(s) were given"
-            )
-        by_name = dict(zip(names, files))
-        if node_proto.input[0] not in by_name:
-            raise UsageError(f"the node's data input {node_proto.input[0]!r} is not a graph input")
-
-        def constant(name: str):
-            if name in by_name:
-                return io.read_tensor(by_name[name])
-            found = initializer(model, name, model_path.parent)
-            if found is None:
-                raise UsageError(f"input {name!r} has no data (no graph input, no initializer)")
-            return found
-
-        node = build_node(node_proto, opset, constant)
-    except OnnxopError as e:
-        raise type(e)(f"{model_path}: {e.message}") from None
-    return node, opset, by_name[node_proto.input[0]]
+def graph_inputs(model) -> list[str]:
+    """The inputs a caller must feed: graph inputs without an initializer."""
+    initialized = {t.name for t in model.graph.initializer}
+    return [i.name for i in model.graph.input if i.name not in initialized]
 
 
 def the_node(model):
@@ -93,12 +67,6 @@ def the_node(model):
     return node, opset
 
 
-def graph_inputs(model) -> list[str]:
-    """The inputs a caller must feed: graph inputs without an initializer."""
-    initialized = {t.name for t in model.graph.initializer}
-    return [i.name for i in model.graph.input if i.name not in initialized]
-
-
 def initializer(model, name: str, folder: Path) -> Tensor | None:
     from ..io.tensorproto import tensor_from_proto
 
@@ -108,14 +76,15 @@ def initializer(model, name: str, folder: Path) -> Tensor | None:
     return None
 
 
-def build_node(node_proto, opset: int, constant: Callable[[str], Tensor]) -> Node:
+def build_node(node_proto, opset: int, constant: Callable[[str], Tensor], label: str | None = None) -> Node:
     """The onnxop node for ``node_proto`` at ``opset``; ``constant(name)``
-    gives the tensor of a constant input (initializer or file)."""
+    gives the tensor of a constant input (initializer or file). ``label``
+    names the node in refusals (default: its operator version)."""
     from . import make_node, op_version
     from .attributes import node_attributes
 
     op = op_version(node_proto.op_type, opset)
-    label = f"{op.op_type}-{op.since_version}"
+    label = label or f"{op.op_type}-{op.since_version}"
     values: dict[str, object] = {}
     # each checked against the schema: a FLOAT where an INT belongs is refused, never truncated
     for name, value in node_attributes(node_proto, opset).items():
@@ -132,9 +101,260 @@ def build_node(node_proto, opset: int, constant: Callable[[str], Tensor]) -> Nod
     return make_node(op.op_type, opset, **values)
 
 
+def read_attributes(node_proto, op, label: str) -> dict[str, object]:
+    """The node's attributes as Python values, each checked against the type
+    ONNX's schema gives it (an INT is an int, never a float cut short, a
+    string, or a tensor), each given once, none a function's reference;
+    ``label`` (the operator, or the node in a graph) starts every refusal."""
+    from onnx import AttributeProto, defs, helper
+
+    try:
+        schema = defs.get_schema(op.op_type, op.since_version, "")
+        expected = {name: int(a.type) for name, a in schema.attributes.items()}
+    except Exception:  # noqa: BLE001 - an onnx without the schema: check names only
+        expected = {}
+    values: dict[str, object] = {}
+    seen: set[str] = set()
+    for a in node_proto.attribute:
+        name = a.name
+        if name in seen:
+            raise OpError(f"{label}: attribute {name!r} is given twice")
+        seen.add(name)
+        if name not in op.attribute_names:
+            raise OpError(f"{label} has no attribute {name!r}")
+        if a.ref_attr_name:
+            raise OpError(
+                f"{label}: attribute {name!r} refers to {a.ref_attr_name!r}, a function's attribute, "
+                "outside a function"
+            )
+        want = expected.get(name)
+        if want is not None and a.type != want:
+            got = AttributeProto.AttributeType.Name(a.type) if a.type in AttributeProto.AttributeType.values() \
+                else str(a.type)
+            raise OpError(
+                f"{label}: attribute {name!r} must be {AttributeProto.AttributeType.Name(want)}, got {got}"
+            )
+        if name == "consumed_inputs":  # legacy (Reshape-1), no effect
+            continue
+        value = helper.get_attribute_value(a)
+        if isinstance(value, bytes):
+            try:
+                value = value.decode("utf-8")
+            except UnicodeDecodeError:
+                raise OpError(f"{label}: attribute {name!r} is not valid UTF-8 ({value[:20]!r})") from None
+        values[name] = value
+    return values
+
+
 def index_values(tensor: Tensor, what: str) -> list[int]:
     if tensor.dtype.name not in INDEX_TYPES or tensor.rank > 1:
         raise InputError(
             f"{what} must be a 1-D int64 (or int32) tensor, got shape {tensor.shape} of {tensor.dtype}"
         )
     return [int(v) for v in tensor.to_numpy().reshape(-1)]
+
+
+# ------------------------------------------------------------------ graphs
+
+
+CONSTANT = "Constant"
+CONSTANT_FIELDS = ("value", "value_int", "value_ints", "value_float", "value_floats", "value_string",
+                   "value_strings", "sparse_value")
+
+
+def supported() -> list[str]:
+    """The operators a graph may hold: the registry's index-map (view)
+    operators, and Constant. The operators of several tensor inputs or
+    outputs (ops/family.py: Concat, Gather, ...) run as one-node models
+    (cli/family.run_model, conformance), not yet inside a graph."""
+    from . import OPERATORS
+    from .family import TensorOp
+
+    return [*(name for name, versions in OPERATORS.items() if not issubclass(versions[0], TensorOp)), CONSTANT]
+
+
+# ------------------------------------------------------------------ checking
+
+
+@dataclass
+class GraphNode:
+    proto: Any
+    op: type[OpVersion] | None  # None: Constant
+    label: str  # "node 2 'r' (Reshape-21)"
+
+
+@dataclass
+class Graph:
+    model: Any
+    opset: int
+    nodes: list[GraphNode]
+    inputs: list[str]  # what a caller feeds, in order (graph inputs without an initializer)
+    initializers: dict[str, Any]
+    outputs: list[str]
+    folder: Path
+    declared: dict[str, Any] = field(default_factory=dict)  # graph input name -> its ValueInfo
+
+
+def opset_of(model) -> int:
+    from . import LATEST_OPSET
+
+    opsets = [o.version for o in model.opset_import if o.domain in ONNX_DOMAINS]
+    if not opsets:
+        raise InputError("the model imports no ai.onnx opset")
+    if len(set(opsets)) > 1:
+        raise InputError(f"the model imports ai.onnx twice, at opsets {sorted(set(opsets))}")
+    opset = int(opsets[0])
+    if not 1 <= opset <= LATEST_OPSET:
+        raise Unsupported(f"opset {opset} is outside what onnxop knows (1 to {LATEST_OPSET})")
+    return opset
+
+
+def node_label(i: int, proto, op: type[OpVersion] | None = None) -> str:
+    name = f" {repr(proto.name)}" if proto.name else ""
+    kind = f"{op.op_type}-{op.since_version}" if op is not None else proto.op_type
+    plain = op is not None or (proto.op_type == CONSTANT and proto.domain in ONNX_DOMAINS)
+    return f"node {i}{name} ({kind if plain else repr(kind)})"
+
+
+def load_graph(model, folder: Path) -> Graph:
+    """The model's graph, checked whole; the first problem found is raised."""
+    from onnx import AttributeProto
+
+    from . import op_version
+    g = model.graph
+    opset = opset_of(model)
+    functions = {(f.domain, f.name) for f in model.functions}
+    bad: list[str] = []
+    nodes: list[GraphNode] = []
+    for i, proto in enumerate(g.node):
+        label = node_label(i, proto)
+        if any(a.type in (AttributeProto.GRAPH, AttributeProto.GRAPHS) for a in proto.attribute):
+            raise Unsupported(f"{label} holds a subgraph; onnxop runs no control flow (If, Loop, Scan)")
+        if (proto.domain, proto.op_type) in functions:
+            raise Unsupported(f"{label} calls the model's function {repr(proto.domain + '.' + proto.op_type)}; "
+                              "onnxop runs no functions")
+        if proto.domain not in ONNX_DOMAINS:
+            raise Unsupported(f"{label} is in domain {repr(proto.domain)}; onnxop runs the ai.onnx domain only")
+        if proto.op_type not in supported():
+            bad.append(f"{label} at opset {opset}")
+            continue
+        if proto.op_type == CONSTANT:
+            nodes.append(GraphNode(proto, None, label))
+            continue
+        try:
+            op = op_version(proto.op_type, opset)
+        except UsageError as e:
+            raise Unsupported(f"{label}: {e.message}") from None
+        nodes.append(GraphNode(proto, op, node_label(i, proto, op)))
+    if bad:
+        more = f" and {len(bad) - 3} more" if len(bad) > 3 else ""
+        raise Unsupported(f"unsupported {', '.join(bad[:3])}{more}; onnxop runs {', '.join(supported())}")
+
+    for kind, values in (("input", g.input), ("output", g.output)):
+        for v in values:
+            what = v.type.WhichOneof("value")
+            if what != "tensor_type":
+                what = (what or "typeless").replace("_type", "")
+                article = "an" if what[0] in "aeiou" else "a"
+                raise Unsupported(f"graph {kind} {v.name!r} is {article} {what} value; onnxop runs tensors")
+    initializers: dict[str, Any] = {}
+    for t in g.initializer:
+        if t.name in initializers:
+            raise InputError(f"two initializers are named {repr(t.name)}")
+        initializers[t.name] = t
+    if g.sparse_initializer:
+        raise Unsupported("the model has sparse initializers; onnxop runs dense tensors")
+    known: dict[str, str] = {}  # name -> what defines it
+    for v in g.input:
+        if not v.name:
+            raise InputError("a graph input has no name")
+        if v.name in known:
+            raise InputError(f"two graph inputs are named {repr(v.name)}")
+        known[v.name] = "a graph input"
+    for name in initializers:
+        known.setdefault(name, "an initializer")
+    producer_of: dict[str, int] = {}
+    for i, gn in enumerate(nodes):
+        for name in gn.proto.output:
+            if name and name in known:
+                raise InputError(f"{gn.label} produces {repr(name)}, which is already {known[name]}")
+            if name:
+                producer_of.setdefault(name, i)
+                known[name] = f"produced by {gn.label}"
+    for i, gn in enumerate(nodes):
+        p = gn.proto
+        for name in p.input:
+            if not name:
+                continue
+            if name not in known or (name in producer_of and producer_of[name] >= i):
+                if name in producer_of:
+                    raise InputError(
+                        f"{gn.label} reads {repr(name)} before {nodes[producer_of[name]].label} produces it: "
+                        "the graph has a cycle or is not topologically sorted"
+                    )
+                raise InputError(f"{gn.label} reads {repr(name)}, which no input, initializer or node provides")
+        _check_node(gn)
+    outputs: list[str] = []
+    for v in g.output:
+        if v.name in outputs:
+            raise InputError(f"graph output {repr(v.name)} is listed twice")
+        if v.name not in known:
+            raise InputError(f"graph output {repr(v.name)} is never produced")
+        outputs.append(v.name)
+    if not outputs:
+        raise InputError("the graph has no outputs")
+    feeds = [v.name for v in g.input if v.name not in initializers]
+    return Graph(model, opset, nodes, feeds, initializers, outputs, folder, {v.name: v for v in g.input})
+
+
+def _check_node(gn: GraphNode) -> None:
+    p, op = gn.proto, gn.op
+    outs = [o for o in p.output if o]
+    if len(p.output) != 1 or not outs:
+        raise InputError(f"{gn.label} has {len(p.output)} outputs ({', '.join(map(repr, p.output))}); it makes one")
+    if op is None:  # Constant: exactly one value attribute
+        seen = [a.name for a in p.attribute]
+        if len(seen) != len(set(seen)):
+            raise OpError(f"{gn.label}: an attribute is given twice ({', '.join(seen)})")
+        unknown = [n for n in seen if n not in CONSTANT_FIELDS]
+        if unknown:
+            raise OpError(f"{gn.label} has no attribute {unknown[0]!r}")
+        if len(seen) != 1:
+            raise OpError(f"{gn.label} needs exactly one of {', '.join(CONSTANT_FIELDS)}; it has {len(seen)}")
+        if p.input:
+            raise InputError(f"{gn.label} takes no inputs, the node has {len(p.input)}")
+        return
+    read_attributes(p, op, gn.label)
+    if len(p.input) > len(op.inputs):
+        raise OpError(f"{gn.label} takes at most {len(op.inputs)} inputs, the node has {len(p.input)}")
+    for i, schema_name in enumerate(op.inputs):
+        given = i < len(p.input) and p.input[i]
+        if not given and (i == 0 or schema_name not in op.optional):
+            raise OpError(f"{gn.label} is missing its required input {schema_name!r}")
+
+
+def constant_tensor(gn: GraphNode, folder: Path) -> Tensor:
+    """A Constant node's value as a tensor (its one attribute, checked)."""
+    import numpy as np
+    from onnx import AttributeProto, helper
+
+    from ..core.tensor import Tensor
+    from ..io.tensorproto import tensor_from_proto
+
+    a = gn.proto.attribute[0]
+    kinds = {"value": AttributeProto.TENSOR, "value_int": AttributeProto.INT, "value_ints": AttributeProto.INTS,
+             "value_float": AttributeProto.FLOAT, "value_floats": AttributeProto.FLOATS,
+             "value_string": AttributeProto.STRING, "value_strings": AttributeProto.STRINGS}
+    if a.name not in kinds:
+        raise Unsupported(f"{gn.label}: attribute {a.name!r} (sparse tensors) is not supported")
+    if a.type != kinds[a.name] or a.ref_attr_name:
+        raise OpError(f"{gn.label}: attribute {a.name!r} must be {AttributeProto.AttributeType.Name(kinds[a.name])}"
+                      + (f", got {AttributeProto.AttributeType.Name(a.type)}" if a.type in AttributeProto.AttributeType.values() else ""))
+    out = gn.proto.output[0]
+    if a.name == "value":
+        return tensor_from_proto(a.t, folder, f"{gn.label} value", out)
+    value = helper.get_attribute_value(a)
+    if a.name in ("value_string", "value_strings"):
+        return Tensor.from_numpy(np.array(value, dtype=object), out)
+    dtype = np.int64 if "int" in a.name else np.float32
+    return Tensor.from_numpy(np.array(value, dtype=dtype), out)

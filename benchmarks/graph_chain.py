@@ -1,0 +1,185 @@
+"""A 5-node data-movement chain (issue 22): ``onnxop run`` on the whole graph
+against onnxruntime CPU, numpy, and onnxop running the five nodes as five
+separate commands (an intermediate file between each).
+
+    python benchmarks/graph_chain.py --sizes 256M,1G --rounds 3 --backend vulkan
+    python benchmarks/graph_chain.py --sizes 16M --rounds 1      # a quick try
+
+Two chains on a float32 (a, b, c, d) tensor:
+
+- ``step``:  Transpose(0,2,1,3) -> Reshape(a, c*b, d) -> Slice(axis 0 reversed)
+  -> Unsqueeze(0) -> Flatten(2). The Reshape merges two axes the Transpose
+  swapped, which no strides can say: onnxop gathers it once into a device
+  buffer (a step) and the last three nodes read that with one more gather.
+- ``fused``: Transpose(0,2,1,3) -> Slice(axis 3, every 2nd) -> Unsqueeze(0)
+  -> Reshape(1, a, c, b, d/2) (a no-op split back) -> Squeeze(0): all
+  composable, one gather from the input file to the output file.
+
+Measured with benchmarks/whole_process.py's helpers: every process fresh,
+tools interleaved in an order rotated each round, medians (min-max), peak RSS
+from the child's ru_maxrss, and the CPU other processes took meanwhile (the
+machine is shared). Round 1 checks every tool's output against numpy's, bytes
+and shape.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import whole_process as wp  # noqa: E402
+
+TOOLS = ("onnxop run", "five onnxop commands", "onnxruntime CPU", "numpy")
+
+NUMPY = r"""
+import sys, numpy as np
+chain, src, dst = sys.argv[1:4]
+x = np.load(src, mmap_mode="r")
+a, b, c, d = x.shape
+if chain == "step":
+    y = x.transpose(0, 2, 1, 3).reshape(a, c * b, d)[::-1][None].reshape(a, c * b * d)
+else:
+    y = x.transpose(0, 2, 1, 3)[:, :, :, ::2][None].reshape(1, a, c, b, d // 2)[0]
+np.save(dst, np.ascontiguousarray(y))
+"""
+
+ORT = r"""
+import sys, numpy as np, onnxruntime as ort
+model, src, dst = sys.argv[1:4]
+s = ort.InferenceSession(model, providers=["CPUExecutionProvider"])
+x = np.load(src)
+np.save(dst, s.run(None, {"x": x})[0])
+"""
+
+
+def shape_for(nbytes: int) -> tuple[int, int, int, int]:
+    count = nbytes // 4
+    d = 256
+    c = 256 if count >= 256 * 256 * 16 else 16
+    b = 16
+    return (count // (b * c * d), b, c, d)
+
+
+def model(chain: str, shape, path: Path) -> None:
+    import numpy as np
+    import onnx
+    from onnx import TensorProto as TP
+    from onnx import helper, numpy_helper
+
+    a, b, c, d = shape
+
+    def i64(name, v):
+        return numpy_helper.from_array(np.array(v, np.int64), name)
+
+    if chain == "step":
+        nodes = [helper.make_node("Transpose", ["x"], ["t"], perm=[0, 2, 1, 3]),
+                 helper.make_node("Reshape", ["t", "s1"], ["r"]),
+                 helper.make_node("Slice", ["r", "st", "en", "ax", "sp"], ["s"]),
+                 helper.make_node("Unsqueeze", ["s", "u"], ["q"]),
+                 helper.make_node("Flatten", ["q"], ["y"], axis=2)]
+        inits = [i64("s1", [a, c * b, d]), i64("st", [-1]), i64("en", [-(a + 1)]), i64("ax", [0]), i64("sp", [-1]),
+                 i64("u", [0])]
+    else:
+        nodes = [helper.make_node("Transpose", ["x"], ["t"], perm=[0, 2, 1, 3]),
+                 helper.make_node("Slice", ["t", "st", "en", "ax", "sp"], ["s"]),
+                 helper.make_node("Unsqueeze", ["s", "u"], ["q"]),
+                 helper.make_node("Reshape", ["q", "s1"], ["r"]),
+                 helper.make_node("Squeeze", ["r", "u"], ["y"])]
+        inits = [i64("st", [0]), i64("en", [d]), i64("ax", [3]), i64("sp", [2]), i64("u", [0]),
+                 i64("s1", [1, a, c, b, d // 2])]
+    g = helper.make_graph(nodes, chain, [helper.make_tensor_value_info("x", TP.FLOAT, list(shape))],
+                          [helper.make_tensor_value_info("y", TP.FLOAT, None)], initializer=inits)
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 21)]), str(path))
+
+
+def commands(chain: str, shape, backend_args, src: Path, out: Path, tmp: Path) -> dict[str, list[list[str]]]:
+    a, b, c, d = shape
+    onnxop = wp.onnxop_cmd() + backend_args
+    m = tmp / f"{chain}.onnx"
+    if chain == "step":
+        steps = [["transpose", "--perm", "0,2,1,3"], ["reshape", "--shape", f"{a},{c * b},{d}"],
+                 ["slice", "--starts", "-1", "--ends", str(-(a + 1)), "--axes", "0", "--steps", "-1"],
+                 ["unsqueeze", "--axes", "0"], ["flatten", "--axis", "2"]]
+    else:
+        steps = [["transpose", "--perm", "0,2,1,3"], ["slice", "--starts", "0", "--ends", str(d), "--axes", "3",
+                                                       "--steps", "2"],
+                 ["unsqueeze", "--axes", "0"], ["reshape", "--shape", f"1,{a},{c},{b},{d // 2}"],
+                 ["squeeze", "--axes", "0"]]
+    five, prev = [], src
+    for i, s in enumerate(steps):
+        nxt = out if i == len(steps) - 1 else tmp / f"mid{i}.npy"
+        five.append(onnxop + s[:1] + [str(prev)] + s[1:] + ["-q", "-o", str(nxt)])
+        prev = nxt
+    return {
+        "onnxop run": [onnxop + ["run", str(m), str(src), "-q", "-o", str(out)]],
+        "five onnxop commands": five,
+        "onnxruntime CPU": [[wp.PY, "-c", ORT, str(m), str(src), str(out)]],
+        "numpy": [[wp.PY, "-c", NUMPY, chain, str(src), str(out)]],
+    }
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default="256M,1G")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--backend", default=None)
+    ap.add_argument("--chains", default="step,fused")
+    ap.add_argument("--tmp", default=tempfile.gettempdir())
+    args = ap.parse_args(argv)
+    backend_args = ["--backend", args.backend] if args.backend else []
+    cpu = next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")),
+               platform.processor())
+    print(f"# CPU: {cpu}; {os.cpu_count()} cores; adapter: {wp.adapter_line(args.backend)}")
+    for size_text in args.sizes.split(","):
+        size = wp.parse_size(size_text)
+        shape = shape_for(size)
+        with tempfile.TemporaryDirectory(dir=args.tmp, prefix="onnxop-graph-bench-") as folder:
+            tmp = Path(folder)
+            src = tmp / "x.npy"
+            wp.make_npy(src, size)
+            import numpy as np
+
+            np.save(src, np.load(src).reshape(shape))  # make_npy's shape, re-cut to (a, b, c, d)
+            for chain in args.chains.split(","):
+                model(chain, shape, tmp / f"{chain}.onnx")
+                stats = {t: wp.Stat() for t in TOOLS}
+                other: list[float] = []
+                for r in range(args.rounds):
+                    order = TOOLS[r % len(TOOLS):] + TOOLS[: r % len(TOOLS)]
+                    before = len(wp.OTHER_CPU)
+                    for tool in order:
+                        out = tmp / f"out-{chain}-{tool.replace(' ', '_')}.npy"
+                        total, peak = 0.0, 0
+                        for cmd in commands(chain, shape, backend_args, src, out, tmp)[tool]:
+                            wall, rss = wp.run(cmd)
+                            total, peak = total + wall, max(peak, rss)
+                        stats[tool].add(total, peak)
+                        if r == 0 and tool != "numpy":
+                            ref = tmp / f"out-{chain}-numpy.npy"
+                            if not ref.exists():
+                                wp.run(commands(chain, shape, backend_args, src, ref, tmp)["numpy"][0])
+                            assert np.load(out).shape == np.load(ref).shape and wp.same_data(out, ref), tool
+                        if tool != "numpy":
+                            out.unlink()  # the disk holds one output at a time
+                    other.append(sum(wp.OTHER_CPU[before:]))
+                base = stats["onnxop run"]
+                print(f"\n## {chain} chain, {wp.human(size)} float32 {shape}, {args.rounds} rounds; "
+                      f"other processes' CPU per round: {', '.join(f'{o:.0f} s' for o in other)}; "
+                      f"load: {open('/proc/loadavg').read().split()[:3]}")
+                print("| tool | time | peak RSS | time / onnxop run (per round) | RSS / numpy |")
+                print("|---|---|---|---|---|")
+                for tool in TOOLS:
+                    s = stats[tool]
+                    print(f"| {tool} | {s.cell()} | {wp.human(s.rss)} | {s.per_round(base):.2f} | "
+                          f"{s.rss / stats['numpy'].rss:.2f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,371 @@
+"""``onnxop run MODEL``: a whole ONNX graph on one device (graph.py).
+
+Inputs are files in graph-input order, ``--input NAME=FILE``, or a node
+test's ``test_data_set_N/`` folder. Outputs keep the model's names: printed,
+in ``--json``, inside the files written (``-o FILE`` for one output,
+``-o DIR/`` for ``DIR/<name>.npy``, ``-o X.npz`` for members by name).
+``--check test_data_set_N/`` compares with its ``output_*.pb`` bit for bit.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from . import options as cli
+from .app import command
+from ..errors import OnnxopError, UsageError
+from .help import OPERATORS
+
+InputOpt = Annotated[
+    Optional[list[str]],
+    typer.Option("--input", "-i", help="A graph input by name (repeatable). Example: --input x=x.npy",
+                 show_default=False, metavar="NAME=FILE"),
+]
+RunOutputOpt = Annotated[
+    Optional[str],
+    typer.Option("--output", "-o", help="Write the outputs, named as in the model: a file (.npy, .pb) for a "
+                 "graph of one output, DIR/ for DIR/<name>.npy (.pb for types numpy lacks), X.npz for members "
+                 "by name; - writes a .npy stream to stdout. Without it the graph is printed. Example: -o out/",
+                 show_default=False, metavar="PATH"),
+]
+CheckOpt = Annotated[
+    Optional[Path],
+    typer.Option("--check", help="Compare the outputs bit for bit with a node test's output_*.pb "
+                 "(exit 1 on a difference, naming the first element). Example: --check test_data_set_0",
+                 show_default=False, metavar="DIR"),
+]
+
+
+@command(
+    name="run",
+    rich_help_panel=OPERATORS,
+    short_help="Run the graph of an ONNX model on tensor files.",
+    help=(
+        "Run the graph of MODEL (any nodes onnxop runs, at the model's opset) on one device: "
+        "chains of view operators are composed into one gather, intermediates stay on the GPU. "
+        "Inputs are files in graph-input order, --input NAME=FILE, or a node test's "
+        "test_data_set_N folder. Without -o the node (or graph) is printed.\n\n"
+        "Example: onnxop run model.onnx x.npy -o y.npy"
+    ),
+)
+def run_model(
+    ctx: typer.Context,
+    model_path: Annotated[
+        Path, typer.Argument(help="An ONNX model. Example: model.onnx", show_default=False, metavar="MODEL",
+                             parser=lambda raw: cli._input_argument(raw)),
+    ],
+    inputs: Annotated[
+        Optional[list[Path]],
+        typer.Argument(
+            help="One tensor file (.npy, .npz or .pb) per graph input, in order, or one "
+            "test_data_set_N folder; - reads stdin. Example: x.npy shape.npy",
+            show_default=False, metavar="INPUT", parser=lambda raw: cli._input_argument(raw),
+        ),
+    ] = None,
+    named: InputOpt = None,
+    output_text: RunOutputOpt = None,
+    check: CheckOpt = None,
+    full: cli.FullOpt = False,
+    member: cli.MemberOpt = None,
+) -> None:
+    from ..core import graph
+    from ..ops import model as onnx_model
+
+    started = time.perf_counter()
+    output = None if output_text is None else Path(output_text)
+    to_folder = output_text is not None and output_text.endswith("/")
+    out = cli._out(ctx)
+    gpu_backend = cli._backend(ctx)
+    m = onnx_model.load(model_path)
+    if _family_node(m) is not None:  # one node of several tensor inputs or outputs: cli/family.py
+        return _run_family(m, model_path, list(inputs or []), output, gpu_backend, out, full)
+    try:
+        g = onnx_model.load_graph(m, model_path.parent)
+    except OnnxopError as e:
+        raise type(e)(f"{model_path}: {e.message}") from None
+    if check is not None and output is not None:
+        raise UsageError("--check compares the outputs and writes nothing; drop -o or --check")
+    if full and (output is not None or out.json):
+        raise UsageError("--full prints every value, and with -o or --json nothing is printed; drop --full")
+    try:
+        files = _input_files(g, list(inputs or []), named or [])
+    except OnnxopError as e:
+        raise type(e)(f"{model_path}: {e.message}") from None
+    feeds = {name: _read(path, member, name) for name, path in files.items()}
+    try:
+        p = graph.plan(g, feeds)
+    except OnnxopError as e:
+        raise type(e)(f"{model_path}: {e.message}") from None
+    if check is not None:
+        results, traffic = graph.run_to_memory(p, backend=gpu_backend)
+        _check(g, results, check)
+        out.note(f"{_what(p)}: {len(results)} output(s) equal {check}'s output_*.pb, bit for bit")
+        written = {}
+    elif output is None:
+        results, traffic = graph.run_to_memory(p, backend=gpu_backend)
+        if not out.json:
+            out.result(_printed(p, feeds, results, full))
+        written = {}
+    else:
+        results, traffic, written = _write(p, output, gpu_backend, out, to_folder)
+    if out.json:
+        out.document(_document(p, files, feeds, results, written, traffic, gpu_backend,
+                               time.perf_counter() - started))
+
+
+def _family_node(m):
+    """The node of a one-node model whose operator takes several tensor
+    inputs or outputs (ops/family.py), else None."""
+    from ..ops import SPECS
+    from .ops import _is_family
+
+    nodes = list(m.graph.node)
+    if len(nodes) == 1 and nodes[0].domain in ("", "ai.onnx") and nodes[0].op_type in SPECS:
+        return nodes[0] if _is_family(SPECS[nodes[0].op_type]) else None
+    return None
+
+
+def _run_family(m, model_path: Path, files: list[Path], output: Optional[Path], backend, out, full: bool) -> None:
+    from ..ops import model as onnx_model
+    from . import family as cli_family
+
+    try:
+        node_proto, opset = onnx_model.the_node(m)
+    except OnnxopError as e:
+        raise type(e)(f"{model_path}: {e.message}") from None
+    names = onnx_model.graph_inputs(m)
+    if len(files) != len(names):
+        raise UsageError(
+            f"{model_path}: the model has {len(names)} input(s) ({', '.join(names) or 'none'}), "
+            f"{len(files)} file(s) were given"
+        )
+    cli_family.run_model(m, model_path, node_proto, opset, dict(zip(names, files)), output, backend, out, full)
+
+
+# ------------------------------------------------------------------ inputs
+
+
+def _input_files(g, positional: list[Path], named: list[str]) -> dict[str, Path]:
+    if positional and named:
+        raise UsageError("give the inputs either in order or with --input NAME=FILE, not both")
+    if len(positional) == 1 and positional[0].is_dir():
+        folder = positional[0]
+        found = sorted(folder.glob("input_*.pb"), key=lambda p: _index(p.stem))
+        positional = [p for p in found if _index(p.stem) >= 0]
+        if [_index(p.stem) for p in positional] != list(range(len(positional))):
+            raise UsageError(f"{folder}: its input_N.pb files are not numbered 0, 1, ...")
+    if named:
+        files: dict[str, Path] = {}
+        for item in named:
+            name, sep, path = item.partition("=")
+            if not sep or not name or not path:
+                raise UsageError(f"--input takes NAME=FILE, got {item!r}")
+            if name not in g.inputs:
+                raise UsageError(f"--input {name!r}: the model has no such input (its inputs: "
+                                 f"{', '.join(map(repr, g.inputs)) or 'none'})")
+            if name in files:
+                raise UsageError(f"--input {name!r} is given twice")
+            files[name] = Path(path)
+        missing = [n for n in g.inputs if n not in files]
+        if missing:
+            raise UsageError(f"no --input for {', '.join(map(repr, missing))}")
+        return files
+    if len(positional) != len(g.inputs):
+        raise UsageError(
+            f"the model has {len(g.inputs)} input(s) ({', '.join(g.inputs) or 'none'}), "
+            f"{len(positional)} file(s) were given"
+        )
+    return dict(zip(g.inputs, positional))
+
+
+def _index(stem: str) -> int:
+    m = re.fullmatch(r"(?:input|output)_(\d+)", stem)
+    return int(m.group(1)) if m else -1
+
+
+def _read(path: Path, member: Optional[str], name: str):
+    """The tensor of one input; stdin is read whole (a graph may read a value twice)."""
+    from dataclasses import replace
+
+    from .. import io
+    from ..core.sources import MemoryBytes
+    from ..io.stdio import is_stdio, read_npy_stream
+
+    if is_stdio(path):
+        t = read_npy_stream()
+        return t if t.data is None else replace(t, data=MemoryBytes(t.data.to_array()))
+    return io.read_tensor(path, member)
+
+
+# ------------------------------------------------------------------ outputs
+
+
+def _targets(p, output: Path, to_folder: bool) -> tuple[str, dict[str, Path]]:
+    """("file" | "npz" | "dir" | "stdout", output name -> path)."""
+    from .. import io
+    from ..io.stdio import is_stdio
+
+    names = [v.name for v in p.outputs]
+    if is_stdio(output):
+        kind = "stdout"
+    elif to_folder or output.is_dir():
+        kind = "dir"
+    elif io.is_archive(output):
+        kind = "npz"
+    else:
+        kind = "file"
+    if kind in ("file", "stdout") and len(names) != 1:
+        raise UsageError(f"{output}: the graph has {len(names)} outputs ({', '.join(names)}); "
+                         "write them with -o DIR/ or -o FILE.npz")
+    if kind != "dir":
+        return kind, {n: output for n in names}
+    targets = {}
+    for v in p.outputs:
+        if not v.name or v.name in (".", "..") or "/" in v.name or "\0" in v.name or "\\" in v.name:
+            raise UsageError(f"output {v.name!r} cannot be a file name in {output}; write an .npz instead")
+        from ..io import npy
+
+        suffix = ".npy" if npy.can_hold(v.dtype) else ".pb"
+        targets[v.name] = output / f"{v.name}{suffix}"
+    return kind, targets
+
+
+def _write(p, output: Path, backend, out, to_folder: bool):
+    from contextlib import ExitStack
+
+    from .. import io
+    from ..core import graph
+
+    kind, targets = _targets(p, output, to_folder)
+    if kind == "dir" and not Path(output).is_dir():
+        if not Path(output).parent.is_dir():
+            raise UsageError(f"{output}: no such folder, and no folder {Path(output).parent} to make it in")
+        Path(output).mkdir(exist_ok=True)
+    for v in p.outputs:
+        io.check_output(targets[v.name], v.dtype, nbytes=v.dtype.nbytes(_size(v.shape)))
+    if kind == "stdout":
+        out.data_on_stdout = True
+    written: dict[str, Path] = {}
+    with ExitStack() as stack:
+        shared = stack.enter_context(io.open_writer(output)) if kind in ("npz", "file", "stdout") else None
+
+        def write(v, fill) -> None:
+            with ExitStack() as own:
+                writer = shared or own.enter_context(io.open_writer(targets[v.name]))
+                if v.dtype.is_string:
+                    writer.strings(v.name, v.base.strings, v.text_dtype)
+                else:
+                    with writer.tensor(v.name, v.shape, v.dtype) as sink:
+                        fill(sink)
+            written[v.name] = targets[v.name]
+
+        traffic = graph.execute(p, write, backend=backend)
+    from ..io.stdio import stdio_label
+
+    for v in p.outputs:
+        out.note(f"{_what(p)}: {_described(p.graph, p)} -> {v.name} {tuple(v.shape)} {v.dtype}, "
+                 f"wrote {stdio_label(targets[v.name])}")
+    return [], traffic, written
+
+
+def _size(shape) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def _what(p) -> str:
+    ops = [gn for gn in p.graph.nodes]
+    if len(ops) == 1 and ops[0].op is not None:
+        return ops[0].op.op_type
+    return f"graph of {len(ops)} nodes"
+
+
+def _described(g, p) -> str:
+    """The data inputs of the line: a one-node model's data input, else every graph input."""
+    values = {v.name: v for v in p.outputs}
+    names = g.inputs
+    if len(g.nodes) == 1 and g.nodes[0].op is not None:
+        names = [g.nodes[0].proto.input[0]]
+    feeds = p.feeds
+    parts = []
+    for n in names:
+        t = feeds.get(n) or values.get(n)
+        parts.append(f"{n} {tuple(t.shape)} {t.dtype}" if t is not None else n)
+    return ", ".join(parts)
+
+
+# ------------------------------------------------------------------ printing and checking
+
+
+def _printed(p, feeds, results, full: bool) -> str:
+    from ..render.node import Shown, render_node, tensor_lines
+
+    shown_out = [Shown(t.name, t.shape, t.dtype.name, t.to_numpy()) for t in results]
+    g = p.graph
+    if len(g.nodes) == 1 and g.nodes[0].op is not None and g.nodes[0].proto.input[0] in feeds:
+        proto, node = g.nodes[0].proto, p.nodes[0]
+        data = feeds[proto.input[0]]
+        names = dict(zip(node.op.inputs[1:], proto.input[1:]))
+        return render_node(node, [Shown(proto.input[0], data.shape, data.dtype.name, data.to_numpy())],
+                           shown_out, full=full, names=names)
+    lines = [f"Graph: {len(g.nodes)} nodes, opset {g.opset}"]
+    for gn in g.nodes:
+        ins = ", ".join(n for n in gn.proto.input)
+        lines.append(f"  {gn.label}: ({ins}) -> ({', '.join(gn.proto.output)})")
+    lines += ["", "Inputs:"]
+    for name in g.inputs:
+        t = feeds[name]
+        lines += tensor_lines(Shown(name, t.shape, t.dtype.name, t.to_numpy()), full=full)
+    lines += ["", "Outputs:"]
+    for s in shown_out:
+        lines += tensor_lines(s, full=full)
+    return "\n".join(lines)
+
+
+def _check(g, results, folder: Path) -> None:
+    from ..docs.conformance import Fail, compare
+    from ..io.tensorproto import read_pb
+
+    if not folder.is_dir():
+        raise UsageError(f"--check {folder}: not a folder")
+    for i, t in enumerate(results):
+        path = folder / f"output_{i}.pb"
+        if not path.is_file():
+            raise UsageError(f"--check {folder}: no {path.name} for output {t.name!r}")
+        try:
+            compare(t, read_pb(path), t.name)
+        except Fail as e:
+            raise OnnxopError(f"--check {path}: output {t.name!r}: {e}") from None
+
+
+def _document(p, files, feeds, results, written, traffic, backend, total: float) -> dict:
+    from ..gpu.device import opened
+    from ..render import json as report
+
+    g = p.graph
+    single = len(g.nodes) == 1 and g.nodes[0].op is not None
+    gpu = opened(backend)
+    entries_in = [report.tensor_entry(feeds[n], files.get(n)) | {"name": n} for n in g.inputs]
+    outs = [{"name": v.name, "path": str(written[v.name]) if v.name in written else None,
+             "shape": list(v.shape), "dtype": v.dtype.name} for v in p.outputs]
+    return report.base("run") | {
+        "op": g.nodes[0].op.op_type if single else "graph",
+        "opset": g.opset,
+        "attributes": dict(p.nodes[0].attributes) if single else {},
+        "backend": gpu.info.our_backend if gpu is not None else "host",
+        "adapter": gpu.name if gpu is not None else "host",
+        "runs": [{"inputs": entries_in, "outputs": outs, "timings": {"total": round(total, 6)}}],
+        "timings": {"total": round(total, 6)},
+        "kernel": cli._kernel_used(backend),
+        "nodes": [{"name": gn.proto.name, "op": gn.proto.op_type,
+                   "inputs": list(gn.proto.input), "outputs": list(gn.proto.output)} for gn in g.nodes],
+        "gathers": len([s for s in p.steps if s.readers]) + sum(not v.dtype.is_string for v in p.outputs),
+        "transfers": {"uploaded": traffic.uploaded, "read_back": traffic.read_back},
+    }

@@ -1,0 +1,310 @@
+"""Many nodes: an ONNX graph (checked whole by ops.model.load_graph) planned as
+index maps and run on one device.
+
+    model --load_graph--> Graph (operators, opset, attributes, names, order: all checked)
+          --plan--> every value a View of a *base* (pure Python, no GPU)
+          --run---> a gather per base that must exist; outputs streamed to sinks
+
+Every operator onnxop runs today moves elements without changing them, so a
+value is a strided view of a base: a graph input, an initializer, a
+``Constant``, or a *step* -- a buffer on the device that a gather fills when
+a view cannot be composed further (a transposed pair of axes that a Reshape
+merges). A chain of view operators composes into one View: one gather,
+streamed like a single operator, with no intermediate at all. Steps stay on
+the device: the next gather reads them with a buffer-to-buffer copy, and each
+is released after its last reader. Constant inputs (Reshape's shape, Slice's
+starts) are host values, taken from their host base with numpy: they are
+parameters, a few integers, not the data. ``Traffic`` counts what crossed.
+
+Everything that can be refused is refused in ``load_graph`` and ``plan``, before
+the GPU is touched or an output opened.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+from ..errors import InputError, OnnxopError, OpError, UsageError
+from ..ops.model import Graph, GraphNode, Unsupported, constant_tensor
+from .view import View, c_strides, f_strides
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ..gpu.resident import DeviceBuffer, Traffic
+    from ..io import Sink
+    from ..ops import Node
+    from .tensor import DType, Tensor
+
+# ------------------------------------------------------------------ planning
+
+
+@dataclass(eq=False)
+class Step:
+    """A base made on the device: ``source`` gathered into a row-major buffer."""
+
+    source: Value
+    label: str
+    buffer: DeviceBuffer | None = None  # at run time
+    strings: Any = None  # string tensors: gathered on the host at run time
+    readers: int = 0  # later steps and outputs that read it
+
+
+@dataclass
+class Value:
+    name: str
+    shape: tuple[int, ...]
+    dtype: DType
+    base: Any  # Tensor (host: input, initializer, Constant) or Step (device)
+    view: View  # over the base's elements; its shape is ``shape``
+    swap: int = 0  # byte-swap unit of a big-endian host base
+    text_dtype: str = ""
+
+
+@dataclass
+class Plan:
+    graph: Graph
+    outputs: list[Value]
+    steps: list[Step]
+    nodes: list[Node]  # the onnxop nodes, in graph order (Constant left out)
+    feeds: dict[str, Tensor] = field(default_factory=dict)
+
+    @property
+    def on_device(self) -> bool:
+        return any(not v.dtype.is_string for v in self.outputs)
+
+
+def of_tensor(name: str, t: Tensor) -> Value:
+    strides = f_strides(t.shape) if t.order == "F" else c_strides(t.shape)
+    return Value(name, tuple(t.shape), t.dtype, t, View(tuple(t.shape), strides), t.byteswap, t.text_dtype)
+
+
+def plan(graph: Graph, feeds: dict[str, Tensor]) -> Plan:
+    """Every value as a view of a base, every node's rules checked: raises
+    before anything runs. ``feeds`` holds a tensor per ``graph.inputs``."""
+    from ..io.tensorproto import tensor_from_proto
+    from ..ops.model import build_node
+    values: dict[str, Value] = {}
+    for name in graph.inputs:
+        if name not in feeds:
+            raise UsageError(f"graph input {repr(name)} has no data")
+        _check_declared(graph.declared.get(name), feeds[name])
+        values[name] = of_tensor(name, feeds[name])
+    for name, proto in graph.initializers.items():
+        values[name] = of_tensor(name, tensor_from_proto(proto, graph.folder, f"initializer {repr(name)}", name))
+    steps: list[Step] = []
+    nodes: list[Node] = []
+    for gn in graph.nodes:
+        out = gn.proto.output[0]
+        if gn.op is None:
+            values[out] = of_tensor(out, constant_tensor(gn, graph.folder))
+            continue
+        data = values[gn.proto.input[0]]
+        node = build_node(gn.proto, graph.opset, lambda n: host_tensor(values[n]), gn.label)
+        nodes.append(node)
+        shape = _check(gn, node, data)
+        w = node.view(data.shape, data.view.strides, data.view.offset)
+        composed = w.reshaped(shape)
+        if composed is not None:
+            values[out] = Value(out, shape, data.dtype, data.base, composed, data.swap, data.text_dtype)
+        else:  # no strides can say it: the node's result is made on the device
+            step = Step(Value(out, tuple(w.shape), data.dtype, data.base, w, data.swap, data.text_dtype), gn.label)
+            steps.append(step)
+            values[out] = Value(out, shape, data.dtype, step, View.row_major(shape), 0, data.text_dtype)
+    outputs = [values[name] for name in graph.outputs]
+    for v in [*(s.source for s in steps), *outputs]:
+        if isinstance(v.base, Step):
+            v.base.readers += 1
+    return Plan(graph, outputs, steps, nodes, dict(feeds))
+
+
+def _check(gn: GraphNode, node: Node, data: Value) -> tuple[int, ...]:
+    from ..ops import check_type
+    from .tensor import check_shape
+
+    try:
+        shape = node.output_shape(data.shape)
+        check_shape(shape, data.dtype.numpy_itemsize, node.op_type, noun="output shape")
+        check_type(node, data.dtype)
+    except (OpError, InputError) as e:
+        raise type(e)(f"{gn.label}: {e.message}") from None
+    return tuple(shape)
+
+
+def _check_declared(info, t: Tensor) -> None:
+    """A fed tensor must have the type and the fixed dims its graph input declares."""
+    from .tensor import dtype_by_onnx
+
+    if info is None:
+        return
+    tt = info.type.tensor_type
+    if tt.elem_type:
+        try:
+            want = dtype_by_onnx(tt.elem_type)
+        except OnnxopError:
+            want = None
+        if want is not None and want is not t.dtype:
+            raise InputError(f"graph input {repr(info.name)} is declared {want}, the data is {t.dtype}")
+    if tt.HasField("shape"):
+        dims = tt.shape.dim
+        if len(dims) != t.rank:
+            raise InputError(f"graph input {repr(info.name)} is declared rank {len(dims)}, "
+                             f"the data has shape {t.shape}")
+        for k, (d, n) in enumerate(zip(dims, t.shape)):
+            if d.HasField("dim_value") and d.dim_value != n:
+                raise InputError(f"graph input {repr(info.name)} is declared with dim {k} = {d.dim_value}, "
+                                 f"the data has shape {t.shape}")
+
+
+# ------------------------------------------------------------------ host values
+
+
+def host_array(v: Value) -> np.ndarray:
+    """The value on the host, with numpy: for constant inputs (a shape, a
+    slice's starts), not for data."""
+    import numpy as np
+
+    base = v.base
+    if isinstance(base, Step):
+        raw = host_array(base.source).reshape(-1)
+    elif base.dtype.is_string:
+        raw = np.asarray(base.strings, dtype=object).reshape(-1)
+    else:
+        a = base.to_numpy()
+        raw = (a.T if base.order == "F" else a).reshape(-1)
+    return raw[element_index(v.view)].reshape(v.shape) if v.view.size else raw[:0].reshape(v.shape)
+
+
+def host_tensor(v: Value) -> Tensor:
+    from .tensor import Tensor
+
+    return Tensor.from_numpy(host_array(v), v.name, dtype=v.dtype)
+
+
+def element_index(view: View):
+    import numpy as np
+
+    index = np.full(view.shape, view.offset, dtype=np.int64)
+    for k, (d, s) in enumerate(zip(view.shape, view.strides)):
+        index += (np.arange(d, dtype=np.int64) * s).reshape((d,) + (1,) * (len(view.shape) - k - 1))
+    return index.reshape(-1)
+
+
+# ------------------------------------------------------------------ running
+
+
+def execute(p: Plan, write: Callable[[Value, Callable[[Sink], None]], None], *, backend: str | None = None) -> Traffic:
+    """Make the steps on the device, then hand each output to ``write(value,
+    fill)``: ``fill(sink)`` streams the output's bytes into ``sink`` (string
+    outputs: ``value.base`` is a host tensor with its strings). Device
+    buffers are released after their last reader, and on any failure."""
+    from ..gpu.resident import Traffic
+
+    traffic = Traffic()
+    gpu = None
+    if p.on_device or any(not s.source.dtype.is_string for s in p.steps):
+        from ..gpu import get_gpu
+
+        gpu = get_gpu(backend)
+    readers = {id(s): s.readers for s in p.steps}
+    try:
+        for step in p.steps:
+            if not step.readers:
+                continue  # nothing reads it: not made
+            _make(gpu, step, traffic)
+            _done_reading(step.source, readers)
+        for v in p.outputs:
+            write(_host_strings(v) if v.dtype.is_string else v, lambda sink, v=v: _stream(gpu, v, sink, traffic))
+            _done_reading(v, readers)
+    finally:
+        for step in p.steps:
+            if step.buffer is not None:
+                step.buffer.release()
+                step.buffer = None
+    return traffic
+
+
+def _done_reading(v: Value, readers: dict[int, int]) -> None:
+    base = v.base
+    if isinstance(base, Step):
+        readers[id(base)] -= 1
+        if not readers[id(base)] and base.buffer is not None:
+            base.buffer.release()
+            base.buffer = None
+
+
+def _make(gpu, step: Step, traffic: Traffic) -> None:
+    from ..gpu import resident
+
+    v = step.source
+    if v.dtype.is_string:
+        step.strings = host_array(v)
+        return
+    source = v.base.buffer if isinstance(v.base, Step) else v.base.data
+    try:
+        step.buffer = resident.gather(gpu, source, v.view.simplified(), v.dtype.bits, swap=v.swap, traffic=traffic)
+    except ValueError as e:  # a view outside its source: a bug, said plainly
+        raise OnnxopError(f"{step.label}: {e}") from None
+
+
+def _stream(gpu, v: Value, sink: Sink, traffic: Traffic) -> None:
+    from .. import gpu as gpu_pkg
+    from ..gpu import resident
+    from .apply import _zero_pad_bits
+    from .tensor import Tensor
+
+    sink = _zero_pad_bits(sink, Tensor(v.name, v.shape, v.dtype))
+    view = v.view.simplified()
+    if v.view.size == 0:
+        return
+    if isinstance(v.base, Step):
+        resident.gather(gpu, v.base.buffer, view, v.dtype.bits, sink=sink, traffic=traffic)
+        return
+    t = v.base
+    if view.is_identity() and view.size == t.size and not v.swap:
+        gpu_pkg.copy_through_kernel(gpu, t.data, sink)
+        traffic.uploaded += t.nbytes
+        traffic.read_back += t.nbytes
+        return
+    resident.gather(gpu, t.data, view, v.dtype.bits, swap=v.swap, sink=sink, traffic=traffic)
+
+
+def _host_strings(v: Value) -> Value:
+    """A string output gathered on the host (strings have no GPU form): a Value
+    whose base is the finished tensor."""
+    from .tensor import Tensor
+
+    t = Tensor(v.name, v.shape, v.dtype, strings=host_array(v), text_dtype=v.text_dtype)
+    return Value(v.name, v.shape, v.dtype, t, View.row_major(v.shape), 0, v.text_dtype)
+
+
+def run_to_memory(p: Plan, *, backend: str | None = None) -> tuple[list[Tensor], Traffic]:
+    """The outputs in memory (for the backend, printing and --check)."""
+    import numpy as np
+
+    from .sources import MemoryBytes
+    from .tensor import Tensor
+
+    results: list[Tensor] = []
+
+    def write(v: Value, fill) -> None:
+        out = Tensor(v.name, v.shape, v.dtype, named=True, text_dtype=v.text_dtype)
+        if v.dtype.is_string:
+            out.strings = v.base.strings
+        else:
+            buf = np.empty(out.nbytes, dtype=np.uint8)
+            filled = 0
+
+            def sink(chunk) -> None:
+                nonlocal filled
+                buf[filled : filled + len(chunk)] = np.frombuffer(chunk, dtype=np.uint8)
+                filled += len(chunk)
+
+            fill(sink)
+            out.data = MemoryBytes(buf)
+        results.append(out)
+
+    traffic = execute(p, write, backend=backend)
+    return results, traffic
