@@ -45,35 +45,84 @@ class OnnxopRep(BackendRep):
         return Outputs(*arrays)
 
 
-def _feeds(g: Graph, inputs: Any) -> dict[str, Tensor]:
+class OnnxopFamilyRep(BackendRep):
+    """A one-node model of an operator with several tensor inputs or outputs
+    (ops/family.py: Concat, Gather, Split, ...), run through core/family.py."""
+
+    def __init__(self, model: onnx.ModelProto, node_proto: Any, opset: int, folder: Path,
+                 backend: str | None = None) -> None:
+        from .ops.family_model import build_family_node
+        from .ops.model import graph_inputs
+
+        self.model, self.proto, self.folder, self.backend = model, node_proto, folder, backend
+        self.node = build_family_node(node_proto, opset)
+        self.inputs = graph_inputs(model)
+
+    def run(self, inputs: Any, **kwargs: Any) -> tuple[np.ndarray, ...]:
+        from .core.family import apply_node
+        from .ops.family_model import node_inputs
+        from .ops.model import initializer
+
+        feeds = _feeds(self.inputs, inputs)
+
+        def tensor(name: str) -> Tensor | None:
+            found = feeds.get(name)
+            return found if found is not None else initializer(self.model, name, self.folder)
+
+        result = apply_node(self.node, node_inputs(self.proto, tensor), backend=self.backend)
+        arrays = [t.to_numpy() for t in result.outputs]
+        Outputs = namedtuple("Outputs", [f"o{i}" for i in range(len(arrays))], rename=True)  # type: ignore[misc]
+        return Outputs(*arrays)
+
+
+def _family_node(model: onnx.ModelProto):
+    """(node, opset) of a one-node model of a family operator, else None."""
+    from .ops import OPERATORS
+    from .ops.family_model import is_family
+    from .ops.model import the_node
+
+    nodes = list(model.graph.node)
+    if len(nodes) == 1 and nodes[0].op_type in OPERATORS and is_family(OPERATORS[nodes[0].op_type][0]):
+        return the_node(model)
+    return None
+
+
+def _prepare(model: onnx.ModelProto, folder: Path, backend: str | None) -> BackendRep:
+    family = _family_node(model)
+    if family is not None:
+        return OnnxopFamilyRep(model, *family, folder, backend)
+    return OnnxopRep(load_graph(model, folder), backend)
+
+
+def _feeds(names: Sequence[str] | Graph, inputs: Any) -> dict[str, Tensor]:
+    names = list(names.inputs if isinstance(names, Graph) else names)
     if isinstance(inputs, dict):
-        missing = [n for n in g.inputs if n not in inputs]
+        missing = [n for n in names if n not in inputs]
         if missing:
             raise ValueError(f"no value for graph input(s) {', '.join(map(repr, missing))}")
-        return {n: Tensor.from_numpy(np.asarray(inputs[n]), n) for n in g.inputs}
+        return {n: Tensor.from_numpy(np.asarray(inputs[n]), n) for n in names}
     if isinstance(inputs, np.ndarray):
         inputs = [inputs]
     values: Sequence[Any] = list(inputs)
-    if len(values) != len(g.inputs):
-        raise ValueError(f"the model has {len(g.inputs)} input(s) ({', '.join(g.inputs) or 'none'}), "
+    if len(values) != len(names):
+        raise ValueError(f"the model has {len(names)} input(s) ({', '.join(names) or 'none'}), "
                          f"{len(values)} value(s) were given")
-    return {n: Tensor.from_numpy(np.asarray(v), n) for n, v in zip(g.inputs, values)}
+    return {n: Tensor.from_numpy(np.asarray(v), n) for n, v in zip(names, values)}
 
 
 class OnnxopBackend(Backend):
     @classmethod
     def is_compatible(cls, model: onnx.ModelProto, device: str = "CPU", **kwargs: Any) -> bool:
         try:
-            load_graph(model, Path("."))
+            _prepare(model, Path("."), None)
         except Exception:  # noqa: BLE001 - any refusal means not compatible
             return False
         return cls.supports_device(device)
 
     @classmethod
-    def prepare(cls, model: onnx.ModelProto, device: str = "CPU", **kwargs: Any) -> OnnxopRep:
+    def prepare(cls, model: onnx.ModelProto, device: str = "CPU", **kwargs: Any) -> BackendRep:
         super().prepare(model, device, **kwargs)
-        folder = Path(kwargs.get("folder", "."))
-        return OnnxopRep(load_graph(model, folder), kwargs.get("backend"))
+        return _prepare(model, Path(kwargs.get("folder", ".")), kwargs.get("backend"))
 
     @classmethod
     def run_model(cls, model: onnx.ModelProto, inputs: Any, device: str = "CPU", **kwargs: Any):

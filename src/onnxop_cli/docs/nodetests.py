@@ -42,9 +42,10 @@ def _module_cases(module: str) -> list:
 
     if module not in _CASES:
         name = f"onnx.backend.test.case.node.{module}"
-        registry = node_cases._NodeTestCases
-        saved = list(registry)
+        registry, names = node_cases._NodeTestCases, node_cases._existing_names
+        saved, saved_names = list(registry), dict(names)
         del registry[:]
+        names.clear()  # (a second run of a module's expect() calls would refuse its own names)
         try:
             if name in sys.modules:
                 importlib.reload(sys.modules[name])
@@ -52,7 +53,9 @@ def _module_cases(module: str) -> list:
                 importlib.import_module(name)
             _CASES[module] = list(registry)
         finally:
-            registry[:] = saved + [c for c in registry if c not in saved]
+            ids = {id(c) for c in saved}
+            registry[:] = saved + [c for c in registry if id(c) not in ids]
+            names.update(saved_names)
     return _CASES[module]
 
 
