@@ -144,7 +144,7 @@ def test_many_inputs_into_a_folder(backend, cwd, rng, capsys):
         (["flatten", "a.npy", "-o", "b.csv"], "b.csv: unknown format (.csv); onnxop reads and writes .npy, .npz, .pb and reads .onnx"),
         (["flatten", "a.npy", "-o", "nowhere/b.npy"], "nowhere/b.npy: output folder nowhere does not exist"),
         (["flatten", "a.npy", "--backend", "cuda"], "unknown backend 'cuda'; choose one of auto, vulkan, metal, d3d12, gl"),
-        (["flatten", "a.npy", "a.npy", "-o", "b.npy"], "b.npy: with 2 inputs, -o must be an existing folder"),
+        (["flatten", "a.npy", "a.npy", "-o", "b.npy"], "b.npy: with 2 inputs, -o must be an existing folder, or an .npz to pack them into"),
         (["flatten", "a.npy", "--opset", "99"], "opset 99 is out of range [1, 28]"),
         (["unsqueeze", "a.npy"], "Missing option '--axes'. (see 'onnxop unsqueeze --help')"),
         (["flatten", "a.npy", "--bogus"], "No such option: --bogus (see 'onnxop flatten --help')"),

@@ -226,18 +226,18 @@ def test_the_page_opset_selects_the_rules(backend, tmp_path, capsys):
 
 def test_other_operators_and_unreadable_examples_are_skipped(backend, tmp_path, capsys):
     page = (
-        "Gather#\nSince version: 21\nExamples#\n"
-        "test_gather\nNode:\nGather(data, indices) -> (output)\nInputs:\n"
-        "data: shape=(2,), dtype=float32\n[1., 2.]\nindices: shape=(1,), dtype=int64\n[1]\n"
-        "Outputs:\noutput: shape=(1,), dtype=float32\n[2.]\n"
+        "Mod#\nSince version: 13\nExamples#\n"
+        "test_mod\nNode:\nMod(x, y) -> (z)\nInputs:\n"
+        "x: shape=(2,), dtype=float32\n[1., 2.]\ny: shape=(1,), dtype=float32\n[1.]\n"
+        "Outputs:\nz: shape=(2,), dtype=float32\n[0., 0.]\n"
         "test_garbled\nNode:\nFlatten(a) -> (b)\nInputs:\na: shape=(2,), dtype=float32\n[1., 2.\n"
         "Outputs:\nb: shape=(1, 2), dtype=float32\n[[1., 2.]]\n"
         "test_no_node\nNode:\nthis is prose\n"
     )
-    code, out, err = cli(capsys, "doc-examples", "--check", write(tmp_path, "Gather.txt", page), "-b", backend)
+    code, out, err = cli(capsys, "doc-examples", "--check", write(tmp_path, "Mod.txt", page), "-b", backend)
     assert code == ExitCode.ERROR and err == ""  # nothing was checked: not a success
     assert out.splitlines()[-1] == "0 passed, 0 failed, 3 skipped"
-    assert "Gather is not an operator onnxop runs" in row(out, "test_gather")
+    assert "Mod is not an operator onnxop runs" in row(out, "test_mod")
     assert "input a: cannot read the values: values end early (missing ']')" in row(out, "test_garbled")
     assert "cannot read the node line 'this is prose'" in row(out, "test_no_node")
 
@@ -404,7 +404,7 @@ def test_op_examples_catch_a_wrong_kernel(backend, capsys, monkeypatch):
 
 
 @pytest.mark.parametrize("argv,message", [
-    (["--op", "Gather"], "--op Gather: not an operator onnxop runs (Flatten, Unsqueeze, Identity"),
+    (["--op", "Mod"], "--op Mod: not an operator onnxop runs (Flatten, Unsqueeze, Identity"),
     (["--op", "Transpose", "x.rst"], "give PAGE files or --op, not both"),
 ])
 def test_op_refusals(capsys, argv, message):

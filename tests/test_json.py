@@ -45,9 +45,34 @@ OP = COMMON | {
     "runs": [RUN],
     "timings": {str: NUMBER},
     "kernel": (KERNEL, None),
+    "refused?": [{"input": str, "output": (str, None), "message": str}],  # --keep-going
+    "any_type?": bool,  # --any-type
+}
+COMPARED = {"path": str, "name": str, "shape": [int], "dtype": str}
+COMPARE = COMMON | {  # docs/cli-round-two.md
+    "same": bool,
+    "rule": {"mode": str, "rtol": (NUMBER, None), "atol": (NUMBER, None), "ulp": (int, None)},
+    "pairs": [{
+        "a": COMPARED, "b": COMPARED, "same": bool, "mode": str, "problem": (str, None), "count": int,
+        "differing": int, "max_abs": (NUMBER, str, None),
+        "first": [{"index": [int], "a": (NUMBER, str, bool, [FLOATLIKE]), "b": (NUMBER, str, bool, [FLOATLIKE]),
+                   "a_bits?": str, "b_bits?": str}],
+    }],
+    "only_a": [str],
+    "only_b": [str],
+    "left_out": [str],
 }
 STATS = {"min": FLOATLIKE, "max": FLOATLIKE, "mean": FLOATLIKE, "std": FLOATLIKE, "nan": int, "count": int}
 HISTOGRAM = {"edges": [NUMBER], "counts": [int], "other": int}
+GRAPH_VALUE = {"name": str, "kind": str, "shape": ([(int, str, None)], None), "dtype": (str, None)}
+GRAPH = {
+    "opsets": {str: int},
+    "inputs": [GRAPH_VALUE],
+    "outputs": [GRAPH_VALUE],
+    "nodes": [{"op": str, "domain": str, "opset": (int, None), "name": str, "inputs": [str], "outputs": [str],
+               "attributes": {str: (int, float, str, [(int, float, str)])}}],
+    "initializers": int,
+}
 SHOW = COMMON | {
     "files": [
         {
@@ -58,6 +83,7 @@ SHOW = COMMON | {
                     "stats": (STATS, None), "histogram?": (HISTOGRAM, None),
                 }
             ],
+            "graph?": GRAPH,  # docs/cli-round-two.md: show --graph, or a model with no initializers
         }
     ]
 }
@@ -155,7 +181,7 @@ CONFORMANCE = COMMON | {
 SCHEMAS = {
     "error": ERROR, "flatten": OP, "unsqueeze": OP, "run": OP,
     **{spec.command: OP for spec in SPECS.values()}, "show": SHOW, "info": INFO, "doc-examples": DOC_EXAMPLES,
-    "conformance": CONFORMANCE, "bench": BENCH, "version": COMMON | {"versions": {str: (str, None)}},
+    "conformance": CONFORMANCE, "bench": BENCH, "compare": COMPARE, "version": COMMON | {"versions": {str: (str, None)}},
 }
 
 
@@ -219,6 +245,7 @@ def test_the_validator_catches_departures():
 
 def test_the_docs_document_every_key_of_the_schema():
     section = (REPO / "docs" / "json.md").read_text()
+    section += (REPO / "docs" / "cli-round-two.md").read_text()  # compare, --keep-going, --any-type, show --graph
     keys = set().union(*(keys_of(s) for s in SCHEMAS.values()))
     missing = sorted(k for k in keys if f"`{k}`" not in section and f'"{k}"' not in section)
     assert missing == []

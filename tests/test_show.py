@@ -145,7 +145,7 @@ def test_stats_for_ml_dtypes(name):
     got = show.stats(values, dtype)
     ref = values.astype(np.float64)
     assert got["min"] == ref.min() and got["max"] == ref.max() and got["mean"] == pytest.approx(ref.mean())
-    assert show.stats_note(got, dtype).startswith(f"min={show._value(got['min'], dtype)}, max=")
+    assert show.stats_note(got, dtype).startswith(f"min={show.value_text(got['min'], dtype)}, max=")
 
 
 def test_non_numeric_types_have_no_statistics():
@@ -186,12 +186,12 @@ def test_std_matches_numpy(rng, monkeypatch, name):
 @pytest.mark.parametrize("name,values,note", [
     ("bfloat16", [-3.0, 1.0], "min=-3.0, max=1.0, mean=-1.0, std=2.0"),
     ("float4_e2m1fn", [-3.0, 1.0], "min=-3.0, max=1.0, mean=-1.0, std=2.0"),
-    ("float8_e4m3fn", [0.1015625, 2.0], "min=0.1, max=2.0, mean=1.05078, std=0.949219"),  # 0.1 reads back as it
+    ("float8_e4m3fn", [0.1015625, 2.0], "min=0.101562, max=2.0, mean=1.05078, std=0.949219"),  # as ml_dtypes prints it
     ("float32", [-0.0, -0.0], "min=-0.0, max=-0.0, mean=-0.0, std=0.0"),
     ("float16", [-0.0, -0.0, np.nan], "min=-0.0, max=-0.0, mean=-0.0, std=0.0, 1 NaN"),
     ("float32", [-0.0, 1.0], "min=-0.0, max=1.0, mean=0.5, std=0.5"),
-    ("float16", [65504.0, 0.1], "min=0.1, max=65500.0, mean=32752.0, std=32752.0"),
-    ("bfloat16", [0.1, 1.0], "min=0.1, max=1.0, mean=0.550049, std=0.449951"),
+    ("float16", [65504.0, 0.1], "min=0.1, max=65504.0, mean=32752.0, std=32752.0"),
+    ("bfloat16", [0.1, 1.0], "min=0.100098, max=1.0, mean=0.550049, std=0.449951"),
     ("int8", [7, -3], "min=-3, max=7, mean=2.0, std=5.0"),
 ])
 def test_every_statistic_prints_as_its_type_prints(name, values, note):

@@ -375,10 +375,10 @@ def closed_pipe() -> int:
     "argv, code, message",
     [
         (["flatten", "a.npy", "--axis", "9", "--json"], 2, "a.npy: Flatten: axis 9 is out of range [-3, 3] for an input of rank 3"),
-        (["show", "a.npy"], 1, "stdout: broken pipe (the reader stopped reading)"),
-        (["show", "a.npy", "--json"], 1, "stdout: broken pipe (the reader stopped reading)"),
-        (["flatten", "a.npy", "-o", "-"], 1, "stdout: broken pipe (the reader stopped reading)"),
-        (["flatten", "--help"], 1, "stdout: broken pipe (the reader stopped reading)"),
+        (["show", "a.npy"], 141, None),  # quiet, as cat
+        (["show", "a.npy", "--json"], 141, None),  # quiet, as cat
+        (["flatten", "a.npy", "-o", "-"], 141, None),  # quiet, as cat
+        (["flatten", "--help"], 141, None),  # quiet, as cat
     ],
 )
 def test_a_reader_gone_before_the_first_byte(backend, tree, argv, code, message):
@@ -391,7 +391,10 @@ def test_a_reader_gone_before_the_first_byte(backend, tree, argv, code, message)
     finally:
         os.close(w)
     assert done.returncode == code
-    assert one_line(done.stderr) == message
+    if message is None:
+        assert done.stderr == ""
+    else:
+        assert one_line(done.stderr) == message
 
 
 @pytest.mark.parametrize(
@@ -413,7 +416,7 @@ def test_a_full_stdout_is_one_line(backend, tree, cmd, code, message):
 @pytest.mark.parametrize("stdout", ["> /dev/full", "CLOSED_PIPE"])
 def test_lost_wrote_lines_do_not_fail_the_batch(backend, tree, stdout):
     """Only the report of the work failed: every output is written, exit 0,
-    one warning naming stdout."""
+    one warning naming stdout (none for a reader that stopped reading)."""
     cmd = "onnxop flatten a.npy b.npy -o out"
     if stdout == "CLOSED_PIPE":
         w = closed_pipe()
@@ -427,6 +430,7 @@ def test_lost_wrote_lines_do_not_fail_the_batch(backend, tree, stdout):
         reason = "No space left on device"
     assert done.returncode == 0
     assert done.stderr == (
+        "" if stdout == "CLOSED_PIPE" else
         f"onnxop: warning: stdout: {reason}; the 'wrote' lines were not printed, the outputs were written\n"
     )
     assert sorted(os.listdir(tree / "out")) == ["a.npy", "b.npy"]

@@ -36,10 +36,20 @@ OPERATOR_FUNCTIONS = (
     "flatten", "unsqueeze", "identity", "reshape", "squeeze", "transpose", "expand", "slice_", "tile",
     "depth_to_space", "space_to_depth",
 )
-_LAZY = {**{name: "api" for name in OPERATOR_FUNCTIONS}, "api": None}
+# the operators with tensor inputs (api_family.py makes them from the registry;
+# tests/test_family_infra.py holds this list to it)
+FAMILY_FUNCTIONS = (
+    "concat", "split", "where", "pad", "trilu", "constant_of_shape", "eye_like", "shape", "size",
+    "center_crop_pad", "compress", "one_hot", "bit_cast",
+    "gather", "gather_elements", "gather_nd", "scatter_elements", "scatter_nd", "scatter", "tensor_scatter",
+    "reverse_sequence",
+)
+_LAZY = {**{name: "api" for name in OPERATOR_FUNCTIONS}, **{name: "api_family" for name in FAMILY_FUNCTIONS},
+         "api": None}
 
 __all__ = [
     *OPERATOR_FUNCTIONS,
+    *FAMILY_FUNCTIONS,
     "OnnxopError",
     "UsageError",
     "OpError",
@@ -53,7 +63,7 @@ def __getattr__(name: str) -> Any:
     if name in _LAZY:
         import importlib
 
-        module = importlib.import_module(".api", __name__)
+        module = importlib.import_module("." + (_LAZY[name] or "api"), __name__)
         return module if name == "api" else getattr(module, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 

@@ -17,6 +17,7 @@ class ExitCode(IntEnum):
     USAGE = 2  # bad arguments or invalid input the user can fix
     HANGUP = 129  # SIGHUP (128 + signal number, as shells report it)
     INTERRUPTED = 130  # Ctrl-C (SIGINT)
+    READER_LEFT = 141  # stdout's reader stopped reading (| head): quiet, as cat's 128 + SIGPIPE
     TERMINATED = 143  # SIGTERM
 
 

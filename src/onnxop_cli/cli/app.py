@@ -8,6 +8,7 @@ rich are imported inside the commands that need them, never at module level.
 from __future__ import annotations
 
 import functools
+import inspect
 import sys
 from typing import Annotated, Optional
 
@@ -15,7 +16,7 @@ import typer
 
 from ..errors import ExitCode, Interrupted
 from .help import OnnxopCommand, OnnxopGroup
-from .options import BackendOpt, DebugOpt, EngineOpt, JsonOpt, QuietOpt, _on_command_line
+from .options import BackendOpt, DebugOpt, EngineOpt, JsonOpt, KernelOpt, QuietOpt, _on_command_line
 
 app = typer.Typer(
     name="onnxop",
@@ -32,26 +33,76 @@ app = typer.Typer(
     cls=OnnxopGroup,
 )
 
+# The options every command takes, before or after its name: one definition
+# each (above); the callback takes them before the command, and ``command``
+# adds them to every command (onnxop transpose x.npy -o y.npy --kernel storage).
+GLOBALS: dict[str, tuple[object, object]] = {
+    "backend": (BackendOpt, None),
+    "engine": (EngineOpt, None),
+    "json_out": (JsonOpt, False),
+    "quiet": (QuietOpt, False),
+    "debug": (DebugOpt, False),
+    "kernel": (KernelOpt, None),
+}
+
+
 # ------------------------------------------------------------------ commands
 
 
 def command(**kwargs):
-    """``app.command`` that turns Ctrl-C inside the command into Interrupted
-    (typer would otherwise exit 130 without a word). Its ``--help`` option
-    has an example too (help.OnnxopCommand)."""
+    """``app.command`` that adds the global options (GLOBALS) to the command
+    and merges what was typed after the command with what was typed before
+    it (``ctx.obj``, read by options._out and options._backend), and turns
+    Ctrl-C inside the command into Interrupted (typer would otherwise exit 130
+    without a word). Its ``--help`` option has an example too
+    (help.OnnxopCommand)."""
     kwargs.setdefault("cls", OnnxopCommand)
 
     def wrap(fn):
+        signature = inspect.signature(fn, eval_str=True)
+        added = [name for name in GLOBALS if name not in signature.parameters]
+        extra = [
+            inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=GLOBALS[name][1], annotation=GLOBALS[name][0])
+            for name in added
+        ]
+
         @functools.wraps(fn)
         def inner(*a, **kw):
+            _merge_globals(_current_context(), {name: kw.pop(name) for name in added})
             try:
                 return fn(*a, **kw)
             except KeyboardInterrupt:
                 raise Interrupted() from None
 
+        params = list(signature.parameters.values())
+        inner.__signature__ = signature.replace(parameters=params + extra)  # type: ignore[attr-defined]
+        inner.__annotations__ = {p.name: p.annotation for p in params + extra}
         return app.command(**kwargs)(inner)
 
     return wrap
+
+
+def _current_context() -> typer.Context:
+    from typer.main import get_current_context  # typer's own click (vendored), whose context runs the command
+
+    return get_current_context()
+
+
+def _merge_globals(ctx: typer.Context, after: dict) -> None:
+    """The global options typed after the command joined to those typed
+    before it: flags add up, values must agree (repeats.agree)."""
+    from ..gpu.choose import force  # no wgpu at import: --help stays light
+    from .repeats import agree
+
+    obj = ctx.obj = dict(ctx.obj or {})
+    typed = {name for name in after if _on_command_line(ctx, name)}
+    for flag, key in (("json_out", "json"), ("quiet", "quiet"), ("debug", "debug")):
+        obj[key] = bool(obj.get(key)) or bool(after.get(flag))
+    for name in ("backend", "engine", "kernel"):
+        if name in typed:
+            obj[name] = agree(f"--{name}", obj.get(name), after[name])
+    if "kernel" in typed:
+        force(obj["kernel"])  # (the callback forced the one before the command, or $ONNXOP_KERNEL's)
 
 
 def _print_version(value: bool) -> None:
@@ -92,24 +143,15 @@ def _global(
             callback=_print_version,
         ),
     ] = False,
-    kernel: Annotated[
-        Optional[str],
-        typer.Option(
-            "--kernel",
-            envvar="ONNXOP_KERNEL",
-            help="Force a copy kernel (storage, storage64) instead of the one measured fastest "
-            "on this adapter. Example: onnxop --kernel storage flatten a.npy",
-            show_default=False,
-            metavar="NAME",
-        ),
-    ] = None,
+    kernel: KernelOpt = None,
 ) -> None:
     """Options given before the command apply to it: onnxop --backend gl flatten a.npy"""
     from ..gpu.choose import force  # no wgpu at import: --help stays light
 
     force(kernel)  # every run sets it, so one in-process run does not leak into the next
     given = backend if _on_command_line(ctx, "backend") else None
-    ctx.obj = {"backend": given, "env_backend": backend, "engine": engine, "json": json_out, "quiet": quiet}
+    ctx.obj = {"backend": given, "env_backend": backend, "engine": engine, "json": json_out, "quiet": quiet,
+               "debug": debug, "kernel": kernel if _on_command_line(ctx, "kernel") else None}
 
 
 def _wants_json(argv: list[str]) -> bool:

@@ -81,24 +81,38 @@ class Out:
         reader (``| head``) sees the first lines at once and memory stays bounded."""
         if self.json:
             return
+        from ..io.stdio import StdoutError
         from ..render.node import printable
 
         to = sys.stderr if self.data_on_stdout else sys.stdout
-        for line in lines:
-            to.write(printable(line, keep="\t") + "\n")
-        to.flush()
+        try:
+            for line in lines:
+                to.write(printable(line, keep="\t") + "\n")
+            to.flush()
+        except OSError as e:
+            if to is sys.stdout:
+                raise StdoutError(e) from None
+            raise
 
     def note(self, text: str) -> None:
         """A line saying what was done ('... wrote b.npy'). It only reports:
         if stdout cannot take it, the work goes on (see ``warn_lost``)."""
-        from ..io.stdio import StdoutError
+        from ..io.stdio import StdoutError, reader_left
 
-        if self.json or self.quiet or self.lost:
+        if self.json or self.quiet or self.lost is not None:
             return
         try:
             self.result(text, styled=False)
         except StdoutError as e:
-            self.lost = e.message
+            # a reader that stopped reading (| head) chose to: no warning for it
+            self.lost = "" if reader_left(e) else e.message
+
+    def refused(self, text: str) -> None:
+        """A job that --keep-going set aside: one line on stderr, as an error is
+        (the --json document lists them too)."""
+        from ..render.node import printable
+
+        _stderr_line(f"onnxop: {printable(text)}")
 
     def warn_lost(self) -> None:
         """One line on stderr if 'wrote' lines were lost; the exit code stays the work's."""

@@ -17,11 +17,13 @@ from typer.core import TyperCommand, TyperGroup
 from .repeats import RefuseRepeats
 
 OPERATORS = "Operators"
+FAMILY = "Operators of several tensors"
 TENSORS = "Tensors"
 CHECKS = "Checks"
 ADAPTER = "Adapter"
-PANELS = (OPERATORS, TENSORS, CHECKS, ADAPTER)
+PANELS = (OPERATORS, FAMILY, TENSORS, CHECKS, ADAPTER)
 OTHER = "Other commands"
+LISTING_COLUMNS = 80
 
 COMPLETION_HELP = {
     "install_completion": "Install tab completion for your shell (bash, zsh, fish, PowerShell); "
@@ -94,13 +96,25 @@ class OnnxopGroup(RefuseRepeats, TyperGroup):
             panels.setdefault(panel, []).append((name, cmd))
         if not panels:
             return
-        width = max(len(name) for cmds in panels.values() for name, _ in cmds)
+        # one column for every panel but FAMILY, whose long names (constant-of-shape) would push
+        # every other example past 80 columns: it takes its own
+        shared = max(len(name) for p, cmds in panels.items() if p != FAMILY for name, _ in cmds)
         order = [p for p in PANELS if p in panels] + [p for p in panels if p not in PANELS]
         for panel in order:
+            width = max(len(name) for name, _ in panels[panel]) if panel == FAMILY else shared
             with formatter.section(panel):
                 for name, cmd in panels[panel]:
                     pad = " " * formatter.current_indent
-                    formatter.write(f"{pad}{name.ljust(width)}  {cmd.get_short_help_str(200)}\n")
+                    # the listing fits 80 columns: a summary too long is cut (click adds "..."),
+                    # an example too long for the column starts nearer the margin
+                    room = max(20, LISTING_COLUMNS - len(pad) - width - 2)
+                    summary = cmd.get_short_help_str(200)
+                    if len(summary) > room:
+                        summary = summary[: room - 3].rstrip() + "..."
+                    formatter.write(f"{pad}{name.ljust(width)}  {summary}\n")
                     example = example_of(cmd.help)
                     if example:
-                        formatter.write(f"{pad}{' ' * width}  Example: {example}\n")
+                        line = f"{pad}{' ' * width}  Example: {example}"
+                        if len(line) > LISTING_COLUMNS:
+                            line = f"{pad}  Example: {example}"
+                        formatter.write(line + "\n")

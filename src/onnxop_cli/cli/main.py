@@ -14,6 +14,8 @@ import typer
 from ..errors import ExitCode, OnnxopError, interruption
 from . import tools as cli_tools  # noqa: F401 - show, info and the checks (before the operators, for --help's order)
 from . import ops as cli_ops  # noqa: F401 - one command per operator, from the registry
+from . import show as cli_show  # noqa: F401 - show
+from . import compare as cli_compare  # noqa: F401 - compare
 from .app import _ARGV, _wants_json, app
 from .console import error_line
 
@@ -27,6 +29,9 @@ def main(argv: Optional[list[str]] = None) -> int:
 
     stdio.guard_standard_fds()  # before any file is opened: a closed fd 1 must not become an output
     signals.install()
+    from ..core import sigbus
+
+    sigbus.install()
     try:
         code = run(argv, debug)
     except Exception as e:  # a signal just as run() started or returned: it ends the run all the same
@@ -61,13 +66,20 @@ def run(argv: list[str], debug: bool = False) -> int:
         # click itself wrote (its help text) stops with 1, stdout wrapped
         if type(sys.stdout).__name__ == "PacifyFlushWrapper":
             sys.stdout, sys.stderr = sys.stdout.wrapped, getattr(sys.stderr, "wrapped", sys.stderr)
-            return _fail("stdout: broken pipe (the reader stopped reading)", ExitCode.ERROR, argv, False)
+            return ExitCode.READER_LEFT  # quiet, as cat is
         return e.code if isinstance(e.code, int) else int(e.code is not None)
     except (Exception, KeyboardInterrupt) as e:
         batch = e if isinstance(e, BatchFailed) else None
         cause = batch.cause if batch else e
         if debug and not isinstance(cause, (KeyboardInterrupt, typer.Abort)):
             raise
+        from ..io.stdio import reader_left
+
+        if reader_left(interruption(cause) or cause):
+            # `| head`: the reader has what it wanted. No message (as cat); 141
+            # (as cat's SIGPIPE) says stdout did not get everything; an -o file
+            # was written whole or not at all (the atomic writer), as always.
+            return ExitCode.READER_LEFT
         if type(cause).__name__ == "NoArgsIsHelpError":  # bare `onnxop`: the help, not a squashed line
             cause.show()  # (matched by name, as typer does: the class lives in its vendored click)
             return ExitCode.USAGE

@@ -83,29 +83,31 @@ def _common() -> list[inspect.Parameter]:
     return [
         inspect.Parameter("output", kw, default=None, annotation=cli.OutputOpt),
         inspect.Parameter("opset", kw, default=LATEST_OPSET, annotation=cli.OpsetOpt),
-        inspect.Parameter("backend", kw, default=None, annotation=cli.BackendOpt),
-        inspect.Parameter("engine", kw, default=None, annotation=cli.EngineOpt),
         inspect.Parameter("full", kw, default=False, annotation=cli.FullOpt),
-        inspect.Parameter("json_out", kw, default=False, annotation=cli.JsonOpt),
-        inspect.Parameter("quiet", kw, default=False, annotation=cli.QuietOpt),
-        inspect.Parameter("debug", kw, default=False, annotation=cli.DebugOpt),
         inspect.Parameter("member", kw, default=None, annotation=cli.MemberOpt),
         inspect.Parameter("parents", kw, default=False, annotation=cli.ParentsOpt),
+        inspect.Parameter("fmt", kw, default=None, annotation=cli.FormatOpt),
+        inspect.Parameter("keep_going", kw, default=False, annotation=cli.KeepGoingOpt),
+        inspect.Parameter("any_type", kw, default=False, annotation=cli.AnyTypeOpt),
     ]
 
 
 def add_command(spec: OpSpec) -> None:
     def run_op(
-        ctx: typer.Context, inputs, *, output, opset, backend, engine, full, json_out, quiet, debug, member, parents,
+        ctx: typer.Context, inputs, *, output, opset, full, member, parents, fmt, keep_going, any_type,
         **given,
     ):
         from ..ops import make_node
 
         values = {p.name: parse(spec, p, given[f"p_{p.name}"]) for p in spec.params}
         node = make_node(spec.op_type, opset, **values)
-        out = cli._out(ctx, json_out, quiet)
-        cli._run_many(
-            spec.command, node, opset, inputs, output, cli._backend(ctx, backend, engine), full, out, member, parents
+        if any_type:
+            from dataclasses import replace
+
+            node = replace(node, any_type=True)
+        out = cli._out(ctx)
+        return cli._run_many(
+            spec.command, node, opset, inputs, output, cli._backend(ctx), full, out, member, parents, fmt, keep_going
         )
 
     params = [
@@ -127,8 +129,19 @@ def add_command(spec: OpSpec) -> None:
     )(run_op)
 
 
+def _is_family(spec: OpSpec) -> bool:
+    from ..ops.family import TensorOp
+
+    return issubclass(spec.versions[0], TensorOp)
+
+
 for _spec in SPECS.values():
-    add_command(_spec)
+    if _is_family(_spec):  # tensor inputs and several outputs: cli_family.py
+        from . import family as cli_family
+
+        cli_family.add_command(_spec)
+    else:
+        add_command(_spec)
 
 
 @command(
@@ -160,16 +173,33 @@ def run_model(
         ),
     ] = None,
     output: cli.OutputOpt = None,
-    backend: cli.BackendOpt = None,
-    engine: cli.EngineOpt = None,
     full: cli.FullOpt = False,
-    json_out: cli.JsonOpt = False,
-    quiet: cli.QuietOpt = False,
-    debug: cli.DebugOpt = False,
     member: cli.MemberOpt = None,
-) -> None:
+    fmt: cli.FormatOpt = None,
+) -> int:
     from ..ops import model as onnx_model
 
+    from ..errors import OnnxopError
+
+    out = cli._out(ctx)
+    model = onnx_model.load(model_path)
+    try:
+        node_proto, opset = onnx_model.the_node(model)
+    except OnnxopError as e:
+        raise type(e)(f"{model_path}: {e.message}") from None
+    spec = SPECS.get(node_proto.op_type)
+    if spec is not None and _is_family(spec):  # tensor inputs and several outputs: cli/family.py
+        from . import family as cli_family
+
+        names = onnx_model.graph_inputs(model)
+        files = list(inputs or [])
+        if len(files) != len(names):
+            raise UsageError(
+                f"{model_path}: the model has {len(names)} input(s) ({', '.join(names) or 'none'}), "
+                f"{len(files)} file(s) were given"
+            )
+        cli_family.run_model(model, model_path, node_proto, opset, dict(zip(names, files)), output,
+                             cli._backend(ctx), out, full)
+        return 0
     node, opset, data = onnx_model.node_with_files(model_path, list(inputs or []))
-    out = cli._out(ctx, json_out, quiet)
-    cli._run_many("run", node, opset, [data], output, cli._backend(ctx, backend, engine), full, out, member)
+    return cli._run_many("run", node, opset, [data], output, cli._backend(ctx), full, out, member, fmt=fmt)

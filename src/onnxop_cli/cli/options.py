@@ -14,7 +14,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from ..errors import UsageError
+from ..errors import ExitCode, UsageError
 from .console import Out
 
 
@@ -126,10 +126,55 @@ QuietOpt = Annotated[
         help="No progress bars and no 'wrote' lines; errors still go to stderr. Example: -q",
     ),
 ]
+FormatOpt = Annotated[
+    Optional[str],
+    typer.Option(
+        "--format",
+        help="The format -o - writes to stdout (npy by default; pb carries every type: bfloat16, "
+        "float8, 2- and 4-bit, strings), or of each file written into -o FOLDER "
+        "(a.npy -> FOLDER/a.pb). Example: -o - --format pb",
+        show_default=False,
+        metavar="npy|npz|pb",
+        autocompletion=lambda: ["npy", "npz", "pb"],
+    ),
+]
+
+KeepGoingOpt = Annotated[
+    bool,
+    typer.Option(
+        "--keep-going",
+        "-k",
+        help="In a batch, set aside the inputs that are refused (unreadable, a type the opset "
+        "excludes), run the others, list the refused ones and exit 2. Example: --keep-going",
+    ),
+]
+
+AnyTypeOpt = Annotated[
+    bool,
+    typer.Option(
+        "--any-type",
+        help="Run the operator's index map on a type its opset's type list excludes (float8, "
+        "2- and 4-bit types in Slice, Tile, Expand, ...): the bytes move the same whatever the "
+        "type. Said in the output and the JSON; never used by conformance. Example: --any-type",
+    ),
+]
+
+KernelOpt = Annotated[
+    Optional[str],
+    typer.Option(
+        "--kernel",
+        envvar="ONNXOP_KERNEL",  # (a command's option filled from it is not typed: _merge_globals skips it)
+        help="Force a copy kernel (storage, storage64) instead of the one measured fastest "
+        "on this adapter. Example: onnxop --kernel storage flatten a.npy",
+        show_default=False,
+        metavar="NAME",
+    ),
+]
 
 
-def _out(ctx: typer.Context, json_out: bool, quiet: bool) -> Out:
-    """Per-command --json/--quiet, or the ones given before the command."""
+
+def _out(ctx: typer.Context, json_out: bool = False, quiet: bool = False) -> Out:
+    """--json/--quiet, given before the command or after it (app.GLOBALS)."""
     obj = ctx.obj or {}
     return Out(json=json_out or obj.get("json", False), quiet=quiet or obj.get("quiet", False))
 
@@ -139,7 +184,7 @@ def _on_command_line(ctx: typer.Context, name: str) -> bool:
     return getattr(ctx.get_parameter_source(name), "name", "") == "COMMANDLINE"
 
 
-def _backend(ctx: typer.Context, backend: Optional[str], engine: Optional[str] = None) -> Optional[str]:
+def _backend(ctx: typer.Context, backend: Optional[str] = None, engine: Optional[str] = None) -> Optional[str]:
     """--backend after the command, or before it (both typed: they must
     agree), else $ONNXOP_BACKEND; as one string naming its engine when that
     is not the default (``dawn-gl``): the core and the checks pass it to get_gpu."""
@@ -169,7 +214,9 @@ def _run_many(
     out: Out,
     member: Optional[str] = None,
     parents: bool = False,
-) -> None:
+    fmt: Optional[str] = None,
+    keep_going: bool = False,
+) -> int:
     """Apply ``node`` to each input; -o is a file for one input, a folder for
     several, or - for stdout. An .npz input without --member contributes every
     member: into an .npz output (names kept) or to the printout; a single-array
@@ -186,8 +233,9 @@ def _run_many(
         raise UsageError(f"--full prints every value of the printed node, and with {given} no node is printed; "
                          f"drop --full or {given}")
     _check_stdio(inputs, output, out)
-    jobs = batch.plan(node, inputs, output, member, parents=parents, backend=backend)
-    runs = batch.run(node, jobs, backend=backend, parents=parents, member=member, track=_tracker(out))
+    refused: Optional[list] = [] if keep_going else None
+    jobs = batch.plan(node, inputs, output, member, parents=parents, backend=backend, fmt=fmt, refused=refused)
+    runs = batch.run(node, jobs, backend=backend, parents=parents, member=member, track=_tracker(out), full=full)
     done = []
     for ran in runs:
         try:
@@ -196,6 +244,9 @@ def _run_many(
             runs.throw(e)  # a failure while printing a job stops the batch like one while running it
         done += [(result, ran.job.src) for _, result in ran.results]
     out.warn_lost()
+    code = ExitCode.USAGE if refused else ExitCode.SUCCESS
+    for r in refused or []:
+        out.refused(f"refused, not run: {r.message}")
     if out.json:
         adapters = [r.adapter for r, _ in done if r.adapter != "host"]
         gpu = get_gpu(backend)
@@ -206,7 +257,11 @@ def _run_many(
                 total=time.perf_counter() - started,
             )
             | {"kernel": _kernel_used(backend)}
+            | ({"status": "failed", "exit_code": int(code), "refused": [report.refused_entry(r) for r in refused]}
+               if keep_going else {})
+            | ({"any_type": True} if node.any_type else {})
         )
+    return code
 
 
 def _tracker(out: Out):
@@ -224,6 +279,7 @@ def _show(node, ran, out: Out, *, full: bool, titled: bool) -> None:
     import itertools
 
     from ..io.stdio import stdio_label
+    from ..render.node import quote
 
     job, first = ran.job, ran.index == 0
     if job.target is not None:
@@ -231,8 +287,8 @@ def _show(node, ran, out: Out, *, full: bool, titled: bool) -> None:
             res = result.output
             note = f" ({result.note})" if result.note else ""
             out.note(
-                f"{node.op_type}: {tensor.name} {tuple(tensor.shape)} {tensor.dtype} -> "
-                f"{res.name} {tuple(res.shape)} {res.dtype}, wrote {stdio_label(job.target)}{note}"
+                f"{quote(node.op_type)}: {quote(tensor.name)} {tuple(tensor.shape)} {tensor.dtype} -> "
+                f"{quote(res.name)} {tuple(res.shape)} {res.dtype}, wrote {quote(stdio_label(job.target))}{note}"
             )
         return
     if out.json:
@@ -243,8 +299,10 @@ def _show(node, ran, out: Out, *, full: bool, titled: bool) -> None:
     for tensor, result in ran.results:
         res = result.output
         shown_in = Shown(tensor.name, tensor.shape, tensor.dtype.name, tensor.to_numpy())
-        shown_out = Shown(res.name, res.shape, res.dtype.name, res.to_numpy(), note=result.note)
-        title = [f"# {stdio_label(job.src)}"] if titled and not blocks else []
+        values = res.to_numpy() if result.shown is None else result.shown
+        shown_out = Shown(res.name, res.shape, res.dtype.name, values, note=result.note,
+                          summarised=result.shown is not None)
+        title = [f"# {quote(stdio_label(job.src))}"] if titled and not blocks else []
         if full:  # every value: streamed line by line, not built first
             lines = node_lines(node, [shown_in], [shown_out], full=True)
             out.stream(itertools.chain([""] * bool(blocks or not first), title, lines))

@@ -83,7 +83,12 @@ def tracked(
         TimeRemainingColumn(),
     )
     with Progress(*columns, console=console, transient=True) as bar:
-        task = bar.add_task(label, total=source.nbytes, rate="?")
+        from rich.markup import escape
+
+        from ..render.node import quote
+
+        # a name from a file: neither a control character nor rich markup reaches the terminal
+        task = bar.add_task(escape(quote(label)), total=source.nbytes, rate="?")
 
         def advance(n: int) -> None:
             bar.update(task, advance=n, rate=rate(bar.tasks[0].speed))

@@ -1,6 +1,7 @@
-"""The commands that are not operators: show, info, conformance, doc-examples
-and bench. They register on cli's app when cli imports this module (before
-the operator commands of ops.py), so ``--help`` lists them as before.
+"""The commands that are not operators: info, conformance, doc-examples
+and bench (show is cli/show.py's, compare cli/compare.py's). They register
+on cli's app when cli imports this module (before the operator commands of
+cli_ops.py), so ``--help`` lists them as before.
 
 Start-up matters here as in app.py: numpy, wgpu, onnx and rich are imported
 inside the commands that need them.
@@ -8,8 +9,6 @@ inside the commands that need them.
 
 from __future__ import annotations
 
-import itertools
-from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -21,14 +20,9 @@ from .options import (
     _backend,
     _kernel_used,
     _out,
-    BackendOpt,
-    DebugOpt,
-    EngineOpt,
     FullOpt,
-    JsonOpt,
-    QuietOpt,
 )
-from .help import ADAPTER, CHECKS, TENSORS
+from .help import ADAPTER, CHECKS
 from ..errors import ExitCode, UsageError
 from .console import Out, emit
 
@@ -56,86 +50,17 @@ def conformance(
             parser=lambda raw: _input_argument(raw),
         ),
     ] = None,
-    backend: BackendOpt = None,
-    engine: EngineOpt = None,
-    json_out: JsonOpt = False,
-    quiet: QuietOpt = False,
-    debug: DebugOpt = False,
 ) -> int:
     from ..docs import conformance as conf
     from ..render import json as report
 
-    out = _out(ctx, json_out, quiet)
-    results = conf.run_all(dirs or [], _backend(ctx, backend, engine))
+    out = _out(ctx)
+    results = conf.run_all(dirs or [], _backend(ctx))
     failed = any(r.status == "failed" for r in results)
     code = ExitCode.ERROR if failed else ExitCode.SUCCESS
     out.result(_conformance_table(results), escaped=True)
-    out.document(report.conformance_document(results, code) | {"kernel": _kernel_used(_backend(ctx, backend, engine))})
+    out.document(report.conformance_document(results, code) | {"kernel": _kernel_used(_backend(ctx))})
     return code
-
-
-@command(
-    name="show",
-    rich_help_panel=TENSORS,
-    short_help="Print tensor files as the ONNX docs do, with min/max/mean.",
-    help=(
-        "Print every tensor of each FILE in the ONNX docs' layout (name, shape, dtype, "
-        "values summarised above 100 elements) with min, max and mean for numeric types; "
-        "no GPU needed.\n\n"
-        "Example: onnxop show a.npy"
-    ),
-)
-def show(
-    ctx: typer.Context,
-    files: Annotated[
-        list[Path],
-        typer.Argument(
-            help="Tensor files (.npy, .npz, .pb, or an .onnx model's initializers); - reads stdin "
-            "(any of those but .onnx). Example: a.npy",
-            show_default=False,
-            metavar="FILE",
-            parser=lambda raw: _input_argument(raw),
-        ),
-    ],
-    full: FullOpt = False,
-    hist: Annotated[
-        bool,
-        typer.Option("--hist", help="Also print a histogram of each tensor's values (10 bins). Example: --hist"),
-    ] = False,
-    json_out: JsonOpt = False,
-    quiet: QuietOpt = False,
-    debug: DebugOpt = False,
-) -> None:
-    from .. import io
-    from . import progress
-    from ..render import json as report
-    from ..render import show as shown
-    from ..io.stdio import STDIN_NAME, is_stdio
-
-    out = _out(ctx, json_out, quiet)
-    if sum(is_stdio(f) for f in files) > 1:
-        raise UsageError("-: stdin can be read once; give - only once")
-    # Every header is read (and refused) before any value is loaded or printed.
-    found = [(str(f), io.read_tensors(f)) for f in files]
-    documents = []
-    for i, (path, tensors) in enumerate(io.releasing(found)):
-        label = STDIN_NAME if is_stdio(path) else path
-        entries, histograms = [], []
-        for tensor in tensors:
-            with progress.tracked(tensor.data, f"reading {label}", quiet=out.quiet) as data:
-                values = replace(tensor, data=data).to_numpy()
-            entries.append((tensor, values, shown.stats(values, tensor.dtype)))
-            if hist:
-                from ..render.histogram import histogram
-
-                histograms.append(histogram(values, tensor.dtype))
-        documents.append((path, [(t, s) for t, _, s in entries], histograms))
-        if full:  # every value: streamed line by line, not built first
-            lines = shown.file_lines(label, entries, full=True, histograms=histograms)
-            out.stream(itertools.chain([""] * bool(i), lines))
-        else:
-            out.result(("\n" if i else "") + shown.render_file(label, entries, histograms=histograms))
-    out.document(report.show_document(documents))
 
 
 @command(
@@ -146,24 +71,19 @@ def show(
 )
 def info(
     ctx: typer.Context,
-    backend: BackendOpt = None,
-    engine: EngineOpt = None,
-    json_out: JsonOpt = False,
-    quiet: QuietOpt = False,
-    debug: DebugOpt = False,
 ) -> None:
     from ..gpu import get_gpu, list_adapters
     from ..gpu.device import gpu_key, resolve
     from ..gpu.survey import survey
     from ..gpu.choose import choice
 
-    engine, name = resolve(_backend(ctx, backend, engine))
+    engine, name = resolve(_backend(ctx))
     gpu = get_gpu(name, engine)  # creates the WebGPU instance for this backend, unless one exists
     adapters = list_adapters(engine)
     seen, kernels = survey(name)
     lines = [f"Adapters found ({'all backends' if name == 'auto' else name}):"]
     lines += [f"  - {a}  driver: {a.driver or '?'}" for a in adapters] or ["  (none)"]
-    out = _out(ctx, json_out, quiet)
+    out = _out(ctx)
     if out.json:
         from ..render import json as report
 
@@ -236,21 +156,16 @@ def doc_examples(
         ),
     ] = None,
     full: FullOpt = False,
-    backend: BackendOpt = None,
-    engine: EngineOpt = None,
-    json_out: JsonOpt = False,
-    quiet: QuietOpt = False,
-    debug: DebugOpt = False,
 ) -> int:
     from ..docs import check as doccheck, report as docreport
 
     if op is not None and pages:
         raise UsageError("give PAGE files or --op, not both")
     examples = docreport.select_or_fail(docreport.load_examples(pages, op), name)
-    backend = _backend(ctx, backend, engine)
-    out = _out(ctx, json_out, quiet)
+    backend = _backend(ctx)
+    out = _out(ctx)
     if out.json:
-        return _doc_examples_json(out, examples, backend, check=check, show=show, full=full, contain=not debug)
+        return _doc_examples_json(out, examples, backend, check=check, show=show, full=full, contain=not (ctx.obj or {}).get("debug"))
     if not (check or show):
         _emit_table(*docreport.listing(examples))
         return ExitCode.SUCCESS
@@ -266,7 +181,7 @@ def doc_examples(
         return ExitCode.SUCCESS
     if show:
         emit("", styled=False)
-    outcomes = doccheck.check_all(examples, backend, contain=not debug)
+    outcomes = doccheck.check_all(examples, backend, contain=not (ctx.obj or {}).get("debug"))
     _emit_table(*docreport.results(outcomes))
     details = docreport.failure_details(outcomes)
     if details:
@@ -334,19 +249,14 @@ def bench(
             "Example: onnxop bench --tune --sizes 16M",
         ),
     ] = False,
-    backend: BackendOpt = None,
-    engine: EngineOpt = None,
-    json_out: JsonOpt = False,
-    quiet: QuietOpt = False,
-    debug: DebugOpt = False,
 ) -> None:
     from .bench import bench_document, parse_sizes, render_table, run_bench
 
-    out = _out(ctx, json_out, quiet)
+    out = _out(ctx)
     chosen = parse_sizes(sizes) if sizes is not None else None
-    pinned = bool(engine or (ctx.obj or {}).get("engine"))  # else every installed engine
+    pinned = bool((ctx.obj or {}).get("engine"))  # else every installed engine
     result = run_bench(
-        _backend(ctx, backend, engine), chosen, repeats=repeats, warmup=warmup, tune=tune, pinned=pinned
+        _backend(ctx), chosen, repeats=repeats, warmup=warmup, tune=tune, pinned=pinned
     )
     out.result(render_table(result), escaped=True)
     out.document(bench_document(result))

@@ -13,14 +13,15 @@ no GPU form, are gathered on the host and the result says so.
 
 from __future__ import annotations
 
+import errno
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import Any, TYPE_CHECKING, Callable
 
 from ..errors import InputError, OnnxopError, OpError
 from ..ops import Node, View
-from .sources import MAP_THRESHOLD, MemoryBytes
+from .sources import MAP_THRESHOLD, MemoryBytes, finish
 from .tensor import Tensor, check_shape
 
 if TYPE_CHECKING:
@@ -28,6 +29,20 @@ if TYPE_CHECKING:
 
 
 HOST_NOTE = "host: string tensors have no GPU form"
+
+
+def any_type_note(node: Node, tensor: Tensor) -> str:
+    """Said next to a result that --any-type let through (empty when the type is allowed)."""
+    from ..ops import check_type
+
+    if not node.any_type:
+        return ""
+    try:
+        check_type(replace(node, any_type=False), tensor.dtype)
+    except OpError:
+        name = "string" if tensor.dtype.is_string else tensor.dtype.name
+        return f"--any-type: {node.op_type}-{node.op.since_version}'s type list excludes {name}"
+    return ""
 
 
 @dataclass
@@ -39,6 +54,7 @@ class Result:
     path: Path | None = None
     timings: dict[str, float] = field(default_factory=dict)
     note: str = ""  # said next to the result: HOST_NOTE when the GPU was not used
+    shown: Any = None  # a summarised result (core/summary.py): only the elements shown, made; output.data is None
 
 
 def check(node: Node, tensor: Tensor, where: str = "") -> tuple[int, ...]:
@@ -53,7 +69,8 @@ def check(node: Node, tensor: Tensor, where: str = "") -> tuple[int, ...]:
         out_shape = node.output_shape(tensor.shape)
         # a shape numpy cannot hold (Unsqueeze past 64 dimensions) is no file numpy could read
         check_shape(out_shape, tensor.dtype.numpy_itemsize, node.op_type, noun="output shape")
-        check_type(node, tensor.dtype)
+        if not node.any_type:
+            check_type(node, tensor.dtype)
     except (OpError, InputError) as e:
         if where:
             raise type(e)(f"{where}: {e}") from e
@@ -108,14 +125,21 @@ def apply(
         elif out_path is not None:
             with open_writer(out_path) as w:
                 w.strings(name, out.strings, tensor.text_dtype)
-        return Result(node, tensor, out, "host", out_path, timings, note=HOST_NOTE)
+        return Result(node, tensor, out, "host", out_path, timings, note=_joined(HOST_NOTE, any_type_note(node, tensor)))
 
     from ..gpu import get_gpu
 
     t0 = time.perf_counter()
     gpu = get_gpu(backend)
     timings["device"] = time.perf_counter() - t0
-    move = _mover(gpu, node, tensor)  # refuses what the device cannot hold before any file is opened
+    moved = _mover(gpu, node, tensor)  # refuses what the device cannot hold before any file is opened
+
+    def move(sink: Sink) -> object:
+        done = moved(sink)
+        # stdin read to its end and checked before an output is kept: a
+        # truncated stream or trailing bytes are refused as the same file is
+        finish(tensor.data)
+        return done
 
     t0 = time.perf_counter()
     if writer is not None:
@@ -140,7 +164,11 @@ def apply(
         move(_zero_pad_bits(sink, out))
         out.data = MemoryBytes(buf)
     timings["copy"] = time.perf_counter() - t0
-    return Result(node, tensor, out, gpu.name, out_path, timings)
+    return Result(node, tensor, out, gpu.name, out_path, timings, note=any_type_note(node, tensor))
+
+
+def _joined(*notes: str) -> str:
+    return "; ".join(n for n in notes if n)
 
 
 def _to_scratch_file(fill: Callable[[Sink], int], nbytes: int) -> MemoryBytes:
@@ -163,6 +191,8 @@ def _to_scratch_file(fill: Callable[[Sink], int], nbytes: int) -> MemoryBytes:
             f.flush()
             return MemoryBytes(np.memmap(f, dtype=np.uint8, mode="r", shape=(nbytes,)))
     except OSError as e:
+        if e.errno == errno.ENOMEM:  # the map, not the disk: no address space left (ulimit -v)
+            raise OnnxopError(f"out of memory: cannot map the {nbytes}-byte result to print it ({e.strerror})") from None
         raise OnnxopError(
             f"{folder}: cannot hold the {nbytes}-byte result to print it: {e.strerror or e} "
             f"(write it to a file with -o, or set TMPDIR)"

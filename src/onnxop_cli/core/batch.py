@@ -6,6 +6,17 @@
            it; this module never does); a failure stops the batch and says
            what was written
 
+With ``keep_going`` a job refused while planning (its file unreadable, its
+type outside the opset's list) is set aside with its message instead of
+refusing the batch; the others run, and the caller lists the refused ones.
+Collisions stay refusals of the whole batch: they are about the batch.
+
+``-o all.npz`` with several inputs packs the results into that one archive,
+a member per result (the tensor's own name, else the input's stem), written
+atomically once every job has run; two results with one member name are
+refused as two outputs with one path are. ``fmt`` is the format of ``-o -``
+or, for a folder, of each file written into it (``y.npy`` -> ``y.pb``).
+
 Planning reads no data and writes nothing, so a batch that would lose data
 (two inputs with one output name, an output that is another job's input) is
 refused whole, with exit code 2, before its first byte is read. A job's output
@@ -38,6 +49,17 @@ class Job:
     src: Path
     target: Optional[Path]  # None: printed; "-": stdout
     tensors: list[Tensor] = field(default_factory=list)
+    fmt: Optional[str] = None  # the format of "-" (stdout)
+    packed: bool = False  # one of several results packed into the archive ``target``
+
+
+@dataclass
+class Refused:
+    """A job set aside by --keep-going, and why."""
+
+    src: Path
+    target: Optional[Path]
+    message: str
 
 
 @dataclass
@@ -87,49 +109,91 @@ def plan(
     *,
     parents: bool = False,
     backend: Optional[str] = None,
+    fmt: Optional[str] = None,
+    refused: Optional[list[Refused]] = None,
 ) -> list[Job]:
-    """The jobs of a batch, with everything that can be refused refused."""
+    """The jobs of a batch, with everything that can be refused refused --
+    or, when a ``refused`` list is given (--keep-going), each refused job
+    put there and left out."""
     from . import apply as core
+    from . import pack
     from .. import io
+    from ..io.stdio import is_stdio
 
-    jobs = [Job(src, target) for src, target in zip(inputs, _targets(inputs, output, parents))]
-    _refuse_collisions(jobs)
-    for job in jobs:  # headers only: the data is read when the job runs
-        many = job.target is None or io.is_archive(job.target)
+    if fmt is not None:
+        pack.check_format(fmt, output)
+    packed = output is not None and not is_stdio(output) and io.is_archive(output) and len(inputs) > 1
+    targets = _targets(inputs, output, parents, fmt, packed)
+    jobs = [Job(src, target, fmt=fmt if is_stdio(target) else None, packed=packed) for src, target in zip(inputs, targets)]
+    if packed:
+        pack.refuse_packing_an_input(inputs, output)
+    else:
+        _refuse_collisions(jobs)
+
+    def each(check) -> None:
+        for job in list(jobs):
+            try:
+                check(job)
+            except OnnxopError as e:
+                if refused is None:
+                    raise
+                refused.append(Refused(job.src, job.target, e.message))
+                for tensor in job.tensors:
+                    tensor.close()
+                jobs.remove(job)
+
+    def headers(job: Job) -> None:  # headers only: the data is read when the job runs
+        many = job.target is None or io.is_archive(job.target) or (job.fmt or "").lower().lstrip(".") == "npz"
         job.tensors = io.read_tensors(job.src, member) if many else [io.read_tensor(job.src, member)]
-    for job in jobs:
+
+    def rules(job: Job) -> None:
         for tensor in job.tensors:
             out_shape = core.check(node, tensor, where=tensor.source or tensor.name)
             if job.target is not None:
-                _check_target(job.target, output if parents else None, tensor, out_shape)
+                _check_target(job.target, output if parents else None, tensor, out_shape, job.fmt)
+
+    each(headers)
+    each(rules)
+    if packed:
+        pack.refuse_member_collisions([(j.src, j.tensors) for j in jobs], output)
     for job in jobs:  # the device last: opening it is the slowest check
         for tensor in job.tensors:
             core.check_device(tensor, backend)
     return jobs
 
 
-def _targets(inputs: list[Path], output: Optional[Path], parents: bool) -> list[Optional[Path]]:
+def _targets(
+    inputs: list[Path], output: Optional[Path], parents: bool, fmt: Optional[str] = None, packed: bool = False
+) -> list[Optional[Path]]:
     """Where each input's result goes: printed (no -o), stdout, the file -o,
-    or a file in the folder -o: the input's name, or with ``parents`` its
-    whole relative path."""
+    the archive -o (``packed``), or a file in the folder -o: the input's
+    name (its suffix ``fmt``'s, if given), or with ``parents`` its whole
+    relative path."""
     from ..io.stdio import is_stdio
+
+    def renamed(path: Path) -> Path:
+        return path.with_suffix("." + fmt.lower().lstrip(".")) if fmt else path
 
     if parents:
         if output is None or is_stdio(output):
             raise UsageError("--parents mirrors input paths under a folder; give -o FOLDER")
         if not output.is_dir():
             raise UsageError(f"{output}: with --parents, -o must be an existing folder")
-        return [output / mirrored(src) for src in inputs]
+        return [output / renamed(mirrored(src)) for src in inputs]
     if output is None:
         return [None] * len(inputs)
     if is_stdio(output):
         return [output]
+    if packed:
+        return [output] * len(inputs)
     if output.is_dir():
         if any(is_stdio(src) for src in inputs):
             raise UsageError(f"{output}: a folder takes each input's name, and stdin has none; give -o FILE")
-        return [output / src.name for src in inputs]
+        return [output / renamed(Path(src.name)) for src in inputs]
     if len(inputs) > 1:
-        raise UsageError(f"{output}: with {len(inputs)} inputs, -o must be an existing folder")
+        raise UsageError(
+            f"{output}: with {len(inputs)} inputs, -o must be an existing folder, or an .npz to pack them into"
+        )
     return [output]
 
 
@@ -191,7 +255,9 @@ def _and(items: list[str]) -> str:
     return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
-def _check_target(target: Path, root: Optional[Path], tensor: Tensor, out_shape: tuple[int, ...]) -> None:
+def _check_target(
+    target: Path, root: Optional[Path], tensor: Tensor, out_shape: tuple[int, ...], fmt: Optional[str] = None
+) -> None:
     """The output checks of io, also for a --parents target whose folders do
     not exist yet: then the nearest folder that does must be writable. The
     size checked is the result's (Expand and Tile write more than they read)."""
@@ -202,7 +268,7 @@ def _check_target(target: Path, root: Optional[Path], tensor: Tensor, out_shape:
     nbytes = 0 if tensor.dtype.is_string else tensor.dtype.nbytes(math.prod(out_shape))
 
     if root is None or target.parent.is_dir():
-        io.check_output(target, tensor.dtype, nbytes=nbytes, tensor=tensor)
+        io.check_output(target, tensor.dtype, nbytes=nbytes, tensor=tensor, fmt=fmt)
         return
     folder = target.parent
     while not folder.exists() and folder != root:
@@ -218,7 +284,8 @@ def _check_target(target: Path, root: Optional[Path], tensor: Tensor, out_shape:
 
 
 def run(
-    node: Node, jobs: list[Job], *, backend, parents: bool, member: Optional[str] = None, track: Track = untracked
+    node: Node, jobs: list[Job], *, backend, parents: bool, member: Optional[str] = None, track: Track = untracked,
+    full: bool = False,
 ) -> Iterator[Ran]:
     """Run the planned jobs in order, yielding each when it is done. A
     failure stops the batch: BatchFailed says what was written before it; so
@@ -227,13 +294,16 @@ def run(
     CLI's progress bars)."""
     from . import signals
 
+    if jobs and jobs[0].packed:
+        yield from _run_packed(node, jobs, backend=backend, track=track)
+        return
     written: list[Path] = []
     for i, job in enumerate(jobs):
         try:
             signals.checkpoint()  # a signal held since the last output was committed ends the batch here
             if parents and job.target is not None:
                 _make_folders(job.target)
-            yield Ran(job, i, _run_job(node, job, backend=backend, member=member, track=track))
+            yield Ran(job, i, _run_job(node, job, backend=backend, member=member, track=track, full=full))
         except (Exception, KeyboardInterrupt) as e:
             raise BatchFailed(e, job, written, len(jobs)) from e
         finally:
@@ -243,6 +313,31 @@ def run(
             written.append(job.target)
 
 
+def _run_packed(node: Node, jobs: list[Job], *, backend, track: Track) -> Iterator[Ran]:
+    """Every job's results into the one archive, which appears only once all
+    have run; the jobs are yielded after that."""
+    from .. import io
+    from . import signals
+    from .pack import member_of
+
+    target = jobs[0].target
+    assert target is not None
+    ran: list[Ran] = []
+    run_one = _runner(node, backend, track)
+    with io.open_writer(target) as writer:
+        for i, job in enumerate(jobs):
+            try:
+                signals.checkpoint()
+                results = _run_into(node, job, writer, lambda t, src=job.src: member_of(t, src), run_one)
+            except (Exception, KeyboardInterrupt) as e:
+                raise BatchFailed(e, job, [], len(jobs)) from e
+            finally:
+                for tensor in job.tensors:
+                    tensor.close()
+            ran.append(Ran(job, i, results))
+    yield from ran
+
+
 def _make_folders(target: Path) -> None:
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -250,38 +345,72 @@ def _make_folders(target: Path) -> None:
         raise OutputError(f"{target.parent}: cannot create the folder: {e.strerror or e}") from None
 
 
-def _run_job(node: Node, job: Job, *, backend, member: Optional[str], track: Track) -> list[tuple[Tensor, Result]]:
+def _run_job(
+    node: Node, job: Job, *, backend, member: Optional[str], track: Track, full: bool = False
+) -> list[tuple[Tensor, Result]]:
     from .. import io
     from ..io.stdio import is_stdio
+
+    run_one = _runner(node, backend, track)
+    if job.target is None:  # printed
+        return _print_job(node, job, run_one, backend=backend, track=track, full=full)
+    target = job.target
+    # -o naming the input archive, with --member: the other members stay
+    update = member is not None and io.same_file(job.src, target)
+
+    def name_of(t: Tensor) -> str:
+        if is_stdio(target):
+            return t.name if t.named and io.stream_suffix(job.fmt) == ".npz" else node.op.outputs[0]
+        return io.output_name(t, target)
+
+    with io.open_writer(target, update=update, fmt=job.fmt) as writer:
+        return _run_into(node, job, writer, name_of, run_one)
+
+
+def _run_into(node: Node, job: Job, writer, name_of, run_one) -> list[tuple[Tensor, Result]]:
+    """A job's tensors into an open writer, each named ``name_of(tensor)``."""
+    from ..io.stdio import is_stdio
+
+    target = job.target
+    path = None if is_stdio(target) else target
+    return [(t, run_one(t, writer=writer, out_path=path, out_name=name_of(t))) for t in job.tensors]
+
+
+def _runner(node: Node, backend, track: Track):
+    """One tensor through the node, its bytes counted by ``track``."""
     from . import apply as core
-    from .sources import MemoryBytes, StreamBytes
 
     def run_one(tensor: Tensor, **kw) -> Result:
         with track(tensor.data, f"{node.op_type} {tensor.name}") as data:
             return core.apply(node, replace(tensor, data=data), backend=backend, **kw)
 
-    if job.target is None:  # printed
-        ran = []
-        for tensor in job.tensors:
-            if isinstance(tensor.data, StreamBytes):
-                # stdin can be read once: keep it to print the input as well
-                with track(tensor.data, f"reading {tensor.name}") as data:
-                    tensor = replace(tensor, data=MemoryBytes(data.to_array()))
-            ran.append((tensor, run_one(tensor, spill=True)))  # printed: a large result is not kept in memory
-        return ran
-    target = job.target
-    # -o naming the input archive, with --member: the other members stay
-    update = member is not None and io.same_file(job.src, target)
-    with io.open_writer(target, update=update) as writer:
-        return [
-            (
-                t,
-                run_one(
-                    t,
-                    writer=writer,
-                    out_path=None if is_stdio(target) else target,
-                    out_name=node.op.outputs[0] if is_stdio(target) else io.output_name(t, target),
-                ),
-            )
-            for t in job.tensors
-        ]
+    return run_one
+
+
+def _print_job(
+    node: Node, job: Job, run_one, *, backend, track: Track, full: bool
+) -> list[tuple[Tensor, Result]]:
+    """No -o: each tensor run to be printed. A large result that is only
+    summarised (print mode, --json) is not made: only its shown elements go
+    through the kernel (core/summary.py), and the result carries them as
+    ``shown``."""
+    from ..render.values import EDGE_ITEMS
+    from .sources import MAP_THRESHOLD, MemoryBytes, StreamBytes
+    from .summary import summarised_result
+
+    ran = []
+    for tensor in job.tensors:
+        if isinstance(tensor.data, StreamBytes):
+            # stdin can be read once: keep it to print the input as well
+            with track(tensor.data, f"reading {tensor.name}") as data:
+                tensor = replace(tensor, data=MemoryBytes(data.to_array()))
+        summarised = None if full else summarised_result(
+            node, tensor, edge=EDGE_ITEMS, threshold=MAP_THRESHOLD, backend=backend
+        )
+        if summarised is not None:
+            result, values = summarised
+            result = replace(result, shown=values)
+        else:
+            result = run_one(tensor, spill=True)  # printed: a large result is not kept in memory
+        ran.append((tensor, result))
+    return ran

@@ -194,8 +194,14 @@ class InputFile:
         try:
             mapped = mmap.mmap(self.fd, offset + nbytes - start, access=mmap.ACCESS_READ, offset=start)
         except OSError as e:
+            if e.errno == errno.ENOMEM:  # no address space left (ulimit -v): a runtime failure, exit 1
+                raise OnnxopError(f"out of memory: {self.label}: cannot map its {nbytes} bytes ({e.strerror})") from None
             raise read_error(self.label, e) from None
-        return np.frombuffer(mapped, dtype=np.uint8, count=nbytes, offset=offset - start)
+        array = np.frombuffer(mapped, dtype=np.uint8, count=nbytes, offset=offset - start)
+        from .sigbus import register  # truncated in place while mapped: one line, not a silent SIGBUS
+
+        register(array, self.label, str(self.path), offset + nbytes)
+        return array
 
 
 class _PreadRaw(io.RawIOBase):

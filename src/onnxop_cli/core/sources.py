@@ -159,7 +159,19 @@ class StreamBytes:
         got = readinto_full(self._stream, out)
         self._pos += got
         if got != len(out):
-            raise InputError(f"{self.label}: stream is truncated: expected {self.nbytes} data bytes")
+            raise InputError(
+                f"{self.label}: stream is truncated: expected {self.nbytes} data bytes, the stream has {self._pos}"
+            )
+
+    def finish(self) -> None:
+        """Read the data bytes no kernel asked for (a Slice of the front), so
+        a truncated stream is refused as the same file would be, the stream's
+        end is checked (StdinBytes), and the feeding process never sees its
+        pipe closed early. Memory stays one step."""
+        step = bytearray(min(1 << 20, max(self.nbytes - self._pos, 0)))
+        while self._pos < self.nbytes:
+            n = min(len(step), self.nbytes - self._pos)
+            self.readinto(self._pos, memoryview(step)[:n])
 
     def to_array(self) -> np.ndarray:
         """The rest of the stream in memory. It grows with what actually
@@ -177,3 +189,13 @@ class StreamBytes:
 
     def close(self) -> None:
         pass
+
+
+def finish(source: object) -> None:
+    """Read a stream source (stdin) to its end and check it, through any
+    wrapper (progress.CountingBytes); other sources need nothing."""
+    while hasattr(source, "inner"):
+        source = source.inner
+    done = getattr(source, "finish", None)
+    if callable(done):
+        done()

@@ -116,6 +116,10 @@ def run_case(folder: Path, name: str, backend: str | None = None) -> CaseResult:
     except (Fail, OnnxopError) as e:
         where = f"{current}: " if current else ""
         return CaseResult(name, operator, opset, sets, "failed", f"{where}{e}")
+    except Exception as e:  # noqa: BLE001 - one bad folder fails its case, never the whole run
+        where = f"{current}: " if current else ""
+        detail = f"{where}internal error: {type(e).__name__}: {' '.join(str(e).split())[:200]}"
+        return CaseResult(name, operator, opset, sets, "failed", detail)
 
 
 def _index(name: str) -> int:
@@ -149,6 +153,12 @@ def _run_data_set(model, node_proto, opset: int, data_set: Path, backend: str | 
             raise Fail(f"input {name!r} has no data (no input file, no initializer)")
         return found
 
+    from ..ops.family_model import is_family
+    from ..ops import op_version
+
+    if is_family(op_version(node_proto.op_type, opset)):
+        _run_family(node_proto, opset, inputs, outputs, constant, backend)
+        return
     node = onnx_model.build_node(node_proto, opset, constant)
     data_name = node_proto.input[0]
     if data_name not in inputs:
@@ -159,6 +169,23 @@ def _run_data_set(model, node_proto, opset: int, data_set: Path, backend: str | 
     expected = read_pb(outputs[node_proto.output[0]])
     result = core.apply(node, tensor, backend=backend)
     _compare(result.output, expected, node_proto.output[0])
+
+
+def _run_family(node_proto, opset: int, inputs, outputs, constant, backend) -> None:
+    """An operator with tensor inputs (family_model.py): every output compared."""
+    from ..core.family import apply_node
+    from ..ops.family_model import build_family_node, node_inputs
+    from ..io.tensorproto import read_pb
+
+    node = build_family_node(node_proto, opset)
+    missing = [o for o in node_proto.output if o and o not in outputs]
+    if missing:
+        raise Fail(f"no output_*.pb for the node's output {missing[0]!r}")
+    result = apply_node(node, node_inputs(node_proto, constant), backend=backend)
+    if len(result.outputs) != len(node_proto.output):
+        raise Fail(f"{len(result.outputs)} outputs, expected {len(node_proto.output)}")
+    for actual, name in zip(result.outputs, node_proto.output):
+        _compare(actual, read_pb(outputs[name]), name)
 
 
 def _named_files(model, data_set: Path, kind: str, names: list[str]) -> dict[str, Path]:

@@ -168,18 +168,38 @@ def _load(path: Path) -> dict:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):
         return {}
-    if not isinstance(data, dict) or data.get("version") != CACHE_VERSION or not isinstance(data.get("entries"), dict):
+    if not isinstance(data, dict) or set(data) != {"version", "entries"} or data["version"] != CACHE_VERSION:
         return {}
-    return data["entries"]
+    entries = data["entries"]
+    if not isinstance(entries, dict):
+        return {}
+    # a damaged entry (a letter changed in a key or a kernel's name) is dropped: measured again, rewritten
+    return {k: v for k, v in entries.items() if _valid_entry(v)}
+
+
+ENTRY_KEYS = {"kernel", "gbps", "measured"}
+
+
+def _valid_entry(entry: object) -> bool:
+    """The schema of one adapter's entry: exactly ENTRY_KEYS; a known kernel;
+    a positive finite figure for each of known kernels, the chosen one among them."""
+    if not isinstance(entry, dict) or set(entry) != ENTRY_KEYS:
+        return False
+    kernel, gbps, measured = entry["kernel"], entry["gbps"], entry["measured"]
+    if not isinstance(kernel, str) or kernel not in kernels.KERNELS or not isinstance(measured, str):
+        return False
+    if not isinstance(gbps, dict) or kernel not in gbps or not set(gbps) <= set(kernels.KERNELS):
+        return False
+    return all(isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < float("inf") for v in gbps.values())
 
 
 def _read_cache(gpu: Gpu) -> Choice | None:
     entry = _load(cache_path()).get(cache_key(gpu))
-    try:
-        name, gbps = entry["kernel"], {str(k): float(v) for k, v in entry["gbps"].items()}
-    except (TypeError, KeyError, AttributeError, ValueError):
+    if entry is None:
         return None
-    if name not in kernels.KERNELS or not kernels.KERNELS[name].available(gpu):
+    name, gbps = entry["kernel"], {k: float(v) for k, v in entry["gbps"].items()}
+    able = {k.name for k in kernels.available(gpu)}
+    if set(gbps) != able or name not in able:  # measured for other kernels than this adapter runs
         return None
     return Choice(name, "cached", gbps)
 

@@ -160,6 +160,9 @@ def get_gpu(backend: str | None = None, engine: str | None = None) -> Gpu:
 
 
 def _open_gpu(engine: str, name: str, key: str) -> Gpu:
+    from . import headroom
+
+    headroom.check(engine)  # under `ulimit -v`: refused in one line before the engine can crash
     if engine == "dawn":
         _runtime_dir()
         engines.load("dawn").init(() if name == "auto" else (name,))
@@ -341,6 +344,26 @@ class Gpu:
                 )
             found = self._pipelines[key] = (pipe, layout)
         return found
+
+    def pipeline_on_layout(self, shader: str, sharing: str, entry: str = "main") -> Any:
+        """The pipeline for ``shader`` on the explicit bind group layout of
+        ``sharing`` (compiled by :meth:`pipeline_with_layout` first), so one
+        bind group serves both kernels; compiled once."""
+        key = f"{shader}:{entry}:on:{sharing}"
+        pipe = self._pipelines.get(key)
+        if pipe is None:
+            from .shaders import shader_source
+
+            _, layout = self._pipelines[f"{sharing}:{entry}:explicit"]
+            with gpu_errors(f"compiling {shader}", self.name):
+                module = self.device.create_shader_module(label=shader, code=shader_source(shader))
+                pipe = self.device.create_compute_pipeline(
+                    label=shader,
+                    layout=self.device.create_pipeline_layout(label=shader, bind_group_layouts=[layout]),
+                    compute={"module": module, "entry_point": entry},
+                )
+            self._pipelines[key] = pipe
+        return pipe
 
     def errors(self, what: str):
         """Context manager: WebGPU failures become a GpuError naming this adapter."""

@@ -20,6 +20,7 @@ is first spooled to an unlinked temporary file.
 
 from __future__ import annotations
 
+import os
 import struct
 import tempfile
 from typing import Any, Callable
@@ -40,6 +41,7 @@ DEFAULT_BAND = 64 << 20  # bytes of output per band (and of source per upload), 
 MAX_ELEMENTS = 1 << 31  # elements per band or upload: the kernel indexes them with u32
 PARAMS_BYTES = 64  # sizeof(Params) in gather.wgsl
 SPOOL_STEP = 4 << 20
+ENV_GATHER = "ONNXOP_GATHER"  # "tiled" / "blocked" / "generic": force the transpose kernel (tests, benchmarks)
 
 Sink = Callable[[memoryview], None]
 
@@ -88,7 +90,7 @@ def gather_through_kernel(
     align = max(1, 8 * WORD // bits)  # windows start at whole 16-byte words of the source
     window = min(cap * 8 // bits, round_up(hi - lo + 1 + align, align))
     band_bytes = min(cap, round_up(total, WORD))
-    plan = Plan(v, bits, band_bytes * 8 // bits, window, align, available, source.nbytes)
+    plan = Plan(v, bits, _band_elements(v, bits, band_bytes, count), window, align, available, source.nbytes)
     if poison is None:
         from .buffers import env_poison
 
@@ -100,10 +102,24 @@ def gather_through_kernel(
             try:
                 return run.stream(sink, poison)
             finally:
+                gpu.cache["gather-last"] = {"tiled": run.tiled, "dispatches": run.dispatches}
                 run.release()
     finally:
         if spool is not None:
             spool.close()
+
+
+def _band_elements(v: View, bits: int, band_bytes: int, count: int) -> int:
+    """Elements per band: what ``band_bytes`` holds, cut to whole groups of
+    4 indices of the outermost axis where that leaves most of it, so a large
+    transpose's boxes and packed runs come in whole 16-byte words for the
+    blocked kernel (gpu/tiled.py)."""
+    band = band_bytes * 8 // bits
+    if bits >= 32 and len(v.shape) >= 2 and band < count:
+        step = 4 * (count // v.shape[0])
+        if band >= 8 * step:
+            band -= band % step
+    return band
 
 
 class _Run:
@@ -120,8 +136,13 @@ class _Run:
         records = 2 * self.rank  # boxes per upload, at most
         U = BufferUsage
         self.buffers: list[Any] = []
+        self.tiled = self.dispatches = 0  # the tiled kernel's dispatches, and all (tests look)
         with gpu.errors("allocating gather buffers"):
             self.pipeline, layout = gpu.pipeline_with_layout(SHADER, _layout_entries())
+            # the transpose kernels that may take some dispatches, in the
+            # order tried (gpu/tiled.py), on the same layout, so one bind
+            # group serves every kernel
+            self.variants = [(name, gpu.pipeline_on_layout(shader, SHADER)) for name, shader in variants(plan, gpu)]
             self.src_bytes = round_up(src_bytes, WORD)
             self.upload = self._buffer("upload", self.src_bytes, U.MAP_WRITE | U.COPY_SRC)
             self.src = src = self._buffer("src", self.src_bytes, U.STORAGE | U.COPY_DST)
@@ -176,7 +197,8 @@ class _Run:
         return written
 
     def _dispatch(self, upload: Upload, band: int) -> None:
-        """Fill the src buffer with the upload's runs, then one dispatch per box."""
+        """Fill the src buffer with the upload's runs, then one dispatch per
+        box, through the tiled kernel where gpu/tiled.py says so."""
         gpu, plan = self.gpu, self.plan
         end = max(into + n for _, into, n in upload.runs)
         with gpu.errors("upload"):
@@ -192,11 +214,26 @@ class _Run:
         with gpu.errors("gather dispatch"):
             encoder = gpu.device.create_command_encoder()
             encoder.copy_buffer_to_buffer(self.upload, 0, self.src, 0, round_up(end, 4))
-            compute = encoder.begin_compute_pass()
-            compute.set_pipeline(self.pipeline)
-            axes = bytearray()
-            for i, d in enumerate(upload.dispatches):
-                box = d.box
+            self.record(encoder, upload, band)
+            gpu.queue.submit([encoder.finish()])
+
+    def record(self, encoder: Any, upload: Upload, band: int) -> None:
+        """Encode the upload's dispatches, reading the src buffer as filled
+        (benchmarks/transpose_kernels.py times this part alone)."""
+        gpu, plan = self.gpu, self.plan
+        compute = encoder.begin_compute_pass()
+        current = None
+        axes = bytearray()
+        for i, d in enumerate(upload.dispatches):
+            box = d.box
+            found = None
+            for name, pipeline in self.variants:
+                found = _variant_record(name, d, plan, self.swap, self.rank, i * self.rank, self.max_dim)
+                if found is not None:
+                    record, gx, gy = found
+                    self.tiled += 1
+                    break
+            if found is None:
                 first, words = box.words(plan.bits)
                 gx, gy = grid(-(-words // self.per_group), self.max_dim)
                 record = struct.pack(
@@ -204,16 +241,20 @@ class _Run:
                     self.rank, box.axis, box.extent, upload.elements, int(d.keep), i * self.rank,
                     d.base & ((1 << 64) - 1),
                 )
-                gpu.queue.write_buffer(self.params, i * self.stride, record)
-                strides = (0,) * box.axis + d.strides
-                axes += b"".join(
-                    struct.pack("<IqI", n & 0xFFFFFFFF, s, 0) for n, s in zip(plan.view.shape, strides)
-                )
-                compute.set_bind_group(0, self.bind_group, [i * self.stride])
-                compute.dispatch_workgroups(gx, gy, 1)
-            compute.end()
-            gpu.queue.write_buffer(self.axes, 0, bytes(axes))
-            gpu.queue.submit([encoder.finish()])
+                pipeline = self.pipeline
+            self.dispatches += 1
+            if pipeline is not current:
+                compute.set_pipeline(pipeline)
+                current = pipeline
+            gpu.queue.write_buffer(self.params, i * self.stride, record)
+            strides = (0,) * box.axis + d.strides
+            axes += b"".join(
+                struct.pack("<IqI", n & 0xFFFFFFFF, s, 0) for n, s in zip(plan.view.shape, strides)
+            )
+            compute.set_bind_group(0, self.bind_group, [i * self.stride])
+            compute.dispatch_workgroups(gx, gy, 1)
+        compute.end()
+        gpu.queue.write_buffer(self.axes, 0, bytes(axes))
 
 
 def _random_access(source: Any) -> bool:
@@ -257,6 +298,42 @@ def _spool(source: ByteSource) -> _Spooled:
         file.close()
         raise
     return _Spooled(file, source.nbytes)
+
+
+VARIANTS = {"tiled": "transpose_tiled.wgsl", "blocked": "transpose_blocked.wgsl"}
+
+
+def variants(plan: Plan, gpu: Gpu) -> list[tuple[str, str]]:
+    """(name, shader) of the transpose kernels that may take some of the
+    plan's dispatches, in the order gpu/tiled.py tries them; every dispatch
+    none of them takes goes to gather.wgsl.
+
+    On a GPU the tiled kernel: workgroup memory is on-chip and the
+    gather's strided reads are what it avoids. On a CPU adapter (llvmpipe)
+    the blocked one: workgroup memory is ordinary memory there and every
+    access is one scalar load or store per SIMD lane, so the tile's extra
+    store, load and barrier made it 1.4-4x slower than gather.wgsl, while
+    the blocked kernel's 16-byte accesses make a quarter of gather.wgsl's
+    (docs/performance-round-two.md). ``$ONNXOP_GATHER`` = ``tiled``,
+    ``blocked`` or ``generic`` forces one (tests, benchmarks)."""
+    forced = os.environ.get(ENV_GATHER, "").strip().lower()
+    if plan.bits < 32 or forced == "generic":
+        return []
+    if forced in VARIANTS:
+        return [(forced, VARIANTS[forced])]
+    name = "blocked" if gpu.info.adapter_type == "CPU" else "tiled"
+    return [(name, VARIANTS[name])]
+
+
+def _variant_record(name: str, d: Any, plan: Plan, swap: int, rank: int, at: int, max_dim: int):
+    """(params, grid x, grid y) if kernel ``name`` takes dispatch ``d``, else None."""
+    from . import tiled
+
+    if name == "tiled":
+        t = tiled.plan(d, plan.view.shape, plan.bits, swap)
+        return None if t is None else tiled.record(t, d, rank, plan.bits, swap, at, max_dim)
+    b = tiled.blocked_plan(d, plan.view.shape, plan.bits, swap)
+    return None if b is None else tiled.blocked_record(b, d, rank, swap, at, max_dim)
 
 
 def _layout_entries() -> list[dict]:

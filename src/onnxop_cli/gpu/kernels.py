@@ -29,6 +29,7 @@ from typing import Any
 
 from .buffers import BufferUsage, binding_limit, dispatch_limit, grid
 from .device import Gpu
+from .engines.base import BufferUsage
 from .shaders import shader_source
 
 

@@ -145,16 +145,27 @@ class Plan:
         unit = max(units, key=lambda k: extent[k])
         run, step = extent[unit], v.strides[unit]
         per_byte = max(1, 8 // bits)
-        slot = -(-run // per_byte) * per_byte  # each run starts a byte
         others = [k for k in axes if k != unit and v.strides[k] != 0 and extent[k] > 1]
         start = box.origin + min(0, (run - 1) * step)
         if per_byte > 1 and (start % per_byte or any(v.strides[k] % per_byte for k in others)):
             return None  # a run would start inside a byte
+        # Each run starts a byte, and for elements of 4 bytes or more a
+        # 16-byte word where the window holds the padding, so the packed
+        # strides are whole words for the blocked transpose kernel
+        # (gpu/tiled.py); the padding is never read.
+        count = 1
+        for k in others:
+            count *= extent[k]
+        slot = -(-run // per_byte) * per_byte
+        if bits >= 32:
+            word = 128 // bits
+            if -(-run // word) * word * count <= self.window:
+                slot = -(-run // word) * word
         packed, size = {}, slot
         for k in reversed(others):
             packed[k] = size
             size *= extent[k]
-        if size > self.window or size // slot * RUN_COST >= budget:
+        if size > self.window or count * RUN_COST >= budget:
             return None
         run_bytes = -(-run * bits // 8)
         runs = []

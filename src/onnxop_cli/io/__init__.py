@@ -12,8 +12,10 @@ shape, dtype)`` is a context manager yielding a sink for the bytes, and
 the numpy dtype it came as, which an .npy keeps).
 
 The path ``-`` is stdin as an input (any format above but .onnx,
-recognised by content: sniff.py) and a .npy stream on stdout as an output
-(see stdio.py; stdout cannot be written atomically).
+recognised by content: sniff.py) and a stream on stdout as an output: .npy,
+or the format ``fmt`` names (``--format pb``: every type, bfloat16, float8,
+the 2- and 4-bit types and strings included) -- see stdio.py; stdout cannot
+be written atomically.
 """
 
 from __future__ import annotations
@@ -45,6 +47,15 @@ class Writer(Protocol):
 
 def _suffix(path: Path) -> str:
     suffix = Path(path).suffix.lower()
+    if suffix not in FORMATS and Path(path).is_dir():
+        raise UsageError(
+            f"{path}: is a folder, not a tensor file; give the files in it (example: {Path(path) / '*.pb'})"
+        )
+    if not suffix:
+        raise UsageError(
+            f"{path}: a name without a suffix names no format, and no folder has this name; "
+            f"give a {', '.join(WRITTEN)} file (or, for -o, an existing folder)"
+        )
     if suffix not in FORMATS:
         shown = suffix or "no suffix"
         raise UsageError(
@@ -135,7 +146,18 @@ def output_name(tensor: Tensor, target: Path) -> str:
     return tensor.name if tensor.named else Path(target).stem
 
 
-def check_output(path: Path, dtype: DType | None = None, *, nbytes: int = 0, tensor: Tensor | None = None) -> None:
+def stream_suffix(fmt: str | None) -> str:
+    """The suffix of what ``-`` writes: ``fmt`` (npy, npz or pb), .npy by default."""
+    if fmt is None:
+        return ".npy"
+    suffix = "." + fmt.lower().lstrip(".")
+    if suffix not in WRITTEN:
+        raise UsageError(f"--format must be one of {', '.join(w[1:] for w in WRITTEN)}, got {fmt!r}")
+    return suffix
+
+
+def check_output(path: Path, dtype: DType | None = None, *, nbytes: int = 0, tensor: Tensor | None = None,
+                 fmt: str | None = None) -> None:
     """Refuse an output path before any work is done: unknown format, a folder
     that is missing or read-only, a type or size the format cannot hold
     (``tensor``'s strings in a fixed-width .npy array far larger than they are)."""
@@ -143,23 +165,25 @@ def check_output(path: Path, dtype: DType | None = None, *, nbytes: int = 0, ten
         stdio.check_stdout()
     else:
         check_output_path(Path(path))
-    check_format(path, dtype, nbytes=nbytes, tensor=tensor)
+    check_format(path, dtype, nbytes=nbytes, tensor=tensor, fmt=fmt)
 
 
-def check_format(path: Path, dtype: DType | None = None, *, nbytes: int = 0, tensor: Tensor | None = None) -> None:
+def check_format(path: Path, dtype: DType | None = None, *, nbytes: int = 0, tensor: Tensor | None = None,
+                 fmt: str | None = None) -> None:
     """What check_output refuses of the format alone: an unknown suffix, a type
-    or size the format cannot hold (for a file whose folder is yet to be made)."""
-    suffix = ".npy" if stdio.is_stdio(path) else _suffix(path)
+    or size the format cannot hold (for a file whose folder is yet to be made).
+    ``fmt`` is the format of ``-`` (stdout)."""
+    suffix = stream_suffix(fmt) if stdio.is_stdio(path) else _suffix(path)
     if suffix not in WRITTEN:
         raise UsageError(
             f"{path}: onnxop reads {suffix} models (their initializers) but does not write them; "
             f"write {', '.join(WRITTEN)}"
         )
-    module = npy if stdio.is_stdio(path) else _module(suffix)
+    module = _module(suffix)
     if dtype is not None and not module.can_hold(dtype):
+        instead = "add --format pb" if stdio.is_stdio(path) else "write a .pb (ONNX TensorProto) file instead"
         raise UsageError(
-            f"{path}: the {suffix} format cannot describe {dtype.name} (numpy has no such dtype); "
-            "write a .pb (ONNX TensorProto) file instead"
+            f"{path}: the {suffix} format cannot describe {dtype.name} (numpy has no such dtype); {instead}"
         )
     if tensor is not None and tensor.strings is not None and suffix != ".pb":
         label = f"{path}[{output_name(tensor, path)}]" if suffix in ARCHIVES else stdio.stdio_label(path)
@@ -182,14 +206,14 @@ def same_file(a: Path, b: Path) -> bool:
 
 
 @contextmanager
-def open_writer(path: Path, *, update: bool = False) -> Iterator[Writer]:
+def open_writer(path: Path, *, update: bool = False, fmt: str | None = None) -> Iterator[Writer]:
     """A writer for ``path``'s format on a temporary file that replaces
-    ``path`` only if the block finishes. ``-`` writes a .npy to stdout (not
-    atomic: a stream cannot be taken back). ``update`` keeps the members of
-    an existing .npz that are not written again (``-o`` naming the input
-    archive, with ``--member``)."""
+    ``path`` only if the block finishes. ``-`` writes to stdout, a .npy or
+    the format ``fmt`` names (not atomic: a stream cannot be taken back).
+    ``update`` keeps the members of an existing .npz that are not written
+    again (``-o`` naming the input archive, with ``--member``)."""
     if stdio.is_stdio(path):
-        with stdio.stdout_writer() as writer:
+        with stdio.stdout_writer(module=_module(stream_suffix(fmt))) as writer:
             yield writer
         return
     path = Path(path)
@@ -231,6 +255,7 @@ __all__ = [
     "open_output",
     "atomic_output",
     "is_archive",
+    "stream_suffix",
     "releasing",
     "same_file",
 ]

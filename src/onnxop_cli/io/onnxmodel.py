@@ -20,8 +20,18 @@ from .tensorproto import MAX_MESSAGE, tensor_from_proto
 SUFFIX = ".onnx"
 
 
-def read_onnx(path: Path, member: str | None = None) -> list[Tensor]:
-    """The initializers of the model in ``path`` (only ``member`` if given)."""
+class NoInitializers(UsageError):
+    """A model with no initializer, where tensors were asked for: ``show``
+    lists its inputs and outputs instead (``model`` is the parsed model)."""
+
+    def __init__(self, message: str, model) -> None:
+        super().__init__(message)
+        self.model = model
+
+
+def load_model(path: Path):
+    """The ModelProto in ``path``, without its external data; refused in one
+    line when it is too large for protobuf or not a model."""
     import onnx
     from google.protobuf.message import DecodeError
 
@@ -40,6 +50,14 @@ def read_onnx(path: Path, member: str | None = None) -> list[Tensor]:
         raise InputError(f"{label}: not an ONNX model ({e})") from None
     except (RuntimeError, ValueError, MemoryError) as e:  # upb's limits (recursion, size)
         raise InputError(f"{label}: not an ONNX model ({type(e).__name__}: {e})") from None
+    return model
+
+
+def read_onnx(path: Path, member: str | None = None) -> list[Tensor]:
+    """The initializers of the model in ``path`` (only ``member`` if given)."""
+    path = Path(path)
+    label = str(path)
+    model = load_model(path)
     inits = list(model.graph.initializer)
     names = [i.name for i in inits]
     if member is not None:
@@ -49,7 +67,7 @@ def read_onnx(path: Path, member: str | None = None) -> list[Tensor]:
         if len(inits) > 1:
             raise InputError(f"{label}: the model holds more than one initializer named {member!r}")
     if not inits:
-        raise UsageError(f"{label}: the model holds no initializers")
+        raise NoInitializers(f"{label}: the model holds no initializers", model)
     return [tensor_from_proto(i, path.parent, f"{label}[{i.name}]", f"initializer_{n}") for n, i in enumerate(inits)]
 
 

@@ -122,6 +122,9 @@ def _read_pb(stream: BinaryIO) -> Tensor:
         raise InputError(f"-: stdin is not a {ACCEPTED} stream ({detail or type(e).__name__})") from None
     if proto.data_type == 0:  # parsed, but nothing a tensor would hold: text, another message
         raise InputError(f"-: stdin is not a {ACCEPTED} stream (as a TensorProto it has no data type)")
+    from .tensorproto import _refuse_other_messages
+
+    _refuse_other_messages(proto, data, "-")
     if proto.data_location == EXTERNAL:
         raise InputError("-: a TensorProto on stdin cannot keep its data in an external file; give the .pb's path")
     return tensor_from_proto(proto, Path("."), "-", stdio.STDIN_NAME)

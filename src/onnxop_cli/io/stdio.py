@@ -54,6 +54,11 @@ class StdoutError(OutputError):
         self.errno = e.errno
 
 
+def reader_left(e: BaseException) -> bool:
+    """True when ``e`` says stdout's reader went away (EPIPE: ``| head``)."""
+    return isinstance(e, (StdoutError, OSError)) and getattr(e, "errno", None) == errno.EPIPE
+
+
 def guard_standard_fds() -> None:
     """Put /dev/null on stdin, stdout or stderr where one is closed, and
     remember which were (the console entry point calls this first)."""
@@ -167,12 +172,20 @@ def check_stdout(isatty: bool | None = None) -> None:
 
 
 @contextmanager
-def stdout_writer(stream: BinaryIO | None = None) -> Iterator[npy.NpyWriter]:
-    """A .npy writer on stdout: the header, then the data as the GPU returns it."""
+def stdout_writer(stream: BinaryIO | None = None, module=npy) -> Iterator[npy.NpyWriter]:
+    """A writer on stdout (a .npy one, or ``module``'s: an .npz or a .pb):
+    the header, then the data as the GPU returns it. An .npz is written as
+    a zip stream can be, each member's sizes after its data."""
     out = _NamedStdout(_stdout() if stream is None else stream)
-    writer = npy.NpyWriter(out, STDOUT_LABEL)
-    yield writer
-    writer.close()
+    writer = module.WRITER(out, STDOUT_LABEL)
+    try:
+        yield writer
+        writer.close()
+    except BaseException:
+        abort = getattr(writer, "abort", None)
+        if abort is not None:
+            abort()
+        raise
     out.flush()
 
 

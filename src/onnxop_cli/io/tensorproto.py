@@ -69,7 +69,18 @@ def read_pb(path: Path) -> Tensor:
         raise InputError(f"{label}: not a serialized ONNX TensorProto ({type(e).__name__}: {e})") from None
     finally:
         file.close()
+    _refuse_other_messages(proto, content, label, path)
     return tensor_from_proto(proto, path.parent, label, path.stem)
+
+
+def _refuse_other_messages(proto, data, label: str, path: Path | None = None) -> None:
+    """An optional or a sequence parsed as a tensor is refused as what it is (protokind.py)."""
+    from .protokind import describe, suspicious
+
+    if suspicious(proto):
+        message = describe(data, label, path, segment=proto.HasField("segment"))
+        if message:
+            raise InputError(message)
 
 
 def _text(value, what: str, label: str) -> str:

@@ -12,6 +12,9 @@ from typing import TYPE_CHECKING
 from ..errors import OpError, UsageError
 from . import depth_to_space, expand, flatten, identity, reshape, slice, space_to_depth, squeeze, tile, transpose
 from . import unsqueeze
+from . import concat, fills, pad, selection, shape, split, trilu, where
+from . import gather, gather_elements, gather_nd, reverse_sequence, scatter, scatter_elements, scatter_nd
+from . import tensor_scatter
 from .base import Node, OpVersion
 from .spec import OpSpec, Param
 from ..core.view import View, c_strides, f_strides
@@ -21,10 +24,17 @@ if TYPE_CHECKING:
 
 LATEST_OPSET = 28
 SPECS: dict[str, OpSpec] = {
-    m.SPEC.op_type: m.SPEC
-    for m in (
-        flatten, unsqueeze, identity, reshape, squeeze, transpose, expand, slice, tile,
-        depth_to_space, space_to_depth,
+    spec.op_type: spec
+    for spec in (
+        *(m.SPEC for m in (
+            flatten, unsqueeze, identity, reshape, squeeze, transpose, expand, slice, tile,
+            depth_to_space, space_to_depth,
+            concat, split, where, pad, trilu,
+            gather, gather_elements, gather_nd, scatter_elements, scatter_nd, scatter, tensor_scatter,
+            reverse_sequence,
+        )),
+        fills.CONSTANT_OF_SHAPE, fills.EYE_LIKE, shape.SHAPE, shape.SIZE,
+        selection.CENTER_CROP_PAD, selection.COMPRESS, selection.ONE_HOT, selection.BITCAST,
     )
 }
 OPERATORS: dict[str, tuple[type[OpVersion], ...]] = {name: spec.versions for name, spec in SPECS.items()}

@@ -22,13 +22,17 @@ class Node:
     defaults); ``inputs`` the constant integer inputs after the data input
     (Reshape's shape, Slice's starts, ...), by their ONNX names, where the
     node's opset makes them inputs. ``opset`` is the opset the user asked for
-    (``op`` is the version it selects).
+    (``op`` is the version it selects). ``any_type`` (the CLI's --any-type,
+    never set by conformance or a model) runs the index map on a type the
+    opset's type list excludes: moving bytes does not depend on the type.
     """
 
     op: type[OpVersion]
     attributes: dict[str, object] = field(default_factory=dict)
     inputs: dict[str, tuple[int, ...]] = field(default_factory=dict)
     opset: int | None = None
+    outputs: int | None = None  # how many outputs the node has, where the op lets it choose (Split)
+    any_type: bool = False
 
     @property
     def op_type(self) -> str:
@@ -79,6 +83,8 @@ class OpVersion:
     def allowed_types(cls) -> frozenset[str]:
         """ONNX names (``float``, ``int4``) of the types this version allows:
         what it and every earlier version of the operator added."""
+        if not cls.type_table:  # versions written out one class each: each class lists what it added
+            return frozenset(t for klass in cls.__mro__ for t in vars(klass).get("types_added", ()))
         return frozenset(t for since, added in cls.type_table.items() if since <= cls.since_version for t in added)
 
     @classmethod

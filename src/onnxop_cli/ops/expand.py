@@ -58,7 +58,8 @@ SPEC = OpSpec(
     "Expand",
     VERSIONS,
     (Param("shape", "ints", "Comma-separated shape to broadcast to, as numpy broadcasts "
-           "(1s on either side; may add leading axes).", "2,1,6"),),
+           "(1s on either side; may add leading axes; '' keeps the input's shape).", "2,1,6",
+           empty_ok=True),),
     summary="Broadcast tensors to a shape (ONNX Expand).",
     description="Broadcast each input against --shape as numpy does, through the GPU gather kernel.",
     example="onnxop expand x.npy --shape 2,1,6 -o y.npy",

@@ -111,20 +111,19 @@ def initializer(model, name: str, folder: Path) -> Tensor | None:
 def build_node(node_proto, opset: int, constant: Callable[[str], Tensor]) -> Node:
     """The onnxop node for ``node_proto`` at ``opset``; ``constant(name)``
     gives the tensor of a constant input (initializer or file)."""
-    from onnx import helper
-
     from . import make_node, op_version
+    from .attributes import node_attributes
 
     op = op_version(node_proto.op_type, opset)
     label = f"{op.op_type}-{op.since_version}"
     values: dict[str, object] = {}
-    for a in node_proto.attribute:
-        if a.name not in op.attribute_names:
-            raise OpError(f"{label} has no attribute {a.name!r}")
-        if a.name == "consumed_inputs":  # legacy (Reshape-1), no effect
+    # each checked against the schema: a FLOAT where an INT belongs is refused, never truncated
+    for name, value in node_attributes(node_proto, opset).items():
+        if name not in op.attribute_names:
+            raise OpError(f"{label} has no attribute {name!r}")
+        if name == "consumed_inputs":  # legacy (Reshape-1), no effect
             continue
-        value = helper.get_attribute_value(a)
-        values[a.name] = value.decode() if isinstance(value, bytes) else value
+        values[name] = value
     if len(node_proto.input) > len(op.inputs):
         raise OpError(f"{label} takes at most {len(op.inputs)} inputs, the node has {len(node_proto.input)}")
     for schema_name, name in zip(op.inputs[1:], node_proto.input[1:]):

@@ -104,13 +104,13 @@ SPEC = OpSpec(
     VERSIONS,
     (
         Param("starts", "ints", "Comma-separated first index on each of --axes; negative counts "
-              "from the end; clamped to the axis.", "0"),
+              "from the end; clamped to the axis.", "0", empty_ok=True),
         Param("ends", "ints", "Comma-separated end (exclusive) on each of --axes; negative counts "
-              "from the end; clamped to the axis.", "-1"),
+              "from the end; clamped to the axis.", "-1", empty_ok=True),
         Param("axes", "ints", "Comma-separated axes that --starts and --ends apply to "
-              "(default: 0, 1, ...).", "1"),
+              "(default: 0, 1, ...).", "1", empty_ok=True),
         Param("steps", "ints", "Comma-separated step on each of --axes, not 0; negative walks "
-              "backwards (default 1; opset 10+).", "2"),
+              "backwards (default 1; opset 10+).", "2", empty_ok=True),
     ),
     summary="Take a strided slice of tensors (ONNX Slice).",
     description="Slice each input: along each of --axes, every step-th element from start "

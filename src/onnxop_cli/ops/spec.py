@@ -17,8 +17,10 @@ if TYPE_CHECKING:
 class Param:
     """One parameter of an operator, by its ONNX name.
 
-    ``kind`` is ``int`` (one integer), ``ints`` (a comma-separated list) or
-    ``str`` (one of ``choices``). The option is ``--NAME`` unless ``option``
+    ``kind`` is ``int`` (one integer), ``ints`` (a comma-separated list),
+    ``float`` (one number), ``str`` (one of ``choices``), ``tensor`` (an
+    input of the operator: a literal list or a tensor file, cli_family.py)
+    or ``value`` (a tensor attribute: one number or a tensor file). The option is ``--NAME`` unless ``option``
     says otherwise; ``help`` ends with an example of the option."""
 
     name: str
@@ -26,12 +28,12 @@ class Param:
     help: str
     example: str
     short: str = ""
-    empty_ok: bool = False  # an empty list means something (Reshape to a scalar)
+    empty_ok: bool = False  # the spec takes an empty list (Reshape to a scalar, Tile of a scalar); the op rules decide
     choices: tuple[str, ...] = ()
 
     @property
     def option(self) -> str:
-        return "--" + self.name
+        return "--" + self.name.replace("_", "-").lower()  # ONNX input names in kebab case: --constant-value, --x
 
     @property
     def help_text(self) -> str:
@@ -49,10 +51,11 @@ class OpSpec:
 
     @property
     def command(self) -> str:
-        """``DepthToSpace`` -> ``depth-to-space``."""
+        """``DepthToSpace`` -> ``depth-to-space``; ``GatherND`` -> ``gather-nd``
+        (a run of capitals is one word)."""
         out = ""
         for i, c in enumerate(self.op_type):
-            out += ("-" if i and c.isupper() else "") + c.lower()
+            out += ("-" if i and c.isupper() and not self.op_type[i - 1].isupper() else "") + c.lower()
         return out
 
     @property

@@ -64,7 +64,8 @@ VERSIONS = versions(TYPES, Squeeze_1, Squeeze_11, Squeeze_13)
 SPEC = OpSpec(
     "Squeeze",
     VERSIONS,
-    (Param("axes", "ints", "Comma-separated axes of size 1 to remove (default: every size-1 axis).", "0"),),
+    (Param("axes", "ints", "Comma-separated axes of size 1 to remove (default, or '': every size-1 axis).", "0",
+           empty_ok=True),),
     summary="Remove size-1 dimensions (ONNX Squeeze).",
     description="Remove the size-1 dimensions at --axes (all of them without it), through the GPU copy kernel.",
     example="onnxop squeeze x.npy --axes 0 -o y.npy",

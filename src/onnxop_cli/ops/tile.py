@@ -77,7 +77,8 @@ SPEC = OpSpec(
     "Tile",
     VERSIONS,
     (
-        Param("repeats", "ints", "Comma-separated count of copies along each axis (opset 6+).", "2,2"),
+        Param("repeats", "ints", "Comma-separated count of copies along each axis (opset 6+; '' for a scalar).", "2,2",
+              empty_ok=True),
         Param("tiles", "int", "Copies along --axis (opset 1 to 5 only).", "3"),
         Param("axis", "int", "The axis --tiles repeats along (opset 1 to 5 only).", "0"),
     ),

@@ -59,7 +59,7 @@ SPEC = OpSpec(
     "Transpose",
     VERSIONS,
     (Param("perm", "ints", "Comma-separated permutation: output axis k is input axis perm[k] "
-           "(default: the axes reversed).", "2,0,1"),),
+           "(default: the axes reversed; '' for a scalar).", "2,0,1", empty_ok=True),),
     summary="Permute the axes of tensors (ONNX Transpose).",
     description="Permute the axes of each input: output axis k is input axis perm[k], "
     "through the GPU gather kernel.",

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .node import quote
 from .values import SLICE, float_text, is_numeric
 
 if TYPE_CHECKING:
@@ -65,7 +66,7 @@ def render(name: str, h: dict[str, Any], indent: str = "    ") -> str:
     """The histogram as lines of ``[lo, hi)  count  ####``."""
     total = sum(h["counts"])
     other = f"; {h['other']} NaN or infinite left out" if h["other"] else ""
-    lines = [f"{indent}histogram of {name} ({total} finite values{other}):"]
+    lines = [f"{indent}histogram of {quote(name)} ({total} finite values{other}):"]
     if not h["counts"]:
         return lines[0]
     edges = [float_text(e, 6) for e in h["edges"]]

@@ -73,6 +73,15 @@ def batch_failure(written: Sequence[str | Path], failed_input: str | Path, faile
     }
 
 
+def refused_entry(refused: Any) -> Doc:
+    """A job that --keep-going set aside (batch.Refused)."""
+    return {
+        "input": str(refused.src),
+        "output": None if refused.target is None else str(refused.target),
+        "message": refused.message,
+    }
+
+
 def tensor_entry(tensor: Tensor, path: str | Path | None) -> Doc:
     """``{"name", "path", "shape", "dtype"}`` for a tensor read or written."""
     return {

@@ -44,20 +44,23 @@ class Shown:
     dtype: str
     values: np.ndarray | None = None  # None: print the header line only
     note: str = ""
+    summarised: bool = False  # values are only the shown elements (core/summary.py): always summarise
 
 
-def tensor_lines(t: Shown, *, full: bool = False) -> Iterator[str]:
+def tensor_lines(t: Shown, *, full: bool = False, precision: int | None = None,
+                 edgeitems: int | None = None) -> Iterator[str]:
     """One tensor's lines, as the docs list an input or output (indented,
     values below). With ``full`` the values are made line by line
     (fulltext.py), so a caller that prints each line as it comes streams them."""
     note = f"  ({t.note})" if t.note else ""
-    yield f"{INDENT}{t.name}: shape={format_shape(t.shape)}, dtype={t.dtype}{note}"
+    yield f"{INDENT}{quote(t.name)}: shape={format_shape(t.shape)}, dtype={t.dtype}{note}"
     if t.values is not None:
         if full:
             from .fulltext import lines as body
         else:
             def body(values):
-                return format_values(values).split("\n")
+                return format_values(values, summarised=t.summarised, precision=precision,
+                                     edgeitems=edgeitems).split("\n")
 
         for line in body(t.values):
             yield f"{INDENT * 2}{line}" if line else ""
@@ -70,8 +73,8 @@ def render_tensor(t: Shown, *, full: bool = False) -> str:
 
 def format_attribute(value: object) -> str:
     if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(str(v) for v in value) + "]"
-    return str(value)
+        return "[" + ", ".join(quote(v) for v in value) + "]"
+    return quote(value)
 
 
 def render_node(
@@ -103,13 +106,13 @@ def node_lines(
     ``axes_name``) says otherwise; attributes go under Attributes."""
     inputs = list(inputs) + constant_inputs(node, {"axes": axes_name, **(names or {})})
     attributes = dict(node.attributes)
-    names_in = ", ".join(t.name for t in inputs)
-    names_out = ", ".join(t.name for t in outputs)
+    names_in = ", ".join(quote(t.name) for t in inputs)
+    names_out = ", ".join(quote(t.name) for t in outputs)
 
-    yield from ["Node:", f"{INDENT}{node.op_type}({names_in}) -> ({names_out})", ""]
+    yield from ["Node:", f"{INDENT}{quote(node.op_type)}({names_in}) -> ({names_out})", ""]
     if attributes:
         yield "Attributes:"
-        yield from (f"{INDENT}{k} = {format_attribute(v)}" for k, v in attributes.items())
+        yield from (f"{INDENT}{quote(k)} = {format_attribute(v)}" for k, v in attributes.items())
         yield ""
     yield "Inputs:"
     for t in inputs:
@@ -146,4 +149,29 @@ def printable(text: str, keep: str = "") -> str:
     error line in two."""
     if text.isprintable() and not keep:
         return text
-    return "".join(c if c.isprintable() or c in keep else repr(c)[1:-1] for c in text)
+    return "".join(c if c.isprintable() or c in keep or c == "\\" else _quote_char(c) for c in text)
+
+
+def quote(name: object) -> str:
+    """A name from a file (tensor, member, file, node, attribute value) as it
+    may appear inside a line of text, quoted as ``ls -b`` does: every control
+    character (newline, tab, CR, ESC, ...) and the backslash itself written as
+    an escape (``\\n``, ``\\t``, ``\\x1b``, ``\\\\``), and each byte of invalid
+    UTF-8 (kept by Python as a lone surrogate) as ``\\xNN``. So no name can
+    end a line, start a forged one or move the cursor, and the quoted form
+    tells names apart. The one place names are quoted; --json writes names
+    exactly instead (JSON escapes them)."""
+    text = str(name)
+    if text.isprintable() and "\\" not in text:
+        return text
+    return "".join(_quote_char(c) for c in text)
+
+
+def _quote_char(c: str) -> str:
+    if c == "\\":
+        return "\\\\"
+    if c.isprintable():
+        return c
+    if "\udc80" <= c <= "\udcff":  # a byte of invalid UTF-8 (os.fsdecode's surrogateescape)
+        return f"\\x{ord(c) - 0xDC00:02x}"
+    return repr(c)[1:-1]

@@ -18,7 +18,7 @@ import math
 from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 from .histogram import render as render_histogram
-from .node import Shown, tensor_lines
+from .node import Shown, quote, tensor_lines
 from .values import NOT_NUMERIC, SLICE, float_text, is_float, is_numeric  # noqa: F401 - re-exported
 
 if TYPE_CHECKING:
@@ -103,24 +103,30 @@ def stats_note(s: dict[str, Any] | None, dtype: DType) -> str:
     if s["min"] is None:
         return f"all {s['nan']} values NaN"
     text = (
-        f"min={_value(s['min'], dtype)}, max={_value(s['max'], dtype)}, "
+        f"min={value_text(s['min'], dtype)}, max={value_text(s['max'], dtype)}, "
         f"mean={float_text(s['mean'], 6)}, std={float_text(s['std'], 6)}"
     )
     return text + (f", {s['nan']} NaN" if s["nan"] else "")
 
 
-def _value(v: Any, dtype: DType) -> str:
-    """A min or max as its own type prints it, in its shortest form that reads
-    back as the same value (float32 0.1 is ``0.1``, bfloat16 -3 is ``-3.0``)."""
+def value_text(v: Any, dtype: DType) -> str:
+    """A min or max (or any one value) of ``dtype`` as the values printed
+    under it show it, so that the two never disagree: for ml_dtypes' types
+    (bfloat16, float8) six significant digits, as ml_dtypes prints them
+    (``3.38953e+38``, ``448.0``); for numpy's, the shortest form that reads
+    back as the same value, whole numbers with all their digits as numpy
+    prints them (float16's largest is ``65504.0``, not ``65500.0``)."""
     if isinstance(v, int):
         return str(v)
     if not math.isfinite(v) or dtype.is_packed:
         return float_text(v)  # the packed types' values are few and exact in a few digits
     import numpy as np
 
+    if dtype.numpy_native and float(v).is_integer() and abs(v) < 2**53:
+        return repr(float(v))
     same = dtype.numpy.type
     with np.errstate(over="ignore"):  # a short form of float16's 65504 overflows: not it
-        for digits in range(1, 18):
+        for digits in range(1 if dtype.numpy_native else 6, 18):
             text = float_text(v, digits)
             if same(float(text)) == same(v):
                 return text
@@ -128,17 +134,35 @@ def _value(v: Any, dtype: DType) -> str:
 
 
 def render_file(label: str, entries: Sequence[tuple[Tensor, np.ndarray, dict[str, Any] | None]], *, full: bool = False,
-                histograms: Sequence[dict[str, Any] | None] | None = None) -> str:
+                histograms: Sequence[dict[str, Any] | None] | None = None, **printing: int | None) -> str:
     """One file: a ``label:`` line, then each tensor as the docs show an input
     (``file_lines`` joined)."""
-    return "\n".join(file_lines(label, entries, full=full, histograms=histograms))
+    return "\n".join(file_lines(label, entries, full=full, histograms=histograms, **printing))
+
+
+def brief_rows(entries: Sequence[tuple[Tensor, Any, dict[str, Any] | None]]) -> list[list[str]]:
+    """``--brief``: one row per tensor (name, shape, dtype, min, max, mean);
+    - where a type has no statistics or a tensor no values."""
+    rows = []
+    for tensor, _, s in entries:
+        have = s is not None and s["min"] is not None
+        rows.append([
+            tensor.name, str(tensor.shape), tensor.dtype.name,
+            value_text(s["min"], tensor.dtype) if have else "-",
+            value_text(s["max"], tensor.dtype) if have else "-",
+            float_text(s["mean"], 6) if have else "-",
+        ])
+    return rows
+
+
+BRIEF_HEADERS = ["name", "shape", "dtype", "min", "max", "mean"]
 
 
 def file_lines(label: str, entries: Sequence[tuple[Tensor, np.ndarray, dict[str, Any] | None]], *, full: bool = False,
-               histograms: Sequence[dict[str, Any] | None] | None = None) -> Iterator[str]:
+               histograms: Sequence[dict[str, Any] | None] | None = None, **printing: int | None) -> Iterator[str]:
     """The lines of ``render_file``, made one at a time (``--full`` streams
     them), each tensor followed by its histogram when one is given."""
-    yield f"{label}:"
+    yield f"{quote(label)}:"
     for i, (tensor, values, s) in enumerate(entries):
         notes = [
             stats_note(s, tensor.dtype),
@@ -146,7 +170,7 @@ def file_lines(label: str, entries: Sequence[tuple[Tensor, np.ndarray, dict[str,
             "big-endian" if tensor.byteswap else "",
         ]
         shown = Shown(tensor.name, tensor.shape, tensor.dtype.name, values, note="; ".join(n for n in notes if n))
-        yield from tensor_lines(shown, full=full)
+        yield from tensor_lines(shown, full=full, **printing)
         h = histograms[i] if histograms else None
         if h is not None:
             yield from render_histogram(tensor.name, h).split("\n")

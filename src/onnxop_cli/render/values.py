@@ -37,12 +37,16 @@ NOT_NUMERIC = {"bool", "complex64", "complex128", "object"}
 SLICE = 1 << 22  # elements per slice when computing statistics
 
 
-def format_values(values: np.ndarray, *, full: bool = False) -> str:
-    """The values as the docs print them (numpy layout, ``, `` separators)."""
+def format_values(values: np.ndarray, *, full: bool = False, summarised: bool = False,
+                  precision: int | None = None, edgeitems: int | None = None) -> str:
+    """The values as the docs print them (numpy layout, ``, `` separators);
+    ``precision`` and ``edgeitems`` as numpy's print options have them.
+    ``summarised``: ``values`` are the shown elements of a larger array
+    (core/summary.py), printed as its summary."""
     import numpy as np
 
     values = np.asarray(values)
-    threshold = values.size + 1 if full else SUMMARY_THRESHOLD
+    threshold = values.size + 1 if full else 0 if summarised else SUMMARY_THRESHOLD
     return np.array2string(
         values,
         # strings (str, or bytes when not UTF-8) stay objects: each shown one is
@@ -50,9 +54,9 @@ def format_values(values: np.ndarray, *, full: bool = False) -> str:
         formatter={"object": short_repr},
         separator=", ",
         threshold=threshold,
-        edgeitems=EDGE_ITEMS,
+        edgeitems=EDGE_ITEMS if edgeitems is None else edgeitems,
         max_line_width=LINE_WIDTH,
-        precision=PRECISION,
+        precision=PRECISION if precision is None else precision,
         floatmode="maxprec",
         suppress_small=False,
         sign="-",

@@ -123,7 +123,15 @@ def speed_up(ffi: Any) -> bool:
 
 
 _PARSER_STATE = ("_declarations", "_included_declarations", "_anonymous_counter", "_options", "_int_constants")
-_CACHE_FORMAT = 1
+_CACHE_FORMAT = 2  # 2: a first line with the SHA-256 of the state's text
+# The attributes a cached cffi type may carry (besides each class's own
+# ``_attrs_``, which it must carry): a damaged but parseable file -- a letter
+# changed in an attribute's name -- is refused, never left to fail later
+# with an AttributeError inside cffi.
+_TYPE_ATTRS = frozenset({
+    "c_name_with_marker", "fldnames", "fldtypes", "fldbitsize", "fldquals", "forcename", "packed", "partial",
+    "completed", "partial_resolved", "fixedlayout", "baseinttype", "enumerators", "enumvalues",
+})
 
 
 def _encode(state: dict) -> str:
@@ -153,7 +161,9 @@ def _encode(state: dict) -> str:
             return {"O": [type(v).__name__, n, {k: enc(x) for k, x in vars(v).items()}]}
         raise TypeError(f"cannot cache a {type(v).__name__}")
 
-    return json.dumps({"format": _CACHE_FORMAT, "state": {k: enc(state[k]) for k in _PARSER_STATE}})
+    text = json.dumps({k: enc(state[k]) for k in _PARSER_STATE})
+    head = json.dumps({"format": _CACHE_FORMAT, "sha256": hashlib.sha256(text.encode()).hexdigest()})
+    return f"{head}\n{text}"
 
 
 def _decode(text: str) -> dict:
@@ -161,9 +171,13 @@ def _decode(text: str) -> dict:
     (ValueError for anything else)."""
     from cffi import model
 
-    doc = json.loads(text)
+    head, _, body = text.partition("\n")
+    doc = json.loads(head)
     if not isinstance(doc, dict) or doc.get("format") != _CACHE_FORMAT:
         raise ValueError("not an onnxop header cache")
+    if doc.get("sha256") != hashlib.sha256(body.encode()).hexdigest():
+        raise ValueError("a damaged header cache")  # one byte changed anywhere: parse again
+    doc = {"state": json.loads(body)}
     objs: list[Any] = []
 
     def dec(v: Any) -> Any:
@@ -185,6 +199,8 @@ def _decode(text: str) -> dict:
             cls = getattr(model, name, None)
             if not (isinstance(cls, type) and issubclass(cls, model.BaseTypeByIdentity)) or n != len(objs):
                 raise ValueError(f"unexpected {name!r} in the header cache")
+            if not isinstance(attrs, dict) or not set(cls._attrs_) <= attrs.keys() <= _TYPE_ATTRS | set(cls._attrs_):
+                raise ValueError(f"a {name} with attributes {sorted(attrs)} in the header cache")
             if cls is model.VoidType:  # a singleton that cffi compares with `is`
                 objs.append(model.void_type)
                 return model.void_type

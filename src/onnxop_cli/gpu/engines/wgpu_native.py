@@ -12,6 +12,8 @@ NAME = "wgpu"
 def init(backends: tuple[str, ...]) -> None:
     import os
 
+    _lazy_pycparser()
+
     import wgpu  # loads wgpu-native; it must create its logger itself
 
     from ...core import signals
@@ -26,6 +28,38 @@ def init(backends: tuple[str, ...]) -> None:
         from .base import BACKENDS  # our name -> (wgpu-native instance flag, ...)
 
         set_instance_extras(backends=[BACKENDS[b][0] for b in backends])
+
+
+def _lazy_pycparser() -> None:
+    """Put a stand-in for pycparser in sys.modules that loads the real one
+    on first use. wgpu-py's cffi imports it with its C parser (compiling the
+    lexer's regular expressions: about 0.04 CPU-seconds), but onnxop's cached
+    header parse (cffi_types.py) leaves it unused in most processes.
+    (importlib's LazyLoader does not do here: the import statement itself
+    reads the module's ``__spec__``, which loads it.)"""
+    import importlib
+    import importlib.util
+    import sys
+    import types
+
+    if "pycparser" in sys.modules:
+        return
+    spec = importlib.util.find_spec("pycparser")
+    if spec is None:
+        return
+
+    class StandIn(types.ModuleType):
+        def __getattr__(self, name: str) -> Any:
+            if sys.modules.get("pycparser") is self:
+                del sys.modules["pycparser"]
+            real = importlib.import_module("pycparser")
+            return getattr(real, name)
+
+    stand_in = StandIn("pycparser")
+    stand_in.__spec__ = spec
+    stand_in.__path__ = list(spec.submodule_search_locations or [])
+    stand_in.__file__ = spec.origin
+    sys.modules["pycparser"] = stand_in
 
 
 def adapters(backend: str | None = None) -> list[Any]:

@@ -1,0 +1,124 @@
+"""The indexed kernels' GB/s (gpu/indexed.py, gpu/scatter.py) against the
+strided gather kernel (gpu/gather.py) for the same output size, in one
+process, interleaved: every round runs each case once, in an order rotated
+every round; the figure is output bytes / wall time of the whole call
+(upload, index check, kernel, readback into a discarding sink), and the
+ratio is the median of per-round ratios to the gather kernel's transpose of
+the same bytes.
+
+    python benchmarks/indexed_ops.py --backend vulkan            # 5 rounds, 16 MiB outputs
+    eval "$(bash scripts/mesa25.sh /work/mesa25)"; python benchmarks/indexed_ops.py
+
+Cases (float32, a square of --side; indices int64, random):
+
+- gather kernel, transpose: the baseline (a View with permuted strides);
+- Gather axis 0: --side random rows;
+- GatherElements axis 1: one random index per output element;
+- GatherND: (row, column) pairs, one per output element;
+- ReverseSequence: every batch entry reversed over a random length;
+- ScatterND, reduction none: a random permutation of the rows, every row written once;
+- ScatterElements, add: one random index per update along axis 1 (duplicates: rounds).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+
+def cases(side: int, rng):
+    import numpy as np
+
+    from onnxop_cli.gpu import indexed as ix
+    from onnxop_cli.gpu import scatter as sc
+    from onnxop_cli.gpu.gather import View, gather_through_kernel
+    from onnxop_cli.ops import indexing
+    from onnxop_cli.core.sources import MemoryBytes
+
+    x = rng.standard_normal((side, side)).astype(np.float32)
+    data = ix.Data(MemoryBytes(x), x.shape, 32)
+
+    def idx(a):
+        return ix.Index(MemoryBytes(np.ascontiguousarray(a)), a.shape)
+
+    rows = rng.integers(-side, side, (side,)).astype(np.int64)
+    elements = rng.integers(-side, side, (side, side)).astype(np.int64)
+    pairs = rng.integers(0, side, (side * side, 2)).astype(np.int64)
+    lens = rng.integers(0, side + 1, (side,)).astype(np.int64)
+    perm = rng.permutation(side).astype(np.int64).reshape(side, 1)
+
+    def gathered(table_check, index):
+        table, check = table_check
+        return lambda gpu: ix.gather_indexed(gpu, data, idx(index), check, table, _discard)
+
+    def scattered(table_check, index, reduce):
+        table, check = table_check
+        return lambda gpu: sc.scatter_indexed(gpu, data, data, idx(index), check, table, reduce, _discard)
+
+    return {
+        "gather kernel, transpose": lambda gpu: gather_through_kernel(
+            gpu, MemoryBytes(x), _discard, view=View(x.shape[::-1], (1, side), 0), bits=32),
+        "Gather axis 0": gathered(indexing.gather("Gather", x.shape, rows.shape, 0), rows),
+        "GatherElements axis 1": gathered(indexing.gather_elements("GE", x.shape, elements.shape, 1), elements),
+        "GatherND pairs": gathered(indexing.gather_nd("GND", x.shape, pairs.shape, 0), pairs),
+        "ReverseSequence": gathered(indexing.reverse_sequence("RS", x.shape, lens.shape, 0, 1), lens),
+        "ScatterND none (permutation)": scattered(indexing.scatter_nd("SND", x.shape, perm.shape, x.shape),
+                                                  perm, sc.Reduce()),
+        "ScatterElements add": scattered(indexing.scatter_elements("SE", x.shape, elements.shape, x.shape, 1),
+                                         elements, sc.Reduce("add", 2, False)),
+    }
+
+
+def _discard(view: memoryview) -> None:
+    pass
+
+
+def main(argv: list[str] | None = None) -> int:
+    import numpy as np
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--side", type=int, default=2048, help="side of the float32 square (2048: 16 MiB)")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--backend", default="vulkan")
+    args = ap.parse_args(argv)
+
+    from onnxop_cli.gpu.device import get_gpu
+
+    gpu = get_gpu(args.backend)
+    runs = cases(args.side, np.random.default_rng(0))
+    names = list(runs)
+    for name in names:  # compile every pipeline once, outside the timing
+        runs[name](gpu)
+    nbytes = args.side * args.side * 4
+    times: dict[str, list[float]] = {n: [] for n in names}
+    load = [os.getloadavg()[0]]
+    for r in range(args.rounds):
+        for name in names[r % len(names):] + names[: r % len(names)]:
+            t0 = time.perf_counter()
+            runs[name](gpu)
+            times[name].append(time.perf_counter() - t0)
+        load.append(os.getloadavg()[0])
+    base = times[names[0]]
+    cpu = next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")), "?")
+    print(f"{gpu.name}, {gpu.info.driver}; CPU {cpu}, {os.cpu_count()} CPUs; Python {platform.python_version()}; "
+          f"load average (1 min) per round {', '.join(f'{v:.1f}' for v in load)}")
+    print(f"Command: python benchmarks/indexed_ops.py {' '.join(argv if argv is not None else sys.argv[1:])}")
+    print(f"{args.rounds} rounds interleaved; output {nbytes / (1 << 20):.0f} MiB float32 per case\n")
+    print("| case | median time | GB/s (output) | vs gather kernel (median of per-round ratios) |")
+    print("|---|---|---|---|")
+    for name in names:
+        t = statistics.median(times[name])
+        ratio = statistics.median(b / s for b, s in zip(base, times[name]))
+        print(f"| {name} | {t * 1000:.0f} ms | {nbytes / t / 1e9:.2f} | {ratio:.2f}x |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,80 @@
+"""Portable flat-copy kernels (no shader-int64) against the shipped ones
+and copy_buffer_to_buffer, on one adapter and engine (issue 23, item 3):
+what llvmpipe compiles well without 64-bit integers.
+
+Variants of shaders/copy.wgsl (the same run layout: runs of RUN = 8
+invocations walk forward through consecutive words):
+
+- ``storage`` (shipped): one vec4<u32> (16 bytes) per step, UNROLL 4;
+- ``storage unroll8`` / ``unroll16``: more words per invocation;
+- ``pair``: a word of two vec4<u32> (32 bytes, a struct), as wide as
+  copy64.wgsl's vec4<u64>, UNROLL 8;
+- ``quad``: a word of four vec4<u32> (64 bytes), UNROLL 4.
+
+Every variant's output is checked byte for byte after poisoning (as
+benchmarks/copy_variants.py measures: medians of per-round ratios to the
+copy, the CPU time other processes took per round).
+
+    python benchmarks/portable_copy.py --backend vulkan --sizes 4M,64M --rounds 7
+    python benchmarks/portable_copy.py --backend vulkan --engine dawn --sizes 4M,64M
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+import copy_variants as cv  # noqa: E402  (its measuring loop, shared rather than copied)
+
+import onnxop_cli.gpu.kernels as kernels  # noqa: E402
+import onnxop_cli.gpu.shaders as shaders  # noqa: E402
+from onnxop_cli.gpu.device import get_gpu  # noqa: E402
+
+
+def wide(text: str, vectors: int, unroll: int) -> str:
+    """copy.wgsl with a word of ``vectors`` vec4<u32> (a struct) and UNROLL ``unroll``."""
+    fields = "".join(f"    v{i}: vec4<u32>,\n" for i in range(vectors))
+    text = text.replace("const UNROLL: u32 = 4u;", f"const UNROLL: u32 = {unroll}u;")
+    text = text.replace("const WORD_BYTES: u32 = 16u;", f"const WORD_BYTES: u32 = {16 * vectors}u;")
+    text = text.replace("struct Params {", f"struct Word {{\n{fields}}}\n\nstruct Params {{", 1)
+    return text.replace("array<vec4<u32>>", "array<Word>")
+
+
+def variants(gpu) -> dict[str, str]:
+    copy = shaders.shader_source("copy.wgsl")
+    out = {
+        "storage shipped": copy,
+        "storage unroll8": copy.replace("const UNROLL: u32 = 4u;", "const UNROLL: u32 = 8u;"),
+        "storage unroll16": copy.replace("const UNROLL: u32 = 4u;", "const UNROLL: u32 = 16u;"),
+        "pair": wide(copy, 2, 8),
+        "quad": wide(copy, 4, 4),
+    }
+    if "shader-int64" in gpu.features:
+        out["storage64 shipped"] = shaders.shader_source("copy64.wgsl")
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--backend", default="vulkan")
+    p.add_argument("--engine", default="wgpu")
+    p.add_argument("--sizes", default="4M,64M")
+    p.add_argument("--rounds", type=int, default=7)
+    args = p.parse_args(argv)
+    gpu = get_gpu(args.backend, args.engine)
+    texts = variants(gpu)
+    original = shaders.shader_source
+    shaders.shader_source = kernels.shader_source = lambda name: texts.get(name) or original(name)
+    try:
+        cv._measure(gpu, texts, args)
+    finally:
+        shaders.shader_source = kernels.shader_source = original
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,214 @@
+// Indexed gather: dst[e] = src[offset(e)], the offset read partly from an
+// index tensor. Gather, GatherElements, GatherND, ReverseSequence, and the
+// copy that starts every scatter (no lookups), are tables for this one kernel.
+//
+// Output element e has multi-index o (row-major over `axes[0..rank]`). Its
+// source element is
+//     sum_k o_k * dstride_k  +  sum_t norm[ip + ioff_t] * dstride_t
+// with ip = sum_k o_k * istride_k the position in the index tensor, and
+// `norm` the indices as indices.wgsl checked and wrapped them (u32 element
+// offsets along their axis). Lookup t is axes[rank + t] = (dstride, ioff).
+// mode 1 (ReverseSequence): L = norm[ip] is the batch's length; along the
+// time axis (`rev_axis`, stride `rev_stride`) t < L reads L - 1 - t.
+// mode 2 (TensorScatter, circular): along the time axis t reads
+// (norm[ip] + t) % modulus.
+// offsets 1: write each element's source offset (a u32), not the element:
+// the scatter kernels' targets, computed by the same table.
+// Offsets wrap modulo 2^32 and end within the source (the host keeps the
+// source below 2^32 elements), so u32 arithmetic is exact.
+//
+// The output goes in bands of at most one binding (e0 is the band's first
+// element, a whole number of words). Each invocation writes WORDS whole
+// words: elements of 32 bits and more are one 32-bit piece each; 2- to
+// 16-bit elements are assembled 32 / bits to a word, low bits first as
+// ONNX packs them (WGSL has no byte stores). swap: the byte-swap unit of a
+// big-endian source (2, 4 or 8), else 0.
+//
+// needs: (nothing beyond WebGPU)
+
+const WG: u32 = 256u;
+const WORDS: u32 = 16u;
+
+struct Params {
+    words: u32,      // output words in this band
+    groups_x: u32,   // workgroups per row of the dispatch grid
+    e0: u32,         // the band's first output element
+    band: u32,       // elements in the band
+    bits: u32,       // 2, 4, 8, 16, 32, 64 or 128
+    swap: u32,       // 0, 2, 4 or 8
+    rank: u32,       // output axes
+    nlook: u32,      // lookups per element
+    mode: u32,       // 0: lookups, 1: reverse along rev_axis
+    rev_axis: u32,
+    rev_stride: u32,
+    modulus: u32,    // mode 2
+    offsets: u32,    // 1: write the offset, not the element
+    pad0: u32,
+    pad1: u32,
+    pad2: u32,
+}
+
+@group(0) @binding(0) var<storage, read> src: array<u32>;
+@group(0) @binding(1) var<storage, read> norm: array<u32>;
+@group(0) @binding(2) var<storage, read_write> dst: array<u32>;
+@group(0) @binding(3) var<uniform> params: Params;
+@group(0) @binding(4) var<storage, read> axes: array<vec4<u32>>;  // (dim, dstride, istride, 0)
+
+fn bswap32(x: u32) -> u32 {
+    return (x << 24u) | ((x & 0xff00u) << 8u) | ((x >> 8u) & 0xff00u) | (x >> 24u);
+}
+
+// An output element's linear parts: source offset, index position, and
+// the coordinates the walk needs (last axis, time axis).
+struct At {
+    e: u32,
+    off: u32,
+    ip: u32,
+    last: u32,
+    time: u32,
+}
+
+fn at(e: u32) -> At {
+    var rest = e;
+    var a = At(e, 0u, 0u, 0u, 0u);
+    for (var k = params.rank; k > 0u; k = k - 1u) {
+        let ax = axes[k - 1u];
+        let i = rest % ax.x;
+        rest = rest / ax.x;
+        a.off = a.off + i * ax.y;
+        a.ip = a.ip + i * ax.z;
+        if (k == params.rank) {
+            a.last = i;
+        }
+        if (k - 1u == params.rev_axis) {
+            a.time = i;
+        }
+    }
+    return a;
+}
+
+// The last axis and the first lookup, loaded once per invocation: storage
+// loads are what Mesa's CPU drivers are slowest at.
+struct Row {
+    dim: u32,         // 0: no fast step (rank 0)
+    timed: u32,       // 1: the last axis is the time axis
+    dstride: u32,
+    istride: u32,
+    look: vec2<u32>,  // lookup 0: (data stride, index offset)
+}
+
+fn row() -> Row {
+    let r = params.rank;
+    var w = Row(0u, 0u, 0u, 0u, vec2<u32>(0u));
+    if (r > 0u) {
+        let ax = axes[r - 1u];
+        w = Row(ax.x, select(0u, 1u, r - 1u == params.rev_axis), ax.y, ax.z, vec2<u32>(0u));
+    }
+    if (params.nlook > 0u) {
+        w.look = axes[r].xy;
+    }
+    return w;
+}
+
+// The next element: one add along the last axis until its row ends.
+fn next(a: At, w: Row) -> At {
+    if (a.last + 1u < w.dim) {
+        return At(a.e + 1u, a.off + w.dstride, a.ip + w.istride, a.last + 1u, a.time + w.timed);
+    }
+    return at(a.e + 1u);
+}
+
+fn source(a: At, w: Row) -> u32 {
+    var off = a.off;
+    if (params.mode == 0u && params.nlook == 1u) {  // Gather, GatherElements: one lookup
+        return off + norm[a.ip + w.look.y] * w.look.x;
+    }
+    if (params.mode == 1u) {
+        let len = norm[a.ip];
+        if (a.time < len) {
+            off = off + (len - 1u - 2u * a.time) * params.rev_stride;
+        }
+        return off;
+    }
+    if (params.mode == 2u) {
+        let t = (norm[a.ip] + a.time) % params.modulus;
+        return off + (t - a.time) * params.rev_stride;
+    }
+    for (var t = 0u; t < params.nlook; t = t + 1u) {
+        let lk = axes[params.rank + t];
+        off = off + norm[a.ip + lk.y] * lk.x;
+    }
+    return off;
+}
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let w0 = ((wg.y * params.groups_x + wg.x) * WG + lid) * WORDS;
+    if (w0 >= params.words) {
+        return;
+    }
+    let bits = params.bits;
+    let w = row();
+    if (params.offsets != 0u) {
+        var a = at(params.e0 + w0);
+        for (var k = 0u; k < WORDS; k = k + 1u) {
+            if (w0 + k >= params.words) {
+                break;
+            }
+            if (k > 0u) {
+                a = next(a, w);
+            }
+            dst[w0 + k] = source(a, w);
+        }
+        return;
+    }
+    if (bits >= 32u) {
+        let lg = countTrailingZeros(bits) - 5u;  // log2 of words per element
+        let lo = (1u << lg) - 1u;
+        let flip = select(0u, params.swap / 4u - 1u, params.swap >= 4u);
+        var a = at(params.e0 + (w0 >> lg));
+        var s = source(a, w);
+        for (var k = 0u; k < WORDS; k = k + 1u) {
+            let q = w0 + k;
+            if (q >= params.words) {
+                break;
+            }
+            let e = params.e0 + (q >> lg);
+            if (e != a.e) {
+                a = next(a, w);
+                s = source(a, w);
+            }
+            let piece = src[(s << lg) + ((q & lo) ^ flip)];
+            dst[q] = select(piece, bswap32(piece), params.swap >= 4u);
+        }
+        return;
+    }
+    let per = 32u / bits;
+    let lg = 5u - countTrailingZeros(bits);  // log2 of elements per word
+    let mask = (1u << bits) - 1u;
+    let end = params.e0 + params.band;
+    var a = at(params.e0 + (w0 << lg));
+    for (var k = 0u; k < WORDS; k = k + 1u) {
+        let q = w0 + k;
+        if (q >= params.words) {
+            break;
+        }
+        var word = 0u;
+        for (var j = 0u; j < per; j = j + 1u) {
+            let e = params.e0 + (q << lg) + j;
+            if (e >= end) {
+                break;
+            }
+            if (e != a.e) {
+                a = next(a, w);
+            }
+            let s = source(a, w);
+            var x = (src[s >> lg] >> ((s & (per - 1u)) * bits)) & mask;
+            if (params.swap == 2u) {
+                x = ((x & 0xffu) << 8u) | (x >> 8u);
+            }
+            word = word | (x << (j * bits));
+        }
+        dst[q] = word;
+    }
+}

@@ -1,0 +1,194 @@
+// Pieces: one strided copy (or fill) of a box of elements into a band of the output.
+//
+// The kernel of the multi-input family (Concat, Split, Pad, Where, Trilu, ...):
+// an operator's output is tiled by *pieces* (ops/family.py), each a box of
+// `rank` axes whose element at multi-index i is written at
+//     dst element  dst_base  + sum_k i_k * dst_stride_k   (in the band)
+// and takes its value from
+//     src element  src_base  + sum_k i_k * src_stride_k   (in the bound window)
+// or from `fill` (mode 1). A predicate can choose per element (pred):
+//     1: the mask (a bool tensor, 8-bit, its own window and strides) is true;
+//     2: upper triangle: col - row >= tri_k;  3: lower: col - row <= tri_k
+// (row and col are the indices along axes tri_row, tri_col of the piece).
+// Where the predicate fails the element gets `fill` (otherwise 1) or keeps
+// what an earlier dispatch wrote (otherwise 0): Where is the Y piece, then
+// the X piece masked by the condition.
+//
+// Strides are two's complement u32: every offset is taken mod 2^32, and the
+// host keeps each dispatch's window and band within one binding, so the final
+// offsets are exact. ELEMS consecutive elements per invocation. Elements narrower than
+// 32 bits share words with their neighbours (and with other pieces): they are
+// written with atomicAnd / atomicOr on their own bits only, which commute, so
+// the result does not depend on the order invocations run in.
+//
+// swap: 0, or the byte-swap unit in bytes (2, 4 or 8) of a big-endian source.
+//
+// needs: (nothing beyond WebGPU)
+
+const WG: u32 = 256u;
+const ELEMS: u32 = 8u;  // consecutive piece elements per invocation
+
+struct Params {
+    count: u32,      // elements in the piece
+    groups_x: u32,   // workgroups per row of the dispatch grid
+    rank: u32,       // entries of `axes`, from `at`
+    at: u32,
+    bits: u32,       // 2, 4, 8, 16, 32, 64 or 128
+    swap: u32,
+    mode: u32,       // 0: copy from src; 1: fill
+    pred: u32,       // 0: none; 1: mask; 2: upper triangle; 3: lower triangle
+    otherwise: u32,  // where pred fails: 0 keep dst, 1 fill
+    src_base: u32,
+    dst_base: u32,
+    mask_base: u32,
+    tri_k: u32,      // i32 bits
+    tri_row: u32,
+    tri_col: u32,
+    pad0: u32,
+    fill: vec4<u32>, // the fill value's words, low first
+}
+
+@group(0) @binding(0) var<storage, read> src: array<u32>;
+@group(0) @binding(1) var<storage, read> mask: array<u32>;
+@group(0) @binding(2) var<storage, read_write> dst: array<atomic<u32>>;
+@group(0) @binding(3) var<uniform> params: Params;
+@group(0) @binding(4) var<storage, read> axes: array<vec4<u32>>;  // (dim, src stride, dst stride, mask stride)
+
+fn bswap32(x: u32) -> u32 {
+    return (x << 24u) | ((x & 0xff00u) << 8u) | ((x >> 8u) & 0xff00u) | (x >> 24u);
+}
+
+// Word q of source element s (bits >= 32), big-endian bytes reversed per unit.
+fn src_word(s: u32, q: u32, lg: u32) -> u32 {
+    let flip = select(0u, params.swap / 4u - 1u, params.swap >= 4u);
+    let lo = (1u << lg) - 1u;
+    let x = src[(s << lg) + ((q & lo) ^ flip)];
+    return select(x, bswap32(x), params.swap >= 4u);
+}
+
+fn src_small(s: u32, bits: u32) -> u32 {
+    let lg = 5u - countTrailingZeros(bits);  // log2 of elements per word
+    let per = 1u << lg;
+    var x = (src[s >> lg] >> ((s & (per - 1u)) * bits)) & ((1u << bits) - 1u);
+    if (params.swap == 2u) {
+        x = ((x & 0xffu) << 8u) | (x >> 8u);
+    }
+    return x;
+}
+
+// Where element l of the piece lies: its source, destination and mask
+// offsets, its triangle row and column, and its index along the last axis.
+struct Loc {
+    s: u32,
+    d: u32,
+    m: u32,
+    row: u32,
+    col: u32,
+    i: u32,
+}
+
+fn locate(l: u32) -> Loc {
+    var rest = l;
+    var loc = Loc(params.src_base, params.dst_base, params.mask_base, 0u, 0u, 0u);
+    for (var k = params.rank; k > 0u; k = k - 1u) {
+        let a = axes[params.at + k - 1u];
+        let i = rest % a.x;
+        rest = rest / a.x;
+        loc.s = loc.s + i * a.y;
+        loc.d = loc.d + i * a.z;
+        loc.m = loc.m + i * a.w;
+        if (k - 1u == params.tri_row) {
+            loc.row = i;
+        }
+        if (k - 1u == params.tri_col) {
+            loc.col = i;
+        }
+        if (k == params.rank) {
+            loc.i = i;
+        }
+    }
+    return loc;
+}
+
+fn write(loc: Loc) {
+    var take = true;
+    if (params.pred == 1u) {
+        take = ((mask[loc.m >> 2u] >> ((loc.m & 3u) * 8u)) & 0xffu) != 0u;
+    } else if (params.pred >= 2u) {
+        let diff = i32(loc.col) - i32(loc.row);
+        let k = bitcast<i32>(params.tri_k);
+        take = select(diff <= k, diff >= k, params.pred == 2u);
+    }
+    var fill = params.mode == 1u;
+    if (!take) {
+        if (params.otherwise == 0u) {
+            return;
+        }
+        fill = true;
+    }
+    let bits = params.bits;
+    if (bits >= 32u) {
+        let lg = countTrailingZeros(bits) - 5u;
+        let n = 1u << lg;
+        for (var q = 0u; q < n; q = q + 1u) {
+            var x = 0u;
+            if (fill) {
+                x = params.fill[q];
+            } else {
+                x = src_word(loc.s, q, lg);
+            }
+            atomicStore(&dst[(loc.d << lg) + q], x);
+        }
+        return;
+    }
+    var x = 0u;
+    if (fill) {
+        x = params.fill.x & ((1u << bits) - 1u);
+    } else {
+        x = src_small(loc.s, bits);
+    }
+    let lg = 5u - countTrailingZeros(bits);
+    let shift = (loc.d & ((1u << lg) - 1u)) * bits;
+    let w = loc.d >> lg;
+    atomicAnd(&dst[w], ~(((1u << bits) - 1u) << shift));
+    atomicOr(&dst[w], x << shift);
+}
+
+// Each invocation writes ELEMS consecutive elements of the piece: the index
+// is decomposed once (divisions are the main cost on CPU adapters), then
+// walked along the last axis with adds until that axis wraps.
+@compute @workgroup_size(256)
+fn main(
+    @builtin(workgroup_id) wg: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
+    let l0 = ((wg.y * params.groups_x + wg.x) * WG + lid) * ELEMS;
+    if (l0 >= params.count) {
+        return;
+    }
+    var loc = locate(l0);
+    var last = vec4<u32>(params.count, 0u, 0u, 0u);  // a rank-0 piece: one element
+    if (params.rank > 0u) {
+        last = axes[params.at + params.rank - 1u];
+    }
+    let end = min(l0 + ELEMS, params.count);
+    for (var l = l0; l < end; l = l + 1u) {
+        if (l != l0) {
+            if (loc.i + 1u < last.x) {
+                loc.i = loc.i + 1u;
+                loc.s = loc.s + last.y;
+                loc.d = loc.d + last.z;
+                loc.m = loc.m + last.w;
+                if (params.tri_col == params.rank - 1u) {
+                    loc.col = loc.col + 1u;
+                }
+                if (params.tri_row == params.rank - 1u) {
+                    loc.row = loc.row + 1u;
+                }
+            } else {
+                loc = locate(l);
+            }
+        }
+        write(loc);
+    }
+}

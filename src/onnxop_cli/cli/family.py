@@ -1,0 +1,386 @@
+"""Commands of the operators with tensor inputs (ops/family.py), from ops.SPECS.
+
+One rule for every such operator:
+
+- the first ONNX input is the positional FILE...: a batch, one job per file
+  (every member of an .npz without --member); a variadic first input
+  (Concat) takes all of them as its inputs, in one job;
+- every other input is an option named after it in kebab case, taking a
+  literal list (``--pads 0,1,0,1``) or a tensor file (``--indices i.npy``,
+  ``--indices w.npz:idx`` for one member); attributes are options as always;
+- several outputs (Split): ``-o`` is a folder (``x_0.npy``, ``x_1.npy``:
+  the input's stem, ``_k``, its suffix) or an ``.npz`` (members x_0, ...);
+  without -o every output is printed.
+
+Every job is planned (headers read, shape rules, types, outputs checked)
+before the first is run: a secondary input that does not fit some job
+refuses the whole batch, exit 2, and nothing is written.
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+
+from .help import FAMILY
+from ..errors import OnnxopError, UsageError
+from ..ops import OpSpec, Param
+from .family_inputs import attribute_value, is_file, option_name, secondary, tensor_attribute
+
+METAVARS = {"int": "INT", "ints": "LIST", "str": "NAME", "float": "NUMBER", "tensor": "LIST|FILE",
+            "value": "NUMBER|FILE"}
+
+
+# ------------------------------------------------------------ planning
+
+
+@dataclass
+class FamilyJob:
+    src: Path  # the first positional file (for names and messages)
+    tensors: list  # the node's inputs, in ONNX order (None: left out)
+    plans: list = field(default_factory=list)
+    targets: list = field(default_factory=list)  # per output: Path, "-" or None (printed)
+    member_names: list = field(default_factory=list)
+
+
+def build(spec: OpSpec, opset: int, given: dict[str, Optional[str]]):
+    """The node (attributes) and the secondary input tensors, by ONNX name."""
+    from ..ops import op_version
+    from ..ops.base import Node
+
+    op = op_version(spec.op_type, opset)
+    label = f"{op.op_type}-{op.since_version}"
+    attributes: dict[str, object] = {}
+    texts: dict[str, str] = {}
+    for param in spec.params:
+        text = given.get(param.name)
+        if text is None:
+            continue
+        if param.name in op.attribute_names and param.kind == "value":  # a tensor attribute (ConstantOfShape)
+            attributes[param.name] = tensor_attribute(spec, param, text)
+        elif param.name in op.attribute_names:
+            if param.kind == "tensor" and is_file(text):
+                raise UsageError(f"{label} (opset {opset}) keeps {param.name} as an attribute: give a list, not a file")
+            attributes[param.name] = attribute_value(spec, param, text)
+        elif param.name in op.inputs[1:]:
+            texts[param.name] = text
+        else:
+            have = ", ".join(option_name(p) for p in (*op.attribute_names, *op.inputs[1:])) or "no options"
+            raise UsageError(f"{label} (opset {opset}) has no {param.option} (it takes {have})")
+    missing = [a for a in op.attribute_names if a not in op.optional and a not in attributes]
+    if missing:
+        raise UsageError(f"{label} needs {' and '.join(option_name(m) for m in missing)}")
+    return op, Node(op, attributes, opset=opset), texts
+
+
+def plan_jobs(spec: OpSpec, op, node, files: list[Path], member: Optional[str], texts: dict[str, str],
+              output: Optional[Path]) -> list[FamilyJob]:
+    from ..core import family as family_apply
+    from .. import io
+    from ..io.stdio import is_stdio
+
+    firsts = [(f, t) for f in files for t in io.read_tensors(f, member)]
+    if op.variadic:
+        jobs_inputs = [(files[0], [t for _, t in firsts])]
+    else:
+        jobs_inputs = [(f, [t]) for f, t in firsts]
+    jobs: list[FamilyJob] = []
+    for src, tensors in jobs_inputs:
+        extra = secondary(op, texts, tensors[0])
+        full = list(tensors)
+        if not op.variadic:
+            full += [extra.get(name) for name in op.inputs[1:]]
+            while len(full) > 1 and full[-1] is None:
+                full.pop()
+        where = tensors[0].source or tensors[0].name
+        plans = family_apply.check(node, full, where=where)
+        jobs.append(FamilyJob(src, full, plans))
+    _assign_targets(jobs, output, multi=op.variadic_output or len(op.outputs) > 1)
+    seen: dict[str, Path] = {}
+    for job in jobs:
+        for target, p in zip(job.targets, job.plans):
+            if target is None or is_stdio(target):
+                continue
+            key = str(Path(target).resolve())
+            if key in seen and not io.is_archive(Path(target)):
+                raise UsageError(f"{target}: two results would be written here ({seen[key]} and {job.src}); "
+                                 "give each input its own name")
+            seen[key] = job.src
+            nbytes = 0 if p.dtype.is_string else p.dtype.nbytes(p.size)
+            _check_target(Path(target), p.dtype, nbytes)
+    return jobs
+
+
+def _check_target(target: Path, dtype, nbytes: int) -> None:
+    """io's output checks; a folder of parts that does not exist yet is made
+    when the job runs, so its nearest existing folder must be writable."""
+    import os
+
+    from .. import io
+
+    if target.parent.is_dir():
+        io.check_output(target, dtype, nbytes=nbytes)
+        return
+    folder = target.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise UsageError(f"{target}: {folder} is not a folder")
+    if not os.access(folder, os.W_OK):
+        raise UsageError(f"{target}: output folder {folder} is not writable")
+    io.check_format(target, dtype, nbytes=nbytes)
+
+
+def _assign_targets(jobs: list[FamilyJob], output: Optional[Path], multi: bool) -> None:
+    from ..io.stdio import is_stdio
+
+    for job in jobs:
+        n = len(job.plans)
+        stem = job.src.stem if not is_stdio(job.src) else "x"
+        if len(job.tensors) and job.tensors[0] is not None and job.tensors[0].named:
+            stem = job.tensors[0].name
+        job.member_names = [f"{stem}_{k}" for k in range(n)] if multi else [None] * n
+        if output is None:
+            job.targets = [None] * n
+            continue
+        if is_stdio(output):
+            if n != 1 or len(jobs) > 1:
+                raise UsageError(f"-o -: stdout takes one tensor, this writes {n * len(jobs)}; use -o FOLDER or an .npz")
+            job.targets = [output]
+            continue
+        if multi:
+            if output.suffix.lower() == ".npz":
+                if len(jobs) > 1:
+                    raise UsageError(f"{output}: with {len(jobs)} inputs, -o must be a folder")
+                job.targets = [output] * n
+            else:
+                suffix = job.src.suffix.lower() if job.src.suffix.lower() in (".npy", ".pb") else ".npy"
+                job.targets = [output / f"{stem}_{k}{suffix}" for k in range(n)]
+            continue
+        if output.is_dir():
+            name = job.src.name if job.src.suffix.lower() in (".npy", ".pb") else f"{stem}.npy"
+            job.targets = [output / name]
+        elif len(jobs) > 1:
+            raise UsageError(f"{output}: with {len(jobs)} inputs, -o must be an existing folder")
+        else:
+            job.targets = [output]
+
+
+# ------------------------------------------------------------ running
+
+
+def run_jobs(spec: OpSpec, node, jobs: list[FamilyJob], backend, out, full: bool) -> list:
+    from contextlib import contextmanager, ExitStack
+
+    from ..core import family as family_apply
+    from .. import io
+    from ..core import signals
+    from ..io.stdio import is_stdio, stdio_label
+
+    if len(jobs) > 1:  # what only the device can check (indices), for every job before any writes
+        for job in jobs:
+            family_apply.precheck(job.plans, job.tensors, backend, where=str(job.src))
+    done = []
+    for job in jobs:
+        signals.checkpoint()
+        if job.targets and job.targets[0] is None:
+            result = family_apply.apply_node(node, job.tensors, backend=backend, names=_names(job))
+            done.append((job, result))
+            _print(node, job, result, out, full, titled=len(jobs) > 1, first=not done[:-1])
+            continue
+        with ExitStack() as stack:
+            writers: dict[str, Any] = {}
+            folder_made = set()
+
+            def writer_for(target):
+                key = str(target)
+                if key not in writers:
+                    parent = Path(target).parent
+                    if not is_stdio(target) and parent not in folder_made and not parent.exists():
+                        parent.mkdir(parents=True, exist_ok=True)
+                        folder_made.add(parent)
+                    writers[key] = stack.enter_context(io.open_writer(Path(target)))
+                return writers[key]
+
+            @contextmanager
+            def sinks(k, p):
+                target = job.targets[k]
+                w = writer_for(target)
+                name = job.member_names[k] or (spec_output_name(node, p, target))
+                if p.dtype.is_string:
+                    yield lambda values: w.strings(name, values, "")
+                    return
+                with w.tensor(name, p.shape, p.dtype) as sink:
+                    yield sink
+
+            result = family_apply.apply_node(node, job.tensors, backend=backend, sinks=sinks, names=_names(job))
+        done.append((job, result))
+        for k, t in enumerate(result.outputs):
+            note = f" ({result.note})" if result.note else ""
+            ins = ", ".join(f"{x.name} {tuple(x.shape)} {x.dtype}" for x in job.tensors if x is not None)
+            out.note(f"{node.op_type}: {ins} -> {t.name} {tuple(t.shape)} {t.dtype}, wrote "
+                     f"{stdio_label(job.targets[k])}{note}")
+    return done
+
+
+def spec_output_name(node, p, target) -> str:
+    from ..io.stdio import is_stdio
+
+    if is_stdio(target):
+        return p.name
+    return Path(target).stem
+
+
+def _names(job: FamilyJob) -> list[str]:
+    return [m or p.name for m, p in zip(job.member_names, job.plans)]
+
+
+def _print(node, job: FamilyJob, result, out, full: bool, titled: bool, first: bool) -> None:
+    from ..io.stdio import stdio_label
+    from ..render.node import Shown, render_node
+
+    if out.json:
+        return
+    shown_in = [Shown(t.name, t.shape, t.dtype.name, t.to_numpy()) for t in job.tensors if t is not None]
+    shown_out = [Shown(t.name, t.shape, t.dtype.name, t.to_numpy(), note=result.note) for t in result.outputs]
+    title = [f"# {stdio_label(job.src)}"] if titled else []
+    text = "\n".join([*title, render_node(node, shown_in, shown_out, full=full)])
+    out.result(("" if first else "\n") + text)
+
+
+def document(spec: OpSpec, node, opset: int, done: list, backend, total: float) -> dict:
+    from ..render import json as report
+    from ..gpu import get_gpu
+
+    runs = []
+    adapter = "host"
+    for job, result in done:
+        if result.adapter != "host":
+            adapter = result.adapter
+        runs.append({
+            "inputs": [report.tensor_entry(t, t.source or None) for t in job.tensors if t is not None],
+            "outputs": [
+                report.tensor_entry(t, None if target is None else str(target)) | {"kernel": p.kernel}
+                for t, p, target in zip(result.outputs, result.plans, job.targets)
+            ],
+            "timings": {k: round(float(v), 6) for k, v in result.timings.items()},
+        })
+    if adapter == "host" and any(p.kernel != "none" for _, r in done for p in r.plans):
+        adapter = get_gpu(backend).name
+    doc = report.op_document(spec.command, node, opset, runs, backend=str(backend or "auto"), adapter=adapter,
+                             total=total)
+    return doc
+
+
+def run_model(model, model_path: Path, node_proto, opset: int, by_name: dict, output: Optional[Path], backend,
+              out, full: bool) -> None:
+    """``onnxop run`` for an operator with tensor inputs: every node input a
+    file (by graph input) or an initializer; one job."""
+    import time as _time
+
+    from ..core import family as family_apply
+    from .. import io
+    from ..ops import model as onnx_model
+    from ..ops.family_model import build_family_node, node_inputs
+    from ..ops import SPECS
+
+    started = _time.perf_counter()
+    node = build_family_node(node_proto, opset)
+
+    def tensor(name: str):
+        if name in by_name:
+            return io.read_tensor(by_name[name])
+        found = onnx_model.initializer(model, name, model_path.parent)
+        if found is None:
+            raise UsageError(f"input {name!r} has no data (no graph input, no initializer)")
+        return found
+
+    tensors = node_inputs(node_proto, tensor)
+    first = next((by_name[n] for n in node_proto.input if n in by_name), model_path)
+    spec = SPECS[node_proto.op_type]
+    plans = family_apply.check(node, tensors, where=str(first))
+    for p, name in zip(plans, node_proto.output):  # the model's own output names
+        p.name = name or p.name
+    job = FamilyJob(Path(first), tensors, plans)
+    op = node.op
+    multi = op.variadic_output or len(op.outputs) > 1
+    _assign_targets([job], output, multi=multi)
+    if multi and (output is None or output.suffix.lower() == ".npz"):  # printed or members: the model's names
+        job.member_names = [n or m for n, m in zip(node_proto.output, job.member_names)]
+    for target, p in zip(job.targets, job.plans):
+        if target is not None and str(target) != "-":
+            _check_target(Path(target), p.dtype, 0 if p.dtype.is_string else p.dtype.nbytes(p.size))
+    if output is not None and str(output) == "-":
+        out.data_on_stdout = True
+    done = run_jobs(spec, node, [job], backend, out, full)
+    if out.json:
+        out.document(document(spec, node, opset, done, backend, _time.perf_counter() - started))
+
+
+# ------------------------------------------------------------ commands
+
+
+def _option(spec: OpSpec, param: Param) -> inspect.Parameter:
+    from .ops import _choices
+
+    names = [option_name(param.name)]
+    kw = {"autocompletion": _choices(param.choices)} if param.choices else {}
+    option = typer.Option(*names, help=param.help_text, show_default=False, metavar=METAVARS[param.kind], **kw)
+    annotation = Annotated[Optional[str], option]
+    return inspect.Parameter(f"p_{param.name}", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=annotation)
+
+
+def add_command(spec: OpSpec) -> None:
+    from . import options as cli
+    from .app import command
+    from .ops import _choices, _common
+
+    def run_op(ctx: typer.Context, inputs, *, output, opset, full, member, parents, fmt, keep_going, any_type,
+               **given):
+        started = time.perf_counter()
+        for flag, value in (("--parents", parents), ("--format", fmt), ("--keep-going", keep_going),
+                            ("--any-type", any_type)):
+            if value:
+                raise UsageError(f"{spec.command}: {flag} is not supported for this operator")
+        out = cli._out(ctx)
+        cli._check_stdio(inputs, None, out)
+        op, node, texts = build(spec, opset, {p.name: given[f"p_{p.name}"] for p in spec.params})
+        b = cli._backend(ctx)
+        jobs = plan_jobs(spec, op, node, list(inputs), member, texts, output)
+        from ..core import family as family_apply
+
+        if any(family_apply.needs_device(j.plans) for j in jobs):
+            from ..gpu import get_gpu
+
+            get_gpu(b)  # no adapter refuses the batch before anything is written
+        if output is not None and str(output) == "-":
+            out.data_on_stdout = True
+        done = run_jobs(spec, node, jobs, b, out, full)
+        if out.json:
+            out.document(document(spec, node, opset, done, b, time.perf_counter() - started))
+
+    params = [
+        inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context),
+        inspect.Parameter("inputs", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=cli.InputsArg),
+        *(_option(spec, p) for p in spec.params),
+        *_common(),
+    ]
+    run_op.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    run_op.__annotations__ = {p.name: p.annotation for p in params}
+    run_op.__name__ = run_op.__qualname__ = spec.python_name
+    run_op.__doc__ = spec.description
+    command(
+        name=spec.command,
+        rich_help_panel=FAMILY,
+        short_help=spec.summary,
+        help=f"{spec.description} Without -o the node is printed as the ONNX docs print examples.\n\n"
+        f"Example: {spec.example}",
+    )(run_op)
+
+
+__all__ = ["add_command", "option_name", "OnnxopError"]

@@ -1,0 +1,252 @@
+"""Run one node of several tensor inputs and outputs (ops/family.py).
+
+    tensors -> Args -> op.plan (pure: shapes, types, pieces) -> per output:
+        pieces -> gpu/pieces.py (shaders/pieces.wgsl), or the op's runner,
+        or a flat copy, or metadata values -> sink (file or memory)
+
+As in core.py, everything that can be refused is refused by ``check``
+before the GPU is touched and before an output is opened. String tensors
+have no GPU form: their pieces are run on the host (the result says so).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable, Optional, Sequence
+
+from ..errors import InputError, OpError
+from ..ops.family import Arg, OutputPlan, Piece, TensorOp
+from .sources import MemoryBytes
+from .tensor import Tensor, check_shape
+
+if TYPE_CHECKING:
+    from ..ops import Node
+
+HOST_NOTE = "host: string tensors have no GPU form"
+METADATA_NOTE = "metadata: no kernel"
+
+
+@dataclass
+class MultiResult:
+    node: Node
+    inputs: list[Optional[Tensor]]
+    outputs: list[Tensor]
+    plans: list[OutputPlan]
+    adapter: str
+    timings: dict[str, float] = field(default_factory=dict)
+    note: str = ""
+
+
+def args_of(node: Node, tensors: Sequence[Optional[Tensor]]) -> list[Optional[Arg]]:
+    names = node.op.expanded_inputs(len(tensors))  # type: ignore[attr-defined]
+    return [None if t is None else Arg(name, t.shape, t.dtype, t) for name, t in zip(names, tensors)]
+
+
+def check(node: Node, tensors: Sequence[Optional[Tensor]], where: str = "") -> list[OutputPlan]:
+    """The node's plan for these inputs, with every refusal made: missing
+    inputs, types, the shape rule, output shapes numpy can hold."""
+    op = node.op
+    assert issubclass(op, TensorOp)
+    try:
+        names = op.expanded_inputs(len(tensors))
+        if len(tensors) < len(names):
+            names = names[: len(tensors)]
+        required = [n for n in op.inputs if n not in op.optional]
+        given = {n for n, t in zip(names, tensors) if t is not None}
+        missing = [n for n in required if n not in given]
+        if missing:
+            raise OpError(f"{op.op_type}-{op.since_version} needs input {' and '.join(missing)}")
+        args = args_of(node, tensors)
+        op.check_types(node, args)
+        plans = op.plan(node, args)
+        for p in plans:
+            check_shape(p.shape, p.dtype.numpy_itemsize, op.op_type, noun="output shape")
+    except (OpError, InputError) as e:
+        if where:
+            raise type(e)(f"{where}: {e}") from e
+        raise
+    return plans
+
+
+def needs_device(plans: Sequence[OutputPlan]) -> bool:
+    return any(p.values is None and not p.dtype.is_string and p.size for p in plans)
+
+
+def apply_node(
+    node: Node,
+    tensors: Sequence[Optional[Tensor]],
+    *,
+    backend: str | None = None,
+    sinks: Optional[Callable[[int, OutputPlan], object]] = None,
+    names: Optional[Sequence[str]] = None,
+) -> MultiResult:
+    """Run ``node`` on ``tensors`` (None for an optional input left out).
+
+    ``sinks(k, plan)``, when given, returns a context manager yielding the
+    sink of output k (a file being written); otherwise each output is
+    returned in memory."""
+    from contextlib import nullcontext
+
+    import numpy as np
+
+    timings: dict[str, float] = {}
+    plans = check(node, tensors)
+    outs: list[Tensor] = []
+    gpu = None
+    host = any(p.dtype.is_string for p in plans)
+    if needs_device(plans):
+        from ..gpu import get_gpu
+
+        t0 = time.perf_counter()
+        gpu = get_gpu(backend)
+        timings["device"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    for k, p in enumerate(plans):
+        name = names[k] if names else p.name
+        out = Tensor(name, p.shape, p.dtype)
+        if p.dtype.is_string:
+            out.strings = _host(p, tensors)
+            if sinks is not None:
+                with sinks(k, p) as w:  # a writer for strings: w.strings
+                    w(out.strings)  # type: ignore[operator]
+            outs.append(out)
+            continue
+        fill = _filler(gpu, p, tensors)
+        if sinks is not None:
+            with sinks(k, p) as sink:
+                fill(_pad_bits(sink, out))  # type: ignore[arg-type]
+        else:
+            buf = np.empty(out.nbytes, dtype=np.uint8)
+            filled = 0
+
+            def sink(chunk: memoryview) -> None:
+                nonlocal filled
+                buf[filled : filled + len(chunk)] = np.frombuffer(chunk, dtype=np.uint8)
+                filled += len(chunk)
+
+            fill(_pad_bits(sink, out))
+            out.data = MemoryBytes(buf)
+        outs.append(out)
+    timings["copy"] = time.perf_counter() - t0
+    adapter = gpu.name if gpu is not None else "host"
+    del nullcontext
+    note = HOST_NOTE if host else (METADATA_NOTE if all(p.values is not None for p in plans) else "")
+    return MultiResult(node, list(tensors), outs, plans, adapter, timings, note=note)
+
+
+def precheck(plans: Sequence[OutputPlan], tensors: Sequence[Optional[Tensor]], backend: str | None,
+             where: str = "") -> None:
+    """The plans' device-side checks (ops/family.py OutputPlan.precheck), so a
+    batch is refused before its first job writes."""
+    checks = [p.precheck for p in plans if p.precheck is not None]
+    if not checks:
+        return
+    from ..gpu import get_gpu
+
+    gpu = get_gpu(backend)
+    sources = [None if t is None else _source(t) for t in tensors]
+    try:
+        for check in checks:
+            check(gpu, sources)
+    except OpError as e:
+        raise OpError(f"{where}: {e}" if where else str(e)) from e
+
+
+def _filler(gpu, p: OutputPlan, tensors: Sequence[Optional[Tensor]]) -> Callable[[Callable], int]:
+    """How output ``p``'s bytes are made, as a function of its sink."""
+    if p.size == 0:
+        return lambda sink: 0
+    if p.values is not None:
+        import numpy as np
+
+        raw = np.ascontiguousarray(np.asarray(p.values, dtype=p.dtype.numpy)).tobytes()
+        return lambda sink: (sink(memoryview(raw)), len(raw))[1]
+    if p.copy is not None:
+        from .. import gpu as gpu_pkg
+
+        t = tensors[p.copy]
+        assert t is not None and t.data is not None
+        return lambda sink: gpu_pkg.copy_through_kernel(gpu, t.data, sink)
+    sources = [None if t is None else _source(t) for t in tensors]
+    if p.runner is not None:
+        return lambda sink: p.runner(gpu, sources, sink)  # type: ignore[misc]
+    from ..gpu.pieces import run_pieces
+
+    assert p.pieces is not None
+    return lambda sink: run_pieces(gpu, sources, sink, pieces=p.pieces, count=p.size, bits=p.dtype.bits)
+
+
+def _source(t: Tensor):
+    from ..gpu.pieces import Source
+
+    return Source(t.data, t.byteswap)
+
+
+def _host(p: OutputPlan, tensors: Sequence[Optional[Tensor]]):
+    """A string output's pieces, run on the host with numpy fancy indexing."""
+    import numpy as np
+
+    out = np.empty(p.size, dtype=object)
+    if p.values is not None:
+        return np.asarray(p.values, dtype=object).reshape(p.shape)
+    if p.copy is not None:
+        t = tensors[p.copy]
+        return np.asarray(t.strings, dtype=object).reshape(p.shape)  # type: ignore[union-attr]
+    for piece in p.pieces or []:
+        if piece.size == 0:
+            continue
+        dst = _index(piece.shape, piece.dst_strides, piece.dst_offset)
+        take = np.ones(piece.shape, dtype=bool)
+        if piece.mask is not None:
+            m = tensors[piece.mask]
+            flat = m.to_numpy().reshape(-1) if m.order == "C" else m.to_numpy().reshape(-1, order="F")  # type: ignore[union-attr]
+            take = flat[_index(piece.shape, piece.mask_strides, piece.mask_offset)].astype(bool)
+        elif piece.tri is not None:
+            k, r, c, upper = piece.tri
+            rows = _axis_index(piece.shape, r)
+            cols = _axis_index(piece.shape, c)
+            take = (cols - rows >= k) if upper else (cols - rows <= k)
+        if piece.src is not None:
+            t = tensors[piece.src]
+            flat = np.asarray(t.strings, dtype=object)  # type: ignore[union-attr]
+            flat = flat.reshape(-1) if t.order == "C" else flat.reshape(-1, order="F")  # type: ignore[union-attr]
+            values = flat[_index(piece.shape, piece.src_strides, piece.src_offset)]
+        else:
+            values = np.full(piece.shape, _fill_string(piece.fill), dtype=object)
+        fill = np.full(piece.shape, _fill_string(piece.fill), dtype=object)
+        chosen = np.where(take, values, fill)
+        keep = take | piece.otherwise_fill
+        out[dst[keep]] = chosen[keep]
+    return out.reshape(p.shape)
+
+
+def _fill_string(fill: object) -> object:
+    return fill if isinstance(fill, (bytes, str)) and not isinstance(fill, bytes) else (fill if fill else b"")
+
+
+def _index(shape, strides, offset):
+    import numpy as np
+
+    index = np.full(shape, offset, dtype=np.int64)
+    for k, (d, s) in enumerate(zip(shape, strides)):
+        index += (np.arange(d, dtype=np.int64) * s).reshape((d,) + (1,) * (len(shape) - k - 1))
+    return index
+
+
+def _axis_index(shape, axis: int):
+    import numpy as np
+
+    if axis < 0:
+        return np.zeros(shape, dtype=np.int64)
+    d = shape[axis]
+    return np.broadcast_to(np.arange(d, dtype=np.int64).reshape((d,) + (1,) * (len(shape) - axis - 1)), shape)
+
+
+def _pad_bits(sink, tensor: Tensor):
+    from .apply import _zero_pad_bits
+
+    return _zero_pad_bits(sink, tensor)
+
+
+__all__ = ["MultiResult", "check", "apply_node", "args_of", "needs_device", "precheck", "Piece"]

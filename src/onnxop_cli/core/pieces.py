@@ -1,0 +1,38 @@
+"""A piece: a box of an output copied from a strided view of one input, or
+filled with a value -- the unit operators of several inputs tile their
+outputs with (ops/family.py) and shaders/pieces.wgsl writes (gpu/pieces.py).
+Pure data, next to View: nothing here touches bytes or the GPU."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Optional
+
+
+@dataclass(frozen=True)
+class Piece:
+    """A box of ``shape`` in the output: element i goes to output element
+    ``dst_offset + i . dst_strides`` and comes from element
+    ``src_offset + i . src_strides`` of input ``src`` (None: ``fill``, the
+    element's little-endian bytes). ``mask`` (an input index, a bool tensor)
+    with its strides and offset, or ``tri`` (k, row axis, col axis, upper),
+    choose per element; where they say no, the element gets ``fill`` when
+    ``otherwise_fill`` and keeps what an earlier piece wrote when not."""
+
+    shape: tuple[int, ...]
+    dst_strides: tuple[int, ...]
+    dst_offset: int = 0
+    src: Optional[int] = None
+    src_strides: tuple[int, ...] = ()
+    src_offset: int = 0
+    fill: bytes = b""
+    mask: Optional[int] = None
+    mask_strides: tuple[int, ...] = ()
+    mask_offset: int = 0
+    tri: Optional[tuple[int, int, int, bool]] = None
+    otherwise_fill: bool = False
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)

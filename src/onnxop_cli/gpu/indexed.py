@@ -1,0 +1,435 @@
+"""Indexed gathers and scatters on the device: the index tensor is read,
+checked and wrapped there (shaders/indices.wgsl), never through numpy.
+
+    data ──upload──▶ src ─┐
+    indices ──upload──▶ raw ──indices.wgsl──▶ norm (u32, wrapped) + first bad position
+                          └─indexed_gather.wgsl─▶ dst (a band) ──readback──▶ sink
+
+Scatters (gpu/scatter.py) use the same index check, and this kernel to
+re-lay their data and compute their targets. The output is read back only
+when every index was in range, so nothing is written otherwise.
+
+What each op reads is one table (``Table``): per output axis its size, its
+stride into the data and into the index tensor; per lookup a data stride and
+an offset in the index tensor (see indexed_gather.wgsl). ops/ builds the
+tables from the ONNX shapes; this module only moves bytes.
+
+Limits, checked here with one-line errors: the data, the index tensor (as
+u32) and, for a scatter, the updates and the per-element claims each fit in
+one storage binding, and an output has fewer than 2^32 elements. The output
+of a gather may be larger than a binding: it goes in bands.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from ..errors import OpError
+from ..core.sources import ByteSource
+from .device import Gpu
+from .engines.base import BufferUsage as U
+from .engines.base import ShaderStage
+from .buffers import grid, round_up
+from .kernels import shader_const
+
+Sink = Callable[[memoryview], None]
+
+GATHER = "indexed_gather.wgsl"
+INDICES = "indices.wgsl"
+BITS = (2, 4, 8, 16, 32, 64, 128)
+UPLOAD_STEP = 16 << 20  # bytes read from a source per write_buffer
+NO_BAD = 0xFFFFFFFF
+WRAP, RANGE, NONNEG = 0, 1, 2  # index check modes: -d .. d-1 wrapped; 0 .. d; 0 .. d-1
+
+
+@dataclass(frozen=True)
+class Data:
+    """A tensor's bytes: row-major elements of ``bits``; ``swap`` the byte-swap
+    unit of a big-endian source (0: little-endian)."""
+
+    source: ByteSource
+    shape: tuple[int, ...]
+    bits: int
+    swap: int = 0
+    strides: tuple[int, ...] | None = None  # element strides of the storage; None: row-major
+
+    @property
+    def row_major(self) -> bool:
+        return self.strides is None or all(
+            s == r for s, r, d in zip(self.strides, row_strides(self.shape), self.shape) if d > 1)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def nbytes(self) -> int:
+        return (self.size * self.bits + 7) // 8
+
+
+@dataclass(frozen=True)
+class Index:
+    """An index tensor: int64 (``wide``) or int32, row-major, ``big``-endian or not."""
+
+    source: ByteSource
+    shape: tuple[int, ...]
+    wide: bool = True
+    big: bool = False
+    fortran: bool = False  # stored column-major (the table's index strides say so too)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+
+@dataclass(frozen=True)
+class Check:
+    """How an index tensor is checked: ``bounds[p % len(bounds)]`` for index p;
+    ``mode`` WRAP (valid -d .. d-1), RANGE (valid 0 .. d) or NONNEG (valid
+    0 .. d-1: opsets before negative indices); ``op`` and
+    ``name`` for the message."""
+
+    bounds: tuple[int, ...]
+    op: str
+    name: str = "indices"
+    mode: int = WRAP
+    what: Callable[[int], str] | None = None  # bound number -> "axis 1 of size 3"
+    inner: int = 1  # index p checks against bounds[(p // inner) % len(bounds)]
+
+    def bound_of(self, position: int) -> int:
+        return (position // self.inner) % len(self.bounds)
+
+
+@dataclass(frozen=True)
+class Table:
+    """The gather kernel's map from output elements to source elements."""
+
+    shape: tuple[int, ...]  # the output's (or the updates') shape
+    dstrides: tuple[int, ...]  # per output axis, into the data (elements)
+    istrides: tuple[int, ...]  # per output axis, into the index tensor
+    lookups: tuple[tuple[int, int], ...] = ()  # (data stride, index offset)
+    mode: int = 0  # 0 lookups, 1 reverse (ReverseSequence), 2 circular (TensorScatter)
+    time_axis: int = -1
+    time_stride: int = 0
+    modulus: int = 1
+    extra: dict = field(default_factory=dict, compare=False)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+
+class BadIndex(OpError):
+    """An index out of its range, found on the device."""
+
+    def __init__(self, message: str, position: tuple[int, ...], value: int) -> None:
+        super().__init__(message)
+        self.position, self.value = position, value
+
+
+def row_strides(shape: Sequence[int]) -> tuple[int, ...]:
+    out, acc = [], 1
+    for d in reversed(shape):
+        out.append(acc)
+        acc *= d
+    return tuple(reversed(out))
+
+
+def binding_limit(gpu: Gpu) -> int:
+    return int(gpu.limits.get("max-storage-buffer-binding-size", 128 << 20))
+
+
+# ------------------------------------------------------------------ buffers
+
+
+class _Buffers:
+    """The buffers of one indexed operation, destroyed together."""
+
+    def __init__(self, gpu: Gpu) -> None:
+        self.gpu = gpu
+        self.made: list[Any] = []
+
+    def new(self, label: str, size: int, usage: int) -> Any:
+        buf = self.gpu.device.create_buffer(label=label, size=max(16, round_up(size, 16)), usage=usage)
+        self.made.append(buf)
+        return buf
+
+    def upload(self, label: str, source: ByteSource, nbytes: int, usage: int = 0) -> Any:
+        buf = self.new(label, nbytes, U.STORAGE | U.COPY_DST | U.COPY_SRC | usage)
+        step = UPLOAD_STEP
+        piece = bytearray(min(step, nbytes))
+        for at in range(0, nbytes, step):
+            n = min(step, nbytes - at)
+            view = memoryview(piece)[:n]
+            source.readinto(at, view)
+            tail = (-n) % 4  # write_buffer takes whole words
+            self.gpu.queue.write_buffer(buf, at, bytes(view) + b"\0" * tail if tail else view)
+        return buf
+
+    def release(self) -> None:
+        for buf in self.made:
+            try:
+                buf.destroy()
+            except Exception:  # noqa: BLE001 - best effort; the real error is raised
+                pass
+
+
+def _fits(gpu: Gpu, nbytes: int, what: str, op: str) -> None:
+    limit = binding_limit(gpu)
+    if nbytes > limit:
+        raise OpError(f"{op}: {what} takes {nbytes} bytes on the device, more than one storage binding ({limit})")
+
+
+def _layout(kinds: Sequence[str]) -> list[dict]:
+    return [
+        {"binding": i, "visibility": ShaderStage.COMPUTE, "buffer": {"type": k}} for i, k in enumerate(kinds)
+    ]
+
+
+def _pipeline(gpu: Gpu, shader: str, kinds: Sequence[str]) -> tuple[Any, Any]:
+    return gpu.pipeline_with_layout(shader, _layout(kinds))
+
+
+def _bind(gpu: Gpu, layout: Any, buffers: Sequence[Any]) -> Any:
+    return gpu.device.create_bind_group(
+        layout=layout,
+        entries=[
+            {"binding": i, "resource": {"buffer": b, "offset": 0, "size": b.size}} for i, b in enumerate(buffers)
+        ],
+    )
+
+
+def _dispatch(gpu: Gpu, encoder: Any, pipeline: Any, group: Any, groups: int, max_dim: int) -> None:
+    if groups == 0:
+        return
+    gx, gy = grid(groups, max_dim)
+    compute = encoder.begin_compute_pass()
+    compute.set_pipeline(pipeline)
+    compute.set_bind_group(0, group)
+    compute.dispatch_workgroups(gx, gy, 1)
+    compute.end()
+
+
+def _grid_x(groups: int, max_dim: int) -> int:
+    return grid(max(groups, 1), max_dim)[0]
+
+
+def _read(gpu: Gpu, bufs: _Buffers, buf: Any, nbytes: int) -> tuple[Any, memoryview]:
+    """A readback buffer holding ``buf``'s first ``nbytes``, mapped, and its view (the caller unmaps it)."""
+    from .engines.base import MapMode
+
+    n4 = max(4, round_up(nbytes, 4))
+    back = bufs.new("readback", n4, U.MAP_READ | U.COPY_DST)
+    encoder = gpu.device.create_command_encoder()
+    encoder.copy_buffer_to_buffer(buf, 0, back, 0, n4)
+    gpu.queue.submit([encoder.finish()])
+    gpu.wait(back.map_async(MapMode.READ, 0, n4), "readback")
+    return back, back.read_mapped(0, n4, copy=False)[:nbytes]
+
+
+# ------------------------------------------------------------------ indices
+
+
+def check_indices(gpu: Gpu, bufs: _Buffers, index: Index, check: Check, max_dim: int) -> Any:
+    """Upload ``index``, check and wrap it on the device; the buffer of u32
+    offsets, or BadIndex naming the first index out of range."""
+    count = index.size
+    width = 8 if index.wide else 4
+    if count >= NO_BAD:
+        raise OpError(f"{check.op}: {check.name} has {count} elements; the device indexes at most {NO_BAD - 1}")
+    if index.source.nbytes < count * width:
+        raise OpError(f"{check.op}: {check.name} holds {index.source.nbytes} bytes, not {count * width}")
+    _fits(gpu, count * 4, check.name, check.op)
+    if any(d >= 1 << 32 for d in check.bounds):
+        raise OpError(f"{check.op}: an axis of {max(check.bounds)} elements is more than the device indexes")
+    norm = bufs.new("norm", count * 4, U.STORAGE | U.COPY_DST)
+    if count == 0:
+        return norm
+    status = bufs.new("status", 16, U.STORAGE | U.COPY_DST | U.COPY_SRC)
+    gpu.queue.write_buffer(status, 0, struct.pack("<4I", NO_BAD, 0, 0, 0))
+    bounds = bufs.new("bounds", 4 * len(check.bounds), U.STORAGE | U.COPY_DST)
+    gpu.queue.write_buffer(bounds, 0, struct.pack(f"<{len(check.bounds)}I", *check.bounds))
+    pipeline, layout = _pipeline(gpu, INDICES, ("read-only-storage", "storage", "storage", "uniform", "read-only-storage"))
+    wg = shader_const(INDICES, "WG")
+    chunk = max(wg, (binding_limit(gpu) // width) // wg * wg)
+    for first in range(0, count, chunk):
+        n = min(chunk, count - first)
+        raw = _Buffers(gpu)
+        try:
+            piece = _Slice(index.source, first * width, n * width)
+            buf = raw.upload("indices", piece, n * width)
+            params = raw.new("index params", 32, U.UNIFORM | U.COPY_DST)
+            groups = -(-n // wg)
+            gpu.queue.write_buffer(params, 0, struct.pack(
+                "<8I", n, int(index.wide), _grid_x(groups, max_dim), len(check.bounds), check.mode, first,
+                int(index.big), max(1, check.inner),
+            ))
+            encoder = gpu.device.create_command_encoder()
+            _dispatch(gpu, encoder, pipeline, _bind(gpu, layout, [buf, norm, status, params, bounds]), groups, max_dim)
+            gpu.queue.submit([encoder.finish()])
+        finally:
+            raw.release()
+    back, view = _read(gpu, bufs, status, 4)
+    bad = struct.unpack("<I", view)[0]
+    back.unmap()
+    if bad != NO_BAD:
+        raise _bad_index(index, check, bad)
+    return norm
+
+
+def check_only(gpu: Gpu, index: Index, check: Check, max_groups_per_dim: int | None = None) -> None:
+    """Check ``index`` on the device (BadIndex if one is out of range), keeping nothing."""
+    max_dim = max_groups_per_dim or gpu.limits.get("max-compute-workgroups-per-dimension", 65535)
+    bufs = _Buffers(gpu)
+    try:
+        with gpu.errors(f"{check.op} index check"):
+            check_indices(gpu, bufs, index, check, max_dim)
+    finally:
+        bufs.release()
+
+
+class _Slice:
+    """A byte range of a source."""
+
+    def __init__(self, source: ByteSource, offset: int, nbytes: int) -> None:
+        self.source, self.offset, self.nbytes = source, offset, nbytes
+
+    def readinto(self, offset: int, out: memoryview) -> None:
+        self.source.readinto(self.offset + offset, out)
+
+
+def _bad_index(index: Index, check: Check, position: int) -> BadIndex:
+    """The message for the index at flat ``position`` (its one value read from the host's source)."""
+    width = 8 if index.wide else 4
+    raw = bytearray(width)
+    index.source.readinto(position * width, memoryview(raw))
+    order = ">" if index.big else "<"
+    value = struct.unpack(order + ("q" if index.wide else "i"), raw)[0]
+    where = _unravel(position, index.shape) if not index.fortran else _unravel(
+        position, index.shape[::-1])[::-1]
+    d = check.bounds[check.bound_of(position)]
+    valid = valid_range(check.mode, d)
+    about = f" for {check.what(check.bound_of(position))}" if check.what else ""
+    text = ", ".join(map(str, where))
+    return BadIndex(
+        f"{check.op}: {check.name}[{text}] = {value} is out of range {valid}{about}", where, value
+    )
+
+
+def valid_range(mode: int, d: int) -> str:
+    return f"[{-d}, {d - 1}]" if mode == WRAP else (f"[0, {d}]" if mode == RANGE else f"[0, {d - 1}]")
+
+
+def _unravel(flat: int, shape: Sequence[int]) -> tuple[int, ...]:
+    out = []
+    for d in reversed(shape):
+        out.append(flat % d if d else 0)
+        flat = flat // d if d else 0
+    return tuple(reversed(out))
+
+
+# ------------------------------------------------------------------ gather
+
+
+class _Gather:
+    """indexed_gather.wgsl bound to one source, index buffer and table."""
+
+    def __init__(self, gpu: Gpu, bufs: _Buffers, src: Any, norm: Any, table: Table, max_dim: int) -> None:
+        self.gpu, self.bufs, self.table, self.max_dim = gpu, bufs, table, max_dim
+        self.pipeline, self.layout = _pipeline(
+            gpu, GATHER, ("read-only-storage", "read-only-storage", "storage", "uniform", "read-only-storage")
+        )
+        self.src, self.norm = src, norm
+        rows = [struct.pack("<4I", d, s & 0xFFFFFFFF, i & 0xFFFFFFFF, 0)
+                for d, s, i in zip(table.shape, table.dstrides, table.istrides)]
+        rows += [struct.pack("<4I", s & 0xFFFFFFFF, o, 0, 0) for s, o in table.lookups]
+        blob = b"".join(rows) or bytes(16)
+        self.axes = bufs.new("axes", len(blob), U.STORAGE | U.COPY_DST)
+        gpu.queue.write_buffer(self.axes, 0, blob)
+        self.words_per_group = shader_const(GATHER, "WG") * shader_const(GATHER, "WORDS")
+
+    def run(self, dst: Any, e0: int, count: int, bits: int, swap: int, offsets: bool = False) -> None:
+        """Fill ``dst`` with elements e0 .. e0+count of the table's output."""
+        t = self.table
+        words = 0 if count == 0 else (count if offsets else (count * bits + 31) // 32)
+        params = self.bufs.new("gather params", 64, U.UNIFORM | U.COPY_DST)
+        groups = -(-words // self.words_per_group)
+        rev = t.time_axis if t.mode in (1, 2) else NO_BAD
+        self.gpu.queue.write_buffer(params, 0, struct.pack(
+            "<16I", words, _grid_x(groups, self.max_dim), e0, count, 32 if offsets else bits, swap,
+            len(t.shape), len(t.lookups), t.mode, rev, t.time_stride & 0xFFFFFFFF, max(1, t.modulus),
+            int(offsets), 0, 0, 0,
+        ))
+        group = _bind(self.gpu, self.layout, [self.src, self.norm, dst, params, self.axes])
+        encoder = self.gpu.device.create_command_encoder()
+        _dispatch(self.gpu, encoder, self.pipeline, group, groups, self.max_dim)
+        self.gpu.queue.submit([encoder.finish()])
+
+
+def _check_data(gpu: Gpu, data: Data, op: str) -> None:
+    if data.bits not in BITS:
+        raise ValueError(f"the indexed kernels take elements of {BITS} bits, not {data.bits}")
+    if data.swap not in (0, 2, 4, 8) or (data.swap and (data.bits < 16 or (data.bits // 8) % data.swap)):
+        raise ValueError(f"byte-swap unit {data.swap} does not divide a {data.bits}-bit element")
+    if data.source.nbytes < data.nbytes:
+        raise OpError(f"{op}: the data holds {data.source.nbytes} bytes, not {data.nbytes}")
+    _fits(gpu, data.nbytes, "the data", op)
+    if data.size >= 1 << 32:
+        raise OpError(f"{op}: the data has {data.size} elements; the device indexes at most 2^32")
+
+
+def gather_indexed(
+    gpu: Gpu,
+    data: Data,
+    index: Index | None,
+    check: Check | None,
+    table: Table,
+    sink: Sink,
+    *,
+    binding_bytes: int | None = None,
+    max_groups_per_dim: int | None = None,
+    poison: int | None = None,
+) -> int:
+    """Stream the table's output (row-major, little-endian, elements of
+    ``data.bits``) into ``sink``, in bands of at most one binding. The
+    indices are checked first: BadIndex before any byte reaches the sink.
+    Returns the bytes written."""
+    op = check.op if check else "gather"
+    _check_data(gpu, data, op)
+    count = table.size
+    if count >= 1 << 32:
+        raise OpError(f"{op}: the output has {count} elements; the device indexes at most 2^32 - 1")
+    max_dim = max_groups_per_dim or gpu.limits.get("max-compute-workgroups-per-dimension", 65535)
+    bufs = _Buffers(gpu)
+    try:
+        with gpu.errors(f"{op} on the device"):
+            norm = check_indices(gpu, bufs, index, check, max_dim) if index is not None else bufs.new(
+                "norm", 16, U.STORAGE)
+            if count == 0:
+                return 0
+            src = bufs.upload("data", data.source, data.nbytes)
+            kernel = _Gather(gpu, bufs, src, norm, table, max_dim)
+            cap = min(binding_bytes or (64 << 20), binding_limit(gpu))
+            band = max(128, (cap * 8 // data.bits) // 128 * 128)  # whole words, whatever the width
+            dst = bufs.new("dst", min(band, count) * data.bits // 8 + 16, U.STORAGE | U.COPY_SRC | U.COPY_DST)
+            written = 0
+            for e0 in range(0, count, band):
+                n = min(band, count - e0)
+                nbytes = (n * data.bits + 7) // 8
+                if poison is not None:
+                    gpu.queue.write_buffer(dst, 0, bytes([poison]) * round_up(nbytes, 4))
+                kernel.run(dst, e0, n, data.bits, data.swap)
+                back, view = _read(gpu, bufs, dst, nbytes)
+                try:
+                    sink(view)
+                finally:
+                    back.unmap()
+                    back.destroy()
+                    bufs.made.remove(back)
+                written += nbytes
+            return written
+    finally:
+        bufs.release()

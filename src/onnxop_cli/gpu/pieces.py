@@ -1,0 +1,398 @@
+"""Run an output's pieces (core/pieces.py, planned by ops/family.py) through ``shaders/pieces.wgsl``.
+
+    for each band of the output (at most one binding):
+        clear dst; for each piece (cut to the band, and to windows of its
+        sources that fit one binding): upload the windows, one dispatch
+        readback dst --sink-->
+
+The sink sees the output in order, band by band, as with the gather kernel
+(gpu/gather.py); host and GPU memory are a few buffers of at most one binding
+whatever the sizes. A piece's source is any input (so Concat of 300 inputs
+binds two buffers, not 300), and the window uploaded is only the part the
+piece reads. Cutting is pure index arithmetic (``cut``, ``fit``).
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Iterator, Optional, Sequence
+
+from ..core.pieces import Piece
+from .device import Gpu
+from .buffers import WORD, env_poison, grid, round_up
+from .kernels import shader_const
+
+SHADER = "pieces.wgsl"
+DEFAULT_BAND = 64 << 20
+PARAMS_BYTES = 80  # sizeof(Params) in pieces.wgsl
+BATCH = 128  # dispatches per submission
+
+Sink = Callable[[memoryview], None]
+
+
+# ------------------------------------------------------------ cutting (pure)
+
+
+def span(shape: Sequence[int], strides: Sequence[int], offset: int) -> tuple[int, int]:
+    lo = hi = offset
+    for d, s in zip(shape, strides):
+        lo += min(0, (d - 1) * s)
+        hi += max(0, (d - 1) * s)
+    return lo, hi
+
+
+def _sub(p: Piece, start: int, stop: int) -> Piece:
+    """``p`` restricted to [start, stop) along its first axis."""
+    tri = p.tri
+    if tri is not None:  # k counts from the piece's origin: fold the new origin in
+        k, r, c, upper = tri
+        tri = (k + (start if r == 0 else 0) - (start if c == 0 else 0), r, c, upper)
+    return replace(
+        p, shape=(stop - start,) + p.shape[1:],
+        dst_offset=p.dst_offset + start * p.dst_strides[0],
+        src_offset=p.src_offset + (start * p.src_strides[0] if p.src is not None else 0),
+        mask_offset=p.mask_offset + (start * p.mask_strides[0] if p.mask is not None else 0),
+        tri=tri,
+    )
+
+
+def _drop_first(p: Piece) -> Piece:
+    """A piece whose first axis has one index, without that axis (a triangle
+    row or column on it is then constant, already folded into k)."""
+    tri = p.tri
+    if tri is not None:
+        k, r, c, upper = tri
+        tri = (k, -1 if r <= 0 else r - 1, -1 if c <= 0 else c - 1, upper)
+    return replace(
+        p, shape=p.shape[1:], dst_strides=p.dst_strides[1:],
+        src_strides=p.src_strides[1:] if p.src is not None else (),
+        mask_strides=p.mask_strides[1:] if p.mask is not None else (),
+        tri=tri,
+    )
+
+
+def cut(p: Piece, start: int, stop: int) -> Iterator[Piece]:
+    """The parts of ``p`` whose output elements lie in [start, stop), offsets
+    made band-relative. A part that straddles an edge is cut along its first
+    axis: the rows wholly inside are one part, a straddling row is cut again.
+    (Pieces walk the output forwards: their first axis has a positive stride.)"""
+    if p.size == 0:
+        return
+    lo, hi = span(p.shape, p.dst_strides, p.dst_offset)
+    if hi < start or lo >= stop:
+        return
+    if lo >= start and hi < stop:
+        yield replace(p, dst_offset=p.dst_offset - start)
+        return
+    d0, s0 = p.shape[0], p.dst_strides[0]
+    assert d0 == 1 or s0 > 0, "a piece's first axis walks the output forwards"
+    rlo, rhi = span(p.shape[1:], p.dst_strides[1:], p.dst_offset)
+    i = 0
+    while i < d0:
+        row_lo, row_hi = rlo + i * s0, rhi + i * s0
+        if row_lo >= stop:
+            return
+        if row_hi < start:
+            i = max(i + 1, -(-(start - rhi) // s0))
+            continue
+        if row_lo >= start and row_hi < stop:
+            j = min(d0 - 1, (stop - 1 - rhi) // s0)
+            part = _sub(p, i, j + 1)
+            yield replace(part, dst_offset=part.dst_offset - start)
+            i = j + 1
+            continue
+        yield from cut(_drop_first(_sub(p, i, i + 1)), start, stop)
+        i += 1
+
+
+def fit(p: Piece, window: int) -> Iterator[Piece]:
+    """``p`` cut along its first axis until the source and mask ranges it
+    reads each fit ``window`` elements."""
+    def reach(q: Piece) -> int:
+        n = 0
+        if q.src is not None:
+            lo, hi = span(q.shape, q.src_strides, q.src_offset)
+            n = max(n, hi - lo + 1)
+        if q.mask is not None:
+            lo, hi = span(q.shape, q.mask_strides, q.mask_offset)
+            n = max(n, hi - lo + 1)
+        return n
+
+    if reach(p) <= window or not p.shape:
+        yield p
+        return
+    if p.shape[0] == 1:
+        yield from fit(_drop_first(p), window)
+        return
+    half = p.shape[0] // 2
+    yield from fit(_sub(p, 0, half), window)
+    yield from fit(_sub(p, half, p.shape[0]), window)
+
+
+# ------------------------------------------------------------ running
+
+
+@dataclass
+class Source:
+    """An input's bytes (a sources.ByteSource) with its big-endian swap unit."""
+
+    data: Any
+    swap: int = 0
+
+
+def run_pieces(
+    gpu: Gpu,
+    sources: Sequence[Optional[Source]],
+    sink: Sink,
+    *,
+    pieces: Sequence[Piece],
+    count: int,
+    bits: int,
+    binding_bytes: Optional[int] = None,
+    max_groups_per_dim: Optional[int] = None,
+    poison: Optional[int] = None,
+) -> int:
+    """Stream the ``count`` output elements (``bits`` wide) that ``pieces``
+    tile into ``sink``, in order; returns the bytes written."""
+    if count == 0:
+        return 0
+    from .gather import binding_limit
+
+    cap = min(binding_bytes or DEFAULT_BAND, binding_limit(gpu))
+    cap = max(WORD, cap - cap % WORD)
+    band_bytes = min(cap, round_up((count * bits + 7) // 8, WORD))
+    band = band_bytes * 8 // bits
+    # windows as large as the largest piece reads (plus a word each side), at most one binding
+    reach = max([_extent(p, bits) for p in pieces] + [0])
+    window_bytes = min(cap, round_up(reach + 2 * WORD, WORD))
+    if poison is None:
+        poison = env_poison()
+    masked = any(p.mask is not None for p in pieces)
+    run = _Run(gpu, band_bytes, window_bytes, max_groups_per_dim, masked)
+    written = 0
+    try:
+        for start in range(0, count, band):
+            n = min(band, count - start)
+            nbytes = (n * bits + 7) // 8
+            parts = [q for p in pieces for c in cut(p, start, start + n) for q in fit(c, run.window_elements(bits))]
+            run.band(sources, parts, bits, round_up(nbytes, 4), poison)
+            run.drain(sink, nbytes)
+            written += nbytes
+    finally:
+        run.release()
+    return written
+
+
+def _extent(p: Piece, bits: int) -> int:
+    """Bytes of the source (or mask) range a piece reads."""
+    n = 0
+    if p.size and p.src is not None:
+        lo, hi = span(p.shape, p.src_strides, p.src_offset)
+        n = (hi - lo + 1) * bits // 8 + 1
+    if p.size and p.mask is not None:
+        lo, hi = span(p.shape, p.mask_strides, p.mask_offset)
+        n = max(n, hi - lo + 1)
+    return n
+
+
+class _Run:
+    def __init__(self, gpu: Gpu, band_bytes: int, window_bytes: int, max_groups_per_dim: Optional[int],
+                 masked: bool = True) -> None:
+        import wgpu
+
+        self.gpu, self.cap = gpu, window_bytes
+        cap = window_bytes
+        self.max_dim = max_groups_per_dim or gpu.limits.get("max-compute-workgroups-per-dimension", 65535)
+        self.wg = shader_const(SHADER, "WG") * shader_const(SHADER, "ELEMS")  # elements per workgroup
+        self.stride = max(256, gpu.limits.get("min-uniform-buffer-offset-alignment", 256))
+        U = wgpu.BufferUsage
+        self.buffers: list[Any] = []
+        with gpu.errors("allocating pieces buffers"):
+            self.pipeline, layout = gpu.pipeline_with_layout(SHADER, _layout_entries())
+            self.upload = self._buffer("upload", cap, U.MAP_WRITE | U.COPY_SRC)
+            mask_bytes = cap if masked else WORD  # no mask (all but Where): a word, bound but never read
+            self.upload_mask = self._buffer("upload-mask", mask_bytes, U.MAP_WRITE | U.COPY_SRC)
+            self.src = self._buffer("src", cap, U.STORAGE | U.COPY_DST)
+            self.mask = self._buffer("mask", mask_bytes, U.STORAGE | U.COPY_DST)
+            self.dst = self._buffer("dst", band_bytes, U.STORAGE | U.COPY_SRC | U.COPY_DST)
+            self.readback = self._buffer("readback", band_bytes, U.MAP_READ | U.COPY_DST)
+            self.params = self._buffer("params", self.stride * BATCH, U.UNIFORM | U.COPY_DST)
+            self.axes_bytes = 16 * 16 * BATCH
+            self.axes = self._buffer("axes", self.axes_bytes, U.STORAGE | U.COPY_DST)
+            self.bind_group = gpu.device.create_bind_group(
+                layout=layout,
+                entries=[
+                    {"binding": 0, "resource": {"buffer": self.src, "offset": 0, "size": cap}},
+                    {"binding": 1, "resource": {"buffer": self.mask, "offset": 0, "size": mask_bytes}},
+                    {"binding": 2, "resource": {"buffer": self.dst, "offset": 0, "size": band_bytes}},
+                    {"binding": 3, "resource": {"buffer": self.params, "offset": 0, "size": PARAMS_BYTES}},
+                    {"binding": 4, "resource": {"buffer": self.axes, "offset": 0, "size": self.axes_bytes}},
+                ],
+            )
+
+    def window_elements(self, bits: int) -> int:
+        # a window starts up to one word before the first element it needs
+        return (self.cap - 2 * WORD) * 8 // max(bits, 8)  # the mask is 8-bit
+
+    def _buffer(self, label: str, size: int, usage: int) -> Any:
+        buf = self.gpu.device.create_buffer(label=label, size=size, usage=usage)
+        self.buffers.append(buf)
+        return buf
+
+    def release(self) -> None:
+        for buf in self.buffers:
+            try:
+                buf.destroy()
+            except Exception:  # noqa: BLE001 - best effort; the real error is raised
+                pass
+
+    def band(self, sources: Sequence[Optional[Source]], parts: list[Piece], bits: int, n4: int, poison) -> None:
+        gpu = self.gpu
+        with gpu.errors("pieces band"):
+            encoder = gpu.device.create_command_encoder()
+            if poison is not None:
+                gpu.queue.write_buffer(self.dst, 0, bytes([poison]) * n4)
+            else:
+                encoder.clear_buffer(self.dst, 0, n4)
+            gpu.queue.submit([encoder.finish()])
+        # consecutive parts from one source share an upload while its window fits
+        group: list[Piece] = []
+        window: Optional[tuple[int, int, int, int]] = None  # src lo, hi, mask lo, hi
+        for part in parts:
+            w = _reach(part)
+            merged = _merge(window, w) if group and _same_inputs(group[0], part) else None
+            limit = self.window_elements(bits)
+            if merged is not None and _fits(merged, limit) and len(group) < BATCH:
+                group.append(part)
+                window = merged
+                continue
+            if group:
+                self._dispatch(sources, group, window, bits)
+            group, window = [part], w
+        if group:
+            self._dispatch(sources, group, window, bits)
+
+    def _upload(self, buffer_up: Any, buffer: Any, source: Source, lo: int, hi: int, bits: int, encoder: Any) -> int:
+        """Upload source elements [lo, hi] from the word that holds ``lo``;
+        returns the element the window starts at."""
+        import wgpu
+
+        per_word = 32 // bits if bits < 32 else 1
+        first = lo - lo % max(per_word, 1) if bits < 32 else lo
+        start = first * bits // 8
+        end = min(-(-(hi + 1) * bits // 8), source.data.nbytes)
+        n = end - start
+        gpu = self.gpu
+        with gpu.errors("upload"):
+            gpu.wait(buffer_up.map_async(wgpu.MapMode.WRITE), "upload")
+            mapped = buffer_up._experimental_get_mapped_range(0, self.cap)
+        try:
+            source.data.readinto(start, mapped[:n])
+        finally:
+            mapped.release()
+            with gpu.errors("upload"):
+                buffer_up.unmap()
+        encoder.copy_buffer_to_buffer(buffer_up, 0, buffer, 0, round_up(n, 4))
+        return first
+
+    def _dispatch(self, sources: Sequence[Optional[Source]], group: list[Piece], window, bits: int) -> None:
+        gpu = self.gpu
+        head = group[0]
+        with gpu.errors("pieces dispatch"):
+            encoder = gpu.device.create_command_encoder()
+            src_first = mask_first = 0
+            swap = 0
+            if head.src is not None:
+                source = sources[head.src]
+                assert source is not None
+                swap = source.swap
+                src_first = self._upload(self.upload, self.src, source, window[0], window[1], bits, encoder)
+            if head.mask is not None:
+                source = sources[head.mask]
+                assert source is not None
+                mask_first = self._upload(self.upload_mask, self.mask, source, window[2], window[3], 8, encoder)
+            compute = encoder.begin_compute_pass()
+            compute.set_pipeline(self.pipeline)
+            axes = bytearray()
+            for i, p in enumerate(group):
+                rank = len(p.shape)
+                fill = (p.fill + bytes(16))[:16]
+                tri = p.tri or (0, 0xFFFFFFFF, 0xFFFFFFFF, True)
+                # |col - row| < 2**31 in one dispatch: a k beyond that keeps all or nothing, as its clamp does
+                tri = (min(max(tri[0], -(2**31)), 2**31 - 1), *tri[1:])
+                pred = 1 if p.mask is not None else (0 if p.tri is None else (2 if tri[3] else 3))
+                groups = -(-p.size // self.wg)
+                gx, gy = grid(groups, self.max_dim)
+                at = i * 16
+                record = struct.pack(
+                    "<16I4I",
+                    p.size, gx, rank, at, bits, swap if p.src is not None else 0,
+                    0 if p.src is not None else 1, pred, 1 if p.otherwise_fill else 0,
+                    (p.src_offset - src_first) & 0xFFFFFFFF, p.dst_offset & 0xFFFFFFFF,
+                    (p.mask_offset - mask_first) & 0xFFFFFFFF, tri[0] & 0xFFFFFFFF,
+                    tri[1] & 0xFFFFFFFF, tri[2] & 0xFFFFFFFF, 0,
+                    *struct.unpack("<4I", fill),
+                )
+                gpu.queue.write_buffer(self.params, i * self.stride, record)
+                ss = p.src_strides if p.src is not None else (0,) * rank
+                ms = p.mask_strides if p.mask is not None else (0,) * rank
+                entries = b"".join(
+                    struct.pack("<4I", d, s & 0xFFFFFFFF, t & 0xFFFFFFFF, m & 0xFFFFFFFF)
+                    for d, s, t, m in zip(p.shape, ss, p.dst_strides, ms)
+                )
+                axes += entries + bytes(16 * 16 - len(entries))
+                compute.set_bind_group(0, self.bind_group, [i * self.stride])
+                compute.dispatch_workgroups(gx, gy, 1)
+            compute.end()
+            gpu.queue.write_buffer(self.axes, 0, bytes(axes))
+            gpu.queue.submit([encoder.finish()])
+
+    def drain(self, sink: Sink, nbytes: int) -> None:
+        import wgpu
+
+        gpu = self.gpu
+        n4 = round_up(nbytes, 4)
+        with gpu.errors("readback"):
+            encoder = gpu.device.create_command_encoder()
+            encoder.copy_buffer_to_buffer(self.dst, 0, self.readback, 0, n4)
+            gpu.queue.submit([encoder.finish()])
+            gpu.wait(self.readback.map_async(wgpu.MapMode.READ, 0, n4), "readback")
+        try:
+            sink(self.readback.read_mapped(0, n4, copy=False)[:nbytes])
+        finally:
+            with gpu.errors("readback"):
+                self.readback.unmap()
+
+
+def _reach(p: Piece) -> tuple[int, int, int, int]:
+    s = span(p.shape, p.src_strides, p.src_offset) if p.src is not None else (0, 0)
+    m = span(p.shape, p.mask_strides, p.mask_offset) if p.mask is not None else (0, 0)
+    return (*s, *m)
+
+
+def _merge(a, b):
+    if a is None:
+        return b
+    return (min(a[0], b[0]), max(a[1], b[1]), min(a[2], b[2]), max(a[3], b[3]))
+
+
+def _fits(w, limit: int) -> bool:
+    return w[1] - w[0] + 1 <= limit and w[3] - w[2] + 1 <= limit
+
+
+def _same_inputs(a: Piece, b: Piece) -> bool:
+    return a.src == b.src and a.mask == b.mask
+
+
+def _layout_entries() -> list[dict]:
+    import wgpu
+
+    stage = wgpu.ShaderStage.COMPUTE
+    return [
+        {"binding": 0, "visibility": stage, "buffer": {"type": "read-only-storage"}},
+        {"binding": 1, "visibility": stage, "buffer": {"type": "read-only-storage"}},
+        {"binding": 2, "visibility": stage, "buffer": {"type": "storage"}},
+        {"binding": 3, "visibility": stage, "buffer": {"type": "uniform", "has_dynamic_offset": True}},
+        {"binding": 4, "visibility": stage, "buffer": {"type": "read-only-storage"}},
+    ]

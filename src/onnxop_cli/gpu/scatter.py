@@ -1,0 +1,221 @@
+"""Scatters on the device: copy the data, then apply the updates in index
+order, in rounds (shaders/scatter_claim, scatter_apply, scatter_reset).
+
+    data ──(re-layout / swap: indexed_gather.wgsl)──▶ out
+    updates ──▶ upd;  indices ──indices.wgsl──▶ norm ──offsets mode──▶ targets
+    round: claim (each target's earliest pending update) ▶ apply ▶ reset
+    out ──readback──▶ sink, once no update is pending
+
+Updates to distinct elements run in parallel; the k-th update of one
+element goes in round k, so the result is onnx.reference's (which loops in
+index order) on every run, with no atomics whose order matters. The cost is
+one round per update of the most-updated element (batched: a readback every
+1, 2, 4 .. 64 rounds). reduction none with a second round means two updates
+of one element: refused before the readback, so nothing is written.
+"""
+
+from __future__ import annotations
+
+import functools
+import struct
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import OpError
+from .device import Gpu
+from .indexed import (
+    NO_BAD, Check, Data, Index, Sink, Table, _Buffers, _bind, _check_data, _dispatch, _fits, _Gather,
+    _grid_x, _pipeline, _read, check_indices, row_strides, U,
+)
+from .kernels import shader_const
+
+CLAIM, APPLY, RESET = "scatter_claim.wgsl", "scatter_apply.wgsl", "scatter_reset.wgsl"
+COMPACT = "scatter_compact.wgsl"
+REDUCTIONS = ("none", "add", "mul", "max", "min")
+DUPLICATES = "two updates write one element with reduction none (the result is undefined); use distinct indices or a reduction"
+
+
+@dataclass(frozen=True)
+class Reduce:
+    """How updates combine: ``kind`` one of REDUCTIONS; ``cls`` the arithmetic
+    (see scatter_apply.wgsl); ``numpy`` np.maximum's NaN rule (ScatterND) or
+    Python's max() (ScatterElements)."""
+
+    kind: str = "none"
+    cls: int = 0
+    numpy: bool = True
+    inner: int = 0  # elements numpy combines in one call: 0 scalars (ScatterElements), else a slice's
+
+
+@functools.lru_cache(maxsize=None)
+def nan_first(kind: str, bits: int, inner: int, bfloat: bool = False) -> bool:
+    """Whether, of two NaN operands, numpy's ``+``/``*`` keeps the first (the
+    element's) -- asked of this host's numpy (ml_dtypes for bfloat16), on
+    scalars (``inner`` 0) or on arrays of ``inner`` elements, as the reference
+    combines them: its scalar and SIMD loops answer differently on x86. The
+    two NaNs differ in sign, which is all bfloat16 keeps of a NaN."""
+    import numpy as np
+
+    if kind not in ("add", "mul") or bits not in (16, 32):
+        return False
+    if bfloat:
+        import ml_dtypes
+
+        t, q, u = ml_dtypes.bfloat16, (0x7FC1, 0xFFC2), np.uint16
+    elif bits == 32:
+        t, q, u = np.float32, (0x7FC00001, 0xFFC00002), np.uint32
+    else:
+        t, q, u = np.float16, (0x7E01, 0xFE02), np.uint16
+    n = max(inner, 1)
+    a, b = (np.full(n, v, dtype=u).view(t) for v in q)
+    with np.errstate(invalid="ignore"):
+        if inner == 0:
+            r = a[0] * b[0] if kind == "mul" else a[0] + b[0]
+        else:
+            r = a.copy()
+            if kind == "mul":
+                r *= b
+            else:
+                r += b
+            r = r[0]
+    sign = 1 << (bits - 1)
+    return int(np.asarray(r).view(u)) & sign == q[0] & sign
+
+
+def _default_nan() -> int:
+    import numpy as np
+
+    with np.errstate(invalid="ignore"):
+        nan = np.float32(np.inf) - np.float32(np.inf)
+    return int(np.array(nan, dtype="<f4").view("<u4"))
+
+
+def scatter_indexed(
+    gpu: Gpu,
+    data: Data,
+    updates: Data,
+    index: Index | None,
+    check: Check | None,
+    table: Table,
+    reduce: Reduce,
+    sink: Sink,
+    *,
+    max_groups_per_dim: int | None = None,
+    max_rounds: int | None = None,
+) -> int:
+    """Copy ``data`` and apply ``updates`` (their targets by ``table``, whose
+    shape is the updates') in index order; stream the result into ``sink``.
+    reduction none with two updates on one element is an OpError, raised
+    before anything reaches the sink. Returns the bytes written."""
+    op = check.op if check else "scatter"
+    _check_data(gpu, data, op)
+    if updates.bits != data.bits:
+        raise ValueError("updates and data have one element type")
+    n = updates.size
+    if table.size != n:
+        raise ValueError(f"the table maps {table.size} updates, not {n}")
+    if n >= NO_BAD:
+        raise OpError(f"{op}: {n} updates; the device takes at most {NO_BAD - 1}")
+    _fits(gpu, updates.nbytes, "the updates", op)
+    _fits(gpu, 4 * n, "the update targets", op)
+    _fits(gpu, 4 * data.size, "the scatter's claims (4 bytes per data element)", op)
+    max_dim = max_groups_per_dim or gpu.limits.get("max-compute-workgroups-per-dimension", 65535)
+    bufs = _Buffers(gpu)
+    try:
+        with gpu.errors(f"{op} on the device"):
+            norm = check_indices(gpu, bufs, index, check, max_dim) if index is not None else bufs.new(
+                "norm", 16, U.STORAGE)
+            if data.size == 0:
+                return 0
+            out = _copy_in(gpu, bufs, data, max_dim)
+            if n:
+                upd = _copy_in(gpu, bufs, updates, max_dim)
+                targets = bufs.new("targets", 4 * n, U.STORAGE | U.COPY_SRC)
+                _Gather(gpu, bufs, out, norm, table, max_dim).run(targets, 0, n, 32, 0, offsets=True)
+                _rounds(gpu, bufs, out, upd, targets, data, n, reduce, op, max_dim, max_rounds)
+            back, view = _read(gpu, bufs, out, data.nbytes)
+            try:
+                sink(view)
+            finally:
+                back.unmap()
+            return data.nbytes
+    finally:
+        bufs.release()
+
+
+def _copy_in(gpu: Gpu, bufs: _Buffers, data: Data, max_dim: int) -> Any:
+    """``data`` on the device, row-major and little-endian (re-laid and swapped
+    by the gather kernel if need be)."""
+    if not data.swap and data.row_major:
+        return bufs.upload("scatter data", data.source, data.nbytes)
+    raw = bufs.upload("input data", data.source, data.nbytes)
+    out = bufs.new("scatter data", data.nbytes, U.STORAGE | U.COPY_SRC | U.COPY_DST)
+    ident = Table(data.shape, data.strides or row_strides(data.shape), (0,) * len(data.shape))
+    _Gather(gpu, bufs, raw, bufs.new("norm", 16, U.STORAGE), ident, max_dim).run(
+        out, 0, data.size, data.bits, data.swap)
+    return out
+
+
+def _rounds(gpu: Gpu, bufs: _Buffers, out: Any, upd: Any, targets: Any, data: Data, n: int,
+            reduce: Reduce, op: str, max_dim: int, max_rounds: int | None) -> None:
+    """Apply the updates, round after round, until none is pending: batches
+    of 1, 2, 4 .. 64 rounds, each over the updates the last one left (gathered
+    by scatter_compact.wgsl), a readback of what is left after each."""
+    claim = bufs.new("claims", 4 * data.size, U.STORAGE | U.COPY_DST)
+    done = bufs.new("done", 4 * (-(-n // 32)), U.STORAGE | U.COPY_DST)
+    status = bufs.new("status", 16, U.STORAGE | U.COPY_DST | U.COPY_SRC)
+    none = reduce.kind == "none"
+    lists = [bufs.new("pending", 4 * n, U.STORAGE) for _ in range(1 if none else 2)]
+    encoder = gpu.device.create_command_encoder()
+    encoder.clear_buffer(claim)
+    encoder.clear_buffer(done)
+    gpu.queue.submit([encoder.finish()])
+    wg = shader_const(CLAIM, "WG")
+    small = bufs.new("round params", 16, U.UNIFORM | U.COPY_DST)
+    apply_params = bufs.new("apply params", 48, U.UNIFORM | U.COPY_DST)
+    head = (REDUCTIONS.index(reduce.kind), reduce.cls, int(reduce.numpy), _default_nan(),
+            int(reduce.cls in (2, 4) and nan_first(reduce.kind, data.bits, reduce.inner, reduce.cls == 4)))
+    p_claim, l_claim = _pipeline(gpu, CLAIM, ("read-only-storage", "storage", "storage", "uniform",
+                                              "read-only-storage"))
+    p_apply, l_apply = _pipeline(gpu, APPLY, ("read-only-storage", "read-only-storage", "read-only-storage",
+                                              "uniform", "read-only-storage", "storage", "storage",
+                                              "read-only-storage"))
+    p_reset, l_reset = _pipeline(gpu, RESET, ("read-only-storage", "storage", "storage", "uniform", "storage",
+                                              "read-only-storage"))
+    p_compact, l_compact = _pipeline(gpu, COMPACT, ("read-only-storage", "uniform", "read-only-storage", "storage",
+                                                    "storage"))
+    count, direct, current = n, 1, 0
+    batch, total = 1, 0
+    while True:
+        groups = -(-count // wg)
+        gx = _grid_x(groups, max_dim)
+        gpu.queue.write_buffer(small, 0, struct.pack("<4I", count, gx, data.bits, direct))
+        gpu.queue.write_buffer(apply_params, 0, struct.pack("<3I5I4I", count, gx, data.bits, *head, direct, 0, 0, 0))
+        gpu.queue.write_buffer(status, 0, struct.pack("<4I", 0, 0, 0, 0))
+        ls = lists[current]
+        encoder = gpu.device.create_command_encoder()
+        for _ in range(batch):
+            _dispatch(gpu, encoder, p_claim, _bind(gpu, l_claim, [targets, claim, done, small, ls]), groups, max_dim)
+            _dispatch(gpu, encoder, p_apply, _bind(gpu, l_apply, [targets, claim, done, apply_params, upd, out,
+                                                                  status, ls]), groups, max_dim)
+            if not none:  # none is one round: the apply kernel flags a second update
+                _dispatch(gpu, encoder, p_reset, _bind(gpu, l_reset, [targets, claim, done, small, status, ls]),
+                          groups, max_dim)
+        if not none:
+            nxt = lists[1 - current]
+            _dispatch(gpu, encoder, p_compact, _bind(gpu, l_compact, [done, small, ls, nxt, status]), groups, max_dim)
+        gpu.queue.submit([encoder.finish()])
+        total += batch
+        back, view = _read(gpu, bufs, status, 12)
+        _, pending, left = struct.unpack("<3I", view)
+        back.unmap()
+        back.destroy()
+        bufs.made.remove(back)
+        if not pending:
+            return
+        if none:
+            raise OpError(f"{op}: {DUPLICATES}")
+        if max_rounds is not None and total >= max_rounds:
+            raise OpError(f"{op}: more than {max_rounds} updates write one element")
+        count, direct, current = left, 0, 1 - current
+        batch = min(batch * 2, 64)

@@ -1,0 +1,151 @@
+"""Which gather dispatches go through a transpose kernel, and their
+parameter records: ``shaders/transpose_tiled.wgsl`` on GPUs,
+``shaders/transpose_blocked.wgsl`` on CPU adapters (gather.variants picks
+by adapter; docs/performance-round-two.md has the figures).
+
+The generic gather writes the output in order and reads wherever the index
+map points. When the innermost output axis has a large source stride (a
+transpose that moves the innermost axis: 2-D ``1,0``, 3-D ``2,1,0`` and
+``0,2,1``, Fortran order), each read is on a new cache line; the transpose
+kernels read along the box axis whose source stride is 1 and write along
+the innermost output axis, both in order.
+
+The choice is made per dispatch from the box's strides (the View), with no
+measurement. The tiled kernel takes a box when
+
+- its elements are whole words (32, 64, 128 bits) and any byte swap is by
+  whole words (``swap`` 0, 4 or 8): sub-word elements share output words
+  between neighbours, which only gather.wgsl assembles;
+- the upload holds every element it reads (``keep`` is false), so offsets
+  fit a u32;
+- its innermost axis has at least MIN_EXTENT elements read at least a cache
+  line apart (``MIN_STRIDE_BYTES``), and some other box axis has source
+  stride +-1.
+
+The blocked kernel asks for the same and more (see blocked_plan): 32-bit
+elements, and every offset on a 16-byte word. Everything else (slices,
+broadcasts, Tile, DepthToSpace with small blocks, whose innermost runs
+already read neighbouring source elements) stays with gather.wgsl.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+from .buffers import grid
+from .tiling import Dispatch
+
+SHADER = "transpose_tiled.wgsl"
+TILE = 32  # shaders/transpose_tiled.wgsl: TILE words per tile row, TILE elements along l
+MIN_STRIDE_BYTES = 64  # a cache line: below it the gather's reads already share lines
+MIN_EXTENT = 8  # elements along the innermost axis: fewer would leave most of a tile's 32 idle
+U32 = (1 << 32) - 1
+
+
+@dataclass(frozen=True)
+class Tiled:
+    """A dispatch the tiled kernel takes: ``a`` is its read axis (view axis
+    index), ``groups`` its workgroups."""
+
+    a: int
+    groups: int
+    tiles_a: int
+    tiles_l: int
+
+
+def plan(d: Dispatch, shape: tuple[int, ...], bits: int, swap: int) -> Tiled | None:
+    """The tiled form of dispatch ``d`` of a view of ``shape``, or None
+    where gather.wgsl should write it."""
+    if bits < 32 or swap not in (0, 4, 8) or d.keep:
+        return None
+    box = d.box
+    rank = len(shape)
+    axes = range(box.axis, rank)
+    if len(axes) < 2:
+        return None
+    dims = {k: box.extent if k == box.axis else shape[k] for k in axes}
+    strides = dict(zip(axes, d.strides))
+    last = rank - 1
+    if dims[last] < MIN_EXTENT or abs(strides[last]) * bits // 8 < MIN_STRIDE_BYTES:
+        return None
+    units = [k for k in axes if k != last and abs(strides[k]) == 1 and dims[k] > 1]
+    if not units:
+        return None
+    a = max(units, key=lambda k: dims[k])
+    per_a = TILE // (bits // 32)
+    tiles_a = -(-dims[a] // per_a)
+    tiles_l = -(-dims[last] // TILE)
+    outer = box.count // (dims[a] * dims[last])
+    groups = outer * tiles_a * tiles_l
+    if groups >= 1 << 32:
+        return None
+    return Tiled(a, groups, tiles_a, tiles_l)
+
+
+def record(t: Tiled, d: Dispatch, rank: int, bits: int, swap: int, at: int, max_dim: int) -> tuple[bytes, int, int]:
+    """(the 64-byte Params record, grid x, grid y) for the tiled kernel."""
+    gx, gy = grid(t.groups, max_dim)
+    lg = (bits // 32).bit_length() - 1
+    first, _ = d.box.words(bits)
+    params = struct.pack(
+        "<16I", t.groups, gx, first, rank, d.box.axis, d.box.extent, at, lg, swap, t.a,
+        t.tiles_a, t.tiles_l, d.base & U32, 0, 0, 0,
+    )
+    return params, gx, gy
+
+
+# ------------------------------------------------------------ blocked (CPU adapters)
+
+BLOCKED_SHADER = "transpose_blocked.wgsl"
+BLOCKED_WG = 64  # shaders/transpose_blocked.wgsl: WG
+
+
+@dataclass(frozen=True)
+class Blocked:
+    """A dispatch the blocked kernel takes: 4 x 4 blocks of 32-bit elements."""
+
+    a: int
+    groups: int
+    blocks_a: int
+    blocks_l: int
+    spans_a: int
+
+
+def blocked_plan(d: Dispatch, shape: tuple[int, ...], bits: int, swap: int) -> Blocked | None:
+    """The blocked form of dispatch ``d``, or None: it needs 32-bit elements
+    and every offset on a 16-byte word (see the shader)."""
+    if bits != 32 or swap not in (0, 4) or d.keep:
+        return None
+    box = d.box
+    rank = len(shape)
+    axes = range(box.axis, rank)
+    if len(axes) < 2 or box.e0 % 4 or d.base % 4:
+        return None
+    dims = {k: box.extent if k == box.axis else shape[k] for k in axes}
+    strides = dict(zip(axes, d.strides))
+    last = rank - 1
+    if dims[last] % 4 or abs(strides[last]) * 4 < MIN_STRIDE_BYTES:
+        return None
+    units = [k for k in axes if k != last and strides[k] == 1 and dims[k] > 1]
+    if not units:
+        return None
+    a = max(units, key=lambda k: (dims[k] % 4 == 0, dims[k]))  # a partial last block costs a little
+    if any(strides[k] % 4 for k in axes if k != a and dims[k] > 1) or strides[last] < 0:
+        return None
+    blocks_a, blocks_l = -(-dims[a] // 4), dims[last] // 4
+    spans_a = -(-blocks_a // BLOCKED_WG)
+    groups = box.count // (dims[a] * dims[last]) * blocks_l * spans_a
+    if groups >= 1 << 32:
+        return None
+    return Blocked(a, groups, blocks_a, blocks_l, spans_a)
+
+
+def blocked_record(b: Blocked, d: Dispatch, rank: int, swap: int, at: int, max_dim: int) -> tuple[bytes, int, int]:
+    """(the 64-byte Params record, grid x, grid y) for the blocked kernel."""
+    gx, gy = grid(b.groups, max_dim)
+    params = struct.pack(
+        "<16I", b.groups, gx, d.box.e0, rank, d.box.axis, d.box.extent, at, b.a, b.blocks_a, b.blocks_l,
+        b.spans_a, d.base & U32, swap, 0, 0, 0,
+    )
+    return params, gx, gy

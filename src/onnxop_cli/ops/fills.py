@@ -1,0 +1,156 @@
+"""ConstantOfShape and EyeLike: outputs that are fills, read from no data.
+
+ConstantOfShape: a tensor of the shape its int64 input holds, every element
+``value`` (a one-element tensor attribute; default float32 0). Versions 9,
+20, 21, 23, 24 and 25 widen the value's types. EyeLike: a 2-D tensor of the
+input's shape (and type, or ``dtype``'s) with ones on diagonal ``k``, zeros
+elsewhere (versions 9 and 22, the latter adds bfloat16). Each is a fill
+piece, EyeLike's diagonal a second one with the row stride plus one.
+"""
+
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+from ..errors import OpError
+from ..core.view import c_strides
+from .base import FLOAT8, Node
+from .family import Arg, OutputPlan, Piece, TensorOp, element_bytes
+from .spec import OpSpec, Param
+
+NUMERIC = ("bool", "double", "float", "float16", "int16", "int32", "int64", "int8", "uint16", "uint32",
+           "uint64", "uint8")
+
+
+class ConstantOfShape_9(TensorOp):
+    op_type = "ConstantOfShape"
+    since_version = 9
+    inputs = ("input",)
+    outputs = ("output",)
+    attribute_names = ("value",)
+    optional = ("value",)
+    input_types = {"input": "T1"}
+    constraints = {"T1": ("int64",)}
+    types_added = NUMERIC  # T2, the value's types
+
+    @classmethod
+    def plan(cls, node: Node, args: Sequence[Optional[Arg]]) -> list[OutputPlan]:
+        import numpy as np
+
+        from ..core.tensor import dtype_of_numpy
+
+        shape_arg = args[0]
+        assert shape_arg is not None
+        if len(shape_arg.shape) != 1:
+            raise OpError(f"{cls.label()}: the shape input must be 1-D, got shape {shape_arg.shape}")
+        shape = tuple(shape_arg.ints(cls.label(), "shape"))
+        if any(d < 0 for d in shape):
+            raise OpError(f"{cls.label()}: shape {list(shape)} has a negative dimension")
+        value = node.value("value")
+        value = np.zeros(1, np.float32) if value is None else np.asarray(value)
+        if value.size != 1:
+            raise OpError(f"{cls.label()}: value must hold one element, got shape {value.shape}")
+        dtype = dtype_of_numpy(value.dtype)
+        if dtype.onnx_name not in cls.allowed_types():
+            from . import check_type
+
+            check_type(node, dtype)
+        if dtype.is_packed:
+            raw = int(value.reshape(-1).view(np.uint8)[0]) & ((1 << dtype.bits) - 1)
+            fill = raw.to_bytes(4, "little")
+        else:
+            fill = element_bytes(value.reshape(-1)[0], dtype)
+        return [OutputPlan(cls.outputs[0], shape, dtype, pieces=[Piece(shape, c_strides(shape), 0, fill=fill)])]
+
+
+class ConstantOfShape_20(ConstantOfShape_9):
+    since_version = 20
+    types_added = ("bfloat16",) + FLOAT8
+
+
+class ConstantOfShape_21(ConstantOfShape_20):
+    since_version = 21
+    types_added = ("int4", "uint4")
+
+
+class ConstantOfShape_23(ConstantOfShape_21):
+    since_version = 23
+    types_added = ("float4e2m1",)
+
+
+class ConstantOfShape_24(ConstantOfShape_23):
+    since_version = 24
+    types_added = ("float8e8m0",)
+
+
+class ConstantOfShape_25(ConstantOfShape_24):
+    since_version = 25
+    types_added = ("int2", "uint2")
+
+
+class EyeLike_9(TensorOp):
+    op_type = "EyeLike"
+    since_version = 9
+    inputs = ("input",)
+    outputs = ("output",)
+    attribute_names = ("dtype", "k")
+    optional = ("dtype", "k")
+    types_added = NUMERIC
+
+    @classmethod
+    def plan(cls, node: Node, args: Sequence[Optional[Arg]]) -> list[OutputPlan]:
+        from ..core.tensor import dtype_by_onnx
+
+        data = args[0]
+        assert data is not None
+        if len(data.shape) != 2:
+            raise OpError(f"{cls.label()}: the input must be 2-D, got shape {data.shape}")
+        dtype = data.dtype
+        if node.value("dtype") is not None:
+            try:
+                dtype = dtype_by_onnx(int(node.value("dtype")))  # type: ignore[call-overload]
+            except Exception:  # noqa: BLE001 - an unknown TensorProto number
+                raise OpError(f"{cls.label()}: dtype {node.value('dtype')} is not an ONNX tensor type") from None
+            if dtype.onnx_name not in cls.allowed_types():
+                raise OpError(f"{cls.label()}: dtype {dtype} is not one EyeLike makes "
+                              f"(it makes {', '.join(sorted(cls.allowed_types()))})")
+        k = int(node.value("k", 0))  # type: ignore[call-overload]
+        rows, cols = data.shape
+        out = c_strides(data.shape)
+        pieces = [Piece(data.shape, out, 0, fill=element_bytes(0, dtype))]
+        first_row, first_col = (0, k) if k >= 0 else (-k, 0)
+        n = max(0, min(rows - first_row, cols - first_col))
+        if n:
+            pieces.append(Piece((n,), (cols + 1,), first_row * cols + first_col, fill=element_bytes(1, dtype)))
+        return [OutputPlan(cls.outputs[0], data.shape, dtype, pieces=pieces)]
+
+
+class EyeLike_22(EyeLike_9):
+    since_version = 22
+    types_added = ("bfloat16",)
+
+
+CONSTANT_OF_SHAPE = OpSpec(
+    "ConstantOfShape",
+    (ConstantOfShape_9, ConstantOfShape_20, ConstantOfShape_21, ConstantOfShape_23, ConstantOfShape_24,
+     ConstantOfShape_25),
+    (Param("value", "value", "The fill: a one-element tensor file (its type is the output's; default "
+           "float32 0), or a number (float32).", "v.npy"),),
+    summary="A tensor of one value (ONNX ConstantOfShape).",
+    description="For each input (a 1-D int64 shape), a tensor of that shape, every element --value, "
+    "filled by the GPU pieces kernel.",
+    example="onnxop constant-of-shape s.npy --value 7",
+)
+
+EYE_LIKE = OpSpec(
+    "EyeLike",
+    (EyeLike_9, EyeLike_22),
+    (
+        Param("dtype", "int", "The output's type as a TensorProto number (default: the input's).", "1"),
+        Param("k", "int", "The diagonal of ones: positive above the main one (default 0).", "1"),
+    ),
+    summary="An identity-like matrix of an input's shape (ONNX EyeLike).",
+    description="For each 2-D input, zeros of its shape and type (or --dtype) with ones on diagonal --k, "
+    "filled by the GPU pieces kernel.",
+    example="onnxop eye-like x.npy --k 1 -o eye.npy",
+)

@@ -1,0 +1,183 @@
+"""How the indexed operators' plans run: one runner for the gathers, one
+for the scatters (gpu/indexed.py, gpu/scatter.py), and the host path for
+string tensors, which have no GPU form.
+
+The op modules validate and build a table (ops/indexing.py); this module
+turns it into an OutputPlan whose runner reads the inputs' bytes on the
+device. Strings run the same table with numpy on the host, their indices
+checked there too (the one place indices are read on the host; --json says
+``kernel: host``).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import TYPE_CHECKING, Any, Optional, Sequence
+
+from ..errors import OpError
+from ..gpu.indexed import NONNEG, RANGE, WRAP, Check, Table, valid_range
+from ..gpu.scatter import DUPLICATES
+
+if TYPE_CHECKING:
+    from .family import Arg, OutputPlan
+
+# Reduction arithmetic classes of scatter_apply.wgsl, by ONNX type name
+INTEGER = {"uint8": 0, "uint16": 0, "uint32": 0, "uint64": 0, "int8": 1, "int16": 1, "int32": 1, "int64": 1}
+ADD_MUL = {**INTEGER, "bool": 3, "float16": 2, "float": 2, "bfloat16": 4}
+MAX_MIN = {**ADD_MUL, "double": 2}
+
+
+def _data(arg: Arg, source: Any):
+    from ..gpu.indexed import Data
+
+    return Data(source.data, arg.shape, arg.dtype.bits, source.swap, arg.strides)
+
+
+def _index(arg: Arg, source: Any):
+    from ..gpu.indexed import Index
+
+    return Index(source.data, arg.shape, arg.dtype.bits == 64, bool(source.swap), arg.tensor.order == "F")
+
+
+def _run_gather(data: Arg, idx: Optional[Arg], table: Table, check: Optional[Check], di: int, ii: int,
+                gpu: Any, sources: Sequence[Any], sink: Any) -> int:
+    from ..gpu.indexed import gather_indexed
+
+    index = _index(idx, sources[ii]) if idx is not None else None
+    return gather_indexed(gpu, _data(data, sources[di]), index, check, table, sink)
+
+
+def _run_scatter(data: Arg, updates: Arg, idx: Optional[Arg], table: Table, check: Optional[Check],
+                 reduce: Any, where: tuple[int, int, int], gpu: Any, sources: Sequence[Any], sink: Any) -> int:
+    from ..gpu.scatter import scatter_indexed
+
+    di, ui, ii = where
+    index = _index(idx, sources[ii]) if idx is not None and sources[ii] is not None else None
+    return scatter_indexed(gpu, _data(data, sources[di]), _data(updates, sources[ui]), index, check, table,
+                           reduce, sink)
+
+
+def layout(data: Arg, idx: Optional[Arg]) -> tuple[Any, Any]:
+    """(data strides, index strides) for a table: the storage's, or None
+    (row-major) for strings, which the host path keeps in logical order."""
+    if data.dtype.is_string:
+        return None, None
+    return data.strides, None if idx is None else idx.strides
+
+
+def _precheck(idx: Arg, check: Check, ii: int, gpu: Any, sources: Sequence[Any]) -> None:
+    from ..gpu.indexed import check_only
+
+    check_only(gpu, _index(idx, sources[ii]), check)
+
+
+def _prechecker(idx: Optional[Arg], check: Optional[Check], ii: int):
+    if idx is None or check is None:
+        return None
+    return functools.partial(_precheck, idx, check, ii)
+
+
+def gather_plan(name: str, data: Arg, idx: Optional[Arg], table: Table, check: Optional[Check],
+                where: tuple[int, int] = (0, 1)) -> list[OutputPlan]:
+    from .family import OutputPlan
+
+    if data.dtype.is_string:
+        values = host_gather(data, idx, table, check)
+        return [OutputPlan(name, table.shape, data.dtype, values=values, kernel="host")]
+    runner = functools.partial(_run_gather, data, idx, table, check, *where)
+    return [OutputPlan(name, table.shape, data.dtype, runner=runner, kernel="indexed-gather",
+                       precheck=_prechecker(idx, check, where[1]))]
+
+
+def scatter_plan(op: str, name: str, data: Arg, updates: Arg, idx: Optional[Arg], table: Table,
+                 check: Optional[Check], reduction: str = "none", numpy_rule: bool = True,
+                 where: tuple[int, int, int] = (0, 2, 1), inner: int = 0) -> list[OutputPlan]:
+    """``inner``: how many elements the reference combines in one numpy call
+    (ScatterND: a slice's; 0: one scalar at a time), which decides its NaN rule."""
+    from ..gpu.scatter import Reduce
+    from .family import OutputPlan
+
+    t = data.dtype
+    if reduction != "none":
+        allowed = ADD_MUL if reduction in ("add", "mul") else MAX_MIN
+        if t.onnx_name not in allowed:
+            from ..core.tensor import dtype_by_name
+
+            can = ", ".join(sorted(dtype_by_name(n).name for n in allowed))
+            raise OpError(f"{op}: reduction {reduction} on {t} is not run on the device (it runs on {can})")
+    if t.is_string:
+        values = host_scatter(op, data, updates, idx, table, check)
+        return [OutputPlan(name, data.shape, t, values=values, kernel="host")]
+    reduce = Reduce(reduction, MAX_MIN.get(t.onnx_name, 0), numpy_rule, inner)
+    runner = functools.partial(_run_scatter, data, updates, idx, table, check, reduce, where)
+    return [OutputPlan(name, data.shape, t, runner=runner, kernel="scatter",
+                       precheck=_prechecker(idx, check, where[2]))]
+
+
+# ------------------------------------------------------------------ strings, on the host
+
+
+def _host_norm(idx: Optional[Arg], check: Optional[Check]):
+    import numpy as np
+
+    if idx is None:
+        return np.zeros(1, dtype=np.int64)
+    flat = np.asarray(idx.values(), dtype=np.int64).reshape(-1)
+    for p, v in enumerate(flat):
+        d = check.bounds[check.bound_of(p)]
+        ok = -d <= v < d if check.mode == WRAP else (0 <= v < d if check.mode == NONNEG else 0 <= v <= d)
+        if not ok:
+            where = ", ".join(map(str, np.unravel_index(p, idx.shape))) if idx.shape else ""
+            valid = valid_range(check.mode, d)
+            about = f" for {check.what(check.bound_of(p))}" if check.what else ""
+            raise OpError(f"{check.op}: {check.name}[{where}] = {int(v)} is out of range {valid}{about}")
+    if check.mode == WRAP:
+        bounds = np.array([check.bounds[check.bound_of(p)] for p in range(len(flat))], dtype=np.int64)
+        flat = np.where(flat < 0, flat + bounds, flat)
+    return flat
+
+
+def _offsets(table: Table, norm) -> Any:
+    """What the gather kernel computes, for every output element, in numpy."""
+    import numpy as np
+
+    shape = table.shape
+    grids = np.indices(shape, dtype=np.int64).reshape(len(shape), -1) if shape else np.zeros((0, 1), np.int64)
+    off = sum((grids[k] * table.dstrides[k] for k in range(len(shape))), np.zeros(grids.shape[1], np.int64))
+    ip = sum((grids[k] * table.istrides[k] for k in range(len(shape))), np.zeros(grids.shape[1], np.int64))
+    if table.mode == 1:
+        t = grids[table.time_axis]
+        lens = norm[ip]
+        off = np.where(t < lens, off + (lens - 1 - 2 * t) * table.time_stride, off)
+    elif table.mode == 2:
+        t = grids[table.time_axis]
+        off = off + ((norm[ip] + t) % table.modulus - t) * table.time_stride
+    for stride, at in table.lookups:
+        off = off + norm[ip + at] * stride
+    return off
+
+
+def host_gather(data: Arg, idx: Optional[Arg], table: Table, check: Optional[Check]):
+    import numpy as np
+
+    norm = _host_norm(idx, check)
+    flat = np.asarray(data.tensor.strings, dtype=object).reshape(-1)
+    if table.size == 0:
+        return np.empty(table.shape, dtype=object)
+    return flat[_offsets(table, norm)].reshape(table.shape)
+
+
+def host_scatter(op: str, data: Arg, updates: Arg, idx: Optional[Arg], table: Table, check: Optional[Check]):
+    import numpy as np
+
+    norm = _host_norm(idx, check)
+    out = np.array(np.asarray(data.tensor.strings, dtype=object).reshape(-1))
+    if table.size:
+        targets = _offsets(table, norm)
+        if len(np.unique(targets)) != len(targets):
+            raise OpError(f"{op}: {DUPLICATES}")
+        out[targets] = np.asarray(updates.tensor.strings, dtype=object).reshape(-1)
+    return out.reshape(data.shape)
+
+
+__all__ = ["gather_plan", "scatter_plan", "layout", "NONNEG", "RANGE", "WRAP"]

@@ -1,0 +1,310 @@
+"""CenterCropPad, Compress, OneHot and BitCast: a crop or pad around the
+centre, a selection by a condition, a one-hot expansion and a bit
+reinterpretation, each a few pieces (ops/family.py).
+
+- CenterCropPad-18: each of ``axes`` cropped or zero-padded to ``shape``
+  around its centre (an odd difference puts the extra element at the end);
+  a fill and one copy.
+- Compress-9/11/28: the slices (or, without ``axis``, the elements of the
+  flattened input) where the bool ``condition`` is true; a condition shorter
+  than the axis selects from its part, a longer one is refused. One piece per
+  run of consecutive selected slices. (11: negative axes; 28: bfloat16.)
+- OneHot-9/11/28: ``values[0]`` everywhere, ``values[1]`` where the new axis'
+  index equals the index (negative ones count from ``depth``; out of range:
+  nowhere). A fill and one one-element piece per index.
+- BitCast-26: the same bits read as ``to`` (of the same width), same shape.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Optional, Sequence
+
+from ..errors import OpError
+from ..core.view import c_strides
+from .base import BASE_TYPES, FLOAT8, Node
+from .family import Arg, OutputPlan, Piece, TensorOp, element_bytes
+from .spec import OpSpec, Param
+
+
+class CenterCropPad_18(TensorOp):
+    op_type = "CenterCropPad"
+    since_version = 18
+    inputs = ("input_data", "shape")
+    outputs = ("output_data",)
+    attribute_names = ("axes",)
+    optional = ("axes",)
+    input_types = {"shape": "Tind"}
+    constraints = {"Tind": ("int32", "int64")}
+    types_added = BASE_TYPES + ("bfloat16",)
+
+    @classmethod
+    def plan(cls, node: Node, args: Sequence[Optional[Arg]]) -> list[OutputPlan]:
+        data, shape_arg = args[0], args[1]
+        assert data is not None and shape_arg is not None
+        r = len(data.shape)
+        given = node.value("axes")
+        axes = list(range(r)) if given is None else cls.unique_axes(given, r, f"for an input of rank {r}")
+        sizes = shape_arg.ints(cls.label(), "shape")
+        if len(sizes) != len(axes):
+            raise OpError(f"{cls.label()}: shape {sizes} has {len(sizes)} values for {len(axes)} axes")
+        if any(s < 0 for s in sizes):
+            raise OpError(f"{cls.label()}: shape {sizes} has a negative size")
+        out_shape, src_start, dst_start, box = list(data.shape), [0] * r, [0] * r, list(data.shape)
+        for a, s in zip(axes, sizes):
+            d = data.shape[a]
+            out_shape[a] = s
+            if s < d:
+                src_start[a], box[a] = (d - s) // 2, s
+            elif s > d:
+                dst_start[a] = (s - d) // 2
+        out = c_strides(out_shape)
+        zero = b"" if data.dtype.is_string else element_bytes(0, data.dtype)
+        pieces = [Piece(tuple(out_shape), out, 0, fill=zero)]
+        pieces.append(Piece(tuple(box), out, sum(i * s for i, s in zip(dst_start, out)), 0, data.strides,
+                            sum(i * s for i, s in zip(src_start, data.strides))))
+        return [OutputPlan(cls.outputs[0], tuple(out_shape), data.dtype, pieces=pieces)]
+
+
+class Compress_9(TensorOp):
+    op_type = "Compress"
+    since_version = 9
+    inputs = ("input", "condition")
+    outputs = ("output",)
+    attribute_names = ("axis",)
+    optional = ("axis",)
+    input_types = {"condition": "T1"}
+    constraints = {"T1": ("bool",)}
+    negative_axes = False
+    types_added = BASE_TYPES
+
+    @classmethod
+    def plan(cls, node: Node, args: Sequence[Optional[Arg]]) -> list[OutputPlan]:
+        import numpy as np
+
+        data, cond = args[0], args[1]
+        assert data is not None and cond is not None
+        if len(cond.shape) != 1:
+            raise OpError(f"{cls.label()}: condition must be 1-D, got shape {cond.shape}")
+        flags = np.asarray(cond.values(), dtype=bool).reshape(-1)
+        axis = node.value("axis")
+        r = len(data.shape)
+        if axis is None:
+            length, shape, strides = data.size, (data.size,), None
+        else:
+            k = cls.check_axis(int(axis), -r, r - 1, f"for an input of rank {r}")  # type: ignore[call-overload]
+            length = data.shape[k]
+        if len(flags) > length:
+            raise OpError(f"{cls.label()}: condition has {len(flags)} values, more than the "
+                          f"{length} {'elements' if axis is None else f'slices along axis {k}'} it selects from")
+        chosen = np.flatnonzero(flags)
+        runs = _runs([int(i) for i in chosen])
+        if axis is None:
+            shape = (len(chosen),)
+            pieces, at = [], 0
+            for start, n in runs:
+                for box in _row_major_boxes(data.shape, data.strides, start, start + n):
+                    dims, src_strides, origin = box
+                    pieces.append(Piece(dims, c_strides(dims), at, 0, src_strides, origin))
+                    at += math.prod(dims)
+            return [OutputPlan(cls.outputs[0], shape, data.dtype, pieces=pieces)]
+        out_shape = list(data.shape)
+        out_shape[k] = len(chosen)
+        out = c_strides(out_shape)
+        pieces, at = [], 0
+        for start, n in runs:
+            dims = list(data.shape)
+            dims[k] = n
+            pieces.append(Piece(tuple(dims), out, at * out[k], 0, data.strides, start * data.strides[k]))
+            at += n
+        return [OutputPlan(cls.outputs[0], tuple(out_shape), data.dtype, pieces=pieces)]
+
+
+def _runs(indices: list[int]) -> list[tuple[int, int]]:
+    """Consecutive indices as (start, count) runs."""
+    out: list[tuple[int, int]] = []
+    for i in indices:
+        if out and out[-1][0] + out[-1][1] == i:
+            out[-1] = (out[-1][0], out[-1][1] + 1)
+        else:
+            out.append((i, 1))
+    return out
+
+
+def _row_major_boxes(shape, strides, start: int, end: int):
+    """Flat (row-major) elements [start, end) of a tensor as boxes: (dims,
+    source strides, source offset), each all of the axes after its first."""
+    rank = len(shape)
+    inner = [1] * rank
+    for k in range(rank - 2, -1, -1):
+        inner[k] = inner[k + 1] * shape[k + 1]
+    e = start
+    while e < end:
+        a = next(k for k in range(rank) if e % inner[k] == 0 and end - e >= inner[k])
+        index = [(e // inner[k]) % shape[k] for k in range(rank)]
+        extent = min(shape[a] - index[a], (end - e) // inner[a])
+        origin = sum(i * s for i, s in zip(index, strides))
+        yield (extent,) + tuple(shape[a + 1:]), tuple(strides[a:]), origin
+        e += extent * inner[a]
+
+
+class Compress_11(Compress_9):
+    since_version = 11
+    negative_axes = True
+
+
+class Compress_28(Compress_11):
+    since_version = 28
+    types_added = ("bfloat16",)
+
+
+NUMBERS = ("double", "float", "float16", "int16", "int32", "int64", "int8", "uint16", "uint32", "uint64", "uint8")
+
+
+class OneHot_9(TensorOp):
+    op_type = "OneHot"
+    since_version = 9
+    inputs = ("indices", "depth", "values")
+    outputs = ("output",)
+    attribute_names = ("axis",)
+    optional = ("axis",)
+    input_types = {"indices": "T1", "depth": "T2", "values": "T3"}
+    constraints = {"T1": NUMBERS, "T2": NUMBERS}
+    negative_axes = False
+    types_added = BASE_TYPES  # T3, the values' types
+    data_input = 2
+    literal_types = {"values": "float", "depth": "int64"}
+
+    @classmethod
+    def constraint_types(cls, constraint: str) -> frozenset[str]:
+        return cls.allowed_types() if constraint == "T3" else super().constraint_types(constraint)
+
+    @classmethod
+    def plan(cls, node: Node, args: Sequence[Optional[Arg]]) -> list[OutputPlan]:
+        import numpy as np
+
+        indices, depth_arg, values = args
+        assert indices is not None and depth_arg is not None and values is not None
+        if depth_arg.size != 1:
+            raise OpError(f"{cls.label()}: depth must be one value, got shape {depth_arg.shape}")
+        depth = int(np.asarray(depth_arg.values()).reshape(-1)[0])
+        if depth < 1:
+            raise OpError(f"{cls.label()}: depth {depth} must be at least 1")
+        if values.size != 2 or len(values.shape) != 1:
+            raise OpError(f"{cls.label()}: values must be [off_value, on_value], got shape {values.shape}")
+        r = len(indices.shape)
+        axis = cls.check_axis(int(node.value("axis", -1)), -(r + 1), r, f"for an output of rank {r + 1}")  # type: ignore[call-overload]
+        shape = indices.shape[:axis] + (depth,) + indices.shape[axis:]
+        out = c_strides(shape)
+        if values.dtype.is_string:
+            off, on = (bytes(v) for v in values.tensor.strings.reshape(-1))  # type: ignore[union-attr]
+        else:
+            raw = np.asarray(values.values()).reshape(-1)
+            off, on = element_bytes(raw[0], values.dtype), element_bytes(raw[1], values.dtype)
+        pieces = [Piece(shape, out, 0, fill=off)]
+        idx = np.asarray(indices.values()).reshape(-1).astype(np.int64)
+        inner = math.prod(indices.shape[axis:])
+        for flat, j in enumerate(idx.tolist()):
+            j = j + depth if j < 0 else j
+            if not 0 <= j < depth:
+                continue
+            outer, rest = divmod(flat, inner) if inner else (0, 0)
+            pieces.append(Piece((), (), outer * depth * inner + j * inner + rest, fill=on))
+        return [OutputPlan(cls.outputs[0], shape, values.dtype, pieces=pieces)]
+
+
+class OneHot_11(OneHot_9):
+    since_version = 11
+    negative_axes = True
+
+
+class OneHot_28(OneHot_11):
+    since_version = 28
+    types_added = ("bfloat16",)
+
+
+BITCAST_TYPES = BASE_TYPES[:-1] + ("bfloat16",) + FLOAT8 + ("float8e8m0", "int4", "uint4", "float4e2m1",
+                                                            "int2", "uint2")
+
+
+class BitCast_26(TensorOp):
+    op_type = "BitCast"
+    since_version = 26
+    inputs = ("input",)
+    outputs = ("output",)
+    attribute_names = ("to",)
+    types_added = BITCAST_TYPES
+
+    @classmethod
+    def plan(cls, node: Node, args: Sequence[Optional[Arg]]) -> list[OutputPlan]:
+        from ..core.tensor import dtype_by_onnx
+        from ..core.view import View
+
+        data = args[0]
+        assert data is not None
+        try:
+            to = dtype_by_onnx(int(node.value("to")))  # type: ignore[call-overload]
+        except Exception:  # noqa: BLE001 - an unknown TensorProto number
+            raise OpError(f"{cls.label()}: to {node.value('to')} is not an ONNX tensor type") from None
+        if to.onnx_name not in cls.allowed_types():
+            raise OpError(f"{cls.label()}: cannot cast to {'string' if to.is_string else to}")
+        if to.bits != data.dtype.bits:
+            raise OpError(f"{cls.label()}: {data.dtype} ({data.dtype.bits} bits) and {to} ({to.bits} bits) "
+                          "differ in width; BitCast keeps the bits")
+        if data.tensor.byteswap == 0 and View(data.shape, data.strides).is_identity():
+            return [OutputPlan(cls.outputs[0], data.shape, to, copy=0, kernel="copy")]
+        piece = Piece(data.shape, c_strides(data.shape), 0, 0, data.strides)  # re-laid out, same width
+        return [OutputPlan(cls.outputs[0], data.shape, to, pieces=[piece])]
+
+
+CENTER_CROP_PAD = OpSpec(
+    "CenterCropPad",
+    (CenterCropPad_18,),
+    (
+        Param("shape", "tensor", "The size of each of --axes after cropping or padding (int64 or int32).", "2,2"),
+        Param("axes", "ints", "The axes --shape applies to (default: all).", "1"),
+    ),
+    summary="Crop or pad around the centre (ONNX CenterCropPad).",
+    description="Crop or zero-pad each input around its centre to --shape along --axes, through the GPU "
+    "pieces kernel.",
+    example="onnxop center-crop-pad x.npy --shape 2,2 --axes 1",
+)
+
+COMPRESS = OpSpec(
+    "Compress",
+    (Compress_9, Compress_11, Compress_28),
+    (
+        Param("condition", "tensor", "Which slices (or flattened elements) to keep: a bool list or file.",
+              "1,0,1"),
+        Param("axis", "int", "The axis to select along (default: the flattened input).", "0"),
+    ),
+    summary="Keep the slices selected by a condition (ONNX Compress).",
+    description="Keep each input's slices along --axis (or elements of the flattened input) where "
+    "--condition is true, one strided GPU copy per run of kept slices.",
+    example="onnxop compress x.npy --condition 1,0,1 --axis 0",
+)
+
+ONE_HOT = OpSpec(
+    "OneHot",
+    (OneHot_9, OneHot_11, OneHot_28),
+    (
+        Param("depth", "tensor", "The length of the new axis.", "4"),
+        Param("values", "tensor", "[off_value, on_value], a file (its type is the output's) or a list "
+              "(float32).", "0,1"),
+        Param("axis", "int", "Where the new axis goes (default -1, the last).", "0"),
+    ),
+    summary="One-hot encode index tensors (ONNX OneHot).",
+    description="For each index file, a tensor with a new --axis of --depth: on_value where its index is "
+    "the element's index, off_value elsewhere, filled by the GPU pieces kernel.",
+    example="onnxop one-hot i.npy --depth 4 --values 0,1",
+)
+
+BITCAST = OpSpec(
+    "BitCast",
+    (BitCast_26,),
+    (Param("to", "int", "The type to read the bits as, a TensorProto number of the same width.", "6"),),
+    summary="Read bits as another type of one width (ONNX BitCast).",
+    description="Reinterpret each input's bits as --to (same width, same shape), through the GPU flat copy "
+    "kernel (or the pieces kernel for Fortran-order and big-endian inputs).",
+    example="onnxop bit-cast x.npy --to 6 -o bits.npy",
+)

@@ -1,0 +1,139 @@
+"""Split: the input cut along ``axis`` into consecutive parts.
+
+Split-1 takes the part sizes as an attribute or as a second input; Split-2
+only as the attribute; Split-11 allows negative axes; Split-13 moves
+``split`` to an (optional) int64 input and adds bfloat16; Split-18 adds
+``num_outputs``: that many parts of ceil(d / n), the last smaller. Without
+either, the node's output count says how many equal parts (the command line
+asks for --split or --num-outputs). Each output is one piece: its slice of
+the input, copied through the pieces kernel.
+"""
+
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+from ..errors import OpError
+from ..core.view import c_strides
+from .base import BASE_TYPES, Node
+from .family import Arg, OutputPlan, Piece, TensorOp
+from .spec import OpSpec, Param
+
+
+class Split_1(TensorOp):
+    op_type = "Split"
+    since_version = 1
+    inputs = ("input", "split")
+    outputs = ("outputs",)
+    variadic_output = True
+    attribute_names = ("axis", "split")
+    optional = ("axis", "split")
+    input_types = {"split": "T"}
+    negative_axes = False
+    types_added = ("float", "float16", "double")
+
+    @classmethod
+    def sizes(cls, node: Node, args: Sequence[Optional[Arg]], dim: int, axis: int) -> list[int]:
+        given = node.value("split")
+        if given is None and len(args) > 1 and args[1] is not None:
+            given = [int(v) for v in args[1].values().reshape(-1)]
+        if given is not None:
+            sizes = [int(v) for v in given]  # type: ignore[union-attr]
+            if any(s < 0 for s in sizes) or sum(sizes) != dim:
+                raise OpError(
+                    f"{cls.label()}: split {sizes} must be non-negative and sum to {dim}, the length of axis {axis}"
+                )
+            if not sizes:
+                raise OpError(f"{cls.label()}: split must not be empty")
+            return sizes
+        return cls.even(node, dim, axis)
+
+    @classmethod
+    def even(cls, node: Node, dim: int, axis: int) -> list[int]:
+        n = node.outputs
+        if not n:
+            raise OpError(f"{cls.label()}: give --split (the part sizes), or --num-outputs from opset 18")
+        if dim % n:
+            raise OpError(f"{cls.label()}: axis {axis} of length {dim} does not split into {n} equal parts; give --split")
+        return [dim // n] * n
+
+    @classmethod
+    def plan(cls, node: Node, args: Sequence[Optional[Arg]]) -> list[OutputPlan]:
+        data = args[0]
+        assert data is not None
+        r = len(data.shape)
+        if r == 0:
+            raise OpError(f"{cls.label()}: cannot split a scalar (rank 0)")
+        axis = cls.check_axis(int(node.value("axis", 0)), -r, r - 1, f"for an input of rank {r}")  # type: ignore[arg-type]
+        sizes = cls.sizes(node, args, data.shape[axis], axis)
+        plans, at = [], 0
+        for k, n in enumerate(sizes):
+            shape = list(data.shape)
+            shape[axis] = n
+            piece = Piece(tuple(shape), c_strides(shape), 0, 0, data.strides, at * data.strides[axis])
+            plans.append(OutputPlan(f"output_{k}", tuple(shape), data.dtype, pieces=[piece]))
+            at += n
+        return plans
+
+
+class Split_2(Split_1):
+    since_version = 2
+    inputs = ("input",)
+    types_added = tuple(t for t in BASE_TYPES if t not in Split_1.types_added)
+
+
+class Split_11(Split_2):
+    since_version = 11
+    negative_axes = True
+
+
+class Split_13(Split_11):
+    since_version = 13
+    inputs = ("input", "split")
+    attribute_names = ("axis",)
+    input_types = {"split": "Tsplit"}
+    constraints = {"Tsplit": ("int64",)}
+    types_added = ("bfloat16",)
+
+
+class Split_18(Split_13):
+    since_version = 18
+    attribute_names = ("axis", "num_outputs")
+    optional = ("axis", "split", "num_outputs")
+
+    @classmethod
+    def sizes(cls, node: Node, args: Sequence[Optional[Arg]], dim: int, axis: int) -> list[int]:
+        n = node.value("num_outputs")
+        has_split = len(args) > 1 and args[1] is not None
+        if n is not None and has_split:
+            raise OpError(f"{cls.label()}: give split or num_outputs, not both")
+        if n is None:
+            return super().sizes(node, args, dim, axis)
+        n = int(n)  # type: ignore[call-overload]
+        if n < 1:
+            raise OpError(f"{cls.label()}: num_outputs {n} must be at least 1")
+        chunk = -(-dim // n)
+        last = dim - chunk * (n - 1)
+        if last < 0 or (dim and n > dim):
+            raise OpError(
+                f"{cls.label()}: axis {axis} of length {dim} cannot be cut into {n} parts of ceil({dim}/{n}) = {chunk}"
+            )
+        return [chunk] * (n - 1) + [last]
+
+
+VERSIONS = (Split_1, Split_2, Split_11, Split_13, Split_18)
+
+SPEC = OpSpec(
+    "Split",
+    VERSIONS,
+    (
+        Param("axis", "int", "The axis to cut along (default 0); negative counts from the back (opset 11+).", "0"),
+        Param("split", "tensor", "Comma-separated part sizes, summing to the axis length (a list or an int64 "
+              "tensor file).", "2,3"),
+        Param("num_outputs", "int", "Cut into this many parts of ceil(d / n), the last smaller (opset 18+).", "3"),
+    ),
+    summary="Cut tensors into parts along an axis (ONNX Split).",
+    description="Cut each input along --axis into parts (--split sizes or --num-outputs), one strided GPU "
+    "copy per part. With several parts, -o is a folder (x_0.npy, x_1.npy, ...) or an .npz (members x_0, ...).",
+    example="onnxop split x.npy --axis 0 --split 2,3 -o parts/",
+)

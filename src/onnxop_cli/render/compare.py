@@ -1,0 +1,99 @@
+"""What ``onnxop compare`` prints: a line per pair and its first
+differences, or the --json document. Returns text and dicts; never prints.
+
+    a.npy vs b.npy: different: 2 of 12 elements (shape=(3, 4), dtype=float32, exact, max |a-b|=1.19209e-07)
+      [1, 2]: 1.304 (0x3fa6e979) vs 1.3040001 (0x3fa6e97a)
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..core.compare import Outcome, Pair
+    from ..core.tensor import DType
+
+
+def _value_text(v: Any, dtype: DType) -> str:
+    from .show import value_text
+
+    if isinstance(v, str):
+        return repr(v)
+    if isinstance(v, list):
+        return f"({value_text(v[0], dtype)}{'+' if v[1] >= 0 or v[1] != v[1] else '-'}{value_text(abs(v[1]), dtype)}j)"
+    return value_text(v, dtype)
+
+
+def render(outcome: Outcome) -> str:
+    """The text report: a line per pair, the first differences under each."""
+    lines = []
+    for p in outcome.pairs:
+        head = f"{p.a_label} vs {p.b_label}: "
+        what = f"shape={p.a.shape}, dtype={p.a.dtype}"
+        named = p.a.named and p.b.named and p.a.name != p.b.name  # (a file's stem is no name to report)
+        names = f", names {p.a.name!r} and {p.b.name!r}" if named else ""
+        if p.problem:
+            lines.append(head + f"different: {p.problem}{names}")
+            continue
+        how = p.mode if p.mode == "exact" else outcome.rule.describe()
+        if p.mode == "exact" and outcome.rule.mode != "exact":
+            how = f"exact ({p.a.dtype} is not a floating type)"
+        if p.same:
+            lines.append(head + f"same ({what}, {p.count} elements, {how}{names})")
+            continue
+        gap = f", max |a-b|={_float(p.max_abs)}" if p.max_abs is not None else ""
+        lines.append(head + f"different: {p.differing} of {p.count} elements ({what}, {how}{gap}{names})")
+        for d in p.first:
+            a = _value_text(d.a, p.a.dtype) + (f" ({d.a_bits})" if d.a_bits else "")
+            b = _value_text(d.b, p.a.dtype) + (f" ({d.b_bits})" if d.b_bits else "")
+            lines.append(f"  {list(d.index)}: {a} vs {b}")
+        if p.differing > len(p.first):
+            lines.append(f"  ... {p.differing - len(p.first)} more")
+    for label in outcome.only_a:
+        lines.append(f"{label}: only in the first (no tensor of that name in the second)")
+    for label in outcome.only_b:
+        lines.append(f"{label}: only in the second (no tensor of that name in the first)")
+    if outcome.left_out:
+        lines.append(f"left out (node-test inputs with no partner): {', '.join(outcome.left_out)}")
+    if len(outcome.pairs) > 1 or outcome.only_a or outcome.only_b:
+        bad = sum(not p.same for p in outcome.pairs)
+        lines.append(f"{len(outcome.pairs)} compared, {bad} different, "
+                     f"{len(outcome.only_a) + len(outcome.only_b)} without a partner")
+    return "\n".join(lines)
+
+
+def _float(x: float) -> str:
+    from .show import float_text
+
+    return float_text(x, 6)
+
+
+def document(outcome: Outcome, exit_code: int) -> dict:
+    """The --json document (report.base's keys, then the pairs)."""
+    from . import json as report
+
+    def entry(p: Pair) -> dict:
+        return {
+            "a": {"path": p.a_label, "name": p.a.name, "shape": list(p.a.shape), "dtype": p.a.dtype.name},
+            "b": {"path": p.b_label, "name": p.b.name, "shape": list(p.b.shape), "dtype": p.b.dtype.name},
+            "same": p.same,
+            "mode": p.mode,
+            "problem": p.problem or None,
+            "count": p.count,
+            "differing": p.differing,
+            "max_abs": p.max_abs,
+            "first": [
+                {"index": list(d.index), "a": d.a, "b": d.b} | ({"a_bits": d.a_bits, "b_bits": d.b_bits} if d.a_bits else {})
+                for d in p.first
+            ],
+        }
+
+    status = "ok" if exit_code == 0 else "failed"
+    return report.base("compare", status, exit_code) | {
+        "same": outcome.same,
+        "rule": {"mode": outcome.rule.mode, "rtol": outcome.rule.rtol, "atol": outcome.rule.atol, "ulp": outcome.rule.ulp},
+        "pairs": [entry(p) for p in outcome.pairs],
+        "only_a": outcome.only_a,
+        "only_b": outcome.only_b,
+        "left_out": outcome.left_out,
+    }
