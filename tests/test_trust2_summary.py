@@ -17,7 +17,7 @@ from onnxop_cli.core.summary import edge_view, summarised_result
 from onnxop_cli.core.tensor import Tensor
 from onnxop_cli.core.view import View
 from onnxop_cli.ops import make_node
-from onnxop_cli.render.node import EDGE_ITEMS, format_values
+from onnxop_cli.render.values import EDGE_ITEMS, format_values
 
 CASES = [
     # (op, attributes, input shape, numpy reference)

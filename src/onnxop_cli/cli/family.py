@@ -326,7 +326,7 @@ def run_model(model, model_path: Path, node_proto, opset: int, by_name: dict, ou
 
 
 def _option(spec: OpSpec, param: Param) -> inspect.Parameter:
-    from .ops import _choices
+    from .params import _choices
 
     names = [option_name(param.name)]
     kw = {"autocompletion": _choices(param.choices)} if param.choices else {}
@@ -338,7 +338,7 @@ def _option(spec: OpSpec, param: Param) -> inspect.Parameter:
 def add_command(spec: OpSpec) -> None:
     from . import options as cli
     from .app import command
-    from .ops import _choices, _common
+    from .params import _choices, _common
 
     def run_op(ctx: typer.Context, inputs, *, output, opset, full, member, parents, fmt, keep_going, any_type,
                **given):

@@ -94,7 +94,7 @@ def tensor_attribute(spec: OpSpec, param: Param, text: str):
 
 
 def attribute_value(spec: OpSpec, param: Param, text: str) -> object:
-    from .ops import parse
+    from .params import parse
 
     if param.kind == "float":
         try:

@@ -394,7 +394,7 @@ def _print_job(
     summarised (print mode, --json) is not made: only its shown elements go
     through the kernel (core/summary.py), and the result carries them as
     ``shown``."""
-    from ..render.values import EDGE_ITEMS
+    from .summary import EDGE_ITEMS
     from .sources import MAP_THRESHOLD, MemoryBytes, StreamBytes
     from .summary import summarised_result
 

@@ -25,6 +25,8 @@ from .sources import MemoryBytes, finish
 from .tensor import Tensor
 from .view import View
 
+EDGE_ITEMS = 3  # entries shown at each end of a summarised axis (render/values.py derives it from the ONNX pages)
+
 if TYPE_CHECKING:
     import numpy as np
 

@@ -14,25 +14,20 @@ A backend may be written ``ENGINE-BACKEND`` (``dawn-gl``): short for
 
 from __future__ import annotations
 
-import logging
 import os
-import sys
 import threading
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 from ..errors import GpuError, NoAdapterError, UsageError
 from . import engines
 from .engines.base import BACKENDS
+from .faults import (  # noqa: F401 - DEFAULT_TIMEOUT, ENV_TIMEOUT: part of this module's surface
+    DEFAULT_TIMEOUT, ENV_TIMEOUT, _first_line, _log_capture, _quiet_wgpu_logger, gpu_errors, gpu_timeout,
+)
 
 ENV_BACKEND = "ONNXOP_BACKEND"
-ENV_TIMEOUT = "ONNXOP_GPU_TIMEOUT"
-# Seconds one GPU step (a chunk's map) may take before the device is called
-# hung. A chunk takes milliseconds; a Fortran re-layout of a whole binding a
-# few seconds on a CPU adapter: this only ends waits that would never end.
-DEFAULT_TIMEOUT = 120.0
 POLL_INTERVAL = 0.05  # seconds between looks at the device while waiting
 
 BACKEND_CHOICES = ("auto", *BACKENDS)
@@ -214,80 +209,6 @@ def _all_adapters() -> list[AdapterInfo]:
         return [AdapterInfo.of(a) for a in engines.load("wgpu").every_adapter()]
     except Exception:  # noqa: BLE001 - a better message, never a new failure
         return []
-
-
-# --------------------------------------------------------------------- errors
-
-
-class _WgpuLogCapture(logging.Handler):
-    """Keeps wgpu-native's log lines (device lost, uncaptured errors) so they
-    can be reported as one clear message instead of being printed."""
-
-    def __init__(self) -> None:
-        super().__init__(level=logging.ERROR)
-        self.messages: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.messages.append(record.getMessage())
-
-
-_log_capture = _WgpuLogCapture()
-
-
-def _quiet_wgpu_logger() -> None:
-    log = logging.getLogger("wgpu")
-    if _log_capture not in log.handlers:
-        log.addHandler(_log_capture)
-        log.propagate = False
-        if os.environ.get("ONNXOP_DEBUG"):
-            log.addHandler(logging.StreamHandler())
-
-
-def gpu_timeout() -> float:
-    """The seconds a GPU step may take ($ONNXOP_GPU_TIMEOUT, else DEFAULT_TIMEOUT)."""
-    value = os.environ.get(ENV_TIMEOUT, "").strip()
-    if not value:
-        return DEFAULT_TIMEOUT
-    try:
-        seconds = float(value)
-    except ValueError:
-        seconds = -1.0
-    if not seconds > 0:
-        raise UsageError(f"${ENV_TIMEOUT} must be a positive number of seconds, got {value!r}")
-    return seconds
-
-
-def _first_line(text: str) -> str:
-    lines = [ln.strip() for ln in str(text).splitlines() if ln.strip()]
-    detail = [ln for ln in lines if not ln.lower().startswith(("validation error", "caused by"))]
-    return (detail or lines or [type(text).__name__])[0][:300]
-
-
-@contextmanager
-def gpu_errors(what: str, adapter: str = "") -> Iterator[None]:
-    """Turn any WebGPU failure inside the block into one GpuError line."""
-    where = f" on {adapter}" if adapter else ""
-    before = len(_log_capture.messages)
-    try:
-        yield
-    except (*_engine_errors(), RuntimeError, ValueError, MemoryError) as e:
-        if isinstance(e, (GpuError, UsageError)):
-            raise
-        oom = isinstance(e, MemoryError) or "OutOfMemory" in type(e).__name__
-        kind = "out of GPU memory" if oom else "failed"
-        raise GpuError(f"WebGPU {what} {kind}{where}: {_first_line(str(e))}") from e
-    new = _log_capture.messages[before:]
-    lost = [m for m in new if "lost" in m.lower()]
-    if lost:
-        raise GpuError(f"WebGPU device lost while {what}{where}: {_first_line(lost[-1])}")
-
-
-def _engine_errors() -> tuple[type[BaseException], ...]:
-    """The error types of the engines loaded in this process."""
-    loaded = [m for m in ("wgpu_native", "dawn.engine") if f"{engines.__name__}.{m}" in sys.modules]
-    if "wgpu_native" in loaded and "wgpu" not in sys.modules:
-        loaded.remove("wgpu_native")
-    return tuple(t for m in loaded for t in sys.modules[f"{engines.__name__}.{m}"].error_types())
 
 
 # --------------------------------------------------------------------- device

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from ..core.tensor import DType
 
 SUMMARY_THRESHOLD = 100
-EDGE_ITEMS = 3
+from ..core.summary import EDGE_ITEMS  # noqa: E402 - the rule the core applies too: it makes only the shown elements
 LINE_WIDTH = 75
 PRECISION = 8  # numpy's default digits, spelled out so global print options cannot leak in
 NOT_NUMERIC = {"bool", "complex64", "complex128", "object"}

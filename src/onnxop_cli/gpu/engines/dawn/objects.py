@@ -19,8 +19,9 @@ class _Handle:
         self.handle = handle
 
     def __del__(self) -> None:
-        if _d._alive and self.handle:
-            getattr(_d.w, self._release)(self.handle)
+        runtime = _d  # None once the interpreter has torn the module down: Dawn is gone too
+        if runtime is not None and runtime._alive and self.handle:
+            getattr(runtime.w, self._release)(self.handle)
             self.handle = None
 
 
