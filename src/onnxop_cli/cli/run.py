@@ -121,12 +121,12 @@ def run_model(
 def _family_node(m):
     """The node of a one-node model whose operator takes several tensor
     inputs or outputs (ops/family.py), else None."""
-    from ..ops import SPECS
-    from .ops import _is_family
+    from ..ops import OPERATORS
+    from ..ops.family_model import is_family
 
     nodes = list(m.graph.node)
-    if len(nodes) == 1 and nodes[0].domain in ("", "ai.onnx") and nodes[0].op_type in SPECS:
-        return nodes[0] if _is_family(SPECS[nodes[0].op_type]) else None
+    if len(nodes) == 1 and nodes[0].domain in ("", "ai.onnx") and nodes[0].op_type in OPERATORS:
+        return nodes[0] if is_family(OPERATORS[nodes[0].op_type][0]) else None
     return None
 
 

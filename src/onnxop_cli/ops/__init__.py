@@ -15,7 +15,7 @@ from . import unsqueeze
 from . import concat, fills, pad, selection, shape, split, trilu, where
 from . import gather, gather_elements, gather_nd, reverse_sequence, scatter, scatter_elements, scatter_nd
 from . import tensor_scatter
-from .base import Node, OpVersion
+from .base import check_type, Node, OpVersion
 from .spec import OpSpec, Param
 from ..core.view import View, c_strides, f_strides
 
@@ -38,6 +38,9 @@ SPECS: dict[str, OpSpec] = {
     )
 }
 OPERATORS: dict[str, tuple[type[OpVersion], ...]] = {name: spec.versions for name, spec in SPECS.items()}
+for _versions in OPERATORS.values():
+    for _version in _versions:
+        _version.family_versions = _versions  # check_type (ops/base.py) names the version that added a type
 
 
 def op_version(op_type: str, opset: int = LATEST_OPSET) -> type[OpVersion]:
@@ -96,25 +99,6 @@ def flatten_node(axis: int | None = None, opset: int = LATEST_OPSET) -> Node:
 
 def unsqueeze_node(axes, opset: int = LATEST_OPSET) -> Node:
     return make_node("Unsqueeze", opset, axes=[int(a) for a in axes])
-
-
-def check_type(node: Node, dtype: DType) -> None:
-    """Refuse a tensor type the node's operator version does not allow, naming
-    the version (and opset) that introduced it."""
-    op = node.op
-    if dtype.onnx_name in op.allowed_types():
-        return
-    name = "string" if dtype.is_string else dtype.name  # numpy calls it "object"
-    opset = node.opset if node.opset is not None else op.since_version
-    where = f"opset {opset} ({op.op_type}-{op.since_version})"
-    later = [v for v in OPERATORS[op.op_type] if dtype.onnx_name in v.allowed_types()]
-    if not later:
-        raise OpError(f"{op.op_type}: no opset allows {name}")
-    first = later[0].since_version
-    raise OpError(
-        f"{op.op_type}: {where} does not allow {name}; "
-        f"{name} was added in {op.op_type}-{first} (opset {first})"
-    )
 
 
 __all__ = [

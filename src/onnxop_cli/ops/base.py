@@ -68,6 +68,7 @@ class OpVersion:
     attribute_names: ClassVar[tuple[str, ...]] = ()  # the attributes this version has
     optional: ClassVar[tuple[str, ...]] = ()  # attributes and inputs that may be left out
     negative_axes: ClassVar[bool] = True
+    family_versions: ClassVar[tuple[type["OpVersion"], ...]] = ()  # every version of the operator (ops/__init__ sets it)
     type_table: ClassVar[dict[int, tuple[str, ...]]] = {}  # the operator's: opset -> ONNX type names it added (versions())
 
     @classmethod
@@ -149,6 +150,25 @@ def versions(types: dict[int, tuple[str, ...]], *rules: type[OpVersion]) -> tupl
         rule.type_table = types
         found.append(rule)
     return tuple(found)
+
+
+def check_type(node: Node, dtype: "DType") -> None:
+    """Refuse a tensor type the node's operator version does not allow, naming
+    the version (and opset) that introduced it."""
+    op = node.op
+    if dtype.onnx_name in op.allowed_types():
+        return
+    name = "string" if dtype.is_string else dtype.name  # numpy calls it "object"
+    opset = node.opset if node.opset is not None else op.since_version
+    where = f"opset {opset} ({op.op_type}-{op.since_version})"
+    later = [v for v in op.family_versions if dtype.onnx_name in v.allowed_types()]
+    if not later:
+        raise OpError(f"{op.op_type}: no opset allows {name}")
+    first = later[0].since_version
+    raise OpError(
+        f"{op.op_type}: {where} does not allow {name}; "
+        f"{name} was added in {op.op_type}-{first} (opset {first})"
+    )
 
 
 def size_of(shape) -> int:

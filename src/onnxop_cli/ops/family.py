@@ -143,7 +143,7 @@ class TensorOp(OpVersion):
             if arg.dtype.onnx_name not in allowed:
                 opset = node.opset if node.opset is not None else cls.since_version
                 if constraint == "T":
-                    from . import check_type
+                    from .base import check_type
 
                     try:
                         check_type(node, arg.dtype)

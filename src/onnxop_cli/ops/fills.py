@@ -52,7 +52,7 @@ class ConstantOfShape_9(TensorOp):
             raise OpError(f"{cls.label()}: value must hold one element, got shape {value.shape}")
         dtype = dtype_of_numpy(value.dtype)
         if dtype.onnx_name not in cls.allowed_types():
-            from . import check_type
+            from .base import check_type
 
             check_type(node, dtype)
         if dtype.is_packed:
