@@ -36,8 +36,16 @@ def opsets_of(op_type: str) -> list[int]:
 
 def schema_types(op_type: str, opset: int) -> set[str]:
     """The tensor types of the data input (T, or Identity's V from 14, whose
-    sequence and optional types onnxop does not read)."""
-    data = schema(op_type, opset).inputs[0].type_str
+    sequence and optional types onnxop does not read). For an operator of
+    several tensor inputs (ops/family.py) the input its "T" list types, or
+    its output where no input has it (ConstantOfShape's T2)."""
+    found, op = schema(op_type, opset), op_version(op_type, opset)
+    kinds = getattr(op, "input_types", None)
+    if kinds is None:
+        data = found.inputs[0].type_str
+    else:
+        typed = [i for i, name in enumerate(op.inputs) if kinds.get(name, "T") == "T"]
+        data = found.inputs[typed[0]].type_str if typed else found.outputs[0].type_str
     (constraint,) = [c for c in schema(op_type, opset).type_constraints if c.type_param_str == data]
     return {t[len("tensor("):-1] for t in constraint.allowed_type_strs if t.startswith("tensor(")}
 

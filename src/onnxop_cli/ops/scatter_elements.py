@@ -26,7 +26,7 @@ class ScatterElements_11(TensorOp):
     inputs = ("data", "indices", "updates")
     outputs = ("output",)
     attribute_names = ("axis",)
-    optional = ("axis", "reduction")
+    optional = ("axis",)
     input_types = {"indices": "Tind"}
     constraints = {"Tind": ("int32", "int64")}
     types_added = BASE_TYPES
@@ -62,6 +62,7 @@ class ScatterElements_13(ScatterElements_11):
 class ScatterElements_16(ScatterElements_13):
     since_version = 16
     attribute_names = ("axis", "reduction")
+    optional = ("axis", "reduction")
     reductions = ("none", "add", "mul")
 
 

@@ -26,7 +26,7 @@ class ScatterND_11(TensorOp):
     since_version = 11
     inputs = ("data", "indices", "updates")
     outputs = ("output",)
-    optional = ("reduction",)
+    optional = ()
     input_types = {"indices": "I"}
     constraints = {"I": ("int64",)}
     types_added = BASE_TYPES
@@ -58,6 +58,7 @@ class ScatterND_13(ScatterND_11):
 class ScatterND_16(ScatterND_13):
     since_version = 16
     attribute_names = ("reduction",)
+    optional = ("reduction",)
     reductions = ("none", "add", "mul")
 
 
