@@ -123,7 +123,7 @@ def show(
                 histograms.append(histogram(values, tensor.dtype))
         documents.append((path, [(t, s) for t, _, s in entries], histograms))
         if brief:
-            from ..render import tables
+            from . import tables
 
             cols = tables.columns(shown.BRIEF_HEADERS, names=("name",), right=("min", "max", "mean"))
             text = tables.render(cols, shown.brief_rows(entries))
