@@ -175,18 +175,18 @@ def attr(name, value, **kw):
 
 
 @pytest.mark.parametrize("model,message", [
-    (bad_attribute(attrs=[attr("axis", 1.5)]), "node 0 'f' (Flatten-21): attribute 'axis' must be INT, got FLOAT"),
-    (bad_attribute(attrs=[attr("axis", "1")]), "attribute 'axis' must be INT, got STRING"),
-    (bad_attribute(attrs=[attr("axis", [1])]), "attribute 'axis' must be INT, got INTS"),
+    (bad_attribute(attrs=[attr("axis", 1.5)]), "node 0 'f' (Flatten-21): attribute 'axis' must be INT (an integer), the model gives FLOAT"),
+    (bad_attribute(attrs=[attr("axis", "1")]), "attribute 'axis' must be INT (an integer), the model gives STRING"),
+    (bad_attribute(attrs=[attr("axis", [1])]), "attribute 'axis' must be INT (an integer), the model gives INTS"),
     (bad_attribute(attrs=[attr("axis", numpy_helper.from_array(np.array(1, np.int64)))]),
-     "attribute 'axis' must be INT, got TENSOR"),
+     "attribute 'axis' must be INT (an integer), the model gives TENSOR"),
     (make([helper.make_node("Unsqueeze", ["x"], ["y"], axes=[0.5])], [("x", TP.FLOAT, [2])], [("y", TP.FLOAT)],
-          opset=11), "node 0 (Unsqueeze-11): attribute 'axes' must be INTS, got FLOATS"),
+          opset=11), "node 0 (Unsqueeze-11): attribute 'axes' must be INTS (a list of integers), the model gives FLOATS"),
     (make([helper.make_node("DepthToSpace", ["x"], ["y"], blocksize=2, mode=b"\xff\xfe")], [("x", TP.FLOAT, [2])],
           [("y", TP.FLOAT)], opset=13), "node 0 (DepthToSpace-13): attribute 'mode' is not valid UTF-8"),
     (bad_attribute(attrs=[attr("axis", 1), attr("axis", 0)]), "node 0 'f' (Flatten-21): attribute 'axis' is given twice"),
     (bad_attribute(attrs=[onnx.AttributeProto(name="axis", ref_attr_name="a", type=onnx.AttributeProto.INT)]),
-     "attribute 'axis' refers to 'a', a function's attribute, outside a function"),
+     "attribute 'axis' refers to a function's attribute ('a'), which only a function body may do"),
     (make([helper.make_node("Reshape", ["x"], ["y"])], [("x", TP.FLOAT, [2])], [("y", TP.FLOAT)]),
      "node 0 (Reshape-21) is missing its required input 'shape'"),
     (make([helper.make_node("Identity", ["x"], ["i"]), helper.make_node("Reshape", ["i", "s"], ["y"])],
@@ -331,7 +331,7 @@ def test_conformance_counts_per_operator_and_survives_a_bad_case(backend, cwd, c
     assert "Flatten: 0 passed, 1 failed, 0 skipped" in out and out.rstrip().endswith("2 passed, 1 failed, 0 skipped")
     code, out, _ = cli(capsys, "conformance", "cases", "-q", "-b", backend)
     assert out.splitlines() == ["test_flatten_bad: Flatten: failed: node 0 'f' (Flatten-21): attribute 'axis' must "
-                                "be INT, got FLOAT", "2 passed, 1 failed, 0 skipped"]
+                                "be INT (an integer), the model gives FLOAT", "2 passed, 1 failed, 0 skipped"]
     code, out, _ = cli(capsys, "conformance", "cases", "--op", "identity", "-b", backend)
     assert code == 0 and out.rstrip().endswith("1 passed, 0 failed, 0 skipped")
     code, out, _ = cli(capsys, "conformance", "cases", "--op", "Tile", "-b", backend)

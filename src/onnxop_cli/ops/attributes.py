@@ -37,13 +37,15 @@ def node_label(node_proto: Any) -> str:
     return f"{node_proto.op_type} node {name}"
 
 
-def node_attributes(node_proto: Any, opset: int) -> dict[str, Any]:
+def node_attributes(node_proto: Any, opset: int, where: str | None = None) -> dict[str, Any]:
     """name -> Python value (int, float, str, list of them) of each attribute
     of ``node_proto``, each checked against the ONNX schema at ``opset``.
-    Raises InputError naming the node and the attribute."""
+    Raises InputError naming the node (``where``; default node_label) and the
+    attribute. The one attribute checker: one-node models, graphs and
+    conformance all read attributes through it."""
     from onnx import AttributeProto
 
-    where = node_label(node_proto)
+    where = where or node_label(node_proto)
     expected = _schema_types(node_proto.op_type, opset, node_proto.domain)
     values: dict[str, Any] = {}
     for a in node_proto.attribute:

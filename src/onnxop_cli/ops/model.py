@@ -81,18 +81,9 @@ def build_node(node_proto, opset: int, constant: Callable[[str], Tensor], label:
     gives the tensor of a constant input (initializer or file). ``label``
     names the node in refusals (default: its operator version)."""
     from . import make_node, op_version
-    from .attributes import node_attributes
-
     op = op_version(node_proto.op_type, opset)
     label = label or f"{op.op_type}-{op.since_version}"
-    values: dict[str, object] = {}
-    # each checked against the schema: a FLOAT where an INT belongs is refused, never truncated
-    for name, value in node_attributes(node_proto, opset).items():
-        if name not in op.attribute_names:
-            raise OpError(f"{label} has no attribute {name!r}")
-        if name == "consumed_inputs":  # legacy (Reshape-1), no effect
-            continue
-        values[name] = value
+    values = read_attributes(node_proto, op, label)  # a FLOAT where an INT belongs is refused, never truncated
     if len(node_proto.input) > len(op.inputs):
         raise OpError(f"{label} takes at most {len(op.inputs)} inputs, the node has {len(node_proto.input)}")
     for schema_name, name in zip(op.inputs[1:], node_proto.input[1:]):
@@ -103,46 +94,16 @@ def build_node(node_proto, opset: int, constant: Callable[[str], Tensor], label:
 
 def read_attributes(node_proto, op, label: str) -> dict[str, object]:
     """The node's attributes as Python values, each checked against the type
-    ONNX's schema gives it (an INT is an int, never a float cut short, a
-    string, or a tensor), each given once, none a function's reference;
-    ``label`` (the operator, or the node in a graph) starts every refusal."""
-    from onnx import AttributeProto, defs, helper
+    ONNX's schema gives it (ops/attributes.py); ``label`` (the operator, or
+    the node in a graph) starts every refusal; an attribute the version does
+    not have is refused, a legacy ``consumed_inputs`` dropped."""
+    from .attributes import node_attributes
 
-    try:
-        schema = defs.get_schema(op.op_type, op.since_version, "")
-        expected = {name: int(a.type) for name, a in schema.attributes.items()}
-    except Exception:  # noqa: BLE001 - an onnx without the schema: check names only
-        expected = {}
-    values: dict[str, object] = {}
-    seen: set[str] = set()
-    for a in node_proto.attribute:
-        name = a.name
-        if name in seen:
-            raise OpError(f"{label}: attribute {name!r} is given twice")
-        seen.add(name)
+    values = node_attributes(node_proto, op.since_version, label)
+    for name in values:
         if name not in op.attribute_names:
             raise OpError(f"{label} has no attribute {name!r}")
-        if a.ref_attr_name:
-            raise OpError(
-                f"{label}: attribute {name!r} refers to {a.ref_attr_name!r}, a function's attribute, "
-                "outside a function"
-            )
-        want = expected.get(name)
-        if want is not None and a.type != want:
-            got = AttributeProto.AttributeType.Name(a.type) if a.type in AttributeProto.AttributeType.values() \
-                else str(a.type)
-            raise OpError(
-                f"{label}: attribute {name!r} must be {AttributeProto.AttributeType.Name(want)}, got {got}"
-            )
-        if name == "consumed_inputs":  # legacy (Reshape-1), no effect
-            continue
-        value = helper.get_attribute_value(a)
-        if isinstance(value, bytes):
-            try:
-                value = value.decode("utf-8")
-            except UnicodeDecodeError:
-                raise OpError(f"{label}: attribute {name!r} is not valid UTF-8 ({value[:20]!r})") from None
-        values[name] = value
+    values.pop("consumed_inputs", None)  # legacy (Reshape-1), no effect
     return values
 
 
@@ -228,7 +189,11 @@ def load_graph(model, folder: Path) -> Graph:
     nodes: list[GraphNode] = []
     for i, proto in enumerate(g.node):
         label = node_label(i, proto)
-        if any(a.type in (AttributeProto.GRAPH, AttributeProto.GRAPHS) for a in proto.attribute):
+        # control flow: an operator onnxop does not run whose attributes hold graphs (a graph in
+        # an attribute of an operator onnxop runs is a hostile attribute: ops/attributes.py says so)
+        if proto.op_type not in supported() and any(
+            a.type in (AttributeProto.GRAPH, AttributeProto.GRAPHS) for a in proto.attribute
+        ):
             raise Unsupported(f"{label} holds a subgraph; onnxop runs no control flow (If, Loop, Scan)")
         if (proto.domain, proto.op_type) in functions:
             raise Unsupported(f"{label} calls the model's function {repr(proto.domain + '.' + proto.op_type)}; "
