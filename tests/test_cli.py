@@ -148,7 +148,7 @@ def test_many_inputs_into_a_folder(backend, cwd, rng, capsys):
         (["flatten", "a.npy", "--opset", "99"], "opset 99 is out of range [1, 28]"),
         (["unsqueeze", "a.npy"], "Missing option '--axes'. (see 'onnxop unsqueeze --help')"),
         (["flatten", "a.npy", "--bogus"], "No such option: --bogus (see 'onnxop flatten --help')"),
-        (["frobnicate"], "No such command 'frobnicate'. (see 'onnxop --help')"),
+        (["frobnicate"], "No such command 'frobnicate'. Did you mean 'concat'? (see 'onnxop --help')"),
     ],
 )
 def test_usage_errors_are_one_line_exit_2(a, capsys, argv, message):

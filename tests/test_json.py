@@ -450,7 +450,7 @@ def test_every_command_has_a_schema():
          2, "a.npy: Flatten: axis 5 is out of range [-4, 4] for an input of rank 4"),
         (["--json", "show", "missing.npy"], "show", 2, "missing.npy: no such file"),
         (["unsqueeze", "a.npy", "--json"], "unsqueeze", 2, "Missing option '--axes'. (see 'onnxop unsqueeze --help')"),
-        (["--json", "frobnicate"], None, 2, "No such command 'frobnicate'. (see 'onnxop --help')"),
+        (["--json", "frobnicate"], None, 2, "No such command 'frobnicate'. Did you mean 'concat'? (see 'onnxop --help')"),
         (["info", "--json", "--backend", "cuda"], "info",
          2, "unknown backend 'cuda'; choose one of auto, vulkan, metal, d3d12, gl"),
     ],

@@ -23,7 +23,7 @@ LOADED = "{m.split('.')[0] for m in sys.modules if not (m == 'pycparser' and typ
 def run_and_list(tmp_path: Path, argv: list[str]) -> dict:
     code = (
         "import json, sys\n"
-        "from onnxop_cli.cli import app as cli\n"
+        "from onnxop_cli.cli import main as cli\n"
         f"status = cli.run({argv!r})\n"
         f"print(json.dumps({{'status': status, 'modules': sorted({LOADED} & set({WATCHED!r}))}}))"
     )

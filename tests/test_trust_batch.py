@@ -404,7 +404,7 @@ def test_a_reader_gone_before_the_first_byte(backend, tree, argv, code, message)
         ("onnxop show a.npy", 1, "stdout: No space left on device"),
         ("onnxop flatten a.npy --axis 9 --json", 2, "a.npy: Flatten: axis 9 is out of range [-3, 3] for an input of rank 3"),
         ("onnxop flatten a.npy -o -", 1, "stdout: No space left on device"),
-        ("onnxop --json frobnicate", 2, "No such command 'frobnicate'. (see 'onnxop --help')"),
+        ("onnxop --json frobnicate", 2, "No such command 'frobnicate'. Did you mean 'concat'? (see 'onnxop --help')"),
     ],
 )
 def test_a_full_stdout_is_one_line(backend, tree, cmd, code, message):

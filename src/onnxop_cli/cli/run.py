@@ -77,8 +77,8 @@ def run_model(
     from ..ops import model as onnx_model
 
     started = time.perf_counter()
-    output = None if output_text is None else Path(output_text)
     to_folder = output_text is not None and output_text.endswith("/")
+    output = None if output_text is None else Path(output_text) if to_folder else cli._output_argument(output_text)
     out = cli._out(ctx)
     gpu_backend = cli._backend(ctx)
     m = onnx_model.load(model_path)

@@ -56,13 +56,12 @@ def conformance(
         typer.Option("--op", help="Only the cases of this operator (Constant: its own, graph: several "
                      "nodes). Example: --op Reshape", show_default=False, metavar="NAME"),
     ] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the failed cases and the total. "
-                                        "Example: -q")] = False,
 ) -> int:
     from ..docs import conformance as conf
     from ..render import json as report
 
-    out = _out(ctx, quiet=quiet)
+    out = _out(ctx)
+    quiet = out.quiet  # the global -q: here, only the failed cases and the total
     results = conf.run_all(dirs or [], _backend(ctx), op)
     failed = any(r.status == "failed" for r in results)
     ran = any(r.status != "skipped" for r in results)
