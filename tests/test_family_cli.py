@@ -66,6 +66,16 @@ def test_split_to_a_folder_an_npz_and_the_terminal(capsys, files):
     assert "x_0: shape=(1, 2), dtype=int16" in out and "x_1: shape=(4, 2), dtype=int16" in out
 
 
+def test_split_into_a_new_folder_named_with_a_slash(capsys, files):
+    """`-o parts/` (the help's example) makes the folder; a trailing / on a file is still refused, as cp does."""
+    code, out, err = cli(capsys, "split", "x.npy", "--split", "2,3", "-o", "parts/")
+    assert code == 0, err
+    assert np.load("parts/x_1.npy").tobytes() == files["x"][2:].tobytes()
+    code, out, err = cli(capsys, "split", "x.npy", "--split", "2,3", "-o", "a.npy/")
+    assert code == 2 and "a.npy/: Not a directory" in error_of(err)
+    assert np.load("a.npy").tobytes() == files["a"].tobytes()
+
+
 def test_split_with_a_tensor_file_and_a_member(capsys, files):
     np.save("s.npy", np.array([4, 1], np.int64))
     code, out, err = cli(capsys, "split", "x.npy", "--split", "s.npy", "-o", "parts")

@@ -368,7 +368,7 @@ def add_command(spec: OpSpec) -> None:
         inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context),
         inspect.Parameter("inputs", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=cli.InputsArg),
         *(_option(spec, p) for p in spec.params),
-        *_common(),
+        *(p.replace(annotation=cli.PartsOutputOpt) if p.name == "output" else p for p in _common()),
     ]
     run_op.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     run_op.__annotations__ = {p.name: p.annotation for p in params}

@@ -61,10 +61,24 @@ OutputOpt = Annotated[
 ]
 
 
-def _output_argument(raw: str) -> Path:
+def _output_argument(raw: str, folder_ok: bool = False) -> Path:
     from ..io.atomic import output_argument
 
-    return output_argument(raw)
+    return output_argument(raw, folder_ok)
+
+
+PartsOutputOpt = Annotated[  # operators of several tensors, whose -o may be a new folder of parts
+    Optional[Path],
+    typer.Option(
+        "--output",
+        "-o",
+        help="Write the result here (.npy, .npz or .pb); for several outputs a folder (parts/, made if "
+        "need be: parts/x_0.npy, ...) or an .npz; - writes a .npy stream to stdout. Without it the node "
+        "is printed. Example: -o parts/",
+        parser=lambda raw: _output_argument(raw, folder_ok=True),
+        metavar="PATH",
+    ),
+]
 
 
 def _input_argument(raw: str) -> Path:

@@ -61,12 +61,14 @@ def real_target(path: Path) -> Path:
     return Path(os.path.realpath(path))
 
 
-def output_argument(raw: str) -> Path:
+def output_argument(raw: str, folder_ok: bool = False) -> Path:
     """``-o``'s text as a Path, refusing what ``Path()`` would silently turn
     into another path: the empty string (``Path("")`` is ``.``, so an unset
     ``-o "$OUT"`` would write into the current folder, over the input), and a
     trailing ``/`` on what is not an existing folder (``Path("new.npy/")`` is
-    ``new.npy``; cp says "Not a directory")."""
+    ``new.npy``; cp says "Not a directory"). ``folder_ok``: the command's
+    output may be a new folder (Split's parts), so ``parts/`` that does not
+    exist yet is that folder; a trailing ``/`` on an existing file is still refused."""
     if raw == "":
         raise UsageError("-o: the output path is empty (an unset variable?); give a file or folder name")
     if "\0" in raw:
@@ -78,6 +80,8 @@ def output_argument(raw: str) -> Path:
             if e.errno == errno.ELOOP:
                 raise UsageError(f"{raw}: the output path leads into a symlink loop") from None
             is_dir = False
+        if folder_ok and not is_dir and not os.path.lexists(raw.rstrip(os.sep).removesuffix(os.sep + ".") or os.sep):
+            return Path(raw)  # a folder still to be made
         if not is_dir:
             raise UsageError(f"{raw}: Not a directory (a trailing / names a folder, and there is none); "
                              f"drop the / to write a file")
