@@ -247,5 +247,5 @@ def test_tensor_above_128_mib(gpu):
     chunks = copy_through_kernel(gpu, MemoryBytes(data), sink, chunk_bytes=limit)
     assert pos == nbytes and chunks >= 2
     assert np.array_equal(out, data)
-    for stream in gpu.cache.values():
+    for stream in (v for v in gpu.cache.values() if hasattr(v, "slots")):  # (the gather keeps a record there too)
         assert all(s is None or s.size <= KEEP_BYTES for s in stream.slots)
