@@ -113,9 +113,10 @@ def _selected(cases: list[tuple[Path, str]], backend: str | None, op: str | None
 
 
 def run_case(folder: Path, name: str, backend: str | None = None) -> CaseResult:
-    """One node test: every data set through graph.py, each output compared
-    bit for bit. Whatever goes wrong fails this case only, with its reason."""
-    from ..core import graph
+    """One node test: every data set through graph.py (or, for one node of an
+    operator with several tensor inputs or outputs, core/family.py), each
+    output compared bit for bit. Whatever goes wrong fails this case only,
+    with its reason."""
     from ..ops.model import Unsupported, load_graph
 
     operator, opset, sets, current = None, None, None, ""
@@ -124,11 +125,22 @@ def run_case(folder: Path, name: str, backend: str | None = None) -> CaseResult:
         operator = _operator(model)
         family = _family_node(model)
         if family is not None:
-            return _family_case(folder, name, model, *family, backend)
-        g = load_graph(model, folder)
-        opset = g.opset
-        if len(g.nodes) == 1 and g.nodes[0].op is not None:
-            operator = f"{g.nodes[0].op.op_type}-{g.nodes[0].op.since_version}"
+            node_proto, opset, op = family
+            operator = f"{op.op_type}-{op.since_version}"
+            kinds = {v.type.WhichOneof("value") for v in (*model.graph.input, *model.graph.output)}
+            if kinds - {"tensor_type"}:
+                raise Skip(f"{', '.join(sorted(kinds - {'tensor_type'}))} values; onnxop runs tensors")
+
+            def run_one(data_set: Path) -> None:
+                _run_family_data_set(model, node_proto, opset, data_set, backend)
+        else:
+            g = load_graph(model, folder)
+            opset = g.opset
+            if len(g.nodes) == 1 and g.nodes[0].op is not None:
+                operator = f"{g.nodes[0].op.op_type}-{g.nodes[0].op.since_version}"
+
+            def run_one(data_set: Path) -> None:
+                _run_data_set(g, data_set, backend)
         data_sets = sorted(
             (p for p in folder.iterdir() if p.is_dir() and p.name.startswith("test_data_set_")),
             key=lambda p: _index(p.name),
@@ -138,7 +150,7 @@ def run_case(folder: Path, name: str, backend: str | None = None) -> CaseResult:
         sets = len(data_sets)
         for data_set in data_sets:
             current = data_set.name
-            _run_data_set(g, data_set, backend)
+            run_one(data_set)
         current = ""
         return CaseResult(name, operator, opset, sets, "passed")
     except Unsupported as e:
@@ -166,34 +178,6 @@ def _family_node(model):
         return None
     node_proto, opset = the_node(model)
     return node_proto, opset, op_version(node_proto.op_type, opset)
-
-
-def _family_case(folder: Path, name: str, model, node_proto, opset: int, op, backend) -> CaseResult:
-    operator, sets, current = f"{op.op_type}-{op.since_version}", None, ""
-    try:
-        kinds = {v.type.WhichOneof("value") for v in (*model.graph.input, *model.graph.output)}
-        if kinds - {"tensor_type"}:
-            raise Skip(f"{', '.join(sorted(kinds - {'tensor_type'}))} values; onnxop runs tensors")
-        data_sets = sorted(
-            (p for p in folder.iterdir() if p.is_dir() and p.name.startswith("test_data_set_")),
-            key=lambda p: _index(p.name),
-        )
-        if not data_sets:
-            raise Fail("no test_data_set_* folders")
-        sets = len(data_sets)
-        for data_set in data_sets:
-            current = data_set.name
-            _run_family_data_set(model, node_proto, opset, data_set, backend)
-        return CaseResult(name, operator, opset, sets, "passed")
-    except Skip as e:
-        return CaseResult(name, operator, opset, None, "skipped", str(e))
-    except (Fail, OnnxopError) as e:
-        where = f"{current}: " if current else ""
-        return CaseResult(name, operator, opset, sets, "failed", f"{where}{e}")
-    except Exception as e:  # noqa: BLE001 - one unreadable case must not end the run
-        where = f"{current}: " if current else ""
-        text = " ".join(str(e).split())[:200]
-        return CaseResult(name, operator, opset, sets, "failed", f"{where}internal error: {type(e).__name__}: {text}")
 
 
 def _operator(model) -> str | None:
