@@ -378,7 +378,8 @@ OP_EXAMPLES = {"Flatten": 9, "Unsqueeze": 7, "Identity": 1, "Reshape": 10, "Sque
 def test_every_operators_official_examples_check(backend, capsys, op, count):
     code, out, err = cli(capsys, "doc-examples", "--op", op, "--check", "-b", backend)
     assert code == ExitCode.SUCCESS, out + err
-    assert out.splitlines()[-1] == f"{count} passed, 0 failed"
+    skipped = ", 2 skipped" if op == "Identity" else ""  # its sequence and optional cases: onnxop runs tensors
+    assert out.splitlines()[-1] == f"{count} passed, 0 failed{skipped}"
 
 
 def test_op_examples_render_as_the_docs_print_them(backend, capsys):

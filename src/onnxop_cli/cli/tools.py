@@ -158,8 +158,9 @@ def doc_examples(
         Optional[str],
         typer.Option(
             "--op",
-            help="Use the official examples of this operator (onnx's expect() cases, built from the "
-            "installed onnx) instead of pages. Example: --op Transpose",
+            help="Use the official examples of these operators (onnx's expect() cases, built from the "
+            "installed onnx) instead of pages: a name, names separated by commas, or all. "
+            "Example: --op Concat,Gather",
             show_default=False,
             metavar="OP",
         ),
@@ -195,6 +196,9 @@ def doc_examples(
     details = docreport.failure_details(outcomes)
     if details:
         emit("\n" + details, styled=False)
+    per_op = docreport.per_operator(outcomes)
+    if op is not None and len(per_op) > 1:
+        emit("\n".join(per_op), styled=False)
     emit(doccheck.summary_line(outcomes), styled=False)
     return ExitCode.SUCCESS if doccheck.all_passed(outcomes) else ExitCode.ERROR
 

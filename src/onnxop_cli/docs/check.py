@@ -23,10 +23,11 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .outcome import Fail, Outcome, Skip
 from .pages import DocTensor, Example
 from .values import ValuesError, count_printed, first_difference, to_array
 from ..errors import OpError, UsageError
@@ -40,25 +41,6 @@ READABLE_DTYPES = (
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "float16", "float32", "float64", "complex64", "complex128",
 )  # numpy's own types: the ones whose printed values read back exactly
-
-
-class Skip(Exception):
-    """The example cannot be run; the message says why."""
-
-
-class Fail(Exception):
-    """The page disagrees with the spec or with itself; the message says how."""
-
-
-@dataclass
-class Outcome:
-    example: Example
-    status: str  # "passed", "failed" or "skipped"
-    reason: str = ""  # one line
-    details: list[str] = field(default_factory=list)  # expected vs actual
-    output: str = ""  # "b (1, 120) float32", as onnxop produced it
-    rendered: str = ""  # onnxop's block for the example, when it ran
-    shown: str = ""  # "6/120": values the page prints / values in the output
 
 
 @dataclass
@@ -223,6 +205,10 @@ def _evaluator(ex: Example, prep: Prepared) -> np.ndarray:
 def rendered(ex: Example, backend: str | None, *, full: bool = False) -> str:
     """onnxop's block for an example, its output computed on the GPU;
     raises Skip or Fail when the example cannot be run."""
+    if ex.case is not None:
+        from .expect import rendered as rendered_case
+
+        return rendered_case(ex, backend, full=full)
     prep = prepare(ex)
     try:
         actual = run_on_gpu(prep, backend)
@@ -235,7 +221,13 @@ def rendered(ex: Example, backend: str | None, *, full: bool = False) -> str:
 
 
 def check_example(ex: Example, backend: str | None) -> Outcome:
-    """Run one example and compare it with the reference and the page."""
+    """Run one example and compare it with the reference and the page (an
+    official example of an operator with tensor inputs: with its expected
+    outputs, expect.py)."""
+    if ex.case is not None:
+        from .expect import check_case
+
+        return check_case(ex, backend)
     try:
         prep = prepare(ex)
     except Skip as e:

@@ -134,3 +134,42 @@ def expect_pages(op_type: str) -> list[tuple[str, str, dict]]:
          "Examples\n--------\n\n" + "\n".join(blocks), exact)
         for opset, blocks in sorted(by_opset.items())
     ]
+
+
+def sections(op_type: str) -> dict[str, tuple[str, str]]:
+    """Case name -> (the ONNX page's example it belongs to, that example's
+    code), for ``op_type``'s cases. A page example is one ``export*``
+    method of onnx's case module (``export_gather_0`` is "gather_0", a bare
+    ``export`` the operator's name in lower case, as onnx's docs name them);
+    each of its ``expect()`` calls is one case. Found by running each
+    method again, seeded as onnx seeds it, into an empty registry."""
+    import inspect
+    import sys
+
+    import numpy as np
+    import onnx.backend.test.case.node as node_cases
+    from onnx.backend.test.case.base import Base, process_snippet
+
+    module = _module(op_type)
+    _module_cases(module)  # imported (and its own cases kept) before it is run again
+    classes = [c for c in vars(sys.modules[f"onnx.backend.test.case.node.{module}"]).values()
+               if inspect.isclass(c) and issubclass(c, Base) and c is not Base]
+    registry, names = node_cases._NodeTestCases, node_cases._existing_names
+    saved, saved_names = list(registry), dict(names)
+    found: dict[str, tuple[str, str]] = {}
+    try:
+        for cls in classes:
+            for key, value in vars(cls).items():
+                if not (key.startswith("export") and isinstance(value, staticmethod)):
+                    continue
+                del registry[:]
+                names.clear()
+                np.random.seed(seed=0)
+                getattr(cls, key)()
+                snippet = process_snippet(cls.__name__, key, getattr(cls, key))
+                found.update((c.name, snippet) for c in registry)
+    finally:
+        registry[:] = saved
+        names.clear()
+        names.update(saved_names)
+    return found

@@ -27,27 +27,66 @@ NO_EXAMPLES = (
 
 def load_examples(pages: Sequence[Path] | None, op: str | None = None) -> list[Example]:
     """Every example of the given page files, of the official examples of
-    ``op`` (onnx's expect() cases), or of the shipped seed pages. A page
-    without examples stands in as one unreadable example, so it is reported
+    the operators ``op`` names (onnx's expect() cases: one name, a comma
+    list, or ``all``), or of the shipped seed pages. A page without
+    examples stands in as one unreadable example, so it is reported
     (skipped, with the reason) rather than silently passing."""
     if op is not None:
-        loaded = op_pages(op)
-    else:
-        loaded = [read_page(p) for p in pages] if pages else seed_pages()
+        return [ex for name in operators(op) for ex in op_examples(name)]
+    loaded = [read_page(p) for p in pages] if pages else seed_pages()
+    return _examples_of(loaded)
+
+
+def _examples_of(loaded: list) -> list[Example]:
     examples = []
     for page in loaded:
         examples += page.examples or [Example("(no examples)", page.source, page.opset, "", problem=NO_EXAMPLES)]
     return examples
 
 
+ALL = "all"
+
+
+def operators(op: str) -> list[str]:
+    """The operators ``--op`` names, as onnxop spells them: ``all`` (every
+    operator onnxop runs), or names separated by commas, in any case, with
+    or without ``-``/``_`` (``gather-nd``, ``Scatter_ND``)."""
+    from ..ops import OPERATORS
+
+    if op.strip().lower() == ALL:
+        return list(OPERATORS)
+    known = {name.lower(): name for name in OPERATORS}
+    names = []
+    for given in op.split(","):
+        match = known.get(given.strip().lower().replace("-", "").replace("_", ""))
+        if match is None:
+            raise UsageError(f"--op {given.strip() or op}: not an operator onnxop runs ({', '.join(OPERATORS)}; or all)")
+        if match not in names:
+            names.append(match)
+    return names
+
+
+def op_examples(name: str) -> list[Example]:
+    """The official examples of one operator: an operator with tensor inputs
+    runs each case as it is (expect.py); a view operator's cases become
+    pages in the docs' format, checked as any page is (nodetests.expect_pages)."""
+    from ..ops import OPERATORS
+    from ..ops.family_model import is_family
+
+    from .expect import examples
+
+    if is_family(OPERATORS[name][0]):
+        return examples(name)
+    # the pages hold the tensor cases; the others (Identity's sequence and
+    # optional) are listed as examples that cannot run, with the reason
+    return _examples_of(op_pages(name)) + [ex for ex in examples(name) if ex.problem]
+
+
 def op_pages(op: str) -> list:
     from .pages import parse_page
     from .nodetests import expect_pages
-    from ..ops import OPERATORS
 
-    match = {name.lower(): name for name in OPERATORS}.get(op.lower().replace("-", "").replace("_", ""))
-    if match is None:
-        raise UsageError(f"--op {op}: not an operator onnxop runs ({', '.join(OPERATORS)})")
+    (match,) = operators(op)
     pages = []
     for source, text, exact in expect_pages(match):
         page = parse_page(text, source)
@@ -103,11 +142,21 @@ def results(outcomes: Sequence[Outcome]) -> tuple[list[str], Rows]:
     rows = []
     for o in outcomes:
         if o.status == "passed":
-            note = f"{o.shown} values on the page" if o.shown else ""
+            note = o.note or (f"{o.shown} values on the page" if o.shown else "")
         else:
             note = o.reason
         rows.append([Path(o.example.page).name, o.example.name, STATUS[o.status], o.output, note])
     return ["page", "example", "result", "output", "note"], rows
+
+
+def per_operator(outcomes: Sequence[Outcome]) -> list[str]:
+    """``Concat: 12 passed, 0 failed``, one line per operator, in the order they ran."""
+    from .check import summary_line
+
+    by_op: dict[str, list[Outcome]] = {}
+    for o in outcomes:
+        by_op.setdefault(o.example.op_type or "?", []).append(o)
+    return [f"{op}: {summary_line(list(rs))}" for op, rs in by_op.items()]
 
 
 def failure_details(outcomes: Sequence[Outcome]) -> str:
@@ -123,7 +172,10 @@ def failure_details(outcomes: Sequence[Outcome]) -> str:
 
 
 def show_title(ex: Example) -> str:
-    return f"# {ex.name} ({Path(ex.page).name})"
+    """``# test_cc_flatten_axis0 (Flatten-25.txt)``; an official example
+    also names the page's example it belongs to (``example gather_0``)."""
+    section = f", example {ex.section}" if ex.section else ""
+    return f"# {ex.name} ({Path(ex.page).name}{section})"
 
 
 # ------------------------------------------------------------------ --json
@@ -144,7 +196,7 @@ def example_entry(ex: Any) -> dict[str, Any]:
         "inputs": tensors(ex.inputs),
         "outputs": tensors(ex.outputs),
         "problem": ex.problem or None,
-    }
+    } | ({"example_of": ex.section} if ex.section else {})
 
 
 def doc_examples_document(examples: Sequence[Any], outcomes: Sequence[Any] | None, shown: dict[int, str]) -> dict[str, Any]:
