@@ -19,22 +19,17 @@ refuses the whole batch, exit 2, and nothing is written.
 
 from __future__ import annotations
 
-import inspect
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Any, Optional
 
 import typer
 
 from .help import FAMILY
 from ..errors import OnnxopError, UsageError
-from ..ops import OpSpec, Param
+from ..ops import OpSpec
 from .family_inputs import attribute_value, is_file, option_name, secondary, tensor_attribute
-
-METAVARS = {"int": "INT", "ints": "LIST", "str": "NAME", "float": "NUMBER", "tensor": "LIST|FILE",
-            "value": "NUMBER|FILE"}
-
 
 # ------------------------------------------------------------ planning
 
@@ -325,20 +320,9 @@ def run_model(model, model_path: Path, node_proto, opset: int, by_name: dict, ou
 # ------------------------------------------------------------ commands
 
 
-def _option(spec: OpSpec, param: Param) -> inspect.Parameter:
-    from .params import _choices
-
-    names = [option_name(param.name)]
-    kw = {"autocompletion": _choices(param.choices)} if param.choices else {}
-    option = typer.Option(*names, help=param.help_text, show_default=False, metavar=METAVARS[param.kind], **kw)
-    annotation = Annotated[Optional[str], option]
-    return inspect.Parameter(f"p_{param.name}", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=annotation)
-
-
 def add_command(spec: OpSpec) -> None:
     from . import options as cli
-    from .app import command
-    from .params import _choices, _common
+    from .params import _tensor_option, register
 
     def run_op(ctx: typer.Context, inputs, *, output, opset, full, member, parents, fmt, keep_going, any_type,
                **given):
@@ -364,23 +348,7 @@ def add_command(spec: OpSpec) -> None:
         if out.json:
             out.document(document(spec, node, opset, done, b, time.perf_counter() - started))
 
-    params = [
-        inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context),
-        inspect.Parameter("inputs", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=cli.InputsArg),
-        *(_option(spec, p) for p in spec.params),
-        *(p.replace(annotation=cli.PartsOutputOpt) if p.name == "output" else p for p in _common()),
-    ]
-    run_op.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
-    run_op.__annotations__ = {p.name: p.annotation for p in params}
-    run_op.__name__ = run_op.__qualname__ = spec.python_name
-    run_op.__doc__ = spec.description
-    command(
-        name=spec.command,
-        rich_help_panel=FAMILY,
-        short_help=spec.summary,
-        help=f"{spec.description} Without -o the node is printed as the ONNX docs print examples.\n\n"
-        f"Example: {spec.example}",
-    )(run_op)
+    register(spec, run_op, panel=FAMILY, option=_tensor_option, output=cli.PartsOutputOpt)
 
 
 __all__ = ["add_command", "option_name", "OnnxopError"]

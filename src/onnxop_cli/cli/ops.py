@@ -10,17 +10,13 @@ place: its module in ``ops/``.
 
 from __future__ import annotations
 
-import inspect
-from typing import Annotated, Optional
-
 import typer
 
 from . import options as cli
-from .app import command
 from .help import OPERATORS
-from ..errors import UsageError
-from ..ops import LATEST_OPSET, SPECS, OpSpec, Param
-from .params import METAVARS, _choices, _common, _option, parse, required  # noqa: F401 - also imported from here
+from ..ops import SPECS, OpSpec
+from .params import METAVARS, _choices, _common, _option, parse, register, required  # noqa: F401 - also imported from here
+
 
 def add_command(spec: OpSpec) -> None:
     def run_op(
@@ -40,23 +36,7 @@ def add_command(spec: OpSpec) -> None:
             spec.command, node, opset, inputs, output, cli._backend(ctx), full, out, member, parents, fmt, keep_going
         )
 
-    params = [
-        inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context),
-        inspect.Parameter("inputs", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=cli.InputsArg),
-        *(_option(spec, p) for p in spec.params),
-        *_common(),
-    ]
-    run_op.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
-    run_op.__annotations__ = {p.name: p.annotation for p in params}
-    run_op.__name__ = run_op.__qualname__ = spec.python_name
-    run_op.__doc__ = spec.description
-    command(
-        name=spec.command,
-        rich_help_panel=OPERATORS,
-        short_help=spec.summary,
-        help=f"{spec.description} Without -o the node is printed as the ONNX docs print examples.\n\n"
-        f"Example: {spec.example}",
-    )(run_op)
+    register(spec, run_op, panel=OPERATORS)
 
 
 def _is_family(spec: OpSpec) -> bool:

@@ -1,7 +1,8 @@
 """An operator's parameters as command-line options: the option each Param
-becomes, how its text is parsed into the value make_node takes, and the
-options every operator command shares. Used by ops.py (one command per
-spec) and family.py (the multi-input operators)."""
+becomes, how its text is parsed into the value make_node takes, the options
+every operator command shares, and the command's signature built from its
+spec (``register``). Used by ops.py (one command per spec) and family.py
+(the multi-input operators)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from ..errors import UsageError
 from ..ops import LATEST_OPSET, OpSpec, Param
 from .repeats import joined
 
-METAVARS = {"int": "INT", "ints": "LIST", "str": "NAME"}
+METAVARS = {"int": "INT", "ints": "LIST", "str": "NAME", "float": "NUMBER", "tensor": "LIST|FILE",
+            "value": "NUMBER|FILE"}  # the last three: operators with tensor inputs (family.py)
 
 
 def parse(spec: OpSpec, param: Param, text: Optional[str]) -> object:
@@ -68,6 +70,43 @@ def _option(spec: OpSpec, param: Param) -> inspect.Parameter:
     annotation = Annotated[kind if need else Optional[kind], option]
     default = inspect.Parameter.empty if need else None
     return inspect.Parameter(f"p_{param.name}", inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
+
+
+def _tensor_option(spec: OpSpec, param: Param) -> inspect.Parameter:
+    """An option of an operator with tensor inputs (family.py): its text is
+    read when the command runs (a list, a number or a file), so every one is
+    an optional string, given once; ``--constant-value``, ``--x``."""
+    kw = {"autocompletion": _choices(param.choices)} if param.choices else {}
+    option = typer.Option(param.option, help=param.help_text, show_default=False, metavar=METAVARS[param.kind], **kw)
+    annotation = Annotated[Optional[str], option]
+    return inspect.Parameter(f"p_{param.name}", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=annotation)
+
+
+def register(spec: OpSpec, run_op, *, panel: str, option=_option, output=None) -> None:
+    """Make ``run_op(ctx, inputs, *, <spec's options>, <common options>)``
+    the command of ``spec``: its signature (what typer reads: FILE..., an
+    ``option(spec, param)`` per parameter as ``p_<name>``, then the shared
+    options, -o annotated as ``output`` when given), name, help and panel,
+    all from the spec."""
+    from .app import command
+
+    params = [
+        inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context),
+        inspect.Parameter("inputs", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=cli.InputsArg),
+        *(option(spec, p) for p in spec.params),
+        *(p.replace(annotation=output) if output is not None and p.name == "output" else p for p in _common()),
+    ]
+    run_op.__signature__ = inspect.Signature(params)
+    run_op.__annotations__ = {p.name: p.annotation for p in params}
+    run_op.__name__ = run_op.__qualname__ = spec.python_name
+    run_op.__doc__ = spec.description
+    command(
+        name=spec.command,
+        rich_help_panel=panel,
+        short_help=spec.summary,
+        help=f"{spec.description} Without -o the node is printed as the ONNX docs print examples.\n\n"
+        f"Example: {spec.example}",
+    )(run_op)
 
 
 def _common() -> list[inspect.Parameter]:
