@@ -83,9 +83,8 @@ class OpVersion:
     @classmethod
     def allowed_types(cls) -> frozenset[str]:
         """ONNX names (``float``, ``int4``) of the types this version allows:
-        what it and every earlier version of the operator added."""
-        if not cls.type_table:  # versions written out one class each: each class lists what it added
-            return frozenset(t for klass in cls.__mro__ for t in vars(klass).get("types_added", ()))
+        what it and every earlier version of the operator added (the
+        operator's TYPES table, which versions() hands every version)."""
         return frozenset(t for since, added in cls.type_table.items() if since <= cls.since_version for t in added)
 
     @classmethod
