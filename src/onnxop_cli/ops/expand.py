@@ -63,4 +63,5 @@ SPEC = OpSpec(
     summary="Broadcast tensors to a shape (ONNX Expand).",
     description="Broadcast each input against --shape as numpy does, through the GPU gather kernel.",
     example="onnxop expand x.npy --shape 2,1,6 -o y.npy",
+    api_doc='ONNX Expand: ``x`` broadcast against ``shape`` as numpy broadcasts (rank may grow).',
 )

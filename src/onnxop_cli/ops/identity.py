@@ -43,4 +43,5 @@ SPEC = OpSpec(
     summary="Copy tensors unchanged (ONNX Identity).",
     description="Copy each input to the output unchanged, through the GPU copy kernel.",
     example="onnxop identity x.npy -o y.npy",
+    api_doc='ONNX Identity: a copy of ``x`` made by the GPU copy kernel.',
 )

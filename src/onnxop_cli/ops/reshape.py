@@ -90,9 +90,18 @@ SPEC = OpSpec(
     (
         Param("shape", "ints", "Comma-separated output shape; 0 copies the input's dim, one -1 is "
               "inferred; '' reshapes to a scalar.", "0,-1", empty_ok=True),
-        Param("allowzero", "int", "1: a 0 in --shape is a zero-length dim, not a copy (opset 14+).", "1"),
+        Param("allowzero", "int", "1: a 0 in --shape is a zero-length dim, not a copy (opset 14+).", "1",
+              choices=("0", "1"), keyword_only=True),
     ),
     summary="Give tensors a new shape (ONNX Reshape).",
     description="Give each input the shape --shape: its elements, in order, through the GPU copy kernel.",
     example="onnxop reshape x.npy --shape 0,-1 -o y.npy",
+    api_doc="""ONNX Reshape: 0 in ``shape`` copies x's dim (a real 0 with
+``allowzero=1``, opset 14+), one -1 is inferred.
+
+>>> import numpy as np
+>>> from onnxop_cli import reshape
+>>> reshape(np.arange(6, dtype=np.int8).reshape(2, 3), [0, -1, 1]).shape
+(2, 3, 1)
+""",
 )

@@ -62,4 +62,5 @@ SPEC = OpSpec(
     description="Rearrange each NCHW input's blocksize x blocksize spatial blocks into channels, "
     "through the GPU gather kernel.",
     example="onnxop space-to-depth x.npy --blocksize 2 -o y.npy",
+    api_doc='ONNX SpaceToDepth of an NCHW array; ``mode`` "DCR" (default) or "CRD" (opset 28+).',
 )

@@ -69,4 +69,5 @@ SPEC = OpSpec(
     summary="Remove size-1 dimensions (ONNX Squeeze).",
     description="Remove the size-1 dimensions at --axes (all of them without it), through the GPU copy kernel.",
     example="onnxop squeeze x.npy --axes 0 -o y.npy",
+    api_doc='ONNX Squeeze: drop the size-1 dims at ``axes`` (all of them when None).',
 )

@@ -85,4 +85,5 @@ SPEC = OpSpec(
     summary="Repeat tensors along each axis (ONNX Tile).",
     description="Repeat each input --repeats[k] times along each axis k, through the GPU gather kernel.",
     example="onnxop tile x.npy --repeats 2,2 -o y.npy",
+    api_doc='ONNX Tile: ``x`` repeated ``repeats[k]`` times along each axis k (as numpy.tile).',
 )

@@ -64,4 +64,13 @@ SPEC = OpSpec(
     description="Permute the axes of each input: output axis k is input axis perm[k], "
     "through the GPU gather kernel.",
     example="onnxop transpose x.npy --perm 2,0,1 -o y.npy",
+    api_doc="""ONNX Transpose: output axis k is input axis ``perm[k]`` (default: reversed).
+
+>>> import numpy as np
+>>> from onnxop_cli import transpose
+>>> transpose(np.arange(6, dtype=np.int32).reshape(2, 3))
+array([[0, 3],
+       [1, 4],
+       [2, 5]], dtype=int32)
+""",
 )
