@@ -83,3 +83,13 @@ def test_importing_the_package_imports_no_operator():
             "print('ok')\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.stdout == "ok\n", done.stderr
+
+
+def test_every_registry_operator_is_a_conformance_op():
+    """conformance --op takes every operator of the registry (their one-node
+    cases), not only those a graph may hold."""
+    from onnxop_cli.docs.conformance import _known_op
+
+    for op_type in SPECS:
+        assert _known_op(op_type.lower()) == op_type
+    assert _known_op("constant") == "Constant"
