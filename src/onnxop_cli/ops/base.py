@@ -180,3 +180,6 @@ BASE_TYPES = (
     "int32", "int64", "uint8", "uint16", "uint32", "uint64", "string",
 )
 FLOAT8 = ("float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz")
+# The rows onnx.defs added to the type lists of most operators from opset 23 on (a TYPES table
+# spreads them: {..., **LATE_TYPES}).
+LATE_TYPES = {23: ("float4e2m1",), 24: ("float8e8m0",), 25: ("int2", "uint2")}

@@ -13,7 +13,7 @@ from typing import Optional, Sequence
 
 from ..errors import OpError
 from ..core.view import c_strides
-from .base import Node, versions
+from .base import BASE_TYPES, Node, versions
 from .family import Arg, OutputPlan, Piece, TensorOp
 from .spec import OpSpec, Param
 
@@ -71,11 +71,8 @@ class Concat_11(Concat_4):
 
 # opset -> the types that version added (onnx.defs' lists; tests/test_opsets.py holds them to it)
 TYPES = {
-    1: ("float", "double", "float16"),
-    4: (
-        "bool", "complex64", "complex128", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
-        "uint64", "string",
-    ),
+    1: BASE_TYPES[:3],  # float, double, float16
+    4: BASE_TYPES[3:],  # the rest of BASE_TYPES
     13: ("bfloat16",),
 }
 VERSIONS = versions(TYPES, Concat_1, Concat_4, Concat_11)

@@ -48,10 +48,7 @@ class Expand_8(OpVersion):
 
 # opset -> the tensor types that version added (onnx.defs' lists; tests/test_opsets.py
 # holds them to it). A class above only where the rule changes.
-TYPES = {
-    8: BASE_TYPES,
-    13: ("bfloat16",),
-}
+TYPES = {8: BASE_TYPES, 13: ("bfloat16",)}
 VERSIONS = versions(TYPES, Expand_8)
 
 SPEC = OpSpec(

@@ -14,7 +14,7 @@ from typing import Optional, Sequence
 
 from ..errors import OpError
 from ..core.view import c_strides
-from .base import Node, versions
+from .base import LATE_TYPES, Node, versions
 from .family import Arg, OutputPlan, Piece, TensorOp, element_bytes
 from .spec import OpSpec, Param
 
@@ -106,9 +106,7 @@ CONSTANT_OF_SHAPE_TYPES = {
     ),
     20: ("bfloat16", "float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz"),
     21: ("int4", "uint4"),
-    23: ("float4e2m1",),
-    24: ("float8e8m0",),
-    25: ("int2", "uint2"),
+    **LATE_TYPES,  # 23: float4e2m1, 24: float8e8m0, 25: int2 and uint2
 }
 
 CONSTANT_OF_SHAPE = OpSpec(

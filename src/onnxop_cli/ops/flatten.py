@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 
-from .base import Node, OpVersion, versions
+from .base import BASE_TYPES, LATE_TYPES, Node, OpVersion, versions
 from .spec import OpSpec, Param
 
 
@@ -43,16 +43,11 @@ class Flatten_11(Flatten_1):
 # opset -> the tensor types that version added (onnx.defs' lists; tests/test_opsets.py
 # holds them to it). A class above only where the rule changes.
 TYPES = {
-    1: ("float", "double", "float16"),
-    9: (
-        "bool", "complex64", "complex128", "int8", "int16", "int32", "int64",
-        "uint8", "uint16", "uint32", "uint64", "string",
-    ),
+    1: BASE_TYPES[:3],  # float, double, float16
+    9: BASE_TYPES[3:],  # the rest of BASE_TYPES
     13: ("bfloat16",),
     21: ("float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz", "int4", "uint4"),
-    23: ("float4e2m1",),
-    24: ("float8e8m0",),
-    25: ("int2", "uint2"),
+    **LATE_TYPES,  # 23: float4e2m1, 24: float8e8m0, 25: int2 and uint2
 }
 VERSIONS = versions(TYPES, Flatten_1, Flatten_11)
 

@@ -49,10 +49,7 @@ class Gather_11(Gather_1):
 
 
 # opset -> the types that version added (onnx.defs' lists; tests/test_opsets.py holds them to it)
-TYPES = {
-    1: BASE_TYPES,
-    13: ("bfloat16",),
-}
+TYPES = {1: BASE_TYPES, 13: ("bfloat16",)}
 VERSIONS = versions(TYPES, Gather_1, Gather_11)
 
 SPEC = OpSpec(

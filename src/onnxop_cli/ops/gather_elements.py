@@ -36,10 +36,7 @@ class GatherElements_11(TensorOp):
 
 
 # opset -> the types that version added (onnx.defs' lists; tests/test_opsets.py holds them to it)
-TYPES = {
-    11: BASE_TYPES,
-    13: ("bfloat16",),
-}
+TYPES = {11: BASE_TYPES, 13: ("bfloat16",)}
 VERSIONS = versions(TYPES, GatherElements_11)
 
 SPEC = OpSpec(

@@ -62,10 +62,7 @@ def _run(data: Arg, total: int, gpu: Any, sources: Sequence[Any], sink: Any) -> 
 
 
 # opset -> the types that version added (onnx.defs' lists; tests/test_opsets.py holds them to it)
-TYPES = {
-    9: BASE_TYPES,
-    13: ("bfloat16",),
-}
+TYPES = {9: BASE_TYPES, 13: ("bfloat16",)}
 VERSIONS = versions(TYPES, NonZero_9)
 
 SPEC = OpSpec(

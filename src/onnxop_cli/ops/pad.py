@@ -27,7 +27,7 @@ from typing import Optional, Sequence
 
 from ..errors import OpError
 from ..core.view import c_strides
-from .base import FLOAT8, Node, versions
+from .base import FLOAT8, LATE_TYPES, Node, versions
 from .family import Arg, OutputPlan, Piece, TensorOp, element_bytes
 from .spec import OpSpec, Param
 
@@ -244,9 +244,7 @@ TYPES = {
     11: ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"),
     13: ("bool", "complex64", "complex128", "string", "bfloat16"),
     21: FLOAT8 + ("int4", "uint4"),
-    23: ("float4e2m1",),
-    24: ("float8e8m0",),
-    25: ("int2", "uint2"),
+    **LATE_TYPES,  # 23: float4e2m1, 24: float8e8m0, 25: int2 and uint2
 }
 VERSIONS = versions(TYPES, Pad_1, Pad_2, Pad_11, Pad_18, Pad_19)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 
 from ..errors import OpError
-from .base import BASE_TYPES, FLOAT8, Node, OpVersion, versions
+from .base import BASE_TYPES, FLOAT8, LATE_TYPES, Node, OpVersion, versions
 from .spec import OpSpec, Param
 
 
@@ -73,14 +73,12 @@ class Reshape_14(Reshape_5):
 # opset -> the tensor types that version added (onnx.defs' lists; tests/test_opsets.py
 # holds them to it). A class above only where the rule changes.
 TYPES = {
-    1: ("float", "double", "float16"),
-    5: tuple(t for t in BASE_TYPES if t not in ("float", "double", "float16")),
+    1: BASE_TYPES[:3],  # float, double, float16
+    5: BASE_TYPES[3:],  # the rest of BASE_TYPES
     13: ("bfloat16",),
     19: FLOAT8,
     21: ("int4", "uint4"),
-    23: ("float4e2m1",),
-    24: ("float8e8m0",),
-    25: ("int2", "uint2"),
+    **LATE_TYPES,  # 23: float4e2m1, 24: float8e8m0, 25: int2 and uint2
 }
 VERSIONS = versions(TYPES, Reshape_1, Reshape_5, Reshape_14)
 

@@ -40,10 +40,7 @@ class ReverseSequence_10(TensorOp):
 
 
 # opset -> the types that version added (onnx.defs' lists; tests/test_opsets.py holds them to it)
-TYPES = {
-    10: BASE_TYPES,
-    28: ("bfloat16",),
-}
+TYPES = {10: BASE_TYPES, 28: ("bfloat16",)}
 VERSIONS = versions(TYPES, ReverseSequence_10)
 
 SPEC = OpSpec(

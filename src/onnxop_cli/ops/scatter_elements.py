@@ -66,10 +66,7 @@ class ScatterElements_18(ScatterElements_16):
 
 
 # opset -> the types that version added (onnx.defs' lists; tests/test_opsets.py holds them to it)
-TYPES = {
-    11: BASE_TYPES,
-    13: ("bfloat16",),
-}
+TYPES = {11: BASE_TYPES, 13: ("bfloat16",)}
 VERSIONS = versions(TYPES, ScatterElements_11, ScatterElements_16, ScatterElements_18)
 
 REDUCTION = Param("reduction", "str", "How an update combines with the element: none, add, mul (opset 16+), "

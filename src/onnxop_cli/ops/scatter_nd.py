@@ -62,10 +62,7 @@ class ScatterND_18(ScatterND_16):
 
 
 # opset -> the types that version added (onnx.defs' lists; tests/test_opsets.py holds them to it)
-TYPES = {
-    11: BASE_TYPES,
-    13: ("bfloat16",),
-}
+TYPES = {11: BASE_TYPES, 13: ("bfloat16",)}
 VERSIONS = versions(TYPES, ScatterND_11, ScatterND_16, ScatterND_18)
 
 SPEC = OpSpec(

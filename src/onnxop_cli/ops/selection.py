@@ -240,9 +240,7 @@ class BitCast_26(TensorOp):
 
 
 # opset -> the types that version added (onnx.defs' lists; tests/test_opsets.py holds them to it)
-CENTER_CROP_PAD_TYPES = {
-    18: BASE_TYPES + ("bfloat16",),
-}
+CENTER_CROP_PAD_TYPES = {18: BASE_TYPES + ("bfloat16",)}
 
 CENTER_CROP_PAD = OpSpec(
     "CenterCropPad",
@@ -258,10 +256,7 @@ CENTER_CROP_PAD = OpSpec(
 )
 
 # opset -> the types that version added (onnx.defs' lists; tests/test_opsets.py holds them to it)
-COMPRESS_TYPES = {
-    9: BASE_TYPES,
-    28: ("bfloat16",),
-}
+COMPRESS_TYPES = {9: BASE_TYPES, 28: ("bfloat16",)}
 
 COMPRESS = OpSpec(
     "Compress",
@@ -278,10 +273,7 @@ COMPRESS = OpSpec(
 )
 
 # opset -> the types that version added (onnx.defs' lists; tests/test_opsets.py holds them to it)
-ONE_HOT_TYPES = {
-    9: BASE_TYPES,
-    28: ("bfloat16",),
-}
+ONE_HOT_TYPES = {9: BASE_TYPES, 28: ("bfloat16",)}
 
 ONE_HOT = OpSpec(
     "OneHot",

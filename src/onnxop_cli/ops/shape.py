@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
-from .base import BASE_TYPES, FLOAT8, Node, versions
+from .base import BASE_TYPES, FLOAT8, LATE_TYPES, Node, versions
 from .family import Arg, OutputPlan, TensorOp
 from .spec import OpSpec, Param
 
@@ -76,9 +76,7 @@ SHAPE_TYPES = {
     13: ("bfloat16",),
     19: FLOAT8,
     21: ("int4", "uint4"),
-    23: ("float4e2m1",),
-    24: ("float8e8m0",),
-    25: ("int2", "uint2"),
+    **LATE_TYPES,  # 23: float4e2m1, 24: float8e8m0, 25: int2 and uint2
 }
 
 SHAPE = OpSpec(

@@ -50,9 +50,7 @@ class Trilu_14(TensorOp):
 
 
 # opset -> the types that version added (onnx.defs' lists; tests/test_opsets.py holds them to it)
-TYPES = {
-    14: BASE_TYPES + ("bfloat16",),
-}
+TYPES = {14: BASE_TYPES + ("bfloat16",)}
 VERSIONS = versions(TYPES, Trilu_14)
 
 SPEC = OpSpec(

@@ -11,7 +11,7 @@ normalising) and an empty list are errors in every version.
 from __future__ import annotations
 
 from ..errors import OpError
-from .base import Node, OpVersion, versions
+from .base import LATE_TYPES, Node, OpVersion, versions
 from .spec import OpSpec, Param
 
 
@@ -71,9 +71,7 @@ TYPES = {
     ),
     13: ("bfloat16",),
     21: ("float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz", "int4", "uint4"),
-    23: ("float4e2m1",),
-    24: ("float8e8m0",),
-    25: ("int2", "uint2"),
+    **LATE_TYPES,  # 23: float4e2m1, 24: float8e8m0, 25: int2 and uint2
 }
 VERSIONS = versions(TYPES, Unsqueeze_1, Unsqueeze_11, Unsqueeze_13)
 

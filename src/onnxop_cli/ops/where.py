@@ -40,10 +40,7 @@ class Where_9(TensorOp):
 
 
 # opset -> the types that version added (onnx.defs' lists; tests/test_opsets.py holds them to it)
-TYPES = {
-    9: BASE_TYPES,
-    16: ("bfloat16",),
-}
+TYPES = {9: BASE_TYPES, 16: ("bfloat16",)}
 VERSIONS = versions(TYPES, Where_9)
 
 SPEC = OpSpec(
