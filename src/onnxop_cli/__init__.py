@@ -33,7 +33,7 @@ __version__ = "0.1.0"  # the package's version (pyproject.toml reads it from her
 # The API is imported on first use, so `import onnxop_cli` (and `onnxop --help`)
 # stays fast: api pulls in numpy and the core. Its names are the registry's (one
 # function per ops.SPECS entry, api.py makes them); reading them imports ops only.
-ERRORS = ["OnnxopError", "UsageError", "OpError", "InputError", "GpuError", "NoAdapterError"]
+_ERRORS = ["OnnxopError", "UsageError", "OpError", "InputError", "GpuError", "NoAdapterError"]
 
 
 def _functions() -> list[str]:
@@ -47,7 +47,7 @@ def _functions() -> list[str]:
 
 def __getattr__(name: str) -> Any:
     if name == "__all__":  # `from onnxop_cli import *`, pydoc: every function and the errors
-        return [*_functions(), *ERRORS]
+        return [*_functions(), *_ERRORS]
     if name == "api" or (not name.startswith("__") and name in _functions()):
         import importlib
 
