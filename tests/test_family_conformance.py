@@ -15,7 +15,8 @@ from onnxop_cli.ops.family import TensorOp
 
 FAMILY = sorted(s.op_type for s in SPECS.values() if issubclass(s.versions[0], TensorOp))
 COUNTS = {"Concat": 12, "Split": 16, "Pad": 6, "Where": 2, "Trilu": 18, "Shape": 11, "Size": 2,
-          "ConstantOfShape": 3, "EyeLike": 3, "CenterCropPad": 6, "Compress": 5, "OneHot": 6, "BitCast": 10}
+          "ConstantOfShape": 3, "EyeLike": 3, "CenterCropPad": 6, "Compress": 5, "OneHot": 6, "BitCast": 10,
+          "NonZero": 1}
 
 
 @pytest.fixture(scope="module")

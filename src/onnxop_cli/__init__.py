@@ -31,42 +31,30 @@ from .errors import GpuError, InputError, NoAdapterError, OnnxopError, OpError, 
 __version__ = "0.1.0"  # the package's version (pyproject.toml reads it from here)
 
 # The API is imported on first use, so `import onnxop_cli` (and `onnxop --help`)
-# stays fast: api pulls in the operators and the core.
-OPERATOR_FUNCTIONS = (
-    "flatten", "unsqueeze", "identity", "reshape", "squeeze", "transpose", "expand", "slice_", "tile",
-    "depth_to_space", "space_to_depth",
-)
-# the operators with tensor inputs (api_family.py makes them from the registry;
-# tests/test_family_infra.py holds this list to it)
-FAMILY_FUNCTIONS = (
-    "concat", "split", "where", "pad", "trilu", "constant_of_shape", "eye_like", "shape", "size",
-    "center_crop_pad", "compress", "one_hot", "bit_cast",
-    "gather", "gather_elements", "gather_nd", "scatter_elements", "scatter_nd", "scatter", "tensor_scatter",
-    "reverse_sequence",
-)
-_LAZY = {**{name: "api" for name in OPERATOR_FUNCTIONS}, **{name: "api_family" for name in FAMILY_FUNCTIONS},
-         "api": None}
+# stays fast: api pulls in numpy and the core. Its names are the registry's (one
+# function per ops.SPECS entry, api.py makes them); reading them imports ops only.
+_ERRORS = ["OnnxopError", "UsageError", "OpError", "InputError", "GpuError", "NoAdapterError"]
 
-__all__ = [
-    *OPERATOR_FUNCTIONS,
-    *FAMILY_FUNCTIONS,
-    "OnnxopError",
-    "UsageError",
-    "OpError",
-    "InputError",
-    "GpuError",
-    "NoAdapterError",
-]
+
+def _functions() -> list[str]:
+    """The API's function names, in registry order (``slice_`` for Slice).
+    The root sits above every layer but is imported by some (gpu.choose reads
+    ``__version__``), so it reaches ops, as api, only when asked, by name."""
+    import importlib
+
+    return [spec.api_name for spec in importlib.import_module(".ops", __name__).SPECS.values()]
 
 
 def __getattr__(name: str) -> Any:
-    if name in _LAZY:
+    if name == "__all__":  # `from onnxop_cli import *`, pydoc: every function and the errors
+        return [*_functions(), *_ERRORS]
+    if name == "api" or (not name.startswith("__") and name in _functions()):
         import importlib
 
-        module = importlib.import_module("." + (_LAZY[name] or "api"), __name__)
+        module = importlib.import_module(".api", __name__)
         return module if name == "api" else getattr(module, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+    return sorted(set(globals()) | set(_functions()) | {"api", "__all__"})

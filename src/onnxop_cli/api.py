@@ -8,6 +8,11 @@
     >>> unsqueeze(a, [0, 5]).shape
     (1, 2, 3, 4, 5, 1)
 
+There is one function per operator of the registry (``ops.SPECS``), made
+from its spec as the CLI's commands are: its parameters, their order and
+defaults, and its docstring (the spec's ``api_doc``) come from there, so a
+new operator needs nothing here.
+
 Every function runs the same path as the ``onnxop`` command: the ONNX shape
 rule of the chosen opset and the node's index map (pure Python), then the
 array's bytes through the WGSL copy kernel (reshapes) or gather kernel
@@ -16,6 +21,19 @@ C-contiguous array whose elements are the input's, bit for bit (NaN payloads
 and -0.0 included). ``transpose``, ``slice_``, ``expand``, ``tile``,
 ``reshape``, ``squeeze``, ``identity``, ``depth_to_space`` and
 ``space_to_depth`` take the operator's parameters by their ONNX names.
+
+The operators with tensor inputs (Concat, Split, Pad, Where, Gather, ...)
+take their ONNX inputs positionally, in schema order (a variadic input
+takes any number); attributes and the other inputs are keywords by their
+ONNX names in lower case (``pads=[0, 1]``, ``constant_value=np.float32(np.nan)``,
+``x=a, y=b``). An input may be an array or a list (int64 for indices and
+pads, the data's type otherwise). One output is an array; several (Split)
+a list of arrays:
+
+    >>> from onnxop_cli import concat
+    >>> concat(np.zeros((2, 1), np.int8), np.ones((2, 2), np.int8), axis=1)
+    array([[0, 1, 1],
+           [0, 1, 1]], dtype=int8)
 
 Arrays of every fixed-width ONNX type work, including ml_dtypes' bfloat16,
 float8, and the 4- and 2-bit types. Errors raise the project's exceptions
@@ -54,172 +72,18 @@ threads overlap their Python and numpy work but not their kernels. Signals
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable
+import inspect
+from typing import TYPE_CHECKING, Any, Callable
 
 from .errors import UsageError
-from .ops import LATEST_OPSET, Node, flatten_node, make_node, unsqueeze_node
+from .ops import LATEST_OPSET, SPECS, Node, OpSpec, make_node, op_version
+from .ops.family import TensorOp
+from .ops.spec import Param
 
 if TYPE_CHECKING:
     import numpy as np
 
     from .core.tensor import Tensor
-
-
-def flatten(
-    x: np.ndarray, axis: int = 1, *, opset: int = LATEST_OPSET, backend: str | None = None,
-    engine: str | None = None,
-) -> np.ndarray:
-    """ONNX Flatten: ``x`` as a 2-D array split at ``axis``, computed on the GPU.
-
-    The output shape is ``(d_0 * ... * d_{axis-1}, d_axis * ... * d_{n-1})``;
-    ``axis`` lies in ``[-r, r]`` for an input of rank ``r`` (negative axes
-    count from the back, from opset 11). ``opset`` selects the operator
-    version whose rules apply (default: the latest, 25).
-
-    >>> import numpy as np
-    >>> from onnxop_cli import flatten
-    >>> flatten(np.arange(24, dtype=np.int32).reshape(2, 3, 4), axis=2)
-    array([[ 0,  1,  2,  3],
-           [ 4,  5,  6,  7],
-           [ 8,  9, 10, 11],
-           [12, 13, 14, 15],
-           [16, 17, 18, 19],
-           [20, 21, 22, 23]], dtype=int32)
-
-    Raises OpError for an axis out of range (see the module docs for the rest).
-    """
-    return _run(flatten_node(_int(axis, "Flatten", "axis must be an integer"), _opset(opset)), x, backend, engine)
-
-
-def unsqueeze(
-    x: np.ndarray,
-    axes: int | Iterable[int],
-    *,
-    opset: int = LATEST_OPSET,
-    backend: str | None = None,
-    engine: str | None = None,
-) -> np.ndarray:
-    """ONNX Unsqueeze: ``x`` with size-1 dimensions inserted at ``axes`` of the
-    output, computed on the GPU.
-
-    Each axis lies in ``[-r_out, r_out - 1]`` where ``r_out = x.ndim +
-    len(axes)``; negative and unsorted axes are fine, duplicates are not.
-    ``axes`` may be one int or a sequence of ints. ``opset`` selects the
-    operator version whose rules apply (default: the latest, 25; negative
-    axes need opset 11 or later).
-
-    >>> import numpy as np
-    >>> from onnxop_cli import unsqueeze
-    >>> unsqueeze(np.array([1.5, -0.0], dtype=np.float32), [0, -1])
-    array([[[ 1.5],
-            [-0. ]]], dtype=float32)
-
-    Raises OpError for an axis out of range or named twice.
-    """
-    return _run(unsqueeze_node(_ints(axes, "Unsqueeze", "axes"), _opset(opset)), x, backend, engine)
-
-
-def identity(
-    x: np.ndarray, *, opset: int = LATEST_OPSET, backend: str | None = None,
-    engine: str | None = None,
-) -> np.ndarray:
-    """ONNX Identity: a copy of ``x`` made by the GPU copy kernel."""
-    return _run(make_node("Identity", _opset(opset)), x, backend, engine)
-
-
-def reshape(
-    x: np.ndarray, shape: Iterable[int], *, allowzero: int | None = None, opset: int = LATEST_OPSET,
-    backend: str | None = None, engine: str | None = None,
-) -> np.ndarray:
-    """ONNX Reshape: 0 in ``shape`` copies x's dim (a real 0 with
-    ``allowzero=1``, opset 14+), one -1 is inferred.
-
-    >>> import numpy as np
-    >>> from onnxop_cli import reshape
-    >>> reshape(np.arange(6, dtype=np.int8).reshape(2, 3), [0, -1, 1]).shape
-    (2, 3, 1)
-    """
-    return _run(make_node("Reshape", _opset(opset), shape=_ints(shape, "Reshape", "shape"), allowzero=_allowzero(allowzero)),
-                x, backend, engine)
-
-
-def squeeze(
-    x: np.ndarray, axes: int | Iterable[int] | None = None, *, opset: int = LATEST_OPSET, backend: str | None = None,
-    engine: str | None = None,
-) -> np.ndarray:
-    """ONNX Squeeze: drop the size-1 dims at ``axes`` (all of them when None)."""
-    return _run(make_node("Squeeze", _opset(opset), axes=None if axes is None else _ints(axes, "Squeeze", "axes")),
-                x, backend, engine)
-
-
-def transpose(
-    x: np.ndarray, perm: Iterable[int] | None = None, *, opset: int = LATEST_OPSET, backend: str | None = None,
-    engine: str | None = None,
-) -> np.ndarray:
-    """ONNX Transpose: output axis k is input axis ``perm[k]`` (default: reversed).
-
-    >>> import numpy as np
-    >>> from onnxop_cli import transpose
-    >>> transpose(np.arange(6, dtype=np.int32).reshape(2, 3))
-    array([[0, 3],
-           [1, 4],
-           [2, 5]], dtype=int32)
-    """
-    return _run(make_node("Transpose", _opset(opset), perm=None if perm is None else _ints(perm, "Transpose", "perm")),
-                x, backend, engine)
-
-
-def expand(
-    x: np.ndarray, shape: Iterable[int], *, opset: int = LATEST_OPSET, backend: str | None = None,
-    engine: str | None = None,
-) -> np.ndarray:
-    """ONNX Expand: ``x`` broadcast against ``shape`` as numpy broadcasts (rank may grow)."""
-    return _run(make_node("Expand", _opset(opset), shape=_ints(shape, "Expand", "shape")), x, backend, engine)
-
-
-def slice_(
-    x: np.ndarray, starts: Iterable[int], ends: Iterable[int], axes: Iterable[int] | None = None,
-    steps: Iterable[int] | None = None, *, opset: int = LATEST_OPSET, backend: str | None = None, engine: str | None = None,
-) -> np.ndarray:
-    """ONNX Slice (named ``slice_``: ``slice`` is Python's): along each of
-    ``axes`` (default 0, 1, ...), every ``steps``-th element (default 1;
-    negative walks back) from ``starts`` to before ``ends``, clamped as the
-    spec says.
-
-    >>> import numpy as np
-    >>> from onnxop_cli import slice_
-    >>> slice_(np.arange(10, dtype=np.int64), [-1], [-1000], steps=[-3])
-    array([9, 6, 3, 0])
-    """
-    values = {"starts": starts, "ends": ends, "axes": axes, "steps": steps}
-    return _run(make_node("Slice", _opset(opset), **{k: None if v is None else _ints(v, "Slice", k) for k, v in values.items()}),
-                x, backend, engine)
-
-
-def tile(
-    x: np.ndarray, repeats: Iterable[int], *, opset: int = LATEST_OPSET, backend: str | None = None,
-    engine: str | None = None,
-) -> np.ndarray:
-    """ONNX Tile: ``x`` repeated ``repeats[k]`` times along each axis k (as numpy.tile)."""
-    return _run(make_node("Tile", _opset(opset), repeats=_ints(repeats, "Tile", "repeats")), x, backend, engine)
-
-
-def depth_to_space(
-    x: np.ndarray, blocksize: int, mode: str | None = None, *, opset: int = LATEST_OPSET, backend: str | None = None,
-    engine: str | None = None,
-) -> np.ndarray:
-    """ONNX DepthToSpace of an NCHW array; ``mode`` "DCR" (default) or "CRD"."""
-    return _run(make_node("DepthToSpace", _opset(opset), blocksize=_int(blocksize, "DepthToSpace", "blocksize must be an integer"), mode=mode),
-                x, backend, engine)
-
-
-def space_to_depth(
-    x: np.ndarray, blocksize: int, mode: str | None = None, *, opset: int = LATEST_OPSET, backend: str | None = None,
-    engine: str | None = None,
-) -> np.ndarray:
-    """ONNX SpaceToDepth of an NCHW array; ``mode`` "DCR" (default) or "CRD" (opset 28+)."""
-    return _run(make_node("SpaceToDepth", _opset(opset), blocksize=_int(blocksize, "SpaceToDepth", "blocksize must be an integer"), mode=mode),
-                x, backend, engine)
 
 
 class ParameterTypeError(UsageError, TypeError):
@@ -314,7 +178,122 @@ def to_tensor(x: object, name: str = "x") -> Tensor:
     return Tensor.from_numpy(np.asarray(x), name=name)
 
 
-__all__ = [
-    "flatten", "unsqueeze", "identity", "reshape", "squeeze", "transpose", "expand", "slice_", "tile",
-    "depth_to_space", "space_to_depth",
-]
+# ---------------------------------------------------------------- the functions, made from the registry
+
+_KEYWORDS = ("opset", "backend", "engine")  # every function's keyword-only tail
+
+
+def _view_function(spec: OpSpec) -> Callable[..., Any]:
+    """An operator of one data input and parameters (ops/flatten.py ...): its
+    parameters are the latest version's, in the spec's order; one the latest
+    version requires comes without a default."""
+    latest = spec.versions[-1]
+    params = [p for p in spec.params if p.name in latest.params()]
+    empty = inspect.Parameter.empty
+    signature = inspect.Signature([
+        inspect.Parameter("x", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+        *(inspect.Parameter(p.name, inspect.Parameter.KEYWORD_ONLY if p.keyword_only
+                            else inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                            default=empty if p.name not in latest.optional else p.default) for p in params),
+        *(inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, default=LATEST_OPSET if k == "opset" else None)
+          for k in _KEYWORDS),
+    ])
+
+    def run(*args: Any, **kwargs: Any) -> np.ndarray:
+        given = signature.bind(*args, **kwargs)
+        given.apply_defaults()
+        values = given.arguments
+        opset = _opset(values["opset"])
+        node = make_node(spec.op_type, opset, **{p.name: _param(spec, p, values[p.name]) for p in params})
+        return _run(node, values["x"], values["backend"], values["engine"])
+
+    run.__signature__ = signature  # type: ignore[attr-defined]
+    return run
+
+
+def _param(spec: OpSpec, param: Param, value: object) -> object:
+    """One parameter checked by its kind: an int, a list of ints (one int is
+    a list of one), a str; an int with choices is one of them."""
+    if value is None or param.kind == "str":
+        return value
+    if param.kind == "ints":
+        return _ints(value, spec.op_type, param.name)
+    if param.choices:
+        rule = f"{param.name} must be {' or '.join(param.choices)}, got {value!r}"
+        if not _is_index(value):
+            raise ParameterTypeError(rule)
+        if str(int(value)) not in param.choices:  # type: ignore[call-overload]
+            raise ParameterValueError(rule)
+        return int(value)  # type: ignore[call-overload]
+    return _int(value, spec.op_type, f"{param.name} must be an integer")
+
+
+def _family_function(spec: OpSpec) -> Callable[..., Any]:
+    """An operator of tensor inputs (ops/family.py): inputs positional,
+    attributes and the other inputs by name."""
+
+    def run(*inputs: Any, opset: int = LATEST_OPSET, backend: str | None = None, engine: str | None = None,
+            **params: Any) -> Any:
+        import numpy as np
+
+        from .core import family as family_apply
+        from .core.tensor import dtype_by_name
+
+        op = op_version(spec.op_type, _opset(opset))
+        label = f"{op.op_type}-{op.since_version}"
+        names = {n.lower(): n for n in (*op.attribute_names, *op.inputs)}
+        attributes: dict[str, object] = {}
+        extra: dict[str, Any] = {}
+        for key, value in params.items():
+            if value is None:
+                continue
+            name = names.get(key.lower())
+            if name is None:
+                raise UsageError(f"{label} (opset {opset}) has no {key} (it takes {', '.join(names) or 'nothing'})")
+            if name in op.attribute_names:
+                attributes[name] = [int(v) for v in value] if isinstance(value, (list, tuple)) else value
+            else:
+                extra[name] = value
+        positional = [to_tensor(x, name=f"{op.inputs[0] if op.variadic else op.inputs[i]}" + (f"_{i}" if op.variadic else ""))
+                      for i, x in enumerate(inputs)]
+        tensors: list[Any] = list(positional)
+        if not op.variadic:
+            data = positional[op.data_input].dtype if len(positional) > op.data_input else None
+            for name in op.inputs[len(positional):]:
+                value = extra.pop(name, None)
+                if value is None:
+                    tensors.append(None)
+                    continue
+                constraint = op.input_types.get(name, "T")
+                arr = np.asarray(value)
+                if not isinstance(value, np.ndarray) and not isinstance(value, np.generic):
+                    if name in getattr(op, "literal_types", {}):
+                        arr = arr.astype(dtype_by_name(op.literal_types[name]).numpy)
+                    elif constraint == "T" and data is not None:
+                        arr = arr.astype(data.numpy)
+                    elif constraint != "T":
+                        allowed = op.constraint_types(constraint)
+                        arr = arr.astype(np.int64 if "int64" in allowed else (bool if "bool" in allowed else arr.dtype))
+                tensors.append(to_tensor(arr, name=name))
+            while len(tensors) > 1 and tensors[-1] is None:
+                tensors.pop()
+        if extra:
+            raise UsageError(f"{label}: {', '.join(extra)} given both positionally and by name")
+        result = family_apply.apply_node(Node(op, attributes, opset=opset), tensors, backend=_gpu_key(backend, engine))
+        arrays = [t.to_numpy(fixed_width=True) for t in result.outputs]
+        return arrays if (op.variadic_output or len(op.outputs) > 1) else arrays[0]
+
+    return run
+
+
+def _function(spec: OpSpec) -> Callable[..., Any]:
+    run = (_family_function if issubclass(spec.versions[0], TensorOp) else _view_function)(spec)
+    run.__name__ = run.__qualname__ = spec.api_name
+    run.__module__ = __name__
+    run.__doc__ = spec.api_doc or f"ONNX {spec.op_type}: {spec.description}\n\nExample (CLI): {spec.example}"
+    return run
+
+
+FUNCTIONS: dict[str, Callable[..., Any]] = {spec.api_name: _function(spec) for spec in SPECS.values()}
+globals().update(FUNCTIONS)
+__all__ = list(FUNCTIONS)

@@ -95,11 +95,14 @@ CONSTANT = "Constant"
 
 
 def _known_op(op: str) -> str:
+    """An operator of the registry (its one-node cases) or one a graph may hold (Constant)."""
+    from ..ops import OPERATORS
     from ..ops.model import supported
 
-    names = {n.lower(): n for n in supported()}
+    known = list(dict.fromkeys([*OPERATORS, *supported()]))
+    names = {n.lower(): n for n in known}
     if op.lower() not in names:
-        raise UsageError(f"--op {op!r}: onnxop runs {', '.join(supported())}")
+        raise UsageError(f"--op {op!r}: onnxop runs {', '.join(known)}")
     return names[op.lower()]
 
 

@@ -14,7 +14,7 @@ from . import depth_to_space, expand, flatten, identity, reshape, slice, space_t
 from . import unsqueeze
 from . import concat, fills, pad, selection, shape, split, trilu, where
 from . import gather, gather_elements, gather_nd, reverse_sequence, scatter, scatter_elements, scatter_nd
-from . import tensor_scatter
+from . import nonzero, tensor_scatter
 from .base import check_type, Node, OpVersion
 from .spec import OpSpec, Param
 from ..core.view import View, c_strides, f_strides
@@ -31,7 +31,7 @@ SPECS: dict[str, OpSpec] = {
             depth_to_space, space_to_depth,
             concat, split, where, pad, trilu,
             gather, gather_elements, gather_nd, scatter_elements, scatter_nd, scatter, tensor_scatter,
-            reverse_sequence,
+            reverse_sequence, nonzero,
         )),
         fills.CONSTANT_OF_SHAPE, fills.EYE_LIKE, shape.SHAPE, shape.SIZE,
         selection.CENTER_CROP_PAD, selection.COMPRESS, selection.ONE_HOT, selection.BITCAST,

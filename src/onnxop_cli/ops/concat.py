@@ -13,7 +13,7 @@ from typing import Optional, Sequence
 
 from ..errors import OpError
 from ..core.view import c_strides
-from .base import BASE_TYPES, Node
+from .base import BASE_TYPES, Node, versions
 from .family import Arg, OutputPlan, Piece, TensorOp
 from .spec import OpSpec, Param
 
@@ -27,7 +27,6 @@ class Concat_1(TensorOp):
     attribute_names = ("axis",)
     optional = ("axis",)
     negative_axes = False
-    types_added = ("float", "float16", "double")
     default_axis = 1
 
     @classmethod
@@ -63,7 +62,6 @@ class Concat_1(TensorOp):
 class Concat_4(Concat_1):
     since_version = 4
     optional = ()
-    types_added = tuple(t for t in BASE_TYPES if t not in Concat_1.types_added)
 
 
 class Concat_11(Concat_4):
@@ -71,12 +69,13 @@ class Concat_11(Concat_4):
     negative_axes = True
 
 
-class Concat_13(Concat_11):
-    since_version = 13
-    types_added = ("bfloat16",)
-
-
-VERSIONS = (Concat_1, Concat_4, Concat_11, Concat_13)
+# opset -> the types that version added (onnx.defs' lists; tests/test_opsets.py holds them to it)
+TYPES = {
+    1: BASE_TYPES[:3],  # float, double, float16
+    4: BASE_TYPES[3:],  # the rest of BASE_TYPES
+    13: ("bfloat16",),
+}
+VERSIONS = versions(TYPES, Concat_1, Concat_4, Concat_11)
 
 SPEC = OpSpec(
     "Concat",

@@ -89,4 +89,5 @@ SPEC = OpSpec(
     description="Rearrange each NCHW input's channels into blocksize x blocksize spatial blocks, "
     "through the GPU gather kernel.",
     example="onnxop depth-to-space x.npy --blocksize 2 --mode CRD",
+    api_doc='ONNX DepthToSpace of an NCHW array; ``mode`` "DCR" (default) or "CRD".',
 )

@@ -48,10 +48,7 @@ class Expand_8(OpVersion):
 
 # opset -> the tensor types that version added (onnx.defs' lists; tests/test_opsets.py
 # holds them to it). A class above only where the rule changes.
-TYPES = {
-    8: BASE_TYPES,
-    13: ("bfloat16",),
-}
+TYPES = {8: BASE_TYPES, 13: ("bfloat16",)}
 VERSIONS = versions(TYPES, Expand_8)
 
 SPEC = OpSpec(
@@ -63,4 +60,5 @@ SPEC = OpSpec(
     summary="Broadcast tensors to a shape (ONNX Expand).",
     description="Broadcast each input against --shape as numpy does, through the GPU gather kernel.",
     example="onnxop expand x.npy --shape 2,1,6 -o y.npy",
+    api_doc='ONNX Expand: ``x`` broadcast against ``shape`` as numpy broadcasts (rank may grow).',
 )

@@ -8,8 +8,9 @@ An operator of this family (Concat, Split, Pad, Where, ...) subclasses
   positional FILE...; ``variadic`` names an input that takes any number of
   tensors (Concat's ``inputs``); ``optional`` those that may be left out.
 - ``input_types``: for each input, the name of its type constraint
-  (``"T"``, ``"Tind"``, ``"B"``); ``"T"`` is the one ``types_added`` lists per
-  version, the others are in ``constraints`` (ONNX type names).
+  (``"T"``, ``"Tind"``, ``"B"``); ``"T"`` is the one the module's TYPES table
+  lists per opset (``versions(TYPES, *classes)``, ops/base.py: a class only
+  where behaviour changes), the others are in ``constraints`` (ONNX type names).
 - ``outputs``: its ONNX output names; ``variadic_output`` when the count
   depends on the node (Split).
 

@@ -14,7 +14,7 @@ from typing import Optional, Sequence
 
 from ..errors import OpError
 from ..core.view import c_strides
-from .base import FLOAT8, Node
+from .base import LATE_TYPES, Node, versions
 from .family import Arg, OutputPlan, Piece, TensorOp, element_bytes
 from .spec import OpSpec, Param
 
@@ -31,7 +31,6 @@ class ConstantOfShape_9(TensorOp):
     optional = ("value",)
     input_types = {"input": "T1"}
     constraints = {"T1": ("int64",)}
-    types_added = NUMERIC  # T2, the value's types
 
     @classmethod
     def plan(cls, node: Node, args: Sequence[Optional[Arg]]) -> list[OutputPlan]:
@@ -63,31 +62,6 @@ class ConstantOfShape_9(TensorOp):
         return [OutputPlan(cls.outputs[0], shape, dtype, pieces=[Piece(shape, c_strides(shape), 0, fill=fill)])]
 
 
-class ConstantOfShape_20(ConstantOfShape_9):
-    since_version = 20
-    types_added = ("bfloat16",) + FLOAT8
-
-
-class ConstantOfShape_21(ConstantOfShape_20):
-    since_version = 21
-    types_added = ("int4", "uint4")
-
-
-class ConstantOfShape_23(ConstantOfShape_21):
-    since_version = 23
-    types_added = ("float4e2m1",)
-
-
-class ConstantOfShape_24(ConstantOfShape_23):
-    since_version = 24
-    types_added = ("float8e8m0",)
-
-
-class ConstantOfShape_25(ConstantOfShape_24):
-    since_version = 25
-    types_added = ("int2", "uint2")
-
-
 class EyeLike_9(TensorOp):
     op_type = "EyeLike"
     since_version = 9
@@ -95,7 +69,6 @@ class EyeLike_9(TensorOp):
     outputs = ("output",)
     attribute_names = ("dtype", "k")
     optional = ("dtype", "k")
-    types_added = NUMERIC
 
     @classmethod
     def plan(cls, node: Node, args: Sequence[Optional[Arg]]) -> list[OutputPlan]:
@@ -125,15 +98,20 @@ class EyeLike_9(TensorOp):
         return [OutputPlan(cls.outputs[0], data.shape, dtype, pieces=pieces)]
 
 
-class EyeLike_22(EyeLike_9):
-    since_version = 22
-    types_added = ("bfloat16",)
-
+# opset -> the types that version added (onnx.defs' lists; tests/test_opsets.py holds them to it)
+CONSTANT_OF_SHAPE_TYPES = {
+    9: (
+        "float", "double", "float16", "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+        "uint64",
+    ),
+    20: ("bfloat16", "float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz"),
+    21: ("int4", "uint4"),
+    **LATE_TYPES,  # 23: float4e2m1, 24: float8e8m0, 25: int2 and uint2
+}
 
 CONSTANT_OF_SHAPE = OpSpec(
     "ConstantOfShape",
-    (ConstantOfShape_9, ConstantOfShape_20, ConstantOfShape_21, ConstantOfShape_23, ConstantOfShape_24,
-     ConstantOfShape_25),
+    versions(CONSTANT_OF_SHAPE_TYPES, ConstantOfShape_9),
     (Param("value", "value", "The fill: a one-element tensor file (its type is the output's; default "
            "float32 0), or a number (float32).", "v.npy"),),
     summary="A tensor of one value (ONNX ConstantOfShape).",
@@ -142,9 +120,18 @@ CONSTANT_OF_SHAPE = OpSpec(
     example="onnxop constant-of-shape s.npy --value 7",
 )
 
+# opset -> the types that version added (onnx.defs' lists; tests/test_opsets.py holds them to it)
+EYE_LIKE_TYPES = {
+    9: (
+        "float", "double", "float16", "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+        "uint64",
+    ),
+    22: ("bfloat16",),
+}
+
 EYE_LIKE = OpSpec(
     "EyeLike",
-    (EyeLike_9, EyeLike_22),
+    versions(EYE_LIKE_TYPES, EyeLike_9),
     (
         Param("dtype", "int", "The output's type as a TensorProto number (default: the input's).", "1"),
         Param("k", "int", "The diagonal of ones: positive above the main one (default 0).", "1"),

@@ -13,7 +13,7 @@ from dataclasses import replace
 from typing import Optional, Sequence
 
 from . import indexing
-from .base import BASE_TYPES, Node
+from .base import BASE_TYPES, Node, versions
 from .family import Arg, OutputPlan, TensorOp
 from .indexed_plan import NONNEG, gather_plan, layout
 from .spec import OpSpec, Param
@@ -30,7 +30,6 @@ class Gather_1(TensorOp):
     optional = ("axis",)
     input_types = {"indices": "Tind"}
     constraints = {"Tind": TIND}
-    types_added = BASE_TYPES
     negative_indices = False
 
     @classmethod
@@ -49,12 +48,9 @@ class Gather_11(Gather_1):
     negative_indices = True
 
 
-class Gather_13(Gather_11):
-    since_version = 13
-    types_added = ("bfloat16",)
-
-
-VERSIONS = (Gather_1, Gather_11, Gather_13)
+# opset -> the types that version added (onnx.defs' lists; tests/test_opsets.py holds them to it)
+TYPES = {1: BASE_TYPES, 13: ("bfloat16",)}
+VERSIONS = versions(TYPES, Gather_1, Gather_11)
 
 SPEC = OpSpec(
     "Gather",

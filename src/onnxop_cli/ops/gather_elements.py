@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Optional, Sequence
 
 from . import indexing
-from .base import BASE_TYPES, Node
+from .base import BASE_TYPES, Node, versions
 from .family import Arg, OutputPlan, TensorOp
 from .indexed_plan import gather_plan, layout
 from .spec import OpSpec, Param
@@ -25,7 +25,6 @@ class GatherElements_11(TensorOp):
     optional = ("axis",)
     input_types = {"indices": "Tind"}
     constraints = {"Tind": ("int32", "int64")}
-    types_added = BASE_TYPES
 
     @classmethod
     def plan(cls, node: Node, args: Sequence[Optional[Arg]]) -> list[OutputPlan]:
@@ -36,12 +35,9 @@ class GatherElements_11(TensorOp):
         return gather_plan(cls.outputs[0], data, idx, table, check)
 
 
-class GatherElements_13(GatherElements_11):
-    since_version = 13
-    types_added = ("bfloat16",)
-
-
-VERSIONS = (GatherElements_11, GatherElements_13)
+# opset -> the types that version added (onnx.defs' lists; tests/test_opsets.py holds them to it)
+TYPES = {11: BASE_TYPES, 13: ("bfloat16",)}
+VERSIONS = versions(TYPES, GatherElements_11)
 
 SPEC = OpSpec(
     "GatherElements",

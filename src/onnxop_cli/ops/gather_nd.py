@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Optional, Sequence
 
 from . import indexing
-from .base import BASE_TYPES, Node
+from .base import BASE_TYPES, Node, versions
 from .family import Arg, OutputPlan, TensorOp
 from .indexed_plan import gather_plan, layout
 from .spec import OpSpec, Param
@@ -24,7 +24,6 @@ class GatherND_11(TensorOp):
     outputs = ("output",)
     input_types = {"indices": "I"}
     constraints = {"I": ("int64",)}
-    types_added = BASE_TYPES
 
     @classmethod
     def plan(cls, node: Node, args: Sequence[Optional[Arg]]) -> list[OutputPlan]:
@@ -41,12 +40,9 @@ class GatherND_12(GatherND_11):
     optional = ("batch_dims",)
 
 
-class GatherND_13(GatherND_12):
-    since_version = 13
-    types_added = ("bfloat16",)
-
-
-VERSIONS = (GatherND_11, GatherND_12, GatherND_13)
+# opset -> the types that version added (onnx.defs' lists; tests/test_opsets.py holds them to it)
+TYPES = {11: BASE_TYPES, 13: ("bfloat16",)}
+VERSIONS = versions(TYPES, GatherND_11, GatherND_12)
 
 SPEC = OpSpec(
     "GatherND",

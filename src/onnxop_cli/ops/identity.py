@@ -6,7 +6,7 @@ read (it reads tensors); the tensor types grow at 13, 19, 21, 23, 24 and 25.
 
 from __future__ import annotations
 
-from .base import BASE_TYPES, FLOAT8, Node, OpVersion, versions
+from .base import BASE_TYPES, FLOAT8, LATE_TYPES, Node, OpVersion, versions
 from .spec import OpSpec
 
 
@@ -30,9 +30,7 @@ TYPES = {
     16: (),  # optionals
     19: FLOAT8,
     21: ("int4", "uint4"),
-    23: ("float4e2m1",),
-    24: ("float8e8m0",),
-    25: ("int2", "uint2"),
+    **LATE_TYPES,  # 23: float4e2m1, 24: float8e8m0, 25: int2 and uint2
 }
 VERSIONS = versions(TYPES, Identity_1)
 
@@ -43,4 +41,5 @@ SPEC = OpSpec(
     summary="Copy tensors unchanged (ONNX Identity).",
     description="Copy each input to the output unchanged, through the GPU copy kernel.",
     example="onnxop identity x.npy -o y.npy",
+    api_doc='ONNX Identity: a copy of ``x`` made by the GPU copy kernel.',
 )

@@ -27,7 +27,7 @@ from typing import Optional, Sequence
 
 from ..errors import OpError
 from ..core.view import c_strides
-from .base import BASE_TYPES, FLOAT8, Node
+from .base import FLOAT8, LATE_TYPES, Node, versions
 from .family import Arg, OutputPlan, Piece, TensorOp, element_bytes
 from .spec import OpSpec, Param
 
@@ -41,7 +41,6 @@ class Pad_1(TensorOp):
     outputs = ("output",)
     attribute_names = ("paddings", "mode", "value")
     optional = ("mode", "value")
-    types_added = ("float", "float16", "double")
     modes = MODES
     pads_name = "paddings"
 
@@ -185,7 +184,6 @@ class Pad_11(Pad_2):
     optional = ("mode", "constant_value")
     input_types = {"pads": "tensor(int64)"}
     constraints = {"tensor(int64)": ("int64",)}
-    types_added = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
 
     @classmethod
     def raw_pads(cls, node: Node, args: Sequence[Optional[Arg]]) -> list[int]:
@@ -220,12 +218,7 @@ class Pad_11(Pad_2):
         return bytes(value.tensor.strings.reshape(-1)[0])  # type: ignore[union-attr]
 
 
-class Pad_13(Pad_11):
-    since_version = 13
-    types_added = ("bool", "complex64", "complex128", "string", "bfloat16")
-
-
-class Pad_18(Pad_13):
+class Pad_18(Pad_11):
     since_version = 18
     inputs = ("data", "pads", "constant_value", "axes")
     optional = ("mode", "constant_value", "axes")
@@ -245,27 +238,15 @@ class Pad_19(Pad_18):
     modes = MODES + ("wrap",)
 
 
-class Pad_21(Pad_19):
-    since_version = 21
-    types_added = FLOAT8 + ("int4", "uint4")
-
-
-class Pad_23(Pad_21):
-    since_version = 23
-    types_added = ("float4e2m1",)
-
-
-class Pad_24(Pad_23):
-    since_version = 24
-    types_added = ("float8e8m0",)
-
-
-class Pad_25(Pad_24):
-    since_version = 25
-    types_added = ("int2", "uint2")
-
-
-VERSIONS = (Pad_1, Pad_2, Pad_11, Pad_13, Pad_18, Pad_19, Pad_21, Pad_23, Pad_24, Pad_25)
+# opset -> the types that version added (onnx.defs' lists; tests/test_opsets.py holds them to it)
+TYPES = {
+    1: ("float", "double", "float16"),
+    11: ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"),
+    13: ("bool", "complex64", "complex128", "string", "bfloat16"),
+    21: FLOAT8 + ("int4", "uint4"),
+    **LATE_TYPES,  # 23: float4e2m1, 24: float8e8m0, 25: int2 and uint2
+}
+VERSIONS = versions(TYPES, Pad_1, Pad_2, Pad_11, Pad_18, Pad_19)
 
 SPEC = OpSpec(
     "Pad",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 
 from ..errors import OpError
-from .base import BASE_TYPES, FLOAT8, Node, OpVersion, versions
+from .base import BASE_TYPES, FLOAT8, LATE_TYPES, Node, OpVersion, versions
 from .spec import OpSpec, Param
 
 
@@ -73,14 +73,12 @@ class Reshape_14(Reshape_5):
 # opset -> the tensor types that version added (onnx.defs' lists; tests/test_opsets.py
 # holds them to it). A class above only where the rule changes.
 TYPES = {
-    1: ("float", "double", "float16"),
-    5: tuple(t for t in BASE_TYPES if t not in ("float", "double", "float16")),
+    1: BASE_TYPES[:3],  # float, double, float16
+    5: BASE_TYPES[3:],  # the rest of BASE_TYPES
     13: ("bfloat16",),
     19: FLOAT8,
     21: ("int4", "uint4"),
-    23: ("float4e2m1",),
-    24: ("float8e8m0",),
-    25: ("int2", "uint2"),
+    **LATE_TYPES,  # 23: float4e2m1, 24: float8e8m0, 25: int2 and uint2
 }
 VERSIONS = versions(TYPES, Reshape_1, Reshape_5, Reshape_14)
 
@@ -90,9 +88,18 @@ SPEC = OpSpec(
     (
         Param("shape", "ints", "Comma-separated output shape; 0 copies the input's dim, one -1 is "
               "inferred; '' reshapes to a scalar.", "0,-1", empty_ok=True),
-        Param("allowzero", "int", "1: a 0 in --shape is a zero-length dim, not a copy (opset 14+).", "1"),
+        Param("allowzero", "int", "1: a 0 in --shape is a zero-length dim, not a copy (opset 14+).", "1",
+              choices=("0", "1"), keyword_only=True),
     ),
     summary="Give tensors a new shape (ONNX Reshape).",
     description="Give each input the shape --shape: its elements, in order, through the GPU copy kernel.",
     example="onnxop reshape x.npy --shape 0,-1 -o y.npy",
+    api_doc="""ONNX Reshape: 0 in ``shape`` copies x's dim (a real 0 with
+``allowzero=1``, opset 14+), one -1 is inferred.
+
+>>> import numpy as np
+>>> from onnxop_cli import reshape
+>>> reshape(np.arange(6, dtype=np.int8).reshape(2, 3), [0, -1, 1]).shape
+(2, 3, 1)
+""",
 )

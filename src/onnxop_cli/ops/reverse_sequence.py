@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Optional, Sequence
 
 from . import indexing
-from .base import BASE_TYPES, Node
+from .base import BASE_TYPES, Node, versions
 from .family import Arg, OutputPlan, TensorOp
 from .indexed_plan import gather_plan, layout
 from .spec import OpSpec, Param
@@ -26,7 +26,6 @@ class ReverseSequence_10(TensorOp):
     optional = ("batch_axis", "time_axis")
     input_types = {"sequence_lens": "I"}
     constraints = {"I": ("int64",)}
-    types_added = BASE_TYPES
 
     @classmethod
     def plan(cls, node: Node, args: Sequence[Optional[Arg]]) -> list[OutputPlan]:
@@ -40,12 +39,9 @@ class ReverseSequence_10(TensorOp):
         return gather_plan(cls.outputs[0], data, lens, table, check)
 
 
-class ReverseSequence_28(ReverseSequence_10):
-    since_version = 28
-    types_added = ("bfloat16",)
-
-
-VERSIONS = (ReverseSequence_10, ReverseSequence_28)
+# opset -> the types that version added (onnx.defs' lists; tests/test_opsets.py holds them to it)
+TYPES = {10: BASE_TYPES, 28: ("bfloat16",)}
+VERSIONS = versions(TYPES, ReverseSequence_10)
 
 SPEC = OpSpec(
     "ReverseSequence",

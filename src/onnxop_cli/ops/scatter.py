@@ -5,6 +5,7 @@ takes negative indices. No reduction: updates replace.
 
 from __future__ import annotations
 
+from .base import BASE_TYPES, versions
 from .scatter_elements import REDUCTION, ScatterElements_11
 from .spec import OpSpec, Param
 
@@ -20,7 +21,9 @@ class Scatter_11(Scatter_9):
     negative_indices = True
 
 
-VERSIONS = (Scatter_9, Scatter_11)
+# opset -> the types that version added (onnx.defs' lists; tests/test_opsets.py holds them to it)
+TYPES = {9: BASE_TYPES}
+VERSIONS = versions(TYPES, Scatter_9, Scatter_11)
 
 SPEC = OpSpec(
     "Scatter",

@@ -14,7 +14,7 @@ from typing import Optional, Sequence
 
 from ..errors import OpError
 from . import indexing
-from .base import BASE_TYPES, Node
+from .base import BASE_TYPES, Node, versions
 from .family import Arg, OutputPlan, TensorOp
 from .indexed_plan import NONNEG, scatter_plan
 from .spec import OpSpec, Param
@@ -29,7 +29,6 @@ class ScatterElements_11(TensorOp):
     optional = ("axis",)
     input_types = {"indices": "Tind"}
     constraints = {"Tind": ("int32", "int64")}
-    types_added = BASE_TYPES
     reductions: tuple[str, ...] = ("none",)
     negative_indices = True
     numpy_rule = False  # the reference's max()/min() are Python's
@@ -54,12 +53,7 @@ class ScatterElements_11(TensorOp):
                             cls.numpy_rule)
 
 
-class ScatterElements_13(ScatterElements_11):
-    since_version = 13
-    types_added = ("bfloat16",)
-
-
-class ScatterElements_16(ScatterElements_13):
+class ScatterElements_16(ScatterElements_11):
     since_version = 16
     attribute_names = ("axis", "reduction")
     optional = ("axis", "reduction")
@@ -71,7 +65,9 @@ class ScatterElements_18(ScatterElements_16):
     reductions = ("none", "add", "mul", "max", "min")
 
 
-VERSIONS = (ScatterElements_11, ScatterElements_13, ScatterElements_16, ScatterElements_18)
+# opset -> the types that version added (onnx.defs' lists; tests/test_opsets.py holds them to it)
+TYPES = {11: BASE_TYPES, 13: ("bfloat16",)}
+VERSIONS = versions(TYPES, ScatterElements_11, ScatterElements_16, ScatterElements_18)
 
 REDUCTION = Param("reduction", "str", "How an update combines with the element: none, add, mul (opset 16+), "
                   "max, min (opset 18+).", "add", choices=("none", "add", "mul", "max", "min"))

@@ -14,7 +14,7 @@ from typing import Optional, Sequence
 
 from ..errors import OpError
 from . import indexing
-from .base import BASE_TYPES, Node
+from .base import BASE_TYPES, Node, versions
 from .family import Arg, OutputPlan, TensorOp
 from .indexed_plan import scatter_plan
 from .scatter_elements import REDUCTION
@@ -29,7 +29,6 @@ class ScatterND_11(TensorOp):
     optional = ()
     input_types = {"indices": "I"}
     constraints = {"I": ("int64",)}
-    types_added = BASE_TYPES
     reductions: tuple[str, ...] = ("none",)
 
     @classmethod
@@ -50,12 +49,7 @@ class ScatterND_11(TensorOp):
                             inner=inner)
 
 
-class ScatterND_13(ScatterND_11):
-    since_version = 13
-    types_added = ("bfloat16",)
-
-
-class ScatterND_16(ScatterND_13):
+class ScatterND_16(ScatterND_11):
     since_version = 16
     attribute_names = ("reduction",)
     optional = ("reduction",)
@@ -67,7 +61,9 @@ class ScatterND_18(ScatterND_16):
     reductions = ("none", "add", "mul", "max", "min")
 
 
-VERSIONS = (ScatterND_11, ScatterND_13, ScatterND_16, ScatterND_18)
+# opset -> the types that version added (onnx.defs' lists; tests/test_opsets.py holds them to it)
+TYPES = {11: BASE_TYPES, 13: ("bfloat16",)}
+VERSIONS = versions(TYPES, ScatterND_11, ScatterND_16, ScatterND_18)
 
 SPEC = OpSpec(
     "ScatterND",

@@ -22,7 +22,7 @@ from typing import Optional, Sequence
 
 from ..errors import OpError
 from ..core.view import c_strides
-from .base import BASE_TYPES, FLOAT8, Node
+from .base import BASE_TYPES, FLOAT8, Node, versions
 from .family import Arg, OutputPlan, Piece, TensorOp, element_bytes
 from .spec import OpSpec, Param
 
@@ -36,7 +36,6 @@ class CenterCropPad_18(TensorOp):
     optional = ("axes",)
     input_types = {"shape": "Tind"}
     constraints = {"Tind": ("int32", "int64")}
-    types_added = BASE_TYPES + ("bfloat16",)
 
     @classmethod
     def plan(cls, node: Node, args: Sequence[Optional[Arg]]) -> list[OutputPlan]:
@@ -76,7 +75,6 @@ class Compress_9(TensorOp):
     input_types = {"condition": "T1"}
     constraints = {"T1": ("bool",)}
     negative_axes = False
-    types_added = BASE_TYPES
 
     @classmethod
     def plan(cls, node: Node, args: Sequence[Optional[Arg]]) -> list[OutputPlan]:
@@ -153,11 +151,6 @@ class Compress_11(Compress_9):
     negative_axes = True
 
 
-class Compress_28(Compress_11):
-    since_version = 28
-    types_added = ("bfloat16",)
-
-
 NUMBERS = ("double", "float", "float16", "int16", "int32", "int64", "int8", "uint16", "uint32", "uint64", "uint8")
 
 
@@ -171,7 +164,6 @@ class OneHot_9(TensorOp):
     input_types = {"indices": "T1", "depth": "T2", "values": "T3"}
     constraints = {"T1": NUMBERS, "T2": NUMBERS}
     negative_axes = False
-    types_added = BASE_TYPES  # T3, the values' types
     data_input = 2
     literal_types = {"values": "float", "depth": "int64"}
 
@@ -218,22 +210,12 @@ class OneHot_11(OneHot_9):
     negative_axes = True
 
 
-class OneHot_28(OneHot_11):
-    since_version = 28
-    types_added = ("bfloat16",)
-
-
-BITCAST_TYPES = BASE_TYPES[:-1] + ("bfloat16",) + FLOAT8 + ("float8e8m0", "int4", "uint4", "float4e2m1",
-                                                            "int2", "uint2")
-
-
 class BitCast_26(TensorOp):
     op_type = "BitCast"
     since_version = 26
     inputs = ("input",)
     outputs = ("output",)
     attribute_names = ("to",)
-    types_added = BITCAST_TYPES
 
     @classmethod
     def plan(cls, node: Node, args: Sequence[Optional[Arg]]) -> list[OutputPlan]:
@@ -257,9 +239,12 @@ class BitCast_26(TensorOp):
         return [OutputPlan(cls.outputs[0], data.shape, to, pieces=[piece])]
 
 
+# opset -> the types that version added (onnx.defs' lists; tests/test_opsets.py holds them to it)
+CENTER_CROP_PAD_TYPES = {18: BASE_TYPES + ("bfloat16",)}
+
 CENTER_CROP_PAD = OpSpec(
     "CenterCropPad",
-    (CenterCropPad_18,),
+    versions(CENTER_CROP_PAD_TYPES, CenterCropPad_18),
     (
         Param("shape", "tensor", "The size of each of --axes after cropping or padding (int64 or int32).", "2,2"),
         Param("axes", "ints", "The axes --shape applies to (default: all).", "1"),
@@ -270,9 +255,12 @@ CENTER_CROP_PAD = OpSpec(
     example="onnxop center-crop-pad x.npy --shape 2,2 --axes 1",
 )
 
+# opset -> the types that version added (onnx.defs' lists; tests/test_opsets.py holds them to it)
+COMPRESS_TYPES = {9: BASE_TYPES, 28: ("bfloat16",)}
+
 COMPRESS = OpSpec(
     "Compress",
-    (Compress_9, Compress_11, Compress_28),
+    versions(COMPRESS_TYPES, Compress_9, Compress_11),
     (
         Param("condition", "tensor", "Which slices (or flattened elements) to keep: a bool list or file.",
               "1,0,1"),
@@ -284,9 +272,12 @@ COMPRESS = OpSpec(
     example="onnxop compress x.npy --condition 1,0,1 --axis 0",
 )
 
+# opset -> the types that version added (onnx.defs' lists; tests/test_opsets.py holds them to it)
+ONE_HOT_TYPES = {9: BASE_TYPES, 28: ("bfloat16",)}
+
 ONE_HOT = OpSpec(
     "OneHot",
-    (OneHot_9, OneHot_11, OneHot_28),
+    versions(ONE_HOT_TYPES, OneHot_9, OneHot_11),
     (
         Param("depth", "tensor", "The length of the new axis.", "4"),
         Param("values", "tensor", "[off_value, on_value], a file (its type is the output's) or a list "
@@ -299,9 +290,18 @@ ONE_HOT = OpSpec(
     example="onnxop one-hot i.npy --depth 4 --values 0,1",
 )
 
+# opset -> the types that version added (onnx.defs' lists; tests/test_opsets.py holds them to it)
+BIT_CAST_TYPES = {
+    26: (
+        "float", "double", "float16", "bool", "complex64", "complex128", "int8", "int16", "int32", "int64",
+        "uint8", "uint16", "uint32", "uint64", "bfloat16", "float8e4m3fn", "float8e4m3fnuz", "float8e5m2",
+        "float8e5m2fnuz", "int4", "uint4", "float4e2m1", "float8e8m0", "int2", "uint2",
+    ),
+}
+
 BITCAST = OpSpec(
     "BitCast",
-    (BitCast_26,),
+    versions(BIT_CAST_TYPES, BitCast_26),
     (Param("to", "int", "The type to read the bits as, a TensorProto number of the same width.", "6"),),
     summary="Read bits as another type of one width (ONNX BitCast).",
     description="Reinterpret each input's bits as --to (same width, same shape), through the GPU flat copy "

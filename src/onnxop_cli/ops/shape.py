@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
-from .base import BASE_TYPES, FLOAT8, Node
+from .base import BASE_TYPES, FLOAT8, LATE_TYPES, Node, versions
 from .family import Arg, OutputPlan, TensorOp
 from .spec import OpSpec, Param
 
@@ -24,7 +24,6 @@ class Shape_1(TensorOp):
     since_version = 1
     inputs = ("data",)
     outputs = ("shape",)
-    types_added = BASE_TYPES
 
     @classmethod
     def dims(cls, node: Node, shape: tuple[int, ...]) -> list[int]:
@@ -41,12 +40,7 @@ class Shape_1(TensorOp):
                            kernel=NO_KERNEL)]
 
 
-class Shape_13(Shape_1):
-    since_version = 13
-    types_added = ("bfloat16",)
-
-
-class Shape_15(Shape_13):
+class Shape_15(Shape_1):
     since_version = 15
     attribute_names = ("start", "end")
     optional = ("start", "end")
@@ -61,37 +55,11 @@ class Shape_15(Shape_13):
         return list(shape[start:end])
 
 
-class Shape_19(Shape_15):
-    since_version = 19
-    types_added = FLOAT8
-
-
-class Shape_21(Shape_19):
-    since_version = 21
-    types_added = ("int4", "uint4")
-
-
-class Shape_23(Shape_21):
-    since_version = 23
-    types_added = ("float4e2m1",)
-
-
-class Shape_24(Shape_23):
-    since_version = 24
-    types_added = ("float8e8m0",)
-
-
-class Shape_25(Shape_24):
-    since_version = 25
-    types_added = ("int2", "uint2")
-
-
 class Size_1(TensorOp):
     op_type = "Size"
     since_version = 1
     inputs = ("data",)
     outputs = ("size",)
-    types_added = BASE_TYPES
 
     @classmethod
     def plan(cls, node: Node, args: Sequence[Optional[Arg]]) -> list[OutputPlan]:
@@ -102,39 +70,18 @@ class Size_1(TensorOp):
         return [OutputPlan(cls.outputs[0], (), _int64(), values=np.array(data.size, dtype=np.int64), kernel=NO_KERNEL)]
 
 
-class Size_13(Size_1):
-    since_version = 13
-    types_added = ("bfloat16",)
-
-
-class Size_19(Size_13):
-    since_version = 19
-    types_added = FLOAT8
-
-
-class Size_21(Size_19):
-    since_version = 21
-    types_added = ("int4", "uint4")
-
-
-class Size_23(Size_21):
-    since_version = 23
-    types_added = ("float4e2m1",)
-
-
-class Size_24(Size_23):
-    since_version = 24
-    types_added = ("float8e8m0",)
-
-
-class Size_25(Size_24):
-    since_version = 25
-    types_added = ("int2", "uint2")
-
+# opset -> the types that version added (onnx.defs' lists; tests/test_opsets.py holds them to it)
+SHAPE_TYPES = {
+    1: BASE_TYPES,
+    13: ("bfloat16",),
+    19: FLOAT8,
+    21: ("int4", "uint4"),
+    **LATE_TYPES,  # 23: float4e2m1, 24: float8e8m0, 25: int2 and uint2
+}
 
 SHAPE = OpSpec(
     "Shape",
-    (Shape_1, Shape_13, Shape_15, Shape_19, Shape_21, Shape_23, Shape_24, Shape_25),
+    versions(SHAPE_TYPES, Shape_1, Shape_15),
     (
         Param("start", "int", "The first dimension to give; negative counts from the back (opset 15+).", "1"),
         Param("end", "int", "The dimension to stop before (opset 15+; default: all).", "-1"),
@@ -147,7 +94,7 @@ SHAPE = OpSpec(
 
 SIZE = OpSpec(
     "Size",
-    (Size_1, Size_13, Size_19, Size_21, Size_23, Size_24, Size_25),
+    versions(SHAPE_TYPES, Size_1),  # Size's types are Shape's, opset by opset
     (),
     summary="Element count, as int64 (ONNX Size; metadata, no kernel).",
     description="The number of elements of each input as an int64 scalar. Metadata: the input's bytes "

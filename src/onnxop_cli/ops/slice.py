@@ -93,10 +93,7 @@ class Slice_11(Slice_10):
 
 # opset -> the tensor types that version added (onnx.defs' lists; tests/test_opsets.py
 # holds them to it). A class above only where the rule changes.
-TYPES = {
-    1: BASE_TYPES,
-    13: ("bfloat16",),
-}
+TYPES = {1: BASE_TYPES, 13: ("bfloat16",)}
 VERSIONS = versions(TYPES, Slice_1, Slice_10, Slice_11)
 
 SPEC = OpSpec(
@@ -116,4 +113,14 @@ SPEC = OpSpec(
     description="Slice each input: along each of --axes, every step-th element from start "
     "to before end, through the GPU gather kernel.",
     example="onnxop slice x.npy --starts 1 --ends -1 --steps 2",
+    api_doc="""ONNX Slice (named ``slice_``: ``slice`` is Python's): along each of
+``axes`` (default 0, 1, ...), every ``steps``-th element (default 1;
+negative walks back) from ``starts`` to before ``ends``, clamped as the
+spec says.
+
+>>> import numpy as np
+>>> from onnxop_cli import slice_
+>>> slice_(np.arange(10, dtype=np.int64), [-1], [-1000], steps=[-3])
+array([9, 6, 3, 0])
+""",
 )

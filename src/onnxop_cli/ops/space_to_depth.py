@@ -47,10 +47,7 @@ class SpaceToDepth_28(SpaceToDepth_1):
 
 # opset -> the tensor types that version added (onnx.defs' lists; tests/test_opsets.py
 # holds them to it). A class above only where the rule changes.
-TYPES = {
-    1: BASE_TYPES,
-    13: ("bfloat16",),
-}
+TYPES = {1: BASE_TYPES, 13: ("bfloat16",)}
 VERSIONS = versions(TYPES, SpaceToDepth_1, SpaceToDepth_28)
 
 SPEC = OpSpec(
@@ -62,4 +59,5 @@ SPEC = OpSpec(
     description="Rearrange each NCHW input's blocksize x blocksize spatial blocks into channels, "
     "through the GPU gather kernel.",
     example="onnxop space-to-depth x.npy --blocksize 2 -o y.npy",
+    api_doc='ONNX SpaceToDepth of an NCHW array; ``mode`` "DCR" (default) or "CRD" (opset 28+).',
 )

@@ -29,7 +29,9 @@ class Param:
     example: str
     short: str = ""
     empty_ok: bool = False  # the spec takes an empty list (Reshape to a scalar, Tile of a scalar); the op rules decide
-    choices: tuple[str, ...] = ()
+    choices: tuple[str, ...] = ()  # the values a str (or an int: Reshape's allowzero 0, 1) may take
+    default: object = None  # the API function's default (None: left out, the operator's own default)
+    keyword_only: bool = False  # in the API function, after the ``*``
 
     @property
     def option(self) -> str:
@@ -48,6 +50,17 @@ class OpSpec:
     summary: str  # one line, for `onnxop --help`
     description: str  # the command's help, before its example
     example: str  # a whole command line
+    api_doc: str = ""  # the API function's docstring (api.py); default: the summary, description and example
+
+    @property
+    def api_name(self) -> str:
+        """The API function's name: ``python_name``, with a ``_`` after one
+        that is a Python keyword or builtin (``slice_``)."""
+        import builtins
+        import keyword
+
+        name = self.python_name
+        return name + "_" if keyword.iskeyword(name) or hasattr(builtins, name) else name
 
     @property
     def command(self) -> str:

@@ -15,7 +15,7 @@ from typing import Optional, Sequence
 
 from ..errors import OpError
 from ..core.view import c_strides
-from .base import BASE_TYPES, Node
+from .base import BASE_TYPES, Node, versions
 from .family import Arg, OutputPlan, Piece, TensorOp
 from .spec import OpSpec, Param
 
@@ -30,7 +30,6 @@ class Split_1(TensorOp):
     optional = ("axis", "split")
     input_types = {"split": "T"}
     negative_axes = False
-    types_added = ("float", "float16", "double")
 
     @classmethod
     def sizes(cls, node: Node, args: Sequence[Optional[Arg]], dim: int, axis: int) -> list[int]:
@@ -79,7 +78,6 @@ class Split_1(TensorOp):
 class Split_2(Split_1):
     since_version = 2
     inputs = ("input",)
-    types_added = tuple(t for t in BASE_TYPES if t not in Split_1.types_added)
 
 
 class Split_11(Split_2):
@@ -93,7 +91,6 @@ class Split_13(Split_11):
     attribute_names = ("axis",)
     input_types = {"split": "Tsplit"}
     constraints = {"Tsplit": ("int64",)}
-    types_added = ("bfloat16",)
 
 
 class Split_18(Split_13):
@@ -121,7 +118,13 @@ class Split_18(Split_13):
         return [chunk] * (n - 1) + [last]
 
 
-VERSIONS = (Split_1, Split_2, Split_11, Split_13, Split_18)
+# opset -> the types that version added (onnx.defs' lists; tests/test_opsets.py holds them to it)
+TYPES = {
+    1: BASE_TYPES[:3],  # float, double, float16
+    2: BASE_TYPES[3:],  # the rest of BASE_TYPES
+    13: ("bfloat16",),
+}
+VERSIONS = versions(TYPES, Split_1, Split_2, Split_11, Split_13, Split_18)
 
 SPEC = OpSpec(
     "Split",

@@ -10,7 +10,7 @@ attribute form).
 from __future__ import annotations
 
 from ..errors import OpError
-from .base import BASE_TYPES, FLOAT8, Node, OpVersion, versions
+from .base import BASE_TYPES, FLOAT8, LATE_TYPES, Node, OpVersion, versions
 from .spec import OpSpec, Param
 
 
@@ -55,9 +55,7 @@ TYPES = {
     1: BASE_TYPES,
     13: ("bfloat16",),
     21: FLOAT8 + ("int4", "uint4"),
-    23: ("float4e2m1",),
-    24: ("float8e8m0",),
-    25: ("int2", "uint2"),
+    **LATE_TYPES,  # 23: float4e2m1, 24: float8e8m0, 25: int2 and uint2
 }
 VERSIONS = versions(TYPES, Squeeze_1, Squeeze_11, Squeeze_13)
 
@@ -69,4 +67,5 @@ SPEC = OpSpec(
     summary="Remove size-1 dimensions (ONNX Squeeze).",
     description="Remove the size-1 dimensions at --axes (all of them without it), through the GPU copy kernel.",
     example="onnxop squeeze x.npy --axes 0 -o y.npy",
+    api_doc='ONNX Squeeze: drop the size-1 dims at ``axes`` (all of them when None).',
 )

@@ -11,7 +11,7 @@ from typing import Optional, Sequence
 
 from ..errors import OpError
 from . import indexing
-from .base import BASE_TYPES, FLOAT8, Node
+from .base import Node, versions
 from .family import Arg, OutputPlan, TensorOp
 from .indexed_plan import scatter_plan
 from .spec import OpSpec, Param
@@ -26,7 +26,6 @@ class TensorScatter_24(TensorOp):
     optional = ("axis", "mode", "write_indices")
     input_types = {"write_indices": "I"}
     constraints = {"I": ("int64",)}
-    types_added = BASE_TYPES + ("bfloat16",) + FLOAT8 + ("uint4", "int4", "float4e2m1", "float8e8m0")
 
     @classmethod
     def plan(cls, node: Node, args: Sequence[Optional[Arg]]) -> list[OutputPlan]:
@@ -44,7 +43,15 @@ class TensorScatter_24(TensorOp):
                             check if idx is not None else None, where=(0, 1, 2))
 
 
-VERSIONS = (TensorScatter_24,)
+# opset -> the types that version added (onnx.defs' lists; tests/test_opsets.py holds them to it)
+TYPES = {
+    24: (
+        "float", "double", "float16", "bool", "complex64", "complex128", "int8", "int16", "int32", "int64",
+        "uint8", "uint16", "uint32", "uint64", "string", "bfloat16", "float8e4m3fn", "float8e4m3fnuz",
+        "float8e5m2", "float8e5m2fnuz", "int4", "uint4", "float4e2m1", "float8e8m0",
+    ),
+}
+VERSIONS = versions(TYPES, TensorScatter_24)
 
 SPEC = OpSpec(
     "TensorScatter",

@@ -67,8 +67,8 @@ class Tile_6(Tile_1):
 # opset -> the tensor types that version added (onnx.defs' lists; tests/test_opsets.py
 # holds them to it). A class above only where the rule changes.
 TYPES = {
-    1: ("float", "double", "float16"),
-    6: tuple(t for t in BASE_TYPES if t not in ("float", "double", "float16")),
+    1: BASE_TYPES[:3],  # float, double, float16
+    6: BASE_TYPES[3:],  # the rest of BASE_TYPES
     13: ("bfloat16",),
 }
 VERSIONS = versions(TYPES, Tile_1, Tile_6)
@@ -85,4 +85,5 @@ SPEC = OpSpec(
     summary="Repeat tensors along each axis (ONNX Tile).",
     description="Repeat each input --repeats[k] times along each axis k, through the GPU gather kernel.",
     example="onnxop tile x.npy --repeats 2,2 -o y.npy",
+    api_doc='ONNX Tile: ``x`` repeated ``repeats[k]`` times along each axis k (as numpy.tile).',
 )

@@ -7,7 +7,7 @@ rule; 13, 21, 23, 24 and 25 widen the types.
 from __future__ import annotations
 
 from ..errors import OpError
-from .base import BASE_TYPES, FLOAT8, Node, OpVersion, versions
+from .base import BASE_TYPES, FLOAT8, LATE_TYPES, Node, OpVersion, versions
 from .spec import OpSpec, Param
 from ..core.view import View
 
@@ -49,9 +49,7 @@ TYPES = {
     1: BASE_TYPES,
     13: ("bfloat16",),
     21: FLOAT8 + ("int4", "uint4"),
-    23: ("float4e2m1",),
-    24: ("float8e8m0",),
-    25: ("int2", "uint2"),
+    **LATE_TYPES,  # 23: float4e2m1, 24: float8e8m0, 25: int2 and uint2
 }
 VERSIONS = versions(TYPES, Transpose_1)
 
@@ -64,4 +62,13 @@ SPEC = OpSpec(
     description="Permute the axes of each input: output axis k is input axis perm[k], "
     "through the GPU gather kernel.",
     example="onnxop transpose x.npy --perm 2,0,1 -o y.npy",
+    api_doc="""ONNX Transpose: output axis k is input axis ``perm[k]`` (default: reversed).
+
+>>> import numpy as np
+>>> from onnxop_cli import transpose
+>>> transpose(np.arange(6, dtype=np.int32).reshape(2, 3))
+array([[0, 3],
+       [1, 4],
+       [2, 5]], dtype=int32)
+""",
 )

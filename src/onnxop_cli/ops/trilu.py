@@ -13,7 +13,7 @@ from typing import Optional, Sequence
 
 from ..errors import OpError
 from ..core.view import c_strides
-from .base import BASE_TYPES, Node
+from .base import BASE_TYPES, Node, versions
 from .family import Arg, OutputPlan, Piece, TensorOp, element_bytes
 from .spec import OpSpec, Param
 
@@ -27,7 +27,6 @@ class Trilu_14(TensorOp):
     optional = ("upper", "k")
     input_types = {"k": "tensor(int64)"}
     constraints = {"tensor(int64)": ("int64",)}
-    types_added = BASE_TYPES + ("bfloat16",)
 
     @classmethod
     def plan(cls, node: Node, args: Sequence[Optional[Arg]]) -> list[OutputPlan]:
@@ -50,7 +49,9 @@ class Trilu_14(TensorOp):
         return [OutputPlan(cls.outputs[0], data.shape, data.dtype, pieces=[piece])]
 
 
-VERSIONS = (Trilu_14,)
+# opset -> the types that version added (onnx.defs' lists; tests/test_opsets.py holds them to it)
+TYPES = {14: BASE_TYPES + ("bfloat16",)}
+VERSIONS = versions(TYPES, Trilu_14)
 
 SPEC = OpSpec(
     "Trilu",

@@ -11,7 +11,7 @@ normalising) and an empty list are errors in every version.
 from __future__ import annotations
 
 from ..errors import OpError
-from .base import Node, OpVersion, versions
+from .base import LATE_TYPES, Node, OpVersion, versions
 from .spec import OpSpec, Param
 
 
@@ -71,9 +71,7 @@ TYPES = {
     ),
     13: ("bfloat16",),
     21: ("float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz", "int4", "uint4"),
-    23: ("float4e2m1",),
-    24: ("float8e8m0",),
-    25: ("int2", "uint2"),
+    **LATE_TYPES,  # 23: float4e2m1, 24: float8e8m0, 25: int2 and uint2
 }
 VERSIONS = versions(TYPES, Unsqueeze_1, Unsqueeze_11, Unsqueeze_13)
 
@@ -85,4 +83,21 @@ SPEC = OpSpec(
     summary="Insert size-1 dimensions at --axes (ONNX Unsqueeze).",
     description="Insert size-1 dimensions at --axes of the output.",
     example="onnxop unsqueeze x.npy --axes 2,4,5",
+    api_doc="""ONNX Unsqueeze: ``x`` with size-1 dimensions inserted at ``axes`` of the
+output, computed on the GPU.
+
+Each axis lies in ``[-r_out, r_out - 1]`` where ``r_out = x.ndim +
+len(axes)``; negative and unsorted axes are fine, duplicates are not.
+``axes`` may be one int or a sequence of ints. ``opset`` selects the
+operator version whose rules apply (default: the latest; negative
+axes need opset 11 or later).
+
+>>> import numpy as np
+>>> from onnxop_cli import unsqueeze
+>>> unsqueeze(np.array([1.5, -0.0], dtype=np.float32), [0, -1])
+array([[[ 1.5],
+        [-0. ]]], dtype=float32)
+
+Raises OpError for an axis out of range or named twice.
+""",
 )

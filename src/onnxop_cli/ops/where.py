@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Optional, Sequence
 
 from ..core.view import c_strides
-from .base import BASE_TYPES, Node
+from .base import BASE_TYPES, Node, versions
 from .family import Arg, OutputPlan, Piece, TensorOp, broadcast_shape, broadcast_strides
 from .spec import OpSpec, Param
 
@@ -25,7 +25,6 @@ class Where_9(TensorOp):
     input_types = {"condition": "B", "X": "T", "Y": "T"}
     constraints = {"B": ("bool",)}
     data_input = 1
-    types_added = BASE_TYPES
 
     @classmethod
     def plan(cls, node: Node, args: Sequence[Optional[Arg]]) -> list[OutputPlan]:
@@ -40,12 +39,9 @@ class Where_9(TensorOp):
         return [OutputPlan(cls.outputs[0], shape, x.dtype, pieces=pieces)]
 
 
-class Where_16(Where_9):
-    since_version = 16
-    types_added = ("bfloat16",)
-
-
-VERSIONS = (Where_9, Where_16)
+# opset -> the types that version added (onnx.defs' lists; tests/test_opsets.py holds them to it)
+TYPES = {9: BASE_TYPES, 16: ("bfloat16",)}
+VERSIONS = versions(TYPES, Where_9)
 
 SPEC = OpSpec(
     "Where",
