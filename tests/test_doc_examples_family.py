@@ -29,7 +29,7 @@ ONE_BACKEND = True
 FAMILY = {"Concat": 12, "Split": 16, "Where": 2, "Pad": 6, "Trilu": 18, "Gather": 4, "GatherElements": 3,
           "GatherND": 3, "ScatterElements": 7, "ScatterND": 7, "Scatter": 2, "TensorScatter": 3,
           "ReverseSequence": 3, "ConstantOfShape": 3, "EyeLike": 3, "Shape": 11, "Size": 2, "CenterCropPad": 6,
-          "Compress": 5, "OneHot": 6, "BitCast": 10}
+          "Compress": 5, "OneHot": 6, "BitCast": 10, "NonZero": 1}
 VIEWS = {"Flatten": 9, "Unsqueeze": 7, "Identity": 3, "Reshape": 10, "Squeeze": 2, "Transpose": 7, "Expand": 2,
          "Slice": 8, "Tile": 2, "DepthToSpace": 2, "SpaceToDepth": 4}
 NOT_TENSORS = {"test_identity_sequence", "test_identity_opt"}  # skipped: onnxop runs tensors
