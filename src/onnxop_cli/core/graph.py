@@ -43,13 +43,26 @@ if TYPE_CHECKING:
 
 @dataclass(eq=False)
 class Step:
-    """A base made on the device: ``source`` gathered into a row-major buffer."""
+    """A base made on the device: ``source`` gathered into a row-major buffer,
+    or (``source`` None) a family node's output, made when planned
+    (graph_family.py), of ``shape`` and ``dtype``."""
 
-    source: Value
+    source: Value | None
     label: str
     buffer: DeviceBuffer | None = None  # at run time
     strings: Any = None  # string tensors: gathered on the host at run time
     readers: int = 0  # later steps and outputs that read it
+    shape: tuple[int, ...] = ()
+    dtype: Any = None
+
+    @property
+    def size(self) -> int:
+        if self.source is not None:
+            return self.source.view.size
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
 
 
 @dataclass
@@ -70,6 +83,7 @@ class Plan:
     steps: list[Step]
     nodes: list[Node]  # the onnxop nodes, in graph order (Constant left out)
     feeds: dict[str, Tensor] = field(default_factory=dict)
+    runtime: Any = None  # graph_family.Runtime: the device, what crossed, the buffers made while planning
 
     @property
     def on_device(self) -> bool:
@@ -81,11 +95,28 @@ def of_tensor(name: str, t: Tensor) -> Value:
     return Value(name, tuple(t.shape), t.dtype, t, View(tuple(t.shape), strides), t.byteswap, t.text_dtype)
 
 
-def plan(graph: Graph, feeds: dict[str, Tensor]) -> Plan:
+def plan(graph: Graph, feeds: dict[str, Tensor], *, backend: str | None = None) -> Plan:
     """Every value as a view of a base, every node's rules checked: raises
-    before anything runs. ``feeds`` holds a tensor per ``graph.inputs``."""
+    before any output exists. ``feeds`` holds a tensor per ``graph.inputs``.
+    A graph of view operators is planned without the GPU; a family node
+    (Concat, Gather, ...) runs here, on ``backend``'s device (graph_family.py),
+    so the nodes after it see its shapes and the values they need on the host."""
+    from ..gpu.resident import Traffic
+    from . import graph_family
+
+    rt = graph_family.Runtime(backend, Traffic())
+    try:
+        return _plan(graph, feeds, rt)
+    except BaseException:
+        rt.release_all()
+        raise
+
+
+def _plan(graph: Graph, feeds: dict[str, Tensor], rt) -> Plan:
     from ..io.tensorproto import tensor_from_proto
+    from ..ops.family import TensorOp
     from ..ops.model import build_node
+    from . import graph_family
     values: dict[str, Value] = {}
     for name in graph.inputs:
         if name not in feeds:
@@ -96,10 +127,15 @@ def plan(graph: Graph, feeds: dict[str, Tensor]) -> Plan:
         values[name] = of_tensor(name, tensor_from_proto(proto, graph.folder, f"initializer {repr(name)}", name))
     steps: list[Step] = []
     nodes: list[Node] = []
-    for gn in graph.nodes:
+    last_read = graph_family.last_reads(graph)
+    for i, gn in enumerate(graph.nodes):
         out = gn.proto.output[0]
         if gn.op is None:
             values[out] = of_tensor(out, constant_tensor(gn, graph.folder))
+            continue
+        if issubclass(gn.op, TensorOp):
+            graph_family.run_node(gn, graph, values, rt, steps)
+            graph_family.release_dead(i, last_read, values, rt)
             continue
         data = values[gn.proto.input[0]]
         node = build_node(gn.proto, graph.opset, lambda n: host_tensor(values[n]), gn.label)
@@ -113,11 +149,25 @@ def plan(graph: Graph, feeds: dict[str, Tensor]) -> Plan:
             step = Step(Value(out, tuple(w.shape), data.dtype, data.base, w, data.swap, data.text_dtype), gn.label)
             steps.append(step)
             values[out] = Value(out, shape, data.dtype, step, View.row_major(shape), 0, data.text_dtype)
+        graph_family.release_dead(i, last_read, values, rt)  # a buffer whose values were read on the host
     outputs = [values[name] for name in graph.outputs]
-    for v in [*(s.source for s in steps), *outputs]:
+    needed: list[Step] = []  # the steps an output reads, through any chain of steps
+    todo = [v.base for v in outputs if isinstance(v.base, Step)]
+    while todo:
+        step = todo.pop()
+        if step in needed:
+            continue
+        needed.append(step)
+        if step.source is not None and isinstance(step.source.base, Step):
+            todo.append(step.source.base)
+    for v in [*(s.source for s in steps if s in needed and s.source is not None), *outputs]:
         if isinstance(v.base, Step):
             v.base.readers += 1
-    return Plan(graph, outputs, steps, nodes, dict(feeds))
+    for step in rt.made:  # made for a family node, read by no output: released now
+        if step not in needed and step.buffer is not None:
+            step.buffer.release()
+            step.buffer = None
+    return Plan(graph, outputs, steps, nodes, dict(feeds), rt)
 
 
 def _check(gn: GraphNode, node: Node, data: Value) -> tuple[int, ...]:
@@ -167,7 +217,12 @@ def host_array(v: Value) -> np.ndarray:
     import numpy as np
 
     base = v.base
-    if isinstance(base, Step):
+    if isinstance(base, Step) and base.source is None:  # a family node's output: read back (counted)
+        assert base.buffer is not None, f"{base.label}'s buffer was released before its last reader"
+        from .tensor import Tensor as T
+
+        raw = T(v.name, base.shape, base.dtype, data=base.buffer).to_numpy().reshape(-1)
+    elif isinstance(base, Step):
         raw = host_array(base.source).reshape(-1)
     elif base.dtype.is_string:
         raw = np.asarray(base.strings, dtype=object).reshape(-1)
@@ -200,26 +255,26 @@ def execute(p: Plan, write: Callable[[Value, Callable[[Sink], None]], None], *, 
     fill)``: ``fill(sink)`` streams the output's bytes into ``sink`` (string
     outputs: ``value.base`` is a host tensor with its strings). Device
     buffers are released after their last reader, and on any failure."""
-    from ..gpu.resident import Traffic
-
-    traffic = Traffic()
-    gpu = None
-    if p.on_device or any(not s.source.dtype.is_string for s in p.steps):
+    rt = p.runtime
+    traffic = rt.traffic
+    gpu = rt.gpu
+    if gpu is None and (p.on_device or any(s.source is not None and not s.source.dtype.is_string for s in p.steps)):
         from ..gpu import get_gpu
 
-        gpu = get_gpu(backend)
+        gpu = get_gpu(backend if backend is not None else rt.backend)
     readers = {id(s): s.readers for s in p.steps}
     try:
         for step in p.steps:
-            if not step.readers:
-                continue  # nothing reads it: not made
-            _make(gpu, step, traffic)
+            if not step.readers or step.source is None:
+                continue  # nothing reads it, or a family node's output (made when planned)
+            if step.buffer is None and step.strings is None:  # not made yet for a family node's input
+                _make(gpu, step, traffic)
             _done_reading(step.source, readers)
         for v in p.outputs:
             write(_host_strings(v) if v.dtype.is_string else v, lambda sink, v=v: _stream(gpu, v, sink, traffic))
             _done_reading(v, readers)
     finally:
-        for step in p.steps:
+        for step in [*p.steps, *rt.made]:
             if step.buffer is not None:
                 step.buffer.release()
                 step.buffer = None
