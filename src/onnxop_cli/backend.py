@@ -38,7 +38,7 @@ class OnnxopRep(BackendRep):
 
     def run(self, inputs: Any, **kwargs: Any) -> tuple[np.ndarray, ...]:
         feeds = _feeds(self.graph, inputs)
-        p = graph.plan(self.graph, feeds)
+        p = graph.plan(self.graph, feeds, backend=self.backend)
         results, _ = graph.run_to_memory(p, backend=self.backend)
         arrays = [t.to_numpy() for t in results]
         Outputs = namedtuple("Outputs", [f"o{i}" for i in range(len(arrays))], rename=True)  # type: ignore[misc]

@@ -271,7 +271,7 @@ def execute(p: Plan, write: Callable[[Value, Callable[[Sink], None]], None], *, 
                 _make(gpu, step, traffic)
             _done_reading(step.source, readers)
         for v in p.outputs:
-            write(_host_strings(v) if v.dtype.is_string else v, lambda sink, v=v: _stream(gpu, v, sink, traffic))
+            write(_host_strings(v) if v.dtype.is_string else v, Fill(gpu, v, traffic))
             _done_reading(v, readers)
     finally:
         for step in [*p.steps, *rt.made]:
@@ -302,6 +302,36 @@ def _make(gpu, step: Step, traffic: Traffic) -> None:
         step.buffer = resident.gather(gpu, source, v.view.simplified(), v.dtype.bits, swap=v.swap, traffic=traffic)
     except ValueError as e:  # a view outside its source: a bug, said plainly
         raise OnnxopError(f"{step.label}: {e}") from None
+
+
+class Fill:
+    """How ``write`` gets an output: ``fill(sink)`` streams all its bytes;
+    ``fill.shown(edge)`` makes only the elements a summary shows (core/summary.py)."""
+
+    def __init__(self, gpu, v: Value, traffic: Traffic) -> None:
+        self.gpu, self.v, self.traffic = gpu, v, traffic
+
+    def __call__(self, sink: Sink) -> None:
+        _stream(self.gpu, self.v, sink, self.traffic)
+
+    def shown(self, edge: int) -> np.ndarray:
+        """The summary's elements, through the gather kernel, as an array of
+        the narrowed shape (numpy's summary of it is the whole output's)."""
+        import numpy as np
+
+        from ..gpu import resident
+        from .sources import MemoryBytes
+        from .summary import edge_view
+        from .tensor import Tensor
+
+        v = self.v
+        narrowed, shape = edge_view(v.view, edge)
+        source = v.base.buffer if isinstance(v.base, Step) else v.base.data
+        chunks: list[bytes] = []
+        resident.gather(self.gpu, source, narrowed.simplified(), v.dtype.bits, swap=v.swap,
+                        sink=lambda c: chunks.append(bytes(c)), traffic=self.traffic)
+        data = MemoryBytes(np.frombuffer(b"".join(chunks), dtype=np.uint8))
+        return Tensor(v.name, tuple(narrowed.shape), v.dtype, data=data).to_numpy().reshape(shape)
 
 
 def _stream(gpu, v: Value, sink: Sink, traffic: Traffic) -> None:
@@ -336,30 +366,52 @@ def _host_strings(v: Value) -> Value:
 
 
 def run_to_memory(p: Plan, *, backend: str | None = None) -> tuple[list[Tensor], Traffic]:
-    """The outputs in memory (for the backend, printing and --check)."""
+    """The outputs in memory (for the backend and --check)."""
+    results: list[Tensor] = []
+
+    def write(v: Value, fill) -> None:
+        results.append(_in_memory(v, fill))
+
+    traffic = execute(p, write, backend=backend)
+    return results, traffic
+
+
+def run_to_summaries(p: Plan, *, threshold: int, edge: int, backend: str | None = None):
+    """For printing: each output in memory when it is under ``threshold``
+    bytes, else only the elements its summary shows (``Fill.shown``), so a
+    large output is never made whole. Returns ([(Value, array, summarised)], Traffic)."""
+    shown: list[tuple[Value, Any, bool]] = []
+
+    def write(v: Value, fill) -> None:
+        from .tensor import Tensor
+
+        if v.dtype.is_string or Tensor(v.name, v.shape, v.dtype).nbytes < threshold or v.view.size == 0:
+            shown.append((v, _in_memory(v, fill).to_numpy(), False))
+        else:
+            shown.append((v, fill.shown(edge), True))
+
+    traffic = execute(p, write, backend=backend)
+    return shown, traffic
+
+
+def _in_memory(v: Value, fill) -> Tensor:
     import numpy as np
 
     from .sources import MemoryBytes
     from .tensor import Tensor
 
-    results: list[Tensor] = []
+    out = Tensor(v.name, v.shape, v.dtype, named=True, text_dtype=v.text_dtype)
+    if v.dtype.is_string:
+        out.strings = v.base.strings
+        return out
+    buf = np.empty(out.nbytes, dtype=np.uint8)
+    filled = 0
 
-    def write(v: Value, fill) -> None:
-        out = Tensor(v.name, v.shape, v.dtype, named=True, text_dtype=v.text_dtype)
-        if v.dtype.is_string:
-            out.strings = v.base.strings
-        else:
-            buf = np.empty(out.nbytes, dtype=np.uint8)
-            filled = 0
+    def sink(chunk) -> None:
+        nonlocal filled
+        buf[filled : filled + len(chunk)] = np.frombuffer(chunk, dtype=np.uint8)
+        filled += len(chunk)
 
-            def sink(chunk) -> None:
-                nonlocal filled
-                buf[filled : filled + len(chunk)] = np.frombuffer(chunk, dtype=np.uint8)
-                filled += len(chunk)
-
-            fill(sink)
-            out.data = MemoryBytes(buf)
-        results.append(out)
-
-    traffic = execute(p, write, backend=backend)
-    return results, traffic
+    fill(sink)
+    out.data = MemoryBytes(buf)
+    return out
