@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from ..errors import OnnxopError
+from ..errors import InputError, OnnxopError, OpError
 
 if TYPE_CHECKING:
     from ..gpu.resident import DeviceBuffer, Traffic
@@ -91,6 +91,10 @@ def run_node(gn: GraphNode, graph: Graph, values: dict[str, Value], rt: Runtime,
         for name, p in zip(gn.proto.output, plans):
             if name:
                 values[name] = _output(gn, name, p, tensors, rt, steps)
+    except (OpError, InputError) as e:  # found by a kernel (an index out of range): name the node
+        if e.message.startswith(gn.label):
+            raise
+        raise (InputError if isinstance(e, InputError) else OpError)(f"{gn.label}: {e.message}") from None
     finally:
         for buf in temporaries:
             buf.release()
