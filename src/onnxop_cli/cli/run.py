@@ -379,7 +379,7 @@ def _document(p, files, feeds, results, written, traffic, backend, total: float)
         "kernel": cli._kernel_used(backend),
         "nodes": [{"name": gn.proto.name, "op": gn.proto.op_type,
                    "inputs": list(gn.proto.input), "outputs": list(gn.proto.output)} for gn in g.nodes],
-        "gathers": len([s for s in p.steps if s.readers and s.source is not None])
+        "gathers": len([s for s in p.steps if s.source is not None and (s.readers or s in p.runtime.made)])
         + sum(not v.dtype.is_string for v in p.outputs),
         "transfers": {"uploaded": traffic.uploaded, "read_back": traffic.read_back},
         # values a later node needed on the host (a shape from Shape/Concat), by name: bytes, within read_back

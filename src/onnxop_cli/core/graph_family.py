@@ -91,6 +91,8 @@ def run_node(gn: GraphNode, graph: Graph, values: dict[str, Value], rt: Runtime,
         for name, p in zip(gn.proto.output, plans):
             if name:
                 values[name] = _output(gn, name, p, tensors, rt, steps)
+        kinds = dict.fromkeys("host" if p.dtype.is_string else p.kernel for p in plans)
+        rt.kernels.append(f"{gn.label}: {', '.join(kinds)}")
     except (OpError, InputError) as e:  # found by a kernel (an index out of range): name the node
         if e.message.startswith(gn.label):
             raise
@@ -163,13 +165,11 @@ def _output(gn: GraphNode, name: str, p, tensors, rt: Runtime, steps: list[Step]
 
     if p.dtype.is_string:
         t = Tensor(name, p.shape, p.dtype, strings=np.asarray(_host(p, tensors), dtype=object))
-        rt.kernels.append(f"{gn.label}: host")
         return of_tensor(name, t)
     if p.values is not None or p.size == 0:  # metadata (Shape, Size), or nothing to make: a host tensor
         buf = bytearray()
         _filler(None, p, tensors)(lambda chunk: buf.extend(bytes(chunk)))
         t = Tensor(name, p.shape, p.dtype, data=MemoryBytes(np.frombuffer(bytes(buf), dtype=np.uint8)))
-        rt.kernels.append(f"{gn.label}: {p.kernel}")
         return of_tensor(name, t)
     gpu = rt.device()
     out = resident.DeviceBuffer(gpu, (p.size * p.dtype.bits + 7) // 8, name)
@@ -185,7 +185,6 @@ def _output(gn: GraphNode, name: str, p, tensors, rt: Runtime, steps: list[Step]
             sink = resident.DeviceSink(out, rt.traffic)
             _filler(gpu, p, tensors)(sink)
             sink.close()
-    rt.kernels.append(f"{gn.label}: {p.kernel}")
     return Value(name, tuple(p.shape), p.dtype, step, View.row_major(tuple(p.shape)))
 
 
