@@ -88,10 +88,18 @@ def run_node(gn: GraphNode, graph: Graph, values: dict[str, Value], rt: Runtime,
     try:
         tensors = node_inputs(gn.proto, lambda n: as_tensor(values[n], rt, temporaries))
         plans = family.check(node, tensors, where=gn.label)
+        # inputs read as their base lies (no temporary): an output that is one strided copy of one of
+        # them (Split's parts, a crop) is a view of that base, composed with the views after it
+        bases = {k: values[n] for k, (n, t) in enumerate(zip(gn.proto.input, tensors))
+                 if t is not None and t.data is not None and not any(t.data is b for b in temporaries)}
+        kinds = []
         for name, p in zip(gn.proto.output, plans):
-            if name:
-                values[name] = _output(gn, name, p, tensors, rt, steps)
-        kinds = dict.fromkeys("host" if p.dtype.is_string else p.kernel for p in plans)
+            if not name:
+                continue
+            view = _as_view(name, p, bases)
+            values[name] = view if view is not None else _output(gn, name, p, tensors, rt, steps)
+            kinds.append("view" if view is not None else "host" if p.dtype.is_string else p.kernel)
+        kinds = dict.fromkeys(kinds)
         rt.kernels.append(f"{gn.label}: {', '.join(kinds)}")
     except (OpError, InputError) as e:  # found by a kernel (an index out of range): name the node
         if e.message.startswith(gn.label):
@@ -151,6 +159,28 @@ def ensure(step: Step, rt: Runtime) -> None:
     if step.buffer is not None:
         step.buffer.traffic, step.buffer.label = rt.traffic, step.source.name
     rt.made.append(step)
+
+
+def _as_view(name: str, p, bases: dict[int, Value]) -> Value | None:
+    """Output ``p`` as a view of an input's base, when it is one strided copy
+    of an input read as it lies; else None (a kernel makes it)."""
+    from .graph import Value
+    from .view import View
+
+    if p.pieces is None or len(p.pieces) != 1 or p.dtype.is_string or p.size == 0:
+        return None
+    pc = p.pieces[0]
+    if pc.src not in bases or pc.mask is not None or pc.tri is not None or pc.size != p.size:
+        return None
+    if not View(tuple(pc.shape), tuple(pc.dst_strides), pc.dst_offset).is_identity() and p.size > 1:
+        return None
+    v = bases[pc.src]
+    if v.dtype != p.dtype:
+        return None
+    view = View(tuple(pc.shape), tuple(pc.src_strides), pc.src_offset).reshaped(tuple(p.shape))
+    if view is None:
+        return None
+    return Value(name, tuple(p.shape), p.dtype, v.base, view, v.swap, v.text_dtype)
 
 
 def _output(gn: GraphNode, name: str, p, tensors, rt: Runtime, steps: list[Step]) -> Value:
