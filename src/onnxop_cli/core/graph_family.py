@@ -86,7 +86,14 @@ def run_node(gn: GraphNode, graph: Graph, values: dict[str, Value], rt: Runtime,
         raise type(e)(f"{gn.label}: {e.message}") from None
     temporaries: list[DeviceBuffer] = []
     try:
-        tensors = node_inputs(gn.proto, lambda n: as_tensor(values[n], rt, temporaries))
+        made: dict[str, Tensor] = {}  # an input named twice (Concat(t, t)) is gathered once
+
+        def tensor(n: str) -> Tensor:
+            if n not in made:
+                made[n] = as_tensor(values[n], rt, temporaries)
+            return made[n]
+
+        tensors = node_inputs(gn.proto, tensor)
         plans = family.check(node, tensors, where=gn.label)
         # inputs read as their base lies (no temporary): an output that is one strided copy of one of
         # them (Split's parts, a crop) is a view of that base, composed with the views after it
