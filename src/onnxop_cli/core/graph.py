@@ -2,22 +2,24 @@
 index maps and run on one device.
 
     model --load_graph--> Graph (operators, opset, attributes, names, order: all checked)
-          --plan--> every value a View of a *base* (pure Python, no GPU)
+          --plan--> every value a View of a *base*; family nodes run (graph_family.py)
           --run---> a gather per base that must exist; outputs streamed to sinks
 
-Every operator onnxop runs today moves elements without changing them, so a
-value is a strided view of a base: a graph input, an initializer, a
-``Constant``, or a *step* -- a buffer on the device that a gather fills when
-a view cannot be composed further (a transposed pair of axes that a Reshape
-merges). A chain of view operators composes into one View: one gather,
-streamed like a single operator, with no intermediate at all. Steps stay on
-the device: the next gather reads them with a buffer-to-buffer copy, and each
-is released after its last reader. Constant inputs (Reshape's shape, Slice's
-starts) are host values, taken from their host base with numpy: they are
-parameters, a few integers, not the data. ``Traffic`` counts what crossed.
+A view operator moves elements without changing them, so its value is a
+strided view of a base: a graph input, an initializer, a ``Constant``, or a
+*step* -- a buffer on the device that a gather fills when a view cannot be
+composed further (a transposed pair of axes that a Reshape merges), or that
+a family node's kernel (Concat, Gather, Split, ...) fills. A chain of view
+operators composes into one View: one gather, streamed like a single
+operator, with no intermediate at all. Steps stay on the device: the next
+kernel reads them with a buffer-to-buffer copy, and each is released after
+its last reader. Constant inputs (Reshape's shape, Slice's starts) are host
+values: taken from a host base with numpy (a few integers, not the data), or
+read back from a step and counted. ``Traffic`` counts what crossed.
 
-Everything that can be refused is refused in ``load_graph`` and ``plan``, before
-the GPU is touched or an output opened.
+Everything that can be refused is refused in ``load_graph`` (before the GPU
+is touched) and ``plan`` (before an output is opened; a graph of view
+operators only is planned without the GPU).
 """
 
 from __future__ import annotations
