@@ -347,3 +347,20 @@ def test_print_mode_makes_only_a_large_outputs_summary(rng, capsys, monkeypatch)
     code, summarised, err = cli(capsys, "run", path / "m.onnx", path / "x.npy", "-b", BACKENDS[0])
     assert code == 0, err
     assert made == [] and summarised == whole and "..." in whole
+
+
+def test_fortran_and_big_endian_inputs(tmp_path, rng, capsys):
+    """A column-major, big-endian .npy feeds Concat as it lies (its strides and byte swap go to the
+    pieces kernel) and Slices (gathered with the swap): the result is the reference's."""
+    from conftest import BACKENDS, cli
+
+    x = random_array(rng, (5, 6), np.float64)
+    np.save(tmp_path / "x.npy", np.asfortranarray(x.astype(">f8")))
+    m = slice_concat()
+    onnx.save(m, tmp_path / "m.onnx")
+    code, _, err = cli(capsys, "run", tmp_path / "m.onnx", tmp_path / "x.npy", "-o", tmp_path / "y.npy",
+                       "-b", BACKENDS[0])
+    assert code == 0, err
+    ref, rt = references(m, {"x": x})
+    got = np.load(tmp_path / "y.npy")
+    assert same_bits(got, ref[0]) and same_bits(got, rt[0])
