@@ -27,7 +27,7 @@ from ..errors import InputError, OnnxopError, OpError
 if TYPE_CHECKING:
     from ..gpu.resident import DeviceBuffer, Traffic
     from ..ops.model import Graph, GraphNode
-    from .graph import Step, Value
+    from .graph_values import Step, Value
     from .tensor import Tensor
 
 
@@ -121,7 +121,7 @@ def as_tensor(v: Value, rt: Runtime, temporaries: list) -> Tensor:
     """``v`` as a kernel's input: a host tensor read as it lies, a made
     buffer, or the view gathered into a new row-major buffer (a temporary)."""
     from ..gpu import resident
-    from .graph import Step, host_tensor, of_tensor
+    from .graph_values import Step, host_tensor, of_tensor
     from .tensor import Tensor
 
     if v.dtype.is_string:
@@ -156,13 +156,13 @@ def _as_it_lies(view, size: int) -> bool:
 
 def ensure(step: Step, rt: Runtime) -> None:
     """A gather step made now (a family node reads it), its sources first."""
-    from .graph import Step, _make
+    from .graph_values import Step, make_step
 
     if step.buffer is not None or step.source is None:
         return
     if isinstance(step.source.base, Step):
         ensure(step.source.base, rt)
-    _make(rt.device(), step, rt.traffic)
+    make_step(rt.device(), step, rt.traffic)
     if step.buffer is not None:
         step.buffer.traffic, step.buffer.label = rt.traffic, step.source.name
     rt.made.append(step)
@@ -171,7 +171,7 @@ def ensure(step: Step, rt: Runtime) -> None:
 def _as_view(name: str, p, bases: dict[int, Value]) -> Value | None:
     """Output ``p`` as a view of an input's base, when it is one strided copy
     of an input read as it lies; else None (a kernel makes it)."""
-    from .graph import Value
+    from .graph_values import Value
     from .view import View
 
     if p.pieces is None or len(p.pieces) != 1 or p.dtype.is_string or p.size == 0:
@@ -195,7 +195,7 @@ def _output(gn: GraphNode, name: str, p, tensors, rt: Runtime, steps: list[Step]
 
     from ..gpu import resident
     from .family import _filler, _host
-    from .graph import Step, Value, of_tensor
+    from .graph_values import Step, Value, of_tensor
     from .sources import MemoryBytes
     from .tensor import Tensor
     from .view import View
@@ -227,7 +227,7 @@ def _output(gn: GraphNode, name: str, p, tensors, rt: Runtime, steps: list[Step]
 
 def release_dead(i: int, last_read: dict[str, int], values: dict[str, Value], rt: Runtime) -> None:
     """Release the buffers no value read after node ``i`` (or an output) needs."""
-    from .graph import Step
+    from .graph_values import Step
 
     if not rt.made:
         return
