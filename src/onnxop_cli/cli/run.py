@@ -380,6 +380,7 @@ def _document(p, files, feeds, results, written, traffic, backend, total: float)
         "nodes": [{"name": gn.proto.name, "op": gn.proto.op_type,
                    "inputs": list(gn.proto.input), "outputs": list(gn.proto.output)} for gn in g.nodes],
         "gathers": len([s for s in p.steps if s.source is not None and (s.readers or s in p.runtime.made)])
+        + p.runtime.input_gathers
         + sum(not v.dtype.is_string for v in p.outputs),
         "transfers": {"uploaded": traffic.uploaded, "read_back": traffic.read_back},
         # values a later node needed on the host (a shape from Shape/Concat), by name: bytes, within read_back

@@ -41,6 +41,7 @@ class Runtime:
     gpu: Any = None
     made: list[Step] = field(default_factory=list)
     kernels: list[str] = field(default_factory=list)  # "node 2 (Concat-13): pieces"
+    input_gathers: int = 0  # views gathered into a temporary buffer for a family node's input
 
     def device(self):
         if self.gpu is None:
@@ -144,6 +145,7 @@ def as_tensor(v: Value, rt: Runtime, temporaries: list) -> Tensor:
     assert buf is not None
     buf.traffic, buf.label = rt.traffic, v.name
     temporaries.append(buf)
+    rt.input_gathers += 1
     return Tensor(v.name, v.shape, v.dtype, data=buf)
 
 
