@@ -4,8 +4,9 @@ separate commands (an intermediate file between each).
 
     python benchmarks/graph_chain.py --sizes 256M,1G --rounds 3 --backend vulkan
     python benchmarks/graph_chain.py --sizes 16M --rounds 1      # a quick try
+    python benchmarks/graph_chain.py --sizes 256M --rounds 2 --chains family --backend vulkan
 
-Two chains on a float32 (a, b, c, d) tensor:
+Three chains on a float32 (a, b, c, d) tensor:
 
 - ``step``:  Transpose(0,2,1,3) -> Reshape(a, c*b, d) -> Slice(axis 0 reversed)
   -> Unsqueeze(0) -> Flatten(2). The Reshape merges two axes the Transpose
@@ -14,6 +15,12 @@ Two chains on a float32 (a, b, c, d) tensor:
 - ``fused``: Transpose(0,2,1,3) -> Slice(axis 3, every 2nd) -> Unsqueeze(0)
   -> Reshape(1, a, c, b, d/2) (a no-op split back) -> Squeeze(0): all
   composable, one gather from the input file to the output file.
+- ``family``: Transpose(0,2,1,3) -> Concat(t, t, axis 0) -> Reshape(2a, c*b*d)
+  -> Split(axis 0, two halves): family operators as graph steps. The
+  Transpose is gathered into a device buffer, the Concat (pieces kernel)
+  reads it twice on the device, the Reshape is a view of the Concat's buffer
+  and the Split's two parts stream out to an .npz (members y0, y1); as
+  separate commands these are four processes with three files between them.
 
 Measured with benchmarks/whole_process.py's helpers: every process fresh,
 tools interleaved in an order rotated each round, medians (min-max), peak RSS
@@ -35,13 +42,18 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import whole_process as wp  # noqa: E402
 
-TOOLS = ("onnxop run", "five onnxop commands", "onnxruntime CPU", "numpy")
+TOOLS = ("onnxop run", "one onnxop command per node", "onnxruntime CPU", "numpy")
 
 NUMPY = r"""
 import sys, numpy as np
 chain, src, dst = sys.argv[1:4]
 x = np.load(src, mmap_mode="r")
 a, b, c, d = x.shape
+if chain == "family":
+    t = x.transpose(0, 2, 1, 3)
+    y = np.concatenate([t, t], axis=0).reshape(2 * a, c * b * d)
+    np.savez(dst, y0=y[:a], y1=y[a:])
+    sys.exit(0)
 if chain == "step":
     y = x.transpose(0, 2, 1, 3).reshape(a, c * b, d)[::-1][None].reshape(a, c * b * d)
 else:
@@ -54,7 +66,11 @@ import sys, numpy as np, onnxruntime as ort
 model, src, dst = sys.argv[1:4]
 s = ort.InferenceSession(model, providers=["CPUExecutionProvider"])
 x = np.load(src)
-np.save(dst, s.run(None, {"x": x})[0])
+ys = s.run(None, {"x": x})
+if len(ys) == 1:
+    np.save(dst, ys[0])
+else:
+    np.savez(dst, **{f"y{i}": y for i, y in enumerate(ys)})
 """
 
 
@@ -77,7 +93,15 @@ def model(chain: str, shape, path: Path) -> None:
     def i64(name, v):
         return numpy_helper.from_array(np.array(v, np.int64), name)
 
-    if chain == "step":
+    outputs = ["y"]
+    if chain == "family":
+        nodes = [helper.make_node("Transpose", ["x"], ["t"], perm=[0, 2, 1, 3]),
+                 helper.make_node("Concat", ["t", "t"], ["c"], axis=0),
+                 helper.make_node("Reshape", ["c", "s1"], ["r"]),
+                 helper.make_node("Split", ["r", "sp"], ["y0", "y1"], axis=0)]
+        inits = [i64("s1", [2 * a, c * b * d]), i64("sp", [a, a])]
+        outputs = ["y0", "y1"]
+    elif chain == "step":
         nodes = [helper.make_node("Transpose", ["x"], ["t"], perm=[0, 2, 1, 3]),
                  helper.make_node("Reshape", ["t", "s1"], ["r"]),
                  helper.make_node("Slice", ["r", "st", "en", "ax", "sp"], ["s"]),
@@ -94,7 +118,7 @@ def model(chain: str, shape, path: Path) -> None:
         inits = [i64("st", [0]), i64("en", [d]), i64("ax", [3]), i64("sp", [2]), i64("u", [0]),
                  i64("s1", [1, a, c, b, d // 2])]
     g = helper.make_graph(nodes, chain, [helper.make_tensor_value_info("x", TP.FLOAT, list(shape))],
-                          [helper.make_tensor_value_info("y", TP.FLOAT, None)], initializer=inits)
+                          [helper.make_tensor_value_info(n, TP.FLOAT, None) for n in outputs], initializer=inits)
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 21)]), str(path))
 
 
@@ -102,6 +126,19 @@ def commands(chain: str, shape, backend_args, src: Path, out: Path, tmp: Path) -
     a, b, c, d = shape
     onnxop = wp.onnxop_cmd() + backend_args
     m = tmp / f"{chain}.onnx"
+    if chain == "family":  # four commands; the concat reads the transposed file twice
+        t, cat, r = tmp / "mid-t.npy", tmp / "mid-cat.npy", tmp / "mid-r.npy"
+        return {
+            "onnxop run": [onnxop + ["run", str(m), str(src), "-q", "-o", str(out)]],
+            "one onnxop command per node": [
+                onnxop + ["transpose", str(src), "--perm", "0,2,1,3", "-q", "-o", str(t)],
+                onnxop + ["concat", str(t), str(t), "--axis", "0", "-q", "-o", str(cat)],
+                onnxop + ["reshape", str(cat), "--shape", f"{2 * a},{c * b * d}", "-q", "-o", str(r)],
+                onnxop + ["split", str(r), "--axis", "0", "--split", f"{a},{a}", "-q", "-o", str(out)],
+            ],
+            "onnxruntime CPU": [[wp.PY, "-c", ORT, str(m), str(src), str(out)]],
+            "numpy": [[wp.PY, "-c", NUMPY, chain, str(src), str(out)]],
+        }
     if chain == "step":
         steps = [["transpose", "--perm", "0,2,1,3"], ["reshape", "--shape", f"{a},{c * b},{d}"],
                  ["slice", "--starts", "-1", "--ends", str(-(a + 1)), "--axes", "0", "--steps", "-1"],
@@ -118,7 +155,7 @@ def commands(chain: str, shape, backend_args, src: Path, out: Path, tmp: Path) -
         prev = nxt
     return {
         "onnxop run": [onnxop + ["run", str(m), str(src), "-q", "-o", str(out)]],
-        "five onnxop commands": five,
+        "one onnxop command per node": five,
         "onnxruntime CPU": [[wp.PY, "-c", ORT, str(m), str(src), str(out)]],
         "numpy": [[wp.PY, "-c", NUMPY, chain, str(src), str(out)]],
     }
@@ -129,7 +166,7 @@ def main(argv=None) -> int:
     ap.add_argument("--sizes", default="256M,1G")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--backend", default=None)
-    ap.add_argument("--chains", default="step,fused")
+    ap.add_argument("--chains", default="step,fused,family")
     ap.add_argument("--tmp", default=tempfile.gettempdir())
     args = ap.parse_args(argv)
     backend_args = ["--backend", args.backend] if args.backend else []
@@ -154,17 +191,25 @@ def main(argv=None) -> int:
                     order = TOOLS[r % len(TOOLS):] + TOOLS[: r % len(TOOLS)]
                     before = len(wp.OTHER_CPU)
                     for tool in order:
-                        out = tmp / f"out-{chain}-{tool.replace(' ', '_')}.npy"
+                        suffix = ".npz" if chain == "family" else ".npy"
+                        out = tmp / f"out-{chain}-{tool.replace(' ', '_')}{suffix}"
                         total, peak = 0.0, 0
                         for cmd in commands(chain, shape, backend_args, src, out, tmp)[tool]:
                             wall, rss = wp.run(cmd)
                             total, peak = total + wall, max(peak, rss)
                         stats[tool].add(total, peak)
                         if r == 0 and tool != "numpy":
-                            ref = tmp / f"out-{chain}-numpy.npy"
+                            ref = tmp / f"out-{chain}-numpy{suffix}"
                             if not ref.exists():
                                 wp.run(commands(chain, shape, backend_args, src, ref, tmp)["numpy"][0])
-                            assert np.load(out).shape == np.load(ref).shape and wp.same_data(out, ref), tool
+                            if suffix == ".npz":  # members in order, bytes and shape
+                                with np.load(out) as got, np.load(ref) as want:
+                                    assert len(got.files) == len(want.files), tool
+                                    for g, w in zip(got.files, want.files):
+                                        assert got[g].shape == want[w].shape and \
+                                            got[g].tobytes() == want[w].tobytes(), (tool, g)
+                            else:
+                                assert np.load(out).shape == np.load(ref).shape and wp.same_data(out, ref), tool
                         if tool != "numpy":
                             out.unlink()  # the disk holds one output at a time
                     other.append(sum(wp.OTHER_CPU[before:]))

@@ -26,7 +26,7 @@ def blocks(text: str) -> list[list[tuple[str, str]]]:
 
 
 def test_every_graph_example_is_found():
-    assert len(blocks(GRAPHS)) == 3
+    assert len(blocks(GRAPHS)) == 4
 
 
 def test_the_five_lines_run_onnx_s_runner(tmp_path, backend):
@@ -41,3 +41,15 @@ def test_the_five_lines_run_onnx_s_runner(tmp_path, backend):
     )
     assert done.returncode == 0, done.stdout[-2000:]
     assert re.search(r"\b2 passed\b", done.stdout), done.stdout[-2000:]
+
+
+@pytest.mark.parametrize("index", range(4))
+def test_graph_examples_print_what_the_page_shows(tmp_path, index):
+    """docs/graphs.md's console blocks, run as written (one backend: the page shows the CLI)."""
+    import shutil
+
+    from conftest import BACKENDS
+    from test_readme import run_block
+
+    shutil.copytree(REPO / "samples", tmp_path / "samples")
+    run_block(blocks(GRAPHS)[index], False, tmp_path, BACKENDS[0])

@@ -31,66 +31,23 @@ from .ops.model import Graph, load_graph
 
 
 class OnnxopRep(BackendRep):
-    """A checked graph, run once per call."""
+    """A checked graph, run once per call (its family nodes on the device as graph steps)."""
 
     def __init__(self, g: Graph, backend: str | None = None) -> None:
         self.graph, self.backend = g, backend
 
     def run(self, inputs: Any, **kwargs: Any) -> tuple[np.ndarray, ...]:
         feeds = _feeds(self.graph, inputs)
-        p = graph.plan(self.graph, feeds)
+        p = graph.plan(self.graph, feeds, backend=self.backend)
         results, _ = graph.run_to_memory(p, backend=self.backend)
         arrays = [t.to_numpy() for t in results]
         Outputs = namedtuple("Outputs", [f"o{i}" for i in range(len(arrays))], rename=True)  # type: ignore[misc]
         return Outputs(*arrays)
 
 
-class OnnxopFamilyRep(BackendRep):
-    """A one-node model of an operator with several tensor inputs or outputs
-    (ops/family.py: Concat, Gather, Split, ...), run through core/family.py."""
-
-    def __init__(self, model: onnx.ModelProto, node_proto: Any, opset: int, folder: Path,
-                 backend: str | None = None) -> None:
-        from .ops.family_model import build_family_node
-        from .ops.model import graph_inputs
-
-        self.model, self.proto, self.folder, self.backend = model, node_proto, folder, backend
-        self.node = build_family_node(node_proto, opset)
-        self.inputs = graph_inputs(model)
-
-    def run(self, inputs: Any, **kwargs: Any) -> tuple[np.ndarray, ...]:
-        from .core.family import apply_node
-        from .ops.family_model import node_inputs
-        from .ops.model import initializer
-
-        feeds = _feeds(self.inputs, inputs)
-
-        def tensor(name: str) -> Tensor | None:
-            found = feeds.get(name)
-            return found if found is not None else initializer(self.model, name, self.folder)
-
-        result = apply_node(self.node, node_inputs(self.proto, tensor), backend=self.backend)
-        arrays = [t.to_numpy() for t in result.outputs]
-        Outputs = namedtuple("Outputs", [f"o{i}" for i in range(len(arrays))], rename=True)  # type: ignore[misc]
-        return Outputs(*arrays)
-
-
-def _family_node(model: onnx.ModelProto):
-    """(node, opset) of a one-node model of a family operator, else None."""
-    from .ops import OPERATORS
-    from .ops.family_model import is_family
-    from .ops.model import the_node
-
-    nodes = list(model.graph.node)
-    if len(nodes) == 1 and nodes[0].op_type in OPERATORS and is_family(OPERATORS[nodes[0].op_type][0]):
-        return the_node(model)
-    return None
-
-
 def _prepare(model: onnx.ModelProto, folder: Path, backend: str | None) -> BackendRep:
-    family = _family_node(model)
-    if family is not None:
-        return OnnxopFamilyRep(model, *family, folder, backend)
+    """Every model, one node or many, view or family operators, through the
+    graph path (core/graph.py, core/graph_family.py)."""
     return OnnxopRep(load_graph(model, folder), backend)
 
 

@@ -98,7 +98,7 @@ def run_model(
         raise type(e)(f"{model_path}: {e.message}") from None
     feeds = {name: _read(path, member, name) for name, path in files.items()}
     try:
-        p = graph.plan(g, feeds)
+        p = graph.plan(g, feeds, backend=gpu_backend)
     except OnnxopError as e:
         raise type(e)(f"{model_path}: {e.message}") from None
     if check is not None:
@@ -106,10 +106,20 @@ def run_model(
         _check(g, results, check)
         out.note(f"{_what(p)}: {len(results)} output(s) equal {check}'s output_*.pb, bit for bit")
         written = {}
-    elif output is None:
-        results, traffic = graph.run_to_memory(p, backend=gpu_backend)
+    elif output is None:  # printed: a large output's summary is made, not the output (core/summary.py)
+        from ..core.sources import MAP_THRESHOLD
+        from ..core.summary import EDGE_ITEMS
+
+        if full and not out.json:
+            results, traffic = graph.run_to_memory(p, backend=gpu_backend)
+            shown = [(t.name, t.to_numpy(), False) for t in results]
+        else:
+            summaries, traffic = graph.run_to_summaries(p, threshold=MAP_THRESHOLD, edge=EDGE_ITEMS,
+                                                         backend=gpu_backend)
+            shown = [(v.name, values, summarised) for v, values, summarised in summaries]
+        results = []
         if not out.json:
-            out.result(_printed(p, feeds, results, full))
+            out.result(_printed(p, feeds, shown, full))
         written = {}
     else:
         results, traffic, written = _write(p, output, gpu_backend, out, to_folder)
@@ -304,10 +314,13 @@ def _described(g, p) -> str:
 # ------------------------------------------------------------------ printing and checking
 
 
-def _printed(p, feeds, results, full: bool) -> str:
+def _printed(p, feeds, shown, full: bool) -> str:
+    """``shown``: (name, values, summarised) per output, values being only a
+    summary's elements when summarised (graph.run_to_summaries)."""
     from ..render.node import Shown, render_node, tensor_lines
 
-    shown_out = [Shown(t.name, t.shape, t.dtype.name, t.to_numpy()) for t in results]
+    shown_out = [Shown(name, tuple(v.shape), v.dtype.name, values, summarised=summarised)
+                 for v, (name, values, summarised) in zip(p.outputs, shown)]
     g = p.graph
     if len(g.nodes) == 1 and g.nodes[0].op is not None and g.nodes[0].proto.input[0] in feeds:
         proto, node = g.nodes[0].proto, p.nodes[0]
@@ -366,6 +379,11 @@ def _document(p, files, feeds, results, written, traffic, backend, total: float)
         "kernel": cli._kernel_used(backend),
         "nodes": [{"name": gn.proto.name, "op": gn.proto.op_type,
                    "inputs": list(gn.proto.input), "outputs": list(gn.proto.output)} for gn in g.nodes],
-        "gathers": len([s for s in p.steps if s.readers]) + sum(not v.dtype.is_string for v in p.outputs),
+        "gathers": len([s for s in p.steps if s.source is not None and (s.readers or s in p.runtime.made)])
+        + p.runtime.input_gathers
+        + sum(not v.dtype.is_string for v in p.outputs),
         "transfers": {"uploaded": traffic.uploaded, "read_back": traffic.read_back},
+        # values a later node needed on the host (a shape from Shape/Concat), by name: bytes, within read_back
+        "host_values": dict(traffic.host_values),
+        "kernels": list(p.runtime.kernels),
     }

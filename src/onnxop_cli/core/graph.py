@@ -2,22 +2,24 @@
 index maps and run on one device.
 
     model --load_graph--> Graph (operators, opset, attributes, names, order: all checked)
-          --plan--> every value a View of a *base* (pure Python, no GPU)
+          --plan--> every value a View of a *base*; family nodes run (graph_family.py)
           --run---> a gather per base that must exist; outputs streamed to sinks
 
-Every operator onnxop runs today moves elements without changing them, so a
-value is a strided view of a base: a graph input, an initializer, a
-``Constant``, or a *step* -- a buffer on the device that a gather fills when
-a view cannot be composed further (a transposed pair of axes that a Reshape
-merges). A chain of view operators composes into one View: one gather,
-streamed like a single operator, with no intermediate at all. Steps stay on
-the device: the next gather reads them with a buffer-to-buffer copy, and each
-is released after its last reader. Constant inputs (Reshape's shape, Slice's
-starts) are host values, taken from their host base with numpy: they are
-parameters, a few integers, not the data. ``Traffic`` counts what crossed.
+A view operator moves elements without changing them, so its value is a
+strided view of a base: a graph input, an initializer, a ``Constant``, or a
+*step* -- a buffer on the device that a gather fills when a view cannot be
+composed further (a transposed pair of axes that a Reshape merges), or that
+a family node's kernel (Concat, Gather, Split, ...) fills. A chain of view
+operators composes into one View: one gather, streamed like a single
+operator, with no intermediate at all. Steps stay on the device: the next
+kernel reads them with a buffer-to-buffer copy, and each is released after
+its last reader. Constant inputs (Reshape's shape, Slice's starts) are host
+values: taken from a host base with numpy (a few integers, not the data), or
+read back from a step and counted. ``Traffic`` counts what crossed.
 
-Everything that can be refused is refused in ``load_graph`` and ``plan``, before
-the GPU is touched or an output opened.
+Everything that can be refused is refused in ``load_graph`` (before the GPU
+is touched) and ``plan`` (before an output is opened; a graph of view
+operators only is planned without the GPU).
 """
 
 from __future__ import annotations
@@ -28,39 +30,18 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import InputError, OnnxopError, OpError, UsageError
 from ..ops.model import Graph, GraphNode, Unsupported, constant_tensor
-from .view import View, c_strides, f_strides
+from .graph_values import Step, Value, element_index, host_array, host_tensor, make_step, of_tensor
+from .view import View
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from ..gpu.resident import DeviceBuffer, Traffic
+    from ..gpu.resident import Traffic
     from ..io import Sink
     from ..ops import Node
     from .tensor import DType, Tensor
 
 # ------------------------------------------------------------------ planning
-
-
-@dataclass(eq=False)
-class Step:
-    """A base made on the device: ``source`` gathered into a row-major buffer."""
-
-    source: Value
-    label: str
-    buffer: DeviceBuffer | None = None  # at run time
-    strings: Any = None  # string tensors: gathered on the host at run time
-    readers: int = 0  # later steps and outputs that read it
-
-
-@dataclass
-class Value:
-    name: str
-    shape: tuple[int, ...]
-    dtype: DType
-    base: Any  # Tensor (host: input, initializer, Constant) or Step (device)
-    view: View  # over the base's elements; its shape is ``shape``
-    swap: int = 0  # byte-swap unit of a big-endian host base
-    text_dtype: str = ""
 
 
 @dataclass
@@ -70,22 +51,35 @@ class Plan:
     steps: list[Step]
     nodes: list[Node]  # the onnxop nodes, in graph order (Constant left out)
     feeds: dict[str, Tensor] = field(default_factory=dict)
+    runtime: Any = None  # graph_family.Runtime: the device, what crossed, the buffers made while planning
 
     @property
     def on_device(self) -> bool:
         return any(not v.dtype.is_string for v in self.outputs)
 
 
-def of_tensor(name: str, t: Tensor) -> Value:
-    strides = f_strides(t.shape) if t.order == "F" else c_strides(t.shape)
-    return Value(name, tuple(t.shape), t.dtype, t, View(tuple(t.shape), strides), t.byteswap, t.text_dtype)
-
-
-def plan(graph: Graph, feeds: dict[str, Tensor]) -> Plan:
+def plan(graph: Graph, feeds: dict[str, Tensor], *, backend: str | None = None) -> Plan:
     """Every value as a view of a base, every node's rules checked: raises
-    before anything runs. ``feeds`` holds a tensor per ``graph.inputs``."""
+    before any output exists. ``feeds`` holds a tensor per ``graph.inputs``.
+    A graph of view operators is planned without the GPU; a family node
+    (Concat, Gather, ...) runs here, on ``backend``'s device (graph_family.py),
+    so the nodes after it see its shapes and the values they need on the host."""
+    from ..gpu.resident import Traffic
+    from . import graph_family
+
+    rt = graph_family.Runtime(backend, Traffic())
+    try:
+        return _plan(graph, feeds, rt)
+    except BaseException:
+        rt.release_all()
+        raise
+
+
+def _plan(graph: Graph, feeds: dict[str, Tensor], rt) -> Plan:
     from ..io.tensorproto import tensor_from_proto
+    from ..ops.family import TensorOp
     from ..ops.model import build_node
+    from . import graph_family
     values: dict[str, Value] = {}
     for name in graph.inputs:
         if name not in feeds:
@@ -96,10 +90,15 @@ def plan(graph: Graph, feeds: dict[str, Tensor]) -> Plan:
         values[name] = of_tensor(name, tensor_from_proto(proto, graph.folder, f"initializer {repr(name)}", name))
     steps: list[Step] = []
     nodes: list[Node] = []
-    for gn in graph.nodes:
+    last_read = graph_family.last_reads(graph)
+    for i, gn in enumerate(graph.nodes):
         out = gn.proto.output[0]
         if gn.op is None:
             values[out] = of_tensor(out, constant_tensor(gn, graph.folder))
+            continue
+        if issubclass(gn.op, TensorOp):
+            graph_family.run_node(gn, graph, values, rt, steps)
+            graph_family.release_dead(i, last_read, values, rt)
             continue
         data = values[gn.proto.input[0]]
         node = build_node(gn.proto, graph.opset, lambda n: host_tensor(values[n]), gn.label)
@@ -113,11 +112,25 @@ def plan(graph: Graph, feeds: dict[str, Tensor]) -> Plan:
             step = Step(Value(out, tuple(w.shape), data.dtype, data.base, w, data.swap, data.text_dtype), gn.label)
             steps.append(step)
             values[out] = Value(out, shape, data.dtype, step, View.row_major(shape), 0, data.text_dtype)
+        graph_family.release_dead(i, last_read, values, rt)  # a buffer whose values were read on the host
     outputs = [values[name] for name in graph.outputs]
-    for v in [*(s.source for s in steps), *outputs]:
+    needed: list[Step] = []  # the steps an output reads, through any chain of steps
+    todo = [v.base for v in outputs if isinstance(v.base, Step)]
+    while todo:
+        step = todo.pop()
+        if step in needed:
+            continue
+        needed.append(step)
+        if step.source is not None and isinstance(step.source.base, Step):
+            todo.append(step.source.base)
+    for v in [*(s.source for s in steps if s in needed and s.source is not None), *outputs]:
         if isinstance(v.base, Step):
             v.base.readers += 1
-    return Plan(graph, outputs, steps, nodes, dict(feeds))
+    for step in rt.made:  # made for a family node, read by no output: released now
+        if step not in needed and step.buffer is not None:
+            step.buffer.release()
+            step.buffer = None
+    return Plan(graph, outputs, steps, nodes, dict(feeds), rt)
 
 
 def _check(gn: GraphNode, node: Node, data: Value) -> tuple[int, ...]:
@@ -158,40 +171,6 @@ def _check_declared(info, t: Tensor) -> None:
                                  f"the data has shape {t.shape}")
 
 
-# ------------------------------------------------------------------ host values
-
-
-def host_array(v: Value) -> np.ndarray:
-    """The value on the host, with numpy: for constant inputs (a shape, a
-    slice's starts), not for data."""
-    import numpy as np
-
-    base = v.base
-    if isinstance(base, Step):
-        raw = host_array(base.source).reshape(-1)
-    elif base.dtype.is_string:
-        raw = np.asarray(base.strings, dtype=object).reshape(-1)
-    else:
-        a = base.to_numpy()
-        raw = (a.T if base.order == "F" else a).reshape(-1)
-    return raw[element_index(v.view)].reshape(v.shape) if v.view.size else raw[:0].reshape(v.shape)
-
-
-def host_tensor(v: Value) -> Tensor:
-    from .tensor import Tensor
-
-    return Tensor.from_numpy(host_array(v), v.name, dtype=v.dtype)
-
-
-def element_index(view: View):
-    import numpy as np
-
-    index = np.full(view.shape, view.offset, dtype=np.int64)
-    for k, (d, s) in enumerate(zip(view.shape, view.strides)):
-        index += (np.arange(d, dtype=np.int64) * s).reshape((d,) + (1,) * (len(view.shape) - k - 1))
-    return index.reshape(-1)
-
-
 # ------------------------------------------------------------------ running
 
 
@@ -200,26 +179,26 @@ def execute(p: Plan, write: Callable[[Value, Callable[[Sink], None]], None], *, 
     fill)``: ``fill(sink)`` streams the output's bytes into ``sink`` (string
     outputs: ``value.base`` is a host tensor with its strings). Device
     buffers are released after their last reader, and on any failure."""
-    from ..gpu.resident import Traffic
-
-    traffic = Traffic()
-    gpu = None
-    if p.on_device or any(not s.source.dtype.is_string for s in p.steps):
+    rt = p.runtime
+    traffic = rt.traffic
+    gpu = rt.gpu
+    if gpu is None and (p.on_device or any(s.source is not None and not s.source.dtype.is_string for s in p.steps)):
         from ..gpu import get_gpu
 
-        gpu = get_gpu(backend)
+        gpu = get_gpu(backend if backend is not None else rt.backend)
     readers = {id(s): s.readers for s in p.steps}
     try:
         for step in p.steps:
-            if not step.readers:
-                continue  # nothing reads it: not made
-            _make(gpu, step, traffic)
+            if not step.readers or step.source is None:
+                continue  # nothing reads it, or a family node's output (made when planned)
+            if step.buffer is None and step.strings is None:  # not made yet for a family node's input
+                make_step(gpu, step, traffic)
             _done_reading(step.source, readers)
         for v in p.outputs:
-            write(_host_strings(v) if v.dtype.is_string else v, lambda sink, v=v: _stream(gpu, v, sink, traffic))
+            write(_host_strings(v) if v.dtype.is_string else v, Fill(gpu, v, traffic))
             _done_reading(v, readers)
     finally:
-        for step in p.steps:
+        for step in [*p.steps, *rt.made]:
             if step.buffer is not None:
                 step.buffer.release()
                 step.buffer = None
@@ -235,18 +214,34 @@ def _done_reading(v: Value, readers: dict[int, int]) -> None:
             base.buffer = None
 
 
-def _make(gpu, step: Step, traffic: Traffic) -> None:
-    from ..gpu import resident
+class Fill:
+    """How ``write`` gets an output: ``fill(sink)`` streams all its bytes;
+    ``fill.shown(edge)`` makes only the elements a summary shows (core/summary.py)."""
 
-    v = step.source
-    if v.dtype.is_string:
-        step.strings = host_array(v)
-        return
-    source = v.base.buffer if isinstance(v.base, Step) else v.base.data
-    try:
-        step.buffer = resident.gather(gpu, source, v.view.simplified(), v.dtype.bits, swap=v.swap, traffic=traffic)
-    except ValueError as e:  # a view outside its source: a bug, said plainly
-        raise OnnxopError(f"{step.label}: {e}") from None
+    def __init__(self, gpu, v: Value, traffic: Traffic) -> None:
+        self.gpu, self.v, self.traffic = gpu, v, traffic
+
+    def __call__(self, sink: Sink) -> None:
+        _stream(self.gpu, self.v, sink, self.traffic)
+
+    def shown(self, edge: int) -> np.ndarray:
+        """The summary's elements, through the gather kernel, as an array of
+        the narrowed shape (numpy's summary of it is the whole output's)."""
+        import numpy as np
+
+        from ..gpu import resident
+        from .sources import MemoryBytes
+        from .summary import edge_view
+        from .tensor import Tensor
+
+        v = self.v
+        narrowed, shape = edge_view(v.view, edge)
+        source = v.base.buffer if isinstance(v.base, Step) else v.base.data
+        chunks: list[bytes] = []
+        resident.gather(self.gpu, source, narrowed.simplified(), v.dtype.bits, swap=v.swap,
+                        sink=lambda c: chunks.append(bytes(c)), traffic=self.traffic)
+        data = MemoryBytes(np.frombuffer(b"".join(chunks), dtype=np.uint8))
+        return Tensor(v.name, tuple(narrowed.shape), v.dtype, data=data).to_numpy().reshape(shape)
 
 
 def _stream(gpu, v: Value, sink: Sink, traffic: Traffic) -> None:
@@ -281,30 +276,52 @@ def _host_strings(v: Value) -> Value:
 
 
 def run_to_memory(p: Plan, *, backend: str | None = None) -> tuple[list[Tensor], Traffic]:
-    """The outputs in memory (for the backend, printing and --check)."""
+    """The outputs in memory (for the backend and --check)."""
+    results: list[Tensor] = []
+
+    def write(v: Value, fill) -> None:
+        results.append(_in_memory(v, fill))
+
+    traffic = execute(p, write, backend=backend)
+    return results, traffic
+
+
+def run_to_summaries(p: Plan, *, threshold: int, edge: int, backend: str | None = None):
+    """For printing: each output in memory when it is under ``threshold``
+    bytes, else only the elements its summary shows (``Fill.shown``), so a
+    large output is never made whole. Returns ([(Value, array, summarised)], Traffic)."""
+    shown: list[tuple[Value, Any, bool]] = []
+
+    def write(v: Value, fill) -> None:
+        from .tensor import Tensor
+
+        if v.dtype.is_string or Tensor(v.name, v.shape, v.dtype).nbytes < threshold or v.view.size == 0:
+            shown.append((v, _in_memory(v, fill).to_numpy(), False))
+        else:
+            shown.append((v, fill.shown(edge), True))
+
+    traffic = execute(p, write, backend=backend)
+    return shown, traffic
+
+
+def _in_memory(v: Value, fill) -> Tensor:
     import numpy as np
 
     from .sources import MemoryBytes
     from .tensor import Tensor
 
-    results: list[Tensor] = []
+    out = Tensor(v.name, v.shape, v.dtype, named=True, text_dtype=v.text_dtype)
+    if v.dtype.is_string:
+        out.strings = v.base.strings
+        return out
+    buf = np.empty(out.nbytes, dtype=np.uint8)
+    filled = 0
 
-    def write(v: Value, fill) -> None:
-        out = Tensor(v.name, v.shape, v.dtype, named=True, text_dtype=v.text_dtype)
-        if v.dtype.is_string:
-            out.strings = v.base.strings
-        else:
-            buf = np.empty(out.nbytes, dtype=np.uint8)
-            filled = 0
+    def sink(chunk) -> None:
+        nonlocal filled
+        buf[filled : filled + len(chunk)] = np.frombuffer(chunk, dtype=np.uint8)
+        filled += len(chunk)
 
-            def sink(chunk) -> None:
-                nonlocal filled
-                buf[filled : filled + len(chunk)] = np.frombuffer(chunk, dtype=np.uint8)
-                filled += len(chunk)
-
-            fill(sink)
-            out.data = MemoryBytes(buf)
-        results.append(out)
-
-    traffic = execute(p, write, backend=backend)
-    return results, traffic
+    fill(sink)
+    out.data = MemoryBytes(buf)
+    return out

@@ -217,7 +217,7 @@ def _run_data_set(g, data_set: Path, backend: str | None) -> None:
     if len(outputs) != len(g.outputs):
         raise Fail(f"{len(outputs)} output_*.pb for the graph's {len(g.outputs)} outputs ({', '.join(g.outputs)})")
     feeds = {name: read_pb(path) for name, path in zip(g.inputs, inputs)}
-    results, _ = graph.run_to_memory(graph.plan(g, feeds), backend=backend)
+    results, _ = graph.run_to_memory(graph.plan(g, feeds, backend=backend), backend=backend)
     for actual, path, name in zip(results, outputs, g.outputs):
         compare(actual, read_pb(path), name)
 

@@ -159,6 +159,14 @@ class _Buffers:
 
     def upload(self, label: str, source: ByteSource, nbytes: int, usage: int = 0) -> Any:
         buf = self.new(label, nbytes, U.STORAGE | U.COPY_DST | U.COPY_SRC | usage)
+        from .resident import DeviceBuffer, device_copy
+
+        base, at0 = (source.source, source.offset) if isinstance(source, _Slice) else (source, 0)
+        if isinstance(base, DeviceBuffer) and at0 % 4 == 0:  # a graph's intermediate: copied on the device
+            encoder = self.gpu.device.create_command_encoder()
+            device_copy(encoder, base, at0, buf, 0, nbytes)
+            self.gpu.queue.submit([encoder.finish()])
+            return buf
         step = UPLOAD_STEP
         piece = bytearray(min(step, nbytes))
         for at in range(0, nbytes, step):
@@ -397,6 +405,8 @@ def gather_indexed(
     ``data.bits``) into ``sink``, in bands of at most one binding. The
     indices are checked first: BadIndex before any byte reaches the sink.
     Returns the bytes written."""
+    from .resident import DeviceSink
+
     op = check.op if check else "gather"
     _check_data(gpu, data, op)
     count = table.size
@@ -422,6 +432,10 @@ def gather_indexed(
                 if poison is not None:
                     gpu.queue.write_buffer(dst, 0, bytes([poison]) * round_up(nbytes, 4))
                 kernel.run(dst, e0, n, data.bits, data.swap)
+                if isinstance(sink, DeviceSink):  # a graph's intermediate: stays on the device
+                    sink.take(dst, nbytes)
+                    written += nbytes
+                    continue
                 back, view = _read(gpu, bufs, dst, nbytes)
                 try:
                     sink(view)

@@ -284,6 +284,11 @@ class _Run:
         end = min(-(-(hi + 1) * bits // 8), source.data.nbytes)
         n = end - start
         gpu = self.gpu
+        from .resident import DeviceBuffer, device_copy
+
+        if isinstance(source.data, DeviceBuffer):  # a graph's intermediate: copied on the device
+            device_copy(encoder, source.data, start, buffer, 0, n)
+            return first
         with gpu.errors("upload"):
             gpu.wait(buffer_up.map_async(wgpu.MapMode.WRITE), "upload")
             mapped = buffer_up._experimental_get_mapped_range(0, self.cap)
@@ -353,6 +358,11 @@ class _Run:
 
         gpu = self.gpu
         n4 = round_up(nbytes, 4)
+        from .resident import DeviceSink
+
+        if isinstance(sink, DeviceSink):  # a graph's intermediate: stays on the device
+            sink.take(self.dst, nbytes)
+            return
         with gpu.errors("readback"):
             encoder = gpu.device.create_command_encoder()
             encoder.copy_buffer_to_buffer(self.dst, 0, self.readback, 0, n4)

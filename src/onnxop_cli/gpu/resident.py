@@ -13,7 +13,7 @@ cross, so a caller can show that only a graph's inputs and outputs did.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.sources import ByteSource
@@ -30,6 +30,8 @@ class Traffic:
 
     uploaded: int = 0
     read_back: int = 0
+    # values a later node needed on the host (a shape, a condition), by name: part of read_back
+    host_values: dict[str, int] = field(default_factory=dict)
 
 
 class DeviceBuffer:
@@ -38,11 +40,14 @@ class DeviceBuffer:
 
     def __init__(self, gpu: Gpu, nbytes: int, label: str = "intermediate") -> None:
         U = BufferUsage
-        self.gpu, self.nbytes = gpu, nbytes
+        self.gpu, self.nbytes, self.label = gpu, nbytes, label
         with gpu.errors(f"allocating {nbytes} bytes for {label}"):
             self.buffer: Any = gpu.device.create_buffer(
                 label=label, size=max(WORD, round_up(nbytes, WORD)), usage=U.STORAGE | U.COPY_SRC | U.COPY_DST
             )
+
+    traffic: Traffic | None = None  # where host reads of it are counted (set by the graph)
+    label: str = "intermediate"
 
     def release(self) -> None:
         if self.buffer is not None:
@@ -50,6 +55,113 @@ class DeviceBuffer:
                 self.buffer.destroy()
             finally:
                 self.buffer = None
+
+    # The ByteSource protocol (core/sources.py): a kernel that cannot take a
+    # device input, or a node that needs the values on the host (a shape),
+    # reads them back here -- counted in ``traffic`` as a host value.
+    def readinto(self, offset: int, out: memoryview) -> None:
+        n = len(out)
+        if not n:
+            return
+        start = offset - offset % 4
+        raw = read_back(self.gpu, self.buffer, start, offset + n - start)
+        out[:] = raw[offset - start : offset - start + n]
+        if self.traffic is not None:
+            self.traffic.read_back += n
+            self.traffic.host_values[self.label] = self.traffic.host_values.get(self.label, 0) + n
+
+    def to_array(self):
+        import numpy as np
+
+        out = np.empty(self.nbytes, dtype=np.uint8)
+        self.readinto(0, memoryview(out))
+        return out
+
+    def close(self) -> None:
+        pass
+
+
+def read_back(gpu: Gpu, buffer: Any, start: int, nbytes: int) -> bytes:
+    """``nbytes`` of a storage buffer from ``start`` (4-byte aligned), through a mapped buffer."""
+    from .engines.base import MapMode
+
+    n4 = max(4, round_up(nbytes, 4))
+    n4 = min(n4, buffer.size - start)
+    with gpu.lock, gpu.errors("reading a device buffer back"):
+        back = gpu.device.create_buffer(label="host value", size=max(4, round_up(n4, 4)),
+                                        usage=BufferUsage.MAP_READ | BufferUsage.COPY_DST)
+        try:
+            encoder = gpu.device.create_command_encoder()
+            encoder.copy_buffer_to_buffer(buffer, start, back, 0, n4)
+            gpu.queue.submit([encoder.finish()])
+            gpu.wait(back.map_async(MapMode.READ, 0, n4), "readback")
+            raw = bytes(back.read_mapped(0, n4, copy=False)[:nbytes])
+            back.unmap()
+        finally:
+            back.destroy()
+    return raw
+
+
+class DeviceSink:
+    """A kernel's output written into a DeviceBuffer instead of read back.
+
+    Kernels that know it (gpu/pieces.py, gpu/indexed.py, gpu/scatter.py)
+    call ``take(dst, nbytes)``: a buffer-to-buffer copy of each band, nothing
+    crosses. Called as a plain sink (``sink(chunk)``), the host bytes are
+    written in (counted as uploaded): the fallback for any other kernel."""
+
+    def __init__(self, out: DeviceBuffer, traffic: Traffic) -> None:
+        self.out, self.traffic, self.written = out, traffic, 0
+        self._pending = b""
+
+    def take(self, src: Any, nbytes: int) -> None:
+        """Append ``nbytes`` of ``src`` (from offset 0) on the device."""
+        gpu = self.out.gpu
+        assert self.written % 4 == 0 and not self._pending, "bands are whole words but the last"
+        n4 = min(round_up(nbytes, 4), self.out.buffer.size - self.written)
+        if n4 <= 0:
+            return
+        with gpu.lock, gpu.errors("a kernel's output into a device buffer"):
+            encoder = gpu.device.create_command_encoder()
+            encoder.copy_buffer_to_buffer(src, 0, self.out.buffer, self.written, n4)
+            gpu.queue.submit([encoder.finish()])
+        self.written += nbytes
+
+    def __call__(self, chunk: memoryview) -> None:
+        data = self._pending + bytes(chunk)
+        whole = len(data) - len(data) % 4
+        if whole:
+            self._write(data[:whole])
+        self._pending = data[whole:]
+
+    def close(self) -> None:
+        if self._pending:
+            self._write(self._pending + bytes(-len(self._pending) % 4))
+            self._pending = b""
+
+    def _write(self, data: bytes) -> None:
+        gpu = self.out.gpu
+        with gpu.lock, gpu.errors("writing a device buffer"):
+            gpu.queue.write_buffer(self.out.buffer, self.written, data)
+        self.written += len(data)
+        self.traffic.uploaded += len(data)
+
+
+def copy_on_device(gpu: Gpu, source: DeviceBuffer, out: DeviceBuffer) -> None:
+    """``source``'s bytes into ``out`` (BitCast: the same bytes, another type)."""
+    n = min(source.buffer.size, out.buffer.size)
+    with gpu.lock, gpu.errors("copying a device buffer"):
+        encoder = gpu.device.create_command_encoder()
+        encoder.copy_buffer_to_buffer(source.buffer, 0, out.buffer, 0, n)
+        gpu.queue.submit([encoder.finish()])
+
+
+def device_copy(encoder: Any, source: DeviceBuffer, start: int, into: Any, at: int, nbytes: int) -> None:
+    """Encode a copy of ``nbytes`` of ``source`` from ``start`` (both 4-aligned) into ``into``:
+    how a kernel takes a resident input instead of uploading it."""
+    n4 = min(round_up(nbytes, 4), source.buffer.size - start, into.size - at)
+    if n4 > 0:
+        encoder.copy_buffer_to_buffer(source.buffer, start, into, at, n4)
 
 
 class _WindowsOnly(Plan):

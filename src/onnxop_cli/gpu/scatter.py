@@ -133,6 +133,11 @@ def scatter_indexed(
                 targets = bufs.new("targets", 4 * n, U.STORAGE | U.COPY_SRC)
                 _Gather(gpu, bufs, out, norm, table, max_dim).run(targets, 0, n, 32, 0, offsets=True)
                 _rounds(gpu, bufs, out, upd, targets, data, n, reduce, op, max_dim, max_rounds)
+            from .resident import DeviceSink
+
+            if isinstance(sink, DeviceSink):  # a graph's intermediate: stays on the device
+                sink.take(out, data.nbytes)
+                return data.nbytes
             back, view = _read(gpu, bufs, out, data.nbytes)
             try:
                 sink(view)

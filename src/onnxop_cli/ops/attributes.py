@@ -62,7 +62,7 @@ def node_attributes(node_proto: Any, opset: int, where: str | None = None) -> di
         if want is not None and got != want:
             raise InputError(f"{what} must be {want} ({_WORDS.get(want, want)}), the model gives {got}")
         _check_fields(a, got, what)
-        values[a.name] = _value(a, got, what)
+        values[a.name] = _value(a, got, what, want)
     return values
 
 
@@ -88,7 +88,14 @@ def _check_fields(a: Any, got: str, what: str) -> None:
             raise InputError(f"{what} is {got} but also holds '{name}' values")
 
 
-def _value(a: Any, got: str, what: str) -> Any:
+def _value(a: Any, got: str, what: str, want: str | None = None) -> Any:
+    if got == "TENSOR" and want == "TENSOR":  # a value the schema takes as a tensor (ConstantOfShape's value)
+        from onnx import numpy_helper
+
+        try:
+            return numpy_helper.to_array(a.t)
+        except Exception as e:  # noqa: BLE001 - a damaged tensor proto, said in one line
+            raise InputError(f"{what} is not a readable tensor: {' '.join(str(e).split())[:120]}") from None
     if got == "INT":
         return int(a.i)
     if got == "INTS":

@@ -124,14 +124,13 @@ CONSTANT_FIELDS = ("value", "value_int", "value_ints", "value_float", "value_flo
 
 
 def supported() -> list[str]:
-    """The operators a graph may hold: the registry's index-map (view)
-    operators, and Constant. The operators of several tensor inputs or
-    outputs (ops/family.py: Concat, Gather, ...) run as one-node models
-    (cli/family.run_model, conformance), not yet inside a graph."""
+    """The operators a graph may hold: every operator of the registry --
+    the index-map (view) operators and those of several tensor inputs or
+    outputs (ops/family.py: Concat, Gather, ...; core/graph_family.py runs
+    them as graph steps) -- and Constant."""
     from . import OPERATORS
-    from .family import TensorOp
 
-    return [*(name for name, versions in OPERATORS.items() if not issubclass(versions[0], TensorOp)), CONSTANT]
+    return [*OPERATORS, CONSTANT]
 
 
 # ------------------------------------------------------------------ checking
@@ -273,8 +272,13 @@ def load_graph(model, folder: Path) -> Graph:
 
 
 def _check_node(gn: GraphNode) -> None:
+    from .family import TensorOp
+
     p, op = gn.proto, gn.op
     outs = [o for o in p.output if o]
+    if op is not None and issubclass(op, TensorOp):
+        _check_family_node(gn, op)
+        return
     if len(p.output) != 1 or not outs:
         raise InputError(f"{gn.label} has {len(p.output)} outputs ({', '.join(map(repr, p.output))}); it makes one")
     if op is None:  # Constant: exactly one value attribute
@@ -296,6 +300,29 @@ def _check_node(gn: GraphNode) -> None:
         given = i < len(p.input) and p.input[i]
         if not given and (i == 0 or schema_name not in op.optional):
             raise OpError(f"{gn.label} is missing its required input {schema_name!r}")
+
+
+def _check_family_node(gn: GraphNode, op) -> None:
+    """A node of several tensor inputs or outputs: attributes strictly, the
+    input and output counts its schema allows (a variadic input or output
+    any number), its required inputs given."""
+    p = gn.proto
+    read_attributes(p, op, gn.label)
+    if not op.variadic and len(p.input) > len(op.inputs):
+        raise OpError(f"{gn.label} takes at most {len(op.inputs)} inputs, the node has {len(p.input)}")
+    if op.variadic:
+        if not p.input or not all(p.input):
+            raise OpError(f"{gn.label} needs one or more inputs {op.variadic!r}, each named")
+    else:
+        for i, schema_name in enumerate(op.inputs):
+            given = i < len(p.input) and p.input[i]
+            if not given and schema_name not in op.optional:
+                raise OpError(f"{gn.label} is missing its required input {schema_name!r}")
+    if not any(p.output):
+        raise InputError(f"{gn.label} has no outputs")
+    if not op.variadic_output and len(p.output) > len(op.outputs):
+        raise InputError(f"{gn.label} has {len(p.output)} outputs ({', '.join(map(repr, p.output))}); "
+                         f"it makes at most {len(op.outputs)}")
 
 
 def constant_tensor(gn: GraphNode, folder: Path) -> Tensor:

@@ -1,0 +1,259 @@
+"""Family operators (ops/family.py: Concat, Gather, Split, ...) as steps of a graph.
+
+    inputs (Values) --as_tensor--> Tensors whose bytes are a host source or a
+        DeviceBuffer --core.family.check--> OutputPlans --_filler--> DeviceSink
+        --> a Step per output, already made, on the device
+
+A family node's outputs cannot be index maps of one base, so each is made
+on the device when the graph is planned (graph.plan), into a DeviceBuffer
+that the next kernel reads with a buffer-to-buffer copy (gpu/pieces.py,
+gpu/indexed.py, gpu/scatter.py take a DeviceBuffer source and a DeviceSink).
+An input that is a view (Transpose before Concat) is first gathered into a
+row-major buffer, the consecutive views before it composed into that one
+gather. Values a node needs on the host (Shape feeding Reshape, Split's
+sizes, Compress's condition) are read back by DeviceBuffer.readinto and
+counted in ``Traffic.host_values`` by name. Metadata results (Shape, Size)
+and string tensors are host tensors. Buffers are released once no later
+node or output reads them (``release_dead``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from ..errors import InputError, OnnxopError, OpError
+
+if TYPE_CHECKING:
+    from ..gpu.resident import DeviceBuffer, Traffic
+    from ..ops.model import Graph, GraphNode
+    from .graph_values import Step, Value
+    from .tensor import Tensor
+
+
+@dataclass
+class Runtime:
+    """The device side of a plan that runs family nodes: the device (opened
+    at the first kernel), what crossed, the buffers made so far."""
+
+    backend: str | None
+    traffic: Traffic
+    gpu: Any = None
+    made: list[Step] = field(default_factory=list)
+    kernels: list[str] = field(default_factory=list)  # "node 2 (Concat-13): pieces"
+    input_gathers: int = 0  # views gathered into a temporary buffer for a family node's input
+
+    def device(self):
+        if self.gpu is None:
+            from ..gpu import get_gpu
+
+            self.gpu = get_gpu(self.backend)
+        return self.gpu
+
+    def release_all(self) -> None:
+        for step in self.made:
+            if step.buffer is not None:
+                step.buffer.release()
+                step.buffer = None
+
+
+class Counted:
+    """A host input's bytes, counting what a kernel uploads of them."""
+
+    def __init__(self, data: Any, traffic: Traffic) -> None:
+        self.data, self.traffic, self.nbytes = data, traffic, data.nbytes
+
+    def readinto(self, offset: int, out: memoryview) -> None:
+        self.data.readinto(offset, out)
+        self.traffic.uploaded += len(out)
+
+    def to_array(self):
+        return self.data.to_array()
+
+    def close(self) -> None:
+        pass
+
+
+def run_node(gn: GraphNode, graph: Graph, values: dict[str, Value], rt: Runtime, steps: list[Step]) -> None:
+    """Run family node ``gn`` now: its outputs become made Steps (or host
+    tensors) in ``values``; raises (with the node's label) before any output
+    exists when a rule is broken."""
+    from ..ops.family_model import build_family_node, node_inputs
+    from . import family
+
+    try:
+        node = build_family_node(gn.proto, graph.opset)
+    except OnnxopError as e:
+        raise type(e)(f"{gn.label}: {e.message}") from None
+    temporaries: list[DeviceBuffer] = []
+    try:
+        made: dict[str, Tensor] = {}  # an input named twice (Concat(t, t)) is gathered once
+
+        def tensor(n: str) -> Tensor:
+            if n not in made:
+                made[n] = as_tensor(values[n], rt, temporaries)
+            return made[n]
+
+        tensors = node_inputs(gn.proto, tensor)
+        plans = family.check(node, tensors, where=gn.label)
+        # inputs read as their base lies (no temporary): an output that is one strided copy of one of
+        # them (Split's parts, a crop) is a view of that base, composed with the views after it
+        bases = {k: values[n] for k, (n, t) in enumerate(zip(gn.proto.input, tensors))
+                 if t is not None and t.data is not None and not any(t.data is b for b in temporaries)}
+        kinds = []
+        for name, p in zip(gn.proto.output, plans):
+            if not name:
+                continue
+            view = _as_view(name, p, bases)
+            values[name] = view if view is not None else _output(gn, name, p, tensors, rt, steps)
+            kinds.append("view" if view is not None else "host" if p.dtype.is_string else p.kernel)
+        kinds = dict.fromkeys(kinds)
+        rt.kernels.append(f"{gn.label}: {', '.join(kinds)}")
+    except (OpError, InputError) as e:  # found by a kernel (an index out of range): name the node
+        if e.message.startswith(gn.label):
+            raise
+        raise (InputError if isinstance(e, InputError) else OpError)(f"{gn.label}: {e.message}") from None
+    finally:
+        for buf in temporaries:
+            buf.release()
+
+
+def as_tensor(v: Value, rt: Runtime, temporaries: list) -> Tensor:
+    """``v`` as a kernel's input: a host tensor read as it lies, a made
+    buffer, or the view gathered into a new row-major buffer (a temporary)."""
+    from ..gpu import resident
+    from .graph_values import Step, host_tensor, of_tensor
+    from .tensor import Tensor
+
+    if v.dtype.is_string:
+        return host_tensor(v)
+    base = v.base
+    if not isinstance(base, Step):
+        if v.view == of_tensor(v.name, base).view or (base.order == "C" and _as_it_lies(v.view, base.size)):
+            return replace(base, name=v.name, shape=v.shape, data=Counted(base.data, rt.traffic))
+        source = base.data
+    else:
+        ensure(base, rt)
+        if _as_it_lies(v.view, base.size):
+            return Tensor(v.name, v.shape, v.dtype, data=base.buffer)
+        source = base.buffer
+    gpu = rt.device()
+    try:
+        buf = resident.gather(gpu, source, v.view.simplified(), v.dtype.bits, swap=v.swap, traffic=rt.traffic)
+    except ValueError as e:  # a view outside its source: a bug, said plainly
+        raise OnnxopError(f"{v.name}: {e}") from None
+    assert buf is not None
+    buf.traffic, buf.label = rt.traffic, v.name
+    temporaries.append(buf)
+    rt.input_gathers += 1
+    return Tensor(v.name, v.shape, v.dtype, data=buf)
+
+
+def _as_it_lies(view, size: int) -> bool:
+    """The view reads all ``size`` elements of a row-major base in order."""
+    if view.size != size:
+        return False
+    return view.size == 0 or view.is_identity() or (view.size == 1 and view.offset == 0)
+
+
+def ensure(step: Step, rt: Runtime) -> None:
+    """A gather step made now (a family node reads it), its sources first."""
+    from .graph_values import Step, make_step
+
+    if step.buffer is not None or step.source is None:
+        return
+    if isinstance(step.source.base, Step):
+        ensure(step.source.base, rt)
+    make_step(rt.device(), step, rt.traffic)
+    if step.buffer is not None:
+        step.buffer.traffic, step.buffer.label = rt.traffic, step.source.name
+    rt.made.append(step)
+
+
+def _as_view(name: str, p, bases: dict[int, Value]) -> Value | None:
+    """Output ``p`` as a view of an input's base, when it is one strided copy
+    of an input read as it lies; else None (a kernel makes it)."""
+    from .graph_values import Value
+    from .view import View
+
+    if p.pieces is None or len(p.pieces) != 1 or p.dtype.is_string or p.size == 0:
+        return None
+    pc = p.pieces[0]
+    if pc.src not in bases or pc.mask is not None or pc.tri is not None or pc.size != p.size:
+        return None
+    if not View(tuple(pc.shape), tuple(pc.dst_strides), pc.dst_offset).is_identity() and p.size > 1:
+        return None
+    v = bases[pc.src]
+    if v.dtype != p.dtype:
+        return None
+    view = View(tuple(pc.shape), tuple(pc.src_strides), pc.src_offset).reshaped(tuple(p.shape))
+    if view is None:
+        return None
+    return Value(name, tuple(p.shape), p.dtype, v.base, view, v.swap, v.text_dtype)
+
+
+def _output(gn: GraphNode, name: str, p, tensors, rt: Runtime, steps: list[Step]) -> Value:
+    import numpy as np
+
+    from ..gpu import resident
+    from .family import _filler, _host
+    from .graph_values import Step, Value, of_tensor
+    from .sources import MemoryBytes
+    from .tensor import Tensor
+    from .view import View
+
+    if p.dtype.is_string:
+        t = Tensor(name, p.shape, p.dtype, strings=np.asarray(_host(p, tensors), dtype=object))
+        return of_tensor(name, t)
+    if p.values is not None or p.size == 0:  # metadata (Shape, Size), or nothing to make: a host tensor
+        buf = bytearray()
+        _filler(None, p, tensors)(lambda chunk: buf.extend(bytes(chunk)))
+        t = Tensor(name, p.shape, p.dtype, data=MemoryBytes(np.frombuffer(bytes(buf), dtype=np.uint8)))
+        return of_tensor(name, t)
+    gpu = rt.device()
+    out = resident.DeviceBuffer(gpu, (p.size * p.dtype.bits + 7) // 8, name)
+    out.traffic = rt.traffic
+    step = Step(None, gn.label, buffer=out, shape=tuple(p.shape), dtype=p.dtype)  # type: ignore[arg-type]
+    rt.made.append(step)
+    steps.append(step)
+    with gpu.lock:
+        source = tensors[p.copy].data if p.copy is not None else None
+        if isinstance(source, resident.DeviceBuffer):  # BitCast of an intermediate: the same bytes
+            resident.copy_on_device(gpu, source, out)
+        else:
+            sink = resident.DeviceSink(out, rt.traffic)
+            _filler(gpu, p, tensors)(sink)
+            sink.close()
+    return Value(name, tuple(p.shape), p.dtype, step, View.row_major(tuple(p.shape)))
+
+
+def release_dead(i: int, last_read: dict[str, int], values: dict[str, Value], rt: Runtime) -> None:
+    """Release the buffers no value read after node ``i`` (or an output) needs."""
+    from .graph_values import Step
+
+    if not rt.made:
+        return
+    live: set[int] = set()
+    for name, v in values.items():
+        if last_read.get(name, -1) <= i:
+            continue
+        base = v.base
+        while isinstance(base, Step) and id(base) not in live:
+            live.add(id(base))
+            base = base.source.base if base.source is not None else None
+    for step in rt.made:
+        if id(step) not in live and step.buffer is not None:
+            step.buffer.release()
+            step.buffer = None
+
+
+def last_reads(graph: Graph) -> dict[str, int]:
+    """Each value's last reader: a node's index, or past the end for an output."""
+    last: dict[str, int] = {}
+    for i, gn in enumerate(graph.nodes):
+        for name in gn.proto.input:
+            if name:
+                last[name] = i
+    for name in graph.outputs:
+        last[name] = len(graph.nodes)
+    return last

@@ -1,0 +1,110 @@
+"""The values of a planned graph (core/graph.py, core/graph_family.py): each a
+strided View of a *base* -- a host tensor (graph input, initializer,
+``Constant``) or a ``Step``, a buffer on the device -- and how a value is
+read on the host when a later node needs it (a shape, a slice's starts).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..errors import OnnxopError
+from .view import View, c_strides, f_strides
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ..gpu.resident import DeviceBuffer, Traffic
+    from .tensor import DType, Tensor
+
+
+@dataclass(eq=False)
+class Step:
+    """A base made on the device: ``source`` gathered into a row-major buffer,
+    or (``source`` None) a family node's output, made when planned
+    (graph_family.py), of ``shape`` and ``dtype``."""
+
+    source: Value | None
+    label: str
+    buffer: DeviceBuffer | None = None  # at run time
+    strings: Any = None  # string tensors: gathered on the host at run time
+    readers: int = 0  # later steps and outputs that read it
+    shape: tuple[int, ...] = ()
+    dtype: Any = None
+
+    @property
+    def size(self) -> int:
+        if self.source is not None:
+            return self.source.view.size
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+
+@dataclass
+class Value:
+    name: str
+    shape: tuple[int, ...]
+    dtype: DType
+    base: Any  # Tensor (host: input, initializer, Constant) or Step (device)
+    view: View  # over the base's elements; its shape is ``shape``
+    swap: int = 0  # byte-swap unit of a big-endian host base
+    text_dtype: str = ""
+
+
+def of_tensor(name: str, t: Tensor) -> Value:
+    strides = f_strides(t.shape) if t.order == "F" else c_strides(t.shape)
+    return Value(name, tuple(t.shape), t.dtype, t, View(tuple(t.shape), strides), t.byteswap, t.text_dtype)
+
+
+def host_array(v: Value) -> np.ndarray:
+    """The value on the host, with numpy: for constant inputs (a shape, a
+    slice's starts), not for data."""
+    import numpy as np
+
+    base = v.base
+    if isinstance(base, Step) and base.source is None:  # a family node's output: read back (counted)
+        assert base.buffer is not None, f"{base.label}'s buffer was released before its last reader"
+        from .tensor import Tensor as T
+
+        raw = T(v.name, base.shape, base.dtype, data=base.buffer).to_numpy().reshape(-1)
+    elif isinstance(base, Step):
+        raw = host_array(base.source).reshape(-1)
+    elif base.dtype.is_string:
+        raw = np.asarray(base.strings, dtype=object).reshape(-1)
+    else:
+        a = base.to_numpy()
+        raw = (a.T if base.order == "F" else a).reshape(-1)
+    return raw[element_index(v.view)].reshape(v.shape) if v.view.size else raw[:0].reshape(v.shape)
+
+
+def host_tensor(v: Value) -> Tensor:
+    from .tensor import Tensor
+
+    return Tensor.from_numpy(host_array(v), v.name, dtype=v.dtype)
+
+
+def element_index(view: View):
+    import numpy as np
+
+    index = np.full(view.shape, view.offset, dtype=np.int64)
+    for k, (d, s) in enumerate(zip(view.shape, view.strides)):
+        index += (np.arange(d, dtype=np.int64) * s).reshape((d,) + (1,) * (len(view.shape) - k - 1))
+    return index.reshape(-1)
+
+
+def make_step(gpu, step: Step, traffic: Traffic) -> None:
+    """Gather ``step``'s source into its buffer (strings: on the host)."""
+    from ..gpu import resident
+
+    v = step.source
+    if v.dtype.is_string:
+        step.strings = host_array(v)
+        return
+    source = v.base.buffer if isinstance(v.base, Step) else v.base.data
+    try:
+        step.buffer = resident.gather(gpu, source, v.view.simplified(), v.dtype.bits, swap=v.swap, traffic=traffic)
+    except ValueError as e:  # a view outside its source: a bug, said plainly
+        raise OnnxopError(f"{step.label}: {e}") from None
