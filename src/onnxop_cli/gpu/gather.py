@@ -26,7 +26,7 @@ import tempfile
 from typing import Any, Callable
 
 from ..errors import OnnxopError
-from ..core.sources import ByteSource, FileBytes, MemoryBytes
+from ..core.sources import ByteSource, FileBytes, MemoryBytes, read_runs
 from ..core.view import View
 from .device import Gpu
 from .buffers import WORD, BufferUsage, MapMode, ShaderStage, binding_limit, dispatch_limit, grid, round_up
@@ -224,8 +224,7 @@ class _Run:
             gpu.wait(self.upload.map_async(MapMode.WRITE), "upload")
             mapped = self.upload._experimental_get_mapped_range(0, self.src_bytes)
         try:
-            for source, into, n in upload.runs:
-                self.source.readinto(source, mapped[into : into + n])
+            read_runs(self.source, upload.runs, mapped)
         finally:
             mapped.release()
             with gpu.errors("upload"):
