@@ -172,3 +172,30 @@ def test_bands_of_a_file_transposed_exactly(gpu, rng, tmp_path, monkeypatch, map
     assert written == a.nbytes and bytes(out) == np.ascontiguousarray(a.transpose(perm)).tobytes()
     assert record["mapped"] is mapped
     assert record["dispatches"] > 1
+
+
+@pytest.mark.parametrize("mapped", [True, False], ids=["mapped", "staged"])
+def test_mapped_bands_are_twice_the_staged_ones(gpu, rng, monkeypatch, mapped):
+    """Two mapped buffers hold what four staged ones do: the mapped path's
+    bands are MAPPED_BAND, the staged path's DEFAULT_BAND (both made small)."""
+    if mapped and not gather.can_map(gpu):
+        pytest.skip("no mapped storage buffers on this engine and adapter")
+    if not mapped:
+        monkeypatch.setattr(gather, "can_map", lambda g: False)
+    monkeypatch.setattr(gather, "DEFAULT_BAND", 4096)
+    monkeypatch.setattr(gather, "MAPPED_BAND", 8192)
+    a = random_array(rng, (16, 32, 48), np.dtype("<f4"))  # 96 KiB
+    bands = []
+    real = gather._Run._drain
+
+    def drain(self, sink, written, nbytes):
+        bands.append(nbytes)
+        return real(self, sink, written, nbytes)
+
+    monkeypatch.setattr(gather._Run, "_drain", drain)
+    out = bytearray()
+    strides = tuple(s // 4 for s in a.strides)
+    view = View((48, 32, 16), (strides[2], strides[1], strides[0]), 0)
+    gather_through_kernel(gpu, MemoryBytes(a), out.extend, view=view, bits=32, poison=POISON)
+    assert bytes(out) == np.ascontiguousarray(a.transpose(2, 1, 0)).tobytes()
+    assert max(bands) == (8192 if mapped else 4096) and sum(bands) == a.nbytes
