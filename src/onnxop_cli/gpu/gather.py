@@ -43,7 +43,7 @@ DEFAULT_BAND = 64 << 20  # bytes of output per band (and of source per upload), 
 # and windows of twice the size hold the same memory, and halve the bands of a
 # transpose larger than a binding, whose every band reads one short run per
 # element of its other axes (3-D 2,1,0: half the read calls; 0.79x the CPU
-# time at 400 MiB on Mesa 25, docs/performance-round-two.md).
+# time at 400 MiB on Mesa 25, docs/performance.md).
 MAPPED_BAND = 2 * DEFAULT_BAND
 MAX_ELEMENTS = 1 << 31  # elements per band or upload: the kernel indexes them with u32
 PARAMS_BYTES = 64  # sizeof(Params) in gather.wgsl
