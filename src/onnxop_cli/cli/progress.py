@@ -17,6 +17,8 @@ import sys
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Callable, Iterator, TextIO
 
+from ..core.sources import read_runs
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -53,6 +55,11 @@ class CountingBytes:
             piece = out[start : start + self._step]
             self.inner.readinto(offset + start, piece)
             self._advance(len(piece))
+
+    def readruns(self, runs: list[tuple[int, int, int]], out: memoryview) -> None:
+        """The inner source's batched read (core.sources.read_runs), counted once."""
+        read_runs(self.inner, runs, out)
+        self._advance(sum(n for _, _, n in runs))
 
     def to_array(self) -> np.ndarray:
         import numpy as np

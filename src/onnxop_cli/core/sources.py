@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO, Protocol
+from typing import TYPE_CHECKING, BinaryIO, Iterable, Protocol
 
 from ..errors import InputError
 from .files import read_error
@@ -80,6 +80,24 @@ class FileBytes:
         except OSError as e:  # named here: an OSError reaching the output would be blamed on it
             raise read_error(self.path, e) from None
 
+    def readruns(self, runs: Iterable[tuple[int, int, int]], out: memoryview) -> None:
+        """Fill ``out`` from (offset, out byte, bytes) runs: as readinto each,
+        with the file checked once before the runs and once after (a large
+        transpose reads a band as a million short runs: the two checks per
+        run cost more than the reads)."""
+        try:
+            self._check()
+            fd, base, preadv = self.file.fd, self.offset, os.preadv
+            for offset, into, n in runs:
+                piece = out[into : into + n]
+                if preadv(fd, [piece], base + offset) != n:  # short (or interrupted): the careful way
+                    got = self.file.pread_into(base + offset, piece)
+                    if got != n:
+                        raise self._truncated(n - got)
+            self._check()  # changed during the reads: what was read may be half new
+        except OSError as e:
+            raise read_error(self.path, e) from None
+
     def _check(self) -> None:
         st = self.file.stat()
         if st.st_size < self.offset + self.nbytes:
@@ -128,6 +146,18 @@ class FileBytes:
 # values are asked for (printing, show); a result this large is kept in an
 # unlinked temporary file instead of memory (core.apply without an output).
 MAP_THRESHOLD = 64 << 20
+
+
+def read_runs(source: ByteSource, runs: Iterable[tuple[int, int, int]], out: memoryview) -> None:
+    """Fill ``out`` from ``source`` as (source byte, out byte, bytes) runs:
+    the source's own ``readruns`` where it has one (FileBytes: one check of
+    the file for all of them), else one readinto per run."""
+    batch = getattr(source, "readruns", None)
+    if batch is not None:
+        batch(runs, out)
+        return
+    for offset, into, n in runs:
+        source.readinto(offset, out[into : into + n])
 
 
 def readinto_full(f: BinaryIO, out: memoryview) -> int:

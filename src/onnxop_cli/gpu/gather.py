@@ -12,8 +12,9 @@ band reads is uploaded in pieces of at most one binding (a window of the
 source, or runs of it packed); gpu/tiling.py decides how.
 
 Host memory is four buffers of at most one binding each (upload, src, dst,
-readback; DEFAULT_BAND unless the caller asks for less), whatever the
-tensor's size; GPU memory the same. A source that can only be read front to
+readback; DEFAULT_BAND unless the caller asks for less), or on adapters
+that map storage buffers two (src and dst, mapped; MAPPED_BAND), whatever
+the tensor's size; GPU memory the same. A source that can only be read front to
 back (stdin, a compressed .npz member) and that the plan reads out of order
 is first spooled to an unlinked temporary file.
 """
@@ -26,10 +27,10 @@ import tempfile
 from typing import Any, Callable
 
 from ..errors import OnnxopError
-from ..core.sources import ByteSource, FileBytes, MemoryBytes
+from ..core.sources import ByteSource, FileBytes, MemoryBytes, read_runs
 from ..core.view import View
 from .device import Gpu
-from .buffers import WORD, BufferUsage, MapMode, ShaderStage, binding_limit, dispatch_limit, grid, round_up
+from .buffers import WORD, BufferUsage, MapMode, ShaderStage, binding_limit, can_map, dispatch_limit, grid, round_up
 from .kernels import shader_const
 from .tiling import Plan, Upload, in_order
 
@@ -38,6 +39,12 @@ __all__ = ["View", "gather_through_kernel"]
 SHADER = "gather.wgsl"
 BITS = (2, 4, 8, 16, 32, 64, 128)
 DEFAULT_BAND = 64 << 20  # bytes of output per band (and of source per upload), at most one binding
+# With mapped buffers (buffers.can_map) there are two buffers, not four: bands
+# and windows of twice the size hold the same memory, and halve the bands of a
+# transpose larger than a binding, whose every band reads one short run per
+# element of its other axes (3-D 2,1,0: half the read calls; 0.79x the CPU
+# time at 400 MiB on Mesa 25, docs/performance.md).
+MAPPED_BAND = 2 * DEFAULT_BAND
 MAX_ELEMENTS = 1 << 31  # elements per band or upload: the kernel indexes them with u32
 PARAMS_BYTES = 64  # sizeof(Params) in gather.wgsl
 SPOOL_STEP = 4 << 20
@@ -69,6 +76,8 @@ def gather_through_kernel(
     small data); ``poison`` fills dst with that byte before every band, so a
     word the kernel failed to write cannot pass a comparison.
     """
+    if binding_bytes is None and can_map(gpu):
+        binding_bytes = MAPPED_BAND
     plan, band_bytes, window_bytes = make_plan(gpu, source.nbytes, view, bits, swap, binding_bytes)
     if plan is None:
         return 0
@@ -83,7 +92,7 @@ def gather_through_kernel(
             try:
                 return run.stream(sink, poison)
             finally:
-                gpu.cache["gather-last"] = {"tiled": run.tiled, "dispatches": run.dispatches}
+                gpu.cache["gather-last"] = {"tiled": run.tiled, "dispatches": run.dispatches, "mapped": run.mapped}
                 run.release()
     finally:
         if spool is not None:
@@ -157,11 +166,26 @@ class _Run:
             # group serves every kernel
             self.variants = [(name, gpu.pipeline_on_layout(shader, SHADER)) for name, shader in variants(plan, gpu)]
             self.src_bytes = round_up(src_bytes, WORD)
-            # (a source or output on the device needs no mapped staging buffer on that side)
-            self.upload = self._buffer("upload", self.src_bytes, U.MAP_WRITE | U.COPY_SRC) if host_in else None
-            self.src = src = self._buffer("src", self.src_bytes, U.STORAGE | U.COPY_DST)
-            self.dst = self._buffer("dst", band_bytes, U.STORAGE | U.COPY_SRC | U.COPY_DST)
-            self.readback = self._buffer("readback", band_bytes, U.MAP_READ | U.COPY_DST) if host_out else None
+            # On adapters that map storage buffers (buffers.can_map: wgpu on CPU
+            # adapters) the source is read straight into src and the band read
+            # straight from dst, as copy.py's mapped slots are: two copies of
+            # every byte fewer. Otherwise staged; a source or output on the
+            # device needs no mapped staging buffer on that side.
+            self.mapped = host_in and host_out and can_map(gpu)
+            if self.mapped:
+                self.upload = self.readback = None
+                self.src = src = self._buffer("src", self.src_bytes, U.STORAGE | U.MAP_WRITE)
+                self.dst = self._buffer("dst", band_bytes, U.STORAGE | U.MAP_READ | U.COPY_DST)
+                # wgpu zero-fills the bytes of a mapped buffer it never saw
+                # written; a clear marks all of dst written (copy.py's reason)
+                encoder = gpu.device.create_command_encoder()
+                encoder.clear_buffer(self.dst, 0, band_bytes)
+                gpu.queue.submit([encoder.finish()])
+            else:
+                self.upload = self._buffer("upload", self.src_bytes, U.MAP_WRITE | U.COPY_SRC) if host_in else None
+                self.src = src = self._buffer("src", self.src_bytes, U.STORAGE | U.COPY_DST)
+                self.dst = self._buffer("dst", band_bytes, U.STORAGE | U.COPY_SRC | U.COPY_DST)
+                self.readback = self._buffer("readback", band_bytes, U.MAP_READ | U.COPY_DST) if host_out else None
             self.params = self._buffer("params", self.stride * records, U.UNIFORM | U.COPY_DST)
             self.axes = self._buffer("axes", 16 * self.rank * records, U.STORAGE | U.COPY_DST)
             self.bind_group = gpu.device.create_bind_group(
@@ -204,33 +228,37 @@ class _Run:
         """Hand the band's ``nbytes`` (output bytes ``written`` onwards) to the sink."""
         gpu = self.gpu
         n4 = round_up(nbytes, 4)
+        readback = self.dst if self.mapped else self.readback
         with gpu.errors("readback"):
-            encoder = gpu.device.create_command_encoder()
-            encoder.copy_buffer_to_buffer(self.dst, 0, self.readback, 0, n4)
-            gpu.queue.submit([encoder.finish()])
-            gpu.wait(self.readback.map_async(MapMode.READ, 0, n4), "readback")
+            if not self.mapped:
+                encoder = gpu.device.create_command_encoder()
+                encoder.copy_buffer_to_buffer(self.dst, 0, self.readback, 0, n4)
+                gpu.queue.submit([encoder.finish()])
+            gpu.wait(readback.map_async(MapMode.READ, 0, n4), "readback")
         try:
-            sink(self.readback.read_mapped(0, n4, copy=False)[:nbytes])
+            sink(readback.read_mapped(0, n4, copy=False)[:nbytes])
         finally:
             with gpu.errors("readback"):
-                self.readback.unmap()
+                readback.unmap()
 
     def _fill(self, encoder: Any, upload: Upload) -> None:
         """Put the upload's runs in the src buffer: through the mapped upload
-        buffer, then a copy recorded in ``encoder``."""
+        buffer, then a copy recorded in ``encoder`` (or straight into src,
+        mapped)."""
         gpu = self.gpu
         end = max(into + n for _, into, n in upload.runs)
+        target = self.src if self.mapped else self.upload
         with gpu.errors("upload"):
-            gpu.wait(self.upload.map_async(MapMode.WRITE), "upload")
-            mapped = self.upload._experimental_get_mapped_range(0, self.src_bytes)
+            gpu.wait(target.map_async(MapMode.WRITE), "upload")
+            mapped = target._experimental_get_mapped_range(0, self.src_bytes)
         try:
-            for source, into, n in upload.runs:
-                self.source.readinto(source, mapped[into : into + n])
+            read_runs(self.source, upload.runs, mapped)
         finally:
             mapped.release()
             with gpu.errors("upload"):
-                self.upload.unmap()
-        encoder.copy_buffer_to_buffer(self.upload, 0, self.src, 0, round_up(end, 4))
+                target.unmap()
+        if not self.mapped:
+            encoder.copy_buffer_to_buffer(self.upload, 0, self.src, 0, round_up(end, 4))
 
     def _dispatch(self, upload: Upload, band: int) -> None:
         """Fill the src buffer with the upload's runs, then one dispatch per

@@ -22,7 +22,6 @@ its *dispatches* writes one box from it:
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 from typing import Iterator
 
@@ -168,11 +167,14 @@ class Plan:
         if size > self.window or count * RUN_COST >= budget:
             return None
         run_bytes = -(-run * bits // 8)
-        runs = []
-        for index in itertools.product(*(range(extent[k]) for k in others)):
-            source = start + sum(i * v.strides[k] for i, k in zip(index, others))
-            into = sum(i * packed[k] for i, k in zip(index, others))
-            runs.append((source * bits // 8, into * bits // 8, run_bytes))
+        # the runs in box order (the first of ``others`` outermost), built
+        # axis by axis: a large transpose has millions of them
+        sources, intos = [start], [0]
+        for k in others:
+            step_k, packed_k, steps = v.strides[k], packed[k], range(extent[k])
+            sources = [o + i * step_k for o in sources for i in steps]
+            intos = [o + i * packed_k for o in intos for i in steps]
+        runs = [(s * bits // 8, t * bits // 8, run_bytes) for s, t in zip(sources, intos)]
         strides = tuple(step if k == unit else packed.get(k, 0) for k in axes)
         return Upload(runs, size, [Dispatch(box, strides, 0 if step == 1 else run - 1, False)])
 
