@@ -81,8 +81,6 @@ def build(spec: OpSpec, opset: int, given: dict[str, Optional[str]]):
 def plan_jobs(spec: OpSpec, op, node, files: list[Path], member: Optional[str], texts: dict[str, str],
               output: Optional[Path]) -> list[FamilyJob]:
     from ..core import family as family_apply
-    from ..core.sources import MAP_THRESHOLD
-    from ..core.summary import EDGE_ITEMS, summarised_family
     from .. import io
     from ..io.stdio import is_stdio
 
@@ -180,6 +178,8 @@ def run_jobs(spec: OpSpec, node, jobs: list[FamilyJob], backend, out, full: bool
     from contextlib import contextmanager, ExitStack
 
     from ..core import family as family_apply
+    from ..core.sources import MAP_THRESHOLD
+    from ..core.summary import EDGE_ITEMS, summarised_family
     from .. import io
     from ..core import signals
     from ..io.stdio import is_stdio, stdio_label
