@@ -173,6 +173,8 @@ def run_jobs(spec: OpSpec, node, jobs: list[FamilyJob], backend, out, full: bool
     from contextlib import contextmanager, ExitStack
 
     from ..core import family as family_apply
+    from ..core.sources import MAP_THRESHOLD
+    from ..core.summary import EDGE_ITEMS, summarised_family
     from .. import io
     from ..core import signals
     from ..io.stdio import is_stdio, stdio_label
@@ -184,7 +186,13 @@ def run_jobs(spec: OpSpec, node, jobs: list[FamilyJob], backend, out, full: bool
     for job in jobs:
         signals.checkpoint()
         if job.targets and job.targets[0] is None:
-            result = family_apply.apply_node(node, job.tensors, backend=backend, names=_names(job))
+            result = None if full else summarised_family(node, job.tensors, edge=EDGE_ITEMS, threshold=MAP_THRESHOLD,
+                                                         backend=backend)  # only what is shown is made
+            if result is None:
+                result = family_apply.apply_node(node, job.tensors, backend=backend, names=_names(job))
+            else:
+                for t, name in zip(result.outputs, _names(job)):
+                    t.name = name
             done.append((job, result))
             _print(node, job, result, out, full, titled=len(jobs) > 1, first=not done[:-1])
             continue
@@ -242,7 +250,10 @@ def _print(node, job: FamilyJob, result, out, full: bool, titled: bool, first: b
     if out.json:
         return
     shown_in = [Shown(t.name, t.shape, t.dtype.name, t.to_numpy()) for t in job.tensors if t is not None]
-    shown_out = [Shown(t.name, t.shape, t.dtype.name, t.to_numpy(), note=result.note) for t in result.outputs]
+    shown = result.shown or [(None, False)] * len(result.outputs)
+    shown_out = [Shown(t.name, t.shape, t.dtype.name, t.to_numpy() if result.shown is None else values,
+                       note=result.note, summarised=summarised)
+                 for t, (values, summarised) in zip(result.outputs, shown)]
     title = [f"# {stdio_label(job.src)}"] if titled else []
     text = "\n".join([*title, render_node(node, shown_in, shown_out, full=full)])
     out.result(("" if first else "\n") + text)

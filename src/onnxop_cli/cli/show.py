@@ -77,6 +77,7 @@ def show(
     from . import progress
     from ..render import graph as graphview
     from ..render import json as report
+    from ..core.sources import MAP_THRESHOLD, FileBytes
     from ..render import show as shown
     from ..io.onnxmodel import NoInitializers, load_model
     from ..io.stdio import STDIN_NAME, is_stdio
@@ -116,7 +117,10 @@ def show(
         for tensor in tensors:
             with progress.tracked(tensor.data, f"reading {label}", quiet=out.quiet) as data:
                 values = replace(tensor, data=data).to_numpy()
-            entries.append((tensor, values, shown.stats(values, tensor.dtype)))
+                # a large file's tensor is mapped: its statistics are read slice by slice, not through the map
+                large = isinstance(tensor.data, FileBytes) and tensor.data.nbytes >= MAP_THRESHOLD and not hist
+                statistics = shown.file_stats(tensor, data) if large else shown.stats(values, tensor.dtype)
+            entries.append((tensor, values, statistics))
             if hist:
                 from ..render.histogram import histogram
 

@@ -36,6 +36,9 @@ class MultiResult:
     adapter: str
     timings: dict[str, float] = field(default_factory=dict)
     note: str = ""
+    # a printed result whose large outputs were only summarised (core/summary.py): per output
+    # (values, summarised); the outputs then hold no data
+    shown: Optional[list] = None
 
 
 def args_of(node: Node, tensors: Sequence[Optional[Tensor]]) -> list[Optional[Arg]]:

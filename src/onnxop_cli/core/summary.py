@@ -12,13 +12,19 @@ the last E + 1, one extra on each side, so that the axis stays longer than
 from the shown elements only (``_leading_trailing``), so the text is the
 same as for the whole result. ``--full`` still makes and streams every value.
 
-Only for results whose index map is strided over the output's own shape
-(every view operator, and a reshape of a row-major input); anything else,
-and string tensors (which have no GPU form), take the whole-result path.
+That narrowing is one strided view when the index map is strided over the
+output's own shape (every view operator but Tile, and a reshape of a
+row-major input). Tile's map splits each output axis in two, and the family
+operators (Concat, Pad, Where, fills, OneHot, EyeLike, ...) tile their
+output with pieces: for them the whole output's pieces are cut to the shown
+entries (core/shown.py) and the pieces kernel makes only those. String
+tensors (no GPU form) run the same narrowed pieces on the host. What
+neither form describes (the indexed kernels' runners) is made whole.
 """
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 from .sources import MemoryBytes, finish
@@ -67,28 +73,83 @@ def edge_view(view: View, edge: int) -> tuple[View, tuple[int, ...]]:
 
 def shown_elements(node: Node, tensor: Tensor, out_shape: tuple[int, ...], *, edge: int,
                    backend: str | None = None) -> np.ndarray | None:
-    """The elements a summary shows, through the gather kernel, as an array
-    of the narrowed shape (numpy's summary of it is the whole result's);
-    None when the result is not a strided view (the caller makes it all)."""
-    if tensor.dtype.is_string or tensor.data is None:
+    """The elements a summary shows, through the gather kernel (or the
+    pieces kernel; strings on the host), as an array of the narrowed shape
+    (numpy's summary of it is the whole result's); None when the result's
+    index map is neither form (the caller makes it all)."""
+    if tensor.dtype.is_string:
+        if tensor.strings is None:
+            return None
+    elif tensor.data is None:
         return None
-    view = output_view(node, tensor, out_shape)
-    if view is None or view.size == 0:
+    view = None if tensor.dtype.is_string else output_view(node, tensor, out_shape)
+    if view is not None and view.size:
+        narrowed, shape = edge_view(view, edge)
+        from ..gpu import get_gpu
+        from ..gpu.gather import gather_through_kernel
+
+        gpu = get_gpu(backend)
+        chunks: list[bytes] = []
+        gather_through_kernel(gpu, tensor.data, lambda c: chunks.append(bytes(c)), view=narrowed,
+                              bits=tensor.dtype.bits, swap=tensor.byteswap)
+        finish(tensor.data)  # stdin: read to its end and checked, as for a whole result
+        import numpy as np
+
+        data = MemoryBytes(np.frombuffer(b"".join(chunks), dtype=np.uint8))
+        part = Tensor(tensor.name, tuple(narrowed.shape), tensor.dtype, data=data)
+        return part.to_numpy().reshape(shape)
+    from ..ops import c_strides, f_strides
+    from .shown import narrow, view_piece
+
+    strides = f_strides(tensor.shape) if tensor.order == "F" else c_strides(tensor.shape)
+    full = node.view(tensor.shape, strides)  # Tile: (repeat, dim) per output axis
+    if full.size == 0 or full.size != math.prod(out_shape):
         return None
-    narrowed, shape = edge_view(view, edge)
+    pieces = narrow([view_piece(full.shape, full.strides, full.offset)], out_shape, edge)
+    if pieces is None:
+        return None
+    return pieces_shown(pieces, out_shape, tensor.dtype, [tensor], edge=edge, backend=backend,
+                        text_dtype=tensor.text_dtype)
+
+
+def pieces_shown(pieces, shape: tuple[int, ...], dtype, tensors, *, edge: int, backend: str | None = None,
+                 text_dtype: str = "") -> np.ndarray:
+    """The narrowed array (core/shown.py) that ``pieces`` tile, made by the
+    pieces kernel from ``tensors`` (strings: on the host, as a whole string
+    result is)."""
+    from .shown import narrowed_shape
+
+    nshape = narrowed_shape(shape, edge)
+    part = Tensor("shown", nshape, dtype, text_dtype=text_dtype)
+    if dtype.is_string:
+        from ..ops.family import OutputPlan
+        from .family import _host
+
+        part.strings = _host(OutputPlan("shown", nshape, dtype, pieces=list(pieces)), tensors)
+        return part.to_numpy()
+    import numpy as np
+
     from ..gpu import get_gpu
-    from ..gpu.gather import gather_through_kernel
+    from ..gpu.pieces import Source, run_pieces
 
     gpu = get_gpu(backend)
     chunks: list[bytes] = []
-    gather_through_kernel(gpu, tensor.data, lambda c: chunks.append(bytes(c)), view=narrowed,
-                          bits=tensor.dtype.bits, swap=tensor.byteswap)
-    finish(tensor.data)  # stdin: read to its end and checked, as for a whole result
-    import numpy as np
+    sources = [None if t is None else Source(t.data, t.byteswap) for t in tensors]
+    with gpu.lock:
+        run_pieces(gpu, sources, lambda c: chunks.append(bytes(c)), pieces=pieces, count=part.size,
+                   bits=dtype.bits)
+    for t in tensors:
+        if t is not None and t.data is not None:
+            finish(t.data)
+    part.data = MemoryBytes(np.frombuffer(b"".join(chunks), dtype=np.uint8))
+    return part.to_numpy()
 
-    data = MemoryBytes(np.frombuffer(b"".join(chunks), dtype=np.uint8))
-    part = Tensor(tensor.name, tuple(narrowed.shape), tensor.dtype, data=data)
-    return part.to_numpy().reshape(shape)
+
+def large(shape: tuple[int, ...], dtype, threshold: int) -> bool:
+    """Whether a result of ``shape`` is ``threshold`` bytes or more (a string
+    element counts as the pointer numpy holds for it)."""
+    count = math.prod(shape)
+    return (count * 8 if dtype.is_string else dtype.nbytes(count)) >= threshold
 
 
 def summarised_result(node: Node, tensor: Tensor, *, edge: int, threshold: int, backend: str | None = None):
@@ -97,16 +158,70 @@ def summarised_result(node: Node, tensor: Tensor, *, edge: int, threshold: int, 
     Result's output has the true shape and no data (nothing else was made)."""
     import time
 
-    from .apply import Result, check
+    from .apply import HOST_NOTE, Result, _joined, any_type_note, check
 
     out_shape = check(node, tensor)
     out = Tensor(node.op.outputs[0], out_shape, tensor.dtype, named=tensor.named, text_dtype=tensor.text_dtype)
-    if out.nbytes < threshold:
+    if not large(out_shape, tensor.dtype, threshold):
         return None
     t0 = time.perf_counter()
     values = shown_elements(node, tensor, out_shape, edge=edge, backend=backend)
     if values is None:
         return None
+    note = any_type_note(node, tensor)
+    if tensor.dtype.is_string:
+        return Result(node, tensor, out, "host", None, {}, note=_joined(HOST_NOTE, note)), values
     from ..gpu import get_gpu
 
-    return Result(node, tensor, out, get_gpu(backend).name, None, {"copy": time.perf_counter() - t0}), values
+    return Result(node, tensor, out, get_gpu(backend).name, None, {"copy": time.perf_counter() - t0},
+                  note=note), values
+
+
+def summarised_family(node: Node, tensors, *, edge: int, threshold: int, backend: str | None = None):
+    """A family node's result (core/family.py MultiResult) whose large
+    outputs are only summarised: each made from its narrowed pieces, the
+    result carrying ``shown`` (values, summarised) per output; None to make
+    every output whole as before (no large output, or one an indexed
+    kernel's runner makes)."""
+    import time
+
+    from ..ops.family import Piece
+    from ..ops import c_strides
+    from .family import HOST_NOTE, METADATA_NOTE, MultiResult, check, needs_device
+    from .shown import narrow
+
+    plans = check(node, tensors)
+    if not any(p.values is None and large(p.shape, p.dtype, threshold) for p in plans):
+        return None
+    t0 = time.perf_counter()
+    shown: list[tuple] = []
+    outs: list[Tensor] = []
+    for p in plans:
+        outs.append(Tensor(p.name, p.shape, p.dtype))
+        if p.values is not None:
+            import numpy as np
+
+            shown.append((np.asarray(p.values, dtype=object if p.dtype.is_string else p.dtype.numpy)
+                          .reshape(p.shape), False))
+            continue
+        pieces = p.pieces
+        if p.copy is not None:
+            pieces = [Piece(p.shape, c_strides(p.shape), 0, p.copy, c_strides(p.shape), 0)]
+        if pieces is None or p.size == 0:
+            return None
+        big = large(p.shape, p.dtype, threshold)
+        e = edge if big else max(p.shape, default=0)  # a small output: every element, as before
+        narrowed = narrow(pieces, p.shape, e)
+        if narrowed is None:
+            return None
+        shown.append((pieces_shown(narrowed, p.shape, p.dtype, tensors, edge=e, backend=backend), big))
+    adapter = "host"
+    if needs_device(plans):
+        from ..gpu import get_gpu
+
+        adapter = get_gpu(backend).name
+    note = HOST_NOTE if any(p.dtype.is_string for p in plans) else (
+        METADATA_NOTE if all(p.values is not None for p in plans) else "")
+    result = MultiResult(node, list(tensors), outs, plans, adapter, {"copy": time.perf_counter() - t0}, note=note)
+    result.shown = shown
+    return result

@@ -23,6 +23,7 @@ from typing import Any
 from ..errors import GpuError, NoAdapterError, UsageError
 from . import engines
 from .engines.base import BACKENDS
+from .release import EngineLock
 from .faults import (  # noqa: F401 - DEFAULT_TIMEOUT, ENV_TIMEOUT: part of this module's surface
     DEFAULT_TIMEOUT, ENV_TIMEOUT, _first_line, _log_capture, _quiet_wgpu_logger, gpu_errors, gpu_timeout,
 )
@@ -56,7 +57,7 @@ _lock = threading.Lock()
 _opening = threading.RLock()
 # The GPU work of one call (a copy or a gather: its cached streaming buffers,
 # pipelines, submits and maps) holds its engine's lock: see Gpu.lock.
-_engine_locks: dict[str, threading.RLock] = {}
+_engine_locks: dict[str, EngineLock] = {}
 _instance_backends: tuple[str, ...] | None = None  # wgpu's: None: not created; () : auto
 _dawn_ready = False
 _gpus: dict[str, Gpu] = {}
@@ -273,8 +274,12 @@ class Gpu:
         # per engine, not per device: a process's devices on one engine share
         # its instance (Dawn's events, wgpu-py's poll thread). Reentrant, so a
         # caller may hold it across several calls.
+        # Its holder is also the only thread that releases the engine's objects (gpu/release.py).
         with _lock:
-            self.lock = _engine_locks.setdefault(engine, threading.RLock())
+            self.lock = _engine_locks.setdefault(engine, EngineLock())
+            guard = getattr(self.engine, "guard_releases", None)
+            if guard is not None:
+                guard(self.lock)
 
     @classmethod
     def open(cls, backend: str, engine: str = engines.DEFAULT) -> Gpu:

@@ -9,7 +9,11 @@ with min, max and mean for numeric types. Returns text; never prints.
 Numeric means integer or real floating (float8, bfloat16 and the 4- and
 2-bit types included); bool, complex and string tensors get no statistics.
 NaNs are left out of min, max and mean, and counted. Statistics are computed
-in float64 over bounded slices, so memory stays near the tensor's own size.
+in float64 over bounded slices. A large tensor of a file (one that is mapped
+to be printed) is read for them slice by slice into one reused buffer
+(``file_stats``), so memory stays a few slices whatever the file's size and
+a signal (Ctrl-C) ends the read between two slices; the values printed are
+read from the mapping, which touches only the pages shown.
 """
 
 from __future__ import annotations
@@ -39,10 +43,39 @@ def stats(values: np.ndarray, dtype: DType) -> dict[str, Any] | None:
     if not is_numeric(dtype):
         return None
     with np.errstate(all="ignore"):  # signalling NaNs and overflowing sums are data, not warnings
-        return _stats(np.asarray(values).reshape(-1), dtype)
+        flat = np.asarray(values).reshape(-1)
+        return _stats((flat[start : start + SLICE] for start in range(0, flat.size, SLICE)), dtype, flat.size)
 
 
-def _stats(flat: np.ndarray, dtype: DType) -> dict[str, Any]:
+def file_stats(tensor: Tensor, source: Any = None) -> dict[str, Any] | None:
+    """``stats`` of a tensor read from its bytes (``source``, by default its
+    own) in storage order, ``SLICE`` elements at a time into one buffer: the
+    whole tensor is never in memory, mapped or read."""
+    import numpy as np
+
+    from ..core.tensor import unpack_subbyte
+
+    dtype = tensor.dtype
+    if not is_numeric(dtype):
+        return None
+    source = tensor.data if source is None else source
+    count = tensor.size
+    per = SLICE - SLICE % 8  # whole bytes of packed elements
+    buf = np.empty(dtype.nbytes(min(per, count)), dtype=np.uint8)
+    np_dtype = dtype.numpy.newbyteorder(">") if tensor.byteswap else dtype.numpy
+
+    def parts() -> Iterator[np.ndarray]:
+        for first in range(0, count, per):
+            n = min(per, count - first)
+            raw = buf[: dtype.nbytes(n)]
+            source.readinto(dtype.nbytes(first), memoryview(raw))
+            yield unpack_subbyte(raw, dtype, n) if dtype.is_packed else raw.view(np_dtype)
+
+    with np.errstate(all="ignore"):
+        return _stats(parts(), dtype, count)
+
+
+def _stats(slices: Iterator[np.ndarray], dtype: DType, count: int) -> dict[str, Any]:
     import numpy as np
 
     lo = hi = None
@@ -50,8 +83,7 @@ def _stats(flat: np.ndarray, dtype: DType) -> dict[str, Any]:
     seen = nans = 0
     negative_zeros = True  # every value so far is -0.0: the mean is -0.0 (numpy's sum starts at +0.0)
     floating = is_float(dtype)
-    for start in range(0, flat.size, SLICE):
-        part = flat[start : start + SLICE]
+    for part in slices:
         if floating:
             part = part.astype(np.float64)
             mask = np.isnan(part)
@@ -87,7 +119,7 @@ def _stats(flat: np.ndarray, dtype: DType) -> dict[str, Any]:
         "mean": (-0.0 if negative_zeros else mean) if seen else None,
         "std": math.sqrt(m2 / seen) if seen and m2 == m2 and m2 >= 0 else (math.nan if seen else None),
         "nan": nans,
-        "count": int(flat.size),
+        "count": int(count),
     }
 
 

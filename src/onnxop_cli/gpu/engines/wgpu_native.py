@@ -105,3 +105,28 @@ def error_types() -> tuple[type[BaseException], ...]:
     import wgpu
 
     return (wgpu.GPUError, wgpu.GPUPipelineError)
+
+
+def guard_releases(lock: Any) -> None:
+    """Route wgpu-py's finalizers through the engine's lock (gpu/release.py):
+    an object is released by a thread that can take ``lock``, else left for
+    the thread holding it. Installed once, on wgpu-py's base classes (every
+    GPU object, and the adapter)."""
+    from wgpu import _classes
+
+    for base in (_classes.GPUObjectBase, _classes.GPUAdapter):
+        if getattr(base, "_onnxop_lock", None) is not None:
+            continue
+        finalize = base.__del__
+
+        def __del__(self: Any, finalize: Any = finalize) -> None:
+            if lock.acquire(blocking=False):
+                try:
+                    finalize(self)
+                finally:
+                    lock.release()
+            else:  # another thread works with the engine: its holder releases this (the object lives till then)
+                lock.later(finalize, self)
+
+        base.__del__ = __del__
+        base._onnxop_lock = lock
