@@ -24,6 +24,13 @@
 // ONNX packs them (WGSL has no byte stores). swap: the byte-swap unit of a
 // big-endian source (2, 4 or 8), else 0.
 //
+// Entry points: `main` takes any table; `one` a table of one lookup (Gather,
+// GatherElements), `flat` one of none (a copy, a re-layout); `main_checked`
+// and `one_checked` read the raw indices and check them as they go (see
+// `index`). Each is the one body with its case constant, so the driver
+// folds away the code of the others: Mesa's CPU drivers run every branch a
+// lane could take, so code a case does not need still costs it.
+//
 // needs: (nothing beyond WebGPU)
 
 const WG: u32 = 256u;
@@ -43,16 +50,26 @@ struct Params {
     rev_stride: u32,
     modulus: u32,    // mode 2
     offsets: u32,    // 1: write the offset, not the element
+    win0: u32,
+    wcount: u32,
+    rmw: u32,
+    wide: u32,       // checked: 1 int64 indices, 0 int32
+    iswap: u32,      // checked: 1 big-endian indices
+    cmode: u32,      // checked: indices.wgsl's mode (0 wrap, 1 0 .. d, 2 0 .. d-1)
+    bound: u32,      // checked, modes 1 and 2: the largest allowed length / position
     pad0: u32,
     pad1: u32,
     pad2: u32,
+    pad3: u32,
 }
 
 @group(0) @binding(0) var<storage, read> src: array<u32>;
 @group(0) @binding(1) var<storage, read> norm: array<u32>;
 @group(0) @binding(2) var<storage, read_write> dst: array<u32>;
 @group(0) @binding(3) var<uniform> params: Params;
-@group(0) @binding(4) var<storage, read> axes: array<vec4<u32>>;  // (dim, dstride, istride, 0)
+@group(0) @binding(4) var<storage, read> axes: array<vec4<u32>>;  // (dim, dstride, istride, 0); lookups (dstride, ioff, bound, 0)
+@group(0) @binding(5) var<storage, read> raw: array<u32>;  // checked: the index tensor as stored
+@group(0) @binding(6) var<storage, read_write> status: array<atomic<u32>>;  // checked: first bad position
 
 fn bswap32(x: u32) -> u32 {
     return (x << 24u) | ((x & 0xff00u) << 8u) | ((x >> 8u) & 0xff00u) | (x >> 24u);
@@ -94,18 +111,18 @@ struct Row {
     timed: u32,       // 1: the last axis is the time axis
     dstride: u32,
     istride: u32,
-    look: vec2<u32>,  // lookup 0: (data stride, index offset)
+    look: vec3<u32>,  // lookup 0: (data stride, index offset, bound)
 }
 
 fn row() -> Row {
     let r = params.rank;
-    var w = Row(0u, 0u, 0u, 0u, vec2<u32>(0u));
+    var w = Row(0u, 0u, 0u, 0u, vec3<u32>(0u));
     if (r > 0u) {
         let ax = axes[r - 1u];
-        w = Row(ax.x, select(0u, 1u, r - 1u == params.rev_axis), ax.y, ax.z, vec2<u32>(0u));
+        w = Row(ax.x, select(0u, 1u, r - 1u == params.rev_axis), ax.y, ax.z, vec3<u32>(0u));
     }
     if (params.nlook > 0u) {
-        w.look = axes[r].xy;
+        w.look = axes[r].xyz;
     }
     return w;
 }
@@ -118,31 +135,85 @@ fn next(a: At, w: Row) -> At {
     return at(a.e + 1u);
 }
 
-fn source(a: At, w: Row) -> u32 {
+// The index at position `pos` of the index tensor, as an element offset
+// along its axis (of `d` elements): what indices.wgsl wrote, or (`check`)
+// the raw int32 or int64 index checked here as indices.wgsl checks it, all
+// 64 bits; a bad one keeps the smallest position in status[0] (atomicMin,
+// so the order the invocations run in does not matter) and reads 0. The
+// host checks this way only an output of one band whose every index some
+// element reads, so every index is checked before the band is read back.
+fn index(pos: u32, d: u32, check: bool) -> u32 {
+    if (!check) {
+        return norm[pos];
+    }
+    var lo: u32;
+    var hi: u32;
+    if (params.wide != 0u) {
+        lo = raw[2u * pos];
+        hi = raw[2u * pos + 1u];
+        if (params.iswap != 0u) {
+            let t = bswap32(lo);
+            lo = bswap32(hi);
+            hi = t;
+        }
+    } else {
+        lo = raw[pos];
+        if (params.iswap != 0u) {
+            lo = bswap32(lo);
+        }
+        hi = select(0u, 0xffffffffu, (lo >> 31u) != 0u);  // sign-extended
+    }
+    var ok: bool;
+    var v = lo;
+    if (params.cmode == 0u) {
+        // 0 <= x < d, or -d <= x < 0 (hi all ones, lo >= 2^32 - d)
+        let neg = hi == 0xffffffffu && lo != 0u && (0u - lo) <= d;
+        ok = (hi == 0u && lo < d) || neg;
+        v = select(lo, lo + d, neg);
+    } else {
+        ok = hi == 0u && (lo < d || (params.cmode == 1u && lo == d));
+    }
+    if (!ok) {
+        atomicMin(&status[0], pos);
+        v = 0u;
+    }
+    return v;
+}
+
+const ANY: u32 = 0u;   // any table
+const ONE: u32 = 1u;   // mode 0, one lookup
+const FLAT: u32 = 2u;  // mode 0, no lookup
+
+fn source(a: At, w: Row, kind: u32, check: bool) -> u32 {
     var off = a.off;
-    if (params.mode == 0u && params.nlook == 1u) {  // Gather, GatherElements: one lookup
-        return off + norm[a.ip + w.look.y] * w.look.x;
+    if (kind == FLAT) {
+        return off;
+    }
+    if (kind == ONE) {  // Gather, GatherElements: one lookup
+        return off + index(a.ip + w.look.y, w.look.z, check) * w.look.x;
+    }
+    if (params.mode == 0u && params.nlook == 1u) {
+        return off + index(a.ip + w.look.y, w.look.z, check) * w.look.x;
     }
     if (params.mode == 1u) {
-        let len = norm[a.ip];
+        let len = index(a.ip, params.bound, check);
         if (a.time < len) {
             off = off + (len - 1u - 2u * a.time) * params.rev_stride;
         }
         return off;
     }
     if (params.mode == 2u) {
-        let t = (norm[a.ip] + a.time) % params.modulus;
+        let t = (index(a.ip, params.bound, check) + a.time) % params.modulus;
         return off + (t - a.time) * params.rev_stride;
     }
     for (var t = 0u; t < params.nlook; t = t + 1u) {
         let lk = axes[params.rank + t];
-        off = off + norm[a.ip + lk.y] * lk.x;
+        off = off + index(a.ip + lk.y, lk.z, check) * lk.x;
     }
     return off;
 }
 
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+fn body(wg: vec3<u32>, lid: u32, kind: u32, check: bool) {
     let w0 = ((wg.y * params.groups_x + wg.x) * WG + lid) * WORDS;
     if (w0 >= params.words) {
         return;
@@ -158,7 +229,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
             if (k > 0u) {
                 a = next(a, w);
             }
-            dst[w0 + k] = source(a, w);
+            dst[w0 + k] = source(a, w, kind, check);
         }
         return;
     }
@@ -167,7 +238,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
         let lo = (1u << lg) - 1u;
         let flip = select(0u, params.swap / 4u - 1u, params.swap >= 4u);
         var a = at(params.e0 + (w0 >> lg));
-        var s = source(a, w);
+        var s = source(a, w, kind, check);
         for (var k = 0u; k < WORDS; k = k + 1u) {
             let q = w0 + k;
             if (q >= params.words) {
@@ -176,10 +247,13 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
             let e = params.e0 + (q >> lg);
             if (e != a.e) {
                 a = next(a, w);
-                s = source(a, w);
+                s = source(a, w, kind, check);
             }
-            let piece = src[(s << lg) + ((q & lo) ^ flip)];
-            dst[q] = select(piece, bswap32(piece), params.swap >= 4u);
+            let rel = s - params.win0;
+            if (rel < params.wcount) {
+                let piece = src[(rel << lg) + ((q & lo) ^ flip)];
+                dst[q] = select(piece, bswap32(piece), params.swap >= 4u);
+            }
         }
         return;
     }
@@ -194,6 +268,9 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
             break;
         }
         var word = 0u;
+        if (params.rmw != 0u) {
+            word = dst[q];
+        }
         for (var j = 0u; j < per; j = j + 1u) {
             let e = params.e0 + (q << lg) + j;
             if (e >= end) {
@@ -202,13 +279,41 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
             if (e != a.e) {
                 a = next(a, w);
             }
-            let s = source(a, w);
-            var x = (src[s >> lg] >> ((s & (per - 1u)) * bits)) & mask;
-            if (params.swap == 2u) {
-                x = ((x & 0xffu) << 8u) | (x >> 8u);
+            let rel = source(a, w, kind, check) - params.win0;  // below the window wraps past wcount
+            if (rel < params.wcount) {
+                var x = (src[rel >> lg] >> ((rel & (per - 1u)) * bits)) & mask;
+                if (params.swap == 2u) {
+                    x = ((x & 0xffu) << 8u) | (x >> 8u);
+                }
+                let shift = j * bits;
+                word = (word & ~(mask << shift)) | (x << shift);
             }
-            word = word | (x << (j * bits));
         }
         dst[q] = word;
     }
+}
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    body(wg, lid, ANY, false);
+}
+
+@compute @workgroup_size(256)
+fn one(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    body(wg, lid, ONE, false);
+}
+
+@compute @workgroup_size(256)
+fn flat(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    body(wg, lid, FLAT, false);
+}
+
+@compute @workgroup_size(256)
+fn main_checked(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    body(wg, lid, ANY, true);
+}
+
+@compute @workgroup_size(256)
+fn one_checked(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    body(wg, lid, ONE, true);
 }

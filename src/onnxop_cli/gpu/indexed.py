@@ -189,8 +189,8 @@ def _layout(kinds: Sequence[str]) -> list[dict]:
     ]
 
 
-def _pipeline(gpu: Gpu, shader: str, kinds: Sequence[str]) -> tuple[Any, Any]:
-    return gpu.pipeline_with_layout(shader, _layout(kinds))
+def _pipeline(gpu: Gpu, shader: str, kinds: Sequence[str], entry: str = "main") -> tuple[Any, Any]:
+    return gpu.pipeline_with_layout(shader, _layout(kinds), entry)
 
 
 def _bind(gpu: Gpu, layout: Any, buffers: Sequence[Any]) -> Any:
@@ -272,12 +272,35 @@ def check_indices(gpu: Gpu, bufs: _Buffers, index: Index, check: Check, max_dim:
             gpu.queue.submit([encoder.finish()])
         finally:
             raw.release()
+    _status(gpu, bufs, status, index, check)
+    return norm
+
+
+def _status(gpu: Gpu, bufs: _Buffers, status: Any, index: Index, check: Check) -> None:
+    """BadIndex if a check left a position in ``status``."""
     back, view = _read(gpu, bufs, status, 4)
     bad = struct.unpack("<I", view)[0]
     back.unmap()
     if bad != NO_BAD:
         raise _bad_index(index, check, bad)
-    return norm
+
+
+def _can_fuse(gpu: Gpu, index: Index, check: Check, count: int, band: int, fuse: bool) -> bool:
+    """Whether the gather kernel can check the indices as it reads them: an
+    output of one band (so all are read before any byte is read back) that
+    is not empty (so every index is read: an index no element reads is
+    checked by indices.wgsl), the raw indices within one binding."""
+    width = 8 if index.wide else 4
+    return (fuse and 0 < count <= band and 0 < index.size < NO_BAD and index.size * width <= binding_limit(gpu)
+            and index.source.nbytes >= index.size * width and all(d < 1 << 32 for d in check.bounds))
+
+
+def _raw_indices(gpu: Gpu, bufs: _Buffers, index: Index, check: Check) -> tuple[Any, Any, Index, Check]:
+    width = 8 if index.wide else 4
+    raw = bufs.upload("indices", index.source, index.size * width)
+    status = bufs.new("status", 16, U.STORAGE | U.COPY_DST | U.COPY_SRC)
+    gpu.queue.write_buffer(status, 0, struct.pack("<4I", NO_BAD, 0, 0, 0))
+    return raw, status, index, check
 
 
 def check_only(gpu: Gpu, index: Index, check: Check, max_groups_per_dim: int | None = None) -> None:
@@ -334,49 +357,76 @@ def _unravel(flat: int, shape: Sequence[int]) -> tuple[int, ...]:
 # ------------------------------------------------------------------ gather
 
 
+def entry_point(table: Table, checked: bool) -> str:
+    """The kernel's entry point for ``table``: one specialized to its case
+    where there is one (see indexed_gather.wgsl)."""
+    if table.mode == 0 and len(table.lookups) == 1:
+        return "one_checked" if checked else "one"
+    if table.mode == 0 and not table.lookups and not checked:
+        return "flat"
+    return "main_checked" if checked else "main"
+
+
 class _Gather:
     """indexed_gather.wgsl bound to one source, index buffer and table."""
 
-    def __init__(self, gpu: Gpu, bufs: _Buffers, src: Any, norm: Any, table: Table, max_dim: int) -> None:
+    def __init__(self, gpu: Gpu, bufs: _Buffers, src: Any, norm: Any, table: Table, max_dim: int,
+                 fused: tuple[Any, Any, Index, Check] | None = None) -> None:
+        """``fused`` (raw index buffer, status buffer, index, check): the kernel
+        reads and checks the raw indices itself; ``norm`` is then unused."""
         self.gpu, self.bufs, self.table, self.max_dim = gpu, bufs, table, max_dim
         self.pipeline, self.layout = _pipeline(
-            gpu, GATHER, ("read-only-storage", "read-only-storage", "storage", "uniform", "read-only-storage")
+            gpu, GATHER, ("read-only-storage", "read-only-storage", "storage", "uniform", "read-only-storage",
+                          "read-only-storage", "storage"), entry_point(table, fused is not None)
         )
-        self.src, self.norm = src, norm
+        self.src, self.norm, self.fused = src, norm, fused
+        if fused is None:
+            spare = bufs.new("no raw indices", 16, U.STORAGE)
+            self.raw, self.status, bounds = spare, bufs.new("no status", 16, U.STORAGE), (0,)
+        else:
+            self.raw, self.status, bounds = fused[0], fused[1], fused[3].bounds
         rows = [struct.pack("<4I", d, s & 0xFFFFFFFF, i & 0xFFFFFFFF, 0)
                 for d, s, i in zip(table.shape, table.dstrides, table.istrides)]
-        rows += [struct.pack("<4I", s & 0xFFFFFFFF, o, 0, 0) for s, o in table.lookups]
+        rows += [struct.pack("<4I", s & 0xFFFFFFFF, o, bounds[t % len(bounds)], 0)
+                 for t, (s, o) in enumerate(table.lookups)]
         blob = b"".join(rows) or bytes(16)
         self.axes = bufs.new("axes", len(blob), U.STORAGE | U.COPY_DST)
         gpu.queue.write_buffer(self.axes, 0, blob)
         self.words_per_group = shader_const(GATHER, "WG") * shader_const(GATHER, "WORDS")
 
-    def run(self, dst: Any, e0: int, count: int, bits: int, swap: int, offsets: bool = False) -> None:
-        """Fill ``dst`` with elements e0 .. e0+count of the table's output."""
+    def run(self, dst: Any, e0: int, count: int, bits: int, swap: int, offsets: bool = False,
+            window: tuple[Any, int, int, bool] | None = None) -> None:
+        """Fill ``dst`` with elements e0 .. e0+count of the table's output;
+        with ``window`` (buffer, first source element, elements, rmw) only
+        those whose source lies in that window of the source."""
         t = self.table
+        src, win0, wcount, rmw = window or (self.src, 0, NO_BAD, False)
         words = 0 if count == 0 else (count if offsets else (count * bits + 31) // 32)
-        params = self.bufs.new("gather params", 64, U.UNIFORM | U.COPY_DST)
+        params = self.bufs.new("gather params", 96, U.UNIFORM | U.COPY_DST)
+        f = self.fused
+        fused = (int(f[2].wide), int(f[2].big), f[3].mode, f[3].bounds[0]) if f else (0, 0, 0, 0)
         groups = -(-words // self.words_per_group)
         rev = t.time_axis if t.mode in (1, 2) else NO_BAD
         self.gpu.queue.write_buffer(params, 0, struct.pack(
-            "<16I", words, _grid_x(groups, self.max_dim), e0, count, 32 if offsets else bits, swap,
+            "<24I", words, _grid_x(groups, self.max_dim), e0, count, 32 if offsets else bits, swap,
             len(t.shape), len(t.lookups), t.mode, rev, t.time_stride & 0xFFFFFFFF, max(1, t.modulus),
-            int(offsets), 0, 0, 0,
+            int(offsets), win0, wcount, int(rmw), *fused, 0, 0, 0, 0,
         ))
-        group = _bind(self.gpu, self.layout, [self.src, self.norm, dst, params, self.axes])
+        group = _bind(self.gpu, self.layout, [src, self.norm, dst, params, self.axes, self.raw, self.status])
         encoder = self.gpu.device.create_command_encoder()
         _dispatch(self.gpu, encoder, self.pipeline, group, groups, self.max_dim)
         self.gpu.queue.submit([encoder.finish()])
 
 
-def _check_data(gpu: Gpu, data: Data, op: str) -> None:
+def _check_data(gpu: Gpu, data: Data, op: str, whole: bool = True) -> None:
     if data.bits not in BITS:
         raise ValueError(f"the indexed kernels take elements of {BITS} bits, not {data.bits}")
     if data.swap not in (0, 2, 4, 8) or (data.swap and (data.bits < 16 or (data.bits // 8) % data.swap)):
         raise ValueError(f"byte-swap unit {data.swap} does not divide a {data.bits}-bit element")
     if data.source.nbytes < data.nbytes:
         raise OpError(f"{op}: the data holds {data.source.nbytes} bytes, not {data.nbytes}")
-    _fits(gpu, data.nbytes, "the data", op)
+    if whole:
+        _fits(gpu, data.nbytes, "the data", op)
     if data.size >= 1 << 32:
         raise OpError(f"{op}: the data has {data.size} elements; the device indexes at most 2^32")
 
@@ -390,15 +440,19 @@ def gather_indexed(
     sink: Sink,
     *,
     binding_bytes: int | None = None,
+    window_bytes: int | None = None,
     max_groups_per_dim: int | None = None,
     poison: int | None = None,
+    fuse: bool = True,
 ) -> int:
     """Stream the table's output (row-major, little-endian, elements of
     ``data.bits``) into ``sink``, in bands of at most one binding. The
     indices are checked first: BadIndex before any byte reaches the sink.
-    Returns the bytes written."""
+    A source larger than one binding (or ``window_bytes``, which tests force
+    small) is uploaded as windows of one binding each, every band one
+    dispatch per window. Returns the bytes written."""
     op = check.op if check else "gather"
-    _check_data(gpu, data, op)
+    _check_data(gpu, data, op, whole=False)
     count = table.size
     if count >= 1 << 32:
         raise OpError(f"{op}: the output has {count} elements; the device indexes at most 2^32 - 1")
@@ -406,14 +460,19 @@ def gather_indexed(
     bufs = _Buffers(gpu)
     try:
         with gpu.errors(f"{op} on the device"):
-            norm = check_indices(gpu, bufs, index, check, max_dim) if index is not None else bufs.new(
-                "norm", 16, U.STORAGE)
-            if count == 0:
-                return 0
-            src = bufs.upload("data", data.source, data.nbytes)
-            kernel = _Gather(gpu, bufs, src, norm, table, max_dim)
             cap = min(binding_bytes or (64 << 20), binding_limit(gpu))
             band = max(128, (cap * 8 // data.bits) // 128 * 128)  # whole words, whatever the width
+            fused = None
+            if index is not None and _can_fuse(gpu, index, check, count, band, fuse):
+                fused = _raw_indices(gpu, bufs, index, check)
+                norm = bufs.new("norm", 16, U.STORAGE)
+            else:
+                norm = check_indices(gpu, bufs, index, check, max_dim) if index is not None else bufs.new(
+                    "norm", 16, U.STORAGE)
+            if count == 0:
+                return 0
+            windows = _windows(gpu, bufs, data, window_bytes)
+            kernel = _Gather(gpu, bufs, windows[0][0], norm, table, max_dim, fused)
             dst = bufs.new("dst", min(band, count) * data.bits // 8 + 16, U.STORAGE | U.COPY_SRC | U.COPY_DST)
             written = 0
             for e0 in range(0, count, band):
@@ -421,7 +480,11 @@ def gather_indexed(
                 nbytes = (n * data.bits + 7) // 8
                 if poison is not None:
                     gpu.queue.write_buffer(dst, 0, bytes([poison]) * round_up(nbytes, 4))
-                kernel.run(dst, e0, n, data.bits, data.swap)
+                for w, (buf, w0, wn) in enumerate(windows):
+                    kernel.run(dst, e0, n, data.bits, data.swap,
+                               window=None if len(windows) == 1 else (buf, w0, wn, w > 0))
+                if fused is not None:  # one band: every index was read; none reaches the sink unchecked
+                    _status(gpu, bufs, fused[1], index, check)
                 back, view = _read(gpu, bufs, dst, nbytes)
                 try:
                     sink(view)
@@ -433,3 +496,19 @@ def gather_indexed(
             return written
     finally:
         bufs.release()
+
+
+def _windows(gpu: Gpu, bufs: _Buffers, data: Data, window_bytes: int | None) -> list[tuple[Any, int, int]]:
+    """The source on the device as (buffer, first element, elements): one
+    buffer if it fits one binding (or ``window_bytes``), else windows of
+    whole 16-byte words, every one a binding of its own."""
+    cap = min(window_bytes or binding_limit(gpu), binding_limit(gpu))
+    per = max(128, (cap * 8 // data.bits) // 128 * 128)  # elements per window: 128 of any width is whole words
+    if data.size <= per:
+        return [(bufs.upload("data", data.source, data.nbytes), 0, data.size)]
+    out = []
+    for w0 in range(0, data.size, per):
+        n = min(per, data.size - w0)
+        nbytes = (n * data.bits + 7) // 8
+        out.append((bufs.upload("data window", _Slice(data.source, w0 * data.bits // 8, nbytes), nbytes), w0, n))
+    return out
