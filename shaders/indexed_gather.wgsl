@@ -24,10 +24,9 @@
 // ONNX packs them (WGSL has no byte stores). swap: the byte-swap unit of a
 // big-endian source (2, 4 or 8), else 0.
 //
-// Entry points: `main` takes any table; `one` a table of one lookup (Gather,
-// GatherElements), `flat` one of none (a copy, a re-layout); `main_checked`
-// and `one_checked` read the raw indices and check them as they go (see
-// `index`). Each is the one body with its case constant, so the driver
+// Entry points, one per case of table (FLAT .. CIRCULAR below); those named
+// `_i32` and `_i64` read the raw indices and check them as they go (see `index`).
+// Each is the one body with its case constant, so the driver
 // folds away the code of the others: Mesa's CPU drivers run every branch a
 // lane could take, so code a case does not need still costs it.
 //
@@ -53,7 +52,6 @@ struct Params {
     win0: u32,
     wcount: u32,
     rmw: u32,
-    wide: u32,       // checked: 1 int64 indices, 0 int32
     iswap: u32,      // checked: 1 big-endian indices
     cmode: u32,      // checked: indices.wgsl's mode (0 wrap, 1 0 .. d, 2 0 .. d-1)
     bound: u32,      // checked, modes 1 and 2: the largest allowed length / position
@@ -61,6 +59,7 @@ struct Params {
     pad1: u32,
     pad2: u32,
     pad3: u32,
+    pad4: u32,
 }
 
 @group(0) @binding(0) var<storage, read> src: array<u32>;
@@ -68,7 +67,7 @@ struct Params {
 @group(0) @binding(2) var<storage, read_write> dst: array<u32>;
 @group(0) @binding(3) var<uniform> params: Params;
 @group(0) @binding(4) var<storage, read> axes: array<vec4<u32>>;  // (dim, dstride, istride, 0); lookups (dstride, ioff, bound, 0)
-@group(0) @binding(5) var<storage, read> raw: array<u32>;  // checked: the index tensor as stored
+@group(0) @binding(5) var<storage, read> raw: array<vec2<u32>>;  // checked: the index tensor as stored
 @group(0) @binding(6) var<storage, read_write> status: array<atomic<u32>>;  // checked: first bad position
 
 fn bswap32(x: u32) -> u32 {
@@ -112,17 +111,21 @@ struct Row {
     dstride: u32,
     istride: u32,
     look: vec3<u32>,  // lookup 0: (data stride, index offset, bound)
+    look1: vec3<u32>, // lookup 1
 }
 
 fn row() -> Row {
     let r = params.rank;
-    var w = Row(0u, 0u, 0u, 0u, vec3<u32>(0u));
+    var w = Row(0u, 0u, 0u, 0u, vec3<u32>(0u), vec3<u32>(0u));
     if (r > 0u) {
         let ax = axes[r - 1u];
-        w = Row(ax.x, select(0u, 1u, r - 1u == params.rev_axis), ax.y, ax.z, vec3<u32>(0u));
+        w = Row(ax.x, select(0u, 1u, r - 1u == params.rev_axis), ax.y, ax.z, vec3<u32>(0u), vec3<u32>(0u));
     }
     if (params.nlook > 0u) {
         w.look = axes[r].xyz;
+    }
+    if (params.nlook > 1u) {
+        w.look1 = axes[r + 1u].xyz;
     }
     return w;
 }
@@ -142,22 +145,24 @@ fn next(a: At, w: Row) -> At {
 // so the order the invocations run in does not matter) and reads 0. The
 // host checks this way only an output of one band whose every index some
 // element reads, so every index is checked before the band is read back.
-fn index(pos: u32, d: u32, check: bool) -> u32 {
-    if (!check) {
+fn index(pos: u32, d: u32, check: u32) -> u32 {
+    if (check == NORM) {
         return norm[pos];
     }
     var lo: u32;
     var hi: u32;
-    if (params.wide != 0u) {
-        lo = raw[2u * pos];
-        hi = raw[2u * pos + 1u];
+    if (check == I64) {
+        let x = raw[pos];  // one load for both words
+        lo = x.x;
+        hi = x.y;
         if (params.iswap != 0u) {
             let t = bswap32(lo);
             lo = bswap32(hi);
             hi = t;
         }
     } else {
-        lo = raw[pos];
+        let x = raw[pos >> 1u];
+        lo = select(x.x, x.y, (pos & 1u) != 0u);
         if (params.iswap != 0u) {
             lo = bswap32(lo);
         }
@@ -180,40 +185,40 @@ fn index(pos: u32, d: u32, check: bool) -> u32 {
     return v;
 }
 
-const ANY: u32 = 0u;   // any table
-const ONE: u32 = 1u;   // mode 0, one lookup
-const FLAT: u32 = 2u;  // mode 0, no lookup
+const NORM: u32 = 0u;  // indices as indices.wgsl wrote them
+const I32: u32 = 1u;   // raw int32 indices, checked here
+const I64: u32 = 2u;   // raw int64 indices, checked here
 
-fn source(a: At, w: Row, kind: u32, check: bool) -> u32 {
+const FLAT: u32 = 0u;      // mode 0, no lookup: a copy, a re-layout
+const ONE: u32 = 1u;       // mode 0, one lookup: Gather, GatherElements
+const LOOKUPS: u32 = 2u;   // mode 0, any number: GatherND, ScatterND
+const REVERSE: u32 = 3u;   // mode 1: ReverseSequence
+const CIRCULAR: u32 = 4u;  // mode 2: TensorScatter, circular
+
+fn source(a: At, w: Row, kind: u32, check: u32) -> u32 {
     var off = a.off;
-    if (kind == FLAT) {
-        return off;
-    }
-    if (kind == ONE) {  // Gather, GatherElements: one lookup
-        return off + index(a.ip + w.look.y, w.look.z, check) * w.look.x;
-    }
-    if (params.mode == 0u && params.nlook == 1u) {
-        return off + index(a.ip + w.look.y, w.look.z, check) * w.look.x;
-    }
-    if (params.mode == 1u) {
+    if (kind == ONE) {
+        off = off + index(a.ip + w.look.y, w.look.z, check) * w.look.x;
+    } else if (kind == LOOKUPS) {
+        off = off + index(a.ip + w.look.y, w.look.z, check) * w.look.x
+                  + index(a.ip + w.look1.y, w.look1.z, check) * w.look1.x;  // LOOKUPS has two or more
+        for (var t = 2u; t < params.nlook; t = t + 1u) {
+            let lk = axes[params.rank + t];
+            off = off + index(a.ip + lk.y, lk.z, check) * lk.x;
+        }
+    } else if (kind == REVERSE) {
         let len = index(a.ip, params.bound, check);
         if (a.time < len) {
             off = off + (len - 1u - 2u * a.time) * params.rev_stride;
         }
-        return off;
-    }
-    if (params.mode == 2u) {
+    } else if (kind == CIRCULAR) {
         let t = (index(a.ip, params.bound, check) + a.time) % params.modulus;
-        return off + (t - a.time) * params.rev_stride;
-    }
-    for (var t = 0u; t < params.nlook; t = t + 1u) {
-        let lk = axes[params.rank + t];
-        off = off + index(a.ip + lk.y, lk.z, check) * lk.x;
+        off = off + (t - a.time) * params.rev_stride;
     }
     return off;
 }
 
-fn body(wg: vec3<u32>, lid: u32, kind: u32, check: bool) {
+fn body(wg: vec3<u32>, lid: u32, kind: u32, check: u32) {
     let w0 = ((wg.y * params.groups_x + wg.x) * WG + lid) * WORDS;
     if (w0 >= params.words) {
         return;
@@ -237,6 +242,9 @@ fn body(wg: vec3<u32>, lid: u32, kind: u32, check: bool) {
         let lg = countTrailingZeros(bits) - 5u;  // log2 of words per element
         let lo = (1u << lg) - 1u;
         let flip = select(0u, params.swap / 4u - 1u, params.swap >= 4u);
+        // along a last axis on which no index moves, the source moves by its
+        // stride alone: the index is read (and checked) once per run of the row
+        let same = kind == FLAT || (w.istride == 0u && w.timed == 0u);
         var a = at(params.e0 + (w0 >> lg));
         var s = source(a, w, kind, check);
         for (var k = 0u; k < WORDS; k = k + 1u) {
@@ -246,8 +254,13 @@ fn body(wg: vec3<u32>, lid: u32, kind: u32, check: bool) {
             }
             let e = params.e0 + (q >> lg);
             if (e != a.e) {
+                let along = same && a.last + 1u < w.dim;
                 a = next(a, w);
-                s = source(a, w, kind, check);
+                if (along) {
+                    s = s + w.dstride;
+                } else {
+                    s = source(a, w, kind, check);
+                }
             }
             let rel = s - params.win0;
             if (rel < params.wcount) {
@@ -293,27 +306,59 @@ fn body(wg: vec3<u32>, lid: u32, kind: u32, check: bool) {
     }
 }
 
+
+
 @compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-    body(wg, lid, ANY, false);
+fn flat(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    body(wg, lid, FLAT, NORM);
 }
 
 @compute @workgroup_size(256)
 fn one(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-    body(wg, lid, ONE, false);
+    body(wg, lid, ONE, NORM);
 }
 
 @compute @workgroup_size(256)
-fn flat(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-    body(wg, lid, FLAT, false);
+fn one_i32(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    body(wg, lid, ONE, I32);
 }
 
 @compute @workgroup_size(256)
-fn main_checked(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-    body(wg, lid, ANY, true);
+fn one_i64(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    body(wg, lid, ONE, I64);
 }
 
 @compute @workgroup_size(256)
-fn one_checked(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-    body(wg, lid, ONE, true);
+fn lookups(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    body(wg, lid, LOOKUPS, NORM);
+}
+
+@compute @workgroup_size(256)
+fn lookups_i32(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    body(wg, lid, LOOKUPS, I32);
+}
+
+@compute @workgroup_size(256)
+fn lookups_i64(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    body(wg, lid, LOOKUPS, I64);
+}
+
+@compute @workgroup_size(256)
+fn reverse(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    body(wg, lid, REVERSE, NORM);
+}
+
+@compute @workgroup_size(256)
+fn reverse_i32(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    body(wg, lid, REVERSE, I32);
+}
+
+@compute @workgroup_size(256)
+fn reverse_i64(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    body(wg, lid, REVERSE, I64);
+}
+
+@compute @workgroup_size(256)
+fn circular(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    body(wg, lid, CIRCULAR, NORM);
 }

@@ -285,13 +285,15 @@ def _status(gpu: Gpu, bufs: _Buffers, status: Any, index: Index, check: Check) -
         raise _bad_index(index, check, bad)
 
 
-def _can_fuse(gpu: Gpu, index: Index, check: Check, count: int, band: int, fuse: bool) -> bool:
+def _can_fuse(gpu: Gpu, index: Index, check: Check, table: Table, band: int, fuse: bool) -> bool:
     """Whether the gather kernel can check the indices as it reads them: an
     output of one band (so all are read before any byte is read back) that
     is not empty (so every index is read: an index no element reads is
     checked by indices.wgsl), the raw indices within one binding."""
     width = 8 if index.wide else 4
-    return (fuse and 0 < count <= band and 0 < index.size < NO_BAD and index.size * width <= binding_limit(gpu)
+    count = table.size
+    looks = (table.mode == 0 and table.lookups) or table.mode == 1
+    return (fuse and looks and 0 < count <= band and 0 < index.size < NO_BAD and index.size * width <= binding_limit(gpu)
             and index.source.nbytes >= index.size * width and all(d < 1 << 32 for d in check.bounds))
 
 
@@ -357,14 +359,19 @@ def _unravel(flat: int, shape: Sequence[int]) -> tuple[int, ...]:
 # ------------------------------------------------------------------ gather
 
 
-def entry_point(table: Table, checked: bool) -> str:
-    """The kernel's entry point for ``table``: one specialized to its case
-    where there is one (see indexed_gather.wgsl)."""
-    if table.mode == 0 and len(table.lookups) == 1:
-        return "one_checked" if checked else "one"
-    if table.mode == 0 and not table.lookups and not checked:
-        return "flat"
-    return "main_checked" if checked else "main"
+def entry_point(table: Table, raw: Index | None = None) -> str:
+    """The kernel's entry point for ``table``: the one specialized to its case
+    (see indexed_gather.wgsl); ``raw``: the one reading and checking these
+    raw indices itself."""
+    if table.mode == 0:
+        name = ("flat", "one")[len(table.lookups)] if len(table.lookups) < 2 else "lookups"
+    else:
+        name = "reverse" if table.mode == 1 else "circular"
+    if raw is None:
+        return name
+    if name in ("flat", "circular"):
+        raise ValueError(f"no checking kernel for a {name} table")
+    return name + ("_i64" if raw.wide else "_i32")
 
 
 class _Gather:
@@ -377,7 +384,7 @@ class _Gather:
         self.gpu, self.bufs, self.table, self.max_dim = gpu, bufs, table, max_dim
         self.pipeline, self.layout = _pipeline(
             gpu, GATHER, ("read-only-storage", "read-only-storage", "storage", "uniform", "read-only-storage",
-                          "read-only-storage", "storage"), entry_point(table, fused is not None)
+                          "read-only-storage", "storage"), entry_point(table, fused[2] if fused else None)
         )
         self.src, self.norm, self.fused = src, norm, fused
         if fused is None:
@@ -404,13 +411,13 @@ class _Gather:
         words = 0 if count == 0 else (count if offsets else (count * bits + 31) // 32)
         params = self.bufs.new("gather params", 96, U.UNIFORM | U.COPY_DST)
         f = self.fused
-        fused = (int(f[2].wide), int(f[2].big), f[3].mode, f[3].bounds[0]) if f else (0, 0, 0, 0)
+        fused = (int(f[2].big), f[3].mode, f[3].bounds[0]) if f else (0, 0, 0)
         groups = -(-words // self.words_per_group)
         rev = t.time_axis if t.mode in (1, 2) else NO_BAD
         self.gpu.queue.write_buffer(params, 0, struct.pack(
             "<24I", words, _grid_x(groups, self.max_dim), e0, count, 32 if offsets else bits, swap,
             len(t.shape), len(t.lookups), t.mode, rev, t.time_stride & 0xFFFFFFFF, max(1, t.modulus),
-            int(offsets), win0, wcount, int(rmw), *fused, 0, 0, 0, 0,
+            int(offsets), win0, wcount, int(rmw), *fused, 0, 0, 0, 0, 0,
         ))
         group = _bind(self.gpu, self.layout, [src, self.norm, dst, params, self.axes, self.raw, self.status])
         encoder = self.gpu.device.create_command_encoder()
@@ -463,7 +470,7 @@ def gather_indexed(
             cap = min(binding_bytes or (64 << 20), binding_limit(gpu))
             band = max(128, (cap * 8 // data.bits) // 128 * 128)  # whole words, whatever the width
             fused = None
-            if index is not None and _can_fuse(gpu, index, check, count, band, fuse):
+            if index is not None and _can_fuse(gpu, index, check, table, band, fuse):
                 fused = _raw_indices(gpu, bufs, index, check)
                 norm = bufs.new("norm", 16, U.STORAGE)
             else:
