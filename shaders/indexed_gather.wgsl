@@ -247,6 +247,16 @@ fn body(wg: vec3<u32>, lid: u32, kind: u32, check: u32) {
         let same = kind == FLAT || (w.istride == 0u && w.timed == 0u);
         var a = at(params.e0 + (w0 >> lg));
         var s = source(a, w, kind, check);
+        // in windows: a run within one row whose sources all lie outside this
+        // window writes nothing here (another window's dispatch writes it).
+        // Its ends are valid source offsets, so u32 arithmetic gives them.
+        let elems = ((min(w0 + WORDS, params.words) - 1u) >> lg) - (w0 >> lg);  // elements after the first
+        if (params.wcount != 0xffffffffu && same && a.last + elems < w.dim) {
+            let end = s + elems * w.dstride;
+            if (max(s, end) < params.win0 || min(s, end) >= params.win0 + params.wcount) {
+                return;
+            }
+        }
         for (var k = 0u; k < WORDS; k = k + 1u) {
             let q = w0 + k;
             if (q >= params.words) {

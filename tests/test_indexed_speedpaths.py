@@ -235,3 +235,19 @@ def test_packed_data_in_windows(gpu, rng, bits):
         ix.gather_indexed(gpu, ix.Data(MemoryBytes(packed), codes.shape, bits), index_of(i), check, table,
                           out.extend, poison=POISON, window_bytes=window, binding_bytes=band)
         assert bytes(out) == wpacked.tobytes(), (window, band)
+
+
+@pytest.mark.parametrize("path", ["fused", "separate"], indirect=True)
+@pytest.mark.parametrize("dtype", ["<f4", "<f8", "<c16", ">f4"])
+def test_long_rows_in_windows(gpu, rng, path, dtype):
+    """Rows longer than an invocation's words, windows ending mid-row: an
+    invocation whose whole run lies outside a window skips it, one that
+    straddles a window's edge writes its part."""
+    x = random_array(rng, (30, 77), dtype)
+    i = rng.integers(-30, 30, (41,)).astype(np.int64)
+    want = le(np.take(native(x), i, axis=0))
+    for window in (16, 600, 2000):
+        assert gather(gpu, x, i, indexing.gather("Gather", x.shape, i.shape, 0), path, window_bytes=window) == want
+    y = random_array(rng, (3, 30, 77), dtype)  # an inner axis: rows of one index, outer blocks of many
+    want = le(np.take(native(y), i, axis=1))
+    assert gather(gpu, y, i, indexing.gather("Gather", y.shape, i.shape, 1), path, window_bytes=3000) == want

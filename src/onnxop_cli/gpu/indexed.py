@@ -14,10 +14,18 @@ stride into the data and into the index tensor; per lookup a data stride and
 an offset in the index tensor (see indexed_gather.wgsl). ops/ builds the
 tables from the ONNX shapes; this module only moves bytes.
 
-Limits, checked here with one-line errors: the data, the index tensor (as
-u32) and, for a scatter, the updates and the per-element claims each fit in
-one storage binding, and an output has fewer than 2^32 elements. The output
-of a gather may be larger than a binding: it goes in bands.
+A gather whose output is one band skips the check pass: its kernel reads
+the raw indices and checks each as it uses it (the ``_i32``/``_i64`` entry
+points), and the band is read back only if none was bad. Each table runs on
+the entry point of its case (``entry_point``): Mesa's CPU drivers run every
+branch a lane could take, so a kernel carrying the other cases' code runs
+them too.
+
+Limits, checked here with one-line errors: the index tensor (as u32) and,
+for a scatter, the data, the updates and the per-element claims each fit in
+one storage binding, and an output has fewer than 2^32 elements. A gather's
+data may be larger than a binding (it is bound a window at a time, every
+band one dispatch per window), and so may its output: it goes in bands.
 """
 
 from __future__ import annotations
@@ -518,4 +526,5 @@ def _windows(gpu: Gpu, bufs: _Buffers, data: Data, window_bytes: int | None) -> 
         n = min(per, data.size - w0)
         nbytes = (n * data.bits + 7) // 8
         out.append((bufs.upload("data window", _Slice(data.source, w0 * data.bits // 8, nbytes), nbytes), w0, n))
+        gpu.queue.submit([])  # hand this window's staged bytes over now, not all the windows' at once
     return out
