@@ -17,6 +17,13 @@
 // Offsets wrap modulo 2^32 and end within the source (the host keeps the
 // source below 2^32 elements), so u32 arithmetic is exact.
 //
+// A source larger than one binding is bound one window at a time (`win0`
+// its first source element, `wcount` its elements): a dispatch writes only
+// the elements whose source lies in its window, so the windows of a band,
+// dispatched one after another, write each element once; `rmw` (a band's
+// windows after its first): 2- to 16-bit words are read first and only this
+// window's elements replaced.
+//
 // The output goes in bands of at most one binding (e0 is the band's first
 // element, a whole number of words). Each invocation writes WORDS whole
 // words: elements of 32 bits and more are one 32-bit piece each; 2- to
@@ -25,8 +32,8 @@
 // big-endian source (2, 4 or 8), else 0.
 //
 // Entry points, one per case of table (FLAT .. CIRCULAR below); those named
-// `_i32` and `_i64` read the raw indices and check them as they go (see `index`).
-// Each is the one body with its case constant, so the driver
+// `_i32` and `_i64` read the raw indices and check them as they go (see
+// `index`). Each is the one body with its case a constant, so the driver
 // folds away the code of the others: Mesa's CPU drivers run every branch a
 // lane could take, so code a case does not need still costs it.
 //
@@ -49,9 +56,9 @@ struct Params {
     rev_stride: u32,
     modulus: u32,    // mode 2
     offsets: u32,    // 1: write the offset, not the element
-    win0: u32,
-    wcount: u32,
-    rmw: u32,
+    win0: u32,       // the bound window's first source element
+    wcount: u32,     // its elements; 0xffffffff: the whole source is bound
+    rmw: u32,        // 1: keep the words' other elements (a band's later windows)
     iswap: u32,      // checked: 1 big-endian indices
     cmode: u32,      // checked: indices.wgsl's mode (0 wrap, 1 0 .. d, 2 0 .. d-1)
     bound: u32,      // checked, modes 1 and 2: the largest allowed length / position
@@ -66,7 +73,8 @@ struct Params {
 @group(0) @binding(1) var<storage, read> norm: array<u32>;
 @group(0) @binding(2) var<storage, read_write> dst: array<u32>;
 @group(0) @binding(3) var<uniform> params: Params;
-@group(0) @binding(4) var<storage, read> axes: array<vec4<u32>>;  // (dim, dstride, istride, 0); lookups (dstride, ioff, bound, 0)
+// axes: per output axis (dim, dstride, istride, 0), then per lookup (dstride, ioff, bound, 0)
+@group(0) @binding(4) var<storage, read> axes: array<vec4<u32>>;
 @group(0) @binding(5) var<storage, read> raw: array<vec2<u32>>;  // checked: the index tensor as stored
 @group(0) @binding(6) var<storage, read_write> status: array<atomic<u32>>;  // checked: first bad position
 

@@ -100,7 +100,8 @@ def cases(rng, dtype, idx_dtype):
     out.append(("GatherND triples", "lookups", x, i, indexing.gather_nd("GND", x.shape, i.shape, 0),
                 reference("GatherND", [ref, native(i)])))
     lens = rng.integers(0, 8, 5).astype(idx_dtype)  # time axis 1, not the last: the row shortcut
-    out.append(("ReverseSequence time 1", "reverse", x, lens, indexing.reverse_sequence("RS", x.shape, lens.shape, 0, 1),
+    out.append(("ReverseSequence time 1", "reverse", x, lens,
+                indexing.reverse_sequence("RS", x.shape, lens.shape, 0, 1),
                 reference("ReverseSequence", [ref, native(lens).astype(np.int64)], batch_axis=0, time_axis=1)))
     y = random_array(rng, (6, 10), dtype)
     lens = rng.integers(0, 11, 6).astype(idx_dtype)  # time axis last: no shortcut

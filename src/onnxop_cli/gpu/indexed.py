@@ -301,8 +301,9 @@ def _can_fuse(gpu: Gpu, index: Index, check: Check, table: Table, band: int, fus
     width = 8 if index.wide else 4
     count = table.size
     looks = (table.mode == 0 and table.lookups) or table.mode == 1
-    return (fuse and looks and 0 < count <= band and 0 < index.size < NO_BAD and index.size * width <= binding_limit(gpu)
-            and index.source.nbytes >= index.size * width and all(d < 1 << 32 for d in check.bounds))
+    return (fuse and looks and 0 < count <= band and 0 < index.size < NO_BAD
+            and index.size * width <= binding_limit(gpu) and index.source.nbytes >= index.size * width
+            and all(d < 1 << 32 for d in check.bounds))
 
 
 def _raw_indices(gpu: Gpu, bufs: _Buffers, index: Index, check: Check) -> tuple[Any, Any, Index, Check]:
