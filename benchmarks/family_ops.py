@@ -1,5 +1,5 @@
 """Speed and memory of the multi-input family (issue 21): Concat (8 inputs),
-Split (8 outputs), Pad and Where.
+Split (8 outputs), Pad and Where; and Gather (process only, `--ops gather`).
 
 Two parts, each measured interleaved (A B A B, the order rotated each round):
 
@@ -14,6 +14,7 @@ Two parts, each measured interleaved (A B A B, the order rotated each round):
 
     python benchmarks/family_ops.py kernel --backend vulkan --size 64M --rounds 3
     python benchmarks/family_ops.py process --backend vulkan --size 256M --rounds 2
+    python benchmarks/family_ops.py process --backend vulkan --size 1G --rounds 2 --ops gather
 
 Prints a Markdown table with the command, the CPU and the load.
 """
@@ -35,6 +36,7 @@ sys.path.insert(0, str(HERE))
 import whole_process as wp  # noqa: E402  (the launcher, Stat, sizes)
 
 OPS = ("concat", "split", "pad", "where")
+PROCESS_OPS = OPS + ("gather",)
 
 
 def cpu() -> str:
@@ -158,13 +160,16 @@ if tool == "numpy":
             np.save(f"{out}_{k}.npy", part)
     elif op == "pad":
         np.save(out, np.pad(arrays[0], [(0, 0), (1, 1)], mode="edge"))
+    elif op == "gather":
+        np.save(out, np.take(arrays[0], arrays[1], axis=0))
     else:
         np.save(out, np.where(arrays[0], arrays[1], arrays[2]))
 else:
     import onnxruntime as rt
     from onnx import TensorProto, helper
     names = [f"i{k}" for k in range(len(arrays))]
-    kinds = [TensorProto.BOOL if a.dtype == bool else TensorProto.FLOAT for a in arrays]
+    kinds = [TensorProto.BOOL if a.dtype == bool else TensorProto.INT64 if a.dtype == np.int64 else TensorProto.FLOAT
+             for a in arrays]
     ins = [helper.make_tensor_value_info(n, t, None) for n, t in zip(names, kinds)]
     inits = []
     outs = ["o"]
@@ -176,6 +181,8 @@ else:
     elif op == "pad":
         inits = [helper.make_tensor("p", TensorProto.INT64, [4], [0, 1, 0, 1])]
         node = helper.make_node("Pad", names + ["p"], outs, mode="edge")
+    elif op == "gather":
+        node = helper.make_node("Gather", names, outs, axis=0)
     else:
         node = helper.make_node("Where", names, outs)
     graph = helper.make_graph([node], "g", ins, [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in outs],
@@ -192,7 +199,7 @@ else:
 """
 
 
-def process(backend: str | None, size: int, rounds: int, tmp: Path) -> str:
+def process(backend: str | None, size: int, rounds: int, tmp: Path, ops: tuple[str, ...] = OPS) -> str:
     import numpy as np
 
     wp.start_launcher()
@@ -202,15 +209,18 @@ def process(backend: str | None, size: int, rounds: int, tmp: Path) -> str:
     big = tmp / "x.npy"
     np.save(big, rng.integers(0, 2**32, (side, side), dtype=np.uint32).view(np.float32))
     parts = []
-    for k in range(8):
+    for k in range(8 if "concat" in ops else 0):
         p = tmp / f"p{k}.npy"
         np.save(p, rng.integers(0, 2**32, (side, side // 8), dtype=np.uint32).view(np.float32))
         parts.append(p)
     cond = tmp / "c.npy"
-    np.save(cond, rng.integers(0, 2, (1, side)).astype(bool))
     y = tmp / "y.npy"
-    np.save(y, rng.integers(0, 2**32, (side, side), dtype=np.uint32).view(np.float32))
-    files = {"concat": parts, "split": [big], "pad": [big], "where": [cond, big, y]}
+    if "where" in ops:
+        np.save(cond, rng.integers(0, 2, (1, side)).astype(bool))
+        np.save(y, rng.integers(0, 2**32, (side, side), dtype=np.uint32).view(np.float32))
+    rows = tmp / "rows.npy"  # Gather: every row once, in random order (1 GiB of data and of output)
+    np.save(rows, rng.permutation(side).astype(np.int64))
+    files = {"concat": parts, "split": [big], "pad": [big], "where": [cond, big, y], "gather": [big, rows]}
     script = tmp / "baseline.py"
     script.write_text(BASELINE)
     b = ["--backend", backend] if backend else []
@@ -224,16 +234,18 @@ def process(backend: str | None, size: int, rounds: int, tmp: Path) -> str:
             return wp.onnxop_cmd() + b + ["split", f[0], "--num-outputs", "8", "-q", "-o", str(out)]
         if op == "pad":
             return wp.onnxop_cmd() + b + ["pad", f[0], "--pads", "0,1,0,1", "--mode", "edge", "-q", "-o", str(out)]
+        if op == "gather":
+            return wp.onnxop_cmd() + b + ["gather", f[0], "--indices", f[1], "--axis", "0", "-q", "-o", str(out)]
         return wp.onnxop_cmd() + b + ["where", f[0], "--x", f[1], "--y", f[2], "-q", "-o", str(out)]
 
     tools = ("onnxop", "numpy", "onnxruntime CPU")
-    stats = {(op, t): wp.Stat() for op in OPS for t in tools}
+    stats = {(op, t): wp.Stat() for op in ops for t in tools}
     other: list[float] = []
     loads: list[str] = []
     for r in range(rounds):
         mark = len(wp.OTHER_CPU)
         loads.append(load())
-        for op in OPS:
+        for op in ops:
             for tool in tools[r % 3:] + tools[: r % 3]:
                 out = tmp / f"out_{op}"
                 if tool == "onnxop":
@@ -253,14 +265,14 @@ def process(backend: str | None, size: int, rounds: int, tmp: Path) -> str:
     nbytes = side * side * 4
     lines = [
         f"Command: `python benchmarks/family_ops.py process --backend {backend or 'auto'} --size {wp.human(size)} "
-        f"--rounds {rounds}` (float32 {side}x{side}, {wp.human(nbytes)} per output or input); CPU {cpu()}; "
+        f"--rounds {rounds}{' --ops ' + ','.join(ops) if ops != OPS else ''}` (float32 {side}x{side}, {wp.human(nbytes)} per output or input); CPU {cpu()}; "
         f"load (1 min) per round {', '.join(loads)}; other processes' CPU seconds per round "
         f"{', '.join(f'{o:.0f}' for o in other)}",
         "",
         "| op | onnxop | numpy | onnxruntime CPU | onnxop / numpy time | peak RSS onnxop / numpy / ort (MiB) |",
         "|---|---|---|---|---|---|",
     ]
-    for op in OPS:
+    for op in ops:
         s = [stats[(op, t)] for t in tools]
         ratio = s[0].per_round(s[1])
         rss = " / ".join(f"{x.rss / 2**20:.0f}" for x in s)
@@ -275,13 +287,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", default="64M")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--tmp", default=None)
+    parser.add_argument("--ops", default=",".join(OPS), help=f"process: which of {', '.join(PROCESS_OPS)}")
     args = parser.parse_args(argv)
     size = wp.parse_size(args.size)
     if args.part == "kernel":
         print(kernel(args.backend, size, args.rounds))
         return 0
     with tempfile.TemporaryDirectory(prefix="family-bench-", dir=args.tmp) as folder:
-        print(process(args.backend, size, args.rounds, Path(folder)))
+        print(process(args.backend, size, args.rounds, Path(folder), tuple(args.ops.split(","))))
     return 0
 
 

@@ -17,12 +17,25 @@
 // Offsets wrap modulo 2^32 and end within the source (the host keeps the
 // source below 2^32 elements), so u32 arithmetic is exact.
 //
+// A source larger than one binding is bound one window at a time (`win0`
+// its first source element, `wcount` its elements): a dispatch writes only
+// the elements whose source lies in its window, so the windows of a band,
+// dispatched one after another, write each element once; `rmw` (a band's
+// windows after its first): 2- to 16-bit words are read first and only this
+// window's elements replaced.
+//
 // The output goes in bands of at most one binding (e0 is the band's first
 // element, a whole number of words). Each invocation writes WORDS whole
 // words: elements of 32 bits and more are one 32-bit piece each; 2- to
 // 16-bit elements are assembled 32 / bits to a word, low bits first as
 // ONNX packs them (WGSL has no byte stores). swap: the byte-swap unit of a
 // big-endian source (2, 4 or 8), else 0.
+//
+// Entry points, one per case of table (FLAT .. CIRCULAR below); those named
+// `_i32` and `_i64` read the raw indices and check them as they go (see
+// `index`). Each is the one body with its case a constant, so the driver
+// folds away the code of the others: Mesa's CPU drivers run every branch a
+// lane could take, so code a case does not need still costs it.
 //
 // needs: (nothing beyond WebGPU)
 
@@ -43,16 +56,27 @@ struct Params {
     rev_stride: u32,
     modulus: u32,    // mode 2
     offsets: u32,    // 1: write the offset, not the element
+    win0: u32,       // the bound window's first source element
+    wcount: u32,     // its elements; 0xffffffff: the whole source is bound
+    rmw: u32,        // 1: keep the words' other elements (a band's later windows)
+    iswap: u32,      // checked: 1 big-endian indices
+    cmode: u32,      // checked: indices.wgsl's mode (0 wrap, 1 0 .. d, 2 0 .. d-1)
+    bound: u32,      // checked, modes 1 and 2: the largest allowed length / position
     pad0: u32,
     pad1: u32,
     pad2: u32,
+    pad3: u32,
+    pad4: u32,
 }
 
 @group(0) @binding(0) var<storage, read> src: array<u32>;
 @group(0) @binding(1) var<storage, read> norm: array<u32>;
 @group(0) @binding(2) var<storage, read_write> dst: array<u32>;
 @group(0) @binding(3) var<uniform> params: Params;
-@group(0) @binding(4) var<storage, read> axes: array<vec4<u32>>;  // (dim, dstride, istride, 0)
+// axes: per output axis (dim, dstride, istride, 0), then per lookup (dstride, ioff, bound, 0)
+@group(0) @binding(4) var<storage, read> axes: array<vec4<u32>>;
+@group(0) @binding(5) var<storage, read> raw: array<vec2<u32>>;  // checked: the index tensor as stored
+@group(0) @binding(6) var<storage, read_write> status: array<atomic<u32>>;  // checked: first bad position
 
 fn bswap32(x: u32) -> u32 {
     return (x << 24u) | ((x & 0xff00u) << 8u) | ((x >> 8u) & 0xff00u) | (x >> 24u);
@@ -94,18 +118,22 @@ struct Row {
     timed: u32,       // 1: the last axis is the time axis
     dstride: u32,
     istride: u32,
-    look: vec2<u32>,  // lookup 0: (data stride, index offset)
+    look: vec3<u32>,  // lookup 0: (data stride, index offset, bound)
+    look1: vec3<u32>, // lookup 1
 }
 
 fn row() -> Row {
     let r = params.rank;
-    var w = Row(0u, 0u, 0u, 0u, vec2<u32>(0u));
+    var w = Row(0u, 0u, 0u, 0u, vec3<u32>(0u), vec3<u32>(0u));
     if (r > 0u) {
         let ax = axes[r - 1u];
-        w = Row(ax.x, select(0u, 1u, r - 1u == params.rev_axis), ax.y, ax.z, vec2<u32>(0u));
+        w = Row(ax.x, select(0u, 1u, r - 1u == params.rev_axis), ax.y, ax.z, vec3<u32>(0u), vec3<u32>(0u));
     }
     if (params.nlook > 0u) {
-        w.look = axes[r].xy;
+        w.look = axes[r].xyz;
+    }
+    if (params.nlook > 1u) {
+        w.look1 = axes[r + 1u].xyz;
     }
     return w;
 }
@@ -118,31 +146,87 @@ fn next(a: At, w: Row) -> At {
     return at(a.e + 1u);
 }
 
-fn source(a: At, w: Row) -> u32 {
-    var off = a.off;
-    if (params.mode == 0u && params.nlook == 1u) {  // Gather, GatherElements: one lookup
-        return off + norm[a.ip + w.look.y] * w.look.x;
+// The index at position `pos` of the index tensor, as an element offset
+// along its axis (of `d` elements): what indices.wgsl wrote, or (`check`)
+// the raw int32 or int64 index checked here as indices.wgsl checks it, all
+// 64 bits; a bad one keeps the smallest position in status[0] (atomicMin,
+// so the order the invocations run in does not matter) and reads 0. The
+// host checks this way only an output of one band whose every index some
+// element reads, so every index is checked before the band is read back.
+fn index(pos: u32, d: u32, check: u32) -> u32 {
+    if (check == NORM) {
+        return norm[pos];
     }
-    if (params.mode == 1u) {
-        let len = norm[a.ip];
+    var lo: u32;
+    var hi: u32;
+    if (check == I64) {
+        let x = raw[pos];  // one load for both words
+        lo = x.x;
+        hi = x.y;
+        if (params.iswap != 0u) {
+            let t = bswap32(lo);
+            lo = bswap32(hi);
+            hi = t;
+        }
+    } else {
+        let x = raw[pos >> 1u];
+        lo = select(x.x, x.y, (pos & 1u) != 0u);
+        if (params.iswap != 0u) {
+            lo = bswap32(lo);
+        }
+        hi = select(0u, 0xffffffffu, (lo >> 31u) != 0u);  // sign-extended
+    }
+    var ok: bool;
+    var v = lo;
+    if (params.cmode == 0u) {
+        // 0 <= x < d, or -d <= x < 0 (hi all ones, lo >= 2^32 - d)
+        let neg = hi == 0xffffffffu && lo != 0u && (0u - lo) <= d;
+        ok = (hi == 0u && lo < d) || neg;
+        v = select(lo, lo + d, neg);
+    } else {
+        ok = hi == 0u && (lo < d || (params.cmode == 1u && lo == d));
+    }
+    if (!ok) {
+        atomicMin(&status[0], pos);
+        v = 0u;
+    }
+    return v;
+}
+
+const NORM: u32 = 0u;  // indices as indices.wgsl wrote them
+const I32: u32 = 1u;   // raw int32 indices, checked here
+const I64: u32 = 2u;   // raw int64 indices, checked here
+
+const FLAT: u32 = 0u;      // mode 0, no lookup: a copy, a re-layout
+const ONE: u32 = 1u;       // mode 0, one lookup: Gather, GatherElements
+const LOOKUPS: u32 = 2u;   // mode 0, any number: GatherND, ScatterND
+const REVERSE: u32 = 3u;   // mode 1: ReverseSequence
+const CIRCULAR: u32 = 4u;  // mode 2: TensorScatter, circular
+
+fn source(a: At, w: Row, kind: u32, check: u32) -> u32 {
+    var off = a.off;
+    if (kind == ONE) {
+        off = off + index(a.ip + w.look.y, w.look.z, check) * w.look.x;
+    } else if (kind == LOOKUPS) {
+        off = off + index(a.ip + w.look.y, w.look.z, check) * w.look.x
+                  + index(a.ip + w.look1.y, w.look1.z, check) * w.look1.x;  // LOOKUPS has two or more
+        for (var t = 2u; t < params.nlook; t = t + 1u) {
+            let lk = axes[params.rank + t];
+            off = off + index(a.ip + lk.y, lk.z, check) * lk.x;
+        }
+    } else if (kind == REVERSE) {
+        let len = index(a.ip, params.bound, check);
         if (a.time < len) {
             off = off + (len - 1u - 2u * a.time) * params.rev_stride;
         }
-        return off;
-    }
-    if (params.mode == 2u) {
-        let t = (norm[a.ip] + a.time) % params.modulus;
-        return off + (t - a.time) * params.rev_stride;
-    }
-    for (var t = 0u; t < params.nlook; t = t + 1u) {
-        let lk = axes[params.rank + t];
-        off = off + norm[a.ip + lk.y] * lk.x;
+    } else if (kind == CIRCULAR) {
+        let t = (index(a.ip, params.bound, check) + a.time) % params.modulus;
+        off = off + (t - a.time) * params.rev_stride;
     }
     return off;
 }
 
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+fn body(wg: vec3<u32>, lid: u32, kind: u32, check: u32) {
     let w0 = ((wg.y * params.groups_x + wg.x) * WG + lid) * WORDS;
     if (w0 >= params.words) {
         return;
@@ -158,7 +242,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
             if (k > 0u) {
                 a = next(a, w);
             }
-            dst[w0 + k] = source(a, w);
+            dst[w0 + k] = source(a, w, kind, check);
         }
         return;
     }
@@ -166,8 +250,21 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
         let lg = countTrailingZeros(bits) - 5u;  // log2 of words per element
         let lo = (1u << lg) - 1u;
         let flip = select(0u, params.swap / 4u - 1u, params.swap >= 4u);
+        // along a last axis on which no index moves, the source moves by its
+        // stride alone: the index is read (and checked) once per run of the row
+        let same = kind == FLAT || (w.istride == 0u && w.timed == 0u);
         var a = at(params.e0 + (w0 >> lg));
-        var s = source(a, w);
+        var s = source(a, w, kind, check);
+        // in windows: a run within one row whose sources all lie outside this
+        // window writes nothing here (another window's dispatch writes it).
+        // Its ends are valid source offsets, so u32 arithmetic gives them.
+        let elems = ((min(w0 + WORDS, params.words) - 1u) >> lg) - (w0 >> lg);  // elements after the first
+        if (params.wcount != 0xffffffffu && same && a.last + elems < w.dim) {
+            let end = s + elems * w.dstride;
+            if (max(s, end) < params.win0 || min(s, end) >= params.win0 + params.wcount) {
+                return;
+            }
+        }
         for (var k = 0u; k < WORDS; k = k + 1u) {
             let q = w0 + k;
             if (q >= params.words) {
@@ -175,11 +272,19 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
             }
             let e = params.e0 + (q >> lg);
             if (e != a.e) {
+                let along = same && a.last + 1u < w.dim;
                 a = next(a, w);
-                s = source(a, w);
+                if (along) {
+                    s = s + w.dstride;
+                } else {
+                    s = source(a, w, kind, check);
+                }
             }
-            let piece = src[(s << lg) + ((q & lo) ^ flip)];
-            dst[q] = select(piece, bswap32(piece), params.swap >= 4u);
+            let rel = s - params.win0;
+            if (rel < params.wcount) {
+                let piece = src[(rel << lg) + ((q & lo) ^ flip)];
+                dst[q] = select(piece, bswap32(piece), params.swap >= 4u);
+            }
         }
         return;
     }
@@ -194,6 +299,9 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
             break;
         }
         var word = 0u;
+        if (params.rmw != 0u) {
+            word = dst[q];
+        }
         for (var j = 0u; j < per; j = j + 1u) {
             let e = params.e0 + (q << lg) + j;
             if (e >= end) {
@@ -202,13 +310,73 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
             if (e != a.e) {
                 a = next(a, w);
             }
-            let s = source(a, w);
-            var x = (src[s >> lg] >> ((s & (per - 1u)) * bits)) & mask;
-            if (params.swap == 2u) {
-                x = ((x & 0xffu) << 8u) | (x >> 8u);
+            let rel = source(a, w, kind, check) - params.win0;  // below the window wraps past wcount
+            if (rel < params.wcount) {
+                var x = (src[rel >> lg] >> ((rel & (per - 1u)) * bits)) & mask;
+                if (params.swap == 2u) {
+                    x = ((x & 0xffu) << 8u) | (x >> 8u);
+                }
+                let shift = j * bits;
+                word = (word & ~(mask << shift)) | (x << shift);
             }
-            word = word | (x << (j * bits));
         }
         dst[q] = word;
     }
+}
+
+
+
+@compute @workgroup_size(256)
+fn flat(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    body(wg, lid, FLAT, NORM);
+}
+
+@compute @workgroup_size(256)
+fn one(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    body(wg, lid, ONE, NORM);
+}
+
+@compute @workgroup_size(256)
+fn one_i32(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    body(wg, lid, ONE, I32);
+}
+
+@compute @workgroup_size(256)
+fn one_i64(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    body(wg, lid, ONE, I64);
+}
+
+@compute @workgroup_size(256)
+fn lookups(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    body(wg, lid, LOOKUPS, NORM);
+}
+
+@compute @workgroup_size(256)
+fn lookups_i32(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    body(wg, lid, LOOKUPS, I32);
+}
+
+@compute @workgroup_size(256)
+fn lookups_i64(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    body(wg, lid, LOOKUPS, I64);
+}
+
+@compute @workgroup_size(256)
+fn reverse(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    body(wg, lid, REVERSE, NORM);
+}
+
+@compute @workgroup_size(256)
+fn reverse_i32(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    body(wg, lid, REVERSE, I32);
+}
+
+@compute @workgroup_size(256)
+fn reverse_i64(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    body(wg, lid, REVERSE, I64);
+}
+
+@compute @workgroup_size(256)
+fn circular(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    body(wg, lid, CIRCULAR, NORM);
 }

@@ -14,10 +14,18 @@ stride into the data and into the index tensor; per lookup a data stride and
 an offset in the index tensor (see indexed_gather.wgsl). ops/ builds the
 tables from the ONNX shapes; this module only moves bytes.
 
-Limits, checked here with one-line errors: the data, the index tensor (as
-u32) and, for a scatter, the updates and the per-element claims each fit in
-one storage binding, and an output has fewer than 2^32 elements. The output
-of a gather may be larger than a binding: it goes in bands.
+A gather whose output is one band skips the check pass: its kernel reads
+the raw indices and checks each as it uses it (the ``_i32``/``_i64`` entry
+points), and the band is read back only if none was bad. Each table runs on
+the entry point of its case (``entry_point``): Mesa's CPU drivers run every
+branch a lane could take, so a kernel carrying the other cases' code runs
+them too.
+
+Limits, checked here with one-line errors: the index tensor (as u32) and,
+for a scatter, the data, the updates and the per-element claims each fit in
+one storage binding, and an output has fewer than 2^32 elements. A gather's
+data may be larger than a binding (it is bound a window at a time, every
+band one dispatch per window), and so may its output: it goes in bands.
 """
 
 from __future__ import annotations
@@ -197,8 +205,8 @@ def _layout(kinds: Sequence[str]) -> list[dict]:
     ]
 
 
-def _pipeline(gpu: Gpu, shader: str, kinds: Sequence[str]) -> tuple[Any, Any]:
-    return gpu.pipeline_with_layout(shader, _layout(kinds))
+def _pipeline(gpu: Gpu, shader: str, kinds: Sequence[str], entry: str = "main") -> tuple[Any, Any]:
+    return gpu.pipeline_with_layout(shader, _layout(kinds), entry)
 
 
 def _bind(gpu: Gpu, layout: Any, buffers: Sequence[Any]) -> Any:
@@ -280,12 +288,38 @@ def check_indices(gpu: Gpu, bufs: _Buffers, index: Index, check: Check, max_dim:
             gpu.queue.submit([encoder.finish()])
         finally:
             raw.release()
+    _status(gpu, bufs, status, index, check)
+    return norm
+
+
+def _status(gpu: Gpu, bufs: _Buffers, status: Any, index: Index, check: Check) -> None:
+    """BadIndex if a check left a position in ``status``."""
     back, view = _read(gpu, bufs, status, 4)
     bad = struct.unpack("<I", view)[0]
     back.unmap()
     if bad != NO_BAD:
         raise _bad_index(index, check, bad)
-    return norm
+
+
+def _can_fuse(gpu: Gpu, index: Index, check: Check, table: Table, band: int, fuse: bool) -> bool:
+    """Whether the gather kernel can check the indices as it reads them: an
+    output of one band (so all are read before any byte is read back) that
+    is not empty (so every index is read: an index no element reads is
+    checked by indices.wgsl), the raw indices within one binding."""
+    width = 8 if index.wide else 4
+    count = table.size
+    looks = (table.mode == 0 and table.lookups) or table.mode == 1
+    return (fuse and looks and 0 < count <= band and 0 < index.size < NO_BAD
+            and index.size * width <= binding_limit(gpu) and index.source.nbytes >= index.size * width
+            and all(d < 1 << 32 for d in check.bounds))
+
+
+def _raw_indices(gpu: Gpu, bufs: _Buffers, index: Index, check: Check) -> tuple[Any, Any, Index, Check]:
+    width = 8 if index.wide else 4
+    raw = bufs.upload("indices", index.source, index.size * width)
+    status = bufs.new("status", 16, U.STORAGE | U.COPY_DST | U.COPY_SRC)
+    gpu.queue.write_buffer(status, 0, struct.pack("<4I", NO_BAD, 0, 0, 0))
+    return raw, status, index, check
 
 
 def check_only(gpu: Gpu, index: Index, check: Check, max_groups_per_dim: int | None = None) -> None:
@@ -342,49 +376,81 @@ def _unravel(flat: int, shape: Sequence[int]) -> tuple[int, ...]:
 # ------------------------------------------------------------------ gather
 
 
+def entry_point(table: Table, raw: Index | None = None) -> str:
+    """The kernel's entry point for ``table``: the one specialized to its case
+    (see indexed_gather.wgsl); ``raw``: the one reading and checking these
+    raw indices itself."""
+    if table.mode == 0:
+        name = ("flat", "one")[len(table.lookups)] if len(table.lookups) < 2 else "lookups"
+    else:
+        name = "reverse" if table.mode == 1 else "circular"
+    if raw is None:
+        return name
+    if name in ("flat", "circular"):
+        raise ValueError(f"no checking kernel for a {name} table")
+    return name + ("_i64" if raw.wide else "_i32")
+
+
 class _Gather:
     """indexed_gather.wgsl bound to one source, index buffer and table."""
 
-    def __init__(self, gpu: Gpu, bufs: _Buffers, src: Any, norm: Any, table: Table, max_dim: int) -> None:
+    def __init__(self, gpu: Gpu, bufs: _Buffers, src: Any, norm: Any, table: Table, max_dim: int,
+                 fused: tuple[Any, Any, Index, Check] | None = None) -> None:
+        """``fused`` (raw index buffer, status buffer, index, check): the kernel
+        reads and checks the raw indices itself; ``norm`` is then unused."""
         self.gpu, self.bufs, self.table, self.max_dim = gpu, bufs, table, max_dim
         self.pipeline, self.layout = _pipeline(
-            gpu, GATHER, ("read-only-storage", "read-only-storage", "storage", "uniform", "read-only-storage")
+            gpu, GATHER, ("read-only-storage", "read-only-storage", "storage", "uniform", "read-only-storage",
+                          "read-only-storage", "storage"), entry_point(table, fused[2] if fused else None)
         )
-        self.src, self.norm = src, norm
+        self.src, self.norm, self.fused = src, norm, fused
+        if fused is None:
+            spare = bufs.new("no raw indices", 16, U.STORAGE)
+            self.raw, self.status, bounds = spare, bufs.new("no status", 16, U.STORAGE), (0,)
+        else:
+            self.raw, self.status, bounds = fused[0], fused[1], fused[3].bounds
         rows = [struct.pack("<4I", d, s & 0xFFFFFFFF, i & 0xFFFFFFFF, 0)
                 for d, s, i in zip(table.shape, table.dstrides, table.istrides)]
-        rows += [struct.pack("<4I", s & 0xFFFFFFFF, o, 0, 0) for s, o in table.lookups]
+        rows += [struct.pack("<4I", s & 0xFFFFFFFF, o, bounds[t % len(bounds)], 0)
+                 for t, (s, o) in enumerate(table.lookups)]
         blob = b"".join(rows) or bytes(16)
         self.axes = bufs.new("axes", len(blob), U.STORAGE | U.COPY_DST)
         gpu.queue.write_buffer(self.axes, 0, blob)
         self.words_per_group = shader_const(GATHER, "WG") * shader_const(GATHER, "WORDS")
 
-    def run(self, dst: Any, e0: int, count: int, bits: int, swap: int, offsets: bool = False) -> None:
-        """Fill ``dst`` with elements e0 .. e0+count of the table's output."""
+    def run(self, dst: Any, e0: int, count: int, bits: int, swap: int, offsets: bool = False,
+            window: tuple[Any, int, int, bool] | None = None) -> None:
+        """Fill ``dst`` with elements e0 .. e0+count of the table's output;
+        with ``window`` (buffer, first source element, elements, rmw) only
+        those whose source lies in that window of the source."""
         t = self.table
+        src, win0, wcount, rmw = window or (self.src, 0, NO_BAD, False)
         words = 0 if count == 0 else (count if offsets else (count * bits + 31) // 32)
-        params = self.bufs.new("gather params", 64, U.UNIFORM | U.COPY_DST)
+        params = self.bufs.new("gather params", 96, U.UNIFORM | U.COPY_DST)
+        f = self.fused
+        fused = (int(f[2].big), f[3].mode, f[3].bounds[0]) if f else (0, 0, 0)
         groups = -(-words // self.words_per_group)
         rev = t.time_axis if t.mode in (1, 2) else NO_BAD
         self.gpu.queue.write_buffer(params, 0, struct.pack(
-            "<16I", words, _grid_x(groups, self.max_dim), e0, count, 32 if offsets else bits, swap,
+            "<24I", words, _grid_x(groups, self.max_dim), e0, count, 32 if offsets else bits, swap,
             len(t.shape), len(t.lookups), t.mode, rev, t.time_stride & 0xFFFFFFFF, max(1, t.modulus),
-            int(offsets), 0, 0, 0,
+            int(offsets), win0, wcount, int(rmw), *fused, 0, 0, 0, 0, 0,
         ))
-        group = _bind(self.gpu, self.layout, [self.src, self.norm, dst, params, self.axes])
+        group = _bind(self.gpu, self.layout, [src, self.norm, dst, params, self.axes, self.raw, self.status])
         encoder = self.gpu.device.create_command_encoder()
         _dispatch(self.gpu, encoder, self.pipeline, group, groups, self.max_dim)
         self.gpu.queue.submit([encoder.finish()])
 
 
-def _check_data(gpu: Gpu, data: Data, op: str) -> None:
+def _check_data(gpu: Gpu, data: Data, op: str, whole: bool = True) -> None:
     if data.bits not in BITS:
         raise ValueError(f"the indexed kernels take elements of {BITS} bits, not {data.bits}")
     if data.swap not in (0, 2, 4, 8) or (data.swap and (data.bits < 16 or (data.bits // 8) % data.swap)):
         raise ValueError(f"byte-swap unit {data.swap} does not divide a {data.bits}-bit element")
     if data.source.nbytes < data.nbytes:
         raise OpError(f"{op}: the data holds {data.source.nbytes} bytes, not {data.nbytes}")
-    _fits(gpu, data.nbytes, "the data", op)
+    if whole:
+        _fits(gpu, data.nbytes, "the data", op)
     if data.size >= 1 << 32:
         raise OpError(f"{op}: the data has {data.size} elements; the device indexes at most 2^32")
 
@@ -398,17 +464,21 @@ def gather_indexed(
     sink: Sink,
     *,
     binding_bytes: int | None = None,
+    window_bytes: int | None = None,
     max_groups_per_dim: int | None = None,
     poison: int | None = None,
+    fuse: bool = True,
 ) -> int:
     """Stream the table's output (row-major, little-endian, elements of
     ``data.bits``) into ``sink``, in bands of at most one binding. The
     indices are checked first: BadIndex before any byte reaches the sink.
-    Returns the bytes written."""
+    A source larger than one binding (or ``window_bytes``, which tests force
+    small) is uploaded as windows of one binding each, every band one
+    dispatch per window. Returns the bytes written."""
     from .resident import DeviceSink
 
     op = check.op if check else "gather"
-    _check_data(gpu, data, op)
+    _check_data(gpu, data, op, whole=False)
     count = table.size
     if count >= 1 << 32:
         raise OpError(f"{op}: the output has {count} elements; the device indexes at most 2^32 - 1")
@@ -416,14 +486,19 @@ def gather_indexed(
     bufs = _Buffers(gpu)
     try:
         with gpu.errors(f"{op} on the device"):
-            norm = check_indices(gpu, bufs, index, check, max_dim) if index is not None else bufs.new(
-                "norm", 16, U.STORAGE)
-            if count == 0:
-                return 0
-            src = bufs.upload("data", data.source, data.nbytes)
-            kernel = _Gather(gpu, bufs, src, norm, table, max_dim)
             cap = min(binding_bytes or (64 << 20), binding_limit(gpu))
             band = max(128, (cap * 8 // data.bits) // 128 * 128)  # whole words, whatever the width
+            fused = None
+            if index is not None and _can_fuse(gpu, index, check, table, band, fuse):
+                fused = _raw_indices(gpu, bufs, index, check)
+                norm = bufs.new("norm", 16, U.STORAGE)
+            else:
+                norm = check_indices(gpu, bufs, index, check, max_dim) if index is not None else bufs.new(
+                    "norm", 16, U.STORAGE)
+            if count == 0:
+                return 0
+            windows = _windows(gpu, bufs, data, window_bytes)
+            kernel = _Gather(gpu, bufs, windows[0][0], norm, table, max_dim, fused)
             dst = bufs.new("dst", min(band, count) * data.bits // 8 + 16, U.STORAGE | U.COPY_SRC | U.COPY_DST)
             written = 0
             for e0 in range(0, count, band):
@@ -431,7 +506,11 @@ def gather_indexed(
                 nbytes = (n * data.bits + 7) // 8
                 if poison is not None:
                     gpu.queue.write_buffer(dst, 0, bytes([poison]) * round_up(nbytes, 4))
-                kernel.run(dst, e0, n, data.bits, data.swap)
+                for w, (buf, w0, wn) in enumerate(windows):
+                    kernel.run(dst, e0, n, data.bits, data.swap,
+                               window=None if len(windows) == 1 else (buf, w0, wn, w > 0))
+                if fused is not None:  # one band: every index was read; none reaches the sink unchecked
+                    _status(gpu, bufs, fused[1], index, check)
                 if isinstance(sink, DeviceSink):  # a graph's intermediate: stays on the device
                     sink.take(dst, nbytes)
                     written += nbytes
@@ -447,3 +526,20 @@ def gather_indexed(
             return written
     finally:
         bufs.release()
+
+
+def _windows(gpu: Gpu, bufs: _Buffers, data: Data, window_bytes: int | None) -> list[tuple[Any, int, int]]:
+    """The source on the device as (buffer, first element, elements): one
+    buffer if it fits one binding (or ``window_bytes``), else windows of
+    whole 16-byte words, every one a binding of its own."""
+    cap = min(window_bytes or binding_limit(gpu), binding_limit(gpu))
+    per = max(128, (cap * 8 // data.bits) // 128 * 128)  # elements per window: 128 of any width is whole words
+    if data.size <= per:
+        return [(bufs.upload("data", data.source, data.nbytes), 0, data.size)]
+    out = []
+    for w0 in range(0, data.size, per):
+        n = min(per, data.size - w0)
+        nbytes = (n * data.bits + 7) // 8
+        out.append((bufs.upload("data window", _Slice(data.source, w0 * data.bits // 8, nbytes), nbytes), w0, n))
+        gpu.queue.submit([])  # hand this window's staged bytes over now, not all the windows' at once
+    return out
