@@ -16,8 +16,8 @@ from onnxop_cli.errors import ExitCode
 # A CLI/format test, not a kernel test: the first backend is enough (conftest).
 ONE_BACKEND = True
 
-REPO = Path(__file__).resolve().parents[1]
-PAGES = Path(__file__).resolve().parent / "pages"
+REPO = Path(__file__).resolve().parents[2]
+PAGES = Path(__file__).resolve().parents[1] / "pages"
 FLATTEN_PAGE = (REPO / "samples" / "Flatten-25.txt").read_text()
 UNSQUEEZE_PAGE = (REPO / "samples" / "Unsqueeze-13.rst").read_text()
 

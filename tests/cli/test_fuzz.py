@@ -35,7 +35,7 @@ when onnxop succeeded, so a header claiming a terabyte never reaches
 numpy's allocator.)
 
 The default run is bounded and derandomized (the same cases every time).
-A longer, random run: ONNXOP_FUZZ_EXAMPLES=20000 python -m pytest tests/test_fuzz.py
+A longer, random run: ONNXOP_FUZZ_EXAMPLES=20000 python -m pytest tests/cli/test_fuzz.py
 (examples per format and backend).
 """
 

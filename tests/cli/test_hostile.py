@@ -875,7 +875,7 @@ def test_a_bad_timeout_setting_is_a_usage_error(backend, streamed, cwd, capsys, 
         gpu_timeout()
 
 
-# ----------------------------------------------------------------- found by tests/test_fuzz.py
+# ----------------------------------------------------------------- found by tests/cli/test_fuzz.py
 
 
 @pytest.mark.parametrize(

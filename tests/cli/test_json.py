@@ -21,7 +21,7 @@ from test_pipes import FakeStdin, npy_bytes
 # A CLI/format test, not a kernel test: the first backend is enough (conftest).
 ONE_BACKEND = True
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 # ----------------------------------------------------------------- the schema
 # A spec is a type (or a tuple of types; None stands for null), a one-item list

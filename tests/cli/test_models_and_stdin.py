@@ -21,7 +21,7 @@ from test_pipes import FakeStdin, npy_bytes
 # A CLI/format test, not a kernel test: the first backend is enough (conftest).
 ONE_BACKEND = True
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def save_model(path: Path, arrays: dict[str, np.ndarray], *, external: bool = False) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 PAGE = (REPO / "docs" / "operators.md").read_text()
 
 
@@ -31,7 +31,7 @@ def test_page_has_an_example_of_each_operator():
     from onnxop_cli.ops.family import TensorOp
 
     shown = {shlex.split(c)[1] for c, _ in examples()}
-    indexed = (Path(__file__).resolve().parents[1] / "docs" / "indexed-operators.md").read_text()
+    indexed = (Path(__file__).resolve().parents[2] / "docs" / "indexed-operators.md").read_text()
     shown |= set(re.findall(r"^\$ onnxop ([a-z-]+)", indexed, re.M))  # the indexed ones have their page
     family = {s.command for s in SPECS.values() if issubclass(s.versions[0], TensorOp)}
     assert family <= shown, family - shown

@@ -12,7 +12,7 @@ import pytest
 
 from test_readme import assert_same_output, run_shell
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 PAGE = (REPO / "docs" / "indexed-operators.md").read_text()
 
 

@@ -33,14 +33,14 @@ import pytest
 # A CLI/format test, not a kernel test: the first backend is enough (conftest).
 ONE_BACKEND = True
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 README = (REPO / "README.md").read_text()
 # Pages whose examples need files of their own: each has its runner, which
 # makes them first (test_every_page_of_docs_has_a_runner holds the list true).
 OWN_RUNNER = {
-    "operators.md": "test_docs_operators.py", "indexed-operators.md": "test_indexed_docs.py",
-    "cli-round-two.md": "test_cli_round_two.py", "safety-round-two.md": "test_trust2_docs.py",
-    "safety-trust-b.md": "test_trust2_docs_b.py", "backend.md": "test_graph_docs.py", "graphs.md": "test_graph_docs.py",
+    "operators.md": "process/test_docs_operators.py", "indexed-operators.md": "process/test_indexed_docs.py",
+    "cli-round-two.md": "process/test_cli_round_two.py", "safety-round-two.md": "process/test_trust2_docs.py",
+    "safety-trust-b.md": "process/test_trust2_docs_b.py", "backend.md": "process/test_graph_docs.py", "graphs.md": "process/test_graph_docs.py",
 }
 # README first, then every other page of docs/ (pages added there are run too)
 PAGES = {"README.md": README} | {

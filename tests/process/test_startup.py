@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 HEAVY = ("numpy", "wgpu", "onnx", "onnxruntime", "rich", "cffi", "pycparser")
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def python(code: str, tmp_path: Path) -> dict:

@@ -14,7 +14,7 @@ import pytest
 
 from onnxop_cli.gpu.engines import installed
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 WATCHED = ("wgpu", "pydawn", "rich", "onnx", "onnxruntime", "cffi", "pycparser", "ml_dtypes", "hypothesis")
 # a module that counts as loaded: pycparser itself may sit in sys.modules unloaded (lazy)
 LOADED = "{m.split('.')[0] for m in sys.modules if not (m == 'pycparser' and type(sys.modules[m]).__name__ == 'StandIn')}"

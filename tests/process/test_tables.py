@@ -19,7 +19,7 @@ from onnxop_cli.docs.pages import seed_pages
 # A CLI/format test, not a kernel test: the first backend is enough (conftest).
 ONE_BACKEND = True
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 LONG = "test_cc_flatten_negative_axis_with_a_much_longer_name_than_usual"
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import load_benchmark
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "view_ops.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "view_ops.py"
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,7 @@ import pytest
 
 from conftest import random_array
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="session")

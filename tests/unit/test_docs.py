@@ -21,8 +21,8 @@ from onnxop_cli.docs.values import (
 )
 from onnxop_cli.errors import UsageError
 
-REPO = Path(__file__).resolve().parents[1]
-PAGES = Path(__file__).resolve().parent / "pages"
+REPO = Path(__file__).resolve().parents[2]
+PAGES = Path(__file__).resolve().parents[1] / "pages"
 SEEDS = Path("/work/shared/seeds")
 
 FLATTEN_NAMES = [

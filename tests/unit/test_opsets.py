@@ -170,7 +170,7 @@ def test_negative_axes_before_11_are_refused_by_each_version(opset, rng):
 def test_readme_type_table_matches_the_code():
     from pathlib import Path
 
-    readme = (Path(__file__).resolve().parents[1] / "docs" / "formats.md").read_text()
+    readme = (Path(__file__).resolve().parents[2] / "docs" / "formats.md").read_text()
     lines = readme.splitlines()
     start = lines.index(next(line for line in lines if line.startswith("| ONNX type | printed as |")))
     table_lines = []
