@@ -65,20 +65,39 @@ def backend(request) -> str:
     return request.param
 
 
+# The tests are in folders by kind (tests/unit, gpu, cli, process). Those in
+# tests/cli/ test the commands and formats, not a kernel: one backend each.
+ONE_BACKEND_FOLDERS = {"cli"}
+
+
+def one_backend(metafunc) -> bool:
+    """Whether a test runs on the first backend only: its ``one_backend``
+    marker, else its module's ``ONE_BACKEND``, else its folder's kind."""
+    if metafunc.definition.get_closest_marker("one_backend") is not None:
+        return True
+    flag = getattr(metafunc.module, "ONE_BACKEND", None)
+    if flag is not None:
+        return bool(flag)
+    return Path(str(metafunc.module.__file__)).parent.name in ONE_BACKEND_FOLDERS
+
+
 def pytest_generate_tests(metafunc):
     """A test that needs a GPU runs once per backend where a kernel, an
-    engine or the streaming is what it tests. A module that tests something
-    else through the GPU (the CLI, the formats, rendering, the API) says
-    ``ONE_BACKEND = True`` and runs on the first backend only: the same
-    cases, without the fourfold fan-out. A module may take over the
-    parametrisation of ``backend`` (test_gpu_copy.py pairs it with the
-    kernel paths each adapter supports) by defining ``backend_params``."""
+    engine or the streaming is what it tests. A test of something else
+    through the GPU (the CLI, the formats, rendering, the API, a second
+    reference for a kernel path already fanned out) runs on the first backend
+    only -- the same cases, without the fourfold fan-out: a module says
+    ``ONE_BACKEND = True`` (every module of tests/cli/ is so unless it says
+    ``ONE_BACKEND = False``), a test says ``@pytest.mark.one_backend``. A
+    module may take over the parametrisation of ``backend`` (test_gpu_copy.py
+    pairs it with the kernel paths each adapter supports) by defining
+    ``backend_params``."""
     if "backend" not in metafunc.fixturenames:
         return
     custom = getattr(metafunc.module, "backend_params", None)
     if custom is not None and custom(metafunc):
         return
-    one = getattr(metafunc.module, "ONE_BACKEND", False)
+    one = one_backend(metafunc)
     metafunc.parametrize("backend", BACKENDS[:1] if one else BACKENDS, indirect=True, scope="session")
 
 

@@ -235,6 +235,7 @@ def test_a_model_function_is_refused(cwd, capsys):
 # ------------------------------------------------------------------ the command
 
 
+@pytest.mark.one_backend  # the command line of run/conformance, not a kernel
 def test_run_writes_outputs_by_their_model_names(backend, cwd, capsys, rng):
     x = random_array(rng, (2, 3, 4, 5), "float32")
     np.save("x.npy", x)
@@ -258,6 +259,7 @@ def test_run_writes_outputs_by_their_model_names(backend, cwd, capsys, rng):
     assert code == 0 and "Outputs:\n  y: shape=(1, 2, 6, 5), dtype=float32" in out
 
 
+@pytest.mark.one_backend  # the command line of run/conformance, not a kernel
 def test_a_pb_output_is_named_as_the_model_says(backend, cwd, capsys, rng):
     """The issue's case: -o rs.pb wrote a tensor named 'data' where the model says 'reshaped'."""
     from onnxop_cli.io.tensorproto import read_pb
@@ -274,6 +276,7 @@ def test_a_pb_output_is_named_as_the_model_says(backend, cwd, capsys, rng):
     assert read_pb(Path("rs.pb")).name == "reshaped"
 
 
+@pytest.mark.one_backend  # the command line of run/conformance, not a kernel
 def test_check_compares_bit_for_bit_and_names_the_element(backend, cwd, capsys, rng):
     x = random_array(rng, (2, 3, 4, 5), "float32")
     model = chain()
@@ -309,6 +312,7 @@ def test_inputs_by_name_and_their_refusals(cwd, capsys):
     assert code == ExitCode.USAGE and "graph input 'x' is declared with dim 3 = 5, the data has shape (2, 3, 4, 6)" in err
 
 
+@pytest.mark.one_backend  # the command line of run/conformance, not a kernel
 def test_conformance_counts_per_operator_and_survives_a_bad_case(backend, cwd, capsys, rng):
     import ml_dtypes
 

@@ -35,6 +35,7 @@ CASES = [
 
 @pytest.mark.parametrize("dtype", ["float32", "int8", "float64", "bool"])
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+@pytest.mark.one_backend  # the summary (core/summary.py) is tested; the gather kernel fans out in test_gather.py
 def test_the_summary_text_is_the_whole_results(gpu, backend, rng, case, dtype):
     op, attrs, shape, reference = case
     a = random_array(rng, shape, dtype)

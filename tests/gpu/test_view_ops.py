@@ -179,6 +179,7 @@ def ort_output(node, x: np.ndarray):
 
 @pytest.mark.parametrize("dtype", NATIVE, ids=lambda d: d.name)
 @pytest.mark.parametrize("op", VIEW_OPS)
+@pytest.mark.one_backend  # a second reference for the kernel path test_every_type_matches_numpy_bit_for_bit fans out
 @GPU
 @given(data=st.data())
 def test_onnxruntime_agrees_bit_for_bit(backend, op, dtype, data):

@@ -15,7 +15,7 @@ import onnx
 import pytest
 from onnx import AttributeProto, TensorProto, helper, numpy_helper
 
-from conftest import random_array
+from conftest import cli, random_array
 from onnxop_cli.errors import InputError
 from onnxop_cli.ops.attributes import node_attributes
 
@@ -78,19 +78,23 @@ def test_in_process_each_is_one_input_error(case):
 
 
 @pytest.mark.parametrize("case", HOSTILE, ids=[c[0] for c in HOSTILE])
-def test_run_refuses_it_in_one_line(tmp_path, rng, case):
+def test_run_refuses_it_in_one_line(cwd, capsys, monkeypatch, rng, case):
+    """In-process, one case each (a process each cost a second apiece); the
+    real processes: test_a_node_name_with_a_newline_stays_on_its_line and
+    test_conformance_fails_the_bad_folders_and_goes_on (every case)."""
     _, op, attrs, opset, message = case
-    onnx.save(model(op, attrs, SHAPES[op], opset), tmp_path / "m.onnx")
-    np.save(tmp_path / "x.npy", random_array(rng, SHAPES[op], "float32"))
-    done = subprocess.run([*ONNXOP, "run", "m.onnx", "x.npy", "-o", "y.npy"], cwd=tmp_path,
-                          capture_output=True, text=True, env=ENV, timeout=120)
-    assert done.returncode == 2, done.stderr
+    onnx.save(model(op, attrs, SHAPES[op], opset), cwd / "m.onnx")
+    np.save(cwd / "x.npy", random_array(rng, SHAPES[op], "float32"))
+    monkeypatch.setenv("ONNXOP_BACKEND", ENV["ONNXOP_BACKEND"])
+    code, out, err = cli(capsys, "run", "m.onnx", "x.npy", "-o", "y.npy")
+    assert code == 2, err
     # run reads the model as a graph (core/graph.py): the node by its index, name and version
     from onnxop_cli.ops import op_version
 
     version = op_version(op, opset)
-    assert done.stderr == f"onnxop: error: m.onnx: node 0 'n0' ({op}-{version.since_version}): {message}\n"
-    assert not (tmp_path / "y.npy").exists()
+    assert err == f"onnxop: error: m.onnx: node 0 'n0' ({op}-{version.since_version}): {message}\n"
+    assert out == ""
+    assert not (cwd / "y.npy").exists()
 
 
 def test_a_node_name_with_a_newline_stays_on_its_line(tmp_path, rng):

@@ -2,7 +2,9 @@
 it, as it checks the same file on disk: a truncated stream and bytes after
 the data are refused (exit 2, one line, no output kept), and a feeding
 process never sees its pipe closed early (a Slice of the front reads the
-rest too). Real processes and real pipes."""
+rest too). Real processes and real pipes; the refusal of each command's
+damaged stream to a file in-process (the same reader: a process each cost a
+second apiece), every command's refusal when printing in a real process."""
 
 from __future__ import annotations
 
@@ -13,7 +15,8 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import random_array
+from conftest import cli, random_array
+from test_pipes import FakeStdin
 
 ENV = {**os.environ, "ONNXOP_BACKEND": "vulkan"}
 ONNXOP = [sys.executable, "-m", "onnxop_cli"]
@@ -55,8 +58,16 @@ def feed(argv, stdin: bytes, cwd):
 
 @pytest.mark.parametrize("command", [*COMMANDS, "show", "run"])
 @pytest.mark.parametrize("damage", ["truncated", "trailing"])
-def test_a_damaged_stream_is_refused(data, tmp_path, command, damage):
-    _refused(data, tmp_path, command, damage, to_file=True)
+def test_a_damaged_stream_is_refused(data, tmp_path, command, damage, capsys, monkeypatch):
+    def in_process(argv, stream, folder):
+        monkeypatch.chdir(folder)
+        monkeypatch.setenv("ONNXOP_BACKEND", ENV["ONNXOP_BACKEND"])
+        monkeypatch.setattr(sys, "stdin", FakeStdin(stream))
+        code, out, err = cli(capsys, *argv)
+        assert out == ""
+        return subprocess.CompletedProcess(argv, code, out.encode(), err.encode())
+
+    _refused(data, tmp_path, command, damage, to_file=True, run=in_process)
 
 
 @pytest.mark.parametrize("command", ["slice", "identity", "run"])
@@ -65,7 +76,7 @@ def test_a_damaged_stream_is_refused_when_printing(data, tmp_path, command, dama
     _refused(data, tmp_path, command, damage, to_file=False)
 
 
-def _refused(data, tmp_path, command, damage, *, to_file):
+def _refused(data, tmp_path, command, damage, *, to_file, run=None):
     folder, good = data
     stream = good[: len(good) // 3] if damage == "truncated" else good + b"garbage"
     if command == "run":
@@ -75,7 +86,7 @@ def _refused(data, tmp_path, command, damage, *, to_file):
         argv = [command, *COMMANDS.get(command, []), "-"]
     if to_file and command != "show":
         argv += ["-o", str(tmp_path / "out.npy")]
-    done = feed(argv, stream, folder)
+    done = (run or feed)(argv, stream, folder)
     assert done.returncode == 2, done.stderr
     message = one_line(done.stderr)
     if damage == "truncated":
