@@ -97,10 +97,17 @@ def supported_cases() -> list[str]:
                        or (len(c.model.graph.node) == 1 and c.model.graph.node[0].op_type in family)))
 
 
+# The runner's test classes once per engine, on its first backend (vulkan and
+# dawn-vulkan by default): the API and the engine are under test here; each
+# kernel fans out over every backend in the kernel tests, and the same node
+# tests run through the CLI in tests/cli/test_conformance.py.
+ENGINE_BACKENDS = [b for i, b in enumerate(BACKENDS)
+                   if b.startswith("dawn-") not in {x.startswith("dawn-") for x in BACKENDS[:i]}]
+
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     CASES = supported_cases()
-    for _backend in BACKENDS:  # the runner's test classes once per backend (engine and API)
+    for _backend in ENGINE_BACKENDS:
         _tests = ExactBackendTest(type(f"Backend_{_backend}", (_Backend,), {"gpu_backend": _backend}), __name__)
         _tests.include("^(" + "|".join(CASES) + ")_cpu$")
         for _name in XFAIL:
@@ -109,7 +116,7 @@ with warnings.catch_warnings():
             for _attr in [a for a in vars(_cls) if a.startswith("test_") and a[: -len("_cpu")] not in CASES]:
                 delattr(_cls, _attr)  # not selected (other operators, the CUDA device): not collected at all
             _cls.__name__ = _cls.__qualname__ = f"{_cls_name}_{_backend.replace('-', '_')}"
-            globals()[_cls.__name__] = _cls
+            globals()[_cls.__name__] = pytest.mark.gpu(_cls)  # a GPU test (no backend fixture to mark it by)
 
 
 def test_the_runner_covers_every_operator_onnxop_runs():
