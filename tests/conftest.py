@@ -65,6 +65,11 @@ def backend(request) -> str:
     return request.param
 
 
+# The first backend of each engine (vulkan and dawn-vulkan by default): for
+# tests of an engine or of the package rather than of a kernel.
+ENGINE_BACKENDS = [b for i, b in enumerate(BACKENDS)
+                   if b.startswith("dawn-") not in {x.startswith("dawn-") for x in BACKENDS[:i]}]
+
 # The tests are in folders by kind (tests/unit, gpu, cli, process). Those in
 # tests/cli/ test the commands and formats, not a kernel: one backend each.
 ONE_BACKEND_FOLDERS = {"cli"}
@@ -88,7 +93,9 @@ def pytest_generate_tests(metafunc):
     reference for a kernel path already fanned out) runs on the first backend
     only -- the same cases, without the fourfold fan-out: a module says
     ``ONE_BACKEND = True`` (every module of tests/cli/ is so unless it says
-    ``ONE_BACKEND = False``), a test says ``@pytest.mark.one_backend``. A
+    ``ONE_BACKEND = False``), a test says ``@pytest.mark.one_backend``; a
+    module that tests an engine or the package, not a kernel, says
+    ``PER_ENGINE = True`` and runs on ENGINE_BACKENDS. A
     module may take over the parametrisation of ``backend`` (test_gpu_copy.py
     pairs it with the kernel paths each adapter supports) by defining
     ``backend_params``."""
@@ -97,8 +104,13 @@ def pytest_generate_tests(metafunc):
     custom = getattr(metafunc.module, "backend_params", None)
     if custom is not None and custom(metafunc):
         return
-    one = one_backend(metafunc)
-    metafunc.parametrize("backend", BACKENDS[:1] if one else BACKENDS, indirect=True, scope="session")
+    if one_backend(metafunc):
+        backends = BACKENDS[:1]
+    elif getattr(metafunc.module, "PER_ENGINE", False):
+        backends = ENGINE_BACKENDS
+    else:
+        backends = BACKENDS
+    metafunc.parametrize("backend", backends, indirect=True, scope="session")
 
 
 def pytest_collection_modifyitems(items):

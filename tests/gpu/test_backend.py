@@ -20,7 +20,7 @@ import numpy as np
 import onnx.backend.test
 import pytest
 
-from conftest import BACKENDS
+from conftest import ENGINE_BACKENDS
 from onnxop_cli import backend
 from onnxop_cli.ops import model as model_graph
 
@@ -97,13 +97,11 @@ def supported_cases() -> list[str]:
                        or (len(c.model.graph.node) == 1 and c.model.graph.node[0].op_type in family)))
 
 
-# The runner's test classes once per engine, on its first backend (vulkan and
-# dawn-vulkan by default): the API and the engine are under test here; each
-# kernel fans out over every backend in the kernel tests, and the same node
-# tests run through the CLI in tests/cli/test_conformance.py.
-ENGINE_BACKENDS = [b for i, b in enumerate(BACKENDS)
-                   if b.startswith("dawn-") not in {x.startswith("dawn-") for x in BACKENDS[:i]}]
-
+# The runner's test classes once per engine, on its first backend (conftest's
+# ENGINE_BACKENDS: vulkan and dawn-vulkan by default): the API and the engine
+# are under test here; each kernel fans out over every backend in the kernel
+# tests, and the same node tests run through the CLI in
+# tests/cli/test_conformance.py.
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     CASES = supported_cases()

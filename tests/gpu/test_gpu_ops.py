@@ -36,6 +36,7 @@ def assert_same(actual: np.ndarray, expected: np.ndarray) -> None:
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.one_backend  # the op's shapes; the copy kernel fans out in test_gpu_copy and test_view_ops
 @SETTINGS
 @given(shape=shapes, data=st.data())
 def test_flatten_matches_numpy_reshape(backend, dtype, shape, data, monkeypatch):
@@ -48,6 +49,7 @@ def test_flatten_matches_numpy_reshape(backend, dtype, shape, data, monkeypatch)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.one_backend  # the op's shapes; the copy kernel fans out in test_gpu_copy and test_view_ops
 @SETTINGS
 @given(shape=shapes, data=st.data())
 def test_unsqueeze_matches_numpy_expand_dims(backend, dtype, shape, data, monkeypatch):

@@ -1,6 +1,6 @@
 """Build the wheel, install it into a fresh virtual environment and run it from
 another folder, as a user would: the shaders must ship inside the wheel and be
-found there, on every adapter."""
+found there, on each engine."""
 
 from __future__ import annotations
 
@@ -18,6 +18,9 @@ import pytest
 from conftest import random_array
 
 REPO = Path(__file__).resolve().parents[2]
+# The package is under test, not a kernel: each engine's first backend
+# (conftest's ENGINE_BACKENDS; the kernels fan out over every backend in tests/gpu/).
+PER_ENGINE = True
 
 
 @pytest.fixture(scope="session")
