@@ -12,6 +12,9 @@ import pytest
 
 from test_readme import PYTHON, REPO
 
+# The page's examples are under test, not a kernel: one backend (conftest).
+ONE_BACKEND = True
+
 GRAPHS = (REPO / "docs" / "graphs.md").read_text()
 BACKEND = (REPO / "docs" / "backend.md").read_text()
 
