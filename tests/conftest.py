@@ -77,9 +77,12 @@ ONE_BACKEND_FOLDERS = {"cli"}
 
 def one_backend(metafunc) -> bool:
     """Whether a test runs on the first backend only: its ``one_backend``
-    marker, else its module's ``ONE_BACKEND``, else its folder's kind."""
+    marker (or ``every_backend``: not), else its module's ``ONE_BACKEND``,
+    else its folder's kind."""
     if metafunc.definition.get_closest_marker("one_backend") is not None:
         return True
+    if metafunc.definition.get_closest_marker("every_backend") is not None:
+        return False
     flag = getattr(metafunc.module, "ONE_BACKEND", None)
     if flag is not None:
         return bool(flag)
@@ -93,7 +96,9 @@ def pytest_generate_tests(metafunc):
     reference for a kernel path already fanned out) runs on the first backend
     only -- the same cases, without the fourfold fan-out: a module says
     ``ONE_BACKEND = True`` (every module of tests/cli/ is so unless it says
-    ``ONE_BACKEND = False``), a test says ``@pytest.mark.one_backend``; a
+    ``ONE_BACKEND = False``), a test says ``@pytest.mark.one_backend`` (and an
+    engine's or the streaming's test in such a module says
+    ``@pytest.mark.every_backend``); a
     module that tests an engine or the package, not a kernel, says
     ``PER_ENGINE = True`` and runs on ENGINE_BACKENDS. A
     module may take over the parametrisation of ``backend`` (test_gpu_copy.py
@@ -106,7 +111,7 @@ def pytest_generate_tests(metafunc):
         return
     if one_backend(metafunc):
         backends = BACKENDS[:1]
-    elif getattr(metafunc.module, "PER_ENGINE", False):
+    elif getattr(metafunc.module, "PER_ENGINE", False) and not metafunc.definition.get_closest_marker("every_backend"):
         backends = ENGINE_BACKENDS
     else:
         backends = BACKENDS

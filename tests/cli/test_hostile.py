@@ -627,6 +627,7 @@ def failing_sink(monkeypatch, at_chunk: int, error: BaseException):
     yield threads
 
 
+@pytest.mark.every_backend  # the engine's streaming and its failures, on each engine and adapter
 def test_disk_full_in_the_writer_thread_leaves_the_output_untouched(backend, streamed, cwd, capsys, monkeypatch):
     with failing_sink(monkeypatch, 3, OSError(errno.ENOSPC, "No space left on device")) as threads:
         code, _, err = cli(capsys, "flatten", "x.npy", "-o", "y.npy", "-b", backend)
@@ -637,6 +638,7 @@ def test_disk_full_in_the_writer_thread_leaves_the_output_untouched(backend, str
     assert files(cwd) == ["x.npy", "y.npy"]
 
 
+@pytest.mark.every_backend  # the engine's streaming and its failures, on each engine and adapter
 def test_ctrl_c_in_the_writer_thread_leaves_the_output_untouched(backend, streamed, cwd, capsys, monkeypatch):
     with failing_sink(monkeypatch, 5, KeyboardInterrupt()) as threads:
         code, _, err = cli(capsys, "flatten", "x.npy", "-o", "y.npy", "-b", backend)
@@ -646,6 +648,7 @@ def test_ctrl_c_in_the_writer_thread_leaves_the_output_untouched(backend, stream
     assert files(cwd) == ["x.npy", "y.npy"]
 
 
+@pytest.mark.every_backend  # the engine's streaming and its failures, on each engine and adapter
 def test_ctrl_c_while_reading_mid_stream_leaves_the_output_untouched(backend, streamed, cwd, capsys, monkeypatch):
     from onnxop_cli.core.tensor import FileBytes
 
@@ -665,6 +668,7 @@ def test_ctrl_c_while_reading_mid_stream_leaves_the_output_untouched(backend, st
     assert files(cwd) == ["x.npy", "y.npy"]
 
 
+@pytest.mark.every_backend  # the engine's streaming and its failures, on each engine and adapter
 def test_a_failed_run_over_its_own_input_leaves_the_input_untouched(backend, streamed, cwd, capsys, monkeypatch):
     before = (cwd / "x.npy").read_bytes()
     with failing_sink(monkeypatch, 7, OSError(errno.EIO, "Input/output error")):
@@ -772,6 +776,7 @@ def stalled_readback(own_gpu, monkeypatch):
     monkeypatch.setattr(GPUBuffer, "map_async", map_async)
 
 
+@pytest.mark.every_backend  # the engine's streaming and its failures, on each engine and adapter
 def test_out_of_gpu_memory_is_one_line_exit_1(own_gpu, streamed, cwd, capsys):
     own_gpu.device = _Device(own_gpu.device)
     code, _, err = cli(capsys, "flatten", "x.npy", "-o", "y.npy", "-b", own_gpu.info.our_backend)
@@ -784,6 +789,7 @@ def test_out_of_gpu_memory_is_one_line_exit_1(own_gpu, streamed, cwd, capsys):
     assert files(cwd) == ["x.npy", "y.npy"]
 
 
+@pytest.mark.every_backend  # the engine's streaming and its failures, on each engine and adapter
 def test_a_device_reported_lost_mid_stream_ends_the_wait(own_gpu, streamed, stalled_readback, cwd, capsys):
     """wgpu-native reports the loss through wgpu's logger; the map it was
     waiting for never comes. onnxop stops waiting when the report comes."""
@@ -805,6 +811,7 @@ def test_a_device_reported_lost_mid_stream_ends_the_wait(own_gpu, streamed, stal
     assert files(cwd) == ["x.npy", "y.npy"]
 
 
+@pytest.mark.every_backend  # the engine's streaming and its failures, on each engine and adapter
 def test_a_device_that_goes_silent_times_out(own_gpu, streamed, stalled_readback, cwd, capsys, monkeypatch):
     monkeypatch.setenv("ONNXOP_GPU_TIMEOUT", "0.5")
     code, _, err = cli(capsys, "flatten", "x.npy", "-o", "y.npy", "-b", own_gpu.info.our_backend, timeout=20)
@@ -831,6 +838,7 @@ class _Rejected:
         return True
 
 
+@pytest.mark.every_backend  # the engine's streaming and its failures, on each engine and adapter
 def test_a_map_that_fails_is_one_line_exit_1(own_gpu, streamed, cwd, capsys, monkeypatch):
     import wgpu
 
@@ -969,6 +977,7 @@ def test_a_string_tensor_of_63_dimensions_is_printed(backend, cwd, capsys, descr
     assert out.rstrip().endswith("[" * 64 + shown + "]" * 64)
 
 
+@pytest.mark.every_backend  # the engine's streaming and its failures, on each engine and adapter
 def test_a_real_sigint_mid_stream_leaves_the_output_untouched(backend, tmp_path):
     """Ctrl-C as a user sends it: SIGINT to a separate onnxop process while
     it is part-way through writing a file larger than several chunks."""
