@@ -34,8 +34,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 ICD_DIRS = ("/usr/share/vulkan/icd.d", "/etc/vulkan/icd.d", "/usr/local/share/vulkan/icd.d")
 GPU_TESTS = (
-    "tests/test_gpu_copy.py", "tests/test_gather.py", "tests/test_tiled.py", "tests/test_gpu_ops.py",
-    "tests/test_view_ops.py", "tests/test_engines.py", "tests/test_bench.py",
+    "tests/gpu/test_gpu_copy.py", "tests/gpu/test_gather.py", "tests/gpu/test_tiled.py", "tests/gpu/test_gpu_ops.py",
+    "tests/gpu/test_view_ops.py", "tests/gpu/test_engines.py", "tests/gpu/test_bench.py",
 )
 SIZES = "16M,64M,256M,1G,4G"
 ENGINES = ("wgpu", "dawn")

@@ -65,21 +65,57 @@ def backend(request) -> str:
     return request.param
 
 
+# The first backend of each engine (vulkan and dawn-vulkan by default): for
+# tests of an engine or of the package rather than of a kernel.
+ENGINE_BACKENDS = [b for i, b in enumerate(BACKENDS)
+                   if b.startswith("dawn-") not in {x.startswith("dawn-") for x in BACKENDS[:i]}]
+
+# The tests are in folders by kind (tests/unit, gpu, cli, process). Those in
+# tests/cli/ test the commands and formats, not a kernel: one backend each.
+ONE_BACKEND_FOLDERS = {"cli"}
+
+
+def one_backend(metafunc) -> bool:
+    """Whether a test runs on the first backend only: its ``one_backend``
+    marker (or ``every_backend``: not), else its module's ``ONE_BACKEND``,
+    else its folder's kind."""
+    if metafunc.definition.get_closest_marker("one_backend") is not None:
+        return True
+    if metafunc.definition.get_closest_marker("every_backend") is not None:
+        return False
+    flag = getattr(metafunc.module, "ONE_BACKEND", None)
+    if flag is not None:
+        return bool(flag)
+    return Path(str(metafunc.module.__file__)).parent.name in ONE_BACKEND_FOLDERS
+
+
 def pytest_generate_tests(metafunc):
     """A test that needs a GPU runs once per backend where a kernel, an
-    engine or the streaming is what it tests. A module that tests something
-    else through the GPU (the CLI, the formats, rendering, the API) says
-    ``ONE_BACKEND = True`` and runs on the first backend only: the same
-    cases, without the fourfold fan-out. A module may take over the
-    parametrisation of ``backend`` (test_gpu_copy.py pairs it with the
-    kernel paths each adapter supports) by defining ``backend_params``."""
+    engine or the streaming is what it tests. A test of something else
+    through the GPU (the CLI, the formats, rendering, the API, a second
+    reference for a kernel path already fanned out) runs on the first backend
+    only -- the same cases, without the fourfold fan-out: a module says
+    ``ONE_BACKEND = True`` (every module of tests/cli/ is so unless it says
+    ``ONE_BACKEND = False``), a test says ``@pytest.mark.one_backend`` (and an
+    engine's or the streaming's test in such a module says
+    ``@pytest.mark.every_backend``); a
+    module that tests an engine or the package, not a kernel, says
+    ``PER_ENGINE = True`` and runs on ENGINE_BACKENDS. A
+    module may take over the parametrisation of ``backend`` (test_gpu_copy.py
+    pairs it with the kernel paths each adapter supports) by defining
+    ``backend_params``."""
     if "backend" not in metafunc.fixturenames:
         return
     custom = getattr(metafunc.module, "backend_params", None)
     if custom is not None and custom(metafunc):
         return
-    one = getattr(metafunc.module, "ONE_BACKEND", False)
-    metafunc.parametrize("backend", BACKENDS[:1] if one else BACKENDS, indirect=True, scope="session")
+    if one_backend(metafunc):
+        backends = BACKENDS[:1]
+    elif getattr(metafunc.module, "PER_ENGINE", False) and not metafunc.definition.get_closest_marker("every_backend"):
+        backends = ENGINE_BACKENDS
+    else:
+        backends = BACKENDS
+    metafunc.parametrize("backend", backends, indirect=True, scope="session")
 
 
 def pytest_collection_modifyitems(items):

@@ -5,7 +5,7 @@ Independent of onnxop on purpose: outputs are computed with numpy
 (``reshape`` / ``expand_dims``) and printed with numpy's own ``array2string``
 in the pages' layout, so a test that checks these pages with onnxop compares
 onnxop against numpy, not against itself. Run ``python tests/pages/make_pages.py``
-to regenerate; tests/test_docs.py checks the files are what this writes.
+to regenerate; tests/unit/test_docs.py checks the files are what this writes.
 """
 
 from __future__ import annotations

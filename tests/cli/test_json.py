@@ -1,0 +1,491 @@
+"""``--json``: one strict JSON document on stdout per invocation, for every
+command and every error, matching the schema below -- which README's
+"JSON output" section documents (checked here too)."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import cli, random_array
+from onnxop_cli.errors import ExitCode, GpuError
+from onnxop_cli.gpu import get_gpu
+from onnxop_cli.ops import SPECS
+from test_pipes import FakeStdin, npy_bytes
+
+# A CLI/format test, not a kernel test: the first backend is enough (conftest).
+ONE_BACKEND = True
+
+REPO = Path(__file__).resolve().parents[2]
+
+# ----------------------------------------------------------------- the schema
+# A spec is a type (or a tuple of types; None stands for null), a one-item list
+# [spec] for a list of those, or a dict: fixed keys ("key?" is optional; no
+# other keys allowed) or {str: spec} for a mapping with any keys.
+
+NUMBER = (int, float)
+FLOATLIKE = (int, float, str, None)  # "inf", "-inf", "nan" are strings; null when undefined
+
+COMMON = {"command": (str, None), "status": str, "exit_code": int}
+ERROR = COMMON | {"message": str, "written?": [str], "failed?": {"input": str, "output": (str, None)}}
+TENSOR = {"name": str, "path": (str, None), "shape": [int], "dtype": str, "values?": [int]}
+RUN = {"inputs": [TENSOR], "outputs": [TENSOR], "timings": {str: NUMBER}}
+KERNEL = {"name": str, "reason": str}
+OP = COMMON | {
+    "op": str,
+    "opset": int,
+    "attributes": {str: (int, [int])},
+    "backend": str,
+    "adapter": str,
+    "runs": [RUN],
+    "timings": {str: NUMBER},
+    "kernel": (KERNEL, None),
+    "refused?": [{"input": str, "output": (str, None), "message": str}],  # --keep-going
+    "any_type?": bool,  # --any-type
+}
+COMPARED = {"path": str, "name": str, "shape": [int], "dtype": str}
+COMPARE = COMMON | {  # docs/cli-round-two.md
+    "same": bool,
+    "rule": {"mode": str, "rtol": (NUMBER, None), "atol": (NUMBER, None), "ulp": (int, None)},
+    "pairs": [{
+        "a": COMPARED, "b": COMPARED, "same": bool, "mode": str, "problem": (str, None), "count": int,
+        "differing": int, "max_abs": (NUMBER, str, None),
+        "first": [{"index": [int], "a": (NUMBER, str, bool, [FLOATLIKE]), "b": (NUMBER, str, bool, [FLOATLIKE]),
+                   "a_bits?": str, "b_bits?": str}],
+    }],
+    "only_a": [str],
+    "only_b": [str],
+    "left_out": [str],
+}
+STATS = {"min": FLOATLIKE, "max": FLOATLIKE, "mean": FLOATLIKE, "std": FLOATLIKE, "nan": int, "count": int}
+HISTOGRAM = {"edges": [NUMBER], "counts": [int], "other": int}
+GRAPH_VALUE = {"name": str, "kind": str, "shape": ([(int, str, None)], None), "dtype": (str, None)}
+GRAPH = {
+    "opsets": {str: int},
+    "inputs": [GRAPH_VALUE],
+    "outputs": [GRAPH_VALUE],
+    "nodes": [{"op": str, "domain": str, "opset": (int, None), "name": str, "inputs": [str], "outputs": [str],
+               "attributes": {str: (int, float, str, [(int, float, str)])}}],
+    "initializers": int,
+}
+SHOW = COMMON | {
+    "files": [
+        {
+            "path": str,
+            "tensors": [
+                {
+                    "name": str, "shape": [int], "dtype": str, "order": str, "byteorder": str,
+                    "stats": (STATS, None), "histogram?": (HISTOGRAM, None),
+                }
+            ],
+            "graph?": GRAPH,  # docs/cli-round-two.md: show --graph, or a model with no initializers
+        }
+    ]
+}
+ADAPTER = {"name": str, "backend": str, "adapter_type": str, "driver": str}
+INFO = COMMON | {
+    "backend": str,
+    "adapters": [ADAPTER],
+    "chosen": ADAPTER | {"limits": {str: int}, "features": [str]},
+    "engine": str,
+    "kernels": [
+        {"name": str, "shader": str, "features": [str], "limits": {str: int}, "runs_on": [ADAPTER | {"engine": str}]}
+    ],
+    "kernel": KERNEL,
+}
+ROUND = {"wall_s": NUMBER, "other_cpu_s": NUMBER, "other_share": (NUMBER, None), "flagged": bool}
+BENCH_ROW = {
+    "size": int,
+    "engine": (str, None),
+    "measure": str,
+    "kernel": (str, None),
+    "gbps_median": NUMBER,
+    "gbps_min": NUMBER,
+    "gbps_max": NUMBER,
+    "rounds_used": int,
+    "kernel_per_copy": (NUMBER, None),
+    "kernel_per_memcpy": (NUMBER, None),
+    "verified": (bool, None),
+}
+BENCH_ENGINE = {
+    "engine": str,
+    "adapter": str,
+    "backend": str,
+    "driver": str,
+    "timing": str,
+    "chosen_kernel": str,
+    "chosen_reason": str,
+    "calibration_gbps": {str: NUMBER},
+    "buffers": str,
+}
+BENCH = COMMON | {
+    "adapter": str,
+    "backend": str,
+    "driver": str,
+    "date": str,
+    "timing": str,
+    "repeats": int,
+    "warmup": int,
+    "chosen_kernel": str,
+    "chosen_reason": str,
+    "calibration_gbps": {str: NUMBER},
+    "buffers": str,
+    "cpus": int,
+    "load_average": [NUMBER],
+    "engines": [BENCH_ENGINE],
+    "rounds": {str: [ROUND]},
+    "rows": [BENCH_ROW],
+}
+COUNTS = {"passed": int, "failed": int, "skipped": int}
+DOC_TENSOR = {"name": str, "shape": [int], "dtype": str}
+EXAMPLE = {
+    "page": str,
+    "name": str,
+    "op": (str, None),
+    "opset": (int, None),
+    "attributes": {str: (int, [int])},
+    "inputs": [DOC_TENSOR],
+    "outputs": [DOC_TENSOR],
+    "problem": (str, None),
+    "rendered?": str,
+    "result?": str,
+    "output?": (str, None),
+    "reason?": (str, None),
+    "details?": [str],
+    "shown?": (str, None),
+}
+DOC_EXAMPLES = COMMON | {
+    "examples": [EXAMPLE],
+    "kernel": (KERNEL, None),
+    "summary?": COUNTS,
+}
+CONFORMANCE = COMMON | {
+    "cases": [
+        {
+            "name": str,
+            "operator": (str, None),
+            "opset": (int, None),
+            "data_sets": (int, None),
+            "result": str,
+            "detail": (str, None),
+        }
+    ],
+    "summary": COUNTS,
+    "kernel": (KERNEL, None),
+}
+SCHEMAS = {
+    "error": ERROR, "flatten": OP, "unsqueeze": OP, "run": OP,
+    **{spec.command: OP for spec in SPECS.values()}, "show": SHOW, "info": INFO, "doc-examples": DOC_EXAMPLES,
+    "conformance": CONFORMANCE, "bench": BENCH, "compare": COMPARE, "version": COMMON | {"versions": {str: (str, None)}},
+}
+
+
+def problems(value, spec, where="$") -> list[str]:
+    """Every way ``value`` departs from ``spec`` (empty when it conforms)."""
+    if isinstance(spec, list):
+        if not isinstance(value, list):
+            return [f"{where}: expected a list, got {value!r}"]
+        return [p for i, v in enumerate(value) for p in problems(v, spec[0], f"{where}[{i}]")]
+    if isinstance(spec, dict):
+        if not isinstance(value, dict):
+            return [f"{where}: expected an object, got {value!r}"]
+        if set(spec) == {str}:
+            return [p for k, v in value.items() for p in problems(v, spec[str], f"{where}.{k}")]
+        out = []
+        keys = {k.rstrip("?"): k for k in spec}
+        for key, raw in keys.items():
+            if key in value:
+                out += problems(value[key], spec[raw], f"{where}.{key}")
+            elif not raw.endswith("?"):
+                out.append(f"{where}: missing {key!r}")
+        out += [f"{where}: unexpected {k!r}" for k in value if k not in keys]
+        return out
+    options = spec if isinstance(spec, tuple) else (spec,)
+    for option in options:
+        if option is None and value is None:
+            return []
+        if isinstance(option, (list, dict)):
+            if not problems(value, option, where):
+                return []
+        elif option is not None and isinstance(value, option) and not (isinstance(value, bool) and option is not bool):
+            return []
+    return [f"{where}: {value!r} is not {spec}"]
+
+
+def document(out: str, schema: str) -> dict:
+    """stdout is exactly one strict JSON document that matches ``schema``."""
+    doc = json.loads(out, parse_constant=lambda c: pytest.fail(f"non-strict JSON constant {c}"))
+    assert problems(doc, SCHEMAS[schema]) == []
+    return doc
+
+
+def keys_of(spec) -> set[str]:
+    if isinstance(spec, list):
+        return keys_of(spec[0])
+    if isinstance(spec, tuple):
+        return set().union(*(keys_of(s) for s in spec))
+    if isinstance(spec, dict):
+        names = {k.rstrip("?") for k in spec if isinstance(k, str)}
+        return names.union(*(keys_of(v) for v in spec.values()))
+    return set()
+
+
+def test_the_validator_catches_departures():
+    assert problems({"command": "x", "status": "ok"}, COMMON) == ["$: missing 'exit_code'"]
+    assert problems({"command": None, "status": "ok", "exit_code": 0, "x": 1}, COMMON) == ["$: unexpected 'x'"]
+    assert problems({"command": 1, "status": "ok", "exit_code": True}, COMMON) != []
+    assert problems([1, "2"], [int]) == ["$[1]: '2' is not <class 'int'>"]
+    assert problems({"axes": [1, 2]}, {str: (int, [int])}) == []
+
+
+def test_the_docs_document_every_key_of_the_schema():
+    section = (REPO / "docs" / "json.md").read_text()
+    section += (REPO / "docs" / "cli-round-two.md").read_text()  # compare, --keep-going, --any-type, show --graph
+    keys = set().union(*(keys_of(s) for s in SCHEMAS.values()))
+    missing = sorted(k for k in keys if f"`{k}`" not in section and f'"{k}"' not in section)
+    assert missing == []
+
+
+# ----------------------------------------------------------------- commands
+
+
+@pytest.fixture
+def cwd(tmp_path, monkeypatch, rng):
+    monkeypatch.chdir(tmp_path)
+    np.save(tmp_path / "a.npy", random_array(rng, (2, 3, 4, 5), "float32"))
+    np.save(tmp_path / "x.npy", random_array(rng, (3, 4, 5), "int8"))
+    return tmp_path
+
+
+def test_flatten_json(backend, cwd, capsys):
+    code, out, err = cli(capsys, "flatten", "a.npy", "--axis", "-2", "-o", "b.npy", "--json", "-b", backend)
+    assert code == 0 and err == ""
+    doc = document(out, "flatten")
+    run_ = doc.pop("runs")
+    timings = doc.pop("timings")
+    assert doc.pop("kernel")["name"] == get_gpu(backend).kernel_used.kernel
+    assert doc == {
+        "command": "flatten", "status": "ok", "exit_code": 0, "op": "Flatten", "opset": 28,
+        "attributes": {"axis": -2}, "backend": backend, "adapter": get_gpu(backend).name,
+    }
+    assert len(run_) == 1
+    assert run_[0]["inputs"] == [{"name": "a", "path": "a.npy", "shape": [2, 3, 4, 5], "dtype": "float32"}]
+    assert run_[0]["outputs"] == [{"name": "b", "path": "b.npy", "shape": [6, 20], "dtype": "float32"}]
+    assert set(run_[0]["timings"]) >= {"device", "copy"} and min(run_[0]["timings"].values()) >= 0
+    assert timings["total"] >= run_[0]["timings"]["copy"]
+    assert (cwd / "b.npy").exists()
+
+
+def test_json_given_before_the_command(backend, cwd, capsys):
+    code, out, _ = cli(capsys, "--json", "--backend", backend, "unsqueeze", "x.npy", "--axes", "0", "-o", "y.npy")
+    assert code == 0
+    assert document(out, "unsqueeze")["runs"][0]["outputs"][0]["shape"] == [1, 3, 4, 5]
+
+
+def test_print_mode_json_has_no_values_and_lists_the_axes_input(backend, cwd, capsys):
+    code, out, _ = cli(capsys, "unsqueeze", "x.npy", "--axes", "2,-1", "--json", "-b", backend)
+    assert code == 0
+    doc = document(out, "unsqueeze")
+    assert doc["attributes"] == {}  # opset 13+: axes is an input
+    (r,) = doc["runs"]
+    assert r["inputs"] == [
+        {"name": "x", "path": "x.npy", "shape": [3, 4, 5], "dtype": "int8"},
+        {"name": "axes", "path": None, "shape": [2], "dtype": "int64", "values": [2, -1]},
+    ]
+    assert r["outputs"] == [{"name": "expanded", "path": None, "shape": [3, 4, 1, 5, 1], "dtype": "int8"}]
+
+
+def test_old_opset_keeps_axes_as_an_attribute(backend, cwd, capsys):
+    code, out, _ = cli(capsys, "unsqueeze", "x.npy", "--axes", "0", "--opset", "11", "--json", "-b", backend)
+    assert code == 0
+    doc = document(out, "unsqueeze")
+    assert doc["opset"] == 11 and doc["attributes"] == {"axes": [0]}
+    assert [t["name"] for t in doc["runs"][0]["inputs"]] == ["x"]
+
+
+def test_several_inputs_make_one_document(backend, cwd, capsys):
+    (cwd / "out").mkdir()
+    code, out, _ = cli(capsys, "flatten", "a.npy", "x.npy", "-o", "out", "--json", "-b", backend)
+    assert code == 0
+    doc = document(out, "flatten")
+    assert [r["outputs"][0]["path"] for r in doc["runs"]] == ["out/a.npy", "out/x.npy"]
+    assert [r["outputs"][0]["shape"] for r in doc["runs"]] == [[2, 60], [3, 20]]
+
+
+def test_stdin_input_has_path_dash(backend, cwd, capsys, monkeypatch):
+    monkeypatch.setattr(sys, "stdin", FakeStdin(npy_bytes(np.ones((2, 2), np.float16))))
+    code, out, _ = cli(capsys, "flatten", "-", "--axis", "0", "-o", "f.npy", "--json", "-b", backend)
+    assert code == 0
+    assert document(out, "flatten")["runs"][0]["inputs"][0] == {
+        "name": "stdin", "path": "-", "shape": [2, 2], "dtype": "float16"
+    }
+
+
+def test_show_json_names_stdin_path_dash_too(capsys, monkeypatch):
+    monkeypatch.setattr(sys, "stdin", FakeStdin(npy_bytes(np.arange(4, dtype=np.uint8))))
+    code, out, _ = cli(capsys, "show", "-", "--json")
+    assert code == 0
+    (f,) = document(out, "show")["files"]
+    assert f["path"] == "-" and f["tensors"][0]["name"] == "stdin"
+    assert f["tensors"][0]["stats"] == {"min": 0, "max": 3, "mean": 1.5, "std": np.std(np.arange(4)), "nan": 0, "count": 4}
+
+
+def test_show_json_with_hist(cwd, capsys):
+    values = np.array([[1.5, -2.0, np.nan], [4.0, 5.0, np.inf]], np.float32)
+    np.save(cwd / "h.npy", values)
+    np.save(cwd / "b.npy", np.array([True]))
+    code, out, _ = cli(capsys, "show", "h.npy", "b.npy", "--json", "--hist")
+    assert code == 0
+    h_doc, b_doc = (f["tensors"][0] for f in document(out, "show")["files"])
+    counts, edges = np.histogram(values[np.isfinite(values)].astype(np.float64), bins=10)
+    assert h_doc["histogram"] == {"edges": edges.tolist(), "counts": counts.tolist(), "other": 2}
+    assert b_doc["histogram"] is None and b_doc["byteorder"] == "little"
+
+
+def test_info_json(backend, capsys):
+    code, out, err = cli(capsys, "info", "--json", "--backend", backend)
+    assert code == 0 and err == ""
+    doc = document(out, "info")
+    gpu = get_gpu(backend)
+    assert doc["backend"] == backend
+    assert doc["chosen"]["name"] == gpu.name and doc["chosen"]["backend"] == backend
+    assert doc["chosen"]["limits"]["max-storage-buffer-binding-size"] == gpu.limits["max-storage-buffer-binding-size"]
+    assert any(a["name"] == gpu.name for a in doc["adapters"])
+    assert doc["kernel"]["name"] in ("storage", "storage64")
+
+
+def test_info_and_flatten_name_the_adapter_alike(backend, cwd, capsys):
+    code, out, _ = cli(capsys, "info", "--json", "--backend", backend)
+    chosen = document(out, "info")["chosen"]["name"]
+    code, out, _ = cli(capsys, "flatten", "a.npy", "--json", "--backend", backend)
+    assert document(out, "flatten")["adapter"] == chosen
+
+
+def test_bench_json_chosen_kernel_and_quiet_stderr(backend, capsys):
+    code, out, err = cli(capsys, "bench", "--json", "--backend", backend, "--sizes", "64K", "--repeats", "2")
+    assert code == 0 and err == ""
+    doc = document(out, "bench")
+    assert doc["chosen_kernel"] in {r["kernel"] for r in doc["rows"]}
+
+
+def test_doc_examples_json_listing_and_check(backend, capsys):
+    code, out, _ = cli(capsys, "doc-examples", "--json")
+    assert code == 0
+    doc = document(out, "doc-examples")
+    assert len(doc["examples"]) == 17 and "summary" not in doc
+    first = doc["examples"][0]
+    assert first["page"] == "Flatten-25.txt" and first["op"] == "Flatten" and first["opset"] == 25
+
+    code, out, _ = cli(capsys, "doc-examples", "--check", "--show", "--name", "axes", "--json", "-b", backend)
+    assert code == 0
+    doc = document(out, "doc-examples")
+    assert doc["summary"] == {"passed": 5, "failed": 0, "skipped": 0}
+    assert all(e["result"] == "passed" and e["rendered"].startswith("Node:") for e in doc["examples"])
+    assert doc["kernel"]["name"] == get_gpu(backend).kernel_used.kernel
+
+
+def test_doc_examples_json_reports_a_failed_check(backend, tmp_path, capsys):
+    page = (REPO / "samples" / "Flatten-25.txt").read_text()
+    at = page.index("29. , 29.5]]", page.index("b: shape=(1, 120)"))
+    (tmp_path / "Flatten-25.txt").write_text(page[:at] + "29. , 29.25]]" + page[at + len("29. , 29.5]]"):])
+    code, out, err = cli(capsys, "doc-examples", "--check", tmp_path / "Flatten-25.txt", "--json", "-b", backend)
+    assert code == ExitCode.ERROR and err == ""
+    doc = document(out, "doc-examples")
+    assert doc["status"] == "failed" and doc["exit_code"] == 1
+    assert doc["summary"] == {"passed": 8, "failed": 1, "skipped": 0}
+    (bad,) = [e for e in doc["examples"] if e["result"] == "failed"]
+    assert bad["name"] == "test_cc_flatten_axis0"
+    assert "  page:   b[0, 119] = 29.25" in [f"  {d}" for d in bad["details"]]
+
+
+def test_conformance_json(backend, capsys):
+    code, out, _ = cli(capsys, "conformance", REPO / "samples" / "node", "--json", "-b", backend)
+    assert code == 0
+    doc = document(out, "conformance")
+    assert doc["summary"] == {"passed": 2, "failed": 0, "skipped": 1}
+    by_name = {c["name"]: c for c in doc["cases"]}
+    assert by_name["test_flatten_axis1"] == {
+        "name": "test_flatten_axis1", "operator": "Flatten-25", "opset": 25, "data_sets": 1,
+        "result": "passed", "detail": None,
+    }
+    skipped = by_name["test_relu"]  # what is not known is null, not a table's "-"
+    assert (skipped["operator"], skipped["opset"], skipped["data_sets"], skipped["result"]) == ("Relu", None, None, "skipped")
+
+
+def test_bench_json(backend, capsys):
+    code, out, _ = cli(capsys, "bench", "--sizes", "64K", "--repeats", "1", "--warmup", "0", "--json", "-b", backend)
+    assert code == 0
+    doc = document(out, "bench")
+    assert {r["measure"] for r in doc["rows"]} >= {"kernel", "copy_buffer_to_buffer", "numpy memcpy"}
+    assert all(r["size"] == 64 << 10 for r in doc["rows"])
+
+
+def test_version_json(capsys):
+    code, out, _ = cli(capsys, "--version", "--json")
+    assert code == 0
+    doc = document(out, "version")
+    assert doc["command"] is None and list(doc["versions"])[:3] == ["onnxop", "wgpu-native", "wgpu-py"]
+    assert doc["versions"]["numpy"] == np.__version__
+
+
+def test_every_command_has_a_schema():
+    from onnxop_cli.cli.main import app
+
+    commands = {c.name or c.callback.__name__.replace("_", "-") for c in app.registered_commands}
+    assert commands - set(SCHEMAS) == set()
+
+
+# ----------------------------------------------------------------- errors
+
+
+@pytest.mark.parametrize(
+    "argv,command,code,message",
+    [
+        (["flatten", "a.npy", "--axis", "5", "--json"], "flatten",
+         2, "a.npy: Flatten: axis 5 is out of range [-4, 4] for an input of rank 4"),
+        (["--json", "show", "missing.npy"], "show", 2, "missing.npy: no such file"),
+        (["unsqueeze", "a.npy", "--json"], "unsqueeze", 2, "Missing option '--axes'. (see 'onnxop unsqueeze --help')"),
+        (["--json", "frobnicate"], None, 2, "No such command 'frobnicate'. Did you mean 'concat'? (see 'onnxop --help')"),
+        (["info", "--json", "--backend", "cuda"], "info",
+         2, "unknown backend 'cuda'; choose one of auto, vulkan, metal, d3d12, gl"),
+    ],
+)
+def test_errors_are_json_documents_too(cwd, capsys, argv, command, code, message):
+    got, out, err = cli(capsys, *argv)
+    assert got == code
+    assert document(out, "error") == {"command": command, "status": "error", "exit_code": code, "message": message}
+    assert err == f"onnxop: error: {message}\n"  # the one line on stderr, as without --json
+
+
+def test_a_gpu_failure_is_a_json_error_and_leaves_no_file(backend, cwd, capsys, monkeypatch):
+    import onnxop_cli.gpu as gpu_pkg
+
+    def broken(*args, **kw):
+        raise GpuError("WebGPU dispatch failed on test: device lost")
+
+    monkeypatch.setattr(gpu_pkg, "copy_through_kernel", broken)
+    code, out, err = cli(capsys, "flatten", "a.npy", "-o", "b.npy", "--json", "-b", backend)
+    assert code == ExitCode.ERROR
+    doc = document(out, "error")
+    assert doc["message"] == "WebGPU dispatch failed on test: device lost"
+    assert doc["written"] == [] and doc["failed"] == {"input": "a.npy", "output": "b.npy"}
+    assert not (cwd / "b.npy").exists()
+
+
+def test_without_json_nothing_is_json(backend, cwd, capsys):
+    code, out, _ = cli(capsys, "flatten", "a.npy", "-o", "b.npy", "-b", backend)
+    assert code == 0 and not out.lstrip().startswith("{")
+    code, out, err = cli(capsys, "flatten", "a.npy", "--axis", "9")
+    assert code == 2 and out == "" and err.startswith("onnxop: error: a.npy: Flatten: axis 9")
+
+
+def test_json_output_has_no_nan_literals_and_keeps_shapes_on_one_line(cwd, capsys):
+    np.save(cwd / "n.npy", np.array([np.nan, 1.0], np.float32))
+    code, out, _ = cli(capsys, "show", "n.npy", "--json")
+    assert code == 0 and "NaN" not in out
+    assert re.search(r'"shape": \[2\]', out)

@@ -1,0 +1,355 @@
+"""Multi-node graphs (graph.py, run MODEL): exact against onnx's reference
+evaluator and onnxruntime on random data, view chains composed, steps on the
+device, hostile models refused in one line, inputs and outputs by name."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto as TP
+from onnx import helper, numpy_helper
+from onnx.reference import ReferenceEvaluator
+
+from conftest import cli, error_of, random_array
+from onnxop_cli.core import graph
+from onnxop_cli.errors import ExitCode, InputError, OpError, UsageError
+from onnxop_cli.core.tensor import Tensor
+from onnxop_cli.core.view import View
+from onnxop_cli.ops.model import load_graph
+
+
+def i64(name, values):
+    return numpy_helper.from_array(np.array(values, np.int64), name)
+
+
+def make(nodes, inputs, outputs, inits=(), opset=21):
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info(n, t, s) for n, t, s in inputs],
+                          [helper.make_tensor_value_info(n, t, None) for n, t in outputs], initializer=list(inits))
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def chain(dtype=TP.FLOAT, shape=(2, 3, 4, 5)):
+    """Transpose -> Reshape (merging transposed axes: a step) -> Slice -> Unsqueeze (Constant axes),
+    and the Reshape's result as a second output."""
+    nodes = [
+        helper.make_node("Transpose", ["x"], ["t"], perm=[0, 2, 1, 3], name="tr"),
+        helper.make_node("Reshape", ["t", "shape"], ["r"]),
+        helper.make_node("Slice", ["r", "st", "en", "ax", "sp"], ["s"]),
+        helper.make_node("Constant", [], ["ua"], value_ints=[0]),
+        helper.make_node("Unsqueeze", ["s", "ua"], ["y"]),
+    ]
+    inits = [i64("shape", [shape[0], shape[1] * shape[2], shape[3]]), i64("st", [-1]), i64("en", [0]),
+             i64("ax", [1]), i64("sp", [-2])]
+    return make(nodes, [("x", dtype, list(shape))], [("y", dtype), ("r", dtype)], inits)
+
+
+def run(model, feeds, backend=None):
+    g = load_graph(model, Path("."))
+    p = graph.plan(g, {k: Tensor.from_numpy(v, k) for k, v in feeds.items()})
+    results, traffic = graph.run_to_memory(p, backend=backend)
+    return p, [t.to_numpy() for t in results], traffic
+
+
+def same_bits(a, b):
+    return a.shape == b.shape and a.dtype == b.dtype and np.ascontiguousarray(a).tobytes() == np.ascontiguousarray(b).tobytes()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int8", "int64", "bool", "complex128"])
+def test_a_chain_equals_the_reference_and_onnxruntime(backend, rng, dtype):
+    import onnxruntime as ort
+
+    x = random_array(rng, (2, 3, 4, 5), dtype)
+    model = chain(helper.np_dtype_to_tensor_dtype(np.dtype(dtype)))
+    p, got, traffic = run(model, {"x": x}, backend)
+    want = ReferenceEvaluator(model).run(None, {"x": x})
+    assert all(same_bits(a, b) for a, b in zip(got, want))
+    if dtype != "complex128":  # onnxruntime has no complex Transpose kernel
+        sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+        assert all(same_bits(a, b) for a, b in zip(got, sess.run(None, {"x": x})))
+    # one step (the merged transposed axes), the input uploaded once, only the outputs read back
+    assert len(p.steps) == 1
+    assert traffic.uploaded == x.nbytes and traffic.read_back == sum(a.nbytes for a in got)
+
+
+def test_a_view_chain_is_one_view_with_no_step(backend, rng):
+    """Transpose -> Slice -> Expand (broadcast) -> Squeeze -> Reshape: one map over the input."""
+    nodes = [
+        helper.make_node("Transpose", ["x"], ["a"], perm=[2, 0, 1]),
+        helper.make_node("Slice", ["a", "st", "en", "ax"], ["b"]),
+        helper.make_node("Expand", ["b", "es"], ["c"]),
+        helper.make_node("Squeeze", ["c", "sq"], ["d"]),
+        helper.make_node("Reshape", ["d", "rs"], ["y"]),
+    ]
+    inits = [i64("st", [1]), i64("en", [3]), i64("ax", [0]), i64("es", [2, 1, 1, 1, 1]), i64("sq", [1]),
+             i64("rs", [1, 2, 2, 3])]
+    model = make(nodes, [("x", TP.FLOAT, [3, 1, 5])], [("y", TP.FLOAT)], inits)
+    x = random_array(rng, (3, 1, 5), "float32")
+    p, got, traffic = run(model, {"x": x}, backend)
+    assert p.steps == [] and not isinstance(p.outputs[0].base, graph.Step)
+    assert same_bits(got[0], ReferenceEvaluator(model).run(None, {"x": x})[0])
+    assert traffic.read_back == got[0].nbytes
+
+
+def test_steps_are_released_after_their_last_reader(backend, rng, monkeypatch):
+    from onnxop_cli.gpu import resident
+
+    live = []
+    made = resident.DeviceBuffer.__init__
+    freed = resident.DeviceBuffer.release
+
+    def init(self, *a, **kw):
+        made(self, *a, **kw)
+        live.append(self)
+
+    def release(self):
+        if self.buffer is not None:
+            live.remove(self)
+        freed(self)
+
+    monkeypatch.setattr(resident.DeviceBuffer, "__init__", init)
+    monkeypatch.setattr(resident.DeviceBuffer, "release", release)
+    x = random_array(rng, (2, 3, 4, 5), "float32")
+    run(chain(), {"x": x}, backend)
+    assert live == []
+
+
+def test_packed_types_and_strings_through_a_chain(backend, rng):
+    import ml_dtypes
+
+    x = rng.integers(-8, 8, (2, 3, 3, 5)).astype(ml_dtypes.int4)  # an odd count per row
+    nodes = [helper.make_node("Transpose", ["x"], ["t"], perm=[0, 2, 1, 3]),
+             helper.make_node("Reshape", ["t", "shape"], ["r"]),
+             helper.make_node("Unsqueeze", ["r", "ua"], ["y"])]
+    model = make(nodes, [("x", TP.INT4, [2, 3, 3, 5])], [("y", TP.INT4), ("r", TP.INT4)],
+                 [i64("shape", [2, 9, 5]), i64("ua", [0])], opset=25)
+    _, got, _ = run(model, {"x": x}, backend)
+    want = ReferenceEvaluator(model).run(None, {"x": x})
+    assert all(same_bits(a, b) for a, b in zip(got, want))
+    s = np.array([f"s{i}" for i in range(120)], dtype=object).reshape(2, 3, 4, 5)
+    _, got, _ = run(chain(TP.STRING), {"x": s}, backend)
+    want = ReferenceEvaluator(chain(TP.STRING)).run(None, {"x": s})
+    assert [a.tolist() for a in got] == [b.tolist() for b in want]
+
+
+def test_a_reshape_that_needs_a_copy_is_told_apart():
+    assert View((3, 2), (1, 3)).reshaped((6,)) is None
+    assert View((2, 3), (3, 1), 4).reshaped((3, 2)) == View((3, 2), (2, 1), 4)
+    assert View((2, 1, 3), (0, 7, 1)).reshaped((2, 3, 1)) == View((2, 3, 1), (0, 1, 1))
+
+
+def test_reshape_matches_numpy_on_random_strided_views():
+    rng = np.random.default_rng(7)
+    for _ in range(500):
+        r = int(rng.integers(1, 5))
+        base = np.arange(int(np.prod(shape := tuple(int(d) for d in rng.integers(1, 4, r))))).reshape(shape)
+        a = base.transpose(rng.permutation(r))[..., ::-1]
+        off = (a.__array_interface__["data"][0] - base.__array_interface__["data"][0]) // 8
+        v = View(a.shape, tuple(s // 8 for s in a.strides), off)
+        target = tuple(int(d) for d in rng.permutation([a.size, 1]))
+        got = v.reshaped(target)
+        try:
+            b = a.view()
+            b.shape = target
+        except AttributeError:
+            assert got is None
+            continue
+        assert got is not None
+        assert np.array_equal(base.reshape(-1)[graph.element_index(got)], a.reshape(-1))
+
+
+# ------------------------------------------------------------------ hostile models
+
+
+def bad_attribute(**kw):
+    node = helper.make_node("Flatten", ["x"], ["y"], name="f")
+    node.attribute.extend(kw["attrs"])
+    return make([node], [("x", TP.FLOAT, [2, 3])], [("y", TP.FLOAT)])
+
+
+def attr(name, value, **kw):
+    return helper.make_attribute(name, value, **kw)
+
+
+@pytest.mark.parametrize("model,message", [
+    (bad_attribute(attrs=[attr("axis", 1.5)]), "node 0 'f' (Flatten-21): attribute 'axis' must be INT (an integer), the model gives FLOAT"),
+    (bad_attribute(attrs=[attr("axis", "1")]), "attribute 'axis' must be INT (an integer), the model gives STRING"),
+    (bad_attribute(attrs=[attr("axis", [1])]), "attribute 'axis' must be INT (an integer), the model gives INTS"),
+    (bad_attribute(attrs=[attr("axis", numpy_helper.from_array(np.array(1, np.int64)))]),
+     "attribute 'axis' must be INT (an integer), the model gives TENSOR"),
+    (make([helper.make_node("Unsqueeze", ["x"], ["y"], axes=[0.5])], [("x", TP.FLOAT, [2])], [("y", TP.FLOAT)],
+          opset=11), "node 0 (Unsqueeze-11): attribute 'axes' must be INTS (a list of integers), the model gives FLOATS"),
+    (make([helper.make_node("DepthToSpace", ["x"], ["y"], blocksize=2, mode=b"\xff\xfe")], [("x", TP.FLOAT, [2])],
+          [("y", TP.FLOAT)], opset=13), "node 0 (DepthToSpace-13): attribute 'mode' is not valid UTF-8"),
+    (bad_attribute(attrs=[attr("axis", 1), attr("axis", 0)]), "node 0 'f' (Flatten-21): attribute 'axis' is given twice"),
+    (bad_attribute(attrs=[onnx.AttributeProto(name="axis", ref_attr_name="a", type=onnx.AttributeProto.INT)]),
+     "attribute 'axis' refers to a function's attribute ('a'), which only a function body may do"),
+    (make([helper.make_node("Reshape", ["x"], ["y"])], [("x", TP.FLOAT, [2])], [("y", TP.FLOAT)]),
+     "node 0 (Reshape-21) is missing its required input 'shape'"),
+    (make([helper.make_node("Identity", ["x"], ["i"]), helper.make_node("Reshape", ["i", "s"], ["y"])],
+          [("x", TP.FLOAT, [2])], [("y", TP.FLOAT)], [i64("s", [7])]),
+     "node 1 (Reshape-21): Reshape: shape [7] (7 elements) does not fit an input of shape (2,) (2 elements)"),
+    (make([helper.make_node("Identity", ["b"], ["a"]), helper.make_node("Identity", ["a"], ["b"])],
+          [("x", TP.FLOAT, [2])], [("a", TP.FLOAT)]),
+     "node 0 (Identity-21) reads 'b' before node 1 (Identity-21) produces it: the graph has a cycle"),
+    (make([helper.make_node("Identity", ["x"], ["a"]), helper.make_node("Identity", ["x"], ["a"])],
+          [("x", TP.FLOAT, [2])], [("a", TP.FLOAT)]),
+     "node 1 (Identity-21) produces 'a', which is already produced by node 0"),
+    (make([helper.make_node("Identity", ["x"], ["x"])], [("x", TP.FLOAT, [2])], [("x", TP.FLOAT)]),
+     "node 0 (Identity-21) produces 'x', which is already a graph input"),
+    (make([helper.make_node("Identity", ["x"], ["a"])], [("x", TP.FLOAT, [2])], [("zz", TP.FLOAT)]),
+     "graph output 'zz' is never produced"),
+    (make([helper.make_node("Identity", ["nope"], ["a"])], [("x", TP.FLOAT, [2])], [("a", TP.FLOAT)]),
+     "node 0 (Identity-21) reads 'nope', which no input, initializer or node provides"),
+    (make([helper.make_node("Identity", ["x"], ["a"], domain="com.example")], [("x", TP.FLOAT, [2])],
+          [("a", TP.FLOAT)]), "node 0 ('Identity') is in domain 'com.example'"),
+    (make([helper.make_node("If", ["c"], ["a"], then_branch=helper.make_graph([], "t", [], []),
+                            else_branch=helper.make_graph([], "e", [], []))], [("c", TP.BOOL, [])],
+          [("a", TP.FLOAT)]), "node 0 ('If') holds a subgraph; onnxop runs no control flow"),
+    (make([helper.make_node("Add", ["x", "x"], ["a"], name="add")], [("x", TP.FLOAT, [2])], [("a", TP.FLOAT)], opset=13),
+     "unsupported node 0 'add' ('Add') at opset 13; onnxop runs Flatten, Unsqueeze"),
+])
+def test_hostile_models_are_refused_before_anything_runs(model, message, cwd, capsys, monkeypatch):
+    onnx.save(model, "m.onnx")
+    np.save("x.npy", np.ones(2, np.float32))
+    import onnxop_cli.gpu as gpu
+
+    monkeypatch.setattr(gpu, "get_gpu", lambda *a, **k: pytest.fail("the GPU was opened"))
+    code, out, err = cli(capsys, "run", "m.onnx", "x.npy", "-o", "y.npy")
+    assert code == ExitCode.USAGE and out == "", err
+    assert message in error_of(err) and err.count("\n") == 1
+    assert not (cwd / "y.npy").exists()
+
+
+def test_a_model_function_is_refused(cwd, capsys):
+    model = make([helper.make_node("F", ["x"], ["a"], domain="local")], [("x", TP.FLOAT, [2])], [("a", TP.FLOAT)])
+    model.functions.append(helper.make_function("local", "F", ["x"], ["a"], [helper.make_node("Identity", ["x"], ["a"])],
+                                                [helper.make_opsetid("", 21)]))
+    with pytest.raises(UsageError, match="calls the model's function 'local.F'; onnxop runs no functions"):
+        load_graph(model, Path("."))
+
+
+# ------------------------------------------------------------------ the command
+
+
+@pytest.mark.one_backend  # the command line of run/conformance, not a kernel
+def test_run_writes_outputs_by_their_model_names(backend, cwd, capsys, rng):
+    x = random_array(rng, (2, 3, 4, 5), "float32")
+    np.save("x.npy", x)
+    model = chain()
+    onnx.save(model, "m.onnx")
+    want = dict(zip(["y", "r"], ReferenceEvaluator(model).run(None, {"x": x})))
+    code, out, err = cli(capsys, "run", "m.onnx", "x.npy", "-o", "out/", "-b", backend)
+    assert code == 0, err
+    assert out.splitlines()[0] == "graph of 5 nodes: x (2, 3, 4, 5) float32 -> y (1, 2, 6, 5) float32, wrote out/y.npy"
+    assert all(same_bits(np.load(f"out/{n}.npy"), want[n]) for n in want)
+    code, _, err = cli(capsys, "run", "m.onnx", "--input", "x=x.npy", "-o", "o.npz", "-b", backend)
+    with np.load("o.npz") as z:
+        assert code == 0 and list(z.keys()) == ["y", "r"] and all(same_bits(z[n], want[n]) for n in want)
+    code, out, err = cli(capsys, "run", "m.onnx", "x.npy", "-o", "one.npy", "-b", backend)
+    assert code == ExitCode.USAGE and "the graph has 2 outputs (y, r)" in err and not Path("one.npy").exists()
+    code, out, _ = cli(capsys, "run", "m.onnx", "x.npy", "--json", "-b", backend)
+    doc = json.loads(out)
+    assert doc["op"] == "graph" and [o["name"] for o in doc["runs"][0]["outputs"]] == ["y", "r"]
+    assert doc["transfers"] == {"uploaded": x.nbytes, "read_back": sum(a.nbytes for a in want.values())}
+    code, out, _ = cli(capsys, "run", "m.onnx", "x.npy", "-b", backend)
+    assert code == 0 and "Outputs:\n  y: shape=(1, 2, 6, 5), dtype=float32" in out
+
+
+@pytest.mark.one_backend  # the command line of run/conformance, not a kernel
+def test_a_pb_output_is_named_as_the_model_says(backend, cwd, capsys, rng):
+    """The issue's case: -o rs.pb wrote a tensor named 'data' where the model says 'reshaped'."""
+    from onnxop_cli.io.tensorproto import read_pb
+
+    model = make([helper.make_node("Reshape", ["data", "shape"], ["reshaped"])], [("data", TP.FLOAT, [2, 3])],
+                 [("reshaped", TP.FLOAT)], [i64("shape", [3, 2])])
+    onnx.save(model, "m.onnx")
+    Path("set").mkdir()
+    x = random_array(rng, (2, 3), "float32")
+    Path("set/input_0.pb").write_bytes(numpy_helper.from_array(x, "data").SerializeToString())
+    code, out, err = cli(capsys, "run", "m.onnx", "set", "-o", "rs.pb", "-b", backend)
+    assert code == 0, err
+    assert out == "Reshape: data (2, 3) float32 -> reshaped (3, 2) float32, wrote rs.pb\n"
+    assert read_pb(Path("rs.pb")).name == "reshaped"
+
+
+@pytest.mark.one_backend  # the command line of run/conformance, not a kernel
+def test_check_compares_bit_for_bit_and_names_the_element(backend, cwd, capsys, rng):
+    x = random_array(rng, (2, 3, 4, 5), "float32")
+    model = chain()
+    onnx.save(model, "m.onnx")
+    Path("set").mkdir()
+    Path("set/input_0.pb").write_bytes(numpy_helper.from_array(x, "x").SerializeToString())
+    outs = ReferenceEvaluator(model).run(None, {"x": x})
+    for i, (n, o) in enumerate(zip(["y", "r"], outs)):
+        Path(f"set/output_{i}.pb").write_bytes(numpy_helper.from_array(o, n).SerializeToString())
+    code, out, err = cli(capsys, "run", "m.onnx", "set", "--check", "set", "-b", backend)
+    assert code == 0, err
+    bad = outs[1].copy()
+    bad[1, 2, 3] = -0.0 if bad[1, 2, 3] == 0 else 0.0
+    Path("set/output_1.pb").write_bytes(numpy_helper.from_array(bad, "r").SerializeToString())
+    code, out, err = cli(capsys, "run", "m.onnx", "set", "--check", "set", "-b", backend)
+    assert code == ExitCode.ERROR
+    assert "output 'r': 1 of 120 elements differ; first r[1, 2, 3]" in error_of(err)
+
+
+def test_inputs_by_name_and_their_refusals(cwd, capsys):
+    onnx.save(chain(), "m.onnx")
+    np.save("x.npy", np.ones((2, 3, 4, 5), np.float32))
+    for args, message in [
+        (["--input", "q=x.npy"], "--input 'q': the model has no such input (its inputs: 'x')"),
+        (["--input", "x"], "--input takes NAME=FILE, got 'x'"),
+        (["--input", "x=x.npy", "x.npy"], "give the inputs either in order or with --input NAME=FILE, not both"),
+        ([], "the model has 1 input(s) (x), 0 file(s) were given"),
+    ]:
+        code, _, err = cli(capsys, "run", "m.onnx", *args, "-o", "o.npz")
+        assert code == ExitCode.USAGE and message in error_of(err), err
+    np.save("x.npy", np.ones((2, 3, 4, 6), np.float32))
+    code, _, err = cli(capsys, "run", "m.onnx", "x.npy", "-o", "o.npz")
+    assert code == ExitCode.USAGE and "graph input 'x' is declared with dim 3 = 5, the data has shape (2, 3, 4, 6)" in err
+
+
+@pytest.mark.one_backend  # the command line of run/conformance, not a kernel
+def test_conformance_counts_per_operator_and_survives_a_bad_case(backend, cwd, capsys, rng):
+    import ml_dtypes
+
+    for name, model, x in [
+        ("test_identity_int4_odd", make([helper.make_node("Identity", ["x"], ["y"])], [("x", TP.INT4, [3, 5])],
+                                        [("y", TP.INT4)], opset=25), rng.integers(-8, 8, (3, 5)).astype(ml_dtypes.int4)),
+        ("test_flatten_bad", bad_attribute(attrs=[attr("axis", 1.5)]), random_array(rng, (2, 3), "float32")),
+        ("test_chain", chain(), random_array(rng, (2, 3, 4, 5), "float32")),
+    ]:
+        d = cwd / "cases" / name / "test_data_set_0"
+        d.mkdir(parents=True)
+        onnx.save(model, str(d.parent / "model.onnx"))
+        (d / "input_0.pb").write_bytes(numpy_helper.from_array(x, "x").SerializeToString())
+        outs = [x] if "identity" in name else ReferenceEvaluator(model).run(None, {"x": x}) if "chain" in name else [x]
+        for i, o in enumerate(outs):
+            (d / f"output_{i}.pb").write_bytes(numpy_helper.from_array(o, f"o{i}").SerializeToString())
+    code, out, err = cli(capsys, "conformance", "cases", "-b", backend)
+    assert code == ExitCode.ERROR
+    assert "Identity: 1 passed, 0 failed, 0 skipped" in out and "graph: 1 passed, 0 failed, 0 skipped" in out
+    assert "Flatten: 0 passed, 1 failed, 0 skipped" in out and out.rstrip().endswith("2 passed, 1 failed, 0 skipped")
+    code, out, _ = cli(capsys, "conformance", "cases", "-q", "-b", backend)
+    assert out.splitlines() == ["test_flatten_bad: Flatten: failed: node 0 'f' (Flatten-21): attribute 'axis' must "
+                                "be INT (an integer), the model gives FLOAT", "2 passed, 1 failed, 0 skipped"]
+    code, out, _ = cli(capsys, "conformance", "cases", "--op", "identity", "-b", backend)
+    assert code == 0 and out.rstrip().endswith("1 passed, 0 failed, 0 skipped")
+    code, out, _ = cli(capsys, "conformance", "cases", "--op", "Tile", "-b", backend)
+    assert code == ExitCode.ERROR and "nothing ran" in out
+    code, _, err = cli(capsys, "conformance", "cases", "--op", "Conv")
+    assert code == ExitCode.USAGE and "--op 'Conv': onnxop runs Flatten" in err
+
+
+def test_a_printed_node_names_the_model_s_output(backend, cwd, capsys, rng):
+    """The issue's case: test_depthtospace_example printed '-> (output)' where the model says 'y'."""
+    model = make([helper.make_node("DepthToSpace", ["x"], ["y"], blocksize=2)], [("x", TP.FLOAT, [1, 4, 2, 3])],
+                 [("y", TP.FLOAT)], opset=13)
+    onnx.save(model, "m.onnx")
+    np.save("x.npy", random_array(rng, (1, 4, 2, 3), "float32"))
+    code, out, err = cli(capsys, "run", "m.onnx", "x.npy", "-b", backend)
+    assert code == 0, err
+    assert out.startswith("Node:\n  DepthToSpace(x) -> (y)\n") and "\n  y: shape=(1, 1, 4, 6), dtype=float32" in out

@@ -1,0 +1,55 @@
+"""docs/operators.md's examples run as written: its python block makes the
+files, then every ``$`` line of its console blocks runs in bash (``onnxop``
+meaning this checkout's, stderr merged in) and must print what the page shows."""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+# The page's examples are under test, not a kernel: one backend (conftest).
+ONE_BACKEND = True
+
+REPO = Path(__file__).resolve().parents[2]
+PAGE = (REPO / "docs" / "operators.md").read_text()
+
+
+def examples() -> list[tuple[str, str]]:
+    out = []
+    for block in re.findall(r"```console\n(.*?)```", PAGE, re.S):
+        for part in re.split(r"^\$ ", block, flags=re.M)[1:]:
+            command, _, expected = part.partition("\n")
+            out.append((command.strip(), expected))
+    return out
+
+
+def test_page_has_an_example_of_each_operator():
+    from onnxop_cli.ops import SPECS
+    from onnxop_cli.ops.family import TensorOp
+
+    shown = {shlex.split(c)[1] for c, _ in examples()}
+    indexed = (Path(__file__).resolve().parents[2] / "docs" / "indexed-operators.md").read_text()
+    shown |= set(re.findall(r"^\$ onnxop ([a-z-]+)", indexed, re.M))  # the indexed ones have their page
+    family = {s.command for s in SPECS.values() if issubclass(s.versions[0], TensorOp)}
+    assert family <= shown, family - shown
+
+
+def test_examples_print_what_the_page_shows(tmp_path, backend):
+    setup = re.search(r"```python\n(.*?)```", PAGE, re.S)
+    assert setup
+    subprocess.run([sys.executable, "-c", setup.group(1)], cwd=tmp_path, check=True)
+    (tmp_path / "padded").mkdir()
+    env = {**os.environ, "ONNXOP_BACKEND": backend, "COLUMNS": "80"}
+    for command, expected in examples():
+        for segment in re.split(r"&&|[|;]", command):
+            assert shlex.split(segment)[0] in ("onnxop", "echo"), command
+        script = f'onnxop() {{ "{sys.executable}" -m onnxop_cli "$@"; }}\n{{ {command}\n}} 2>&1'
+        done = subprocess.run(["bash", "-c", script], cwd=tmp_path, capture_output=True, text=True, env=env)
+        assert done.returncode == 0, (command, done.stdout)
+        assert done.stdout == expected, command

@@ -1,0 +1,230 @@
+"""Build the wheel, install it into a fresh virtual environment and run it from
+another folder, as a user would: the shaders must ship inside the wheel and be
+found there, on each engine."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import sysconfig
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import random_array
+
+REPO = Path(__file__).resolve().parents[2]
+# The package is under test, not a kernel: each engine's first backend
+# (conftest's ENGINE_BACKENDS; the kernels fan out over every backend in tests/gpu/).
+PER_ENGINE = True
+
+
+@pytest.fixture(scope="session")
+def wheel(tmp_path_factory) -> Path:
+    dist = tmp_path_factory.mktemp("dist")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", dist, REPO],
+        check=True,
+    )
+    (found,) = dist.glob("onnxop-*.whl")
+    return found
+
+
+@pytest.fixture(scope="session")
+def venv(wheel, tmp_path_factory) -> Path:
+    """A new venv holding only the wheel; its dependencies come from this
+    environment through a .pth file (so the test needs no network)."""
+    root = tmp_path_factory.mktemp("venv")
+    subprocess.run([sys.executable, "-m", "venv", root], check=True)
+    py = root / "bin" / "python"
+    site = subprocess.run(
+        [py, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True, capture_output=True, text=True,
+    ).stdout.strip()
+    subprocess.run([py, "-m", "pip", "install", "-q", "--no-deps", "--no-index", wheel], check=True)
+    # Only after the install: pip must not see an onnxop already installed here.
+    deps = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
+    Path(site, "zz_onnxop_test_deps.pth").write_text("\n".join(sorted(deps)) + "\n")
+    return root
+
+
+def test_wheel_ships_the_shaders_and_samples(wheel):
+    names = zipfile.ZipFile(wheel).namelist()
+    shaders = sorted(p for p in (REPO / "shaders").glob("*.wgsl"))
+    assert shaders, "no shaders in the source tree"
+    for shader in shaders:
+        assert f"onnxop_cli/shaders/{shader.name}" in names
+    assert "onnxop_cli/samples/a.npy" in names
+    for page in ("Flatten-25.txt", "Unsqueeze-13.rst"):  # the doc pages doc-examples reads
+        assert f"onnxop_cli/samples/{page}" in names
+
+
+def run_installed(venv: Path, cwd: Path, *args: str, backend: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH",)}
+    env["ONNXOP_BACKEND"] = backend
+    return subprocess.run(
+        [str(venv / "bin" / "onnxop"), *args], cwd=cwd, env=env, capture_output=True, text=True
+    )
+
+
+def test_installed_wheel_runs_both_examples_from_another_folder(venv, tmp_path, backend):
+    rng = np.random.default_rng(11)
+    a = random_array(rng, (2, 3, 4, 5), "float32")
+    x = random_array(rng, (3, 4, 5), "int32")
+    np.save(tmp_path / "a.npy", a)
+    np.save(tmp_path / "x.npy", x)
+
+    done = run_installed(venv, tmp_path, "flatten", "a.npy", "--axis", "-2", "-o", "b.npy", backend=backend)
+    assert done.returncode == 0, done.stderr
+    assert np.load(tmp_path / "b.npy").tobytes() == a.reshape(6, 20).tobytes()
+
+    done = run_installed(venv, tmp_path, "unsqueeze", "x.npy", "--axes", "2,4,5", "-o", "y.npy", backend=backend)
+    assert done.returncode == 0, done.stderr
+    y = np.load(tmp_path / "y.npy")
+    assert y.shape == (3, 4, 1, 5, 1, 1) and y.tobytes() == x.tobytes()
+
+
+def test_installed_wheel_checks_the_doc_examples_from_another_folder(venv, tmp_path, backend):
+    done = run_installed(venv, tmp_path, "doc-examples", "--check", backend=backend)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines()[-1] == "17 passed, 0 failed"
+
+
+def test_installed_package_is_the_wheel_not_the_source(venv, tmp_path):
+    done = subprocess.run(
+        [str(venv / "bin" / "python"), "-c",
+         "import onnxop_cli.gpu.shaders as s, onnxop_cli; print(onnxop_cli.__file__); print(s.shader_names())"],
+        cwd=tmp_path, capture_output=True, text=True, check=True,
+    )
+    path, names = done.stdout.splitlines()
+    assert Path(path).is_relative_to(venv)
+    assert "copy.wgsl" in names
+    module = subprocess.run(
+        [str(venv / "bin" / "python"), "-m", "onnxop_cli", "--help"], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert module.returncode == 0 and "flatten" in module.stdout
+
+
+def test_installed_wheel_runs_every_format_and_the_official_node_tests(venv, tmp_path, backend):
+    """From another folder: the official node tests pass through `conformance`,
+    and a bfloat16 .pb, an odd-count int4 .pb and a Fortran-ordered big-endian
+    .npz member come out bit-exact."""
+    import ml_dtypes
+    from onnx import numpy_helper
+
+    from references import node_tests_module
+
+    node_tests = node_tests_module()
+    cases = node_tests.node_testcases()
+    for case in cases:
+        node_tests.write_case(case, tmp_path / "node")
+    done = run_installed(venv, tmp_path, "conformance", "node", backend=backend)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines()[-1] == f"{len(cases) - 2} passed, 0 failed, 2 skipped"  # Identity's optional, sequence
+
+    rng = np.random.default_rng(5)
+    h = rng.integers(0, 1 << 16, (3, 5), dtype=np.uint16).view(ml_dtypes.bfloat16)
+    (tmp_path / "h.pb").write_bytes(numpy_helper.from_array(h, "h").SerializeToString())
+    q = np.array([-8, 7, 3, -1, 0, 5, -3], dtype=ml_dtypes.int4)
+    (tmp_path / "q.pb").write_bytes(numpy_helper.from_array(q, "q").SerializeToString())
+    f = np.asfortranarray(random_array(rng, (3, 4, 5), "float64").astype(">f8"))
+    np.savez(tmp_path / "m.npz", f=f, g=random_array(rng, (7,), "uint8"))
+
+    for argv in (["flatten", "h.pb", "--axis", "0", "-o", "h2.pb"],
+                 ["unsqueeze", "q.pb", "--axes", "0", "-o", "q2.pb"],
+                 ["flatten", "m.npz", "--axis", "1", "-o", "m2.npz"]):
+        done = run_installed(venv, tmp_path, *argv, backend=backend)
+        assert done.returncode == 0, done.stderr
+    h2 = numpy_helper.to_array(onnx_load(tmp_path / "h2.pb"))
+    assert h2.shape == (1, 15) and h2.tobytes() == h.tobytes()
+    q2 = onnx_load(tmp_path / "q2.pb")
+    assert list(q2.dims) == [1, 7] and q2.raw_data == numpy_helper.from_array(q, "q").raw_data
+    with np.load(tmp_path / "m2.npz") as m2:
+        assert m2["f"].tobytes() == np.ascontiguousarray(f).astype("<f8").reshape(3, 20).tobytes()
+        assert m2["g"].shape == (7, 1)
+
+
+def onnx_load(path):
+    import onnx
+
+    return onnx.load_tensor(str(path))
+
+
+def test_installed_wheel_pipes_shows_json_and_api(venv, tmp_path, backend):
+    """Issue 6's features as a user meets them: from the installed wheel, in
+    another folder -- a pipe between two processes, show, --json, the API."""
+    rng = np.random.default_rng(6)
+    a = random_array(rng, (2, 3, 4, 5), "float32")
+    np.save(tmp_path / "a.npy", a)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"ONNXOP_BACKEND": backend}
+    onnxop = venv / "bin" / "onnxop"
+    done = subprocess.run(
+        ["bash", "-o", "pipefail", "-c", f"{onnxop} flatten - --axis 1 -o - < a.npy | {onnxop} unsqueeze - --axes 0 -o b.npy"],
+        cwd=tmp_path, env=env, capture_output=True, text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert np.load(tmp_path / "b.npy").tobytes() == a.tobytes()
+    assert done.stdout == "Unsqueeze: stdin (2, 60) float32 -> b (1, 2, 60) float32, wrote b.npy\n"
+
+    done = run_installed(venv, tmp_path, "show", "b.npy", backend=backend)
+    assert done.returncode == 0 and done.stdout.startswith("b.npy:\n  b: shape=(1, 2, 60), dtype=float32  (min=")
+
+    done = run_installed(venv, tmp_path, "--json", "flatten", "a.npy", "--axis", "9", backend=backend)
+    assert done.returncode == 2 and json.loads(done.stdout)["status"] == "error"
+
+    code = "import numpy as np, onnxop_cli as o; print(o.unsqueeze(np.load('a.npy'), [0, 5]).shape)"
+    done = subprocess.run([str(venv / "bin" / "python"), "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert done.stdout == "(1, 2, 3, 4, 5, 1)\n", done.stderr
+
+
+def test_installed_wheel_polish_of_issue_15(venv, tmp_path, backend):
+    """Issue 15 from the wheel, in another folder: --version, tables under a
+    terminal, conformance --json types, show --full | head streaming, --hist,
+    .onnx initializers with -m, and an .npz piped into stdin."""
+    import onnx
+    from onnx import helper, numpy_helper
+
+    from test_tables import run_in_pty
+
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"ONNXOP_BACKEND": backend}
+    onnxop = str(venv / "bin" / "onnxop")
+
+    done = run_installed(venv, tmp_path, "--version", "--json", backend=backend)
+    assert done.returncode == 0 and set(json.loads(done.stdout)["versions"]) >= {"onnxop", "wgpu-native", "numpy"}
+
+    # a terminal of 80 columns: every example name in full
+    screen = run_in_pty(["doc-examples"], 80, tmp_path, command=[onnxop], env=env)
+    assert "test_cc_flatten_negative_axis4" in screen and "…" not in screen and "┃" in screen
+
+    done = run_installed(venv, tmp_path, "conformance", str(REPO / "samples" / "node"), "--json", backend=backend)
+    cases = {c["name"]: c for c in json.loads(done.stdout)["cases"]}
+    assert cases["test_flatten_axis1"]["opset"] == 25 and cases["test_relu"]["opset"] is None
+
+    rng = np.random.default_rng(15)
+    big = rng.standard_normal((256, 1024), dtype=np.float32)  # 1 MiB
+    np.save(tmp_path / "big.npy", big)
+    done = subprocess.run(["bash", "-c", f"{onnxop} show big.npy --full | head -4"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    from onnxop_cli.render.values import format_values
+
+    numpy_lines = format_values(big, full=True).split("\n")[:2]
+    assert done.stdout.splitlines()[2:] == ["    " + line for line in numpy_lines]
+
+    done = run_installed(venv, tmp_path, "show", "big.npy", "--hist", backend=backend)
+    assert done.returncode == 0 and "    histogram of big (262144 finite values):" in done.stdout
+
+    w = random_array(rng, (3, 4), "float32")
+    graph = helper.make_graph([], "g", [], [], [numpy_helper.from_array(w, "w"), numpy_helper.from_array(w[0], "v")])
+    onnx.save_model(helper.make_model(graph), str(tmp_path / "m.onnx"))
+    done = run_installed(venv, tmp_path, "flatten", "m.onnx", "-m", "w", "--axis", "0", "-o", "w.npy", backend=backend)
+    assert done.returncode == 0, done.stderr
+    assert np.load(tmp_path / "w.npy").tobytes() == w.tobytes()
+
+    np.savez(tmp_path / "z.npz", a=w)
+    done = subprocess.run(["bash", "-c", f"{onnxop} show - --json < z.npz"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True)
+    assert json.loads(done.stdout)["files"][0]["tensors"][0]["shape"] == [3, 4]
