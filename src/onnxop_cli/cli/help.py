@@ -4,7 +4,7 @@ typer groups commands into panels (``rich_help_panel``) only when it renders
 help with rich, and importing rich costs more start-up time than the whole
 rest of ``onnxop --help``. So the panels are drawn here with click's plain
 formatter: same grouping, no rich import. Every command and option carries
-"Example: ..." in its help (tests/test_help.py walks the tree to check), and
+"Example: ..." in its help (tests/cli/test_help.py walks the tree to check), and
 the listing shows each command's example under its summary.
 """
 

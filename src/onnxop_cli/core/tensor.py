@@ -6,7 +6,7 @@ in chunks when the GPU asks for them.
 
 The dtype table carries the TensorProto numbers of the ONNX spec. It is written
 out here (not built from ``onnx``) so that reading a ``.npy`` file never pays
-for importing ``onnx``; ``tests/test_tensor.py`` checks every row against
+for importing ``onnx``; ``tests/unit/test_tensor.py`` checks every row against
 ``onnx.TensorProto`` and ``onnx.helper.tensor_dtype_to_np_dtype``.
 """
 

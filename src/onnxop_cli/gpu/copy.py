@@ -173,7 +173,7 @@ class Stream:
                 # wgpu tracks which bytes of a buffer were ever written and
                 # zero-fills the rest when it is mapped; a kernel write it
                 # failed to track would read back as zeros. Clearing dst once
-                # marks it all written (tests/test_gpu_copy.py
+                # marks it all written (tests/gpu/test_gpu_copy.py
                 # test_fresh_buffers_without_poison).
                 encoder = device.create_command_encoder()
                 encoder.clear_buffer(dst, 0, size)

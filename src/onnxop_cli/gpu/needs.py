@@ -8,7 +8,7 @@ uses: 64-bit integers (``u64``/``i64``: a wgpu extension, feature
 workgroup size and its uniform and storage bindings (limits). The copy
 kernels' features (kernels.Kernel.features, what the chooser checks) are
 read here too; each shader's ``// needs:`` line says the same for readers,
-and tests/test_engines.py holds it to what the code uses.
+and tests/gpu/test_engines.py holds it to what the code uses.
 """
 
 from __future__ import annotations

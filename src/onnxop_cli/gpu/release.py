@@ -7,7 +7,7 @@ collector happens to run: the copy's writer thread, wgpu-py's poll thread,
 a user's thread. wgpu-native does not expect a release there while another
 thread works with the engine: on GL, releasing another device's objects from
 the writer thread while the main thread submitted aborted the process
-("BadAccess" in wgpu-hal's EGL context lock; tests/test_gc_release.py
+("BadAccess" in wgpu-hal's EGL context lock; tests/process/test_gc_release.py
 provokes it). So the engine's finalizers are routed through its lock
 (``engines/wgpu_native.guard_releases``): a thread that can take the lock
 (free, or already its own) releases at once; any other thread leaves the

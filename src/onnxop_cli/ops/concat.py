@@ -69,7 +69,7 @@ class Concat_11(Concat_4):
     negative_axes = True
 
 
-# opset -> the types that version added (onnx.defs' lists; tests/test_opsets.py holds them to it)
+# opset -> the types that version added (onnx.defs' lists; tests/unit/test_opsets.py holds them to it)
 TYPES = {
     1: BASE_TYPES[:3],  # float, double, float16
     4: BASE_TYPES[3:],  # the rest of BASE_TYPES

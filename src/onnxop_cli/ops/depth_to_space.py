@@ -70,7 +70,7 @@ class DepthToSpace_11(DepthToSpace_1):
     optional = ("mode",)
 
 
-# opset -> the tensor types that version added (onnx.defs' lists; tests/test_opsets.py
+# opset -> the tensor types that version added (onnx.defs' lists; tests/unit/test_opsets.py
 # holds them to it). A class above only where the rule changes.
 TYPES = {
     1: BASE_TYPES,

@@ -46,7 +46,7 @@ class Expand_8(OpVersion):
         return View(out, tuple(0 if d == 1 else s for d, s in zip(src, src_strides)), offset)
 
 
-# opset -> the tensor types that version added (onnx.defs' lists; tests/test_opsets.py
+# opset -> the tensor types that version added (onnx.defs' lists; tests/unit/test_opsets.py
 # holds them to it). A class above only where the rule changes.
 TYPES = {8: BASE_TYPES, 13: ("bfloat16",)}
 VERSIONS = versions(TYPES, Expand_8)

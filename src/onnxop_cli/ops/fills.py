@@ -98,7 +98,7 @@ class EyeLike_9(TensorOp):
         return [OutputPlan(cls.outputs[0], data.shape, dtype, pieces=pieces)]
 
 
-# opset -> the types that version added (onnx.defs' lists; tests/test_opsets.py holds them to it)
+# opset -> the types that version added (onnx.defs' lists; tests/unit/test_opsets.py holds them to it)
 CONSTANT_OF_SHAPE_TYPES = {
     9: (
         "float", "double", "float16", "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
@@ -120,7 +120,7 @@ CONSTANT_OF_SHAPE = OpSpec(
     example="onnxop constant-of-shape s.npy --value 7",
 )
 
-# opset -> the types that version added (onnx.defs' lists; tests/test_opsets.py holds them to it)
+# opset -> the types that version added (onnx.defs' lists; tests/unit/test_opsets.py holds them to it)
 EYE_LIKE_TYPES = {
     9: (
         "float", "double", "float16", "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",

@@ -3,7 +3,7 @@
 One class per change of rule, as the ONNX reference keeps them. The rule
 changes once: Flatten-1 takes axis in [0, r], Flatten-11 adds negative axes,
 [-r, r]. Every other version only widens the allowed types: rows of TYPES
-(written out so that start-up never imports onnx; ``tests/test_opsets.py``
+(written out so that start-up never imports onnx; ``tests/unit/test_opsets.py``
 checks each version against ``onnx.defs``).
 """
 
@@ -40,7 +40,7 @@ class Flatten_11(Flatten_1):
     negative_axes = True
 
 
-# opset -> the tensor types that version added (onnx.defs' lists; tests/test_opsets.py
+# opset -> the tensor types that version added (onnx.defs' lists; tests/unit/test_opsets.py
 # holds them to it). A class above only where the rule changes.
 TYPES = {
     1: BASE_TYPES[:3],  # float, double, float16

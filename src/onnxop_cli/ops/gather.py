@@ -48,7 +48,7 @@ class Gather_11(Gather_1):
     negative_indices = True
 
 
-# opset -> the types that version added (onnx.defs' lists; tests/test_opsets.py holds them to it)
+# opset -> the types that version added (onnx.defs' lists; tests/unit/test_opsets.py holds them to it)
 TYPES = {1: BASE_TYPES, 13: ("bfloat16",)}
 VERSIONS = versions(TYPES, Gather_1, Gather_11)
 

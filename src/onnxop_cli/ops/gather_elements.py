@@ -35,7 +35,7 @@ class GatherElements_11(TensorOp):
         return gather_plan(cls.outputs[0], data, idx, table, check)
 
 
-# opset -> the types that version added (onnx.defs' lists; tests/test_opsets.py holds them to it)
+# opset -> the types that version added (onnx.defs' lists; tests/unit/test_opsets.py holds them to it)
 TYPES = {11: BASE_TYPES, 13: ("bfloat16",)}
 VERSIONS = versions(TYPES, GatherElements_11)
 

@@ -40,7 +40,7 @@ class GatherND_12(GatherND_11):
     optional = ("batch_dims",)
 
 
-# opset -> the types that version added (onnx.defs' lists; tests/test_opsets.py holds them to it)
+# opset -> the types that version added (onnx.defs' lists; tests/unit/test_opsets.py holds them to it)
 TYPES = {11: BASE_TYPES, 13: ("bfloat16",)}
 VERSIONS = versions(TYPES, GatherND_11, GatherND_12)
 

@@ -61,7 +61,7 @@ def _run(data: Arg, total: int, gpu: Any, sources: Sequence[Any], sink: Any) -> 
     return nonzero_indices(gpu, elements, total, sink)
 
 
-# opset -> the types that version added (onnx.defs' lists; tests/test_opsets.py holds them to it)
+# opset -> the types that version added (onnx.defs' lists; tests/unit/test_opsets.py holds them to it)
 TYPES = {9: BASE_TYPES, 13: ("bfloat16",)}
 VERSIONS = versions(TYPES, NonZero_9)
 

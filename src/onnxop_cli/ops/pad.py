@@ -238,7 +238,7 @@ class Pad_19(Pad_18):
     modes = MODES + ("wrap",)
 
 
-# opset -> the types that version added (onnx.defs' lists; tests/test_opsets.py holds them to it)
+# opset -> the types that version added (onnx.defs' lists; tests/unit/test_opsets.py holds them to it)
 TYPES = {
     1: ("float", "double", "float16"),
     11: ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"),

@@ -70,7 +70,7 @@ class Reshape_14(Reshape_5):
     optional = ("allowzero",)
 
 
-# opset -> the tensor types that version added (onnx.defs' lists; tests/test_opsets.py
+# opset -> the tensor types that version added (onnx.defs' lists; tests/unit/test_opsets.py
 # holds them to it). A class above only where the rule changes.
 TYPES = {
     1: BASE_TYPES[:3],  # float, double, float16

@@ -39,7 +39,7 @@ class ReverseSequence_10(TensorOp):
         return gather_plan(cls.outputs[0], data, lens, table, check)
 
 
-# opset -> the types that version added (onnx.defs' lists; tests/test_opsets.py holds them to it)
+# opset -> the types that version added (onnx.defs' lists; tests/unit/test_opsets.py holds them to it)
 TYPES = {10: BASE_TYPES, 28: ("bfloat16",)}
 VERSIONS = versions(TYPES, ReverseSequence_10)
 

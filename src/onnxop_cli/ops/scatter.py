@@ -21,7 +21,7 @@ class Scatter_11(Scatter_9):
     negative_indices = True
 
 
-# opset -> the types that version added (onnx.defs' lists; tests/test_opsets.py holds them to it)
+# opset -> the types that version added (onnx.defs' lists; tests/unit/test_opsets.py holds them to it)
 TYPES = {9: BASE_TYPES}
 VERSIONS = versions(TYPES, Scatter_9, Scatter_11)
 

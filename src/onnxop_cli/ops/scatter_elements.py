@@ -65,7 +65,7 @@ class ScatterElements_18(ScatterElements_16):
     reductions = ("none", "add", "mul", "max", "min")
 
 
-# opset -> the types that version added (onnx.defs' lists; tests/test_opsets.py holds them to it)
+# opset -> the types that version added (onnx.defs' lists; tests/unit/test_opsets.py holds them to it)
 TYPES = {11: BASE_TYPES, 13: ("bfloat16",)}
 VERSIONS = versions(TYPES, ScatterElements_11, ScatterElements_16, ScatterElements_18)
 

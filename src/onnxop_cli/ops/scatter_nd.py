@@ -61,7 +61,7 @@ class ScatterND_18(ScatterND_16):
     reductions = ("none", "add", "mul", "max", "min")
 
 
-# opset -> the types that version added (onnx.defs' lists; tests/test_opsets.py holds them to it)
+# opset -> the types that version added (onnx.defs' lists; tests/unit/test_opsets.py holds them to it)
 TYPES = {11: BASE_TYPES, 13: ("bfloat16",)}
 VERSIONS = versions(TYPES, ScatterND_11, ScatterND_16, ScatterND_18)
 

@@ -239,7 +239,7 @@ class BitCast_26(TensorOp):
         return [OutputPlan(cls.outputs[0], data.shape, to, pieces=[piece])]
 
 
-# opset -> the types that version added (onnx.defs' lists; tests/test_opsets.py holds them to it)
+# opset -> the types that version added (onnx.defs' lists; tests/unit/test_opsets.py holds them to it)
 CENTER_CROP_PAD_TYPES = {18: BASE_TYPES + ("bfloat16",)}
 
 CENTER_CROP_PAD = OpSpec(
@@ -255,7 +255,7 @@ CENTER_CROP_PAD = OpSpec(
     example="onnxop center-crop-pad x.npy --shape 2,2 --axes 1",
 )
 
-# opset -> the types that version added (onnx.defs' lists; tests/test_opsets.py holds them to it)
+# opset -> the types that version added (onnx.defs' lists; tests/unit/test_opsets.py holds them to it)
 COMPRESS_TYPES = {9: BASE_TYPES, 28: ("bfloat16",)}
 
 COMPRESS = OpSpec(
@@ -272,7 +272,7 @@ COMPRESS = OpSpec(
     example="onnxop compress x.npy --condition 1,0,1 --axis 0",
 )
 
-# opset -> the types that version added (onnx.defs' lists; tests/test_opsets.py holds them to it)
+# opset -> the types that version added (onnx.defs' lists; tests/unit/test_opsets.py holds them to it)
 ONE_HOT_TYPES = {9: BASE_TYPES, 28: ("bfloat16",)}
 
 ONE_HOT = OpSpec(
@@ -290,7 +290,7 @@ ONE_HOT = OpSpec(
     example="onnxop one-hot i.npy --depth 4 --values 0,1",
 )
 
-# opset -> the types that version added (onnx.defs' lists; tests/test_opsets.py holds them to it)
+# opset -> the types that version added (onnx.defs' lists; tests/unit/test_opsets.py holds them to it)
 BIT_CAST_TYPES = {
     26: (
         "float", "double", "float16", "bool", "complex64", "complex128", "int8", "int16", "int32", "int64",

@@ -70,7 +70,7 @@ class Size_1(TensorOp):
         return [OutputPlan(cls.outputs[0], (), _int64(), values=np.array(data.size, dtype=np.int64), kernel=NO_KERNEL)]
 
 
-# opset -> the types that version added (onnx.defs' lists; tests/test_opsets.py holds them to it)
+# opset -> the types that version added (onnx.defs' lists; tests/unit/test_opsets.py holds them to it)
 SHAPE_TYPES = {
     1: BASE_TYPES,
     13: ("bfloat16",),

@@ -91,7 +91,7 @@ class Slice_11(Slice_10):
     negative_axes = True
 
 
-# opset -> the tensor types that version added (onnx.defs' lists; tests/test_opsets.py
+# opset -> the tensor types that version added (onnx.defs' lists; tests/unit/test_opsets.py
 # holds them to it). A class above only where the rule changes.
 TYPES = {1: BASE_TYPES, 13: ("bfloat16",)}
 VERSIONS = versions(TYPES, Slice_1, Slice_10, Slice_11)

@@ -45,7 +45,7 @@ class SpaceToDepth_28(SpaceToDepth_1):
     optional = ("mode",)
 
 
-# opset -> the tensor types that version added (onnx.defs' lists; tests/test_opsets.py
+# opset -> the tensor types that version added (onnx.defs' lists; tests/unit/test_opsets.py
 # holds them to it). A class above only where the rule changes.
 TYPES = {1: BASE_TYPES, 13: ("bfloat16",)}
 VERSIONS = versions(TYPES, SpaceToDepth_1, SpaceToDepth_28)

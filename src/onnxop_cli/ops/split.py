@@ -118,7 +118,7 @@ class Split_18(Split_13):
         return [chunk] * (n - 1) + [last]
 
 
-# opset -> the types that version added (onnx.defs' lists; tests/test_opsets.py holds them to it)
+# opset -> the types that version added (onnx.defs' lists; tests/unit/test_opsets.py holds them to it)
 TYPES = {
     1: BASE_TYPES[:3],  # float, double, float16
     2: BASE_TYPES[3:],  # the rest of BASE_TYPES

@@ -43,7 +43,7 @@ class TensorScatter_24(TensorOp):
                             check if idx is not None else None, where=(0, 1, 2))
 
 
-# opset -> the types that version added (onnx.defs' lists; tests/test_opsets.py holds them to it)
+# opset -> the types that version added (onnx.defs' lists; tests/unit/test_opsets.py holds them to it)
 TYPES = {
     24: (
         "float", "double", "float16", "bool", "complex64", "complex128", "int8", "int16", "int32", "int64",

@@ -64,7 +64,7 @@ class Tile_6(Tile_1):
         return cls.checked([int(n) for n in node.value("repeats", ())], shape)  # type: ignore[union-attr]
 
 
-# opset -> the tensor types that version added (onnx.defs' lists; tests/test_opsets.py
+# opset -> the tensor types that version added (onnx.defs' lists; tests/unit/test_opsets.py
 # holds them to it). A class above only where the rule changes.
 TYPES = {
     1: BASE_TYPES[:3],  # float, double, float16

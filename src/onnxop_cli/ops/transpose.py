@@ -43,7 +43,7 @@ class Transpose_1(OpVersion):
         return View(tuple(shape[p] for p in perm), tuple(strides[p] for p in perm), offset)
 
 
-# opset -> the tensor types that version added (onnx.defs' lists; tests/test_opsets.py
+# opset -> the tensor types that version added (onnx.defs' lists; tests/unit/test_opsets.py
 # holds them to it). A class above only where the rule changes.
 TYPES = {
     1: BASE_TYPES,

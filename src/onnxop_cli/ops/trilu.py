@@ -49,7 +49,7 @@ class Trilu_14(TensorOp):
         return [OutputPlan(cls.outputs[0], data.shape, data.dtype, pieces=[piece])]
 
 
-# opset -> the types that version added (onnx.defs' lists; tests/test_opsets.py holds them to it)
+# opset -> the types that version added (onnx.defs' lists; tests/unit/test_opsets.py holds them to it)
 TYPES = {14: BASE_TYPES + ("bfloat16",)}
 VERSIONS = versions(TYPES, Trilu_14)
 

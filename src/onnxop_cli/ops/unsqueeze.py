@@ -4,7 +4,7 @@ One class per change of rule. Unsqueeze-1 takes non-negative axes as an
 attribute; Unsqueeze-11 allows negative axes in [-r_out, r_out - 1];
 Unsqueeze-13 moves axes from the attribute to a second input (int64 tensor).
 Versions 21, 23, 24 and 25 only widen the allowed types (rows of TYPES,
-checked against ``onnx.defs`` by ``tests/test_opsets.py``). Duplicates (after
+checked against ``onnx.defs`` by ``tests/unit/test_opsets.py``). Duplicates (after
 normalising) and an empty list are errors in every version.
 """
 
@@ -62,7 +62,7 @@ class Unsqueeze_13(Unsqueeze_11):
     axes_is_input = True
 
 
-# opset -> the tensor types that version added (onnx.defs' lists; tests/test_opsets.py
+# opset -> the tensor types that version added (onnx.defs' lists; tests/unit/test_opsets.py
 # holds them to it). A class above only where the rule changes.
 TYPES = {
     1: (

@@ -39,7 +39,7 @@ class Where_9(TensorOp):
         return [OutputPlan(cls.outputs[0], shape, x.dtype, pieces=pieces)]
 
 
-# opset -> the types that version added (onnx.defs' lists; tests/test_opsets.py holds them to it)
+# opset -> the types that version added (onnx.defs' lists; tests/unit/test_opsets.py holds them to it)
 TYPES = {9: BASE_TYPES, 16: ("bfloat16",)}
 VERSIONS = versions(TYPES, Where_9)
 

@@ -21,7 +21,7 @@ widest integer and fractional parts. Two things make streaming exact:
 Types whose words do not depend on other values (bool, ml_dtypes' types,
 printed by ``str``) take numpy's formatter from one element. Strings and
 0-d or empty arrays are left to numpy (``render.format_values``).
-tests/test_fulltext.py compares the result with ``array2string``.
+tests/unit/test_fulltext.py compares the result with ``array2string``.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ inside the functions), used by node, fulltext, show and histogram alike.
 
 Values are numpy's ``array2string`` with ``", "`` separators. The summary rule
 is derived from the 17 examples on the seed pages (``samples/Flatten-25.txt``,
-``samples/Unsqueeze-13.rst``; tests/test_render.py re-derives it): an array
+``samples/Unsqueeze-13.rst``; tests/unit/test_render.py re-derives it): an array
 of more than SUMMARY_THRESHOLD elements is summarised, and then every axis
 longer than 2 * EDGE_ITEMS shows its first and last EDGE_ITEMS entries around
 ``...``; shorter axes are printed in full even then.

@@ -26,7 +26,7 @@ the ``*``). For those the answer is a lookup in the parser's own table, built
 by the same rules cffi's parser applies (a typedef is dereferenced; ``*``
 goes through ``_get_type_pointer``; ``[]`` is an array of unknown length; a
 function's arguments go through ``_as_func_arg``). Anything else falls
-through to cffi unchanged. tests/test_cffi_types.py checks the answers
+through to cffi unchanged. tests/unit/test_cffi_types.py checks the answers
 against cffi's parser on a spread of the header's typedefs and on every
 callback signature wgpu-py declares.
 """

@@ -13,7 +13,7 @@ import pytest
 
 pytest.importorskip("pydawn")
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "dawn_host_mapped.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "dawn_host_mapped.py"
 
 
 def test_host_mapped_buffers_carry_bytes_exactly_both_ways():
