@@ -1,5 +1,6 @@
 """``python -m onnxop_cli`` and the ``onnxop`` command."""
 
+import gc
 import sys
 
 
@@ -11,7 +12,16 @@ def main() -> None:
 
     signals.install()
     try:
-        from .cli.main import main as cli_main
+        # Loading the CLI makes objects that live as long as the process (modules,
+        # classes, the commands): collecting while it loads, and traversing them
+        # again in each later full collection, was about 15% of a small run's CPU
+        # time (docs/performance.md). The run itself collects as usual.
+        gc.disable()
+        try:
+            from .cli.main import main as cli_main
+        finally:
+            gc.freeze()
+            gc.enable()
 
         cli_main()  # it handles signals itself once its run has started, and exits
     except Exception as e:  # a signal while modules load, before any file is touched

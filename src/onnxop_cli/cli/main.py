@@ -4,6 +4,7 @@ The only module that imports the commands."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import sys
@@ -58,7 +59,8 @@ def run(argv: list[str], debug: bool = False) -> int:
 
     forget_reads()  # (the in-process tests run many commands in one process)
     try:
-        rv = app(args=argv, prog_name="onnxop", standalone_mode=False)
+        with _only_command(argv):
+            rv = app(args=argv, prog_name="onnxop", standalone_mode=False)
         return int(rv) if isinstance(rv, int) else ExitCode.SUCCESS
     except typer.Exit as e:
         return e.exit_code
@@ -98,6 +100,30 @@ def run(argv: list[str], debug: bool = False) -> int:
         sniff = sys.modules.get("onnxop_cli.io.sniff")
         if sniff is not None:  # stdin archives spooled for this run
             sniff.close_spools()
+
+
+@contextlib.contextmanager
+def _only_command(argv: list[str]):
+    """When ``argv`` starts with a command's name, typer builds that command
+    alone: building all of them (click parameters from each signature) was a
+    good part of a small run's start-up (docs/performance.md). Its --help,
+    errors and run are the same; ``onnxop --help``, a name typed after an
+    option, an unknown name (click's "did you mean") and shell completion
+    still see every command."""
+    full = app.registered_commands
+    named = [info for info in full if argv and _name(info) == argv[0]]
+    if not named or any(k.startswith("_ONNXOP") and k.endswith("_COMPLETE") for k in os.environ):
+        yield
+        return
+    app.registered_commands = named
+    try:
+        yield
+    finally:
+        app.registered_commands = full
+
+
+def _name(info) -> str:
+    return info.name or info.callback.__name__.replace("_", "-")
 
 
 def _describe(e: BaseException, argv: list[str]) -> tuple[str, int]:
@@ -141,7 +167,7 @@ def _fail(message: str, code: int, argv: list[str], as_json: bool, extra: Option
 
 def _command_in(argv: list[str]) -> Optional[str]:
     """The command named in ``argv`` (None when there is none, or it is unknown)."""
-    names = {info.name or info.callback.__name__.replace("_", "-") for info in app.registered_commands}
+    names = {_name(info) for info in app.registered_commands}
     return next((a for a in argv if a in names), None)
 
 

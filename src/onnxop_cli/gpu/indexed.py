@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 import struct
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from ..errors import OpError
@@ -42,6 +42,7 @@ from .engines.base import BufferUsage as U
 from .engines.base import ShaderStage
 from .buffers import grid, round_up
 from .kernels import shader_const
+from .index_table import NONNEG, RANGE, WRAP, Check, Table, row_strides  # noqa: F401 - also imported from here
 
 Sink = Callable[[memoryview], None]
 
@@ -50,7 +51,6 @@ INDICES = "indices.wgsl"
 BITS = (2, 4, 8, 16, 32, 64, 128)
 UPLOAD_STEP = 16 << 20  # bytes read from a source per write_buffer
 NO_BAD = 0xFFFFFFFF
-WRAP, RANGE, NONNEG = 0, 1, 2  # index check modes: -d .. d-1 wrapped; 0 .. d; 0 .. d-1
 
 
 @dataclass(frozen=True)
@@ -93,43 +93,6 @@ class Index:
         return math.prod(self.shape)
 
 
-@dataclass(frozen=True)
-class Check:
-    """How an index tensor is checked: ``bounds[p % len(bounds)]`` for index p;
-    ``mode`` WRAP (valid -d .. d-1), RANGE (valid 0 .. d) or NONNEG (valid
-    0 .. d-1: opsets before negative indices); ``op`` and
-    ``name`` for the message."""
-
-    bounds: tuple[int, ...]
-    op: str
-    name: str = "indices"
-    mode: int = WRAP
-    what: Callable[[int], str] | None = None  # bound number -> "axis 1 of size 3"
-    inner: int = 1  # index p checks against bounds[(p // inner) % len(bounds)]
-
-    def bound_of(self, position: int) -> int:
-        return (position // self.inner) % len(self.bounds)
-
-
-@dataclass(frozen=True)
-class Table:
-    """The gather kernel's map from output elements to source elements."""
-
-    shape: tuple[int, ...]  # the output's (or the updates') shape
-    dstrides: tuple[int, ...]  # per output axis, into the data (elements)
-    istrides: tuple[int, ...]  # per output axis, into the index tensor
-    lookups: tuple[tuple[int, int], ...] = ()  # (data stride, index offset)
-    mode: int = 0  # 0 lookups, 1 reverse (ReverseSequence), 2 circular (TensorScatter)
-    time_axis: int = -1
-    time_stride: int = 0
-    modulus: int = 1
-    extra: dict = field(default_factory=dict, compare=False)
-
-    @property
-    def size(self) -> int:
-        return math.prod(self.shape)
-
-
 class BadIndex(OpError):
     """An index out of its range, found on the device."""
 
@@ -138,12 +101,6 @@ class BadIndex(OpError):
         self.position, self.value = position, value
 
 
-def row_strides(shape: Sequence[int]) -> tuple[int, ...]:
-    out, acc = [], 1
-    for d in reversed(shape):
-        out.append(acc)
-        acc *= d
-    return tuple(reversed(out))
 
 
 def binding_limit(gpu: Gpu) -> int:

@@ -15,8 +15,7 @@ import functools
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 from ..errors import OpError
-from ..gpu.indexed import NONNEG, RANGE, WRAP, Check, Table, valid_range
-from ..gpu.scatter import DUPLICATES
+from ..gpu.index_table import NONNEG, RANGE, WRAP, Check, Table  # the kernels' modules only when one runs
 
 if TYPE_CHECKING:
     from .family import Arg, OutputPlan
@@ -128,6 +127,8 @@ def _host_norm(idx: Optional[Arg], check: Optional[Check]):
         ok = -d <= v < d if check.mode == WRAP else (0 <= v < d if check.mode == NONNEG else 0 <= v <= d)
         if not ok:
             where = ", ".join(map(str, np.unravel_index(p, idx.shape))) if idx.shape else ""
+            from ..gpu.indexed import valid_range
+
             valid = valid_range(check.mode, d)
             about = f" for {check.what(check.bound_of(p))}" if check.what else ""
             raise OpError(f"{check.op}: {check.name}[{where}] = {int(v)} is out of range {valid}{about}")
@@ -175,6 +176,8 @@ def host_scatter(op: str, data: Arg, updates: Arg, idx: Optional[Arg], table: Ta
     if table.size:
         targets = _offsets(table, norm)
         if len(np.unique(targets)) != len(targets):
+            from ..gpu.scatter import DUPLICATES
+
             raise OpError(f"{op}: {DUPLICATES}")
         out[targets] = np.asarray(updates.tensor.strings, dtype=object).reshape(-1)
     return out.reshape(data.shape)

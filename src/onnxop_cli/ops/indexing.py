@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from ..errors import OpError
-from ..gpu.indexed import RANGE, WRAP, Check, Table, row_strides
+from ..gpu.index_table import RANGE, WRAP, Check, Table, row_strides  # not gpu.indexed: no kernel code at import
 
 Shape = tuple[int, ...]
 

@@ -1,0 +1,59 @@
+"""What an indexed kernel is told (gpu/indexed.py, gpu/scatter.py), as plain
+data with no device code: the index check modes, ``Check`` and ``Table``.
+ops/ builds these from the ONNX shapes at plan time; kept apart from
+gpu/indexed.py so that importing the registry (every operator module) does
+not import the indexed kernels' code: a Flatten never runs them
+(tests/test_startup_lazy.py)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+WRAP, RANGE, NONNEG = 0, 1, 2  # index check modes: -d .. d-1 wrapped; 0 .. d; 0 .. d-1
+
+
+@dataclass(frozen=True)
+class Check:
+    """How an index tensor is checked: ``bounds[p % len(bounds)]`` for index p;
+    ``mode`` WRAP (valid -d .. d-1), RANGE (valid 0 .. d) or NONNEG (valid
+    0 .. d-1: opsets before negative indices); ``op`` and
+    ``name`` for the message."""
+
+    bounds: tuple[int, ...]
+    op: str
+    name: str = "indices"
+    mode: int = WRAP
+    what: Callable[[int], str] | None = None  # bound number -> "axis 1 of size 3"
+    inner: int = 1  # index p checks against bounds[(p // inner) % len(bounds)]
+
+    def bound_of(self, position: int) -> int:
+        return (position // self.inner) % len(self.bounds)
+
+
+@dataclass(frozen=True)
+class Table:
+    """The gather kernel's map from output elements to source elements."""
+
+    shape: tuple[int, ...]  # the output's (or the updates') shape
+    dstrides: tuple[int, ...]  # per output axis, into the data (elements)
+    istrides: tuple[int, ...]  # per output axis, into the index tensor
+    lookups: tuple[tuple[int, int], ...] = ()  # (data stride, index offset)
+    mode: int = 0  # 0 lookups, 1 reverse (ReverseSequence), 2 circular (TensorScatter)
+    time_axis: int = -1
+    time_stride: int = 0
+    modulus: int = 1
+    extra: dict = field(default_factory=dict, compare=False)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+
+def row_strides(shape: Sequence[int]) -> tuple[int, ...]:
+    out, acc = [], 1
+    for d in reversed(shape):
+        out.append(acc)
+        acc *= d
+    return tuple(reversed(out))

@@ -1,0 +1,86 @@
+"""A small run loads and builds only what it uses (issue 23, start-up),
+checked in a fresh process by what is in sys.modules and what typer built,
+never by timing (the figure is in docs/performance.md):
+
+- the registry (every operator module) is imported without the indexed
+  kernels' code: ops/ plans with gpu/index_table.py, and gpu/indexed.py,
+  gpu/scatter.py load when a Gather or a Scatter runs;
+- `onnxop flatten ...` has typer build the flatten command alone, where it
+  built every command's click parameters on every run (cli/main.py
+  _only_command); `onnxop --help` still builds them all.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from conftest import random_array
+
+LAZY = ("onnxop_cli.gpu.indexed", "onnxop_cli.gpu.scatter")
+
+PROBE = """
+import json, sys
+import typer.main
+from onnxop_cli.cli import main as cli
+from onnxop_cli.cli.app import app
+from onnxop_cli import ops
+
+built = []
+make = typer.main.get_command_from_info
+def counting(*a, **kw):
+    info = a[0] if a else kw["command_info"]
+    built.append(info.name or info.callback.__name__)
+    return make(*a, **kw)
+typer.main.get_command_from_info = counting
+
+lazy = %(lazy)r
+out = {"registry": len(ops.SPECS), "commands": len(app.registered_commands)}
+for step, argv in %(steps)s:
+    built.clear()
+    code = cli.run(argv)
+    out[step] = {"code": code, "built": list(built), "loaded": [m for m in lazy if m in sys.modules],
+                 "commands": len(app.registered_commands)}
+print(json.dumps(out))
+"""
+
+
+def probe(tmp_path: Path, steps: list[tuple[str, list[str]]]) -> dict:
+    env = {**os.environ, "XDG_RUNTIME_DIR": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    code = PROBE % {"lazy": LAZY, "steps": json.dumps(steps)}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_flatten_loads_no_indexed_kernels_and_builds_one_command(tmp_path, rng):
+    a = random_array(rng, (4, 8, 32), "float32")
+    np.save(tmp_path / "a.npy", a)
+    found = probe(tmp_path, [
+        ("flatten", ["flatten", "a.npy", "--axis", "1", "--backend", "vulkan", "-o", "b.npy", "-q"]),
+        ("gather", ["gather", "a.npy", "--indices", "2,0,-1", "--backend", "vulkan", "-o", "g.npy", "-q"]),
+    ])
+    assert found["registry"] >= 30 and found["commands"] > 30  # every operator is registered all the same
+    flat = found["flatten"]
+    assert flat["code"] == 0 and flat["built"] == ["flatten"] and flat["loaded"] == []
+    assert flat["commands"] == found["commands"]  # the full list is back after the run
+    assert np.load(tmp_path / "b.npy").tobytes() == a.reshape(4, 256).tobytes()
+    # what a Flatten leaves out a Gather loads (the test watches real names; gpu/scatter.py a Scatter)
+    gather = found["gather"]
+    assert gather["code"] == 0 and gather["built"] == ["gather"] and gather["loaded"] == ["onnxop_cli.gpu.indexed"]
+    assert all(importlib.util.find_spec(name) for name in LAZY)
+    assert np.load(tmp_path / "g.npy").tobytes() == a[[2, 0, -1]].tobytes()
+
+
+def test_help_and_unknown_commands_still_see_every_command(tmp_path):
+    found = probe(tmp_path, [("help", ["--help"]), ("typo", ["flaten", "x.npy"]), ("after", ["-q", "flatten", "--help"])])
+    assert found["help"]["code"] == 0 and len(found["help"]["built"]) == found["commands"]
+    assert found["typo"]["code"] == 2 and len(found["typo"]["built"]) == found["commands"]  # "did you mean"
+    assert len(found["after"]["built"]) == found["commands"]  # a name after an option: the whole group, as before
+    assert all(not found[s]["loaded"] for s in ("help", "typo", "after"))
