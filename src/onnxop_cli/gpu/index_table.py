@@ -3,7 +3,7 @@ data with no device code: the index check modes, ``Check`` and ``Table``.
 ops/ builds these from the ONNX shapes at plan time; kept apart from
 gpu/indexed.py so that importing the registry (every operator module) does
 not import the indexed kernels' code: a Flatten never runs them
-(tests/test_startup_lazy.py)."""
+(tests/process/test_startup_lazy.py)."""
 
 from __future__ import annotations
 
