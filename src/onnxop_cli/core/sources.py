@@ -107,10 +107,18 @@ class FileBytes:
     def _truncated(self, at_least: int) -> InputError:
         """The whole range's shortfall, from the file's size now (not the
         chunk's: a chunk read short says only where the file ends)."""
+        end = self.offset + self.nbytes
         try:
-            missing = max(at_least, self.offset + self.nbytes - self.file.stat().st_size)
+            now = self.file.stat().st_size
         except OSError:
-            missing = at_least
+            now = None
+        if now is not None and self.file.size >= end:  # whole when opened: it shrank under the read
+            # the words the SIGBUS handler (core/sigbus.py) uses for a mapped read of the same file
+            return InputError(
+                f"{self.file.label}: file was truncated while onnxop read it: it now has {now} bytes, "
+                f"{max(end - now, at_least)} of the {end} needed are missing; not used"
+            )
+        missing = at_least if now is None else max(at_least, end - now)
         return InputError(
             f"{self.file.label}: file is truncated: expected {self.nbytes} data bytes "
             f"from offset {self.offset}, it ends {missing} bytes early"
