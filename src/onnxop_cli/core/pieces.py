@@ -36,3 +36,28 @@ class Piece:
     @property
     def size(self) -> int:
         return math.prod(self.shape)
+
+
+def forwards(p: Piece) -> Optional[Piece]:
+    """The piece with every destination stride made positive (an axis that
+    writes leftwards read from its other end: Pad's reflections and wraps,
+    whose runs repeat right to left); the same elements to the same places,
+    so a piece's place in the plan (what it overwrites) is kept. None if
+    such an axis is a triangle's row or column."""
+    dst, src, msk = list(p.dst_strides), list(p.src_strides), list(p.mask_strides)
+    d_off, s_off, m_off = p.dst_offset, p.src_offset, p.mask_offset
+    for a, (d, ds) in enumerate(zip(p.shape, p.dst_strides)):
+        if ds >= 0 or d <= 1:
+            continue
+        if p.tri is not None and a in (p.tri[1], p.tri[2]):
+            return None
+        d_off += (d - 1) * ds
+        dst[a] = -ds
+        if src:
+            s_off += (d - 1) * src[a]
+            src[a] = -src[a]
+        if msk:
+            m_off += (d - 1) * msk[a]
+            msk[a] = -msk[a]
+    return Piece(p.shape, tuple(dst), d_off, p.src, tuple(src), s_off, p.fill, p.mask, tuple(msk), m_off,
+                 p.tri, p.otherwise_fill)

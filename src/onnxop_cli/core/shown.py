@@ -23,7 +23,7 @@ import itertools
 import math
 from typing import Optional, Sequence
 
-from .pieces import Piece
+from .pieces import Piece, forwards
 from .view import c_strides
 
 MAX_PIECES = 1 << 16  # narrowed pieces past this: not worth it (the caller makes the result)
@@ -84,34 +84,11 @@ def _steps(p: Piece, shape: tuple[int, ...], strides: tuple[int, ...]) -> Option
     return steps
 
 
-def _forward(p: Piece) -> Optional[Piece]:
-    """The piece with every destination stride made positive (an axis that
-    writes leftwards read from its other end: Pad's reflections and wraps);
-    None if that axis is a triangle's row or column."""
-    dst, src, msk = list(p.dst_strides), list(p.src_strides), list(p.mask_strides)
-    d_off, s_off, m_off = p.dst_offset, p.src_offset, p.mask_offset
-    for a, (d, ds) in enumerate(zip(p.shape, p.dst_strides)):
-        if ds >= 0 or d <= 1:
-            continue
-        if p.tri is not None and a in (p.tri[1], p.tri[2]):
-            return None
-        d_off += (d - 1) * ds
-        dst[a] = -ds
-        if src:
-            s_off += (d - 1) * src[a]
-            src[a] = -src[a]
-        if msk:
-            m_off += (d - 1) * msk[a]
-            msk[a] = -msk[a]
-    return Piece(p.shape, tuple(dst), d_off, p.src, tuple(src), s_off, p.fill, p.mask, tuple(msk), m_off,
-                 p.tri, p.otherwise_fill)
-
-
 def _narrow_one(p: Piece, shape, shown, where, nstrides) -> Optional[list[Piece]]:
     if p.size == 0:
         return []
     if any(ds < 0 for ds in p.dst_strides):
-        p = _forward(p)  # type: ignore[assignment]
+        p = forwards(p)  # type: ignore[assignment]
         if p is None:
             return None
     strides = c_strides(shape)

@@ -18,7 +18,7 @@ import struct
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterator, Optional, Sequence
 
-from ..core.pieces import Piece
+from ..core.pieces import Piece, forwards
 from .device import Gpu
 from .buffers import WORD, env_poison, grid, round_up
 from .kernels import shader_const
@@ -76,7 +76,10 @@ def cut(p: Piece, start: int, stop: int) -> Iterator[Piece]:
     """The parts of ``p`` whose output elements lie in [start, stop), offsets
     made band-relative. A part that straddles an edge is cut along its first
     axis: the rows wholly inside are one part, a straddling row is cut again.
-    (Pieces walk the output forwards: their first axis has a positive stride.)"""
+    A piece with an axis that writes leftwards (Pad's reflect and wrap repeat
+    runs right to left) is turned forwards first (core/pieces.forwards), so
+    its rows walk the output forwards: such a piece straddling a band edge
+    (outputs past one band, 64 MiB) failed here with an internal error."""
     if p.size == 0:
         return
     lo, hi = span(p.shape, p.dst_strides, p.dst_offset)
@@ -85,6 +88,11 @@ def cut(p: Piece, start: int, stop: int) -> Iterator[Piece]:
     if lo >= start and hi < stop:
         yield replace(p, dst_offset=p.dst_offset - start)
         return
+    if any(ds < 0 and d > 1 for d, ds in zip(p.shape, p.dst_strides)):
+        turned = forwards(p)
+        if turned is not None:
+            yield from cut(turned, start, stop)
+            return
     d0, s0 = p.shape[0], p.dst_strides[0]
     assert d0 == 1 or s0 > 0, "a piece's first axis walks the output forwards"
     rlo, rhi = span(p.shape[1:], p.dst_strides[1:], p.dst_offset)
