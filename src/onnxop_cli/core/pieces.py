@@ -6,7 +6,7 @@ Pure data, next to View: nothing here touches bytes or the GPU."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional
 
 
@@ -18,7 +18,10 @@ class Piece:
     element's little-endian bytes). ``mask`` (an input index, a bool tensor)
     with its strides and offset, or ``tri`` (k, row axis, col axis, upper),
     choose per element; where they say no, the element gets ``fill`` when
-    ``otherwise_fill`` and keeps what an earlier piece wrote when not."""
+    ``otherwise_fill`` and keeps what an earlier piece wrote when not -- or,
+    a *select* piece (``other`` an input index, with a mask), is read from
+    element ``other_offset + i . other_strides`` of input ``other``: Where's
+    one pass, each output element written once."""
 
     shape: tuple[int, ...]
     dst_strides: tuple[int, ...]
@@ -32,7 +35,24 @@ class Piece:
     mask_offset: int = 0
     tri: Optional[tuple[int, int, int, bool]] = None
     otherwise_fill: bool = False
+    other: Optional[int] = None
+    other_strides: tuple[int, ...] = ()
+    other_offset: int = 0
 
     @property
     def size(self) -> int:
         return math.prod(self.shape)
+
+
+def two_pass(p: Piece) -> list[Piece]:
+    """A select piece as the two plain pieces it equals: ``other`` copied
+    over the box, then ``src`` under the mask (keeping the rest). For the
+    paths that follow pieces element by element, not the kernel: summaries
+    (core/shown.py) and strings on the host (core/family.py)."""
+    if p.other is None:
+        return [p]
+    return [
+        replace(p, src=p.other, src_strides=p.other_strides, src_offset=p.other_offset, mask=None,
+                mask_strides=(), mask_offset=0, other=None, other_strides=(), other_offset=0, otherwise_fill=False),
+        replace(p, other=None, other_strides=(), other_offset=0, otherwise_fill=False),
+    ]
