@@ -196,6 +196,18 @@ fn write(loc: Loc) {
     atomicOr(&dst[w], x << shift);
 }
 
+// A select piece's element of 1 << lg whole words, neither source swapped:
+// each word of X where the mask is true, else of Y -- no fill, no keep.
+fn select_words(loc: Loc, lg: u32) {
+    let take = ((mask[loc.m >> 2u] >> ((loc.m & 3u) * 8u)) & 0xffu) != 0u;
+    let n = 1u << lg;
+    for (var q = 0u; q < n; q = q + 1u) {
+        let a = src[(loc.s << lg) + q];
+        let b = other[(loc.o << lg) + q];
+        atomicStore(&dst[(loc.d << lg) + q], select(b, a, take));
+    }
+}
+
 // Each invocation writes ELEMS consecutive elements of the piece: the index
 // is decomposed once (divisions are the main cost on CPU adapters), then
 // walked along the last axis with adds until that axis wraps.
@@ -218,6 +230,9 @@ fn main(
         }
     }
     let end = min(l0 + ELEMS, params.count);
+    // a select piece of whole words read as they lie (Where of 32-, 64-, 128-bit types): its own loop
+    let fast = params.has_other == 1u && params.bits >= 32u && params.swap == 0u && params.other_swap == 0u;
+    let lg = select(0u, countTrailingZeros(params.bits) - 5u, params.bits >= 32u);
     for (var l = l0; l < end; l = l + 1u) {
         if (l != l0) {
             if (loc.i + 1u < last.x) {
@@ -236,6 +251,10 @@ fn main(
                 loc = locate(l);
             }
         }
-        write(loc);
+        if (fast) {
+            select_words(loc, lg);
+        } else {
+            write(loc);
+        }
     }
 }
