@@ -92,8 +92,9 @@ def kernel(backend: str | None, size: int, rounds: int) -> str:
         # select between two inputs by a broadcast row condition
         "where": ([Source(MemoryBytes(np.tile(np.array([1, 0, 1, 1], np.uint8), cols // 4 + 1)[:cols])),
                    Source(MemoryBytes(whole)), Source(MemoryBytes(whole[::-1].copy()))],
-                  [Piece((rows, cols), c_strides((rows, cols)), 0, 2, (cols, 1)),
-                   Piece((rows, cols), c_strides((rows, cols)), 0, 1, (cols, 1), mask=0, mask_strides=(0, 1))]),
+                  # one select piece, as ops/where.py plans it: X under the condition, else Y
+                  [Piece((rows, cols), c_strides((rows, cols)), 0, 1, (cols, 1), mask=0, mask_strides=(0, 1),
+                         other=2, other_strides=(cols, 1))]),
     }
     gather_view = View((rows, cols), (-cols, 1), (rows - 1) * cols)  # rows reversed: the gather kernel proper
     results: dict[str, list[tuple[float, float]]] = {op: [] for op in OPS}

@@ -10,9 +10,12 @@
 //     1: the mask (a bool tensor, 8-bit, its own window and strides) is true;
 //     2: upper triangle: col - row >= tri_k;  3: lower: col - row <= tri_k
 // (row and col are the indices along axes tri_row, tri_col of the piece).
-// Where the predicate fails the element gets `fill` (otherwise 1) or keeps
-// what an earlier dispatch wrote (otherwise 0): Where is the Y piece, then
-// the X piece masked by the condition.
+// Where the predicate fails the element gets `fill` (otherwise 1), keeps
+// what an earlier dispatch wrote (otherwise 0), or -- a select piece
+// (has_other 1) -- is read from the second source `other` at
+//     other element  other_base + sum_k i_k * other_stride_k
+// (the strides in axes[at + 16 + k].x): Where is one select piece, X where
+// the condition is true and Y elsewhere, each output element written once.
 //
 // Strides are two's complement u32: every offset is taken mod 2^32, and the
 // host keeps each dispatch's window and band within one binding, so the final
@@ -46,6 +49,10 @@ struct Params {
     tri_col: u32,
     pad0: u32,
     fill: vec4<u32>, // the fill value's words, low first
+    has_other: u32,  // 1: where pred fails, read `other` (a select piece)
+    other_base: u32,
+    other_swap: u32,
+    pad1: u32,
 }
 
 @group(0) @binding(0) var<storage, read> src: array<u32>;
@@ -53,27 +60,50 @@ struct Params {
 @group(0) @binding(2) var<storage, read_write> dst: array<atomic<u32>>;
 @group(0) @binding(3) var<uniform> params: Params;
 @group(0) @binding(4) var<storage, read> axes: array<vec4<u32>>;  // (dim, src stride, dst stride, mask stride)
+@group(0) @binding(5) var<storage, read> other: array<u32>;
 
 fn bswap32(x: u32) -> u32 {
     return (x << 24u) | ((x & 0xff00u) << 8u) | ((x >> 8u) & 0xff00u) | (x >> 24u);
 }
 
 // Word q of source element s (bits >= 32), big-endian bytes reversed per unit.
-fn src_word(s: u32, q: u32, lg: u32) -> u32 {
-    let flip = select(0u, params.swap / 4u - 1u, params.swap >= 4u);
+fn word_swapped(x: u32, swap: u32) -> u32 {
+    return select(x, bswap32(x), swap >= 4u);
+}
+
+// the word index of word q of element s, for a source of swap unit `swap`
+fn word_at(s: u32, q: u32, lg: u32, swap: u32) -> u32 {
+    let flip = select(0u, swap / 4u - 1u, swap >= 4u);
     let lo = (1u << lg) - 1u;
-    let x = src[(s << lg) + ((q & lo) ^ flip)];
-    return select(x, bswap32(x), params.swap >= 4u);
+    return (s << lg) + ((q & lo) ^ flip);
+}
+
+fn src_word(s: u32, q: u32, lg: u32) -> u32 {
+    return word_swapped(src[word_at(s, q, lg, params.swap)], params.swap);
+}
+
+fn other_word(s: u32, q: u32, lg: u32) -> u32 {
+    return word_swapped(other[word_at(s, q, lg, params.other_swap)], params.other_swap);
+}
+
+// element s (bits < 32) out of its word w
+fn small_of(w: u32, s: u32, bits: u32, swap: u32) -> u32 {
+    let per = 32u / bits;
+    var x = (w >> ((s & (per - 1u)) * bits)) & ((1u << bits) - 1u);
+    if (swap == 2u) {
+        x = ((x & 0xffu) << 8u) | (x >> 8u);
+    }
+    return x;
 }
 
 fn src_small(s: u32, bits: u32) -> u32 {
     let lg = 5u - countTrailingZeros(bits);  // log2 of elements per word
-    let per = 1u << lg;
-    var x = (src[s >> lg] >> ((s & (per - 1u)) * bits)) & ((1u << bits) - 1u);
-    if (params.swap == 2u) {
-        x = ((x & 0xffu) << 8u) | (x >> 8u);
-    }
-    return x;
+    return small_of(src[s >> lg], s, bits, params.swap);
+}
+
+fn other_small(s: u32, bits: u32) -> u32 {
+    let lg = 5u - countTrailingZeros(bits);
+    return small_of(other[s >> lg], s, bits, params.other_swap);
 }
 
 // Where element l of the piece lies: its source, destination and mask
@@ -82,6 +112,7 @@ struct Loc {
     s: u32,
     d: u32,
     m: u32,
+    o: u32,
     row: u32,
     col: u32,
     i: u32,
@@ -89,7 +120,7 @@ struct Loc {
 
 fn locate(l: u32) -> Loc {
     var rest = l;
-    var loc = Loc(params.src_base, params.dst_base, params.mask_base, 0u, 0u, 0u);
+    var loc = Loc(params.src_base, params.dst_base, params.mask_base, params.other_base, 0u, 0u, 0u);
     for (var k = params.rank; k > 0u; k = k - 1u) {
         let a = axes[params.at + k - 1u];
         let i = rest % a.x;
@@ -97,6 +128,9 @@ fn locate(l: u32) -> Loc {
         loc.s = loc.s + i * a.y;
         loc.d = loc.d + i * a.z;
         loc.m = loc.m + i * a.w;
+        if (params.has_other == 1u) {
+            loc.o = loc.o + i * axes[params.at + 15u + k].x;
+        }
         if (k - 1u == params.tri_row) {
             loc.row = i;
         }
@@ -120,11 +154,15 @@ fn write(loc: Loc) {
         take = select(diff <= k, diff >= k, params.pred == 2u);
     }
     var fill = params.mode == 1u;
+    var from_other = false;
     if (!take) {
-        if (params.otherwise == 0u) {
+        if (params.has_other == 1u) {
+            from_other = true;
+        } else if (params.otherwise == 0u) {
             return;
+        } else {
+            fill = true;
         }
-        fill = true;
     }
     let bits = params.bits;
     if (bits >= 32u) {
@@ -134,6 +172,8 @@ fn write(loc: Loc) {
             var x = 0u;
             if (fill) {
                 x = params.fill[q];
+            } else if (from_other) {
+                x = other_word(loc.o, q, lg);
             } else {
                 x = src_word(loc.s, q, lg);
             }
@@ -144,6 +184,8 @@ fn write(loc: Loc) {
     var x = 0u;
     if (fill) {
         x = params.fill.x & ((1u << bits) - 1u);
+    } else if (from_other) {
+        x = other_small(loc.o, bits);
     } else {
         x = src_small(loc.s, bits);
     }
@@ -152,6 +194,18 @@ fn write(loc: Loc) {
     let w = loc.d >> lg;
     atomicAnd(&dst[w], ~(((1u << bits) - 1u) << shift));
     atomicOr(&dst[w], x << shift);
+}
+
+// A select piece's element of 1 << lg whole words, neither source swapped:
+// each word of X where the mask is true, else of Y -- no fill, no keep.
+fn select_words(loc: Loc, lg: u32) {
+    let take = ((mask[loc.m >> 2u] >> ((loc.m & 3u) * 8u)) & 0xffu) != 0u;
+    let n = 1u << lg;
+    for (var q = 0u; q < n; q = q + 1u) {
+        let a = src[(loc.s << lg) + q];
+        let b = other[(loc.o << lg) + q];
+        atomicStore(&dst[(loc.d << lg) + q], select(b, a, take));
+    }
 }
 
 // Each invocation writes ELEMS consecutive elements of the piece: the index
@@ -168,10 +222,17 @@ fn main(
     }
     var loc = locate(l0);
     var last = vec4<u32>(params.count, 0u, 0u, 0u);  // a rank-0 piece: one element
+    var last_o = 0u;
     if (params.rank > 0u) {
         last = axes[params.at + params.rank - 1u];
+        if (params.has_other == 1u) {
+            last_o = axes[params.at + 15u + params.rank].x;
+        }
     }
     let end = min(l0 + ELEMS, params.count);
+    // a select piece of whole words read as they lie (Where of 32-, 64-, 128-bit types): its own loop
+    let fast = params.has_other == 1u && params.bits >= 32u && params.swap == 0u && params.other_swap == 0u;
+    let lg = select(0u, countTrailingZeros(params.bits) - 5u, params.bits >= 32u);
     for (var l = l0; l < end; l = l + 1u) {
         if (l != l0) {
             if (loc.i + 1u < last.x) {
@@ -179,6 +240,7 @@ fn main(
                 loc.s = loc.s + last.y;
                 loc.d = loc.d + last.z;
                 loc.m = loc.m + last.w;
+                loc.o = loc.o + last_o;
                 if (params.tri_col == params.rank - 1u) {
                     loc.col = loc.col + 1u;
                 }
@@ -189,6 +251,10 @@ fn main(
                 loc = locate(l);
             }
         }
-        write(loc);
+        if (fast) {
+            select_words(loc, lg);
+        } else {
+            write(loc);
+        }
     }
 }

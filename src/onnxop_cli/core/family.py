@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
 from ..errors import InputError, OpError
 from ..ops.family import Arg, OutputPlan, Piece, TensorOp
+from .pieces import two_pass
 from .sources import MemoryBytes
 from .tensor import Tensor, check_shape
 
@@ -196,7 +197,7 @@ def _host(p: OutputPlan, tensors: Sequence[Optional[Tensor]]):
     if p.copy is not None:
         t = tensors[p.copy]
         return np.asarray(t.strings, dtype=object).reshape(p.shape)  # type: ignore[union-attr]
-    for piece in p.pieces or []:
+    for piece in (q for whole in p.pieces or [] for q in two_pass(whole)):
         if piece.size == 0:
             continue
         dst = _index(piece.shape, piece.dst_strides, piece.dst_offset)

@@ -6,7 +6,7 @@ Pure data, next to View: nothing here touches bytes or the GPU."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional
 
 
@@ -18,7 +18,10 @@ class Piece:
     element's little-endian bytes). ``mask`` (an input index, a bool tensor)
     with its strides and offset, or ``tri`` (k, row axis, col axis, upper),
     choose per element; where they say no, the element gets ``fill`` when
-    ``otherwise_fill`` and keeps what an earlier piece wrote when not."""
+    ``otherwise_fill`` and keeps what an earlier piece wrote when not -- or,
+    a *select* piece (``other`` an input index, with a mask), is read from
+    element ``other_offset + i . other_strides`` of input ``other``: Where's
+    one pass, each output element written once."""
 
     shape: tuple[int, ...]
     dst_strides: tuple[int, ...]
@@ -32,6 +35,9 @@ class Piece:
     mask_offset: int = 0
     tri: Optional[tuple[int, int, int, bool]] = None
     otherwise_fill: bool = False
+    other: Optional[int] = None
+    other_strides: tuple[int, ...] = ()
+    other_offset: int = 0
 
     @property
     def size(self) -> int:
@@ -44,8 +50,8 @@ def forwards(p: Piece) -> Optional[Piece]:
     whose runs repeat right to left); the same elements to the same places,
     so a piece's place in the plan (what it overwrites) is kept. None if
     such an axis is a triangle's row or column."""
-    dst, src, msk = list(p.dst_strides), list(p.src_strides), list(p.mask_strides)
-    d_off, s_off, m_off = p.dst_offset, p.src_offset, p.mask_offset
+    dst, src, msk, oth = list(p.dst_strides), list(p.src_strides), list(p.mask_strides), list(p.other_strides)
+    d_off, s_off, m_off, o_off = p.dst_offset, p.src_offset, p.mask_offset, p.other_offset
     for a, (d, ds) in enumerate(zip(p.shape, p.dst_strides)):
         if ds >= 0 or d <= 1:
             continue
@@ -59,5 +65,22 @@ def forwards(p: Piece) -> Optional[Piece]:
         if msk:
             m_off += (d - 1) * msk[a]
             msk[a] = -msk[a]
-    return Piece(p.shape, tuple(dst), d_off, p.src, tuple(src), s_off, p.fill, p.mask, tuple(msk), m_off,
-                 p.tri, p.otherwise_fill)
+        if oth:  # a select piece's second source walks with the first
+            o_off += (d - 1) * oth[a]
+            oth[a] = -oth[a]
+    return replace(p, dst_strides=tuple(dst), dst_offset=d_off, src_strides=tuple(src), src_offset=s_off,
+                   mask_strides=tuple(msk), mask_offset=m_off, other_strides=tuple(oth), other_offset=o_off)
+
+
+def two_pass(p: Piece) -> list[Piece]:
+    """A select piece as the two plain pieces it equals: ``other`` copied
+    over the box, then ``src`` under the mask (keeping the rest). For the
+    paths that follow pieces element by element, not the kernel: summaries
+    (core/shown.py) and strings on the host (core/family.py)."""
+    if p.other is None:
+        return [p]
+    return [
+        replace(p, src=p.other, src_strides=p.other_strides, src_offset=p.other_offset, mask=None,
+                mask_strides=(), mask_offset=0, other=None, other_strides=(), other_offset=0, otherwise_fill=False),
+        replace(p, other=None, other_strides=(), other_offset=0, otherwise_fill=False),
+    ]

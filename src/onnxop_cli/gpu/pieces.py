@@ -25,7 +25,8 @@ from .kernels import shader_const
 
 SHADER = "pieces.wgsl"
 DEFAULT_BAND = 64 << 20
-PARAMS_BYTES = 80  # sizeof(Params) in pieces.wgsl
+PARAMS_BYTES = 96  # sizeof(Params) in pieces.wgsl
+SLOTS = 16  # axes entries per piece (ranks up to 16); a select piece's other strides follow them
 BATCH = 128  # dispatches per submission
 
 Sink = Callable[[memoryview], None]
@@ -53,6 +54,7 @@ def _sub(p: Piece, start: int, stop: int) -> Piece:
         dst_offset=p.dst_offset + start * p.dst_strides[0],
         src_offset=p.src_offset + (start * p.src_strides[0] if p.src is not None else 0),
         mask_offset=p.mask_offset + (start * p.mask_strides[0] if p.mask is not None else 0),
+        other_offset=p.other_offset + (start * p.other_strides[0] if p.other is not None else 0),
         tri=tri,
     )
 
@@ -68,6 +70,7 @@ def _drop_first(p: Piece) -> Piece:
         p, shape=p.shape[1:], dst_strides=p.dst_strides[1:],
         src_strides=p.src_strides[1:] if p.src is not None else (),
         mask_strides=p.mask_strides[1:] if p.mask is not None else (),
+        other_strides=p.other_strides[1:] if p.other is not None else (),
         tri=tri,
     )
 
@@ -125,6 +128,9 @@ def fit(p: Piece, window: int) -> Iterator[Piece]:
         if q.mask is not None:
             lo, hi = span(q.shape, q.mask_strides, q.mask_offset)
             n = max(n, hi - lo + 1)
+        if q.other is not None:
+            lo, hi = span(q.shape, q.other_strides, q.other_offset)
+            n = max(n, hi - lo + 1)
         return n
 
     if reach(p) <= window or not p.shape:
@@ -177,7 +183,8 @@ def run_pieces(
     if poison is None:
         poison = env_poison()
     masked = any(p.mask is not None for p in pieces)
-    run = _Run(gpu, band_bytes, window_bytes, max_groups_per_dim, masked)
+    selects = any(p.other is not None for p in pieces)
+    run = _Run(gpu, band_bytes, window_bytes, max_groups_per_dim, masked, selects)
     written = 0
     try:
         for start in range(0, count, band):
@@ -201,12 +208,15 @@ def _extent(p: Piece, bits: int) -> int:
     if p.size and p.mask is not None:
         lo, hi = span(p.shape, p.mask_strides, p.mask_offset)
         n = max(n, hi - lo + 1)
+    if p.size and p.other is not None:
+        lo, hi = span(p.shape, p.other_strides, p.other_offset)
+        n = max(n, (hi - lo + 1) * bits // 8 + 1)
     return n
 
 
 class _Run:
     def __init__(self, gpu: Gpu, band_bytes: int, window_bytes: int, max_groups_per_dim: Optional[int],
-                 masked: bool = True) -> None:
+                 masked: bool = True, selects: bool = True) -> None:
         import wgpu
 
         self.gpu, self.cap = gpu, window_bytes
@@ -223,10 +233,13 @@ class _Run:
             self.upload_mask = self._buffer("upload-mask", mask_bytes, U.MAP_WRITE | U.COPY_SRC)
             self.src = self._buffer("src", cap, U.STORAGE | U.COPY_DST)
             self.mask = self._buffer("mask", mask_bytes, U.STORAGE | U.COPY_DST)
+            other_bytes = cap if selects else WORD  # no select piece: a word, bound but never read
+            self.upload_other = self._buffer("upload-other", other_bytes, U.MAP_WRITE | U.COPY_SRC)
+            self.other = self._buffer("other", other_bytes, U.STORAGE | U.COPY_DST)
             self.dst = self._buffer("dst", band_bytes, U.STORAGE | U.COPY_SRC | U.COPY_DST)
             self.readback = self._buffer("readback", band_bytes, U.MAP_READ | U.COPY_DST)
             self.params = self._buffer("params", self.stride * BATCH, U.UNIFORM | U.COPY_DST)
-            self.axes_bytes = 16 * 16 * BATCH
+            self.axes_bytes = 16 * 2 * SLOTS * BATCH
             self.axes = self._buffer("axes", self.axes_bytes, U.STORAGE | U.COPY_DST)
             self.bind_group = gpu.device.create_bind_group(
                 layout=layout,
@@ -236,6 +249,7 @@ class _Run:
                     {"binding": 2, "resource": {"buffer": self.dst, "offset": 0, "size": band_bytes}},
                     {"binding": 3, "resource": {"buffer": self.params, "offset": 0, "size": PARAMS_BYTES}},
                     {"binding": 4, "resource": {"buffer": self.axes, "offset": 0, "size": self.axes_bytes}},
+                    {"binding": 5, "resource": {"buffer": self.other, "offset": 0, "size": other_bytes}},
                 ],
             )
 
@@ -266,7 +280,7 @@ class _Run:
             gpu.queue.submit([encoder.finish()])
         # consecutive parts from one source share an upload while its window fits
         group: list[Piece] = []
-        window: Optional[tuple[int, int, int, int]] = None  # src lo, hi, mask lo, hi
+        window: Optional[tuple[int, int, int, int, int, int]] = None  # src lo, hi, mask lo, hi, other lo, hi
         for part in parts:
             w = _reach(part)
             merged = _merge(window, w) if group and _same_inputs(group[0], part) else None
@@ -314,8 +328,8 @@ class _Run:
         head = group[0]
         with gpu.errors("pieces dispatch"):
             encoder = gpu.device.create_command_encoder()
-            src_first = mask_first = 0
-            swap = 0
+            src_first = mask_first = other_first = 0
+            swap = other_swap = 0
             if head.src is not None:
                 source = sources[head.src]
                 assert source is not None
@@ -325,6 +339,11 @@ class _Run:
                 source = sources[head.mask]
                 assert source is not None
                 mask_first = self._upload(self.upload_mask, self.mask, source, window[2], window[3], 8, encoder)
+            if head.other is not None:
+                source = sources[head.other]
+                assert source is not None
+                other_swap = source.swap
+                other_first = self._upload(self.upload_other, self.other, source, window[4], window[5], bits, encoder)
             compute = encoder.begin_compute_pass()
             compute.set_pipeline(self.pipeline)
             axes = bytearray()
@@ -337,15 +356,17 @@ class _Run:
                 pred = 1 if p.mask is not None else (0 if p.tri is None else (2 if tri[3] else 3))
                 groups = -(-p.size // self.wg)
                 gx, gy = grid(groups, self.max_dim)
-                at = i * 16
+                at = i * 2 * SLOTS
                 record = struct.pack(
-                    "<16I4I",
+                    "<16I4I4I",
                     p.size, gx, rank, at, bits, swap if p.src is not None else 0,
                     0 if p.src is not None else 1, pred, 1 if p.otherwise_fill else 0,
                     (p.src_offset - src_first) & 0xFFFFFFFF, p.dst_offset & 0xFFFFFFFF,
                     (p.mask_offset - mask_first) & 0xFFFFFFFF, tri[0] & 0xFFFFFFFF,
                     tri[1] & 0xFFFFFFFF, tri[2] & 0xFFFFFFFF, 0,
                     *struct.unpack("<4I", fill),
+                    1 if p.other is not None else 0, (p.other_offset - other_first) & 0xFFFFFFFF,
+                    other_swap if p.other is not None else 0, 0,
                 )
                 gpu.queue.write_buffer(self.params, i * self.stride, record)
                 ss = p.src_strides if p.src is not None else (0,) * rank
@@ -354,7 +375,9 @@ class _Run:
                     struct.pack("<4I", d, s & 0xFFFFFFFF, t & 0xFFFFFFFF, m & 0xFFFFFFFF)
                     for d, s, t, m in zip(p.shape, ss, p.dst_strides, ms)
                 )
-                axes += entries + bytes(16 * 16 - len(entries))
+                os_ = p.other_strides if p.other is not None else ()
+                others = b"".join(struct.pack("<4I", s & 0xFFFFFFFF, 0, 0, 0) for s in os_)
+                axes += entries + bytes(16 * SLOTS - len(entries)) + others + bytes(16 * SLOTS - len(others))
                 compute.set_bind_group(0, self.bind_group, [i * self.stride])
                 compute.dispatch_workgroups(gx, gy, 1)
             compute.end()
@@ -383,24 +406,25 @@ class _Run:
                 self.readback.unmap()
 
 
-def _reach(p: Piece) -> tuple[int, int, int, int]:
+def _reach(p: Piece) -> tuple[int, int, int, int, int, int]:
     s = span(p.shape, p.src_strides, p.src_offset) if p.src is not None else (0, 0)
     m = span(p.shape, p.mask_strides, p.mask_offset) if p.mask is not None else (0, 0)
-    return (*s, *m)
+    o = span(p.shape, p.other_strides, p.other_offset) if p.other is not None else (0, 0)
+    return (*s, *m, *o)
 
 
 def _merge(a, b):
     if a is None:
         return b
-    return (min(a[0], b[0]), max(a[1], b[1]), min(a[2], b[2]), max(a[3], b[3]))
+    return (min(a[0], b[0]), max(a[1], b[1]), min(a[2], b[2]), max(a[3], b[3]), min(a[4], b[4]), max(a[5], b[5]))
 
 
 def _fits(w, limit: int) -> bool:
-    return w[1] - w[0] + 1 <= limit and w[3] - w[2] + 1 <= limit
+    return all(w[k + 1] - w[k] + 1 <= limit for k in (0, 2, 4))
 
 
 def _same_inputs(a: Piece, b: Piece) -> bool:
-    return a.src == b.src and a.mask == b.mask
+    return a.src == b.src and a.mask == b.mask and a.other == b.other
 
 
 def _layout_entries() -> list[dict]:
@@ -413,4 +437,5 @@ def _layout_entries() -> list[dict]:
         {"binding": 2, "visibility": stage, "buffer": {"type": "storage"}},
         {"binding": 3, "visibility": stage, "buffer": {"type": "uniform", "has_dynamic_offset": True}},
         {"binding": 4, "visibility": stage, "buffer": {"type": "read-only-storage"}},
+        {"binding": 5, "visibility": stage, "buffer": {"type": "read-only-storage"}},
     ]

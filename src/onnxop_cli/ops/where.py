@@ -2,9 +2,9 @@
 as numpy broadcasts.
 
 Where-9 takes the tensor types of its day, Where-16 adds bfloat16. The plan
-is a select between two gathers: a piece that copies Y (broadcast) over the
-whole output, then one that copies X (broadcast) where the condition
-(broadcast, the kernel's mask) is true and keeps Y elsewhere.
+is one select piece: each output element read from X where the condition
+(the kernel's mask) is true and from Y elsewhere, all three through their
+own broadcast strides, and written once.
 """
 
 from __future__ import annotations
@@ -32,10 +32,9 @@ class Where_9(TensorOp):
         assert cond is not None and x is not None and y is not None
         shape = broadcast_shape(cls.op_type, [cond.shape, x.shape, y.shape], ["condition", "X", "Y"])
         out = c_strides(shape)
-        pieces = [
-            Piece(shape, out, 0, 2, broadcast_strides(y, shape)),
-            Piece(shape, out, 0, 1, broadcast_strides(x, shape), mask=0, mask_strides=broadcast_strides(cond, shape)),
-        ]
+        pieces = [Piece(shape, out, 0, 1, broadcast_strides(x, shape), mask=0,
+                        mask_strides=broadcast_strides(cond, shape), other=2,
+                        other_strides=broadcast_strides(y, shape))]
         return [OutputPlan(cls.outputs[0], shape, x.dtype, pieces=pieces)]
 
 
@@ -54,6 +53,6 @@ SPEC = OpSpec(
     ),
     summary="Choose elements of two tensors by a condition (ONNX Where).",
     description="For each condition file (bool), the elements of --x where it is true and of --y where it is "
-    "false, all three broadcast: a copy of --y, then of --x under the condition, through the GPU pieces kernel.",
+    "false, all three broadcast: one pass of the GPU pieces kernel, each output element written once.",
     example="onnxop where c.npy --x a.npy --y b.npy -o w.npy",
 )
