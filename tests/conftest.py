@@ -100,7 +100,9 @@ def pytest_generate_tests(metafunc):
     engine's or the streaming's test in such a module says
     ``@pytest.mark.every_backend``); a
     module that tests an engine or the package, not a kernel, says
-    ``PER_ENGINE = True`` and runs on ENGINE_BACKENDS. A
+    ``PER_ENGINE = True`` and runs on ENGINE_BACKENDS (one test says
+    ``@pytest.mark.per_engine``: a costly real-size twin of a case that runs
+    on every backend at a forced small size). A
     module may take over the parametrisation of ``backend`` (test_gpu_copy.py
     pairs it with the kernel paths each adapter supports) by defining
     ``backend_params``."""
@@ -111,7 +113,9 @@ def pytest_generate_tests(metafunc):
         return
     if one_backend(metafunc):
         backends = BACKENDS[:1]
-    elif getattr(metafunc.module, "PER_ENGINE", False) and not metafunc.definition.get_closest_marker("every_backend"):
+    elif metafunc.definition.get_closest_marker("per_engine") is not None or (
+        getattr(metafunc.module, "PER_ENGINE", False) and not metafunc.definition.get_closest_marker("every_backend")
+    ):
         backends = ENGINE_BACKENDS
     else:
         backends = BACKENDS

@@ -5,8 +5,9 @@ types: Fortran order, big-endian input, transposes, slices with negative
 steps, broadcasts, tiles and arbitrary as_strided views, over random bits
 (NaN payloads and -0.0 included). The output is poisoned before every band,
 so a word the kernel does not write cannot match; a small forced binding
-limit runs the multi-band and multi-window paths on small data, and one real
-case above 128 MiB runs each path at the adapter's own limit.
+limit runs the multi-band and multi-window paths on small data, on every
+backend, and one real case above 128 MiB per engine runs at the adapter's own
+limit.
 """
 
 from __future__ import annotations
@@ -323,30 +324,54 @@ def test_grid_folds_when_groups_exceed_the_dimension_limit(gpu, rng):
     assert fortran(gpu, f, max_groups_per_dim=2) == reference(f)
 
 
-@pytest.mark.parametrize("case", ["transpose-f4", "fortran-u1", "reversed-int4", "every-other-u1"])
-def test_views_above_128_mib(gpu, case):
-    """Once per path with a tensor larger than max_storage_buffer_binding_size
-    (128 MiB on both software adapters), at the adapter's own limits: 32-bit
-    words, bytes assembled into words, and packed nibbles; bands read as
-    packed runs (the transposes), through one window (the reversal) and
-    through several windows each (a step of -2 has no unit-stride axis)."""
+PAST_ONE_BINDING = ["transpose-f4", "fortran-u1", "reversed-int4", "every-other-u1"]
+
+
+def past_one_binding(gpu, case: str, limit: int, **kw) -> tuple[bytes, bytes]:
+    """(kernel's bytes, numpy's) of ``case`` on a tensor larger than a binding
+    of ``limit`` bytes: 32-bit words, bytes assembled into words, and packed
+    nibbles; bands read as packed runs (the transposes), through one window
+    (the reversal) and through several windows each (a step of -2 has no
+    unit-stride axis)."""
     rng = np.random.default_rng(11)
-    limit = gpu.limits["max-storage-buffer-binding-size"]
     if case == "transpose-f4":
-        a = random_array(rng, (max(limit, 128 << 20) // 4096 + 3, 1027), "<f4")
+        a = random_array(rng, (limit // 4096 + 3, 1027), "<f4")
         v = a.T
-        got, want = gather(gpu, a, view_of(a, v)), reference(v)
+        got, want = gather(gpu, a, view_of(a, v), **kw), reference(v)
     elif case == "fortran-u1":
-        a = random_array(rng, (4099, max(limit, 128 << 20) // 4099 + 5), "u1")
+        a = random_array(rng, (4099, limit // 4099 + 5), "u1")
         v = a.T
-        got, want = gather(gpu, a, view_of(a, v)), reference(v)
+        got, want = gather(gpu, a, view_of(a, v), **kw), reference(v)
     elif case == "every-other-u1":
-        a = random_array(rng, (2 * max(limit, 128 << 20) + (3 << 20) + 7,), "u1")
+        a = random_array(rng, (2 * limit + limit * 3 // 128 + 7,), "u1")
         v = a[::-2]
-        got, want = gather(gpu, a, view_of(a, v)), reference(v)
+        got, want = gather(gpu, a, view_of(a, v), **kw), reference(v)
     else:
-        a = random_packed(rng, (2 * max(limit, 128 << 20) + 101,), ml_dtypes.int4)
+        a = random_packed(rng, (2 * limit + 101,), ml_dtypes.int4)
         v = a[::-1]
-        got, want = gather(gpu, np.frombuffer(packed(a), np.uint8), view_of(a, v), bits=4), packed(v)
+        got, want = gather(gpu, np.frombuffer(packed(a), np.uint8), view_of(a, v), bits=4, **kw), packed(v)
+    assert len(want) > limit
+    return got, want
+
+
+@pytest.mark.parametrize("case", PAST_ONE_BINDING)
+def test_views_past_one_binding(gpu, case):
+    """Every path past one binding, on every backend, with the binding forced
+    to 16 KiB: the same banding and windowing as above 128 MiB, on small data
+    (test_views_above_128_mib runs it at the adapter's own limit)."""
+    limit = 16 << 10
+    got, want = past_one_binding(gpu, case, limit, binding_bytes=limit)
+    assert got == want
+
+
+@pytest.mark.per_engine
+@pytest.mark.parametrize("case", ["transpose-f4"])
+def test_views_above_128_mib(gpu, case):
+    """Once per engine with a tensor larger than max_storage_buffer_binding_size
+    (128 MiB on both software adapters), at the adapter's own limits: 32-bit
+    words in bands read as packed runs (the cheapest of the paths at this size).
+    test_views_past_one_binding runs every path at a forced small limit."""
+    limit = max(gpu.limits["max-storage-buffer-binding-size"], 128 << 20)
+    got, want = past_one_binding(gpu, case, limit)
     assert len(want) > 128 << 20
     assert got == want

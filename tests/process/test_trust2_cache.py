@@ -1,7 +1,8 @@
 """Issue 20 item 12: a damaged but parseable cache -- one letter changed in
 a key of the cffi header cache or of the kernel-calibration cache -- is
 ignored and rewritten, never an internal error. Real processes on a real
-cache folder."""
+cache folder: one written from nothing per module (fixture fresh_cache),
+a copy of it damaged per case."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -32,6 +34,27 @@ def folder(tmp_path, rng):
     a = random_array(rng, (3, 4, 5), "float32")
     np.save(tmp_path / "a.npy", a)
     return tmp_path, a
+
+
+@pytest.fixture(scope="module")
+def fresh_cache(tmp_path_factory):
+    """One cache folder written from nothing by real processes (a transpose,
+    then ``info``: the cffi header cache and the calibration cache), shared by
+    the module: every case damages its own copy."""
+    rng = np.random.default_rng(7)
+    path = tmp_path_factory.mktemp("fresh")
+    a = random_array(rng, (3, 4, 5), "float32")
+    np.save(path / "a.npy", a)
+    cache = path / "cache"
+    transpose_ok((path, a), cache)
+    info_kernel((path, a), cache)
+    return cache
+
+
+def copy_of(fresh_cache, tmp_path):
+    cache = tmp_path / "cache"
+    shutil.copytree(fresh_cache, cache)
+    return cache
 
 
 def transpose_ok(folder, cache):
@@ -68,9 +91,8 @@ def rehash(text: str) -> str:
         lambda t: t.partition("\n")[2],  # the first line lost
     ],
 )
-def test_a_damaged_cffi_cache_is_ignored_and_rewritten(folder, tmp_path, damage):
-    cache = tmp_path / "cache"
-    transpose_ok(folder, cache)
+def test_a_damaged_cffi_cache_is_ignored_and_rewritten(folder, tmp_path, fresh_cache, damage):
+    cache = copy_of(fresh_cache, tmp_path)
     path = cffi_file(cache)
     good = path.read_text()
     bad = damage(good)
@@ -107,9 +129,8 @@ KERNEL_DAMAGE = [
 
 
 @pytest.mark.parametrize("old, new", KERNEL_DAMAGE)
-def test_a_damaged_calibration_cache_is_ignored_and_rewritten(folder, tmp_path, old, new):
-    cache = tmp_path / "cache"
-    info_kernel(folder, cache)
+def test_a_damaged_calibration_cache_is_ignored_and_rewritten(folder, tmp_path, fresh_cache, old, new):
+    cache = copy_of(fresh_cache, tmp_path)
     path = kernels_file(cache)
     if not path.exists():
         pytest.skip("this adapter runs one copy kernel: nothing is measured or cached")
