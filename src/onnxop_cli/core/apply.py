@@ -151,18 +151,7 @@ def apply(
     elif spill and out.nbytes >= MAP_THRESHOLD:
         out.data = _to_scratch_file(lambda sink: move(_zero_pad_bits(sink, out)), out.nbytes)
     else:
-        import numpy as np
-
-        buf = np.empty(out.nbytes, dtype=np.uint8)
-        filled = 0
-
-        def sink(chunk: memoryview) -> None:
-            nonlocal filled
-            buf[filled : filled + len(chunk)] = np.frombuffer(chunk, dtype=np.uint8)
-            filled += len(chunk)
-
-        move(_zero_pad_bits(sink, out))
-        out.data = MemoryBytes(buf)
+        out.data = MemoryBytes.filled(lambda sink: move(_zero_pad_bits(sink, out)), out.nbytes)
     timings["copy"] = time.perf_counter() - t0
     return Result(node, tensor, out, gpu.name, out_path, timings, note=any_type_note(node, tensor))
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
 from ..errors import InputError, OpError
 from ..ops.family import Arg, OutputPlan, Piece, TensorOp
+from .apply import _zero_pad_bits
 from .pieces import two_pass
 from .sources import MemoryBytes
 from .tensor import Tensor, check_shape
@@ -90,10 +91,6 @@ def apply_node(
     ``sinks(k, plan)``, when given, returns a context manager yielding the
     sink of output k (a file being written); otherwise each output is
     returned in memory."""
-    from contextlib import nullcontext
-
-    import numpy as np
-
     timings: dict[str, float] = {}
     plans = check(node, tensors)
     outs: list[Tensor] = []
@@ -119,22 +116,12 @@ def apply_node(
         fill = _filler(gpu, p, tensors)
         if sinks is not None:
             with sinks(k, p) as sink:
-                fill(_pad_bits(sink, out))  # type: ignore[arg-type]
+                fill(_zero_pad_bits(sink, out))  # type: ignore[arg-type]
         else:
-            buf = np.empty(out.nbytes, dtype=np.uint8)
-            filled = 0
-
-            def sink(chunk: memoryview) -> None:
-                nonlocal filled
-                buf[filled : filled + len(chunk)] = np.frombuffer(chunk, dtype=np.uint8)
-                filled += len(chunk)
-
-            fill(_pad_bits(sink, out))
-            out.data = MemoryBytes(buf)
+            out.data = MemoryBytes.filled(lambda sink: fill(_zero_pad_bits(sink, out)), out.nbytes)
         outs.append(out)
     timings["copy"] = time.perf_counter() - t0
     adapter = gpu.name if gpu is not None else "host"
-    del nullcontext
     note = HOST_NOTE if host else (METADATA_NOTE if all(p.values is not None for p in plans) else "")
     return MultiResult(node, list(tensors), outs, plans, adapter, timings, note=note)
 
@@ -245,12 +232,6 @@ def _axis_index(shape, axis: int):
         return np.zeros(shape, dtype=np.int64)
     d = shape[axis]
     return np.broadcast_to(np.arange(d, dtype=np.int64).reshape((d,) + (1,) * (len(shape) - axis - 1)), shape)
-
-
-def _pad_bits(sink, tensor: Tensor):
-    from .apply import _zero_pad_bits
-
-    return _zero_pad_bits(sink, tensor)
 
 
 __all__ = ["MultiResult", "check", "apply_node", "args_of", "needs_device", "precheck", "Piece"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO, Iterable, Protocol
+from typing import TYPE_CHECKING, BinaryIO, Callable, Iterable, Protocol
 
 from ..errors import InputError
 from .files import read_error
@@ -53,6 +53,23 @@ class MemoryBytes:
 
     def close(self) -> None:
         pass
+
+    @classmethod
+    def filled(cls, fill: Callable[[Callable[[memoryview], None]], object], nbytes: int) -> MemoryBytes:
+        """``nbytes`` collected in memory from ``fill``, which hands its chunks,
+        in order, to the sink it is given (a kernel's result with no output file)."""
+        import numpy as np
+
+        buf = np.empty(nbytes, dtype=np.uint8)
+        filled = 0
+
+        def sink(chunk: memoryview) -> None:
+            nonlocal filled
+            buf[filled : filled + len(chunk)] = np.frombuffer(chunk, dtype=np.uint8)
+            filled += len(chunk)
+
+        fill(sink)
+        return cls(buf)
 
 
 class FileBytes:
