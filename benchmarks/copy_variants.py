@@ -76,15 +76,21 @@ def variants(gpu) -> dict[str, str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    return run(variants, __doc__, "4M,64M,256M,1G", argv)
+
+
+def run(make_variants, doc: str, sizes: str, argv: list[str] | None = None) -> int:
+    """Time the WGSL texts ``make_variants(gpu)`` gives, each in place of the
+    shipped shader of its name (this script's and portable_copy.py's main)."""
+    p = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     p.add_argument("--backend", default="vulkan")
     p.add_argument("--engine", default="wgpu")
-    p.add_argument("--sizes", default="4M,64M,256M,1G")
+    p.add_argument("--sizes", default=sizes)
     p.add_argument("--rounds", type=int, default=7)
     args = p.parse_args(argv)
 
     gpu = get_gpu(args.backend, args.engine)
-    texts = variants(gpu)
+    texts = make_variants(gpu)
     original = shaders.shader_source
     shaders.shader_source = kernels.shader_source = lambda name: texts.get(name) or original(name)
     try:

@@ -21,7 +21,6 @@ copy, the CPU time other processes took per round).
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -30,9 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 import copy_variants as cv  # noqa: E402  (its measuring loop, shared rather than copied)
 
-import onnxop_cli.gpu.kernels as kernels  # noqa: E402
 import onnxop_cli.gpu.shaders as shaders  # noqa: E402
-from onnxop_cli.gpu.device import get_gpu  # noqa: E402
 
 
 def wide(text: str, vectors: int, unroll: int) -> str:
@@ -59,21 +56,7 @@ def variants(gpu) -> dict[str, str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--backend", default="vulkan")
-    p.add_argument("--engine", default="wgpu")
-    p.add_argument("--sizes", default="4M,64M")
-    p.add_argument("--rounds", type=int, default=7)
-    args = p.parse_args(argv)
-    gpu = get_gpu(args.backend, args.engine)
-    texts = variants(gpu)
-    original = shaders.shader_source
-    shaders.shader_source = kernels.shader_source = lambda name: texts.get(name) or original(name)
-    try:
-        cv._measure(gpu, texts, args)
-    finally:
-        shaders.shader_source = kernels.shader_source = original
-    return 0
+    return cv.run(variants, __doc__, "4M,64M", argv)
 
 
 if __name__ == "__main__":
