@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterator, Optional, Sequence
 
 from ..core.pieces import Piece, forwards
 from .device import Gpu
-from .buffers import WORD, env_poison, grid, round_up
+from .buffers import WORD, BufferUsage, MapMode, ShaderStage, env_poison, grid, round_up
 from .kernels import shader_const
 
 SHADER = "pieces.wgsl"
@@ -217,14 +217,12 @@ def _extent(p: Piece, bits: int) -> int:
 class _Run:
     def __init__(self, gpu: Gpu, band_bytes: int, window_bytes: int, max_groups_per_dim: Optional[int],
                  masked: bool = True, selects: bool = True) -> None:
-        import wgpu
-
         self.gpu, self.cap = gpu, window_bytes
         cap = window_bytes
         self.max_dim = max_groups_per_dim or gpu.limits.get("max-compute-workgroups-per-dimension", 65535)
         self.wg = shader_const(SHADER, "WG") * shader_const(SHADER, "ELEMS")  # elements per workgroup
         self.stride = max(256, gpu.limits.get("min-uniform-buffer-offset-alignment", 256))
-        U = wgpu.BufferUsage
+        U = BufferUsage
         self.buffers: list[Any] = []
         with gpu.errors("allocating pieces buffers"):
             self.pipeline, layout = gpu.pipeline_with_layout(SHADER, _layout_entries())
@@ -298,8 +296,6 @@ class _Run:
     def _upload(self, buffer_up: Any, buffer: Any, source: Source, lo: int, hi: int, bits: int, encoder: Any) -> int:
         """Upload source elements [lo, hi] from the word that holds ``lo``;
         returns the element the window starts at."""
-        import wgpu
-
         per_word = 32 // bits if bits < 32 else 1
         first = lo - lo % max(per_word, 1) if bits < 32 else lo
         start = first * bits // 8
@@ -312,7 +308,7 @@ class _Run:
             device_copy(encoder, source.data, start, buffer, 0, n)
             return first
         with gpu.errors("upload"):
-            gpu.wait(buffer_up.map_async(wgpu.MapMode.WRITE), "upload")
+            gpu.wait(buffer_up.map_async(MapMode.WRITE), "upload")
             mapped = buffer_up._experimental_get_mapped_range(0, self.cap)
         try:
             source.data.readinto(start, mapped[:n])
@@ -385,8 +381,6 @@ class _Run:
             gpu.queue.submit([encoder.finish()])
 
     def drain(self, sink: Sink, nbytes: int) -> None:
-        import wgpu
-
         gpu = self.gpu
         n4 = round_up(nbytes, 4)
         from .resident import DeviceSink
@@ -398,7 +392,7 @@ class _Run:
             encoder = gpu.device.create_command_encoder()
             encoder.copy_buffer_to_buffer(self.dst, 0, self.readback, 0, n4)
             gpu.queue.submit([encoder.finish()])
-            gpu.wait(self.readback.map_async(wgpu.MapMode.READ, 0, n4), "readback")
+            gpu.wait(self.readback.map_async(MapMode.READ, 0, n4), "readback")
         try:
             sink(self.readback.read_mapped(0, n4, copy=False)[:nbytes])
         finally:
@@ -428,9 +422,7 @@ def _same_inputs(a: Piece, b: Piece) -> bool:
 
 
 def _layout_entries() -> list[dict]:
-    import wgpu
-
-    stage = wgpu.ShaderStage.COMPUTE
+    stage = ShaderStage.COMPUTE
     return [
         {"binding": 0, "visibility": stage, "buffer": {"type": "read-only-storage"}},
         {"binding": 1, "visibility": stage, "buffer": {"type": "read-only-storage"}},
