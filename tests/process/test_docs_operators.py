@@ -45,11 +45,12 @@ def test_examples_print_what_the_page_shows(tmp_path, backend):
     assert setup
     subprocess.run([sys.executable, "-c", setup.group(1)], cwd=tmp_path, check=True)
     (tmp_path / "padded").mkdir()
-    env = {**os.environ, "ONNXOP_BACKEND": backend, "COLUMNS": "80"}
+    from test_readme import check_grammar, check_line
+
     for command, expected in examples():
-        for segment in re.split(r"&&|[|;]", command):
-            assert shlex.split(segment)[0] in ("onnxop", "echo"), command
-        script = f'onnxop() {{ "{sys.executable}" -m onnxop_cli "$@"; }}\n{{ {command}\n}} 2>&1'
-        done = subprocess.run(["bash", "-c", script], cwd=tmp_path, capture_output=True, text=True, env=env)
-        assert done.returncode == 0, (command, done.stdout)
-        assert done.stdout == expected, command
+        check_grammar(command)
+        check_line(command, expected, tmp_path, backend, compare=exact)
+
+
+def exact(actual: str, expected: str) -> None:
+    assert actual == expected
