@@ -350,3 +350,27 @@ def test_every_page_of_docs_has_a_runner():
     for page, runner in OWN_RUNNER.items():
         assert (REPO / "docs" / page).exists(), page
         assert page in (REPO / "tests" / runner).read_text(), (page, runner)
+
+
+def test_the_in_process_runner_takes_only_plain_lines(tmp_path, monkeypatch):
+    """Plain lines run in-process; pipes, redirections and globs in bash; and a
+    line whose in-process output is not the page's is decided by a real process."""
+    monkeypatch.setattr(sys.modules[__name__], "PYTHON", sys.executable)
+    assert in_process_argv("onnxop show a.npy -m 'w*'") is None
+    assert in_process_argv("onnxop flatten - -o b.npy < a.npy") is None
+    assert in_process_argv("onnxop flatten a.npy -o - | onnxop show -") is None
+    assert in_process_argv("onnxop show $HOME/a.npy") is None
+    assert in_process_argv('onnxop show "a b.npy"') == ({}, ["show", "a b.npy"], False)
+    assert in_process_argv('ONNXOP_POISON=7 onnxop show a.npy; echo "exit code $?"') == (
+        {"ONNXOP_POISON": "7"}, ["show", "a.npy"], True)
+    shutil.copytree(REPO / "samples", tmp_path / "samples")
+    line = "onnxop show samples/a.npy --brief"
+    shown = run_shell(line, tmp_path, "auto").stdout
+    before = dict(RUNS)
+    check_line(line, shown, tmp_path, "auto")
+    assert RUNS["in-process"] == before["in-process"] + 1
+    monkeypatch.setattr(sys.modules[__name__], "run_in_process", lambda *a: (0, "something else\n"))
+    check_line(line, shown, tmp_path, "auto")  # the real process prints the page's text: it passes
+    assert RUNS["real process"] == before["real process"] + 1
+    with pytest.raises(AssertionError):
+        check_line(line, shown + "a line the page does not show\n", tmp_path, "auto")
