@@ -119,19 +119,24 @@ def run_shell(command: str, cwd: Path, backend: str) -> subprocess.CompletedProc
 # what it prints is not what the page shows, the line is run again as a real
 # process (bash, as above), and that run is the verdict: a page is never passed
 # by the in-process run alone disagreeing with a real one, only by one that
-# prints the page's text. The real-process behaviours (start-up, signals,
-# buffering, exit codes at shutdown) have their own tests in tests/process/,
-# and test_wheel.py runs the README's lines from the installed wheel as real
-# processes (ONNXOP_TEST_PYTHON set: nothing runs in-process then).
+# prints the page's text. The README's own lines always run as real
+# processes (they are what a newcomer types first); the real-process
+# behaviours (start-up, signals, buffering, exit codes at shutdown) have their
+# own tests in tests/process/. With ONNXOP_TEST_PYTHON set nothing runs
+# in-process.
 EXIT_ECHO = '; echo "exit code $?"'
 SHELL_CHARACTERS = set("|&;<>()$`*?[]{}~!#\\\n")  # quotes are fine: shlex splits them as bash does
 RUNS = {"in-process": 0, "real process": 0}  # how the lines were decided (test_the_in_process_runner_...)
 
 
+README_LINES = {p.partition("\n")[0].strip() for m in re.finditer(r"```console\n(.*?)```", README, re.S)
+                for p in re.split(r"^\$ ", m.group(1), flags=re.M)[1:]}
+
+
 def in_process_argv(command: str) -> tuple[dict[str, str], list[str], bool] | None:
     """(variables, argv, echoes the exit code) for a line the in-process
     runner can take exactly as bash would, else None."""
-    if PYTHON != sys.executable:
+    if PYTHON != sys.executable or command in README_LINES:
         return None
     echo = command.endswith(EXIT_ECHO)
     line = command[: -len(EXIT_ECHO)] if echo else command
@@ -361,6 +366,7 @@ def test_the_in_process_runner_takes_only_plain_lines(tmp_path, monkeypatch):
     assert in_process_argv("onnxop flatten a.npy -o - | onnxop show -") is None
     assert in_process_argv("onnxop show $HOME/a.npy") is None
     assert in_process_argv('onnxop show "a b.npy"') == ({}, ["show", "a b.npy"], False)
+    assert README_LINES and all(in_process_argv(line) is None for line in README_LINES)
     assert in_process_argv('ONNXOP_POISON=7 onnxop show a.npy; echo "exit code $?"') == (
         {"ONNXOP_POISON": "7"}, ["show", "a.npy"], True)
     shutil.copytree(REPO / "samples", tmp_path / "samples")
