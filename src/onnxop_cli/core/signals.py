@@ -31,7 +31,11 @@ Ctrl-C does in many tools: that can leave a temporary file, as SIGKILL can.
 Python runs signal handlers between bytecodes in the main thread, so holding
 is a flag the handler reads; the rename itself is one system call. Where an
 exception would be swallowed rather than unwind the run (a wgpu callback, a
-``__del__``), the signal waits and is looked at again 5 ms later. A signal
+``__del__``), the signal waits and is looked at again 5 ms later. Where the
+handler cannot tell (a callback Python runs from C with no mark on its frame,
+such as importlib's module-lock weakref callback), the swallowed Interrupted
+reaches ``sys.unraisablehook``: it is not printed, and the signal is taken
+back as held and raised 5 ms later, as above. A signal
 that comes before ``install()`` (while Python starts) has its default action:
 nothing has been written yet.
 """
@@ -40,9 +44,10 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import threading
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Any, Iterator
 
 from ..errors import Interrupted
 
@@ -150,12 +155,35 @@ def _on_alarm(signum: int, frame) -> None:
     _deliver()
 
 
+def _unraisable(hook: Any) -> Any:
+    """A ``sys.unraisablehook`` that takes back an Interrupted Python swallowed
+    ("Exception ignored in ..."): the signal it carried is held again and
+    raised once the main thread is out of that code. Anything else goes to
+    ``hook``."""
+
+    def unraisable(info: Any) -> None:
+        global _pending, _raised
+        if isinstance(info.exc_value, Interrupted) and threading.current_thread() is threading.main_thread():
+            if _raised and _pending is None:
+                _raised = False
+                _pending = info.exc_value.signum
+                if not (_depth or _until_checkpoint):
+                    _retry_soon()
+            return
+        hook(info)
+
+    unraisable.onnxop = True  # type: ignore[attr-defined]
+    return unraisable
+
+
 def install() -> None:
     """Route the terminating signals to Interrupted (main thread only). A
     signal that was ignored when onnxop started (``nohup`` ignores SIGHUP)
     stays ignored."""
     if threading.current_thread() is not threading.main_thread():
         return
+    if not getattr(sys.unraisablehook, "onnxop", False):
+        sys.unraisablehook = _unraisable(sys.unraisablehook)
     for signum in TERMINATING:
         try:
             if signal.getsignal(signum) is signal.SIG_IGN:
