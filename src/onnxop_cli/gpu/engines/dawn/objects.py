@@ -4,9 +4,10 @@ them (see engine.py: instance, adapters, device request; runtime.py: what both u
 from __future__ import annotations
 
 import ctypes
+from collections import Counter
 from typing import Any
 
-from . import runtime as _d
+from . import host, runtime as _d
 from .runtime import DawnError, DawnOutOfMemory, _call, _kebab, _text, _view, _wait
 
 
@@ -39,6 +40,9 @@ class Device(_Handle):
         names = {v: k for k, v in adapter._features.items()}
         self.features = {names[feats.features[i]] for i in range(feats.featureCount) if feats.features[i] in names}
         _d.w.wgpuSupportedFeaturesFreeMembers(feats)
+        # storage buffers with a map usage are made over host memory (host.py)
+        self.host_mapped = host.FEATURE in self.features
+        self.maps: Counter[str] = Counter()  # maps by kind, "host-mapped" or "staged" (tests look)
 
     # -- errors
 
@@ -64,7 +68,9 @@ class Device(_Handle):
 
     # -- creation
 
-    def create_buffer(self, *, label: str = "", size: int, usage: int) -> Buffer:
+    def create_buffer(self, *, label: str = "", size: int, usage: int) -> Any:
+        if self.host_mapped and host.wanted(usage):
+            return host.create(self, label, size, usage)
         desc = _d.w.WGPUBufferDescriptor(label=_view(label), size=size, usage=usage, mappedAtCreation=False)
         return Buffer(self._scoped(f"buffer {label!r}", _d.w.wgpuDeviceCreateBuffer, self.handle, desc), size, self)
 
@@ -243,6 +249,7 @@ class Buffer(_Handle):
         self.size, self.device = size, device
 
     def map_async(self, mode: int, offset: int = 0, size: int | None = None) -> MapPromise:
+        self.device.maps["staged"] += 1
         return MapPromise(self, mode, offset, self.size - offset if size is None else size)
 
     def map_sync(self, mode: int, offset: int = 0, size: int | None = None) -> None:
