@@ -57,7 +57,24 @@ UNSAFE_ONLY = frozenset({
 })
 
 _live: dict[int, HostMemory] = {}  # key -> memory Dawn may still use; dropped by the dispose callback
+_dropped: set[int] = set()  # keys of buffers destroyed or released whose memory Dawn has not disposed yet
 _keys = itertools.count(1)
+
+
+def collect(device: Any) -> None:
+    """Let Dawn dispose of the buffers dropped so far whose GPU work is done.
+
+    Dawn frees a buffer (and calls its dispose callback) in a device tick
+    once the work submitted before its destruction is done; waiting on a
+    future does not tick, so without this the memory of destroyed buffers
+    (copy.py trims its slots after every call) would wait for the process
+    to end. Called before making a host buffer and before every map."""
+    if not _dropped:
+        return
+    for key in [k for k in list(_dropped) if k not in _live]:  # list(): atomic, a finalizer may add
+        _dropped.discard(key)
+    if _dropped:
+        _d.w.wgpuDeviceTick(device.handle)
 
 
 def _disposed(userdata: Any) -> None:
@@ -95,6 +112,7 @@ class HostMemory:
 def create(device: Any, label: str, size: int, usage: int) -> HostBuffer:
     """A storage buffer of ``size`` bytes over host memory, mappable as
     ``usage``'s map bits say (the map usages themselves are not Dawn's)."""
+    collect(device)
     memory = HostMemory(size)
     key = next(_keys)
     pointer = _d.w.struct_WGPUBufferHostMappedPointer()
@@ -113,7 +131,7 @@ def create(device: Any, label: str, size: int, usage: int) -> HostBuffer:
     except BaseException:
         _live.pop(key, None)  # an error buffer never touches the memory
         raise
-    return HostBuffer(handle, size, device, memory, usage & MAP_USAGES)
+    return HostBuffer(handle, size, device, memory, usage & MAP_USAGES, key)
 
 
 def wanted(usage: int) -> bool:
@@ -150,9 +168,9 @@ class WorkDone:
 class HostBuffer:
     """base.Buffer over :class:`HostMemory`; ``map_async`` waits for the queue."""
 
-    def __init__(self, handle: Any, size: int, device: Any, memory: HostMemory, map_usage: int) -> None:
+    def __init__(self, handle: Any, size: int, device: Any, memory: HostMemory, map_usage: int, key: int) -> None:
         self.handle, self.size, self.device = handle, size, device
-        self.memory, self.map_usage = memory, map_usage
+        self.memory, self.map_usage, self.key = memory, map_usage, key
         self._mapped = 0  # the map mode while mapped
 
     def _check(self, mode: int, offset: int, size: int | None) -> int:
@@ -167,6 +185,7 @@ class HostBuffer:
         self._check(mode, offset, size)
         if self._mapped:
             raise DawnError("buffer is already mapped")
+        collect(self.device)
         self._mapped = mode
         self.device.maps["host-mapped"] += 1
         return WorkDone(self.device.queue, self, mode)
@@ -197,10 +216,12 @@ class HostBuffer:
     def destroy(self) -> None:
         if self.handle:
             _d.w.wgpuBufferDestroy(self.handle)
+            _dropped.add(self.key)
 
     def __del__(self) -> None:
         runtime = _d
         if runtime is not None and runtime._alive and self.handle:
             runtime.w.wgpuBufferRelease(self.handle)
             self.handle = None
+            _dropped.add(self.key)
 
