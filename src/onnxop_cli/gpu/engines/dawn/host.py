@@ -109,9 +109,10 @@ class HostMemory:
         self.view = memoryview(self._map)[pad : pad + self.span]
 
 
-def create(device: Any, label: str, size: int, usage: int) -> HostBuffer:
-    """A storage buffer of ``size`` bytes over host memory, mappable as
-    ``usage``'s map bits say (the map usages themselves are not Dawn's)."""
+def create(device: Any, label: str, size: int, usage: int) -> tuple[Any, HostMapping]:
+    """A Dawn buffer of ``size`` bytes over host memory, and its mapping
+    (objects.Buffer wraps both), mappable as ``usage``'s map bits say (the
+    map usages themselves are not Dawn's)."""
     collect(device)
     memory = HostMemory(size)
     key = next(_keys)
@@ -131,7 +132,7 @@ def create(device: Any, label: str, size: int, usage: int) -> HostBuffer:
     except BaseException:
         _live.pop(key, None)  # an error buffer never touches the memory
         raise
-    return HostBuffer(handle, size, device, memory, usage & MAP_USAGES, key)
+    return handle, HostMapping(size, device, memory, usage & MAP_USAGES, key)
 
 
 def wanted(usage: int) -> bool:
@@ -142,10 +143,9 @@ def wanted(usage: int) -> bool:
 class WorkDone:
     """A map of a host buffer: resolves once the work submitted before it is done."""
 
-    def __init__(self, queue: Any, buffer: HostBuffer, mode: int) -> None:
+    def __init__(self, queue: Any, mapping: HostMapping) -> None:
         self.status: int | None = None
-        self.message = ""
-        self.buffer, self.mode = buffer, mode
+        self.mapping = mapping
 
         def done(status: int, _u1: Any, _u2: Any) -> None:
             self.status = status
@@ -161,67 +161,47 @@ class WorkDone:
         while not self.wait(1.0):
             pass
         if self.status != _d.w.WGPUQueueWorkDoneStatus_Success:
-            self.buffer._mapped = 0
+            self.mapping.mode = 0
             raise DawnError(f"host buffer map failed: {_d.w.WGPUQueueWorkDoneStatus__enumvalues.get(self.status, self.status)}")
 
 
-class HostBuffer:
-    """base.Buffer over :class:`HostMemory`; ``map_async`` waits for the queue."""
+class HostMapping:
+    """What objects.Buffer does instead of Dawn's maps for a buffer over
+    :class:`HostMemory`: a map waits for the queue, a range is a view of the
+    memory, WebGPU's rules on modes, ranges and double maps kept."""
 
-    def __init__(self, handle: Any, size: int, device: Any, memory: HostMemory, map_usage: int, key: int) -> None:
-        self.handle, self.size, self.device = handle, size, device
+    def __init__(self, size: int, device: Any, memory: HostMemory, map_usage: int, key: int) -> None:
+        self.size, self.device = size, device
         self.memory, self.map_usage, self.key = memory, map_usage, key
-        self._mapped = 0  # the map mode while mapped
+        self.mode = 0  # the map mode while mapped
 
-    def _check(self, mode: int, offset: int, size: int | None) -> int:
+    def map_async(self, mode: int, offset: int, size: int | None) -> WorkDone:
         size = self.size - offset if size is None else size
         if offset % 8 or size % 4 or offset < 0 or size < 0 or offset + size > self.size:
             raise DawnError(f"buffer map range {offset}+{size} is not valid for a buffer of {self.size} bytes")
         if not mode & self.map_usage:
             raise DawnError(f"buffer map mode {mode} is not one of the buffer's usages ({self.map_usage})")
-        return size
-
-    def map_async(self, mode: int, offset: int = 0, size: int | None = None) -> WorkDone:
-        self._check(mode, offset, size)
-        if self._mapped:
+        if self.mode:
             raise DawnError("buffer is already mapped")
         collect(self.device)
-        self._mapped = mode
+        self.mode = mode
         self.device.maps["host-mapped"] += 1
-        return WorkDone(self.device.queue, self, mode)
+        return WorkDone(self.device.queue, self)
 
-    def map_sync(self, mode: int, offset: int = 0, size: int | None = None) -> None:
-        self.map_async(mode, offset, size).sync_wait()
-
-    def _range(self, offset: int, size: int | None) -> memoryview:
-        if not self._mapped:
+    def range(self, offset: int, size: int | None, *, write: bool) -> memoryview:
+        if not self.mode:
             raise DawnError("buffer is not mapped")
+        if write and not self.mode & 0x2:
+            raise DawnError("buffer is not mapped for writing")
         size = self.size - offset if size is None else size
         if offset < 0 or size < 0 or offset + size > self.size:
             raise DawnError(f"buffer range {offset}+{size} is not mapped")
-        return self.memory.view[offset : offset + size]
-
-    def _experimental_get_mapped_range(self, offset: int = 0, size: int | None = None) -> memoryview:
-        if not self._mapped & 0x2:
-            raise DawnError("buffer is not mapped for writing")
-        return self._range(offset, size)
-
-    def read_mapped(self, offset: int = 0, size: int | None = None, *, copy: bool = True) -> memoryview:
-        view = self._range(offset, size)
-        return memoryview(bytes(view)) if copy else view.toreadonly()
+        view = self.memory.view[offset : offset + size]
+        return view if write else view.toreadonly()
 
     def unmap(self) -> None:
-        self._mapped = 0
+        self.mode = 0
 
-    def destroy(self) -> None:
-        if self.handle:
-            _d.w.wgpuBufferDestroy(self.handle)
-            _dropped.add(self.key)
-
-    def __del__(self) -> None:
-        runtime = _d
-        if runtime is not None and runtime._alive and self.handle:
-            runtime.w.wgpuBufferRelease(self.handle)
-            self.handle = None
-            _dropped.add(self.key)
-
+    def dropped(self) -> None:
+        """The buffer was destroyed or released: Dawn disposes of it once done (collect)."""
+        _dropped.add(self.key)

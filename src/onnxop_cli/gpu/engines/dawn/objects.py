@@ -70,7 +70,8 @@ class Device(_Handle):
 
     def create_buffer(self, *, label: str = "", size: int, usage: int) -> Any:
         if self.host_mapped and host.wanted(usage):
-            return host.create(self, label, size, usage)
+            handle, mapping = host.create(self, label, size, usage)
+            return Buffer(handle, size, self, mapping)
         desc = _d.w.WGPUBufferDescriptor(label=_view(label), size=size, usage=usage, mappedAtCreation=False)
         return Buffer(self._scoped(f"buffer {label!r}", _d.w.wgpuDeviceCreateBuffer, self.handle, desc), size, self)
 
@@ -242,13 +243,18 @@ class MapPromise:
 
 
 class Buffer(_Handle):
+    """A Dawn buffer; one made over host memory (``host``: a host.HostMapping)
+    is mapped by waiting for the queue instead of by Dawn."""
+
     _release = "wgpuBufferRelease"
 
-    def __init__(self, handle: Any, size: int, device: Device) -> None:
+    def __init__(self, handle: Any, size: int, device: Device, host: Any = None) -> None:
         super().__init__(handle)
-        self.size, self.device = size, device
+        self.size, self.device, self.host = size, device, host
 
-    def map_async(self, mode: int, offset: int = 0, size: int | None = None) -> MapPromise:
+    def map_async(self, mode: int, offset: int = 0, size: int | None = None) -> Any:
+        if self.host is not None:
+            return self.host.map_async(mode, offset, size)
         self.device.maps["staged"] += 1
         return MapPromise(self, mode, offset, self.size - offset if size is None else size)
 
@@ -263,14 +269,30 @@ class Buffer(_Handle):
         return memoryview((ctypes.c_ubyte * size).from_address(address)).cast("B")
 
     def _experimental_get_mapped_range(self, offset: int = 0, size: int | None = None) -> memoryview:
+        if self.host is not None:
+            return self.host.range(offset, size, write=True)
         return self._range(_d.w.wgpuBufferGetMappedRange, offset, size)
 
     def read_mapped(self, offset: int = 0, size: int | None = None, *, copy: bool = True) -> memoryview:
-        view = self._range(_d.w.wgpuBufferGetConstMappedRange, offset, size)
+        if self.host is not None:
+            view = self.host.range(offset, size, write=False)
+        else:
+            view = self._range(_d.w.wgpuBufferGetConstMappedRange, offset, size)
         return memoryview(bytes(view)) if copy else view
 
     def unmap(self) -> None:
+        if self.host is not None:
+            self.host.unmap()
+            return
         _d.w.wgpuBufferUnmap(self.handle)
 
     def destroy(self) -> None:
         _d.w.wgpuBufferDestroy(self.handle)
+        if self.host is not None:
+            self.host.dropped()
+
+    def __del__(self) -> None:
+        releasing = self.handle and self.host is not None
+        super().__del__()
+        if releasing:
+            self.host.dropped()
