@@ -16,7 +16,8 @@ host memory alone, ``--rounds`` times each, in turn.
     python benchmarks/dawn_host_mapped.py [--size 64M] [--rounds 5]
 
 It uses the Dawn engine's own modules (gpu/engines/dawn), with the instance
-made here with the toggle; onnxop itself does not use this feature yet.
+made here with the toggle. The engine now uses the feature itself
+(engines/dawn/host.py; figures against wgpu: benchmarks/dawn_transfers.py).
 """
 
 from __future__ import annotations
@@ -94,10 +95,11 @@ def main() -> None:
     instance_with_unsafe_apis()
     adapter = E.adapters("vulkan")[0]
     print(f"adapter: {adapter.info.get('description') or adapter.info}")
-    if "host-mapped-pointer" not in adapter.features:
+    # the engine offers Dawn's host-mapped-pointer as mappable-primary-buffers (engines/dawn/host.py)
+    if "mappable-primary-buffers" not in adapter.features:
         print("host-mapped-pointer: not offered by this adapter")
         return
-    dev = E.request_device(adapter, ["host-mapped-pointer"], print)
+    dev = E.request_device(adapter, ["mappable-primary-buffers"], print)
     memory = mmap.mmap(-1, size)
     host = host_buffer(dev, memory, size)
     readback = dev.create_buffer(label="readback", size=size, usage=U.MAP_READ | U.COPY_DST)

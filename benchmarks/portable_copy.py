@@ -9,7 +9,10 @@ invocations walk forward through consecutive words):
 - ``storage unroll8`` / ``unroll16``: more words per invocation;
 - ``pair``: a word of two vec4<u32> (32 bytes, a struct), as wide as
   copy64.wgsl's vec4<u64>, UNROLL 8;
-- ``quad``: a word of four vec4<u32> (64 bytes), UNROLL 4.
+- ``quad``: a word of four vec4<u32> (64 bytes), UNROLL 4;
+- ``u32``: one u32 per step (the run's 8 invocations read 32 consecutive
+  bytes: does llvmpipe merge them into one vector access?), UNROLL 16;
+- ``vec2``: one vec2<u32> (8 bytes, as wide as a u64) per step, UNROLL 8.
 
 Every variant's output is checked byte for byte after poisoning (as
 benchmarks/copy_variants.py measures: medians of per-round ratios to the
@@ -41,6 +44,13 @@ def wide(text: str, vectors: int, unroll: int) -> str:
     return text.replace("array<vec4<u32>>", "array<Word>")
 
 
+def narrow(text: str, word: str, nbytes: int, unroll: int) -> str:
+    """copy.wgsl with a word of type ``word`` (``nbytes`` bytes) and UNROLL ``unroll``."""
+    text = text.replace("const UNROLL: u32 = 4u;", f"const UNROLL: u32 = {unroll}u;")
+    text = text.replace("const WORD_BYTES: u32 = 16u;", f"const WORD_BYTES: u32 = {nbytes}u;")
+    return text.replace("array<vec4<u32>>", f"array<{word}>")
+
+
 def variants(gpu) -> dict[str, str]:
     copy = shaders.shader_source("copy.wgsl")
     out = {
@@ -49,6 +59,8 @@ def variants(gpu) -> dict[str, str]:
         "storage unroll16": copy.replace("const UNROLL: u32 = 4u;", "const UNROLL: u32 = 16u;"),
         "pair": wide(copy, 2, 8),
         "quad": wide(copy, 4, 4),
+        "u32": narrow(copy, "u32", 4, 16),
+        "vec2": narrow(copy, "vec2<u32>", 8, 8),
     }
     if "shader-int64" in gpu.features:
         out["storage64 shipped"] = shaders.shader_source("copy64.wgsl")

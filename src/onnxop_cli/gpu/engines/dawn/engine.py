@@ -34,7 +34,7 @@ import re
 import sys
 from typing import Any
 
-from . import runtime as _r
+from . import host, runtime as _r
 from .objects import Buffer, Device  # noqa: F401 - Buffer: tests/cli/test_hostile.py replaces its map_async
 from .runtime import DawnError, _call, _kebab, _lib, _OneThread, _text, _view  # noqa: F401 - _lib: engines.load
 
@@ -99,7 +99,20 @@ class Adapter:
             if f in _r.w.WGPUFeatureName__enumvalues
         }
         _r.w.wgpuSupportedFeaturesFreeMembers(feats)
+        for name in host.UNSAFE_ONLY:
+            self._features.pop(name, None)
+        if host.DAWN_FEATURE in self._features:
+            # mapped storage buffers, made over host memory (host.py)
+            self._features[host.FEATURE] = self._features.pop(host.DAWN_FEATURE)
         self.features = set(self._features)
+
+
+ENV_HOST_MAPPED = "ONNXOP_DAWN_HOST_MAPPED"  # "0": stage every transfer, as on GL (benchmarks, tests)
+
+
+def host_mapped_allowed() -> bool:
+    """Whether adapters are asked for host-mapped buffers (host.py); ``$ONNXOP_DAWN_HOST_MAPPED=0`` says no."""
+    return os.environ.get(ENV_HOST_MAPPED, "").strip() != "0"
 
 
 def _request_adapter(backend_type: str, compat: bool) -> Adapter | None:
@@ -107,6 +120,15 @@ def _request_adapter(backend_type: str, compat: bool) -> Adapter | None:
     options = _r.w.WGPURequestAdapterOptions(
         featureLevel=level, backendType=getattr(_r.w, f"WGPUBackendType_{backend_type}"), compatibilityMode=compat
     )
+    if not compat and host_mapped_allowed():
+        # Dawn offers host-mapped-pointer (host.py) only with this adapter
+        # toggle; the other features it lets in are hidden (host.UNSAFE_ONLY).
+        on = (ctypes.c_char_p * 1)(host.TOGGLE)
+        toggles = _r.w.WGPUDawnTogglesDescriptor(
+            enabledToggleCount=1, enabledToggles=ctypes.cast(on, ctypes.POINTER(ctypes.POINTER(ctypes.c_char)))
+        )
+        toggles.chain.sType = _r.w.WGPUSType_DawnTogglesDescriptor
+        options.nextInChain = ctypes.cast(ctypes.pointer(toggles), ctypes.POINTER(_r.w.struct_WGPUChainedStruct))
     status, handle, _ = _call("wgpuInstanceRequestAdapter2", _r._instance, options)
     if status != _r.w.WGPURequestAdapterStatus_Success or not handle:
         return None

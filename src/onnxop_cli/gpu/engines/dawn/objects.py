@@ -4,9 +4,10 @@ them (see engine.py: instance, adapters, device request; runtime.py: what both u
 from __future__ import annotations
 
 import ctypes
+from collections import Counter
 from typing import Any
 
-from . import runtime as _d
+from . import host, runtime as _d
 from .runtime import DawnError, DawnOutOfMemory, _call, _kebab, _text, _view, _wait
 
 
@@ -39,6 +40,9 @@ class Device(_Handle):
         names = {v: k for k, v in adapter._features.items()}
         self.features = {names[feats.features[i]] for i in range(feats.featureCount) if feats.features[i] in names}
         _d.w.wgpuSupportedFeaturesFreeMembers(feats)
+        # storage buffers with a map usage are made over host memory (host.py)
+        self.host_mapped = host.FEATURE in self.features
+        self.maps: Counter[str] = Counter()  # maps by kind, "host-mapped" or "staged" (tests look)
 
     # -- errors
 
@@ -64,7 +68,10 @@ class Device(_Handle):
 
     # -- creation
 
-    def create_buffer(self, *, label: str = "", size: int, usage: int) -> Buffer:
+    def create_buffer(self, *, label: str = "", size: int, usage: int) -> Any:
+        if self.host_mapped and host.wanted(usage):
+            handle, mapping = host.create(self, label, size, usage)
+            return Buffer(handle, size, self, mapping)
         desc = _d.w.WGPUBufferDescriptor(label=_view(label), size=size, usage=usage, mappedAtCreation=False)
         return Buffer(self._scoped(f"buffer {label!r}", _d.w.wgpuDeviceCreateBuffer, self.handle, desc), size, self)
 
@@ -236,13 +243,19 @@ class MapPromise:
 
 
 class Buffer(_Handle):
+    """A Dawn buffer; one made over host memory (``host``: a host.HostMapping)
+    is mapped by waiting for the queue instead of by Dawn."""
+
     _release = "wgpuBufferRelease"
 
-    def __init__(self, handle: Any, size: int, device: Device) -> None:
+    def __init__(self, handle: Any, size: int, device: Device, host: Any = None) -> None:
         super().__init__(handle)
-        self.size, self.device = size, device
+        self.size, self.device, self.host = size, device, host
 
-    def map_async(self, mode: int, offset: int = 0, size: int | None = None) -> MapPromise:
+    def map_async(self, mode: int, offset: int = 0, size: int | None = None) -> Any:
+        if self.host is not None:
+            return self.host.map_async(mode, offset, size)
+        self.device.maps["staged"] += 1
         return MapPromise(self, mode, offset, self.size - offset if size is None else size)
 
     def map_sync(self, mode: int, offset: int = 0, size: int | None = None) -> None:
@@ -256,14 +269,30 @@ class Buffer(_Handle):
         return memoryview((ctypes.c_ubyte * size).from_address(address)).cast("B")
 
     def _experimental_get_mapped_range(self, offset: int = 0, size: int | None = None) -> memoryview:
+        if self.host is not None:
+            return self.host.range(offset, size, write=True)
         return self._range(_d.w.wgpuBufferGetMappedRange, offset, size)
 
     def read_mapped(self, offset: int = 0, size: int | None = None, *, copy: bool = True) -> memoryview:
-        view = self._range(_d.w.wgpuBufferGetConstMappedRange, offset, size)
+        if self.host is not None:
+            view = self.host.range(offset, size, write=False)
+        else:
+            view = self._range(_d.w.wgpuBufferGetConstMappedRange, offset, size)
         return memoryview(bytes(view)) if copy else view
 
     def unmap(self) -> None:
+        if self.host is not None:
+            self.host.unmap()
+            return
         _d.w.wgpuBufferUnmap(self.handle)
 
     def destroy(self) -> None:
         _d.w.wgpuBufferDestroy(self.handle)
+        if self.host is not None:
+            self.host.dropped()
+
+    def __del__(self) -> None:
+        releasing = self.handle and self.host is not None
+        super().__del__()
+        if releasing:
+            self.host.dropped()
