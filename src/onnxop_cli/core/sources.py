@@ -39,7 +39,8 @@ class MemoryBytes:
     def __init__(self, buffer) -> None:
         import numpy as np
 
-        arr = np.asarray(buffer)
+        # Raw bytes as bytes (np.asarray(b"") would be one empty S1 item: 1 byte)
+        arr = np.frombuffer(buffer, np.uint8) if isinstance(buffer, (bytes, bytearray, memoryview)) else np.asarray(buffer)
         if not arr.flags.c_contiguous:
             raise ValueError("MemoryBytes needs a C-contiguous buffer")
         self._array = arr.reshape(-1).view(np.uint8)
