@@ -14,6 +14,7 @@ import atexit
 import importlib.util
 import os
 import shutil
+import signal
 import tempfile
 from pathlib import Path
 
@@ -26,6 +27,16 @@ os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.mkdtemp(prefix="xdg-"))
 _CACHE_HOME = tempfile.mkdtemp(prefix="onnxop-test-cache-")
 os.environ["XDG_CACHE_HOME"] = _CACHE_HOME
 atexit.register(shutil.rmtree, _CACHE_HOME, ignore_errors=True)
+
+# The tests send real signals to onnxop processes they start, and onnxop keeps
+# a signal ignored that it was started with ignored (as nohup asks). A suite
+# started with SIGINT, SIGHUP or SIGQUIT ignored (nohup, a background job of a
+# script without job control) would hand that on to every child: those tests
+# need the default dispositions, whatever started pytest.
+for _name in ("SIGINT", "SIGHUP", "SIGQUIT", "SIGTERM"):
+    _sig = getattr(signal, _name)
+    if signal.getsignal(_sig) is signal.SIG_IGN:
+        signal.signal(_sig, signal.default_int_handler if _sig == signal.SIGINT else signal.SIG_DFL)
 
 from onnxop_cli.errors import NoAdapterError  # noqa: E402
 from onnxop_cli.gpu import get_gpu, init_instance  # noqa: E402
