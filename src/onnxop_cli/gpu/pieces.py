@@ -216,7 +216,9 @@ def _extent(p: Piece, bits: int) -> int:
 
 class _Run:
     def __init__(self, gpu: Gpu, band_bytes: int, window_bytes: int, max_groups_per_dim: Optional[int],
-                 masked: bool = True, selects: bool = True) -> None:
+                 masked: bool = True, selects: bool = True, shader: str = SHADER, entry: str = "main") -> None:
+        """Buffers and a bind group for one run; ``shader`` and ``entry``: the
+        kernel bound to them (shaders/where.wgsl's binds the same layout)."""
         import wgpu
 
         self.gpu, self.cap = gpu, window_bytes
@@ -227,7 +229,7 @@ class _Run:
         U = wgpu.BufferUsage
         self.buffers: list[Any] = []
         with gpu.errors("allocating pieces buffers"):
-            self.pipeline, layout = gpu.pipeline_with_layout(SHADER, _layout_entries())
+            self.pipeline, layout = gpu.pipeline_with_layout(shader, _layout_entries(), entry)
             self.upload = self._buffer("upload", cap, U.MAP_WRITE | U.COPY_SRC)
             mask_bytes = cap if masked else WORD  # no mask (all but Where): a word, bound but never read
             self.upload_mask = self._buffer("upload-mask", mask_bytes, U.MAP_WRITE | U.COPY_SRC)

@@ -1,0 +1,214 @@
+// Where in whole words: output = X where the condition is true, else Y.
+//
+// The plan's fast path for Where (ops/where.py, gpu/where.py): the output is
+// row-major, and each input is read through one of two index forms of the
+// output element e (band-relative):
+//   full:  element e + base of its window, read a 32-bit word at a time;
+//   run:   element ((e + r0) / div + q0) % wrap of its window -- a scalar
+//          (div 1, wrap 1), an input broadcast along trailing axes (div the
+//          trailing run), along leading axes (wrap its size), or both.
+// A run's (q, r) is found with one division per invocation and then walked
+// with adds. No per-element loop over pieces, no atomics: each invocation
+// writes WORDS whole u32 words of the output, and no two share a word.
+//
+// 8- and 16-bit elements (entry `small`): a word holds 32 / bits elements; a
+// full X or Y word is loaded as it lies, a full condition word gives the
+// word's mask from its bytes at once (each nonzero byte -> all ones over its
+// element), and the word is select()ed bitwise. Bits past the band's last
+// element are 0. 32-, 64- and 128-bit elements (entry `wide`): a word is one
+// 32-bit part of one element, chosen whole by the element's condition byte.
+//
+// The condition is bool, one byte per element, any nonzero byte true (as
+// numpy). Sources are little-endian (big-endian inputs take the pieces path).
+//
+// needs: (nothing beyond WebGPU)
+
+const WG: u32 = 256u;
+const WORDS: u32 = 16u;  // consecutive output words per invocation
+
+struct Input {
+    q0: u32,    // run: window element of the band's first output element; full: the window offset
+    r0: u32,    // run: the band's first element's place in its run of div
+    div: u32,   // run: output elements per input element (the trailing broadcast run)
+    wrap: u32,  // run: input elements before the index wraps (0xffffffff: never)
+}
+
+struct Params {
+    words: u32,     // output words of this dispatch (the band)
+    groups_x: u32,  // workgroups per row of the dispatch grid
+    elems: u32,     // output elements of the band
+    bits: u32,      // 8, 16, 32, 64 or 128
+    c_full: u32,    // 1: the input is read in the full form, 0: as a run
+    x_full: u32,
+    y_full: u32,
+    pad0: u32,
+    c: Input,
+    x: Input,
+    y: Input,
+}
+
+@group(0) @binding(0) var<storage, read> xs: array<u32>;
+@group(0) @binding(1) var<storage, read> cond: array<u32>;
+@group(0) @binding(2) var<storage, read_write> dst: array<u32>;
+@group(0) @binding(3) var<uniform> params: Params;
+@group(0) @binding(5) var<storage, read> ys: array<u32>;
+
+struct Run {
+    q: u32,
+    r: u32,
+}
+
+fn run_at(p: Input, e: u32) -> Run {
+    let t = e + p.r0;
+    return Run((p.q0 + t / p.div) % p.wrap, t % p.div);
+}
+
+fn run_next(c: Run, p: Input) -> Run {
+    var n = Run(c.q, c.r + 1u);
+    if (n.r == p.div) {
+        n.r = 0u;
+        n.q = n.q + 1u;
+        if (n.q == p.wrap) {
+            n.q = 0u;
+        }
+    }
+    return n;
+}
+
+// bit 0 of each byte: whether that byte of v is nonzero (no carries between bytes)
+fn nonzero_bytes(v: u32) -> u32 {
+    var t = v | (v >> 4u);
+    t = t | (t >> 2u);
+    t = t | (t >> 1u);
+    return t & 0x01010101u;
+}
+
+fn cond_byte(i: u32) -> u32 {
+    return (cond[i >> 2u] >> ((i & 3u) * 8u)) & 0xffu;
+}
+
+// element q (of `bits`, `lg` = log2 of elements per word) of X / Y
+fn x_elem(q: u32, lg: u32, bits: u32) -> u32 {
+    return (xs[q >> lg] >> ((q & ((1u << lg) - 1u)) * bits)) & ((1u << bits) - 1u);
+}
+
+fn y_elem(q: u32, lg: u32, bits: u32) -> u32 {
+    return (ys[q >> lg] >> ((q & ((1u << lg) - 1u)) * bits)) & ((1u << bits) - 1u);
+}
+
+@compute @workgroup_size(256)
+fn small(
+    @builtin(workgroup_id) wg: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
+    let w0 = ((wg.y * params.groups_x + wg.x) * WG + lid) * WORDS;
+    if (w0 >= params.words) {
+        return;
+    }
+    let bits = params.bits;
+    let lg = 5u - countTrailingZeros(bits);  // log2 of elements per word: 2 (8-bit) or 1 (16-bit)
+    let per = 1u << lg;
+    let emask = (1u << bits) - 1u;
+    var c = run_at(params.c, w0 << lg);
+    var x = run_at(params.x, w0 << lg);
+    var y = run_at(params.y, w0 << lg);
+    for (var k = 0u; k < WORDS; k = k + 1u) {
+        let w = w0 + k;
+        if (w >= params.words) {
+            break;
+        }
+        var m = 0u;
+        if (params.c_full == 1u) {
+            let i = (w << lg) + params.c.q0;
+            let nz = nonzero_bytes(cond[i >> 2u] >> ((i & 3u) * 8u));
+            if (bits == 8u) {
+                m = nz * 0xffu;
+            } else {
+                m = ((nz & 1u) * 0xffffu) | (((nz >> 8u) & 1u) * 0xffff0000u);
+            }
+        } else {
+            for (var j = 0u; j < per; j = j + 1u) {
+                m = m | select(0u, emask << (j * bits), cond_byte(c.q) != 0u);
+                c = run_next(c, params.c);
+            }
+        }
+        var a = 0u;
+        if (params.x_full == 1u) {
+            a = xs[w];
+        } else {
+            for (var j = 0u; j < per; j = j + 1u) {
+                a = a | (x_elem(x.q, lg, bits) << (j * bits));
+                x = run_next(x, params.x);
+            }
+        }
+        var b = 0u;
+        if (params.y_full == 1u) {
+            b = ys[w];
+        } else {
+            for (var j = 0u; j < per; j = j + 1u) {
+                b = b | (y_elem(y.q, lg, bits) << (j * bits));
+                y = run_next(y, params.y);
+            }
+        }
+        var out = (a & m) | (b & ~m);
+        let first = w << lg;
+        if (first + per > params.elems) {  // the band's last word: bits past its last element are 0
+            out = out & ((1u << ((params.elems - first) * bits)) - 1u);
+        }
+        dst[w] = out;
+    }
+}
+
+@compute @workgroup_size(256)
+fn wide(
+    @builtin(workgroup_id) wg: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
+    let w0 = ((wg.y * params.groups_x + wg.x) * WG + lid) * WORDS;
+    if (w0 >= params.words) {
+        return;
+    }
+    let lg = countTrailingZeros(params.bits) - 5u;  // log2 of words per element
+    let lo = (1u << lg) - 1u;
+    let e0 = w0 >> lg;  // WORDS is a multiple of the words per element: w0 starts an element
+    var c = run_at(params.c, e0);
+    var x = run_at(params.x, e0);
+    var y = run_at(params.y, e0);
+    for (var k = 0u; k < WORDS; k = k + 1u) {
+        let w = w0 + k;
+        if (w >= params.words) {
+            break;
+        }
+        let part = w & lo;
+        if (k != 0u && part == 0u) {  // the next element
+            if (params.c_full == 0u) {
+                c = run_next(c, params.c);
+            }
+            if (params.x_full == 0u) {
+                x = run_next(x, params.x);
+            }
+            if (params.y_full == 0u) {
+                y = run_next(y, params.y);
+            }
+        }
+        var take = 0u;
+        if (params.c_full == 1u) {
+            take = cond_byte((w >> lg) + params.c.q0);
+        } else {
+            take = cond_byte(c.q);
+        }
+        var a = 0u;
+        if (params.x_full == 1u) {
+            a = xs[w];
+        } else {
+            a = xs[(x.q << lg) + part];
+        }
+        var b = 0u;
+        if (params.y_full == 1u) {
+            b = ys[w];
+        } else {
+            b = ys[(y.q << lg) + part];
+        }
+        dst[w] = select(b, a, take != 0u);
+    }
+}
