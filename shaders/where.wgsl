@@ -11,12 +11,18 @@
 // with adds. No per-element loop over pieces, no atomics: each invocation
 // writes WORDS whole u32 words of the output, and no two share a word.
 //
-// 8- and 16-bit elements (entry `small`): a word holds 32 / bits elements; a
-// full X or Y word is loaded as it lies, a full condition word gives the
-// word's mask from its bytes at once (each nonzero byte -> all ones over its
-// element), and the word is select()ed bitwise. Bits past the band's last
-// element are 0. 32-, 64- and 128-bit elements (entry `wide`): a word is one
-// 32-bit part of one element, chosen whole by the element's condition byte.
+// Buffers are read and written four words at a time (vec4: one load for a
+// full input's four words, the CPU drivers' costliest instruction). 8- and
+// 16-bit elements (entry `small`): a word holds 32 / bits elements; a full X
+// or Y word is taken as it lies, a full condition word gives the word's mask
+// from its bytes at once (each nonzero byte -> all ones over its element),
+// and the word is select()ed bitwise. Bits past the band's last element are
+// 0. 32-, 64- and 128-bit elements (entry `wide`): a word is one 32-bit part
+// of one element, chosen whole by the element's condition byte (for 32-bit
+// elements a full condition's 16 bytes are one load per invocation).
+//
+// A full X or Y may have been uploaded into dst itself (in_dst): each
+// invocation reads its own words of dst before it writes them.
 //
 // The condition is bool, one byte per element, any nonzero byte true (as
 // numpy). Sources are little-endian (big-endian inputs take the pieces path).
@@ -41,17 +47,17 @@ struct Params {
     c_full: u32,    // 1: the input is read in the full form, 0: as a run
     x_full: u32,
     y_full: u32,
-    pad0: u32,
+    in_dst: u32,    // 1: X was uploaded into dst, 2: Y was (a full input, selected in place)
     c: Input,
     x: Input,
     y: Input,
 }
 
-@group(0) @binding(0) var<storage, read> xs: array<u32>;
-@group(0) @binding(1) var<storage, read> cond: array<u32>;
-@group(0) @binding(2) var<storage, read_write> dst: array<u32>;
+@group(0) @binding(0) var<storage, read> xs: array<vec4<u32>>;
+@group(0) @binding(1) var<storage, read> cond: array<vec4<u32>>;
+@group(0) @binding(2) var<storage, read_write> dst: array<vec4<u32>>;
 @group(0) @binding(3) var<uniform> params: Params;
-@group(0) @binding(5) var<storage, read> ys: array<u32>;
+@group(0) @binding(5) var<storage, read> ys: array<vec4<u32>>;
 
 struct Run {
     q: u32,
@@ -76,24 +82,36 @@ fn run_next(c: Run, p: Input) -> Run {
 }
 
 // bit 0 of each byte: whether that byte of v is nonzero (no carries between bytes)
-fn nonzero_bytes(v: u32) -> u32 {
-    var t = v | (v >> 4u);
-    t = t | (t >> 2u);
-    t = t | (t >> 1u);
-    return t & 0x01010101u;
+fn nonzero_bytes(v: vec4<u32>) -> vec4<u32> {
+    var t = v | (v >> vec4<u32>(4u));
+    t = t | (t >> vec4<u32>(2u));
+    t = t | (t >> vec4<u32>(1u));
+    return t & vec4<u32>(0x01010101u);
+}
+
+fn cond_word(i: u32) -> u32 {
+    return cond[i >> 2u][i & 3u];
 }
 
 fn cond_byte(i: u32) -> u32 {
-    return (cond[i >> 2u] >> ((i & 3u) * 8u)) & 0xffu;
+    return (cond_word(i >> 2u) >> ((i & 3u) * 8u)) & 0xffu;
+}
+
+fn x_word(i: u32) -> u32 {
+    return xs[i >> 2u][i & 3u];
+}
+
+fn y_word(i: u32) -> u32 {
+    return ys[i >> 2u][i & 3u];
 }
 
 // element q (of `bits`, `lg` = log2 of elements per word) of X / Y
 fn x_elem(q: u32, lg: u32, bits: u32) -> u32 {
-    return (xs[q >> lg] >> ((q & ((1u << lg) - 1u)) * bits)) & ((1u << bits) - 1u);
+    return (x_word(q >> lg) >> ((q & ((1u << lg) - 1u)) * bits)) & ((1u << bits) - 1u);
 }
 
 fn y_elem(q: u32, lg: u32, bits: u32) -> u32 {
-    return (ys[q >> lg] >> ((q & ((1u << lg) - 1u)) * bits)) & ((1u << bits) - 1u);
+    return (y_word(q >> lg) >> ((q & ((1u << lg) - 1u)) * bits)) & ((1u << bits) - 1u);
 }
 
 @compute @workgroup_size(256)
@@ -112,50 +130,68 @@ fn small(
     var c = run_at(params.c, w0 << lg);
     var x = run_at(params.x, w0 << lg);
     var y = run_at(params.y, w0 << lg);
-    for (var k = 0u; k < WORDS; k = k + 1u) {
-        let w = w0 + k;
+    for (var g = 0u; g < WORDS; g = g + 4u) {
+        let w = w0 + g;
         if (w >= params.words) {
             break;
         }
-        var m = 0u;
-        if (params.c_full == 1u) {
-            let i = (w << lg) + params.c.q0;
-            let nz = nonzero_bytes(cond[i >> 2u] >> ((i & 3u) * 8u));
-            if (bits == 8u) {
-                m = nz * 0xffu;
-            } else {
-                m = ((nz & 1u) * 0xffffu) | (((nz >> 8u) & 1u) * 0xffff0000u);
+        var m = vec4<u32>(0u);
+        if (params.c_full == 1u && bits == 8u) {  // an 8-bit band starts on a word: no window offset
+            m = nonzero_bytes(cond[w >> 2u]) * 0xffu;
+        } else if (params.c_full == 1u) {
+            for (var j = 0u; j < 4u; j = j + 1u) {
+                let i = ((w + j) << 1u) + params.c.q0;
+                let nz = nonzero_bytes(vec4<u32>(cond_word(i >> 2u) >> ((i & 3u) * 8u))).x;
+                m[j] = ((nz & 1u) * 0xffffu) | (((nz >> 8u) & 1u) * 0xffff0000u);
             }
         } else {
-            for (var j = 0u; j < per; j = j + 1u) {
-                m = m | select(0u, emask << (j * bits), cond_byte(c.q) != 0u);
-                c = run_next(c, params.c);
-            }
-        }
-        var a = 0u;
-        if (params.x_full == 1u) {
-            a = xs[w];
-        } else {
-            for (var j = 0u; j < per; j = j + 1u) {
-                a = a | (x_elem(x.q, lg, bits) << (j * bits));
-                x = run_next(x, params.x);
+            for (var j = 0u; j < 4u; j = j + 1u) {
+                var v = 0u;
+                for (var e = 0u; e < per; e = e + 1u) {
+                    v = v | select(0u, emask << (e * bits), cond_byte(c.q) != 0u);
+                    c = run_next(c, params.c);
+                }
+                m[j] = v;
             }
         }
-        var b = 0u;
-        if (params.y_full == 1u) {
-            b = ys[w];
+        var a = vec4<u32>(0u);
+        if (params.in_dst == 1u) {
+            a = dst[w >> 2u];
+        } else if (params.x_full == 1u) {
+            a = xs[w >> 2u];
         } else {
-            for (var j = 0u; j < per; j = j + 1u) {
-                b = b | (y_elem(y.q, lg, bits) << (j * bits));
-                y = run_next(y, params.y);
+            for (var j = 0u; j < 4u; j = j + 1u) {
+                var v = 0u;
+                for (var e = 0u; e < per; e = e + 1u) {
+                    v = v | (x_elem(x.q, lg, bits) << (e * bits));
+                    x = run_next(x, params.x);
+                }
+                a[j] = v;
+            }
+        }
+        var b = vec4<u32>(0u);
+        if (params.in_dst == 2u) {
+            b = dst[w >> 2u];
+        } else if (params.y_full == 1u) {
+            b = ys[w >> 2u];
+        } else {
+            for (var j = 0u; j < 4u; j = j + 1u) {
+                var v = 0u;
+                for (var e = 0u; e < per; e = e + 1u) {
+                    v = v | (y_elem(y.q, lg, bits) << (e * bits));
+                    y = run_next(y, params.y);
+                }
+                b[j] = v;
             }
         }
         var out = (a & m) | (b & ~m);
-        let first = w << lg;
-        if (first + per > params.elems) {  // the band's last word: bits past its last element are 0
-            out = out & ((1u << ((params.elems - first) * bits)) - 1u);
+        // the band's last word: bits past its last element are 0 (words past it are never read)
+        let last = params.words - 1u;
+        let tail = params.elems - (last << lg);
+        if (tail < per && last - w < 4u) {
+            out[last - w] = out[last - w] & ((1u << (tail * bits)) - 1u);
         }
-        dst[w] = out;
+        dst[w >> 2u] = out;
     }
 }
 
@@ -171,44 +207,72 @@ fn wide(
     let lg = countTrailingZeros(params.bits) - 5u;  // log2 of words per element
     let lo = (1u << lg) - 1u;
     let e0 = w0 >> lg;  // WORDS is a multiple of the words per element: w0 starts an element
+    // 32-bit elements: a 32-bit band starts on a condition word, so the 16 bytes are one aligned vec4
+    let quad = params.c_full == 1u && lg == 0u;
+    var cv = vec4<u32>(0u);
+    if (quad) {
+        cv = cond[w0 >> 4u];
+    }
+    let each = !quad || (params.x_full == 0u && params.in_dst != 1u) || (params.y_full == 0u && params.in_dst != 2u);
     var c = run_at(params.c, e0);
     var x = run_at(params.x, e0);
     var y = run_at(params.y, e0);
-    for (var k = 0u; k < WORDS; k = k + 1u) {
-        let w = w0 + k;
+    var t = false;
+    for (var g = 0u; g < WORDS; g = g + 4u) {
+        let w = w0 + g;
         if (w >= params.words) {
             break;
         }
-        let part = w & lo;
-        if (k != 0u && part == 0u) {  // the next element
-            if (params.c_full == 0u) {
-                c = run_next(c, params.c);
+        var take = vec4<bool>(false);
+        var a = vec4<u32>(0u);
+        var b = vec4<u32>(0u);
+        if (quad) {
+            let v = cv[g >> 2u];
+            take = vec4<bool>((v & 0xffu) != 0u, (v & 0xff00u) != 0u, (v & 0xff0000u) != 0u, (v >> 24u) != 0u);
+        }
+        if (params.in_dst == 1u) {
+            a = dst[w >> 2u];
+        } else if (params.x_full == 1u) {
+            a = xs[w >> 2u];
+        }
+        if (params.in_dst == 2u) {
+            b = dst[w >> 2u];
+        } else if (params.y_full == 1u) {
+            b = ys[w >> 2u];
+        }
+        if (each) {  // inputs read word by word: runs, and the condition of wider elements
+            for (var j = 0u; j < 4u; j = j + 1u) {
+                let ww = w + j;
+                let part = ww & lo;
+                if (ww != w0 && part == 0u) {  // the next element
+                    if (params.c_full == 0u) {
+                        c = run_next(c, params.c);
+                    }
+                    if (params.x_full == 0u) {
+                        x = run_next(x, params.x);
+                    }
+                    if (params.y_full == 0u) {
+                        y = run_next(y, params.y);
+                    }
+                }
+                if (!quad) {
+                    if (part == 0u) {  // an element's condition byte, read once for its words
+                        if (params.c_full == 1u) {
+                            t = cond_byte((ww >> lg) + params.c.q0) != 0u;
+                        } else {
+                            t = cond_byte(c.q) != 0u;
+                        }
+                    }
+                    take[j] = t;
+                }
+                if (params.x_full == 0u) {
+                    a[j] = x_word((x.q << lg) + part);
+                }
+                if (params.y_full == 0u) {
+                    b[j] = y_word((y.q << lg) + part);
+                }
             }
-            if (params.x_full == 0u) {
-                x = run_next(x, params.x);
-            }
-            if (params.y_full == 0u) {
-                y = run_next(y, params.y);
-            }
         }
-        var take = 0u;
-        if (params.c_full == 1u) {
-            take = cond_byte((w >> lg) + params.c.q0);
-        } else {
-            take = cond_byte(c.q);
-        }
-        var a = 0u;
-        if (params.x_full == 1u) {
-            a = xs[w];
-        } else {
-            a = xs[(x.q << lg) + part];
-        }
-        var b = 0u;
-        if (params.y_full == 1u) {
-            b = ys[w];
-        } else {
-            b = ys[(y.q << lg) + part];
-        }
-        dst[w] = select(b, a, take != 0u);
+        dst[w >> 2u] = select(b, a, take);
     }
 }

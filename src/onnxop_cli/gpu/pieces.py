@@ -216,27 +216,36 @@ def _extent(p: Piece, bits: int) -> int:
 
 class _Run:
     def __init__(self, gpu: Gpu, band_bytes: int, window_bytes: int, max_groups_per_dim: Optional[int],
-                 masked: bool = True, selects: bool = True, shader: str = SHADER, entry: str = "main") -> None:
-        """Buffers and a bind group for one run; ``shader`` and ``entry``: the
-        kernel bound to them (shaders/where.wgsl's binds the same layout)."""
+                 masked: bool = True, selects: bool = True, *, shader: str = SHADER, entry: str = "main",
+                 sizes: Optional[tuple[int, int, int]] = None, shared_upload: int = 0) -> None:
+        """Buffers and a bind group for one run. ``shader``, ``entry``: the
+        kernel bound to them (shaders/where.wgsl binds the same layout);
+        ``sizes``: the src, mask and other windows' bytes (else
+        ``window_bytes`` each); ``shared_upload``: the bytes of one staging
+        buffer for the three (each upload then submitted before the next is
+        written), else one each."""
         import wgpu
 
         self.gpu, self.cap = gpu, window_bytes
-        cap = window_bytes
         self.max_dim = max_groups_per_dim or gpu.limits.get("max-compute-workgroups-per-dimension", 65535)
         self.wg = shader_const(SHADER, "WG") * shader_const(SHADER, "ELEMS")  # elements per workgroup
         self.stride = max(256, gpu.limits.get("min-uniform-buffer-offset-alignment", 256))
+        # no mask (all but Where), no select piece: a word, bound but never read
+        src_bytes, mask_bytes, other_bytes = sizes or (
+            window_bytes, window_bytes if masked else WORD, window_bytes if selects else WORD)
         U = wgpu.BufferUsage
         self.buffers: list[Any] = []
         with gpu.errors("allocating pieces buffers"):
             self.pipeline, layout = gpu.pipeline_with_layout(shader, _layout_entries(), entry)
-            self.upload = self._buffer("upload", cap, U.MAP_WRITE | U.COPY_SRC)
-            mask_bytes = cap if masked else WORD  # no mask (all but Where): a word, bound but never read
-            self.upload_mask = self._buffer("upload-mask", mask_bytes, U.MAP_WRITE | U.COPY_SRC)
-            self.src = self._buffer("src", cap, U.STORAGE | U.COPY_DST)
+            if shared_upload:
+                self.upload = self._buffer("upload", shared_upload, U.MAP_WRITE | U.COPY_SRC)
+                self.upload_mask = self.upload_other = self.upload
+            else:
+                self.upload = self._buffer("upload", src_bytes, U.MAP_WRITE | U.COPY_SRC)
+                self.upload_mask = self._buffer("upload-mask", mask_bytes, U.MAP_WRITE | U.COPY_SRC)
+                self.upload_other = self._buffer("upload-other", other_bytes, U.MAP_WRITE | U.COPY_SRC)
+            self.src = self._buffer("src", src_bytes, U.STORAGE | U.COPY_DST)
             self.mask = self._buffer("mask", mask_bytes, U.STORAGE | U.COPY_DST)
-            other_bytes = cap if selects else WORD  # no select piece: a word, bound but never read
-            self.upload_other = self._buffer("upload-other", other_bytes, U.MAP_WRITE | U.COPY_SRC)
             self.other = self._buffer("other", other_bytes, U.STORAGE | U.COPY_DST)
             self.dst = self._buffer("dst", band_bytes, U.STORAGE | U.COPY_SRC | U.COPY_DST)
             self.readback = self._buffer("readback", band_bytes, U.MAP_READ | U.COPY_DST)
@@ -246,7 +255,7 @@ class _Run:
             self.bind_group = gpu.device.create_bind_group(
                 layout=layout,
                 entries=[
-                    {"binding": 0, "resource": {"buffer": self.src, "offset": 0, "size": cap}},
+                    {"binding": 0, "resource": {"buffer": self.src, "offset": 0, "size": src_bytes}},
                     {"binding": 1, "resource": {"buffer": self.mask, "offset": 0, "size": mask_bytes}},
                     {"binding": 2, "resource": {"buffer": self.dst, "offset": 0, "size": band_bytes}},
                     {"binding": 3, "resource": {"buffer": self.params, "offset": 0, "size": PARAMS_BYTES}},
@@ -315,7 +324,7 @@ class _Run:
             return first
         with gpu.errors("upload"):
             gpu.wait(buffer_up.map_async(wgpu.MapMode.WRITE), "upload")
-            mapped = buffer_up._experimental_get_mapped_range(0, self.cap)
+            mapped = buffer_up._experimental_get_mapped_range(0, buffer_up.size)
         try:
             source.data.readinto(start, mapped[:n])
         finally:

@@ -36,6 +36,14 @@ NEVER = 0xFFFFFFFF  # a run's wrap that never comes
 Form = tuple[int, int]  # (div, size): input element (e // div) % size of output element e
 
 
+def _window(form: Form, band: int, width: int, whole: bool) -> int:
+    """Bytes of an input's window: what one band reads of it (from the word
+    that holds its first element), or all of it when it wraps."""
+    div, size = form
+    elements = size if whole else min(size, (band - 1) // div + 2)
+    return round_up(elements * width // 8 + 2 * WORD, WORD)
+
+
 def entry(bits: int) -> str:
     return "small" if bits < 32 else "wide"
 
@@ -68,49 +76,63 @@ def run_where(
     band_bytes = min(cap, round_up((count * bits + 7) // 8, WORD))
     band = band_bytes * 8 // bits
     widths = (8, bits, bits)
-    window_bytes = min(cap, band_bytes + 2 * WORD)
     whole = [div * size < count for div, size in forms]  # wraps: the whole input uploaded once
     if (count >= LIMIT or any(s is None or s.swap for s in sources[:3])
-            or any(w and size * width // 8 + WORD > window_bytes for w, (_, size), width in zip(whole, forms, widths))):
+            or any(w and size * width // 8 + WORD > cap for w, (_, size), width in zip(whole, forms, widths))):
         return pieces.run_pieces(gpu, sources, sink, pieces=fallback, count=count, bits=bits,
                                  binding_bytes=binding_bytes, max_groups_per_dim=max_groups_per_dim, poison=poison)
     if poison is None:
         poison = env_poison()
-    run = pieces._Run(gpu, band_bytes, window_bytes, max_groups_per_dim, shader=SHADER, entry=entry(bits))
+    full = [div == 1 and size == count for div, size in forms]
+    # a full X or Y is uploaded into dst itself and selected in place (each word read, then written, by
+    # its own invocation): one buffer of the output's size fewer to allocate and fill
+    in_dst = 2 if full[2] else (1 if full[1] else 0)
+    need = [min(cap, _window(form, band, width, w)) for form, width, w in zip(forms, widths, whole)]
+    sizes = tuple(WORD if in_dst and k == in_dst else need[k] for k in (1, 0, 2))  # (src: X, mask, other: Y)
+    run = pieces._Run(gpu, band_bytes, cap, max_groups_per_dim, shader=SHADER, entry=entry(bits),
+                      sizes=sizes, shared_upload=max(need))  # type: ignore[arg-type]
     per_group = shader_const(SHADER, "WG") * shader_const(SHADER, "WORDS")
-    buffers = [(run.upload_mask, run.mask), (run.upload, run.src), (run.upload_other, run.other)]
+    buffers = [run.mask, run.src, run.other]
+    if in_dst:
+        buffers[in_dst] = run.dst
     written = 0
     try:
         for start in range(0, count, band):
             n = min(band, count - start)
             nbytes = (n * bits + 7) // 8
             words = -(-nbytes // 4)
-            encoder = gpu.device.create_command_encoder()
             inputs = []
             with gpu.errors("where band"):
-                if poison is not None:
+                if poison is not None and not in_dst:
                     gpu.queue.write_buffer(run.dst, 0, bytes([poison]) * round_up(nbytes, 4))
                 for k, ((div, size), width) in enumerate(zip(forms, widths)):
                     source = sources[k]
                     assert source is not None
-                    up, buf = buffers[k]
-                    full = div == 1 and size == count
+
+                    def upload(lo: int, hi: int) -> int:
+                        # one staging buffer for the three: each upload submitted before the next is written
+                        encoder = gpu.device.create_command_encoder()
+                        first = run._upload(run.upload, buffers[k], source, lo, hi, width, encoder)
+                        gpu.queue.submit([encoder.finish()])
+                        return first
+
                     if whole[k]:
                         if start == 0:
-                            assert run._upload(up, buf, source, 0, size - 1, width, encoder) == 0
+                            assert upload(0, size - 1) == 0
                         inputs.append((0, (start // div) % size, start % div, div, size))
-                    elif full:
-                        first = run._upload(up, buf, source, start, start + n - 1, width, encoder)
+                    elif full[k]:
+                        first = upload(start, start + n - 1)
                         assert k == 0 or first == start, "a band starts on a word of X and Y"
                         inputs.append((1, start - first, 0, 1, NEVER))
                     else:
                         lo = start // div
-                        first = run._upload(up, buf, source, lo, (start + n - 1) // div, width, encoder)
+                        first = upload(lo, (start + n - 1) // div)
                         inputs.append((0, lo - first, start % div, div, NEVER))
                 gx, gy = grid(-(-words // per_group), run.max_dim)
-                record = struct.pack("<8I12I", words, gx, n, bits, *(i[0] for i in inputs), 0,
+                record = struct.pack("<8I12I", words, gx, n, bits, *(i[0] for i in inputs), in_dst,
                                      *(v for i in inputs for v in i[1:]))
                 gpu.queue.write_buffer(run.params, 0, record)
+                encoder = gpu.device.create_command_encoder()
                 compute = encoder.begin_compute_pass()
                 compute.set_pipeline(run.pipeline)
                 compute.set_bind_group(0, run.bind_group, [0])
