@@ -69,16 +69,12 @@ fn run_at(p: Input, e: u32) -> Run {
     return Run((p.q0 + t / p.div) % p.wrap, t % p.div);
 }
 
+// branch-free: the CPU drivers run both sides of a branch their lanes disagree on
 fn run_next(c: Run, p: Input) -> Run {
-    var n = Run(c.q, c.r + 1u);
-    if (n.r == p.div) {
-        n.r = 0u;
-        n.q = n.q + 1u;
-        if (n.q == p.wrap) {
-            n.q = 0u;
-        }
-    }
-    return n;
+    let r = c.r + 1u;
+    let step = r == p.div;
+    let q = c.q + select(0u, 1u, step);
+    return Run(select(q, 0u, q == p.wrap), select(r, 0u, step));
 }
 
 // bit 0 of each byte: whether that byte of v is nonzero (no carries between bytes)
@@ -212,6 +208,64 @@ fn wide(
     var cv = vec4<u32>(0u);
     if (quad) {
         cv = cond[w0 >> 4u];
+    }
+    if (quad && params.x_full == 1u && params.y_full == 1u) {  // all three full: the plain loop
+        for (var g = 0u; g < WORDS; g = g + 4u) {
+            let w = w0 + g;
+            if (w >= params.words) {
+                break;
+            }
+            let v = cv[g >> 2u];
+            let take = vec4<bool>((v & 0xffu) != 0u, (v & 0xff00u) != 0u, (v & 0xff0000u) != 0u, (v >> 24u) != 0u);
+            var a = vec4<u32>(0u);
+            var b = vec4<u32>(0u);
+            if (params.in_dst == 1u) {
+                a = dst[w >> 2u];
+                b = ys[w >> 2u];
+            } else if (params.in_dst == 2u) {
+                a = xs[w >> 2u];
+                b = dst[w >> 2u];
+            } else {
+                a = xs[w >> 2u];
+                b = ys[w >> 2u];
+            }
+            dst[w >> 2u] = select(b, a, take);
+        }
+        return;
+    }
+    if (params.x_full == 1u && params.y_full == 1u) {  // X and Y full: only the condition element by element
+        var c = run_at(params.c, e0);
+        var t = false;
+        for (var g = 0u; g < WORDS; g = g + 4u) {
+            let w = w0 + g;
+            if (w >= params.words) {
+                break;
+            }
+            var take = vec4<bool>(false);
+            for (var j = 0u; j < 4u; j = j + 1u) {
+                let ww = w + j;
+                if ((ww & lo) == 0u) {  // an element's condition byte, read once for its words
+                    let i = select(c.q, (ww >> lg) + params.c.q0, params.c_full == 1u);
+                    t = cond_byte(i) != 0u;
+                    c = run_next(c, params.c);
+                }
+                take[j] = t;
+            }
+            var a = vec4<u32>(0u);
+            var b = vec4<u32>(0u);
+            if (params.in_dst == 1u) {
+                a = dst[w >> 2u];
+                b = ys[w >> 2u];
+            } else if (params.in_dst == 2u) {
+                a = xs[w >> 2u];
+                b = dst[w >> 2u];
+            } else {
+                a = xs[w >> 2u];
+                b = ys[w >> 2u];
+            }
+            dst[w >> 2u] = select(b, a, take);
+        }
+        return;
     }
     let each = !quad || (params.x_full == 0u && params.in_dst != 1u) || (params.y_full == 0u && params.in_dst != 2u);
     var c = run_at(params.c, e0);

@@ -10,13 +10,15 @@ strings, outputs of 2**31 elements or more) keeps the select piece of the
 general pieces kernel (gpu/pieces.py), as does an input broadcast along
 leading axes that is larger than one binding.
 
-    for each band of the output (at most one binding, pieces' banding):
+    for each band of the output (at most one binding and BAND bytes):
         upload each input's window for the band (one broadcast along leading
         axes: the whole input, once); one dispatch; readback dst --sink-->
 
 The buffers, uploads, readback and graph (device-resident) sources and
 sinks are gpu/pieces.py's ``_Run``: only the kernel and its parameters
-differ.
+differ. On CPU adapters (``can_map``) the windows and dst are mapped
+themselves (no staging copies); elsewhere a full X or Y is uploaded into
+dst and selected in place, and one staging buffer serves the three inputs.
 """
 
 from __future__ import annotations
@@ -25,12 +27,16 @@ import struct
 from typing import Optional, Sequence
 
 from . import pieces
-from .buffers import WORD, env_poison, grid, round_up
+from .buffers import WORD, can_map, env_poison, grid, round_up
 from .device import Gpu
 from .kernels import shader_const
 
 SHADER = "where.wgsl"
 LIMIT = 1 << 31  # output elements: the kernel's element arithmetic is u32
+# Bands of at most 16 MiB: a 32 MB float32 Where took 0.48x the gather kernel's CPU time in one
+# 64 MiB band on Mesa 25, 0.82-0.84x in 8 MiB bands, 0.85-0.87x in 16 MiB, 0.45x in 1 MiB (fresh
+# buffers' first touch against per-band waits; benchmarks/where_one_pass.py, 2026-12-01)
+BAND = 16 << 20
 NEVER = 0xFFFFFFFF  # a run's wrap that never comes
 
 Form = tuple[int, int]  # (div, size): input element (e // div) % size of output element e
@@ -73,7 +79,7 @@ def run_where(
 
     cap = min(binding_bytes or pieces.DEFAULT_BAND, binding_limit(gpu))
     cap = max(WORD, cap - cap % WORD)
-    band_bytes = min(cap, round_up((count * bits + 7) // 8, WORD))
+    band_bytes = min(cap, BAND, round_up((count * bits + 7) // 8, WORD))
     band = band_bytes * 8 // bits
     widths = (8, bits, bits)
     whole = [div * size < count for div, size in forms]  # wraps: the whole input uploaded once
@@ -84,13 +90,18 @@ def run_where(
     if poison is None:
         poison = env_poison()
     full = [div == 1 and size == count for div, size in forms]
-    # a full X or Y is uploaded into dst itself and selected in place (each word read, then written, by
-    # its own invocation): one buffer of the output's size fewer to allocate and fill
-    in_dst = 2 if full[2] else (1 if full[1] else 0)
+    from .resident import DeviceBuffer, DeviceSink
+
+    # CPU adapters: the windows and dst mapped themselves, no staging copies (gpu/copy.py's mapped mode)
+    mapped = can_map(gpu) and not isinstance(sink, DeviceSink) and not any(
+        isinstance(s.data, DeviceBuffer) for s in sources[:3] if s is not None)
+    # else a full X or Y is uploaded into dst itself and selected in place (each word read, then written,
+    # by its own invocation): one buffer of the output's size fewer to allocate and fill
+    in_dst = 0 if mapped else 2 if full[2] else (1 if full[1] else 0)
     need = [min(cap, _window(form, band, width, w)) for form, width, w in zip(forms, widths, whole)]
     sizes = tuple(WORD if in_dst and k == in_dst else need[k] for k in (1, 0, 2))  # (src: X, mask, other: Y)
     run = pieces._Run(gpu, band_bytes, cap, max_groups_per_dim, shader=SHADER, entry=entry(bits),
-                      sizes=sizes, shared_upload=max(need))  # type: ignore[arg-type]
+                      sizes=sizes, shared_upload=max(need), mapped=mapped)  # type: ignore[arg-type]
     per_group = shader_const(SHADER, "WG") * shader_const(SHADER, "WORDS")
     buffers = [run.mask, run.src, run.other]
     if in_dst:
@@ -110,6 +121,8 @@ def run_where(
                     assert source is not None
 
                     def upload(lo: int, hi: int) -> int:
+                        if mapped:
+                            return run._upload(None, buffers[k], source, lo, hi, width, None)
                         # one staging buffer for the three: each upload submitted before the next is written
                         encoder = gpu.device.create_command_encoder()
                         first = run._upload(run.upload, buffers[k], source, lo, hi, width, encoder)
