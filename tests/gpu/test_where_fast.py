@@ -201,3 +201,29 @@ def test_an_input_past_one_window_takes_the_select_piece(backend, rng, monkeypat
     c, x, y = _inputs(rng, ((40,), (3, 40), (1,)), np.float32)
     assert same(where(c, x, y, backend=backend), np.where(c, x, y))
     assert ran
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.float16])
+def test_words_kernel_zeroes_the_last_words_padding(gpu, rng, dtype, monkeypatch, no_pieces):
+    """Bits past the output's last element are 0, as the gather kernel
+    leaves them: a graph's intermediate (a DeviceSink) keeps the whole last
+    word on the device. Bands of 48 bytes, so the last band's windows hold
+    stale bytes of earlier bands past their ends."""
+    from onnxop_cli.gpu import resident
+
+    monkeypatch.setattr(words, "BAND", 48)
+    for shapes in [((61,), (61,), (61,)), ((1,), (3, 21), (21,)), ((3, 1), (1,), (3, 19))]:
+        c, x, y = _inputs(rng, shapes, dtype)
+        want = np.where(c, x, y)
+        shape = want.shape
+        args = family.args_of(NODE, [Tensor.from_numpy(a) for a in (c, x, y)])
+        forms = [run_form(shape, broadcast_strides(a, shape)) for a in args]
+        out = resident.DeviceBuffer(gpu, want.nbytes)
+        sources = [pieces.Source(MemoryBytes(np.ascontiguousarray(a))) for a in (c, x, y)]
+        words.run_where(gpu, sources, resident.DeviceSink(out, resident.Traffic()), forms=forms, fallback=[],
+                        count=want.size, bits=want.dtype.itemsize * 8)
+        n4 = -(-want.nbytes // 4) * 4
+        raw = resident.read_back(gpu, out.buffer, 0, n4)
+        out.release()
+        assert raw[: want.nbytes] == want.tobytes(), (dtype, shapes)
+        assert raw[want.nbytes:] == bytes(n4 - want.nbytes), (dtype, shapes)
