@@ -4,12 +4,15 @@ lavapipe's threads; steadier than wall time on a shared machine) of the
 gather kernel writing the output, the two-piece plan (Y copied over the
 output, then X under the condition), the one select piece of the pieces
 kernel (the general path) and the words kernel ops/where.py plans for run
-forms (shaders/where.wgsl; the condition broadcast along the rows, X and Y
-the output's shape). Prints per round: gather/plan (the ratio the issue
-asks >= 0.8 of) and old/new. A third argument: the element type (f4 by
-default; u1, f2, f8 too), a fourth "wall" for wall-clock seconds.
+forms (shaders/where.wgsl), X and Y the output's shape (rows, cols). Prints
+per round: gather/plan (the ratio the issue asks >= 0.8 of) and old/new.
+Third argument: the element type (f4 by default; u1, f2, f8, c16 too);
+fourth: the condition, "row" (cols,) broadcast along the rows (default),
+"full" (rows, cols) or "column" (rows, 1), a trailing run; fifth "wall"
+for wall-clock seconds.
 
     python benchmarks/where_one_pass.py 32000000 4
+    python benchmarks/where_one_pass.py 32000000 4 f4 full
 """
 import sys, time, statistics, numpy as np
 from onnxop_cli.core.sources import MemoryBytes
@@ -22,15 +25,19 @@ from onnxop_cli.ops.family import Piece
 gpu = get_gpu("vulkan")
 print("adapter", gpu.name, "load", open("/proc/loadavg").read().split()[0])
 dt = np.dtype(sys.argv[3] if len(sys.argv) > 3 else "f4"); bits = dt.itemsize * 8
-clock = time.perf_counter if sys.argv[4:] == ["wall"] else time.process_time
+form = sys.argv[4] if len(sys.argv) > 4 else "row"
+clock = time.perf_counter if sys.argv[5:] == ["wall"] else time.process_time
 n = int(sys.argv[1]) // dt.itemsize; rows = 512; cols = n // rows; n = rows * cols
 rng = np.random.default_rng(0)
 whole = rng.integers(0, 256, n * dt.itemsize, dtype=np.uint8).view(dt)
-cond = np.tile(np.array([1, 0, 1, 1], np.uint8), cols // 4 + 1)[:cols]
+cond, ms, cf = {"row": (np.tile(np.array([1, 0, 1, 1], np.uint8), cols // 4 + 1)[:cols], (0, 1), (1, cols)),
+                "full": (rng.integers(0, 2, n, dtype=np.uint8), (cols, 1), (1, n)),
+                "column": (rng.integers(0, 2, rows, dtype=np.uint8), (1, 0), (cols, rows))}[form]
+print("type", dt, "condition", form, "output bytes", n * dt.itemsize)
 src = [Source(MemoryBytes(cond)), Source(MemoryBytes(whole)), Source(MemoryBytes(whole[::-1].copy()))]
 sh = (rows, cols); cs = c_strides(sh)
-old = [Piece(sh, cs, 0, 2, (cols, 1)), Piece(sh, cs, 0, 1, (cols, 1), mask=0, mask_strides=(0, 1))]
-new = [Piece(sh, cs, 0, 1, (cols, 1), mask=0, mask_strides=(0, 1), other=2, other_strides=(cols, 1))]
+old = [Piece(sh, cs, 0, 2, (cols, 1)), Piece(sh, cs, 0, 1, (cols, 1), mask=0, mask_strides=ms)]
+new = [Piece(sh, cs, 0, 1, (cols, 1), mask=0, mask_strides=ms, other=2, other_strides=(cols, 1))]
 gv = View(sh, (-cols, 1), (rows - 1) * cols)
 sink = lambda c: None
 def t(f):
@@ -38,7 +45,7 @@ def t(f):
 fs = {"gather": lambda: gather_through_kernel(gpu, MemoryBytes(whole), sink, view=gv, bits=bits),
       "old": lambda: run_pieces(gpu, src, sink, pieces=old, count=n, bits=bits),
       "new": lambda: run_pieces(gpu, src, sink, pieces=new, count=n, bits=bits),
-      "words": lambda: run_where(gpu, src, sink, forms=[(1, cols), (1, n), (1, n)], fallback=new, count=n, bits=bits)}
+      "words": lambda: run_where(gpu, src, sink, forms=[cf, (1, n), (1, n)], fallback=new, count=n, bits=bits)}
 for f in fs.values(): f()
 res = {k: [] for k in fs}
 names = list(fs)

@@ -233,6 +233,37 @@ fn wide(
         }
         return;
     }
+    if (params.x_full == 1u && params.y_full == 1u && params.c_full == 0u && params.c.div >= WORDS) {
+        // the condition along a trailing run of at least WORDS elements: an invocation's elements see at most
+        // two of its bytes, this run's and the next's, chosen by where the run ends
+        let c0 = run_at(params.c, e0);
+        let left = vec4<u32>(params.c.div - c0.r);
+        let q1 = c0.q + 1u;
+        let now = vec4<bool>(cond_byte(c0.q) != 0u);
+        let next = vec4<bool>(cond_byte(select(q1, 0u, q1 == params.c.wrap)) != 0u);
+        for (var g = 0u; g < WORDS; g = g + 4u) {
+            let w = w0 + g;
+            if (w >= params.words) {
+                break;
+            }
+            let k = (vec4<u32>(g) + vec4<u32>(0u, 1u, 2u, 3u)) >> vec4<u32>(lg);  // elements from e0
+            let take = select(next, now, k < left);
+            var a = vec4<u32>(0u);
+            var b = vec4<u32>(0u);
+            if (params.in_dst == 1u) {
+                a = dst[w >> 2u];
+                b = ys[w >> 2u];
+            } else if (params.in_dst == 2u) {
+                a = xs[w >> 2u];
+                b = dst[w >> 2u];
+            } else {
+                a = xs[w >> 2u];
+                b = ys[w >> 2u];
+            }
+            dst[w >> 2u] = select(b, a, take);
+        }
+        return;
+    }
     if (params.x_full == 1u && params.y_full == 1u) {  // X and Y full: only the condition element by element
         var c = run_at(params.c, e0);
         var t = false;

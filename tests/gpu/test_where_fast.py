@@ -41,6 +41,9 @@ FAST = [
     ((13,), (4, 13), (1, 13)),  # broadcast along leading axes
     ((6, 1), (6, 5), (6, 5)),  # the condition along a trailing run: (N, 1) against (N, M)
     ((6, 5), (6, 1), (1,)),
+    ((7, 1), (7, 37), (7, 37)),  # trailing runs of 16 elements and more (two per invocation at most)
+    ((9, 1), (9, 16), (9, 16)),
+    ((1, 5, 1), (3, 5, 20), (3, 5, 20)),  # ... wrapping
     ((1, 6, 1), (3, 6, 5), (3, 1, 1)),  # both: leading axes and a trailing run
     ((3, 1, 1), (1, 1, 5), (3, 4, 5)),
     ((1, 9), (5, 1), (5, 9)),
@@ -144,7 +147,8 @@ def test_words_kernel_small_bands(backend, rng, dtype, band, monkeypatch, no_pie
         if not mapped:
             monkeypatch.setattr(words, "can_map", lambda gpu: False)
         for shapes in [((7, 13), (7, 13), (7, 13)), ((6, 1), (6, 11), (6, 11)), ((13,), (5, 13), (1,)),
-                       ((1, 6, 1), (3, 6, 5), (3, 1, 1)), ((3, 1), (1,), (3, 17))]:
+                       ((1, 6, 1), (3, 6, 5), (3, 1, 1)), ((3, 1), (1,), (3, 17)), ((5, 1), (5, 40), (5, 40)),
+                       ((1, 3, 1), (2, 3, 17), (2, 3, 17))]:
             c, x, y = _inputs(rng, shapes, dtype)
             assert same(where(c, x, y, backend=backend), np.where(c, x, y)), (dtype, shapes, mapped)
 

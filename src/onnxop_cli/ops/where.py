@@ -88,6 +88,7 @@ SPEC = OpSpec(
     ),
     summary="Choose elements of two tensors by a condition (ONNX Where).",
     description="For each condition file (bool), the elements of --x where it is true and of --y where it is "
-    "false, all three broadcast: one pass of the GPU pieces kernel, each output element written once.",
+    "false, all three broadcast: the GPU's words kernel when each is the output's shape, a scalar or broadcast "
+    "along leading axes or a trailing run, else one pass of the pieces kernel; each output element written once.",
     example="onnxop where c.npy --x a.npy --y b.npy -o w.npy",
 )
