@@ -264,6 +264,46 @@ fn wide(
         }
         return;
     }
+    if (params.x_full == 1u && params.y_full == 1u && params.c_full == 0u && params.c.div == 1u
+            && params.c.wrap >= WORDS && lg == 0u) {
+        // 32-bit elements, the condition broadcast along leading axes (a row of at least WORDS bytes): each
+        // four elements' bytes are consecutive, one funnel of two words unless the row ends among them
+        let q0 = run_at(params.c, e0).q;
+        let size = params.c.wrap;
+        for (var g = 0u; g < WORDS; g = g + 4u) {
+            let w = w0 + g;
+            if (w >= params.words) {
+                break;
+            }
+            let i = select(q0 + g, q0 + g - size, q0 + g >= size);
+            var take = vec4<bool>(false);
+            if (i + 3u < size) {
+                let sh = (i & 3u) * 8u;
+                let lo = cond_word(i >> 2u);
+                let v = select((lo >> sh) | (cond_word((i >> 2u) + 1u) << (32u - sh)), lo, sh == 0u);
+                let nz = nonzero_bytes(vec4<u32>(v)).x;
+                take = vec4<bool>((nz & 1u) != 0u, (nz & 0x100u) != 0u, (nz & 0x10000u) != 0u, (nz >> 24u) != 0u);
+            } else {
+                for (var j = 0u; j < 4u; j = j + 1u) {
+                    take[j] = cond_byte(select(i + j, i + j - size, i + j >= size)) != 0u;
+                }
+            }
+            var a = vec4<u32>(0u);
+            var b = vec4<u32>(0u);
+            if (params.in_dst == 1u) {
+                a = dst[w >> 2u];
+                b = ys[w >> 2u];
+            } else if (params.in_dst == 2u) {
+                a = xs[w >> 2u];
+                b = dst[w >> 2u];
+            } else {
+                a = xs[w >> 2u];
+                b = ys[w >> 2u];
+            }
+            dst[w >> 2u] = select(b, a, take);
+        }
+        return;
+    }
     if (params.x_full == 1u && params.y_full == 1u) {  // X and Y full: only the condition element by element
         var c = run_at(params.c, e0);
         var t = false;

@@ -39,6 +39,8 @@ FAST = [
     ((), (5, 3), ()),  # scalars
     ((), (), ()),  # rank 0
     ((13,), (4, 13), (1, 13)),  # broadcast along leading axes
+    ((37,), (5, 37), (5, 37)),  # ... a row of 16 bytes and more, its end among four elements' bytes
+    ((16,), (3, 16), (3, 16)),
     ((6, 1), (6, 5), (6, 5)),  # the condition along a trailing run: (N, 1) against (N, M)
     ((6, 5), (6, 1), (1,)),
     ((7, 1), (7, 37), (7, 37)),  # trailing runs of 16 elements and more (two per invocation at most)
@@ -148,7 +150,7 @@ def test_words_kernel_small_bands(backend, rng, dtype, band, monkeypatch, no_pie
             monkeypatch.setattr(words, "can_map", lambda gpu: False)
         for shapes in [((7, 13), (7, 13), (7, 13)), ((6, 1), (6, 11), (6, 11)), ((13,), (5, 13), (1,)),
                        ((1, 6, 1), (3, 6, 5), (3, 1, 1)), ((3, 1), (1,), (3, 17)), ((5, 1), (5, 40), (5, 40)),
-                       ((1, 3, 1), (2, 3, 17), (2, 3, 17))]:
+                       ((1, 3, 1), (2, 3, 17), (2, 3, 17)), ((29,), (4, 29), (4, 29))]:
             c, x, y = _inputs(rng, shapes, dtype)
             assert same(where(c, x, y, backend=backend), np.where(c, x, y)), (dtype, shapes, mapped)
 
