@@ -23,7 +23,7 @@ from onnxop_cli.gpu.pieces import Source, run_pieces
 from onnxop_cli.gpu.where import run_where
 from onnxop_cli.ops.family import Piece
 gpu = get_gpu("vulkan")
-print("adapter", gpu.name, "load", open("/proc/loadavg").read().split()[0])
+print("adapter", gpu.name, gpu.adapter.info.get("description", ""), "load", open("/proc/loadavg").read().split()[0])
 dt = np.dtype(sys.argv[3] if len(sys.argv) > 3 else "f4"); bits = dt.itemsize * 8
 form = sys.argv[4] if len(sys.argv) > 4 else "row"
 clock = time.perf_counter if sys.argv[5:] == ["wall"] else time.process_time

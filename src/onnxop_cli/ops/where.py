@@ -42,7 +42,10 @@ class Where_9(TensorOp):
         pieces = [Piece(shape, out, 0, 1, strides[1], mask=0, mask_strides=strides[0], other=2,
                         other_strides=strides[2])]
         forms = [run_form(shape, s) for s in strides]
-        if x.dtype.is_string or any(f is None for f in forms) or any(getattr(a.tensor, "byteswap", 0) for a in args):
+        from ..gpu.where import LIMIT  # the words kernel's element arithmetic is u32
+
+        if (x.dtype.is_string or any(f is None for f in forms) or math.prod(shape) >= LIMIT
+                or any(getattr(a.tensor, "byteswap", 0) for a in args)):
             return [OutputPlan(cls.outputs[0], shape, x.dtype, pieces=pieces)]
         runner = functools.partial(_run_words, forms, pieces, math.prod(shape), x.dtype.bits)
         return [OutputPlan(cls.outputs[0], shape, x.dtype, pieces=pieces, runner=runner, kernel="where")]
