@@ -33,9 +33,9 @@ from .kernels import shader_const
 
 SHADER = "where.wgsl"
 LIMIT = 1 << 31  # output elements: the kernel's element arithmetic is u32
-# Bands of at most 16 MiB: a 32 MB float32 Where took 0.48x the gather kernel's CPU time in one
-# 64 MiB band on Mesa 25, 0.82-0.84x in 8 MiB bands, 0.85-0.87x in 16 MiB, 0.45x in 1 MiB (fresh
-# buffers' first touch against per-band waits; benchmarks/where_one_pass.py, 2026-12-01)
+# Bands of at most 16 MiB: a 32 MB float32 Where ran at 0.48x the gather kernel's GB/s (CPU time)
+# in one 64 MiB band on Mesa 25, 0.82-0.84x in 8 MiB bands, 0.85-0.87x in 16 MiB, 0.45x in 1 MiB
+# (fresh buffers' first touch against per-band waits; the kernel before its plain loops, 2026-12-01)
 BAND = 16 << 20
 NEVER = 0xFFFFFFFF  # a run's wrap that never comes
 
