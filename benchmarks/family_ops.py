@@ -3,8 +3,9 @@ Split (8 outputs), Pad and Where; and Gather (process only, `--ops gather`).
 
 Two parts, each measured interleaved (A B A B, the order rotated each round):
 
-- ``kernel``: in one process, the pieces kernel's GB/s (output bytes per
-  second, sink discarding) for each op against the gather kernel writing an
+- ``kernel``: in one process, each op's kernel's GB/s (the pieces kernel;
+  Where's words kernel, shaders/where.wgsl) in output bytes per
+  second, sink discarding, against the gather kernel writing an
   output of the same size (a row-reversing slice of one input), per round,
   and the ratio per round (the issue asks >= 0.8);
 - ``process``: whole processes on files of --size: onnxop against numpy's
@@ -67,6 +68,7 @@ def kernel(backend: str | None, size: int, rounds: int) -> str:
     from onnxop_cli.gpu import get_gpu
     from onnxop_cli.gpu.gather import gather_through_kernel
     from onnxop_cli.gpu.pieces import Source, run_pieces
+    from onnxop_cli.gpu.where import run_where
     from onnxop_cli.ops.family import Piece
     from onnxop_cli.core.view import c_strides
 
@@ -92,7 +94,7 @@ def kernel(backend: str | None, size: int, rounds: int) -> str:
         # select between two inputs by a broadcast row condition
         "where": ([Source(MemoryBytes(np.tile(np.array([1, 0, 1, 1], np.uint8), cols // 4 + 1)[:cols])),
                    Source(MemoryBytes(whole)), Source(MemoryBytes(whole[::-1].copy()))],
-                  # one select piece, as ops/where.py plans it: X under the condition, else Y
+                  # the select piece ops/where.py keeps as its fallback; it runs the words kernel
                   [Piece((rows, cols), c_strides((rows, cols)), 0, 1, (cols, 1), mask=0, mask_strides=(0, 1),
                          other=2, other_strides=(cols, 1))]),
     }
@@ -114,6 +116,9 @@ def kernel(backend: str | None, size: int, rounds: int) -> str:
             sources, pieces = plans[op]
             if op == "split":  # one run per output, as the op runs them
                 a = timed(lambda: [run_pieces(gpu, sources, sink, pieces=[p], count=p.size, bits=32) for p in pieces])
+            elif op == "where":  # the words kernel, as ops/where.py plans it (the condition a row, X and Y whole)
+                a = timed(lambda: run_where(gpu, sources, sink, forms=[(1, cols), (1, n), (1, n)], fallback=pieces,
+                                            count=n, bits=32))
             else:
                 a = timed(lambda: run_pieces(gpu, sources, sink, pieces=pieces, count=n, bits=32))
             b = timed(lambda: gather_through_kernel(gpu, MemoryBytes(whole), sink, view=gather_view, bits=32))
@@ -122,7 +127,7 @@ def kernel(backend: str | None, size: int, rounds: int) -> str:
         f"Command: `python benchmarks/family_ops.py kernel --backend {backend or 'auto'} --size {wp.human(size)} "
         f"--rounds {rounds}`; adapter {gpu.name}; CPU {cpu()}; load (1 min) per round {', '.join(loads)}",
         "",
-        "| op | pieces kernel GB/s | gather kernel GB/s | ratio (median of rounds) |",
+        "| op | its kernel GB/s | gather kernel GB/s | ratio (median of rounds) |",
         "|---|---|---|---|",
     ]
     for op in OPS:

@@ -216,33 +216,59 @@ def _extent(p: Piece, bits: int) -> int:
 
 class _Run:
     def __init__(self, gpu: Gpu, band_bytes: int, window_bytes: int, max_groups_per_dim: Optional[int],
-                 masked: bool = True, selects: bool = True) -> None:
+                 masked: bool = True, selects: bool = True, *, shader: str = SHADER, entry: str = "main",
+                 sizes: Optional[tuple[int, int, int]] = None, shared_upload: int = 0,
+                 mapped: bool = False) -> None:
+        """Buffers and a bind group for one run. ``shader``, ``entry``: the
+        kernel bound to them (shaders/where.wgsl binds the same layout);
+        ``sizes``: the src, mask and other windows' bytes (else
+        ``window_bytes`` each); ``shared_upload``: the bytes of one staging
+        buffer for the three (each upload then submitted before the next is
+        written), else one each; ``mapped`` (adapters that ``can_map``, host
+        sources and sinks only): the windows and dst are mapped themselves,
+        no staging buffers and no copies (gpu/copy.py's mapped mode)."""
         self.gpu, self.cap = gpu, window_bytes
-        cap = window_bytes
         self.max_dim = max_groups_per_dim or gpu.limits.get("max-compute-workgroups-per-dimension", 65535)
         self.wg = shader_const(SHADER, "WG") * shader_const(SHADER, "ELEMS")  # elements per workgroup
         self.stride = max(256, gpu.limits.get("min-uniform-buffer-offset-alignment", 256))
+        # no mask (all but Where), no select piece: a word, bound but never read
+        src_bytes, mask_bytes, other_bytes = sizes or (
+            window_bytes, window_bytes if masked else WORD, window_bytes if selects else WORD)
         U = BufferUsage
         self.buffers: list[Any] = []
         with gpu.errors("allocating pieces buffers"):
-            self.pipeline, layout = gpu.pipeline_with_layout(SHADER, _layout_entries())
-            self.upload = self._buffer("upload", cap, U.MAP_WRITE | U.COPY_SRC)
-            mask_bytes = cap if masked else WORD  # no mask (all but Where): a word, bound but never read
-            self.upload_mask = self._buffer("upload-mask", mask_bytes, U.MAP_WRITE | U.COPY_SRC)
-            self.src = self._buffer("src", cap, U.STORAGE | U.COPY_DST)
-            self.mask = self._buffer("mask", mask_bytes, U.STORAGE | U.COPY_DST)
-            other_bytes = cap if selects else WORD  # no select piece: a word, bound but never read
-            self.upload_other = self._buffer("upload-other", other_bytes, U.MAP_WRITE | U.COPY_SRC)
-            self.other = self._buffer("other", other_bytes, U.STORAGE | U.COPY_DST)
-            self.dst = self._buffer("dst", band_bytes, U.STORAGE | U.COPY_SRC | U.COPY_DST)
-            self.readback = self._buffer("readback", band_bytes, U.MAP_READ | U.COPY_DST)
+            self.pipeline, layout = gpu.pipeline_with_layout(shader, _layout_entries(), entry)
+            window_usage = U.STORAGE | (U.MAP_WRITE if mapped else U.COPY_DST)
+            if mapped:
+                self.upload = self.upload_mask = self.upload_other = None
+            elif shared_upload:
+                self.upload = self._buffer("upload", shared_upload, U.MAP_WRITE | U.COPY_SRC)
+                self.upload_mask = self.upload_other = self.upload
+            else:
+                self.upload = self._buffer("upload", src_bytes, U.MAP_WRITE | U.COPY_SRC)
+                self.upload_mask = self._buffer("upload-mask", mask_bytes, U.MAP_WRITE | U.COPY_SRC)
+                self.upload_other = self._buffer("upload-other", other_bytes, U.MAP_WRITE | U.COPY_SRC)
+            self.src = self._buffer("src", src_bytes, window_usage)
+            self.mask = self._buffer("mask", mask_bytes, window_usage)
+            self.other = self._buffer("other", other_bytes, window_usage)
+            if mapped:
+                self.dst = self._buffer("dst", band_bytes, U.STORAGE | U.MAP_READ | U.COPY_DST)
+                self.readback = self.dst
+                # wgpu zero-fills, when a buffer is mapped, the bytes it never saw written; a kernel
+                # write it failed to track would read back as zeros: clearing dst once marks it all
+                encoder = gpu.device.create_command_encoder()
+                encoder.clear_buffer(self.dst, 0, band_bytes)
+                gpu.queue.submit([encoder.finish()])
+            else:
+                self.dst = self._buffer("dst", band_bytes, U.STORAGE | U.COPY_SRC | U.COPY_DST)
+                self.readback = self._buffer("readback", band_bytes, U.MAP_READ | U.COPY_DST)
             self.params = self._buffer("params", self.stride * BATCH, U.UNIFORM | U.COPY_DST)
             self.axes_bytes = 16 * 2 * SLOTS * BATCH
             self.axes = self._buffer("axes", self.axes_bytes, U.STORAGE | U.COPY_DST)
             self.bind_group = gpu.device.create_bind_group(
                 layout=layout,
                 entries=[
-                    {"binding": 0, "resource": {"buffer": self.src, "offset": 0, "size": cap}},
+                    {"binding": 0, "resource": {"buffer": self.src, "offset": 0, "size": src_bytes}},
                     {"binding": 1, "resource": {"buffer": self.mask, "offset": 0, "size": mask_bytes}},
                     {"binding": 2, "resource": {"buffer": self.dst, "offset": 0, "size": band_bytes}},
                     {"binding": 3, "resource": {"buffer": self.params, "offset": 0, "size": PARAMS_BYTES}},
@@ -294,8 +320,10 @@ class _Run:
             self._dispatch(sources, group, window, bits)
 
     def _upload(self, buffer_up: Any, buffer: Any, source: Source, lo: int, hi: int, bits: int, encoder: Any) -> int:
-        """Upload source elements [lo, hi] from the word that holds ``lo``;
-        returns the element the window starts at."""
+        """Upload source elements [lo, hi] from the word that holds ``lo``
+        into ``buffer`` (through ``buffer_up``, or straight into ``buffer``
+        mapped when ``buffer_up`` is None); returns the element the window
+        starts at."""
         per_word = 32 // bits if bits < 32 else 1
         first = lo - lo % max(per_word, 1) if bits < 32 else lo
         start = first * bits // 8
@@ -307,16 +335,18 @@ class _Run:
         if isinstance(source.data, DeviceBuffer):  # a graph's intermediate: copied on the device
             device_copy(encoder, source.data, start, buffer, 0, n)
             return first
+        into = buffer if buffer_up is None else buffer_up
         with gpu.errors("upload"):
-            gpu.wait(buffer_up.map_async(MapMode.WRITE), "upload")
-            mapped = buffer_up._experimental_get_mapped_range(0, self.cap)
+            gpu.wait(into.map_async(MapMode.WRITE, 0, round_up(n, 4)), "upload")
+            mapped = into._experimental_get_mapped_range(0, round_up(n, 4))
         try:
             source.data.readinto(start, mapped[:n])
         finally:
             mapped.release()
             with gpu.errors("upload"):
-                buffer_up.unmap()
-        encoder.copy_buffer_to_buffer(buffer_up, 0, buffer, 0, round_up(n, 4))
+                into.unmap()
+        if buffer_up is not None:
+            encoder.copy_buffer_to_buffer(buffer_up, 0, buffer, 0, round_up(n, 4))
         return first
 
     def _dispatch(self, sources: Sequence[Optional[Source]], group: list[Piece], window, bits: int) -> None:
@@ -389,9 +419,10 @@ class _Run:
             sink.take(self.dst, nbytes)
             return
         with gpu.errors("readback"):
-            encoder = gpu.device.create_command_encoder()
-            encoder.copy_buffer_to_buffer(self.dst, 0, self.readback, 0, n4)
-            gpu.queue.submit([encoder.finish()])
+            if self.readback is not self.dst:  # mapped: dst is read where it lies
+                encoder = gpu.device.create_command_encoder()
+                encoder.copy_buffer_to_buffer(self.dst, 0, self.readback, 0, n4)
+                gpu.queue.submit([encoder.finish()])
             gpu.wait(self.readback.map_async(MapMode.READ, 0, n4), "readback")
         try:
             sink(self.readback.read_mapped(0, n4, copy=False)[:nbytes])

@@ -80,7 +80,8 @@ Runner = Callable[..., int]  # runner(gpu, sources: list[ByteSource], sink, *, a
 @dataclass
 class OutputPlan:
     """One output of a node: its name, shape, type and how its bytes are made
-    (exactly one of pieces, runner, values, copy)."""
+    (exactly one of pieces, runner, values, copy -- except a runner that
+    equals its pieces, kept for summaries and as its fallback: Where's)."""
 
     name: str
     shape: tuple[int, ...]
