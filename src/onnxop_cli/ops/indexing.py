@@ -76,7 +76,7 @@ def gather_nd(op: str, data: Shape, indices: Shape, batch_dims: int, ds=None, is
     lookups = tuple((ds[b + t], t * is_[-1]) for t in range(m))
     bounds = tuple(data[b + t] for t in range(m))
     check = Check(bounds, op, what=_about(data, [b + t for t in range(m)]), inner=is_[-1])
-    return Table(shape, dstr, istr, lookups), check
+    return Table(shape, dstr, istr, lookups, extra={"slices": True}), check  # gpu/slices.py
 
 
 def reverse_sequence(op: str, data: Shape, lens: Shape, batch_axis: int, time_axis: int,

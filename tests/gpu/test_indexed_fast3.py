@@ -1,0 +1,180 @@
+"""GatherND's whole-slice kernel (shaders/indexed_slices.wgsl, gpu/slices.py,
+issue 21's speed target): byte for byte against onnx.reference on random
+bits, for every element width, batch_dims, ranks 1 to 8, slices of one word
+to many (across an invocation's 16 words), int64 indices little- and
+big-endian with negatives wrapped; the kernel is taken exactly where the
+slices are whole words (spied on), and otherwise the lookups kernel runs;
+indices out of range (2**32 + 1, -(d + 1), d) are named by position and
+value with nothing written.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from onnx import helper
+from onnx.reference import ReferenceEvaluator
+
+from conftest import random_array
+from onnxop_cli.core.sources import MemoryBytes
+from onnxop_cli.gpu import indexed as ix
+from onnxop_cli.gpu import slices
+from onnxop_cli.ops import indexing
+
+POISON = 0xA5
+
+
+def reference(data: np.ndarray, idx: np.ndarray, b: int) -> np.ndarray:
+    node = helper.make_node("GatherND", ["x", "i"], ["y"], batch_dims=b)
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info(n, 0, None) for n in "xi"],
+                              [helper.make_tensor_value_info("y", 0, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    return ReferenceEvaluator(model).run(None, {"x": data, "i": idx})[0]
+
+
+@pytest.fixture
+def taken(monkeypatch):
+    """The number of calls that ran the whole-slice kernel."""
+    calls = []
+    real = ix._gather_slices
+
+    def spy(*a, **k):
+        calls.append(1)
+        return real(*a, **k)
+
+    monkeypatch.setattr(ix, "_gather_slices", spy)
+    return calls
+
+
+def run(gpu, x: np.ndarray, i: np.ndarray, b: int, **kw) -> bytes:
+    table, check = indexing.gather_nd("GND", x.shape, i.shape, b)
+    xs = np.ascontiguousarray(x)
+    swap = xs.dtype.itemsize if xs.dtype.byteorder == ">" else 0
+    data = ix.Data(MemoryBytes(xs), x.shape, xs.dtype.itemsize * 8 if xs.dtype != np.bool_ else 8, swap)
+    index = ix.Index(MemoryBytes(np.ascontiguousarray(i)), i.shape, True, i.dtype.byteorder == ">")
+    out = bytearray()
+    n = ix.gather_indexed(gpu, data, index, check, table, out.extend, poison=POISON, **kw)
+    assert n == len(out)
+    return bytes(out)
+
+
+def tuples(rng, data_shape, lead, b, m, dtype="<i8") -> np.ndarray:
+    """Index tuples of m over data_shape[b:b+m], negatives included, after lead axes."""
+    cols = [rng.integers(-d, d, lead) if d else np.zeros(lead, np.int64) for d in data_shape[b:b + m]]
+    return np.stack(cols, axis=-1).astype(dtype)
+
+
+def native(a: np.ndarray) -> np.ndarray:
+    return a.astype(a.dtype.newbyteorder("="))
+
+
+WIDTHS = ["bool", "u1", "<i2", "<f2", "<f4", "<i4", "<f8", "<i8", "<c16"]
+
+
+@pytest.mark.parametrize("dtype", WIDTHS)
+@pytest.mark.parametrize("slice_shape", [(), (1,), (3,), (4,), (2, 8), (17,), (5, 7)])
+def test_every_width_and_slice(gpu, rng, taken, dtype, slice_shape):
+    x = random_array(rng, (6, 5) + slice_shape, dtype)
+    i = tuples(rng, x.shape, (4, 9), 0, 2)
+    want = reference(x, i, 0)
+    assert run(gpu, x, i, 0) == want.tobytes()
+    whole = (int(np.prod(slice_shape)) * np.dtype(dtype).itemsize * 8) % 32 == 0
+    assert len(taken) == int(whole)
+
+
+@pytest.mark.parametrize("b", [0, 1, 2])
+@pytest.mark.parametrize("m", [1, 2])
+@pytest.mark.parametrize("dtype", ["u1", "<f2", "<f4", "<f8"])
+def test_batch_dims(gpu, rng, taken, b, m, dtype):
+    shape = (3, 4, 5, 6, 4)
+    x = random_array(rng, shape, dtype)
+    lead = shape[:b] + (7,)
+    i = tuples(rng, shape, lead, b, m).reshape(lead + (m,))
+    assert run(gpu, x, i, b) == reference(x, i, b).tobytes()
+    slice_bits = int(np.prod(shape[b + m:])) * np.dtype(dtype).itemsize * 8
+    assert len(taken) == int(slice_bits % 32 == 0)
+
+
+@pytest.mark.parametrize("rank", range(1, 9))
+def test_ranks(gpu, rng, taken, rank):
+    shape = (2, 3, 1, 2, 3, 2, 1, 3)[:rank]
+    x = random_array(rng, shape, "<f4")
+    for m in range(1, rank + 1):
+        i = tuples(rng, shape, (5,), 0, m).reshape(5, 1, m)
+        assert run(gpu, x, i, 0) == reference(x, i, 0).tobytes(), m
+    assert len(taken) == rank
+
+
+def test_big_endian_indices_and_data(gpu, rng, taken):
+    x = random_array(rng, (7, 6, 4), "<f4")
+    i = tuples(rng, x.shape, (33,), 0, 2, ">i8")
+    assert run(gpu, x, i, 0) == reference(x, native(i), 0).tobytes()
+    assert len(taken) == 1
+    y = x.astype(">f4")  # swapped data: the lookups kernel swaps it
+    assert run(gpu, y, i, 0) == reference(x, native(i), 0).tobytes()
+    assert len(taken) == 1
+
+
+def test_many_invocations_and_the_other_kernel_agree(gpu, rng, taken):
+    """Slices of 3 words across the 16 words of an invocation, 5000 of them:
+    the same bytes as the lookups kernel (slice_copy False) and the reference."""
+    x = random_array(rng, (40, 30, 3), "<f4")
+    i = tuples(rng, x.shape, (5000,), 0, 2)
+    want = reference(x, i, 0).tobytes()
+    assert run(gpu, x, i, 0) == want
+    assert run(gpu, x, i, 0, slice_copy=False) == want
+    assert len(taken) == 1
+
+
+@pytest.mark.parametrize("bad", [2**32 + 1, 2**32, -(2**32) + 1, 6, -7, 2**63 - 1, -(2**63)])
+@pytest.mark.parametrize("big", [False, True])
+def test_out_of_range_named_nothing_written(gpu, rng, taken, bad, big):
+    x = random_array(rng, (6, 5, 4), "<f4")
+    i = tuples(rng, x.shape, (50,), 0, 2)
+    i[37, 0] = bad
+    i[41, 1] = bad
+    if big:
+        i = i.astype(">i8")
+    table, check = indexing.gather_nd("GND", x.shape, i.shape, 0)
+    got = []
+    with pytest.raises(ix.BadIndex) as e:
+        ix.gather_indexed(gpu, ix.Data(MemoryBytes(x), x.shape, 32),
+                          ix.Index(MemoryBytes(i), i.shape, True, big), check, table, got.append)
+    assert e.value.position == (37, 0) and e.value.value == bad
+    assert f"indices[37, 0] = {bad} is out of range [-6, 5]" in str(e.value)
+    assert got == [] and len(taken) == 1
+
+
+def test_second_tuple_entry_checked_against_its_own_axis(gpu, rng, taken):
+    x = random_array(rng, (9, 3), "<f4")
+    i = tuples(rng, x.shape, (20,), 0, 2)
+    i[19, 1] = 3  # in range for axis 0 (9), not for axis 1 (3)
+    table, check = indexing.gather_nd("GND", x.shape, i.shape, 0)
+    with pytest.raises(ix.BadIndex, match=r"indices\[19, 1\] = 3 is out of range \[-3, 2\]"):
+        ix.gather_indexed(gpu, ix.Data(MemoryBytes(x), x.shape, 32), ix.Index(MemoryBytes(i), i.shape),
+                          check, table, lambda v: None)
+
+
+def test_zero_size(gpu, rng, taken):
+    x = random_array(rng, (4, 0, 3), "<f4")
+    i = np.zeros((5, 1), np.int64)  # slices of zero elements: no kernel, the indices still checked
+    assert run(gpu, x, i, 0) == b""
+    i[2, 0] = 4
+    with pytest.raises(ix.BadIndex, match=r"indices\[2, 0\] = 4"):
+        run(gpu, x, i, 0)
+    y = random_array(rng, (4, 3), "<f4")
+    assert run(gpu, y, np.zeros((0, 2), np.int64), 0) == b""
+    assert taken == []
+
+
+def test_plan_only_for_gather_nd_tables():
+    t, _ = indexing.gather_elements("GE", (4, 4), (4, 4), 1)
+    assert slices.plan(t, 32, (4,)) is None
+    t, _ = indexing.gather("G", (4, 4), (3,), 0)
+    assert slices.plan(t, 32, (4,)) is None
+    t, _ = indexing.gather_nd("GND", (4, 4, 3), (7, 1), 0)
+    cut = slices.plan(t, 32, (4,))
+    assert cut is not None and cut.width == 12 and cut.outer == 1
+    assert slices.plan(t, 8, (4,)).width == 3  # 12 bytes
+    t, _ = indexing.gather_nd("GND", (4, 3, 3), (7, 1), 0)
+    assert slices.plan(t, 8, (4,)) is None  # 9 bytes: not whole words
