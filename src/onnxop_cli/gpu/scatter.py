@@ -28,9 +28,11 @@ from .indexed import (
     _grid_x, _pipeline, _read, check_indices, row_strides, U,
 )
 from .kernels import shader_const
+from . import slices
 
 CLAIM, APPLY, RESET = "scatter_claim.wgsl", "scatter_apply.wgsl", "scatter_reset.wgsl"
 COMPACT = "scatter_compact.wgsl"
+SLICES = "scatter_slices.wgsl"
 REDUCTIONS = ("none", "add", "mul", "max", "min")
 DUPLICATES = "two updates write one element with reduction none (the result is undefined); use distinct indices or a reduction"
 
@@ -102,11 +104,13 @@ def scatter_indexed(
     *,
     max_groups_per_dim: int | None = None,
     max_rounds: int | None = None,
+    slice_copy: bool = True,
 ) -> int:
     """Copy ``data`` and apply ``updates`` (their targets by ``table``, whose
     shape is the updates') in index order; stream the result into ``sink``.
     reduction none with two updates on one element is an OpError, raised
-    before anything reaches the sink. Returns the bytes written."""
+    before anything reaches the sink. ``slice_copy`` False keeps a table that
+    qualifies (gpu/slices.py) off the whole-slice kernel. Returns the bytes written."""
     op = check.op if check else "scatter"
     _check_data(gpu, data, op)
     if updates.bits != data.bits:
@@ -130,9 +134,14 @@ def scatter_indexed(
             out = _copy_in(gpu, bufs, data, max_dim)
             if n:
                 upd = _copy_in(gpu, bufs, updates, max_dim)
-                targets = bufs.new("targets", 4 * n, U.STORAGE | U.COPY_SRC)
-                _Gather(gpu, bufs, out, norm, table, max_dim).run(targets, 0, n, 32, 0, offsets=True)
-                _rounds(gpu, bufs, out, upd, targets, data, n, reduce, op, max_dim, max_rounds)
+                cut = slices.plan(table, data.bits, check.bounds) if (
+                    slice_copy and reduce.kind == "none" and check is not None) else None
+                if cut is not None:  # ScatterND's common case: whole slices of words, distinct targets
+                    _by_slices(gpu, bufs, out, upd, norm, cut, data.nbytes // 4, updates.nbytes // 4, op, max_dim)
+                else:
+                    targets = bufs.new("targets", 4 * n, U.STORAGE | U.COPY_SRC)
+                    _Gather(gpu, bufs, out, norm, table, max_dim).run(targets, 0, n, 32, 0, offsets=True)
+                    _rounds(gpu, bufs, out, upd, targets, data, n, reduce, op, max_dim, max_rounds)
             from .resident import DeviceSink
 
             if isinstance(sink, DeviceSink):  # a graph's intermediate: stays on the device
@@ -159,6 +168,38 @@ def _copy_in(gpu: Gpu, bufs: _Buffers, data: Data, max_dim: int) -> Any:
     _Gather(gpu, bufs, raw, bufs.new("norm", 16, U.STORAGE), ident, max_dim).run(
         out, 0, data.size, data.bits, data.swap)
     return out
+
+
+def _by_slices(gpu: Gpu, bufs: _Buffers, out: Any, upd: Any, norm: Any, cut: slices.Slices, data_words: int,
+               words: int, op: str, max_dim: int) -> None:
+    """reduction none by whole slices (scatter_slices.wgsl): a claim per index
+    tuple (two on one slice: refused before anything is written), then the
+    update words copied over their slices."""
+    tuples = words // cut.width
+    claims = bufs.new("slice claims", 4 * (data_words // cut.width), U.STORAGE | U.COPY_DST)
+    status = bufs.new("status", 16, U.STORAGE | U.COPY_DST | U.COPY_SRC)
+    axes = bufs.new("axes", len(cut.blob), U.STORAGE | U.COPY_DST)
+    gpu.queue.write_buffer(axes, 0, cut.blob)
+    gpu.queue.write_buffer(status, 0, bytes(16))
+    wg, per = shader_const(SLICES, "WG"), shader_const(SLICES, "WORDS")
+    kinds = ("read-only-storage", "storage", "uniform", "read-only-storage", "read-only-storage", "storage", "storage")
+    steps = [("claim", tuples, -(-tuples // wg)), ("apply", words, -(-words // (wg * per)))]
+    for entry, count, groups in steps:
+        params = bufs.new(f"slice {entry} params", 32, U.UNIFORM | U.COPY_DST)
+        gpu.queue.write_buffer(params, 0, cut.params(count, _grid_x(groups, max_dim), False, 0))
+        pipeline, layout = _pipeline(gpu, SLICES, kinds, entry)
+        encoder = gpu.device.create_command_encoder()
+        if entry == "claim":
+            encoder.clear_buffer(claims)
+        _dispatch(gpu, encoder, pipeline, _bind(gpu, layout, [upd, out, params, axes, norm, status, claims]),
+                  groups, max_dim)
+        gpu.queue.submit([encoder.finish()])
+        if entry == "claim":
+            back, view = _read(gpu, bufs, status, 8)
+            dup = struct.unpack("<2I", view)[1]
+            back.unmap()
+            if dup:
+                raise OpError(f"{op}: {DUPLICATES}")
 
 
 def _rounds(gpu: Gpu, bufs: _Buffers, out: Any, upd: Any, targets: Any, data: Data, n: int,

@@ -1,6 +1,7 @@
 """Whether an indexed gather's table can run as a copy of whole slices
-(shaders/indexed_slices.wgsl: GatherND's common case), and what that kernel
-is told. Plain data, no device code: gpu/indexed.py dispatches it.
+(shaders/indexed_slices.wgsl: GatherND's common case; scatter_slices.wgsl:
+ScatterND's with reduction none), and what those kernels are told. Plain
+data, no device code: gpu/indexed.py and gpu/scatter.py dispatch them.
 
 A table qualifies when its trailing output axes read no index and are
 contiguous in the data (the slice), the slice is a whole number of 32-bit
@@ -31,7 +32,7 @@ class Slices:
 
 def plan(table: Table, bits: int, bounds: tuple[int, ...]) -> Slices | None:
     """The slice plan of ``table`` for elements of ``bits``, or None. Only
-    tables that ask for it (``extra["slices"]``: GatherND's) take it."""
+    tables that ask for it (``extra["slices"]``: GatherND's and ScatterND's) take it."""
     if table.mode != 0 or not table.lookups or table.size == 0 or not table.extra.get("slices"):
         return None
     rank = len(table.shape)
@@ -47,6 +48,7 @@ def plan(table: Table, bits: int, bounds: tuple[int, ...]) -> Slices | None:
         return None
     rows = [struct.pack("<4I", d, ((s * bits) // 32) & 0xFFFFFFFF, i & 0xFFFFFFFF, 0)
             for d, s, i in zip(table.shape[:k], table.dstrides[:k], table.istrides[:k])]
-    rows += [struct.pack("<4I", ((s * bits) // 32) & 0xFFFFFFFF, o, bounds[t % len(bounds)], 0)
+    elems = math.prod(table.shape[k:])  # the 4th: a lookup's stride in slices (ScatterND's claims)
+    rows += [struct.pack("<4I", ((s * bits) // 32) & 0xFFFFFFFF, o, bounds[t % len(bounds)], (s // elems) & 0xFFFFFFFF)
              for t, (s, o) in enumerate(table.lookups)]
     return Slices(slice_bits // 32, k, b"".join(rows))

@@ -126,7 +126,7 @@ def scatter_nd(op: str, data: Shape, indices: Shape, updates: Shape, is_=None) -
     istr = is_[:-1] + (0,) * (r - m)
     lookups = tuple((ds[t], t * is_[-1]) for t in range(m))
     check = Check(data[:m], op, what=_about(data, list(range(m))), inner=is_[-1])
-    return Table(updates, dstr, istr, lookups), check
+    return Table(updates, dstr, istr, lookups, extra={"slices": True}), check  # gpu/slices.py
 
 
 def tensor_scatter(op: str, past: Shape, update: Shape, indices: Shape | None, axis: int,
