@@ -306,3 +306,23 @@ def test_scatter_nd_zero_size(gpu, rng, scattered):
     u = np.zeros((0, 4), np.float32)
     assert scatter(gpu, x, i, u) == x.tobytes()
     assert scattered == []
+
+
+@pytest.mark.parametrize("dtype", ["<f4", "<f8", "<i2"])
+def test_gather_nd_fortran_data(gpu, rng, taken, dtype):
+    """Data stored column-major: the trailing axes are not contiguous, so a
+    slice is one element (whole words for 32 bits and more: the kernel runs
+    per element) or the lookups kernel runs."""
+    x = random_array(rng, (6, 5, 4), dtype)
+    f = np.asfortranarray(x)
+    item = x.dtype.itemsize
+    ds = tuple(s // item for s in f.strides)
+    for m in (1, 2):
+        i = tuples(rng, x.shape, (7,), 0, m)
+        table, check = indexing.gather_nd("GND", x.shape, i.shape, 0, ds, None)
+        storage = f.T.copy()  # the bytes in storage order
+        data = ix.Data(MemoryBytes(storage), x.shape, item * 8, 0, ds)
+        out = bytearray()
+        ix.gather_indexed(gpu, data, ix.Index(MemoryBytes(i), i.shape), check, table, out.extend)
+        assert bytes(out) == reference(x, i, 0).tobytes(), m
+    assert len(taken) == (2 if item >= 4 else 0)
