@@ -17,8 +17,9 @@ Cases (float32, a square of --side; indices int64, random):
 - GatherND: (row, column) pairs, one per output element;
 - ReverseSequence: every batch entry reversed over a random length;
 - ScatterND, reduction none: a random permutation of the rows, every row written once;
-- with --before, GatherND and ScatterND again on the kernels they ran before
-  the whole-slice ones (shaders/indexed_slices.wgsl, scatter_slices.wgsl);
+- with --before, GatherND, ScatterND and ScatterElements again on the kernels
+  they ran before the whole-slice ones (shaders/indexed_slices.wgsl,
+  scatter_slices.wgsl) and the line kernel (scatter_apply.wgsl's ``lines``);
 - ScatterElements, add: one random index per update along axis 1 (duplicates: rounds).
 """
 
@@ -70,6 +71,9 @@ def cases(side: int, rng, before: bool = False):
             indexing.gather_nd("GND", x.shape, pairs.shape, 0), pairs, False),
         "ScatterND none, claim/apply rounds (before)": scattered(
             indexing.scatter_nd("SND", x.shape, perm.shape, x.shape), perm, sc.Reduce(), False),
+        "ScatterElements add, rounds (before)": scattered(
+            indexing.scatter_elements("SE", x.shape, elements.shape, x.shape, 1), elements,
+            sc.Reduce("add", 2, False), False),
     } if before else {}
     return {
         "gather kernel, transpose": lambda gpu: gather_through_kernel(
@@ -97,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--backend", default="vulkan")
     ap.add_argument("--before", action="store_true",
-                    help="also run GatherND and ScatterND on the kernels they ran before gpu/slices.py, interleaved")
+                    help="also run GatherND, ScatterND and ScatterElements on the kernels they ran before, interleaved")
     args = ap.parse_args(argv)
 
     from onnxop_cli.gpu.device import get_gpu

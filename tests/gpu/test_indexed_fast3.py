@@ -326,3 +326,104 @@ def test_gather_nd_fortran_data(gpu, rng, taken, dtype):
         ix.gather_indexed(gpu, data, ix.Index(MemoryBytes(i), i.shape), check, table, out.extend)
         assert bytes(out) == reference(x, i, 0).tobytes(), m
     assert len(taken) == (2 if item >= 4 else 0)
+
+
+# ------------------------------------------------------------------ ScatterElements with a reduction, by lines
+
+
+def elements_reference(data, idx, upd, axis, reduction):
+    node = helper.make_node("ScatterElements", ["x", "i", "u"], ["y"], axis=axis, reduction=reduction)
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info(n, 0, None) for n in "xiu"],
+                              [helper.make_tensor_value_info("y", 0, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    with np.errstate(all="ignore"):
+        return ReferenceEvaluator(model).run(None, {"x": data, "i": idx, "u": upd})[0]
+
+
+@pytest.fixture
+def lined(monkeypatch):
+    """The number of calls that ran scatter_apply.wgsl's ``lines``."""
+    from onnxop_cli.gpu import scatter as sc
+
+    calls = []
+    real = sc._by_lines
+
+    def spy(*a, **k):
+        calls.append(1)
+        return real(*a, **k)
+
+    monkeypatch.setattr(sc, "_by_lines", spy)
+    return calls
+
+
+CLS = {"u": 0, "i": 1, "f": 2, "b": 3}
+
+
+def scatter_elements(gpu, x, i, u, axis, reduction, **kw) -> bytes:
+    from onnxop_cli.gpu import scatter as sc
+
+    table, check = indexing.scatter_elements("SE", x.shape, i.shape, u.shape, axis)
+    swap = x.dtype.itemsize if x.dtype.byteorder == ">" else 0
+    d = lambda a: ix.Data(MemoryBytes(np.ascontiguousarray(a)), a.shape, a.dtype.itemsize * 8, swap)  # noqa: E731
+    out = bytearray()
+    reduce = sc.Reduce(reduction, CLS[x.dtype.kind], False)
+    n = sc.scatter_indexed(gpu, d(x), d(u), ix.Index(MemoryBytes(np.ascontiguousarray(i)), i.shape), check, table,
+                           reduce, out.extend, **kw)
+    assert n == len(out)
+    return bytes(out)
+
+
+LINE_TYPES = ["<f4", "<f2", "<i4", "<i8", "u1", "<u8", "<i2", "?", ">f4", "<f8"]
+
+
+@pytest.mark.parametrize("dtype", LINE_TYPES)
+@pytest.mark.parametrize("reduction", ["add", "mul", "max", "min"])
+@pytest.mark.parametrize("axis,shape,ishape", [(0, (6, 300), (9, 300)), (1, (300, 5), (300, 8)),
+                                               (1, (4, 7, 70), (4, 11, 70)), (2, (2, 150, 3), (2, 150, 7))])
+def test_lines_in_index_order(gpu, rng, lined, dtype, reduction, axis, shape, ishape):
+    if dtype == "<f8" and reduction in ("add", "mul"):
+        pytest.skip("float64 add and mul are refused by the op (no f64 in WGSL)")
+    x = random_array(rng, shape, dtype)
+    u = random_array(rng, ishape, dtype)
+    d = shape[axis]
+    i = rng.integers(-d, d, ishape).astype(np.int64)  # more updates than elements along the axis: duplicates
+    want = elements_reference(native(x), i, native(u), axis, reduction)
+    got = scatter_elements(gpu, x, i, u, axis, reduction)
+    assert got == want.astype(want.dtype.newbyteorder("<")).tobytes()
+    assert scatter_elements(gpu, x, i, u, axis, reduction) == got  # run to run
+    assert scatter_elements(gpu, x, i, u, axis, reduction, slice_copy=False) == got  # the rounds agree
+    assert len(lined) == 2
+
+
+def test_few_lines_keep_the_rounds(gpu, rng, lined):
+    from onnxop_cli.gpu import scatter as sc
+
+    x = random_array(rng, (50, 4), "<f4")
+    i = rng.integers(-50, 50, (60, 4)).astype(np.int64)
+    u = random_array(rng, (60, 4), "<f4")
+    assert scatter_elements(gpu, x, i, u, 0, "add") == elements_reference(x, i, u, 0, "add").tobytes()
+    assert lined == []
+    assert 4 < sc.LINES_AT_LEAST
+
+
+@pytest.mark.parametrize("bad", [2**32 + 1, 300, -301])
+def test_lines_out_of_range(gpu, rng, lined, bad):
+    x = random_array(rng, (300, 300), "<f4")
+    i = rng.integers(-300, 300, (300, 4)).astype(np.int64)
+    i[299, 3] = bad
+    u = random_array(rng, (300, 4), "<f4")
+    table, check = indexing.scatter_elements("SE", x.shape, i.shape, u.shape, 1)
+    written = []
+    from onnxop_cli.gpu import scatter as sc
+
+    with pytest.raises(ix.BadIndex, match=rf"indices\[299, 3\] = {bad} is out of range \[-300, 299\]"):
+        sc.scatter_indexed(gpu, ix.Data(MemoryBytes(x), x.shape, 32), ix.Data(MemoryBytes(u), u.shape, 32),
+                           ix.Index(MemoryBytes(i), i.shape), check, table, sc.Reduce("add", 2, False), written.append)
+    assert written == [] and lined == []
+
+
+def test_lines_zero_size(gpu, rng, lined):
+    x = random_array(rng, (300, 3), "<f4")
+    i = np.zeros((300, 0), np.int64)
+    assert scatter_elements(gpu, x, i, np.zeros((300, 0), np.float32), 1, "add") == x.tobytes()
+    assert lined == []

@@ -110,7 +110,8 @@ def scatter_indexed(
     shape is the updates') in index order; stream the result into ``sink``.
     reduction none with two updates on one element is an OpError, raised
     before anything reaches the sink. ``slice_copy`` False keeps a table that
-    qualifies (gpu/slices.py) off the whole-slice kernel. Returns the bytes written."""
+    qualifies off the whole-slice kernel (gpu/slices.py) and the line kernel
+    (``_line``): the rounds run. Returns the bytes written."""
     op = check.op if check else "scatter"
     _check_data(gpu, data, op)
     if updates.bits != data.bits:
@@ -141,7 +142,11 @@ def scatter_indexed(
                 else:
                     targets = bufs.new("targets", 4 * n, U.STORAGE | U.COPY_SRC)
                     _Gather(gpu, bufs, out, norm, table, max_dim).run(targets, 0, n, 32, 0, offsets=True)
-                    _rounds(gpu, bufs, out, upd, targets, data, n, reduce, op, max_dim, max_rounds)
+                    line = _line(table, reduce) if slice_copy else None
+                    if line is not None:  # ScatterElements with a reduction: a line per invocation, in order
+                        _by_lines(gpu, bufs, out, upd, targets, data, n, reduce, line, max_dim)
+                    else:
+                        _rounds(gpu, bufs, out, upd, targets, data, n, reduce, op, max_dim, max_rounds)
             from .resident import DeviceSink
 
             if isinstance(sink, DeviceSink):  # a graph's intermediate: stays on the device
@@ -200,6 +205,47 @@ def _by_slices(gpu: Gpu, bufs: _Buffers, out: Any, upd: Any, norm: Any, cut: sli
             back.unmap()
             if dup:
                 raise OpError(f"{op}: {DUPLICATES}")
+
+
+LINES_AT_LEAST = 256  # lines a line-per-invocation scatter needs, else the rounds run (its parallelism)
+
+
+def _line(table: Table, reduce: Reduce) -> tuple[int, int] | None:
+    """(updates per line, their stride) where ScatterElements with a
+    reduction can apply each line of updates along its axis in one
+    invocation (scatter_apply.wgsl's ``lines``), or None."""
+    axis = table.extra.get("line_axis")
+    if reduce.kind == "none" or axis is None or not table.size:
+        return None
+    line = table.shape[axis]
+    if table.size // line < LINES_AT_LEAST:
+        return None
+    inner = 1
+    for d in table.shape[axis + 1:]:
+        inner *= d
+    return line, inner
+
+
+def _by_lines(gpu: Gpu, bufs: _Buffers, out: Any, upd: Any, targets: Any, data: Data, n: int, reduce: Reduce,
+              line: tuple[int, int], max_dim: int) -> None:
+    """Every line of updates applied in index order by one invocation (no rounds)."""
+    length, inner = line
+    count = n // length
+    groups = -(-count // shader_const(APPLY, "WG"))
+    head = (REDUCTIONS.index(reduce.kind), reduce.cls, int(reduce.numpy), _default_nan(),
+            int(reduce.cls in (2, 4) and nan_first(reduce.kind, data.bits, reduce.inner, reduce.cls == 4)))
+    params = bufs.new("line params", 48, U.UNIFORM | U.COPY_DST)
+    gpu.queue.write_buffer(params, 0, struct.pack("<3I5I4I", count, _grid_x(groups, max_dim), data.bits, *head,
+                                                  1, length, inner, 0))
+    p_lines, l_lines = _pipeline(gpu, APPLY, ("read-only-storage", "read-only-storage", "read-only-storage",
+                                              "uniform", "read-only-storage", "storage", "storage",
+                                              "read-only-storage"), "lines")
+    spare = bufs.new("unused", 16, U.STORAGE)
+    status = bufs.new("unused status", 16, U.STORAGE)
+    encoder = gpu.device.create_command_encoder()
+    _dispatch(gpu, encoder, p_lines, _bind(gpu, l_lines, [targets, spare, spare, params, upd, out, status, spare]),
+              groups, max_dim)
+    gpu.queue.submit([encoder.finish()])
 
 
 def _rounds(gpu: Gpu, bufs: _Buffers, out: Any, upd: Any, targets: Any, data: Data, n: int,

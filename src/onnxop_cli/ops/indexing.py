@@ -54,7 +54,8 @@ def gather_elements(op: str, data: Shape, indices: Shape, axis: int, ds=None, is
             raise OpError(f"{op}: indices' dimension {k} is {i}, more than the data's {d}")
     ds, is_ = ds or row_strides(data), is_ or row_strides(indices)
     dstr = tuple(0 if k == a else ds[k] for k in range(r))
-    return Table(indices, dstr, is_, ((ds[a], 0),)), Check((data[a],), op, what=_about(data, [a]))
+    table = Table(indices, dstr, is_, ((ds[a], 0),), extra={"line_axis": a})  # gpu/scatter.py's lines
+    return table, Check((data[a],), op, what=_about(data, [a]))
 
 
 def gather_nd(op: str, data: Shape, indices: Shape, batch_dims: int, ds=None, is_=None) -> tuple[Table, Check]:
@@ -108,7 +109,8 @@ def scatter_elements(op: str, data: Shape, indices: Shape, updates: Shape, axis:
             raise OpError(f"{op}: indices' dimension {k} is {i}, more than the data's {d}")
     ds, is_ = row_strides(data), is_ or row_strides(indices)
     dstr = tuple(0 if k == a else ds[k] for k in range(r))
-    return Table(indices, dstr, is_, ((ds[a], 0),)), Check((data[a],), op, what=_about(data, [a]))
+    table = Table(indices, dstr, is_, ((ds[a], 0),), extra={"line_axis": a})  # gpu/scatter.py's lines
+    return table, Check((data[a],), op, what=_about(data, [a]))
 
 
 def scatter_nd(op: str, data: Shape, indices: Shape, updates: Shape, is_=None) -> tuple[Table, Check]:
