@@ -19,7 +19,9 @@ the raw indices and checks each as it uses it (the ``_i32``/``_i64`` entry
 points), and the band is read back only if none was bad. Each table runs on
 the entry point of its case (``entry_point``): Mesa's CPU drivers run every
 branch a lane could take, so a kernel carrying the other cases' code runs
-them too.
+them too. GatherND's tables whose slices are whole words run
+indexed_slices.wgsl instead (gpu/slices.py): a tuple read per slice, the
+slice copied as words.
 
 Limits, checked here with one-line errors: the index tensor (as u32) and,
 for a scatter, the data, the updates and the per-element claims each fit in

@@ -12,6 +12,12 @@ index order) on every run, with no atomics whose order matters. The cost is
 one round per update of the most-updated element (batched: a readback every
 1, 2, 4 .. 64 rounds). reduction none with a second round means two updates
 of one element: refused before the readback, so nothing is written.
+
+Two cases skip the rounds: ScatterND with reduction none whose slices are
+whole words (``_by_slices``: a claim per index tuple, then a word copy), and
+ScatterElements with a reduction over enough lines (``_by_lines``: one
+invocation applies a line's updates in index order; only its updates can
+name its elements).
 """
 
 from __future__ import annotations
