@@ -36,7 +36,8 @@ struct Params {
     direct: u32,      // 1: invocation i is update i; 0: update list[i] (scatter_claim.wgsl)
     line: u32,        // `lines`: updates per line
     inner: u32,       // `lines`: the updates' stride along the line
-    pad2: u32,
+    dlen: u32,        // `lines`: 0, or the data's axis length: `targets` holds the checked indices themselves
+
 }
 
 @group(0) @binding(0) var<storage, read> targets: array<u32>;
@@ -314,7 +315,10 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
 // (narrow elements sharing a word: compare-exchange on only their bits).
 // count: lines; line: updates per line (the axis' length); inner: the
 // updates' stride along the axis (so line l starts at
-// (l / inner) * line * inner + l % inner).
+// (l / inner) * line * inner + l % inner). dlen != 0: the updates have the
+// data's shape but for the axis, so line l's data line starts at
+// (l / inner) * dlen * inner + l % inner, and `targets` is indices.wgsl's
+// output (each update's index along the axis): no target pass runs.
 @compute @workgroup_size(256)
 fn lines(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     let l = (wg.y * params.groups_x + wg.x) * WG + lid;
@@ -323,9 +327,15 @@ fn lines(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) 
     }
     let inner = params.inner;
     let o = l / inner;
-    var u = o * params.line * inner + (l - o * inner);
+    let i = l - o * inner;
+    var u = o * params.line * inner + i;
+    let base = o * params.dlen * inner + i;
     for (var j = 0u; j < params.line; j = j + 1u) {
-        apply(u, targets[u]);
+        var t = targets[u];
+        if (params.dlen != 0u) {
+            t = base + t * inner;
+        }
+        apply(u, t);
         u = u + inner;
     }
 }

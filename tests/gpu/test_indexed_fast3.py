@@ -349,7 +349,7 @@ def lined(monkeypatch):
     real = sc._by_lines
 
     def spy(*a, **k):
-        calls.append(1)
+        calls.append(a[10] if len(a) > 10 else 0)  # dlen: the direct variant's axis length, else 0
         return real(*a, **k)
 
     monkeypatch.setattr(sc, "_by_lines", spy)
@@ -379,7 +379,8 @@ LINE_TYPES = ["<f4", "<f2", "<i4", "<i8", "u1", "<u8", "<i2", "?", ">f4", "<f8"]
 @pytest.mark.parametrize("dtype", LINE_TYPES)
 @pytest.mark.parametrize("reduction", ["add", "mul", "max", "min"])
 @pytest.mark.parametrize("axis,shape,ishape", [(0, (6, 300), (9, 300)), (1, (300, 5), (300, 8)),
-                                               (1, (4, 7, 70), (4, 11, 70)), (2, (2, 150, 3), (2, 150, 7))])
+                                               (1, (4, 7, 70), (4, 11, 70)), (2, (2, 150, 3), (2, 150, 7)),
+                                               (0, (6, 310), (9, 300)), (1, (5, 9, 71), (4, 11, 70))])
 def test_lines_in_index_order(gpu, rng, lined, dtype, reduction, axis, shape, ishape):
     if dtype == "<f8" and reduction in ("add", "mul"):
         pytest.skip("float64 add and mul are refused by the op (no f64 in WGSL)")
@@ -392,7 +393,8 @@ def test_lines_in_index_order(gpu, rng, lined, dtype, reduction, axis, shape, is
     assert got == want.astype(want.dtype.newbyteorder("<")).tobytes()
     assert scatter_elements(gpu, x, i, u, axis, reduction) == got  # run to run
     assert scatter_elements(gpu, x, i, u, axis, reduction, slice_copy=False) == got  # the rounds agree
-    assert len(lined) == 2
+    direct = all(d == e for k, (d, e) in enumerate(zip(shape, ishape)) if k != axis)
+    assert lined == [shape[axis] if direct else 0] * 2  # the checked indices read directly, or the targets
 
 
 def test_few_lines_keep_the_rounds(gpu, rng, lined):
@@ -427,3 +429,21 @@ def test_lines_zero_size(gpu, rng, lined):
     i = np.zeros((300, 0), np.int64)
     assert scatter_elements(gpu, x, i, np.zeros((300, 0), np.float32), 1, "add") == x.tobytes()
     assert lined == []
+
+
+def test_lines_with_column_major_indices(gpu, rng, lined):
+    """Indices stored column-major: the line kernel reads computed targets (the
+    direct variant assumes row-major positions)."""
+    from onnxop_cli.gpu import scatter as sc
+
+    x = random_array(rng, (300, 6), "<f4")
+    i = rng.integers(-6, 6, (300, 9)).astype(np.int64)
+    u = random_array(rng, (300, 9), "<f4")
+    f = np.asfortranarray(i)
+    table, check = indexing.scatter_elements("SE", x.shape, i.shape, u.shape, 1, tuple(s // 8 for s in f.strides))
+    out = bytearray()
+    sc.scatter_indexed(gpu, ix.Data(MemoryBytes(x), x.shape, 32), ix.Data(MemoryBytes(u), u.shape, 32),
+                       ix.Index(MemoryBytes(f.T.copy()), i.shape, fortran=True), check, table,
+                       sc.Reduce("add", 2, False), out.extend)
+    assert bytes(out) == elements_reference(x, i, u, 1, "add").tobytes()
+    assert lined == [0]

@@ -141,18 +141,8 @@ def scatter_indexed(
             out = _copy_in(gpu, bufs, data, max_dim)
             if n:
                 upd = _copy_in(gpu, bufs, updates, max_dim)
-                cut = slices.plan(table, data.bits, check.bounds) if (
-                    slice_copy and reduce.kind == "none" and check is not None) else None
-                if cut is not None:  # ScatterND's common case: whole slices of words, distinct targets
-                    _by_slices(gpu, bufs, out, upd, norm, cut, data.nbytes // 4, updates.nbytes // 4, op, max_dim)
-                else:
-                    targets = bufs.new("targets", 4 * n, U.STORAGE | U.COPY_SRC)
-                    _Gather(gpu, bufs, out, norm, table, max_dim).run(targets, 0, n, 32, 0, offsets=True)
-                    line = _line(table, reduce) if slice_copy else None
-                    if line is not None:  # ScatterElements with a reduction: a line per invocation, in order
-                        _by_lines(gpu, bufs, out, upd, targets, data, n, reduce, line, max_dim)
-                    else:
-                        _rounds(gpu, bufs, out, upd, targets, data, n, reduce, op, max_dim, max_rounds)
+                _apply(gpu, bufs, out, upd, norm, index, check, table, data, updates, reduce, op, max_dim,
+                       max_rounds, slice_copy)
             from .resident import DeviceSink
 
             if isinstance(sink, DeviceSink):  # a graph's intermediate: stays on the device
@@ -179,6 +169,31 @@ def _copy_in(gpu: Gpu, bufs: _Buffers, data: Data, max_dim: int) -> Any:
     _Gather(gpu, bufs, raw, bufs.new("norm", 16, U.STORAGE), ident, max_dim).run(
         out, 0, data.size, data.bits, data.swap)
     return out
+
+
+def _apply(gpu: Gpu, bufs: _Buffers, out: Any, upd: Any, norm: Any, index: Index | None, check: Check | None,
+           table: Table, data: Data, updates: Data, reduce: Reduce, op: str, max_dim: int,
+           max_rounds: int | None, slice_copy: bool) -> None:
+    """The updates applied to ``out``: by whole slices, by lines, or in rounds."""
+    n = updates.size
+    cut = slices.plan(table, data.bits, check.bounds) if (
+        slice_copy and reduce.kind == "none" and check is not None) else None
+    if cut is not None:  # ScatterND's common case: whole slices of words, distinct targets
+        _by_slices(gpu, bufs, out, upd, norm, cut, data.nbytes // 4, updates.nbytes // 4, op, max_dim)
+        return
+    line = _line(table, reduce) if slice_copy and index is not None else None
+    axis = table.extra.get("line_axis")
+    if line is not None and index is not None and not index.fortran and all(
+            d == e for k, (d, e) in enumerate(zip(table.shape, data.shape)) if k != axis):
+        # the data's shape but for the axis: the lines read the checked indices themselves
+        _by_lines(gpu, bufs, out, upd, norm, data, n, reduce, line, max_dim, data.shape[axis])
+        return
+    targets = bufs.new("targets", 4 * n, U.STORAGE | U.COPY_SRC)
+    _Gather(gpu, bufs, out, norm, table, max_dim).run(targets, 0, n, 32, 0, offsets=True)
+    if line is not None:  # ScatterElements with a reduction: a line per invocation, in order
+        _by_lines(gpu, bufs, out, upd, targets, data, n, reduce, line, max_dim)
+    else:
+        _rounds(gpu, bufs, out, upd, targets, data, n, reduce, op, max_dim, max_rounds)
 
 
 def _by_slices(gpu: Gpu, bufs: _Buffers, out: Any, upd: Any, norm: Any, cut: slices.Slices, data_words: int,
@@ -233,8 +248,10 @@ def _line(table: Table, reduce: Reduce) -> tuple[int, int] | None:
 
 
 def _by_lines(gpu: Gpu, bufs: _Buffers, out: Any, upd: Any, targets: Any, data: Data, n: int, reduce: Reduce,
-              line: tuple[int, int], max_dim: int) -> None:
-    """Every line of updates applied in index order by one invocation (no rounds)."""
+              line: tuple[int, int], max_dim: int, dlen: int = 0) -> None:
+    """Every line of updates applied in index order by one invocation (no
+    rounds). ``dlen``: the data's axis length, and ``targets`` the checked
+    indices (the updates have the data's shape but for the axis)."""
     length, inner = line
     count = n // length
     groups = -(-count // shader_const(APPLY, "WG"))
@@ -242,7 +259,7 @@ def _by_lines(gpu: Gpu, bufs: _Buffers, out: Any, upd: Any, targets: Any, data: 
             int(reduce.cls in (2, 4) and nan_first(reduce.kind, data.bits, reduce.inner, reduce.cls == 4)))
     params = bufs.new("line params", 48, U.UNIFORM | U.COPY_DST)
     gpu.queue.write_buffer(params, 0, struct.pack("<3I5I4I", count, _grid_x(groups, max_dim), data.bits, *head,
-                                                  1, length, inner, 0))
+                                                  1, length, inner, dlen))
     p_lines, l_lines = _pipeline(gpu, APPLY, ("read-only-storage", "read-only-storage", "read-only-storage",
                                               "uniform", "read-only-storage", "storage", "storage",
                                               "read-only-storage"), "lines")
