@@ -17,6 +17,9 @@ Cases (float32, a square of --side; indices int64, random):
 - GatherND: (row, column) pairs, one per output element;
 - ReverseSequence: every batch entry reversed over a random length;
 - ScatterND, reduction none: a random permutation of the rows, every row written once;
+- with --before, GatherND, ScatterND and ScatterElements again on the kernels
+  they ran before the whole-slice ones (shaders/indexed_slices.wgsl,
+  scatter_slices.wgsl) and the line kernel (scatter_apply.wgsl's ``lines``);
 - ScatterElements, add: one random index per update along axis 1 (duplicates: rounds).
 """
 
@@ -33,7 +36,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 
-def cases(side: int, rng):
+def cases(side: int, rng, before: bool = False):
     import numpy as np
 
     from onnxop_cli.gpu import indexed as ix
@@ -54,14 +57,24 @@ def cases(side: int, rng):
     lens = rng.integers(0, side + 1, (side,)).astype(np.int64)
     perm = rng.permutation(side).astype(np.int64).reshape(side, 1)
 
-    def gathered(table_check, index):
+    def gathered(table_check, index, slice_copy=True):
         table, check = table_check
-        return lambda gpu: ix.gather_indexed(gpu, data, idx(index), check, table, _discard)
+        return lambda gpu: ix.gather_indexed(gpu, data, idx(index), check, table, _discard, slice_copy=slice_copy)
 
-    def scattered(table_check, index, reduce):
+    def scattered(table_check, index, reduce, slice_copy=True):
         table, check = table_check
-        return lambda gpu: sc.scatter_indexed(gpu, data, data, idx(index), check, table, reduce, _discard)
+        return lambda gpu: sc.scatter_indexed(gpu, data, data, idx(index), check, table, reduce, _discard,
+                                              slice_copy=slice_copy)
 
+    old = {  # --before: the kernels these cases ran before the whole-slice ones (gpu/slices.py)
+        "GatherND pairs, lookups kernel (before)": gathered(
+            indexing.gather_nd("GND", x.shape, pairs.shape, 0), pairs, False),
+        "ScatterND none, claim/apply rounds (before)": scattered(
+            indexing.scatter_nd("SND", x.shape, perm.shape, x.shape), perm, sc.Reduce(), False),
+        "ScatterElements add, rounds (before)": scattered(
+            indexing.scatter_elements("SE", x.shape, elements.shape, x.shape, 1), elements,
+            sc.Reduce("add", 2, False), False),
+    } if before else {}
     return {
         "gather kernel, transpose": lambda gpu: gather_through_kernel(
             gpu, MemoryBytes(x), _discard, view=View(x.shape[::-1], (1, side), 0), bits=32),
@@ -73,7 +86,7 @@ def cases(side: int, rng):
                                                   perm, sc.Reduce()),
         "ScatterElements add": scattered(indexing.scatter_elements("SE", x.shape, elements.shape, x.shape, 1),
                                          elements, sc.Reduce("add", 2, False)),
-    }
+    } | old
 
 
 def _discard(view: memoryview) -> None:
@@ -87,12 +100,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--side", type=int, default=2048, help="side of the float32 square (2048: 16 MiB)")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--backend", default="vulkan")
+    ap.add_argument("--before", action="store_true",
+                    help="also run GatherND, ScatterND and ScatterElements on the kernels they ran before, interleaved")
     args = ap.parse_args(argv)
 
     from onnxop_cli.gpu.device import get_gpu
 
     gpu = get_gpu(args.backend)
-    runs = cases(args.side, np.random.default_rng(0))
+    runs = cases(args.side, np.random.default_rng(0), args.before)
     names = list(runs)
     for name in names:  # compile every pipeline once, outside the timing
         runs[name](gpu)

@@ -34,9 +34,10 @@ struct Params {
     default_nan: u32, // f32 bits of inf - inf on the host
     nan_first: u32,   // 1: of two NaN operands the element's wins, 0: the update's
     direct: u32,      // 1: invocation i is update i; 0: update list[i] (scatter_claim.wgsl)
-    pad0: u32,
-    pad1: u32,
-    pad2: u32,
+    line: u32,        // `lines`: updates per line
+    inner: u32,       // `lines`: the updates' stride along the line
+    dlen: u32,        // `lines`: 0, or the data's axis length: `targets` holds the checked indices themselves
+
 }
 
 @group(0) @binding(0) var<storage, read> targets: array<u32>;
@@ -303,6 +304,44 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
         }
         return;
     }
+    apply(u, t);
+}
+
+// ScatterElements with a reduction, one line at a time (no rounds): the
+// updates that differ only along the scatter axis are a line, and only they
+// can name the elements of their data line, so one invocation per line
+// applying its updates in index order (along the axis) is onnx.reference's
+// order, on every run. Lines run in parallel; their targets are disjoint
+// (narrow elements sharing a word: compare-exchange on only their bits).
+// count: lines; line: updates per line (the axis' length); inner: the
+// updates' stride along the axis (so line l starts at
+// (l / inner) * line * inner + l % inner). dlen != 0: the updates have the
+// data's shape but for the axis, so line l's data line starts at
+// (l / inner) * dlen * inner + l % inner, and `targets` is indices.wgsl's
+// output (each update's index along the axis): no target pass runs.
+@compute @workgroup_size(256)
+fn lines(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let l = (wg.y * params.groups_x + wg.x) * WG + lid;
+    if (l >= params.count) {
+        return;
+    }
+    let inner = params.inner;
+    let o = l / inner;
+    let i = l - o * inner;
+    var u = o * params.line * inner + i;
+    let base = o * params.dlen * inner + i;
+    for (var j = 0u; j < params.line; j = j + 1u) {
+        var t = targets[u];
+        if (params.dlen != 0u) {
+            t = base + t * inner;
+        }
+        apply(u, t);
+        u = u + inner;
+    }
+}
+
+// Update u combined into element t.
+fn apply(u: u32, t: u32) {
     let bits = params.bits;
     if (bits == 128u) {  // complex128: replaced only
         for (var q = 0u; q < 4u; q = q + 1u) {

@@ -19,7 +19,9 @@ the raw indices and checks each as it uses it (the ``_i32``/``_i64`` entry
 points), and the band is read back only if none was bad. Each table runs on
 the entry point of its case (``entry_point``): Mesa's CPU drivers run every
 branch a lane could take, so a kernel carrying the other cases' code runs
-them too.
+them too. GatherND's tables whose slices are whole words run
+indexed_slices.wgsl instead (gpu/slices.py): a tuple read per slice, the
+slice copied as words.
 
 Limits, checked here with one-line errors: the index tensor (as u32) and,
 for a scatter, the data, the updates and the per-element claims each fit in
@@ -42,11 +44,13 @@ from .engines.base import BufferUsage as U
 from .engines.base import ShaderStage
 from .buffers import grid, round_up
 from .kernels import shader_const
+from . import slices
 from .index_table import NONNEG, RANGE, WRAP, Check, Table, row_strides  # noqa: F401 - also imported from here
 
 Sink = Callable[[memoryview], None]
 
 GATHER = "indexed_gather.wgsl"
+SLICES = "indexed_slices.wgsl"
 INDICES = "indices.wgsl"
 BITS = (2, 4, 8, 16, 32, 64, 128)
 UPLOAD_STEP = 16 << 20  # bytes read from a source per write_buffer
@@ -425,13 +429,15 @@ def gather_indexed(
     max_groups_per_dim: int | None = None,
     poison: int | None = None,
     fuse: bool = True,
+    slice_copy: bool = True,
 ) -> int:
     """Stream the table's output (row-major, little-endian, elements of
     ``data.bits``) into ``sink``, in bands of at most one binding. The
     indices are checked first: BadIndex before any byte reaches the sink.
     A source larger than one binding (or ``window_bytes``, which tests force
     small) is uploaded as windows of one binding each, every band one
-    dispatch per window. Returns the bytes written."""
+    dispatch per window. ``slice_copy`` False keeps a table that qualifies
+    off the whole-slice kernel (gpu/slices.py). Returns the bytes written."""
     from .resident import DeviceSink
 
     op = check.op if check else "gather"
@@ -455,6 +461,10 @@ def gather_indexed(
             if count == 0:
                 return 0
             windows = _windows(gpu, bufs, data, window_bytes)
+            cut = None if fused is None or len(windows) > 1 or data.swap or not index.wide else (
+                slices.plan(table, data.bits, check.bounds) if slice_copy else None)
+            if cut is not None:  # GatherND's common case: whole slices of words
+                return _gather_slices(gpu, bufs, windows[0][0], fused, cut, count, data.bits, sink, max_dim, poison)
             kernel = _Gather(gpu, bufs, windows[0][0], norm, table, max_dim, fused)
             dst = bufs.new("dst", min(band, count) * data.bits // 8 + 16, U.STORAGE | U.COPY_SRC | U.COPY_DST)
             written = 0
@@ -483,6 +493,39 @@ def gather_indexed(
             return written
     finally:
         bufs.release()
+
+
+def _gather_slices(gpu: Gpu, bufs: _Buffers, src: Any, fused: tuple[Any, Any, Index, Check], cut: slices.Slices,
+                   count: int, bits: int, sink: Sink, max_dim: int, poison: int | None) -> int:
+    """One band of whole slices (indexed_slices.wgsl), its indices checked as it reads them."""
+    from .resident import DeviceSink
+
+    raw, status, index, check = fused
+    nbytes = (count * bits + 7) // 8
+    words = nbytes // 4  # a whole number: every slice is
+    dst = bufs.new("dst", nbytes + 16, U.STORAGE | U.COPY_SRC | U.COPY_DST)
+    if poison is not None:
+        gpu.queue.write_buffer(dst, 0, bytes([poison]) * nbytes)
+    axes = bufs.new("axes", len(cut.blob), U.STORAGE | U.COPY_DST)
+    gpu.queue.write_buffer(axes, 0, cut.blob)
+    params = bufs.new("slice params", 32, U.UNIFORM | U.COPY_DST)
+    groups = -(-words // (shader_const(SLICES, "WG") * shader_const(SLICES, "WORDS")))
+    gpu.queue.write_buffer(params, 0, cut.params(words, _grid_x(groups, max_dim), index.big, check.mode))
+    pipeline, layout = _pipeline(gpu, SLICES, ("read-only-storage", "storage", "uniform", "read-only-storage",
+                                               "read-only-storage", "storage"))
+    encoder = gpu.device.create_command_encoder()
+    _dispatch(gpu, encoder, pipeline, _bind(gpu, layout, [src, dst, params, axes, raw, status]), groups, max_dim)
+    gpu.queue.submit([encoder.finish()])
+    _status(gpu, bufs, status, index, check)
+    if isinstance(sink, DeviceSink):
+        sink.take(dst, nbytes)
+        return nbytes
+    back, view = _read(gpu, bufs, dst, nbytes)
+    try:
+        sink(view)
+    finally:
+        back.unmap()
+    return nbytes
 
 
 def _windows(gpu: Gpu, bufs: _Buffers, data: Data, window_bytes: int | None) -> list[tuple[Any, int, int]]:

@@ -12,6 +12,12 @@ index order) on every run, with no atomics whose order matters. The cost is
 one round per update of the most-updated element (batched: a readback every
 1, 2, 4 .. 64 rounds). reduction none with a second round means two updates
 of one element: refused before the readback, so nothing is written.
+
+Two cases skip the rounds: ScatterND with reduction none whose slices are
+whole words (``_by_slices``: a claim per index tuple, then a word copy), and
+ScatterElements with a reduction over enough lines (``_by_lines``: one
+invocation applies a line's updates in index order; only its updates can
+name its elements).
 """
 
 from __future__ import annotations
@@ -28,9 +34,11 @@ from .indexed import (
     _grid_x, _pipeline, _read, check_indices, row_strides, U,
 )
 from .kernels import shader_const
+from . import slices
 
 CLAIM, APPLY, RESET = "scatter_claim.wgsl", "scatter_apply.wgsl", "scatter_reset.wgsl"
 COMPACT = "scatter_compact.wgsl"
+SLICES = "scatter_slices.wgsl"
 REDUCTIONS = ("none", "add", "mul", "max", "min")
 DUPLICATES = "two updates write one element with reduction none (the result is undefined); use distinct indices or a reduction"
 
@@ -102,11 +110,14 @@ def scatter_indexed(
     *,
     max_groups_per_dim: int | None = None,
     max_rounds: int | None = None,
+    slice_copy: bool = True,
 ) -> int:
     """Copy ``data`` and apply ``updates`` (their targets by ``table``, whose
     shape is the updates') in index order; stream the result into ``sink``.
     reduction none with two updates on one element is an OpError, raised
-    before anything reaches the sink. Returns the bytes written."""
+    before anything reaches the sink. ``slice_copy`` False keeps a table that
+    qualifies off the whole-slice kernel (gpu/slices.py) and the line kernel
+    (``_line``): the rounds run. Returns the bytes written."""
     op = check.op if check else "scatter"
     _check_data(gpu, data, op)
     if updates.bits != data.bits:
@@ -130,9 +141,8 @@ def scatter_indexed(
             out = _copy_in(gpu, bufs, data, max_dim)
             if n:
                 upd = _copy_in(gpu, bufs, updates, max_dim)
-                targets = bufs.new("targets", 4 * n, U.STORAGE | U.COPY_SRC)
-                _Gather(gpu, bufs, out, norm, table, max_dim).run(targets, 0, n, 32, 0, offsets=True)
-                _rounds(gpu, bufs, out, upd, targets, data, n, reduce, op, max_dim, max_rounds)
+                _apply(gpu, bufs, out, upd, norm, index, check, table, data, updates, reduce, op, max_dim,
+                       max_rounds, slice_copy)
             from .resident import DeviceSink
 
             if isinstance(sink, DeviceSink):  # a graph's intermediate: stays on the device
@@ -159,6 +169,106 @@ def _copy_in(gpu: Gpu, bufs: _Buffers, data: Data, max_dim: int) -> Any:
     _Gather(gpu, bufs, raw, bufs.new("norm", 16, U.STORAGE), ident, max_dim).run(
         out, 0, data.size, data.bits, data.swap)
     return out
+
+
+def _apply(gpu: Gpu, bufs: _Buffers, out: Any, upd: Any, norm: Any, index: Index | None, check: Check | None,
+           table: Table, data: Data, updates: Data, reduce: Reduce, op: str, max_dim: int,
+           max_rounds: int | None, slice_copy: bool) -> None:
+    """The updates applied to ``out``: by whole slices, by lines, or in rounds."""
+    n = updates.size
+    cut = slices.plan(table, data.bits, check.bounds) if (
+        slice_copy and reduce.kind == "none" and check is not None) else None
+    if cut is not None:  # ScatterND's common case: whole slices of words, distinct targets
+        _by_slices(gpu, bufs, out, upd, norm, cut, data.nbytes // 4, updates.nbytes // 4, op, max_dim)
+        return
+    line = _line(table, reduce) if slice_copy and index is not None else None
+    axis = table.extra.get("line_axis")
+    if line is not None and index is not None and not index.fortran and all(
+            d == e for k, (d, e) in enumerate(zip(table.shape, data.shape)) if k != axis):
+        # the data's shape but for the axis: the lines read the checked indices themselves
+        _by_lines(gpu, bufs, out, upd, norm, data, n, reduce, line, max_dim, data.shape[axis])
+        return
+    targets = bufs.new("targets", 4 * n, U.STORAGE | U.COPY_SRC)
+    _Gather(gpu, bufs, out, norm, table, max_dim).run(targets, 0, n, 32, 0, offsets=True)
+    if line is not None:  # ScatterElements with a reduction: a line per invocation, in order
+        _by_lines(gpu, bufs, out, upd, targets, data, n, reduce, line, max_dim)
+    else:
+        _rounds(gpu, bufs, out, upd, targets, data, n, reduce, op, max_dim, max_rounds)
+
+
+def _by_slices(gpu: Gpu, bufs: _Buffers, out: Any, upd: Any, norm: Any, cut: slices.Slices, data_words: int,
+               words: int, op: str, max_dim: int) -> None:
+    """reduction none by whole slices (scatter_slices.wgsl): a claim per index
+    tuple (two on one slice: refused before anything is written), then the
+    update words copied over their slices."""
+    tuples = words // cut.width
+    claims = bufs.new("slice claims", 4 * (data_words // cut.width), U.STORAGE | U.COPY_DST)
+    status = bufs.new("status", 16, U.STORAGE | U.COPY_DST | U.COPY_SRC)
+    axes = bufs.new("axes", len(cut.blob), U.STORAGE | U.COPY_DST)
+    gpu.queue.write_buffer(axes, 0, cut.blob)
+    gpu.queue.write_buffer(status, 0, bytes(16))
+    wg, per = shader_const(SLICES, "WG"), shader_const(SLICES, "WORDS")
+    kinds = ("read-only-storage", "storage", "uniform", "read-only-storage", "read-only-storage", "storage", "storage")
+    steps = [("claim", tuples, -(-tuples // wg)), ("apply", words, -(-words // (wg * per)))]
+    for entry, count, groups in steps:
+        params = bufs.new(f"slice {entry} params", 32, U.UNIFORM | U.COPY_DST)
+        gpu.queue.write_buffer(params, 0, cut.params(count, _grid_x(groups, max_dim), False, 0))
+        pipeline, layout = _pipeline(gpu, SLICES, kinds, entry)
+        encoder = gpu.device.create_command_encoder()
+        if entry == "claim":
+            encoder.clear_buffer(claims)
+        _dispatch(gpu, encoder, pipeline, _bind(gpu, layout, [upd, out, params, axes, norm, status, claims]),
+                  groups, max_dim)
+        gpu.queue.submit([encoder.finish()])
+        if entry == "claim":
+            back, view = _read(gpu, bufs, status, 8)
+            dup = struct.unpack("<2I", view)[1]
+            back.unmap()
+            if dup:
+                raise OpError(f"{op}: {DUPLICATES}")
+
+
+LINES_AT_LEAST = 256  # lines a line-per-invocation scatter needs, else the rounds run (its parallelism)
+
+
+def _line(table: Table, reduce: Reduce) -> tuple[int, int] | None:
+    """(updates per line, their stride) where ScatterElements with a
+    reduction can apply each line of updates along its axis in one
+    invocation (scatter_apply.wgsl's ``lines``), or None."""
+    axis = table.extra.get("line_axis")
+    if reduce.kind == "none" or axis is None or not table.size:
+        return None
+    line = table.shape[axis]
+    if table.size // line < LINES_AT_LEAST:
+        return None
+    inner = 1
+    for d in table.shape[axis + 1:]:
+        inner *= d
+    return line, inner
+
+
+def _by_lines(gpu: Gpu, bufs: _Buffers, out: Any, upd: Any, targets: Any, data: Data, n: int, reduce: Reduce,
+              line: tuple[int, int], max_dim: int, dlen: int = 0) -> None:
+    """Every line of updates applied in index order by one invocation (no
+    rounds). ``dlen``: the data's axis length, and ``targets`` the checked
+    indices (the updates have the data's shape but for the axis)."""
+    length, inner = line
+    count = n // length
+    groups = -(-count // shader_const(APPLY, "WG"))
+    head = (REDUCTIONS.index(reduce.kind), reduce.cls, int(reduce.numpy), _default_nan(),
+            int(reduce.cls in (2, 4) and nan_first(reduce.kind, data.bits, reduce.inner, reduce.cls == 4)))
+    params = bufs.new("line params", 48, U.UNIFORM | U.COPY_DST)
+    gpu.queue.write_buffer(params, 0, struct.pack("<3I5I4I", count, _grid_x(groups, max_dim), data.bits, *head,
+                                                  1, length, inner, dlen))
+    p_lines, l_lines = _pipeline(gpu, APPLY, ("read-only-storage", "read-only-storage", "read-only-storage",
+                                              "uniform", "read-only-storage", "storage", "storage",
+                                              "read-only-storage"), "lines")
+    spare = bufs.new("unused", 16, U.STORAGE)
+    status = bufs.new("unused status", 16, U.STORAGE)
+    encoder = gpu.device.create_command_encoder()
+    _dispatch(gpu, encoder, p_lines, _bind(gpu, l_lines, [targets, spare, spare, params, upd, out, status, spare]),
+              groups, max_dim)
+    gpu.queue.submit([encoder.finish()])
 
 
 def _rounds(gpu: Gpu, bufs: _Buffers, out: Any, upd: Any, targets: Any, data: Data, n: int,

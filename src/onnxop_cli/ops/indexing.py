@@ -54,7 +54,8 @@ def gather_elements(op: str, data: Shape, indices: Shape, axis: int, ds=None, is
             raise OpError(f"{op}: indices' dimension {k} is {i}, more than the data's {d}")
     ds, is_ = ds or row_strides(data), is_ or row_strides(indices)
     dstr = tuple(0 if k == a else ds[k] for k in range(r))
-    return Table(indices, dstr, is_, ((ds[a], 0),)), Check((data[a],), op, what=_about(data, [a]))
+    table = Table(indices, dstr, is_, ((ds[a], 0),), extra={"line_axis": a})  # gpu/scatter.py's lines
+    return table, Check((data[a],), op, what=_about(data, [a]))
 
 
 def gather_nd(op: str, data: Shape, indices: Shape, batch_dims: int, ds=None, is_=None) -> tuple[Table, Check]:
@@ -76,7 +77,7 @@ def gather_nd(op: str, data: Shape, indices: Shape, batch_dims: int, ds=None, is
     lookups = tuple((ds[b + t], t * is_[-1]) for t in range(m))
     bounds = tuple(data[b + t] for t in range(m))
     check = Check(bounds, op, what=_about(data, [b + t for t in range(m)]), inner=is_[-1])
-    return Table(shape, dstr, istr, lookups), check
+    return Table(shape, dstr, istr, lookups, extra={"slices": True}), check  # gpu/slices.py
 
 
 def reverse_sequence(op: str, data: Shape, lens: Shape, batch_axis: int, time_axis: int,
@@ -108,7 +109,8 @@ def scatter_elements(op: str, data: Shape, indices: Shape, updates: Shape, axis:
             raise OpError(f"{op}: indices' dimension {k} is {i}, more than the data's {d}")
     ds, is_ = row_strides(data), is_ or row_strides(indices)
     dstr = tuple(0 if k == a else ds[k] for k in range(r))
-    return Table(indices, dstr, is_, ((ds[a], 0),)), Check((data[a],), op, what=_about(data, [a]))
+    table = Table(indices, dstr, is_, ((ds[a], 0),), extra={"line_axis": a})  # gpu/scatter.py's lines
+    return table, Check((data[a],), op, what=_about(data, [a]))
 
 
 def scatter_nd(op: str, data: Shape, indices: Shape, updates: Shape, is_=None) -> tuple[Table, Check]:
@@ -126,7 +128,7 @@ def scatter_nd(op: str, data: Shape, indices: Shape, updates: Shape, is_=None) -
     istr = is_[:-1] + (0,) * (r - m)
     lookups = tuple((ds[t], t * is_[-1]) for t in range(m))
     check = Check(data[:m], op, what=_about(data, list(range(m))), inner=is_[-1])
-    return Table(updates, dstr, istr, lookups), check
+    return Table(updates, dstr, istr, lookups, extra={"slices": True}), check  # gpu/slices.py
 
 
 def tensor_scatter(op: str, past: Shape, update: Shape, indices: Shape | None, axis: int,

@@ -1,0 +1,93 @@
+// ScatterND with reduction none by whole slices (gpu/scatter.py, where
+// gpu/slices.py finds the slices whole words): after the data is copied to
+// `out`, update slice p (`width` words of `updates`) replaces the slice its
+// index tuple names.
+//
+//   claim: one invocation per index tuple adds 1 to its target slice's
+//          counter; a counter found non-zero means two tuples name one
+//          slice (status[1] = 1): the host refuses the scatter before the
+//          apply runs or anything is read back. Whatever order the
+//          invocations run in, the same tuples collide.
+//   apply: the words, WORDS per invocation; distinct targets (claim found
+//          none twice), so each word of `out` has one writer and the
+//          result does not depend on the order.
+//
+// The index tuples are read from `norm` (indices.wgsl checked and wrapped
+// them, all 64 bits); the table is indexed_slices.wgsl's: axes[0 .. outer]
+// = (dim, dstride, istride, 0) per leading update axis, then per lookup
+// (stride in words, index offset, bound, stride in slices).
+//
+// needs: (nothing beyond WebGPU)
+
+const WG: u32 = 256u;
+const WORDS: u32 = 16u;
+
+struct Params {
+    words: u32,     // update words (claim: index tuples)
+    groups_x: u32,
+    width: u32,     // words per slice
+    outer: u32,     // leading update axes
+    nlook: u32,     // indices per tuple
+    pad0: u32,
+    pad1: u32,
+    pad2: u32,
+}
+
+@group(0) @binding(0) var<storage, read> updates: array<u32>;
+@group(0) @binding(1) var<storage, read_write> out: array<u32>;
+@group(0) @binding(2) var<uniform> params: Params;
+@group(0) @binding(3) var<storage, read> axes: array<vec4<u32>>;
+@group(0) @binding(4) var<storage, read> norm: array<u32>;
+@group(0) @binding(5) var<storage, read_write> status: array<atomic<u32>>;
+@group(0) @binding(6) var<storage, read_write> claims: array<atomic<u32>>;  // per data slice
+
+// Slice p's index tuple position and target: (word of its first word, slice number).
+fn aim(p: u32) -> vec2<u32> {
+    var rest = p;
+    var ip = 0u;
+    for (var k = params.outer; k > 0u; k = k - 1u) {
+        let ax = axes[k - 1u];
+        ip = ip + (rest % ax.x) * ax.z;
+        rest = rest / ax.x;
+    }
+    var t = vec2<u32>(0u);
+    for (var j = 0u; j < params.nlook; j = j + 1u) {
+        let lk = axes[params.outer + j];
+        let v = norm[ip + lk.y];
+        t = t + v * lk.xw;
+    }
+    return t;
+}
+
+@compute @workgroup_size(256)
+fn claim(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let p = (wg.y * params.groups_x + wg.x) * WG + lid;
+    if (p >= params.words) {
+        return;
+    }
+    if (atomicAdd(&claims[aim(p).y], 1u) != 0u) {
+        atomicStore(&status[1], 1u);
+    }
+}
+
+@compute @workgroup_size(256)
+fn apply(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let q0 = ((wg.y * params.groups_x + wg.x) * WG + lid) * WORDS;
+    if (q0 >= params.words) {
+        return;
+    }
+    let width = params.width;
+    var p = q0 / width;
+    var k = q0 - p * width;
+    var b = aim(p).x;
+    let end = min(q0 + WORDS, params.words);
+    for (var q = q0; q < end; q = q + 1u) {
+        if (k == width) {
+            p = p + 1u;
+            k = 0u;
+            b = aim(p).x;
+        }
+        out[b + k] = updates[q];
+        k = k + 1u;
+    }
+}

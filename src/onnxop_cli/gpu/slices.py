@@ -1,0 +1,54 @@
+"""Whether an indexed gather's table can run as a copy of whole slices
+(shaders/indexed_slices.wgsl: GatherND's common case; scatter_slices.wgsl:
+ScatterND's with reduction none), and what those kernels are told. Plain
+data, no device code: gpu/indexed.py and gpu/scatter.py dispatch them.
+
+A table qualifies when its trailing output axes read no index and are
+contiguous in the data (the slice), the slice is a whole number of 32-bit
+words, and every other stride (leading axes and lookups) is too: then each
+output slice is ``width`` words copied from one data word on, and the
+kernel moves words, never elements, whatever the element width.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from dataclasses import dataclass
+
+from .index_table import Table
+
+
+@dataclass(frozen=True)
+class Slices:
+    width: int  # words per slice
+    outer: int  # leading output axes
+    blob: bytes  # the kernel's axes buffer
+
+    def params(self, words: int, groups_x: int, big: bool, cmode: int) -> bytes:
+        return struct.pack("<8I", words, groups_x, self.width, self.outer,
+                           (len(self.blob) // 16) - self.outer, int(big), cmode, 0)
+
+
+def plan(table: Table, bits: int, bounds: tuple[int, ...]) -> Slices | None:
+    """The slice plan of ``table`` for elements of ``bits``, or None. Only
+    tables that ask for it (``extra["slices"]``: GatherND's and ScatterND's) take it."""
+    if table.mode != 0 or not table.lookups or table.size == 0 or not table.extra.get("slices"):
+        return None
+    rank = len(table.shape)
+    k, run = rank, 1  # the slice: trailing axes with no index, contiguous in the data
+    while k > 0 and table.istrides[k - 1] == 0 and (table.shape[k - 1] == 1 or table.dstrides[k - 1] == run):
+        run *= table.shape[k - 1]
+        k -= 1
+    slice_bits = math.prod(table.shape[k:]) * bits
+    if slice_bits % 32:
+        return None
+    strides = [s for d, s in zip(table.shape[:k], table.dstrides[:k]) if d > 1] + [s for s, _ in table.lookups]
+    if any((s * bits) % 32 for s in strides):
+        return None
+    rows = [struct.pack("<4I", d, ((s * bits) // 32) & 0xFFFFFFFF, i & 0xFFFFFFFF, 0)
+            for d, s, i in zip(table.shape[:k], table.dstrides[:k], table.istrides[:k])]
+    elems = math.prod(table.shape[k:])  # the 4th: a lookup's stride in slices (ScatterND's claims)
+    rows += [struct.pack("<4I", ((s * bits) // 32) & 0xFFFFFFFF, o, bounds[t % len(bounds)], (s // elems) & 0xFFFFFFFF)
+             for t, (s, o) in enumerate(table.lookups)]
+    return Slices(slice_bits // 32, k, b"".join(rows))
