@@ -376,14 +376,15 @@ def scatter_elements(gpu, x, i, u, axis, reduction, **kw) -> bytes:
 LINE_TYPES = ["<f4", "<f2", "<i4", "<i8", "u1", "<u8", "<i2", "?", ">f4", "<f8"]
 
 
-@pytest.mark.parametrize("dtype", LINE_TYPES)
-@pytest.mark.parametrize("reduction", ["add", "mul", "max", "min"])
+# float64 add and mul are refused by the op (WGSL has no f64): not made, rather than skipped
+LINE_CASES = [(t, r) for r in ("add", "mul", "max", "min") for t in LINE_TYPES if not (t == "<f8" and r in ("add", "mul"))]
+
+
+@pytest.mark.parametrize("dtype,reduction", LINE_CASES)
 @pytest.mark.parametrize("axis,shape,ishape", [(0, (6, 300), (9, 300)), (1, (300, 5), (300, 8)),
                                                (1, (4, 7, 70), (4, 11, 70)), (2, (2, 150, 3), (2, 150, 7)),
                                                (0, (6, 310), (9, 300)), (1, (5, 9, 71), (4, 11, 70))])
 def test_lines_in_index_order(gpu, rng, lined, dtype, reduction, axis, shape, ishape):
-    if dtype == "<f8" and reduction in ("add", "mul"):
-        pytest.skip("float64 add and mul are refused by the op (no f64 in WGSL)")
     x = random_array(rng, shape, dtype)
     u = random_array(rng, ishape, dtype)
     d = shape[axis]
