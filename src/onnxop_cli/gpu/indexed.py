@@ -207,6 +207,25 @@ def _read(gpu: Gpu, bufs: _Buffers, buf: Any, nbytes: int) -> tuple[Any, memoryv
     return back, back.read_mapped(0, n4, copy=False)[:nbytes]
 
 
+def _to_sink(gpu: Gpu, bufs: _Buffers, buf: Any, nbytes: int, sink: Sink) -> int:
+    """Hand ``buf``'s first ``nbytes`` to ``sink``: kept on the device for a
+    graph's DeviceSink, else read back (the readback buffer freed at once).
+    Returns ``nbytes``."""
+    from .resident import DeviceSink
+
+    if isinstance(sink, DeviceSink):  # a graph's intermediate: stays on the device
+        sink.take(buf, nbytes)
+        return nbytes
+    back, view = _read(gpu, bufs, buf, nbytes)
+    try:
+        sink(view)
+    finally:
+        back.unmap()
+        back.destroy()
+        bufs.made.remove(back)
+    return nbytes
+
+
 # ------------------------------------------------------------------ indices
 
 
@@ -438,8 +457,6 @@ def gather_indexed(
     small) is uploaded as windows of one binding each, every band one
     dispatch per window. ``slice_copy`` False keeps a table that qualifies
     off the whole-slice kernel (gpu/slices.py). Returns the bytes written."""
-    from .resident import DeviceSink
-
     op = check.op if check else "gather"
     _check_data(gpu, data, op, whole=False)
     count = table.size
@@ -478,18 +495,7 @@ def gather_indexed(
                                window=None if len(windows) == 1 else (buf, w0, wn, w > 0))
                 if fused is not None:  # one band: every index was read; none reaches the sink unchecked
                     _status(gpu, bufs, fused[1], index, check)
-                if isinstance(sink, DeviceSink):  # a graph's intermediate: stays on the device
-                    sink.take(dst, nbytes)
-                    written += nbytes
-                    continue
-                back, view = _read(gpu, bufs, dst, nbytes)
-                try:
-                    sink(view)
-                finally:
-                    back.unmap()
-                    back.destroy()
-                    bufs.made.remove(back)
-                written += nbytes
+                written += _to_sink(gpu, bufs, dst, nbytes, sink)
             return written
     finally:
         bufs.release()
@@ -498,8 +504,6 @@ def gather_indexed(
 def _gather_slices(gpu: Gpu, bufs: _Buffers, src: Any, fused: tuple[Any, Any, Index, Check], cut: slices.Slices,
                    count: int, bits: int, sink: Sink, max_dim: int, poison: int | None) -> int:
     """One band of whole slices (indexed_slices.wgsl), its indices checked as it reads them."""
-    from .resident import DeviceSink
-
     raw, status, index, check = fused
     nbytes = (count * bits + 7) // 8
     words = nbytes // 4  # a whole number: every slice is
@@ -517,15 +521,7 @@ def _gather_slices(gpu: Gpu, bufs: _Buffers, src: Any, fused: tuple[Any, Any, In
     _dispatch(gpu, encoder, pipeline, _bind(gpu, layout, [src, dst, params, axes, raw, status]), groups, max_dim)
     gpu.queue.submit([encoder.finish()])
     _status(gpu, bufs, status, index, check)
-    if isinstance(sink, DeviceSink):
-        sink.take(dst, nbytes)
-        return nbytes
-    back, view = _read(gpu, bufs, dst, nbytes)
-    try:
-        sink(view)
-    finally:
-        back.unmap()
-    return nbytes
+    return _to_sink(gpu, bufs, dst, nbytes, sink)
 
 
 def _windows(gpu: Gpu, bufs: _Buffers, data: Data, window_bytes: int | None) -> list[tuple[Any, int, int]]:

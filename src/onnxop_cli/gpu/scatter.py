@@ -31,7 +31,7 @@ from ..errors import OpError
 from .device import Gpu
 from .indexed import (
     NO_BAD, Check, Data, Index, Sink, Table, _Buffers, _bind, _check_data, _dispatch, _fits, _Gather,
-    _grid_x, _pipeline, _read, check_indices, row_strides, U,
+    _grid_x, _pipeline, _read, _to_sink, check_indices, row_strides, U,
 )
 from .kernels import shader_const
 from . import slices
@@ -143,17 +143,7 @@ def scatter_indexed(
                 upd = _copy_in(gpu, bufs, updates, max_dim)
                 _apply(gpu, bufs, out, upd, norm, index, check, table, data, updates, reduce, op, max_dim,
                        max_rounds, slice_copy)
-            from .resident import DeviceSink
-
-            if isinstance(sink, DeviceSink):  # a graph's intermediate: stays on the device
-                sink.take(out, data.nbytes)
-                return data.nbytes
-            back, view = _read(gpu, bufs, out, data.nbytes)
-            try:
-                sink(view)
-            finally:
-                back.unmap()
-            return data.nbytes
+            return _to_sink(gpu, bufs, out, data.nbytes, sink)
     finally:
         bufs.release()
 
