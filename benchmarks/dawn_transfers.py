@@ -72,54 +72,6 @@ def _checked_copy(gpu, size: int) -> None:
         raise SystemExit(f"{gpu.name}: the streaming copy's output differs from its input")
 
 
-def upload(b, host) -> float:
-    """``host`` (``size`` bytes) into the buffer a kernel reads, chunk by
-    chunk, as the streaming copy does it (Bench.upload, but each chunk from
-    its own place in ``host``, not one cache-resident chunk again)."""
-    import numpy as np
-
-    from onnxop_cli.gpu.buffers import MapMode, round_up
-
-    gpu = b.gpu
-    t0 = time.perf_counter()
-    for offset in range(0, b.size, b.chunk):
-        n = round_up(min(b.chunk, b.size - offset), 4)
-        buf = b.stage_in or b.up
-        buf.map_sync(MapMode.WRITE, 0, n)
-        view = buf._experimental_get_mapped_range(0, n)
-        np.copyto(np.frombuffer(view, np.uint8), host[offset : offset + n])
-        view.release()
-        buf.unmap()
-        if b.stage_in is not None:
-            encoder = gpu.device.create_command_encoder()
-            encoder.copy_buffer_to_buffer(b.stage_in, 0, b.up, 0, n)
-            gpu.queue.submit([encoder.finish()])
-    b._sync()
-    return time.perf_counter() - t0
-
-
-def read_back(b, sink) -> float:
-    """The kernel's output buffer into ``sink`` (``size`` bytes), chunk by chunk, each to its own place."""
-    import numpy as np
-
-    from onnxop_cli.gpu.buffers import MapMode, round_up
-
-    gpu = b.gpu
-    t0 = time.perf_counter()
-    for offset in range(0, b.size, b.chunk):
-        n = round_up(min(b.chunk, b.size - offset), 4)
-        buf = b.down
-        if b.stage_out is not None:
-            encoder = gpu.device.create_command_encoder()
-            encoder.copy_buffer_to_buffer(b.down, 0, b.stage_out, 0, n)
-            gpu.queue.submit([encoder.finish()])
-            buf = b.stage_out
-        buf.map_sync(MapMode.READ, 0, n)
-        np.copyto(sink[offset : offset + n], np.frombuffer(buf.read_mapped(0, n, copy=False), np.uint8))
-        buf.unmap()
-    return time.perf_counter() - t0
-
-
 def bench(size: int, rounds: int) -> None:
     import numpy as np
 
@@ -144,8 +96,8 @@ def bench(size: int, rounds: int) -> None:
     host = np.random.default_rng(1).integers(0, 256, size, dtype=np.uint8)
     sink = np.ones_like(host)  # touched: no first-touch page faults in the timing
     for b in benches.values():  # warm-up: first touches of the buffers
-        upload(b, host)
-        read_back(b, sink)
+        b.upload(host, spread=True)
+        b.read_back(sink, spread=True)
     rates: dict[tuple[str, str], list[float]] = {}
     print(f"{cpu()}; {os.cpu_count()} CPUs; {size >> 20} MiB in {benches['wgpu'].chunk >> 20} MiB chunks")
     names = list(benches)
@@ -156,8 +108,8 @@ def bench(size: int, rounds: int) -> None:
         got: dict[tuple[str, str], float] = {}
         before = load()
         for name in order:
-            got[name, "up"] = size / upload(benches[name], host) / 1e9
-            got[name, "back"] = size / read_back(benches[name], sink) / 1e9
+            got[name, "up"] = size / benches[name].upload(host, spread=True) / 1e9
+            got[name, "back"] = size / benches[name].read_back(sink, spread=True) / 1e9
         for k, v in got.items():
             rates.setdefault(k, []).append(v)
         ratios = []
