@@ -20,7 +20,8 @@ from typing import Any, Callable, Iterator, Optional, Sequence
 
 from ..core.pieces import Piece, forwards
 from .device import Gpu
-from .buffers import WORD, BufferUsage, MapMode, ShaderStage, env_poison, grid, round_up
+from . import runs
+from .buffers import WORD, BufferUsage, MapMode, ShaderStage, can_map, env_poison, grid, round_up
 from .kernels import shader_const
 
 SHADER = "pieces.wgsl"
@@ -179,12 +180,19 @@ def run_pieces(
     band = band_bytes * 8 // bits
     # windows as large as the largest piece reads (plus a word each side), at most one binding
     reach = max([_extent(p, bits) for p in pieces] + [0])
-    window_bytes = min(cap, round_up(reach + 2 * WORD, WORD))
+    window_bytes = min(cap, round_up(reach + 2 * WORD, 16))  # whole vec4s for gpu/runs.py
     if poison is None:
         poison = env_poison()
     masked = any(p.mask is not None for p in pieces)
     selects = any(p.other is not None for p in pieces)
-    run = _Run(gpu, band_bytes, window_bytes, max_groups_per_dim, masked, selects)
+    from .resident import DeviceBuffer, DeviceSink
+
+    # CPU adapters: the windows and dst mapped themselves, no staging copies (as gpu/where.py)
+    mapped = can_map(gpu) and not isinstance(sink, DeviceSink) and not any(
+        s is not None and isinstance(s.data, DeviceBuffer) for s in sources)
+    run = _Run(gpu, band_bytes, window_bytes, max_groups_per_dim, masked, selects, mapped=mapped,
+               by_runs=runs.usable(band_bytes, window_bytes))
+    gpu.cache["pieces-last"] = run.taken
     written = 0
     try:
         for start in range(0, count, band):
@@ -218,7 +226,7 @@ class _Run:
     def __init__(self, gpu: Gpu, band_bytes: int, window_bytes: int, max_groups_per_dim: Optional[int],
                  masked: bool = True, selects: bool = True, *, shader: str = SHADER, entry: str = "main",
                  sizes: Optional[tuple[int, int, int]] = None, shared_upload: int = 0,
-                 mapped: bool = False) -> None:
+                 mapped: bool = False, by_runs: bool = False) -> None:
         """Buffers and a bind group for one run. ``shader``, ``entry``: the
         kernel bound to them (shaders/where.wgsl binds the same layout);
         ``sizes``: the src, mask and other windows' bytes (else
@@ -226,8 +234,11 @@ class _Run:
         buffer for the three (each upload then submitted before the next is
         written), else one each; ``mapped`` (adapters that ``can_map``, host
         sources and sinks only): the windows and dst are mapped themselves,
-        no staging buffers and no copies (gpu/copy.py's mapped mode)."""
+        no staging buffers and no copies (gpu/copy.py's mapped mode);
+        ``by_runs``: parts that gpu/runs.py takes run its kernel. ``taken``
+        counts the parts each kernel ran (tests check the path)."""
         self.gpu, self.cap = gpu, window_bytes
+        self.taken = {"runs": 0, "general": 0, "mapped": mapped}
         self.max_dim = max_groups_per_dim or gpu.limits.get("max-compute-workgroups-per-dimension", 65535)
         self.wg = shader_const(SHADER, "WG") * shader_const(SHADER, "ELEMS")  # elements per workgroup
         self.stride = max(256, gpu.limits.get("min-uniform-buffer-offset-alignment", 256))
@@ -238,6 +249,7 @@ class _Run:
         self.buffers: list[Any] = []
         with gpu.errors("allocating pieces buffers"):
             self.pipeline, layout = gpu.pipeline_with_layout(shader, _layout_entries(), entry)
+            self.runs = runs.pipelines(gpu, _layout_entries()) if by_runs else None
             window_usage = U.STORAGE | (U.MAP_WRITE if mapped else U.COPY_DST)
             if mapped:
                 self.upload = self.upload_mask = self.upload_other = None
@@ -262,7 +274,8 @@ class _Run:
             else:
                 self.dst = self._buffer("dst", band_bytes, U.STORAGE | U.COPY_SRC | U.COPY_DST)
                 self.readback = self._buffer("readback", band_bytes, U.MAP_READ | U.COPY_DST)
-            self.params = self._buffer("params", self.stride * BATCH, U.UNIFORM | U.COPY_DST)
+            # a part by runs takes two records (its two dispatches)
+            self.params = self._buffer("params", self.stride * 2 * BATCH, U.UNIFORM | U.COPY_DST)
             self.axes_bytes = 16 * 2 * SLOTS * BATCH
             self.axes = self._buffer("axes", self.axes_bytes, U.STORAGE | U.COPY_DST)
             self.bind_group = gpu.device.create_bind_group(
@@ -371,10 +384,26 @@ class _Run:
                 other_swap = source.swap
                 other_first = self._upload(self.upload_other, self.other, source, window[4], window[5], bits, encoder)
             compute = encoder.begin_compute_pass()
-            compute.set_pipeline(self.pipeline)
             axes = bytearray()
+            slot = 0
+            general = None  # the pipeline set last was the general kernel's
             for i, p in enumerate(group):
                 rank = len(p.shape)
+                if self.runs is not None and runs.eligible(p, bits, swap, SLOTS):
+                    records, entries, grids = runs.encode(p, bits, src_first, i * 2 * SLOTS, self.max_dim)
+                    gpu.queue.write_buffer(self.params, slot * self.stride, records[:48])
+                    gpu.queue.write_buffer(self.params, (slot + 1) * self.stride, records[48:])
+                    axes += entries + bytes(16 * 2 * SLOTS - len(entries))
+                    runs.dispatch(compute, self.runs, self.bind_group, (slot * self.stride, (slot + 1) * self.stride),
+                                  grids)
+                    slot += 2
+                    general = False
+                    self.taken["runs"] += 1
+                    continue
+                if not general:
+                    compute.set_pipeline(self.pipeline)
+                    general = True
+                self.taken["general"] += 1
                 fill = (p.fill + bytes(16))[:16]
                 tri = p.tri or (0, 0xFFFFFFFF, 0xFFFFFFFF, True)
                 # |col - row| < 2**31 in one dispatch: a k beyond that keeps all or nothing, as its clamp does
@@ -394,7 +423,7 @@ class _Run:
                     1 if p.other is not None else 0, (p.other_offset - other_first) & 0xFFFFFFFF,
                     other_swap if p.other is not None else 0, 0,
                 )
-                gpu.queue.write_buffer(self.params, i * self.stride, record)
+                gpu.queue.write_buffer(self.params, slot * self.stride, record)
                 ss = p.src_strides if p.src is not None else (0,) * rank
                 ms = p.mask_strides if p.mask is not None else (0,) * rank
                 entries = b"".join(
@@ -404,8 +433,9 @@ class _Run:
                 os_ = p.other_strides if p.other is not None else ()
                 others = b"".join(struct.pack("<4I", s & 0xFFFFFFFF, 0, 0, 0) for s in os_)
                 axes += entries + bytes(16 * SLOTS - len(entries)) + others + bytes(16 * SLOTS - len(others))
-                compute.set_bind_group(0, self.bind_group, [i * self.stride])
+                compute.set_bind_group(0, self.bind_group, [slot * self.stride])
                 compute.dispatch_workgroups(gx, gy, 1)
+                slot += 1
             compute.end()
             gpu.queue.write_buffer(self.axes, 0, bytes(axes))
             gpu.queue.submit([encoder.finish()])
