@@ -237,7 +237,7 @@ class _Run:
         no staging buffers and no copies (gpu/copy.py's mapped mode);
         ``by_runs``: parts that gpu/runs.py takes run its kernel. ``taken``
         counts the parts each kernel ran (tests check the path)."""
-        self.gpu, self.cap = gpu, window_bytes
+        self.gpu, self.cap, self.masked = gpu, window_bytes, masked
         self.taken = {"runs": 0, "general": 0, "mapped": mapped}
         self.max_dim = max_groups_per_dim or gpu.limits.get("max-compute-workgroups-per-dimension", 65535)
         self.wg = shader_const(SHADER, "WG") * shader_const(SHADER, "ELEMS")  # elements per workgroup
@@ -292,7 +292,7 @@ class _Run:
 
     def window_elements(self, bits: int) -> int:
         # a window starts up to one word before the first element it needs
-        return (self.cap - 2 * WORD) * 8 // max(bits, 8)  # the mask is 8-bit
+        return (self.cap - 2 * WORD) * 8 // (max(bits, 8) if self.masked else bits)  # the mask is 8-bit
 
     def _buffer(self, label: str, size: int, usage: int) -> Any:
         buf = self.gpu.device.create_buffer(label=label, size=size, usage=usage)

@@ -1,0 +1,289 @@
+"""Pieces by runs (shaders/pieces_runs.wgsl through gpu/runs.py): parts whose
+innermost axis is contiguous in source and output -- Concat's, Split's and
+Pad's interior -- copied as whole vec4 words, the source joined by a funnel
+shift where its alignment differs, each row's edge words on their own bits.
+
+Against numpy and onnx.reference on random bits (NaN payloads, -0.0), every
+element width (2- and 4-bit packed, 8, 16, 32, 64, 128 bits), every source
+and output alignment modulo a word and a vec4, rows sharing edge words, zero
+sizes, ranks 0-8, 9 and 33 inputs, 9 outputs, every Pad mode, big-endian and
+Fortran sources, bands and windows of a few words, folded grids, a poisoned
+output, staged and mapped buffers. Each test asserts which kernel ran (so a
+silent fallback to shaders/pieces.wgsl fails it)."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from conftest import random_array
+from family_refs import reference, same
+from onnxop_cli import concat, pad, split
+from onnxop_cli.core.sources import MemoryBytes
+from onnxop_cli.core.view import c_strides
+from onnxop_cli.gpu import pieces, runs
+from onnxop_cli.ops.family import Piece
+
+WIDTHS = [np.bool_, np.int8, np.uint8, np.float16, ml_dtypes.bfloat16, np.float32, np.int32, np.float64,
+          np.int64, np.complex128]
+
+
+@pytest.fixture
+def taken(monkeypatch):
+    """Parts each kernel ran in this test: {"runs": n, "general": n}."""
+    counts = {"runs": 0, "general": 0, "mapped": set()}
+    real = pieces._Run.__init__
+
+    def init(self, *a, **k):
+        real(self, *a, **k)
+        counts["mapped"].add(self.taken["mapped"])
+        self.taken = counts
+
+    monkeypatch.setattr(pieces._Run, "__init__", init)
+    return counts
+
+
+def _cols(rng, n, dtype, lo=None):
+    """Column counts giving rows of at least MIN_ROW_BYTES, odd ones included."""
+    itemsize = np.dtype(dtype).itemsize
+    lo = lo or -(-runs.MIN_ROW_BYTES // itemsize)
+    return [int(lo + rng.integers(0, 40)) | 1 if k % 2 else int(lo + rng.integers(0, 40)) for k in range(n)]
+
+
+# ------------------------------------------------------------ the kernel directly
+
+
+def _unpack(raw: bytes, bits: int, count: int) -> np.ndarray:
+    """Elements of ``bits`` (< 8: packed low first, as the kernels lay them) as integers."""
+    if bits >= 8:
+        return np.frombuffer(raw, np.uint8)[: count * bits // 8].reshape(count, bits // 8)
+    b = np.frombuffer(raw, np.uint8)
+    per = 8 // bits
+    out = np.stack([(b >> (bits * j)) & ((1 << bits) - 1) for j in range(per)], axis=1).reshape(-1)
+    return out[:count].reshape(count, 1)
+
+
+def _pack(values: np.ndarray, bits: int) -> bytes:
+    per = 8 // bits
+    v = np.zeros(-(-len(values) // per) * per, np.uint8)
+    v[: len(values)] = values
+    v = v.reshape(-1, per)
+    return bytes(np.bitwise_or.reduce([v[:, j] << (bits * j) for j in range(per)], axis=0).astype(np.uint8))
+
+
+def _expected(src: np.ndarray, before: np.ndarray, p: Piece) -> np.ndarray:
+    """The output elements (rows of units) after ``p`` copied ``src`` elements onto ``before``."""
+    out = before.copy()
+    idx = np.indices(p.shape).reshape(len(p.shape), -1) if p.shape else np.zeros((0, 1), np.int64)
+    d = p.dst_offset + sum(i * s for i, s in zip(idx, p.dst_strides))
+    s = p.src_offset + sum(i * t for i, t in zip(idx, p.src_strides))
+    out[d] = src[s]
+    return out
+
+
+def _run(gpu, raw: bytes, parts, count, bits, **kw) -> bytes:
+    got = bytearray()
+    pieces.run_pieces(gpu, [pieces.Source(MemoryBytes(np.frombuffer(raw, np.uint8)))], got.extend, pieces=parts,
+                      count=count, bits=bits, **kw)
+    return bytes(got)
+
+
+@pytest.mark.parametrize("bits", [2, 4, 8, 16, 32, 64, 128])
+def test_every_alignment_of_source_and_output(gpu, rng, bits, taken):
+    """Rows starting at every element of a vec4 in the source and in the
+    output (the funnel shift's every amount), of lengths ending anywhere in
+    a word, rows of one part sharing edge words (gaps of 0-5 elements)."""
+    per = max(1, 128 // bits)  # elements per vec4
+    step = 1 if bits >= 32 else max(1, per // 16)
+    length0 = runs.MIN_ROW_BYTES * 8 // bits
+    for s0 in range(0, per, step):
+        for d0 in range(0, per, max(1, per // 4)):
+            for extra in (0, 1, per // 2 + 1, 3 * per - 1):
+                gap = int(rng.integers(0, 6))
+                length = length0 + extra
+                rows = 3
+                n_src = s0 + rows * (length + 2) + 8
+                n_out = d0 + rows * (length + gap) + 5
+                src = rng.integers(0, 1 << min(bits, 8), (n_src, max(1, bits // 8)), dtype=np.uint8)
+                raw = _pack(src[:, 0], bits) if bits < 8 else src.tobytes()
+                p = Piece((rows, length), (length + gap, 1), d0, 0, (length + 2, 1), s0)
+                got = _run(gpu, raw, [p], n_out, bits, poison=0)
+                want = _expected(src, np.zeros((n_out, max(1, bits // 8)), np.uint8), p)
+                assert np.array_equal(_unpack(got, bits, n_out), want), (bits, s0, d0, extra, gap)
+    assert taken["runs"] > 0 and taken["general"] == 0
+
+
+@pytest.mark.parametrize("bits", [4, 8, 16, 32, 64])
+def test_poison_grid_folding_and_small_bands(gpu, rng, bits, monkeypatch, taken):
+    """Neighbouring parts of the general kernel and of runs, a poisoned
+    output (every byte written), grids folded to rows of 1 and 2
+    workgroups, bands and windows of a few hundred bytes (rows cut across
+    band edges, windows uploaded again)."""
+    length = runs.MIN_ROW_BYTES * 8 // bits + 37
+    rows = 300
+    cols = 2 * length + 3
+    n = rows * length
+    src = rng.integers(0, 1 << min(bits, 8), (n, max(1, bits // 8)), dtype=np.uint8)
+    raw = _pack(src[:, 0], bits) if bits < 8 else src.tobytes()
+    out = c_strides((rows, cols))
+    parts = [Piece((rows, length), out, 0, 0, (length, 1)),
+             Piece((rows, length), out, length + 3, 0, (length, 1)),
+             Piece((rows, 3), out, length, 0, (length, 1))]  # short: the general kernel
+    want = np.zeros((rows * cols, max(1, bits // 8)), np.uint8)
+    for p in parts:
+        want = _expected(src, want, p)
+    for band, groups in ((None, 1), (None, 2), (4096, None), (1024, 2)):
+        got = _run(gpu, raw, parts, rows * cols, bits, poison=0xA5, max_groups_per_dim=groups, binding_bytes=band)
+        assert np.array_equal(_unpack(got, bits, rows * cols), want), (bits, band, groups)
+    assert taken["runs"] > 0 and taken["general"] > 0
+
+
+def test_rank_0_to_8(gpu, backend, rng, taken):
+    """A rank-0 part and rows too short stay on the general kernel; ranks 1-8 run by runs."""
+    x = random_array(rng, (1,), np.float32)
+    assert _run(gpu, x.tobytes(), [Piece((), (), 0, 0, ())], 1, 32) == x.tobytes()
+    assert taken["runs"] == 0 and taken["general"] == 1
+    for rank in range(1, 9):
+        shape = tuple(int(v) for v in rng.integers(1, 3, rank - 1)) + (19,)
+        x = random_array(rng, shape, np.float64)
+        y = random_array(rng, shape[:-1] + (5,), np.float64)
+        got = concat(x, y, x, axis=rank - 1, backend=backend)
+        assert same(got, np.concatenate([x, y, x], axis=rank - 1)), rank
+    assert taken["runs"] > 0
+
+
+# ------------------------------------------------------------ the operators
+
+
+@pytest.mark.parametrize("dtype", WIDTHS)
+def test_concat_inner_axis_matches_references(backend, rng, dtype, taken):
+    """Odd column counts: 8- and 16-bit inputs start anywhere in the output's words."""
+    for shape, n in (((3, None), 3), ((2, 3, None), 4), ((None,), 3)):
+        xs = [random_array(rng, tuple(c if d is None else d for d in shape), dtype) for c in _cols(rng, n, dtype)]
+        axis = len(shape) - 1
+        got = concat(*xs, axis=axis, backend=backend)
+        assert same(got, np.concatenate(xs, axis=axis)), (dtype, shape)
+        if dtype is not ml_dtypes.bfloat16:
+            assert same(got, reference("Concat", 13, xs, {"axis": axis})[0]), (dtype, shape)
+    assert taken["runs"] > 0
+
+
+@pytest.mark.parametrize("count", [9, 33])
+@pytest.mark.parametrize("dtype", [np.uint8, np.float16, np.float32])
+def test_concat_many_inputs_and_zero_sizes(backend, rng, count, dtype, taken):
+    cols = _cols(rng, count, dtype)
+    cols[1] = cols[count // 2] = 0
+    xs = [random_array(rng, (4, c), dtype) for c in cols]
+    assert same(concat(*xs, axis=1, backend=backend), np.concatenate(xs, axis=1))
+    xs = [random_array(rng, (int(rng.integers(0, 3)), 41), dtype) for _ in range(count)]
+    assert same(concat(*xs, axis=0, backend=backend), np.concatenate(xs, axis=0))
+    assert taken["runs"] > 0
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.uint8, np.float16, np.float32, np.float64])
+def test_split_into_9_outputs(backend, rng, dtype, taken):
+    """Unequal parts on an inner axis (each part's rows start anywhere in a word of the source) and on axis 0."""
+    lo = -(-runs.MIN_ROW_BYTES // np.dtype(dtype).itemsize)
+    sizes = [lo + k for k in range(9)]
+    x = random_array(rng, (3, sum(sizes)), dtype)
+    got = split(x, np.array(sizes, np.int64), axis=1, backend=backend)
+    want = np.split(x, np.cumsum(sizes)[:-1], axis=1)
+    assert len(got) == 9 and all(same(g, w) for g, w in zip(got, want))
+    ref = reference("Split", 18, [x, np.array(sizes, np.int64)], {"axis": 1}, n_outputs=9)
+    assert all(same(g, w) for g, w in zip(got, ref))
+    x = random_array(rng, (18, 3 * lo + 1), dtype)
+    got = split(x, axis=0, num_outputs=9, backend=backend)
+    assert all(same(g, w) for g, w in zip(got, np.split(x, 9, axis=0)))
+    assert taken["runs"] > 0
+
+
+@pytest.mark.parametrize("mode", ["constant", "edge", "reflect", "wrap"])
+@pytest.mark.parametrize("dtype", [np.uint8, np.float16, np.float32, np.float64])
+def test_pad_every_mode(backend, rng, mode, dtype, taken):
+    """The interior by runs at odd offsets; the borders (fills, stride-0 and reversed columns) on the general kernel."""
+    lo = -(-runs.MIN_ROW_BYTES // np.dtype(dtype).itemsize)
+    x = random_array(rng, (4, 3, lo + 5), dtype)
+    values = [None]
+    if mode == "constant" and np.dtype(dtype).kind == "f":
+        nan = {2: 0x7C01, 4: 0x7F800123, 8: 0xFFF0000000000ABC}[np.dtype(dtype).itemsize]
+        values = [np.array(nan, f"u{np.dtype(dtype).itemsize}").view(dtype), np.array(-0.0, dtype)]
+    for pads in ([0, 1, 3, 1, 0, 2], [1, 0, 1, 0, 2, 0], [0, 0, 0, 0, 0, 3]):
+        for value in values:
+            kw = {} if value is None else {"constant_value": value}
+            got = pad(x, pads=pads, mode=mode, backend=backend, **kw)
+            feeds = [x, np.array(pads, np.int64)] + ([] if value is None else [value])
+            assert same(got, reference("Pad", 19, feeds, {"mode": mode})[0]), (mode, pads, value)
+    assert taken["runs"] > 0 and taken["general"] > 0
+
+
+def test_packed_4_bit_pad(backend, rng, taken):
+    """Packed 4-bit elements (Concat has no int4; Pad-21 has): the interior rows start at any nibble."""
+    for dtype in (ml_dtypes.int4, ml_dtypes.uint4):
+        x = rng.integers(0, 8, (5, 131)).astype(dtype)
+        for mode in ("constant", "edge", "reflect"):
+            for pads in ([0, 1, 1, 2], [1, 3, 0, 0]):
+                got = pad(x, pads=pads, mode=mode, backend=backend)
+                want = reference("Pad", 25, [x, np.array(pads, np.int64)], {"mode": mode})[0]
+                assert same(got, want), (dtype, mode, pads)
+    assert taken["runs"] > 0
+
+
+def test_big_endian_and_fortran_sources_stay_exact(backend, rng, taken):
+    """Big-endian bytes and Fortran order are the general kernel's (no runs for them)."""
+    for dt in ("f2", "f4", "f8"):
+        a = random_array(rng, (3, 70), np.dtype(dt)).astype(">" + dt)
+        b = np.asfortranarray(random_array(rng, (3, 51), np.dtype(dt)))
+        got = concat(a, b, axis=1, backend=backend)
+        assert same(got, np.concatenate([a.astype("<" + dt), b], axis=1)), dt
+    assert taken["runs"] == 0 and taken["general"] > 0
+    c = random_array(rng, (3, 70), np.float32)
+    got = concat(c, random_array(rng, (3, 40), np.float32).astype(">f4"), axis=1, backend=backend)
+    assert got[:, :70].tobytes() == c.tobytes()
+    assert taken["runs"] > 0
+
+
+@pytest.mark.parametrize("mapped", [True, False])
+def test_staged_and_mapped(backend, rng, mapped, monkeypatch, taken):
+    """Without mapped storage buffers (Dawn, real GPUs) the windows go through staging buffers."""
+    if not mapped:
+        monkeypatch.setattr(pieces, "can_map", lambda gpu: False)
+    for dtype in (np.uint8, np.float16, np.float32, np.float64):
+        xs = [random_array(rng, (5, c), dtype) for c in _cols(rng, 3, dtype)]
+        assert same(concat(*xs, axis=1, backend=backend), np.concatenate(xs, axis=1)), (dtype, mapped)
+    assert taken["runs"] > 0
+    if not mapped:
+        assert taken["mapped"] == {False}
+
+
+def test_runs_agree_with_the_general_kernel(backend, rng, monkeypatch, taken):
+    """The same plans with gpu/runs.py turned off: the same bytes."""
+    for dtype in (np.bool_, np.float16, np.float32, np.complex128):
+        xs = [random_array(rng, (2, 3, c), dtype) for c in _cols(rng, 4, dtype)]
+        on = concat(*xs, axis=2, backend=backend)
+        monkeypatch.setattr(runs, "ENABLED", False)
+        off = concat(*xs, axis=2, backend=backend)
+        monkeypatch.setattr(runs, "ENABLED", True)
+        assert same(on, off) and same(on, np.concatenate(xs, axis=2)), dtype
+
+
+@pytest.mark.parametrize("bits", [8, 16, 32])
+def test_other_inner_axes_stay_on_the_general_kernel(gpu, rng, bits, taken):
+    """An inner axis strided, broadcast or reversed in the source or the
+    output is not a run: the general kernel, exactly."""
+    length = runs.MIN_ROW_BYTES * 8 // bits + 3
+    rows = 4
+    n = 2 * rows * length + 2
+    src = rng.integers(0, 256, (n, bits // 8), dtype=np.uint8)
+    for dst_strides, src_strides, src_offset in (((1, rows), (length, 1), 0),  # the output column-major
+                                                 ((length, 1), (1, rows), 0),  # the source column-major
+                                                 ((2 * length, 2), (length, 1), 0),  # every other output element
+                                                 ((length, 1), (2 * length, 2), 0),
+                                                 ((length, 1), (1, 0), 0),  # a broadcast column
+                                                 ((length, 1), (length, -1), length - 1)):  # reversed rows
+        p = Piece((rows, length), dst_strides, 0, 0, src_strides, src_offset)
+        count = 2 * rows * length
+        got = _run(gpu, src.tobytes(), [p], count, bits, poison=0)
+        want = _expected(src, np.zeros((count, bits // 8), np.uint8), p)
+        assert np.array_equal(_unpack(got, bits, count), want), (bits, dst_strides, src_strides)
+    assert taken["runs"] == 0 and taken["general"] > 0
