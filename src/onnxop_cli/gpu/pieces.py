@@ -25,7 +25,11 @@ from .buffers import WORD, BufferUsage, MapMode, ShaderStage, can_map, env_poiso
 from .kernels import shader_const
 
 SHADER = "pieces.wgsl"
-DEFAULT_BAND = 64 << 20
+DEFAULT_BAND = 64 << 20  # bytes of a window at most (and of a band, below BAND)
+# Bands of at most 16 MiB, as gpu/where.py's: Pad's 64 MiB float32 output (one band of 64 MiB against
+# four) ran at 2.0-2.3x the gather kernel's GB/s against 4.4-4.7x, Concat's 2.6-2.8x against 2.6-3.4x
+# (Mesa 22.3, load 3.6-3.8, benchmarks/family_ops.py kernel, 2026-12-01)
+BAND = 16 << 20
 PARAMS_BYTES = 96  # sizeof(Params) in pieces.wgsl
 SLOTS = 16  # axes entries per piece (ranks up to 16); a select piece's other strides follow them
 BATCH = 128  # dispatches per submission
@@ -176,7 +180,7 @@ def run_pieces(
 
     cap = min(binding_bytes or DEFAULT_BAND, binding_limit(gpu))
     cap = max(WORD, cap - cap % WORD)
-    band_bytes = min(cap, round_up((count * bits + 7) // 8, WORD))
+    band_bytes = min(cap, BAND, round_up((count * bits + 7) // 8, WORD))
     band = band_bytes * 8 // bits
     # windows as large as the largest piece reads (plus a word each side), at most one binding
     reach = max([_extent(p, bits) for p in pieces] + [0])
