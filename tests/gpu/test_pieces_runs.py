@@ -287,3 +287,24 @@ def test_other_inner_axes_stay_on_the_general_kernel(gpu, rng, bits, taken):
         want = _expected(src, np.zeros((count, bits // 8), np.uint8), p)
         assert np.array_equal(_unpack(got, bits, count), want), (bits, dst_strides, src_strides)
     assert taken["runs"] == 0 and taken["general"] > 0
+
+
+def test_windows_are_sized_by_one_band(backend, rng, monkeypatch, taken):
+    """A source read one band at a time gets a window of about one band's
+    reach, not the whole source (Pad's 64 MiB input paid a 64 MiB window's
+    first touch); the bands are at most BAND bytes."""
+    seen = []
+    real = pieces._Run.__init__
+
+    def init(self, gpu, band_bytes, window_bytes, *a, **k):
+        seen.append((band_bytes, window_bytes))
+        real(self, gpu, band_bytes, window_bytes, *a, **k)
+
+    monkeypatch.setattr(pieces._Run, "__init__", init)
+    monkeypatch.setattr(pieces, "BAND", 4096)
+    x = random_array(rng, (64, 255), np.float32)  # 65,280 bytes
+    got = pad(x, pads=[0, 1, 0, 0], mode="edge", backend=backend)
+    assert same(got, np.pad(x, [(0, 0), (1, 0)], mode="edge"))
+    (band, window), = seen
+    assert band == 4096 and window <= 4096 + 32, seen
+    assert taken["runs"] > 0
