@@ -9,7 +9,9 @@ The sink sees the output in order, band by band, as with the gather kernel
 (gpu/gather.py); host and GPU memory are a few buffers of at most one binding
 whatever the sizes. A piece's source is any input (so Concat of 300 inputs
 binds two buffers, not 300), and the window uploaded is only the part the
-piece reads. Cutting is pure index arithmetic (``cut``, ``fit``).
+piece reads. Cutting is pure index arithmetic (``cut``, ``fit``). A part
+whose innermost axis is contiguous in its source and in dst runs
+``shaders/pieces_runs.wgsl`` (gpu/runs.py: whole words) in the same pass.
 """
 
 from __future__ import annotations
@@ -200,7 +202,6 @@ def run_pieces(
         s is not None and isinstance(s.data, DeviceBuffer) for s in sources)
     run = _Run(gpu, band_bytes, window_bytes, max_groups_per_dim, masked, selects, mapped=mapped,
                by_runs=runs.usable(band_bytes, window_bytes))
-    gpu.cache["pieces-last"] = run.taken
     written = 0
     try:
         for (start, n), band_cuts in zip(bands, cuts):
