@@ -31,7 +31,7 @@ from ..errors import OpError
 from .device import Gpu
 from .indexed import (
     NO_BAD, Check, Data, Index, Sink, Table, _Buffers, _bind, _check_data, _dispatch, _fits, _Gather,
-    _grid_x, _pipeline, _read, _to_sink, check_indices, row_strides, U,
+    LAST, _grid_x, _pipeline, _to_sink, check_indices, read_small, row_strides, U,
 )
 from .kernels import shader_const
 from . import slices
@@ -111,13 +111,16 @@ def scatter_indexed(
     max_groups_per_dim: int | None = None,
     max_rounds: int | None = None,
     slice_copy: bool = True,
+    mapped: bool | None = None,
 ) -> int:
     """Copy ``data`` and apply ``updates`` (their targets by ``table``, whose
     shape is the updates') in index order; stream the result into ``sink``.
     reduction none with two updates on one element is an OpError, raised
     before anything reaches the sink. ``slice_copy`` False keeps a table that
     qualifies off the whole-slice kernel (gpu/slices.py) and the line kernel
-    (``_line``): the rounds run. Returns the bytes written."""
+    (``_line``): the rounds run. ``mapped``: as gather_indexed's (the data
+    read straight into the output buffer, which the sink reads where it
+    lies). Returns the bytes written."""
     op = check.op if check else "scatter"
     _check_data(gpu, data, op)
     if updates.bits != data.bits:
@@ -131,7 +134,8 @@ def scatter_indexed(
     _fits(gpu, 4 * n, "the update targets", op)
     _fits(gpu, 4 * data.size, "the scatter's claims (4 bytes per data element)", op)
     max_dim = max_groups_per_dim or gpu.limits.get("max-compute-workgroups-per-dimension", 65535)
-    bufs = _Buffers(gpu)
+    bufs = _Buffers(gpu, mapped=mapped is None or mapped)
+    gpu.cache[LAST] = bufs.counts
     try:
         with gpu.errors(f"{op} on the device"):
             norm = check_indices(gpu, bufs, index, check, max_dim) if index is not None else bufs.new(
@@ -140,7 +144,7 @@ def scatter_indexed(
                 return 0
             out = _copy_in(gpu, bufs, data, max_dim)
             if n:
-                upd = _copy_in(gpu, bufs, updates, max_dim)
+                upd = _copy_in(gpu, bufs, updates, max_dim, output=False)
                 _apply(gpu, bufs, out, upd, norm, index, check, table, data, updates, reduce, op, max_dim,
                        max_rounds, slice_copy)
             return _to_sink(gpu, bufs, out, data.nbytes, sink)
@@ -148,13 +152,14 @@ def scatter_indexed(
         bufs.release()
 
 
-def _copy_in(gpu: Gpu, bufs: _Buffers, data: Data, max_dim: int) -> Any:
+def _copy_in(gpu: Gpu, bufs: _Buffers, data: Data, max_dim: int, output: bool = True) -> Any:
     """``data`` on the device, row-major and little-endian (re-laid and swapped
-    by the gather kernel if need be)."""
+    by the gather kernel if need be); ``output``: the buffer the result is read from."""
     if not data.swap and data.row_major:
-        return bufs.upload("scatter data", data.source, data.nbytes)
+        return bufs.upload("scatter data", data.source, data.nbytes, readable=output)
     raw = bufs.upload("input data", data.source, data.nbytes)
-    out = bufs.new("scatter data", data.nbytes, U.STORAGE | U.COPY_SRC | U.COPY_DST)
+    out = bufs.result("scatter data", data.nbytes) if output else bufs.new(
+        "scatter data", data.nbytes, U.STORAGE | U.COPY_SRC | U.COPY_DST)
     ident = Table(data.shape, data.strides or row_strides(data.shape), (0,) * len(data.shape))
     _Gather(gpu, bufs, raw, bufs.new("norm", 16, U.STORAGE), ident, max_dim).run(
         out, 0, data.size, data.bits, data.swap)
@@ -193,7 +198,7 @@ def _by_slices(gpu: Gpu, bufs: _Buffers, out: Any, upd: Any, norm: Any, cut: sli
     update words copied over their slices."""
     tuples = words // cut.width
     claims = bufs.new("slice claims", 4 * (data_words // cut.width), U.STORAGE | U.COPY_DST)
-    status = bufs.new("status", 16, U.STORAGE | U.COPY_DST | U.COPY_SRC)
+    status = bufs.small("status")
     axes = bufs.new("axes", len(cut.blob), U.STORAGE | U.COPY_DST)
     gpu.queue.write_buffer(axes, 0, cut.blob)
     gpu.queue.write_buffer(status, 0, bytes(16))
@@ -211,9 +216,7 @@ def _by_slices(gpu: Gpu, bufs: _Buffers, out: Any, upd: Any, norm: Any, cut: sli
                   groups, max_dim)
         gpu.queue.submit([encoder.finish()])
         if entry == "claim":
-            back, view = _read(gpu, bufs, status, 8)
-            dup = struct.unpack("<2I", view)[1]
-            back.unmap()
+            dup = struct.unpack("<2I", read_small(gpu, bufs, status, 8))[1]
             if dup:
                 raise OpError(f"{op}: {DUPLICATES}")
 
@@ -268,7 +271,7 @@ def _rounds(gpu: Gpu, bufs: _Buffers, out: Any, upd: Any, targets: Any, data: Da
     by scatter_compact.wgsl), a readback of what is left after each."""
     claim = bufs.new("claims", 4 * data.size, U.STORAGE | U.COPY_DST)
     done = bufs.new("done", 4 * (-(-n // 32)), U.STORAGE | U.COPY_DST)
-    status = bufs.new("status", 16, U.STORAGE | U.COPY_DST | U.COPY_SRC)
+    status = bufs.small("status")
     none = reduce.kind == "none"
     lists = [bufs.new("pending", 4 * n, U.STORAGE) for _ in range(1 if none else 2)]
     encoder = gpu.device.create_command_encoder()
@@ -311,11 +314,7 @@ def _rounds(gpu: Gpu, bufs: _Buffers, out: Any, upd: Any, targets: Any, data: Da
             _dispatch(gpu, encoder, p_compact, _bind(gpu, l_compact, [done, small, ls, nxt, status]), groups, max_dim)
         gpu.queue.submit([encoder.finish()])
         total += batch
-        back, view = _read(gpu, bufs, status, 12)
-        _, pending, left = struct.unpack("<3I", view)
-        back.unmap()
-        back.destroy()
-        bufs.made.remove(back)
+        _, pending, left = struct.unpack("<3I", read_small(gpu, bufs, status, 12))
         if not pending:
             return
         if none:
