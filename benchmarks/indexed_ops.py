@@ -22,7 +22,8 @@ Cases (float32, a square of --side; indices int64, random):
   scatter_slices.wgsl) and the line kernel (scatter_apply.wgsl's ``lines``);
 - ScatterElements, add: one random index per update along axis 1 (duplicates: rounds);
 - with --before on an adapter that maps its buffers (gpu/indexed_buffers.py), every
-  indexed case again staged (``mapped=False``: write_buffer and readback copies).
+  indexed case again staged (``mapped=False``: write_buffer and readback copies),
+  and the two scatters with their separate index-check pass (``fold=False``).
 
 Beside the output's GB/s, "GB/s (all bytes)" counts every byte the call moves
 between host and kernel: the data (and updates) uploaded, the indices
@@ -70,10 +71,11 @@ def cases(side: int, rng, before: bool = False, old_kernels: bool = False):
         return (lambda gpu: ix.gather_indexed(gpu, data, idx(index), check, table, _discard, slice_copy=slice_copy,
                                               mapped=mapped), x.nbytes + index.nbytes + out)
 
-    def scattered(table_check, index, reduce, slice_copy=True, mapped=None):
+    def scattered(table_check, index, reduce, slice_copy=True, mapped=None, fold=True):
         table, check = table_check
         return (lambda gpu: sc.scatter_indexed(gpu, data, data, idx(index), check, table, reduce, _discard,
-                                               slice_copy=slice_copy, mapped=mapped), 2 * x.nbytes + index.nbytes + out)
+                                               slice_copy=slice_copy, mapped=mapped, fold=fold),
+                2 * x.nbytes + index.nbytes + out)
 
     old = {  # --before: the kernels these cases ran before the whole-slice ones (gpu/slices.py)
         "GatherND pairs, lookups kernel (before)": gathered(
@@ -100,6 +102,12 @@ def cases(side: int, rng, before: bool = False, old_kernels: bool = False):
         }
 
     staged = {f"{k} (staged, before)": v for k, v in now(False).items()} if before else {}
+    if before:  # the scatters' separate index-check pass (indices.wgsl), mapped
+        staged["ScatterND none (check pass, before)"] = scattered(
+            indexing.scatter_nd("SND", x.shape, perm.shape, x.shape), perm, sc.Reduce(), fold=False)
+        staged["ScatterElements add (check pass, before)"] = scattered(
+            indexing.scatter_elements("SE", x.shape, elements.shape, x.shape, 1), elements,
+            sc.Reduce("add", 2, False), fold=False)
     return {
         "gather kernel, transpose": (lambda gpu: gather_through_kernel(
             gpu, MemoryBytes(x), _discard, view=View(x.shape[::-1], (1, side), 0), bits=32), 2 * x.nbytes),

@@ -267,10 +267,99 @@ def test_scatter_out_of_range_nothing_written(gpu, rng, bad):
         i[at] = value
         table, check = tc
         got = []
+        for fold in (True, False):
+            with pytest.raises(ix.BadIndex) as e:
+                sc.scatter_indexed(gpu, data_of(x), data_of(u), index_of(i), check, table, reduce, got.append,
+                                   fold=fold)
+            assert e.value.value == value and e.value.position == at, case
+            assert f"indices[{at[0]}, {at[1]}] = {value} is out of range [{-d}, {d - 1}]" in str(e.value), case
+            assert got == [], case
+            folded(gpu, fold)
+
+
+def folded(gpu, yes: bool) -> None:
+    """The last scatter's indices were checked by the kernel that applied them (no indices.wgsl pass), or not."""
+    counts = gpu.cache[ix.LAST]
+    assert (counts["folded checks"], counts["check passes"]) == ((1, 0) if yes else (0, 1)), counts
+
+
+def test_scatter_nd_none_folded_every_width_and_first_bad(gpu, rng):
+    """The claim reads and checks the raw tuples: the smallest bad position is
+    named whichever invocation finds one; a bad index wins over the duplicate
+    its wrapped zero would look like; big-endian indices are read swapped."""
+    for dtype in WIDTHS:
+        x = random_array(rng, (40, 3, 4), dtype)
+        i = np.stack(np.unravel_index(rng.permutation(120)[:50], (40, 3)), -1).astype(np.int64)
+        i = np.where(rng.integers(0, 2, i.shape).astype(bool), i - np.array([40, 3]), i)  # negatives wrap
+        u = random_array(rng, (50, 4), dtype)
+        tc = indexing.scatter_nd("SND", x.shape, i.shape, u.shape)
+        want = little(onnx_run("ScatterND", {"x": x, "i": i, "u": u}))
+        assert scattered(gpu, tc, x, i, u, sc.Reduce()) == want, dtype
+        folded(gpu, True)
+        path(gpu)
+        assert scattered(gpu, tc, x, i.astype(">i8"), u, sc.Reduce()) == want, dtype
+        folded(gpu, True)
+        assert scattered(gpu, tc, x, i, u, sc.Reduce(), fold=False) == want
+        folded(gpu, False)
+    i[44, 1], i[45, 0], i[9, 0] = 3, -41, 2**32  # three bad, the first at [9, 0]
+    got = []
+    with pytest.raises(ix.BadIndex) as e:
+        table, check = tc
+        sc.scatter_indexed(gpu, data_of(x), data_of(u), index_of(i), check, table, sc.Reduce(), got.append)
+    assert e.value.position == (9, 0) and got == []
+    folded(gpu, True)
+
+
+@pytest.mark.parametrize("reduction", ["add", "max"])
+def test_scatter_elements_folded_lines_and_first_bad(gpu, rng, reduction):
+    x = random_array(rng, (3, 100, 6), "<f4")
+    u = random_array(rng, (3, 100, 9), "<f4")
+    i = rng.integers(-6, 6, u.shape).astype(np.int64)
+    want = little(onnx_run("ScatterElements", {"x": x, "i": i, "u": u}, axis=2, reduction=reduction))
+    tc = indexing.scatter_elements("SE", x.shape, i.shape, u.shape, 2)
+    reduce = sc.Reduce(reduction, 2, False)
+    for fold in (True, False):
+        assert scattered(gpu, tc, x, i, u, reduce, fold=fold) == want
+        folded(gpu, fold)
+        assert scattered(gpu, tc, x, i.astype(">i8"), u, reduce, fold=fold) == want
+        folded(gpu, fold)
+    i[2, 99, 8], i[1, 5, 0], i[1, 4, 7] = 6, -7, -(2**63)  # the first bad at [1, 4, 7]
+    table, check = tc
+    for fold in (True, False):
+        got = []
         with pytest.raises(ix.BadIndex) as e:
-            sc.scatter_indexed(gpu, data_of(x), data_of(u), index_of(i), check, table, reduce, got.append)
-        assert e.value.value == value and f"= {value} is out of range [{-d}, {d - 1}]" in str(e.value), case
-        assert got == [], case
+            sc.scatter_indexed(gpu, data_of(x), data_of(u), index_of(i), check, table, reduce, got.append, fold=fold)
+        assert e.value.position == (1, 4, 7) and e.value.value == -(2**63) and got == []
+        folded(gpu, fold)
+
+
+def test_scatter_elements_opset9_no_negatives_folded(gpu, rng):
+    """Scatter-9's check (0 .. d-1, no wrap) in the line kernel."""
+    x = random_array(rng, (300, 5), "<f4")
+    u = random_array(rng, (300, 3), "<f4")
+    i = rng.integers(0, 5, u.shape).astype(np.int64)
+    table, check = indexing.scatter_elements("SE", x.shape, i.shape, u.shape, 1)
+    from dataclasses import replace
+
+    check = replace(check, mode=ix.NONNEG)
+    reduce = sc.Reduce("add", 2, False)
+    out = bytearray()
+    sc.scatter_indexed(gpu, data_of(x), data_of(u), index_of(i), check, table, reduce, out.extend)
+    assert bytes(out) == onnx_run("ScatterElements", {"x": x, "i": i, "u": u}, axis=1, reduction="add").tobytes()
+    folded(gpu, True)
+    i[7, 1] = -1
+    with pytest.raises(ix.BadIndex, match=r"indices\[7, 1\] = -1 is out of range \[0, 4\]"):
+        sc.scatter_indexed(gpu, data_of(x), data_of(u), index_of(i), check, table, reduce, out.extend)
+
+
+def test_int32_and_fortran_indices_keep_the_check_pass(gpu, rng):
+    x = random_array(rng, (300, 5), "<f4")
+    u = random_array(rng, (300, 3), "<f4")
+    i = rng.integers(-5, 5, u.shape).astype(np.int32)
+    tc = indexing.scatter_elements("SE", x.shape, i.shape, u.shape, 1)
+    want = onnx_run("ScatterElements", {"x": x, "i": i.astype(np.int64), "u": u}, axis=1, reduction="max")
+    assert scattered(gpu, tc, x, i, u, sc.Reduce("max", 2, False)) == want.tobytes()
+    folded(gpu, False)
 
 
 CLS = {"u": 0, "i": 1, "f": 2, "b": 3}

@@ -197,6 +197,7 @@ def check_indices(gpu: Gpu, bufs: _Buffers, index: Index, check: Check, max_dim:
             gpu.queue.submit([encoder.finish()])
         finally:
             raw.release()
+    bufs.counts["check passes"] += 1
     _status(gpu, bufs, status, index, check)
     return norm
 

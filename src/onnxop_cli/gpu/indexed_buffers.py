@@ -31,7 +31,8 @@ from .engines.base import MapMode
 
 Sink = Callable[[memoryview], None]
 UPLOAD_STEP = 16 << 20  # bytes read from a source per write_buffer (staged)
-KEYS = ("mapped uploads", "staged uploads", "device uploads", "mapped reads", "staged reads", "device reads")
+KEYS = ("mapped uploads", "staged uploads", "device uploads", "mapped reads", "staged reads", "device reads",
+        "check passes", "folded checks")  # indices.wgsl runs; scatters whose kernel checked the raw indices
 
 
 class _Slice:
