@@ -394,3 +394,58 @@ def test_scatter_column_major_data_and_zero_updates(gpu, rng):
     e = np.zeros((0, 5), np.float64)
     tc = indexing.scatter_elements("SE", e.shape, e.shape, e.shape, 1)
     assert scattered(gpu, tc, e, e.astype(np.int64), e, sc.Reduce("add", 2, False)) == b""
+
+
+# ------------------------------------------------------------------ Gather by whole slabs (indexed_slabs.wgsl)
+
+
+def slabs(gpu) -> bool:
+    return gpu.cache[ix.LAST].get("slabs", 0) == 1
+
+
+@pytest.mark.parametrize("dtype", WIDTHS)
+@pytest.mark.parametrize("inner", [(16,), (2, 8), (5,), (3, 33)])
+def test_gather_slabs_every_width(gpu, rng, dtype, inner):
+    """A slab of whole 16-byte vectors is copied by indexed_slabs.wgsl; any
+    other keeps the lookups kernel -- the bytes are numpy's either way."""
+    x = random_array(rng, (3, 7) + inner, dtype)
+    i = rng.integers(-7, 7, (2, 5)).astype(np.int64)
+    got = gathered(gpu, indexing.gather("Gather", x.shape, i.shape, 1), x, i)
+    bits = 8 if x.dtype == np.bool_ else x.dtype.itemsize * 8
+    assert slabs(gpu) == ((int(np.prod(inner)) * bits) % 128 == 0), (dtype, inner)
+    assert gpu.cache[ix.LAST].get("slices", 0) == 0  # Gather never takes the word-slices kernel
+    path(gpu)
+    assert got == little(np.take(x, i, axis=1))
+    assert gathered(gpu, indexing.gather("Gather", x.shape, i.shape, 1), x, i, slice_copy=False) == got
+    assert not slabs(gpu)
+
+
+def test_slabs_many_invocations_big_endian_indices_rank_8(gpu, rng):
+    x = random_array(rng, (50, 3, 100), "<f4")  # 300 floats a slab: 75 vectors, across many invocations
+    i = rng.integers(-50, 50, (40,)).astype(">i8")
+    assert gathered(gpu, indexing.gather("Gather", x.shape, i.shape, 0), x, i) == np.take(x, native(i), 0).tobytes()
+    assert slabs(gpu)
+    y = random_array(rng, (2, 3, 1, 2, 3, 2, 2, 4), "<f8")  # rank 8, slabs of 2 vectors
+    j = rng.integers(-3, 3, (2, 2)).astype(np.int64)
+    assert gathered(gpu, indexing.gather("Gather", y.shape, j.shape, 4), y, j) == np.take(y, j, 4).tobytes()
+    assert slabs(gpu)
+    z = random_array(rng, (6, 5, 8), "<f4")  # GatherND slices of 8 floats: slabs too
+    t = np.stack([rng.integers(-6, 6, 9), rng.integers(-5, 5, 9)], -1).astype(np.int64)
+    assert gathered(gpu, indexing.gather_nd("GND", z.shape, t.shape, 0), z, t) == onnx_run(
+        "GatherND", {"x": z, "i": t}).tobytes()
+    assert slabs(gpu)
+
+
+@pytest.mark.parametrize("bad", BADS)
+def test_slabs_out_of_range_first_named_nothing_written(gpu, rng, bad):
+    x = random_array(rng, (40, 8), "<f4")
+    i = rng.integers(-40, 40, (300,)).astype(np.int64)
+    value = {"d": 40, "-d-1": -41}.get(bad, bad)
+    i[250], i[77], i[299] = value, value, 2**40
+    table, check = indexing.gather("Gather", x.shape, i.shape, 0)
+    got = []
+    with pytest.raises(ix.BadIndex) as e:
+        ix.gather_indexed(gpu, data_of(x), index_of(i), check, table, got.append)
+    assert e.value.position == (77,) and e.value.value == value and got == []
+    assert f"indices[77] = {value} is out of range [-40, 39]" in str(e.value)
+    assert slabs(gpu)

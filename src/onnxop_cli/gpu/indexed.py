@@ -53,6 +53,7 @@ LAST = "indexed-last"  # gpu.cache key: the last call's transfer counts (indexed
 
 GATHER = "indexed_gather.wgsl"
 SLICES = "indexed_slices.wgsl"
+SLABS = "indexed_slabs.wgsl"  # SLICES in vec4s, where every slice and stride is whole vectors
 INDICES = "indices.wgsl"
 BITS = (2, 4, 8, 16, 32, 64, 128)
 NO_BAD = 0xFFFFFFFF
@@ -404,6 +405,8 @@ def gather_indexed(
             windows = _windows(gpu, bufs, data, window_bytes)
             cut = None if fused is None or len(windows) > 1 or data.swap or not index.wide else (
                 slices.plan(table, data.bits, check.bounds) if slice_copy else None)
+            if cut is not None and table.extra.get("slices") == "slabs" and not cut.vec4():
+                cut = None  # Gather: only whole vectors beat the lookups kernel
             if cut is not None:  # GatherND's common case: whole slices of words
                 return _gather_slices(gpu, bufs, windows[0][0], fused, cut, count, data.bits, sink, max_dim, poison)
             kernel = _Gather(gpu, bufs, windows[0][0], norm, table, max_dim, fused)
@@ -431,15 +434,24 @@ def _gather_slices(gpu: Gpu, bufs: _Buffers, src: Any, fused: tuple[Any, Any, In
     raw, status, index, check = fused
     nbytes = (count * bits + 7) // 8
     words = nbytes // 4  # a whole number: every slice is
+    shader = SLABS if cut.vec4() else SLICES
+    bufs.counts["slabs" if shader == SLABS else "slices"] = 1
     dst = bufs.result("dst", nbytes + 16)
     if poison is not None:
         gpu.queue.write_buffer(dst, 0, bytes([poison]) * nbytes)
     axes = bufs.new("axes", len(cut.blob), U.STORAGE | U.COPY_DST)
     gpu.queue.write_buffer(axes, 0, cut.blob)
     params = bufs.new("slice params", 32, U.UNIFORM | U.COPY_DST)
-    groups = -(-words // (shader_const(SLICES, "WG") * shader_const(SLICES, "WORDS")))
-    gpu.queue.write_buffer(params, 0, cut.params(words, _grid_x(groups, max_dim), index.big, check.mode))
-    pipeline, layout = _pipeline(gpu, SLICES, ("read-only-storage", "storage", "uniform", "read-only-storage",
+    if shader == SLABS:  # counted in vectors
+        units, per = words // 4, shader_const(SLABS, "WG") * shader_const(SLABS, "VECS")
+    else:
+        units, per = words, shader_const(SLICES, "WG") * shader_const(SLICES, "WORDS")
+    groups = -(-units // per)
+    blob = cut.params(units, _grid_x(groups, max_dim), index.big, check.mode)
+    if shader == SLABS:
+        blob = blob[:8] + struct.pack("<I", cut.width // 4) + blob[12:]
+    gpu.queue.write_buffer(params, 0, blob)
+    pipeline, layout = _pipeline(gpu, shader, ("read-only-storage", "storage", "uniform", "read-only-storage",
                                                "read-only-storage", "storage"))
     encoder = gpu.device.create_command_encoder()
     _dispatch(gpu, encoder, pipeline, _bind(gpu, layout, [src, dst, params, axes, raw, status]), groups, max_dim)
