@@ -23,7 +23,8 @@ Cases (float32, a square of --side; indices int64, random):
 - ScatterElements, add: one random index per update along axis 1 (duplicates: rounds);
 - with --before on an adapter that maps its buffers (gpu/indexed_buffers.py), every
   indexed case again staged (``mapped=False``: write_buffer and readback copies),
-  and the two scatters with their separate index-check pass (``fold=False``).
+  Gather on its lookups kernel (``slice_copy=False``: not indexed_slabs.wgsl), and
+  the two scatters with their separate index-check pass (``fold=False``).
 
 Beside the output's GB/s, "GB/s (all bytes)" counts every byte the call moves
 between host and kernel: the data (and updates) uploaded, the indices
@@ -102,6 +103,9 @@ def cases(side: int, rng, before: bool = False, old_kernels: bool = False):
         }
 
     staged = {f"{k} (staged, before)": v for k, v in now(False).items()} if before else {}
+    if before:  # Gather on its lookups kernel (before indexed_slabs.wgsl), mapped
+        staged["Gather axis 0 (lookups kernel, before)"] = gathered(
+            indexing.gather("Gather", x.shape, rows.shape, 0), rows, slice_copy=False)
     if before:  # the scatters' separate index-check pass (indices.wgsl), mapped
         staged["ScatterND none (check pass, before)"] = scattered(
             indexing.scatter_nd("SND", x.shape, perm.shape, x.shape), perm, sc.Reduce(), fold=False)

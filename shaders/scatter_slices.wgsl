@@ -17,7 +17,8 @@
 // index tensor (row-major, as stored) in `norm`, each index checked here as
 // indexed_slices.wgsl checks it: no separate check pass. claim_raw reads
 // every tuple; a bad index keeps the smallest position in status[0]
-// (atomicMin) and the host refuses the scatter before the apply runs. The table is indexed_slices.wgsl's: axes[0 .. outer]
+// (atomicMin) and the host refuses the scatter before the apply runs; it
+// leaves each tuple's target word in `starts` for apply_raw. The table is indexed_slices.wgsl's: axes[0 .. outer]
 // = (dim, dstride, istride, 0) per leading update axis, then per lookup
 // (stride in words, index offset, bound, stride in slices).
 //
@@ -44,6 +45,8 @@ struct Params {
 @group(0) @binding(4) var<storage, read> norm: array<u32>;
 @group(0) @binding(5) var<storage, read_write> status: array<atomic<u32>>;
 @group(0) @binding(6) var<storage, read_write> claims: array<atomic<u32>>;  // per data slice
+// `_raw`: tuple p's first word in `out`, written by claim_raw, read by apply_raw (no tuple read twice)
+@group(0) @binding(7) var<storage, read_write> starts: array<u32>;
 
 // Slice p's index tuple position and target: (word of its first word, slice number).
 fn aim(p: u32) -> vec2<u32> {
@@ -115,7 +118,9 @@ fn claim_raw(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_ind
     if (p >= params.words) {
         return;
     }
-    if (atomicAdd(&claims[aim_raw(p).y], 1u) != 0u) {
+    let t = aim_raw(p);
+    starts[p] = t.x;
+    if (atomicAdd(&claims[t.y], 1u) != 0u) {
         atomicStore(&status[1], 1u);
     }
 }
@@ -129,13 +134,13 @@ fn apply_raw(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_ind
     let width = params.width;
     var p = q0 / width;
     var k = q0 - p * width;
-    var b = aim_raw(p).x;
+    var b = starts[p];
     let end = min(q0 + WORDS, params.words);
     for (var q = q0; q < end; q = q + 1u) {
         if (k == width) {
             p = p + 1u;
             k = 0u;
-            b = aim_raw(p).x;
+            b = starts[p];
         }
         out[b + k] = updates[q];
         k = k + 1u;

@@ -250,7 +250,9 @@ def _by_slices(gpu: Gpu, bufs: _Buffers, out: Any, upd: Any, norm: Any, cut: sli
     gpu.queue.write_buffer(axes, 0, cut.blob)
     gpu.queue.write_buffer(status, 0, struct.pack("<4I", NO_BAD if raw else 0, 0, 0, 0))
     wg, per = shader_const(SLICES, "WG"), shader_const(SLICES, "WORDS")
-    kinds = ("read-only-storage", "storage", "uniform", "read-only-storage", "read-only-storage", "storage", "storage")
+    kinds = ("read-only-storage", "storage", "uniform", "read-only-storage", "read-only-storage", "storage", "storage",
+             "storage")
+    starts = bufs.new("slice starts", 4 * tuples if raw else 16, U.STORAGE)  # claim_raw's targets, for apply_raw
     steps = [("claim", tuples, -(-tuples // wg)), ("apply", words, -(-words // (wg * per)))]
     for entry, count, groups in steps:
         params = bufs.new(f"slice {entry} params", 32, U.UNIFORM | U.COPY_DST)
@@ -260,7 +262,7 @@ def _by_slices(gpu: Gpu, bufs: _Buffers, out: Any, upd: Any, norm: Any, cut: sli
         encoder = gpu.device.create_command_encoder()
         if entry == "claim":
             encoder.clear_buffer(claims)
-        _dispatch(gpu, encoder, pipeline, _bind(gpu, layout, [upd, out, params, axes, norm, status, claims]),
+        _dispatch(gpu, encoder, pipeline, _bind(gpu, layout, [upd, out, params, axes, norm, status, claims, starts]),
                   groups, max_dim)
         gpu.queue.submit([encoder.finish()])
         if entry == "claim":
