@@ -17,10 +17,18 @@ Cases (float32, a square of --side; indices int64, random):
 - GatherND: (row, column) pairs, one per output element;
 - ReverseSequence: every batch entry reversed over a random length;
 - ScatterND, reduction none: a random permutation of the rows, every row written once;
-- with --before, GatherND, ScatterND and ScatterElements again on the kernels
+- with --old-kernels, GatherND, ScatterND and ScatterElements again on the kernels
   they ran before the whole-slice ones (shaders/indexed_slices.wgsl,
   scatter_slices.wgsl) and the line kernel (scatter_apply.wgsl's ``lines``);
-- ScatterElements, add: one random index per update along axis 1 (duplicates: rounds).
+- ScatterElements, add: one random index per update along axis 1 (duplicates: rounds);
+- with --before on an adapter that maps its buffers (gpu/indexed_buffers.py), every
+  indexed case again staged (``mapped=False``: write_buffer and readback copies),
+  Gather on its lookups kernel (``slice_copy=False``: not indexed_slabs.wgsl), and
+  the two scatters with their separate index-check pass (``fold=False``).
+
+Beside the output's GB/s, "GB/s (all bytes)" counts every byte the call moves
+between host and kernel: the data (and updates) uploaded, the indices
+uploaded and the output read back.
 """
 
 from __future__ import annotations
@@ -36,7 +44,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 
-def cases(side: int, rng, before: bool = False):
+def cases(side: int, rng, before: bool = False, old_kernels: bool = False):
     import numpy as np
 
     from onnxop_cli.gpu import indexed as ix
@@ -57,14 +65,18 @@ def cases(side: int, rng, before: bool = False):
     lens = rng.integers(0, side + 1, (side,)).astype(np.int64)
     perm = rng.permutation(side).astype(np.int64).reshape(side, 1)
 
-    def gathered(table_check, index, slice_copy=True):
-        table, check = table_check
-        return lambda gpu: ix.gather_indexed(gpu, data, idx(index), check, table, _discard, slice_copy=slice_copy)
+    out = x.nbytes
 
-    def scattered(table_check, index, reduce, slice_copy=True):
+    def gathered(table_check, index, slice_copy=True, mapped=None):
         table, check = table_check
-        return lambda gpu: sc.scatter_indexed(gpu, data, data, idx(index), check, table, reduce, _discard,
-                                              slice_copy=slice_copy)
+        return (lambda gpu: ix.gather_indexed(gpu, data, idx(index), check, table, _discard, slice_copy=slice_copy,
+                                              mapped=mapped), x.nbytes + index.nbytes + out)
+
+    def scattered(table_check, index, reduce, slice_copy=True, mapped=None, fold=True):
+        table, check = table_check
+        return (lambda gpu: sc.scatter_indexed(gpu, data, data, idx(index), check, table, reduce, _discard,
+                                               slice_copy=slice_copy, mapped=mapped, fold=fold),
+                2 * x.nbytes + index.nbytes + out)
 
     old = {  # --before: the kernels these cases ran before the whole-slice ones (gpu/slices.py)
         "GatherND pairs, lookups kernel (before)": gathered(
@@ -74,19 +86,36 @@ def cases(side: int, rng, before: bool = False):
         "ScatterElements add, rounds (before)": scattered(
             indexing.scatter_elements("SE", x.shape, elements.shape, x.shape, 1), elements,
             sc.Reduce("add", 2, False), False),
-    } if before else {}
+    } if old_kernels else {}
+
+    def now(mapped=None):
+        return {
+            "Gather axis 0": gathered(indexing.gather("Gather", x.shape, rows.shape, 0), rows, mapped=mapped),
+            "GatherElements axis 1": gathered(indexing.gather_elements("GE", x.shape, elements.shape, 1), elements,
+                                              mapped=mapped),
+            "GatherND pairs": gathered(indexing.gather_nd("GND", x.shape, pairs.shape, 0), pairs, mapped=mapped),
+            "ReverseSequence": gathered(indexing.reverse_sequence("RS", x.shape, lens.shape, 0, 1), lens,
+                                        mapped=mapped),
+            "ScatterND none (permutation)": scattered(indexing.scatter_nd("SND", x.shape, perm.shape, x.shape),
+                                                      perm, sc.Reduce(), mapped=mapped),
+            "ScatterElements add": scattered(indexing.scatter_elements("SE", x.shape, elements.shape, x.shape, 1),
+                                             elements, sc.Reduce("add", 2, False), mapped=mapped),
+        }
+
+    staged = {f"{k} (staged, before)": v for k, v in now(False).items()} if before else {}
+    if before:  # Gather on its lookups kernel (before indexed_slabs.wgsl), mapped
+        staged["Gather axis 0 (lookups kernel, before)"] = gathered(
+            indexing.gather("Gather", x.shape, rows.shape, 0), rows, slice_copy=False)
+    if before:  # the scatters' separate index-check pass (indices.wgsl), mapped
+        staged["ScatterND none (check pass, before)"] = scattered(
+            indexing.scatter_nd("SND", x.shape, perm.shape, x.shape), perm, sc.Reduce(), fold=False)
+        staged["ScatterElements add (check pass, before)"] = scattered(
+            indexing.scatter_elements("SE", x.shape, elements.shape, x.shape, 1), elements,
+            sc.Reduce("add", 2, False), fold=False)
     return {
-        "gather kernel, transpose": lambda gpu: gather_through_kernel(
-            gpu, MemoryBytes(x), _discard, view=View(x.shape[::-1], (1, side), 0), bits=32),
-        "Gather axis 0": gathered(indexing.gather("Gather", x.shape, rows.shape, 0), rows),
-        "GatherElements axis 1": gathered(indexing.gather_elements("GE", x.shape, elements.shape, 1), elements),
-        "GatherND pairs": gathered(indexing.gather_nd("GND", x.shape, pairs.shape, 0), pairs),
-        "ReverseSequence": gathered(indexing.reverse_sequence("RS", x.shape, lens.shape, 0, 1), lens),
-        "ScatterND none (permutation)": scattered(indexing.scatter_nd("SND", x.shape, perm.shape, x.shape),
-                                                  perm, sc.Reduce()),
-        "ScatterElements add": scattered(indexing.scatter_elements("SE", x.shape, elements.shape, x.shape, 1),
-                                         elements, sc.Reduce("add", 2, False)),
-    } | old
+        "gather kernel, transpose": (lambda gpu: gather_through_kernel(
+            gpu, MemoryBytes(x), _discard, view=View(x.shape[::-1], (1, side), 0), bits=32), 2 * x.nbytes),
+    } | now() | staged | old
 
 
 def _discard(view: memoryview) -> None:
@@ -101,13 +130,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--backend", default="vulkan")
     ap.add_argument("--before", action="store_true",
-                    help="also run GatherND, ScatterND and ScatterElements on the kernels they ran before, interleaved")
+                    help="also run every indexed case staged (no mapped buffers), interleaved")
+    ap.add_argument("--old-kernels", action="store_true",
+                    help="also run GatherND, ScatterND and ScatterElements on the kernels before the whole-slice ones")
     args = ap.parse_args(argv)
 
     from onnxop_cli.gpu.device import get_gpu
 
     gpu = get_gpu(args.backend)
-    runs = cases(args.side, np.random.default_rng(0), args.before)
+    both = cases(args.side, np.random.default_rng(0), args.before, args.old_kernels)
+    runs = {k: f for k, (f, _) in both.items()}
+    moved = {k: m for k, (_, m) in both.items()}
     names = list(runs)
     for name in names:  # compile every pipeline once, outside the timing
         runs[name](gpu)
@@ -126,12 +159,15 @@ def main(argv: list[str] | None = None) -> int:
           f"load average (1 min) per round {', '.join(f'{v:.1f}' for v in load)}")
     print(f"Command: python benchmarks/indexed_ops.py {' '.join(argv if argv is not None else sys.argv[1:])}")
     print(f"{args.rounds} rounds interleaved; output {nbytes / (1 << 20):.0f} MiB float32 per case\n")
-    print("| case | median time | GB/s (output) | vs gather kernel (median of per-round ratios) |")
-    print("|---|---|---|---|")
+    print("| case | median time | GB/s (output) | vs gather kernel (median of per-round ratios) "
+          "| GB/s (all bytes) | all bytes vs gather kernel's |")
+    print("|---|---|---|---|---|---|")
     for name in names:
         t = statistics.median(times[name])
         ratio = statistics.median(b / s for b, s in zip(base, times[name]))
-        print(f"| {name} | {t * 1000:.0f} ms | {nbytes / t / 1e9:.2f} | {ratio:.2f}x |")
+        every = statistics.median(moved[name] / s / (moved[names[0]] / b) for b, s in zip(base, times[name]))
+        print(f"| {name} | {t * 1000:.0f} ms | {nbytes / t / 1e9:.2f} | {ratio:.2f}x "
+              f"| {moved[name] / t / 1e9:.2f} | {every:.2f}x |")
     return 0
 
 

@@ -37,7 +37,10 @@ struct Params {
     line: u32,        // `lines`: updates per line
     inner: u32,       // `lines`: the updates' stride along the line
     dlen: u32,        // `lines`: 0, or the data's axis length: `targets` holds the checked indices themselves
-
+    iswap: u32,       // `lines_raw`: 1: the int64 indices are big-endian
+    cmode: u32,       // `lines_raw`: indices.wgsl's mode (0 wrap, 2 0 .. d-1)
+    pad0: u32,
+    pad1: u32,
 }
 
 @group(0) @binding(0) var<storage, read> targets: array<u32>;
@@ -336,6 +339,54 @@ fn lines(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) 
             t = base + t * inner;
         }
         apply(u, t);
+        u = u + inner;
+    }
+}
+
+fn bswap32(x: u32) -> u32 {
+    return (x << 24u) | ((x & 0xff00u) << 8u) | ((x >> 8u) & 0xff00u) | (x >> 24u);
+}
+
+// `lines` with dlen != 0 reading the raw int64 index tensor (row-major, as
+// stored) in `targets` and checking each index itself, all 64 bits, as
+// indices.wgsl does: no separate check pass. Every update is on one line, so
+// every index is read; a bad one keeps the smallest position in status[0]
+// (atomicMin, whatever order the lines run in) and is not applied. The host
+// discards the output if status[0] was touched: nothing partial is written.
+@compute @workgroup_size(256)
+fn lines_raw(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let l = (wg.y * params.groups_x + wg.x) * WG + lid;
+    if (l >= params.count) {
+        return;
+    }
+    let inner = params.inner;
+    let o = l / inner;
+    let i = l - o * inner;
+    var u = o * params.line * inner + i;
+    let base = o * params.dlen * inner + i;
+    let d = params.dlen;
+    for (var j = 0u; j < params.line; j = j + 1u) {
+        var lo = targets[2u * u];
+        var hi = targets[2u * u + 1u];
+        if (params.iswap != 0u) {
+            let t = bswap32(lo);
+            lo = bswap32(hi);
+            hi = t;
+        }
+        var ok: bool;
+        var v = lo;
+        if (params.cmode == 0u) {
+            let neg = hi == 0xffffffffu && lo != 0u && (0u - lo) <= d;
+            ok = (hi == 0u && lo < d) || neg;
+            v = select(lo, lo + d, neg);
+        } else {
+            ok = hi == 0u && lo < d;
+        }
+        if (ok) {
+            apply(u, base + v * inner);
+        } else {
+            atomicMin(&status[0], u);
+        }
         u = u + inner;
     }
 }

@@ -13,7 +13,12 @@
 //          result does not depend on the order.
 //
 // The index tuples are read from `norm` (indices.wgsl checked and wrapped
-// them, all 64 bits); the table is indexed_slices.wgsl's: axes[0 .. outer]
+// them, all 64 bits), or, by `claim_raw` and `apply_raw`, from the raw int64
+// index tensor (row-major, as stored) in `norm`, each index checked here as
+// indexed_slices.wgsl checks it: no separate check pass. claim_raw reads
+// every tuple; a bad index keeps the smallest position in status[0]
+// (atomicMin) and the host refuses the scatter before the apply runs; it
+// leaves each tuple's target word in `starts` for apply_raw. The table is indexed_slices.wgsl's: axes[0 .. outer]
 // = (dim, dstride, istride, 0) per leading update axis, then per lookup
 // (stride in words, index offset, bound, stride in slices).
 //
@@ -28,9 +33,9 @@ struct Params {
     width: u32,     // words per slice
     outer: u32,     // leading update axes
     nlook: u32,     // indices per tuple
+    iswap: u32,     // `_raw`: 1: big-endian indices
+    cmode: u32,     // `_raw`: indices.wgsl's mode (0 wrap, 2 0 .. d-1)
     pad0: u32,
-    pad1: u32,
-    pad2: u32,
 }
 
 @group(0) @binding(0) var<storage, read> updates: array<u32>;
@@ -40,6 +45,8 @@ struct Params {
 @group(0) @binding(4) var<storage, read> norm: array<u32>;
 @group(0) @binding(5) var<storage, read_write> status: array<atomic<u32>>;
 @group(0) @binding(6) var<storage, read_write> claims: array<atomic<u32>>;  // per data slice
+// `_raw`: tuple p's first word in `out`, written by claim_raw, read by apply_raw (no tuple read twice)
+@group(0) @binding(7) var<storage, read_write> starts: array<u32>;
 
 // Slice p's index tuple position and target: (word of its first word, slice number).
 fn aim(p: u32) -> vec2<u32> {
@@ -57,6 +64,87 @@ fn aim(p: u32) -> vec2<u32> {
         t = t + v * lk.xw;
     }
     return t;
+}
+
+fn bswap32(x: u32) -> u32 {
+    return (x << 24u) | ((x & 0xff00u) << 8u) | ((x >> 8u) & 0xff00u) | (x >> 24u);
+}
+
+// The raw int64 index at `pos` as an offset along an axis of `d` elements, checked.
+fn index(pos: u32, d: u32) -> u32 {
+    var lo = norm[2u * pos];
+    var hi = norm[2u * pos + 1u];
+    if (params.iswap != 0u) {
+        let t = bswap32(lo);
+        lo = bswap32(hi);
+        hi = t;
+    }
+    var ok: bool;
+    var v = lo;
+    if (params.cmode == 0u) {
+        let neg = hi == 0xffffffffu && lo != 0u && (0u - lo) <= d;
+        ok = (hi == 0u && lo < d) || neg;
+        v = select(lo, lo + d, neg);
+    } else {
+        ok = hi == 0u && lo < d;
+    }
+    if (!ok) {
+        atomicMin(&status[0], pos);
+        v = 0u;
+    }
+    return v;
+}
+
+// aim() reading the raw tuple.
+fn aim_raw(p: u32) -> vec2<u32> {
+    var rest = p;
+    var ip = 0u;
+    for (var k = params.outer; k > 0u; k = k - 1u) {
+        let ax = axes[k - 1u];
+        ip = ip + (rest % ax.x) * ax.z;
+        rest = rest / ax.x;
+    }
+    var t = vec2<u32>(0u);
+    for (var j = 0u; j < params.nlook; j = j + 1u) {
+        let lk = axes[params.outer + j];
+        t = t + index(ip + lk.y, lk.z) * lk.xw;
+    }
+    return t;
+}
+
+@compute @workgroup_size(256)
+fn claim_raw(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let p = (wg.y * params.groups_x + wg.x) * WG + lid;
+    if (p >= params.words) {
+        return;
+    }
+    let t = aim_raw(p);
+    starts[p] = t.x;
+    if (atomicAdd(&claims[t.y], 1u) != 0u) {
+        atomicStore(&status[1], 1u);
+    }
+}
+
+@compute @workgroup_size(256)
+fn apply_raw(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let q0 = ((wg.y * params.groups_x + wg.x) * WG + lid) * WORDS;
+    if (q0 >= params.words) {
+        return;
+    }
+    let width = params.width;
+    var p = q0 / width;
+    var k = q0 - p * width;
+    var b = starts[p];
+    let end = min(q0 + WORDS, params.words);
+    for (var q = q0; q < end; q = q + 1u) {
+        if (k == width) {
+            p = p + 1u;
+            k = 0u;
+            b = starts[p];
+        }
+        out[b + k] = updates[q];
+        k = k + 1u;
+    }
 }
 
 @compute @workgroup_size(256)

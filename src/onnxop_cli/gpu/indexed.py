@@ -45,15 +45,17 @@ from .engines.base import ShaderStage
 from .buffers import grid, round_up
 from .kernels import shader_const
 from . import slices
+from .indexed_buffers import _Buffers, _Slice, _read, _to_sink, read_small  # noqa: F401 - also imported from here
 from .index_table import NONNEG, RANGE, WRAP, Check, Table, row_strides  # noqa: F401 - also imported from here
 
 Sink = Callable[[memoryview], None]
+LAST = "indexed-last"  # gpu.cache key: the last call's transfer counts (indexed_buffers.KEYS)
 
 GATHER = "indexed_gather.wgsl"
 SLICES = "indexed_slices.wgsl"
+SLABS = "indexed_slabs.wgsl"  # SLICES in vec4s, where every slice and stride is whole vectors
 INDICES = "indices.wgsl"
 BITS = (2, 4, 8, 16, 32, 64, 128)
-UPLOAD_STEP = 16 << 20  # bytes read from a source per write_buffer
 NO_BAD = 0xFFFFFFFF
 
 
@@ -114,46 +116,6 @@ def binding_limit(gpu: Gpu) -> int:
 # ------------------------------------------------------------------ buffers
 
 
-class _Buffers:
-    """The buffers of one indexed operation, destroyed together."""
-
-    def __init__(self, gpu: Gpu) -> None:
-        self.gpu = gpu
-        self.made: list[Any] = []
-
-    def new(self, label: str, size: int, usage: int) -> Any:
-        buf = self.gpu.device.create_buffer(label=label, size=max(16, round_up(size, 16)), usage=usage)
-        self.made.append(buf)
-        return buf
-
-    def upload(self, label: str, source: ByteSource, nbytes: int, usage: int = 0) -> Any:
-        buf = self.new(label, nbytes, U.STORAGE | U.COPY_DST | U.COPY_SRC | usage)
-        from .resident import DeviceBuffer, device_copy
-
-        base, at0 = (source.source, source.offset) if isinstance(source, _Slice) else (source, 0)
-        if isinstance(base, DeviceBuffer) and at0 % 4 == 0:  # a graph's intermediate: copied on the device
-            encoder = self.gpu.device.create_command_encoder()
-            device_copy(encoder, base, at0, buf, 0, nbytes)
-            self.gpu.queue.submit([encoder.finish()])
-            return buf
-        step = UPLOAD_STEP
-        piece = bytearray(min(step, nbytes))
-        for at in range(0, nbytes, step):
-            n = min(step, nbytes - at)
-            view = memoryview(piece)[:n]
-            source.readinto(at, view)
-            tail = (-n) % 4  # write_buffer takes whole words
-            self.gpu.queue.write_buffer(buf, at, bytes(view) + b"\0" * tail if tail else view)
-        return buf
-
-    def release(self) -> None:
-        for buf in self.made:
-            try:
-                buf.destroy()
-            except Exception:  # noqa: BLE001 - best effort; the real error is raised
-                pass
-
-
 def _fits(gpu: Gpu, nbytes: int, what: str, op: str) -> None:
     limit = binding_limit(gpu)
     if nbytes > limit:
@@ -194,38 +156,6 @@ def _grid_x(groups: int, max_dim: int) -> int:
     return grid(max(groups, 1), max_dim)[0]
 
 
-def _read(gpu: Gpu, bufs: _Buffers, buf: Any, nbytes: int) -> tuple[Any, memoryview]:
-    """A readback buffer holding ``buf``'s first ``nbytes``, mapped, and its view (the caller unmaps it)."""
-    from .engines.base import MapMode
-
-    n4 = max(4, round_up(nbytes, 4))
-    back = bufs.new("readback", n4, U.MAP_READ | U.COPY_DST)
-    encoder = gpu.device.create_command_encoder()
-    encoder.copy_buffer_to_buffer(buf, 0, back, 0, n4)
-    gpu.queue.submit([encoder.finish()])
-    gpu.wait(back.map_async(MapMode.READ, 0, n4), "readback")
-    return back, back.read_mapped(0, n4, copy=False)[:nbytes]
-
-
-def _to_sink(gpu: Gpu, bufs: _Buffers, buf: Any, nbytes: int, sink: Sink) -> int:
-    """Hand ``buf``'s first ``nbytes`` to ``sink``: kept on the device for a
-    graph's DeviceSink, else read back (the readback buffer freed at once).
-    Returns ``nbytes``."""
-    from .resident import DeviceSink
-
-    if isinstance(sink, DeviceSink):  # a graph's intermediate: stays on the device
-        sink.take(buf, nbytes)
-        return nbytes
-    back, view = _read(gpu, bufs, buf, nbytes)
-    try:
-        sink(view)
-    finally:
-        back.unmap()
-        back.destroy()
-        bufs.made.remove(back)
-    return nbytes
-
-
 # ------------------------------------------------------------------ indices
 
 
@@ -244,7 +174,7 @@ def check_indices(gpu: Gpu, bufs: _Buffers, index: Index, check: Check, max_dim:
     norm = bufs.new("norm", count * 4, U.STORAGE | U.COPY_DST)
     if count == 0:
         return norm
-    status = bufs.new("status", 16, U.STORAGE | U.COPY_DST | U.COPY_SRC)
+    status = bufs.small("status")
     gpu.queue.write_buffer(status, 0, struct.pack("<4I", NO_BAD, 0, 0, 0))
     bounds = bufs.new("bounds", 4 * len(check.bounds), U.STORAGE | U.COPY_DST)
     gpu.queue.write_buffer(bounds, 0, struct.pack(f"<{len(check.bounds)}I", *check.bounds))
@@ -253,7 +183,7 @@ def check_indices(gpu: Gpu, bufs: _Buffers, index: Index, check: Check, max_dim:
     chunk = max(wg, (binding_limit(gpu) // width) // wg * wg)
     for first in range(0, count, chunk):
         n = min(chunk, count - first)
-        raw = _Buffers(gpu)
+        raw = bufs.child()
         try:
             piece = _Slice(index.source, first * width, n * width)
             buf = raw.upload("indices", piece, n * width)
@@ -268,15 +198,14 @@ def check_indices(gpu: Gpu, bufs: _Buffers, index: Index, check: Check, max_dim:
             gpu.queue.submit([encoder.finish()])
         finally:
             raw.release()
+    bufs.counts["check passes"] += 1
     _status(gpu, bufs, status, index, check)
     return norm
 
 
 def _status(gpu: Gpu, bufs: _Buffers, status: Any, index: Index, check: Check) -> None:
     """BadIndex if a check left a position in ``status``."""
-    back, view = _read(gpu, bufs, status, 4)
-    bad = struct.unpack("<I", view)[0]
-    back.unmap()
+    bad = struct.unpack("<I", read_small(gpu, bufs, status, 4))[0]
     if bad != NO_BAD:
         raise _bad_index(index, check, bad)
 
@@ -297,7 +226,7 @@ def _can_fuse(gpu: Gpu, index: Index, check: Check, table: Table, band: int, fus
 def _raw_indices(gpu: Gpu, bufs: _Buffers, index: Index, check: Check) -> tuple[Any, Any, Index, Check]:
     width = 8 if index.wide else 4
     raw = bufs.upload("indices", index.source, index.size * width)
-    status = bufs.new("status", 16, U.STORAGE | U.COPY_DST | U.COPY_SRC)
+    status = bufs.small("status")
     gpu.queue.write_buffer(status, 0, struct.pack("<4I", NO_BAD, 0, 0, 0))
     return raw, status, index, check
 
@@ -305,22 +234,12 @@ def _raw_indices(gpu: Gpu, bufs: _Buffers, index: Index, check: Check) -> tuple[
 def check_only(gpu: Gpu, index: Index, check: Check, max_groups_per_dim: int | None = None) -> None:
     """Check ``index`` on the device (BadIndex if one is out of range), keeping nothing."""
     max_dim = max_groups_per_dim or gpu.limits.get("max-compute-workgroups-per-dimension", 65535)
-    bufs = _Buffers(gpu)
+    bufs = _Buffers(gpu, mapped=True)
     try:
         with gpu.errors(f"{check.op} index check"):
             check_indices(gpu, bufs, index, check, max_dim)
     finally:
         bufs.release()
-
-
-class _Slice:
-    """A byte range of a source."""
-
-    def __init__(self, source: ByteSource, offset: int, nbytes: int) -> None:
-        self.source, self.offset, self.nbytes = source, offset, nbytes
-
-    def readinto(self, offset: int, out: memoryview) -> None:
-        self.source.readinto(self.offset + offset, out)
 
 
 def _bad_index(index: Index, check: Check, position: int) -> BadIndex:
@@ -449,6 +368,7 @@ def gather_indexed(
     poison: int | None = None,
     fuse: bool = True,
     slice_copy: bool = True,
+    mapped: bool | None = None,
 ) -> int:
     """Stream the table's output (row-major, little-endian, elements of
     ``data.bits``) into ``sink``, in bands of at most one binding. The
@@ -456,14 +376,19 @@ def gather_indexed(
     A source larger than one binding (or ``window_bytes``, which tests force
     small) is uploaded as windows of one binding each, every band one
     dispatch per window. ``slice_copy`` False keeps a table that qualifies
-    off the whole-slice kernel (gpu/slices.py). Returns the bytes written."""
+    off the whole-slice kernel (gpu/slices.py). ``mapped`` (None: where the
+    adapter ``can_map``; False: staged, for comparisons) moves host bytes
+    through the kernel's own buffers mapped (gpu/indexed_buffers.py); the
+    call's transfer counts are left in ``gpu.cache[LAST]``. Returns the
+    bytes written."""
     op = check.op if check else "gather"
     _check_data(gpu, data, op, whole=False)
     count = table.size
     if count >= 1 << 32:
         raise OpError(f"{op}: the output has {count} elements; the device indexes at most 2^32 - 1")
     max_dim = max_groups_per_dim or gpu.limits.get("max-compute-workgroups-per-dimension", 65535)
-    bufs = _Buffers(gpu)
+    bufs = _Buffers(gpu, mapped=mapped is None or mapped)
+    gpu.cache[LAST] = bufs.counts
     try:
         with gpu.errors(f"{op} on the device"):
             cap = min(binding_bytes or (64 << 20), binding_limit(gpu))
@@ -480,10 +405,12 @@ def gather_indexed(
             windows = _windows(gpu, bufs, data, window_bytes)
             cut = None if fused is None or len(windows) > 1 or data.swap or not index.wide else (
                 slices.plan(table, data.bits, check.bounds) if slice_copy else None)
+            if cut is not None and table.extra.get("slices") == "slabs" and not cut.vec4():
+                cut = None  # Gather: only whole vectors beat the lookups kernel
             if cut is not None:  # GatherND's common case: whole slices of words
                 return _gather_slices(gpu, bufs, windows[0][0], fused, cut, count, data.bits, sink, max_dim, poison)
             kernel = _Gather(gpu, bufs, windows[0][0], norm, table, max_dim, fused)
-            dst = bufs.new("dst", min(band, count) * data.bits // 8 + 16, U.STORAGE | U.COPY_SRC | U.COPY_DST)
+            dst = bufs.result("dst", min(band, count) * data.bits // 8 + 16)
             written = 0
             for e0 in range(0, count, band):
                 n = min(band, count - e0)
@@ -507,15 +434,24 @@ def _gather_slices(gpu: Gpu, bufs: _Buffers, src: Any, fused: tuple[Any, Any, In
     raw, status, index, check = fused
     nbytes = (count * bits + 7) // 8
     words = nbytes // 4  # a whole number: every slice is
-    dst = bufs.new("dst", nbytes + 16, U.STORAGE | U.COPY_SRC | U.COPY_DST)
+    shader = SLABS if cut.vec4() else SLICES
+    bufs.counts["slabs" if shader == SLABS else "slices"] = 1
+    dst = bufs.result("dst", nbytes + 16)
     if poison is not None:
         gpu.queue.write_buffer(dst, 0, bytes([poison]) * nbytes)
     axes = bufs.new("axes", len(cut.blob), U.STORAGE | U.COPY_DST)
     gpu.queue.write_buffer(axes, 0, cut.blob)
     params = bufs.new("slice params", 32, U.UNIFORM | U.COPY_DST)
-    groups = -(-words // (shader_const(SLICES, "WG") * shader_const(SLICES, "WORDS")))
-    gpu.queue.write_buffer(params, 0, cut.params(words, _grid_x(groups, max_dim), index.big, check.mode))
-    pipeline, layout = _pipeline(gpu, SLICES, ("read-only-storage", "storage", "uniform", "read-only-storage",
+    if shader == SLABS:  # counted in vectors
+        units, per = words // 4, shader_const(SLABS, "WG") * shader_const(SLABS, "VECS")
+    else:
+        units, per = words, shader_const(SLICES, "WG") * shader_const(SLICES, "WORDS")
+    groups = -(-units // per)
+    blob = cut.params(units, _grid_x(groups, max_dim), index.big, check.mode)
+    if shader == SLABS:
+        blob = blob[:8] + struct.pack("<I", cut.width // 4) + blob[12:]
+    gpu.queue.write_buffer(params, 0, blob)
+    pipeline, layout = _pipeline(gpu, shader, ("read-only-storage", "storage", "uniform", "read-only-storage",
                                                "read-only-storage", "storage"))
     encoder = gpu.device.create_command_encoder()
     _dispatch(gpu, encoder, pipeline, _bind(gpu, layout, [src, dst, params, axes, raw, status]), groups, max_dim)

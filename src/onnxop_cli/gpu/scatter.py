@@ -31,7 +31,8 @@ from ..errors import OpError
 from .device import Gpu
 from .indexed import (
     NO_BAD, Check, Data, Index, Sink, Table, _Buffers, _bind, _check_data, _dispatch, _fits, _Gather,
-    _grid_x, _pipeline, _read, _to_sink, check_indices, row_strides, U,
+    LAST, NONNEG, WRAP, _bad_index, _grid_x, _pipeline, _to_sink, binding_limit, check_indices, read_small,
+    row_strides, U,
 )
 from .kernels import shader_const
 from . import slices
@@ -111,13 +112,20 @@ def scatter_indexed(
     max_groups_per_dim: int | None = None,
     max_rounds: int | None = None,
     slice_copy: bool = True,
+    mapped: bool | None = None,
+    fold: bool = True,
 ) -> int:
     """Copy ``data`` and apply ``updates`` (their targets by ``table``, whose
     shape is the updates') in index order; stream the result into ``sink``.
     reduction none with two updates on one element is an OpError, raised
     before anything reaches the sink. ``slice_copy`` False keeps a table that
     qualifies off the whole-slice kernel (gpu/slices.py) and the line kernel
-    (``_line``): the rounds run. Returns the bytes written."""
+    (``_line``): the rounds run. ``mapped``: as gather_indexed's (the data
+    read straight into the output buffer, which the sink reads where it
+    lies). ``fold`` (False: the separate check pass, for comparisons): the
+    slice and line kernels read the raw int64 indices and check them
+    themselves (``_folds``); a bad one found there discards the output
+    before it reaches the sink. Returns the bytes written."""
     op = check.op if check else "scatter"
     _check_data(gpu, data, op)
     if updates.bits != data.bits:
@@ -131,53 +139,95 @@ def scatter_indexed(
     _fits(gpu, 4 * n, "the update targets", op)
     _fits(gpu, 4 * data.size, "the scatter's claims (4 bytes per data element)", op)
     max_dim = max_groups_per_dim or gpu.limits.get("max-compute-workgroups-per-dimension", 65535)
-    bufs = _Buffers(gpu)
+    bufs = _Buffers(gpu, mapped=mapped is None or mapped)
+    gpu.cache[LAST] = bufs.counts
     try:
         with gpu.errors(f"{op} on the device"):
-            norm = check_indices(gpu, bufs, index, check, max_dim) if index is not None else bufs.new(
-                "norm", 16, U.STORAGE)
+            folded = fold and data.size > 0 and n > 0 and _folds(gpu, index, check, table, data, reduce, slice_copy)
+            if folded:  # read and checked by the kernel that applies them: no check pass
+                norm = bufs.upload("indices", index.source, index.size * 8)
+                bufs.counts["folded checks"] += 1
+            else:
+                norm = check_indices(gpu, bufs, index, check, max_dim) if index is not None else bufs.new(
+                    "norm", 16, U.STORAGE)
             if data.size == 0:
                 return 0
             out = _copy_in(gpu, bufs, data, max_dim)
             if n:
-                upd = _copy_in(gpu, bufs, updates, max_dim)
+                upd = _copy_in(gpu, bufs, updates, max_dim, output=False)
                 _apply(gpu, bufs, out, upd, norm, index, check, table, data, updates, reduce, op, max_dim,
-                       max_rounds, slice_copy)
+                       max_rounds, slice_copy, folded)
             return _to_sink(gpu, bufs, out, data.nbytes, sink)
     finally:
         bufs.release()
 
 
-def _copy_in(gpu: Gpu, bufs: _Buffers, data: Data, max_dim: int) -> Any:
+def _copy_in(gpu: Gpu, bufs: _Buffers, data: Data, max_dim: int, output: bool = True) -> Any:
     """``data`` on the device, row-major and little-endian (re-laid and swapped
-    by the gather kernel if need be)."""
+    by the gather kernel if need be); ``output``: the buffer the result is read from."""
     if not data.swap and data.row_major:
-        return bufs.upload("scatter data", data.source, data.nbytes)
+        return bufs.upload("scatter data", data.source, data.nbytes, readable=output)
     raw = bufs.upload("input data", data.source, data.nbytes)
-    out = bufs.new("scatter data", data.nbytes, U.STORAGE | U.COPY_SRC | U.COPY_DST)
+    out = bufs.result("scatter data", data.nbytes) if output else bufs.new(
+        "scatter data", data.nbytes, U.STORAGE | U.COPY_SRC | U.COPY_DST)
     ident = Table(data.shape, data.strides or row_strides(data.shape), (0,) * len(data.shape))
     _Gather(gpu, bufs, raw, bufs.new("norm", 16, U.STORAGE), ident, max_dim).run(
         out, 0, data.size, data.bits, data.swap)
     return out
 
 
-def _apply(gpu: Gpu, bufs: _Buffers, out: Any, upd: Any, norm: Any, index: Index | None, check: Check | None,
-           table: Table, data: Data, updates: Data, reduce: Reduce, op: str, max_dim: int,
-           max_rounds: int | None, slice_copy: bool) -> None:
-    """The updates applied to ``out``: by whole slices, by lines, or in rounds."""
-    n = updates.size
-    cut = slices.plan(table, data.bits, check.bounds) if (
+def _cut(table: Table, data: Data, reduce: Reduce, check: Check | None, slice_copy: bool) -> slices.Slices | None:
+    """ScatterND's slice plan (reduction none, whole words), or None."""
+    return slices.plan(table, data.bits, check.bounds) if (
         slice_copy and reduce.kind == "none" and check is not None) else None
-    if cut is not None:  # ScatterND's common case: whole slices of words, distinct targets
-        _by_slices(gpu, bufs, out, upd, norm, cut, data.nbytes // 4, updates.nbytes // 4, op, max_dim)
-        return
+
+
+def _direct_line(table: Table, data: Data, reduce: Reduce, index: Index | None,
+                 slice_copy: bool) -> tuple[int, int] | None:
+    """The line of ScatterElements' line kernel when its updates have the
+    data's shape but for the axis (the lines read the indices themselves), or None."""
     line = _line(table, reduce) if slice_copy and index is not None else None
     axis = table.extra.get("line_axis")
     if line is not None and index is not None and not index.fortran and all(
             d == e for k, (d, e) in enumerate(zip(table.shape, data.shape)) if k != axis):
-        # the data's shape but for the axis: the lines read the checked indices themselves
-        _by_lines(gpu, bufs, out, upd, norm, data, n, reduce, line, max_dim, data.shape[axis])
+        return line
+    return None
+
+
+def _folds(gpu: Gpu, index: Index | None, check: Check | None, table: Table, data: Data, reduce: Reduce,
+           slice_copy: bool) -> bool:
+    """Whether the kernel that applies the updates reads and checks the raw
+    indices itself (scatter_slices.wgsl's ``_raw`` entries, scatter_apply.wgsl's
+    ``lines_raw``): int64 indices within one binding, a wrap or non-negative
+    check, and a kernel that reads every index (every tuple is claimed,
+    every update is on a line)."""
+    if index is None or check is None or not index.wide or check.mode not in (WRAP, NONNEG):
+        return False
+    if not (0 < index.size < NO_BAD and index.size * 8 <= binding_limit(gpu)
+            and index.source.nbytes >= index.size * 8 and all(d < 1 << 32 for d in check.bounds)):
+        return False
+    return _cut(table, data, reduce, check, slice_copy) is not None or (
+        _direct_line(table, data, reduce, index, slice_copy) is not None)
+
+
+def _apply(gpu: Gpu, bufs: _Buffers, out: Any, upd: Any, norm: Any, index: Index | None, check: Check | None,
+           table: Table, data: Data, updates: Data, reduce: Reduce, op: str, max_dim: int,
+           max_rounds: int | None, slice_copy: bool, folded: bool = False) -> None:
+    """The updates applied to ``out``: by whole slices, by lines, or in rounds.
+    ``folded``: ``norm`` holds the raw indices (``_folds``)."""
+    n = updates.size
+    cut = _cut(table, data, reduce, check, slice_copy)
+    raw = (index, check) if folded else None
+    if cut is not None:  # ScatterND's common case: whole slices of words, distinct targets
+        _by_slices(gpu, bufs, out, upd, norm, cut, data.nbytes // 4, updates.nbytes // 4, op, max_dim, raw)
         return
+    line = _direct_line(table, data, reduce, index, slice_copy)
+    if line is not None:  # the data's shape but for the axis: the lines read the indices themselves
+        _by_lines(gpu, bufs, out, upd, norm, data, n, reduce, line, max_dim, data.shape[table.extra["line_axis"]],
+                  raw)
+        return
+    assert not folded, "only the slice and line kernels check raw indices"
+    line = _line(table, reduce) if slice_copy and index is not None else None
     targets = bufs.new("targets", 4 * n, U.STORAGE | U.COPY_SRC)
     _Gather(gpu, bufs, out, norm, table, max_dim).run(targets, 0, n, 32, 0, offsets=True)
     if line is not None:  # ScatterElements with a reduction: a line per invocation, in order
@@ -187,33 +237,38 @@ def _apply(gpu: Gpu, bufs: _Buffers, out: Any, upd: Any, norm: Any, index: Index
 
 
 def _by_slices(gpu: Gpu, bufs: _Buffers, out: Any, upd: Any, norm: Any, cut: slices.Slices, data_words: int,
-               words: int, op: str, max_dim: int) -> None:
+               words: int, op: str, max_dim: int, raw: tuple[Index, Check] | None = None) -> None:
     """reduction none by whole slices (scatter_slices.wgsl): a claim per index
     tuple (two on one slice: refused before anything is written), then the
-    update words copied over their slices."""
+    update words copied over their slices. ``raw`` (index, check): ``norm``
+    is the raw int64 index tensor, checked by the claim (BadIndex before
+    the apply runs)."""
     tuples = words // cut.width
     claims = bufs.new("slice claims", 4 * (data_words // cut.width), U.STORAGE | U.COPY_DST)
-    status = bufs.new("status", 16, U.STORAGE | U.COPY_DST | U.COPY_SRC)
+    status = bufs.small("status")
     axes = bufs.new("axes", len(cut.blob), U.STORAGE | U.COPY_DST)
     gpu.queue.write_buffer(axes, 0, cut.blob)
-    gpu.queue.write_buffer(status, 0, bytes(16))
+    gpu.queue.write_buffer(status, 0, struct.pack("<4I", NO_BAD if raw else 0, 0, 0, 0))
     wg, per = shader_const(SLICES, "WG"), shader_const(SLICES, "WORDS")
-    kinds = ("read-only-storage", "storage", "uniform", "read-only-storage", "read-only-storage", "storage", "storage")
+    kinds = ("read-only-storage", "storage", "uniform", "read-only-storage", "read-only-storage", "storage", "storage",
+             "storage")
+    starts = bufs.new("slice starts", 4 * tuples if raw else 16, U.STORAGE)  # claim_raw's targets, for apply_raw
     steps = [("claim", tuples, -(-tuples // wg)), ("apply", words, -(-words // (wg * per)))]
     for entry, count, groups in steps:
         params = bufs.new(f"slice {entry} params", 32, U.UNIFORM | U.COPY_DST)
-        gpu.queue.write_buffer(params, 0, cut.params(count, _grid_x(groups, max_dim), False, 0))
-        pipeline, layout = _pipeline(gpu, SLICES, kinds, entry)
+        big, cmode = (raw[0].big, raw[1].mode) if raw else (False, 0)
+        gpu.queue.write_buffer(params, 0, cut.params(count, _grid_x(groups, max_dim), big, cmode))
+        pipeline, layout = _pipeline(gpu, SLICES, kinds, entry + ("_raw" if raw else ""))
         encoder = gpu.device.create_command_encoder()
         if entry == "claim":
             encoder.clear_buffer(claims)
-        _dispatch(gpu, encoder, pipeline, _bind(gpu, layout, [upd, out, params, axes, norm, status, claims]),
+        _dispatch(gpu, encoder, pipeline, _bind(gpu, layout, [upd, out, params, axes, norm, status, claims, starts]),
                   groups, max_dim)
         gpu.queue.submit([encoder.finish()])
         if entry == "claim":
-            back, view = _read(gpu, bufs, status, 8)
-            dup = struct.unpack("<2I", view)[1]
-            back.unmap()
+            bad, dup = struct.unpack("<2I", read_small(gpu, bufs, status, 8))
+            if raw and bad != NO_BAD:
+                raise _bad_index(raw[0], raw[1], bad)
             if dup:
                 raise OpError(f"{op}: {DUPLICATES}")
 
@@ -238,27 +293,35 @@ def _line(table: Table, reduce: Reduce) -> tuple[int, int] | None:
 
 
 def _by_lines(gpu: Gpu, bufs: _Buffers, out: Any, upd: Any, targets: Any, data: Data, n: int, reduce: Reduce,
-              line: tuple[int, int], max_dim: int, dlen: int = 0) -> None:
+              line: tuple[int, int], max_dim: int, dlen: int = 0, raw: tuple[Index, Check] | None = None) -> None:
     """Every line of updates applied in index order by one invocation (no
     rounds). ``dlen``: the data's axis length, and ``targets`` the checked
-    indices (the updates have the data's shape but for the axis)."""
+    indices (the updates have the data's shape but for the axis); ``raw``
+    (index, check): ``targets`` the raw int64 indices, checked by the lines
+    themselves (BadIndex after the dispatch, before anything is read back)."""
     length, inner = line
     count = n // length
     groups = -(-count // shader_const(APPLY, "WG"))
     head = (REDUCTIONS.index(reduce.kind), reduce.cls, int(reduce.numpy), _default_nan(),
             int(reduce.cls in (2, 4) and nan_first(reduce.kind, data.bits, reduce.inner, reduce.cls == 4)))
-    params = bufs.new("line params", 48, U.UNIFORM | U.COPY_DST)
-    gpu.queue.write_buffer(params, 0, struct.pack("<3I5I4I", count, _grid_x(groups, max_dim), data.bits, *head,
-                                                  1, length, inner, dlen))
+    params = bufs.new("line params", 64, U.UNIFORM | U.COPY_DST)
+    big, cmode = (int(raw[0].big), raw[1].mode) if raw else (0, 0)
+    gpu.queue.write_buffer(params, 0, struct.pack("<3I5I4I4I", count, _grid_x(groups, max_dim), data.bits, *head,
+                                                  1, length, inner, dlen, big, cmode, 0, 0))
     p_lines, l_lines = _pipeline(gpu, APPLY, ("read-only-storage", "read-only-storage", "read-only-storage",
                                               "uniform", "read-only-storage", "storage", "storage",
-                                              "read-only-storage"), "lines")
+                                              "read-only-storage"), "lines_raw" if raw else "lines")
     spare = bufs.new("unused", 16, U.STORAGE)
-    status = bufs.new("unused status", 16, U.STORAGE)
+    status = bufs.small("status")
+    gpu.queue.write_buffer(status, 0, struct.pack("<4I", NO_BAD, 0, 0, 0))
     encoder = gpu.device.create_command_encoder()
     _dispatch(gpu, encoder, p_lines, _bind(gpu, l_lines, [targets, spare, spare, params, upd, out, status, spare]),
               groups, max_dim)
     gpu.queue.submit([encoder.finish()])
+    if raw:
+        bad = struct.unpack("<I", read_small(gpu, bufs, status, 4))[0]
+        if bad != NO_BAD:
+            raise _bad_index(raw[0], raw[1], bad)
 
 
 def _rounds(gpu: Gpu, bufs: _Buffers, out: Any, upd: Any, targets: Any, data: Data, n: int,
@@ -268,7 +331,7 @@ def _rounds(gpu: Gpu, bufs: _Buffers, out: Any, upd: Any, targets: Any, data: Da
     by scatter_compact.wgsl), a readback of what is left after each."""
     claim = bufs.new("claims", 4 * data.size, U.STORAGE | U.COPY_DST)
     done = bufs.new("done", 4 * (-(-n // 32)), U.STORAGE | U.COPY_DST)
-    status = bufs.new("status", 16, U.STORAGE | U.COPY_DST | U.COPY_SRC)
+    status = bufs.small("status")
     none = reduce.kind == "none"
     lists = [bufs.new("pending", 4 * n, U.STORAGE) for _ in range(1 if none else 2)]
     encoder = gpu.device.create_command_encoder()
@@ -277,7 +340,7 @@ def _rounds(gpu: Gpu, bufs: _Buffers, out: Any, upd: Any, targets: Any, data: Da
     gpu.queue.submit([encoder.finish()])
     wg = shader_const(CLAIM, "WG")
     small = bufs.new("round params", 16, U.UNIFORM | U.COPY_DST)
-    apply_params = bufs.new("apply params", 48, U.UNIFORM | U.COPY_DST)
+    apply_params = bufs.new("apply params", 64, U.UNIFORM | U.COPY_DST)
     head = (REDUCTIONS.index(reduce.kind), reduce.cls, int(reduce.numpy), _default_nan(),
             int(reduce.cls in (2, 4) and nan_first(reduce.kind, data.bits, reduce.inner, reduce.cls == 4)))
     p_claim, l_claim = _pipeline(gpu, CLAIM, ("read-only-storage", "storage", "storage", "uniform",
@@ -295,7 +358,8 @@ def _rounds(gpu: Gpu, bufs: _Buffers, out: Any, upd: Any, targets: Any, data: Da
         groups = -(-count // wg)
         gx = _grid_x(groups, max_dim)
         gpu.queue.write_buffer(small, 0, struct.pack("<4I", count, gx, data.bits, direct))
-        gpu.queue.write_buffer(apply_params, 0, struct.pack("<3I5I4I", count, gx, data.bits, *head, direct, 0, 0, 0))
+        gpu.queue.write_buffer(apply_params, 0, struct.pack("<3I5I4I4I", count, gx, data.bits, *head, direct, 0, 0, 0,
+                                                                 0, 0, 0, 0))
         gpu.queue.write_buffer(status, 0, struct.pack("<4I", 0, 0, 0, 0))
         ls = lists[current]
         encoder = gpu.device.create_command_encoder()
@@ -311,11 +375,7 @@ def _rounds(gpu: Gpu, bufs: _Buffers, out: Any, upd: Any, targets: Any, data: Da
             _dispatch(gpu, encoder, p_compact, _bind(gpu, l_compact, [done, small, ls, nxt, status]), groups, max_dim)
         gpu.queue.submit([encoder.finish()])
         total += batch
-        back, view = _read(gpu, bufs, status, 12)
-        _, pending, left = struct.unpack("<3I", view)
-        back.unmap()
-        back.destroy()
-        bufs.made.remove(back)
+        _, pending, left = struct.unpack("<3I", read_small(gpu, bufs, status, 12))
         if not pending:
             return
         if none:

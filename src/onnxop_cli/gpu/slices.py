@@ -25,6 +25,12 @@ class Slices:
     outer: int  # leading output axes
     blob: bytes  # the kernel's axes buffer
 
+    def vec4(self) -> bool:
+        """Whether every slice and stride is whole 16-byte vectors (indexed_slabs.wgsl)."""
+        words = [self.width] + [struct.unpack_from("<I", self.blob, 16 * r + (4 if r < self.outer else 0))[0]
+                                for r in range(len(self.blob) // 16)]
+        return all(w % 4 == 0 for w in words)
+
     def params(self, words: int, groups_x: int, big: bool, cmode: int) -> bytes:
         return struct.pack("<8I", words, groups_x, self.width, self.outer,
                            (len(self.blob) // 16) - self.outer, int(big), cmode, 0)

@@ -38,7 +38,10 @@ def gather(op: str, data: Shape, indices: Shape, axis: int, ds=None, is_=None) -
     shape = data[:a] + indices + data[a + 1 :]
     dstr = ds[:a] + (0,) * len(indices) + ds[a + 1 :]
     istr = (0,) * a + is_ + (0,) * (r - a - 1)
-    return Table(shape, dstr, istr, ((ds[a], 0),)), Check((data[a],), op, what=_about(data, [a]))
+    # gpu/slices.py: each index selects the contiguous slab data[..., i, ...] after the axis, copied in
+    # vec4s where it is whole ones ("slabs": narrower slices keep the lookups kernel, as fast there)
+    table = Table(shape, dstr, istr, ((ds[a], 0),), extra={"slices": "slabs"})
+    return table, Check((data[a],), op, what=_about(data, [a]))
 
 
 def gather_elements(op: str, data: Shape, indices: Shape, axis: int, ds=None, is_=None) -> tuple[Table, Check]:

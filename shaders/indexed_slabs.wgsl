@@ -1,0 +1,154 @@
+// Gather by whole slabs of 16-byte vectors (Gather, GatherND): indexed_slices.wgsl
+// where every slice and every stride is a whole number of vec4<u32> (the
+// host, gpu/slices.py's ``vec4``, checks): the same table, index reading and
+// checking (all 64 bits, the smallest bad position in status[0]), each
+// invocation copying VECS vectors instead of WORDS words -- a quarter of the
+// loads, stores and bounds checks Mesa's CPU drivers run per byte.
+// Strides in `axes` stay in words (the table is indexed_slices.wgsl's); the
+// host passes `words` and `width` in vectors.
+//
+// needs: (nothing beyond WebGPU)
+
+const WG: u32 = 256u;
+const VECS: u32 = 4u;
+
+struct Params {
+    words: u32,     // output vectors
+    groups_x: u32,  // workgroups per row of the dispatch grid
+    width: u32,     // vectors per slice
+    outer: u32,     // leading output axes
+    nlook: u32,     // indices per tuple
+    iswap: u32,     // 1: big-endian indices
+    cmode: u32,     // indices.wgsl's mode (0 wrap, 1 0 .. d, 2 0 .. d-1)
+    pad0: u32,
+}
+
+@group(0) @binding(0) var<storage, read> src: array<vec4<u32>>;
+@group(0) @binding(1) var<storage, read_write> dst: array<vec4<u32>>;
+@group(0) @binding(2) var<uniform> params: Params;
+@group(0) @binding(3) var<storage, read> axes: array<vec4<u32>>;
+@group(0) @binding(4) var<storage, read> raw: array<vec2<u32>>;  // the int64 index tensor as stored
+@group(0) @binding(5) var<storage, read_write> status: array<atomic<u32>>;  // first bad position
+
+fn bswap32(x: u32) -> u32 {
+    return (x << 24u) | ((x & 0xff00u) << 8u) | ((x >> 8u) & 0xff00u) | (x >> 24u);
+}
+
+// The int64 index at `pos` as an offset along an axis of `d` elements, checked.
+fn index(pos: u32, d: u32) -> u32 {
+    let x = raw[pos];
+    var lo = x.x;
+    var hi = x.y;
+    if (params.iswap != 0u) {
+        lo = bswap32(x.y);
+        hi = bswap32(x.x);
+    }
+    var ok: bool;
+    var v = lo;
+    if (params.cmode == 0u) {
+        let neg = hi == 0xffffffffu && lo != 0u && (0u - lo) <= d;
+        ok = (hi == 0u && lo < d) || neg;
+        v = select(lo, lo + d, neg);
+    } else {
+        ok = hi == 0u && (lo < d || (params.cmode == 1u && lo == d));
+    }
+    if (!ok) {
+        atomicMin(&status[0], pos);
+        v = 0u;
+    }
+    return v;
+}
+
+// Slice p's leading part: its data word before the lookups, its index
+// tuple's position, and its coordinate along the last leading axis.
+struct At {
+    off: u32,
+    ip: u32,
+    last: u32,
+}
+
+fn at(p: u32) -> At {
+    var rest = p;
+    var a = At(0u, 0u, 0u);
+    for (var k = params.outer; k > 0u; k = k - 1u) {
+        let ax = axes[k - 1u];
+        let i = rest % ax.x;
+        rest = rest / ax.x;
+        a.off = a.off + i * ax.y;
+        a.ip = a.ip + i * ax.z;
+        if (k == params.outer) {
+            a.last = i;
+        }
+    }
+    return a;
+}
+
+// What every slice of an invocation needs, loaded once: storage loads are
+// what Mesa's CPU drivers are slowest at.
+struct Row {
+    dim: u32,          // the last leading axis (0: none)
+    dstride: u32,
+    istride: u32,
+    look0: vec3<u32>,  // lookup 0: (stride, index offset, bound)
+    look1: vec3<u32>,  // lookup 1 (nlook > 1)
+}
+
+fn row() -> Row {
+    var w = Row(0u, 0u, 0u, axes[params.outer].xyz, vec3<u32>(0u));
+    if (params.outer > 0u) {
+        let ax = axes[params.outer - 1u];
+        w.dim = ax.x;
+        w.dstride = ax.y;
+        w.istride = ax.z;
+    }
+    if (params.nlook > 1u) {
+        w.look1 = axes[params.outer + 1u].xyz;
+    }
+    return w;
+}
+
+// The next slice: one add along the last leading axis until it ends.
+fn next(a: At, w: Row, p: u32) -> At {
+    if (a.last + 1u < w.dim) {
+        return At(a.off + w.dstride, a.ip + w.istride, a.last + 1u);
+    }
+    return at(p);
+}
+
+// The data word where the slice at `a` starts: its tuple read and checked.
+fn base(a: At, w: Row) -> u32 {
+    var off = a.off + index(a.ip + w.look0.y, w.look0.z) * w.look0.x;
+    if (params.nlook > 1u) {
+        off = off + index(a.ip + w.look1.y, w.look1.z) * w.look1.x;
+        for (var t = 2u; t < params.nlook; t = t + 1u) {
+            let lk = axes[params.outer + t];
+            off = off + index(a.ip + lk.y, lk.z) * lk.x;
+        }
+    }
+    return off;
+}
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let q0 = ((wg.y * params.groups_x + wg.x) * WG + lid) * VECS;
+    if (q0 >= params.words) {
+        return;
+    }
+    let width = params.width;
+    let w = row();
+    var p = q0 / width;
+    var k = q0 - p * width;
+    var a = at(p);
+    var b = base(a, w) / 4u;
+    let end = min(q0 + VECS, params.words);
+    for (var q = q0; q < end; q = q + 1u) {
+        if (k == width) {
+            p = p + 1u;
+            k = 0u;
+            a = next(a, w, p);
+            b = base(a, w) / 4u;
+        }
+        dst[q] = src[b + k];
+        k = k + 1u;
+    }
+}

@@ -1,0 +1,189 @@
+"""The buffers of one indexed gather or scatter (gpu/indexed.py, gpu/scatter.py):
+made, filled from host sources, handed to sinks, destroyed together.
+
+Two ways to move the bytes, chosen per call:
+
+- staged (every adapter): a source goes in through ``queue.write_buffer``
+  (the engine's staging copy and a copy command), a result comes out through
+  a readback buffer (a copy command, then the readback mapped);
+- mapped (adapters that ``can_map``: wgpu and Dawn on a CPU Vulkan adapter,
+  see gpu/copy.py's mapped mode and gpu/engines/dawn/host.py): the kernel's
+  own buffers are mapped -- a source (data, raw indices) read straight into
+  its storage buffer, a result handed to the sink where the kernel wrote it.
+  No staging buffer and no copy command either way.
+
+A graph's device-resident source (``DeviceBuffer``) is copied on the device
+and a ``DeviceSink`` takes the result on the device, whichever way is chosen.
+``counts`` says which way each transfer went (tests assert it: a silent
+fallback to staging fails them); gpu/indexed.py leaves a call's counts in
+``gpu.cache["indexed-last"]``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from ..core.sources import ByteSource
+from .buffers import can_map, round_up
+from .device import Gpu
+from .engines.base import BufferUsage as U
+from .engines.base import MapMode
+
+Sink = Callable[[memoryview], None]
+UPLOAD_STEP = 16 << 20  # bytes read from a source per write_buffer (staged)
+KEYS = ("mapped uploads", "staged uploads", "device uploads", "mapped reads", "staged reads", "device reads",
+        "check passes", "folded checks")  # indices.wgsl runs; scatters whose kernel checked the raw indices
+
+
+class _Slice:
+    """A byte range of a source."""
+
+    def __init__(self, source: ByteSource, offset: int, nbytes: int) -> None:
+        self.source, self.offset, self.nbytes = source, offset, nbytes
+
+    def readinto(self, offset: int, out: memoryview) -> None:
+        self.source.readinto(self.offset + offset, out)
+
+
+class _Buffers:
+    """The buffers of one indexed operation, destroyed together. ``mapped``:
+    host transfers through the kernel's own buffers mapped (only where the
+    adapter ``can_map``); ``counts`` (shared with ``child()``) how each went."""
+
+    def __init__(self, gpu: Gpu, mapped: bool = False, counts: dict[str, int] | None = None) -> None:
+        self.gpu = gpu
+        self.made: list[Any] = []
+        self.mapped = bool(mapped) and can_map(gpu)
+        # buffers the host reads where they lie (by id, each held so its id is never another's)
+        self.readable: dict[int, Any] = {}
+        self.counts = counts if counts is not None else dict.fromkeys(KEYS, 0)
+
+    def child(self) -> _Buffers:
+        """Buffers freed apart (a chunk's), moving bytes this one's way, counted with it."""
+        return _Buffers(self.gpu, self.mapped, self.counts)
+
+    def new(self, label: str, size: int, usage: int) -> Any:
+        buf = self.gpu.device.create_buffer(label=label, size=max(16, round_up(size, 16)), usage=usage)
+        self.made.append(buf)
+        if usage & U.MAP_READ and usage & U.STORAGE:  # a kernel's buffer (not a readback's)
+            self.readable[id(buf)] = buf
+        return buf
+
+    def result(self, label: str, size: int) -> Any:
+        """A kernel's output buffer: read where it lies when mapped."""
+        return self.new(label, size, U.STORAGE | U.COPY_SRC | U.COPY_DST | (U.MAP_READ if self.mapped else 0))
+
+    def small(self, label: str, size: int = 16) -> Any:
+        """A status word buffer the host reads (and rewrites with write_buffer)."""
+        return self.new(label, size, U.STORAGE | U.COPY_DST | U.COPY_SRC | (U.MAP_READ if self.mapped else 0))
+
+    def upload(self, label: str, source: ByteSource, nbytes: int, usage: int = 0, readable: bool = False) -> Any:
+        """A storage buffer holding ``source``'s first ``nbytes`` (zero-padded
+        to whole words); ``readable``: also read back when mapped (a scatter's
+        output is its uploaded data)."""
+        from .resident import DeviceBuffer, device_copy
+
+        base, at0 = (source.source, source.offset) if isinstance(source, _Slice) else (source, 0)
+        device = isinstance(base, DeviceBuffer) and at0 % 4 == 0
+        mapped = self.mapped and not device
+        kind = U.STORAGE | U.COPY_DST | U.COPY_SRC | usage
+        if mapped:
+            kind |= U.MAP_WRITE | (U.MAP_READ if readable else 0)
+        buf = self.new(label, nbytes, kind)
+        if device:  # a graph's intermediate: copied on the device
+            encoder = self.gpu.device.create_command_encoder()
+            device_copy(encoder, base, at0, buf, 0, nbytes)
+            self.gpu.queue.submit([encoder.finish()])
+            self.counts["device uploads"] += 1
+            return buf
+        if mapped:  # read straight into the kernel's buffer
+            if nbytes:
+                n4 = round_up(nbytes, 4)
+                self.gpu.wait(buf.map_async(MapMode.WRITE, 0, n4), "upload")
+                view = buf._experimental_get_mapped_range(0, n4)
+                try:
+                    source.readinto(0, view[:nbytes])
+                finally:
+                    view.release()
+                    buf.unmap()
+            self.counts["mapped uploads"] += 1
+            return buf
+        step = UPLOAD_STEP
+        piece = bytearray(min(step, nbytes))
+        for at in range(0, nbytes, step):
+            n = min(step, nbytes - at)
+            view = memoryview(piece)[:n]
+            source.readinto(at, view)
+            tail = (-n) % 4  # write_buffer takes whole words
+            self.gpu.queue.write_buffer(buf, at, bytes(view) + b"\0" * tail if tail else view)
+        self.counts["staged uploads"] += 1
+        return buf
+
+    def release(self) -> None:
+        for buf in self.made:
+            try:
+                buf.destroy()
+            except Exception:  # noqa: BLE001 - best effort; the real error is raised
+                pass
+        self.readable.clear()
+
+
+def _read(gpu: Gpu, bufs: _Buffers, buf: Any, nbytes: int) -> tuple[Any, memoryview]:
+    """A readback buffer holding ``buf``'s first ``nbytes``, mapped, and its view (the caller unmaps it)."""
+    n4 = max(4, round_up(nbytes, 4))
+    back = bufs.new("readback", n4, U.MAP_READ | U.COPY_DST)
+    encoder = gpu.device.create_command_encoder()
+    encoder.copy_buffer_to_buffer(buf, 0, back, 0, n4)
+    gpu.queue.submit([encoder.finish()])
+    gpu.wait(back.map_async(MapMode.READ, 0, n4), "readback")
+    return back, back.read_mapped(0, n4, copy=False)[:nbytes]
+
+
+def read_small(gpu: Gpu, bufs: _Buffers, buf: Any, nbytes: int) -> bytes:
+    """``buf``'s first ``nbytes`` (a few status words) as bytes: mapped where
+    it lies if it was made readable, else through a readback freed at once."""
+    n4 = max(4, round_up(nbytes, 4))
+    if id(buf) in bufs.readable:
+        gpu.wait(buf.map_async(MapMode.READ, 0, n4), "readback")
+        try:
+            return bytes(buf.read_mapped(0, n4, copy=False)[:nbytes])
+        finally:
+            buf.unmap()
+    back, view = _read(gpu, bufs, buf, nbytes)
+    try:
+        return bytes(view)
+    finally:
+        back.unmap()
+        back.destroy()
+        bufs.made.remove(back)
+
+
+def _to_sink(gpu: Gpu, bufs: _Buffers, buf: Any, nbytes: int, sink: Sink) -> int:
+    """Hand ``buf``'s first ``nbytes`` to ``sink``: kept on the device for a
+    graph's DeviceSink; else mapped where it lies if ``buf`` was made readable
+    (``_Buffers.result``), or read back (the readback buffer freed at once).
+    Returns ``nbytes``."""
+    from .resident import DeviceSink
+
+    if isinstance(sink, DeviceSink):  # a graph's intermediate: stays on the device
+        sink.take(buf, nbytes)
+        bufs.counts["device reads"] += 1
+        return nbytes
+    if id(buf) in bufs.readable:
+        n4 = max(4, round_up(nbytes, 4))
+        gpu.wait(buf.map_async(MapMode.READ, 0, n4), "readback")
+        try:
+            sink(buf.read_mapped(0, n4, copy=False)[:nbytes])
+        finally:
+            buf.unmap()
+        bufs.counts["mapped reads"] += 1
+        return nbytes
+    back, view = _read(gpu, bufs, buf, nbytes)
+    try:
+        sink(view)
+    finally:
+        back.unmap()
+        back.destroy()
+        bufs.made.remove(back)
+    bufs.counts["staged reads"] += 1
+    return nbytes
