@@ -114,10 +114,11 @@ def write(gpu: Any, buf: Any, source: Any, nbytes: int, staging: Any = None) -> 
 
 
 def plan(gpu: Any, bufs: Any, source: ByteSource, size: int, bits: int, window_cap: int, out_bytes: int,
-         band_bytes: int, stream_bytes: int | None = None) -> Windows:
+         band_bytes: int, stream_bytes: int | None = None, stream: bool = True) -> Windows:
     """The windows of a source of ``size`` elements of ``bits``, each at
     most ``window_cap`` bytes (whole 16-byte words), resident or streamed
-    (the module's rule; ``stream_bytes`` forces passes of that many bytes).
+    (the module's rule; ``stream_bytes`` forces passes of that many bytes;
+    ``stream`` False keeps it resident).
     ``bufs`` (indexed._Buffers) makes the buffers and frees them with the rest."""
     per = max(128, (window_cap * 8 // bits) // 128 * 128)  # 128 elements of any width are whole words
     ranges = [(w0, min(per, size - w0)) for w0 in range(0, size, per)] or [(0, 0)]
@@ -125,7 +126,7 @@ def plan(gpu: Any, bufs: Any, source: ByteSource, size: int, bits: int, window_c
     pass_bytes = stream_bytes or _pass_bytes(gpu, nbytes, (per * bits) // 8, out_bytes)
     from .resident import DeviceBuffer
 
-    if isinstance(source, DeviceBuffer):  # a graph's intermediate: already on the device, copied there
+    if isinstance(source, DeviceBuffer) or not stream:  # a graph's intermediate: already on the device
         pass_bytes = None
     if len(ranges) == 1 or pass_bytes is None:
         return Windows(gpu, source, bits, ranges, _resident(gpu, bufs, source, ranges, bits))
