@@ -44,7 +44,7 @@ from .engines.base import BufferUsage as U
 from .engines.base import ShaderStage
 from .buffers import grid, round_up
 from .kernels import shader_const
-from . import slices
+from . import gather_windows, slices
 from .indexed_buffers import _Buffers, _Slice, _read, _to_sink, read_small  # noqa: F401 - also imported from here
 from .index_table import NONNEG, RANGE, WRAP, Check, Table, row_strides  # noqa: F401 - also imported from here
 
@@ -369,14 +369,17 @@ def gather_indexed(
     fuse: bool = True,
     slice_copy: bool = True,
     mapped: bool | None = None,
+    stream_bytes: int | None = None,
 ) -> int:
     """Stream the table's output (row-major, little-endian, elements of
     ``data.bits``) into ``sink``, in bands of at most one binding. The
     indices are checked first: BadIndex before any byte reaches the sink.
     A source larger than one binding (or ``window_bytes``, which tests force
     small) is uploaded as windows of one binding each, every band one
-    dispatch per window. ``slice_copy`` False keeps a table that qualifies
-    off the whole-slice kernel (gpu/slices.py). ``mapped`` (None: where the
+    dispatch per window; on a CPU adapter a large one streams instead
+    (gpu/gather_windows.py; ``stream_bytes`` forces it, passes of that
+    many bytes). ``slice_copy`` False keeps a table that qualifies off the
+    whole-slice kernel (gpu/slices.py). ``mapped`` (None: where the
     adapter ``can_map``; False: staged, for comparisons) moves host bytes
     through the kernel's own buffers mapped (gpu/indexed_buffers.py); the
     call's transfer counts are left in ``gpu.cache[LAST]``. Returns the
@@ -402,27 +405,34 @@ def gather_indexed(
                     "norm", 16, U.STORAGE)
             if count == 0:
                 return 0
-            windows = _windows(gpu, bufs, data, window_bytes)
-            cut = None if fused is None or len(windows) > 1 or data.swap or not index.wide else (
+            windows = gather_windows.plan(
+                gpu, bufs, data.source, data.size, data.bits, min(window_bytes or binding_limit(gpu),
+                                                                   binding_limit(gpu)),
+                (count * data.bits + 7) // 8, band * data.bits // 8, stream_bytes)
+            cut = None if fused is None or not windows.single or data.swap or not index.wide else (
                 slices.plan(table, data.bits, check.bounds) if slice_copy else None)
             if cut is not None and table.extra.get("slices") == "slabs" and not cut.vec4():
                 cut = None  # Gather: only whole vectors beat the lookups kernel
             if cut is not None:  # GatherND's common case: whole slices of words
-                return _gather_slices(gpu, bufs, windows[0][0], fused, cut, count, data.bits, sink, max_dim, poison)
-            kernel = _Gather(gpu, bufs, windows[0][0], norm, table, max_dim, fused)
-            dst = bufs.result("dst", min(band, count) * data.bits // 8 + 16)
+                return _gather_slices(gpu, bufs, windows.first, fused, cut, count, data.bits, sink, max_dim, poison)
+            kernel = _Gather(gpu, bufs, windows.first, norm, table, max_dim, fused)
+            per_pass = band * windows.pass_bands
+            dsts = [bufs.result("dst", min(band, count) * data.bits // 8 + 16)
+                    for _ in range(min(windows.pass_bands, -(-count // band)))]
             written = 0
-            for e0 in range(0, count, band):
-                n = min(band, count - e0)
-                nbytes = (n * data.bits + 7) // 8
+            for p0 in range(0, count, per_pass):  # a pass: its bands run against every window
+                parts = [(e0, min(band, count - e0)) for e0 in range(p0, min(p0 + per_pass, count), band)]
                 if poison is not None:
-                    gpu.queue.write_buffer(dst, 0, bytes([poison]) * round_up(nbytes, 4))
-                for w, (buf, w0, wn) in enumerate(windows):
-                    kernel.run(dst, e0, n, data.bits, data.swap,
-                               window=None if len(windows) == 1 else (buf, w0, wn, w > 0))
+                    for dst, (e0, n) in zip(dsts, parts):
+                        gpu.queue.write_buffer(dst, 0, bytes([poison]) * round_up((n * data.bits + 7) // 8, 4))
+                for w, (buf, w0, wn) in enumerate(windows.each()):
+                    for dst, (e0, n) in zip(dsts, parts):
+                        kernel.run(dst, e0, n, data.bits, data.swap,
+                                   window=None if windows.single else (buf, w0, wn, w > 0))
                 if fused is not None:  # one band: every index was read; none reaches the sink unchecked
                     _status(gpu, bufs, fused[1], index, check)
-                written += _to_sink(gpu, bufs, dst, nbytes, sink)
+                for dst, (e0, n) in zip(dsts, parts):
+                    written += _to_sink(gpu, bufs, dst, (n * data.bits + 7) // 8, sink)
             return written
     finally:
         bufs.release()
@@ -458,20 +468,3 @@ def _gather_slices(gpu: Gpu, bufs: _Buffers, src: Any, fused: tuple[Any, Any, In
     gpu.queue.submit([encoder.finish()])
     _status(gpu, bufs, status, index, check)
     return _to_sink(gpu, bufs, dst, nbytes, sink)
-
-
-def _windows(gpu: Gpu, bufs: _Buffers, data: Data, window_bytes: int | None) -> list[tuple[Any, int, int]]:
-    """The source on the device as (buffer, first element, elements): one
-    buffer if it fits one binding (or ``window_bytes``), else windows of
-    whole 16-byte words, every one a binding of its own."""
-    cap = min(window_bytes or binding_limit(gpu), binding_limit(gpu))
-    per = max(128, (cap * 8 // data.bits) // 128 * 128)  # elements per window: 128 of any width is whole words
-    if data.size <= per:
-        return [(bufs.upload("data", data.source, data.nbytes), 0, data.size)]
-    out = []
-    for w0 in range(0, data.size, per):
-        n = min(per, data.size - w0)
-        nbytes = (n * data.bits + 7) // 8
-        out.append((bufs.upload("data window", _Slice(data.source, w0 * data.bits // 8, nbytes), nbytes), w0, n))
-        gpu.queue.submit([])  # hand this window's staged bytes over now, not all the windows' at once
-    return out

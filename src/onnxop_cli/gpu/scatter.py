@@ -114,6 +114,7 @@ def scatter_indexed(
     slice_copy: bool = True,
     mapped: bool | None = None,
     fold: bool = True,
+    binding_bytes: int | None = None,
 ) -> int:
     """Copy ``data`` and apply ``updates`` (their targets by ``table``, whose
     shape is the updates') in index order; stream the result into ``sink``.
@@ -125,9 +126,12 @@ def scatter_indexed(
     lies). ``fold`` (False: the separate check pass, for comparisons): the
     slice and line kernels read the raw int64 indices and check them
     themselves (``_folds``); a bad one found there discards the output
-    before it reaches the sink. Returns the bytes written."""
+    before it reaches the sink. Data (or its claims, 4 bytes an element)
+    past one binding (or ``binding_bytes``, which tests force small) is
+    scattered a band at a time (gpu/scatter_bands.py). Returns the bytes
+    written."""
     op = check.op if check else "scatter"
-    _check_data(gpu, data, op)
+    _check_data(gpu, data, op, whole=False)
     if updates.bits != data.bits:
         raise ValueError("updates and data have one element type")
     n = updates.size
@@ -137,13 +141,14 @@ def scatter_indexed(
         raise OpError(f"{op}: {n} updates; the device takes at most {NO_BAD - 1}")
     _fits(gpu, updates.nbytes, "the updates", op)
     _fits(gpu, 4 * n, "the update targets", op)
-    _fits(gpu, 4 * data.size, "the scatter's claims (4 bytes per data element)", op)
+    cap = min(binding_bytes or binding_limit(gpu), binding_limit(gpu))
+    banded = data.nbytes > cap or 4 * data.size > cap  # the data or its claims past one binding
     max_dim = max_groups_per_dim or gpu.limits.get("max-compute-workgroups-per-dimension", 65535)
     bufs = _Buffers(gpu, mapped=mapped is None or mapped)
     gpu.cache[LAST] = bufs.counts
     try:
         with gpu.errors(f"{op} on the device"):
-            folded = fold and data.size > 0 and n > 0 and _folds(gpu, index, check, table, data, reduce, slice_copy)
+            folded = fold and not banded and data.size > 0 and n > 0 and _folds(gpu, index, check, table, data, reduce, slice_copy)
             if folded:  # read and checked by the kernel that applies them: no check pass
                 norm = bufs.upload("indices", index.source, index.size * 8)
                 bufs.counts["folded checks"] += 1
@@ -152,6 +157,11 @@ def scatter_indexed(
                     "norm", 16, U.STORAGE)
             if data.size == 0:
                 return 0
+            if banded:
+                from .scatter_bands import scatter_banded
+
+                return scatter_banded(gpu, bufs, data, updates, norm, table, reduce, op, max_dim, max_rounds,
+                                      sink, cap, _copy_in, _rounds)
             out = _copy_in(gpu, bufs, data, max_dim)
             if n:
                 upd = _copy_in(gpu, bufs, updates, max_dim, output=False)
@@ -325,11 +335,15 @@ def _by_lines(gpu: Gpu, bufs: _Buffers, out: Any, upd: Any, targets: Any, data: 
 
 
 def _rounds(gpu: Gpu, bufs: _Buffers, out: Any, upd: Any, targets: Any, data: Data, n: int,
-            reduce: Reduce, op: str, max_dim: int, max_rounds: int | None) -> None:
+            reduce: Reduce, op: str, max_dim: int, max_rounds: int | None,
+            band: tuple[int, int] | None = None) -> None:
     """Apply the updates, round after round, until none is pending: batches
     of 1, 2, 4 .. 64 rounds, each over the updates the last one left (gathered
-    by scatter_compact.wgsl), a readback of what is left after each."""
-    claim = bufs.new("claims", 4 * data.size, U.STORAGE | U.COPY_DST)
+    by scatter_compact.wgsl), a readback of what is left after each.
+    ``band`` (first data element, elements): ``out`` holds only that band of
+    the data, and only the updates whose targets lie in it are applied
+    (scatter_band.wgsl marks the others done; gpu/scatter_bands.py)."""
+    claim = bufs.new("claims", 4 * (data.size if band is None else band[1]), U.STORAGE | U.COPY_DST)
     done = bufs.new("done", 4 * (-(-n // 32)), U.STORAGE | U.COPY_DST)
     status = bufs.small("status")
     none = reduce.kind == "none"
@@ -337,6 +351,10 @@ def _rounds(gpu: Gpu, bufs: _Buffers, out: Any, upd: Any, targets: Any, data: Da
     encoder = gpu.device.create_command_encoder()
     encoder.clear_buffer(claim)
     encoder.clear_buffer(done)
+    if band is not None:
+        from .scatter_bands import rebase
+
+        targets = rebase(gpu, bufs, encoder, targets, done, n, band, max_dim)
     gpu.queue.submit([encoder.finish()])
     wg = shader_const(CLAIM, "WG")
     small = bufs.new("round params", 16, U.UNIFORM | U.COPY_DST)

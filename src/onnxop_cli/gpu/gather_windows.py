@@ -1,0 +1,150 @@
+"""A gather's source on the device: one buffer, or windows of one binding each.
+
+Gather reads its source at places only the indices know, so every output
+band may read any of it. Two ways to give the kernel the whole source:
+
+- **resident** (the rule): every window uploaded once, before the first
+  band, and kept to the end; each band of the output runs once per window.
+  The device holds the whole source and one band.
+- **streamed**: the output is made in *passes* of several bands; each pass
+  uploads the windows one after another into one buffer and runs all its
+  bands against each before the next overwrites it (the queue orders the
+  upload after the dispatches already submitted). The device holds one
+  window and one pass's bands, and the source is uploaded once per pass.
+
+Streaming is chosen on CPU adapters, where the device's memory is the
+process's own, for a source of more than two windows whose output is no
+larger than the source: the passes are then halves of the source's size,
+so at most two (one more upload of the source) take the peak from
+source + band to window + half the source. A gather of a 1 GiB float32
+square by a permutation of its rows on lavapipe, whole process:
+``python benchmarks/family_ops.py process --size 1G --ops gather`` (the
+figures are in docs/operators.md#speed). Elsewhere (a GPU with its own memory, a source
+the size of a few windows, an output larger than the source, which would
+take more passes, a graph's intermediate already on the device) the source
+stays resident. ``stream_bytes`` (tests)
+forces streaming with passes of that many bytes on any adapter.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+from ..core.sources import ByteSource
+from .buffers import round_up
+from .engines.base import BufferUsage as U
+from .indexed_buffers import _Slice as Slice
+
+UPLOAD_STEP = 16 << 20  # the upload buffer of a streamed source where windows do not map
+
+
+@dataclass
+class Windows:
+    """The source's windows as (first element, elements); ``buffers`` the
+    resident windows' buffers, or (streamed) the one buffer each is
+    uploaded into in turn; ``pass_bands`` the bands a pass makes."""
+
+    gpu: Any
+    source: ByteSource
+    bits: int
+    ranges: list[tuple[int, int]]
+    buffers: list[Any]
+    streamed: bool = False
+    pass_bands: int = 1
+    staging: Any = None  # streamed on an adapter whose storage buffers do not map: the upload buffer
+    uploads: int = field(default=0)  # windows uploaded so far (tests count the passes with it)
+
+    @property
+    def single(self) -> bool:
+        return len(self.ranges) == 1
+
+    @property
+    def first(self) -> Any:
+        return self.buffers[0]
+
+    def each(self) -> Iterator[tuple[Any, int, int]]:
+        """(buffer, first element, elements) for every window in order;
+        streamed, each is uploaded as it is reached."""
+        if not self.streamed:
+            for buf, (w0, wn) in zip(self.buffers, self.ranges):
+                yield buf, w0, wn
+            return
+        for w0, wn in self.ranges:
+            nbytes = (wn * self.bits + 7) // 8
+            write(self.gpu, self.buffers[0], Slice(self.source, w0 * self.bits // 8, nbytes), nbytes, self.staging)
+            self.uploads += 1
+            yield self.buffers[0], w0, wn
+
+
+def write(gpu: Any, buf: Any, source: Any, nbytes: int, staging: Any = None) -> None:
+    """``source``'s first ``nbytes`` into ``buf`` from offset 0: read straight
+    into ``buf`` mapped (``staging`` None: a CPU adapter's buffer that maps,
+    gpu/buffers.can_map), else a step at a time through ``staging``. Either
+    map waits for the dispatches that read the last window, so neither
+    engine queues a second copy of the source (``write_buffer`` would: its
+    staging memory is let go only when the device next settles)."""
+    from .engines.base import MapMode
+
+    into, step = (buf, round_up(nbytes, 4)) if staging is None else (staging, staging.size)
+    for at in range(0, nbytes, step):
+        n = min(step, nbytes - at)
+        with gpu.errors("upload"):
+            gpu.wait(into.map_async(MapMode.WRITE, 0, round_up(n, 4)), "upload")
+            mapped = into._experimental_get_mapped_range(0, round_up(n, 4))
+        try:
+            source.readinto(at, mapped[:n])
+        finally:
+            mapped.release()
+            with gpu.errors("upload"):
+                into.unmap()
+        if staging is not None:
+            encoder = gpu.device.create_command_encoder()
+            encoder.copy_buffer_to_buffer(staging, 0, buf, at, round_up(n, 4))
+            gpu.queue.submit([encoder.finish()])
+
+
+def plan(gpu: Any, bufs: Any, source: ByteSource, size: int, bits: int, window_cap: int, out_bytes: int,
+         band_bytes: int, stream_bytes: int | None = None, stream: bool = True) -> Windows:
+    """The windows of a source of ``size`` elements of ``bits``, each at
+    most ``window_cap`` bytes (whole 16-byte words), resident or streamed
+    (the module's rule; ``stream_bytes`` forces passes of that many bytes;
+    ``stream`` False keeps it resident).
+    ``bufs`` (indexed._Buffers) makes the buffers and frees them with the rest."""
+    per = max(128, (window_cap * 8 // bits) // 128 * 128)  # 128 elements of any width are whole words
+    ranges = [(w0, min(per, size - w0)) for w0 in range(0, size, per)] or [(0, 0)]
+    nbytes = (size * bits + 7) // 8
+    pass_bytes = stream_bytes or _pass_bytes(gpu, nbytes, (per * bits) // 8, out_bytes)
+    from .resident import DeviceBuffer
+
+    if isinstance(source, DeviceBuffer) or not stream:  # a graph's intermediate: already on the device
+        pass_bytes = None
+    if len(ranges) == 1 or pass_bytes is None:
+        return Windows(gpu, source, bits, ranges, _resident(gpu, bufs, source, ranges, bits))
+    from .buffers import can_map
+
+    size0 = (ranges[0][1] * bits + 7) // 8
+    mapped = can_map(gpu)
+    window = bufs.new("data window", size0, U.STORAGE | (U.MAP_WRITE if mapped else U.COPY_DST))
+    staging = None if mapped else bufs.new("upload", min(UPLOAD_STEP, size0), U.MAP_WRITE | U.COPY_SRC)
+    return Windows(gpu, source, bits, ranges, [window], streamed=True,
+                   pass_bands=max(1, pass_bytes // max(1, band_bytes)), staging=staging)
+
+
+def _pass_bytes(gpu: Any, nbytes: int, window_bytes: int, out_bytes: int) -> int | None:
+    """The module's rule: a pass's bytes when the source should stream, else None."""
+    cpu = str(getattr(getattr(gpu, "info", None), "adapter_type", "")).upper() == "CPU"
+    if not cpu or nbytes <= 2 * window_bytes or out_bytes > nbytes:
+        return None
+    return round_up(-(-nbytes // 2), 16)
+
+
+def _resident(gpu: Any, bufs: Any, source: ByteSource, ranges: list[tuple[int, int]], bits: int) -> list[Any]:
+    if len(ranges) == 1:
+        return [bufs.upload("data", source, (ranges[0][1] * bits + 7) // 8)]
+    out = []
+    for w0, wn in ranges:
+        nbytes = (wn * bits + 7) // 8
+        out.append(bufs.upload("data window", Slice(source, w0 * bits // 8, nbytes), nbytes))
+        gpu.queue.submit([])  # hand this window's staged bytes over now, not all the windows' at once
+    return out

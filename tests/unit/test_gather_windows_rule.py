@@ -1,0 +1,40 @@
+"""When a gather's source streams (gpu/gather_windows.py's rule): on a CPU
+adapter, a source of more than two windows, an output no larger than the
+source; the passes then halves of the source, so at most two. Elsewhere it
+stays resident. (tests/gpu/test_gather_streamed.py runs the streamed path.)"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from onnxop_cli.gpu import gather_windows as gw
+
+MIB = 1 << 20
+WINDOW = 128 * MIB
+
+
+def adapter(kind: str) -> SimpleNamespace:
+    return SimpleNamespace(info=SimpleNamespace(adapter_type=kind))
+
+
+@pytest.mark.parametrize(
+    "kind, source, out, passes",
+    [
+        ("CPU", 1024 * MIB, 1024 * MIB, 2),  # a permutation of a 1 GiB source's rows
+        ("CPU", 1024 * MIB, 64 * MIB, 1),  # a few rows of it: one pass, every window once
+        ("CPU", 1024 * MIB, 513 * MIB, 2),
+        ("CPU", 1024 * MIB, 1025 * MIB, None),  # more than two passes' worth: resident
+        ("CPU", 256 * MIB, 256 * MIB, None),  # two windows: resident
+        ("CPU", 257 * MIB, 64 * MIB, 1),
+        ("DiscreteGPU", 1024 * MIB, 1024 * MIB, None),  # the device's own memory: resident
+        ("IntegratedGPU", 1024 * MIB, 1024 * MIB, None),
+    ],
+)
+def test_rule(kind, source, out, passes):
+    got = gw._pass_bytes(adapter(kind), source, WINDOW, out)
+    if passes is None:
+        assert got is None
+    else:
+        assert got is not None and got >= source // 2 and -(-out // got) == passes
