@@ -57,7 +57,7 @@ def gather_elements(op: str, data: Shape, indices: Shape, axis: int, ds=None, is
             raise OpError(f"{op}: indices' dimension {k} is {i}, more than the data's {d}")
     ds, is_ = ds or row_strides(data), is_ or row_strides(indices)
     dstr = tuple(0 if k == a else ds[k] for k in range(r))
-    table = Table(indices, dstr, is_, ((ds[a], 0),), extra={"line_axis": a})  # gpu/scatter.py's lines
+    table = Table(indices, dstr, is_, ((ds[a], 0),), extra={"line_axis": a, "elements": True})  # elements_rows.py
     return table, Check((data[a],), op, what=_about(data, [a]))
 
 
