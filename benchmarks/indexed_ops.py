@@ -23,7 +23,9 @@ Cases (float32, a square of --side; indices int64, random):
 - ScatterElements, add: one random index per update along axis 1 (duplicates: rounds);
 - with --before on an adapter that maps its buffers (gpu/indexed_buffers.py), every
   indexed case again staged (``mapped=False``: write_buffer and readback copies),
-  Gather on its lookups kernel (``slice_copy=False``: not indexed_slabs.wgsl), and
+  Gather on its lookups kernel (``slice_copy=False``: not indexed_slabs.wgsl),
+  ReverseSequence and GatherElements on the element kernel (``slice_copy=False``: not
+  reverse_runs.wgsl, gather_elements_rows.wgsl), and
   the two scatters with their separate index-check pass (``fold=False``).
 
 Beside the output's GB/s, "GB/s (all bytes)" counts every byte the call moves
@@ -106,6 +108,12 @@ def cases(side: int, rng, before: bool = False, old_kernels: bool = False):
     if before:  # Gather on its lookups kernel (before indexed_slabs.wgsl), mapped
         staged["Gather axis 0 (lookups kernel, before)"] = gathered(
             indexing.gather("Gather", x.shape, rows.shape, 0), rows, slice_copy=False)
+    if before:  # ReverseSequence on the element kernel (before reverse_runs.wgsl), mapped
+        staged["ReverseSequence (element kernel, before)"] = gathered(
+            indexing.reverse_sequence("RS", x.shape, lens.shape, 0, 1), lens, slice_copy=False)
+    if before:  # GatherElements on the element kernel (before gather_elements_rows.wgsl), mapped
+        staged["GatherElements axis 1 (element kernel, before)"] = gathered(
+            indexing.gather_elements("GE", x.shape, elements.shape, 1), elements, slice_copy=False)
     if before:  # the scatters' separate index-check pass (indices.wgsl), mapped
         staged["ScatterND none (check pass, before)"] = scattered(
             indexing.scatter_nd("SND", x.shape, perm.shape, x.shape), perm, sc.Reduce(), fold=False)

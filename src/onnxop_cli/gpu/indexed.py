@@ -46,7 +46,7 @@ from .engines.base import BufferUsage as U
 from .engines.base import ShaderStage
 from .buffers import grid, round_up
 from .kernels import shader_const
-from . import gather_windows, slices
+from . import elements_rows, gather_windows, reverse_runs, slices
 from .indexed_buffers import _Buffers, _Slice, _read, _to_sink, read_small  # noqa: F401 - also imported from here
 from .index_table import NONNEG, RANGE, WRAP, Check, Table, row_strides  # noqa: F401 - also imported from here
 
@@ -417,6 +417,20 @@ def gather_indexed(
                 cut = None  # Gather: only whole vectors beat the lookups kernel
             if cut is not None:  # GatherND's common case: whole slices of words
                 return _gather_slices(gpu, bufs, windows.first, fused, cut, count, data.bits, sink, max_dim, poison)
+            runs = None if cut is not None or fused is None or not windows.single or data.swap or not index.wide \
+                or not slice_copy else reverse_runs.plan(table, data.bits)
+            rows = None if cut is not None or fused is None or not windows.single or data.swap or not index.wide \
+                or not slice_copy else elements_rows.plan(table, data.bits)
+            if rows is not None:  # GatherElements' runs of 16
+                dst = elements_rows.run(gpu, bufs, windows.first, fused[0], fused[1], rows, count, index.big,
+                                        check.bounds[0], max_dim, poison)
+                _status(gpu, bufs, fused[1], index, check)
+                return _to_sink(gpu, bufs, dst, (count * data.bits) // 8, sink)
+            if runs is not None:  # ReverseSequence's whole-word blocks
+                dst = reverse_runs.run(gpu, bufs, windows.first, fused[0], fused[1], runs, (count * data.bits) // 8,
+                                       index.big, check.bounds[0], max_dim, poison)
+                _status(gpu, bufs, fused[1], index, check)
+                return _to_sink(gpu, bufs, dst, (count * data.bits) // 8, sink)
             kernel = _Gather(gpu, bufs, windows.first, norm, table, max_dim, fused)
             per_pass = band * windows.pass_bands
             dsts = [bufs.result("dst", min(band, count) * data.bits // 8 + 16)

@@ -1,0 +1,173 @@
+// GatherElements by runs of 16 output elements: where the index tensor is
+// row-major int64 (output element e reads index e), the elements are 32 or
+// 64 bits and the data is little-endian in one binding (gpu/elements_rows.py
+// checks), each invocation reads its 16 indices as 8 vec4 loads (two int64
+// a load, all 64 bits checked), finds its elements' data offsets by one
+// table walk and then adds along the last axis, and stores whole vec4s --
+// against the element kernel's (indexed_gather.wgsl's `one_i64`) vec2 load,
+// walk step, window and byte-swap tests and scalar store per element.
+//
+// A bad index keeps the smallest position in status[0] (atomicMin) and
+// reads offset 0; the host reads nothing back then. Every index is read:
+// the output has the index tensor's shape.
+//
+// needs: (nothing beyond WebGPU)
+
+const WG: u32 = 256u;
+const RUN: u32 = 16u;  // output elements per invocation
+
+struct Params {
+    count: u32,     // output elements
+    groups_x: u32,  // workgroups per row of the dispatch grid
+    rank: u32,      // output axes
+    iswap: u32,     // 1: big-endian indices
+    bound: u32,     // the gathered axis' size
+    lstride: u32,   // its data stride (elements)
+    pad0: u32,
+    pad1: u32,
+}
+
+@group(0) @binding(0) var<storage, read> src: array<u32>;
+@group(0) @binding(1) var<storage, read_write> dst: array<vec4<u32>>;
+@group(0) @binding(2) var<uniform> params: Params;
+// per output axis (dim, data stride (0 on the gathered axis), 0, 0)
+@group(0) @binding(3) var<storage, read> axes: array<vec4<u32>>;
+@group(0) @binding(4) var<storage, read> raw: array<vec4<u32>>;  // the int64 indices as stored, two a vector
+@group(0) @binding(5) var<storage, read_write> status: array<atomic<u32>>;  // first bad position
+
+fn bswap32(x: u32) -> u32 {
+    return (x << 24u) | ((x & 0xff00u) << 8u) | ((x >> 8u) & 0xff00u) | (x >> 24u);
+}
+
+// The int64 index (lo, hi) at position `pos`, wrapped into [0, bound), checked.
+fn wrapped(lo0: u32, hi0: u32, pos: u32) -> u32 {
+    var lo = lo0;
+    var hi = hi0;
+    if (params.iswap != 0u) {
+        lo = bswap32(hi0);
+        hi = bswap32(lo0);
+    }
+    let d = params.bound;
+    let neg = hi == 0xffffffffu && lo != 0u && (0u - lo) <= d;
+    if ((hi == 0u && lo < d) || neg) {
+        return select(lo, lo + d, neg);
+    }
+    atomicMin(&status[0], pos);
+    return 0u;
+}
+
+// An element's data offset before its index, and its last coordinate.
+struct At {
+    off: u32,
+    last: u32,
+}
+
+fn at(e: u32) -> At {
+    var rest = e;
+    var a = At(0u, 0u);
+    for (var k = params.rank; k > 0u; k = k - 1u) {
+        let ax = axes[k - 1u];
+        let i = rest % ax.x;
+        rest = rest / ax.x;
+        a.off = a.off + i * ax.y;
+        if (k == params.rank) {
+            a.last = i;
+        }
+    }
+    return a;
+}
+
+// Element e's data offset (a.off and its index), then a moved to element e + 1.
+struct Step {
+    a: At,
+    o: u32,
+}
+
+fn take(a: At, lo: u32, hi: u32, e: u32, dim: u32, ds: u32) -> Step {
+    var s = Step(a, 0u);
+    if (e >= params.count) {
+        return s;  // past the end: nothing read, nothing checked
+    }
+    s.o = a.off + wrapped(lo, hi, e) * params.lstride;
+    if (a.last + 1u < dim) {
+        s.a = At(a.off + ds, a.last + 1u);
+    } else {
+        s.a = at(e + 1u);
+    }
+    return s;
+}
+
+fn start(wg: vec3<u32>, lid: u32) -> u32 {
+    return ((wg.y * params.groups_x + wg.x) * WG + lid) * RUN;
+}
+
+@compute @workgroup_size(256)
+fn words1(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let e0 = start(wg, lid);
+    if (e0 >= params.count) {
+        return;
+    }
+    let last = axes[params.rank - 1u];
+    var a = at(e0);
+    if (a.last + RUN <= last.x && e0 + RUN <= params.count) {  // the run within one row: adds only
+        for (var u = 0u; u < RUN / 4u; u = u + 1u) {
+            let e = e0 + 4u * u;
+            let x = raw[e >> 1u];
+            let y = raw[(e >> 1u) + 1u];
+            let o = a.off + 4u * u * last.y;
+            let L = params.lstride;
+            dst[e >> 2u] = vec4<u32>(src[o + wrapped(x.x, x.y, e) * L], src[o + last.y + wrapped(x.z, x.w, e + 1u) * L],
+                                     src[o + 2u * last.y + wrapped(y.x, y.y, e + 2u) * L],
+                                     src[o + 3u * last.y + wrapped(y.z, y.w, e + 3u) * L]);
+        }
+        return;
+    }
+    for (var u = 0u; u < RUN / 4u; u = u + 1u) {  // one output vector: four elements, two index loads
+        let e = e0 + 4u * u;
+        if (e >= params.count) {
+            break;
+        }
+        let x = raw[e >> 1u];
+        let y = raw[(e >> 1u) + 1u];
+        let s0 = take(a, x.x, x.y, e, last.x, last.y);
+        let s1 = take(s0.a, x.z, x.w, e + 1u, last.x, last.y);
+        let s2 = take(s1.a, y.x, y.y, e + 2u, last.x, last.y);
+        let s3 = take(s2.a, y.z, y.w, e + 3u, last.x, last.y);
+        a = s3.a;
+        dst[e >> 2u] = vec4<u32>(src[s0.o], src[s1.o], src[s2.o], src[s3.o]);
+    }
+}
+
+@compute @workgroup_size(256)
+fn words2(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let e0 = start(wg, lid);
+    if (e0 >= params.count) {
+        return;
+    }
+    let last = axes[params.rank - 1u];
+    var a = at(e0);
+    if (a.last + RUN <= last.x && e0 + RUN <= params.count) {  // the run within one row: adds only
+        for (var u = 0u; u < RUN / 2u; u = u + 1u) {
+            let e = e0 + 2u * u;
+            let x = raw[e >> 1u];
+            let o = a.off + 2u * u * last.y;
+            let w0 = 2u * (o + wrapped(x.x, x.y, e) * params.lstride);
+            let w1 = 2u * (o + last.y + wrapped(x.z, x.w, e + 1u) * params.lstride);
+            dst[e >> 1u] = vec4<u32>(src[w0], src[w0 + 1u], src[w1], src[w1 + 1u]);
+        }
+        return;
+    }
+    for (var u = 0u; u < RUN / 2u; u = u + 1u) {  // one output vector: two elements, one index load
+        let e = e0 + 2u * u;
+        if (e >= params.count) {
+            break;
+        }
+        let x = raw[e >> 1u];
+        let s0 = take(a, x.x, x.y, e, last.x, last.y);
+        let s1 = take(s0.a, x.z, x.w, e + 1u, last.x, last.y);
+        a = s1.a;
+        let w0 = 2u * s0.o;
+        let w1 = 2u * s1.o;
+        dst[e >> 1u] = vec4<u32>(src[w0], src[w0 + 1u], src[w1], src[w1 + 1u]);
+    }
+}

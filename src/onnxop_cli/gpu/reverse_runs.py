@@ -1,0 +1,80 @@
+"""ReverseSequence by whole-word blocks (shaders/reverse_runs.wgsl): where
+the data is row-major and each (batch, time) step's inner block is a whole
+number of 32-bit words, the output is copied a word at a time, each
+invocation reading its batch entry's length once and stepping by adds,
+instead of the element kernel's table walk and length read per element.
+Plain planning here; gpu/indexed.py dispatches it for one band of one
+window, its raw int64 lengths checked as they are read (nothing reaches
+the sink if one is bad).
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from dataclasses import dataclass
+
+from .buffers import grid
+from .engines.base import BufferUsage as U
+from .engines.base import ShaderStage
+from .index_table import Table, row_strides
+from .kernels import shader_const
+
+SHADER = "reverse_runs.wgsl"
+
+
+@dataclass(frozen=True)
+class Runs:
+    width: int  # words per (axis 0, axis 1) block
+    d0: int
+    d1: int
+    time0: bool  # the time axis is axis 0
+
+    def params(self, words: int, groups_x: int, big: bool, bound: int) -> bytes:
+        return struct.pack("<8I", words, groups_x, self.width, self.d0, self.d1, int(self.time0), int(big), bound)
+
+
+def plan(table: Table, bits: int) -> Runs | None:
+    """The block plan of a ReverseSequence ``table`` (``extra["runs"]``) for
+    elements of ``bits``, or None: the data not row-major, or its inner block
+    not whole words."""
+    if table.mode != 1 or not table.extra.get("runs") or table.size == 0 or len(table.shape) < 2:
+        return None
+    shape = table.shape
+    if any(s != r for s, r, d in zip(table.dstrides, row_strides(shape), shape) if d > 1):
+        return None
+    block = math.prod(shape[2:]) * bits
+    if block % 32:
+        return None
+    return Runs(block // 32, shape[0], shape[1], table.time_axis == 0)
+
+
+def run(gpu, bufs, src, raw, status, runs: Runs, nbytes: int, big: bool, bound: int, max_dim: int,
+        poison: int | None):
+    """Dispatch the kernel over ``nbytes`` of output (whole words) into a
+    result buffer of ``bufs``, returned; the caller reads ``status`` before
+    anything reaches a sink."""
+    words = nbytes // 4
+    bufs.counts["runs"] = 1
+    dst = bufs.result("dst", nbytes + 16)
+    if poison is not None:
+        gpu.queue.write_buffer(dst, 0, bytes([poison]) * nbytes)
+    groups = -(-words // (shader_const(SHADER, "WG") * shader_const(SHADER, "WORDS")))
+    gx, gy = grid(max(groups, 1), max_dim)
+    params = bufs.new("runs params", 32, U.UNIFORM | U.COPY_DST)
+    gpu.queue.write_buffer(params, 0, runs.params(words, gx, big, bound))
+    kinds = ("read-only-storage", "storage", "uniform", "read-only-storage", "storage")
+    pipeline, layout = gpu.pipeline_with_layout(
+        SHADER, [{"binding": i, "visibility": ShaderStage.COMPUTE, "buffer": {"type": k}} for i, k in enumerate(kinds)],
+        "main")
+    group = gpu.device.create_bind_group(layout=layout, entries=[
+        {"binding": i, "resource": {"buffer": b, "offset": 0, "size": b.size}}
+        for i, b in enumerate((src, dst, params, raw, status))])
+    encoder = gpu.device.create_command_encoder()
+    compute = encoder.begin_compute_pass()
+    compute.set_pipeline(pipeline)
+    compute.set_bind_group(0, group)
+    compute.dispatch_workgroups(gx, gy, 1)
+    compute.end()
+    gpu.queue.submit([encoder.finish()])
+    return dst
