@@ -8,7 +8,9 @@ Against onnx.reference (or numpy) on random bits, byte for byte: every width
 through the API), NaN-payload and -0.0 fill values, fills at every alignment
 sharing edge words with what lies beside them, ranks 0-8, zero sizes, Trilu's
 k positive, negative, beyond the matrix and past 2**31, batched, upper and
-lower, cut across small bands. Each test asserts which kernel ran, so a
+lower, cut across small bands; Expand's and Tile's repeats of whole rows
+(gpu/repeats.py) against numpy, the views it leaves to the gather kernel
+on it. Each test asserts which kernel ran, so a
 silent fallback to shaders/pieces.wgsl fails it."""
 
 from __future__ import annotations
@@ -20,9 +22,9 @@ from onnx import numpy_helper
 
 from conftest import random_array
 from family_refs import reference, same
-from onnxop_cli import center_crop_pad, constant_of_shape, eye_like, one_hot, pad, trilu
+from onnxop_cli import center_crop_pad, constant_of_shape, expand, eye_like, one_hot, pad, tile, transpose, trilu
 from onnxop_cli.core.sources import MemoryBytes
-from onnxop_cli.gpu import pieces, runs
+from onnxop_cli.gpu import pieces, repeats, runs
 from onnxop_cli.ops.family import Piece
 
 WIDTHS = [np.bool_, np.int8, np.uint8, np.float16, ml_dtypes.bfloat16, np.float32, np.int32, np.float64,
@@ -239,3 +241,62 @@ def test_fills_agree_with_the_general_kernel(backend, rng, monkeypatch, taken):
         off = call()
         monkeypatch.setattr(runs, "FILLS", True)
         assert same(on, off)
+
+
+# ------------------------------------------------------------ repeats (gpu/repeats.py)
+
+
+@pytest.fixture
+def gathered(monkeypatch):
+    """Calls of the gather kernel in this test."""
+    from onnxop_cli.gpu import gather
+
+    calls = []
+    real = gather.gather_through_kernel
+
+    def spy(*a, **k):
+        calls.append(1)
+        return real(*a, **k)
+
+    monkeypatch.setattr(gather, "gather_through_kernel", spy)
+    return calls
+
+
+@pytest.mark.parametrize("dtype", WIDTHS + [np.complex128])
+def test_expand_and_tile_by_runs(backend, rng, dtype, taken, gathered):
+    """Expand's broadcast axes and Tile's copies of whole source rows (ranks 2-8, odd sizes, a sliced
+    source) by runs, never the gather kernel."""
+    cols = -(-runs.MIN_ROW_BYTES // np.dtype(dtype).itemsize) + 3
+    x = random_array(rng, (3, 1, cols), np.dtype(dtype))
+    for shape in ((3, 5, cols), (2, 1, 3, 4, cols), (1, 1, 2, 1, 2, 3, 4, cols), (0, 3, 1, cols)):
+        # (onnx.reference's Expand multiplies by ones: NaN payloads change; numpy's broadcast is exact)
+        assert same(expand(x, shape, backend=backend), np.broadcast_to(x, shape)), shape
+    y = random_array(rng, (4, 2 * cols + 1), np.dtype(dtype))[:, 1:]  # a strided view of the source
+    for reps in ([2, 3], [1, 2], [3, 1], [2, 1, 1, 2]):
+        got = tile(y if len(reps) == 2 else y[None, None], reps, backend=backend)
+        assert same(got, np.tile(y if len(reps) == 2 else y[None, None], reps)), reps
+    assert taken["runs"] > 0 and taken["general"] == 0 and not gathered
+
+
+def test_other_views_keep_the_gather_kernel(backend, rng, taken, gathered, monkeypatch):
+    """Transposes, short rows, a big-endian source and repeats.ENABLED off: the gather kernel, exactly."""
+    x = random_array(rng, (3, 1, 70), np.float32)
+    z = x[..., :1]
+    assert same(expand(z, [3, 4, 70], backend=backend), np.broadcast_to(z, (3, 4, 70)))  # the inner axis repeats
+    assert same(expand(x[..., :3], [3, 4, 3], backend=backend), np.broadcast_to(x[..., :3], (3, 4, 3)))  # short rows
+    assert same(expand(x.astype(">f4"), [3, 2, 70], backend=backend), np.broadcast_to(x, (3, 2, 70)))
+    w = random_array(rng, (3, 2, 70), np.float32)
+    assert same(transpose(w, [1, 0, 2], backend=backend), w.transpose(1, 0, 2))
+    monkeypatch.setattr(repeats, "ENABLED", False)
+    assert same(tile(x, [2, 1, 2], backend=backend), np.tile(x, [2, 1, 2]))
+    assert taken["runs"] == 0 and len(gathered) == 5
+
+
+def test_repeat_cut_across_bands(backend, rng, monkeypatch, taken):
+    """A repeat longer than a band and a source longer than a window (cut by gpu/pieces.fit)."""
+    monkeypatch.setattr(pieces, "DEFAULT_BAND", 4096)
+    for dtype in (np.uint8, np.float32, np.float64):
+        x = random_array(rng, (9, 1, 301), np.dtype(dtype))
+        assert same(expand(x, [9, 7, 301], backend=backend), np.broadcast_to(x, (9, 7, 301))), dtype
+        assert same(tile(x, [2, 3, 2], backend=backend), np.tile(x, [2, 3, 2])), dtype
+    assert taken["runs"] > 0
