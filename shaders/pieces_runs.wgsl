@@ -22,6 +22,14 @@
 //     and last up to 3 whole words, and the partial words it shares with
 //     its neighbours) on its own bits only, with atomicAnd / atomicOr, as
 //     pieces.wgsl does; those commute with the neighbours' writes.
+// A row keeps the source's bits in [keep_lo, keep_hi) of it and takes the
+// fill pattern (`fill`: band word w is fill[w & 3], the element's bits
+// repeated -- every element width divides 128) on the rest (mode):
+//   0: copy (the whole row kept); 1: fill (nothing kept, no source read);
+//   2: upper triangle, columns col >= tri_k + row kept; 3: lower, col <= tri_k + row
+// (col the innermost axis, row the index along outer axis tri_row, or 0
+// where it is constant: folded into tri_k) -- ConstantOfShape, Pad's
+// constant borders, EyeLike's zeros, Trilu.
 // The two write disjoint words. Element arithmetic is u32 (two's complement
 // strides, exact final offsets: the host keeps windows and bands below 2^32
 // bits). Sources are little-endian (big-endian ones keep pieces.wgsl).
@@ -42,8 +50,13 @@ struct Params {
     len_bits: u32,  // bits per row (the innermost axis' length * bits)
     chunks: u32,    // `words` invocations per row
     rows: u32,
+    mode: u32,      // 0 copy, 1 fill, 2 upper triangle, 3 lower triangle
+    tri_k: u32,     // i32 bits
+    fill: vec4<u32>,  // the fill's band words 4v .. 4v + 3
+    tri_row: u32,   // outer axis (0 .. rank - 1) of the triangle's row, else none
     pad0: u32,
     pad1: u32,
+    pad2: u32,
 }
 
 @group(0) @binding(0) var<storage, read> src: array<vec4<u32>>;
@@ -55,20 +68,57 @@ struct Params {
 struct Row {
     src_bit: u32,
     dst_bit: u32,
+    tri: u32,  // index along axis tri_row (0 where none)
 }
 
 fn row_at(r: u32) -> Row {
     var rest = r;
     var s = params.src_base;
     var d = params.dst_base;
+    var row = 0u;
     for (var k = params.rank; k > 0u; k = k - 1u) {
         let a = axes[params.at + k - 1u];
         let i = rest % a.x;
         rest = rest / a.x;
         s = s + i * a.y;
         d = d + i * a.z;
+        if (k - 1u == params.tri_row) {
+            row = i;
+        }
     }
-    return Row(s * params.bits, d * params.bits);
+    return Row(s * params.bits, d * params.bits, row);
+}
+
+// The band bits [x, y) of the row that keep the source (the rest take the fill)
+fn keep_of(row: Row) -> vec2<u32> {
+    let lo = row.dst_bit;
+    let hi = lo + params.len_bits;
+    if (params.mode == 0u) {
+        return vec2<u32>(lo, hi);
+    }
+    if (params.mode == 1u) {
+        return vec2<u32>(lo, lo);
+    }
+    let len = i32(params.len_bits / params.bits);
+    let b = bitcast<i32>(params.tri_k) + i32(row.tri);  // the host keeps |tri_k| <= 2^30
+    if (params.mode == 2u) {
+        return vec2<u32>(lo + u32(clamp(b, 0, len)) * params.bits, hi);
+    }
+    return vec2<u32>(lo, lo + u32(clamp(b + 1, 0, len)) * params.bits);
+}
+
+// word w's bits in band bits [lo, hi)
+fn range_mask(w: u32, lo: u32, hi: u32) -> u32 {
+    let b0 = max(lo, w * 32u);
+    let b1 = min(hi, w * 32u + 32u);
+    if (b1 <= b0) {
+        return 0u;
+    }
+    let n = b1 - b0;
+    if (n >= 32u) {
+        return 0xffffffffu;
+    }
+    return ((1u << n) - 1u) << (b0 - w * 32u);
 }
 
 fn src_word(k: i32) -> u32 {
@@ -120,6 +170,13 @@ fn words(
         return;
     }
     let v1 = min(v0 + VECS, range.y);
+    if (params.mode == 1u) {  // a fill: the pattern's vec4, no source
+        for (var v = v0; v < v1; v = v + 1u) {
+            dst[v] = params.fill;
+        }
+        return;
+    }
+    let keep = keep_of(row);
     // source bit of the first vec4's bit 0, >= 0: the vec4 lies inside the row
     let at = v0 * 128u - row.dst_bit + row.src_bit;
     let sh = at & 31u;
@@ -135,6 +192,12 @@ fn words(
             let up = 32u - sh;
             out = (out >> vec4<u32>(sh)) | (vec4<u32>(s[1], s[2], s[3], s[4]) << vec4<u32>(up));
         }
+        if (keep.x > v * 128u || keep.y < v * 128u + 128u) {  // a triangle's edge crosses the vec4
+            let w = v * 4u;
+            let m = vec4<u32>(range_mask(w, keep.x, keep.y), range_mask(w + 1u, keep.x, keep.y),
+                              range_mask(w + 2u, keep.x, keep.y), range_mask(w + 3u, keep.x, keep.y));
+            out = (out & m) | (params.fill & ~m);
+        }
         dst[v] = out;
         a = b;
         q = q + 1u;
@@ -143,17 +206,25 @@ fn words(
 
 fn put(w: u32, x: u32, lo: u32, hi: u32) {
     // bits [lo, hi) of the band, word w's share of them
-    let b0 = max(lo, w * 32u) - w * 32u;
-    let b1 = min(hi, w * 32u + 32u) - w * 32u;
-    if (b1 <= b0) {
+    let m = range_mask(w, lo, hi);
+    if (m == 0u) {
         return;
-    }
-    var m = 0xffffffffu;
-    if (b1 - b0 < 32u) {
-        m = ((1u << (b1 - b0)) - 1u) << b0;
     }
     atomicAnd(&dst_bits[w], ~m);
     atomicOr(&dst_bits[w], x & m);
+}
+
+// band word w of the row: the source's bits where kept, the fill's elsewhere
+fn edge_word(row: Row, w: u32, keep: vec2<u32>) -> u32 {
+    let f = params.fill[w & 3u];
+    if (params.mode == 1u) {
+        return f;
+    }
+    let m = range_mask(w, keep.x, keep.y);
+    if (m == 0u) {
+        return f;
+    }
+    return (word_of(row, w) & m) | (f & ~m);
 }
 
 @compute @workgroup_size(256)
@@ -177,10 +248,11 @@ fn edges(
         head_end = range.x * 4u;
         tail = range.y * 4u;
     }
+    let keep = keep_of(row);
     for (var w = w_lo; w < head_end; w = w + 1u) {
-        put(w, word_of(row, w), lo, hi);
+        put(w, edge_word(row, w, keep), lo, hi);
     }
     for (var w = tail; w < w_end; w = w + 1u) {
-        put(w, word_of(row, w), lo, hi);
+        put(w, edge_word(row, w, keep), lo, hi);
     }
 }

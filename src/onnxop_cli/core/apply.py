@@ -199,7 +199,8 @@ def source_view(node: Node, tensor: Tensor) -> View:
 
 def _mover(gpu, node: Node, tensor: Tensor) -> Callable[[Sink], int]:
     """The kernel that moves this tensor's bytes: the flat copy when the
-    output is the input's bytes in order, the strided gather otherwise."""
+    output is the input's bytes in order, the runs kernel when it repeats
+    whole rows of them, the strided gather otherwise."""
     from .. import gpu as gpu_pkg
 
     view = source_view(node, tensor)
@@ -207,6 +208,11 @@ def _mover(gpu, node: Node, tensor: Tensor) -> Callable[[Sink], int]:
         return lambda sink: 0
     if view.is_identity() and view.size == tensor.size and not tensor.byteswap:
         return lambda sink: gpu_pkg.copy_through_kernel(gpu, tensor.data, sink)
+    from ..gpu import repeats
+
+    by_runs = repeats.mover(gpu, tensor.data, view, tensor.dtype.bits, tensor.byteswap)
+    if by_runs is not None:  # Expand's and Tile's repeats of whole rows: the runs kernel (gpu/repeats.py)
+        return by_runs
     from ..gpu.gather import gather_through_kernel
 
     return lambda sink: gather_through_kernel(

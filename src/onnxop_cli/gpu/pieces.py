@@ -188,6 +188,7 @@ def run_pieces(
     # word each side), at most one binding: a window sized for a whole piece (Pad's 64 MiB source,
     # read a 16 MiB band at a time) cost its first touch (Mesa 25: 0.16 s against 0.06 s)
     bands = [(start, min(band, count - start)) for start in range(0, count, band)]
+    pieces = [runs.flatten(p) for p in pieces]  # a fill of the whole output: one long row
     cuts = [[c for p in pieces for c in cut(p, start, start + n)] for start, n in bands]
     reach = max([_extent(c, bits) for parts in cuts for c in parts] + [0])
     window_bytes = min(cap, round_up(reach + 2 * WORD, 16))  # whole vec4s for gpu/runs.py
@@ -399,8 +400,8 @@ class _Run:
                 rank = len(p.shape)
                 if self.runs is not None and runs.eligible(p, bits, swap, SLOTS):
                     records, entries, grids = runs.encode(p, bits, src_first, i * 2 * SLOTS, self.max_dim)
-                    gpu.queue.write_buffer(self.params, slot * self.stride, records[:48])
-                    gpu.queue.write_buffer(self.params, (slot + 1) * self.stride, records[48:])
+                    gpu.queue.write_buffer(self.params, slot * self.stride, records[:runs.RECORD])
+                    gpu.queue.write_buffer(self.params, (slot + 1) * self.stride, records[runs.RECORD:])
                     axes += entries + bytes(16 * 2 * SLOTS - len(entries))
                     runs.dispatch(compute, self.runs, self.bind_group, (slot * self.stride, (slot + 1) * self.stride),
                                   grids)

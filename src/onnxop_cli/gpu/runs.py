@@ -1,6 +1,9 @@
 """Pieces by runs: ``shaders/pieces_runs.wgsl`` for a piece whose innermost
-axis is contiguous in its source and in the output (Concat's, Split's and
-Pad's interior pieces).
+axis is contiguous in the output and, where it has one, in its source:
+Concat's, Split's and Pad's interior pieces, fills (ConstantOfShape, Pad's
+and CenterCropPad's constant borders, EyeLike's zeros, OneHot's off value:
+vec4 stores of the fill's word pattern) and Trilu's triangle (each row's kept
+columns copied, the rest filled, the triangle's edge blended in its words).
 
 gpu/pieces.py's ``_Run`` asks :func:`eligible` for each part of a band and
 encodes an eligible one with :func:`encode` in the same compute pass, on the
@@ -8,14 +11,15 @@ same buffers and bind group layout as the general kernel: two dispatches,
 ``words`` (whole 16-byte blocks of the output inside a row, plain vec4 stores,
 the source joined by a funnel shift where its alignment differs) and
 ``edges`` (each row's other words, on its own bits, with atomics). Every
-other part -- fills, masks and selects, triangles, stride-0 or reversed inner
-axes (Pad's edge, reflect and wrap borders), Fortran-order or big-endian
+other part -- masks and selects, triangles whose column is not the inner
+axis or that keep what lies under them, stride-0 or reversed inner axes (Pad's edge, reflect and wrap borders), Fortran-order or big-endian
 sources, rows shorter than MIN_ROW_BYTES -- keeps shaders/pieces.wgsl.
 """
 
 from __future__ import annotations
 
 import struct
+from dataclasses import replace
 from typing import Any
 
 from ..core.pieces import Piece
@@ -27,6 +31,7 @@ SHADER = "pieces_runs.wgsl"
 MIN_ROW_BYTES = 64
 LIMIT_BITS = 1 << 31  # band and window bit offsets are u32 / i32 in the kernel
 ENABLED = True  # tests turn it off to compare with the general kernel
+FILLS = True  # fills and triangles by runs (off: the general kernel, as before; benchmarks compare the two)
 
 
 def usable(band_bytes: int, window_bytes: int) -> bool:
@@ -35,14 +40,56 @@ def usable(band_bytes: int, window_bytes: int) -> bool:
     return ENABLED and window_bytes % 16 == 0 and max(band_bytes, window_bytes) * 8 < LIMIT_BITS
 
 
+RECORD = 80  # sizeof(Params) in pieces_runs.wgsl
+TRI_K = 1 << 30  # |k| kept below this: the kernel adds a row index to it in i32 (beyond, all or nothing is kept)
+
+
 def eligible(p: Piece, bits: int, swap: int, slots: int) -> bool:
     """Whether ``p`` (a part cut to a band and a window) runs by runs."""
-    return (
-        p.src is not None and p.mask is None and p.other is None and p.tri is None and not swap
-        and 1 <= len(p.shape) <= slots and p.size > 0
-        and p.src_strides[-1] == 1 and p.dst_strides[-1] == 1
-        and p.shape[-1] * bits >= MIN_ROW_BYTES * 8
-    )
+    rank = len(p.shape)
+    if p.mask is not None or p.other is not None or not 1 <= rank <= slots or p.size == 0:
+        return False
+    if p.dst_strides[-1] != 1 or p.shape[-1] * bits < MIN_ROW_BYTES * 8 or 128 % bits:
+        return False
+    if p.src is None:
+        return FILLS and p.tri is None
+    if swap or p.src_strides[-1] != 1:
+        return False
+    # a triangle: its column the inner axis, its row an outer one (or folded), the rest filled
+    return p.tri is None or (FILLS and p.otherwise_fill and p.tri[2] == rank - 1 and p.tri[1] < rank - 1)
+
+
+def flatten(p: Piece) -> Piece:
+    """A fill piece with its axes of one index dropped and the axes it lays
+    out contiguously merged (ConstantOfShape's or Pad's fill of the whole
+    output becomes one row, long enough for the runs kernel)."""
+    if p.src is not None or p.mask is not None or p.other is not None or p.tri is not None or p.size == 0:
+        return p
+    axes = [(d, s) for d, s in zip(p.shape, p.dst_strides) if d != 1]
+    if not axes:
+        return p
+    shape, strides = [axes[-1][0]], [axes[-1][1]]
+    for d, s in reversed(axes[:-1]):
+        if s == shape[0] * strides[0]:
+            shape[0] *= d
+        else:
+            shape.insert(0, d)
+            strides.insert(0, s)
+    return replace(p, shape=tuple(shape), dst_strides=tuple(strides))
+
+
+def fill_words(fill: bytes, bits: int) -> tuple[int, int, int, int]:
+    """The fill's pattern as band words 4v .. 4v + 3 (its element repeated)."""
+    if bits >= 32:
+        raw = (fill + bytes(16))[: bits // 8]
+        raw = raw * (16 // len(raw))
+    else:
+        value = int.from_bytes((fill + bytes(4))[:4], "little") & ((1 << bits) - 1)
+        word = 0
+        for i in range(32 // bits):
+            word |= value << (i * bits)
+        raw = struct.pack("<I", word) * 4
+    return struct.unpack("<4I", raw)
 
 
 def pipelines(gpu: Any, layout_entries: list[dict]) -> tuple[Any, Any]:
@@ -66,14 +113,23 @@ def encode(p: Piece, bits: int, src_first: int, at: int, max_dim: int) -> tuple[
     assert words < 1 << 32, "a part of one band has fewer than 2**32 vec4s"
     gw = grid(-(-words // wg), max_dim)
     ge = grid(-(-rows // wg), max_dim)
+    mode, k, tri_row = (0 if p.src is not None else 1), 0, 0xFFFFFFFF
+    if p.tri is not None:
+        mode = 2 if p.tri[3] else 3
+        k = min(max(p.tri[0], -TRI_K), TRI_K)
+        tri_row = p.tri[1] if p.tri[1] >= 0 else 0xFFFFFFFF
+    src_base = (p.src_offset - src_first) & 0xFFFFFFFF if p.src is not None else 0
+    tail = struct.pack("<2I4I4I", mode, k & 0xFFFFFFFF, *fill_words(p.fill, bits), tri_row, 0, 0, 0)
     record = struct.pack(
-        "<12I", words, gw[0], len(outer), at, bits, (p.src_offset - src_first) & 0xFFFFFFFF,
-        p.dst_offset & 0xFFFFFFFF, len_bits, max(chunks, 1), rows, 0, 0)
+        "<10I", words, gw[0], len(outer), at, bits, src_base, p.dst_offset & 0xFFFFFFFF, len_bits,
+        max(chunks, 1), rows) + tail
     edges = struct.pack(
-        "<12I", rows, ge[0], len(outer), at, bits, (p.src_offset - src_first) & 0xFFFFFFFF,
-        p.dst_offset & 0xFFFFFFFF, len_bits, max(chunks, 1), rows, 0, 0)
+        "<10I", rows, ge[0], len(outer), at, bits, src_base, p.dst_offset & 0xFFFFFFFF, len_bits,
+        max(chunks, 1), rows) + tail
+    assert len(record) == RECORD
+    src_strides = p.src_strides if p.src is not None else (0,) * len(p.shape)
     entries = b"".join(struct.pack("<4I", d, s & 0xFFFFFFFF, t & 0xFFFFFFFF, 0)
-                       for d, s, t in zip(outer, p.src_strides, p.dst_strides))
+                       for d, s, t in zip(outer, src_strides, p.dst_strides))
     return record + edges, entries, [gw, ge]
 
 

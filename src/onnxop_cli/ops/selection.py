@@ -59,7 +59,8 @@ class CenterCropPad_18(TensorOp):
                 dst_start[a] = (s - d) // 2
         out = c_strides(out_shape)
         zero = b"" if data.dtype.is_string else element_bytes(0, data.dtype)
-        pieces = [Piece(tuple(out_shape), out, 0, fill=zero)]
+        # the zeros only where the box leaves room (a pure crop writes every element once, not twice)
+        pieces = [] if box == out_shape else [Piece(tuple(out_shape), out, 0, fill=zero)]
         pieces.append(Piece(tuple(box), out, sum(i * s for i, s in zip(dst_start, out)), 0, data.strides,
                             sum(i * s for i, s in zip(src_start, data.strides))))
         return [OutputPlan(cls.outputs[0], tuple(out_shape), data.dtype, pieces=pieces)]
