@@ -7,6 +7,16 @@
 // Strides in `axes` stay in words (the table is indexed_slices.wgsl's); the
 // host passes `words` and `width` in vectors.
 //
+// Bands and windows (gpu/gather_windows.py): `first` is the band's first
+// output vector. `normed` 1: the indices were checked and wrapped before
+// (indices.wgsl), `raw` is then that u32 buffer seen as pairs. A source
+// larger than one binding runs `windowed` once per window [win0, wend)
+// (source vectors; windows start on whole vectors, so every output vector
+// has its source in exactly one): an invocation takes `chunk` vectors, and
+// each slab's part of them is skipped with one test when its source lies
+// outside the window, copied straight when inside, vector by vector (each
+// tested) when it straddles an edge.
+//
 // needs: (nothing beyond WebGPU)
 
 const WG: u32 = 256u;
@@ -20,7 +30,11 @@ struct Params {
     nlook: u32,     // indices per tuple
     iswap: u32,     // 1: big-endian indices
     cmode: u32,     // indices.wgsl's mode (0 wrap, 1 0 .. d, 2 0 .. d-1)
-    pad0: u32,
+    normed: u32,    // 1: `raw` holds indices.wgsl's checked u32 offsets
+    first: u32,     // the band's first output vector
+    win0: u32,      // windowed: the window's first source vector
+    wend: u32,      // windowed: one past its last
+    chunk: u32,     // windowed: vectors per invocation
 }
 
 @group(0) @binding(0) var<storage, read> src: array<vec4<u32>>;
@@ -36,6 +50,10 @@ fn bswap32(x: u32) -> u32 {
 
 // The int64 index at `pos` as an offset along an axis of `d` elements, checked.
 fn index(pos: u32, d: u32) -> u32 {
+    if (params.normed != 0u) {
+        let n = raw[pos >> 1u];
+        return select(n.x, n.y, (pos & 1u) != 0u);
+    }
     let x = raw[pos];
     var lo = x.x;
     var hi = x.y;
@@ -136,8 +154,9 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
     }
     let width = params.width;
     let w = row();
-    var p = q0 / width;
-    var k = q0 - p * width;
+    let g0 = params.first + q0;
+    var p = g0 / width;
+    var k = g0 - p * width;
     var a = at(p);
     var b = base(a, w) / 4u;
     let end = min(q0 + VECS, params.words);
@@ -150,5 +169,47 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
         }
         dst[q] = src[b + k];
         k = k + 1u;
+    }
+}
+
+@compute @workgroup_size(256)
+fn windowed(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let chunk = params.chunk;
+    let q0 = ((wg.y * params.groups_x + wg.x) * WG + lid) * chunk;
+    if (q0 >= params.words) {
+        return;
+    }
+    let width = params.width;
+    let w = row();
+    let g0 = params.first + q0;
+    var p = g0 / width;
+    var k = g0 - p * width;
+    var a = at(p);
+    let end = min(q0 + chunk, params.words);
+    let span = params.wend - params.win0;
+    var q = q0;
+    loop {
+        if (q >= end) {
+            break;
+        }
+        let n = min(width - k, end - q);  // this slab's vectors in this invocation
+        let s = base(a, w) / 4u + k;
+        if (s >= params.win0 && s + n <= params.wend) {
+            let r = s - params.win0;
+            for (var j = 0u; j < n; j = j + 1u) {
+                dst[q + j] = src[r + j];
+            }
+        } else if (s < params.wend && s + n > params.win0) {  // across an edge of the window
+            for (var j = 0u; j < n; j = j + 1u) {
+                let r = s + j - params.win0;  // below the window wraps past span
+                if (r < span) {
+                    dst[q + j] = src[r];
+                }
+            }
+        }
+        q = q + n;
+        k = 0u;
+        p = p + 1u;
+        a = next(a, w, p);
     }
 }
