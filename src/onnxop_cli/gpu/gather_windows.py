@@ -24,6 +24,12 @@ the size of a few windows, an output larger than the source, which would
 take more passes, a graph's intermediate already on the device) the source
 stays resident. ``stream_bytes`` (tests)
 forces streaming with passes of that many bytes on any adapter.
+
+Each band runs once per window (``run_bands``): the element kernel visits
+every element of the band each time, writing those whose source the
+window holds; the vec4 slabs kernel (indexed_slabs.wgsl ``windowed``)
+skips a slab's part outside the window with one test, so 8 windows cost
+about one pass of copying instead of eight.
 """
 
 from __future__ import annotations

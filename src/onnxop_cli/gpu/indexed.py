@@ -21,7 +21,9 @@ the entry point of its case (``entry_point``): Mesa's CPU drivers run every
 branch a lane could take, so a kernel carrying the other cases' code runs
 them too. GatherND's tables whose slices are whole words run
 indexed_slices.wgsl instead (gpu/slices.py): a tuple read per slice, the
-slice copied as words.
+slice copied as words (one band of one window); where they are whole
+16-byte vectors (Gather's too), indexed_slabs.wgsl in any bands and
+windows: a window's run skips the slabs it does not hold.
 
 Limits, checked here with one-line errors: the index tensor (as u32) and,
 for a scatter, the data, the updates and the per-element claims each fit in
