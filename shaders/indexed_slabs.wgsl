@@ -7,10 +7,12 @@
 // Strides in `axes` stay in words (the table is indexed_slices.wgsl's); the
 // host passes `words` and `width` in vectors.
 //
-// Bands and windows (gpu/gather_windows.py): `first` is the band's first
-// output vector. `normed` 1: the indices were checked and wrapped before
-// (indices.wgsl), `raw` is then that u32 buffer seen as pairs. A source
-// larger than one binding runs `windowed` once per window [win0, wend)
+// `main` makes an output of one band from a source of one buffer, reading
+// and checking the raw indices (the host's fused case, tuned: VECS vectors
+// an invocation). Any other runs `windowed` (gpu/gather_windows.py): `first`
+// is the band's first output vector; `normed` 1: the indices were checked
+// and wrapped before (indices.wgsl), `raw` is then that u32 buffer seen as
+// pairs. A source larger than one binding runs it once per window [win0, wend)
 // (source vectors; windows start on whole vectors, so every output vector
 // has its source in exactly one): an invocation takes `chunk` vectors, and
 // each slab's part of them is skipped with one test when its source lies
@@ -50,10 +52,6 @@ fn bswap32(x: u32) -> u32 {
 
 // The int64 index at `pos` as an offset along an axis of `d` elements, checked.
 fn index(pos: u32, d: u32) -> u32 {
-    if (params.normed != 0u) {
-        let n = raw[pos >> 1u];
-        return select(n.x, n.y, (pos & 1u) != 0u);
-    }
     let x = raw[pos];
     var lo = x.x;
     var hi = x.y;
@@ -146,6 +144,27 @@ fn base(a: At, w: Row) -> u32 {
     return off;
 }
 
+// `index`, or (normed) indices.wgsl's checked offset at `pos`.
+fn offset(pos: u32, d: u32) -> u32 {
+    if (params.normed != 0u) {
+        let n = raw[pos >> 1u];
+        return select(n.x, n.y, (pos & 1u) != 0u);
+    }
+    return index(pos, d);
+}
+
+// `base` for `windowed`, its indices read by `offset`.
+fn base_of(a: At, w: Row) -> u32 {
+    var off = a.off + offset(a.ip + w.look0.y, w.look0.z) * w.look0.x;
+    for (var t = 1u; t < params.nlook; t = t + 1u) {
+        let lk = axes[params.outer + t];
+        off = off + offset(a.ip + lk.y, lk.z) * lk.x;
+    }
+    return off;
+}
+
+// One band of an output of one band, the source one buffer, the indices
+// read raw and checked (the host's fused case): VECS vectors an invocation.
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     let q0 = ((wg.y * params.groups_x + wg.x) * WG + lid) * VECS;
@@ -154,9 +173,8 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
     }
     let width = params.width;
     let w = row();
-    let g0 = params.first + q0;
-    var p = g0 / width;
-    var k = g0 - p * width;
+    var p = q0 / width;
+    var k = q0 - p * width;
     var a = at(p);
     var b = base(a, w) / 4u;
     let end = min(q0 + VECS, params.words);
@@ -172,6 +190,8 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
     }
 }
 
+// Any band, from one window of the source (or the whole, [0, all)): `chunk`
+// vectors an invocation, a slab's part outside the window skipped.
 @compute @workgroup_size(256)
 fn windowed(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     let chunk = params.chunk;
@@ -193,7 +213,7 @@ fn windowed(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_inde
             break;
         }
         let n = min(width - k, end - q);  // this slab's vectors in this invocation
-        let s = base(a, w) / 4u + k;
+        let s = base_of(a, w) / 4u + k;
         if (s >= params.win0 && s + n <= params.wend) {
             let r = s - params.win0;
             for (var j = 0u; j < n; j = j + 1u) {

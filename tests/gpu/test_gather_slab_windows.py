@@ -196,3 +196,17 @@ def test_zero_sizes(gpu, rng):
     assert gather(gpu, x, np.zeros((3, 0), np.int64), window_bytes=512, binding_bytes=512) == b""
     y = random_array(rng, (4, 0, 8), "<f4")
     assert gather(gpu, y, np.array([1, -1], np.int64), axis=2, window_bytes=512) == b""
+
+
+@pytest.mark.parametrize("dtype", ["u1", "<f4", "<c16"])
+def test_one_window_many_bands(gpu, rng, dtype):
+    """The source one buffer, the output in several bands: each band runs
+    ``windowed`` over the whole source from its first vector, reading
+    indices.wgsl's offsets (int64 and int32)."""
+    item = np.dtype(dtype).itemsize
+    x = random_array(rng, (37, 64 // item), dtype)
+    for idt in (np.int64, np.int32):
+        i = rng.integers(-37, 37, (53,)).astype(idt)
+        got = gather(gpu, x, i, binding_bytes=128 * item)
+        assert got == le(np.take(x, i, axis=0))
+        assert took(gpu) == (1, -(-len(got) // (128 * item)))

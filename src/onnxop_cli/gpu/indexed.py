@@ -487,12 +487,15 @@ class _Slabs:
 
     def run(self, dst: Any, e0: int, count: int, window: tuple[Any, int, int, bool] | None) -> None:
         vectors, first = count * self.bits // 128, e0 * self.bits // 128
-        if window is None:
+        if window is None and not self.flags[2]:  # one band of one buffer, fused: main's VECS a lane
             src, entry, w0, wend, per = self.src, "main", 0, 0, shader_const(SLABS, "VECS")
+        elif window is None:  # bands of one buffer: the window is all of it
+            src, entry, w0, wend, per = self.src, "windowed", 0, NO_BAD, SLAB_CHUNK
         else:  # a window starts on a whole vector: gather_windows.plan's are 128 elements
             src, entry, per = window[0], "windowed", SLAB_CHUNK
             w0 = window[1] * self.bits // 128
             wend = w0 + -(-window[2] * self.bits // 128)
+        if entry == "windowed":
             self.bufs.counts["windowed slab runs"] = self.bufs.counts.get("windowed slab runs", 0) + 1
         groups = -(-vectors // (shader_const(SLABS, "WG") * per))
         cut = self.cut
