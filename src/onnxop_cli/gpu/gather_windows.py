@@ -19,22 +19,29 @@ so at most two (one more upload of the source) take the peak from
 source + band to window + half the source. A gather of a 1 GiB float32
 square by a permutation of its rows on lavapipe, whole process:
 ``python benchmarks/family_ops.py process --size 1G --ops gather`` (the
-figures are in docs/operators.md#speed). Elsewhere (a GPU with its own memory, a source
+figures are in docs/indexed-operators.md#speed). Elsewhere (a GPU with its own memory, a source
 the size of a few windows, an output larger than the source, which would
 take more passes, a graph's intermediate already on the device) the source
 stays resident. ``stream_bytes`` (tests)
 forces streaming with passes of that many bytes on any adapter.
+
+Each band runs once per window (``run_bands``): the element kernel visits
+every element of the band each time, writing those whose source the
+window holds; the vec4 slabs kernel (indexed_slabs.wgsl ``windowed``)
+skips a slab's part outside the window with one test, so 8 windows cost
+about one pass of copying instead of eight.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from ..core.sources import ByteSource
 from .buffers import round_up
 from .engines.base import BufferUsage as U
 from .indexed_buffers import _Slice as Slice
+from .indexed_buffers import _to_sink
 
 UPLOAD_STEP = 16 << 20  # the upload buffer of a streamed source where windows do not map
 
@@ -75,6 +82,35 @@ class Windows:
             write(self.gpu, self.buffers[0], Slice(self.source, w0 * self.bits // 8, nbytes), nbytes, self.staging)
             self.uploads += 1
             yield self.buffers[0], w0, wn
+
+
+def run_bands(gpu: Any, bufs: Any, windows: Windows, run: Callable[..., None], count: int, bits: int, band: int,
+              sink: Callable[[memoryview], None], poison: int | None = None,
+              checked: Callable[[], None] | None = None) -> int:
+    """Make the output's ``count`` elements in bands of ``band``, a pass of
+    ``windows.pass_bands`` at a time: ``run(dst, e0, n, window)`` fills a
+    band from one window (``window`` None: the source is one buffer; else
+    (buffer, first element, elements, a later window of this band)), every
+    band of a pass against every window; ``checked`` (the kernel checked the
+    indices as it read them) raises before any band reaches ``sink``.
+    Returns the bytes written."""
+    per_pass = band * windows.pass_bands
+    dsts = [bufs.result("dst", min(band, count) * bits // 8 + 16)
+            for _ in range(min(windows.pass_bands, -(-count // band)))]
+    written = 0
+    for p0 in range(0, count, per_pass):  # a pass: its bands run against every window
+        parts = [(e0, min(band, count - e0)) for e0 in range(p0, min(p0 + per_pass, count), band)]
+        if poison is not None:
+            for dst, (e0, n) in zip(dsts, parts):
+                gpu.queue.write_buffer(dst, 0, bytes([poison]) * round_up((n * bits + 7) // 8, 4))
+        for w, (buf, w0, wn) in enumerate(windows.each()):
+            for dst, (e0, n) in zip(dsts, parts):
+                run(dst, e0, n, None if windows.single else (buf, w0, wn, w > 0))
+        if checked is not None:  # one band: every index was read; none reaches the sink unchecked
+            checked()
+        for dst, (e0, n) in zip(dsts, parts):
+            written += _to_sink(gpu, bufs, dst, (n * bits + 7) // 8, sink)
+    return written
 
 
 def write(gpu: Any, buf: Any, source: Any, nbytes: int, staging: Any = None) -> None:

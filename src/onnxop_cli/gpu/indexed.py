@@ -21,7 +21,9 @@ the entry point of its case (``entry_point``): Mesa's CPU drivers run every
 branch a lane could take, so a kernel carrying the other cases' code runs
 them too. GatherND's tables whose slices are whole words run
 indexed_slices.wgsl instead (gpu/slices.py): a tuple read per slice, the
-slice copied as words.
+slice copied as words (one band of one window); where they are whole
+16-byte vectors (Gather's too), indexed_slabs.wgsl in any bands and
+windows: a window's run skips the slabs it does not hold.
 
 Limits, checked here with one-line errors: the index tensor (as u32) and,
 for a scatter, the updates and their targets each fit in one storage
@@ -411,12 +413,15 @@ def gather_indexed(
                 gpu, bufs, data.source, data.size, data.bits, min(window_bytes or binding_limit(gpu),
                                                                    binding_limit(gpu)),
                 (count * data.bits + 7) // 8, band * data.bits // 8, stream_bytes)
-            cut = None if fused is None or not windows.single or data.swap or not index.wide else (
-                slices.plan(table, data.bits, check.bounds) if slice_copy else None)
-            if cut is not None and table.extra.get("slices") == "slabs" and not cut.vec4():
-                cut = None  # Gather: only whole vectors beat the lookups kernel
-            if cut is not None:  # GatherND's common case: whole slices of words
-                return _gather_slices(gpu, bufs, windows.first, fused, cut, count, data.bits, sink, max_dim, poison)
+            cut = None
+            if index is not None and slice_copy and not data.swap and (fused is None or index.wide):
+                cut = slices.plan(table, data.bits, check.bounds)
+            if cut is not None and not cut.vec4() and (
+                    table.extra.get("slices") == "slabs" or fused is None or not windows.single):
+                cut = None  # whole words: one band of one window (Gather: only whole vectors beat its kernel)
+            if cut is not None:  # whole slices: GatherND's common case, Gather's in vec4s
+                return _gather_slices(gpu, bufs, windows, fused, norm, cut, count, data.bits, band, sink, max_dim,
+                                      poison)
             runs = None if cut is not None or fused is None or not windows.single or data.swap or not index.wide \
                 or not slice_copy else reverse_runs.plan(table, data.bits)
             rows = None if cut is not None or fused is None or not windows.single or data.swap or not index.wide \
@@ -432,55 +437,90 @@ def gather_indexed(
                 _status(gpu, bufs, fused[1], index, check)
                 return _to_sink(gpu, bufs, dst, (count * data.bits) // 8, sink)
             kernel = _Gather(gpu, bufs, windows.first, norm, table, max_dim, fused)
-            per_pass = band * windows.pass_bands
-            dsts = [bufs.result("dst", min(band, count) * data.bits // 8 + 16)
-                    for _ in range(min(windows.pass_bands, -(-count // band)))]
-            written = 0
-            for p0 in range(0, count, per_pass):  # a pass: its bands run against every window
-                parts = [(e0, min(band, count - e0)) for e0 in range(p0, min(p0 + per_pass, count), band)]
-                if poison is not None:
-                    for dst, (e0, n) in zip(dsts, parts):
-                        gpu.queue.write_buffer(dst, 0, bytes([poison]) * round_up((n * data.bits + 7) // 8, 4))
-                for w, (buf, w0, wn) in enumerate(windows.each()):
-                    for dst, (e0, n) in zip(dsts, parts):
-                        kernel.run(dst, e0, n, data.bits, data.swap,
-                                   window=None if windows.single else (buf, w0, wn, w > 0))
-                if fused is not None:  # one band: every index was read; none reaches the sink unchecked
-                    _status(gpu, bufs, fused[1], index, check)
-                for dst, (e0, n) in zip(dsts, parts):
-                    written += _to_sink(gpu, bufs, dst, (n * data.bits + 7) // 8, sink)
-            return written
+
+            def run(dst: Any, e0: int, n: int, window: Any) -> None:
+                kernel.run(dst, e0, n, data.bits, data.swap, window=window)
+
+            return gather_windows.run_bands(
+                gpu, bufs, windows, run, count, data.bits, band, sink, poison,
+                None if fused is None else lambda: _status(gpu, bufs, fused[1], index, check))
     finally:
         bufs.release()
 
 
-def _gather_slices(gpu: Gpu, bufs: _Buffers, src: Any, fused: tuple[Any, Any, Index, Check], cut: slices.Slices,
-                   count: int, bits: int, sink: Sink, max_dim: int, poison: int | None) -> int:
-    """One band of whole slices (indexed_slices.wgsl), its indices checked as it reads them."""
+def _gather_slices(gpu: Gpu, bufs: _Buffers, windows: gather_windows.Windows,
+                   fused: tuple[Any, Any, Index, Check] | None, norm: Any, cut: slices.Slices, count: int, bits: int,
+                   band: int, sink: Sink, max_dim: int, poison: int | None) -> int:
+    """Whole slices: in vec4s (indexed_slabs.wgsl) in bands and windows, the
+    indices checked as read (``fused``) or before (``norm``); in words
+    (indexed_slices.wgsl) one band of one window, checked as read."""
+    if cut.vec4():
+        bufs.counts["slabs"] = 1
+        slab = _Slabs(gpu, bufs, windows.first, cut, fused, norm, bits, max_dim)
+        checked = None if fused is None else lambda: _status(gpu, bufs, fused[1], fused[2], fused[3])
+        return gather_windows.run_bands(gpu, bufs, windows, slab.run, count, bits, band, sink, poison, checked)
     raw, status, index, check = fused
+    src = windows.first
     nbytes = (count * bits + 7) // 8
     words = nbytes // 4  # a whole number: every slice is
-    shader = SLABS if cut.vec4() else SLICES
-    bufs.counts["slabs" if shader == SLABS else "slices"] = 1
+    bufs.counts["slices"] = 1
     dst = bufs.result("dst", nbytes + 16)
     if poison is not None:
         gpu.queue.write_buffer(dst, 0, bytes([poison]) * nbytes)
     axes = bufs.new("axes", len(cut.blob), U.STORAGE | U.COPY_DST)
     gpu.queue.write_buffer(axes, 0, cut.blob)
     params = bufs.new("slice params", 32, U.UNIFORM | U.COPY_DST)
-    if shader == SLABS:  # counted in vectors
-        units, per = words // 4, shader_const(SLABS, "WG") * shader_const(SLABS, "VECS")
-    else:
-        units, per = words, shader_const(SLICES, "WG") * shader_const(SLICES, "WORDS")
-    groups = -(-units // per)
-    blob = cut.params(units, _grid_x(groups, max_dim), index.big, check.mode)
-    if shader == SLABS:
-        blob = blob[:8] + struct.pack("<I", cut.width // 4) + blob[12:]
-    gpu.queue.write_buffer(params, 0, blob)
-    pipeline, layout = _pipeline(gpu, shader, ("read-only-storage", "storage", "uniform", "read-only-storage",
+    per = shader_const(SLICES, "WG") * shader_const(SLICES, "WORDS")
+    groups = -(-words // per)
+    gpu.queue.write_buffer(params, 0, cut.params(words, _grid_x(groups, max_dim), index.big, check.mode))
+    pipeline, layout = _pipeline(gpu, SLICES, ("read-only-storage", "storage", "uniform", "read-only-storage",
                                                "read-only-storage", "storage"))
     encoder = gpu.device.create_command_encoder()
     _dispatch(gpu, encoder, pipeline, _bind(gpu, layout, [src, dst, params, axes, raw, status]), groups, max_dim)
     gpu.queue.submit([encoder.finish()])
     _status(gpu, bufs, status, index, check)
     return _to_sink(gpu, bufs, dst, nbytes, sink)
+
+
+SLAB_CHUNK = 64  # vectors per invocation of indexed_slabs.wgsl's `windowed`: a slab's part outside is one test
+
+
+class _Slabs:
+    """indexed_slabs.wgsl bound to one table: ``run`` fills a band from the
+    source (``main``) or from one window of it (``windowed``)."""
+
+    def __init__(self, gpu: Gpu, bufs: _Buffers, src: Any, cut: slices.Slices,
+                 fused: tuple[Any, Any, Index, Check] | None, norm: Any, bits: int, max_dim: int) -> None:
+        self.gpu, self.bufs, self.cut, self.src, self.bits, self.max_dim = gpu, bufs, cut, src, bits, max_dim
+        if fused is None:  # indices.wgsl checked and wrapped them: the kernel reads its offsets
+            self.raw, self.status, self.flags = norm, bufs.new("no status", 16, U.STORAGE), (0, 0, 1)
+        else:
+            self.raw, self.status = fused[0], fused[1]
+            self.flags = (int(fused[2].big), fused[3].mode, 0)
+        self.axes = bufs.new("axes", len(cut.blob), U.STORAGE | U.COPY_DST)
+        gpu.queue.write_buffer(self.axes, 0, cut.blob)
+        self.kinds = ("read-only-storage", "storage", "uniform", "read-only-storage", "read-only-storage", "storage")
+
+    def run(self, dst: Any, e0: int, count: int, window: tuple[Any, int, int, bool] | None) -> None:
+        vectors, first = count * self.bits // 128, e0 * self.bits // 128
+        if window is None and not self.flags[2]:  # one band of one buffer, fused: main's VECS a lane
+            src, entry, w0, wend, per = self.src, "main", 0, 0, shader_const(SLABS, "VECS")
+        elif window is None:  # bands of one buffer: the window is all of it
+            src, entry, w0, wend, per = self.src, "windowed", 0, NO_BAD, SLAB_CHUNK
+        else:  # a window starts on a whole vector: gather_windows.plan's are 128 elements
+            src, entry, per = window[0], "windowed", SLAB_CHUNK
+            w0 = window[1] * self.bits // 128
+            wend = w0 + -(-window[2] * self.bits // 128)
+        if entry == "windowed":
+            self.bufs.counts["windowed slab runs"] = self.bufs.counts.get("windowed slab runs", 0) + 1
+        groups = -(-vectors // (shader_const(SLABS, "WG") * per))
+        cut = self.cut
+        params = self.bufs.new("slab params", 48, U.UNIFORM | U.COPY_DST)
+        self.gpu.queue.write_buffer(params, 0, struct.pack(
+            "<12I", vectors, _grid_x(groups, self.max_dim), cut.width // 4, cut.outer,
+            len(cut.blob) // 16 - cut.outer, *self.flags, first, w0, wend, per))
+        pipeline, layout = _pipeline(self.gpu, SLABS, self.kinds, entry)
+        encoder = self.gpu.device.create_command_encoder()
+        group = _bind(self.gpu, layout, [src, dst, params, self.axes, self.raw, self.status])
+        _dispatch(self.gpu, encoder, pipeline, group, groups, self.max_dim)
+        self.gpu.queue.submit([encoder.finish()])
