@@ -11,10 +11,9 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from .buffers import grid
 from .engines.base import BufferUsage as U
-from .engines.base import ShaderStage
 from .index_table import Table, row_strides
+from .indexed_buffers import _bind, _dispatch, _grid_x, _pipeline
 from .kernels import shader_const
 
 SHADER = "gather_elements_rows.wgsl"
@@ -52,24 +51,15 @@ def run(gpu, bufs, src, raw, status, rows: Rows, count: int, big: bool, bound: i
     if poison is not None:
         gpu.queue.write_buffer(dst, 0, bytes([poison]) * nbytes)
     groups = -(-count // (shader_const(SHADER, "WG") * shader_const(SHADER, "RUN")))
-    gx, gy = grid(max(groups, 1), max_dim)
+    gx = _grid_x(groups, max_dim)
     params = bufs.new("rows params", 32, U.UNIFORM | U.COPY_DST)
     gpu.queue.write_buffer(params, 0, struct.pack("<8I", count, gx, rows.rank, int(big), bound,
                                                   rows.lstride & 0xFFFFFFFF, 0, 0))
     axes = bufs.new("rows axes", len(rows.blob), U.STORAGE | U.COPY_DST)
     gpu.queue.write_buffer(axes, 0, rows.blob)
     kinds = ("read-only-storage", "storage", "uniform", "read-only-storage", "read-only-storage", "storage")
-    pipeline, layout = gpu.pipeline_with_layout(
-        SHADER, [{"binding": i, "visibility": ShaderStage.COMPUTE, "buffer": {"type": k}} for i, k in enumerate(kinds)],
-        f"words{rows.words}")
-    group = gpu.device.create_bind_group(layout=layout, entries=[
-        {"binding": i, "resource": {"buffer": b, "offset": 0, "size": b.size}}
-        for i, b in enumerate((src, dst, params, axes, raw, status))])
+    pipeline, layout = _pipeline(gpu, SHADER, kinds, f"words{rows.words}")
     encoder = gpu.device.create_command_encoder()
-    compute = encoder.begin_compute_pass()
-    compute.set_pipeline(pipeline)
-    compute.set_bind_group(0, group)
-    compute.dispatch_workgroups(gx, gy, 1)
-    compute.end()
+    _dispatch(gpu, encoder, pipeline, _bind(gpu, layout, (src, dst, params, axes, raw, status)), groups, max_dim)
     gpu.queue.submit([encoder.finish()])
     return dst

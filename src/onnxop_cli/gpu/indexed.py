@@ -45,11 +45,12 @@ from ..errors import OpError
 from ..core.sources import ByteSource
 from .device import Gpu
 from .engines.base import BufferUsage as U
-from .engines.base import ShaderStage
-from .buffers import grid, round_up
+from .buffers import round_up
 from .kernels import shader_const
 from . import elements_rows, gather_windows, reverse_runs, slices
-from .indexed_buffers import _Buffers, _Slice, _read, _to_sink, read_small  # noqa: F401 - also imported from here
+from .indexed_buffers import (  # noqa: F401 - also imported from here
+    _bind, _Buffers, _dispatch, _grid_x, _layout, _pipeline, _read, _Slice, _to_sink, read_small,
+)
 from .index_table import NONNEG, RANGE, WRAP, Check, Table, row_strides  # noqa: F401 - also imported from here
 
 Sink = Callable[[memoryview], None]
@@ -124,40 +125,6 @@ def _fits(gpu: Gpu, nbytes: int, what: str, op: str) -> None:
     limit = binding_limit(gpu)
     if nbytes > limit:
         raise OpError(f"{op}: {what} takes {nbytes} bytes on the device, more than one storage binding ({limit})")
-
-
-def _layout(kinds: Sequence[str]) -> list[dict]:
-    return [
-        {"binding": i, "visibility": ShaderStage.COMPUTE, "buffer": {"type": k}} for i, k in enumerate(kinds)
-    ]
-
-
-def _pipeline(gpu: Gpu, shader: str, kinds: Sequence[str], entry: str = "main") -> tuple[Any, Any]:
-    return gpu.pipeline_with_layout(shader, _layout(kinds), entry)
-
-
-def _bind(gpu: Gpu, layout: Any, buffers: Sequence[Any]) -> Any:
-    return gpu.device.create_bind_group(
-        layout=layout,
-        entries=[
-            {"binding": i, "resource": {"buffer": b, "offset": 0, "size": b.size}} for i, b in enumerate(buffers)
-        ],
-    )
-
-
-def _dispatch(gpu: Gpu, encoder: Any, pipeline: Any, group: Any, groups: int, max_dim: int) -> None:
-    if groups == 0:
-        return
-    gx, gy = grid(groups, max_dim)
-    compute = encoder.begin_compute_pass()
-    compute.set_pipeline(pipeline)
-    compute.set_bind_group(0, group)
-    compute.dispatch_workgroups(gx, gy, 1)
-    compute.end()
-
-
-def _grid_x(groups: int, max_dim: int) -> int:
-    return grid(max(groups, 1), max_dim)[0]
 
 
 # ------------------------------------------------------------------ indices

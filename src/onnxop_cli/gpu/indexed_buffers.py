@@ -21,13 +21,13 @@ fallback to staging fails them); gpu/indexed.py leaves a call's counts in
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from ..core.sources import ByteSource
-from .buffers import can_map, round_up
+from .buffers import can_map, grid, round_up
 from .device import Gpu
 from .engines.base import BufferUsage as U
-from .engines.base import MapMode
+from .engines.base import MapMode, ShaderStage
 
 Sink = Callable[[memoryview], None]
 UPLOAD_STEP = 16 << 20  # bytes read from a source per write_buffer (staged)
@@ -187,3 +187,40 @@ def _to_sink(gpu: Gpu, bufs: _Buffers, buf: Any, nbytes: int, sink: Sink) -> int
         bufs.made.remove(back)
     bufs.counts["staged reads"] += 1
     return nbytes
+
+
+# ------------------------------------------------------------------ pipelines and dispatches
+
+
+def _layout(kinds: Sequence[str]) -> list[dict]:
+    return [
+        {"binding": i, "visibility": ShaderStage.COMPUTE, "buffer": {"type": k}} for i, k in enumerate(kinds)
+    ]
+
+
+def _pipeline(gpu: Gpu, shader: str, kinds: Sequence[str], entry: str = "main") -> tuple[Any, Any]:
+    return gpu.pipeline_with_layout(shader, _layout(kinds), entry)
+
+
+def _bind(gpu: Gpu, layout: Any, buffers: Sequence[Any]) -> Any:
+    return gpu.device.create_bind_group(
+        layout=layout,
+        entries=[
+            {"binding": i, "resource": {"buffer": b, "offset": 0, "size": b.size}} for i, b in enumerate(buffers)
+        ],
+    )
+
+
+def _dispatch(gpu: Gpu, encoder: Any, pipeline: Any, group: Any, groups: int, max_dim: int) -> None:
+    if groups == 0:
+        return
+    gx, gy = grid(groups, max_dim)
+    compute = encoder.begin_compute_pass()
+    compute.set_pipeline(pipeline)
+    compute.set_bind_group(0, group)
+    compute.dispatch_workgroups(gx, gy, 1)
+    compute.end()
+
+
+def _grid_x(groups: int, max_dim: int) -> int:
+    return grid(max(groups, 1), max_dim)[0]

@@ -14,10 +14,9 @@ import math
 import struct
 from dataclasses import dataclass
 
-from .buffers import grid
 from .engines.base import BufferUsage as U
-from .engines.base import ShaderStage
 from .index_table import Table, row_strides
+from .indexed_buffers import _bind, _dispatch, _grid_x, _pipeline
 from .kernels import shader_const
 
 SHADER = "reverse_runs.wgsl"
@@ -60,21 +59,12 @@ def run(gpu, bufs, src, raw, status, runs: Runs, nbytes: int, big: bool, bound: 
     if poison is not None:
         gpu.queue.write_buffer(dst, 0, bytes([poison]) * nbytes)
     groups = -(-words // (shader_const(SHADER, "WG") * shader_const(SHADER, "WORDS")))
-    gx, gy = grid(max(groups, 1), max_dim)
+    gx = _grid_x(groups, max_dim)
     params = bufs.new("runs params", 32, U.UNIFORM | U.COPY_DST)
     gpu.queue.write_buffer(params, 0, runs.params(words, gx, big, bound))
     kinds = ("read-only-storage", "storage", "uniform", "read-only-storage", "storage")
-    pipeline, layout = gpu.pipeline_with_layout(
-        SHADER, [{"binding": i, "visibility": ShaderStage.COMPUTE, "buffer": {"type": k}} for i, k in enumerate(kinds)],
-        "main")
-    group = gpu.device.create_bind_group(layout=layout, entries=[
-        {"binding": i, "resource": {"buffer": b, "offset": 0, "size": b.size}}
-        for i, b in enumerate((src, dst, params, raw, status))])
+    pipeline, layout = _pipeline(gpu, SHADER, kinds, "main")
     encoder = gpu.device.create_command_encoder()
-    compute = encoder.begin_compute_pass()
-    compute.set_pipeline(pipeline)
-    compute.set_bind_group(0, group)
-    compute.dispatch_workgroups(gx, gy, 1)
-    compute.end()
+    _dispatch(gpu, encoder, pipeline, _bind(gpu, layout, (src, dst, params, raw, status)), groups, max_dim)
     gpu.queue.submit([encoder.finish()])
     return dst
