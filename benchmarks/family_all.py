@@ -22,30 +22,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import statistics
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-
-
-def cpu() -> str:
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
-def load() -> str:
-    try:
-        return open("/proc/loadavg").read().split()[0]
-    except OSError:
-        return "?"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from family_ops import cpu, load  # noqa: E402  (the same CPU name and load as the other family benchmarks)
 
 
 def cases(side: int, rng):
