@@ -11,6 +11,7 @@ have no GPU form: their pieces are run on the host (the result says so).
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Optional, Sequence
@@ -93,7 +94,6 @@ def apply_node(
     returned in memory."""
     timings: dict[str, float] = {}
     plans = check(node, tensors)
-    outs: list[Tensor] = []
     gpu = None
     host = any(p.dtype.is_string for p in plans)
     if needs_device(plans):
@@ -103,6 +103,18 @@ def apply_node(
         gpu = get_gpu(backend)
         timings["device"] = time.perf_counter() - t0
     t0 = time.perf_counter()
+    # One call's GPU work holds the engine's lock (gpu/device.py Gpu.lock):
+    # the kernels share the device's pipelines, buffers and queue.
+    with gpu.lock if gpu is not None else contextlib.nullcontext():
+        outs = _outputs(gpu, plans, tensors, sinks, names)
+    timings["copy"] = time.perf_counter() - t0
+    adapter = gpu.name if gpu is not None else "host"
+    note = HOST_NOTE if host else (METADATA_NOTE if all(p.values is not None for p in plans) else "")
+    return MultiResult(node, list(tensors), outs, plans, adapter, timings, note=note)
+
+
+def _outputs(gpu, plans, tensors, sinks, names) -> list[Tensor]:
+    outs: list[Tensor] = []
     for k, p in enumerate(plans):
         name = names[k] if names else p.name
         out = Tensor(name, p.shape, p.dtype)
@@ -120,10 +132,7 @@ def apply_node(
         else:
             out.data = MemoryBytes.filled(lambda sink: fill(_zero_pad_bits(sink, out)), out.nbytes)
         outs.append(out)
-    timings["copy"] = time.perf_counter() - t0
-    adapter = gpu.name if gpu is not None else "host"
-    note = HOST_NOTE if host else (METADATA_NOTE if all(p.values is not None for p in plans) else "")
-    return MultiResult(node, list(tensors), outs, plans, adapter, timings, note=note)
+    return outs
 
 
 def precheck(plans: Sequence[OutputPlan], tensors: Sequence[Optional[Tensor]], backend: str | None,
@@ -138,8 +147,9 @@ def precheck(plans: Sequence[OutputPlan], tensors: Sequence[Optional[Tensor]], b
     gpu = get_gpu(backend)
     sources = [None if t is None else _source(t) for t in tensors]
     try:
-        for check in checks:
-            check(gpu, sources)
+        with gpu.lock:
+            for check in checks:
+                check(gpu, sources)
     except OpError as e:
         raise OpError(f"{where}: {e}" if where else str(e)) from e
 

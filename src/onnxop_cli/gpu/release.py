@@ -56,6 +56,10 @@ class EngineLock:
         """Run ``release(obj)`` when the holder lets go of the lock."""
         self._later.append((release, obj))
 
+    def owned(self) -> bool:
+        """Whether the calling thread holds the lock."""
+        return self._lock._is_owned()  # type: ignore[attr-defined] - CPython's RLock has it
+
     @property
     def pending(self) -> int:
         return len(self._later)

@@ -206,6 +206,11 @@ def request_device(adapter: Adapter, features: list[str], on_lost: Any) -> Devic
     return device
 
 
+def guard_releases(lock: Any) -> None:
+    """Route every Dawn object's release through the engine's lock (runtime.release, gpu/release.py)."""
+    _r._releases = lock
+
+
 def settled(promise: Any, timeout: float) -> bool:
     return promise.wait(timeout)
 

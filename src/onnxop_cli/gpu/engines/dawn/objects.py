@@ -12,7 +12,10 @@ from .runtime import DawnError, DawnOutOfMemory, _call, _kebab, _text, _view, _w
 
 
 class _Handle:
-    """A Dawn object reference, released when the Python object goes."""
+    """A Dawn object reference, released when the Python object goes: by a
+    thread that can take the engine's lock, else by the lock's holder as it
+    lets go (runtime.release: Dawn's objects are not released under another
+    thread's work)."""
 
     _release = ""
 
@@ -22,7 +25,11 @@ class _Handle:
     def __del__(self) -> None:
         runtime = _d  # None once the interpreter has torn the module down: Dawn is gone too
         if runtime is not None and runtime._alive and self.handle:
-            getattr(runtime.w, self._release)(self.handle)
+            runtime.release(type(self)._drop, self)
+
+    def _drop(self) -> None:
+        if _d._alive and self.handle:
+            getattr(_d.w, self._release)(self.handle)
             self.handle = None
 
 
@@ -291,8 +298,8 @@ class Buffer(_Handle):
         if self.host is not None:
             self.host.dropped()
 
-    def __del__(self) -> None:
+    def _drop(self) -> None:
         releasing = self.handle and self.host is not None
-        super().__del__()
+        super()._drop()
         if releasing:
             self.host.dropped()
