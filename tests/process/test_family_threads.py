@@ -2,7 +2,8 @@
 under its engine's lock (gpu/device.py Gpu.lock, gpu/release.py).
 
 test_trust2_threads.py runs the views from threads; this runs Concat, Pad,
-Where, Split, the gathers and scatters, Tile, OneHot, Compress: kernels that
+Where, Split, Gather, ScatterND, Tile, OneHot, Compress and a three-node
+graph through onnxop's onnx.backend: kernels that
 share the device's pipelines, cached buffers and queue. Every result must be
 numpy's, bit for bit, in output buffers poisoned with 0xA5. On Dawn, which
 on Vulkan is called from whichever thread asks, the rule itself is checked
@@ -45,6 +46,21 @@ SCRIPT = textwrap.dedent(
         runtime._OneThread.run = checked
     bad = []
 
+    from onnx import TensorProto, helper
+    from onnxop_cli import backend as onnx_backend
+
+    def graph_rep(dtype):
+        t = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+        nodes = [helper.make_node("Transpose", ["x"], ["t"], perm=[0, 2, 1]),
+                 helper.make_node("Concat", ["t", "t"], ["c"], axis=2),
+                 helper.make_node("Gather", ["c", "i"], ["y"], axis=1)]
+        g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", t, ["n", 7, 5]),
+                                            helper.make_tensor_value_info("i", TensorProto.INT64, [3])],
+                              [helper.make_tensor_value_info("y", t, ["n", 3, 7])])
+        return onnx_backend.prepare(helper.make_model(g, opset_imports=[helper.make_opsetid("", 21)]), backend=backend)
+
+    reps = {d: graph_rep(d) for d in (np.int32, np.int16)}
+
     def cases(rng, a):
         n = a.shape[0]
         idx = rng.integers(-n, n, size=9)
@@ -67,6 +83,8 @@ SCRIPT = textwrap.dedent(
             (lambda: api.one_hot(hot, np.array(depth), np.array([0, 1], a.dtype), backend=backend),
              lambda: np.eye(depth, dtype=a.dtype)[hot % depth]),
             (lambda: api.compress(a, keep, axis=0, backend=backend), lambda: a[keep]),
+            (lambda: reps[a.dtype.type].run([a, np.array([4, -1, 0])])[0],
+             lambda: np.concatenate([a.transpose(0, 2, 1)] * 2, 2)[:, [4, -1, 0]]),
         ]
 
     def work(k):

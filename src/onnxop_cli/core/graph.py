@@ -64,15 +64,19 @@ def plan(graph: Graph, feeds: dict[str, Tensor], *, backend: str | None = None) 
     A graph of view operators is planned without the GPU; a family node
     (Concat, Gather, ...) runs here, on ``backend``'s device (graph_family.py),
     so the nodes after it see its shapes and the values they need on the host."""
+    from ..gpu.device import engine_lock
     from ..gpu.resident import Traffic
     from . import graph_family
 
     rt = graph_family.Runtime(backend, Traffic())
-    try:
-        return _plan(graph, feeds, rt)
-    except BaseException:
-        rt.release_all()
-        raise
+    # The whole plan holds the engine's lock (gpu/device.py Gpu.lock): its
+    # family nodes make, fill and release device buffers as it goes.
+    with engine_lock(backend):
+        try:
+            return _plan(graph, feeds, rt)
+        except BaseException:
+            rt.release_all()
+            raise
 
 
 def _plan(graph: Graph, feeds: dict[str, Tensor], rt) -> Plan:
@@ -179,6 +183,13 @@ def execute(p: Plan, write: Callable[[Value, Callable[[Sink], None]], None], *, 
     fill)``: ``fill(sink)`` streams the output's bytes into ``sink`` (string
     outputs: ``value.base`` is a host tensor with its strings). Device
     buffers are released after their last reader, and on any failure."""
+    from ..gpu.device import engine_lock
+
+    with engine_lock(backend if backend is not None else p.runtime.backend):  # as plan()
+        return _execute(p, write, backend)
+
+
+def _execute(p: Plan, write: Callable[[Value, Callable[[Sink], None]], None], backend: str | None) -> Traffic:
     rt = p.runtime
     traffic = rt.traffic
     gpu = rt.gpu

@@ -182,6 +182,14 @@ def _open_gpu(engine: str, name: str, key: str) -> Gpu:
         return _gpus.setdefault(key, gpu)
 
 
+def engine_lock(backend: str | None = None, engine: str | None = None) -> EngineLock:
+    """The lock of ``backend``'s engine (Gpu.lock), whether or not its device
+    is open yet: for work that opens the device part-way (a graph's plan)."""
+    engine, _ = resolve(backend, engine)
+    with _lock:
+        return _engine_locks.setdefault(engine, EngineLock())
+
+
 def opened(backend: str | None = None, engine: str | None = None) -> Gpu | None:
     """The process's Gpu for ``backend`` on ``engine`` if one was opened, else
     None (never opens one)."""
