@@ -227,7 +227,23 @@ fn wide(
     let lg = countTrailingZeros(params.bits) - 5u;  // log2 of words per element
     let lo = (1u << lg) - 1u;
     // WORDS is a multiple of the words per element: w0 starts an element
-    var walk = walk_at(w0 >> lg);
+    let e0 = w0 >> lg;
+    let t0 = e0 + params.d0;
+    if (params.line == 1u && t0 % params.depth + (WORDS >> lg) <= params.depth) {
+        // lines of one element (the last axis): the invocation's elements are consecutive depth
+        // coordinates of one position, compared four words at a time with its one index
+        let d = t0 % params.depth;
+        let hot = vec4<u32>(index_at(t0 / params.depth + params.q0));
+        let part = vec4<u32>(0u, 1u, 2u, 3u) & vec4<u32>(lo);  // a word's part of its element
+        let off = vec4<u32>(params.off[part.x], params.off[part.y], params.off[part.z], params.off[part.w]);
+        let on = vec4<u32>(params.on[part.x], params.on[part.y], params.on[part.z], params.on[part.w]);
+        for (var g = 0u; g < WORDS; g = g + 4u) {
+            let k = (vec4<u32>(g) + vec4<u32>(0u, 1u, 2u, 3u)) >> vec4<u32>(lg);  // elements from e0
+            dst[(w0 + g) >> 2u] = select(off, on, vec4<u32>(d) + k == hot);
+        }
+        return;
+    }
+    var walk = walk_at(e0);
     var hot = false;
     for (var g = 0u; g < WORDS; g = g + 4u) {
         let w = w0 + g;

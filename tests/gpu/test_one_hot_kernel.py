@@ -142,3 +142,19 @@ def test_folded_grid_and_poison(backend, rng):
                                max_groups_per_dim=2, poison=0xA5)
     assert n == 64 * depth * 4
     assert b"".join(chunks) == model(indices, depth, values, -1).tobytes()
+
+
+def test_last_axis_by_positions(backend, rng, monkeypatch):
+    """The last axis (lines of one element): an invocation's words inside one position's depth
+    coordinates compared at once, or straddling two positions (element by element); bands of a
+    256-byte binding starting inside a position."""
+    indices = rng.integers(-37, 37, (6,)).astype(np.int64)
+    indices[0] = 36  # the last depth coordinate, then the first
+    indices[1] = -37
+    for vtype in (np.float32, np.float64, np.complex128):
+        values = random_array(rng, (2,), vtype)
+        assert same(run(indices, 37, values, -1, backend)[0], model(indices, 37, values, -1)), vtype
+    monkeypatch.setattr(pieces, "DEFAULT_BAND", 256)
+    values = random_array(rng, (2,), np.float32)
+    got, stats = run(indices, 37, values, -1, backend)
+    assert same(got, model(indices, 37, values, -1)) and stats["bands"] > 1
