@@ -95,7 +95,8 @@ def test_edge_indices(backend):
     for indices in cases:
         got, _ = run(indices, depth, values, 0, backend)
         assert same(got, model(indices, depth, values, 0)), indices.dtype
-    deep = np.array([3, -1, 2**17 - 1, -(2**17), 2**17], np.int64)  # a deep axis
+    # a deep axis: float16 infinities and NaNs (an exponent past 2**16 within it) match nothing
+    deep = np.array([np.inf, -np.inf, np.nan, 3, -1, 65504, -65504], np.float16)
     got, _ = run(deep, 2**17, np.array([1, 2], np.int8), 0, backend)
     assert same(got, model(deep, 2**17, np.array([1, 2], np.int8), 0))
 
@@ -113,11 +114,13 @@ def test_rank_zero_zero_size_depth_one(backend, rng):
 
 def test_many_bands(backend, rng, monkeypatch):
     """A binding of 256 bytes: runs of whole lines (short lines; a band starting inside an outer, at a
-    depth coordinate other than 0), stretches of one line (an inner of 150 elements, axis 0); Fortran-
+    depth coordinate other than 0), stretches of one line (an inner of 150 elements, axis 0, or of 40
+    int64 indices, more than a window holds twice); Fortran-
     ordered indices keep the pieces."""
     monkeypatch.setattr(pieces, "DEFAULT_BAND", 256)
     for shape, depth, axis, vtype, itype in (((7, 5), 11, 1, np.bool_, np.int8), ((1, 150), 2, 0, np.float16, np.int64),
-                                             ((10,), 7, -1, np.float64, np.int32), ((3, 2), 10, 0, np.complex128, np.int64)):
+                                             ((10,), 7, -1, np.float64, np.int32), ((3, 2), 10, 0, np.complex128, np.int64),
+                                             ((1, 40), 3, 0, np.bool_, np.int64)):  # a line within a band, not a window
         values = random_array(rng, (2,), vtype)
         indices = rng.integers(-depth, depth, shape).astype(itype)
         got, stats = run(indices, depth, values, axis, backend)
