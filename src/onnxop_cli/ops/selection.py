@@ -344,7 +344,7 @@ ONE_HOT = OpSpec(
     ),
     summary="One-hot encode index tensors (ONNX OneHot).",
     description="For each index file, a tensor with a new --axis of --depth: on_value where its index is "
-    "the element's index, off_value elsewhere, filled by the GPU pieces kernel.",
+    "the element's index, off_value elsewhere, in one pass of the GPU's one-hot kernel (strings: on the host).",
     example="onnxop one-hot i.npy --depth 4 --values 0,1",
 )
 
