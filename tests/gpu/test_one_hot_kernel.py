@@ -147,17 +147,23 @@ def test_folded_grid_and_poison(backend, rng):
     assert b"".join(chunks) == model(indices, depth, values, -1).tobytes()
 
 
-def test_last_axis_by_positions(backend, rng, monkeypatch):
-    """The last axis (lines of one element): an invocation's words inside one position's depth
-    coordinates compared at once, or straddling two positions (element by element); bands of a
-    256-byte binding starting inside a position."""
-    indices = rng.integers(-37, 37, (6,)).astype(np.int64)
-    indices[0] = 36  # the last depth coordinate, then the first
-    indices[1] = -37
-    for vtype in (np.float32, np.float64, np.complex128):
+def test_by_positions_and_lines(backend, rng, monkeypatch):
+    """An invocation's elements at one position (the last axis: its depth coordinates compared with
+    one index), in one line (axis 0, long lines: each index compared with one depth coordinate), or
+    straddling (element by element), for sub-word and wide elements; bands of a 256-byte binding
+    starting inside a position."""
+    depth = 70  # more than an invocation's 64 bool elements
+    indices = rng.integers(-depth, depth, (6,)).astype(np.int64)
+    indices[0] = depth - 1  # the last depth coordinate, then the first
+    indices[1] = -depth
+    for vtype in (np.bool_, np.float16, np.float32, np.float64, np.complex128):
         values = random_array(rng, (2,), vtype)
-        assert same(run(indices, 37, values, -1, backend)[0], model(indices, 37, values, -1)), vtype
-    monkeypatch.setattr(pieces, "DEFAULT_BAND", 256)
+        assert same(run(indices, depth, values, -1, backend)[0], model(indices, depth, values, -1)), vtype
+        lines = rng.integers(-3, 3, (2, 70)).astype(np.int32)
+        assert same(run(lines, 3, values, 0, backend)[0], model(lines, 3, values, 0)), vtype
     values = random_array(rng, (2,), np.float32)
-    got, stats = run(indices, 37, values, -1, backend)
-    assert same(got, model(indices, 37, values, -1)) and stats["bands"] > 1
+    edge = np.array([5, 0, 0, 30], np.int64)  # depth 31: words 16-31 hold position 0's last 15, position 1's first
+    assert same(run(edge, 31, values, -1, backend)[0], model(edge, 31, values, -1))
+    monkeypatch.setattr(pieces, "DEFAULT_BAND", 256)
+    got, stats = run(indices, depth, values, -1, backend)
+    assert same(got, model(indices, depth, values, -1)) and stats["bands"] > 1

@@ -99,7 +99,8 @@ def run_one_hot(
     bands = list(_bands(count, depth, inner, band, window))
     reach = max(hi - lo + 1 for _, _, lo, hi, _, _ in bands)
     need = min(cap, round_up(reach * index_bits // 8 + 2 * WORD, WORD))
-    entry = "small" if bits < 32 else "wide"
+    # the last axis (lines of one element) and longer lines take separate entries (see the shader)
+    entry = "small" if bits < 32 else ("wide" if inner == 1 else "wide_lines")
     run = pieces._Run(gpu, band_bytes, cap, max_groups_per_dim, shader=SHADER, entry=entry,
                       sizes=(need, WORD, WORD), mapped=mapped)
     per_group = shader_const(SHADER, "WG") * shader_const(SHADER, "WORDS")
