@@ -1,5 +1,5 @@
 """Fills and triangles by runs (shaders/pieces_runs.wgsl modes 1-3 through
-gpu/runs.py): ConstantOfShape, EyeLike's zeros, OneHot's off value, Pad's and
+gpu/runs.py): ConstantOfShape, EyeLike's zeros, Pad's and
 CenterCropPad's constant borders as vec4 stores of the fill's word pattern,
 Trilu's rows as their kept columns copied and the rest filled.
 
@@ -24,7 +24,7 @@ from conftest import random_array
 from family_refs import reference, same
 from onnxop_cli import center_crop_pad, constant_of_shape, expand, eye_like, one_hot, pad, tile, transpose, trilu
 from onnxop_cli.core.sources import MemoryBytes
-from onnxop_cli.gpu import pieces, repeats, runs
+from onnxop_cli.gpu import get_gpu, pieces, repeats, runs
 from onnxop_cli.ops.family import Piece
 
 WIDTHS = [np.bool_, np.int8, np.uint8, np.float16, ml_dtypes.bfloat16, np.float32, np.int32, np.float64,
@@ -184,8 +184,9 @@ def test_center_crop_pad_by_runs(backend, rng, dtype, taken):
 
 
 @pytest.mark.parametrize("vtype", [np.float32, np.float16, np.float64, np.int8])
-def test_one_hot_off_value_by_runs(backend, rng, vtype, taken):
-    """OneHot's off value (random bits, a NaN payload, -0.0) by runs, the on values placed after it."""
+def test_one_hot_off_value(backend, rng, vtype, taken):
+    """OneHot's off value (random bits, a NaN payload, -0.0) beside its on values: no longer a fill by
+    runs but shaders/one_hot.wgsl's one pass (tests/gpu/test_one_hot_kernel.py), no piece run."""
     depth = 70
     indices = rng.integers(-depth, depth, (3, 5)).astype(np.int64)
     hot = (np.where(indices < 0, indices + depth, indices)[..., None] == np.arange(depth))
@@ -195,7 +196,7 @@ def test_one_hot_off_value_by_runs(backend, rng, vtype, taken):
         for axis in (-1, 0, 1):
             got = one_hot(indices, depth=np.array(depth, np.int64), values=values, axis=axis, backend=backend)
             assert same(got, np.moveaxis(np.where(hot, values[1], values[0]), -1, axis)), (off, axis)
-    assert taken["runs"] > 0
+    assert taken["runs"] == taken["general"] == 0 and get_gpu(backend).cache["one-hot-last"]["bands"] > 0
 
 
 @pytest.mark.parametrize("dtype", WIDTHS + [np.complex128])

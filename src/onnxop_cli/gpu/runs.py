@@ -1,7 +1,7 @@
 """Pieces by runs: ``shaders/pieces_runs.wgsl`` for a piece whose innermost
 axis is contiguous in the output and, where it has one, in its source:
 Concat's, Split's and Pad's interior pieces, fills (ConstantOfShape, Pad's
-and CenterCropPad's constant borders, EyeLike's zeros, OneHot's off value:
+and CenterCropPad's constant borders, EyeLike's zeros:
 vec4 stores of the fill's word pattern) and Trilu's triangle (each row's kept
 columns copied, the rest filled, the triangle's edge blended in its words).
 

@@ -11,13 +11,17 @@ reinterpretation, each a few pieces (ops/family.py).
   run of consecutive selected slices. (11: negative axes; 28: bfloat16.)
 - OneHot-9/11/28: ``values[0]`` everywhere, ``values[1]`` where the new axis'
   index equals the index (negative ones count from ``depth``; out of range:
-  nowhere). A fill and one one-element piece per index.
+  nowhere). One pass of shaders/one_hot.wgsl over the output, the indices
+  read on the device (gpu/one_hot.py); strings a fill and one one-element
+  piece per index, on the host.
 - BitCast-26: the same bits read as ``to`` (of the same width), same shape.
 """
 
 from __future__ import annotations
 
+import functools
 import math
+from collections import abc
 from typing import Optional, Sequence
 
 from ..errors import OpError
@@ -188,22 +192,75 @@ class OneHot_9(TensorOp):
         r = len(indices.shape)
         axis = cls.check_axis(int(node.value("axis", -1)), -(r + 1), r, f"for an output of rank {r + 1}")  # type: ignore[call-overload]
         shape = indices.shape[:axis] + (depth,) + indices.shape[axis:]
-        out = c_strides(shape)
         if values.dtype.is_string:
             off, on = (bytes(v) for v in values.tensor.strings.reshape(-1))  # type: ignore[union-attr]
         else:
             raw = np.asarray(values.values()).reshape(-1)
             off, on = element_bytes(raw[0], values.dtype), element_bytes(raw[1], values.dtype)
-        pieces = [Piece(shape, out, 0, fill=off)]
-        idx = np.asarray(indices.values()).reshape(-1).astype(np.int64)
         inner = math.prod(indices.shape[axis:])
-        for flat, j in enumerate(idx.tolist()):
-            j = j + depth if j < 0 else j
-            if not 0 <= j < depth:
+        # the pieces (a fill, one element per index) read the indices on the host: built only when asked
+        # for -- by summaries, which cut them to the shown entries, and by the string path
+        pieces = _HotPieces(lambda: _hot_pieces(indices, shape, depth, inner, off, on))
+        from ..gpu.one_hot import LIMIT
+
+        # the kernel reads the indices row-major as they lie (any byte order): strings (no GPU form),
+        # Fortran-ordered indices of rank 2 or more (their positions are not the output's order) and depths
+        # past the kernel's u32 arithmetic keep the pieces
+        if (values.dtype.is_string or depth >= LIMIT
+                or (indices.tensor.order == "F" and sum(d > 1 for d in indices.shape) > 1)):
+            return [OutputPlan(cls.outputs[0], shape, values.dtype, pieces=pieces)]  # type: ignore[arg-type]
+        runner = functools.partial(_run_kernel, depth, inner, indices.dtype.numpy.kind, indices.dtype.bits, off, on,
+                                   math.prod(shape), values.dtype.bits)
+        return [OutputPlan(cls.outputs[0], shape, values.dtype, pieces=pieces,  # type: ignore[arg-type]
+                           runner=runner, kernel="one-hot")]
+
+
+def _hot_pieces(indices: Arg, shape: tuple[int, ...], depth: int, inner: int, off: bytes, on: bytes) -> list[Piece]:
+    """OneHot as pieces: ``off`` everywhere, then one ``on`` element per index
+    in range. Indices as ONNX casts them to int64 (floats truncated toward
+    zero; NaN and infinities out of range), as the kernel reads them."""
+    import numpy as np
+
+    pieces = [Piece(shape, c_strides(shape), 0, fill=off)]
+    for flat, j in enumerate(np.asarray(indices.values()).reshape(-1).tolist()):
+        if isinstance(j, float):
+            if not math.isfinite(j):
                 continue
-            outer, rest = divmod(flat, inner) if inner else (0, 0)
-            pieces.append(Piece((), (), outer * depth * inner + j * inner + rest, fill=on))
-        return [OutputPlan(cls.outputs[0], shape, values.dtype, pieces=pieces)]
+            j = int(j)
+        j = j + depth if j < 0 else j
+        if not 0 <= j < depth:
+            continue
+        outer, rest = divmod(flat, inner) if inner else (0, 0)
+        pieces.append(Piece((), (), outer * depth * inner + j * inner + rest, fill=on))
+    return pieces
+
+
+class _HotPieces(abc.Sequence):
+    """A list of pieces made on first use."""
+
+    def __init__(self, make) -> None:
+        self._make, self._made = make, None
+
+    def _list(self) -> list[Piece]:
+        if self._made is None:
+            self._made = self._make()
+        return self._made
+
+    def __len__(self) -> int:
+        return len(self._list())
+
+    def __getitem__(self, i):  # type: ignore[override]
+        return self._list()[i]
+
+    def __iter__(self):
+        return iter(self._list())
+
+
+def _run_kernel(depth, inner, kind, index_bits, off, on, count, bits, gpu, sources, sink) -> int:
+    from ..gpu.one_hot import run_one_hot
+
+    return run_one_hot(gpu, sources, sink, depth=depth, inner=inner, index_kind=kind, index_bits=index_bits,
+                       off=off, on=on, count=count, bits=bits)
 
 
 class OneHot_11(OneHot_9):
@@ -287,7 +344,7 @@ ONE_HOT = OpSpec(
     ),
     summary="One-hot encode index tensors (ONNX OneHot).",
     description="For each index file, a tensor with a new --axis of --depth: on_value where its index is "
-    "the element's index, off_value elsewhere, filled by the GPU pieces kernel.",
+    "the element's index, off_value elsewhere, in one pass of the GPU's one-hot kernel (strings: on the host).",
     example="onnxop one-hot i.npy --depth 4 --values 0,1",
 )
 

@@ -1,0 +1,367 @@
+// OneHot in whole words: each output element is on_value where its depth
+// coordinate equals the (wrapped) index of its (outer, inner) position, else
+// off_value.
+//
+// gpu/one_hot.py streams the row-major output in bands. A band is either a
+// run of whole lines (a line: the `line` = inner consecutive elements of one
+// (outer, depth) pair) or a stretch of one line (line 0xffffffff: every
+// element of the band has depth coordinate d0). The band's indices lie in
+// the window `idx` as they are stored (little- or big-endian, any integer or
+// float type the op takes), from its element q0 on; element e of the band:
+//     t = e / line + d0, r = e % line      (lines since the window's first outer)
+//     depth coordinate t % depth, index position (t / depth) * line + r + q0
+// found with two divisions per invocation and then walked with adds. An
+// index is read as ONNX casts it to int64 (floats truncated toward zero,
+// NaN and infinities out of range), then wrapped once if negative; an index
+// outside [-depth, depth) matches no depth coordinate (all off, as
+// onnx.reference). An invocation whose elements lie at one position (line 1,
+// the default last axis) decodes its index once and compares it with each
+// depth coordinate; one whose elements lie in one line decodes each
+// element's index and compares it with the line's one depth coordinate;
+// only one straddling lines walks (decoding an index when its position moves).
+//
+// Each invocation writes WORDS whole u32 words of the band (vec4 stores), no
+// two invocations a word, no atomics. Entry `small`: elements of 2-16 bits,
+// 32 / bits to a word (bits past the band's last element are 0); `wide`:
+// elements of 32-128 bits, each one or more whole words.
+//
+// needs: (nothing beyond WebGPU)
+
+const WG: u32 = 256u;
+const WORDS: u32 = 16u;  // consecutive output words per invocation
+const NONE: u32 = 0xffffffffu;
+
+struct Params {
+    words: u32,     // output words of this band
+    groups_x: u32,  // workgroups per row of the dispatch grid
+    elems: u32,     // output elements of the band
+    bits: u32,      // output element bits: 2, 4, 8, 16, 32, 64 or 128
+    line: u32,      // elements of one line (inner), or NONE: the band is inside one line
+    depth: u32,
+    d0: u32,        // lines from the window's first outer to the band's first line
+    q0: u32,        // window element of the window's first position
+    ibits: u32,     // index bits: 8, 16, 32 or 64
+    kind: u32,      // 0 signed integer, 1 unsigned integer, 2 IEEE float
+    swap: u32,      // 1: indices big-endian
+    pad: u32,
+    off: vec4<u32>, // off_value: its words (wide), or its bits in the low bits of word 0 (small)
+    on: vec4<u32>,
+}
+
+@group(0) @binding(0) var<storage, read> idx: array<u32>;
+@group(0) @binding(2) var<storage, read_write> dst: array<vec4<u32>>;
+@group(0) @binding(3) var<uniform> params: Params;
+
+fn bswap(x: u32) -> u32 {
+    return (x >> 24u) | ((x >> 8u) & 0xff00u) | ((x << 8u) & 0xff0000u) | (x << 24u);
+}
+
+// the index at window position `pos`, wrapped into [0, depth), or NONE
+fn index_at(pos: u32) -> u32 {
+    let ib = params.ibits;
+    let swap = params.swap == 1u;
+    var lo = 0u;
+    var hi = 0u;
+    if (ib == 64u) {
+        lo = idx[2u * pos];
+        hi = idx[2u * pos + 1u];
+        if (swap) {
+            let t = bswap(lo);
+            lo = bswap(hi);
+            hi = t;
+        }
+    } else if (ib == 32u) {
+        lo = idx[pos];
+        if (swap) {
+            lo = bswap(lo);
+        }
+    } else {
+        let lgp = select(2u, 1u, ib == 16u);  // log2 of indices per word
+        let per = 1u << lgp;
+        lo = (idx[pos >> lgp] >> ((pos & (per - 1u)) * ib)) & ((1u << ib) - 1u);
+        if (swap && ib == 16u) {
+            lo = ((lo >> 8u) | (lo << 8u)) & 0xffffu;
+        }
+    }
+    let depth = params.depth;
+    var neg = false;
+    var mag = 0u;   // |index| (truncated toward zero), when it fits 32 bits
+    var big = false;  // |index| >= 2**32, or not a number
+    if (params.kind == 0u) {
+        if (ib == 64u) {
+            neg = (hi >> 31u) == 1u;
+            mag = select(lo, 0u - lo, neg);
+            let mhi = select(hi, ~hi + select(0u, 1u, lo == 0u), neg);
+            big = mhi != 0u;
+        } else {
+            let sh = 32u - ib;
+            let x = bitcast<i32>(lo << sh) >> sh;
+            neg = x < 0;
+            let u = bitcast<u32>(x);
+            mag = select(u, 0u - u, neg);
+        }
+    } else if (params.kind == 1u) {
+        mag = lo;
+        big = ib == 64u && hi != 0u;
+    } else {
+        // sign, biased exponent, the all-ones exponent, the bias, and the fraction's top bits under bit 31
+        var sign = 0u;
+        var e = 0u;
+        var emax = 0u;
+        var bias = 0u;
+        var top = 0u;
+        if (ib == 16u) {
+            sign = lo >> 15u;
+            e = (lo >> 10u) & 0x1fu;
+            emax = 0x1fu;
+            bias = 15u;
+            top = (lo & 0x3ffu) << 21u;
+        } else if (ib == 32u) {
+            sign = lo >> 31u;
+            e = (lo >> 23u) & 0xffu;
+            emax = 0xffu;
+            bias = 127u;
+            top = (lo & 0x7fffffu) << 8u;
+        } else {
+            sign = hi >> 31u;
+            e = (hi >> 20u) & 0x7ffu;
+            emax = 0x7ffu;
+            bias = 1023u;
+            top = ((hi & 0xfffffu) << 11u) | (lo >> 21u);
+        }
+        neg = sign == 1u;
+        big = e == emax || e >= bias + 32u;
+        // |x| < 1 truncates to 0; else the integer part is the significand's top (e - bias + 1) bits
+        let p = min(e - min(e, bias), 31u);
+        mag = select(0u, (0x80000000u | top) >> (31u - p), e >= bias);
+    }
+    if (big) {
+        return NONE;
+    }
+    if (neg) {
+        if (mag == 0u) {
+            return 0u;
+        }
+        return select(NONE, depth - mag, mag <= depth);
+    }
+    return select(NONE, mag, mag < depth);
+}
+
+// the walk over a band's elements
+struct Walk {
+    r: u32,     // place in the line
+    d: u32,     // depth coordinate
+    base: u32,  // window element of the line's first position
+    pos: u32,   // the position last decoded (NONE: none yet)
+    hot: u32,   // its wrapped index
+}
+
+fn walk_at(e: u32) -> Walk {
+    let t = e / params.line + params.d0;
+    let o = t / params.depth;
+    return Walk(e % params.line, t % params.depth, o * params.line + params.q0, NONE, NONE);
+}
+
+fn walk_next(w: Walk) -> Walk {
+    let r = w.r + 1u;
+    let wrap = r == params.line;
+    let d = w.d + select(0u, 1u, wrap);
+    let dw = d == params.depth;
+    return Walk(select(r, 0u, wrap), select(d, 0u, dw), w.base + select(0u, params.line, dw), w.pos, w.hot);
+}
+
+// whether the walk's element is on (decoding its position's index only when the position moved)
+fn is_on(w: ptr<function, Walk>) -> bool {
+    let pos = (*w).base + (*w).r;
+    if (pos != (*w).pos) {
+        (*w).pos = pos;
+        (*w).hot = index_at(pos);
+    }
+    return (*w).hot == (*w).d;
+}
+
+// where an invocation's `span` elements from band element e0 lie: all at one position (lines of one
+// element, consecutive depth coordinates from d), or all in one line (depth coordinate d, consecutive
+// positions from pos), or neither (the walk)
+struct Span {
+    one_pos: bool,
+    one_line: bool,
+    d: u32,
+    pos: u32,
+}
+
+fn span_at(e0: u32, span: u32) -> Span {
+    var r0 = 0u;
+    var t = e0 + params.d0;
+    if (params.line != 1u) {  // uniform: lines of one element (the last axis) skip two divisions
+        r0 = e0 % params.line;
+        t = e0 / params.line + params.d0;
+    }
+    let d = t % params.depth;
+    let pos = (t / params.depth) * params.line + params.q0 + r0;
+    return Span(params.line == 1u && d + span <= params.depth, r0 + span <= params.line, d, pos);
+}
+
+@compute @workgroup_size(256)
+fn small(
+    @builtin(workgroup_id) wg: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
+    let w0 = ((wg.y * params.groups_x + wg.x) * WG + lid) * WORDS;
+    if (w0 >= params.words) {
+        return;
+    }
+    let bits = params.bits;
+    let lg = 5u - countTrailingZeros(bits);  // log2 of elements per word
+    let per = 1u << lg;
+    let emask = (1u << bits) - 1u;
+    let off = params.off.x & emask;
+    let on = params.on.x & emask;
+    var e = w0 << lg;
+    let at = span_at(e, WORDS << lg);
+    if (at.one_pos || at.one_line) {  // no walk: each element's depth coordinate and position at hand
+        let hot = index_at(at.pos);   // one_pos: the one index
+        for (var g = 0u; g < WORDS; g = g + 4u) {
+            let w = w0 + g;
+            if (w >= params.words) {
+                break;
+            }
+            var out = vec4<u32>(0u);
+            for (var j = 0u; j < 4u; j = j + 1u) {
+                var v = 0u;
+                for (var k = 0u; k < per; k = k + 1u) {
+                    let i = e - (w0 << lg);  // elements from the invocation's first
+                    var on_here = false;
+                    if (at.one_pos) {
+                        on_here = at.d + i == hot;
+                    } else {
+                        on_here = index_at(at.pos + i) == at.d;
+                    }
+                    v = v | select(0u, select(off, on, on_here) << (k * bits), e < params.elems);
+                    e = e + 1u;
+                }
+                out[j] = v;
+            }
+            dst[w >> 2u] = out;
+        }
+        return;
+    }
+    var walk = walk_at(e);
+    for (var g = 0u; g < WORDS; g = g + 4u) {
+        let w = w0 + g;
+        if (w >= params.words) {
+            break;
+        }
+        var out = vec4<u32>(0u);
+        for (var j = 0u; j < 4u; j = j + 1u) {
+            var v = 0u;
+            for (var k = 0u; k < per; k = k + 1u) {
+                if (e < params.elems) {
+                    v = v | (select(off, on, is_on(&walk)) << (k * bits));
+                    walk = walk_next(walk);
+                }
+                e = e + 1u;
+            }
+            out[j] = v;
+        }
+        dst[w >> 2u] = out;
+    }
+}
+
+// the walk: an invocation's elements one by one, wherever lines and positions change
+fn wide_walk(w0: u32, lg: u32, lo: u32) {
+    let e0 = w0 >> lg;
+    var walk = walk_at(e0);
+    var hot = false;
+    for (var g = 0u; g < WORDS; g = g + 4u) {
+        let w = w0 + g;
+        if (w >= params.words) {
+            break;
+        }
+        var out = vec4<u32>(0u);
+        for (var j = 0u; j < 4u; j = j + 1u) {
+            let ww = w + j;
+            let part = ww & lo;
+            if (part == 0u && ww < params.words) {  // the next element: on or off, once for its words
+                if (ww != w0) {
+                    walk = walk_next(walk);
+                }
+                hot = is_on(&walk);
+            }
+            out[j] = select(params.off[part], params.on[part], hot);
+        }
+        dst[w >> 2u] = out;
+    }
+}
+
+// entry for lines of one element (the last axis, inner 1)
+@compute @workgroup_size(256)
+fn wide(
+    @builtin(workgroup_id) wg: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
+    let w0 = ((wg.y * params.groups_x + wg.x) * WG + lid) * WORDS;
+    if (w0 >= params.words) {
+        return;
+    }
+    let lg = countTrailingZeros(params.bits) - 5u;  // log2 of words per element
+    let lo = (1u << lg) - 1u;
+    // WORDS is a multiple of the words per element: w0 starts an element
+    let e0 = w0 >> lg;
+    let t0 = e0 + params.d0;
+    if (params.line == 1u && t0 % params.depth + (WORDS >> lg) <= params.depth) {
+        // lines of one element (the last axis): the invocation's elements are consecutive depth
+        // coordinates of one position, compared four words at a time with its one index
+        let d = t0 % params.depth;
+        let hot = vec4<u32>(index_at(t0 / params.depth + params.q0));
+        let part = vec4<u32>(0u, 1u, 2u, 3u) & vec4<u32>(lo);  // a word's part of its element
+        let off = vec4<u32>(params.off[part.x], params.off[part.y], params.off[part.z], params.off[part.w]);
+        let on = vec4<u32>(params.on[part.x], params.on[part.y], params.on[part.z], params.on[part.w]);
+        for (var g = 0u; g < WORDS; g = g + 4u) {
+            let k = (vec4<u32>(g) + vec4<u32>(0u, 1u, 2u, 3u)) >> vec4<u32>(lg);  // elements from e0
+            dst[(w0 + g) >> 2u] = select(off, on, vec4<u32>(d) + k == hot);
+        }
+        return;
+    }
+    wide_walk(w0, lg, lo);
+}
+
+// entry for longer lines (kept apart from `wide`: one entry holding both fast paths ran the last
+// axis' at 0.9x the gather kernel's GB/s against 1.2-1.6x, Mesa 22.3)
+@compute @workgroup_size(256)
+fn wide_lines(
+    @builtin(workgroup_id) wg: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
+    let w0 = ((wg.y * params.groups_x + wg.x) * WG + lid) * WORDS;
+    if (w0 >= params.words) {
+        return;
+    }
+    let lg = countTrailingZeros(params.bits) - 5u;  // log2 of words per element
+    let lo = (1u << lg) - 1u;
+    // WORDS is a multiple of the words per element: w0 starts an element
+    let e0 = w0 >> lg;
+    let at = span_at(e0, WORDS >> lg);
+    if (at.one_line) {  // one depth coordinate, consecutive positions: each element's index read once
+        let parts = vec4<u32>(0u, 1u, 2u, 3u) & vec4<u32>(lo);  // a word's part of its element
+        let off = vec4<u32>(params.off[parts.x], params.off[parts.y], params.off[parts.z], params.off[parts.w]);
+        let on = vec4<u32>(params.on[parts.x], params.on[parts.y], params.on[parts.z], params.on[parts.w]);
+        var hot = vec4<bool>(false);
+        for (var g = 0u; g < WORDS; g = g + 4u) {
+            let w = w0 + g;
+            if (w >= params.words) {
+                break;
+            }
+            for (var j = 0u; j < 4u; j = j + 1u) {
+                if (parts[j] == 0u) {
+                    hot[j] = index_at(at.pos + ((g + j) >> lg)) == at.d;
+                } else {
+                    hot[j] = hot[j - 1u];
+                }
+            }
+            dst[w >> 2u] = select(off, on, hot);
+        }
+        return;
+    }
+    wide_walk(w0, lg, lo);
+}

@@ -1,0 +1,140 @@
+"""OneHot in one kernel pass: ``shaders/one_hot.wgsl`` writes every word of
+the output from the indices as they are stored, read on the device (no
+piece per index, no host pass over them).
+
+    for each band of the output (at most one binding and BAND bytes):
+        upload the band's window of indices; one dispatch; readback dst --sink-->
+
+A band is a run of whole lines (a line: the ``inner`` elements of one
+(outer, depth) pair, all reading the same ``inner`` index positions) or, for
+lines too long for that, a stretch of one line; either way its index window
+is a few lines' positions, at most one binding (``_bands``). The buffers,
+uploads, readback and graph (device-resident) sources and sinks are
+gpu/pieces.py's ``_Run``, as gpu/where.py's: only the kernel and its
+parameters differ. ``gpu.cache[LAST]`` holds the last call's band count
+(tests check the path was taken).
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Iterator, Optional, Sequence
+
+from . import pieces
+from .buffers import WORD, can_map, env_poison, grid, round_up
+from .device import Gpu
+from .kernels import shader_const
+
+SHADER = "one_hot.wgsl"
+LAST = "one-hot-last"
+LIMIT = 1 << 31  # depth: the kernel wraps and compares indices in u32
+BAND = 16 << 20  # bytes of a band at most, as gpu/where.py's
+NONE = 0xFFFFFFFF  # the kernel's line of a band inside one line
+KINDS = {"i": 0, "u": 1, "f": 2}  # numpy kind -> the kernel's index kind
+
+Band = tuple[int, int, int, int, int, int]  # start, elements, window lo, hi (positions), line, d0
+
+
+def _bands(count: int, depth: int, inner: int, band: int, window: int) -> Iterator[Band]:
+    """The bands of an output of ``count`` elements (lines of ``inner``,
+    ``depth`` lines to an outer): at most ``band`` elements, reading at most
+    ``window`` index positions each."""
+    lines = count // inner
+    if inner <= band and 2 * inner <= window:
+        # k whole lines span at most (k - 1) // depth + 2 outers of inner positions each
+        k = max(1, min(band // inner, (window // inner - 1) * depth))
+        for l0 in range(0, lines, k):
+            n = min(k, lines - l0)
+            o0, o1 = l0 // depth, (l0 + n - 1) // depth
+            yield l0 * inner, n * inner, o0 * inner, (o1 + 1) * inner - 1, inner, l0 % depth
+        return
+    step = min(band, window)
+    for line in range(lines):
+        o, d = divmod(line, depth)
+        for r in range(0, inner, step):
+            n = min(step, inner - r)
+            yield line * inner + r, n, o * inner + r, o * inner + r + n - 1, NONE, d
+
+
+def run_one_hot(
+    gpu: Gpu,
+    sources: Sequence[Optional[pieces.Source]],
+    sink: pieces.Sink,
+    *,
+    depth: int,
+    inner: int,
+    index_kind: str,
+    index_bits: int,
+    off: bytes,
+    on: bytes,
+    count: int,
+    bits: int,
+    binding_bytes: Optional[int] = None,
+    max_groups_per_dim: Optional[int] = None,
+    poison: Optional[int] = None,
+) -> int:
+    """Stream the ``count`` output elements (``bits`` wide) of OneHot into
+    ``sink``, in order; ``sources[0]`` holds the indices (row-major, numpy
+    kind ``index_kind``, ``index_bits`` wide), ``off`` and ``on`` the values'
+    element bytes (ops/family.element_bytes). Returns the bytes written."""
+    stats = gpu.cache[LAST] = {"bands": 0, "mapped": False}
+    if count == 0:
+        return 0
+    from .gather import binding_limit
+
+    cap = min(binding_bytes or pieces.DEFAULT_BAND, binding_limit(gpu))
+    cap = max(WORD, cap - cap % WORD)
+    band_bytes = min(cap, BAND, round_up((count * bits + 7) // 8, WORD))
+    band = band_bytes * 8 // bits
+    window = (cap - 2 * WORD) * 8 // index_bits  # a window starts up to a word before its first index
+    source = sources[0]
+    assert source is not None
+    if poison is None:
+        poison = env_poison()
+    from .resident import DeviceBuffer, DeviceSink
+
+    # CPU adapters: the window and dst mapped themselves, no staging copies (as gpu/where.py)
+    mapped = can_map(gpu) and not isinstance(sink, DeviceSink) and not isinstance(source.data, DeviceBuffer)
+    stats["mapped"] = mapped
+    bands = list(_bands(count, depth, inner, band, window))
+    reach = max(hi - lo + 1 for _, _, lo, hi, _, _ in bands)
+    need = min(cap, round_up(reach * index_bits // 8 + 2 * WORD, WORD))
+    # the last axis (lines of one element) and longer lines take separate entries (see the shader)
+    entry = "small" if bits < 32 else ("wide" if inner == 1 else "wide_lines")
+    run = pieces._Run(gpu, band_bytes, cap, max_groups_per_dim, shader=SHADER, entry=entry,
+                      sizes=(need, WORD, WORD), mapped=mapped)
+    per_group = shader_const(SHADER, "WG") * shader_const(SHADER, "WORDS")
+    values = struct.pack("<4I4I", *_words(off, bits), *_words(on, bits))
+    fixed = (depth, index_bits, KINDS[index_kind], 1 if source.swap else 0, 0)
+    written = 0
+    try:
+        for start, n, lo, hi, line, d0 in bands:
+            nbytes = (n * bits + 7) // 8
+            words = -(-nbytes // 4)
+            with gpu.errors("one-hot band"):
+                if poison is not None:
+                    gpu.queue.write_buffer(run.dst, 0, bytes([poison]) * round_up(nbytes, 4))
+                encoder = None if mapped else gpu.device.create_command_encoder()
+                first = run._upload(None if mapped else run.upload, run.src, source, lo, hi, index_bits, encoder)
+                gx, gy = grid(-(-words // per_group), run.max_dim)
+                record = struct.pack("<12I", words, gx, n, bits, line, fixed[0], d0, lo - first, *fixed[1:]) + values
+                gpu.queue.write_buffer(run.params, 0, record)
+                encoder = encoder or gpu.device.create_command_encoder()
+                compute = encoder.begin_compute_pass()
+                compute.set_pipeline(run.pipeline)
+                compute.set_bind_group(0, run.bind_group, [0])
+                compute.dispatch_workgroups(gx, gy, 1)
+                compute.end()
+                gpu.queue.submit([encoder.finish()])
+            run.drain(sink, nbytes)
+            stats["bands"] += 1
+            written += nbytes
+    finally:
+        run.release()
+    return written
+
+
+def _words(value: bytes, bits: int) -> tuple[int, ...]:
+    """An element's bytes as the kernel's four words (low bits of the first for sub-word elements)."""
+    raw = (value + bytes(16))[: max(4, bits // 8)]
+    return struct.unpack("<4I", raw + bytes(16 - len(raw)))
