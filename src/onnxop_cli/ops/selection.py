@@ -107,28 +107,28 @@ class Compress_9(TensorOp):
                           f"{length} {'elements' if axis is None else f'slices along axis {k}'} it selects from")
         chosen = np.flatnonzero(flags)
         cuts = np.flatnonzero(np.diff(chosen) != 1) + 1  # where a run of consecutive kept positions starts
-        if len(chosen) and not data.dtype.is_string and _gathers(data, k, len(chosen), len(cuts) + 1):
-            return _compress_gather(cls, data, k, chosen)
-        runs = _runs(chosen, cuts)
-        if k is None:
-            shape = (len(chosen),)
-            pieces, at = [], 0
-            for start, n in runs:
-                for box in _row_major_boxes(data.shape, data.strides, start, start + n):
-                    dims, src_strides, origin = box
+        gather = len(chosen) and not data.dtype.is_string and _gathers(data, k, len(chosen), len(cuts) + 1)
+        # a gather's plan keeps its pieces too (the same output) for summaries, which make only the
+        # shown entries from them (core/summary.py), where they are few enough to plan cheaply
+        pieces = None if gather and len(cuts) >= SUMMARY_RUNS else []
+        at = 0
+        for start, n in [] if pieces is None else _runs(chosen, cuts):
+            if k is None:
+                for dims, src_strides, origin in _row_major_boxes(data.shape, data.strides, start, start + n):
                     pieces.append(Piece(dims, c_strides(dims), at, 0, src_strides, origin))
                     at += math.prod(dims)
-            return [OutputPlan(cls.outputs[0], shape, data.dtype, pieces=pieces)]
-        out_shape = list(data.shape)
-        out_shape[k] = len(chosen)
-        out = c_strides(out_shape)
-        pieces, at = [], 0
-        for start, n in runs:
+                continue
             dims = list(data.shape)
             dims[k] = n
+            out = c_strides(data.shape[:k] + (len(chosen),) + data.shape[k + 1:])
             pieces.append(Piece(tuple(dims), out, at * out[k], 0, data.strides, start * data.strides[k]))
             at += n
-        return [OutputPlan(cls.outputs[0], tuple(out_shape), data.dtype, pieces=pieces)]
+        if gather:
+            plan = _compress_gather(cls, data, k, chosen)
+            plan[0].pieces = pieces
+            return plan
+        shape = (len(chosen),) if k is None else data.shape[:k] + (len(chosen),) + data.shape[k + 1:]
+        return [OutputPlan(cls.outputs[0], tuple(shape), data.dtype, pieces=pieces)]
 
 
 # Compress runs as a Gather (gpu/indexed.py) unless its runs are few and long: a piece per run is one
@@ -142,6 +142,7 @@ GATHER_BELOW = 64  # mean bytes a run copies (per line of its box) below which t
 GATHER_ABOVE = 32  # runs above which the gather runs, however long
 
 
+SUMMARY_RUNS = 4096  # runs up to which a gather's plan also carries its pieces
 MOST_INDICES = (128 << 20) // 4  # the gather's indices fit one binding (as u32) of WebGPU's least maximum
 
 
