@@ -88,6 +88,28 @@ def gather_plan(name: str, data: Arg, idx: Optional[Arg], table: Table, check: O
                        precheck=_prechecker(idx, check, where[1]))]
 
 
+def gather_made(name: str, data: Arg, indices: Any, table: Table, check: Check, di: int = 0) -> list[OutputPlan]:
+    """A gather whose indices the op made on the host from a small input
+    (Compress: its condition's kept positions): an int32 or int64 array of
+    ``check``'s index shape, run by the same kernels as gather_plan's, which
+    check them as they read them. Not for strings (no device form)."""
+    import numpy as np
+
+    from ..core.sources import MemoryBytes
+    from .family import OutputPlan
+
+    made = np.ascontiguousarray(indices, dtype="<i8" if indices.dtype.itemsize == 8 else "<i4")
+    runner = functools.partial(_run_made, data, MemoryBytes(made), made.shape, made.itemsize == 8, table, check, di)
+    return [OutputPlan(name, table.shape, data.dtype, runner=runner, kernel="indexed-gather")]
+
+
+def _run_made(data: Arg, made: Any, shape: tuple[int, ...], wide: bool, table: Table, check: Check, di: int,
+              gpu: Any, sources: Sequence[Any], sink: Any) -> int:
+    from ..gpu.indexed import Index, gather_indexed
+
+    return gather_indexed(gpu, _data(data, sources[di]), Index(made, shape, wide), check, table, sink)
+
+
 def scatter_plan(op: str, name: str, data: Arg, updates: Arg, idx: Optional[Arg], table: Table,
                  check: Optional[Check], reduction: str = "none", numpy_rule: bool = True,
                  where: tuple[int, int, int] = (0, 2, 1), inner: int = 0) -> list[OutputPlan]:
@@ -183,4 +205,4 @@ def host_scatter(op: str, data: Arg, updates: Arg, idx: Optional[Arg], table: Ta
     return out.reshape(data.shape)
 
 
-__all__ = ["gather_plan", "scatter_plan", "layout", "NONNEG", "RANGE", "WRAP"]
+__all__ = ["gather_plan", "gather_made", "scatter_plan", "layout", "NONNEG", "RANGE", "WRAP"]

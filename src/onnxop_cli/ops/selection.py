@@ -7,8 +7,10 @@ reinterpretation, each a few pieces (ops/family.py).
   a fill and one copy.
 - Compress-9/11/28: the slices (or, without ``axis``, the elements of the
   flattened input) where the bool ``condition`` is true; a condition shorter
-  than the axis selects from its part, a longer one is refused. One piece per
-  run of consecutive selected slices. (11: negative axes; 28: bfloat16.)
+  than the axis selects from its part, a longer one is refused. A Gather of
+  the kept positions (Gather's table and kernels) unless the runs of
+  consecutive kept slices are few and long: then one piece per run.
+  (11: negative axes; 28: bfloat16.)
 - OneHot-9/11/28: ``values[0]`` everywhere, ``values[1]`` where the new axis'
   index equals the index (negative ones count from ``depth``; out of range:
   nowhere). One pass of shaders/one_hot.wgsl over the output, the indices
@@ -22,12 +24,15 @@ from __future__ import annotations
 import functools
 import math
 from collections import abc
+from dataclasses import replace
 from typing import Optional, Sequence
 
 from ..errors import OpError
 from ..core.view import c_strides
+from . import indexing
 from .base import BASE_TYPES, FLOAT8, Node, versions
 from .family import Arg, OutputPlan, Piece, TensorOp, element_bytes
+from .indexed_plan import NONNEG, gather_made
 from .spec import OpSpec, Param
 
 
@@ -93,7 +98,7 @@ class Compress_9(TensorOp):
         axis = node.value("axis")
         r = len(data.shape)
         if axis is None:
-            length, shape, strides = data.size, (data.size,), None
+            length, k = data.size, None
         else:
             k = cls.check_axis(int(axis), -r, r - 1, f"for an input of rank {r}")  # type: ignore[call-overload]
             length = data.shape[k]
@@ -101,37 +106,86 @@ class Compress_9(TensorOp):
             raise OpError(f"{cls.label()}: condition has {len(flags)} values, more than the "
                           f"{length} {'elements' if axis is None else f'slices along axis {k}'} it selects from")
         chosen = np.flatnonzero(flags)
-        runs = _runs([int(i) for i in chosen])
-        if axis is None:
-            shape = (len(chosen),)
-            pieces, at = [], 0
-            for start, n in runs:
-                for box in _row_major_boxes(data.shape, data.strides, start, start + n):
-                    dims, src_strides, origin = box
+        cuts = np.flatnonzero(np.diff(chosen) != 1) + 1  # where a run of consecutive kept positions starts
+        gather = len(chosen) and not data.dtype.is_string and _gathers(data, k, len(chosen), len(cuts) + 1)
+        # a gather's plan keeps its pieces too (the same output) for summaries, which make only the
+        # shown entries from them (core/summary.py), where they are few enough to plan cheaply
+        pieces = None if gather and len(cuts) >= SUMMARY_RUNS else []
+        at = 0
+        for start, n in [] if pieces is None else _runs(chosen, cuts):
+            if k is None:
+                for dims, src_strides, origin in _row_major_boxes(data.shape, data.strides, start, start + n):
                     pieces.append(Piece(dims, c_strides(dims), at, 0, src_strides, origin))
                     at += math.prod(dims)
-            return [OutputPlan(cls.outputs[0], shape, data.dtype, pieces=pieces)]
-        out_shape = list(data.shape)
-        out_shape[k] = len(chosen)
-        out = c_strides(out_shape)
-        pieces, at = [], 0
-        for start, n in runs:
+                continue
             dims = list(data.shape)
             dims[k] = n
+            out = c_strides(data.shape[:k] + (len(chosen),) + data.shape[k + 1:])
             pieces.append(Piece(tuple(dims), out, at * out[k], 0, data.strides, start * data.strides[k]))
             at += n
-        return [OutputPlan(cls.outputs[0], tuple(out_shape), data.dtype, pieces=pieces)]
+        if gather:
+            plan = _compress_gather(cls, data, k, chosen)
+            plan[0].pieces = pieces
+            return plan
+        shape = (len(chosen),) if k is None else data.shape[:k] + (len(chosen),) + data.shape[k + 1:]
+        return [OutputPlan(cls.outputs[0], tuple(shape), data.dtype, pieces=pieces)]
 
 
-def _runs(indices: list[int]) -> list[tuple[int, int]]:
-    """Consecutive indices as (start, count) runs."""
-    out: list[tuple[int, int]] = []
-    for i in indices:
-        if out and out[-1][0] + out[-1][1] == i:
-            out[-1] = (out[-1][0], out[-1][1] + 1)
-        else:
-            out.append((i, 1))
-    return out
+# Compress runs as a Gather (gpu/indexed.py) unless its runs are few and long: a piece per run is one
+# dispatch, and one upload of all the source it spans (along an inner axis: nearly all of it), while
+# the gather reads the source once, by vec4 slabs where the slices are whole vectors, else an element
+# at a time -- slower than a piece's copy only for a few runs of 64 bytes or more (e.g. 2 runs of
+# 126-2046 B: the pieces 2.0-2.6x faster; 2 runs of 4-30 B: the gather 1.8-2.6x; 16 runs of 1 MiB:
+# the pieces 1.2x; 64 of 256 KiB: the gather 1.4x; the benchmark's 256 runs of ~36 B: the gather ~6x.
+# Mesa 22.3, 16 MiB float32, load 4.5-5 on 2 cores, 2026-12-02)
+GATHER_BELOW = 64  # mean bytes a run copies (per line of its box) below which the gather runs
+GATHER_ABOVE = 32  # runs above which the gather runs, however long
+
+
+SUMMARY_RUNS = 4096  # runs up to which a gather's plan also carries its pieces
+MOST_INDICES = (128 << 20) // 4  # the gather's indices fit one binding (as u32) of WebGPU's least maximum
+
+
+def _gathers(data: Arg, k: Optional[int], kept: int, runs: int) -> bool:
+    """Whether Compress runs as a Gather (see GATHER_BELOW) rather than a piece per run."""
+    inner = 1 if k is None else math.prod(data.shape[k + 1:])
+    if data.size >= 1 << 32 or kept * (1 if k is not None else max(1, len(data.shape))) > MOST_INDICES:
+        return False
+    return runs > GATHER_ABOVE or kept * inner * data.dtype.bits < GATHER_BELOW * 8 * runs
+
+
+def _compress_gather(cls: type[Compress_9], data: Arg, k: Optional[int], chosen) -> list[OutputPlan]:
+    """Compress as Gather's table and kernels: the kept positions are its
+    indices, along ``k`` or (None) into the flattened input, row-major or
+    not (then one lookup per axis, GatherND's table). int32 indices where
+    they fit and the slices are not whole vectors (those take the vec4
+    kernel, which reads int64 ones)."""
+    import numpy as np
+
+    op = cls.label()
+    slab = 1 if k is None else math.prod(data.shape[k + 1:])
+    wide = data.size >= 1 << 31 or (slab * data.dtype.bits) % 128 == 0
+    chosen = chosen.astype(np.int64 if wide else np.int32)
+    if k is not None:
+        table, check = indexing.gather(op, data.shape, chosen.shape, k, data.strides)
+        return gather_made(cls.outputs[0], data, chosen, table, replace(check, mode=NONNEG))
+    dims = [(d, s) for d, s in zip(data.shape, data.strides) if d > 1]
+    if all(s == r for (_, s), r in zip(dims, c_strides([d for d, _ in dims]))):
+        flat = replace(data, shape=(data.size,), strides=(1,))
+        table, check = indexing.gather(op, flat.shape, chosen.shape, 0)
+        return gather_made(cls.outputs[0], flat, chosen, table, replace(check, mode=NONNEG))
+    where = np.stack(np.unravel_index(chosen, data.shape), axis=-1).astype(chosen.dtype)
+    table, check = indexing.gather_nd(op, data.shape, where.shape, 0, data.strides)
+    return gather_made(cls.outputs[0], data, where, table, replace(check, mode=NONNEG))
+
+
+def _runs(chosen, cuts) -> list[tuple[int, int]]:
+    """The sorted positions ``chosen`` as (start, count) runs of consecutive
+    ones, each starting at ``chosen[cut]`` for a cut in ``cuts`` (and at the first)."""
+    if not len(chosen):
+        return []
+    bounds = [0, *cuts.tolist(), len(chosen)]
+    return [(int(chosen[a]), b - a) for a, b in zip(bounds, bounds[1:])]
 
 
 def _row_major_boxes(shape, strides, start: int, end: int):
@@ -326,7 +380,8 @@ COMPRESS = OpSpec(
     ),
     summary="Keep the slices selected by a condition (ONNX Compress).",
     description="Keep each input's slices along --axis (or elements of the flattened input) where "
-    "--condition is true, one strided GPU copy per run of kept slices.",
+    "--condition is true, through the GPU gather kernels (a strided GPU copy per run where the runs are few and "
+    "long).",
     example="onnxop compress x.npy --condition 1,0,1 --axis 0",
 )
 
