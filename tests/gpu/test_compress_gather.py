@@ -1,4 +1,4 @@
-"""Compress as a Gather (ops/selection.py: the condition's kept positions as
+"""Compress as a Gather (ops/compress.py: the condition's kept positions as
 the indices of Gather's table and kernels, gpu/indexed.py) and as a piece
 per run, byte for byte against onnx.reference on random bits. Every call
 asserts which path ran: the gather kernels leave their transfer counts in
@@ -15,7 +15,7 @@ import pytest
 
 from onnxop_cli import compress
 from onnxop_cli.gpu import indexed as ix
-from onnxop_cli.ops import selection
+from onnxop_cli.ops import compress as compress_op
 
 from conftest import random_array
 from family_refs import reference, same
@@ -26,10 +26,10 @@ TYPES = ["?", "u1", "<i2", "<f2", ml_dtypes.bfloat16, "<f4", "<i8", "<f8", "<c16
 @pytest.fixture(params=["gather", "pieces"])
 def path(request, monkeypatch) -> str:
     if request.param == "gather":
-        monkeypatch.setattr(selection, "GATHER_BELOW", 1 << 40)
+        monkeypatch.setattr(compress_op, "GATHER_BELOW", 1 << 40)
     else:
-        monkeypatch.setattr(selection, "GATHER_BELOW", 0)
-        monkeypatch.setattr(selection, "GATHER_ABOVE", 1 << 40)
+        monkeypatch.setattr(compress_op, "GATHER_BELOW", 0)
+        monkeypatch.setattr(compress_op, "GATHER_ABOVE", 1 << 40)
     return request.param
 
 

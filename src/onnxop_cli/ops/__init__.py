@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from ..errors import OpError, UsageError
 from . import depth_to_space, expand, flatten, identity, reshape, slice, space_to_depth, squeeze, tile, transpose
 from . import unsqueeze
-from . import concat, fills, pad, selection, shape, split, trilu, where
+from . import compress, concat, fills, one_hot, pad, selection, shape, split, trilu, where
 from . import gather, gather_elements, gather_nd, reverse_sequence, scatter, scatter_elements, scatter_nd
 from . import nonzero, tensor_scatter
 from .base import check_type, Node, OpVersion
@@ -34,7 +34,7 @@ SPECS: dict[str, OpSpec] = {
             reverse_sequence, nonzero,
         )),
         fills.CONSTANT_OF_SHAPE, fills.EYE_LIKE, shape.SHAPE, shape.SIZE,
-        selection.CENTER_CROP_PAD, selection.COMPRESS, selection.ONE_HOT, selection.BITCAST,
+        selection.CENTER_CROP_PAD, compress.COMPRESS, one_hot.ONE_HOT, selection.BITCAST,
     )
 }
 OPERATORS: dict[str, tuple[type[OpVersion], ...]] = {name: spec.versions for name, spec in SPECS.items()}
