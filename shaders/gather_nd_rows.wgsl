@@ -11,8 +11,8 @@
 // bound, _) for the tuple's two indices. Slice p starts at the data word
 //     sum_k o_k * dstride_k + index(ip) * lstride_0 + index(ip + 1) * lstride_1.
 //
-// The raw int64 indices are checked here as indexed_slices.wgsl checks them,
-// all 64 bits: a bad one keeps the smallest position in status[0]
+// The raw int64 indices are checked and wrapped here as indexed_slices.wgsl
+// does in its wrap mode (GatherND's), all 64 bits: a bad one keeps the smallest position in status[0]
 // (each invocation's smallest, once, by atomicMin) and reads 0; the host reads nothing back then. Every slice is
 // read, so every index is checked.
 //
@@ -26,8 +26,8 @@ struct Params {
     groups_x: u32,  // workgroups per row of the dispatch grid
     outer: u32,     // leading output axes
     iswap: u32,     // 1: big-endian indices
-    cmode: u32,     // indices.wgsl's mode (0 wrap, 1 0 .. d, 2 0 .. d-1)
     pad0: u32,
+    pad3: u32,
     pad1: u32,
     pad2: u32,
 }
@@ -43,20 +43,19 @@ fn bswap32(x: u32) -> u32 {
     return (x << 24u) | ((x & 0xff00u) << 8u) | ((x >> 8u) & 0xff00u) | (x >> 24u);
 }
 
-// The int64 index (lo, hi) at position `pos` as an offset along an axis of
-// `d` elements, checked: a bad one lowers `bad` to its position and reads 0.
-// No branch and no atomic here: the invocation reports its smallest bad
-// position once (`report`), where an atomic per index cost Mesa's CPU
-// drivers a loop over the lanes each time.
+// The int64 index (lo, hi) at position `pos` wrapped into [0, d), checked:
+// a bad one lowers `bad` to its position and reads 0. No branch and no
+// atomic here: the invocation reports its smallest bad position once
+// (`report`), where an atomic per index cost Mesa's CPU drivers a loop over
+// the lanes each time.
 fn index(lo0: u32, hi0: u32, pos: u32, d: u32, bad: ptr<function, u32>) -> u32 {
     let swap = params.iswap != 0u;
     let lo = select(lo0, bswap32(hi0), swap);
     let hi = select(hi0, bswap32(lo0), swap);
     let neg = hi == 0xffffffffu && lo != 0u && (0u - lo) <= d;
-    let wrap = params.cmode == 0u;
-    let ok = select(hi == 0u && (lo < d || (params.cmode == 1u && lo == d)), (hi == 0u && lo < d) || neg, wrap);
+    let ok = (hi == 0u && lo < d) || neg;
     *bad = min(*bad, select(pos, 0xffffffffu, ok));
-    return select(0u, select(lo, lo + d, wrap && neg), ok);
+    return select(0u, select(lo, lo + d, neg), ok);
 }
 
 // The smallest position an invocation found bad, into status[0] (the smallest over all).
@@ -155,7 +154,8 @@ fn words1(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index)
         var off = a.off;
         var ip = a.ip;
         for (var u = 0u; u < RUN / 4u; u = u + 1u) {
-            dst[(p0 >> 2u) + u] = vec4<u32>(src[base(off, ip, w, &bad)], src[base(off + w.dstride, ip + w.istride, w, &bad)],
+            dst[(p0 >> 2u) + u] = vec4<u32>(src[base(off, ip, w, &bad)],
+                                            src[base(off + w.dstride, ip + w.istride, w, &bad)],
                                             src[base(off + 2u * w.dstride, ip + 2u * w.istride, w, &bad)],
                                             src[base(off + 3u * w.dstride, ip + 3u * w.istride, w, &bad)]);
             off = off + di;

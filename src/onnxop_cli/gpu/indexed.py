@@ -430,10 +430,9 @@ def _gather_slices(gpu: Gpu, bufs: _Buffers, windows: gather_windows.Windows,
     src = windows.first
     nbytes = (count * bits + 7) // 8
     words = nbytes // 4  # a whole number: every slice is
-    pairs = nd_rows.plan(cut)
+    pairs = nd_rows.plan(cut, check.mode)
     if pairs is not None:  # tuples of two int64, slices of 1-2 words: runs of 16 (gpu/nd_rows.py)
-        dst = nd_rows.run(gpu, bufs, src, raw, status, pairs, words // cut.width, index.big, check.mode, max_dim,
-                          poison)
+        dst = nd_rows.run(gpu, bufs, src, raw, status, pairs, words // cut.width, index.big, max_dim, poison)
         _status(gpu, bufs, status, index, check)
         return _to_sink(gpu, bufs, dst, nbytes, sink)
     bufs.counts["slices"] = 1

@@ -13,6 +13,7 @@ import struct
 from dataclasses import dataclass
 
 from .engines.base import BufferUsage as U
+from .index_table import WRAP
 from .indexed_buffers import _bind, _dispatch, _grid_x, _pipeline
 from .kernels import shader_const
 from .slices import Slices
@@ -28,12 +29,13 @@ class Pairs:
     blob: bytes  # indexed_slices.wgsl's axes buffer (gpu/slices.py)
 
 
-def plan(cut: Slices) -> Pairs | None:
-    """The plan for ``cut``, or None: not two lookups at tuple offsets 0 and 1,
-    a leading index stride odd (a tuple not one aligned vec4), or slices not
-    of one or two words."""
+def plan(cut: Slices, mode: int) -> Pairs | None:
+    """The plan for ``cut`` with indices checked in ``mode``, or None: not
+    wrapped (GatherND's), not two lookups at tuple offsets 0 and 1, a leading
+    index stride odd (a tuple not one aligned vec4), or slices not of one or
+    two words."""
     rows = [struct.unpack_from("<4I", cut.blob, 16 * r) for r in range(len(cut.blob) // 16)]
-    if not ENABLED or cut.width not in (1, 2) or len(rows) != cut.outer + 2:
+    if not ENABLED or mode != WRAP or cut.width not in (1, 2) or len(rows) != cut.outer + 2:
         return None
     if rows[cut.outer][1] != 0 or rows[cut.outer + 1][1] != 1:
         return None
@@ -42,8 +44,7 @@ def plan(cut: Slices) -> Pairs | None:
     return Pairs(cut.width, cut.outer, cut.blob)
 
 
-def run(gpu, bufs, src, raw, status, pairs: Pairs, count: int, big: bool, cmode: int, max_dim: int,
-        poison: int | None):
+def run(gpu, bufs, src, raw, status, pairs: Pairs, count: int, big: bool, max_dim: int, poison: int | None):
     """Dispatch the kernel over ``count`` slices into a result buffer of
     ``bufs``, returned; the caller reads ``status`` before anything
     reaches a sink."""
@@ -55,7 +56,7 @@ def run(gpu, bufs, src, raw, status, pairs: Pairs, count: int, big: bool, cmode:
     groups = -(-count // (shader_const(SHADER, "WG") * shader_const(SHADER, "RUN")))
     params = bufs.new("nd pairs params", 32, U.UNIFORM | U.COPY_DST)
     gpu.queue.write_buffer(params, 0, struct.pack("<8I", count, _grid_x(groups, max_dim), pairs.outer, int(big),
-                                                  cmode, 0, 0, 0))
+                                                  0, 0, 0, 0))
     axes = bufs.new("nd pairs axes", len(pairs.blob), U.STORAGE | U.COPY_DST)
     gpu.queue.write_buffer(axes, 0, pairs.blob)
     kinds = ("read-only-storage", "storage", "uniform", "read-only-storage", "read-only-storage", "storage")
