@@ -1,14 +1,16 @@
 """Where an indexed kernel's time goes (issue 21, docs/indexed-operators.md#speed):
 one case of benchmarks/indexed_ops.py against the gather kernel's transpose
 of the same output, in process CPU seconds (lavapipe's threads included),
-interleaved, with the bytes handed to ``queue.write_buffer`` (the uploads of
-data and indices) timed apart; ``--empty`` runs the same calls with the
-indexed kernel's body emptied (every entry point returns at once), so the
+interleaved, with the uploads of data and indices (``_Buffers.upload``,
+mapped or staged) timed apart; ``--empty`` runs the same calls with the
+indexed kernels' bodies emptied (indexed_gather.wgsl's, and the runs kernels
+gather_elements_rows.wgsl and gather_nd_rows.wgsl return at once), so the
 difference from a run without it is the kernel itself and what is left is
 the uploads, the index check's setup and the readback.
 
     python benchmarks/indexed_breakdown.py
     python benchmarks/indexed_breakdown.py --empty
+    python benchmarks/indexed_breakdown.py --case "GatherND pairs" --empty
 """
 
 from __future__ import annotations
@@ -23,6 +25,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 BODY = "fn body(wg: vec3<u32>, lid: u32, kind: u32, check: u32) {"
+EMPTY = {  # shader -> (the line an entry's body starts after, the early return put there)
+    "indexed_gather.wgsl": (BODY, "if (kind < 1000u) { return; }"),
+    "gather_elements_rows.wgsl": ("let e0 = start(wg, lid);", "if (e0 < 0xffffffffu) { return; }"),
+    "gather_nd_rows.wgsl": ("let p0 = start(wg, lid);", "if (p0 < 0xffffffffu) { return; }"),
+}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -42,33 +49,31 @@ def main(argv: list[str] | None = None) -> int:
 
     def patched(name: str) -> str:
         text = source(name)
-        if args.empty and name == "indexed_gather.wgsl":
-            assert BODY in text
-            text = text.replace(BODY, BODY + "\n    if (kind < 1000u) { return; }", 1)
+        if args.empty and name in EMPTY:
+            line, early = EMPTY[name]
+            assert line in text
+            text = text.replace(line, line + "\n    " + early)
         return text
 
     shaders.shader_source = kernels.shader_source = patched  # before any pipeline is made
     from indexed_ops import cases
 
     from onnxop_cli.gpu.device import get_gpu
+    from onnxop_cli.gpu.indexed_buffers import _Buffers
 
     gpu = get_gpu("vulkan")
-    queue = gpu.queue
     uploads = [0.0]
+    upload = _Buffers.upload
 
-    class Timed:
-        def __getattr__(self, name):
-            return getattr(queue, name)
+    def timed(self, *a, **k):
+        t0 = time.process_time()
+        try:
+            return upload(self, *a, **k)
+        finally:
+            uploads[0] += time.process_time() - t0
 
-        def write_buffer(self, *a, **k):
-            t0 = time.process_time()
-            try:
-                return queue.write_buffer(*a, **k)
-            finally:
-                uploads[0] += time.process_time() - t0
-
-    gpu.queue = Timed()
-    runs = cases(args.side, np.random.default_rng(0))
+    _Buffers.upload = timed
+    runs = {k: f for k, (f, _) in cases(args.side, np.random.default_rng(0)).items()}  # (call, bytes moved)
     names = ["gather kernel, transpose", args.case]
     for n in names:
         runs[n](gpu)
@@ -86,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"adapter {gpu.name}, {gpu.adapter.info.get('description', '')}; kernel body "
           f"{'emptied' if args.empty else 'as shipped'}; load per round {', '.join(loads)}")
     for n in names:
-        print(f"{n}: CPU s {[round(t, 3) for t in times[n]]}; in write_buffer {[round(t, 3) for t in spent[n]]}")
+        print(f"{n}: CPU s {[round(t, 3) for t in times[n]]}; in uploads {[round(t, 3) for t in spent[n]]}")
     ratio = statistics.median(a / b for a, b in zip(times[names[0]], times[names[1]]))
     print(f"{args.case} GB/s / gather kernel GB/s (median of rounds): {ratio:.2f}")
     return 0

@@ -7,9 +7,9 @@
 // against the element kernel's (indexed_gather.wgsl's `one_i64`) vec2 load,
 // walk step, window and byte-swap tests and scalar store per element.
 //
-// A bad index keeps the smallest position in status[0] (atomicMin) and
-// reads offset 0; the host reads nothing back then. Every index is read:
-// the output has the index tensor's shape.
+// A bad index keeps the smallest position in status[0] (each invocation's
+// smallest, once, by atomicMin) and reads offset 0; the host reads nothing
+// back then. Every index is read: the output has the index tensor's shape.
 //
 // needs: (nothing beyond WebGPU)
 
@@ -39,21 +39,27 @@ fn bswap32(x: u32) -> u32 {
     return (x << 24u) | ((x & 0xff00u) << 8u) | ((x >> 8u) & 0xff00u) | (x >> 24u);
 }
 
-// The int64 index (lo, hi) at position `pos`, wrapped into [0, bound), checked.
-fn wrapped(lo0: u32, hi0: u32, pos: u32) -> u32 {
-    var lo = lo0;
-    var hi = hi0;
-    if (params.iswap != 0u) {
-        lo = bswap32(hi0);
-        hi = bswap32(lo0);
-    }
+// The int64 index (lo, hi) at position `pos`, wrapped into [0, bound),
+// checked: a bad one lowers `bad` to its position and reads 0. No branch
+// and no atomic here: the invocation reports its smallest bad position once
+// (`report`), where an atomic per index cost Mesa's CPU drivers a loop
+// over the lanes each time.
+fn wrapped(lo0: u32, hi0: u32, pos: u32, bad: ptr<function, u32>) -> u32 {
+    let swap = params.iswap != 0u;
+    let lo = select(lo0, bswap32(hi0), swap);
+    let hi = select(hi0, bswap32(lo0), swap);
     let d = params.bound;
     let neg = hi == 0xffffffffu && lo != 0u && (0u - lo) <= d;
-    if ((hi == 0u && lo < d) || neg) {
-        return select(lo, lo + d, neg);
+    let ok = (hi == 0u && lo < d) || neg;
+    *bad = min(*bad, select(pos, 0xffffffffu, ok));
+    return select(0u, select(lo, lo + d, neg), ok);
+}
+
+// The smallest position an invocation found bad, into status[0] (the smallest over all).
+fn report(bad: u32) {
+    if (bad != 0xffffffffu) {
+        atomicMin(&status[0], bad);
     }
-    atomicMin(&status[0], pos);
-    return 0u;
 }
 
 // An element's data offset before its index, and its last coordinate.
@@ -83,12 +89,12 @@ struct Step {
     o: u32,
 }
 
-fn take(a: At, lo: u32, hi: u32, e: u32, dim: u32, ds: u32) -> Step {
+fn take(a: At, lo: u32, hi: u32, e: u32, dim: u32, ds: u32, bad: ptr<function, u32>) -> Step {
     var s = Step(a, 0u);
     if (e >= params.count) {
         return s;  // past the end: nothing read, nothing checked
     }
-    s.o = a.off + wrapped(lo, hi, e) * params.lstride;
+    s.o = a.off + wrapped(lo, hi, e, bad) * params.lstride;
     if (a.last + 1u < dim) {
         s.a = At(a.off + ds, a.last + 1u);
     } else {
@@ -109,6 +115,7 @@ fn words1(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index)
     }
     let last = axes[params.rank - 1u];
     var a = at(e0);
+    var bad = 0xffffffffu;
     if (a.last + RUN <= last.x && e0 + RUN <= params.count) {  // the run within one row: adds only
         for (var u = 0u; u < RUN / 4u; u = u + 1u) {
             let e = e0 + 4u * u;
@@ -116,10 +123,12 @@ fn words1(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index)
             let y = raw[(e >> 1u) + 1u];
             let o = a.off + 4u * u * last.y;
             let L = params.lstride;
-            dst[e >> 2u] = vec4<u32>(src[o + wrapped(x.x, x.y, e) * L], src[o + last.y + wrapped(x.z, x.w, e + 1u) * L],
-                                     src[o + 2u * last.y + wrapped(y.x, y.y, e + 2u) * L],
-                                     src[o + 3u * last.y + wrapped(y.z, y.w, e + 3u) * L]);
+            dst[e >> 2u] = vec4<u32>(src[o + wrapped(x.x, x.y, e, &bad) * L],
+                                     src[o + last.y + wrapped(x.z, x.w, e + 1u, &bad) * L],
+                                     src[o + 2u * last.y + wrapped(y.x, y.y, e + 2u, &bad) * L],
+                                     src[o + 3u * last.y + wrapped(y.z, y.w, e + 3u, &bad) * L]);
         }
+        report(bad);
         return;
     }
     for (var u = 0u; u < RUN / 4u; u = u + 1u) {  // one output vector: four elements, two index loads
@@ -129,13 +138,14 @@ fn words1(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index)
         }
         let x = raw[e >> 1u];
         let y = raw[(e >> 1u) + 1u];
-        let s0 = take(a, x.x, x.y, e, last.x, last.y);
-        let s1 = take(s0.a, x.z, x.w, e + 1u, last.x, last.y);
-        let s2 = take(s1.a, y.x, y.y, e + 2u, last.x, last.y);
-        let s3 = take(s2.a, y.z, y.w, e + 3u, last.x, last.y);
+        let s0 = take(a, x.x, x.y, e, last.x, last.y, &bad);
+        let s1 = take(s0.a, x.z, x.w, e + 1u, last.x, last.y, &bad);
+        let s2 = take(s1.a, y.x, y.y, e + 2u, last.x, last.y, &bad);
+        let s3 = take(s2.a, y.z, y.w, e + 3u, last.x, last.y, &bad);
         a = s3.a;
         dst[e >> 2u] = vec4<u32>(src[s0.o], src[s1.o], src[s2.o], src[s3.o]);
     }
+    report(bad);
 }
 
 @compute @workgroup_size(256)
@@ -146,15 +156,17 @@ fn words2(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index)
     }
     let last = axes[params.rank - 1u];
     var a = at(e0);
+    var bad = 0xffffffffu;
     if (a.last + RUN <= last.x && e0 + RUN <= params.count) {  // the run within one row: adds only
         for (var u = 0u; u < RUN / 2u; u = u + 1u) {
             let e = e0 + 2u * u;
             let x = raw[e >> 1u];
             let o = a.off + 2u * u * last.y;
-            let w0 = 2u * (o + wrapped(x.x, x.y, e) * params.lstride);
-            let w1 = 2u * (o + last.y + wrapped(x.z, x.w, e + 1u) * params.lstride);
+            let w0 = 2u * (o + wrapped(x.x, x.y, e, &bad) * params.lstride);
+            let w1 = 2u * (o + last.y + wrapped(x.z, x.w, e + 1u, &bad) * params.lstride);
             dst[e >> 1u] = vec4<u32>(src[w0], src[w0 + 1u], src[w1], src[w1 + 1u]);
         }
+        report(bad);
         return;
     }
     for (var u = 0u; u < RUN / 2u; u = u + 1u) {  // one output vector: two elements, one index load
@@ -163,11 +175,12 @@ fn words2(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index)
             break;
         }
         let x = raw[e >> 1u];
-        let s0 = take(a, x.x, x.y, e, last.x, last.y);
-        let s1 = take(s0.a, x.z, x.w, e + 1u, last.x, last.y);
+        let s0 = take(a, x.x, x.y, e, last.x, last.y, &bad);
+        let s1 = take(s0.a, x.z, x.w, e + 1u, last.x, last.y, &bad);
         a = s1.a;
         let w0 = 2u * s0.o;
         let w1 = 2u * s1.o;
         dst[e >> 1u] = vec4<u32>(src[w0], src[w0 + 1u], src[w1], src[w1 + 1u]);
     }
+    report(bad);
 }

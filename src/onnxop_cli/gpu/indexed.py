@@ -47,7 +47,7 @@ from .device import Gpu
 from .engines.base import BufferUsage as U
 from .buffers import round_up
 from .kernels import shader_const
-from . import elements_rows, gather_windows, reverse_runs, slices
+from . import elements_rows, gather_windows, nd_rows, reverse_runs, slices
 from .indexed_buffers import (  # noqa: F401 - also imported from here
     _bind, _Buffers, _dispatch, _grid_x, _layout, _pipeline, _read, _Slice, _to_sink, read_small,
 )
@@ -430,6 +430,11 @@ def _gather_slices(gpu: Gpu, bufs: _Buffers, windows: gather_windows.Windows,
     src = windows.first
     nbytes = (count * bits + 7) // 8
     words = nbytes // 4  # a whole number: every slice is
+    pairs = nd_rows.plan(cut, check.mode)
+    if pairs is not None:  # tuples of two int64, slices of 1-2 words: runs of 16 (gpu/nd_rows.py)
+        dst = nd_rows.run(gpu, bufs, src, raw, status, pairs, words // cut.width, index.big, max_dim, poison)
+        _status(gpu, bufs, status, index, check)
+        return _to_sink(gpu, bufs, dst, nbytes, sink)
     bufs.counts["slices"] = 1
     dst = bufs.result("dst", nbytes + 16)
     if poison is not None:

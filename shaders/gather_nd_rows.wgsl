@@ -1,0 +1,215 @@
+// GatherND by runs of 16 slices, where each index tuple is one pair of
+// int64 read as one vec4 load (gpu/nd_rows.py checks: indexed_slices.wgsl's
+// table with two lookups at tuple offsets 0 and 1, every leading index
+// stride even, slices of one or two words). Each invocation walks the table
+// once, then steps its 16 slices by adds along the last leading axis and
+// stores whole vec4s -- against indexed_slices.wgsl's two vec2 index loads,
+// step test and scalar store per word.
+//
+// Table (strides in words): axes[0 .. outer] = (dim, dstride, istride, 0)
+// per leading output axis; axes[outer], axes[outer + 1] = (lstride, ioff,
+// bound, _) for the tuple's two indices. Slice p starts at the data word
+//     sum_k o_k * dstride_k + index(ip) * lstride_0 + index(ip + 1) * lstride_1.
+//
+// The raw int64 indices are checked and wrapped here as indexed_slices.wgsl
+// does in its wrap mode (GatherND's), all 64 bits: a bad one keeps the smallest position in status[0]
+// (each invocation's smallest, once, by atomicMin) and reads 0; the host reads nothing back then. Every slice is
+// read, so every index is checked.
+//
+// needs: (nothing beyond WebGPU)
+
+const WG: u32 = 256u;
+const RUN: u32 = 16u;  // slices per invocation
+
+struct Params {
+    count: u32,     // slices
+    groups_x: u32,  // workgroups per row of the dispatch grid
+    outer: u32,     // leading output axes
+    iswap: u32,     // 1: big-endian indices
+    pad0: u32,
+    pad3: u32,
+    pad1: u32,
+    pad2: u32,
+}
+
+@group(0) @binding(0) var<storage, read> src: array<u32>;
+@group(0) @binding(1) var<storage, read_write> dst: array<vec4<u32>>;
+@group(0) @binding(2) var<uniform> params: Params;
+@group(0) @binding(3) var<storage, read> axes: array<vec4<u32>>;
+@group(0) @binding(4) var<storage, read> raw: array<vec4<u32>>;  // the int64 tuples as stored, one a vector
+@group(0) @binding(5) var<storage, read_write> status: array<atomic<u32>>;  // first bad position
+
+fn bswap32(x: u32) -> u32 {
+    return (x << 24u) | ((x & 0xff00u) << 8u) | ((x >> 8u) & 0xff00u) | (x >> 24u);
+}
+
+// The int64 index (lo, hi) at position `pos` wrapped into [0, d), checked:
+// a bad one lowers `bad` to its position and reads 0. No branch and no
+// atomic here: the invocation reports its smallest bad position once
+// (`report`), where an atomic per index cost Mesa's CPU drivers a loop over
+// the lanes each time.
+fn index(lo0: u32, hi0: u32, pos: u32, d: u32, bad: ptr<function, u32>) -> u32 {
+    let swap = params.iswap != 0u;
+    let lo = select(lo0, bswap32(hi0), swap);
+    let hi = select(hi0, bswap32(lo0), swap);
+    let neg = hi == 0xffffffffu && lo != 0u && (0u - lo) <= d;
+    let ok = (hi == 0u && lo < d) || neg;
+    *bad = min(*bad, select(pos, 0xffffffffu, ok));
+    return select(0u, select(lo, lo + d, neg), ok);
+}
+
+// The smallest position an invocation found bad, into status[0] (the smallest over all).
+fn report(bad: u32) {
+    if (bad != 0xffffffffu) {
+        atomicMin(&status[0], bad);
+    }
+}
+
+// Slice p's leading part: its data word before the lookups, its tuple's
+// position in the index tensor, and its coordinate along the last leading axis.
+struct At {
+    off: u32,
+    ip: u32,
+    last: u32,
+}
+
+fn at(p: u32) -> At {
+    var rest = p;
+    var a = At(0u, 0u, 0u);
+    for (var k = params.outer; k > 0u; k = k - 1u) {
+        let ax = axes[k - 1u];
+        let i = rest % ax.x;
+        rest = rest / ax.x;
+        a.off = a.off + i * ax.y;
+        a.ip = a.ip + i * ax.z;
+        if (k == params.outer) {
+            a.last = i;
+        }
+    }
+    return a;
+}
+
+// The last leading axis (dim 0: none) and the two lookups, loaded once.
+struct Row {
+    dim: u32,
+    dstride: u32,
+    istride: u32,
+    look0: vec3<u32>,
+    look1: vec3<u32>,
+}
+
+fn row() -> Row {
+    var w = Row(0u, 0u, 0u, axes[params.outer].xyz, axes[params.outer + 1u].xyz);
+    if (params.outer > 0u) {
+        let ax = axes[params.outer - 1u];
+        w.dim = ax.x;
+        w.dstride = ax.y;
+        w.istride = ax.z;
+    }
+    return w;
+}
+
+// The data word where the slice whose tuple sits at `ip` starts, past `off`.
+fn base(off: u32, ip: u32, w: Row, bad: ptr<function, u32>) -> u32 {
+    let x = raw[ip >> 1u];
+    return off + index(x.x, x.y, ip, w.look0.z, bad) * w.look0.x + index(x.z, x.w, ip + 1u, w.look1.z, bad) * w.look1.x;
+}
+
+// Slice p's data word (0 past the end: nothing read, nothing checked), and a moved to slice p + 1.
+struct Step {
+    a: At,
+    o: u32,
+}
+
+fn take(a: At, w: Row, p: u32, bad: ptr<function, u32>) -> Step {
+    var s = Step(a, 0u);
+    if (p >= params.count) {
+        return s;
+    }
+    s.o = base(a.off, a.ip, w, bad);
+    if (a.last + 1u < w.dim) {
+        s.a = At(a.off + w.dstride, a.ip + w.istride, a.last + 1u);
+    } else {
+        s.a = at(p + 1u);
+    }
+    return s;
+}
+
+fn start(wg: vec3<u32>, lid: u32) -> u32 {
+    return ((wg.y * params.groups_x + wg.x) * WG + lid) * RUN;
+}
+
+@compute @workgroup_size(256)
+fn words1(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let p0 = start(wg, lid);
+    if (p0 >= params.count) {
+        return;
+    }
+    let w = row();
+    var a = at(p0);
+    var bad = 0xffffffffu;
+    if (a.last + RUN <= w.dim && p0 + RUN <= params.count) {  // the run along one leading row: adds only
+        let di = 4u * w.dstride;
+        let ii = 4u * w.istride;
+        var off = a.off;
+        var ip = a.ip;
+        for (var u = 0u; u < RUN / 4u; u = u + 1u) {
+            dst[(p0 >> 2u) + u] = vec4<u32>(src[base(off, ip, w, &bad)],
+                                            src[base(off + w.dstride, ip + w.istride, w, &bad)],
+                                            src[base(off + 2u * w.dstride, ip + 2u * w.istride, w, &bad)],
+                                            src[base(off + 3u * w.dstride, ip + 3u * w.istride, w, &bad)]);
+            off = off + di;
+            ip = ip + ii;
+        }
+        report(bad);
+        return;
+    }
+    for (var u = 0u; u < RUN / 4u; u = u + 1u) {  // one output vector: four slices
+        let p = p0 + 4u * u;
+        if (p >= params.count) {
+            break;
+        }
+        let s0 = take(a, w, p, &bad);
+        let s1 = take(s0.a, w, p + 1u, &bad);
+        let s2 = take(s1.a, w, p + 2u, &bad);
+        let s3 = take(s2.a, w, p + 3u, &bad);
+        a = s3.a;
+        dst[p >> 2u] = vec4<u32>(src[s0.o], src[s1.o], src[s2.o], src[s3.o]);
+    }
+    report(bad);
+}
+
+@compute @workgroup_size(256)
+fn words2(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let p0 = start(wg, lid);
+    if (p0 >= params.count) {
+        return;
+    }
+    let w = row();
+    var a = at(p0);
+    var bad = 0xffffffffu;
+    if (a.last + RUN <= w.dim && p0 + RUN <= params.count) {  // the run along one leading row: adds only
+        var off = a.off;
+        var ip = a.ip;
+        for (var u = 0u; u < RUN / 2u; u = u + 1u) {
+            let b0 = base(off, ip, w, &bad);
+            let b1 = base(off + w.dstride, ip + w.istride, w, &bad);
+            dst[(p0 >> 1u) + u] = vec4<u32>(src[b0], src[b0 + 1u], src[b1], src[b1 + 1u]);
+            off = off + 2u * w.dstride;
+            ip = ip + 2u * w.istride;
+        }
+        report(bad);
+        return;
+    }
+    for (var u = 0u; u < RUN / 2u; u = u + 1u) {  // one output vector: two slices
+        let p = p0 + 2u * u;
+        if (p >= params.count) {
+            break;
+        }
+        let s0 = take(a, w, p, &bad);
+        let s1 = take(s0.a, w, p + 1u, &bad);
+        a = s1.a;
+        dst[p >> 1u] = vec4<u32>(src[s0.o], src[s0.o + 1u], src[s1.o], src[s1.o + 1u]);
+    }
+    report(bad);
+}
