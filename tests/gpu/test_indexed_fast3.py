@@ -18,7 +18,7 @@ from onnx.reference import ReferenceEvaluator
 from conftest import random_array
 from onnxop_cli.core.sources import MemoryBytes
 from onnxop_cli.gpu import indexed as ix
-from onnxop_cli.gpu import slices
+from onnxop_cli.gpu import slice_gathers, slices
 from onnxop_cli.ops import indexing
 
 POISON = 0xA5
@@ -36,13 +36,13 @@ def reference(data: np.ndarray, idx: np.ndarray, b: int) -> np.ndarray:
 def taken(monkeypatch):
     """The number of calls that ran the whole-slice kernel."""
     calls = []
-    real = ix._gather_slices
+    real = slice_gathers.run
 
     def spy(*a, **k):
         calls.append(1)
         return real(*a, **k)
 
-    monkeypatch.setattr(ix, "_gather_slices", spy)
+    monkeypatch.setattr(slice_gathers, "run", spy)
     return calls
 
 

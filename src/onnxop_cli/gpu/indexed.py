@@ -20,7 +20,7 @@ points), and the band is read back only if none was bad. Each table runs on
 the entry point of its case (``entry_point``): Mesa's CPU drivers run every
 branch a lane could take, so a kernel carrying the other cases' code runs
 them too. GatherND's tables whose slices are whole words run
-indexed_slices.wgsl instead (gpu/slices.py): a tuple read per slice, the
+indexed_slices.wgsl instead (gpu/slices.py plans, gpu/slice_gathers.py runs): a tuple read per slice, the
 slice copied as words (one band of one window); where they are whole
 16-byte vectors (Gather's too), indexed_slabs.wgsl in any bands and
 windows: a window's run skips the slabs it does not hold.
@@ -36,6 +36,7 @@ scatter's data: it is scattered a band at a time (gpu/scatter_bands.py).
 
 from __future__ import annotations
 
+import functools
 import math
 import struct
 from dataclasses import dataclass
@@ -45,9 +46,8 @@ from ..errors import OpError
 from ..core.sources import ByteSource
 from .device import Gpu
 from .engines.base import BufferUsage as U
-from .buffers import round_up
 from .kernels import shader_const
-from . import elements_rows, gather_windows, nd_rows, reverse_runs, slices
+from . import elements_rows, gather_windows, reverse_runs, slice_gathers, slices
 from .indexed_buffers import (  # noqa: F401 - also imported from here
     _bind, _Buffers, _dispatch, _grid_x, _layout, _pipeline, _read, _Slice, _to_sink, read_small,
 )
@@ -57,8 +57,6 @@ Sink = Callable[[memoryview], None]
 LAST = "indexed-last"  # gpu.cache key: the last call's transfer counts (indexed_buffers.KEYS)
 
 GATHER = "indexed_gather.wgsl"
-SLICES = "indexed_slices.wgsl"
-SLABS = "indexed_slabs.wgsl"  # SLICES in vec4s, where every slice and stride is whole vectors
 INDICES = "indices.wgsl"
 BITS = (2, 4, 8, 16, 32, 64, 128)
 NO_BAD = 0xFFFFFFFF
@@ -387,8 +385,9 @@ def gather_indexed(
                     table.extra.get("slices") == "slabs" or fused is None or not windows.single):
                 cut = None  # whole words: one band of one window (Gather: only whole vectors beat its kernel)
             if cut is not None:  # whole slices: GatherND's common case, Gather's in vec4s
-                return _gather_slices(gpu, bufs, windows, fused, norm, cut, count, data.bits, band, sink, max_dim,
-                                      poison)
+                checked = None if fused is None else functools.partial(_status, gpu, bufs, fused[1], index, check)
+                return slice_gathers.run(gpu, bufs, windows, fused, norm, cut, count, data.bits, band, sink,
+                                         max_dim, poison, checked)
             runs = None if cut is not None or fused is None or not windows.single or data.swap or not index.wide \
                 or not slice_copy else reverse_runs.plan(table, data.bits)
             rows = None if cut is not None or fused is None or not windows.single or data.swap or not index.wide \
@@ -413,86 +412,3 @@ def gather_indexed(
                 None if fused is None else lambda: _status(gpu, bufs, fused[1], index, check))
     finally:
         bufs.release()
-
-
-def _gather_slices(gpu: Gpu, bufs: _Buffers, windows: gather_windows.Windows,
-                   fused: tuple[Any, Any, Index, Check] | None, norm: Any, cut: slices.Slices, count: int, bits: int,
-                   band: int, sink: Sink, max_dim: int, poison: int | None) -> int:
-    """Whole slices: in vec4s (indexed_slabs.wgsl) in bands and windows, the
-    indices checked as read (``fused``) or before (``norm``); in words
-    (indexed_slices.wgsl) one band of one window, checked as read."""
-    if cut.vec4():
-        bufs.counts["slabs"] = 1
-        slab = _Slabs(gpu, bufs, windows.first, cut, fused, norm, bits, max_dim)
-        checked = None if fused is None else lambda: _status(gpu, bufs, fused[1], fused[2], fused[3])
-        return gather_windows.run_bands(gpu, bufs, windows, slab.run, count, bits, band, sink, poison, checked)
-    raw, status, index, check = fused
-    src = windows.first
-    nbytes = (count * bits + 7) // 8
-    words = nbytes // 4  # a whole number: every slice is
-    pairs = nd_rows.plan(cut, check.mode)
-    if pairs is not None:  # tuples of two int64, slices of 1-2 words: runs of 16 (gpu/nd_rows.py)
-        dst = nd_rows.run(gpu, bufs, src, raw, status, pairs, words // cut.width, index.big, max_dim, poison)
-        _status(gpu, bufs, status, index, check)
-        return _to_sink(gpu, bufs, dst, nbytes, sink)
-    bufs.counts["slices"] = 1
-    dst = bufs.result("dst", nbytes + 16)
-    if poison is not None:
-        gpu.queue.write_buffer(dst, 0, bytes([poison]) * nbytes)
-    axes = bufs.new("axes", len(cut.blob), U.STORAGE | U.COPY_DST)
-    gpu.queue.write_buffer(axes, 0, cut.blob)
-    params = bufs.new("slice params", 32, U.UNIFORM | U.COPY_DST)
-    per = shader_const(SLICES, "WG") * shader_const(SLICES, "WORDS")
-    groups = -(-words // per)
-    gpu.queue.write_buffer(params, 0, cut.params(words, _grid_x(groups, max_dim), index.big, check.mode))
-    pipeline, layout = _pipeline(gpu, SLICES, ("read-only-storage", "storage", "uniform", "read-only-storage",
-                                               "read-only-storage", "storage"))
-    encoder = gpu.device.create_command_encoder()
-    _dispatch(gpu, encoder, pipeline, _bind(gpu, layout, [src, dst, params, axes, raw, status]), groups, max_dim)
-    gpu.queue.submit([encoder.finish()])
-    _status(gpu, bufs, status, index, check)
-    return _to_sink(gpu, bufs, dst, nbytes, sink)
-
-
-SLAB_CHUNK = 64  # vectors per invocation of indexed_slabs.wgsl's `windowed`: a slab's part outside is one test
-
-
-class _Slabs:
-    """indexed_slabs.wgsl bound to one table: ``run`` fills a band from the
-    source (``main``) or from one window of it (``windowed``)."""
-
-    def __init__(self, gpu: Gpu, bufs: _Buffers, src: Any, cut: slices.Slices,
-                 fused: tuple[Any, Any, Index, Check] | None, norm: Any, bits: int, max_dim: int) -> None:
-        self.gpu, self.bufs, self.cut, self.src, self.bits, self.max_dim = gpu, bufs, cut, src, bits, max_dim
-        if fused is None:  # indices.wgsl checked and wrapped them: the kernel reads its offsets
-            self.raw, self.status, self.flags = norm, bufs.new("no status", 16, U.STORAGE), (0, 0, 1)
-        else:
-            self.raw, self.status = fused[0], fused[1]
-            self.flags = (int(fused[2].big), fused[3].mode, 0)
-        self.axes = bufs.new("axes", len(cut.blob), U.STORAGE | U.COPY_DST)
-        gpu.queue.write_buffer(self.axes, 0, cut.blob)
-        self.kinds = ("read-only-storage", "storage", "uniform", "read-only-storage", "read-only-storage", "storage")
-
-    def run(self, dst: Any, e0: int, count: int, window: tuple[Any, int, int, bool] | None) -> None:
-        vectors, first = count * self.bits // 128, e0 * self.bits // 128
-        if window is None and not self.flags[2]:  # one band of one buffer, fused: main's VECS a lane
-            src, entry, w0, wend, per = self.src, "main", 0, 0, shader_const(SLABS, "VECS")
-        elif window is None:  # bands of one buffer: the window is all of it
-            src, entry, w0, wend, per = self.src, "windowed", 0, NO_BAD, SLAB_CHUNK
-        else:  # a window starts on a whole vector: gather_windows.plan's are 128 elements
-            src, entry, per = window[0], "windowed", SLAB_CHUNK
-            w0 = window[1] * self.bits // 128
-            wend = w0 + -(-window[2] * self.bits // 128)
-        if entry == "windowed":
-            self.bufs.counts["windowed slab runs"] = self.bufs.counts.get("windowed slab runs", 0) + 1
-        groups = -(-vectors // (shader_const(SLABS, "WG") * per))
-        cut = self.cut
-        params = self.bufs.new("slab params", 48, U.UNIFORM | U.COPY_DST)
-        self.gpu.queue.write_buffer(params, 0, struct.pack(
-            "<12I", vectors, _grid_x(groups, self.max_dim), cut.width // 4, cut.outer,
-            len(cut.blob) // 16 - cut.outer, *self.flags, first, w0, wend, per))
-        pipeline, layout = _pipeline(self.gpu, SLABS, self.kinds, entry)
-        encoder = self.gpu.device.create_command_encoder()
-        group = _bind(self.gpu, layout, [src, dst, params, self.axes, self.raw, self.status])
-        _dispatch(self.gpu, encoder, pipeline, group, groups, self.max_dim)
-        self.gpu.queue.submit([encoder.finish()])

@@ -1,0 +1,113 @@
+"""Gathers of whole slices (gpu/slices.py's plans): GatherND's tables whose
+slices are whole words, Gather's whose slices are whole 16-byte vectors.
+
+- indexed_slabs.wgsl: slices in vec4s, in any bands and windows (a window's
+  run skips the slabs it does not hold), the indices checked as read or by
+  indices.wgsl before;
+- gpu/nd_rows.py: GatherND's pairs of int64 over slices of 1-2 words, runs
+  of 16 slices an invocation;
+- indexed_slices.wgsl: the other whole-word slices, one band of one window,
+  a tuple read per slice.
+
+Moved out of gpu/indexed.py, which chooses among its kernels and calls ``run``.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Any, Callable
+
+from .device import Gpu
+from .engines.base import BufferUsage as U
+from .kernels import shader_const
+from . import gather_windows, nd_rows, slices
+from .indexed_buffers import _bind, _Buffers, _dispatch, _grid_x, _pipeline, _to_sink
+
+Sink = Callable[[memoryview], None]
+SLICES = "indexed_slices.wgsl"
+SLABS = "indexed_slabs.wgsl"  # SLICES in vec4s, where every slice and stride is whole vectors
+NO_BAD = 0xFFFFFFFF  # as indexed.NO_BAD: a window that runs to the source's end
+
+
+def run(gpu: Gpu, bufs: _Buffers, windows: gather_windows.Windows, fused: tuple[Any, Any, Any, Any] | None,
+        norm: Any, cut: slices.Slices, count: int, bits: int, band: int, sink: Sink, max_dim: int,
+        poison: int | None, checked: Callable[[], None] | None) -> int:
+    """Whole slices: in vec4s (indexed_slabs.wgsl) in bands and windows, the
+    indices checked as read (``fused``) or before (``norm``); in words
+    (indexed_slices.wgsl) one band of one window, checked as read.
+    ``checked`` raises BadIndex if the kernel found one (indexed._status);
+    None when indices.wgsl checked them before (``norm``)."""
+    if cut.vec4():
+        bufs.counts["slabs"] = 1
+        slab = _Slabs(gpu, bufs, windows.first, cut, fused, norm, bits, max_dim)
+        return gather_windows.run_bands(gpu, bufs, windows, slab.run, count, bits, band, sink, poison, checked)
+    raw, status, index, check = fused
+    src = windows.first
+    nbytes = (count * bits + 7) // 8
+    words = nbytes // 4  # a whole number: every slice is
+    pairs = nd_rows.plan(cut, check.mode)
+    if pairs is not None:  # tuples of two int64, slices of 1-2 words: runs of 16 (gpu/nd_rows.py)
+        dst = nd_rows.run(gpu, bufs, src, raw, status, pairs, words // cut.width, index.big, max_dim, poison)
+        checked()
+        return _to_sink(gpu, bufs, dst, nbytes, sink)
+    bufs.counts["slices"] = 1
+    dst = bufs.result("dst", nbytes + 16)
+    if poison is not None:
+        gpu.queue.write_buffer(dst, 0, bytes([poison]) * nbytes)
+    axes = bufs.new("axes", len(cut.blob), U.STORAGE | U.COPY_DST)
+    gpu.queue.write_buffer(axes, 0, cut.blob)
+    params = bufs.new("slice params", 32, U.UNIFORM | U.COPY_DST)
+    per = shader_const(SLICES, "WG") * shader_const(SLICES, "WORDS")
+    groups = -(-words // per)
+    gpu.queue.write_buffer(params, 0, cut.params(words, _grid_x(groups, max_dim), index.big, check.mode))
+    pipeline, layout = _pipeline(gpu, SLICES, ("read-only-storage", "storage", "uniform", "read-only-storage",
+                                               "read-only-storage", "storage"))
+    encoder = gpu.device.create_command_encoder()
+    _dispatch(gpu, encoder, pipeline, _bind(gpu, layout, [src, dst, params, axes, raw, status]), groups, max_dim)
+    gpu.queue.submit([encoder.finish()])
+    checked()
+    return _to_sink(gpu, bufs, dst, nbytes, sink)
+
+
+SLAB_CHUNK = 64  # vectors per invocation of indexed_slabs.wgsl's `windowed`: a slab's part outside is one test
+
+
+class _Slabs:
+    """indexed_slabs.wgsl bound to one table: ``run`` fills a band from the
+    source (``main``) or from one window of it (``windowed``)."""
+
+    def __init__(self, gpu: Gpu, bufs: _Buffers, src: Any, cut: slices.Slices,
+                 fused: tuple[Any, Any, Any, Any] | None, norm: Any, bits: int, max_dim: int) -> None:
+        self.gpu, self.bufs, self.cut, self.src, self.bits, self.max_dim = gpu, bufs, cut, src, bits, max_dim
+        if fused is None:  # indices.wgsl checked and wrapped them: the kernel reads its offsets
+            self.raw, self.status, self.flags = norm, bufs.new("no status", 16, U.STORAGE), (0, 0, 1)
+        else:
+            self.raw, self.status = fused[0], fused[1]
+            self.flags = (int(fused[2].big), fused[3].mode, 0)
+        self.axes = bufs.new("axes", len(cut.blob), U.STORAGE | U.COPY_DST)
+        gpu.queue.write_buffer(self.axes, 0, cut.blob)
+        self.kinds = ("read-only-storage", "storage", "uniform", "read-only-storage", "read-only-storage", "storage")
+
+    def run(self, dst: Any, e0: int, count: int, window: tuple[Any, int, int, bool] | None) -> None:
+        vectors, first = count * self.bits // 128, e0 * self.bits // 128
+        if window is None and not self.flags[2]:  # one band of one buffer, fused: main's VECS a lane
+            src, entry, w0, wend, per = self.src, "main", 0, 0, shader_const(SLABS, "VECS")
+        elif window is None:  # bands of one buffer: the window is all of it
+            src, entry, w0, wend, per = self.src, "windowed", 0, NO_BAD, SLAB_CHUNK
+        else:  # a window starts on a whole vector: gather_windows.plan's are 128 elements
+            src, entry, per = window[0], "windowed", SLAB_CHUNK
+            w0 = window[1] * self.bits // 128
+            wend = w0 + -(-window[2] * self.bits // 128)
+        if entry == "windowed":
+            self.bufs.counts["windowed slab runs"] = self.bufs.counts.get("windowed slab runs", 0) + 1
+        groups = -(-vectors // (shader_const(SLABS, "WG") * per))
+        cut = self.cut
+        params = self.bufs.new("slab params", 48, U.UNIFORM | U.COPY_DST)
+        self.gpu.queue.write_buffer(params, 0, struct.pack(
+            "<12I", vectors, _grid_x(groups, self.max_dim), cut.width // 4, cut.outer,
+            len(cut.blob) // 16 - cut.outer, *self.flags, first, w0, wend, per))
+        pipeline, layout = _pipeline(self.gpu, SLABS, self.kinds, entry)
+        encoder = self.gpu.device.create_command_encoder()
+        group = _bind(self.gpu, layout, [src, dst, params, self.axes, self.raw, self.status])
+        _dispatch(self.gpu, encoder, pipeline, group, groups, self.max_dim)
+        self.gpu.queue.submit([encoder.finish()])
