@@ -20,8 +20,9 @@ points), and the band is read back only if none was bad. Each table runs on
 the entry point of its case (``entry_point``): Mesa's CPU drivers run every
 branch a lane could take, so a kernel carrying the other cases' code runs
 them too. GatherND's tables whose slices are whole words run
-indexed_slices.wgsl instead (gpu/slices.py plans, gpu/slice_gathers.py runs): a tuple read per slice, the
-slice copied as words (one band of one window); where they are whole
+indexed_slices.wgsl instead (gpu/slices.py plans them, gpu/slice_gathers.py
+runs them): a tuple read per slice, the slice copied as words (one band of
+one window); where they are whole
 16-byte vectors (Gather's too), indexed_slabs.wgsl in any bands and
 windows: a window's run skips the slabs it does not hold.
 
