@@ -120,7 +120,7 @@ SCRIPT = textwrap.dedent(
 
 def test_family_threads_each_get_their_own_bytes(backend):
     done = subprocess.run(
-        [sys.executable, "-c", SCRIPT, backend, "4", "27"],
+        [sys.executable, "-u", "-X", "faulthandler", "-c", SCRIPT, backend, "4", "27"],  # as test_trust2_threads.py
         capture_output=True, text=True, timeout=600, env={**os.environ, "ONNXOP_POISON": "0xA5"},
     )
     assert done.returncode == 0 and done.stdout.strip() == "OK", f"rc {done.returncode}\n{done.stdout}\n{done.stderr[-2000:]}"

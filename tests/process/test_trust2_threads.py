@@ -61,7 +61,9 @@ SCRIPT = textwrap.dedent(
 
 def _run(backends: str, threads: int = 6, rounds: int = 40) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-c", SCRIPT, backends, str(threads), str(rounds)],
+        # -u: "OK" reaches the pipe before exit, so an abort at exit tells itself from one mid-run;
+        # faulthandler: an abort prints every thread's Python stack
+        [sys.executable, "-u", "-X", "faulthandler", "-c", SCRIPT, backends, str(threads), str(rounds)],
         capture_output=True, text=True, timeout=600, env={**os.environ, "ONNXOP_POISON": "0xA5"},
     )
 
