@@ -11,10 +11,8 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from .engines.base import BufferUsage as U
 from .index_table import Table, row_strides
-from .indexed_buffers import _bind, _dispatch, _grid_x, _pipeline
-from .kernels import shader_const
+from .indexed_buffers import run_into_result
 
 SHADER = "gather_elements_rows.wgsl"
 
@@ -45,21 +43,7 @@ def run(gpu, bufs, src, raw, status, rows: Rows, count: int, big: bool, bound: i
     """Dispatch the kernel over ``count`` output elements into a result
     buffer of ``bufs``, returned; the caller reads ``status`` before
     anything reaches a sink."""
-    nbytes = count * rows.words * 4
-    bufs.counts["rows"] = 1
-    dst = bufs.result("dst", nbytes + 16)
-    if poison is not None:
-        gpu.queue.write_buffer(dst, 0, bytes([poison]) * nbytes)
-    groups = -(-count // (shader_const(SHADER, "WG") * shader_const(SHADER, "RUN")))
-    gx = _grid_x(groups, max_dim)
-    params = bufs.new("rows params", 32, U.UNIFORM | U.COPY_DST)
-    gpu.queue.write_buffer(params, 0, struct.pack("<8I", count, gx, rows.rank, int(big), bound,
-                                                  rows.lstride & 0xFFFFFFFF, 0, 0))
-    axes = bufs.new("rows axes", len(rows.blob), U.STORAGE | U.COPY_DST)
-    gpu.queue.write_buffer(axes, 0, rows.blob)
-    kinds = ("read-only-storage", "storage", "uniform", "read-only-storage", "read-only-storage", "storage")
-    pipeline, layout = _pipeline(gpu, SHADER, kinds, f"words{rows.words}")
-    encoder = gpu.device.create_command_encoder()
-    _dispatch(gpu, encoder, pipeline, _bind(gpu, layout, (src, dst, params, axes, raw, status)), groups, max_dim)
-    gpu.queue.submit([encoder.finish()])
-    return dst
+    return run_into_result(
+        gpu, bufs, SHADER, f"words{rows.words}", "rows", src=src, raw=raw, status=status,
+        nbytes=count * rows.words * 4, units=count, per="RUN", blob=rows.blob, max_dim=max_dim, poison=poison,
+        params=lambda gx: struct.pack("<8I", count, gx, rows.rank, int(big), bound, rows.lstride & 0xFFFFFFFF, 0, 0))

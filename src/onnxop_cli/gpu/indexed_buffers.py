@@ -28,6 +28,7 @@ from .buffers import can_map, grid, round_up
 from .device import Gpu
 from .engines.base import BufferUsage as U
 from .engines.base import MapMode, ShaderStage
+from .kernels import shader_const
 
 Sink = Callable[[memoryview], None]
 UPLOAD_STEP = 16 << 20  # bytes read from a source per write_buffer (staged)
@@ -224,3 +225,34 @@ def _dispatch(gpu: Gpu, encoder: Any, pipeline: Any, group: Any, groups: int, ma
 
 def _grid_x(groups: int, max_dim: int) -> int:
     return grid(max(groups, 1), max_dim)[0]
+
+
+def run_into_result(gpu: Gpu, bufs: _Buffers, shader: str, entry: str, key: str, *, src: Any, raw: Any,
+                    status: Any, nbytes: int, units: int, per: str, params: Callable[[int], bytes],
+                    blob: bytes | None = None, max_dim: int, poison: int | None) -> Any:
+    """One dispatch of ``shader``'s ``entry`` writing ``nbytes`` into a new
+    result buffer of ``bufs``, returned (the caller reads ``status`` before
+    anything reaches a sink): bound as (src, dst, params, [axes,] raw,
+    status), ``units`` of work at WG x ``per`` (a shader constant) a
+    workgroup, ``params(gx)`` its uniform record, ``blob`` its axes buffer.
+    ``bufs.counts[key]`` marks the kernel taken (tests look)."""
+    bufs.counts[key] = 1
+    dst = bufs.result("dst", nbytes + 16)
+    if poison is not None:
+        gpu.queue.write_buffer(dst, 0, bytes([poison]) * nbytes)
+    groups = -(-units // (shader_const(shader, "WG") * shader_const(shader, per)))
+    record = params(_grid_x(groups, max_dim))
+    uniform = bufs.new(f"{key} params", max(32, len(record)), U.UNIFORM | U.COPY_DST)
+    gpu.queue.write_buffer(uniform, 0, record)
+    bound = [src, dst, uniform]
+    if blob is not None:
+        axes = bufs.new(f"{key} axes", len(blob), U.STORAGE | U.COPY_DST)
+        gpu.queue.write_buffer(axes, 0, blob)
+        bound.append(axes)
+    bound += [raw, status]
+    kinds = ("read-only-storage", "storage", "uniform") + ("read-only-storage",) * (len(bound) - 4) + ("storage",)
+    pipeline, layout = _pipeline(gpu, shader, kinds, entry)
+    encoder = gpu.device.create_command_encoder()
+    _dispatch(gpu, encoder, pipeline, _bind(gpu, layout, bound), groups, max_dim)
+    gpu.queue.submit([encoder.finish()])
+    return dst

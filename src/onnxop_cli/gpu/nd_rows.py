@@ -12,10 +12,8 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from .engines.base import BufferUsage as U
 from .index_table import WRAP
-from .indexed_buffers import _bind, _dispatch, _grid_x, _pipeline
-from .kernels import shader_const
+from .indexed_buffers import run_into_result
 from .slices import Slices
 
 SHADER = "gather_nd_rows.wgsl"
@@ -48,20 +46,7 @@ def run(gpu, bufs, src, raw, status, pairs: Pairs, count: int, big: bool, max_di
     """Dispatch the kernel over ``count`` slices into a result buffer of
     ``bufs``, returned; the caller reads ``status`` before anything
     reaches a sink."""
-    nbytes = count * pairs.width * 4
-    bufs.counts["nd pairs"] = 1
-    dst = bufs.result("dst", nbytes + 16)
-    if poison is not None:
-        gpu.queue.write_buffer(dst, 0, bytes([poison]) * nbytes)
-    groups = -(-count // (shader_const(SHADER, "WG") * shader_const(SHADER, "RUN")))
-    params = bufs.new("nd pairs params", 32, U.UNIFORM | U.COPY_DST)
-    gpu.queue.write_buffer(params, 0, struct.pack("<8I", count, _grid_x(groups, max_dim), pairs.outer, int(big),
-                                                  0, 0, 0, 0))
-    axes = bufs.new("nd pairs axes", len(pairs.blob), U.STORAGE | U.COPY_DST)
-    gpu.queue.write_buffer(axes, 0, pairs.blob)
-    kinds = ("read-only-storage", "storage", "uniform", "read-only-storage", "read-only-storage", "storage")
-    pipeline, layout = _pipeline(gpu, SHADER, kinds, f"words{pairs.width}")
-    encoder = gpu.device.create_command_encoder()
-    _dispatch(gpu, encoder, pipeline, _bind(gpu, layout, (src, dst, params, axes, raw, status)), groups, max_dim)
-    gpu.queue.submit([encoder.finish()])
-    return dst
+    return run_into_result(
+        gpu, bufs, SHADER, f"words{pairs.width}", "nd pairs", src=src, raw=raw, status=status,
+        nbytes=count * pairs.width * 4, units=count, per="RUN", blob=pairs.blob, max_dim=max_dim, poison=poison,
+        params=lambda gx: struct.pack("<8I", count, gx, pairs.outer, int(big), 0, 0, 0, 0))

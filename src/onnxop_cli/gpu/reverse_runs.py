@@ -14,10 +14,8 @@ import math
 import struct
 from dataclasses import dataclass
 
-from .engines.base import BufferUsage as U
 from .index_table import Table, row_strides
-from .indexed_buffers import _bind, _dispatch, _grid_x, _pipeline
-from .kernels import shader_const
+from .indexed_buffers import run_into_result
 
 SHADER = "reverse_runs.wgsl"
 
@@ -53,18 +51,6 @@ def run(gpu, bufs, src, raw, status, runs: Runs, nbytes: int, big: bool, bound: 
     """Dispatch the kernel over ``nbytes`` of output (whole words) into a
     result buffer of ``bufs``, returned; the caller reads ``status`` before
     anything reaches a sink."""
-    words = nbytes // 4
-    bufs.counts["runs"] = 1
-    dst = bufs.result("dst", nbytes + 16)
-    if poison is not None:
-        gpu.queue.write_buffer(dst, 0, bytes([poison]) * nbytes)
-    groups = -(-words // (shader_const(SHADER, "WG") * shader_const(SHADER, "WORDS")))
-    gx = _grid_x(groups, max_dim)
-    params = bufs.new("runs params", 32, U.UNIFORM | U.COPY_DST)
-    gpu.queue.write_buffer(params, 0, runs.params(words, gx, big, bound))
-    kinds = ("read-only-storage", "storage", "uniform", "read-only-storage", "storage")
-    pipeline, layout = _pipeline(gpu, SHADER, kinds, "main")
-    encoder = gpu.device.create_command_encoder()
-    _dispatch(gpu, encoder, pipeline, _bind(gpu, layout, (src, dst, params, raw, status)), groups, max_dim)
-    gpu.queue.submit([encoder.finish()])
-    return dst
+    return run_into_result(gpu, bufs, SHADER, "main", "runs", src=src, raw=raw, status=status, nbytes=nbytes,
+                           units=nbytes // 4, per="WORDS", max_dim=max_dim, poison=poison,
+                           params=lambda gx: runs.params(nbytes // 4, gx, big, bound))
