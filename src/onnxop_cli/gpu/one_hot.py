@@ -21,7 +21,7 @@ import struct
 from typing import Iterator, Optional, Sequence
 
 from . import pieces
-from .buffers import WORD, can_map, env_poison, grid, round_up
+from .buffers import WORD, can_map, env_poison, round_up
 from .device import Gpu
 from .kernels import shader_const
 
@@ -80,11 +80,7 @@ def run_one_hot(
     stats = gpu.cache[LAST] = {"bands": 0, "mapped": False}
     if count == 0:
         return 0
-    from .gather import binding_limit
-
-    cap = min(binding_bytes or pieces.DEFAULT_BAND, binding_limit(gpu))
-    cap = max(WORD, cap - cap % WORD)
-    band_bytes = min(cap, BAND, round_up((count * bits + 7) // 8, WORD))
+    cap, band_bytes = pieces.one_kernel_bands(gpu, binding_bytes, count, bits, BAND)
     band = band_bytes * 8 // bits
     window = (cap - 2 * WORD) * 8 // index_bits  # a window starts up to a word before its first index
     source = sources[0]
@@ -116,16 +112,8 @@ def run_one_hot(
                     gpu.queue.write_buffer(run.dst, 0, bytes([poison]) * round_up(nbytes, 4))
                 encoder = None if mapped else gpu.device.create_command_encoder()
                 first = run._upload(None if mapped else run.upload, run.src, source, lo, hi, index_bits, encoder)
-                gx, gy = grid(-(-words // per_group), run.max_dim)
-                record = struct.pack("<12I", words, gx, n, bits, line, fixed[0], d0, lo - first, *fixed[1:]) + values
-                gpu.queue.write_buffer(run.params, 0, record)
-                encoder = encoder or gpu.device.create_command_encoder()
-                compute = encoder.begin_compute_pass()
-                compute.set_pipeline(run.pipeline)
-                compute.set_bind_group(0, run.bind_group, [0])
-                compute.dispatch_workgroups(gx, gy, 1)
-                compute.end()
-                gpu.queue.submit([encoder.finish()])
+                run.dispatch_one(words, per_group, lambda gx: struct.pack(
+                    "<12I", words, gx, n, bits, line, fixed[0], d0, lo - first, *fixed[1:]) + values, encoder)
             run.drain(sink, nbytes)
             stats["bands"] += 1
             written += nbytes

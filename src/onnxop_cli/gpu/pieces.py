@@ -231,6 +231,18 @@ def _extent(p: Piece, bits: int) -> int:
     return n
 
 
+def one_kernel_bands(gpu: Gpu, binding_bytes: Optional[int], count: int, bits: int, most: int) -> tuple[int, int]:
+    """(window cap, band bytes) of a run of one kernel over ``count``
+    elements of ``bits`` (gpu/where.py, gpu/one_hot.py): windows of at most
+    one binding (``binding_bytes`` forces smaller), bands of at most ``most``
+    bytes and no more than the output, whole words each."""
+    from .gather import binding_limit
+
+    cap = min(binding_bytes or DEFAULT_BAND, binding_limit(gpu))
+    cap = max(WORD, cap - cap % WORD)
+    return cap, min(cap, most, round_up((count * bits + 7) // 8, WORD))
+
+
 class _Run:
     def __init__(self, gpu: Gpu, band_bytes: int, window_bytes: int, max_groups_per_dim: Optional[int],
                  masked: bool = True, selects: bool = True, *, shader: str = SHADER, entry: str = "main",
@@ -448,6 +460,20 @@ class _Run:
             compute.end()
             gpu.queue.write_buffer(self.axes, 0, bytes(axes))
             gpu.queue.submit([encoder.finish()])
+
+    def dispatch_one(self, words: int, per_group: int, record: Callable[[int], bytes], encoder: Any = None) -> None:
+        """The bound kernel over ``words`` output words at ``per_group`` a
+        workgroup, one dispatch, its params ``record(gx)``; ``encoder``: one
+        the uploads were recorded on (submitted with the dispatch)."""
+        gx, gy = grid(-(-words // per_group), self.max_dim)
+        self.gpu.queue.write_buffer(self.params, 0, record(gx))
+        encoder = encoder or self.gpu.device.create_command_encoder()
+        compute = encoder.begin_compute_pass()
+        compute.set_pipeline(self.pipeline)
+        compute.set_bind_group(0, self.bind_group, [0])
+        compute.dispatch_workgroups(gx, gy, 1)
+        compute.end()
+        self.gpu.queue.submit([encoder.finish()])
 
     def drain(self, sink: Sink, nbytes: int) -> None:
         gpu = self.gpu

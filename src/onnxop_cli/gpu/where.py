@@ -27,7 +27,7 @@ import struct
 from typing import Optional, Sequence
 
 from . import pieces
-from .buffers import WORD, can_map, env_poison, grid, round_up
+from .buffers import WORD, can_map, env_poison, round_up
 from .device import Gpu
 from .kernels import shader_const
 
@@ -75,11 +75,7 @@ def run_where(
     a window."""
     if count == 0:
         return 0
-    from .gather import binding_limit
-
-    cap = min(binding_bytes or pieces.DEFAULT_BAND, binding_limit(gpu))
-    cap = max(WORD, cap - cap % WORD)
-    band_bytes = min(cap, BAND, round_up((count * bits + 7) // 8, WORD))
+    cap, band_bytes = pieces.one_kernel_bands(gpu, binding_bytes, count, bits, BAND)
     band = band_bytes * 8 // bits
     widths = (8, bits, bits)
     whole = [div * size < count for div, size in forms]  # wraps: the whole input uploaded once
@@ -141,17 +137,9 @@ def run_where(
                         lo = start // div
                         first = upload(lo, (start + n - 1) // div)
                         inputs.append((0, lo - first, start % div, div, NEVER))
-                gx, gy = grid(-(-words // per_group), run.max_dim)
-                record = struct.pack("<8I12I", words, gx, n, bits, *(i[0] for i in inputs), in_dst,
-                                     *(v for i in inputs for v in i[1:]))
-                gpu.queue.write_buffer(run.params, 0, record)
-                encoder = gpu.device.create_command_encoder()
-                compute = encoder.begin_compute_pass()
-                compute.set_pipeline(run.pipeline)
-                compute.set_bind_group(0, run.bind_group, [0])
-                compute.dispatch_workgroups(gx, gy, 1)
-                compute.end()
-                gpu.queue.submit([encoder.finish()])
+                run.dispatch_one(words, per_group, lambda gx: struct.pack(
+                    "<8I12I", words, gx, n, bits, *(i[0] for i in inputs), in_dst,
+                    *(v for i in inputs for v in i[1:])))
             run.drain(sink, nbytes)
             written += nbytes
     finally:
