@@ -57,6 +57,8 @@ class Compress_9(TensorOp):
         # a gather's plan keeps its pieces too (the same output) for summaries, which make only the
         # shown entries from them (core/summary.py), where they are few enough to plan cheaply
         pieces = None if gather and len(cuts) >= SUMMARY_RUNS else []
+        shape = (len(chosen),) if k is None else data.shape[:k] + (len(chosen),) + data.shape[k + 1:]
+        out = c_strides(shape)
         at = 0
         for start, n in [] if pieces is None else _runs(chosen, cuts):
             if k is None:
@@ -66,14 +68,12 @@ class Compress_9(TensorOp):
                 continue
             dims = list(data.shape)
             dims[k] = n
-            out = c_strides(data.shape[:k] + (len(chosen),) + data.shape[k + 1:])
             pieces.append(Piece(tuple(dims), out, at * out[k], 0, data.strides, start * data.strides[k]))
             at += n
         if gather:
             plan = _compress_gather(cls, data, k, chosen)
             plan[0].pieces = pieces
             return plan
-        shape = (len(chosen),) if k is None else data.shape[:k] + (len(chosen),) + data.shape[k + 1:]
         return [OutputPlan(cls.outputs[0], tuple(shape), data.dtype, pieces=pieces)]
 
 
@@ -112,17 +112,17 @@ def _compress_gather(cls: type[Compress_9], data: Arg, k: Optional[int], chosen)
     slab = 1 if k is None else math.prod(data.shape[k + 1:])
     wide = data.size >= 1 << 31 or (slab * data.dtype.bits) % 128 == 0
     chosen = chosen.astype(np.int64 if wide else np.int32)
+    dims = [(d, s) for d, s in zip(data.shape, data.strides) if d > 1]
+    source, indices = data, chosen
     if k is not None:
         table, check = indexing.gather(op, data.shape, chosen.shape, k, data.strides)
-        return gather_made(cls.outputs[0], data, chosen, table, replace(check, mode=NONNEG))
-    dims = [(d, s) for d, s in zip(data.shape, data.strides) if d > 1]
-    if all(s == r for (_, s), r in zip(dims, c_strides([d for d, _ in dims]))):
-        flat = replace(data, shape=(data.size,), strides=(1,))
-        table, check = indexing.gather(op, flat.shape, chosen.shape, 0)
-        return gather_made(cls.outputs[0], flat, chosen, table, replace(check, mode=NONNEG))
-    where = np.stack(np.unravel_index(chosen, data.shape), axis=-1).astype(chosen.dtype)
-    table, check = indexing.gather_nd(op, data.shape, where.shape, 0, data.strides)
-    return gather_made(cls.outputs[0], data, where, table, replace(check, mode=NONNEG))
+    elif all(s == r for (_, s), r in zip(dims, c_strides([d for d, _ in dims]))):
+        source = replace(data, shape=(data.size,), strides=(1,))
+        table, check = indexing.gather(op, source.shape, chosen.shape, 0)
+    else:
+        indices = np.stack(np.unravel_index(chosen, data.shape), axis=-1).astype(chosen.dtype)
+        table, check = indexing.gather_nd(op, data.shape, indices.shape, 0, data.strides)
+    return gather_made(cls.outputs[0], source, indices, table, replace(check, mode=NONNEG))
 
 
 def _runs(chosen, cuts) -> list[tuple[int, int]]:
@@ -154,7 +154,6 @@ def _row_major_boxes(shape, strides, start: int, end: int):
 class Compress_11(Compress_9):
     since_version = 11
     negative_axes = True
-
 
 
 # opset -> the types that version added (onnx.defs' lists; tests/unit/test_opsets.py holds them to it)
