@@ -36,13 +36,13 @@ _NAN = {2: 0x7C01, 4: 0x7F800123, 8: 0xFFF0000000000ABC}
 def taken(monkeypatch):
     """Parts each kernel ran in this test: {"runs": n, "general": n}."""
     counts = {"runs": 0, "general": 0}
-    real = pieces._Run.__init__
+    real = pieces.Run.__init__
 
     def init(self, *a, **k):
         real(self, *a, **k)
         self.taken = counts
 
-    monkeypatch.setattr(pieces._Run, "__init__", init)
+    monkeypatch.setattr(pieces.Run, "__init__", init)
     return counts
 
 
@@ -295,7 +295,7 @@ def test_other_views_keep_the_gather_kernel(backend, rng, taken, gathered, monke
 
 
 def test_repeat_cut_across_bands(backend, rng, monkeypatch, taken):
-    """A repeat longer than a band and a source longer than a window (cut by gpu/pieces.fit)."""
+    """A repeat longer than a band and a source longer than a window (cut by core/pieces.fit)."""
     monkeypatch.setattr(pieces, "DEFAULT_BAND", 4096)
     for dtype in (np.uint8, np.float32, np.float64):
         x = random_array(rng, (9, 1, 301), np.dtype(dtype))

@@ -33,14 +33,14 @@ WIDTHS = [np.bool_, np.int8, np.uint8, np.float16, ml_dtypes.bfloat16, np.float3
 def taken(monkeypatch):
     """Parts each kernel ran in this test: {"runs": n, "general": n}."""
     counts = {"runs": 0, "general": 0, "mapped": set()}
-    real = pieces._Run.__init__
+    real = pieces.Run.__init__
 
     def init(self, *a, **k):
         real(self, *a, **k)
         counts["mapped"].add(self.taken["mapped"])
         self.taken = counts
 
-    monkeypatch.setattr(pieces._Run, "__init__", init)
+    monkeypatch.setattr(pieces.Run, "__init__", init)
     return counts
 
 
@@ -295,13 +295,13 @@ def test_windows_are_sized_by_one_band(backend, rng, monkeypatch, taken):
     reach, not the whole source (Pad's 64 MiB input paid a 64 MiB window's
     first touch); the bands are at most BAND bytes."""
     seen = []
-    real = pieces._Run.__init__
+    real = pieces.Run.__init__
 
     def init(self, gpu, band_bytes, window_bytes, *a, **k):
         seen.append((band_bytes, window_bytes))
         real(self, gpu, band_bytes, window_bytes, *a, **k)
 
-    monkeypatch.setattr(pieces._Run, "__init__", init)
+    monkeypatch.setattr(pieces.Run, "__init__", init)
     monkeypatch.setattr(pieces, "BAND", 4096)
     x = random_array(rng, (64, 255), np.float32)  # 65,280 bytes
     got = pad(x, pads=[0, 1, 0, 0], mode="edge", backend=backend)

@@ -1,4 +1,4 @@
-"""gpu/pieces.cut as pure index arithmetic: a piece cut at band edges gives
+"""core/pieces.cut as pure index arithmetic: a piece cut at band edges gives
 parts that write exactly the piece's elements (each once, from the same
 source element), whatever the signs of its strides -- Pad's reflect and
 wrap plan repeat axes that walk the output right to left."""
@@ -9,8 +9,7 @@ import itertools
 
 import numpy as np
 
-from onnxop_cli.core.pieces import Piece, forwards
-from onnxop_cli.gpu.pieces import cut
+from onnxop_cli.core.pieces import Piece, cut, forwards
 
 
 def _writes(p: Piece, base: int = 0) -> dict[int, int]:

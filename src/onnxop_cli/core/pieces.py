@@ -1,13 +1,14 @@
 """A piece: a box of an output copied from a strided view of one input, or
 filled with a value -- the unit operators of several inputs tile their
-outputs with (ops/family.py) and shaders/pieces.wgsl writes (gpu/pieces.py).
-Pure data, next to View: nothing here touches bytes or the GPU."""
+outputs with (ops/family.py) and shaders/pieces.wgsl writes (gpu/pieces.py),
+and the cutting of pieces to bands and windows (``cut``, ``fit``, pure index
+arithmetic). Pure data, next to View: nothing here touches bytes or the GPU."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Optional
+from typing import Iterator, Optional, Sequence
 
 
 @dataclass(frozen=True)
@@ -84,3 +85,137 @@ def two_pass(p: Piece) -> list[Piece]:
                 mask_strides=(), mask_offset=0, other=None, other_strides=(), other_offset=0, otherwise_fill=False),
         replace(p, other=None, other_strides=(), other_offset=0, otherwise_fill=False),
     ]
+
+
+# ------------------------------------------------------------ cutting
+
+def span(shape: Sequence[int], strides: Sequence[int], offset: int) -> tuple[int, int]:
+    lo = hi = offset
+    for d, s in zip(shape, strides):
+        lo += min(0, (d - 1) * s)
+        hi += max(0, (d - 1) * s)
+    return lo, hi
+
+
+def _sub(p: Piece, start: int, stop: int) -> Piece:
+    """``p`` restricted to [start, stop) along its first axis."""
+    tri = p.tri
+    if tri is not None:  # k counts from the piece's origin: fold the new origin in
+        k, r, c, upper = tri
+        tri = (k + (start if r == 0 else 0) - (start if c == 0 else 0), r, c, upper)
+    return replace(
+        p, shape=(stop - start,) + p.shape[1:],
+        dst_offset=p.dst_offset + start * p.dst_strides[0],
+        src_offset=p.src_offset + (start * p.src_strides[0] if p.src is not None else 0),
+        mask_offset=p.mask_offset + (start * p.mask_strides[0] if p.mask is not None else 0),
+        other_offset=p.other_offset + (start * p.other_strides[0] if p.other is not None else 0),
+        tri=tri,
+    )
+
+
+def _drop_first(p: Piece) -> Piece:
+    """A piece whose first axis has one index, without that axis (a triangle
+    row or column on it is then constant, already folded into k)."""
+    tri = p.tri
+    if tri is not None:
+        k, r, c, upper = tri
+        tri = (k, -1 if r <= 0 else r - 1, -1 if c <= 0 else c - 1, upper)
+    return replace(
+        p, shape=p.shape[1:], dst_strides=p.dst_strides[1:],
+        src_strides=p.src_strides[1:] if p.src is not None else (),
+        mask_strides=p.mask_strides[1:] if p.mask is not None else (),
+        other_strides=p.other_strides[1:] if p.other is not None else (),
+        tri=tri,
+    )
+
+
+def cut(p: Piece, start: int, stop: int) -> Iterator[Piece]:
+    """The parts of ``p`` whose output elements lie in [start, stop), offsets
+    made band-relative. A part that straddles an edge is cut along its first
+    axis: the rows wholly inside are one part, a straddling row is cut again.
+    A piece with an axis that writes leftwards (Pad's reflect and wrap repeat
+    runs right to left) is turned forwards first (core/pieces.forwards), so
+    its rows walk the output forwards: such a piece straddling a band edge
+    (outputs past one band, 64 MiB) failed here with an internal error."""
+    if p.size == 0:
+        return
+    lo, hi = span(p.shape, p.dst_strides, p.dst_offset)
+    if hi < start or lo >= stop:
+        return
+    if lo >= start and hi < stop:
+        yield replace(p, dst_offset=p.dst_offset - start)
+        return
+    if any(ds < 0 and d > 1 for d, ds in zip(p.shape, p.dst_strides)):
+        turned = forwards(p)
+        if turned is not None:
+            yield from cut(turned, start, stop)
+            return
+    d0, s0 = p.shape[0], p.dst_strides[0]
+    assert d0 == 1 or s0 > 0, "a piece's first axis walks the output forwards"
+    rlo, rhi = span(p.shape[1:], p.dst_strides[1:], p.dst_offset)
+    i = 0
+    while i < d0:
+        row_lo, row_hi = rlo + i * s0, rhi + i * s0
+        if row_lo >= stop:
+            return
+        if row_hi < start:
+            i = max(i + 1, -(-(start - rhi) // s0))
+            continue
+        if row_lo >= start and row_hi < stop:
+            j = min(d0 - 1, (stop - 1 - rhi) // s0)
+            part = _sub(p, i, j + 1)
+            yield replace(part, dst_offset=part.dst_offset - start)
+            i = j + 1
+            continue
+        yield from cut(_drop_first(_sub(p, i, i + 1)), start, stop)
+        i += 1
+
+
+def fit(p: Piece, window: int) -> Iterator[Piece]:
+    """``p`` cut along its first axis until the source and mask ranges it
+    reads each fit ``window`` elements."""
+    def reach(q: Piece) -> int:
+        n = 0
+        if q.src is not None:
+            lo, hi = span(q.shape, q.src_strides, q.src_offset)
+            n = max(n, hi - lo + 1)
+        if q.mask is not None:
+            lo, hi = span(q.shape, q.mask_strides, q.mask_offset)
+            n = max(n, hi - lo + 1)
+        if q.other is not None:
+            lo, hi = span(q.shape, q.other_strides, q.other_offset)
+            n = max(n, hi - lo + 1)
+        return n
+
+    if reach(p) <= window or not p.shape:
+        yield p
+        return
+    if p.shape[0] == 1:
+        yield from fit(_drop_first(p), window)
+        return
+    half = p.shape[0] // 2
+    yield from fit(_sub(p, 0, half), window)
+    yield from fit(_sub(p, half, p.shape[0]), window)
+
+
+def extent(p: Piece, bits: int) -> int:
+    """Bytes of the source (or mask) range a piece reads."""
+    n = 0
+    if p.size and p.src is not None:
+        lo, hi = span(p.shape, p.src_strides, p.src_offset)
+        n = (hi - lo + 1) * bits // 8 + 1
+    if p.size and p.mask is not None:
+        lo, hi = span(p.shape, p.mask_strides, p.mask_offset)
+        n = max(n, hi - lo + 1)
+    if p.size and p.other is not None:
+        lo, hi = span(p.shape, p.other_strides, p.other_offset)
+        n = max(n, (hi - lo + 1) * bits // 8 + 1)
+    return n
+
+
+def ranges(p: Piece) -> tuple[int, int, int, int, int, int]:
+    """The source, mask and other element ranges (lo, hi each) a piece reads."""
+    s = span(p.shape, p.src_strides, p.src_offset) if p.src is not None else (0, 0)
+    m = span(p.shape, p.mask_strides, p.mask_offset) if p.mask is not None else (0, 0)
+    o = span(p.shape, p.other_strides, p.other_offset) if p.other is not None else (0, 0)
+    return (*s, *m, *o)

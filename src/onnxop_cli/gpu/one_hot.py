@@ -10,7 +10,7 @@ A band is a run of whole lines (a line: the ``inner`` elements of one
 lines too long for that, a stretch of one line; either way its index window
 is a few lines' positions, at most one binding (``_bands``). The buffers,
 uploads, readback and graph (device-resident) sources and sinks are
-gpu/pieces.py's ``_Run``, as gpu/where.py's: only the kernel and its
+gpu/pieces_run.py's ``Run``, as gpu/where.py's: only the kernel and its
 parameters differ. ``gpu.cache[LAST]`` holds the last call's band count
 (tests check the path was taken).
 """
@@ -97,7 +97,7 @@ def run_one_hot(
     need = min(cap, round_up(reach * index_bits // 8 + 2 * WORD, WORD))
     # the last axis (lines of one element) and longer lines take separate entries (see the shader)
     entry = "small" if bits < 32 else ("wide" if inner == 1 else "wide_lines")
-    run = pieces._Run(gpu, band_bytes, cap, max_groups_per_dim, shader=SHADER, entry=entry,
+    run = pieces.Run(gpu, band_bytes, cap, max_groups_per_dim, shader=SHADER, entry=entry,
                       sizes=(need, WORD, WORD), mapped=mapped)
     per_group = shader_const(SHADER, "WG") * shader_const(SHADER, "WORDS")
     values = struct.pack("<4I4I", *_words(off, bits), *_words(on, bits))

@@ -15,7 +15,7 @@ leading axes that is larger than one binding.
         axes: the whole input, once); one dispatch; readback dst --sink-->
 
 The buffers, uploads, readback and graph (device-resident) sources and
-sinks are gpu/pieces.py's ``_Run``: only the kernel and its parameters
+sinks are gpu/pieces_run.py's ``Run``: only the kernel and its parameters
 differ. On CPU adapters (``can_map``) the windows and dst are mapped
 themselves (no staging copies); elsewhere a full X or Y is uploaded into
 dst and selected in place, and one staging buffer serves the three inputs.
@@ -96,7 +96,7 @@ def run_where(
     in_dst = 0 if mapped else 2 if full[2] else (1 if full[1] else 0)
     need = [min(cap, _window(form, band, width, w)) for form, width, w in zip(forms, widths, whole)]
     sizes = tuple(WORD if in_dst and k == in_dst else need[k] for k in (1, 0, 2))  # (src: X, mask, other: Y)
-    run = pieces._Run(gpu, band_bytes, cap, max_groups_per_dim, shader=SHADER, entry=entry(bits),
+    run = pieces.Run(gpu, band_bytes, cap, max_groups_per_dim, shader=SHADER, entry=entry(bits),
                       sizes=sizes, shared_upload=max(need), mapped=mapped)  # type: ignore[arg-type]
     per_group = shader_const(SHADER, "WG") * shader_const(SHADER, "WORDS")
     buffers = [run.mask, run.src, run.other]

@@ -1,0 +1,312 @@
+"""One run of ``shaders/pieces.wgsl`` (or a kernel binding its layout:
+shaders/where.wgsl, shaders/one_hot.wgsl): its buffers and bind group, the
+uploads of each group of parts' windows, the dispatches (the general kernel,
+or gpu/runs.py's for whole-word runs) and the readback of each band.
+gpu/pieces.py plans the bands and parts; gpu/where.py and gpu/one_hot.py
+drive one kernel over the same buffers (``dispatch_one``)."""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from typing import Any, Callable, Optional, Sequence
+
+from ..core.pieces import Piece, ranges
+from . import runs
+from .buffers import WORD, BufferUsage, MapMode, ShaderStage, grid, round_up
+from .device import Gpu
+from .kernels import shader_const
+
+SHADER = "pieces.wgsl"
+PARAMS_BYTES = 96  # sizeof(Params) in pieces.wgsl
+SLOTS = 16  # axes entries per piece (ranks up to 16); a select piece's other strides follow them
+BATCH = 128  # dispatches per submission
+
+Sink = Callable[[memoryview], None]
+
+
+@dataclass
+class Source:
+    """An input's bytes (a sources.ByteSource) with its big-endian swap unit."""
+
+    data: Any
+    swap: int = 0
+
+
+class Run:
+    def __init__(self, gpu: Gpu, band_bytes: int, window_bytes: int, max_groups_per_dim: Optional[int],
+                 masked: bool = True, selects: bool = True, *, shader: str = SHADER, entry: str = "main",
+                 sizes: Optional[tuple[int, int, int]] = None, shared_upload: int = 0,
+                 mapped: bool = False, by_runs: bool = False) -> None:
+        """Buffers and a bind group for one run. ``shader``, ``entry``: the
+        kernel bound to them (shaders/where.wgsl binds the same layout);
+        ``sizes``: the src, mask and other windows' bytes (else
+        ``window_bytes`` each); ``shared_upload``: the bytes of one staging
+        buffer for the three (each upload then submitted before the next is
+        written), else one each; ``mapped`` (adapters that ``can_map``, host
+        sources and sinks only): the windows and dst are mapped themselves,
+        no staging buffers and no copies (gpu/copy.py's mapped mode);
+        ``by_runs``: parts that gpu/runs.py takes run its kernel. ``taken``
+        counts the parts each kernel ran (tests check the path)."""
+        self.gpu, self.cap, self.masked = gpu, window_bytes, masked
+        self.taken = {"runs": 0, "general": 0, "mapped": mapped}
+        self.max_dim = max_groups_per_dim or gpu.limits.get("max-compute-workgroups-per-dimension", 65535)
+        self.wg = shader_const(SHADER, "WG") * shader_const(SHADER, "ELEMS")  # elements per workgroup
+        self.stride = max(256, gpu.limits.get("min-uniform-buffer-offset-alignment", 256))
+        # no mask (all but Where), no select piece: a word, bound but never read
+        src_bytes, mask_bytes, other_bytes = sizes or (
+            window_bytes, window_bytes if masked else WORD, window_bytes if selects else WORD)
+        U = BufferUsage
+        self.buffers: list[Any] = []
+        with gpu.errors("allocating pieces buffers"):
+            self.pipeline, layout = gpu.pipeline_with_layout(shader, _layout_entries(), entry)
+            self.runs = runs.pipelines(gpu, _layout_entries()) if by_runs else None
+            window_usage = U.STORAGE | (U.MAP_WRITE if mapped else U.COPY_DST)
+            if mapped:
+                self.upload = self.upload_mask = self.upload_other = None
+            elif shared_upload:
+                self.upload = self._buffer("upload", shared_upload, U.MAP_WRITE | U.COPY_SRC)
+                self.upload_mask = self.upload_other = self.upload
+            else:
+                self.upload = self._buffer("upload", src_bytes, U.MAP_WRITE | U.COPY_SRC)
+                self.upload_mask = self._buffer("upload-mask", mask_bytes, U.MAP_WRITE | U.COPY_SRC)
+                self.upload_other = self._buffer("upload-other", other_bytes, U.MAP_WRITE | U.COPY_SRC)
+            self.src = self._buffer("src", src_bytes, window_usage)
+            self.mask = self._buffer("mask", mask_bytes, window_usage)
+            self.other = self._buffer("other", other_bytes, window_usage)
+            if mapped:
+                self.dst = self._buffer("dst", band_bytes, U.STORAGE | U.MAP_READ | U.COPY_DST)
+                self.readback = self.dst
+                # wgpu zero-fills, when a buffer is mapped, the bytes it never saw written; a kernel
+                # write it failed to track would read back as zeros: clearing dst once marks it all
+                encoder = gpu.device.create_command_encoder()
+                encoder.clear_buffer(self.dst, 0, band_bytes)
+                gpu.queue.submit([encoder.finish()])
+            else:
+                self.dst = self._buffer("dst", band_bytes, U.STORAGE | U.COPY_SRC | U.COPY_DST)
+                self.readback = self._buffer("readback", band_bytes, U.MAP_READ | U.COPY_DST)
+            # a part by runs takes two records (its two dispatches)
+            self.params = self._buffer("params", self.stride * 2 * BATCH, U.UNIFORM | U.COPY_DST)
+            self.axes_bytes = 16 * 2 * SLOTS * BATCH
+            self.axes = self._buffer("axes", self.axes_bytes, U.STORAGE | U.COPY_DST)
+            self.bind_group = gpu.device.create_bind_group(
+                layout=layout,
+                entries=[
+                    {"binding": 0, "resource": {"buffer": self.src, "offset": 0, "size": src_bytes}},
+                    {"binding": 1, "resource": {"buffer": self.mask, "offset": 0, "size": mask_bytes}},
+                    {"binding": 2, "resource": {"buffer": self.dst, "offset": 0, "size": band_bytes}},
+                    {"binding": 3, "resource": {"buffer": self.params, "offset": 0, "size": PARAMS_BYTES}},
+                    {"binding": 4, "resource": {"buffer": self.axes, "offset": 0, "size": self.axes_bytes}},
+                    {"binding": 5, "resource": {"buffer": self.other, "offset": 0, "size": other_bytes}},
+                ],
+            )
+
+    def window_elements(self, bits: int) -> int:
+        # a window starts up to one word before the first element it needs
+        return (self.cap - 2 * WORD) * 8 // (max(bits, 8) if self.masked else bits)  # the mask is 8-bit
+
+    def _buffer(self, label: str, size: int, usage: int) -> Any:
+        buf = self.gpu.device.create_buffer(label=label, size=size, usage=usage)
+        self.buffers.append(buf)
+        return buf
+
+    def release(self) -> None:
+        for buf in self.buffers:
+            try:
+                buf.destroy()
+            except Exception:  # noqa: BLE001 - best effort; the real error is raised
+                pass
+
+    def band(self, sources: Sequence[Optional[Source]], parts: list[Piece], bits: int, n4: int, poison) -> None:
+        gpu = self.gpu
+        with gpu.errors("pieces band"):
+            encoder = gpu.device.create_command_encoder()
+            if poison is not None:
+                gpu.queue.write_buffer(self.dst, 0, bytes([poison]) * n4)
+            else:
+                encoder.clear_buffer(self.dst, 0, n4)
+            gpu.queue.submit([encoder.finish()])
+        # consecutive parts from one source share an upload while its window fits
+        group: list[Piece] = []
+        window: Optional[tuple[int, int, int, int, int, int]] = None  # src lo, hi, mask lo, hi, other lo, hi
+        for part in parts:
+            w = ranges(part)
+            merged = _merge(window, w) if group and _same_inputs(group[0], part) else None
+            limit = self.window_elements(bits)
+            if merged is not None and _fits(merged, limit) and len(group) < BATCH:
+                group.append(part)
+                window = merged
+                continue
+            if group:
+                self._dispatch(sources, group, window, bits)
+            group, window = [part], w
+        if group:
+            self._dispatch(sources, group, window, bits)
+
+    def _upload(self, buffer_up: Any, buffer: Any, source: Source, lo: int, hi: int, bits: int, encoder: Any) -> int:
+        """Upload source elements [lo, hi] from the word that holds ``lo``
+        into ``buffer`` (through ``buffer_up``, or straight into ``buffer``
+        mapped when ``buffer_up`` is None); returns the element the window
+        starts at."""
+        per_word = 32 // bits if bits < 32 else 1
+        first = lo - lo % max(per_word, 1) if bits < 32 else lo
+        start = first * bits // 8
+        end = min(-(-(hi + 1) * bits // 8), source.data.nbytes)
+        n = end - start
+        gpu = self.gpu
+        from .resident import DeviceBuffer, device_copy
+
+        if isinstance(source.data, DeviceBuffer):  # a graph's intermediate: copied on the device
+            device_copy(encoder, source.data, start, buffer, 0, n)
+            return first
+        into = buffer if buffer_up is None else buffer_up
+        with gpu.errors("upload"):
+            gpu.wait(into.map_async(MapMode.WRITE, 0, round_up(n, 4)), "upload")
+            mapped = into._experimental_get_mapped_range(0, round_up(n, 4))
+        try:
+            source.data.readinto(start, mapped[:n])
+        finally:
+            mapped.release()
+            with gpu.errors("upload"):
+                into.unmap()
+        if buffer_up is not None:
+            encoder.copy_buffer_to_buffer(buffer_up, 0, buffer, 0, round_up(n, 4))
+        return first
+
+    def _dispatch(self, sources: Sequence[Optional[Source]], group: list[Piece], window, bits: int) -> None:
+        gpu = self.gpu
+        head = group[0]
+        with gpu.errors("pieces dispatch"):
+            encoder = gpu.device.create_command_encoder()
+            src_first = mask_first = other_first = 0
+            swap = other_swap = 0
+            if head.src is not None:
+                source = sources[head.src]
+                assert source is not None
+                swap = source.swap
+                src_first = self._upload(self.upload, self.src, source, window[0], window[1], bits, encoder)
+            if head.mask is not None:
+                source = sources[head.mask]
+                assert source is not None
+                mask_first = self._upload(self.upload_mask, self.mask, source, window[2], window[3], 8, encoder)
+            if head.other is not None:
+                source = sources[head.other]
+                assert source is not None
+                other_swap = source.swap
+                other_first = self._upload(self.upload_other, self.other, source, window[4], window[5], bits, encoder)
+            compute = encoder.begin_compute_pass()
+            axes = bytearray()
+            slot = 0
+            general = None  # the pipeline set last was the general kernel's
+            for i, p in enumerate(group):
+                rank = len(p.shape)
+                if self.runs is not None and runs.eligible(p, bits, swap, SLOTS):
+                    records, entries, grids = runs.encode(p, bits, src_first, i * 2 * SLOTS, self.max_dim)
+                    gpu.queue.write_buffer(self.params, slot * self.stride, records[:runs.RECORD])
+                    gpu.queue.write_buffer(self.params, (slot + 1) * self.stride, records[runs.RECORD:])
+                    axes += entries + bytes(16 * 2 * SLOTS - len(entries))
+                    runs.dispatch(compute, self.runs, self.bind_group, (slot * self.stride, (slot + 1) * self.stride),
+                                  grids)
+                    slot += 2
+                    general = False
+                    self.taken["runs"] += 1
+                    continue
+                if not general:
+                    compute.set_pipeline(self.pipeline)
+                    general = True
+                self.taken["general"] += 1
+                fill = (p.fill + bytes(16))[:16]
+                tri = p.tri or (0, 0xFFFFFFFF, 0xFFFFFFFF, True)
+                # |col - row| < 2**31 in one dispatch: a k beyond that keeps all or nothing, as its clamp does
+                tri = (min(max(tri[0], -(2**31)), 2**31 - 1), *tri[1:])
+                pred = 1 if p.mask is not None else (0 if p.tri is None else (2 if tri[3] else 3))
+                groups = -(-p.size // self.wg)
+                gx, gy = grid(groups, self.max_dim)
+                at = i * 2 * SLOTS
+                record = struct.pack(
+                    "<16I4I4I",
+                    p.size, gx, rank, at, bits, swap if p.src is not None else 0,
+                    0 if p.src is not None else 1, pred, 1 if p.otherwise_fill else 0,
+                    (p.src_offset - src_first) & 0xFFFFFFFF, p.dst_offset & 0xFFFFFFFF,
+                    (p.mask_offset - mask_first) & 0xFFFFFFFF, tri[0] & 0xFFFFFFFF,
+                    tri[1] & 0xFFFFFFFF, tri[2] & 0xFFFFFFFF, 0,
+                    *struct.unpack("<4I", fill),
+                    1 if p.other is not None else 0, (p.other_offset - other_first) & 0xFFFFFFFF,
+                    other_swap if p.other is not None else 0, 0,
+                )
+                gpu.queue.write_buffer(self.params, slot * self.stride, record)
+                ss = p.src_strides if p.src is not None else (0,) * rank
+                ms = p.mask_strides if p.mask is not None else (0,) * rank
+                entries = b"".join(
+                    struct.pack("<4I", d, s & 0xFFFFFFFF, t & 0xFFFFFFFF, m & 0xFFFFFFFF)
+                    for d, s, t, m in zip(p.shape, ss, p.dst_strides, ms)
+                )
+                os_ = p.other_strides if p.other is not None else ()
+                others = b"".join(struct.pack("<4I", s & 0xFFFFFFFF, 0, 0, 0) for s in os_)
+                axes += entries + bytes(16 * SLOTS - len(entries)) + others + bytes(16 * SLOTS - len(others))
+                compute.set_bind_group(0, self.bind_group, [slot * self.stride])
+                compute.dispatch_workgroups(gx, gy, 1)
+                slot += 1
+            compute.end()
+            gpu.queue.write_buffer(self.axes, 0, bytes(axes))
+            gpu.queue.submit([encoder.finish()])
+
+    def dispatch_one(self, words: int, per_group: int, record: Callable[[int], bytes], encoder: Any = None) -> None:
+        """The bound kernel over ``words`` output words at ``per_group`` a
+        workgroup, one dispatch, its params ``record(gx)``; ``encoder``: one
+        the uploads were recorded on (submitted with the dispatch)."""
+        gx, gy = grid(-(-words // per_group), self.max_dim)
+        self.gpu.queue.write_buffer(self.params, 0, record(gx))
+        encoder = encoder or self.gpu.device.create_command_encoder()
+        compute = encoder.begin_compute_pass()
+        compute.set_pipeline(self.pipeline)
+        compute.set_bind_group(0, self.bind_group, [0])
+        compute.dispatch_workgroups(gx, gy, 1)
+        compute.end()
+        self.gpu.queue.submit([encoder.finish()])
+
+    def drain(self, sink: Sink, nbytes: int) -> None:
+        gpu = self.gpu
+        n4 = round_up(nbytes, 4)
+        from .resident import DeviceSink
+
+        if isinstance(sink, DeviceSink):  # a graph's intermediate: stays on the device
+            sink.take(self.dst, nbytes)
+            return
+        with gpu.errors("readback"):
+            if self.readback is not self.dst:  # mapped: dst is read where it lies
+                encoder = gpu.device.create_command_encoder()
+                encoder.copy_buffer_to_buffer(self.dst, 0, self.readback, 0, n4)
+                gpu.queue.submit([encoder.finish()])
+            gpu.wait(self.readback.map_async(MapMode.READ, 0, n4), "readback")
+        try:
+            sink(self.readback.read_mapped(0, n4, copy=False)[:nbytes])
+        finally:
+            with gpu.errors("readback"):
+                self.readback.unmap()
+
+
+def _merge(a, b):
+    if a is None:
+        return b
+    return (min(a[0], b[0]), max(a[1], b[1]), min(a[2], b[2]), max(a[3], b[3]), min(a[4], b[4]), max(a[5], b[5]))
+
+
+def _fits(w, limit: int) -> bool:
+    return all(w[k + 1] - w[k] + 1 <= limit for k in (0, 2, 4))
+
+
+def _same_inputs(a: Piece, b: Piece) -> bool:
+    return a.src == b.src and a.mask == b.mask and a.other == b.other
+
+
+def _layout_entries() -> list[dict]:
+    stage = ShaderStage.COMPUTE
+    return [
+        {"binding": 0, "visibility": stage, "buffer": {"type": "read-only-storage"}},
+        {"binding": 1, "visibility": stage, "buffer": {"type": "read-only-storage"}},
+        {"binding": 2, "visibility": stage, "buffer": {"type": "storage"}},
+        {"binding": 3, "visibility": stage, "buffer": {"type": "uniform", "has_dynamic_offset": True}},
+        {"binding": 4, "visibility": stage, "buffer": {"type": "read-only-storage"}},
+        {"binding": 5, "visibility": stage, "buffer": {"type": "read-only-storage"}},
+    ]
