@@ -18,27 +18,8 @@ const UNROLL: u32 = 8u;
 const RUN: u32 = 8u;
 const WORD_BYTES: u32 = 32u;
 
-struct Params {
-    groups: u32,      // workgroups that copy (spans in this binding)
-    groups_x: u32,    // workgroups per row of the dispatch grid
-}
-
 @group(0) @binding(0) var<storage, read> src: array<vec4<u64>>;
 @group(0) @binding(1) var<storage, read_write> dst: array<vec4<u64>>;
 @group(0) @binding(2) var<uniform> params: Params;
 
-@compute @workgroup_size(256)
-fn main(
-    @builtin(workgroup_id) wg: vec3<u32>,
-    @builtin(local_invocation_index) lid: u32,
-) {
-    let group = wg.y * params.groups_x + wg.x;
-    if (group >= params.groups) {
-        return;
-    }
-    let base = group * (WG * UNROLL) + (lid / RUN) * (RUN * UNROLL) + lid % RUN;
-    for (var k = 0u; k < UNROLL; k = k + 1u) {
-        let i = base + k * RUN;
-        dst[i] = src[i];
-    }
-}
+#include "lib/copy_main.wgsl"

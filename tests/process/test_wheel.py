@@ -58,6 +58,10 @@ def test_wheel_ships_the_shaders_and_samples(wheel):
     assert shaders, "no shaders in the source tree"
     for shader in shaders:
         assert f"onnxop_cli/shaders/{shader.name}" in names
+    parts = sorted((REPO / "shaders" / "lib").glob("*.wgsl"))  # what kernels #include (gpu/shaders.py)
+    assert parts, "no shader parts in the source tree"
+    for part in parts:
+        assert f"onnxop_cli/shaders/lib/{part.name}" in names
     assert "onnxop_cli/samples/a.npy" in names
     for page in ("Flatten-25.txt", "Unsqueeze-13.rst"):  # the doc pages doc-examples reads
         assert f"onnxop_cli/samples/{page}" in names
