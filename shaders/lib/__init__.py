@@ -1,0 +1,1 @@
+"""Parts of WGSL kernels, #included by them; resolved by onnxop_cli.gpu.shaders."""
