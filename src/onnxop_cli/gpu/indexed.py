@@ -48,7 +48,7 @@ from ..core.sources import ByteSource
 from .device import Gpu
 from .engines.base import BufferUsage as U
 from .kernels import shader_const
-from . import elements_rows, gather_windows, reverse_runs, slice_gathers, slices
+from . import elements_rows, gather_lines, gather_windows, reverse_runs, slice_gathers, slices
 from .indexed_buffers import (  # noqa: F401 - also imported from here
     _bind, _Buffers, _dispatch, _grid_x, _layout, _pipeline, _read, _Slice, _to_sink, read_small,
 )
@@ -366,6 +366,11 @@ def gather_indexed(
         with gpu.errors(f"{op} on the device"):
             cap = min(binding_bytes or (64 << 20), binding_limit(gpu))
             band = max(128, (cap * 8 // data.bits) // 128 * 128)  # whole words, whatever the width
+            window_cap = min(window_bytes or binding_limit(gpu), binding_limit(gpu))
+            lines = None  # gather_lines.wgsl: Gather's lines of 1- and 2-word units (Compress's too)
+            if index is not None and slice_copy and not data.swap and stream_bytes is None and \
+                    gather_windows.one_window(data.size, data.bits, window_cap):
+                lines = gather_lines.plan(table, data.bits, check.bounds, index.size)
             fused = None
             if index is not None and _can_fuse(gpu, index, check, table, band, fuse):
                 fused = _raw_indices(gpu, bufs, index, check)
@@ -376,9 +381,12 @@ def gather_indexed(
             if count == 0:
                 return 0
             windows = gather_windows.plan(
-                gpu, bufs, data.source, data.size, data.bits, min(window_bytes or binding_limit(gpu),
-                                                                   binding_limit(gpu)),
-                (count * data.bits + 7) // 8, band * data.bits // 8, stream_bytes)
+                gpu, bufs, data.source, data.size, data.bits, window_cap, (count * data.bits + 7) // 8,
+                band * data.bits // 8, stream_bytes)
+            if lines is not None:
+                checked = None if fused is None else functools.partial(_status, gpu, bufs, fused[1], index, check)
+                return gather_lines.run(gpu, bufs, windows, fused, norm, lines, count, data.bits, band, sink,
+                                        max_dim, poison, checked)
             cut = None
             if index is not None and slice_copy and not data.swap and (fused is None or index.wide):
                 cut = slices.plan(table, data.bits, check.bounds)
