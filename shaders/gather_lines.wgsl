@@ -11,9 +11,9 @@
 // stores, against the element kernel's (indexed_gather.wgsl's) scalar store
 // per word: Mesa's CPU drivers (lavapipe) make a storage access a loop over
 // the lanes, so a vec4 store costs about what a scalar one does. Where its
-// units lie in one line and start on a whole vector of indices, it reads
-// them as vec4 loads and checks and offsets them four at a time; elsewhere
-// (a line's end, m not a multiple of 4) one at a time.
+// units lie in one line, it reads their indices as vec4 loads and checks
+// and offsets them four at a time; where they cross a line's end, one at
+// a time.
 //
 // The indices are the raw int32 (`_i32`) or int64 (`_i64`) ones, checked
 // as read, all 64 bits, as indices.wgsl checks them (mode 0 wraps -d .. d-1,
@@ -91,14 +91,27 @@ fn narrow(x: vec4<u32>, pos: u32, bad: ptr<function, u32>) -> vec4<u32> {
     return checked(lo, hi, pos, bad);
 }
 
-// Indices j .. j+3 (j a multiple of 4), checked.
+// Indices j .. j+3, checked: one or two vector loads (two, and lanes
+// shifted by selects, where j is not on a whole vector).
 fn four(j: u32, kind: u32, bad: ptr<function, u32>) -> vec4<u32> {
     if (kind == I64) {
-        let x = raw[j >> 1u];
-        let y = raw[(j >> 1u) + 1u];
-        return wide(vec4<u32>(x.x, x.z, y.x, y.z), vec4<u32>(x.y, x.w, y.y, y.w), j, bad);
+        let h = j >> 1u;
+        let x = raw[h];
+        let y = raw[h + 1u];
+        if ((j & 1u) == 0u) {
+            return wide(vec4<u32>(x.x, x.z, y.x, y.z), vec4<u32>(x.y, x.w, y.y, y.w), j, bad);
+        }
+        let z = raw[h + 2u];
+        return wide(vec4<u32>(x.z, y.x, y.z, z.x), vec4<u32>(x.w, y.y, y.w, z.y), j, bad);
     }
-    return narrow(raw[j >> 2u], j, bad);
+    let a = raw[j >> 2u];
+    let r = j & 3u;
+    if (r == 0u) {
+        return narrow(a, j, bad);
+    }
+    let b = raw[(j >> 2u) + 1u];
+    let v = select(select(vec4<u32>(a.w, b.xyz), vec4<u32>(a.zw, b.xy), r == 2u), vec4<u32>(a.yzw, b.x), r == 1u);
+    return narrow(v, j, bad);
 }
 
 // Index j alone, checked.
@@ -166,7 +179,7 @@ fn words1(wg: vec3<u32>, lid: u32, kind: u32) {
     var p = place(params.u0 + w0);
     let L = params.lstride;
     var bad = 0xffffffffu;
-    if (p.j + WORDS <= params.m && (p.j & 3u) == 0u && w0 + WORDS <= params.words) {  // within one line: vectors
+    if (p.j + WORDS <= params.m && w0 + WORDS <= params.words) {  // within one line: vectors
         let b = vec4<u32>(p.base);
         for (var q = 0u; q < WORDS / 4u; q = q + 1u) {
             let o = b + four(p.j + 4u * q, kind, &bad) * L;
@@ -202,7 +215,7 @@ fn words2(wg: vec3<u32>, lid: u32, kind: u32) {
     var p = place(params.u0 + (w0 >> 1u));
     let L = params.lstride;
     var bad = 0xffffffffu;
-    if (p.j + UNITS <= params.m && (p.j & 3u) == 0u && w0 + WORDS <= params.words) {  // within one line: vectors
+    if (p.j + UNITS <= params.m && w0 + WORDS <= params.words) {  // within one line: vectors
         let b = vec4<u32>(p.base);
         for (var q = 0u; q < UNITS / 4u; q = q + 1u) {
             let o = b + four(p.j + 4u * q, kind, &bad) * L;
