@@ -34,11 +34,10 @@ class Lines:
     bound: int  # the gathered axis' size
 
 
-def plan(table: Table, bits: int, bounds: tuple[int, ...], indices: int) -> Lines | None:
+def plan(table: Table, bits: int, bounds: tuple[int, ...]) -> Lines | None:
     """The line plan of a Gather ``table`` (``extra["slices"]`` "slabs")
-    over ``indices`` indices for elements of ``bits``, or None: its index
-    axes not the last before the slice or not row-major, or the slice not
-    one or two whole words."""
+    for elements of ``bits``, or None: its index axes not the last before
+    the slice or not row-major, or the slice not one or two whole words."""
     if table.mode != 0 or len(table.lookups) != 1 or table.lookups[0][1] != 0 or table.extra.get("slices") != "slabs":
         return None
     cut = slices.plan(table, bits, bounds)
@@ -50,7 +49,7 @@ def plan(table: Table, bits: int, bounds: tuple[int, ...], indices: int) -> Line
     if any(s != 0 for _, s, _ in along) or [i for _, _, i in along] != list(row_strides([d for d, _, _ in along])):
         return None
     m = math.prod(d for d, _, _ in along)
-    if m != indices or bounds[0] >= 1 << 31:  # indices.wgsl's offsets are read as int32
+    if bounds[0] >= 1 << 31:  # indices.wgsl's offsets are read as int32
         return None
     blob = b"".join(struct.pack("<4I", d, ((s * bits) // 32) & 0xFFFFFFFF, 0, 0) for d, s, _ in axes[:lead])
     return Lines(cut.width, m, lead, blob or bytes(16), ((table.lookups[0][0] * bits) // 32) & 0xFFFFFFFF,
