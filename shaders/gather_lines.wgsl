@@ -91,26 +91,35 @@ fn narrow(x: vec4<u32>, pos: u32, bad: ptr<function, u32>) -> vec4<u32> {
     return checked(lo, hi, pos, bad);
 }
 
-// Indices j .. j+3, checked: one or two vector loads (two, and lanes
-// shifted by selects, where j is not on a whole vector).
-fn four(j: u32, kind: u32, bad: ptr<function, u32>) -> vec4<u32> {
+// The first vector `quad` reads for indices from j on.
+fn first(j: u32, kind: u32) -> vec4<u32> {
+    return raw[select(j >> 2u, j >> 1u, kind == I64)];
+}
+
+// Indices j .. j+3, checked, from `carry` (the vector they start in,
+// loaded by `first` or the previous quad) and the next one or two, which
+// the next quad starts in: lanes shifted by selects where j is not on a
+// whole vector, with no branch (Mesa's CPU drivers run both sides of one).
+// Where they end on a vector's end, the load past them is clamped into the
+// buffer and unused.
+fn quad(j: u32, kind: u32, carry: ptr<function, vec4<u32>>, bad: ptr<function, u32>) -> vec4<u32> {
+    let last = arrayLength(&raw) - 1u;
+    let a = *carry;
     if (kind == I64) {
         let h = j >> 1u;
-        let x = raw[h];
-        let y = raw[h + 1u];
-        if ((j & 1u) == 0u) {
-            return wide(vec4<u32>(x.x, x.z, y.x, y.z), vec4<u32>(x.y, x.w, y.y, y.w), j, bad);
-        }
-        let z = raw[h + 2u];
-        return wide(vec4<u32>(x.z, y.x, y.z, z.x), vec4<u32>(x.w, y.y, y.w, z.y), j, bad);
+        let y = raw[min(h + 1u, last)];
+        let z = raw[min(h + 2u, last)];
+        *carry = z;
+        let odd = (j & 1u) != 0u;
+        let lo = select(vec4<u32>(a.x, a.z, y.x, y.z), vec4<u32>(a.z, y.x, y.z, z.x), odd);
+        let hi = select(vec4<u32>(a.y, a.w, y.y, y.w), vec4<u32>(a.w, y.y, y.w, z.y), odd);
+        return wide(lo, hi, j, bad);
     }
-    let a = raw[j >> 2u];
     let r = j & 3u;
-    if (r == 0u) {
-        return narrow(a, j, bad);
-    }
-    let b = raw[(j >> 2u) + 1u];
-    let v = select(select(vec4<u32>(a.w, b.xyz), vec4<u32>(a.zw, b.xy), r == 2u), vec4<u32>(a.yzw, b.x), r == 1u);
+    let b = raw[min((j >> 2u) + 1u, last)];
+    *carry = b;
+    let v = select(select(select(vec4<u32>(a.w, b.xyz), vec4<u32>(a.zw, b.xy), r == 2u), vec4<u32>(a.yzw, b.x),
+                          r == 1u), a, r == 0u);
     return narrow(v, j, bad);
 }
 
@@ -181,8 +190,9 @@ fn words1(wg: vec3<u32>, lid: u32, kind: u32) {
     var bad = 0xffffffffu;
     if (p.j + WORDS <= params.m && w0 + WORDS <= params.words) {  // within one line: vectors
         let b = vec4<u32>(p.base);
+        var carry = first(p.j, kind);
         for (var q = 0u; q < WORDS / 4u; q = q + 1u) {
-            let o = b + four(p.j + 4u * q, kind, &bad) * L;
+            let o = b + quad(p.j + 4u * q, kind, &carry, &bad) * L;
             dst[(w0 >> 2u) + q] = vec4<u32>(src[o.x], src[o.y], src[o.z], src[o.w]);
         }
         report(bad);
@@ -217,8 +227,9 @@ fn words2(wg: vec3<u32>, lid: u32, kind: u32) {
     var bad = 0xffffffffu;
     if (p.j + UNITS <= params.m && w0 + WORDS <= params.words) {  // within one line: vectors
         let b = vec4<u32>(p.base);
+        var carry = first(p.j, kind);
         for (var q = 0u; q < UNITS / 4u; q = q + 1u) {
-            let o = b + four(p.j + 4u * q, kind, &bad) * L;
+            let o = b + quad(p.j + 4u * q, kind, &carry, &bad) * L;
             let d = (w0 >> 2u) + 2u * q;
             dst[d] = vec4<u32>(src[o.x], src[o.x + 1u], src[o.y], src[o.y + 1u]);
             dst[d + 1u] = vec4<u32>(src[o.z], src[o.z + 1u], src[o.w], src[o.w + 1u]);
