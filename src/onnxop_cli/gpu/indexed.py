@@ -22,9 +22,10 @@ branch a lane could take, so a kernel carrying the other cases' code runs
 them too. GatherND's tables whose slices are whole words run
 indexed_slices.wgsl instead (gpu/slices.py plans them, gpu/slice_gathers.py
 runs them): a tuple read per slice, the slice copied as words (one band of
-one window); where they are whole
-16-byte vectors (Gather's too), indexed_slabs.wgsl in any bands and
-windows: a window's run skips the slabs it does not hold.
+one window); where they are whole 16-byte vectors (Gather's too),
+indexed_slabs.wgsl in any bands and windows: a window's run skips the slabs
+it does not hold. Gather's tables along lines of one- or two-word slices
+(Compress's too) run gather_lines.wgsl, one window in any bands.
 
 Limits, checked here with one-line errors: the index tensor (as u32) and,
 for a scatter, the updates and their targets each fit in one storage
@@ -48,7 +49,7 @@ from ..core.sources import ByteSource
 from .device import Gpu
 from .engines.base import BufferUsage as U
 from .kernels import shader_const
-from . import elements_rows, gather_windows, reverse_runs, slice_gathers, slices
+from . import elements_rows, gather_lines, gather_windows, reverse_runs, slice_gathers, slices
 from .indexed_buffers import (  # noqa: F401 - also imported from here
     _bind, _Buffers, _dispatch, _grid_x, _layout, _pipeline, _read, _Slice, _to_sink, read_small,
 )
@@ -366,6 +367,10 @@ def gather_indexed(
         with gpu.errors(f"{op} on the device"):
             cap = min(binding_bytes or (64 << 20), binding_limit(gpu))
             band = max(128, (cap * 8 // data.bits) // 128 * 128)  # whole words, whatever the width
+            window_cap = min(window_bytes or binding_limit(gpu), binding_limit(gpu))
+            lines = gather_lines.plan(table, data.bits, check.bounds) if (  # Gather's lines of 1-2 word units
+                index is not None and slice_copy and not data.swap
+                and gather_windows.one_window(data.size, data.bits, window_cap)) else None
             fused = None
             if index is not None and _can_fuse(gpu, index, check, table, band, fuse):
                 fused = _raw_indices(gpu, bufs, index, check)
@@ -376,9 +381,12 @@ def gather_indexed(
             if count == 0:
                 return 0
             windows = gather_windows.plan(
-                gpu, bufs, data.source, data.size, data.bits, min(window_bytes or binding_limit(gpu),
-                                                                   binding_limit(gpu)),
-                (count * data.bits + 7) // 8, band * data.bits // 8, stream_bytes)
+                gpu, bufs, data.source, data.size, data.bits, window_cap, (count * data.bits + 7) // 8,
+                band * data.bits // 8, stream_bytes)
+            checked = None if fused is None else functools.partial(_status, gpu, bufs, fused[1], index, check)
+            if lines is not None:
+                return gather_lines.run(gpu, bufs, windows, fused, norm, lines, count, data.bits, band, sink,
+                                        max_dim, poison, checked)
             cut = None
             if index is not None and slice_copy and not data.swap and (fused is None or index.wide):
                 cut = slices.plan(table, data.bits, check.bounds)
@@ -386,7 +394,6 @@ def gather_indexed(
                     table.extra.get("slices") == "slabs" or fused is None or not windows.single):
                 cut = None  # whole words: one band of one window (Gather: only whole vectors beat its kernel)
             if cut is not None:  # whole slices: GatherND's common case, Gather's in vec4s
-                checked = None if fused is None else functools.partial(_status, gpu, bufs, fused[1], index, check)
                 return slice_gathers.run(gpu, bufs, windows, fused, norm, cut, count, data.bits, band, sink,
                                          max_dim, poison, checked)
             runs = None if cut is not None or fused is None or not windows.single or data.swap or not index.wide \
@@ -408,8 +415,6 @@ def gather_indexed(
             def run(dst: Any, e0: int, n: int, window: Any) -> None:
                 kernel.run(dst, e0, n, data.bits, data.swap, window=window)
 
-            return gather_windows.run_bands(
-                gpu, bufs, windows, run, count, data.bits, band, sink, poison,
-                None if fused is None else lambda: _status(gpu, bufs, fused[1], index, check))
+            return gather_windows.run_bands(gpu, bufs, windows, run, count, data.bits, band, sink, poison, checked)
     finally:
         bufs.release()

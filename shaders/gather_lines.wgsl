@@ -1,0 +1,277 @@
+// Gather of 1- or 2-word units along lines: out[line, j] = src[base(line)
+// + index(j) * lstride], where the output is lines of `m` units, a unit is
+// one 32-bit word (`words1_*`) or two (`words2_*`), `base` walks the
+// leading output axes (`axes`) and index(j) is the index tensor's j-th
+// (row-major) entry. Gather along the last axis of 4- and 8-byte elements,
+// and Compress (its kept positions are the indices), are such tables
+// (gpu/gather_lines.py plans them: one little-endian window, the index axes
+// the output's trailing ones before the slice, row-major).
+//
+// Each invocation writes WORDS consecutive output words as WORDS / 4 vec4
+// stores, against the element kernel's (indexed_gather.wgsl's) scalar store
+// per word: Mesa's CPU drivers (lavapipe) make a storage access a loop over
+// the lanes, so a vec4 store costs about what a scalar one does. Where its
+// units lie in one line, it reads their indices as vec4 loads and checks
+// and offsets them four at a time; where they cross a line's end, one at
+// a time.
+//
+// The indices are the raw int32 (`_i32`) or int64 (`_i64`) ones, checked
+// as read, all 64 bits, as indices.wgsl checks them (mode 0 wraps -d .. d-1,
+// 1 takes 0 .. d, 2 0 .. d-1; `iswap` big-endian): every line reads every
+// index, so a bad one is found whatever the band, and an invocation keeps
+// its smallest bad position in status[0] once (atomicMin), reading offset 0
+// for it; the host reads nothing back then. Indices indices.wgsl already
+// wrapped (an output of many bands) run as int32 ones, mode 0: the host
+// takes this kernel only for an axis below 2^31.
+//
+// The output goes in bands of at most one binding (u0 the band's first
+// unit: a multiple of 128). dst has room for the last vec4 past `words`.
+//
+// needs: (nothing beyond WebGPU)
+
+const WG: u32 = 256u;
+const WORDS: u32 = 16u;  // output words per invocation
+
+struct Params {
+    words: u32,     // output words in this band
+    groups_x: u32,  // workgroups per row of the dispatch grid
+    u0: u32,        // the band's first unit
+    m: u32,         // units per line: the indices
+    outer: u32,     // leading output axes: entries of `axes`
+    lstride: u32,   // the gathered axis' data stride, in words
+    iswap: u32,     // 1: big-endian indices
+    cmode: u32,     // 0 wrap, 1 0 .. d, 2 0 .. d-1
+    bound: u32,     // d: the gathered axis' size
+    pad0: u32,
+    pad1: u32,
+    pad2: u32,
+}
+
+@group(0) @binding(0) var<storage, read> src: array<u32>;
+@group(0) @binding(1) var<storage, read_write> dst: array<vec4<u32>>;
+@group(0) @binding(2) var<uniform> params: Params;
+// per leading output axis: (dim, data stride in words, 0, 0)
+@group(0) @binding(3) var<storage, read> axes: array<vec4<u32>>;
+@group(0) @binding(4) var<storage, read> raw: array<vec4<u32>>;  // the indices as stored
+@group(0) @binding(5) var<storage, read_write> status: array<atomic<u32>>;  // first bad position
+
+const I32: u32 = 1u;
+const I64: u32 = 2u;
+
+fn bswap(x: vec4<u32>) -> vec4<u32> {
+    return (x << vec4<u32>(24u)) | ((x & vec4<u32>(0xff00u)) << vec4<u32>(8u))
+        | ((x >> vec4<u32>(8u)) & vec4<u32>(0xff00u)) | (x >> vec4<u32>(24u));
+}
+
+// Indices (low words, high words, native order) checked: offsets along
+// the axis, wrapped; 0 for a bad one, whose position (`pos` + its lane)
+// lowers `bad`. No branch and no atomic: an atomic per index cost Mesa's
+// CPU drivers a loop over the lanes each time (`report` once instead).
+fn checked(lo: vec4<u32>, hi: vec4<u32>, pos: u32, bad: ptr<function, u32>) -> vec4<u32> {
+    let d = vec4<u32>(params.bound);
+    let zero = vec4<u32>(0u);
+    let ones = vec4<u32>(0xffffffffu);
+    let neg = (hi == ones) & (lo != zero) & ((zero - lo) <= d) & vec4<bool>(params.cmode == 0u);
+    let ok = ((hi == zero) & ((lo < d) | ((lo == d) & vec4<bool>(params.cmode == 1u)))) | neg;
+    let at = select(vec4<u32>(pos) + vec4<u32>(0u, 1u, 2u, 3u), ones, ok);
+    *bad = min(*bad, min(min(at.x, at.y), min(at.z, at.w)));
+    return select(zero, select(lo, lo + d, neg), ok);
+}
+
+// int64 indices as stored (low words, high words) in native order.
+fn wide(lo: vec4<u32>, hi: vec4<u32>, pos: u32, bad: ptr<function, u32>) -> vec4<u32> {
+    let swap = params.iswap != 0u;
+    return checked(select(lo, bswap(hi), swap), select(hi, bswap(lo), swap), pos, bad);
+}
+
+// int32 indices as stored, sign-extended.
+fn narrow(x: vec4<u32>, pos: u32, bad: ptr<function, u32>) -> vec4<u32> {
+    let lo = select(x, bswap(x), params.iswap != 0u);
+    let hi = select(vec4<u32>(0u), vec4<u32>(0xffffffffu), (lo >> vec4<u32>(31u)) != vec4<u32>(0u));
+    return checked(lo, hi, pos, bad);
+}
+
+// The first vector `quad` reads for indices from j on.
+fn first(j: u32, kind: u32) -> vec4<u32> {
+    return raw[select(j >> 2u, j >> 1u, kind == I64)];
+}
+
+// Indices j .. j+3, checked, from `carry` (the vector they start in,
+// loaded by `first` or the previous quad) and the next one or two, which
+// the next quad starts in: lanes shifted by selects where j is not on a
+// whole vector, with no branch (Mesa's CPU drivers run both sides of one).
+// Where they end on a vector's end, the load past them is clamped into the
+// buffer and unused.
+fn quad(j: u32, kind: u32, carry: ptr<function, vec4<u32>>, bad: ptr<function, u32>) -> vec4<u32> {
+    let last = arrayLength(&raw) - 1u;
+    let a = *carry;
+    if (kind == I64) {
+        let h = j >> 1u;
+        let y = raw[min(h + 1u, last)];
+        let z = raw[min(h + 2u, last)];
+        *carry = z;
+        let odd = (j & 1u) != 0u;
+        let lo = select(vec4<u32>(a.x, a.z, y.x, y.z), vec4<u32>(a.z, y.x, y.z, z.x), odd);
+        let hi = select(vec4<u32>(a.y, a.w, y.y, y.w), vec4<u32>(a.w, y.y, y.w, z.y), odd);
+        return wide(lo, hi, j, bad);
+    }
+    let r = j & 3u;
+    let b = raw[min((j >> 2u) + 1u, last)];
+    *carry = b;
+    let v = select(select(select(vec4<u32>(a.w, b.xyz), vec4<u32>(a.zw, b.xy), r == 2u), vec4<u32>(a.yzw, b.x),
+                          r == 1u), a, r == 0u);
+    return narrow(v, j, bad);
+}
+
+// Index j alone, checked.
+fn one(j: u32, kind: u32, bad: ptr<function, u32>) -> u32 {
+    if (kind == I64) {
+        let x = raw[j >> 1u];
+        let odd = (j & 1u) != 0u;  // the pair's words: x.xy or x.zw
+        return wide(vec4<u32>(select(x.x, x.z, odd)), vec4<u32>(select(x.y, x.w, odd)), j, bad).x;
+    }
+    return narrow(vec4<u32>(raw[j >> 2u][j & 3u]), j, bad).x;
+}
+
+// The smallest position an invocation found bad, into status[0].
+fn report(bad: u32) {
+    if (bad != 0xffffffffu) {
+        atomicMin(&status[0], bad);
+    }
+}
+
+// The data word where line `line` starts (its leading axes' offsets).
+fn line_base(line: u32) -> u32 {
+    var rest = line;
+    var off = 0u;
+    for (var k = params.outer; k > 1u; k = k - 1u) {
+        let ax = axes[k - 1u];
+        off = off + (rest % ax.x) * ax.y;
+        rest = rest / ax.x;
+    }
+    if (params.outer > 0u) {
+        off = off + rest * axes[0].y;  // the first axis: no division
+    }
+    return off;
+}
+
+// An invocation's place: its unit's line, position in it, and the line's data word.
+struct Place {
+    j: u32,
+    line: u32,
+    base: u32,
+}
+
+fn place(u: u32) -> Place {
+    let line = u / params.m;
+    return Place(u - line * params.m, line, line_base(line));
+}
+
+// The place of the unit after p's.
+fn step(p: Place) -> Place {
+    if (p.j + 1u < params.m) {
+        return Place(p.j + 1u, p.line, p.base);
+    }
+    return Place(0u, p.line + 1u, line_base(p.line + 1u));
+}
+
+fn start(wg: vec3<u32>, lid: u32) -> u32 {
+    return ((wg.y * params.groups_x + wg.x) * WG + lid) * WORDS;
+}
+
+// WORDS words of one-word units.
+fn words1(wg: vec3<u32>, lid: u32, kind: u32) {
+    let w0 = start(wg, lid);
+    if (w0 >= params.words) {
+        return;
+    }
+    var p = place(params.u0 + w0);
+    let L = params.lstride;
+    var bad = 0xffffffffu;
+    if (p.j + WORDS <= params.m && w0 + WORDS <= params.words) {  // within one line: vectors
+        let b = vec4<u32>(p.base);
+        var carry = first(p.j, kind);
+        for (var q = 0u; q < WORDS / 4u; q = q + 1u) {
+            let o = b + quad(p.j + 4u * q, kind, &carry, &bad) * L;
+            dst[(w0 >> 2u) + q] = vec4<u32>(src[o.x], src[o.y], src[o.z], src[o.w]);
+        }
+        report(bad);
+        return;
+    }
+    for (var q = 0u; q < WORDS / 4u; q = q + 1u) {
+        let w = w0 + 4u * q;
+        if (w >= params.words) {
+            break;
+        }
+        var v = vec4<u32>(0u);
+        for (var c = 0u; c < 4u; c = c + 1u) {
+            if (w + c < params.words) {
+                v[c] = src[p.base + one(p.j, kind, &bad) * L];
+                p = step(p);
+            }
+        }
+        dst[w >> 2u] = v;
+    }
+    report(bad);
+}
+
+// WORDS words of two-word units.
+fn words2(wg: vec3<u32>, lid: u32, kind: u32) {
+    let w0 = start(wg, lid);
+    if (w0 >= params.words) {
+        return;
+    }
+    const UNITS: u32 = WORDS / 2u;
+    var p = place(params.u0 + (w0 >> 1u));
+    let L = params.lstride;
+    var bad = 0xffffffffu;
+    if (p.j + UNITS <= params.m && w0 + WORDS <= params.words) {  // within one line: vectors
+        let b = vec4<u32>(p.base);
+        var carry = first(p.j, kind);
+        for (var q = 0u; q < UNITS / 4u; q = q + 1u) {
+            let o = b + quad(p.j + 4u * q, kind, &carry, &bad) * L;
+            let d = (w0 >> 2u) + 2u * q;
+            dst[d] = vec4<u32>(src[o.x], src[o.x + 1u], src[o.y], src[o.y + 1u]);
+            dst[d + 1u] = vec4<u32>(src[o.z], src[o.z + 1u], src[o.w], src[o.w + 1u]);
+        }
+        report(bad);
+        return;
+    }
+    for (var q = 0u; q < WORDS / 4u; q = q + 1u) {
+        let w = w0 + 4u * q;
+        if (w >= params.words) {
+            break;
+        }
+        var v = vec4<u32>(0u);
+        for (var c = 0u; c < 2u; c = c + 1u) {
+            if (w + 2u * c < params.words) {
+                let o = p.base + one(p.j, kind, &bad) * L;
+                v[2u * c] = src[o];
+                v[2u * c + 1u] = src[o + 1u];
+                p = step(p);
+            }
+        }
+        dst[w >> 2u] = v;
+    }
+    report(bad);
+}
+
+@compute @workgroup_size(256)
+fn words1_i32(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    words1(wg, lid, I32);
+}
+
+@compute @workgroup_size(256)
+fn words1_i64(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    words1(wg, lid, I64);
+}
+
+@compute @workgroup_size(256)
+fn words2_i32(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    words2(wg, lid, I32);
+}
+
+@compute @workgroup_size(256)
+fn words2_i64(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    words2(wg, lid, I64);
+}
