@@ -39,6 +39,7 @@ from . import slices
 
 CLAIM, APPLY, RESET = "scatter_claim.wgsl", "scatter_apply.wgsl", "scatter_reset.wgsl"
 COMPACT = "scatter_compact.wgsl"
+LINES = "scatter_lines.wgsl"
 SLICES = "scatter_slices.wgsl"
 REDUCTIONS = ("none", "add", "mul", "max", "min")
 DUPLICATES = "two updates write one element with reduction none (the result is undefined); use distinct indices or a reduction"
@@ -311,6 +312,10 @@ def _by_lines(gpu: Gpu, bufs: _Buffers, out: Any, upd: Any, targets: Any, data: 
     themselves (BadIndex after the dispatch, before anything is read back)."""
     length, inner = line
     count = n // length
+    entry = _word_entry(data, reduce)
+    if entry is not None:
+        _by_word_lines(gpu, bufs, out, upd, targets, reduce, entry, count, line, max_dim, dlen, raw)
+        return
     groups = -(-count // shader_const(APPLY, "WG"))
     head = (REDUCTIONS.index(reduce.kind), reduce.cls, int(reduce.numpy), _default_nan(),
             int(reduce.cls in (2, 4) and nan_first(reduce.kind, data.bits, reduce.inner, reduce.cls == 4)))
@@ -327,6 +332,42 @@ def _by_lines(gpu: Gpu, bufs: _Buffers, out: Any, upd: Any, targets: Any, data: 
     encoder = gpu.device.create_command_encoder()
     _dispatch(gpu, encoder, p_lines, _bind(gpu, l_lines, [targets, spare, spare, params, upd, out, status, spare]),
               groups, max_dim)
+    gpu.queue.submit([encoder.finish()])
+    if raw:
+        bad = struct.unpack("<I", read_small(gpu, bufs, status, 4))[0]
+        if bad != NO_BAD:
+            raise _bad_index(raw[0], raw[1], bad)
+
+
+def _word_entry(data: Data, reduce: Reduce) -> str | None:
+    """scatter_lines.wgsl's entry for 32-bit elements (float32, int32, uint32), or None."""
+    if data.bits != 32 or reduce.cls > 2 or (reduce.numpy and reduce.kind in ("max", "min")):
+        return None
+    if reduce.kind in ("add", "mul"):
+        return "lines_" + ("f" if reduce.cls == 2 else "i") + reduce.kind
+    return "lines_" + "usf"[reduce.cls] + reduce.kind
+
+
+def _by_word_lines(gpu: Gpu, bufs: _Buffers, out: Any, upd: Any, targets: Any, reduce: Reduce, entry: str,
+                   count: int, line: tuple[int, int], max_dim: int, dlen: int,
+                   raw: tuple[Index, Check] | None) -> None:
+    """``_by_lines`` on scatter_lines.wgsl: one entry per arithmetic, plain
+    loads and stores (a 32-bit element is its own word)."""
+    length, inner = line
+    groups = -(-count // shader_const(LINES, "WG"))
+    mode = 2 if raw else (1 if dlen else 0)
+    big, cmode = (int(raw[0].big), raw[1].mode) if raw else (0, 0)
+    nan_first_ = int(reduce.cls == 2 and nan_first(reduce.kind, 32, reduce.inner))
+    params = bufs.new("line params", 48, U.UNIFORM | U.COPY_DST)
+    gpu.queue.write_buffer(params, 0, struct.pack("<12I", count, _grid_x(groups, max_dim), mode, _default_nan(),
+                                                  nan_first_, length, inner, dlen, big, cmode, 0, 0))
+    pipeline, layout = _pipeline(gpu, LINES, ("read-only-storage", "uniform", "read-only-storage", "storage",
+                                              "storage"), entry)
+    status = bufs.small("status")
+    gpu.queue.write_buffer(status, 0, struct.pack("<4I", NO_BAD, 0, 0, 0))
+    bufs.counts["word lines"] = 1  # tests look
+    encoder = gpu.device.create_command_encoder()
+    _dispatch(gpu, encoder, pipeline, _bind(gpu, layout, [targets, params, upd, out, status]), groups, max_dim)
     gpu.queue.submit([encoder.finish()])
     if raw:
         bad = struct.unpack("<I", read_small(gpu, bufs, status, 4))[0]

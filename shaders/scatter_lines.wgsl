@@ -1,0 +1,192 @@
+// ScatterElements with a reduction on 32-bit elements (float32, int32,
+// uint32), one line per invocation: scatter_apply.wgsl's `lines` and
+// `lines_raw` made for one width. The updates that differ only along the
+// scatter axis are a line; only they can name the elements of their data
+// line, so one invocation applying its line's updates in index order (along
+// the axis) is onnx.reference's order, on every run, and lines run in
+// parallel with disjoint targets. A 32-bit element is its own word: plain
+// loads and stores, no atomics.
+//
+// One entry per arithmetic (the reduction and the class of the type), each
+// calling `walk` with it as a constant, so the compiler folds the choice
+// out of the loop: fadd fmul (float32: NaN operands as scatter_apply.wgsl's
+// f32_op, which numpy's scalar loop matches), iadd imul (two's complement,
+// wrapping: signed and unsigned alike), fmax fmin (Python's max() and min(),
+// the reference's: the update replaces only if it compares greater (less);
+// NaN on either side compares false; -0 == +0; by bit pattern, so a
+// subnormal is never flushed), smax smin (int32), umax umin (uint32).
+//
+// Where the indices come from (`mode`): 0 `targets` holds each update's data
+// element; 1 each update's checked index along the axis; 2 the raw int64
+// index tensor (row-major), checked here with all 64 bits as indices.wgsl
+// does (a bad one keeps the smallest position in status[0] by atomicMin and
+// is not applied; the host then discards the output).
+// Line l starts at update (l / inner) * line * inner + l % inner and steps
+// by inner; its data line (modes 1, 2) at (l / inner) * dlen * inner + l % inner.
+//
+// needs: (nothing beyond WebGPU)
+
+const WG: u32 = 64u;
+
+struct Params {
+    count: u32,       // lines
+    groups_x: u32,
+    mode: u32,        // 0 element offsets, 1 checked indices, 2 raw int64 indices
+    default_nan: u32, // f32 bits of inf - inf on the host
+    nan_first: u32,   // 1: of two NaN operands the element's wins, 0: the update's
+    line: u32,        // updates per line
+    inner: u32,       // the updates' stride along the line
+    dlen: u32,        // the data's axis length (modes 1, 2)
+    iswap: u32,       // mode 2: 1: the int64 indices are big-endian
+    cmode: u32,       // mode 2: indices.wgsl's mode (0 wrap, 2 0 .. d-1)
+    pad0: u32,
+    pad1: u32,
+}
+
+@group(0) @binding(0) var<storage, read> targets: array<u32>;
+@group(0) @binding(1) var<uniform> params: Params;
+@group(0) @binding(2) var<storage, read> updates: array<u32>;
+@group(0) @binding(3) var<storage, read_write> data: array<u32>;
+@group(0) @binding(4) var<storage, read_write> status: array<atomic<u32>>;
+
+const FADD: u32 = 0u;
+const FMUL: u32 = 1u;
+const IADD: u32 = 2u;
+const IMUL: u32 = 3u;
+const FMAX: u32 = 4u;
+const FMIN: u32 = 5u;
+const SMAX: u32 = 6u;
+const SMIN: u32 = 7u;
+const UMAX: u32 = 8u;
+const UMIN: u32 = 9u;
+const BAD: u32 = 0xffffffffu;
+
+fn f32_op(a: u32, b: u32, mul: bool) -> u32 {
+    let na = (a & 0x7fffffffu) > 0x7f800000u;
+    let nb = (b & 0x7fffffffu) > 0x7f800000u;
+    if (na && nb) {
+        return select(b, a, params.nan_first != 0u) | 0x400000u;
+    }
+    if (nb) {
+        return b | 0x400000u;
+    }
+    if (na) {
+        return a | 0x400000u;
+    }
+    let x = bitcast<f32>(a);
+    let y = bitcast<f32>(b);
+    let r = bitcast<u32>(select(x + y, x * y, mul));
+    if ((r & 0x7fffffffu) > 0x7f800000u) {
+        return params.default_nan;
+    }
+    return r;
+}
+
+// float bits as an unsigned key in the floats' order (NaN excluded by the caller)
+fn key(a: u32) -> u32 {
+    return select(a | 0x80000000u, ~a, (a >> 31u) != 0u);
+}
+
+// Python's max(a, b) (greater) or min(a, b) on float32 bits
+fn fpick(a: u32, b: u32, greater: bool) -> u32 {
+    let nan = (a & 0x7fffffffu) > 0x7f800000u || (b & 0x7fffffffu) > 0x7f800000u;
+    let zeros = ((a | b) & 0x7fffffffu) == 0u;
+    let ka = key(a);
+    let kb = key(b);
+    let wins = select((kb < ka), (kb > ka), greater);
+    return select(a, b, wins && !nan && !zeros);
+}
+
+fn combine(op: u32, a: u32, b: u32) -> u32 {
+    switch op {
+        case FADD: { return f32_op(a, b, false); }
+        case FMUL: { return f32_op(a, b, true); }
+        case IADD: { return a + b; }
+        case IMUL: { return a * b; }
+        case FMAX: { return fpick(a, b, true); }
+        case FMIN: { return fpick(a, b, false); }
+        case SMAX: { return select(a, b, bitcast<i32>(b) > bitcast<i32>(a)); }
+        case SMIN: { return select(a, b, bitcast<i32>(b) < bitcast<i32>(a)); }
+        case UMAX: { return max(a, b); }
+        default: { return min(a, b); }
+    }
+}
+
+fn bswap32(x: u32) -> u32 {
+    return (x << 24u) | ((x & 0xff00u) << 8u) | ((x >> 8u) & 0xff00u) | (x >> 24u);
+}
+
+// The data element update u goes to (mode 2: checked; BAD if out of range)
+fn target_of(u: u32, base: u32) -> u32 {
+    let mode = params.mode;
+    if (mode == 0u) {
+        return targets[u];
+    }
+    if (mode == 1u) {
+        return base + targets[u] * params.inner;
+    }
+    var lo = targets[2u * u];
+    var hi = targets[2u * u + 1u];
+    if (params.iswap != 0u) {
+        let t = bswap32(lo);
+        lo = bswap32(hi);
+        hi = t;
+    }
+    let d = params.dlen;
+    let neg = params.cmode == 0u && hi == 0xffffffffu && lo != 0u && (0u - lo) <= d;
+    if ((hi == 0u && lo < d) || neg) {
+        return base + select(lo, lo + d, neg) * params.inner;
+    }
+    return BAD;
+}
+
+fn walk(wg: vec3<u32>, lid: u32, op: u32) {
+    let l = (wg.y * params.groups_x + wg.x) * WG + lid;
+    if (l >= params.count) {
+        return;
+    }
+    let inner = params.inner;
+    let o = l / inner;
+    let i = l - o * inner;
+    var u = o * params.line * inner + i;
+    let base = o * params.dlen * inner + i;
+    for (var j = 0u; j < params.line; j = j + 1u) {
+        let t = target_of(u, base);
+        if (t != BAD) {
+            data[t] = combine(op, data[t], updates[u]);
+        } else {
+            atomicMin(&status[0], u);
+        }
+        u = u + inner;
+    }
+}
+
+@compute @workgroup_size(64)
+fn lines_fadd(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, FADD); }
+
+@compute @workgroup_size(64)
+fn lines_fmul(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, FMUL); }
+
+@compute @workgroup_size(64)
+fn lines_iadd(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, IADD); }
+
+@compute @workgroup_size(64)
+fn lines_imul(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, IMUL); }
+
+@compute @workgroup_size(64)
+fn lines_fmax(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, FMAX); }
+
+@compute @workgroup_size(64)
+fn lines_fmin(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, FMIN); }
+
+@compute @workgroup_size(64)
+fn lines_smax(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, SMAX); }
+
+@compute @workgroup_size(64)
+fn lines_smin(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, SMIN); }
+
+@compute @workgroup_size(64)
+fn lines_umax(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, UMAX); }
+
+@compute @workgroup_size(64)
+fn lines_umin(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, UMIN); }
