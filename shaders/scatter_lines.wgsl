@@ -48,6 +48,7 @@ struct Params {
 @group(0) @binding(2) var<storage, read> updates: array<u32>;
 @group(0) @binding(3) var<storage, read_write> data: array<u32>;
 @group(0) @binding(4) var<storage, read_write> status: array<atomic<u32>>;
+@group(0) @binding(5) var<storage, read> wide: array<vec2<u32>>;  // mode 2: `targets` again, an index a load
 
 const FADD: u32 = 0u;
 const FMUL: u32 = 1u;
@@ -125,8 +126,9 @@ fn target_of(u: u32, base: u32) -> u32 {
     if (mode == 1u) {
         return base + targets[u] * params.inner;
     }
-    var lo = targets[2u * u];
-    var hi = targets[2u * u + 1u];
+    let raw = wide[u];
+    var lo = raw.x;
+    var hi = raw.y;
     if (params.iswap != 0u) {
         let t = bswap32(lo);
         lo = bswap32(hi);

@@ -362,12 +362,12 @@ def _by_word_lines(gpu: Gpu, bufs: _Buffers, out: Any, upd: Any, targets: Any, r
     gpu.queue.write_buffer(params, 0, struct.pack("<12I", count, _grid_x(groups, max_dim), mode, _default_nan(),
                                                   nan_first_, length, inner, dlen, big, cmode, 0, 0))
     pipeline, layout = _pipeline(gpu, LINES, ("read-only-storage", "uniform", "read-only-storage", "storage",
-                                              "storage"), entry)
+                                              "storage", "read-only-storage"), entry)
     status = bufs.small("status")
     gpu.queue.write_buffer(status, 0, struct.pack("<4I", NO_BAD, 0, 0, 0))
     bufs.counts["word lines"] = 1  # tests look
     encoder = gpu.device.create_command_encoder()
-    _dispatch(gpu, encoder, pipeline, _bind(gpu, layout, [targets, params, upd, out, status]), groups, max_dim)
+    _dispatch(gpu, encoder, pipeline, _bind(gpu, layout, [targets, params, upd, out, status, targets]), groups, max_dim)
     gpu.queue.submit([encoder.finish()])
     if raw:
         bad = struct.unpack("<I", read_small(gpu, bufs, status, 4))[0]

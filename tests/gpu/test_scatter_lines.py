@@ -1,0 +1,138 @@
+"""ScatterElements' line kernel for 32-bit elements (shaders/scatter_lines.wgsl,
+gpu/scatter.py's ``_by_word_lines``): float32, int32 and uint32 with every
+reduction, each line's updates applied in index order. Every test asserts the
+kernel ran (``gpu.cache[ix.LAST]["word lines"]``: a silent fallback to the
+generic line kernel fails it) and compares byte for byte with onnx.reference
+on random bits (NaN payloads, -0.0, subnormals), with many updates per
+element so that the order shows: the axis last and not, rank 3, indices
+raw int64 (little- and big-endian, checked by the kernel), checked by the
+separate pass (int32, ``fold=False``) and as element offsets (updates
+smaller than the data); NaN pairs, infinities, -0.0 / +0.0 and subnormals;
+bad indices refused by the first position, with nothing written.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from onnx import helper
+from onnx.reference import ReferenceEvaluator
+
+from conftest import random_array
+from onnxop_cli.core.sources import MemoryBytes
+from onnxop_cli.gpu import indexed as ix
+from onnxop_cli.gpu import scatter as sc
+from onnxop_cli.ops import indexing
+
+CLS = {"u": 0, "i": 1, "f": 2}
+REDUCTIONS = ["add", "mul", "max", "min"]
+
+
+def reference(x: np.ndarray, i: np.ndarray, u: np.ndarray, axis: int, reduction: str) -> bytes:
+    node = helper.make_node("ScatterElements", ["x", "i", "u"], ["y"], axis=axis, reduction=reduction)
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info(n, 0, None) for n in "xiu"],
+                              [helper.make_tensor_value_info("y", 0, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    native = {"x": x.astype(x.dtype.newbyteorder("=")), "i": i.astype(np.int64),
+              "u": u.astype(u.dtype.newbyteorder("="))}
+    with np.errstate(all="ignore"):
+        y = ReferenceEvaluator(model).run(None, native)[0]
+    return np.ascontiguousarray(y).astype(y.dtype.newbyteorder("<")).tobytes()
+
+
+def data_of(a: np.ndarray) -> ix.Data:
+    swap = 4 if a.dtype.byteorder == ">" else 0
+    return ix.Data(MemoryBytes(np.ascontiguousarray(a)), a.shape, 32, swap)
+
+
+def index_of(i: np.ndarray) -> ix.Index:
+    return ix.Index(MemoryBytes(np.ascontiguousarray(i)), i.shape, i.dtype.itemsize == 8, i.dtype.byteorder == ">")
+
+
+def scattered(gpu, x, i, u, axis, reduction, folded=None, **kw) -> bytes:
+    """The bytes on the device, asserting the word-lines kernel ran (and
+    whether it checked the raw indices itself, when ``folded`` is given)."""
+    table, check = indexing.scatter_elements("SE", x.shape, i.shape, u.shape, axis)
+    out = bytearray()
+    reduce = sc.Reduce(reduction, CLS[x.dtype.kind], False)
+    n = sc.scatter_indexed(gpu, data_of(x), data_of(u), index_of(i), check, table, reduce, out.extend, **kw)
+    assert n == len(out)
+    counts = gpu.cache[ix.LAST]
+    assert counts.get("word lines") == 1, counts
+    if folded is not None:
+        assert counts["folded checks"] == int(folded), counts
+    return bytes(out)
+
+
+def values(rng, shape, dtype, reduction) -> np.ndarray:
+    """Random bits; for float add and mul, also values near 1 and of mixed
+    magnitude (random bits alone are mostly NaN or overflow there), so that
+    the order of the updates changes the rounding."""
+    a = random_array(rng, shape, dtype)
+    if np.dtype(dtype).kind == "f" and reduction in ("add", "mul"):
+        flat = a.reshape(-1)
+        near = (rng.standard_normal(flat.size) * np.exp2(rng.integers(-20, 20, flat.size)))
+        if reduction == "mul":
+            near = 1 + rng.standard_normal(flat.size) / 8
+        pick = rng.random(flat.size) < 0.85
+        flat[pick] = near.astype(np.float32)[pick]
+    return a
+
+
+@pytest.mark.parametrize("dtype", ["<f4", "<i4", "<u4"])
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_every_entry_matches_reference(gpu, rng, dtype, reduction):
+    """The axis last (lines contiguous) and first (lines interleaved), ten
+    updates per element on average: index order decides the bits."""
+    for shape, ushape, axis in (((300, 3), (300, 31), 1), ((4, 260), (37, 260), 0)):
+        x = values(rng, shape, dtype, reduction)
+        u = values(rng, ushape, dtype, reduction)
+        d = shape[axis]
+        i = rng.integers(-d, d, ushape).astype(np.int64)
+        assert scattered(gpu, x, i, u, axis, reduction, folded=True) == reference(x, i, u, axis, reduction), shape
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_index_forms_and_rank_3(gpu, rng, reduction):
+    """Rank 3 along the middle axis: raw int64 big-endian (checked by the
+    kernel), int32 and ``fold=False`` (the check pass's indices), updates
+    smaller than the data (element offsets), big-endian data."""
+    x = values(rng, (5, 6, 70), "<f4", reduction)
+    u = values(rng, (5, 23, 70), "<f4", reduction)
+    i = rng.integers(-6, 6, u.shape).astype(np.int64)
+    want = reference(x, i, u, 1, reduction)
+    assert scattered(gpu, x, i.astype(">i8"), u, 1, reduction, folded=True) == want
+    assert scattered(gpu, x, i.astype("<i4"), u, 1, reduction, folded=False) == want
+    assert scattered(gpu, x, i, u, 1, reduction, folded=False, fold=False) == want
+    assert scattered(gpu, x.astype(">f4"), i, u.astype(">f4"), 1, reduction) == want
+    small = np.ascontiguousarray(u[:, :, :64])  # the updates' lines do not span the data's: offsets mode
+    si = np.ascontiguousarray(i[:, :, :64])
+    assert scattered(gpu, x, si, small, 1, reduction, folded=False) == reference(x, si, small, 1, reduction)
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_nan_inf_zeros_subnormals(gpu, rng, reduction):
+    """Python's max() and min(): a NaN update never replaces, a NaN element
+    stays, -0.0 and +0.0 are equal (the element stays), subnormals compare
+    by value; add and mul: of two NaNs numpy's scalar loop keeps the one
+    the host's numpy keeps, inf - inf and 0 * inf give the host's NaN."""
+    specials = np.array([0x7FC00001, 0xFF800123, 0x80000000, 0x00000000, 0x00000001, 0x80000001, 0x007FFFFF,
+                         0x807FFFFF, 0x7F800000, 0xFF800000, 0x3F800000, 0xBF800000], np.uint32)
+    x = specials[rng.integers(0, specials.size, (300, 4))].view(np.float32)
+    u = specials[rng.integers(0, specials.size, (300, 12))].view(np.float32)
+    i = rng.integers(-4, 4, u.shape).astype(np.int64)
+    assert scattered(gpu, x, i, u, 1, reduction) == reference(x, i, u, 1, reduction)
+
+
+def test_bad_index_first_position_nothing_written(gpu, rng):
+    x = values(rng, (300, 5), "<i4", "add")
+    u = values(rng, (300, 7), "<i4", "add")
+    i = rng.integers(-5, 5, u.shape).astype(np.int64)
+    i[200, 3], i[17, 6], i[17, 2] = 5, -6, 2**32 + 1  # three bad: the first at [17, 2]
+    table, check = indexing.scatter_elements("SE", x.shape, i.shape, u.shape, 1)
+    got: list = []
+    with pytest.raises(ix.BadIndex) as e:
+        sc.scatter_indexed(gpu, data_of(x), data_of(u), index_of(i), check, table, sc.Reduce("add", 1, False),
+                           got.append)
+    assert e.value.position == (17, 2) and e.value.value == 2**32 + 1 and got == []
+    assert gpu.cache[ix.LAST].get("word lines") == 1
