@@ -231,26 +231,7 @@ fn float_to_bfloat16(f: u32) -> u32 {
     return (f + 0x7fffu + ((f >> 16u) & 1u)) >> 16u;
 }
 
-fn f32_op(a: u32, b: u32, mul: bool) -> u32 {
-    let na = (a & 0x7fffffffu) > 0x7f800000u;
-    let nb = (b & 0x7fffffffu) > 0x7f800000u;
-    if (na && nb) {
-        return select(b, a, params.nan_first != 0u) | 0x400000u;
-    }
-    if (nb) {
-        return b | 0x400000u;
-    }
-    if (na) {
-        return a | 0x400000u;
-    }
-    let x = bitcast<f32>(a);
-    let y = bitcast<f32>(b);
-    let r = bitcast<u32>(select(x + y, x * y, mul));
-    if ((r & 0x7fffffffu) > 0x7f800000u) {
-        return params.default_nan;
-    }
-    return r;
-}
+#include "lib/f32_reduce.wgsl"
 
 fn combine(a: vec2<u32>, b: vec2<u32>, bits: u32) -> vec2<u32> {
     let k = params.kind;

@@ -9,8 +9,8 @@
 //
 // One entry per arithmetic (the reduction and the class of the type), each
 // calling `walk` with it as a constant, so the compiler folds the choice
-// out of the loop: fadd fmul (float32: NaN operands as scatter_apply.wgsl's
-// f32_op, which numpy's scalar loop matches), iadd imul (two's complement,
+// out of the loop: fadd fmul (float32, lib/f32_reduce.wgsl: NaN operands
+// as numpy's scalar loop treats them), iadd imul (two's complement,
 // wrapping: signed and unsigned alike), fmax fmin (Python's max() and min(),
 // the reference's: the update replaces only if it compares greater (less);
 // NaN on either side compares false; -0 == +0; by bit pattern, so a
@@ -19,8 +19,8 @@
 // Where the indices come from (`mode`): 0 `targets` holds each update's data
 // element; 1 each update's checked index along the axis; 2 the raw int64
 // index tensor (row-major), checked here with all 64 bits as indices.wgsl
-// does (a bad one keeps the smallest position in status[0] by atomicMin and
-// is not applied; the host then discards the output).
+// does (lib/index_check.wgsl: a bad one keeps the smallest position in
+// status[0] by atomicMin; the host then discards the output).
 // Line l starts at update (l / inner) * line * inner + l % inner and steps
 // by inner; its data line (modes 1, 2) at (l / inner) * dlen * inner + l % inner.
 //
@@ -48,7 +48,7 @@ struct Params {
 @group(0) @binding(2) var<storage, read> updates: array<u32>;
 @group(0) @binding(3) var<storage, read_write> data: array<u32>;
 @group(0) @binding(4) var<storage, read_write> status: array<atomic<u32>>;
-@group(0) @binding(5) var<storage, read> wide: array<vec2<u32>>;  // mode 2: `targets` again, an index a load
+@group(0) @binding(5) var<storage, read> raw: array<vec2<u32>>;  // mode 2: `targets` again, an index a load
 
 const FADD: u32 = 0u;
 const FMUL: u32 = 1u;
@@ -60,28 +60,8 @@ const SMAX: u32 = 6u;
 const SMIN: u32 = 7u;
 const UMAX: u32 = 8u;
 const UMIN: u32 = 9u;
-const BAD: u32 = 0xffffffffu;
 
-fn f32_op(a: u32, b: u32, mul: bool) -> u32 {
-    let na = (a & 0x7fffffffu) > 0x7f800000u;
-    let nb = (b & 0x7fffffffu) > 0x7f800000u;
-    if (na && nb) {
-        return select(b, a, params.nan_first != 0u) | 0x400000u;
-    }
-    if (nb) {
-        return b | 0x400000u;
-    }
-    if (na) {
-        return a | 0x400000u;
-    }
-    let x = bitcast<f32>(a);
-    let y = bitcast<f32>(b);
-    let r = bitcast<u32>(select(x + y, x * y, mul));
-    if ((r & 0x7fffffffu) > 0x7f800000u) {
-        return params.default_nan;
-    }
-    return r;
-}
+#include "lib/f32_reduce.wgsl"
 
 // float bits as an unsigned key in the floats' order (NaN excluded by the caller)
 fn key(a: u32) -> u32 {
@@ -113,33 +93,16 @@ fn combine(op: u32, a: u32, b: u32) -> u32 {
     }
 }
 
-fn bswap32(x: u32) -> u32 {
-    return (x << 24u) | ((x & 0xff00u) << 8u) | ((x >> 8u) & 0xff00u) | (x >> 24u);
-}
+#include "lib/index_check.wgsl"
 
-// The data element update u goes to (mode 2: checked; BAD if out of range)
+// The data element update u goes to (mode 2: its index checked: a bad one
+// is recorded and reads as 0, and the host discards the output)
 fn target_of(u: u32, base: u32) -> u32 {
-    let mode = params.mode;
-    if (mode == 0u) {
-        return targets[u];
+    switch params.mode {
+        case 0u: { return targets[u]; }
+        case 1u: { return base + targets[u] * params.inner; }
+        default: { return base + index(u, params.dlen) * params.inner; }
     }
-    if (mode == 1u) {
-        return base + targets[u] * params.inner;
-    }
-    let raw = wide[u];
-    var lo = raw.x;
-    var hi = raw.y;
-    if (params.iswap != 0u) {
-        let t = bswap32(lo);
-        lo = bswap32(hi);
-        hi = t;
-    }
-    let d = params.dlen;
-    let neg = params.cmode == 0u && hi == 0xffffffffu && lo != 0u && (0u - lo) <= d;
-    if ((hi == 0u && lo < d) || neg) {
-        return base + select(lo, lo + d, neg) * params.inner;
-    }
-    return BAD;
 }
 
 fn walk(wg: vec3<u32>, lid: u32, op: u32) {
@@ -154,11 +117,7 @@ fn walk(wg: vec3<u32>, lid: u32, op: u32) {
     let base = o * params.dlen * inner + i;
     for (var j = 0u; j < params.line; j = j + 1u) {
         let t = target_of(u, base);
-        if (t != BAD) {
-            data[t] = combine(op, data[t], updates[u]);
-        } else {
-            atomicMin(&status[0], u);
-        }
+        data[t] = combine(op, data[t], updates[u]);
         u = u + inner;
     }
 }
