@@ -35,11 +35,10 @@ from .indexed import (
     row_strides, U,
 )
 from .kernels import shader_const
-from . import slices
+from . import scatter_lines, slices
 
 CLAIM, APPLY, RESET = "scatter_claim.wgsl", "scatter_apply.wgsl", "scatter_reset.wgsl"
 COMPACT = "scatter_compact.wgsl"
-LINES = "scatter_lines.wgsl"
 SLICES = "scatter_slices.wgsl"
 REDUCTIONS = ("none", "add", "mul", "max", "min")
 DUPLICATES = "two updates write one element with reduction none (the result is undefined); use distinct indices or a reduction"
@@ -306,68 +305,36 @@ def _line(table: Table, reduce: Reduce) -> tuple[int, int] | None:
 def _by_lines(gpu: Gpu, bufs: _Buffers, out: Any, upd: Any, targets: Any, data: Data, n: int, reduce: Reduce,
               line: tuple[int, int], max_dim: int, dlen: int = 0, raw: tuple[Index, Check] | None = None) -> None:
     """Every line of updates applied in index order by one invocation (no
-    rounds). ``dlen``: the data's axis length, and ``targets`` the checked
-    indices (the updates have the data's shape but for the axis); ``raw``
-    (index, check): ``targets`` the raw int64 indices, checked by the lines
-    themselves (BadIndex after the dispatch, before anything is read back)."""
+    rounds): 32-bit elements by scatter_lines.wgsl (gpu/scatter_lines.py),
+    the others by scatter_apply.wgsl's ``lines``. ``dlen``: the data's axis
+    length, and ``targets`` the checked indices (the updates have the data's
+    shape but for the axis); ``raw`` (index, check): ``targets`` the raw
+    int64 indices, checked by the lines themselves (BadIndex after the
+    dispatch, before anything is read back)."""
     length, inner = line
     count = n // length
-    entry = _word_entry(data, reduce)
-    if entry is not None:
-        _by_word_lines(gpu, bufs, out, upd, targets, reduce, entry, count, line, max_dim, dlen, raw)
-        return
-    groups = -(-count // shader_const(APPLY, "WG"))
     head = (REDUCTIONS.index(reduce.kind), reduce.cls, int(reduce.numpy), _default_nan(),
             int(reduce.cls in (2, 4) and nan_first(reduce.kind, data.bits, reduce.inner, reduce.cls == 4)))
-    params = bufs.new("line params", 64, U.UNIFORM | U.COPY_DST)
     big, cmode = (int(raw[0].big), raw[1].mode) if raw else (0, 0)
-    gpu.queue.write_buffer(params, 0, struct.pack("<3I5I4I4I", count, _grid_x(groups, max_dim), data.bits, *head,
-                                                  1, length, inner, dlen, big, cmode, 0, 0))
-    p_lines, l_lines = _pipeline(gpu, APPLY, ("read-only-storage", "read-only-storage", "read-only-storage",
-                                              "uniform", "read-only-storage", "storage", "storage",
-                                              "read-only-storage"), "lines_raw" if raw else "lines")
-    spare = bufs.new("unused", 16, U.STORAGE)
     status = bufs.small("status")
     gpu.queue.write_buffer(status, 0, struct.pack("<4I", NO_BAD, 0, 0, 0))
     encoder = gpu.device.create_command_encoder()
-    _dispatch(gpu, encoder, p_lines, _bind(gpu, l_lines, [targets, spare, spare, params, upd, out, status, spare]),
-              groups, max_dim)
-    gpu.queue.submit([encoder.finish()])
-    if raw:
-        bad = struct.unpack("<I", read_small(gpu, bufs, status, 4))[0]
-        if bad != NO_BAD:
-            raise _bad_index(raw[0], raw[1], bad)
-
-
-def _word_entry(data: Data, reduce: Reduce) -> str | None:
-    """scatter_lines.wgsl's entry for 32-bit elements (float32, int32, uint32), or None."""
-    if data.bits != 32 or reduce.cls > 2 or (reduce.numpy and reduce.kind in ("max", "min")):
-        return None
-    if reduce.kind in ("add", "mul"):
-        return "lines_" + ("f" if reduce.cls == 2 else "i") + reduce.kind
-    return "lines_" + "usf"[reduce.cls] + reduce.kind
-
-
-def _by_word_lines(gpu: Gpu, bufs: _Buffers, out: Any, upd: Any, targets: Any, reduce: Reduce, entry: str,
-                   count: int, line: tuple[int, int], max_dim: int, dlen: int,
-                   raw: tuple[Index, Check] | None) -> None:
-    """``_by_lines`` on scatter_lines.wgsl: one entry per arithmetic, plain
-    loads and stores (a 32-bit element is its own word)."""
-    length, inner = line
-    groups = -(-count // shader_const(LINES, "WG"))
-    mode = 2 if raw else (1 if dlen else 0)
-    big, cmode = (int(raw[0].big), raw[1].mode) if raw else (0, 0)
-    nan_first_ = int(reduce.cls == 2 and nan_first(reduce.kind, 32, reduce.inner))
-    params = bufs.new("line params", 48, U.UNIFORM | U.COPY_DST)
-    gpu.queue.write_buffer(params, 0, struct.pack("<12I", count, _grid_x(groups, max_dim), mode, _default_nan(),
-                                                  nan_first_, length, inner, dlen, big, cmode, 0, 0))
-    pipeline, layout = _pipeline(gpu, LINES, ("read-only-storage", "uniform", "read-only-storage", "storage",
-                                              "storage", "read-only-storage"), entry)
-    status = bufs.small("status")
-    gpu.queue.write_buffer(status, 0, struct.pack("<4I", NO_BAD, 0, 0, 0))
-    bufs.counts["word lines"] = 1  # tests look
-    encoder = gpu.device.create_command_encoder()
-    _dispatch(gpu, encoder, pipeline, _bind(gpu, layout, [targets, params, upd, out, status, targets]), groups, max_dim)
+    word = scatter_lines.entry(data.bits, reduce.kind, reduce.cls, reduce.numpy)
+    if word is not None:
+        mode = scatter_lines.RAW if raw else (scatter_lines.CHECKED if dlen else scatter_lines.OFFSETS)
+        scatter_lines.record(gpu, bufs, encoder, word, (targets, upd, out, status), count, line, max_dim,
+                             (mode, dlen, big, cmode, head[3], head[4]))
+    else:
+        groups = -(-count // shader_const(APPLY, "WG"))
+        params = bufs.new("line params", 64, U.UNIFORM | U.COPY_DST)
+        gpu.queue.write_buffer(params, 0, struct.pack("<3I5I4I4I", count, _grid_x(groups, max_dim), data.bits,
+                                                      *head, 1, length, inner, dlen, big, cmode, 0, 0))
+        p_lines, l_lines = _pipeline(gpu, APPLY, ("read-only-storage", "read-only-storage", "read-only-storage",
+                                                  "uniform", "read-only-storage", "storage", "storage",
+                                                  "read-only-storage"), "lines_raw" if raw else "lines")
+        spare = bufs.new("unused", 16, U.STORAGE)
+        _dispatch(gpu, encoder, p_lines, _bind(gpu, l_lines, [targets, spare, spare, params, upd, out, status,
+                                                              spare]), groups, max_dim)
     gpu.queue.submit([encoder.finish()])
     if raw:
         bad = struct.unpack("<I", read_small(gpu, bufs, status, 4))[0]
