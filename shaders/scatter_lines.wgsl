@@ -1,20 +1,22 @@
-// ScatterElements with a reduction on 32-bit elements (float32, int32,
-// uint32), one line per invocation: scatter_apply.wgsl's `lines` and
-// `lines_raw` made for one width. The updates that differ only along the
-// scatter axis are a line; only they can name the elements of their data
-// line, so one invocation applying its line's updates in index order (along
-// the axis) is onnx.reference's order, on every run, and lines run in
-// parallel with disjoint targets. A 32-bit element is its own word: plain
-// loads and stores, no atomics.
+// ScatterElements with a reduction on 32- and 64-bit elements (float32,
+// int32, uint32; int64, uint64, float64), one line per invocation:
+// scatter_apply.wgsl's `lines` and `lines_raw` made for one width. The
+// updates that differ only along the scatter axis are a line; only they can
+// name the elements of their data line, so one invocation applying its
+// line's updates in index order (along the axis) is onnx.reference's order,
+// on every run, and lines run in parallel with disjoint targets. An element
+// of whole words is written by its line alone: plain loads and stores, no
+// atomics.
 //
-// One entry per arithmetic (the reduction and the class of the type), each
-// calling `walk` with it as a constant, so the compiler folds the choice
-// out of the loop: fadd fmul (float32, lib/f32_reduce.wgsl: NaN operands
-// as numpy's scalar loop treats them), iadd imul (two's complement,
-// wrapping: signed and unsigned alike), fmax fmin (Python's max() and min(),
-// the reference's: the update replaces only if it compares greater (less);
-// NaN on either side compares false; -0 == +0; by bit pattern, so a
-// subnormal is never flushed), smax smin (int32), umax umin (uint32).
+// One entry per arithmetic and width, each calling `walk` with them as
+// constants, so the compiler folds the choice out of the loop: fadd fmul
+// (float32, lib/f32_reduce.wgsl: NaN operands as numpy's scalar loop treats
+// them), iadd imul (two's complement, wrapping: signed and unsigned alike),
+// fmax fmin (Python's max() and min(), the reference's: the update replaces
+// only if it compares greater (less); NaN on either side compares false;
+// -0 == +0; by bit pattern, so a subnormal is never flushed), smax smin
+// (signed), umax umin (unsigned); the same with 64 after the name for 64-bit
+// elements (float64: max and min only; the op refuses its add and mul).
 //
 // Where the indices come from (`mode`): 0 `targets` holds each update's data
 // element; 1 each update's checked index along the axis; 2 the raw int64
@@ -62,10 +64,16 @@ const UMAX: u32 = 8u;
 const UMIN: u32 = 9u;
 
 #include "lib/f32_reduce.wgsl"
+#include "lib/int64_ops.wgsl"
 
-// float bits as an unsigned key in the floats' order (NaN excluded by the caller)
+// float bits (32, or 64 as (low, high) words) as an unsigned key in the
+// floats' order (NaN excluded by the caller)
 fn key(a: u32) -> u32 {
     return select(a | 0x80000000u, ~a, (a >> 31u) != 0u);
+}
+
+fn key64(a: vec2<u32>) -> vec2<u32> {
+    return select(a | vec2<u32>(0u, 0x80000000u), ~a, (a.y >> 31u) != 0u);
 }
 
 // Python's max(a, b) (greater) or min(a, b) on float32 bits
@@ -75,6 +83,18 @@ fn fpick(a: u32, b: u32, greater: bool) -> u32 {
     let ka = key(a);
     let kb = key(b);
     let wins = select((kb < ka), (kb > ka), greater);
+    return select(a, b, wins && !nan && !zeros);
+}
+
+// the same on float64 bits
+fn fpick64(a: vec2<u32>, b: vec2<u32>, greater: bool) -> vec2<u32> {
+    let m = vec2<u32>(0xffffffffu, 0x7fffffffu);
+    let inf = vec2<u32>(0u, 0x7ff00000u);
+    let nan = ult(inf, a & m) || ult(inf, b & m);
+    let zeros = all(((a | b) & m) == vec2<u32>(0u));
+    let ka = key64(a);
+    let kb = key64(b);
+    let wins = select(ult(kb, ka), ult(ka, kb), greater);
     return select(a, b, wins && !nan && !zeros);
 }
 
@@ -93,6 +113,19 @@ fn combine(op: u32, a: u32, b: u32) -> u32 {
     }
 }
 
+fn combine64(op: u32, a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+    switch op {
+        case IADD: { return add64(a, b); }
+        case IMUL: { return mul64(a, b); }
+        case FMAX: { return fpick64(a, b, true); }
+        case FMIN: { return fpick64(a, b, false); }
+        case SMAX: { return select(a, b, slt(a, b)); }
+        case SMIN: { return select(a, b, slt(b, a)); }
+        case UMAX: { return select(a, b, ult(a, b)); }
+        default: { return select(a, b, ult(b, a)); }
+    }
+}
+
 #include "lib/index_check.wgsl"
 
 // The data element update u goes to (mode 2: its index checked: a bad one
@@ -105,7 +138,8 @@ fn target_of(u: u32, base: u32) -> u32 {
     }
 }
 
-fn walk(wg: vec3<u32>, lid: u32, op: u32) {
+// wide: 64-bit elements (two words each)
+fn walk(wg: vec3<u32>, lid: u32, op: u32, wide: bool) {
     let l = (wg.y * params.groups_x + wg.x) * WG + lid;
     if (l >= params.count) {
         return;
@@ -117,37 +151,68 @@ fn walk(wg: vec3<u32>, lid: u32, op: u32) {
     let base = o * params.dlen * inner + i;
     for (var j = 0u; j < params.line; j = j + 1u) {
         let t = target_of(u, base);
-        data[t] = combine(op, data[t], updates[u]);
+        if (wide) {
+            let w = 2u * t;
+            let r = combine64(op, vec2<u32>(data[w], data[w + 1u]), vec2<u32>(updates[2u * u], updates[2u * u + 1u]));
+            data[w] = r.x;
+            data[w + 1u] = r.y;
+        } else {
+            data[t] = combine(op, data[t], updates[u]);
+        }
         u = u + inner;
     }
 }
 
 @compute @workgroup_size(64)
-fn lines_fadd(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, FADD); }
+fn lines_fadd(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, FADD, false); }
 
 @compute @workgroup_size(64)
-fn lines_fmul(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, FMUL); }
+fn lines_fmul(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, FMUL, false); }
 
 @compute @workgroup_size(64)
-fn lines_iadd(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, IADD); }
+fn lines_iadd(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, IADD, false); }
 
 @compute @workgroup_size(64)
-fn lines_imul(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, IMUL); }
+fn lines_imul(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, IMUL, false); }
 
 @compute @workgroup_size(64)
-fn lines_fmax(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, FMAX); }
+fn lines_fmax(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, FMAX, false); }
 
 @compute @workgroup_size(64)
-fn lines_fmin(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, FMIN); }
+fn lines_fmin(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, FMIN, false); }
 
 @compute @workgroup_size(64)
-fn lines_smax(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, SMAX); }
+fn lines_smax(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, SMAX, false); }
 
 @compute @workgroup_size(64)
-fn lines_smin(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, SMIN); }
+fn lines_smin(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, SMIN, false); }
 
 @compute @workgroup_size(64)
-fn lines_umax(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, UMAX); }
+fn lines_umax(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, UMAX, false); }
 
 @compute @workgroup_size(64)
-fn lines_umin(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, UMIN); }
+fn lines_umin(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, UMIN, false); }
+
+@compute @workgroup_size(64)
+fn lines_iadd64(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, IADD, true); }
+
+@compute @workgroup_size(64)
+fn lines_imul64(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, IMUL, true); }
+
+@compute @workgroup_size(64)
+fn lines_fmax64(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, FMAX, true); }
+
+@compute @workgroup_size(64)
+fn lines_fmin64(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, FMIN, true); }
+
+@compute @workgroup_size(64)
+fn lines_smax64(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, SMAX, true); }
+
+@compute @workgroup_size(64)
+fn lines_smin64(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, SMIN, true); }
+
+@compute @workgroup_size(64)
+fn lines_umax64(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, UMAX, true); }
+
+@compute @workgroup_size(64)
+fn lines_umin64(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, UMIN, true); }

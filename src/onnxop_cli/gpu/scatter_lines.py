@@ -1,11 +1,12 @@
-"""ScatterElements with a reduction on 32-bit elements (float32, int32,
-uint32), a line of updates per invocation: shaders/scatter_lines.wgsl.
+"""ScatterElements with a reduction on 32- and 64-bit elements (float32,
+int32, uint32, int64, uint64, float64), a line of updates per invocation:
+shaders/scatter_lines.wgsl.
 
 gpu/scatter.py's ``_by_lines`` chooses it over scatter_apply.wgsl's
 ``lines`` (every width, atomics on every element, the arithmetic chosen per
 update): the same lines in the same index order, so the same bits, with one
-entry per arithmetic (folded out of the loop) and plain loads and stores (a
-32-bit element is its own word, and only its line writes it).
+entry per arithmetic and width (folded out of the loop) and plain loads and
+stores (an element of whole words is written by its line alone).
 """
 
 from __future__ import annotations
@@ -25,13 +26,16 @@ KINDS = ("read-only-storage", "uniform", "read-only-storage", "storage", "storag
 def entry(bits: int, kind: str, cls: int, numpy_rule: bool) -> str | None:
     """The kernel's entry for a reduction ``kind`` on elements of ``bits`` of
     arithmetic class ``cls`` (scatter_apply.wgsl's: 0 unsigned, 1 signed, 2
-    float), or None: another width or class, reduction none, or max/min by
-    np.maximum's rule (ScatterND's; the kernel has Python's max())."""
-    if bits != 32 or cls > 2 or kind not in ("add", "mul", "max", "min") or (numpy_rule and kind in ("max", "min")):
+    float), or None: another width or class, reduction none, float64 add or
+    mul (no f64 in WGSL), or max/min by np.maximum's rule (ScatterND's; the
+    kernel has Python's max())."""
+    if bits not in (32, 64) or cls > 2 or kind not in ("add", "mul", "max", "min") or (
+            numpy_rule and kind in ("max", "min")):
         return None
+    wide = "64" if bits == 64 else ""
     if kind in ("add", "mul"):
-        return "lines_" + ("f" if cls == 2 else "i") + kind
-    return "lines_" + "usf"[cls] + kind
+        return None if cls == 2 and wide else "lines_" + ("f" if cls == 2 else "i") + kind + wide
+    return "lines_" + "usf"[cls] + kind + wide
 
 
 def record(gpu: Gpu, bufs: _Buffers, encoder: Any, name: str, buffers: tuple[Any, Any, Any, Any], count: int,
