@@ -160,3 +160,12 @@ def test_bad_index_first_position_nothing_written(gpu, rng):
                            got.append)
     assert e.value.position == (17, 2) and e.value.value == 2**32 + 1 and got == []
     assert gpu.cache[ix.LAST].get("word lines") == 1
+
+
+def test_grid_of_several_rows(gpu, rng):
+    """More workgroups than ``max_groups_per_dim``: the lines are numbered
+    across a 2-D grid (300 lines, 64 a workgroup: 5 groups on a 2-wide grid)."""
+    x = values(rng, (300, 6), "<f4", "add")
+    u = values(rng, (300, 9), "<f4", "add")
+    i = rng.integers(-6, 6, u.shape).astype(np.int64)
+    assert scattered(gpu, x, i, u, 1, "add", max_groups_per_dim=2) == reference(x, i, u, 1, "add")
