@@ -14,6 +14,7 @@ bad indices refused by the first position, with nothing written.
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 import pytest
 from onnx import helper
@@ -25,7 +26,15 @@ from onnxop_cli.gpu import indexed as ix
 from onnxop_cli.gpu import scatter as sc
 from onnxop_cli.ops import indexing
 
-CLS = {"u": 0, "i": 1, "f": 2}
+CLS = {"u": 0, "i": 1, "f": 2, "b": 3}
+
+
+def cls_of(dtype: np.dtype) -> int:
+    return 4 if dtype == ml_dtypes.bfloat16 else CLS[dtype.kind]
+
+
+def is_float(dtype) -> bool:
+    return np.dtype(dtype).kind == "f" or np.dtype(dtype) == ml_dtypes.bfloat16
 REDUCTIONS = ["add", "mul", "max", "min"]
 
 
@@ -42,7 +51,7 @@ def reference(x: np.ndarray, i: np.ndarray, u: np.ndarray, axis: int, reduction:
 
 
 def data_of(a: np.ndarray) -> ix.Data:
-    swap = a.dtype.itemsize if a.dtype.byteorder == ">" else 0
+    swap = a.dtype.itemsize if a.dtype.byteorder == ">" and a.dtype.itemsize > 1 else 0
     return ix.Data(MemoryBytes(np.ascontiguousarray(a)), a.shape, a.dtype.itemsize * 8, swap)
 
 
@@ -50,16 +59,17 @@ def index_of(i: np.ndarray) -> ix.Index:
     return ix.Index(MemoryBytes(np.ascontiguousarray(i)), i.shape, i.dtype.itemsize == 8, i.dtype.byteorder == ">")
 
 
-def scattered(gpu, x, i, u, axis, reduction, folded=None, **kw) -> bytes:
-    """The bytes on the device, asserting the word-lines kernel ran (and
-    whether it checked the raw indices itself, when ``folded`` is given)."""
+def scattered(gpu, x, i, u, axis, reduction, folded=None, word=True, **kw) -> bytes:
+    """The bytes on the device, asserting the word-lines kernel ran (or,
+    ``word`` False, scatter_apply.wgsl's lines), and whether it checked the
+    raw indices itself, when ``folded`` is given."""
     table, check = indexing.scatter_elements("SE", x.shape, i.shape, u.shape, axis)
     out = bytearray()
-    reduce = sc.Reduce(reduction, CLS[x.dtype.kind], False)
+    reduce = sc.Reduce(reduction, cls_of(x.dtype), False)
     n = sc.scatter_indexed(gpu, data_of(x), data_of(u), index_of(i), check, table, reduce, out.extend, **kw)
     assert n == len(out)
     counts = gpu.cache[ix.LAST]
-    assert counts.get("word lines") == 1, counts
+    assert counts.get("word lines", 0) == int(word), counts
     if folded is not None:
         assert counts["folded checks"] == int(folded), counts
     return bytes(out)
@@ -70,13 +80,13 @@ def values(rng, shape, dtype, reduction) -> np.ndarray:
     magnitude (random bits alone are mostly NaN or overflow there), so that
     the order of the updates changes the rounding."""
     a = random_array(rng, shape, dtype)
-    if np.dtype(dtype).kind == "f" and reduction in ("add", "mul"):
+    if is_float(dtype) and reduction in ("add", "mul"):
         flat = a.reshape(-1)
-        near = (rng.standard_normal(flat.size) * np.exp2(rng.integers(-20, 20, flat.size)))
+        near = (rng.standard_normal(flat.size) * np.exp2(rng.integers(-20 if a.itemsize > 2 else -6, 6, flat.size)))
         if reduction == "mul":
             near = 1 + rng.standard_normal(flat.size) / 8
         pick = rng.random(flat.size) < 0.85
-        flat[pick] = near.astype(np.float32)[pick]
+        flat[pick] = near.astype(a.dtype)[pick]
     return a
 
 
@@ -87,9 +97,9 @@ ENTRIES = [(t, r) for t in ("<f4", "<i4", "<u4", "<i8", "<u8", "<f8") for r in R
 
 @pytest.mark.parametrize("dtype, reduction", ENTRIES)
 def test_every_entry_matches_reference(gpu, rng, dtype, reduction):
-    """The axis last (lines contiguous) and first (lines interleaved), ten
+    """The axis last (lines contiguous) and first (lines interleaved), six
     updates per element on average: index order decides the bits."""
-    for shape, ushape, axis in (((300, 3), (300, 31), 1), ((4, 260), (37, 260), 0)):
+    for shape, ushape, axis in (((300, 3), (300, 20), 1), ((4, 260), (24, 260), 0)):
         x = values(rng, shape, dtype, reduction)
         u = values(rng, ushape, dtype, reduction)
         d = shape[axis]
@@ -97,9 +107,29 @@ def test_every_entry_matches_reference(gpu, rng, dtype, reduction):
         assert scattered(gpu, x, i, u, axis, reduction, folded=True) == reference(x, i, u, axis, reduction), shape
 
 
-@pytest.mark.parametrize("reduction", REDUCTIONS)
-@pytest.mark.parametrize("dtype", ["<f4", "<u8"])
-def test_index_forms_and_rank_3(gpu, rng, reduction, dtype):
+@pytest.mark.parametrize("dtype", ["<f2", ml_dtypes.bfloat16, "<i2", "<u2", "i1", "u1", "?"])
+def test_narrow_whole_words_and_shared_words(gpu, rng, dtype):
+    """8- and 16-bit elements: the axis last with lines of whole words (one
+    line an invocation), the axis first with a word's elements in adjacent
+    lines (a group of lines an invocation), and lines that share words
+    otherwise (scatter_apply.wgsl's compare-exchange: the same bytes);
+    big-endian 16-bit data (add)."""
+    for reduction in REDUCTIONS:
+        for shape, ushape, axis, word in (((256, 8), (256, 10), 1, True), ((8, 256), (10, 256), 0, True),
+                                          ((256, 6), (256, 7), 1, np.dtype(dtype).itemsize == 2)):
+            x = values(rng, shape, dtype, reduction)
+            u = values(rng, ushape, dtype, reduction)
+            d = shape[axis]
+            i = rng.integers(-d, d, ushape).astype(np.int64)
+            want = reference(x, i, u, axis, reduction)
+            assert scattered(gpu, x, i, u, axis, reduction, word=word) == want, (reduction, shape)
+            if np.dtype(dtype).itemsize == 2 and np.dtype(dtype).kind != "V" and word and reduction == "add":
+                big = np.dtype(dtype).newbyteorder(">")
+                assert scattered(gpu, x.astype(big), i, u.astype(big), axis, reduction) == want
+
+
+@pytest.mark.parametrize("dtype, reduction", [("<f4", r) for r in REDUCTIONS] + [("<u8", "mul"), ("<u8", "min")])
+def test_index_forms_and_rank_3(gpu, rng, dtype, reduction):
     """Rank 3 along the middle axis: raw int64 big-endian (checked by the
     kernel), int32 and ``fold=False`` (the check pass's indices), updates
     smaller than the data (element offsets), big-endian data."""

@@ -305,8 +305,8 @@ def _line(table: Table, reduce: Reduce) -> tuple[int, int] | None:
 def _by_lines(gpu: Gpu, bufs: _Buffers, out: Any, upd: Any, targets: Any, data: Data, n: int, reduce: Reduce,
               line: tuple[int, int], max_dim: int, dlen: int = 0, raw: tuple[Index, Check] | None = None) -> None:
     """Every line of updates applied in index order by one invocation (no
-    rounds): 32-bit elements by scatter_lines.wgsl (gpu/scatter_lines.py),
-    the others by scatter_apply.wgsl's ``lines``. ``dlen``: the data's axis
+    rounds): by scatter_lines.wgsl where it takes them (gpu/scatter_lines.py),
+    else by scatter_apply.wgsl's ``lines``. ``dlen``: the data's axis
     length, and ``targets`` the checked indices (the updates have the data's
     shape but for the axis); ``raw`` (index, check): ``targets`` the raw
     int64 indices, checked by the lines themselves (BadIndex after the
@@ -320,9 +320,10 @@ def _by_lines(gpu: Gpu, bufs: _Buffers, out: Any, upd: Any, targets: Any, data: 
     gpu.queue.write_buffer(status, 0, struct.pack("<4I", NO_BAD, 0, 0, 0))
     encoder = gpu.device.create_command_encoder()
     word = scatter_lines.entry(data.bits, reduce.kind, reduce.cls, reduce.numpy)
-    if word is not None:
+    lines = scatter_lines.group(data.bits, line, dlen)
+    if word is not None and lines is not None:
         mode = scatter_lines.RAW if raw else (scatter_lines.CHECKED if dlen else scatter_lines.OFFSETS)
-        scatter_lines.record(gpu, bufs, encoder, word, (targets, upd, out, status), count, line, max_dim,
+        scatter_lines.record(gpu, bufs, encoder, word, (targets, upd, out, status), count, line, lines, max_dim,
                              (mode, dlen, big, cmode, head[3], head[4]))
     else:
         groups = -(-count // shader_const(APPLY, "WG"))
