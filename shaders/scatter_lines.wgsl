@@ -1,15 +1,16 @@
-// ScatterElements with a reduction on every type the op reduces, one line
-// (or a group of lines) per invocation:
-// scatter_apply.wgsl's `lines` and `lines_raw` made for one width. The
-// updates that differ only along the scatter axis are a line; only they can
-// name the elements of their data line, so one invocation applying its
-// line's updates in index order (along the axis) is onnx.reference's order,
-// on every run, and lines run in parallel with disjoint targets. A word is
-// written by one invocation alone: plain loads and stores, no atomics. For
-// 8- and 16-bit elements the host makes it so: with the axis last, lines of
-// whole words (the axis' length a multiple of a word's elements), one an
-// invocation; else `group` adjacent lines an invocation (a word's elements,
-// `inner` a multiple of them), walked one after the other.
+// ScatterElements with a reduction, one line (or a few adjacent lines) an
+// invocation: scatter_apply.wgsl's `lines` and `lines_raw` made for each
+// type. The updates that differ only along the scatter axis are a line;
+// only they can name the elements of their data line, so one invocation
+// applying its line's updates in index order (along the axis) is
+// onnx.reference's order, on every run, and lines run in parallel with
+// disjoint targets. A word is written by one invocation alone: plain loads
+// and stores, no atomics. For 8- and 16-bit elements the host makes it so
+// (gpu/scatter_lines.py's group): with the axis last, lines of whole words
+// (the axis' length a multiple of a word's elements), one an invocation;
+// else `group` adjacent lines an invocation (`inner` a multiple of a word's
+// elements, so each word's elements lie in those lines), walked one after
+// the other.
 //
 // One entry per arithmetic and width, each calling `walk` with them as
 // constants, so the compiler folds the choice out of the loop: fadd fmul
@@ -20,9 +21,9 @@
 // -0 == +0; by bit pattern, so a subnormal is never flushed), smax smin
 // (signed), umax umin (unsigned); the same with 64, 16 or 8 after the name
 // for those widths (float64: max and min only; the op refuses its add and
-// mul); badd bmul (bool: or, and; max and min are umax8 umin8), h* (float16
-// and bf* (bfloat16): add and mul in f32 (lib/f16_convert.wgsl, exact), max
-// and min on their bits.
+// mul); badd bmul (bool: or, and; its max and min are umax8 umin8); hadd
+// hmul hmax hmin (float16) and bfadd .. bfmin (bfloat16): add and mul in f32
+// (lib/f16_convert.wgsl; exact), max and min on their bits.
 //
 // Where the indices come from (`mode`): 0 `targets` holds each update's data
 // element; 1 each update's checked index along the axis; 2 the raw int64
@@ -37,7 +38,7 @@
 const WG: u32 = 64u;
 
 struct Params {
-    count: u32,       // lines
+    count: u32,       // invocations (lines / group)
     groups_x: u32,
     mode: u32,        // 0 element offsets, 1 checked indices, 2 raw int64 indices
     default_nan: u32, // f32 bits of inf - inf on the host
