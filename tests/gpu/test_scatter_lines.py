@@ -1,15 +1,17 @@
-"""ScatterElements' line kernel for 32- and 64-bit elements
-(shaders/scatter_lines.wgsl, gpu/scatter_lines.py): float32, int32, uint32,
-int64 and uint64 with every reduction, float64 with max and min, each line's
-updates applied in index order. Every test asserts the
-kernel ran (``gpu.cache[ix.LAST]["word lines"]``: a silent fallback to the
-generic line kernel fails it) and compares byte for byte with onnx.reference
-on random bits (NaN payloads, -0.0, subnormals), with many updates per
-element so that the order shows: the axis last and not, rank 3, indices
-raw int64 (little- and big-endian, checked by the kernel), checked by the
-separate pass (int32, ``fold=False``) and as element offsets (updates
-smaller than the data); NaN pairs, infinities, -0.0 / +0.0 and subnormals;
-bad indices refused by the first position, with nothing written.
+"""ScatterElements' word-lines kernel (shaders/scatter_lines.wgsl,
+gpu/scatter_lines.py): every type the op reduces (float32, int32, uint32,
+int64, uint64 and float64's max and min; float16, bfloat16, int16, uint16,
+int8, uint8 and bool where each word has one writer), every reduction, each
+line's updates applied in index order. Every test asserts which kernel ran
+(``gpu.cache[ix.LAST]["word lines"]``: a silent fallback to the generic line
+kernel fails it, and so does the word kernel taken where lines share words)
+and compares byte for byte with onnx.reference on random bits (NaN payloads,
+-0.0, subnormals), with many updates per element so that the order shows:
+the axis last and not, rank 3, a 2-D dispatch grid, indices raw int64
+(little- and big-endian, checked by the kernel), checked by the separate
+pass (int32, ``fold=False``) and as element offsets (updates smaller than
+the data); NaN pairs, infinities, -0.0 / +0.0 and subnormals; bad indices
+refused by the first position, with nothing written.
 """
 
 from __future__ import annotations
