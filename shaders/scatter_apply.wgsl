@@ -52,29 +52,7 @@ struct Params {
 @group(0) @binding(6) var<storage, read_write> status: array<atomic<u32>>;
 @group(0) @binding(7) var<storage, read> list: array<u32>;
 
-fn add64(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
-    let lo = a.x + b.x;
-    return vec2<u32>(lo, a.y + b.y + select(0u, 1u, lo < a.x));
-}
-
-// a * b mod 2^64
-fn mul64(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
-    let a0 = a.x & 0xffffu;
-    let a1 = a.x >> 16u;
-    let b0 = b.x & 0xffffu;
-    let b1 = b.x >> 16u;
-    let p00 = a0 * b0;
-    let p01 = a0 * b1;
-    let p10 = a1 * b0;
-    let mid = (p00 >> 16u) + (p01 & 0xffffu) + (p10 & 0xffffu);
-    let lo = (p00 & 0xffffu) | (mid << 16u);
-    let hi = a1 * b1 + (p01 >> 16u) + (p10 >> 16u) + (mid >> 16u);
-    return vec2<u32>(lo, hi + a.x * b.y + a.y * b.x);
-}
-
-fn ult(a: vec2<u32>, b: vec2<u32>) -> bool {
-    return a.y < b.y || (a.y == b.y && a.x < b.x);
-}
+#include "lib/int64_ops.wgsl"
 
 // The value's bits widened to 64 (sign-extended for signed classes).
 fn widen(v: vec2<u32>, bits: u32) -> vec2<u32> {
@@ -87,11 +65,6 @@ fn widen(v: vec2<u32>, bits: u32) -> vec2<u32> {
         return vec2<u32>(x | ~m, 0xffffffffu);
     }
     return vec2<u32>(x, 0u);
-}
-
-fn slt(a: vec2<u32>, b: vec2<u32>) -> bool {
-    let f = vec2<u32>(0u, 0x80000000u);
-    return ult(a ^ f, b ^ f);
 }
 
 // IEEE layout of a float of `bits` (bf16: 8 exponent bits) as 64-bit masks.
@@ -168,89 +141,9 @@ fn pick(a: vec2<u32>, b: vec2<u32>, bits: u32, greater: bool) -> vec2<u32> {
     return select(a, b, select(less(b, a, bits), less(a, b, bits), greater));
 }
 
-// numpy's float16 <-> float32 conversions (npy_halfbits_to_floatbits and back)
-fn half_to_float(h: u32) -> u32 {
-    let e = h & 0x7c00u;
-    let s = (h & 0x8000u) << 16u;
-    if (e == 0u) {
-        var m = h & 0x3ffu;
-        if (m == 0u) {
-            return s;
-        }
-        var he = 0u;
-        m = m << 1u;
-        while ((m & 0x400u) == 0u) {
-            m = m << 1u;
-            he = he + 1u;
-        }
-        return s + ((127u - 15u - he) << 23u) + ((m & 0x3ffu) << 13u);
-    }
-    if (e == 0x7c00u) {
-        return s + 0x7f800000u + ((h & 0x3ffu) << 13u);
-    }
-    return s + (((h & 0x7fffu) + 0x1c000u) << 13u);
-}
+#include "lib/f16_convert.wgsl"
 
-fn float_to_half(f: u32) -> u32 {
-    let s = (f >> 16u) & 0x8000u;
-    let fe = f & 0x7f800000u;
-    if (fe >= 0x47800000u) {
-        if (fe == 0x7f800000u && (f & 0x7fffffu) != 0u) {
-            var r = 0x7c00u + ((f & 0x7fffffu) >> 13u);
-            if (r == 0x7c00u) {
-                r = r + 1u;
-            }
-            return s + r;
-        }
-        return s + 0x7c00u;
-    }
-    if (fe <= 0x38000000u) {
-        if (fe < 0x33000000u) {
-            return s;
-        }
-        let e = fe >> 23u;
-        var m = (0x00800000u + (f & 0x7fffffu)) >> (113u - e);
-        if ((m & 0x3fffu) != 0x1000u || (f & 0x7ffu) != 0u) {
-            m = m + 0x1000u;
-        }
-        return s + (m >> 13u);
-    }
-    var m = f & 0x7fffffu;
-    if ((m & 0x3fffu) != 0x1000u) {
-        m = m + 0x1000u;
-    }
-    return s + ((m >> 13u) + ((fe - 0x38000000u) >> 13u));
-}
-
-// ml_dtypes' float32 -> bfloat16: round to nearest even; a NaN becomes the
-// quiet NaN of its sign
-fn float_to_bfloat16(f: u32) -> u32 {
-    if ((f & 0x7fffffffu) > 0x7f800000u) {
-        return select(0x7fc0u, 0xffc0u, (f >> 31u) != 0u);
-    }
-    return (f + 0x7fffu + ((f >> 16u) & 1u)) >> 16u;
-}
-
-fn f32_op(a: u32, b: u32, mul: bool) -> u32 {
-    let na = (a & 0x7fffffffu) > 0x7f800000u;
-    let nb = (b & 0x7fffffffu) > 0x7f800000u;
-    if (na && nb) {
-        return select(b, a, params.nan_first != 0u) | 0x400000u;
-    }
-    if (nb) {
-        return b | 0x400000u;
-    }
-    if (na) {
-        return a | 0x400000u;
-    }
-    let x = bitcast<f32>(a);
-    let y = bitcast<f32>(b);
-    let r = bitcast<u32>(select(x + y, x * y, mul));
-    if ((r & 0x7fffffffu) > 0x7f800000u) {
-        return params.default_nan;
-    }
-    return r;
-}
+#include "lib/f32_reduce.wgsl"
 
 fn combine(a: vec2<u32>, b: vec2<u32>, bits: u32) -> vec2<u32> {
     let k = params.kind;

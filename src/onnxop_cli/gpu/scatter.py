@@ -35,7 +35,7 @@ from .indexed import (
     row_strides, U,
 )
 from .kernels import shader_const
-from . import slices
+from . import scatter_lines, slices
 
 CLAIM, APPLY, RESET = "scatter_claim.wgsl", "scatter_apply.wgsl", "scatter_reset.wgsl"
 COMPACT = "scatter_compact.wgsl"
@@ -305,28 +305,37 @@ def _line(table: Table, reduce: Reduce) -> tuple[int, int] | None:
 def _by_lines(gpu: Gpu, bufs: _Buffers, out: Any, upd: Any, targets: Any, data: Data, n: int, reduce: Reduce,
               line: tuple[int, int], max_dim: int, dlen: int = 0, raw: tuple[Index, Check] | None = None) -> None:
     """Every line of updates applied in index order by one invocation (no
-    rounds). ``dlen``: the data's axis length, and ``targets`` the checked
-    indices (the updates have the data's shape but for the axis); ``raw``
-    (index, check): ``targets`` the raw int64 indices, checked by the lines
-    themselves (BadIndex after the dispatch, before anything is read back)."""
+    rounds): by scatter_lines.wgsl where it takes them (gpu/scatter_lines.py),
+    else by scatter_apply.wgsl's ``lines``. ``dlen``: the data's axis
+    length, and ``targets`` the checked indices (the updates have the data's
+    shape but for the axis); ``raw`` (index, check): ``targets`` the raw
+    int64 indices, checked by the lines themselves (BadIndex after the
+    dispatch, before anything is read back)."""
     length, inner = line
     count = n // length
-    groups = -(-count // shader_const(APPLY, "WG"))
     head = (REDUCTIONS.index(reduce.kind), reduce.cls, int(reduce.numpy), _default_nan(),
             int(reduce.cls in (2, 4) and nan_first(reduce.kind, data.bits, reduce.inner, reduce.cls == 4)))
-    params = bufs.new("line params", 64, U.UNIFORM | U.COPY_DST)
     big, cmode = (int(raw[0].big), raw[1].mode) if raw else (0, 0)
-    gpu.queue.write_buffer(params, 0, struct.pack("<3I5I4I4I", count, _grid_x(groups, max_dim), data.bits, *head,
-                                                  1, length, inner, dlen, big, cmode, 0, 0))
-    p_lines, l_lines = _pipeline(gpu, APPLY, ("read-only-storage", "read-only-storage", "read-only-storage",
-                                              "uniform", "read-only-storage", "storage", "storage",
-                                              "read-only-storage"), "lines_raw" if raw else "lines")
-    spare = bufs.new("unused", 16, U.STORAGE)
     status = bufs.small("status")
     gpu.queue.write_buffer(status, 0, struct.pack("<4I", NO_BAD, 0, 0, 0))
     encoder = gpu.device.create_command_encoder()
-    _dispatch(gpu, encoder, p_lines, _bind(gpu, l_lines, [targets, spare, spare, params, upd, out, status, spare]),
-              groups, max_dim)
+    word = scatter_lines.entry(data.bits, reduce.kind, reduce.cls, reduce.numpy)
+    lines = scatter_lines.group(data.bits, line, dlen)
+    if word is not None and lines is not None:
+        mode = scatter_lines.RAW if raw else (scatter_lines.CHECKED if dlen else scatter_lines.OFFSETS)
+        scatter_lines.record(gpu, bufs, encoder, word, (targets, upd, out, status), count, line, lines, max_dim,
+                             (mode, dlen, big, cmode, head[3], head[4]))
+    else:
+        groups = -(-count // shader_const(APPLY, "WG"))
+        params = bufs.new("line params", 64, U.UNIFORM | U.COPY_DST)
+        gpu.queue.write_buffer(params, 0, struct.pack("<3I5I4I4I", count, _grid_x(groups, max_dim), data.bits,
+                                                      *head, 1, length, inner, dlen, big, cmode, 0, 0))
+        p_lines, l_lines = _pipeline(gpu, APPLY, ("read-only-storage", "read-only-storage", "read-only-storage",
+                                                  "uniform", "read-only-storage", "storage", "storage",
+                                                  "read-only-storage"), "lines_raw" if raw else "lines")
+        spare = bufs.new("unused", 16, U.STORAGE)
+        _dispatch(gpu, encoder, p_lines, _bind(gpu, l_lines, [targets, spare, spare, params, upd, out, status,
+                                                              spare]), groups, max_dim)
     gpu.queue.submit([encoder.finish()])
     if raw:
         bad = struct.unpack("<I", read_small(gpu, bufs, status, 4))[0]

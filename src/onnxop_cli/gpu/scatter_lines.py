@@ -1,0 +1,81 @@
+"""ScatterElements with a reduction, a line of updates (or a few adjacent
+lines, for 8- and 16-bit elements) per invocation: shaders/scatter_lines.wgsl.
+
+gpu/scatter.py's ``_by_lines`` chooses it over scatter_apply.wgsl's
+``lines`` (every width, atomics on every element, the arithmetic chosen per
+update): the same lines in the same index order, so the same bits, with one
+entry per arithmetic and width (folded out of the loop) and plain loads and
+stores (each word is written by one invocation alone: ``group``).
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Any
+
+from .device import Gpu
+from .indexed_buffers import _Buffers, _bind, _dispatch, _grid_x, _pipeline, U
+from .kernels import shader_const
+
+LINES = "scatter_lines.wgsl"
+OFFSETS, CHECKED, RAW = 0, 1, 2  # what `targets` holds: data elements, checked indices, the raw int64 indices
+KINDS = ("read-only-storage", "uniform", "read-only-storage", "storage", "storage", "read-only-storage")
+
+
+def entry(bits: int, kind: str, cls: int, numpy_rule: bool) -> str | None:
+    """The kernel's entry for a reduction ``kind`` on elements of ``bits`` of
+    arithmetic class ``cls`` (scatter_apply.wgsl's: 0 unsigned, 1 signed, 2
+    float, 3 bool, 4 bfloat16), or None: reduction none, float64 add or mul
+    (no f64 in WGSL), or max/min by np.maximum's rule (ScatterND's; the
+    kernel has Python's max())."""
+    if kind not in ("add", "mul", "max", "min") or (numpy_rule and kind in ("max", "min")):
+        return None
+    adds = kind in ("add", "mul")
+    if cls == 3:  # bool: add is or, mul is and; max and min those of 0 and 1
+        return "lines_b" + kind if adds else "lines_u" + kind + "8"
+    if cls == 4 or (cls == 2 and bits == 16):
+        return "lines_" + ("bf" if cls == 4 else "h") + kind
+    if cls == 2:
+        return None if bits != 32 and (bits != 64 or adds) else "lines_f" + kind + ("64" if bits == 64 else "")
+    return "lines_" + ("i" if adds else "us"[cls]) + kind + ("" if bits == 32 else str(bits))
+
+
+def group(bits: int, line: tuple[int, int], dlen: int) -> int | None:
+    """Lines an invocation takes so that it alone writes their words: 1 for
+    32- and 64-bit elements, and for narrower ones whose lines are whole
+    words (the axis last, its length ``dlen`` a multiple of a word's
+    elements); a word's elements when ``inner`` (the stride along the axis)
+    is a multiple of them (that many adjacent lines share each word); else
+    None (no data line length known, ``dlen`` 0, or lines that share words
+    otherwise: scatter_apply.wgsl's compare-exchange)."""
+    per = 32 // bits if bits < 32 else 1
+    inner = line[1]
+    if per == 1:
+        return 1
+    if not dlen:
+        return None
+    if inner == 1 and dlen % per == 0:
+        return 1
+    return per if inner % per == 0 else None
+
+
+def record(gpu: Gpu, bufs: _Buffers, encoder: Any, name: str, buffers: tuple[Any, Any, Any, Any], count: int,
+           line: tuple[int, int], lines: int, max_dim: int, how: tuple[int, int, int, int, int, int]) -> None:
+    """Record on ``encoder`` the entry ``name`` over ``count`` lines of
+    ``line`` (updates per line, their stride), ``lines`` an invocation
+    (``group``). ``buffers``: (targets,
+    updates, data, status); ``how``: (mode: OFFSETS, CHECKED or RAW; the
+    data's axis length (0 with OFFSETS); 1 for big-endian raw indices;
+    their check mode; the host's default NaN; nan_first)."""
+    targets, upd, out, status = buffers
+    mode, dlen, big, cmode, default_nan, nan_first = how
+    length, inner = line
+    invocations = count // lines
+    groups = -(-invocations // shader_const(LINES, "WG"))
+    params = bufs.new("word line params", 48, U.UNIFORM | U.COPY_DST)
+    gpu.queue.write_buffer(params, 0, struct.pack("<12I", invocations, _grid_x(groups, max_dim), mode, default_nan,
+                                                  nan_first, length, inner, dlen, big, cmode, lines, 0))
+    pipeline, layout = _pipeline(gpu, LINES, KINDS, name)
+    bufs.counts["word lines"] = 1  # tests look
+    _dispatch(gpu, encoder, pipeline, _bind(gpu, layout, [targets, params, upd, out, status, targets]), groups,
+              max_dim)
