@@ -6,6 +6,10 @@
 // stores whole vec4s -- against indexed_slices.wgsl's two vec2 index loads,
 // step test and scalar store per word.
 //
+// A dispatch covers slices [first, count) and `raw` holds its tuples from the
+// int64 index `ibase` on: gpu/nd_rows.py uploads a large index tensor a band
+// at a time (a whole one: first 0, ibase 0).
+//
 // Table (strides in words): axes[0 .. outer] = (dim, dstride, istride, 0)
 // per leading output axis; axes[outer], axes[outer + 1] = (lstride, ioff,
 // bound, _) for the tuple's two indices. Slice p starts at the data word
@@ -22,12 +26,12 @@ const WG: u32 = 256u;
 const RUN: u32 = 16u;  // slices per invocation
 
 struct Params {
-    count: u32,     // slices
+    count: u32,     // slices: this dispatch's end
     groups_x: u32,  // workgroups per row of the dispatch grid
     outer: u32,     // leading output axes
     iswap: u32,     // 1: big-endian indices
-    pad0: u32,
-    pad3: u32,
+    first: u32,     // this dispatch's first slice (the slices before it are another's)
+    ibase: u32,     // the int64 index raw[0] holds: raw holds this dispatch's tuples only
     pad1: u32,
     pad2: u32,
 }
@@ -111,7 +115,7 @@ fn row() -> Row {
 
 // The data word where the slice whose tuple sits at `ip` starts, past `off`.
 fn base(off: u32, ip: u32, w: Row, bad: ptr<function, u32>) -> u32 {
-    let x = raw[ip >> 1u];
+    let x = raw[(ip - params.ibase) >> 1u];
     return off + index(x.x, x.y, ip, w.look0.z, bad) * w.look0.x + index(x.z, x.w, ip + 1u, w.look1.z, bad) * w.look1.x;
 }
 
@@ -136,7 +140,7 @@ fn take(a: At, w: Row, p: u32, bad: ptr<function, u32>) -> Step {
 }
 
 fn start(wg: vec3<u32>, lid: u32) -> u32 {
-    return ((wg.y * params.groups_x + wg.x) * WG + lid) * RUN;
+    return params.first + ((wg.y * params.groups_x + wg.x) * WG + lid) * RUN;
 }
 
 @compute @workgroup_size(256)
