@@ -1,8 +1,8 @@
-// GatherND by runs of 16 slices, where each index tuple is one pair of
+// GatherND by runs of 16 or 64 slices, where each index tuple is one pair of
 // int64 read as one vec4 load (gpu/nd_rows.py checks: indexed_slices.wgsl's
 // table with two lookups at tuple offsets 0 and 1, every leading index
 // stride even, slices of one or two words). Each invocation walks the table
-// once, then steps its 16 slices by adds along the last leading axis and
+// once, then steps its run of slices by adds along the last leading axis and
 // stores whole vec4s -- against indexed_slices.wgsl's two vec2 index loads,
 // step test and scalar store per word. Along a row, eight tuples are read and
 // checked before their eight data words: the random data loads, the kernel's
@@ -26,7 +26,8 @@
 // needs: (nothing beyond WebGPU)
 
 const WG: u32 = 256u;
-const RUN: u32 = 16u;  // slices per invocation
+const RUN: u32 = 16u;  // slices per invocation, at least (params.run: RUN or LONG_RUN)
+const LONG_RUN: u32 = 64u;  // along leading rows of LONG_ROW slices or more (gpu/nd_rows.py)
 
 struct Params {
     count: u32,     // slices: this dispatch's end
@@ -35,7 +36,7 @@ struct Params {
     iswap: u32,     // 1: big-endian indices
     first: u32,     // this dispatch's first slice (the slices before it are another's)
     ibase: u32,     // the int64 index raw[0] holds: raw holds this dispatch's tuples only
-    pad1: u32,
+    run: u32,       // slices per invocation: RUN or LONG_RUN
     pad2: u32,
 }
 
@@ -163,7 +164,7 @@ fn take(a: At, w: Row, p: u32, bad: ptr<function, u32>) -> Step {
 }
 
 fn start(wg: vec3<u32>, lid: u32) -> u32 {
-    return params.first + ((wg.y * params.groups_x + wg.x) * WG + lid) * RUN;
+    return params.first + ((wg.y * params.groups_x + wg.x) * WG + lid) * params.run;
 }
 
 @compute @workgroup_size(256)
@@ -175,8 +176,8 @@ fn words1(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index)
     let w = row();
     var a = at(p0);
     var bad = 0xffffffffu;
-    if (a.last + RUN <= w.dim && p0 + RUN <= params.count) {  // the run along one leading row: adds only
-        for (var h = 0u; h < RUN; h = h + 8u) {
+    if (a.last + params.run <= w.dim && p0 + params.run <= params.count) {  // the run along one leading row: adds only
+        for (var h = 0u; h < params.run; h = h + 8u) {
             let b = eight(a, w, h, &bad);
             let v0 = src[b.lo.x];
             let v1 = src[b.lo.y];
@@ -192,7 +193,7 @@ fn words1(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index)
         report(bad);
         return;
     }
-    for (var u = 0u; u < RUN / 4u; u = u + 1u) {  // one output vector: four slices
+    for (var u = 0u; u < params.run / 4u; u = u + 1u) {  // one output vector: four slices
         let p = p0 + 4u * u;
         if (p >= params.count) {
             break;
@@ -216,8 +217,8 @@ fn words2(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index)
     let w = row();
     var a = at(p0);
     var bad = 0xffffffffu;
-    if (a.last + RUN <= w.dim && p0 + RUN <= params.count) {  // the run along one leading row: adds only
-        for (var h = 0u; h < RUN; h = h + 8u) {
+    if (a.last + params.run <= w.dim && p0 + params.run <= params.count) {  // the run along one leading row: adds only
+        for (var h = 0u; h < params.run; h = h + 8u) {
             let b = eight(a, w, h, &bad);
             let o = (p0 + h) >> 1u;
             dst[o] = vec4<u32>(src[b.lo.x], src[b.lo.x + 1u], src[b.lo.y], src[b.lo.y + 1u]);
@@ -228,7 +229,7 @@ fn words2(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index)
         report(bad);
         return;
     }
-    for (var u = 0u; u < RUN / 2u; u = u + 1u) {  // one output vector: two slices
+    for (var u = 0u; u < params.run / 2u; u = u + 1u) {  // one output vector: two slices
         let p = p0 + 2u * u;
         if (p >= params.count) {
             break;

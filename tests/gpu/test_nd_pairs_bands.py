@@ -112,3 +112,27 @@ def test_plan_orders_only_row_major_tuples():
     assert nd_rows.plan(slices.plan(table, 32, check.bounds), check.mode).ordered
     table, check = indexing.gather_nd("GND", (6, 8), (5, 4, 2), 0, None, (16, 2, 1))
     assert not nd_rows.plan(slices.plan(table, 32, check.bounds), check.mode).ordered
+
+
+@pytest.mark.parametrize("long_row", [nd_rows.LONG_ROW, 40])
+def test_long_runs(gpu, rng, monkeypatch, long_row):
+    """Runs of LONG_RUN slices: rows of 2000 (more slices than a workgroup's
+    runs of RUN would cover; runs that cross a row's end among ones that do
+    not), and, LONG_ROW shrunk, rows of 45 (every run crosses one) with
+    slices of one and two words; one upload and bands."""
+    monkeypatch.setattr(nd_rows, "LONG_ROW", long_row)
+    cases = [("<f4", (3, 2000))] + ([("<f4", (5, 45)), ("<f8", (5, 45)), ("<f8", (3, 2000))] if long_row == 40 else [])
+    for dtype, lead in cases:
+        x = random_array(rng, (13, 11), dtype)
+        i = tuples(rng, (13, 11), lead)
+        want = reference(x, i)
+        got, counts = run(gpu, x, i)
+        assert counts["nd run"] == 64 and "nd bands" not in counts and got == want, (dtype, lead)
+        monkeypatch.setattr(nd_rows, "RAW_BAND", 128 * 16)
+        got, counts = run(gpu, x, i)
+        assert counts.get("nd bands") == -(-i.size // 2 // 128) and got == want, (dtype, lead)
+        monkeypatch.setattr(nd_rows, "RAW_BAND", 16 << 20)
+    x = random_array(rng, (13, 11), "<f4")
+    i = tuples(rng, (13, 11), (2000, 39))
+    got, counts = run(gpu, x, i)
+    assert counts["nd run"] == 16 and got == reference(x, i)

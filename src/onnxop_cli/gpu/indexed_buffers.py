@@ -238,14 +238,14 @@ def _grid_x(groups: int, max_dim: int) -> int:
 
 
 def run_into_result(gpu: Gpu, bufs: _Buffers, shader: str, entry: str, key: str, *, src: Any, raw: Any,
-                    status: Any, nbytes: int, units: int, per: str, params: Callable[[int], bytes],
+                    status: Any, nbytes: int, units: int, per: str | int, params: Callable[[int], bytes],
                     blob: bytes | None = None, max_dim: int, poison: int | None,
                     parts: Iterable[tuple[int, Any, Callable[[int], bytes]]] | None = None) -> Any:
     """One dispatch of ``shader``'s ``entry`` writing ``nbytes`` into a new
     result buffer of ``bufs``, returned (the caller reads ``status`` before
     anything reaches a sink): bound as (src, dst, params, [axes,] raw,
-    status), ``units`` of work at WG x ``per`` (a shader constant) a
-    workgroup, ``params(gx)`` its uniform record, ``blob`` its axes buffer.
+    status), ``units`` of work at WG x ``per`` (a shader constant's name,
+    or the number) a workgroup, ``params(gx)`` its uniform record, ``blob`` its axes buffer.
     ``parts``: instead, one dispatch per (units, raw, params) it yields, each
     part taken after the one before was submitted. ``bufs.counts[key]``
     marks the kernel taken (tests look)."""
@@ -259,7 +259,7 @@ def run_into_result(gpu: Gpu, bufs: _Buffers, shader: str, entry: str, key: str,
         gpu.queue.write_buffer(axes, 0, blob)
     kinds = ("read-only-storage", "storage", "uniform") + ("read-only-storage",) * (2 if axes else 1) + ("storage",)
     pipeline, layout = _pipeline(gpu, shader, kinds, entry)
-    per_group = shader_const(shader, "WG") * shader_const(shader, per)
+    per_group = shader_const(shader, "WG") * (shader_const(shader, per) if isinstance(per, str) else per)
     for n, part_raw, record_of in (parts if parts is not None else [(units, raw, params)]):
         groups = -(-n // per_group)
         record = record_of(_grid_x(groups, max_dim))
