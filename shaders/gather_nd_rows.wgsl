@@ -1,10 +1,17 @@
-// GatherND by runs of 16 slices, where each index tuple is one pair of
+// GatherND by runs of 16 or 64 slices, where each index tuple is one pair of
 // int64 read as one vec4 load (gpu/nd_rows.py checks: indexed_slices.wgsl's
 // table with two lookups at tuple offsets 0 and 1, every leading index
 // stride even, slices of one or two words). Each invocation walks the table
-// once, then steps its 16 slices by adds along the last leading axis and
+// once, then steps its run of slices by adds along the last leading axis and
 // stores whole vec4s -- against indexed_slices.wgsl's two vec2 index loads,
-// step test and scalar store per word.
+// step test and scalar store per word. Along a row, eight tuples are read and
+// checked before their eight data words: the random data loads, the kernel's
+// slowest, then follow one another (1.14x the kernel reading each tuple just
+// before its word, Mesa 22.3).
+//
+// A dispatch covers slices [first, count) and `raw` holds its tuples from the
+// int64 index `ibase` on: gpu/nd_rows.py uploads a large index tensor a band
+// at a time (a whole one: first 0, ibase 0).
 //
 // Table (strides in words): axes[0 .. outer] = (dim, dstride, istride, 0)
 // per leading output axis; axes[outer], axes[outer + 1] = (lstride, ioff,
@@ -19,16 +26,17 @@
 // needs: (nothing beyond WebGPU)
 
 const WG: u32 = 256u;
-const RUN: u32 = 16u;  // slices per invocation
+const RUN: u32 = 16u;  // slices per invocation, at least (params.run: RUN or LONG_RUN)
+const LONG_RUN: u32 = 64u;  // along leading rows of LONG_ROW slices or more (gpu/nd_rows.py)
 
 struct Params {
-    count: u32,     // slices
+    count: u32,     // slices: this dispatch's end
     groups_x: u32,  // workgroups per row of the dispatch grid
     outer: u32,     // leading output axes
     iswap: u32,     // 1: big-endian indices
-    pad0: u32,
-    pad3: u32,
-    pad1: u32,
+    first: u32,     // this dispatch's first slice (the slices before it are another's)
+    ibase: u32,     // the int64 index raw[0] holds: raw holds this dispatch's tuples only
+    run: u32,       // slices per invocation: RUN or LONG_RUN
     pad2: u32,
 }
 
@@ -111,8 +119,28 @@ fn row() -> Row {
 
 // The data word where the slice whose tuple sits at `ip` starts, past `off`.
 fn base(off: u32, ip: u32, w: Row, bad: ptr<function, u32>) -> u32 {
-    let x = raw[ip >> 1u];
+    let x = raw[(ip - params.ibase) >> 1u];
     return off + index(x.x, x.y, ip, w.look0.z, bad) * w.look0.x + index(x.z, x.w, ip + 1u, w.look1.z, bad) * w.look1.x;
+}
+
+// The data words of slices h .. h + 7 of a run along one leading row that starts at `a`: all eight tuples
+// read before any data word is, so the data loads (random, the kernel's slowest) follow one another.
+struct Eight {
+    lo: vec4<u32>,
+    hi: vec4<u32>,
+}
+
+fn eight(a: At, w: Row, h: u32, bad: ptr<function, u32>) -> Eight {
+    let off = a.off + h * w.dstride;
+    let ip = a.ip + h * w.istride;
+    return Eight(vec4<u32>(base(off, ip, w, bad),
+                           base(off + w.dstride, ip + w.istride, w, bad),
+                           base(off + 2u * w.dstride, ip + 2u * w.istride, w, bad),
+                           base(off + 3u * w.dstride, ip + 3u * w.istride, w, bad)),
+                 vec4<u32>(base(off + 4u * w.dstride, ip + 4u * w.istride, w, bad),
+                           base(off + 5u * w.dstride, ip + 5u * w.istride, w, bad),
+                           base(off + 6u * w.dstride, ip + 6u * w.istride, w, bad),
+                           base(off + 7u * w.dstride, ip + 7u * w.istride, w, bad)));
 }
 
 // Slice p's data word (0 past the end: nothing read, nothing checked), and a moved to slice p + 1.
@@ -136,7 +164,7 @@ fn take(a: At, w: Row, p: u32, bad: ptr<function, u32>) -> Step {
 }
 
 fn start(wg: vec3<u32>, lid: u32) -> u32 {
-    return ((wg.y * params.groups_x + wg.x) * WG + lid) * RUN;
+    return params.first + ((wg.y * params.groups_x + wg.x) * WG + lid) * params.run;
 }
 
 @compute @workgroup_size(256)
@@ -148,23 +176,24 @@ fn words1(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index)
     let w = row();
     var a = at(p0);
     var bad = 0xffffffffu;
-    if (a.last + RUN <= w.dim && p0 + RUN <= params.count) {  // the run along one leading row: adds only
-        let di = 4u * w.dstride;
-        let ii = 4u * w.istride;
-        var off = a.off;
-        var ip = a.ip;
-        for (var u = 0u; u < RUN / 4u; u = u + 1u) {
-            dst[(p0 >> 2u) + u] = vec4<u32>(src[base(off, ip, w, &bad)],
-                                            src[base(off + w.dstride, ip + w.istride, w, &bad)],
-                                            src[base(off + 2u * w.dstride, ip + 2u * w.istride, w, &bad)],
-                                            src[base(off + 3u * w.dstride, ip + 3u * w.istride, w, &bad)]);
-            off = off + di;
-            ip = ip + ii;
+    if (a.last + params.run <= w.dim && p0 + params.run <= params.count) {  // the run along one leading row: adds only
+        for (var h = 0u; h < params.run; h = h + 8u) {
+            let b = eight(a, w, h, &bad);
+            let v0 = src[b.lo.x];
+            let v1 = src[b.lo.y];
+            let v2 = src[b.lo.z];
+            let v3 = src[b.lo.w];
+            let v4 = src[b.hi.x];
+            let v5 = src[b.hi.y];
+            let v6 = src[b.hi.z];
+            let v7 = src[b.hi.w];
+            dst[(p0 + h) >> 2u] = vec4<u32>(v0, v1, v2, v3);
+            dst[((p0 + h) >> 2u) + 1u] = vec4<u32>(v4, v5, v6, v7);
         }
         report(bad);
         return;
     }
-    for (var u = 0u; u < RUN / 4u; u = u + 1u) {  // one output vector: four slices
+    for (var u = 0u; u < params.run / 4u; u = u + 1u) {  // one output vector: four slices
         let p = p0 + 4u * u;
         if (p >= params.count) {
             break;
@@ -188,20 +217,19 @@ fn words2(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index)
     let w = row();
     var a = at(p0);
     var bad = 0xffffffffu;
-    if (a.last + RUN <= w.dim && p0 + RUN <= params.count) {  // the run along one leading row: adds only
-        var off = a.off;
-        var ip = a.ip;
-        for (var u = 0u; u < RUN / 2u; u = u + 1u) {
-            let b0 = base(off, ip, w, &bad);
-            let b1 = base(off + w.dstride, ip + w.istride, w, &bad);
-            dst[(p0 >> 1u) + u] = vec4<u32>(src[b0], src[b0 + 1u], src[b1], src[b1 + 1u]);
-            off = off + 2u * w.dstride;
-            ip = ip + 2u * w.istride;
+    if (a.last + params.run <= w.dim && p0 + params.run <= params.count) {  // the run along one leading row: adds only
+        for (var h = 0u; h < params.run; h = h + 8u) {
+            let b = eight(a, w, h, &bad);
+            let o = (p0 + h) >> 1u;
+            dst[o] = vec4<u32>(src[b.lo.x], src[b.lo.x + 1u], src[b.lo.y], src[b.lo.y + 1u]);
+            dst[o + 1u] = vec4<u32>(src[b.lo.z], src[b.lo.z + 1u], src[b.lo.w], src[b.lo.w + 1u]);
+            dst[o + 2u] = vec4<u32>(src[b.hi.x], src[b.hi.x + 1u], src[b.hi.y], src[b.hi.y + 1u]);
+            dst[o + 3u] = vec4<u32>(src[b.hi.z], src[b.hi.z + 1u], src[b.hi.w], src[b.hi.w + 1u]);
         }
         report(bad);
         return;
     }
-    for (var u = 0u; u < RUN / 2u; u = u + 1u) {  // one output vector: two slices
+    for (var u = 0u; u < params.run / 2u; u = u + 1u) {  // one output vector: two slices
         let p = p0 + 2u * u;
         if (p >= params.count) {
             break;

@@ -194,9 +194,10 @@ def _can_fuse(gpu: Gpu, index: Index, check: Check, table: Table, band: int, fus
             and all(d < 1 << 32 for d in check.bounds))
 
 
-def _raw_indices(gpu: Gpu, bufs: _Buffers, index: Index, check: Check) -> tuple[Any, Any, Index, Check]:
+def _raw_indices(gpu: Gpu, bufs: _Buffers, index: Index, check: Check,
+                 upload: bool = True) -> tuple[Any, Any, Index, Check]:
     width = 8 if index.wide else 4
-    raw = bufs.upload("indices", index.source, index.size * width)
+    raw = bufs.upload("indices", index.source, index.size * width) if upload else None
     status = bufs.small("status")
     gpu.queue.write_buffer(status, 0, struct.pack("<4I", NO_BAD, 0, 0, 0))
     return raw, status, index, check
@@ -371,9 +372,8 @@ def gather_indexed(
             lines = gather_lines.plan(table, data.bits, check.bounds) if (  # Gather's lines of 1-2 word units
                 index is not None and slice_copy and not data.swap
                 and gather_windows.one_window(data.size, data.bits, window_cap)) else None
-            fused = None
-            if index is not None and _can_fuse(gpu, index, check, table, band, fuse):
-                fused = _raw_indices(gpu, bufs, index, check)
+            can_fuse = index is not None and _can_fuse(gpu, index, check, table, band, fuse)
+            if can_fuse:
                 norm = bufs.new("norm", 16, U.STORAGE)
             else:
                 norm = check_indices(gpu, bufs, index, check, max_dim) if index is not None else bufs.new(
@@ -383,16 +383,19 @@ def gather_indexed(
             windows = gather_windows.plan(
                 gpu, bufs, data.source, data.size, data.bits, window_cap, (count * data.bits + 7) // 8,
                 band * data.bits // 8, stream_bytes)
+            cut = None
+            if lines is None and index is not None and slice_copy and not data.swap and (not can_fuse or index.wide):
+                cut = slices.plan(table, data.bits, check.bounds)
+            if cut is not None and not cut.vec4() and (
+                    table.extra.get("slices") == "slabs" or not can_fuse or not windows.single):
+                cut = None  # whole words: one band of one window (Gather: only whole vectors beat its kernel)
+            fused = None
+            if can_fuse:  # the raw indices (unless the slice kernel uploads them itself, in bands)
+                fused = _raw_indices(gpu, bufs, index, check, upload=not slice_gathers.uploads_own(cut, index, check))
             checked = None if fused is None else functools.partial(_status, gpu, bufs, fused[1], index, check)
             if lines is not None:
                 return gather_lines.run(gpu, bufs, windows, fused, norm, lines, count, data.bits, band, sink,
                                         max_dim, poison, checked)
-            cut = None
-            if index is not None and slice_copy and not data.swap and (fused is None or index.wide):
-                cut = slices.plan(table, data.bits, check.bounds)
-            if cut is not None and not cut.vec4() and (
-                    table.extra.get("slices") == "slabs" or fused is None or not windows.single):
-                cut = None  # whole words: one band of one window (Gather: only whole vectors beat its kernel)
             if cut is not None:  # whole slices: GatherND's common case, Gather's in vec4s
                 return slice_gathers.run(gpu, bufs, windows, fused, norm, cut, count, data.bits, band, sink,
                                          max_dim, poison, checked)

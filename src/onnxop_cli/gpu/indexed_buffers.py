@@ -21,7 +21,7 @@ fallback to staging fails them); gpu/indexed.py leaves a call's counts in
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from ..core.sources import ByteSource
 from .buffers import can_map, grid, round_up
@@ -97,6 +97,17 @@ class _Buffers:
             self.gpu.queue.submit([encoder.finish()])
             self.counts["device uploads"] += 1
             return buf
+        self._write(buf, source, nbytes, mapped)
+        return buf
+
+    def refill(self, buf: Any, source: ByteSource, nbytes: int) -> None:
+        """Overwrite the first ``nbytes`` of ``buf`` (this object's ``upload``
+        of a host source, at least that large) with ``source``'s, after the
+        device's work already submitted with it: a mapped buffer waits for
+        that work in its map, a staged write is ordered after it by the queue."""
+        self._write(buf, source, nbytes, self.mapped)
+
+    def _write(self, buf: Any, source: ByteSource, nbytes: int, mapped: bool) -> None:
         if mapped:  # read straight into the kernel's buffer
             if nbytes:
                 n4 = round_up(nbytes, 4)
@@ -108,7 +119,7 @@ class _Buffers:
                     view.release()
                     buf.unmap()
             self.counts["mapped uploads"] += 1
-            return buf
+            return
         step = UPLOAD_STEP
         piece = bytearray(min(step, nbytes))
         for at in range(0, nbytes, step):
@@ -118,7 +129,6 @@ class _Buffers:
             tail = (-n) % 4  # write_buffer takes whole words
             self.gpu.queue.write_buffer(buf, at, bytes(view) + b"\0" * tail if tail else view)
         self.counts["staged uploads"] += 1
-        return buf
 
     def release(self) -> None:
         for buf in self.made:
@@ -228,31 +238,35 @@ def _grid_x(groups: int, max_dim: int) -> int:
 
 
 def run_into_result(gpu: Gpu, bufs: _Buffers, shader: str, entry: str, key: str, *, src: Any, raw: Any,
-                    status: Any, nbytes: int, units: int, per: str, params: Callable[[int], bytes],
-                    blob: bytes | None = None, max_dim: int, poison: int | None) -> Any:
+                    status: Any, nbytes: int, units: int, per: str | int, params: Callable[[int], bytes],
+                    blob: bytes | None = None, max_dim: int, poison: int | None,
+                    parts: Iterable[tuple[int, Any, Callable[[int], bytes]]] | None = None) -> Any:
     """One dispatch of ``shader``'s ``entry`` writing ``nbytes`` into a new
     result buffer of ``bufs``, returned (the caller reads ``status`` before
     anything reaches a sink): bound as (src, dst, params, [axes,] raw,
-    status), ``units`` of work at WG x ``per`` (a shader constant) a
-    workgroup, ``params(gx)`` its uniform record, ``blob`` its axes buffer.
-    ``bufs.counts[key]`` marks the kernel taken (tests look)."""
+    status), ``units`` of work at WG x ``per`` (a shader constant's name,
+    or the number) a workgroup, ``params(gx)`` its uniform record, ``blob`` its axes buffer.
+    ``parts``: instead, one dispatch per (units, raw, params) it yields, each
+    part taken after the one before was submitted. ``bufs.counts[key]``
+    marks the kernel taken (tests look)."""
     bufs.counts[key] = 1
     dst = bufs.result("dst", nbytes + 16)
     if poison is not None:
         gpu.queue.write_buffer(dst, 0, bytes([poison]) * nbytes)
-    groups = -(-units // (shader_const(shader, "WG") * shader_const(shader, per)))
-    record = params(_grid_x(groups, max_dim))
-    uniform = bufs.new(f"{key} params", max(32, len(record)), U.UNIFORM | U.COPY_DST)
-    gpu.queue.write_buffer(uniform, 0, record)
-    bound = [src, dst, uniform]
+    axes = None
     if blob is not None:
         axes = bufs.new(f"{key} axes", len(blob), U.STORAGE | U.COPY_DST)
         gpu.queue.write_buffer(axes, 0, blob)
-        bound.append(axes)
-    bound += [raw, status]
-    kinds = ("read-only-storage", "storage", "uniform") + ("read-only-storage",) * (len(bound) - 4) + ("storage",)
+    kinds = ("read-only-storage", "storage", "uniform") + ("read-only-storage",) * (2 if axes else 1) + ("storage",)
     pipeline, layout = _pipeline(gpu, shader, kinds, entry)
-    encoder = gpu.device.create_command_encoder()
-    _dispatch(gpu, encoder, pipeline, _bind(gpu, layout, bound), groups, max_dim)
-    gpu.queue.submit([encoder.finish()])
+    per_group = shader_const(shader, "WG") * (shader_const(shader, per) if isinstance(per, str) else per)
+    for n, part_raw, record_of in (parts if parts is not None else [(units, raw, params)]):
+        groups = -(-n // per_group)
+        record = record_of(_grid_x(groups, max_dim))
+        uniform = bufs.new(f"{key} params", max(32, len(record)), U.UNIFORM | U.COPY_DST)
+        gpu.queue.write_buffer(uniform, 0, record)
+        bound = [src, dst, uniform] + ([axes] if axes else []) + [part_raw, status]
+        encoder = gpu.device.create_command_encoder()
+        _dispatch(gpu, encoder, pipeline, _bind(gpu, layout, bound), groups, max_dim)
+        gpu.queue.submit([encoder.finish()])
     return dst

@@ -5,7 +5,7 @@ slices are whole words, Gather's whose slices are whole 16-byte vectors.
   run skips the slabs it does not hold), the indices checked as read or by
   indices.wgsl before;
 - gpu/nd_rows.py: GatherND's pairs of int64 over slices of 1-2 words, runs
-  of 16 slices an invocation;
+  of 16 or 64 slices an invocation, large index tensors uploaded in bands;
 - indexed_slices.wgsl: the other whole-word slices, one band of one window,
   a tuple read per slice.
 
@@ -29,6 +29,12 @@ SLABS = "indexed_slabs.wgsl"  # SLICES in vec4s, where every slice and stride is
 NO_BAD = 0xFFFFFFFF  # as indexed.NO_BAD: a window that runs to the source's end
 
 
+def uploads_own(cut: slices.Slices | None, index: Any, check: Any) -> bool:
+    """Whether ``run`` uploads the raw indices itself (gpu/nd_rows.py's
+    bands): the caller's fused tuple then holds no raw buffer."""
+    return cut is not None and not cut.vec4() and nd_rows.uploads_own(nd_rows.plan(cut, check.mode), index.size // 2)
+
+
 def run(gpu: Gpu, bufs: _Buffers, windows: gather_windows.Windows, fused: tuple[Any, Any, Any, Any] | None,
         norm: Any, cut: slices.Slices, count: int, bits: int, band: int, sink: Sink, max_dim: int,
         poison: int | None, checked: Callable[[], None] | None) -> int:
@@ -46,8 +52,8 @@ def run(gpu: Gpu, bufs: _Buffers, windows: gather_windows.Windows, fused: tuple[
     nbytes = (count * bits + 7) // 8
     words = nbytes // 4  # a whole number: every slice is
     pairs = nd_rows.plan(cut, check.mode)
-    if pairs is not None:  # tuples of two int64, slices of 1-2 words: runs of 16 (gpu/nd_rows.py)
-        dst = nd_rows.run(gpu, bufs, src, raw, status, pairs, words // cut.width, index.big, max_dim, poison)
+    if pairs is not None:  # tuples of two int64, slices of 1-2 words: runs of 16 or 64 (gpu/nd_rows.py)
+        dst = nd_rows.run(gpu, bufs, src, raw, status, pairs, words // cut.width, index, max_dim, poison)
         checked()
         return _to_sink(gpu, bufs, dst, nbytes, sink)
     bufs.counts["slices"] = 1

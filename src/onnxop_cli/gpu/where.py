@@ -50,7 +50,14 @@ def _window(form: Form, band: int, width: int, whole: bool) -> int:
     return round_up(elements * width // 8 + 2 * WORD, WORD)
 
 
-def entry(bits: int) -> str:
+def entry(bits: int, forms: Sequence[Form] = (), count: int = 0) -> str:
+    """The kernel's entry point: ``rows`` for 32-bit X and Y in full and a
+    condition broadcast along leading axes (a row of 16 bytes or more);
+    else by element width."""
+    if bits == 32 and len(forms) == 3 and forms[1] == forms[2] == (1, count):
+        div, size = forms[0]
+        if div == 1 and 16 <= size < count:
+            return "rows"
     return "small" if bits < 32 else "wide"
 
 
@@ -96,9 +103,10 @@ def run_where(
     in_dst = 0 if mapped else 2 if full[2] else (1 if full[1] else 0)
     need = [min(cap, _window(form, band, width, w)) for form, width, w in zip(forms, widths, whole)]
     sizes = tuple(WORD if in_dst and k == in_dst else need[k] for k in (1, 0, 2))  # (src: X, mask, other: Y)
-    run = pieces.Run(gpu, band_bytes, cap, max_groups_per_dim, shader=SHADER, entry=entry(bits),
+    kernel = entry(bits, forms, count)
+    run = pieces.Run(gpu, band_bytes, cap, max_groups_per_dim, shader=SHADER, entry=kernel,
                       sizes=sizes, shared_upload=max(need), mapped=mapped)  # type: ignore[arg-type]
-    per_group = shader_const(SHADER, "WG") * shader_const(SHADER, "WORDS")
+    per_group = shader_const(SHADER, "WG") * shader_const(SHADER, "ROW_WORDS" if kernel == "rows" else "WORDS")
     buffers = [run.mask, run.src, run.other]
     if in_dst:
         buffers[in_dst] = run.dst
