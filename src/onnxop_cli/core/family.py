@@ -114,6 +114,18 @@ def apply_node(
 
 
 def _outputs(gpu, plans, tensors, sinks, names) -> list[Tensor]:
+    if gpu is None or sum(p.pieces is not None for p in plans) < 2:
+        return _each_output(gpu, plans, tensors, sinks, names, None)
+    from ..gpu.pieces import Runs
+
+    reuse = Runs()  # several outputs of pieces (Split): one set of buffers for them all
+    try:
+        return _each_output(gpu, plans, tensors, sinks, names, reuse)
+    finally:
+        reuse.release()
+
+
+def _each_output(gpu, plans, tensors, sinks, names, reuse) -> list[Tensor]:
     outs: list[Tensor] = []
     for k, p in enumerate(plans):
         name = names[k] if names else p.name
@@ -125,7 +137,7 @@ def _outputs(gpu, plans, tensors, sinks, names) -> list[Tensor]:
                     w(out.strings)  # type: ignore[operator]
             outs.append(out)
             continue
-        fill = _filler(gpu, p, tensors)
+        fill = _filler(gpu, p, tensors, reuse)
         if sinks is not None:
             with sinks(k, p) as sink:
                 fill(_zero_pad_bits(sink, out))  # type: ignore[arg-type]
@@ -154,8 +166,9 @@ def precheck(plans: Sequence[OutputPlan], tensors: Sequence[Optional[Tensor]], b
         raise OpError(f"{where}: {e}" if where else str(e)) from e
 
 
-def _filler(gpu, p: OutputPlan, tensors: Sequence[Optional[Tensor]]) -> Callable[[Callable], int]:
-    """How output ``p``'s bytes are made, as a function of its sink."""
+def _filler(gpu, p: OutputPlan, tensors: Sequence[Optional[Tensor]], reuse=None) -> Callable[[Callable], int]:
+    """How output ``p``'s bytes are made, as a function of its sink;
+    ``reuse``: gpu/pieces.Runs shared by the node's outputs."""
     if p.size == 0:
         return lambda sink: 0
     if p.values is not None:
@@ -175,7 +188,8 @@ def _filler(gpu, p: OutputPlan, tensors: Sequence[Optional[Tensor]]) -> Callable
     from ..gpu.pieces import run_pieces
 
     assert p.pieces is not None
-    return lambda sink: run_pieces(gpu, sources, sink, pieces=p.pieces, count=p.size, bits=p.dtype.bits)
+    return lambda sink: run_pieces(gpu, sources, sink, pieces=p.pieces, count=p.size, bits=p.dtype.bits,
+                                   reuse=reuse)
 
 
 def _source(t: Tensor):

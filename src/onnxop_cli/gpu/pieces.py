@@ -25,13 +25,39 @@ from .buffers import WORD, can_map, env_poison, round_up
 from .device import Gpu
 from .pieces_run import SLOTS, Run, Sink, Source
 
-__all__ = ["BAND", "DEFAULT_BAND", "SLOTS", "Run", "Sink", "Source", "one_kernel_bands", "run_pieces"]
+__all__ = ["BAND", "DEFAULT_BAND", "SLOTS", "Run", "Runs", "Sink", "Source", "one_kernel_bands", "run_pieces"]
 
 DEFAULT_BAND = 64 << 20  # bytes of a window at most (and of a band, below BAND)
 # Bands of at most 16 MiB, as gpu/where.py's: Pad's 64 MiB float32 output (one band of 64 MiB against
 # four) ran at 2.0-2.3x the gather kernel's GB/s against 4.4-4.7x, Concat's 2.6-2.8x against 2.6-3.4x
 # (Mesa 22.3, load 3.6-3.8, benchmarks/family_ops.py kernel, 2026-12-01)
 BAND = 16 << 20
+
+
+class Runs:
+    """The runs of one node's outputs, kept for the next output that needs
+    the same buffers (Split's outputs, one run each: 8 outputs of 2 MiB
+    spent a fifth of the call making and clearing the same six buffers and
+    bind group 8 times). The caller holds it for one call under the engine's
+    lock and releases it once (``release``); a run is reused only whole
+    (same band, windows and kernels), and each band clears its dst first, so
+    nothing of one output reaches the next."""
+
+    def __init__(self) -> None:
+        self.kept: dict[tuple, Run] = {}
+        self.made = 0
+
+    def get(self, key: tuple, make) -> Run:
+        run = self.kept.get(key)
+        if run is None:
+            run = self.kept[key] = make()
+            self.made += 1
+        return run
+
+    def release(self) -> None:
+        for run in self.kept.values():
+            run.release()
+        self.kept.clear()
 
 
 def run_pieces(
@@ -45,9 +71,11 @@ def run_pieces(
     binding_bytes: Optional[int] = None,
     max_groups_per_dim: Optional[int] = None,
     poison: Optional[int] = None,
+    reuse: Optional[Runs] = None,
 ) -> int:
     """Stream the ``count`` output elements (``bits`` wide) that ``pieces``
-    tile into ``sink``, in order; returns the bytes written."""
+    tile into ``sink``, in order; returns the bytes written. ``reuse``: the
+    node's other outputs' runs (``Runs``), which then keeps this one too."""
     if count == 0:
         return 0
     from .gather import binding_limit
@@ -73,8 +101,12 @@ def run_pieces(
     # CPU adapters: the windows and dst mapped themselves, no staging copies (as gpu/where.py)
     mapped = can_map(gpu) and not isinstance(sink, DeviceSink) and not any(
         s is not None and isinstance(s.data, DeviceBuffer) for s in sources)
-    run = Run(gpu, band_bytes, window_bytes, max_groups_per_dim, masked, selects, mapped=mapped,
-               by_runs=runs.usable(band_bytes, window_bytes))
+    def make() -> Run:
+        return Run(gpu, band_bytes, window_bytes, max_groups_per_dim, masked, selects, mapped=mapped,
+                   by_runs=runs.usable(band_bytes, window_bytes))
+
+    key = (band_bytes, window_bytes, max_groups_per_dim, masked, selects, mapped)
+    run = make() if reuse is None else reuse.get(key, make)
     written = 0
     try:
         for (start, n), band_cuts in zip(bands, cuts):
@@ -84,7 +116,8 @@ def run_pieces(
             run.drain(sink, nbytes)
             written += nbytes
     finally:
-        run.release()
+        if reuse is None:
+            run.release()
     return written
 
 
