@@ -188,8 +188,8 @@ def corrupt(monkeypatch, which=lambda k: True):
 
     original, calls = family._filler, []
 
-    def filler(gpu, p, tensors):
-        fill = original(gpu, p, tensors)
+    def filler(gpu, p, tensors, *shared):  # shared: the node's gpu/pieces.Runs, when it has one
+        fill = original(gpu, p, tensors, *shared)
         calls.append(p)
         if not which(len(calls) - 1):
             return fill
