@@ -35,32 +35,7 @@ struct Params {
 @group(0) @binding(4) var<storage, read> raw: array<vec4<u32>>;  // the int64 indices as stored, two a vector
 @group(0) @binding(5) var<storage, read_write> status: array<atomic<u32>>;  // first bad position
 
-fn bswap32(x: u32) -> u32 {
-    return (x << 24u) | ((x & 0xff00u) << 8u) | ((x >> 8u) & 0xff00u) | (x >> 24u);
-}
-
-// The int64 index (lo, hi) at position `pos`, wrapped into [0, bound),
-// checked: a bad one lowers `bad` to its position and reads 0. No branch
-// and no atomic here: the invocation reports its smallest bad position once
-// (`report`), where an atomic per index cost Mesa's CPU drivers a loop
-// over the lanes each time.
-fn wrapped(lo0: u32, hi0: u32, pos: u32, bad: ptr<function, u32>) -> u32 {
-    let swap = params.iswap != 0u;
-    let lo = select(lo0, bswap32(hi0), swap);
-    let hi = select(hi0, bswap32(lo0), swap);
-    let d = params.bound;
-    let neg = hi == 0xffffffffu && lo != 0u && (0u - lo) <= d;
-    let ok = (hi == 0u && lo < d) || neg;
-    *bad = min(*bad, select(pos, 0xffffffffu, ok));
-    return select(0u, select(lo, lo + d, neg), ok);
-}
-
-// The smallest position an invocation found bad, into status[0] (the smallest over all).
-fn report(bad: u32) {
-    if (bad != 0xffffffffu) {
-        atomicMin(&status[0], bad);
-    }
-}
+#include "lib/index_fold.wgsl"
 
 // An element's data offset before its index, and its last coordinate.
 struct At {
@@ -94,7 +69,7 @@ fn take(a: At, lo: u32, hi: u32, e: u32, dim: u32, ds: u32, bad: ptr<function, u
     if (e >= params.count) {
         return s;  // past the end: nothing read, nothing checked
     }
-    s.o = a.off + wrapped(lo, hi, e, bad) * params.lstride;
+    s.o = a.off + folded(lo, hi, e, params.bound, bad) * params.lstride;
     if (a.last + 1u < dim) {
         s.a = At(a.off + ds, a.last + 1u);
     } else {
@@ -123,10 +98,10 @@ fn words1(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index)
             let y = raw[(e >> 1u) + 1u];
             let o = a.off + 4u * u * last.y;
             let L = params.lstride;
-            dst[e >> 2u] = vec4<u32>(src[o + wrapped(x.x, x.y, e, &bad) * L],
-                                     src[o + last.y + wrapped(x.z, x.w, e + 1u, &bad) * L],
-                                     src[o + 2u * last.y + wrapped(y.x, y.y, e + 2u, &bad) * L],
-                                     src[o + 3u * last.y + wrapped(y.z, y.w, e + 3u, &bad) * L]);
+            dst[e >> 2u] = vec4<u32>(src[o + folded(x.x, x.y, e, params.bound, &bad) * L],
+                                     src[o + last.y + folded(x.z, x.w, e + 1u, params.bound, &bad) * L],
+                                     src[o + 2u * last.y + folded(y.x, y.y, e + 2u, params.bound, &bad) * L],
+                                     src[o + 3u * last.y + folded(y.z, y.w, e + 3u, params.bound, &bad) * L]);
         }
         report(bad);
         return;
@@ -162,8 +137,8 @@ fn words2(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index)
             let e = e0 + 2u * u;
             let x = raw[e >> 1u];
             let o = a.off + 2u * u * last.y;
-            let w0 = 2u * (o + wrapped(x.x, x.y, e, &bad) * params.lstride);
-            let w1 = 2u * (o + last.y + wrapped(x.z, x.w, e + 1u, &bad) * params.lstride);
+            let w0 = 2u * (o + folded(x.x, x.y, e, params.bound, &bad) * params.lstride);
+            let w1 = 2u * (o + last.y + folded(x.z, x.w, e + 1u, params.bound, &bad) * params.lstride);
             dst[e >> 1u] = vec4<u32>(src[w0], src[w0 + 1u], src[w1], src[w1 + 1u]);
         }
         report(bad);

@@ -47,55 +47,9 @@ struct Params {
 @group(0) @binding(4) var<storage, read> raw: array<vec4<u32>>;  // the int64 tuples as stored, one a vector
 @group(0) @binding(5) var<storage, read_write> status: array<atomic<u32>>;  // first bad position
 
-fn bswap32(x: u32) -> u32 {
-    return (x << 24u) | ((x & 0xff00u) << 8u) | ((x >> 8u) & 0xff00u) | (x >> 24u);
-}
+#include "lib/index_fold.wgsl"
 
-// The int64 index (lo, hi) at position `pos` wrapped into [0, d), checked:
-// a bad one lowers `bad` to its position and reads 0. No branch and no
-// atomic here: the invocation reports its smallest bad position once
-// (`report`), where an atomic per index cost Mesa's CPU drivers a loop over
-// the lanes each time.
-fn index(lo0: u32, hi0: u32, pos: u32, d: u32, bad: ptr<function, u32>) -> u32 {
-    let swap = params.iswap != 0u;
-    let lo = select(lo0, bswap32(hi0), swap);
-    let hi = select(hi0, bswap32(lo0), swap);
-    let neg = hi == 0xffffffffu && lo != 0u && (0u - lo) <= d;
-    let ok = (hi == 0u && lo < d) || neg;
-    *bad = min(*bad, select(pos, 0xffffffffu, ok));
-    return select(0u, select(lo, lo + d, neg), ok);
-}
-
-// The smallest position an invocation found bad, into status[0] (the smallest over all).
-fn report(bad: u32) {
-    if (bad != 0xffffffffu) {
-        atomicMin(&status[0], bad);
-    }
-}
-
-// Slice p's leading part: its data word before the lookups, its tuple's
-// position in the index tensor, and its coordinate along the last leading axis.
-struct At {
-    off: u32,
-    ip: u32,
-    last: u32,
-}
-
-fn at(p: u32) -> At {
-    var rest = p;
-    var a = At(0u, 0u, 0u);
-    for (var k = params.outer; k > 0u; k = k - 1u) {
-        let ax = axes[k - 1u];
-        let i = rest % ax.x;
-        rest = rest / ax.x;
-        a.off = a.off + i * ax.y;
-        a.ip = a.ip + i * ax.z;
-        if (k == params.outer) {
-            a.last = i;
-        }
-    }
-    return a;
-}
+#include "lib/slice_at.wgsl"
 
 // The last leading axis (dim 0: none) and the two lookups, loaded once.
 struct Row {
@@ -120,7 +74,7 @@ fn row() -> Row {
 // The data word where the slice whose tuple sits at `ip` starts, past `off`.
 fn base(off: u32, ip: u32, w: Row, bad: ptr<function, u32>) -> u32 {
     let x = raw[(ip - params.ibase) >> 1u];
-    return off + index(x.x, x.y, ip, w.look0.z, bad) * w.look0.x + index(x.z, x.w, ip + 1u, w.look1.z, bad) * w.look1.x;
+    return off + folded(x.x, x.y, ip, w.look0.z, bad) * w.look0.x + folded(x.z, x.w, ip + 1u, w.look1.z, bad) * w.look1.x;
 }
 
 // The data words of slices h .. h + 7 of a run along one leading row that starts at `a`: all eight tuples

@@ -6,29 +6,7 @@
 // `params.outer` (leading axes) and `params.nlook` (lookups), and includes
 // lib/index_check.wgsl first.
 
-// Slice p's leading part: its data word before the lookups, its index
-// tuple's position, and its coordinate along the last leading axis.
-struct At {
-    off: u32,
-    ip: u32,
-    last: u32,
-}
-
-fn at(p: u32) -> At {
-    var rest = p;
-    var a = At(0u, 0u, 0u);
-    for (var k = params.outer; k > 0u; k = k - 1u) {
-        let ax = axes[k - 1u];
-        let i = rest % ax.x;
-        rest = rest / ax.x;
-        a.off = a.off + i * ax.y;
-        a.ip = a.ip + i * ax.z;
-        if (k == params.outer) {
-            a.last = i;
-        }
-    }
-    return a;
-}
+#include "lib/slice_at.wgsl"
 
 // What every slice of an invocation needs, loaded once: storage loads are
 // what Mesa's CPU drivers are slowest at.

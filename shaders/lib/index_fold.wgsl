@@ -1,0 +1,33 @@
+// Part (shaders/lib, see gpu/shaders.py): lib/index_check.wgsl's int64 check
+// folded for kernels that read several indices an invocation
+// (gather_nd_rows.wgsl, gather_elements_rows.wgsl): `folded` wraps and
+// checks one index given as its two words, with no branch and no atomic,
+// and `report` writes the invocation's smallest bad position once.
+// The including shader declares `status: array<atomic<u32>>` and
+// `params.iswap` (1: big-endian indices).
+
+fn bswap32(x: u32) -> u32 {
+    return (x << 24u) | ((x & 0xff00u) << 8u) | ((x >> 8u) & 0xff00u) | (x >> 24u);
+}
+
+// The int64 index (lo, hi) at position `pos` wrapped into [0, d), checked:
+// a bad one lowers `bad` to its position and reads 0. No branch and no
+// atomic here: the invocation reports its smallest bad position once
+// (`report`), where an atomic per index cost Mesa's CPU drivers a loop over
+// the lanes each time.
+fn folded(lo0: u32, hi0: u32, pos: u32, d: u32, bad: ptr<function, u32>) -> u32 {
+    let swap = params.iswap != 0u;
+    let lo = select(lo0, bswap32(hi0), swap);
+    let hi = select(hi0, bswap32(lo0), swap);
+    let neg = hi == 0xffffffffu && lo != 0u && (0u - lo) <= d;
+    let ok = (hi == 0u && lo < d) || neg;
+    *bad = min(*bad, select(pos, 0xffffffffu, ok));
+    return select(0u, select(lo, lo + d, neg), ok);
+}
+
+// The smallest position an invocation found bad, into status[0] (the smallest over all).
+fn report(bad: u32) {
+    if (bad != 0xffffffffu) {
+        atomicMin(&status[0], bad);
+    }
+}
