@@ -283,51 +283,6 @@ def document(spec: OpSpec, node, opset: int, done: list, backend, total: float) 
     return doc
 
 
-def run_model(model, model_path: Path, node_proto, opset: int, by_name: dict, output: Optional[Path], backend,
-              out, full: bool) -> None:
-    """``onnxop run`` for an operator with tensor inputs: every node input a
-    file (by graph input) or an initializer; one job."""
-    import time as _time
-
-    from ..core import family as family_apply
-    from .. import io
-    from ..ops import model as onnx_model
-    from ..ops.family_model import build_family_node, node_inputs
-    from ..ops import SPECS
-
-    started = _time.perf_counter()
-    node = build_family_node(node_proto, opset)
-
-    def tensor(name: str):
-        if name in by_name:
-            return io.read_tensor(by_name[name])
-        found = onnx_model.initializer(model, name, model_path.parent)
-        if found is None:
-            raise UsageError(f"input {name!r} has no data (no graph input, no initializer)")
-        return found
-
-    tensors = node_inputs(node_proto, tensor)
-    first = next((by_name[n] for n in node_proto.input if n in by_name), model_path)
-    spec = SPECS[node_proto.op_type]
-    plans = family_apply.check(node, tensors, where=str(first))
-    for p, name in zip(plans, node_proto.output):  # the model's own output names
-        p.name = name or p.name
-    job = FamilyJob(Path(first), tensors, plans)
-    op = node.op
-    multi = op.variadic_output or len(op.outputs) > 1
-    _assign_targets([job], output, multi=multi)
-    if multi and (output is None or output.suffix.lower() == ".npz"):  # printed or members: the model's names
-        job.member_names = [n or m for n, m in zip(node_proto.output, job.member_names)]
-    for target, p in zip(job.targets, job.plans):
-        if target is not None and str(target) != "-":
-            _check_target(Path(target), p.dtype, 0 if p.dtype.is_string else p.dtype.nbytes(p.size))
-    if output is not None and str(output) == "-":
-        out.data_on_stdout = True
-    done = run_jobs(spec, node, [job], backend, out, full)
-    if out.json:
-        out.document(document(spec, node, opset, done, backend, _time.perf_counter() - started))
-
-
 # ------------------------------------------------------------ commands
 
 

@@ -82,8 +82,6 @@ def run_model(
     out = cli._out(ctx)
     gpu_backend = cli._backend(ctx)
     m = onnx_model.load(model_path)
-    if _family_node(m) is not None:  # one node of several tensor inputs or outputs: cli/family.py
-        return _run_family(m, model_path, list(inputs or []), output, gpu_backend, out, full)
     try:
         g = onnx_model.load_graph(m, model_path.parent)
     except OnnxopError as e:
@@ -126,35 +124,6 @@ def run_model(
     if out.json:
         out.document(_document(p, files, feeds, results, written, traffic, gpu_backend,
                                time.perf_counter() - started))
-
-
-def _family_node(m):
-    """The node of a one-node model whose operator takes several tensor
-    inputs or outputs (ops/family.py), else None."""
-    from ..ops import OPERATORS
-    from ..ops.family_model import is_family
-
-    nodes = list(m.graph.node)
-    if len(nodes) == 1 and nodes[0].domain in ("", "ai.onnx") and nodes[0].op_type in OPERATORS:
-        return nodes[0] if is_family(OPERATORS[nodes[0].op_type][0]) else None
-    return None
-
-
-def _run_family(m, model_path: Path, files: list[Path], output: Optional[Path], backend, out, full: bool) -> None:
-    from ..ops import model as onnx_model
-    from . import family as cli_family
-
-    try:
-        node_proto, opset = onnx_model.the_node(m)
-    except OnnxopError as e:
-        raise type(e)(f"{model_path}: {e.message}") from None
-    names = onnx_model.graph_inputs(m)
-    if len(files) != len(names):
-        raise UsageError(
-            f"{model_path}: the model has {len(names)} input(s) ({', '.join(names) or 'none'}), "
-            f"{len(files)} file(s) were given"
-        )
-    cli_family.run_model(m, model_path, node_proto, opset, dict(zip(names, files)), output, backend, out, full)
 
 
 # ------------------------------------------------------------------ inputs
@@ -317,17 +286,23 @@ def _described(g, p) -> str:
 def _printed(p, feeds, shown, full: bool) -> str:
     """``shown``: (name, values, summarised) per output, values being only a
     summary's elements when summarised (graph.run_to_summaries)."""
+    from ..ops.family_model import is_family
     from ..render.node import Shown, render_node, tensor_lines
 
     shown_out = [Shown(name, tuple(v.shape), v.dtype.name, values, summarised=summarised)
                  for v, (name, values, summarised) in zip(p.outputs, shown)]
     g = p.graph
-    if len(g.nodes) == 1 and g.nodes[0].op is not None and g.nodes[0].proto.input[0] in feeds:
+    if len(g.nodes) == 1 and g.nodes[0].op is not None:
         proto, node = g.nodes[0].proto, p.nodes[0]
-        data = feeds[proto.input[0]]
-        names = dict(zip(node.op.inputs[1:], proto.input[1:]))
-        return render_node(node, [Shown(proto.input[0], data.shape, data.dtype.name, data.to_numpy())],
-                           shown_out, full=full, names=names)
+        if is_family(node.op):  # every tensor input, as the operator's own command prints them
+            shown_in = [Shown(n, t.shape, t.dtype.name, t.to_numpy())
+                        for n in proto.input if n for t in [_node_input(p, n)]]
+            return render_node(node, shown_in, shown_out, full=full)
+        if proto.input[0] in feeds:
+            data = feeds[proto.input[0]]
+            names = dict(zip(node.op.inputs[1:], proto.input[1:]))
+            return render_node(node, [Shown(proto.input[0], data.shape, data.dtype.name, data.to_numpy())],
+                               shown_out, full=full, names=names)
     lines = [f"Graph: {len(g.nodes)} nodes, opset {g.opset}"]
     for gn in g.nodes:
         ins = ", ".join(n for n in gn.proto.input)
@@ -340,6 +315,16 @@ def _printed(p, feeds, shown, full: bool) -> str:
     for s in shown_out:
         lines += tensor_lines(s, full=full)
     return "\n".join(lines)
+
+
+def _node_input(p, name: str):
+    """A graph input's or an initializer's tensor, by name."""
+    from ..io.tensorproto import tensor_from_proto
+
+    if name in p.feeds:
+        return p.feeds[name]
+    g = p.graph
+    return tensor_from_proto(g.initializers[name], g.folder, f"initializer {name!r}", name)
 
 
 def _check(g, results, folder: Path) -> None:

@@ -101,7 +101,7 @@ def _plan(graph: Graph, feeds: dict[str, Tensor], rt) -> Plan:
             values[out] = of_tensor(out, constant_tensor(gn, graph.folder))
             continue
         if issubclass(gn.op, TensorOp):
-            graph_family.run_node(gn, graph, values, rt, steps)
+            nodes.append(graph_family.run_node(gn, graph, values, rt, steps))
             graph_family.release_dead(i, last_read, values, rt)
             continue
         data = values[gn.proto.input[0]]

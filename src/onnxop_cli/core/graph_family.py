@@ -26,6 +26,7 @@ from ..errors import InputError, OnnxopError, OpError
 
 if TYPE_CHECKING:
     from ..gpu.resident import DeviceBuffer, Traffic
+    from ..ops import Node
     from ..ops.model import Graph, GraphNode
     from .graph_values import Step, Value
     from .tensor import Tensor
@@ -74,10 +75,10 @@ class Counted:
         pass
 
 
-def run_node(gn: GraphNode, graph: Graph, values: dict[str, Value], rt: Runtime, steps: list[Step]) -> None:
+def run_node(gn: GraphNode, graph: Graph, values: dict[str, Value], rt: Runtime, steps: list[Step]) -> Node:
     """Run family node ``gn`` now: its outputs become made Steps (or host
     tensors) in ``values``; raises (with the node's label) before any output
-    exists when a rule is broken."""
+    exists when a rule is broken. Returns the node it built."""
     from ..ops.family_model import build_family_node, node_inputs
     from . import family
 
@@ -116,6 +117,7 @@ def run_node(gn: GraphNode, graph: Graph, values: dict[str, Value], rt: Runtime,
     finally:
         for buf in temporaries:
             buf.release()
+    return node
 
 
 def as_tensor(v: Value, rt: Runtime, temporaries: list) -> Tensor:

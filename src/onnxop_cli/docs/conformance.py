@@ -116,34 +116,19 @@ def _selected(cases: list[tuple[Path, str]], backend: str | None, op: str | None
 
 
 def run_case(folder: Path, name: str, backend: str | None = None) -> CaseResult:
-    """One node test: every data set through graph.py (or, for one node of an
-    operator with several tensor inputs or outputs, core/family.py), each
-    output compared bit for bit. Whatever goes wrong fails this case only,
-    with its reason."""
+    """One node test: every data set through the graph executor (graph.py),
+    one node or many, each output compared bit for bit. Whatever goes wrong
+    fails this case only, with its reason."""
     from ..ops.model import Unsupported, load_graph
 
     operator, opset, sets, current = None, None, None, ""
     try:
         model = _load_model(folder / MODEL)
         operator = _operator(model)
-        family = _family_node(model)
-        if family is not None:
-            node_proto, opset, op = family
-            operator = f"{op.op_type}-{op.since_version}"
-            kinds = {v.type.WhichOneof("value") for v in (*model.graph.input, *model.graph.output)}
-            if kinds - {"tensor_type"}:
-                raise Skip(f"{', '.join(sorted(kinds - {'tensor_type'}))} values; onnxop runs tensors")
-
-            def run_one(data_set: Path) -> None:
-                _run_family_data_set(model, node_proto, opset, data_set, backend)
-        else:
-            g = load_graph(model, folder)
-            opset = g.opset
-            if len(g.nodes) == 1 and g.nodes[0].op is not None:
-                operator = f"{g.nodes[0].op.op_type}-{g.nodes[0].op.since_version}"
-
-            def run_one(data_set: Path) -> None:
-                _run_data_set(g, data_set, backend)
+        g = load_graph(model, folder)
+        opset = g.opset
+        if len(g.nodes) == 1 and g.nodes[0].op is not None:
+            operator = f"{g.nodes[0].op.op_type}-{g.nodes[0].op.since_version}"
         data_sets = sorted(
             (p for p in folder.iterdir() if p.is_dir() and p.name.startswith("test_data_set_")),
             key=lambda p: _index(p.name),
@@ -153,7 +138,7 @@ def run_case(folder: Path, name: str, backend: str | None = None) -> CaseResult:
         sets = len(data_sets)
         for data_set in data_sets:
             current = data_set.name
-            run_one(data_set)
+            _run_data_set(g, data_set, backend)
         current = ""
         return CaseResult(name, operator, opset, sets, "passed")
     except Unsupported as e:
@@ -167,20 +152,6 @@ def run_case(folder: Path, name: str, backend: str | None = None) -> CaseResult:
         where = f"{current}: " if current else ""
         text = " ".join(str(e).split())[:200]
         return CaseResult(name, operator, opset, sets, "failed", f"{where}internal error: {type(e).__name__}: {text}")
-
-
-def _family_node(model):
-    """(node, opset, operator version) of a one-node model whose operator
-    takes several tensor inputs or outputs (ops/family.py), else None."""
-    from ..ops import OPERATORS, op_version
-    from ..ops.family_model import is_family
-    from ..ops.model import the_node
-
-    nodes = list(model.graph.node)
-    if len(nodes) != 1 or nodes[0].op_type not in OPERATORS or not is_family(OPERATORS[nodes[0].op_type][0]):
-        return None
-    node_proto, opset = the_node(model)
-    return node_proto, opset, op_version(node_proto.op_type, opset)
 
 
 def _operator(model) -> str | None:
@@ -228,53 +199,6 @@ def _files(data_set: Path, kind: str) -> list[Path]:
     if [_index(p.stem) for p in found] != list(range(len(found))):
         raise Fail(f"{data_set.name}: {kind}_N.pb files are not numbered 0, 1, ...")
     return found
-
-
-def _run_family_data_set(model, node_proto, opset: int, data_set: Path, backend: str | None) -> None:
-    """One data set of a one-node model whose operator takes several tensor
-    inputs or outputs (ops/family.py): through core/family.py, every output compared."""
-    from ..ops import model as onnx_model
-    from ..io.tensorproto import read_pb
-
-    inputs = _named_files(model, data_set, "input", onnx_model.graph_inputs(model))
-    outputs = _named_files(model, data_set, "output", [o.name for o in model.graph.output])
-
-    def constant(name: str):
-        if name in inputs:
-            return read_pb(inputs[name])
-        found = onnx_model.initializer(model, name, data_set.parent)
-        if found is None:
-            raise Fail(f"input {name!r} has no data (no input file, no initializer)")
-        return found
-
-    _run_family(node_proto, opset, inputs, outputs, constant, backend)
-
-
-def _run_family(node_proto, opset: int, inputs, outputs, constant, backend) -> None:
-    """An operator with tensor inputs (family_model.py): every output compared."""
-    from ..core.family import apply_node
-    from ..ops.family_model import build_family_node, node_inputs
-    from ..io.tensorproto import read_pb
-
-    node = build_family_node(node_proto, opset)
-    missing = [o for o in node_proto.output if o and o not in outputs]
-    if missing:
-        raise Fail(f"no output_*.pb for the node's output {missing[0]!r}")
-    result = apply_node(node, node_inputs(node_proto, constant), backend=backend)
-    if len(result.outputs) != len(node_proto.output):
-        raise Fail(f"{len(result.outputs)} outputs, expected {len(node_proto.output)}")
-    for actual, name in zip(result.outputs, node_proto.output):
-        compare(actual, read_pb(outputs[name]), name)
-
-
-def _named_files(model, data_set: Path, kind: str, names: list[str]) -> dict[str, Path]:
-    """``input_3.pb`` -> the graph's fourth input name, and so on."""
-    files = {}
-    for path in data_set.glob(f"{kind}_*.pb"):
-        i = _index(path.stem)
-        if 0 <= i < len(names):
-            files[names[i]] = path
-    return files
 
 
 def _bits(values):
