@@ -120,7 +120,7 @@ JsonOpt = Annotated[
     typer.Option(
         "--json",
         help="Print one JSON document on stdout instead of text, errors included "
-        "(schema in README). Example: --json",
+        "(schema in docs/json.md). Example: --json",
     ),
 ]
 ParentsOpt = Annotated[
