@@ -368,7 +368,7 @@ def variants(plan: Plan, gpu: Gpu) -> list[tuple[str, str]]:
     access is one scalar load or store per SIMD lane, so the tile's extra
     store, load and barrier made it 1.4-4x slower than gather.wgsl, while
     the blocked kernel's 16-byte accesses make a quarter of gather.wgsl's
-    (docs/performance-round-two.md). ``$ONNXOP_GATHER`` = ``tiled``,
+    (docs/performance-adapters.md). ``$ONNXOP_GATHER`` = ``tiled``,
     ``blocked`` or ``generic`` forces one (tests, benchmarks)."""
     forced = os.environ.get(ENV_GATHER, "").strip().lower()
     if plan.bits < 32 or forced == "generic":

@@ -1,7 +1,7 @@
 """Which gather dispatches go through a transpose kernel, and their
 parameter records: ``shaders/transpose_tiled.wgsl`` on GPUs,
 ``shaders/transpose_blocked.wgsl`` on CPU adapters (gather.variants picks
-by adapter; docs/performance-round-two.md has the figures).
+by adapter; docs/performance-adapters.md has the figures).
 
 The generic gather writes the output in order and reads wherever the index
 map points. When the innermost output axis has a large source stride (a

@@ -1,4 +1,4 @@
-"""Issue 20 item 12: a damaged but parseable cache -- one letter changed in
+"""A damaged but parseable cache -- one letter changed in
 a key of the cffi header cache or of the kernel-calibration cache -- is
 ignored and rewritten, never an internal error. Real processes on a real
 cache folder: one written from nothing per module (fixture fresh_cache),

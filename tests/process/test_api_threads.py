@@ -1,4 +1,4 @@
-"""The Python API from many threads at once (issue 20, item 1).
+"""The Python API from many threads at once.
 
 Each thread reshapes, transposes and slices its own random array; every
 result must be byte-identical to numpy's, with no other thread's values, no

@@ -1,4 +1,4 @@
-"""Issue 20 item 7: a result only printed as a summary (print mode, --json)
+"""A result only printed as a summary (print mode, --json)
 is not made whole: only the elements shown go through the gather kernel
 (core/summary.py), and the text is the same as for the whole result. The
 huge case runs as a real process with $TMPDIR on a 1 MiB tmpfs."""

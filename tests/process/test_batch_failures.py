@@ -1,4 +1,4 @@
-"""Issue 11, the batch half: batches planned before anything is written,
+"""Batches planned before anything is written,
 run-time failures that say what was written, stdio closed or broken, options
 given twice, and the smaller messages (exact bytes, out of memory, no adapter).
 

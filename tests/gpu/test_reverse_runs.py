@@ -1,4 +1,4 @@
-"""Issue 21's speed paths, round 5: ReverseSequence by whole-word blocks
+"""ReverseSequence by whole-word blocks
 (shaders/reverse_runs.wgsl, gpu/reverse_runs.py). Every test asserts which
 kernel ran (``gpu.cache[ix.LAST]["runs"]``: a silent fallback to the element
 kernel fails it, and so does the blocks kernel taken where it must not be)

@@ -1,4 +1,4 @@
-"""Signals that used to leave litter (issue 20, item 11).
+"""Signals that used to leave litter.
 
 Every catchable signal whose default action ends the process ends a run
 as SIGTERM does: 128+n, one line, the old output untouched and no

@@ -1,4 +1,4 @@
-"""docs/safety-round-two.md's console examples run, in a fresh folder with
+"""docs/safety-writes.md's console examples run, in a fresh folder with
 the samples, and print what the page shows (as the README's do)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGE = ROOT / "docs" / "safety-round-two.md"
+PAGE = ROOT / "docs" / "safety-writes.md"
 
 
 def examples() -> list[tuple[str, str]]:

@@ -1,4 +1,4 @@
-"""docs/cli-round-two.md's examples run as written (issue 24): each console
+"""docs/cli-details.md's examples run as written: each console
 block in a fresh copy of samples/, on one backend (CLI examples, not a
 kernel test), with test_readme.py's rules: only onnxop and echo, stderr
 merged, the output exactly as shown (JSON compared as data, its
@@ -15,7 +15,7 @@ import pytest
 
 from test_readme import REPO, check_line
 
-DOC = (REPO / "docs" / "cli-round-two.md").read_text()
+DOC = (REPO / "docs" / "cli-details.md").read_text()
 BACKEND = os.environ.get("ONNXOP_TEST_BACKENDS", "vulkan").split(",")[0]
 
 

@@ -1,4 +1,4 @@
-"""Issue 20 item 15: a reader that stops early (``| head``) ends the run
+"""A reader that stops early (``| head``) ends the run
 quietly: no message, exit 141 as cat gets from SIGPIPE (it says stdout did
 not take everything); an -o file is still written whole or not at all.
 Real processes and real pipes."""

@@ -1,5 +1,5 @@
 """GatherND's whole-slice kernel (shaders/indexed_slices.wgsl, gpu/slices.py,
-issue 21's speed target): byte for byte against onnx.reference on random
+): byte for byte against onnx.reference on random
 bits, for every element width, batch_dims, ranks 1 to 8, slices of one word
 to many (across an invocation's 16 words), int64 indices little- and
 big-endian with negatives wrapped; the kernel is taken exactly where the
@@ -170,7 +170,7 @@ def test_zero_size(gpu, rng, taken):
 def test_plan_only_for_gather_nd_tables():
     t, _ = indexing.gather_elements("GE", (4, 4), (4, 4), 1)
     assert slices.plan(t, 32, (4,)) is None
-    t, _ = indexing.gather("G", (4, 4), (3,), 0)  # Gather's slabs: taken only in whole vec4s (test_indexed_fast4.py)
+    t, _ = indexing.gather("G", (4, 4), (3,), 0)  # Gather's slabs: taken only in whole vec4s (test_indexed_mapped.py)
     assert slices.plan(t, 32, (4,)).vec4() and not slices.plan(t, 16, (4,)).vec4()
     t, _ = indexing.gather_nd("GND", (4, 4, 3), (7, 1), 0)
     cut = slices.plan(t, 32, (4,))
@@ -297,7 +297,7 @@ def test_scatter_nd_out_of_range(gpu, rng, scattered, bad):
     written: list = []
     with pytest.raises(ix.BadIndex, match=rf"indices\[7, 0\] = {bad} is out of range \[-9, 8\]"):
         scatter(gpu, x, i, u, into=written)
-    assert written == [] and len(scattered) <= 1  # the slice kernel's claim checks them (test_indexed_fast4.py)
+    assert written == [] and len(scattered) <= 1  # the slice kernel's claim checks them (test_indexed_mapped.py)
 
 
 def test_scatter_nd_zero_size(gpu, rng, scattered):
@@ -426,7 +426,7 @@ def test_lines_out_of_range(gpu, rng, lined, bad):
     with pytest.raises(ix.BadIndex, match=rf"indices\[299, 3\] = {bad} is out of range \[-300, 299\]"):
         sc.scatter_indexed(gpu, ix.Data(MemoryBytes(x), x.shape, 32), ix.Data(MemoryBytes(u), u.shape, 32),
                            ix.Index(MemoryBytes(i), i.shape), check, table, sc.Reduce("add", 2, False), written.append)
-    assert written == [] and len(lined) <= 1  # the line kernel checks them itself (test_indexed_fast4.py)
+    assert written == [] and len(lined) <= 1  # the line kernel checks them itself (test_indexed_mapped.py)
 
 
 def test_lines_zero_size(gpu, rng, lined):

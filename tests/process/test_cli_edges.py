@@ -1,4 +1,4 @@
-"""The smaller cases of issue 20, item 13, each from a real process where
+"""Smaller CLI cases, each from a real process where
 the CLI is what is tested (one backend), and through the API for its
 parameters."""
 

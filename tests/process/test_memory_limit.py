@@ -1,4 +1,4 @@
-"""Issue 20 item 9: under an address-space limit (``ulimit -v``) a run either
+"""Under an address-space limit (``ulimit -v``) a run either
 works or ends with one line, 'out of memory: ...', exit 1 -- on both
 engines, never SIGSEGV, an abort ("double free or corruption") or a Rust
 panic. Real processes under real limits (bash's ulimit)."""

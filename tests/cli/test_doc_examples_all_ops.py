@@ -7,7 +7,7 @@ with its reason (the run goes on), and the seed pages' output unchanged.
 ``conformance`` with no DIR runs every family node test.
 
 A CLI/format test: the kernels themselves fan out over the backends in
-test_family_conformance.py and test_conformance.py."""
+test_conformance_all_ops.py and test_conformance.py."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 20 item 8: a mapped input truncated in place while onnxop reads it
+"""A mapped input truncated in place while onnxop reads it
 (``onnxop show big.npy & truncate -s 100M big.npy``) ends the run with one
 line naming the file and the missing bytes, exit 2 -- never a silent SIGBUS.
 A real process, a real truncate, on a 320 MiB file."""

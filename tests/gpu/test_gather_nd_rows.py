@@ -1,4 +1,4 @@
-"""Issue 21's speed paths, round 6: GatherND's pairs by runs of 16 slices
+"""GatherND's pairs by runs of 16 slices
 (shaders/gather_nd_rows.wgsl, gpu/nd_rows.py), and the index check of it
 and of GatherElements' runs (gather_elements_rows.wgsl) folded into one
 atomicMin per invocation. Every GatherND test asserts which kernel ran

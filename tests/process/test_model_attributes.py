@@ -1,4 +1,4 @@
-"""Issue 20 item 10: hostile attributes in .onnx models (which onnx.checker
+"""Hostile attributes in .onnx models (which onnx.checker
 rejects) are refused in one line naming the node and the attribute, exit 2,
 by `run` and by each `conformance` case -- never truncated (Flatten
 axis=1.5 is not run as 1), never an internal error, and one bad folder does

@@ -1,4 +1,4 @@
-"""Issue 11, items 3 and 7, on real files and real processes.
+"""On real files and real processes.
 
 3. Each input is opened once and read from that descriptor: a file renamed
    over the input while a large flatten runs cannot mix in; one truncated or
@@ -124,7 +124,7 @@ def test_an_input_truncated_mid_run_is_refused_with_the_right_figures(backend, b
     code, out, err = finish(proc)
     assert at < BIG // 2
     assert code == ExitCode.USAGE, err
-    assert error_of(err) == (  # the words of a mapped read's SIGBUS (test_trust2_sigbus): one message
+    assert error_of(err) == (  # the words of a mapped read's SIGBUS (test_input_truncated): one message
         f"x.npy: file was truncated while onnxop read it: it now has {cut} bytes, "
         f"{header + BIG - cut} of the {header + BIG} needed are missing; not used"
     )

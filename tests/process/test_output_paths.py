@@ -1,4 +1,4 @@
-"""Paths that Path() would silently turn into others (issue 20, item 2).
+"""Paths that Path() would silently turn into others.
 
 ``Path("")`` is ``.`` and ``Path("new.npy/")`` is ``new.npy``: an unset
 ``-o "$OUT"`` rewrote the input, and a trailing slash wrote a regular file

@@ -1,4 +1,4 @@
-"""Issue 20 item 14: every command reads its whole input stream and checks
+"""Every command reads its whole input stream and checks
 it, as it checks the same file on disk: a truncated stream and bytes after
 the data are refused (exit 2, one line, no output kept), and a feeding
 process never sees its pipe closed early (a Slice of the front reads the

@@ -1,4 +1,4 @@
-"""docs/safety-trust-b.md's examples run as written: each ``$`` line of a
+"""docs/safety-inputs.md's examples run as written: each ``$`` line of a
 ``console`` block in bash, in a copy of samples/, stderr merged into stdout;
 the printed text must match exactly."""
 
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-DOC = (REPO / "docs" / "safety-trust-b.md").read_text()
+DOC = (REPO / "docs" / "safety-inputs.md").read_text()
 ALLOWED = {"onnxop", "echo", "head"}
 
 

@@ -1,4 +1,4 @@
-"""Replacing an output safely (issue 20, items 3, 4, 5).
+"""Replacing an output safely.
 
 - Two in-place read-modify-writes at once never both exit 0 with one change
   lost: the loser exits 1 with one line and the file is the winner's (real

@@ -1,5 +1,4 @@
-"""The indexed kernels' mapped transfers (gpu/indexed_buffers.py, issue 21's
-speed target): on adapters that map their storage buffers (``can_map``:
+"""The indexed kernels' mapped transfers (gpu/indexed_buffers.py): on adapters that map their storage buffers (``can_map``:
 wgpu and Dawn on lavapipe) the data, the raw indices and the result move
 through the kernel's own buffers mapped, elsewhere staged. Every test
 asserts the path each transfer took (a silent fallback fails) and compares

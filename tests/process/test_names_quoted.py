@@ -1,4 +1,4 @@
-"""Issue 20 item 6: names from files (tensor names, .npz members, file names,
+"""Names from files (tensor names, .npz members, file names,
 node and attribute values) never forge an output line. Each is quoted as
 ``ls -b`` quotes (render.quote); --json keeps them exact. Real processes:
 what a terminal or a log would receive is what is checked."""

@@ -1,7 +1,7 @@
 """The family's operators from many threads at once, each call's GPU work
 under its engine's lock (gpu/device.py Gpu.lock, gpu/release.py).
 
-test_trust2_threads.py runs the views from threads; this runs Concat, Pad,
+test_api_threads.py runs the views from threads; this runs Concat, Pad,
 Where, Split, Gather, ScatterND, Tile, OneHot, Compress and a three-node
 graph through onnxop's onnx.backend: kernels that
 share the device's pipelines, cached buffers and queue. Every result must be
@@ -120,7 +120,7 @@ SCRIPT = textwrap.dedent(
 
 def test_family_threads_each_get_their_own_bytes(backend):
     done = subprocess.run(
-        [sys.executable, "-u", "-X", "faulthandler", "-c", SCRIPT, backend, "4", "27"],  # as test_trust2_threads.py
+        [sys.executable, "-u", "-X", "faulthandler", "-c", SCRIPT, backend, "4", "27"],  # as test_api_threads.py
         capture_output=True, text=True, timeout=600, env={**os.environ, "ONNXOP_POISON": "0xA5"},
     )
     assert done.returncode == 0 and done.stdout.strip() == "OK", f"rc {done.returncode}\n{done.stdout}\n{done.stderr[-2000:]}"
