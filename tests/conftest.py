@@ -42,9 +42,15 @@ from onnxop_cli.errors import NoAdapterError  # noqa: E402
 from onnxop_cli.gpu import get_gpu, init_instance  # noqa: E402
 from onnxop_cli.gpu.engines import installed  # noqa: E402
 
-BACKENDS = [
-    b for b in os.environ.get("ONNXOP_TEST_BACKENDS", "vulkan,gl,dawn-vulkan,dawn-gl").split(",") if b
-]
+# The README's test command runs every test once, the GPU ones on lavapipe's
+# Vulkan through wgpu. CI's matrix passes (.ci/run) set ONNXOP_TEST_BACKENDS to
+# the other engines and backends (gl, dawn-vulkan, dawn-gl; Mesa 25's vulkan and
+# dawn-vulkan) with ONNXOP_TEST_MATRIX=1: then only the tests that fan out over
+# backends run (a kernel's, an engine's), not those of the CLI, the formats or
+# pure code, which the first pass ran.
+BACKENDS = [b for b in os.environ.get("ONNXOP_TEST_BACKENDS", "vulkan").split(",") if b]
+MATRIX = os.environ.get("ONNXOP_TEST_MATRIX", "") not in ("", "0")
+_NOT_IN_MATRIX = "not-in-this-matrix-pass"
 NO_ENGINE = [b for b in BACKENDS if b.startswith("dawn-") and not installed("dawn")]
 init_instance([b for b in BACKENDS if b not in NO_ENGINE])
 
@@ -123,7 +129,7 @@ def pytest_generate_tests(metafunc):
     if custom is not None and custom(metafunc):
         return
     if one_backend(metafunc):
-        backends = BACKENDS[:1]
+        backends = [_NOT_IN_MATRIX] if MATRIX else BACKENDS[:1]
     elif metafunc.definition.get_closest_marker("per_engine") is not None or (
         getattr(metafunc.module, "PER_ENGINE", False) and not metafunc.definition.get_closest_marker("every_backend")
     ):
@@ -133,11 +139,23 @@ def pytest_generate_tests(metafunc):
     metafunc.parametrize("backend", backends, indirect=True, scope="session")
 
 
-def pytest_collection_modifyitems(items):
-    """``gpu``: every test that uses a backend (.ci/run's Mesa 25 pass runs ``-m gpu``)."""
+def pytest_collection_modifyitems(config, items):
+    """``gpu``: every test that uses a backend. In a matrix pass
+    (``ONNXOP_TEST_MATRIX``) only the tests that fan out over backends are
+    kept; the others are deselected (the first pass ran them)."""
+    kept, dropped = [], []
     for item in items:
-        if "backend" in getattr(item, "fixturenames", ()):
+        uses = "backend" in getattr(item, "fixturenames", ())
+        if uses:
             item.add_marker(pytest.mark.gpu)
+        param = getattr(getattr(item, "callspec", None), "params", {}).get("backend")
+        if MATRIX and (not uses or param == _NOT_IN_MATRIX):
+            dropped.append(item)
+        else:
+            kept.append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
 
 
 @pytest.fixture(scope="session")
