@@ -82,7 +82,8 @@ def run_model(
     out = cli._out(ctx)
     gpu_backend = cli._backend(ctx)
     m = onnx_model.load(model_path)
-    if _family_node(m) is not None:  # one node of several tensor inputs or outputs: cli/family.py
+    folder_or_check = check is not None or any(Path(p).is_dir() for p in inputs or [])  # the graph route's
+    if _family_node(m) is not None and not folder_or_check:  # one node of several tensor inputs or outputs
         return _run_family(m, model_path, list(inputs or []), output, gpu_backend, out, full)
     try:
         g = onnx_model.load_graph(m, model_path.parent)
