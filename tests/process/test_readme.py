@@ -40,7 +40,7 @@ README = (REPO / "README.md").read_text()
 OWN_RUNNER = {
     "operators.md": "process/test_docs_operators.py", "indexed-operators.md": "process/test_indexed_docs.py",
     "cli-round-two.md": "process/test_cli_round_two.py", "safety-round-two.md": "process/test_trust2_docs.py",
-    "safety-trust-b.md": "process/test_trust2_docs_b.py", "backend.md": "process/test_graph_docs.py", "graphs.md": "process/test_graph_docs.py",
+    "safety-trust-b.md": "process/test_trust2_docs_b.py", "backend.md": "process/test_backend_runner.py", "graphs.md": "process/test_graph_docs.py",
 }
 # README first, then every other page of docs/ (pages added there are run too)
 PAGES = {"README.md": README} | {
