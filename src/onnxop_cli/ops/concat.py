@@ -76,7 +76,7 @@ VERSIONS = versions(TYPES, Concat_1, Concat_4)
 SPEC = OpSpec(
     "Concat",
     VERSIONS,
-    (Param("axis", "int", "The axis to join along; negative counts from the back (opset 11+).", "1"),),
+    (Param("axis", "int", "The axis to join along; negative counts from the back.", "1"),),
     summary="Join tensors along an axis (ONNX Concat).",
     description="Join the input files (every member of an .npz, in archive order) along --axis into one "
     "tensor, one strided GPU copy per input into its slab.",

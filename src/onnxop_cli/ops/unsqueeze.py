@@ -86,7 +86,8 @@ Each axis lies in ``[-r_out, r_out - 1]`` where ``r_out = x.ndim +
 len(axes)``; negative and unsorted axes are fine, duplicates are not.
 ``axes`` may be one int or a sequence of ints. ``opset`` selects the
 operator version whose rules apply (default: the latest; negative
-axes need opset 11 or later).
+axes count from the back at every opset, as in onnx.reference and
+onnxruntime).
 
 >>> import numpy as np
 >>> from onnxop_cli import unsqueeze
