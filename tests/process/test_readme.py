@@ -40,7 +40,7 @@ README = (REPO / "README.md").read_text()
 OWN_RUNNER = {
     "operators.md": "process/test_docs_operators.py", "indexed-operators.md": "process/test_indexed_docs.py",
     "cli-details.md": "process/test_docs_cli_details.py", "safety-writes.md": "process/test_docs_safety_writes.py",
-    "safety-inputs.md": "process/test_docs_safety_inputs.py", "backend.md": "process/test_graph_docs.py", "graphs.md": "process/test_graph_docs.py",
+    "safety-inputs.md": "process/test_docs_safety_inputs.py", "backend.md": "process/test_backend_runner.py", "graphs.md": "process/test_graph_docs.py",
 }
 # README first, then every other page of docs/ (pages added there are run too)
 PAGES = {"README.md": README} | {
