@@ -230,6 +230,13 @@ def _write(p, output: Path, backend, out, to_folder: bool):
     if kind == "stdout":
         out.data_on_stdout = True
     written: dict[str, Path] = {}
+
+    def wrote(v) -> None:
+        from ..io.stdio import stdio_label
+
+        out.note(f"{_what(p)}: {_described(p.graph, p)} -> {v.name} {tuple(v.shape)} {v.dtype}, "
+                 f"wrote {stdio_label(targets[v.name])}")
+
     with ExitStack() as stack:
         shared = stack.enter_context(io.open_writer(output)) if kind in ("npz", "file", "stdout") else None
 
@@ -242,13 +249,13 @@ def _write(p, output: Path, backend, out, to_folder: bool):
                     with writer.tensor(v.name, v.shape, v.dtype) as sink:
                         fill(sink)
             written[v.name] = targets[v.name]
+            if shared is None:  # in place now: said at once, so a run a signal ends names what it wrote
+                wrote(v)
 
         traffic = graph.execute(p, write, backend=backend)
-    from ..io.stdio import stdio_label
-
-    for v in p.outputs:
-        out.note(f"{_what(p)}: {_described(p.graph, p)} -> {v.name} {tuple(v.shape)} {v.dtype}, "
-                 f"wrote {stdio_label(targets[v.name])}")
+    if shared is not None:
+        for v in p.outputs:
+            wrote(v)
     return [], traffic, written
 
 
