@@ -148,7 +148,7 @@ def _assign_targets(jobs: list[FamilyJob], output: Optional[Path], multi: bool) 
                 raise UsageError(f"-o -: stdout takes one tensor, this writes {n * len(jobs)}; use -o FOLDER or an .npz")
             job.targets = [output]
             continue
-        if multi:
+        if multi and not (n == 1 and len(jobs) == 1 and _names_a_file(output)):  # one part to -o FILE: the file
             if output.suffix.lower() == ".npz":
                 if len(jobs) > 1:
                     raise UsageError(f"{output}: with {len(jobs)} inputs, -o must be a folder")
@@ -164,6 +164,11 @@ def _assign_targets(jobs: list[FamilyJob], output: Optional[Path], multi: bool) 
             raise UsageError(f"{output}: with {len(jobs)} inputs, -o must be an existing folder")
         else:
             job.targets = [output]
+
+
+def _names_a_file(output: Path) -> bool:
+    """``-o`` names a tensor file (.npy, .pb), not a folder to make."""
+    return output.suffix.lower() in (".npy", ".pb") and not output.is_dir()
 
 
 # ------------------------------------------------------------ running
