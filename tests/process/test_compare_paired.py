@@ -70,3 +70,19 @@ def test_nothing_paired_exits_1_never_passes(folders, paired):
     assert done.returncode == 1 and doc["status"] == "failed" and doc["same"] is False and doc["pairs"] == []
     assert doc["only_a"] == ["other/zz.npy"] and len(doc["only_b"]) == 438
 
+
+def test_names_from_the_folders_cannot_forge_a_line(tmp_path):
+    """A file name holding a newline or an escape is quoted in the pair's
+    line and the unpaired lines."""
+    forged = "x\n0 compared, 0 different.npy"
+    for side in ("a", "b"):
+        (tmp_path / side).mkdir()
+        np.save(tmp_path / side / forged, np.ones(2, np.float32))
+    np.save(tmp_path / "b" / "y\x1b[2Jz.npy", np.ones(2, np.float32))
+    done = compare(tmp_path, "a", "b")
+    assert done.returncode == 1 and done.stdout.splitlines() == [
+        "a/x\\n0 compared, 0 different.npy vs b/x\\n0 compared, 0 different.npy: same "
+        "(shape=(2,), dtype=float32, 2 elements, exact)",
+        "b/y\\x1b[2Jz.npy: only in the second (no tensor of that name in the first)",
+        "1 compared, 0 different, 0 only in the first, 1 only in the second",
+    ]

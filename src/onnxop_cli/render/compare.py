@@ -33,9 +33,11 @@ def _value_text(v: Any, dtype: DType) -> str:
 
 def render(outcome: Outcome) -> str:
     """The text report: a line per pair, the first differences under each."""
+    from .node import quote  # (labels are paths and member names from files: no newline may forge a line)
+
     lines = []
     for p in outcome.pairs:
-        head = f"{p.a_label} vs {p.b_label}: "
+        head = f"{quote(p.a_label)} vs {quote(p.b_label)}: "
         what = f"shape={p.a.shape}, dtype={p.a.dtype}"
         named = p.a.named and p.b.named and p.a.name != p.b.name  # (a file's stem is no name to report)
         names = f", names {p.a.name!r} and {p.b.name!r}" if named else ""
@@ -60,11 +62,11 @@ def render(outcome: Outcome) -> str:
             lines.append(f"  ... {p.differing - len(p.first)} more")
     if not outcome.paired_only:
         for label in outcome.only_a:
-            lines.append(f"{label}: only in the first (no tensor of that name in the second)")
+            lines.append(f"{quote(label)}: only in the first (no tensor of that name in the second)")
         for label in outcome.only_b:
-            lines.append(f"{label}: only in the second (no tensor of that name in the first)")
+            lines.append(f"{quote(label)}: only in the second (no tensor of that name in the first)")
     if outcome.left_out:
-        lines.append(f"left out (node-test inputs with no partner): {', '.join(outcome.left_out)}")
+        lines.append(f"left out (node-test inputs with no partner): {', '.join(map(quote, outcome.left_out))}")
     if len(outcome.pairs) != 1 or outcome.only_a or outcome.only_b:
         lines.append(summary(outcome))
     return "\n".join(lines)
