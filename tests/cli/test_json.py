@@ -54,10 +54,12 @@ COMPARE = COMMON | {  # docs/cli-details.md
     "rule": {"mode": str, "rtol": (NUMBER, None), "atol": (NUMBER, None), "ulp": (int, None)},
     "pairs": [{
         "a": COMPARED, "b": COMPARED, "same": bool, "mode": str, "problem": (str, None), "count": int,
-        "differing": int, "max_abs": (NUMBER, str, None),
+        "differing": int, "max_abs": (NUMBER, str, None), "max_rel": (NUMBER, str, None), "max_ulp": (int, None),
+        "nan_vs_number": (int, None),
         "first": [{"index": [int], "a": (NUMBER, str, bool, [FLOATLIKE]), "b": (NUMBER, str, bool, [FLOATLIKE]),
                    "a_bits?": str, "b_bits?": str}],
     }],
+    "paired_only": bool,
     "only_a": [str],
     "only_b": [str],
     "left_out": [str],

@@ -11,7 +11,6 @@ from __future__ import annotations
 import ctypes
 import io
 import os
-import random
 import re
 import signal
 import socket
@@ -24,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import error_of, random_array
+from conftest import error_of, random_array, seeded_rng
 
 # A CLI/format test, not a kernel test: the first backend is enough (conftest).
 ONE_BACKEND = True
@@ -190,7 +189,7 @@ def test_signals_around_the_final_rename_never_lie(backend, small, tmp_path, req
     assert proc.returncode == 0 and target.read_bytes() == new, err
 
     seen = {"done": 0, "interrupted": 0}
-    rng = random.Random(request.node.nodeid)
+    rng = seeded_rng(request)
     tries = 0
     while tries < 24 or (min(seen.values()) < 3 and tries < 60):
         sig = SIGNALS[tries % 3]
