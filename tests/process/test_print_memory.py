@@ -138,7 +138,8 @@ def _where(tmp):
     z = np.array(-7, np.float32)
     for name, a in (("c", c), ("x", x), ("z", z)):
         np.save(tmp / f"{name}.npy", a)
-    save_model(tmp / "m.onnx", [helper.make_node("Identity", ["x"], ["x1"]), helper.make_node("Where", ["c", "x1", "z"], ["y"])],
+    save_model(tmp / "m.onnx", [helper.make_node("Identity", ["x"], ["x1"]),
+                                helper.make_node("Where", ["c", "x1", "z"], ["y"])],
                [("c", T.BOOL), ("x", T.FLOAT), ("z", T.FLOAT)])
     return ["run", "m.onnx", "c.npy", "x.npy", "z.npy"], "y", np.where(c[shown(20000)], x[:, shown(20000)], z)
 
@@ -149,7 +150,8 @@ def _one_hot(tmp):
     np.save(tmp / "i.npy", i)
     np.save(tmp / "d.npy", np.array(400_000, np.int64))
     np.save(tmp / "v.npy", np.array([0, 1], np.float32))
-    save_model(tmp / "m.onnx", [helper.make_node("Identity", ["i"], ["i1"]), helper.make_node("OneHot", ["i1", "d", "v"], ["y"])],
+    save_model(tmp / "m.onnx", [helper.make_node("Identity", ["i"], ["i1"]),
+                                helper.make_node("OneHot", ["i1", "d", "v"], ["y"])],
                [("i", T.INT64), ("d", T.INT64), ("v", T.FLOAT)])
     want = (i[shown(400), None] == shown(400_000)[None, :]).astype(np.float32)
     return ["run", "m.onnx", "i.npy", "d.npy", "v.npy"], "y", want

@@ -18,8 +18,10 @@ row-major input). Tile's map splits each output axis in two, and the family
 operators (Concat, Pad, Where, fills, OneHot, EyeLike, ...) tile their
 output with pieces: for them the whole output's pieces are cut to the shown
 entries (core/shown.py) and the pieces kernel makes only those. String
-tensors (no GPU form) run the same narrowed pieces on the host. What
-neither form describes (the indexed kernels' runners) is made whole.
+tensors (no GPU form) run the same narrowed pieces on the host. The indexed
+gathers narrow their kernel's table, and the other runners are streamed
+through with only the shown elements kept (core/shown_values.py): no
+printed output is made whole.
 """
 
 from __future__ import annotations

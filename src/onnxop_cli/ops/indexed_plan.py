@@ -86,8 +86,11 @@ def gather_plan(name: str, data: Arg, idx: Optional[Arg], table: Table, check: O
     runner = functools.partial(_run_gather, data, idx, table, check, *where)
     return [OutputPlan(name, table.shape, data.dtype, runner=runner, kernel="indexed-gather",
                        precheck=_prechecker(idx, check, where[1]),
-                       cut=functools.partial(_cut, lambda t: functools.partial(_run_gather, data, idx, t, check, *where),
-                                             table))]
+                       cut=functools.partial(_cut, functools.partial(_gather_runner, data, idx, check, where), table))]
+
+
+def _gather_runner(data: Arg, idx: Optional[Arg], check: Optional[Check], where: tuple[int, int], table: Table) -> Any:
+    return functools.partial(_run_gather, data, idx, table, check, *where)
 
 
 def _cut(runner_of: Any, table: Table, edge: int) -> Any:
