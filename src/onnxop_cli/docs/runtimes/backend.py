@@ -1,0 +1,48 @@
+"""Any ``onnx.backend`` module (``prepare(model)`` then ``rep.run(inputs)``):
+``--runtime backend:onnxruntime.backend``, ``--runtime backend:onnxop_cli.backend``."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import Any, Sequence
+
+from ...errors import UsageError
+from . import Lacks, Loaded, Refused, arrays, lacks, message, tensors
+
+
+class BackendRuntime:
+    webgpu = False
+
+    def __init__(self, module: str) -> None:
+        try:
+            self.module = importlib.import_module(module)
+        except Exception as e:  # noqa: BLE001 - whatever importing it raises
+            raise UsageError(f"--runtime backend:{module}: cannot import {module!r}: {message(e)}") from None
+        if not callable(getattr(self.module, "prepare", None)):
+            raise UsageError(f"--runtime backend:{module}: {module!r} has no prepare() (not an onnx.backend module)")
+        self.name = f"backend:{module}"
+
+    def load(self, model: Any, folder: Path) -> Loaded:
+        check = getattr(self.module, "is_compatible", None)
+        try:
+            if callable(check) and not check(model):
+                raise Lacks(f"{self.module.__name__}.is_compatible() says no")
+            rep = self.module.prepare(model)
+        except Lacks:
+            raise
+        except Exception as e:  # noqa: BLE001 - a backend raises what it raises
+            raise (Lacks if lacks(e) else Refused)(message(e)) from None
+        return Loaded(_Session(rep, [o.name for o in model.graph.output]))
+
+
+class _Session:
+    def __init__(self, rep, outputs: list[str]) -> None:
+        self.rep, self.outputs = rep, outputs
+
+    def run(self, feeds: Sequence[Any]) -> list[Any]:
+        try:
+            results = self.rep.run(arrays(feeds))
+        except Exception as e:  # noqa: BLE001
+            raise (Lacks if lacks(e) else Refused)(message(e)) from None
+        return tensors(list(results), self.outputs)
