@@ -127,7 +127,7 @@ def cases(
         raise UsageError("cases write: give the folder to write into (e.g. onnxop cases write edge-cases)")
     written = corpus.write_atomic(folder, big)
     out.result(f"wrote {len(written)} cases to {str(folder)!r}", escaped=True)
-    out.document(report.base("cases") | {"folder": str(folder), "cases": [p.name for p in written]})
+    out.document(report.base("cases") | {"folder": str(folder), "written": [p.name for p in written]})
     return ExitCode.SUCCESS
 
 

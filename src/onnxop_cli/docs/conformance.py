@@ -152,12 +152,15 @@ def run_case(folder: Path, name: str, rt=None) -> CaseResult:
 
     try:
         model = _load_model(folder / MODEL)
-        operator, opset = _label(model) or _operator(model), _opset(model)
+        operator = _operator(model)
+        if rt.name != DEFAULT:  # onnxop says its own version and opset once it has read the model
+            operator, opset = _label(model) or operator, _opset(model)
         try:
             loaded = rt.load(model, folder)
         except Refused as e:
             loaded = e  # refused at load: the data sets decide whether that was right
-        operator = (loaded.operator if not isinstance(loaded, Exception) else None) or operator
+        if not isinstance(loaded, Exception):
+            operator, opset = loaded.operator or operator, loaded.opset or opset
         data_sets = sorted(
             (p for p in folder.iterdir() if p.is_dir() and p.name.startswith("test_data_set_")),
             key=lambda p: _index(p.name),
@@ -257,7 +260,7 @@ def _run_data_set(loaded, data_set: Path) -> None:
 
 
 def _shown(t) -> str:
-    """``y (1, 3) float32 [12, 13, 14]``: what a runtime returned, in short."""
+    """``'y' (1, 3) float32 [12., 13., 14.]``: what a runtime returned, in short (the name quoted: it comes from a file)."""
     import numpy as np
 
     from ..render.values import format_values
@@ -268,7 +271,7 @@ def _shown(t) -> str:
     except Exception:  # noqa: BLE001 - the summary must not hide the outcome
         text = "?"
     text = " ".join(text.split())
-    return f"{t.name} {tuple(t.shape)} {t.dtype.name} {text}{' ...' if t.size > 6 else ''}"
+    return f"{t.name!r} {tuple(t.shape)} {t.dtype.name} {text}{' ...' if t.size > 6 else ''}"
 
 
 def _files(data_set: Path, kind: str) -> list[Path]:

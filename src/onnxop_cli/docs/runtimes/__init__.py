@@ -45,6 +45,7 @@ class Session(Protocol):
 class Loaded:
     session: Session
     operator: str | None = None  # "Flatten-25": the rules that ran, where the runtime says
+    opset: int | None = None  # the opset it read, where it says
 
 
 class Runtime(Protocol):

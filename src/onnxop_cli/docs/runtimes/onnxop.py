@@ -27,7 +27,7 @@ class OnnxopRuntime:
         operator = None
         if len(g.nodes) == 1 and g.nodes[0].op is not None:
             operator = f"{g.nodes[0].op.op_type}-{g.nodes[0].op.since_version}"
-        return Loaded(_Session(g, self.backend), operator)
+        return Loaded(_Session(g, self.backend), operator, g.opset)
 
 
 class _Session:
