@@ -106,7 +106,7 @@ def cases(
     big: Annotated[
         bool,
         typer.Option("--big", help="Add the big cases: tensors past one 128 MiB binding, dispatches past "
-                     "65,535 workgroups (about 1.5 GB on disk). Example: --big"),
+                     "65,535 workgroups (about 1 GB on disk). Example: --big"),
     ] = False,
 ) -> int:
     from ..docs import cases as corpus

@@ -1,4 +1,5 @@
-"""``onnxop conformance``: run ONNX backend node-test folders through onnxop.
+"""``onnxop conformance``: run ONNX backend node-test folders through onnxop,
+or through another runtime (``--runtime``: runtimes/).
 
 A node test is a folder holding ``model.onnx`` (one node) and
 ``test_data_set_*/input_*.pb`` / ``output_*.pb``, as onnx's backend test
@@ -12,7 +13,9 @@ With no folder, onnx's own node tests of every operator onnxop runs are built
 from the installed onnx package into a temporary folder (``nodetests.py``)
 and run. Models with another operator, more than one node, or inputs that are
 not tensors are skipped with the reason. Any other problem with a case fails
-that case, not the run.
+that case, not the run. Each case gets one outcome (OUTCOMES): a case whose
+data set holds ``expected_error.json`` (``onnxop cases write``) passes when the
+runtime refuses it and is ``no_error`` when it returns data.
 """
 
 from __future__ import annotations
