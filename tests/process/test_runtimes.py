@@ -220,3 +220,21 @@ def test_not_on_webgpu_is_reported_and_does_not_fail_the_run(fake):
     assert [(r.outcome, r.status, r.detail) for r in results] == [
         ("not_on_webgpu", "skipped", "test_data_set_0: Gather ran on the wasm CPU provider")] * 2
     assert conformance.summary(results) == "0 passed, 0 failed, 2 skipped (2 not_on_webgpu)"
+
+
+def test_an_interrupted_write_leaves_nothing(tmp_path):
+    """SIGTERM while the big cases are drawn: exit 143, no DIR, no temporary folder."""
+    import signal
+    import time
+
+    p = subprocess.Popen([sys.executable, "-m", "onnxop_cli", "cases", "write", tmp_path / "edge", "--big"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not any(tmp_path.iterdir()) and time.monotonic() < deadline:  # the temporary folder exists: writing
+        time.sleep(0.05)
+    time.sleep(0.5)
+    p.send_signal(signal.SIGTERM)
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 128 + signal.SIGTERM, err
+    assert out == "" and len(err.splitlines()) == 1
+    assert list(tmp_path.iterdir()) == []

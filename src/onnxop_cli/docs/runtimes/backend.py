@@ -22,6 +22,10 @@ class BackendRuntime:
         if not callable(getattr(self.module, "prepare", None)):
             raise UsageError(f"--runtime backend:{module}: {module!r} has no prepare() (not an onnx.backend module)")
         self.name = f"backend:{module}"
+        if module.split(".")[0] == "onnxruntime":  # its refusals come back as exceptions: no log lines too
+            import onnxruntime
+
+            onnxruntime.set_default_logger_severity(4)
 
     def load(self, model: Any, folder: Path) -> Loaded:
         check = getattr(self.module, "is_compatible", None)
