@@ -133,6 +133,8 @@ from onnx.reference import ReferenceEvaluator
 def prepare(model, device="CPU", **kw):
     if os.environ["FAKE_MODE"] == "lacks":
         raise NotImplementedError("no kernel for " + model.graph.node[0].op_type)
+    if os.environ["FAKE_MODE"] == "refuses_the_model":
+        raise ValueError("fake refuses the model")
     return Rep(model)
 
 class Rep:
@@ -170,6 +172,7 @@ def fake(corpus, tmp_path_factory):
     ("right", "passed", "passed", 0),
     ("flips", "wrong", "no_error", 1),
     ("refuses", "error", "passed", 1),
+    ("refuses_the_model", "error", "passed", 1),
     ("lacks", "skipped", "skipped", 1),  # nothing ran
 ])
 def test_each_outcome_is_reached_by_a_fake_backend(fake, mode, valid, refusal, code):
@@ -187,6 +190,8 @@ def test_each_outcome_is_reached_by_a_fake_backend(fake, mode, valid, refusal, c
             "Gather: index 4294967297 is outside [-5, 4] for an axis of size 5")
     if mode == "refuses":
         assert details["gather_int64_index_minus_d"] == "test_data_set_0: RuntimeError: fake refuses every case"
+    if mode == "refuses_the_model":
+        assert details["gather_int64_index_minus_d"] == "ValueError: fake refuses the model"
     if mode == "lacks":
         assert details["gather_int64_index_minus_d"] == "NotImplementedError: no kernel for Gather"
 

@@ -144,6 +144,7 @@ def run_case(folder: Path, name: str, rt=None) -> CaseResult:
     executor, one node or many), each output compared bit for bit, or the
     refusal a case's ``expected_error.json`` asks for. Whatever goes wrong
     decides this case only, with its reason."""
+    from .cases import read_expected_error
     from .runtimes import Lacks, NotOnWebGPU
 
     rt = rt if rt is not None and not isinstance(rt, str) else resolve(rt)
@@ -170,6 +171,8 @@ def run_case(folder: Path, name: str, rt=None) -> CaseResult:
         )
         if not data_sets:
             raise Fail("no test_data_set_* folders")
+        if isinstance(loaded, Exception) and all(read_expected_error(d) is None for d in data_sets):
+            raise Fail(str(loaded), "error")  # a valid model, refused as it was read
         sets = len(data_sets)
         for data_set in data_sets:
             current = data_set.name

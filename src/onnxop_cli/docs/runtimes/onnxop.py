@@ -24,6 +24,10 @@ class OnnxopRuntime:
             g = load_graph(model, folder)
         except Unsupported as e:
             raise Lacks(str(e)) from None
+        except Interrupted:
+            raise
+        except OnnxopError as e:  # a model that breaks the spec (an attribute out of range)
+            raise Refused(str(e)) from None
         operator = None
         if len(g.nodes) == 1 and g.nodes[0].op is not None:
             operator = f"{g.nodes[0].op.op_type}-{g.nodes[0].op.since_version}"
