@@ -145,6 +145,10 @@ class Rep:
         mode = os.environ["FAKE_MODE"]
         if mode == "refuses":
             raise RuntimeError("fake refuses\\nevery case")
+        if mode == "sleeps":
+            import pathlib, time
+            pathlib.Path(os.environ["FAKE_STARTED"]).touch()
+            time.sleep(60)
         try:
             out = self.ref.run(None, dict(zip(self.names, inputs)))
         except Exception:
@@ -243,3 +247,22 @@ def test_an_interrupted_write_leaves_nothing(tmp_path):
     assert p.returncode == 128 + signal.SIGTERM, err
     assert out == "" and len(err.splitlines()) == 1
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_signal_inside_the_runtime_ends_the_run(fake, tmp_path):
+    """SIGTERM while a runtime runs a case ends the run with 143: it is not
+    that case's error, and the next case does not start."""
+    import signal
+    import time
+
+    started = tmp_path / "started"
+    env = os.environ | {"FAKE_MODE": "sleeps", "PYTHONPATH": str(fake), "FAKE_STARTED": str(started)}
+    p = subprocess.Popen([sys.executable, "-m", "onnxop_cli", "conformance", fake / "cases", "--runtime",
+                          "backend:fake_backend"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    deadline = time.monotonic() + 60
+    while not started.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    p.send_signal(signal.SIGTERM)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 128 + signal.SIGTERM, (out, err)
+    assert "error" not in out and len(err.splitlines()) == 1

@@ -94,6 +94,21 @@ def lacks(e: BaseException) -> bool:
     return type(e).__name__ in LACKS or "not implemented" in str(e).lower() or "Could not find an implementation" in str(e)
 
 
+def refusal(e: BaseException) -> Exception:
+    """What a runtime's exception means here: Lacks or Refused, with its message."""
+    passthrough(e)
+    return (Lacks if lacks(e) else Refused)(message(e))
+
+
+def passthrough(e: BaseException) -> None:
+    """A signal that ends the run (Interrupted, raised wherever the main thread
+    was, inside a runtime too) is raised again: it is never one case's error."""
+    from ...errors import Interrupted
+
+    if isinstance(e, Interrupted):
+        raise e
+
+
 def tensors(arrays: Sequence[Any], names: Sequence[str]) -> list[Any]:
     """A runtime's numpy outputs as onnxop Tensors; a type numpy cannot hold here is Lacks."""
     import numpy as np
@@ -106,6 +121,7 @@ def tensors(arrays: Sequence[Any], names: Sequence[str]) -> list[Any]:
         try:
             out.append(Tensor.from_numpy(array, name))
         except Exception as e:  # noqa: BLE001 - a dtype onnxop cannot map
+            passthrough(e)
             raise Lacks(f"output {name!r} came back as numpy {array.dtype}, which onnxop cannot read: {message(e)}") from None
     return out
 

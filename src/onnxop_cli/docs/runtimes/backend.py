@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ...errors import UsageError
-from . import Lacks, Loaded, Refused, arrays, lacks, message, tensors
+from . import Lacks, Loaded, arrays, message, passthrough, refusal, tensors
 
 
 class BackendRuntime:
@@ -18,6 +18,7 @@ class BackendRuntime:
         try:
             self.module = importlib.import_module(module)
         except Exception as e:  # noqa: BLE001 - whatever importing it raises
+            passthrough(e)
             raise UsageError(f"--runtime backend:{module}: cannot import {module!r}: {message(e)}") from None
         if not callable(getattr(self.module, "prepare", None)):
             raise UsageError(f"--runtime backend:{module}: {module!r} has no prepare() (not an onnx.backend module)")
@@ -36,7 +37,7 @@ class BackendRuntime:
         except Lacks:
             raise
         except Exception as e:  # noqa: BLE001 - a backend raises what it raises
-            raise (Lacks if lacks(e) else Refused)(message(e)) from None
+            raise refusal(e) from None
         return Loaded(_Session(rep, [o.name for o in model.graph.output]))
 
 
@@ -48,5 +49,5 @@ class _Session:
         try:
             results = self.rep.run(arrays(feeds))
         except Exception as e:  # noqa: BLE001
-            raise (Lacks if lacks(e) else Refused)(message(e)) from None
+            raise refusal(e) from None
         return tensors(list(results), self.outputs)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ...errors import UsageError
-from . import Lacks, Loaded, Refused, lacks, message
+from . import Lacks, Loaded, message, passthrough, refusal
 
 CPU = "CPUExecutionProvider"
 
@@ -42,7 +42,7 @@ class OrtRuntime:
         try:
             session = onnxruntime.InferenceSession(model.SerializeToString(), options, providers=[self.provider])
         except Exception as e:  # noqa: BLE001 - onnxruntime raises its own classes
-            raise (Lacks if lacks(e) else Refused)(message(e)) from None
+            raise refusal(e) from None
         return Loaded(_Session(session, model))
 
 
@@ -62,7 +62,7 @@ class _Session:
         try:
             results = self.session.run_with_ort_values(self.outputs, values, options)
         except Exception as e:  # noqa: BLE001
-            raise (Lacks if lacks(e) else Refused)(message(e)) from None
+            raise refusal(e) from None
         return [_tensor(v, name) for name, v in zip(self.outputs, results)]
 
 
@@ -82,6 +82,7 @@ def _value(t, onnx_type: int):
     try:
         value = onnxruntime.OrtValue.ortvalue_from_shape_and_type(list(t.shape), onnx_type)
     except Exception as e:  # noqa: BLE001
+        passthrough(e)
         raise Lacks(f"input {t.name!r} ({t.dtype.name}) cannot be made an onnxruntime value: {message(e)}") from None
     if value.tensor_size_in_bytes() != raw.nbytes:
         raise Lacks(f"input {t.name!r}: onnxruntime holds {value.tensor_size_in_bytes()} bytes for "
