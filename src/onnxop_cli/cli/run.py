@@ -227,7 +227,7 @@ def _write(p, output: Path, backend, out, to_folder: bool):
             raise UsageError(f"{output}: no such folder, and no folder {Path(output).parent} to make it in")
         Path(output).mkdir(exist_ok=True)
     for v in p.outputs:
-        io.check_output(targets[v.name], v.dtype, nbytes=v.dtype.nbytes(_size(v.shape)))
+        io.check_output(targets[v.name], v.dtype, nbytes=0 if v.dtype.is_string else v.dtype.nbytes(_size(v.shape)))
     if kind == "stdout":
         out.data_on_stdout = True
     written: dict[str, Path] = {}
