@@ -22,18 +22,16 @@ def emit(text: str, *, styled: bool = True, escaped: bool = False) -> None:
     """Result text to stdout: rich colour on a terminal, the exact text when piped
     (control characters from names in files escaped, newlines kept; ``escaped``
     text, a table from tables.py, is written as it is, colour codes included)."""
+    from ..io.stdio import write_text
     from ..render.node import printable
 
     if escaped:
-        sys.stdout.write(text + "\n")
-        sys.stdout.flush()
+        write_text(text + "\n")
         return
     text = printable(text, keep="\n\t")
     if styled and sys.stdout.isatty():
         _console().print(stylize(text))
     else:
-        from ..io.stdio import write_text
-
         write_text(text + "\n")
 
 
