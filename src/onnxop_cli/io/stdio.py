@@ -94,7 +94,7 @@ def write_all(stream: BinaryIO, data) -> None:
         view = view[n:]
 
 
-TEXT_STEP = 4096  # characters per write: within the buffer, whose flush writes all or fails
+TEXT_STEP = 1024  # characters per write: 4 KiB at most in UTF-8, within the buffer, whose flush writes all or fails
 
 
 def write_text(text: str) -> None:
