@@ -12,6 +12,9 @@ if TYPE_CHECKING:
     from rich.text import Text
 
 
+STREAM_BATCH = 1 << 16  # characters of a streamed result written at a time
+
+
 def _console(stderr: bool = False):
     from rich.console import Console
 
@@ -22,18 +25,16 @@ def emit(text: str, *, styled: bool = True, escaped: bool = False) -> None:
     """Result text to stdout: rich colour on a terminal, the exact text when piped
     (control characters from names in files escaped, newlines kept; ``escaped``
     text, a table from tables.py, is written as it is, colour codes included)."""
+    from ..io.stdio import write_text
     from ..render.node import printable
 
     if escaped:
-        sys.stdout.write(text + "\n")
-        sys.stdout.flush()
+        write_text(text + "\n")
         return
     text = printable(text, keep="\n\t")
     if styled and sys.stdout.isatty():
         _console().print(stylize(text))
     else:
-        from ..io.stdio import write_text
-
         write_text(text + "\n")
 
 
@@ -81,18 +82,23 @@ class Out:
         reader (``| head``) sees the first lines at once and memory stays bounded."""
         if self.json:
             return
-        from ..io.stdio import StdoutError
+        from ..io.stdio import write_text
         from ..render.node import printable
 
-        to = sys.stderr if self.data_on_stdout else sys.stdout
-        try:
+        if self.data_on_stdout:
             for line in lines:
-                to.write(printable(line, keep="\t") + "\n")
-            to.flush()
-        except OSError as e:
-            if to is sys.stdout:
-                raise StdoutError(e) from None
-            raise
+                sys.stderr.write(printable(line, keep="\t") + "\n")
+            sys.stderr.flush()
+            return
+        batch: list[str] = []
+        size = 0
+        for line in lines:  # to stdout in batches, each written whole or failing (write_text)
+            batch.append(printable(line, keep="\t") + "\n")
+            size += len(batch[-1])
+            if size >= STREAM_BATCH:
+                write_text("".join(batch))
+                batch, size = [], 0
+        write_text("".join(batch))
 
     def note(self, text: str) -> None:
         """A line saying what was done ('... wrote b.npy'). It only reports:

@@ -42,6 +42,7 @@ class FamilyJob:
     plans: list = field(default_factory=list)
     targets: list = field(default_factory=list)  # per output: Path, "-" or None (printed)
     member_names: list = field(default_factory=list)
+    fmt: Optional[str] = None  # --format: what -o - writes, the suffix of the files written into -o FOLDER
 
 
 def build(spec: OpSpec, opset: int, given: dict[str, Optional[str]]):
@@ -75,10 +76,17 @@ def build(spec: OpSpec, opset: int, given: dict[str, Optional[str]]):
 
 
 def plan_jobs(spec: OpSpec, op, node, files: list[Path], member: Optional[str], texts: dict[str, str],
-              output: Optional[Path]) -> list[FamilyJob]:
+              output: Optional[Path], fmt: Optional[str] = None) -> list[FamilyJob]:
     from ..core import family as family_apply
+    from ..core.pack import check_format
     from .. import io
     from ..io.stdio import is_stdio
+
+    multi = op.variadic_output or len(op.outputs) > 1
+    if fmt is not None:  # as the view commands: -o - or -o FOLDER, and never against a file's own suffix
+        io.stream_suffix(fmt)  # a format onnxop writes
+        if not (multi and output is not None and not is_stdio(output) and not io.is_archive(output)):
+            check_format(fmt, output)  # (several outputs: any other -o is a folder of parts, made if need be)
 
     firsts = [(f, t) for f in files for t in io.read_tensors(f, member)]
     if op.variadic:
@@ -95,21 +103,35 @@ def plan_jobs(spec: OpSpec, op, node, files: list[Path], member: Optional[str], 
                 full.pop()
         where = tensors[0].source or tensors[0].name
         plans = family_apply.check(node, full, where=where)
-        jobs.append(FamilyJob(src, full, plans))
-    _assign_targets(jobs, output, multi=op.variadic_output or len(op.outputs) > 1)
+        jobs.append(FamilyJob(src, full, plans, fmt=fmt))
+    _assign_targets(jobs, output, multi=multi)
+    check_targets(jobs)
+    return jobs
+
+
+def check_targets(jobs: list[FamilyJob]) -> None:
+    """Every target refused before anything runs, as the view commands' are:
+    two results on one path, a folder that cannot be written, a type or size
+    the format cannot hold (stdout's format included: a .npy stream cannot
+    describe bfloat16, ``--format pb`` can)."""
+    from .. import io
+    from ..io.stdio import is_stdio
+
     seen: dict[str, Path] = {}
     for job in jobs:
         for target, p in zip(job.targets, job.plans):
-            if target is None or is_stdio(target):
+            if target is None:
+                continue
+            nbytes = 0 if p.dtype.is_string else p.dtype.nbytes(p.size)
+            if is_stdio(target):  # the same rules as a file: a type the stream's format cannot describe
+                io.check_output(target, p.dtype, nbytes=nbytes, fmt=job.fmt)
                 continue
             key = str(Path(target).resolve())
             if key in seen and not io.is_archive(Path(target)):
                 raise UsageError(f"{target}: two results would be written here ({seen[key]} and {job.src}); "
                                  "give each input its own name")
             seen[key] = job.src
-            nbytes = 0 if p.dtype.is_string else p.dtype.nbytes(p.size)
             _check_target(Path(target), p.dtype, nbytes)
-    return jobs
 
 
 def _check_target(target: Path, dtype, nbytes: int) -> None:
@@ -138,6 +160,7 @@ def _assign_targets(jobs: list[FamilyJob], output: Optional[Path], multi: bool) 
     for job in jobs:
         n = len(job.plans)
         stem = job.src.stem if not is_stdio(job.src) else "x"
+        own = "." + job.fmt.lower().lstrip(".") if job.fmt else None  # --format: the files' suffix
         if len(job.tensors) and job.tensors[0] is not None and job.tensors[0].named:
             stem = job.tensors[0].name
         job.member_names = [f"{stem}_{k}" for k in range(n)] if multi else [None] * n
@@ -155,12 +178,12 @@ def _assign_targets(jobs: list[FamilyJob], output: Optional[Path], multi: bool) 
                     raise UsageError(f"{output}: with {len(jobs)} inputs, -o must be a folder")
                 job.targets = [output] * n
             else:
-                suffix = job.src.suffix.lower() if job.src.suffix.lower() in (".npy", ".pb") else ".npy"
+                suffix = own or (job.src.suffix.lower() if job.src.suffix.lower() in (".npy", ".pb") else ".npy")
                 job.targets = [output / f"{stem}_{k}{suffix}" for k in range(n)]
             continue
         if output.is_dir():
             name = job.src.name if job.src.suffix.lower() in (".npy", ".pb") else f"{stem}.npy"
-            job.targets = [output / name]
+            job.targets = [output / (Path(name).with_suffix(own) if own else name)]
         elif len(jobs) > 1:
             raise UsageError(f"{output}: with {len(jobs)} inputs, -o must be an existing folder")
         else:
@@ -213,7 +236,7 @@ def run_jobs(spec: OpSpec, node, jobs: list[FamilyJob], backend, out, full: bool
                     if not is_stdio(target) and parent not in folder_made and not parent.exists():
                         parent.mkdir(parents=True, exist_ok=True)
                         folder_made.add(parent)
-                    writers[key] = stack.enter_context(io.open_writer(Path(target)))
+                    writers[key] = stack.enter_context(io.open_writer(Path(target), fmt=job.fmt))
                 return writers[key]
 
             @contextmanager
@@ -250,8 +273,10 @@ def _names(job: FamilyJob) -> list[str]:
 
 
 def _print(node, job: FamilyJob, result, out, full: bool, titled: bool, first: bool) -> None:
+    import itertools
+
     from ..io.stdio import stdio_label
-    from ..render.node import Shown, render_node
+    from ..render.node import Shown, node_lines
 
     if out.json:
         return
@@ -261,8 +286,11 @@ def _print(node, job: FamilyJob, result, out, full: bool, titled: bool, first: b
                        note=result.note, summarised=summarised)
                  for t, (values, summarised) in zip(result.outputs, shown)]
     title = [f"# {quote(stdio_label(job.src))}"] if titled else []
-    text = "\n".join([*title, render_node(node, shown_in, shown_out, full=full)])
-    out.result(("" if first else "\n") + text)
+    lines = node_lines(node, shown_in, shown_out, full=full)
+    if full:  # every value: streamed line by line as it is made (a reader that leaves stops it at once)
+        out.stream(itertools.chain([""] * (not first), title, lines))
+    else:
+        out.result(("" if first else "\n") + "\n".join([*title, *lines]))
 
 
 def document(spec: OpSpec, node, opset: int, done: list, backend, total: float) -> dict:
@@ -299,15 +327,15 @@ def add_command(spec: OpSpec) -> None:
     def run_op(ctx: typer.Context, inputs, *, output, opset, full, member, parents, fmt, keep_going, any_type,
                **given):
         started = time.perf_counter()
-        for flag, value in (("--parents", parents), ("--format", fmt), ("--keep-going", keep_going),
-                            ("--any-type", any_type)):
+        for flag, value in (("--parents", parents), ("--keep-going", keep_going), ("--any-type", any_type)):
             if value:
                 raise UsageError(f"{spec.command}: {flag} is not supported for this operator")
         out = cli._out(ctx)
-        cli._check_stdio(inputs, None, out)
+        cli._check_stdio(inputs, None, out)  # (several inputs may make the one tensor -o - takes)
+        cli.stdout_for_data(output, out)
         op, node, texts = build(spec, opset, {p.name: given[f"p_{p.name}"] for p in spec.params})
         b = cli._backend(ctx)
-        jobs = plan_jobs(spec, op, node, list(inputs), member, texts, output)
+        jobs = plan_jobs(spec, op, node, list(inputs), member, texts, output, fmt)
         from ..core import family as family_apply
 
         if any(family_apply.needs_device(j.plans) for j in jobs):

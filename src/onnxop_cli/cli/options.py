@@ -73,8 +73,8 @@ PartsOutputOpt = Annotated[  # operators of several tensors, whose -o may be a n
         "--output",
         "-o",
         help="Write the result here (.npy, .npz or .pb); for several outputs a folder (parts/, made if "
-        "need be: parts/x_0.npy, ...) or an .npz; - writes a .npy stream to stdout. Without it the node "
-        "is printed. Example: -o parts/",
+        "need be: parts/x_0.npy, ...) or an .npz; - writes a .npy stream to stdout (--format: another "
+        "format). Without it the node is printed. Example: -o parts/",
         parser=lambda raw: _output_argument(raw, folder_ok=True),
         metavar="PATH",
     ),
@@ -340,9 +340,17 @@ def _check_stdio(inputs: list[Path], output: Optional[Path], out: Out) -> None:
 
     if any(is_stdio(p) for p in inputs) and len(inputs) > 1:
         raise UsageError(f"-: stdin must be the only input (got {len(inputs)} inputs)")
+    if is_stdio(output) and len(inputs) > 1:
+        raise UsageError(f"-o -: stdout takes one tensor, got {len(inputs)} inputs; use -o FOLDER")
+    stdout_for_data(output, out)
+
+
+def stdout_for_data(output, out: Out) -> None:
+    """-o - makes stdout the tensor's, for every command that writes one: a
+    --json document cannot share it, and the human lines go to stderr."""
+    from ..io.stdio import is_stdio
+
     if is_stdio(output):
-        if len(inputs) > 1:
-            raise UsageError(f"-o -: stdout takes one tensor, got {len(inputs)} inputs; use -o FOLDER")
         if out.json:
             raise UsageError("-o - and --json both write to stdout; write the tensor to a file, or drop --json")
         out.data_on_stdout = True

@@ -31,7 +31,8 @@ RunOutputOpt = Annotated[
     Optional[str],
     typer.Option("--output", "-o", help="Write the outputs, named as in the model: a file (.npy, .pb) for a "
                  "graph of one output, DIR/ for DIR/<name>.npy (.pb for types numpy lacks), X.npz for members "
-                 "by name; - writes a .npy stream to stdout. Without it the graph is printed. Example: -o out/",
+                 "by name; - writes a .npy stream to stdout (--format: another format). Without it the graph is "
+                 "printed. Example: -o out/",
                  show_default=False, metavar="PATH"),
 ]
 CheckOpt = Annotated[
@@ -73,6 +74,7 @@ def run_model(
     check: CheckOpt = None,
     full: cli.FullOpt = False,
     member: cli.MemberOpt = None,
+    fmt: cli.FormatOpt = None,
 ) -> None:
     from ..core import graph
     from ..ops import model as onnx_model
@@ -82,6 +84,11 @@ def run_model(
     output = None if output_text is None else Path(output_text) if to_folder else cli._output_argument(output_text)
     out = cli._out(ctx)
     gpu_backend = cli._backend(ctx)
+    cli.stdout_for_data(output, out)
+    if fmt is not None:  # as every command that writes: what -o - writes, the files' suffix in -o DIR/
+        from ..core.pack import check_format
+
+        check_format(fmt, Path(".") if to_folder else output)
     m = onnx_model.load(model_path)
     try:
         g = onnx_model.load_graph(m, model_path.parent)
@@ -117,11 +124,13 @@ def run_model(
                                                          backend=gpu_backend)
             shown = [(v.name, values, summarised) for v, values, summarised in summaries]
         results = []
-        if not out.json:
-            out.result(_printed(p, feeds, shown, full))
+        if full and not out.json:  # every value: streamed line by line (a reader that leaves stops it at once)
+            out.stream(_printed(p, feeds, shown, full))
+        elif not out.json:
+            out.result("\n".join(_printed(p, feeds, shown, full)))
         written = {}
     else:
-        results, traffic, written = _write(p, output, gpu_backend, out, to_folder)
+        results, traffic, written = _write(p, output, gpu_backend, out, to_folder, fmt)
     if out.json:
         out.document(_document(p, files, feeds, results, written, traffic, gpu_backend,
                                time.perf_counter() - started))
@@ -169,23 +178,24 @@ def _index(stem: str) -> int:
 
 
 def _read(path: Path, member: Optional[str], name: str):
-    """The tensor of one input; stdin is read whole (a graph may read a value twice)."""
+    """The tensor of one input: a file, or stdin in any format onnxop reads
+    (io/sniff.py), read whole (a graph may read a value twice)."""
     from dataclasses import replace
 
     from .. import io
     from ..core.sources import MemoryBytes
-    from ..io.stdio import is_stdio, read_npy_stream
+    from ..io.stdio import is_stdio
 
-    if is_stdio(path):
-        t = read_npy_stream()
-        return t if t.data is None else replace(t, data=MemoryBytes(t.data.to_array()))
-    return io.read_tensor(path, member)
+    t = io.read_tensor(path, member)
+    if is_stdio(path) and t.data is not None:
+        t = replace(t, data=MemoryBytes(t.data.to_array()))
+    return t
 
 
 # ------------------------------------------------------------------ outputs
 
 
-def _targets(p, output: Path, to_folder: bool) -> tuple[str, dict[str, Path]]:
+def _targets(p, output: Path, to_folder: bool, fmt: Optional[str] = None) -> tuple[str, dict[str, Path]]:
     """("file" | "npz" | "dir" | "stdout", output name -> path)."""
     from .. import io
     from ..io.stdio import is_stdio
@@ -210,24 +220,25 @@ def _targets(p, output: Path, to_folder: bool) -> tuple[str, dict[str, Path]]:
             raise UsageError(f"output {v.name!r} cannot be a file name in {output}; write an .npz instead")
         from ..io import npy
 
-        suffix = ".npy" if npy.can_hold(v.dtype) else ".pb"
+        suffix = "." + fmt.lower().lstrip(".") if fmt else ".npy" if npy.can_hold(v.dtype) else ".pb"
         targets[v.name] = output / f"{v.name}{suffix}"
     return kind, targets
 
 
-def _write(p, output: Path, backend, out, to_folder: bool):
+def _write(p, output: Path, backend, out, to_folder: bool, fmt: Optional[str] = None):
     from contextlib import ExitStack
 
     from .. import io
     from ..core import graph
 
-    kind, targets = _targets(p, output, to_folder)
+    kind, targets = _targets(p, output, to_folder, fmt)
     if kind == "dir" and not Path(output).is_dir():
         if not Path(output).parent.is_dir():
             raise UsageError(f"{output}: no such folder, and no folder {Path(output).parent} to make it in")
         Path(output).mkdir(exist_ok=True)
     for v in p.outputs:
-        io.check_output(targets[v.name], v.dtype, nbytes=v.dtype.nbytes(_size(v.shape)))
+        io.check_output(targets[v.name], v.dtype, nbytes=0 if v.dtype.is_string else v.dtype.nbytes(_size(v.shape)),
+                        fmt=fmt)
     if kind == "stdout":
         out.data_on_stdout = True
     written: dict[str, Path] = {}
@@ -239,7 +250,7 @@ def _write(p, output: Path, backend, out, to_folder: bool):
                  f"wrote {quote(stdio_label(targets[v.name]))}")
 
     with ExitStack() as stack:
-        shared = stack.enter_context(io.open_writer(output)) if kind in ("npz", "file", "stdout") else None
+        shared = stack.enter_context(io.open_writer(output, fmt=fmt)) if kind in ("npz", "file", "stdout") else None
 
         def write(v, fill) -> None:
             with ExitStack() as own:
@@ -291,11 +302,12 @@ def _described(g, p) -> str:
 # ------------------------------------------------------------------ printing and checking
 
 
-def _printed(p, feeds, shown, full: bool) -> str:
-    """``shown``: (name, values, summarised) per output, values being only a
-    summary's elements when summarised (graph.run_to_summaries)."""
+def _printed(p, feeds, shown, full: bool):
+    """The printout's lines, made as they are asked for. ``shown``: (name,
+    values, summarised) per output, values being only a summary's elements
+    when summarised (graph.run_to_summaries)."""
     from ..ops.family_model import is_family
-    from ..render.node import Shown, render_node, tensor_lines
+    from ..render.node import Shown, node_lines, tensor_lines
 
     shown_out = [Shown(name, tuple(v.shape), v.dtype.name, values, summarised=summarised)
                  for v, (name, values, summarised) in zip(p.outputs, shown)]
@@ -305,24 +317,25 @@ def _printed(p, feeds, shown, full: bool) -> str:
         if is_family(node.op):  # every tensor input, as the operator's own command prints them
             shown_in = [Shown(n, t.shape, t.dtype.name, t.to_numpy())
                         for n in proto.input if n for t in [_node_input(p, n)]]
-            return render_node(node, shown_in, shown_out, full=full)
+            yield from node_lines(node, shown_in, shown_out, full=full)
+            return
         if proto.input[0] in feeds:
             data = feeds[proto.input[0]]
             names = dict(zip(node.op.inputs[1:], proto.input[1:]))
-            return render_node(node, [Shown(proto.input[0], data.shape, data.dtype.name, data.to_numpy())],
-                               shown_out, full=full, names=names)
-    lines = [f"Graph: {len(g.nodes)} nodes, opset {g.opset}"]
+            yield from node_lines(node, [Shown(proto.input[0], data.shape, data.dtype.name, data.to_numpy())],
+                                  shown_out, full=full, names=names)
+            return
+    yield f"Graph: {len(g.nodes)} nodes, opset {g.opset}"
     for gn in g.nodes:
-        lines.append(f"  {gn.label}: ({', '.join(map(quote, gn.proto.input))}) -> "
-                     f"({', '.join(map(quote, gn.proto.output))})")
-    lines += ["", "Inputs:"]
+        yield (f"  {gn.label}: ({', '.join(map(quote, gn.proto.input))}) -> "
+               f"({', '.join(map(quote, gn.proto.output))})")
+    yield from ["", "Inputs:"]
     for name in g.inputs:
         t = feeds[name]
-        lines += tensor_lines(Shown(name, t.shape, t.dtype.name, t.to_numpy()), full=full)
-    lines += ["", "Outputs:"]
+        yield from tensor_lines(Shown(name, t.shape, t.dtype.name, t.to_numpy()), full=full)
+    yield from ["", "Outputs:"]
     for s in shown_out:
-        lines += tensor_lines(s, full=full)
-    return "\n".join(lines)
+        yield from tensor_lines(s, full=full)
 
 
 def _node_input(p, name: str):

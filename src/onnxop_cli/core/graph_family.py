@@ -159,19 +159,19 @@ def _as_it_lies(view, size: int) -> bool:
 
 
 def ensure(step: Step, rt: Runtime) -> None:
-    """A gather step made now (a family node reads it), its sources first."""
-    from .graph_values import Step, make_step
+    """A gather step made now (a family node reads it), its sources first:
+    the chain of steps not made yet is walked in a loop, never by recursion
+    (a chain is as long as the graph is deep)."""
+    from .graph_values import unmade_chain, make_step
 
-    if step.buffer is not None or step.source is None:
-        if step.buffer is None and step.lazy is not None:
-            step.lazy.make(step)
+    if step.buffer is None and step.source is None and step.lazy is not None:  # a lazy family output
+        step.lazy.make(step)
         return
-    if isinstance(step.source.base, Step):
-        ensure(step.source.base, rt)
-    make_step(rt.device(), step, rt.traffic)
-    if step.buffer is not None:
-        step.buffer.traffic, step.buffer.label = rt.traffic, step.source.name
-    rt.made.append(step)
+    for s in unmade_chain(step):  # the deepest source first (make_step makes a lazy one it reads)
+        make_step(rt.device(), s, rt.traffic)
+        if s.buffer is not None:
+            s.buffer.traffic, s.buffer.label = rt.traffic, s.source.name
+        rt.made.append(s)
 
 
 def _as_view(name: str, p, bases: dict[int, Value]) -> Value | None:

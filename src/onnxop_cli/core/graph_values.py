@@ -62,26 +62,45 @@ def of_tensor(name: str, t: Tensor) -> Value:
     return Value(name, tuple(t.shape), t.dtype, t, View(tuple(t.shape), strides), t.byteswap, t.text_dtype)
 
 
+def unmade_chain(step: Step) -> list[Step]:
+    """The gather steps ``step`` needs made, itself included, deepest source
+    first: a loop down the chain of sources (never recursion: a chain is as
+    long as the graph is deep), stopping at a made step or a host base."""
+    chain: list[Step] = []
+    while isinstance(step, Step) and step.buffer is None and step.source is not None:
+        chain.append(step)
+        step = step.source.base
+    return chain[::-1]
+
+
 def host_array(v: Value) -> np.ndarray:
     """The value on the host, with numpy: for constant inputs (a shape, a
-    slice's starts), not for data."""
+    slice's starts), not for data. A chain of gather steps is followed down
+    to its first host value (a host base, a family node's output, a made
+    string step), then its views are taken back up, in loops."""
     import numpy as np
 
-    base = v.base
-    if isinstance(base, Step) and base.source is None:  # a family node's output: read back (counted)
+    chain = [v]  # v, then the source of each gather step below it
+    while isinstance(chain[-1].base, Step) and chain[-1].base.source is not None \
+            and chain[-1].base.strings is None:
+        chain.append(chain[-1].base.source)
+    base = chain[-1].base
+    if isinstance(base, Step) and base.strings is not None:  # a string step already gathered
+        raw = np.asarray(base.strings, dtype=object).reshape(-1)
+    elif isinstance(base, Step):  # a family node's output: read back (counted)
         buffer = buffer_of(base)
         assert buffer is not None, f"{base.label}'s buffer was released before its last reader"
         from .tensor import Tensor as T
 
-        raw = T(v.name, base.shape, base.dtype, data=buffer).to_numpy().reshape(-1)
-    elif isinstance(base, Step):
-        raw = host_array(base.source).reshape(-1)
+        raw = T(chain[-1].name, base.shape, base.dtype, data=buffer).to_numpy().reshape(-1)
     elif base.dtype.is_string:
         raw = np.asarray(base.strings, dtype=object).reshape(-1)
     else:
         a = base.to_numpy()
         raw = (a.T if base.order == "F" else a).reshape(-1)
-    return raw[element_index(v.view)].reshape(v.shape) if v.view.size else raw[:0].reshape(v.shape)
+    for value in reversed(chain):
+        raw = raw[element_index(value.view)] if value.view.size else raw[:0]
+    return raw.reshape(v.shape)
 
 
 def host_tensor(v: Value) -> Tensor:

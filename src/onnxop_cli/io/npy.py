@@ -313,6 +313,8 @@ def write_header(f: BinaryIO, shape: tuple[int, ...], dtype) -> None:
     import numpy as np
 
     fmt = np.lib.format
+    if isinstance(dtype, DType) and not can_hold(dtype):  # never a typeless |V2: io.check_output refuses first
+        raise OutputError(f"the .npy format cannot describe {dtype.name} (numpy has no such dtype)")
     np_dtype = dtype.numpy if isinstance(dtype, DType) else np.dtype(dtype)
     header = {
         "descr": fmt.dtype_to_descr(np_dtype.newbyteorder("<")),

@@ -81,10 +81,30 @@ def stdout_closed() -> bool:
     return 1 in _closed
 
 
+def write_all(stream: BinaryIO, data) -> None:
+    """All of ``data`` into the binary ``stream``. A pipe whose reader leaves
+    in the middle of a large write takes part of it and says so only by the
+    count (a buffered writer then returns that count, the rest dropped):
+    the rest is written again, and that write fails with EPIPE."""
+    view = memoryview(data).cast("B")
+    while len(view):
+        n = stream.write(view)
+        if n is None:  # a raw stream that would block: stdout is not non-blocking
+            raise OSError(errno.EAGAIN, os.strerror(errno.EAGAIN))
+        view = view[n:]
+
+
+TEXT_STEP = 1024  # characters per write: 4 KiB at most in UTF-8, within the buffer, whose flush writes all or fails
+
+
 def write_text(text: str) -> None:
-    """Result text (a printout, a JSON document) to stdout; a failure names stdout."""
+    """Result text (a printout, a JSON document) to stdout, all of it; a
+    failure names stdout. Written in steps: one large write to a pipe whose
+    reader leaves part-way is taken in part and the rest dropped silently
+    (write_all), which the buffer's own flush of each step never does."""
     try:
-        sys.stdout.write(text)
+        for start in range(0, len(text), TEXT_STEP):
+            sys.stdout.write(text[start : start + TEXT_STEP])
         sys.stdout.flush()
     except OSError as e:
         raise StdoutError(e) from None
@@ -197,9 +217,10 @@ class _NamedStdout:
 
     def write(self, data) -> int:
         try:
-            return self._stream.write(data)
+            write_all(self._stream, data)
         except OSError as e:
             raise StdoutError(e) from None
+        return memoryview(data).nbytes
 
     def flush(self) -> None:
         try:

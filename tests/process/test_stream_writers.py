@@ -1,0 +1,160 @@
+"""Every command that writes a tensor or prints one keeps the same rules on
+the standard streams, whichever group it belongs to: a view operator
+(transpose, identity), an operator of several tensors (concat, gather,
+split) or a whole model (run):
+
+- ``-o -`` refuses a type a .npy cannot describe (bfloat16) in one line,
+  writing nothing, and ``--format pb`` streams it; ``--format`` also names
+  the format of the files written into ``-o FOLDER``;
+- ``-`` reads stdin in any format onnxop reads (.npy, .npz, .pb);
+- a reader that leaves (``| head``) ends the run at once, exit 141 and no
+  message, when printing (``--full``) as when streaming (``-o -``).
+
+Real processes, real pipes; results exact against numpy."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+ENV = {**os.environ, "ONNXOP_BACKEND": "vulkan"}
+ONNXOP = f"{sys.executable} -m onnxop_cli"
+
+# name -> (the command with {x} for its input, numpy's result for input a)
+COMMANDS = {
+    "transpose": ("transpose {x}", lambda a: a.T),
+    "identity": ("identity {x}", lambda a: a),
+    "concat": ("concat {x} --axis 0", lambda a: a),
+    "concat-twice": ("concat {x} {x} --axis 1", lambda a: np.concatenate([a, a], axis=1)),
+    "gather": ("gather {x} --indices i.npy --axis 1", lambda a: a[:, [2, 0]]),
+    "split": ("split {x} --num-outputs 1", lambda a: a),
+    "run": ("run model.onnx {x}", lambda a: np.concatenate([a.T, a.T], axis=0)),
+}
+ONE_INPUT = [c for c in COMMANDS if c != "concat-twice"]  # the commands that can read stdin
+
+
+def sh(cmd: str, cwd, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run(["bash", "-c", cmd], cwd=cwd, capture_output=True, env=ENV, timeout=timeout)
+
+
+def command(name: str, x: str) -> str:
+    return f"{ONNXOP} " + COMMANDS[name][0].format(x=x)
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("streams")
+    a = np.arange(6, dtype=np.float32).reshape(2, 3) / 4 - 0.5
+    np.save(folder / "a.npy", a)
+    np.savez(folder / "a.npz", a=a)
+    (folder / "a.pb").write_bytes(numpy_helper.from_array(a, "a").SerializeToString())
+    h = helper.make_tensor("h", TensorProto.BFLOAT16, [2, 3], vals=a.reshape(-1).tolist())
+    (folder / "h.pb").write_bytes(h.SerializeToString())
+    np.save(folder / "i.npy", np.array([2, 0], dtype=np.int64))
+    np.save(folder / "big.npy", np.arange(400 * 400, dtype=np.float32).reshape(400, 400) / 7)  # MBs as text
+    # a model of two nodes: through the graph route, whatever becomes of one-node models
+    nodes = [helper.make_node("Transpose", ["x"], ["t"]), helper.make_node("Concat", ["t", "t"], ["y"], axis=0)]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.UNDEFINED, None)],
+                          [helper.make_tensor_value_info("y", TensorProto.UNDEFINED, None)])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)]), folder / "model.onnx")
+    return folder
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+def test_stdout_refuses_a_type_numpy_lacks(tree, name):
+    """A .npy stream cannot describe bfloat16: refused before anything is
+    written, never a typeless '|V2' array."""
+    done = sh(f"{command(name, 'h.pb')} -o - > out.bin", tree)
+    assert done.returncode == 2, done.stderr.decode()
+    assert done.stderr.decode() == ("onnxop: error: -: the .npy format cannot describe bfloat16 "
+                                    "(numpy has no such dtype); add --format pb\n")
+    assert (tree / "out.bin").read_bytes() == b""
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+def test_stdout_is_the_tensors_alone(tree, name):
+    """-o - and --json would both write to stdout: refused, the stream
+    never corrupted by a document after its bytes."""
+    done = sh(f"{ONNXOP} --json {COMMANDS[name][0].format(x='a.npy')} -o -", tree)
+    assert done.returncode == 2
+    assert json.loads(done.stdout)["message"] == ("-o - and --json both write to stdout; write the tensor to a "
+                                                  "file, or drop --json")
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+def test_format_pb_streams_every_type(tree, name):
+    done = sh(f"{command(name, 'h.pb')} -o - --format pb", tree)
+    assert done.returncode == 0, done.stderr.decode()
+    proto = onnx.TensorProto()
+    proto.ParseFromString(done.stdout)
+    assert proto.data_type == TensorProto.BFLOAT16
+    h = onnx.TensorProto()
+    h.ParseFromString((tree / "h.pb").read_bytes())
+    want = np.ascontiguousarray(COMMANDS[name][1](numpy_helper.to_array(h)))
+    got = numpy_helper.to_array(proto)
+    assert got.shape == want.shape and got.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+@pytest.mark.parametrize("fmt", ["pb"])
+def test_format_names_the_files_written_into_a_folder(tree, tmp_path, name, fmt):
+    out = tmp_path / "out"
+    out.mkdir()
+    done = sh(f"{command(name, str(tree / 'a.npy'))} -o {out}/ --format {fmt}", tree)
+    assert done.returncode == 0, done.stderr.decode()
+    written = sorted(os.listdir(out))
+    assert len(written) == 1 and written[0].endswith("." + fmt), written
+    path = out / written[0]
+    if fmt == "pb":
+        got = numpy_helper.to_array(onnx.load_tensor(str(path)))
+    else:
+        with np.load(path) as z:
+            got = z[z.files[0]]
+    want = np.ascontiguousarray(COMMANDS[name][1](np.load(tree / "a.npy")))
+    assert got.dtype == want.dtype and got.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("name", ONE_INPUT)
+@pytest.mark.parametrize("piped", ["a.npz", "a.pb"])
+def test_stdin_takes_any_format(tree, tmp_path, name, piped):
+    done = sh(f"{command(name, '-')} -o {tmp_path / 'o.npz'} < {piped}", tree)
+    assert done.returncode == 0, done.stderr.decode()
+    with np.load(tmp_path / "o.npz") as z:
+        got = z[z.files[0]]
+    want = np.ascontiguousarray(COMMANDS[name][1](np.load(tree / "a.npy")))
+    assert got.dtype == want.dtype and got.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+@pytest.mark.parametrize("mode", ["--full", "-o -"])
+def test_a_reader_that_leaves_stops_the_run_at_once(tree, name, mode):
+    """``| head -c 100``: exit 141 (cat's status in the same pipe), no
+    message, and no time spent making text or bytes nobody reads."""
+    started = time.monotonic()
+    done = sh(f"set -o pipefail; {command(name, 'big.npy')} {mode} | head -c 100 > /dev/null; "
+              "echo \"status=${PIPESTATUS[0]}\" >&2", tree)
+    assert done.stderr.decode() == "status=141\n"
+    assert time.monotonic() - started < 20  # printing all of it takes longer
+
+
+@pytest.mark.parametrize("how", ["", "--json"])
+def test_a_large_printout_cut_short_says_so(tree, how):
+    """One write of a printout larger than the pipe takes (a graph of 3,000
+    nodes listed, or its --json document), whose reader leaves part-way:
+    the pipe takes part of the write, and the rest is not dropped silently
+    with exit 0."""
+    nodes = [helper.make_node("Identity", [f"v{i}"], [f"v{i + 1}"]) for i in range(3000)]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("v0", TensorProto.FLOAT, None)],
+                          [helper.make_tensor_value_info("v3000", TensorProto.FLOAT, None)])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)]), tree / "long.onnx")
+    done = sh(f"{ONNXOP} {how} run long.onnx a.npy | head -c 100 > /dev/null; echo \"status=${{PIPESTATUS[0]}}\" >&2",
+              tree)
+    assert done.stderr.decode() == "status=141\n"
