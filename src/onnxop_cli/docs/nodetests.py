@@ -60,12 +60,14 @@ def _module_cases(module: str) -> list:
 
 
 def _module(op_type: str) -> str:
-    """onnx's module of an operator's cases: ``concat``, ``center_crop_pad``."""
+    """onnx's module of an operator's cases: ``concat``, ``center_crop_pad``,
+    ``not_`` (a Python keyword), ``rangeop``."""
     import importlib.util
 
     lower = op_type.lower()
-    if importlib.util.find_spec(f"onnx.backend.test.case.node.{lower}") is not None:
-        return lower
+    for name in (lower, lower + "_", lower + "op"):
+        if importlib.util.find_spec(f"onnx.backend.test.case.node.{name}") is not None:
+            return name
     return "".join(("_" + c.lower()) if c.isupper() and i else c.lower() for i, c in enumerate(op_type))
 
 
