@@ -38,20 +38,24 @@ def refuse_out_of_scope(op: type[TensorOp], args: Sequence[Optional[Arg]], what:
 
 
 def runner(kernel_op: str, args: Sequence[Arg], out: str, shape: tuple[int, ...], where: str,
-           konst: Sequence[int] = (0, 0, 0, 0)):
-    """The OutputPlan runner of one elementwise kernel over ``args`` broadcast to ``shape``."""
+           konst: Sequence[int] = (0, 0, 0, 0), take: Optional[Sequence[int]] = None):
+    """The OutputPlan runner of one elementwise kernel over ``args`` broadcast
+    to ``shape``; ``take``: the node's inputs they are (default: the first
+    ``len(args)``; CastLike's target and Range's scalars are not read)."""
     from ..gpu.elementwise_wgsl import Elementwise, Operand
 
     kernel = Elementwise(kernel_op, tuple(Operand(a.dtype.numpy.name, getattr(a.tensor, "byteswap", 0))
                                           for a in args), out)
     strides = tuple(broadcast_strides(a, shape) for a in args)
-    return functools.partial(_run, kernel, shape, strides, tuple(konst), where)
+    take = tuple(range(len(args)) if take is None else take)
+    return functools.partial(_run, kernel, shape, strides, tuple(konst), where, take)
 
 
-def _run(kernel, shape, strides, konst, where, gpu, sources, sink) -> int:
+def _run(kernel, shape, strides, konst, where, take, gpu, sources, sink) -> int:
     from ..gpu.elementwise import run_elementwise
 
-    return run_elementwise(gpu, kernel, sources, sink, shape=shape, strides=strides, konst=konst, where=where)
+    return run_elementwise(gpu, kernel, [sources[i] for i in take], sink, shape=shape, strides=strides,
+                           konst=konst, where=where)
 
 
 def check_count(op: type[TensorOp], shape: tuple[int, ...], args: Sequence[Arg]) -> None:

@@ -1,0 +1,137 @@
+"""Cast and CastLike between integer and bool types, on the GPU's
+elementwise kernel (gpu/elementwise_wgsl.py's ``Cast``): an integer is
+loaded sign- or zero-extended to 64 bits and stored truncated to the
+target's width (wrapping, as numpy's astype and onnx.reference do); a
+target of bool is true where any bit is set, a source bool is 0 or 1.
+
+Every other pair (a float, string or sub-byte type on either side) is
+refused as out of scope, naming the pair: conformance skips those cases.
+``saturate`` and ``round_mode`` only concern float8 targets, which are not
+run. Cast-1 names its target as a string (``"INT64"``), later opsets as a
+TensorProto number.
+"""
+
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+from ..errors import OpError, OutOfScope
+from .base import BASE_TYPES, FLOAT8, Node, versions
+from .elementwise import INTEGERS, check_count, runner
+from .family import Arg, OutputPlan, TensorOp
+from .spec import OpSpec, Param
+
+CAST_TYPES = {1: tuple(t for t in BASE_TYPES if t not in ("complex64", "complex128", "string")), 9: ("string",),
+              13: ("bfloat16",), 19: FLOAT8, 21: ("int4", "uint4"), 23: ("float4e2m1",), 24: ("float8e8m0",),
+              25: ("int2", "uint2"), 28: ("float6e2m3", "float6e3m2")}
+CASTLIKE_TYPES = {15: CAST_TYPES[1] + ("string", "bfloat16"), **{k: v for k, v in CAST_TYPES.items() if k > 15}}
+CASTLIKE_TYPES.pop(28)
+
+
+class CastBase(TensorOp):
+    @classmethod
+    def constraint_types(cls, constraint: str) -> frozenset[str]:
+        return cls.allowed_types()  # T1 and T2 are the same list in every opset
+
+    @classmethod
+    def cast(cls, data: Arg, target) -> list[OutputPlan]:
+        pair = f"{_name(data.dtype)} to {_name(target)}"
+        if data.dtype.onnx_name not in INTEGERS or target.onnx_name not in INTEGERS:
+            raise OutOfScope(f"{cls.label()}: input {data.name} is {_name(data.dtype)}: onnxop runs {cls.op_type} "
+                             f"between integer and bool types only; {pair} is not in its scope")
+        check_count(cls, data.shape, [data])
+        run = runner("Cast", [data], target.numpy.name, data.shape, f"{cls.op_type}-{cls.since_version}")
+        return [OutputPlan(cls.outputs[0], data.shape, target, runner=run, kernel="elementwise")]
+
+
+def _name(dtype) -> str:
+    return "string" if dtype.is_string else dtype.name
+
+
+class Cast_1(CastBase):
+    op_type = "Cast"
+    since_version = 1
+    inputs = ("input",)
+    outputs = ("output",)
+    attribute_names = ("to",)
+    input_types = {"input": "T1"}
+
+    @classmethod
+    def plan(cls, node: Node, args: Sequence[Optional[Arg]]) -> list[OutputPlan]:
+        from ..core.tensor import DTYPES, dtype_by_onnx
+
+        data = args[0]
+        assert data is not None
+        to = node.value("to")
+        if to is None:
+            raise OpError(f"{cls.label()} needs the attribute to")
+        try:
+            if isinstance(to, str):  # Cast-1: the TensorProto name
+                target = next(d for d in DTYPES if d.onnx_name == to.lower())
+            else:
+                target = dtype_by_onnx(int(to))  # type: ignore[call-overload]
+        except Exception:  # noqa: BLE001 - StopIteration, or not a TensorProto number
+            raise OpError(f"{cls.label()}: to {to!r} is not an ONNX tensor type") from None
+        if target.onnx_name not in cls.allowed_types():
+            raise OpError(f"{cls.label()}: to {target} is not a type opset {node.opset} casts to")
+        return cls.cast(data, target)
+
+
+class Cast_19(Cast_1):
+    since_version = 19
+    attribute_names = ("saturate", "to")
+    optional = ("saturate",)
+
+
+class Cast_24(Cast_19):
+    since_version = 24
+    attribute_names = ("round_mode", "saturate", "to")
+    optional = ("round_mode", "saturate")
+
+
+class CastLike_15(CastBase):
+    op_type = "CastLike"
+    since_version = 15
+    inputs = ("input", "target_type")
+    outputs = ("output",)
+    input_types = {"input": "T1", "target_type": "T2"}
+
+    @classmethod
+    def plan(cls, node: Node, args: Sequence[Optional[Arg]]) -> list[OutputPlan]:
+        data, like = args[0], args[1]
+        assert data is not None and like is not None
+        return cls.cast(data, like.dtype)
+
+
+class CastLike_19(CastLike_15):
+    since_version = 19
+    attribute_names = ("saturate",)
+    optional = ("saturate",)
+
+
+class CastLike_24(CastLike_19):
+    since_version = 24
+    attribute_names = ("round_mode", "saturate")
+    optional = ("round_mode", "saturate")
+
+
+CAST = OpSpec(
+    "Cast",
+    versions({**CAST_TYPES, 6: ()}, Cast_1, Cast_19, Cast_24),
+    (Param("to", "int", "The target type as a TensorProto number (7: int64, 6: int32, 9: bool).", "7"),),
+    summary="Convert integer and bool tensors to another integer or bool type (ONNX Cast).",
+    description="For each input file (integer or bool), its values as the type --to, wrapping as numpy's "
+    "astype does (to bool: nonzero), in one pass of the GPU's elementwise kernel. Pairs with a float or string "
+    "type are refused.",
+    example="onnxop cast x.npy --to 6 -o y.npy",
+)
+CAST_LIKE = OpSpec(
+    "CastLike",
+    versions(CASTLIKE_TYPES, CastLike_15, CastLike_19, CastLike_24),
+    (Param("target_type", "tensor", "A tensor of the target type (its values are not read).", "t.npy"),),
+    summary="Convert integer and bool tensors to the type of another (ONNX CastLike).",
+    description="For each input file (integer or bool), its values as the type of --target-type, wrapping as "
+    "numpy's astype does (to bool: nonzero), in one pass of the GPU's elementwise kernel.",
+    example="onnxop cast-like x.npy --target-type t.npy -o y.npy",
+)
+SPECS = (CAST, CAST_LIKE)
