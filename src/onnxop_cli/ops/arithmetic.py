@@ -69,8 +69,8 @@ NEG_TYPES = {1: FLOATS, 6: ("int8", "int16", "int32", "int64"), 13: ("bfloat16",
 ABS_TYPES = {1: FLOATS, 6: INTS, 13: ("bfloat16",)}
 MINMAX_TYPES = {1: FLOATS, 6: (), 8: (), 12: INTS, 13: ("bfloat16",)}
 UNARY_LEGACY = {1: legacy("consumed_inputs"), 6: legacy()}
-MINMAX_LEGACY = {1: {**legacy("consumed_inputs"), "same_shapes": True}, 6: {**legacy(), "same_shapes": True},
-                 8: legacy()}
+# (Min and Max took integers from opset 12, long after they began to broadcast in 8)
+MINMAX_LEGACY = {1: legacy("consumed_inputs"), 6: legacy(), 8: legacy()}
 
 
 def _spec(op: str, versions, summary: str, rule: str, params=(_B,), example: str = "") -> OpSpec:

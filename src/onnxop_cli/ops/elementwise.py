@@ -75,7 +75,6 @@ class Elementwise(TensorOp):
     kernel_op: ClassVar[str] = ""  # the key of gpu/elementwise_wgsl.py's EXPRESSIONS
     boolean_result: ClassVar[bool] = False  # comparisons make bool
     what: ClassVar[str] = "arithmetic"
-    same_shapes: ClassVar[bool] = False  # Min and Max before opset 8: no broadcasting
 
     @classmethod
     def kernel_of(cls, node: Node, args: Sequence[Arg]) -> str:
@@ -86,10 +85,6 @@ class Elementwise(TensorOp):
         given = [a for a in args if a is not None]
         refuse_out_of_scope(cls, given, cls.what)
         names = [a.name if not cls.variadic else f"{a.name} {k}" for k, a in enumerate(given)]
-        if cls.same_shapes and len({a.shape for a in given}) > 1:
-            shapes = " and ".join(str(a.shape) for a in given)
-            raise OpError(f"{cls.label()}: the inputs must have one shape (broadcasting came in opset 8), "
-                          f"got {shapes}")
         if "broadcast" in cls.attribute_names:
             if int(node.value("broadcast", 0)):  # type: ignore[call-overload]
                 raise OpError(f"{cls.label()}: broadcast=1 (the opset 1-6 rule) is not supported; "
