@@ -40,7 +40,7 @@ class CastBase(TensorOp):
             raise OutOfScope(f"{cls.label()}: input {data.name} is {_name(data.dtype)}: onnxop runs {cls.op_type} "
                              f"between integer and bool types only; {pair} is not in its scope")
         check_count(cls, data.shape, [data])
-        run = runner("Cast", [data], target.numpy.name, data.shape, f"{cls.op_type}-{cls.since_version}")
+        run = runner("Cast", [data], target.numpy.name, data.shape, cls.label())
         return [OutputPlan(cls.outputs[0], data.shape, target, runner=run, kernel="elementwise")]
 
 

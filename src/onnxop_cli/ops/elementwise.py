@@ -99,9 +99,13 @@ class Elementwise(TensorOp):
             from ..core.tensor import dtype_by_name
 
             out_dtype = dtype_by_name("bool")
-        run = runner(cls.kernel_of(node, given), given, out_dtype.numpy.name, shape,
-                     f"{cls.op_type}-{cls.since_version}")
-        return [OutputPlan(cls.outputs[0], shape, out_dtype, runner=run, kernel="elementwise")]
+        kernel_op = cls.kernel_of(node, given)
+        run = runner(kernel_op, given, out_dtype.numpy.name, shape, cls.label())
+        # a batch checks every job's divisors before any job writes (cli/family.py): the kernel, its output dropped
+        from ..gpu.elementwise_wgsl import DIVIDES
+
+        check = (lambda gpu, sources: run(gpu, sources, lambda chunk: None)) if kernel_op in DIVIDES else None
+        return [OutputPlan(cls.outputs[0], shape, out_dtype, runner=run, kernel="elementwise", precheck=check)]
 
 
 def make_versions(op_type: str, base: type[Elementwise], types: dict[int, tuple[str, ...]],

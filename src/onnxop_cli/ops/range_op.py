@@ -40,7 +40,7 @@ class Range_11(TensorOp):
         check_count(cls, shape, [])
         words = [start & 0xFFFFFFFF, (start >> 32) & 0xFFFFFFFF, delta & 0xFFFFFFFF, (delta >> 32) & 0xFFFFFFFF]
         dtype = given[0].dtype
-        run = runner("Range", [], dtype.numpy.name, shape, f"{cls.op_type}-{cls.since_version}", words, ())
+        run = runner("Range", [], dtype.numpy.name, shape, cls.label(), words, ())
         return [OutputPlan(cls.outputs[0], shape, dtype, runner=run, kernel="elementwise")]
 
 
