@@ -4,8 +4,10 @@ loaded sign- or zero-extended to 64 bits and stored truncated to the
 target's width (wrapping, as numpy's astype and onnx.reference do); a
 target of bool is true where any bit is set, a source bool is 0 or 1.
 
-Every other pair (a float, string or sub-byte type on either side) is
-refused as out of scope, naming the pair: conformance skips those cases.
+A cast to the input's own type is its bytes (a device copy; strings stay
+on the host, as every string tensor does). Every other pair (a float,
+string or sub-byte type on either side) is refused as out of scope, naming
+the pair: conformance skips those cases.
 ``saturate`` and ``round_mode`` only concern float8 targets, which are not
 run. Cast-1 names its target as a string (``"INT64"``), later opsets as a
 TensorProto number.
@@ -36,12 +38,22 @@ class CastBase(TensorOp):
     @classmethod
     def cast(cls, data: Arg, target) -> list[OutputPlan]:
         pair = f"{_name(data.dtype)} to {_name(target)}"
+        if data.dtype == target:  # the same type: the input's bytes (strings: on the host, as they are)
+            if target.is_string:
+                return [OutputPlan(cls.outputs[0], data.shape, target, values=_strings(data), kernel="host")]
+            return [OutputPlan(cls.outputs[0], data.shape, target, copy=0, kernel="copy")]
         if data.dtype.onnx_name not in INTEGERS or target.onnx_name not in INTEGERS:
             raise OutOfScope(f"{cls.label()}: input {data.name} is {_name(data.dtype)}: onnxop runs {cls.op_type} "
                              f"between integer and bool types only; {pair} is not in its scope")
         check_count(cls, data.shape, [data])
         run = runner("Cast", [data], target.numpy.name, data.shape, cls.label())
         return [OutputPlan(cls.outputs[0], data.shape, target, runner=run, kernel="elementwise")]
+
+
+def _strings(data: Arg):
+    import numpy as np
+
+    return np.asarray(data.tensor.strings, dtype=object).reshape(data.shape)
 
 
 def _name(dtype) -> str:

@@ -31,10 +31,14 @@ def refuse_out_of_scope(op: type[TensorOp], args: Sequence[Optional[Arg]], what:
     for arg in args:
         if arg is None or arg.dtype.onnx_name in INTEGERS:
             continue
+        if arg.dtype.is_string:
+            why = f"{what} of strings is not in its scope"
+        else:
+            why = (f"float {what} is not in its scope (WGSL float operations are not correctly rounded, so they "
+                   "could not match onnx.reference bit for bit)")
         name = "string" if arg.dtype.is_string else arg.dtype.name
         raise OutOfScope(f"{op.label()}: input {arg.name} is {name}: onnxop runs {op.op_type} on integer and "
-                         f"bool tensors only; float {what} is not in its scope (WGSL float operations are not "
-                         "correctly rounded, so they could not match onnx.reference bit for bit)")
+                         f"bool tensors only; {why}")
 
 
 def runner(kernel_op: str, args: Sequence[Arg], out: str, shape: tuple[int, ...], where: str,
