@@ -78,7 +78,8 @@ def check_rows(out: str) -> dict[str, list[str]]:
         else:
             assert (sets, result) == ("1", "passed"), name
     family = len(node_testcases()) - len(official_names())
-    assert lines[-1] == f"{54 + family} passed, 0 failed, 2 skipped"
+    scoped = sum("out of scope" in line for line in table)  # the integer operators' float and string cases
+    assert lines[-1] == f"{54 + family - scoped} passed, 0 failed, {2 + scoped} skipped"
     per_op = lines[len(table) + 2 : -2]
     views = ["Flatten", "Unsqueeze", "Identity", "Reshape", "Squeeze", "Transpose", "Expand", "Slice", "Tile",
              "DepthToSpace", "SpaceToDepth"]
