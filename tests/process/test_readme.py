@@ -39,6 +39,7 @@ README = (REPO / "README.md").read_text()
 # makes them first (test_every_page_of_docs_has_a_runner holds the list true).
 OWN_RUNNER = {
     "operators.md": "process/test_docs_operators.py", "indexed-operators.md": "process/test_indexed_docs.py",
+    "integer-arithmetic.md": "process/test_docs_operators.py",
     "cli-round-two.md": "process/test_cli_round_two.py", "safety-round-two.md": "process/test_trust2_docs.py",
     "safety-trust-b.md": "process/test_trust2_docs_b.py", "backend.md": "process/test_graph_docs.py", "graphs.md": "process/test_graph_docs.py",
 }

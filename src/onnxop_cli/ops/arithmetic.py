@@ -102,11 +102,11 @@ ABS = _spec("Abs", make_versions("Abs", type("Abs", (Unary,), {"kernel_op": "Abs
             "Absolute value of integer tensors", "|X| (INT_MIN stays INT_MIN)", (), "onnxop abs x.npy -o y.npy")
 MIN = _spec("Min", make_versions("Min", type("Min", (Extreme,), {"kernel_op": "Min", "__module__": __name__}),
                                  MINMAX_TYPES, MINMAX_LEGACY),
-            "Elementwise minimum of integer tensors, broadcast", "the smallest of the files' elements", (),
+            "Elementwise minimum of integer tensors", "the smallest of the files' elements", (),
             "onnxop min a.npy b.npy -o m.npy")
 MAX = _spec("Max", make_versions("Max", type("Max", (Extreme,), {"kernel_op": "Max", "outputs": ("max",),
                                                                   "__module__": __name__}),
                                  MINMAX_TYPES, MINMAX_LEGACY),
-            "Elementwise maximum of integer tensors, broadcast", "the largest of the files' elements", (),
+            "Elementwise maximum of integer tensors", "the largest of the files' elements", (),
             "onnxop max a.npy b.npy -o m.npy")
 SPECS = (ADD, SUB, MUL, DIV, MOD, NEG, ABS, MIN, MAX)

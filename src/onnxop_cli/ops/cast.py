@@ -131,7 +131,7 @@ CAST = OpSpec(
     "Cast",
     versions({**CAST_TYPES, 6: ()}, Cast_1, Cast_19, Cast_24),
     (Param("to", "int", "The target type as a TensorProto number (7: int64, 6: int32, 9: bool).", "7"),),
-    summary="Convert integer and bool tensors to another integer or bool type (ONNX Cast).",
+    summary="Convert integer and bool tensors' type (ONNX Cast).",
     description="For each input file (integer or bool), its values as the type --to, wrapping as numpy's "
     "astype does (to bool: nonzero), in one pass of the GPU's elementwise kernel. Pairs with a float or string "
     "type are refused.",
@@ -141,7 +141,7 @@ CAST_LIKE = OpSpec(
     "CastLike",
     versions(CASTLIKE_TYPES, CastLike_15, CastLike_19, CastLike_24),
     (Param("target_type", "tensor", "A tensor of the target type (its values are not read).", "t.npy"),),
-    summary="Convert integer and bool tensors to the type of another (ONNX CastLike).",
+    summary="Convert integers to another tensor's type (ONNX CastLike).",
     description="For each input file (integer or bool), its values as the type of --target-type, wrapping as "
     "numpy's astype does (to bool: nonzero), in one pass of the GPU's elementwise kernel.",
     example="onnxop cast-like x.npy --target-type t.npy -o y.npy",

@@ -38,7 +38,7 @@ def _compare(op: str, types, changes, summary: str, rule: str, params=(_B,), exa
 EQUAL = _compare("Equal", {1: ("bool", "int32", "int64"), 11: FLOATS + ("int8", "int16", "uint8", "uint16",
                                                                         "uint32", "uint64"),
                            13: ("bfloat16",), 19: ("string",)}, COMPARE_LEGACY,
-                 "Compare integer tensors for equality, broadcast", "A == B")
+                 "Compare integer tensors for equality", "A == B")
 LESS = _compare("Less", {1: FLOATS, 9: INTS, 13: ("bfloat16",)}, COMPARE_LEGACY,
                 "Compare integer tensors, broadcast", "A < B")
 GREATER = _compare("Greater", {1: FLOATS, 9: INTS, 13: ("bfloat16",)}, COMPARE_LEGACY,

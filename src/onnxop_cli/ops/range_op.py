@@ -57,7 +57,7 @@ SPEC = OpSpec(
         Param("limit", "tensor", "Where the sequence stops (excluded): one value of the type of start.", "10"),
         Param("delta", "tensor", "The step (not 0): one value of the type of start.", "3"),
     ),
-    summary="A sequence of integers from start below limit by delta (ONNX Range).",
+    summary="Integers from start below limit by delta (ONNX Range).",
     description="For each start file (one integer: int16, int32 or int64), start, start + delta, ... while "
     "below --limit (above it for a negative --delta), made by the GPU's elementwise kernel.",
     example="onnxop range start.npy --limit 10 --delta 3 -o r.npy",
