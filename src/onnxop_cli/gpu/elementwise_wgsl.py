@@ -51,9 +51,12 @@ EXPRESSIONS: dict[str, dict[str, str]] = {
     "Add": {"32": "a + b", "64": "add64(a, b)"},
     "Sub": {"32": "a - b", "64": "sub64(a, b)"},
     "Mul": {"32": "a * b", "64": "mul64(a, b)"},
-    "Div": {"32": "a / b", "s64": "sdiv64(a, b)", "u64": "udiv64(a, b)"},
-    "ModTrunc": {"32": "a % b", "s64": "srem64(a, b)", "u64": "urem64(a, b)"},  # fmod=1
-    "ModFloor": {"s32": "mod_floor(a, b)", "u32": "a % b", "s64": "smod64(a, b)", "u64": "urem64(a, b)"},
+    # signed 32-bit division through magnitudes: WGSL defines i32 / and %, but GLSL (naga's GL output) leaves
+    # them undefined for negative operands (llvmpipe's GL took -7 % 3 for 2); a zero divisor divides by 1
+    "Div": {"s32": "sdiv32(a, b)", "u32": "a / max(b, 1u)", "s64": "sdiv64(a, b)", "u64": "udiv64(a, b)"},
+    "ModTrunc": {"s32": "srem32(a, b)", "u32": "a % max(b, 1u)", "s64": "srem64(a, b)",  # fmod=1
+                 "u64": "urem64(a, b)"},
+    "ModFloor": {"s32": "mod_floor(a, b)", "u32": "a % max(b, 1u)", "s64": "smod64(a, b)", "u64": "urem64(a, b)"},
     "Neg": {"s32": "bitcast<i32>(0u - bitcast<u32>(a))", "64": "neg64(a)"},
     "Abs": {"s32": "select(a, bitcast<i32>(0u - bitcast<u32>(a)), a < 0)", "u32": "a", "s64": "abs64(a)",
             "u64": "a"},
@@ -82,8 +85,25 @@ fn bswap(x: u32) -> u32 {
     return (x >> 24u) | ((x >> 8u) & 0xff00u) | ((x << 8u) & 0xff0000u) | (x << 24u);
 }
 
+fn magnitude(a: i32) -> u32 {
+    return select(bitcast<u32>(a), 0u - bitcast<u32>(a), a < 0);
+}
+
+// truncated toward zero; INT_MIN / -1 wraps to INT_MIN
+fn sdiv32(a: i32, b: i32) -> i32 {
+    let q = magnitude(a) / max(magnitude(b), 1u);
+    return bitcast<i32>(select(q, 0u - q, (a < 0) != (b < 0)));
+}
+
+// the dividend's sign
+fn srem32(a: i32, b: i32) -> i32 {
+    let r = magnitude(a) % max(magnitude(b), 1u);
+    return bitcast<i32>(select(r, 0u - r, a < 0));
+}
+
+// the divisor's sign
 fn mod_floor(a: i32, b: i32) -> i32 {
-    let r = a % b;
+    let r = srem32(a, b);
     return select(r, r + b, r != 0 && ((r < 0) != (b < 0)));
 }
 
