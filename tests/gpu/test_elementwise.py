@@ -149,6 +149,29 @@ def test_cast_between_every_integer_and_bool_type(backend):
             _same(_run("CastLike", x, backend=backend, target_type=like), want)
 
 
+def test_cast_of_integers_to_floats_rounds_to_nearest_even(backend):
+    """Every integer type and bool to float16, float32 and float64, bit for
+    bit: the halfway cases above each type's exact range (2**11 + 1,
+    2**24 + 1, 2**53 + 1 and their odd neighbours), float16's overflow to
+    infinity from 65520, and each type's extremes."""
+    rng = np.random.default_rng(13)
+    ties = [2**k + d for k in (11, 24, 53) for d in (1, 3, 5)] + [65504, 65519, 65520, 2**62 + 2**38]
+    for src in INTS + [np.bool_]:
+        if src is np.bool_:
+            x = np.array([True, False, True])
+        else:
+            info = np.iinfo(src)
+            planted = np.array([v * s for v in ties for s in (1, -1) if info.min <= v * s <= info.max], dtype=src)
+            x = np.concatenate([_values(rng, src, (40,)), planted])
+        for to in (10, 1, 11):  # float16, float32, float64
+            with np.errstate(all="ignore"):
+                want = reference("Cast", 21, [x], {"to": to}, out_types=[to])[0]
+            got = _run("Cast", x, backend=backend, to=to)
+            assert got.dtype == want.dtype and got.shape == want.shape
+            width = f"u{want.itemsize}"
+            assert np.array_equal(got.view(width), want.view(width)), (src, to, x[got.view(width) != want.view(width)])
+
+
 @pytest.mark.parametrize("dtype", [np.int16, np.int32, np.int64])
 def test_range_matches_onnx_reference(backend, dtype):
     info = np.iinfo(dtype)
@@ -177,6 +200,8 @@ def test_float_inputs_are_out_of_scope(backend):
             _run(op, x, backend=backend, b=x)
     with pytest.raises(OutOfScope, match="float32 to int64 is not in its scope"):
         _run("Cast", x, backend=backend, to=7)
+    with pytest.raises(OutOfScope, match="int32 to bfloat16 is not in its scope"):
+        _run("Cast", np.ones(3, np.int32), backend=backend, to=16)
 
 
 def test_opsets_before_broadcasting(backend):

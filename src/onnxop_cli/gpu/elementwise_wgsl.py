@@ -74,11 +74,17 @@ EXPRESSIONS: dict[str, dict[str, str]] = {
     "Or": {"u32": "bool:a != 0u || b != 0u"},
     "Xor": {"u32": "bool:(a != 0u) != (b != 0u)"},
     "Cast": {"*": "a"},
+    # to float16, float32, float64: the bits made by lib/int64_float.wgsl ("raw:": a 64-bit pattern already)
+    "CastFloat": {"s32": "raw:signed_to_float(raw(a), {mant}u, {ebits}u)",
+                  "s64": "raw:signed_to_float(a, {mant}u, {ebits}u)",
+                  "u32": "raw:int_to_float(raw(a), false, {mant}u, {ebits}u)",
+                  "u64": "raw:int_to_float(a, false, {mant}u, {ebits}u)"},
     "Range": {"s32": "bitcast<i32>(params.konst.x) + bitcast<i32>(eg) * bitcast<i32>(params.konst.z)",
               "64": "add64(params.konst.xy, mul64(vec2<u32>(eg, 0u), params.konst.zw))"},
 }
 DIVIDES = ("Div", "ModTrunc", "ModFloor")  # b is a divisor: a zero one is a fault
-LIBS = ("lib/int64_ops.wgsl", "lib/int64_div.wgsl")  # the shaders/lib parts every rendered kernel holds
+LIBS = ("lib/int64_ops.wgsl", "lib/int64_div.wgsl", "lib/int64_float.wgsl")
+FLOATS = {"float16": (10, 5), "float32": (23, 8), "float64": (52, 11)}  # fraction and exponent bits  # the shaders/lib parts every rendered kernel holds
 
 _HELPERS = """
 fn bswap(x: u32) -> u32 {
@@ -130,7 +136,7 @@ fn umax3(a: vec2<u32>, b: vec2<u32>, c: vec2<u32>) -> vec2<u32> {
 
 _WGSL = {"s32": "i32", "u32": "u32", "s64": "vec2<u32>", "u64": "vec2<u32>"}
 _BITS = {"bool": 8, "int8": 8, "uint8": 8, "int16": 16, "uint16": 16, "int32": 32, "uint32": 32,
-         "int64": 64, "uint64": 64}
+         "int64": 64, "uint64": 64, "float16": 16, "float32": 32, "float64": 64}
 
 
 def type_class(dtype: str) -> str:
@@ -185,9 +191,12 @@ class Elementwise:
         return "\n".join(parts)
 
     def _value(self) -> str:
-        expr, is_bool = self.expression, False
+        expr, is_bool, is_raw = self.expression, False, False
         if expr.startswith("bool:"):
             expr, is_bool = expr[len("bool:"):], True
+        if expr.startswith("raw:"):
+            mant, ebits = FLOATS[self.out]
+            expr, is_raw = expr[len("raw:"):].format(mant=mant, ebits=ebits), True
         names = "abc"
         loads = "".join(f"    let {names[k]} = load{k}(off[{k}]);\n" for k in range(len(self.inputs)))
         check = ""
@@ -196,6 +205,8 @@ class Elementwise:
             check = f"    if ({zero}) {{\n        atomicMin(&fault[0], eg);\n    }}\n"
         if is_bool:
             raw = f"vec2<u32>(select(0u, 1u, {expr}), 0u)"
+        elif is_raw:
+            raw = expr
         else:
             raw = f"raw({expr})"
         if self.out == "bool" and not is_bool:  # Cast to bool: any bit set is true

@@ -3,6 +3,9 @@ elementwise kernel (gpu/elementwise_wgsl.py's ``Cast``): an integer is
 loaded sign- or zero-extended to 64 bits and stored truncated to the
 target's width (wrapping, as numpy's astype and onnx.reference do); a
 target of bool is true where any bit is set, a source bool is 0 or 1.
+From integers and bool to float16, float32 and float64 (``CastFloat``):
+rounded to nearest, ties to even, as numpy's astype rounds (float16:
+infinity from 65520 on), the bits made by shaders/lib/int64_float.wgsl.
 
 A cast to the input's own type is its bytes (a device copy; strings stay
 on the host, as every string tensor does). Every other pair (a float,
@@ -23,6 +26,7 @@ from .elementwise import INTEGERS, check_count, runner
 from .family import Arg, OutputPlan, TensorOp
 from .spec import OpSpec, Param
 
+TO_FLOAT = ("float16", "float", "double")  # the float targets an integer is cast to (rounded to nearest even)
 CAST_TYPES = {1: tuple(t for t in BASE_TYPES if t not in ("complex64", "complex128", "string")), 9: ("string",),
               13: ("bfloat16",), 19: FLOAT8, 21: ("int4", "uint4"), 23: ("float4e2m1",), 24: ("float8e8m0",),
               25: ("int2", "uint2"), 28: ("float6e2m3", "float6e3m2")}
@@ -42,11 +46,13 @@ class CastBase(TensorOp):
             if target.is_string:
                 return [OutputPlan(cls.outputs[0], data.shape, target, values=_strings(data), kernel="host")]
             return [OutputPlan(cls.outputs[0], data.shape, target, copy=0, kernel="copy")]
-        if data.dtype.onnx_name not in INTEGERS or target.onnx_name not in INTEGERS:
+        to_float = target.onnx_name in TO_FLOAT
+        if data.dtype.onnx_name not in INTEGERS or (target.onnx_name not in INTEGERS and not to_float):
             raise OutOfScope(f"{cls.label()}: input {data.name} is {_name(data.dtype)}: onnxop runs {cls.op_type} "
-                             f"between integer and bool types only; {pair} is not in its scope")
+                             "between integer and bool types and from them to float16, float32 and float64 only; "
+                             f"{pair} is not in its scope")
         check_count(cls, data.shape, [data])
-        run = runner("Cast", [data], target.numpy.name, data.shape, cls.label())
+        run = runner("CastFloat" if to_float else "Cast", [data], target.numpy.name, data.shape, cls.label())
         return [OutputPlan(cls.outputs[0], data.shape, target, runner=run, kernel="elementwise")]
 
 
@@ -133,8 +139,8 @@ CAST = OpSpec(
     (Param("to", "int", "The target type as a TensorProto number (7: int64, 6: int32, 9: bool).", "7"),),
     summary="Convert integer and bool tensors' type (ONNX Cast).",
     description="For each input file (integer or bool), its values as the type --to, wrapping as numpy's "
-    "astype does (to bool: nonzero), in one pass of the GPU's elementwise kernel. Pairs with a float or string "
-    "type are refused.",
+    "astype does (to bool: nonzero; to float16, float32, float64: rounded to nearest even), in one pass of the "
+    "GPU's elementwise kernel. Casts from floats and strings are refused.",
     example="onnxop cast x.npy --to 6 -o y.npy",
 )
 CAST_LIKE = OpSpec(
