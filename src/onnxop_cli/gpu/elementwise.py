@@ -158,12 +158,14 @@ def run_elementwise(
 
 
 def _bits(dtype: str) -> int:
-    from .elementwise_wgsl import _BITS
+    from .elementwise_wgsl import BITS
 
-    return _BITS[dtype]
+    return BITS[dtype]
 
 
 def _c_strides(shape: Sequence[int]) -> tuple[int, ...]:
+    """The strides of an input read directly: row-major over ``shape``, 0 on
+    axes of extent 1 (as ops/family.broadcast_strides gives them)."""
     out, step = [], 1
     for d in reversed(shape):
         out.append(step if d != 1 else 0)

@@ -135,16 +135,17 @@ fn umax3(a: vec2<u32>, b: vec2<u32>, c: vec2<u32>) -> vec2<u32> {
 """
 
 _WGSL = {"s32": "i32", "u32": "u32", "s64": "vec2<u32>", "u64": "vec2<u32>"}
-_BITS = {"bool": 8, "int8": 8, "uint8": 8, "int16": 16, "uint16": 16, "int32": 32, "uint32": 32,
-         "int64": 64, "uint64": 64, "float16": 16, "float32": 32, "float64": 64}
+BITS = {  # element bits of the types the kernel reads and writes
+    "bool": 8, "int8": 8, "uint8": 8, "int16": 16, "uint16": 16, "int32": 32, "uint32": 32,
+    "int64": 64, "uint64": 64, "float16": 16, "float32": 32, "float64": 64}
 
 
 def type_class(dtype: str) -> str:
     """The class an integer or bool type (numpy's name) computes in."""
-    if dtype not in _BITS:
+    if dtype not in BITS or dtype.startswith("float"):
         raise ValueError(f"no integer class for {dtype}")
     signed = dtype.startswith("int")
-    return ("s" if signed else "u") + ("64" if _BITS[dtype] == 64 else "32")
+    return ("s" if signed else "u") + ("64" if BITS[dtype] == 64 else "32")
 
 
 @dataclass(frozen=True)
@@ -187,7 +188,7 @@ class Elementwise:
                  *(shader_source(lib) for lib in LIBS), _HELPERS,
                  PARAMS.wgsl(), _bindings(), _offsets()]
         parts += [_load(k, o) for k, o in enumerate(self.inputs)]
-        parts += [self._value(), _main(_BITS[self.out])]
+        parts += [self._value(), _main(BITS[self.out])]
         return "\n".join(parts)
 
     def _value(self) -> str:
@@ -258,7 +259,7 @@ fn offsets(eg: u32) -> vec4<u32> {
 
 
 def _load(k: int, o: Operand) -> str:
-    bits, cls = _BITS[o.dtype], type_class(o.dtype)
+    bits, cls = BITS[o.dtype], type_class(o.dtype)
     if bits == 64:
         swap = "    r = vec2<u32>(bswap(r.y), bswap(r.x));\n" if o.swap else ""
         return (f"fn load{k}(i: u32) -> vec2<u32> {{\n    var r = vec2<u32>(in{k}[2u * i], in{k}[2u * i + 1u]);\n"

@@ -53,7 +53,7 @@ class Struct:
             raise KeyError(f"{self.name} has no field {', '.join(sorted(unknown))}")
         raw = bytearray(self.size)
         for name, at, words in self._layout():
-            value = values.get(name, 0)
+            value = values.get(name, [0] * words)
             items = [value] if isinstance(value, int) else list(value)
             if len(items) != words:
                 raise ValueError(f"{self.name}.{name} takes {words} words, got {len(items)}")
