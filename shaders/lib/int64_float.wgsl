@@ -69,3 +69,41 @@ fn int_to_float(m: vec2<u32>, neg: bool, mant: u32, ebits: u32) -> vec2<u32> {
 fn signed_to_float(r: vec2<u32>, mant: u32, ebits: u32) -> vec2<u32> {
     return int_to_float(abs64(r), is_neg64(r), mant, ebits);
 }
+
+// A float's bits (`mant` fraction and `ebits` exponent bits) truncated toward
+// zero to an integer of `tbits` bits (signed or not), as 64-bit two's
+// complement; NaN, infinities and values the integer type cannot hold are
+// reported (the including kernel's `fault` word: the smallest element `eg`
+// that met one) and give 0.
+fn float_to_int(bits: vec2<u32>, mant: u32, ebits: u32, tbits: u32, signed: bool, eg: u32) -> vec2<u32> {
+    let one = vec2<u32>(1u, 0u);
+    let e = shr64(bits, mant).x & ((1u << ebits) - 1u);
+    let neg = (shr64(bits, mant + ebits).x & 1u) == 1u;
+    let bias = (1u << (ebits - 1u)) - 1u;
+    var ok = e != (1u << ebits) - 1u;
+    var mag = vec2<u32>(0u);
+    if (ok && e >= bias) {
+        let p = e - bias;  // the integer part's highest bit
+        if (p >= 64u) {
+            ok = false;
+        } else {
+            let sig = (bits & sub64(shl64(one, mant), one)) | shl64(one, mant);
+            if (p >= mant) {
+                mag = shl64(sig, p - mant);
+            } else {
+                mag = shr64(sig, mant - p);
+            }
+            if (signed) {
+                let limit = shl64(one, tbits - 1u);  // |INT_MIN|
+                ok = select(ult(mag, limit), !ult(limit, mag), neg);
+            } else {
+                ok = select(tbits == 64u || ult(mag, shl64(one, tbits)), mag.x == 0u && mag.y == 0u, neg);
+            }
+        }
+    }
+    if (!ok) {
+        atomicMin(&fault[0], eg);
+        return vec2<u32>(0u);
+    }
+    return select(mag, neg64(mag), neg);
+}

@@ -103,6 +103,21 @@ def test_float_inputs_are_refused_as_out_of_scope(tmp_path):
     np.save(tmp_path / "f.npy", np.ones(3, np.float32))
     line = _one_error_line(_onnxop("add", "f.npy", "--b", "f.npy", "-o", "s.npy", cwd=tmp_path))
     assert "float32" in line and "not in its scope" in line
-    line = _one_error_line(_onnxop("cast", "f.npy", "--to", "7", "-o", "c.npy", cwd=tmp_path))
-    assert "float32 to int64 is not in its scope" in line
+    line = _one_error_line(_onnxop("cast", "f.npy", "--to", "10", "-o", "c.npy", cwd=tmp_path))
+    assert "float32 to float16 is not in its scope" in line
     assert not (tmp_path / "s.npy").exists() and not (tmp_path / "c.npy").exists()
+
+
+def test_a_float_cast_outside_the_integer_type_is_refused_without_output(tmp_path):
+    """numpy's (onnx.reference's) result for NaN or an out-of-range value is the platform's: refused."""
+    np.save(tmp_path / "ok.npy", np.array([1.5, -2.5], np.float32))
+    np.save(tmp_path / "nan.npy", np.array([1.5, np.nan], np.float32))
+    r = _onnxop("cast", "ok.npy", "--to", "7", "-o", "c.npy", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert np.load(tmp_path / "c.npy").tolist() == [1, -2]
+    line = _one_error_line(_onnxop("cast", "nan.npy", "--to", "7", "-o", "d.npy", cwd=tmp_path))
+    assert "Cast: the input is NaN, infinite or outside int64 at output element (1)" in line
+    (tmp_path / "out").mkdir()
+    line = _one_error_line(_onnxop("cast", "ok.npy", "nan.npy", "--to", "7", "-o", "out/", cwd=tmp_path))
+    assert line.startswith("onnxop: error: nan.npy: Cast: the input is NaN")  # checked before any job writes
+    assert not (tmp_path / "d.npy").exists() and not list((tmp_path / "out").iterdir())

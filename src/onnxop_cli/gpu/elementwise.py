@@ -144,7 +144,7 @@ def run_elementwise(
                 compute.end()
                 gpu.queue.submit([encoder.finish()])
             if kernel.faults:
-                _check_fault(gpu, fault, shape, where)
+                _check_fault(gpu, fault, shape, where, kernel.fault)
             _drain(gpu, dst, sink, nbytes)
             stats["bands"] += 1
             written += nbytes
@@ -199,7 +199,7 @@ def _upload(gpu: Gpu, source: Any, lo: int, hi: int, into: Any) -> None:
     gpu.queue.write_buffer(into, 0, raw)
 
 
-def _check_fault(gpu: Gpu, fault: Any, shape: Sequence[int], where: str) -> None:
+def _check_fault(gpu: Gpu, fault: Any, shape: Sequence[int], where: str, what: str) -> None:
     from .resident import read_back
 
     (first,) = struct.unpack("<I", read_back(gpu, fault, 0, 4))
@@ -209,7 +209,7 @@ def _check_fault(gpu: Gpu, fault: Any, shape: Sequence[int], where: str) -> None
             index.append(first % d)
             first //= d
         at = ", ".join(map(str, reversed(index)))
-        raise OpError(f"{where}: division by zero: B is 0 at output element ({at})")
+        raise OpError(f"{where}: " + what.format(at=f"({at})"))
 
 
 def _drain(gpu: Gpu, dst: Any, sink: Sink, nbytes: int) -> None:

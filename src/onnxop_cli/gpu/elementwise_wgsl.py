@@ -79,6 +79,8 @@ EXPRESSIONS: dict[str, dict[str, str]] = {
                   "s64": "raw:signed_to_float(a, {mant}u, {ebits}u)",
                   "u32": "raw:int_to_float(raw(a), false, {mant}u, {ebits}u)",
                   "u64": "raw:int_to_float(a, false, {mant}u, {ebits}u)"},
+    # from float16, float32, float64 (class f: the bits) to an integer type, where it holds the value
+    "CastInt": {"f": "raw:float_to_int(a, {mant}u, {ebits}u, {tbits}u, {signed}, eg)"},
     "Range": {"s32": "bitcast<i32>(params.konst.x) + bitcast<i32>(eg) * bitcast<i32>(params.konst.z)",
               "64": "add64(params.konst.xy, mul64(vec2<u32>(eg, 0u), params.konst.zw))"},
 }
@@ -134,7 +136,7 @@ fn umax3(a: vec2<u32>, b: vec2<u32>, c: vec2<u32>) -> vec2<u32> {
 }
 """
 
-_WGSL = {"s32": "i32", "u32": "u32", "s64": "vec2<u32>", "u64": "vec2<u32>"}
+_WGSL = {"s32": "i32", "u32": "u32", "s64": "vec2<u32>", "u64": "vec2<u32>", "f": "vec2<u32>"}
 BITS = {  # element bits of the types the kernel reads and writes
     "bool": 8, "int8": 8, "uint8": 8, "int16": 16, "uint16": 16, "int32": 32, "uint32": 32,
     "int64": 64, "uint64": 64, "float16": 16, "float32": 32, "float64": 64}
@@ -142,8 +144,10 @@ BITS = {  # element bits of the types the kernel reads and writes
 
 def type_class(dtype: str) -> str:
     """The class an integer or bool type (numpy's name) computes in."""
-    if dtype not in BITS or dtype.startswith("float"):
-        raise ValueError(f"no integer class for {dtype}")
+    if dtype in FLOATS:
+        return "f"  # a float's bits, zero-extended to 64
+    if dtype not in BITS:
+        raise ValueError(f"no class for {dtype}")
     signed = dtype.startswith("int")
     return ("s" if signed else "u") + ("64" if BITS[dtype] == 64 else "32")
 
@@ -176,7 +180,15 @@ class Elementwise:
 
     @property
     def faults(self) -> bool:
-        return self.op in DIVIDES
+        return self.op in DIVIDES or self.op == "CastInt"
+
+    @property
+    def fault(self) -> str:
+        """What a fault word means: said with the output element it names."""
+        if self.op == "CastInt":
+            return (f"the input is NaN, infinite or outside {self.out} at output element {{at}}: onnx.reference's "
+                    "result there is numpy's, which the platform defines, so onnxop refuses it")
+        return "division by zero: B is 0 at output element {at}"
 
     @property
     def label(self) -> str:
@@ -196,12 +208,13 @@ class Elementwise:
         if expr.startswith("bool:"):
             expr, is_bool = expr[len("bool:"):], True
         if expr.startswith("raw:"):
-            mant, ebits = FLOATS[self.out]
-            expr, is_raw = expr[len("raw:"):].format(mant=mant, ebits=ebits), True
+            mant, ebits = FLOATS[self.out if self.op == "CastFloat" else self.inputs[0].dtype]
+            expr, is_raw = expr[len("raw:"):].format(mant=mant, ebits=ebits, tbits=BITS[self.out],
+                                                     signed=str(self.out.startswith("int")).lower()), True
         names = "abc"
         loads = "".join(f"    let {names[k]} = load{k}(off[{k}]);\n" for k in range(len(self.inputs)))
         check = ""
-        if self.faults:
+        if self.op in DIVIDES:
             zero = ZERO[self.cls[1:]].format(v="b", z="0" if self.cls == "s32" else "0u")
             check = f"    if ({zero}) {{\n        atomicMin(&fault[0], eg);\n    }}\n"
         if is_bool:
@@ -271,8 +284,8 @@ def _load(k: int, o: Operand) -> str:
         read = f"    var x = (in{k}[i / {per}u] >> ((i % {per}u) * {bits}u)) & {mask}u;\n"
         if o.swap and bits == 16:
             read += "    x = ((x >> 8u) | (x << 8u)) & 0xffffu;\n"
-    if cls == "u32":
-        ret = "x"
+    if cls in ("u32", "f"):
+        ret = "x" if cls == "u32" else "vec2<u32>(x, 0u)"
     elif bits == 32:
         ret = "bitcast<i32>(x)"
     else:

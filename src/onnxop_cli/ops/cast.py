@@ -6,6 +6,11 @@ target of bool is true where any bit is set, a source bool is 0 or 1.
 From integers and bool to float16, float32 and float64 (``CastFloat``):
 rounded to nearest, ties to even, as numpy's astype rounds (float16:
 infinity from 65520 on), the bits made by shaders/lib/int64_float.wgsl.
+From those floats to integer types (``CastInt``): truncated toward zero, as
+numpy's astype; a NaN, an infinity or a value the integer type cannot hold
+is an error naming the element, since numpy's (onnx.reference's) result
+there is the platform's (x86 gives INT_MIN for int32 and int64, wraps int8
+through int32, and so on).
 
 A cast to the input's own type is its bytes (a device copy; strings stay
 on the host, as every string tensor does). Every other pair (a float,
@@ -46,14 +51,22 @@ class CastBase(TensorOp):
             if target.is_string:
                 return [OutputPlan(cls.outputs[0], data.shape, target, values=_strings(data), kernel="host")]
             return [OutputPlan(cls.outputs[0], data.shape, target, copy=0, kernel="copy")]
-        to_float = target.onnx_name in TO_FLOAT
-        if data.dtype.onnx_name not in INTEGERS or (target.onnx_name not in INTEGERS and not to_float):
+        source, to = data.dtype.onnx_name, target.onnx_name
+        if source in INTEGERS and to in INTEGERS:
+            kernel_op = "Cast"
+        elif source in INTEGERS and to in TO_FLOAT:
+            kernel_op = "CastFloat"
+        elif source in TO_FLOAT and to in INTEGERS and to != "bool":
+            kernel_op = "CastInt"
+        else:
             raise OutOfScope(f"{cls.label()}: input {data.name} is {_name(data.dtype)}: onnxop runs {cls.op_type} "
-                             "between integer and bool types and from them to float16, float32 and float64 only; "
-                             f"{pair} is not in its scope")
+                             "between integer and bool types, from them to float16, float32 and float64, and from "
+                             f"those floats to integer types only; {pair} is not in its scope")
         check_count(cls, data.shape, [data])
-        run = runner("CastFloat" if to_float else "Cast", [data], target.numpy.name, data.shape, cls.label())
-        return [OutputPlan(cls.outputs[0], data.shape, target, runner=run, kernel="elementwise")]
+        run = runner(kernel_op, [data], target.numpy.name, data.shape, cls.label())
+        # a batch checks every job's values before any job writes (cli/family.py): the kernel, its output dropped
+        check = (lambda gpu, sources: run(gpu, sources, lambda chunk: None)) if kernel_op == "CastInt" else None
+        return [OutputPlan(cls.outputs[0], data.shape, target, runner=run, kernel="elementwise", precheck=check)]
 
 
 def _strings(data: Arg):
@@ -140,7 +153,8 @@ CAST = OpSpec(
     summary="Convert integer and bool tensors' type (ONNX Cast).",
     description="For each input file (integer or bool), its values as the type --to, wrapping as numpy's "
     "astype does (to bool: nonzero; to float16, float32, float64: rounded to nearest even), in one pass of the "
-    "GPU's elementwise kernel. Casts from floats and strings are refused.",
+    "GPU's elementwise kernel. From float16, float32, float64 to integers: truncated; NaN, infinities and "
+    "values out of the type's range are refused.",
     example="onnxop cast x.npy --to 6 -o y.npy",
 )
 CAST_LIKE = OpSpec(
