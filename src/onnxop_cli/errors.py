@@ -50,6 +50,12 @@ class OpError(UsageError):
     """Operator semantics rejected the request (axis out of range, duplicate axes...)."""
 
 
+class OutOfScope(OpError):
+    """A case the operator's rules allow that onnxop does not run (float
+    arithmetic, whose WGSL results are not correctly rounded): conformance
+    reports it as skipped, the CLI as an error."""
+
+
 class GpuError(OnnxopError):
     """WebGPU failed: shader, validation, out of memory, device lost."""
 

@@ -226,18 +226,18 @@ def test_the_page_opset_selects_the_rules(backend, tmp_path, capsys):
 
 def test_other_operators_and_unreadable_examples_are_skipped(backend, tmp_path, capsys):
     page = (
-        "Mod#\nSince version: 13\nExamples#\n"
-        "test_mod\nNode:\nMod(x, y) -> (z)\nInputs:\n"
+        "Pow#\nSince version: 13\nExamples#\n"
+        "test_pow\nNode:\nPow(x, y) -> (z)\nInputs:\n"
         "x: shape=(2,), dtype=float32\n[1., 2.]\ny: shape=(1,), dtype=float32\n[1.]\n"
         "Outputs:\nz: shape=(2,), dtype=float32\n[0., 0.]\n"
         "test_garbled\nNode:\nFlatten(a) -> (b)\nInputs:\na: shape=(2,), dtype=float32\n[1., 2.\n"
         "Outputs:\nb: shape=(1, 2), dtype=float32\n[[1., 2.]]\n"
         "test_no_node\nNode:\nthis is prose\n"
     )
-    code, out, err = cli(capsys, "doc-examples", "--check", write(tmp_path, "Mod.txt", page), "-b", backend)
+    code, out, err = cli(capsys, "doc-examples", "--check", write(tmp_path, "Pow.txt", page), "-b", backend)
     assert code == ExitCode.ERROR and err == ""  # nothing was checked: not a success
     assert out.splitlines()[-1] == "0 passed, 0 failed, 3 skipped"
-    assert "Mod is not an operator onnxop runs" in row(out, "test_mod")
+    assert "Pow is not an operator onnxop runs" in row(out, "test_pow")
     assert "input a: cannot read the values: values end early (missing ']')" in row(out, "test_garbled")
     assert "cannot read the node line 'this is prose'" in row(out, "test_no_node")
 
@@ -405,7 +405,7 @@ def test_op_examples_catch_a_wrong_kernel(backend, capsys, monkeypatch):
 
 
 @pytest.mark.parametrize("argv,message", [
-    (["--op", "Mod"], "--op Mod: not an operator onnxop runs (Flatten, Unsqueeze, Identity"),
+    (["--op", "Pow"], "--op Pow: not an operator onnxop runs (Flatten, Unsqueeze, Identity"),
     (["--op", "Transpose", "x.rst"], "give PAGE files or --op, not both"),
 ])
 def test_op_refusals(capsys, argv, message):

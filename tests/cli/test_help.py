@@ -75,7 +75,9 @@ def test_root_help_groups_commands_with_one_example_each():
     assert [s for s in sections if s in PANELS] == list(PANELS)
     for name, cmd in commands():
         lines = text.splitlines()
-        (i,) = [k for k, line in enumerate(lines) if line.split()[:1] == [name]]
+        # a command's line is indented two spaces (a wrapped option help may start with "or")
+        (i,) = [k for k, line in enumerate(lines) if line[:2] == "  " and line[2:3] != " "
+                and line.split()[:1] == [name]]
         assert lines[i + 1].strip() == f"Example: {example_of(cmd.help)}"
 
 

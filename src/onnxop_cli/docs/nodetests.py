@@ -21,9 +21,11 @@ from ..ops import OPERATORS
 def node_testcases(op_types=None) -> list:
     """The registered single-node cases of ``op_types`` (default: every operator onnxop runs)."""
     wanted = set(op_types or OPERATORS)
+    # each operator's own cases: a module's one-node expansion of another operator (CastLike's
+    # *_expanded cases are one Cast) is not the other operator's, and is not listed twice
     return [
         c for op_type in sorted(wanted) for c in _module_cases(_module(op_type))
-        if len(c.model.graph.node) == 1 and c.model.graph.node[0].op_type in wanted
+        if len(c.model.graph.node) == 1 and c.model.graph.node[0].op_type == op_type
     ]
 
 
@@ -37,6 +39,7 @@ def _module_cases(module: str) -> list:
     every other operator's module, it is run again into an empty list, so
     no other module's case is taken for this one's."""
     import sys
+    import warnings
 
     import onnx.backend.test.case.node as node_cases
 
@@ -47,10 +50,12 @@ def _module_cases(module: str) -> list:
         del registry[:]
         names.clear()  # (a second run of a module's expect() calls would refuse its own names)
         try:
-            if name in sys.modules:
-                importlib.reload(sys.modules[name])
-            else:
-                importlib.import_module(name)
+            with warnings.catch_warnings():  # Cast's cases overflow numpy casts on purpose
+                warnings.simplefilter("ignore", RuntimeWarning)
+                if name in sys.modules:
+                    importlib.reload(sys.modules[name])
+                else:
+                    importlib.import_module(name)
             _CASES[module] = list(registry)
         finally:
             ids = {id(c) for c in saved}
@@ -60,12 +65,14 @@ def _module_cases(module: str) -> list:
 
 
 def _module(op_type: str) -> str:
-    """onnx's module of an operator's cases: ``concat``, ``center_crop_pad``."""
+    """onnx's module of an operator's cases: ``concat``, ``center_crop_pad``,
+    ``not_`` (a Python keyword), ``rangeop``."""
     import importlib.util
 
     lower = op_type.lower()
-    if importlib.util.find_spec(f"onnx.backend.test.case.node.{lower}") is not None:
-        return lower
+    for name in (lower, lower + "_", lower + "op"):
+        if importlib.util.find_spec(f"onnx.backend.test.case.node.{name}") is not None:
+            return name
     return "".join(("_" + c.lower()) if c.isupper() and i else c.lower() for i, c in enumerate(op_type))
 
 
@@ -88,7 +95,12 @@ def write_case(case, out: Path) -> Path:
         for kind, values, infos in (("input", inputs, case.model.graph.input),
                                     ("output", outputs, case.model.graph.output)):
             for j, value in enumerate(values):
-                proto = numpy_helper.from_array(value, infos[j].name)
+                if hasattr(value, "SerializeToString"):  # a case that gives a TensorProto (Cast's float8, int4)
+                    proto = type(value)()
+                    proto.CopyFrom(value)
+                    proto.name = infos[j].name
+                else:
+                    proto = numpy_helper.from_array(value, infos[j].name)
                 (data_set / f"{kind}_{j}.pb").write_bytes(proto.SerializeToString())
     return folder
 

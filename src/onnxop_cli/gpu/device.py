@@ -339,16 +339,20 @@ class Gpu:
             self._pipelines[key] = pipe
         return pipe
 
-    def pipeline_with_layout(self, shader: str, entries: list[dict], entry: str = "main") -> tuple[Any, Any]:
+    def pipeline_with_layout(self, shader: str, entries: list[dict], entry: str = "main",
+                             code: str | None = None) -> tuple[Any, Any]:
         """(pipeline, bind group layout) for a shader that needs an explicit
-        layout (dynamic offsets), compiled once."""
+        layout (dynamic offsets), compiled once. ``code``: a rendered kernel's
+        WGSL (gpu/elementwise_wgsl.py), ``shader`` then its label (unique
+        per kernel); else the shader file's."""
         key = f"{shader}:{entry}:explicit"
         found = self._pipelines.get(key)
         if found is None:
             from .shaders import shader_source
 
             with gpu_errors(f"compiling {shader}", self.name):
-                module = self.device.create_shader_module(label=shader, code=shader_source(shader))
+                text = shader_source(shader) if code is None else code
+                module = self.device.create_shader_module(label=shader, code=text)
                 layout = self.device.create_bind_group_layout(label=shader, entries=entries)
                 pipe = self.device.create_compute_pipeline(
                     label=shader,

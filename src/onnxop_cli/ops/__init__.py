@@ -15,6 +15,7 @@ from . import unsqueeze
 from . import compress, concat, fills, one_hot, pad, selection, shape, split, trilu, where
 from . import gather, gather_elements, gather_nd, reverse_sequence, scatter, scatter_elements, scatter_nd
 from . import nonzero, tensor_scatter
+from . import arithmetic, cast, logic, range_op
 from .base import check_type, Node, OpVersion
 from .spec import OpSpec, Param
 from ..core.view import View, c_strides, f_strides
@@ -35,6 +36,7 @@ SPECS: dict[str, OpSpec] = {
         )),
         fills.CONSTANT_OF_SHAPE, fills.EYE_LIKE, shape.SHAPE, shape.SIZE,
         selection.CENTER_CROP_PAD, compress.COMPRESS, one_hot.ONE_HOT, selection.BITCAST,
+        *arithmetic.SPECS, *logic.SPECS, *cast.SPECS, range_op.SPEC,
     )
 }
 OPERATORS: dict[str, tuple[type[OpVersion], ...]] = {name: spec.versions for name, spec in SPECS.items()}

@@ -41,6 +41,7 @@ class _Session:
 
     def run(self, feeds: Sequence[Any]) -> list[Any]:
         from ...core import graph
+        from ...errors import OutOfScope
         from ...ops.model import Unsupported
 
         named = {name: t for name, t in zip(self.graph.inputs, feeds)}
@@ -50,8 +51,19 @@ class _Session:
             raise
         except Unsupported as e:
             raise Lacks(str(e)) from None
+        except OutOfScope as e:  # float arithmetic: the operator allows it, onnxop does not run it
+            raise Lacks(_scope_reason(e)) from None
         except OnnxopError as e:
             raise Refused(str(e)) from None
         except Exception as e:  # noqa: BLE001 - an internal error is this case's, not the run's
             raise Refused(f"internal error: {message(e, 200)}") from None
         return list(results)
+
+
+def _scope_reason(e) -> str:
+    """The refusal without the node and input names, so the per-operator
+    summary says it once: "float16 inputs: out of scope"."""
+    import re
+
+    m = re.search(r" is (\S+): onnxop runs", e.message)
+    return f"{m.group(1)} inputs: out of scope" if m else e.message

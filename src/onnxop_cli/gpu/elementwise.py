@@ -1,0 +1,221 @@
+"""One elementwise kernel over the output (gpu/elementwise_wgsl.py renders
+it from its description): integer arithmetic, comparisons and logic with
+numpy's broadcasting, Cast between integer and bool types, Range.
+
+    upload each input read through the axes table whole, once
+    for each band of the output (at most one binding and BAND bytes):
+        upload the band's window of each input read directly (the output's
+        shape, row-major); one dispatch; check the fault word; readback --sink-->
+
+The output is never handed to the sink before its band's fault word says no
+divisor was zero, so a division by zero leaves no output (the file writer
+discards what it began). Sources and sinks may be a graph's device buffers
+(gpu/resident.py): they are copied on the device, nothing crosses.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from typing import Any, Callable, Optional, Sequence
+
+from ..errors import OpError
+from .buffers import WORD, BufferUsage, ShaderStage, binding_limit, dispatch_limit, env_poison, grid, round_up
+from .device import Gpu
+from .elementwise_wgsl import INPUTS, NONE, PARAMS, WG, Elementwise
+
+LIMIT = 1 << 31  # output and input elements: the kernel's element arithmetic is u32
+BAND = 16 << 20  # bytes of output per band at most (gpu/where.py's measure)
+LAST = "elementwise-last"  # gpu.cache[LAST]: the last run's bands (tests check the path)
+
+Sink = Callable[[memoryview], None]
+
+
+def _layout() -> list[dict]:
+    stage = ShaderStage.COMPUTE
+    ro = {"type": "read-only-storage"}
+    return [
+        *({"binding": k, "visibility": stage, "buffer": ro} for k in range(INPUTS)),
+        {"binding": 3, "visibility": stage, "buffer": {"type": "storage"}},
+        {"binding": 4, "visibility": stage, "buffer": {"type": "uniform"}},
+        {"binding": 5, "visibility": stage, "buffer": ro},
+        {"binding": 6, "visibility": stage, "buffer": {"type": "storage"}},
+    ]
+
+
+def run_elementwise(
+    gpu: Gpu,
+    kernel: Elementwise,
+    sources: Sequence[Any],
+    sink: Sink,
+    *,
+    shape: Sequence[int],
+    strides: Sequence[Sequence[int]],
+    konst: Sequence[int] = (0, 0, 0, 0),
+    where: str = "",
+    binding_bytes: Optional[int] = None,
+    poison: Optional[int] = None,
+) -> int:
+    """Stream the output of ``kernel`` (``shape``, row-major) into ``sink``;
+    ``sources`` are the inputs (gpu/pieces.Source: bytes and swap unit),
+    ``strides`` each one's element strides over ``shape`` (0 where
+    broadcast). Returns the bytes written. A zero divisor raises OpError
+    naming ``where`` and the output element."""
+    count = math.prod(shape)
+    out_bits = _bits(kernel.out)
+    stats = gpu.cache[LAST] = {"bands": 0}
+    if count == 0:
+        return 0
+    if poison is None:
+        poison = env_poison()
+    cap = min(binding_bytes or binding_limit(gpu), binding_limit(gpu))
+    cap -= cap % WORD
+    bits = [_bits(o.dtype) for o in kernel.inputs]
+    direct = [tuple(s) == _c_strides(shape) for s in strides]
+    # a band's elements: whole words of every input and of the output, its windows within a binding
+    widest = max([out_bits, *(b for b, d in zip(bits, direct) if d)])
+    band = max(64, min(BAND * 8 // out_bits, (cap - 2 * WORD) * 8 // widest) // 64 * 64)
+    sizes = []
+    for k, (source, d) in enumerate(zip(sources, direct)):
+        need = round_up(min(count, band) * bits[k] // 8 + WORD, WORD) if d else round_up(source.data.nbytes + WORD,
+                                                                                          WORD)
+        if need > cap:
+            raise OpError(f"{where}: input {k} ({source.data.nbytes} bytes, broadcast) is larger than one "
+                          f"binding ({cap} bytes); onnxop reads a broadcast input whole")
+        sizes.append(need)
+    device = gpu.device
+    U = BufferUsage
+    made: list[Any] = []
+
+    def buffer(label: str, size: int, usage: int) -> Any:
+        buf = device.create_buffer(label=label, size=max(WORD, size), usage=usage)
+        made.append(buf)
+        return buf
+
+    written = 0
+    try:
+        with gpu.errors(kernel.label):
+            pipeline, layout = gpu.pipeline_with_layout(kernel.label, _layout(), code=kernel.wgsl())
+            ins = [buffer(f"in{k}", sizes[k], U.STORAGE | U.COPY_DST) for k in range(len(sources))]
+            ins += [buffer("unused", WORD, U.STORAGE) for _ in range(INPUTS - len(ins))]
+            band_bytes = round_up(min(count, band) * out_bits // 8, WORD)
+            dst = buffer("dst", band_bytes, U.STORAGE | U.COPY_SRC | U.COPY_DST)
+            params = buffer("params", PARAMS.size, U.UNIFORM | U.COPY_DST)
+            axes = _axes(shape, strides)
+            table = buffer("axes", len(axes), U.STORAGE | U.COPY_DST)
+            gpu.queue.write_buffer(table, 0, axes)
+            fault = buffer("fault", 16, U.STORAGE | U.COPY_SRC | U.COPY_DST)
+            group = device.create_bind_group(layout=layout, entries=[
+                *({"binding": k, "resource": {"buffer": b, "offset": 0, "size": b.size}} for k, b in enumerate(ins)),
+                {"binding": 3, "resource": {"buffer": dst, "offset": 0, "size": band_bytes}},
+                {"binding": 4, "resource": {"buffer": params, "offset": 0, "size": PARAMS.size}},
+                {"binding": 5, "resource": {"buffer": table, "offset": 0, "size": len(axes)}},
+                {"binding": 6, "resource": {"buffer": fault, "offset": 0, "size": 16}},
+            ])
+            for k, source in enumerate(sources):  # broadcast inputs: whole, once
+                if not direct[k]:
+                    _upload(gpu, source, 0, source.data.nbytes, ins[k])
+        max_dim = dispatch_limit(gpu)
+        strided = sum(1 << k for k, d in enumerate(direct) if not d)
+        for e0 in range(0, count, band):
+            n = min(band, count - e0)
+            nbytes = (n * out_bits + 7) // 8
+            base = [0, 0, 0, 0]
+            with gpu.errors(kernel.label):
+                for k, source in enumerate(sources):
+                    if direct[k]:
+                        lo = e0 * bits[k] // 8
+                        _upload(gpu, source, lo, min(source.data.nbytes, lo + round_up(-(-n * bits[k] // 8), WORD)),
+                                ins[k])
+                        base[k] = e0
+                if poison is not None:
+                    gpu.queue.write_buffer(dst, 0, bytes([poison]) * round_up(nbytes, WORD))
+                gpu.queue.write_buffer(fault, 0, struct.pack("<4I", NONE, 0, 0, 0))
+                units = n if out_bits >= 32 else -(-n * out_bits // 32)
+                gx, gy = grid(-(-units // WG), max_dim)
+                gpu.queue.write_buffer(params, 0, PARAMS.pack({
+                    "units": units, "groups_x": gx, "count": n, "e0": e0, "rank": len(shape),
+                    "strided": strided, "base": base, "konst": konst}))
+                encoder = device.create_command_encoder()
+                compute = encoder.begin_compute_pass()
+                compute.set_pipeline(pipeline)
+                compute.set_bind_group(0, group)
+                compute.dispatch_workgroups(gx, gy, 1)
+                compute.end()
+                gpu.queue.submit([encoder.finish()])
+            if kernel.faults:
+                _check_fault(gpu, fault, shape, where, kernel.fault)
+            _drain(gpu, dst, sink, nbytes)
+            stats["bands"] += 1
+            written += nbytes
+    finally:
+        for buf in made:
+            try:
+                buf.destroy()
+            except Exception:  # noqa: BLE001 - best effort; the real error is raised
+                pass
+    return written
+
+
+def _bits(dtype: str) -> int:
+    from .elementwise_wgsl import BITS
+
+    return BITS[dtype]
+
+
+def _c_strides(shape: Sequence[int]) -> tuple[int, ...]:
+    """The strides of an input read directly: row-major over ``shape``, 0 on
+    axes of extent 1 (as ops/family.broadcast_strides gives them)."""
+    out, step = [], 1
+    for d in reversed(shape):
+        out.append(step if d != 1 else 0)
+        step *= d
+    return tuple(reversed(out))
+
+
+def _axes(shape: Sequence[int], strides: Sequence[Sequence[int]]) -> bytes:
+    """The axes table: per axis (extent, each input's stride), vec4<u32> each."""
+    rows = []
+    for j, d in enumerate(shape):
+        s = [strides[k][j] if k < len(strides) else 0 for k in range(INPUTS)]
+        rows.append(struct.pack("<4I", d, *s))
+    return b"".join(rows) or bytes(16)
+
+
+def _upload(gpu: Gpu, source: Any, lo: int, hi: int, into: Any) -> None:
+    """Bytes [lo, hi) of a source into ``into`` from its start (lo a whole word)."""
+    from .resident import DeviceBuffer, device_copy
+
+    n = hi - lo
+    if n <= 0:
+        return
+    if isinstance(source.data, DeviceBuffer):  # a graph's intermediate: copied on the device
+        encoder = gpu.device.create_command_encoder()
+        device_copy(encoder, source.data, lo, into, 0, n)
+        gpu.queue.submit([encoder.finish()])
+        return
+    raw = bytearray(round_up(n, WORD))
+    source.data.readinto(lo, memoryview(raw)[:n])
+    gpu.queue.write_buffer(into, 0, raw)
+
+
+def _check_fault(gpu: Gpu, fault: Any, shape: Sequence[int], where: str, what: str) -> None:
+    from .resident import read_back
+
+    (first,) = struct.unpack("<I", read_back(gpu, fault, 0, 4))
+    if first != NONE:
+        index = []
+        for d in reversed(shape):
+            index.append(first % d)
+            first //= d
+        at = ", ".join(map(str, reversed(index)))
+        raise OpError(f"{where}: " + what.format(at=f"({at})"))
+
+
+def _drain(gpu: Gpu, dst: Any, sink: Sink, nbytes: int) -> None:
+    from .resident import DeviceSink, read_back
+
+    if isinstance(sink, DeviceSink):  # a graph's intermediate: stays on the device
+        sink.take(dst, nbytes)
+        return
+    sink(memoryview(read_back(gpu, dst, 0, nbytes)))

@@ -1,0 +1,310 @@
+"""The elementwise kernel, rendered from a description (``Elementwise``):
+the operator's expression is data (``EXPRESSIONS``, one entry per operator
+and type class), and one renderer turns it, the input and output types and
+the parameter struct (``PARAMS``, declared once, gpu/params.py) into WGSL.
+
+Type classes: integers of 32 bits or fewer compute in WGSL's ``i32``
+(``s32``: signed, loaded sign-extended) or ``u32`` (``u32``: unsigned and
+bool, zero-extended); 64-bit integers in ``vec2<u32>`` (``s64``, ``u64``;
+x the low word), through shaders/lib/int64_ops.wgsl and int64_div.wgsl.
+Every result is truncated to the output's width when stored, so overflow
+wraps as numpy and onnxruntime wrap (int8 127 + 1 is -128; INT_MIN / -1 is
+INT_MIN). Integer division truncates toward zero; a zero divisor is
+reported through the ``fault`` buffer (the smallest output element that
+met one), never stored as a value the caller could take for a result.
+
+Each invocation makes one output word (elements narrower than 32 bits,
+packed) or one element (32 and 64 bits). An input is read at the output
+element's broadcast offset: element ``eg - base`` of its window where it is
+the output's own shape in row-major order (``direct``), else through the
+axes table (``axes[j]``: the output's extent on axis j and each input's
+element stride there, 0 where it is broadcast).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .params import Struct
+from .shaders import shader_source
+
+PARAMS = Struct("Params", (
+    ("units", "u32"),     # invocations' units of this band: output words (< 32 bits) or elements
+    ("groups_x", "u32"),  # workgroups per row of the dispatch grid
+    ("count", "u32"),     # output elements of this band
+    ("e0", "u32"),        # the band's first output element
+    ("rank", "u32"),      # entries of the axes table
+    ("strided", "u32"),   # bit k: input k is read through the axes table (else directly)
+    ("pad0", "u32"),
+    ("pad1", "u32"),
+    ("base", "vec4<u32>"),   # input k's window starts at its element base[k]
+    ("konst", "vec4<u32>"),  # Range: start (x, y) and delta (z, w), as 64-bit words
+))
+WG = 64
+INPUTS = 3  # input bindings: binary operators, and Min/Max of up to three
+ZERO = {"32": "{v} == {z}", "64": "all({v} == vec2<u32>(0u))"}
+NONE = 0xFFFFFFFF  # the fault word when no divisor was zero
+
+# operator -> type class (s32, u32, s64, u64, or 32 / 64 / * for several) -> WGSL over a, b, c
+# (the inputs), eg (the output element) and params; a "bool:" prefix: the result is a WGSL bool
+EXPRESSIONS: dict[str, dict[str, str]] = {
+    "Add": {"32": "a + b", "64": "add64(a, b)"},
+    "Sub": {"32": "a - b", "64": "sub64(a, b)"},
+    "Mul": {"32": "a * b", "64": "mul64(a, b)"},
+    # signed 32-bit division through magnitudes: WGSL defines i32 / and %, but GLSL (naga's GL output) leaves
+    # them undefined for negative operands (llvmpipe's GL took -7 % 3 for 2); a zero divisor divides by 1
+    "Div": {"s32": "sdiv32(a, b)", "u32": "a / max(b, 1u)", "s64": "sdiv64(a, b)", "u64": "udiv64(a, b)"},
+    "ModTrunc": {"s32": "srem32(a, b)", "u32": "a % max(b, 1u)", "s64": "srem64(a, b)",  # fmod=1
+                 "u64": "urem64(a, b)"},
+    "ModFloor": {"s32": "mod_floor(a, b)", "u32": "a % max(b, 1u)", "s64": "smod64(a, b)", "u64": "urem64(a, b)"},
+    "Neg": {"s32": "bitcast<i32>(0u - bitcast<u32>(a))", "64": "neg64(a)"},
+    "Abs": {"s32": "select(a, bitcast<i32>(0u - bitcast<u32>(a)), a < 0)", "u32": "a", "s64": "abs64(a)",
+            "u64": "a"},
+    "Min": {"32": "min(a, b)", "s64": "select(a, b, slt(b, a))", "u64": "select(a, b, ult(b, a))"},
+    "Min3": {"32": "min(min(a, b), c)", "s64": "smin3(a, b, c)", "u64": "umin3(a, b, c)"},
+    "Max": {"32": "max(a, b)", "s64": "select(a, b, slt(a, b))", "u64": "select(a, b, ult(a, b))"},
+    "Max3": {"32": "max(max(a, b), c)", "s64": "smax3(a, b, c)", "u64": "umax3(a, b, c)"},
+    "Equal": {"32": "bool:a == b", "64": "bool:all(a == b)"},
+    "Less": {"32": "bool:a < b", "s64": "bool:slt(a, b)", "u64": "bool:ult(a, b)"},
+    "LessOrEqual": {"32": "bool:a <= b", "s64": "bool:!slt(b, a)", "u64": "bool:!ult(b, a)"},
+    "Greater": {"32": "bool:a > b", "s64": "bool:slt(b, a)", "u64": "bool:ult(b, a)"},
+    "GreaterOrEqual": {"32": "bool:a >= b", "s64": "bool:!slt(a, b)", "u64": "bool:!ult(a, b)"},
+    "Not": {"u32": "bool:a == 0u"},
+    "And": {"u32": "bool:a != 0u && b != 0u"},
+    "Or": {"u32": "bool:a != 0u || b != 0u"},
+    "Xor": {"u32": "bool:(a != 0u) != (b != 0u)"},
+    "Cast": {"*": "a"},
+    # to float16, float32, float64: the bits made by lib/int64_float.wgsl ("raw:": a 64-bit pattern already)
+    "CastFloat": {"s32": "raw:signed_to_float(raw(a), {mant}u, {ebits}u)",
+                  "s64": "raw:signed_to_float(a, {mant}u, {ebits}u)",
+                  "u32": "raw:int_to_float(raw(a), false, {mant}u, {ebits}u)",
+                  "u64": "raw:int_to_float(a, false, {mant}u, {ebits}u)"},
+    # from float16, float32, float64 (class f: the bits) to an integer type, where it holds the value
+    "CastInt": {"f": "raw:float_to_int(a, {mant}u, {ebits}u, {tbits}u, {signed}, eg)"},
+    "Range": {"s32": "bitcast<i32>(params.konst.x) + bitcast<i32>(eg) * bitcast<i32>(params.konst.z)",
+              "64": "add64(params.konst.xy, mul64(vec2<u32>(eg, 0u), params.konst.zw))"},
+}
+DIVIDES = ("Div", "ModTrunc", "ModFloor")  # b is a divisor: a zero one is a fault
+LIBS = ("lib/int64_ops.wgsl", "lib/int64_div.wgsl", "lib/int64_float.wgsl")
+FLOATS = {"float16": (10, 5), "float32": (23, 8), "float64": (52, 11)}  # fraction and exponent bits  # the shaders/lib parts every rendered kernel holds
+
+_HELPERS = """
+fn bswap(x: u32) -> u32 {
+    return (x >> 24u) | ((x >> 8u) & 0xff00u) | ((x << 8u) & 0xff0000u) | (x << 24u);
+}
+
+fn magnitude(a: i32) -> u32 {
+    return select(bitcast<u32>(a), 0u - bitcast<u32>(a), a < 0);
+}
+
+// truncated toward zero; INT_MIN / -1 wraps to INT_MIN
+fn sdiv32(a: i32, b: i32) -> i32 {
+    let q = magnitude(a) / max(magnitude(b), 1u);
+    return bitcast<i32>(select(q, 0u - q, (a < 0) != (b < 0)));
+}
+
+// the dividend's sign
+fn srem32(a: i32, b: i32) -> i32 {
+    let r = magnitude(a) % max(magnitude(b), 1u);
+    return bitcast<i32>(select(r, 0u - r, a < 0));
+}
+
+// the divisor's sign
+fn mod_floor(a: i32, b: i32) -> i32 {
+    let r = srem32(a, b);
+    return select(r, r + b, r != 0 && ((r < 0) != (b < 0)));
+}
+
+fn smin3(a: vec2<u32>, b: vec2<u32>, c: vec2<u32>) -> vec2<u32> {
+    let m = select(a, b, slt(b, a));
+    return select(m, c, slt(c, m));
+}
+
+fn umin3(a: vec2<u32>, b: vec2<u32>, c: vec2<u32>) -> vec2<u32> {
+    let m = select(a, b, ult(b, a));
+    return select(m, c, ult(c, m));
+}
+
+fn smax3(a: vec2<u32>, b: vec2<u32>, c: vec2<u32>) -> vec2<u32> {
+    let m = select(a, b, slt(a, b));
+    return select(m, c, slt(m, c));
+}
+
+fn umax3(a: vec2<u32>, b: vec2<u32>, c: vec2<u32>) -> vec2<u32> {
+    let m = select(a, b, ult(a, b));
+    return select(m, c, ult(m, c));
+}
+"""
+
+_WGSL = {"s32": "i32", "u32": "u32", "s64": "vec2<u32>", "u64": "vec2<u32>", "f": "vec2<u32>"}
+BITS = {  # element bits of the types the kernel reads and writes
+    "bool": 8, "int8": 8, "uint8": 8, "int16": 16, "uint16": 16, "int32": 32, "uint32": 32,
+    "int64": 64, "uint64": 64, "float16": 16, "float32": 32, "float64": 64}
+
+
+def type_class(dtype: str) -> str:
+    """The class an integer or bool type (numpy's name) computes in."""
+    if dtype in FLOATS:
+        return "f"  # a float's bits, zero-extended to 64
+    if dtype not in BITS:
+        raise ValueError(f"no class for {dtype}")
+    signed = dtype.startswith("int")
+    return ("s" if signed else "u") + ("64" if BITS[dtype] == 64 else "32")
+
+
+@dataclass(frozen=True)
+class Operand:
+    dtype: str  # numpy's name: int8 ... uint64, bool
+    swap: int = 0  # big-endian bytes: the element's width in bytes (0: little-endian)
+
+
+@dataclass(frozen=True)
+class Elementwise:
+    """One kernel: ``op`` (a key of EXPRESSIONS) over ``inputs``, made as ``out``."""
+
+    op: str
+    inputs: tuple[Operand, ...]
+    out: str
+
+    @property
+    def cls(self) -> str:
+        return type_class(self.inputs[0].dtype if self.inputs else self.out)
+
+    @property
+    def expression(self) -> str:
+        table, cls = EXPRESSIONS[self.op], self.cls
+        for key in (cls, cls[1:], "*"):
+            if key in table:
+                return table[key]
+        raise ValueError(f"{self.op} has no expression for {cls}")
+
+    @property
+    def faults(self) -> bool:
+        return self.op in DIVIDES or self.op == "CastInt"
+
+    @property
+    def fault(self) -> str:
+        """What a fault word means: said with the output element it names."""
+        if self.op == "CastInt":
+            return (f"the input is NaN, infinite or outside {self.out} at output element {{at}}: onnx.reference's "
+                    "result there is numpy's, which the platform defines, so onnxop refuses it")
+        return "division by zero: B is 0 at output element {at}"
+
+    @property
+    def label(self) -> str:
+        ins = ",".join(o.dtype + (f"/be{o.swap}" if o.swap else "") for o in self.inputs)
+        return f"elementwise {self.op}({ins})->{self.out}"
+
+    def wgsl(self) -> str:
+        parts = [f"// generated by gpu/elementwise_wgsl.py: {self.label}\n",
+                 *(shader_source(lib) for lib in LIBS), _HELPERS,
+                 PARAMS.wgsl(), _bindings(), _offsets()]
+        parts += [_load(k, o) for k, o in enumerate(self.inputs)]
+        parts += [self._value(), _main(BITS[self.out])]
+        return "\n".join(parts)
+
+    def _value(self) -> str:
+        expr, is_bool, is_raw = self.expression, False, False
+        if expr.startswith("bool:"):
+            expr, is_bool = expr[len("bool:"):], True
+        if expr.startswith("raw:"):
+            mant, ebits = FLOATS[self.out if self.op == "CastFloat" else self.inputs[0].dtype]
+            expr, is_raw = expr[len("raw:"):].format(mant=mant, ebits=ebits, tbits=BITS[self.out],
+                                                     signed=str(self.out.startswith("int")).lower()), True
+        names = "abc"
+        loads = "".join(f"    let {names[k]} = load{k}(off[{k}]);\n" for k in range(len(self.inputs)))
+        check = ""
+        if self.op in DIVIDES:
+            zero = ZERO[self.cls[1:]].format(v="b", z="0" if self.cls == "s32" else "0u")
+            check = f"    if ({zero}) {{\n        atomicMin(&fault[0], eg);\n    }}\n"
+        if is_bool:
+            raw = f"vec2<u32>(select(0u, 1u, {expr}), 0u)"
+        elif is_raw:
+            raw = expr
+        else:
+            raw = f"raw({expr})"
+        if self.out == "bool" and not is_bool:  # Cast to bool: any bit set is true
+            raw = f"nonzero({raw})"
+        return (f"{_raw(self.cls)}\nfn nonzero(v: vec2<u32>) -> vec2<u32> {{\n"
+                "    return vec2<u32>(select(0u, 1u, v.x != 0u || v.y != 0u), 0u);\n}\n\n"
+                f"fn value(e: u32) -> vec2<u32> {{\n    let eg = params.e0 + e;\n    let off = offsets(eg);\n"
+                f"{loads}{check}    return {raw};\n}}\n")
+
+
+def _raw(cls: str) -> str:
+    """raw(v): a value of the class as 64 bits (sign-extended for s32), the store truncates it."""
+    body = {
+        "s32": "vec2<u32>(bitcast<u32>(v), select(0u, 0xffffffffu, v < 0))",
+        "u32": "vec2<u32>(v, 0u)",
+    }.get(cls, "v")
+    return f"fn raw(v: {_WGSL[cls]}) -> vec2<u32> {{\n    return {body};\n}}\n"
+
+
+def _bindings() -> str:
+    ins = "".join(f"@group(0) @binding({k}) var<storage, read> in{k}: array<u32>;\n" for k in range(INPUTS))
+    return (f"const WG: u32 = {WG}u;\n\n{ins}"
+            "@group(0) @binding(3) var<storage, read_write> dst: array<u32>;\n"
+            "@group(0) @binding(4) var<uniform> params: Params;\n"
+            "@group(0) @binding(5) var<storage, read> axes: array<vec4<u32>>;\n"
+            "@group(0) @binding(6) var<storage, read_write> fault: array<atomic<u32>>;\n")
+
+
+def _offsets() -> str:
+    return """
+// each input's element (in its window) for output element eg
+fn offsets(eg: u32) -> vec4<u32> {
+    var off = vec4<u32>(eg);
+    if (params.strided != 0u) {
+        var rem = eg;
+        var acc = vec4<u32>(0u);
+        for (var j = params.rank; j > 0u; j = j - 1u) {
+            let a = axes[j - 1u];  // (extent, stride of input 0, 1, 2)
+            let c = rem % a.x;
+            rem = rem / a.x;
+            acc = acc + c * vec4<u32>(a.y, a.z, a.w, 0u);
+        }
+        let bit = (vec4<u32>(params.strided) >> vec4<u32>(0u, 1u, 2u, 3u)) & vec4<u32>(1u);
+        off = select(off, acc, bit == vec4<u32>(1u));
+    }
+    return off - params.base;
+}
+"""
+
+
+def _load(k: int, o: Operand) -> str:
+    bits, cls = BITS[o.dtype], type_class(o.dtype)
+    if bits == 64:
+        swap = "    r = vec2<u32>(bswap(r.y), bswap(r.x));\n" if o.swap else ""
+        return (f"fn load{k}(i: u32) -> vec2<u32> {{\n    var r = vec2<u32>(in{k}[2u * i], in{k}[2u * i + 1u]);\n"
+                f"{swap}    return r;\n}}\n")
+    if bits == 32:
+        read = f"    var x = in{k}[i];\n" + ("    x = bswap(x);\n" if o.swap else "")
+    else:
+        per, mask = 32 // bits, (1 << bits) - 1
+        read = f"    var x = (in{k}[i / {per}u] >> ((i % {per}u) * {bits}u)) & {mask}u;\n"
+        if o.swap and bits == 16:
+            read += "    x = ((x >> 8u) | (x << 8u)) & 0xffffu;\n"
+    if cls in ("u32", "f"):
+        ret = "x" if cls == "u32" else "vec2<u32>(x, 0u)"
+    elif bits == 32:
+        ret = "bitcast<i32>(x)"
+    else:
+        ret = f"bitcast<i32>(x << {32 - bits}u) >> {32 - bits}u"
+    return f"fn load{k}(i: u32) -> {_WGSL[cls]} {{\n{read}    return {ret};\n}}\n"
+
+
+def _main(bits: int) -> str:
+    head = ("@compute @workgroup_size(64)\nfn main(@builtin(workgroup_id) wg: vec3<u32>, "
+            "@builtin(local_invocation_index) lid: u32) {\n"
+            "    let u = (wg.y * params.groups_x + wg.x) * WG + lid;\n    if (u >= params.units) {\n        return;\n    }\n")
+    if bits == 64:
+        body = "    let v = value(u);\n    dst[2u * u] = v.x;\n    dst[2u * u + 1u] = v.y;\n"
+    elif bits == 32:
+        body = "    dst[u] = value(u).x;\n"
+    else:
+        per, mask = 32 // bits, (1 << bits) - 1
+        body = (f"    var word = 0u;\n    for (var k = 0u; k < {per}u; k = k + 1u) {{\n"
+                f"        let e = u * {per}u + k;\n        if (e < params.count) {{\n"
+                f"            word = word | ((value(e).x & {mask}u) << (k * {bits}u));\n        }}\n    }}\n"
+                "    dst[u] = word;\n")
+    return head + body + "}\n"

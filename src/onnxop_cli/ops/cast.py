@@ -1,0 +1,169 @@
+"""Cast and CastLike between integer and bool types, on the GPU's
+elementwise kernel (gpu/elementwise_wgsl.py's ``Cast``): an integer is
+loaded sign- or zero-extended to 64 bits and stored truncated to the
+target's width (wrapping, as numpy's astype and onnx.reference do); a
+target of bool is true where any bit is set, a source bool is 0 or 1.
+From integers and bool to float16, float32 and float64 (``CastFloat``):
+rounded to nearest, ties to even, as numpy's astype rounds (float16:
+infinity from 65520 on), the bits made by shaders/lib/int64_float.wgsl.
+From those floats to integer types (``CastInt``): truncated toward zero, as
+numpy's astype; a NaN, an infinity or a value the integer type cannot hold
+is an error naming the element, since numpy's (onnx.reference's) result
+there is the platform's (x86 gives INT_MIN for int32 and int64, wraps int8
+through int32, and so on).
+
+A cast to the input's own type is its bytes (a device copy; strings stay
+on the host, as every string tensor does). Every other pair (a float,
+string or sub-byte type on either side) is refused as out of scope, naming
+the pair: conformance skips those cases.
+``saturate`` and ``round_mode`` only concern float8 targets, which are not
+run. Cast-1 names its target as a string (``"INT64"``), later opsets as a
+TensorProto number.
+"""
+
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+from ..errors import OpError, OutOfScope
+from .base import BASE_TYPES, FLOAT8, Node, versions
+from .elementwise import INTEGERS, check_count, runner
+from .family import Arg, OutputPlan, TensorOp
+from .spec import OpSpec, Param
+
+TO_FLOAT = ("float16", "float", "double")  # the float targets an integer is cast to (rounded to nearest even)
+CAST_TYPES = {1: tuple(t for t in BASE_TYPES if t not in ("complex64", "complex128", "string")), 9: ("string",),
+              13: ("bfloat16",), 19: FLOAT8, 21: ("int4", "uint4"), 23: ("float4e2m1",), 24: ("float8e8m0",),
+              25: ("int2", "uint2"), 28: ("float6e2m3", "float6e3m2")}
+CASTLIKE_TYPES = {15: CAST_TYPES[1] + ("string", "bfloat16"), **{k: v for k, v in CAST_TYPES.items() if k > 15}}
+CASTLIKE_TYPES.pop(28)
+
+
+class CastBase(TensorOp):
+    @classmethod
+    def constraint_types(cls, constraint: str) -> frozenset[str]:
+        return cls.allowed_types()  # T1 and T2 are the same list in every opset
+
+    @classmethod
+    def cast(cls, data: Arg, target) -> list[OutputPlan]:
+        pair = f"{_name(data.dtype)} to {_name(target)}"
+        if data.dtype == target:  # the same type: the input's bytes (strings: on the host, as they are)
+            if target.is_string:
+                return [OutputPlan(cls.outputs[0], data.shape, target, values=_strings(data), kernel="host")]
+            return [OutputPlan(cls.outputs[0], data.shape, target, copy=0, kernel="copy")]
+        source, to = data.dtype.onnx_name, target.onnx_name
+        if source in INTEGERS and to in INTEGERS:
+            kernel_op = "Cast"
+        elif source in INTEGERS and to in TO_FLOAT:
+            kernel_op = "CastFloat"
+        elif source in TO_FLOAT and to in INTEGERS and to != "bool":
+            kernel_op = "CastInt"
+        else:
+            raise OutOfScope(f"{cls.label()}: input {data.name} is {_name(data.dtype)}: onnxop runs {cls.op_type} "
+                             "between integer and bool types, from them to float16, float32 and float64, and from "
+                             f"those floats to integer types only; {pair} is not in its scope")
+        check_count(cls, data.shape, [data])
+        run = runner(kernel_op, [data], target.numpy.name, data.shape, cls.label())
+        # a batch checks every job's values before any job writes (cli/family.py): the kernel, its output dropped
+        check = (lambda gpu, sources: run(gpu, sources, lambda chunk: None)) if kernel_op == "CastInt" else None
+        return [OutputPlan(cls.outputs[0], data.shape, target, runner=run, kernel="elementwise", precheck=check)]
+
+
+def _strings(data: Arg):
+    import numpy as np
+
+    return np.asarray(data.tensor.strings, dtype=object).reshape(data.shape)
+
+
+def _name(dtype) -> str:
+    return "string" if dtype.is_string else dtype.name
+
+
+class Cast_1(CastBase):
+    op_type = "Cast"
+    since_version = 1
+    inputs = ("input",)
+    outputs = ("output",)
+    attribute_names = ("to",)
+    input_types = {"input": "T1"}
+
+    @classmethod
+    def plan(cls, node: Node, args: Sequence[Optional[Arg]]) -> list[OutputPlan]:
+        from ..core.tensor import DTYPES, dtype_by_onnx
+
+        data = args[0]
+        assert data is not None
+        to = node.value("to")
+        if to is None:
+            raise OpError(f"{cls.label()} needs the attribute to")
+        try:
+            if isinstance(to, str):  # Cast-1: the TensorProto name
+                target = next(d for d in DTYPES if d.onnx_name == to.lower())
+            else:
+                target = dtype_by_onnx(int(to))  # type: ignore[call-overload]
+        except Exception:  # noqa: BLE001 - StopIteration, or not a TensorProto number
+            raise OpError(f"{cls.label()}: to {to!r} is not an ONNX tensor type") from None
+        if target.onnx_name not in cls.allowed_types():
+            raise OpError(f"{cls.label()}: to {target} is not a type opset {node.opset} casts to")
+        return cls.cast(data, target)
+
+
+class Cast_19(Cast_1):
+    since_version = 19
+    attribute_names = ("saturate", "to")
+    optional = ("saturate",)
+
+
+class Cast_24(Cast_19):
+    since_version = 24
+    attribute_names = ("round_mode", "saturate", "to")
+    optional = ("round_mode", "saturate")
+
+
+class CastLike_15(CastBase):
+    op_type = "CastLike"
+    since_version = 15
+    inputs = ("input", "target_type")
+    outputs = ("output",)
+    input_types = {"input": "T1", "target_type": "T2"}
+
+    @classmethod
+    def plan(cls, node: Node, args: Sequence[Optional[Arg]]) -> list[OutputPlan]:
+        data, like = args[0], args[1]
+        assert data is not None and like is not None
+        return cls.cast(data, like.dtype)
+
+
+class CastLike_19(CastLike_15):
+    since_version = 19
+    attribute_names = ("saturate",)
+    optional = ("saturate",)
+
+
+class CastLike_24(CastLike_19):
+    since_version = 24
+    attribute_names = ("round_mode", "saturate")
+    optional = ("round_mode", "saturate")
+
+
+CAST = OpSpec(
+    "Cast",
+    versions({**CAST_TYPES, 6: ()}, Cast_1, Cast_19, Cast_24),
+    (Param("to", "int", "The target type as a TensorProto number (7: int64, 6: int32, 9: bool).", "7"),),
+    summary="Convert integer and bool tensors' type (ONNX Cast).",
+    description="For each input file (integer or bool), its values as the type --to, wrapping as numpy's "
+    "astype does (to bool: nonzero; to float16, float32, float64: rounded to nearest even), in one pass of the "
+    "GPU's elementwise kernel. From float16, float32, float64 to integers: truncated; NaN, infinities and "
+    "values out of the type's range are refused.",
+    example="onnxop cast x.npy --to 6 -o y.npy",
+)
+CAST_LIKE = OpSpec(
+    "CastLike",
+    versions(CASTLIKE_TYPES, CastLike_15, CastLike_19, CastLike_24),
+    (Param("target_type", "tensor", "A tensor of the target type (its values are not read).", "t.npy"),),
+    summary="Convert integers to another tensor's type (ONNX CastLike).",
+    description="For each input file (integer or bool), its values as the type of --target-type, wrapping as "
+    "numpy's astype does (to bool: nonzero), in one pass of the GPU's elementwise kernel.",
+    example="onnxop cast-like x.npy --target-type t.npy -o y.npy",
+)
+SPECS = (CAST, CAST_LIKE)
