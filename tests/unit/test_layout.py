@@ -92,3 +92,18 @@ def test_no_params_packed_by_position_in_gpu():
             if fields > 4:  # an axis entry or a status row is 4 words; a Params is more
                 offenders.append(f"{path.name}: {m.group(0)}")
     assert offenders == []
+
+
+def test_a_declared_struct_renders_its_wgsl_and_packs_by_the_same_layout():
+    from onnxop_cli.gpu.elementwise_wgsl import PARAMS
+    from onnxop_cli.gpu.layout import Struct
+
+    s = Struct("P", (("a", "u32"), ("b", "vec2<u32>"), ("c", "u32"), ("d", "vec4<u32>")))
+    assert s.wgsl() == "struct P {\n    a: u32,\n    b: vec2<u32>,\n    c: u32,\n    d: vec4<u32>,\n}\n"
+    raw = s.pack(a=1, b=(2, 3), c=4, d=(5, 6, 7, 8))
+    assert s.size == 48 and struct.unpack("<12I", raw) == (1, 0, 2, 3, 4, 0, 0, 0, 5, 6, 7, 8)
+    assert "struct Params {" in PARAMS.wgsl() and "konst: vec4<u32>," in PARAMS.wgsl()
+    with pytest.raises(ValueError, match="4 values, got 2"):
+        PARAMS.pack(units=1, groups_x=1, count=1, e0=0, rank=1, strided=0, base=(1, 2), konst=(0, 0, 0, 0))
+    with pytest.raises(KeyError, match="'konst' is not given"):
+        PARAMS.pack(units=1, groups_x=1, count=1, e0=0, rank=1, strided=0, base=(0, 0, 0, 0))

@@ -133,9 +133,9 @@ def run_elementwise(
                 gpu.queue.write_buffer(fault, 0, struct.pack("<4I", NONE, 0, 0, 0))
                 units = n if out_bits >= 32 else -(-n * out_bits // 32)
                 gx, gy = grid(-(-units // WG), max_dim)
-                gpu.queue.write_buffer(params, 0, PARAMS.pack({
-                    "units": units, "groups_x": gx, "count": n, "e0": e0, "rank": len(shape),
-                    "strided": strided, "base": base, "konst": konst}))
+                gpu.queue.write_buffer(params, 0, PARAMS.pack(
+                    units=units, groups_x=gx, count=n, e0=e0, rank=len(shape), strided=strided, base=base,
+                    konst=konst))
                 encoder = device.create_command_encoder()
                 compute = encoder.begin_compute_pass()
                 compute.set_pipeline(pipeline)

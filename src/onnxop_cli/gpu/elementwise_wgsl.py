@@ -1,7 +1,7 @@
 """The elementwise kernel, rendered from a description (``Elementwise``):
 the operator's expression is data (``EXPRESSIONS``, one entry per operator
 and type class), and one renderer turns it, the input and output types and
-the parameter struct (``PARAMS``, declared once, gpu/params.py) into WGSL.
+the parameter struct (``PARAMS``, declared once, gpu/layout.py's Struct) into WGSL.
 
 Type classes: integers of 32 bits or fewer compute in WGSL's ``i32``
 (``s32``: signed, loaded sign-extended) or ``u32`` (``u32``: unsigned and
@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .params import Struct
+from .layout import Struct
 from .shaders import shader_source
 
 PARAMS = Struct("Params", (

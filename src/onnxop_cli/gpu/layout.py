@@ -10,7 +10,9 @@ host packs by field name::
 
 so the bytes cannot drift from the struct: a field the host does not name is
 an error (but ``pad*`` fields, which are zero), so is a name the struct lacks,
-and so is a value that does not fit. A ``u32`` takes 0 .. 2**32-1 or a
+and so is a value that does not fit. A generated kernel (gpu/elementwise_wgsl.py)
+declares its struct in Python instead (``Struct``): the WGSL text is rendered
+from that declaration and read back here, so it is packed the same way. A ``u32`` takes 0 .. 2**32-1 or a
 negative int32 (two's complement: the kernels read signed strides from u32
 words); a ``vec2<u32>`` takes a 64-bit integer (low word first, negatives as
 two's complement) or two words; a ``vecN<u32>`` or an ``array<u32, N>`` takes
@@ -165,6 +167,36 @@ def layout(shader: str, struct_name: str = "Params") -> Layout:
 def pack(shader: str, **values: object) -> bytes:
     """``layout(shader).pack(**values)``: a kernel's ``Params``."""
     return layout(shader).pack(**values)
+
+
+@dataclass(frozen=True)
+class Struct:
+    """A generated kernel's uniform struct, declared once: ``wgsl()`` is its
+    WGSL text, ``layout`` that text read back (``parse``), so the host packs
+    it by name as it packs a hand-written shader's."""
+
+    name: str
+    fields: tuple[tuple[str, str], ...]  # (field name, WGSL type), in order
+
+    def wgsl(self) -> str:
+        body = "".join(f"    {name}: {kind},\n" for name, kind in self.fields)
+        return f"struct {self.name} {{\n{body}}}\n"
+
+    @property
+    def layout(self) -> Layout:
+        return _declared(self.wgsl(), self.name)
+
+    @property
+    def size(self) -> int:
+        return self.layout.size
+
+    def pack(self, **values: object) -> bytes:
+        return self.layout.pack(**values)
+
+
+@lru_cache(maxsize=None)
+def _declared(text: str, name: str) -> Layout:
+    return parse(text, name, f"generated {name}")
 
 
 def structs(source: str) -> Sequence[str]:
