@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import time
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Annotated, Optional
 
 import typer
@@ -20,6 +21,8 @@ from . import options as cli
 from .app import command
 from ..errors import OnnxopError, UsageError
 from .help import OPERATORS
+from ..ops.nodekinds import OtherNodes
+from .run_mixed import DumpOpt, OthersOpt, VerifyOpt
 
 InputOpt = Annotated[
     Optional[list[str]],
@@ -35,12 +38,10 @@ RunOutputOpt = Annotated[
 ]
 CheckOpt = Annotated[
     Optional[Path],
-    typer.Option("--check", help="Compare the outputs bit for bit with a node test's output_*.pb "
-                 "(exit 1 on a difference, naming the first element). Example: --check test_data_set_0",
-                 show_default=False, metavar="DIR"),
+    typer.Option("--check", help="Compare the outputs bit for bit with a node test's output_*.pb, or a "
+                 "folder's <name>.npy/.pb files (exit 1 on a difference, naming the first element). "
+                 "Example: --check test_data_set_0", show_default=False, metavar="DIR"),
 ]
-
-
 @command(
     name="run",
     rich_help_panel=OPERATORS,
@@ -72,6 +73,9 @@ def run_model(
     check: CheckOpt = None,
     full: cli.FullOpt = False,
     member: cli.MemberOpt = None,
+    others: OthersOpt = None,
+    verify: VerifyOpt = False,
+    dump: DumpOpt = None,
 ) -> None:
     from ..core import graph
     from ..ops import model as onnx_model
@@ -82,8 +86,15 @@ def run_model(
     out = cli._out(ctx)
     gpu_backend = cli._backend(ctx)
     m = onnx_model.load(model_path)
+    if others is not None and others not in ("onnxruntime", "reference"):
+        raise UsageError(f"--others takes onnxruntime or reference, got {others!r}")
+    mixed = others is not None or verify or dump is not None
     try:
-        g = onnx_model.load_graph(m, model_path.parent)
+        g = SimpleNamespace(inputs=onnx_model.graph_inputs(m)) if mixed else onnx_model.load_graph(m, model_path.parent)
+    except OtherNodes as e:
+        from .run_mixed import refusal
+
+        raise refusal(model_path, e) from None
     except OnnxopError as e:
         raise type(e)(f"{model_path}: {e.message}") from None
     if check is not None and output is not None:
@@ -95,6 +106,11 @@ def run_model(
     except OnnxopError as e:
         raise type(e)(f"{model_path}: {e.message}") from None
     feeds = {name: _read(path, member, name) for name, path in files.items()}
+    if mixed:
+        from .run_mixed import run_mixed
+
+        return run_mixed(ctx, m, model_path, files, feeds, output=output, to_folder=to_folder, check=check,
+                         full=full, others=others, verify=verify, dump=dump, started=started)
     try:
         p = graph.plan(g, feeds, backend=gpu_backend)
     except OnnxopError as e:
@@ -184,12 +200,14 @@ def _read(path: Path, member: Optional[str], name: str):
 # ------------------------------------------------------------------ outputs
 
 
-def _targets(p, output: Path, to_folder: bool) -> tuple[str, dict[str, Path]]:
-    """("file" | "npz" | "dir" | "stdout", output name -> path)."""
+def _targets(values, output: Path, to_folder: bool) -> tuple[str, dict[str, Path]]:
+    """("file" | "npz" | "dir" | "stdout", output name -> path) for the
+    outputs ``values`` (each with a name and a dtype)."""
     from .. import io
+    from ..io import valuefiles
     from ..io.stdio import is_stdio
 
-    names = [v.name for v in p.outputs]
+    names = [v.name for v in values]
     if is_stdio(output):
         kind = "stdout"
     elif to_folder or output.is_dir():
@@ -203,15 +221,19 @@ def _targets(p, output: Path, to_folder: bool) -> tuple[str, dict[str, Path]]:
                          "write them with -o DIR/ or -o FILE.npz")
     if kind != "dir":
         return kind, {n: output for n in names}
-    targets = {}
-    for v in p.outputs:
-        if not v.name or v.name in (".", "..") or "/" in v.name or "\0" in v.name or "\\" in v.name:
-            raise UsageError(f"output {v.name!r} cannot be a file name in {output}; write an .npz instead")
-        from ..io import npy
+    return kind, valuefiles.value_paths(Path(output), [(v.name, v.dtype) for v in values], f"-o {output}")
 
-        suffix = ".npy" if npy.can_hold(v.dtype) else ".pb"
-        targets[v.name] = output / f"{v.name}{suffix}"
-    return kind, targets
+
+def _prepare(kind: str, targets: dict[str, Path], values, output: Path) -> None:
+    """The folder made, each target checked, before anything is written."""
+    from .. import io
+
+    if kind == "dir" and not Path(output).is_dir():
+        if not Path(output).parent.is_dir():
+            raise UsageError(f"{output}: no such folder, and no folder {Path(output).parent} to make it in")
+        Path(output).mkdir(exist_ok=True)
+    for v in values:
+        io.check_output(targets[v.name], v.dtype, nbytes=v.dtype.nbytes(_size(v.shape)))
 
 
 def _write(p, output: Path, backend, out, to_folder: bool):
@@ -220,13 +242,8 @@ def _write(p, output: Path, backend, out, to_folder: bool):
     from .. import io
     from ..core import graph
 
-    kind, targets = _targets(p, output, to_folder)
-    if kind == "dir" and not Path(output).is_dir():
-        if not Path(output).parent.is_dir():
-            raise UsageError(f"{output}: no such folder, and no folder {Path(output).parent} to make it in")
-        Path(output).mkdir(exist_ok=True)
-    for v in p.outputs:
-        io.check_output(targets[v.name], v.dtype, nbytes=v.dtype.nbytes(_size(v.shape)))
+    kind, targets = _targets(p.outputs, output, to_folder)
+    _prepare(kind, targets, p.outputs, output)
     if kind == "stdout":
         out.data_on_stdout = True
     written: dict[str, Path] = {}
@@ -328,17 +345,22 @@ def _node_input(p, name: str):
 
 
 def _check(g, results, folder: Path) -> None:
+    """Each output against ``folder``'s output_N.pb (a node test's), or, in a
+    folder without them, its file named by the output (io/valuefiles.py)."""
+    from .. import io
     from ..docs.conformance import Fail, compare
-    from ..io.tensorproto import read_pb
+    from ..io import valuefiles
 
     if not folder.is_dir():
         raise UsageError(f"--check {folder}: not a folder")
+    numbered = any(folder.glob("output_*.pb"))
     for i, t in enumerate(results):
-        path = folder / f"output_{i}.pb"
-        if not path.is_file():
-            raise UsageError(f"--check {folder}: no {path.name} for output {t.name!r}")
+        path = folder / f"output_{i}.pb" if numbered else valuefiles.find(folder, t.name)
+        if path is None or not path.is_file():
+            wanted = f"output_{i}.pb" if numbered else f"{valuefiles.file_stem(t.name)}.npy or .pb"
+            raise UsageError(f"--check {folder}: no {wanted} for output {t.name!r}")
         try:
-            compare(t, read_pb(path), t.name)
+            compare(t, io.read_tensor(path), t.name)
         except Fail as e:
             raise OnnxopError(f"--check {path}: output {t.name!r}: {e}") from None
 
