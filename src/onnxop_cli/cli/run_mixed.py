@@ -60,6 +60,10 @@ def run_mixed(ctx, m, model_path: Path, files: dict[str, Path], feeds: dict, *, 
         part = partition.split(m, others or "onnxruntime", keep_all=verify or dump is not None)
     except OnnxopError as e:
         raise type(e)(f"{model_path}: {e.message}") from None
+    if verify or any(r.runtime == "onnxruntime" for r in part.regions):
+        from ..core.other_onnxruntime import module
+
+        module()  # installed: said before anything runs
     declared = {v.name: v for v in m.graph.input}
     from ..core.graph import _check_declared
 
