@@ -66,7 +66,7 @@ def submodel(part: Partition, region: Region, feeds: dict[str, Tensor], folder: 
     outputs = [helper.make_empty_tensor_value_info(n) for n in region.outputs]
     for v in outputs if region.runtime == ONNXOP else []:
         v.type.tensor_type.SetInParent()  # a tensor of no declared type: the graph executor says what it made
-    g = helper.make_graph(region.nodes, "region", inputs, outputs, initializer=inits)
+    g = helper.make_graph([*region.copies, *region.nodes], "region", inputs, outputs, initializer=inits)
     sub = ModelProto(ir_version=m.ir_version, graph=g)
     sub.opset_import.extend(m.opset_import)
     sub.functions.extend(m.functions)
@@ -83,7 +83,7 @@ def run(part: Partition, feeds: dict[str, Tensor], folder: Path, *, backend: str
     host: dict[str, Tensor] = dict(feeds)
     last: dict[str, int] = {n: len(part.regions) for n in part.outputs}
     for k, region in enumerate(part.regions):
-        for n in region.inputs:
+        for n in [*region.inputs, *(x for c in region.copies for x in c.output)]:  # (--verify reads a copy's)
             last[n] = max(last.get(n, -1), k)
 
     def value(name: str) -> Tensor:

@@ -36,6 +36,7 @@ class Region:
     nodes: list[Any]  # NodeProtos, in the order they run
     inputs: list[str] = field(default_factory=list)  # values read from before the region (initializers too)
     outputs: list[str] = field(default_factory=list)  # values made here that a later region or the caller reads
+    copies: list[Any] = field(default_factory=list)  # Constants an earlier region made too: run again, not counted
 
     @property
     def label(self) -> str:
@@ -73,24 +74,33 @@ def split(model, others: str, *, keep_all: bool = False) -> Partition:
         for d in deps:
             readers[d].append(i)
     side = [ONNXOP if onnxop_runs(n, opset, functions) else others for n in nodes]
-    for i, n in enumerate(nodes):  # a Constant goes with its readers: no crossing for a weight
-        if n.op_type == CONSTANT and n.domain in ONNX_DOMAINS and any(side[r] != ONNXOP for r in readers[i]):
-            side[i] = others
-    order = _schedule(needs, readers, side)
-    if len(order) != len(nodes):
-        stuck = next(nodes[i] for i in range(len(nodes)) if i not in set(order))
+    # a Constant that a node reads goes into every region that reads it: a weight
+    # never crosses, and onnxruntime sees it as the constant it is (prepacked, as
+    # in its own run of the whole model)
+    attached = {i for i, n in enumerate(nodes) if n.op_type == CONSTANT and n.domain in ONNX_DOMAINS and readers[i]}
+    needs = [d - attached for d in needs]
+    order = _schedule(needs, readers, side, attached)
+    if len(order) + len(attached) != len(nodes):
+        stuck = next(nodes[i] for i in range(len(nodes)) if i not in set(order) | attached)
         raise InputError(f"node {stuck.name!r} ({kind(stuck)}) is on a cycle: the graph cannot be ordered")
     regions: list[Region] = []
     for i in order:
         if not regions or regions[-1].runtime != side[i]:
             regions.append(Region(side[i], []))
         regions[-1].nodes.append(nodes[i])
+    owned: set[int] = set()
+    for region in regions:
+        wanted = dict.fromkeys(producer[x] for n in region.nodes for x in reads(n)
+                               if x in producer and producer[x] in attached)
+        region.nodes[:0] = [nodes[i] for i in wanted if i not in owned]
+        region.copies = [nodes[i] for i in wanted if i in owned]
+        owned |= set(wanted)
     outputs = [v.name for v in g.output]
     _wire(regions, outputs, keep_all)
     return Partition(model, regions, outputs, {t.name: t for t in g.initializer})
 
 
-def _schedule(needs: list[set[int]], readers: dict[int, list[int]], side: list[str]) -> list[int]:
+def _schedule(needs: list[set[int]], readers: dict[int, list[int]], side: list[str], skip: set[int]) -> list[int]:
     """Kahn's order, taking the first ready node of the runtime now running
     before switching: each runtime's nodes stay together where the edges allow."""
     import heapq
@@ -98,7 +108,7 @@ def _schedule(needs: list[set[int]], readers: dict[int, list[int]], side: list[s
     waiting = [len(d) for d in needs]
     ready: dict[str, list[int]] = {}
     for i, w in enumerate(waiting):
-        if not w:
+        if not w and i not in skip:
             heapq.heappush(ready.setdefault(side[i], []), i)
     order: list[int] = []
     current = None
@@ -119,7 +129,7 @@ def _wire(regions: list[Region], outputs: list[str], keep_all: bool) -> None:
     for region in reversed(regions):
         made = [x for n in region.nodes for x in n.output if x]
         region.outputs = list(dict.fromkeys(x for x in made if keep_all or x in later))
-        made_set = set(made)
+        made_set = set(made) | {x for n in region.copies for x in n.output}
         inputs: list[str] = []
         for n in region.nodes:
             inputs += [x for x in reads(n) if x not in made_set]
