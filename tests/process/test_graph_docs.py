@@ -29,7 +29,7 @@ def blocks(text: str) -> list[list[tuple[str, str]]]:
 
 
 def test_every_graph_example_is_found():
-    assert len(blocks(GRAPHS)) == 4
+    assert len(blocks(GRAPHS)) == 5
 
 
 def test_the_five_lines_run_onnx_s_runner(tmp_path, backend):

@@ -94,12 +94,12 @@ def run_mixed(ctx, m, model_path: Path, files: dict[str, Path], feeds: dict, *, 
     lines = summary(part, ran, verifier, dump, dumped)
     if check is not None:
         plain._check(None, results, check)
-        out.note(f"graph of {len(m.graph.node)} nodes: {len(results)} output(s) equal {check}'s files, bit for bit")
+        out.note(f"{_graph_of(m, feeds)}: {len(results)} output(s) equal {check}'s files, bit for bit")
     elif output is None:
         out.result(_printed(m, part, feeds, results, lines, full))
         lines = []
     else:
-        written = _write(results, output, to_folder, out)
+        written = _write(results, output, to_folder, out, _graph_of(m, feeds))
     for line in lines:
         out.note(line)
     if out.json:
@@ -162,7 +162,13 @@ def _printed(m, part, feeds, results, lines: list[str], full: bool) -> str:
     return "\n".join(text)
 
 
-def _write(results, output: Path, to_folder: bool, out) -> dict[str, Path]:
+def _graph_of(m, feeds) -> str:
+    """``graph of 3 nodes: x (2, 3) float32`` (as run's 'wrote' lines begin)."""
+    given = ", ".join(f"{n} {tuple(t.shape)} {t.dtype}" for n, t in feeds.items())
+    return f"graph of {len(m.graph.node)} nodes: {given}"
+
+
+def _write(results, output: Path, to_folder: bool, out, what: str) -> dict[str, Path]:
     from contextlib import ExitStack
 
     from . import run as plain
@@ -188,7 +194,7 @@ def _write(results, output: Path, to_folder: bool, out) -> dict[str, Path]:
                     if t.size:
                         sink(memoryview(valuefiles.row_major(t)))
     for t in results:
-        out.note(f"{t.name} {tuple(t.shape)} {t.dtype}, wrote {stdio_label(targets[t.name])}")
+        out.note(f"{what} -> {t.name} {tuple(t.shape)} {t.dtype}, wrote {stdio_label(targets[t.name])}")
     return dict(targets)
 
 
