@@ -22,7 +22,8 @@ from .app import command
 from ..errors import OnnxopError, UsageError
 from .help import OPERATORS
 from ..ops.nodekinds import OtherNodes
-from .run_mixed import DumpOpt, OthersOpt, VerifyOpt
+from . import run_files
+from .run_options import DumpOpt, OthersOpt, VerifyOpt
 
 InputOpt = Annotated[
     Optional[list[str]],
@@ -117,7 +118,7 @@ def run_model(
         raise type(e)(f"{model_path}: {e.message}") from None
     if check is not None:
         results, traffic = graph.run_to_memory(p, backend=gpu_backend)
-        _check(g, results, check)
+        run_files.check(g, results, check)
         out.note(f"{_what(p)}: {len(results)} output(s) equal {check}'s output_*.pb, bit for bit")
         written = {}
     elif output is None:  # printed: a large output's summary is made, not the output (core/summary.py)
@@ -200,50 +201,14 @@ def _read(path: Path, member: Optional[str], name: str):
 # ------------------------------------------------------------------ outputs
 
 
-def _targets(values, output: Path, to_folder: bool) -> tuple[str, dict[str, Path]]:
-    """("file" | "npz" | "dir" | "stdout", output name -> path) for the
-    outputs ``values`` (each with a name and a dtype)."""
-    from .. import io
-    from ..io import valuefiles
-    from ..io.stdio import is_stdio
-
-    names = [v.name for v in values]
-    if is_stdio(output):
-        kind = "stdout"
-    elif to_folder or output.is_dir():
-        kind = "dir"
-    elif io.is_archive(output):
-        kind = "npz"
-    else:
-        kind = "file"
-    if kind in ("file", "stdout") and len(names) != 1:
-        raise UsageError(f"{output}: the graph has {len(names)} outputs ({', '.join(names)}); "
-                         "write them with -o DIR/ or -o FILE.npz")
-    if kind != "dir":
-        return kind, {n: output for n in names}
-    return kind, valuefiles.value_paths(Path(output), [(v.name, v.dtype) for v in values], f"-o {output}")
-
-
-def _prepare(kind: str, targets: dict[str, Path], values, output: Path) -> None:
-    """The folder made, each target checked, before anything is written."""
-    from .. import io
-
-    if kind == "dir" and not Path(output).is_dir():
-        if not Path(output).parent.is_dir():
-            raise UsageError(f"{output}: no such folder, and no folder {Path(output).parent} to make it in")
-        Path(output).mkdir(exist_ok=True)
-    for v in values:
-        io.check_output(targets[v.name], v.dtype, nbytes=v.dtype.nbytes(_size(v.shape)))
-
-
 def _write(p, output: Path, backend, out, to_folder: bool):
     from contextlib import ExitStack
 
     from .. import io
     from ..core import graph
 
-    kind, targets = _targets(p.outputs, output, to_folder)
-    _prepare(kind, targets, p.outputs, output)
+    kind, targets = run_files.targets(p.outputs, output, to_folder)
+    run_files.prepare(kind, targets, p.outputs, output)
     if kind == "stdout":
         out.data_on_stdout = True
     written: dict[str, Path] = {}
@@ -267,13 +232,6 @@ def _write(p, output: Path, backend, out, to_folder: bool):
         out.note(f"{_what(p)}: {_described(p.graph, p)} -> {v.name} {tuple(v.shape)} {v.dtype}, "
                  f"wrote {stdio_label(targets[v.name])}")
     return [], traffic, written
-
-
-def _size(shape) -> int:
-    n = 1
-    for d in shape:
-        n *= d
-    return n
 
 
 def _what(p) -> str:
@@ -342,27 +300,6 @@ def _node_input(p, name: str):
         return p.feeds[name]
     g = p.graph
     return tensor_from_proto(g.initializers[name], g.folder, f"initializer {name!r}", name)
-
-
-def _check(g, results, folder: Path) -> None:
-    """Each output against ``folder``'s output_N.pb (a node test's), or, in a
-    folder without them, its file named by the output (io/valuefiles.py)."""
-    from .. import io
-    from ..docs.conformance import Fail, compare
-    from ..io import valuefiles
-
-    if not folder.is_dir():
-        raise UsageError(f"--check {folder}: not a folder")
-    numbered = any(folder.glob("output_*.pb"))
-    for i, t in enumerate(results):
-        path = folder / f"output_{i}.pb" if numbered else valuefiles.find(folder, t.name)
-        if path is None or not path.is_file():
-            wanted = f"output_{i}.pb" if numbered else f"{valuefiles.file_stem(t.name)}.npy or .pb"
-            raise UsageError(f"--check {folder}: no {wanted} for output {t.name!r}")
-        try:
-            compare(t, io.read_tensor(path), t.name)
-        except Fail as e:
-            raise OnnxopError(f"--check {path}: output {t.name!r}: {e}") from None
 
 
 def _document(p, files, feeds, results, written, traffic, backend, total: float) -> dict:

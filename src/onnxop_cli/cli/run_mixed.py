@@ -12,30 +12,10 @@ from __future__ import annotations
 
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Annotated, Optional
-
-import typer
+from typing import Optional
 
 from ..errors import OnnxopError, UsageError
 
-OthersOpt = Annotated[
-    Optional[str],
-    typer.Option("--others", help="Run the nodes onnxop does not run (Conv, Add, com.microsoft ones, If...) "
-                 "on onnxruntime's CPU provider, or on onnx.reference: onnxop runs its own on the GPU, each "
-                 "connected run of the others goes to the other runtime. Example: --others onnxruntime",
-                 show_default=False, metavar="onnxruntime|reference"),
-]
-VerifyOpt = Annotated[
-    bool,
-    typer.Option("--verify", help="Run every node onnxop ran again on onnxruntime (onnx.reference where it "
-                 "has no kernel) and compare bit for bit; the first difference stops the run (exit 1)."),
-]
-DumpOpt = Annotated[
-    Optional[Path],
-    typer.Option("--dump", help="Write every value a node makes as DIR/<name>.npy (.pb for types numpy "
-                 "lacks; characters a file name cannot hold as %XX), for onnxop compare. Example: --dump vals/",
-                 show_default=False, metavar="DIR"),
-]
 
 
 def run_mixed(ctx, m, model_path: Path, files: dict[str, Path], feeds: dict, *, output: Optional[Path],
@@ -44,7 +24,7 @@ def run_mixed(ctx, m, model_path: Path, files: dict[str, Path], feeds: dict, *, 
     import time
 
     from . import options as cli
-    from . import run as plain
+    from . import run_files as plain
     from ..core import others as runner
     from ..core import partition
 
@@ -84,7 +64,7 @@ def run_mixed(ctx, m, model_path: Path, files: dict[str, Path], feeds: dict, *, 
         from ..io import valuefiles
 
         names = [v.name for v in m.graph.output]
-        kind, _ = plain._targets([SimpleNamespace(name=n, dtype=dtype_by_name("float32")) for n in names],
+        kind, _ = plain.targets([SimpleNamespace(name=n, dtype=dtype_by_name("float32")) for n in names],
                                  output, to_folder)
         if kind == "dir":
             valuefiles.check_names(output, names, f"-o {output}")
@@ -93,7 +73,7 @@ def run_mixed(ctx, m, model_path: Path, files: dict[str, Path], feeds: dict, *, 
     written: dict[str, Path] = {}
     lines = summary(part, ran, verifier, dump, dumped)
     if check is not None:
-        plain._check(None, results, check)
+        plain.check(None, results, check)
         out.note(f"{_graph_of(m, feeds)}: {len(results)} output(s) equal {check}'s files, bit for bit")
     elif output is None:
         out.result(_printed(m, part, feeds, results, lines, full))
@@ -171,13 +151,13 @@ def _graph_of(m, feeds) -> str:
 def _write(results, output: Path, to_folder: bool, out, what: str) -> dict[str, Path]:
     from contextlib import ExitStack
 
-    from . import run as plain
+    from . import run_files as plain
     from .. import io
     from ..io import valuefiles
     from ..io.stdio import stdio_label
 
-    kind, targets = plain._targets(results, output, to_folder)
-    plain._prepare(kind, targets, results, output)
+    kind, targets = plain.targets(results, output, to_folder)
+    plain.prepare(kind, targets, results, output)
     if kind == "stdout":
         out.data_on_stdout = True
     if kind == "dir":

@@ -37,7 +37,7 @@ def session(model):
 
 
 def run(model, feeds: dict[str, Tensor], outputs: list[str], label: str) -> dict[str, Tensor]:
-    from .other_reference import as_arrays, as_tensors
+    from .other_common import as_arrays, as_tensors, first_line
 
     try:
         made = session(model).run(outputs, as_arrays(feeds))
@@ -46,8 +46,3 @@ def run(model, feeds: dict[str, Tensor], outputs: list[str], label: str) -> dict
     except Exception as e:  # noqa: BLE001 - onnxruntime raises its own kinds
         raise OnnxopError(f"{label}: onnxruntime: {first_line(e)}") from None
     return as_tensors(outputs, made, label)
-
-
-def first_line(e: BaseException) -> str:
-    text = " ".join(str(e).split())
-    return text[:300] + ("..." if len(text) > 300 else "")

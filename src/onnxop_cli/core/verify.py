@@ -42,7 +42,7 @@ class Verifier:
     def _again(self, node, ins: dict[str, Tensor], outs: list[str]):
         from onnx import ModelProto, helper
 
-        from . import other_onnxruntime, other_reference
+        from . import other_common, other_onnxruntime
         from .others import typed_input
 
         g = helper.make_graph([node], "node", [typed_input(n, t) for n, t in ins.items()],
@@ -51,7 +51,7 @@ class Verifier:
         m.opset_import.extend(self.opsets)
         try:
             s = other_onnxruntime.session(m)
-            arrays = s.run(outs, other_reference.as_arrays(ins))
+            arrays = s.run(outs, other_common.as_arrays(ins))
             by = "onnxruntime"
         except OnnxopError:
             raise
@@ -59,13 +59,13 @@ class Verifier:
             from onnx.reference import ReferenceEvaluator
 
             try:
-                arrays = ReferenceEvaluator(m).run(outs, other_reference.as_arrays(ins))
+                arrays = ReferenceEvaluator(m).run(outs, other_common.as_arrays(ins))
             except Exception as e:  # noqa: BLE001
                 raise OnnxopError(f"--verify: node {node.name!r} ({kind(node)}): neither onnxruntime nor "
-                                  f"onnx.reference runs it: {other_onnxruntime.first_line(e)}") from None
+                                  f"onnx.reference runs it: {other_common.first_line(e)}") from None
             by = "onnx.reference"
         label = f"node {node.name!r} ({kind(node)})"
-        return list(other_reference.as_tensors(outs, arrays, label).values()), by
+        return list(other_common.as_tensors(outs, arrays, label).values()), by
 
     def summary(self) -> list[dict]:
         return [{"op": op, "runtime": by, "nodes": n} for (op, by), n in sorted(self.by.items())]
