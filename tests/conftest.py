@@ -17,6 +17,7 @@ import shutil
 import signal
 import tempfile
 from pathlib import Path
+from typing import Optional
 
 import numpy as np
 import pytest
@@ -42,9 +43,15 @@ from onnxop_cli.errors import NoAdapterError  # noqa: E402
 from onnxop_cli.gpu import get_gpu, init_instance  # noqa: E402
 from onnxop_cli.gpu.engines import installed  # noqa: E402
 
-BACKENDS = [
-    b for b in os.environ.get("ONNXOP_TEST_BACKENDS", "vulkan,gl,dawn-vulkan,dawn-gl").split(",") if b
-]
+# The README's test command runs every test once, the GPU ones on lavapipe's
+# Vulkan through wgpu. CI's matrix passes (.ci/run) set ONNXOP_TEST_BACKENDS to
+# the other engines and backends (gl, dawn-vulkan, dawn-gl; Mesa 25's vulkan and
+# dawn-vulkan) with ONNXOP_TEST_MATRIX=1: then only the tests that fan out over
+# backends run (a kernel's, an engine's), not those of the CLI, the formats or
+# pure code, which the first pass ran.
+BACKENDS = [b for b in os.environ.get("ONNXOP_TEST_BACKENDS", "vulkan").split(",") if b]
+MATRIX = os.environ.get("ONNXOP_TEST_MATRIX", "") not in ("", "0")
+_NOT_IN_MATRIX = "not-in-this-matrix-pass"
 NO_ENGINE = [b for b in BACKENDS if b.startswith("dawn-") and not installed("dawn")]
 init_instance([b for b in BACKENDS if b not in NO_ENGINE])
 
@@ -123,7 +130,7 @@ def pytest_generate_tests(metafunc):
     if custom is not None and custom(metafunc):
         return
     if one_backend(metafunc):
-        backends = BACKENDS[:1]
+        backends = [_NOT_IN_MATRIX] if MATRIX else BACKENDS[:1]
     elif metafunc.definition.get_closest_marker("per_engine") is not None or (
         getattr(metafunc.module, "PER_ENGINE", False) and not metafunc.definition.get_closest_marker("every_backend")
     ):
@@ -133,11 +140,23 @@ def pytest_generate_tests(metafunc):
     metafunc.parametrize("backend", backends, indirect=True, scope="session")
 
 
-def pytest_collection_modifyitems(items):
-    """``gpu``: every test that uses a backend (.ci/run's Mesa 25 pass runs ``-m gpu``)."""
+def pytest_collection_modifyitems(config, items):
+    """``gpu``: every test that uses a backend. In a matrix pass
+    (``ONNXOP_TEST_MATRIX``) only the tests that fan out over backends are
+    kept; the others are deselected (the first pass ran them)."""
+    kept, dropped = [], []
     for item in items:
-        if "backend" in getattr(item, "fixturenames", ()):
+        uses = "backend" in getattr(item, "fixturenames", ())
+        if uses:
             item.add_marker(pytest.mark.gpu)
+        param = getattr(getattr(item, "callspec", None), "params", {}).get("backend")
+        if MATRIX and (not uses or param == _NOT_IN_MATRIX):
+            dropped.append(item)
+        else:
+            kept.append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
 
 
 @pytest.fixture(scope="session")
@@ -145,9 +164,74 @@ def gpu(backend):
     return get_gpu(backend)
 
 
+# ------------------------------------------------------------ replayable randomness
+#
+# Every random test draws from the ``rng`` fixture, seeded from the test's node
+# id by a stable hash (zlib.crc32: Python's own ``hash`` of a str is salted per
+# process, so a failing seed could never be run again), mixed with
+# $ONNXOP_TEST_SEED when it is set (another run of new cases, itself
+# replayable). A failing test's report says the seed and the command that
+# replays it (tests/README.md).
+
+SEED_VARIABLE = "ONNXOP_TEST_SEED"
+
+
+def seed_of(nodeid: str, extra: Optional[str] = None) -> list[int]:
+    """The entropy of a test's rng: crc32 of its node id, then $ONNXOP_TEST_SEED's."""
+    import zlib
+
+    extra = os.environ.get(SEED_VARIABLE, "") if extra is None else extra
+    seed = [zlib.crc32(nodeid.encode())]
+    if extra:
+        try:
+            seed.append(int(extra))
+        except ValueError:
+            pytest.fail(f"${SEED_VARIABLE} must be an integer, got {extra!r}")
+    return seed
+
+
+def seeded_rng(request, *salt: int) -> np.random.Generator:
+    """A Generator from the test's seed (and ``salt``, for a test that needs
+    several streams), recorded for the failure report."""
+    seed = seed_of(request.node.nodeid)
+    request.node.stash[_SEED_KEY] = seed
+    return np.random.default_rng(seed + list(salt))
+
+
+_SEED_KEY = pytest.StashKey[list]()
+
+# hypothesis draws its cases from a hash of the test function (derandomize):
+# every run tries the same cases, and a failure prints its example and the
+# @reproduce_failure blob. ``--hypothesis-profile=explore --hypothesis-seed=N``
+# draws others, replayable by the same N.
+from hypothesis import settings as _hypothesis  # noqa: E402
+
+_hypothesis.register_profile("replayable", derandomize=True, print_blob=True)
+_hypothesis.register_profile("explore", derandomize=False, print_blob=True)
+_hypothesis.load_profile("replayable")
+
+
 @pytest.fixture
 def rng(request) -> np.random.Generator:
-    return np.random.default_rng(abs(hash(request.node.nodeid)) % (2**32))
+    return seeded_rng(request)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A failing test that drew random values says how to draw them again."""
+    report = yield
+    seed = item.stash.get(_SEED_KEY, None)
+    if report.failed and seed is not None:
+        import shlex
+
+        extra = os.environ.get(SEED_VARIABLE, "")
+        env = f"{SEED_VARIABLE}={shlex.quote(extra)} " if extra else ""
+        report.sections.append((
+            "random seed",
+            f"rng seed {seed} (crc32 of the node id{', then $' + SEED_VARIABLE if extra else ''}); replay with:\n"
+            f"  {env}python -m pytest -p no:cacheprovider {shlex.quote(item.nodeid)}",
+        ))
+    return report
 
 
 def random_array(rng: np.random.Generator, shape, dtype) -> np.ndarray:

@@ -1,33 +1,46 @@
 """onnxop as an ONNX backend (``onnx.backend.base.Backend``), for ONNX's own test runner.
 
-    >>> import onnx.backend.test
     >>> import onnxop_cli.backend
-    >>> tests = onnx.backend.test.BackendTest(onnxop_cli.backend, __name__)
+    >>> tests = onnxop_cli.backend.ExactBackendTest(onnxop_cli.backend, __name__)
     >>> tests.include(r"test_(transpose|reshape)_")
     >>> globals().update(tests.test_cases)           # then run pytest on the file
 
 ``prepare(model)`` accepts any model whose nodes are all operators onnxop
 runs (the registry's, ``ops.SPECS``, and ``Constant``) and refuses any
-other, naming the nodes it cannot run (``ops.model.load_graph``). ``run(inputs)``
-gives numpy arrays in the model's output order, with its dtypes and shapes.
-The backend runs on the GPU like the commands (``device`` "CPU" means the
-host's WebGPU adapter: lavapipe or llvmpipe where there is no GPU); the
-backend option is ``ONNXOP_BACKEND``.
+other with ``NotRun``: onnxop's ``Unsupported`` naming the nodes it cannot
+run (``ops.model.load_graph``), and a ``unittest.SkipTest``, so onnx's
+runner (and pytest, unittest) report the case skipped with that reason.
+``run(inputs)`` gives numpy arrays in the model's output order, with its
+dtypes and shapes, as onnx's ``namedtupledict`` of the model's output names.
+The backend runs on the GPU like the commands; its one device is "CPU" (the
+host's WebGPU adapter: lavapipe or llvmpipe where there is no GPU; onnx
+names no other device it could be), so the runner skips the ``_cuda``
+cases. The WebGPU backend is ``ONNXOP_BACKEND``. ``ExactBackendTest``
+compares bit for bit (NaN payloads and -0.0 count) where onnx's runner
+compares with ``allclose``.
 """
 
 from __future__ import annotations
 
-from collections import namedtuple
+import unittest
 from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 import onnx
-from onnx.backend.base import Backend, BackendRep
+import onnx.backend.test
+from onnx.backend.base import Backend, BackendRep, Device, DeviceType, namedtupledict
 
 from .core import graph
 from .core.tensor import Tensor
-from .ops.model import Graph, load_graph
+from .ops.model import Graph, Unsupported, load_graph
+
+
+class NotRun(Unsupported, unittest.SkipTest):
+    """A model onnxop does not run: onnxop's ``Unsupported`` (callers that catch
+    it still do) and a ``unittest.SkipTest``, so onnx's runner reports a skip with
+    the reason, not a failure. (Not the runner's ``BackendIsNotSupposedToImplementIt``:
+    the runner counts that one as a pass.)"""
 
 
 class OnnxopRep(BackendRep):
@@ -37,18 +50,21 @@ class OnnxopRep(BackendRep):
         self.graph, self.backend = g, backend
 
     def run(self, inputs: Any, **kwargs: Any) -> tuple[np.ndarray, ...]:
+        """The outputs by position and by the model's names (``out.y``, ``out["y"]``;
+        a name that is no Python identifier, such as "0", by ``out["0"]`` only)."""
         feeds = _feeds(self.graph, inputs)
         p = graph.plan(self.graph, feeds, backend=self.backend)
         results, _ = graph.run_to_memory(p, backend=self.backend)
-        arrays = [t.to_numpy() for t in results]
-        Outputs = namedtuple("Outputs", [f"o{i}" for i in range(len(arrays))], rename=True)  # type: ignore[misc]
-        return Outputs(*arrays)
+        return namedtupledict("Outputs", self.graph.outputs)(*[t.to_numpy() for t in results])
 
 
 def _prepare(model: onnx.ModelProto, folder: Path, backend: str | None) -> BackendRep:
     """Every model, one node or many, view or family operators, through the
     graph path (core/graph.py, core/graph_family.py)."""
-    return OnnxopRep(load_graph(model, folder), backend)
+    try:
+        return OnnxopRep(load_graph(model, folder), backend)
+    except Unsupported as e:
+        raise NotRun(e.message) from None
 
 
 def _feeds(names: Sequence[str] | Graph, inputs: Any) -> dict[str, Tensor]:
@@ -78,8 +94,11 @@ class OnnxopBackend(Backend):
 
     @classmethod
     def prepare(cls, model: onnx.ModelProto, device: str = "CPU", **kwargs: Any) -> BackendRep:
-        super().prepare(model, device, **kwargs)
-        return _prepare(model, Path(kwargs.get("folder", ".")), kwargs.get("backend"))
+        """The checked graph; ``NotRun`` (a skip to onnx's runner) names what onnxop does not run."""
+        _device(device)
+        rep = _prepare(model, Path(kwargs.get("folder", ".")), kwargs.get("backend"))
+        super().prepare(model, device, **kwargs)  # onnx.checker, on a model onnxop runs
+        return rep
 
     @classmethod
     def run_model(cls, model: onnx.ModelProto, inputs: Any, device: str = "CPU", **kwargs: Any):
@@ -102,11 +121,60 @@ class OnnxopBackend(Backend):
             helper.make_graph([node], "node", info, outs),
             opset_imports=[helper.make_opsetid("", int(kwargs.get("opset", LATEST_OPSET)))],
         )
-        return cls.run_model(model, values, device)
+        _device(device)  # not onnx.checker: the outputs' types are onnxop's to find
+        return _prepare(model, Path("."), kwargs.get("backend")).run(values)
 
     @classmethod
     def supports_device(cls, device: str) -> bool:
-        return device in ("CPU", "CUDA") or device.startswith("CPU")
+        """"CPU" (or "CPU:0"): onnx's name for the host, whose WebGPU adapter onnxop runs on."""
+        try:
+            d = Device(device)
+        except (AttributeError, ValueError):
+            return False
+        return d.type == DeviceType.CPU and d.device_id == 0
+
+
+def _device(device: str) -> None:
+    if not OnnxopBackend.supports_device(device):
+        raise NotRun(f"device {device!r}: onnxop runs on 'CPU', the host's WebGPU adapter")
+
+
+def bits(a: np.ndarray) -> np.ndarray:
+    """The array's elements as unsigned integers of their width (bytes for
+    the 4- and 2-bit types, which ml_dtypes holds one per byte)."""
+    a = np.ascontiguousarray(a)
+    if a.dtype.itemsize in (1, 2, 4, 8):
+        return a.view(f"u{a.dtype.itemsize}")
+    return a.view("u1").reshape(a.shape + (a.dtype.itemsize,))
+
+
+def assert_same_bits(ref_outputs: Sequence[Any], outputs: Sequence[Any]) -> None:
+    """Every output has the reference's shape, dtype and bits (NaN payloads, -0.0)."""
+    outputs = list(outputs)
+    assert len(outputs) == len(ref_outputs), f"{len(outputs)} outputs, expected {len(ref_outputs)}"
+    for i, (got, want) in enumerate(zip(outputs, ref_outputs)):
+        assert isinstance(got, np.ndarray), f"output {i} is a {type(got).__name__}"
+        assert got.shape == want.shape, f"output {i}: shape {got.shape}, expected {want.shape}"
+        assert got.dtype == want.dtype, f"output {i}: dtype {got.dtype}, expected {want.dtype}"
+        if want.dtype == object:
+            same = [a == b for a, b in zip(got.reshape(-1), want.reshape(-1))]
+            assert all(same), f"output {i}: element {same.index(False)} differs"
+            continue
+        if got.size == 0:
+            continue
+        differ = np.flatnonzero((bits(got) != bits(want)).reshape(got.size, -1).any(axis=1))
+        assert differ.size == 0, (
+            f"output {i}: {differ.size} of {got.size} elements differ in their bits; first at flat index "
+            f"{differ[0]}: {got.reshape(-1)[differ[0]]!r}, expected {want.reshape(-1)[differ[0]]!r}"
+        )
+
+
+class ExactBackendTest(onnx.backend.test.BackendTest):
+    """onnx's runner with onnxop's comparison: bit for bit, not ``allclose``."""
+
+    @classmethod
+    def assert_similar_outputs(cls, ref_outputs, outputs, rtol, atol, model_dir=None):
+        assert_same_bits(ref_outputs, outputs)
 
 
 prepare = OnnxopBackend.prepare

@@ -243,7 +243,7 @@ def test_new_output_gets_the_usual_file_mode(backend, a, cwd, capsys):
 
 
 def test_several_inputs_printed_each_under_its_file_title(cwd, capsys):
-    """Issue 15, item 5: without -o, each file's blocks follow `# FILE`; one
+    """Without -o, each file's blocks follow `# FILE`; one
     input keeps the docs' layout with no title."""
     a = np.arange(6, dtype=np.float32).reshape(2, 3)
     b = -np.arange(4, dtype=np.int16).reshape(2, 2)
@@ -262,7 +262,7 @@ def test_several_inputs_printed_each_under_its_file_title(cwd, capsys):
 
 @pytest.mark.parametrize("extra", [["-o", "out.npy"], ["--json"]])
 def test_full_with_nothing_printed_is_refused(cwd, capsys, extra):
-    """Issue 15, item 6: --full with -o (or --json) would be silently ignored."""
+    """--full with -o (or --json) would be silently ignored."""
     np.save("a.npy", np.arange(6, dtype=np.float32))
     code, out, err = cli(capsys, "flatten", "a.npy", "--full", *extra)
     given = extra[0]

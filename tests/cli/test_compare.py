@@ -210,3 +210,18 @@ def test_packed_types_in_small_chunks(monkeypatch, rng, chunk):
     a, b = codes.astype(ml_dtypes.uint2), moved.astype(ml_dtypes.uint2)
     pair = cmp.compare_tensors("a", "b", Tensor.from_numpy(a), Tensor.from_numpy(b), cmp.Rule(), first=5)
     assert pair.differing == 3 and [d.index for d in pair.first] == [(0,), (17,), (36,)]
+
+
+def test_largest_distances_are_gathered_over_every_chunk(monkeypatch, rng):
+    """The largest |a-b|, relative error and ulp distance of a pair read 7
+    elements at a time are those of the whole tensors (the largest sits in a
+    late chunk)."""
+    monkeypatch.setattr(cmp, "CHUNK", 7)
+    a = rng.uniform(1, 2, 60).astype(np.float32)
+    b = a.copy()
+    b.view(np.uint32)[[3, 50]] += np.array([2, 9], np.uint32)
+    pair = cmp.compare_tensors("a", "b", Tensor.from_numpy(a), Tensor.from_numpy(b), cmp.Rule())
+    gap = np.abs(a.astype(np.float64) - b)
+    d = pair.distance
+    assert pair.differing == 2 and d.max_ulp == 9 and d.nan_vs_number == 0
+    assert d.max_abs == gap.max() and d.max_rel == (gap / np.abs(b.astype(np.float64))).max()

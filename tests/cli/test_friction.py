@@ -1,4 +1,4 @@
-"""Issue 24's frictions, from the CLI: --format for pipes and folders,
+"""Frictions, from the CLI: --format for pipes and folders,
 --keep-going, -o all.npz, global options on both sides of the command,
 empty lists, show's filters, --any-type, the messages that named the wrong
 thing, and show --graph. CLI and format tests: one backend (not fanned out)."""

@@ -1,4 +1,4 @@
-"""Fuzzing the readers (issue 5): valid .npy, .npz and .pb files, mutated
+"""Fuzzing the readers: valid .npy, .npz and .pb files, mutated
 (bit flips, byte edits, truncations, insertions, header and structure
 edits), run through the CLI in-process.
 

@@ -1,4 +1,4 @@
-"""Hostile and broken inputs (issue 5): every one refused in one line on
+"""Hostile and broken inputs: every one refused in one line on
 stderr naming the file and the problem, exit 2, nothing written, nothing
 read outside what the user named, nothing executed; and nothing lost when a
 run fails part-way (a disk that fills, Ctrl-C, a GPU that runs out of memory

@@ -49,15 +49,17 @@ OP = COMMON | {
     "any_type?": bool,  # --any-type
 }
 COMPARED = {"path": str, "name": str, "shape": [int], "dtype": str}
-COMPARE = COMMON | {  # docs/cli-round-two.md
+COMPARE = COMMON | {  # docs/cli-details.md
     "same": bool,
     "rule": {"mode": str, "rtol": (NUMBER, None), "atol": (NUMBER, None), "ulp": (int, None)},
     "pairs": [{
         "a": COMPARED, "b": COMPARED, "same": bool, "mode": str, "problem": (str, None), "count": int,
-        "differing": int, "max_abs": (NUMBER, str, None),
+        "differing": int, "max_abs": (NUMBER, str, None), "max_rel": (NUMBER, str, None), "max_ulp": (int, None),
+        "nan_vs_number": (int, None),
         "first": [{"index": [int], "a": (NUMBER, str, bool, [FLOATLIKE]), "b": (NUMBER, str, bool, [FLOATLIKE]),
                    "a_bits?": str, "b_bits?": str}],
     }],
+    "paired_only": bool,
     "only_a": [str],
     "only_b": [str],
     "left_out": [str],
@@ -83,7 +85,7 @@ SHOW = COMMON | {
                     "stats": (STATS, None), "histogram?": (HISTOGRAM, None),
                 }
             ],
-            "graph?": GRAPH,  # docs/cli-round-two.md: show --graph, or a model with no initializers
+            "graph?": GRAPH,  # docs/cli-details.md: show --graph, or a model with no initializers
         }
     ]
 }
@@ -245,7 +247,7 @@ def test_the_validator_catches_departures():
 
 def test_the_docs_document_every_key_of_the_schema():
     section = (REPO / "docs" / "json.md").read_text()
-    section += (REPO / "docs" / "cli-round-two.md").read_text()  # compare, --keep-going, --any-type, show --graph
+    section += (REPO / "docs" / "cli-details.md").read_text()  # compare, --keep-going, --any-type, show --graph
     keys = set().union(*(keys_of(s) for s in SCHEMAS.values()))
     missing = sorted(k for k in keys if f"`{k}`" not in section and f'"{k}"' not in section)
     assert missing == []

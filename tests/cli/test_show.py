@@ -166,7 +166,7 @@ def test_ml_dtypes_names_round_trip():
     assert dtype_of_numpy(np.dtype(ml_dtypes.bfloat16)).name == "bfloat16"
 
 
-# ----------------------------------------------------------------- formatting (issue 15)
+# ----------------------------------------------------------------- formatting ()
 
 
 @pytest.mark.parametrize("name", NUMPY_TYPES + ["bfloat16", "float8_e4m3fn", "float8_e5m2", "int4", "float4_e2m1fn"])

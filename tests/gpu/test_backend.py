@@ -2,26 +2,28 @@
 
 Every node test whose nodes are all operators onnxop runs (the registry's and
 Constant, onnx's ``*_expanded`` graphs of them included) runs on the GPU and is
-compared BIT-EXACTLY: shape, dtype and every byte (NaN payloads, -0.0); the
-runner's own comparison only checks ``allclose``. A case onnxop refuses (an
-input that is a sequence or an optional) is skipped with onnxop's reason,
-never passed: the runner would count ``BackendIsNotSupposedToImplementIt`` as
-a pass, so the backend here raises ``unittest.SkipTest`` instead. ``XFAIL``
-lists the expected failures, each with its reason.
+compared BIT-EXACTLY by the backend's ``ExactBackendTest``: shape, dtype and
+every byte (NaN payloads, -0.0); the runner's own comparison only checks
+``allclose``. A case onnxop refuses (an input that is a sequence or an
+optional) is skipped with onnxop's reason (``backend.NotRun`` is a
+``unittest.SkipTest``), never passed. ``XFAIL`` lists the expected failures,
+each with its reason. (tests/process/test_backend_runner.py runs onnx's
+runner as a user would, in a process of its own.)
 """
 
 from __future__ import annotations
 
 import unittest
 import warnings
-from pathlib import Path
 
 import numpy as np
+import onnx
 import onnx.backend.test
 import pytest
 
 from conftest import ENGINE_BACKENDS
 from onnxop_cli import backend
+from onnxop_cli.backend import ExactBackendTest
 from onnxop_cli.ops import model as model_graph
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
@@ -31,55 +33,19 @@ XFAIL: dict[str, str] = {}
 
 
 class _Backend(backend.OnnxopBackend):
-    """The backend with a reason for each refusal: a refused model raises
-    SkipTest naming it (the runner's own is_compatible path would say only
-    "Not compatible with backend")."""
-
-    @classmethod
-    def is_compatible(cls, model, device="CPU", **kwargs):
-        try:
-            backend._prepare(model, Path("."), None)  # the checks prepare makes (no GPU is opened)
-        except Exception as e:  # noqa: BLE001
-            raise unittest.SkipTest(f"onnxop refuses the model: {e}") from None
-        return True
+    """The backend on one conftest backend. Its is_compatible lets prepare
+    refuse, so that a refused model test is skipped with onnxop's reason
+    (backend.NotRun) rather than the runner's "Not compatible with backend"."""
 
     gpu_backend: str | None = None  # the conftest backend the tests run on
 
     @classmethod
-    def prepare(cls, model, device="CPU", **kwargs):
-        cls.is_compatible(model, device)
-        return super().prepare(model, device, backend=cls.gpu_backend, **kwargs)
+    def is_compatible(cls, model, device="CPU", **kwargs):
+        return True
 
-
-def bits(a: np.ndarray) -> np.ndarray:
-    """The array's elements as unsigned integers of their width (bytes for
-    the 4- and 2-bit types, which ml_dtypes holds one per byte)."""
-    a = np.ascontiguousarray(a)
-    if a.dtype.itemsize in (1, 2, 4, 8):
-        return a.view(f"u{a.dtype.itemsize}")
-    return a.view("u1").reshape(a.shape + (a.dtype.itemsize,))
-
-
-class ExactBackendTest(onnx.backend.test.BackendTest):
     @classmethod
-    def assert_similar_outputs(cls, ref_outputs, outputs, rtol, atol, model_dir=None):
-        outputs = list(outputs)
-        assert len(outputs) == len(ref_outputs), f"{len(outputs)} outputs, expected {len(ref_outputs)}"
-        for i, (got, want) in enumerate(zip(outputs, ref_outputs)):
-            assert isinstance(got, np.ndarray), f"output {i} is a {type(got).__name__}"
-            assert got.shape == want.shape, f"output {i}: shape {got.shape}, expected {want.shape}"
-            assert got.dtype == want.dtype, f"output {i}: dtype {got.dtype}, expected {want.dtype}"
-            if want.dtype == object:
-                same = [a == b for a, b in zip(got.reshape(-1), want.reshape(-1))]
-                assert all(same), f"output {i}: element {same.index(False)} differs"
-                continue
-            if got.size == 0:
-                continue
-            differ = np.flatnonzero((bits(got) != bits(want)).reshape(got.size, -1).any(axis=1))
-            assert differ.size == 0, (
-                f"output {i}: {differ.size} of {got.size} elements differ in their bits; first at flat index "
-                f"{differ[0]}: {got.reshape(-1)[differ[0]]!r}, expected {want.reshape(-1)[differ[0]]!r}"
-            )
+    def prepare(cls, model, device="CPU", **kwargs):
+        return super().prepare(model, device, backend=cls.gpu_backend, **kwargs)
 
 
 def supported_cases() -> list[str]:
@@ -142,6 +108,44 @@ def test_the_comparison_sees_one_bit():
     ExactBackendTest.assert_similar_outputs([a], [a.copy()], 0, 0)
 
 
+def test_a_one_ulp_flip_fails_the_exact_comparison_and_passes_onnx_s():
+    want = np.array([1.0, 2.5, -3.0], np.float32)
+    got = want.copy()
+    got[1] = np.nextafter(want[1], np.float32(np.inf))  # one ulp up
+    onnx.backend.test.BackendTest.assert_similar_outputs([want], [got], 1e-3, 1e-7)  # allclose: passes
+    with pytest.raises(AssertionError, match=r"1 of 3 elements differ in their bits; first at flat index 1"):
+        ExactBackendTest.assert_similar_outputs([want], [got], 1e-3, 1e-7)
+    with pytest.raises(AssertionError, match="differ in their bits"):
+        backend.assert_same_bits([want], [got])
+
+
+def _identity_model(outputs: list[str]):
+    from onnx import TensorProto, helper
+
+    nodes = [helper.make_node("Identity", ["x"], [name]) for name in outputs]
+    return helper.make_model(helper.make_graph(
+        nodes, "m", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, [2]) for n in outputs]),
+        opset_imports=[helper.make_opsetid("", 13)])
+
+
+def test_run_names_the_outputs_as_the_model_does(backend):  # the conftest backend (the module is onnxop's)
+    from onnxop_cli.backend import prepare
+
+    x = np.array([1.5, -0.0], np.float32)
+    out = prepare(_identity_model(["y", "0", "_z", "class", "a b"]), backend=backend).run([x])
+    assert out._fields[0] == "y" and out.y.tobytes() == x.tobytes()
+    for k, name in enumerate(["y", "0", "_z", "class", "a b"]):  # by name, whatever Python makes of it
+        assert out[name].tobytes() == out[k].tobytes() == x.tobytes()
+    assert "o0" not in out._fields
+
+
+def test_the_device_is_the_cpu_only():
+    assert backend.supports_device("CPU") and backend.supports_device("CPU:0")
+    assert not backend.supports_device("CUDA") and not backend.supports_device("CUDA:0")
+    assert not backend.supports_device("WebGPU")
+
+
 def test_an_unsupported_model_is_refused_naming_the_node():
     from onnx import TensorProto, helper
 
@@ -152,4 +156,6 @@ def test_an_unsupported_model_is_refused_naming_the_node():
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])]), opset_imports=[helper.make_opsetid("", 13)])
     with pytest.raises(model_graph.Unsupported, match=r"^1 node\(s\) onnxop does not run: Add x1$"):
         backend.prepare(model)
+    with pytest.raises(unittest.SkipTest, match=r"node 0 'g' \('Add'\) at opset 13"):  # onnx's runner: a skip
+        backend.run_node(node, [np.zeros(2, np.float32), np.zeros(1, np.float32)], opset=13)
     assert not backend.is_compatible(model)

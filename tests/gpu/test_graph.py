@@ -90,7 +90,11 @@ def test_a_view_chain_is_one_view_with_no_step(backend, rng):
     x = random_array(rng, (3, 1, 5), "float32")
     p, got, traffic = run(model, {"x": x}, backend)
     assert p.steps == [] and not isinstance(p.outputs[0].base, graph.Step)
-    assert same_bits(got[0], ReferenceEvaluator(model).run(None, {"x": x})[0])
+    # The reference moves bytes, as the ops do: onnx.reference computes Expand
+    # as ``data * ones``, which quiets a signalling NaN (random_array always
+    # holds one), so its bits are not the operator's.
+    want = np.broadcast_to(x.transpose(2, 0, 1)[1:3], (2, 1, 2, 3, 1)).squeeze(1).reshape(1, 2, 2, 3)
+    assert same_bits(got[0], want)
     assert traffic.read_back == got[0].nbytes
 
 

@@ -1,4 +1,4 @@
-"""Indexed operators on data larger than one storage binding (issue 21): the
+"""Indexed operators on data larger than one storage binding: the
 gather kernel binds the data one window at a time (gpu/indexed.py). One case
 per operator on vulkan and one on gl: each moves about 300 MiB, so they are
 kept few (tests/test_indexed_speedpaths.py covers the windows on small data

@@ -1,4 +1,4 @@
-"""The indexed gather kernel's fast paths (shaders/indexed_gather.wgsl, issue 21),
+"""The indexed gather kernel's fast paths (shaders/indexed_gather.wgsl),
 byte for byte against onnx.reference on random bits:
 
 - one entry point per case of table (flat, one lookup, several, reverse),

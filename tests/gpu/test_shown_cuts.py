@@ -58,9 +58,8 @@ def _plan(a: np.ndarray, pads: list[int], mode: str):
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_the_shown_entries_are_the_whole_results(backend, gpu, mode, monkeypatch):
+def test_the_shown_entries_are_the_whole_results(backend, gpu, mode, monkeypatch, rng):
     monkeypatch.setenv("ONNXOP_POISON", "0xAB")
-    rng = np.random.default_rng(sum(map(ord, mode + backend)))
     for i in range(CASES):
         shape, pads = _case(rng, mode)
         a = random_array(rng, shape, "float32")
@@ -98,7 +97,7 @@ def test_huge_pads_show_the_periodic_entries(backend, gpu, mode, monkeypatch):
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_small_bands_and_folded_grids_leave_nothing_unwritten(backend, gpu, mode, monkeypatch):
+def test_small_bands_and_folded_grids_leave_nothing_unwritten(backend, gpu, mode, monkeypatch, rng):
     """The whole plan and its cut pieces through the pieces kernel with
     bands and windows of 4 KiB (many bands, the last one partial, pieces cut
     at band edges and source windows) and at most 2 workgroups per grid
@@ -108,7 +107,6 @@ def test_small_bands_and_folded_grids_leave_nothing_unwritten(backend, gpu, mode
     from onnxop_cli.gpu.pieces import Source, run_pieces
 
     monkeypatch.setenv("ONNXOP_POISON", "0xAB")
-    rng = np.random.default_rng(sum(map(ord, "bands" + mode + backend)))
     for i in range(4):
         shape = tuple(int(n) for n in rng.integers(2, 40, 2))
         pads = [int(p) for p in rng.integers(0, 3 * max(shape), 4)]

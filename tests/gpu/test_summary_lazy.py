@@ -1,4 +1,4 @@
-"""Issue 20 item 7, the rest: printing and --json make only what they show.
+"""Printing and --json make only what they show.
 
 - Tile, string tensors and every operator that tiles its output with pieces
   (Concat, Split, Pad, CenterCropPad, Where, Trilu, Compress, BitCast,

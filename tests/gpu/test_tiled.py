@@ -2,7 +2,7 @@
 shaders/transpose_blocked.wgsl for CPU adapters; gpu/tiled.py chooses),
 byte for byte against numpy, on every adapter.
 
-Each adapter chooses one of them by its type (docs/performance-round-two.md),
+Each adapter chooses one of them by its type (docs/performance-adapters.md),
 so the GPU tests force each with $ONNXOP_GATHER and check that it wrote the
 dispatches they expect.
 Random bits (NaN payloads, -0.0), poisoned output, every element width:

@@ -4,7 +4,7 @@ and the gather's mapped buffers on adapters that map storage buffers.
 
 A transpose larger than a binding that moves the innermost and the outermost
 axis (3-D ``2,1,0``) reads each band as a million short runs
-(docs/performance-round-two.md). Each test here compares with an independent
+(docs/performance-adapters.md). Each test here compares with an independent
 reference: numpy's transpose, or a run-by-run ``readinto``.
 """
 

@@ -1,4 +1,4 @@
-"""Where in one pass (issue 21, speed): one select piece that reads the
+"""Where in one pass: one select piece that reads the
 condition, X and Y through their own broadcast strides and writes each output
 element once (shaders/pieces.wgsl, ``has_other``). Against numpy.where and
 onnx.reference on random bits (NaN payloads, -0.0), every backend: all

@@ -276,7 +276,7 @@ def test_stdout_check_and_writer():
 def test_a_reader_that_goes_away_ends_the_run_quietly(cwd, capsys, monkeypatch):
     """onnxop show a.npy | head -1: when the reader has gone, writing to stdout
     raises BrokenPipeError; onnxop stops with exit 141 (as cat) and no message
-    (tests/process/test_trust2_pipes.py does it with real pipes)."""
+    (tests/process/test_pipe_closed.py does it with real pipes)."""
     np.save(cwd / "a.npy", np.arange(10, dtype=np.int32))
 
     def gone(text):

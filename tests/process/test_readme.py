@@ -39,8 +39,8 @@ README = (REPO / "README.md").read_text()
 # makes them first (test_every_page_of_docs_has_a_runner holds the list true).
 OWN_RUNNER = {
     "operators.md": "process/test_docs_operators.py", "indexed-operators.md": "process/test_indexed_docs.py",
-    "cli-round-two.md": "process/test_cli_round_two.py", "safety-round-two.md": "process/test_trust2_docs.py",
-    "safety-trust-b.md": "process/test_trust2_docs_b.py", "backend.md": "process/test_graph_docs.py", "graphs.md": "process/test_graph_docs.py",
+    "cli-details.md": "process/test_docs_cli_details.py", "safety-writes.md": "process/test_docs_safety_writes.py",
+    "safety-inputs.md": "process/test_docs_safety_inputs.py", "backend.md": "process/test_backend_runner.py", "graphs.md": "process/test_graph_docs.py",
 }
 # README first, then every other page of docs/ (pages added there are run too)
 PAGES = {"README.md": README} | {

@@ -1,6 +1,6 @@
-"""What a run on each engine imports (issue 23: nothing the command does not
+"""What a run on each engine imports (nothing the command does not
 use). Checked by sys.modules in a fresh process, not by timing (the
-whole-process figures are in docs/performance-round-two.md)."""
+whole-process figures are in docs/performance-adapters.md)."""
 
 from __future__ import annotations
 

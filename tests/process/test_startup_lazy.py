@@ -1,4 +1,4 @@
-"""A small run loads and builds only what it uses (issue 23, start-up),
+"""A small run loads and builds only what it uses (start-up),
 checked in a fresh process by what is in sys.modules and what typer built,
 never by timing (the figure is in docs/performance.md):
 

@@ -159,7 +159,7 @@ def onnx_load(path):
 
 
 def test_installed_wheel_pipes_shows_json_and_api(venv, tmp_path, backend):
-    """Issue 6's features as a user meets them: from the installed wheel, in
+    """The features as a user meets them: from the installed wheel, in
     another folder -- a pipe between two processes, show, --json, the API."""
     rng = np.random.default_rng(6)
     a = random_array(rng, (2, 3, 4, 5), "float32")
@@ -186,7 +186,7 @@ def test_installed_wheel_pipes_shows_json_and_api(venv, tmp_path, backend):
 
 
 def test_installed_wheel_polish_of_issue_15(venv, tmp_path, backend):
-    """Issue 15 from the wheel, in another folder: --version, tables under a
+    """From the wheel, in another folder: --version, tables under a
     terminal, conformance --json types, show --full | head streaming, --hist,
     .onnx initializers with -m, and an .npz piped into stdin."""
     import onnx

@@ -172,3 +172,19 @@ def test_the_engine_import_check_finds_one_in_a_function(tmp_path):
     (pkg / "gpu" / "engines" / "w.py").write_text("import wgpu\n")
     (pkg / "gpu" / "k.py").write_text("def f():\n    import wgpu.backends\n    from pydawn import x\n")
     assert {k: sorted(v) for k, v in engine_imports(tmp_path).items()} == {f"{ROOT}.gpu.k": ["pydawn", "wgpu.backends"]}
+
+
+def test_every_module_of_gpu_is_in_its_layers_contract():
+    """The inner layers contract names each module of gpu/: a new one must be
+    placed (import-linter leaves a module it does not name unchecked)."""
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10: import-linter brings tomli
+        import tomli as tomllib
+
+    config = tomllib.loads((SRC.parent / "pyproject.toml").read_text())
+    inner = [c for c in config["tool"]["importlinter"]["contracts"] if c.get("containers") == [f"{ROOT}.gpu"]]
+    assert len(inner) == 1
+    named = {m.strip() for layer in inner[0]["layers"] for m in layer.replace("|", ":").split(":")}
+    found = {p.stem for p in (SRC / ROOT / "gpu").glob("*.py") if p.stem != "__init__"} | {"engines"}
+    assert named == found

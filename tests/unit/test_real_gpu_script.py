@@ -1,7 +1,7 @@
 """benchmarks/real_gpu.py's dry parts: finding the NVIDIA ICD, the steps it
 plans, its refusals (no ICD, a CPU adapter answering), and the figures it
 prints from `onnxop bench --json` documents. Its real run needs a GPU
-(issue 23 item 5); nothing here measures anything."""
+; nothing here measures anything."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """``onnxop compare A B``: the command; the comparison is core/compare.py's,
 the report render/compare.py's.
 
-Exit codes: 0 the same, 1 different, 2 unusable (a file that cannot be read,
-nothing to pair up, a bad option): as ``cmp`` and ``diff`` have them.
+Exit codes: 0 the same, 1 different (or nothing paired), 2 unusable (a file
+that cannot be read, a bad option): as ``cmp`` and ``diff`` have them.
 """
 
 from __future__ import annotations
@@ -27,11 +27,15 @@ from ..errors import ExitCode, OnnxopError
         "count), or with --rtol/--atol or --ulp for floating types. A and B may be any "
         "formats onnxop reads (.pb against .npy, an .npz member against a file with -m), or "
         "two folders, whose .npy and .pb files are paired by file stem or by tensor name "
-        "(a run's outputs against test_data_set_0/). Prints the count and the first "
-        "differing elements with their indices, values and bits. Exits 0 when the same, "
-        "1 when different, 2 when a file cannot be used. The comparison runs on the host, "
-        "in chunks of both files (it moves no data, so it needs no GPU).\n\n"
-        "Example: onnxop compare out/y.npy test_data_set_0/output_0.pb"
+        "(a run's outputs against test_data_set_0/); a name without a partner is a "
+        "difference unless --paired-only. Prints the count and the first "
+        "differing elements with their indices, values and bits, and for floating types the "
+        "largest |a-b|, relative error |a-b|/|b| and ulp distance. Exits 0 when the same, "
+        "1 when different or when nothing was paired, 2 when a file cannot be used. The "
+        "comparison runs on the host, in chunks of both files (it moves no data, so it needs "
+        "no GPU).\n\n"
+        "Example: onnxop compare out/y.npy test_data_set_0/output_0.pb\n\n"
+        "Example: onnxop compare out/ test_data_set_0/ --paired-only"
     ),
 )
 def compare_cmd(
@@ -62,6 +66,12 @@ def compare_cmd(
         typer.Option("--ulp", help="Accept real floats at most N representable values apart "
                      "(+0.0 and -0.0 are one; NaN equals NaN). Example: --ulp 1", show_default=False, metavar="N"),
     ] = None,
+    paired_only: Annotated[
+        bool,
+        typer.Option("--paired-only", help="Folders and archives: compare the tensors that pair up by "
+                     "name and count the others without failing on them (the last line says how many on "
+                     "each side; nothing paired still exits 1). Example: onnxop compare out/ ds/ --paired-only"),
+    ] = False,
     first: Annotated[
         int,
         typer.Option("--first", help="How many differing elements to list per pair. Example: --first 20",
@@ -81,7 +91,7 @@ def compare_cmd(
         raise UsageError(f"compare: --first must be >= 0, got {first}")
     rule = cmp.Rule(rtol=rtol, atol=atol, ulp=ulp)
     try:
-        outcome = cmp.compare(a, b, rule, members=member or [], first=first)
+        outcome = cmp.compare(a, b, rule, members=member or [], first=first, paired_only=paired_only)
     except OnnxopError as e:  # a file that cannot be used: 2, whatever the failure's own code
         e.exit_code = ExitCode.USAGE
         raise

@@ -29,6 +29,7 @@ import typer
 from .help import FAMILY
 from ..errors import OnnxopError, UsageError
 from ..ops import OpSpec
+from ..render.node import quote  # names and paths from files, in a line of text
 from .family_inputs import attribute_value, is_file, option_name, secondary, tensor_attribute
 
 # ------------------------------------------------------------ planning
@@ -148,7 +149,7 @@ def _assign_targets(jobs: list[FamilyJob], output: Optional[Path], multi: bool) 
                 raise UsageError(f"-o -: stdout takes one tensor, this writes {n * len(jobs)}; use -o FOLDER or an .npz")
             job.targets = [output]
             continue
-        if multi:
+        if multi and not (n == 1 and len(jobs) == 1 and _names_a_file(output)):  # one part to -o FILE: the file
             if output.suffix.lower() == ".npz":
                 if len(jobs) > 1:
                     raise UsageError(f"{output}: with {len(jobs)} inputs, -o must be a folder")
@@ -164,6 +165,11 @@ def _assign_targets(jobs: list[FamilyJob], output: Optional[Path], multi: bool) 
             raise UsageError(f"{output}: with {len(jobs)} inputs, -o must be an existing folder")
         else:
             job.targets = [output]
+
+
+def _names_a_file(output: Path) -> bool:
+    """``-o`` names a tensor file (.npy, .pb), not a folder to make."""
+    return output.suffix.lower() in (".npy", ".pb") and not output.is_dir()
 
 
 # ------------------------------------------------------------ running
@@ -225,9 +231,9 @@ def run_jobs(spec: OpSpec, node, jobs: list[FamilyJob], backend, out, full: bool
         done.append((job, result))
         for k, t in enumerate(result.outputs):
             note = f" ({result.note})" if result.note else ""
-            ins = ", ".join(f"{x.name} {tuple(x.shape)} {x.dtype}" for x in job.tensors if x is not None)
-            out.note(f"{node.op_type}: {ins} -> {t.name} {tuple(t.shape)} {t.dtype}, wrote "
-                     f"{stdio_label(job.targets[k])}{note}")
+            ins = ", ".join(f"{quote(x.name)} {tuple(x.shape)} {x.dtype}" for x in job.tensors if x is not None)
+            out.note(f"{node.op_type}: {ins} -> {quote(t.name)} {tuple(t.shape)} {t.dtype}, wrote "
+                     f"{quote(stdio_label(job.targets[k]))}{note}")
     return done
 
 
@@ -254,7 +260,7 @@ def _print(node, job: FamilyJob, result, out, full: bool, titled: bool, first: b
     shown_out = [Shown(t.name, t.shape, t.dtype.name, t.to_numpy() if result.shown is None else values,
                        note=result.note, summarised=summarised)
                  for t, (values, summarised) in zip(result.outputs, shown)]
-    title = [f"# {stdio_label(job.src)}"] if titled else []
+    title = [f"# {quote(stdio_label(job.src))}"] if titled else []
     text = "\n".join([*title, render_node(node, shown_in, shown_out, full=full)])
     out.result(("" if first else "\n") + text)
 

@@ -22,6 +22,7 @@ from .app import command
 from ..errors import OnnxopError, UsageError
 from .help import OPERATORS
 from ..ops.nodekinds import OtherNodes
+from ..render.node import quote  # names and paths from files, in a line of text
 from . import run_files
 from .run_options import DumpOpt, OthersOpt, VerifyOpt
 
@@ -118,8 +119,8 @@ def run_model(
         raise type(e)(f"{model_path}: {e.message}") from None
     if check is not None:
         results, traffic = graph.run_to_memory(p, backend=gpu_backend)
-        run_files.check(g, results, check)
-        out.note(f"{_what(p)}: {len(results)} output(s) equal {check}'s output_*.pb, bit for bit")
+        files = run_files.check(g, results, check)
+        out.note(f"{_what(p)}: {len(results)} output(s) equal {quote(check)}'s {files}, bit for bit")
         written = {}
     elif output is None:  # printed: a large output's summary is made, not the output (core/summary.py)
         from ..core.sources import MAP_THRESHOLD
@@ -212,6 +213,13 @@ def _write(p, output: Path, backend, out, to_folder: bool):
     if kind == "stdout":
         out.data_on_stdout = True
     written: dict[str, Path] = {}
+
+    def wrote(v) -> None:
+        from ..io.stdio import stdio_label
+
+        out.note(f"{_what(p)}: {_described(p.graph, p)} -> {quote(v.name)} {tuple(v.shape)} {v.dtype}, "
+                 f"wrote {quote(stdio_label(targets[v.name]))}")
+
     with ExitStack() as stack:
         shared = stack.enter_context(io.open_writer(output)) if kind in ("npz", "file", "stdout") else None
 
@@ -224,13 +232,13 @@ def _write(p, output: Path, backend, out, to_folder: bool):
                     with writer.tensor(v.name, v.shape, v.dtype) as sink:
                         fill(sink)
             written[v.name] = targets[v.name]
+            if shared is None:  # in place now: said at once, so a run a signal ends names what it wrote
+                wrote(v)
 
         traffic = graph.execute(p, write, backend=backend)
-    from ..io.stdio import stdio_label
-
-    for v in p.outputs:
-        out.note(f"{_what(p)}: {_described(p.graph, p)} -> {v.name} {tuple(v.shape)} {v.dtype}, "
-                 f"wrote {stdio_label(targets[v.name])}")
+    if shared is not None:
+        for v in p.outputs:
+            wrote(v)
     return [], traffic, written
 
 
@@ -251,7 +259,7 @@ def _described(g, p) -> str:
     parts = []
     for n in names:
         t = feeds.get(n) or values.get(n)
-        parts.append(f"{n} {tuple(t.shape)} {t.dtype}" if t is not None else n)
+        parts.append(f"{quote(n)} {tuple(t.shape)} {t.dtype}" if t is not None else quote(n))
     return ", ".join(parts)
 
 
@@ -280,8 +288,8 @@ def _printed(p, feeds, shown, full: bool) -> str:
                                shown_out, full=full, names=names)
     lines = [f"Graph: {len(g.nodes)} nodes, opset {g.opset}"]
     for gn in g.nodes:
-        ins = ", ".join(n for n in gn.proto.input)
-        lines.append(f"  {gn.label}: ({ins}) -> ({', '.join(gn.proto.output)})")
+        lines.append(f"  {gn.label}: ({', '.join(map(quote, gn.proto.input))}) -> "
+                     f"({', '.join(map(quote, gn.proto.output))})")
     lines += ["", "Inputs:"]
     for name in g.inputs:
         t = feeds[name]

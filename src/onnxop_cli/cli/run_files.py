@@ -53,9 +53,10 @@ def size(shape) -> int:
     return n
 
 
-def check(g, results, folder: Path) -> None:
+def check(g, results, folder: Path) -> str:
     """Each output against ``folder``'s output_N.pb (a node test's), or, in a
-    folder without them, its file named by the output (io/valuefiles.py)."""
+    folder without them, its file named by the output (io/valuefiles.py).
+    Returns which: ``output_*.pb`` or ``files``."""
     from .. import io
     from ..docs.conformance import Fail, compare
     from ..io import valuefiles
@@ -72,3 +73,4 @@ def check(g, results, folder: Path) -> None:
             compare(t, io.read_tensor(path), t.name)
         except Fail as e:
             raise OnnxopError(f"--check {path}: output {t.name!r}: {e}") from None
+    return "output_*.pb" if numbered else "files"

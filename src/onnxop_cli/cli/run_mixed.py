@@ -15,6 +15,7 @@ from types import SimpleNamespace
 from typing import Optional
 
 from ..errors import OnnxopError, UsageError
+from ..render.node import quote  # names and paths from files, in a line of text
 
 
 
@@ -73,8 +74,8 @@ def run_mixed(ctx, m, model_path: Path, files: dict[str, Path], feeds: dict, *, 
     written: dict[str, Path] = {}
     lines = summary(part, ran, verifier, dump, dumped)
     if check is not None:
-        plain.check(None, results, check)
-        out.note(f"{_graph_of(m, feeds)}: {len(results)} output(s) equal {check}'s files, bit for bit")
+        files = plain.check(None, results, check)
+        out.note(f"{_graph_of(m, feeds)}: {len(results)} output(s) equal {quote(check)}'s {files}, bit for bit")
     elif output is None:
         out.result(_printed(m, part, feeds, results, lines, full))
         lines = []
@@ -126,7 +127,7 @@ def summary(part, ran, verifier, dump, dumped) -> list[str]:
         done = ", ".join(f"{v['op']} x{v['nodes']} on {v['runtime']}" for v in verifier.summary())
         lines.append(f"Verified {sum(v['nodes'] for v in verifier.summary())} node(s) bit for bit: {done or 'none'}")
     if dump is not None:
-        lines.append(f"Dumped {len(dumped)} value(s) to {dump}")
+        lines.append(f"Dumped {len(dumped)} value(s) to {quote(dump)}")
     return lines
 
 
@@ -144,7 +145,7 @@ def _printed(m, part, feeds, results, lines: list[str], full: bool) -> str:
 
 def _graph_of(m, feeds) -> str:
     """``graph of 3 nodes: x (2, 3) float32`` (as run's 'wrote' lines begin)."""
-    given = ", ".join(f"{n} {tuple(t.shape)} {t.dtype}" for n, t in feeds.items())
+    given = ", ".join(f"{quote(n)} {tuple(t.shape)} {t.dtype}" for n, t in feeds.items())
     return f"graph of {len(m.graph.node)} nodes: {given}"
 
 
@@ -174,7 +175,7 @@ def _write(results, output: Path, to_folder: bool, out, what: str) -> dict[str, 
                     if t.size:
                         sink(memoryview(valuefiles.row_major(t)))
     for t in results:
-        out.note(f"{what} -> {t.name} {tuple(t.shape)} {t.dtype}, wrote {stdio_label(targets[t.name])}")
+        out.note(f"{what} -> {quote(t.name)} {tuple(t.shape)} {t.dtype}, wrote {quote(stdio_label(targets[t.name]))}")
     return dict(targets)
 
 

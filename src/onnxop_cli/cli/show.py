@@ -16,6 +16,7 @@ from .app import command
 from .options import FullOpt, _input_argument, _out
 from .help import TENSORS
 from ..errors import UsageError
+from ..render.node import quote  # names and paths from files, in a line of text
 
 
 @command(
@@ -131,7 +132,7 @@ def show(
 
             cols = tables.columns(shown.BRIEF_HEADERS, names=("name",), right=("min", "max", "mean"))
             text = tables.render(cols, shown.brief_rows(entries))
-            out.result(("\n" if i else "") + f"{label}:\n" + text, escaped=True)
+            out.result(("\n" if i else "") + f"{quote(label)}:\n" + text, escaped=True)
         elif full:  # every value: streamed line by line, not built first
             lines = shown.file_lines(label, entries, full=True, histograms=histograms)
             out.stream(itertools.chain([""] * bool(i), lines))

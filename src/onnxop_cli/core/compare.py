@@ -2,13 +2,20 @@
 
     pair up (files, archive members, folders by name) -> shape, dtype
     -> values read in chunks from both byte sources, side by side
-    -> count of differing elements and the first few (index, values, bits)
+    -> count of differing elements and the first few (index, values, bits),
+       and for floating types the largest distances (distance.py)
 
 Exact by default: the elements' bit patterns are compared, so NaN payloads
 and -0.0 against 0.0 are differences. ``rtol``/``atol`` compare floating
 values as ``numpy.isclose`` does (NaN equal to NaN); ``ulp`` counts the
 representable values between two reals of the type. Other types are always
-compared exactly, and the pair says so.
+compared exactly, and the pair says so. Whatever the rule, a floating pair
+reports its largest absolute and relative error and ulp distance
+(distance.py says how NaN and -0.0 count).
+
+Folders and archives pair their tensors by name; a name with no partner is
+a difference, unless ``paired_only`` (``--paired-only``) leaves it out of
+the verdict (it is still counted). Nothing paired is never the same.
 
 This is a check on the host, not data movement: no output is written and
 nothing here goes through the GPU. Both tensors are read ``CHUNK``
@@ -26,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Optional
 
 from ..errors import UsageError
+from .distance import Distance, bits as _bits, is_floating, is_real_float, ulp_apart
 
 if TYPE_CHECKING:
     import numpy as np
@@ -74,10 +82,6 @@ class Rule:
         return real or (self.mode == "tolerance" and dtype.name.startswith("complex"))
 
 
-def is_real_float(dtype: DType) -> bool:
-    return dtype.name.startswith(("float", "bfloat"))
-
-
 @dataclass
 class Difference:
     index: tuple[int, ...]
@@ -100,7 +104,7 @@ class Pair:
     differing: int = 0
     problem: str = ""  # shapes or dtypes that differ: no element was compared
     first: list[Difference] = field(default_factory=list)
-    max_abs: Optional[float] = None  # floating types: the largest |a - b| of finite values
+    distance: Optional[Distance] = None  # floating types: the largest distances
 
     @property
     def same(self) -> bool:
@@ -114,10 +118,12 @@ class Outcome:
     only_b: list[str] = field(default_factory=list)
     rule: Rule = field(default_factory=Rule)
     left_out: list[str] = field(default_factory=list)  # node-test inputs with no partner
+    paired_only: bool = False  # names without a partner are counted, not a difference
 
     @property
     def same(self) -> bool:
-        return all(p.same for p in self.pairs) and not self.only_a and not self.only_b
+        unpaired = not self.paired_only and (self.only_a or self.only_b)
+        return bool(self.pairs) and all(p.same for p in self.pairs) and not unpaired
 
 
 # ------------------------------------------------------------------ pairing
@@ -165,9 +171,7 @@ def pair_up(a: Path, b: Path, members: list[str]) -> tuple[list[tuple[str, str, 
     only_b = [lb for lb in side_b if lb not in found]
     matched = set(found.values())
     only_a = [k for k in side_a if k not in matched]
-    if not pairs:
-        raise UsageError(f"compare: {a} and {b} have no tensor names in common")
-    return pairs, only_a, only_b
+    return pairs, only_a, only_b  # (none paired: compare's Outcome is never the same)
 
 
 def _is_folder(path: Path) -> bool:
@@ -215,9 +219,11 @@ def _select(found: dict[str, Tensor], members: list[str], path: Path) -> dict[st
 # ------------------------------------------------------------------ comparing
 
 
-def compare(a: Path, b: Path, rule: Rule, *, members: list[str] = (), first: int = FIRST) -> Outcome:
+def compare(a: Path, b: Path, rule: Rule, *, members: list[str] = (), first: int = FIRST,
+            paired_only: bool = False) -> Outcome:
     """Compare ``a`` with ``b``: every pair's headers are read (and refused)
-    before any value is."""
+    before any value is. ``paired_only``: names without a partner are
+    counted but are no difference."""
     pairs, only_a, only_b = pair_up(Path(a), Path(b), list(members))
     inputs = [k for k in only_a + only_b if is_node_test_input(k)]
     only_a = [k for k in only_a if k not in inputs]
@@ -230,7 +236,7 @@ def compare(a: Path, b: Path, rule: Rule, *, members: list[str] = (), first: int
         for _, _, ta, tb in pairs:
             ta.close()
             tb.close()
-    return Outcome(done, only_a, only_b, rule, left_out=inputs)
+    return Outcome(done, only_a, only_b, rule, left_out=inputs, paired_only=paired_only)
 
 
 def is_node_test_input(label: str) -> bool:
@@ -251,16 +257,13 @@ def compare_tensors(la: str, lb: str, a: Tensor, b: Tensor, rule: Rule, *, first
     if a.dtype != b.dtype:
         pair.problem = f"dtypes differ: {a.dtype} and {b.dtype}"
         return pair
-    floating = is_real_float(a.dtype) or a.dtype.name.startswith("complex")
+    if is_floating(a.dtype):
+        pair.distance = Distance()
     with np.errstate(all="ignore"):
         for start, va, vb in _side_by_side(a, b):
             bad = _differs(va, vb, a.dtype, rule if pair.mode != "exact" else Rule())
-            if floating:
-                wa, wb = va.astype(_wide(a.dtype)), vb.astype(_wide(a.dtype))
-                both = np.isfinite(wa) & np.isfinite(wb)
-                if both.any():
-                    m = float(np.abs(wa[both] - wb[both]).max())
-                    pair.max_abs = m if pair.max_abs is None else max(pair.max_abs, m)
+            if pair.distance is not None:
+                pair.distance.add(va, vb, a.dtype)
             n = int(np.count_nonzero(bad))
             if not n:
                 continue
@@ -323,16 +326,6 @@ def chunks(tensor: Tensor, step: Optional[int] = None) -> Iterator[np.ndarray]:
         yield raw.view(native)
 
 
-def _bits(values: np.ndarray) -> np.ndarray:
-    """Each element's bit pattern as unsigned integers (complex: one row of two)."""
-    import numpy as np
-
-    width = values.dtype.itemsize
-    if width == 16:
-        return values.view(np.uint64).reshape(-1, 2)
-    return values.view(f"u{width}")
-
-
 def _differs(va: np.ndarray, vb: np.ndarray, dtype: DType, rule: Rule) -> np.ndarray:
     import numpy as np
 
@@ -343,32 +336,10 @@ def _differs(va: np.ndarray, vb: np.ndarray, dtype: DType, rule: Rule) -> np.nda
         return ~np.isclose(va.astype(wide), vb.astype(wide), rtol=rule.rtol or 0.0, atol=rule.atol or 0.0,
                            equal_nan=True)
     if rule.mode == "ulp":
-        return _ulp_apart(va, vb, dtype) > rule.ulp
+        return ulp_apart(va, vb, dtype) > rule.ulp
     ba, bb = _bits(va), _bits(vb)
     ne = ba != bb
     return ne.any(axis=1) if ne.ndim == 2 else ne
-
-
-def _ulp_apart(va: np.ndarray, vb: np.ndarray, dtype: DType) -> np.ndarray:
-    """How many representable values of ``dtype`` lie between each a and b
-    (+0.0 and -0.0 are one value; NaN against NaN 0, against a number the most)."""
-    import numpy as np
-
-    width = dtype.bits if dtype.is_packed else va.dtype.itemsize * 8
-    keys = []
-    for v in (va, vb):
-        u = _bits(v).astype(np.uint64)
-        if dtype.name == "float8_e8m0fnu":  # no sign bit: the codes are in order
-            keys.append(u)
-            continue
-        sign = np.uint64(1 << (width - 1))
-        mag = u & (sign - np.uint64(1))
-        keys.append(np.where((u & sign) != 0, sign - mag, sign + mag))
-    ka, kb = keys
-    apart = np.maximum(ka, kb) - np.minimum(ka, kb)
-    na, nb = np.isnan(va.astype(np.float64)), np.isnan(vb.astype(np.float64))
-    apart = np.where(na & nb, np.uint64(0), apart)
-    return np.where(na ^ nb, np.uint64(np.iinfo(np.uint64).max), apart)
 
 
 def _difference(index: tuple[int, ...], x: Any, y: Any, dtype: DType) -> Difference:

@@ -16,7 +16,8 @@ Two ways to hold a signal instead of raising it at once:
   file). A signal that arrives inside is raised when the block ends.
 - ``commit()``: called inside the ``held()`` block that renames an output
   into place. From then on a signal is only recorded, until the next
-  ``checkpoint()`` (the start of a batch's next job) raises it. If no further
+  ``checkpoint()`` (the start of a batch's next job, or of the run's next
+  output file: io/atomic.py) raises it. If no further
   work starts, the run ends with the code of what it did: exit code 0 means
   every output is in place, and a non-zero code means the output being written
   when the signal came is untouched.

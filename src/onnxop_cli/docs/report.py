@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
 from ..render import json
+from ..render.node import printable, quote  # names from the pages, in a line of text
 from .check import all_passed, counts
 from .pages import DocTensor, Example, read_page, seed_pages
 from ..errors import UsageError
@@ -165,8 +166,8 @@ def failure_details(outcomes: Sequence[Outcome]) -> str:
     for o in outcomes:
         if o.status != "failed":
             continue
-        lines = [f"FAILED {o.example.name} ({Path(o.example.page).name}): {o.reason}"]
-        lines += [f"  {d}" for d in o.details]
+        lines = [f"FAILED {quote(o.example.name)} ({quote(Path(o.example.page).name)}): {printable(o.reason)}"]
+        lines += [f"  {printable(d)}" for d in o.details]
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
 
@@ -174,8 +175,8 @@ def failure_details(outcomes: Sequence[Outcome]) -> str:
 def show_title(ex: Example) -> str:
     """``# test_cc_flatten_axis0 (Flatten-25.txt)``; an official example
     also names the page's example it belongs to (``example gather_0``)."""
-    section = f", example {ex.section}" if ex.section else ""
-    return f"# {ex.name} ({Path(ex.page).name}{section})"
+    section = f", example {quote(ex.section)}" if ex.section else ""
+    return f"# {quote(ex.name)} ({quote(Path(ex.page).name)}{section})"
 
 
 # ------------------------------------------------------------------ --json

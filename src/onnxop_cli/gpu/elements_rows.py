@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from .index_table import Table, row_strides
 from .indexed_buffers import run_into_result
+from .layout import pack
 
 SHADER = "gather_elements_rows.wgsl"
 
@@ -46,4 +47,5 @@ def run(gpu, bufs, src, raw, status, rows: Rows, count: int, big: bool, bound: i
     return run_into_result(
         gpu, bufs, SHADER, f"words{rows.words}", "rows", src=src, raw=raw, status=status,
         nbytes=count * rows.words * 4, units=count, per="RUN", blob=rows.blob, max_dim=max_dim, poison=poison,
-        params=lambda gx: struct.pack("<8I", count, gx, rows.rank, int(big), bound, rows.lstride & 0xFFFFFFFF, 0, 0))
+        params=lambda gx: pack(SHADER, count=count, groups_x=gx, rank=rows.rank, iswap=int(big), bound=bound,
+                               lstride=rows.lstride & 0xFFFFFFFF))

@@ -32,6 +32,7 @@ from ..core.view import View
 from .device import Gpu
 from .buffers import WORD, BufferUsage, MapMode, ShaderStage, binding_limit, can_map, dispatch_limit, grid, round_up
 from .kernels import shader_const
+from .layout import layout as layout_of, pack
 from .tiling import Plan, Upload, in_order
 
 __all__ = ["View", "gather_through_kernel"]
@@ -46,7 +47,6 @@ DEFAULT_BAND = 64 << 20  # bytes of output per band (and of source per upload), 
 # time at 400 MiB on Mesa 25, docs/performance.md).
 MAPPED_BAND = 2 * DEFAULT_BAND
 MAX_ELEMENTS = 1 << 31  # elements per band or upload: the kernel indexes them with u32
-PARAMS_BYTES = 64  # sizeof(Params) in gather.wgsl
 SPOOL_STEP = 4 << 20
 ENV_GATHER = "ONNXOP_GATHER"  # "tiled" / "blocked" / "generic": force the transpose kernel (tests, benchmarks)
 
@@ -187,13 +187,15 @@ class _Run:
                 self.dst = self._buffer("dst", band_bytes, U.STORAGE | U.COPY_SRC | U.COPY_DST)
                 self.readback = self._buffer("readback", band_bytes, U.MAP_READ | U.COPY_DST) if host_out else None
             self.params = self._buffer("params", self.stride * records, U.UNIFORM | U.COPY_DST)
+            # the variants (tiled, blocked) bind the same layout: the largest of their Params
+            params_bytes = max(layout_of(k).size for k in (SHADER, *(shader for _, shader in variants(plan, gpu))))
             self.axes = self._buffer("axes", 16 * self.rank * records, U.STORAGE | U.COPY_DST)
             self.bind_group = gpu.device.create_bind_group(
                 layout=layout,
                 entries=[
                     {"binding": 0, "resource": {"buffer": src, "offset": 0, "size": self.src_bytes}},
                     {"binding": 1, "resource": {"buffer": self.dst, "offset": 0, "size": band_bytes}},
-                    {"binding": 2, "resource": {"buffer": self.params, "offset": 0, "size": PARAMS_BYTES}},
+                    {"binding": 2, "resource": {"buffer": self.params, "offset": 0, "size": params_bytes}},
                     {"binding": 3, "resource": {"buffer": self.axes, "offset": 0, "size": self.axes.size}},
                 ],
             )
@@ -290,10 +292,10 @@ class _Run:
             if found is None:
                 first, words = box.words(plan.bits)
                 gx, gy = grid(-(-words // self.per_group), self.max_dim)
-                record = struct.pack(
-                    "<14IQ", words, gx, first, box.e0, box.count, band, plan.bits, self.swap,
-                    self.rank, box.axis, box.extent, upload.elements, int(d.keep), i * self.rank,
-                    d.base & ((1 << 64) - 1),
+                record = pack(
+                    SHADER, words=words, groups_x=gx, first_word=first, e0=box.e0, count=box.count, band=band,
+                    bits=plan.bits, swap=self.swap, rank=self.rank, axis0=box.axis, dim0=box.extent,
+                    window=upload.elements, keep=int(d.keep), at=i * self.rank, base=d.base & ((1 << 64) - 1),
                 )
                 pipeline = self.pipeline
             self.dispatches += 1
@@ -368,7 +370,7 @@ def variants(plan: Plan, gpu: Gpu) -> list[tuple[str, str]]:
     access is one scalar load or store per SIMD lane, so the tile's extra
     store, load and barrier made it 1.4-4x slower than gather.wgsl, while
     the blocked kernel's 16-byte accesses make a quarter of gather.wgsl's
-    (docs/performance-round-two.md). ``$ONNXOP_GATHER`` = ``tiled``,
+    (docs/performance-adapters.md). ``$ONNXOP_GATHER`` = ``tiled``,
     ``blocked`` or ``generic`` forces one (tests, benchmarks)."""
     forced = os.environ.get(ENV_GATHER, "").strip().lower()
     if plan.bits < 32 or forced == "generic":

@@ -20,6 +20,7 @@ from .index_table import WRAP, Table, row_strides
 from .indexed_buffers import _bind, _dispatch, _grid_x, _pipeline
 from .kernels import shader_const
 from . import gather_windows, slices
+from .layout import pack
 
 SHADER = "gather_lines.wgsl"
 
@@ -78,10 +79,10 @@ def run(gpu: Any, bufs: Any, windows: gather_windows.Windows, fused: tuple[Any, 
         assert window is None, "gather_lines runs on one window"
         words = n * bits // 32
         groups = -(-words // per)
-        params = bufs.new("lines params", 48, U.UNIFORM | U.COPY_DST)
-        gpu.queue.write_buffer(params, 0, struct.pack(
-            "<12I", words, _grid_x(groups, max_dim), e0 * bits // (32 * lines.width), lines.m, lines.outer,
-            lines.lstride, int(big), mode, lines.bound, 0, 0, 0))
+        params = bufs.params("lines params", pack(
+            SHADER, words=words, groups_x=_grid_x(groups, max_dim), u0=e0 * bits // (32 * lines.width), m=lines.m,
+            outer=lines.outer, lstride=lines.lstride, iswap=int(big), cmode=mode, bound=lines.bound))
+
         encoder = gpu.device.create_command_encoder()
         _dispatch(gpu, encoder, pipeline, _bind(gpu, layout, [windows.first, dst, params, axes, raw, status]),
                   groups, max_dim)

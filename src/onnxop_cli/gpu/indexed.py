@@ -49,6 +49,7 @@ from ..core.sources import ByteSource
 from .device import Gpu
 from .engines.base import BufferUsage as U
 from .kernels import shader_const
+from .layout import pack
 from . import elements_rows, gather_lines, gather_windows, reverse_runs, slice_gathers, slices
 from .indexed_buffers import (  # noqa: F401 - also imported from here
     _bind, _Buffers, _dispatch, _grid_x, _layout, _pipeline, _read, _Slice, _to_sink, read_small,
@@ -158,11 +159,11 @@ def check_indices(gpu: Gpu, bufs: _Buffers, index: Index, check: Check, max_dim:
         try:
             piece = _Slice(index.source, first * width, n * width)
             buf = raw.upload("indices", piece, n * width)
-            params = raw.new("index params", 32, U.UNIFORM | U.COPY_DST)
             groups = -(-n // wg)
-            gpu.queue.write_buffer(params, 0, struct.pack(
-                "<8I", n, int(index.wide), _grid_x(groups, max_dim), len(check.bounds), check.mode, first,
-                int(index.big), max(1, check.inner),
+            params = raw.params("index params", pack(
+                INDICES, count=n, wide=int(index.wide), groups_x=_grid_x(groups, max_dim),
+                period=len(check.bounds), mode=check.mode, first=first, swap=int(index.big),
+                inner=max(1, check.inner),
             ))
             encoder = gpu.device.create_command_encoder()
             _dispatch(gpu, encoder, pipeline, _bind(gpu, layout, [buf, norm, status, params, bounds]), groups, max_dim)
@@ -297,16 +298,17 @@ class _Gather:
         t = self.table
         src, win0, wcount, rmw = window or (self.src, 0, NO_BAD, False)
         words = 0 if count == 0 else (count if offsets else (count * bits + 31) // 32)
-        params = self.bufs.new("gather params", 96, U.UNIFORM | U.COPY_DST)
         f = self.fused
-        fused = (int(f[2].big), f[3].mode, f[3].bounds[0]) if f else (0, 0, 0)
+        iswap, cmode, bound = (int(f[2].big), f[3].mode, f[3].bounds[0]) if f else (0, 0, 0)
         groups = -(-words // self.words_per_group)
         rev = t.time_axis if t.mode in (1, 2) else NO_BAD
-        self.gpu.queue.write_buffer(params, 0, struct.pack(
-            "<24I", words, _grid_x(groups, self.max_dim), e0, count, 32 if offsets else bits, swap,
-            len(t.shape), len(t.lookups), t.mode, rev, t.time_stride & 0xFFFFFFFF, max(1, t.modulus),
-            int(offsets), win0, wcount, int(rmw), *fused, 0, 0, 0, 0, 0,
+        params = self.bufs.params("gather params", pack(
+            GATHER, words=words, groups_x=_grid_x(groups, self.max_dim), e0=e0, band=count,
+            bits=32 if offsets else bits, swap=swap, rank=len(t.shape), nlook=len(t.lookups), mode=t.mode,
+            rev_axis=rev, rev_stride=t.time_stride & 0xFFFFFFFF, modulus=max(1, t.modulus), offsets=int(offsets),
+            win0=win0, wcount=wcount, rmw=int(rmw), iswap=iswap, cmode=cmode, bound=bound,
         ))
+
         group = _bind(self.gpu, self.layout, [src, self.norm, dst, params, self.axes, self.raw, self.status])
         encoder = self.gpu.device.create_command_encoder()
         _dispatch(self.gpu, encoder, self.pipeline, group, groups, self.max_dim)

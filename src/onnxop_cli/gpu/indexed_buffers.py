@@ -70,6 +70,12 @@ class _Buffers:
             self.readable[id(buf)] = buf
         return buf
 
+    def params(self, label: str, data: bytes) -> Any:
+        """A uniform buffer holding ``data``: a kernel's Params (gpu/layout.py packs them)."""
+        buf = self.new(label, len(data), U.UNIFORM | U.COPY_DST)
+        self.gpu.queue.write_buffer(buf, 0, data)
+        return buf
+
     def result(self, label: str, size: int) -> Any:
         """A kernel's output buffer: read where it lies when mapped."""
         return self.new(label, size, U.STORAGE | U.COPY_SRC | U.COPY_DST | (U.MAP_READ if self.mapped else 0))

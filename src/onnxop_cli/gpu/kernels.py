@@ -22,7 +22,6 @@ on lavapipe and on GL, poisoned output, chunk and grid boundaries).
 from __future__ import annotations
 
 import re
-import struct
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -30,7 +29,9 @@ from typing import Any
 from .buffers import BufferUsage, binding_limit, dispatch_limit, grid
 from .device import Gpu
 from .engines.base import BufferUsage
+from .layout import pack
 from .shaders import shader_source
+
 
 
 
@@ -139,7 +140,7 @@ class Bound:
             gx, gy = grid(groups, self.max_dim)
             # write_buffer lands before the next submit, after earlier ones:
             # each window (and each streaming slot) has its own params buffer.
-            queue.write_buffer(w.params, 0, struct.pack("<4I", groups, gx, 0, 0))
+            queue.write_buffer(w.params, 0, pack(self.kernel.shader, groups=groups, groups_x=gx))
             compute.set_bind_group(0, w.bind_group)
             compute.dispatch_workgroups(gx, gy, 1)
             dispatches += 1

@@ -25,6 +25,8 @@ from typing import Any, Iterator
 from .index_table import WRAP
 from .indexed_buffers import _Buffers, _Slice, run_into_result
 from .kernels import shader_const
+from .layout import pack
+
 from .slices import Slices
 
 SHADER = "gather_nd_rows.wgsl"
@@ -81,7 +83,8 @@ def run(gpu, bufs: _Buffers, src, raw, status, pairs: Pairs, count: int, index: 
     bufs.counts["nd run"] = run  # tests look
 
     def record(end: int, first: int) -> Any:
-        return lambda gx: struct.pack("<8I", end, gx, pairs.outer, big, first, 2 * first, run, 0)
+        return lambda gx: pack(SHADER, count=end, groups_x=gx, outer=pairs.outer, iswap=big, first=first,
+                               ibase=2 * first, run=run)
 
     def bands() -> Iterator[tuple[int, Any, Any]]:
         step = max(run, RAW_BAND // TUPLE // run * run)  # whole runs

@@ -22,6 +22,7 @@ from .device import Gpu
 from .engines.base import BufferUsage as U
 from .indexed import _Buffers, _bind, _dispatch, _fits, _grid_x, _pipeline, _read
 from .kernels import shader_const
+from .layout import pack
 
 SHADER = "nonzero.wgsl"
 FLOAT_PARTS = {"float16": 2, "bfloat16": 2, "float": 4, "double": 8, "complex64": 4, "complex128": 8}
@@ -55,8 +56,9 @@ def _params(e: Elements, groups_x: int, pass_: int, total: int) -> bytes:
         part_words = part // 4 if part else words
         sign_word = (0 if e.swap else part_words - 1) if part else 0
         sign = (0xFFFFFF7F if e.swap else 0x7FFFFFFF) if part else 0xFFFFFFFF
-    return struct.pack("<12I", e.size, groups_x, len(e.shape), pass_, width, words, part_words, sign_word, sign,
-                       total, 0, 0)
+    return pack(SHADER, count=e.size, groups_x=groups_x, rank=len(e.shape), pass_=pass_, width=width, words=words,
+                part_words=part_words, sign_word=sign_word, sign=sign, total=total)
+
 
 
 def nonzero_indices(gpu: Gpu, e: Elements, total: int, sink: Callable[[memoryview], None], *, op: str = "NonZero",
@@ -89,9 +91,8 @@ def nonzero_indices(gpu: Gpu, e: Elements, total: int, sink: Callable[[memoryvie
                 axes = bufs.new("axes", 16 * max(rank, 1), U.STORAGE | U.COPY_DST)
                 gpu.queue.write_buffer(axes, 0, b"".join(
                     struct.pack("<4I", d, s, 0, 0) for d, s in zip(e.shape, e.strides)) or bytes(16))
-                params = bufs.new("nonzero params", 48, U.UNIFORM | U.COPY_DST)
+                params = bufs.params("nonzero params", _params(e, gx, 0, total))
                 group = _bind(gpu, layout, [data, counts, out, params, axes])
-                gpu.queue.write_buffer(params, 0, _params(e, gx, 0, total))
                 encoder = gpu.device.create_command_encoder()
                 _dispatch(gpu, encoder, pipeline, group, groups, max_dim)
                 gpu.queue.submit([encoder.finish()])

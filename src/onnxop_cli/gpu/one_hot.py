@@ -24,6 +24,7 @@ from . import pieces
 from .buffers import WORD, can_map, env_poison, round_up
 from .device import Gpu
 from .kernels import shader_const
+from .layout import pack
 
 SHADER = "one_hot.wgsl"
 LAST = "one-hot-last"
@@ -100,8 +101,8 @@ def run_one_hot(
     run = pieces.Run(gpu, band_bytes, cap, max_groups_per_dim, shader=SHADER, entry=entry,
                       sizes=(need, WORD, WORD), mapped=mapped)
     per_group = shader_const(SHADER, "WG") * shader_const(SHADER, "WORDS")
-    values = struct.pack("<4I4I", *_words(off, bits), *_words(on, bits))
-    fixed = (depth, index_bits, KINDS[index_kind], 1 if source.swap else 0, 0)
+    fixed = {"depth": depth, "ibits": index_bits, "kind": KINDS[index_kind], "swap": 1 if source.swap else 0,
+             "off": _words(off, bits), "on": _words(on, bits)}
     written = 0
     try:
         for start, n, lo, hi, line, d0 in bands:
@@ -112,8 +113,10 @@ def run_one_hot(
                     gpu.queue.write_buffer(run.dst, 0, bytes([poison]) * round_up(nbytes, 4))
                 encoder = None if mapped else gpu.device.create_command_encoder()
                 first = run._upload(None if mapped else run.upload, run.src, source, lo, hi, index_bits, encoder)
-                run.dispatch_one(words, per_group, lambda gx: struct.pack(
-                    "<12I", words, gx, n, bits, line, fixed[0], d0, lo - first, *fixed[1:]) + values, encoder)
+                run.dispatch_one(words, per_group, lambda gx: pack(
+                    SHADER, words=words, groups_x=gx, elems=n, bits=bits, line=line, d0=d0, q0=lo - first,
+                    **fixed), encoder)
+
             run.drain(sink, nbytes)
             stats["bands"] += 1
             written += nbytes

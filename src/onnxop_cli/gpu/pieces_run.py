@@ -16,9 +16,9 @@ from . import runs
 from .buffers import WORD, BufferUsage, MapMode, ShaderStage, grid, round_up
 from .device import Gpu
 from .kernels import shader_const
+from .layout import layout as layout_of, pack
 
 SHADER = "pieces.wgsl"
-PARAMS_BYTES = 96  # sizeof(Params) in pieces.wgsl
 SLOTS = 16  # axes entries per piece (ranks up to 16); a select piece's other strides follow them
 BATCH = 128  # dispatches per submission
 
@@ -87,6 +87,8 @@ class Run:
                 self.readback = self._buffer("readback", band_bytes, U.MAP_READ | U.COPY_DST)
             # a part by runs takes two records (its two dispatches)
             self.params = self._buffer("params", self.stride * 2 * BATCH, U.UNIFORM | U.COPY_DST)
+            # one binding for every kernel of this layout: the largest of their Params
+            params_bytes = max(layout_of(k).size for k in (SHADER, runs.SHADER, shader))
             self.axes_bytes = 16 * 2 * SLOTS * BATCH
             self.axes = self._buffer("axes", self.axes_bytes, U.STORAGE | U.COPY_DST)
             self.bind_group = gpu.device.create_bind_group(
@@ -95,7 +97,7 @@ class Run:
                     {"binding": 0, "resource": {"buffer": self.src, "offset": 0, "size": src_bytes}},
                     {"binding": 1, "resource": {"buffer": self.mask, "offset": 0, "size": mask_bytes}},
                     {"binding": 2, "resource": {"buffer": self.dst, "offset": 0, "size": band_bytes}},
-                    {"binding": 3, "resource": {"buffer": self.params, "offset": 0, "size": PARAMS_BYTES}},
+                    {"binding": 3, "resource": {"buffer": self.params, "offset": 0, "size": params_bytes}},
                     {"binding": 4, "resource": {"buffer": self.axes, "offset": 0, "size": self.axes_bytes}},
                     {"binding": 5, "resource": {"buffer": self.other, "offset": 0, "size": other_bytes}},
                 ],
@@ -202,8 +204,9 @@ class Run:
                 rank = len(p.shape)
                 if self.runs is not None and runs.eligible(p, bits, swap, SLOTS):
                     records, entries, grids = runs.encode(p, bits, src_first, i * 2 * SLOTS, self.max_dim)
-                    gpu.queue.write_buffer(self.params, slot * self.stride, records[:runs.RECORD])
-                    gpu.queue.write_buffer(self.params, (slot + 1) * self.stride, records[runs.RECORD:])
+                    half = len(records) // 2  # the words dispatch's Params, then the edges'
+                    gpu.queue.write_buffer(self.params, slot * self.stride, records[:half])
+                    gpu.queue.write_buffer(self.params, (slot + 1) * self.stride, records[half:])
                     axes += entries + bytes(16 * 2 * SLOTS - len(entries))
                     runs.dispatch(compute, self.runs, self.bind_group, (slot * self.stride, (slot + 1) * self.stride),
                                   grids)
@@ -223,16 +226,15 @@ class Run:
                 groups = -(-p.size // self.wg)
                 gx, gy = grid(groups, self.max_dim)
                 at = i * 2 * SLOTS
-                record = struct.pack(
-                    "<16I4I4I",
-                    p.size, gx, rank, at, bits, swap if p.src is not None else 0,
-                    0 if p.src is not None else 1, pred, 1 if p.otherwise_fill else 0,
-                    (p.src_offset - src_first) & 0xFFFFFFFF, p.dst_offset & 0xFFFFFFFF,
-                    (p.mask_offset - mask_first) & 0xFFFFFFFF, tri[0] & 0xFFFFFFFF,
-                    tri[1] & 0xFFFFFFFF, tri[2] & 0xFFFFFFFF, 0,
-                    *struct.unpack("<4I", fill),
-                    1 if p.other is not None else 0, (p.other_offset - other_first) & 0xFFFFFFFF,
-                    other_swap if p.other is not None else 0, 0,
+                record = pack(
+                    SHADER, count=p.size, groups_x=gx, rank=rank, at=at, bits=bits,
+                    swap=swap if p.src is not None else 0, mode=0 if p.src is not None else 1, pred=pred,
+                    otherwise=1 if p.otherwise_fill else 0, src_base=(p.src_offset - src_first) & 0xFFFFFFFF,
+                    dst_base=p.dst_offset & 0xFFFFFFFF, mask_base=(p.mask_offset - mask_first) & 0xFFFFFFFF,
+                    tri_k=tri[0] & 0xFFFFFFFF, tri_row=tri[1] & 0xFFFFFFFF, tri_col=tri[2] & 0xFFFFFFFF,
+                    fill=struct.unpack("<4I", fill), has_other=1 if p.other is not None else 0,
+                    other_base=(p.other_offset - other_first) & 0xFFFFFFFF,
+                    other_swap=other_swap if p.other is not None else 0,
                 )
                 gpu.queue.write_buffer(self.params, slot * self.stride, record)
                 ss = p.src_strides if p.src is not None else (0,) * rank

@@ -11,11 +11,11 @@ the sink if one is bad).
 from __future__ import annotations
 
 import math
-import struct
 from dataclasses import dataclass
 
 from .index_table import Table, row_strides
 from .indexed_buffers import run_into_result
+from .layout import pack
 
 SHADER = "reverse_runs.wgsl"
 
@@ -28,7 +28,9 @@ class Runs:
     time0: bool  # the time axis is axis 0
 
     def params(self, words: int, groups_x: int, big: bool, bound: int) -> bytes:
-        return struct.pack("<8I", words, groups_x, self.width, self.d0, self.d1, int(self.time0), int(big), bound)
+        return pack(SHADER, words=words, groups_x=groups_x, width=self.width, d0=self.d0, d1=self.d1,
+                    time0=int(self.time0), iswap=int(big), bound=bound)
+
 
 
 def plan(table: Table, bits: int) -> Runs | None:

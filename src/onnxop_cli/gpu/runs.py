@@ -25,6 +25,7 @@ from typing import Any
 from ..core.pieces import Piece
 from .buffers import grid
 from .kernels import shader_const
+from .layout import pack
 
 SHADER = "pieces_runs.wgsl"
 # rows shorter than this stay on the general kernel: the edges' per-row atomics would be most of them
@@ -40,7 +41,6 @@ def usable(band_bytes: int, window_bytes: int) -> bool:
     return ENABLED and window_bytes % 16 == 0 and max(band_bytes, window_bytes) * 8 < LIMIT_BITS
 
 
-RECORD = 80  # sizeof(Params) in pieces_runs.wgsl
 TRI_K = 1 << 30  # |k| kept below this: the kernel adds a row index to it in i32 (beyond, all or nothing is kept)
 
 
@@ -119,14 +119,12 @@ def encode(p: Piece, bits: int, src_first: int, at: int, max_dim: int) -> tuple[
         k = min(max(p.tri[0], -TRI_K), TRI_K)
         tri_row = p.tri[1] if p.tri[1] >= 0 else 0xFFFFFFFF
     src_base = (p.src_offset - src_first) & 0xFFFFFFFF if p.src is not None else 0
-    tail = struct.pack("<2I4I4I", mode, k & 0xFFFFFFFF, *fill_words(p.fill, bits), tri_row, 0, 0, 0)
-    record = struct.pack(
-        "<10I", words, gw[0], len(outer), at, bits, src_base, p.dst_offset & 0xFFFFFFFF, len_bits,
-        max(chunks, 1), rows) + tail
-    edges = struct.pack(
-        "<10I", rows, ge[0], len(outer), at, bits, src_base, p.dst_offset & 0xFFFFFFFF, len_bits,
-        max(chunks, 1), rows) + tail
-    assert len(record) == RECORD
+    common = {"rank": len(outer), "at": at, "bits": bits, "src_base": src_base, "dst_base": p.dst_offset & 0xFFFFFFFF,
+              "len_bits": len_bits, "chunks": max(chunks, 1), "rows": rows, "mode": mode, "tri_k": k,
+              "fill": fill_words(p.fill, bits), "tri_row": tri_row}
+    record = pack(SHADER, count=words, groups_x=gw[0], **common)
+    edges = pack(SHADER, count=rows, groups_x=ge[0], **common)
+
     src_strides = p.src_strides if p.src is not None else (0,) * len(p.shape)
     entries = b"".join(struct.pack("<4I", d, s & 0xFFFFFFFF, t & 0xFFFFFFFF, 0)
                        for d, s, t in zip(outer, src_strides, p.dst_strides))

@@ -35,6 +35,8 @@ from .indexed import (
     row_strides, U,
 )
 from .kernels import shader_const
+from .layout import layout, pack
+
 from . import scatter_lines, slices
 
 CLAIM, APPLY, RESET = "scatter_claim.wgsl", "scatter_apply.wgsl", "scatter_reset.wgsl"
@@ -265,9 +267,9 @@ def _by_slices(gpu: Gpu, bufs: _Buffers, out: Any, upd: Any, norm: Any, cut: sli
     starts = bufs.new("slice starts", 4 * tuples if raw else 16, U.STORAGE)  # claim_raw's targets, for apply_raw
     steps = [("claim", tuples, -(-tuples // wg)), ("apply", words, -(-words // (wg * per)))]
     for entry, count, groups in steps:
-        params = bufs.new(f"slice {entry} params", 32, U.UNIFORM | U.COPY_DST)
         big, cmode = (raw[0].big, raw[1].mode) if raw else (False, 0)
-        gpu.queue.write_buffer(params, 0, cut.params(count, _grid_x(groups, max_dim), big, cmode))
+        params = bufs.params(f"slice {entry} params", cut.params(SLICES, count, _grid_x(groups, max_dim), big, cmode))
+
         pipeline, layout = _pipeline(gpu, SLICES, kinds, entry + ("_raw" if raw else ""))
         encoder = gpu.device.create_command_encoder()
         if entry == "claim":
@@ -327,9 +329,8 @@ def _by_lines(gpu: Gpu, bufs: _Buffers, out: Any, upd: Any, targets: Any, data: 
                              (mode, dlen, big, cmode, head[3], head[4]))
     else:
         groups = -(-count // shader_const(APPLY, "WG"))
-        params = bufs.new("line params", 64, U.UNIFORM | U.COPY_DST)
-        gpu.queue.write_buffer(params, 0, struct.pack("<3I5I4I4I", count, _grid_x(groups, max_dim), data.bits,
-                                                      *head, 1, length, inner, dlen, big, cmode, 0, 0))
+        params = bufs.params("line params", _apply_params(count, _grid_x(groups, max_dim), data.bits, head, 1,
+                                                        line=length, inner=inner, dlen=dlen, iswap=big, cmode=cmode))
         p_lines, l_lines = _pipeline(gpu, APPLY, ("read-only-storage", "read-only-storage", "read-only-storage",
                                                   "uniform", "read-only-storage", "storage", "storage",
                                                   "read-only-storage"), "lines_raw" if raw else "lines")
@@ -341,6 +342,15 @@ def _by_lines(gpu: Gpu, bufs: _Buffers, out: Any, upd: Any, targets: Any, data: 
         bad = struct.unpack("<I", read_small(gpu, bufs, status, 4))[0]
         if bad != NO_BAD:
             raise _bad_index(raw[0], raw[1], bad)
+
+
+def _apply_params(count: int, groups_x: int, bits: int, head: tuple, direct: int, *, line: int = 0, inner: int = 0,
+                  dlen: int = 0, iswap: int = 0, cmode: int = 0) -> bytes:
+    """scatter_apply.wgsl's Params; ``head``: (kind, cls, numpy, default_nan, nan_first)."""
+    kind, cls, numpy, default_nan, first = head
+    return pack(APPLY, count=count, groups_x=groups_x, bits=bits, kind=kind, cls=cls, numpy=numpy,
+                default_nan=default_nan, nan_first=first, direct=direct, line=line, inner=inner, dlen=dlen,
+                iswap=iswap, cmode=cmode)
 
 
 def _rounds(gpu: Gpu, bufs: _Buffers, out: Any, upd: Any, targets: Any, data: Data, n: int,
@@ -366,8 +376,8 @@ def _rounds(gpu: Gpu, bufs: _Buffers, out: Any, upd: Any, targets: Any, data: Da
         targets = rebase(gpu, bufs, encoder, targets, done, n, band, max_dim)
     gpu.queue.submit([encoder.finish()])
     wg = shader_const(CLAIM, "WG")
-    small = bufs.new("round params", 16, U.UNIFORM | U.COPY_DST)
-    apply_params = bufs.new("apply params", 64, U.UNIFORM | U.COPY_DST)
+    small = bufs.new("round params", layout(CLAIM).size, U.UNIFORM | U.COPY_DST)
+    apply_params = bufs.new("apply params", layout(APPLY).size, U.UNIFORM | U.COPY_DST)
     head = (REDUCTIONS.index(reduce.kind), reduce.cls, int(reduce.numpy), _default_nan(),
             int(reduce.cls in (2, 4) and nan_first(reduce.kind, data.bits, reduce.inner, reduce.cls == 4)))
     p_claim, l_claim = _pipeline(gpu, CLAIM, ("read-only-storage", "storage", "storage", "uniform",
@@ -384,9 +394,9 @@ def _rounds(gpu: Gpu, bufs: _Buffers, out: Any, upd: Any, targets: Any, data: Da
     while True:
         groups = -(-count // wg)
         gx = _grid_x(groups, max_dim)
-        gpu.queue.write_buffer(small, 0, struct.pack("<4I", count, gx, data.bits, direct))
-        gpu.queue.write_buffer(apply_params, 0, struct.pack("<3I5I4I4I", count, gx, data.bits, *head, direct, 0, 0, 0,
-                                                                 0, 0, 0, 0))
+        # one buffer for claim, reset and compact: their Params are one layout (tests/unit/test_layout.py)
+        gpu.queue.write_buffer(small, 0, pack(CLAIM, count=count, groups_x=gx, bits=data.bits, direct=direct))
+        gpu.queue.write_buffer(apply_params, 0, _apply_params(count, gx, data.bits, head, direct))
         gpu.queue.write_buffer(status, 0, struct.pack("<4I", 0, 0, 0, 0))
         ls = lists[current]
         encoder = gpu.device.create_command_encoder()

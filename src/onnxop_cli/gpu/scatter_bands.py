@@ -17,7 +17,6 @@ still fit one binding each (a one-line refusal otherwise, in scatter.py).
 
 from __future__ import annotations
 
-import struct
 from typing import Any, Callable
 
 from . import gather_windows
@@ -26,6 +25,7 @@ from .indexed import (
     Data, Sink, Table, _Buffers, _bind, _dispatch, _Gather, _grid_x, _pipeline, _to_sink, binding_limit, row_strides, U,
 )
 from .kernels import shader_const
+from .layout import pack
 
 BAND = "scatter_band.wgsl"
 
@@ -43,8 +43,8 @@ def rebase(gpu: Gpu, bufs: _Buffers, encoder: Any, targets: Any, done: Any, n: i
     base, size = band
     out = bufs.new("band targets", 4 * n, U.STORAGE)
     groups = -(-n // shader_const(BAND, "WG"))
-    params = bufs.new("band params", 16, U.UNIFORM | U.COPY_DST)
-    gpu.queue.write_buffer(params, 0, struct.pack("<4I", n, _grid_x(groups, max_dim), base, size))
+    params = bufs.params("band params", pack(BAND, count=n, groups_x=_grid_x(groups, max_dim), base=base, size=size))
+
     pipeline, layout = _pipeline(gpu, BAND, ("read-only-storage", "storage", "storage", "uniform"))
     _dispatch(gpu, encoder, pipeline, _bind(gpu, layout, [targets, out, done, params]), groups, max_dim)
     return out

@@ -10,12 +10,12 @@ stores (each word is written by one invocation alone: ``group``).
 
 from __future__ import annotations
 
-import struct
 from typing import Any
 
 from .device import Gpu
-from .indexed_buffers import _Buffers, _bind, _dispatch, _grid_x, _pipeline, U
+from .indexed_buffers import _Buffers, _bind, _dispatch, _grid_x, _pipeline
 from .kernels import shader_const
+from .layout import pack
 
 LINES = "scatter_lines.wgsl"
 OFFSETS, CHECKED, RAW = 0, 1, 2  # what `targets` holds: data elements, checked indices, the raw int64 indices
@@ -72,9 +72,10 @@ def record(gpu: Gpu, bufs: _Buffers, encoder: Any, name: str, buffers: tuple[Any
     length, inner = line
     invocations = count // lines
     groups = -(-invocations // shader_const(LINES, "WG"))
-    params = bufs.new("word line params", 48, U.UNIFORM | U.COPY_DST)
-    gpu.queue.write_buffer(params, 0, struct.pack("<12I", invocations, _grid_x(groups, max_dim), mode, default_nan,
-                                                  nan_first, length, inner, dlen, big, cmode, lines, 0))
+    params = bufs.params("word line params", pack(LINES, count=invocations, groups_x=_grid_x(groups, max_dim), mode=mode,
+                                           default_nan=default_nan, nan_first=nan_first, line=length, inner=inner,
+                                           dlen=dlen, iswap=big, cmode=cmode, group=lines))
+
     pipeline, layout = _pipeline(gpu, LINES, KINDS, name)
     bufs.counts["word lines"] = 1  # tests look
     _dispatch(gpu, encoder, pipeline, _bind(gpu, layout, [targets, params, upd, out, status, targets]), groups,

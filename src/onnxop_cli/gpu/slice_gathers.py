@@ -14,7 +14,6 @@ Moved out of gpu/indexed.py, which chooses among its kernels and calls ``run``.
 
 from __future__ import annotations
 
-import struct
 from typing import Any, Callable
 
 from .device import Gpu
@@ -22,6 +21,7 @@ from .engines.base import BufferUsage as U
 from .kernels import shader_const
 from . import gather_windows, nd_rows, slices
 from .indexed_buffers import _bind, _Buffers, _dispatch, _grid_x, _pipeline, _to_sink
+from .layout import pack
 
 Sink = Callable[[memoryview], None]
 SLICES = "indexed_slices.wgsl"
@@ -62,10 +62,9 @@ def run(gpu: Gpu, bufs: _Buffers, windows: gather_windows.Windows, fused: tuple[
         gpu.queue.write_buffer(dst, 0, bytes([poison]) * nbytes)
     axes = bufs.new("axes", len(cut.blob), U.STORAGE | U.COPY_DST)
     gpu.queue.write_buffer(axes, 0, cut.blob)
-    params = bufs.new("slice params", 32, U.UNIFORM | U.COPY_DST)
     per = shader_const(SLICES, "WG") * shader_const(SLICES, "WORDS")
     groups = -(-words // per)
-    gpu.queue.write_buffer(params, 0, cut.params(words, _grid_x(groups, max_dim), index.big, check.mode))
+    params = bufs.params("slice params", cut.params(SLICES, words, _grid_x(groups, max_dim), index.big, check.mode))
     pipeline, layout = _pipeline(gpu, SLICES, ("read-only-storage", "storage", "uniform", "read-only-storage",
                                                "read-only-storage", "storage"))
     encoder = gpu.device.create_command_encoder()
@@ -108,10 +107,12 @@ class _Slabs:
             self.bufs.counts["windowed slab runs"] = self.bufs.counts.get("windowed slab runs", 0) + 1
         groups = -(-vectors // (shader_const(SLABS, "WG") * per))
         cut = self.cut
-        params = self.bufs.new("slab params", 48, U.UNIFORM | U.COPY_DST)
-        self.gpu.queue.write_buffer(params, 0, struct.pack(
-            "<12I", vectors, _grid_x(groups, self.max_dim), cut.width // 4, cut.outer,
-            len(cut.blob) // 16 - cut.outer, *self.flags, first, w0, wend, per))
+        iswap, cmode, normed = self.flags
+        params = self.bufs.params("slab params", pack(
+            SLABS, words=vectors, groups_x=_grid_x(groups, self.max_dim), width=cut.width // 4, outer=cut.outer,
+            nlook=len(cut.blob) // 16 - cut.outer, iswap=iswap, cmode=cmode, normed=normed, first=first, win0=w0,
+            wend=wend, chunk=per))
+
         pipeline, layout = _pipeline(self.gpu, SLABS, self.kinds, entry)
         encoder = self.gpu.device.create_command_encoder()
         group = _bind(self.gpu, layout, [src, dst, params, self.axes, self.raw, self.status])

@@ -17,6 +17,7 @@ import struct
 from dataclasses import dataclass
 
 from .index_table import Table
+from .layout import pack
 
 
 @dataclass(frozen=True)
@@ -31,9 +32,11 @@ class Slices:
                                 for r in range(len(self.blob) // 16)]
         return all(w % 4 == 0 for w in words)
 
-    def params(self, words: int, groups_x: int, big: bool, cmode: int) -> bytes:
-        return struct.pack("<8I", words, groups_x, self.width, self.outer,
-                           (len(self.blob) // 16) - self.outer, int(big), cmode, 0)
+    def params(self, shader: str, words: int, groups_x: int, big: bool, cmode: int) -> bytes:
+        """``shader``'s Params (indexed_slices.wgsl's or scatter_slices.wgsl's)."""
+        return pack(shader, words=words, groups_x=groups_x, width=self.width, outer=self.outer,
+                    nlook=(len(self.blob) // 16) - self.outer, iswap=int(big), cmode=cmode)
+
 
 
 def plan(table: Table, bits: int, bounds: tuple[int, ...]) -> Slices | None:

@@ -1,7 +1,7 @@
 """Which gather dispatches go through a transpose kernel, and their
 parameter records: ``shaders/transpose_tiled.wgsl`` on GPUs,
 ``shaders/transpose_blocked.wgsl`` on CPU adapters (gather.variants picks
-by adapter; docs/performance-round-two.md has the figures).
+by adapter; docs/performance-adapters.md has the figures).
 
 The generic gather writes the output in order and reads wherever the index
 map points. When the innermost output axis has a large source stride (a
@@ -30,10 +30,10 @@ already read neighbouring source elements) stays with gather.wgsl.
 
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass
 
 from .buffers import grid
+from .layout import pack
 from .tiling import Dispatch
 
 SHADER = "transpose_tiled.wgsl"
@@ -88,10 +88,9 @@ def record(t: Tiled, d: Dispatch, rank: int, bits: int, swap: int, at: int, max_
     gx, gy = grid(t.groups, max_dim)
     lg = (bits // 32).bit_length() - 1
     first, _ = d.box.words(bits)
-    params = struct.pack(
-        "<16I", t.groups, gx, first, rank, d.box.axis, d.box.extent, at, lg, swap, t.a,
-        t.tiles_a, t.tiles_l, d.base & U32, 0, 0, 0,
-    )
+    params = pack(SHADER, groups=t.groups, groups_x=gx, first_word=first, rank=rank, axis0=d.box.axis,
+                  dim0=d.box.extent, at=at, lg=lg, swap=swap, a=t.a, tiles_a=t.tiles_a, tiles_l=t.tiles_l,
+                  base=d.base & U32)
     return params, gx, gy
 
 
@@ -144,8 +143,8 @@ def blocked_plan(d: Dispatch, shape: tuple[int, ...], bits: int, swap: int) -> B
 def blocked_record(b: Blocked, d: Dispatch, rank: int, swap: int, at: int, max_dim: int) -> tuple[bytes, int, int]:
     """(the 64-byte Params record, grid x, grid y) for the blocked kernel."""
     gx, gy = grid(b.groups, max_dim)
-    params = struct.pack(
-        "<16I", b.groups, gx, d.box.e0, rank, d.box.axis, d.box.extent, at, b.a, b.blocks_a, b.blocks_l,
-        b.spans_a, d.base & U32, swap, 0, 0, 0,
-    )
+    params = pack(BLOCKED_SHADER, groups=b.groups, groups_x=gx, first_word=d.box.e0, rank=rank, axis0=d.box.axis,
+                  dim0=d.box.extent, at=at, a=b.a, blocks_a=b.blocks_a, blocks_l=b.blocks_l, spans_a=b.spans_a,
+                  base=d.base & U32, swap=swap)
+
     return params, gx, gy

@@ -23,13 +23,13 @@ dst and selected in place, and one staging buffer serves the three inputs.
 
 from __future__ import annotations
 
-import struct
 from typing import Optional, Sequence
 
 from . import pieces
 from .buffers import WORD, can_map, env_poison, round_up
 from .device import Gpu
 from .kernels import shader_const
+from .layout import pack
 
 SHADER = "where.wgsl"
 LIMIT = 1 << 31  # output elements: the kernel's element arithmetic is u32
@@ -145,9 +145,11 @@ def run_where(
                         lo = start // div
                         first = upload(lo, (start + n - 1) // div)
                         inputs.append((0, lo - first, start % div, div, NEVER))
-                run.dispatch_one(words, per_group, lambda gx: struct.pack(
-                    "<8I12I", words, gx, n, bits, *(i[0] for i in inputs), in_dst,
-                    *(v for i in inputs for v in i[1:])))
+                c, x, y = ({"q0": q0, "r0": r0, "div": div, "wrap": wrap} for _, q0, r0, div, wrap in inputs)
+                c_full, x_full, y_full = (i[0] for i in inputs)
+                run.dispatch_one(words, per_group, lambda gx: pack(
+                    "where.wgsl", words=words, groups_x=gx, elems=n, bits=bits, c_full=c_full, x_full=x_full,
+                    y_full=y_full, in_dst=in_dst, c=c, x=x, y=y))
             run.drain(sink, nbytes)
             written += nbytes
     finally:

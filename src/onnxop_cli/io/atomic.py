@@ -131,11 +131,14 @@ def check_output_path(path: Path) -> None:
 @contextmanager
 def atomic_output(path: Path) -> Iterator[BinaryIO]:
     """Yield a temporary file next to ``path``'s real target; rename it over
-    the target when the block finishes, remove it on any failure.
+    the target when the block finishes, remove it on any failure. A signal
+    held since an earlier output of the run was renamed into place is raised
+    first: no output is begun after a signal (signals.checkpoint).
 
     The folder is held open and every step (lock, temporary file, rename,
     removal) is made relative to it, so a folder moved or renamed mid-write
     takes the temporary file with it and never keeps a leftover."""
+    signals.checkpoint()  # a signal held since an earlier output was put in place: this one is not begun
     path = Path(path)
     check_output_path(path)
     target = real_target(path)

@@ -3,7 +3,8 @@ flattened input) where the bool ``condition`` is true; a condition shorter
 than the axis selects from its part, a longer one is refused. A Gather of
 the kept positions (Gather's table and kernels, ops/indexed_plan.gather_made)
 unless the runs of consecutive kept slices are few and long: then one piece
-per run (ops/family.py). (11: negative axes; 28: bfloat16.)
+per run (ops/family.py). (11: the text adds negative axes, which Compress-9
+takes too, as onnx.reference and onnxruntime do; 28: bfloat16.)
 """
 
 from __future__ import annotations
@@ -30,7 +31,6 @@ class Compress_9(TensorOp):
     optional = ("axis",)
     input_types = {"condition": "T1"}
     constraints = {"T1": ("bool",)}
-    negative_axes = False
 
     @classmethod
     def plan(cls, node: Node, args: Sequence[Optional[Arg]]) -> list[OutputPlan]:
@@ -153,17 +153,12 @@ def _row_major_boxes(shape, strides, start: int, end: int):
         e += extent * inner[a]
 
 
-class Compress_11(Compress_9):
-    since_version = 11
-    negative_axes = True
-
-
 # opset -> the types that version added (onnx.defs' lists; tests/unit/test_opsets.py holds them to it)
-COMPRESS_TYPES = {9: BASE_TYPES, 28: ("bfloat16",)}
+COMPRESS_TYPES = {9: BASE_TYPES, 11: (), 28: ("bfloat16",)}  # 11: the text's negative axes
 
 COMPRESS = OpSpec(
     "Compress",
-    versions(COMPRESS_TYPES, Compress_9, Compress_11),
+    versions(COMPRESS_TYPES, Compress_9),
     (
         Param("condition", "tensor", "Which slices (or flattened elements) to keep: a bool list or file.",
               "1,0,1"),

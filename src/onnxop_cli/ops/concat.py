@@ -1,7 +1,8 @@
 """Concat: the inputs joined along ``axis``; every other dimension must agree.
 
-Concat-1 defaults axis to 1; Concat-4 requires it; Concat-11 allows negative
-axes; Concat-13 adds bfloat16. The plan is one piece per input: the input
+Concat-1 defaults axis to 1; Concat-4 requires it; Concat-11's text adds
+negative axes, which every version takes (as onnx.reference and onnxruntime
+do); Concat-13 adds bfloat16. The plan is one piece per input: the input
 copied whole into its slab of the output (output strides, offset by the
 inputs before it along the axis), so any number of inputs binds two buffers,
 and an input of zero elements contributes nothing.
@@ -26,7 +27,6 @@ class Concat_1(TensorOp):
     outputs = ("concat_result",)
     attribute_names = ("axis",)
     optional = ("axis",)
-    negative_axes = False
     default_axis = 1
 
     @classmethod
@@ -64,23 +64,19 @@ class Concat_4(Concat_1):
     optional = ()
 
 
-class Concat_11(Concat_4):
-    since_version = 11
-    negative_axes = True
-
-
 # opset -> the types that version added (onnx.defs' lists; tests/unit/test_opsets.py holds them to it)
 TYPES = {
     1: BASE_TYPES[:3],  # float, double, float16
     4: BASE_TYPES[3:],  # the rest of BASE_TYPES
+    11: (),  # negative axes: read at every opset (docs/formats.md)
     13: ("bfloat16",),
 }
-VERSIONS = versions(TYPES, Concat_1, Concat_4, Concat_11)
+VERSIONS = versions(TYPES, Concat_1, Concat_4)
 
 SPEC = OpSpec(
     "Concat",
     VERSIONS,
-    (Param("axis", "int", "The axis to join along; negative counts from the back (opset 11+).", "1"),),
+    (Param("axis", "int", "The axis to join along; negative counts from the back.", "1"),),
     summary="Join tensors along an axis (ONNX Concat).",
     description="Join the input files (every member of an .npz, in archive order) along --axis into one "
     "tensor, one strided GPU copy per input into its slab.",

@@ -2,7 +2,8 @@
 axis' index equals the index (negative ones count from ``depth``; out of
 range: nowhere). One pass of shaders/one_hot.wgsl over the output, the
 indices read on the device (gpu/one_hot.py); strings a fill and one
-one-element piece per index, on the host.
+one-element piece per index, on the host. Negative axes count from the
+back in every version: OneHot-9's own default is -1.
 """
 
 from __future__ import annotations
@@ -30,7 +31,6 @@ class OneHot_9(TensorOp):
     optional = ("axis",)
     input_types = {"indices": "T1", "depth": "T2", "values": "T3"}
     constraints = {"T1": NUMBERS, "T2": NUMBERS}
-    negative_axes = False
     data_input = 2
     literal_types = {"values": "float", "depth": "int64"}
 
@@ -125,18 +125,13 @@ def _run_kernel(depth, inner, kind, index_bits, off, on, count, bits, gpu, sourc
                        off=off, on=on, count=count, bits=bits)
 
 
-class OneHot_11(OneHot_9):
-    since_version = 11
-    negative_axes = True
-
-
 
 # opset -> the types that version added (onnx.defs' lists; tests/unit/test_opsets.py holds them to it)
-ONE_HOT_TYPES = {9: BASE_TYPES, 28: ("bfloat16",)}
+ONE_HOT_TYPES = {9: BASE_TYPES, 11: (), 28: ("bfloat16",)}  # 11: the text's negative axes
 
 ONE_HOT = OpSpec(
     "OneHot",
-    versions(ONE_HOT_TYPES, OneHot_9, OneHot_11),
+    versions(ONE_HOT_TYPES, OneHot_9),
     (
         Param("depth", "tensor", "The length of the new axis.", "4"),
         Param("values", "tensor", "[off_value, on_value], a file (its type is the output's) or a list "

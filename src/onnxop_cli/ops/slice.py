@@ -2,7 +2,8 @@
 
 Slice-1 takes starts, ends and (optional) axes as attributes, step 1;
 Slice-10 moves them to inputs and adds steps (negative steps walk backwards);
-Slice-11 allows negative axes. Starts and ends count from the end when
+Slice-11's text adds negative axes, which every version takes (as
+onnx.reference and onnxruntime do). Starts and ends count from the end when
 negative and are then clamped as the spec says: to [0, d] for positive steps,
 start to [0, d-1] and end to [-1, d-1] for negative ones. So any integer is
 valid and an empty result is fine. (numpy's slicing, which ONNX's reference
@@ -26,7 +27,6 @@ class Slice_1(OpVersion):
     outputs = ("output",)
     attribute_names = ("starts", "ends", "axes")
     optional = ("axes",)
-    negative_axes = False
 
     @classmethod
     def plan(cls, node: Node, shape: tuple[int, ...]) -> dict[int, tuple[int, int, int]]:
@@ -86,15 +86,10 @@ class Slice_10(Slice_1):
     optional = ("axes", "steps")
 
 
-class Slice_11(Slice_10):
-    since_version = 11
-    negative_axes = True
-
-
 # opset -> the tensor types that version added (onnx.defs' lists; tests/unit/test_opsets.py
 # holds them to it). A class above only where the rule changes.
-TYPES = {1: BASE_TYPES, 13: ("bfloat16",)}
-VERSIONS = versions(TYPES, Slice_1, Slice_10, Slice_11)
+TYPES = {1: BASE_TYPES, 11: (), 13: ("bfloat16",)}  # negative axes: read at every opset (docs/formats.md)
+VERSIONS = versions(TYPES, Slice_1, Slice_10)
 
 SPEC = OpSpec(
     "Slice",

@@ -1,7 +1,9 @@
 """Split: the input cut along ``axis`` into consecutive parts.
 
 Split-1 takes the part sizes as an attribute or as a second input; Split-2
-only as the attribute; Split-11 allows negative axes; Split-13 moves
+only as the attribute; Split-11's text adds negative axes, which every
+version takes (PyTorch's GLU export is Split-2 with axis -1; onnx.reference
+and onnxruntime run it); Split-13 moves
 ``split`` to an (optional) int64 input and adds bfloat16; Split-18 adds
 ``num_outputs``: that many parts of ceil(d / n), the last smaller. Without
 either, the node's output count says how many equal parts (the command line
@@ -29,7 +31,6 @@ class Split_1(TensorOp):
     attribute_names = ("axis", "split")
     optional = ("axis", "split")
     input_types = {"split": "T"}
-    negative_axes = False
 
     @classmethod
     def sizes(cls, node: Node, args: Sequence[Optional[Arg]], dim: int, axis: int) -> list[int]:
@@ -80,12 +81,7 @@ class Split_2(Split_1):
     inputs = ("input",)
 
 
-class Split_11(Split_2):
-    since_version = 11
-    negative_axes = True
-
-
-class Split_13(Split_11):
+class Split_13(Split_2):
     since_version = 13
     inputs = ("input", "split")
     attribute_names = ("axis",)
@@ -122,15 +118,16 @@ class Split_18(Split_13):
 TYPES = {
     1: BASE_TYPES[:3],  # float, double, float16
     2: BASE_TYPES[3:],  # the rest of BASE_TYPES
+    11: (),  # negative axes: read at every opset (docs/formats.md)
     13: ("bfloat16",),
 }
-VERSIONS = versions(TYPES, Split_1, Split_2, Split_11, Split_13, Split_18)
+VERSIONS = versions(TYPES, Split_1, Split_2, Split_13, Split_18)
 
 SPEC = OpSpec(
     "Split",
     VERSIONS,
     (
-        Param("axis", "int", "The axis to cut along (default 0); negative counts from the back (opset 11+).", "0"),
+        Param("axis", "int", "The axis to cut along (default 0); negative counts from the back.", "0"),
         Param("split", "tensor", "Comma-separated part sizes, summing to the axis length (a list or an int64 "
               "tensor file).", "2,3"),
         Param("num_outputs", "int", "Cut into this many parts of ceil(d / n), the last smaller (opset 18+).", "3"),

@@ -1,7 +1,8 @@
 """Squeeze: remove size-1 dims, those at ``axes`` or (without axes) all.
 
-Squeeze-1 takes non-negative axes as an attribute, Squeeze-11 allows
-negative ones, Squeeze-13 moves them to an optional second input (int64).
+Squeeze-1 takes axes as an attribute (its text says non-negative, but
+onnx.reference and onnxruntime take negative ones at every opset, as Squeeze-11's
+text does), Squeeze-13 moves them to an optional second input (int64).
 An axis whose dim is not 1 is an error. Empty axes squeeze every size-1
 dim, as when axes are left out (onnxruntime, and ONNX's reference for the
 attribute form).
@@ -21,7 +22,6 @@ class Squeeze_1(OpVersion):
     outputs = ("squeezed",)
     attribute_names = ("axes",)
     optional = ("axes",)
-    negative_axes = False
 
     @classmethod
     def output_shape(cls, node: Node, shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -38,12 +38,7 @@ class Squeeze_1(OpVersion):
         return tuple(d for i, d in enumerate(shape) if i not in drop)
 
 
-class Squeeze_11(Squeeze_1):
-    since_version = 11
-    negative_axes = True
-
-
-class Squeeze_13(Squeeze_11):
+class Squeeze_13(Squeeze_1):
     since_version = 13
     inputs = ("data", "axes")
     attribute_names = ()
@@ -53,11 +48,12 @@ class Squeeze_13(Squeeze_11):
 # holds them to it). A class above only where the rule changes.
 TYPES = {
     1: BASE_TYPES,
+    11: (),  # negative axes: read at every opset (docs/formats.md)
     13: ("bfloat16",),
     21: FLOAT8 + ("int4", "uint4"),
     **LATE_TYPES,  # 23: float4e2m1, 24: float8e8m0, 25: int2 and uint2
 }
-VERSIONS = versions(TYPES, Squeeze_1, Squeeze_11, Squeeze_13)
+VERSIONS = versions(TYPES, Squeeze_1, Squeeze_13)
 
 SPEC = OpSpec(
     "Squeeze",

@@ -1,7 +1,8 @@
 """Tile: the input repeated ``repeats[k]`` times along each axis k.
 
 Tile-1 repeats along one axis: ``tiles`` times along ``axis``, both given as
-scalar inputs. Tile-6 takes ``repeats`` (int64, one per axis). The index
+scalar inputs (a negative axis counts from the back, as everywhere but
+Flatten before 11). Tile-6 takes ``repeats`` (int64, one per axis). The index
 map splits each output axis into (repeat, dim), the repeat with stride 0, so
 the view has twice the input's rank.
 """
@@ -19,7 +20,6 @@ class Tile_1(OpVersion):
     since_version = 1
     inputs = ("input", "tiles", "axis")
     outputs = ("output",)
-    negative_axes = False
 
     @classmethod
     def repeats(cls, node: Node, shape: tuple[int, ...]) -> list[int]:

@@ -1,7 +1,8 @@
 """Unsqueeze: insert size-1 dimensions at ``axes`` of the output.
 
-One class per change of rule. Unsqueeze-1 takes non-negative axes as an
-attribute; Unsqueeze-11 allows negative axes in [-r_out, r_out - 1];
+One class per change of rule. Unsqueeze-1 takes axes as an attribute,
+negative ones in [-r_out, r_out - 1] (its text says non-negative, Unsqueeze-11's
+allows them; onnx.reference and onnxruntime take them at every opset);
 Unsqueeze-13 moves axes from the attribute to a second input (int64 tensor).
 Versions 21, 23, 24 and 25 only widen the allowed types (rows of TYPES,
 checked against ``onnx.defs`` by ``tests/unit/test_opsets.py``). Duplicates (after
@@ -21,7 +22,6 @@ class Unsqueeze_1(OpVersion):
     inputs = ("data",)
     outputs = ("expanded",)
     attribute_names = ("axes",)
-    negative_axes = False
     axes_is_input = False
 
     @classmethod
@@ -50,12 +50,7 @@ class Unsqueeze_1(OpVersion):
         return tuple(1 if i in seen else next(it) for i in range(r_out))
 
 
-class Unsqueeze_11(Unsqueeze_1):
-    since_version = 11
-    negative_axes = True
-
-
-class Unsqueeze_13(Unsqueeze_11):
+class Unsqueeze_13(Unsqueeze_1):
     since_version = 13
     inputs = ("data", "axes")
     attribute_names = ()
@@ -69,11 +64,12 @@ TYPES = {
         "float", "double", "float16", "bool", "complex64", "complex128", "int8", "int16",
         "int32", "int64", "uint8", "uint16", "uint32", "uint64", "string",
     ),
+    11: (),  # negative axes: read at every opset (docs/formats.md)
     13: ("bfloat16",),
     21: ("float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz", "int4", "uint4"),
     **LATE_TYPES,  # 23: float4e2m1, 24: float8e8m0, 25: int2 and uint2
 }
-VERSIONS = versions(TYPES, Unsqueeze_1, Unsqueeze_11, Unsqueeze_13)
+VERSIONS = versions(TYPES, Unsqueeze_1, Unsqueeze_13)
 
 SPEC = OpSpec(
     "Unsqueeze",
@@ -90,7 +86,8 @@ Each axis lies in ``[-r_out, r_out - 1]`` where ``r_out = x.ndim +
 len(axes)``; negative and unsorted axes are fine, duplicates are not.
 ``axes`` may be one int or a sequence of ints. ``opset`` selects the
 operator version whose rules apply (default: the latest; negative
-axes need opset 11 or later).
+axes count from the back at every opset, as in onnx.reference and
+onnxruntime).
 
 >>> import numpy as np
 >>> from onnxop_cli import unsqueeze

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .node import quote, quoted
+
 Doc = dict[str, Any]
 
 
@@ -96,27 +98,27 @@ def _outline(value: Any) -> Any:
     if hasattr(value, "dims") and hasattr(value, "data_type"):  # a TensorProto
         return f"tensor(shape={tuple(int(d) for d in value.dims)}, dtype={_dtype_name(value.data_type)})"
     if hasattr(value, "node"):  # a GraphProto
-        return f"graph({value.name!r}, {len(value.node)} nodes)"
+        return f"graph({quoted(value.name)}, {len(value.node)} nodes)"
     return type(value).__name__
 
 
 def _shape_text(shape: Any) -> str:
     if shape is None:
         return "?"
-    return "(" + ", ".join(repr(d) if isinstance(d, str) else "?" if d is None else str(d) for d in shape) + \
+    return "(" + ", ".join(quoted(d) if isinstance(d, str) else "?" if d is None else str(d) for d in shape) + \
         ("," if len(shape) == 1 else "") + ")"
 
 
 def value_line(v: Doc) -> str:
     kind = "" if v["kind"] == "tensor" else f", {v['kind']}"
-    return f"{v['name']}: shape={_shape_text(v['shape'])}, dtype={v['dtype'] or '?'}{kind}"
+    return f"{quote(v['name'])}: shape={_shape_text(v['shape'])}, dtype={v['dtype'] or '?'}{kind}"
 
 
 def render(label: str, doc: Doc, *, nodes: bool = True) -> str:
     """The text: a title line, then inputs, outputs and (``nodes``) the nodes."""
     opsets = ", ".join(f"opset {v}" if k == "ai.onnx" else f"{k} {v}" for k, v in doc["opsets"].items())
     count = len(doc["nodes"])
-    lines = [f"{label}: {opsets or 'no opset'}, {count} node{'s' * (count != 1)}, "
+    lines = [f"{quote(label)}: {opsets or 'no opset'}, {count} node{'s' * (count != 1)}, "
              f"{doc['initializers']} initializer{'s' * (doc['initializers'] != 1)}"]
     for title in ("inputs", "outputs"):
         lines.append(f"  {title}:")
@@ -124,15 +126,17 @@ def render(label: str, doc: Doc, *, nodes: bool = True) -> str:
     if nodes:
         lines.append("  nodes:")
         for i, n in enumerate(doc["nodes"]):
-            op = n["op"] if n["domain"] == "ai.onnx" else f"{n['domain']}.{n['op']}"
-            attrs = "  ".join(f"{k}={_attribute_text(v)}" for k, v in n["attributes"].items())
-            name = f" {n['name']!r}" if n["name"] else ""
-            lines.append(f"    {i}{name}  {op} (opset {n['opset']})  {', '.join(n['inputs'])} -> "
-                         f"{', '.join(n['outputs'])}" + (f"  {attrs}" if attrs else ""))
+            op = quote(n["op"] if n["domain"] == "ai.onnx" else f"{n['domain']}.{n['op']}")
+            attrs = "  ".join(f"{quote(k)}={_attribute_text(v)}" for k, v in n["attributes"].items())
+            name = f" {quoted(n['name'])}" if n["name"] else ""
+            lines.append(f"    {i}{name}  {op} (opset {n['opset']})  {', '.join(map(quote, n['inputs']))} -> "
+                         f"{', '.join(map(quote, n['outputs']))}" + (f"  {attrs}" if attrs else ""))
         if not doc["nodes"]:
             lines.append("    (none)")
     return "\n".join(lines)
 
 
 def _attribute_text(v: Any) -> str:
-    return repr(v) if isinstance(v, str) and not v.startswith(("tensor(", "graph(")) else str(v)
+    if isinstance(v, list):
+        return "[" + ", ".join(_attribute_text(x) for x in v) + "]"
+    return quoted(v) if isinstance(v, str) and not v.startswith(("tensor(", "graph(")) else quote(v)

@@ -167,6 +167,12 @@ def quote(name: object) -> str:
     return "".join(_quote_char(c) for c in text)
 
 
+def quoted(name: object) -> str:
+    """``quote(name)`` between single quotes, where a name is set in running
+    text (``names 'a' and 'b'``, a node's name, a string attribute)."""
+    return f"'{quote(name)}'"
+
+
 def _quote_char(c: str) -> str:
     if c == "\\":
         return "\\\\"

@@ -94,7 +94,7 @@ def release(drop: Any, obj: Any) -> None:
     finalizer runs wherever the last reference goes, or wherever the garbage
     collector runs; on Vulkan, Dawn is called from any thread, and a release
     there under another thread's submits and maps is where a six-thread run
-    once aborted ("free(): invalid pointer", tests/process/test_trust2_threads.py)."""
+    once aborted ("free(): invalid pointer", tests/process/test_api_threads.py)."""
     lock = _releases
     if lock is None:
         drop(obj)

@@ -1,0 +1,172 @@
+"""Kernel parameters declared once: the WGSL struct is the declaration.
+
+A kernel's ``struct Params { words: u32, groups_x: u32, ..., base: vec2<u32> }``
+is read from its shader (after ``#include`` lines are resolved) and laid out
+by WGSL's rules for host-shareable structs (each member at the next multiple
+of its alignment; the struct's size a multiple of its largest alignment). The
+host packs by field name::
+
+    layout("gather.wgsl").pack(words=n, groups_x=gx, ..., base=offset)
+
+so the bytes cannot drift from the struct: a field the host does not name is
+an error (but ``pad*`` fields, which are zero), so is a name the struct lacks,
+and so is a value that does not fit. A ``u32`` takes 0 .. 2**32-1 or a
+negative int32 (two's complement: the kernels read signed strides from u32
+words); a ``vec2<u32>`` takes a 64-bit integer (low word first, negatives as
+two's complement) or two words; a ``vecN<u32>`` or an ``array<u32, N>`` takes
+N words. Layouts are cached per (shader, struct).
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Sequence
+
+_STRUCT = re.compile(r"^struct\s+(\w+)\s*\{(.*?)^\}", re.MULTILINE | re.DOTALL)
+_MEMBER = re.compile(r"^\s*(\w+)\s*:\s*([\w<>, ]+?)\s*,?\s*(?://.*)?$")
+_SCALARS = {"u32": "I", "i32": "i", "f32": "f"}
+
+
+@dataclass(frozen=True)
+class Field:
+    name: str
+    offset: int  # bytes from the struct's start
+    scalar: str  # "u32", "i32" or "f32"
+    count: int  # scalars: 1 for a scalar, N for vecN or array<scalar, N>, 4N for array<vec4, N>
+    stride: int  # bytes from one scalar to the next
+    align: int
+    size: int
+    inner: "Layout | None" = None  # a member that is a struct of the same shader: given as a dict
+
+
+@dataclass(frozen=True)
+class Layout:
+    shader: str
+    struct: str
+    fields: tuple[Field, ...]
+    size: int
+    align: int = 4
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(f.name for f in self.fields)
+
+    def pack(self, **values: object) -> bytes:
+        """The struct's bytes, every field by name (``pad*`` fields may be left out: zero)."""
+        unknown = [n for n in values if n not in self.names]
+        if unknown:
+            raise KeyError(f"{self.shader} {self.struct} has no field {unknown[0]!r} (its fields: "
+                           f"{', '.join(self.names)})")
+        out = bytearray(self.size)
+        for f in self.fields:
+            if f.name not in values:
+                if f.name.lstrip("_").startswith("pad"):
+                    continue
+                raise KeyError(f"{self.shader} {self.struct}: field {f.name!r} is not given")
+            if f.inner is not None:
+                given = values[f.name]
+                if not isinstance(given, dict):
+                    raise TypeError(f"{self.shader} {self.struct}.{f.name} is a {f.inner.struct}: give a dict")
+                out[f.offset:f.offset + f.size] = f.inner.pack(**given)
+                continue
+            words = _words(f, values[f.name], self)
+            for k, w in enumerate(words):
+                struct.pack_into("<" + _SCALARS[f.scalar], out, f.offset + k * f.stride, w)
+        return bytes(out)
+
+
+def _words(f: Field, value: object, where: Layout) -> list:
+    if f.scalar == "f32":
+        items = list(value) if isinstance(value, (list, tuple)) else [value]
+        if len(items) != f.count:
+            raise ValueError(f"{where.shader} {where.struct}.{f.name}: {f.count} values, got {len(items)}")
+        return [float(v) for v in items]
+    if isinstance(value, (list, tuple)):
+        items = [int(v) for v in value]
+    elif f.count == 2 and f.scalar == "u32":  # a 64-bit integer in two words, low first
+        v = int(value)  # type: ignore[call-overload]
+        if not -(1 << 63) <= v < (1 << 64):
+            raise ValueError(f"{where.shader} {where.struct}.{f.name}: {v} does not fit 64 bits")
+        v &= (1 << 64) - 1
+        items = [v & 0xFFFFFFFF, v >> 32]
+    else:
+        items = [int(value)]  # type: ignore[call-overload]
+    if len(items) != f.count:
+        raise ValueError(f"{where.shader} {where.struct}.{f.name}: {f.count} values, got {len(items)}")
+    lo, hi = (-(1 << 31), 1 << 32) if f.scalar == "u32" else (-(1 << 31), 1 << 31)
+    for v in items:
+        if not lo <= v < hi:
+            raise ValueError(f"{where.shader} {where.struct}.{f.name}: {v} does not fit a {f.scalar}")
+    if f.scalar == "u32":
+        return [v & 0xFFFFFFFF for v in items]
+    return items
+
+
+def _type(text: str) -> tuple[str, int, int, int, int]:
+    """(scalar, count, stride, align, size) of a WGSL member type."""
+    text = text.replace(" ", "")
+    if text in _SCALARS:
+        return text, 1, 4, 4, 4
+    m = re.fullmatch(r"vec([234])<(u32|i32|f32)>", text)
+    if m:
+        n = int(m.group(1))
+        align = 8 if n == 2 else 16
+        return m.group(2), n, 4, align, 4 * n
+    m = re.fullmatch(r"array<(u32|i32|f32|vec4<(?:u32|i32|f32)>),(\d+)u?>", text)
+    if m:
+        inner, n = m.group(1), int(m.group(2))
+        if inner.startswith("vec4"):
+            return inner[5:8], 4 * n, 4, 16, 16 * n
+        return inner, n, 4, 4, 4 * n
+    raise ValueError(f"member type {text!r} has no host layout here")
+
+
+def parse(source: str, struct_name: str, shader: str = "?") -> Layout:
+    """The layout of ``struct struct_name`` in WGSL ``source`` (its members
+    may be scalars, vectors, arrays of them, or structs of ``source``)."""
+    for m in _STRUCT.finditer(source):
+        if m.group(1) != struct_name:
+            continue
+        fields: list[Field] = []
+        offset = 0
+        largest = 4
+        for line in m.group(2).splitlines():
+            line = line.strip()
+            if not line or line.startswith("//"):
+                continue
+            mm = _MEMBER.match(line)
+            if mm is None:
+                raise ValueError(f"{shader}: cannot read the member line {line!r} of struct {struct_name}")
+            kind = mm.group(2).strip()
+            inner = parse(source, kind, shader) if kind in structs(source) else None
+            if inner is not None:
+                scalar, count, stride, align, size = "struct", 0, 0, inner.align, inner.size
+            else:
+                scalar, count, stride, align, size = _type(kind)
+            offset = -(-offset // align) * align
+            fields.append(Field(mm.group(1), offset, scalar, count, stride, align, size, inner))
+            offset += size
+            largest = max(largest, align)
+        return Layout(shader, struct_name, tuple(fields), -(-offset // largest) * largest, largest)
+    raise ValueError(f"{shader} has no struct {struct_name}")
+
+
+@lru_cache(maxsize=None)
+def layout(shader: str, struct_name: str = "Params") -> Layout:
+    """The layout of ``struct_name`` in ``shaders/<shader>`` (includes resolved)."""
+    from .shaders import shader_source
+
+    return parse(shader_source(shader), struct_name, shader)
+
+
+def pack(shader: str, **values: object) -> bytes:
+    """``layout(shader).pack(**values)``: a kernel's ``Params``."""
+    return layout(shader).pack(**values)
+
+
+def structs(source: str) -> Sequence[str]:
+    """The names of the structs ``source`` declares."""
+    return [m.group(1) for m in _STRUCT.finditer(source)]

@@ -1,0 +1,128 @@
+"""``onnxop compare``'s largest distances per pair (max |a-b|, max rel, max
+ulp, NaN against a number), from a real process, against an independent
+computation: the ulp distance of an 8-, 4- or 16-bit type is the distance of
+two ranks on the sorted line of every value the type has (every code turned
+into float64, NaNs dropped, equal values merged: -0.0 is 0.0), of float32
+and float64 a count of np.nextafter steps. No bit tricks in the reference."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import ml_dtypes
+import numpy as np
+import pytest
+from onnx import numpy_helper
+
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")  # NaN and inf on purpose, in the reference
+
+SMALL = ["float16", "bfloat16", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz",
+         "float8_e8m0fnu", "float4_e2m1fn"]
+
+
+def np_type(name: str):
+    return np.dtype(getattr(ml_dtypes, name, None) or name)
+
+
+def every_code(name: str) -> np.ndarray:
+    """Every value the type has, one per code."""
+    t = np_type(name)
+    count = 16 if name == "float4_e2m1fn" else 1 << (8 * t.itemsize)
+    return np.arange(count, dtype=f"u{t.itemsize}").view(t)
+
+
+def ranks(values: np.ndarray, name: str) -> np.ndarray:
+    line = every_code(name).astype(np.float64)
+    line = np.unique(line[~np.isnan(line)])  # sorted; -0.0 and 0.0 are one entry
+    return np.searchsorted(line, values.astype(np.float64))
+
+
+def save_pb(path, array, name):
+    path.write_bytes(numpy_helper.from_array(array, name).SerializeToString())
+
+
+def expected(a: np.ndarray, b: np.ndarray, ulps: np.ndarray) -> dict:
+    """The distances as the docs define them, from float64 values; ``ulps`` each element's ulp distance."""
+    wa, wb = a.astype(np.float64), b.astype(np.float64)
+    na, nb = np.isnan(wa), np.isnan(wb)
+    finite = np.isfinite(wa) & np.isfinite(wb)
+    gap = np.abs(wa - wb)[finite]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel = np.where(gap == 0, 0.0, gap / np.abs(wb[finite]))
+    numbers = ~(na | nb)
+    return {"max_abs": float(gap.max()), "max_rel": float(rel.max()) if np.isfinite(rel.max()) else "inf",
+            "max_ulp": int(ulps[numbers].max()), "nan_vs_number": int(np.count_nonzero(na ^ nb))}
+
+
+def compare_json(tmp_path, *argv) -> tuple[int, dict]:
+    done = subprocess.run([sys.executable, "-m", "onnxop_cli", "compare", *argv, "--json"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode in (0, 1), done.stderr
+    return done.returncode, json.loads(done.stdout)
+
+
+def test_ulp_abs_and_rel_of_every_float_type_match_an_independent_count(tmp_path, rng):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    want = {}
+    for name in SMALL:  # random codes on both sides: NaNs, infinities, zeros of both signs, far and near
+        codes = every_code(name)
+        ia, ib = rng.integers(0, len(codes), 300), rng.integers(0, len(codes), 300)
+        near = np.clip(ia + rng.integers(-3, 4, 300), 0, len(codes) - 1)  # a few codes apart, or equal
+        for label, a, b in ((f"{name}_far", codes[ia], codes[ib]), (f"{name}_near", codes[ia], codes[near])):
+            save_pb(tmp_path / "a" / f"{label}.pb", a, label)
+            save_pb(tmp_path / "b" / f"{label}.pb", b, label)
+            want[label] = expected(a, b, np.abs(ranks(a, name) - ranks(b, name)))
+    for name in ("float32", "float64"):  # steps of np.nextafter, across zero and into infinity
+        t = np.dtype(name)
+        a = (rng.standard_normal(200) * 10.0 ** rng.integers(-30, 30, 200)).astype(t)
+        a[:20] = rng.choice([0.0, -0.0, np.finfo(t).smallest_subnormal, -np.finfo(t).smallest_subnormal], 20)
+        a[20:25] = np.finfo(t).max
+        steps = rng.integers(0, 40, 200)
+        toward = np.where(rng.random(200) < 0.5, np.inf, -np.inf).astype(t)
+        toward[20:25] = np.inf
+        b = a.copy()
+        for i, k in enumerate(steps):
+            for _ in range(k):
+                b[i] = np.nextafter(b[i], toward[i])
+        b[-1], a[-2] = np.nan, np.nan  # NaN against a number: counted, no distance
+        save_pb(tmp_path / "a" / f"{name}.pb", a, name)
+        save_pb(tmp_path / "b" / f"{name}.pb", b, name)
+        ulps = steps.copy()
+        ulps[20:25] = np.where(steps[20:25] > 0, 1, 0)  # max -> inf is one step, then it stays
+        want[name] = expected(a, b, ulps)
+    code, doc = compare_json(tmp_path, "a", "b")
+    assert code == 1
+    got = {p["a"]["name"]: {k: p[k] for k in ("max_abs", "max_rel", "max_ulp", "nan_vs_number")} for p in doc["pairs"]}
+    assert got == want, [(k, got[k], want[k]) for k in want if got.get(k) != want[k]]
+
+
+def test_nan_payloads_and_signed_zeros_are_bit_differences_at_distance_0(tmp_path):
+    a = np.array([-0.0, np.nan, 1.0, np.inf], np.float32)
+    b = np.array([0.0, np.nan, 1.0, np.inf], np.float32)
+    b.view(np.uint32)[1] |= 0x123  # another payload
+    np.save(tmp_path / "a.npy", a)
+    np.save(tmp_path / "b.npy", b)
+    code, doc = compare_json(tmp_path, "a.npy", "b.npy")
+    (pair,) = doc["pairs"]
+    assert code == 1 and pair["differing"] == 2
+    assert (pair["max_abs"], pair["max_rel"], pair["max_ulp"], pair["nan_vs_number"]) == (0.0, 0.0, 0, 0)
+    done = subprocess.run([sys.executable, "-m", "onnxop_cli", "compare", "a.npy", "b.npy", "--first", "0"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.stdout.splitlines()[0] == ("a.npy vs b.npy: different: 2 of 4 elements (shape=(4,), "
+                                           "dtype=float32, exact, max |a-b|=0.0, max rel=0.0, max ulp=0)")
+
+
+@pytest.mark.parametrize("rule", [["--rtol", "1e-6"], ["--ulp", "2"]])
+def test_a_pair_within_a_tolerance_says_how_far_apart_it_is(tmp_path, rule):
+    a = np.array([1.0, 2.0, 4.0], np.float32)
+    b = a.copy()
+    b.view(np.uint32)[1] += 1  # one ulp of 2.0: 2.38e-07, relative 1.19e-07
+    np.save(tmp_path / "a.npy", a)
+    np.save(tmp_path / "b.npy", b)
+    done = subprocess.run([sys.executable, "-m", "onnxop_cli", "compare", "a.npy", "b.npy", *rule],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.rstrip().endswith("max |a-b|=2.38419e-07, max rel=1.19209e-07, max ulp=1)"), done.stdout

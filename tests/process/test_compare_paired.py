@@ -1,0 +1,88 @@
+"""``onnxop compare A/ B/ --paired-only`` from a real process: a run's 3
+outputs against a folder of 438 expected tensors compare the 3 and count the
+435 others on the last line; nothing paired exits 1 (a paired compare never
+passes on nothing), in text and in --json; without the option every name
+without a partner is still a difference."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+
+def compare(cwd, *argv) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "onnxop_cli", "compare", *argv], cwd=cwd, capture_output=True,
+                          text=True, timeout=120)
+
+
+@pytest.fixture
+def folders(tmp_path):
+    """out/ holds 3 tensors of ds/'s 438, equal to them."""
+    (tmp_path / "out").mkdir()
+    (tmp_path / "ds").mkdir()
+    for i in range(438):
+        t = np.arange(6, dtype=np.float32).reshape(2, 3) + i
+        np.save(tmp_path / "ds" / f"t{i:03d}.npy", t)
+        if i in (0, 200, 437):
+            np.save(tmp_path / "out" / f"t{i:03d}.npy", t)
+    return tmp_path
+
+
+def test_paired_only_compares_the_3_and_counts_the_435(folders):
+    done = compare(folders, "out", "ds", "--paired-only")
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    lines = done.stdout.splitlines()
+    assert len(lines) == 4 and all(": same (shape=(2, 3), dtype=float32, 6 elements, exact)" in x for x in lines[:3])
+    assert lines[3] == "3 compared, 0 different, 0 only in the first, 435 only in the second (not compared: --paired-only)"
+    doc = json.loads(compare(folders, "out", "ds", "--paired-only", "--json").stdout)
+    assert doc["same"] is True and doc["paired_only"] is True and len(doc["pairs"]) == 3 and len(doc["only_b"]) == 435
+
+
+def test_without_the_option_the_unpaired_are_differences(folders):
+    done = compare(folders, "out", "ds")
+    lines = done.stdout.splitlines()
+    assert done.returncode == 1 and len(lines) == 3 + 435 + 1
+    assert lines[-1] == "3 compared, 0 different, 0 only in the first, 435 only in the second"
+
+
+def test_a_difference_in_a_pair_still_fails_a_paired_compare(folders):
+    np.save(folders / "out" / "t200.npy", np.zeros((2, 3), np.float32))
+    done = compare(folders, "out", "ds", "--paired-only")
+    assert done.returncode == 1
+    assert done.stdout.splitlines()[-1].startswith("3 compared, 1 different, 0 only in the first, 435 only in the second")
+
+
+@pytest.mark.parametrize("paired", [["--paired-only"], []])
+def test_nothing_paired_exits_1_never_passes(folders, paired):
+    (folders / "other").mkdir()
+    np.save(folders / "other" / "zz.npy", np.ones(3, np.float32))
+    done = compare(folders, "other", "ds", *paired)
+    assert done.returncode == 1 and done.stderr == "", done.stderr
+    tail = " (not compared: --paired-only)" if paired else ""
+    assert done.stdout.splitlines()[-1] == (
+        f"0 compared, 0 different, 1 only in the first, 438 only in the second{tail}; no tensor was paired")
+    done = compare(folders, "other", "ds", *paired, "--json")
+    doc = json.loads(done.stdout)
+    assert done.returncode == 1 and doc["status"] == "failed" and doc["same"] is False and doc["pairs"] == []
+    assert doc["only_a"] == ["other/zz.npy"] and len(doc["only_b"]) == 438
+
+
+def test_names_from_the_folders_cannot_forge_a_line(tmp_path):
+    """A file name holding a newline or an escape is quoted in the pair's
+    line and the unpaired lines."""
+    forged = "x\n0 compared, 0 different.npy"
+    for side in ("a", "b"):
+        (tmp_path / side).mkdir()
+        np.save(tmp_path / side / forged, np.ones(2, np.float32))
+    np.save(tmp_path / "b" / "y\x1b[2Jz.npy", np.ones(2, np.float32))
+    done = compare(tmp_path, "a", "b")
+    assert done.returncode == 1 and done.stdout.splitlines() == [
+        "a/x\\n0 compared, 0 different.npy vs b/x\\n0 compared, 0 different.npy: same "
+        "(shape=(2,), dtype=float32, 2 elements, exact)",
+        "b/y\\x1b[2Jz.npy: only in the second (no tensor of that name in the first)",
+        "1 compared, 0 different, 0 only in the first, 1 only in the second",
+    ]

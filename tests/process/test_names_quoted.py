@@ -1,0 +1,121 @@
+"""Names from files (tensor names, .npz members, file names,
+node and attribute values) never forge an output line. Each is quoted as
+``ls -b`` quotes (render.quote); --json keeps them exact. Real processes:
+what a terminal or a log would receive is what is checked."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from conftest import random_array
+from onnxop_cli.render.node import printable, quote
+
+ONNXOP = [sys.executable, "-m", "onnxop_cli"]
+FORGED = "ev\nonnxop: error: INJECTED"
+ENV = {**os.environ, "ONNXOP_BACKEND": "vulkan"}
+
+
+def onnxop(*argv, cwd, stdin=None):
+    return subprocess.run([*ONNXOP, *argv], cwd=cwd, capture_output=True, env=ENV, stdin=stdin, timeout=120)
+
+
+def no_forged_line(*texts: bytes) -> None:
+    for text in texts:
+        for line in text.decode("utf-8", "replace").splitlines():
+            assert not line.startswith("onnxop: error: INJECTED"), line
+            assert "\x1b" not in line and "\r" not in line, line
+
+
+@pytest.mark.parametrize(
+    "name, quoted",
+    [
+        ("abc", "abc"),
+        ("a\nb", "a\\nb"),
+        ("a\\nb", "a\\\\nb"),  # a backslash is quoted too: the two names stay apart
+        ("\x1b[31mred", "\\x1b[31mred"),
+        ("t\tb\r", "t\\tb\\r"),
+        ("x\udcffy", "x\\xffy"),  # invalid UTF-8 in a file name (surrogateescape)
+        ("\u202eevil", "\\u202eevil"),  # a right-to-left override is no printable character
+        ("ü", "ü"),
+    ],
+)
+def test_quote(name, quoted):
+    assert quote(name) == quoted
+    assert "\n" not in quote(name) and quote(name).isprintable()
+
+
+def test_printable_quotes_invalid_utf8_the_same_way():
+    assert printable("x\udcffy\n") == "x\\xffy\\n"
+
+
+@pytest.fixture
+def hostile(tmp_path, rng):
+    """A .pb whose tensor is named FORGED, an .npz member and a file named with a newline."""
+    from onnx import numpy_helper
+
+    a = random_array(rng, (2, 3, 4), "float32")
+    (tmp_path / "ev.pb").write_bytes(numpy_helper.from_array(a, name=FORGED).SerializeToString())
+    np.savez(tmp_path / "m.npz", **{FORGED: a})
+    np.save(tmp_path / f"{FORGED}.npy", a)
+    return tmp_path, a
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["show", "ev.pb"],
+        ["show", "ev.pb", "--full"],
+        ["show", "ev.pb", "--hist"],
+        ["show", "m.npz"],
+        ["show", f"{FORGED}.npy"],
+        ["show", f"{FORGED}.npy", "--full"],
+        ["transpose", "ev.pb"],
+        ["transpose", "ev.pb", "--full"],
+        ["transpose", "m.npz"],
+        ["transpose", "ev.pb", "-o", "out.npy"],
+        ["transpose", "m.npz", "-o", "out.npz"],
+        ["transpose", f"{FORGED}.npy", "-o", f"{FORGED}2.npy"],
+        ["transpose", f"{FORGED}.npy", "ev.pb"],  # titled blocks: "# FILE"
+        ["transpose", "ev.pb", "-o", "-"],  # the human lines go to stderr
+        ["flatten", f"{FORGED}.npy", "--axis", "9"],  # an error naming the file
+        ["show", f"{FORGED}-missing.npy"],
+    ],
+)
+def test_no_output_line_is_forged(hostile, argv):
+    folder, _ = hostile
+    r = onnxop(*argv, cwd=folder)
+    no_forged_line(r.stdout if "-" not in argv else b"", r.stderr)
+    text = (r.stderr if "-" in argv or r.returncode else r.stdout).decode()
+    assert "ev\\nonnxop: error: INJECTED" in text, text
+
+
+def test_json_keeps_names_exact(hostile):
+    folder, _ = hostile
+    r = onnxop("show", "m.npz", "--json", cwd=folder)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["files"][0]["tensors"][0]["name"] == FORGED  # exact once parsed
+    assert b"\nonnxop: error" not in r.stdout  # JSON escapes it on the wire
+
+
+def test_node_and_attribute_names_from_a_model(tmp_path, rng):
+    """op_type and attribute values of a model are printed quoted by `run`."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    a = random_array(rng, (2, 3), "float32")
+    node = helper.make_node("Transpose", [FORGED], ["y\nonnxop: error: INJECTED"], perm=[1, 0])
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info(FORGED, TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("y\nonnxop: error: INJECTED", TensorProto.FLOAT, [3, 2])],
+    )
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), tmp_path / "m.onnx")
+    np.save(tmp_path / "a.npy", a)
+    r = onnxop("run", "m.onnx", "a.npy", cwd=tmp_path)
+    no_forged_line(r.stdout, r.stderr)
+    assert r.returncode == 0 or r.stderr.count(b"\n") == 1, r.stderr

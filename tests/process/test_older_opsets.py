@@ -1,0 +1,112 @@
+"""Real exports at old opsets, through ``onnxop run`` in a real process.
+
+onnx's own PyTorch node tests (onnx/backend/test/data/pytorch-*) are opset 6
+and 9 models: every one whose nodes onnxop runs goes through ``onnxop run
+MODEL test_data_set_0 --check test_data_set_0``. PyTorch's GLU export
+(test_GLU) starts with Split-2 at axis -1, then Sigmoid and Mul, which
+onnxop does not run: its Split node, cut out as a model of its own, runs on
+test_GLU's input and is checked against onnx.reference's outputs. OneHot-9
+left at its own default axis (-1) runs too. (The sweep of every operator,
+opset and negative axis is tests/gpu/test_negative_axes.py.)
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import helper, numpy_helper
+
+from onnxop_cli.ops import model as model_graph
+
+# The commands and the opset rules are under test, not a kernel: one backend (conftest).
+ONE_BACKEND = True
+
+ONNXOP = [sys.executable, "-m", "onnxop_cli"]
+DATA = Path(onnx.__file__).parent / "backend" / "test" / "data"
+PYTORCH = sorted(p for p in DATA.glob("pytorch-*/*") if (p / "model.onnx").is_file())
+
+
+def runs_whole(folder: Path) -> bool:
+    return {n.op_type for n in onnx.load(folder / "model.onnx").graph.node} <= set(model_graph.supported())
+
+
+RUNNABLE = [p for p in PYTORCH if runs_whole(p)]
+
+
+def onnxop(*args, backend: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "ONNXOP_BACKEND": backend}
+    return subprocess.run([*ONNXOP, *map(str, args)], capture_output=True, text=True, cwd=cwd, env=env, timeout=300)
+
+
+def test_the_pytorch_folders_that_use_these_operators_are_found():
+    names = {p.name for p in RUNNABLE}
+    assert {"test_operator_chunk", "test_operator_concat2", "test_operator_flatten", "test_operator_index",
+            "test_operator_view", "test_Embedding", "test_PixelShuffle"} <= names
+    glu = onnx.load(DATA / "pytorch-converted" / "test_GLU" / "model.onnx")
+    assert glu.opset_import[0].version == 6
+    assert [(n.op_type, n.attribute[0].i) for n in glu.graph.node[:1]] == [("Split", -1)]
+
+
+@pytest.mark.parametrize("folder", RUNNABLE, ids=[p.name for p in RUNNABLE])
+def test_a_pytorch_node_test_runs_and_checks(folder, backend, tmp_path):
+    data = folder / "test_data_set_0"
+    done = onnxop("run", folder / "model.onnx", data, "--check", data, backend=backend, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.endswith(f"equal {data}'s output_*.pb, bit for bit\n"), done.stdout
+    assert list(tmp_path.iterdir()) == []
+
+
+def _cut(m: onnx.ModelProto, count: int, outputs: list[np.ndarray]) -> onnx.ModelProto:
+    """The model's first ``count`` nodes as a model whose outputs are theirs (typed as ``outputs``)."""
+    nodes = list(m.graph.node[:count])
+    names = [o for n in nodes for o in n.output]
+    graph = helper.make_graph(nodes, "cut", list(m.graph.input), [
+        helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(a.dtype), a.shape)
+        for name, a in zip(names, outputs)])
+    return helper.make_model(graph, opset_imports=list(m.opset_import), ir_version=m.ir_version)
+
+
+@pytest.mark.parametrize("name", ["test_GLU", "test_GLU_dim"])
+def test_the_split_of_pytorch_s_glu_export_runs(name, backend, tmp_path):
+    from onnx.reference import ReferenceEvaluator
+
+    folder = DATA / "pytorch-converted" / name
+    m = onnx.load(folder / "model.onnx")
+    x = numpy_helper.to_array(onnx.load_tensor(str(folder / "test_data_set_0" / "input_0.pb")))
+    untyped = helper.make_model(helper.make_graph(list(m.graph.node[:1]), "cut", list(m.graph.input), [
+        onnx.ValueInfoProto(name=o) for o in m.graph.node[0].output]), opset_imports=list(m.opset_import))
+    want = ReferenceEvaluator(untyped).run(None, {m.graph.input[0].name: x})
+    onnx.save(_cut(m, 1, want), tmp_path / "split.onnx")
+    expected = tmp_path / "expected"
+    expected.mkdir()
+    for k, a in enumerate(want):
+        onnx.save_tensor(numpy_helper.from_array(a), str(expected / f"output_{k}.pb"))
+    done = onnxop("run", "split.onnx", folder / "test_data_set_0", "--check", expected, backend=backend,
+                  cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"Split: 2 output(s) equal {expected}'s output_*.pb, bit for bit\n"
+
+
+def test_one_hot_9_at_its_own_default_axis(backend, tmp_path):
+    from onnx.reference import ReferenceEvaluator
+
+    indices = np.array([[0, 3], [-1, 7]], np.int64)
+    node = helper.make_node("OneHot", ["i", "d", "v"], ["y"])  # axis left out: OneHot-9's default, -1
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("i", onnx.TensorProto.INT64, [2, 2])],
+        [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [2, 2, 5])],
+        [numpy_helper.from_array(np.array(5, np.int64), "d"), numpy_helper.from_array(np.array([0.5, 3.0], np.float32), "v")])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 9)], ir_version=7)
+    onnx.save(m, tmp_path / "one_hot.onnx")
+    np.save(tmp_path / "i.npy", indices)
+    done = onnxop("run", "one_hot.onnx", "i.npy", "-q", "-o", "y.npy", backend=backend, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    want = ReferenceEvaluator(m).run(None, {"i": indices})[0]
+    got = np.load(tmp_path / "y.npy")
+    assert got.shape == want.shape == (2, 2, 5) and got.tobytes() == want.tobytes()

@@ -1,0 +1,161 @@
+"""A signal while one of several outputs is written ends the run there.
+
+``onnxop run`` of a model with three outputs, ``split`` (one input or a
+batch of two) and an ``.npz`` of several members: SIGTERM or SIGINT that
+arrives while output 2 is being written ends the run with 128+n. The outputs
+finished before it may stay, the one being written is either complete or
+absent (never partial), nothing begun after the signal is written, and no
+temporary file is left. Real processes and real signals: the run is caught
+once output 1 is complete and output 2's temporary file is growing (outputs
+of 32 MiB each, so it is still being written when the signal comes).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ONE_BACKEND = True  # the outputs' writing is what is tested, not a kernel
+
+ENV = {**os.environ, "ONNXOP_BACKEND": os.environ.get("ONNXOP_BACKEND", "vulkan")}
+TIMEOUT = 120
+PART = 32 << 20  # bytes per output: long enough to be caught mid-write
+MESSAGE = {signal.SIGINT: "interrupted", signal.SIGTERM: "interrupted by SIGTERM"}
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory) -> Path:
+    """x.npy and w.npy (3 parts of PART bytes), a one-node Split model and an
+    Identity -> Split graph, both with outputs a, b, c."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    folder = tmp_path_factory.mktemp("signals")
+    rng = np.random.default_rng(3)
+    for stem in ("x", "w"):
+        np.save(folder / f"{stem}.npy", rng.integers(1, 255, size=3 * PART, dtype=np.uint8))
+
+    def model(nodes, path):
+        graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.UINT8, [3 * PART])],
+                                  [helper.make_tensor_value_info(n, TensorProto.UINT8, [PART]) for n in "abc"])
+        onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]), folder / path)
+
+    model([helper.make_node("Split", ["x"], list("abc"), axis=0, num_outputs=3)], "split.onnx")
+    model([helper.make_node("Identity", ["x"], ["t"]),
+           helper.make_node("Split", ["t"], list("abc"), axis=0, num_outputs=3)], "graph.onnx")
+    return folder
+
+
+def start(cwd: Path, *args: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "onnxop_cli", *args], cwd=cwd, env=ENV, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def temps(folder: Path) -> list[Path]:
+    return [p for p in folder.glob(".onnxop-*") if p.name.endswith(".tmp")]
+
+
+def sizes(folder: Path) -> list[int]:
+    found = []
+    for p in temps(folder):
+        try:
+            found.append(p.stat().st_size)
+        except FileNotFoundError:
+            pass
+    return found
+
+
+def growing(folder: Path, at_least: int) -> bool:
+    return any(n >= at_least for n in sizes(folder))
+
+
+def second_begun(folder: Path) -> bool:
+    """Output 1 is complete (in place, or a whole temporary file: split puts
+    a job's outputs in place together) and output 2's temporary file is
+    growing."""
+    if not folder.is_dir():
+        return False
+    done = len(finished(folder)) + sum(n > PART for n in sizes(folder))
+    return done == 1 and any((1 << 20) <= n < PART for n in sizes(folder))
+
+
+def catch(proc: subprocess.Popen, ready) -> None:
+    """Wait until ``ready()`` (output 2 is being written), polling fast."""
+    deadline = time.monotonic() + TIMEOUT
+    while not ready():
+        assert proc.poll() is None, "onnxop finished before it could be signalled"
+        assert time.monotonic() < deadline, "onnxop never reached its second output"
+        time.sleep(0.001)
+
+
+def order(name: str) -> tuple[int, int]:
+    """(input, output) of a written file: a.npy b.npy c.npy (run's output
+    names), x_0.npy ... (split's), w_0.npy ... (a batch's second input)."""
+    stem = name.removesuffix(".npy")
+    if stem in ("a", "b", "c"):
+        return 0, "abc".index(stem)
+    source, _, k = stem.rpartition("_")
+    return ("x", "w").index(source), int(k)
+
+
+def finished(folder: Path) -> list[str]:
+    return sorted((p.name for p in folder.glob("*.npy")), key=order)
+
+
+def interrupted(proc: subprocess.Popen, sig: int) -> str:
+    """Send ``sig``; the run's stdout."""
+    proc.send_signal(sig)
+    try:
+        out, err = proc.communicate(timeout=TIMEOUT)
+    finally:
+        proc.kill()
+    assert proc.returncode == 128 + sig, err
+    assert err.endswith(f"onnxop: error: {MESSAGE[sig]}\n") and "Traceback" not in err, err
+    return out
+
+
+FOLDER_CASES = {
+    "run-graph": ["run", "graph.onnx", "x.npy", "-o", "out/"],
+    "run-one-node": ["run", "split.onnx", "x.npy", "-o", "out/"],
+    "split": ["split", "x.npy", "--num-outputs", "3", "-o", "out/"],
+    "split-batch": ["split", "x.npy", "w.npy", "--num-outputs", "3", "-o", "out/"],
+}
+
+
+# every route with SIGTERM; SIGINT takes the same way, once
+ROUTES = [(case, signal.SIGTERM) for case in FOLDER_CASES] + [("run-graph", signal.SIGINT)]
+
+
+@pytest.mark.parametrize("case, sig", ROUTES, ids=[f"{c}-{signal.Signals(s).name}" for c, s in ROUTES])
+def test_a_signal_during_the_second_output_writes_nothing_after_it(files, tmp_path, case, sig):
+    for f in files.iterdir():
+        (tmp_path / f.name).symlink_to(f)
+    out = tmp_path / "out"
+    proc = start(tmp_path, *FOLDER_CASES[case])
+    catch(proc, lambda: second_begun(out))
+    said = interrupted(proc, sig)
+    after = finished(out)
+    assert temps(out) == []
+    # output 1 may stay, output 2 (being written) is complete or absent, nothing later is begun
+    assert [order(name) for name in after] in ([], [(0, 0)], [(0, 0), (0, 1)]), after
+    for name in after:
+        assert np.load(out / name).nbytes == PART, name
+        assert f"wrote out/{name}" in said, said  # what stays is said
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=lambda s: signal.Signals(s).name)
+def test_a_signal_during_an_archives_second_member_leaves_no_archive(files, tmp_path, sig):
+    for f in files.iterdir():
+        (tmp_path / f.name).symlink_to(f)
+    proc = start(tmp_path, "run", "graph.onnx", "x.npy", "-o", "out.npz")
+    catch(proc, lambda: growing(tmp_path, PART + (1 << 20)))
+    interrupted(proc, sig)
+    assert not (tmp_path / "out.npz").exists()
+    assert temps(tmp_path) == []

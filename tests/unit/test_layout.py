@@ -1,0 +1,94 @@
+"""Kernel parameters are declared once, in the WGSL (gpu/layout.py): every
+shipped kernel's ``Params`` has a host layout, the offsets follow WGSL's
+rules, packing by name refuses what the struct lacks or does not fit, and
+no module of gpu/ outside the engines packs a Params by position."""
+
+from __future__ import annotations
+
+import re
+import struct
+from pathlib import Path
+
+import pytest
+
+from onnxop_cli.gpu.layout import layout, parse
+from onnxop_cli.gpu.shaders import shader_names, shader_source
+
+GPU = Path(__file__).resolve().parents[2] / "src" / "onnxop_cli" / "gpu"
+
+
+@pytest.mark.parametrize("shader", shader_names())
+def test_every_kernel_params_has_a_layout(shader):
+    lay = layout(shader)
+    assert lay.fields[0].offset == 0
+    ends = [f.offset + f.size for f in lay.fields]
+    assert all(f.offset % f.align == 0 for f in lay.fields)
+    assert all(b.offset >= a for a, b in zip(ends, lay.fields[1:]))  # in order, no overlap
+    assert lay.size >= ends[-1] and lay.size % max(f.align for f in lay.fields) == 0
+    assert "var<uniform> params: Params;" in shader_source(shader)
+
+
+def test_offsets_follow_wgsl_alignment():
+    lay = parse("""
+struct Inner {
+    a: u32,
+    b: u32,
+}
+struct Params {
+    x: u32,          // one word
+    y: vec2<u32>,    // aligned to 8
+    z: u32,
+    w: vec4<u32>,    // aligned to 16
+    s: Inner,
+    t: array<vec4<u32>, 2>,
+}
+""", "Params")
+    assert [(f.name, f.offset) for f in lay.fields] == [
+        ("x", 0), ("y", 8), ("z", 16), ("w", 32), ("s", 48), ("t", 64)]
+    assert lay.size == 96
+    data = lay.pack(x=1, y=-2, z=3, w=(4, 5, 6, 7), s={"a": 8, "b": 9}, t=list(range(10, 18)))
+    assert struct.unpack_from("<I", data, 0) == (1,)
+    assert struct.unpack_from("<q", data, 8) == (-2,)
+    assert struct.unpack_from("<4I", data, 32) == (4, 5, 6, 7)
+    assert struct.unpack_from("<2I", data, 48) == (8, 9)
+    assert struct.unpack_from("<8I", data, 64) == tuple(range(10, 18))
+
+
+def test_packing_refuses_what_the_struct_does_not_say():
+    lay = layout("scatter_band.wgsl")
+    assert lay.names == ("count", "groups_x", "base", "size")
+    assert lay.pack(count=1, groups_x=2, base=3, size=4) == struct.pack("<4I", 1, 2, 3, 4)
+    with pytest.raises(KeyError, match="no field 'bsae'"):
+        lay.pack(count=1, groups_x=2, bsae=3, size=4)
+    with pytest.raises(KeyError, match="'base' is not given"):
+        lay.pack(count=1, groups_x=2, size=4)
+    with pytest.raises(ValueError, match="does not fit"):
+        lay.pack(count=1 << 32, groups_x=2, base=3, size=4)
+    assert lay.pack(count=-1, groups_x=0, base=0, size=0)[:4] == b"\xff\xff\xff\xff"  # an int32 as u32 bits
+
+
+def test_pad_fields_are_zero_when_left_out():
+    lay = layout("gather_elements_rows.wgsl")
+    data = lay.pack(count=1, groups_x=1, rank=1, iswap=0, bound=1, lstride=1)
+    assert data[-8:] == bytes(8)
+
+
+def test_kernels_that_share_a_params_buffer_share_its_layout():
+    # scatter.py's rounds write one buffer that claim, reset and compact all read
+    claim = layout("scatter_claim.wgsl")
+    for other in ("scatter_reset.wgsl", "scatter_compact.wgsl"):
+        assert [(f.name, f.offset) for f in layout(other).fields] == [(f.name, f.offset) for f in claim.fields]
+    # slices.Slices.params packs both slice kernels' Params
+    assert layout("indexed_slices.wgsl").fields == layout("scatter_slices.wgsl").fields
+
+
+def test_no_params_packed_by_position_in_gpu():
+    """Params go through layout.pack; struct.pack is left for the tables of
+    axis entries, status words and counts (arrays, not a kernel's Params)."""
+    offenders = []
+    for path in sorted(GPU.glob("*.py")):
+        for m in re.finditer(r"struct\.pack\(\s*\"<([0-9IQqi]+)\"", path.read_text()):
+            fields = sum(int(n or 1) for n in re.findall(r"(\d*)[IQqi]", m.group(1)))
+            if fields > 4:  # an axis entry or a status row is 4 words; a Params is more
+                offenders.append(f"{path.name}: {m.group(0)}")
+    assert offenders == []
