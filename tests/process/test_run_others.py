@@ -181,6 +181,8 @@ def test_dump_refuses_names_that_meet_before_anything_runs(tmp_path):
     assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
     assert "--dump: values 'A' and 'a' would be one file" in r.stderr
     assert list((tmp_path / "d").iterdir()) == []
+    r = onnxop("run", "m.onnx", "x.npy", "--dump", "x.npy", cwd=tmp_path)
+    assert r.returncode == 2 and "--dump x.npy: not a folder" in r.stderr and "Traceback" not in r.stderr, r.stderr
 
 
 def test_a_missing_onnxruntime_is_one_line(mixed, tmp_path):

@@ -98,6 +98,8 @@ def _dumper(m, part, folder: Path, dumped: dict[str, Path]):
     types numpy lacks) as soon as its region ran; names are checked first."""
     from ..io import valuefiles
 
+    if folder.exists() and not folder.is_dir():
+        raise UsageError(f"--dump {quote(folder)}: not a folder")
     if not folder.is_dir():
         if not folder.parent.is_dir():
             raise UsageError(f"--dump {folder}: no such folder, and no folder {folder.parent} to make it in")
