@@ -191,14 +191,19 @@ def test_a_tampered_output_fails(backend, official, tmp_path, capsys):
     code, out, _ = cli(capsys, "conformance", tmp_path, "-b", backend)
     assert code == ExitCode.ERROR
     row = out.splitlines()[1]
-    assert row.split()[:5] == ["test_flatten_axis2", "Flatten-25", "25", "1", "failed:"]
-    # flat index 7 of the (6, 20) output: named as doc-examples names a value
+    assert row.split()[:5] == ["test_flatten_axis2", "Flatten-25", "25", "1", "wrong:"]
+    # flat index 7 of the (6, 20) output: named as doc-examples names a value, and its bytes
     want, got = (np.float32(v.reshape(6, 20)[0, 7]) for v in (values, to_array(expected)))  # tampered, true
-    assert row.endswith(f"test_data_set_0: 1 of 120 elements differ; first b[0, 7] = {got!s}, expected {want!s}")
-    assert out.splitlines()[-1] == "0 passed, 1 failed, 0 skipped"
+    hexed = " ".join(f"{b:02x}" for b in got.tobytes()), " ".join(f"{b:02x}" for b in want.tobytes())
+    detail = (f"test_data_set_0: 1 of 120 elements differ; first b[0, 7] = {got!s}, expected {want!s} "
+              f"(bytes {hexed[0]}, expected {hexed[1]})")
+    assert row.endswith(detail)
+    assert out.splitlines()[-1] == "0 passed, 1 failed (1 wrong), 0 skipped"
     code, out, _ = cli(capsys, "conformance", tmp_path, "-b", backend, "--json")
     (case_doc,) = json.loads(out)["cases"]
-    assert case_doc["detail"] == f"test_data_set_0: 1 of 120 elements differ; first b[0, 7] = {got!s}, expected {want!s}"
+    assert case_doc["detail"] == detail
+    assert (case_doc["case"], case_doc["runtime"], case_doc["outcome"], case_doc["result"]) == (
+        "test_flatten_axis2", "onnxop", "wrong", "failed")
     assert case_doc["opset"] == 25 and case_doc["data_sets"] == 1
 
 
@@ -210,8 +215,8 @@ def test_a_tampered_attribute_fails_and_the_others_still_run(backend, official, 
     onnx.save(model, str(case / "model.onnx"))
     code, out, _ = cli(capsys, "conformance", tmp_path, "-b", backend)
     assert code == ExitCode.ERROR
-    assert "failed: test_data_set_0: shape (6, 20) != expected (2, 60)" in out
-    assert out.splitlines()[-1] == "1 passed, 1 failed, 0 skipped"
+    assert "wrong: test_data_set_0: shape (6, 20) != expected (2, 60)" in out
+    assert out.splitlines()[-1] == "1 passed, 1 failed (1 wrong), 0 skipped"
 
 
 def test_onnx_shipped_pytorch_operator_tests(backend, capsys):
@@ -268,7 +273,7 @@ def test_older_opsets_take_axes_from_the_attribute_or_an_initializer(backend, tm
     assert rows["v11"][:4] == ["Unsqueeze-11", "11", "1", "passed"]
     assert rows["v13_init"][:4] == ["Unsqueeze-13", "13", "1", "passed"]
     assert rows["v10_negative"][3].startswith(
-        "failed: test_data_set_0: node 0 (Unsqueeze-1): Unsqueeze: axis -1 is out of range [0, 2]")
+        "error: test_data_set_0: node 0 (Unsqueeze-1): Unsqueeze: axis -1 is out of range [0, 2]")
     assert code == ExitCode.ERROR
 
 

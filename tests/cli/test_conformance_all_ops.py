@@ -59,4 +59,4 @@ def test_a_tampered_second_output_fails(backend, cases, capsys, tmp_path):
     pb.write_bytes(numpy_helper.from_array(proto, "output_2").SerializeToString())
     code, out, _ = cli(capsys, "conformance", case, "-b", backend)
     assert code != 0
-    assert "failed: test_data_set_0: 1 of 4 elements differ; first output_2[3]" in out
+    assert "wrong: test_data_set_0: 1 of 4 elements differ; first output_2[3]" in out

@@ -167,8 +167,13 @@ DOC_EXAMPLES = COMMON | {
     "summary?": COUNTS,
 }
 CONFORMANCE = COMMON | {
+    "runtime": str,
+    "outcomes": {str: int},
     "cases": [
         {
+            "case": str,
+            "runtime": str,
+            "outcome": str,
             "name": str,
             "operator": (str, None),
             "opset": (int, None),
@@ -180,7 +185,13 @@ CONFORMANCE = COMMON | {
     "summary": COUNTS,
     "kernel": (KERNEL, None),
 }
+CASES = COMMON | {
+    "folder?": str,
+    "written?": [str],
+    "cases?": [{"name": str, "class": str, "operator": str, "opset": int, "error": (str, None)}],
+}
 SCHEMAS = {
+    "cases": CASES,
     "error": ERROR, "flatten": OP, "unsqueeze": OP, "run": OP,
     **{spec.command: OP for spec in SPECS.values()}, "show": SHOW, "info": INFO, "doc-examples": DOC_EXAMPLES,
     "conformance": CONFORMANCE, "bench": BENCH, "compare": COMPARE, "version": COMMON | {"versions": {str: (str, None)}},
@@ -412,9 +423,12 @@ def test_conformance_json(backend, capsys):
     assert doc["summary"] == {"passed": 2, "failed": 0, "skipped": 1}
     by_name = {c["name"]: c for c in doc["cases"]}
     assert by_name["test_flatten_axis1"] == {
+        "case": "test_flatten_axis1", "runtime": "onnxop", "outcome": "passed",
         "name": "test_flatten_axis1", "operator": "Flatten-25", "opset": 25, "data_sets": 1,
         "result": "passed", "detail": None,
     }
+    assert doc["runtime"] == "onnxop"
+    assert doc["outcomes"] == {"passed": 2, "wrong": 0, "no_error": 0, "error": 0, "not_on_webgpu": 0, "skipped": 1}
     skipped = by_name["test_relu"]  # what is not known is null, not a table's "-"
     assert (skipped["operator"], skipped["opset"], skipped["data_sets"], skipped["result"]) == ("Relu", None, None, "skipped")
 

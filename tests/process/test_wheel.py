@@ -129,6 +129,12 @@ def test_installed_wheel_runs_every_format_and_the_official_node_tests(venv, tmp
     done = run_installed(venv, tmp_path, "conformance", "node", backend=backend)
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.splitlines()[-1] == f"{len(cases) - 2} passed, 0 failed, 2 skipped"  # Identity's optional, sequence
+    # the edge-case corpus and the runtimes ship too (docs/cases, docs/runtimes)
+    done = run_installed(venv, tmp_path, "cases", "write", "edge", backend=backend)
+    assert done.returncode == 0, done.stderr
+    done = run_installed(venv, tmp_path, "conformance", "edge/gather_int64_index_2pow32_plus_1",
+                         "--runtime", "onnxruntime", backend=backend)
+    assert done.returncode == 0 and done.stdout.splitlines()[-1] == "1 passed, 0 failed, 0 skipped", done.stdout
 
     rng = np.random.default_rng(5)
     h = rng.integers(0, 1 << 16, (3, 5), dtype=np.uint16).view(ml_dtypes.bfloat16)

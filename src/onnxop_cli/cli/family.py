@@ -195,7 +195,7 @@ def run_jobs(spec: OpSpec, node, jobs: list[FamilyJob], backend, out, full: bool
             result = None if full else summarised_family(node, job.tensors, edge=EDGE_ITEMS, threshold=MAP_THRESHOLD,
                                                          backend=backend)  # only what is shown is made
             if result is None:
-                result = family_apply.apply_node(node, job.tensors, backend=backend, names=_names(job))
+                result = family_apply.apply_node(node, job.tensors, backend=backend, names=_names(job), spill=True)
             else:
                 for t, name in zip(result.outputs, _names(job)):
                     t.name = name

@@ -126,8 +126,8 @@ def run_model(
         from ..core.sources import MAP_THRESHOLD
         from ..core.summary import EDGE_ITEMS
 
-        if full and not out.json:
-            results, traffic = graph.run_to_memory(p, backend=gpu_backend)
+        if full and not out.json:  # every value: a large output spilled to a mapped scratch file
+            results, traffic = graph.run_to_memory(p, backend=gpu_backend, spill=True)
             shown = [(t.name, t.to_numpy(), False) for t in results]
         else:
             summaries, traffic = graph.run_to_summaries(p, threshold=MAP_THRESHOLD, edge=EDGE_ITEMS,

@@ -35,7 +35,8 @@ from .console import Out, emit
         "through onnxop; other operators are skipped. With no DIR, onnx's own node tests "
         "of every operator onnxop runs are built from the installed onnx package and run. "
         "Prints a line per case, a summary per operator and the total. "
-        "Exits 1 if any case fails, or if none ran.\n\n"
+        "--runtime runs the same cases through another runtime (onnxruntime, any onnx.backend module). "
+        "Exits 1 if any case is wrong, no_error or error, or if none ran.\n\n"
         "Example: onnxop conformance"
     ),
 )
@@ -56,20 +57,78 @@ def conformance(
         typer.Option("--op", help="Only the cases of this operator (Constant: its own, graph: several "
                      "nodes). Example: --op Reshape", show_default=False, metavar="NAME"),
     ] = None,
+    runtime: Annotated[
+        Optional[str],
+        typer.Option("--runtime", help="What runs the cases: onnxop (the default), onnxruntime or "
+                     "onnxruntime:PROVIDER, backend:MODULE (an onnx.backend module). "
+                     "Example: --runtime onnxruntime", show_default=False, metavar="NAME"),
+    ] = None,
 ) -> int:
     from ..docs import conformance as conf
     from ..render import json as report
 
     out = _out(ctx)
     quiet = out.quiet  # the global -q: here, only the failed cases and the total
-    results = conf.run_all(dirs or [], _backend(ctx), op)
+    rt = conf.resolve(runtime, _backend(ctx))
+    results = conf.run_all(dirs or [], _backend(ctx), op, rt)
     failed = any(r.status == "failed" for r in results)
     ran = any(r.status != "skipped" for r in results)
     code = ExitCode.ERROR if failed or not ran else ExitCode.SUCCESS
-    out.result(_conformance_table(results, quiet=quiet) + ("" if ran else "\nnothing ran: no case was selected and run"),
-               escaped=True)
-    out.document(report.conformance_document(results, code) | {"kernel": _kernel_used(_backend(ctx))})
+    head = "" if rt.name == conf.DEFAULT else f"runtime: {rt.name}\n"
+    out.result(head + _conformance_table(results, quiet=quiet)
+               + ("" if ran else "\nnothing ran: no case was selected and run"), escaped=True)
+    kernel = _kernel_used(_backend(ctx)) if rt.name == conf.DEFAULT else None
+    out.document(report.conformance_document(results, code, rt.name, conf.OUTCOMES) | {"kernel": kernel})
     return code
+
+
+@command(
+    rich_help_panel=CHECKS,
+    short_help="Write the edge-case corpus as node-test folders.",
+    help=(
+        "Write onnxop's edge-case corpus (indices at and past every edge, Concat and Split past 8 "
+        "bindings, Pad in every mode, ranks 5 to 8, zero-size axes, NaN payloads and -0.0 in every "
+        "float type, odd lengths of the packed types) into DIR, a new folder, as ordinary node-test "
+        "folders: model.onnx and test_data_set_0/input_N.pb with output_N.pb, or expected_error.json "
+        "where the spec requires an error. Run them with onnxop conformance DIR --runtime NAME. "
+        "ACTION is write, or list (the cases' names and classes).\n\n"
+        "Example: onnxop cases write edge-cases"
+    ),
+)
+def cases(
+    ctx: typer.Context,
+    action: Annotated[str, typer.Argument(help="write or list. Example: write", metavar="ACTION")],
+    folder: Annotated[
+        Optional[Path],
+        typer.Argument(help="Where write puts the case folders: a new folder. Example: edge-cases",
+                       show_default=False, metavar="DIR"),
+    ] = None,
+    big: Annotated[
+        bool,
+        typer.Option("--big", help="Add the big cases: tensors past one 128 MiB binding, dispatches past "
+                     "65,535 workgroups (about 1 GB on disk). Example: --big"),
+    ] = False,
+) -> int:
+    from ..docs import cases as corpus
+    from ..render import json as report
+
+    out = _out(ctx)
+    if action == "list":
+        if folder is not None:
+            raise UsageError("cases list takes no DIR")
+        chosen = corpus.corpus(big)
+        out.result("\n".join(f"{c.name}  {c.klass}  {c.op}{'  (error)' if c.error else ''}" for c in chosen),
+                   escaped=True)
+        out.document(report.base("cases") | {"cases": [corpus.entry(c) for c in chosen]})
+        return ExitCode.SUCCESS
+    if action != "write":
+        raise UsageError(f"cases {action!r}: the actions are write and list")
+    if folder is None:
+        raise UsageError("cases write: give the folder to write into (e.g. onnxop cases write edge-cases)")
+    written = corpus.write_atomic(folder, big)
+    out.result(f"wrote {len(written)} cases to {str(folder)!r}", escaped=True)
+    out.document(report.base("cases") | {"folder": str(folder), "written": [p.name for p in written]})
+    return ExitCode.SUCCESS
 
 
 @command(
@@ -283,12 +342,12 @@ def _conformance_table(results: list, *, terminal: bool | None = None, quiet: bo
     from . import tables
 
     if quiet:
-        lines = [f"{r.name}: {r.operator or '-'}: failed: {r.detail}" for r in results if r.status == "failed"]
+        lines = [f"{r.name}: {r.operator or '-'}: {r.outcome}: {r.detail}" for r in results if r.status == "failed"]
         return "\n".join([*lines, summary(results)])
 
     header = ["case", "operator", "opset", "data sets", "result"]
     rows = [
-        [r.name, _cell(r.operator), _cell(r.opset), _cell(r.data_sets), r.status + (f": {r.detail}" if r.detail else "")]
+        [r.name, _cell(r.operator), _cell(r.opset), _cell(r.data_sets), r.outcome + (f": {r.detail}" if r.detail else "")]
         for r in results
     ]
     cols = tables.columns(header, names=("case", "operator"), right=("opset", "data sets"), status=("result",))

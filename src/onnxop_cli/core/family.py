@@ -86,12 +86,15 @@ def apply_node(
     backend: str | None = None,
     sinks: Optional[Callable[[int, OutputPlan], object]] = None,
     names: Optional[Sequence[str]] = None,
+    spill: bool = False,
 ) -> MultiResult:
     """Run ``node`` on ``tensors`` (None for an optional input left out).
 
     ``sinks(k, plan)``, when given, returns a context manager yielding the
     sink of output k (a file being written); otherwise each output is
-    returned in memory."""
+    returned in memory -- with ``spill`` (printed with --full), a large one
+    in an unlinked scratch file mapped read-only, as a view operator's is
+    (core/apply.py), so that it never sits in memory whole."""
     timings: dict[str, float] = {}
     plans = check(node, tensors)
     gpu = None
@@ -106,26 +109,26 @@ def apply_node(
     # One call's GPU work holds the engine's lock (gpu/device.py Gpu.lock):
     # the kernels share the device's pipelines, buffers and queue.
     with gpu.lock if gpu is not None else contextlib.nullcontext():
-        outs = _outputs(gpu, plans, tensors, sinks, names)
+        outs = _outputs(gpu, plans, tensors, sinks, names, spill)
     timings["copy"] = time.perf_counter() - t0
     adapter = gpu.name if gpu is not None else "host"
     note = HOST_NOTE if host else (METADATA_NOTE if all(p.values is not None for p in plans) else "")
     return MultiResult(node, list(tensors), outs, plans, adapter, timings, note=note)
 
 
-def _outputs(gpu, plans, tensors, sinks, names) -> list[Tensor]:
+def _outputs(gpu, plans, tensors, sinks, names, spill=False) -> list[Tensor]:
     if gpu is None or sum(p.pieces is not None for p in plans) < 2:
-        return _each_output(gpu, plans, tensors, sinks, names, None)
+        return _each_output(gpu, plans, tensors, sinks, names, None, spill)
     from ..gpu.pieces import Runs
 
     reuse = Runs()  # several outputs of pieces (Split): one set of buffers for them all
     try:
-        return _each_output(gpu, plans, tensors, sinks, names, reuse)
+        return _each_output(gpu, plans, tensors, sinks, names, reuse, spill)
     finally:
         reuse.release()
 
 
-def _each_output(gpu, plans, tensors, sinks, names, reuse) -> list[Tensor]:
+def _each_output(gpu, plans, tensors, sinks, names, reuse, spill=False) -> list[Tensor]:
     outs: list[Tensor] = []
     for k, p in enumerate(plans):
         name = names[k] if names else p.name
@@ -142,9 +145,19 @@ def _each_output(gpu, plans, tensors, sinks, names, reuse) -> list[Tensor]:
             with sinks(k, p) as sink:
                 fill(_zero_pad_bits(sink, out))  # type: ignore[arg-type]
         else:
-            out.data = MemoryBytes.filled(lambda sink: fill(_zero_pad_bits(sink, out)), out.nbytes)
+            out.data = collected(lambda sink: fill(_zero_pad_bits(sink, out)), out.nbytes, spill)
         outs.append(out)
     return outs
+
+
+def collected(fill: Callable, nbytes: int, spill: bool):
+    """An output's bytes in memory, or (``spill``, a large one) in a mapped scratch file."""
+    from .apply import _to_scratch_file
+    from .sources import MAP_THRESHOLD
+
+    if spill and nbytes >= MAP_THRESHOLD:
+        return _to_scratch_file(fill, nbytes)
+    return MemoryBytes.filled(fill, nbytes)
 
 
 def precheck(plans: Sequence[OutputPlan], tensors: Sequence[Optional[Tensor]], backend: str | None,

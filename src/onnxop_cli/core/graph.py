@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import InputError, OnnxopError, OpError, UsageError
 from ..ops.model import Graph, GraphNode, Unsupported, constant_tensor
+from .graph_fill import Fill, _whole  # how each output is streamed or summarised
 from .graph_values import Step, Value, element_index, host_array, host_tensor, make_step, of_tensor
 from .view import View
 
@@ -198,10 +199,16 @@ def _execute(p: Plan, write: Callable[[Value, Callable[[Sink], None]], None], ba
 
         gpu = get_gpu(backend if backend is not None else rt.backend)
     readers = {id(s): s.readers for s in p.steps}
+    direct: dict[int, int] = {}  # outputs that are a step's elements as they lie
+    for v in p.outputs:
+        if isinstance(v.base, Step) and _whole(v, v.base):
+            direct[id(v.base)] = direct.get(id(v.base), 0) + 1
     try:
         for step in p.steps:
             if not step.readers or step.source is None:
                 continue  # nothing reads it, or a family node's output (made when planned)
+            if direct.get(id(step)) == step.readers and not step.source.dtype.is_string:
+                continue  # only outputs read it whole: gathered straight into their sinks (Fill)
             if step.buffer is None and step.strings is None:  # not made yet for a family node's input
                 make_step(gpu, step, traffic)
             _done_reading(step.source, readers)
@@ -225,58 +232,6 @@ def _done_reading(v: Value, readers: dict[int, int]) -> None:
             base.buffer = None
 
 
-class Fill:
-    """How ``write`` gets an output: ``fill(sink)`` streams all its bytes;
-    ``fill.shown(edge)`` makes only the elements a summary shows (core/summary.py)."""
-
-    def __init__(self, gpu, v: Value, traffic: Traffic) -> None:
-        self.gpu, self.v, self.traffic = gpu, v, traffic
-
-    def __call__(self, sink: Sink) -> None:
-        _stream(self.gpu, self.v, sink, self.traffic)
-
-    def shown(self, edge: int) -> np.ndarray:
-        """The summary's elements, through the gather kernel, as an array of
-        the narrowed shape (numpy's summary of it is the whole output's)."""
-        import numpy as np
-
-        from ..gpu import resident
-        from .sources import MemoryBytes
-        from .summary import edge_view
-        from .tensor import Tensor
-
-        v = self.v
-        narrowed, shape = edge_view(v.view, edge)
-        source = v.base.buffer if isinstance(v.base, Step) else v.base.data
-        chunks: list[bytes] = []
-        resident.gather(self.gpu, source, narrowed.simplified(), v.dtype.bits, swap=v.swap,
-                        sink=lambda c: chunks.append(bytes(c)), traffic=self.traffic)
-        data = MemoryBytes(np.frombuffer(b"".join(chunks), dtype=np.uint8))
-        return Tensor(v.name, tuple(narrowed.shape), v.dtype, data=data).to_numpy().reshape(shape)
-
-
-def _stream(gpu, v: Value, sink: Sink, traffic: Traffic) -> None:
-    from .. import gpu as gpu_pkg
-    from ..gpu import resident
-    from .apply import _zero_pad_bits
-    from .tensor import Tensor
-
-    sink = _zero_pad_bits(sink, Tensor(v.name, v.shape, v.dtype))
-    view = v.view.simplified()
-    if v.view.size == 0:
-        return
-    if isinstance(v.base, Step):
-        resident.gather(gpu, v.base.buffer, view, v.dtype.bits, sink=sink, traffic=traffic)
-        return
-    t = v.base
-    if view.is_identity() and view.size == t.size and not v.swap:
-        gpu_pkg.copy_through_kernel(gpu, t.data, sink)
-        traffic.uploaded += t.nbytes
-        traffic.read_back += t.nbytes
-        return
-    resident.gather(gpu, t.data, view, v.dtype.bits, swap=v.swap, sink=sink, traffic=traffic)
-
-
 def _host_strings(v: Value) -> Value:
     """A string output gathered on the host (strings have no GPU form): a Value
     whose base is the finished tensor."""
@@ -286,12 +241,13 @@ def _host_strings(v: Value) -> Value:
     return Value(v.name, v.shape, v.dtype, t, View.row_major(v.shape), 0, v.text_dtype)
 
 
-def run_to_memory(p: Plan, *, backend: str | None = None) -> tuple[list[Tensor], Traffic]:
-    """The outputs in memory (for the backend and --check)."""
+def run_to_memory(p: Plan, *, backend: str | None = None, spill: bool = False) -> tuple[list[Tensor], Traffic]:
+    """The outputs in memory (for the backend and --check); with ``spill``
+    (--full), a large one in a mapped scratch file (core/family.py ``collected``)."""
     results: list[Tensor] = []
 
     def write(v: Value, fill) -> None:
-        results.append(_in_memory(v, fill))
+        results.append(_in_memory(v, fill, spill))
 
     traffic = execute(p, write, backend=backend)
     return results, traffic
@@ -315,24 +271,13 @@ def run_to_summaries(p: Plan, *, threshold: int, edge: int, backend: str | None 
     return shown, traffic
 
 
-def _in_memory(v: Value, fill) -> Tensor:
-    import numpy as np
-
-    from .sources import MemoryBytes
+def _in_memory(v: Value, fill, spill: bool = False) -> Tensor:
+    from .family import collected
     from .tensor import Tensor
 
     out = Tensor(v.name, v.shape, v.dtype, named=True, text_dtype=v.text_dtype)
     if v.dtype.is_string:
         out.strings = v.base.strings
         return out
-    buf = np.empty(out.nbytes, dtype=np.uint8)
-    filled = 0
-
-    def sink(chunk) -> None:
-        nonlocal filled
-        buf[filled : filled + len(chunk)] = np.frombuffer(chunk, dtype=np.uint8)
-        filled += len(chunk)
-
-    fill(sink)
-    out.data = MemoryBytes(buf)
+    out.data = collected(fill, out.nbytes, spill)
     return out

@@ -163,6 +163,8 @@ def ensure(step: Step, rt: Runtime) -> None:
     from .graph_values import Step, make_step
 
     if step.buffer is not None or step.source is None:
+        if step.buffer is None and step.lazy is not None:
+            step.lazy.make(step)
         return
     if isinstance(step.source.base, Step):
         ensure(step.source.base, rt)
@@ -198,7 +200,7 @@ def _output(gn: GraphNode, name: str, p, tensors, rt: Runtime, steps: list[Step]
     import numpy as np
 
     from ..gpu import resident
-    from .family import _filler, _host
+    from .family import _filler, _host, _source
     from .graph_values import Step, Value, of_tensor
     from .sources import MemoryBytes
     from .tensor import Tensor
@@ -212,21 +214,75 @@ def _output(gn: GraphNode, name: str, p, tensors, rt: Runtime, steps: list[Step]
         _filler(None, p, tensors)(lambda chunk: buf.extend(bytes(chunk)))
         t = Tensor(name, p.shape, p.dtype, data=MemoryBytes(np.frombuffer(bytes(buf), dtype=np.uint8)))
         return of_tensor(name, t)
-    gpu = rt.device()
-    out = resident.DeviceBuffer(gpu, (p.size * p.dtype.bits + 7) // 8, name)
-    out.traffic = rt.traffic
-    step = Step(None, gn.label, buffer=out, shape=tuple(p.shape), dtype=p.dtype)  # type: ignore[arg-type]
+    step = Step(None, gn.label, shape=tuple(p.shape), dtype=p.dtype)  # type: ignore[arg-type]
     rt.made.append(step)
     steps.append(step)
-    with gpu.lock:
-        source = tensors[p.copy].data if p.copy is not None else None
-        if isinstance(source, resident.DeviceBuffer):  # BitCast of an intermediate: the same bytes
-            resident.copy_on_device(gpu, source, out)
-        else:
-            sink = resident.DeviceSink(out, rt.traffic)
-            _filler(gpu, p, tensors)(sink)
-            sink.close()
+    lazy = Lazy(p, list(tensors), rt, name)
+    if p.size * p.dtype.bits // 8 >= LAZY_BYTES and not any(
+            isinstance(tensors[k].data, resident.DeviceBuffer) for k in _read(p, tensors)):
+        step.lazy = lazy  # made when read: by a later node, or streamed to an output (core/graph.py)
+        if p.precheck is not None:  # what only the device can check (indices), refused now
+            gpu = rt.device()
+            with gpu.lock:
+                p.precheck(gpu, [None if t is None else _source(t) for t in tensors])
+    else:
+        lazy.make(step)
     return Value(name, tuple(p.shape), p.dtype, step, View.row_major(tuple(p.shape)))
+
+
+def _read(p, tensors) -> set[int]:
+    """The inputs whose bytes the output's kernel reads (not a shape read on the host when planned)."""
+    if p.runner is not None:
+        return {k for k, t in enumerate(tensors) if t is not None}
+    if p.copy is not None:
+        return {p.copy}
+    return {k for pc in p.pieces or [] for k in (pc.src, pc.mask) if k is not None}
+
+
+LAZY_BYTES = 64 << 20  # a family output this large whose inputs are host tensors is made only when read
+
+
+@dataclass
+class Lazy:
+    """How a family node's output is made: into its step's device buffer
+    (``make``), streamed into any sink in bands (``stream``), or only the
+    elements a summary shows (``shown``, core/shown_values.py). Its inputs
+    are host tensors, so nothing on the device has to outlive the node."""
+
+    plan: Any
+    tensors: list
+    rt: Runtime
+    name: str = ""
+
+    def make(self, step: Step) -> None:
+        from ..gpu import resident
+        from .family import _filler
+
+        p, rt = self.plan, self.rt
+        gpu = rt.device()
+        out = resident.DeviceBuffer(gpu, (p.size * p.dtype.bits + 7) // 8, self.name or p.name)
+        out.traffic = rt.traffic
+        step.buffer = out
+        with gpu.lock:
+            source = self.tensors[p.copy].data if p.copy is not None else None
+            if isinstance(source, resident.DeviceBuffer):  # BitCast of an intermediate: the same bytes
+                resident.copy_on_device(gpu, source, out)
+            else:
+                sink = resident.DeviceSink(out, rt.traffic)
+                _filler(gpu, p, self.tensors)(sink)
+                sink.close()
+
+    def stream(self, sink) -> None:
+        from .family import _filler
+
+        gpu = self.rt.device()
+        with gpu.lock:
+            _filler(gpu, self.plan, self.tensors)(sink)
+
+    def shown(self, edge: int):
+        from .shown_values import plan_shown
+
+        return plan_shown(self.rt.device(), self.plan, self.tensors, edge=edge, backend=self.rt.backend)
 
 
 def release_dead(i: int, last_read: dict[str, int], values: dict[str, Value], rt: Runtime) -> None:

@@ -32,6 +32,9 @@ class Step:
     readers: int = 0  # later steps and outputs that read it
     shape: tuple[int, ...] = ()
     dtype: Any = None
+    # a family node's large output not made when planned (graph_family.Lazy): made by ``buffer_of``
+    # when a later node reads it, streamed straight to an output's sink, or only its shown elements
+    lazy: Any = None
 
     @property
     def size(self) -> int:
@@ -66,10 +69,11 @@ def host_array(v: Value) -> np.ndarray:
 
     base = v.base
     if isinstance(base, Step) and base.source is None:  # a family node's output: read back (counted)
-        assert base.buffer is not None, f"{base.label}'s buffer was released before its last reader"
+        buffer = buffer_of(base)
+        assert buffer is not None, f"{base.label}'s buffer was released before its last reader"
         from .tensor import Tensor as T
 
-        raw = T(v.name, base.shape, base.dtype, data=base.buffer).to_numpy().reshape(-1)
+        raw = T(v.name, base.shape, base.dtype, data=buffer).to_numpy().reshape(-1)
     elif isinstance(base, Step):
         raw = host_array(base.source).reshape(-1)
     elif base.dtype.is_string:
@@ -103,8 +107,15 @@ def make_step(gpu, step: Step, traffic: Traffic) -> None:
     if v.dtype.is_string:
         step.strings = host_array(v)
         return
-    source = v.base.buffer if isinstance(v.base, Step) else v.base.data
+    source = buffer_of(v.base) if isinstance(v.base, Step) else v.base.data
     try:
         step.buffer = resident.gather(gpu, source, v.view.simplified(), v.dtype.bits, swap=v.swap, traffic=traffic)
     except ValueError as e:  # a view outside its source: a bug, said plainly
         raise OnnxopError(f"{step.label}: {e}") from None
+
+
+def buffer_of(step: Step):
+    """The step's device buffer, a lazy family output made now (graph_family.Lazy)."""
+    if step.buffer is None and step.lazy is not None:
+        step.lazy.make(step)
+    return step.buffer

@@ -18,8 +18,10 @@ row-major input). Tile's map splits each output axis in two, and the family
 operators (Concat, Pad, Where, fills, OneHot, EyeLike, ...) tile their
 output with pieces: for them the whole output's pieces are cut to the shown
 entries (core/shown.py) and the pieces kernel makes only those. String
-tensors (no GPU form) run the same narrowed pieces on the host. What
-neither form describes (the indexed kernels' runners) is made whole.
+tensors (no GPU form) run the same narrowed pieces on the host. The indexed
+gathers narrow their kernel's table, and the other runners are streamed
+through with only the shown elements kept (core/shown_values.py): no
+printed output is made whole.
 """
 
 from __future__ import annotations
@@ -113,7 +115,7 @@ def shown_elements(node: Node, tensor: Tensor, out_shape: tuple[int, ...], *, ed
 
 
 def pieces_shown(pieces, shape: tuple[int, ...], dtype, tensors, *, edge: int, backend: str | None = None,
-                 text_dtype: str = "") -> np.ndarray:
+                 text_dtype: str = "", gpu=None) -> np.ndarray:
     """The narrowed array (core/shown.py) that ``pieces`` tile, made by the
     pieces kernel from ``tensors`` (strings: on the host, as a whole string
     result is)."""
@@ -132,7 +134,7 @@ def pieces_shown(pieces, shape: tuple[int, ...], dtype, tensors, *, edge: int, b
     from ..gpu import get_gpu
     from ..gpu.pieces import Source, run_pieces
 
-    gpu = get_gpu(backend)
+    gpu = gpu if gpu is not None else get_gpu(backend)
     chunks: list[bytes] = []
     sources = [None if t is None else Source(t.data, t.byteswap) for t in tensors]
     with gpu.lock:
@@ -179,47 +181,37 @@ def summarised_result(node: Node, tensor: Tensor, *, edge: int, threshold: int, 
 
 def summarised_family(node: Node, tensors, *, edge: int, threshold: int, backend: str | None = None):
     """A family node's result (core/family.py MultiResult) whose large
-    outputs are only summarised: each made from its narrowed pieces, the
-    result carrying ``shown`` (values, summarised) per output; None to make
-    every output whole as before (no large output, or one an indexed
-    kernel's runner makes)."""
+    outputs are only summarised: each made as its shown elements alone
+    (core/shown_values.py: whatever kernel makes it), the result carrying
+    ``shown`` (values, summarised) per output; None when no output is large
+    (each is made whole, as before)."""
     import time
 
-    from ..ops.family import Piece
-    from ..ops import c_strides
+    import numpy as np
+
     from .family import HOST_NOTE, METADATA_NOTE, MultiResult, check, needs_device
-    from .shown import narrow
+    from .shown_values import plan_shown
 
     plans = check(node, tensors)
     if not any(p.values is None and large(p.shape, p.dtype, threshold) for p in plans):
         return None
     t0 = time.perf_counter()
+    gpu = None
+    if needs_device(plans):
+        from ..gpu import get_gpu
+
+        gpu = get_gpu(backend)
     shown: list[tuple] = []
     outs: list[Tensor] = []
     for p in plans:
         outs.append(Tensor(p.name, p.shape, p.dtype))
-        if p.values is not None:
-            import numpy as np
-
-            shown.append((np.asarray(p.values, dtype=object if p.dtype.is_string else p.dtype.numpy)
-                          .reshape(p.shape), False))
+        big = p.values is None and large(p.shape, p.dtype, threshold)
+        if p.size == 0:
+            shown.append((np.empty(p.shape, dtype=object if p.dtype.is_string else p.dtype.numpy), False))
             continue
-        pieces = p.pieces
-        if p.copy is not None:
-            pieces = [Piece(p.shape, c_strides(p.shape), 0, p.copy, c_strides(p.shape), 0)]
-        if pieces is None or p.size == 0:
-            return None
-        big = large(p.shape, p.dtype, threshold)
         e = edge if big else max(p.shape, default=0)  # a small output: every element, as before
-        narrowed = narrow(pieces, p.shape, e)
-        if narrowed is None:
-            return None
-        shown.append((pieces_shown(narrowed, p.shape, p.dtype, tensors, edge=e, backend=backend), big))
-    adapter = "host"
-    if needs_device(plans):
-        from ..gpu import get_gpu
-
-        adapter = get_gpu(backend).name
+        shown.append((plan_shown(gpu, p, tensors, edge=e, backend=backend), big))
+    adapter = "host" if gpu is None else gpu.name
     note = HOST_NOTE if any(p.dtype.is_string for p in plans) else (
         METADATA_NOTE if all(p.values is not None for p in plans) else "")
     result = MultiResult(node, list(tensors), outs, plans, adapter, {"copy": time.perf_counter() - t0}, note=note)

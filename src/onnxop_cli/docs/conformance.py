@@ -1,4 +1,5 @@
-"""``onnxop conformance``: run ONNX backend node-test folders through onnxop.
+"""``onnxop conformance``: run ONNX backend node-test folders through onnxop,
+or through another runtime (``--runtime``: runtimes/).
 
 A node test is a folder holding ``model.onnx`` (one node) and
 ``test_data_set_*/input_*.pb`` / ``output_*.pb``, as onnx's backend test
@@ -12,7 +13,9 @@ With no folder, onnx's own node tests of every operator onnxop runs are built
 from the installed onnx package into a temporary folder (``nodetests.py``)
 and run. Models with another operator, more than one node, or inputs that are
 not tensors are skipped with the reason. Any other problem with a case fails
-that case, not the run.
+that case, not the run. Each case gets one outcome (OUTCOMES): a case whose
+data set holds ``expected_error.json`` (``onnxop cases write``) passes when the
+runtime refuses it and is ``no_error`` when it returns data.
 """
 
 from __future__ import annotations
@@ -22,9 +25,15 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import OnnxopError, UsageError
+from ..errors import Interrupted, OnnxopError, UsageError
+from .runtimes import DEFAULT, Refused, resolve  # noqa: F401 - the CLI takes them from here
 
 MODEL = "model.onnx"
+
+
+OUTCOMES = ("passed", "wrong", "no_error", "error", "not_on_webgpu", "skipped")
+FAILING = ("wrong", "no_error", "error")  # exit 1
+RESULT = {"passed": "passed", "skipped": "skipped", "not_on_webgpu": "skipped"}  # the rest: "failed"
 
 
 @dataclass(frozen=True)
@@ -33,8 +42,14 @@ class CaseResult:
     operator: str | None  # "Flatten-25", the op type of a skipped model, "graph"; None: not read
     opset: int | None  # None: the model was not read that far
     data_sets: int | None  # None: skipped, or failed before the data sets were counted
-    status: str  # "passed", "failed" or "skipped"
+    outcome: str  # one of OUTCOMES
     detail: str = ""
+    runtime: str = "onnxop"
+
+    @property
+    def status(self) -> str:
+        """``passed``, ``failed`` (wrong, no_error, error) or ``skipped`` (skipped, not_on_webgpu)."""
+        return RESULT.get(self.outcome, "failed")
 
     @property
     def op_type(self) -> str:
@@ -47,7 +62,13 @@ class Skip(Exception):
 
 
 class Fail(Exception):
-    """The case ran (or could not) and does not match."""
+    """The case ran (or could not) and does not match; ``outcome`` says how
+    (``wrong``: other bytes; ``no_error``; ``error``: refused, or the case
+    folder itself is broken)."""
+
+    def __init__(self, detail: str, outcome: str = "error") -> None:
+        super().__init__(detail)
+        self.outcome = outcome
 
 
 def find_cases(dirs: list[Path]) -> list[tuple[Path, str]]:
@@ -75,9 +96,12 @@ def find_cases(dirs: list[Path]) -> list[tuple[Path, str]]:
     return cases
 
 
-def run_all(dirs: list[Path], backend: str | None = None, op: str | None = None) -> list[CaseResult]:
+def run_all(dirs: list[Path], backend: str | None = None, op: str | None = None,
+            runtime: str | None = None) -> list[CaseResult]:
     """The cases in ``dirs``; with none, onnx's node tests of onnxop's operators.
-    ``op`` keeps only the cases of that operator (an op type)."""
+    ``op`` keeps only the cases of that operator (an op type); ``runtime``
+    names what runs them (runtimes/: onnxop by default, on ``backend``)."""
+    rt = runtime if runtime is not None and not isinstance(runtime, str) else resolve(runtime, backend)
     if op is not None:
         op = _known_op(op)
     if not dirs:
@@ -87,8 +111,8 @@ def run_all(dirs: list[Path], backend: str | None = None, op: str | None = None)
 
         with tempfile.TemporaryDirectory(prefix="onnxop-node-tests-") as folder:
             write_all(Path(folder), [op] if op and op != CONSTANT else None)
-            return _selected(find_cases([Path(folder)]), backend, op)
-    return _selected(find_cases(dirs), backend, op)
+            return _selected(find_cases([Path(folder)]), rt, op)
+    return _selected(find_cases(dirs), rt, op)
 
 
 CONSTANT = "Constant"
@@ -106,52 +130,68 @@ def _known_op(op: str) -> str:
     return names[op.lower()]
 
 
-def _selected(cases: list[tuple[Path, str]], backend: str | None, op: str | None) -> list[CaseResult]:
+def _selected(cases: list[tuple[Path, str]], rt, op: str | None) -> list[CaseResult]:
     results = []
     for path, name in cases:
-        r = run_case(path, name, backend)
+        r = run_case(path, name, rt)
         if op is None or r.op_type == op:
             results.append(r)
     return results
 
 
-def run_case(folder: Path, name: str, backend: str | None = None) -> CaseResult:
-    """One node test: every data set through the graph executor (graph.py),
-    one node or many, each output compared bit for bit. Whatever goes wrong
-    fails this case only, with its reason."""
-    from ..ops.model import Unsupported, load_graph
+def run_case(folder: Path, name: str, rt=None) -> CaseResult:
+    """One node test: every data set through the runtime (onnxop's: the graph
+    executor, one node or many), each output compared bit for bit, or the
+    refusal a case's ``expected_error.json`` asks for. Whatever goes wrong
+    decides this case only, with its reason."""
+    from .cases import read_expected_error
+    from .runtimes import Lacks, NotOnWebGPU
 
+    rt = rt if rt is not None and not isinstance(rt, str) else resolve(rt)
     operator, opset, sets, current = None, None, None, ""
+
+    def result(outcome: str, detail: str = "", counted: int | None = None) -> CaseResult:
+        where = f"{current}: " if current and outcome not in ("passed", "skipped") else ""
+        return CaseResult(name, operator, opset, counted, outcome, f"{where}{detail}", rt.name)
+
     try:
         model = _load_model(folder / MODEL)
         operator = _operator(model)
-        g = load_graph(model, folder)
-        opset = g.opset
-        if len(g.nodes) == 1 and g.nodes[0].op is not None:
-            operator = f"{g.nodes[0].op.op_type}-{g.nodes[0].op.since_version}"
+        if rt.name != DEFAULT:  # onnxop says its own version and opset once it has read the model
+            operator, opset = _label(model) or operator, _opset(model)
+        try:
+            loaded = rt.load(model, folder)
+        except Refused as e:
+            loaded = e  # refused at load: the data sets decide whether that was right
+        if not isinstance(loaded, Exception):
+            operator, opset = loaded.operator or operator, loaded.opset or opset
         data_sets = sorted(
             (p for p in folder.iterdir() if p.is_dir() and p.name.startswith("test_data_set_")),
             key=lambda p: _index(p.name),
         )
         if not data_sets:
             raise Fail("no test_data_set_* folders")
+        if isinstance(loaded, Exception) and all(read_expected_error(d) is None for d in data_sets):
+            raise Fail(str(loaded), "error")  # a valid model, refused as it was read
         sets = len(data_sets)
         for data_set in data_sets:
             current = data_set.name
-            _run_data_set(g, data_set, backend)
+            _run_data_set(loaded, data_set)
         current = ""
-        return CaseResult(name, operator, opset, sets, "passed")
-    except Unsupported as e:
-        return CaseResult(name, operator, opset, None, "skipped", str(e))
-    except Skip as e:
-        return CaseResult(name, operator, opset, None, "skipped", str(e))
-    except (Fail, OnnxopError) as e:
-        where = f"{current}: " if current else ""
-        return CaseResult(name, operator, opset, sets, "failed", f"{where}{e}")
+        return result("passed", counted=sets)
+    except (Lacks, Skip) as e:
+        return result("skipped", str(e))
+    except NotOnWebGPU as e:
+        return result("not_on_webgpu", str(e), sets)
+    except Fail as e:
+        return result(e.outcome, str(e), sets)
+    except OnnxopError as e:
+        if isinstance(e, Interrupted):
+            raise
+        return result("error", str(e), sets)
     except Exception as e:  # noqa: BLE001 - one unreadable case must not end the run
-        where = f"{current}: " if current else ""
         text = " ".join(str(e).split())[:200]
-        return CaseResult(name, operator, opset, sets, "failed", f"{where}internal error: {type(e).__name__}: {text}")
+        return result("error", f"internal error: {type(e).__name__}: {text}", sets)
 
 
 def _operator(model) -> str | None:
@@ -176,21 +216,68 @@ def _load_model(path: Path):
         raise Fail(f"{MODEL} cannot be read: {' '.join(str(e).split())[:200]}") from None
 
 
-def _run_data_set(g, data_set: Path, backend: str | None) -> None:
-    """Run one data set; raises Fail (or an OnnxopError) if it does not match."""
-    from ..core import graph
+def _opset(model) -> int | None:
+    return next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), None)
+
+
+def _label(model) -> str | None:
+    """``Gather-13`` for a one-node model: the version of the rules the opset picks (onnx's schemas)."""
+    import onnx
+
+    nodes = list(model.graph.node)
+    if len(nodes) != 1 or _opset(model) is None:
+        return None
+    try:
+        return f"{nodes[0].op_type}-{onnx.defs.get_schema(nodes[0].op_type, _opset(model), nodes[0].domain).since_version}"
+    except Exception:  # noqa: BLE001 - an operator onnx does not know
+        return None
+
+
+def _run_data_set(loaded, data_set: Path) -> None:
+    """Run one data set; raises Fail (its outcome), Lacks or NotOnWebGPU unless it passes."""
     from ..io.tensorproto import read_pb
+    from .cases import read_expected_error
 
     inputs = _files(data_set, "input")
-    outputs = _files(data_set, "output")
-    if len(inputs) != len(g.inputs):
-        raise Fail(f"{len(inputs)} input_*.pb for the graph's {len(g.inputs)} inputs ({', '.join(g.inputs)})")
-    if len(outputs) != len(g.outputs):
-        raise Fail(f"{len(outputs)} output_*.pb for the graph's {len(g.outputs)} outputs ({', '.join(g.outputs)})")
-    feeds = {name: read_pb(path) for name, path in zip(g.inputs, inputs)}
-    results, _ = graph.run_to_memory(graph.plan(g, feeds, backend=backend), backend=backend)
-    for actual, path, name in zip(results, outputs, g.outputs):
-        compare(actual, read_pb(path), name)
+    refusal = read_expected_error(data_set)
+    outputs = [] if refusal is not None else _files(data_set, "output")
+    session = None if isinstance(loaded, Exception) else loaded.session
+    names = getattr(session, "inputs", None)
+    if names is not None and len(inputs) != len(names):
+        raise Fail(f"{len(inputs)} input_*.pb for the graph's {len(names)} inputs ({', '.join(names)})")
+    feeds = [read_pb(path) for path in inputs]
+    try:
+        if session is None:
+            raise loaded
+        results = session.run(feeds)
+    except Refused as e:
+        if refusal is not None:
+            return
+        raise Fail(str(e), "error") from None
+    if refusal is not None:
+        shown = "; ".join(_shown(t) for t in results)
+        raise Fail(f"returned {shown or 'no outputs'} where the spec requires an error: {refusal}", "no_error")
+    expected = [read_pb(path) for path in outputs]
+    out_names = getattr(session, "outputs", None) or [t.name for t in expected]
+    if len(results) != len(expected):
+        raise Fail(f"{len(results)} outputs, expected {len(expected)} (output_*.pb)", "wrong")
+    for actual, want, name in zip(results, expected, out_names):
+        compare(actual, want, name, show_bytes=True)
+
+
+def _shown(t) -> str:
+    """``'y' (1, 3) float32 [12., 13., 14.]``: what a runtime returned, in short (the name quoted: it comes from a file)."""
+    import numpy as np
+
+    from ..render.values import format_values
+
+    try:
+        values = t.strings.reshape(-1)[:6] if t.dtype.is_string else t.to_numpy().reshape(-1)[:6]
+        text = format_values(np.asarray(values))
+    except Exception:  # noqa: BLE001 - the summary must not hide the outcome
+        text = "?"
+    text = " ".join(text.split())
+    return f"{t.name!r} {tuple(t.shape)} {t.dtype.name} {text}{' ...' if t.size > 6 else ''}"
 
 
 def _files(data_set: Path, kind: str) -> list[Path]:
@@ -212,15 +299,16 @@ def _bits(values):
     return a.view("u1").reshape(a.size, a.dtype.itemsize)  # complex128: 16 bytes
 
 
-def compare(actual, expected, name: str) -> None:
-    """Equal shape, type and bits (NaN payloads and -0.0 included); Fail names
-    the first element that differs."""
+def compare(actual, expected, name: str, *, show_bytes: bool = False) -> None:
+    """Equal shape, type and bits (NaN payloads and -0.0 included); Fail
+    (outcome ``wrong``) names the first element that differs, and with
+    ``show_bytes`` its bytes as each side holds them (little-endian)."""
     import numpy as np
 
     if actual.shape != expected.shape:
-        raise Fail(f"shape {actual.shape} != expected {expected.shape}")
+        raise Fail(f"shape {actual.shape} != expected {expected.shape}", "wrong")
     if actual.dtype is not expected.dtype:
-        raise Fail(f"type {actual.dtype} != expected {expected.dtype}")
+        raise Fail(f"type {actual.dtype} != expected {expected.dtype}", "wrong")
     if actual.size == 0:
         return
     if actual.dtype.is_string:
@@ -234,8 +322,12 @@ def compare(actual, expected, name: str) -> None:
 
         where = np.unravel_index(int(diff[0]), actual.shape)
         at = f"{name}[{', '.join(str(int(i)) for i in where)}]"
-        got, want = (format_values(np.asarray(t.to_numpy()[where])) for t in (actual, expected))
-        raise Fail(f"{len(diff)} of {actual.size} elements differ; first {at} = {got}, expected {want}")
+        shown = (format_values(np.asarray(t.to_numpy()[where])) for t in (actual, expected))
+        text = f"{len(diff)} of {actual.size} elements differ; first {at} = {next(shown)}, expected {next(shown)}"
+        if show_bytes and not actual.dtype.is_string:
+            hexed = (bytes(np.ascontiguousarray(b[int(diff[0])]).view("u1")).hex(" ") for b in (got, want))
+            text += f" (bytes {next(hexed)}, expected {next(hexed)})"
+        raise Fail(text, "wrong")
 
 
 _compare = compare
@@ -255,5 +347,12 @@ def per_operator(results: list[CaseResult]) -> list[str]:
 
 
 def summary(results: list[CaseResult]) -> str:
+    """``5 passed, 2 failed (1 wrong, 1 error), 1 skipped``: the failed ones by outcome when any failed."""
     count = {s: sum(r.status == s for r in results) for s in ("passed", "failed", "skipped")}
-    return f"{count['passed']} passed, {count['failed']} failed, {count['skipped']} skipped"
+    how = [f"{n} {o}" for o in FAILING if (n := sum(r.outcome == o for r in results))]
+    elsewhere = [f"{n} not_on_webgpu" for n in [sum(r.outcome == "not_on_webgpu" for r in results)] if n]
+    return f"{count['passed']} passed, {count['failed']} failed{_how(how)}, {count['skipped']} skipped{_how(elsewhere)}"
+
+
+def _how(how: list[str]) -> str:
+    return f" ({', '.join(how)})" if how else ""

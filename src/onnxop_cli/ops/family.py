@@ -94,6 +94,9 @@ class OutputPlan:
     # checks a runner can make only on the device (indices in range), run for every job of a
     # batch before any job writes: precheck(gpu, sources) raises OpError
     precheck: Optional[Callable[..., None]] = None
+    # a runner whose output is an index map (the indexed gathers): cut(edge) -> a runner of only the
+    # elements a summary shows (core/shown_values.py), or None
+    cut: Optional[Callable[[int], Optional[Runner]]] = None
 
     @property
     def size(self) -> int:

@@ -85,7 +85,20 @@ def gather_plan(name: str, data: Arg, idx: Optional[Arg], table: Table, check: O
         return [OutputPlan(name, table.shape, data.dtype, values=values, kernel="host")]
     runner = functools.partial(_run_gather, data, idx, table, check, *where)
     return [OutputPlan(name, table.shape, data.dtype, runner=runner, kernel="indexed-gather",
-                       precheck=_prechecker(idx, check, where[1]))]
+                       precheck=_prechecker(idx, check, where[1]),
+                       cut=functools.partial(_cut, functools.partial(_gather_runner, data, idx, check, where), table))]
+
+
+def _gather_runner(data: Arg, idx: Optional[Arg], check: Optional[Check], where: tuple[int, int], table: Table) -> Any:
+    return functools.partial(_run_gather, data, idx, table, check, *where)
+
+
+def _cut(runner_of: Any, table: Table, edge: int) -> Any:
+    """The runner of the shown elements only (core/shown_values.py), or None."""
+    from ..core.shown_values import edge_table
+
+    narrowed = edge_table(table, edge)
+    return None if narrowed is None else runner_of(narrowed)
 
 
 def gather_made(name: str, data: Arg, indices: Any, table: Table, check: Check, di: int = 0) -> list[OutputPlan]:
@@ -99,8 +112,11 @@ def gather_made(name: str, data: Arg, indices: Any, table: Table, check: Check, 
     from .family import OutputPlan
 
     made = np.ascontiguousarray(indices, dtype="<i8" if indices.dtype.itemsize == 8 else "<i4")
-    runner = functools.partial(_run_made, data, MemoryBytes(made), made.shape, made.itemsize == 8, table, check, di)
-    return [OutputPlan(name, table.shape, data.dtype, runner=runner, kernel="indexed-gather")]
+    index = (MemoryBytes(made), made.shape, made.itemsize == 8)
+    runner = functools.partial(_run_made, data, *index, table, check, di)
+    return [OutputPlan(name, table.shape, data.dtype, runner=runner, kernel="indexed-gather",
+                       cut=functools.partial(_cut, lambda t: functools.partial(_run_made, data, *index, t, check, di),
+                                             table))]
 
 
 def _run_made(data: Arg, made: Any, shape: tuple[int, ...], wide: bool, table: Table, check: Check, di: int,

@@ -118,31 +118,44 @@ class Pad_1(TensorOp):
         return b""
 
 
-def runs(mode: str, n: int, b: int, e: int) -> list[tuple[int, int, int, int]]:
-    """The output axis as runs (dst start, length, src start, step): the
-    input itself, then the pads, each cut where the mode turns (edge: one
-    run; wrap: at each period; reflect: at each end). Work per run, not per
-    element, so pads far beyond the axis length cost their run count."""
-    out = [(b, n, 0, 1)]
+def runs(mode: str, n: int, b: int, e: int) -> list[tuple[int, int, int, int, int, int]]:
+    """The output axis as runs (dst start, length, src start, step, count,
+    gap): the input itself, then the pads, each cut where the mode turns
+    (edge: one run; wrap: at each period; reflect: at each end). A run with
+    ``count`` > 1 repeats every ``gap`` entries: the whole periods of a pad
+    are one such run per turn of the period, so the work (and the plan's
+    memory) is a few runs whatever the pads -- never one per period."""
+    out = [(b, n, 0, 1, 1, 0)]
+    period = 0 if mode == "edge" or n == 1 else n if mode == "wrap" else 2 * (n - 1)
     for lo, hi in ((-b, 0), (n, n + e)):
         t = lo
         while t < hi:
-            if mode == "edge" or n == 1:
-                length, src, step = hi - t, (0 if t < 0 else n - 1), 0
-            elif mode == "wrap":
-                m = t % n
-                length, src, step = n - m, m, 1
-            else:  # reflect: period 2(n - 1), up 0..n-1 then down n-2..1
-                period = 2 * (n - 1)
-                m = t % period
-                if m < n:
-                    length, src, step = n - m, m, 1
-                else:
-                    length, src, step = period - m, period - m, -1
-            length = min(length, hi - t)
-            out.append((t + b, length, src, step if length > 1 else 0))
+            if period and t % period == 0 and hi - t >= 2 * period:  # whole periods: one repeated run per turn
+                count = (hi - t) // period
+                m = 0
+                while m < period:
+                    length, src, step = _turn(mode, n, period, m, period)
+                    out.append((t + m + b, length, src, step if length > 1 else 0, count, period))
+                    m += length
+                t += count * period
+                continue
+            length, src, step = _turn(mode, n, period, t % period if period else t, hi - t)
+            out.append((t + b, length, src, step if length > 1 else 0, 1, 0))
             t += length
     return out
+
+
+def _turn(mode: str, n: int, period: int, m: int, room: int) -> tuple[int, int, int]:
+    """The run (length, src start, step) at phase ``m`` of the period, at most ``room`` long."""
+    if not period:  # edge, or an axis of one element: the end element, over and over
+        length, src, step = room, (0 if m < 0 else n - 1), 0
+    elif mode == "wrap":
+        length, src, step = n - m, m, 1
+    elif m < n:  # reflect: period 2(n - 1), up 0..n-1 then down n-2..1
+        length, src, step = n - m, m, 1
+    else:
+        length, src, step = period - m, period - m, -1
+    return min(length, room), src, step
 
 
 def segments(mode: str, n: int, b: int, e: int) -> list[tuple[int, int, list[tuple[int, int, int]]]]:
@@ -151,9 +164,12 @@ def segments(mode: str, n: int, b: int, e: int) -> list[tuple[int, int, list[tup
     if b == 0 and e == 0:
         return [(0, 0, [(n, 1, 1)])]
     groups: dict[tuple[int, int, int], list[int]] = {}
-    for start, length, src, step in runs(mode, n, b, e):
-        groups.setdefault((length, src, step), []).append(start)
     out = []
+    for start, length, src, step, count, gap in runs(mode, n, b, e):
+        if count > 1:  # already a repeat
+            out.append((start, src, [(count, gap, 0), (length, 1, step)]))
+        else:
+            groups.setdefault((length, src, step), []).append(start)
     for (length, src, step), starts in groups.items():
         i = 0
         while i < len(starts):

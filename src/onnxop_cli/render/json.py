@@ -196,12 +196,17 @@ def info_document(
     }
 
 
-def conformance_document(results: Sequence[Any], exit_code: int) -> Doc:
-    """conformance: each node-test case and the counts (status "failed",
-    exit code 1, when a case fails)."""
+def conformance_document(results: Sequence[Any], exit_code: int, runtime: str = "onnxop",
+                         outcomes: Sequence[str] = ()) -> Doc:
+    """conformance: the runtime, each node-test case and the counts (status
+    "failed", exit code 1, when a case is wrong, no_error or error)."""
     doc = base("conformance", "failed" if exit_code else "ok", int(exit_code))
+    doc["runtime"] = runtime
     doc["cases"] = [
         {
+            "case": r.name,
+            "runtime": r.runtime,
+            "outcome": r.outcome,
             "name": r.name,
             "operator": r.operator,
             "opset": r.opset,
@@ -212,4 +217,5 @@ def conformance_document(results: Sequence[Any], exit_code: int) -> Doc:
         for r in results
     ]
     doc["summary"] = {s: sum(r.status == s for r in results) for s in ("passed", "failed", "skipped")}
+    doc["outcomes"] = {o: sum(r.outcome == o for r in results) for o in outcomes}
     return doc

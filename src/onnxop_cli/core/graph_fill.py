@@ -1,0 +1,138 @@
+"""How a planned graph's output reaches its writer (core/graph.py ``execute``):
+``Fill(sink)`` streams all its bytes, ``Fill.shown(edge)`` makes only the
+elements a summary shows. An output that is a step's elements as they lie,
+the step not made (graph_family.Lazy, or a gather only outputs read), is
+streamed straight from what makes the step, band by band: never whole, on
+the device or on the host, printed or written.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .graph_values import Step, Value, buffer_of
+from .view import View
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ..gpu.resident import Traffic
+    from ..io import Sink
+
+
+class Fill:
+    """How ``write`` gets an output: ``fill(sink)`` streams all its bytes;
+    ``fill.shown(edge)`` makes only the elements a summary shows
+    (core/summary.py). An output that is a step's elements as they lie,
+    the step not made (a large family output, graph_family.Lazy, or a
+    gather only outputs read), is streamed straight from what makes the
+    step, in bands: it is never whole, on the device or on the host."""
+
+    def __init__(self, gpu, v: Value, traffic: Traffic) -> None:
+        self.gpu, self.v, self.traffic = gpu, v, traffic
+
+    def __call__(self, sink: Sink) -> None:
+        from .apply import _zero_pad_bits
+        from .tensor import Tensor
+
+        v = self.v
+        stream = self._producer()
+        if stream is not None and _whole(v, v.base):
+            stream(_zero_pad_bits(sink, Tensor(v.name, v.shape, v.dtype)))
+            return
+        _stream(self.gpu, v, sink, self.traffic)
+
+    def _producer(self):
+        """How the unmade step under this output streams its row-major bytes; None when it is made."""
+        v = self.v
+        base = v.base
+        if not isinstance(base, Step) or base.buffer is not None:
+            return None
+        if base.lazy is not None:
+            return base.lazy.stream
+        if base.source is not None:
+            src = base.source
+            source = buffer_of(src.base) if isinstance(src.base, Step) else src.base.data
+            return lambda sink: self._gather(source, src.view.simplified(), src.swap, sink)
+        return None
+
+    def _gather(self, source, view: View, swap: int, sink) -> None:
+        from ..gpu import resident
+
+        resident.gather(self.gpu, source, view, self.v.dtype.bits, swap=swap, sink=sink, traffic=self.traffic)
+
+    def shown(self, edge: int) -> np.ndarray:
+        """The summary's elements, as an array of the narrowed shape (numpy's
+        summary of it is the whole output's): the narrowed view gathered,
+        the narrowed pieces of an unmade step run, or (a view of an unmade
+        step the pieces cannot follow) the step streamed through and only
+        the shown elements kept (core/shown_values.py)."""
+        from .shown_values import stream_shown
+        from .summary import edge_view
+
+        v = self.v
+        stream = self._producer()
+        if stream is not None:
+            made = self._unmade_shown(edge) if _whole(v, v.base) else None
+            return made if made is not None else stream_shown(stream, v.view, v.dtype, v.name, edge)
+        narrowed, shape = edge_view(v.view, edge)
+        source = buffer_of(v.base) if isinstance(v.base, Step) else v.base.data
+        return self._array(lambda sink: self._gather(source, narrowed.simplified(), v.swap, sink),
+                           tuple(narrowed.shape)).reshape(shape)
+
+    def _unmade_shown(self, edge: int):
+        """An unmade step's shown elements through its narrowed pieces (or cut table)."""
+        from .shown import narrow, view_piece
+        from .summary import pieces_shown
+        from .tensor import Tensor
+
+        base = self.v.base
+        if base.lazy is not None:
+            return base.lazy.shown(edge)
+        src = base.source
+        pieces = narrow([view_piece(src.view.shape, src.view.strides, src.view.offset)], self.v.shape, edge)
+        if pieces is None:
+            return None
+        data = buffer_of(src.base) if isinstance(src.base, Step) else src.base.data
+        t = Tensor(src.name, (src.base.size,), src.dtype, data=data, byteswap=src.swap)  # the base as stored
+        return pieces_shown(pieces, self.v.shape, self.v.dtype, [t], edge=edge, gpu=self.gpu)
+
+    def _array(self, stream, shape: tuple[int, ...]) -> np.ndarray:
+        import numpy as np
+
+        from .sources import MemoryBytes
+        from .tensor import Tensor
+
+        chunks: list[bytes] = []
+        stream(lambda c: chunks.append(bytes(c)))
+        data = MemoryBytes(np.frombuffer(b"".join(chunks), dtype=np.uint8))
+        return Tensor(self.v.name, shape, self.v.dtype, data=data).to_numpy()
+
+
+def _whole(v: Value, base) -> bool:
+    """``v`` is all of the step's elements, row-major, as they lie."""
+    from .graph_family import _as_it_lies
+
+    return isinstance(base, Step) and v.view.size == base.size and _as_it_lies(v.view, base.size)
+
+
+def _stream(gpu, v: Value, sink: Sink, traffic: Traffic) -> None:
+    from .. import gpu as gpu_pkg
+    from ..gpu import resident
+    from .apply import _zero_pad_bits
+    from .tensor import Tensor
+
+    sink = _zero_pad_bits(sink, Tensor(v.name, v.shape, v.dtype))
+    view = v.view.simplified()
+    if v.view.size == 0:
+        return
+    if isinstance(v.base, Step):
+        resident.gather(gpu, buffer_of(v.base), view, v.dtype.bits, sink=sink, traffic=traffic)
+        return
+    t = v.base
+    if view.is_identity() and view.size == t.size and not v.swap:
+        gpu_pkg.copy_through_kernel(gpu, t.data, sink)
+        traffic.uploaded += t.nbytes
+        traffic.read_back += t.nbytes
+        return
+    resident.gather(gpu, t.data, view, v.dtype.bits, swap=v.swap, sink=sink, traffic=traffic)

@@ -1,0 +1,173 @@
+"""The elements a summary shows of any output, made without the rest.
+
+A printed output (text or --json) of ``threshold`` bytes or more shows only
+the first and last EDGE_ITEMS entries of each long axis (core/summary.py);
+core/shown.py keeps one more at each end. ``plan_shown`` makes that
+narrowed array for any family output plan (ops/family.py OutputPlan), in
+the first form that fits:
+
+- ``values`` (metadata): indexed on the host, they are a few integers;
+- ``pieces`` or ``copy`` (Concat, Pad, Where, fills, ...): the pieces cut to
+  the shown entries (core/shown.py), run by the pieces kernel;
+- ``cut`` (the indexed gathers: Gather, GatherElements, GatherND, Compress):
+  the kernel's table narrowed like a view (``edge_table``), the indices
+  checked whole first, as for the whole result;
+- anything else (scatters, OneHot, NonZero, a cut that does not fit): the
+  output streamed through its own kernel, band by band, and only the shown
+  elements kept (``Picker``) -- the time of the whole output, the memory of
+  one band.
+
+So no printed output is ever held whole, whatever made it. ``stream_shown``
+is the same picking for any stream of row-major bytes and any view of it
+(a graph output that is a view of a step, core/graph.py).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Callable, Optional, Sequence
+
+from .shown import narrow, narrowed_shape, shown_positions
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ..gpu.index_table import Table
+    from ..ops.family import OutputPlan
+    from .tensor import DType, Tensor
+    from .view import View
+
+
+def edge_table(table: Table, edge: int) -> Optional[Table]:
+    """``table`` narrowed to the shown entries, as core/summary.py's
+    ``edge_view`` narrows a view: each long output axis becomes (2, E + 1),
+    in the data and in the indices alike. None for the tables whose map
+    names an output axis (ReverseSequence, TensorScatter)."""
+    from ..gpu.index_table import Table
+
+    if table.mode != 0 or table.time_axis >= 0:
+        return None
+    shape: list[int] = []
+    dstrides: list[int] = []
+    istrides: list[int] = []
+    for d, ds, is_ in zip(table.shape, table.dstrides, table.istrides):
+        if d > 2 * edge:
+            shape += [2, edge + 1]
+            dstrides += [(d - edge - 1) * ds, ds]
+            istrides += [(d - edge - 1) * is_, is_]
+        else:
+            shape.append(d)
+            dstrides.append(ds)
+            istrides.append(is_)
+    return Table(tuple(shape), tuple(dstrides), tuple(istrides), table.lookups)
+
+
+class Picker:
+    """A sink that keeps, of a row-major stream of ``bits``-wide elements,
+    those at the sorted element indices ``wanted``: memory of ``wanted``,
+    whatever the stream's length. ``raw()`` packs them (sub-byte types as
+    they lie in a file: the first element in the low bits)."""
+
+    def __init__(self, wanted: np.ndarray, bits: int) -> None:
+        import numpy as np
+
+        self.wanted, self.bits = wanted, bits
+        self.nb = max(1, bits // 8)
+        self.per = 8 // bits if bits < 8 else 1
+        self.out = np.zeros((len(wanted), self.nb), dtype=np.uint8)
+        self.element = 0  # element index of the first byte not yet seen (whole elements only)
+        self.carry = b""
+
+    def __call__(self, chunk) -> None:
+        import numpy as np
+
+        data = np.frombuffer(self.carry + bytes(chunk) if self.carry else chunk, dtype=np.uint8)
+        if self.bits < 8:
+            count = len(data) * self.per
+            lo, hi = np.searchsorted(self.wanted, [self.element, self.element + count])
+            at = self.wanted[lo:hi] - self.element
+            shift = (at % self.per) * self.bits
+            self.out[lo:hi, 0] = (data[at // self.per] >> shift.astype(np.uint8)) & ((1 << self.bits) - 1)
+            self.element += count
+            return
+        whole = len(data) // self.nb
+        lo, hi = np.searchsorted(self.wanted, [self.element, self.element + whole])
+        if hi > lo:
+            self.out[lo:hi] = data[: whole * self.nb].reshape(whole, self.nb)[self.wanted[lo:hi] - self.element]
+        self.element += whole
+        self.carry = bytes(data[whole * self.nb:])
+
+    def raw(self) -> np.ndarray:
+        import numpy as np
+
+        if self.bits >= 8:
+            return self.out.reshape(-1)
+        values = self.out[:, 0]
+        packed = np.zeros(-(-len(values) // self.per), dtype=np.uint8)
+        for k in range(self.per):
+            part = values[k:: self.per]
+            packed[: len(part)] |= (part << (k * self.bits)).astype(np.uint8)
+        return packed
+
+
+def stream_shown(stream: Callable[[Callable], object], view: View, dtype: DType, name: str, edge: int) -> np.ndarray:
+    """The summary's elements of ``view`` (the output's index map over the
+    row-major elements that ``stream(sink)`` writes), as an array of the
+    narrowed shape: the stream is read through once, only they are kept."""
+    import numpy as np
+
+    from .graph_values import element_index
+    from .summary import edge_view
+
+    narrowed, shape = edge_view(view, edge)
+    index = element_index(narrowed)
+    wanted, back = np.unique(index, return_inverse=True)
+    picker = Picker(wanted, dtype.bits)
+    stream(picker)
+    return _array(picker.raw(), (len(wanted),), dtype, name).reshape(-1)[back.reshape(-1)].reshape(shape)
+
+
+def _array(raw: np.ndarray, shape: tuple[int, ...], dtype: DType, name: str) -> np.ndarray:
+    from .sources import MemoryBytes
+    from .tensor import Tensor
+
+    return Tensor(name, shape, dtype, data=MemoryBytes(raw)).to_numpy()
+
+
+def plan_shown(gpu, p: OutputPlan, tensors: Sequence[Optional[Tensor]], *, edge: int,
+               backend: str | None = None) -> np.ndarray:
+    """The narrowed array of output plan ``p`` (module docs), whose numpy
+    summary is the whole output's."""
+    import numpy as np
+
+    from ..ops import c_strides
+    from ..ops.family import Piece
+    from .summary import pieces_shown
+
+    nshape = narrowed_shape(p.shape, edge)
+    if p.values is not None or p.dtype.is_string and p.pieces is None and p.copy is None:
+        from .family import _host
+
+        whole = _host(p, tensors) if p.dtype.is_string else np.asarray(p.values, dtype=p.dtype.numpy)
+        return whole.reshape(p.shape)[np.ix_(*[shown_positions(n, edge) for n in p.shape])]
+    pieces = p.pieces
+    if pieces is None and p.copy is not None:
+        pieces = [Piece(p.shape, c_strides(p.shape), 0, p.copy, c_strides(p.shape), 0)]
+    if pieces is not None:
+        narrowed = narrow(pieces, p.shape, edge)
+        if narrowed is not None:
+            return pieces_shown(narrowed, p.shape, p.dtype, tensors, edge=edge, backend=backend, gpu=gpu)
+    from .family import _filler, _source
+
+    sources = [None if t is None else _source(t) for t in tensors]
+    with gpu.lock:
+        runner = p.cut(edge) if p.cut is not None else None
+        if runner is not None:
+            if p.precheck is not None:  # every index checked, as for the whole output
+                p.precheck(gpu, sources)
+            chunks: list[bytes] = []
+            runner(gpu, sources, lambda c: chunks.append(bytes(c)))
+            raw = np.frombuffer(b"".join(chunks), dtype=np.uint8)
+            return _array(raw, nshape, p.dtype, p.name)
+        from .view import View
+
+        return stream_shown(_filler(gpu, p, tensors), View.row_major(tuple(p.shape)), p.dtype, p.name, edge)

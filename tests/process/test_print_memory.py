@@ -1,0 +1,185 @@
+"""Printing (text and --json) makes only the elements shown, and -o streams:
+real ``onnxop`` processes whose outputs are GiBs, each run with its address
+space capped at 1 GiB (RLIMIT_AS) and its peak RSS measured (wait4's
+ru_maxrss) against a 400 MiB bound. Before, each of these made its output
+whole (core/shown_values.py, core/graph_fill.py, ops/pad.py's folded runs).
+The printed values are the reference's, computed from the index map of the
+few shown entries."""
+
+from __future__ import annotations
+
+import os
+import resource
+import subprocess
+import sys
+import time
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto as T
+from onnx import helper
+
+from onnxop_cli.render.values import format_values
+
+ONE_BACKEND = True  # memory is the host's whatever the adapter; the kernels fan out in their own tests
+ADDRESS_SPACE = 1 << 30  # the child's RLIMIT_AS: an output made whole cannot even be allocated
+PEAK = 400 << 20  # peak RSS allowed (an idle run is about 150 MiB)
+DEADLINE = 120  # seconds a case may take (each takes a few)
+EDGE = 3  # a summary shows 3 entries at each end; the narrowed array keeps 4
+
+
+def shown(n: int) -> np.ndarray:
+    return np.r_[0:EDGE + 1, n - EDGE - 1:n] if n > 2 * EDGE else np.arange(n)
+
+
+def run_capped(argv: list[str], cwd, backend: str) -> tuple[int, str, str, int]:
+    """(exit code, stdout, stderr, peak RSS in bytes) of ``onnxop argv``."""
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
+
+    out, err = cwd / "stdout.txt", cwd / "stderr.txt"
+    env = {**os.environ, "ONNXOP_BACKEND": backend}
+    with open(out, "wb") as o, open(err, "wb") as e:
+        child = subprocess.Popen([sys.executable, "-m", "onnxop_cli", *argv], cwd=cwd, stdout=o, stderr=e, env=env,
+                                 preexec_fn=cap)
+        deadline = time.monotonic() + DEADLINE
+        try:
+            while True:
+                pid, status, usage = os.wait4(child.pid, os.WNOHANG)
+                if pid:
+                    break
+                if time.monotonic() > deadline:  # planning a whole output can take forever (and defer SIGTERM)
+                    child.kill()
+                    os.wait4(child.pid, 0)
+                    pytest.fail(f"onnxop {' '.join(argv)}: still running after {DEADLINE} s")
+                time.sleep(0.05)
+        except BaseException:
+            if child.poll() is None:
+                child.kill()
+            raise
+        child.returncode = os.waitstatus_to_exitcode(status)
+    return child.returncode, out.read_text(), err.read_text(), usage.ru_maxrss * 1024
+
+
+def printed(stdout: str, name: str) -> str:
+    """The values printed under output ``name`` (the last section)."""
+    block = stdout.split(f"{name}: shape=")[-1].splitlines()[1:]
+    return "\n".join(line[4:] for line in block)
+
+
+def save_model(path, nodes, inputs, outputs=("y",), opset=18) -> None:
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info(n, t, None) for n, t in inputs],
+                          [helper.make_tensor_value_info(n, T.UNDEFINED, None) for n in outputs])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 10
+    onnx.save(m, path)
+
+
+def _fill(tmp):
+    """The issue's model: Shape -> Concat -> ConstantOfShape, a (2, 20000) input: 6.4 GB of float32."""
+    save_model(tmp / "m.onnx", [helper.make_node("Shape", ["x"], ["s"]),
+                                helper.make_node("Concat", ["s", "s"], ["c"], axis=0),
+                                helper.make_node("ConstantOfShape", ["c"], ["y"],
+                                                 value=helper.make_tensor("v", T.FLOAT, [1], [2.5]))], [("x", T.FLOAT)])
+    np.save(tmp / "x.npy", np.zeros((2, 20000), np.float32))
+    return ["run", "m.onnx", "x.npy"], "y", np.full((2, 8, 2, 8), 2.5, np.float32)
+
+
+def _gather(tmp):
+    """A 4 MiB row gathered by 256 zeros: 1 GiB."""
+    row = np.arange(1 << 20, dtype=np.float32).reshape(1, -1)
+    np.save(tmp / "row.npy", row)
+    np.save(tmp / "z.npy", np.zeros(256, np.int64))
+    return ["gather", "row.npy", "--indices", "z.npy"], "output", np.broadcast_to(row[0, shown(1 << 20)], (8, 8))
+
+
+def _gather_graph(tmp):
+    row = np.arange(1 << 20, dtype=np.float32).reshape(1, -1)
+    np.save(tmp / "row.npy", row)
+    np.save(tmp / "z.npy", np.zeros(256, np.int64))
+    save_model(tmp / "m.onnx", [helper.make_node("Gather", ["r", "i"], ["y"])], [("r", T.FLOAT), ("i", T.INT64)])
+    return ["run", "m.onnx", "row.npy", "z.npy"], "y", np.broadcast_to(row[0, shown(1 << 20)], (8, 8))
+
+
+def _pad(tmp):
+    """A (2, 3) input reflected over 100M columns: 800 MB (its plan alone was 5M runs per 10M columns)."""
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    np.save(tmp / "x.npy", x)
+    cols = shown(100_000_005) - 2
+    period = 4  # reflect over 3 entries
+    index = np.where(cols % period < 3, cols % period, period - cols % period)
+    return ["pad", "x.npy", "--pads", "0,2,0,100000000", "--mode", "reflect"], "output", x[:, index]
+
+
+def _tile(tmp):
+    """Tile of a (2, 3) input by (20000, 20000): 9.6 GB (a gather step of the graph)."""
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    np.save(tmp / "x.npy", x)
+    np.save(tmp / "r.npy", np.array([20000, 20000], np.int64))
+    save_model(tmp / "m.onnx", [helper.make_node("Tile", ["x", "r"], ["y"])], [("x", T.FLOAT), ("r", T.INT64)])
+    return ["run", "m.onnx", "x.npy", "r.npy"], "y", x[shown(40000) % 2][:, shown(60000) % 3]
+
+
+def _expand(tmp):
+    """Expand of a (1, 3) input to (20000, 20000, 3): 4.8 GB (a view: it passed before too, kept as a guard)."""
+    x = np.arange(3, dtype=np.float32).reshape(1, 3)
+    np.save(tmp / "x.npy", x)
+    np.save(tmp / "s.npy", np.array([20000, 20000, 3], np.int64))
+    save_model(tmp / "m.onnx", [helper.make_node("Expand", ["x", "s"], ["y"])], [("x", T.FLOAT), ("s", T.INT64)])
+    return ["run", "m.onnx", "x.npy", "s.npy"], "y", np.broadcast_to(x, (8, 8, 3))
+
+
+def _where(tmp):
+    """A graph's Where of a (20000, 1) condition, a (1, 20000) row and a scalar: 1.6 GB from 100 KB."""
+    rng = np.random.default_rng(5)
+    c = rng.integers(0, 2, (20000, 1)).astype(bool)
+    x = rng.standard_normal((1, 20000)).astype(np.float32)
+    z = np.array(-7, np.float32)
+    for name, a in (("c", c), ("x", x), ("z", z)):
+        np.save(tmp / f"{name}.npy", a)
+    save_model(tmp / "m.onnx", [helper.make_node("Identity", ["x"], ["x1"]),
+                                helper.make_node("Where", ["c", "x1", "z"], ["y"])],
+               [("c", T.BOOL), ("x", T.FLOAT), ("z", T.FLOAT)])
+    return ["run", "m.onnx", "c.npy", "x.npy", "z.npy"], "y", np.where(c[shown(20000)], x[:, shown(20000)], z)
+
+
+def _one_hot(tmp):
+    """A graph's OneHot: 640 MB from 3 KB."""
+    i = np.arange(400, dtype=np.int64) * 997
+    np.save(tmp / "i.npy", i)
+    np.save(tmp / "d.npy", np.array(400_000, np.int64))
+    np.save(tmp / "v.npy", np.array([0, 1], np.float32))
+    save_model(tmp / "m.onnx", [helper.make_node("Identity", ["i"], ["i1"]),
+                                helper.make_node("OneHot", ["i1", "d", "v"], ["y"])],
+               [("i", T.INT64), ("d", T.INT64), ("v", T.FLOAT)])
+    want = (i[shown(400), None] == shown(400_000)[None, :]).astype(np.float32)
+    return ["run", "m.onnx", "i.npy", "d.npy", "v.npy"], "y", want
+
+
+CASES = [_fill, _gather, _gather_graph, _pad, _tile, _expand, _where, _one_hot]
+
+
+@pytest.mark.parametrize("json_doc", [False, True], ids=["text", "json"])
+@pytest.mark.parametrize("case", CASES, ids=[c.__name__[1:] for c in CASES])
+def test_a_huge_output_is_printed_in_bounded_memory(backend, tmp_path, case, json_doc):
+    argv, name, want = case(tmp_path)
+    code, out, err, peak = run_capped(["--json", *argv] if json_doc else argv, tmp_path, backend)
+    assert code == 0, err
+    assert peak < PEAK, f"peak RSS {peak >> 20} MiB"
+    if json_doc:
+        assert '"shape"' in out
+    else:
+        assert printed(out, name) == format_values(want, summarised=True)
+
+
+def test_a_huge_graph_output_is_written_in_bounded_memory(backend, tmp_path):
+    """-o streams the unmade ConstantOfShape in bands: 400 MB written, never held."""
+    _fill(tmp_path)
+    np.save(tmp_path / "x.npy", np.zeros((2, 5000), np.float32))
+    code, _, err, peak = run_capped(["run", "m.onnx", "x.npy", "-o", "y.npy"], tmp_path, backend)
+    assert code == 0, err
+    assert peak < PEAK, f"peak RSS {peak >> 20} MiB"
+    y = np.load(tmp_path / "y.npy", mmap_mode="r")
+    assert y.shape == (2, 5000, 2, 5000) and y.dtype == np.float32
+    assert (y[:, ::97, :, ::89] == 2.5).all() and (y[-1, -1, -1, -5:] == 2.5).all()
