@@ -47,7 +47,7 @@ STRIDED = """    let base = group * (WG * UNROLL) + lid;
     }
 """
 
-PREFETCH = """    let zero = u64(params.zero);
+PREFETCH = """    let zero = u64(params.pad_zero);
     let lane = lid % RUN;
     let run = group * (WG * UNROLL) + (lid / RUN) * (RUN * UNROLL);
     for (var k = 0u; k < UNROLL; k = k + 4u) {
@@ -69,8 +69,8 @@ def variants(gpu) -> dict[str, str]:
         out[f"{kernel.name} shipped"] = text
         out[f"{kernel.name} strided"] = _BODY.sub(lambda _: STRIDED, text, count=1)
         if kernel.word == 32:
-            # the host writes (groups, groups_x, 0, 0): the third u32 is a zero
-            with_zero = text.replace("groups_x: u32,", "groups_x: u32,\n    zero: u32,", 1)
+            # the host packs (groups, groups_x) by name (gpu/layout.py): a pad field is a zero
+            with_zero = text.replace("groups_x: u32,", "groups_x: u32,\n    pad_zero: u32,", 1)
             out[f"{kernel.name} prefetch"] = _BODY.sub(lambda _: PREFETCH, with_zero, count=1)
     return out
 

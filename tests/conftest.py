@@ -206,8 +206,10 @@ _SEED_KEY = pytest.StashKey[list]()
 # draws others, replayable by the same N.
 from hypothesis import settings as _hypothesis  # noqa: E402
 
-_hypothesis.register_profile("replayable", derandomize=True, print_blob=True)
-_hypothesis.register_profile("explore", derandomize=False, print_blob=True)
+# No deadline: speed lives in the benchmarks, and a loaded machine made a
+# 200 ms deadline fail tests that check only results.
+_hypothesis.register_profile("replayable", derandomize=True, print_blob=True, deadline=None)
+_hypothesis.register_profile("explore", derandomize=False, print_blob=True, deadline=None)
 _hypothesis.load_profile("replayable")
 
 

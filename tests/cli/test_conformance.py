@@ -272,9 +272,9 @@ def test_older_opsets_take_axes_from_the_attribute_or_an_initializer(backend, tm
     assert rows["v1"][:4] == ["Unsqueeze-1", "1", "1", "passed"]
     assert rows["v11"][:4] == ["Unsqueeze-11", "11", "1", "passed"]
     assert rows["v13_init"][:4] == ["Unsqueeze-13", "13", "1", "passed"]
-    assert rows["v10_negative"][3].startswith(
-        "error: test_data_set_0: node 0 (Unsqueeze-1): Unsqueeze: axis -1 is out of range [0, 2]")
-    assert code == ExitCode.ERROR
+    # Unsqueeze-1's text is silent on negative axes; onnx.reference and onnxruntime count them from the back
+    assert rows["v10_negative"][:4] == ["Unsqueeze-1", "10", "1", "passed"]
+    assert code == ExitCode.SUCCESS
 
 
 @pytest.mark.parametrize(

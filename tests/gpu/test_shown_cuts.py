@@ -18,7 +18,7 @@ import pytest
 from conftest import random_array
 from onnxop_cli.core import family as fam
 from onnxop_cli.core.shown import narrow, shown_positions
-from onnxop_cli.core.summary import pieces_shown
+from onnxop_cli.core.shown_values import pieces_shown
 from onnxop_cli.core.tensor import Tensor
 from onnxop_cli.ops import op_version
 from onnxop_cli.ops.base import Node

@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from conftest import random_array
-from onnxop_cli.core.summary import edge_view, summarised_result
+from onnxop_cli.core.shown_values import edge_view
+from onnxop_cli.core.summary import summarised_result
 from onnxop_cli.core.tensor import Tensor
 from onnxop_cli.core.view import View
 from onnxop_cli.ops import make_node

@@ -68,7 +68,7 @@ class Fill:
         step the pieces cannot follow) the step streamed through and only
         the shown elements kept (core/shown_values.py)."""
         from .shown_values import stream_shown
-        from .summary import edge_view
+        from .shown_values import edge_view
 
         v = self.v
         stream = self._producer()
@@ -83,7 +83,7 @@ class Fill:
     def _unmade_shown(self, edge: int):
         """An unmade step's shown elements through its narrowed pieces (or cut table)."""
         from .shown import narrow, view_piece
-        from .summary import pieces_shown
+        from .shown_values import pieces_shown
         from .tensor import Tensor
 
         base = self.v.base

@@ -10,7 +10,7 @@ the first form that fits:
 - ``pieces`` or ``copy`` (Concat, Pad, Where, fills, ...): the pieces cut to
   the shown entries (core/shown.py), run by the pieces kernel;
 - ``cut`` (the indexed gathers: Gather, GatherElements, GatherND, Compress):
-  the kernel's table narrowed like a view (``edge_table``), the indices
+  the kernel's table narrowed like a view (gpu/index_table.py ``edge_table``), the indices
   checked whole first, as for the whole result;
 - anything else (scatters, OneHot, NonZero, a cut that does not fit): the
   output streamed through its own kernel, band by band, and only the shown
@@ -31,34 +31,63 @@ from .shown import narrow, narrowed_shape, shown_positions
 if TYPE_CHECKING:
     import numpy as np
 
-    from ..gpu.index_table import Table
     from ..ops.family import OutputPlan
     from .tensor import DType, Tensor
     from .view import View
 
 
-def edge_table(table: Table, edge: int) -> Optional[Table]:
-    """``table`` narrowed to the shown entries, as core/summary.py's
-    ``edge_view`` narrows a view: each long output axis becomes (2, E + 1),
-    in the data and in the indices alike. None for the tables whose map
-    names an output axis (ReverseSequence, TensorScatter)."""
-    from ..gpu.index_table import Table
+def edge_view(view: View, edge: int) -> tuple[View, tuple[int, ...]]:
+    """The narrowed view and the shape its elements take (each long axis
+    2 * (edge + 1) long)."""
+    from .view import View
 
-    if table.mode != 0 or table.time_axis >= 0:
-        return None
     shape: list[int] = []
-    dstrides: list[int] = []
-    istrides: list[int] = []
-    for d, ds, is_ in zip(table.shape, table.dstrides, table.istrides):
+    strides: list[int] = []
+    merged: list[int] = []
+    for d, s in zip(view.shape, view.strides):
         if d > 2 * edge:
             shape += [2, edge + 1]
-            dstrides += [(d - edge - 1) * ds, ds]
-            istrides += [(d - edge - 1) * is_, is_]
+            strides += [(d - edge - 1) * s, s]
+            merged.append(2 * (edge + 1))
         else:
             shape.append(d)
-            dstrides.append(ds)
-            istrides.append(is_)
-    return Table(tuple(shape), tuple(dstrides), tuple(istrides), table.lookups)
+            strides.append(s)
+            merged.append(d)
+    return View(tuple(shape), tuple(strides), view.offset), tuple(merged)
+
+
+def pieces_shown(pieces, shape: tuple[int, ...], dtype, tensors, *, edge: int, backend: str | None = None,
+                 text_dtype: str = "", gpu=None) -> np.ndarray:
+    """The narrowed array (core/shown.py) that ``pieces`` tile, made by the
+    pieces kernel from ``tensors`` (strings: on the host, as a whole string
+    result is)."""
+    nshape = narrowed_shape(shape, edge)
+    from .sources import MemoryBytes, finish
+    from .tensor import Tensor
+
+    part = Tensor("shown", nshape, dtype, text_dtype=text_dtype)
+    if dtype.is_string:
+        from ..ops.family import OutputPlan
+        from .family import _host
+
+        part.strings = _host(OutputPlan("shown", nshape, dtype, pieces=list(pieces)), tensors)
+        return part.to_numpy()
+    import numpy as np
+
+    from ..gpu import get_gpu
+    from ..gpu.pieces import Source, run_pieces
+
+    gpu = gpu if gpu is not None else get_gpu(backend)
+    chunks: list[bytes] = []
+    sources = [None if t is None else Source(t.data, t.byteswap) for t in tensors]
+    with gpu.lock:
+        run_pieces(gpu, sources, lambda c: chunks.append(bytes(c)), pieces=pieces, count=part.size,
+                   bits=dtype.bits)
+    for t in tensors:
+        if t is not None and t.data is not None:
+            finish(t.data)
+    part.data = MemoryBytes(np.frombuffer(b"".join(chunks), dtype=np.uint8))
+    return part.to_numpy()
 
 
 class Picker:
@@ -116,7 +145,6 @@ def stream_shown(stream: Callable[[Callable], object], view: View, dtype: DType,
     import numpy as np
 
     from .graph_values import element_index
-    from .summary import edge_view
 
     narrowed, shape = edge_view(view, edge)
     index = element_index(narrowed)
@@ -141,7 +169,6 @@ def plan_shown(gpu, p: OutputPlan, tensors: Sequence[Optional[Tensor]], *, edge:
 
     from ..ops import c_strides
     from ..ops.family import Piece
-    from .summary import pieces_shown
 
     nshape = narrowed_shape(p.shape, edge)
     if p.values is not None or p.dtype.is_string and p.pieces is None and p.copy is None:

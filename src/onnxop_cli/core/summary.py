@@ -55,24 +55,6 @@ def output_view(node: Node, tensor: Tensor, out_shape: tuple[int, ...]) -> View 
     return None
 
 
-def edge_view(view: View, edge: int) -> tuple[View, tuple[int, ...]]:
-    """The narrowed view and the shape its elements take (each long axis
-    2 * (edge + 1) long)."""
-    shape: list[int] = []
-    strides: list[int] = []
-    merged: list[int] = []
-    for d, s in zip(view.shape, view.strides):
-        if d > 2 * edge:
-            shape += [2, edge + 1]
-            strides += [(d - edge - 1) * s, s]
-            merged.append(2 * (edge + 1))
-        else:
-            shape.append(d)
-            strides.append(s)
-            merged.append(d)
-    return View(tuple(shape), tuple(strides), view.offset), tuple(merged)
-
-
 def shown_elements(node: Node, tensor: Tensor, out_shape: tuple[int, ...], *, edge: int,
                    backend: str | None = None) -> np.ndarray | None:
     """The elements a summary shows, through the gather kernel (or the
@@ -86,6 +68,8 @@ def shown_elements(node: Node, tensor: Tensor, out_shape: tuple[int, ...], *, ed
         return None
     view = None if tensor.dtype.is_string else output_view(node, tensor, out_shape)
     if view is not None and view.size:
+        from .shown_values import edge_view
+
         narrowed, shape = edge_view(view, edge)
         from ..gpu import get_gpu
         from ..gpu.gather import gather_through_kernel
@@ -110,41 +94,10 @@ def shown_elements(node: Node, tensor: Tensor, out_shape: tuple[int, ...], *, ed
     pieces = narrow([view_piece(full.shape, full.strides, full.offset)], out_shape, edge)
     if pieces is None:
         return None
+    from .shown_values import pieces_shown
+
     return pieces_shown(pieces, out_shape, tensor.dtype, [tensor], edge=edge, backend=backend,
                         text_dtype=tensor.text_dtype)
-
-
-def pieces_shown(pieces, shape: tuple[int, ...], dtype, tensors, *, edge: int, backend: str | None = None,
-                 text_dtype: str = "", gpu=None) -> np.ndarray:
-    """The narrowed array (core/shown.py) that ``pieces`` tile, made by the
-    pieces kernel from ``tensors`` (strings: on the host, as a whole string
-    result is)."""
-    from .shown import narrowed_shape
-
-    nshape = narrowed_shape(shape, edge)
-    part = Tensor("shown", nshape, dtype, text_dtype=text_dtype)
-    if dtype.is_string:
-        from ..ops.family import OutputPlan
-        from .family import _host
-
-        part.strings = _host(OutputPlan("shown", nshape, dtype, pieces=list(pieces)), tensors)
-        return part.to_numpy()
-    import numpy as np
-
-    from ..gpu import get_gpu
-    from ..gpu.pieces import Source, run_pieces
-
-    gpu = gpu if gpu is not None else get_gpu(backend)
-    chunks: list[bytes] = []
-    sources = [None if t is None else Source(t.data, t.byteswap) for t in tensors]
-    with gpu.lock:
-        run_pieces(gpu, sources, lambda c: chunks.append(bytes(c)), pieces=pieces, count=part.size,
-                   bits=dtype.bits)
-    for t in tensors:
-        if t is not None and t.data is not None:
-            finish(t.data)
-    part.data = MemoryBytes(np.frombuffer(b"".join(chunks), dtype=np.uint8))
-    return part.to_numpy()
 
 
 def large(shape: tuple[int, ...], dtype, threshold: int) -> bool:

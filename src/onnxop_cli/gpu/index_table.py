@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Callable, Optional, Sequence
 
 WRAP, RANGE, NONNEG = 0, 1, 2  # index check modes: -d .. d-1 wrapped; 0 .. d; 0 .. d-1
 
@@ -57,3 +57,25 @@ def row_strides(shape: Sequence[int]) -> tuple[int, ...]:
         out.append(acc)
         acc *= d
     return tuple(reversed(out))
+
+
+def edge_table(table: Table, edge: int) -> Optional[Table]:
+    """``table`` narrowed to the shown entries, as core/summary.py's
+    ``edge_view`` narrows a view: each long output axis becomes (2, E + 1),
+    in the data and in the indices alike. None for the tables whose map
+    names an output axis (ReverseSequence, TensorScatter)."""
+    if table.mode != 0 or table.time_axis >= 0:
+        return None
+    shape: list[int] = []
+    dstrides: list[int] = []
+    istrides: list[int] = []
+    for d, ds, is_ in zip(table.shape, table.dstrides, table.istrides):
+        if d > 2 * edge:
+            shape += [2, edge + 1]
+            dstrides += [(d - edge - 1) * ds, ds]
+            istrides += [(d - edge - 1) * is_, is_]
+        else:
+            shape.append(d)
+            dstrides.append(ds)
+            istrides.append(is_)
+    return Table(tuple(shape), tuple(dstrides), tuple(istrides), table.lookups)

@@ -95,7 +95,7 @@ def _gather_runner(data: Arg, idx: Optional[Arg], check: Optional[Check], where:
 
 def _cut(runner_of: Any, table: Table, edge: int) -> Any:
     """The runner of the shown elements only (core/shown_values.py), or None."""
-    from ..core.shown_values import edge_table
+    from ..gpu.index_table import edge_table
 
     narrowed = edge_table(table, edge)
     return None if narrowed is None else runner_of(narrowed)

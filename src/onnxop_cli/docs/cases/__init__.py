@@ -20,24 +20,10 @@ are byte-identical.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-EXPECTED_ERROR = "expected_error.json"
-OPSET = 21
-
-
-@dataclass(frozen=True)
-class Case:
-    name: str  # the folder: "gather_int64_index_2pow32_plus_1"
-    klass: str  # "indices", "bindings", "pad", "ranks", "zero_size", "float_bits", "odd_lengths", "big"
-    op: str
-    inputs: list[tuple[str, Any]]  # (name, numpy array): every input is a graph input
-    attrs: dict[str, Any] = field(default_factory=dict)
-    outputs: int = 1
-    error: str = ""  # why the spec requires a refusal; "" for a valid case
-    opset: int = OPSET
+from .case import EXPECTED_ERROR, Case, typed
 
 
 def corpus(big: bool = False) -> list[Case]:
@@ -51,22 +37,6 @@ def corpus(big: bool = False) -> list[Case]:
     assert len(set(names)) == len(names), "two cases share a name"
     assert all(map(typed, cases)), [c.name for c in cases if not typed(c)]
     return cases
-
-
-def typed(case: Case) -> bool:
-    """Whether the operator's schema at the case's opset takes every input's
-    type (a type it does not take makes the case invalid, not an edge)."""
-    import onnx
-    from onnx import helper
-
-    schema = onnx.defs.get_schema(case.op, case.opset)
-    constraints = {c.type_param_str: set(c.allowed_type_strs) for c in schema.type_constraints}
-    for i, (_, array) in enumerate(case.inputs):
-        formal = schema.inputs[min(i, len(schema.inputs) - 1)].type_str
-        name = onnx.TensorProto.DataType.Name(helper.np_dtype_to_tensor_dtype(array.dtype)).lower()
-        if formal in constraints and f"tensor({name})" not in constraints[formal]:
-            return False
-    return True
 
 
 def model(case: Case, outputs: list | None = None):

@@ -6,7 +6,7 @@ is a NaN with a payload, or -0.0), where the operator's schema takes the type; o
 
 from __future__ import annotations
 
-from . import Case, typed
+from .case import Case, typed
 
 # Special bit patterns of the 16-, 32- and 64-bit float types: +-0, +-inf,
 # quiet and signalling NaNs with payloads and both signs, subnormals, 1.

@@ -8,7 +8,7 @@ valid-looking rows where the spec requires a refusal."""
 
 from __future__ import annotations
 
-from . import Case
+from .case import Case
 
 D = 5  # the axis the indices address
 

@@ -5,7 +5,7 @@ workgroups and tensors past one 128 MiB binding."""
 
 from __future__ import annotations
 
-from . import Case
+from .case import Case
 
 
 def _rng(seed: int):

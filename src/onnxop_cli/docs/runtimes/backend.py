@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ...errors import UsageError
-from . import Lacks, Loaded, arrays, message, passthrough, refusal, tensors
+from .base import Lacks, Loaded, arrays, message, passthrough, refusal, tensors
 
 
 class BackendRuntime:

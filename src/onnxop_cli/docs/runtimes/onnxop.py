@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ...errors import Interrupted, OnnxopError
-from . import Lacks, Loaded, Refused, message
+from .base import Lacks, Loaded, Refused, message
 
 
 class OnnxopRuntime:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ...errors import UsageError
-from . import Lacks, Loaded, message, passthrough, refusal
+from .base import Lacks, Loaded, message, passthrough, refusal
 
 CPU = "CPUExecutionProvider"
 
@@ -100,7 +100,7 @@ def _tensor(value, name: str):
 
     from ...core.sources import MemoryBytes
     from ...core.tensor import Tensor, dtype_by_onnx
-    from . import tensors
+    from .base import tensors
 
     type_name = value.data_type()  # "tensor(float8e4m3fn)"
     elem = _ONNX_TYPES().get(type_name.removeprefix("tensor(").removesuffix(")"))
