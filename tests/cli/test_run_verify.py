@@ -65,10 +65,14 @@ def test_verify_passes_and_says_per_operator(cwd, capsys):
 
 
 def test_a_dim_of_minus_one_takes_any_size_and_a_slash_in_a_name_is_escaped(tmp_path):
-    """paddle2onnx declares dynamic dims as -1 (PP-OCR's classifier); -o DIR/ writes 'a/b' as a%2Fb.npy."""
+    """paddle2onnx declares dynamic dims as -1 (PP-OCR's classifier); -o DIR/ writes 'a/b' as a%2Fb.npy,
+    and --check DIR finds it there by name."""
     onnx.save(transpose_model(dims=(-1, 3)), tmp_path / "m.onnx")
     np.save(tmp_path / "x.npy", np.ones((5, 3), np.float32))
     r = subprocess.run([sys.executable, "-m", "onnxop_cli", "run", "m.onnx", "x.npy", "-o", "o/"], cwd=tmp_path,
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert np.load(tmp_path / "o" / "a%2Fb.npy").shape == (3, 5)
+    r = subprocess.run([sys.executable, "-m", "onnxop_cli", "run", "m.onnx", "x.npy", "--check", "o"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=120)  # a folder of files named by output
+    assert r.returncode == 0 and r.stdout.endswith("1 output(s) equal o's files, bit for bit\n"), r.stdout + r.stderr
