@@ -146,7 +146,7 @@ def test_the_device_is_the_cpu_only():
     assert not backend.supports_device("WebGPU")
 
 
-def test_an_unsupported_model_is_refused_naming_the_node():
+def test_an_unsupported_model_is_refused_counting_its_operators():
     from onnx import TensorProto, helper
 
     node = helper.make_node("Pow", ["x", "i"], ["y"], name="g")
@@ -154,8 +154,8 @@ def test_an_unsupported_model_is_refused_naming_the_node():
         [node], "m", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2]),
                       helper.make_tensor_value_info("i", TensorProto.FLOAT, [1])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])]), opset_imports=[helper.make_opsetid("", 13)])
-    with pytest.raises(model_graph.Unsupported, match=r"node 0 'g' \('Pow'\) at opset 13; onnxop runs Flatten"):
+    with pytest.raises(model_graph.Unsupported, match=r"^1 node\(s\) onnxop does not run: Pow x1$"):
         backend.prepare(model)
-    with pytest.raises(unittest.SkipTest, match=r"node 0 'g' \('Pow'\) at opset 13"):  # onnx's runner: a skip
+    with pytest.raises(unittest.SkipTest, match=r"1 node\(s\) onnxop does not run: Pow x1"):  # onnx's runner: a skip
         backend.run_node(node, [np.zeros(2, np.float32), np.zeros(1, np.float32)], opset=13)
     assert not backend.is_compatible(model)

@@ -24,7 +24,7 @@ def blocks(text: str) -> list[list[tuple[str, str]]]:
 
 
 def test_every_graph_example_is_found():
-    assert len(blocks(GRAPHS)) == 4
+    assert len(blocks(GRAPHS)) == 5
 
 
 @pytest.mark.parametrize("index", range(4))

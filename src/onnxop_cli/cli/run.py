@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import time
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Annotated, Optional
 
 import typer
@@ -20,7 +21,10 @@ from . import options as cli
 from .app import command
 from ..errors import OnnxopError, UsageError
 from .help import OPERATORS
+from ..ops.nodekinds import OtherNodes
 from ..render.node import quote  # names and paths from files, in a line of text
+from . import run_files
+from .run_options import DumpOpt, OthersOpt, VerifyOpt
 
 InputOpt = Annotated[
     Optional[list[str]],
@@ -37,12 +41,10 @@ RunOutputOpt = Annotated[
 ]
 CheckOpt = Annotated[
     Optional[Path],
-    typer.Option("--check", help="Compare the outputs bit for bit with a node test's output_*.pb "
-                 "(exit 1 on a difference, naming the first element). Example: --check test_data_set_0",
-                 show_default=False, metavar="DIR"),
+    typer.Option("--check", help="Compare the outputs bit for bit with a node test's output_*.pb, or a "
+                 "folder's <name>.npy/.pb files (exit 1 on a difference, naming the first element). "
+                 "Example: --check test_data_set_0", show_default=False, metavar="DIR"),
 ]
-
-
 @command(
     name="run",
     rich_help_panel=OPERATORS,
@@ -75,6 +77,9 @@ def run_model(
     full: cli.FullOpt = False,
     member: cli.MemberOpt = None,
     fmt: cli.FormatOpt = None,
+    others: OthersOpt = None,
+    verify: VerifyOpt = False,
+    dump: DumpOpt = None,
 ) -> None:
     from ..core import graph
     from ..ops import model as onnx_model
@@ -90,8 +95,15 @@ def run_model(
 
         check_format(fmt, Path(".") if to_folder else output)
     m = onnx_model.load(model_path)
+    if others is not None and others not in ("onnxruntime", "reference"):
+        raise UsageError(f"--others takes onnxruntime or reference, got {others!r}")
+    mixed = others is not None or verify or dump is not None
     try:
-        g = onnx_model.load_graph(m, model_path.parent)
+        g = SimpleNamespace(inputs=onnx_model.graph_inputs(m)) if mixed else onnx_model.load_graph(m, model_path.parent)
+    except OtherNodes as e:
+        from .run_mixed import refusal
+
+        raise refusal(model_path, e) from None
     except OnnxopError as e:
         raise type(e)(f"{model_path}: {e.message}") from None
     if check is not None and output is not None:
@@ -103,14 +115,19 @@ def run_model(
     except OnnxopError as e:
         raise type(e)(f"{model_path}: {e.message}") from None
     feeds = {name: _read(path, member, name) for name, path in files.items()}
+    if mixed:
+        from .run_mixed import run_mixed
+
+        return run_mixed(ctx, m, model_path, files, feeds, output=output, to_folder=to_folder, check=check,
+                         full=full, others=others, verify=verify, dump=dump, started=started, fmt=fmt)
     try:
         p = graph.plan(g, feeds, backend=gpu_backend)
     except OnnxopError as e:
         raise type(e)(f"{model_path}: {e.message}") from None
     if check is not None:
         results, traffic = graph.run_to_memory(p, backend=gpu_backend)
-        _check(g, results, check)
-        out.note(f"{_what(p)}: {len(results)} output(s) equal {quote(check)}'s output_*.pb, bit for bit")
+        files = run_files.check(g, results, check)
+        out.note(f"{_what(p)}: {len(results)} output(s) equal {quote(check)}'s {files}, bit for bit")
         written = {}
     elif output is None:  # printed: a large output's summary is made, not the output (core/summary.py)
         from ..core.sources import MAP_THRESHOLD
@@ -195,50 +212,14 @@ def _read(path: Path, member: Optional[str], name: str):
 # ------------------------------------------------------------------ outputs
 
 
-def _targets(p, output: Path, to_folder: bool, fmt: Optional[str] = None) -> tuple[str, dict[str, Path]]:
-    """("file" | "npz" | "dir" | "stdout", output name -> path)."""
-    from .. import io
-    from ..io.stdio import is_stdio
-
-    names = [v.name for v in p.outputs]
-    if is_stdio(output):
-        kind = "stdout"
-    elif to_folder or output.is_dir():
-        kind = "dir"
-    elif io.is_archive(output):
-        kind = "npz"
-    else:
-        kind = "file"
-    if kind in ("file", "stdout") and len(names) != 1:
-        raise UsageError(f"{output}: the graph has {len(names)} outputs ({', '.join(names)}); "
-                         "write them with -o DIR/ or -o FILE.npz")
-    if kind != "dir":
-        return kind, {n: output for n in names}
-    targets = {}
-    for v in p.outputs:
-        if not v.name or v.name in (".", "..") or "/" in v.name or "\0" in v.name or "\\" in v.name:
-            raise UsageError(f"output {v.name!r} cannot be a file name in {output}; write an .npz instead")
-        from ..io import npy
-
-        suffix = "." + fmt.lower().lstrip(".") if fmt else ".npy" if npy.can_hold(v.dtype) else ".pb"
-        targets[v.name] = output / f"{v.name}{suffix}"
-    return kind, targets
-
-
 def _write(p, output: Path, backend, out, to_folder: bool, fmt: Optional[str] = None):
     from contextlib import ExitStack
 
     from .. import io
     from ..core import graph
 
-    kind, targets = _targets(p, output, to_folder, fmt)
-    if kind == "dir" and not Path(output).is_dir():
-        if not Path(output).parent.is_dir():
-            raise UsageError(f"{output}: no such folder, and no folder {Path(output).parent} to make it in")
-        Path(output).mkdir(exist_ok=True)
-    for v in p.outputs:
-        io.check_output(targets[v.name], v.dtype, nbytes=0 if v.dtype.is_string else v.dtype.nbytes(_size(v.shape)),
-                        fmt=fmt)
+    kind, targets = run_files.targets(p.outputs, output, to_folder, fmt)
+    run_files.prepare(kind, targets, p.outputs, output, fmt)
     if kind == "stdout":
         out.data_on_stdout = True
     written: dict[str, Path] = {}
@@ -269,13 +250,6 @@ def _write(p, output: Path, backend, out, to_folder: bool, fmt: Optional[str] = 
         for v in p.outputs:
             wrote(v)
     return [], traffic, written
-
-
-def _size(shape) -> int:
-    n = 1
-    for d in shape:
-        n *= d
-    return n
 
 
 def _what(p) -> str:
@@ -346,22 +320,6 @@ def _node_input(p, name: str):
         return p.feeds[name]
     g = p.graph
     return tensor_from_proto(g.initializers[name], g.folder, f"initializer {name!r}", name)
-
-
-def _check(g, results, folder: Path) -> None:
-    from ..docs.conformance import Fail, compare
-    from ..io.tensorproto import read_pb
-
-    if not folder.is_dir():
-        raise UsageError(f"--check {folder}: not a folder")
-    for i, t in enumerate(results):
-        path = folder / f"output_{i}.pb"
-        if not path.is_file():
-            raise UsageError(f"--check {folder}: no {path.name} for output {t.name!r}")
-        try:
-            compare(t, read_pb(path), t.name)
-        except Fail as e:
-            raise OnnxopError(f"--check {path}: output {t.name!r}: {e}") from None
 
 
 def _document(p, files, feeds, results, written, traffic, backend, total: float) -> dict:

@@ -171,7 +171,7 @@ def _check_declared(info, t: Tensor) -> None:
             raise InputError(f"graph input {repr(info.name)} is declared rank {len(dims)}, "
                              f"the data has shape {t.shape}")
         for k, (d, n) in enumerate(zip(dims, t.shape)):
-            if d.HasField("dim_value") and d.dim_value != n:
+            if d.HasField("dim_value") and d.dim_value >= 0 and d.dim_value != n:  # -1: any (paddle2onnx)
                 raise InputError(f"graph input {repr(info.name)} is declared with dim {k} = {d.dim_value}, "
                                  f"the data has shape {t.shape}")
 

@@ -16,17 +16,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import InputError, OpError, UsageError
+from .nodekinds import CONSTANT, ONNX_DOMAINS, OtherNodes, Unsupported, onnxop_runs, opset_of, ops, supported  # noqa: F401
 
 if TYPE_CHECKING:
     from . import Node, OpVersion
     from ..core.tensor import Tensor
 
-ONNX_DOMAINS = ("", "ai.onnx")
 INDEX_TYPES = ("int64", "int32")  # what a constant input may hold (Slice allows int32)
-
-
-class Unsupported(UsageError):
-    """The model is not one onnxop runs (another operator, several nodes, a newer opset)."""
 
 
 def load(path: Path):
@@ -118,19 +114,8 @@ def index_values(tensor: Tensor, what: str) -> list[int]:
 # ------------------------------------------------------------------ graphs
 
 
-CONSTANT = "Constant"
 CONSTANT_FIELDS = ("value", "value_int", "value_ints", "value_float", "value_floats", "value_string",
                    "value_strings", "sparse_value")
-
-
-def supported() -> list[str]:
-    """The operators a graph may hold: every operator of the registry --
-    the index-map (view) operators and those of several tensor inputs or
-    outputs (ops/family.py: Concat, Gather, ...; core/graph_family.py runs
-    them as graph steps) -- and Constant."""
-    from . import OPERATORS
-
-    return [*OPERATORS, CONSTANT]
 
 
 # ------------------------------------------------------------------ checking
@@ -155,20 +140,6 @@ class Graph:
     declared: dict[str, Any] = field(default_factory=dict)  # graph input name -> its ValueInfo
 
 
-def opset_of(model) -> int:
-    from . import LATEST_OPSET
-
-    opsets = [o.version for o in model.opset_import if o.domain in ONNX_DOMAINS]
-    if not opsets:
-        raise InputError("the model imports no ai.onnx opset")
-    if len(set(opsets)) > 1:
-        raise InputError(f"the model imports ai.onnx twice, at opsets {sorted(set(opsets))}")
-    opset = int(opsets[0])
-    if not 1 <= opset <= LATEST_OPSET:
-        raise Unsupported(f"opset {opset} is outside what onnxop knows (1 to {LATEST_OPSET})")
-    return opset
-
-
 def node_label(i: int, proto, op: type[OpVersion] | None = None) -> str:
     name = f" {repr(proto.name)}" if proto.name else ""
     kind = f"{op.op_type}-{op.since_version}" if op is not None else proto.op_type
@@ -177,42 +148,24 @@ def node_label(i: int, proto, op: type[OpVersion] | None = None) -> str:
 
 
 def load_graph(model, folder: Path) -> Graph:
-    """The model's graph, checked whole; the first problem found is raised."""
-    from onnx import AttributeProto
-
+    """The model's graph, checked whole; the first problem found is raised.
+    Nodes onnxop does not run (nodekinds.py) are refused together, counted
+    by operator (``OtherNodes``)."""
     from . import op_version
     g = model.graph
     opset = opset_of(model)
     functions = {(f.domain, f.name) for f in model.functions}
-    bad: list[str] = []
+    others = ops(p for p in g.node if not onnxop_runs(p, opset, functions))
+    if others:
+        raise OtherNodes(others)
     nodes: list[GraphNode] = []
     for i, proto in enumerate(g.node):
         label = node_label(i, proto)
-        # control flow: an operator onnxop does not run whose attributes hold graphs (a graph in
-        # an attribute of an operator onnxop runs is a hostile attribute: ops/attributes.py says so)
-        if proto.op_type not in supported() and any(
-            a.type in (AttributeProto.GRAPH, AttributeProto.GRAPHS) for a in proto.attribute
-        ):
-            raise Unsupported(f"{label} holds a subgraph; onnxop runs no control flow (If, Loop, Scan)")
-        if (proto.domain, proto.op_type) in functions:
-            raise Unsupported(f"{label} calls the model's function {repr(proto.domain + '.' + proto.op_type)}; "
-                              "onnxop runs no functions")
-        if proto.domain not in ONNX_DOMAINS:
-            raise Unsupported(f"{label} is in domain {repr(proto.domain)}; onnxop runs the ai.onnx domain only")
-        if proto.op_type not in supported():
-            bad.append(f"{label} at opset {opset}")
-            continue
         if proto.op_type == CONSTANT:
             nodes.append(GraphNode(proto, None, label))
             continue
-        try:
-            op = op_version(proto.op_type, opset)
-        except UsageError as e:
-            raise Unsupported(f"{label}: {e.message}") from None
+        op = op_version(proto.op_type, opset)
         nodes.append(GraphNode(proto, op, node_label(i, proto, op)))
-    if bad:
-        more = f" and {len(bad) - 3} more" if len(bad) > 3 else ""
-        raise Unsupported(f"unsupported {', '.join(bad[:3])}{more}; onnxop runs {', '.join(supported())}")
 
     for kind, values in (("input", g.input), ("output", g.output)):
         for v in values:

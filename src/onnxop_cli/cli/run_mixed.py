@@ -1,0 +1,212 @@
+"""``onnxop run MODEL --others RUNTIME | --verify | --dump DIR``: a model split
+into regions (core/partition.py), onnxop's on the WebGPU adapter through the
+graph executor, the others' on onnxruntime or onnx.reference (core/others.py).
+
+The inputs and outputs are those of ``run`` (cli/run.py: files in order,
+``--input``, ``test_data_set_N/``, ``-o FILE|DIR/|X.npz|-``, ``--check``);
+this module adds what ran where, what crossed, ``--verify``'s comparisons
+(core/verify.py) and ``--dump``'s files (io/valuefiles.py).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Optional
+
+from ..errors import OnnxopError, UsageError
+from ..render.node import quote  # names and paths from files, in a line of text
+
+
+
+def run_mixed(ctx, m, model_path: Path, files: dict[str, Path], feeds: dict, *, output: Optional[Path],
+              to_folder: bool, check: Optional[Path], full: bool, others: Optional[str], verify: bool,
+              dump: Optional[Path], started: float, fmt: Optional[str] = None) -> None:
+    import time
+
+    from . import options as cli
+    from . import run_files as plain
+    from ..core import others as runner
+    from ..core import partition
+
+    out = cli._out(ctx)
+    backend = cli._backend(ctx)
+    if others is None:
+        counts = partition.others_in(m)
+        if counts:
+            raise refusal(model_path, partition.OtherNodes(counts))
+    if dump is not None and output is not None and to_folder and Path(output).resolve() == Path(dump).resolve():
+        raise UsageError(f"--dump {dump} and -o {output} name one folder; give each its own")
+    try:
+        part = partition.split(m, others or "onnxruntime", keep_all=verify or dump is not None)
+    except OnnxopError as e:
+        raise type(e)(f"{model_path}: {e.message}") from None
+    if verify or any(r.runtime == "onnxruntime" for r in part.regions):
+        from ..core.other_onnxruntime import module
+
+        module()  # installed: said before anything runs
+    declared = {v.name: v for v in m.graph.input}
+    from ..core.graph import _check_declared
+
+    for name, t in feeds.items():
+        _check_declared(declared.get(name), t)
+    inspect = []
+    dumped: dict[str, Path] = {}
+    if dump is not None:
+        inspect.append(_dumper(m, part, dump, dumped))
+    verifier = None
+    if verify:
+        from ..core.verify import Verifier
+
+        verifier = Verifier(m.opset_import, m.ir_version)
+        inspect.append(verifier)
+    if output is not None:  # a name no file holds, several outputs for one file: refused before running
+        from ..core.tensor import dtype_by_name
+        from ..io import valuefiles
+
+        names = [v.name for v in m.graph.output]
+        kind, _ = plain.targets([SimpleNamespace(name=n, dtype=dtype_by_name("float32")) for n in names],
+                                 output, to_folder)
+        if kind == "dir":
+            valuefiles.check_names(output, names, f"-o {output}")
+    results, ran = runner.run(part, feeds, model_path.parent, backend=backend,
+                              inspect=(lambda r, value: [f(r, value) for f in inspect]) if inspect else None)
+    written: dict[str, Path] = {}
+    lines = summary(part, ran, verifier, dump, dumped)
+    if check is not None:
+        files = plain.check(None, results, check)
+        out.note(f"{_graph_of(m, feeds)}: {len(results)} output(s) equal {quote(check)}'s {files}, bit for bit")
+    elif output is None:
+        out.result(_printed(m, part, feeds, results, lines, full))
+        lines = []
+    else:
+        written = _write(results, output, to_folder, out, _graph_of(m, feeds), fmt)
+    for line in lines:
+        out.note(line)
+    if out.json:
+        out.document(_document(m, files, feeds, results, written, ran, verifier, dumped, backend,
+                               time.perf_counter() - started))
+
+
+def refusal(model_path: Path, e) -> OnnxopError:
+    return type(e)(f"{model_path}: {e.message}; --others onnxruntime runs them on onnxruntime "
+                   f"(--others reference: on onnx.reference)")
+
+
+def _dumper(m, part, folder: Path, dumped: dict[str, Path]):
+    """Writes each value a node made as ``folder/<name>.npy`` (.pb for the
+    types numpy lacks) as soon as its region ran; names are checked first."""
+    from ..io import valuefiles
+
+    if folder.exists() and not folder.is_dir():
+        raise UsageError(f"--dump {quote(folder)}: not a folder")
+    if not folder.is_dir():
+        if not folder.parent.is_dir():
+            raise UsageError(f"--dump {folder}: no such folder, and no folder {folder.parent} to make it in")
+        folder.mkdir()
+    valuefiles.check_names(folder, [x for r in part.regions for n in r.nodes for x in n.output if x], "--dump")
+
+    def write(region, value) -> None:
+        for name in region.outputs:
+            t = value(name)
+            path = valuefiles.value_paths(folder, [(name, t.dtype)], "--dump")[name]
+            valuefiles.write(path, t)
+            dumped[name] = path
+
+    return write
+
+
+def summary(part, ran, verifier, dump, dumped) -> list[str]:
+    from ..core.partition import RUNTIME_NAMES, counted
+
+    total = sum(sum(by.values()) for by in ran.nodes.values())
+    lines = [f"Ran {total} node(s) in {len(ran.regions)} region(s):"]
+    for runtime, by in ran.nodes.items():
+        ordered = sorted(by.items(), key=lambda kv: (-kv[1], kv[0]))
+        lines.append(f"  {RUNTIME_NAMES[runtime]}: {sum(by.values())} ({counted(ordered)})")
+    lines.append(f"  crossed: {ran.uploaded} bytes to the device, {ran.read_back} bytes back")
+    if verifier is not None:
+        done = ", ".join(f"{v['op']} x{v['nodes']} on {v['runtime']}" for v in verifier.summary())
+        lines.append(f"Verified {sum(v['nodes'] for v in verifier.summary())} node(s) bit for bit: {done or 'none'}")
+    if dump is not None:
+        lines.append(f"Dumped {len(dumped)} value(s) to {quote(dump)}")
+    return lines
+
+
+def _printed(m, part, feeds, results, lines: list[str], full: bool) -> str:
+    from ..render.node import Shown, tensor_lines
+
+    text = [*lines, "", "Inputs:"]
+    for name, t in feeds.items():
+        text += tensor_lines(Shown(name, t.shape, t.dtype.name, t.to_numpy()), full=full)
+    text += ["", "Outputs:"]
+    for t in results:
+        text += tensor_lines(Shown(t.name, t.shape, t.dtype.name, t.to_numpy()), full=full)
+    return "\n".join(text)
+
+
+def _graph_of(m, feeds) -> str:
+    """``graph of 3 nodes: x (2, 3) float32`` (as run's 'wrote' lines begin)."""
+    given = ", ".join(f"{quote(n)} {tuple(t.shape)} {t.dtype}" for n, t in feeds.items())
+    return f"graph of {len(m.graph.node)} nodes: {given}"
+
+
+def _write(results, output: Path, to_folder: bool, out, what: str, fmt: Optional[str] = None) -> dict[str, Path]:
+    from contextlib import ExitStack
+
+    from . import run_files as plain
+    from .. import io
+    from ..io import valuefiles
+    from ..io.stdio import stdio_label
+
+    kind, targets = plain.targets(results, output, to_folder, fmt)
+    plain.prepare(kind, targets, results, output, fmt)
+    if kind == "stdout":
+        out.data_on_stdout = True
+    if kind == "dir":
+        for t in results:
+            valuefiles.write(targets[t.name], t)
+    else:
+        with ExitStack() as stack:
+            writer = stack.enter_context(io.open_writer(output, fmt=fmt))
+            for t in results:
+                if t.dtype.is_string:
+                    writer.strings(t.name, t.strings, t.text_dtype)
+                    continue
+                with writer.tensor(t.name, tuple(t.shape), t.dtype) as sink:
+                    if t.size:
+                        sink(memoryview(valuefiles.row_major(t)))
+    for t in results:
+        out.note(f"{what} -> {quote(t.name)} {tuple(t.shape)} {t.dtype}, wrote {quote(stdio_label(targets[t.name]))}")
+    return dict(targets)
+
+
+def _document(m, files, feeds, results, written, ran, verifier, dumped, backend, total: float) -> dict:
+    from . import options as cli
+    from ..gpu.device import opened
+    from ..ops.model import opset_of
+    from ..render import json as report
+
+    gpu = opened(backend)
+    entries_in = [report.tensor_entry(t, files.get(n)) | {"name": n} for n, t in feeds.items()]
+    outs = [{"name": t.name, "path": str(written[t.name]) if t.name in written else None,
+             "shape": list(t.shape), "dtype": t.dtype.name} for t in results]
+    try:
+        opset = opset_of(m)
+    except OnnxopError:
+        opset = None
+    return report.base("run") | {
+        "op": "graph",
+        "opset": opset,
+        "attributes": {},
+        "backend": gpu.info.our_backend if gpu is not None else "host",
+        "adapter": gpu.name if gpu is not None else "host",
+        "runs": [{"inputs": entries_in, "outputs": outs, "timings": {"total": round(total, 6)}}],
+        "timings": {"total": round(total, 6)},
+        "kernel": cli._kernel_used(backend),
+        "ran": {runtime: dict(sorted(by.items())) for runtime, by in ran.nodes.items()},
+        "regions": ran.regions,
+        "transfers": {"uploaded": ran.uploaded, "read_back": ran.read_back},
+        "verified": verifier.summary() if verifier is not None else None,
+        "dumped": {n: str(p) for n, p in dumped.items()} if dumped else None,
+    }

@@ -1,0 +1,48 @@
+"""Regions of nodes onnxop does not run, on onnxruntime's CPU provider
+(``--others onnxruntime``; core/others.py runs them).
+
+Graph optimizations are off, so a region computes what onnxruntime computes
+for the same nodes of the whole model run without optimizations: no fused
+kernel changes a rounding. onnxruntime is imported only here, when a region
+needs it (``pip install 'onnxop[models]'``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..errors import OnnxopError, UsageError
+
+if TYPE_CHECKING:
+    from .tensor import Tensor
+
+INSTALL = "pip install 'onnxop[models]'"
+
+
+def module():
+    try:
+        import onnxruntime
+    except ImportError:
+        raise UsageError(f"--others onnxruntime needs the onnxruntime package, which is not installed ({INSTALL})") from None
+    return onnxruntime
+
+
+def session(model):
+    """An onnxruntime session of ``model`` on the CPU, optimizations off."""
+    ort = module()
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    options.log_severity_level = 3  # its warnings are not ours to print
+    return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+
+
+def run(model, feeds: dict[str, Tensor], outputs: list[str], label: str) -> dict[str, Tensor]:
+    from .other_common import as_arrays, as_tensors, first_line
+
+    try:
+        made = session(model).run(outputs, as_arrays(feeds))
+    except OnnxopError:
+        raise
+    except Exception as e:  # noqa: BLE001 - onnxruntime raises its own kinds
+        raise OnnxopError(f"{label}: onnxruntime: {first_line(e)}") from None
+    return as_tensors(outputs, made, label)

@@ -1,0 +1,139 @@
+"""Run a partitioned model (core/partition.py) region by region.
+
+onnxop's regions go through the one graph executor (core/graph.py: plan,
+run_to_memory): their inputs are uploaded when the region starts, their
+outputs read back when it ends, and nothing else crosses. The others' run
+on onnxruntime's CPU provider (other_onnxruntime.py) or onnx.reference
+(other_reference.py) on host arrays. Between regions every value is a host
+Tensor, released once no later region or output reads it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+from ..errors import OnnxopError
+from .partition import ONNXOP, Partition, Region, ops
+
+if TYPE_CHECKING:
+    from .tensor import Tensor
+
+
+@dataclass
+class Ran:
+    """What ran where and what crossed."""
+
+    nodes: dict[str, dict[str, int]] = field(default_factory=dict)  # runtime -> operator -> count
+    regions: list[dict] = field(default_factory=list)  # {"runtime", "nodes"}
+    uploaded: int = 0
+    read_back: int = 0
+
+    def add(self, region: Region) -> None:
+        by_op = self.nodes.setdefault(region.runtime, {})
+        for op, n in ops(region.nodes):
+            by_op[op] = by_op.get(op, 0) + n
+        self.regions.append({"runtime": region.runtime, "nodes": len(region.nodes)})
+
+
+def typed_input(name: str, t: Tensor):
+    """A graph input declaring ``t``'s type and shape."""
+    from onnx import helper
+
+    return helper.make_tensor_value_info(name, t.dtype.onnx_type, list(t.shape))
+
+
+def submodel(part: Partition, region: Region, feeds: dict[str, Tensor], folder: Path):
+    """The region as a model: the outer model's opsets, functions and IR
+    version; the initializers it reads (external data read in, for a runtime
+    that has no folder); the other values it reads as typed graph inputs."""
+    from onnx import ModelProto, TensorProto, helper, numpy_helper
+
+    m = part.model
+    inits = []
+    for name in region.inputs:
+        proto = part.initializers.get(name)
+        if proto is None:
+            continue
+        if proto.data_location == TensorProto.EXTERNAL and region.runtime != ONNXOP:
+            from ..io.tensorproto import tensor_from_proto
+
+            t = tensor_from_proto(proto, folder, f"initializer {name!r}", name)
+            proto = numpy_helper.from_array(t.to_numpy(), name)
+        inits.append(proto)
+    inputs = [typed_input(n, feeds[n]) for n in region.inputs if n not in part.initializers]
+    outputs = [helper.make_empty_tensor_value_info(n) for n in region.outputs]
+    for v in outputs if region.runtime == ONNXOP else []:
+        v.type.tensor_type.SetInParent()  # a tensor of no declared type: the graph executor says what it made
+    g = helper.make_graph([*region.copies, *region.nodes], "region", inputs, outputs, initializer=inits)
+    sub = ModelProto(ir_version=m.ir_version, graph=g)
+    sub.opset_import.extend(m.opset_import)
+    sub.functions.extend(m.functions)
+    return sub
+
+
+def run(part: Partition, feeds: dict[str, Tensor], folder: Path, *, backend: str | None = None,
+        inspect: Callable[[Region, Callable[[str], Tensor]], None] | None = None) -> tuple[list[Tensor], Ran]:
+    """The graph's outputs (host Tensors, in order) and what ran where.
+    ``inspect(region, value)`` is called after each region, while every value
+    it read and made can still be looked up by name (--verify, --dump)."""
+    from ..io.tensorproto import tensor_from_proto
+
+    host: dict[str, Tensor] = dict(feeds)
+    last: dict[str, int] = {n: len(part.regions) for n in part.outputs}
+    for k, region in enumerate(part.regions):
+        for n in [*region.inputs, *(x for c in region.copies for x in c.output)]:  # (--verify reads a copy's)
+            last[n] = max(last.get(n, -1), k)
+
+    def value(name: str) -> Tensor:
+        if name not in host:
+            proto = part.initializers.get(name)
+            if proto is None:
+                raise OnnxopError(f"value {name!r} was released before its last reader")
+            return tensor_from_proto(proto, folder, f"initializer {name!r}", name)
+        return host[name]
+
+    ran = Ran()
+    for k, region in enumerate(part.regions):
+        given = {n: value(n) for n in region.inputs if n not in part.initializers}
+        sub = submodel(part, region, given, folder)
+        if region.runtime == ONNXOP:
+            made = _onnxop(sub, given, folder, backend, ran)
+        else:
+            made = _other(region.runtime).run(sub, given, region.outputs, region.label)
+        host.update(made)
+        ran.add(region)
+        if inspect is not None:
+            inspect(region, value)
+        for n in [n for n in host if last.get(n, -1) <= k and n not in part.outputs]:
+            del host[n]
+    return [_renamed(value(n), n) for n in part.outputs], ran
+
+
+def _renamed(t: Tensor, name: str) -> Tensor:
+    from dataclasses import replace
+
+    return t if t.name == name else replace(t, name=name)
+
+
+def _onnxop(sub, feeds: dict[str, Tensor], folder: Path, backend: str | None, ran: Ran) -> dict[str, Tensor]:
+    from ..ops.model import load_graph
+    from . import graph
+
+    g = load_graph(sub, folder)
+    p = graph.plan(g, feeds, backend=backend)
+    results, traffic = graph.run_to_memory(p, backend=backend)
+    ran.uploaded += traffic.uploaded
+    ran.read_back += traffic.read_back
+    return {t.name: t for t in results}
+
+
+def _other(runtime: str) -> Any:
+    if runtime == "onnxruntime":
+        from . import other_onnxruntime
+
+        return other_onnxruntime
+    from . import other_reference
+
+    return other_reference

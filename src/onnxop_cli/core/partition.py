@@ -1,0 +1,137 @@
+"""A model split into regions: the nodes onnxop runs and those another runtime runs.
+
+    model --classify--> each node onnxop's or the others' (a Constant goes
+          with its readers) --schedule--> a topological order that keeps each
+          runtime's nodes together --regions--> maximal runs of one runtime,
+          each a sub-model (its own inputs, initializers and outputs)
+
+The regions run in order (core/others.py): onnxop's through the one graph
+executor (core/graph.py), the others' on onnxruntime (core/other_onnxruntime.py)
+or onnx.reference (core/other_reference.py). A value crosses between the
+device and the host only where it leaves or enters an onnxop region.
+
+A node is the others' when onnxop has no such operator at the model's opset,
+it is in another domain (com.microsoft), it calls one of the model's
+functions, or an attribute holds a graph (If, Loop, Scan: the node goes to
+the other runtime whole, with every outer value its bodies read).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from ..errors import InputError
+from ..ops.model import CONSTANT, ONNX_DOMAINS
+from ..ops.nodekinds import OtherNodes, counted, kind, model_opset, onnxop_runs, ops, others_in, reads  # noqa: F401
+
+ONNXOP = "onnxop"
+OTHERS = ("onnxruntime", "reference")  # --others
+RUNTIME_NAMES = {ONNXOP: "onnxop (WebGPU)", "onnxruntime": "onnxruntime (CPU)", "reference": "onnx.reference"}
+
+
+@dataclass
+class Region:
+    runtime: str  # ONNXOP or one of OTHERS
+    nodes: list[Any]  # NodeProtos, in the order they run
+    inputs: list[str] = field(default_factory=list)  # values read from before the region (initializers too)
+    outputs: list[str] = field(default_factory=list)  # values made here that a later region or the caller reads
+    copies: list[Any] = field(default_factory=list)  # Constants an earlier region made too: run again, not counted
+
+    @property
+    def label(self) -> str:
+        return f"{RUNTIME_NAMES[self.runtime]} region of {len(self.nodes)} node(s) ({counted(ops(self.nodes))})"
+
+
+@dataclass
+class Partition:
+    model: Any
+    regions: list[Region]
+    outputs: list[str]  # the graph's outputs
+    initializers: dict[str, Any]
+
+
+# ------------------------------------------------------------------ splitting
+
+
+def split(model, others: str, *, keep_all: bool = False) -> Partition:
+    """The model's regions, in the order they run. ``keep_all``: every value a
+    node makes is a region output (--verify, --dump read each of them)."""
+    g = model.graph
+    opset = model_opset(model)
+    functions = {(f.domain, f.name) for f in model.functions}
+    nodes = list(g.node)
+    producer: dict[str, int] = {}
+    for i, n in enumerate(nodes):
+        for name in n.output:
+            if name:
+                producer.setdefault(name, i)
+    readers: dict[int, list[int]] = {i: [] for i in range(len(nodes))}
+    needs: list[set[int]] = []
+    for i, n in enumerate(nodes):
+        deps = {producer[x] for x in reads(n) if x in producer and producer[x] != i}
+        needs.append(deps)
+        for d in deps:
+            readers[d].append(i)
+    side = [ONNXOP if onnxop_runs(n, opset, functions) else others for n in nodes]
+    # a Constant that a node reads goes into every region that reads it: a weight
+    # never crosses, and onnxruntime sees it as the constant it is (prepacked, as
+    # in its own run of the whole model)
+    attached = {i for i, n in enumerate(nodes) if n.op_type == CONSTANT and n.domain in ONNX_DOMAINS and readers[i]}
+    needs = [d - attached for d in needs]
+    order = _schedule(needs, readers, side, attached)
+    if len(order) + len(attached) != len(nodes):
+        stuck = next(nodes[i] for i in range(len(nodes)) if i not in set(order) | attached)
+        raise InputError(f"node {stuck.name!r} ({kind(stuck)}) is on a cycle: the graph cannot be ordered")
+    regions: list[Region] = []
+    for i in order:
+        if not regions or regions[-1].runtime != side[i]:
+            regions.append(Region(side[i], []))
+        regions[-1].nodes.append(nodes[i])
+    owned: set[int] = set()
+    for region in regions:
+        wanted = dict.fromkeys(producer[x] for n in region.nodes for x in reads(n)
+                               if x in producer and producer[x] in attached)
+        region.nodes[:0] = [nodes[i] for i in wanted if i not in owned]
+        region.copies = [nodes[i] for i in wanted if i in owned]
+        owned |= set(wanted)
+    outputs = [v.name for v in g.output]
+    _wire(regions, outputs, keep_all)
+    return Partition(model, regions, outputs, {t.name: t for t in g.initializer})
+
+
+def _schedule(needs: list[set[int]], readers: dict[int, list[int]], side: list[str], skip: set[int]) -> list[int]:
+    """Kahn's order, taking the first ready node of the runtime now running
+    before switching: each runtime's nodes stay together where the edges allow."""
+    import heapq
+
+    waiting = [len(d) for d in needs]
+    ready: dict[str, list[int]] = {}
+    for i, w in enumerate(waiting):
+        if not w and i not in skip:
+            heapq.heappush(ready.setdefault(side[i], []), i)
+    order: list[int] = []
+    current = None
+    while any(ready.values()):
+        if not ready.get(current):
+            current = side[min(q[0] for q in ready.values() if q)]
+        i = heapq.heappop(ready[current])
+        order.append(i)
+        for r in readers[i]:
+            waiting[r] -= 1
+            if not waiting[r]:
+                heapq.heappush(ready.setdefault(side[r], []), r)
+    return order
+
+
+def _wire(regions: list[Region], outputs: list[str], keep_all: bool) -> None:
+    later: set[str] = set(outputs)  # read after the region being wired
+    for region in reversed(regions):
+        made = [x for n in region.nodes for x in n.output if x]
+        region.outputs = list(dict.fromkeys(x for x in made if keep_all or x in later))
+        made_set = set(made) | {x for n in region.copies for x in n.output}
+        inputs: list[str] = []
+        for n in region.nodes:
+            inputs += [x for x in reads(n) if x not in made_set]
+        region.inputs = list(dict.fromkeys(inputs))
+        later |= set(region.inputs)

@@ -1,0 +1,105 @@
+"""``run --verify``: each node onnxop ran, run again on onnxruntime's CPU
+provider (onnx.reference where onnxruntime has no kernel for it or its
+types) on the same inputs, and compared bit for bit: NaN payloads and -0.0
+count. The first divergence stops the run, naming the node, the output, the
+first element that differs and both values' bytes.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING, Callable
+
+from ..errors import OnnxopError
+from .partition import ONNXOP, Region, kind
+
+if TYPE_CHECKING:
+    from .tensor import Tensor
+
+
+class Diverged(OnnxopError):
+    """A node onnxop ran gave other bits than the other runtime."""
+
+
+class Verifier:
+    """Called after each region (core/others.py run's ``inspect``)."""
+
+    def __init__(self, opsets, ir_version: int) -> None:
+        self.opsets, self.ir_version = list(opsets), ir_version
+        self.by: Counter = Counter()  # (operator, runtime that agreed) -> nodes
+
+    def __call__(self, region: Region, value: Callable[[str], Tensor]) -> None:
+        if region.runtime != ONNXOP:
+            return
+        for node in region.nodes:
+            ins = {n: value(n) for n in node.input if n}
+            outs = [n for n in node.output if n]
+            made, by = self._again(node, ins, outs)
+            for n, theirs in zip(outs, made):
+                _same(node, n, value(n), theirs, by)
+            self.by[(kind(node), by)] += 1
+
+    def _again(self, node, ins: dict[str, Tensor], outs: list[str]):
+        from onnx import ModelProto, helper
+
+        from . import other_common, other_onnxruntime
+        from .others import typed_input
+
+        g = helper.make_graph([node], "node", [typed_input(n, t) for n, t in ins.items()],
+                              [helper.make_empty_tensor_value_info(n) for n in outs])
+        m = ModelProto(ir_version=self.ir_version, graph=g)
+        m.opset_import.extend(self.opsets)
+        try:
+            s = other_onnxruntime.session(m)
+            arrays = s.run(outs, other_common.as_arrays(ins))
+            by = "onnxruntime"
+        except OnnxopError:
+            raise
+        except Exception:  # noqa: BLE001 - no kernel for this operator or type: the reference runs it
+            from onnx.reference import ReferenceEvaluator
+
+            try:
+                arrays = ReferenceEvaluator(m).run(outs, other_common.as_arrays(ins))
+            except Exception as e:  # noqa: BLE001
+                raise OnnxopError(f"--verify: node {node.name!r} ({kind(node)}): neither onnxruntime nor "
+                                  f"onnx.reference runs it: {other_common.first_line(e)}") from None
+            by = "onnx.reference"
+        label = f"node {node.name!r} ({kind(node)})"
+        return list(other_common.as_tensors(outs, arrays, label).values()), by
+
+    def summary(self) -> list[dict]:
+        return [{"op": op, "runtime": by, "nodes": n} for (op, by), n in sorted(self.by.items())]
+
+
+def _same(node, name: str, ours: Tensor, theirs: Tensor, by: str) -> None:
+    import numpy as np
+
+    where = f"--verify: node {node.name!r} ({kind(node)}) output {name!r}"
+    if tuple(ours.shape) != tuple(theirs.shape) or ours.dtype is not theirs.dtype:
+        raise Diverged(f"{where}: onnxop made {tuple(ours.shape)} {ours.dtype}, "
+                       f"{by} {tuple(theirs.shape)} {theirs.dtype}")
+    if ours.dtype.is_string:
+        a, b = ours.strings.reshape(-1), theirs.strings.reshape(-1)
+        diff = [i for i, (x, y) in enumerate(zip(a, b)) if x != y]
+        first = diff[0] if diff else None
+        shown = (lambda s, i: repr(bytes(s.strings.reshape(-1)[i])))
+    else:
+        a, b = _elements(ours), _elements(theirs)
+        diff = np.flatnonzero((a != b).reshape(a.shape[0], -1).any(axis=1))
+        first = int(diff[0]) if len(diff) else None
+        shown = (lambda t, i: "0x" + _elements(t)[i].tobytes()[::-1].hex())
+    if first is None:
+        return
+    at = ", ".join(str(int(i)) for i in np.unravel_index(first, ours.shape))
+    raise Diverged(f"{where}: {len(diff)} of {ours.size} elements differ; first [{at}]: "
+                   f"onnxop {shown(ours, first)}, {by} {shown(theirs, first)}")
+
+
+def _elements(t: Tensor):
+    """One row of bytes per element (sub-byte types: one element per byte)."""
+    import numpy as np
+
+    a = np.ascontiguousarray(t.to_numpy()).reshape(-1)
+    if a.dtype.byteorder == ">":
+        a = a.astype(a.dtype.newbyteorder("<"))
+    return a.view(np.uint8).reshape(a.size, -1) if a.size else a.view(np.uint8).reshape(0, 1)

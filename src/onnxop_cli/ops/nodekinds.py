@@ -1,0 +1,147 @@
+"""Which nodes of a model onnxop runs, and how the others are named and counted.
+
+A node is the others' (another runtime runs it: core/partition.py) when
+onnxop has no such operator at the model's opset, it is in another domain
+(com.microsoft), it calls one of the model's functions, or an attribute
+holds a graph (If, Loop, Scan). ``load_graph`` (model.py) refuses a model
+with any (``OtherNodes``: the operators counted, ``Conv x38, Add x12``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Any, Iterable
+
+from ..errors import InputError, UsageError
+
+ONNX_DOMAINS = ("", "ai.onnx")
+CONSTANT = "Constant"
+
+
+class Unsupported(UsageError):
+    """The model is not one onnxop runs (another operator, several nodes, a newer opset)."""
+
+
+def supported() -> list[str]:
+    """The operators a graph may hold: every operator of the registry --
+    the index-map (view) operators and those of several tensor inputs or
+    outputs (ops/family.py: Concat, Gather, ...; core/graph_family.py runs
+    them as graph steps) -- and Constant."""
+    from . import OPERATORS
+
+    return [*OPERATORS, CONSTANT]
+
+
+def opset_of(model) -> int:
+    from . import LATEST_OPSET
+
+    opsets = [o.version for o in model.opset_import if o.domain in ONNX_DOMAINS]
+    if not opsets:
+        raise InputError("the model imports no ai.onnx opset")
+    if len(set(opsets)) > 1:
+        raise InputError(f"the model imports ai.onnx twice, at opsets {sorted(set(opsets))}")
+    opset = int(opsets[0])
+    if not 1 <= opset <= LATEST_OPSET:
+        raise Unsupported(f"opset {opset} is outside what onnxop knows (1 to {LATEST_OPSET})")
+    return opset
+
+
+
+
+class OtherNodes(Unsupported):
+    """The model holds nodes onnxop does not run, and no other runtime was named."""
+
+    def __init__(self, counts: list[tuple[str, int]] | str) -> None:
+        if isinstance(counts, str):  # the message again, with more said in front (type(e)(...))
+            self.counts = []
+            super().__init__(counts)
+            return
+        self.counts = counts
+        total = sum(n for _, n in counts)
+        super().__init__(f"{total} node(s) onnxop does not run: {counted(counts)}")
+
+
+def counted(counts: Iterable[tuple[str, int]]) -> str:
+    """``Conv x38, Add x12``: most first."""
+    return ", ".join(f"{kind} x{n}" for kind, n in counts)
+
+
+def kind(proto) -> str:
+    """A node's operator as shown: ``Conv``, ``com.microsoft.FusedConv``; a
+    name that is not plain is quoted (it comes from the file)."""
+    name = proto.op_type if proto.domain in ONNX_DOMAINS else f"{proto.domain}.{proto.op_type}"
+    return name if re.fullmatch(r"[A-Za-z0-9_.]+", name) else repr(name)
+
+
+def ops(nodes) -> list[tuple[str, int]]:
+    """Operators by count, most first."""
+    return Counter(kind(n) for n in nodes).most_common()
+
+
+def subgraphs(proto) -> list[Any]:
+    from onnx import AttributeProto
+
+    found = []
+    for a in proto.attribute:
+        if a.type == AttributeProto.GRAPH:
+            found.append(a.g)
+        elif a.type == AttributeProto.GRAPHS:
+            found.extend(a.graphs)
+    return found
+
+
+def _free_names(graph) -> set[str]:
+    """The outer values a subgraph reads (its bodies' implicit inputs)."""
+    defined = {v.name for v in graph.input} | {t.name for t in graph.initializer}
+    defined |= {t.values.name for t in graph.sparse_initializer}
+    free: set[str] = set()
+    for n in graph.node:
+        free |= {x for x in n.input if x and x not in defined}
+        for g in subgraphs(n):
+            free |= _free_names(g) - defined
+        defined |= set(n.output)
+    return free
+
+
+def reads(proto) -> list[str]:
+    """Every value a node reads: its inputs and what its subgraphs read from outside."""
+    names = [x for x in proto.input if x]
+    for g in subgraphs(proto):
+        names += sorted(_free_names(g) - set(names))
+    return names
+
+
+def onnxop_runs(proto, opset: int | None, functions: set) -> bool:
+    from . import op_version
+
+    if proto.domain not in ONNX_DOMAINS or proto.op_type not in supported() or opset is None:
+        return False
+    if (proto.domain, proto.op_type) in functions:
+        return False  # (a graph attribute of an operator onnxop runs is refused as hostile: attributes.py)
+    if proto.op_type == CONSTANT:
+        return True
+    try:
+        op_version(proto.op_type, opset)
+    except Exception:  # noqa: BLE001 - not at this opset
+        return False
+    return True
+
+
+def model_opset(model) -> int | None:
+
+    try:
+        return opset_of(model)
+    except Unsupported:
+        return None
+    except InputError:
+        if any(o.domain in ONNX_DOMAINS for o in model.opset_import):
+            raise  # ai.onnx imported twice
+        return None
+
+
+def others_in(model) -> list[tuple[str, int]]:
+    """The nodes onnxop does not run, counted by operator (empty: it runs them all)."""
+    opset = model_opset(model)
+    functions = {(f.domain, f.name) for f in model.functions}
+    return ops(n for n in model.graph.node if not onnxop_runs(n, opset, functions))

@@ -1,0 +1,78 @@
+"""``run --verify`` stops at the first node whose bits differ from the other
+runtime's, naming the node, the output, the element and both values' bytes;
+and a graph input declared with dim -1 (paddle2onnx's "any") takes any size.
+
+onnxruntime agrees with onnxop on every node it can run, so a divergence is
+made here by an onnxruntime whose session flips one value (in-process).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+from conftest import cli, error_of
+from onnxop_cli.errors import ExitCode
+
+
+def transpose_model(opset: int = 17, dims=(2, 3)) -> onnx.ModelProto:
+    node = helper.make_node("Transpose", ["x"], ["a/b"], name="tr", perm=[1, 0])
+    return helper.make_model(helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(dims))],
+                                               [helper.make_tensor_value_info("a/b", TensorProto.FLOAT, None)]),
+                             opset_imports=[helper.make_opsetid("", opset)])
+
+
+@pytest.mark.parametrize("flip, shown", [
+    (lambda a: a.__setitem__((1, 0), 0.0), "first [1, 0]: onnxop 0x80000000, onnxruntime 0x00000000"),  # -0.0
+    (lambda a: a.view(np.uint32).__setitem__((2, 0), 0x7FC00001), "first [2, 0]: onnxop 0x7fc00000, onnxruntime 0x7fc00001"),
+])
+def test_the_first_divergence_stops_the_run_naming_node_output_element_and_bytes(flip, shown, cwd, capsys, monkeypatch):
+    import onnxop_cli.core.other_onnxruntime as other
+
+    onnx.save(transpose_model(), "m.onnx")
+    x = np.array([[1, -0.0, np.float32("nan")], [4, 5, 6]], np.float32)
+    np.save("x.npy", x)
+    real = other.session
+
+    class Flipping:
+        def __init__(self, model):
+            self.s = real(model)
+
+        def run(self, outs, feeds):
+            made = self.s.run(outs, feeds)
+            flip(made[0])
+            return made
+
+    monkeypatch.setattr(other, "session", Flipping)
+    code, out, err = cli(capsys, "run", "m.onnx", "x.npy", "--verify", "-o", "o/")
+    assert code == ExitCode.ERROR, err
+    assert error_of(err) == f"--verify: node 'tr' (Transpose) output 'a/b': 1 of 6 elements differ; {shown}"
+    assert not (cwd / "o" / "a%2Fb.npy").exists()
+
+
+def test_verify_passes_and_says_per_operator(cwd, capsys):
+    onnx.save(transpose_model(), "m.onnx")
+    np.save("x.npy", np.arange(6, dtype=np.float32).reshape(2, 3))
+    code, out, err = cli(capsys, "run", "m.onnx", "x.npy", "--verify", "-o", "o/")
+    assert code == 0, err
+    assert "Verified 1 node(s) bit for bit: Transpose x1 on onnxruntime" in out
+    assert np.load(cwd / "o" / "a%2Fb.npy").tobytes() == np.arange(6, dtype=np.float32).reshape(2, 3).T.tobytes()
+
+
+def test_a_dim_of_minus_one_takes_any_size_and_a_slash_in_a_name_is_escaped(tmp_path):
+    """paddle2onnx declares dynamic dims as -1 (PP-OCR's classifier); -o DIR/ writes 'a/b' as a%2Fb.npy,
+    and --check DIR finds it there by name."""
+    onnx.save(transpose_model(dims=(-1, 3)), tmp_path / "m.onnx")
+    np.save(tmp_path / "x.npy", np.ones((5, 3), np.float32))
+    r = subprocess.run([sys.executable, "-m", "onnxop_cli", "run", "m.onnx", "x.npy", "-o", "o/"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert np.load(tmp_path / "o" / "a%2Fb.npy").shape == (3, 5)
+    r = subprocess.run([sys.executable, "-m", "onnxop_cli", "run", "m.onnx", "x.npy", "--check", "o"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=120)  # a folder of files named by output
+    assert r.returncode == 0 and r.stdout.endswith("1 output(s) equal o's files, bit for bit\n"), r.stdout + r.stderr

@@ -1,0 +1,133 @@
+"""Real models through ``onnxop run --others ... --verify``: onnx's own test
+models (inside the installed onnx wheel) and PP-OCR's (inside the
+rapidocr-onnxruntime wheel). onnxop's nodes run on the GPU and are verified
+bit for bit; the final outputs equal the other runtime's own run of the
+whole model (onnxruntime with graph optimizations off; onnx.reference), and
+the outputs shipped with a test where they are exact.
+
+Shipped outputs that differ, and why: pytorch-converted's test_GLU_dim,
+test_Linear_no_bias, test_PoissonNLLLLoss_no_reduce, test_Conv2d* hold
+PyTorch's float results (Sigmoid, MatMul, Exp, Conv), a last bit away from
+onnxruntime's and numpy's. Their opset-6 Add/Mul/AveragePool have no
+onnxruntime kernel, so those run on onnx.reference.
+
+PP-OCR's models: ``pip download --no-deps rapidocr-onnxruntime==1.4.4 -d .models``
+in the repository root (or a folder named by ONNXOP_MODELS). Without it the
+test is skipped, except in CI (CI set), where it fails.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import numpy_helper
+
+from onnxop_cli.io.valuefiles import file_stem
+
+ONNX_DATA = Path(onnx.__file__).parent / "backend" / "test" / "data"
+REPO = Path(__file__).resolve().parents[2]
+MODELS = Path(os.environ.get("ONNXOP_MODELS", REPO / ".models"))
+
+
+def onnxop(*args, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "onnxop_cli", *map(str, args)], cwd=cwd, capture_output=True,
+                          text=True, timeout=300)
+
+
+def their_run(model_path: Path, feeds: dict, runtime: str) -> dict[str, np.ndarray]:
+    model = onnx.load(model_path)
+    names = [o.name for o in model.graph.output]
+    if runtime == "reference":
+        from onnx.reference import ReferenceEvaluator
+
+        return dict(zip(names, ReferenceEvaluator(model).run(None, feeds)))
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    s = ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
+    return dict(zip(names, s.run(None, feeds)))
+
+
+def run_and_compare(model_path: Path, feeds: dict, runtime: str, folder: Path) -> str:
+    """onnxop's run with --verify, its outputs equal to the runtime's own run; returns stdout."""
+    model = onnx.load(model_path)
+    inits = {t.name for t in model.graph.initializer}
+    args = []
+    for i in (i for i in model.graph.input if i.name not in inits):
+        np.save(folder / f"{file_stem(i.name)}.npy", feeds[i.name])
+        args += ["--input", f"{i.name}={file_stem(i.name)}.npy"]
+    r = onnxop("run", model_path, *args, "--others", runtime, "--verify", "-o", "out/", cwd=folder)
+    assert r.returncode == 0, r.stderr
+    assert "Verified" in r.stdout and "bit for bit" in r.stdout
+    for name, want in their_run(model_path, feeds, runtime).items():
+        got = np.load(folder / "out" / f"{file_stem(name)}.npy")
+        assert got.shape == want.shape and got.tobytes() == want.tobytes(), name
+    return r.stdout
+
+
+@pytest.mark.parametrize("test, runtime, exact", [
+    ("test_PixelShuffle", "onnxruntime", True),  # all onnxop's: Reshape, Transpose
+    ("test_AvgPool1d", "reference", True),  # Unsqueeze, Squeeze around AveragePool-1
+    ("test_GLU_dim", "reference", False),
+    ("test_Linear_no_bias", "onnxruntime", False),  # Transpose, MatMul
+])
+def test_onnx_pytorch_converted_models(test, runtime, exact, tmp_path):
+    folder = ONNX_DATA / "pytorch-converted" / test
+    model = onnx.load(folder / "model.onnx")
+    inits = {t.name for t in model.graph.initializer}
+    data = folder / "test_data_set_0"
+    names = [i.name for i in model.graph.input if i.name not in inits]
+    feeds = {n: numpy_helper.to_array(onnx.load_tensor(data / f"input_{k}.pb")) for k, n in enumerate(names)}
+    run_and_compare(folder / "model.onnx", feeds, runtime, tmp_path)
+    if exact:  # the shipped outputs too (the others hold PyTorch's last bits)
+        r = onnxop("run", folder / "model.onnx", data, "--others", runtime, "--check", data, cwd=tmp_path)
+        assert r.returncode == 0, r.stderr
+
+
+def test_onnx_light_squeezenet(tmp_path):
+    """A CNN: Conv, Relu, MaxPool... on onnxruntime, its ConstantOfShape weights and Concat on the GPU."""
+    from onnx.backend.test.runner import Runner
+
+    path = ONNX_DATA / "light" / "light_squeezenet.onnx"
+    model = onnx.load(path)
+    inits = {t.name for t in model.graph.initializer}
+    x = next(i for i in model.graph.input if i.name not in inits)
+    value = Runner.generate_dummy_data(x, seed=0, name="light_squeezenet", random=False)  # as onnx's runner does
+    out = run_and_compare(path, {x.name: value}, "onnxruntime", tmp_path)
+    assert "onnxop (WebGPU): 47 (ConstantOfShape x39, Concat x8)" in out
+    shipped = numpy_helper.to_array(onnx.load_tensor(ONNX_DATA / "light" / "light_squeezenet_output_0.pb"))
+    assert np.load(tmp_path / "out" / "softmaxout_1.npy").tobytes() == shipped.tobytes()
+
+
+def ppocr(name: str, tmp_path: Path) -> Path:
+    wheels = sorted(glob.glob(str(MODELS / "rapidocr_onnxruntime-*.whl")))
+    if not wheels:
+        if os.environ.get("CI"):
+            pytest.fail(f"no rapidocr_onnxruntime wheel in {MODELS}: "
+                        "pip download --no-deps rapidocr-onnxruntime==1.4.4 -d .models")
+        pytest.skip(f"no rapidocr_onnxruntime wheel in {MODELS}")
+    with zipfile.ZipFile(wheels[-1]) as z:
+        member = next(m for m in z.namelist() if m.endswith(name))
+        (tmp_path / name).write_bytes(z.read(member))
+    return tmp_path / name
+
+
+@pytest.mark.parametrize("name, shape, counts", [
+    ("ch_ppocr_mobile_v2.0_cls_infer.onnx", (1, 3, 48, 192),
+     "onnxop (WebGPU): 63 (Constant x40, Reshape x19, Concat x1, Identity x1, Shape x1, Slice x1)"),
+    ("ch_PP-OCRv4_rec_infer.onnx", (1, 3, 48, 320),
+     "onnxop (WebGPU): 83 (Constant x40, Slice x10, Transpose x9, Concat x7, Squeeze x7, Reshape x6, Shape x4)"),
+], ids=["cls", "rec"])
+def test_ppocr_models(name, shape, counts, tmp_path):
+    path = ppocr(name, tmp_path)
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    out = run_and_compare(path, {"x": x}, "onnxruntime", tmp_path)
+    assert counts in out
