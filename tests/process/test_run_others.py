@@ -101,7 +101,7 @@ def test_without_others_the_refusal_counts_the_nodes_and_names_the_flag(mixed):
     folder, *_ = mixed
     r = onnxop("run", "m.onnx", "x.npy", "c.npy", "-o", "o/", cwd=folder)
     assert r.returncode == 2 and r.stdout == "" and r.stderr.count("\n") == 1, r.stderr
-    assert ("m.onnx: 4 node(s) onnxop does not run: Relu x1, If x1, Add x1, com.microsoft.Gelu x1; "
+    assert ("m.onnx: 4 node(s) onnxop does not run: Relu x1, If x1, Add (float) x1, com.microsoft.Gelu x1; "
             "--others onnxruntime runs them on onnxruntime") in r.stderr
     assert not (folder / "o").exists()
 

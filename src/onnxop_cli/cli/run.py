@@ -21,7 +21,7 @@ from . import options as cli
 from .app import command
 from ..errors import OnnxopError, UsageError
 from .help import OPERATORS
-from ..ops.nodekinds import OtherNodes
+from ..ops.nodekinds import OtherNodes, others_in
 from ..render.node import quote  # names and paths from files, in a line of text
 from . import run_files
 from .run_options import DumpOpt, OthersOpt, VerifyOpt
@@ -98,6 +98,12 @@ def run_model(
     if others is not None and others not in ("onnxruntime", "reference"):
         raise UsageError(f"--others takes onnxruntime or reference, got {others!r}")
     mixed = others is not None or verify or dump is not None
+    if not mixed:  # the nodes onnxop does not run, by operator and type (float Add is not onnxop's): counted
+        counts = others_in(m)
+        if counts:
+            from .run_mixed import refusal
+
+            raise refusal(model_path, OtherNodes(counts))
     try:
         g = SimpleNamespace(inputs=onnx_model.graph_inputs(m)) if mixed else onnx_model.load_graph(m, model_path.parent)
     except OtherNodes as e:

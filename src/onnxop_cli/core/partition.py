@@ -23,7 +23,8 @@ from typing import Any, Iterable
 
 from ..errors import InputError
 from ..ops.model import CONSTANT, ONNX_DOMAINS
-from ..ops.nodekinds import OtherNodes, counted, kind, model_opset, onnxop_runs, ops, others_in, reads  # noqa: F401
+from ..ops.nodekinds import (  # noqa: F401
+    OtherNodes, counted, kind, model_opset, onnxop_runs, ops, others_in, reads, value_types)
 
 ONNXOP = "onnxop"
 OTHERS = ("onnxruntime", "reference")  # --others
@@ -73,7 +74,8 @@ def split(model, others: str, *, keep_all: bool = False) -> Partition:
         needs.append(deps)
         for d in deps:
             readers[d].append(i)
-    side = [ONNXOP if onnxop_runs(n, opset, functions) else others for n in nodes]
+    types = value_types(model)  # float Add is the others': onnxop runs integer arithmetic only
+    side = [ONNXOP if onnxop_runs(n, opset, functions, types, unknown=False) else others for n in nodes]
     # a Constant that a node reads goes into every region that reads it: a weight
     # never crosses, and onnxruntime sees it as the constant it is (prepacked, as
     # in its own run of the whole model)

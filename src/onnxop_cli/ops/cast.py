@@ -44,6 +44,14 @@ class CastBase(TensorOp):
     def constraint_types(cls, constraint: str) -> frozenset[str]:
         return cls.allowed_types()  # T1 and T2 are the same list in every opset
 
+    @staticmethod
+    def pair_in_scope(source: Optional[str], to: Optional[str]) -> bool:
+        """Whether onnxop casts ``source`` to ``to`` (ONNX names) on the device (see ``cast``)."""
+        if source is None or to is None:
+            return False
+        return source == to or (source in INTEGERS and (to in INTEGERS or to in TO_FLOAT)) or (
+            source in TO_FLOAT and to in INTEGERS and to != "bool")
+
     @classmethod
     def cast(cls, data: Arg, target) -> list[OutputPlan]:
         pair = f"{_name(data.dtype)} to {_name(target)}"
@@ -88,6 +96,17 @@ class Cast_1(CastBase):
     input_types = {"input": "T1"}
 
     @classmethod
+    def in_scope(cls, proto, types: Sequence[Optional[str]]) -> bool:
+        from onnx import AttributeProto, TensorProto
+
+        to = next((a for a in proto.attribute if a.name == "to"), None)
+        if to is None:
+            return True  # refused by plan, naming the missing attribute
+        name = to.s.decode(errors="replace").lower() if to.type == AttributeProto.STRING else (
+            TensorProto.DataType.Name(to.i).lower() if to.i in TensorProto.DataType.values() else None)
+        return cls.pair_in_scope(types[0] if types else None, name)
+
+    @classmethod
     def plan(cls, node: Node, args: Sequence[Optional[Arg]]) -> list[OutputPlan]:
         from ..core.tensor import DTYPES, dtype_by_onnx
 
@@ -126,6 +145,10 @@ class CastLike_15(CastBase):
     inputs = ("input", "target_type")
     outputs = ("output",)
     input_types = {"input": "T1", "target_type": "T2"}
+
+    @classmethod
+    def in_scope(cls, proto, types: Sequence[Optional[str]]) -> bool:
+        return len(types) >= 2 and cls.pair_in_scope(types[0], types[1])
 
     @classmethod
     def plan(cls, node: Node, args: Sequence[Optional[Arg]]) -> list[OutputPlan]:

@@ -85,6 +85,13 @@ class Elementwise(TensorOp):
         return cls.kernel_op
 
     @classmethod
+    def in_scope(cls, proto, types: Sequence[Optional[str]]) -> bool:
+        """Whether a node of this operator with inputs of ``types`` (ONNX
+        names; None: not known) is one onnxop runs: every input integer or
+        bool (ops/nodekinds.py sends the others to --others)."""
+        return all(t in INTEGERS for t in types)
+
+    @classmethod
     def plan(cls, node: Node, args: Sequence[Optional[Arg]]) -> list[OutputPlan]:
         given = [a for a in args if a is not None]
         refuse_out_of_scope(cls, given, cls.what)

@@ -74,9 +74,19 @@ def kind(proto) -> str:
     return name if re.fullmatch(r"[A-Za-z0-9_.]+", name) else repr(name)
 
 
-def ops(nodes) -> list[tuple[str, int]]:
-    """Operators by count, most first."""
-    return Counter(kind(n) for n in nodes).most_common()
+def ops(nodes, types: dict[str, str] | None = None) -> list[tuple[str, int]]:
+    """Operators by count, most first; with ``types``, an operator onnxop has
+    but runs on other types only is named with its input types
+    (``Add (float)``: float arithmetic is not onnxop's)."""
+    return Counter(_label(n, types) for n in nodes).most_common()
+
+
+def _label(proto, types: dict[str, str] | None) -> str:
+    name = kind(proto)
+    if types is None or proto.domain not in ONNX_DOMAINS or proto.op_type not in supported():
+        return name
+    given = sorted({types[x] for x in proto.input if x and x in types})
+    return f"{name} ({', '.join(given)})" if given else name
 
 
 def subgraphs(proto) -> list[Any]:
@@ -112,7 +122,35 @@ def reads(proto) -> list[str]:
     return names
 
 
-def onnxop_runs(proto, opset: int | None, functions: set) -> bool:
+def value_types(model) -> dict[str, str]:
+    """Value name -> ONNX element type name (``float``, ``int64``), as the
+    model declares them and onnx's shape inference finds them: what decides
+    whether a node of an operator that runs only some types (float Add: not
+    onnxop's) is onnxop's."""
+    import onnx
+    from onnx import TensorProto
+
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False)
+    except Exception:  # noqa: BLE001 - a model inference cannot read: what it declares
+        inferred = model
+    types: dict[str, str] = {}
+    g = inferred.graph
+    for v in (*g.input, *g.value_info, *g.output):
+        elem = v.type.tensor_type.elem_type if v.type.HasField("tensor_type") else 0
+        if elem:
+            types[v.name] = TensorProto.DataType.Name(elem).lower()
+    for t in g.initializer:
+        types[t.name] = TensorProto.DataType.Name(t.data_type).lower()
+    return types
+
+
+def onnxop_runs(proto, opset: int | None, functions: set, types: dict[str, str] | None = None,
+                unknown: bool = True) -> bool:
+    """Whether onnxop runs node ``proto``: its operator at the opset, and,
+    with ``types`` (``value_types``), its input types in the operator's scope
+    (``in_scope``: the elementwise operators run integers and bools); a type
+    not known counts as in scope when ``unknown`` (the plan refuses it then)."""
     from . import op_version
 
     if proto.domain not in ONNX_DOMAINS or proto.op_type not in supported() or opset is None:
@@ -122,10 +160,16 @@ def onnxop_runs(proto, opset: int | None, functions: set) -> bool:
     if proto.op_type == CONSTANT:
         return True
     try:
-        op_version(proto.op_type, opset)
+        op = op_version(proto.op_type, opset)
     except Exception:  # noqa: BLE001 - not at this opset
         return False
-    return True
+    scope = getattr(op, "in_scope", None)
+    if scope is None or types is None:
+        return True
+    given = [types.get(x) for x in proto.input if x]
+    if None in given:
+        return unknown
+    return scope(proto, given)
 
 
 def model_opset(model) -> int | None:
@@ -140,8 +184,9 @@ def model_opset(model) -> int | None:
         return None
 
 
-def others_in(model) -> list[tuple[str, int]]:
+def others_in(model, unknown: bool = True) -> list[tuple[str, int]]:
     """The nodes onnxop does not run, counted by operator (empty: it runs them all)."""
     opset = model_opset(model)
     functions = {(f.domain, f.name) for f in model.functions}
-    return ops(n for n in model.graph.node if not onnxop_runs(n, opset, functions))
+    types = value_types(model)
+    return ops((n for n in model.graph.node if not onnxop_runs(n, opset, functions, types, unknown)), types)

@@ -12,7 +12,7 @@ from typing import Optional, Sequence
 
 from ..errors import OpError
 from .base import Node, versions
-from .elementwise import check_count, refuse_out_of_scope, runner
+from .elementwise import INTEGERS, check_count, refuse_out_of_scope, runner
 from .family import Arg, OutputPlan, TensorOp
 from .spec import OpSpec, Param
 
@@ -22,6 +22,10 @@ class Range_11(TensorOp):
     since_version = 11
     inputs = ("start", "limit", "delta")
     outputs = ("output",)
+
+    @classmethod
+    def in_scope(cls, proto, types: Sequence[Optional[str]]) -> bool:
+        return all(t in INTEGERS for t in types)  # (see ops/elementwise.py's Elementwise.in_scope)
 
     @classmethod
     def plan(cls, node: Node, args: Sequence[Optional[Arg]]) -> list[OutputPlan]:
