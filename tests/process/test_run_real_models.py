@@ -18,6 +18,7 @@ test is skipped, except in CI (CI set), where it fails.
 
 from __future__ import annotations
 
+import fcntl
 import glob
 import os
 import subprocess
@@ -108,12 +109,26 @@ def test_onnx_light_squeezenet(tmp_path):
 
 
 def ppocr(name: str, tmp_path: Path) -> Path:
+    """PP-OCR's model ``name`` from the rapidocr-onnxruntime wheel, fetched
+    once into .models/ from the package index the install used (pip
+    download); without a network a developer's run skips, CI's fails."""
+    MODELS.mkdir(parents=True, exist_ok=True)
+    with open(MODELS / ".lock", "w") as lock:  # two workers: one downloads, the other waits for it
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _extracted(name, tmp_path)
+
+
+def _extracted(name: str, tmp_path: Path) -> Path:
     wheels = sorted(glob.glob(str(MODELS / "rapidocr_onnxruntime-*.whl")))
     if not wheels:
-        if os.environ.get("CI"):
-            pytest.fail(f"no rapidocr_onnxruntime wheel in {MODELS}: "
-                        "pip download --no-deps rapidocr-onnxruntime==1.4.4 -d .models")
-        pytest.skip(f"no rapidocr_onnxruntime wheel in {MODELS}")
+        done = subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps",
+                               "rapidocr-onnxruntime==1.4.4", "-d", str(MODELS)], capture_output=True, text=True,
+                              timeout=300)
+        wheels = sorted(glob.glob(str(MODELS / "rapidocr_onnxruntime-*.whl")))
+        if not wheels:
+            if os.environ.get("CI"):
+                pytest.fail(f"no rapidocr_onnxruntime wheel in {MODELS}, and pip download failed: {done.stderr[-500:]}")
+            pytest.skip(f"no rapidocr_onnxruntime wheel in {MODELS} (pip download failed)")
     with zipfile.ZipFile(wheels[-1]) as z:
         member = next(m for m in z.namelist() if m.endswith(name))
         (tmp_path / name).write_bytes(z.read(member))
