@@ -203,5 +203,7 @@ def test_what_onnxruntime_refuses():
 def test_every_operator_with_an_axis_is_swept():
     """An operator whose parameters name an axis is in AXES (a new one cannot slip past)."""
     named = {op for op, versions in OPERATORS.items()
-             for v in versions for p in v.params() if "axis" in p or "axes" in p or p in ("perm", "start")}
+             for v in versions for p in v.params() if "axis" in p or "axes" in p or p in ("perm", "start")
+             # the binary operators' axis (opsets 1-6) places a broadcast=1 operand, which onnxop refuses
+             if not (p == "axis" and "broadcast" in v.params())}
     assert named - set(AXES) == set()

@@ -9,10 +9,9 @@ few shown entries."""
 from __future__ import annotations
 
 import os
-import resource
+import signal
 import subprocess
 import sys
-import time
 
 import numpy as np
 import onnx
@@ -33,33 +32,43 @@ def shown(n: int) -> np.ndarray:
     return np.r_[0:EDGE + 1, n - EDGE - 1:n] if n > 2 * EDGE else np.arange(n)
 
 
+# The child is started by a small launcher: Linux keeps, in a child's
+# ru_maxrss, the RSS of the process it was forked from (the exec records the
+# old image's high-water mark), and a pytest worker late in a run holds
+# hundreds of MiB. Forked from the launcher, the child's peak is its own.
+LAUNCHER = """
+import os, resource, sys
+cap, report, *argv = sys.argv[1:]
+pid = os.fork()
+if pid == 0:
+    resource.setrlimit(resource.RLIMIT_AS, (int(cap), int(cap)))
+    os.execv(argv[0], argv)
+_, status, usage = os.wait4(pid, 0)
+with open(report, "w") as f:
+    f.write(f"{os.waitstatus_to_exitcode(status)} {usage.ru_maxrss}")
+"""
+
+
 def run_capped(argv: list[str], cwd, backend: str) -> tuple[int, str, str, int]:
     """(exit code, stdout, stderr, peak RSS in bytes) of ``onnxop argv``."""
-    def cap() -> None:
-        resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
-
-    out, err = cwd / "stdout.txt", cwd / "stderr.txt"
+    out, err, report = cwd / "stdout.txt", cwd / "stderr.txt", cwd / "rusage.txt"
     env = {**os.environ, "ONNXOP_BACKEND": backend}
     with open(out, "wb") as o, open(err, "wb") as e:
-        child = subprocess.Popen([sys.executable, "-m", "onnxop_cli", *argv], cwd=cwd, stdout=o, stderr=e, env=env,
-                                 preexec_fn=cap)
-        deadline = time.monotonic() + DEADLINE
+        launcher = subprocess.Popen(
+            [sys.executable, "-S", "-c", LAUNCHER, str(ADDRESS_SPACE), str(report), sys.executable, "-m", "onnxop_cli",
+             *argv], cwd=cwd, stdout=o, stderr=e, env=env, start_new_session=True)
         try:
-            while True:
-                pid, status, usage = os.wait4(child.pid, os.WNOHANG)
-                if pid:
-                    break
-                if time.monotonic() > deadline:  # planning a whole output can take forever (and defer SIGTERM)
-                    child.kill()
-                    os.wait4(child.pid, 0)
-                    pytest.fail(f"onnxop {' '.join(argv)}: still running after {DEADLINE} s")
-                time.sleep(0.05)
-        except BaseException:
-            if child.poll() is None:
-                child.kill()
-            raise
-        child.returncode = os.waitstatus_to_exitcode(status)
-    return child.returncode, out.read_text(), err.read_text(), usage.ru_maxrss * 1024
+            launcher.wait(timeout=DEADLINE)  # planning a whole output can take forever (and defer SIGTERM)
+        except subprocess.TimeoutExpired:
+            os.killpg(launcher.pid, signal.SIGKILL)
+            launcher.wait()
+            pytest.fail(f"onnxop {' '.join(argv)}: still running after {DEADLINE} s")
+        finally:
+            if launcher.poll() is None:
+                os.killpg(launcher.pid, signal.SIGKILL)
+                launcher.wait()
+    code, maxrss = map(int, report.read_text().split())
+    return code, out.read_text(), err.read_text(), maxrss * 1024
 
 
 def printed(stdout: str, name: str) -> str:
