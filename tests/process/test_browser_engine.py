@@ -102,12 +102,15 @@ def test_every_official_conformance_case_passes_on_the_browser(tmp_path):
     assert last.endswith(" 0 failed, 2 skipped") and int(last.split()[0]) >= 187, last
 
 
-def test_no_chromium_is_one_line_and_exit_1(tmp_path):
+@pytest.mark.parametrize("chromium", ["no-such-chromium", "/bin/false"], ids=["missing", "not-starting"])
+def test_no_chromium_is_one_line_and_exit_1(chromium, tmp_path):
+    """A Chromium that is not there, or one that does not start: one line naming it, exit 1."""
     np.save(tmp_path / "x.npy", np.zeros((2, 2), np.float32))
-    done = onnxop(tmp_path, "transpose", "x.npy", env={"ONNXOP_CHROMIUM": str(tmp_path / "no-such-chromium")})
+    done = onnxop(tmp_path, "transpose", "x.npy", "-o", "y.npy", env={"ONNXOP_CHROMIUM": chromium})
     assert done.returncode == 1
-    assert done.stderr.count("\n") == 1 and "onnxop: error: " in done.stderr and "Chromium" in done.stderr, done.stderr
-    assert "Traceback" not in done.stderr
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith("onnxop: error: "), done.stderr
+    assert "Chromium" in done.stderr and repr(chromium) in done.stderr, done.stderr
+    assert not (tmp_path / "y.npy").exists()
 
 
 CHECK = """

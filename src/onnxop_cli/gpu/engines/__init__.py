@@ -43,9 +43,8 @@ def load(engine: str) -> ModuleType:
             raise GpuError(
                 f"the dawn engine needs the dawn-python package ({module.INSTALL_HINT}): {e}"
             ) from None
-    if engine == "browser" and not installed("browser"):
-        what = "Playwright" if importlib.util.find_spec("playwright") is None else "a Chromium"
-        raise GpuError(f"the browser engine needs {what} ({module.INSTALL_HINT})")
+    if engine == "browser" and module.missing():
+        raise GpuError(module.missing())
     return module
 
 
@@ -54,7 +53,7 @@ def installed(engine: str) -> bool:
     if engine == "dawn":
         return importlib.util.find_spec("pydawn") is not None
     if engine == "browser":
-        from .browser.driver import chromium
+        from .browser.driver import missing
 
-        return importlib.util.find_spec("playwright") is not None and chromium() is not None
+        return not missing()
     return True

@@ -23,10 +23,21 @@ from typing import Any
 ENV_CHROMIUM = "ONNXOP_CHROMIUM"  # the browser to run; else `chromium` (Debian), `chromium-browser` on PATH
 ENV_CALL_TIMEOUT = "ONNXOP_BROWSER_TIMEOUT"  # seconds one call to the page may take (default 120)
 DEFAULT_CALL_TIMEOUT = 120.0
-INSTALL_HINT = (
-    "pip install 'onnxop[browser]' and a Chromium (Debian/Ubuntu: apt-get install chromium); "
-    f"${ENV_CHROMIUM} names another"
-)
+INSTALL_HINT = "pip install 'onnxop[browser]'"
+
+
+def missing() -> str:
+    """What the browser engine lacks, in one sentence ('' if nothing)."""
+    import importlib.util
+
+    if importlib.util.find_spec("playwright") is None:
+        return f"the browser engine needs Playwright: {INSTALL_HINT}"
+    if chromium() is None:
+        named = os.environ.get(ENV_CHROMIUM, "").strip()
+        where = f"${ENV_CHROMIUM} is {named!r}, not a program" if named else "no 'chromium' on PATH"
+        return (f"the browser engine found no Chromium ({where}): install it (Debian/Ubuntu: "
+                f"apt-get install chromium) or name it in ${ENV_CHROMIUM}")
+    return ""
 
 # --use-webgpu-adapter=swiftshader: Chromium's Dawn on SwiftShader (its own
 # Vulkan on the CPU); it refuses Mesa's lavapipe. Timestamps unrounded, as
@@ -83,12 +94,8 @@ class Driver:
 
     def __init__(self) -> None:
         exe = chromium()
-        if exe is None:
-            raise BrowserError(f"the browser engine found no Chromium ({INSTALL_HINT})")
-        try:
-            import playwright.sync_api  # noqa: F401
-        except ImportError as e:
-            raise BrowserError(f"the browser engine needs Playwright ({INSTALL_HINT}): {e}") from None
+        if exe is None or missing():
+            raise BrowserError(missing())
         self.dead = ""
         self.busy = False  # a call is in the page (close then cannot wait for the thread)
         self._jobs: queue.Queue = queue.Queue()
@@ -116,7 +123,7 @@ class Driver:
                     page.goto(f"http://127.0.0.1:{self._server.server_port}/")
                     page.add_script_tag(content=script)
                 except Exception as e:  # noqa: BLE001 - any launch failure is one line
-                    started.set_exception(BrowserError(f"Chromium did not start ({exe}): {_first(e)}"))
+                    started.set_exception(BrowserError(f"Chromium did not start ({exe!r}): {_first(e)}"))
                     return
                 started.set_result(None)
                 while True:

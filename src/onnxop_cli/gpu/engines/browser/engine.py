@@ -20,7 +20,8 @@ from __future__ import annotations
 import atexit
 from typing import Any
 
-from .driver import INSTALL_HINT, BrowserError, Driver, chromium  # noqa: F401 - INSTALL_HINT: engines.load
+from ....errors import GpuError
+from .driver import INSTALL_HINT, BrowserError, Driver, missing  # noqa: F401 - engines.load
 from .objects import Buffer, Device  # noqa: F401 - part of the engine's surface, as dawn's
 
 NAME = "browser"
@@ -51,11 +52,15 @@ def init(backends: tuple[str, ...]) -> None:
     global _driver, _adapter
     if _driver is not None:
         return
-    _driver = Driver()
-    atexit.register(_driver.close)
+    try:
+        driver = Driver()
+    except BrowserError as e:
+        raise GpuError(str(e)) from None
+    atexit.register(driver.close)
+    _driver = driver
     answer = _driver.run([["adapter"]], "requesting the adapter")
     if answer["error"]:
-        raise BrowserError(answer["error"])
+        raise GpuError(f"the browser's WebGPU gave no adapter: {answer['error']}")
     found = answer["out"][0] if answer["out"] else None
     _adapter = Adapter(found) if found else None
 

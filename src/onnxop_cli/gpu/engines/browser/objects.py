@@ -15,15 +15,23 @@ from typing import Any
 from .driver import BrowserError, BrowserOutOfMemory, Driver, call_timeout
 
 _ids = itertools.count(1)
+# Bytes cross as base64 in DevTools-protocol messages: at most PIECE bytes an
+# operation, and what is recorded is sent once BATCH_BYTES of data wait.
+PIECE = 16 << 20
+BATCH_BYTES = 32 << 20
+# The buffer limits onnxop sees (the adapter offers 1 GiB): larger tensors go
+# in chunks of this, as on the software adapters, not in one 1 GiB transfer.
+LIMIT_CAP = {"max-buffer-size": 256 << 20, "max-storage-buffer-binding-size": 128 << 20}
 
 
 class Device:
     def __init__(self, driver: Driver, answer: dict[str, Any], on_lost: Any) -> None:
         self.driver, self.on_lost = driver, on_lost
         self.features = set(answer["features"])
-        self.limits = {k: int(v) for k, v in answer["limits"].items()}
+        self.limits = {k: min(int(v), LIMIT_CAP.get(k, int(v))) for k, v in answer["limits"].items()}
         self.queue = Queue(self)
         self._pending: list[list[Any]] = []
+        self._pending_bytes = 0
         self._lock = threading.RLock()  # a finalizer (forget) may run inside record
         self._lost = ""
 
@@ -33,9 +41,21 @@ class Device:
         with self._lock:
             self._pending.append(list(op))
 
+    def record_bytes(self, op: str, oid: int, offset: int, data: memoryview) -> None:
+        """``op`` (write, mapwrite) of ``data`` at ``offset``, PIECE bytes an operation."""
+        for start in range(0, len(data), PIECE):
+            piece = base64.b64encode(data[start:start + PIECE]).decode()
+            with self._lock:
+                self._pending.append([op, oid, offset + start, piece])
+                self._pending_bytes += len(piece)
+                full = self._pending_bytes >= BATCH_BYTES
+            if full:
+                self.flush("uploading")
+
     def _take(self, *last: Any) -> list[list[Any]]:
         with self._lock:
             ops, self._pending = self._pending, []
+            self._pending_bytes = 0
         if last:
             ops.append(list(last))
         return ops
@@ -133,8 +153,7 @@ class Queue:
         self.device = device
 
     def write_buffer(self, buffer: Buffer, offset: int, data: Any) -> None:
-        view = memoryview(data).cast("B")
-        self.device.record("write", buffer.id, offset, base64.b64encode(view).decode())
+        self.device.record_bytes("write", buffer.id, offset, memoryview(data).cast("B"))
 
     def submit(self, command_buffers: list[Any]) -> None:
         self.device.flush("submitting", "submit", [c.commands for c in command_buffers])
@@ -203,18 +222,18 @@ class ComputePass:
 
 
 class MapPromise:
-    """A pending map: a read's bytes come with the answer; a write's map is
-    done at once (see Buffer)."""
+    """A pending map: a read's bytes come with the answers, PIECE bytes
+    each; a write's map is done at once (see Buffer)."""
 
-    def __init__(self, future: concurrent.futures.Future | None, device: Device) -> None:
-        self.future, self.device = future, device
+    def __init__(self, futures: list[concurrent.futures.Future], device: Device) -> None:
+        self.futures, self.device = futures, device
         self.data: bytes | None = None
 
     def wait(self, timeout: float) -> bool:
-        if self.future is None:
+        if not self.futures:
             return True
         try:
-            self.future.result(timeout=timeout)
+            self.futures[-1].result(timeout=timeout)
         except concurrent.futures.TimeoutError:
             return False
         except Exception:  # noqa: BLE001 - raised by sync_wait
@@ -222,13 +241,16 @@ class MapPromise:
         return True
 
     def sync_wait(self) -> bytes | None:
-        if self.future is None or self.data is not None:
+        if not self.futures or self.data is not None:
             return self.data
-        try:
-            answer = self.future.result(timeout=call_timeout())
-        except concurrent.futures.TimeoutError:
-            raise BrowserError(f"the browser did not answer a buffer map within {call_timeout():g} s") from None
-        self.data = base64.b64decode(self.device.answered(answer)[-1])
+        pieces = []
+        for future in self.futures:
+            try:
+                answer = future.result(timeout=call_timeout())
+            except concurrent.futures.TimeoutError:
+                raise BrowserError(f"the browser did not answer a buffer map within {call_timeout():g} s") from None
+            pieces.append(base64.b64decode(self.device.answered(answer)[-1]))
+        self.data = b"".join(pieces)
         return self.data
 
 
@@ -252,16 +274,20 @@ class Buffer(_Object):
             if self._shadow is None:
                 raise BrowserError("buffer map failed: the buffer was not made for writing maps")
             self._written = (offset, size)
-            return MapPromise(None, self.device)
-        answer: concurrent.futures.Future = concurrent.futures.Future()
-        self.device.driver.submit(self.device._take("read", self.id, offset, size), answer)
+            return MapPromise([], self.device)
+        futures = []
+        for start in range(offset, offset + max(size, 1), PIECE):
+            answer: concurrent.futures.Future = concurrent.futures.Future()
+            read = ["read", self.id, start, min(PIECE, offset + size - start)]
+            self.device.driver.submit(self.device._take(*read) if not futures else [read], answer)
+            futures.append(answer)
         self._read = (offset, b"")
-        promise = self._promise = MapPromise(answer, self.device)
+        promise = self._promise = MapPromise(futures, self.device)
         return promise
 
     def map_sync(self, mode: int, offset: int = 0, size: int | None = None) -> None:
         promise = self.map_async(mode, offset, size)
-        if promise.future is not None:
+        if promise.futures:
             self._read = (offset, promise.sync_wait() or b"")
 
     def _bytes(self) -> tuple[int, bytes]:
@@ -288,8 +314,7 @@ class Buffer(_Object):
         if self._written is not None and self._shadow is not None:
             offset, size = self._written
             self._written = None
-            data = base64.b64encode(memoryview(self._shadow)[offset:offset + size]).decode()
-            self.device.record("mapwrite", self.id, offset, data)
+            self.device.record_bytes("mapwrite", self.id, offset, memoryview(self._shadow)[offset:offset + size])
         self._read = self._promise = None
 
     def destroy(self) -> None:
