@@ -167,3 +167,24 @@ def test_a_browser_that_hangs_is_one_error_within_the_limit(tmp_path):
     assert done.returncode != 0
     assert "GpuError" in done.stderr and ("did not finish within 8 s" in done.stderr or "lost" in done.stderr), done.stderr
     assert time.monotonic() - start < 120
+
+
+TWO = """
+import numpy as np
+from onnxop_cli.core.sources import MemoryBytes
+from onnxop_cli.gpu import device
+from onnxop_cli.gpu.copy import copy_through_kernel
+data = MemoryBytes(np.arange(1 << 16, dtype=np.uint8))
+for gpu in (device.get_gpu("browser-vulkan"), device.Gpu.open("auto", "browser")):
+    out = []
+    copy_through_kernel(gpu, data, lambda c: out.append(bytes(c)), chunk_bytes=4096)
+    assert b"".join(out) == data.to_array().tobytes()
+print("ok")
+"""
+
+
+def test_a_second_gpu_on_the_browser_shares_its_device(tmp_path):
+    """The page's adapter gives one device; a second Gpu (``auto`` beside
+    ``vulkan``, tests/process/test_gc_release.py's) was refused: 'adapter is consumed'."""
+    done = subprocess.run([sys.executable, "-c", TWO], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]

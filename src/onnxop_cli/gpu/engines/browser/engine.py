@@ -27,6 +27,7 @@ from .objects import Buffer, Device  # noqa: F401 - part of the engine's surface
 NAME = "browser"
 _driver: Driver | None = None
 _adapter: Adapter | None = None
+_device: Device | None = None
 
 _BACKEND_TYPES = {"vulkan": "Vulkan", "metal": "Metal", "d3d12": "D3D12", "opengl": "OpenGL", "opengles": "OpenGLES"}
 _ADAPTER_TYPES = {"discrete GPU": "DiscreteGPU", "integrated GPU": "IntegratedGPU", "CPU": "CPU"}
@@ -76,11 +77,17 @@ def adapters(backend: str | None = None) -> list[Adapter]:
 
 
 def request_device(adapter: Adapter, features: list[str], on_lost: Any) -> Device:
+    """The page's device: one per process (a page's adapter gives one device;
+    a second Gpu of the browser, ``auto`` beside ``vulkan``, shares it)."""
+    global _device
     assert _driver is not None
+    if _device is not None:
+        return _device
     answer = _driver.run([["device", [f for f in features if f in adapter.features]]], "requesting the device")
     if answer["error"]:
         raise BrowserError(f"device request failed: {answer['error']}")
-    return Device(_driver, answer["out"][0], on_lost)
+    _device = Device(_driver, answer["out"][0], on_lost)
+    return _device
 
 
 def settled(promise: Any, timeout: float) -> bool:
