@@ -113,6 +113,13 @@ def test_no_chromium_is_one_line_and_exit_1(chromium, tmp_path):
     assert not (tmp_path / "y.npy").exists()
 
 
+def test_a_bad_time_limit_is_a_usage_error(tmp_path):
+    np.save(tmp_path / "x.npy", np.zeros((2, 2), np.float32))
+    done = onnxop(tmp_path, "transpose", "x.npy", env={"ONNXOP_BROWSER_TIMEOUT": "soon"})
+    assert done.returncode == 2
+    assert done.stderr == "onnxop: error: $ONNXOP_BROWSER_TIMEOUT must be a positive number of seconds, got 'soon'\n"
+
+
 CHECK = """
 import sys
 from onnxop_cli.errors import GpuError

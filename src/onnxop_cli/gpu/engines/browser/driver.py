@@ -20,6 +20,8 @@ import threading
 from importlib import resources
 from typing import Any
 
+from ....errors import UsageError
+
 ENV_CHROMIUM = "ONNXOP_CHROMIUM"  # the browser to run; else `chromium` (Debian), `chromium-browser` on PATH
 ENV_CALL_TIMEOUT = "ONNXOP_BROWSER_TIMEOUT"  # seconds one call to the page may take (default 120)
 DEFAULT_CALL_TIMEOUT = 120.0
@@ -67,11 +69,17 @@ def chromium() -> str | None:
 
 
 def call_timeout() -> float:
+    """The seconds one call to the page may take ($ONNXOP_BROWSER_TIMEOUT, else 120)."""
     raw = os.environ.get(ENV_CALL_TIMEOUT, "").strip()
-    try:
-        return float(raw) if raw and float(raw) > 0 else DEFAULT_CALL_TIMEOUT
-    except ValueError:
+    if not raw:
         return DEFAULT_CALL_TIMEOUT
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = -1.0
+    if not 0 < seconds < float("inf"):
+        raise UsageError(f"${ENV_CALL_TIMEOUT} must be a positive number of seconds, got {raw!r}")
+    return seconds
 
 
 class _Quiet(http.server.BaseHTTPRequestHandler):
@@ -93,6 +101,7 @@ class Driver:
     """The browser, its page and the thread that talks to them."""
 
     def __init__(self) -> None:
+        call_timeout()  # a bad $ONNXOP_BROWSER_TIMEOUT is refused before a browser starts
         exe = chromium()
         if exe is None or missing():
             raise BrowserError(missing())
@@ -118,7 +127,10 @@ class Driver:
             with sync_playwright() as p:
                 _, started = self._jobs.get()
                 try:
-                    browser = p.chromium.launch(executable_path=exe, args=args, env=env, headless=True)
+                    # Playwright makes a fresh profile folder itself (it refuses --user-data-dir),
+                    # and turns the sandbox off unless asked: on unless root.
+                    browser = p.chromium.launch(executable_path=exe, args=args, env=env, headless=True,
+                                                chromium_sandbox=os.geteuid() != 0)
                     page = browser.new_page()
                     page.goto(f"http://127.0.0.1:{self._server.server_port}/")
                     page.add_script_tag(content=script)
