@@ -41,7 +41,7 @@ for _name in ("SIGINT", "SIGHUP", "SIGQUIT", "SIGTERM"):
 
 from onnxop_cli.errors import NoAdapterError  # noqa: E402
 from onnxop_cli.gpu import get_gpu, init_instance  # noqa: E402
-from onnxop_cli.gpu.engines import installed  # noqa: E402
+from onnxop_cli.gpu.engines import ENGINES, installed  # noqa: E402
 
 # The README's test command runs every test once, the GPU ones on lavapipe's
 # Vulkan through wgpu. CI's matrix passes (.ci/run) set ONNXOP_TEST_BACKENDS to
@@ -52,15 +52,24 @@ from onnxop_cli.gpu.engines import installed  # noqa: E402
 BACKENDS = [b for b in os.environ.get("ONNXOP_TEST_BACKENDS", "vulkan").split(",") if b]
 MATRIX = os.environ.get("ONNXOP_TEST_MATRIX", "") not in ("", "0")
 _NOT_IN_MATRIX = "not-in-this-matrix-pass"
-NO_ENGINE = [b for b in BACKENDS if b.startswith("dawn-") and not installed("dawn")]
-init_instance([b for b in BACKENDS if b not in NO_ENGINE])
+
+
+def engine_of(backend: str) -> str:
+    """The engine a backend name names: ``dawn`` for ``dawn-gl``, ``wgpu`` for ``gl``."""
+    prefix, _, rest = backend.partition("-")
+    return prefix if rest and prefix in ENGINES else "wgpu"
+
+
+# dawn-*: dawn-python; browser-*: Playwright and a Chromium (not started until used)
+NO_ENGINE = [b for b in BACKENDS if not installed(engine_of(b))]
+init_instance([b for b in BACKENDS if b not in NO_ENGINE and engine_of(b) != "browser"])
 
 
 def _gpu_or_skip(backend: str):
     if backend in NO_ENGINE:
         if os.environ.get("CI"):
-            pytest.fail(f"CI is set and the engine of {backend} is not installed (pip install 'onnxop[dawn]')")
-        pytest.skip(f"{backend}: dawn-python is not installed")
+            pytest.fail(f"CI is set and the engine of {backend} is not installed (pip install 'onnxop[{engine_of(backend)}]')")
+        pytest.skip(f"{backend}: the {engine_of(backend)} engine is not installed")
     try:
         gpu = get_gpu(backend)
     except NoAdapterError as e:
@@ -85,8 +94,7 @@ def backend(request) -> str:
 
 # The first backend of each engine (vulkan and dawn-vulkan by default): for
 # tests of an engine or of the package rather than of a kernel.
-ENGINE_BACKENDS = [b for i, b in enumerate(BACKENDS)
-                   if b.startswith("dawn-") not in {x.startswith("dawn-") for x in BACKENDS[:i]}]
+ENGINE_BACKENDS = [b for i, b in enumerate(BACKENDS) if engine_of(b) not in {engine_of(x) for x in BACKENDS[:i]}]
 
 # The tests are in folders by kind (tests/unit, gpu, cli, process). Those in
 # tests/cli/ test the commands and formats, not a kernel: one backend each.

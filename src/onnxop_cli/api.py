@@ -53,8 +53,10 @@ The backend is ``"auto"`` (the best adapter found), ``"vulkan"``, ``"metal"``,
 process opens one WebGPU instance, for the backend of its first call: use
 one backend per process.
 
-The engine is ``"wgpu"`` (wgpu-native, the default) or ``"dawn"`` (Dawn, with
-``pip install 'onnxop[dawn]'``); ``None`` means ``$ONNXOP_ENGINE`` or ``"wgpu"``.
+The engine is ``"wgpu"`` (wgpu-native, the default), ``"dawn"`` (Dawn, with
+``pip install 'onnxop[dawn]'``) or ``"browser"`` (headless Chromium's WebGPU,
+with ``pip install 'onnxop[browser]'`` and a Chromium); ``None`` means
+``$ONNXOP_ENGINE`` or ``"wgpu"``.
 
 A parameter of the wrong type or value (``opset='13'``, ``opset=13.9``,
 ``backend=1``, ``allowzero='yes'``) raises one ``TypeError`` or ``ValueError``

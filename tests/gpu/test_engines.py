@@ -87,7 +87,7 @@ def test_engine_option_and_env_select_dawn(backend, cwd, rng, capsys, monkeypatc
 
 def test_unknown_engine_is_a_usage_error(capsys):
     code, _, err = cli(capsys, "--engine", "tint", "info")
-    assert code == 2 and error_of(err) == "unknown engine 'tint'; choose one of wgpu, dawn"
+    assert code == 2 and error_of(err) == "unknown engine 'tint'; choose one of wgpu, dawn, browser"
 
 
 def test_missing_dawn_names_the_extra(tmp_path):

@@ -80,7 +80,7 @@ def test_threads_each_get_their_own_bytes(backend):
 
 def test_threads_on_both_engines_at_once(backend):
     """Threads on wgpu and on Dawn in one process, at the same time."""
-    if backend.startswith("dawn-"):
+    if backend.startswith(("dawn-", "browser-")):
         pytest.skip("run once per adapter type, from its wgpu parametrisation")
     from onnxop_cli.gpu.engines import installed
 

@@ -130,7 +130,7 @@ def test_no_import_cycles():
 
 def test_the_layers_contract_holds():
     """lint-imports (import-linter) with pyproject's contracts: the layers,
-    no typer or rich below cli, wgpu and pydawn only in gpu.engines."""
+    no typer or rich below cli, wgpu, pydawn and playwright only in gpu.engines."""
     exe = shutil.which("lint-imports", path=str(Path(sys.executable).parent))
     if exe is None:
         pytest.fail("lint-imports is not installed (pip install -e '.[test]')")
@@ -138,7 +138,7 @@ def test_the_layers_contract_holds():
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-ENGINE_PACKAGES = ("wgpu", "pydawn")
+ENGINE_PACKAGES = ("wgpu", "pydawn", "playwright")
 
 
 def engine_imports(src: Path = SRC) -> dict[str, list[str]]:

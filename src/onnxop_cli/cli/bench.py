@@ -172,7 +172,7 @@ def bench_targets(backend: str | None, pinned: bool = False) -> list[str]:
     prefix, _, rest = spec.partition("-")
     if pinned or os.environ.get(engines.ENV_ENGINE) or (rest and prefix in engines.ENGINES):
         return [gpu_key(engine, name)]
-    return [gpu_key(e, name) for e in engines.ENGINES if engines.installed(e)]
+    return [gpu_key(e, name) for e in engines.SIDE_BY_SIDE if engines.installed(e)]
 
 
 def run_bench(

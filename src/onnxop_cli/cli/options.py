@@ -37,11 +37,12 @@ EngineOpt = Annotated[
         # $ONNXOP_ENGINE is read by gpu.device.resolve, below both options:
         # as a typer envvar it would fill the command's option and override
         # an --engine given before the command.
-        help="WebGPU implementation: wgpu (default; env ONNXOP_ENGINE) or dawn "
-        "(pip install 'onnxop[dawn]'). Example: --engine dawn",
+        help="WebGPU implementation: wgpu (default; env ONNXOP_ENGINE), dawn "
+        "(pip install 'onnxop[dawn]') or browser (headless Chromium; pip install 'onnxop[browser]'). "
+        "Example: --engine dawn",
         show_default=False,
         metavar="NAME",
-        autocompletion=lambda: ["wgpu", "dawn"],
+        autocompletion=lambda: ["wgpu", "dawn", "browser"],
     ),
 ]
 OpsetOpt = Annotated[

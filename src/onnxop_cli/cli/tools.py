@@ -148,7 +148,7 @@ def info(
     engine, name = resolve(_backend(ctx))
     gpu = get_gpu(name, engine)  # creates the WebGPU instance for this backend, unless one exists
     adapters = list_adapters(engine)
-    seen, kernels = survey(name)
+    seen, kernels = survey(name, engine)
     lines = [f"Adapters found ({'all backends' if name == 'auto' else name}):"]
     lines += [f"  - {a}  driver: {a.driver or '?'}" for a in adapters] or ["  (none)"]
     out = _out(ctx)

@@ -106,8 +106,10 @@ def _init_instance(backends: list[str] | tuple[str, ...]) -> None:
     if any(e == "dawn" for e, _ in pairs):
         engines.load("dawn").init(dawn)
         _dawn_ready = True
-        if all(e == "dawn" for e, _ in pairs):
-            return
+    if any(e == "browser" for e, _ in pairs):
+        engines.load("browser").init(())
+    if all(e != "wgpu" for e, _ in pairs) and pairs:
+        return
     wanted = tuple(sorted(b for e, b in pairs if e == "wgpu" and b != "auto"))
     with _lock:
         if _instance_backends is not None:
@@ -164,10 +166,10 @@ def _open_gpu(engine: str, name: str, key: str) -> Gpu:
     from . import headroom
 
     headroom.check(engine)  # under `ulimit -v`: refused in one line before the engine can crash
-    if engine == "dawn":
+    if engine != "wgpu":
         _runtime_dir()
-        engines.load("dawn").init(() if name == "auto" else (name,))
-        gpu = Gpu.open(name, "dawn")
+        engines.load(engine).init(() if name == "auto" else (name,))
+        gpu = Gpu.open(name, engine)
         with _lock:
             return _gpus.setdefault(key, gpu)
     if _instance_backends is None:
@@ -205,6 +207,8 @@ def list_adapters(engine: str | None = None) -> list[AdapterInfo]:
         init_instance([])
     elif engine == "dawn" and not _dawn_ready:
         init_instance(["dawn-auto"])
+    elif engine == "browser":
+        init_instance(["browser-auto"])
     with gpu_errors("enumerating adapters"):
         adapters = engines.load(engine).adapters()
     return [AdapterInfo.of(a, engine) for a in adapters]

@@ -85,7 +85,7 @@ def gpu_errors(what: str, adapter: str = "") -> Iterator[None]:
 
 def _engine_errors() -> tuple[type[BaseException], ...]:
     """The error types of the engines loaded in this process."""
-    loaded = [m for m in ("wgpu_native", "dawn.engine") if f"{engines.__name__}.{m}" in sys.modules]
+    loaded = [m for m in ("wgpu_native", "dawn.engine", "browser.engine") if f"{engines.__name__}.{m}" in sys.modules]
     if "wgpu_native" in loaded and "wgpu" not in sys.modules:
         loaded.remove("wgpu_native")
     return tuple(t for m in loaded for t in sys.modules[f"{engines.__name__}.{m}"].error_types())

@@ -8,8 +8,9 @@ from typing import Any
 from .needs import Needs, needs
 
 
-def survey(backend: str) -> tuple[dict[str, list[Any]], list[tuple[Any, Needs, list[Any]]]]:
+def survey(backend: str, chosen: str = "wgpu") -> tuple[dict[str, list[Any]], list[tuple[Any, Needs, list[Any]]]]:
     """For ``info``: the adapters of ``backend`` each installed engine sees
+    (engines.SIDE_BY_SIDE, and the ``chosen`` one)
     ({engine: [AdapterInfo]}, or a one-line reason in place of the list) and,
     per kernel, (kernel, needs, the adapters that can run it)."""
     from ..errors import GpuError
@@ -17,7 +18,7 @@ def survey(backend: str) -> tuple[dict[str, list[Any]], list[tuple[Any, Needs, l
     from .device import BACKENDS, list_adapters
 
     seen: dict[str, Any] = {}
-    for engine in engines.ENGINES:
+    for engine in dict.fromkeys((*engines.SIDE_BY_SIDE, chosen)):
         if not engines.installed(engine):
             seen[engine] = f"not installed ({'pip install onnxop[dawn]' if engine == 'dawn' else 'pip install wgpu'})"
             continue

@@ -1,22 +1,28 @@
 """The WebGPU implementations onnxop runs on, behind one interface (base.py).
 
 ``wgpu`` (wgpu-native, Naga) is the default; ``dawn`` (Dawn, Tint) comes with
-the ``dawn`` extra. An engine is a module with base.Engine's functions; it is
+the ``dawn`` extra; ``browser`` (headless Chromium's WebGPU, driven by
+Playwright) with the ``browser`` extra and a Chromium. An engine is a module with base.Engine's functions; it is
 imported only when chosen, so the other one costs nothing.
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
 from types import ModuleType
 
 from ...errors import GpuError, UsageError
 
 ENV_ENGINE = "ONNXOP_ENGINE"
-ENGINES = ("wgpu", "dawn")
+ENGINES = ("wgpu", "dawn", "browser")
 DEFAULT = "wgpu"
-_MODULES = {"wgpu": "wgpu_native", "dawn": "dawn.engine"}
+# The engines `info` surveys and `bench` measures side by side when not told
+# one: the browser starts a Chromium (seconds, and every byte crosses two
+# processes), so it runs only where it is named.
+SIDE_BY_SIDE = ("wgpu", "dawn")
+_MODULES = {"wgpu": "wgpu_native", "dawn": "dawn.engine", "browser": "browser.engine"}
 
 
 def resolve_engine(engine: str | None) -> str:
@@ -37,13 +43,17 @@ def load(engine: str) -> ModuleType:
             raise GpuError(
                 f"the dawn engine needs the dawn-python package ({module.INSTALL_HINT}): {e}"
             ) from None
+    if engine == "browser" and module.missing():
+        raise GpuError(module.missing())
     return module
 
 
 def installed(engine: str) -> bool:
     """Whether ``engine`` can be loaded (without loading it)."""
     if engine == "dawn":
-        import importlib.util
-
         return importlib.util.find_spec("pydawn") is not None
+    if engine == "browser":
+        from .browser.driver import missing
+
+        return not missing()
     return True

@@ -1,0 +1,1 @@
+"""The browser engine (engine.py): onnxop's kernels in headless Chromium's WebGPU."""

@@ -1,0 +1,190 @@
+"""Headless Chromium, driven through Playwright's sync API on a thread of its own.
+
+Playwright's sync objects answer only on the thread that made them, and
+onnxop calls the engine from several (copy.py's writer): every call goes to
+one driver thread through a queue, and the caller waits for its answer at
+most ``call_timeout()`` seconds, so a browser that hangs or dies is one
+error line, never a hung command. The page is served on 127.0.0.1 by a tiny
+HTTP server on a free port (WebGPU needs a secure context; localhost is one).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import http.server
+import os
+import queue
+import shutil
+import tempfile
+import threading
+from importlib import resources
+from typing import Any
+
+from ....errors import UsageError
+
+ENV_CHROMIUM = "ONNXOP_CHROMIUM"  # the browser to run; else `chromium` (Debian), `chromium-browser` on PATH
+ENV_CALL_TIMEOUT = "ONNXOP_BROWSER_TIMEOUT"  # seconds one call to the page may take (default 120)
+DEFAULT_CALL_TIMEOUT = 120.0
+INSTALL_HINT = "pip install 'onnxop[browser]'"
+
+
+def missing() -> str:
+    """What the browser engine lacks, in one sentence ('' if nothing)."""
+    import importlib.util
+
+    if importlib.util.find_spec("playwright") is None:
+        return f"the browser engine needs Playwright: {INSTALL_HINT}"
+    if chromium() is None:
+        named = os.environ.get(ENV_CHROMIUM, "").strip()
+        where = f"${ENV_CHROMIUM} is {named!r}, not a program" if named else "no 'chromium' on PATH"
+        return (f"the browser engine found no Chromium ({where}): install it (Debian/Ubuntu: "
+                f"apt-get install chromium) or name it in ${ENV_CHROMIUM}")
+    return ""
+
+# --use-webgpu-adapter=swiftshader: Chromium's Dawn on SwiftShader (its own
+# Vulkan on the CPU); it refuses Mesa's lavapipe. Timestamps unrounded, as
+# the dawn engine asks (`onnxop bench` times sub-millisecond kernels).
+FLAGS = (
+    "--headless=new", "--enable-unsafe-webgpu", "--enable-webgpu-developer-features",
+    "--use-webgpu-adapter=swiftshader", "--disable-dawn-features=timestamp_quantization",
+    "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--disable-quic",
+)
+
+
+class BrowserError(RuntimeError):
+    """A WebGPU error reported by the page, or a browser that failed."""
+
+
+class BrowserOutOfMemory(BrowserError, MemoryError):
+    pass
+
+
+def chromium() -> str | None:
+    """The Chromium executable, or None."""
+    named = os.environ.get(ENV_CHROMIUM, "").strip()
+    if named:
+        return shutil.which(named)
+    return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def call_timeout() -> float:
+    """The seconds one call to the page may take ($ONNXOP_BROWSER_TIMEOUT, else 120)."""
+    raw = os.environ.get(ENV_CALL_TIMEOUT, "").strip()
+    if not raw:
+        return DEFAULT_CALL_TIMEOUT
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = -1.0
+    if not 0 < seconds < float("inf"):
+        raise UsageError(f"${ENV_CALL_TIMEOUT} must be a positive number of seconds, got {raw!r}")
+    return seconds
+
+
+class _Quiet(http.server.BaseHTTPRequestHandler):
+    """Serves the one page; says nothing on stderr."""
+
+    def do_GET(self) -> None:  # noqa: N802 - the base class's name
+        body = b"<!doctype html><meta charset=utf-8><title>onnxop</title>" if self.path == "/" else b""
+        self.send_response(200 if body else 404)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+class Driver:
+    """The browser, its page and the thread that talks to them."""
+
+    def __init__(self) -> None:
+        call_timeout()  # a bad $ONNXOP_BROWSER_TIMEOUT is refused before a browser starts
+        exe = chromium()
+        if exe is None or missing():
+            raise BrowserError(missing())
+        self.dead = ""
+        self.busy = False  # a call is in the page (close then cannot wait for the thread)
+        self._jobs: queue.Queue = queue.Queue()
+        self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Quiet)
+        threading.Thread(target=self._server.serve_forever, name="onnxop-page-server", daemon=True).start()
+        self._thread = threading.Thread(target=self._main, args=(exe,), name="onnxop-browser", daemon=True)
+        started: concurrent.futures.Future = concurrent.futures.Future()
+        self._jobs.put((None, started))
+        self._thread.start()
+        self._wait(started, "starting Chromium")
+
+    def _main(self, exe: str) -> None:
+        from playwright.sync_api import sync_playwright
+
+        script = resources.files(__package__).joinpath("page.js").read_text()
+        runtime = tempfile.mkdtemp(prefix="onnxop-chromium-")  # XDG_RUNTIME_DIR, removed at the end
+        env = {**os.environ, "XDG_RUNTIME_DIR": os.environ.get("XDG_RUNTIME_DIR") or runtime}
+        args = list(FLAGS) + (["--no-sandbox"] if os.geteuid() == 0 else [])
+        try:
+            with sync_playwright() as p:
+                _, started = self._jobs.get()
+                try:
+                    # Playwright makes a fresh profile folder itself (it refuses --user-data-dir),
+                    # and turns the sandbox off unless asked: on unless root.
+                    browser = p.chromium.launch(executable_path=exe, args=args, env=env, headless=True,
+                                                chromium_sandbox=os.geteuid() != 0)
+                    page = browser.new_page()
+                    page.goto(f"http://127.0.0.1:{self._server.server_port}/")
+                    page.add_script_tag(content=script)
+                except Exception as e:  # noqa: BLE001 - any launch failure is one line
+                    started.set_exception(BrowserError(f"Chromium did not start ({exe!r}): {_first(e)}"))
+                    return
+                started.set_result(None)
+                while True:
+                    ops, answer = self._jobs.get()
+                    if ops is None:
+                        break
+                    if not answer.set_running_or_notify_cancel():
+                        continue
+                    self.busy = True
+                    try:
+                        answer.set_result(page.evaluate("ops => window.onnxopRun(ops)", ops))
+                    except Exception as e:  # noqa: BLE001 - the browser crashed or closed
+                        self.dead = f"the browser failed: {_first(e)}"
+                        answer.set_exception(BrowserError(self.dead))
+                    self.busy = False
+                browser.close()
+        finally:
+            shutil.rmtree(runtime, ignore_errors=True)
+            self._server.shutdown()
+
+    def run(self, ops: list[list[Any]], what: str) -> dict[str, Any]:
+        """Run ``ops`` in the page; its answer (out, error, oom, lost)."""
+        answer: concurrent.futures.Future = concurrent.futures.Future()
+        self.submit(ops, answer)
+        return self._wait(answer, what)
+
+    def submit(self, ops: list[list[Any]], answer: concurrent.futures.Future) -> None:
+        if self.dead:
+            raise BrowserError(self.dead)
+        self._jobs.put((ops, answer))
+
+    def _wait(self, answer: concurrent.futures.Future, what: str) -> Any:
+        limit = call_timeout()
+        try:
+            return answer.result(timeout=limit)
+        except concurrent.futures.TimeoutError:
+            self.dead = f"the browser did not answer within {limit:g} s while {what} (${ENV_CALL_TIMEOUT} sets the limit)"
+            raise BrowserError(self.dead) from None
+
+    def close(self) -> None:
+        """Close the browser, unless a call is still in the page (a hung
+        kernel, a step the caller gave up on): then the process just exits,
+        and Playwright's driver, its pipe closed, ends Chromium."""
+        if self.dead or self.busy or not self._thread.is_alive():
+            return
+        self._jobs.put((None, None))
+        self._thread.join(10)
+
+
+def _first(e: BaseException) -> str:
+    lines = [line.strip() for line in str(e).splitlines() if line.strip()]
+    return lines[0] if lines else type(e).__name__

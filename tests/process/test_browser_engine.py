@@ -1,0 +1,197 @@
+"""``--engine browser``: onnxop's own kernels in headless Chromium's WebGPU
+(Dawn and Tint with the browser's validation, on SwiftShader), a third
+implementation beside wgpu and Dawn, checked in real ``onnxop`` processes.
+
+A handful of kernels (transpose, concat, gather and its refused index,
+scatter, pad) against onnx.reference bit for bit, the official conformance
+cases of a few operators, a page's error as one GpuError line, a browser
+that hangs as one line within the time limit, and no Chromium as one line.
+Without Playwright or a Chromium these skip on a developer machine and FAIL
+when ``CI`` is set (.ci/run installs both).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import helper, numpy_helper
+from onnx.reference import ReferenceEvaluator
+
+from onnxop_cli.gpu.engines import installed
+
+ONNXOP = [sys.executable, "-m", "onnxop_cli"]
+
+if not installed("browser"):
+    if os.environ.get("CI"):
+        pytest.fail("CI is set and the browser engine is missing (pip install 'onnxop[browser]'; apt-get install chromium)",
+                    pytrace=False)
+    pytest.skip("the browser engine needs Playwright and a Chromium", allow_module_level=True)
+
+
+def onnxop(cwd: Path, *args: str, env: dict | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
+    full = {**os.environ, "ONNXOP_ENGINE": "browser", **(env or {})}
+    return subprocess.run([*ONNXOP, *args], capture_output=True, text=True, cwd=cwd, env=full, timeout=timeout)
+
+
+def one_node(path: Path, op: str, inputs: dict[str, np.ndarray], reference: bool = True,
+             **attrs) -> tuple[list[str], list[np.ndarray]]:
+    """A model of one ``op`` node, its input files, and onnx.reference's outputs (if ``reference``)."""
+    names = list(inputs)
+    node = helper.make_node(op, names, ["y"], **attrs)
+    graph = helper.make_graph(
+        [node], op.lower(),
+        [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(a.dtype), a.shape) for n, a in inputs.items()],
+        [helper.make_tensor_value_info("y", onnx.TensorProto.UNDEFINED, None)],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    onnx.save(model, path / "model.onnx")
+    files = []
+    for n, a in inputs.items():
+        np.save(path / f"{n}.npy", a)
+        files.append(f"{n}.npy")
+    return files, ReferenceEvaluator(model).run(None, inputs) if reference else []
+
+
+CASES = {
+    "transpose": ("Transpose", lambda r: {"x": r.standard_normal((3, 5, 7)).astype(np.float32)}, {"perm": [2, 0, 1]}),
+    "concat": ("Concat", lambda r: {"a": r.integers(-9, 9, (2, 3, 4)).astype(np.int64),
+                                    "b": r.integers(-9, 9, (2, 5, 4)).astype(np.int64)}, {"axis": 1}),
+    "gather": ("Gather", lambda r: {"x": r.standard_normal((6, 5)).astype(np.float16),
+                                    "i": np.array([[5, 0], [-1, 2]], np.int64)}, {"axis": 0}),
+    "scatter": ("ScatterElements", lambda r: {"x": np.zeros((4, 5), np.int32),
+                                              "i": np.array([[3, 0, 1], [2, 1, 0]], np.int64),
+                                              "u": r.integers(1, 99, (2, 3)).astype(np.int32)}, {"axis": 0}),
+    "pad": ("Pad", lambda r: {"x": r.integers(0, 255, (3, 4)).astype(np.uint8),
+                              "p": np.array([1, 2, 0, 1], np.int64)}, {"mode": "reflect"}),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_a_kernel_on_the_browser_matches_onnx_reference(case, tmp_path, rng):
+    op, make, attrs = CASES[case]
+    files, (want,) = one_node(tmp_path, op, make(rng), **attrs)
+    done = onnxop(tmp_path, "run", "model.onnx", *files, "-o", "y.npy", "-q")
+    assert done.returncode == 0, done.stderr
+    got = np.load(tmp_path / "y.npy")
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert got.tobytes() == want.tobytes()
+
+
+def test_a_gather_index_out_of_range_is_refused(tmp_path):
+    files, _ = one_node(tmp_path, "Gather", {"x": np.arange(12, dtype=np.float32).reshape(4, 3),
+                                             "i": np.array([1, 4], np.int64)}, reference=False, axis=0)
+    done = onnxop(tmp_path, "run", "model.onnx", *files, "-o", "y.npy", "-q")
+    assert done.returncode != 0
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("onnxop: error: ") and "4" in lines[0], done.stderr
+    assert not (tmp_path / "y.npy").exists()
+
+
+def test_every_official_conformance_case_passes_on_the_browser(tmp_path):
+    """All of them (about 20 s here): 187 passed and 2 skipped, as on wgpu and Dawn."""
+    done = onnxop(tmp_path, "conformance")
+    assert done.returncode == 0, done.stdout + done.stderr
+    last = done.stdout.strip().splitlines()[-1]
+    assert last.endswith(" 0 failed, 2 skipped") and int(last.split()[0]) >= 187, last
+
+
+@pytest.mark.parametrize("chromium", ["no-such-chromium", "/bin/false"], ids=["missing", "not-starting"])
+def test_no_chromium_is_one_line_and_exit_1(chromium, tmp_path):
+    """A Chromium that is not there, or one that does not start: one line naming it, exit 1."""
+    np.save(tmp_path / "x.npy", np.zeros((2, 2), np.float32))
+    done = onnxop(tmp_path, "transpose", "x.npy", "-o", "y.npy", env={"ONNXOP_CHROMIUM": chromium})
+    assert done.returncode == 1
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith("onnxop: error: "), done.stderr
+    assert "Chromium" in done.stderr and repr(chromium) in done.stderr, done.stderr
+    assert not (tmp_path / "y.npy").exists()
+
+
+def test_a_bad_time_limit_is_a_usage_error(tmp_path):
+    np.save(tmp_path / "x.npy", np.zeros((2, 2), np.float32))
+    done = onnxop(tmp_path, "transpose", "x.npy", env={"ONNXOP_BROWSER_TIMEOUT": "soon"})
+    assert done.returncode == 2
+    assert done.stderr == "onnxop: error: $ONNXOP_BROWSER_TIMEOUT must be a positive number of seconds, got 'soon'\n"
+
+
+CHECK = """
+import sys
+from onnxop_cli.errors import GpuError
+from onnxop_cli.gpu import get_gpu
+gpu = get_gpu("browser-vulkan")
+try:
+    with gpu.errors("compiling a test shader"):
+        module = gpu.device.create_shader_module(label="bad", code=sys.argv[1])
+        gpu.device.create_compute_pipeline(label="bad", layout="auto", compute={"module": module, "entry_point": "main"})
+except GpuError as e:
+    print(e)
+"""
+
+
+def test_a_shader_the_browser_refuses_is_one_gpu_error_line(tmp_path):
+    code = "@compute @workgroup_size(1) fn main() { let x: u32 = 1.5f; }"
+    done = subprocess.run([sys.executable, "-c", CHECK, code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    line = done.stdout.strip()
+    assert line.startswith("WebGPU compiling a test shader failed on SwiftShader"), line
+    assert "\n" not in line and "module" in line
+
+
+HANG = """
+import time
+from onnxop_cli.gpu import get_gpu
+from onnxop_cli.gpu.engines.base import BufferUsage as U, MapMode
+gpu = get_gpu("browser-vulkan")
+code = '''
+@group(0) @binding(0) var<storage, read_write> x: array<u32>;
+@compute @workgroup_size(1) fn main() { loop { if (x[0] == 7u) { break; } x[1] = x[1] + 1u; } }
+'''
+d = gpu.device
+pipe = d.create_compute_pipeline(label="spin", layout="auto",
+                                 compute={"module": d.create_shader_module(label="spin", code=code), "entry_point": "main"})
+buf = d.create_buffer(size=16, usage=U.STORAGE | U.COPY_SRC)
+out = d.create_buffer(size=16, usage=U.MAP_READ | U.COPY_DST)
+bg = d.create_bind_group(layout=pipe.get_bind_group_layout(0), entries=[{"binding": 0, "resource": {"buffer": buf}}])
+enc = d.create_command_encoder()
+p = enc.begin_compute_pass()
+p.set_pipeline(pipe); p.set_bind_group(0, bg); p.dispatch_workgroups(1); p.end()
+enc.copy_buffer_to_buffer(buf, 0, out, 0, 16)
+gpu.queue.submit([enc.finish()])
+gpu.wait(out.map_async(MapMode.READ), "reading back")
+"""
+
+
+def test_a_browser_that_hangs_is_one_error_within_the_limit(tmp_path):
+    start = time.monotonic()
+    done = subprocess.run([sys.executable, "-c", HANG], capture_output=True, text=True, timeout=240,
+                          env={**os.environ, "ONNXOP_GPU_TIMEOUT": "8", "ONNXOP_BROWSER_TIMEOUT": "8"})
+    assert done.returncode != 0
+    assert "GpuError" in done.stderr and ("did not finish within 8 s" in done.stderr or "lost" in done.stderr), done.stderr
+    assert time.monotonic() - start < 120
+
+
+TWO = """
+import numpy as np
+from onnxop_cli.core.sources import MemoryBytes
+from onnxop_cli.gpu import device
+from onnxop_cli.gpu.copy import copy_through_kernel
+data = MemoryBytes(np.arange(1 << 16, dtype=np.uint8))
+for gpu in (device.get_gpu("browser-vulkan"), device.Gpu.open("auto", "browser")):
+    out = []
+    copy_through_kernel(gpu, data, lambda c: out.append(bytes(c)), chunk_bytes=4096)
+    assert b"".join(out) == data.to_array().tobytes()
+print("ok")
+"""
+
+
+def test_a_second_gpu_on_the_browser_shares_its_device(tmp_path):
+    """The page's adapter gives one device; a second Gpu (``auto`` beside
+    ``vulkan``, tests/process/test_gc_release.py's) was refused: 'adapter is consumed'."""
+    done = subprocess.run([sys.executable, "-c", TWO], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
