@@ -51,6 +51,9 @@ from onnxop_cli.gpu.engines import ENGINES, installed  # noqa: E402
 # pure code, which the first pass ran.
 BACKENDS = [b for b in os.environ.get("ONNXOP_TEST_BACKENDS", "vulkan").split(",") if b]
 MATRIX = os.environ.get("ONNXOP_TEST_MATRIX", "") not in ("", "0")
+# Backends a matrix pass opens (the engines' instances as in the first pass: wgpu's with Vulkan
+# and GL together) but whose tests the first pass ran: deselected (ONNXOP_TEST_RAN=vulkan).
+RAN = [b for b in os.environ.get("ONNXOP_TEST_RAN", "").split(",") if b]
 _NOT_IN_MATRIX = "not-in-this-matrix-pass"
 
 
@@ -158,7 +161,7 @@ def pytest_collection_modifyitems(config, items):
         if uses:
             item.add_marker(pytest.mark.gpu)
         param = getattr(getattr(item, "callspec", None), "params", {}).get("backend")
-        if MATRIX and (not uses or param == _NOT_IN_MATRIX):
+        if MATRIX and (not uses or param == _NOT_IN_MATRIX or param in RAN):
             dropped.append(item)
         else:
             kept.append(item)
