@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from family_ops import cpu, load  # noqa: E402
+from ops_whole_process import cpu, load  # noqa: E402
 
 
 def cases(rng):

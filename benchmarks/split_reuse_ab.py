@@ -1,5 +1,5 @@
 """Split's outputs with and without one shared run (gpu/pieces.Runs, held by
-core/family._outputs), interleaved in one process: each pair runs the node
+core/apply_tensors._outputs), interleaved in one process: each pair runs the node
 once with every output making its own run, then once sharing, and the
 figure is the median of the per-pair time ratios (old / new). Outputs are
 checked against numpy every call.
@@ -17,14 +17,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from family_ops import cpu, load  # noqa: E402
+from ops_whole_process import cpu, load  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
     import numpy as np
 
     from onnxop_cli import api
-    from onnxop_cli.core import family
+    from onnxop_cli.core import apply_tensors as family
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--backend", default=None)

@@ -21,7 +21,7 @@ from onnxop_cli.gpu import get_gpu
 from onnxop_cli.gpu.gather import gather_through_kernel
 from onnxop_cli.gpu.pieces import Source, run_pieces
 from onnxop_cli.gpu.where import run_where
-from onnxop_cli.ops.family import Piece
+from onnxop_cli.ops.tensor_op import Piece
 gpu = get_gpu("vulkan")
 print("adapter", gpu.name, gpu.adapter.info.get("description", ""), "load", open("/proc/loadavg").read().split()[0])
 dt = np.dtype(sys.argv[3] if len(sys.argv) > 3 else "f4"); bits = dt.itemsize * 8

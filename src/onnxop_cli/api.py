@@ -79,7 +79,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from .errors import UsageError
 from .ops import LATEST_OPSET, SPECS, Node, OpSpec, make_node, op_version
-from .ops.family import TensorOp
+from .ops.tensor_op import TensorOp
 from .ops.spec import Param
 
 if TYPE_CHECKING:
@@ -231,14 +231,14 @@ def _param(spec: OpSpec, param: Param, value: object) -> object:
 
 
 def _family_function(spec: OpSpec) -> Callable[..., Any]:
-    """An operator of tensor inputs (ops/family.py): inputs positional,
+    """An operator of tensor inputs (ops/tensor_op.py): inputs positional,
     attributes and the other inputs by name."""
 
     def run(*inputs: Any, opset: int = LATEST_OPSET, backend: str | None = None, engine: str | None = None,
             **params: Any) -> Any:
         import numpy as np
 
-        from .core import family as family_apply
+        from .core import apply_tensors as family_apply
         from .core.tensor import dtype_by_name
 
         op = op_version(spec.op_type, _opset(opset))

@@ -64,7 +64,7 @@ class OnnxopRep(BackendRep):
 
 def _prepare(model: onnx.ModelProto, folder: Path, backend: str | None) -> BackendRep:
     """Every model, one node or many, view or family operators, through the
-    graph path (core/graph.py, core/graph_family.py)."""
+    graph path (core/graph.py, core/graph_steps.py)."""
     try:
         return OnnxopRep(load_graph(model, folder), backend)
     except Unsupported as e:

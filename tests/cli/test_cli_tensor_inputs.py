@@ -142,7 +142,7 @@ def test_help_has_an_example_and_every_input_option(capsys):
     assert "--x" in out and "--y" in out
 
 
-def test_run_takes_a_family_model_with_an_initializer(capsys, files):
+def test_run_takes_a_tensor_nodes_with_an_initializer(capsys, files):
     import onnx
     from onnx import TensorProto, helper
 

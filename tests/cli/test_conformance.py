@@ -41,7 +41,7 @@ NOT_TENSORS = {"test_identity_sequence", "test_identity_opt"}  # skipped: onnxop
 
 def _family(case) -> bool:
     """A case of an operator with tensor inputs: tests/cli/test_conformance_all_ops.py runs those."""
-    from onnxop_cli.ops.family import TensorOp
+    from onnxop_cli.ops.tensor_op import TensorOp
 
     return issubclass(SPECS[case.model.graph.node[0].op_type].versions[0], TensorOp)
 

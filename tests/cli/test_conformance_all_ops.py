@@ -11,7 +11,7 @@ from onnx import numpy_helper
 from conftest import cli
 from onnxop_cli.docs.nodetests import node_testcases, write_case
 from onnxop_cli.ops import SPECS
-from onnxop_cli.ops.family import TensorOp
+from onnxop_cli.ops.tensor_op import TensorOp
 
 FAMILY = sorted(s.op_type for s in SPECS.values() if issubclass(s.versions[0], TensorOp))
 COUNTS = {"Concat": 12, "Split": 16, "Pad": 6, "Where": 2, "Trilu": 18, "Shape": 11, "Size": 2,

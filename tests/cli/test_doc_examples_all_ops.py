@@ -195,7 +195,7 @@ def test_json_reports_each_example_and_the_page_example(backend, capsys):
 def corrupt(monkeypatch, which=lambda k: True):
     """Make the kernels' output wrong: the last byte of every chunk the k-th
     output's filler writes has its low bit flipped (for ``which(k)``)."""
-    from onnxop_cli.core import family
+    from onnxop_cli.core import apply_tensors as family
 
     original, calls = family._filler, []
 
@@ -267,16 +267,16 @@ def test_the_comparison_is_bitwise(backend):
 
 def test_an_example_onnxop_refuses_fails_with_its_reason_and_the_run_goes_on(backend, capsys, monkeypatch):
     from onnxop_cli.errors import OpError
-    from onnxop_cli.ops import family_model
+    from onnxop_cli.ops import tensor_nodes
 
-    original = family_model.build_family_node
+    original = tensor_nodes.build_family_node
 
     def build(proto, opset):
         if "axes" in proto.input:
             raise OpError("Pad-25: refused for the test")
         return original(proto, opset)
 
-    monkeypatch.setattr(family_model, "build_family_node", build)
+    monkeypatch.setattr(tensor_nodes, "build_family_node", build)
     code, out, _ = cli(capsys, "doc-examples", "--op", "Pad", "--check", "-b", backend)
     assert code == ExitCode.ERROR
     table = rows(out)

@@ -53,7 +53,7 @@ def supported_cases() -> list[str]:
     from onnx.backend.test.loader import load_model_tests
 
     from onnxop_cli.ops import OPERATORS
-    from onnxop_cli.ops.family_model import is_family
+    from onnxop_cli.ops.tensor_nodes import is_family
 
     ops = set(model_graph.supported())  # a graph's
     family = {name for name, versions in OPERATORS.items() if is_family(versions[0])}  # one-node models'

@@ -4,7 +4,7 @@ per run, byte for byte against onnx.reference on random bits. Every call
 asserts which path ran: the gather kernels leave their transfer counts in
 ``gpu.cache[ix.LAST]``, the pieces do not. The thresholds are forced
 (``GATHER_BELOW``, ``GATHER_ABOVE``) to run each path on small inputs; the
-default rule is checked on the cases it is set by (benchmarks/family_all.py).
+default rule is checked on the cases it is set by (benchmarks/ops_speed.py).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from onnxop_cli.gpu import indexed as ix
 from onnxop_cli.ops import compress as compress_op
 
 from conftest import random_array
-from family_refs import reference, same
+from tensor_refs import reference, same
 
 TYPES = ["?", "u1", "<i2", "<f2", ml_dtypes.bfloat16, "<f4", "<i8", "<f8", "<c16"]
 

@@ -13,7 +13,7 @@ from onnxop_cli import OpError, concat, pad, split, where
 from onnxop_cli.errors import UsageError
 
 from conftest import random_array
-from family_refs import ort, quiet, reference, same
+from tensor_refs import ort, quiet, reference, same
 
 TYPES = [np.float32, np.float16, np.float64, np.int8, np.uint8, np.int16, np.int64, np.bool_, np.complex64,
          np.complex128, np.uint64]
@@ -85,7 +85,7 @@ def test_concat_rules():
     with pytest.raises(OpError, match="scalars"):
         concat(np.float32(1), np.float32(2), axis=0)
     with pytest.raises(UsageError, match="Concat-4 needs --axis"):
-        from onnxop_cli.cli.family import build
+        from onnxop_cli.cli.tensor_ops import build
         from onnxop_cli.ops import SPECS
 
         build(SPECS["Concat"], 4, {})
@@ -322,7 +322,7 @@ def test_pad_rules():
 def test_pieces_grid_folding_and_poison(gpu, rng):
     """More workgroups than one grid dimension takes, and a poisoned dst: every element written."""
     from onnxop_cli.gpu.pieces import Source, run_pieces
-    from onnxop_cli.ops.family import Piece
+    from onnxop_cli.ops.tensor_op import Piece
     from onnxop_cli.core.sources import MemoryBytes
     from onnxop_cli.core.view import c_strides
 

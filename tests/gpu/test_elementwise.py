@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import onnxop_cli
-from family_refs import reference
+from tensor_refs import reference
 from onnxop_cli.errors import OpError, OutOfScope
 from onnxop_cli.ops import OPERATORS
 

@@ -13,7 +13,7 @@ from onnxop_cli import (OpError, bit_cast, center_crop_pad, compress, constant_o
                         shape, size, trilu)
 
 from conftest import random_array
-from family_refs import ort, quiet, reference, same
+from tensor_refs import ort, quiet, reference, same
 
 TYPES = [np.float32, np.float16, np.float64, np.int8, np.uint8, np.int64, np.bool_, np.complex64, ml_dtypes.bfloat16]
 
@@ -138,7 +138,7 @@ def test_eye_like_and_constant_of_shape(backend, rng):
 
 
 def test_shape_and_size_are_metadata():
-    from onnxop_cli.core.family import apply_node
+    from onnxop_cli.core.apply_tensors import apply_node
     from onnxop_cli.ops import op_version
     from onnxop_cli.ops.base import Node
     from onnxop_cli.core.tensor import Tensor

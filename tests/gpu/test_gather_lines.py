@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from conftest import random_array
-from family_refs import reference, same
+from tensor_refs import reference, same
 from onnxop_cli import compress
 from onnxop_cli.core.sources import MemoryBytes
 from onnxop_cli.gpu import indexed as ix

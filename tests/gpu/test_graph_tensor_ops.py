@@ -1,5 +1,5 @@
 """Graphs that hold family operators (Concat, Gather, Split, Where, ...):
-each node a graph step on the device (core/graph_family.py), exact against
+each node a graph step on the device (core/graph_steps.py), exact against
 onnx.reference and onnxruntime CPU on random data, through the backend on
 every backend (kernels under test) and through ``onnxop run`` as a real
 process; --json shows that only inputs, outputs and the named host values

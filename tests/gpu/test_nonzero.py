@@ -13,7 +13,7 @@ import pytest
 
 import onnxop_cli
 from conftest import cli, random_array
-from family_refs import ort, reference, same
+from tensor_refs import ort, reference, same
 from onnxop_cli.core.tensor import dtype_by_name
 from onnxop_cli.errors import GpuError, OpError
 from onnxop_cli.ops import op_version

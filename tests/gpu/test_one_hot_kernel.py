@@ -21,7 +21,7 @@ from onnxop_cli.gpu import get_gpu, pieces
 from onnxop_cli.gpu import one_hot as kernel
 
 from conftest import random_array
-from family_refs import reference, same
+from tensor_refs import reference, same
 
 VALUES = [np.float32, np.float64, np.float16, np.bool_, np.complex64, np.complex128, np.int8, np.int16, np.int32,
           np.int64, np.uint8, np.uint16, np.uint32, np.uint64, ml_dtypes.bfloat16]

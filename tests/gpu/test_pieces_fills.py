@@ -21,11 +21,11 @@ import pytest
 from onnx import numpy_helper
 
 from conftest import random_array
-from family_refs import reference, same
+from tensor_refs import reference, same
 from onnxop_cli import center_crop_pad, constant_of_shape, expand, eye_like, one_hot, pad, tile, transpose, trilu
 from onnxop_cli.core.sources import MemoryBytes
 from onnxop_cli.gpu import get_gpu, pieces, repeats, runs
-from onnxop_cli.ops.family import Piece
+from onnxop_cli.ops.tensor_op import Piece
 
 WIDTHS = [np.bool_, np.int8, np.uint8, np.float16, ml_dtypes.bfloat16, np.float32, np.int32, np.float64,
           np.int64]

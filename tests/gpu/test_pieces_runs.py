@@ -18,12 +18,12 @@ import numpy as np
 import pytest
 
 from conftest import random_array
-from family_refs import reference, same
+from tensor_refs import reference, same
 from onnxop_cli import concat, pad, split
 from onnxop_cli.core.sources import MemoryBytes
 from onnxop_cli.core.view import c_strides
 from onnxop_cli.gpu import pieces, runs
-from onnxop_cli.ops.family import Piece
+from onnxop_cli.ops.tensor_op import Piece
 
 WIDTHS = [np.bool_, np.int8, np.uint8, np.float16, ml_dtypes.bfloat16, np.float32, np.int32, np.float64,
           np.int64, np.complex128]

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from conftest import random_array
-from onnxop_cli.core import family as fam
+from onnxop_cli.core import apply_tensors as fam
 from onnxop_cli.core.shown import narrow, shown_positions
 from onnxop_cli.core.shown_values import pieces_shown
 from onnxop_cli.core.tensor import Tensor

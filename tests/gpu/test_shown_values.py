@@ -18,8 +18,8 @@ from onnx import TensorProto, helper
 from onnx.reference import ReferenceEvaluator
 
 from conftest import random_array
-from family_refs import reference
-from onnxop_cli.core import graph, graph_family
+from tensor_refs import reference
+from onnxop_cli.core import graph, graph_steps
 from onnxop_cli.core.shown_values import Picker
 from onnxop_cli.core.summary import EDGE_ITEMS, summarised_family
 from onnxop_cli.core.tensor import Tensor
@@ -104,7 +104,7 @@ GRAPHS = [
 @pytest.mark.one_backend
 def test_a_graph_outputs_shown_elements_are_the_references(gpu, backend, rng, monkeypatch, tmp_path, case):
     _, nodes, inputs, outputs, make = case
-    monkeypatch.setattr(graph_family, "LAZY_BYTES", 0)  # every family output left unmade until read
+    monkeypatch.setattr(graph_steps, "LAZY_BYTES", 0)  # every family output left unmade until read
     m = _model(nodes, inputs, outputs)
     arrays = make(rng)
     feeds = {n: Tensor.from_numpy(a, n) for (n, _), a in zip(inputs, arrays)}

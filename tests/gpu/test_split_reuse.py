@@ -1,5 +1,5 @@
 """Several outputs of pieces in one node (Split) share their runs'
-buffers (gpu/pieces.Runs, held by core/family._outputs): one run is made
+buffers (gpu/pieces.Runs, held by core/apply_tensors._outputs): one run is made
 per different band and window, each output still byte-identical to numpy
 on random bits with dst poisoned before each band (an element an output
 fails to write would show the poison or the previous output's bytes), and

@@ -29,7 +29,7 @@ import pytest
 
 from conftest import random_array
 from onnxop_cli.core import apply as core
-from onnxop_cli.core import family as fam
+from onnxop_cli.core import apply_tensors as fam
 from onnxop_cli.core.shown import narrow, view_piece
 from onnxop_cli.core.summary import EDGE_ITEMS, summarised_family, summarised_result
 from onnxop_cli.core.tensor import Tensor

@@ -16,15 +16,15 @@ import numpy as np
 import pytest
 
 from conftest import random_array
-from family_refs import reference, same
+from tensor_refs import reference, same
 from onnxop_cli import where
-from onnxop_cli.core import family
+from onnxop_cli.core import apply_tensors as family
 from onnxop_cli.core.sources import MemoryBytes
 from onnxop_cli.core.tensor import Tensor
 from onnxop_cli.gpu import pieces
 from onnxop_cli.gpu import where as words
 from onnxop_cli.ops.base import Node
-from onnxop_cli.ops.family import broadcast_shape, broadcast_strides
+from onnxop_cli.ops.tensor_op import broadcast_shape, broadcast_strides
 from onnxop_cli.ops.where import VERSIONS, run_form
 
 # one type per element width and kind: 1, 2, 4, 8 and 16 bytes

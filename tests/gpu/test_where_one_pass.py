@@ -14,14 +14,14 @@ import numpy as np
 import pytest
 
 from conftest import random_array
-from family_refs import reference, same
+from tensor_refs import reference, same
 from onnxop_cli import where
 from onnxop_cli.core.sources import MemoryBytes
 from onnxop_cli.core.tensor import dtype_of_numpy
 from onnxop_cli.core.view import c_strides
 from onnxop_cli.gpu import pieces
 from onnxop_cli.ops.base import Node
-from onnxop_cli.ops.family import Arg, Piece
+from onnxop_cli.ops.tensor_op import Arg, Piece
 from onnxop_cli.ops.where import Where_9
 
 TYPES = [np.bool_, np.int8, np.uint8, np.int16, np.uint16, np.float16, ml_dtypes.bfloat16, np.float32, np.int32,

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from conftest import random_array
-from family_refs import reference, same
+from tensor_refs import reference, same
 from onnxop_cli import where
 from onnxop_cli.gpu import where as words
 

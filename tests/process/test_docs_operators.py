@@ -32,7 +32,7 @@ def examples(page: str = PAGE) -> list[tuple[str, str]]:
 
 def test_page_has_an_example_of_each_operator():
     from onnxop_cli.ops import SPECS
-    from onnxop_cli.ops.family import TensorOp
+    from onnxop_cli.ops.tensor_op import TensorOp
 
     shown = {shlex.split(c)[1] for c, _ in examples()}
     for page in ("indexed-operators.md", "integer-arithmetic.md"):  # the indexed and integer ones have their pages

@@ -37,7 +37,7 @@ def opsets_of(op_type: str) -> list[int]:
 def schema_types(op_type: str, opset: int) -> set[str]:
     """The tensor types of the data input (T, or Identity's V from 14, whose
     sequence and optional types onnxop does not read). For an operator of
-    several tensor inputs (ops/family.py) the input its "T" list types, or
+    several tensor inputs (ops/tensor_op.py) the input its "T" list types, or
     its output where no input has it (ConstantOfShape's T2)."""
     found, op = schema(op_type, opset), op_version(op_type, opset)
     kinds = getattr(op, "input_types", None)

@@ -18,7 +18,7 @@ import pytest
 
 from onnxop_cli.errors import OpError
 from onnxop_cli.ops import LATEST_OPSET, OPERATORS, SPECS, Node, op_version
-from onnxop_cli.ops.family import Arg, TensorOp
+from onnxop_cli.ops.tensor_op import Arg, TensorOp
 from onnxop_cli.core.tensor import DTYPES
 
 ONE_BACKEND = True  # pure Python: no backend under test

@@ -40,14 +40,14 @@ def add_command(spec: OpSpec) -> None:
 
 
 def _is_family(spec: OpSpec) -> bool:
-    from ..ops.family import TensorOp
+    from ..ops.tensor_op import TensorOp
 
     return issubclass(spec.versions[0], TensorOp)
 
 
 for _spec in SPECS.values():
     if _is_family(_spec):  # tensor inputs and several outputs: cli_family.py
-        from . import family as cli_family
+        from . import tensor_ops as cli_family
 
         cli_family.add_command(_spec)
     else:

@@ -1,7 +1,7 @@
 """An operator's parameters as command-line options: the option each Param
 becomes, how its text is parsed into the value make_node takes, the options
 every operator command shares, and the command's signature built from its
-spec (``register``). Used by ops.py (one command per spec) and family.py
+spec (``register``). Used by ops.py (one command per spec) and tensor_ops.py
 (the multi-input operators)."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from ..ops import LATEST_OPSET, OpSpec, Param
 from .repeats import joined
 
 METAVARS = {"int": "INT", "ints": "LIST", "str": "NAME", "float": "NUMBER", "tensor": "LIST|FILE",
-            "value": "NUMBER|FILE"}  # the last three: operators with tensor inputs (family.py)
+            "value": "NUMBER|FILE"}  # the last three: operators with tensor inputs (tensor_ops.py)
 
 
 def parse(spec: OpSpec, param: Param, text: Optional[str]) -> object:

@@ -286,7 +286,7 @@ def _printed(p, feeds, shown, full: bool):
     """The printout's lines, made as they are asked for. ``shown``: (name,
     values, summarised) per output, values being only a summary's elements
     when summarised (graph.run_to_summaries)."""
-    from ..ops.family_model import is_family
+    from ..ops.tensor_nodes import is_family
     from ..render.node import Shown, node_lines, tensor_lines
 
     shown_out = [Shown(name, tuple(v.shape), v.dtype.name, values, summarised=summarised)

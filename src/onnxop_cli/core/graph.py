@@ -2,7 +2,7 @@
 index maps and run on one device.
 
     model --load_graph--> Graph (operators, opset, attributes, names, order: all checked)
-          --plan--> every value a View of a *base*; family nodes run (graph_family.py)
+          --plan--> every value a View of a *base*; family nodes run (graph_steps.py)
           --run---> a gather per base that must exist; outputs streamed to sinks
 
 A view operator moves elements without changing them, so its value is a
@@ -52,7 +52,7 @@ class Plan:
     steps: list[Step]
     nodes: list[Node]  # the onnxop nodes, in graph order (Constant left out)
     feeds: dict[str, Tensor] = field(default_factory=dict)
-    runtime: Any = None  # graph_family.Runtime: the device, what crossed, the buffers made while planning
+    runtime: Any = None  # graph_steps.Runtime: the device, what crossed, the buffers made while planning
 
     @property
     def on_device(self) -> bool:
@@ -63,13 +63,13 @@ def plan(graph: Graph, feeds: dict[str, Tensor], *, backend: str | None = None) 
     """Every value as a view of a base, every node's rules checked: raises
     before any output exists. ``feeds`` holds a tensor per ``graph.inputs``.
     A graph of view operators is planned without the GPU; a family node
-    (Concat, Gather, ...) runs here, on ``backend``'s device (graph_family.py),
+    (Concat, Gather, ...) runs here, on ``backend``'s device (graph_steps.py),
     so the nodes after it see its shapes and the values they need on the host."""
     from ..gpu.device import engine_lock
     from ..gpu.resident import Traffic
-    from . import graph_family
+    from . import graph_steps
 
-    rt = graph_family.Runtime(backend, Traffic())
+    rt = graph_steps.Runtime(backend, Traffic())
     # The whole plan holds the engine's lock (gpu/device.py Gpu.lock): its
     # family nodes make, fill and release device buffers as it goes.
     with engine_lock(backend):
@@ -82,9 +82,9 @@ def plan(graph: Graph, feeds: dict[str, Tensor], *, backend: str | None = None) 
 
 def _plan(graph: Graph, feeds: dict[str, Tensor], rt) -> Plan:
     from ..io.tensorproto import tensor_from_proto
-    from ..ops.family import TensorOp
+    from ..ops.tensor_op import TensorOp
     from ..ops.model import build_node
-    from . import graph_family
+    from . import graph_steps
     values: dict[str, Value] = {}
     for name in graph.inputs:
         if name not in feeds:
@@ -95,15 +95,15 @@ def _plan(graph: Graph, feeds: dict[str, Tensor], rt) -> Plan:
         values[name] = of_tensor(name, tensor_from_proto(proto, graph.folder, f"initializer {repr(name)}", name))
     steps: list[Step] = []
     nodes: list[Node] = []
-    last_read = graph_family.last_reads(graph)
+    last_read = graph_steps.last_reads(graph)
     for i, gn in enumerate(graph.nodes):
         out = gn.proto.output[0]
         if gn.op is None:
             values[out] = of_tensor(out, constant_tensor(gn, graph.folder))
             continue
         if issubclass(gn.op, TensorOp):
-            nodes.append(graph_family.run_node(gn, graph, values, rt, steps))
-            graph_family.release_dead(i, last_read, values, rt)
+            nodes.append(graph_steps.run_node(gn, graph, values, rt, steps))
+            graph_steps.release_dead(i, last_read, values, rt)
             continue
         data = values[gn.proto.input[0]]
         node = build_node(gn.proto, graph.opset, lambda n: host_tensor(values[n]), gn.label)
@@ -117,7 +117,7 @@ def _plan(graph: Graph, feeds: dict[str, Tensor], rt) -> Plan:
             step = Step(Value(out, tuple(w.shape), data.dtype, data.base, w, data.swap, data.text_dtype), gn.label)
             steps.append(step)
             values[out] = Value(out, shape, data.dtype, step, View.row_major(shape), 0, data.text_dtype)
-        graph_family.release_dead(i, last_read, values, rt)  # a buffer whose values were read on the host
+        graph_steps.release_dead(i, last_read, values, rt)  # a buffer whose values were read on the host
     outputs = [values[name] for name in graph.outputs]
     needed: list[Step] = []  # the steps an output reads, through any chain of steps
     todo = [v.base for v in outputs if isinstance(v.base, Step)]
@@ -243,7 +243,7 @@ def _host_strings(v: Value) -> Value:
 
 def run_to_memory(p: Plan, *, backend: str | None = None, spill: bool = False) -> tuple[list[Tensor], Traffic]:
     """The outputs in memory (for the backend and --check); with ``spill``
-    (--full), a large one in a mapped scratch file (core/family.py ``collected``)."""
+    (--full), a large one in a mapped scratch file (core/apply_tensors.py ``collected``)."""
     results: list[Tensor] = []
 
     def write(v: Value, fill) -> None:
@@ -272,7 +272,7 @@ def run_to_summaries(p: Plan, *, threshold: int, edge: int, backend: str | None 
 
 
 def _in_memory(v: Value, fill, spill: bool = False) -> Tensor:
-    from .family import collected
+    from .apply_tensors import collected
     from .tensor import Tensor
 
     out = Tensor(v.name, v.shape, v.dtype, named=True, text_dtype=v.text_dtype)

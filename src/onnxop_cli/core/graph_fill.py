@@ -1,7 +1,7 @@
 """How a planned graph's output reaches its writer (core/graph.py ``execute``):
 ``Fill(sink)`` streams all its bytes, ``Fill.shown(edge)`` makes only the
 elements a summary shows. An output that is a step's elements as they lie,
-the step not made (graph_family.Lazy, or a gather only outputs read), is
+the step not made (graph_steps.Lazy, or a gather only outputs read), is
 streamed straight from what makes the step, band by band: never whole, on
 the device or on the host, printed or written.
 """
@@ -24,7 +24,7 @@ class Fill:
     """How ``write`` gets an output: ``fill(sink)`` streams all its bytes;
     ``fill.shown(edge)`` makes only the elements a summary shows
     (core/summary.py). An output that is a step's elements as they lie,
-    the step not made (a large family output, graph_family.Lazy, or a
+    the step not made (a large family output, graph_steps.Lazy, or a
     gather only outputs read), is streamed straight from what makes the
     step, in bands: it is never whole, on the device or on the host."""
 
@@ -111,7 +111,7 @@ class Fill:
 
 def _whole(v: Value, base) -> bool:
     """``v`` is all of the step's elements, row-major, as they lie."""
-    from .graph_family import _as_it_lies
+    from .graph_steps import _as_it_lies
 
     return isinstance(base, Step) and v.view.size == base.size and _as_it_lies(v.view, base.size)
 

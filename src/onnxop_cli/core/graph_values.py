@@ -1,4 +1,4 @@
-"""The values of a planned graph (core/graph.py, core/graph_family.py): each a
+"""The values of a planned graph (core/graph.py, core/graph_steps.py): each a
 strided View of a *base* -- a host tensor (graph input, initializer,
 ``Constant``) or a ``Step``, a buffer on the device -- and how a value is
 read on the host when a later node needs it (a shape, a slice's starts).
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 class Step:
     """A base made on the device: ``source`` gathered into a row-major buffer,
     or (``source`` None) a family node's output, made when planned
-    (graph_family.py), of ``shape`` and ``dtype``."""
+    (graph_steps.py), of ``shape`` and ``dtype``."""
 
     source: Value | None
     label: str
@@ -32,7 +32,7 @@ class Step:
     readers: int = 0  # later steps and outputs that read it
     shape: tuple[int, ...] = ()
     dtype: Any = None
-    # a family node's large output not made when planned (graph_family.Lazy): made by ``buffer_of``
+    # a family node's large output not made when planned (graph_steps.Lazy): made by ``buffer_of``
     # when a later node reads it, streamed straight to an output's sink, or only its shown elements
     lazy: Any = None
 
@@ -134,7 +134,7 @@ def make_step(gpu, step: Step, traffic: Traffic) -> None:
 
 
 def buffer_of(step: Step):
-    """The step's device buffer, a lazy family output made now (graph_family.Lazy)."""
+    """The step's device buffer, a lazy family output made now (graph_steps.Lazy)."""
     if step.buffer is None and step.lazy is not None:
         step.lazy.make(step)
     return step.buffer

@@ -1,6 +1,6 @@
 """A piece: a box of an output copied from a strided view of one input, or
 filled with a value -- the unit operators of several inputs tile their
-outputs with (ops/family.py) and shaders/pieces.wgsl writes (gpu/pieces.py),
+outputs with (ops/tensor_op.py) and shaders/pieces.wgsl writes (gpu/pieces.py),
 and the cutting of pieces to bands and windows (``cut``, ``fit``, pure index
 arithmetic). Pure data, next to View: nothing here touches bytes or the GPU."""
 
@@ -77,7 +77,7 @@ def two_pass(p: Piece) -> list[Piece]:
     """A select piece as the two plain pieces it equals: ``other`` copied
     over the box, then ``src`` under the mask (keeping the rest). For the
     paths that follow pieces element by element, not the kernel: summaries
-    (core/shown.py) and strings on the host (core/family.py)."""
+    (core/shown.py) and strings on the host (core/apply_tensors.py)."""
     if p.other is None:
         return [p]
     return [

@@ -3,7 +3,7 @@
 A printed output (text or --json) of ``threshold`` bytes or more shows only
 the first and last EDGE_ITEMS entries of each long axis (core/summary.py);
 core/shown.py keeps one more at each end. ``plan_shown`` makes that
-narrowed array for any family output plan (ops/family.py OutputPlan), in
+narrowed array for any family output plan (ops/tensor_op.py OutputPlan), in
 the first form that fits:
 
 - ``values`` (metadata): indexed on the host, they are a few integers;
@@ -31,7 +31,7 @@ from .shown import narrow, narrowed_shape, shown_positions
 if TYPE_CHECKING:
     import numpy as np
 
-    from ..ops.family import OutputPlan
+    from ..ops.tensor_op import OutputPlan
     from .tensor import DType, Tensor
     from .view import View
 
@@ -67,8 +67,8 @@ def pieces_shown(pieces, shape: tuple[int, ...], dtype, tensors, *, edge: int, b
 
     part = Tensor("shown", nshape, dtype, text_dtype=text_dtype)
     if dtype.is_string:
-        from ..ops.family import OutputPlan
-        from .family import _host
+        from ..ops.tensor_op import OutputPlan
+        from .apply_tensors import _host
 
         part.strings = _host(OutputPlan("shown", nshape, dtype, pieces=list(pieces)), tensors)
         return part.to_numpy()
@@ -168,11 +168,11 @@ def plan_shown(gpu, p: OutputPlan, tensors: Sequence[Optional[Tensor]], *, edge:
     import numpy as np
 
     from ..ops import c_strides
-    from ..ops.family import Piece
+    from ..ops.tensor_op import Piece
 
     nshape = narrowed_shape(p.shape, edge)
     if p.values is not None or p.dtype.is_string and p.pieces is None and p.copy is None:
-        from .family import _host
+        from .apply_tensors import _host
 
         whole = _host(p, tensors) if p.dtype.is_string else np.asarray(p.values, dtype=p.dtype.numpy)
         return whole.reshape(p.shape)[np.ix_(*[shown_positions(n, edge) for n in p.shape])]
@@ -183,7 +183,7 @@ def plan_shown(gpu, p: OutputPlan, tensors: Sequence[Optional[Tensor]], *, edge:
         narrowed = narrow(pieces, p.shape, edge)
         if narrowed is not None:
             return pieces_shown(narrowed, p.shape, p.dtype, tensors, edge=edge, backend=backend, gpu=gpu)
-    from .family import _filler, _source
+    from .apply_tensors import _filler, _source
 
     sources = [None if t is None else _source(t) for t in tensors]
     with gpu.lock:

@@ -133,7 +133,7 @@ def summarised_result(node: Node, tensor: Tensor, *, edge: int, threshold: int, 
 
 
 def summarised_family(node: Node, tensors, *, edge: int, threshold: int, backend: str | None = None):
-    """A family node's result (core/family.py MultiResult) whose large
+    """A family node's result (core/apply_tensors.py MultiResult) whose large
     outputs are only summarised: each made as its shown elements alone
     (core/shown_values.py: whatever kernel makes it), the result carrying
     ``shown`` (values, summarised) per output; None when no output is large
@@ -142,7 +142,7 @@ def summarised_family(node: Node, tensors, *, edge: int, threshold: int, backend
 
     import numpy as np
 
-    from .family import HOST_NOTE, METADATA_NOTE, MultiResult, check, needs_device
+    from .apply_tensors import HOST_NOTE, METADATA_NOTE, MultiResult, check, needs_device
     from .shown_values import plan_shown
 
     plans = check(node, tensors)

@@ -1,4 +1,4 @@
-"""The official examples of the operators with tensor inputs (ops/family.py:
+"""The official examples of the operators with tensor inputs (ops/tensor_op.py:
 Concat, Split, Gather, Pad, Where, ...), checked on the GPU.
 
 An ONNX operator page's examples are the ``expect()`` cases of
@@ -8,8 +8,8 @@ the inputs and the expected outputs, and each ``expect()`` call in it is one
 case (``test_gather_0``). Each case is one Example here, named as the case,
 its ``section`` the page's example. ``check_case`` runs it as
 ``onnxop conformance`` runs a one-node model: the node built from the case's
-model (``ops/family_model.py``), the inputs the example builds, through
-``core/family.py`` (the WGSL kernels), and every output held to the
+model (``ops/tensor_nodes.py``), the inputs the example builds, through
+``core/apply_tensors.py`` (the WGSL kernels), and every output held to the
 expected one bit for bit (shape, type, NaN payloads, -0.0). An example
 onnxop cannot run fails with the reason; one whose values are sequences or
 optionals is skipped, with the reason (onnxop runs tensors).
@@ -93,12 +93,12 @@ def _tensor(name: str, values, label: str) -> Tensor:
 
 
 def run(ex: Example, backend: str | None):
-    """(node, inputs, expected outputs, result): the case through core/family.py.
+    """(node, inputs, expected outputs, result): the case through core/apply_tensors.py.
     Raises Skip when it cannot be run, Fail (with onnxop's message) when
     onnxop refuses it; a GPU failure (no adapter) is raised as it is."""
-    from ..core.family import apply_node
+    from ..core.apply_tensors import apply_node
     from ..errors import GpuError, OnnxopError, OutOfScope
-    from ..ops.family_model import build_family_node, node_inputs
+    from ..ops.tensor_nodes import build_family_node, node_inputs
 
     if ex.problem:
         raise Skip(ex.problem)

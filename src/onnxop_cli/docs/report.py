@@ -72,7 +72,7 @@ def op_examples(name: str) -> list[Example]:
     runs each case as it is (expect.py); a view operator's cases become
     pages in the docs' format, checked as any page is (nodetests.expect_pages)."""
     from ..ops import OPERATORS
-    from ..ops.family_model import is_family
+    from ..ops.tensor_nodes import is_family
 
     from .expect import examples
 

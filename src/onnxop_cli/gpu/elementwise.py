@@ -165,7 +165,7 @@ def _bits(dtype: str) -> int:
 
 def _c_strides(shape: Sequence[int]) -> tuple[int, ...]:
     """The strides of an input read directly: row-major over ``shape``, 0 on
-    axes of extent 1 (as ops/family.broadcast_strides gives them)."""
+    axes of extent 1 (as ops/tensor_op.broadcast_strides gives them)."""
     out, step = [], 1
     for d in reversed(shape):
         out.append(step if d != 1 else 0)

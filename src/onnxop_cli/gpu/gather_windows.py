@@ -18,7 +18,7 @@ larger than the source: the passes are then halves of the source's size,
 so at most two (one more upload of the source) take the peak from
 source + band to window + half the source. A gather of a 1 GiB float32
 square by a permutation of its rows on lavapipe, whole process:
-``python benchmarks/family_ops.py process --size 1G --ops gather`` (the
+``python benchmarks/ops_whole_process.py process --size 1G --ops gather`` (the
 figures are in docs/indexed-operators.md#speed). Elsewhere (a GPU with its own memory, a source
 the size of a few windows, an output larger than the source, which would
 take more passes, a graph's intermediate already on the device) the source

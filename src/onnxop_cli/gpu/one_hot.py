@@ -77,7 +77,7 @@ def run_one_hot(
     """Stream the ``count`` output elements (``bits`` wide) of OneHot into
     ``sink``, in order; ``sources[0]`` holds the indices (row-major, numpy
     kind ``index_kind``, ``index_bits`` wide), ``off`` and ``on`` the values'
-    element bytes (ops/family.element_bytes). Returns the bytes written."""
+    element bytes (ops/tensor_op.element_bytes). Returns the bytes written."""
     stats = gpu.cache[LAST] = {"bands": 0, "mapped": False}
     if count == 0:
         return 0

@@ -1,4 +1,4 @@
-"""Run an output's pieces (core/pieces.py, planned by ops/family.py) through ``shaders/pieces.wgsl``.
+"""Run an output's pieces (core/pieces.py, planned by ops/tensor_op.py) through ``shaders/pieces.wgsl``.
 
     for each band of the output (at most one binding):
         clear dst; for each piece (cut to the band, and to windows of its
@@ -30,7 +30,7 @@ __all__ = ["BAND", "DEFAULT_BAND", "SLOTS", "Run", "Runs", "Sink", "Source", "on
 DEFAULT_BAND = 64 << 20  # bytes of a window at most (and of a band, below BAND)
 # Bands of at most 16 MiB, as gpu/where.py's: Pad's 64 MiB float32 output (one band of 64 MiB against
 # four) ran at 2.0-2.3x the gather kernel's GB/s against 4.4-4.7x, Concat's 2.6-2.8x against 2.6-3.4x
-# (Mesa 22.3, load 3.6-3.8, benchmarks/family_ops.py kernel, 2026-12-01)
+# (Mesa 22.3, load 3.6-3.8, benchmarks/ops_whole_process.py kernel, 2026-12-01)
 BAND = 16 << 20
 
 

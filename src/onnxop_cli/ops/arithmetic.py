@@ -17,7 +17,7 @@ from typing import Sequence
 from ..errors import OpError
 from .base import Node
 from .elementwise import BINARY_LEGACY, FLOATS, INTS, Elementwise, legacy, make_versions
-from .family import Arg
+from .tensor_op import Arg
 from .spec import OpSpec, Param
 
 _B = Param("B", "tensor", "The second operand, broadcast against the first (a tensor file, or a list of the "

@@ -28,7 +28,7 @@ from typing import Optional, Sequence
 from ..errors import OpError, OutOfScope
 from .base import BASE_TYPES, FLOAT8, Node, versions
 from .elementwise import INTEGERS, check_count, runner
-from .family import Arg, OutputPlan, TensorOp
+from .tensor_op import Arg, OutputPlan, TensorOp
 from .spec import OpSpec, Param
 
 TO_FLOAT = ("float16", "float", "double")  # the float targets an integer is cast to (rounded to nearest even)
@@ -72,7 +72,7 @@ class CastBase(TensorOp):
                              f"those floats to integer types only; {pair} is not in its scope")
         check_count(cls, data.shape, [data])
         run = runner(kernel_op, [data], target.numpy.name, data.shape, cls.label())
-        # a batch checks every job's values before any job writes (cli/family.py): the kernel, its output dropped
+        # a batch checks every job's values before any job writes (cli/tensor_ops.py): the kernel, its output dropped
         check = (lambda gpu, sources: run(gpu, sources, lambda chunk: None)) if kernel_op == "CastInt" else None
         return [OutputPlan(cls.outputs[0], data.shape, target, runner=run, kernel="elementwise", precheck=check)]
 

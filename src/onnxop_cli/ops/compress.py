@@ -3,7 +3,7 @@ flattened input) where the bool ``condition`` is true; a condition shorter
 than the axis selects from its part, a longer one is refused. A Gather of
 the kept positions (Gather's table and kernels, ops/indexed_plan.gather_made)
 unless the runs of consecutive kept slices are few and long: then one piece
-per run (ops/family.py). (11: the text adds negative axes, which Compress-9
+per run (ops/tensor_op.py). (11: the text adds negative axes, which Compress-9
 takes too, as onnx.reference and onnxruntime do; 28: bfloat16.)
 """
 
@@ -17,7 +17,7 @@ from ..core.view import c_strides
 from ..errors import OpError
 from . import indexing
 from .base import BASE_TYPES, Node, versions
-from .family import Arg, OutputPlan, Piece, TensorOp
+from .tensor_op import Arg, OutputPlan, Piece, TensorOp
 from .indexed_plan import NONNEG, gather_made
 from .spec import OpSpec, Param
 

@@ -18,7 +18,7 @@ from typing import ClassVar, Optional, Sequence
 
 from ..errors import OpError, OutOfScope
 from .base import Node, versions
-from .family import Arg, OutputPlan, TensorOp, broadcast_shape, broadcast_strides
+from .tensor_op import Arg, OutputPlan, TensorOp, broadcast_shape, broadcast_strides
 
 INTS = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
 INTEGERS = frozenset((*INTS, "bool"))  # what the kernel runs (ONNX names = numpy names for these)
@@ -112,7 +112,7 @@ class Elementwise(TensorOp):
             out_dtype = dtype_by_name("bool")
         kernel_op = cls.kernel_of(node, given)
         run = runner(kernel_op, given, out_dtype.numpy.name, shape, cls.label())
-        # a batch checks every job's divisors before any job writes (cli/family.py): the kernel, its output dropped
+        # a batch checks every job's divisors before any job writes (cli/tensor_ops.py): the kernel, its output dropped
         from ..gpu.elementwise_wgsl import DIVIDES
 
         check = (lambda gpu, sources: run(gpu, sources, lambda chunk: None)) if kernel_op in DIVIDES else None

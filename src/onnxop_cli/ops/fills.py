@@ -15,7 +15,7 @@ from typing import Optional, Sequence
 from ..errors import OpError
 from ..core.view import c_strides
 from .base import LATE_TYPES, Node, versions
-from .family import Arg, OutputPlan, Piece, TensorOp, element_bytes
+from .tensor_op import Arg, OutputPlan, Piece, TensorOp, element_bytes
 from .spec import OpSpec, Param
 
 NUMERIC = ("bool", "double", "float", "float16", "int16", "int32", "int64", "int8", "uint16", "uint32",

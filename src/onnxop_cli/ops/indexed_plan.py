@@ -18,7 +18,7 @@ from ..errors import OpError
 from ..gpu.index_table import NONNEG, RANGE, WRAP, Check, Table  # the kernels' modules only when one runs
 
 if TYPE_CHECKING:
-    from .family import Arg, OutputPlan
+    from .tensor_op import Arg, OutputPlan
 
 # Reduction arithmetic classes of scatter_apply.wgsl, by ONNX type name
 INTEGER = {"uint8": 0, "uint16": 0, "uint32": 0, "uint64": 0, "int8": 1, "int16": 1, "int32": 1, "int64": 1}
@@ -78,7 +78,7 @@ def _prechecker(idx: Optional[Arg], check: Optional[Check], ii: int):
 
 def gather_plan(name: str, data: Arg, idx: Optional[Arg], table: Table, check: Optional[Check],
                 where: tuple[int, int] = (0, 1)) -> list[OutputPlan]:
-    from .family import OutputPlan
+    from .tensor_op import OutputPlan
 
     if data.dtype.is_string:
         values = host_gather(data, idx, table, check)
@@ -109,7 +109,7 @@ def gather_made(name: str, data: Arg, indices: Any, table: Table, check: Check, 
     import numpy as np
 
     from ..core.sources import MemoryBytes
-    from .family import OutputPlan
+    from .tensor_op import OutputPlan
 
     made = np.ascontiguousarray(indices, dtype="<i8" if indices.dtype.itemsize == 8 else "<i4")
     index = (MemoryBytes(made), made.shape, made.itemsize == 8)
@@ -132,7 +132,7 @@ def scatter_plan(op: str, name: str, data: Arg, updates: Arg, idx: Optional[Arg]
     """``inner``: how many elements the reference combines in one numpy call
     (ScatterND: a slice's; 0: one scalar at a time), which decides its NaN rule."""
     from ..gpu.scatter import Reduce
-    from .family import OutputPlan
+    from .tensor_op import OutputPlan
 
     t = data.dtype
     if reduction != "none":

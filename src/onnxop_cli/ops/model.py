@@ -225,7 +225,7 @@ def load_graph(model, folder: Path) -> Graph:
 
 
 def _check_node(gn: GraphNode) -> None:
-    from .family import TensorOp
+    from .tensor_op import TensorOp
 
     p, op = gn.proto, gn.op
     outs = [o for o in p.output if o]

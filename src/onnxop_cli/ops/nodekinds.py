@@ -26,7 +26,7 @@ class Unsupported(UsageError):
 def supported() -> list[str]:
     """The operators a graph may hold: every operator of the registry --
     the index-map (view) operators and those of several tensor inputs or
-    outputs (ops/family.py: Concat, Gather, ...; core/graph_family.py runs
+    outputs (ops/tensor_op.py: Concat, Gather, ...; core/graph_steps.py runs
     them as graph steps) -- and Constant."""
     from . import OPERATORS
 

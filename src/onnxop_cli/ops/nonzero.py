@@ -21,7 +21,7 @@ import functools
 from typing import Any, Optional, Sequence
 
 from .base import BASE_TYPES, Node, versions
-from .family import Arg, OutputPlan, TensorOp
+from .tensor_op import Arg, OutputPlan, TensorOp
 from .spec import OpSpec
 
 KERNEL = "nonzero"

@@ -16,7 +16,7 @@ from typing import Optional, Sequence
 from ..core.view import c_strides
 from ..errors import OpError
 from .base import BASE_TYPES, Node, versions
-from .family import Arg, OutputPlan, Piece, TensorOp, element_bytes
+from .tensor_op import Arg, OutputPlan, Piece, TensorOp, element_bytes
 from .spec import OpSpec, Param
 
 NUMBERS = ("double", "float", "float16", "int16", "int32", "int64", "int8", "uint16", "uint32", "uint64", "uint8")

@@ -13,7 +13,7 @@ from typing import Optional, Sequence
 from ..errors import OpError
 from .base import Node, versions
 from .elementwise import INTEGERS, check_count, refuse_out_of_scope, runner
-from .family import Arg, OutputPlan, TensorOp
+from .tensor_op import Arg, OutputPlan, TensorOp
 from .spec import OpSpec, Param
 
 

@@ -12,7 +12,7 @@ from typing import Optional, Sequence
 
 from . import indexing
 from .base import BASE_TYPES, Node, versions
-from .family import Arg, OutputPlan, TensorOp
+from .tensor_op import Arg, OutputPlan, TensorOp
 from .indexed_plan import gather_plan, layout
 from .spec import OpSpec, Param
 

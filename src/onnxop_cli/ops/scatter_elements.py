@@ -15,7 +15,7 @@ from typing import Optional, Sequence
 from ..errors import OpError
 from . import indexing
 from .base import BASE_TYPES, Node, versions
-from .family import Arg, OutputPlan, TensorOp
+from .tensor_op import Arg, OutputPlan, TensorOp
 from .indexed_plan import NONNEG, scatter_plan
 from .spec import OpSpec, Param
 

@@ -1,5 +1,5 @@
 """CenterCropPad and BitCast: a crop or pad around the centre and a bit
-reinterpretation, each a few pieces (ops/family.py). Compress is
+reinterpretation, each a few pieces (ops/tensor_op.py). Compress is
 ops/compress.py, OneHot ops/one_hot.py.
 
 - CenterCropPad-18: each of ``axes`` cropped or zero-padded to ``shape``
@@ -15,7 +15,7 @@ from typing import Optional, Sequence
 from ..core.view import c_strides
 from ..errors import OpError
 from .base import BASE_TYPES, Node, versions
-from .family import Arg, OutputPlan, Piece, TensorOp, element_bytes
+from .tensor_op import Arg, OutputPlan, Piece, TensorOp, element_bytes
 from .spec import OpSpec, Param
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Optional, Sequence
 
 from .base import BASE_TYPES, FLOAT8, LATE_TYPES, Node, versions
-from .family import Arg, OutputPlan, TensorOp
+from .tensor_op import Arg, OutputPlan, TensorOp
 from .spec import OpSpec, Param
 
 NO_KERNEL = "none"

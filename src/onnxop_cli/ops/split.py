@@ -18,7 +18,7 @@ from typing import Optional, Sequence
 from ..errors import OpError
 from ..core.view import c_strides
 from .base import BASE_TYPES, Node, versions
-from .family import Arg, OutputPlan, Piece, TensorOp
+from .tensor_op import Arg, OutputPlan, Piece, TensorOp
 from .spec import OpSpec, Param
 
 

@@ -14,7 +14,7 @@ from typing import Optional, Sequence
 from ..errors import OpError
 from ..core.view import c_strides
 from .base import BASE_TYPES, Node, versions
-from .family import Arg, OutputPlan, Piece, TensorOp, element_bytes
+from .tensor_op import Arg, OutputPlan, Piece, TensorOp, element_bytes
 from .spec import OpSpec, Param
 
 

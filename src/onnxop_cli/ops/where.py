@@ -19,7 +19,7 @@ from typing import Optional, Sequence
 
 from ..core.view import c_strides
 from .base import BASE_TYPES, Node, versions
-from .family import Arg, OutputPlan, Piece, TensorOp, broadcast_shape, broadcast_strides
+from .tensor_op import Arg, OutputPlan, Piece, TensorOp, broadcast_shape, broadcast_strides
 from .spec import OpSpec, Param
 
 

@@ -13,9 +13,9 @@ Two parts, each measured interleaved (A B A B, the order rotated each round):
   peak RSS (the child's ru_maxrss, from benchmarks/whole_process.py's launcher),
   with the other processes' CPU seconds per round (the machine is shared).
 
-    python benchmarks/family_ops.py kernel --backend vulkan --size 64M --rounds 3
-    python benchmarks/family_ops.py process --backend vulkan --size 256M --rounds 2
-    python benchmarks/family_ops.py process --backend vulkan --size 1G --rounds 2 --ops gather
+    python benchmarks/ops_whole_process.py kernel --backend vulkan --size 64M --rounds 3
+    python benchmarks/ops_whole_process.py process --backend vulkan --size 256M --rounds 2
+    python benchmarks/ops_whole_process.py process --backend vulkan --size 1G --rounds 2 --ops gather
 
 Prints a Markdown table with the command, the CPU and the load.
 """
@@ -69,7 +69,7 @@ def kernel(backend: str | None, size: int, rounds: int) -> str:
     from onnxop_cli.gpu.gather import gather_through_kernel
     from onnxop_cli.gpu.pieces import Source, run_pieces
     from onnxop_cli.gpu.where import run_where
-    from onnxop_cli.ops.family import Piece
+    from onnxop_cli.ops.tensor_op import Piece
     from onnxop_cli.core.view import c_strides
 
     gpu = get_gpu(backend)
@@ -124,7 +124,7 @@ def kernel(backend: str | None, size: int, rounds: int) -> str:
             b = timed(lambda: gather_through_kernel(gpu, MemoryBytes(whole), sink, view=gather_view, bits=32))
             results[op].append((n * 4 / a / 1e9, n * 4 / b / 1e9))
     lines = [
-        f"Command: `python benchmarks/family_ops.py kernel --backend {backend or 'auto'} --size {wp.human(size)} "
+        f"Command: `python benchmarks/ops_whole_process.py kernel --backend {backend or 'auto'} --size {wp.human(size)} "
         f"--rounds {rounds}`; adapter {gpu.name}; CPU {cpu()}; load (1 min) per round {', '.join(loads)}",
         "",
         "| op | its kernel GB/s | gather kernel GB/s | ratio (median of rounds) |",
@@ -140,7 +140,7 @@ def kernel(backend: str | None, size: int, rounds: int) -> str:
 
 def _pad_pieces(rows: int, cols: int):
     from onnxop_cli.core.view import c_strides
-    from onnxop_cli.ops.family import Piece
+    from onnxop_cli.ops.tensor_op import Piece
 
     inner = cols - 2
     out = c_strides((rows, cols))
@@ -270,7 +270,7 @@ def process(backend: str | None, size: int, rounds: int, tmp: Path, ops: tuple[s
         other.append(sum(wp.OTHER_CPU[mark:]))
     nbytes = side * side * 4
     lines = [
-        f"Command: `python benchmarks/family_ops.py process --backend {backend or 'auto'} --size {wp.human(size)} "
+        f"Command: `python benchmarks/ops_whole_process.py process --backend {backend or 'auto'} --size {wp.human(size)} "
         f"--rounds {rounds}{' --ops ' + ','.join(ops) if ops != OPS else ''}` (float32 {side}x{side}, {wp.human(nbytes)} per output or input); CPU {cpu()}; "
         f"load (1 min) per round {', '.join(loads)}; other processes' CPU seconds per round "
         f"{', '.join(f'{o:.0f}' for o in other)}",

@@ -1,4 +1,4 @@
-"""Commands of the operators with tensor inputs (ops/family.py), from ops.SPECS.
+"""Commands of the operators with tensor inputs (ops/tensor_op.py), from ops.SPECS.
 
 One rule for every such operator:
 
@@ -30,7 +30,7 @@ from .help import FAMILY
 from ..errors import OnnxopError, UsageError
 from ..ops import OpSpec
 from ..render.node import quote  # names and paths from files, in a line of text
-from .family_inputs import attribute_value, is_file, option_name, secondary, tensor_attribute
+from .tensor_inputs import attribute_value, is_file, option_name, secondary, tensor_attribute
 
 # ------------------------------------------------------------ planning
 
@@ -77,7 +77,7 @@ def build(spec: OpSpec, opset: int, given: dict[str, Optional[str]]):
 
 def plan_jobs(spec: OpSpec, op, node, files: list[Path], member: Optional[str], texts: dict[str, str],
               output: Optional[Path], fmt: Optional[str] = None) -> list[FamilyJob]:
-    from ..core import family as family_apply
+    from ..core import apply_tensors as family_apply
     from ..core.pack import check_format
     from .. import io
     from ..io.stdio import is_stdio
@@ -201,7 +201,7 @@ def _names_a_file(output: Path) -> bool:
 def run_jobs(spec: OpSpec, node, jobs: list[FamilyJob], backend, out, full: bool) -> list:
     from contextlib import contextmanager, ExitStack
 
-    from ..core import family as family_apply
+    from ..core import apply_tensors as family_apply
     from ..core.sources import MAP_THRESHOLD
     from ..core.summary import EDGE_ITEMS, summarised_family
     from .. import io
@@ -336,7 +336,7 @@ def add_command(spec: OpSpec) -> None:
         op, node, texts = build(spec, opset, {p.name: given[f"p_{p.name}"] for p in spec.params})
         b = cli._backend(ctx)
         jobs = plan_jobs(spec, op, node, list(inputs), member, texts, output, fmt)
-        from ..core import family as family_apply
+        from ..core import apply_tensors as family_apply
 
         if any(family_apply.needs_device(j.plans) for j in jobs):
             from ..gpu import get_gpu

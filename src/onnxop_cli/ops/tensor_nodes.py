@@ -1,4 +1,4 @@
-"""One-node ONNX models of the operators with tensor inputs (ops/family.py):
+"""One-node ONNX models of the operators with tensor inputs (ops/tensor_op.py):
 the node's attributes from the model, every input a tensor (a file or an
 initializer), every output compared. Used by ``onnxop conformance`` (and
 ``onnxop run`` can use it the same way)."""
@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 
 def is_family(op) -> bool:
-    from .family import TensorOp
+    from .tensor_op import TensorOp
 
     return issubclass(op, TensorOp)
 

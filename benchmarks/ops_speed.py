@@ -12,11 +12,11 @@ more than it writes (indices, two sources) has a by-output ceiling below
 writes (a fill, Expand) has the opposite, so the last column is the larger
 of the two, the figure the issue's 0.8x is read against.
 
-    python benchmarks/family_all.py --backend vulkan --size 16M --rounds 5
-    eval "$(bash scripts/mesa25.sh /work/mesa25)"; python benchmarks/family_all.py --backend vulkan
+    python benchmarks/ops_speed.py --backend vulkan --size 16M --rounds 5
+    eval "$(bash scripts/mesa25.sh /work/mesa25)"; python benchmarks/ops_speed.py --backend vulkan
 
 The issue asks each operator's kernel for >= 0.8x the gather kernel's GB/s
-for the same output size. benchmarks/family_ops.py (Concat, Split, Pad,
+for the same output size. benchmarks/ops_whole_process.py (Concat, Split, Pad,
 Where by their kernels) and benchmarks/indexed_ops.py (the indexed kernels,
 with GB/s over every byte moved) measure the same ratio closer to the
 kernels; this covers every operator the same way, as a user calls it.
@@ -35,7 +35,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from family_ops import cpu, load  # noqa: E402  (the same CPU name and load as the other family benchmarks)
+from ops_whole_process import cpu, load  # noqa: E402  (the same CPU name and load as the other family benchmarks)
 
 
 def cases(side: int, rng):
@@ -166,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
             tb, bb, bmoved = timed(base_call)
             results[name].append((nbytes / t / 1e9, bb / tb / 1e9, moved / t / 1e9, bmoved / tb / 1e9))
     lines = [
-        f"Command: `python benchmarks/family_all.py --backend {a.backend or 'auto'} --size {a.size} --rounds "
+        f"Command: `python benchmarks/ops_speed.py --backend {a.backend or 'auto'} --size {a.size} --rounds "
         f"{a.rounds}`; adapter {gpu.name}; CPU {cpu()}; {os.cpu_count()} CPUs; load (1 min) per round "
         f"{', '.join(loads)}; output {side}x{side} float32 ({side * side * 4 / 2**20:.0f} MiB) or as near as the op "
         "allows; GB/s by output bytes, and by every byte moved (inputs read + output written)",

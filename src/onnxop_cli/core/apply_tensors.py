@@ -1,4 +1,4 @@
-"""Run one node of several tensor inputs and outputs (ops/family.py).
+"""Run one node of several tensor inputs and outputs (ops/tensor_op.py).
 
     tensors -> Args -> op.plan (pure: shapes, types, pieces) -> per output:
         pieces -> gpu/pieces.py (shaders/pieces.wgsl), or the op's runner,
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
 from ..errors import InputError, OpError
-from ..ops.family import Arg, OutputPlan, Piece, TensorOp
+from ..ops.tensor_op import Arg, OutputPlan, Piece, TensorOp
 from .apply import _zero_pad_bits
 from .pieces import two_pass
 from .sources import MemoryBytes
@@ -162,7 +162,7 @@ def collected(fill: Callable, nbytes: int, spill: bool):
 
 def precheck(plans: Sequence[OutputPlan], tensors: Sequence[Optional[Tensor]], backend: str | None,
              where: str = "") -> None:
-    """The plans' device-side checks (ops/family.py OutputPlan.precheck), so a
+    """The plans' device-side checks (ops/tensor_op.py OutputPlan.precheck), so a
     batch is refused before its first job writes."""
     checks = [p.precheck for p in plans if p.precheck is not None]
     if not checks:

@@ -1,7 +1,7 @@
-"""Family operators (ops/family.py: Concat, Gather, Split, ...) as steps of a graph.
+"""Family operators (ops/tensor_op.py: Concat, Gather, Split, ...) as steps of a graph.
 
     inputs (Values) --as_tensor--> Tensors whose bytes are a host source or a
-        DeviceBuffer --core.family.check--> OutputPlans --_filler--> DeviceSink
+        DeviceBuffer --core.apply_tensors.check--> OutputPlans --_filler--> DeviceSink
         --> a Step per output, already made, on the device
 
 A family node's outputs cannot be index maps of one base, so each is made
@@ -79,8 +79,8 @@ def run_node(gn: GraphNode, graph: Graph, values: dict[str, Value], rt: Runtime,
     """Run family node ``gn`` now: its outputs become made Steps (or host
     tensors) in ``values``; raises (with the node's label) before any output
     exists when a rule is broken. Returns the node it built."""
-    from ..ops.family_model import build_family_node, node_inputs
-    from . import family
+    from ..ops.tensor_nodes import build_family_node, node_inputs
+    from . import apply_tensors as family
 
     try:
         node = build_family_node(gn.proto, graph.opset)
@@ -200,7 +200,7 @@ def _output(gn: GraphNode, name: str, p, tensors, rt: Runtime, steps: list[Step]
     import numpy as np
 
     from ..gpu import resident
-    from .family import _filler, _host, _source
+    from .apply_tensors import _filler, _host, _source
     from .graph_values import Step, Value, of_tensor
     from .sources import MemoryBytes
     from .tensor import Tensor
@@ -256,7 +256,7 @@ class Lazy:
 
     def make(self, step: Step) -> None:
         from ..gpu import resident
-        from .family import _filler
+        from .apply_tensors import _filler
 
         p, rt = self.plan, self.rt
         gpu = rt.device()
@@ -273,7 +273,7 @@ class Lazy:
                 sink.close()
 
     def stream(self, sink) -> None:
-        from .family import _filler
+        from .apply_tensors import _filler
 
         gpu = self.rt.device()
         with gpu.lock:
