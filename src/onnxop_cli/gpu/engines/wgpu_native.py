@@ -62,10 +62,24 @@ def _lazy_pycparser() -> None:
     sys.modules["pycparser"] = stand_in
 
 
-def adapters(backend: str | None = None) -> list[Any]:
-    import wgpu  # every adapter of the instance; the caller picks by backend
+_adapters: list[Any] = []  # the instance's adapters, enumerated once per process
 
-    return list(wgpu.gpu.enumerate_adapters_sync())
+
+def adapters(backend: str | None = None) -> list[Any]:
+    """Every adapter of the instance; the caller picks by backend.
+
+    Enumerated once: every device of a process on one adapter comes from the
+    same adapter object. On GL that is what keeps two devices' threads apart:
+    wgpu-hal serialises GL work by a mutex per enumerated adapter, while every
+    adapter of the instance shares one EGL context, so a device of a second
+    enumeration, released in one thread while another device's poll thread
+    polled, made the context current twice ("BadAccess" in egl.rs, a Rust
+    abort; tests/process/test_gc_release.py)."""
+    import wgpu
+
+    if not _adapters:
+        _adapters.extend(wgpu.gpu.enumerate_adapters_sync())
+    return list(_adapters)
 
 
 def every_adapter() -> list[Any]:
