@@ -11,7 +11,9 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import onnx
 import pytest
+from onnx import helper
 
 from conftest import cli, random_array
 from onnxop_cli.cli.main import run
@@ -146,10 +148,18 @@ def test_stdin_to_a_file(backend, cwd, capsys, monkeypatch, rng):
         (["flatten", "a.npy", "a.npy", "-o", "-"], "-o -: stdout takes one tensor, got 2 inputs; use -o FOLDER"),
         (["flatten", "a.npy", "-o", "-", "--json"], "-o - and --json both write to stdout; write the tensor to a file, or drop --json"),
         (["show", "-", "-"], "-: stdin can be read once; give - only once"),
+        (["run", "cat.onnx", "-", "-"], "cat.onnx: -: stdin can be read once; give - for one input only "
+                                        "(given for 'a', 'b')"),
+        (["run", "cat.onnx", "--input", "b=-", "--input", "a=-"],
+         "cat.onnx: -: stdin can be read once; give - for one input only (given for 'b', 'a')"),
     ],
 )
 def test_stdio_usage_errors(cwd, capsys, monkeypatch, argv, message):
     np.save(cwd / "a.npy", np.ones((2, 2), np.float32))
+    concat = helper.make_node("Concat", ["a", "b"], ["c"], axis=0)
+    ins = [helper.make_tensor_value_info(n, onnx.TensorProto.DOUBLE, [3]) for n in "ab"]
+    graph = helper.make_graph([concat], "cat", ins, [helper.make_tensor_value_info("c", onnx.TensorProto.DOUBLE, [6])])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), cwd / "cat.onnx")
     monkeypatch.setattr(sys, "stdin", FakeStdin(npy_bytes(np.ones(3))))
     code, out, err = cli(capsys, *argv)
     assert code == ExitCode.USAGE

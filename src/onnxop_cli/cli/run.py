@@ -163,6 +163,15 @@ def run_model(
 
 
 def _input_files(g, positional: list[Path], named: list[str]) -> dict[str, Path]:
+    files = _named_files(g, positional, named)
+    from_stdin = [name for name, path in files.items() if str(path) == "-"]
+    if len(from_stdin) > 1:
+        raise UsageError(f"-: stdin can be read once; give - for one input only (given for "
+                         f"{', '.join(map(repr, from_stdin))})")
+    return files
+
+
+def _named_files(g, positional: list[Path], named: list[str]) -> dict[str, Path]:
     if positional and named:
         raise UsageError("give the inputs either in order or with --input NAME=FILE, not both")
     if len(positional) == 1 and positional[0].is_dir():
