@@ -11,9 +11,10 @@ PyTorch's float results (Sigmoid, MatMul, Exp, Conv), a last bit away from
 onnxruntime's and numpy's. Their opset-6 Add/Mul/AveragePool have no
 onnxruntime kernel, so those run on onnx.reference.
 
-PP-OCR's models: ``pip download --no-deps rapidocr-onnxruntime==1.4.4 -d .models``
-in the repository root (or a folder named by ONNXOP_MODELS). Without it the
-test is skipped, except in CI (CI set), where it fails.
+PP-OCR's and silero-vad's models: ``pip download --no-deps rapidocr-onnxruntime==1.4.4
+silero-vad==6.2.3 -d .models`` in the repository root (or a folder named by
+ONNXOP_MODELS); the tests run that themselves when the wheel is missing.
+Without a network they are skipped, except in CI (CI set), where they fail.
 """
 
 from __future__ import annotations
@@ -108,31 +109,34 @@ def test_onnx_light_squeezenet(tmp_path):
     assert np.load(tmp_path / "out" / "softmaxout_1.npy").tobytes() == shipped.tobytes()
 
 
-def ppocr(name: str, tmp_path: Path) -> Path:
-    """PP-OCR's model ``name`` from the rapidocr-onnxruntime wheel, fetched
-    once into .models/ from the package index the install used (pip
+def from_wheel(package: str, name: str, tmp_path: Path) -> Path:
+    """The model file ``name`` shipped in the wheel ``package`` (NAME==VERSION),
+    fetched once into .models/ from the package index the install used (pip
     download); without a network a developer's run skips, CI's fails."""
     MODELS.mkdir(parents=True, exist_ok=True)
     with open(MODELS / ".lock", "w") as lock:  # two workers: one downloads, the other waits for it
         fcntl.flock(lock, fcntl.LOCK_EX)
-        return _extracted(name, tmp_path)
+        return _extracted(package, name, tmp_path)
 
 
-def _extracted(name: str, tmp_path: Path) -> Path:
-    wheels = sorted(glob.glob(str(MODELS / "rapidocr_onnxruntime-*.whl")))
-    if not wheels:
-        done = subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps",
-                               "rapidocr-onnxruntime==1.4.4", "-d", str(MODELS)], capture_output=True, text=True,
-                              timeout=300)
-        wheels = sorted(glob.glob(str(MODELS / "rapidocr_onnxruntime-*.whl")))
-        if not wheels:
+def _extracted(package: str, name: str, tmp_path: Path) -> Path:
+    project, version = package.split("==")
+    pattern = str(MODELS / f"{project.replace('-', '_')}-{version}-*.whl")
+    if not glob.glob(pattern):
+        done = subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", package, "-d",
+                               str(MODELS)], capture_output=True, text=True, timeout=300)
+        if not glob.glob(pattern):
             if os.environ.get("CI"):
-                pytest.fail(f"no rapidocr_onnxruntime wheel in {MODELS}, and pip download failed: {done.stderr[-500:]}")
-            pytest.skip(f"no rapidocr_onnxruntime wheel in {MODELS} (pip download failed)")
-    with zipfile.ZipFile(wheels[-1]) as z:
-        member = next(m for m in z.namelist() if m.endswith(name))
+                pytest.fail(f"no {package} wheel in {MODELS}, and pip download failed: {done.stderr[-500:]}")
+            pytest.skip(f"no {package} wheel in {MODELS} (pip download failed)")
+    with zipfile.ZipFile(sorted(glob.glob(pattern))[-1]) as z:
+        member = next(m for m in z.namelist() if m.endswith("/" + name))
         (tmp_path / name).write_bytes(z.read(member))
     return tmp_path / name
+
+
+def ppocr(name: str, tmp_path: Path) -> Path:
+    return from_wheel("rapidocr-onnxruntime==1.4.4", name, tmp_path)
 
 
 @pytest.mark.parametrize("name, shape, counts", [
@@ -145,4 +149,23 @@ def test_ppocr_models(name, shape, counts, tmp_path):
     path = ppocr(name, tmp_path)
     x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
     out = run_and_compare(path, {"x": x}, "onnxruntime", tmp_path)
+    assert counts in out
+
+
+@pytest.mark.parametrize("name, counts", [
+    # its If's branches (which hold the model) run on onnxruntime whole: partition.py sends a node with a graph there
+    ("silero_vad.onnx", "onnxop (WebGPU): 4 (Identity x2, Constant x1, Equal x1)"),
+    ("silero_vad_half.onnx", "onnxop (WebGPU): 71 (Constant x39, Slice x6, Cast x5, Unsqueeze x5, Gather x3, "
+                             "Shape x3, Concat x2, Equal x2, Reshape x2, ConstantOfShape x1, Pad x1, Squeeze x1, "
+                             "Transpose x1)"),
+], ids=["if", "half"])
+def test_silero_vad_models(name, counts, tmp_path):
+    """silero-vad's voice detector, from its PyPI wheel: 512 samples of 16 kHz audio and a zero state."""
+    path = from_wheel("silero-vad==6.2.3", name, tmp_path)
+    rng = np.random.default_rng(0)
+    feeds = {"input": (rng.standard_normal((1, 512)) * 0.1).astype(np.float32),
+             "state": np.zeros((2, 1, 128), np.float32)}
+    if any(i.name == "sr" for i in onnx.load(path).graph.input):
+        feeds["sr"] = np.array(16000, np.int64)
+    out = run_and_compare(path, feeds, "onnxruntime", tmp_path)
     assert counts in out
