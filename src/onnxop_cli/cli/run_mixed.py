@@ -104,7 +104,9 @@ def _dumper(m, part, folder: Path, dumped: dict[str, Path]):
         if not folder.parent.is_dir():
             raise UsageError(f"--dump {folder}: no such folder, and no folder {folder.parent} to make it in")
         folder.mkdir()
-    valuefiles.check_names(folder, [x for r in part.regions for n in r.nodes for x in n.output if x], "--dump")
+    from ..core.partition import made_values
+
+    valuefiles.check_names(folder, made_values([n for r in part.regions for n in r.nodes]), "--dump")
 
     def write(region, value) -> None:
         for name in region.outputs:

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from ..errors import OnnxopError
-from .partition import ONNXOP, Partition, Region, ops
+from ..errors import InputError, OnnxopError
+from .partition import HOST, ONNXOP, Partition, Region, ops
 
 if TYPE_CHECKING:
     from .tensor import Tensor
@@ -74,10 +74,12 @@ def submodel(part: Partition, region: Region, feeds: dict[str, Tensor], folder: 
 
 
 def run(part: Partition, feeds: dict[str, Tensor], folder: Path, *, backend: str | None = None,
-        inspect: Callable[[Region, Callable[[str], Tensor]], None] | None = None) -> tuple[list[Tensor], Ran]:
-    """The graph's outputs (host Tensors, in order) and what ran where.
-    ``inspect(region, value)`` is called after each region, while every value
-    it read and made can still be looked up by name (--verify, --dump)."""
+        inspect: Callable[[Region, Callable[[str], Tensor]], None] | None = None,
+        ran: Ran | None = None) -> tuple[list[Tensor], Ran]:
+    """The graph's outputs (host Tensors, in order) and what ran where (added
+    to ``ran``, a branch's to its model's). ``inspect(region, value)`` is
+    called after each region, while every value it read and made can still
+    be looked up by name (--verify, --dump)."""
     from ..io.tensorproto import tensor_from_proto
 
     host: dict[str, Tensor] = dict(feeds)
@@ -94,9 +96,17 @@ def run(part: Partition, feeds: dict[str, Tensor], folder: Path, *, backend: str
             return tensor_from_proto(proto, folder, f"initializer {name!r}", name)
         return host[name]
 
-    ran = Ran()
+    ran = Ran() if ran is None else ran
     for k, region in enumerate(part.regions):
         given = {n: value(n) for n in region.inputs if n not in part.initializers}
+        if region.runtime == HOST:
+            ran.add(region)
+            host.update(_branch(part, region, value, folder, backend, inspect, ran))
+            if inspect is not None:
+                inspect(region, value)
+            for n in [n for n in host if last.get(n, -1) <= k and n not in part.outputs]:
+                del host[n]
+            continue
         sub = submodel(part, region, given, folder)
         if region.runtime == ONNXOP:
             made = _onnxop(sub, given, folder, backend, ran)
@@ -109,6 +119,56 @@ def run(part: Partition, feeds: dict[str, Tensor], folder: Path, *, backend: str
         for n in [n for n in host if last.get(n, -1) <= k and n not in part.outputs]:
             del host[n]
     return [_renamed(value(n), n) for n in part.outputs], ran
+
+
+def _branch(part: Partition, region: Region, value: Callable[[str], Tensor], folder: Path, backend: str | None,
+            inspect, ran: Ran) -> dict[str, Tensor]:
+    """Run an If region: the Constants it holds, its condition read, then the
+    branch it picks, split and run as a model of its own (its data movement
+    on the GPU, the rest on the others' runtime). The If's outputs, by name."""
+    from onnx import ModelProto, helper
+
+    from .partition import split
+
+    *constants, node = [*region.copies, *region.nodes]
+    made = _constants(part, constants, folder) if constants else {}
+    look = (lambda n: made[n] if n in made else value(n))
+    where = f"If node {node.name!r}"
+    cond = look(node.input[0]).to_numpy() if node.input and node.input[0] else None
+    if cond is None or cond.size != 1 or cond.dtype != bool:
+        got = "no condition" if cond is None else f"{cond.size} element(s) of {cond.dtype}"
+        raise InputError(f"{where}: its condition must be one bool, got {got}")
+    name = "then_branch" if bool(cond.reshape(-1)[0]) else "else_branch"
+    branch = next((a.g for a in node.attribute if a.name == name), None)
+    outs = [x for x in node.output]
+    if branch is None or len(branch.output) != len(outs):
+        raise InputError(f"{where}: its {name} is missing or does not make its {len(outs)} output(s)")
+    from ..ops.nodekinds import _free_names
+
+    outer = sorted(_free_names(branch))
+    feeds = {n: look(n) for n in outer if n not in part.initializers}
+    g = helper.make_graph(list(branch.node), name, [typed_input(n, feeds[n]) for n in outer if n in feeds],
+                          [helper.make_empty_tensor_value_info(v.name) for v in branch.output],
+                          initializer=[*branch.initializer, *(part.initializers[n] for n in outer
+                                                              if n in part.initializers)])
+    model = ModelProto(ir_version=part.model.ir_version, graph=g)
+    model.opset_import.extend(part.model.opset_import)
+    model.functions.extend(part.model.functions)
+    inner = split(model, part.others, keep_all=part.keep_all)  # (protobuf's depth limit bounds the nesting)
+    results, _ = run(inner, feeds, folder, backend=backend, inspect=inspect, ran=ran)
+    made.update({out: _renamed(t, out) for out, t in zip(outs, results) if out})
+    return made
+
+
+def _constants(part: Partition, constants: list, folder: Path) -> dict[str, Tensor]:
+    """The values of an If region's Constants (its condition may be one), on the host."""
+    from onnx.reference import ReferenceEvaluator
+
+    from .other_common import as_tensors
+
+    names = [x for n in constants for x in n.output if x]
+    sub = submodel(part, Region(HOST, constants, outputs=names), {}, folder)
+    return as_tensors(names, ReferenceEvaluator(sub).run(names, {}), "an If's Constant")
 
 
 def _renamed(t: Tensor, name: str) -> Tensor:

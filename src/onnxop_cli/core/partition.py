@@ -12,8 +12,11 @@ device and the host only where it leaves or enters an onnxop region.
 
 A node is the others' when onnxop has no such operator at the model's opset,
 it is in another domain (com.microsoft), it calls one of the model's
-functions, or an attribute holds a graph (If, Loop, Scan: the node goes to
-the other runtime whole, with every outer value its bodies read).
+functions, or an attribute holds a graph (Loop, Scan: the node goes to the
+other runtime whole, with every outer value its bodies read). An If is the
+host's, a region of its own: its condition is read back and the branch it
+picks is split and run as a model of its own (core/others.py), so the data
+movement inside a branch runs on the GPU too.
 """
 
 from __future__ import annotations
@@ -27,8 +30,10 @@ from ..ops.nodekinds import (  # noqa: F401
     OtherNodes, counted, kind, model_opset, onnxop_runs, ops, others_in, reads, value_types)
 
 ONNXOP = "onnxop"
+HOST = "host"  # an If: its condition read, its branch run as a model of its own
 OTHERS = ("onnxruntime", "reference")  # --others
-RUNTIME_NAMES = {ONNXOP: "onnxop (WebGPU)", "onnxruntime": "onnxruntime (CPU)", "reference": "onnx.reference"}
+RUNTIME_NAMES = {ONNXOP: "onnxop (WebGPU)", HOST: "host (If)", "onnxruntime": "onnxruntime (CPU)",
+                 "reference": "onnx.reference"}
 
 
 @dataclass
@@ -50,6 +55,8 @@ class Partition:
     regions: list[Region]
     outputs: list[str]  # the graph's outputs
     initializers: dict[str, Any]
+    others: str = "onnxruntime"  # the runtime of the nodes onnxop does not run
+    keep_all: bool = False  # every value a node makes is a region output
 
 
 # ------------------------------------------------------------------ splitting
@@ -75,7 +82,8 @@ def split(model, others: str, *, keep_all: bool = False) -> Partition:
         for d in deps:
             readers[d].append(i)
     types = value_types(model)  # float Add is the others': onnxop runs integer arithmetic only
-    side = [ONNXOP if onnxop_runs(n, opset, functions, types, unknown=False) else others for n in nodes]
+    side = [HOST if _is_if(n) else ONNXOP if onnxop_runs(n, opset, functions, types, unknown=False) else others
+            for n in nodes]
     # a Constant that a node reads goes into every region that reads it: a weight
     # never crosses, and onnxruntime sees it as the constant it is (prepacked, as
     # in its own run of the whole model)
@@ -87,7 +95,7 @@ def split(model, others: str, *, keep_all: bool = False) -> Partition:
         raise InputError(f"node {stuck.name!r} ({kind(stuck)}) is on a cycle: the graph cannot be ordered")
     regions: list[Region] = []
     for i in order:
-        if not regions or regions[-1].runtime != side[i]:
+        if not regions or regions[-1].runtime != side[i] or side[i] == HOST:  # an If: a region of its own
             regions.append(Region(side[i], []))
         regions[-1].nodes.append(nodes[i])
     owned: set[int] = set()
@@ -99,7 +107,26 @@ def split(model, others: str, *, keep_all: bool = False) -> Partition:
         owned |= set(wanted)
     outputs = [v.name for v in g.output]
     _wire(regions, outputs, keep_all)
-    return Partition(model, regions, outputs, {t.name: t for t in g.initializer})
+    return Partition(model, regions, outputs, {t.name: t for t in g.initializer}, others, keep_all)
+
+
+def _is_if(proto) -> bool:
+    return proto.op_type == "If" and proto.domain in ONNX_DOMAINS
+
+
+def made_values(nodes) -> list[str]:
+    """Every value the nodes make, the values of their If branches included
+    (either branch may run), each once."""
+    from ..ops.nodekinds import subgraphs
+
+    found: dict[str, None] = {}
+    stack = [list(nodes)]
+    while stack:
+        for n in stack.pop():
+            found.update(dict.fromkeys(x for x in n.output if x))
+            if _is_if(n):
+                stack += [list(g.node) for g in subgraphs(n)]
+    return list(found)
 
 
 def _schedule(needs: list[set[int]], readers: dict[int, list[int]], side: list[str], skip: set[int]) -> list[int]:

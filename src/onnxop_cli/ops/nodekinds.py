@@ -111,7 +111,7 @@ def _free_names(graph) -> set[str]:
         for g in subgraphs(n):
             free |= _free_names(g) - defined
         defined |= set(n.output)
-    return free
+    return free | {v.name for v in graph.output if v.name not in defined}  # an outer value passed through
 
 
 def reads(proto) -> list[str]:

@@ -1,0 +1,156 @@
+"""``onnxop run MODEL --others ...`` with If nodes: the condition is read on
+the host and the branch it picks is split and run as a model of its own, so
+the data movement inside a branch runs on the GPU and is verified there.
+
+Real processes on real files; expected values from onnxruntime's run of the
+whole model (graph optimizations off) and from onnx.reference.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+I64, F = TensorProto.INT64, TensorProto.FLOAT
+
+
+def onnxop(*args, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "onnxop_cli", *map(str, args)], cwd=cwd, capture_output=True,
+                          text=True, timeout=300)
+
+
+def out(name: str, elem: int = F):
+    return helper.make_tensor_value_info(name, elem, None)
+
+
+def branchy_model() -> onnx.ModelProto:
+    """cond = Size(x) > 4 (a Constant's 4). then: Transpose, Concat with an
+    outer Relu, an inner If whose else reads an outer value.
+    else: Slice, Neg (float: onnxruntime's)."""
+    inner_then = helper.make_graph([helper.make_node("Flatten", ["cat"], ["flat"], axis=0)], "inner_then", [],
+                                   [out("flat")])
+    inner_else = helper.make_graph([helper.make_node("Identity", ["r"], ["kept"])], "inner_else", [], [out("kept")])
+    then = helper.make_graph([
+        helper.make_node("Transpose", ["x"], ["tx"], perm=[1, 0]),
+        helper.make_node("Concat", ["tx", "r2"], ["cat"], axis=0),
+        helper.make_node("If", ["c2"], ["picked"], then_branch=inner_then, else_branch=inner_else),
+    ], "then", [], [out("cat"), out("picked")])
+    other = helper.make_graph([
+        helper.make_node("Slice", ["x", "starts", "ends"], ["sl"]),
+        helper.make_node("Neg", ["sl"], ["neg"]),
+    ], "else", [], [out("neg"), out("sl")])
+    nodes = [
+        helper.make_node("Constant", [], ["four"], value=numpy_helper.from_array(np.array(4, np.int64), "four")),
+        helper.make_node("Size", ["x"], ["size"]),
+        helper.make_node("Greater", ["size", "four"], ["c"]),
+        helper.make_node("Relu", ["x"], ["r"]),
+        helper.make_node("Transpose", ["r"], ["r2"], perm=[1, 0]),
+        helper.make_node("If", ["c"], ["y", "z"], name="pick", then_branch=then, else_branch=other),
+    ]
+    inits = [numpy_helper.from_array(np.array([0], np.int64), "starts"),
+             numpy_helper.from_array(np.array([1], np.int64), "ends")]
+    graph = helper.make_graph(nodes, "branchy", [helper.make_tensor_value_info("x", F, [None, None]),
+                                                 helper.make_tensor_value_info("c2", TensorProto.BOOL, [])],
+                              [out("y"), out("z")], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def theirs(model: onnx.ModelProto, feeds: dict) -> list[np.ndarray]:
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    s = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    return s.run(None, feeds)
+
+
+@pytest.mark.parametrize("shape, c2, ran", [
+    ((2, 3), True, {"onnxop": {"Concat": 1, "Constant": 1, "Flatten": 1, "Greater": 1, "Size": 1, "Transpose": 2},
+                    "host": {"If": 2}, "onnxruntime": {"Relu": 1}}),
+    ((2, 3), False, {"onnxop": {"Concat": 1, "Constant": 1, "Greater": 1, "Identity": 1, "Size": 1,
+                                "Transpose": 2},
+                     "host": {"If": 2}, "onnxruntime": {"Relu": 1}}),
+    ((1, 3), True, {"onnxop": {"Constant": 1, "Greater": 1, "Size": 1, "Slice": 1, "Transpose": 1},
+                    "host": {"If": 1}, "onnxruntime": {"Neg": 1, "Relu": 1}}),
+], ids=["then-then", "then-else", "else"])
+def test_the_picked_branch_runs_on_the_gpu_and_equals_onnxruntime(shape, c2, ran, tmp_path, rng):
+    model = branchy_model()
+    onnx.save(model, tmp_path / "m.onnx")
+    x = rng.standard_normal(shape).astype(np.float32)
+    x.reshape(-1)[0] = -0.0
+    feeds = {"x": x, "c2": np.array(c2)}
+    for n, v in feeds.items():
+        np.save(tmp_path / f"{n}.npy", v)
+    r = onnxop("run", "m.onnx", "x.npy", "c2.npy", "--others", "onnxruntime", "--verify", "-o", "o/", "--dump",
+               "d", "--json", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["ran"] == ran
+    assert sum(v["nodes"] for v in doc["verified"]) == sum(ran["onnxop"].values())
+    for name, want in zip(["y", "z"], theirs(model, feeds)):
+        got = np.load(tmp_path / "o" / f"{name}.npy")
+        assert got.shape == want.shape and got.tobytes() == want.tobytes(), name
+    branch_values = {"tx", "cat", "picked"} if shape[0] > 1 else {"sl", "neg"}
+    assert branch_values <= set(doc["dumped"])
+
+
+def test_others_reference_equals_onnx_reference(tmp_path, rng):
+    from onnx.reference import ReferenceEvaluator
+
+    model = branchy_model()
+    onnx.save(model, tmp_path / "m.onnx")
+    feeds = {"x": rng.standard_normal((3, 2)).astype(np.float32), "c2": np.array(True)}
+    for n, v in feeds.items():
+        np.save(tmp_path / f"{n}.npy", v)
+    r = onnxop("run", "m.onnx", "x.npy", "c2.npy", "--others", "reference", "-o", "o.npz", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    with np.load(tmp_path / "o.npz") as z:
+        for name, want in zip(["y", "z"], ReferenceEvaluator(model).run(None, feeds)):
+            assert z[name].tobytes() == want.tobytes(), name
+
+
+def _if_model(cond_shape: list[int], depth: int = 1) -> onnx.ModelProto:
+    def leaf(k: int):
+        return helper.make_graph([helper.make_node("Identity", ["x"], [f"l{k}"])], f"leaf{k}", [], [out(f"l{k}")])
+
+    body = leaf(0)  # each level's else_branch is a leaf, its then_branch the level below
+    for k in range(1, depth):
+        body = helper.make_graph([helper.make_node("If", ["c"], [f"y{k}"], then_branch=body,
+                                                   else_branch=leaf(k))], f"level{k}", [], [out(f"y{k}")])
+    node = helper.make_node("If", ["c"], ["y"], name="top", then_branch=body, else_branch=leaf(depth))
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", F, [2]),
+                                            helper.make_tensor_value_info("c", TensorProto.BOOL, cond_shape)],
+                              [out("y")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+@pytest.mark.parametrize("cond, depth, message", [
+    (np.array([True, False]), 1, "If node 'top': its condition must be one bool, got 2 element(s) of bool"),
+    (np.array(1, np.int64), 1, "If node 'top': its condition must be one bool, got 1 element(s) of int64"),
+])
+def test_a_bad_condition_is_one_line_and_writes_nothing(cond, depth, message, tmp_path):
+    model = _if_model(list(cond.shape), depth)
+    model.graph.input[1].type.tensor_type.elem_type = helper.np_dtype_to_tensor_dtype(cond.dtype)
+    onnx.save(model, tmp_path / "m.onnx")
+    np.save(tmp_path / "x.npy", np.ones(2, np.float32))
+    np.save(tmp_path / "c.npy", cond)
+    r = onnxop("run", "m.onnx", "x.npy", "c.npy", "--others", "onnxruntime", "-o", "o/", cwd=tmp_path)
+    assert r.returncode != 0 and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr, r.stderr
+    assert message in r.stderr
+    assert not (tmp_path / "o").exists() or not any((tmp_path / "o").iterdir())
+
+
+def test_ifs_nested_30_deep_run(tmp_path):
+    """(protobuf's parser refuses a model nested much deeper: about 33 Ifs)"""
+    onnx.save(_if_model([], 30), tmp_path / "m.onnx")
+    np.save(tmp_path / "x.npy", np.array([1.5, -0.0], np.float32))
+    np.save(tmp_path / "c.npy", np.array(True))  # down every then_branch
+    r = onnxop("run", "m.onnx", "x.npy", "c.npy", "--others", "onnxruntime", "-o", "y.npy", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert np.load(tmp_path / "y.npy").tobytes() == np.array([1.5, -0.0], np.float32).tobytes()
