@@ -195,3 +195,20 @@ def test_a_missing_onnxruntime_is_one_line(mixed, tmp_path):
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr, r.stderr
     assert "--others onnxruntime needs the onnxruntime package" in r.stderr and "onnxop[models]" in r.stderr
     assert not (folder / "o").exists() or not any((folder / "o").iterdir())
+
+
+def test_an_operator_onnxruntime_has_no_kernel_for_names_the_reference(tmp_path):
+    """Opset-6 Mul (PyTorch's old exports): onnxruntime has no kernel for it."""
+    nodes = [helper.make_node("Transpose", ["x"], ["t"], perm=[1, 0]), helper.make_node("Mul", ["t", "t"], ["y"])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", F, [2, 3])],
+                              [helper.make_tensor_value_info("y", F, None)])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 6)]), tmp_path / "m.onnx")
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    np.save(tmp_path / "x.npy", x)
+    r = onnxop("run", "m.onnx", "x.npy", "--others", "onnxruntime", "-o", "y.npy", cwd=tmp_path)
+    assert r.returncode != 0 and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr, r.stderr
+    assert "NOT_IMPLEMENTED" in r.stderr and "--others reference runs the others on onnx.reference" in r.stderr
+    assert not (tmp_path / "y.npy").exists()
+    r = onnxop("run", "m.onnx", "x.npy", "--others", "reference", "-o", "y.npy", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert np.load(tmp_path / "y.npy").tobytes() == (x.T * x.T).tobytes()

@@ -44,5 +44,7 @@ def run(model, feeds: dict[str, Tensor], outputs: list[str], label: str) -> dict
     except OnnxopError:
         raise
     except Exception as e:  # noqa: BLE001 - onnxruntime raises its own kinds
-        raise OnnxopError(f"{label}: onnxruntime: {first_line(e)}") from None
+        hint = ("; --others reference runs the others on onnx.reference, which has every opset's kernels"
+                if "NOT_IMPLEMENTED" in str(e) else "")
+        raise OnnxopError(f"{label}: onnxruntime: {first_line(e)}{hint}") from None
     return as_tensors(outputs, made, label)
