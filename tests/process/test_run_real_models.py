@@ -171,3 +171,16 @@ def test_silero_vad_models(name, counts, tmp_path):
         feeds["sr"] = np.array(16000, np.int64)
     out = run_and_compare(path, feeds, "onnxruntime", tmp_path)
     assert counts in out
+
+
+@pytest.mark.parametrize("test", ["test_sequence_model4", "test_sequence_model6"])
+def test_sequences_stay_inside_their_region_under_verify_and_dump(test, tmp_path):
+    """onnx's own sequence models: --verify and --dump ask every region for
+    every value, and a sequence is no tensor: it is left out of the dump, not an error."""
+    folder = ONNX_DATA / "simple" / test
+    data = folder / "test_data_set_0"
+    r = onnxop("run", folder / "model.onnx", data, "--others", "onnxruntime", "--verify", "--dump", "d",
+               "--check", data, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    outputs = [o.name for o in onnx.load(folder / "model.onnx").graph.output]
+    assert "equal" in r.stdout and sorted(p.stem for p in (tmp_path / "d").iterdir()) == outputs

@@ -17,7 +17,10 @@ def as_arrays(feeds: dict[str, Tensor]) -> dict:
     return {n: t.to_numpy() for n, t in feeds.items()}
 
 
-def as_tensors(names: list[str], arrays, label: str) -> dict[str, Tensor]:
+def as_tensors(names: list[str], arrays, label: str, needed: set[str] | None = None) -> dict[str, Tensor]:
+    """The tensors among ``arrays``; a sequence or map is an error when it is
+    ``needed`` (another region reads it), else left out (a value --verify
+    or --dump asked for: they read tensors)."""
     import numpy as np
 
     from .tensor import Tensor
@@ -25,6 +28,8 @@ def as_tensors(names: list[str], arrays, label: str) -> dict[str, Tensor]:
     made = {}
     for name, a in zip(names, arrays):
         if not isinstance(a, np.ndarray):
+            if needed is not None and name not in needed:
+                continue
             raise OnnxopError(f"{label}: {name!r} is a {type(a).__name__}, not a tensor; "
                               "onnxop passes tensors between regions")
         made[name] = Tensor.from_numpy(a, name)

@@ -36,7 +36,8 @@ def session(model):
     return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
 
 
-def run(model, feeds: dict[str, Tensor], outputs: list[str], label: str) -> dict[str, Tensor]:
+def run(model, feeds: dict[str, Tensor], outputs: list[str], label: str,
+        needed: set[str] | None = None) -> dict[str, Tensor]:
     from .other_common import as_arrays, as_tensors, first_line
 
     try:
@@ -47,4 +48,4 @@ def run(model, feeds: dict[str, Tensor], outputs: list[str], label: str) -> dict
         hint = ("; --others reference runs the others on onnx.reference, which has every opset's kernels"
                 if "NOT_IMPLEMENTED" in str(e) else "")
         raise OnnxopError(f"{label}: onnxruntime: {first_line(e)}{hint}") from None
-    return as_tensors(outputs, made, label)
+    return as_tensors(outputs, made, label, needed)

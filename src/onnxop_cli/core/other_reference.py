@@ -12,7 +12,8 @@ if TYPE_CHECKING:
     from .tensor import Tensor
 
 
-def run(model, feeds: dict[str, Tensor], outputs: list[str], label: str) -> dict[str, Tensor]:
+def run(model, feeds: dict[str, Tensor], outputs: list[str], label: str,
+        needed: set[str] | None = None) -> dict[str, Tensor]:
     from onnx.reference import ReferenceEvaluator
 
     from .other_common import as_arrays, as_tensors, first_line
@@ -21,4 +22,4 @@ def run(model, feeds: dict[str, Tensor], outputs: list[str], label: str) -> dict
         made = ReferenceEvaluator(model).run(outputs, as_arrays(feeds))
     except Exception as e:  # noqa: BLE001 - the evaluator raises any kind
         raise OnnxopError(f"{label}: onnx.reference: {type(e).__name__}: {first_line(e)}") from None
-    return as_tensors(outputs, made, label)
+    return as_tensors(outputs, made, label, needed)

@@ -111,7 +111,8 @@ def run(part: Partition, feeds: dict[str, Tensor], folder: Path, *, backend: str
         if region.runtime == ONNXOP:
             made = _onnxop(sub, given, folder, backend, ran)
         else:
-            made = _other(region.runtime).run(sub, given, region.outputs, region.label)
+            made = _other(region.runtime).run(sub, given, region.outputs, region.label, region.needed)
+            region.outputs = [n for n in region.outputs if n in made]  # (a sequence only --verify asked for)
         host.update(made)
         ran.add(region)
         if inspect is not None:

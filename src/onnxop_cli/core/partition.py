@@ -43,6 +43,7 @@ class Region:
     inputs: list[str] = field(default_factory=list)  # values read from before the region (initializers too)
     outputs: list[str] = field(default_factory=list)  # values made here that a later region or the caller reads
     copies: list[Any] = field(default_factory=list)  # Constants an earlier region made too: run again, not counted
+    needed: set[str] = field(default_factory=set)  # the outputs read later (the rest: keep_all's, for --verify, --dump)
 
     @property
     def label(self) -> str:
@@ -158,6 +159,7 @@ def _wire(regions: list[Region], outputs: list[str], keep_all: bool) -> None:
     for region in reversed(regions):
         made = [x for n in region.nodes for x in n.output if x]
         region.outputs = list(dict.fromkeys(x for x in made if keep_all or x in later))
+        region.needed = {x for x in made if x in later}
         made_set = set(made) | {x for n in region.copies for x in n.output}
         inputs: list[str] = []
         for n in region.nodes:
