@@ -20,6 +20,7 @@ a fresh browser.
 
 from __future__ import annotations
 
+import atexit
 import base64
 import os
 import re
@@ -83,6 +84,7 @@ class OrtWebRuntime:
         limit = max(call_timeout(), START_LIMIT)
         try:
             self.page = Driver(self.folder, script, limit)
+            atexit.register(self.page.close, 5.0)  # every browser ends before the interpreter
             info = self.page.call("b => window.onnxopOrt.init(b)", self.bundle, f"loading {self.bundle}", limit)
         except BrowserError as e:
             self.page = None

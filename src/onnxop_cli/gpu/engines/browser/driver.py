@@ -204,17 +204,18 @@ class Driver:
             self.dead = f"the browser did not answer within {limit:g} s while {what} (${ENV_CALL_TIMEOUT} sets the limit)"
             raise BrowserError(self.dead) from None
 
-    def close(self) -> None:
+    def close(self, grace: float = 0.0) -> None:
         """Close the browser, unless a call is still in the page (a hung
         kernel, a step the caller gave up on): then the process just exits,
         and Playwright's driver, its pipe closed, ends Chromium; or, when the
         page answers at last, the thread closes it (a caller that starts
-        another browser after a time limit keeps no old one running)."""
+        another browser after a time limit keeps no old one running), and
+        ``grace`` seconds are given it to do so (a thread still in Playwright
+        as the interpreter ends can crash it)."""
         if not self._thread.is_alive():
             return
         self._jobs.put((None, None))
-        if not (self.dead or self.busy):
-            self._thread.join(10)
+        self._thread.join(grace if self.dead or self.busy else 10)
 
 
 def _first(e: BaseException) -> str:
