@@ -29,7 +29,7 @@ window.onnxopOrt = {
     ort.env.logLevel = "verbose";
     const adapter = await navigator.gpu?.requestAdapter();
     const info = adapter ? adapter.info : {};
-    return { version: ort.env.versions?.web || "", types: Object.keys(ARRAYS),
+    return { version: ort.env.versions?.web || "",
              adapter: adapter ? `${info.vendor} ${info.architecture} ${info.description}`.trim() : "" };
   },
   async load(model) {
@@ -45,14 +45,13 @@ window.onnxopOrt = {
     }
   },
   async run([id, feeds]) {
-    const session = sessions.get(id);
-    const named = {};
-    for (const [name, type, dims, data] of feeds) {
-      const u8 = Uint8Array.fromBase64(data);
-      const Array_ = ARRAYS[type];
-      named[name] = new ort.Tensor(type, new Array_(u8.buffer, 0, type === "int4" || type === "uint4" ? u8.length : u8.length / Array_.BYTES_PER_ELEMENT), dims);
-    }
-    try {
+    try {  // whatever it throws is this run's error, never the page's
+      const session = sessions.get(id), named = {};
+      for (const [name, type, dims, data] of feeds) {
+        const u8 = Uint8Array.fromBase64(data), View = ARRAYS[type];
+        const count = type === "int4" || type === "uint4" ? u8.length : u8.length / View.BYTES_PER_ELEMENT;
+        named[name] = new ort.Tensor(type, new View(u8.buffer, 0, count), dims);
+      }
       const results = await session.run(named);
       return { outputs: session.outputNames.map((n) => {
         const t = results[n];

@@ -36,7 +36,6 @@ VERSION = "1.31.1"  # the version the docs' table and the tests measure
 INSTALL = f"npm install --prefix DIR onnxruntime-web@{VERSION}, then --ort-web DIR/node_modules/onnxruntime-web"
 # --runtime NAME: the bundle it loads and the provider its WebGPU nodes land on
 KINDS = {"ort-web": ("ort.webgpu.mjs", "WebGpuExecutionProvider"), "ort-web-jsep": ("ort.mjs", "JsExecutionProvider")}
-CPU = "CPUExecutionProvider"
 # Seconds Chromium's start and the bundle's import (15-30 MB of wasm compiled) may take, at
 # least: $ONNXOP_BROWSER_TIMEOUT is one session's load or run.
 START_LIMIT = 120.0
@@ -113,8 +112,6 @@ class OrtWebRuntime:
             self.page.close()
             self.page = None
             raise Broke(f"{self.name}: {e}") from None
-        except Exception as e:  # noqa: BLE001 - the page threw: its message
-            raise Broke(f"{self.name}: the page failed while {what}: {message(e)}") from None
 
     def load(self, model: Any, folder: Path) -> Loaded:
         from ...core.tensor import dtype_by_onnx
