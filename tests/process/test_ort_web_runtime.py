@@ -75,13 +75,14 @@ def table(by_outcome: dict[str, str]) -> dict[str, str]:
 
 
 # What onnxruntime-web 1.31.1 gives today in Chromium 156 on SwiftShader (no
-# shader-f16); every other case passes. The C++ provider (ort-web): every index
-# past the edge returns data (zeros, or the element its low 32 bits pick);
-# float16 is refused without shader-f16; Split past 10 storage buffers is
-# refused; int64 data, bool, int8/uint8 data and the opset-25 operators run
-# on the CPU provider. The JavaScript kernels (ort-web-jsep): float16 comes back
-# as zeros without shader-f16, Split into 9 or more outputs and Pad wrap as
-# zeros; ScatterElements runs on the CPU provider.
+# shader-f16); every other case passes (docs/runtimes.md explains them). The
+# C++ provider (ort-web): every index past the edge returns data (zeros, or
+# what its low 32 bits pick); float16 is refused without shader-f16, and Split
+# past 10 storage buffers; float64, bool, int8, uint8 and 4-bit data, ranks
+# 5 to 8 with mixed axes and the opset-25 operators run on the CPU provider.
+# The JavaScript kernels (ort-web-jsep): float16 without shader-f16, Split into
+# 9 or more outputs and Pad wrap come back as zeros; zero-size tensors are
+# refused; ScatterElements, Reshape and Unsqueeze run on the CPU provider too.
 NATIVE = table({
     "no_error": """
         gather_elements_int32_index_d gather_elements_int32_index_int32_max
