@@ -6,8 +6,9 @@ one driver thread through a queue, and the caller waits for its answer at
 most ``call_timeout()`` seconds, so a browser that hangs or dies is one
 error line, never a hung command. The page is served on 127.0.0.1 by a tiny
 HTTP server on a free port (WebGPU needs a secure context; localhost is one),
-with, where asked, one folder's files under ``/files/`` (onnxruntime-web's
-scripts and wasm for docs/runtimes/ort_web.py: ``open_page``).
+with, where asked, one folder's files under ``/files/`` and another page
+script: ``Driver(folder, script)``, then ``call(function, arg, what)``
+(docs/runtimes/ort_web.py serves onnxruntime-web's scripts and wasm so).
 """
 
 from __future__ import annotations
