@@ -237,7 +237,7 @@ def test_outcomes_on_the_corpus_and_the_official_cases(cases, runtime, expected)
                           "for an axis of size 5")
     provider = "WebGpuExecutionProvider" if runtime == "ort-web" else "JsExecutionProvider"
     assert got["concat_float64_bits"]["detail"] == (
-        f"onnxruntime-web placed every node on CPUExecutionProvider, not on {provider}")
+        f"onnxruntime-web placed Concat on CPUExecutionProvider, not on {provider}")
 
 
 def test_wrong_bytes_and_refusals_are_shown(cases):

@@ -129,7 +129,7 @@ class OrtWebRuntime:
         if "error" in answer:
             raise refused(answer["error"]) from None
         self.session = answer["id"]
-        elsewhere = placed_elsewhere(answer["log"], self.provider)
+        elsewhere = placed_elsewhere(answer["log"], self.provider, [n.op_type for n in model.graph.node])
         if elsewhere:
             raise NotOnWebGPU(elsewhere)
         return Loaded(_Session(self, answer["id"], answer["inputs"], answer["outputs"]))
@@ -189,7 +189,7 @@ _PLACED = re.compile(r"(All nodes|Node\(s\)) placed on \[(\w+)\]")
 _NODE = re.compile(r"\]\s{2,}(\w+) \((.*)\)\s*$")
 
 
-def placed_elsewhere(log: list[str], provider: str) -> str:
+def placed_elsewhere(log: list[str], provider: str, ops: list[str]) -> str:
     """What onnxruntime-web's node placements say ran off ``provider`` ('' if nothing); a
     log with no placements is Broke (its verbose log changed: a CPU fallback would go unseen)."""
     lines = "\n".join(log).splitlines()
@@ -202,7 +202,8 @@ def placed_elsewhere(log: list[str], provider: str) -> str:
         if m:
             where = m.group(2)
             if m.group(1) == "All nodes" and where != provider:
-                return f"onnxruntime-web placed every node on {where}, not on {provider}"
+                every = ", ".join(dict.fromkeys(ops)) or "every node"
+                return f"onnxruntime-web placed {every} on {where}, not on {provider}"
             continue
         node = _NODE.search(line)
         if node and where and where != provider and not node.group(1).startswith("Memcpy"):
