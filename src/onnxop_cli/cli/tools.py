@@ -35,7 +35,8 @@ from .console import Out, emit
         "through onnxop; other operators are skipped. With no DIR, onnx's own node tests "
         "of every operator onnxop runs are built from the installed onnx package and run. "
         "Prints a line per case, a summary per operator and the total. "
-        "--runtime runs the same cases through another runtime (onnxruntime, any onnx.backend module). "
+        "--runtime runs the same cases through another runtime (onnxruntime, any onnx.backend module, "
+        "onnxruntime-web's WebGPU provider in headless Chromium). "
         "Exits 1 if any case is wrong, no_error or error, or if none ran.\n\n"
         "Example: onnxop conformance"
     ),
@@ -60,8 +61,15 @@ def conformance(
     runtime: Annotated[
         Optional[str],
         typer.Option("--runtime", help="What runs the cases: onnxop (the default), onnxruntime or "
-                     "onnxruntime:PROVIDER, backend:MODULE (an onnx.backend module). "
-                     "Example: --runtime onnxruntime", show_default=False, metavar="NAME"),
+                     "onnxruntime:PROVIDER, backend:MODULE (an onnx.backend module), ort-web or "
+                     "ort-web-jsep (onnxruntime-web's WebGPU provider, C++ or JavaScript kernels, in "
+                     "headless Chromium). Example: --runtime onnxruntime", show_default=False, metavar="NAME"),
+    ] = None,
+    ort_web: Annotated[
+        Optional[Path],
+        typer.Option("--ort-web", help="The onnxruntime-web package folder the ort-web runtimes load "
+                     "(default: $ONNXOP_ORT_WEB). Example: --ort-web ort/node_modules/onnxruntime-web",
+                     show_default=False, metavar="DIR"),
     ] = None,
 ) -> int:
     from ..docs import conformance as conf
@@ -69,16 +77,18 @@ def conformance(
 
     out = _out(ctx)
     quiet = out.quiet  # the global -q: here, only the failed cases and the total
-    rt = conf.resolve(runtime, _backend(ctx))
+    rt = conf.resolve(runtime, _backend(ctx), None if ort_web is None else str(ort_web))
     results = conf.run_all(dirs or [], _backend(ctx), op, rt)
     failed = any(r.status == "failed" for r in results)
     ran = any(r.status != "skipped" for r in results)
     code = ExitCode.ERROR if failed or not ran else ExitCode.SUCCESS
-    head = "" if rt.name == conf.DEFAULT else f"runtime: {rt.name}\n"
+    about = getattr(rt, "about", "")  # the ort-web runtimes: versions, bundle, provider, adapter
+    head = "" if rt.name == conf.DEFAULT else f"runtime: {rt.name}{f' ({about})' if about else ''}\n"
     out.result(head + _conformance_table(results, quiet=quiet)
                + ("" if ran else "\nnothing ran: no case was selected and run"), escaped=True)
     kernel = _kernel_used(_backend(ctx)) if rt.name == conf.DEFAULT else None
-    out.document(report.conformance_document(results, code, rt.name, conf.OUTCOMES) | {"kernel": kernel})
+    out.document(report.conformance_document(results, code, rt.name, conf.OUTCOMES) | {"kernel": kernel}
+                 | ({"runtime_about": about} if about else {}))
     return code
 
 

@@ -145,7 +145,7 @@ def run_case(folder: Path, name: str, rt=None) -> CaseResult:
     refusal a case's ``expected_error.json`` asks for. Whatever goes wrong
     decides this case only, with its reason."""
     from .cases import read_expected_error
-    from .runtimes import Lacks, NotOnWebGPU
+    from .runtimes import Broke, Lacks, NotOnWebGPU
 
     rt = rt if rt is not None and not isinstance(rt, str) else resolve(rt)
     operator, opset, sets, current = None, None, None, ""
@@ -183,6 +183,8 @@ def run_case(folder: Path, name: str, rt=None) -> CaseResult:
         return result("skipped", str(e))
     except NotOnWebGPU as e:
         return result("not_on_webgpu", str(e), sets)
+    except Broke as e:  # its browser died or hung: never the refusal a case may require
+        return result("error", str(e), sets)
     except Fail as e:
         return result(e.outcome, str(e), sets)
     except OnnxopError as e:

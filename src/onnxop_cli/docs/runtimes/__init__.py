@@ -8,21 +8,22 @@ the reason) and ``Refused`` when it refuses the model or the inputs (an error
 when the case is valid, the right answer when the spec requires one). A
 WebGPU runtime (``webgpu = True``) may say a node ran elsewhere by raising
 ``NotOnWebGPU``. One module per runtime: ``onnxop`` (the default), ``ort``
-(the onnxruntime package, any provider), ``backend`` (any onnx.backend module);
-the browser ones (ort-web, ort-web-jsep) plug in the same way: a module here
-and a line in ``resolve``.
+(the onnxruntime package, any provider), ``backend`` (any onnx.backend module),
+``ort_web`` (onnxruntime-web's WebGPU provider in headless Chromium: ort-web
+and ort-web-jsep).
 """
 
 from __future__ import annotations
 
 from ...errors import UsageError
-from .base import Lacks, Loaded, NotOnWebGPU, Refused, Runtime, Session  # noqa: F401 - the package's names
+from .base import Broke, Lacks, Loaded, NotOnWebGPU, Refused, Runtime, Session  # noqa: F401 - the package's names
 
 DEFAULT = "onnxop"
 
 
-def resolve(name: str | None, backend: str | None = None) -> Runtime:
-    """The runtime ``--runtime NAME`` names; ``backend`` is onnxop's adapter (the default runtime's)."""
+def resolve(name: str | None, backend: str | None = None, ort_web: str | None = None) -> Runtime:
+    """The runtime ``--runtime NAME`` names; ``backend`` is onnxop's adapter (the default runtime's),
+    ``ort_web`` the onnxruntime-web package folder (``--ort-web``)."""
     name = (name or DEFAULT).strip()
     kind, _, rest = name.partition(":")
     if kind == "onnxop" and not rest:
@@ -37,6 +38,11 @@ def resolve(name: str | None, backend: str | None = None) -> Runtime:
         from .backend import BackendRuntime
 
         return BackendRuntime(rest)
+    if kind in ("ort-web", "ort-web-jsep") and not rest:
+        from .ort_web import OrtWebRuntime
+
+        return OrtWebRuntime(kind, ort_web)
     raise UsageError(
         f"--runtime {name!r}: not a runtime (onnxop; onnxruntime or onnxruntime:PROVIDER; "
-        "backend:MODULE, an onnx.backend module such as backend:onnxruntime.backend)")
+        "backend:MODULE, an onnx.backend module such as backend:onnxruntime.backend; "
+        "ort-web or ort-web-jsep, onnxruntime-web's WebGPU provider in headless Chromium)")

@@ -20,6 +20,11 @@ class NotOnWebGPU(Exception):
     """A WebGPU runtime ran the node somewhere else (its CPU fallback)."""
 
 
+class Broke(Exception):
+    """The runtime itself failed (its browser died, or did not answer within
+    the time limit): an error, whatever the case expects."""
+
+
 class Session(Protocol):
     def run(self, feeds: Sequence[Any]) -> list[Any]:
         """The outputs (onnxop Tensors, in the model's order) for ``feeds`` (Tensors, in its input order)."""
@@ -87,6 +92,16 @@ def tensors(arrays: Sequence[Any], names: Sequence[str]) -> list[Any]:
             passthrough(e)
             raise Lacks(f"output {name!r} came back as numpy {array.dtype}, which onnxop cannot read: {message(e)}") from None
     return out
+
+
+def raw_bytes(t) -> Any:
+    """The bytes ONNX stores for a tensor (not a string one): packed where packed, little-endian, row-major."""
+    import numpy as np
+
+    from ...core.tensor import pack_subbyte
+
+    values = t.to_numpy()
+    return pack_subbyte(values, t.dtype) if t.dtype.is_packed else np.ascontiguousarray(values).view(np.uint8)
 
 
 def arrays(feeds: Sequence[Any]) -> list[Any]:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ...errors import UsageError
-from .base import Lacks, Loaded, message, passthrough, refusal
+from .base import Lacks, Loaded, message, passthrough, raw_bytes, refusal
 
 CPU = "CPUExecutionProvider"
 
@@ -70,15 +70,11 @@ def _value(t, onnx_type: int):
     """An OrtValue of ``t``'s shape and ONNX type holding its bytes (strings through numpy)."""
     import ctypes
 
-    import numpy as np
     import onnxruntime
-
-    from ...core.tensor import pack_subbyte
 
     if t.dtype.is_string:
         return onnxruntime.OrtValue.ortvalue_from_numpy(t.to_numpy())
-    values = t.to_numpy()
-    raw = pack_subbyte(values, t.dtype) if t.dtype.is_packed else np.ascontiguousarray(values).view(np.uint8)
+    raw = raw_bytes(t)
     try:
         value = onnxruntime.OrtValue.ortvalue_from_shape_and_type(list(t.shape), onnx_type)
     except Exception as e:  # noqa: BLE001

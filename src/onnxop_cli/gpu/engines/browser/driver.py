@@ -5,7 +5,10 @@ onnxop calls the engine from several (copy.py's writer): every call goes to
 one driver thread through a queue, and the caller waits for its answer at
 most ``call_timeout()`` seconds, so a browser that hangs or dies is one
 error line, never a hung command. The page is served on 127.0.0.1 by a tiny
-HTTP server on a free port (WebGPU needs a secure context; localhost is one).
+HTTP server on a free port (WebGPU needs a secure context; localhost is one),
+with, where asked, one folder's files under ``/files/`` and another page
+script: ``Driver(folder, script)``, then ``call(function, arg, what)``
+(docs/runtimes/ort_web.py serves onnxruntime-web's scripts and wasm so).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import shutil
 import tempfile
 import threading
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from ....errors import UsageError
@@ -82,13 +86,24 @@ def call_timeout() -> float:
     return seconds
 
 
+_TYPES = {".js": "text/javascript", ".mjs": "text/javascript", ".wasm": "application/wasm", ".json": "application/json"}
+
+
 class _Quiet(http.server.BaseHTTPRequestHandler):
-    """Serves the one page; says nothing on stderr."""
+    """Serves the one page, and the files of ``folder`` under /files/; says nothing on stderr."""
+
+    folder: Path | None = None
 
     def do_GET(self) -> None:  # noqa: N802 - the base class's name
-        body = b"<!doctype html><meta charset=utf-8><title>onnxop</title>" if self.path == "/" else b""
+        body, kind = b"", "text/html"
+        if self.path == "/":
+            body = b"<!doctype html><meta charset=utf-8><title>onnxop</title>"
+        elif self.folder is not None and self.path.startswith("/files/"):
+            path = (self.folder / self.path[len("/files/"):].split("?")[0]).resolve()
+            if path.is_relative_to(self.folder) and path.is_file():
+                body, kind = path.read_bytes(), _TYPES.get(path.suffix, "application/octet-stream")
         self.send_response(200 if body else 404)
-        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Type", kind)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
@@ -98,28 +113,31 @@ class _Quiet(http.server.BaseHTTPRequestHandler):
 
 
 class Driver:
-    """The browser, its page and the thread that talks to them."""
+    """The browser, its page and the thread that talks to them: the engine's
+    page (page.js) by default, else ``script`` with ``folder`` served under /files/."""
 
-    def __init__(self) -> None:
+    def __init__(self, folder: Path | None = None, script: str | None = None, start_limit: float | None = None) -> None:
         call_timeout()  # a bad $ONNXOP_BROWSER_TIMEOUT is refused before a browser starts
         exe = chromium()
         if exe is None or missing():
             raise BrowserError(missing())
         self.dead = ""
+        self.version = ""  # Chromium's, once started
         self.busy = False  # a call is in the page (close then cannot wait for the thread)
         self._jobs: queue.Queue = queue.Queue()
-        self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Quiet)
+        handler = type("_Served", (_Quiet,), {"folder": folder.resolve() if folder is not None else None})
+        self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
         threading.Thread(target=self._server.serve_forever, name="onnxop-page-server", daemon=True).start()
-        self._thread = threading.Thread(target=self._main, args=(exe,), name="onnxop-browser", daemon=True)
+        script = script if script is not None else resources.files(__package__).joinpath("page.js").read_text()
+        self._thread = threading.Thread(target=self._main, args=(exe, script), name="onnxop-browser", daemon=True)
         started: concurrent.futures.Future = concurrent.futures.Future()
         self._jobs.put((None, started))
         self._thread.start()
-        self._wait(started, "starting Chromium")
+        self._wait(started, "starting Chromium", start_limit)
 
-    def _main(self, exe: str) -> None:
+    def _main(self, exe: str, script: str) -> None:
         from playwright.sync_api import sync_playwright
 
-        script = resources.files(__package__).joinpath("page.js").read_text()
         runtime = tempfile.mkdtemp(prefix="onnxop-chromium-")  # XDG_RUNTIME_DIR, removed at the end
         env = {**os.environ, "XDG_RUNTIME_DIR": os.environ.get("XDG_RUNTIME_DIR") or runtime}
         args = list(FLAGS) + (["--no-sandbox"] if os.geteuid() == 0 else [])
@@ -131,6 +149,7 @@ class Driver:
                     # and turns the sandbox off unless asked: on unless root.
                     browser = p.chromium.launch(executable_path=exe, args=args, env=env, headless=True,
                                                 chromium_sandbox=os.geteuid() != 0)
+                    self.version = browser.version
                     page = browser.new_page()
                     page.goto(f"http://127.0.0.1:{self._server.server_port}/")
                     page.add_script_tag(content=script)
@@ -139,50 +158,65 @@ class Driver:
                     return
                 started.set_result(None)
                 while True:
-                    ops, answer = self._jobs.get()
-                    if ops is None:
+                    job, answer = self._jobs.get()
+                    if job is None:
                         break
                     if not answer.set_running_or_notify_cancel():
                         continue
                     self.busy = True
                     try:
-                        answer.set_result(page.evaluate("ops => window.onnxopRun(ops)", ops))
+                        answer.set_result(page.evaluate(*job))
                     except Exception as e:  # noqa: BLE001 - the browser crashed or closed
                         self.dead = f"the browser failed: {_first(e)}"
                         answer.set_exception(BrowserError(self.dead))
                     self.busy = False
-                browser.close()
+                try:
+                    browser.close()
+                except Exception:  # noqa: BLE001 - a browser that died is closed already
+                    pass
         finally:
             shutil.rmtree(runtime, ignore_errors=True)
             self._server.shutdown()
 
     def run(self, ops: list[list[Any]], what: str) -> dict[str, Any]:
-        """Run ``ops`` in the page; its answer (out, error, oom, lost)."""
+        """Run ``ops`` in the engine's page; its answer (out, error, oom, lost)."""
+        return self.call("ops => window.onnxopRun(ops)", ops, what)
+
+    def call(self, function: str, arg: Any, what: str, limit: float | None = None) -> Any:
+        """``function(arg)`` evaluated in the page (awaited if it returns a promise): its answer,
+        within ``limit`` seconds (default: ``call_timeout()``)."""
         answer: concurrent.futures.Future = concurrent.futures.Future()
-        self.submit(ops, answer)
-        return self._wait(answer, what)
+        self.post(function, arg, answer)
+        return self._wait(answer, what, limit)
 
     def submit(self, ops: list[list[Any]], answer: concurrent.futures.Future) -> None:
+        self.post("ops => window.onnxopRun(ops)", ops, answer)
+
+    def post(self, function: str, arg: Any, answer: concurrent.futures.Future) -> None:
         if self.dead:
             raise BrowserError(self.dead)
-        self._jobs.put((ops, answer))
+        self._jobs.put(((function, arg), answer))
 
-    def _wait(self, answer: concurrent.futures.Future, what: str) -> Any:
-        limit = call_timeout()
+    def _wait(self, answer: concurrent.futures.Future, what: str, limit: float | None = None) -> Any:
+        limit = limit or call_timeout()
         try:
             return answer.result(timeout=limit)
         except concurrent.futures.TimeoutError:
             self.dead = f"the browser did not answer within {limit:g} s while {what} (${ENV_CALL_TIMEOUT} sets the limit)"
             raise BrowserError(self.dead) from None
 
-    def close(self) -> None:
+    def close(self, grace: float = 0.0) -> None:
         """Close the browser, unless a call is still in the page (a hung
         kernel, a step the caller gave up on): then the process just exits,
-        and Playwright's driver, its pipe closed, ends Chromium."""
-        if self.dead or self.busy or not self._thread.is_alive():
+        and Playwright's driver, its pipe closed, ends Chromium; or, when the
+        page answers at last, the thread closes it (a caller that starts
+        another browser after a time limit keeps no old one running), and
+        ``grace`` seconds are given it to do so (a thread still in Playwright
+        as the interpreter ends can crash it)."""
+        if not self._thread.is_alive():
             return
         self._jobs.put((None, None))
-        self._thread.join(10)
+        self._thread.join(grace if self.dead or self.busy else 10)
 
 
 def _first(e: BaseException) -> str:
