@@ -198,11 +198,13 @@ class Driver:
         self._jobs.put(((function, arg), answer))
 
     def _wait(self, answer: concurrent.futures.Future, what: str, limit: float | None = None) -> Any:
+        given = limit is not None and limit != call_timeout()  # a caller's own limit (a page's start)
         limit = limit or call_timeout()
         try:
             return answer.result(timeout=limit)
         except concurrent.futures.TimeoutError:
-            self.dead = f"the browser did not answer within {limit:g} s while {what} (${ENV_CALL_TIMEOUT} sets the limit)"
+            why = "the caller's limit for this step" if given else f"${ENV_CALL_TIMEOUT} sets the limit"
+            self.dead = f"the browser did not answer within {limit:g} s while {what} ({why})"
             raise BrowserError(self.dead) from None
 
     def close(self, grace: float = 0.0) -> None:
