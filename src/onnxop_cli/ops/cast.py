@@ -31,7 +31,9 @@ from .elementwise import INTEGERS, check_count, runner
 from .tensor_op import Arg, OutputPlan, TensorOp
 from .spec import OpSpec, Param
 
-TO_FLOAT = ("float16", "float", "double")  # the float targets an integer is cast to (rounded to nearest even)
+FLOAT_TYPES = ("float16", "bfloat16", "float", "double", *FLOAT8, "float4e2m1", "float8e8m0")
+WHOLE = INTEGERS | {"int4", "uint4", "int2", "uint2"}  # cast between them: wrapped to the target's width
+KERNEL_TYPES = WHOLE | set(FLOAT_TYPES)  # what the GPU converts
 CAST_TYPES = {1: tuple(t for t in BASE_TYPES if t not in ("complex64", "complex128", "string")), 9: ("string",),
               13: ("bfloat16",), 19: FLOAT8, 21: ("int4", "uint4"), 23: ("float4e2m1",), 24: ("float8e8m0",),
               25: ("int2", "uint2"), 28: ("float6e2m3", "float6e3m2")}
@@ -46,35 +48,42 @@ class CastBase(TensorOp):
 
     @staticmethod
     def pair_in_scope(source: Optional[str], to: Optional[str]) -> bool:
-        """Whether onnxop casts ``source`` to ``to`` (ONNX names) on the device (see ``cast``)."""
+        """Whether onnxop casts ``source`` to ``to`` (ONNX names) (see ``cast``)."""
         if source is None or to is None:
             return False
-        return source == to or (source in INTEGERS and (to in INTEGERS or to in TO_FLOAT)) or (
-            source in TO_FLOAT and to in INTEGERS and to != "bool")
+        return source == to or (source in KERNEL_TYPES and to in KERNEL_TYPES)
 
     @classmethod
-    def cast(cls, data: Arg, target) -> list[OutputPlan]:
-        pair = f"{_name(data.dtype)} to {_name(target)}"
+    def cast(cls, data: Arg, target, saturate: bool = True, round_mode: str = "up") -> list[OutputPlan]:
         if data.dtype == target:  # the same type: the input's bytes (strings: on the host, as they are)
             if target.is_string:
                 return [OutputPlan(cls.outputs[0], data.shape, target, values=_strings(data), kernel="host")]
             return [OutputPlan(cls.outputs[0], data.shape, target, copy=0, kernel="copy")]
         source, to = data.dtype.onnx_name, target.onnx_name
-        if source in INTEGERS and to in INTEGERS:
-            kernel_op = "Cast"
-        elif source in INTEGERS and to in TO_FLOAT:
-            kernel_op = "CastFloat"
-        elif source in TO_FLOAT and to in INTEGERS and to != "bool":
-            kernel_op = "CastInt"
-        else:
+        if source not in KERNEL_TYPES or to not in KERNEL_TYPES:
             raise OutOfScope(f"{cls.label()}: input {data.name} is {_name(data.dtype)}: onnxop runs {cls.op_type} "
-                             "between integer and bool types, from them to float16, float32 and float64, and from "
-                             f"those floats to integer types only; {pair} is not in its scope")
+                             f"between numeric and bool types only; {_name(data.dtype)} to {_name(target)} is not in "
+                             "its scope")
+        from ..gpu.convert_types import ROUND_MODES
+
+        if round_mode not in ROUND_MODES:
+            raise OpError(f"{cls.label()}: round_mode {round_mode!r} is not one of {', '.join(ROUND_MODES)}")
+        kernel_op = "Cast" if source in WHOLE and to in WHOLE else "Convert"
         check_count(cls, data.shape, [data])
-        run = runner(kernel_op, [data], target.numpy.name, data.shape, cls.label())
+        run = runner(kernel_op, [data], target.numpy.name, data.shape, cls.label(), saturate=saturate,
+                     round_mode=round_mode)
         # a batch checks every job's values before any job writes (cli/tensor_ops.py): the kernel, its output dropped
-        check = (lambda gpu, sources: run(gpu, sources, lambda chunk: None)) if kernel_op == "CastInt" else None
+        faults = kernel_op == "Convert" and to in INTEGERS and to != "bool"  # int4, int2 and their uint: 0
+        check = (lambda gpu, sources: run(gpu, sources, lambda chunk: None)) if faults else None
         return [OutputPlan(cls.outputs[0], data.shape, target, runner=run, kernel="elementwise", precheck=check)]
+
+    @staticmethod
+    def modes(node: Node) -> tuple[bool, str]:
+        """The saturate and round_mode attributes (defaults 1 and "up")."""
+        mode = node.value("round_mode", "up")
+        if isinstance(mode, bytes):
+            mode = mode.decode(errors="replace")
+        return bool(int(node.value("saturate", 1))), str(mode)  # type: ignore[call-overload]
 
 
 def _strings(data: Arg):
@@ -124,7 +133,7 @@ class Cast_1(CastBase):
             raise OpError(f"{cls.label()}: to {to!r} is not an ONNX tensor type") from None
         if target.onnx_name not in cls.allowed_types():
             raise OpError(f"{cls.label()}: to {target} is not a type opset {node.opset} casts to")
-        return cls.cast(data, target)
+        return cls.cast(data, target, *cls.modes(node))
 
 
 class Cast_19(Cast_1):
@@ -154,7 +163,7 @@ class CastLike_15(CastBase):
     def plan(cls, node: Node, args: Sequence[Optional[Arg]]) -> list[OutputPlan]:
         data, like = args[0], args[1]
         assert data is not None and like is not None
-        return cls.cast(data, like.dtype)
+        return cls.cast(data, like.dtype, *cls.modes(node))
 
 
 class CastLike_19(CastLike_15):

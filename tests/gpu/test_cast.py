@@ -1,0 +1,164 @@
+"""Cast and CastLike (ops/cast.py) between every two numeric and bool types
+on the elementwise kernel's ``Convert`` (gpu/convert_types.py,
+shaders/lib/float_convert.wgsl), bit for bit against onnx.reference: random
+bit patterns with every special value planted (NaN with payloads, quiet and
+signalling, of both signs; infinities; -0.0; the smallest and largest
+subnormals and normals; each target's halfway rounding cases and their
+neighbours), over sizes that end inside a word of the packed, 8-bit and
+16-bit types and the empty tensor; saturate on and off for the float8
+targets, the three round modes of float8e8m0. A float the integer type of 8
+bits or more cannot hold is refused naming the element (numpy's result is
+the platform's); int4, uint4, int2 and uint2 take 0 there, as ml_dtypes
+does."""
+
+from __future__ import annotations
+
+import warnings
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import onnxop_cli
+from onnxop_cli.core.tensor import dtype_of_numpy
+from onnxop_cli.errors import OpError
+from tensor_refs import reference
+
+INTS = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+        "int4", "uint4", "int2", "uint2"]
+FLOATS = ["float16", "bfloat16", "float32", "float64", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2",
+          "float8_e5m2fnuz", "float4_e2m1fn", "float8_e8m0fnu"]
+TYPES = INTS + FLOATS
+FLOAT8 = FLOATS[4:8]
+SIZES = (0, 1, 3, 5, 17, 66)  # the empty tensor; ends inside a 32-bit word for 2-, 4-, 8- and 16-bit elements
+
+
+def _dtype(name: str) -> np.dtype:
+    return np.dtype(getattr(ml_dtypes, name)) if hasattr(ml_dtypes, name) and not hasattr(np, name) else np.dtype(name)
+
+
+def _bits(name: str) -> int:
+    return {"bool": 8, "int4": 4, "uint4": 4, "int2": 2, "uint2": 2, "float4_e2m1fn": 4}.get(
+        name, _dtype(name).itemsize * 8)
+
+
+def _word(x: np.ndarray) -> np.ndarray:
+    """The values' bit patterns, for a byte-exact comparison."""
+    return np.ascontiguousarray(x).view(f"u{x.dtype.itemsize}")
+
+
+def _specials(name: str) -> np.ndarray:
+    """Every bit pattern of the types of 8 bits or fewer; else the special
+    values and the halfway cases of every narrower float, as patterns."""
+    bits = _bits(name)
+    if bits <= 8:
+        return np.arange(1 << bits, dtype=np.uint64)
+    info = ml_dtypes.finfo(_dtype(name))
+    mant, top = info.nmant, bits - 1
+    sign, expo = 1 << top, ((1 << (bits - 1 - mant)) - 1) << mant
+    quiet = 1 << (mant - 1)
+    pats = [0, 1, (1 << mant) - 1, 1 << mant, expo, expo | 1, expo | quiet, expo | quiet | 1, expo | (quiet >> 1),
+            expo | ((1 << mant) - 1), expo - 1, expo - (1 << mant)]
+    wide = _dtype(name)
+    for narrow in FLOATS:
+        if _bits(narrow) >= bits or narrow == "float8_e8m0fnu":
+            continue
+        n = ml_dtypes.finfo(_dtype(narrow))
+        grid = [float(n.max), float(n.tiny), float(n.smallest_subnormal), 1.0, 1.5, 3.0]
+        for v in grid:
+            ulp = v * 2.0 ** -n.nmant if v >= float(n.tiny) else float(n.smallest_subnormal)
+            for x in (v + ulp / 2, v + 3 * ulp / 2, v / 2, v + ulp):
+                with np.errstate(all="ignore"):
+                    w = np.array([x], np.float64).astype(wide)
+                p = int(_word(w)[0])
+                pats += [p, p + 1, p - 1]
+    pats = [p & ((1 << bits) - 1) for p in pats]
+    return np.array(pats + [p | sign for p in pats], dtype=np.uint64)
+
+
+def _values(rng, name: str, n: int) -> np.ndarray:
+    """``n`` values of type ``name``: random bit patterns (bool: 0 or 1), the specials planted."""
+    dt, bits = _dtype(name), _bits(name)
+    if name == "bool":
+        return rng.integers(0, 2, n).astype(bool)
+    raw = rng.integers(0, 1 << min(bits, 63), n, dtype=np.uint64) | (
+        rng.integers(0, 2, n, dtype=np.uint64) << np.uint64(63) if bits == 64 else np.uint64(0))
+    special = _specials(name) if name in FLOATS else np.array([], np.uint64)
+    k = min(n, special.size)
+    raw[rng.choice(n, k, replace=False)] = rng.choice(special, k, replace=False) if k else []
+    if name in ("int4", "uint4", "int2", "uint2", "float4_e2m1fn"):
+        if name.startswith("int"):  # sign-extend the pattern, ml_dtypes stores one value per byte
+            raw = ((raw.astype(np.int64) ^ (1 << (bits - 1))) - (1 << (bits - 1))).astype(np.uint64)
+            return raw.astype(np.int64).astype(dt)
+        if name.startswith("uint"):
+            return raw.astype(dt)
+        return raw.astype(np.uint8).view(dt)
+    return raw.astype(f"u{dt.itemsize}").view(dt)
+
+
+def _modes(target: str) -> list[dict]:
+    if target in FLOAT8:
+        return [{"saturate": 1}, {"saturate": 0}]
+    if target == "float8_e8m0fnu":
+        return [{"saturate": s, "round_mode": r} for s in (1, 0) for r in ("up", "nearest", "down")]
+    return [{}]
+
+
+def _reference(x: np.ndarray, to: int, attrs: dict) -> np.ndarray:
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        return reference("Cast", 25, [x], {"to": to, **attrs}, out_types=[to])[0]
+
+
+def _holds(x: np.ndarray, target: str) -> np.ndarray:
+    """Where a float's value, truncated, is one the integer type of 8 bits or more holds."""
+    info = np.iinfo(_dtype(target))
+    with np.errstate(all="ignore"):
+        t = np.trunc(x.astype(np.float64))
+    # float64 cannot say 2**63 - 1 or 2**64 - 1: a value that rounds up to 2**63 (2**64) is outside
+    return np.isfinite(t) & (t >= float(info.min)) & (t < float(info.max) + 1)
+
+
+@pytest.mark.parametrize("source", TYPES)
+def test_cast_of_every_pair_is_onnx_reference_bit_for_bit(backend, rng, source):
+    x_all = _values(rng, source, sum(SIZES) + 400)
+    for target in TYPES:
+        if target == source:
+            continue
+        to = dtype_of_numpy(_dtype(target)).onnx_type
+        faults = source in FLOATS and target in INTS and target != "bool" and _bits(target) >= 8
+        x_use = x_all[_holds(x_all, target)] if faults else x_all
+        for attrs in _modes(target):
+            start = 0
+            for n in SIZES + (x_use.size - sum(SIZES),):
+                x = x_use[start:start + n]
+                start += n
+                want = _reference(x, to, attrs)
+                got = onnxop_cli.cast(x, to=to, opset=25, backend=backend, **attrs)
+                assert got.dtype == want.dtype and got.shape == want.shape, (source, target)
+                bad = _word(got) != _word(want)
+                assert not bad.any(), (source, target, attrs, [hex(int(v)) for v in _word(x)[bad][:4]],
+                                       _word(got)[bad][:4], _word(want)[bad][:4])
+        if faults and not _holds(x_all, target).all():
+            first = int(np.argmin(_holds(x_all, target)))
+            with pytest.raises(OpError, match=rf"Cast: the input is NaN, infinite or outside {target} at output "
+                                              rf"element \({first}\)"):
+                onnxop_cli.cast(x_all, to=to, opset=25, backend=backend)
+
+
+def test_cast_like_takes_the_target_tensors_type_and_the_attributes(rng):
+    """CastLike is Cast to the second input's type; its round_mode (opset 24+),
+    which onnx.reference's CastLike does not take, against Cast's."""
+    x = _values(rng, "float32", 300)
+    for target in ("bfloat16", "float8_e4m3fn", "float8_e8m0fnu", "int4"):
+        like = np.zeros(3, _dtype(target))
+        to = dtype_of_numpy(like.dtype).onnx_type
+        for attrs in _modes(target):
+            with warnings.catch_warnings(), np.errstate(all="ignore"):
+                warnings.simplefilter("ignore")
+                if "round_mode" in attrs:
+                    want = _reference(x, to, attrs)
+                else:
+                    want = reference("CastLike", 25, [x, like], attrs, out_types=[to])[0]
+            got = onnxop_cli.cast_like(x, target_type=like, opset=25, **attrs)
+            assert got.dtype == want.dtype and np.array_equal(_word(got), _word(want)), (target, attrs)
