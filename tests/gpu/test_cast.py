@@ -21,7 +21,7 @@ import pytest
 
 import onnxop_cli
 from onnxop_cli.core.tensor import dtype_of_numpy
-from onnxop_cli.errors import OpError
+from onnxop_cli.errors import OpError, OutOfScope
 from tensor_refs import reference
 
 INTS = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
@@ -162,3 +162,32 @@ def test_cast_like_takes_the_target_tensors_type_and_the_attributes(rng):
                     want = reference("CastLike", 25, [x, like], attrs, out_types=[to])[0]
             got = onnxop_cli.cast_like(x, target_type=like, opset=25, **attrs)
             assert got.dtype == want.dtype and np.array_equal(_word(got), _word(want)), (target, attrs)
+
+
+def test_strings_cast_on_the_host_as_onnx_reference_casts_them(rng):
+    """Strings to and from bool, the integers and numpy's floats: numpy's
+    astype, as onnx.reference (str() of a float is its shortest repr;
+    "1e40" to float32 is inf; "0" to bool is True). The other types are
+    refused as out of scope, as onnx.reference cannot cast them either; a
+    text that is no number of the type is an error naming the element."""
+    numbers = np.array(["1.5", "-0.0", "NaN", "-INF", "0.1", "3.4028235e38", "1e40", "7", "65519"], dtype=object)
+    texts = {"bool": np.array(["", "0", "x", "True"], dtype=object), "float16": numbers, "float32": numbers,
+             "float64": numbers}
+    for target in ["bool", *INTS[1:9], "float16", "float32", "float64"]:
+        x = texts.get(target, np.array(["12", "-3", "0", "+7"], dtype=object))
+        if target.startswith("uint"):
+            x = x[[0, 2]]
+        to = dtype_of_numpy(_dtype(target)).onnx_type
+        got, want = onnxop_cli.cast(x, to=to), _reference(x, to, {})
+        assert got.dtype == want.dtype and np.array_equal(_word(got), _word(want)), target
+        y = _values(rng, target, 40)
+        got, want = onnxop_cli.cast(y, to=8), _reference(y, 8, {})
+        assert got.tolist() == want.tolist(), target
+    for target in ("bfloat16", "float8_e4m3fn", "int4"):
+        to = dtype_of_numpy(_dtype(target)).onnx_type
+        with pytest.raises(OutOfScope, match=f"string to {target} is not in its scope"):
+            onnxop_cli.cast(np.array(["1"], dtype=object), to=to)
+        with pytest.raises(OutOfScope, match=f"{target} to string is not in its scope"):
+            onnxop_cli.cast(np.zeros(2, _dtype(target)), to=8)
+    with pytest.raises(OpError, match=r"Cast: input input element \(1, 0\) is '1\.5', which int8 cannot take"):
+        onnxop_cli.cast(np.array([["1", "2"], ["1.5", "x"]], dtype=object), to=3)

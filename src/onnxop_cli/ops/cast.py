@@ -34,6 +34,7 @@ from .spec import OpSpec, Param
 FLOAT_TYPES = ("float16", "bfloat16", "float", "double", *FLOAT8, "float4e2m1", "float8e8m0")
 WHOLE = INTEGERS | {"int4", "uint4", "int2", "uint2"}  # cast between them: wrapped to the target's width
 KERNEL_TYPES = WHOLE | set(FLOAT_TYPES)  # what the GPU converts
+STRING_PEERS = INTEGERS | {"float16", "float", "double"}  # what strings are cast to and from (on the host)
 CAST_TYPES = {1: tuple(t for t in BASE_TYPES if t not in ("complex64", "complex128", "string")), 9: ("string",),
               13: ("bfloat16",), 19: FLOAT8, 21: ("int4", "uint4"), 23: ("float4e2m1",), 24: ("float8e8m0",),
               25: ("int2", "uint2"), 28: ("float6e2m3", "float6e3m2")}
@@ -51,7 +52,8 @@ class CastBase(TensorOp):
         """Whether onnxop casts ``source`` to ``to`` (ONNX names) (see ``cast``)."""
         if source is None or to is None:
             return False
-        return source == to or (source in KERNEL_TYPES and to in KERNEL_TYPES)
+        return source == to or (source in KERNEL_TYPES and to in KERNEL_TYPES) or (
+            "string" in (source, to) and {source, to} - {"string"} <= STRING_PEERS)
 
     @classmethod
     def cast(cls, data: Arg, target, saturate: bool = True, round_mode: str = "up") -> list[OutputPlan]:
@@ -60,6 +62,8 @@ class CastBase(TensorOp):
                 return [OutputPlan(cls.outputs[0], data.shape, target, values=_strings(data), kernel="host")]
             return [OutputPlan(cls.outputs[0], data.shape, target, copy=0, kernel="copy")]
         source, to = data.dtype.onnx_name, target.onnx_name
+        if data.dtype.is_string or target.is_string:
+            return [OutputPlan(cls.outputs[0], data.shape, target, values=_host_cast(cls, data, target), kernel="host")]
         if source not in KERNEL_TYPES or to not in KERNEL_TYPES:
             raise OutOfScope(f"{cls.label()}: input {data.name} is {_name(data.dtype)}: onnxop runs {cls.op_type} "
                              f"between numeric and bool types only; {_name(data.dtype)} to {_name(target)} is not in "
@@ -84,6 +88,37 @@ class CastBase(TensorOp):
         if isinstance(mode, bytes):
             mode = mode.decode(errors="replace")
         return bool(int(node.value("saturate", 1))), str(mode)  # type: ignore[call-overload]
+
+
+def _host_cast(cls, data: Arg, target):
+    """Strings to or from numpy's own types, on the host as onnx.reference
+    casts them (numpy's astype: Python's int() and float() of the text, and
+    str() of the value); the types numpy has no conversion for are refused."""
+    import numpy as np
+
+    from ..core.strings import strings_to_bytes, strings_to_text
+
+    other = target if data.dtype.is_string else data.dtype
+    if other.onnx_name not in STRING_PEERS:
+        raise OutOfScope(f"{cls.label()}: input {data.name} is {_name(data.dtype)}: onnxop casts strings to and from "
+                         "bool, integer, float16, float32 and float64 only, as onnx.reference does; "
+                         f"{_name(data.dtype)} to {_name(target)} is not in its scope")
+    if target.is_string:
+        return strings_to_bytes(data.values().astype(np.str_)).reshape(data.shape)
+    text = strings_to_text(np.asarray(data.tensor.strings, dtype=object)).reshape(data.shape)
+    try:
+        with np.errstate(all="ignore"):  # "1e40" to float32 is inf, as numpy makes it
+            return text.astype(target.numpy)
+    except (ValueError, OverflowError, TypeError):
+        pass
+    for k, value in enumerate(text.reshape(-1)):  # the first element that is not a number of the type
+        try:
+            np.array([value], dtype=object).astype(target.numpy)
+        except (ValueError, OverflowError, TypeError) as e:
+            at = ", ".join(map(str, np.unravel_index(k, data.shape)))
+            raise OpError(f"{cls.label()}: input {data.name} element ({at}) is {value!r}, which {target.name} "
+                          f"cannot take ({e})") from None
+    raise AssertionError("astype failed on no element")
 
 
 def _strings(data: Arg):
@@ -178,24 +213,32 @@ class CastLike_24(CastLike_19):
     optional = ("round_mode", "saturate")
 
 
+MODES = (
+    Param("saturate", "int", "0: a value a float8 type cannot hold is infinity or NaN; 1 (default): its largest "
+          "finite value (opset 19+).", "0", choices=("0", "1"), keyword_only=True),
+    Param("round_mode", "str", "How a float8e8m0 result rounds: up (default), nearest or down (opset 24+).",
+          "nearest", choices=("up", "nearest", "down"), keyword_only=True),
+)
+WHAT = ("rounded to nearest, ties to even (float8e8m0: --round-mode); to an integer type truncated, wrapping "
+        "between integer types (to int4, uint4, int2, uint2: 0 where a float does not fit; to the wider integer "
+        "types a NaN, an infinity or a value out of range is refused); to bool: nonzero; strings to and from "
+        "bool, integers, float16, float32, float64 on the host. One pass of the GPU's elementwise kernel, bit "
+        "for bit as onnx.reference.")
 CAST = OpSpec(
     "Cast",
     versions({**CAST_TYPES, 6: ()}, Cast_1, Cast_19, Cast_24),
-    (Param("to", "int", "The target type as a TensorProto number (7: int64, 6: int32, 9: bool).", "7"),),
-    summary="Convert integer and bool tensors' type (ONNX Cast).",
-    description="For each input file (integer or bool), its values as the type --to, wrapping as numpy's "
-    "astype does (to bool: nonzero; to float16, float32, float64: rounded to nearest even), in one pass of the "
-    "GPU's elementwise kernel. From float16, float32, float64 to integers: truncated; NaN, infinities and "
-    "values out of the type's range are refused.",
-    example="onnxop cast x.npy --to 6 -o y.npy",
+    (Param("to", "int", "The target type as a TensorProto number (7: int64, 1: float32, 16: bfloat16).", "7"),
+     *MODES),
+    summary="Convert a tensor to another type (ONNX Cast).",
+    description="For each input file, its values as the type --to, " + WHAT,
+    example="onnxop cast x.npy --to 16 -o y.npy",
 )
 CAST_LIKE = OpSpec(
     "CastLike",
     versions(CASTLIKE_TYPES, CastLike_15, CastLike_19, CastLike_24),
-    (Param("target_type", "tensor", "A tensor of the target type (its values are not read).", "t.npy"),),
-    summary="Convert integers to another tensor's type (ONNX CastLike).",
-    description="For each input file (integer or bool), its values as the type of --target-type, wrapping as "
-    "numpy's astype does (to bool: nonzero), in one pass of the GPU's elementwise kernel.",
+    (Param("target_type", "tensor", "A tensor of the target type (its values are not read).", "t.npy"), *MODES),
+    summary="Convert a tensor to another tensor's type (ONNX CastLike).",
+    description="For each input file, its values as the type of --target-type, " + WHAT,
     example="onnxop cast-like x.npy --target-type t.npy -o y.npy",
 )
 SPECS = (CAST, CAST_LIKE)
