@@ -1,6 +1,6 @@
 """One elementwise kernel over the output (gpu/elementwise_wgsl.py renders
 it from its description): integer arithmetic, comparisons and logic with
-numpy's broadcasting, Cast between integer and bool types, Range.
+numpy's broadcasting, Cast between any two numeric types, Range.
 
     upload each input read through the axes table whole, once
     for each band of the output (at most one binding and BAND bytes):

@@ -7,6 +7,9 @@ Type classes: integers of 32 bits or fewer compute in WGSL's ``i32``
 (``s32``: signed, loaded sign-extended) or ``u32`` (``u32``: unsigned and
 bool, zero-extended); 64-bit integers in ``vec2<u32>`` (``s64``, ``u64``;
 x the low word), through shaders/lib/int64_ops.wgsl and int64_div.wgsl.
+Cast's ``Convert`` reads a float as its bits (``f``: zero-extended to 64)
+and converts through lib/float_convert.wgsl, as gpu/convert_types.py's
+table of formats says (2-, 4-, 8- and 16-bit elements packed in words).
 Every result is truncated to the output's width when stored, so overflow
 wraps as numpy and onnxruntime wrap (int8 127 + 1 is -128; INT_MIN / -1 is
 INT_MIN). Integer division truncates toward zero; a zero divisor is

@@ -1,23 +1,24 @@
-"""Cast and CastLike between integer and bool types, on the GPU's
-elementwise kernel (gpu/elementwise_wgsl.py's ``Cast``): an integer is
-loaded sign- or zero-extended to 64 bits and stored truncated to the
-target's width (wrapping, as numpy's astype and onnx.reference do); a
-target of bool is true where any bit is set, a source bool is 0 or 1.
-From integers and bool to float16, float32 and float64 (``CastFloat``):
-rounded to nearest, ties to even, as numpy's astype rounds (float16:
-infinity from 65520 on), the bits made by shaders/lib/int64_float.wgsl.
-From those floats to integer types (``CastInt``): truncated toward zero, as
-numpy's astype; a NaN, an infinity or a value the integer type cannot hold
-is an error naming the element, since numpy's (onnx.reference's) result
-there is the platform's (x86 gives INT_MIN for int32 and int64, wraps int8
-through int32, and so on).
+"""Cast and CastLike between every two numeric and bool types ONNX has, on
+the GPU's elementwise kernel, bit for bit as onnx.reference (numpy's and
+ml_dtypes' astype):
 
-A cast to the input's own type is its bytes (a device copy; strings stay
-on the host, as every string tensor does). Every other pair (a float,
-string or sub-byte type on either side) is refused as out of scope, naming
-the pair: conformance skips those cases.
-``saturate`` and ``round_mode`` only concern float8 targets, which are not
-run. Cast-1 names its target as a string (``"INT64"``), later opsets as a
+- between integer and bool types (``Cast``; int4, uint4, int2, uint2
+  included): an integer is loaded sign- or zero-extended to 64 bits and
+  stored truncated to the target's width (wrapping); to bool: any bit set;
+- every other pair (``Convert``, gpu/convert_types.py's table of formats):
+  rounded to nearest, ties to even; ``saturate`` (opset 19+) for the float8
+  targets, ``round_mode`` (opset 24+) for float8e8m0; to an integer type
+  truncated toward zero. A NaN, an infinity or a value an integer type of 8
+  bits or more cannot hold is an error naming the element, since numpy's
+  result there is the platform's (x86 gives INT_MIN for int32 and int64,
+  wraps int8 through int32, and so on); ml_dtypes makes it 0 for the 4- and
+  2-bit types, and so does onnxop.
+
+A cast to the input's own type is its bytes (a device copy). Strings are
+cast on the host, as onnx.reference casts them (numpy's astype), to and from
+bool, the integers, float16, float32 and float64; strings and the ml_dtypes
+types onnx.reference cannot cast are refused as out of scope, naming the
+pair. Cast-1 names its target as a string (``"INT64"``), later opsets as a
 TensorProto number.
 """
 
@@ -231,7 +232,7 @@ CAST = OpSpec(
      *MODES),
     summary="Convert a tensor to another type (ONNX Cast).",
     description="For each input file, its values as the type --to, " + WHAT,
-    example="onnxop cast x.npy --to 16 -o y.npy",
+    example="onnxop cast x.npy --to 1 -o y.npy",
 )
 CAST_LIKE = OpSpec(
     "CastLike",
