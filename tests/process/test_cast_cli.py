@@ -2,8 +2,9 @@
 float8 with --saturate, float8e8m0 with --round-mode, int4) written to .pb
 files and read back bit for bit against onnx.reference, from the operator
 command and from a model; strings cast on the host say so (the note and
-``--json``'s kernel ``host``), and a text that is no number is one
-``onnxop: error:`` line, exit 2, no output file."""
+``--json``'s kernel ``host``), and a text that is no number, or a float6
+target (onnxop has no float6 tensors), is one ``onnxop: error:`` line,
+exit 2, no output file."""
 
 from __future__ import annotations
 
@@ -99,3 +100,9 @@ def test_a_text_that_is_no_number_is_one_error_line_and_no_output(tmp_path):
     r = _onnxop("cast", "b.npy", "--to", "16", "-o", "z.pb", cwd=tmp_path)
     assert r.returncode == 2 and "string to bfloat16 is not in its scope" in r.stderr
     assert not (tmp_path / "z.pb").exists()
+    np.save(tmp_path / "x.npy", X)
+    for to, name in ((27, "float6e2m3"), (28, "float6e3m2")):  # ONNX types onnxop has no tensors of
+        r = _onnxop("cast", "x.npy", "--to", to, "-o", "f6.pb", cwd=tmp_path)
+        assert r.returncode == 2 and r.stderr == (f"onnxop: error: x.npy: Cast: to {to} is {name}: onnxop has no "
+                                                  f"{name} tensors; a cast to it is not in its scope\n"), r.stderr
+        assert not (tmp_path / "f6.pb").exists()

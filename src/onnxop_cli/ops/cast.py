@@ -166,6 +166,12 @@ class Cast_1(CastBase):
             else:
                 target = dtype_by_onnx(int(to))  # type: ignore[call-overload]
         except Exception:  # noqa: BLE001 - StopIteration, or not a TensorProto number
+            from onnx import TensorProto
+
+            if not isinstance(to, str) and int(to) in TensorProto.DataType.values():  # type: ignore[call-overload]
+                name = TensorProto.DataType.Name(int(to)).lower()  # type: ignore[call-overload]
+                raise OutOfScope(f"{cls.label()}: to {to} is {name}: onnxop has no {name} tensors; a cast to it is "
+                                 "not in its scope") from None
             raise OpError(f"{cls.label()}: to {to!r} is not an ONNX tensor type") from None
         if target.onnx_name not in cls.allowed_types():
             raise OpError(f"{cls.label()}: to {target} is not a type opset {node.opset} casts to")
