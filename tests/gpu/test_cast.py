@@ -191,3 +191,46 @@ def test_strings_cast_on_the_host_as_onnx_reference_casts_them(rng):
             onnxop_cli.cast(np.zeros(2, _dtype(target)), to=8)
     with pytest.raises(OpError, match=r"Cast: input input element \(1, 0\) is '1\.5', which int8 cannot take"):
         onnxop_cli.cast(np.array([["1", "2"], ["1.5", "x"]], dtype=object), to=3)
+
+
+def _packed(x: np.ndarray, bits: int) -> bytes:
+    """ONNX's packing of 2- and 4-bit elements: the first in the low bits."""
+    v = np.ascontiguousarray(x).view(np.uint8).astype(np.uint32) & ((1 << bits) - 1)
+    v = np.concatenate([v, np.zeros(-v.size % (8 // bits), np.uint32)]).reshape(-1, 8 // bits)
+    return (v << (np.arange(8 // bits, dtype=np.uint32) * bits)).sum(axis=1).astype(np.uint8).tobytes()
+
+
+def test_cast_bands_and_big_endian_inputs(backend, rng):
+    """Outputs of several bands (a binding of 1 KiB), poisoned first, from
+    and to packed types (a band's window of int4 starts mid-byte nowhere);
+    big-endian float16, float32 and float64 inputs are swapped on load."""
+    from onnxop_cli.core.sources import MemoryBytes
+    from onnxop_cli.gpu import get_gpu
+    from onnxop_cli.gpu.elementwise import LAST, run_elementwise
+    from onnxop_cli.gpu.elementwise_wgsl import Elementwise, Operand
+    from onnxop_cli.gpu.pieces import Source
+
+    gpu = get_gpu(backend)
+    for source, target in (("float32", "int4"), ("int4", "float32"), ("float64", "float8_e4m3fn"),
+                           ("bfloat16", "uint2"), ("float16", "bfloat16")):
+        x = _values(rng, source, 2001)
+        to = dtype_of_numpy(_dtype(target)).onnx_type
+        want = _reference(x, to, {"saturate": 1} if target in FLOAT8 else {})
+        raw = _packed(x, _bits(source)) if _bits(source) < 8 else x.tobytes()
+        kernel = Elementwise("Convert", (Operand(source),), target, saturate=True)
+        chunks: list[bytes] = []
+        with gpu.lock:
+            run_elementwise(gpu, kernel, [Source(MemoryBytes(np.frombuffer(raw, np.uint8)))],
+                            lambda m: chunks.append(bytes(m)), shape=(x.size,), strides=((1,),),
+                            binding_bytes=1024, poison=0xA5)
+        assert gpu.cache[LAST]["bands"] > 2
+        expect = _packed(want, _bits(target)) if _bits(target) < 8 else want.tobytes()
+        assert b"".join(chunks) == expect, (source, target)
+    for source in ("float16", "float32", "float64"):
+        x = _values(rng, source, 300)
+        for target in ("bfloat16", "float8_e5m2", "float16", "float64", "int4"):
+            if target == source:
+                continue
+            to = dtype_of_numpy(_dtype(target)).onnx_type
+            got = onnxop_cli.cast(x.astype(x.dtype.newbyteorder(">")), to=to, backend=backend)
+            assert np.array_equal(_word(got), _word(_reference(x, to, {}))), (source, target)
