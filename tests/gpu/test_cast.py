@@ -127,7 +127,13 @@ def test_cast_of_every_pair_is_onnx_reference_bit_for_bit(backend, rng, source):
             continue
         to = dtype_of_numpy(_dtype(target)).onnx_type
         faults = source in FLOATS and target in INTS and target != "bool" and _bits(target) >= 8
-        x_use = x_all[_holds(x_all, target)] if faults else x_all
+        x_use = x_all
+        if faults:  # the values the type holds, and more of them than random bit patterns give
+            info = np.iinfo(_dtype(target))
+            with np.errstate(all="ignore"):
+                spread = np.concatenate([rng.uniform(float(info.min), float(info.max), 200),
+                                         rng.uniform(-300.0, 300.0, 100)]).astype(x_all.dtype)
+            x_use = np.concatenate([x_all[_holds(x_all, target)], spread[_holds(spread, target)]])
         for attrs in _modes(target):
             start = 0
             for n in SIZES + (x_use.size - sum(SIZES),):
