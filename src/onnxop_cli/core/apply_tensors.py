@@ -98,7 +98,7 @@ def apply_node(
     timings: dict[str, float] = {}
     plans = check(node, tensors)
     gpu = None
-    host = any(p.dtype.is_string for p in plans)
+    host = any(p.dtype.is_string or p.kernel == "host" for p in plans)
     if needs_device(plans):
         from ..gpu import get_gpu
 

@@ -165,7 +165,7 @@ def summarised_family(node: Node, tensors, *, edge: int, threshold: int, backend
         e = edge if big else max(p.shape, default=0)  # a small output: every element, as before
         shown.append((plan_shown(gpu, p, tensors, edge=e, backend=backend), big))
     adapter = "host" if gpu is None else gpu.name
-    note = HOST_NOTE if any(p.dtype.is_string for p in plans) else (
+    note = HOST_NOTE if any(p.dtype.is_string or p.kernel == "host" for p in plans) else (
         METADATA_NOTE if all(p.values is not None for p in plans) else "")
     result = MultiResult(node, list(tensors), outs, plans, adapter, {"copy": time.perf_counter() - t0}, note=note)
     result.shown = shown

@@ -1,6 +1,6 @@
 """One elementwise kernel over the output (gpu/elementwise_wgsl.py renders
 it from its description): integer arithmetic, comparisons and logic with
-numpy's broadcasting, Cast between integer and bool types, Range.
+numpy's broadcasting, Cast between any two numeric types, Range.
 
     upload each input read through the axes table whole, once
     for each band of the output (at most one binding and BAND bytes):
@@ -98,7 +98,7 @@ def run_elementwise(
             pipeline, layout = gpu.pipeline_with_layout(kernel.label, _layout(), code=kernel.wgsl())
             ins = [buffer(f"in{k}", sizes[k], U.STORAGE | U.COPY_DST) for k in range(len(sources))]
             ins += [buffer("unused", WORD, U.STORAGE) for _ in range(INPUTS - len(ins))]
-            band_bytes = round_up(min(count, band) * out_bits // 8, WORD)
+            band_bytes = round_up(-(-min(count, band) * out_bits // 8), WORD)  # 2- and 4-bit: whole bytes
             dst = buffer("dst", band_bytes, U.STORAGE | U.COPY_SRC | U.COPY_DST)
             params = buffer("params", PARAMS.size, U.UNIFORM | U.COPY_DST)
             axes = _axes(shape, strides)

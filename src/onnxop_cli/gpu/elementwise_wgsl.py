@@ -7,6 +7,9 @@ Type classes: integers of 32 bits or fewer compute in WGSL's ``i32``
 (``s32``: signed, loaded sign-extended) or ``u32`` (``u32``: unsigned and
 bool, zero-extended); 64-bit integers in ``vec2<u32>`` (``s64``, ``u64``;
 x the low word), through shaders/lib/int64_ops.wgsl and int64_div.wgsl.
+Cast's ``Convert`` reads a float as its bits (``f``: zero-extended to 64)
+and converts through lib/float_convert.wgsl, as gpu/convert_types.py's
+table of formats says (2-, 4-, 8- and 16-bit elements packed in words).
 Every result is truncated to the output's width when stored, so overflow
 wraps as numpy and onnxruntime wrap (int8 127 + 1 is -128; INT_MIN / -1 is
 INT_MIN). Integer division truncates toward zero; a zero divisor is
@@ -26,6 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .layout import Struct
+from .convert_types import FORMATS, decode, encode
 from .shaders import shader_source
 
 PARAMS = Struct("Params", (
@@ -74,19 +78,13 @@ EXPRESSIONS: dict[str, dict[str, str]] = {
     "Or": {"u32": "bool:a != 0u || b != 0u"},
     "Xor": {"u32": "bool:(a != 0u) != (b != 0u)"},
     "Cast": {"*": "a"},
-    # to float16, float32, float64: the bits made by lib/int64_float.wgsl ("raw:": a 64-bit pattern already)
-    "CastFloat": {"s32": "raw:signed_to_float(raw(a), {mant}u, {ebits}u)",
-                  "s64": "raw:signed_to_float(a, {mant}u, {ebits}u)",
-                  "u32": "raw:int_to_float(raw(a), false, {mant}u, {ebits}u)",
-                  "u64": "raw:int_to_float(a, false, {mant}u, {ebits}u)"},
-    # from float16, float32, float64 (class f: the bits) to an integer type, where it holds the value
-    "CastInt": {"f": "raw:float_to_int(a, {mant}u, {ebits}u, {tbits}u, {signed}, eg)"},
+    # between any two types but integer to integer: gpu/convert_types.py's table, lib/float_convert.wgsl
+    "Convert": {"*": "convert:"},
     "Range": {"s32": "bitcast<i32>(params.konst.x) + bitcast<i32>(eg) * bitcast<i32>(params.konst.z)",
               "64": "add64(params.konst.xy, mul64(vec2<u32>(eg, 0u), params.konst.zw))"},
 }
 DIVIDES = ("Div", "ModTrunc", "ModFloor")  # b is a divisor: a zero one is a fault
-LIBS = ("lib/int64_ops.wgsl", "lib/int64_div.wgsl", "lib/int64_float.wgsl")
-FLOATS = {"float16": (10, 5), "float32": (23, 8), "float64": (52, 11)}  # fraction and exponent bits  # the shaders/lib parts every rendered kernel holds
+LIBS = ("lib/int64_ops.wgsl", "lib/int64_div.wgsl", "lib/float_convert.wgsl")  # in every rendered kernel
 
 _HELPERS = """
 fn bswap(x: u32) -> u32 {
@@ -139,12 +137,14 @@ fn umax3(a: vec2<u32>, b: vec2<u32>, c: vec2<u32>) -> vec2<u32> {
 _WGSL = {"s32": "i32", "u32": "u32", "s64": "vec2<u32>", "u64": "vec2<u32>", "f": "vec2<u32>"}
 BITS = {  # element bits of the types the kernel reads and writes
     "bool": 8, "int8": 8, "uint8": 8, "int16": 16, "uint16": 16, "int32": 32, "uint32": 32,
-    "int64": 64, "uint64": 64, "float16": 16, "float32": 32, "float64": 64}
+    "int64": 64, "uint64": 64, "int4": 4, "uint4": 4, "int2": 2, "uint2": 2,
+    "float16": 16, "bfloat16": 16, "float32": 32, "float64": 64, "float8_e4m3fn": 8, "float8_e4m3fnuz": 8,
+    "float8_e5m2": 8, "float8_e5m2fnuz": 8, "float4_e2m1fn": 4, "float8_e8m0fnu": 8}
 
 
 def type_class(dtype: str) -> str:
     """The class an integer or bool type (numpy's name) computes in."""
-    if dtype in FLOATS:
+    if dtype in FORMATS:
         return "f"  # a float's bits, zero-extended to 64
     if dtype not in BITS:
         raise ValueError(f"no class for {dtype}")
@@ -165,6 +165,8 @@ class Elementwise:
     op: str
     inputs: tuple[Operand, ...]
     out: str
+    saturate: bool = False  # Convert to a float8 type: overflow and infinity are its largest finite value
+    round_mode: str = "up"  # Convert to float8e8m0 (Cast-24's round_mode)
 
     @property
     def cls(self) -> str:
@@ -180,12 +182,13 @@ class Elementwise:
 
     @property
     def faults(self) -> bool:
-        return self.op in DIVIDES or self.op == "CastInt"
+        return self.op in DIVIDES or (
+            self.op == "Convert" and self.out not in FORMATS and self.out != "bool" and BITS[self.out] >= 8)
 
     @property
     def fault(self) -> str:
         """What a fault word means: said with the output element it names."""
-        if self.op == "CastInt":
+        if self.op == "Convert":
             return (f"the input is NaN, infinite or outside {self.out} at output element {{at}}: onnx.reference's "
                     "result there is numpy's, which the platform defines, so onnxop refuses it")
         return "division by zero: B is 0 at output element {at}"
@@ -193,7 +196,8 @@ class Elementwise:
     @property
     def label(self) -> str:
         ins = ",".join(o.dtype + (f"/be{o.swap}" if o.swap else "") for o in self.inputs)
-        return f"elementwise {self.op}({ins})->{self.out}"
+        mode = f"[saturate={int(self.saturate)},round_mode={self.round_mode}]" if self.op == "Convert" else ""
+        return f"elementwise {self.op}{mode}({ins})->{self.out}"
 
     def wgsl(self) -> str:
         parts = [f"// generated by gpu/elementwise_wgsl.py: {self.label}\n",
@@ -207,10 +211,11 @@ class Elementwise:
         expr, is_bool, is_raw = self.expression, False, False
         if expr.startswith("bool:"):
             expr, is_bool = expr[len("bool:"):], True
-        if expr.startswith("raw:"):
-            mant, ebits = FLOATS[self.out if self.op == "CastFloat" else self.inputs[0].dtype]
-            expr, is_raw = expr[len("raw:"):].format(mant=mant, ebits=ebits, tbits=BITS[self.out],
-                                                     signed=str(self.out.startswith("int")).lower()), True
+        if expr.startswith("convert:"):
+            src, cls = self.inputs[0].dtype, self.cls
+            num = decode(src, cls.startswith("s"), "a" if cls == "f" else "raw(a)")
+            expr, is_raw = encode(src, self.out, num, saturate=self.saturate, round_mode=self.round_mode,
+                                  tbits=BITS[self.out]), True
         names = "abc"
         loads = "".join(f"    let {names[k]} = load{k}(off[{k}]);\n" for k in range(len(self.inputs)))
         check = ""

@@ -1,23 +1,24 @@
-"""Cast and CastLike between integer and bool types, on the GPU's
-elementwise kernel (gpu/elementwise_wgsl.py's ``Cast``): an integer is
-loaded sign- or zero-extended to 64 bits and stored truncated to the
-target's width (wrapping, as numpy's astype and onnx.reference do); a
-target of bool is true where any bit is set, a source bool is 0 or 1.
-From integers and bool to float16, float32 and float64 (``CastFloat``):
-rounded to nearest, ties to even, as numpy's astype rounds (float16:
-infinity from 65520 on), the bits made by shaders/lib/int64_float.wgsl.
-From those floats to integer types (``CastInt``): truncated toward zero, as
-numpy's astype; a NaN, an infinity or a value the integer type cannot hold
-is an error naming the element, since numpy's (onnx.reference's) result
-there is the platform's (x86 gives INT_MIN for int32 and int64, wraps int8
-through int32, and so on).
+"""Cast and CastLike between every two numeric and bool types ONNX has, on
+the GPU's elementwise kernel, bit for bit as onnx.reference (numpy's and
+ml_dtypes' astype):
 
-A cast to the input's own type is its bytes (a device copy; strings stay
-on the host, as every string tensor does). Every other pair (a float,
-string or sub-byte type on either side) is refused as out of scope, naming
-the pair: conformance skips those cases.
-``saturate`` and ``round_mode`` only concern float8 targets, which are not
-run. Cast-1 names its target as a string (``"INT64"``), later opsets as a
+- between integer and bool types (``Cast``; int4, uint4, int2, uint2
+  included): an integer is loaded sign- or zero-extended to 64 bits and
+  stored truncated to the target's width (wrapping); to bool: any bit set;
+- every other pair (``Convert``, gpu/convert_types.py's table of formats):
+  rounded to nearest, ties to even; ``saturate`` (opset 19+) for the float8
+  targets, ``round_mode`` (opset 24+) for float8e8m0; to an integer type
+  truncated toward zero. A NaN, an infinity or a value an integer type of 8
+  bits or more cannot hold is an error naming the element, since numpy's
+  result there is the platform's (x86 gives INT_MIN for int32 and int64,
+  wraps int8 through int32, and so on); ml_dtypes makes it 0 for the 4- and
+  2-bit types, and so does onnxop.
+
+A cast to the input's own type is its bytes (a device copy). Strings are
+cast on the host, as onnx.reference casts them (numpy's astype), to and from
+bool, the integers, float16, float32 and float64; strings and the ml_dtypes
+types onnx.reference cannot cast are refused as out of scope, naming the
+pair. Cast-1 names its target as a string (``"INT64"``), later opsets as a
 TensorProto number.
 """
 
@@ -31,7 +32,10 @@ from .elementwise import INTEGERS, check_count, runner
 from .tensor_op import Arg, OutputPlan, TensorOp
 from .spec import OpSpec, Param
 
-TO_FLOAT = ("float16", "float", "double")  # the float targets an integer is cast to (rounded to nearest even)
+FLOAT_TYPES = ("float16", "bfloat16", "float", "double", *FLOAT8, "float4e2m1", "float8e8m0")
+WHOLE = INTEGERS | {"int4", "uint4", "int2", "uint2"}  # cast between them: wrapped to the target's width
+KERNEL_TYPES = WHOLE | set(FLOAT_TYPES)  # what the GPU converts
+STRING_PEERS = INTEGERS | {"float16", "float", "double"}  # what strings are cast to and from (on the host)
 CAST_TYPES = {1: tuple(t for t in BASE_TYPES if t not in ("complex64", "complex128", "string")), 9: ("string",),
               13: ("bfloat16",), 19: FLOAT8, 21: ("int4", "uint4"), 23: ("float4e2m1",), 24: ("float8e8m0",),
               25: ("int2", "uint2"), 28: ("float6e2m3", "float6e3m2")}
@@ -46,35 +50,76 @@ class CastBase(TensorOp):
 
     @staticmethod
     def pair_in_scope(source: Optional[str], to: Optional[str]) -> bool:
-        """Whether onnxop casts ``source`` to ``to`` (ONNX names) on the device (see ``cast``)."""
+        """Whether onnxop casts ``source`` to ``to`` (ONNX names) (see ``cast``)."""
         if source is None or to is None:
             return False
-        return source == to or (source in INTEGERS and (to in INTEGERS or to in TO_FLOAT)) or (
-            source in TO_FLOAT and to in INTEGERS and to != "bool")
+        return source == to or (source in KERNEL_TYPES and to in KERNEL_TYPES) or (
+            "string" in (source, to) and {source, to} - {"string"} <= STRING_PEERS)
 
     @classmethod
-    def cast(cls, data: Arg, target) -> list[OutputPlan]:
-        pair = f"{_name(data.dtype)} to {_name(target)}"
+    def cast(cls, data: Arg, target, saturate: bool = True, round_mode: str = "up") -> list[OutputPlan]:
         if data.dtype == target:  # the same type: the input's bytes (strings: on the host, as they are)
             if target.is_string:
                 return [OutputPlan(cls.outputs[0], data.shape, target, values=_strings(data), kernel="host")]
             return [OutputPlan(cls.outputs[0], data.shape, target, copy=0, kernel="copy")]
         source, to = data.dtype.onnx_name, target.onnx_name
-        if source in INTEGERS and to in INTEGERS:
-            kernel_op = "Cast"
-        elif source in INTEGERS and to in TO_FLOAT:
-            kernel_op = "CastFloat"
-        elif source in TO_FLOAT and to in INTEGERS and to != "bool":
-            kernel_op = "CastInt"
-        else:
+        if data.dtype.is_string or target.is_string:
+            return [OutputPlan(cls.outputs[0], data.shape, target, values=_host_cast(cls, data, target), kernel="host")]
+        if source not in KERNEL_TYPES or to not in KERNEL_TYPES:
             raise OutOfScope(f"{cls.label()}: input {data.name} is {_name(data.dtype)}: onnxop runs {cls.op_type} "
-                             "between integer and bool types, from them to float16, float32 and float64, and from "
-                             f"those floats to integer types only; {pair} is not in its scope")
+                             f"between numeric and bool types only; {_name(data.dtype)} to {_name(target)} is not in "
+                             "its scope")
+        from ..gpu.convert_types import ROUND_MODES
+
+        if round_mode not in ROUND_MODES:
+            raise OpError(f"{cls.label()}: round_mode {round_mode!r} is not one of {', '.join(ROUND_MODES)}")
+        kernel_op = "Cast" if source in WHOLE and to in WHOLE else "Convert"
         check_count(cls, data.shape, [data])
-        run = runner(kernel_op, [data], target.numpy.name, data.shape, cls.label())
+        run = runner(kernel_op, [data], target.numpy.name, data.shape, cls.label(), saturate=saturate,
+                     round_mode=round_mode)
         # a batch checks every job's values before any job writes (cli/tensor_ops.py): the kernel, its output dropped
-        check = (lambda gpu, sources: run(gpu, sources, lambda chunk: None)) if kernel_op == "CastInt" else None
+        faults = kernel_op == "Convert" and to in INTEGERS and to != "bool"  # int4, int2 and their uint: 0
+        check = (lambda gpu, sources: run(gpu, sources, lambda chunk: None)) if faults else None
         return [OutputPlan(cls.outputs[0], data.shape, target, runner=run, kernel="elementwise", precheck=check)]
+
+    @staticmethod
+    def modes(node: Node) -> tuple[bool, str]:
+        """The saturate and round_mode attributes (defaults 1 and "up")."""
+        mode = node.value("round_mode", "up")
+        if isinstance(mode, bytes):
+            mode = mode.decode(errors="replace")
+        return bool(int(node.value("saturate", 1))), str(mode)  # type: ignore[call-overload]
+
+
+def _host_cast(cls, data: Arg, target):
+    """Strings to or from numpy's own types, on the host as onnx.reference
+    casts them (numpy's astype: Python's int() and float() of the text, and
+    str() of the value); the types numpy has no conversion for are refused."""
+    import numpy as np
+
+    from ..core.strings import strings_to_bytes, strings_to_text
+
+    other = target if data.dtype.is_string else data.dtype
+    if other.onnx_name not in STRING_PEERS:
+        raise OutOfScope(f"{cls.label()}: input {data.name} is {_name(data.dtype)}: onnxop casts strings to and from "
+                         "bool, integer, float16, float32 and float64 only, as onnx.reference does; "
+                         f"{_name(data.dtype)} to {_name(target)} is not in its scope")
+    if target.is_string:
+        return strings_to_bytes(data.values().astype(np.str_)).reshape(data.shape)
+    text = strings_to_text(np.asarray(data.tensor.strings, dtype=object)).reshape(data.shape)
+    try:
+        with np.errstate(all="ignore"):  # "1e40" to float32 is inf, as numpy makes it
+            return text.astype(target.numpy)
+    except (ValueError, OverflowError, TypeError):
+        pass
+    for k, value in enumerate(text.reshape(-1)):  # the first element that is not a number of the type
+        try:
+            np.array([value], dtype=object).astype(target.numpy)
+        except (ValueError, OverflowError, TypeError) as e:
+            at = ", ".join(map(str, np.unravel_index(k, data.shape)))
+            raise OpError(f"{cls.label()}: input {data.name} element ({at}) is {value!r}, which {target.name} "
+                          f"cannot take ({e})") from None
+    raise AssertionError("astype failed on no element")
 
 
 def _strings(data: Arg):
@@ -121,10 +166,16 @@ class Cast_1(CastBase):
             else:
                 target = dtype_by_onnx(int(to))  # type: ignore[call-overload]
         except Exception:  # noqa: BLE001 - StopIteration, or not a TensorProto number
+            from onnx import TensorProto
+
+            if not isinstance(to, str) and int(to) in TensorProto.DataType.values():  # type: ignore[call-overload]
+                name = TensorProto.DataType.Name(int(to)).lower()  # type: ignore[call-overload]
+                raise OutOfScope(f"{cls.label()}: to {to} is {name}: onnxop has no {name} tensors; a cast to it is "
+                                 "not in its scope") from None
             raise OpError(f"{cls.label()}: to {to!r} is not an ONNX tensor type") from None
         if target.onnx_name not in cls.allowed_types():
             raise OpError(f"{cls.label()}: to {target} is not a type opset {node.opset} casts to")
-        return cls.cast(data, target)
+        return cls.cast(data, target, *cls.modes(node))
 
 
 class Cast_19(Cast_1):
@@ -154,7 +205,7 @@ class CastLike_15(CastBase):
     def plan(cls, node: Node, args: Sequence[Optional[Arg]]) -> list[OutputPlan]:
         data, like = args[0], args[1]
         assert data is not None and like is not None
-        return cls.cast(data, like.dtype)
+        return cls.cast(data, like.dtype, *cls.modes(node))
 
 
 class CastLike_19(CastLike_15):
@@ -169,24 +220,32 @@ class CastLike_24(CastLike_19):
     optional = ("round_mode", "saturate")
 
 
+MODES = (
+    Param("saturate", "int", "0: a value a float8 type cannot hold is infinity or NaN; 1 (default): its largest "
+          "finite value (opset 19+).", "0", choices=("0", "1"), keyword_only=True),
+    Param("round_mode", "str", "How a float8e8m0 result rounds: up (default), nearest or down (opset 24+).",
+          "nearest", choices=("up", "nearest", "down"), keyword_only=True),
+)
+WHAT = ("rounded to nearest, ties to even (float8e8m0: --round-mode); to an integer type truncated, wrapping "
+        "between integer types (to int4, uint4, int2, uint2: 0 where a float does not fit; to the wider integer "
+        "types a NaN, an infinity or a value out of range is refused); to bool: nonzero; strings to and from "
+        "bool, integers, float16, float32, float64 on the host. One pass of the GPU's elementwise kernel, bit "
+        "for bit as onnx.reference.")
 CAST = OpSpec(
     "Cast",
     versions({**CAST_TYPES, 6: ()}, Cast_1, Cast_19, Cast_24),
-    (Param("to", "int", "The target type as a TensorProto number (7: int64, 6: int32, 9: bool).", "7"),),
-    summary="Convert integer and bool tensors' type (ONNX Cast).",
-    description="For each input file (integer or bool), its values as the type --to, wrapping as numpy's "
-    "astype does (to bool: nonzero; to float16, float32, float64: rounded to nearest even), in one pass of the "
-    "GPU's elementwise kernel. From float16, float32, float64 to integers: truncated; NaN, infinities and "
-    "values out of the type's range are refused.",
-    example="onnxop cast x.npy --to 6 -o y.npy",
+    (Param("to", "int", "The target type as a TensorProto number (7: int64, 1: float32, 16: bfloat16).", "7"),
+     *MODES),
+    summary="Convert a tensor to another type (ONNX Cast).",
+    description="For each input file, its values as the type --to, " + WHAT,
+    example="onnxop cast x.npy --to 1 -o y.npy",
 )
 CAST_LIKE = OpSpec(
     "CastLike",
     versions(CASTLIKE_TYPES, CastLike_15, CastLike_19, CastLike_24),
-    (Param("target_type", "tensor", "A tensor of the target type (its values are not read).", "t.npy"),),
-    summary="Convert integers to another tensor's type (ONNX CastLike).",
-    description="For each input file (integer or bool), its values as the type of --target-type, wrapping as "
-    "numpy's astype does (to bool: nonzero), in one pass of the GPU's elementwise kernel.",
+    (Param("target_type", "tensor", "A tensor of the target type (its values are not read).", "t.npy"), *MODES),
+    summary="Convert a tensor to another tensor's type (ONNX CastLike).",
+    description="For each input file, its values as the type of --target-type, " + WHAT,
     example="onnxop cast-like x.npy --target-type t.npy -o y.npy",
 )
 SPECS = (CAST, CAST_LIKE)

@@ -42,14 +42,15 @@ def refuse_out_of_scope(op: type[TensorOp], args: Sequence[Optional[Arg]], what:
 
 
 def runner(kernel_op: str, args: Sequence[Arg], out: str, shape: tuple[int, ...], where: str,
-           konst: Sequence[int] = (0, 0, 0, 0), take: Optional[Sequence[int]] = None):
+           konst: Sequence[int] = (0, 0, 0, 0), take: Optional[Sequence[int]] = None, **modes):
     """The OutputPlan runner of one elementwise kernel over ``args`` broadcast
     to ``shape``; ``take``: the node's inputs they are (default: the first
-    ``len(args)``; CastLike's target and Range's scalars are not read)."""
+    ``len(args)``; CastLike's target and Range's scalars are not read);
+    ``modes``: the kernel's Cast attributes (saturate, round_mode)."""
     from ..gpu.elementwise_wgsl import Elementwise, Operand
 
     kernel = Elementwise(kernel_op, tuple(Operand(a.dtype.numpy.name, getattr(a.tensor, "byteswap", 0))
-                                          for a in args), out)
+                                          for a in args), out, **modes)
     strides = tuple(broadcast_strides(a, shape) for a in args)
     take = tuple(range(len(args)) if take is None else take)
     return functools.partial(_run, kernel, shape, strides, tuple(konst), where, take)

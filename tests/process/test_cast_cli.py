@@ -1,0 +1,108 @@
+"""Cast as real processes: float types onnxop once refused (bfloat16,
+float8 with --saturate, float8e8m0 with --round-mode, int4) written to .pb
+files and read back bit for bit against onnx.reference, from the operator
+command and from a model; strings cast on the host say so (the note and
+``--json``'s kernel ``host``), and a text that is no number, or a float6
+target (onnxop has no float6 tensors), is one ``onnxop: error:`` line,
+exit 2, no output file."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+from tensor_refs import reference
+
+
+def _onnxop(*args, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "onnxop_cli", *map(str, args)], cwd=cwd,
+                          capture_output=True, text=True, timeout=300)
+
+
+def _read_pb(path: Path) -> np.ndarray:
+    t = onnx.TensorProto()
+    t.ParseFromString(path.read_bytes())
+    return numpy_helper.to_array(t)
+
+
+def _bits(x: np.ndarray) -> bytes:
+    return np.ascontiguousarray(x).view(np.uint8).tobytes()
+
+
+X = np.array([1.5, 500.0, -np.inf, np.nan, 0.3, -0.0, 3e-39, 65520.0, 1 + 2**-8], np.float32)
+
+
+def test_float_casts_write_what_onnx_reference_makes(tmp_path):
+    np.save(tmp_path / "x.npy", X)
+    for to, options in ((16, []), (10, []), (11, []), (17, ["--saturate", "0"]), (19, []),
+                        (24, ["--round-mode", "nearest"]), (22, [])):
+        r = _onnxop("cast", "x.npy", "--to", to, *options, "-o", f"y{to}.pb", cwd=tmp_path)
+        assert r.returncode == 0, r.stderr
+        attrs = {"to": to, **({options[0][2:].replace("-", "_"): options[1]} if options else {})}
+        attrs = {k: (int(v) if k != "round_mode" else v) for k, v in attrs.items()}
+        want = reference("Cast", 25, [X], attrs, out_types=[to])[0]
+        got = _read_pb(tmp_path / f"y{to}.pb")
+        assert got.dtype == want.dtype and _bits(got) == _bits(want), (to, got, want)
+
+
+def test_a_model_of_float_casts_runs_them_on_the_gpu(tmp_path):
+    nodes = [helper.make_node("Cast", ["x"], ["b"], to=TensorProto.BFLOAT16),
+             helper.make_node("Cast", ["b"], ["h"], to=TensorProto.FLOAT16),
+             helper.make_node("CastLike", ["h", "like"], ["y"], saturate=0)]
+    like = numpy_helper.from_array(np.zeros(1, ml_dtypes.float8_e5m2), "like")
+    graph = helper.make_graph(nodes, "casts", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [9])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT8E5M2, None)], [like])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    model.ir_version = 10
+    onnx.save(model, tmp_path / "casts.onnx")
+    np.save(tmp_path / "x.npy", X)
+    r = _onnxop("run", "casts.onnx", "x.npy", "-o", "y.pb", "--json", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    from onnx.reference import ReferenceEvaluator
+
+    want = ReferenceEvaluator(model).run(None, {"x": X})[0]
+    assert _bits(_read_pb(tmp_path / "y.pb")) == _bits(want)
+
+
+def test_strings_are_cast_on_the_host_and_say_so(tmp_path):
+    np.save(tmp_path / "s.npy", np.array(["1.5", "-0.0", "1e40"]))
+    np.save(tmp_path / "f.npy", np.array([0.1, -np.inf], np.float32))
+    r = _onnxop("cast", "s.npy", "--to", "1", "-o", "y.npy", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "wrote y.npy (host: string tensors have no GPU form)" in r.stdout
+    assert np.load(tmp_path / "y.npy").tolist() == [1.5, -0.0, np.inf]
+    r = _onnxop("cast", "f.npy", "--to", "8", "-o", "t.npy", "--json", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["runs"][0]["outputs"][0]["kernel"] == "host"
+    assert np.load(tmp_path / "t.npy").tolist() == ["0.1", "-inf"]
+    # the sibling: NonZero of strings is host work too, not metadata
+    r = _onnxop("non-zero", "s.npy", "-o", "nz.npy", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "(host: string tensors have no GPU form)" in r.stdout
+
+
+def test_a_text_that_is_no_number_is_one_error_line_and_no_output(tmp_path):
+    np.save(tmp_path / "s.npy", np.array([["1", "2"], ["x\nonnxop: forged", "3"]]))
+    r = _onnxop("cast", "s.npy", "--to", "6", "-o", "y.npy", cwd=tmp_path)
+    assert r.returncode == 2
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("onnxop: error: s.npy: Cast: input input element (1, 0) is "
+                                                   "'x\\nonnxop: forged', which int32 cannot take"), r.stderr
+    assert not (tmp_path / "y.npy").exists()
+    np.save(tmp_path / "b.npy", np.array(["1"]))
+    r = _onnxop("cast", "b.npy", "--to", "16", "-o", "z.pb", cwd=tmp_path)
+    assert r.returncode == 2 and "string to bfloat16 is not in its scope" in r.stderr
+    assert not (tmp_path / "z.pb").exists()
+    np.save(tmp_path / "x.npy", X)
+    for to, name in ((27, "float6e2m3"), (28, "float6e3m2")):  # ONNX types onnxop has no tensors of
+        r = _onnxop("cast", "x.npy", "--to", to, "-o", "f6.pb", cwd=tmp_path)
+        assert r.returncode == 2 and r.stderr == (f"onnxop: error: x.npy: Cast: to {to} is {name}: onnxop has no "
+                                                  f"{name} tensors; a cast to it is not in its scope\n"), r.stderr
+        assert not (tmp_path / "f6.pb").exists()
