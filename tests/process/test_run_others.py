@@ -212,3 +212,20 @@ def test_an_operator_onnxruntime_has_no_kernel_for_names_the_reference(tmp_path)
     r = onnxop("run", "m.onnx", "x.npy", "--others", "reference", "-o", "y.npy", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert np.load(tmp_path / "y.npy").tobytes() == (x.T * x.T).tobytes()
+
+
+def test_a_max_of_four_inputs_goes_to_the_others(tmp_path):
+    """The elementwise kernel has three input bindings: Max of four integer inputs is onnxruntime's under --others."""
+    nodes = [helper.make_node("Max", ["a", "b", "c", "d"], ["m"]), helper.make_node("Transpose", ["m"], ["y"])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info(n, TensorProto.INT64, [2, 3]) for n in "abcd"],
+                              [helper.make_tensor_value_info("y", TensorProto.INT64, None)])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), tmp_path / "m.onnx")
+    rng = np.random.default_rng(5)
+    values = {n: rng.integers(-(2 ** 62), 2 ** 62, (2, 3)) for n in "abcd"}
+    for n, v in values.items():
+        np.save(tmp_path / f"{n}.npy", v)
+    r = onnxop("run", "m.onnx", *(f"{n}.npy" for n in "abcd"), "--others", "onnxruntime", "-o", "y.npy", "--json",
+               cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["ran"] == {"onnxruntime": {"Max": 1}, "onnxop": {"Transpose": 1}}
+    assert np.load(tmp_path / "y.npy").tobytes() == np.max(np.stack(list(values.values())), axis=0).T.tobytes()

@@ -51,6 +51,11 @@ class Extreme(Elementwise):
     variadic = "data_0"
 
     @classmethod
+    def in_scope(cls, proto, types) -> bool:
+        """More than three inputs are the others' (--others): the kernel has three input bindings."""
+        return len(types) <= 3 and super().in_scope(proto, types)
+
+    @classmethod
     def kernel_of(cls, node: Node, args: Sequence[Arg]) -> str:
         if len(args) > 3:
             raise OpError(f"{cls.label()}: onnxop takes one to three inputs (the kernel's three bindings), "
