@@ -77,12 +77,16 @@ def pieces_shown(pieces, shape: tuple[int, ...], dtype, tensors, *, edge: int, b
     from ..gpu import get_gpu
     from ..gpu.pieces import Source, run_pieces
 
+    from .value_bytes import SMALL_WINDOW, ValueBytes, prefetched
+
     gpu = gpu if gpu is not None else get_gpu(backend)
     chunks: list[bytes] = []
     sources = [None if t is None else Source(t.data, t.byteswap) for t in tensors]
-    with gpu.lock:
+    # a graph's value made where it is read (core/value_bytes.py): small windows, a few elements each
+    binding = SMALL_WINDOW if any(s is not None and isinstance(s.data, ValueBytes) for s in sources) else None
+    with gpu.lock, prefetched(pieces, sources, dtype.bits, binding or 0):
         run_pieces(gpu, sources, lambda c: chunks.append(bytes(c)), pieces=pieces, count=part.size,
-                   bits=dtype.bits)
+                   bits=dtype.bits, binding_bytes=binding)
     for t in tensors:
         if t is not None and t.data is not None:
             finish(t.data)
