@@ -28,6 +28,10 @@ from test_print_memory import PEAK, printed, run_capped, save_model, shown
 from onnxop_cli.render.values import format_values
 
 ONE_BACKEND = True  # memory is the host's whatever the adapter
+# ScatterND's kernel holds a band of one binding of data and one of claims (gpu/scatter_bands.py:
+# lavapipe's binding is 128 MiB), whatever the output: 460-480 MiB for 200 MB and for 1 GB alike
+# (its single-operator print of 200 MB peaks at 740 MiB)
+SCATTER_PEAK = 600 << 20
 
 
 def _expand_concat(big: bool):
@@ -151,7 +155,7 @@ def test_a_chain_s_huge_output_is_printed_in_bounded_memory(backend, tmp_path, c
     argv, _, _ = _model(tmp_path, case, True)
     code, out, err, peak = run_capped(["--json", "run", *argv] if json_doc else ["run", *argv], tmp_path, backend)
     assert code == 0, err
-    assert peak < PEAK, f"peak RSS {peak >> 20} MiB"
+    assert peak < (SCATTER_PEAK if case is _scatter_concat else PEAK), f"peak RSS {peak >> 20} MiB"
     if json_doc:
         doc = json.loads(out)
         assert doc["outputs"][0]["dtype"] == str(want.dtype), doc

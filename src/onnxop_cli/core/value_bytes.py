@@ -17,7 +17,15 @@ its size, and no value is ever made whole, on the device or on the host.
 A node made by a kernel of its own (scatters, indexed gathers, OneHot,
 NonZero, elementwise arithmetic) cannot be cut to a range: its output is
 streamed through its kernel, band by band, and only the bytes asked for are
-kept (``prefetch`` keeps, in one pass, every range a narrowed run will read).
+kept.
+
+Before a kernel runs (``run_parts``), each ValueBytes source it reads is
+told the elements its parts read, listed (``prefetched``): it makes just
+those, as runs of consecutive elements, in one run of its own kernel (a
+kernel of its own: one pass, the runs kept), and serves the run's windows
+from them -- the bytes between them are never read by that run. So each
+value up the chain makes the few elements the next one reads, not the
+windows around them.
 """
 
 from __future__ import annotations
@@ -31,7 +39,8 @@ if TYPE_CHECKING:
     from ..gpu.resident import Traffic
 
 SMALL_WINDOW = 1 << 20  # bytes of a window at most when a narrowed run reads a ValueBytes
-MAX_KEPT = 256 << 20  # bytes a streamed kernel's output may keep for one narrowed run
+MAX_KEPT = 256 << 20  # bytes a run's ValueBytes sources may keep for it
+MAX_LISTED = 1 << 22  # elements a run's parts may read of a source for them to be listed one by one
 
 
 class ValueBytes:
@@ -45,57 +54,49 @@ class ValueBytes:
             self.size *= d
         self.bits = v.dtype.bits
         self.nbytes = (self.size * self.bits + 7) // 8
-        self.kept: Optional[list[tuple[int, bytes]]] = None  # (byte offset, bytes) kept by ``prefetch``
+        self.kept: Optional[list[tuple[int, bytes]]] = None  # (byte offset, bytes) kept for one run
 
     def readinto(self, offset: int, out: memoryview) -> None:
-        if self.kept is not None and _streamed(self.v) is not None:
+        if self.kept is not None:
             _serve(self.kept, offset, out)
             return
         e0 = offset * 8 // self.bits
         e1 = min(self.size, -(-(offset + len(out)) * 8 // self.bits))
         filled = 0
 
-        def sink(chunk) -> None:
+        def sink(chunk) -> None:  # straight into ``out``: a window is never held twice
             nonlocal filled
             n = min(len(chunk), len(out) - filled)
-            out[filled:filled + n] = bytes(chunk)[:n]
+            out[filled:filled + n] = memoryview(chunk).cast("B")[:n]
             filled += n
 
         if e1 > e0:
-            value_range(self.v, self.device(), self.traffic, e0, e1, sink, cap=len(out))
+            produce(self.v, self.device(), self.traffic, [(e0, e1)], sink, cap=len(out))
         out[filled:] = bytes(len(out) - filled)
 
-    def prefetch(self, spans: list[tuple[int, int]]) -> None:
-        """Keep, streaming a kernel's output once, the bytes of the element
-        spans [lo, hi] a narrowed run will read (only a value made by a kernel
-        of its own; the others are cut to any range at once)."""
-        step = _streamed(self.v)
-        if step is None or not spans:
-            return
-        ranges = _merged([(lo * self.bits // 8, -(-(hi + 1) * self.bits // 8)) for lo, hi in spans])
-        total = sum(b - a for a, b in ranges)
+    def made(self, runs: list[tuple[int, int]], *, cap: int = SMALL_WINDOW) -> bytes:
+        """The bytes of the element ``runs`` [a, b), one after another."""
+        chunks: list[bytes] = []
+        produce(self.v, self.device(), self.traffic, runs, lambda c: chunks.append(bytes(c)), cap=cap)
+        return b"".join(chunks)
+
+    def keep(self, runs: list[tuple[int, int]]) -> None:
+        """Make the element ``runs`` now and serve reads from them (module docs)."""
+        per = 8 // self.bits if self.bits < 8 else 1  # whole bytes of a sub-byte type
+        runs = _merged([(a - a % per, min(self.size, -(-b // per) * per)) for a, b in runs])
+        total = sum(b - a for a, b in runs) * self.bits // 8
         if total > MAX_KEPT:
             from ..errors import OpError
 
-            raise OpError(f"{step.label}: print mode would keep {total} bytes of its output "
-                          f"{tuple(step.shape)} to show a later node's elements; write the outputs with -o")
-        pieces = {a: bytearray(b - a) for a, b in ranges}
-        at = 0
-
-        def sink(chunk) -> None:
-            nonlocal at
-            data = memoryview(chunk).cast("B")
-            for a, b in ranges:
-                lo, hi = max(a, at), min(b, at + len(data))
-                if lo < hi:
-                    pieces[a][lo - a:hi - a] = data[lo - at:hi - at]
-            at += len(data)
-
-        gpu = self.device()
-        with gpu.lock:
-            step.lazy.stream(sink)
-        self.traffic.read_back += at
-        self.kept = [(a, bytes(pieces[a])) for a, _ in ranges]
+            raise OpError(f"{self.v.name!r}: print mode would keep {total} bytes of this value "
+                          f"{tuple(self.v.shape)} to show the elements read from it; write the outputs with -o")
+        data = self.made(runs)
+        kept, at = [], 0
+        for a, b in runs:
+            n = (b - a) * self.bits // 8
+            kept.append((a * self.bits // 8, data[at:at + n]))
+            at += n
+        self.kept = kept
 
     def to_array(self):
         import numpy as np
@@ -108,24 +109,12 @@ class ValueBytes:
         pass
 
 
-def _streamed(v: Value) -> Optional[Step]:
-    """The unmade step under ``v`` whose kernel cannot be cut to a range (a runner), as it lies."""
-    from .graph_steps import _as_it_lies
-
-    base = v.base
-    if isinstance(base, Step) and base.buffer is None and base.lazy is not None and _as_it_lies(v.view, base.size):
-        p = base.lazy.plan
-        if p.pieces is None and p.copy is None:
-            return base
-    return None
-
-
 def _merged(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
     out: list[list[int]] = []
     for a, b in sorted(ranges):
         if out and a <= out[-1][1]:
             out[-1][1] = max(out[-1][1], b)
-        else:
+        elif b > a:
             out.append([a, b])
     return [(a, b) for a, b in out]
 
@@ -141,13 +130,14 @@ def _serve(kept: list[tuple[int, bytes]], offset: int, out: memoryview) -> None:
             out[lo - offset:hi - offset] = data[lo - a:hi - a]
 
 
-def value_range(v: Value, gpu, traffic: Traffic, e0: int, e1: int, sink, *, cap: int) -> None:
-    """Stream elements [e0, e1) of ``v`` (row-major) into ``sink``."""
+def produce(v: Value, gpu, traffic: Traffic, runs: list[tuple[int, int]], sink, *, cap: int) -> None:
+    """Stream the elements of ``v`` (row-major) in ``runs`` ([a, b) each), one
+    run after another, into ``sink``."""
     from .graph_steps import _as_it_lies
 
     base = v.base
     if isinstance(base, Step) and base.buffer is None and _as_it_lies(v.view, base.size):
-        _step_range(base, gpu, traffic, e0, e1, sink, cap=cap)
+        _step_runs(base, gpu, traffic, runs, sink, cap=cap)
         return
     from ..gpu.pieces import Source
     from .graph_steps import Counted
@@ -158,7 +148,7 @@ def value_range(v: Value, gpu, traffic: Traffic, e0: int, e1: int, sink, *, cap:
     else:
         data = Counted(base.data, traffic)
     piece = view_piece(v.view.shape, v.view.strides, v.view.offset)
-    run_cut([piece], [Source(data, v.swap)], gpu, traffic, e0, e1, v.dtype.bits, sink, cap=cap)
+    run_parts(_cut_runs([piece], runs), [Source(data, v.swap)], gpu, traffic, runs, v.dtype.bits, sink, cap=cap)
 
 
 def whole_value(step: Step) -> Value:
@@ -169,46 +159,102 @@ def whole_value(step: Step) -> Value:
     return Value(step.label, shape, dtype, step, View.row_major(shape))
 
 
-def _step_range(step: Step, gpu, traffic: Traffic, e0: int, e1: int, sink, *, cap: int) -> None:
+def _step_runs(step: Step, gpu, traffic: Traffic, runs, sink, *, cap: int) -> None:
     if step.source is not None:  # a gather step: its elements are its source's, row-major
-        value_range(step.source, gpu, traffic, e0, e1, sink, cap=cap)
+        produce(step.source, gpu, traffic, runs, sink, cap=cap)
         return
     from ..gpu.pieces import Source
     from ..ops import c_strides
     from ..ops.tensor_op import Piece
 
     p = step.lazy.plan
+    sources = [None if t is None else Source(t.data, t.byteswap) for t in step.lazy.tensors]
     pieces = p.pieces
     if pieces is None and p.copy is not None:
         pieces = [Piece(p.shape, c_strides(p.shape), 0, p.copy, c_strides(p.shape), 0)]
-    if pieces is None:  # a kernel of its own: streamed through, the range kept
-        skip, want = e0 * p.dtype.bits // 8, (e1 * p.dtype.bits + 7) // 8 - e0 * p.dtype.bits // 8
-        at = 0
+    if pieces is None and p.read_from is not None and sum(b - a for a, b in runs) <= MAX_LISTED:
+        import numpy as np
 
-        def keep(chunk) -> None:
-            nonlocal at
-            data = memoryview(chunk).cast("B")
-            lo, hi = max(skip, at), min(skip + want, at + len(data))
-            if lo < hi:
-                sink(data[lo - at:hi - at])
-            at += len(data)
-
-        with gpu.lock:
-            step.lazy.stream(keep)
-        traffic.read_back += at
+        read = p.read_from(np.concatenate([np.arange(a, b, dtype=np.int64) for a, b in runs]))
+        if read is not None:  # an indexed gather: its few elements read where its index map says
+            run_parts(gathered(*read), sources, gpu, traffic, runs, p.dtype.bits, sink, cap=cap)
+            return
+    if pieces is None:  # a kernel of its own: streamed through once, the runs kept
+        _stream_runs(step, gpu, traffic, runs, sink)
         return
-    sources = [None if t is None else Source(t.data, t.byteswap) for t in step.lazy.tensors]
-    run_cut(pieces, sources, gpu, traffic, e0, e1, p.dtype.bits, sink, cap=cap)
+    run_parts(_cut_runs(pieces, runs), sources, gpu, traffic, runs, p.dtype.bits, sink, cap=cap)
 
 
-def run_cut(pieces, sources, gpu, traffic: Traffic, e0: int, e1: int, bits: int, sink, *, cap: int) -> None:
-    """Run ``pieces`` cut to output elements [e0, e1) over ``sources``, in
-    windows of about ``cap`` bytes (what was asked for, a page at least)."""
-    from ..gpu.pieces import DEFAULT_BAND, run_pieces
+def gathered(src: int, offsets) -> list:
+    """Pieces that copy elements ``offsets`` of input ``src`` to output
+    elements 0, 1, ...: runs of evenly stepping offsets, one piece each."""
+    import numpy as np
+
+    from .pieces import Piece
+
+    offsets = np.asarray(offsets, dtype=np.int64).reshape(-1)
+    pieces, j, n = [], 0, len(offsets)
+    while j < n:
+        k = j + 1
+        if k < n:
+            step = int(offsets[k] - offsets[j])
+            while k + 1 < n and offsets[k + 1] - offsets[k] == step:
+                k += 1
+            k += 1
+        else:
+            step = 0
+        count = k - j
+        pieces.append(Piece((count,), (1,), j, src, (step if count > 1 else 0,), int(offsets[j])))
+        j = k
+    return pieces
+
+
+def _stream_runs(step: Step, gpu, traffic: Traffic, runs, sink) -> None:
+    bits = step.lazy.plan.dtype.bits
+    ranges = [(a * bits // 8, (b * bits + 7) // 8) for a, b in runs]
+    order = sorted(range(len(ranges)), key=lambda k: ranges[k])
+    pieces = [bytearray(b - a) for a, b in ranges]
+    at = 0
+
+    def keep(chunk) -> None:
+        nonlocal at
+        data = memoryview(chunk).cast("B")
+        for k in order:
+            a, b = ranges[k]
+            if a >= at + len(data):
+                break
+            lo, hi = max(a, at), min(b, at + len(data))
+            if lo < hi:
+                pieces[k][lo - a:hi - a] = data[lo - at:hi - at]
+        at += len(data)
+
+    with gpu.lock:
+        step.lazy.stream(keep)
+    traffic.read_back += at
+    for piece in pieces:
+        sink(memoryview(piece))
+
+
+def _cut_runs(pieces, runs):
+    """The parts of ``pieces`` in each run, placed one run after another."""
+    from dataclasses import replace
+
     from .pieces import cut
 
-    parts = [c for p in pieces for c in cut(p, e0, e1)]
-    binding = max(4096, min(DEFAULT_BAND, cap + 64))
+    parts, at = [], 0
+    for a, b in runs:
+        parts += [replace(c, dst_offset=c.dst_offset + at) for p in pieces for c in cut(p, a, b)]
+        at += b - a
+    return parts
+
+
+def run_parts(parts, sources, gpu, traffic: Traffic, runs, bits: int, sink, *, cap: int) -> None:
+    """Run ``parts`` (whose output is the runs' elements) over ``sources``, in
+    windows of about ``cap`` bytes (what was asked for, a page at least)."""
+    from ..gpu.pieces import BAND, run_pieces
+
+    count = sum(b - a for a, b in runs)
+    binding = max(4096, min(BAND, cap + 64))  # windows of 16 MiB at most, however large the read
     n = 0
 
     def counted(chunk) -> None:
@@ -216,42 +262,51 @@ def run_cut(pieces, sources, gpu, traffic: Traffic, e0: int, e1: int, bits: int,
         n += len(chunk)
         sink(chunk)
 
-    with gpu.lock, prefetched(parts, sources, bits, binding):
-        run_pieces(gpu, sources, counted, pieces=parts, count=e1 - e0, bits=bits, binding_bytes=binding)
+    with gpu.lock, prefetched(parts, sources):
+        run_pieces(gpu, sources, counted, pieces=parts, count=count, bits=bits, binding_bytes=binding)
     traffic.read_back += n
 
 
 @contextmanager
-def prefetched(pieces, sources, bits: int, binding: int) -> Iterator[None]:
-    """For one run of ``pieces`` in windows of ``binding`` bytes: each
-    ValueBytes source made by a kernel of its own keeps, in one pass, the
-    spans its parts read (module docs), and forgets them after the run."""
-    from .pieces import fit, span
-
+def prefetched(parts, sources) -> Iterator[None]:
+    """For one run of ``parts``: each ValueBytes source makes and keeps the
+    elements the parts read (module docs), and forgets them after the run."""
     kept: list[ValueBytes] = []
     try:
-        _prefetch(pieces, sources, bits, binding, kept, fit, span)
+        for data, runs in _listed(parts, sources).items():
+            kept.append(data)
+            data.keep(runs)
         yield
     finally:
-        for s in kept:
-            s.kept = None
+        for data in kept:
+            data.kept = None
 
 
-def _prefetch(pieces, sources, bits: int, binding: int, kept: list, fit, span) -> None:
-    if not binding:
-        return
-    window = max(1, (binding - 8) * 8 // max(bits, 8))
-    wanted: dict[int, tuple[ValueBytes, list]] = {}  # an input named twice (Concat(t, t)): one pass
+def _listed(parts, sources) -> dict:
+    """Each ValueBytes source's elements read by ``parts``, as runs; a source
+    the parts read more than MAX_LISTED elements of is left to read its windows."""
+    import numpy as np
+
+    from .graph_values import element_index
+    from .view import View
+
+    wanted: dict[int, list] = {}  # an input named twice (Concat(t, t)): listed once
     for k, s in enumerate(sources):
-        if s is not None and isinstance(s.data, ValueBytes) and _streamed(s.data.v) is not None:
-            spans = wanted.setdefault(id(s.data), (s.data, []))[1]
-            for p in pieces:
-                for q in fit(p, window):
-                    for who, strides, offset in ((q.src, q.src_strides, q.src_offset),
-                                                 (q.mask, q.mask_strides, q.mask_offset),
-                                                 (q.other, q.other_strides, q.other_offset)):
-                        if who == k and q.size:
-                            spans.append(span(q.shape, strides, offset))
-    for data, spans in wanted.values():
-        kept.append(data)
-        data.prefetch(spans)
+        if s is None or not isinstance(s.data, ValueBytes):
+            continue
+        entry = wanted.setdefault(id(s.data), [s.data, [], 0])
+        for q in parts:
+            for who, strides, offset in ((q.src, q.src_strides, q.src_offset), (q.mask, q.mask_strides, q.mask_offset),
+                                         (q.other, q.other_strides, q.other_offset)):
+                if who == k and q.size:
+                    entry[2] += q.size
+                    if entry[2] <= MAX_LISTED:
+                        entry[1].append(element_index(View(tuple(q.shape), tuple(strides), offset)))
+    out = {}
+    for data, found, count in wanted.values():
+        if not found or count > MAX_LISTED:
+            continue
+        index = np.unique(np.concatenate(found))
+        breaks = np.flatnonzero(np.diff(index) != 1) + 1
+        out[data] = [(int(r[0]), int(r[-1]) + 1) for r in np.split(index, breaks)]
+    return out
