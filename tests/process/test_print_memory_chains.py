@@ -3,7 +3,7 @@ of a chain (core/value_bytes.py): tiny models built with onnx.helper whose
 printed output is GiBs, made by 2-4 operators that each read a value already
 made by another (Expand -> Concat, Tile -> Pad, Shape -> ConstantOfShape ->
 Transpose -> Pad, OneHot -> Pad, Split -> Gather, ScatterND -> Concat, a
-reshaped transpose -> Slice -> Pad), each run as a real ``onnxop`` process
+reshaped transpose -> Slice -> Pad, a small Slice of a huge Concat), each run as a real ``onnxop`` process
 under the 1 GiB address cap and the peak RSS bound of test_print_memory.py.
 Before, each made the value a later node reads whole, on the device or on
 the host, and was killed or refused for memory.
@@ -129,8 +129,21 @@ def _reshape_slice_pad(big: bool):
                    "p": np.array([2, 1], np.int64), "w": np.array(-3, np.float32)}
 
 
+def _concat_slice(big: bool):
+    """Four rows across the seam of two expanded rows' Concat (12.8 GB): a small output, printed whole."""
+    rng = np.random.default_rng(13)
+    x, x2 = rng.standard_normal((2, 1, 20000)).astype(np.float32)
+    n = 40000 if big else 8
+    if not big:
+        x, x2 = x[:, :8], x2[:, :8]
+    nodes = [helper.make_node("Expand", ["x", "s"], ["a"]), helper.make_node("Expand", ["x2", "s"], ["b"]),
+             helper.make_node("Concat", ["a", "b"], ["c"], axis=0), helper.make_node("Slice", ["c", "st", "en"], ["y"])]
+    return nodes, {"x": x, "x2": x2, "s": np.array([n, x.shape[1]], np.int64),
+                   "st": np.array([n - 2, 0], np.int64), "en": np.array([n + 2, 5], np.int64)}
+
+
 CASES = [_expand_concat, _tile_pad, _fill_transpose_pad, _where_transpose_concat, _one_hot_pad, _split_gather,
-         _scatter_concat, _reshape_slice_pad]
+         _scatter_concat, _reshape_slice_pad, _concat_slice]
 
 
 def _model(tmp, case, big: bool) -> tuple[list[str], dict[str, np.ndarray], object]:

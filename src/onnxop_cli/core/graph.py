@@ -215,7 +215,7 @@ def _execute(p: Plan, write: Callable[[Value, Callable[[Sink], None]], None], ba
                 make_step(gpu, step, traffic)
             _done_reading(step.source, readers)
         for v in p.outputs:
-            write(_host_strings(v) if v.dtype.is_string else v, Fill(gpu, v, traffic))
+            write(_host_strings(v) if v.dtype.is_string else v, Fill(gpu, v, traffic, rt.shown))
             _done_reading(v, readers)
     finally:
         for step in [*p.steps, *rt.made]:

@@ -28,8 +28,9 @@ class Fill:
     gather only outputs read), is streamed straight from what makes the
     step, in bands: it is never whole, on the device or on the host."""
 
-    def __init__(self, gpu, v: Value, traffic: Traffic) -> None:
+    def __init__(self, gpu, v: Value, traffic: Traffic, shown: bool = False) -> None:
         self.gpu, self.v, self.traffic = gpu, v, traffic
+        self.shown = shown  # print mode: an unmade step is made only where read (core/value_bytes.py)
 
     def __call__(self, sink: Sink) -> None:
         from .apply import _zero_pad_bits
@@ -39,6 +40,13 @@ class Fill:
         stream = self._producer()
         if stream is not None and _whole(v, v.base):
             stream(_zero_pad_bits(sink, Tensor(v.name, v.shape, v.dtype)))
+            return
+        if stream is not None and self.shown:  # a part of an unmade step (a slice of a Concat): that part
+            from ..gpu.pieces import BAND
+            from .value_bytes import produce
+
+            produce(v, self.gpu, self.traffic, [(0, v.view.size)], _zero_pad_bits(sink, Tensor(v.name, v.shape, v.dtype)),
+                    cap=BAND)
             return
         _stream(self.gpu, v, sink, self.traffic)
 
@@ -51,8 +59,10 @@ class Fill:
         if base.lazy is not None:
             return base.lazy.stream
         if base.source is not None:
+            from .graph_values import read_source
+
             src = base.source
-            source = buffer_of(src.base) if isinstance(src.base, Step) else src.base.data
+            source = read_source(src.base, self.gpu, self.traffic) if isinstance(src.base, Step) else src.base.data
             return lambda sink: self._gather(source, src.view.simplified(), src.swap, sink)
         return None
 

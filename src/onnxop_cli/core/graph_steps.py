@@ -105,7 +105,7 @@ def run_node(gn: GraphNode, graph: Graph, values: dict[str, Value], rt: Runtime,
         bases = {k: values[n] for k, (n, t) in enumerate(zip(gn.proto.input, tensors))
                  if t is not None and t.data is not None and not any(t.data is b for b in temporaries)
                  and not _rearranged(t.data, values[n])}
-        deps = [values[n].base for n in gn.proto.input if n and isinstance(values[n].base, Step)]
+        deps = [values[n].base for n in gn.proto.input if rt.shown and n and isinstance(values[n].base, Step)]
         kinds = []
         for name, p in zip(gn.proto.output, plans):
             if not name:
