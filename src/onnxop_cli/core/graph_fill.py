@@ -28,9 +28,9 @@ class Fill:
     gather only outputs read), is streamed straight from what makes the
     step, in bands: it is never whole, on the device or on the host."""
 
-    def __init__(self, gpu, v: Value, traffic: Traffic, shown: bool = False) -> None:
+    def __init__(self, gpu, v: Value, traffic: Traffic, print_mode: bool = False) -> None:
         self.gpu, self.v, self.traffic = gpu, v, traffic
-        self.shown = shown  # print mode: an unmade step is made only where read (core/value_bytes.py)
+        self.print_mode = print_mode  # print mode: an unmade step is made only where read (core/value_bytes.py)
 
     def __call__(self, sink: Sink) -> None:
         from .apply import _zero_pad_bits
@@ -41,7 +41,7 @@ class Fill:
         if stream is not None and _whole(v, v.base):
             stream(_zero_pad_bits(sink, Tensor(v.name, v.shape, v.dtype)))
             return
-        if stream is not None and self.shown:  # a part of an unmade step (a slice of a Concat): that part
+        if stream is not None and self.print_mode:  # a part of an unmade step (a slice of a Concat): that part
             from ..gpu.pieces import BAND
             from .value_bytes import produce
 

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
 SMALL_WINDOW = 1 << 20  # bytes of a window at most when a narrowed run reads a ValueBytes
 MAX_KEPT = 256 << 20  # bytes a run's ValueBytes sources may keep for it
+HOST_WHOLE = 1 << 30  # bytes of a value a node may read whole on the host in print mode
 MAX_LISTED = 1 << 22  # elements a run's parts may read of a source for them to be listed one by one
 
 
@@ -99,8 +100,15 @@ class ValueBytes:
         self.kept = kept
 
     def to_array(self):
+        """All the bytes, for a node that reads a value on the host (NonZero's
+        count, Compress's condition): refused past HOST_WHOLE bytes."""
         import numpy as np
 
+        if self.nbytes > HOST_WHOLE:
+            from ..errors import OpError
+
+            raise OpError(f"print mode would read its input {self.v.name!r} {tuple(self.v.shape)} "
+                          f"({self.nbytes} bytes) whole on the host; print mode holds at most {HOST_WHOLE} bytes")
         buf = np.empty(self.nbytes, dtype=np.uint8)
         self.readinto(0, memoryview(buf))
         return buf
