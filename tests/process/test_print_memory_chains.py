@@ -3,7 +3,8 @@ of a chain (core/value_bytes.py): tiny models built with onnx.helper whose
 printed output is GiBs, made by 2-4 operators that each read a value already
 made by another (Expand -> Concat, Tile -> Pad, Shape -> ConstantOfShape ->
 Transpose -> Pad, OneHot -> Pad, Split -> Gather, ScatterND -> Concat, a
-reshaped transpose -> Slice -> Pad, a small Slice of a huge Concat), each run as a real ``onnxop`` process
+reshaped transpose -> Slice -> Pad, a small Slice of a huge Concat, a
+small Gather of a huge Expand), each run as a real ``onnxop`` process
 under the 1 GiB address cap and the peak RSS bound of test_print_memory.py.
 Before, each made the value a later node reads whole, on the device or on
 the host, and was killed or refused for memory.
@@ -142,8 +143,18 @@ def _concat_slice(big: bool):
                    "st": np.array([n - 2, 0], np.int64), "en": np.array([n + 2, 5], np.int64)}
 
 
+def _gather_pad(big: bool):
+    """200 rows gathered from a column expanded to 32 GB, padded: a 16 MB value made from 200 of its rows."""
+    rng = np.random.default_rng(17)
+    x = rng.standard_normal((400_000, 1)).astype(np.float32)
+    nodes = [helper.make_node("Expand", ["x", "s"], ["e"]), helper.make_node("Gather", ["e", "i"], ["g"], axis=0),
+             helper.make_node("Pad", ["g", "p"], ["y"])]
+    return nodes, {"x": x, "s": np.array([400_000, 20000 if big else 8], np.int64),
+                   "i": rng.integers(-400_000, 400_000, 200), "p": np.array([0, 1, 0, 1], np.int64)}
+
+
 CASES = [_expand_concat, _tile_pad, _fill_transpose_pad, _where_transpose_concat, _one_hot_pad, _split_gather,
-         _scatter_concat, _reshape_slice_pad, _concat_slice]
+         _scatter_concat, _reshape_slice_pad, _concat_slice, _gather_pad]
 
 
 def _model(tmp, case, big: bool) -> tuple[list[str], dict[str, np.ndarray], object]:

@@ -285,10 +285,19 @@ class Lazy:
         out = resident.DeviceBuffer(gpu, (p.size * p.dtype.bits + 7) // 8, self.name or p.name)
         out.traffic = rt.traffic
         step.buffer = out
+        from .value_bytes import ValueBytes, plan_runs
+
         with gpu.lock:
             source = self.tensors[p.copy].data if p.copy is not None else None
             if isinstance(source, resident.DeviceBuffer):  # BitCast of an intermediate: the same bytes
                 resident.copy_on_device(gpu, source, out)
+            elif any(t is not None and isinstance(t.data, ValueBytes) for t in self.tensors):
+                # print mode: its inputs made only where its kernel reads them (core/value_bytes.py)
+                from ..gpu.pieces import BAND
+
+                sink = resident.DeviceSink(out, rt.traffic)
+                plan_runs(p, self.tensors, self.stream, gpu, rt.traffic, [(0, p.size)], sink, cap=BAND)
+                sink.close()
             else:
                 sink = resident.DeviceSink(out, rt.traffic)
                 _filler(gpu, p, self.tensors)(sink)

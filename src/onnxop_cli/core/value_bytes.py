@@ -14,10 +14,14 @@ ValueBytes in turn. The kernels read their sources in windows (gpu/pieces.py),
 so a narrowed summary reads a few small windows of each value, whatever
 its size, and no value is ever made whole, on the device or on the host.
 
-A node made by a kernel of its own (scatters, indexed gathers, OneHot,
-NonZero, elementwise arithmetic) cannot be cut to a range: its output is
-streamed through its kernel, band by band, and only the bytes asked for are
-kept.
+An indexed gather (Gather, GatherElements, GatherND, ReverseSequence)
+places the few elements asked for by its index map (ops/indexed_plan.py
+``read_from``: the indices read on the host and checked as its kernel
+checks them), and the pieces kernel copies them. A node made by a kernel of
+its own (the scatters, NonZero, Cast and the arithmetic) cannot be cut to a
+range: its output is streamed through its kernel, band by band, and only
+the bytes asked for are kept. A node that reads a value whole on the host
+(NonZero's count) is refused past HOST_WHOLE bytes.
 
 Before a kernel runs (``run_parts``), each ValueBytes source it reads is
 told the elements its parts read, listed (``prefetched``): it makes just
@@ -39,9 +43,9 @@ if TYPE_CHECKING:
     from ..gpu.resident import Traffic
 
 SMALL_WINDOW = 1 << 20  # bytes of a window at most when a narrowed run reads a ValueBytes
-MAX_KEPT = 256 << 20  # bytes a run's ValueBytes sources may keep for it
 HOST_WHOLE = 1 << 30  # bytes of a value a node may read whole on the host in print mode
-MAX_LISTED = 1 << 22  # elements a run's parts may read of a source for them to be listed one by one
+# elements a run's parts may read of a source for them to be listed one by one (and kept: 32 MiB at most)
+MAX_LISTED = 1 << 22
 
 
 class ValueBytes:
@@ -85,12 +89,6 @@ class ValueBytes:
         """Make the element ``runs`` now and serve reads from them (module docs)."""
         per = 8 // self.bits if self.bits < 8 else 1  # whole bytes of a sub-byte type
         runs = _merged([(a - a % per, min(self.size, -(-b // per) * per)) for a, b in runs])
-        total = sum(b - a for a, b in runs) * self.bits // 8
-        if total > MAX_KEPT:
-            from ..errors import OpError
-
-            raise OpError(f"{self.v.name!r}: print mode would keep {total} bytes of this value "
-                          f"{tuple(self.v.shape)} to show the elements read from it; write the outputs with -o")
         data = self.made(runs)
         kept, at = [], 0
         for a, b in runs:
@@ -175,50 +173,73 @@ def _step_runs(step: Step, gpu, traffic: Traffic, runs, sink, *, cap: int) -> No
     from ..ops import c_strides
     from ..ops.tensor_op import Piece
 
-    p = step.lazy.plan
-    sources = [None if t is None else Source(t.data, t.byteswap) for t in step.lazy.tensors]
+    plan_runs(step.lazy.plan, step.lazy.tensors, step.lazy.stream, gpu, traffic, runs, sink, cap=cap)
+
+
+def plan_runs(p, tensors, stream, gpu, traffic: Traffic, runs, sink, *, cap: int) -> None:
+    """The element ``runs`` of output plan ``p`` over ``tensors``
+    (``stream(sink)``: its whole output through its own kernel)."""
+    from ..gpu.pieces import Source
+    from ..ops import c_strides
+    from ..ops.tensor_op import Piece
+
+    sources = [None if t is None else Source(t.data, t.byteswap) for t in tensors]
     pieces = p.pieces
     if pieces is None and p.copy is not None:
         pieces = [Piece(p.shape, c_strides(p.shape), 0, p.copy, c_strides(p.shape), 0)]
-    if pieces is None and p.read_from is not None and sum(b - a for a, b in runs) <= MAX_LISTED:
+    if pieces is None and p.read_from is not None:  # an indexed gather: its elements placed by its index map
         import numpy as np
 
-        read = p.read_from(np.concatenate([np.arange(a, b, dtype=np.int64) for a, b in runs]))
-        if read is not None:  # an indexed gather: its few elements read where its index map says
-            run_parts(gathered(*read), sources, gpu, traffic, runs, p.dtype.bits, sink, cap=cap)
+        for group in _groups(runs, CHUNK):  # index arithmetic of CHUNK elements at a time
+            read = p.read_from(np.concatenate([np.arange(a, b, dtype=np.int64) for a, b in group]))
+            if read is None:  # too many indices to read on the host (so for the first group): streamed
+                break
+            run_parts(gathered(*read), sources, gpu, traffic, group, p.dtype.bits, sink, cap=cap)
+        else:
             return
     if pieces is None:  # a kernel of its own: streamed through once, the runs kept
-        _stream_runs(step, gpu, traffic, runs, sink)
+        _stream_runs(stream, p.dtype.bits, gpu, traffic, runs, sink)
         return
     run_parts(_cut_runs(pieces, runs), sources, gpu, traffic, runs, p.dtype.bits, sink, cap=cap)
 
 
 def gathered(src: int, offsets) -> list:
     """Pieces that copy elements ``offsets`` of input ``src`` to output
-    elements 0, 1, ...: runs of evenly stepping offsets, one piece each."""
+    elements 0, 1, ...: each stretch of evenly stepping offsets one piece."""
     import numpy as np
 
     from .pieces import Piece
 
     offsets = np.asarray(offsets, dtype=np.int64).reshape(-1)
-    pieces, j, n = [], 0, len(offsets)
-    while j < n:
-        k = j + 1
-        if k < n:
-            step = int(offsets[k] - offsets[j])
-            while k + 1 < n and offsets[k + 1] - offsets[k] == step:
-                k += 1
-            k += 1
-        else:
-            step = 0
-        count = k - j
-        pieces.append(Piece((count,), (1,), j, src, (step if count > 1 else 0,), int(offsets[j])))
-        j = k
-    return pieces
+    n = len(offsets)
+    d = np.diff(offsets)
+    starts = np.r_[0, np.flatnonzero(d[1:] != d[:-1]) + 1] if n > 1 else np.zeros(1, np.int64)
+    ends = np.r_[starts[1:], n]
+    return [Piece((int(e - a),), (1,), int(a), src, (int(d[a]) if e - a > 1 else 0,), int(offsets[a]))
+            for a, e in zip(starts, ends)]
 
 
-def _stream_runs(step: Step, gpu, traffic: Traffic, runs, sink) -> None:
-    bits = step.lazy.plan.dtype.bits
+CHUNK = 1 << 20  # output elements an indexed gather places at a time
+
+
+def _groups(runs, most: int):
+    """``runs`` cut into groups of at most ``most`` elements each."""
+    group, count = [], 0
+    for a, b in runs:
+        while b > a:
+            take = min(b - a, most - count)
+            group.append((a, a + take))
+            count += take
+            a += take
+            if count == most:
+                yield group
+                group, count = [], 0
+    if group:
+        yield group
+
+
+def _stream_runs(stream, bits: int, gpu, traffic: Traffic, runs, sink) -> None:
+    """The element ``runs`` of an output streamed whole through its kernel (``stream(sink)``) once."""
     ranges = [(a * bits // 8, (b * bits + 7) // 8) for a, b in runs]
     order = sorted(range(len(ranges)), key=lambda k: ranges[k])
     pieces = [bytearray(b - a) for a, b in ranges]
@@ -237,7 +258,7 @@ def _stream_runs(step: Step, gpu, traffic: Traffic, runs, sink) -> None:
         at += len(data)
 
     with gpu.lock:
-        step.lazy.stream(keep)
+        stream(keep)
     traffic.read_back += at
     for piece in pieces:
         sink(memoryview(piece))
