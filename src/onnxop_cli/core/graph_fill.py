@@ -45,8 +45,8 @@ class Fill:
             from ..gpu.pieces import BAND
             from .value_bytes import produce
 
-            produce(v, self.gpu, self.traffic, [(0, v.view.size)], _zero_pad_bits(sink, Tensor(v.name, v.shape, v.dtype)),
-                    cap=BAND)
+            whole = _zero_pad_bits(sink, Tensor(v.name, v.shape, v.dtype))
+            produce(v, self.gpu, self.traffic, [(0, v.view.size)], whole, cap=BAND)
             return
         _stream(self.gpu, v, sink, self.traffic)
 
