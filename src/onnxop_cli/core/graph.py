@@ -212,7 +212,7 @@ def _execute(p: Plan, write: Callable[[Value, Callable[[Sink], None]], None], ba
             if rt.shown and not step.source.dtype.is_string and step.size * step.source.dtype.bits // 8 >= LAZY_BYTES:
                 continue  # print mode: its elements are made where they are read (core/value_bytes.py)
             if step.buffer is None and step.strings is None:  # not made yet for a family node's input
-                make_step(gpu, step, traffic)
+                make_step(gpu, step, traffic, rt.shown)
             _done_reading(step.source, readers)
         for v in p.outputs:
             write(_host_strings(v) if v.dtype.is_string else v, Fill(gpu, v, traffic, rt.shown))

@@ -62,7 +62,8 @@ class Fill:
             from .graph_values import read_source
 
             src = base.source
-            source = read_source(src.base, self.gpu, self.traffic) if isinstance(src.base, Step) else src.base.data
+            source = read_source(src.base, self.gpu, self.traffic, self.print_mode) if isinstance(src.base, Step) \
+                else src.base.data
             return lambda sink: self._gather(source, src.view.simplified(), src.swap, sink)
         return None
 

@@ -135,8 +135,9 @@ def as_tensor(v: Value, rt: Runtime, temporaries: list) -> Tensor:
     if v.dtype.is_string:
         return host_tensor(v)
     base = v.base
-    if rt.shown and v.view.size * v.dtype.bits // 8 >= LAZY_BYTES and (
-            isinstance(base, Step) and base.buffer is None or not _as_it_lies(v.view, base.size)):
+    if rt.shown and (v.view.size * v.dtype.bits // 8 >= LAZY_BYTES and (
+            isinstance(base, Step) and base.buffer is None or not _as_it_lies(v.view, base.size))
+            or isinstance(base, Step) and _reads_unmade(base)):
         from .value_bytes import ValueBytes  # print mode: made only where a kernel reads it
 
         return Tensor(v.name, v.shape, v.dtype, data=ValueBytes(v, rt.device, rt.traffic))
@@ -159,6 +160,18 @@ def as_tensor(v: Value, rt: Runtime, temporaries: list) -> Tensor:
     temporaries.append(buf)
     rt.input_gathers += 1
     return Tensor(v.name, v.shape, v.dtype, data=buf)
+
+
+def _reads_unmade(step: Step) -> bool:
+    """Print mode: the chain of gather steps under ``step`` reaches a large one not made."""
+    from .graph_values import Step, unmade_chain
+
+    chain = unmade_chain(step)
+    if not chain:
+        return False
+    deepest = chain[0].source.base
+    return isinstance(deepest, Step) and deepest.buffer is None and deepest.lazy is not None or any(
+        s.size * s.source.dtype.bits // 8 >= LAZY_BYTES for s in chain)
 
 
 def _rearranged(data, v: Value) -> bool:
