@@ -135,10 +135,8 @@ def as_tensor(v: Value, rt: Runtime, temporaries: list) -> Tensor:
     if v.dtype.is_string:
         return host_tensor(v)
     base = v.base
-    if rt.shown and (v.view.size * v.dtype.bits // 8 >= LAZY_BYTES and (
-            isinstance(base, Step) and base.buffer is None or not _as_it_lies(v.view, base.size))
-            or isinstance(base, Step) and _reads_unmade(base)):
-        from .value_bytes import ValueBytes  # print mode: made only where a kernel reads it
+    if _made_where_read(v, rt):
+        from .value_bytes import ValueBytes
 
         return Tensor(v.name, v.shape, v.dtype, data=ValueBytes(v, rt.device, rt.traffic))
     if not isinstance(base, Step):
@@ -160,6 +158,22 @@ def as_tensor(v: Value, rt: Runtime, temporaries: list) -> Tensor:
     temporaries.append(buf)
     rt.input_gathers += 1
     return Tensor(v.name, v.shape, v.dtype, data=buf)
+
+
+def _made_where_read(v: Value, rt: Runtime) -> bool:
+    """Print mode: the next kernel reads ``v`` as bytes made where it reads
+    them (core/value_bytes.py), not gathered or made whole: a large value
+    that is not a made buffer or a host tensor as it lies, or one whose
+    chain of gather steps reaches a large one not made."""
+    from .graph_values import Step
+
+    if not rt.shown:
+        return False
+    base = v.base
+    unmade = isinstance(base, Step) and base.buffer is None
+    if v.view.size * v.dtype.bits // 8 >= LAZY_BYTES and (unmade or not _as_it_lies(v.view, base.size)):
+        return True
+    return unmade and _reads_unmade(base)
 
 
 def _reads_unmade(step: Step) -> bool:
