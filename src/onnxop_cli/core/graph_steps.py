@@ -345,8 +345,6 @@ class Lazy:
 
 def release_dead(i: int, last_read: dict[str, int], values: dict[str, Value], rt: Runtime) -> None:
     """Release the buffers no value read after node ``i`` (or an output) needs."""
-    from .graph_values import Step
-
     if not rt.made:
         return
     live: set[int] = set()

@@ -169,10 +169,6 @@ def _step_runs(step: Step, gpu, traffic: Traffic, runs, sink, *, cap: int) -> No
     if step.source is not None:  # a gather step: its elements are its source's, row-major
         produce(step.source, gpu, traffic, runs, sink, cap=cap)
         return
-    from ..gpu.pieces import Source
-    from ..ops import c_strides
-    from ..ops.tensor_op import Piece
-
     plan_runs(step.lazy.plan, step.lazy.tensors, step.lazy.stream, gpu, traffic, runs, sink, cap=cap)
 
 
