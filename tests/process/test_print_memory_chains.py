@@ -216,3 +216,19 @@ def test_a_chain_s_output_is_written_whole(backend, tmp_path, case):
     got = np.load(tmp_path / "y.npy")
     assert got.dtype == want.dtype and got.shape == want.shape
     assert got.tobytes() == want.tobytes()
+
+
+def test_a_value_read_whole_on_the_host_is_refused_in_one_line(backend, tmp_path):
+    """NonZero counts its input on the host: a 2 GB expanded mask is refused in one line naming the
+    node, the value and its size, before anything is made (it was gathered whole on the device)."""
+    mask = np.zeros((1, 20000), bool)
+    mask[0, ::3] = True
+    nodes = [helper.make_node("Expand", ["b", "s"], ["e"]), helper.make_node("NonZero", ["e"], ["y"])]
+    feeds = {"b": mask, "s": np.array([100_000, 20000], np.int64)}
+    save_model(tmp_path / "m.onnx", nodes, [("b", T.BOOL), ("s", T.INT64)])
+    for k, a in feeds.items():
+        np.save(tmp_path / f"{k}.npy", a)
+    code, out, err, peak = run_capped(["run", "m.onnx", "b.npy", "s.npy"], tmp_path, backend)
+    assert code != 0 and out == "" and peak < PEAK
+    assert err == ("onnxop: error: m.onnx: node 1 (NonZero-13): print mode would read its input 'e' (100000, 20000) "
+                   "(2000000000 bytes) whole on the host; print mode holds at most 1073741824 bytes\n"), err
