@@ -127,7 +127,9 @@ def run_model(
         return run_mixed(ctx, m, model_path, files, feeds, output=output, to_folder=to_folder, check=check,
                          full=full, others=others, verify=verify, dump=dump, started=started, fmt=fmt)
     try:
-        p = graph.plan(g, feeds, backend=gpu_backend)
+        # printed (no -o, --check or --full): no large value is made whole, only what is shown
+        shown = output is None and check is None and (out.json or not full)
+        p = graph.plan(g, feeds, backend=gpu_backend, shown=shown)
     except OnnxopError as e:
         raise type(e)(f"{model_path}: {e.message}") from None
     if check is not None:

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from ..errors import InputError, OnnxopError, OpError, UsageError
 from ..ops.model import Graph, GraphNode, Unsupported, constant_tensor
 from .graph_fill import Fill, _whole  # how each output is streamed or summarised
+from .graph_steps import LAZY_BYTES
 from .graph_values import Step, Value, element_index, host_array, host_tensor, make_step, of_tensor
 from .view import View
 
@@ -59,17 +60,19 @@ class Plan:
         return any(not v.dtype.is_string for v in self.outputs)
 
 
-def plan(graph: Graph, feeds: dict[str, Tensor], *, backend: str | None = None) -> Plan:
+def plan(graph: Graph, feeds: dict[str, Tensor], *, backend: str | None = None, shown: bool = False) -> Plan:
     """Every value as a view of a base, every node's rules checked: raises
     before any output exists. ``feeds`` holds a tensor per ``graph.inputs``.
     A graph of view operators is planned without the GPU; a family node
     (Concat, Gather, ...) runs here, on ``backend``'s device (graph_steps.py),
-    so the nodes after it see its shapes and the values they need on the host."""
+    so the nodes after it see its shapes and the values they need on the host.
+    ``shown`` (print mode, for ``run_to_summaries`` only): no large value is
+    made whole, each is made where a kernel reads it (core/value_bytes.py)."""
     from ..gpu.device import engine_lock
     from ..gpu.resident import Traffic
     from . import graph_steps
 
-    rt = graph_steps.Runtime(backend, Traffic())
+    rt = graph_steps.Runtime(backend, Traffic(), shown=shown)
     # The whole plan holds the engine's lock (gpu/device.py Gpu.lock): its
     # family nodes make, fill and release device buffers as it goes.
     with engine_lock(backend):
@@ -119,18 +122,15 @@ def _plan(graph: Graph, feeds: dict[str, Tensor], rt) -> Plan:
             values[out] = Value(out, shape, data.dtype, step, View.row_major(shape), 0, data.text_dtype)
         graph_steps.release_dead(i, last_read, values, rt)  # a buffer whose values were read on the host
     outputs = [values[name] for name in graph.outputs]
-    needed: list[Step] = []  # the steps an output reads, through any chain of steps
-    todo = [v.base for v in outputs if isinstance(v.base, Step)]
-    while todo:
-        step = todo.pop()
-        if step in needed:
-            continue
-        needed.append(step)
-        if step.source is not None and isinstance(step.source.base, Step):
-            todo.append(step.source.base)
+    needed: list[Step] = []  # the steps an output reads, through any chain of steps (graph_steps.reads)
+    for v in outputs:
+        needed += [s for s in graph_steps.reads(v.base) if s not in needed]
     for v in [*(s.source for s in steps if s in needed and s.source is not None), *outputs]:
         if isinstance(v.base, Step):
             v.base.readers += 1
+    for step in needed:  # print mode: a family output not made reads these when it is (kept to the end)
+        for dep in step.lazy.deps if step.lazy is not None else ():
+            dep.readers += 1
     for step in rt.made:  # made for a family node, read by no output: released now
         if step not in needed and step.buffer is not None:
             step.buffer.release()
@@ -209,11 +209,13 @@ def _execute(p: Plan, write: Callable[[Value, Callable[[Sink], None]], None], ba
                 continue  # nothing reads it, or a family node's output (made when planned)
             if direct.get(id(step)) == step.readers and not step.source.dtype.is_string:
                 continue  # only outputs read it whole: gathered straight into their sinks (Fill)
+            if rt.shown and not step.source.dtype.is_string and step.size * step.source.dtype.bits // 8 >= LAZY_BYTES:
+                continue  # print mode: its elements are made where they are read (core/value_bytes.py)
             if step.buffer is None and step.strings is None:  # not made yet for a family node's input
-                make_step(gpu, step, traffic)
+                make_step(gpu, step, traffic, rt.shown)
             _done_reading(step.source, readers)
         for v in p.outputs:
-            write(_host_strings(v) if v.dtype.is_string else v, Fill(gpu, v, traffic))
+            write(_host_strings(v) if v.dtype.is_string else v, Fill(gpu, v, traffic, rt.shown))
             _done_reading(v, readers)
     finally:
         for step in [*p.steps, *rt.made]:

@@ -28,8 +28,9 @@ class Fill:
     gather only outputs read), is streamed straight from what makes the
     step, in bands: it is never whole, on the device or on the host."""
 
-    def __init__(self, gpu, v: Value, traffic: Traffic) -> None:
+    def __init__(self, gpu, v: Value, traffic: Traffic, print_mode: bool = False) -> None:
         self.gpu, self.v, self.traffic = gpu, v, traffic
+        self.print_mode = print_mode  # print mode: an unmade step is made only where read (core/value_bytes.py)
 
     def __call__(self, sink: Sink) -> None:
         from .apply import _zero_pad_bits
@@ -39,6 +40,13 @@ class Fill:
         stream = self._producer()
         if stream is not None and _whole(v, v.base):
             stream(_zero_pad_bits(sink, Tensor(v.name, v.shape, v.dtype)))
+            return
+        if stream is not None and self.print_mode:  # a part of an unmade step (a slice of a Concat): that part
+            from ..gpu.pieces import BAND
+            from .value_bytes import produce
+
+            whole = _zero_pad_bits(sink, Tensor(v.name, v.shape, v.dtype))
+            produce(v, self.gpu, self.traffic, [(0, v.view.size)], whole, cap=BAND)
             return
         _stream(self.gpu, v, sink, self.traffic)
 
@@ -51,8 +59,11 @@ class Fill:
         if base.lazy is not None:
             return base.lazy.stream
         if base.source is not None:
+            from .graph_values import read_source
+
             src = base.source
-            source = buffer_of(src.base) if isinstance(src.base, Step) else src.base.data
+            source = read_source(src.base, self.gpu, self.traffic, self.print_mode) if isinstance(src.base, Step) \
+                else src.base.data
             return lambda sink: self._gather(source, src.view.simplified(), src.swap, sink)
         return None
 
@@ -64,38 +75,41 @@ class Fill:
     def shown(self, edge: int) -> np.ndarray:
         """The summary's elements, as an array of the narrowed shape (numpy's
         summary of it is the whole output's): the narrowed view gathered,
-        the narrowed pieces of an unmade step run, or (a view of an unmade
-        step the pieces cannot follow) the step streamed through and only
-        the shown elements kept (core/shown_values.py)."""
-        from .shown_values import stream_shown
-        from .shown_values import edge_view
+        the narrowed pieces of an unmade step run over its inputs (read where
+        they are read, core/value_bytes.py), or (pieces that cannot be
+        narrowed) the step streamed through and only the shown elements
+        kept (core/shown_values.py)."""
+        from .shown_values import edge_view, stream_shown
 
         v = self.v
-        stream = self._producer()
-        if stream is not None:
-            made = self._unmade_shown(edge) if _whole(v, v.base) else None
-            return made if made is not None else stream_shown(stream, v.view, v.dtype, v.name, edge)
+        base = v.base
+        if isinstance(base, Step) and base.buffer is None and (base.lazy is not None or base.source is not None):
+            made = self._unmade_shown(edge)
+            return made if made is not None else stream_shown(self._producer(), v.view, v.dtype, v.name, edge)
         narrowed, shape = edge_view(v.view, edge)
-        source = buffer_of(v.base) if isinstance(v.base, Step) else v.base.data
+        source = buffer_of(base) if isinstance(base, Step) else base.data
         return self._array(lambda sink: self._gather(source, narrowed.simplified(), v.swap, sink),
                            tuple(narrowed.shape)).reshape(shape)
 
     def _unmade_shown(self, edge: int):
-        """An unmade step's shown elements through its narrowed pieces (or cut table)."""
+        """An unmade step's shown elements: its node's narrowed pieces (or cut
+        table) when the output is the step as it lies, else the view's
+        narrowed index map over the step's elements, made where read."""
         from .shown import narrow, view_piece
         from .shown_values import pieces_shown
         from .tensor import Tensor
+        from .value_bytes import ValueBytes, whole_value
 
-        base = self.v.base
-        if base.lazy is not None:
+        v = self.v
+        base = v.base
+        if base.lazy is not None and _whole(v, base):
             return base.lazy.shown(edge)
-        src = base.source
-        pieces = narrow([view_piece(src.view.shape, src.view.strides, src.view.offset)], self.v.shape, edge)
+        pieces = narrow([view_piece(v.view.shape, v.view.strides, v.view.offset)], v.shape, edge)
         if pieces is None:
             return None
-        data = buffer_of(src.base) if isinstance(src.base, Step) else src.base.data
-        t = Tensor(src.name, (src.base.size,), src.dtype, data=data, byteswap=src.swap)  # the base as stored
-        return pieces_shown(pieces, self.v.shape, self.v.dtype, [t], edge=edge, gpu=self.gpu)
+        data = ValueBytes(whole_value(base), lambda: self.gpu, self.traffic)
+        t = Tensor(v.name, (base.size,), v.dtype, data=data)  # the step's elements, row-major
+        return pieces_shown(pieces, v.shape, v.dtype, [t], edge=edge, gpu=self.gpu)
 
     def _array(self, stream, shape: tuple[int, ...]) -> np.ndarray:
         import numpy as np

@@ -43,6 +43,8 @@ class Runtime:
     made: list[Step] = field(default_factory=list)
     kernels: list[str] = field(default_factory=list)  # "node 2 (Concat-13): pieces"
     input_gathers: int = 0  # views gathered into a temporary buffer for a family node's input
+    # print mode (core/value_bytes.py): a large value a node reads is made only where it is read
+    shown: bool = False
 
     def device(self):
         if self.gpu is None:
@@ -81,6 +83,7 @@ def run_node(gn: GraphNode, graph: Graph, values: dict[str, Value], rt: Runtime,
     exists when a rule is broken. Returns the node it built."""
     from ..ops.tensor_nodes import build_family_node, node_inputs
     from . import apply_tensors as family
+    from .graph_values import Step
 
     try:
         node = build_family_node(gn.proto, graph.opset)
@@ -100,13 +103,15 @@ def run_node(gn: GraphNode, graph: Graph, values: dict[str, Value], rt: Runtime,
         # inputs read as their base lies (no temporary): an output that is one strided copy of one of
         # them (Split's parts, a crop) is a view of that base, composed with the views after it
         bases = {k: values[n] for k, (n, t) in enumerate(zip(gn.proto.input, tensors))
-                 if t is not None and t.data is not None and not any(t.data is b for b in temporaries)}
+                 if t is not None and t.data is not None and not any(t.data is b for b in temporaries)
+                 and not _rearranged(t.data, values[n])}
+        deps = [values[n].base for n in gn.proto.input if rt.shown and n and isinstance(values[n].base, Step)]
         kinds = []
         for name, p in zip(gn.proto.output, plans):
             if not name:
                 continue
             view = _as_view(name, p, bases)
-            values[name] = view if view is not None else _output(gn, name, p, tensors, rt, steps)
+            values[name] = view if view is not None else _output(gn, name, p, tensors, rt, steps, deps)
             kinds.append("view" if view is not None else "host" if p.dtype.is_string else p.kernel)
         kinds = dict.fromkeys(kinds)
         rt.kernels.append(f"{gn.label}: {', '.join(kinds)}")
@@ -130,6 +135,10 @@ def as_tensor(v: Value, rt: Runtime, temporaries: list) -> Tensor:
     if v.dtype.is_string:
         return host_tensor(v)
     base = v.base
+    if _made_where_read(v, rt):
+        from .value_bytes import ValueBytes
+
+        return Tensor(v.name, v.shape, v.dtype, data=ValueBytes(v, rt.device, rt.traffic))
     if not isinstance(base, Step):
         if v.view == of_tensor(v.name, base).view or (base.order == "C" and _as_it_lies(v.view, base.size)):
             return replace(base, name=v.name, shape=v.shape, data=Counted(base.data, rt.traffic))
@@ -149,6 +158,42 @@ def as_tensor(v: Value, rt: Runtime, temporaries: list) -> Tensor:
     temporaries.append(buf)
     rt.input_gathers += 1
     return Tensor(v.name, v.shape, v.dtype, data=buf)
+
+
+def _made_where_read(v: Value, rt: Runtime) -> bool:
+    """Print mode: the next kernel reads ``v`` as bytes made where it reads
+    them (core/value_bytes.py), not gathered or made whole: a large value
+    that is not a made buffer or a host tensor as it lies, or one whose
+    chain of gather steps reaches a large one not made."""
+    from .graph_values import Step
+
+    if not rt.shown:
+        return False
+    base = v.base
+    unmade = isinstance(base, Step) and base.buffer is None
+    if v.view.size * v.dtype.bits // 8 >= LAZY_BYTES and (unmade or not _as_it_lies(v.view, base.size)):
+        return True
+    return unmade and _reads_unmade(base)
+
+
+def _reads_unmade(step: Step) -> bool:
+    """Print mode: the chain of gather steps under ``step`` reaches a large one not made."""
+    from .graph_values import Step, unmade_chain
+
+    chain = unmade_chain(step)
+    if not chain:
+        return False
+    deepest = chain[0].source.base
+    return isinstance(deepest, Step) and deepest.buffer is None and deepest.lazy is not None or any(
+        s.size * s.source.dtype.bits // 8 >= LAZY_BYTES for s in chain)
+
+
+def _rearranged(data, v: Value) -> bool:
+    """A ValueBytes input whose bytes are not its base's as they lie (a view made on demand)."""
+    from .graph_values import Step
+    from .value_bytes import ValueBytes
+
+    return isinstance(data, ValueBytes) and not (isinstance(v.base, Step) and _as_it_lies(v.view, v.base.size))
 
 
 def _as_it_lies(view, size: int) -> bool:
@@ -196,7 +241,7 @@ def _as_view(name: str, p, bases: dict[int, Value]) -> Value | None:
     return Value(name, tuple(p.shape), p.dtype, v.base, view, v.swap, v.text_dtype)
 
 
-def _output(gn: GraphNode, name: str, p, tensors, rt: Runtime, steps: list[Step]) -> Value:
+def _output(gn: GraphNode, name: str, p, tensors, rt: Runtime, steps: list[Step], deps: list[Step]) -> Value:
     import numpy as np
 
     from ..gpu import resident
@@ -217,9 +262,9 @@ def _output(gn: GraphNode, name: str, p, tensors, rt: Runtime, steps: list[Step]
     step = Step(None, gn.label, shape=tuple(p.shape), dtype=p.dtype)  # type: ignore[arg-type]
     rt.made.append(step)
     steps.append(step)
-    lazy = Lazy(p, list(tensors), rt, name)
-    if p.size * p.dtype.bits // 8 >= LAZY_BYTES and not any(
-            isinstance(tensors[k].data, resident.DeviceBuffer) for k in _read(p, tensors)):
+    lazy = Lazy(p, list(tensors), rt, name, deps)
+    if p.size * p.dtype.bits // 8 >= LAZY_BYTES and (rt.shown or not any(
+            isinstance(tensors[k].data, resident.DeviceBuffer) for k in _read(p, tensors))):
         step.lazy = lazy  # made when read: by a later node, or streamed to an output (core/graph.py)
         if p.precheck is not None:  # what only the device can check (indices), refused now
             gpu = rt.device()
@@ -247,12 +292,16 @@ class Lazy:
     """How a family node's output is made: into its step's device buffer
     (``make``), streamed into any sink in bands (``stream``), or only the
     elements a summary shows (``shown``, core/shown_values.py). Its inputs
-    are host tensors, so nothing on the device has to outlive the node."""
+    are host tensors, so nothing on the device has to outlive the node --
+    except in print mode, where they may be made steps or values made on
+    demand (core/value_bytes.py): ``deps``, kept alive while it is
+    (``release_dead``)."""
 
     plan: Any
     tensors: list
     rt: Runtime
     name: str = ""
+    deps: list = field(default_factory=list)  # the steps its inputs are views of
 
     def make(self, step: Step) -> None:
         from ..gpu import resident
@@ -263,10 +312,19 @@ class Lazy:
         out = resident.DeviceBuffer(gpu, (p.size * p.dtype.bits + 7) // 8, self.name or p.name)
         out.traffic = rt.traffic
         step.buffer = out
+        from .value_bytes import ValueBytes, plan_runs
+
         with gpu.lock:
             source = self.tensors[p.copy].data if p.copy is not None else None
             if isinstance(source, resident.DeviceBuffer):  # BitCast of an intermediate: the same bytes
                 resident.copy_on_device(gpu, source, out)
+            elif any(t is not None and isinstance(t.data, ValueBytes) for t in self.tensors):
+                # print mode: its inputs made only where its kernel reads them (core/value_bytes.py)
+                from ..gpu.pieces import BAND
+
+                sink = resident.DeviceSink(out, rt.traffic)
+                plan_runs(p, self.tensors, self.stream, gpu, rt.traffic, [(0, p.size)], sink, cap=BAND)
+                sink.close()
             else:
                 sink = resident.DeviceSink(out, rt.traffic)
                 _filler(gpu, p, self.tensors)(sink)
@@ -287,22 +345,36 @@ class Lazy:
 
 def release_dead(i: int, last_read: dict[str, int], values: dict[str, Value], rt: Runtime) -> None:
     """Release the buffers no value read after node ``i`` (or an output) needs."""
-    from .graph_values import Step
-
     if not rt.made:
         return
     live: set[int] = set()
     for name, v in values.items():
         if last_read.get(name, -1) <= i:
             continue
-        base = v.base
-        while isinstance(base, Step) and id(base) not in live:
-            live.add(id(base))
-            base = base.source.base if base.source is not None else None
+        live.update(id(s) for s in reads(v.base))
     for step in rt.made:
         if id(step) not in live and step.buffer is not None:
             step.buffer.release()
             step.buffer = None
+
+
+def reads(base) -> list[Step]:
+    """The steps a value of ``base`` needs: the base, its sources and, for a
+    family output not made, the steps its inputs read (print mode), in a loop."""
+    from .graph_values import Step
+
+    seen: dict[int, Step] = {}
+    todo = [base]
+    while todo:
+        s = todo.pop()
+        if not isinstance(s, Step) or id(s) in seen:
+            continue
+        seen[id(s)] = s
+        if s.source is not None:
+            todo.append(s.source.base)
+        if s.lazy is not None:
+            todo.extend(s.lazy.deps)
+    return list(seen.values())
 
 
 def last_reads(graph: Graph) -> dict[str, int]:

@@ -118,15 +118,16 @@ def element_index(view: View):
     return index.reshape(-1)
 
 
-def make_step(gpu, step: Step, traffic: Traffic) -> None:
-    """Gather ``step``'s source into its buffer (strings: on the host)."""
+def make_step(gpu, step: Step, traffic: Traffic, shown: bool = False) -> None:
+    """Gather ``step``'s source into its buffer (strings: on the host);
+    ``shown``: print mode (a step it reads that is not made: made where read)."""
     from ..gpu import resident
 
     v = step.source
     if v.dtype.is_string:
         step.strings = host_array(v)
         return
-    source = buffer_of(v.base) if isinstance(v.base, Step) else v.base.data
+    source = read_source(v.base, gpu, traffic, shown) if isinstance(v.base, Step) else v.base.data
     try:
         step.buffer = resident.gather(gpu, source, v.view.simplified(), v.dtype.bits, swap=v.swap, traffic=traffic)
     except ValueError as e:  # a view outside its source: a bug, said plainly
@@ -138,3 +139,14 @@ def buffer_of(step: Step):
     if step.buffer is None and step.lazy is not None:
         step.lazy.make(step)
     return step.buffer
+
+
+def read_source(step: Step, gpu, traffic: Traffic, shown: bool = False):
+    """What a kernel reads of ``step``'s elements: its buffer (made now if
+    need be), or in print mode (``shown``, or a family output planned so), a
+    step not made: its bytes made where they are read (core/value_bytes.py)."""
+    if step.buffer is None and (step.lazy is not None and step.lazy.rt.shown or shown and step.source is not None):
+        from .value_bytes import ValueBytes, whole_value
+
+        return ValueBytes(whole_value(step), lambda: gpu, traffic)
+    return buffer_of(step)

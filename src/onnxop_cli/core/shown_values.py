@@ -77,12 +77,16 @@ def pieces_shown(pieces, shape: tuple[int, ...], dtype, tensors, *, edge: int, b
     from ..gpu import get_gpu
     from ..gpu.pieces import Source, run_pieces
 
+    from .value_bytes import SMALL_WINDOW, ValueBytes, prefetched
+
     gpu = gpu if gpu is not None else get_gpu(backend)
     chunks: list[bytes] = []
     sources = [None if t is None else Source(t.data, t.byteswap) for t in tensors]
-    with gpu.lock:
+    # a graph's value made where it is read (core/value_bytes.py): small windows, a few elements each
+    binding = SMALL_WINDOW if any(s is not None and isinstance(s.data, ValueBytes) for s in sources) else None
+    with gpu.lock, prefetched(pieces, sources):
         run_pieces(gpu, sources, lambda c: chunks.append(bytes(c)), pieces=pieces, count=part.size,
-                   bits=dtype.bits)
+                   bits=dtype.bits, binding_bytes=binding)
     for t in tensors:
         if t is not None and t.data is not None:
             finish(t.data)
@@ -184,9 +188,19 @@ def plan_shown(gpu, p: OutputPlan, tensors: Sequence[Optional[Tensor]], *, edge:
         if narrowed is not None:
             return pieces_shown(narrowed, p.shape, p.dtype, tensors, edge=edge, backend=backend, gpu=gpu)
     from .apply_tensors import _filler, _source
+    from .value_bytes import ValueBytes, gathered
 
     sources = [None if t is None else _source(t) for t in tensors]
     with gpu.lock:
+        if p.read_from is not None and any(t is not None and isinstance(t.data, ValueBytes) for t in tensors):
+            from .graph_values import element_index
+            from .view import View
+
+            read = p.read_from(element_index(edge_view(View.row_major(tuple(p.shape)), edge)[0]))
+            if read is not None:  # a gather of a graph's value made where read: its few elements only
+                if p.precheck is not None:  # every index checked, as for the whole output
+                    p.precheck(gpu, sources)
+                return pieces_shown(gathered(*read), p.shape, p.dtype, tensors, edge=edge, gpu=gpu)
         runner = p.cut(edge) if p.cut is not None else None
         if runner is not None:
             if p.precheck is not None:  # every index checked, as for the whole output

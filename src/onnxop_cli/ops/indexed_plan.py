@@ -86,7 +86,21 @@ def gather_plan(name: str, data: Arg, idx: Optional[Arg], table: Table, check: O
     runner = functools.partial(_run_gather, data, idx, table, check, *where)
     return [OutputPlan(name, table.shape, data.dtype, runner=runner, kernel="indexed-gather",
                        precheck=_prechecker(idx, check, where[1]),
-                       cut=functools.partial(_cut, functools.partial(_gather_runner, data, idx, check, where), table))]
+                       cut=functools.partial(_cut, functools.partial(_gather_runner, data, idx, check, where), table),
+                       read_from=functools.partial(_read_from, idx, check, table, where[0]))]
+
+
+MAX_HOST_INDICES = 1 << 20  # indices read on the host to place a few output elements (print mode)
+
+
+def _read_from(idx: Optional[Arg], check: Optional[Check], table: Table, di: int, positions) -> Any:
+    """(the data input, the data element each output element at flat
+    ``positions`` reads): the gather kernel's index map for a few elements
+    (print mode, core/value_bytes.py), the indices checked as the kernel
+    checks them; None when the indices are too many to read on the host."""
+    if idx is not None and idx.size > MAX_HOST_INDICES:
+        return None
+    return di, _offsets(table, _host_norm(idx, check), positions)
 
 
 def _gather_runner(data: Arg, idx: Optional[Arg], check: Optional[Check], where: tuple[int, int], table: Table) -> Any:
@@ -176,12 +190,17 @@ def _host_norm(idx: Optional[Arg], check: Optional[Check]):
     return flat
 
 
-def _offsets(table: Table, norm) -> Any:
-    """What the gather kernel computes, for every output element, in numpy."""
+def _offsets(table: Table, norm, positions=None) -> Any:
+    """What the gather kernel computes, for every output element (or those
+    at the flat ``positions``), in numpy."""
     import numpy as np
 
     shape = table.shape
-    grids = np.indices(shape, dtype=np.int64).reshape(len(shape), -1) if shape else np.zeros((0, 1), np.int64)
+    if positions is not None:
+        grids = np.array(np.unravel_index(positions, shape), dtype=np.int64).reshape(len(shape), -1) if shape \
+            else np.zeros((0, len(positions)), np.int64)
+    else:
+        grids = np.indices(shape, dtype=np.int64).reshape(len(shape), -1) if shape else np.zeros((0, 1), np.int64)
     off = sum((grids[k] * table.dstrides[k] for k in range(len(shape))), np.zeros(grids.shape[1], np.int64))
     ip = sum((grids[k] * table.istrides[k] for k in range(len(shape))), np.zeros(grids.shape[1], np.int64))
     if table.mode == 1:

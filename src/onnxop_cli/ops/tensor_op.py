@@ -97,6 +97,9 @@ class OutputPlan:
     # a runner whose output is an index map (the indexed gathers): cut(edge) -> a runner of only the
     # elements a summary shows (core/shown_values.py), or None
     cut: Optional[Callable[[int], Optional[Runner]]] = None
+    # an indexed gather's map for a few elements: read_from(flat output positions) -> (data input,
+    # data element positions) or None (core/value_bytes.py: print mode's values made where read)
+    read_from: Optional[Callable[[Any], Any]] = None
 
     @property
     def size(self) -> int:
