@@ -230,7 +230,7 @@ def _param(spec: OpSpec, param: Param, value: object) -> object:
     return _int(value, spec.op_type, f"{param.name} must be an integer")
 
 
-def _family_function(spec: OpSpec) -> Callable[..., Any]:
+def _tensor_op_function(spec: OpSpec) -> Callable[..., Any]:
     """An operator of tensor inputs (ops/tensor_op.py): inputs positional,
     attributes and the other inputs by name."""
 
@@ -238,7 +238,7 @@ def _family_function(spec: OpSpec) -> Callable[..., Any]:
             **params: Any) -> Any:
         import numpy as np
 
-        from .core import apply_tensors as family_apply
+        from .core import apply_tensors
         from .core.tensor import dtype_by_name
 
         op = op_version(spec.op_type, _opset(opset))
@@ -281,7 +281,7 @@ def _family_function(spec: OpSpec) -> Callable[..., Any]:
                 tensors.pop()
         if extra:
             raise UsageError(f"{label}: {', '.join(extra)} given both positionally and by name")
-        result = family_apply.apply_node(Node(op, attributes, opset=opset), tensors, backend=_gpu_key(backend, engine))
+        result = apply_tensors.apply_node(Node(op, attributes, opset=opset), tensors, backend=_gpu_key(backend, engine))
         arrays = [t.to_numpy(fixed_width=True) for t in result.outputs]
         return arrays if (op.variadic_output or len(op.outputs) > 1) else arrays[0]
 
@@ -289,7 +289,7 @@ def _family_function(spec: OpSpec) -> Callable[..., Any]:
 
 
 def _function(spec: OpSpec) -> Callable[..., Any]:
-    run = (_family_function if issubclass(spec.versions[0], TensorOp) else _view_function)(spec)
+    run = (_tensor_op_function if issubclass(spec.versions[0], TensorOp) else _view_function)(spec)
     run.__name__ = run.__qualname__ = spec.api_name
     run.__module__ = __name__
     run.__doc__ = spec.api_doc or f"ONNX {spec.op_type}: {spec.description}\n\nExample (CLI): {spec.example}"

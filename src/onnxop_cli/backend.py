@@ -45,7 +45,7 @@ class NotRun(Unsupported, unittest.SkipTest):
 
 
 class OnnxopRep(BackendRep):
-    """A checked graph, run once per call (its family nodes on the device as graph steps)."""
+    """A checked graph, run once per call (its tensor-op nodes on the device as graph steps)."""
 
     def __init__(self, g: Graph, backend: str | None = None) -> None:
         self.graph, self.backend = g, backend
@@ -63,7 +63,7 @@ class OnnxopRep(BackendRep):
 
 
 def _prepare(model: onnx.ModelProto, folder: Path, backend: str | None) -> BackendRep:
-    """Every model, one node or many, view or family operators, through the
+    """Every model, one node or many, view or tensor operators, through the
     graph path (core/graph.py, core/graph_steps.py)."""
     try:
         return OnnxopRep(load_graph(model, folder), backend)

@@ -4,7 +4,7 @@ pages), the operators with tensor inputs (Concat, Split, Gather, Pad, ...)
 included: every one listed, every one run on the GPU and held to its
 expected outputs bit for bit, a wrong output or a refused example a failure
 with its reason (the run goes on), and the seed pages' output unchanged.
-``conformance`` with no DIR runs every family node test.
+``conformance`` with no DIR runs every tensor-op node test.
 
 A CLI/format test: the kernels themselves fan out over the backends in
 test_conformance_all_ops.py and test_conformance.py."""
@@ -277,14 +277,14 @@ def test_an_example_onnxop_refuses_fails_with_its_reason_and_the_run_goes_on(bac
     from onnxop_cli.errors import OpError
     from onnxop_cli.ops import tensor_nodes
 
-    original = tensor_nodes.build_family_node
+    original = tensor_nodes.build_tensor_node
 
     def build(proto, opset):
         if "axes" in proto.input:
             raise OpError("Pad-25: refused for the test")
         return original(proto, opset)
 
-    monkeypatch.setattr(tensor_nodes, "build_family_node", build)
+    monkeypatch.setattr(tensor_nodes, "build_tensor_node", build)
     code, out, _ = cli(capsys, "doc-examples", "--op", "Pad", "--check", "-b", backend)
     assert code == ExitCode.ERROR
     table = rows(out)

@@ -53,10 +53,10 @@ def supported_cases() -> list[str]:
     from onnx.backend.test.loader import load_model_tests
 
     from onnxop_cli.ops import OPERATORS
-    from onnxop_cli.ops.tensor_nodes import is_family
+    from onnxop_cli.ops.tensor_nodes import is_tensor_op
 
     ops = set(model_graph.supported())  # a graph's
-    family = {name for name, versions in OPERATORS.items() if is_family(versions[0])}  # one-node models'
+    family = {name for name, versions in OPERATORS.items() if is_tensor_op(versions[0])}  # one-node models'
     return sorted(c.name for c in load_model_tests(kind="node")
                   if c.model is not None and c.model.graph.node
                   and ({n.op_type for n in c.model.graph.node} <= ops

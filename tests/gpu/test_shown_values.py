@@ -21,7 +21,7 @@ from conftest import random_array
 from tensor_refs import reference
 from onnxop_cli.core import graph, graph_steps
 from onnxop_cli.core.shown_values import Picker
-from onnxop_cli.core.summary import EDGE_ITEMS, summarised_family
+from onnxop_cli.core.summary import EDGE_ITEMS, summarised_tensor_op
 from onnxop_cli.core.tensor import Tensor
 from onnxop_cli.ops import op_version
 from onnxop_cli.ops.base import Node
@@ -58,7 +58,7 @@ def test_a_runner_outputs_shown_elements_are_the_references(gpu, backend, rng, c
     op = op_version(op_type, opset)
     names = op.expanded_inputs(len(arrays))
     tensors = [Tensor.from_numpy(a, n) for a, n in zip(arrays, names)]
-    lazy = summarised_family(Node(op, attrs, opset=opset), tensors, edge=EDGE_ITEMS, threshold=0, backend=backend)
+    lazy = summarised_tensor_op(Node(op, attrs, opset=opset), tensors, edge=EDGE_ITEMS, threshold=0, backend=backend)
     assert lazy is not None and all(t.data is None for t in lazy.outputs)
     want = reference(op_type, opset, arrays, attrs)[0]
     (values, summarised), = lazy.shown

@@ -31,7 +31,7 @@ from conftest import random_array
 from onnxop_cli.core import apply as core
 from onnxop_cli.core import apply_tensors as fam
 from onnxop_cli.core.shown import narrow, view_piece
-from onnxop_cli.core.summary import EDGE_ITEMS, summarised_family, summarised_result
+from onnxop_cli.core.summary import EDGE_ITEMS, summarised_tensor_op, summarised_result
 from onnxop_cli.core.tensor import Tensor
 from onnxop_cli.ops import make_node, op_version
 from onnxop_cli.ops.base import Node
@@ -82,7 +82,7 @@ def _family_texts(op_type, opset, attrs, arrays, backend):
     names = op.expanded_inputs(len(arrays))
     tensors = [Tensor.from_numpy(a, n) for a, n in zip(arrays, names)]
     node = Node(op, attrs, opset=opset)
-    lazy = summarised_family(node, tensors, edge=EDGE_ITEMS, threshold=0, backend=backend)
+    lazy = summarised_tensor_op(node, tensors, edge=EDGE_ITEMS, threshold=0, backend=backend)
     whole = fam.apply_node(node, tensors, backend=backend)
     assert lazy is not None, f"{op_type}: made whole"
     assert all(t.data is None and t.strings is None for t in lazy.outputs)

@@ -25,7 +25,7 @@ ONE_BACKEND = True  # pure Python: no backend under test
 
 FAMILY = [name for name, versions in OPERATORS.items() if issubclass(versions[0], TensorOp)]
 # what a class may hold and still be no change of behaviour: versions() makes these
-BOOKKEEPING = {"since_version", "type_table", "family_versions", "__module__", "__qualname__", "__doc__"}
+BOOKKEEPING = {"since_version", "type_table", "all_versions", "__module__", "__qualname__", "__doc__"}
 
 
 def schema(op_type: str, opset: int):

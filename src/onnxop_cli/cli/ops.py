@@ -39,16 +39,16 @@ def add_command(spec: OpSpec) -> None:
     register(spec, run_op, panel=OPERATORS)
 
 
-def _is_family(spec: OpSpec) -> bool:
+def _is_tensor_op(spec: OpSpec) -> bool:
     from ..ops.tensor_op import TensorOp
 
     return issubclass(spec.versions[0], TensorOp)
 
 
 for _spec in SPECS.values():
-    if _is_family(_spec):  # tensor inputs and several outputs: cli_family.py
-        from . import tensor_ops as cli_family
+    if _is_tensor_op(_spec):  # tensor inputs and several outputs: cli/tensor_ops.py
+        from . import tensor_ops
 
-        cli_family.add_command(_spec)
+        tensor_ops.add_command(_spec)
     else:
         add_command(_spec)

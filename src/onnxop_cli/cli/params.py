@@ -73,7 +73,7 @@ def _option(spec: OpSpec, param: Param) -> inspect.Parameter:
 
 
 def _tensor_option(spec: OpSpec, param: Param) -> inspect.Parameter:
-    """An option of an operator with tensor inputs (family.py): its text is
+    """An option of an operator with tensor inputs (cli/tensor_ops.py): its text is
     read when the command runs (a list, a number or a file), so every one is
     an optional string, given once; ``--constant-value``, ``--x``."""
     kw = {"autocompletion": _choices(param.choices)} if param.choices else {}

@@ -297,7 +297,7 @@ def _printed(p, feeds, shown, full: bool):
     """The printout's lines, made as they are asked for. ``shown``: (name,
     values, summarised) per output, values being only a summary's elements
     when summarised (graph.run_to_summaries)."""
-    from ..ops.tensor_nodes import is_family
+    from ..ops.tensor_nodes import is_tensor_op
     from ..render.node import Shown, node_lines, tensor_lines
 
     shown_out = [Shown(name, tuple(v.shape), v.dtype.name, values, summarised=summarised)
@@ -305,7 +305,7 @@ def _printed(p, feeds, shown, full: bool):
     g = p.graph
     if len(g.nodes) == 1 and g.nodes[0].op is not None:
         proto, node = g.nodes[0].proto, p.nodes[0]
-        if is_family(node.op):  # every tensor input, as the operator's own command prints them
+        if is_tensor_op(node.op):  # every tensor input, as the operator's own command prints them
             shown_in = [Shown(n, t.shape, t.dtype.name, t.to_numpy())
                         for n in proto.input if n for t in [_node_input(p, n)]]
             yield from node_lines(node, shown_in, shown_out, full=full)

@@ -1,4 +1,4 @@
-"""The values of the family's options (cli/tensor_ops.py): option names, literal
+"""The values of the tensor operators' options (cli/tensor_ops.py): option names, literal
 lists as tensors of the right type, tensor files (``.npz:member``), tensor
 attributes, and the secondary inputs of a job."""
 

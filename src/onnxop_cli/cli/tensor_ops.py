@@ -77,7 +77,7 @@ def build(spec: OpSpec, opset: int, given: dict[str, Optional[str]]):
 
 def plan_jobs(spec: OpSpec, op, node, files: list[Path], member: Optional[str], texts: dict[str, str],
               output: Optional[Path], fmt: Optional[str] = None) -> list[FamilyJob]:
-    from ..core import apply_tensors as family_apply
+    from ..core import apply_tensors
     from ..core.pack import check_format
     from .. import io
     from ..io.stdio import is_stdio
@@ -102,7 +102,7 @@ def plan_jobs(spec: OpSpec, op, node, files: list[Path], member: Optional[str], 
             while len(full) > 1 and full[-1] is None:
                 full.pop()
         where = tensors[0].source or tensors[0].name
-        plans = family_apply.check(node, full, where=where)
+        plans = apply_tensors.check(node, full, where=where)
         jobs.append(FamilyJob(src, full, plans, fmt=fmt))
     _assign_targets(jobs, output, multi=multi)
     check_targets(jobs)
@@ -201,24 +201,24 @@ def _names_a_file(output: Path) -> bool:
 def run_jobs(spec: OpSpec, node, jobs: list[FamilyJob], backend, out, full: bool) -> list:
     from contextlib import contextmanager, ExitStack
 
-    from ..core import apply_tensors as family_apply
+    from ..core import apply_tensors
     from ..core.sources import MAP_THRESHOLD
-    from ..core.summary import EDGE_ITEMS, summarised_family
+    from ..core.summary import EDGE_ITEMS, summarised_tensor_op
     from .. import io
     from ..core import signals
     from ..io.stdio import is_stdio, stdio_label
 
     if len(jobs) > 1:  # what only the device can check (indices), for every job before any writes
         for job in jobs:
-            family_apply.precheck(job.plans, job.tensors, backend, where=str(job.src))
+            apply_tensors.precheck(job.plans, job.tensors, backend, where=str(job.src))
     done = []
     for job in jobs:
         signals.checkpoint()
         if job.targets and job.targets[0] is None:
-            result = None if full else summarised_family(node, job.tensors, edge=EDGE_ITEMS, threshold=MAP_THRESHOLD,
+            result = None if full else summarised_tensor_op(node, job.tensors, edge=EDGE_ITEMS, threshold=MAP_THRESHOLD,
                                                          backend=backend)  # only what is shown is made
             if result is None:
-                result = family_apply.apply_node(node, job.tensors, backend=backend, names=_names(job), spill=True)
+                result = apply_tensors.apply_node(node, job.tensors, backend=backend, names=_names(job), spill=True)
             else:
                 for t, name in zip(result.outputs, _names(job)):
                     t.name = name
@@ -250,7 +250,7 @@ def run_jobs(spec: OpSpec, node, jobs: list[FamilyJob], backend, out, full: bool
                 with w.tensor(name, p.shape, p.dtype) as sink:
                     yield sink
 
-            result = family_apply.apply_node(node, job.tensors, backend=backend, sinks=sinks, names=_names(job))
+            result = apply_tensors.apply_node(node, job.tensors, backend=backend, sinks=sinks, names=_names(job))
         done.append((job, result))
         for k, t in enumerate(result.outputs):
             note = f" ({result.note})" if result.note else ""
@@ -336,9 +336,9 @@ def add_command(spec: OpSpec) -> None:
         op, node, texts = build(spec, opset, {p.name: given[f"p_{p.name}"] for p in spec.params})
         b = cli._backend(ctx)
         jobs = plan_jobs(spec, op, node, list(inputs), member, texts, output, fmt)
-        from ..core import apply_tensors as family_apply
+        from ..core import apply_tensors
 
-        if any(family_apply.needs_device(j.plans) for j in jobs):
+        if any(apply_tensors.needs_device(j.plans) for j in jobs):
             from ..gpu import get_gpu
 
             get_gpu(b)  # no adapter refuses the batch before anything is written

@@ -2,14 +2,14 @@
 index maps and run on one device.
 
     model --load_graph--> Graph (operators, opset, attributes, names, order: all checked)
-          --plan--> every value a View of a *base*; family nodes run (graph_steps.py)
+          --plan--> every value a View of a *base*; tensor-op nodes run (graph_steps.py)
           --run---> a gather per base that must exist; outputs streamed to sinks
 
 A view operator moves elements without changing them, so its value is a
 strided view of a base: a graph input, an initializer, a ``Constant``, or a
 *step* -- a buffer on the device that a gather fills when a view cannot be
 composed further (a transposed pair of axes that a Reshape merges), or that
-a family node's kernel (Concat, Gather, Split, ...) fills. A chain of view
+a tensor-op node's kernel (Concat, Gather, Split, ...) fills. A chain of view
 operators composes into one View: one gather, streamed like a single
 operator, with no intermediate at all. Steps stay on the device: the next
 kernel reads them with a buffer-to-buffer copy, and each is released after
@@ -32,7 +32,8 @@ from ..errors import InputError, OnnxopError, OpError, UsageError
 from ..ops.model import Graph, GraphNode, Unsupported, constant_tensor
 from .graph_fill import Fill, _whole  # how each output is streamed or summarised
 from .graph_steps import LAZY_BYTES
-from .graph_values import Step, Value, element_index, host_array, host_tensor, make_step, of_tensor
+from . import value_bytes
+from .graph_values import Step, Value, element_index, host_array, host_tensor, of_tensor
 from .view import View
 
 if TYPE_CHECKING:
@@ -63,7 +64,7 @@ class Plan:
 def plan(graph: Graph, feeds: dict[str, Tensor], *, backend: str | None = None, shown: bool = False) -> Plan:
     """Every value as a view of a base, every node's rules checked: raises
     before any output exists. ``feeds`` holds a tensor per ``graph.inputs``.
-    A graph of view operators is planned without the GPU; a family node
+    A graph of view operators is planned without the GPU; a tensor-op node
     (Concat, Gather, ...) runs here, on ``backend``'s device (graph_steps.py),
     so the nodes after it see its shapes and the values they need on the host.
     ``shown`` (print mode, for ``run_to_summaries`` only): no large value is
@@ -74,7 +75,7 @@ def plan(graph: Graph, feeds: dict[str, Tensor], *, backend: str | None = None, 
 
     rt = graph_steps.Runtime(backend, Traffic(), shown=shown)
     # The whole plan holds the engine's lock (gpu/device.py Gpu.lock): its
-    # family nodes make, fill and release device buffers as it goes.
+    # tensor-op nodes make, fill and release device buffers as it goes.
     with engine_lock(backend):
         try:
             return _plan(graph, feeds, rt)
@@ -128,10 +129,10 @@ def _plan(graph: Graph, feeds: dict[str, Tensor], rt) -> Plan:
     for v in [*(s.source for s in steps if s in needed and s.source is not None), *outputs]:
         if isinstance(v.base, Step):
             v.base.readers += 1
-    for step in needed:  # print mode: a family output not made reads these when it is (kept to the end)
+    for step in needed:  # print mode: a tensor-op output not made reads these when it is (kept to the end)
         for dep in step.lazy.deps if step.lazy is not None else ():
             dep.readers += 1
-    for step in rt.made:  # made for a family node, read by no output: released now
+    for step in rt.made:  # made for a tensor-op node, read by no output: released now
         if step not in needed and step.buffer is not None:
             step.buffer.release()
             step.buffer = None
@@ -206,13 +207,13 @@ def _execute(p: Plan, write: Callable[[Value, Callable[[Sink], None]], None], ba
     try:
         for step in p.steps:
             if not step.readers or step.source is None:
-                continue  # nothing reads it, or a family node's output (made when planned)
+                continue  # nothing reads it, or a tensor-op node's output (made when planned)
             if direct.get(id(step)) == step.readers and not step.source.dtype.is_string:
                 continue  # only outputs read it whole: gathered straight into their sinks (Fill)
             if rt.shown and not step.source.dtype.is_string and step.size * step.source.dtype.bits // 8 >= LAZY_BYTES:
                 continue  # print mode: its elements are made where they are read (core/value_bytes.py)
-            if step.buffer is None and step.strings is None:  # not made yet for a family node's input
-                make_step(gpu, step, traffic, rt.shown)
+            if step.buffer is None and step.strings is None:  # not made yet for a tensor-op node's input
+                value_bytes.make_step(gpu, step, traffic, rt.shown)
             _done_reading(step.source, readers)
         for v in p.outputs:
             write(_host_strings(v) if v.dtype.is_string else v, Fill(gpu, v, traffic, rt.shown))

@@ -24,7 +24,7 @@ class Fill:
     """How ``write`` gets an output: ``fill(sink)`` streams all its bytes;
     ``fill.shown(edge)`` makes only the elements a summary shows
     (core/summary.py). An output that is a step's elements as they lie,
-    the step not made (a large family output, graph_steps.Lazy, or a
+    the step not made (a large tensor-op output, graph_steps.Lazy, or a
     gather only outputs read), is streamed straight from what makes the
     step, in bands: it is never whole, on the device or on the host."""
 
@@ -59,7 +59,7 @@ class Fill:
         if base.lazy is not None:
             return base.lazy.stream
         if base.source is not None:
-            from .graph_values import read_source
+            from .value_bytes import read_source
 
             src = base.source
             source = read_source(src.base, self.gpu, self.traffic, self.print_mode) if isinstance(src.base, Step) \
@@ -125,9 +125,9 @@ class Fill:
 
 def _whole(v: Value, base) -> bool:
     """``v`` is all of the step's elements, row-major, as they lie."""
-    from .graph_steps import _as_it_lies
+    from .graph_values import as_it_lies
 
-    return isinstance(base, Step) and v.view.size == base.size and _as_it_lies(v.view, base.size)
+    return isinstance(base, Step) and v.view.size == base.size and as_it_lies(v.view, base.size)
 
 
 def _stream(gpu, v: Value, sink: Sink, traffic: Traffic) -> None:

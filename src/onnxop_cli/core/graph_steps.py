@@ -4,7 +4,7 @@
         DeviceBuffer --core.apply_tensors.check--> OutputPlans --_filler--> DeviceSink
         --> a Step per output, already made, on the device
 
-A family node's outputs cannot be index maps of one base, so each is made
+A tensor-op node's outputs cannot be index maps of one base, so each is made
 on the device when the graph is planned (graph.plan), into a DeviceBuffer
 that the next kernel reads with a buffer-to-buffer copy (gpu/pieces.py,
 gpu/indexed.py, gpu/scatter.py take a DeviceBuffer source and a DeviceSink).
@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError, OnnxopError, OpError
+from .graph_values import Counted, as_it_lies
 
 if TYPE_CHECKING:
     from ..gpu.resident import DeviceBuffer, Traffic
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
 
 @dataclass
 class Runtime:
-    """The device side of a plan that runs family nodes: the device (opened
+    """The device side of a plan that runs tensor-op nodes: the device (opened
     at the first kernel), what crossed, the buffers made so far."""
 
     backend: str | None
@@ -42,7 +43,7 @@ class Runtime:
     gpu: Any = None
     made: list[Step] = field(default_factory=list)
     kernels: list[str] = field(default_factory=list)  # "node 2 (Concat-13): pieces"
-    input_gathers: int = 0  # views gathered into a temporary buffer for a family node's input
+    input_gathers: int = 0  # views gathered into a temporary buffer for a tensor-op node's input
     # print mode (core/value_bytes.py): a large value a node reads is made only where it is read
     shown: bool = False
 
@@ -60,33 +61,16 @@ class Runtime:
                 step.buffer = None
 
 
-class Counted:
-    """A host input's bytes, counting what a kernel uploads of them."""
-
-    def __init__(self, data: Any, traffic: Traffic) -> None:
-        self.data, self.traffic, self.nbytes = data, traffic, data.nbytes
-
-    def readinto(self, offset: int, out: memoryview) -> None:
-        self.data.readinto(offset, out)
-        self.traffic.uploaded += len(out)
-
-    def to_array(self):
-        return self.data.to_array()
-
-    def close(self) -> None:
-        pass
-
-
 def run_node(gn: GraphNode, graph: Graph, values: dict[str, Value], rt: Runtime, steps: list[Step]) -> Node:
-    """Run family node ``gn`` now: its outputs become made Steps (or host
+    """Run tensor-op node ``gn`` now: its outputs become made Steps (or host
     tensors) in ``values``; raises (with the node's label) before any output
     exists when a rule is broken. Returns the node it built."""
-    from ..ops.tensor_nodes import build_family_node, node_inputs
-    from . import apply_tensors as family
+    from ..ops.tensor_nodes import build_tensor_node, node_inputs
+    from . import apply_tensors
     from .graph_values import Step
 
     try:
-        node = build_family_node(gn.proto, graph.opset)
+        node = build_tensor_node(gn.proto, graph.opset)
     except OnnxopError as e:
         raise type(e)(f"{gn.label}: {e.message}") from None
     temporaries: list[DeviceBuffer] = []
@@ -99,7 +83,7 @@ def run_node(gn: GraphNode, graph: Graph, values: dict[str, Value], rt: Runtime,
             return made[n]
 
         tensors = node_inputs(gn.proto, tensor)
-        plans = family.check(node, tensors, where=gn.label)
+        plans = apply_tensors.check(node, tensors, where=gn.label)
         # inputs read as their base lies (no temporary): an output that is one strided copy of one of
         # them (Split's parts, a crop) is a view of that base, composed with the views after it
         bases = {k: values[n] for k, (n, t) in enumerate(zip(gn.proto.input, tensors))
@@ -140,12 +124,12 @@ def as_tensor(v: Value, rt: Runtime, temporaries: list) -> Tensor:
 
         return Tensor(v.name, v.shape, v.dtype, data=ValueBytes(v, rt.device, rt.traffic))
     if not isinstance(base, Step):
-        if v.view == of_tensor(v.name, base).view or (base.order == "C" and _as_it_lies(v.view, base.size)):
+        if v.view == of_tensor(v.name, base).view or (base.order == "C" and as_it_lies(v.view, base.size)):
             return replace(base, name=v.name, shape=v.shape, data=Counted(base.data, rt.traffic))
         source = base.data
     else:
         ensure(base, rt)
-        if _as_it_lies(v.view, base.size):
+        if as_it_lies(v.view, base.size):
             return Tensor(v.name, v.shape, v.dtype, data=base.buffer)
         source = base.buffer
     gpu = rt.device()
@@ -171,7 +155,7 @@ def _made_where_read(v: Value, rt: Runtime) -> bool:
         return False
     base = v.base
     unmade = isinstance(base, Step) and base.buffer is None
-    if v.view.size * v.dtype.bits // 8 >= LAZY_BYTES and (unmade or not _as_it_lies(v.view, base.size)):
+    if v.view.size * v.dtype.bits // 8 >= LAZY_BYTES and (unmade or not as_it_lies(v.view, base.size)):
         return True
     return unmade and _reads_unmade(base)
 
@@ -193,23 +177,17 @@ def _rearranged(data, v: Value) -> bool:
     from .graph_values import Step
     from .value_bytes import ValueBytes
 
-    return isinstance(data, ValueBytes) and not (isinstance(v.base, Step) and _as_it_lies(v.view, v.base.size))
-
-
-def _as_it_lies(view, size: int) -> bool:
-    """The view reads all ``size`` elements of a row-major base in order."""
-    if view.size != size:
-        return False
-    return view.size == 0 or view.is_identity() or (view.size == 1 and view.offset == 0)
+    return isinstance(data, ValueBytes) and not (isinstance(v.base, Step) and as_it_lies(v.view, v.base.size))
 
 
 def ensure(step: Step, rt: Runtime) -> None:
-    """A gather step made now (a family node reads it), its sources first:
+    """A gather step made now (a tensor-op node reads it), its sources first:
     the chain of steps not made yet is walked in a loop, never by recursion
     (a chain is as long as the graph is deep)."""
-    from .graph_values import unmade_chain, make_step
+    from .graph_values import unmade_chain
+    from .value_bytes import make_step
 
-    if step.buffer is None and step.source is None and step.lazy is not None:  # a lazy family output
+    if step.buffer is None and step.source is None and step.lazy is not None:  # a lazy tensor-op output
         step.lazy.make(step)
         return
     for s in unmade_chain(step):  # the deepest source first (make_step makes a lazy one it reads)
@@ -284,12 +262,12 @@ def _read(p, tensors) -> set[int]:
     return {k for pc in p.pieces or [] for k in (pc.src, pc.mask) if k is not None}
 
 
-LAZY_BYTES = 64 << 20  # a family output this large whose inputs are host tensors is made only when read
+LAZY_BYTES = 64 << 20  # a tensor-op output this large whose inputs are host tensors is made only when read
 
 
 @dataclass
 class Lazy:
-    """How a family node's output is made: into its step's device buffer
+    """How a tensor-op node's output is made: into its step's device buffer
     (``make``), streamed into any sink in bands (``stream``), or only the
     elements a summary shows (``shown``, core/shown_values.py). Its inputs
     are host tensors, so nothing on the device has to outlive the node --
@@ -360,7 +338,7 @@ def release_dead(i: int, last_read: dict[str, int], values: dict[str, Value], rt
 
 def reads(base) -> list[Step]:
     """The steps a value of ``base`` needs: the base, its sources and, for a
-    family output not made, the steps its inputs read (print mode), in a loop."""
+    tensor-op output not made, the steps its inputs read (print mode), in a loop."""
     from .graph_values import Step
 
     seen: dict[int, Step] = {}

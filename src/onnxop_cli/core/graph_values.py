@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 @dataclass(eq=False)
 class Step:
     """A base made on the device: ``source`` gathered into a row-major buffer,
-    or (``source`` None) a family node's output, made when planned
+    or (``source`` None) a tensor-op node's output, made when planned
     (graph_steps.py), of ``shape`` and ``dtype``."""
 
     source: Value | None
@@ -32,7 +32,7 @@ class Step:
     readers: int = 0  # later steps and outputs that read it
     shape: tuple[int, ...] = ()
     dtype: Any = None
-    # a family node's large output not made when planned (graph_steps.Lazy): made by ``buffer_of``
+    # a tensor-op node's large output not made when planned (graph_steps.Lazy): made by ``buffer_of``
     # when a later node reads it, streamed straight to an output's sink, or only its shown elements
     lazy: Any = None
 
@@ -76,7 +76,7 @@ def unmade_chain(step: Step) -> list[Step]:
 def host_array(v: Value) -> np.ndarray:
     """The value on the host, with numpy: for constant inputs (a shape, a
     slice's starts), not for data. A chain of gather steps is followed down
-    to its first host value (a host base, a family node's output, a made
+    to its first host value (a host base, a tensor-op node's output, a made
     string step), then its views are taken back up, in loops."""
     import numpy as np
 
@@ -87,7 +87,7 @@ def host_array(v: Value) -> np.ndarray:
     base = chain[-1].base
     if isinstance(base, Step) and base.strings is not None:  # a string step already gathered
         raw = np.asarray(base.strings, dtype=object).reshape(-1)
-    elif isinstance(base, Step):  # a family node's output: read back (counted)
+    elif isinstance(base, Step):  # a tensor-op node's output: read back (counted)
         buffer = buffer_of(base)
         assert buffer is not None, f"{base.label}'s buffer was released before its last reader"
         from .tensor import Tensor as T
@@ -118,35 +118,32 @@ def element_index(view: View):
     return index.reshape(-1)
 
 
-def make_step(gpu, step: Step, traffic: Traffic, shown: bool = False) -> None:
-    """Gather ``step``'s source into its buffer (strings: on the host);
-    ``shown``: print mode (a step it reads that is not made: made where read)."""
-    from ..gpu import resident
-
-    v = step.source
-    if v.dtype.is_string:
-        step.strings = host_array(v)
-        return
-    source = read_source(v.base, gpu, traffic, shown) if isinstance(v.base, Step) else v.base.data
-    try:
-        step.buffer = resident.gather(gpu, source, v.view.simplified(), v.dtype.bits, swap=v.swap, traffic=traffic)
-    except ValueError as e:  # a view outside its source: a bug, said plainly
-        raise OnnxopError(f"{step.label}: {e}") from None
-
-
 def buffer_of(step: Step):
-    """The step's device buffer, a lazy family output made now (graph_steps.Lazy)."""
+    """The step's device buffer, a lazy tensor-op output made now (graph_steps.Lazy)."""
     if step.buffer is None and step.lazy is not None:
         step.lazy.make(step)
     return step.buffer
 
 
-def read_source(step: Step, gpu, traffic: Traffic, shown: bool = False):
-    """What a kernel reads of ``step``'s elements: its buffer (made now if
-    need be), or in print mode (``shown``, or a family output planned so), a
-    step not made: its bytes made where they are read (core/value_bytes.py)."""
-    if step.buffer is None and (step.lazy is not None and step.lazy.rt.shown or shown and step.source is not None):
-        from .value_bytes import ValueBytes, whole_value
+class Counted:
+    """A host input's bytes, counting what a kernel uploads of them."""
 
-        return ValueBytes(whole_value(step), lambda: gpu, traffic)
-    return buffer_of(step)
+    def __init__(self, data: Any, traffic: Traffic) -> None:
+        self.data, self.traffic, self.nbytes = data, traffic, data.nbytes
+
+    def readinto(self, offset: int, out: memoryview) -> None:
+        self.data.readinto(offset, out)
+        self.traffic.uploaded += len(out)
+
+    def to_array(self):
+        return self.data.to_array()
+
+    def close(self) -> None:
+        pass
+
+
+def as_it_lies(view, size: int) -> bool:
+    """The view reads all ``size`` elements of a row-major base in order."""
+    if view.size != size:
+        return False
+    return view.size == 0 or view.is_identity() or (view.size == 1 and view.offset == 0)

@@ -3,7 +3,7 @@
 A printed output (text or --json) of ``threshold`` bytes or more shows only
 the first and last EDGE_ITEMS entries of each long axis (core/summary.py);
 core/shown.py keeps one more at each end. ``plan_shown`` makes that
-narrowed array for any family output plan (ops/tensor_op.py OutputPlan), in
+narrowed array for any tensor-op output plan (ops/tensor_op.py OutputPlan), in
 the first form that fits:
 
 - ``values`` (metadata): indexed on the host, they are a few integers;

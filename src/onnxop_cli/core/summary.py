@@ -14,7 +14,7 @@ same as for the whole result. ``--full`` still makes and streams every value.
 
 That narrowing is one strided view when the index map is strided over the
 output's own shape (every view operator but Tile, and a reshape of a
-row-major input). Tile's map splits each output axis in two, and the family
+row-major input). Tile's map splits each output axis in two, and the tensor
 operators (Concat, Pad, Where, fills, OneHot, EyeLike, ...) tile their
 output with pieces: for them the whole output's pieces are cut to the shown
 entries (core/shown.py) and the pieces kernel makes only those. String
@@ -132,8 +132,8 @@ def summarised_result(node: Node, tensor: Tensor, *, edge: int, threshold: int, 
                   note=note), values
 
 
-def summarised_family(node: Node, tensors, *, edge: int, threshold: int, backend: str | None = None):
-    """A family node's result (core/apply_tensors.py MultiResult) whose large
+def summarised_tensor_op(node: Node, tensors, *, edge: int, threshold: int, backend: str | None = None):
+    """A tensor-op node's result (core/apply_tensors.py MultiResult) whose large
     outputs are only summarised: each made as its shown elements alone
     (core/shown_values.py: whatever kernel makes it), the result carrying
     ``shown`` (values, summarised) per output; None when no output is large

@@ -4,7 +4,7 @@ that make it (print mode: core/graph.py ``plan(..., shown=True)``).
 A printed output needs only its shown elements (core/shown_values.py), and
 those need only a few elements of each value up the chain. So in print mode
 a large value that a later node reads -- a view that is not its base as it
-lies (Expand before Concat), or a family node's output not made (Concat
+lies (Expand before Concat), or a tensor-op node's output not made (Concat
 before Pad, ConstantOfShape before Transpose) -- is handed to the next
 kernel as a ``ValueBytes``: a byte source (core/sources.py's protocol)
 whose ``readinto(offset, out)`` makes just those bytes, by running the
@@ -139,14 +139,14 @@ def _serve(kept: list[tuple[int, bytes]], offset: int, out: memoryview) -> None:
 def produce(v: Value, gpu, traffic: Traffic, runs: list[tuple[int, int]], sink, *, cap: int) -> None:
     """Stream the elements of ``v`` (row-major) in ``runs`` ([a, b) each), one
     run after another, into ``sink``."""
-    from .graph_steps import _as_it_lies
+    from .graph_values import as_it_lies
 
     base = v.base
-    if isinstance(base, Step) and base.buffer is None and _as_it_lies(v.view, base.size):
+    if isinstance(base, Step) and base.buffer is None and as_it_lies(v.view, base.size):
         _step_runs(base, gpu, traffic, runs, sink, cap=cap)
         return
     from ..gpu.pieces import Source
-    from .graph_steps import Counted
+    from .graph_values import Counted
     from .shown import view_piece
 
     if isinstance(base, Step):
@@ -335,3 +335,32 @@ def _listed(parts, sources) -> dict:
         breaks = np.flatnonzero(np.diff(index) != 1) + 1
         out[data] = [(int(r[0]), int(r[-1]) + 1) for r in np.split(index, breaks)]
     return out
+
+
+def make_step(gpu, step: Step, traffic: Traffic, shown: bool = False) -> None:
+    """Gather ``step``'s source into its buffer (strings: on the host);
+    ``shown``: print mode (a step it reads that is not made: made where read)."""
+    from ..gpu import resident
+    from ..errors import OnnxopError
+    from .graph_values import host_array
+
+    v = step.source
+    if v.dtype.is_string:
+        step.strings = host_array(v)
+        return
+    source = read_source(v.base, gpu, traffic, shown) if isinstance(v.base, Step) else v.base.data
+    try:
+        step.buffer = resident.gather(gpu, source, v.view.simplified(), v.dtype.bits, swap=v.swap, traffic=traffic)
+    except ValueError as e:  # a view outside its source: a bug, said plainly
+        raise OnnxopError(f"{step.label}: {e}") from None
+
+
+def read_source(step: Step, gpu, traffic: Traffic, shown: bool = False):
+    """What a kernel reads of ``step``'s elements: its buffer (made now if
+    need be), or in print mode (``shown``, or a tensor-op output planned so), a
+    step not made: its bytes made where they are read (core/value_bytes.py)."""
+    if step.buffer is None and (step.lazy is not None and step.lazy.rt.shown or shown and step.source is not None):
+        return ValueBytes(whole_value(step), lambda: gpu, traffic)
+    from .graph_values import buffer_of
+
+    return buffer_of(step)

@@ -98,7 +98,7 @@ def run(ex: Example, backend: str | None):
     onnxop refuses it; a GPU failure (no adapter) is raised as it is."""
     from ..core.apply_tensors import apply_node
     from ..errors import GpuError, OnnxopError, OutOfScope
-    from ..ops.tensor_nodes import build_family_node, node_inputs
+    from ..ops.tensor_nodes import build_tensor_node, node_inputs
 
     if ex.problem:
         raise Skip(ex.problem)
@@ -106,7 +106,7 @@ def run(ex: Example, backend: str | None):
     proto = case.model.graph.node[0]
     inputs, outputs = case.data_sets[0]
     try:
-        node = build_family_node(proto, ex.opset)
+        node = build_tensor_node(proto, ex.opset)
         feeds = {v.name: _tensor(v.name, a, f"{ex.name} input {v.name}") for v, a in zip(case.model.graph.input, inputs)}
         expected = [_tensor(v.name, a, f"{ex.name} output {v.name}") for v, a in zip(case.model.graph.output, outputs)]
         tensors = node_inputs(proto, lambda name: feeds.get(name))

@@ -72,11 +72,11 @@ def op_examples(name: str) -> list[Example]:
     runs each case as it is (expect.py); a view operator's cases become
     pages in the docs' format, checked as any page is (nodetests.expect_pages)."""
     from ..ops import OPERATORS
-    from ..ops.tensor_nodes import is_family
+    from ..ops.tensor_nodes import is_tensor_op
 
     from .expect import examples
 
-    if is_family(OPERATORS[name][0]):
+    if is_tensor_op(OPERATORS[name][0]):
         return examples(name)
     # the pages hold the tensor cases; the others (Identity's sequence and
     # optional) are listed as examples that cannot run, with the reason

@@ -42,7 +42,7 @@ SPECS: dict[str, OpSpec] = {
 OPERATORS: dict[str, tuple[type[OpVersion], ...]] = {name: spec.versions for name, spec in SPECS.items()}
 for _versions in OPERATORS.values():
     for _version in _versions:
-        _version.family_versions = _versions  # check_type (ops/base.py) names the version that added a type
+        _version.all_versions = _versions  # check_type (ops/base.py) names the version that added a type
 
 
 def op_version(op_type: str, opset: int = LATEST_OPSET) -> type[OpVersion]:

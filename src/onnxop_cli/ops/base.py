@@ -68,7 +68,7 @@ class OpVersion:
     attribute_names: ClassVar[tuple[str, ...]] = ()  # the attributes this version has
     optional: ClassVar[tuple[str, ...]] = ()  # attributes and inputs that may be left out
     negative_axes: ClassVar[bool] = True
-    family_versions: ClassVar[tuple[type["OpVersion"], ...]] = ()  # every version of the operator (ops/__init__ sets it)
+    all_versions: ClassVar[tuple[type["OpVersion"], ...]] = ()  # every version of the operator (ops/__init__ sets it)
     type_table: ClassVar[dict[int, tuple[str, ...]]] = {}  # the operator's: opset -> ONNX type names it added (versions())
 
     @classmethod
@@ -160,7 +160,7 @@ def check_type(node: Node, dtype: "DType") -> None:
     name = "string" if dtype.is_string else dtype.name  # numpy calls it "object"
     opset = node.opset if node.opset is not None else op.since_version
     where = f"opset {opset} ({op.op_type}-{op.since_version})"
-    later = [v for v in op.family_versions if dtype.onnx_name in v.allowed_types()]
+    later = [v for v in op.all_versions if dtype.onnx_name in v.allowed_types()]
     if not later:
         raise OpError(f"{op.op_type}: no opset allows {name}")
     first = later[0].since_version

@@ -230,7 +230,7 @@ def _check_node(gn: GraphNode) -> None:
     p, op = gn.proto, gn.op
     outs = [o for o in p.output if o]
     if op is not None and issubclass(op, TensorOp):
-        _check_family_node(gn, op)
+        _check_tensor_node(gn, op)
         return
     if len(p.output) != 1 or not outs:
         raise InputError(f"{gn.label} has {len(p.output)} outputs ({', '.join(map(repr, p.output))}); it makes one")
@@ -255,7 +255,7 @@ def _check_node(gn: GraphNode) -> None:
             raise OpError(f"{gn.label} is missing its required input {schema_name!r}")
 
 
-def _check_family_node(gn: GraphNode, op) -> None:
+def _check_tensor_node(gn: GraphNode, op) -> None:
     """A node of several tensor inputs or outputs: attributes strictly, the
     input and output counts its schema allows (a variadic input or output
     any number), its required inputs given."""

@@ -19,7 +19,7 @@ class Param:
 
     ``kind`` is ``int`` (one integer), ``ints`` (a comma-separated list),
     ``float`` (one number), ``str`` (one of ``choices``), ``tensor`` (an
-    input of the operator: a literal list or a tensor file, cli_family.py)
+    input of the operator: a literal list or a tensor file, cli/tensor_ops.py)
     or ``value`` (a tensor attribute: one number or a tensor file). The option is ``--NAME`` unless ``option``
     says otherwise; ``help`` ends with an example of the option."""
 

@@ -14,13 +14,13 @@ if TYPE_CHECKING:
     from ..core.tensor import Tensor
 
 
-def is_family(op) -> bool:
+def is_tensor_op(op) -> bool:
     from .tensor_op import TensorOp
 
     return issubclass(op, TensorOp)
 
 
-def build_family_node(node_proto, opset: int) -> Node:
+def build_tensor_node(node_proto, opset: int) -> Node:
     """The node: attributes as the model gives them (strings decoded,
     tensors as numpy arrays); its output count from the model."""
     from onnx import helper, numpy_helper

@@ -1,7 +1,7 @@
 """Operators of several tensor inputs and outputs: what an op module declares
 and the plan it returns. Pure Python: shapes, types and index maps, no bytes.
 
-An operator of this family (Concat, Split, Pad, Where, ...) subclasses
+An operator with tensor inputs (Concat, Split, Pad, Where, ...) subclasses
 ``TensorOp`` and says, as data:
 
 - ``inputs``: its ONNX input names, in order. The first is the CLI's
