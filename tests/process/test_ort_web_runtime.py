@@ -85,6 +85,8 @@ def table(by_outcome: dict[str, str]) -> dict[str, str]:
 # refused; ScatterElements, Reshape and Unsqueeze run on the CPU provider too.
 NATIVE = table({
     "no_error": """
+        gather_axis1_index_d gather_axis1_index_minus_d_minus_1 gather_elements_axis1_index_d
+        gather_elements_axis1_index_minus_d_minus_1 scatter_elements_axis1_index_d scatter_elements_axis1_index_minus_d_minus_1
         gather_elements_int32_index_d gather_elements_int32_index_int32_max
         gather_elements_int32_index_int32_min gather_elements_int32_index_minus_d_minus_1
         gather_elements_int64_index_2pow31 gather_elements_int64_index_2pow32
@@ -112,6 +114,7 @@ NATIVE = table({
         transpose_float16_bits where_float16_bits
     """,
     "not_on_webgpu": """
+        concat_int64_above_2pow32 gather_int64_above_2pow32 transpose_int64_above_2pow32
         concat_bool_3_and_4 concat_float64_bits concat_int8_3_and_4 concat_uint8_3_and_4 gather_float64_bits
         gather_int8_7_of_13 one_hot_int64_index_2pow31 one_hot_int64_index_2pow32
         one_hot_int64_index_2pow32_plus_1 one_hot_int64_index_d one_hot_int64_index_d_minus_1
@@ -150,7 +153,8 @@ JSEP = table({
         where_float16_bits
     """,
     "no_error": """
-        gather_elements_int32_index_d gather_elements_int32_index_int32_max
+        gather_axis1_index_d gather_axis1_index_minus_d_minus_1 gather_elements_axis1_index_d
+        gather_elements_axis1_index_minus_d_minus_1 gather_elements_int32_index_d gather_elements_int32_index_int32_max
         gather_elements_int32_index_int32_min gather_elements_int32_index_minus_d_minus_1
         gather_elements_int64_index_2pow31 gather_elements_int64_index_2pow32
         gather_elements_int64_index_2pow32_plus_1 gather_elements_int64_index_d
@@ -169,7 +173,9 @@ JSEP = table({
         pad_zero_size_input scatter_nd_empty_updates slice_to_zero_size split_zero_size_output
     """,
     "not_on_webgpu": """
-        concat_bool_3_and_4 concat_float64_bits concat_int8_3_and_4 concat_uint8_3_and_4 gather_bool_7_of_13
+        concat_int64_above_2pow32 gather_int64_above_2pow32 transpose_int64_above_2pow32
+        scatter_elements_axis1_index_d scatter_elements_axis1_index_d_minus_1
+        scatter_elements_axis1_index_minus_d_minus_1 concat_bool_3_and_4 concat_float64_bits concat_int8_3_and_4 concat_uint8_3_and_4 gather_bool_7_of_13
         gather_float64_bits gather_int8_7_of_13 gather_uint8_7_of_13 one_hot_int64_index_2pow31
         one_hot_int64_index_2pow32 one_hot_int64_index_2pow32_plus_1 one_hot_int64_index_d
         one_hot_int64_index_d_minus_1 one_hot_int64_index_int64_max one_hot_int64_index_int64_min
@@ -228,7 +234,7 @@ def test_outcomes_on_the_corpus_and_the_official_cases(cases, runtime, expected)
     assert r.returncode == 1, r.stderr[-2000:]  # it has no_error and error cases
     doc, got = outcomes(r)
     assert doc["runtime"] == runtime and doc["runtime_about"].startswith(f"onnxruntime-web {VERSION}, ")
-    assert len(got) == 189 + 111
+    assert len(got) == 201 + 111
     assert {k: c["outcome"] for k, c in got.items() if c["outcome"] != "passed"} == expected
     # what came back where an error is required: index 2^32+1 read as 1 (row 1 of x)
     shown = got["gather_int64_index_2pow32_plus_1"]["detail"]

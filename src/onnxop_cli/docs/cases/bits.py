@@ -2,7 +2,8 @@
 signs), -0.0, infinities and subnormals in every float type, through
 Transpose, Gather, Concat, Where and Pad (edge mode, and a constant value that
 is a NaN with a payload, or -0.0), where the operator's schema takes the type; odd lengths of bool, int8 and the 2- and 4-bit types
-(whose last byte is half used) through Transpose, Slice, Concat and Gather."""
+(whose last byte is half used) through Transpose, Slice, Concat and Gather;
+int64 values past 32 bits through Transpose, Concat and Gather."""
 
 from __future__ import annotations
 
@@ -125,8 +126,25 @@ def odd_lengths() -> list[Case]:
     return out
 
 
+# int64 values that need their high word: a runtime that keeps int64 data in 32
+# bits (or sends it to a CPU provider) shows here
+INT64_VALUES = [2**32, 2**32 + 1, -(2**32) - 1, 2**63 - 1, -(2**63), 2**40 + 7, -1, 0]
+
+
+def int64_values() -> list[Case]:
+    import numpy as np
+
+    v = np.array(INT64_VALUES, np.int64).reshape(2, 4)
+    return [
+        Case("transpose_int64_above_2pow32", "int64_data", "Transpose", [("x", v)], {"perm": [1, 0]}),
+        Case("concat_int64_above_2pow32", "int64_data", "Concat", [("a", v), ("b", v[::-1].copy())], {"axis": 1}),
+        Case("gather_int64_above_2pow32", "int64_data", "Gather",
+             [("x", v), ("i", np.array([1, 0, 1], np.int64))], {"axis": 0}),
+    ]
+
+
 def cases() -> list[Case]:
     """Those whose operator takes the type at its opset (Transpose and Pad take
     every type; Gather, Concat, Slice and Where not the 8-, 4- and 2-bit floats
     and ints: a case of a type the schema refuses would test nothing)."""
-    return [c for c in (*float_bits(), *odd_lengths()) if typed(c)]
+    return [c for c in (*float_bits(), *odd_lengths(), *int64_values()) if typed(c)]

@@ -13,7 +13,7 @@ OPSET = 21
 @dataclass(frozen=True)
 class Case:
     name: str  # the folder: "gather_int64_index_2pow32_plus_1"
-    klass: str  # "indices", "bindings", "pad", "ranks", "zero_size", "float_bits", "odd_lengths", "big"
+    klass: str  # "indices", "bindings", "pad", "ranks", "zero_size", "float_bits", "odd_lengths", "int64_data", "big"
     op: str
     inputs: list[tuple[str, Any]]  # (name, numpy array): every input is a graph input
     attrs: dict[str, Any] = field(default_factory=dict)
