@@ -41,13 +41,20 @@ for cwd, argv in json.loads(sys.stdin.read()):
 """
 
 
-def run_commands(commands: list[tuple[Path, list]], timeout: float = 300) -> list[subprocess.CompletedProcess]:
+def run_commands(commands: list[tuple[Path, list]], text: bool = True, env: dict | None = None,
+                 timeout: float = 300) -> list[subprocess.CompletedProcess]:
     """Run ``(folder, argv)`` commands (argv without ``onnxop``) in order in
-    one process: a CompletedProcess (code, text stdout and stderr) each."""
+    one process: a CompletedProcess (code, stdout and stderr: str, or the
+    bytes written when ``text`` is false) each. ``env``: the process's
+    environment (this one's by default)."""
     job = json.dumps([[str(cwd), [str(a) for a in argv]] for cwd, argv in commands])
-    done = subprocess.run([sys.executable, "-c", _DRIVER], input=job, capture_output=True, text=True,
+    done = subprocess.run([sys.executable, "-c", _DRIVER], input=job, capture_output=True, text=True, env=env,
                           errors="surrogateescape", timeout=timeout)
     lines = done.stdout.splitlines()
     assert done.returncode == 0 and len(lines) == len(commands), done.stdout + done.stderr
-    return [subprocess.CompletedProcess(["onnxop", *argv], code, out, err)
-            for (_, argv), (code, out, err) in zip(commands, map(json.loads, lines))]
+    results = []
+    for (_, argv), (code, out, err) in zip(commands, map(json.loads, lines)):
+        if not text:
+            out, err = (s.encode("utf-8", "surrogateescape") for s in (out, err))
+        results.append(subprocess.CompletedProcess(["onnxop", *argv], code, out, err))
+    return results
