@@ -5,6 +5,7 @@ heavy; shell completion answers."""
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 import sys
@@ -17,10 +18,12 @@ from onnxop_cli.cli.main import app
 from onnxop_cli.cli.help import PANELS, example_of
 
 
+@functools.cache  # typer builds the click commands anew each call (collection called it 6 times)
 def root():
     return typer.main.get_command(app)
 
 
+@functools.cache
 def commands() -> list:
     group = root()
     ctx = Context(group, info_name="onnxop")
@@ -31,6 +34,7 @@ def params_of(cmd, name: str) -> list:
     return cmd.get_params(Context(cmd, info_name=name))
 
 
+@functools.cache
 def param_ids() -> list:
     out = [("onnxop", p.name, p) for p in params_of(root(), "onnxop")]
     for name, cmd in commands():
