@@ -16,6 +16,7 @@ import onnx
 import pytest
 from onnx import helper, numpy_helper
 
+from commands import run_commands
 from conftest import cli, error_of, random_array
 
 ONNXOP = [sys.executable, "-m", "onnxop_cli"]
@@ -43,29 +44,35 @@ TYPED = [
 ]
 
 
-@pytest.mark.parametrize("name,np_type", TYPED + [("string", object)])
-def test_a_pb_pipe_carries_every_type(tmp_path, rng, name, np_type):
-    if np_type is object:
-        x = np.array([[b"a", b"bb", b"\xff"], [b"", b"e", b"ff"]], dtype=object)
-    elif "int" in name:  # 2- and 4-bit codes, every one possible
-        x = rng.integers(0, 4, (2, 3)).astype(np_type)
-    else:  # random bit patterns: NaNs, subnormals and signed zeros included
-        x = random_array(rng, (2, 3), f"u{np.dtype(np_type).itemsize}").view(np_type)
-    save_pb(tmp_path / "x.pb", x, "x")
+def test_a_pb_pipe_carries_every_type(tmp_path, rng):
+    """Each type of TYPED and strings (6 cases): a .pb on stdin through transpose to a .pb on
+    stdout, then that stream into show: the 12 commands in two processes, stdin a real pipe
+    (tests/commands.py)."""
+    cases = TYPED + [("string", object)]
+    inputs = []
+    for name, np_type in cases:
+        if np_type is object:
+            x = np.array([[b"a", b"bb", b"\xff"], [b"", b"e", b"ff"]], dtype=object)
+        elif "int" in name:  # 2- and 4-bit codes, every one possible
+            x = rng.integers(0, 4, (2, 3)).astype(np_type)
+        else:  # random bit patterns: NaNs, subnormals and signed zeros included
+            x = random_array(rng, (2, 3), f"u{np.dtype(np_type).itemsize}").view(np_type)
+        inputs.append(x)
     env = {**os.environ, "ONNXOP_BACKEND": "vulkan"}
-    first = subprocess.run([*ONNXOP, "transpose", "-", "-o", "-", "--format", "pb"],
-                           input=(tmp_path / "x.pb").read_bytes(), capture_output=True, env=env)
-    assert first.returncode == 0, first.stderr
-    got = onnx.TensorProto()
-    got.ParseFromString(first.stdout)
-    expect = numpy_helper.from_array(np.ascontiguousarray(x.T), "transposed")
-    assert list(got.dims) == [3, 2] and got.data_type == expect.data_type
-    if np_type is object:
-        assert list(got.string_data) == list(expect.string_data)
-    else:
-        assert got.raw_data == expect.raw_data  # byte for byte, as onnx packs it
-    shown = subprocess.run([*ONNXOP, "show", "-"], input=first.stdout, capture_output=True, env=env)
-    assert shown.returncode == 0 and b"shape=(3, 2)" in shown.stdout, shown.stderr
+    firsts = run_commands([(tmp_path, ["transpose", "-", "-o", "-", "--format", "pb"],
+                            numpy_helper.from_array(x, "x").SerializeToString()) for x in inputs], text=False, env=env)
+    shown = run_commands([(tmp_path, ["show", "-"], first.stdout) for first in firsts], text=False, env=env)
+    for (name, np_type), x, first, show in zip(cases, inputs, firsts, shown, strict=True):
+        assert first.returncode == 0, (name, first.stderr)
+        got = onnx.TensorProto()
+        got.ParseFromString(first.stdout)
+        expect = numpy_helper.from_array(np.ascontiguousarray(x.T), "transposed")
+        assert list(got.dims) == [3, 2] and got.data_type == expect.data_type, name
+        if np_type is object:
+            assert list(got.string_data) == list(expect.string_data)
+        else:
+            assert got.raw_data == expect.raw_data, name  # byte for byte, as onnx packs it
+        assert show.returncode == 0 and b"shape=(3, 2)" in show.stdout, (name, show.stderr)
 
 
 def test_format_npz_on_stdout_keeps_every_member(tmp_path, rng):

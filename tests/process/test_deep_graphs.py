@@ -2,8 +2,8 @@
 thousands of nodes (views whose results must be gathered -- a Transpose then
 a Reshape that merges the transposed axes -- mixed with operators of several
 inputs or outputs: Concat, Split, Gather) run through real ``onnxop``
-processes (printed, -o, --json, the ONNX backend) and ``show --graph``, each
-exactly as onnx.reference runs them. Python's recursion limit is 1,000
+processes (printed, -o, --json and ``show --graph`` in one: tests/commands.py;
+the ONNX backend in another), each exactly as onnx.reference runs them. Python's recursion limit is 1,000
 frames: every chain here is longer."""
 
 from __future__ import annotations
@@ -19,13 +19,19 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
+from commands import run_commands
+
 ENV = {**os.environ, "ONNXOP_BACKEND": "vulkan"}
 PAIRS = 1100  # Transpose + Reshape pairs in the longest unbroken chain of gathers
 
 
-def onnxop(*args, cwd) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "onnxop_cli", *map(str, args)], cwd=cwd, capture_output=True,
-                          env=ENV, timeout=300)
+# The four commands the tests below check, run once, in order, in one onnxop process (tests/commands.py)
+COMMANDS = {
+    "written": ["run", "deep.onnx", "x.npy", "-o", "out/"],
+    "printed": ["run", "deep.onnx", "x.npy"],
+    "json": ["--json", "run", "deep.onnx", "x.npy"],
+    "graph": ["show", "deep.onnx", "--graph"],
+}
 
 
 def _pairs(nodes: list, start: str, prefix: str, shape: str, n: int) -> str:
@@ -92,17 +98,23 @@ def _same(got: np.ndarray, want: np.ndarray) -> bool:
     return got.dtype == want.dtype and got.shape == want.shape and got.tobytes() == want.tobytes()
 
 
-def test_run_writes_a_deep_graph_exactly(deep):
+@pytest.fixture(scope="module")
+def ran(deep) -> dict[str, subprocess.CompletedProcess]:
+    folder = deep[0]
+    return dict(zip(COMMANDS, run_commands([(folder, argv) for argv in COMMANDS.values()], text=False, env=ENV)))
+
+
+def test_run_writes_a_deep_graph_exactly(deep, ran):
     folder, want, _ = deep
-    done = onnxop("run", "deep.onnx", "x.npy", "-o", "out/", cwd=folder)
+    done = ran["written"]
     assert done.returncode == 0, done.stderr.decode()
     for name, w in zip("ykz", want):
         assert _same(np.load(folder / "out" / f"{name}.npy"), w), name
 
 
-def test_run_prints_a_deep_graph(deep):
+def test_run_prints_a_deep_graph(deep, ran):
     folder, want, n = deep
-    done = onnxop("run", "deep.onnx", "x.npy", cwd=folder)
+    done = ran["printed"]
     assert done.returncode == 0, done.stderr.decode()
     text = done.stdout.decode()
     assert f"Graph: {n} nodes, opset 18" in text
@@ -112,9 +124,9 @@ def test_run_prints_a_deep_graph(deep):
     assert "'c\\nd'" in printed  # the string output, its newline quoted
 
 
-def test_run_json_of_a_deep_graph(deep):
+def test_run_json_of_a_deep_graph(deep, ran):
     folder, want, n = deep
-    done = onnxop("--json", "run", "deep.onnx", "x.npy", cwd=folder)
+    done = ran["json"]
     assert done.returncode == 0, done.stderr.decode()
     doc = json.loads(done.stdout)
     assert len(doc["nodes"]) == n
@@ -122,9 +134,9 @@ def test_run_json_of_a_deep_graph(deep):
         (name, list(w.shape), w.dtype.name) for name, w in zip("ykz", want)]
 
 
-def test_show_graph_lists_every_node(deep):
+def test_show_graph_lists_every_node(deep, ran):
     folder, _, n = deep
-    done = onnxop("show", "deep.onnx", "--graph", cwd=folder)
+    done = ran["graph"]
     assert done.returncode == 0, done.stderr.decode()
     text = done.stdout.decode()
     assert f"{n} nodes" in text.splitlines()[0]

@@ -5,20 +5,21 @@ an .npz member, a tensor file and a node-test folder whose paths hold it, and
 an ONNX doc page named with it: ``run`` (printed, its "wrote" lines, --check),
 ``show --graph``, ``show`` of a model and ``--brief``, ``compare`` (files,
 members, folders), ``split`` and ``doc-examples --show`` print each quoted as
-``ls -b`` quotes it (render.quote): the newline as ``\\n``. Real processes;
-what a terminal or a log would receive is checked.
+``ls -b`` quotes it (render.quote): the newline as ``\\n``. Real processes
+(one for all the commands: tests/commands.py); what a terminal or a log
+would receive is checked.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+
+from commands import run_commands
 
 ONE_BACKEND = True  # what is printed is tested, not a kernel
 
@@ -82,15 +83,19 @@ CASES = {
 }
 
 
-@pytest.mark.parametrize("case", CASES)
-def test_no_name_forges_a_line(hostile, tmp_path, case):
-    for f in hostile.iterdir():
-        (tmp_path / f.name).symlink_to(f)
-    r = subprocess.run([sys.executable, "-m", "onnxop_cli", *CASES[case]], cwd=tmp_path, env=ENV,
-                       capture_output=True, text=True, timeout=120)
-    text = r.stdout + r.stderr
-    forged = [line for line in text.splitlines() if line.startswith("onnxop: error: INJECTED")]
-    assert not forged, text
-    assert QUOTED in text, text  # the name is there, quoted
-    if r.returncode:  # compare of two different tensors; anything else is one error line
-        assert case.startswith("compare") and r.returncode == 1 and not r.stderr, text
+def test_no_name_forges_a_line(hostile, tmp_path):
+    """Each of the 17 CASES, in a folder of its own (links to the hostile files)."""
+    commands = []
+    for case, argv in CASES.items():
+        folder = tmp_path / case
+        folder.mkdir()
+        for f in hostile.iterdir():
+            (folder / f.name).symlink_to(f)
+        commands.append((folder, argv))
+    for case, r in zip(CASES, run_commands(commands, env=ENV), strict=True):
+        text = r.stdout + r.stderr
+        forged = [line for line in text.splitlines() if line.startswith("onnxop: error: INJECTED")]
+        assert not forged, (case, text)
+        assert QUOTED in text, (case, text)  # the name is there, quoted
+        if r.returncode:  # compare of two different tensors; anything else is one error line
+            assert case.startswith("compare") and r.returncode == 1 and not r.stderr, (case, text)

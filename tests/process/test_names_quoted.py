@@ -1,28 +1,23 @@
 """Names from files (tensor names, .npz members, file names,
 node and attribute values) never forge an output line. Each is quoted as
-``ls -b`` quotes (render.quote); --json keeps them exact. Real processes:
-what a terminal or a log would receive is what is checked."""
+``ls -b`` quotes (render.quote); --json keeps them exact. Real processes
+(one for a test's commands: tests/commands.py): what a terminal or a log
+would receive is what is checked."""
 
 from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
+from commands import run_commands
 from conftest import random_array
 from onnxop_cli.render.node import printable, quote
 
-ONNXOP = [sys.executable, "-m", "onnxop_cli"]
 FORGED = "ev\nonnxop: error: INJECTED"
 ENV = {**os.environ, "ONNXOP_BACKEND": "vulkan"}
-
-
-def onnxop(*argv, cwd, stdin=None):
-    return subprocess.run([*ONNXOP, *argv], cwd=cwd, capture_output=True, env=ENV, stdin=stdin, timeout=120)
 
 
 def no_forged_line(*texts: bytes) -> None:
@@ -66,38 +61,37 @@ def hostile(tmp_path, rng):
     return tmp_path, a
 
 
-@pytest.mark.parametrize(
-    "argv",
-    [
-        ["show", "ev.pb"],
-        ["show", "ev.pb", "--full"],
-        ["show", "ev.pb", "--hist"],
-        ["show", "m.npz"],
-        ["show", f"{FORGED}.npy"],
-        ["show", f"{FORGED}.npy", "--full"],
-        ["transpose", "ev.pb"],
-        ["transpose", "ev.pb", "--full"],
-        ["transpose", "m.npz"],
-        ["transpose", "ev.pb", "-o", "out.npy"],
-        ["transpose", "m.npz", "-o", "out.npz"],
-        ["transpose", f"{FORGED}.npy", "-o", f"{FORGED}2.npy"],
-        ["transpose", f"{FORGED}.npy", "ev.pb"],  # titled blocks: "# FILE"
-        ["transpose", "ev.pb", "-o", "-"],  # the human lines go to stderr
-        ["flatten", f"{FORGED}.npy", "--axis", "9"],  # an error naming the file
-        ["show", f"{FORGED}-missing.npy"],
-    ],
-)
-def test_no_output_line_is_forged(hostile, argv):
-    folder, _ = hostile
-    r = onnxop(*argv, cwd=folder)
-    no_forged_line(r.stdout if "-" not in argv else b"", r.stderr)
-    text = (r.stderr if "-" in argv or r.returncode else r.stdout).decode()
-    assert "ev\\nonnxop: error: INJECTED" in text, text
+# Every command that prints a name from a file, and --json's own document
+FORGING = [
+    ["show", "ev.pb"],
+    ["show", "ev.pb", "--full"],
+    ["show", "ev.pb", "--hist"],
+    ["show", "m.npz"],
+    ["show", f"{FORGED}.npy"],
+    ["show", f"{FORGED}.npy", "--full"],
+    ["transpose", "ev.pb"],
+    ["transpose", "ev.pb", "--full"],
+    ["transpose", "m.npz"],
+    ["transpose", "ev.pb", "-o", "out.npy"],
+    ["transpose", "m.npz", "-o", "out.npz"],
+    ["transpose", f"{FORGED}.npy", "-o", f"{FORGED}2.npy"],
+    ["transpose", f"{FORGED}.npy", "ev.pb"],  # titled blocks: "# FILE"
+    ["transpose", "ev.pb", "-o", "-"],  # the human lines go to stderr
+    ["flatten", f"{FORGED}.npy", "--axis", "9"],  # an error naming the file
+    ["show", f"{FORGED}-missing.npy"],
+]
 
 
-def test_json_keeps_names_exact(hostile):
+def test_no_output_line_is_forged_and_json_keeps_names_exact(hostile):
+    """The 16 commands of FORGING, each checked on its own, then show --json."""
     folder, _ = hostile
-    r = onnxop("show", "m.npz", "--json", cwd=folder)
+    commands = [(folder, argv) for argv in FORGING + [["show", "m.npz", "--json"]]]
+    *done, as_json = run_commands(commands, text=False, env=ENV)
+    for argv, r in zip(FORGING, done, strict=True):
+        no_forged_line(r.stdout if "-" not in argv else b"", r.stderr)
+        text = (r.stderr if "-" in argv or r.returncode else r.stdout).decode()
+        assert "ev\\nonnxop: error: INJECTED" in text, (argv, text)
+    r = as_json
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["files"][0]["tensors"][0]["name"] == FORGED  # exact once parsed
     assert b"\nonnxop: error" not in r.stdout  # JSON escapes it on the wire
@@ -116,6 +110,6 @@ def test_node_and_attribute_names_from_a_model(tmp_path, rng):
     )
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), tmp_path / "m.onnx")
     np.save(tmp_path / "a.npy", a)
-    r = onnxop("run", "m.onnx", "a.npy", cwd=tmp_path)
+    (r,) = run_commands([(tmp_path, ["run", "m.onnx", "a.npy"])], text=False, env=ENV)
     no_forged_line(r.stdout, r.stderr)
     assert r.returncode == 0 or r.stderr.count(b"\n") == 1, r.stderr

@@ -1,4 +1,4 @@
-"""Real exports at old opsets, through ``onnxop run`` in a real process.
+"""Real exports at old opsets, through ``onnxop run`` in a real process (one for a test's commands: tests/commands.py).
 
 onnx's own PyTorch node tests (onnx/backend/test/data/pytorch-*) are opset 6
 and 9 models: every one whose nodes onnxop runs goes through ``onnxop run
@@ -13,8 +13,6 @@ opset and negative axis is tests/gpu/test_negative_axes.py.)
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -22,11 +20,12 @@ import onnx
 import pytest
 from onnx import helper, numpy_helper
 
+from commands import run_commands
+
 
 # The commands and the opset rules are under test, not a kernel: one backend (conftest).
 ONE_BACKEND = True
 
-ONNXOP = [sys.executable, "-m", "onnxop_cli"]
 DATA = Path(onnx.__file__).parent / "backend" / "test" / "data"
 PYTORCH = sorted(p for p in DATA.glob("pytorch-*/*") if (p / "model.onnx").is_file())
 
@@ -41,9 +40,8 @@ def runs_whole(folder: Path) -> bool:
 RUNNABLE = [p for p in PYTORCH if runs_whole(p)]
 
 
-def onnxop(*args, backend: str, cwd: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "ONNXOP_BACKEND": backend}
-    return subprocess.run([*ONNXOP, *map(str, args)], capture_output=True, text=True, cwd=cwd, env=env, timeout=300)
+def _env(backend: str) -> dict:
+    return {**os.environ, "ONNXOP_BACKEND": backend}
 
 
 def test_the_pytorch_folders_that_use_these_operators_are_found():
@@ -55,13 +53,17 @@ def test_the_pytorch_folders_that_use_these_operators_are_found():
     assert [(n.op_type, n.attribute[0].i) for n in glu.graph.node[:1]] == [("Split", -1)]
 
 
-@pytest.mark.parametrize("folder", RUNNABLE, ids=[p.name for p in RUNNABLE])
-def test_a_pytorch_node_test_runs_and_checks(folder, backend, tmp_path):
-    data = folder / "test_data_set_0"
-    done = onnxop("run", folder / "model.onnx", data, "--check", data, backend=backend, cwd=tmp_path)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.endswith(f"equal {data}'s output_*.pb, bit for bit\n"), done.stdout
-    assert list(tmp_path.iterdir()) == []
+def test_every_pytorch_node_test_that_onnxop_runs_runs_and_checks(backend, tmp_path):
+    """Each of RUNNABLE (one process for all: tests/commands.py), from a folder of its own that stays empty."""
+    commands = []
+    for folder in RUNNABLE:
+        data = folder / "test_data_set_0"
+        (tmp_path / folder.name).mkdir()
+        commands.append((tmp_path / folder.name, ["run", folder / "model.onnx", data, "--check", data]))
+    for folder, done in zip(RUNNABLE, run_commands(commands, env=_env(backend)), strict=True):
+        assert done.returncode == 0, (folder.name, done.stderr)
+        assert done.stdout.endswith(f"equal {folder / 'test_data_set_0'}'s output_*.pb, bit for bit\n"), done.stdout
+        assert list((tmp_path / folder.name).iterdir()) == []
 
 
 def _cut(m: onnx.ModelProto, count: int, outputs: list[np.ndarray]) -> onnx.ModelProto:
@@ -74,25 +76,28 @@ def _cut(m: onnx.ModelProto, count: int, outputs: list[np.ndarray]) -> onnx.Mode
     return helper.make_model(graph, opset_imports=list(m.opset_import), ir_version=m.ir_version)
 
 
-@pytest.mark.parametrize("name", ["test_GLU", "test_GLU_dim"])
-def test_the_split_of_pytorch_s_glu_export_runs(name, backend, tmp_path):
+def test_the_split_of_pytorch_s_glu_export_runs(backend, tmp_path):
+    """test_GLU and test_GLU_dim, in one process."""
     from onnx.reference import ReferenceEvaluator
 
-    folder = DATA / "pytorch-converted" / name
-    m = onnx.load(folder / "model.onnx")
-    x = numpy_helper.to_array(onnx.load_tensor(str(folder / "test_data_set_0" / "input_0.pb")))
-    untyped = helper.make_model(helper.make_graph(list(m.graph.node[:1]), "cut", list(m.graph.input), [
-        onnx.ValueInfoProto(name=o) for o in m.graph.node[0].output]), opset_imports=list(m.opset_import))
-    want = ReferenceEvaluator(untyped).run(None, {m.graph.input[0].name: x})
-    onnx.save(_cut(m, 1, want), tmp_path / "split.onnx")
-    expected = tmp_path / "expected"
-    expected.mkdir()
-    for k, a in enumerate(want):
-        onnx.save_tensor(numpy_helper.from_array(a), str(expected / f"output_{k}.pb"))
-    done = onnxop("run", "split.onnx", folder / "test_data_set_0", "--check", expected, backend=backend,
-                  cwd=tmp_path)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout == f"Split: 2 output(s) equal {expected}'s output_*.pb, bit for bit\n"
+    commands = []
+    for name in ("test_GLU", "test_GLU_dim"):
+        folder = DATA / "pytorch-converted" / name
+        m = onnx.load(folder / "model.onnx")
+        x = numpy_helper.to_array(onnx.load_tensor(str(folder / "test_data_set_0" / "input_0.pb")))
+        untyped = helper.make_model(helper.make_graph(list(m.graph.node[:1]), "cut", list(m.graph.input), [
+            onnx.ValueInfoProto(name=o) for o in m.graph.node[0].output]), opset_imports=list(m.opset_import))
+        want = ReferenceEvaluator(untyped).run(None, {m.graph.input[0].name: x})
+        here = tmp_path / name
+        expected = here / "expected"
+        expected.mkdir(parents=True)
+        onnx.save(_cut(m, 1, want), here / "split.onnx")
+        for k, a in enumerate(want):
+            onnx.save_tensor(numpy_helper.from_array(a), str(expected / f"output_{k}.pb"))
+        commands.append((here, ["run", "split.onnx", folder / "test_data_set_0", "--check", expected]))
+    for (here, argv), done in zip(commands, run_commands(commands, env=_env(backend)), strict=True):
+        assert done.returncode == 0, done.stderr
+        assert done.stdout == f"Split: 2 output(s) equal {here / 'expected'}'s output_*.pb, bit for bit\n"
 
 
 def test_one_hot_9_at_its_own_default_axis(backend, tmp_path):
@@ -107,7 +112,7 @@ def test_one_hot_9_at_its_own_default_axis(backend, tmp_path):
     m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 9)], ir_version=7)
     onnx.save(m, tmp_path / "one_hot.onnx")
     np.save(tmp_path / "i.npy", indices)
-    done = onnxop("run", "one_hot.onnx", "i.npy", "-q", "-o", "y.npy", backend=backend, cwd=tmp_path)
+    (done,) = run_commands([(tmp_path, ["run", "one_hot.onnx", "i.npy", "-q", "-o", "y.npy"])], env=_env(backend))
     assert done.returncode == 0, done.stderr
     want = ReferenceEvaluator(m).run(None, {"i": indices})[0]
     got = np.load(tmp_path / "y.npy")

@@ -3,20 +3,22 @@
 like every other model, so every input form, ``--check``, ``-o`` naming and
 the model's declarations behave as they do for a graph of many nodes.
 
-Real processes on real files; expected outputs from onnx.reference.
+Real files, and real processes: each test's commands run in one process
+(tests/commands.py), none of them tests the process itself; expected outputs
+from onnx.reference.
 """
 
 from __future__ import annotations
 
-import subprocess
-import sys
+import shutil
 from pathlib import Path
 
 import numpy as np
 import onnx
-import pytest
 from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
+
+from commands import run_commands
 
 F, I64 = TensorProto.FLOAT, TensorProto.INT64
 
@@ -37,6 +39,9 @@ def _cases(rng):
         "where": ("Where", {}, 16, [("c", x > 0), ("x", x), ("w", -x)], ["o"]),
         "shape": ("Shape", {"start": 1}, 15, [("x", x)], ["sh"]),
     }
+
+
+CASES = list(_cases(np.random.default_rng(0)))
 
 
 def _elem(a: np.ndarray) -> int:
@@ -63,115 +68,142 @@ def _model(folder: Path, op, attrs, opset, inputs, outputs) -> tuple[Path, list[
     return path, want
 
 
-def _onnxop(*args, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "onnxop_cli", *map(str, args)], cwd=cwd,
-                          capture_output=True, text=True, timeout=120)
+def _cases_in(root: Path, rng, names) -> list[tuple[Path, Path, list, list, list]]:
+    """Each named case's model, inputs and data set, in a folder of its own under ``root``."""
+    cases = _cases(rng)
+    made = []
+    for name in names:
+        folder = root / name
+        folder.mkdir()
+        op, attrs, opset, inputs, outputs = cases[name]
+        path, want = _model(folder, op, attrs, opset, inputs, outputs)
+        made.append((folder, path, inputs, outputs, want))
+    return made
 
 
-@pytest.fixture(params=list(_cases(np.random.default_rng(0))))
-def case(request, tmp_path, rng):
-    op, attrs, opset, inputs, outputs = _cases(rng)[request.param]
-    path, want = _model(tmp_path, op, attrs, opset, inputs, outputs)
-    return tmp_path, path, inputs, outputs, want
+def test_check_fails_on_a_wrong_expected_output(tmp_path, rng):
+    """Every case (6 operators): --check passes on onnx.reference's outputs,
+    fails (exit 1, naming the output) on one flipped bit, refuses a missing
+    folder. One process runs the 18 commands (tests/commands.py)."""
+    commands = []
+    made = _cases_in(tmp_path, rng, CASES)
+    for folder, path, inputs, outputs, want in made:
+        data = folder / "test_data_set_0"
+        wrong_set = folder / "wrong_set"
+        shutil.copytree(data, wrong_set)
+        last = np.asarray(want[-1])
+        wrong = last.copy().reshape(-1)
+        if wrong.size:
+            wrong.view(f"u{wrong.dtype.itemsize}")[0] ^= 1  # one bit of one element
+        else:
+            wrong = np.zeros(7, last.dtype)
+        onnx.save_tensor(numpy_helper.from_array(wrong.reshape(last.shape) if wrong.size == last.size else wrong,
+                                                 outputs[-1]), wrong_set / f"output_{len(outputs) - 1}.pb")
+        commands += [(folder, ["run", path, data, "--check", data]),
+                     (folder, ["run", path, data, "--check", wrong_set]),
+                     (folder, ["run", path, data, "--check", folder / "nonexistent"])]
+    results = iter(run_commands(commands))
+    for (folder, path, inputs, outputs, want), ok, bad, gone in zip(made, results, results, results):
+        assert ok.returncode == 0, ok.stderr
+        assert "bit for bit" in ok.stdout + ok.stderr
+        assert bad.returncode == 1, bad.stderr
+        assert repr(outputs[-1]) in bad.stderr and "Traceback" not in bad.stderr
+        assert gone.returncode == 2 and "not a folder" in gone.stderr
 
 
-def test_check_fails_on_a_wrong_expected_output(case):
-    folder, path, inputs, outputs, want = case
-    data = folder / "test_data_set_0"
-    ok = _onnxop("run", path, data, "--check", data, cwd=folder)
-    assert ok.returncode == 0, ok.stderr
-    assert "bit for bit" in ok.stdout + ok.stderr
-    last = np.asarray(want[-1])
-    wrong = last.copy().reshape(-1)
-    if wrong.size:
-        wrong.view(f"u{wrong.dtype.itemsize}")[0] ^= 1  # one bit of one element
-    else:
-        wrong = np.zeros(7, last.dtype)
-    onnx.save_tensor(numpy_helper.from_array(wrong.reshape(last.shape) if wrong.size == last.size else wrong,
-                                             outputs[-1]), data / f"output_{len(outputs) - 1}.pb")
-    bad = _onnxop("run", path, data, "--check", data, cwd=folder)
-    assert bad.returncode == 1, bad.stderr
-    assert repr(outputs[-1]) in bad.stderr and "Traceback" not in bad.stderr
-    gone = _onnxop("run", path, data, "--check", folder / "nonexistent", cwd=folder)
-    assert gone.returncode == 2 and "not a folder" in gone.stderr
+def test_named_inputs_and_a_data_set_folder_write_outputs_by_name(tmp_path, rng):
+    """Concat and Split (one route: two operators show it, one output and two)."""
+    commands = []
+    made = _cases_in(tmp_path, rng, ["concat", "split"])
+    for folder, path, inputs, outputs, want in made:
+        named = [a for n, _ in inputs for a in ("--input", f"{n}={n}.npy")]
+        commands += [(folder, ["run", path, *named, "-o", "new/"]),  # a folder not made yet
+                     (folder, ["run", path, "test_data_set_0", "-o", "all.npz"]),
+                     (folder, ["run", path, "test_data_set_0", "--check", "test_data_set_0", "-o", "x.pb"])]
+        if len(outputs) == 1:
+            commands.append((folder, ["run", path, "test_data_set_0", "-o", "result.pb"]))
+    results = iter(run_commands(commands))
+    for folder, path, inputs, outputs, want in made:
+        named, npz, both = next(results), next(results), next(results)
+        assert named.returncode == 0, named.stderr
+        for n, w in zip(outputs, want):
+            assert np.load(folder / "new" / f"{n}.npy").tobytes() == np.asarray(w).tobytes()
+        assert npz.returncode == 0, npz.stderr
+        with np.load(folder / "all.npz") as z:
+            assert sorted(z.files) == sorted(outputs)
+        assert both.returncode == 2 and "drop -o or --check" in both.stderr
+        if len(outputs) == 1:
+            pb = next(results)
+            assert pb.returncode == 0, pb.stderr
+            assert onnx.load_tensor(str(folder / "result.pb")).name == outputs[0]
 
 
-@pytest.mark.parametrize("case", ["concat", "split"], indirect=True)  # one route: two operators show it
-def test_named_inputs_and_a_data_set_folder_write_outputs_by_name(case):
-    folder, path, inputs, outputs, want = case
-    named = [a for n, _ in inputs for a in ("--input", f"{n}={n}.npy")]
-    r = _onnxop("run", path, *named, "-o", "new/", cwd=folder)  # a folder not made yet
-    assert r.returncode == 0, r.stderr
-    for n, w in zip(outputs, want):
-        assert np.load(folder / "new" / f"{n}.npy").tobytes() == np.asarray(w).tobytes()
-    r = _onnxop("run", path, "test_data_set_0", "-o", "all.npz", cwd=folder)
-    assert r.returncode == 0, r.stderr
-    with np.load(folder / "all.npz") as z:
-        assert sorted(z.files) == sorted(outputs)
-    if len(outputs) == 1:
-        r = _onnxop("run", path, "test_data_set_0", "-o", "result.pb", cwd=folder)
-        assert r.returncode == 0, r.stderr
-        assert onnx.load_tensor(str(folder / "result.pb")).name == outputs[0]
-    r = _onnxop("run", path, "test_data_set_0", "--check", "test_data_set_0", "-o", "x.pb", cwd=folder)
-    assert r.returncode == 2 and "drop -o or --check" in r.stderr
+def test_declared_types_and_dims_are_checked(tmp_path, rng):
+    """Gather's indices and Where's last input: a wrong dim, then a wrong type."""
+    commands = []
+    made = _cases_in(tmp_path, rng, ["gather", "where"])
+    for folder, path, inputs, outputs, want in made:
+        name, a = inputs[-1]
+        np.save(folder / "wrong_dim.npy", np.zeros((a.shape[0] + 1, *a.shape[1:]), a.dtype))
+        np.save(folder / "wrong_type.npy", a.astype(np.float64 if a.dtype != np.float64 else np.float32))
+        files = [f"{n}.npy" for n, _ in inputs[:-1]]
+        commands += [(folder, ["run", path, *files, "wrong_dim.npy"]), (folder, ["run", path, *files, "wrong_type.npy"])]
+    results = iter(run_commands(commands))
+    for (folder, path, inputs, outputs, want), dim, dtype in zip(made, results, results):
+        name = inputs[-1][0]
+        assert dim.returncode == 2, dim.stderr
+        assert f"graph input {name!r} is declared with dim 0" in dim.stderr
+        assert dtype.returncode == 2 and f"graph input {name!r} is declared" in dtype.stderr, dtype.stderr
 
 
-@pytest.mark.parametrize("case", ["gather", "where"], indirect=True)
-def test_declared_types_and_dims_are_checked(case):
-    folder, path, inputs, outputs, want = case
-    name, a = inputs[-1]
-    wrong = np.zeros((a.shape[0] + 1, *a.shape[1:]), a.dtype)
-    np.save(folder / "wrong.npy", wrong)
-    files = [f"{n}.npy" for n, _ in inputs[:-1]] + ["wrong.npy"]
-    r = _onnxop("run", path, *files, cwd=folder)
-    assert r.returncode == 2, r.stderr
-    assert f"graph input {name!r} is declared with dim 0" in r.stderr
-    np.save(folder / "wrong.npy", a.astype(np.float64 if a.dtype != np.float64 else np.float32))
-    r = _onnxop("run", path, *files, cwd=folder)
-    assert r.returncode == 2 and f"graph input {name!r} is declared" in r.stderr, r.stderr
+def _saved(folder: Path, node, inputs, outputs, opset: int) -> None:
+    folder.mkdir()
+    model = helper.make_model(helper.make_graph([node], "g", inputs, outputs),
+                              opset_imports=[helper.make_opsetid("", opset)])
+    onnx.save(model, folder / "m.onnx")
+    np.save(folder / "x.npy", np.zeros((2, 3), np.float32))
+    np.save(folder / "y.npy", np.zeros((2,), np.int64))
 
 
-@pytest.mark.parametrize("attribute", [
-    helper.make_attribute("axis", 1.5),
-    helper.make_attribute("axis", "one"),
-])
-@pytest.mark.parametrize("op", ["Concat", "Gather"])
-def test_hostile_attributes_are_refused(tmp_path, op, attribute):
-    node = helper.make_node(op, ["x", "y"], ["z"])
-    node.attribute.append(attribute)
-    model = helper.make_model(helper.make_graph([node], "g", [_info("x", F), _info("y", I64)], [_info("z", F)]),
-                              opset_imports=[helper.make_opsetid("", 13)])
-    onnx.save(model, tmp_path / "m.onnx")
-    np.save(tmp_path / "x.npy", np.zeros((2, 3), np.float32))
-    np.save(tmp_path / "y.npy", np.zeros((2,), np.int64))
-    r = _onnxop("run", "m.onnx", "x.npy", "y.npy", cwd=tmp_path)
-    assert r.returncode == 2, r.stderr
-    assert "attribute 'axis' must be INT" in r.stderr and "internal error" not in r.stderr
-
-
-def test_an_attribute_given_twice_is_refused(tmp_path):
+def test_hostile_attributes_are_refused(tmp_path):
+    """Concat and Gather, each with a float and a string ``axis`` (4 cases),
+    and an attribute given twice."""
+    commands = []
+    for op in ("Concat", "Gather"):
+        for k, attribute in enumerate([helper.make_attribute("axis", 1.5), helper.make_attribute("axis", "one")]):
+            node = helper.make_node(op, ["x", "y"], ["z"])
+            node.attribute.append(attribute)
+            folder = tmp_path / f"{op}{k}"
+            _saved(folder, node, [_info("x", F), _info("y", I64)], [_info("z", F)], 13)
+            commands.append((folder, ["run", "m.onnx", "x.npy", "y.npy"]))
     node = helper.make_node("Concat", ["x", "x"], ["z"], axis=0)
     node.attribute.append(helper.make_attribute("axis", 1))
-    model = helper.make_model(helper.make_graph([node], "g", [_info("x", F)], [_info("z", F)]),
-                              opset_imports=[helper.make_opsetid("", 13)])
-    onnx.save(model, tmp_path / "m.onnx")
-    np.save(tmp_path / "x.npy", np.zeros((2, 3), np.float32))
-    r = _onnxop("run", "m.onnx", "x.npy", cwd=tmp_path)
-    assert r.returncode == 2 and "'axis' is given twice" in r.stderr, r.stderr
+    _saved(tmp_path / "twice", node, [_info("x", F)], [_info("z", F)], 13)
+    commands.append((tmp_path / "twice", ["run", "m.onnx", "x.npy"]))
+    *wrong_type, twice = run_commands(commands)
+    assert len(wrong_type) == 4
+    for r in wrong_type:
+        assert r.returncode == 2, r.stderr
+        assert "attribute 'axis' must be INT" in r.stderr and "internal error" not in r.stderr
+    assert twice.returncode == 2 and "'axis' is given twice" in twice.stderr, twice.stderr
 
 
-@pytest.mark.parametrize("op, ins, outs, attrs, message", [
+CLASHES = [
     ("Concat", ["x", "x"], ["x"], {"axis": 0}, "which is already a graph input"),
     ("Concat", ["x", "x"], ["y", "w"], {"axis": 0}, "it makes at most 1"),
     ("Split", ["x"], ["y", "y"], {"axis": 0, "num_outputs": 2}, "which is already produced by node 0"),
-])
-def test_outputs_that_clash_are_refused_before_anything_runs(tmp_path, op, ins, outs, attrs, message):
-    node = helper.make_node(op, ins, outs, **attrs)
-    graph_outs = list(dict.fromkeys(outs))
-    model = helper.make_model(helper.make_graph([node], "g", [_info("x", F)], [_info(n, F) for n in graph_outs]),
-                              opset_imports=[helper.make_opsetid("", 18)])
-    onnx.save(model, tmp_path / "m.onnx")
-    np.save(tmp_path / "x.npy", np.zeros((2, 3), np.float32))
-    r = _onnxop("run", "m.onnx", "x.npy", "-o", "out/", cwd=tmp_path)
-    assert r.returncode == 2 and message in r.stderr, r.stderr
-    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+]
+
+
+def test_outputs_that_clash_are_refused_before_anything_runs(tmp_path):
+    """The 3 clashes of CLASHES, each in its own folder: refused, no output written."""
+    commands = []
+    for k, (op, ins, outs, attrs, _) in enumerate(CLASHES):
+        node = helper.make_node(op, ins, outs, **attrs)
+        graph_outs = list(dict.fromkeys(outs))
+        _saved(tmp_path / str(k), node, [_info("x", F)], [_info(n, F) for n in graph_outs], 18)
+        commands.append((tmp_path / str(k), ["run", "m.onnx", "x.npy", "-o", "out/"]))
+    for k, ((*_, message), r) in enumerate(zip(CLASHES, run_commands(commands))):
+        assert r.returncode == 2 and message in r.stderr, r.stderr
+        out = tmp_path / str(k) / "out"
+        assert not out.exists() or not any(out.iterdir())

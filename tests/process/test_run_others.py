@@ -2,7 +2,8 @@
 on the GPU, each connected run of the others on another runtime; ``--verify``
 runs onnxop's nodes again there, ``--dump`` writes every value.
 
-Real processes on real files. The expected values are onnxruntime's own
+Real processes on real files (a test's commands that need nothing of a
+process of their own run in one: tests/commands.py). The expected values are onnxruntime's own
 run of the whole model with graph optimizations off (the regions run that
 way, so float kernels round alike), or onnx.reference's.
 """
@@ -21,6 +22,7 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+from commands import run_commands
 from onnxop_cli.io.valuefiles import file_stem
 
 F = TensorProto.FLOAT
@@ -108,8 +110,14 @@ def test_without_others_the_refusal_counts_the_nodes_and_names_the_flag(mixed):
 
 def test_others_onnxruntime_equals_onnxruntime_in_every_input_form(mixed):
     folder, model, feeds, want = mixed
-    r = onnxop("run", "m.onnx", "--input", "c=c.npy", "--input", "x=x.npy", "--others", "onnxruntime",
-               "-o", "o/", "--json", cwd=folder)
+    data = folder / "test_data_set_0"
+    r, checked, by_folder, npz = run_commands([  # in order, in one process (tests/commands.py)
+        (folder, ["run", "m.onnx", "--input", "c=c.npy", "--input", "x=x.npy", "--others", "onnxruntime",
+                  "-o", "o/", "--json"]),
+        (folder, ["run", "m.onnx", data, "--others", "onnxruntime", "--check", data]),
+        (folder, ["run", "m.onnx", "x.npy", "c.npy", "--others", "onnxruntime", "--check", "o"]),
+        (folder, ["run", "m.onnx", "x.npy", "c.npy", "--others", "onnxruntime", "-o", "all.npz"]),
+    ])
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     assert doc["ran"] == {"onnxop": {"Reshape": 1, "Transpose": 1}, "host": {"If": 1},  # c: its then_branch's Neg
@@ -120,13 +128,12 @@ def test_others_onnxruntime_equals_onnxruntime_in_every_input_form(mixed):
     for n, w in want.items():
         assert np.load(folder / "o" / f"{file_stem(n)}.npy").tobytes() == w.tobytes(), n
     assert (folder / "o" / "out%2Fput%3A0.npy").is_file()
-    data = folder / "test_data_set_0"
-    r = onnxop("run", "m.onnx", data, "--others", "onnxruntime", "--check", data, cwd=folder)
+    r = checked
     assert r.returncode == 0 and "3 output(s) equal" in r.stdout, r.stderr
     assert "onnxop (WebGPU): 2 (Reshape x1, Transpose x1)" in r.stdout
-    r = onnxop("run", "m.onnx", "x.npy", "c.npy", "--others", "onnxruntime", "--check", "o", cwd=folder)
+    r = by_folder
     assert r.returncode == 0 and "equal o's files, bit for bit" in r.stdout, r.stderr  # a folder of named files
-    r = onnxop("run", "m.onnx", "x.npy", "c.npy", "--others", "onnxruntime", "-o", "all.npz", cwd=folder)
+    r = npz
     assert r.returncode == 0, r.stderr
     with np.load(folder / "all.npz") as z:
         assert {n: z[n].tobytes() for n in z.files} == {n: w.tobytes() for n, w in want.items()}
@@ -177,11 +184,12 @@ def test_dump_refuses_names_that_meet_before_anything_runs(tmp_path):
                               opset_imports=[helper.make_opsetid("", 17)])
     onnx.save(model, tmp_path / "m.onnx")
     np.save(tmp_path / "x.npy", np.ones(2, np.float32))
-    r = onnxop("run", "m.onnx", "x.npy", "--dump", "d", cwd=tmp_path)
+    r, not_folder = run_commands([(tmp_path, ["run", "m.onnx", "x.npy", "--dump", "d"]),
+                                  (tmp_path, ["run", "m.onnx", "x.npy", "--dump", "x.npy"])])
     assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
     assert "--dump: values 'A' and 'a' would be one file" in r.stderr
     assert list((tmp_path / "d").iterdir()) == []
-    r = onnxop("run", "m.onnx", "x.npy", "--dump", "x.npy", cwd=tmp_path)
+    r = not_folder
     assert r.returncode == 2 and "--dump x.npy: not a folder" in r.stderr and "Traceback" not in r.stderr, r.stderr
 
 

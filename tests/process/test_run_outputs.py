@@ -4,27 +4,22 @@ A Split of one part (``num_outputs=1``) has one output: ``-o FILE.npy`` (or
 ``.pb``) writes that file, not a folder named FILE.npy holding it, for
 ``onnxop run`` of a one-node model or of a graph and for the ``split``
 command; ``-o DIR/`` and ``-o FILE.npz`` hold every output, however many and
-however small (an input of zero rows). Real processes, real files.
+however small (an input of zero rows). Real processes (one for a test's
+commands: tests/commands.py), real files.
 """
 
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
-import pytest
+
+from commands import run_commands
 
 ONE_BACKEND = True  # where the outputs go is tested, not a kernel
 
 ENV = {**os.environ, "ONNXOP_BACKEND": os.environ.get("ONNXOP_BACKEND", "vulkan")}
-
-
-def onnxop(cwd: Path, *argv: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "onnxop_cli", *argv], cwd=cwd, env=ENV, capture_output=True,
-                          text=True, timeout=120)
 
 
 def split_model(path: Path, parts: int, rows: int, graph: bool) -> None:
@@ -52,41 +47,48 @@ def loaded(path: Path) -> np.ndarray:
     return np.load(path)
 
 
-@pytest.mark.parametrize("rows", [0, 4], ids=["zero-size", "four-rows"])
-@pytest.mark.parametrize("suffix", [".npy", ".pb"])
-@pytest.mark.parametrize("how", ["run-one-node", "run-graph", "split"])
-def test_one_part_to_a_file_writes_the_file(tmp_path, how, suffix, rows):
-    x = np.arange(rows * 3, dtype=np.float32).reshape(rows, 3)
-    np.save(tmp_path / "x.npy", x)
-    if how == "split":
-        argv = ["split", "x.npy", "--num-outputs", "1"]
-    else:
-        split_model(tmp_path / "m.onnx", 1, rows, graph=how == "run-graph")
-        argv = ["run", "m.onnx", "x.npy"]
-    r = onnxop(tmp_path, *argv, "-o", f"y{suffix}")
-    assert r.returncode == 0, r.stderr
-    assert (tmp_path / f"y{suffix}").is_file(), sorted(p.name for p in tmp_path.iterdir())
-    got = loaded(tmp_path / f"y{suffix}")
-    assert got.shape == x.shape and got.tobytes() == x.tobytes()
-    assert f"wrote y{suffix}" in r.stdout, r.stdout
+HOW = ["run-one-node", "run-graph", "split"]
 
 
-@pytest.mark.parametrize("parts", [1, 2])
-@pytest.mark.parametrize("to", ["out/", "out.npz"])
-@pytest.mark.parametrize("how", ["run-one-node", "run-graph", "split"])
-def test_every_zero_size_output_is_written(tmp_path, how, to, parts):
-    np.save(tmp_path / "x.npy", np.zeros((0, 3), np.float32))
+def command(folder: Path, how: str, parts: int, rows: int) -> list[str]:
+    """The command of ``how`` for a split of ``x.npy`` (``rows`` x 3) into ``parts``, in ``folder``."""
+    folder.mkdir()
+    np.save(folder / "x.npy", np.arange(rows * 3, dtype=np.float32).reshape(rows, 3))
     if how == "split":
-        argv = ["split", "x.npy", "--num-outputs", str(parts)]
-    else:
-        split_model(tmp_path / "m.onnx", parts, 0, graph=how == "run-graph")
-        argv = ["run", "m.onnx", "x.npy"]
-    r = onnxop(tmp_path, *argv, "-o", to)
-    assert r.returncode == 0, r.stderr
-    if to == "out.npz":
-        with np.load(tmp_path / "out.npz") as z:
-            arrays = [z[k] for k in z.files]
-    else:
-        arrays = [np.load(p) for p in sorted((tmp_path / "out").iterdir())]
-    assert [a.shape for a in arrays] == [(0, 3)] * parts
-    assert r.stdout.count("wrote") == parts, r.stdout
+        return ["split", "x.npy", "--num-outputs", str(parts)]
+    split_model(folder / "m.onnx", parts, rows, graph=how == "run-graph")
+    return ["run", "m.onnx", "x.npy"]
+
+
+def test_one_part_to_a_file_writes_the_file(tmp_path):
+    """3 commands x .npy/.pb x zero and four rows: 12 cases, each in its own folder, in one process."""
+    cases = [(how, suffix, rows) for how in HOW for suffix in (".npy", ".pb") for rows in (0, 4)]
+    commands = []
+    for k, (how, suffix, rows) in enumerate(cases):
+        folder = tmp_path / str(k)
+        commands.append((folder, [*command(folder, how, 1, rows), "-o", f"y{suffix}"]))
+    for (how, suffix, rows), (folder, _), r in zip(cases, commands, run_commands(commands, env=ENV), strict=True):
+        assert r.returncode == 0, (how, suffix, rows, r.stderr)
+        assert (folder / f"y{suffix}").is_file(), sorted(p.name for p in folder.iterdir())
+        got = loaded(folder / f"y{suffix}")
+        x = np.load(folder / "x.npy")
+        assert got.shape == x.shape and got.tobytes() == x.tobytes()
+        assert f"wrote y{suffix}" in r.stdout, r.stdout
+
+
+def test_every_zero_size_output_is_written(tmp_path):
+    """3 commands x out/ and out.npz x 1 and 2 parts: 12 cases, in one process."""
+    cases = [(how, to, parts) for how in HOW for to in ("out/", "out.npz") for parts in (1, 2)]
+    commands = []
+    for k, (how, to, parts) in enumerate(cases):
+        folder = tmp_path / str(k)
+        commands.append((folder, [*command(folder, how, parts, 0), "-o", to]))
+    for (how, to, parts), (folder, _), r in zip(cases, commands, run_commands(commands, env=ENV), strict=True):
+        assert r.returncode == 0, (how, to, parts, r.stderr)
+        if to == "out.npz":
+            with np.load(folder / "out.npz") as z:
+                arrays = [z[k] for k in z.files]
+        else:
+            arrays = [np.load(p) for p in sorted((folder / "out").iterdir())]
+        assert [a.shape for a in arrays] == [(0, 3)] * parts, (how, to, parts)
+        assert r.stdout.count("wrote") == parts, r.stdout

@@ -33,6 +33,7 @@ import onnxruntime as ort
 import pytest
 from onnx import numpy_helper
 
+from commands import run_commands
 from onnxop_cli.io.valuefiles import file_stem
 
 ONNX_DATA = Path(onnx.__file__).parent / "backend" / "test" / "data"
@@ -58,15 +59,19 @@ def their_run(model_path: Path, feeds: dict, runtime: str) -> dict[str, np.ndarr
     return dict(zip(names, s.run(None, feeds)))
 
 
-def run_and_compare(model_path: Path, feeds: dict, runtime: str, folder: Path) -> str:
-    """onnxop's run with --verify, its outputs equal to the runtime's own run; returns stdout."""
+def verify_command(model_path: Path, feeds: dict, runtime: str, folder: Path) -> list:
+    """The inputs saved in ``folder``, and the ``onnxop run --verify`` command that reads them."""
     model = onnx.load(model_path)
     inits = {t.name for t in model.graph.initializer}
     args = []
     for i in (i for i in model.graph.input if i.name not in inits):
         np.save(folder / f"{file_stem(i.name)}.npy", feeds[i.name])
         args += ["--input", f"{i.name}={file_stem(i.name)}.npy"]
-    r = onnxop("run", model_path, *args, "--others", runtime, "--verify", "-o", "out/", cwd=folder)
+    return ["run", model_path, *args, "--others", runtime, "--verify", "-o", "out/"]
+
+
+def check_verified(r: subprocess.CompletedProcess, model_path: Path, feeds: dict, runtime: str, folder: Path) -> str:
+    """The run verified, its outputs equal to the runtime's own run; returns stdout."""
     assert r.returncode == 0, r.stderr
     assert "Verified" in r.stdout and "bit for bit" in r.stdout
     for name, want in their_run(model_path, feeds, runtime).items():
@@ -75,23 +80,42 @@ def run_and_compare(model_path: Path, feeds: dict, runtime: str, folder: Path) -
     return r.stdout
 
 
-@pytest.mark.parametrize("test, runtime, exact", [
+def run_and_compare(model_path: Path, feeds: dict, runtime: str, folder: Path) -> str:
+    """onnxop's run with --verify, its outputs equal to the runtime's own run; returns stdout."""
+    r = onnxop("run", *verify_command(model_path, feeds, runtime, folder)[1:], cwd=folder)
+    return check_verified(r, model_path, feeds, runtime, folder)
+
+
+PYTORCH = [
     ("test_PixelShuffle", "onnxruntime", True),  # all onnxop's: Reshape, Transpose
     ("test_AvgPool1d", "reference", True),  # Unsqueeze, Squeeze around AveragePool-1
     ("test_GLU_dim", "reference", False),
     ("test_Linear_no_bias", "onnxruntime", False),  # Transpose, MatMul
-])
-def test_onnx_pytorch_converted_models(test, runtime, exact, tmp_path):
-    folder = ONNX_DATA / "pytorch-converted" / test
-    model = onnx.load(folder / "model.onnx")
-    inits = {t.name for t in model.graph.initializer}
-    data = folder / "test_data_set_0"
-    names = [i.name for i in model.graph.input if i.name not in inits]
-    feeds = {n: numpy_helper.to_array(onnx.load_tensor(data / f"input_{k}.pb")) for k, n in enumerate(names)}
-    run_and_compare(folder / "model.onnx", feeds, runtime, tmp_path)
-    if exact:  # the shipped outputs too (the others hold PyTorch's last bits)
-        r = onnxop("run", folder / "model.onnx", data, "--others", runtime, "--check", data, cwd=tmp_path)
-        assert r.returncode == 0, r.stderr
+]
+
+
+def test_onnx_pytorch_converted_models(tmp_path):
+    """Each of PYTORCH (4 models), its commands all in one process (tests/commands.py)."""
+    commands, checks = [], []
+    for test, runtime, exact in PYTORCH:
+        folder = ONNX_DATA / "pytorch-converted" / test
+        model = onnx.load(folder / "model.onnx")
+        inits = {t.name for t in model.graph.initializer}
+        data = folder / "test_data_set_0"
+        names = [i.name for i in model.graph.input if i.name not in inits]
+        feeds = {n: numpy_helper.to_array(onnx.load_tensor(data / f"input_{k}.pb")) for k, n in enumerate(names)}
+        here = tmp_path / test
+        here.mkdir()
+        commands.append((here, verify_command(folder / "model.onnx", feeds, runtime, here)))
+        checks.append((folder / "model.onnx", feeds, runtime, here))
+        if exact:  # the shipped outputs too (the others hold PyTorch's last bits)
+            commands.append((here, ["run", folder / "model.onnx", data, "--others", runtime, "--check", data]))
+            checks.append(None)
+    for check, r in zip(checks, run_commands(commands), strict=True):
+        if check is None:
+            assert r.returncode == 0, r.stderr
+        else:
+            check_verified(r, *check)
 
 
 def test_onnx_light_squeezenet(tmp_path):

@@ -10,12 +10,14 @@ split) or a whole model (run):
 - a reader that leaves (``| head``) ends the run at once, exit 141 and no
   message, when printing (``--full``) as when streaming (``-o -``).
 
-Real processes, real pipes; results exact against numpy."""
+Real processes, real pipes; results exact against numpy. (What a command
+writes without a pipe: one process for a test's commands, tests/commands.py.)"""
 
 from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 import time
@@ -24,6 +26,8 @@ import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
+
+from commands import run_commands
 
 ENV = {**os.environ, "ONNXOP_BACKEND": "vulkan"}
 ONNXOP = f"{sys.executable} -m onnxop_cli"
@@ -68,58 +72,62 @@ def tree(tmp_path_factory):
     return folder
 
 
-@pytest.mark.parametrize("name", COMMANDS)
-def test_stdout_refuses_a_type_numpy_lacks(tree, name):
+def in_one_process(tree, *commands: str) -> list[subprocess.CompletedProcess]:
+    """Command lines (no pipe, no redirection) in one onnxop process (tests/commands.py): what they write is
+    under test, not the process."""
+    return run_commands([(tree, shlex.split(c)) for c in commands], text=False, env=ENV)
+
+
+def test_stdout_refuses_a_type_numpy_lacks(tree):
     """A .npy stream cannot describe bfloat16: refused before anything is
-    written, never a typeless '|V2' array."""
-    done = sh(f"{command(name, 'h.pb')} -o - > out.bin", tree)
-    assert done.returncode == 2, done.stderr.decode()
-    assert done.stderr.decode() == ("onnxop: error: -: the .npy format cannot describe bfloat16 "
-                                    "(numpy has no such dtype); add --format pb\n")
-    assert (tree / "out.bin").read_bytes() == b""
+    written, never a typeless '|V2' array. Each of the 7 COMMANDS."""
+    lines = [COMMANDS[n][0].format(x="h.pb") + " -o -" for n in COMMANDS]
+    for name, done in zip(COMMANDS, in_one_process(tree, *lines)):
+        assert done.returncode == 2, (name, done.stderr.decode())
+        assert done.stderr.decode() == ("onnxop: error: -: the .npy format cannot describe bfloat16 "
+                                        "(numpy has no such dtype); add --format pb\n")
+        assert done.stdout == b"", name
 
 
-@pytest.mark.parametrize("name", COMMANDS)
-def test_stdout_is_the_tensors_alone(tree, name):
+def test_stdout_is_the_tensors_alone(tree):
     """-o - and --json would both write to stdout: refused, the stream
-    never corrupted by a document after its bytes."""
-    done = sh(f"{ONNXOP} --json {COMMANDS[name][0].format(x='a.npy')} -o -", tree)
-    assert done.returncode == 2
-    assert json.loads(done.stdout)["message"] == ("-o - and --json both write to stdout; write the tensor to a "
-                                                  "file, or drop --json")
+    never corrupted by a document after its bytes. Each of the 7 COMMANDS."""
+    for name, done in zip(COMMANDS, in_one_process(tree, *(f"--json {COMMANDS[n][0].format(x='a.npy')} -o -"
+                                                            for n in COMMANDS))):
+        assert done.returncode == 2, name
+        assert json.loads(done.stdout)["message"] == ("-o - and --json both write to stdout; write the tensor to a "
+                                                      "file, or drop --json")
 
 
-@pytest.mark.parametrize("name", COMMANDS)
-def test_format_pb_streams_every_type(tree, name):
-    done = sh(f"{command(name, 'h.pb')} -o - --format pb", tree)
-    assert done.returncode == 0, done.stderr.decode()
-    proto = onnx.TensorProto()
-    proto.ParseFromString(done.stdout)
-    assert proto.data_type == TensorProto.BFLOAT16
+def test_format_pb_streams_every_type(tree):
+    """bfloat16 through each of the 7 COMMANDS as a .pb stream."""
     h = onnx.TensorProto()
     h.ParseFromString((tree / "h.pb").read_bytes())
-    want = np.ascontiguousarray(COMMANDS[name][1](numpy_helper.to_array(h)))
-    got = numpy_helper.to_array(proto)
-    assert got.shape == want.shape and got.tobytes() == want.tobytes()
+    for name, done in zip(COMMANDS, in_one_process(tree, *(COMMANDS[n][0].format(x="h.pb") + " -o - --format pb"
+                                                            for n in COMMANDS))):
+        assert done.returncode == 0, (name, done.stderr.decode())
+        proto = onnx.TensorProto()
+        proto.ParseFromString(done.stdout)
+        assert proto.data_type == TensorProto.BFLOAT16
+        want = np.ascontiguousarray(COMMANDS[name][1](numpy_helper.to_array(h)))
+        got = numpy_helper.to_array(proto)
+        assert got.shape == want.shape and got.tobytes() == want.tobytes(), name
 
 
-@pytest.mark.parametrize("name", COMMANDS)
-@pytest.mark.parametrize("fmt", ["pb"])
-def test_format_names_the_files_written_into_a_folder(tree, tmp_path, name, fmt):
-    out = tmp_path / "out"
-    out.mkdir()
-    done = sh(f"{command(name, str(tree / 'a.npy'))} -o {out}/ --format {fmt}", tree)
-    assert done.returncode == 0, done.stderr.decode()
-    written = sorted(os.listdir(out))
-    assert len(written) == 1 and written[0].endswith("." + fmt), written
-    path = out / written[0]
-    if fmt == "pb":
-        got = numpy_helper.to_array(onnx.load_tensor(str(path)))
-    else:
-        with np.load(path) as z:
-            got = z[z.files[0]]
-    want = np.ascontiguousarray(COMMANDS[name][1](np.load(tree / "a.npy")))
-    assert got.dtype == want.dtype and got.tobytes() == want.tobytes()
+def test_format_names_the_files_written_into_a_folder(tree, tmp_path):
+    """--format pb into -o FOLDER/, each of the 7 COMMANDS into its own folder."""
+    fmt = "pb"
+    for name in COMMANDS:
+        (tmp_path / name).mkdir()
+    lines = [f"{COMMANDS[n][0].format(x=str(tree / 'a.npy'))} -o {tmp_path / n}/ --format {fmt}" for n in COMMANDS]
+    for name, done in zip(COMMANDS, in_one_process(tree, *lines)):
+        assert done.returncode == 0, done.stderr.decode()
+        out = tmp_path / name
+        written = sorted(os.listdir(out))
+        assert len(written) == 1 and written[0].endswith("." + fmt), written
+        got = numpy_helper.to_array(onnx.load_tensor(str(out / written[0])))
+        want = np.ascontiguousarray(COMMANDS[name][1](np.load(tree / "a.npy")))
+        assert got.dtype == want.dtype and got.tobytes() == want.tobytes(), name
 
 
 @pytest.mark.parametrize("name", ONE_INPUT)

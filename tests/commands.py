@@ -1,0 +1,84 @@
+"""Several onnxop commands in one real process.
+
+A test of what commands print, exit with and write -- not of the process
+itself -- runs them through ``run_commands``: one ``python`` process, started
+once, runs each command line through onnxop's entry (``onnxop_cli.cli.main.run``,
+what ``onnxop`` runs once its handlers are in place) in the given folder, on
+real files, and reports each one's exit code, stdout and stderr. A process
+start (Python, numpy, onnx, the device) is about a CPU second on two cores:
+one for all the commands instead of one for each.
+
+A command given bytes for stdin reads them from a real pipe. What a process
+is needed for -- signals, a reader or a writer at the other end of a pipe,
+the exit status at interpreter exit, a closed descriptor, a memory cap --
+keeps one ``onnxop`` process per command (subprocess.run).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+# Each command: chdir to its folder, stdout and stderr captured as a pipe would
+# (no terminal; bytes written to .buffer kept), stdin a real pipe that a thread
+# fills with the command's bytes (else at its end), one JSON line per result.
+_DRIVER = r"""
+import base64, io, json, os, sys, threading
+from onnxop_cli.cli.main import run
+
+def feed(fd, data):
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+    except BrokenPipeError:  # the command stopped reading
+        pass
+
+real_in, real_out = sys.stdin, sys.stdout
+jobs = json.loads(real_in.read())
+for cwd, argv, stdin in jobs:
+    os.chdir(cwd)
+    feeder = None
+    if stdin is not None:
+        r, w = os.pipe()
+        feeder = threading.Thread(target=feed, args=(w, base64.b64decode(stdin)))
+        feeder.start()
+        sys.stdin = open(r, encoding="utf-8", errors="surrogateescape")
+    out, err = (io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="surrogateescape", newline="") for _ in "12")
+    sys.stdout, sys.stderr = out, err
+    try:
+        code = run(argv)
+    finally:
+        sys.stdout, sys.stderr = real_out, sys.__stderr__
+        if feeder is not None:
+            sys.stdin.close()
+            feeder.join()
+            sys.stdin = real_in
+    out.flush(); err.flush()
+    texts = [s.buffer.getvalue().decode("utf-8", "surrogateescape") for s in (out, err)]
+    real_out.write(json.dumps([code, *texts]) + "\n")
+    real_out.flush()
+"""
+
+
+def run_commands(commands: list[tuple], text: bool = True, env: dict | None = None,
+                 timeout: float = 300) -> list[subprocess.CompletedProcess]:
+    """Run ``(folder, argv)`` or ``(folder, argv, stdin bytes)`` commands
+    (argv without ``onnxop``) in order in one process: a CompletedProcess
+    (code, stdout and stderr: str, or the bytes written when ``text`` is
+    false) each. ``env``: the process's environment (this one's by default)."""
+    job = json.dumps([[str(c[0]), [str(a) for a in c[1]],
+                       base64.b64encode(c[2]).decode() if len(c) > 2 and c[2] is not None else None]
+                      for c in commands])
+    done = subprocess.run([sys.executable, "-c", _DRIVER], input=job, capture_output=True, text=True, env=env,
+                          errors="surrogateescape", timeout=timeout)
+    lines = done.stdout.splitlines()
+    assert done.returncode == 0 and len(lines) == len(commands), done.stdout + done.stderr
+    results = []
+    for (_, argv, *_), (code, out, err) in zip(commands, map(json.loads, lines)):
+        if not text:
+            out, err = (s.encode("utf-8", "surrogateescape") for s in (out, err))
+        results.append(subprocess.CompletedProcess(["onnxop", *argv], code, out, err))
+    return results
