@@ -195,7 +195,7 @@ def test_installed_wheel_pipes_shows_json_and_api(venv, tmp_path, backend):
     assert done.stdout == "(1, 2, 3, 4, 5, 1)\n", done.stderr
 
 
-def test_installed_wheel_polish_of_issue_15(venv, tmp_path, backend):
+def test_installed_wheel_versions_tables_streams_and_stdin(venv, tmp_path, backend):
     """From the wheel, in another folder: --version, tables under a
     terminal, conformance --json types, show --full | head streaming, --hist,
     .onnx initializers with -m, and an .npz piped into stdin."""
