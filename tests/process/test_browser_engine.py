@@ -110,6 +110,17 @@ def test_every_official_conformance_case_passes_on_the_browser(tmp_path):
     assert (failed, skipped) == (0, 2 + scoped) and passed >= 298, lines[-1]
 
 
+def test_the_edge_case_corpus_passes_on_the_browser(tmp_path):
+    """`onnxop cases write`'s corpus (indices past every edge, 9 to 100 bindings, Pad's modes, ranks 5-8,
+    zero sizes, NaN payloads, odd lengths, int64 past 32 bits): every case, error cases refused."""
+    assert onnxop(tmp_path, "cases", "write", "edge").returncode == 0
+    done = onnxop(tmp_path, "conformance", "edge")
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr
+    last = done.stdout.strip().splitlines()[-1]
+    passed = int(last.split()[0])
+    assert last == f"{passed} passed, 0 failed, 0 skipped" and passed >= 201, last
+
+
 @pytest.mark.parametrize("chromium", ["no-such-chromium", "/bin/false"], ids=["missing", "not-starting"])
 def test_no_chromium_is_one_line_and_exit_1(chromium, tmp_path):
     """A Chromium that is not there, or one that does not start: one line naming it, exit 1."""
