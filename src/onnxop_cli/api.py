@@ -227,7 +227,28 @@ def _param(spec: OpSpec, param: Param, value: object) -> object:
         if str(int(value)) not in param.choices:  # type: ignore[call-overload]
             raise ParameterValueError(rule)
         return int(value)  # type: ignore[call-overload]
+    if param.type_name and not _is_index(value):  # a type: its name, or a numpy dtype
+        import numpy as np
+
+        from .core.tensor import _BY_NAME
+
+        name = value if isinstance(value, str) else getattr(np.dtype(value) if _is_dtype(value) else None, "name", "")
+        dtype = _BY_NAME.get(str(name).lower())
+        if dtype is None or dtype.name == "object":
+            raise ParameterValueError(f"{spec.op_type}: {param.name} must be a type name, a numpy dtype or a "
+                                      f"TensorProto number, got {value!r}")
+        return dtype.onnx_type
     return _int(value, spec.op_type, f"{param.name} must be an integer")
+
+
+def _is_dtype(value: object) -> bool:
+    import numpy as np
+
+    try:
+        np.dtype(value)  # type: ignore[call-overload]
+    except TypeError:
+        return False
+    return not isinstance(value, (int, float))
 
 
 def _tensor_op_function(spec: OpSpec) -> Callable[..., Any]:
@@ -253,6 +274,9 @@ def _tensor_op_function(spec: OpSpec) -> Callable[..., Any]:
             if name is None:
                 raise UsageError(f"{label} (opset {opset}) has no {key} (it takes {', '.join(names) or 'nothing'})")
             if name in op.attribute_names:
+                param = next((p for p in spec.params if p.name == name and p.type_name), None)
+                if param is not None:  # a type: its name, a numpy dtype or its number
+                    value = _param(spec, param, value)
                 attributes[name] = [int(v) for v in value] if isinstance(value, (list, tuple)) else value
             else:
                 extra[name] = value

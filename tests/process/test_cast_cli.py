@@ -106,3 +106,41 @@ def test_a_text_that_is_no_number_is_one_error_line_and_no_output(tmp_path):
         assert r.returncode == 2 and r.stderr == (f"onnxop: error: x.npy: Cast: to {to} is {name}: onnxop has no "
                                                   f"{name} tensors; a cast to it is not in its scope\n"), r.stderr
         assert not (tmp_path / "f6.pb").exists()
+
+
+def test_a_type_is_taken_by_its_name_as_by_its_number(tmp_path):
+    """--to bfloat16, BFLOAT16 and 16 are one type (ONNX's, numpy's and ml_dtypes' names: float, float32,
+    float8_e4m3fn, float8e4m3fn); EyeLike's --dtype too; a name no type has is one line."""
+    x = np.array([1.5, -0.0, np.nan, 65504.0, 1e-8, 3.14159], np.float32)
+    np.save(tmp_path / "x.npy", x)
+    for k, to in enumerate(["bfloat16", "BFLOAT16", "16"]):
+        r = _onnxop("-q", "cast", "x.npy", "--to", to, "-o", f"b{k}.pb", cwd=tmp_path)
+        assert r.returncode == 0, r.stderr
+    got = [_bits(_read_pb(tmp_path / f"b{k}.pb")) for k in range(3)]
+    assert got[0] == got[1] == got[2] == _bits(x.astype(ml_dtypes.bfloat16))
+    for k, to in enumerate(["float8_e4m3fn", "float8e4m3fn", "17"]):
+        assert _onnxop("-q", "cast", "x.npy", "--to", to, "-o", f"f{k}.pb", cwd=tmp_path).returncode == 0
+    assert len({_bits(_read_pb(tmp_path / f"f{k}.pb")) for k in range(3)}) == 1
+    np.save(tmp_path / "m.npy", np.zeros((2, 3), np.float32))
+    r = _onnxop("-q", "eye-like", "m.npy", "--dtype", "int64", "-o", "e.npy", cwd=tmp_path)
+    assert r.returncode == 0 and np.load(tmp_path / "e.npy").dtype == np.int64, r.stderr
+    r = _onnxop("cast", "x.npy", "--to", "bfloat17", "-o", "z.pb", cwd=tmp_path)
+    assert r.returncode == 2 and r.stderr == ("onnxop: error: Cast: --to must be a type name or a TensorProto number, "
+                                              "got 'bfloat17' (example: --to bfloat16, or --to 16)\n")
+    assert not (tmp_path / "z.pb").exists()
+
+
+def test_the_api_takes_a_type_by_name_dtype_or_number():
+    import onnxop_cli as o
+    from onnxop_cli.api import ParameterValueError
+
+    x = np.array([1.5, -0.0, 3.14159], np.float32)
+    by = [o.cast(x, to=t) for t in ("bfloat16", 16, ml_dtypes.bfloat16, np.dtype(ml_dtypes.bfloat16))]
+    assert all(b.dtype == ml_dtypes.bfloat16 and _bits(b) == _bits(by[0]) for b in by)
+    assert o.cast(x, to=np.float16).dtype == np.float16
+    try:
+        o.cast(x, to="nope")
+    except ParameterValueError as e:
+        assert "to must be a type name, a numpy dtype or a TensorProto number, got 'nope'" in str(e)
+    else:
+        raise AssertionError("a type no one has was taken")

@@ -102,7 +102,8 @@ def attribute_value(spec: OpSpec, param: Param, text: str) -> object:
         except ValueError:
             raise UsageError(f"{spec.op_type}: {param.option} must be a number, got {text!r}") from None
     kind = "ints" if param.kind == "tensor" else param.kind
-    return parse(spec, Param(param.name, kind, param.help, param.example, empty_ok=True, choices=param.choices), text)
+    return parse(spec, Param(param.name, kind, param.help, param.example, empty_ok=True, choices=param.choices,
+                             type_name=param.type_name), text)
 
 
 def secondary(op, texts: dict[str, str], first) -> dict[str, Any]:

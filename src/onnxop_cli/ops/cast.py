@@ -234,7 +234,8 @@ WHAT = ("rounded to nearest, ties to even (float8e8m0: --round-mode); to an inte
 CAST = OpSpec(
     "Cast",
     versions({**CAST_TYPES, 6: ()}, Cast_1, Cast_19, Cast_24),
-    (Param("to", "int", "The target type as a TensorProto number (7: int64, 1: float32, 16: bfloat16).", "7"),
+    (Param("to", "int", "The target type: its name (int64, float32, bfloat16, float8e4m3fn) or its TensorProto "
+           "number (7: int64, 1: float32, 16: bfloat16).", "7", type_name=True),
      *MODES),
     summary="Convert a tensor to another type (ONNX Cast).",
     description="For each input file, its values as the type --to, " + WHAT,

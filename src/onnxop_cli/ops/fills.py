@@ -133,7 +133,8 @@ EYE_LIKE = OpSpec(
     "EyeLike",
     versions(EYE_LIKE_TYPES, EyeLike_9),
     (
-        Param("dtype", "int", "The output's type as a TensorProto number (default: the input's).", "1"),
+        Param("dtype", "int", "The output's type: its name (float32, int64) or TensorProto number (default: the "
+              "input's).", "1", type_name=True),
         Param("k", "int", "The diagonal of ones: positive above the main one (default 0).", "1"),
     ),
     summary="An identity-like matrix of an input's shape (ONNX EyeLike).",

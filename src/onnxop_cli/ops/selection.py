@@ -115,7 +115,8 @@ BIT_CAST_TYPES = {
 BITCAST = OpSpec(
     "BitCast",
     versions(BIT_CAST_TYPES, BitCast_26),
-    (Param("to", "int", "The type to read the bits as, a TensorProto number of the same width.", "6"),),
+    (Param("to", "int", "The type to read the bits as, of the same width: its name (int32, float16) or TensorProto "
+           "number.", "6", type_name=True),),
     summary="Read bits as another type of one width (ONNX BitCast).",
     description="Reinterpret each input's bits as --to (same width, same shape), through the GPU flat copy "
     "kernel (or the pieces kernel for Fortran-order and big-endian inputs).",

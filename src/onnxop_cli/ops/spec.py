@@ -32,6 +32,7 @@ class Param:
     choices: tuple[str, ...] = ()  # the values a str (or an int: Reshape's allowzero 0, 1) may take
     default: object = None  # the API function's default (None: left out, the operator's own default)
     keyword_only: bool = False  # in the API function, after the ``*``
+    type_name: bool = False  # an int that is a TensorProto type: its name (bfloat16, float32, int64) is taken too
 
     @property
     def option(self) -> str:
