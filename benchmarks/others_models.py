@@ -5,6 +5,8 @@ median of ``--rounds`` rounds.
 
     python benchmarks/others_models.py MODEL INPUT.npy [MODEL INPUT.npy ...] --rounds 3
 
+INPUT.npy feeds the model's first input; NAME=A.npy,NAME2=B.npy feeds inputs by name.
+
 Prints one line per model and tool: median wall seconds, median peak RSS (MiB).
 """
 
@@ -22,9 +24,17 @@ ALONE = """
 import sys, numpy as np, onnx, onnxruntime as ort
 o = ort.SessionOptions(); o.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
 s = ort.InferenceSession(sys.argv[1], o, providers=["CPUExecutionProvider"])
-out = s.run(None, {s.get_inputs()[0].name: np.load(sys.argv[2])})
+given = [p.split("=", 1) for p in sys.argv[2].split(",")] if "=" in sys.argv[2] else [(s.get_inputs()[0].name, sys.argv[2])]
+out = s.run(None, {n: np.load(f) for n, f in given})
 np.save(sys.argv[3], out[0])
 """
+
+
+def inputs(x: str) -> list[str]:
+    """run's arguments for INPUT.npy (the first input) or NAME=A.npy,NAME2=B.npy."""
+    if "=" not in x:
+        return [x]
+    return [a for pair in x.split(",") for a in ("--input", pair)]
 
 
 def measure(cmd: list[str]) -> tuple[float, float]:
@@ -46,7 +56,7 @@ def main() -> None:
     pairs = list(zip(args.pairs[::2], args.pairs[1::2]))
     with tempfile.TemporaryDirectory() as tmp:
         tools = {
-            "onnxop --others onnxruntime": lambda m, x: [sys.executable, "-m", "onnxop_cli", "run", m, x,
+            "onnxop --others onnxruntime": lambda m, x: [sys.executable, "-m", "onnxop_cli", "run", m, *inputs(x),
                                                            "--others", "onnxruntime", "-o", f"{tmp}/a.npz"],
             "onnxruntime alone": lambda m, x: [sys.executable, "-c", ALONE, m, x, f"{tmp}/b.npy"],
         }
