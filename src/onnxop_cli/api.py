@@ -230,14 +230,14 @@ def _param(spec: OpSpec, param: Param, value: object) -> object:
     if param.type_name and not _is_index(value):  # a type: its name, or a numpy dtype
         import numpy as np
 
-        from .core.tensor import _BY_NAME
+        from .core.tensor import type_number
 
         name = value if isinstance(value, str) else getattr(np.dtype(value) if _is_dtype(value) else None, "name", "")
-        dtype = _BY_NAME.get(str(name).lower())
-        if dtype is None or dtype.name == "object":
+        found = type_number(str(name))
+        if found is None:
             raise ParameterValueError(f"{spec.op_type}: {param.name} must be a type name, a numpy dtype or a "
                                       f"TensorProto number, got {value!r}")
-        return dtype.onnx_type
+        return found
     return _int(value, spec.op_type, f"{param.name} must be an integer")
 
 

@@ -35,7 +35,7 @@ def parse(spec: OpSpec, param: Param, text: Optional[str]) -> object:
             return int(text.strip())
         except ValueError:
             if param.type_name:
-                return type_number(spec, param, text)
+                return _type_option(spec, param, text)
             raise UsageError(f"{spec.op_type}: {param.option} must be an integer, got {text!r} {hint}") from None
     text = joined(text)
     parts = [p.strip() for p in text.split(",")]
@@ -51,16 +51,16 @@ def parse(spec: OpSpec, param: Param, text: Optional[str]) -> object:
         ) from None
 
 
-def type_number(spec: OpSpec, param: Param, text: str) -> int:
+def _type_option(spec: OpSpec, param: Param, text: str) -> int:
     """A type's TensorProto number from its name: ONNX's (float, bfloat16,
     float8e4m3fn) or numpy's and ml_dtypes' (float32, float8_e4m3fn)."""
-    from ..core.tensor import _BY_NAME
+    from ..core.tensor import type_number
 
-    dtype = _BY_NAME.get(text.strip().lower())
-    if dtype is None or dtype.name == "object":
+    found = type_number(text)
+    if found is None:
         raise UsageError(f"{spec.op_type}: {param.option} must be a type name or a TensorProto number, got "
                          f"{text!r} (example: {param.option} bfloat16, or {param.option} 16)")
-    return dtype.onnx_type
+    return found
 
 
 def _choices(choices: tuple[str, ...]):

@@ -98,23 +98,19 @@ def run(part: Partition, feeds: dict[str, Tensor], folder: Path, *, backend: str
 
     ran = Ran() if ran is None else ran
     for k, region in enumerate(part.regions):
-        given = {n: value(n) for n in region.inputs if n not in part.initializers}
         if region.runtime == HOST:
-            ran.add(region)
-            host.update(_branch(part, region, value, folder, backend, inspect, ran))
-            if inspect is not None:
-                inspect(region, value)
-            for n in [n for n in host if last.get(n, -1) <= k and n not in part.outputs]:
-                del host[n]
-            continue
-        sub = submodel(part, region, given, folder)
-        if region.runtime == ONNXOP:
-            made = _onnxop(sub, given, folder, backend, ran)
+            ran.add(region)  # before its branch's regions
+            made = _branch(part, region, value, folder, backend, inspect, ran)
         else:
-            made = _other(region.runtime).run(sub, given, region.outputs, region.label, region.needed)
-            region.outputs = [n for n in region.outputs if n in made]  # (a sequence only --verify asked for)
+            given = {n: value(n) for n in region.inputs if n not in part.initializers}
+            sub = submodel(part, region, given, folder)
+            if region.runtime == ONNXOP:
+                made = _onnxop(sub, given, folder, backend, ran)
+            else:
+                made = _other(region.runtime).run(sub, given, region.outputs, region.label, region.needed)
+                region.outputs = [n for n in region.outputs if n in made]  # (a sequence only --verify asked for)
+            ran.add(region)
         host.update(made)
-        ran.add(region)
         if inspect is not None:
             inspect(region, value)
         for n in [n for n in host if last.get(n, -1) <= k and n not in part.outputs]:
@@ -144,9 +140,9 @@ def _branch(part: Partition, region: Region, value: Callable[[str], Tensor], fol
     outs = [x for x in node.output]
     if branch is None or len(branch.output) != len(outs):
         raise InputError(f"{where}: its {name} is missing or does not make its {len(outs)} output(s)")
-    from ..ops.nodekinds import _free_names
+    from ..ops.nodekinds import free_names
 
-    outer = sorted(_free_names(branch))
+    outer = sorted(free_names(branch))
     feeds = {n: look(n) for n in outer if n not in part.initializers}
     g = helper.make_graph(list(branch.node), name, [typed_input(n, feeds[n]) for n in outer if n in feeds],
                           [helper.make_empty_tensor_value_info(v.name) for v in branch.output],

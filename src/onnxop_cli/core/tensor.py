@@ -148,6 +148,14 @@ def dtype_by_name(name: str) -> DType:
         raise InputError(f"unknown dtype {name!r}; known: {known}") from None
 
 
+def type_number(name: str) -> int | None:
+    """The TensorProto number of a type by its name, any case: ONNX's (float,
+    bfloat16) or numpy's and ml_dtypes' (float32, float8_e4m3fn); None for a
+    name no ONNX type has."""
+    dtype = _BY_NAME.get(name.strip().lower())
+    return None if dtype is None or dtype.name == "object" else dtype.onnx_type
+
+
 def dtype_by_onnx(onnx_type: int) -> DType:
     """Look a dtype up by its TensorProto number."""
     try:

@@ -101,7 +101,7 @@ def subgraphs(proto) -> list[Any]:
     return found
 
 
-def _free_names(graph) -> set[str]:
+def free_names(graph) -> set[str]:
     """The outer values a subgraph reads (its bodies' implicit inputs)."""
     defined = {v.name for v in graph.input} | {t.name for t in graph.initializer}
     defined |= {t.values.name for t in graph.sparse_initializer}
@@ -109,7 +109,7 @@ def _free_names(graph) -> set[str]:
     for n in graph.node:
         free |= {x for x in n.input if x and x not in defined}
         for g in subgraphs(n):
-            free |= _free_names(g) - defined
+            free |= free_names(g) - defined
         defined |= set(n.output)
     return free | {v.name for v in graph.output if v.name not in defined}  # an outer value passed through
 
@@ -118,7 +118,7 @@ def reads(proto) -> list[str]:
     """Every value a node reads: its inputs and what its subgraphs read from outside."""
     names = [x for x in proto.input if x]
     for g in subgraphs(proto):
-        names += sorted(_free_names(g) - set(names))
+        names += sorted(free_names(g) - set(names))
     return names
 
 
