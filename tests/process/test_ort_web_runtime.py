@@ -83,131 +83,46 @@ def table(by_outcome: dict[str, str]) -> dict[str, str]:
 # The JavaScript kernels (ort-web-jsep): float16 without shader-f16, Split into
 # 9 or more outputs and Pad wrap come back as zeros; zero-size tensors are
 # refused; ScatterElements, Reshape and Unsqueeze run on the CPU provider too.
-NATIVE = table({
-    "no_error": """
+# What both builds give: data for every index past an edge (ScatterElements' aside), the
+# same CPU fallbacks, the same types without a tensor.
+BOTH_NO_ERROR = """
         gather_axis1_index_d gather_axis1_index_minus_d_minus_1 gather_elements_axis1_index_d
-        gather_elements_axis1_index_minus_d_minus_1 scatter_elements_axis1_index_d scatter_elements_axis1_index_minus_d_minus_1
-        gather_elements_int32_index_d gather_elements_int32_index_int32_max
-        gather_elements_int32_index_int32_min gather_elements_int32_index_minus_d_minus_1
-        gather_elements_int64_index_2pow31 gather_elements_int64_index_2pow32
-        gather_elements_int64_index_2pow32_plus_1 gather_elements_int64_index_d
-        gather_elements_int64_index_int64_max gather_elements_int64_index_int64_min
-        gather_elements_int64_index_minus_d_minus_1 gather_int32_index_d gather_int32_index_int32_max
-        gather_int32_index_int32_min gather_int32_index_minus_d_minus_1 gather_int64_index_2pow31
-        gather_int64_index_2pow32 gather_int64_index_2pow32_plus_1 gather_int64_index_d
-        gather_int64_index_int64_max gather_int64_index_int64_min gather_int64_index_minus_d_minus_1
-        gather_nd_int64_index_2pow31 gather_nd_int64_index_2pow32 gather_nd_int64_index_2pow32_plus_1
-        gather_nd_int64_index_d gather_nd_int64_index_int64_max gather_nd_int64_index_int64_min
-        gather_nd_int64_index_minus_d_minus_1 scatter_elements_int32_index_d
-        scatter_elements_int32_index_int32_max scatter_elements_int32_index_int32_min
-        scatter_elements_int32_index_minus_d_minus_1 scatter_elements_int64_index_2pow31
-        scatter_elements_int64_index_2pow32 scatter_elements_int64_index_2pow32_plus_1
-        scatter_elements_int64_index_d scatter_elements_int64_index_int64_max
-        scatter_elements_int64_index_int64_min scatter_elements_int64_index_minus_d_minus_1
-        scatter_nd_int64_index_2pow31 scatter_nd_int64_index_2pow32 scatter_nd_int64_index_2pow32_plus_1
-        scatter_nd_int64_index_d scatter_nd_int64_index_int64_max scatter_nd_int64_index_int64_min
+        gather_elements_axis1_index_minus_d_minus_1 gather_elements_int32_index_d
+        gather_elements_int32_index_int32_max gather_elements_int32_index_int32_min
+        gather_elements_int32_index_minus_d_minus_1 gather_elements_int64_index_2pow31
+        gather_elements_int64_index_2pow32 gather_elements_int64_index_2pow32_plus_1
+        gather_elements_int64_index_d gather_elements_int64_index_int64_max
+        gather_elements_int64_index_int64_min gather_elements_int64_index_minus_d_minus_1 gather_int32_index_d
+        gather_int32_index_int32_max gather_int32_index_int32_min gather_int32_index_minus_d_minus_1
+        gather_int64_index_2pow31 gather_int64_index_2pow32 gather_int64_index_2pow32_plus_1
+        gather_int64_index_d gather_int64_index_int64_max gather_int64_index_int64_min
+        gather_int64_index_minus_d_minus_1 gather_nd_int64_index_2pow31 gather_nd_int64_index_2pow32
+        gather_nd_int64_index_2pow32_plus_1 gather_nd_int64_index_d gather_nd_int64_index_int64_max
+        gather_nd_int64_index_int64_min gather_nd_int64_index_minus_d_minus_1 scatter_nd_int64_index_2pow31
+        scatter_nd_int64_index_2pow32 scatter_nd_int64_index_2pow32_plus_1 scatter_nd_int64_index_d
+        scatter_nd_int64_index_int64_max scatter_nd_int64_index_int64_min
         scatter_nd_int64_index_minus_d_minus_1
-    """,
-    "error": """
-        concat_float16_bits gather_float16_bits pad_float16_edge_bits pad_float16_value_nan_payload
-        pad_float16_value_negative_zero split_100_outputs split_17_outputs split_33_outputs
-        transpose_float16_bits where_float16_bits
-    """,
-    "not_on_webgpu": """
-        concat_int64_above_2pow32 gather_int64_above_2pow32 transpose_int64_above_2pow32
-        concat_bool_3_and_4 concat_float64_bits concat_int8_3_and_4 concat_uint8_3_and_4 gather_float64_bits
-        gather_int8_7_of_13 one_hot_int64_index_2pow31 one_hot_int64_index_2pow32
-        one_hot_int64_index_2pow32_plus_1 one_hot_int64_index_d one_hot_int64_index_d_minus_1
-        one_hot_int64_index_int64_max one_hot_int64_index_int64_min one_hot_int64_index_minus_d
-        one_hot_int64_index_minus_d_minus_1 slice_bool_odd_step slice_int8_odd_step slice_uint8_odd_step
-        test_constant_pad test_constant_pad_axes test_constant_pad_negative_axes test_edge_pad
-        test_flatten_axis0 test_flatten_axis1 test_flatten_axis2 test_flatten_axis3 test_flatten_default_axis
-        test_flatten_negative_axis1 test_flatten_negative_axis2 test_flatten_negative_axis3
-        test_flatten_negative_axis4 test_reflect_pad test_squeeze test_squeeze_negative_axes
-        test_transpose_all_permutations_0 test_transpose_all_permutations_1 test_transpose_all_permutations_2
-        test_transpose_all_permutations_3 test_transpose_all_permutations_4 test_transpose_all_permutations_5
-        test_transpose_default test_wrap_pad transpose_bool_3x5 transpose_float64_bits transpose_int4_3x5
-        transpose_int8_3x5 transpose_rank5_mixed transpose_rank6_mixed transpose_rank7_mixed
-        transpose_rank8_mixed transpose_uint4_3x5 transpose_uint8_3x5
-    """,
-    "skipped": """
-        concat_bfloat16_bits gather_bfloat16_bits one_hot_int32_index_d one_hot_int32_index_d_minus_1
-        one_hot_int32_index_int32_max one_hot_int32_index_int32_min one_hot_int32_index_minus_d
-        one_hot_int32_index_minus_d_minus_1 pad_bfloat16_edge_bits pad_bfloat16_value_nan_payload
-        pad_bfloat16_value_negative_zero pad_float4_e2m1fn_edge_bits pad_float64_edge_bits
-        pad_float64_value_nan_payload pad_float64_value_negative_zero pad_float8_e4m3fn_edge_bits
-        pad_float8_e4m3fnuz_edge_bits pad_float8_e5m2_edge_bits pad_float8_e5m2fnuz_edge_bits
-        pad_float8_e8m0fnu_edge_bits test_depthtospace_crd_mode_example test_depthtospace_example
-        test_spacetodepth test_spacetodepth_crd_mode_example test_spacetodepth_dcr_mode_example
-        test_spacetodepth_example transpose_bfloat16_bits transpose_float4_e2m1fn_bits
-        transpose_float8_e4m3fn_bits transpose_float8_e4m3fnuz_bits transpose_float8_e5m2_bits
-        transpose_float8_e5m2fnuz_bits transpose_float8_e8m0fnu_bits transpose_int2_3x5 transpose_uint2_3x5
-        where_bfloat16_bits where_float64_bits
-    """,
-})
-JSEP = table({
-    "wrong": """
-        concat_float16_bits gather_float16_bits pad_float16_edge_bits pad_float16_value_nan_payload
-        pad_float16_value_negative_zero pad_wrap_2d_plus_1 pad_wrap_d pad_wrap_d_minus_1 pad_wrap_d_plus_1
-        split_100_outputs split_17_outputs split_33_outputs split_9_outputs transpose_float16_bits
-        where_float16_bits
-    """,
-    "no_error": """
-        gather_axis1_index_d gather_axis1_index_minus_d_minus_1 gather_elements_axis1_index_d
-        gather_elements_axis1_index_minus_d_minus_1 gather_elements_int32_index_d gather_elements_int32_index_int32_max
-        gather_elements_int32_index_int32_min gather_elements_int32_index_minus_d_minus_1
-        gather_elements_int64_index_2pow31 gather_elements_int64_index_2pow32
-        gather_elements_int64_index_2pow32_plus_1 gather_elements_int64_index_d
-        gather_elements_int64_index_int64_max gather_elements_int64_index_int64_min
-        gather_elements_int64_index_minus_d_minus_1 gather_int32_index_d gather_int32_index_int32_max
-        gather_int32_index_int32_min gather_int32_index_minus_d_minus_1 gather_int64_index_2pow31
-        gather_int64_index_2pow32 gather_int64_index_2pow32_plus_1 gather_int64_index_d
-        gather_int64_index_int64_max gather_int64_index_int64_min gather_int64_index_minus_d_minus_1
-        gather_nd_int64_index_2pow31 gather_nd_int64_index_2pow32 gather_nd_int64_index_2pow32_plus_1
-        gather_nd_int64_index_d gather_nd_int64_index_int64_max gather_nd_int64_index_int64_min
-        gather_nd_int64_index_minus_d_minus_1 scatter_nd_int64_index_2pow31 scatter_nd_int64_index_2pow32
-        scatter_nd_int64_index_2pow32_plus_1 scatter_nd_int64_index_d scatter_nd_int64_index_int64_max
-        scatter_nd_int64_index_int64_min scatter_nd_int64_index_minus_d_minus_1
-    """,
-    "error": """
-        pad_zero_size_input scatter_nd_empty_updates slice_to_zero_size split_zero_size_output
-    """,
-    "not_on_webgpu": """
-        concat_int64_above_2pow32 gather_int64_above_2pow32 transpose_int64_above_2pow32
-        scatter_elements_axis1_index_d scatter_elements_axis1_index_d_minus_1
-        scatter_elements_axis1_index_minus_d_minus_1 concat_bool_3_and_4 concat_float64_bits concat_int8_3_and_4 concat_uint8_3_and_4 gather_bool_7_of_13
-        gather_float64_bits gather_int8_7_of_13 gather_uint8_7_of_13 one_hot_int64_index_2pow31
-        one_hot_int64_index_2pow32 one_hot_int64_index_2pow32_plus_1 one_hot_int64_index_d
-        one_hot_int64_index_d_minus_1 one_hot_int64_index_int64_max one_hot_int64_index_int64_min
-        one_hot_int64_index_minus_d one_hot_int64_index_minus_d_minus_1 pad_float64_edge_bits
-        pad_float64_value_nan_payload pad_float64_value_negative_zero scatter_elements_int32_index_d
-        scatter_elements_int32_index_d_minus_1 scatter_elements_int32_index_int32_max
-        scatter_elements_int32_index_int32_min scatter_elements_int32_index_minus_d
-        scatter_elements_int32_index_minus_d_minus_1 scatter_elements_int64_index_2pow31
-        scatter_elements_int64_index_2pow32 scatter_elements_int64_index_2pow32_plus_1
-        scatter_elements_int64_index_d scatter_elements_int64_index_d_minus_1
-        scatter_elements_int64_index_int64_max scatter_elements_int64_index_int64_min
-        scatter_elements_int64_index_minus_d scatter_elements_int64_index_minus_d_minus_1 slice_bool_odd_step
-        slice_int8_odd_step slice_uint8_odd_step test_constant_pad test_constant_pad_axes
+"""
+
+BOTH_NOT_ON_WEBGPU = """
+        concat_bool_3_and_4 concat_float64_bits concat_int64_above_2pow32 concat_int8_3_and_4
+        concat_uint8_3_and_4 gather_float64_bits gather_int64_above_2pow32 gather_int8_7_of_13
+        one_hot_int64_index_2pow31 one_hot_int64_index_2pow32 one_hot_int64_index_2pow32_plus_1
+        one_hot_int64_index_d one_hot_int64_index_d_minus_1 one_hot_int64_index_int64_max
+        one_hot_int64_index_int64_min one_hot_int64_index_minus_d one_hot_int64_index_minus_d_minus_1
+        slice_bool_odd_step slice_int8_odd_step slice_uint8_odd_step test_constant_pad test_constant_pad_axes
         test_constant_pad_negative_axes test_edge_pad test_flatten_axis0 test_flatten_axis1 test_flatten_axis2
         test_flatten_axis3 test_flatten_default_axis test_flatten_negative_axis1 test_flatten_negative_axis2
-        test_flatten_negative_axis3 test_flatten_negative_axis4 test_reflect_pad
-        test_reshape_allowzero_reordered test_reshape_extended_dims test_reshape_negative_dim
-        test_reshape_negative_extended_dims test_reshape_one_dim test_reshape_reduced_dims
-        test_reshape_reordered_all_dims test_reshape_reordered_last_dims test_reshape_zero_and_negative_dim
-        test_reshape_zero_dim test_scatter_elements_with_axis test_scatter_elements_with_duplicate_indices
-        test_scatter_elements_with_negative_indices test_scatter_elements_with_reduction_max
-        test_scatter_elements_with_reduction_min test_scatter_elements_with_reduction_mul
-        test_scatter_elements_without_axis test_squeeze test_squeeze_negative_axes
-        test_transpose_all_permutations_0 test_transpose_all_permutations_1 test_transpose_all_permutations_2
-        test_transpose_all_permutations_3 test_transpose_all_permutations_4 test_transpose_all_permutations_5
-        test_transpose_default test_unsqueeze_axis_0 test_unsqueeze_axis_1 test_unsqueeze_axis_2
-        test_unsqueeze_negative_axes test_unsqueeze_three_axes test_unsqueeze_two_axes
-        test_unsqueeze_unsorted_axes test_wrap_pad transpose_bool_3x5 transpose_float64_bits transpose_int4_3x5
-        transpose_int8_3x5 transpose_rank5_mixed transpose_rank6_mixed transpose_rank7_mixed
-        transpose_rank8_mixed transpose_uint4_3x5 transpose_uint8_3x5 where_float64_bits
-    """,
-    "skipped": """
+        test_flatten_negative_axis3 test_flatten_negative_axis4 test_reflect_pad test_squeeze
+        test_squeeze_negative_axes test_transpose_all_permutations_0 test_transpose_all_permutations_1
+        test_transpose_all_permutations_2 test_transpose_all_permutations_3 test_transpose_all_permutations_4
+        test_transpose_all_permutations_5 test_transpose_default test_wrap_pad transpose_bool_3x5
+        transpose_float64_bits transpose_int4_3x5 transpose_int64_above_2pow32 transpose_int8_3x5
+        transpose_rank5_mixed transpose_rank6_mixed transpose_rank7_mixed transpose_rank8_mixed
+        transpose_uint4_3x5 transpose_uint8_3x5
+"""
+
+BOTH_SKIPPED = """
         concat_bfloat16_bits gather_bfloat16_bits one_hot_int32_index_d one_hot_int32_index_d_minus_1
         one_hot_int32_index_int32_max one_hot_int32_index_int32_min one_hot_int32_index_minus_d
         one_hot_int32_index_minus_d_minus_1 pad_bfloat16_edge_bits pad_bfloat16_value_nan_payload
@@ -219,7 +134,60 @@ JSEP = table({
         transpose_float8_e4m3fn_bits transpose_float8_e4m3fnuz_bits transpose_float8_e5m2_bits
         transpose_float8_e5m2fnuz_bits transpose_float8_e8m0fnu_bits transpose_int2_3x5 transpose_uint2_3x5
         where_bfloat16_bits
+"""
+NATIVE = table({
+    "no_error": BOTH_NO_ERROR + """
+        scatter_elements_axis1_index_d scatter_elements_axis1_index_minus_d_minus_1
+        scatter_elements_int32_index_d scatter_elements_int32_index_int32_max
+        scatter_elements_int32_index_int32_min scatter_elements_int32_index_minus_d_minus_1
+        scatter_elements_int64_index_2pow31 scatter_elements_int64_index_2pow32
+        scatter_elements_int64_index_2pow32_plus_1 scatter_elements_int64_index_d
+        scatter_elements_int64_index_int64_max scatter_elements_int64_index_int64_min
+        scatter_elements_int64_index_minus_d_minus_1
     """,
+    "error": """
+        concat_float16_bits gather_float16_bits pad_float16_edge_bits pad_float16_value_nan_payload
+        pad_float16_value_negative_zero split_100_outputs split_17_outputs split_33_outputs
+        transpose_float16_bits where_float16_bits
+    """,
+    "not_on_webgpu": BOTH_NOT_ON_WEBGPU,
+    "skipped": BOTH_SKIPPED + """
+        pad_float64_edge_bits pad_float64_value_nan_payload pad_float64_value_negative_zero where_float64_bits
+    """,
+})
+JSEP = table({
+    "wrong": """
+        concat_float16_bits gather_float16_bits pad_float16_edge_bits pad_float16_value_nan_payload
+        pad_float16_value_negative_zero pad_wrap_2d_plus_1 pad_wrap_d pad_wrap_d_minus_1 pad_wrap_d_plus_1
+        split_100_outputs split_17_outputs split_33_outputs split_9_outputs transpose_float16_bits
+        where_float16_bits
+    """,
+    "no_error": BOTH_NO_ERROR,
+    "error": """
+        pad_zero_size_input scatter_nd_empty_updates slice_to_zero_size split_zero_size_output
+    """,
+    "not_on_webgpu": BOTH_NOT_ON_WEBGPU + """
+        gather_bool_7_of_13 gather_uint8_7_of_13 pad_float64_edge_bits pad_float64_value_nan_payload
+        pad_float64_value_negative_zero scatter_elements_axis1_index_d scatter_elements_axis1_index_d_minus_1
+        scatter_elements_axis1_index_minus_d_minus_1 scatter_elements_int32_index_d
+        scatter_elements_int32_index_d_minus_1 scatter_elements_int32_index_int32_max
+        scatter_elements_int32_index_int32_min scatter_elements_int32_index_minus_d
+        scatter_elements_int32_index_minus_d_minus_1 scatter_elements_int64_index_2pow31
+        scatter_elements_int64_index_2pow32 scatter_elements_int64_index_2pow32_plus_1
+        scatter_elements_int64_index_d scatter_elements_int64_index_d_minus_1
+        scatter_elements_int64_index_int64_max scatter_elements_int64_index_int64_min
+        scatter_elements_int64_index_minus_d scatter_elements_int64_index_minus_d_minus_1
+        test_reshape_allowzero_reordered test_reshape_extended_dims test_reshape_negative_dim
+        test_reshape_negative_extended_dims test_reshape_one_dim test_reshape_reduced_dims
+        test_reshape_reordered_all_dims test_reshape_reordered_last_dims test_reshape_zero_and_negative_dim
+        test_reshape_zero_dim test_scatter_elements_with_axis test_scatter_elements_with_duplicate_indices
+        test_scatter_elements_with_negative_indices test_scatter_elements_with_reduction_max
+        test_scatter_elements_with_reduction_min test_scatter_elements_with_reduction_mul
+        test_scatter_elements_without_axis test_unsqueeze_axis_0 test_unsqueeze_axis_1 test_unsqueeze_axis_2
+        test_unsqueeze_negative_axes test_unsqueeze_three_axes test_unsqueeze_two_axes
+        test_unsqueeze_unsorted_axes where_float64_bits
+    """,
+    "skipped": BOTH_SKIPPED,
 })
 
 
