@@ -92,7 +92,7 @@ def run(make_variants, doc: str, sizes: str, argv: list[str] | None = None) -> i
     gpu = get_gpu(args.backend, args.engine)
     texts = make_variants(gpu)
     original = shaders.shader_source
-    shaders.shader_source = kernels.shader_source = lambda name: texts.get(name) or original(name)
+    shaders.shader_source = kernels.shader_source = lambda name, **constants: texts.get(name) or original(name, **constants)
     try:
         _measure(gpu, texts, args)
     finally:

@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 BODY = "fn body(wg: vec3<u32>, lid: u32, kind: u32, check: u32) {"
-EMPTY = {  # shader -> (the line an entry's body starts after, the early return put there)
+EMPTY = {  # shader -> (the line a kernel's body starts after, the early return put there)
     "indexed_gather.wgsl": (BODY, "if (kind < 1000u) { return; }"),
     "gather_elements_rows.wgsl": ("let e0 = start(wg, lid);", "if (e0 < 0xffffffffu) { return; }"),
     "gather_nd_rows.wgsl": ("let p0 = start(wg, lid);", "if (p0 < 0xffffffffu) { return; }"),
@@ -48,8 +48,8 @@ def main(argv: list[str] | None = None) -> int:
 
     source = shaders.shader_source
 
-    def patched(name: str) -> str:
-        text = source(name)
+    def patched(name: str, **constants: int) -> str:
+        text = source(name, **constants)
         if args.empty and name in EMPTY:
             line, early = EMPTY[name]
             assert line in text

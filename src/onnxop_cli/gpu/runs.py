@@ -94,8 +94,8 @@ def fill_words(fill: bytes, bits: int) -> tuple[int, int, int, int]:
 
 def pipelines(gpu: Any, layout_entries: list[dict]) -> tuple[Any, Any]:
     """The ``words`` and ``edges`` pipelines, on a layout equal to the pieces kernel's."""
-    return (gpu.pipeline_with_layout(SHADER, layout_entries, "words")[0],
-            gpu.pipeline_with_layout(SHADER, layout_entries, "edges")[0])
+    return (gpu.pipeline_with_layout(SHADER, layout_entries, entry="words")[0],
+            gpu.pipeline_with_layout(SHADER, layout_entries, entry="edges")[0])
 
 
 def encode(p: Piece, bits: int, src_first: int, at: int, max_dim: int) -> tuple[bytes, bytes, list[tuple[int, int]]]:
