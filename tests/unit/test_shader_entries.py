@@ -1,7 +1,6 @@
 """One hand-written entry point per shader (``main``), its variants chosen by
 the ``#specialise`` constants gpu/shaders.py renders: every shipped kernel
-has one entry point (pieces_runs.wgsl two: its passes bind one buffer as two
-types, which one entry point may not), the hand-written total does not grow
+has one entry point, the hand-written total does not grow
 back, every variant the host can ask for renders with each constant defined,
 and a missing, unknown or ill-typed constant is refused naming the shader.
 That every variant compiles on each engine: tests/gpu/test_shader_variants.py."""
@@ -16,13 +15,12 @@ from onnxop_cli.gpu import shaders
 from shader_variants import host_variants
 
 ENTRY = re.compile(r"@compute\s+@workgroup_size\([^)]*\)\s*fn\s+(\w+)")
-TWO_ENTRIES = {"pieces_runs.wgsl": ["words", "edges"]}
 HAND_WRITTEN_AT_MOST = 25  # 89 before the variants became constants
 
 
 def test_every_kernel_has_one_entry_point_main():
     for name in shaders.shader_names():
-        assert ENTRY.findall(shaders.shader_text(name)) == TWO_ENTRIES.get(name, ["main"]), name
+        assert ENTRY.findall(shaders.shader_text(name)) == ["main"], name
 
 
 def test_the_hand_written_entry_points_stay_few():

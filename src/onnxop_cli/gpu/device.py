@@ -344,23 +344,21 @@ class Gpu:
         return pipe
 
     def pipeline_with_layout(self, shader: str, entries: list[dict], constants: dict[str, int | bool] | None = None,
-                             code: str | None = None, *, entry: str = "main") -> tuple[Any, Any]:
+                             code: str | None = None) -> tuple[Any, Any]:
         """(pipeline, bind group layout) for a shader that needs an explicit
         layout (dynamic offsets), compiled once. ``code``: a rendered kernel's
         WGSL (gpu/elementwise_wgsl.py), ``shader`` then its label (unique
-        per kernel); else the shader file's, ``constants`` as for :meth:`pipeline`.
-        ``entry``: only pieces_runs.wgsl has two (its passes bind one buffer
-        as two types, which one WGSL entry point may not)."""
+        per kernel); else the shader file's, ``constants`` as for :meth:`pipeline`."""
         from .shaders import variant_label
 
         label = variant_label(shader, constants)
-        key = f"{label}:explicit" if entry == "main" else f"{label}:{entry}:explicit"
+        key = f"{label}:explicit"
         found = self._pipelines.get(key)
         if found is None:
             with gpu_errors(f"compiling {label}", self.name):
                 module = self._module(shader, constants, code)
                 layout = self.device.create_bind_group_layout(label=label, entries=entries)
-                found = self._pipelines[key] = (self._on(label, module, layout, entry), layout)
+                found = self._pipelines[key] = (self._on(label, module, layout), layout)
         return found
 
     def pipeline_on_layout(self, shader: str, sharing: str, constants: dict[str, int | bool] | None = None) -> Any:
@@ -385,11 +383,11 @@ class Gpu:
         text = shader_source(shader, **(constants or {})) if code is None else code
         return self.device.create_shader_module(label=variant_label(shader, constants), code=text)
 
-    def _on(self, label: str, module: Any, layout: Any, entry: str = "main") -> Any:
+    def _on(self, label: str, module: Any, layout: Any) -> Any:
         return self.device.create_compute_pipeline(
             label=label,
             layout=self.device.create_pipeline_layout(label=label, bind_group_layouts=[layout]),
-            compute={"module": module, "entry_point": entry},
+            compute={"module": module, "entry_point": "main"},
         )
 
     def errors(self, what: str):
