@@ -43,7 +43,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--empty", action="store_true", help="the indexed kernel's body emptied")
     args = ap.parse_args(argv)
 
-    import onnxop_cli.gpu.kernels as kernels
     import onnxop_cli.gpu.shaders as shaders
 
     source = shaders.shader_source
@@ -56,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
             text = text.replace(line, line + "\n    " + early)
         return text
 
-    shaders.shader_source = kernels.shader_source = patched  # before any pipeline is made
+    shaders.shader_source = patched  # before any pipeline is made
     from indexed_ops import cases
 
     from onnxop_cli.gpu.device import get_gpu

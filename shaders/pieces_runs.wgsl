@@ -43,6 +43,16 @@ const VECS: u32 = 4u;  // consecutive output vec4s per invocation
 
 @group(0) @binding(2) var<storage, read_write> dst: array<vec4<u32>>;
 
+// five consecutive words from two vec4s, starting at word r (0..3) of the first
+fn pick(a: vec4<u32>, b: vec4<u32>, r: u32) -> array<u32, 5> {
+    let s0 = select(select(select(a.x, a.y, r == 1u), a.z, r == 2u), a.w, r == 3u);
+    let s1 = select(select(select(a.y, a.z, r == 1u), a.w, r == 2u), b.x, r == 3u);
+    let s2 = select(select(select(a.z, a.w, r == 1u), b.x, r == 2u), b.y, r == 3u);
+    let s3 = select(select(select(a.w, b.x, r == 1u), b.y, r == 2u), b.z, r == 3u);
+    let s4 = select(select(select(b.x, b.y, r == 1u), b.z, r == 2u), b.w, r == 3u);
+    return array<u32, 5>(s0, s1, s2, s3, s4);
+}
+
 @compute @workgroup_size(256)
 fn main(
     @builtin(workgroup_id) wg: vec3<u32>,

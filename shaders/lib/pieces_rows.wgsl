@@ -108,13 +108,3 @@ fn vec_range(row: Row) -> vec2<u32> {
     let b = (row.dst_bit + params.len_bits) >> 5u;  // end of the whole words
     return vec2<u32>((a + 3u) >> 2u, b >> 2u);
 }
-
-// five consecutive words from two vec4s, starting at word r (0..3) of the first
-fn pick(a: vec4<u32>, b: vec4<u32>, r: u32) -> array<u32, 5> {
-    let s0 = select(select(select(a.x, a.y, r == 1u), a.z, r == 2u), a.w, r == 3u);
-    let s1 = select(select(select(a.y, a.z, r == 1u), a.w, r == 2u), b.x, r == 3u);
-    let s2 = select(select(select(a.z, a.w, r == 1u), b.x, r == 2u), b.y, r == 3u);
-    let s3 = select(select(select(a.w, b.x, r == 1u), b.y, r == 2u), b.z, r == 3u);
-    let s4 = select(select(select(b.x, b.y, r == 1u), b.z, r == 2u), b.w, r == 3u);
-    return array<u32, 5>(s0, s1, s2, s3, s4);
-}

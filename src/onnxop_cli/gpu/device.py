@@ -337,9 +337,9 @@ class Gpu:
         pipe = self._pipelines.get(label)
         if pipe is None:
             with gpu_errors(f"compiling {label}", self.name):
+                module = self._module(shader, constants)
                 pipe = self.device.create_compute_pipeline(
-                    label=label, layout="auto", compute={"module": self._module(shader, constants), "entry_point": "main"}
-                )
+                    label=label, layout="auto", compute={"module": module, "entry_point": "main"})
             self._pipelines[label] = pipe
         return pipe
 
