@@ -40,7 +40,8 @@ class Run:
                  sizes: Optional[tuple[int, int, int]] = None, shared_upload: int = 0,
                  mapped: bool = False, by_runs: bool = False) -> None:
         """Buffers and a bind group for one run. ``shader``, ``constants``: the
-        kernel bound to them (its variant, gpu/shaders.py) (shaders/where.wgsl binds the same layout);
+        kernel bound to them and its variant (gpu/shaders.py; shaders/where.wgsl
+        binds the same layout);
         ``sizes``: the src, mask and other windows' bytes (else
         ``window_bytes`` each); ``shared_upload``: the bytes of one staging
         buffer for the three (each upload then submitted before the next is

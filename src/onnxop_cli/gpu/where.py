@@ -52,9 +52,9 @@ def _window(form: Form, band: int, width: int, whole: bool) -> int:
 
 
 def variant(bits: int, forms: Sequence[Form] = (), count: int = 0) -> str:
-    """The kernel's variant (a key of KERNELS): ``rows`` for 32-bit X and Y in full and a
-    condition broadcast along leading axes (a row of 16 bytes or more);
-    else by element width."""
+    """The kernel's variant (a key of KERNELS): ``rows`` for 32-bit X and Y
+    in full and a condition broadcast along leading axes (a row of 16 bytes
+    or more); else by element width."""
     if bits == 32 and len(forms) == 3 and forms[1] == forms[2] == (1, count):
         div, size = forms[0]
         if div == 1 and 16 <= size < count:
