@@ -91,12 +91,14 @@ def run(make_variants, doc: str, sizes: str, argv: list[str] | None = None) -> i
 
     gpu = get_gpu(args.backend, args.engine)
     texts = make_variants(gpu)
-    original = shaders.shader_source
-    shaders.shader_source = kernels.shader_source = lambda name: texts.get(name) or original(name)
+    # the copy kernels declare no constants: their text is the same rendered or not
+    saved = shaders.shader_source, shaders.shader_text, kernels.shader_text
+    shaders.shader_source = lambda name, **constants: texts.get(name) or saved[0](name, **constants)
+    shaders.shader_text = kernels.shader_text = lambda name: texts.get(name) or saved[1](name)
     try:
         _measure(gpu, texts, args)
     finally:
-        shaders.shader_source = kernels.shader_source = original
+        shaders.shader_source, shaders.shader_text, kernels.shader_text = saved
     return 0
 
 

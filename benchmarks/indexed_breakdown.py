@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 BODY = "fn body(wg: vec3<u32>, lid: u32, kind: u32, check: u32) {"
-EMPTY = {  # shader -> (the line an entry's body starts after, the early return put there)
+EMPTY = {  # shader -> (the line a kernel's body starts after, the early return put there)
     "indexed_gather.wgsl": (BODY, "if (kind < 1000u) { return; }"),
     "gather_elements_rows.wgsl": ("let e0 = start(wg, lid);", "if (e0 < 0xffffffffu) { return; }"),
     "gather_nd_rows.wgsl": ("let p0 = start(wg, lid);", "if (p0 < 0xffffffffu) { return; }"),
@@ -43,20 +43,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--empty", action="store_true", help="the indexed kernel's body emptied")
     args = ap.parse_args(argv)
 
-    import onnxop_cli.gpu.kernels as kernels
     import onnxop_cli.gpu.shaders as shaders
 
     source = shaders.shader_source
 
-    def patched(name: str) -> str:
-        text = source(name)
+    def patched(name: str, **constants: int) -> str:
+        text = source(name, **constants)
         if args.empty and name in EMPTY:
             line, early = EMPTY[name]
             assert line in text
             text = text.replace(line, line + "\n    " + early)
         return text
 
-    shaders.shader_source = kernels.shader_source = patched  # before any pipeline is made
+    shaders.shader_source = patched  # before any pipeline is made
     from indexed_ops import cases
 
     from onnxop_cli.gpu.device import get_gpu

@@ -4,7 +4,7 @@
 // checks), each invocation reads its 16 indices as 8 vec4 loads (two int64
 // a load, all 64 bits checked), finds its elements' data offsets by one
 // table walk and then adds along the last axis, and stores whole vec4s --
-// against the element kernel's (indexed_gather.wgsl's `one_i64`) vec2 load,
+// against the element kernel's (indexed_gather.wgsl's `one_i64` variant) vec2 load,
 // walk step, window and byte-swap tests and scalar store per element.
 //
 // A bad index keeps the smallest position in status[0] (each invocation's
@@ -14,6 +14,7 @@
 // needs: (nothing beyond WebGPU)
 
 const WG: u32 = 256u;
+#specialise WORDS: u32  // words an element: 1 or 2 (gpu/elements_rows.py)
 const RUN: u32 = 16u;  // output elements per invocation
 
 struct Params {
@@ -82,8 +83,7 @@ fn start(wg: vec3<u32>, lid: u32) -> u32 {
     return ((wg.y * params.groups_x + wg.x) * WG + lid) * RUN;
 }
 
-@compute @workgroup_size(256)
-fn words1(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+fn words1(wg: vec3<u32>, lid: u32) {
     let e0 = start(wg, lid);
     if (e0 >= params.count) {
         return;
@@ -123,8 +123,7 @@ fn words1(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index)
     report(bad);
 }
 
-@compute @workgroup_size(256)
-fn words2(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+fn words2(wg: vec3<u32>, lid: u32) {
     let e0 = start(wg, lid);
     if (e0 >= params.count) {
         return;
@@ -158,4 +157,12 @@ fn words2(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index)
         dst[e >> 1u] = vec4<u32>(src[w0], src[w0 + 1u], src[w1], src[w1 + 1u]);
     }
     report(bad);
+}
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    switch WORDS {
+        case 1u: { words1(wg, lid); }
+        default: { words2(wg, lid); }  // 2u
+    }
 }

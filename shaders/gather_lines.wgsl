@@ -1,6 +1,6 @@
 // Gather of 1- or 2-word units along lines: out[line, j] = src[base(line)
 // + index(j) * lstride], where the output is lines of `m` units, a unit is
-// one 32-bit word (`words1_*`) or two (`words2_*`), `base` walks the
+// one 32-bit word (UNIT 1) or two (UNIT 2), `base` walks the
 // leading output axes (`axes`) and index(j) is the index tensor's j-th
 // (row-major) entry. Gather along the last axis of 4- and 8-byte elements,
 // and Compress (its kept positions are the indices), are such tables
@@ -15,7 +15,7 @@
 // and offsets them four at a time; where they cross a line's end, one at
 // a time.
 //
-// The indices are the raw int32 (`_i32`) or int64 (`_i64`) ones, checked
+// The indices are the raw int32 (KIND I32) or int64 (KIND I64) ones, checked
 // as read, all 64 bits, as indices.wgsl checks them (mode 0 wraps -d .. d-1,
 // 1 takes 0 .. d, 2 0 .. d-1; `iswap` big-endian): every line reads every
 // index, so a bad one is found whatever the band, and an invocation keeps
@@ -57,6 +57,8 @@ struct Params {
 
 const I32: u32 = 1u;
 const I64: u32 = 2u;
+#specialise UNIT: u32  // words a unit: 1 or 2 (the host's choice, gpu/gather_lines.py)
+#specialise KIND: u32  // the raw indices: I32 or I64
 
 fn bswap(x: vec4<u32>) -> vec4<u32> {
     return (x << vec4<u32>(24u)) | ((x & vec4<u32>(0xff00u)) << vec4<u32>(8u))
@@ -257,21 +259,10 @@ fn words2(wg: vec3<u32>, lid: u32, kind: u32) {
 }
 
 @compute @workgroup_size(256)
-fn words1_i32(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-    words1(wg, lid, I32);
-}
-
-@compute @workgroup_size(256)
-fn words1_i64(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-    words1(wg, lid, I64);
-}
-
-@compute @workgroup_size(256)
-fn words2_i32(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-    words2(wg, lid, I32);
-}
-
-@compute @workgroup_size(256)
-fn words2_i64(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-    words2(wg, lid, I64);
+fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    if (UNIT == 1u) {
+        words1(wg, lid, KIND);
+    } else {
+        words2(wg, lid, KIND);
+    }
 }

@@ -26,6 +26,7 @@
 // needs: (nothing beyond WebGPU)
 
 const WG: u32 = 256u;
+#specialise WORDS: u32  // words a slice: 1 or 2 (gpu/nd_rows.py)
 const RUN: u32 = 16u;  // slices per invocation, at least (params.run: RUN or LONG_RUN)
 const LONG_RUN: u32 = 64u;  // along leading rows of LONG_ROW slices or more (gpu/nd_rows.py)
 
@@ -114,8 +115,7 @@ fn start(wg: vec3<u32>, lid: u32) -> u32 {
     return params.first + ((wg.y * params.groups_x + wg.x) * WG + lid) * params.run;
 }
 
-@compute @workgroup_size(256)
-fn words1(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+fn words1(wg: vec3<u32>, lid: u32) {
     let p0 = start(wg, lid);
     if (p0 >= params.count) {
         return;
@@ -155,8 +155,7 @@ fn words1(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index)
     report(bad);
 }
 
-@compute @workgroup_size(256)
-fn words2(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+fn words2(wg: vec3<u32>, lid: u32) {
     let p0 = start(wg, lid);
     if (p0 >= params.count) {
         return;
@@ -187,4 +186,12 @@ fn words2(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index)
         dst[p >> 1u] = vec4<u32>(src[s0.o], src[s0.o + 1u], src[s1.o], src[s1.o + 1u]);
     }
     report(bad);
+}
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    switch WORDS {
+        case 1u: { words1(wg, lid); }
+        default: { words2(wg, lid); }  // 2u
+    }
 }

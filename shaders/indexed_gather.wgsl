@@ -31,10 +31,11 @@
 // ONNX packs them (WGSL has no byte stores). swap: the byte-swap unit of a
 // big-endian source (2, 4 or 8), else 0.
 //
-// Entry points, one per case of table (FLAT .. CIRCULAR below); those named
-// `_i32` and `_i64` read the raw indices and check them as they go (see
-// `index`). Each is the one body with its case a constant, so the driver
-// folds away the code of the others: Mesa's CPU drivers run every branch a
+// One kernel per case of table (CASE: FLAT .. CIRCULAR below) and source
+// of indices (INDEX: NORM, or I32 and I64, which read the raw indices and
+// check them as they go, see `index`); gpu/indexed.py's VARIANTS names them.
+// Both are constants the host sets, so the driver folds away the code of
+// the others: Mesa's CPU drivers run every branch a
 // lane could take, so code a case does not need still costs it.
 //
 // needs: (nothing beyond WebGPU)
@@ -202,6 +203,8 @@ const ONE: u32 = 1u;       // mode 0, one lookup: Gather, GatherElements
 const LOOKUPS: u32 = 2u;   // mode 0, any number: GatherND, ScatterND
 const REVERSE: u32 = 3u;   // mode 1: ReverseSequence
 const CIRCULAR: u32 = 4u;  // mode 2: TensorScatter, circular
+#specialise CASE: u32   // the table's case: FLAT .. CIRCULAR
+#specialise INDEX: u32  // the indices: NORM, I32 or I64
 
 fn source(a: At, w: Row, kind: u32, check: u32) -> u32 {
     var off = a.off;
@@ -324,59 +327,7 @@ fn body(wg: vec3<u32>, lid: u32, kind: u32, check: u32) {
     }
 }
 
-
-
 @compute @workgroup_size(256)
-fn flat(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-    body(wg, lid, FLAT, NORM);
-}
-
-@compute @workgroup_size(256)
-fn one(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-    body(wg, lid, ONE, NORM);
-}
-
-@compute @workgroup_size(256)
-fn one_i32(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-    body(wg, lid, ONE, I32);
-}
-
-@compute @workgroup_size(256)
-fn one_i64(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-    body(wg, lid, ONE, I64);
-}
-
-@compute @workgroup_size(256)
-fn lookups(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-    body(wg, lid, LOOKUPS, NORM);
-}
-
-@compute @workgroup_size(256)
-fn lookups_i32(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-    body(wg, lid, LOOKUPS, I32);
-}
-
-@compute @workgroup_size(256)
-fn lookups_i64(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-    body(wg, lid, LOOKUPS, I64);
-}
-
-@compute @workgroup_size(256)
-fn reverse(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-    body(wg, lid, REVERSE, NORM);
-}
-
-@compute @workgroup_size(256)
-fn reverse_i32(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-    body(wg, lid, REVERSE, I32);
-}
-
-@compute @workgroup_size(256)
-fn reverse_i64(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-    body(wg, lid, REVERSE, I64);
-}
-
-@compute @workgroup_size(256)
-fn circular(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-    body(wg, lid, CIRCULAR, NORM);
+fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    body(wg, lid, CASE, INDEX);
 }

@@ -7,7 +7,7 @@
 // Strides in `axes` stay in words (the table is indexed_slices.wgsl's); the
 // host passes `words` and `width` in vectors.
 //
-// `main` makes an output of one band from a source of one buffer, reading
+// `whole` makes an output of one band from a source of one buffer, reading
 // and checking the raw indices (the host's fused case, tuned: VECS vectors
 // an invocation). Any other runs `windowed` (gpu/gather_windows.py): `first`
 // is the band's first output vector; `normed` 1: the indices were checked
@@ -23,6 +23,7 @@
 
 const WG: u32 = 256u;
 const VECS: u32 = 4u;
+#specialise WINDOWED: bool  // `windowed`, else `whole` (gpu/slice_gathers.py)
 
 struct Params {
     words: u32,     // output vectors
@@ -71,8 +72,7 @@ fn base_of(a: At, w: Row) -> u32 {
 
 // One band of an output of one band, the source one buffer, the indices
 // read raw and checked (the host's fused case): VECS vectors an invocation.
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+fn whole(wg: vec3<u32>, lid: u32) {
     let q0 = ((wg.y * params.groups_x + wg.x) * WG + lid) * VECS;
     if (q0 >= params.words) {
         return;
@@ -98,8 +98,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
 
 // Any band, from one window of the source (or the whole, [0, all)): `chunk`
 // vectors an invocation, a slab's part outside the window skipped.
-@compute @workgroup_size(256)
-fn windowed(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+fn windowed(wg: vec3<u32>, lid: u32) {
     let chunk = params.chunk;
     let q0 = ((wg.y * params.groups_x + wg.x) * WG + lid) * chunk;
     if (q0 >= params.words) {
@@ -137,5 +136,14 @@ fn windowed(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_inde
         k = 0u;
         p = p + 1u;
         a = next(a, w, p);
+    }
+}
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    if (WINDOWED) {
+        windowed(wg, lid);
+    } else {
+        whole(wg, lid);
     }
 }

@@ -21,15 +21,17 @@
 // only one straddling lines walks (decoding an index when its position moves).
 //
 // Each invocation writes WORDS whole u32 words of the band (vec4 stores), no
-// two invocations a word, no atomics. Entry `small`: elements of 2-16 bits,
-// 32 / bits to a word (bits past the band's last element are 0); `wide`:
-// elements of 32-128 bits, each one or more whole words.
+// two invocations a word, no atomics. `small` (KERNEL 0): elements of 2-16 bits,
+// 32 / bits to a word (bits past the band's last element are 0); `wide` and
+// `wide_lines` (1, 2): elements of 32-128 bits, each one or more whole words.
+// The host sets KERNEL (gpu/one_hot.py), so each variant holds its own path alone.
 //
 // needs: (nothing beyond WebGPU)
 
 const WG: u32 = 256u;
 const WORDS: u32 = 16u;  // consecutive output words per invocation
 const NONE: u32 = 0xffffffffu;
+#specialise KERNEL: u32  // 0 `small`, 1 `wide`, 2 `wide_lines`
 
 struct Params {
     words: u32,     // output words of this band
@@ -202,11 +204,7 @@ fn span_at(e0: u32, span: u32) -> Span {
     return Span(params.line == 1u && d + span <= params.depth, r0 + span <= params.line, d, pos);
 }
 
-@compute @workgroup_size(256)
-fn small(
-    @builtin(workgroup_id) wg: vec3<u32>,
-    @builtin(local_invocation_index) lid: u32,
-) {
+fn small(wg: vec3<u32>, lid: u32) {
     let w0 = ((wg.y * params.groups_x + wg.x) * WG + lid) * WORDS;
     if (w0 >= params.words) {
         return;
@@ -294,12 +292,8 @@ fn wide_walk(w0: u32, lg: u32, lo: u32) {
     }
 }
 
-// entry for lines of one element (the last axis, inner 1)
-@compute @workgroup_size(256)
-fn wide(
-    @builtin(workgroup_id) wg: vec3<u32>,
-    @builtin(local_invocation_index) lid: u32,
-) {
+// KERNEL 1: lines of one element (the last axis, inner 1)
+fn wide(wg: vec3<u32>, lid: u32) {
     let w0 = ((wg.y * params.groups_x + wg.x) * WG + lid) * WORDS;
     if (w0 >= params.words) {
         return;
@@ -326,13 +320,9 @@ fn wide(
     wide_walk(w0, lg, lo);
 }
 
-// entry for longer lines (kept apart from `wide`: one entry holding both fast paths ran the last
+// KERNEL 2: longer lines (kept apart from `wide`: one kernel holding both fast paths ran the last
 // axis' at 0.9x the gather kernel's GB/s against 1.2-1.6x, Mesa 22.3)
-@compute @workgroup_size(256)
-fn wide_lines(
-    @builtin(workgroup_id) wg: vec3<u32>,
-    @builtin(local_invocation_index) lid: u32,
-) {
+fn wide_lines(wg: vec3<u32>, lid: u32) {
     let w0 = ((wg.y * params.groups_x + wg.x) * WG + lid) * WORDS;
     if (w0 >= params.words) {
         return;
@@ -364,4 +354,13 @@ fn wide_lines(
         return;
     }
     wide_walk(w0, lg, lo);
+}
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    switch KERNEL {
+        case 0u: { small(wg, lid); }
+        case 1u: { wide(wg, lid); }
+        default: { wide_lines(wg, lid); }  // 2u
+    }
 }

@@ -23,6 +23,7 @@
 // needs: (nothing beyond WebGPU)
 
 const WG: u32 = 256u;
+#specialise KERNEL: u32  // 0 `rounds`, 1 `lines`, 2 `lines_raw` (gpu/scatter.py)
 
 struct Params {
     count: u32,
@@ -181,8 +182,7 @@ fn update_at(u: u32, bits: u32) -> vec2<u32> {
     return vec2<u32>((updates[u >> lg] >> ((u & ((1u << lg) - 1u)) * bits)) & m, 0u);
 }
 
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+fn rounds(wg: vec3<u32>, lid: u32) {
     let i = (wg.y * params.groups_x + wg.x) * WG + lid;
     if (i >= params.count) {
         return;
@@ -215,8 +215,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
 // data's shape but for the axis, so line l's data line starts at
 // (l / inner) * dlen * inner + l % inner, and `targets` is indices.wgsl's
 // output (each update's index along the axis): no target pass runs.
-@compute @workgroup_size(256)
-fn lines(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+fn lines(wg: vec3<u32>, lid: u32) {
     let l = (wg.y * params.groups_x + wg.x) * WG + lid;
     if (l >= params.count) {
         return;
@@ -246,8 +245,7 @@ fn bswap32(x: u32) -> u32 {
 // every index is read; a bad one keeps the smallest position in status[0]
 // (atomicMin, whatever order the lines run in) and is not applied. The host
 // discards the output if status[0] was touched: nothing partial is written.
-@compute @workgroup_size(256)
-fn lines_raw(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+fn lines_raw(wg: vec3<u32>, lid: u32) {
     let l = (wg.y * params.groups_x + wg.x) * WG + lid;
     if (l >= params.count) {
         return;
@@ -321,5 +319,14 @@ fn apply(u: u32, t: u32) {
             break;
         }
         old = got.old_value;
+    }
+}
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    switch KERNEL {
+        case 0u: { rounds(wg, lid); }
+        case 1u: { lines(wg, lid); }
+        default: { lines_raw(wg, lid); }  // 2u
     }
 }

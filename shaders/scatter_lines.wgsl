@@ -12,8 +12,9 @@
 // elements, so each word's elements lie in those lines), walked one after
 // the other.
 //
-// One entry per arithmetic and width, each calling `walk` with them as
-// constants, so the compiler folds the choice out of the loop: fadd fmul
+// One kernel per arithmetic and width: the host sets OP and BITS (the
+// variants by name: gpu/scatter_lines.py's VARIANTS), so the compiler folds
+// the choice out of the loop: fadd fmul
 // (float32, lib/f32_reduce.wgsl: NaN operands as numpy's scalar loop treats
 // them), iadd imul (two's complement, wrapping: signed and unsigned alike),
 // fmax fmin (Python's max() and min(), the reference's: the update replaces
@@ -36,6 +37,8 @@
 // needs: (nothing beyond WebGPU)
 
 const WG: u32 = 64u;
+#specialise OP: u32    // the arithmetic: FADD .. BFMIN below
+#specialise BITS: u32  // the element width: 8, 16, 32 or 64
 
 struct Params {
     count: u32,       // invocations (lines / group)
@@ -211,121 +214,6 @@ fn walk_line(l: u32, op: u32, bits: u32) {
 }
 
 @compute @workgroup_size(64)
-fn lines_fadd(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, FADD, 32u); }
-
-@compute @workgroup_size(64)
-fn lines_fmul(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, FMUL, 32u); }
-
-@compute @workgroup_size(64)
-fn lines_iadd(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, IADD, 32u); }
-
-@compute @workgroup_size(64)
-fn lines_imul(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, IMUL, 32u); }
-
-@compute @workgroup_size(64)
-fn lines_fmax(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, FMAX, 32u); }
-
-@compute @workgroup_size(64)
-fn lines_fmin(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, FMIN, 32u); }
-
-@compute @workgroup_size(64)
-fn lines_smax(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, SMAX, 32u); }
-
-@compute @workgroup_size(64)
-fn lines_smin(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, SMIN, 32u); }
-
-@compute @workgroup_size(64)
-fn lines_umax(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, UMAX, 32u); }
-
-@compute @workgroup_size(64)
-fn lines_umin(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, UMIN, 32u); }
-
-@compute @workgroup_size(64)
-fn lines_iadd64(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, IADD, 64u); }
-
-@compute @workgroup_size(64)
-fn lines_imul64(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, IMUL, 64u); }
-
-@compute @workgroup_size(64)
-fn lines_smax64(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, SMAX, 64u); }
-
-@compute @workgroup_size(64)
-fn lines_smin64(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, SMIN, 64u); }
-
-@compute @workgroup_size(64)
-fn lines_umax64(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, UMAX, 64u); }
-
-@compute @workgroup_size(64)
-fn lines_umin64(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, UMIN, 64u); }
-
-@compute @workgroup_size(64)
-fn lines_iadd16(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, IADD, 16u); }
-
-@compute @workgroup_size(64)
-fn lines_imul16(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, IMUL, 16u); }
-
-@compute @workgroup_size(64)
-fn lines_smax16(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, SMAX, 16u); }
-
-@compute @workgroup_size(64)
-fn lines_smin16(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, SMIN, 16u); }
-
-@compute @workgroup_size(64)
-fn lines_umax16(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, UMAX, 16u); }
-
-@compute @workgroup_size(64)
-fn lines_umin16(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, UMIN, 16u); }
-
-@compute @workgroup_size(64)
-fn lines_iadd8(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, IADD, 8u); }
-
-@compute @workgroup_size(64)
-fn lines_imul8(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, IMUL, 8u); }
-
-@compute @workgroup_size(64)
-fn lines_smax8(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, SMAX, 8u); }
-
-@compute @workgroup_size(64)
-fn lines_smin8(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, SMIN, 8u); }
-
-@compute @workgroup_size(64)
-fn lines_umax8(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, UMAX, 8u); }
-
-@compute @workgroup_size(64)
-fn lines_umin8(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, UMIN, 8u); }
-
-@compute @workgroup_size(64)
-fn lines_fmax64(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, FMAX, 64u); }
-
-@compute @workgroup_size(64)
-fn lines_fmin64(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, FMIN, 64u); }
-
-@compute @workgroup_size(64)
-fn lines_badd(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, BADD, 8u); }
-
-@compute @workgroup_size(64)
-fn lines_bmul(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, BMUL, 8u); }
-
-@compute @workgroup_size(64)
-fn lines_hadd(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, HADD, 16u); }
-
-@compute @workgroup_size(64)
-fn lines_hmul(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, HMUL, 16u); }
-
-@compute @workgroup_size(64)
-fn lines_hmax(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, HMAX, 16u); }
-
-@compute @workgroup_size(64)
-fn lines_hmin(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, HMIN, 16u); }
-
-@compute @workgroup_size(64)
-fn lines_bfadd(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, BFADD, 16u); }
-
-@compute @workgroup_size(64)
-fn lines_bfmul(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, BFMUL, 16u); }
-
-@compute @workgroup_size(64)
-fn lines_bfmax(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, BFMAX, 16u); }
-
-@compute @workgroup_size(64)
-fn lines_bfmin(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) { walk(wg, lid, BFMIN, 16u); }
+fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    walk(wg, lid, OP, BITS);
+}

@@ -26,6 +26,8 @@
 
 const WG: u32 = 256u;
 const WORDS: u32 = 16u;
+#specialise STEP: u32  // 0 claim, 1 apply (gpu/scatter.py)
+#specialise RAW: bool  // the `_raw` steps: the indices are the raw int64 ones
 
 struct Params {
     words: u32,     // update words (claim: index tuples)
@@ -112,8 +114,7 @@ fn aim_raw(p: u32) -> vec2<u32> {
     return t;
 }
 
-@compute @workgroup_size(256)
-fn claim_raw(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+fn claim_raw(wg: vec3<u32>, lid: u32) {
     let p = (wg.y * params.groups_x + wg.x) * WG + lid;
     if (p >= params.words) {
         return;
@@ -125,8 +126,7 @@ fn claim_raw(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_ind
     }
 }
 
-@compute @workgroup_size(256)
-fn apply_raw(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+fn apply_raw(wg: vec3<u32>, lid: u32) {
     let q0 = ((wg.y * params.groups_x + wg.x) * WG + lid) * WORDS;
     if (q0 >= params.words) {
         return;
@@ -147,8 +147,7 @@ fn apply_raw(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_ind
     }
 }
 
-@compute @workgroup_size(256)
-fn claim(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+fn claim(wg: vec3<u32>, lid: u32) {
     let p = (wg.y * params.groups_x + wg.x) * WG + lid;
     if (p >= params.words) {
         return;
@@ -158,8 +157,7 @@ fn claim(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) 
     }
 }
 
-@compute @workgroup_size(256)
-fn apply(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+fn apply(wg: vec3<u32>, lid: u32) {
     let q0 = ((wg.y * params.groups_x + wg.x) * WG + lid) * WORDS;
     if (q0 >= params.words) {
         return;
@@ -177,5 +175,20 @@ fn apply(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) 
         }
         out[b + k] = updates[q];
         k = k + 1u;
+    }
+}
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    if (STEP == 0u) {
+        if (RAW) {
+            claim_raw(wg, lid);
+        } else {
+            claim(wg, lid);
+        }
+    } else if (RAW) {
+        apply_raw(wg, lid);
+    } else {
+        apply(wg, lid);
     }
 }

@@ -13,14 +13,14 @@
 //
 // Buffers are read and written four words at a time (vec4: one load for a
 // full input's four words, the CPU drivers' costliest instruction). 8- and
-// 16-bit elements (entry `small`): a word holds 32 / bits elements; a full X
+// 16-bit elements (`small`, KERNEL 0): a word holds 32 / bits elements; a full X
 // or Y word is taken as it lies, a full condition word gives the word's mask
 // from its bytes at once (each nonzero byte -> all ones over its element),
 // and the word is select()ed bitwise. Bits past the band's last element are
-// 0. 32-, 64- and 128-bit elements (entry `wide`): a word is one 32-bit part
+// 0. 32-, 64- and 128-bit elements (`wide`, KERNEL 1): a word is one 32-bit part
 // of one element, chosen whole by the element's condition byte (for 32-bit
-// elements a full condition's 16 bytes are one load per invocation). Entry
-// `rows`: 32-bit elements, X and Y full, the condition broadcast along
+// elements a full condition's 16 bytes are one load per invocation).
+// `rows` (KERNEL 2): 32-bit elements, X and Y full, the condition broadcast along
 // leading axes (a row of 16 bytes or more), ROW_WORDS words an invocation.
 //
 // A full X or Y may have been uploaded into dst itself (in_dst): each
@@ -34,6 +34,7 @@
 const WG: u32 = 256u;
 const WORDS: u32 = 16u;  // consecutive output words per invocation
 const ROW_WORDS: u32 = 128u;  // of `rows`
+#specialise KERNEL: u32  // 0 `small`, 1 `wide`, 2 `rows` (gpu/where.py chooses)
 
 struct Input {
     q0: u32,    // run: window element of the band's first output element; full: the window offset
@@ -153,11 +154,7 @@ fn select_into(w: u32, take: vec4<bool>) {
     dst[w >> 2u] = select(b, a, take);
 }
 
-@compute @workgroup_size(256)
-fn small(
-    @builtin(workgroup_id) wg: vec3<u32>,
-    @builtin(local_invocation_index) lid: u32,
-) {
+fn small(wg: vec3<u32>, lid: u32) {
     let w0 = ((wg.y * params.groups_x + wg.x) * WG + lid) * WORDS;
     if (w0 >= params.words) {
         return;
@@ -234,11 +231,7 @@ fn small(
     }
 }
 
-@compute @workgroup_size(256)
-fn wide(
-    @builtin(workgroup_id) wg: vec3<u32>,
-    @builtin(local_invocation_index) lid: u32,
-) {
+fn wide(wg: vec3<u32>, lid: u32) {
     let w0 = ((wg.y * params.groups_x + wg.x) * WG + lid) * WORDS;
     if (w0 >= params.words) {
         return;
@@ -373,11 +366,7 @@ fn wide(
 // ROW_WORDS words an invocation, where `wide`'s 16 and its prologue (a division, the tests of every other
 // case) cost as much as the loads (1.5-1.7x `wide` at 128 words against 16, CPU time, Mesa 22.3).
 // Sixteen condition bytes that start a vector of the row are one load; others are row_four's funnels.
-@compute @workgroup_size(256)
-fn rows(
-    @builtin(workgroup_id) wg: vec3<u32>,
-    @builtin(local_invocation_index) lid: u32,
-) {
+fn rows(wg: vec3<u32>, lid: u32) {
     let w0 = ((wg.y * params.groups_x + wg.x) * WG + lid) * ROW_WORDS;
     if (w0 >= params.words) {
         return;
@@ -407,5 +396,14 @@ fn rows(
             i = i + 4u;
             i = select(i, i - size, i >= size);
         }
+    }
+}
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    switch KERNEL {
+        case 0u: { small(wg, lid); }
+        case 1u: { wide(wg, lid); }
+        default: { rows(wg, lid); }  // 2u
     }
 }

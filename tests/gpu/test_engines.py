@@ -18,7 +18,7 @@ from onnxop_cli.errors import GpuError
 from onnxop_cli.gpu import kernels
 from onnxop_cli.gpu.choose import kernel_for
 from onnxop_cli.gpu.needs import needs
-from onnxop_cli.gpu.shaders import shader_names, shader_source
+from onnxop_cli.gpu.shaders import shader_names, shader_text
 
 DAWN = [b for b in BACKENDS if b.startswith("dawn-")]
 
@@ -33,7 +33,7 @@ def test_every_shader_says_what_its_code_needs():
     """The '// needs:' line of each shader (for readers) names exactly the
     features its code uses (what the kernel chooser checks)."""
     for shader in shader_names():
-        line = re.search(r"^//\s*needs:\s*(.*)$", shader_source(shader), re.MULTILINE)
+        line = re.search(r"^//\s*needs:\s*(.*)$", shader_text(shader), re.MULTILINE)
         assert line, f"{shader} has no '// needs:' line"
         said = tuple(re.findall(r"[a-z0-9]+(?:-[a-z0-9]+)+", line[1]))
         assert said == needs(shader).features, shader

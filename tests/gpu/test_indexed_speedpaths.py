@@ -119,7 +119,7 @@ TYPE_PAIRS = [(d, i) for d in ["<f4", "u1", "<f2", "<f8", "<c16", ">f4"] for i i
 @pytest.mark.parametrize("dtype,idx_dtype", TYPE_PAIRS)
 def test_every_case_on_both_check_paths(gpu, rng, path, dtype, idx_dtype):
     for name, entry, x, i, (table, check), want in cases(rng, dtype, idx_dtype):
-        assert ix.entry_point(table, index_of(i) if path else None) == (
+        assert ix.variant(table, index_of(i) if path else None) == (
             entry + ("_i64" if i.dtype.itemsize == 8 else "_i32") if path else entry), name
         got = gather(gpu, x, i, (table, check), path)
         assert got == le(want), name

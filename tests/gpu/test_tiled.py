@@ -175,7 +175,7 @@ def test_a_mutated_kernel_fails(gpu, rng, monkeypatch, mutation):
     assert text.count(old) == 1
     real = shaders.shader_source
     monkeypatch.setattr(shaders, "shader_source", lambda name: text.replace(old, new) if name == shader else real(name))
-    key = f"{shader}:main:on:{GATHER_SHADER}"
+    key = f"{shader}:on:{GATHER_SHADER}"
     saved = gpu._pipelines.pop(key, None)
     try:
         a = random_of(rng, (4, 8, 36, 44), ">f4" if kernel == "blocked" else ">f8")

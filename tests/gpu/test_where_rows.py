@@ -26,15 +26,15 @@ ROWS = [((16,), (9, 16)), ((1, 17), (131, 17)), ((37,), (40, 37)), ((1, 100), (2
 
 @pytest.fixture
 def entries(monkeypatch):
-    """The entry points gpu/where.py chose, in order."""
+    """The variants gpu/where.py chose, in order."""
     taken: list[str] = []
-    real = words.entry
+    real = words.variant
 
     def spy(*a, **k):
         taken.append(real(*a, **k))
         return taken[-1]
 
-    monkeypatch.setattr(words, "entry", spy)
+    monkeypatch.setattr(words, "variant", spy)
     return taken
 
 

@@ -60,7 +60,7 @@ def test_a_run_builds_only_what_it_uses(tmp_path):
     assert found["code"] == 0
     assert found["kernel"] == {**first["kernel"], "reason": "cached"}
     assert found["instance"] == ["vulkan"] and found["gpus"] == ["vulkan"]
-    assert found["pipelines"] == [f"{'copy64' if found['kernel']['name'] == 'storage64' else 'copy'}.wgsl:main"]
+    assert found["pipelines"] == [f"{'copy64' if found['kernel']['name'] == 'storage64' else 'copy'}.wgsl"]
     assert found["fast_cffi"] is True
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from onnxop_cli.gpu.layout import layout, parse
-from onnxop_cli.gpu.shaders import shader_names, shader_source
+from onnxop_cli.gpu.shaders import shader_names, shader_text
 
 GPU = Path(__file__).resolve().parents[2] / "src" / "onnxop_cli" / "gpu"
 
@@ -25,7 +25,7 @@ def test_every_kernel_params_has_a_layout(shader):
     assert all(f.offset % f.align == 0 for f in lay.fields)
     assert all(b.offset >= a for a, b in zip(ends, lay.fields[1:]))  # in order, no overlap
     assert lay.size >= ends[-1] and lay.size % max(f.align for f in lay.fields) == 0
-    assert "var<uniform> params: Params;" in shader_source(shader)
+    assert "var<uniform> params: Params;" in shader_text(shader)
 
 
 def test_offsets_follow_wgsl_alignment():

@@ -15,7 +15,7 @@ from onnxop_cli.gpu import elementwise_wgsl, shaders
 
 def test_every_kernel_resolves_its_includes():
     for name in shaders.shader_names():
-        text = shaders.shader_source(name)
+        text = shaders.shader_text(name)
         assert "#include" not in text, name
         assert re.search(r"@compute", text), f"{name}: no entry point"
 

@@ -328,63 +328,67 @@ class Gpu:
     def name(self) -> str:
         return str(self.info)
 
-    def pipeline(self, shader: str, entry: str = "main") -> Any:
-        """The compute pipeline for ``shaders/<shader>``, compiled once."""
-        key = f"{shader}:{entry}"
-        pipe = self._pipelines.get(key)
-        if pipe is None:
-            from .shaders import shader_source
+    def pipeline(self, shader: str, constants: dict[str, int | bool] | None = None) -> Any:
+        """The compute pipeline for ``shaders/<shader>`` (its ``#specialise``
+        constants set to ``constants``, gpu/shaders.py), compiled once."""
+        from .shaders import variant_label
 
-            with gpu_errors(f"compiling {shader}", self.name):
-                module = self.device.create_shader_module(label=shader, code=shader_source(shader))
+        label = variant_label(shader, constants)
+        pipe = self._pipelines.get(label)
+        if pipe is None:
+            with gpu_errors(f"compiling {label}", self.name):
+                module = self._module(shader, constants)
                 pipe = self.device.create_compute_pipeline(
-                    label=shader, layout="auto", compute={"module": module, "entry_point": entry}
-                )
-            self._pipelines[key] = pipe
+                    label=label, layout="auto", compute={"module": module, "entry_point": "main"})
+            self._pipelines[label] = pipe
         return pipe
 
-    def pipeline_with_layout(self, shader: str, entries: list[dict], entry: str = "main",
+    def pipeline_with_layout(self, shader: str, entries: list[dict], constants: dict[str, int | bool] | None = None,
                              code: str | None = None) -> tuple[Any, Any]:
         """(pipeline, bind group layout) for a shader that needs an explicit
         layout (dynamic offsets), compiled once. ``code``: a rendered kernel's
         WGSL (gpu/elementwise_wgsl.py), ``shader`` then its label (unique
-        per kernel); else the shader file's."""
-        key = f"{shader}:{entry}:explicit"
+        per kernel); else the shader file's, ``constants`` as for :meth:`pipeline`."""
+        from .shaders import variant_label
+
+        label = variant_label(shader, constants)
+        key = f"{label}:explicit"
         found = self._pipelines.get(key)
         if found is None:
-            from .shaders import shader_source
-
-            with gpu_errors(f"compiling {shader}", self.name):
-                text = shader_source(shader) if code is None else code
-                module = self.device.create_shader_module(label=shader, code=text)
-                layout = self.device.create_bind_group_layout(label=shader, entries=entries)
-                pipe = self.device.create_compute_pipeline(
-                    label=shader,
-                    layout=self.device.create_pipeline_layout(label=shader, bind_group_layouts=[layout]),
-                    compute={"module": module, "entry_point": entry},
-                )
-            found = self._pipelines[key] = (pipe, layout)
+            with gpu_errors(f"compiling {label}", self.name):
+                module = self._module(shader, constants, code)
+                layout = self.device.create_bind_group_layout(label=label, entries=entries)
+                found = self._pipelines[key] = (self._on(label, module, layout), layout)
         return found
 
-    def pipeline_on_layout(self, shader: str, sharing: str, entry: str = "main") -> Any:
-        """The pipeline for ``shader`` on the explicit bind group layout of
-        ``sharing`` (compiled by :meth:`pipeline_with_layout` first), so one
-        bind group serves both kernels; compiled once."""
-        key = f"{shader}:{entry}:on:{sharing}"
+    def pipeline_on_layout(self, shader: str, sharing: str, constants: dict[str, int | bool] | None = None) -> Any:
+        """The pipeline for ``shader`` (``constants`` as for :meth:`pipeline`)
+        on the explicit bind group layout of ``sharing`` (compiled by
+        :meth:`pipeline_with_layout` first), so one bind group serves both
+        kernels; compiled once."""
+        from .shaders import variant_label
+
+        label = variant_label(shader, constants)
+        key = f"{label}:on:{sharing}"
         pipe = self._pipelines.get(key)
         if pipe is None:
-            from .shaders import shader_source
-
-            _, layout = self._pipelines[f"{sharing}:{entry}:explicit"]
-            with gpu_errors(f"compiling {shader}", self.name):
-                module = self.device.create_shader_module(label=shader, code=shader_source(shader))
-                pipe = self.device.create_compute_pipeline(
-                    label=shader,
-                    layout=self.device.create_pipeline_layout(label=shader, bind_group_layouts=[layout]),
-                    compute={"module": module, "entry_point": entry},
-                )
-            self._pipelines[key] = pipe
+            _, layout = self._pipelines[f"{sharing}:explicit"]
+            with gpu_errors(f"compiling {label}", self.name):
+                pipe = self._pipelines[key] = self._on(label, self._module(shader, constants), layout)
         return pipe
+
+    def _module(self, shader: str, constants: dict[str, int | bool] | None, code: str | None = None) -> Any:
+        from .shaders import shader_source, variant_label
+
+        text = shader_source(shader, **(constants or {})) if code is None else code
+        return self.device.create_shader_module(label=variant_label(shader, constants), code=text)
+
+    def _on(self, label: str, module: Any, layout: Any) -> Any:
+        return self.device.create_compute_pipeline(
+            label=label,
+            layout=self.device.create_pipeline_layout(label=label, bind_group_layouts=[layout]),
+            compute={"module": module, "entry_point": "main"},
+        )
 
     def errors(self, what: str):
         """Context manager: WebGPU failures become a GpuError naming this adapter."""

@@ -45,7 +45,7 @@ def run(gpu, bufs, src, raw, status, rows: Rows, count: int, big: bool, bound: i
     buffer of ``bufs``, returned; the caller reads ``status`` before
     anything reaches a sink."""
     return run_into_result(
-        gpu, bufs, SHADER, f"words{rows.words}", "rows", src=src, raw=raw, status=status,
+        gpu, bufs, SHADER, {"WORDS": rows.words}, "rows", src=src, raw=raw, status=status,
         nbytes=count * rows.words * 4, units=count, per="RUN", blob=rows.blob, max_dim=max_dim, poison=poison,
         params=lambda gx: pack(SHADER, count=count, groups_x=gx, rank=rows.rank, iswap=int(big), bound=bound,
                                lstride=rows.lstride & 0xFFFFFFFF))

@@ -72,7 +72,8 @@ def run(gpu: Any, bufs: Any, windows: gather_windows.Windows, fused: tuple[Any, 
     else:
         raw, status, big, wide, mode = fused[0], fused[1], fused[2].big, fused[2].wide, fused[3].mode
     kinds = ("read-only-storage", "storage", "uniform", "read-only-storage", "read-only-storage", "storage")
-    pipeline, layout = _pipeline(gpu, SHADER, kinds, f"words{lines.width}_{'i64' if wide else 'i32'}")
+    pipeline, layout = _pipeline(gpu, SHADER, kinds,
+                                 {"UNIT": lines.width, "KIND": shader_const(SHADER, "I64" if wide else "I32")})
     per = shader_const(SHADER, "WG") * shader_const(SHADER, "WORDS")
 
     def fill(dst: Any, e0: int, n: int, window: Any) -> None:

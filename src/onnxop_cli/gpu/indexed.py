@@ -15,9 +15,9 @@ an offset in the index tensor (see indexed_gather.wgsl). ops/ builds the
 tables from the ONNX shapes; this module only moves bytes.
 
 A gather whose output is one band skips the check pass: its kernel reads
-the raw indices and checks each as it uses it (the ``_i32``/``_i64`` entry
-points), and the band is read back only if none was bad. Each table runs on
-the entry point of its case (``entry_point``): Mesa's CPU drivers run every
+the raw indices and checks each as it uses it (the ``_i32``/``_i64``
+variants), and the band is read back only if none was bad. Each table runs on
+the variant of its case (``variant``): Mesa's CPU drivers run every
 branch a lane could take, so a kernel carrying the other cases' code runs
 them too. GatherND's tables whose slices are whole words run
 indexed_slices.wgsl instead (gpu/slices.py plans them, gpu/slice_gathers.py
@@ -248,10 +248,19 @@ def _unravel(flat: int, shape: Sequence[int]) -> tuple[int, ...]:
 # ------------------------------------------------------------------ gather
 
 
-def entry_point(table: Table, raw: Index | None = None) -> str:
-    """The kernel's entry point for ``table``: the one specialized to its case
-    (see indexed_gather.wgsl); ``raw``: the one reading and checking these
-    raw indices itself."""
+# indexed_gather.wgsl's variants by name: its constants (CASE, INDEX), by their names in the shader
+VARIANTS = {
+    "flat": ("FLAT", "NORM"), "circular": ("CIRCULAR", "NORM"),
+    "one": ("ONE", "NORM"), "one_i32": ("ONE", "I32"), "one_i64": ("ONE", "I64"),
+    "lookups": ("LOOKUPS", "NORM"), "lookups_i32": ("LOOKUPS", "I32"), "lookups_i64": ("LOOKUPS", "I64"),
+    "reverse": ("REVERSE", "NORM"), "reverse_i32": ("REVERSE", "I32"), "reverse_i64": ("REVERSE", "I64"),
+}
+
+
+def variant(table: Table, raw: Index | None = None) -> str:
+    """The kernel's variant (a key of VARIANTS) for ``table``: the one
+    specialized to its case (see indexed_gather.wgsl); ``raw``: the one
+    reading and checking these raw indices itself."""
     if table.mode == 0:
         name = ("flat", "one")[len(table.lookups)] if len(table.lookups) < 2 else "lookups"
     else:
@@ -261,6 +270,12 @@ def entry_point(table: Table, raw: Index | None = None) -> str:
     if name in ("flat", "circular"):
         raise ValueError(f"no checking kernel for a {name} table")
     return name + ("_i64" if raw.wide else "_i32")
+
+
+def constants(name: str) -> dict[str, int]:
+    """indexed_gather.wgsl's constants for the variant ``name``."""
+    case, index = VARIANTS[name]
+    return {"CASE": shader_const(GATHER, case), "INDEX": shader_const(GATHER, index)}
 
 
 class _Gather:
@@ -273,7 +288,7 @@ class _Gather:
         self.gpu, self.bufs, self.table, self.max_dim = gpu, bufs, table, max_dim
         self.pipeline, self.layout = _pipeline(
             gpu, GATHER, ("read-only-storage", "read-only-storage", "storage", "uniform", "read-only-storage",
-                          "read-only-storage", "storage"), entry_point(table, fused[2] if fused else None)
+                          "read-only-storage", "storage"), constants(variant(table, fused[2] if fused else None))
         )
         self.src, self.norm, self.fused = src, norm, fused
         if fused is None:

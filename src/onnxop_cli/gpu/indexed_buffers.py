@@ -215,8 +215,9 @@ def _layout(kinds: Sequence[str]) -> list[dict]:
     ]
 
 
-def _pipeline(gpu: Gpu, shader: str, kinds: Sequence[str], entry: str = "main") -> tuple[Any, Any]:
-    return gpu.pipeline_with_layout(shader, _layout(kinds), entry)
+def _pipeline(gpu: Gpu, shader: str, kinds: Sequence[str],
+              constants: dict[str, int | bool] | None = None) -> tuple[Any, Any]:
+    return gpu.pipeline_with_layout(shader, _layout(kinds), constants)
 
 
 def _bind(gpu: Gpu, layout: Any, buffers: Sequence[Any]) -> Any:
@@ -243,11 +244,12 @@ def _grid_x(groups: int, max_dim: int) -> int:
     return grid(max(groups, 1), max_dim)[0]
 
 
-def run_into_result(gpu: Gpu, bufs: _Buffers, shader: str, entry: str, key: str, *, src: Any, raw: Any,
+def run_into_result(gpu: Gpu, bufs: _Buffers, shader: str, constants: dict[str, int | bool] | None, key: str, *,
+                    src: Any, raw: Any,
                     status: Any, nbytes: int, units: int, per: str | int, params: Callable[[int], bytes],
                     blob: bytes | None = None, max_dim: int, poison: int | None,
                     parts: Iterable[tuple[int, Any, Callable[[int], bytes]]] | None = None) -> Any:
-    """One dispatch of ``shader``'s ``entry`` writing ``nbytes`` into a new
+    """One dispatch of ``shader`` (its ``constants``) writing ``nbytes`` into a new
     result buffer of ``bufs``, returned (the caller reads ``status`` before
     anything reaches a sink): bound as (src, dst, params, [axes,] raw,
     status), ``units`` of work at WG x ``per`` (a shader constant's name,
@@ -264,7 +266,7 @@ def run_into_result(gpu: Gpu, bufs: _Buffers, shader: str, entry: str, key: str,
         axes = bufs.new(f"{key} axes", len(blob), U.STORAGE | U.COPY_DST)
         gpu.queue.write_buffer(axes, 0, blob)
     kinds = ("read-only-storage", "storage", "uniform") + ("read-only-storage",) * (2 if axes else 1) + ("storage",)
-    pipeline, layout = _pipeline(gpu, shader, kinds, entry)
+    pipeline, layout = _pipeline(gpu, shader, kinds, constants)
     per_group = shader_const(shader, "WG") * (shader_const(shader, per) if isinstance(per, str) else per)
     for n, part_raw, record_of in (parts if parts is not None else [(units, raw, params)]):
         groups = -(-n // per_group)

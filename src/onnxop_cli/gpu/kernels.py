@@ -30,14 +30,14 @@ from .buffers import BufferUsage, binding_limit, dispatch_limit, grid
 from .device import Gpu
 from .engines.base import BufferUsage
 from .layout import pack
-from .shaders import shader_source
+from .shaders import shader_text
 
 
 
 
 def shader_const(shader: str, name: str) -> int:
     """Read ``const NAME: u32 = 123u;`` from a shader, so host and kernel agree."""
-    m = re.search(rf"const\s+{name}\s*:\s*u32\s*=\s*(\d+)u?\s*;", shader_source(shader))
+    m = re.search(rf"const\s+{name}\s*:\s*u32\s*=\s*(\d+)u?\s*;", shader_text(shader))
     if not m:
         raise RuntimeError(f"{shader} defines no u32 constant {name}")
     return int(m.group(1))

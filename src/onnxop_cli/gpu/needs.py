@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from .shaders import shader_source
+from .shaders import shader_text
 
 # bytes of the WGSL types the kernels' uniform arrays hold
 _TYPE_BYTES = {"u32": 4, "i32": 4, "f32": 4, "f16": 2, "u64": 8, "i64": 8}
@@ -57,7 +57,7 @@ def _type_bytes(wgsl_type: str, consts: dict[str, int]) -> int:
 
 def needs(shader: str) -> Needs:
     """The features and limits ``shaders/<shader>`` needs."""
-    code = re.sub(r"//[^\n]*", "", shader_source(shader))  # comments may name types
+    code = re.sub(r"//[^\n]*", "", shader_text(shader))  # comments may name types
     consts = _consts(code)
     features = []
     if re.search(r"\b[ui]64\b", code):

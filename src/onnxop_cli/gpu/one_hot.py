@@ -27,6 +27,7 @@ from .kernels import shader_const
 from .layout import pack
 
 SHADER = "one_hot.wgsl"
+KERNELS = {name: {"KERNEL": k} for k, name in enumerate(("small", "wide", "wide_lines"))}  # the shader's variants
 LAST = "one-hot-last"
 LIMIT = 1 << 31  # depth: the kernel wraps and compares indices in u32
 BAND = 16 << 20  # bytes of a band at most, as gpu/where.py's
@@ -96,9 +97,9 @@ def run_one_hot(
     bands = list(_bands(count, depth, inner, band, window))
     reach = max(hi - lo + 1 for _, _, lo, hi, _, _ in bands)
     need = min(cap, round_up(reach * index_bits // 8 + 2 * WORD, WORD))
-    # the last axis (lines of one element) and longer lines take separate entries (see the shader)
-    entry = "small" if bits < 32 else ("wide" if inner == 1 else "wide_lines")
-    run = pieces.Run(gpu, band_bytes, cap, max_groups_per_dim, shader=SHADER, entry=entry,
+    # the last axis (lines of one element) and longer lines take separate variants (see the shader)
+    kernel = "small" if bits < 32 else ("wide" if inner == 1 else "wide_lines")
+    run = pieces.Run(gpu, band_bytes, cap, max_groups_per_dim, shader=SHADER, constants=KERNELS[kernel],
                       sizes=(need, WORD, WORD), mapped=mapped)
     per_group = shader_const(SHADER, "WG") * shader_const(SHADER, "WORDS")
     fixed = {"depth": depth, "ibits": index_bits, "kind": KINDS[index_kind], "swap": 1 if source.swap else 0,

@@ -35,11 +35,13 @@ class Source:
 
 class Run:
     def __init__(self, gpu: Gpu, band_bytes: int, window_bytes: int, max_groups_per_dim: Optional[int],
-                 masked: bool = True, selects: bool = True, *, shader: str = SHADER, entry: str = "main",
+                 masked: bool = True, selects: bool = True, *, shader: str = SHADER,
+                 constants: Optional[dict[str, int]] = None,
                  sizes: Optional[tuple[int, int, int]] = None, shared_upload: int = 0,
                  mapped: bool = False, by_runs: bool = False) -> None:
-        """Buffers and a bind group for one run. ``shader``, ``entry``: the
-        kernel bound to them (shaders/where.wgsl binds the same layout);
+        """Buffers and a bind group for one run. ``shader``, ``constants``: the
+        kernel bound to them and its variant (gpu/shaders.py; shaders/where.wgsl
+        binds the same layout);
         ``sizes``: the src, mask and other windows' bytes (else
         ``window_bytes`` each); ``shared_upload``: the bytes of one staging
         buffer for the three (each upload then submitted before the next is
@@ -59,7 +61,7 @@ class Run:
         U = BufferUsage
         self.buffers: list[Any] = []
         with gpu.errors("allocating pieces buffers"):
-            self.pipeline, layout = gpu.pipeline_with_layout(shader, _layout_entries(), entry)
+            self.pipeline, layout = gpu.pipeline_with_layout(shader, _layout_entries(), constants)
             self.runs = runs.pipelines(gpu, _layout_entries()) if by_runs else None
             window_usage = U.STORAGE | (U.MAP_WRITE if mapped else U.COPY_DST)
             if mapped:

@@ -1,5 +1,6 @@
-"""Pieces by runs: ``shaders/pieces_runs.wgsl`` for a piece whose innermost
-axis is contiguous in the output and, where it has one, in its source:
+"""Pieces by runs: ``shaders/pieces_runs.wgsl`` and ``pieces_edges.wgsl``
+for a piece whose innermost axis is contiguous in the output and, where it
+has one, in its source:
 Concat's, Split's and Pad's interior pieces, fills (ConstantOfShape, Pad's
 and CenterCropPad's constant borders, EyeLike's zeros:
 vec4 stores of the fill's word pattern) and Trilu's triangle (each row's kept
@@ -8,9 +9,9 @@ columns copied, the rest filled, the triangle's edge blended in its words).
 gpu/pieces.py's ``_Run`` asks :func:`eligible` for each part of a band and
 encodes an eligible one with :func:`encode` in the same compute pass, on the
 same buffers and bind group layout as the general kernel: two dispatches,
-``words`` (whole 16-byte blocks of the output inside a row, plain vec4 stores,
+``words`` (pieces_runs.wgsl: whole 16-byte blocks of the output inside a row, plain vec4 stores,
 the source joined by a funnel shift where its alignment differs) and
-``edges`` (each row's other words, on its own bits, with atomics). Every
+``edges`` (pieces_edges.wgsl: each row's other words, on its own bits, with atomics). Every
 other part -- masks and selects, triangles whose column is not the inner
 axis or that keep what lies under them, stride-0 or reversed inner axes (Pad's edge, reflect and wrap borders), Fortran-order or big-endian
 sources, rows shorter than MIN_ROW_BYTES -- keeps shaders/pieces.wgsl.
@@ -27,7 +28,8 @@ from .buffers import grid
 from .kernels import shader_const
 from .layout import pack
 
-SHADER = "pieces_runs.wgsl"
+SHADER = "pieces_runs.wgsl"  # ``words``; its Params, WG and VECS are the edges kernel's too
+EDGES = "pieces_edges.wgsl"  # ``edges``
 # rows shorter than this stay on the general kernel: the edges' per-row atomics would be most of them
 MIN_ROW_BYTES = 64
 LIMIT_BITS = 1 << 31  # band and window bit offsets are u32 / i32 in the kernel
@@ -93,9 +95,8 @@ def fill_words(fill: bytes, bits: int) -> tuple[int, int, int, int]:
 
 
 def pipelines(gpu: Any, layout_entries: list[dict]) -> tuple[Any, Any]:
-    """The ``words`` and ``edges`` pipelines, on a layout equal to the pieces kernel's."""
-    return (gpu.pipeline_with_layout(SHADER, layout_entries, "words")[0],
-            gpu.pipeline_with_layout(SHADER, layout_entries, "edges")[0])
+    """The ``words`` and ``edges`` pipelines, each on a layout equal to the pieces kernel's."""
+    return (gpu.pipeline_with_layout(SHADER, layout_entries)[0], gpu.pipeline_with_layout(EDGES, layout_entries)[0])
 
 
 def encode(p: Piece, bits: int, src_first: int, at: int, max_dim: int) -> tuple[bytes, bytes, list[tuple[int, int]]]:

@@ -42,6 +42,8 @@ from . import scatter_lines, slices
 CLAIM, APPLY, RESET = "scatter_claim.wgsl", "scatter_apply.wgsl", "scatter_reset.wgsl"
 COMPACT = "scatter_compact.wgsl"
 SLICES = "scatter_slices.wgsl"
+SLICE_STEPS = {"claim": 0, "apply": 1}  # scatter_slices.wgsl's STEP (its RAW: the claim checks the raw indices)
+APPLY_KERNELS = {name: {"KERNEL": k} for k, name in enumerate(("rounds", "lines", "lines_raw"))}  # scatter_apply.wgsl's
 REDUCTIONS = ("none", "add", "mul", "max", "min")
 DUPLICATES = "two updates write one element with reduction none (the result is undefined); use distinct indices or a reduction"
 
@@ -270,7 +272,7 @@ def _by_slices(gpu: Gpu, bufs: _Buffers, out: Any, upd: Any, norm: Any, cut: sli
         big, cmode = (raw[0].big, raw[1].mode) if raw else (False, 0)
         params = bufs.params(f"slice {entry} params", cut.params(SLICES, count, _grid_x(groups, max_dim), big, cmode))
 
-        pipeline, layout = _pipeline(gpu, SLICES, kinds, entry + ("_raw" if raw else ""))
+        pipeline, layout = _pipeline(gpu, SLICES, kinds, {"STEP": SLICE_STEPS[entry], "RAW": bool(raw)})
         encoder = gpu.device.create_command_encoder()
         if entry == "claim":
             encoder.clear_buffer(claims)
@@ -333,7 +335,7 @@ def _by_lines(gpu: Gpu, bufs: _Buffers, out: Any, upd: Any, targets: Any, data: 
                                                         line=length, inner=inner, dlen=dlen, iswap=big, cmode=cmode))
         p_lines, l_lines = _pipeline(gpu, APPLY, ("read-only-storage", "read-only-storage", "read-only-storage",
                                                   "uniform", "read-only-storage", "storage", "storage",
-                                                  "read-only-storage"), "lines_raw" if raw else "lines")
+                                                  "read-only-storage"), APPLY_KERNELS["lines_raw" if raw else "lines"])
         spare = bufs.new("unused", 16, U.STORAGE)
         _dispatch(gpu, encoder, p_lines, _bind(gpu, l_lines, [targets, spare, spare, params, upd, out, status,
                                                               spare]), groups, max_dim)
@@ -384,7 +386,7 @@ def _rounds(gpu: Gpu, bufs: _Buffers, out: Any, upd: Any, targets: Any, data: Da
                                               "read-only-storage"))
     p_apply, l_apply = _pipeline(gpu, APPLY, ("read-only-storage", "read-only-storage", "read-only-storage",
                                               "uniform", "read-only-storage", "storage", "storage",
-                                              "read-only-storage"))
+                                              "read-only-storage"), APPLY_KERNELS["rounds"])
     p_reset, l_reset = _pipeline(gpu, RESET, ("read-only-storage", "storage", "storage", "uniform", "storage",
                                               "read-only-storage"))
     p_compact, l_compact = _pipeline(gpu, COMPACT, ("read-only-storage", "uniform", "read-only-storage", "storage",

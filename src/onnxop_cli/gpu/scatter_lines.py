@@ -4,8 +4,9 @@ lines, for 8- and 16-bit elements) per invocation: shaders/scatter_lines.wgsl.
 gpu/scatter.py's ``_by_lines`` chooses it over scatter_apply.wgsl's
 ``lines`` (every width, atomics on every element, the arithmetic chosen per
 update): the same lines in the same index order, so the same bits, with one
-entry per arithmetic and width (folded out of the loop) and plain loads and
-stores (each word is written by one invocation alone: ``group``).
+kernel per arithmetic and width (its constants OP and BITS, folded out of the
+loop; ``VARIANTS`` by name) and plain loads and stores (each word is written
+by one invocation alone: ``group``).
 """
 
 from __future__ import annotations
@@ -20,10 +21,31 @@ from .layout import pack
 LINES = "scatter_lines.wgsl"
 OFFSETS, CHECKED, RAW = 0, 1, 2  # what `targets` holds: data elements, checked indices, the raw int64 indices
 KINDS = ("read-only-storage", "uniform", "read-only-storage", "storage", "storage", "read-only-storage")
+# the kernel's variants by name: (its arithmetic, a constant of scatter_lines.wgsl; the element width)
+VARIANTS = {
+    "fadd": ("FADD", 32), "fmul": ("FMUL", 32), "iadd": ("IADD", 32), "imul": ("IMUL", 32),
+    "fmax": ("FMAX", 32), "fmin": ("FMIN", 32), "smax": ("SMAX", 32), "smin": ("SMIN", 32),
+    "umax": ("UMAX", 32), "umin": ("UMIN", 32),
+    "iadd64": ("IADD", 64), "imul64": ("IMUL", 64), "smax64": ("SMAX", 64), "smin64": ("SMIN", 64),
+    "umax64": ("UMAX", 64), "umin64": ("UMIN", 64), "fmax64": ("FMAX", 64), "fmin64": ("FMIN", 64),
+    "iadd16": ("IADD", 16), "imul16": ("IMUL", 16), "smax16": ("SMAX", 16), "smin16": ("SMIN", 16),
+    "umax16": ("UMAX", 16), "umin16": ("UMIN", 16),
+    "iadd8": ("IADD", 8), "imul8": ("IMUL", 8), "smax8": ("SMAX", 8), "smin8": ("SMIN", 8),
+    "umax8": ("UMAX", 8), "umin8": ("UMIN", 8),
+    "badd": ("BADD", 8), "bmul": ("BMUL", 8),
+    "hadd": ("HADD", 16), "hmul": ("HMUL", 16), "hmax": ("HMAX", 16), "hmin": ("HMIN", 16),
+    "bfadd": ("BFADD", 16), "bfmul": ("BFMUL", 16), "bfmax": ("BFMAX", 16), "bfmin": ("BFMIN", 16),
+}
+
+
+def constants(name: str) -> dict[str, int]:
+    """The shader's constants for the variant ``name`` (a key of VARIANTS)."""
+    op, bits = VARIANTS[name]
+    return {"OP": shader_const(LINES, op), "BITS": bits}
 
 
 def entry(bits: int, kind: str, cls: int, numpy_rule: bool) -> str | None:
-    """The kernel's entry for a reduction ``kind`` on elements of ``bits`` of
+    """The kernel's variant (a key of VARIANTS) for a reduction ``kind`` on elements of ``bits`` of
     arithmetic class ``cls`` (scatter_apply.wgsl's: 0 unsigned, 1 signed, 2
     float, 3 bool, 4 bfloat16), or None: reduction none, float64 add or mul
     (no f64 in WGSL), or max/min by np.maximum's rule (ScatterND's; the
@@ -32,12 +54,12 @@ def entry(bits: int, kind: str, cls: int, numpy_rule: bool) -> str | None:
         return None
     adds = kind in ("add", "mul")
     if cls == 3:  # bool: add is or, mul is and; max and min those of 0 and 1
-        return "lines_b" + kind if adds else "lines_u" + kind + "8"
+        return "b" + kind if adds else "u" + kind + "8"
     if cls == 4 or (cls == 2 and bits == 16):
-        return "lines_" + ("bf" if cls == 4 else "h") + kind
+        return ("bf" if cls == 4 else "h") + kind
     if cls == 2:
-        return None if bits != 32 and (bits != 64 or adds) else "lines_f" + kind + ("64" if bits == 64 else "")
-    return "lines_" + ("i" if adds else "us"[cls]) + kind + ("" if bits == 32 else str(bits))
+        return None if bits != 32 and (bits != 64 or adds) else "f" + kind + ("64" if bits == 64 else "")
+    return ("i" if adds else "us"[cls]) + kind + ("" if bits == 32 else str(bits))
 
 
 def group(bits: int, line: tuple[int, int], dlen: int) -> int | None:
@@ -61,7 +83,7 @@ def group(bits: int, line: tuple[int, int], dlen: int) -> int | None:
 
 def record(gpu: Gpu, bufs: _Buffers, encoder: Any, name: str, buffers: tuple[Any, Any, Any, Any], count: int,
            line: tuple[int, int], lines: int, max_dim: int, how: tuple[int, int, int, int, int, int]) -> None:
-    """Record on ``encoder`` the entry ``name`` over ``count`` lines of
+    """Record on ``encoder`` the variant ``name`` over ``count`` lines of
     ``line`` (updates per line, their stride), ``lines`` an invocation
     (``group``). ``buffers``: (targets,
     updates, data, status); ``how``: (mode: OFFSETS, CHECKED or RAW; the
@@ -76,7 +98,7 @@ def record(gpu: Gpu, bufs: _Buffers, encoder: Any, name: str, buffers: tuple[Any
                                            default_nan=default_nan, nan_first=nan_first, line=length, inner=inner,
                                            dlen=dlen, iswap=big, cmode=cmode, group=lines))
 
-    pipeline, layout = _pipeline(gpu, LINES, KINDS, name)
+    pipeline, layout = _pipeline(gpu, LINES, KINDS, constants(name))
     bufs.counts["word lines"] = 1  # tests look
     _dispatch(gpu, encoder, pipeline, _bind(gpu, layout, [targets, params, upd, out, status, targets]), groups,
               max_dim)

@@ -79,7 +79,7 @@ SLAB_CHUNK = 64  # vectors per invocation of indexed_slabs.wgsl's `windowed`: a 
 
 class _Slabs:
     """indexed_slabs.wgsl bound to one table: ``run`` fills a band from the
-    source (``main``) or from one window of it (``windowed``)."""
+    source (``whole``) or from one window of it (``windowed``)."""
 
     def __init__(self, gpu: Gpu, bufs: _Buffers, src: Any, cut: slices.Slices,
                  fused: tuple[Any, Any, Any, Any] | None, norm: Any, bits: int, max_dim: int) -> None:
@@ -95,15 +95,15 @@ class _Slabs:
 
     def run(self, dst: Any, e0: int, count: int, window: tuple[Any, int, int, bool] | None) -> None:
         vectors, first = count * self.bits // 128, e0 * self.bits // 128
-        if window is None and not self.flags[2]:  # one band of one buffer, fused: main's VECS a lane
-            src, entry, w0, wend, per = self.src, "main", 0, 0, shader_const(SLABS, "VECS")
+        if window is None and not self.flags[2]:  # one band of one buffer, fused: `whole`, VECS a lane
+            src, windowed, w0, wend, per = self.src, False, 0, 0, shader_const(SLABS, "VECS")
         elif window is None:  # bands of one buffer: the window is all of it
-            src, entry, w0, wend, per = self.src, "windowed", 0, NO_BAD, SLAB_CHUNK
+            src, windowed, w0, wend, per = self.src, True, 0, NO_BAD, SLAB_CHUNK
         else:  # a window starts on a whole vector: gather_windows.plan's are 128 elements
-            src, entry, per = window[0], "windowed", SLAB_CHUNK
+            src, windowed, per = window[0], True, SLAB_CHUNK
             w0 = window[1] * self.bits // 128
             wend = w0 + -(-window[2] * self.bits // 128)
-        if entry == "windowed":
+        if windowed:
             self.bufs.counts["windowed slab runs"] = self.bufs.counts.get("windowed slab runs", 0) + 1
         groups = -(-vectors // (shader_const(SLABS, "WG") * per))
         cut = self.cut
@@ -113,7 +113,7 @@ class _Slabs:
             nlook=len(cut.blob) // 16 - cut.outer, iswap=iswap, cmode=cmode, normed=normed, first=first, win0=w0,
             wend=wend, chunk=per))
 
-        pipeline, layout = _pipeline(self.gpu, SLABS, self.kinds, entry)
+        pipeline, layout = _pipeline(self.gpu, SLABS, self.kinds, {"WINDOWED": windowed})
         encoder = self.gpu.device.create_command_encoder()
         group = _bind(self.gpu, layout, [src, dst, params, self.axes, self.raw, self.status])
         _dispatch(self.gpu, encoder, pipeline, group, groups, self.max_dim)

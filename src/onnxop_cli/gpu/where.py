@@ -32,6 +32,7 @@ from .kernels import shader_const
 from .layout import pack
 
 SHADER = "where.wgsl"
+KERNELS = {name: {"KERNEL": k} for k, name in enumerate(("small", "wide", "rows"))}  # the shader's variants
 LIMIT = 1 << 31  # output elements: the kernel's element arithmetic is u32
 # Bands of at most 16 MiB: a 32 MB float32 Where ran at 0.48x the gather kernel's GB/s (CPU time)
 # in one 64 MiB band on Mesa 25, 0.82-0.84x in 8 MiB bands, 0.85-0.87x in 16 MiB, 0.45x in 1 MiB
@@ -50,10 +51,10 @@ def _window(form: Form, band: int, width: int, whole: bool) -> int:
     return round_up(elements * width // 8 + 2 * WORD, WORD)
 
 
-def entry(bits: int, forms: Sequence[Form] = (), count: int = 0) -> str:
-    """The kernel's entry point: ``rows`` for 32-bit X and Y in full and a
-    condition broadcast along leading axes (a row of 16 bytes or more);
-    else by element width."""
+def variant(bits: int, forms: Sequence[Form] = (), count: int = 0) -> str:
+    """The kernel's variant (a key of KERNELS): ``rows`` for 32-bit X and Y
+    in full and a condition broadcast along leading axes (a row of 16 bytes
+    or more); else by element width."""
     if bits == 32 and len(forms) == 3 and forms[1] == forms[2] == (1, count):
         div, size = forms[0]
         if div == 1 and 16 <= size < count:
@@ -103,8 +104,8 @@ def run_where(
     in_dst = 0 if mapped else 2 if full[2] else (1 if full[1] else 0)
     need = [min(cap, _window(form, band, width, w)) for form, width, w in zip(forms, widths, whole)]
     sizes = tuple(WORD if in_dst and k == in_dst else need[k] for k in (1, 0, 2))  # (src: X, mask, other: Y)
-    kernel = entry(bits, forms, count)
-    run = pieces.Run(gpu, band_bytes, cap, max_groups_per_dim, shader=SHADER, entry=kernel,
+    kernel = variant(bits, forms, count)
+    run = pieces.Run(gpu, band_bytes, cap, max_groups_per_dim, shader=SHADER, constants=KERNELS[kernel],
                       sizes=sizes, shared_upload=max(need), mapped=mapped)  # type: ignore[arg-type]
     per_group = shader_const(SHADER, "WG") * shader_const(SHADER, "ROW_WORDS" if kernel == "rows" else "WORDS")
     buffers = [run.mask, run.src, run.other]
