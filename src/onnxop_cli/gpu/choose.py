@@ -1,4 +1,16 @@
-"""Which copy kernel this adapter runs fastest: measured once, then cached.
+"""Which kernels this adapter runs fastest: measured once, then cached.
+
+Two kinds of choice live here, on the same rules. The flat copy kernel
+(below), and the *schedule questions* (``QUESTIONS``): which of a kernel
+family's exact candidates takes its work (the transpose kernel, GatherND's
+run length, ...). Each question is asked on first use only (a Flatten never
+measures transposes) and answered like the copy kernel: every candidate
+timed on one representative case (gpu/schedule_cases.py) in rotated rounds,
+each one's output checked byte for byte, the best round winning, the answer
+cached in the same file under the same key plus the question's name and
+the digest of its candidates' WGSL. ``$ONNXOP_SCHEDULE=transpose=blocked,...``
+forces answers (tests, benchmarks); ``onnxop bench --tune`` measures the
+questions asked so far again, ``onnxop info`` asks and shows them all.
 
 The first time onnxop meets an adapter (name, backend, driver version) it
 times every kernel the adapter can run on one streaming chunk, in a few
@@ -20,6 +32,7 @@ leaves the choice measured for this process only.
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import os
 import time
@@ -32,6 +45,7 @@ from ..io.cache import cache_dir, write_atomic
 from .device import Gpu
 
 ENV_KERNEL = "ONNXOP_KERNEL"
+ENV_SCHEDULE = "ONNXOP_SCHEDULE"
 CACHE_FILE = "kernels.json"
 CACHE_VERSION = 1
 SIZE = 4 << 20  # one streaming chunk (copy.DEFAULT_CHUNK): what a real run moves per dispatch
@@ -181,6 +195,10 @@ ENTRY_KEYS = {"kernel", "gbps", "measured"}
 
 
 def _valid_entry(entry: object) -> bool:
+    return _valid_kernel_entry(entry) or _valid_answer_entry(entry)
+
+
+def _valid_kernel_entry(entry: object) -> bool:
     """The schema of one adapter's entry: exactly ENTRY_KEYS; a known kernel;
     a positive finite figure for each of known kernels, the chosen one among them."""
     if not isinstance(entry, dict) or set(entry) != ENTRY_KEYS:
@@ -190,12 +208,18 @@ def _valid_entry(entry: object) -> bool:
         return False
     if not isinstance(gbps, dict) or kernel not in gbps or not set(gbps) <= set(kernels.KERNELS):
         return False
-    return all(isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < float("inf") for v in gbps.values())
+    return _figures(gbps)
+
+
+def _figures(gbps: object) -> bool:
+    """A positive finite figure for each name."""
+    return isinstance(gbps, dict) and all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < float("inf") for v in gbps.values())
 
 
 def _read_cache(gpu: Gpu) -> Choice | None:
     entry = _load(cache_path()).get(cache_key(gpu))
-    if entry is None:
+    if entry is None or "kernel" not in entry:
         return None
     name, gbps = entry["kernel"], {k: float(v) for k, v in entry["gbps"].items()}
     able = {k.name for k in kernels.available(gpu)}
@@ -207,12 +231,162 @@ def _read_cache(gpu: Gpu) -> Choice | None:
 def _write_cache(gpu: Gpu, found: Choice) -> None:
     """Add this adapter's entry; atomically (a temporary file renamed over the
     old one), so a reader never sees half a file. Failure is not an error."""
+    _write_entry(cache_key(gpu), {"kernel": found.kernel, "gbps": found.gbps})
+
+
+def _write_entry(key: str, entry: dict) -> None:
     path = cache_path()
     entries = _load(path)
-    entries[cache_key(gpu)] = {
-        "kernel": found.kernel,
-        "gbps": found.gbps,
-        "measured": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-    }
+    entries[key] = entry | {"measured": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     text = json.dumps({"version": CACHE_VERSION, "entries": entries}, indent=1)
     write_atomic(path, text.encode())
+
+
+
+# ------------------------------------------------------------ schedule questions
+
+
+@dataclass(frozen=True)
+class Question:
+    """A choice among ``candidates`` that are all exact on every adapter and
+    differ only in speed. ``case``: the function of gpu/schedule_cases.py
+    that builds its representative case; ``shaders``: the WGSL whose text
+    keys its cache entry."""
+
+    name: str
+    candidates: tuple[str, ...]
+    shaders: tuple[str, ...]
+    case: str
+    means: str  # what the answer decides, for `onnxop info`
+
+
+QUESTIONS = {q.name: q for q in (
+    Question("transpose", ("blocked", "tiled", "generic"),
+             ("transpose_blocked.wgsl", "transpose_tiled.wgsl", "gather.wgsl"), "transpose",
+             "the kernel of transposes of 4-byte and wider elements: blocked (4 x 4 blocks in registers), "
+             "tiled (tiles in workgroup memory) or generic (gather.wgsl)"),
+    Question("nd_run", ("long", "short"), ("gather_nd_rows.wgsl",), "nd_run",
+             "GatherND by pairs, rows of nd_rows.LONG_ROW slices or more: runs of LONG_RUN slices "
+             "an invocation (long) or of RUN (short)"),
+)}
+QUESTION_ROUNDS = 3  # after one untimed run of each candidate, whose output is checked byte for byte
+
+_answering: dict[str, str] = {}  # the candidate being timed now, per question (this process)
+
+
+def forced_answers() -> dict[str, str]:
+    """$ONNXOP_SCHEDULE's answers, ``NAME=ANSWER`` separated by commas; a
+    question or an answer it does not know is refused (UsageError)."""
+    found: dict[str, str] = {}
+    for part in filter(None, (p.strip() for p in os.environ.get(ENV_SCHEDULE, "").split(","))):
+        name, eq, value = (x.strip() for x in part.partition("="))
+        question = QUESTIONS.get(name)
+        if question is None or not eq:
+            raise UsageError(f"${ENV_SCHEDULE}: {part!r} is not QUESTION=ANSWER with a question among "
+                             f"{', '.join(QUESTIONS)}")
+        if value not in question.candidates:
+            raise UsageError(f"${ENV_SCHEDULE}: {name} cannot be {value!r}; choose one of "
+                             f"{', '.join(question.candidates)}")
+        found[name] = value
+    return found
+
+
+def answer(gpu: Gpu, name: str) -> str:
+    """The answer to question ``name`` on ``gpu`` (see ``ask``)."""
+    return ask(gpu, name).kernel
+
+
+def ask(gpu: Gpu, name: str, *, tune: bool = False) -> Choice:
+    """Question ``name``'s answer for ``gpu``: the candidate being measured,
+    else forced, else the one known in this process, cached, or measured now
+    (and cached). ``tune`` measures again. Kept in ``gpu.schedules_used``
+    for the --json documents."""
+    question = QUESTIONS[name]
+    if name in _answering:
+        return Choice(_answering[name], "measuring")
+    value = forced_answers().get(name)
+    if value is not None:
+        found = Choice(value, "forced")
+    else:
+        found = None if tune else gpu.schedule_choices.get(name)
+        if found is None:
+            found = None if tune else _read_answer(gpu, question)
+            if found is None:
+                found = _measure_question(gpu, question)
+                _write_entry(answer_key(gpu, question), {"answer": found.kernel, "gbps": found.gbps})
+        gpu.schedule_choices[name] = found
+    gpu.schedules_used[name] = found
+    return found
+
+
+def schedules_used(gpu: Gpu | None) -> dict[str, dict]:
+    """For --json: each question answered for ``gpu`` in this process, {"name", "reason"}."""
+    return {} if gpu is None else {k: v.document() for k, v in sorted(gpu.schedules_used.items())}
+
+
+def _measure_question(gpu: Gpu, question: Question) -> Choice:
+    """Time each candidate on the question's case, rotated, ``QUESTION_ROUNDS``
+    rounds after a first run whose output is checked byte for byte (and that
+    the candidate did take the work): a wrong byte raises GpuError."""
+    from ..errors import GpuError
+
+    started = time.perf_counter()
+    # by name: the cases run the kernels that ask the questions, so the module sits above them (and this one)
+    case = getattr(importlib.import_module(f"{__package__}.schedule_cases"), question.case)(gpu)
+    candidates = list(question.candidates)
+    times: dict[str, list[float]] = {c: [] for c in candidates}
+
+    def timed(candidate: str, check: bool = False) -> float:
+        _answering[question.name] = candidate
+        try:
+            t0 = time.perf_counter()
+            if case.time is not None and not check:
+                return case.time()
+            out, took = case.run()
+            elapsed = time.perf_counter() - t0
+        finally:
+            del _answering[question.name]
+        if out != case.expected or took != candidate:
+            what = "wrong bytes" if out != case.expected else f"{took} took the work"
+            raise GpuError(f"schedule {question.name}={candidate}: {what} on the calibration case")
+        return elapsed
+
+    try:
+        for c in candidates:
+            timed(c, check=True)
+        for r in range(QUESTION_ROUNDS):
+            for c in candidates[r % len(candidates):] + candidates[: r % len(candidates)]:
+                times[c].append(timed(c))
+    finally:
+        case.close()
+    gbps = {c: round(case.nbytes / min(ts) / 1e9, 3) for c, ts in times.items()}
+    best = max(candidates, key=lambda c: gbps[c])
+    return Choice(best, "measured", gbps, time.perf_counter() - started)
+
+
+def answer_key(gpu: Gpu, question: Question) -> str:
+    """The copy kernel's key rules: adapter, driver, onnxop version, the
+    question and a digest of its candidates' WGSL."""
+    from .. import __version__
+    from .shaders import shader_source
+
+    h = hashlib.sha256()
+    for shader in question.shaders:
+        h.update(f"{shader}\0{shader_source(shader)}\0".encode())
+    info = gpu.info
+    return json.dumps([info.our_backend, info.name, info.driver, __version__, question.name, h.hexdigest()[:12]])
+
+
+def _valid_answer_entry(entry: object) -> bool:
+    """A question's entry: an answer, a figure per candidate, when measured."""
+    if not isinstance(entry, dict) or set(entry) != {"answer", "gbps", "measured"}:
+        return False
+    value, gbps = entry["answer"], entry["gbps"]
+    return isinstance(value, str) and isinstance(entry["measured"], str) and _figures(gbps) and value in gbps
+
+
+def _read_answer(gpu: Gpu, question: Question) -> Choice | None:
+    entry = _load(cache_path()).get(answer_key(gpu, question))
+    if entry is None or "answer" not in entry or set(entry["gbps"]) != set(question.candidates):
+        return None  # none, or measured among other candidates than today's
+    return Choice(entry["answer"], "cached", {k: float(v) for k, v in entry["gbps"].items()})
