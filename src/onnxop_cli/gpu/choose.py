@@ -52,6 +52,7 @@ SIZE = 4 << 20  # one streaming chunk (copy.DEFAULT_CHUNK): what a real run move
 ROUNDS = 5  # after one untimed warm-up run of each kernel
 
 _forced: str | None = None
+_command = 0  # counts force()'s calls: one per command, in-process ones included
 
 
 @dataclass(frozen=True)
@@ -80,7 +81,8 @@ def force(name: str | None) -> None:
     """Force kernel ``name`` for this process (None: back to $ONNXOP_KERNEL,
     else the measured choice). An unknown name is refused here; one the
     adapter cannot run is refused when the adapter is known."""
-    global _forced
+    global _forced, _command
+    _command += 1  # every command forces (cli/app.py): what it asks is reported apart from the one before
     name = (name or "").strip() or None
     if name is not None and name not in kernels.KERNELS:
         raise UsageError(f"unknown kernel {name!r}; choose one of {', '.join(kernels.KERNELS)}")
@@ -315,13 +317,14 @@ def ask(gpu: Gpu, name: str, *, tune: bool = False) -> Choice:
                 found = _measure_question(gpu, question)
                 _write_entry(answer_key(gpu, question), {"answer": found.kernel, "gbps": found.gbps})
         gpu.schedule_choices[name] = found
-    gpu.schedules_used[name] = found
+    gpu.schedules_used[name] = (_command, found)
     return found
 
 
 def schedules_used(gpu: Gpu | None) -> dict[str, dict]:
-    """For --json: each question answered for ``gpu`` in this process, {"name", "reason"}."""
-    return {} if gpu is None else {k: v.document() for k, v in sorted(gpu.schedules_used.items())}
+    """For --json: each question answered for ``gpu`` in this command, {"name", "reason"}."""
+    used = {} if gpu is None else gpu.schedules_used
+    return {k: c.document() for k, (n, c) in sorted(used.items()) if n == _command}
 
 
 def _measure_question(gpu: Gpu, question: Question) -> Choice:
@@ -331,10 +334,14 @@ def _measure_question(gpu: Gpu, question: Question) -> Choice:
     from ..errors import GpuError
 
     started = time.perf_counter()
-    # by name: the cases run the kernels that ask the questions, so the module sits above them (and this one)
-    case = getattr(importlib.import_module(f"{__package__}.schedule_cases"), question.case)(gpu)
     candidates = list(question.candidates)
     times: dict[str, list[float]] = {c: [] for c in candidates}
+    _answering[question.name] = candidates[0]  # what the case's own setup is answered while it is built
+    try:
+        # by name: the cases run the kernels that ask the questions, so the module sits above them (and this one)
+        case = getattr(importlib.import_module(f"{__package__}.schedule_cases"), question.case)(gpu)
+    finally:
+        del _answering[question.name]
 
     def timed(candidate: str, check: bool = False) -> float:
         _answering[question.name] = candidate
