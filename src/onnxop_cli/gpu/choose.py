@@ -273,7 +273,7 @@ QUESTIONS = {q.name: q for q in (
 )}
 QUESTION_ROUNDS = 3  # after one untimed run of each candidate, whose output is checked byte for byte
 
-_answering: dict[str, str] = {}  # the candidate being timed now, per question (this process)
+_answering: dict[tuple[int, str], str] = {}  # the candidate being timed now, by (id of the Gpu, question)
 
 
 def forced_answers() -> dict[str, str]:
@@ -304,8 +304,8 @@ def ask(gpu: Gpu, name: str, *, tune: bool = False) -> Choice:
     (and cached). ``tune`` measures again. Kept in ``gpu.schedules_used``
     for the --json documents."""
     question = QUESTIONS[name]
-    if name in _answering:
-        return Choice(_answering[name], "measuring")
+    if (id(gpu), name) in _answering:
+        return Choice(_answering[id(gpu), name], "measuring")
     value = forced_answers().get(name)
     if value is not None:
         found = Choice(value, "forced")
@@ -314,7 +314,8 @@ def ask(gpu: Gpu, name: str, *, tune: bool = False) -> Choice:
         if found is None:
             found = None if tune else _read_answer(gpu, question)
             if found is None:
-                found = _measure_question(gpu, question)
+                with gpu.lock:  # no other call on this engine's devices between the candidates' runs
+                    found = _measure_question(gpu, question)
                 _write_entry(answer_key(gpu, question), {"answer": found.kernel, "gbps": found.gbps})
         gpu.schedule_choices[name] = found
     gpu.schedules_used[name] = (_command, found)
@@ -336,15 +337,15 @@ def _measure_question(gpu: Gpu, question: Question) -> Choice:
     started = time.perf_counter()
     candidates = list(question.candidates)
     times: dict[str, list[float]] = {c: [] for c in candidates}
-    _answering[question.name] = candidates[0]  # what the case's own setup is answered while it is built
+    _answering[id(gpu), question.name] = candidates[0]  # what the case's own setup is answered while it is built
     try:
         # by name: the cases run the kernels that ask the questions, so the module sits above them (and this one)
         case = getattr(importlib.import_module(f"{__package__}.schedule_cases"), question.case)(gpu)
     finally:
-        del _answering[question.name]
+        del _answering[id(gpu), question.name]
 
     def timed(candidate: str, check: bool = False) -> float:
-        _answering[question.name] = candidate
+        _answering[id(gpu), question.name] = candidate
         try:
             t0 = time.perf_counter()
             if case.time is not None and not check:
@@ -352,7 +353,7 @@ def _measure_question(gpu: Gpu, question: Question) -> Choice:
             out, took = case.run()
             elapsed = time.perf_counter() - t0
         finally:
-            del _answering[question.name]
+            del _answering[id(gpu), question.name]
         if out != case.expected or took != candidate:
             what = "wrong bytes" if out != case.expected else f"{took} took the work"
             raise GpuError(f"schedule {question.name}={candidate}: {what} on the calibration case")
