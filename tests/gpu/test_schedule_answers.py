@@ -13,7 +13,7 @@ from onnxop_cli.core.sources import MemoryBytes
 from onnxop_cli.core.tensor import swap_unit
 from onnxop_cli.core.view import View
 from onnxop_cli.errors import GpuError
-from onnxop_cli.gpu import choose, gather_through_kernel, nd_rows
+from onnxop_cli.gpu import choose, gather_through_kernel, gather_windows, nd_rows
 from onnxop_cli.gpu import indexed as ix
 from onnxop_cli.ops import indexing
 
@@ -65,7 +65,29 @@ def test_every_nd_run_answer_writes_the_same_bytes(gpu, rng, monkeypatch):
             assert gpu.cache[ix.LAST]["nd run"] == run and bytes(out) == want, (answer, dtype, tail, data, lead)
 
 
-@pytest.mark.parametrize("name", list(choose.QUESTIONS))
+def test_every_gather_source_answer_writes_the_same_bytes(gpu, rng, monkeypatch):
+    """Gather of rows from a source of many small windows: streamed in passes
+    (the answer where device memory is the process's own) or resident."""
+    passes: list = []  # each gather's pass bytes: None where the source stayed resident
+    real = gather_windows._pass_bytes
+    monkeypatch.setattr(gather_windows, "_pass_bytes", lambda *a: passes.append(real(*a)) or passes[-1])
+    for _ in range(2):
+        dtype = ["<f4", "u1", "<f8", ">i4"][int(rng.integers(4))]
+        x = random_array(rng, (int(rng.integers(150, 300)), int(rng.integers(4, 9))), dtype)  # windows of 128 elements
+        i = rng.integers(-x.shape[0], x.shape[0], int(rng.integers(20, x.shape[0]))).astype("<i8")
+        want = np.ascontiguousarray(x[i]).astype(x.dtype.newbyteorder("<")).tobytes()
+        table, check = indexing.gather("Gather", x.shape, i.shape, 0)
+        swap = x.dtype.itemsize if x.dtype.byteorder == ">" else 0
+        for answer in choose.QUESTIONS["gather_source"].candidates:
+            forced(monkeypatch, "gather_source", answer)
+            out = bytearray()
+            ix.gather_indexed(gpu, ix.Data(MemoryBytes(x), x.shape, x.dtype.itemsize * 8, swap),
+                              ix.Index(MemoryBytes(i), i.shape, True, False), check, table, out.extend,
+                              poison=0xA5, window_bytes=64)
+            assert bytes(out) == want and (passes[-1] is not None) == (answer == "streamed"), (answer, dtype)
+
+
+@pytest.mark.parametrize("name", ["transpose", "nd_run"])  # the questions of speed: gather_source's is a fact
 def test_a_wrong_byte_fails_the_measurement(gpu, monkeypatch, name):
     """The measurement checks each candidate's output byte for byte (and that
     it took the work) before timing it: one wrong byte is a GpuError, never

@@ -118,7 +118,8 @@ def test_a_bad_schedule_is_refused_in_one_line(folder, tmp_path):
     path, _ = folder
     for schedule, message in [
         ("transpose=fast", "$ONNXOP_SCHEDULE: transpose cannot be 'fast'; choose one of blocked, tiled, generic"),
-        ("speed\n=1", "$ONNXOP_SCHEDULE: 'speed\\n=1' is not QUESTION=ANSWER with a question among transpose, nd_run"),
+        ("speed\n=1", "$ONNXOP_SCHEDULE: 'speed\\n=1' is not QUESTION=ANSWER with a question among transpose, nd_run, "
+         "gather_source"),
     ]:
         done = onnxop("transpose", "a.npy", "-o", "b.npy", cwd=path, cache=tmp_path / "cache", schedule=schedule)
         assert done.returncode == 2 and done.stderr == f"onnxop: error: {message}\n"

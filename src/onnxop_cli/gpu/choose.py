@@ -67,13 +67,14 @@ class Choice:
     reason: str
     gbps: dict[str, float] = field(default_factory=dict)
     seconds: float = 0.0  # the calibration's cost, when measured here
+    unit: str = "GB/s"  # of the figures
 
     def document(self) -> dict:
         """For --json: the figures are in `onnxop info` and `onnxop bench`."""
         return {"name": self.kernel, "reason": self.reason}
 
     def describe(self) -> str:
-        figures = ", ".join(f"{k} {v:.2f} GB/s" for k, v in self.gbps.items())
+        figures = ", ".join(f"{k} {v:.2f} {self.unit}".rstrip() for k, v in self.gbps.items())
         return f"{self.kernel} ({self.reason}{': ' + figures if figures else ''})"
 
 
@@ -259,7 +260,8 @@ class Question:
     candidates: tuple[str, ...]
     shaders: tuple[str, ...]
     case: str
-    means: str  # what the answer decides, for `onnxop info`
+    means: str  # what the answer decides
+    unit: str = "GB/s"  # of its figures: a candidate's speed on the case, unless the case decides otherwise
 
 
 QUESTIONS = {q.name: q for q in (
@@ -270,6 +272,10 @@ QUESTIONS = {q.name: q for q in (
     Question("nd_run", ("long", "short"), ("gather_nd_rows.wgsl",), "nd_run",
              "GatherND by pairs, rows of nd_rows.LONG_ROW slices or more: runs of LONG_RUN slices "
              "an invocation (long) or of RUN (short)"),
+    Question("gather_source", ("streamed", "resident"), (), "gather_source",
+             "a gather's source of more than two windows (gpu/gather_windows.py): streamed in passes where "
+             "the device's memory is this process's own, else resident; the figures are the share of a "
+             "device buffer that appeared in the process's memory, and the rest", unit=""),
 )}
 QUESTION_ROUNDS = 3  # after one untimed run of each candidate, whose output is checked byte for byte
 
@@ -359,6 +365,10 @@ def _measure_question(gpu: Gpu, question: Question) -> Choice:
             raise GpuError(f"schedule {question.name}={candidate}: {what} on the calibration case")
         return elapsed
 
+    if case.decide is not None:  # a fact about the adapter, not a speed
+        best, gbps = case.decide()
+        case.close()
+        return Choice(best, "measured", gbps, time.perf_counter() - started, question.unit)
     try:
         for c in candidates:
             timed(c, check=True)
@@ -369,7 +379,7 @@ def _measure_question(gpu: Gpu, question: Question) -> Choice:
         case.close()
     gbps = {c: round(case.nbytes / min(ts) / 1e9, 3) for c, ts in times.items()}
     best = max(candidates, key=lambda c: gbps[c])
-    return Choice(best, "measured", gbps, time.perf_counter() - started)
+    return Choice(best, "measured", gbps, time.perf_counter() - started, question.unit)
 
 
 def answer_key(gpu: Gpu, question: Question) -> str:
@@ -397,4 +407,4 @@ def _read_answer(gpu: Gpu, question: Question) -> Choice | None:
     entry = _load(cache_path()).get(answer_key(gpu, question))
     if entry is None or "answer" not in entry or set(entry["gbps"]) != set(question.candidates):
         return None  # none, or measured among other candidates than today's
-    return Choice(entry["answer"], "cached", {k: float(v) for k, v in entry["gbps"].items()})
+    return Choice(entry["answer"], "cached", {k: float(v) for k, v in entry["gbps"].items()}, unit=question.unit)

@@ -38,6 +38,7 @@ class Case:
     nbytes: int  # output bytes a run makes (the GB/s figures)
     time: Callable[[], float] | None = None  # seconds of the part the answer changes; None: of ``run``
     close: Callable[[], None] = lambda: None
+    decide: Callable[[], tuple[str, dict[str, float]]] | None = None  # a fact, not a speed: (answer, figures)
 
 
 def _bits(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
@@ -111,3 +112,49 @@ def nd_run(gpu: Gpu) -> Case:
 
     expected = x[pairs[..., 0], pairs[..., 1]].tobytes()
     return Case(run, expected, len(expected))
+
+
+PROBE = 64 << 20  # bytes of the device buffer gather_source looks for in the process's memory: above
+# glibc's largest mmap threshold (32 MiB), so a CPU driver's malloc maps it afresh, never reuses touched heap
+
+
+def _rss() -> int:
+    """This process's resident memory, bytes (0 where /proc cannot say)."""
+    try:
+        with open("/proc/self/status", "rb") as f:
+            for line in f:
+                if line.startswith(b"VmRSS:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
+def gather_source(gpu: Gpu) -> Case:
+    """Whether the device's memory is this process's own: a PROBE-byte
+    storage buffer cleared on the device, and how much of it the process's
+    resident memory grew by (lavapipe and llvmpipe: all of it; a GPU's own
+    memory: none). Streaming a gather's source bounds the process's peak
+    only where it is (gpu/gather_windows.py); it is always the slower way."""
+    from .engines.base import BufferUsage as U
+    from .engines.base import MapMode
+
+    def decide() -> tuple[str, dict[str, float]]:
+        before = _rss()
+        probe = gpu.device.create_buffer(size=PROBE, usage=U.STORAGE | U.COPY_DST | U.COPY_SRC)
+        tail = gpu.device.create_buffer(size=16, usage=U.MAP_READ | U.COPY_DST)
+        try:
+            encoder = gpu.device.create_command_encoder()
+            encoder.clear_buffer(probe, 0, PROBE)
+            encoder.copy_buffer_to_buffer(probe, PROBE - 16, tail, 0, 16)  # so the wait covers the clear
+            gpu.queue.submit([encoder.finish()])
+            gpu.wait(tail.map_async(MapMode.READ, 0, 16), "probing the device's memory")
+            tail.unmap()
+            share = min(1.0, max(0.0, (_rss() - before) / PROBE)) if before else 0.0
+        finally:
+            probe.destroy()
+            tail.destroy()
+        figures = {"streamed": round(max(share, 0.001), 3), "resident": round(max(1 - share, 0.001), 3)}
+        return ("streamed" if share >= 0.5 else "resident"), figures
+
+    return Case(lambda: (b"", ""), b"", PROBE, decide=decide)
