@@ -1,16 +1,13 @@
 """Which kernels this adapter runs fastest: measured once, then cached.
 
-Two kinds of choice live here, on the same rules. The flat copy kernel
-(below), and the *schedule questions* (``QUESTIONS``): which of a kernel
-family's exact candidates takes its work (the transpose kernel, GatherND's
-run length, ...). Each question is asked on first use only (a Flatten never
-measures transposes) and answered like the copy kernel: every candidate
-timed on one representative case (gpu/schedule_cases.py) in rotated rounds,
-each one's output checked byte for byte, the best round winning, the answer
-cached in the same file under the same key plus the question's name and
-the digest of its candidates' WGSL. ``$ONNXOP_SCHEDULE=transpose=blocked,...``
-forces answers (tests, benchmarks); ``onnxop bench --tune`` measures the
-questions asked so far again, ``onnxop info`` asks and shows them all.
+Two kinds of choice live here, on the same rules: the flat copy kernel, and
+the *schedule questions* (``QUESTIONS``, after the cache): which of a kernel
+family's exact candidates takes its work. A question is asked on first use
+(a Flatten never measures transposes), answered on a representative case
+(gpu/schedule_cases.py) as the copy kernel is, and cached in the same file
+under the same key plus its name and its candidates' WGSL digest.
+``$ONNXOP_SCHEDULE=transpose=blocked,...`` forces answers; ``onnxop info``
+and ``bench`` show them all, ``bench --tune`` measures them again.
 
 The first time onnxop meets an adapter (name, backend, driver version) it
 times every kernel the adapter can run on one streaming chunk, in a few
@@ -21,8 +18,8 @@ the closest to what it can do (medians of 3-5 short rounds picked the
 slower kernel under load). The answer is cached in
 ``$XDG_CACHE_HOME/onnxop/kernels.json`` (``~/.cache/onnxop/``), keyed by
 the adapter, its driver, onnxop's version and a digest of the kernels' WGSL,
-so a new driver, a new onnxop or an edited kernel measures again. ``--kernel NAME`` / ``$ONNXOP_KERNEL`` force a
-kernel; ``onnxop bench --tune`` measures again and rewrites the entry.
+so a new driver, a new onnxop or an edited kernel measures again. ``--kernel
+NAME`` / ``$ONNXOP_KERNEL`` force a kernel.
 
 The cache is a convenience, never a requirement: a file that cannot be
 read or parsed is ignored (and rewritten), one that cannot be written
