@@ -36,6 +36,7 @@ ERROR = COMMON | {"message": str, "written?": [str], "failed?": {"input": str, "
 TENSOR = {"name": str, "path": (str, None), "shape": [int], "dtype": str, "values?": [int]}
 RUN = {"inputs": [TENSOR], "outputs": [TENSOR], "timings": {str: NUMBER}}
 KERNEL = {"name": str, "reason": str}
+SCHEDULES = {str: KERNEL}  # gpu/choose.py's questions asked, and their answers
 OP = COMMON | {
     "op": str,
     "opset": int,
@@ -45,6 +46,7 @@ OP = COMMON | {
     "runs": [RUN],
     "timings": {str: NUMBER},
     "kernel": (KERNEL, None),
+    "schedules": SCHEDULES,
     "refused?": [{"input": str, "output": (str, None), "message": str}],  # --keep-going
     "any_type?": bool,  # --any-type
 }
@@ -99,6 +101,7 @@ INFO = COMMON | {
         {"name": str, "shader": str, "features": [str], "limits": {str: int}, "runs_on": [ADAPTER | {"engine": str}]}
     ],
     "kernel": KERNEL,
+    "schedules": SCHEDULES,
 }
 ROUND = {"wall_s": NUMBER, "other_cpu_s": NUMBER, "other_share": (NUMBER, None), "flagged": bool}
 BENCH_ROW = {
@@ -124,6 +127,7 @@ BENCH_ENGINE = {
     "chosen_reason": str,
     "calibration_gbps": {str: NUMBER},
     "buffers": str,
+    "schedules": {str: KERNEL | {"gbps": {str: NUMBER}}},
 }
 BENCH = COMMON | {
     "adapter": str,
@@ -164,6 +168,7 @@ EXAMPLE = {
 DOC_EXAMPLES = COMMON | {
     "examples": [EXAMPLE],
     "kernel": (KERNEL, None),
+    "schedules": SCHEDULES,
     "summary?": COUNTS,
 }
 CONFORMANCE = COMMON | {
@@ -184,6 +189,7 @@ CONFORMANCE = COMMON | {
     ],
     "summary": COUNTS,
     "kernel": (KERNEL, None),
+    "schedules": SCHEDULES,
 }
 CASES = COMMON | {
     "folder?": str,
@@ -282,6 +288,7 @@ def test_flatten_json(backend, cwd, capsys):
     run_ = doc.pop("runs")
     timings = doc.pop("timings")
     assert doc.pop("kernel")["name"] == get_gpu(backend).kernel_used.kernel
+    assert doc.pop("schedules") == {}  # a Flatten asks no schedule question
     assert doc == {
         "command": "flatten", "status": "ok", "exit_code": 0, "op": "Flatten", "opset": 28,
         "attributes": {"axis": -2}, "backend": backend, "adapter": get_gpu(backend).name,

@@ -11,6 +11,7 @@ from onnxop_cli.cli import main as cli
 from onnxop_cli.cli.bench import default_sizes, memory_needed, parse_sizes
 from onnxop_cli.errors import GpuError, UsageError
 from onnxop_cli.gpu.measure import Bench
+from onnxop_cli.gpu.choose import QUESTIONS
 from onnxop_cli.gpu.kernels import KERNELS
 
 
@@ -116,7 +117,12 @@ def test_bench_tune_measures_the_choice_again(gpu, capsys, tmp_path, monkeypatch
     assert code == 0
     two = len([k for k in KERNELS.values() if k.available(gpu)]) > 1
     assert report["chosen_reason"] == ("measured" if two else "only")
-    assert (tmp_path / "onnxop" / "kernels.json").exists() == two
+    entries = json.loads((tmp_path / "onnxop" / "kernels.json").read_text())["entries"]
+    assert any("kernel" in e for e in entries.values()) == two
+    # and the schedule questions (gpu/choose.py), each answer measured again and cached beside it
+    run = report["engines"][0]  # this backend's engine
+    assert {q: a["reason"] for q, a in run["schedules"].items()} == dict.fromkeys(QUESTIONS, "measured")
+    assert {json.loads(k)[4] for k, e in entries.items() if "answer" in e} == set(QUESTIONS)
 
 
 def test_bench_table(backend, capsys):

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from conftest import random_array
-from onnxop_cli.gpu import View, gather_through_kernel, shaders, tiled, tiling
+from onnxop_cli.gpu import View, choose, gather_through_kernel, shaders, tiled, tiling
 from onnxop_cli.gpu.gather import ENV_GATHER, SHADER as GATHER_SHADER, VARIANTS, variants
 from onnxop_cli.gpu.tiling import Dispatch, Plan
 from onnxop_cli.core.tensor import MemoryBytes, swap_unit
@@ -138,16 +138,23 @@ def test_sub_word_elements_stay_with_the_gather_kernel(gpu, rng, forced, dtype):
     assert counts["tiled"] == 0 and counts["dispatches"] >= 1
 
 
-def test_each_adapter_chooses_its_kernel(gpu, rng, monkeypatch):
-    """A CPU adapter takes a 2-D transpose with extents of 4 through the
-    blocked kernel and one of 70 through gather.wgsl; a GPU takes both tiled."""
+def test_the_transpose_question_picks_the_kernel(gpu, rng, monkeypatch):
+    """The transpose question's answer (gpu/choose.py: as measured for this
+    adapter, then each one forced) takes a 2-D transpose: blocked where the
+    extents are multiples of 4 (one of 70 goes to gather.wgsl), tiled both,
+    generic neither."""
     monkeypatch.delenv(ENV_GATHER, raising=False)
-    cpu = gpu.info.adapter_type == "CPU"
-    for shape, by_cpu in [((40, 72), True), ((40, 70), False)]:
-        a = random_of(rng, shape, "<f4")
-        out, counts = gather(gpu, a, view_of(a, a.T))
-        assert out == reference(a.T)
-        assert counts["tiled"] == (counts["dispatches"] if by_cpu or not cpu else 0)
+    for forced in (None, "blocked", "tiled", "generic"):
+        if forced is not None:
+            monkeypatch.setenv(choose.ENV_SCHEDULE, f"transpose={forced}")
+        name = choose.answer(gpu, "transpose")
+        assert name == (forced or name) and name in ("blocked", "tiled", "generic")
+        for shape, fours in [((40, 72), True), ((40, 70), False)]:
+            a = random_of(rng, shape, "<f4")
+            out, counts = gather(gpu, a, view_of(a, a.T))
+            assert out == reference(a.T)
+            taken = {"blocked": fours, "tiled": True, "generic": False}[name]
+            assert counts["tiled"] == (counts["dispatches"] if taken else 0), (name, shape)
 
 
 # Each mutation breaks a kernel in a way the tests above must see.
@@ -296,22 +303,27 @@ def test_the_host_tile_matches_the_shader():
     assert shader_const(tiled.SHADER, "WG") == shader_const(tiled.SHADER, "TILE") * shader_const(tiled.SHADER, "ROWS")
 
 
-def test_the_choice_by_adapter_and_override(monkeypatch):
+def test_the_choice_by_answer_and_override(monkeypatch):
+    """The transpose question's answer picks the kernel, $ONNXOP_GATHER
+    overrides it; a view with no unit-stride axis but the last (a slice),
+    or sub-word elements, never asks (FakeGpu could not answer)."""
+
     class FakeGpu:
-        class info:
-            adapter_type = "CPU"
+        schedules_used: dict = {}
 
     plan = Plan(View((4, 4), (1, 4)), 32, 16, 16, 4, 16, 64)
     monkeypatch.delenv(ENV_GATHER, raising=False)
-    assert [n for n, _ in variants(plan, FakeGpu)] == ["blocked"]
-    FakeGpu.info.adapter_type = "DiscreteGPU"
-    assert [n for n, _ in variants(plan, FakeGpu)] == ["tiled"]
+    for answer, taken in [("blocked", ["blocked"]), ("tiled", ["tiled"]), ("generic", [])]:
+        monkeypatch.setenv(choose.ENV_SCHEDULE, f"transpose={answer}")
+        assert [n for n, _ in variants(plan, FakeGpu)] == taken
     monkeypatch.setenv(ENV_GATHER, "generic")
     assert variants(plan, FakeGpu) == []
     monkeypatch.setenv(ENV_GATHER, "tiled")
-    FakeGpu.info.adapter_type = "CPU"
     assert [n for n, _ in variants(plan, FakeGpu)] == ["tiled"]
     assert variants(Plan(View((4, 4), (1, 4)), 8, 16, 16, 4, 16, 16), FakeGpu) == []
+    monkeypatch.delenv(ENV_GATHER)
+    monkeypatch.delenv(choose.ENV_SCHEDULE)
+    assert variants(Plan(View((4, 4), (8, 1)), 32, 16, 16, 4, 16, 64), FakeGpu) == []
 
 
 @pytest.mark.parametrize(

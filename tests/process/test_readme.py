@@ -49,7 +49,7 @@ PAGES = {"README.md": README} | {
 }
 PYTHON = os.environ.get("ONNXOP_TEST_PYTHON", sys.executable)
 VARIES = "<!-- output varies -->"
-MASKED = ("backend", "adapter", "timings", "kernel")
+MASKED = ("backend", "adapter", "timings", "kernel", "schedules")
 ALLOWED = {"onnxop", "echo"}
 
 

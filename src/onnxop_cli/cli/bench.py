@@ -137,6 +137,8 @@ class EngineRun:
     chosen_reason: str  # measured, cached, forced, only (see gpu/choose.py)
     calibration_gbps: dict[str, float]
     buffers: str
+    # each schedule question's answer (gpu/choose.py): {"name", "reason", "gbps"}
+    schedules: dict[str, dict] = field(default_factory=dict)
 
 
 @dataclass
@@ -187,12 +189,12 @@ def run_bench(
     """Measure everything at every size on ``backend``'s adapter, on every
     installed engine unless ``pinned`` (see bench_targets), their measures
     interleaved in each round; ``tune`` first measures the kernel choice
-    again and rewrites its cache entry."""
+    and the schedule questions' answers again and rewrites their cache entries."""
     import numpy as np
 
     from ..gpu import get_gpu
     from ..gpu.measure import Bench
-    from ..gpu.choose import choice
+    from ..gpu.choose import QUESTIONS, ask, choice
     from ..gpu.buffers import can_map
 
     if repeats < 1 or warmup < 0:
@@ -201,6 +203,7 @@ def run_bench(
     runs = []
     for gpu in gpus:
         chosen = choice(gpu, tune=tune)
+        answers = {q: ask(gpu, q, tune=tune) for q in QUESTIONS}
         runs.append(
             EngineRun(
                 engine=gpu.engine_name,
@@ -212,6 +215,7 @@ def run_bench(
                 chosen_reason=chosen.reason,
                 calibration_gbps=dict(chosen.gbps),
                 buffers="mapped" if can_map(gpu) else "staged",
+                schedules={q: a.document() | {"gbps": dict(a.gbps)} for q, a in answers.items()},
             )
         )
     clock = CpuClock()
@@ -357,6 +361,9 @@ def render_table(report: Report) -> str:
             f"streams through kernel {run.chosen_kernel} ({run.chosen_reason}"
             f"{': ' + gbps + ' GB/s' if gbps else ''}) with {run.buffers} buffers"
         )
+        from ..gpu.choose import Choice
+
+        lines += [f"  schedule {q}: " + Choice(a["name"], a["reason"], a["gbps"]).describe() for q, a in run.schedules.items()]
     both = len(report.engines) > 1
     lines += [
         ("engines interleaved in every round; " if both else "")

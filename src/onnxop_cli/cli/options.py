@@ -271,7 +271,7 @@ def _run_many(
                 backend=gpu.info.our_backend, adapter=adapters[-1] if adapters else gpu.name,
                 total=time.perf_counter() - started,
             )
-            | {"kernel": _kernel_used(backend)}
+            | _kernels_used(backend)
             | ({"status": "failed", "exit_code": int(code), "refused": [report.refused_entry(r) for r in refused]}
                if keep_going else {})
             | ({"any_type": True} if node.any_type else {})
@@ -326,13 +326,16 @@ def _show(node, ran, out: Out, *, full: bool, titled: bool) -> None:
         out.result(("" if first else "\n") + "\n\n".join(blocks))
 
 
-def _kernel_used(backend) -> Optional[dict]:
-    """For --json: the flat copy kernel that ran on ``backend``'s adapter in
-    this process and why, or None if none did."""
+def _kernels_used(backend) -> dict:
+    """For --json: ``kernel``, the flat copy kernel that ran on ``backend``'s
+    adapter in this process and why, or None if none did; ``schedules``, each
+    schedule question its kernels asked (gpu/choose.py) and its answer."""
+    from ..gpu.choose import schedules_used
     from ..gpu.device import opened
 
     gpu = opened(backend)
-    return gpu.kernel_used.document() if gpu is not None and gpu.kernel_used else None
+    return {"kernel": gpu.kernel_used.document() if gpu is not None and gpu.kernel_used else None,
+            "schedules": schedules_used(gpu)}
 
 
 def _check_stdio(inputs: list[Path], output: Optional[Path], out: Out) -> None:

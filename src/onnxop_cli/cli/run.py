@@ -357,7 +357,7 @@ def _document(p, files, feeds, results, written, traffic, backend, total: float)
         "adapter": gpu.name if gpu is not None else "host",
         "runs": [{"inputs": entries_in, "outputs": outs, "timings": {"total": round(total, 6)}}],
         "timings": {"total": round(total, 6)},
-        "kernel": cli._kernel_used(backend),
+        **cli._kernels_used(backend),
         "nodes": [{"name": gn.proto.name, "op": gn.proto.op_type,
                    "inputs": list(gn.proto.input), "outputs": list(gn.proto.output)} for gn in g.nodes],
         "gathers": len([s for s in p.steps if s.source is not None and (s.readers or s in p.runtime.made)])

@@ -18,7 +18,7 @@ from .app import command
 from .options import (
     _input_argument,
     _backend,
-    _kernel_used,
+    _kernels_used,
     _out,
     FullOpt,
 )
@@ -86,8 +86,8 @@ def conformance(
     head = "" if rt.name == conf.DEFAULT else f"runtime: {rt.name}{f' ({about})' if about else ''}\n"
     out.result(head + _conformance_table(results, quiet=quiet)
                + ("" if ran else "\nnothing ran: no case was selected and run"), escaped=True)
-    kernel = _kernel_used(_backend(ctx)) if rt.name == conf.DEFAULT else None
-    out.document(report.conformance_document(results, code, rt.name, conf.OUTCOMES) | {"kernel": kernel}
+    kernels = _kernels_used(_backend(ctx)) if rt.name == conf.DEFAULT else {"kernel": None, "schedules": {}}
+    out.document(report.conformance_document(results, code, rt.name, conf.OUTCOMES) | kernels
                  | ({"runtime_about": about} if about else {}))
     return code
 
@@ -153,7 +153,7 @@ def info(
     from ..gpu import get_gpu, list_adapters
     from ..gpu.device import gpu_key, resolve
     from ..gpu.survey import survey
-    from ..gpu.choose import choice
+    from ..gpu.choose import QUESTIONS, ask, choice
 
     engine, name = resolve(_backend(ctx))
     gpu = get_gpu(name, engine)  # creates the WebGPU instance for this backend, unless one exists
@@ -166,9 +166,11 @@ def info(
         from ..render import json as report
 
         doc = report.info_document(gpu_key(engine, name), adapters, gpu, engine=engine, kernels=kernels)
-        out.document(doc | {"kernel": choice(gpu).document()})
+        schedules = {q: ask(gpu, q).document() for q in QUESTIONS}
+        out.document(doc | {"kernel": choice(gpu).document(), "schedules": schedules})
         return
     lines += ["", f"Chosen ({name}): {gpu.name}", f"Engine: {engine}", f"Copy kernel: {choice(gpu).describe()}"]
+    lines += ["Schedules:"] + [f"  {q}: {ask(gpu, q).describe()}" for q in QUESTIONS]
     lines += ["", "Limits:"]
     lines += [f"  {k} = {v}" for k, v in sorted(gpu.limits.items())]
     lines += ["", "Features:"]
@@ -283,7 +285,7 @@ def _doc_examples_json(out: Out, examples, backend, *, check: bool, show: bool, 
             except (doccheck.Skip, doccheck.Fail) as e:
                 shown[id(ex)] = f"(not run: {e})"
     outcomes = doccheck.check_all(examples, backend, contain=contain) if check else None
-    doc = docreport.doc_examples_document(examples, outcomes, shown) | {"kernel": _kernel_used(backend)}
+    doc = docreport.doc_examples_document(examples, outcomes, shown) | _kernels_used(backend)
     out.document(doc)
     return doc["exit_code"]
 
@@ -327,7 +329,8 @@ def bench(
         bool,
         typer.Option(
             "--tune",
-            help="Measure which copy kernel is fastest again and rewrite the cached choice. "
+            help="Measure again which copy kernel and which schedules (the transpose kernel, ...) "
+            "are fastest, and rewrite the cached choices. "
             "Example: onnxop bench --tune --sizes 16M",
         ),
     ] = False,

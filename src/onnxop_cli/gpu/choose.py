@@ -1,4 +1,13 @@
-"""Which copy kernel this adapter runs fastest: measured once, then cached.
+"""Which kernels this adapter runs fastest: measured once, then cached.
+
+Two kinds of choice live here, on the same rules: the flat copy kernel, and
+the *schedule questions* (``QUESTIONS``, after the cache): which of a kernel
+family's exact candidates takes its work. A question is asked on first use
+(a Flatten never measures transposes), answered on a representative case
+(gpu/schedule_cases.py) as the copy kernel is, and cached in the same file
+under the same key plus its name and its candidates' WGSL digest.
+``$ONNXOP_SCHEDULE=transpose=blocked,...`` forces answers; ``onnxop info``
+and ``bench`` show them all, ``bench --tune`` measures them again.
 
 The first time onnxop meets an adapter (name, backend, driver version) it
 times every kernel the adapter can run on one streaming chunk, in a few
@@ -9,8 +18,8 @@ the closest to what it can do (medians of 3-5 short rounds picked the
 slower kernel under load). The answer is cached in
 ``$XDG_CACHE_HOME/onnxop/kernels.json`` (``~/.cache/onnxop/``), keyed by
 the adapter, its driver, onnxop's version and a digest of the kernels' WGSL,
-so a new driver, a new onnxop or an edited kernel measures again. ``--kernel NAME`` / ``$ONNXOP_KERNEL`` force a
-kernel; ``onnxop bench --tune`` measures again and rewrites the entry.
+so a new driver, a new onnxop or an edited kernel measures again. ``--kernel
+NAME`` / ``$ONNXOP_KERNEL`` force a kernel.
 
 The cache is a convenience, never a requirement: a file that cannot be
 read or parsed is ignored (and rewritten), one that cannot be written
@@ -20,6 +29,7 @@ leaves the choice measured for this process only.
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import os
 import time
@@ -32,12 +42,14 @@ from ..io.cache import cache_dir, write_atomic
 from .device import Gpu
 
 ENV_KERNEL = "ONNXOP_KERNEL"
+ENV_SCHEDULE = "ONNXOP_SCHEDULE"
 CACHE_FILE = "kernels.json"
 CACHE_VERSION = 1
 SIZE = 4 << 20  # one streaming chunk (copy.DEFAULT_CHUNK): what a real run moves per dispatch
 ROUNDS = 5  # after one untimed warm-up run of each kernel
 
 _forced: str | None = None
+_command = 0  # counts force()'s calls: one per command, in-process ones included
 
 
 @dataclass(frozen=True)
@@ -52,13 +64,14 @@ class Choice:
     reason: str
     gbps: dict[str, float] = field(default_factory=dict)
     seconds: float = 0.0  # the calibration's cost, when measured here
+    unit: str = "GB/s"  # of the figures
 
     def document(self) -> dict:
         """For --json: the figures are in `onnxop info` and `onnxop bench`."""
         return {"name": self.kernel, "reason": self.reason}
 
     def describe(self) -> str:
-        figures = ", ".join(f"{k} {v:.2f} GB/s" for k, v in self.gbps.items())
+        figures = ", ".join(f"{k} {v:.2f} {self.unit}".rstrip() for k, v in self.gbps.items())
         return f"{self.kernel} ({self.reason}{': ' + figures if figures else ''})"
 
 
@@ -66,7 +79,8 @@ def force(name: str | None) -> None:
     """Force kernel ``name`` for this process (None: back to $ONNXOP_KERNEL,
     else the measured choice). An unknown name is refused here; one the
     adapter cannot run is refused when the adapter is known."""
-    global _forced
+    global _forced, _command
+    _command += 1  # every command forces (cli/app.py): what it asks is reported apart from the one before
     name = (name or "").strip() or None
     if name is not None and name not in kernels.KERNELS:
         raise UsageError(f"unknown kernel {name!r}; choose one of {', '.join(kernels.KERNELS)}")
@@ -181,6 +195,10 @@ ENTRY_KEYS = {"kernel", "gbps", "measured"}
 
 
 def _valid_entry(entry: object) -> bool:
+    return _valid_kernel_entry(entry) or _valid_answer_entry(entry)
+
+
+def _valid_kernel_entry(entry: object) -> bool:
     """The schema of one adapter's entry: exactly ENTRY_KEYS; a known kernel;
     a positive finite figure for each of known kernels, the chosen one among them."""
     if not isinstance(entry, dict) or set(entry) != ENTRY_KEYS:
@@ -190,12 +208,18 @@ def _valid_entry(entry: object) -> bool:
         return False
     if not isinstance(gbps, dict) or kernel not in gbps or not set(gbps) <= set(kernels.KERNELS):
         return False
-    return all(isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < float("inf") for v in gbps.values())
+    return _figures(gbps)
+
+
+def _figures(gbps: object) -> bool:
+    """A positive finite figure for each name."""
+    return isinstance(gbps, dict) and all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < float("inf") for v in gbps.values())
 
 
 def _read_cache(gpu: Gpu) -> Choice | None:
     entry = _load(cache_path()).get(cache_key(gpu))
-    if entry is None:
+    if entry is None or "kernel" not in entry:
         return None
     name, gbps = entry["kernel"], {k: float(v) for k, v in entry["gbps"].items()}
     able = {k.name for k in kernels.available(gpu)}
@@ -207,12 +231,177 @@ def _read_cache(gpu: Gpu) -> Choice | None:
 def _write_cache(gpu: Gpu, found: Choice) -> None:
     """Add this adapter's entry; atomically (a temporary file renamed over the
     old one), so a reader never sees half a file. Failure is not an error."""
+    _write_entry(cache_key(gpu), {"kernel": found.kernel, "gbps": found.gbps})
+
+
+def _write_entry(key: str, entry: dict) -> None:
     path = cache_path()
     entries = _load(path)
-    entries[cache_key(gpu)] = {
-        "kernel": found.kernel,
-        "gbps": found.gbps,
-        "measured": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-    }
+    entries[key] = entry | {"measured": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     text = json.dumps({"version": CACHE_VERSION, "entries": entries}, indent=1)
     write_atomic(path, text.encode())
+
+
+
+# ------------------------------------------------------------ schedule questions
+
+
+@dataclass(frozen=True)
+class Question:
+    """A choice among ``candidates`` that are all exact on every adapter and
+    differ only in speed. ``case``: the function of gpu/schedule_cases.py
+    that builds its representative case; ``shaders``: the WGSL whose text
+    keys its cache entry."""
+
+    name: str
+    candidates: tuple[str, ...]
+    shaders: tuple[str, ...]
+    case: str
+    means: str  # what the answer decides
+    unit: str = "GB/s"  # of its figures: a candidate's speed on the case, unless the case decides otherwise
+
+
+QUESTIONS = {q.name: q for q in (
+    Question("transpose", ("blocked", "tiled", "generic"),
+             ("transpose_blocked.wgsl", "transpose_tiled.wgsl", "gather.wgsl"), "transpose",
+             "the kernel of transposes of 4-byte and wider elements: blocked (4 x 4 blocks in registers), "
+             "tiled (tiles in workgroup memory) or generic (gather.wgsl)"),
+    Question("nd_run", ("long", "short"), ("gather_nd_rows.wgsl",), "nd_run",
+             "GatherND by pairs, rows of nd_rows.LONG_ROW slices or more: runs of LONG_RUN slices "
+             "an invocation (long) or of RUN (short)"),
+    Question("gather_source", ("streamed", "resident"), (), "gather_source",
+             "a gather's source of more than two windows (gpu/gather_windows.py): streamed in passes where "
+             "the device's memory is this process's own, else resident; the figures are the share of a "
+             "device buffer that appeared in the process's memory, and the rest", unit=""),
+)}
+QUESTION_ROUNDS = 3  # after one untimed run of each candidate, whose output is checked byte for byte
+
+_answering: dict[tuple[int, str], str] = {}  # the candidate being timed now, by (id of the Gpu, question)
+
+
+def forced_answers() -> dict[str, str]:
+    """$ONNXOP_SCHEDULE's answers, ``NAME=ANSWER`` separated by commas; a
+    question or an answer it does not know is refused (UsageError)."""
+    found: dict[str, str] = {}
+    for part in filter(None, (p.strip() for p in os.environ.get(ENV_SCHEDULE, "").split(","))):
+        name, eq, value = (x.strip() for x in part.partition("="))
+        question = QUESTIONS.get(name)
+        if question is None or not eq:
+            raise UsageError(f"${ENV_SCHEDULE}: {part!r} is not QUESTION=ANSWER with a question among "
+                             f"{', '.join(QUESTIONS)}")
+        if value not in question.candidates:
+            raise UsageError(f"${ENV_SCHEDULE}: {name} cannot be {value!r}; choose one of "
+                             f"{', '.join(question.candidates)}")
+        found[name] = value
+    return found
+
+
+def answer(gpu: Gpu, name: str) -> str:
+    """The answer to question ``name`` on ``gpu`` (see ``ask``)."""
+    return ask(gpu, name).kernel
+
+
+def ask(gpu: Gpu, name: str, *, tune: bool = False) -> Choice:
+    """Question ``name``'s answer for ``gpu``: the candidate being measured,
+    else forced, else the one known in this process, cached, or measured now
+    (and cached). ``tune`` measures again. Kept in ``gpu.schedules_used``
+    for the --json documents."""
+    question = QUESTIONS[name]
+    if (id(gpu), name) in _answering:
+        return Choice(_answering[id(gpu), name], "measuring")
+    value = forced_answers().get(name)
+    if value is not None:
+        found = Choice(value, "forced")
+    else:
+        found = None if tune else gpu.schedule_choices.get(name)
+        if found is None:
+            found = None if tune else _read_answer(gpu, question)
+            if found is None:
+                with gpu.lock:  # no other call on this engine's devices between the candidates' runs
+                    found = _measure_question(gpu, question)
+                _write_entry(answer_key(gpu, question), {"answer": found.kernel, "gbps": found.gbps})
+        gpu.schedule_choices[name] = found
+    gpu.schedules_used[name] = (_command, found)
+    return found
+
+
+def schedules_used(gpu: Gpu | None) -> dict[str, dict]:
+    """For --json: each question answered for ``gpu`` in this command, {"name", "reason"}."""
+    used = {} if gpu is None else gpu.schedules_used
+    return {k: c.document() for k, (n, c) in sorted(used.items()) if n == _command}
+
+
+def _measure_question(gpu: Gpu, question: Question) -> Choice:
+    """Time each candidate on the question's case, rotated, ``QUESTION_ROUNDS``
+    rounds after a first run whose output is checked byte for byte (and that
+    the candidate did take the work): a wrong byte raises GpuError."""
+    from ..errors import GpuError
+
+    started = time.perf_counter()
+    candidates = list(question.candidates)
+    times: dict[str, list[float]] = {c: [] for c in candidates}
+    _answering[id(gpu), question.name] = candidates[0]  # what the case's own setup is answered while it is built
+    try:
+        # by name: the cases run the kernels that ask the questions, so the module sits above them (and this one)
+        case = getattr(importlib.import_module(f"{__package__}.schedule_cases"), question.case)(gpu)
+    finally:
+        del _answering[id(gpu), question.name]
+
+    def timed(candidate: str, check: bool = False) -> float:
+        _answering[id(gpu), question.name] = candidate
+        try:
+            t0 = time.perf_counter()
+            if case.time is not None and not check:
+                return case.time()
+            out, took = case.run()
+            elapsed = time.perf_counter() - t0
+        finally:
+            del _answering[id(gpu), question.name]
+        if out != case.expected or took != candidate:
+            what = "wrong bytes" if out != case.expected else f"{took} took the work"
+            raise GpuError(f"schedule {question.name}={candidate}: {what} on the calibration case")
+        return elapsed
+
+    if case.decide is not None:  # a fact about the adapter, not a speed
+        best, gbps = case.decide()
+        case.close()
+        return Choice(best, "measured", gbps, time.perf_counter() - started, question.unit)
+    try:
+        for c in candidates:
+            timed(c, check=True)
+        for r in range(QUESTION_ROUNDS):
+            for c in candidates[r % len(candidates):] + candidates[: r % len(candidates)]:
+                times[c].append(timed(c))
+    finally:
+        case.close()
+    gbps = {c: round(case.nbytes / min(ts) / 1e9, 3) for c, ts in times.items()}
+    best = max(candidates, key=lambda c: gbps[c])
+    return Choice(best, "measured", gbps, time.perf_counter() - started, question.unit)
+
+
+def answer_key(gpu: Gpu, question: Question) -> str:
+    """The copy kernel's key rules: adapter, driver, onnxop version, the
+    question and a digest of its candidates' WGSL."""
+    from .. import __version__
+    from .shaders import shader_source
+
+    h = hashlib.sha256()
+    for shader in question.shaders:
+        h.update(f"{shader}\0{shader_source(shader)}\0".encode())
+    info = gpu.info
+    return json.dumps([info.our_backend, info.name, info.driver, __version__, question.name, h.hexdigest()[:12]])
+
+
+def _valid_answer_entry(entry: object) -> bool:
+    """A question's entry: an answer, a figure per candidate, when measured."""
+    if not isinstance(entry, dict) or set(entry) != {"answer", "gbps", "measured"}:
+        return False
+    value, gbps = entry["answer"], entry["gbps"]
+    return isinstance(value, str) and isinstance(entry["measured"], str) and _figures(gbps) and value in gbps
+
+
+def _read_answer(gpu: Gpu, question: Question) -> Choice | None:
+    entry = _load(cache_path()).get(answer_key(gpu, question))
+    if entry is None or "answer" not in entry or set(entry["gbps"]) != set(question.candidates):
+        return None  # none, or measured among other candidates than today's
+    return Choice(entry["answer"], "cached", {k: float(v) for k, v in entry["gbps"].items()}, unit=question.unit)

@@ -29,6 +29,7 @@ from typing import Any, Callable
 from ..errors import OnnxopError
 from ..core.sources import ByteSource, FileBytes, MemoryBytes, read_runs
 from ..core.view import View
+from .choose import answer
 from .device import Gpu
 from .buffers import WORD, BufferUsage, MapMode, ShaderStage, binding_limit, can_map, dispatch_limit, grid, round_up
 from .kernels import shader_const
@@ -364,21 +365,25 @@ def variants(plan: Plan, gpu: Gpu) -> list[tuple[str, str]]:
     plan's dispatches, in the order gpu/tiled.py tries them; every dispatch
     none of them takes goes to gather.wgsl.
 
-    On a GPU the tiled kernel: workgroup memory is on-chip and the
-    gather's strided reads are what it avoids. On a CPU adapter (llvmpipe)
-    the blocked one: workgroup memory is ordinary memory there and every
-    access is one scalar load or store per SIMD lane, so the tile's extra
-    store, load and barrier made it 1.4-4x slower than gather.wgsl, while
-    the blocked kernel's 16-byte accesses make a quarter of gather.wgsl's
-    (docs/performance-adapters.md). ``$ONNXOP_GATHER`` = ``tiled``,
-    ``blocked`` or ``generic`` forces one (tests, benchmarks)."""
+    Which one is choose.py's ``transpose`` question, measured per adapter:
+    on a GPU the tiled kernel should win (workgroup memory is on-chip and
+    the gather's strided reads are what it avoids), on a CPU adapter
+    (llvmpipe) the blocked one (workgroup memory is ordinary memory there,
+    so the tile's extra store, load and barrier made it 1.4-4x slower than
+    gather.wgsl, while the blocked kernel's 16-byte accesses make a quarter
+    of gather.wgsl's: docs/performance-adapters.md). ``$ONNXOP_GATHER`` =
+    ``tiled``, ``blocked`` or ``generic`` forces one (tests, benchmarks),
+    as ``$ONNXOP_SCHEDULE=transpose=...`` does."""
     forced = os.environ.get(ENV_GATHER, "").strip().lower()
     if plan.bits < 32 or forced == "generic":
         return []
     if forced in VARIANTS:
         return [(forced, VARIANTS[forced])]
-    name = "blocked" if gpu.info.adapter_type == "CPU" else "tiled"
-    return [(name, VARIANTS[name])]
+    v = plan.view  # both kernels need an axis besides the last one read at unit stride: else no question
+    if not any(abs(s) == 1 and n > 1 for n, s in zip(v.shape[:-1], v.strides[:-1])):
+        return []
+    name = answer(gpu, "transpose")
+    return [(name, VARIANTS[name])] if name in VARIANTS else []
 
 
 def _variant_record(name: str, d: Any, plan: Plan, swap: int, rank: int, at: int, max_dim: int):

@@ -12,8 +12,8 @@ band may read any of it. Two ways to give the kernel the whole source:
   upload after the dispatches already submitted). The device holds one
   window and one pass's bands, and the source is uploaded once per pass.
 
-Streaming is chosen on CPU adapters, where the device's memory is the
-process's own, for a source of more than two windows whose output is no
+Streaming is chosen where the device's memory is the process's own (CPU
+adapters: choose.py's ``gather_source`` question measures it), for a source of more than two windows whose output is no
 larger than the source: the passes are then halves of the source's size,
 so at most two (one more upload of the source) take the peak from
 source + band to window + half the source. A gather of a 1 GiB float32
@@ -39,6 +39,7 @@ from typing import Any, Callable, Iterator
 
 from ..core.sources import ByteSource
 from .buffers import round_up
+from .choose import answer
 from .engines.base import BufferUsage as U
 from .indexed_buffers import _Slice as Slice
 from .indexed_buffers import _to_sink
@@ -177,9 +178,10 @@ def one_window(size: int, bits: int, window_cap: int) -> bool:
 
 
 def _pass_bytes(gpu: Any, nbytes: int, window_bytes: int, out_bytes: int) -> int | None:
-    """The module's rule: a pass's bytes when the source should stream, else None."""
-    cpu = str(getattr(getattr(gpu, "info", None), "adapter_type", "")).upper() == "CPU"
-    if not cpu or nbytes <= 2 * window_bytes or out_bytes > nbytes:
+    """The module's rule: a pass's bytes when the source should stream, else
+    None. Whether the device's memory is the process's own is choose.py's
+    ``gather_source`` question, asked only for a source that could stream."""
+    if nbytes <= 2 * window_bytes or out_bytes > nbytes or answer(gpu, "gather_source") != "streamed":
         return None
     return round_up(-(-nbytes // 2), 16)
 

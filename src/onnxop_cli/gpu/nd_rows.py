@@ -22,6 +22,7 @@ import struct
 from dataclasses import dataclass
 from typing import Any, Iterator
 
+from .choose import answer
 from .index_table import WRAP
 from .indexed_buffers import _Buffers, _Slice, run_into_result
 from .kernels import shader_const
@@ -33,8 +34,9 @@ SHADER = "gather_nd_rows.wgsl"
 ENABLED = True  # False: such tables keep indexed_slices.wgsl (benchmarks/indexed_ops.py --before)
 RAW_BAND = 8 << 20  # bytes of raw tuples a dispatch reads, where they lie in slice order (tests shrink it)
 TUPLE = 16  # bytes: two int64
-# Leading rows of this many slices or more take runs of LONG_RUN slices an invocation, not RUN: 1.18x the
-# kernel's speed for a 2048 x 2048 output (Mesa 22.3), where a run that crosses a row's end steps slice by slice
+# Leading rows of this many slices or more may take runs of LONG_RUN slices an invocation, not RUN, where
+# choose.py's ``nd_run`` answers "long" (1.18x the kernel's speed for a 2048 x 2048 output on Mesa 22.3):
+# a run that crosses a row's end steps slice by slice, so shorter rows keep RUN
 LONG_ROW = 1024
 
 
@@ -79,7 +81,8 @@ def run(gpu, bufs: _Buffers, src, raw, status, pairs: Pairs, count: int, index: 
     reaches a sink. ``raw``: the uploaded tuples, or None where
     ``uploads_own`` (``index.source`` is then read a band at a time)."""
     big = int(index.big)
-    run = shader_const(SHADER, "LONG_RUN" if pairs.row >= LONG_ROW else "RUN")
+    long = pairs.row >= LONG_ROW and answer(gpu, "nd_run") == "long"
+    run = shader_const(SHADER, "LONG_RUN" if long else "RUN")
     bufs.counts["nd run"] = run  # tests look
 
     def record(end: int, first: int) -> Any:

@@ -1,0 +1,160 @@
+"""The representative cases choose.py times a schedule question's candidates on.
+
+One function per question (``choose.Question.case``), given the device, builds
+its case once: a source, the output numpy computes for it, and ``run``, which
+runs the real operator path (the one that asks the question, so it runs with
+the candidate choose.py is timing) and returns the output bytes and which
+candidate took the work, read from the counts the kernels leave for tests. A
+case is small enough to time in a fraction of a second on a CPU adapter and
+large enough that its kernels, not the submit, decide the time.
+
+choose.py imports this module by name when a question is first measured: the
+cases run the kernels that ask the questions, so they sit above them all.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from ..core.sources import MemoryBytes
+from ..core.view import View
+from .device import Gpu
+from .index_table import WRAP, Check, Table
+from .kernels import shader_const
+
+TRANSPOSE_SIDE = 1024  # a 4 MiB float32 square: one band, one upload
+ND_ROWS = (128, 2048)  # GatherND index pairs: rows of 2048 slices (>= nd_rows.LONG_ROW), 4 MiB of tuples
+ND_DATA = (64, 64)
+
+
+@dataclass(frozen=True)
+class Case:
+    run: Callable[[], tuple[bytes, str]]  # -> (output bytes, the candidate that took the work)
+    expected: bytes
+    nbytes: int  # output bytes a run makes (the GB/s figures)
+    time: Callable[[], float] | None = None  # seconds of the part the answer changes; None: of ``run``
+    close: Callable[[], None] = lambda: None
+    decide: Callable[[], tuple[str, dict[str, float]]] | None = None  # a fact, not a speed: (answer, figures)
+
+
+def _bits(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    """Random 32-bit patterns as float32: NaN payloads and -0.0 among them."""
+    return rng.integers(0, 2**32, size=shape, dtype=np.uint32).view(np.float32)
+
+
+def transpose(gpu: Gpu) -> Case:
+    """A float32 square transposed (perm 1, 0): the source uploaded once by
+    gather.py's own run, then each candidate's dispatches recorded and timed
+    alone (the kernel is what the answer changes; the upload and read-back
+    around it are the same for all, and took most of an end-to-end run's
+    time: the answer flipped with the load), as benchmarks/transpose_kernels.py
+    does. The output is read back for the byte check."""
+    from . import gather as G
+    from .choose import answer
+
+    x = _bits(np.random.default_rng(0), (TRANSPOSE_SIDE, TRANSPOSE_SIDE))
+    t = x.T
+    view = View(t.shape, tuple(s // 4 for s in t.strides)).simplified()
+    plan, band_bytes, window_bytes = G.make_plan(gpu, x.nbytes, view, 32)
+    ((_, band, (upload,)),) = list(plan.bands())  # one band, one upload: the case is small
+    run = G._Run(gpu, plan, MemoryBytes(x), band_bytes, window_bytes, 0, None)
+    run._dispatch(upload, band)  # fills src (and runs once)
+    pipelines = {name: gpu.pipeline_on_layout(shader, G.SHADER) for name, shader in G.VARIANTS.items()}
+
+    def dispatch(nbytes: int, sink: Callable) -> str:
+        name = answer(gpu, "transpose")
+        run.variants = [(name, pipelines[name])] if name in pipelines else []
+        run.tiled = 0
+        encoder = gpu.device.create_command_encoder()
+        run.record(encoder, upload, band)
+        gpu.queue.submit([encoder.finish()])
+        run._drain(sink, 0, nbytes)  # waits for the kernel
+        return {0: "generic", len(upload.dispatches): name}.get(run.tiled, "mixed")
+
+    def checked() -> tuple[bytes, str]:
+        gpu.queue.write_buffer(run.dst, 0, bytes([0xA5]) * band_bytes)  # poisoned: an unwritten byte shows
+        out = bytearray()
+        took = dispatch(x.nbytes, out.extend)
+        return bytes(out), took
+
+    def timed() -> float:
+        start = time.perf_counter()
+        dispatch(16, lambda _: None)
+        return time.perf_counter() - start
+
+    return Case(checked, np.ascontiguousarray(t).tobytes(), x.nbytes, timed, run.release)
+
+
+def nd_run(gpu: Gpu) -> Case:
+    """GatherND of one-word slices by row-major int64 pairs in rows of 2048
+    (gpu/nd_rows.py): the run length is what ``nd_run`` answers."""
+    from . import indexed as ix
+    from .nd_rows import SHADER
+
+    rng = np.random.default_rng(0)
+    x = _bits(rng, ND_DATA)
+    pairs = np.stack([rng.integers(0, d, ND_ROWS) for d in ND_DATA], axis=-1).astype("<i8")
+    (rows, row), d1 = ND_ROWS, ND_DATA[1]  # ops/indexing.py's gather_nd table for these shapes
+    table = Table((rows, row), (0, 0), (2 * row, 2), ((d1, 0), (1, 1)), extra={"slices": True})
+    check = Check(ND_DATA, "GatherND", mode=WRAP, inner=1)
+    data = ix.Data(MemoryBytes(x), x.shape, 32)
+    index = ix.Index(MemoryBytes(pairs), pairs.shape, True, False)
+    runs = {shader_const(SHADER, "LONG_RUN"): "long", shader_const(SHADER, "RUN"): "short"}
+
+    def run() -> tuple[bytes, str]:
+        out = bytearray()
+        ix.gather_indexed(gpu, data, index, check, table, out.extend)
+        return bytes(out), runs.get(gpu.cache[ix.LAST].get("nd run"), "none")
+
+    expected = x[pairs[..., 0], pairs[..., 1]].tobytes()
+    return Case(run, expected, len(expected))
+
+
+PROBE = 64 << 20  # bytes of the device buffer gather_source looks for in the process's memory: above
+# glibc's largest mmap threshold (32 MiB), so a CPU driver's malloc maps it afresh, never reuses touched heap
+
+
+def _rss() -> int:
+    """This process's resident memory, bytes (0 where /proc cannot say)."""
+    try:
+        with open("/proc/self/status", "rb") as f:
+            for line in f:
+                if line.startswith(b"VmRSS:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
+def gather_source(gpu: Gpu) -> Case:
+    """Whether the device's memory is this process's own: a PROBE-byte
+    storage buffer cleared on the device, and how much of it the process's
+    resident memory grew by (lavapipe and llvmpipe: all of it; a GPU's own
+    memory: none). Streaming a gather's source bounds the process's peak
+    only where it is (gpu/gather_windows.py); it is always the slower way."""
+    from .engines.base import BufferUsage as U
+    from .engines.base import MapMode
+
+    def decide() -> tuple[str, dict[str, float]]:
+        before = _rss()
+        probe = gpu.device.create_buffer(size=PROBE, usage=U.STORAGE | U.COPY_DST | U.COPY_SRC)
+        tail = gpu.device.create_buffer(size=16, usage=U.MAP_READ | U.COPY_DST)
+        try:
+            encoder = gpu.device.create_command_encoder()
+            encoder.clear_buffer(probe, 0, PROBE)
+            encoder.copy_buffer_to_buffer(probe, PROBE - 16, tail, 0, 16)  # so the wait covers the clear
+            gpu.queue.submit([encoder.finish()])
+            gpu.wait(tail.map_async(MapMode.READ, 0, 16), "probing the device's memory")
+            tail.unmap()
+            share = min(1.0, max(0.0, (_rss() - before) / PROBE)) if before else 0.0
+        finally:
+            probe.destroy()
+            tail.destroy()
+        figures = {"streamed": round(max(share, 0.001), 3), "resident": round(max(1 - share, 0.001), 3)}
+        return ("streamed" if share >= 0.5 else "resident"), figures
+
+    return Case(lambda: (b"", ""), b"", PROBE, decide=decide)

@@ -1,0 +1,108 @@
+"""Every answer a schedule question (gpu/choose.py) may give is exact: each
+candidate, forced in turn, writes the same bytes as numpy, over a few shapes
+and dtypes drawn from the ``rng`` fixture, on every adapter; and the
+measurement itself refuses a candidate that writes a wrong byte."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from conftest import random_array
+from onnxop_cli.core.sources import MemoryBytes
+from onnxop_cli.core.tensor import swap_unit
+from onnxop_cli.core.view import View
+from onnxop_cli.errors import GpuError
+from onnxop_cli.gpu import choose, gather_through_kernel, gather_windows, nd_rows
+from onnxop_cli.gpu import indexed as ix
+from onnxop_cli.ops import indexing
+
+TRANSPOSE_DTYPES = ["<f4", "<i8", ">f4", "<c8", "<u2"]  # 4, 8, 16-byte elements, big-endian; 2-byte: no question
+ND_DTYPES = [("<f4", ()), ("<f8", ()), ("u1", (4,)), ("<i4", (2,))]  # slices of one and two words
+
+
+def forced(monkeypatch, question: str, answer: str) -> None:
+    monkeypatch.setenv(choose.ENV_SCHEDULE, f"{question}={answer}")
+
+
+def test_every_transpose_answer_writes_the_same_bytes(gpu, rng, monkeypatch):
+    monkeypatch.delenv("ONNXOP_GATHER", raising=False)
+    for k in range(5):  # the first a case every kernel takes whole, then drawn ones
+        rank = int(rng.integers(2, 5))
+        shape = tuple(int(d) for d in rng.integers(1, 40, rank)) if k else (36, 40)
+        perm = tuple(int(p) for p in rng.permutation(rank)) if k else (1, 0)
+        dtype = np.dtype(TRANSPOSE_DTYPES[int(rng.integers(len(TRANSPOSE_DTYPES)))] if k else "<f4")
+        a = random_array(rng, shape, dtype.newbyteorder("<")).astype(dtype)
+        t = a.transpose(perm)
+        want = np.ascontiguousarray(t).astype(dtype.newbyteorder("<")).tobytes()
+        view = View(t.shape, tuple(s // dtype.itemsize for s in t.strides))
+        for answer in choose.QUESTIONS["transpose"].candidates:
+            forced(monkeypatch, "transpose", answer)
+            out = bytearray()
+            gather_through_kernel(gpu, MemoryBytes(a), out.extend, view=view, bits=dtype.itemsize * 8,
+                                  swap=swap_unit(dtype), poison=0xA5)
+            assert bytes(out) == want, (answer, shape, perm, dtype)
+            counts = gpu.cache["gather-last"]
+            assert k or counts["tiled"] == (0 if answer == "generic" else counts["dispatches"]), answer
+
+
+def test_every_nd_run_answer_writes_the_same_bytes(gpu, rng, monkeypatch):
+    monkeypatch.setattr(nd_rows, "LONG_ROW", 40)  # rows of 40 or more slices ask: small tensors take long runs
+    runs = {"long": 64, "short": 16}
+    for _ in range(3):
+        dtype, tail = ND_DTYPES[int(rng.integers(len(ND_DTYPES)))]
+        data = tuple(int(d) for d in rng.integers(2, 20, 2))
+        lead = (int(rng.integers(1, 5)), int(rng.integers(40, 300)))
+        x = random_array(rng, data + tail, dtype)
+        i = np.stack([rng.integers(-d, d, lead) for d in data], axis=-1).astype("<i8")
+        want = np.ascontiguousarray(x[i[..., 0], i[..., 1]]).tobytes()
+        table, check = indexing.gather_nd("GatherND", x.shape, i.shape, 0)
+        for answer, run in runs.items():
+            forced(monkeypatch, "nd_run", answer)
+            out = bytearray()
+            ix.gather_indexed(gpu, ix.Data(MemoryBytes(x), x.shape, x.dtype.itemsize * 8),
+                              ix.Index(MemoryBytes(i), i.shape, True, False), check, table, out.extend, poison=0xA5)
+            assert gpu.cache[ix.LAST]["nd run"] == run and bytes(out) == want, (answer, dtype, tail, data, lead)
+
+
+def test_every_gather_source_answer_writes_the_same_bytes(gpu, rng, monkeypatch):
+    """Gather of rows from a source of many small windows: streamed in passes
+    (the answer where device memory is the process's own) or resident."""
+    passes: list = []  # each gather's pass bytes: None where the source stayed resident
+    real = gather_windows._pass_bytes
+    monkeypatch.setattr(gather_windows, "_pass_bytes", lambda *a: passes.append(real(*a)) or passes[-1])
+    for _ in range(2):
+        dtype = ["<f4", "u1", "<f8", ">i4"][int(rng.integers(4))]
+        x = random_array(rng, (int(rng.integers(150, 300)), int(rng.integers(4, 9))), dtype)  # windows of 128 elements
+        i = rng.integers(-x.shape[0], x.shape[0], int(rng.integers(20, x.shape[0]))).astype("<i8")
+        want = np.ascontiguousarray(x[i]).astype(x.dtype.newbyteorder("<")).tobytes()
+        table, check = indexing.gather("Gather", x.shape, i.shape, 0)
+        swap = x.dtype.itemsize if x.dtype.byteorder == ">" else 0
+        for answer in choose.QUESTIONS["gather_source"].candidates:
+            forced(monkeypatch, "gather_source", answer)
+            out = bytearray()
+            ix.gather_indexed(gpu, ix.Data(MemoryBytes(x), x.shape, x.dtype.itemsize * 8, swap),
+                              ix.Index(MemoryBytes(i), i.shape, True, False), check, table, out.extend,
+                              poison=0xA5, window_bytes=64)
+            assert bytes(out) == want and (passes[-1] is not None) == (answer == "streamed"), (answer, dtype)
+
+
+@pytest.mark.parametrize("name", ["transpose", "nd_run"])  # the questions of speed: gather_source's is a fact
+def test_a_wrong_byte_fails_the_measurement(gpu, monkeypatch, name):
+    """The measurement checks each candidate's output byte for byte (and that
+    it took the work) before timing it: one wrong byte is a GpuError, never
+    an answer."""
+    from onnxop_cli.gpu import schedule_cases
+
+    question = choose.QUESTIONS[name]
+    real = getattr(schedule_cases, question.case)
+
+    def broken(gpu):
+        case = real(gpu)
+        wrong = bytearray(case.expected)
+        wrong[len(wrong) // 2] ^= 1
+        return schedule_cases.Case(case.run, bytes(wrong), case.nbytes, case.time, case.close)
+
+    monkeypatch.setattr(schedule_cases, question.case, broken)
+    with pytest.raises(GpuError, match=f"schedule {name}={question.candidates[0]}: wrong bytes"):
+        choose._measure_question(gpu, question)
