@@ -86,9 +86,9 @@ def test_an_edited_kernel_is_measured_again(two, monkeypatch):
     gpu.kernel_choice = None
     from onnxop_cli.gpu import shaders
 
-    original = shaders.shader_source
+    original = shaders.shader_text
     edited = {"copy64.wgsl": original("copy64.wgsl") + "\n// edited\n"}
-    monkeypatch.setattr(shaders, "shader_source", lambda name: edited.get(name) or original(name))
+    monkeypatch.setattr(shaders, "shader_text", lambda name: edited.get(name) or original(name))
     assert calibrate.choice(gpu).reason == "measured"
 
 

@@ -162,11 +162,11 @@ def cache_path() -> Path:
 
 def kernels_digest() -> str:
     """12 hex digits of SHA-256 over every copy kernel's name and WGSL text."""
-    from .shaders import shader_source
+    from .shaders import shader_text
 
     h = hashlib.sha256()
     for k in kernels.KERNELS.values():
-        h.update(f"{k.name}\0{shader_source(k.shader)}\0".encode())
+        h.update(f"{k.name}\0{shader_text(k.shader)}\0".encode())
     return h.hexdigest()[:12]
 
 
@@ -383,11 +383,11 @@ def answer_key(gpu: Gpu, question: Question) -> str:
     """The copy kernel's key rules: adapter, driver, onnxop version, the
     question and a digest of its candidates' WGSL."""
     from .. import __version__
-    from .shaders import shader_source
+    from .shaders import shader_text
 
     h = hashlib.sha256()
     for shader in question.shaders:
-        h.update(f"{shader}\0{shader_source(shader)}\0".encode())
+        h.update(f"{shader}\0{shader_text(shader)}\0".encode())
     info = gpu.info
     return json.dumps([info.our_backend, info.name, info.driver, __version__, question.name, h.hexdigest()[:12]])
 
