@@ -343,7 +343,8 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(out, indent=1))
         return 0
     print(f"Command: `python benchmarks/variant_kernels.py --backend {a.backend or 'auto'} --rounds {a.rounds} "
-          f"--mib {a.mib}{' --only ' + a.only if a.only else ''}`; adapter {gpu.name}, driver {gpu.info.driver}; CPU {cpu()}, {os.cpu_count()} CPUs; "
+          f"--mib {a.mib}{' --only ' + a.only if a.only else ''}`; adapter {gpu.name}, driver {gpu.info.driver}; "
+          f"CPU {cpu()}, {os.cpu_count()} CPUs; "
           f"{start['time']}; load (1 min) {start['load']} at start, {out['load_end']} at end\n")
     print("| variant | general | case | general/variant (median) | min..max of rounds | lower quartile | rounds won "
           "| variant ran (A/B) |\n|---|---|---|---|---|---|---|---|")
