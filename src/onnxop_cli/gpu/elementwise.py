@@ -122,8 +122,8 @@ def run_elementwise(
                 units = n if out_bits >= 32 else -(-n * out_bits // 32)
                 groups = -(-units // WG)
                 gpu.queue.write_buffer(params, 0, PARAMS.pack(
-                    units=units, groups_x=grid_x(groups, max_dim), count=n, e0=e0, rank=len(shape), strided=strided, base=base,
-                    konst=konst))
+                    units=units, groups_x=grid_x(groups, max_dim), count=n, e0=e0, rank=len(shape), strided=strided,
+                    base=base, konst=konst))
                 encoder = device.create_command_encoder()
                 program.dispatch(encoder, groups, max_dim, group)
                 gpu.queue.submit([encoder.finish()])

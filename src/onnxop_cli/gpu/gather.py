@@ -289,8 +289,8 @@ class Run:
                 first, words = box.words(plan.bits)
                 groups = -(-words // self.per_group)
                 record = pack(
-                    SHADER, words=words, groups_x=grid_x(groups, self.max_dim), first_word=first, e0=box.e0, count=box.count, band=band,
-                    bits=plan.bits, swap=self.swap, rank=self.rank, axis0=box.axis, dim0=box.extent,
+                    SHADER, words=words, groups_x=grid_x(groups, self.max_dim), first_word=first, e0=box.e0,
+                    count=box.count, band=band, bits=plan.bits, swap=self.swap, rank=self.rank, axis0=box.axis, dim0=box.extent,
                     window=upload.elements, keep=int(d.keep), at=i * self.rank, base=d.base & ((1 << 64) - 1),
                 )
                 kernel = self.kernel

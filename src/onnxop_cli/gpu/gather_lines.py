@@ -11,7 +11,6 @@ for a little-endian source of one window, in any bands.
 from __future__ import annotations
 
 import math
-import struct
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -20,7 +19,7 @@ from .index_table import WRAP, Table, row_strides
 from .kernels import shader_const
 from .program import Program, grid_x
 from . import gather_windows, slices
-from .layout import pack
+from .layout import pack, pack_rows
 
 SHADER = "gather_lines.wgsl"
 
@@ -30,7 +29,7 @@ class Lines:
     width: int  # words per unit: 1 or 2
     m: int  # units per line: the indices
     outer: int  # leading output axes (entries of blob)
-    blob: bytes  # per leading axis (dim, data stride in words, 0, 0)
+    blob: bytes  # per leading axis, the shader's Axis records
     lstride: int  # the gathered axis' data stride, in words
     bound: int  # the gathered axis' size
 
@@ -52,7 +51,8 @@ def plan(table: Table, bits: int, bounds: tuple[int, ...]) -> Lines | None:
     m = math.prod(d for d, _, _ in along)
     if bounds[0] >= 1 << 31:  # indices.wgsl's offsets are read as int32
         return None
-    blob = b"".join(struct.pack("<4I", d, ((s * bits) // 32) & 0xFFFFFFFF, 0, 0) for d, s, _ in axes[:lead])
+    blob = pack_rows(SHADER, "Axis", ({"dim": d, "stride": ((s * bits) // 32) & 0xFFFFFFFF}
+                                      for d, s, _ in axes[:lead]))
     return Lines(cut.width, m, lead, blob or bytes(16), ((table.lookups[0][0] * bits) // 32) & 0xFFFFFFFF,
                  bounds[0])
 

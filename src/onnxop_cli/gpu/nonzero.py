@@ -23,7 +23,7 @@ from .engines.base import BufferUsage as U
 from .indexed import Buffers, fits, read_to_host
 from .kernels import shader_const
 from .program import Program, grid_x
-from .layout import pack
+from .layout import pack, pack_rows
 
 SHADER = "nonzero.wgsl"
 FLOAT_PARTS = {"float16": 2, "bfloat16": 2, "float": 4, "double": 8, "complex64": 4, "complex128": 8}
@@ -90,8 +90,8 @@ def nonzero_indices(gpu: Gpu, e: Elements, total: int, sink: Callable[[memoryvie
                 counts = bufs.new("counts", groups * 4, U.STORAGE | U.COPY_SRC | U.COPY_DST)
                 out = bufs.new("nonzero", nbytes, U.STORAGE | U.COPY_SRC)
                 axes = bufs.new("axes", 16 * max(rank, 1), U.STORAGE | U.COPY_DST)
-                gpu.queue.write_buffer(axes, 0, b"".join(
-                    struct.pack("<4I", d, s, 0, 0) for d, s in zip(e.shape, e.strides)) or bytes(16))
+                gpu.queue.write_buffer(axes, 0, pack_rows(
+                    SHADER, "Axis", ({"size": d, "stride": s} for d, s in zip(e.shape, e.strides))) or bytes(16))
                 params = bufs.params("nonzero params", _params(e, gx, 0, total))
                 group = kernel.bind([data, counts, out, params, axes])
                 encoder = gpu.device.create_command_encoder()
