@@ -47,6 +47,14 @@ def test_records_pack_row_by_row_by_name():
         pack_rows("gather_elements_rows.wgsl", "Axis", [{"dim": 2, "x": 7}])
 
 
+def test_the_elementwise_axes_table_is_its_declared_struct():
+    from onnxop_cli.gpu.elementwise_wgsl import AXIS, _bindings
+
+    assert "axes: array<Axis>;" in _bindings() and "struct Axis {" in AXIS.wgsl()
+    row = {"extent": 4, "s0": 1, "s1": 0, "s2": 2}
+    assert AXIS.layout.pack_rows([row]) == struct.pack("<4I", 4, 1, 0, 2)
+
+
 def test_offsets_follow_wgsl_alignment():
     lay = parse("""
 struct Inner {

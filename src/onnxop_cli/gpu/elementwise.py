@@ -22,7 +22,7 @@ from typing import Any, Callable, Optional, Sequence
 from ..errors import OpError
 from .buffers import WORD, BufferUsage, binding_limit, dispatch_limit, env_poison, round_up
 from .device import Gpu
-from .elementwise_wgsl import INPUTS, NONE, PARAMS, WG, Elementwise
+from .elementwise_wgsl import AXIS, INPUTS, NONE, PARAMS, WG, Elementwise
 from .program import Program, grid_x
 
 LIMIT = 1 << 31  # output and input elements: the kernel's element arithmetic is u32
@@ -158,12 +158,10 @@ def _c_strides(shape: Sequence[int]) -> tuple[int, ...]:
 
 
 def _axes(shape: Sequence[int], strides: Sequence[Sequence[int]]) -> bytes:
-    """The axes table: per axis (extent, each input's stride), vec4<u32> each."""
-    rows = []
-    for j, d in enumerate(shape):
-        s = [strides[k][j] if k < len(strides) else 0 for k in range(INPUTS)]
-        rows.append(struct.pack("<4I", d, *s))
-    return b"".join(rows) or bytes(16)
+    """The axes table: per axis its extent and each input's stride (elementwise_wgsl.AXIS)."""
+    rows = ({"extent": d, **{f"s{k}": strides[k][j] if k < len(strides) else 0 for k in range(INPUTS)}}
+            for j, d in enumerate(shape))
+    return AXIS.layout.pack_rows(rows) or bytes(16)
 
 
 def _upload(gpu: Gpu, source: Any, lo: int, hi: int, into: Any) -> None:
