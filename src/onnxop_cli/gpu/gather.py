@@ -22,7 +22,6 @@ is first spooled to an unlinked temporary file.
 from __future__ import annotations
 
 import os
-import struct
 import tempfile
 from typing import Any, Callable
 
@@ -32,7 +31,7 @@ from ..core.view import View
 from .device import Gpu
 from .buffers import WORD, BufferUsage, MapMode, binding_limit, can_map, dispatch_limit, round_up
 from .kernels import shader_const
-from .layout import layout as layout_of, pack
+from .layout import layout as layout_of, pack, pack_rows
 from .program import Program, grid_x
 from .tiling import Plan, Upload, in_order
 
@@ -297,9 +296,9 @@ class Run:
             self.dispatches += 1
             gpu.queue.write_buffer(self.params, i * self.stride, record)
             strides = (0,) * box.axis + d.strides
-            axes += b"".join(
-                struct.pack("<IqI", n & 0xFFFFFFFF, s, 0) for n, s in zip(plan.view.shape, strides)
-            )
+            axes += pack_rows(SHADER, "Axis", (
+                {"dim": n & 0xFFFFFFFF, "stride_lo": s & 0xFFFFFFFF, "stride_hi": (s >> 32) & 0xFFFFFFFF}
+                for n, s in zip(plan.view.shape, strides)))
             kernel.record(compute, groups, self.max_dim, self.bind_group, [i * self.stride])
         compute.end()
         gpu.queue.write_buffer(self.axes, 0, bytes(axes))
