@@ -58,7 +58,7 @@ class Case:
 
         from onnxop_cli.gpu import gather as G
         from onnxop_cli.gpu.program import Program
-        from onnxop_cli.gpu.kernels import round_up
+        from onnxop_cli.gpu.buffers import round_up
         from onnxop_cli.gpu.tiling import Plan
         from onnxop_cli.core.sources import MemoryBytes
         from onnxop_cli.core.view import View
