@@ -25,7 +25,7 @@ from typing import Any, Sequence
 
 from ..core.pieces import Piece
 from .kernels import shader_const
-from .layout import pack
+from .layout import pack, pack_rows
 from .program import Compiled, Program, grid_x
 
 SHADER = "pieces_runs.wgsl"  # ``words``; its Params, WG and VECS are the edges kernel's too
@@ -126,8 +126,8 @@ def encode(p: Piece, bits: int, src_first: int, at: int, max_dim: int) -> tuple[
     edges = pack(SHADER, count=rows, groups_x=grid_x(ge, max_dim), **common)
 
     src_strides = p.src_strides if p.src is not None else (0,) * len(p.shape)
-    entries = b"".join(struct.pack("<4I", d, s & 0xFFFFFFFF, t & 0xFFFFFFFF, 0)
-                       for d, s, t in zip(outer, src_strides, p.dst_strides))
+    entries = pack_rows(SHADER, "Axis", ({"dim": d, "src": s & 0xFFFFFFFF, "dst": t & 0xFFFFFFFF}
+                                         for d, s, t in zip(outer, src_strides, p.dst_strides)))
     return record + edges, entries, (gw, ge)
 
 
