@@ -1,7 +1,7 @@
 """Where an indexed kernel's time goes (issue 21, docs/indexed-operators.md#speed):
 one case of benchmarks/indexed_ops.py against the gather kernel's transpose
 of the same output, in process CPU seconds (lavapipe's threads included),
-interleaved, with the uploads of data and indices (``_Buffers.upload``,
+interleaved, with the uploads of data and indices (``Buffers.upload``,
 mapped or staged) timed apart; ``--empty`` runs the same calls with the
 indexed kernels' bodies emptied (indexed_gather.wgsl's, and the runs kernels
 gather_elements_rows.wgsl, gather_nd_rows.wgsl and gather_lines.wgsl return at once), so the
@@ -59,11 +59,11 @@ def main(argv: list[str] | None = None) -> int:
     from indexed_ops import cases
 
     from onnxop_cli.gpu.device import get_gpu
-    from onnxop_cli.gpu.indexed_buffers import _Buffers
+    from onnxop_cli.gpu.indexed_buffers import Buffers
 
     gpu = get_gpu("vulkan")
     uploads = [0.0]
-    upload = _Buffers.upload
+    upload = Buffers.upload
 
     def timed(self, *a, **k):
         t0 = time.process_time()
@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             uploads[0] += time.process_time() - t0
 
-    _Buffers.upload = timed
+    Buffers.upload = timed
     runs = {k: f for k, (f, _) in cases(args.side, np.random.default_rng(0)).items()}  # (call, bytes moved)
     names = ["gather kernel, transpose", args.case]
     for n in names:

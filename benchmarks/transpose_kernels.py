@@ -57,7 +57,8 @@ class Case:
         import numpy as np
 
         from onnxop_cli.gpu import gather as G
-        from onnxop_cli.gpu.kernels import round_up
+        from onnxop_cli.gpu.program import Program
+        from onnxop_cli.gpu.buffers import round_up
         from onnxop_cli.gpu.tiling import Plan
         from onnxop_cli.core.sources import MemoryBytes
         from onnxop_cli.core.view import View
@@ -72,11 +73,11 @@ class Case:
         plan = Plan(view, 32, n, window, 4, n, n * 4)
         os.environ[G.ENV_GATHER] = "generic"
         try:
-            self.run = G._Run(gpu, plan, MemoryBytes(self.array), n * 4, window * 4, 0, None)
+            self.run = G.Run(gpu, plan, MemoryBytes(self.array), n * 4, window * 4, 0, None)
         finally:
             os.environ.pop(G.ENV_GATHER, None)
         # every transpose kernel compiled; each timing runs one of them
-        self.variants = {v: (v, gpu.pipeline_on_layout(G.VARIANTS[v], G.SHADER)) for v in VARIANTS}
+        self.variants = {v: (v, Program(G.VARIANTS[v], sharing=G.GENERAL).on(gpu)) for v in VARIANTS}
         ((_, self.band, uploads),) = list(plan.bands())
         if len(uploads) != 1:
             raise SystemExit(f"{shape}: more than one upload; choose a smaller --mib")

@@ -56,7 +56,7 @@ struct Params {
 @group(0) @binding(0) var<storage, read> src: array<u32>;
 @group(0) @binding(1) var<storage, read_write> dst: array<u32>;
 @group(0) @binding(2) var<uniform> params: Params;
-@group(0) @binding(3) var<storage, read> axes: array<vec4<u32>>;  // (dim, stride lo, stride hi, 0)
+#include "lib/view_axes.wgsl"
 
 fn add64(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
     let lo = a.x + b.x;
@@ -81,7 +81,7 @@ fn mul64(x: u32, s: vec2<u32>) -> vec2<u32> {
 }
 
 fn dim(k: u32) -> u32 {
-    return select(axes[params.at + k].x, params.dim0, k == params.axis0);
+    return select(axes[params.at + k].dim, params.dim0, k == params.axis0);
 }
 
 // A box element, its source offset in the window and its index along the
@@ -98,7 +98,7 @@ fn cursor_at(l: u32) -> Cursor {
     var s = params.base;
     for (var k = params.rank; k > params.axis0; k = k - 1u) {
         let d = dim(k - 1u);
-        s = add64(s, mul64(rest % d, axes[params.at + k - 1u].yz));
+        s = add64(s, mul64(rest % d, stride64(params.at + k - 1u)));
         rest = rest / d;
     }
     return Cursor(l, s, l % dim(params.rank - 1u));
@@ -113,7 +113,7 @@ struct Row {
 
 fn row() -> Row {
     let last = params.rank - 1u;
-    return Row(dim(last), axes[params.at + last].yz);
+    return Row(dim(last), stride64(params.at + last));
 }
 
 fn cursor_next(c: Cursor, r: Row) -> Cursor {

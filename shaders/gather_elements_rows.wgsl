@@ -31,8 +31,14 @@ struct Params {
 @group(0) @binding(0) var<storage, read> src: array<u32>;
 @group(0) @binding(1) var<storage, read_write> dst: array<vec4<u32>>;
 @group(0) @binding(2) var<uniform> params: Params;
-// per output axis (dim, data stride (0 on the gathered axis), 0, 0)
-@group(0) @binding(3) var<storage, read> axes: array<vec4<u32>>;
+// per output axis (gpu/elements_rows.py packs them by these names)
+struct Axis {
+    dim: u32,
+    stride: u32,  // data stride (0 on the gathered axis)
+    pad0: u32,
+    pad1: u32,
+}
+@group(0) @binding(3) var<storage, read> axes: array<Axis>;
 @group(0) @binding(4) var<storage, read> raw: array<vec4<u32>>;  // the int64 indices as stored, two a vector
 @group(0) @binding(5) var<storage, read_write> status: array<atomic<u32>>;  // first bad position
 
@@ -49,9 +55,9 @@ fn at(e: u32) -> At {
     var a = At(0u, 0u);
     for (var k = params.rank; k > 0u; k = k - 1u) {
         let ax = axes[k - 1u];
-        let i = rest % ax.x;
-        rest = rest / ax.x;
-        a.off = a.off + i * ax.y;
+        let i = rest % ax.dim;
+        rest = rest / ax.dim;
+        a.off = a.off + i * ax.stride;
         if (k == params.rank) {
             a.last = i;
         }
@@ -91,17 +97,17 @@ fn words1(wg: vec3<u32>, lid: u32) {
     let last = axes[params.rank - 1u];
     var a = at(e0);
     var bad = 0xffffffffu;
-    if (a.last + RUN <= last.x && e0 + RUN <= params.count) {  // the run within one row: adds only
+    if (a.last + RUN <= last.dim && e0 + RUN <= params.count) {  // the run within one row: adds only
         for (var u = 0u; u < RUN / 4u; u = u + 1u) {
             let e = e0 + 4u * u;
             let x = raw[e >> 1u];
             let y = raw[(e >> 1u) + 1u];
-            let o = a.off + 4u * u * last.y;
+            let o = a.off + 4u * u * last.stride;
             let L = params.lstride;
             dst[e >> 2u] = vec4<u32>(src[o + folded(x.x, x.y, e, params.bound, &bad) * L],
-                                     src[o + last.y + folded(x.z, x.w, e + 1u, params.bound, &bad) * L],
-                                     src[o + 2u * last.y + folded(y.x, y.y, e + 2u, params.bound, &bad) * L],
-                                     src[o + 3u * last.y + folded(y.z, y.w, e + 3u, params.bound, &bad) * L]);
+                                     src[o + last.stride + folded(x.z, x.w, e + 1u, params.bound, &bad) * L],
+                                     src[o + 2u * last.stride + folded(y.x, y.y, e + 2u, params.bound, &bad) * L],
+                                     src[o + 3u * last.stride + folded(y.z, y.w, e + 3u, params.bound, &bad) * L]);
         }
         report(bad);
         return;
@@ -113,10 +119,10 @@ fn words1(wg: vec3<u32>, lid: u32) {
         }
         let x = raw[e >> 1u];
         let y = raw[(e >> 1u) + 1u];
-        let s0 = take(a, x.x, x.y, e, last.x, last.y, &bad);
-        let s1 = take(s0.a, x.z, x.w, e + 1u, last.x, last.y, &bad);
-        let s2 = take(s1.a, y.x, y.y, e + 2u, last.x, last.y, &bad);
-        let s3 = take(s2.a, y.z, y.w, e + 3u, last.x, last.y, &bad);
+        let s0 = take(a, x.x, x.y, e, last.dim, last.stride, &bad);
+        let s1 = take(s0.a, x.z, x.w, e + 1u, last.dim, last.stride, &bad);
+        let s2 = take(s1.a, y.x, y.y, e + 2u, last.dim, last.stride, &bad);
+        let s3 = take(s2.a, y.z, y.w, e + 3u, last.dim, last.stride, &bad);
         a = s3.a;
         dst[e >> 2u] = vec4<u32>(src[s0.o], src[s1.o], src[s2.o], src[s3.o]);
     }
@@ -131,13 +137,13 @@ fn words2(wg: vec3<u32>, lid: u32) {
     let last = axes[params.rank - 1u];
     var a = at(e0);
     var bad = 0xffffffffu;
-    if (a.last + RUN <= last.x && e0 + RUN <= params.count) {  // the run within one row: adds only
+    if (a.last + RUN <= last.dim && e0 + RUN <= params.count) {  // the run within one row: adds only
         for (var u = 0u; u < RUN / 2u; u = u + 1u) {
             let e = e0 + 2u * u;
             let x = raw[e >> 1u];
-            let o = a.off + 2u * u * last.y;
+            let o = a.off + 2u * u * last.stride;
             let w0 = 2u * (o + folded(x.x, x.y, e, params.bound, &bad) * params.lstride);
-            let w1 = 2u * (o + last.y + folded(x.z, x.w, e + 1u, params.bound, &bad) * params.lstride);
+            let w1 = 2u * (o + last.stride + folded(x.z, x.w, e + 1u, params.bound, &bad) * params.lstride);
             dst[e >> 1u] = vec4<u32>(src[w0], src[w0 + 1u], src[w1], src[w1 + 1u]);
         }
         report(bad);
@@ -149,8 +155,8 @@ fn words2(wg: vec3<u32>, lid: u32) {
             break;
         }
         let x = raw[e >> 1u];
-        let s0 = take(a, x.x, x.y, e, last.x, last.y, &bad);
-        let s1 = take(s0.a, x.z, x.w, e + 1u, last.x, last.y, &bad);
+        let s0 = take(a, x.x, x.y, e, last.dim, last.stride, &bad);
+        let s1 = take(s0.a, x.z, x.w, e + 1u, last.dim, last.stride, &bad);
         a = s1.a;
         let w0 = 2u * s0.o;
         let w1 = 2u * s1.o;

@@ -50,8 +50,14 @@ struct Params {
 @group(0) @binding(0) var<storage, read> src: array<u32>;
 @group(0) @binding(1) var<storage, read_write> dst: array<vec4<u32>>;
 @group(0) @binding(2) var<uniform> params: Params;
-// per leading output axis: (dim, data stride in words, 0, 0)
-@group(0) @binding(3) var<storage, read> axes: array<vec4<u32>>;
+// per leading output axis (gpu/gather_lines.py packs them by these names)
+struct Axis {
+    dim: u32,
+    stride: u32,  // data stride in words
+    pad0: u32,
+    pad1: u32,
+}
+@group(0) @binding(3) var<storage, read> axes: array<Axis>;
 @group(0) @binding(4) var<storage, read> raw: array<vec4<u32>>;  // the indices as stored
 @group(0) @binding(5) var<storage, read_write> status: array<atomic<u32>>;  // first bad position
 
@@ -148,11 +154,11 @@ fn line_base(line: u32) -> u32 {
     var off = 0u;
     for (var k = params.outer; k > 1u; k = k - 1u) {
         let ax = axes[k - 1u];
-        off = off + (rest % ax.x) * ax.y;
-        rest = rest / ax.x;
+        off = off + (rest % ax.dim) * ax.stride;
+        rest = rest / ax.dim;
     }
     if (params.outer > 0u) {
-        off = off + rest * axes[0].y;  // the first axis: no division
+        off = off + rest * axes[0].stride;  // the first axis: no division
     }
     return off;
 }

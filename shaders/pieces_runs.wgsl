@@ -4,7 +4,7 @@
 //
 // gpu/runs.py chooses it (gpu/pieces.py binds the same buffers and layout).
 // A piece is `rows` rows (the multi-index over its `rank` outer axes, from
-// axes[at..], (dim, src stride, dst stride, _)) of `len_bits` bits each; row
+// axes[at..], lib/pieces_rows.wgsl's Axis) of `len_bits` bits each; row
 // r's bits start at bit
 //     dst_bit = (dst_base + sum_k i_k * dst_stride_k) * bits   of the band,
 //     src_bit = (src_base + sum_k i_k * src_stride_k) * bits   of the window,

@@ -55,12 +55,12 @@ struct Params {
 @group(0) @binding(0) var<storage, read> src: array<u32>;
 @group(0) @binding(1) var<storage, read_write> dst: array<u32>;
 @group(0) @binding(2) var<uniform> params: Params;
-@group(0) @binding(3) var<storage, read> axes: array<vec4<u32>>;  // (dim, stride lo, stride hi, 0)
+#include "lib/view_axes.wgsl"
 
 var<workgroup> tile: array<u32, 1056>;  // TILE * PITCH
 
 fn dim(k: u32) -> u32 {
-    return select(axes[params.at + k].x, params.dim0, k == params.axis0);
+    return select(axes[params.at + k].dim, params.dim0, k == params.axis0);
 }
 
 fn bswap32(x: u32) -> u32 {
@@ -98,7 +98,7 @@ fn main(
         } else {
             let i = o % d;
             o = o / d;
-            sb = sb + i * axes[params.at + j].y;
+            sb = sb + i * axes[params.at + j].stride_lo;
             db = db + i * inner;
         }
         inner = inner * d;
@@ -106,8 +106,8 @@ fn main(
 
     let da = dim(a);
     let dl = dim(last);
-    let sa = axes[params.at + a].y;     // 1 or 0xffffffff (-1)
-    let sl = axes[params.at + last].y;
+    let sa = axes[params.at + a].stride_lo;     // 1 or 0xffffffff (-1)
+    let sl = axes[params.at + last].stride_lo;
     let per_a = TILE >> lg;             // elements along a per tile
     let a0 = ta * per_a;
     let l0 = tl * TILE;

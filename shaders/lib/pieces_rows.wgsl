@@ -29,7 +29,14 @@ struct Params {
 
 @group(0) @binding(0) var<storage, read> src: array<vec4<u32>>;
 @group(0) @binding(3) var<uniform> params: Params;
-@group(0) @binding(4) var<storage, read> axes: array<vec4<u32>>;  // (dim, src stride, dst stride, _)
+// per outer axis of a part (gpu/runs.py packs them by these names)
+struct Axis {
+    dim: u32,
+    src: u32,  // source stride, elements
+    dst: u32,  // output stride, elements
+    pad0: u32,
+}
+@group(0) @binding(4) var<storage, read> axes: array<Axis>;
 
 struct Row {
     src_bit: u32,
@@ -44,10 +51,10 @@ fn row_at(r: u32) -> Row {
     var row = 0u;
     for (var k = params.rank; k > 0u; k = k - 1u) {
         let a = axes[params.at + k - 1u];
-        let i = rest % a.x;
-        rest = rest / a.x;
-        s = s + i * a.y;
-        d = d + i * a.z;
+        let i = rest % a.dim;
+        rest = rest / a.dim;
+        s = s + i * a.src;
+        d = d + i * a.dst;
         if (k - 1u == params.tri_row) {
             row = i;
         }

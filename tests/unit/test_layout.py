@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from onnxop_cli.gpu.layout import layout, parse
+from onnxop_cli.gpu.layout import layout, pack_rows, parse, structs
 from onnxop_cli.gpu.shaders import shader_names, shader_text
 
 GPU = Path(__file__).resolve().parents[2] / "src" / "onnxop_cli" / "gpu"
@@ -26,6 +26,33 @@ def test_every_kernel_params_has_a_layout(shader):
     assert all(b.offset >= a for a, b in zip(ends, lay.fields[1:]))  # in order, no overlap
     assert lay.size >= ends[-1] and lay.size % max(f.align for f in lay.fields) == 0
     assert "var<uniform> params: Params;" in shader_text(shader)
+
+
+@pytest.mark.parametrize("shader", shader_names())
+def test_every_array_of_records_has_a_layout(shader):
+    """A storage array of a shader's struct (``axes: array<Axis>``) is packed
+    by that struct's layout (``pack_rows``): it parses, and its size is its
+    stride in the array (a multiple of its alignment)."""
+    text = shader_text(shader)
+    for name in set(re.findall(r"var<storage\b[^>]*>\s*\w+\s*:\s*array<(\w+)>", text)) & set(structs(text)):
+        lay = layout(shader, name)
+        assert lay.size % lay.align == 0 and lay.size >= lay.fields[-1].offset + lay.fields[-1].size
+
+
+def test_records_pack_row_by_row_by_name():
+    rows = [{"size": 3, "stride": 1}, {"size": 5, "stride": -1}]
+    assert pack_rows("nonzero.wgsl", "Axis", rows) == struct.pack("<8I", 3, 1, 0, 0, 5, 0xFFFFFFFF, 0, 0)
+    assert pack_rows("gather_lines.wgsl", "Axis", [{"dim": 2, "stride": 7}]) == struct.pack("<4I", 2, 7, 0, 0)
+    with pytest.raises(KeyError, match="no field 'x'"):
+        pack_rows("gather_elements_rows.wgsl", "Axis", [{"dim": 2, "x": 7}])
+
+
+def test_the_elementwise_axes_table_is_its_declared_struct():
+    from onnxop_cli.gpu.elementwise_wgsl import AXIS, _bindings
+
+    assert "axes: array<Axis>;" in _bindings() and "struct Axis {" in AXIS.wgsl()
+    row = {"extent": 4, "s0": 1, "s1": 0, "s2": 2}
+    assert AXIS.layout.pack_rows([row]) == struct.pack("<4I", 4, 1, 0, 2)
 
 
 def test_offsets_follow_wgsl_alignment():

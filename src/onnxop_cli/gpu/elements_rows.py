@@ -8,12 +8,11 @@ reaches the sink if one is bad).
 
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass
 
 from .index_table import Table, row_strides
 from .indexed_buffers import run_into_result
-from .layout import pack
+from .layout import pack, pack_rows
 
 SHADER = "gather_elements_rows.wgsl"
 
@@ -35,7 +34,7 @@ def plan(table: Table, bits: int) -> Rows | None:
     shape = table.shape
     if any(s != r for s, r, d in zip(table.istrides, row_strides(shape), shape) if d > 1):
         return None
-    blob = b"".join(struct.pack("<4I", d, s & 0xFFFFFFFF, 0, 0) for d, s in zip(shape, table.dstrides))
+    blob = pack_rows(SHADER, "Axis", ({"dim": d, "stride": s & 0xFFFFFFFF} for d, s in zip(shape, table.dstrides)))
     return Rows(bits // 32, blob, len(shape), table.lookups[0][0])
 
 

@@ -20,9 +20,10 @@ import struct
 from typing import Any, Callable, Optional, Sequence
 
 from ..errors import OpError
-from .buffers import WORD, BufferUsage, ShaderStage, binding_limit, dispatch_limit, env_poison, grid, round_up
+from .buffers import WORD, BufferUsage, binding_limit, dispatch_limit, env_poison, round_up
 from .device import Gpu
-from .elementwise_wgsl import INPUTS, NONE, PARAMS, WG, Elementwise
+from .elementwise_wgsl import AXIS, INPUTS, NONE, PARAMS, WG, Elementwise
+from .program import Program, grid_x
 
 LIMIT = 1 << 31  # output and input elements: the kernel's element arithmetic is u32
 BAND = 16 << 20  # bytes of output per band at most (gpu/where.py's measure)
@@ -31,16 +32,8 @@ LAST = "elementwise-last"  # gpu.cache[LAST]: the last run's bands (tests check 
 Sink = Callable[[memoryview], None]
 
 
-def _layout() -> list[dict]:
-    stage = ShaderStage.COMPUTE
-    ro = {"type": "read-only-storage"}
-    return [
-        *({"binding": k, "visibility": stage, "buffer": ro} for k in range(INPUTS)),
-        {"binding": 3, "visibility": stage, "buffer": {"type": "storage"}},
-        {"binding": 4, "visibility": stage, "buffer": {"type": "uniform"}},
-        {"binding": 5, "visibility": stage, "buffer": ro},
-        {"binding": 6, "visibility": stage, "buffer": {"type": "storage"}},
-    ]
+# the inputs, dst, params, axes, fault word
+KINDS = ("read-only-storage",) * INPUTS + ("storage", "uniform", "read-only-storage", "storage")
 
 
 def run_elementwise(
@@ -95,7 +88,7 @@ def run_elementwise(
     written = 0
     try:
         with gpu.errors(kernel.label):
-            pipeline, layout = gpu.pipeline_with_layout(kernel.label, _layout(), code=kernel.wgsl())
+            program = Program(kernel.label, KINDS, code=kernel.wgsl()).on(gpu)
             ins = [buffer(f"in{k}", sizes[k], U.STORAGE | U.COPY_DST) for k in range(len(sources))]
             ins += [buffer("unused", WORD, U.STORAGE) for _ in range(INPUTS - len(ins))]
             band_bytes = round_up(-(-min(count, band) * out_bits // 8), WORD)  # 2- and 4-bit: whole bytes
@@ -105,13 +98,8 @@ def run_elementwise(
             table = buffer("axes", len(axes), U.STORAGE | U.COPY_DST)
             gpu.queue.write_buffer(table, 0, axes)
             fault = buffer("fault", 16, U.STORAGE | U.COPY_SRC | U.COPY_DST)
-            group = device.create_bind_group(layout=layout, entries=[
-                *({"binding": k, "resource": {"buffer": b, "offset": 0, "size": b.size}} for k, b in enumerate(ins)),
-                {"binding": 3, "resource": {"buffer": dst, "offset": 0, "size": band_bytes}},
-                {"binding": 4, "resource": {"buffer": params, "offset": 0, "size": PARAMS.size}},
-                {"binding": 5, "resource": {"buffer": table, "offset": 0, "size": len(axes)}},
-                {"binding": 6, "resource": {"buffer": fault, "offset": 0, "size": 16}},
-            ])
+            group = program.bind([*ins, (dst, 0, band_bytes), (params, 0, PARAMS.size), (table, 0, len(axes)),
+                                  (fault, 0, 16)])
             for k, source in enumerate(sources):  # broadcast inputs: whole, once
                 if not direct[k]:
                     _upload(gpu, source, 0, source.data.nbytes, ins[k])
@@ -132,16 +120,12 @@ def run_elementwise(
                     gpu.queue.write_buffer(dst, 0, bytes([poison]) * round_up(nbytes, WORD))
                 gpu.queue.write_buffer(fault, 0, struct.pack("<4I", NONE, 0, 0, 0))
                 units = n if out_bits >= 32 else -(-n * out_bits // 32)
-                gx, gy = grid(-(-units // WG), max_dim)
+                groups = -(-units // WG)
                 gpu.queue.write_buffer(params, 0, PARAMS.pack(
-                    units=units, groups_x=gx, count=n, e0=e0, rank=len(shape), strided=strided, base=base,
-                    konst=konst))
+                    units=units, groups_x=grid_x(groups, max_dim), count=n, e0=e0, rank=len(shape), strided=strided,
+                    base=base, konst=konst))
                 encoder = device.create_command_encoder()
-                compute = encoder.begin_compute_pass()
-                compute.set_pipeline(pipeline)
-                compute.set_bind_group(0, group)
-                compute.dispatch_workgroups(gx, gy, 1)
-                compute.end()
+                program.dispatch(encoder, groups, max_dim, group)
                 gpu.queue.submit([encoder.finish()])
             if kernel.faults:
                 _check_fault(gpu, fault, shape, where, kernel.fault)
@@ -174,12 +158,10 @@ def _c_strides(shape: Sequence[int]) -> tuple[int, ...]:
 
 
 def _axes(shape: Sequence[int], strides: Sequence[Sequence[int]]) -> bytes:
-    """The axes table: per axis (extent, each input's stride), vec4<u32> each."""
-    rows = []
-    for j, d in enumerate(shape):
-        s = [strides[k][j] if k < len(strides) else 0 for k in range(INPUTS)]
-        rows.append(struct.pack("<4I", d, *s))
-    return b"".join(rows) or bytes(16)
+    """The axes table: per axis its extent and each input's stride (elementwise_wgsl.AXIS)."""
+    rows = ({"extent": d, **{f"s{k}": strides[k][j] if k < len(strides) else 0 for k in range(INPUTS)}}
+            for j, d in enumerate(shape))
+    return AXIS.layout.pack_rows(rows) or bytes(16)
 
 
 def _upload(gpu: Gpu, source: Any, lo: int, hi: int, into: Any) -> None:

@@ -22,7 +22,6 @@ is first spooled to an unlinked temporary file.
 from __future__ import annotations
 
 import os
-import struct
 import tempfile
 from typing import Any, Callable
 
@@ -31,14 +30,17 @@ from ..core.sources import ByteSource, FileBytes, MemoryBytes, read_runs
 from ..core.view import View
 from .choose import answer
 from .device import Gpu
-from .buffers import WORD, BufferUsage, MapMode, ShaderStage, binding_limit, can_map, dispatch_limit, grid, round_up
+from .buffers import WORD, BufferUsage, MapMode, binding_limit, can_map, dispatch_limit, round_up
 from .kernels import shader_const
-from .layout import layout as layout_of, pack
+from .layout import layout as layout_of, pack, pack_rows
+from .program import Program, grid_x
 from .tiling import Plan, Upload, in_order
 
 __all__ = ["View", "gather_through_kernel"]
 
 SHADER = "gather.wgsl"
+# (src, dst, Params at a dynamic offset, axes); the transpose kernels (VARIANTS) bind this layout too
+GENERAL = Program(SHADER, ("read-only-storage", "storage", "uniform+offset", "read-only-storage"))
 BITS = (2, 4, 8, 16, 32, 64, 128)
 DEFAULT_BAND = 64 << 20  # bytes of output per band (and of source per upload), at most one binding
 # With mapped buffers (buffers.can_map) there are two buffers, not four: bands
@@ -86,10 +88,10 @@ def gather_through_kernel(
         from .buffers import env_poison
 
         poison = env_poison()
-    spool = None if _random_access(source) or in_order(plan) else _spool(source)
+    spool = None if random_access(source) or in_order(plan) else spool_source(source)
     try:
         with gpu.lock:  # one call at a time on the device's pipelines and queue (device.py)
-            run = _Run(gpu, plan, spool or source, band_bytes, window_bytes, swap, max_groups_per_dim)
+            run = Run(gpu, plan, spool or source, band_bytes, window_bytes, swap, max_groups_per_dim)
             try:
                 return run.stream(sink, poison)
             finally:
@@ -145,7 +147,7 @@ def _band_elements(v: View, bits: int, band_bytes: int, count: int) -> int:
     return band
 
 
-class _Run:
+class Run:
     """The buffers of one gather and the loop that fills and drains them."""
 
     def __init__(self, gpu: Gpu, plan: Plan, source: Any, band_bytes: int, src_bytes: int,
@@ -161,11 +163,11 @@ class _Run:
         self.buffers: list[Any] = []
         self.tiled = self.dispatches = 0  # the tiled kernel's dispatches, and all (tests look)
         with gpu.errors("allocating gather buffers"):
-            self.pipeline, layout = gpu.pipeline_with_layout(SHADER, _layout_entries())
+            self.kernel = GENERAL.on(gpu)
             # the transpose kernels that may take some dispatches, in the
             # order tried (gpu/tiled.py), on the same layout, so one bind
             # group serves every kernel
-            self.variants = [(name, gpu.pipeline_on_layout(shader, SHADER)) for name, shader in variants(plan, gpu)]
+            self.variants = [(name, Program(shader, sharing=GENERAL).on(gpu)) for name, shader in variants(plan, gpu)]
             self.src_bytes = round_up(src_bytes, WORD)
             # On adapters that map storage buffers (buffers.can_map: wgpu on CPU
             # adapters) the source is read straight into src and the band read
@@ -191,15 +193,9 @@ class _Run:
             # the variants (tiled, blocked) bind the same layout: the largest of their Params
             params_bytes = max(layout_of(k).size for k in (SHADER, *(shader for _, shader in variants(plan, gpu))))
             self.axes = self._buffer("axes", 16 * self.rank * records, U.STORAGE | U.COPY_DST)
-            self.bind_group = gpu.device.create_bind_group(
-                layout=layout,
-                entries=[
-                    {"binding": 0, "resource": {"buffer": src, "offset": 0, "size": self.src_bytes}},
-                    {"binding": 1, "resource": {"buffer": self.dst, "offset": 0, "size": band_bytes}},
-                    {"binding": 2, "resource": {"buffer": self.params, "offset": 0, "size": params_bytes}},
-                    {"binding": 3, "resource": {"buffer": self.axes, "offset": 0, "size": self.axes.size}},
-                ],
-            )
+            self.bind_group = self.kernel.bind([
+                (src, 0, self.src_bytes), (self.dst, 0, band_bytes), (self.params, 0, params_bytes), self.axes,
+            ])
 
     def _buffer(self, label: str, size: int, usage: int) -> Any:
         buf = self.gpu.device.create_buffer(label=label, size=size, usage=usage)
@@ -279,42 +275,37 @@ class _Run:
         (benchmarks/transpose_kernels.py times this part alone)."""
         gpu, plan = self.gpu, self.plan
         compute = encoder.begin_compute_pass()
-        current = None
         axes = bytearray()
         for i, d in enumerate(upload.dispatches):
             box = d.box
             found = None
-            for name, pipeline in self.variants:
+            for name, kernel in self.variants:
                 found = _variant_record(name, d, plan, self.swap, self.rank, i * self.rank, self.max_dim)
                 if found is not None:
-                    record, gx, gy = found
+                    record, groups = found
                     self.tiled += 1
                     break
             if found is None:
                 first, words = box.words(plan.bits)
-                gx, gy = grid(-(-words // self.per_group), self.max_dim)
+                groups = -(-words // self.per_group)
                 record = pack(
-                    SHADER, words=words, groups_x=gx, first_word=first, e0=box.e0, count=box.count, band=band,
-                    bits=plan.bits, swap=self.swap, rank=self.rank, axis0=box.axis, dim0=box.extent,
+                    SHADER, words=words, groups_x=grid_x(groups, self.max_dim), first_word=first, e0=box.e0,
+                    count=box.count, band=band, bits=plan.bits, swap=self.swap, rank=self.rank, axis0=box.axis, dim0=box.extent,
                     window=upload.elements, keep=int(d.keep), at=i * self.rank, base=d.base & ((1 << 64) - 1),
                 )
-                pipeline = self.pipeline
+                kernel = self.kernel
             self.dispatches += 1
-            if pipeline is not current:
-                compute.set_pipeline(pipeline)
-                current = pipeline
             gpu.queue.write_buffer(self.params, i * self.stride, record)
             strides = (0,) * box.axis + d.strides
-            axes += b"".join(
-                struct.pack("<IqI", n & 0xFFFFFFFF, s, 0) for n, s in zip(plan.view.shape, strides)
-            )
-            compute.set_bind_group(0, self.bind_group, [i * self.stride])
-            compute.dispatch_workgroups(gx, gy, 1)
+            axes += pack_rows(SHADER, "Axis", (
+                {"dim": n & 0xFFFFFFFF, "stride_lo": s & 0xFFFFFFFF, "stride_hi": (s >> 32) & 0xFFFFFFFF}
+                for n, s in zip(plan.view.shape, strides)))
+            kernel.record(compute, groups, self.max_dim, self.bind_group, [i * self.stride])
         compute.end()
         gpu.queue.write_buffer(self.axes, 0, bytes(axes))
 
 
-def _random_access(source: Any) -> bool:
+def random_access(source: Any) -> bool:
     """Whether reading ``source`` out of order is cheap (memory, a file)."""
     while hasattr(source, "inner"):  # progress.CountingBytes and the like
         source = source.inner
@@ -335,7 +326,7 @@ class _Spooled:
         self.file.close()
 
 
-def _spool(source: ByteSource) -> _Spooled:
+def spool_source(source: ByteSource) -> _Spooled:
     folder = tempfile.gettempdir()
     file = tempfile.TemporaryFile(prefix="onnxop-", dir=folder)
     try:
@@ -387,7 +378,7 @@ def variants(plan: Plan, gpu: Gpu) -> list[tuple[str, str]]:
 
 
 def _variant_record(name: str, d: Any, plan: Plan, swap: int, rank: int, at: int, max_dim: int):
-    """(params, grid x, grid y) if kernel ``name`` takes dispatch ``d``, else None."""
+    """(params, workgroups) if kernel ``name`` takes dispatch ``d``, else None."""
     from . import tiled
 
     if name == "tiled":
@@ -395,14 +386,3 @@ def _variant_record(name: str, d: Any, plan: Plan, swap: int, rank: int, at: int
         return None if t is None else tiled.record(t, d, rank, plan.bits, swap, at, max_dim)
     b = tiled.blocked_plan(d, plan.view.shape, plan.bits, swap)
     return None if b is None else tiled.blocked_record(b, d, rank, swap, at, max_dim)
-
-
-def _layout_entries() -> list[dict]:
-    stage = ShaderStage.COMPUTE
-    storage = {"type": "storage"}
-    return [
-        {"binding": 0, "visibility": stage, "buffer": {"type": "read-only-storage"}},
-        {"binding": 1, "visibility": stage, "buffer": storage},
-        {"binding": 2, "visibility": stage, "buffer": {"type": "uniform", "has_dynamic_offset": True}},
-        {"binding": 3, "visibility": stage, "buffer": {"type": "read-only-storage"}},
-    ]

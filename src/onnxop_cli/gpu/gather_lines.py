@@ -11,16 +11,15 @@ for a little-endian source of one window, in any bands.
 from __future__ import annotations
 
 import math
-import struct
 from dataclasses import dataclass
 from typing import Any, Callable
 
 from .engines.base import BufferUsage as U
 from .index_table import WRAP, Table, row_strides
-from .indexed_buffers import _bind, _dispatch, _grid_x, _pipeline
 from .kernels import shader_const
+from .program import Program, grid_x
 from . import gather_windows, slices
-from .layout import pack
+from .layout import pack, pack_rows
 
 SHADER = "gather_lines.wgsl"
 
@@ -30,7 +29,7 @@ class Lines:
     width: int  # words per unit: 1 or 2
     m: int  # units per line: the indices
     outer: int  # leading output axes (entries of blob)
-    blob: bytes  # per leading axis (dim, data stride in words, 0, 0)
+    blob: bytes  # per leading axis, the shader's Axis records
     lstride: int  # the gathered axis' data stride, in words
     bound: int  # the gathered axis' size
 
@@ -52,7 +51,8 @@ def plan(table: Table, bits: int, bounds: tuple[int, ...]) -> Lines | None:
     m = math.prod(d for d, _, _ in along)
     if bounds[0] >= 1 << 31:  # indices.wgsl's offsets are read as int32
         return None
-    blob = b"".join(struct.pack("<4I", d, ((s * bits) // 32) & 0xFFFFFFFF, 0, 0) for d, s, _ in axes[:lead])
+    blob = pack_rows(SHADER, "Axis", ({"dim": d, "stride": ((s * bits) // 32) & 0xFFFFFFFF}
+                                      for d, s, _ in axes[:lead]))
     return Lines(cut.width, m, lead, blob or bytes(16), ((table.lookups[0][0] * bits) // 32) & 0xFFFFFFFF,
                  bounds[0])
 
@@ -72,8 +72,8 @@ def run(gpu: Any, bufs: Any, windows: gather_windows.Windows, fused: tuple[Any, 
     else:
         raw, status, big, wide, mode = fused[0], fused[1], fused[2].big, fused[2].wide, fused[3].mode
     kinds = ("read-only-storage", "storage", "uniform", "read-only-storage", "read-only-storage", "storage")
-    pipeline, layout = _pipeline(gpu, SHADER, kinds,
-                                 {"UNIT": lines.width, "KIND": shader_const(SHADER, "I64" if wide else "I32")})
+    kernel = Program(SHADER, kinds,
+                     {"UNIT": lines.width, "KIND": shader_const(SHADER, "I64" if wide else "I32")}).on(gpu)
     per = shader_const(SHADER, "WG") * shader_const(SHADER, "WORDS")
 
     def fill(dst: Any, e0: int, n: int, window: Any) -> None:
@@ -81,12 +81,11 @@ def run(gpu: Any, bufs: Any, windows: gather_windows.Windows, fused: tuple[Any, 
         words = n * bits // 32
         groups = -(-words // per)
         params = bufs.params("lines params", pack(
-            SHADER, words=words, groups_x=_grid_x(groups, max_dim), u0=e0 * bits // (32 * lines.width), m=lines.m,
+            SHADER, words=words, groups_x=grid_x(groups, max_dim), u0=e0 * bits // (32 * lines.width), m=lines.m,
             outer=lines.outer, lstride=lines.lstride, iswap=int(big), cmode=mode, bound=lines.bound))
 
         encoder = gpu.device.create_command_encoder()
-        _dispatch(gpu, encoder, pipeline, _bind(gpu, layout, [windows.first, dst, params, axes, raw, status]),
-                  groups, max_dim)
+        kernel.dispatch(encoder, groups, max_dim, kernel.bind([windows.first, dst, params, axes, raw, status]))
         gpu.queue.submit([encoder.finish()])
 
     return gather_windows.run_bands(gpu, bufs, windows, fill, count, bits, band, sink, poison, checked)

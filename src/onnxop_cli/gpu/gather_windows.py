@@ -41,8 +41,7 @@ from ..core.sources import ByteSource
 from .buffers import round_up
 from .choose import answer
 from .engines.base import BufferUsage as U
-from .indexed_buffers import _Slice as Slice
-from .indexed_buffers import _to_sink
+from .indexed_buffers import Slice, to_sink
 
 UPLOAD_STEP = 16 << 20  # the upload buffer of a streamed source where windows do not map
 
@@ -110,7 +109,7 @@ def run_bands(gpu: Any, bufs: Any, windows: Windows, run: Callable[..., None], c
         if checked is not None:  # one band: every index was read; none reaches the sink unchecked
             checked()
         for dst, (e0, n) in zip(dsts, parts):
-            written += _to_sink(gpu, bufs, dst, (n * bits + 7) // 8, sink)
+            written += to_sink(gpu, bufs, dst, (n * bits + 7) // 8, sink)
     return written
 
 
@@ -147,7 +146,7 @@ def plan(gpu: Any, bufs: Any, source: ByteSource, size: int, bits: int, window_c
     most ``window_cap`` bytes (whole 16-byte words), resident or streamed
     (the module's rule; ``stream_bytes`` forces passes of that many bytes;
     ``stream`` False keeps it resident).
-    ``bufs`` (indexed._Buffers) makes the buffers and frees them with the rest."""
+    ``bufs`` (indexed.Buffers) makes the buffers and frees them with the rest."""
     per = _per_window(bits, window_cap)
     ranges = [(w0, min(per, size - w0)) for w0 in range(0, size, per)] or [(0, 0)]
     nbytes = (size * bits + 7) // 8

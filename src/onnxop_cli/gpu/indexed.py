@@ -51,9 +51,8 @@ from .engines.base import BufferUsage as U
 from .kernels import shader_const
 from .layout import pack
 from . import elements_rows, gather_lines, gather_windows, reverse_runs, slice_gathers, slices
-from .indexed_buffers import (  # noqa: F401 - also imported from here
-    _bind, _Buffers, _dispatch, _grid_x, _layout, _pipeline, _read, _Slice, _to_sink, read_small,
-)
+from .indexed_buffers import Buffers, Slice, read_small, read_to_host, to_sink  # noqa: F401 - also imported from here
+from .program import Program, grid_x
 from .index_table import NONNEG, RANGE, WRAP, Check, Table, row_strides  # noqa: F401 - also imported from here
 
 Sink = Callable[[memoryview], None]
@@ -122,7 +121,7 @@ def binding_limit(gpu: Gpu) -> int:
 # ------------------------------------------------------------------ buffers
 
 
-def _fits(gpu: Gpu, nbytes: int, what: str, op: str) -> None:
+def fits(gpu: Gpu, nbytes: int, what: str, op: str) -> None:
     limit = binding_limit(gpu)
     if nbytes > limit:
         raise OpError(f"{op}: {what} takes {nbytes} bytes on the device, more than one storage binding ({limit})")
@@ -131,7 +130,7 @@ def _fits(gpu: Gpu, nbytes: int, what: str, op: str) -> None:
 # ------------------------------------------------------------------ indices
 
 
-def check_indices(gpu: Gpu, bufs: _Buffers, index: Index, check: Check, max_dim: int) -> Any:
+def check_indices(gpu: Gpu, bufs: Buffers, index: Index, check: Check, max_dim: int) -> Any:
     """Upload ``index``, check and wrap it on the device; the buffer of u32
     offsets, or BadIndex naming the first index out of range."""
     count = index.size
@@ -140,7 +139,7 @@ def check_indices(gpu: Gpu, bufs: _Buffers, index: Index, check: Check, max_dim:
         raise OpError(f"{check.op}: {check.name} has {count} elements; the device indexes at most {NO_BAD - 1}")
     if index.source.nbytes < count * width:
         raise OpError(f"{check.op}: {check.name} holds {index.source.nbytes} bytes, not {count * width}")
-    _fits(gpu, count * 4, check.name, check.op)
+    fits(gpu, count * 4, check.name, check.op)
     if any(d >= 1 << 32 for d in check.bounds):
         raise OpError(f"{check.op}: an axis of {max(check.bounds)} elements is more than the device indexes")
     norm = bufs.new("norm", count * 4, U.STORAGE | U.COPY_DST)
@@ -150,23 +149,23 @@ def check_indices(gpu: Gpu, bufs: _Buffers, index: Index, check: Check, max_dim:
     gpu.queue.write_buffer(status, 0, struct.pack("<4I", NO_BAD, 0, 0, 0))
     bounds = bufs.new("bounds", 4 * len(check.bounds), U.STORAGE | U.COPY_DST)
     gpu.queue.write_buffer(bounds, 0, struct.pack(f"<{len(check.bounds)}I", *check.bounds))
-    pipeline, layout = _pipeline(gpu, INDICES, ("read-only-storage", "storage", "storage", "uniform", "read-only-storage"))
+    kernel = Program(INDICES, ("read-only-storage", "storage", "storage", "uniform", "read-only-storage")).on(gpu)
     wg = shader_const(INDICES, "WG")
     chunk = max(wg, (binding_limit(gpu) // width) // wg * wg)
     for first in range(0, count, chunk):
         n = min(chunk, count - first)
         raw = bufs.child()
         try:
-            piece = _Slice(index.source, first * width, n * width)
+            piece = Slice(index.source, first * width, n * width)
             buf = raw.upload("indices", piece, n * width)
             groups = -(-n // wg)
             params = raw.params("index params", pack(
-                INDICES, count=n, wide=int(index.wide), groups_x=_grid_x(groups, max_dim),
+                INDICES, count=n, wide=int(index.wide), groups_x=grid_x(groups, max_dim),
                 period=len(check.bounds), mode=check.mode, first=first, swap=int(index.big),
                 inner=max(1, check.inner),
             ))
             encoder = gpu.device.create_command_encoder()
-            _dispatch(gpu, encoder, pipeline, _bind(gpu, layout, [buf, norm, status, params, bounds]), groups, max_dim)
+            kernel.dispatch(encoder, groups, max_dim, kernel.bind([buf, norm, status, params, bounds]))
             gpu.queue.submit([encoder.finish()])
         finally:
             raw.release()
@@ -175,11 +174,11 @@ def check_indices(gpu: Gpu, bufs: _Buffers, index: Index, check: Check, max_dim:
     return norm
 
 
-def _status(gpu: Gpu, bufs: _Buffers, status: Any, index: Index, check: Check) -> None:
+def _status(gpu: Gpu, bufs: Buffers, status: Any, index: Index, check: Check) -> None:
     """BadIndex if a check left a position in ``status``."""
     bad = struct.unpack("<I", read_small(gpu, bufs, status, 4))[0]
     if bad != NO_BAD:
-        raise _bad_index(index, check, bad)
+        raise bad_index(index, check, bad)
 
 
 def _can_fuse(gpu: Gpu, index: Index, check: Check, table: Table, band: int, fuse: bool) -> bool:
@@ -195,7 +194,7 @@ def _can_fuse(gpu: Gpu, index: Index, check: Check, table: Table, band: int, fus
             and all(d < 1 << 32 for d in check.bounds))
 
 
-def _raw_indices(gpu: Gpu, bufs: _Buffers, index: Index, check: Check,
+def _raw_indices(gpu: Gpu, bufs: Buffers, index: Index, check: Check,
                  upload: bool = True) -> tuple[Any, Any, Index, Check]:
     width = 8 if index.wide else 4
     raw = bufs.upload("indices", index.source, index.size * width) if upload else None
@@ -207,7 +206,7 @@ def _raw_indices(gpu: Gpu, bufs: _Buffers, index: Index, check: Check,
 def check_only(gpu: Gpu, index: Index, check: Check, max_groups_per_dim: int | None = None) -> None:
     """Check ``index`` on the device (BadIndex if one is out of range), keeping nothing."""
     max_dim = max_groups_per_dim or gpu.limits.get("max-compute-workgroups-per-dimension", 65535)
-    bufs = _Buffers(gpu, mapped=True)
+    bufs = Buffers(gpu, mapped=True)
     try:
         with gpu.errors(f"{check.op} index check"):
             check_indices(gpu, bufs, index, check, max_dim)
@@ -215,7 +214,7 @@ def check_only(gpu: Gpu, index: Index, check: Check, max_groups_per_dim: int | N
         bufs.release()
 
 
-def _bad_index(index: Index, check: Check, position: int) -> BadIndex:
+def bad_index(index: Index, check: Check, position: int) -> BadIndex:
     """The message for the index at flat ``position`` (its one value read from the host's source)."""
     width = 8 if index.wide else 4
     raw = bytearray(width)
@@ -278,18 +277,18 @@ def constants(name: str) -> dict[str, int]:
     return {"CASE": shader_const(GATHER, case), "INDEX": shader_const(GATHER, index)}
 
 
-class _Gather:
+class Gather:
     """indexed_gather.wgsl bound to one source, index buffer and table."""
 
-    def __init__(self, gpu: Gpu, bufs: _Buffers, src: Any, norm: Any, table: Table, max_dim: int,
+    def __init__(self, gpu: Gpu, bufs: Buffers, src: Any, norm: Any, table: Table, max_dim: int,
                  fused: tuple[Any, Any, Index, Check] | None = None) -> None:
         """``fused`` (raw index buffer, status buffer, index, check): the kernel
         reads and checks the raw indices itself; ``norm`` is then unused."""
         self.gpu, self.bufs, self.table, self.max_dim = gpu, bufs, table, max_dim
-        self.pipeline, self.layout = _pipeline(
-            gpu, GATHER, ("read-only-storage", "read-only-storage", "storage", "uniform", "read-only-storage",
-                          "read-only-storage", "storage"), constants(variant(table, fused[2] if fused else None))
-        )
+        self.kernel = Program(
+            GATHER, ("read-only-storage", "read-only-storage", "storage", "uniform", "read-only-storage",
+                     "read-only-storage", "storage"), constants(variant(table, fused[2] if fused else None))
+        ).on(gpu)
         self.src, self.norm, self.fused = src, norm, fused
         if fused is None:
             spare = bufs.new("no raw indices", 16, U.STORAGE)
@@ -318,19 +317,19 @@ class _Gather:
         groups = -(-words // self.words_per_group)
         rev = t.time_axis if t.mode in (1, 2) else NO_BAD
         params = self.bufs.params("gather params", pack(
-            GATHER, words=words, groups_x=_grid_x(groups, self.max_dim), e0=e0, band=count,
+            GATHER, words=words, groups_x=grid_x(groups, self.max_dim), e0=e0, band=count,
             bits=32 if offsets else bits, swap=swap, rank=len(t.shape), nlook=len(t.lookups), mode=t.mode,
             rev_axis=rev, rev_stride=t.time_stride & 0xFFFFFFFF, modulus=max(1, t.modulus), offsets=int(offsets),
             win0=win0, wcount=wcount, rmw=int(rmw), iswap=iswap, cmode=cmode, bound=bound,
         ))
 
-        group = _bind(self.gpu, self.layout, [src, self.norm, dst, params, self.axes, self.raw, self.status])
+        group = self.kernel.bind([src, self.norm, dst, params, self.axes, self.raw, self.status])
         encoder = self.gpu.device.create_command_encoder()
-        _dispatch(self.gpu, encoder, self.pipeline, group, groups, self.max_dim)
+        self.kernel.dispatch(encoder, groups, self.max_dim, group)
         self.gpu.queue.submit([encoder.finish()])
 
 
-def _check_data(gpu: Gpu, data: Data, op: str, whole: bool = True) -> None:
+def check_data(gpu: Gpu, data: Data, op: str, whole: bool = True) -> None:
     if data.bits not in BITS:
         raise ValueError(f"the indexed kernels take elements of {BITS} bits, not {data.bits}")
     if data.swap not in (0, 2, 4, 8) or (data.swap and (data.bits < 16 or (data.bits // 8) % data.swap)):
@@ -338,7 +337,7 @@ def _check_data(gpu: Gpu, data: Data, op: str, whole: bool = True) -> None:
     if data.source.nbytes < data.nbytes:
         raise OpError(f"{op}: the data holds {data.source.nbytes} bytes, not {data.nbytes}")
     if whole:
-        _fits(gpu, data.nbytes, "the data", op)
+        fits(gpu, data.nbytes, "the data", op)
     if data.size >= 1 << 32:
         raise OpError(f"{op}: the data has {data.size} elements; the device indexes at most 2^32")
 
@@ -374,12 +373,12 @@ def gather_indexed(
     call's transfer counts are left in ``gpu.cache[LAST]``. Returns the
     bytes written."""
     op = check.op if check else "gather"
-    _check_data(gpu, data, op, whole=False)
+    check_data(gpu, data, op, whole=False)
     count = table.size
     if count >= 1 << 32:
         raise OpError(f"{op}: the output has {count} elements; the device indexes at most 2^32 - 1")
     max_dim = max_groups_per_dim or gpu.limits.get("max-compute-workgroups-per-dimension", 65535)
-    bufs = _Buffers(gpu, mapped=mapped is None or mapped)
+    bufs = Buffers(gpu, mapped=mapped is None or mapped)
     gpu.cache[LAST] = bufs.counts
     try:
         with gpu.errors(f"{op} on the device"):
@@ -424,13 +423,13 @@ def gather_indexed(
                 dst = elements_rows.run(gpu, bufs, windows.first, fused[0], fused[1], rows, count, index.big,
                                         check.bounds[0], max_dim, poison)
                 _status(gpu, bufs, fused[1], index, check)
-                return _to_sink(gpu, bufs, dst, (count * data.bits) // 8, sink)
+                return to_sink(gpu, bufs, dst, (count * data.bits) // 8, sink)
             if runs is not None:  # ReverseSequence's whole-word blocks
                 dst = reverse_runs.run(gpu, bufs, windows.first, fused[0], fused[1], runs, (count * data.bits) // 8,
                                        index.big, check.bounds[0], max_dim, poison)
                 _status(gpu, bufs, fused[1], index, check)
-                return _to_sink(gpu, bufs, dst, (count * data.bits) // 8, sink)
-            kernel = _Gather(gpu, bufs, windows.first, norm, table, max_dim, fused)
+                return to_sink(gpu, bufs, dst, (count * data.bits) // 8, sink)
+            kernel = Gather(gpu, bufs, windows.first, norm, table, max_dim, fused)
 
             def run(dst: Any, e0: int, n: int, window: Any) -> None:
                 kernel.run(dst, e0, n, data.bits, data.swap, window=window)

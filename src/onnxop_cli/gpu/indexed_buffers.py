@@ -21,14 +21,15 @@ fallback to staging fails them); gpu/indexed.py leaves a call's counts in
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable
 
 from ..core.sources import ByteSource
-from .buffers import can_map, grid, round_up
+from .buffers import can_map, round_up
 from .device import Gpu
 from .engines.base import BufferUsage as U
-from .engines.base import MapMode, ShaderStage
+from .engines.base import MapMode
 from .kernels import shader_const
+from .program import Program, grid_x
 
 Sink = Callable[[memoryview], None]
 UPLOAD_STEP = 16 << 20  # bytes read from a source per write_buffer (staged)
@@ -36,7 +37,7 @@ KEYS = ("mapped uploads", "staged uploads", "device uploads", "mapped reads", "s
         "check passes", "folded checks")  # indices.wgsl runs; scatters whose kernel checked the raw indices
 
 
-class _Slice:
+class Slice:
     """A byte range of a source."""
 
     def __init__(self, source: ByteSource, offset: int, nbytes: int) -> None:
@@ -46,7 +47,7 @@ class _Slice:
         self.source.readinto(self.offset + offset, out)
 
 
-class _Buffers:
+class Buffers:
     """The buffers of one indexed operation, destroyed together. ``mapped``:
     host transfers through the kernel's own buffers mapped (only where the
     adapter ``can_map``); ``counts`` (shared with ``child()``) how each went."""
@@ -59,9 +60,9 @@ class _Buffers:
         self.readable: dict[int, Any] = {}
         self.counts = counts if counts is not None else dict.fromkeys(KEYS, 0)
 
-    def child(self) -> _Buffers:
+    def child(self) -> Buffers:
         """Buffers freed apart (a chunk's), moving bytes this one's way, counted with it."""
-        return _Buffers(self.gpu, self.mapped, self.counts)
+        return Buffers(self.gpu, self.mapped, self.counts)
 
     def new(self, label: str, size: int, usage: int) -> Any:
         buf = self.gpu.device.create_buffer(label=label, size=max(16, round_up(size, 16)), usage=usage)
@@ -90,7 +91,7 @@ class _Buffers:
         output is its uploaded data)."""
         from .resident import DeviceBuffer, device_copy
 
-        base, at0 = (source.source, source.offset) if isinstance(source, _Slice) else (source, 0)
+        base, at0 = (source.source, source.offset) if isinstance(source, Slice) else (source, 0)
         device = isinstance(base, DeviceBuffer) and at0 % 4 == 0
         mapped = self.mapped and not device
         kind = U.STORAGE | U.COPY_DST | U.COPY_SRC | usage
@@ -145,7 +146,7 @@ class _Buffers:
         self.readable.clear()
 
 
-def _read(gpu: Gpu, bufs: _Buffers, buf: Any, nbytes: int) -> tuple[Any, memoryview]:
+def read_to_host(gpu: Gpu, bufs: Buffers, buf: Any, nbytes: int) -> tuple[Any, memoryview]:
     """A readback buffer holding ``buf``'s first ``nbytes``, mapped, and its view (the caller unmaps it)."""
     n4 = max(4, round_up(nbytes, 4))
     back = bufs.new("readback", n4, U.MAP_READ | U.COPY_DST)
@@ -156,7 +157,7 @@ def _read(gpu: Gpu, bufs: _Buffers, buf: Any, nbytes: int) -> tuple[Any, memoryv
     return back, back.read_mapped(0, n4, copy=False)[:nbytes]
 
 
-def read_small(gpu: Gpu, bufs: _Buffers, buf: Any, nbytes: int) -> bytes:
+def read_small(gpu: Gpu, bufs: Buffers, buf: Any, nbytes: int) -> bytes:
     """``buf``'s first ``nbytes`` (a few status words) as bytes: mapped where
     it lies if it was made readable, else through a readback freed at once."""
     n4 = max(4, round_up(nbytes, 4))
@@ -166,7 +167,7 @@ def read_small(gpu: Gpu, bufs: _Buffers, buf: Any, nbytes: int) -> bytes:
             return bytes(buf.read_mapped(0, n4, copy=False)[:nbytes])
         finally:
             buf.unmap()
-    back, view = _read(gpu, bufs, buf, nbytes)
+    back, view = read_to_host(gpu, bufs, buf, nbytes)
     try:
         return bytes(view)
     finally:
@@ -175,10 +176,10 @@ def read_small(gpu: Gpu, bufs: _Buffers, buf: Any, nbytes: int) -> bytes:
         bufs.made.remove(back)
 
 
-def _to_sink(gpu: Gpu, bufs: _Buffers, buf: Any, nbytes: int, sink: Sink) -> int:
+def to_sink(gpu: Gpu, bufs: Buffers, buf: Any, nbytes: int, sink: Sink) -> int:
     """Hand ``buf``'s first ``nbytes`` to ``sink``: kept on the device for a
     graph's DeviceSink; else mapped where it lies if ``buf`` was made readable
-    (``_Buffers.result``), or read back (the readback buffer freed at once).
+    (``Buffers.result``), or read back (the readback buffer freed at once).
     Returns ``nbytes``."""
     from .resident import DeviceSink
 
@@ -195,7 +196,7 @@ def _to_sink(gpu: Gpu, bufs: _Buffers, buf: Any, nbytes: int, sink: Sink) -> int
             buf.unmap()
         bufs.counts["mapped reads"] += 1
         return nbytes
-    back, view = _read(gpu, bufs, buf, nbytes)
+    back, view = read_to_host(gpu, bufs, buf, nbytes)
     try:
         sink(view)
     finally:
@@ -206,45 +207,10 @@ def _to_sink(gpu: Gpu, bufs: _Buffers, buf: Any, nbytes: int, sink: Sink) -> int
     return nbytes
 
 
-# ------------------------------------------------------------------ pipelines and dispatches
+# ------------------------------------------------------------------ one kernel into a result
 
 
-def _layout(kinds: Sequence[str]) -> list[dict]:
-    return [
-        {"binding": i, "visibility": ShaderStage.COMPUTE, "buffer": {"type": k}} for i, k in enumerate(kinds)
-    ]
-
-
-def _pipeline(gpu: Gpu, shader: str, kinds: Sequence[str],
-              constants: dict[str, int | bool] | None = None) -> tuple[Any, Any]:
-    return gpu.pipeline_with_layout(shader, _layout(kinds), constants)
-
-
-def _bind(gpu: Gpu, layout: Any, buffers: Sequence[Any]) -> Any:
-    return gpu.device.create_bind_group(
-        layout=layout,
-        entries=[
-            {"binding": i, "resource": {"buffer": b, "offset": 0, "size": b.size}} for i, b in enumerate(buffers)
-        ],
-    )
-
-
-def _dispatch(gpu: Gpu, encoder: Any, pipeline: Any, group: Any, groups: int, max_dim: int) -> None:
-    if groups == 0:
-        return
-    gx, gy = grid(groups, max_dim)
-    compute = encoder.begin_compute_pass()
-    compute.set_pipeline(pipeline)
-    compute.set_bind_group(0, group)
-    compute.dispatch_workgroups(gx, gy, 1)
-    compute.end()
-
-
-def _grid_x(groups: int, max_dim: int) -> int:
-    return grid(max(groups, 1), max_dim)[0]
-
-
-def run_into_result(gpu: Gpu, bufs: _Buffers, shader: str, constants: dict[str, int | bool] | None, key: str, *,
+def run_into_result(gpu: Gpu, bufs: Buffers, shader: str, constants: dict[str, int | bool] | None, key: str, *,
                     src: Any, raw: Any,
                     status: Any, nbytes: int, units: int, per: str | int, params: Callable[[int], bytes],
                     blob: bytes | None = None, max_dim: int, poison: int | None,
@@ -266,15 +232,15 @@ def run_into_result(gpu: Gpu, bufs: _Buffers, shader: str, constants: dict[str, 
         axes = bufs.new(f"{key} axes", len(blob), U.STORAGE | U.COPY_DST)
         gpu.queue.write_buffer(axes, 0, blob)
     kinds = ("read-only-storage", "storage", "uniform") + ("read-only-storage",) * (2 if axes else 1) + ("storage",)
-    pipeline, layout = _pipeline(gpu, shader, kinds, constants)
+    kernel = Program(shader, kinds, constants).on(gpu)
     per_group = shader_const(shader, "WG") * (shader_const(shader, per) if isinstance(per, str) else per)
     for n, part_raw, record_of in (parts if parts is not None else [(units, raw, params)]):
         groups = -(-n // per_group)
-        record = record_of(_grid_x(groups, max_dim))
+        record = record_of(grid_x(groups, max_dim))
         uniform = bufs.new(f"{key} params", max(32, len(record)), U.UNIFORM | U.COPY_DST)
         gpu.queue.write_buffer(uniform, 0, record)
         bound = [src, dst, uniform] + ([axes] if axes else []) + [part_raw, status]
         encoder = gpu.device.create_command_encoder()
-        _dispatch(gpu, encoder, pipeline, _bind(gpu, layout, bound), groups, max_dim)
+        kernel.dispatch(encoder, groups, max_dim, kernel.bind(bound))
         gpu.queue.submit([encoder.finish()])
     return dst

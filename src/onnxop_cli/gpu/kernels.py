@@ -26,13 +26,12 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from .buffers import BufferUsage, binding_limit, dispatch_limit, grid
+from .buffers import binding_limit, dispatch_limit, grid
 from .device import Gpu
 from .engines.base import BufferUsage
 from .layout import pack
+from .program import Program
 from .shaders import shader_text
-
-
 
 
 def shader_const(shader: str, name: str) -> int:
@@ -107,31 +106,22 @@ class Bound:
         assert size % kernel.align == 0, "copy buffers are padded to whole workgroup spans"
         self.gpu = gpu
         self.kernel = kernel
-        self.pipeline = gpu.pipeline(kernel.shader)
+        self.program = Program(kernel.shader).on(gpu)
         self.max_dim = dispatch_limit(gpu, max_groups_per_dim)
         binding = kernel.max_chunk(gpu)
-        layout = self.pipeline.get_bind_group_layout(0)
         self.windows: list[_Window] = []
         for offset in range(0, size, binding):
             n = min(binding, size - offset)
             params = gpu.device.create_buffer(
                 label="copy params", size=16, usage=BufferUsage.UNIFORM | BufferUsage.COPY_DST
             )
-            group = gpu.device.create_bind_group(
-                layout=layout,
-                entries=[
-                    {"binding": 0, "resource": {"buffer": src, "offset": offset, "size": n}},
-                    {"binding": 1, "resource": {"buffer": dst, "offset": offset, "size": n}},
-                    {"binding": 2, "resource": {"buffer": params, "offset": 0, "size": 16}},
-                ],
-            )
+            group = self.program.bind([(src, offset, n), (dst, offset, n), (params, 0, 16)])
             self.windows.append(_Window(offset, n, params, group))
 
     def record(self, encoder: Any, nbytes: int, timestamp_writes: dict | None = None) -> int:
         queue = self.gpu.queue
         span = self.kernel.align
         compute = encoder.begin_compute_pass(timestamp_writes=timestamp_writes)
-        compute.set_pipeline(self.pipeline)
         dispatches = 0
         for w in self.windows:
             if w.offset >= nbytes:
@@ -141,8 +131,7 @@ class Bound:
             # write_buffer lands before the next submit, after earlier ones:
             # each window (and each streaming slot) has its own params buffer.
             queue.write_buffer(w.params, 0, pack(self.kernel.shader, groups=groups, groups_x=gx))
-            compute.set_bind_group(0, w.bind_group)
-            compute.dispatch_workgroups(gx, gy, 1)
+            self.program.record(compute, groups, self.max_dim, w.bind_group)
             dispatches += 1
         compute.end()
         return dispatches

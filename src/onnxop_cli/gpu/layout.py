@@ -8,6 +8,9 @@ host packs by field name::
 
     layout("gather.wgsl").pack(words=n, groups_x=gx, ..., base=offset)
 
+and an array of a shader's records the same way, row by row
+(``pack_rows("nonzero.wgsl", "Axis", [{"size": d, "stride": s}, ...])``)
+
 so the bytes cannot drift from the struct: a field the host does not name is
 an error (but ``pad*`` fields, which are zero), so is a name the struct lacks,
 and so is a value that does not fit. A generated kernel (gpu/elementwise_wgsl.py)
@@ -25,7 +28,7 @@ import re
 import struct
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Sequence
+from typing import Iterable, Sequence
 
 _STRUCT = re.compile(r"^struct\s+(\w+)\s*\{(.*?)^\}", re.MULTILINE | re.DOTALL)
 _MEMBER = re.compile(r"^\s*(\w+)\s*:\s*([\w<>, ]+?)\s*,?\s*(?://.*)?$")
@@ -78,6 +81,13 @@ class Layout:
             for k, w in enumerate(words):
                 struct.pack_into("<" + _SCALARS[f.scalar], out, f.offset + k * f.stride, w)
         return bytes(out)
+
+
+    def pack_rows(self, rows: "Iterable[dict[str, object]]") -> bytes:
+        """An ``array<Struct>``'s bytes: each row packed by name, one after another
+        (a host-shareable struct's size is already a multiple of its alignment,
+        so the array's stride)."""
+        return b"".join(self.pack(**row) for row in rows)
 
 
 def _words(f: Field, value: object, where: Layout) -> list:
@@ -167,6 +177,12 @@ def layout(shader: str, struct_name: str = "Params") -> Layout:
 def pack(shader: str, **values: object) -> bytes:
     """``layout(shader).pack(**values)``: a kernel's ``Params``."""
     return layout(shader).pack(**values)
+
+
+def pack_rows(shader: str, struct_name: str, rows: Iterable[dict[str, object]]) -> bytes:
+    """``layout(shader, struct_name).pack_rows(rows)``: a kernel's array of
+    records (``var<storage, read> axes: array<Axis>``), each row by field name."""
+    return layout(shader, struct_name).pack_rows(rows)
 
 
 @dataclass(frozen=True)

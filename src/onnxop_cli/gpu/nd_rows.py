@@ -24,7 +24,7 @@ from typing import Any, Iterator
 
 from .choose import answer
 from .index_table import WRAP
-from .indexed_buffers import _Buffers, _Slice, run_into_result
+from .indexed_buffers import Buffers, Slice, run_into_result
 from .kernels import shader_const
 from .layout import pack
 
@@ -74,7 +74,7 @@ def plan(cut: Slices, mode: int) -> Pairs | None:
     return Pairs(cut.width, cut.outer, cut.blob, ordered, rows[cut.outer - 1][0] if cut.outer else 0)
 
 
-def run(gpu, bufs: _Buffers, src, raw, status, pairs: Pairs, count: int, index: Any, max_dim: int,
+def run(gpu, bufs: Buffers, src, raw, status, pairs: Pairs, count: int, index: Any, max_dim: int,
         poison: int | None):
     """Dispatch the kernel over ``count`` slices into a result buffer of
     ``bufs``, returned; the caller reads ``status`` before anything
@@ -94,7 +94,7 @@ def run(gpu, bufs: _Buffers, src, raw, status, pairs: Pairs, count: int, index: 
         held: list[Any] = []  # two buffers in turn: one is read while the other is filled
         for k, first in enumerate(range(0, count, step)):
             end = min(count, first + step)
-            piece = _Slice(index.source, first * TUPLE, (end - first) * TUPLE)
+            piece = Slice(index.source, first * TUPLE, (end - first) * TUPLE)
             if len(held) < 2:
                 held.append(bufs.upload("indices", piece, piece.nbytes))
             else:

@@ -20,9 +20,10 @@ from ..errors import GpuError, OpError
 from ..core.sources import ByteSource
 from .device import Gpu
 from .engines.base import BufferUsage as U
-from .indexed import _Buffers, _bind, _dispatch, _fits, _grid_x, _pipeline, _read
+from .indexed import Buffers, fits, read_to_host
 from .kernels import shader_const
-from .layout import pack
+from .program import Program, grid_x
+from .layout import pack, pack_rows
 
 SHADER = "nonzero.wgsl"
 FLOAT_PARTS = {"float16": 2, "bfloat16": 2, "float": 4, "double": 8, "complex64": 4, "complex128": 8}
@@ -71,32 +72,32 @@ def nonzero_indices(gpu: Gpu, e: Elements, total: int, sink: Callable[[memoryvie
     nbytes = rank * total * 8
     if e.source.nbytes < n * e.itemsize:
         raise OpError(f"{op}: the data holds {e.source.nbytes} bytes, not {n * e.itemsize}")
-    _fits(gpu, n * e.itemsize, "the data", op)
-    _fits(gpu, nbytes, "the output", op)
+    fits(gpu, n * e.itemsize, "the data", op)
+    fits(gpu, nbytes, "the output", op)
     if nbytes == 0:
         return 0
     wg = shader_const(SHADER, "WG")
     max_dim = max_groups_per_dim or gpu.limits.get("max-compute-workgroups-per-dimension", 65535)
     groups = -(-n // wg)
-    gx = _grid_x(groups, max_dim)
+    gx = grid_x(groups, max_dim)
     with gpu.lock:  # one call at a time on the device's pipelines and queue (device.py)
-        bufs = _Buffers(gpu)
+        bufs = Buffers(gpu)
         try:
             with gpu.errors(f"{op} on the device"):
-                pipeline, layout = _pipeline(
-                    gpu, SHADER, ("read-only-storage", "storage", "storage", "uniform", "read-only-storage"))
+                kernel = Program(SHADER, ("read-only-storage", "storage", "storage", "uniform",
+                                          "read-only-storage")).on(gpu)
                 data = bufs.upload("data", e.source, n * e.itemsize)
                 counts = bufs.new("counts", groups * 4, U.STORAGE | U.COPY_SRC | U.COPY_DST)
                 out = bufs.new("nonzero", nbytes, U.STORAGE | U.COPY_SRC)
                 axes = bufs.new("axes", 16 * max(rank, 1), U.STORAGE | U.COPY_DST)
-                gpu.queue.write_buffer(axes, 0, b"".join(
-                    struct.pack("<4I", d, s, 0, 0) for d, s in zip(e.shape, e.strides)) or bytes(16))
+                gpu.queue.write_buffer(axes, 0, pack_rows(
+                    SHADER, "Axis", ({"size": d, "stride": s} for d, s in zip(e.shape, e.strides))) or bytes(16))
                 params = bufs.params("nonzero params", _params(e, gx, 0, total))
-                group = _bind(gpu, layout, [data, counts, out, params, axes])
+                group = kernel.bind([data, counts, out, params, axes])
                 encoder = gpu.device.create_command_encoder()
-                _dispatch(gpu, encoder, pipeline, group, groups, max_dim)
+                kernel.dispatch(encoder, groups, max_dim, group)
                 gpu.queue.submit([encoder.finish()])
-                back, view = _read(gpu, bufs, counts, groups * 4)
+                back, view = read_to_host(gpu, bufs, counts, groups * 4)
                 found = struct.unpack(f"<{groups}I", view)
                 back.unmap()
                 starts, at = [], 0
@@ -108,9 +109,9 @@ def nonzero_indices(gpu: Gpu, e: Elements, total: int, sink: Callable[[memoryvie
                 gpu.queue.write_buffer(counts, 0, struct.pack(f"<{groups}I", *starts))
                 gpu.queue.write_buffer(params, 0, _params(e, gx, 1, total))
                 encoder = gpu.device.create_command_encoder()
-                _dispatch(gpu, encoder, pipeline, group, groups, max_dim)
+                kernel.dispatch(encoder, groups, max_dim, group)
                 gpu.queue.submit([encoder.finish()])
-                back, view = _read(gpu, bufs, out, nbytes)
+                back, view = read_to_host(gpu, bufs, out, nbytes)
                 try:
                     sink(view)
                 finally:

@@ -13,14 +13,18 @@ from typing import Any, Callable, Optional, Sequence
 
 from ..core.pieces import Piece, ranges
 from . import runs
-from .buffers import WORD, BufferUsage, MapMode, ShaderStage, grid, round_up
+from .buffers import WORD, BufferUsage, MapMode, round_up
 from .device import Gpu
 from .kernels import shader_const
 from .layout import layout as layout_of, pack
+from .program import Program, grid_x
 
 SHADER = "pieces.wgsl"
 SLOTS = 16  # axes entries per piece (ranks up to 16); a select piece's other strides follow them
 BATCH = 128  # dispatches per submission
+# (src, mask, dst, params at a dynamic offset, axes, other): every kernel of a run (runs.py's, where.wgsl, one_hot.wgsl)
+KINDS = ("read-only-storage", "read-only-storage", "storage", "uniform+offset", "read-only-storage",
+         "read-only-storage")
 
 Sink = Callable[[memoryview], None]
 
@@ -61,8 +65,8 @@ class Run:
         U = BufferUsage
         self.buffers: list[Any] = []
         with gpu.errors("allocating pieces buffers"):
-            self.pipeline, layout = gpu.pipeline_with_layout(shader, _layout_entries(), constants)
-            self.runs = runs.pipelines(gpu, _layout_entries()) if by_runs else None
+            self.kernel = Program(shader, KINDS, constants).on(gpu)
+            self.runs = runs.kernels(gpu, KINDS) if by_runs else None
             window_usage = U.STORAGE | (U.MAP_WRITE if mapped else U.COPY_DST)
             if mapped:
                 self.upload = self.upload_mask = self.upload_other = None
@@ -93,17 +97,10 @@ class Run:
             params_bytes = max(layout_of(k).size for k in (SHADER, runs.SHADER, shader))
             self.axes_bytes = 16 * 2 * SLOTS * BATCH
             self.axes = self._buffer("axes", self.axes_bytes, U.STORAGE | U.COPY_DST)
-            self.bind_group = gpu.device.create_bind_group(
-                layout=layout,
-                entries=[
-                    {"binding": 0, "resource": {"buffer": self.src, "offset": 0, "size": src_bytes}},
-                    {"binding": 1, "resource": {"buffer": self.mask, "offset": 0, "size": mask_bytes}},
-                    {"binding": 2, "resource": {"buffer": self.dst, "offset": 0, "size": band_bytes}},
-                    {"binding": 3, "resource": {"buffer": self.params, "offset": 0, "size": params_bytes}},
-                    {"binding": 4, "resource": {"buffer": self.axes, "offset": 0, "size": self.axes_bytes}},
-                    {"binding": 5, "resource": {"buffer": self.other, "offset": 0, "size": other_bytes}},
-                ],
-            )
+            self.bind_group = self.kernel.bind([
+                (self.src, 0, src_bytes), (self.mask, 0, mask_bytes), (self.dst, 0, band_bytes),
+                (self.params, 0, params_bytes), (self.axes, 0, self.axes_bytes), (self.other, 0, other_bytes),
+            ])
 
     def window_elements(self, bits: int) -> int:
         # a window starts up to one word before the first element it needs
@@ -201,24 +198,19 @@ class Run:
             compute = encoder.begin_compute_pass()
             axes = bytearray()
             slot = 0
-            general = None  # the pipeline set last was the general kernel's
             for i, p in enumerate(group):
                 rank = len(p.shape)
                 if self.runs is not None and runs.eligible(p, bits, swap, SLOTS):
-                    records, entries, grids = runs.encode(p, bits, src_first, i * 2 * SLOTS, self.max_dim)
+                    records, entries, groups = runs.encode(p, bits, src_first, i * 2 * SLOTS, self.max_dim)
                     half = len(records) // 2  # the words dispatch's Params, then the edges'
                     gpu.queue.write_buffer(self.params, slot * self.stride, records[:half])
                     gpu.queue.write_buffer(self.params, (slot + 1) * self.stride, records[half:])
                     axes += entries + bytes(16 * 2 * SLOTS - len(entries))
-                    runs.dispatch(compute, self.runs, self.bind_group, (slot * self.stride, (slot + 1) * self.stride),
-                                  grids)
+                    runs.record(compute, self.runs, self.bind_group, (slot * self.stride, (slot + 1) * self.stride),
+                                groups, self.max_dim)
                     slot += 2
-                    general = False
                     self.taken["runs"] += 1
                     continue
-                if not general:
-                    compute.set_pipeline(self.pipeline)
-                    general = True
                 self.taken["general"] += 1
                 fill = (p.fill + bytes(16))[:16]
                 tri = p.tri or (0, 0xFFFFFFFF, 0xFFFFFFFF, True)
@@ -226,7 +218,7 @@ class Run:
                 tri = (min(max(tri[0], -(2**31)), 2**31 - 1), *tri[1:])
                 pred = 1 if p.mask is not None else (0 if p.tri is None else (2 if tri[3] else 3))
                 groups = -(-p.size // self.wg)
-                gx, gy = grid(groups, self.max_dim)
+                gx = grid_x(groups, self.max_dim)
                 at = i * 2 * SLOTS
                 record = pack(
                     SHADER, count=p.size, groups_x=gx, rank=rank, at=at, bits=bits,
@@ -248,8 +240,7 @@ class Run:
                 os_ = p.other_strides if p.other is not None else ()
                 others = b"".join(struct.pack("<4I", s & 0xFFFFFFFF, 0, 0, 0) for s in os_)
                 axes += entries + bytes(16 * SLOTS - len(entries)) + others + bytes(16 * SLOTS - len(others))
-                compute.set_bind_group(0, self.bind_group, [slot * self.stride])
-                compute.dispatch_workgroups(gx, gy, 1)
+                self.kernel.record(compute, groups, self.max_dim, self.bind_group, [slot * self.stride])
                 slot += 1
             compute.end()
             gpu.queue.write_buffer(self.axes, 0, bytes(axes))
@@ -259,14 +250,10 @@ class Run:
         """The bound kernel over ``words`` output words at ``per_group`` a
         workgroup, one dispatch, its params ``record(gx)``; ``encoder``: one
         the uploads were recorded on (submitted with the dispatch)."""
-        gx, gy = grid(-(-words // per_group), self.max_dim)
-        self.gpu.queue.write_buffer(self.params, 0, record(gx))
+        groups = -(-words // per_group)
+        self.gpu.queue.write_buffer(self.params, 0, record(grid_x(groups, self.max_dim)))
         encoder = encoder or self.gpu.device.create_command_encoder()
-        compute = encoder.begin_compute_pass()
-        compute.set_pipeline(self.pipeline)
-        compute.set_bind_group(0, self.bind_group, [0])
-        compute.dispatch_workgroups(gx, gy, 1)
-        compute.end()
+        self.kernel.dispatch(encoder, groups, self.max_dim, self.bind_group, [0])
         self.gpu.queue.submit([encoder.finish()])
 
     def drain(self, sink: Sink, nbytes: int) -> None:
@@ -302,15 +289,3 @@ def _fits(w, limit: int) -> bool:
 
 def _same_inputs(a: Piece, b: Piece) -> bool:
     return a.src == b.src and a.mask == b.mask and a.other == b.other
-
-
-def _layout_entries() -> list[dict]:
-    stage = ShaderStage.COMPUTE
-    return [
-        {"binding": 0, "visibility": stage, "buffer": {"type": "read-only-storage"}},
-        {"binding": 1, "visibility": stage, "buffer": {"type": "read-only-storage"}},
-        {"binding": 2, "visibility": stage, "buffer": {"type": "storage"}},
-        {"binding": 3, "visibility": stage, "buffer": {"type": "uniform", "has_dynamic_offset": True}},
-        {"binding": 4, "visibility": stage, "buffer": {"type": "read-only-storage"}},
-        {"binding": 5, "visibility": stage, "buffer": {"type": "read-only-storage"}},
-    ]

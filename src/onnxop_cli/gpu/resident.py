@@ -20,7 +20,7 @@ from ..core.sources import ByteSource
 from ..core.view import View
 from .device import Gpu
 from .buffers import WORD, BufferUsage, env_poison, round_up
-from .gather import Sink, _random_access, _Run, _spool, make_plan
+from .gather import Run, Sink, make_plan, random_access, spool_source
 from .tiling import Plan, Upload, in_order
 
 
@@ -173,7 +173,7 @@ class _WindowsOnly(Plan):
         return None
 
 
-class _ResidentRun(_Run):
+class _ResidentRun(Run):
     def __init__(self, *args: Any, device_source: DeviceBuffer | None, device_out: DeviceBuffer | None,
                  traffic: Traffic, **kw: Any) -> None:
         super().__init__(*args, host_in=device_source is None, host_out=device_out is None, **kw)
@@ -224,8 +224,8 @@ def gather(
     if plan is None:
         return out
     spool = None
-    if not on_device and not (_random_access(source) or in_order(plan)):
-        spool = _spool(source)  # type: ignore[arg-type]
+    if not on_device and not (random_access(source) or in_order(plan)):
+        spool = spool_source(source)  # type: ignore[arg-type]
     try:
         with gpu.lock:  # one call at a time on the device's pipelines and queue (device.py)
             run = _ResidentRun(

@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import struct
 from dataclasses import replace
-from typing import Any
+from typing import Any, Sequence
 
 from ..core.pieces import Piece
-from .buffers import grid
 from .kernels import shader_const
-from .layout import pack
+from .layout import pack, pack_rows
+from .program import Compiled, Program, grid_x
 
 SHADER = "pieces_runs.wgsl"  # ``words``; its Params, WG and VECS are the edges kernel's too
 EDGES = "pieces_edges.wgsl"  # ``edges``
@@ -94,13 +94,13 @@ def fill_words(fill: bytes, bits: int) -> tuple[int, int, int, int]:
     return struct.unpack("<4I", raw)
 
 
-def pipelines(gpu: Any, layout_entries: list[dict]) -> tuple[Any, Any]:
-    """The ``words`` and ``edges`` pipelines, each on a layout equal to the pieces kernel's."""
-    return (gpu.pipeline_with_layout(SHADER, layout_entries)[0], gpu.pipeline_with_layout(EDGES, layout_entries)[0])
+def kernels(gpu: Any, kinds: Sequence[str]) -> tuple[Compiled, Compiled]:
+    """The ``words`` and ``edges`` kernels, each on a layout equal to the pieces kernel's (``kinds``)."""
+    return Program(SHADER, kinds).on(gpu), Program(EDGES, kinds).on(gpu)
 
 
-def encode(p: Piece, bits: int, src_first: int, at: int, max_dim: int) -> tuple[bytes, bytes, list[tuple[int, int]]]:
-    """(params record, axes entries, the two dispatches' grids) of part ``p``
+def encode(p: Piece, bits: int, src_first: int, at: int, max_dim: int) -> tuple[bytes, bytes, tuple[int, int]]:
+    """(params record, axes entries, the two dispatches' workgroups) of part ``p``
     whose source window starts at element ``src_first``."""
     *outer, length = p.shape
     rows = 1
@@ -112,8 +112,7 @@ def encode(p: Piece, bits: int, src_first: int, at: int, max_dim: int) -> tuple[
     chunks = -(-(len_bits // 128) // vecs)  # a row holds at most len_bits // 128 whole vec4s
     words = rows * chunks
     assert words < 1 << 32, "a part of one band has fewer than 2**32 vec4s"
-    gw = grid(-(-words // wg), max_dim)
-    ge = grid(-(-rows // wg), max_dim)
+    gw, ge = -(-words // wg), -(-rows // wg)
     mode, k, tri_row = (0 if p.src is not None else 1), 0, 0xFFFFFFFF
     if p.tri is not None:
         mode = 2 if p.tri[3] else 3
@@ -123,24 +122,17 @@ def encode(p: Piece, bits: int, src_first: int, at: int, max_dim: int) -> tuple[
     common = {"rank": len(outer), "at": at, "bits": bits, "src_base": src_base, "dst_base": p.dst_offset & 0xFFFFFFFF,
               "len_bits": len_bits, "chunks": max(chunks, 1), "rows": rows, "mode": mode, "tri_k": k,
               "fill": fill_words(p.fill, bits), "tri_row": tri_row}
-    record = pack(SHADER, count=words, groups_x=gw[0], **common)
-    edges = pack(SHADER, count=rows, groups_x=ge[0], **common)
+    record = pack(SHADER, count=words, groups_x=grid_x(gw, max_dim), **common)
+    edges = pack(SHADER, count=rows, groups_x=grid_x(ge, max_dim), **common)
 
     src_strides = p.src_strides if p.src is not None else (0,) * len(p.shape)
-    entries = b"".join(struct.pack("<4I", d, s & 0xFFFFFFFF, t & 0xFFFFFFFF, 0)
-                       for d, s, t in zip(outer, src_strides, p.dst_strides))
-    return record + edges, entries, [gw, ge]
+    entries = pack_rows(SHADER, "Axis", ({"dim": d, "src": s & 0xFFFFFFFF, "dst": t & 0xFFFFFFFF}
+                                         for d, s, t in zip(outer, src_strides, p.dst_strides)))
+    return record + edges, entries, (gw, ge)
 
 
-def dispatch(compute: Any, pipes: tuple[Any, Any], bind_group: Any, offsets: tuple[int, int],
-             grids: list[tuple[int, int]]) -> None:
-    """The part's two dispatches (``words`` skipped when its rows hold no whole vec4)."""
-    if grids[0][0]:
-        compute.set_pipeline(pipes[0])
-        compute.set_bind_group(0, bind_group, [offsets[0]])
-        compute.dispatch_workgroups(grids[0][0], grids[0][1], 1)
-    compute.set_pipeline(pipes[1])
-    compute.set_bind_group(0, bind_group, [offsets[1]])
-    compute.dispatch_workgroups(grids[1][0], grids[1][1], 1)
-
-
+def record(compute: Any, kernels: tuple[Compiled, Compiled], bind_group: Any, offsets: tuple[int, int],
+           groups: tuple[int, int], max_dim: int) -> None:
+    """The part's two dispatches (``words`` none when its rows hold no whole vec4)."""
+    for kernel, n, offset in zip(kernels, groups, offsets):
+        kernel.record(compute, n, max_dim, bind_group, [offset])

@@ -30,11 +30,12 @@ from typing import Any
 from ..errors import OpError
 from .device import Gpu
 from .indexed import (
-    NO_BAD, Check, Data, Index, Sink, Table, _Buffers, _bind, _check_data, _dispatch, _fits, _Gather,
-    LAST, NONNEG, WRAP, _bad_index, _grid_x, _pipeline, _to_sink, binding_limit, check_indices, read_small,
+    NO_BAD, Check, Data, Index, Sink, Table, Buffers, check_data, fits, Gather,
+    LAST, NONNEG, WRAP, bad_index, to_sink, binding_limit, check_indices, read_small,
     row_strides, U,
 )
 from .kernels import shader_const
+from .program import Program, grid_x
 from .layout import layout, pack
 
 from . import scatter_lines, slices
@@ -135,7 +136,7 @@ def scatter_indexed(
     scattered a band at a time (gpu/scatter_bands.py). Returns the bytes
     written."""
     op = check.op if check else "scatter"
-    _check_data(gpu, data, op, whole=False)
+    check_data(gpu, data, op, whole=False)
     if updates.bits != data.bits:
         raise ValueError("updates and data have one element type")
     n = updates.size
@@ -143,12 +144,12 @@ def scatter_indexed(
         raise ValueError(f"the table maps {table.size} updates, not {n}")
     if n >= NO_BAD:
         raise OpError(f"{op}: {n} updates; the device takes at most {NO_BAD - 1}")
-    _fits(gpu, updates.nbytes, "the updates", op)
-    _fits(gpu, 4 * n, "the update targets", op)
+    fits(gpu, updates.nbytes, "the updates", op)
+    fits(gpu, 4 * n, "the update targets", op)
     cap = min(binding_bytes or binding_limit(gpu), binding_limit(gpu))
     banded = data.nbytes > cap or 4 * data.size > cap  # the data or its claims past one binding
     max_dim = max_groups_per_dim or gpu.limits.get("max-compute-workgroups-per-dimension", 65535)
-    bufs = _Buffers(gpu, mapped=mapped is None or mapped)
+    bufs = Buffers(gpu, mapped=mapped is None or mapped)
     gpu.cache[LAST] = bufs.counts
     try:
         with gpu.errors(f"{op} on the device"):
@@ -171,12 +172,12 @@ def scatter_indexed(
                 upd = _copy_in(gpu, bufs, updates, max_dim, output=False)
                 _apply(gpu, bufs, out, upd, norm, index, check, table, data, updates, reduce, op, max_dim,
                        max_rounds, slice_copy, folded)
-            return _to_sink(gpu, bufs, out, data.nbytes, sink)
+            return to_sink(gpu, bufs, out, data.nbytes, sink)
     finally:
         bufs.release()
 
 
-def _copy_in(gpu: Gpu, bufs: _Buffers, data: Data, max_dim: int, output: bool = True) -> Any:
+def _copy_in(gpu: Gpu, bufs: Buffers, data: Data, max_dim: int, output: bool = True) -> Any:
     """``data`` on the device, row-major and little-endian (re-laid and swapped
     by the gather kernel if need be); ``output``: the buffer the result is read from."""
     if not data.swap and data.row_major:
@@ -185,7 +186,7 @@ def _copy_in(gpu: Gpu, bufs: _Buffers, data: Data, max_dim: int, output: bool = 
     out = bufs.result("scatter data", data.nbytes) if output else bufs.new(
         "scatter data", data.nbytes, U.STORAGE | U.COPY_SRC | U.COPY_DST)
     ident = Table(data.shape, data.strides or row_strides(data.shape), (0,) * len(data.shape))
-    _Gather(gpu, bufs, raw, bufs.new("norm", 16, U.STORAGE), ident, max_dim).run(
+    Gather(gpu, bufs, raw, bufs.new("norm", 16, U.STORAGE), ident, max_dim).run(
         out, 0, data.size, data.bits, data.swap)
     return out
 
@@ -224,7 +225,7 @@ def _folds(gpu: Gpu, index: Index | None, check: Check | None, table: Table, dat
         _direct_line(table, data, reduce, index, slice_copy) is not None)
 
 
-def _apply(gpu: Gpu, bufs: _Buffers, out: Any, upd: Any, norm: Any, index: Index | None, check: Check | None,
+def _apply(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, norm: Any, index: Index | None, check: Check | None,
            table: Table, data: Data, updates: Data, reduce: Reduce, op: str, max_dim: int,
            max_rounds: int | None, slice_copy: bool, folded: bool = False) -> None:
     """The updates applied to ``out``: by whole slices, by lines, or in rounds.
@@ -243,14 +244,14 @@ def _apply(gpu: Gpu, bufs: _Buffers, out: Any, upd: Any, norm: Any, index: Index
     assert not folded, "only the slice and line kernels check raw indices"
     line = _line(table, reduce) if slice_copy and index is not None else None
     targets = bufs.new("targets", 4 * n, U.STORAGE | U.COPY_SRC)
-    _Gather(gpu, bufs, out, norm, table, max_dim).run(targets, 0, n, 32, 0, offsets=True)
+    Gather(gpu, bufs, out, norm, table, max_dim).run(targets, 0, n, 32, 0, offsets=True)
     if line is not None:  # ScatterElements with a reduction: a line per invocation, in order
         _by_lines(gpu, bufs, out, upd, targets, data, n, reduce, line, max_dim)
     else:
         _rounds(gpu, bufs, out, upd, targets, data, n, reduce, op, max_dim, max_rounds)
 
 
-def _by_slices(gpu: Gpu, bufs: _Buffers, out: Any, upd: Any, norm: Any, cut: slices.Slices, data_words: int,
+def _by_slices(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, norm: Any, cut: slices.Slices, data_words: int,
                words: int, op: str, max_dim: int, raw: tuple[Index, Check] | None = None) -> None:
     """reduction none by whole slices (scatter_slices.wgsl): a claim per index
     tuple (two on one slice: refused before anything is written), then the
@@ -270,19 +271,18 @@ def _by_slices(gpu: Gpu, bufs: _Buffers, out: Any, upd: Any, norm: Any, cut: sli
     steps = [("claim", tuples, -(-tuples // wg)), ("apply", words, -(-words // (wg * per)))]
     for entry, count, groups in steps:
         big, cmode = (raw[0].big, raw[1].mode) if raw else (False, 0)
-        params = bufs.params(f"slice {entry} params", cut.params(SLICES, count, _grid_x(groups, max_dim), big, cmode))
+        params = bufs.params(f"slice {entry} params", cut.params(SLICES, count, grid_x(groups, max_dim), big, cmode))
 
-        pipeline, layout = _pipeline(gpu, SLICES, kinds, {"STEP": SLICE_STEPS[entry], "RAW": bool(raw)})
+        kernel = Program(SLICES, kinds, {"STEP": SLICE_STEPS[entry], "RAW": bool(raw)}).on(gpu)
         encoder = gpu.device.create_command_encoder()
         if entry == "claim":
             encoder.clear_buffer(claims)
-        _dispatch(gpu, encoder, pipeline, _bind(gpu, layout, [upd, out, params, axes, norm, status, claims, starts]),
-                  groups, max_dim)
+        kernel.dispatch(encoder, groups, max_dim, kernel.bind([upd, out, params, axes, norm, status, claims, starts]))
         gpu.queue.submit([encoder.finish()])
         if entry == "claim":
             bad, dup = struct.unpack("<2I", read_small(gpu, bufs, status, 8))
             if raw and bad != NO_BAD:
-                raise _bad_index(raw[0], raw[1], bad)
+                raise bad_index(raw[0], raw[1], bad)
             if dup:
                 raise OpError(f"{op}: {DUPLICATES}")
 
@@ -306,7 +306,7 @@ def _line(table: Table, reduce: Reduce) -> tuple[int, int] | None:
     return line, inner
 
 
-def _by_lines(gpu: Gpu, bufs: _Buffers, out: Any, upd: Any, targets: Any, data: Data, n: int, reduce: Reduce,
+def _by_lines(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, targets: Any, data: Data, n: int, reduce: Reduce,
               line: tuple[int, int], max_dim: int, dlen: int = 0, raw: tuple[Index, Check] | None = None) -> None:
     """Every line of updates applied in index order by one invocation (no
     rounds): by scatter_lines.wgsl where it takes them (gpu/scatter_lines.py),
@@ -331,19 +331,19 @@ def _by_lines(gpu: Gpu, bufs: _Buffers, out: Any, upd: Any, targets: Any, data: 
                              (mode, dlen, big, cmode, head[3], head[4]))
     else:
         groups = -(-count // shader_const(APPLY, "WG"))
-        params = bufs.params("line params", _apply_params(count, _grid_x(groups, max_dim), data.bits, head, 1,
+        params = bufs.params("line params", _apply_params(count, grid_x(groups, max_dim), data.bits, head, 1,
                                                         line=length, inner=inner, dlen=dlen, iswap=big, cmode=cmode))
-        p_lines, l_lines = _pipeline(gpu, APPLY, ("read-only-storage", "read-only-storage", "read-only-storage",
-                                                  "uniform", "read-only-storage", "storage", "storage",
-                                                  "read-only-storage"), APPLY_KERNELS["lines_raw" if raw else "lines"])
+        k_lines = Program(APPLY, ("read-only-storage", "read-only-storage", "read-only-storage",
+                          "uniform", "read-only-storage", "storage", "storage",
+                          "read-only-storage"), APPLY_KERNELS["lines_raw" if raw else "lines"]).on(gpu)
         spare = bufs.new("unused", 16, U.STORAGE)
-        _dispatch(gpu, encoder, p_lines, _bind(gpu, l_lines, [targets, spare, spare, params, upd, out, status,
-                                                              spare]), groups, max_dim)
+        k_lines.dispatch(encoder, groups, max_dim, k_lines.bind([targets, spare, spare, params, upd, out, status,
+                                                                 spare]))
     gpu.queue.submit([encoder.finish()])
     if raw:
         bad = struct.unpack("<I", read_small(gpu, bufs, status, 4))[0]
         if bad != NO_BAD:
-            raise _bad_index(raw[0], raw[1], bad)
+            raise bad_index(raw[0], raw[1], bad)
 
 
 def _apply_params(count: int, groups_x: int, bits: int, head: tuple, direct: int, *, line: int = 0, inner: int = 0,
@@ -355,7 +355,7 @@ def _apply_params(count: int, groups_x: int, bits: int, head: tuple, direct: int
                 iswap=iswap, cmode=cmode)
 
 
-def _rounds(gpu: Gpu, bufs: _Buffers, out: Any, upd: Any, targets: Any, data: Data, n: int,
+def _rounds(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, targets: Any, data: Data, n: int,
             reduce: Reduce, op: str, max_dim: int, max_rounds: int | None,
             band: tuple[int, int] | None = None) -> None:
     """Apply the updates, round after round, until none is pending: batches
@@ -382,20 +382,20 @@ def _rounds(gpu: Gpu, bufs: _Buffers, out: Any, upd: Any, targets: Any, data: Da
     apply_params = bufs.new("apply params", layout(APPLY).size, U.UNIFORM | U.COPY_DST)
     head = (REDUCTIONS.index(reduce.kind), reduce.cls, int(reduce.numpy), _default_nan(),
             int(reduce.cls in (2, 4) and nan_first(reduce.kind, data.bits, reduce.inner, reduce.cls == 4)))
-    p_claim, l_claim = _pipeline(gpu, CLAIM, ("read-only-storage", "storage", "storage", "uniform",
-                                              "read-only-storage"))
-    p_apply, l_apply = _pipeline(gpu, APPLY, ("read-only-storage", "read-only-storage", "read-only-storage",
-                                              "uniform", "read-only-storage", "storage", "storage",
-                                              "read-only-storage"), APPLY_KERNELS["rounds"])
-    p_reset, l_reset = _pipeline(gpu, RESET, ("read-only-storage", "storage", "storage", "uniform", "storage",
-                                              "read-only-storage"))
-    p_compact, l_compact = _pipeline(gpu, COMPACT, ("read-only-storage", "uniform", "read-only-storage", "storage",
-                                                    "storage"))
+    k_claim = Program(CLAIM, ("read-only-storage", "storage", "storage", "uniform",
+                      "read-only-storage")).on(gpu)
+    k_apply = Program(APPLY, ("read-only-storage", "read-only-storage", "read-only-storage",
+                      "uniform", "read-only-storage", "storage", "storage",
+                      "read-only-storage"), APPLY_KERNELS["rounds"]).on(gpu)
+    k_reset = Program(RESET, ("read-only-storage", "storage", "storage", "uniform", "storage",
+                      "read-only-storage")).on(gpu)
+    k_compact = Program(COMPACT, ("read-only-storage", "uniform", "read-only-storage", "storage",
+                        "storage")).on(gpu)
     count, direct, current = n, 1, 0
     batch, total = 1, 0
     while True:
         groups = -(-count // wg)
-        gx = _grid_x(groups, max_dim)
+        gx = grid_x(groups, max_dim)
         # one buffer for claim, reset and compact: their Params are one layout (tests/unit/test_layout.py)
         gpu.queue.write_buffer(small, 0, pack(CLAIM, count=count, groups_x=gx, bits=data.bits, direct=direct))
         gpu.queue.write_buffer(apply_params, 0, _apply_params(count, gx, data.bits, head, direct))
@@ -403,15 +403,14 @@ def _rounds(gpu: Gpu, bufs: _Buffers, out: Any, upd: Any, targets: Any, data: Da
         ls = lists[current]
         encoder = gpu.device.create_command_encoder()
         for _ in range(batch):
-            _dispatch(gpu, encoder, p_claim, _bind(gpu, l_claim, [targets, claim, done, small, ls]), groups, max_dim)
-            _dispatch(gpu, encoder, p_apply, _bind(gpu, l_apply, [targets, claim, done, apply_params, upd, out,
-                                                                  status, ls]), groups, max_dim)
+            k_claim.dispatch(encoder, groups, max_dim, k_claim.bind([targets, claim, done, small, ls]))
+            k_apply.dispatch(encoder, groups, max_dim, k_apply.bind([targets, claim, done, apply_params, upd, out,
+                                                                     status, ls]))
             if not none:  # none is one round: the apply kernel flags a second update
-                _dispatch(gpu, encoder, p_reset, _bind(gpu, l_reset, [targets, claim, done, small, status, ls]),
-                          groups, max_dim)
+                k_reset.dispatch(encoder, groups, max_dim, k_reset.bind([targets, claim, done, small, status, ls]))
         if not none:
             nxt = lists[1 - current]
-            _dispatch(gpu, encoder, p_compact, _bind(gpu, l_compact, [done, small, ls, nxt, status]), groups, max_dim)
+            k_compact.dispatch(encoder, groups, max_dim, k_compact.bind([done, small, ls, nxt, status]))
         gpu.queue.submit([encoder.finish()])
         total += batch
         _, pending, left = struct.unpack("<3I", read_small(gpu, bufs, status, 12))

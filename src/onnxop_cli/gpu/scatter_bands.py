@@ -22,9 +22,10 @@ from typing import Any, Callable
 from . import gather_windows
 from .device import Gpu
 from .indexed import (
-    Data, Sink, Table, _Buffers, _bind, _dispatch, _Gather, _grid_x, _pipeline, _to_sink, binding_limit, row_strides, U,
+    Data, Sink, Table, Buffers, Gather, to_sink, binding_limit, row_strides, U,
 )
 from .kernels import shader_const
+from .program import Program, grid_x
 from .layout import pack
 
 BAND = "scatter_band.wgsl"
@@ -35,7 +36,7 @@ def band_elements(bits: int, cap: int) -> int:
     return max(128, min(cap * 8 // bits, cap // 4) // 128 * 128)
 
 
-def rebase(gpu: Gpu, bufs: _Buffers, encoder: Any, targets: Any, done: Any, n: int, band: tuple[int, int],
+def rebase(gpu: Gpu, bufs: Buffers, encoder: Any, targets: Any, done: Any, n: int, band: tuple[int, int],
            max_dim: int) -> Any:
     """Record, on ``encoder``, the updates outside ``band`` marked done in
     ``done`` (cleared before) and the others' targets rebased onto the band;
@@ -43,10 +44,10 @@ def rebase(gpu: Gpu, bufs: _Buffers, encoder: Any, targets: Any, done: Any, n: i
     base, size = band
     out = bufs.new("band targets", 4 * n, U.STORAGE)
     groups = -(-n // shader_const(BAND, "WG"))
-    params = bufs.params("band params", pack(BAND, count=n, groups_x=_grid_x(groups, max_dim), base=base, size=size))
+    params = bufs.params("band params", pack(BAND, count=n, groups_x=grid_x(groups, max_dim), base=base, size=size))
 
-    pipeline, layout = _pipeline(gpu, BAND, ("read-only-storage", "storage", "storage", "uniform"))
-    _dispatch(gpu, encoder, pipeline, _bind(gpu, layout, [targets, out, done, params]), groups, max_dim)
+    kernel = Program(BAND, ("read-only-storage", "storage", "storage", "uniform")).on(gpu)
+    kernel.dispatch(encoder, groups, max_dim, kernel.bind([targets, out, done, params]))
     return out
 
 
@@ -55,7 +56,7 @@ class _Fill:
     straight from the source when it is so already, else re-laid (and
     swapped) by the gather kernel from the data's windows."""
 
-    def __init__(self, gpu: Gpu, bufs: _Buffers, data: Data, max_dim: int, band: int) -> None:
+    def __init__(self, gpu: Gpu, bufs: Buffers, data: Data, max_dim: int, band: int) -> None:
         from .resident import DeviceBuffer
 
         self.gpu, self.data = gpu, data
@@ -70,7 +71,7 @@ class _Fill:
         self.windows = gather_windows.plan(gpu, bufs, data.source, data.size, data.bits, binding_limit(gpu),
                                            data.nbytes, band * data.bits // 8, stream=False)
         ident = Table(data.shape, data.strides or row_strides(data.shape), (0,) * len(data.shape))
-        self.kernel = _Gather(gpu, bufs, self.windows.first, bufs.new("norm", 16, U.STORAGE), ident, max_dim)
+        self.kernel = Gather(gpu, bufs, self.windows.first, bufs.new("norm", 16, U.STORAGE), ident, max_dim)
 
     def __call__(self, out: Any, b0: int, bn: int) -> None:
         d = self.data
@@ -91,7 +92,7 @@ class _Fill:
                             window=None if self.windows.single else (buf, w0, wn, w > 0))
 
 
-def scatter_banded(gpu: Gpu, bufs: _Buffers, data: Data, updates: Data, norm: Any, table: Table, reduce: Any,
+def scatter_banded(gpu: Gpu, bufs: Buffers, data: Data, updates: Data, norm: Any, table: Table, reduce: Any,
                    op: str, max_dim: int, max_rounds: int | None, sink: Sink, cap: int,
                    copy_in: Callable[..., Any], run_rounds: Callable[..., None]) -> int:
     """gpu/scatter.scatter_indexed's work, band by band (see the module), with
@@ -106,7 +107,7 @@ def scatter_banded(gpu: Gpu, bufs: _Buffers, data: Data, updates: Data, norm: An
     if n:
         upd = copy_in(gpu, bufs, updates, max_dim, output=False)
         targets = bufs.new("targets", 4 * n, U.STORAGE | U.COPY_SRC)
-        _Gather(gpu, bufs, upd, norm, table, max_dim).run(targets, 0, n, 32, 0, offsets=True)
+        Gather(gpu, bufs, upd, norm, table, max_dim).run(targets, 0, n, 32, 0, offsets=True)
 
     def rounds(b: tuple[int, int]) -> None:
         sub = bufs.child()  # a band's claims and lists, freed before the next band's
@@ -123,5 +124,5 @@ def scatter_banded(gpu: Gpu, bufs: _Buffers, data: Data, updates: Data, norm: An
         fill(out, b0, bn)
         if n:
             rounds((b0, bn))
-        written += _to_sink(gpu, bufs, out, (bn * data.bits + 7) // 8, sink)
+        written += to_sink(gpu, bufs, out, (bn * data.bits + 7) // 8, sink)
     return written

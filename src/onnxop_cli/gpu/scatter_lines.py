@@ -14,8 +14,9 @@ from __future__ import annotations
 from typing import Any
 
 from .device import Gpu
-from .indexed_buffers import _Buffers, _bind, _dispatch, _grid_x, _pipeline
+from .indexed_buffers import Buffers
 from .kernels import shader_const
+from .program import Program, grid_x
 from .layout import pack
 
 LINES = "scatter_lines.wgsl"
@@ -81,7 +82,7 @@ def group(bits: int, line: tuple[int, int], dlen: int) -> int | None:
     return per if inner % per == 0 else None
 
 
-def record(gpu: Gpu, bufs: _Buffers, encoder: Any, name: str, buffers: tuple[Any, Any, Any, Any], count: int,
+def record(gpu: Gpu, bufs: Buffers, encoder: Any, name: str, buffers: tuple[Any, Any, Any, Any], count: int,
            line: tuple[int, int], lines: int, max_dim: int, how: tuple[int, int, int, int, int, int]) -> None:
     """Record on ``encoder`` the variant ``name`` over ``count`` lines of
     ``line`` (updates per line, their stride), ``lines`` an invocation
@@ -94,11 +95,10 @@ def record(gpu: Gpu, bufs: _Buffers, encoder: Any, name: str, buffers: tuple[Any
     length, inner = line
     invocations = count // lines
     groups = -(-invocations // shader_const(LINES, "WG"))
-    params = bufs.params("word line params", pack(LINES, count=invocations, groups_x=_grid_x(groups, max_dim), mode=mode,
+    params = bufs.params("word line params", pack(LINES, count=invocations, groups_x=grid_x(groups, max_dim), mode=mode,
                                            default_nan=default_nan, nan_first=nan_first, line=length, inner=inner,
                                            dlen=dlen, iswap=big, cmode=cmode, group=lines))
 
-    pipeline, layout = _pipeline(gpu, LINES, KINDS, constants(name))
+    kernel = Program(LINES, KINDS, constants(name)).on(gpu)
     bufs.counts["word lines"] = 1  # tests look
-    _dispatch(gpu, encoder, pipeline, _bind(gpu, layout, [targets, params, upd, out, status, targets]), groups,
-              max_dim)
+    kernel.dispatch(encoder, groups, max_dim, kernel.bind([targets, params, upd, out, status, targets]))

@@ -19,8 +19,9 @@ from typing import Any, Callable
 from .device import Gpu
 from .engines.base import BufferUsage as U
 from .kernels import shader_const
+from .program import Program, grid_x
 from . import gather_windows, nd_rows, slices
-from .indexed_buffers import _bind, _Buffers, _dispatch, _grid_x, _pipeline, _to_sink
+from .indexed_buffers import Buffers, to_sink
 from .layout import pack
 
 Sink = Callable[[memoryview], None]
@@ -35,7 +36,7 @@ def uploads_own(cut: slices.Slices | None, index: Any, check: Any) -> bool:
     return cut is not None and not cut.vec4() and nd_rows.uploads_own(nd_rows.plan(cut, check.mode), index.size // 2)
 
 
-def run(gpu: Gpu, bufs: _Buffers, windows: gather_windows.Windows, fused: tuple[Any, Any, Any, Any] | None,
+def run(gpu: Gpu, bufs: Buffers, windows: gather_windows.Windows, fused: tuple[Any, Any, Any, Any] | None,
         norm: Any, cut: slices.Slices, count: int, bits: int, band: int, sink: Sink, max_dim: int,
         poison: int | None, checked: Callable[[], None] | None) -> int:
     """Whole slices: in vec4s (indexed_slabs.wgsl) in bands and windows, the
@@ -55,7 +56,7 @@ def run(gpu: Gpu, bufs: _Buffers, windows: gather_windows.Windows, fused: tuple[
     if pairs is not None:  # tuples of two int64, slices of 1-2 words: runs of 16 or 64 (gpu/nd_rows.py)
         dst = nd_rows.run(gpu, bufs, src, raw, status, pairs, words // cut.width, index, max_dim, poison)
         checked()
-        return _to_sink(gpu, bufs, dst, nbytes, sink)
+        return to_sink(gpu, bufs, dst, nbytes, sink)
     bufs.counts["slices"] = 1
     dst = bufs.result("dst", nbytes + 16)
     if poison is not None:
@@ -64,14 +65,14 @@ def run(gpu: Gpu, bufs: _Buffers, windows: gather_windows.Windows, fused: tuple[
     gpu.queue.write_buffer(axes, 0, cut.blob)
     per = shader_const(SLICES, "WG") * shader_const(SLICES, "WORDS")
     groups = -(-words // per)
-    params = bufs.params("slice params", cut.params(SLICES, words, _grid_x(groups, max_dim), index.big, check.mode))
-    pipeline, layout = _pipeline(gpu, SLICES, ("read-only-storage", "storage", "uniform", "read-only-storage",
-                                               "read-only-storage", "storage"))
+    params = bufs.params("slice params", cut.params(SLICES, words, grid_x(groups, max_dim), index.big, check.mode))
+    kernel = Program(SLICES, ("read-only-storage", "storage", "uniform", "read-only-storage",
+                     "read-only-storage", "storage")).on(gpu)
     encoder = gpu.device.create_command_encoder()
-    _dispatch(gpu, encoder, pipeline, _bind(gpu, layout, [src, dst, params, axes, raw, status]), groups, max_dim)
+    kernel.dispatch(encoder, groups, max_dim, kernel.bind([src, dst, params, axes, raw, status]))
     gpu.queue.submit([encoder.finish()])
     checked()
-    return _to_sink(gpu, bufs, dst, nbytes, sink)
+    return to_sink(gpu, bufs, dst, nbytes, sink)
 
 
 SLAB_CHUNK = 64  # vectors per invocation of indexed_slabs.wgsl's `windowed`: a slab's part outside is one test
@@ -81,7 +82,7 @@ class _Slabs:
     """indexed_slabs.wgsl bound to one table: ``run`` fills a band from the
     source (``whole``) or from one window of it (``windowed``)."""
 
-    def __init__(self, gpu: Gpu, bufs: _Buffers, src: Any, cut: slices.Slices,
+    def __init__(self, gpu: Gpu, bufs: Buffers, src: Any, cut: slices.Slices,
                  fused: tuple[Any, Any, Any, Any] | None, norm: Any, bits: int, max_dim: int) -> None:
         self.gpu, self.bufs, self.cut, self.src, self.bits, self.max_dim = gpu, bufs, cut, src, bits, max_dim
         if fused is None:  # indices.wgsl checked and wrapped them: the kernel reads its offsets
@@ -109,12 +110,12 @@ class _Slabs:
         cut = self.cut
         iswap, cmode, normed = self.flags
         params = self.bufs.params("slab params", pack(
-            SLABS, words=vectors, groups_x=_grid_x(groups, self.max_dim), width=cut.width // 4, outer=cut.outer,
+            SLABS, words=vectors, groups_x=grid_x(groups, self.max_dim), width=cut.width // 4, outer=cut.outer,
             nlook=len(cut.blob) // 16 - cut.outer, iswap=iswap, cmode=cmode, normed=normed, first=first, win0=w0,
             wend=wend, chunk=per))
 
-        pipeline, layout = _pipeline(self.gpu, SLABS, self.kinds, {"WINDOWED": windowed})
+        kernel = Program(SLABS, self.kinds, {"WINDOWED": windowed}).on(self.gpu)
         encoder = self.gpu.device.create_command_encoder()
-        group = _bind(self.gpu, layout, [src, dst, params, self.axes, self.raw, self.status])
-        _dispatch(self.gpu, encoder, pipeline, group, groups, self.max_dim)
+        group = kernel.bind([src, dst, params, self.axes, self.raw, self.status])
+        kernel.dispatch(encoder, groups, self.max_dim, group)
         self.gpu.queue.submit([encoder.finish()])

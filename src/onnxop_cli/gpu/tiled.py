@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .buffers import grid
+from .program import grid_x
 from .layout import pack
 from .tiling import Dispatch
 
@@ -83,15 +83,15 @@ def plan(d: Dispatch, shape: tuple[int, ...], bits: int, swap: int) -> Tiled | N
     return Tiled(a, groups, tiles_a, tiles_l)
 
 
-def record(t: Tiled, d: Dispatch, rank: int, bits: int, swap: int, at: int, max_dim: int) -> tuple[bytes, int, int]:
-    """(the 64-byte Params record, grid x, grid y) for the tiled kernel."""
-    gx, gy = grid(t.groups, max_dim)
+def record(t: Tiled, d: Dispatch, rank: int, bits: int, swap: int, at: int, max_dim: int) -> tuple[bytes, int]:
+    """(the 64-byte Params record, workgroups) for the tiled kernel."""
+    gx = grid_x(t.groups, max_dim)
     lg = (bits // 32).bit_length() - 1
     first, _ = d.box.words(bits)
     params = pack(SHADER, groups=t.groups, groups_x=gx, first_word=first, rank=rank, axis0=d.box.axis,
                   dim0=d.box.extent, at=at, lg=lg, swap=swap, a=t.a, tiles_a=t.tiles_a, tiles_l=t.tiles_l,
                   base=d.base & U32)
-    return params, gx, gy
+    return params, t.groups
 
 
 # ------------------------------------------------------------ blocked (CPU adapters)
@@ -140,11 +140,11 @@ def blocked_plan(d: Dispatch, shape: tuple[int, ...], bits: int, swap: int) -> B
     return Blocked(a, groups, blocks_a, blocks_l, spans_a)
 
 
-def blocked_record(b: Blocked, d: Dispatch, rank: int, swap: int, at: int, max_dim: int) -> tuple[bytes, int, int]:
-    """(the 64-byte Params record, grid x, grid y) for the blocked kernel."""
-    gx, gy = grid(b.groups, max_dim)
+def blocked_record(b: Blocked, d: Dispatch, rank: int, swap: int, at: int, max_dim: int) -> tuple[bytes, int]:
+    """(the 64-byte Params record, workgroups) for the blocked kernel."""
+    gx = grid_x(b.groups, max_dim)
     params = pack(BLOCKED_SHADER, groups=b.groups, groups_x=gx, first_word=d.box.e0, rank=rank, axis0=d.box.axis,
                   dim0=d.box.extent, at=at, a=b.a, blocks_a=b.blocks_a, blocks_l=b.blocks_l, spans_a=b.spans_a,
                   base=d.base & U32, swap=swap)
 
-    return params, gx, gy
+    return params, b.groups

@@ -1,0 +1,110 @@
+"""One program path for every kernel: compile (cached), bind, dispatch.
+
+A :class:`Program` is a shader, its ``#specialise`` constants (gpu/shaders.py)
+and how its bindings are laid out: ``kinds``, one buffer binding type per
+binding in order (``"uniform+offset"``: a uniform with a dynamic offset), or
+none for the layout the shader implies (``layout="auto"``); ``sharing``: the
+explicit layout of another program, so one bind group serves both. ``code``:
+a rendered kernel's WGSL (gpu/elementwise_wgsl.py), ``shader`` then its label.
+
+``program.on(gpu)`` is the :class:`Compiled` kernel, its pipeline compiled
+once per device (gpu/device.py's cache); ``bind`` makes a bind group of
+buffers or (buffer, offset, size) entries, and ``dispatch`` (a pass of its
+own) or ``record`` (into an open pass) runs ``groups`` workgroups, folded into
+an (x, y) grid at the dispatch limit (buffers.grid): a kernel's Params name
+the x extent (``grid_x``) so it can rebuild the flat group index.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from .buffers import grid
+from .device import Gpu
+from .engines.base import ShaderStage
+
+DYNAMIC = "+offset"  # a kind's suffix: the binding takes a dynamic offset
+
+
+def entries(kinds: Sequence[str]) -> list[dict]:
+    """The bind group layout entries of ``kinds`` (binding i: kinds[i])."""
+    out = []
+    for i, kind in enumerate(kinds):
+        buffer: dict[str, Any] = {"type": kind.removesuffix(DYNAMIC)}
+        if kind.endswith(DYNAMIC):
+            buffer["has_dynamic_offset"] = True
+        out.append({"binding": i, "visibility": ShaderStage.COMPUTE, "buffer": buffer})
+    return out
+
+
+def grid_x(groups: int, max_dim: int) -> int:
+    """The x extent of the grid ``dispatch`` folds ``groups`` into (at least 1)."""
+    return grid(max(groups, 1), max_dim)[0]
+
+
+class Program:
+    """A shader, its constants and its binding layout (see the module's docstring)."""
+
+    def __init__(self, shader: str, kinds: Sequence[str] | None = None,
+                 constants: dict[str, int | bool] | None = None, *,
+                 code: str | None = None, sharing: Program | None = None) -> None:
+        self.shader, self.kinds, self.constants = shader, tuple(kinds) if kinds else None, constants
+        self.code, self.sharing = code, sharing
+
+    def on(self, gpu: Gpu) -> Compiled:
+        """This program compiled for ``gpu`` (once: the device caches it)."""
+        if self.sharing is not None:
+            from .shaders import variant_label
+
+            layout = self.sharing.on(gpu).layout  # compiled first: its layout is the one shared
+            pipeline = gpu.pipeline_on_layout(
+                self.shader, variant_label(self.sharing.shader, self.sharing.constants), self.constants)
+        elif self.kinds is not None:
+            pipeline, layout = gpu.pipeline_with_layout(self.shader, entries(self.kinds), self.constants, self.code)
+        else:
+            pipeline = gpu.pipeline(self.shader, self.constants)
+            layout = pipeline.get_bind_group_layout(0)
+        return Compiled(gpu, pipeline, layout)
+
+
+class Compiled:
+    """A program's pipeline and bind group layout on one device."""
+
+    def __init__(self, gpu: Gpu, pipeline: Any, layout: Any) -> None:
+        self.gpu, self.pipeline, self.layout = gpu, pipeline, layout
+
+    def bind(self, resources: Sequence[Any]) -> Any:
+        """A bind group: binding i is ``resources[i]``, a whole buffer or a
+        (buffer, offset, size) range of one."""
+        return self.gpu.device.create_bind_group(layout=self.layout, entries=[
+            {"binding": i, "resource": _range(r)} for i, r in enumerate(resources)
+        ])
+
+    def dispatch(self, encoder: Any, groups: int, max_dim: int, bind_group: Any,
+                 dynamic_offsets: Sequence[int] = ()) -> None:
+        """``groups`` workgroups in a compute pass of their own (none when 0)."""
+        if groups == 0:
+            return
+        compute = encoder.begin_compute_pass()
+        self.record(compute, groups, max_dim, bind_group, dynamic_offsets)
+        compute.end()
+
+    def record(self, compute: Any, groups: int, max_dim: int, bind_group: Any,
+               dynamic_offsets: Sequence[int] = ()) -> None:
+        """``groups`` workgroups recorded into the open pass ``compute`` (none when 0)."""
+        if groups == 0:
+            return
+        gx, gy = grid(groups, max_dim)
+        compute.set_pipeline(self.pipeline)
+        if dynamic_offsets:
+            compute.set_bind_group(0, bind_group, list(dynamic_offsets))
+        else:
+            compute.set_bind_group(0, bind_group)
+        compute.dispatch_workgroups(gx, gy, 1)
+
+
+def _range(resource: Any) -> dict:
+    if isinstance(resource, tuple):
+        buffer, offset, size = resource
+        return {"buffer": buffer, "offset": offset, "size": size}
+    return {"buffer": resource, "offset": 0, "size": resource.size}
