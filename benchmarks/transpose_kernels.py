@@ -82,7 +82,7 @@ class Case:
         if len(uploads) != 1:
             raise SystemExit(f"{shape}: more than one upload; choose a smaller --mib")
         self.upload = uploads[0]
-        self.run._dispatch(self.upload, self.band)  # fills src (and runs once: a warm-up)
+        self.run.dispatch(self.upload, self.band)  # fills src (and runs once: a warm-up)
         self.nbytes = n * 4
         self.taken: dict[str, int] = {}  # dispatches each variant took in its last run
 

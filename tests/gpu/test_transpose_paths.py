@@ -186,13 +186,13 @@ def test_mapped_bands_are_twice_the_staged_ones(gpu, rng, monkeypatch, mapped):
     monkeypatch.setattr(gather, "MAPPED_BAND", 8192)
     a = random_array(rng, (16, 32, 48), np.dtype("<f4"))  # 96 KiB
     bands = []
-    real = gather.Run._drain
+    real = gather.Run.drain
 
     def drain(self, sink, written, nbytes):
         bands.append(nbytes)
         return real(self, sink, written, nbytes)
 
-    monkeypatch.setattr(gather.Run, "_drain", drain)
+    monkeypatch.setattr(gather.Run, "drain", drain)
     out = bytearray()
     strides = tuple(s // 4 for s in a.strides)
     view = View((48, 32, 16), (strides[2], strides[1], strides[0]), 0)

@@ -217,13 +217,13 @@ class Run:
             if poison_block is not None:
                 gpu.queue.write_buffer(self.dst, 0, poison_block)
             for upload in uploads:
-                self._dispatch(upload, band)
+                self.dispatch(upload, band)
             nbytes = (band * bits + 7) // 8
-            self._drain(sink, written, nbytes)
+            self.drain(sink, written, nbytes)
             written += nbytes
         return written
 
-    def _drain(self, sink: Sink, written: int, nbytes: int) -> None:
+    def drain(self, sink: Sink, written: int, nbytes: int) -> None:
         """Hand the band's ``nbytes`` (output bytes ``written`` onwards) to the sink."""
         gpu = self.gpu
         n4 = round_up(nbytes, 4)
@@ -259,7 +259,7 @@ class Run:
         if not self.mapped:
             encoder.copy_buffer_to_buffer(self.upload, 0, self.src, 0, round_up(end, 4))
 
-    def _dispatch(self, upload: Upload, band: int) -> None:
+    def dispatch(self, upload: Upload, band: int) -> None:
         """Fill the src buffer with the upload's runs, then one dispatch per
         box, through the tiled kernel where gpu/tiled.py says so."""
         gpu = self.gpu

@@ -188,10 +188,10 @@ class _ResidentRun(Run):
             n = min(round_up(n, 4), buffer.size - source)
             encoder.copy_buffer_to_buffer(buffer, source, self.src, into, n)
 
-    def _drain(self, sink: Sink, written: int, nbytes: int) -> None:
+    def drain(self, sink: Sink, written: int, nbytes: int) -> None:
         if self.device_out is None:
             self.traffic.read_back += nbytes
-            return super()._drain(sink, written, nbytes)
+            return super().drain(sink, written, nbytes)
         gpu = self.gpu
         with gpu.errors("gather into a device buffer"):
             encoder = gpu.device.create_command_encoder()

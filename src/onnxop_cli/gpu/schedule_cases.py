@@ -25,6 +25,7 @@ from ..core.view import View
 from .device import Gpu
 from .index_table import WRAP, Check, Table
 from .kernels import shader_const
+from .program import Program
 
 TRANSPOSE_SIDE = 1024  # a 4 MiB float32 square: one band, one upload
 ND_ROWS = (128, 2048)  # GatherND index pairs: rows of 2048 slices (>= nd_rows.LONG_ROW), 4 MiB of tuples
@@ -61,9 +62,9 @@ def transpose(gpu: Gpu) -> Case:
     view = View(t.shape, tuple(s // 4 for s in t.strides)).simplified()
     plan, band_bytes, window_bytes = G.make_plan(gpu, x.nbytes, view, 32)
     ((_, band, (upload,)),) = list(plan.bands())  # one band, one upload: the case is small
-    run = G._Run(gpu, plan, MemoryBytes(x), band_bytes, window_bytes, 0, None)
-    run._dispatch(upload, band)  # fills src (and runs once)
-    pipelines = {name: gpu.pipeline_on_layout(shader, G.SHADER) for name, shader in G.VARIANTS.items()}
+    run = G.Run(gpu, plan, MemoryBytes(x), band_bytes, window_bytes, 0, None)
+    run.dispatch(upload, band)  # fills src (and runs once)
+    pipelines = {name: Program(shader, sharing=G.GENERAL).on(gpu) for name, shader in G.VARIANTS.items()}
 
     def dispatch(nbytes: int, sink: Callable) -> str:
         name = answer(gpu, "transpose")
@@ -72,7 +73,7 @@ def transpose(gpu: Gpu) -> Case:
         encoder = gpu.device.create_command_encoder()
         run.record(encoder, upload, band)
         gpu.queue.submit([encoder.finish()])
-        run._drain(sink, 0, nbytes)  # waits for the kernel
+        run.drain(sink, 0, nbytes)  # waits for the kernel
         return {0: "generic", len(upload.dispatches): name}.get(run.tiled, "mixed")
 
     def checked() -> tuple[bytes, str]:
