@@ -23,7 +23,11 @@ its shape, type and how its bytes are made:
 - ``runner``: an op-specific kernel, ``runner(gpu, sources, sink) -> bytes``
   (indexed kernels: gpu/<op>.py with shaders/<op>.wgsl);
 - ``values``: a small result computed from metadata, no kernel (Shape, Size);
-- ``copy``: the index of an input whose bytes are the output's (BitCast).
+- ``copy``: the index of an input whose bytes are the output's (BitCast);
+- ``view``: one region, a strided view of input 0 read in row-major order --
+  every view operator's plan (ops/base.py ``OpVersion.plan``, derived from
+  its ``view``): the executor moves it by the flat copy, the runs kernel or
+  the strided gather, streaming its input (core/apply_tensors.py).
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Optional, Sequence
 
 from ..errors import OpError
-from ..core.view import c_strides, f_strides
+from ..core.view import View, c_strides, f_strides
 from ..core.pieces import Piece
 from .base import Node, OpVersion
 
@@ -80,7 +84,7 @@ Runner = Callable[..., int]  # runner(gpu, sources: list[ByteSource], sink, *, a
 @dataclass
 class OutputPlan:
     """One output of a node: its name, shape, type and how its bytes are made
-    (exactly one of pieces, runner, values, copy -- except a runner that
+    (exactly one of pieces, runner, values, copy, view -- except a runner that
     equals its pieces, kept for summaries and as its fallback: Where's)."""
 
     name: str
@@ -90,6 +94,7 @@ class OutputPlan:
     runner: Optional[Runner] = None
     values: Any = None  # a numpy array (metadata results: Shape, Size)
     copy: Optional[int] = None
+    view: Optional[View] = None  # one region: this view of input 0's elements as they lie, read row-major
     kernel: str = "pieces"  # what --json says moved the bytes: pieces, copy, <op>, none
     # checks a runner can make only on the device (indices in range), run for every job of a
     # batch before any job writes: precheck(gpu, sources) raises OpError
@@ -136,6 +141,15 @@ class TensorOp(OpVersion):
             if found is not None:
                 return frozenset(found)
         raise KeyError(constraint)
+
+    @classmethod
+    def check_args(cls, node: Node, args: Sequence[Optional[Arg]]) -> None:
+        """Every required input given, each type allowed (before the plan)."""
+        given = {a.name for a in args if a is not None}
+        missing = [n for n in cls.inputs if n not in cls.optional and n not in given]
+        if missing:
+            raise OpError(f"{cls.op_type}-{cls.since_version} needs input {' and '.join(missing)}")
+        cls.check_types(node, args)
 
     @classmethod
     def check_types(cls, node: Node, args: Sequence[Optional[Arg]]) -> None:
