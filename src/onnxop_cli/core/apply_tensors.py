@@ -209,6 +209,7 @@ def _view_mover(gpu, view, t: Tensor) -> Callable[[Callable], int]:
     from .. import gpu as gpu_pkg
     from ..gpu import repeats
 
+    view = view.simplified()
     if view.is_identity() and view.size == t.size and not t.byteswap:
         return lambda sink: gpu_pkg.copy_through_kernel(gpu, t.data, sink)
     by_runs = repeats.mover(gpu, t.data, view, t.dtype.bits, t.byteswap)

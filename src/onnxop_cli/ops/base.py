@@ -112,7 +112,7 @@ class OpVersion:
     def plan(cls, node: Node, args) -> list:
         """A view operator as a plan (ops/tensor_op.py): one output of one
         region, the index map over the input's elements as they lie (its
-        layout's strides), read row-major."""
+        layout's strides and offset), read row-major."""
         from ..core.tensor import check_shape
         from .tensor_op import OutputPlan
 
@@ -122,8 +122,8 @@ class OpVersion:
         check_shape(shape, data.dtype.numpy_itemsize, cls.op_type, noun="output shape")
         if not node.any_type:
             check_type(node, data.dtype)
-        view = node.view(data.shape, data.strides).simplified()
-        return [OutputPlan(cls.outputs[0], shape, data.dtype, view=view, kernel="view")]
+        return [OutputPlan(cls.outputs[0], shape, data.dtype, view=node.view(data.shape, data.strides, data.offset),
+                           kernel="view")]
 
     @classmethod
     def check_axis(cls, axis: int, low: int, high: int, what: str) -> int:

@@ -59,9 +59,10 @@ class Arg:
     dtype: DType
     tensor: Tensor = field(repr=False)
     strides: tuple[int, ...] = ()
+    offset: int = 0  # the element where it starts in its storage (a graph value that views a larger base)
 
     def __post_init__(self) -> None:
-        if not self.strides:
+        if not self.strides and self.shape:
             self.strides = f_strides(self.shape) if self.tensor.order == "F" else c_strides(self.shape)
 
     @property
