@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TYPE_CHECKING
 
-from ..errors import OpError
+from ..errors import OnnxopError, OpError  # noqa: F401 - OnnxopError: raised through this module by callers
 from ..ops import Node
 from .apply_tensors import HOST_NOTE, _filler, _host, _zero_pad_bits, check as check_plans, collected
 from .sources import MAP_THRESHOLD, finish  # noqa: F401 - MAP_THRESHOLD: print mode's spill threshold, named here too

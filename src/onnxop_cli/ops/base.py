@@ -114,7 +114,7 @@ class OpVersion:
         region, the index map over the input's elements as they lie (its
         layout's strides and offset), read row-major."""
         from ..core.tensor import check_shape
-        from .tensor_op import OutputPlan
+        from .plan import OutputPlan
 
         data = args[0]
         shape = tuple(cls.output_shape(node, data.shape))
