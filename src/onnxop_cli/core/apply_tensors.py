@@ -207,11 +207,12 @@ def _view_mover(gpu, view, t: Tensor) -> Callable[[Callable], int]:
     also swaps big-endian bytes). Each streams its input in chunks, whether
     it is in memory, a mapped file or a pipe."""
     from .. import gpu as gpu_pkg
-    from ..gpu import repeats
 
     view = view.simplified()
     if view.is_identity() and view.size == t.size and not t.byteswap:
         return lambda sink: gpu_pkg.copy_through_kernel(gpu, t.data, sink)
+    from ..gpu import repeats
+
     by_runs = repeats.mover(gpu, t.data, view, t.dtype.bits, t.byteswap)
     if by_runs is not None:
         return by_runs
