@@ -1,12 +1,18 @@
-"""Run one node of several tensor inputs and outputs (ops/tensor_op.py).
+"""Run one node's plan: the executor of every operator's plan, view
+operators' (one region, ops/base.py) and tensor operators' (ops/tensor_op.py).
 
-    tensors -> Args -> op.plan (pure: shapes, types, pieces) -> per output:
+    tensors -> Args -> op.plan (pure: shapes, types, regions) -> per output:
+        a view region -> the flat copy, the runs kernel or the strided gather
+        (streaming its input: memory, a mapped file or a pipe), or
         pieces -> gpu/pieces.py (shaders/pieces.wgsl), or the op's runner,
         or a flat copy, or metadata values -> sink (file or memory)
 
-As in core.py, everything that can be refused is refused by ``check``
-before the GPU is touched and before an output is opened. String tensors
-have no GPU form: their pieces are run on the host (the result says so).
+Everything that can be refused is refused by ``check`` before the GPU is
+touched and before an output is opened. String tensors have no GPU form:
+their regions are run on the host (the result says so). ``apply_node`` is
+the entry of the tensor operators' commands; core/apply.py is the one-tensor
+front end the view operators' commands use over the same ``check`` and
+``_filler``.
 """
 
 from __future__ import annotations
