@@ -1,6 +1,8 @@
-"""Run one node on one tensor: shape rule first, then bytes through the GPU.
+"""Run one node on one tensor: the single-input front end of the one apply
+path (core/apply_tensors.py), for the view operators' commands.
 
-    read (io) -> Tensor -> node.output_shape, node.view (pure) -> GPU kernel -> sink (file or memory)
+    read (io) -> Tensor -> node.op.plan (pure: one region, the node's view) ->
+    apply_tensors' executor (flat copy, runs or strided gather) -> sink (file or memory)
 
 Everything that can be refused is refused before the GPU is touched and
 before an output file is opened. The node's index map is composed with the
@@ -8,27 +10,27 @@ input's own layout (a Fortran-ordered input is a view with reversed strides):
 when the result reads the input front to back (a reshape of row-major
 little-endian data) the flat copy kernel moves it, otherwise the strided
 gather kernel, which also swaps big-endian bytes. String tensors, which have
-no GPU form, are gathered on the host and the result says so.
+no GPU form, are gathered on the host and the result says so. What this
+module adds to the executor: one tensor in and out (``Result``), an open
+writer or an output path, a spilled printed result, stdin checked to its end.
 """
 
 from __future__ import annotations
 
-import errno
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, TYPE_CHECKING, Callable
+from typing import Any, TYPE_CHECKING
 
-from ..errors import InputError, OnnxopError, OpError
-from ..ops import Node, View
-from .sources import MAP_THRESHOLD, MemoryBytes, finish
-from .tensor import Tensor, check_shape
+from ..errors import OnnxopError, OpError  # noqa: F401 - OnnxopError: raised through this module by callers
+from ..ops import Node
+from .apply_tensors import HOST_NOTE, _filler, _host, _zero_pad_bits, check as check_plans, collected
+from .sources import MAP_THRESHOLD, finish  # noqa: F401 - MAP_THRESHOLD: print mode's spill threshold, named here too
+from .tensor import Tensor
 
 if TYPE_CHECKING:
     from ..io import Sink, Writer
 
-
-HOST_NOTE = "host: string tensors have no GPU form"
 
 
 def any_type_note(node: Node, tensor: Tensor) -> str:
@@ -63,19 +65,7 @@ def check(node: Node, tensor: Tensor, where: str = "") -> tuple[int, ...]:
 
     The operator's refusals know the rank and the type, not the file: ``where``
     (the file's label, on the command line) is put in front of them."""
-    from ..ops import check_type
-
-    try:
-        out_shape = node.output_shape(tensor.shape)
-        # a shape numpy cannot hold (Unsqueeze past 64 dimensions) is no file numpy could read
-        check_shape(out_shape, tensor.dtype.numpy_itemsize, node.op_type, noun="output shape")
-        if not node.any_type:
-            check_type(node, tensor.dtype)
-    except (OpError, InputError) as e:
-        if where:
-            raise type(e)(f"{where}: {e}") from e
-        raise
-    return out_shape
+    return check_plans(node, [tensor], where)[0].shape
 
 
 def check_device(tensor: Tensor, backend: str | None = None) -> None:
@@ -112,14 +102,15 @@ def apply(
     from ..io import open_writer
 
     timings: dict[str, float] = {}
-    out_shape = check(node, tensor)
+    plan = check_plans(node, [tensor])[0]  # one region: the node's view of the tensor
+    out_shape = plan.shape
     name = out_name or (out_path.stem if out_path else node.op.outputs[0])
     out = Tensor(name, out_shape, tensor.dtype, source=str(out_path or ""), named=tensor.named,
                  text_dtype=tensor.text_dtype)
 
     if tensor.dtype.is_string:
         assert tensor.strings is not None
-        out.strings = _host_gather(node, tensor.strings).reshape(out_shape)
+        out.strings = _host(plan, [tensor])
         if writer is not None:
             writer.strings(name, out.strings, tensor.text_dtype)
         elif out_path is not None:
@@ -132,7 +123,7 @@ def apply(
     t0 = time.perf_counter()
     gpu = get_gpu(backend)
     timings["device"] = time.perf_counter() - t0
-    moved = _mover(gpu, node, tensor)  # refuses what the device cannot hold before any file is opened
+    moved = _filler(gpu, plan, [tensor])  # refuses what the device cannot hold before any file is opened
 
     def move(sink: Sink) -> object:
         done = moved(sink)
@@ -148,111 +139,11 @@ def apply(
     elif out_path is not None:
         with open_writer(out_path) as w, w.tensor(name, out_shape, tensor.dtype) as sink:
             move(_zero_pad_bits(sink, out))
-    elif spill and out.nbytes >= MAP_THRESHOLD:
-        out.data = _to_scratch_file(lambda sink: move(_zero_pad_bits(sink, out)), out.nbytes)
-    else:
-        out.data = MemoryBytes.filled(lambda sink: move(_zero_pad_bits(sink, out)), out.nbytes)
+    else:  # in memory; printed (``spill``), a large one in a mapped scratch file
+        out.data = collected(lambda sink: move(_zero_pad_bits(sink, out)), out.nbytes, spill)
     timings["copy"] = time.perf_counter() - t0
     return Result(node, tensor, out, gpu.name, out_path, timings, note=any_type_note(node, tensor))
 
 
 def _joined(*notes: str) -> str:
     return "; ".join(n for n in notes if n)
-
-
-def _to_scratch_file(fill: Callable[[Sink], int], nbytes: int) -> MemoryBytes:
-    """A large result with no output file: the kernel's chunks go to an
-    unlinked temporary file (it vanishes with the process, however that ends),
-    mapped read-only afterwards. Printing reads back only what it shows, so
-    the result never has to sit in memory next to the input."""
-    import tempfile
-
-    import numpy as np
-
-    folder = tempfile.gettempdir()
-    try:
-        with tempfile.TemporaryFile(prefix="onnxop-", dir=folder) as f:
-
-            def sink(chunk: memoryview) -> None:
-                f.write(chunk)
-
-            fill(sink)
-            f.flush()
-            return MemoryBytes(np.memmap(f, dtype=np.uint8, mode="r", shape=(nbytes,)))
-    except OSError as e:
-        if e.errno == errno.ENOMEM:  # the map, not the disk: no address space left (ulimit -v)
-            raise OnnxopError(f"out of memory: cannot map the {nbytes}-byte result to print it ({e.strerror})") from None
-        raise OnnxopError(
-            f"{folder}: cannot hold the {nbytes}-byte result to print it: {e.strerror or e} "
-            f"(write it to a file with -o, or set TMPDIR)"
-        ) from None
-
-
-def source_view(node: Node, tensor: Tensor) -> View:
-    """The node's index map over the tensor's bytes as they lie: the op's
-    view composed with the input's layout (C or Fortran strides)."""
-    from ..ops import c_strides, f_strides
-
-    strides = f_strides(tensor.shape) if tensor.order == "F" else c_strides(tensor.shape)
-    return node.view(tensor.shape, strides).simplified()
-
-
-def _mover(gpu, node: Node, tensor: Tensor) -> Callable[[Sink], int]:
-    """The kernel that moves this tensor's bytes: the flat copy when the
-    output is the input's bytes in order, the runs kernel when it repeats
-    whole rows of them, the strided gather otherwise."""
-    from .. import gpu as gpu_pkg
-
-    view = source_view(node, tensor)
-    if view.size == 0:
-        return lambda sink: 0
-    if view.is_identity() and view.size == tensor.size and not tensor.byteswap:
-        return lambda sink: gpu_pkg.copy_through_kernel(gpu, tensor.data, sink)
-    from ..gpu import repeats
-
-    by_runs = repeats.mover(gpu, tensor.data, view, tensor.dtype.bits, tensor.byteswap)
-    if by_runs is not None:  # Expand's and Tile's repeats of whole rows: the runs kernel (gpu/repeats.py)
-        return by_runs
-    from ..gpu.gather import gather_through_kernel
-
-    return lambda sink: gather_through_kernel(
-        gpu, tensor.data, sink, view=view, bits=tensor.dtype.bits, swap=tensor.byteswap
-    )
-
-
-def _host_gather(node: Node, strings):
-    """A string tensor's elements picked by the node's index map, on the host:
-    strings have no GPU form (the result carries HOST_NOTE)."""
-    import numpy as np
-
-    from ..ops import c_strides
-
-    flat = np.asarray(strings, dtype=object).reshape(-1)
-    view = node.view(tuple(strings.shape), c_strides(strings.shape))
-    index = np.full(view.shape, view.offset, dtype=np.int64)
-    for k, (d, s) in enumerate(zip(view.shape, view.strides)):
-        index += (np.arange(d, dtype=np.int64) * s).reshape((d,) + (1,) * (len(view.shape) - k - 1))
-    return flat[index.reshape(-1)] if index.size else np.empty(0, dtype=object)
-
-
-def _zero_pad_bits(sink: Sink, tensor: Tensor) -> Sink:
-    """For packed sub-byte types whose count does not fill the last byte, clear
-    that byte's unused high bits as ONNX's own packers do (numpy_helper,
-    helper.make_tensor): the elements pass through the kernel bit for bit, and
-    the padding is canonical whatever the input held there."""
-    used = tensor.size * tensor.dtype.bits % 8
-    if not tensor.dtype.is_packed or not used:
-        return sink
-    total, seen = tensor.nbytes, 0
-    mask = (1 << used) - 1
-
-    def masked(chunk: memoryview) -> None:
-        nonlocal seen
-        seen += len(chunk)
-        if seen == total and len(chunk):
-            sink(chunk[:-1])
-            sink(memoryview(bytes([chunk[-1] & mask])))
-        else:
-            sink(chunk)
-
-    return masked

@@ -1,29 +1,36 @@
-"""Run one node of several tensor inputs and outputs (ops/tensor_op.py).
+"""Run one node's plan: the executor of every operator's plan, view
+operators' (one region, ops/base.py) and tensor operators' (ops/tensor_op.py).
 
-    tensors -> Args -> op.plan (pure: shapes, types, pieces) -> per output:
+    tensors -> Args -> op.plan (pure: shapes, types, regions) -> per output:
+        a view region -> the flat copy, the runs kernel or the strided gather
+        (streaming its input: memory, a mapped file or a pipe), or
         pieces -> gpu/pieces.py (shaders/pieces.wgsl), or the op's runner,
         or a flat copy, or metadata values -> sink (file or memory)
 
-As in core.py, everything that can be refused is refused by ``check``
-before the GPU is touched and before an output is opened. String tensors
-have no GPU form: their pieces are run on the host (the result says so).
+Everything that can be refused is refused by ``check`` before the GPU is
+touched and before an output is opened. String tensors have no GPU form:
+their regions are run on the host (the result says so). ``apply_node`` is
+the entry of the tensor operators' commands; core/apply.py is the one-tensor
+front end the view operators' commands use over the same ``check`` and
+``_filler``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
-from ..errors import InputError, OpError
-from ..ops.tensor_op import Arg, OutputPlan, Piece, TensorOp
-from .apply import _zero_pad_bits
+from ..errors import InputError, OnnxopError, OpError
+from ..ops.tensor_op import Arg, OutputPlan, Piece
 from .pieces import two_pass
 from .sources import MemoryBytes
 from .tensor import Tensor, check_shape
 
 if TYPE_CHECKING:
+    from ..io import Sink
     from ..ops import Node
 
 HOST_NOTE = "host: string tensors have no GPU form"
@@ -45,7 +52,7 @@ class MultiResult:
 
 
 def args_of(node: Node, tensors: Sequence[Optional[Tensor]]) -> list[Optional[Arg]]:
-    names = node.op.expanded_inputs(len(tensors))  # type: ignore[attr-defined]
+    names = node.op.expanded_inputs(len(tensors))
     return [None if t is None else Arg(name, t.shape, t.dtype, t) for name, t in zip(names, tensors)]
 
 
@@ -53,19 +60,10 @@ def check(node: Node, tensors: Sequence[Optional[Tensor]], where: str = "") -> l
     """The node's plan for these inputs, with every refusal made: missing
     inputs, types, the shape rule, output shapes numpy can hold."""
     op = node.op
-    assert issubclass(op, TensorOp)
     try:
-        names = op.expanded_inputs(len(tensors))
-        if len(tensors) < len(names):
-            names = names[: len(tensors)]
-        required = [n for n in op.inputs if n not in op.optional]
-        given = {n for n, t in zip(names, tensors) if t is not None}
-        missing = [n for n in required if n not in given]
-        if missing:
-            raise OpError(f"{op.op_type}-{op.since_version} needs input {' and '.join(missing)}")
         args = args_of(node, tensors)
-        op.check_types(node, args)
-        plans = op.plan(node, args)
+        op.check_args(node, args)
+        plans = op.plan(node, args)  # a view operator's: one region (ops/base.py)
         for p in plans:
             check_shape(p.shape, p.dtype.numpy_itemsize, op.op_type, noun="output shape")
     except (OpError, InputError) as e:
@@ -152,7 +150,6 @@ def _each_output(gpu, plans, tensors, sinks, names, reuse, spill=False) -> list[
 
 def collected(fill: Callable, nbytes: int, spill: bool):
     """An output's bytes in memory, or (``spill``, a large one) in a mapped scratch file."""
-    from .apply import _to_scratch_file
     from .sources import MAP_THRESHOLD
 
     if spill and nbytes >= MAP_THRESHOLD:
@@ -195,6 +192,10 @@ def _filler(gpu, p: OutputPlan, tensors: Sequence[Optional[Tensor]], reuse=None)
         t = tensors[p.copy]
         assert t is not None and t.data is not None
         return lambda sink: gpu_pkg.copy_through_kernel(gpu, t.data, sink)
+    if p.view is not None:
+        t = tensors[0]
+        assert t is not None
+        return _view_mover(gpu, p.view, t)
     sources = [None if t is None else _source(t) for t in tensors]
     if p.runner is not None:
         return lambda sink: p.runner(gpu, sources, sink)  # type: ignore[misc]
@@ -203,6 +204,27 @@ def _filler(gpu, p: OutputPlan, tensors: Sequence[Optional[Tensor]], reuse=None)
     assert p.pieces is not None
     return lambda sink: run_pieces(gpu, sources, sink, pieces=p.pieces, count=p.size, bits=p.dtype.bits,
                                    reuse=reuse)
+
+
+def _view_mover(gpu, view, t: Tensor) -> Callable[[Callable], int]:
+    """A one-region plan (a view operator's): the flat copy when the output is
+    the input's bytes in order, the runs kernel when it repeats whole rows of
+    them (Expand, Tile: gpu/repeats.py), the strided gather otherwise (which
+    also swaps big-endian bytes). Each streams its input in chunks, whether
+    it is in memory, a mapped file or a pipe."""
+    from .. import gpu as gpu_pkg
+
+    view = view.simplified()
+    if view.is_identity() and view.size == t.size and not t.byteswap:
+        return lambda sink: gpu_pkg.copy_through_kernel(gpu, t.data, sink)
+    from ..gpu import repeats
+
+    by_runs = repeats.mover(gpu, t.data, view, t.dtype.bits, t.byteswap)
+    if by_runs is not None:
+        return by_runs
+    from ..gpu.gather import gather_through_kernel
+
+    return lambda sink: gather_through_kernel(gpu, t.data, sink, view=view, bits=t.dtype.bits, swap=t.byteswap)
 
 
 def _source(t: Tensor):
@@ -221,6 +243,9 @@ def _host(p: OutputPlan, tensors: Sequence[Optional[Tensor]]):
     if p.copy is not None:
         t = tensors[p.copy]
         return np.asarray(t.strings, dtype=object).reshape(p.shape)  # type: ignore[union-attr]
+    if p.view is not None:
+        flat = _flat_strings(tensors[0])
+        return flat[_index(p.view.shape, p.view.strides, p.view.offset).reshape(-1)].reshape(p.shape)
     for piece in (q for whole in p.pieces or [] for q in two_pass(whole)):
         if piece.size == 0:
             continue
@@ -236,10 +261,7 @@ def _host(p: OutputPlan, tensors: Sequence[Optional[Tensor]]):
             cols = _axis_index(piece.shape, c)
             take = (cols - rows >= k) if upper else (cols - rows <= k)
         if piece.src is not None:
-            t = tensors[piece.src]
-            flat = np.asarray(t.strings, dtype=object)  # type: ignore[union-attr]
-            flat = flat.reshape(-1) if t.order == "C" else flat.reshape(-1, order="F")  # type: ignore[union-attr]
-            values = flat[_index(piece.shape, piece.src_strides, piece.src_offset)]
+            values = _flat_strings(tensors[piece.src])[_index(piece.shape, piece.src_strides, piece.src_offset)]
         else:
             values = np.full(piece.shape, _fill_string(piece.fill), dtype=object)
         fill = np.full(piece.shape, _fill_string(piece.fill), dtype=object)
@@ -247,6 +269,14 @@ def _host(p: OutputPlan, tensors: Sequence[Optional[Tensor]]):
         keep = take | piece.otherwise_fill
         out[dst[keep]] = chosen[keep]
     return out.reshape(p.shape)
+
+
+def _flat_strings(t):
+    """A string tensor's elements in the order its strides count them (Arg.strides)."""
+    import numpy as np
+
+    flat = np.asarray(t.strings, dtype=object)
+    return flat.reshape(-1) if t.order == "C" else flat.reshape(-1, order="F")
 
 
 def _fill_string(fill: object) -> object:
@@ -269,6 +299,57 @@ def _axis_index(shape, axis: int):
         return np.zeros(shape, dtype=np.int64)
     d = shape[axis]
     return np.broadcast_to(np.arange(d, dtype=np.int64).reshape((d,) + (1,) * (len(shape) - axis - 1)), shape)
+
+
+def _to_scratch_file(fill: Callable[[Sink], int], nbytes: int) -> MemoryBytes:
+    """A large result with no output file: the kernel's chunks go to an
+    unlinked temporary file (it vanishes with the process, however that ends),
+    mapped read-only afterwards. Printing reads back only what it shows, so
+    the result never has to sit in memory next to the input."""
+    import tempfile
+
+    import numpy as np
+
+    folder = tempfile.gettempdir()
+    try:
+        with tempfile.TemporaryFile(prefix="onnxop-", dir=folder) as f:
+
+            def sink(chunk: memoryview) -> None:
+                f.write(chunk)
+
+            fill(sink)
+            f.flush()
+            return MemoryBytes(np.memmap(f, dtype=np.uint8, mode="r", shape=(nbytes,)))
+    except OSError as e:
+        if e.errno == errno.ENOMEM:  # the map, not the disk: no address space left (ulimit -v)
+            raise OnnxopError(f"out of memory: cannot map the {nbytes}-byte result to print it ({e.strerror})") from None
+        raise OnnxopError(
+            f"{folder}: cannot hold the {nbytes}-byte result to print it: {e.strerror or e} "
+            f"(write it to a file with -o, or set TMPDIR)"
+        ) from None
+
+
+def _zero_pad_bits(sink: Sink, tensor: Tensor) -> Sink:
+    """For packed sub-byte types whose count does not fill the last byte, clear
+    that byte's unused high bits as ONNX's own packers do (numpy_helper,
+    helper.make_tensor): the elements pass through the kernel bit for bit, and
+    the padding is canonical whatever the input held there."""
+    used = tensor.size * tensor.dtype.bits % 8
+    if not tensor.dtype.is_packed or not used:
+        return sink
+    total, seen = tensor.nbytes, 0
+    mask = (1 << used) - 1
+
+    def masked(chunk: memoryview) -> None:
+        nonlocal seen
+        seen += len(chunk)
+        if seen == total and len(chunk):
+            sink(chunk[:-1])
+            sink(memoryview(bytes([chunk[-1] & mask])))
+        else:
+            sink(chunk)
+
+    return masked
 
 
 __all__ = ["MultiResult", "check", "apply_node", "args_of", "needs_device", "precheck", "Piece"]

@@ -112,8 +112,7 @@ def _plan(graph: Graph, feeds: dict[str, Tensor], rt) -> Plan:
         data = values[gn.proto.input[0]]
         node = build_node(gn.proto, graph.opset, lambda n: host_tensor(values[n]), gn.label)
         nodes.append(node)
-        shape = _check(gn, node, data)
-        w = node.view(data.shape, data.view.strides, data.view.offset)
+        shape, w = _view_plan(gn, node, data)
         composed = w.reshaped(shape)
         if composed is not None:
             values[out] = Value(out, shape, data.dtype, data.base, composed, data.swap, data.text_dtype)
@@ -139,17 +138,16 @@ def _plan(graph: Graph, feeds: dict[str, Tensor], rt) -> Plan:
     return Plan(graph, outputs, steps, nodes, dict(feeds), rt)
 
 
-def _check(gn: GraphNode, node: Node, data: Value) -> tuple[int, ...]:
-    from ..ops import check_type
-    from .tensor import check_shape
+def _view_plan(gn: GraphNode, node: Node, data: Value) -> tuple[tuple[int, ...], View]:
+    """A view operator's plan (ops/base.py: its rules, then one region) over
+    ``data`` as it lies in its base: (output shape, the region's view)."""
+    from ..ops.tensor_op import Arg
 
     try:
-        shape = node.output_shape(data.shape)
-        check_shape(shape, data.dtype.numpy_itemsize, node.op_type, noun="output shape")
-        check_type(node, data.dtype)
+        (p,) = node.op.plan(node, [Arg(gn.label, data.shape, data.dtype, None, data.view.strides, data.view.offset)])
     except (OpError, InputError) as e:
         raise type(e)(f"{gn.label}: {e.message}") from None
-    return tuple(shape)
+    return p.shape, p.view
 
 
 def _check_declared(info, t: Tensor) -> None:

@@ -33,7 +33,7 @@ class Fill:
         self.print_mode = print_mode  # print mode: an unmade step is made only where read (core/value_bytes.py)
 
     def __call__(self, sink: Sink) -> None:
-        from .apply import _zero_pad_bits
+        from .apply_tensors import _zero_pad_bits
         from .tensor import Tensor
 
         v = self.v
@@ -133,7 +133,7 @@ def _whole(v: Value, base) -> bool:
 def _stream(gpu, v: Value, sink: Sink, traffic: Traffic) -> None:
     from .. import gpu as gpu_pkg
     from ..gpu import resident
-    from .apply import _zero_pad_bits
+    from .apply_tensors import _zero_pad_bits
     from .tensor import Tensor
 
     sink = _zero_pad_bits(sink, Tensor(v.name, v.shape, v.dtype))

@@ -41,23 +41,21 @@ if TYPE_CHECKING:
     from ..ops import Node
 
 
-def output_view(node: Node, tensor: Tensor, out_shape: tuple[int, ...]) -> View | None:
-    """The output's index map over the input's bytes, as a view of shape
-    ``out_shape``; None when the output is not such a view."""
-    from ..ops import c_strides, f_strides
-
-    strides = f_strides(tensor.shape) if tensor.order == "F" else c_strides(tensor.shape)
-    view = node.view(tensor.shape, strides)
-    if tuple(view.shape) == tuple(out_shape):
-        return view
-    if view.simplified().is_identity():  # a reshape of row-major bytes: the output read as it lies
+def output_view(region: View, out_shape: tuple[int, ...]) -> View | None:
+    """The output's index map over the input's bytes (``region``: the view
+    operator's plan, ops/base.py), as a view of shape ``out_shape``; None
+    when the output is not such a view."""
+    if tuple(region.shape) == tuple(out_shape):
+        return region
+    if region.simplified().is_identity():  # a reshape of row-major bytes: the output read as it lies
         return View.row_major(tuple(out_shape))
     return None
 
 
-def shown_elements(node: Node, tensor: Tensor, out_shape: tuple[int, ...], *, edge: int,
+def shown_elements(region: View, tensor: Tensor, out_shape: tuple[int, ...], *, edge: int,
                    backend: str | None = None) -> np.ndarray | None:
-    """The elements a summary shows, through the gather kernel (or the
+    """The elements a summary shows of a view operator's one region over
+    ``tensor``, through the gather kernel (or the
     pieces kernel; strings on the host), as an array of the narrowed shape
     (numpy's summary of it is the whole result's); None when the result's
     index map is neither form (the caller makes it all)."""
@@ -66,7 +64,7 @@ def shown_elements(node: Node, tensor: Tensor, out_shape: tuple[int, ...], *, ed
             return None
     elif tensor.data is None:
         return None
-    view = None if tensor.dtype.is_string else output_view(node, tensor, out_shape)
+    view = None if tensor.dtype.is_string else output_view(region, out_shape)
     if view is not None and view.size:
         from .shown_values import edge_view
 
@@ -84,11 +82,9 @@ def shown_elements(node: Node, tensor: Tensor, out_shape: tuple[int, ...], *, ed
         data = MemoryBytes(np.frombuffer(b"".join(chunks), dtype=np.uint8))
         part = Tensor(tensor.name, tuple(narrowed.shape), tensor.dtype, data=data)
         return part.to_numpy().reshape(shape)
-    from ..ops import c_strides, f_strides
     from .shown import narrow, view_piece
 
-    strides = f_strides(tensor.shape) if tensor.order == "F" else c_strides(tensor.shape)
-    full = node.view(tensor.shape, strides)  # Tile: (repeat, dim) per output axis
+    full = region  # Tile's: (repeat, dim) per output axis
     if full.size == 0 or full.size != math.prod(out_shape):
         return None
     pieces = narrow([view_piece(full.shape, full.strides, full.offset)], out_shape, edge)
@@ -113,14 +109,16 @@ def summarised_result(node: Node, tensor: Tensor, *, edge: int, threshold: int, 
     Result's output has the true shape and no data (nothing else was made)."""
     import time
 
-    from .apply import HOST_NOTE, Result, _joined, any_type_note, check
+    from .apply import HOST_NOTE, Result, _joined, any_type_note
+    from .apply_tensors import check
 
-    out_shape = check(node, tensor)
+    (plan,) = check(node, [tensor])  # one region: the node's view of the tensor
+    out_shape = plan.shape
     out = Tensor(node.op.outputs[0], out_shape, tensor.dtype, named=tensor.named, text_dtype=tensor.text_dtype)
     if not large(out_shape, tensor.dtype, threshold):
         return None
     t0 = time.perf_counter()
-    values = shown_elements(node, tensor, out_shape, edge=edge, backend=backend)
+    values = shown_elements(plan.view, tensor, out_shape, edge=edge, backend=backend)
     if values is None:
         return None
     note = any_type_note(node, tensor)

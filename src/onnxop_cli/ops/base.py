@@ -98,6 +98,34 @@ class OpVersion:
         return View(tuple(shape), tuple(strides), offset)
 
     @classmethod
+    def expanded_inputs(cls, count: int) -> list[str]:
+        """The names of a node's ``count`` tensor inputs: a view operator's
+        one tensor is its data (its other inputs are constants of the node)."""
+        return list(cls.inputs[: min(count, 1)])
+
+    @classmethod
+    def check_args(cls, node: Node, args) -> None:
+        """Refusals before the plan: none for a view operator (its plan checks
+        its one input in the order it always has: shape rule, then type)."""
+
+    @classmethod
+    def plan(cls, node: Node, args) -> list:
+        """A view operator as a plan (ops/tensor_op.py): one output of one
+        region, the index map over the input's elements as they lie (its
+        layout's strides and offset), read row-major."""
+        from ..core.tensor import check_shape
+        from .plan import OutputPlan
+
+        data = args[0]
+        shape = tuple(cls.output_shape(node, data.shape))
+        # a shape numpy cannot hold (Unsqueeze past 64 dimensions) is no file numpy could read
+        check_shape(shape, data.dtype.numpy_itemsize, cls.op_type, noun="output shape")
+        if not node.any_type:
+            check_type(node, data.dtype)
+        return [OutputPlan(cls.outputs[0], shape, data.dtype, view=node.view(data.shape, data.strides, data.offset),
+                           kernel="view")]
+
+    @classmethod
     def check_axis(cls, axis: int, low: int, high: int, what: str) -> int:
         """Check ``axis`` against [low, high] and count a negative one from the back.
 

@@ -29,7 +29,7 @@ class Slice_1(OpVersion):
     optional = ("axes",)
 
     @classmethod
-    def plan(cls, node: Node, shape: tuple[int, ...]) -> dict[int, tuple[int, int, int]]:
+    def axis_bounds(cls, node: Node, shape: tuple[int, ...]) -> dict[int, tuple[int, int, int]]:
         """(start, step, length) for each sliced axis."""
         r = len(shape)
         starts = [int(v) for v in node.value("starts", ())]  # type: ignore[union-attr]
@@ -52,12 +52,12 @@ class Slice_1(OpVersion):
 
     @classmethod
     def output_shape(cls, node: Node, shape: tuple[int, ...]) -> tuple[int, ...]:
-        plan = cls.plan(node, shape)
+        plan = cls.axis_bounds(node, shape)
         return tuple(plan[k][2] if k in plan else d for k, d in enumerate(shape))
 
     @classmethod
     def view(cls, node: Node, shape: tuple[int, ...], strides: tuple[int, ...], offset: int = 0) -> View:
-        plan = cls.plan(node, shape)
+        plan = cls.axis_bounds(node, shape)
         out_shape, out_strides = list(shape), list(strides)
         for axis, (first, step, length) in plan.items():
             out_shape[axis] = length

@@ -23,87 +23,25 @@ its shape, type and how its bytes are made:
 - ``runner``: an op-specific kernel, ``runner(gpu, sources, sink) -> bytes``
   (indexed kernels: gpu/<op>.py with shaders/<op>.wgsl);
 - ``values``: a small result computed from metadata, no kernel (Shape, Size);
-- ``copy``: the index of an input whose bytes are the output's (BitCast).
+- ``copy``: the index of an input whose bytes are the output's (BitCast);
+- ``view``: one region, a strided view of input 0 read in row-major order --
+  every view operator's plan (ops/base.py ``OpVersion.plan``, derived from
+  its ``view``): the executor moves it by the flat copy, the runs kernel or
+  the strided gather, streaming its input (core/apply_tensors.py).
 """
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, ClassVar, Optional, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Optional, Sequence
 
 from ..errors import OpError
-from ..core.view import c_strides, f_strides
+from ..core.view import c_strides
 from ..core.pieces import Piece
 from .base import Node, OpVersion
+from .plan import Arg, OutputPlan  # noqa: F401 - the plan's types, imported from here by every op
 
 if TYPE_CHECKING:
-    import numpy as np
-
-    from ..core.tensor import DType, Tensor
-
-
-@dataclass
-class Arg:
-    """One input tensor as an op's plan sees it: shape, type, the element
-    strides of its storage (row-major, or Fortran's), and its values on
-    demand -- for the small inputs that decide shapes (pads, split, k), read
-    on the host; large ones (data, indices) stay bytes for the kernel."""
-
-    name: str
-    shape: tuple[int, ...]
-    dtype: DType
-    tensor: Tensor = field(repr=False)
-    strides: tuple[int, ...] = ()
-
-    def __post_init__(self) -> None:
-        if not self.strides:
-            self.strides = f_strides(self.shape) if self.tensor.order == "F" else c_strides(self.shape)
-
-    @property
-    def size(self) -> int:
-        return math.prod(self.shape)
-
-    def values(self) -> np.ndarray:
-        return self.tensor.to_numpy()
-
-    def ints(self, op: str, what: str) -> list[int]:
-        """The values of an integer input (pads, split, k) as Python ints."""
-        if not (self.dtype.onnx_name.startswith("int") or self.dtype.onnx_name.startswith("uint")):
-            raise OpError(f"{op}: {what} must be an integer tensor, got {self.dtype}")
-        return [int(v) for v in self.values().reshape(-1)]
-
-
-Runner = Callable[..., int]  # runner(gpu, sources: list[ByteSource], sink, *, args) -> bytes written
-
-
-@dataclass
-class OutputPlan:
-    """One output of a node: its name, shape, type and how its bytes are made
-    (exactly one of pieces, runner, values, copy -- except a runner that
-    equals its pieces, kept for summaries and as its fallback: Where's)."""
-
-    name: str
-    shape: tuple[int, ...]
-    dtype: DType
-    pieces: Optional[list[Piece]] = None
-    runner: Optional[Runner] = None
-    values: Any = None  # a numpy array (metadata results: Shape, Size)
-    copy: Optional[int] = None
-    kernel: str = "pieces"  # what --json says moved the bytes: pieces, copy, <op>, none
-    # checks a runner can make only on the device (indices in range), run for every job of a
-    # batch before any job writes: precheck(gpu, sources) raises OpError
-    precheck: Optional[Callable[..., None]] = None
-    # a runner whose output is an index map (the indexed gathers): cut(edge) -> a runner of only the
-    # elements a summary shows (core/shown_values.py), or None
-    cut: Optional[Callable[[int], Optional[Runner]]] = None
-    # an indexed gather's map for a few elements: read_from(flat output positions) -> (data input,
-    # data element positions) or None (core/value_bytes.py: print mode's values made where read)
-    read_from: Optional[Callable[[Any], Any]] = None
-
-    @property
-    def size(self) -> int:
-        return math.prod(self.shape)
+    from ..core.tensor import DType
 
 
 class TensorOp(OpVersion):
@@ -136,6 +74,15 @@ class TensorOp(OpVersion):
             if found is not None:
                 return frozenset(found)
         raise KeyError(constraint)
+
+    @classmethod
+    def check_args(cls, node: Node, args: Sequence[Optional[Arg]]) -> None:
+        """Every required input given, each type allowed (before the plan)."""
+        given = {a.name for a in args if a is not None}
+        missing = [n for n in cls.inputs if n not in cls.optional and n not in given]
+        if missing:
+            raise OpError(f"{cls.op_type}-{cls.since_version} needs input {' and '.join(missing)}")
+        cls.check_types(node, args)
 
     @classmethod
     def check_types(cls, node: Node, args: Sequence[Optional[Arg]]) -> None:

@@ -1,0 +1,85 @@
+"""What an operator's plan is made of (ops/tensor_op.py says how ops build
+them; ops/base.py derives a view operator's): ``Arg``, one input as the plan
+sees it, and ``OutputPlan``, one output and how its bytes are made. Pure
+Python: shapes, types and index maps, no bytes.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Optional
+
+from ..errors import OpError
+from ..core.view import View, c_strides, f_strides
+from ..core.pieces import Piece
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ..core.tensor import DType, Tensor
+
+
+@dataclass
+class Arg:
+    """One input tensor as an op's plan sees it: shape, type, the element
+    strides of its storage (row-major, or Fortran's), and its values on
+    demand -- for the small inputs that decide shapes (pads, split, k), read
+    on the host; large ones (data, indices) stay bytes for the kernel."""
+
+    name: str
+    shape: tuple[int, ...]
+    dtype: DType
+    tensor: Tensor = field(repr=False)
+    strides: tuple[int, ...] = ()
+    offset: int = 0  # the element where it starts in its storage (a graph value that views a larger base)
+
+    def __post_init__(self) -> None:
+        if not self.strides and self.shape:
+            self.strides = f_strides(self.shape) if self.tensor.order == "F" else c_strides(self.shape)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    def values(self) -> np.ndarray:
+        return self.tensor.to_numpy()
+
+    def ints(self, op: str, what: str) -> list[int]:
+        """The values of an integer input (pads, split, k) as Python ints."""
+        if not (self.dtype.onnx_name.startswith("int") or self.dtype.onnx_name.startswith("uint")):
+            raise OpError(f"{op}: {what} must be an integer tensor, got {self.dtype}")
+        return [int(v) for v in self.values().reshape(-1)]
+
+
+Runner = Callable[..., int]  # runner(gpu, sources: list[ByteSource], sink, *, args) -> bytes written
+
+
+@dataclass
+class OutputPlan:
+    """One output of a node: its name, shape, type and how its bytes are made
+    (exactly one of pieces, runner, values, copy, view -- except a runner that
+    equals its pieces, kept for summaries and as its fallback: Where's)."""
+
+    name: str
+    shape: tuple[int, ...]
+    dtype: DType
+    pieces: Optional[list[Piece]] = None
+    runner: Optional[Runner] = None
+    values: Any = None  # a numpy array (metadata results: Shape, Size)
+    copy: Optional[int] = None
+    view: Optional[View] = None  # one region: this view of input 0's elements as they lie, read row-major
+    kernel: str = "pieces"  # what --json says moved the bytes: pieces, copy, <op>, none
+    # checks a runner can make only on the device (indices in range), run for every job of a
+    # batch before any job writes: precheck(gpu, sources) raises OpError
+    precheck: Optional[Callable[..., None]] = None
+    # a runner whose output is an index map (the indexed gathers): cut(edge) -> a runner of only the
+    # elements a summary shows (core/shown_values.py), or None
+    cut: Optional[Callable[[int], Optional[Runner]]] = None
+    # an indexed gather's map for a few elements: read_from(flat output positions) -> (data input,
+    # data element positions) or None (core/value_bytes.py: print mode's values made where read)
+    read_from: Optional[Callable[[Any], Any]] = None
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
