@@ -272,7 +272,7 @@ def variants() -> list[Variant]:
         Variant("one_hot.wgsl", "pieces.wgsl (a fill and a piece per index)", lambda: no_runner(oone_hot),
                 lambda: Probe(one_hot, "run_one_hot"), one_hot_cases),
         Variant("pieces_runs.wgsl", "pieces.wgsl", lambda: patched((runs, "ENABLED", False)),
-                lambda: Probe(runs, "dispatch", lambda out, a: True), runs_cases),
+                lambda: Probe(runs, "record", lambda out, a: True), runs_cases),
         Variant("pieces_runs.wgsl for repeats (gpu/repeats.py)", "gather.wgsl",
                 lambda: patched((repeats, "ENABLED", False)), lambda: Probe(repeats, "piece"), repeat_cases),
     ]
