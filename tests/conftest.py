@@ -15,6 +15,7 @@ import importlib.util
 import os
 import shutil
 import signal
+import sys
 import tempfile
 from pathlib import Path
 from typing import Optional
@@ -299,5 +300,6 @@ def load_benchmark(name: str):
     path = Path(__file__).resolve().parents[1] / "benchmarks" / f"{name}.py"
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # as an import does: a dataclass looks its module up there
     spec.loader.exec_module(module)
     return module

@@ -108,3 +108,16 @@ def test_chunk_sizes_runs_each_chunk_and_checks_the_output(tmp_path, capsys, mon
     out = capsys.readouterr().out
     assert "identical to the input: True" in out
     assert "chunk   1 MiB: median" in out and "chunk   2 MiB: median" in out
+
+
+def test_variant_kernels_switches_and_probes_name_real_code():
+    """benchmarks/variant_kernels.py: every variant's switch and probe names
+    a function or setting src/ has (a renamed one fails here, not an hour
+    into a measurement), and the probe is put back."""
+    module = load_benchmark("variant_kernels")
+    for v in module.variants():
+        with v.off():
+            pass
+        probe = v.probe()
+        setattr(probe.module, probe.attr, probe.orig)
+        assert getattr(probe.module, probe.attr) is probe.orig, v.name
