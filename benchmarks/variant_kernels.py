@@ -18,20 +18,6 @@ alone; issue 32's verdict used "lower quartile above 1 on both Mesas" (the
 variant faster in at least three rounds of four) as "wins by more than the
 noise".
 
-Removed after that verdict (so no longer here), 23 rounds at 4, 16 and 64
-MiB on an Intel Xeon, 2 cores, load 2-6, general time / variant time,
-median (min..max; lower quartile):
-
-- reverse_runs.wgsl (ReverseSequence by whole-word blocks, against
-  indexed_gather.wgsl's reverse case; ReverseSequence float32 (64, batch,
-  256)): Mesa 22.3 1.50 / 1.56 / 1.36, Mesa 25 1.08 (0.17..3.73; LQ 0.99) /
-  1.10 (LQ 0.92) / 1.09 (LQ 0.94): within the noise on Mesa 25.
-- gather_nd_rows.wgsl's LONG_RUN (runs of 64 slices along rows of 1024
-  slices or more, against its RUN of 16; GatherND float32 (1024, 1024) by
-  (rows, 2048, 2)), with its schedule question ``nd_run``: Mesa 22.3 0.98 /
-  1.14 / 1.02, Mesa 25 1.15 / 1.16 / 1.01, the lower quartile below 1 in 4
-  of the 6; the question's own measurement flipped from run to run.
-
     python benchmarks/variant_kernels.py --backend vulkan --rounds 5
     eval "$(bash scripts/mesa25.sh /work/mesa25)"; python benchmarks/variant_kernels.py --backend vulkan
     python benchmarks/variant_kernels.py --backend gl --only where,one_hot --json
@@ -127,8 +113,8 @@ def variants() -> list[Variant]:
     import numpy as np
 
     from onnxop_cli import api
-    from onnxop_cli.gpu import (elements_rows, gather, gather_lines, indexed, nd_rows, one_hot, repeats, runs,
-                                scatter, scatter_lines, slice_gathers)
+    from onnxop_cli.gpu import (elements_rows, gather, gather_lines, indexed, nd_rows, one_hot, repeats,
+                                reverse_runs, runs, scatter, scatter_lines, slice_gathers)
     from onnxop_cli.gpu import where as gwhere
     from onnxop_cli.ops import one_hot as oone_hot, where as owhere
 
@@ -168,12 +154,30 @@ def variants() -> list[Variant]:
                     lambda b: api.gather_elements(x64, i[: rows // 2] % (rows // 2), axis=0, backend=b),
                     np.take_along_axis(x64, i[: rows // 2] % (rows // 2), 0))}
 
+    def reverse_cases(rng, mib):
+        t, c = 64, 256
+        batch = max(1, (mib << 18) // (t * c))
+        x = bits(rng, (t, batch, c), np.float32)
+        lens = rng.integers(1, t + 1, batch).astype(np.int64)
+        want = x.copy()
+        for k, n in enumerate(lens):
+            want[:n, k] = x[:n, k][::-1]
+        return {f"ReverseSequence float32 {x.shape}": (
+            lambda b: api.reverse_sequence(x, lens, time_axis=0, batch_axis=1, backend=b), want)}
+
     def nd_cases(rng, mib, width):
         k = (mib << 20) // (4 * width)
         x = bits(rng, (1024, 1024, width), np.float32)
         idx = np.stack([rng.integers(0, 1024, k), rng.integers(0, 1024, k)], 1).astype(np.int64)
         return {f"GatherND float32 data {x.shape} by {idx.shape}": (lambda b: api.gather_nd(x, idx, backend=b),
                                                                    x[idx[:, 0], idx[:, 1]])}
+
+    def long_cases(rng, mib):
+        x = bits(rng, (1024, 1024), np.float32)
+        rows = max(1, (mib << 18) // 2048)
+        idx = rng.integers(0, 1024, (rows, 2048, 2)).astype(np.int64)
+        return {f"GatherND float32 data {x.shape} by {idx.shape}": (lambda b: api.gather_nd(x, idx, backend=b),
+                                                                   x[idx[..., 0], idx[..., 1]])}
 
     def slab_cases(rng, mib):
         x = bits(rng, (16384, 64), np.float32)
@@ -254,8 +258,14 @@ def variants() -> list[Variant]:
         Variant("gather_elements_rows.wgsl", "indexed_gather.wgsl",
                 lambda: patched((elements_rows, "plan", lambda *a, **k: None)),
                 lambda: Probe(elements_rows, "run"), rows_cases),
+        Variant("reverse_runs.wgsl", "indexed_gather.wgsl",
+                lambda: patched((reverse_runs, "plan", lambda *a, **k: None)),
+                lambda: Probe(reverse_runs, "run"), reverse_cases),
         Variant("gather_nd_rows.wgsl", "indexed_slices.wgsl", lambda: patched((nd_rows, "ENABLED", False)),
                 lambda: Probe(nd_rows, "run"), lambda rng, mib: nd_cases(rng, mib, 2)),
+        Variant("gather_nd_rows.wgsl LONG_RUN (rows >= nd_rows.LONG_ROW)", "gather_nd_rows.wgsl RUN",
+                lambda: patched((nd_rows, "LONG_ROW", 1 << 62)),
+                lambda: Probe(nd_rows, "shader_const", lambda out, a: a[1] == "LONG_RUN"), long_cases),
         Variant("indexed_slices.wgsl", "indexed_gather.wgsl", lambda: patched((indexed, "slices", _NoSlices)),
                 lambda: Probe(slice_gathers, "run", lambda out, a: not a[5].vec4()),
                 lambda rng, mib: nd_cases(rng, mib, 3)),

@@ -1,4 +1,4 @@
-// GatherND by runs of 16 slices, where each index tuple is one pair of
+// GatherND by runs of 16 or 64 slices, where each index tuple is one pair of
 // int64 read as one vec4 load (gpu/nd_rows.py checks: indexed_slices.wgsl's
 // table with two lookups at tuple offsets 0 and 1, every leading index
 // stride even, slices of one or two words). Each invocation walks the table
@@ -27,7 +27,8 @@
 
 const WG: u32 = 256u;
 #specialise WORDS: u32  // words a slice: 1 or 2 (gpu/nd_rows.py)
-const RUN: u32 = 16u;  // slices per invocation (params.run)
+const RUN: u32 = 16u;  // slices per invocation, at least (params.run: RUN or LONG_RUN)
+const LONG_RUN: u32 = 64u;  // along leading rows of LONG_ROW slices or more (gpu/nd_rows.py)
 
 struct Params {
     count: u32,     // slices: this dispatch's end
@@ -36,7 +37,7 @@ struct Params {
     iswap: u32,     // 1: big-endian indices
     first: u32,     // this dispatch's first slice (the slices before it are another's)
     ibase: u32,     // the int64 index raw[0] holds: raw holds this dispatch's tuples only
-    run: u32,       // slices per invocation: RUN (the loops' bound a uniform, as the kernel was measured)
+    run: u32,       // slices per invocation: RUN or LONG_RUN
     pad2: u32,
 }
 

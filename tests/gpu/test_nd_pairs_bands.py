@@ -20,7 +20,7 @@ from onnx.reference import ReferenceEvaluator
 from conftest import random_array
 from onnxop_cli.core.sources import MemoryBytes
 from onnxop_cli.gpu import indexed as ix
-from onnxop_cli.gpu import nd_rows
+from onnxop_cli.gpu import choose, nd_rows
 from onnxop_cli.ops import indexing
 
 BAND = 64 * 16  # bytes: 64 tuples a band, the smallest (whole runs of whole vectors)
@@ -114,18 +114,31 @@ def test_plan_orders_only_row_major_tuples():
     assert not nd_rows.plan(slices.plan(table, 32, check.bounds), check.mode).ordered
 
 
-def test_long_and_short_rows(gpu, rng, monkeypatch):
-    """Runs of RUN slices along leading rows of 2000 (no run crosses a row's
-    end), 2003 and 45 (runs that cross one among runs that do not), and of 39
-    in 2000 rows, slices of one and two words; one upload and bands."""
-    cases = [("<f4", (3, 2000)), ("<f4", (5, 45)), ("<f8", (5, 45)), ("<f8", (3, 2003)), ("<f4", (2000, 39))]
+@pytest.mark.parametrize("long_row", [nd_rows.LONG_ROW, 40])
+def test_long_runs(gpu, rng, monkeypatch, long_row):
+    """Runs of LONG_RUN slices: rows of 2000 (more slices than a workgroup's
+    runs of RUN would cover; runs that cross a row's end among ones that do
+    not), and, LONG_ROW shrunk, rows of 45 (every run crosses one) with
+    slices of one and two words; one upload and bands (the ``nd_run``
+    schedule question forced to "long": "short" keeps runs of 16)."""
+    monkeypatch.setattr(nd_rows, "LONG_ROW", long_row)
+    monkeypatch.setenv(choose.ENV_SCHEDULE, "nd_run=long")
+    cases = [("<f4", (3, 2000))] + ([("<f4", (5, 45)), ("<f8", (5, 45)), ("<f8", (3, 2000))] if long_row == 40 else [])
     for dtype, lead in cases:
         x = random_array(rng, (13, 11), dtype)
         i = tuples(rng, (13, 11), lead)
         want = reference(x, i)
         got, counts = run(gpu, x, i)
-        assert "nd bands" not in counts and got == want, (dtype, lead)
+        assert counts["nd run"] == 64 and "nd bands" not in counts and got == want, (dtype, lead)
         monkeypatch.setattr(nd_rows, "RAW_BAND", 128 * 16)
         got, counts = run(gpu, x, i)
         assert counts.get("nd bands") == -(-i.size // 2 // 128) and got == want, (dtype, lead)
         monkeypatch.setattr(nd_rows, "RAW_BAND", 16 << 20)
+    x = random_array(rng, (13, 11), "<f4")
+    i = tuples(rng, (13, 11), (2000, 39))
+    got, counts = run(gpu, x, i)
+    assert counts["nd run"] == 16 and got == reference(x, i)
+    monkeypatch.setenv(choose.ENV_SCHEDULE, "nd_run=short")
+    i = tuples(rng, (13, 11), (3, 2000))
+    got, counts = run(gpu, x, i)
+    assert counts["nd run"] == 16 and got == reference(x, i)

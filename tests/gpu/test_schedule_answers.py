@@ -13,11 +13,12 @@ from onnxop_cli.core.sources import MemoryBytes
 from onnxop_cli.core.tensor import swap_unit
 from onnxop_cli.core.view import View
 from onnxop_cli.errors import GpuError
-from onnxop_cli.gpu import choose, gather_through_kernel, gather_windows
+from onnxop_cli.gpu import choose, gather_through_kernel, gather_windows, nd_rows
 from onnxop_cli.gpu import indexed as ix
 from onnxop_cli.ops import indexing
 
 TRANSPOSE_DTYPES = ["<f4", "<i8", ">f4", "<c8", "<u2"]  # 4, 8, 16-byte elements, big-endian; 2-byte: no question
+ND_DTYPES = [("<f4", ()), ("<f8", ()), ("u1", (4,)), ("<i4", (2,))]  # slices of one and two words
 
 
 def forced(monkeypatch, question: str, answer: str) -> None:
@@ -45,6 +46,25 @@ def test_every_transpose_answer_writes_the_same_bytes(gpu, rng, monkeypatch):
             assert k or counts["tiled"] == (0 if answer == "generic" else counts["dispatches"]), answer
 
 
+def test_every_nd_run_answer_writes_the_same_bytes(gpu, rng, monkeypatch):
+    monkeypatch.setattr(nd_rows, "LONG_ROW", 40)  # rows of 40 or more slices ask: small tensors take long runs
+    runs = {"long": 64, "short": 16}
+    for _ in range(3):
+        dtype, tail = ND_DTYPES[int(rng.integers(len(ND_DTYPES)))]
+        data = tuple(int(d) for d in rng.integers(2, 20, 2))
+        lead = (int(rng.integers(1, 5)), int(rng.integers(40, 300)))
+        x = random_array(rng, data + tail, dtype)
+        i = np.stack([rng.integers(-d, d, lead) for d in data], axis=-1).astype("<i8")
+        want = np.ascontiguousarray(x[i[..., 0], i[..., 1]]).tobytes()
+        table, check = indexing.gather_nd("GatherND", x.shape, i.shape, 0)
+        for answer, run in runs.items():
+            forced(monkeypatch, "nd_run", answer)
+            out = bytearray()
+            ix.gather_indexed(gpu, ix.Data(MemoryBytes(x), x.shape, x.dtype.itemsize * 8),
+                              ix.Index(MemoryBytes(i), i.shape, True, False), check, table, out.extend, poison=0xA5)
+            assert gpu.cache[ix.LAST]["nd run"] == run and bytes(out) == want, (answer, dtype, tail, data, lead)
+
+
 def test_every_gather_source_answer_writes_the_same_bytes(gpu, rng, monkeypatch):
     """Gather of rows from a source of many small windows: streamed in passes
     (the answer where device memory is the process's own) or resident."""
@@ -67,7 +87,7 @@ def test_every_gather_source_answer_writes_the_same_bytes(gpu, rng, monkeypatch)
             assert bytes(out) == want and (passes[-1] is not None) == (answer == "streamed"), (answer, dtype)
 
 
-@pytest.mark.parametrize("name", ["transpose"])  # the questions of speed: gather_source's is a fact
+@pytest.mark.parametrize("name", ["transpose", "nd_run"])  # the questions of speed: gather_source's is a fact
 def test_a_wrong_byte_fails_the_measurement(gpu, monkeypatch, name):
     """The measurement checks each candidate's output byte for byte (and that
     it took the work) before timing it: one wrong byte is a GpuError, never

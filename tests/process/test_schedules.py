@@ -61,18 +61,18 @@ def test_measured_once_then_read_from_the_cache(folder, tmp_path):
     assert answers(cache) == {}  # a Flatten measures no transpose
     first = transpose(folder, cache)
     assert first["reason"] == "measured" and first["name"] in CANDIDATES
-    (entry,) = answers(cache).values()  # the transpose question only: the gather's source was never asked
+    (entry,) = answers(cache).values()  # the transpose question only: GatherND's was never asked
     assert entry["answer"] == first["name"] and set(entry["gbps"]) == set(CANDIDATES)
     text = (cache / "onnxop" / choose.CACHE_FILE).read_text()
     assert transpose(folder, cache) == {"name": first["name"], "reason": "cached"}  # the second process reads it
     assert (cache / "onnxop" / choose.CACHE_FILE).read_text() == text  # and measures nothing
     # info asks every question: the cached answer with its figures, a forced one as forced
-    done = onnxop("info", cwd=path, cache=cache, schedule="gather_source=resident")
+    done = onnxop("info", cwd=path, cache=cache, schedule="nd_run=short")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     at = lines.index("Schedules:")
     assert lines[at + 1].startswith(f"  transpose: {first['name']} (cached: blocked ")
-    assert lines[at + 2] == "  gather_source: resident (forced)"
+    assert lines[at + 2] == "  nd_run: short (forced)"
 
 
 def test_a_forced_answer_wins(folder, tmp_path):
@@ -118,7 +118,7 @@ def test_a_bad_schedule_is_refused_in_one_line(folder, tmp_path):
     path, _ = folder
     for schedule, message in [
         ("transpose=fast", "$ONNXOP_SCHEDULE: transpose cannot be 'fast'; choose one of blocked, tiled, generic"),
-        ("speed\n=1", "$ONNXOP_SCHEDULE: 'speed\\n=1' is not QUESTION=ANSWER with a question among transpose, "
+        ("speed\n=1", "$ONNXOP_SCHEDULE: 'speed\\n=1' is not QUESTION=ANSWER with a question among transpose, nd_run, "
          "gather_source"),
     ]:
         done = onnxop("transpose", "a.npy", "-o", "b.npy", cwd=path, cache=tmp_path / "cache", schedule=schedule)

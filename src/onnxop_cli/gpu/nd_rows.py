@@ -1,4 +1,4 @@
-"""GatherND by runs of 16 slices (shaders/gather_nd_rows.wgsl): where a
+"""GatherND by runs of 16 or 64 slices (shaders/gather_nd_rows.wgsl): where a
 whole-slice table (gpu/slices.py) has slices of one or two words and index
 tuples that are pairs of row-major int64, each invocation reads a tuple as
 one vec4 load, walks the table once, steps by adds and stores whole vec4s.
@@ -22,6 +22,7 @@ import struct
 from dataclasses import dataclass
 from typing import Any, Iterator
 
+from .choose import answer
 from .index_table import WRAP
 from .indexed_buffers import Buffers, Slice, run_into_result
 from .kernels import shader_const
@@ -33,6 +34,10 @@ SHADER = "gather_nd_rows.wgsl"
 ENABLED = True  # False: such tables keep indexed_slices.wgsl (benchmarks/indexed_ops.py --before)
 RAW_BAND = 8 << 20  # bytes of raw tuples a dispatch reads, where they lie in slice order (tests shrink it)
 TUPLE = 16  # bytes: two int64
+# Leading rows of this many slices or more may take runs of LONG_RUN slices an invocation, not RUN, where
+# choose.py's ``nd_run`` answers "long" (1.18x the kernel's speed for a 2048 x 2048 output on Mesa 22.3):
+# a run that crosses a row's end steps slice by slice, so shorter rows keep RUN
+LONG_ROW = 1024
 
 
 @dataclass(frozen=True)
@@ -41,6 +46,7 @@ class Pairs:
     outer: int
     blob: bytes  # indexed_slices.wgsl's axes buffer (gpu/slices.py)
     ordered: bool  # slice p's tuple is the p-th of the index tensor (row-major): bands of tuples can be uploaded
+    row: int  # slices along the last leading axis (0: none)
 
 
 def uploads_own(pairs: Pairs | None, tuples: int) -> bool:
@@ -65,7 +71,7 @@ def plan(cut: Slices, mode: int) -> Pairs | None:
     for dim, _, istride, _ in reversed(rows[:cut.outer]):
         ordered = ordered and (dim == 1 or istride == step)
         step *= dim
-    return Pairs(cut.width, cut.outer, cut.blob, ordered)
+    return Pairs(cut.width, cut.outer, cut.blob, ordered, rows[cut.outer - 1][0] if cut.outer else 0)
 
 
 def run(gpu, bufs: Buffers, src, raw, status, pairs: Pairs, count: int, index: Any, max_dim: int,
@@ -75,7 +81,9 @@ def run(gpu, bufs: Buffers, src, raw, status, pairs: Pairs, count: int, index: A
     reaches a sink. ``raw``: the uploaded tuples, or None where
     ``uploads_own`` (``index.source`` is then read a band at a time)."""
     big = int(index.big)
-    run = shader_const(SHADER, "RUN")
+    long = pairs.row >= LONG_ROW and answer(gpu, "nd_run") == "long"
+    run = shader_const(SHADER, "LONG_RUN" if long else "RUN")
+    bufs.counts["nd run"] = run  # tests look
 
     def record(end: int, first: int) -> Any:
         return lambda gx: pack(SHADER, count=end, groups_x=gx, outer=pairs.outer, iswap=big, first=first,

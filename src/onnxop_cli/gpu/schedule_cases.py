@@ -23,9 +23,13 @@ import numpy as np
 from ..core.sources import MemoryBytes
 from ..core.view import View
 from .device import Gpu
+from .index_table import WRAP, Check, Table
+from .kernels import shader_const
 from .program import Program
 
 TRANSPOSE_SIDE = 1024  # a 4 MiB float32 square: one band, one upload
+ND_ROWS = (128, 2048)  # GatherND index pairs: rows of 2048 slices (>= nd_rows.LONG_ROW), 4 MiB of tuples
+ND_DATA = (64, 64)
 
 
 @dataclass(frozen=True)
@@ -84,6 +88,31 @@ def transpose(gpu: Gpu) -> Case:
         return time.perf_counter() - start
 
     return Case(checked, np.ascontiguousarray(t).tobytes(), x.nbytes, timed, run.release)
+
+
+def nd_run(gpu: Gpu) -> Case:
+    """GatherND of one-word slices by row-major int64 pairs in rows of 2048
+    (gpu/nd_rows.py): the run length is what ``nd_run`` answers."""
+    from . import indexed as ix
+    from .nd_rows import SHADER
+
+    rng = np.random.default_rng(0)
+    x = _bits(rng, ND_DATA)
+    pairs = np.stack([rng.integers(0, d, ND_ROWS) for d in ND_DATA], axis=-1).astype("<i8")
+    (rows, row), d1 = ND_ROWS, ND_DATA[1]  # ops/indexing.py's gather_nd table for these shapes
+    table = Table((rows, row), (0, 0), (2 * row, 2), ((d1, 0), (1, 1)), extra={"slices": True})
+    check = Check(ND_DATA, "GatherND", mode=WRAP, inner=1)
+    data = ix.Data(MemoryBytes(x), x.shape, 32)
+    index = ix.Index(MemoryBytes(pairs), pairs.shape, True, False)
+    runs = {shader_const(SHADER, "LONG_RUN"): "long", shader_const(SHADER, "RUN"): "short"}
+
+    def run() -> tuple[bytes, str]:
+        out = bytearray()
+        ix.gather_indexed(gpu, data, index, check, table, out.extend)
+        return bytes(out), runs.get(gpu.cache[ix.LAST].get("nd run"), "none")
+
+    expected = x[pairs[..., 0], pairs[..., 1]].tobytes()
+    return Case(run, expected, len(expected))
 
 
 PROBE = 64 << 20  # bytes of the device buffer gather_source looks for in the process's memory: above
