@@ -24,8 +24,8 @@ Cases (float32, a square of --side; indices int64, random):
 - with --before on an adapter that maps its buffers (gpu/indexed_buffers.py), every
   indexed case again staged (``mapped=False``: write_buffer and readback copies),
   Gather on its lookups kernel (``slice_copy=False``: not indexed_slabs.wgsl),
-  GatherElements on the element kernel (``slice_copy=False``: not
-  gather_elements_rows.wgsl), GatherND's pairs on the
+  ReverseSequence and GatherElements on the element kernel (``slice_copy=False``: not
+  reverse_runs.wgsl, gather_elements_rows.wgsl), GatherND's pairs on the
   whole-slice words kernel (``nd_rows.ENABLED`` off: not gather_nd_rows.wgsl), and
   the two scatters with their separate index-check pass (``fold=False``).
 
@@ -109,6 +109,9 @@ def cases(side: int, rng, before: bool = False, old_kernels: bool = False):
     if before:  # Gather on its lookups kernel (before indexed_slabs.wgsl), mapped
         staged["Gather axis 0 (lookups kernel, before)"] = gathered(
             indexing.gather("Gather", x.shape, rows.shape, 0), rows, slice_copy=False)
+    if before:  # ReverseSequence on the element kernel (before reverse_runs.wgsl), mapped
+        staged["ReverseSequence (element kernel, before)"] = gathered(
+            indexing.reverse_sequence("RS", x.shape, lens.shape, 0, 1), lens, slice_copy=False)
     if before:  # GatherElements on the element kernel (before gather_elements_rows.wgsl), mapped
         staged["GatherElements axis 1 (element kernel, before)"] = gathered(
             indexing.gather_elements("GE", x.shape, elements.shape, 1), elements, slice_copy=False)

@@ -50,7 +50,7 @@ from .device import Gpu
 from .engines.base import BufferUsage as U
 from .kernels import shader_const
 from .layout import pack
-from . import elements_rows, gather_lines, gather_windows, slice_gathers, slices
+from . import elements_rows, gather_lines, gather_windows, reverse_runs, slice_gathers, slices
 from .indexed_buffers import Buffers, Slice, read_small, read_to_host, to_sink  # noqa: F401 - also imported from here
 from .program import Program, grid_x
 from .index_table import NONNEG, RANGE, WRAP, Check, Table, row_strides  # noqa: F401 - also imported from here
@@ -415,11 +415,18 @@ def gather_indexed(
             if cut is not None:  # whole slices: GatherND's common case, Gather's in vec4s
                 return slice_gathers.run(gpu, bufs, windows, fused, norm, cut, count, data.bits, band, sink,
                                          max_dim, poison, checked)
+            runs = None if cut is not None or fused is None or not windows.single or data.swap or not index.wide \
+                or not slice_copy else reverse_runs.plan(table, data.bits)
             rows = None if cut is not None or fused is None or not windows.single or data.swap or not index.wide \
                 or not slice_copy else elements_rows.plan(table, data.bits)
             if rows is not None:  # GatherElements' runs of 16
                 dst = elements_rows.run(gpu, bufs, windows.first, fused[0], fused[1], rows, count, index.big,
                                         check.bounds[0], max_dim, poison)
+                _status(gpu, bufs, fused[1], index, check)
+                return to_sink(gpu, bufs, dst, (count * data.bits) // 8, sink)
+            if runs is not None:  # ReverseSequence's whole-word blocks
+                dst = reverse_runs.run(gpu, bufs, windows.first, fused[0], fused[1], runs, (count * data.bits) // 8,
+                                       index.big, check.bounds[0], max_dim, poison)
                 _status(gpu, bufs, fused[1], index, check)
                 return to_sink(gpu, bufs, dst, (count * data.bits) // 8, sink)
             kernel = Gather(gpu, bufs, windows.first, norm, table, max_dim, fused)

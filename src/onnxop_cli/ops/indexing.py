@@ -94,7 +94,8 @@ def reverse_sequence(op: str, data: Shape, lens: Shape, batch_axis: int, time_ax
         raise OpError(f"{op}: sequence_lens has shape {list(lens)}, not [{data[batch_axis]}] (the batch size)")
     ds = ds or row_strides(data)
     istr = tuple(1 if k == batch_axis else 0 for k in range(r))
-    table = Table(data, ds, istr, mode=1, time_axis=time_axis, time_stride=ds[time_axis])
+    table = Table(data, ds, istr, mode=1, time_axis=time_axis, time_stride=ds[time_axis],
+                  extra={"runs": True})  # gpu/reverse_runs.py
     check = Check((data[time_axis],), op, "sequence_lens", RANGE, lambda _: f"time axis {time_axis}")
     return table, check
 
