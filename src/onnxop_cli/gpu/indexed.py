@@ -49,7 +49,7 @@ from ..core.sources import ByteSource
 from .device import Gpu
 from .engines.base import BufferUsage as U
 from .kernels import shader_const
-from .layout import pack
+from .layout import pack, pack_rows
 from . import elements_rows, gather_lines, gather_windows, reverse_runs, slice_gathers, slices
 from .indexed_buffers import Buffers, Slice, read_small, read_to_host, to_sink  # noqa: F401 - also imported from here
 from .program import Program, grid_x
@@ -295,11 +295,12 @@ class Gather:
             self.raw, self.status, bounds = spare, bufs.new("no status", 16, U.STORAGE), (0,)
         else:
             self.raw, self.status, bounds = fused[0], fused[1], fused[3].bounds
-        rows = [struct.pack("<4I", d, s & 0xFFFFFFFF, i & 0xFFFFFFFF, 0)
-                for d, s, i in zip(table.shape, table.dstrides, table.istrides)]
-        rows += [struct.pack("<4I", s & 0xFFFFFFFF, o, bounds[t % len(bounds)], 0)
-                 for t, (s, o) in enumerate(table.lookups)]
-        blob = b"".join(rows) or bytes(16)
+        m = 0xFFFFFFFF  # strides as two's complement u32 words
+        blob = pack_rows(GATHER, "Axis", ({"dim": d, "dstride": s & m, "istride": i & m}
+                                          for d, s, i in zip(table.shape, table.dstrides, table.istrides)))
+        blob += pack_rows(GATHER, "Lookup", ({"stride": s & m, "ioff": o, "bound": bounds[t % len(bounds)], "claim": 0}
+                                             for t, (s, o) in enumerate(table.lookups)))
+        blob = blob or bytes(16)
         self.axes = bufs.new("axes", len(blob), U.STORAGE | U.COPY_DST)
         gpu.queue.write_buffer(self.axes, 0, blob)
         self.words_per_group = shader_const(GATHER, "WG") * shader_const(GATHER, "WORDS")
