@@ -13,9 +13,9 @@
 // int64 index `ibase` on: gpu/nd_rows.py uploads a large index tensor a band
 // at a time (a whole one: first 0, ibase 0).
 //
-// Table (strides in words): axes[0 .. outer] = (dim, dstride, istride, 0)
-// per leading output axis; axes[outer], axes[outer + 1] = (lstride, ioff,
-// bound, _) for the tuple's two indices. Slice p starts at the data word
+// Table (strides in words, lib/index_table.wgsl): axes[0 .. outer] an Axis
+// per leading output axis; axes[outer], axes[outer + 1] a Lookup for each
+// of the tuple's two indices (lstride: its stride). Slice p starts at the data word
 //     sum_k o_k * dstride_k + index(ip) * lstride_0 + index(ip + 1) * lstride_1.
 //
 // The raw int64 indices are checked and wrapped here as indexed_slices.wgsl
@@ -44,7 +44,7 @@ struct Params {
 @group(0) @binding(0) var<storage, read> src: array<u32>;
 @group(0) @binding(1) var<storage, read_write> dst: array<vec4<u32>>;
 @group(0) @binding(2) var<uniform> params: Params;
-@group(0) @binding(3) var<storage, read> axes: array<vec4<u32>>;
+@group(0) @binding(3) var<storage, read> axes: array<Axis>;  // lib/index_table.wgsl
 @group(0) @binding(4) var<storage, read> raw: array<vec4<u32>>;  // the int64 tuples as stored, one a vector
 @group(0) @binding(5) var<storage, read_write> status: array<atomic<u32>>;  // first bad position
 
@@ -57,17 +57,17 @@ struct Row {
     dim: u32,
     dstride: u32,
     istride: u32,
-    look0: vec3<u32>,
-    look1: vec3<u32>,
+    look0: Lookup,
+    look1: Lookup,
 }
 
 fn row() -> Row {
-    var w = Row(0u, 0u, 0u, axes[params.outer].xyz, axes[params.outer + 1u].xyz);
+    var w = Row(0u, 0u, 0u, lookup(params.outer), lookup(params.outer + 1u));
     if (params.outer > 0u) {
         let ax = axes[params.outer - 1u];
-        w.dim = ax.x;
-        w.dstride = ax.y;
-        w.istride = ax.z;
+        w.dim = ax.dim;
+        w.dstride = ax.dstride;
+        w.istride = ax.istride;
     }
     return w;
 }
@@ -75,7 +75,8 @@ fn row() -> Row {
 // The data word where the slice whose tuple sits at `ip` starts, past `off`.
 fn base(off: u32, ip: u32, w: Row, bad: ptr<function, u32>) -> u32 {
     let x = raw[(ip - params.ibase) >> 1u];
-    return off + folded(x.x, x.y, ip, w.look0.z, bad) * w.look0.x + folded(x.z, x.w, ip + 1u, w.look1.z, bad) * w.look1.x;
+    return off + folded(x.x, x.y, ip, w.look0.bound, bad) * w.look0.stride
+         + folded(x.z, x.w, ip + 1u, w.look1.bound, bad) * w.look1.stride;
 }
 
 // The data words of slices h .. h + 7 of a run along one leading row that starts at `a`: all eight tuples

@@ -7,7 +7,8 @@
 //     sum_k o_k * dstride_k  +  sum_t norm[ip + ioff_t] * dstride_t
 // with ip = sum_k o_k * istride_k the position in the index tensor, and
 // `norm` the indices as indices.wgsl checked and wrapped them (u32 element
-// offsets along their axis). Lookup t is axes[rank + t] = (dstride, ioff).
+// offsets along their axis). Lookup t is axes[rank + t], read as a Lookup
+// (lib/index_table.wgsl: stride = its dstride, ioff, bound).
 // mode 1 (ReverseSequence): L = norm[ip] is the batch's length; along the
 // time axis (`rev_axis`, stride `rev_stride`) t < L reads L - 1 - t.
 // mode 2 (TensorScatter, circular): along the time axis t reads
@@ -74,10 +75,12 @@ struct Params {
 @group(0) @binding(1) var<storage, read> norm: array<u32>;
 @group(0) @binding(2) var<storage, read_write> dst: array<u32>;
 @group(0) @binding(3) var<uniform> params: Params;
-// axes: per output axis (dim, dstride, istride, 0), then per lookup (dstride, ioff, bound, 0)
-@group(0) @binding(4) var<storage, read> axes: array<vec4<u32>>;
+// axes: per output axis one Axis, then per lookup one Lookup (lib/index_table.wgsl)
+@group(0) @binding(4) var<storage, read> axes: array<Axis>;
 @group(0) @binding(5) var<storage, read> raw: array<vec2<u32>>;  // checked: the index tensor as stored
 @group(0) @binding(6) var<storage, read_write> status: array<atomic<u32>>;  // checked: first bad position
+
+#include "lib/index_table.wgsl"
 
 fn bswap32(x: u32) -> u32 {
     return (x << 24u) | ((x & 0xff00u) << 8u) | ((x >> 8u) & 0xff00u) | (x >> 24u);
@@ -98,10 +101,10 @@ fn at(e: u32) -> At {
     var a = At(e, 0u, 0u, 0u, 0u);
     for (var k = params.rank; k > 0u; k = k - 1u) {
         let ax = axes[k - 1u];
-        let i = rest % ax.x;
-        rest = rest / ax.x;
-        a.off = a.off + i * ax.y;
-        a.ip = a.ip + i * ax.z;
+        let i = rest % ax.dim;
+        rest = rest / ax.dim;
+        a.off = a.off + i * ax.dstride;
+        a.ip = a.ip + i * ax.istride;
         if (k == params.rank) {
             a.last = i;
         }
@@ -119,22 +122,23 @@ struct Row {
     timed: u32,       // 1: the last axis is the time axis
     dstride: u32,
     istride: u32,
-    look: vec3<u32>,  // lookup 0: (data stride, index offset, bound)
-    look1: vec3<u32>, // lookup 1
+    look: Lookup,     // lookup 0
+    look1: Lookup,    // lookup 1
 }
 
 fn row() -> Row {
     let r = params.rank;
-    var w = Row(0u, 0u, 0u, 0u, vec3<u32>(0u), vec3<u32>(0u));
+    let nolook = Lookup(0u, 0u, 0u, 0u);
+    var w = Row(0u, 0u, 0u, 0u, nolook, nolook);
     if (r > 0u) {
         let ax = axes[r - 1u];
-        w = Row(ax.x, select(0u, 1u, r - 1u == params.rev_axis), ax.y, ax.z, vec3<u32>(0u), vec3<u32>(0u));
+        w = Row(ax.dim, select(0u, 1u, r - 1u == params.rev_axis), ax.dstride, ax.istride, nolook, nolook);
     }
     if (params.nlook > 0u) {
-        w.look = axes[r].xyz;
+        w.look = lookup(r);
     }
     if (params.nlook > 1u) {
-        w.look1 = axes[r + 1u].xyz;
+        w.look1 = lookup(r + 1u);
     }
     return w;
 }
@@ -209,13 +213,13 @@ const CIRCULAR: u32 = 4u;  // mode 2: TensorScatter, circular
 fn source(a: At, w: Row, kind: u32, check: u32) -> u32 {
     var off = a.off;
     if (kind == ONE) {
-        off = off + index(a.ip + w.look.y, w.look.z, check) * w.look.x;
+        off = off + index(a.ip + w.look.ioff, w.look.bound, check) * w.look.stride;
     } else if (kind == LOOKUPS) {
-        off = off + index(a.ip + w.look.y, w.look.z, check) * w.look.x
-                  + index(a.ip + w.look1.y, w.look1.z, check) * w.look1.x;  // LOOKUPS has two or more
+        off = off + index(a.ip + w.look.ioff, w.look.bound, check) * w.look.stride
+                  + index(a.ip + w.look1.ioff, w.look1.bound, check) * w.look1.stride;  // LOOKUPS has two or more
         for (var t = 2u; t < params.nlook; t = t + 1u) {
-            let lk = axes[params.rank + t];
-            off = off + index(a.ip + lk.y, lk.z, check) * lk.x;
+            let lk = lookup(params.rank + t);
+            off = off + index(a.ip + lk.ioff, lk.bound, check) * lk.stride;
         }
     } else if (kind == REVERSE) {
         let len = index(a.ip, params.bound, check);

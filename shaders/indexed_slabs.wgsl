@@ -43,7 +43,7 @@ struct Params {
 @group(0) @binding(0) var<storage, read> src: array<vec4<u32>>;
 @group(0) @binding(1) var<storage, read_write> dst: array<vec4<u32>>;
 @group(0) @binding(2) var<uniform> params: Params;
-@group(0) @binding(3) var<storage, read> axes: array<vec4<u32>>;
+@group(0) @binding(3) var<storage, read> axes: array<Axis>;  // lib/index_table.wgsl
 @group(0) @binding(4) var<storage, read> raw: array<vec2<u32>>;  // the int64 index tensor as stored
 @group(0) @binding(5) var<storage, read_write> status: array<atomic<u32>>;  // first bad position
 
@@ -62,10 +62,10 @@ fn offset(pos: u32, d: u32) -> u32 {
 
 // `base` for `windowed`, its indices read by `offset`.
 fn base_of(a: At, w: Row) -> u32 {
-    var off = a.off + offset(a.ip + w.look0.y, w.look0.z) * w.look0.x;
+    var off = a.off + offset(a.ip + w.look0.ioff, w.look0.bound) * w.look0.stride;
     for (var t = 1u; t < params.nlook; t = t + 1u) {
-        let lk = axes[params.outer + t];
-        off = off + offset(a.ip + lk.y, lk.z) * lk.x;
+        let lk = lookup(params.outer + t);
+        off = off + offset(a.ip + lk.ioff, lk.bound) * lk.stride;
     }
     return off;
 }

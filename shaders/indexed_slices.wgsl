@@ -2,9 +2,9 @@
 // `W` words copied from the data, starting at the word
 //     sum_k o_k * dstride_k  +  sum_t index(ip + ioff_t) * lstride_t
 // where o is slice p's multi-index over the `outer` leading output axes
-// (axes[0 .. outer] = (dim, dstride, istride, 0), strides in words) and
-// ip = sum_k o_k * istride_k its index tuple's position in the index
-// tensor; lookup t is axes[outer + t] = (lstride in words, ioff, bound, 0).
+// (axes[0 .. outer], each an Axis of lib/index_table.wgsl, strides in words)
+// and ip = sum_k o_k * istride_k its index tuple's position in the index
+// tensor; lookup t is axes[outer + t], a Lookup (lstride = its stride, in words).
 // The host (gpu/slices.py) takes this kernel only where every slice is a
 // whole number of words, contiguous in the data, and every stride a whole
 // number of words: the copy moves words, never elements, whatever their
@@ -36,7 +36,7 @@ struct Params {
 @group(0) @binding(0) var<storage, read> src: array<u32>;
 @group(0) @binding(1) var<storage, read_write> dst: array<u32>;
 @group(0) @binding(2) var<uniform> params: Params;
-@group(0) @binding(3) var<storage, read> axes: array<vec4<u32>>;
+@group(0) @binding(3) var<storage, read> axes: array<Axis>;  // lib/index_table.wgsl
 @group(0) @binding(4) var<storage, read> raw: array<vec2<u32>>;  // the int64 index tensor as stored
 @group(0) @binding(5) var<storage, read_write> status: array<atomic<u32>>;  // first bad position
 

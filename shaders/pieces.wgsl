@@ -14,7 +14,7 @@
 // what an earlier dispatch wrote (otherwise 0), or -- a select piece
 // (has_other 1) -- is read from the second source `other` at
 //     other element  other_base + sum_k i_k * other_stride_k
-// (the strides in axes[at + 16 + k].x): Where is one select piece, X where
+// (the strides in the Other rows axes[at + 16 + k]): Where is one select piece, X where
 // the condition is true and Y elsewhere, each output element written once.
 //
 // Strides are two's complement u32: every offset is taken mod 2^32, and the
@@ -59,8 +59,28 @@ struct Params {
 @group(0) @binding(1) var<storage, read> mask: array<u32>;
 @group(0) @binding(2) var<storage, read_write> dst: array<atomic<u32>>;
 @group(0) @binding(3) var<uniform> params: Params;
-@group(0) @binding(4) var<storage, read> axes: array<vec4<u32>>;  // (dim, src stride, dst stride, mask stride)
+// per axis of a piece, axes[at .. at + rank] (gpu/pieces_run.py packs them by these names)
+struct Axis {
+    dim: u32,
+    src: u32,   // source stride, elements
+    dst: u32,   // output stride, elements
+    mask: u32,  // mask stride, elements
+}
+// per axis of a select piece, axes[at + 16 .. at + 16 + rank]: the same 16-byte rows, read by other_axis
+struct Other {
+    stride: u32,  // the second source's stride, elements
+    pad0: u32,
+    pad1: u32,
+    pad2: u32,
+}
+@group(0) @binding(4) var<storage, read> axes: array<Axis>;
 @group(0) @binding(5) var<storage, read> other: array<u32>;
+
+// Row r of `axes` read as an Other (its fields in the order Axis's lie).
+fn other_axis(r: u32) -> Other {
+    let a = axes[r];
+    return Other(a.dim, a.src, a.dst, a.mask);
+}
 
 fn bswap32(x: u32) -> u32 {
     return (x << 24u) | ((x & 0xff00u) << 8u) | ((x >> 8u) & 0xff00u) | (x >> 24u);
@@ -123,13 +143,13 @@ fn locate(l: u32) -> Loc {
     var loc = Loc(params.src_base, params.dst_base, params.mask_base, params.other_base, 0u, 0u, 0u);
     for (var k = params.rank; k > 0u; k = k - 1u) {
         let a = axes[params.at + k - 1u];
-        let i = rest % a.x;
-        rest = rest / a.x;
-        loc.s = loc.s + i * a.y;
-        loc.d = loc.d + i * a.z;
-        loc.m = loc.m + i * a.w;
+        let i = rest % a.dim;
+        rest = rest / a.dim;
+        loc.s = loc.s + i * a.src;
+        loc.d = loc.d + i * a.dst;
+        loc.m = loc.m + i * a.mask;
         if (params.has_other == 1u) {
-            loc.o = loc.o + i * axes[params.at + 15u + k].x;
+            loc.o = loc.o + i * other_axis(params.at + 15u + k).stride;
         }
         if (k - 1u == params.tri_row) {
             loc.row = i;
@@ -221,12 +241,12 @@ fn main(
         return;
     }
     var loc = locate(l0);
-    var last = vec4<u32>(params.count, 0u, 0u, 0u);  // a rank-0 piece: one element
+    var last = Axis(params.count, 0u, 0u, 0u);  // a rank-0 piece: one element
     var last_o = 0u;
     if (params.rank > 0u) {
         last = axes[params.at + params.rank - 1u];
         if (params.has_other == 1u) {
-            last_o = axes[params.at + 15u + params.rank].x;
+            last_o = other_axis(params.at + 15u + params.rank).stride;
         }
     }
     let end = min(l0 + ELEMS, params.count);
@@ -235,11 +255,11 @@ fn main(
     let lg = select(0u, countTrailingZeros(params.bits) - 5u, params.bits >= 32u);
     for (var l = l0; l < end; l = l + 1u) {
         if (l != l0) {
-            if (loc.i + 1u < last.x) {
+            if (loc.i + 1u < last.dim) {
                 loc.i = loc.i + 1u;
-                loc.s = loc.s + last.y;
-                loc.d = loc.d + last.z;
-                loc.m = loc.m + last.w;
+                loc.s = loc.s + last.src;
+                loc.d = loc.d + last.dst;
+                loc.m = loc.m + last.mask;
                 loc.o = loc.o + last_o;
                 if (params.tri_col == params.rank - 1u) {
                     loc.col = loc.col + 1u;

@@ -19,8 +19,8 @@
 // every tuple; a bad index keeps the smallest position in status[0]
 // (atomicMin) and the host refuses the scatter before the apply runs; it
 // leaves each tuple's target word in `starts` for apply_raw. The table is indexed_slices.wgsl's: axes[0 .. outer]
-// = (dim, dstride, istride, 0) per leading update axis, then per lookup
-// (stride in words, index offset, bound, stride in slices).
+// an Axis per leading update axis, then per lookup a Lookup (lib/index_table.wgsl;
+// stride in words, claim: its stride in slices).
 //
 // needs: (nothing beyond WebGPU)
 
@@ -43,12 +43,14 @@ struct Params {
 @group(0) @binding(0) var<storage, read> updates: array<u32>;
 @group(0) @binding(1) var<storage, read_write> out: array<u32>;
 @group(0) @binding(2) var<uniform> params: Params;
-@group(0) @binding(3) var<storage, read> axes: array<vec4<u32>>;
+@group(0) @binding(3) var<storage, read> axes: array<Axis>;  // lib/index_table.wgsl
 @group(0) @binding(4) var<storage, read> norm: array<u32>;
 @group(0) @binding(5) var<storage, read_write> status: array<atomic<u32>>;
 @group(0) @binding(6) var<storage, read_write> claims: array<atomic<u32>>;  // per data slice
 // `_raw`: tuple p's first word in `out`, written by claim_raw, read by apply_raw (no tuple read twice)
 @group(0) @binding(7) var<storage, read_write> starts: array<u32>;
+
+#include "lib/index_table.wgsl"
 
 // Slice p's index tuple position and target: (word of its first word, slice number).
 fn aim(p: u32) -> vec2<u32> {
@@ -56,14 +58,14 @@ fn aim(p: u32) -> vec2<u32> {
     var ip = 0u;
     for (var k = params.outer; k > 0u; k = k - 1u) {
         let ax = axes[k - 1u];
-        ip = ip + (rest % ax.x) * ax.z;
-        rest = rest / ax.x;
+        ip = ip + (rest % ax.dim) * ax.istride;
+        rest = rest / ax.dim;
     }
     var t = vec2<u32>(0u);
     for (var j = 0u; j < params.nlook; j = j + 1u) {
-        let lk = axes[params.outer + j];
-        let v = norm[ip + lk.y];
-        t = t + v * lk.xw;
+        let lk = lookup(params.outer + j);
+        let v = norm[ip + lk.ioff];
+        t = t + v * vec2<u32>(lk.stride, lk.claim);
     }
     return t;
 }
@@ -103,13 +105,13 @@ fn aim_raw(p: u32) -> vec2<u32> {
     var ip = 0u;
     for (var k = params.outer; k > 0u; k = k - 1u) {
         let ax = axes[k - 1u];
-        ip = ip + (rest % ax.x) * ax.z;
-        rest = rest / ax.x;
+        ip = ip + (rest % ax.dim) * ax.istride;
+        rest = rest / ax.dim;
     }
     var t = vec2<u32>(0u);
     for (var j = 0u; j < params.nlook; j = j + 1u) {
-        let lk = axes[params.outer + j];
-        t = t + index(ip + lk.y, lk.z) * lk.xw;
+        let lk = lookup(params.outer + j);
+        t = t + index(ip + lk.ioff, lk.bound) * vec2<u32>(lk.stride, lk.claim);
     }
     return t;
 }

@@ -1,7 +1,10 @@
 // Part (shaders/lib, see gpu/shaders.py): a slice's leading part in a
 // whole-slice gather (lib/slice_walk.wgsl, gather_nd_rows.wgsl). The
-// including shader declares `axes: array<vec4<u32>>` (per leading axis
-// (dim, dstride, istride, 0)) and `params.outer` (leading axes).
+// including shader declares `axes: array<Axis>` (lib/index_table.wgsl,
+// included here: per leading axis one Axis, then the lookups) and
+// `params.outer` (leading axes).
+
+#include "lib/index_table.wgsl"
 
 // Slice p's leading part: its data word before the lookups, its index
 // tuple's position, and its coordinate along the last leading axis.
@@ -16,10 +19,10 @@ fn at(p: u32) -> At {
     var a = At(0u, 0u, 0u);
     for (var k = params.outer; k > 0u; k = k - 1u) {
         let ax = axes[k - 1u];
-        let i = rest % ax.x;
-        rest = rest / ax.x;
-        a.off = a.off + i * ax.y;
-        a.ip = a.ip + i * ax.z;
+        let i = rest % ax.dim;
+        rest = rest / ax.dim;
+        a.off = a.off + i * ax.dstride;
+        a.ip = a.ip + i * ax.istride;
         if (k == params.outer) {
             a.last = i;
         }

@@ -39,6 +39,52 @@ def test_every_array_of_records_has_a_layout(shader):
         assert lay.size % lay.align == 0 and lay.size >= lay.fields[-1].offset + lay.fields[-1].size
 
 
+# A table whose rows are of two kinds in one binding (WGSL has no unions):
+# the binding is an array of the first struct, the second read through an
+# accessor that renames the same four words. Both are packed by name.
+VIEWS = {  # the part declaring them: (bound struct, view struct, accessor, the kernels reading the table)
+    "lib/index_table.wgsl": ("Axis", "Lookup", "lookup", {"indexed_gather.wgsl", "indexed_slices.wgsl",
+                                                          "indexed_slabs.wgsl", "scatter_slices.wgsl",
+                                                          "gather_nd_rows.wgsl"}),
+    "pieces.wgsl": ("Axis", "Other", "other_axis", {"pieces.wgsl"}),
+}
+
+
+@pytest.mark.parametrize("part", sorted(VIEWS))
+def test_a_second_record_kind_is_a_view_of_the_same_rows(part):
+    """Every shader that reads such a table binds ``array<Axis>`` and reads
+    the other kind through the accessor: both structs are four u32 words, and
+    the accessor hands the words over in the order they lie."""
+    base, view, accessor, readers = VIEWS[part]
+    assert {s for s in shader_names() if f"fn {accessor}(" in shader_text(s)} == readers
+    for shader in readers:
+        text = shader_text(shader)
+        assert re.search(rf"var<storage, read> axes: array<{base}>;", text), shader
+        a, b = layout(shader, base), layout(shader, view)
+        assert a.size == b.size == 16 and [f.scalar for f in a.fields + b.fields] == ["u32"] * 8
+        body = re.search(rf"fn {accessor}\(r: u32\) -> {view} \{{\s*let a = axes\[r\];\s*return {view}\(([^)]*)\);", text)
+        assert body and [x.strip() for x in body.group(1).split(",")] == [f"a.{f.name}" for f in a.fields], shader
+
+
+def test_no_records_packed_by_position_in_gpu():
+    """Tables of records go through layout.pack_rows: what struct.pack still
+    writes in gpu/ is plain words (a status or fault row the kernel resets, an
+    array<u32> of counts or bounds, a fill word), never a row of a struct."""
+    offenders = []
+    for path in sorted(GPU.glob("*.py")):
+        if path.name == "layout.py":
+            continue
+        for line in path.read_text().splitlines():
+            if "struct.pack(" not in line:
+                continue
+            words = re.search(r'struct\.pack\(f?"<(\d*)I"', line)
+            plain = words is not None and words.group(1) in ("", "4") and (
+                words.group(1) == "" or re.search(r"write_buffer\((status|fault), 0, ", line))
+            if not (plain or re.search(r'struct\.pack\(f"<\{', line)):
+                offenders.append(f"{path.name}: {line.strip()}")
+    assert offenders == []
+
+
 def test_records_pack_row_by_row_by_name():
     rows = [{"size": 3, "stride": 1}, {"size": 5, "stride": -1}]
     assert pack_rows("nonzero.wgsl", "Axis", rows) == struct.pack("<8I", 3, 1, 0, 0, 5, 0xFFFFFFFF, 0, 0)

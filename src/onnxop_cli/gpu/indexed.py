@@ -11,8 +11,9 @@ when every index was in range, so nothing is written otherwise.
 
 What each op reads is one table (``Table``): per output axis its size, its
 stride into the data and into the index tensor; per lookup a data stride and
-an offset in the index tensor (see indexed_gather.wgsl). ops/ builds the
-tables from the ONNX shapes; this module only moves bytes.
+an offset in the index tensor (see indexed_gather.wgsl; gpu/indexed_gather.py
+binds the kernel to a table). ops/ builds the tables from the ONNX shapes;
+this module only moves bytes.
 
 A gather whose output is one band skips the check pass: its kernel reads
 the raw indices and checks each as it uses it (the ``_i32``/``_i64``
@@ -54,14 +55,13 @@ from . import elements_rows, gather_lines, gather_windows, reverse_runs, slice_g
 from .indexed_buffers import Buffers, Slice, read_small, read_to_host, to_sink  # noqa: F401 - also imported from here
 from .program import Program, grid_x
 from .index_table import NONNEG, RANGE, WRAP, Check, Table, row_strides  # noqa: F401 - also imported from here
+from .indexed_gather import GATHER, NO_BAD, VARIANTS, Gather, constants, variant  # noqa: F401 - also imported from here
 
 Sink = Callable[[memoryview], None]
 LAST = "indexed-last"  # gpu.cache key: the last call's transfer counts (indexed_buffers.KEYS)
 
-GATHER = "indexed_gather.wgsl"
 INDICES = "indices.wgsl"
 BITS = (2, 4, 8, 16, 32, 64, 128)
-NO_BAD = 0xFFFFFFFF
 
 
 @dataclass(frozen=True)
@@ -245,88 +245,6 @@ def _unravel(flat: int, shape: Sequence[int]) -> tuple[int, ...]:
 
 
 # ------------------------------------------------------------------ gather
-
-
-# indexed_gather.wgsl's variants by name: its constants (CASE, INDEX), by their names in the shader
-VARIANTS = {
-    "flat": ("FLAT", "NORM"), "circular": ("CIRCULAR", "NORM"),
-    "one": ("ONE", "NORM"), "one_i32": ("ONE", "I32"), "one_i64": ("ONE", "I64"),
-    "lookups": ("LOOKUPS", "NORM"), "lookups_i32": ("LOOKUPS", "I32"), "lookups_i64": ("LOOKUPS", "I64"),
-    "reverse": ("REVERSE", "NORM"), "reverse_i32": ("REVERSE", "I32"), "reverse_i64": ("REVERSE", "I64"),
-}
-
-
-def variant(table: Table, raw: Index | None = None) -> str:
-    """The kernel's variant (a key of VARIANTS) for ``table``: the one
-    specialized to its case (see indexed_gather.wgsl); ``raw``: the one
-    reading and checking these raw indices itself."""
-    if table.mode == 0:
-        name = ("flat", "one")[len(table.lookups)] if len(table.lookups) < 2 else "lookups"
-    else:
-        name = "reverse" if table.mode == 1 else "circular"
-    if raw is None:
-        return name
-    if name in ("flat", "circular"):
-        raise ValueError(f"no checking kernel for a {name} table")
-    return name + ("_i64" if raw.wide else "_i32")
-
-
-def constants(name: str) -> dict[str, int]:
-    """indexed_gather.wgsl's constants for the variant ``name``."""
-    case, index = VARIANTS[name]
-    return {"CASE": shader_const(GATHER, case), "INDEX": shader_const(GATHER, index)}
-
-
-class Gather:
-    """indexed_gather.wgsl bound to one source, index buffer and table."""
-
-    def __init__(self, gpu: Gpu, bufs: Buffers, src: Any, norm: Any, table: Table, max_dim: int,
-                 fused: tuple[Any, Any, Index, Check] | None = None) -> None:
-        """``fused`` (raw index buffer, status buffer, index, check): the kernel
-        reads and checks the raw indices itself; ``norm`` is then unused."""
-        self.gpu, self.bufs, self.table, self.max_dim = gpu, bufs, table, max_dim
-        self.kernel = Program(
-            GATHER, ("read-only-storage", "read-only-storage", "storage", "uniform", "read-only-storage",
-                     "read-only-storage", "storage"), constants(variant(table, fused[2] if fused else None))
-        ).on(gpu)
-        self.src, self.norm, self.fused = src, norm, fused
-        if fused is None:
-            spare = bufs.new("no raw indices", 16, U.STORAGE)
-            self.raw, self.status, bounds = spare, bufs.new("no status", 16, U.STORAGE), (0,)
-        else:
-            self.raw, self.status, bounds = fused[0], fused[1], fused[3].bounds
-        rows = [struct.pack("<4I", d, s & 0xFFFFFFFF, i & 0xFFFFFFFF, 0)
-                for d, s, i in zip(table.shape, table.dstrides, table.istrides)]
-        rows += [struct.pack("<4I", s & 0xFFFFFFFF, o, bounds[t % len(bounds)], 0)
-                 for t, (s, o) in enumerate(table.lookups)]
-        blob = b"".join(rows) or bytes(16)
-        self.axes = bufs.new("axes", len(blob), U.STORAGE | U.COPY_DST)
-        gpu.queue.write_buffer(self.axes, 0, blob)
-        self.words_per_group = shader_const(GATHER, "WG") * shader_const(GATHER, "WORDS")
-
-    def run(self, dst: Any, e0: int, count: int, bits: int, swap: int, offsets: bool = False,
-            window: tuple[Any, int, int, bool] | None = None) -> None:
-        """Fill ``dst`` with elements e0 .. e0+count of the table's output;
-        with ``window`` (buffer, first source element, elements, rmw) only
-        those whose source lies in that window of the source."""
-        t = self.table
-        src, win0, wcount, rmw = window or (self.src, 0, NO_BAD, False)
-        words = 0 if count == 0 else (count if offsets else (count * bits + 31) // 32)
-        f = self.fused
-        iswap, cmode, bound = (int(f[2].big), f[3].mode, f[3].bounds[0]) if f else (0, 0, 0)
-        groups = -(-words // self.words_per_group)
-        rev = t.time_axis if t.mode in (1, 2) else NO_BAD
-        params = self.bufs.params("gather params", pack(
-            GATHER, words=words, groups_x=grid_x(groups, self.max_dim), e0=e0, band=count,
-            bits=32 if offsets else bits, swap=swap, rank=len(t.shape), nlook=len(t.lookups), mode=t.mode,
-            rev_axis=rev, rev_stride=t.time_stride & 0xFFFFFFFF, modulus=max(1, t.modulus), offsets=int(offsets),
-            win0=win0, wcount=wcount, rmw=int(rmw), iswap=iswap, cmode=cmode, bound=bound,
-        ))
-
-        group = self.kernel.bind([src, self.norm, dst, params, self.axes, self.raw, self.status])
-        encoder = self.gpu.device.create_command_encoder()
-        self.kernel.dispatch(encoder, groups, self.max_dim, group)
-        self.gpu.queue.submit([encoder.finish()])
 
 
 def check_data(gpu: Gpu, data: Data, op: str, whole: bool = True) -> None:

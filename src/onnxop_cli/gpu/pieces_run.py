@@ -16,10 +16,11 @@ from . import runs
 from .buffers import WORD, BufferUsage, MapMode, round_up
 from .device import Gpu
 from .kernels import shader_const
-from .layout import layout as layout_of, pack
+from .layout import layout as layout_of, pack, pack_rows
 from .program import Program, grid_x
 
 SHADER = "pieces.wgsl"
+M = 0xFFFFFFFF  # strides as two's complement u32 words
 SLOTS = 16  # axes entries per piece (ranks up to 16); a select piece's other strides follow them
 BATCH = 128  # dispatches per submission
 # (src, mask, dst, params at a dynamic offset, axes, other): every kernel of a run (runs.py's, where.wgsl, one_hot.wgsl)
@@ -233,12 +234,10 @@ class Run:
                 gpu.queue.write_buffer(self.params, slot * self.stride, record)
                 ss = p.src_strides if p.src is not None else (0,) * rank
                 ms = p.mask_strides if p.mask is not None else (0,) * rank
-                entries = b"".join(
-                    struct.pack("<4I", d, s & 0xFFFFFFFF, t & 0xFFFFFFFF, m & 0xFFFFFFFF)
-                    for d, s, t, m in zip(p.shape, ss, p.dst_strides, ms)
-                )
+                entries = pack_rows(SHADER, "Axis", ({"dim": d, "src": s & M, "dst": t & M, "mask": m & M}
+                                                     for d, s, t, m in zip(p.shape, ss, p.dst_strides, ms)))
                 os_ = p.other_strides if p.other is not None else ()
-                others = b"".join(struct.pack("<4I", s & 0xFFFFFFFF, 0, 0, 0) for s in os_)
+                others = pack_rows(SHADER, "Other", ({"stride": s & M} for s in os_))
                 axes += entries + bytes(16 * SLOTS - len(entries)) + others + bytes(16 * SLOTS - len(others))
                 self.kernel.record(compute, groups, self.max_dim, self.bind_group, [slot * self.stride])
                 slot += 1

@@ -13,11 +13,13 @@ kernel moves words, never elements, whatever the element width.
 from __future__ import annotations
 
 import math
-import struct
 from dataclasses import dataclass
 
 from .index_table import Table
-from .layout import pack
+from .layout import pack, pack_rows
+
+TABLE = "indexed_slices.wgsl"  # the table's rows: lib/index_table.wgsl's Axis and Lookup, shared by the slice kernels
+M = 0xFFFFFFFF  # strides as two's complement u32 words
 
 
 @dataclass(frozen=True)
@@ -25,12 +27,11 @@ class Slices:
     width: int  # words per slice
     outer: int  # leading output axes
     blob: bytes  # the kernel's axes buffer
+    strides: tuple[int, ...] = ()  # every data stride of the table (leading axes', lookups'), in words
 
     def vec4(self) -> bool:
         """Whether every slice and stride is whole 16-byte vectors (indexed_slabs.wgsl)."""
-        words = [self.width] + [struct.unpack_from("<I", self.blob, 16 * r + (4 if r < self.outer else 0))[0]
-                                for r in range(len(self.blob) // 16)]
-        return all(w % 4 == 0 for w in words)
+        return all(w % 4 == 0 for w in (self.width, *self.strides))
 
     def params(self, shader: str, words: int, groups_x: int, big: bool, cmode: int) -> bytes:
         """``shader``'s Params (indexed_slices.wgsl's or scatter_slices.wgsl's)."""
@@ -55,9 +56,11 @@ def plan(table: Table, bits: int, bounds: tuple[int, ...]) -> Slices | None:
     strides = [s for d, s in zip(table.shape[:k], table.dstrides[:k]) if d > 1] + [s for s, _ in table.lookups]
     if any((s * bits) % 32 for s in strides):
         return None
-    rows = [struct.pack("<4I", d, ((s * bits) // 32) & 0xFFFFFFFF, i & 0xFFFFFFFF, 0)
+    axes = [{"dim": d, "dstride": ((s * bits) // 32) & M, "istride": i & M}
             for d, s, i in zip(table.shape[:k], table.dstrides[:k], table.istrides[:k])]
-    elems = math.prod(table.shape[k:])  # the 4th: a lookup's stride in slices (ScatterND's claims)
-    rows += [struct.pack("<4I", ((s * bits) // 32) & 0xFFFFFFFF, o, bounds[t % len(bounds)], (s // elems) & 0xFFFFFFFF)
+    elems = math.prod(table.shape[k:])  # claim: a lookup's stride in slices (ScatterND's claims)
+    looks = [{"stride": ((s * bits) // 32) & M, "ioff": o, "bound": bounds[t % len(bounds)], "claim": (s // elems) & M}
              for t, (s, o) in enumerate(table.lookups)]
-    return Slices(slice_bits // 32, k, b"".join(rows))
+    blob = pack_rows(TABLE, "Axis", axes) + pack_rows(TABLE, "Lookup", looks)
+    words = tuple(r["dstride"] for r in axes) + tuple(r["stride"] for r in looks)
+    return Slices(slice_bits // 32, k, blob, words)
