@@ -79,7 +79,7 @@ def nan_first(kind: str, bits: int, inner: int, bfloat: bool = False) -> bool:
     return int(np.asarray(r).view(u)) & sign == q[0] & sign
 
 
-def default_nan() -> int:
+def _default_nan() -> int:
     import numpy as np
 
     with np.errstate(invalid="ignore"):
@@ -90,7 +90,7 @@ def default_nan() -> int:
 def apply_head(reduce: Reduce, bits: int) -> tuple[int, int, int, int, int]:
     """scatter_apply.wgsl's (kind, cls, numpy, default_nan, nan_first) for
     ``reduce`` on elements of ``bits``."""
-    return (REDUCTIONS.index(reduce.kind), reduce.cls, int(reduce.numpy), default_nan(),
+    return (REDUCTIONS.index(reduce.kind), reduce.cls, int(reduce.numpy), _default_nan(),
             int(reduce.cls in (2, 4) and nan_first(reduce.kind, bits, reduce.inner, reduce.cls == 4)))
 
 
@@ -127,7 +127,7 @@ def rounds(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, targets: Any, data: Data
     gpu.queue.submit([encoder.finish()])
     wg = shader_const(CLAIM, "WG")
     small = bufs.new("round params", layout(CLAIM).size, U.UNIFORM | U.COPY_DST)
-    apply_params = bufs.new("apply params", layout(APPLY).size, U.UNIFORM | U.COPY_DST)
+    apply_buf = bufs.new("apply params", layout(APPLY).size, U.UNIFORM | U.COPY_DST)
     head = apply_head(reduce, data.bits)
     k_claim = Program(CLAIM, ("read-only-storage", "storage", "storage", "uniform",
                       "read-only-storage")).on(gpu)
@@ -145,13 +145,13 @@ def rounds(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, targets: Any, data: Data
         gx = grid_x(groups, max_dim)
         # one buffer for claim, reset and compact: their Params are one layout (tests/unit/test_layout.py)
         gpu.queue.write_buffer(small, 0, pack(CLAIM, count=count, groups_x=gx, bits=data.bits, direct=direct))
-        gpu.queue.write_buffer(apply_params, 0, apply_params(count, gx, data.bits, head, direct))
+        gpu.queue.write_buffer(apply_buf, 0, apply_params(count, gx, data.bits, head, direct))
         gpu.queue.write_buffer(status, 0, struct.pack("<4I", 0, 0, 0, 0))
         ls = lists[current]
         encoder = gpu.device.create_command_encoder()
         for _ in range(batch):
             k_claim.dispatch(encoder, groups, max_dim, k_claim.bind([targets, claim, done, small, ls]))
-            k_apply.dispatch(encoder, groups, max_dim, k_apply.bind([targets, claim, done, apply_params, upd, out,
+            k_apply.dispatch(encoder, groups, max_dim, k_apply.bind([targets, claim, done, apply_buf, upd, out,
                                                                      status, ls]))
             if not none:  # none is one round: the apply kernel flags a second update
                 k_reset.dispatch(encoder, groups, max_dim, k_reset.bind([targets, claim, done, small, status, ls]))
