@@ -8,7 +8,7 @@ a second kernel on that layout, so one bind group serves both.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from .faults import gpu_errors
 
@@ -26,14 +26,8 @@ class PipelineCache:
         from .shaders import variant_label
 
         label = variant_label(shader, constants)
-        pipe = self._pipelines.get(label)
-        if pipe is None:
-            with gpu_errors(f"compiling {label}", self.name):
-                module = self._module(shader, constants)
-                pipe = self.device.create_compute_pipeline(
-                    label=label, layout="auto", compute={"module": module, "entry_point": "main"})
-            self._pipelines[label] = pipe
-        return pipe
+        return self._compiled(label, label, lambda: self.device.create_compute_pipeline(
+            label=label, layout="auto", compute={"module": self._module(shader, constants), "entry_point": "main"}))
 
     def pipeline_with_layout(self, shader: str, entries: list[dict], constants: dict[str, int | bool] | None = None,
                              code: str | None = None) -> tuple[Any, Any]:
@@ -44,14 +38,13 @@ class PipelineCache:
         from .shaders import variant_label
 
         label = variant_label(shader, constants)
-        key = f"{label}:explicit"
-        found = self._pipelines.get(key)
-        if found is None:
-            with gpu_errors(f"compiling {label}", self.name):
-                module = self._module(shader, constants, code)
-                layout = self.device.create_bind_group_layout(label=label, entries=entries)
-                found = self._pipelines[key] = (self._on(label, module, layout), layout)
-        return found
+
+        def make() -> tuple[Any, Any]:
+            module = self._module(shader, constants, code)
+            layout = self.device.create_bind_group_layout(label=label, entries=entries)
+            return self._on(label, module, layout), layout
+
+        return self._compiled(f"{label}:explicit", label, make)
 
     def pipeline_on_layout(self, shader: str, sharing: str, constants: dict[str, int | bool] | None = None) -> Any:
         """The pipeline for ``shader`` (``constants`` as for :meth:`pipeline`)
@@ -61,13 +54,17 @@ class PipelineCache:
         from .shaders import variant_label
 
         label = variant_label(shader, constants)
-        key = f"{label}:on:{sharing}"
-        pipe = self._pipelines.get(key)
-        if pipe is None:
-            _, layout = self._pipelines[f"{sharing}:explicit"]
+        return self._compiled(f"{label}:on:{sharing}", label, lambda: self._on(
+            label, self._module(shader, constants), self._pipelines[f"{sharing}:explicit"][1]))
+
+    def _compiled(self, key: str, label: str, make: Callable[[], Any]) -> Any:
+        """``_pipelines[key]``, made by ``make`` (WebGPU failures a GpuError
+        naming ``label`` and the adapter) the first time."""
+        found = self._pipelines.get(key)
+        if found is None:
             with gpu_errors(f"compiling {label}", self.name):
-                pipe = self._pipelines[key] = self._on(label, self._module(shader, constants), layout)
-        return pipe
+                found = self._pipelines[key] = make()
+        return found
 
     def _module(self, shader: str, constants: dict[str, int | bool] | None, code: str | None = None) -> Any:
         from .shaders import shader_source, variant_label
