@@ -32,7 +32,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 import onnxop_cli.gpu.kernels as kernels  # noqa: E402
 import onnxop_cli.gpu.shaders as shaders  # noqa: E402
-from onnxop_cli.cli.bench import CpuClock, human, parse_sizes  # noqa: E402
+from onnxop_cli.cli.bench import CpuClock, parse_sizes  # noqa: E402
+from onnxop_cli.cli.bench_report import human  # noqa: E402
 from onnxop_cli.gpu.measure import Bench  # noqa: E402
 from onnxop_cli.gpu.device import get_gpu  # noqa: E402
 

@@ -14,7 +14,7 @@ import pytest
 
 from conftest import BACKENDS, cli, error_of
 from onnxop_cli.errors import NoAdapterError
-from onnxop_cli.gpu import choose as calibrate, get_gpu
+from onnxop_cli.gpu import choice_cache, choose as calibrate, get_gpu
 from onnxop_cli.gpu.kernels import KERNELS, available
 
 
@@ -55,7 +55,7 @@ def two(fresh):
 
 
 def entries() -> dict:
-    return json.loads(calibrate.cache_path().read_text())["entries"]
+    return json.loads(choice_cache.cache_path().read_text())["entries"]
 
 
 def test_measured_once_then_cached(fresh):
@@ -63,15 +63,15 @@ def test_measured_once_then_cached(fresh):
     first = calibrate.choice(gpu)
     if len(available(gpu)) == 1:  # GL: storage only, nothing to measure or cache
         assert first == calibrate.Choice("storage", "only")
-        assert not calibrate.cache_path().exists()
+        assert not choice_cache.cache_path().exists()
         return
     assert first.reason == "measured" and first.kernel in KERNELS
     assert set(first.gbps) == {k.name for k in available(gpu)} and all(v > 0 for v in first.gbps.values())
     assert first.kernel == max(first.gbps, key=first.gbps.get)
-    entry = entries()[calibrate.cache_key(gpu)]
+    entry = entries()[choice_cache.cache_key(gpu)]
     assert entry["kernel"] == first.kernel and entry["gbps"] == first.gbps
-    key = json.loads(calibrate.cache_key(gpu))
-    assert key == [gpu.info.our_backend, gpu.info.name, gpu.info.driver, version("onnxop"), calibrate.kernels_digest()]
+    key = json.loads(choice_cache.cache_key(gpu))
+    assert key == [gpu.info.our_backend, gpu.info.name, gpu.info.driver, version("onnxop"), choice_cache.kernels_digest()]
 
     assert calibrate.choice(gpu) is first  # the same process asks once
     gpu.kernel_choice = None  # a new process on the same adapter
@@ -99,7 +99,7 @@ def test_the_cache_decides_and_tune_measures_again(two):
     assert calibrate.choice(gpu) == calibrate.Choice("storage", "cached", {"storage": 9.0, "storage64": 1.0})
     # ...until --tune measures again and rewrites it.
     tuned = calibrate.choice(gpu, tune=True)
-    assert tuned.reason == "measured" and entries()[calibrate.cache_key(gpu)]["gbps"] == tuned.gbps
+    assert tuned.reason == "measured" and entries()[choice_cache.cache_key(gpu)]["gbps"] == tuned.gbps
 
 
 @pytest.mark.parametrize(
@@ -108,21 +108,21 @@ def test_the_cache_decides_and_tune_measures_again(two):
 )
 def test_a_corrupt_cache_is_ignored_and_rewritten(two, text):
     gpu = two
-    path = calibrate.cache_path()
+    path = choice_cache.cache_path()
     path.parent.mkdir(parents=True)
     path.write_text(text, encoding="latin-1")
     found = calibrate.choice(gpu)
     assert found.reason == "measured"
-    assert entries()[calibrate.cache_key(gpu)]["kernel"] == found.kernel
+    assert entries()[choice_cache.cache_key(gpu)]["kernel"] == found.kernel
     assert [p.name for p in path.parent.iterdir()] == ["kernels.json"]  # no temporary left
 
 
 @pytest.mark.parametrize("entry", [{"kernel": "uniform64", "gbps": {}}, {"kernel": "storage"}, "storage", None])
 def test_a_bad_entry_is_measured_again(two, entry):
     gpu = two
-    path = calibrate.cache_path()
+    path = choice_cache.cache_path()
     path.parent.mkdir(parents=True)
-    path.write_text(json.dumps({"version": 1, "entries": {calibrate.cache_key(gpu): entry}}))
+    path.write_text(json.dumps({"version": 1, "entries": {choice_cache.cache_key(gpu): entry}}))
     assert calibrate.choice(gpu).reason == "measured"
 
 
@@ -141,7 +141,7 @@ def test_forced_kernel(fresh, monkeypatch):
     calibrate.force(None)
     monkeypatch.setenv(calibrate.ENV_KERNEL, "storage")
     assert calibrate.choice(gpu) == calibrate.Choice("storage", "forced")
-    assert not calibrate.cache_path().exists()  # forcing measures and caches nothing
+    assert not choice_cache.cache_path().exists()  # forcing measures and caches nothing
 
 
 def test_cli_forced_kernel_runs_and_is_reported(fresh, capsys, cwd, rng):

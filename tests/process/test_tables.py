@@ -117,7 +117,7 @@ def test_piped_tables_are_plain(backend):
 
 
 def test_bench_table_goes_through_tables(monkeypatch):
-    from onnxop_cli.cli.bench import EngineRun, Report, Row, render_table
+    from onnxop_cli.cli.bench_report import EngineRun, Report, Row, render_table
 
     engine = EngineRun("wgpu", "gpu", "vulkan", "drv", "wall clock", "copy", "measured", {}, "mapped")
     report = Report("gpu", "vulkan", "drv", "today", "wall clock", 1, 0, "copy", "measured", {}, "mapped", 2, [0.1],

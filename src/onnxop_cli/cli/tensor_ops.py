@@ -137,20 +137,13 @@ def check_targets(jobs: list[FamilyJob]) -> None:
 def _check_target(target: Path, dtype, nbytes: int) -> None:
     """io's output checks; a folder of parts that does not exist yet is made
     when the job runs, so its nearest existing folder must be writable."""
-    import os
-
     from .. import io
+    from ..core.batch_targets import check_folders
 
     if target.parent.is_dir():
         io.check_output(target, dtype, nbytes=nbytes)
         return
-    folder = target.parent
-    while not folder.exists() and folder != folder.parent:
-        folder = folder.parent
-    if not folder.is_dir():
-        raise UsageError(f"{target}: {folder} is not a folder")
-    if not os.access(folder, os.W_OK):
-        raise UsageError(f"{target}: output folder {folder} is not writable")
+    check_folders(target)
     io.check_format(target, dtype, nbytes=nbytes)
 
 

@@ -335,7 +335,8 @@ def bench(
         ),
     ] = False,
 ) -> None:
-    from .bench import bench_document, parse_sizes, render_table, run_bench
+    from .bench import parse_sizes, run_bench
+    from .bench_report import bench_document, render_table
 
     out = _out(ctx)
     chosen = parse_sizes(sizes) if sizes is not None else None

@@ -22,21 +22,18 @@ Planning reads no data and writes nothing, so a batch that would lose data
 refused whole, with exit code 2, before its first byte is read. A job's output
 may replace its own input: that is one atomic rename, after the input was read.
 
-Files are compared as the operating system sees them: by (st_dev, st_ino)
-when they exist, so that a symlink, a hard link or another spelling of the
-same file is the same file; by their resolved path when they do not yet.
+Each input's output path and the refusals about those paths are
+core/batch_targets.py's.
 """
 
 from __future__ import annotations
 
-
-import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Callable, ContextManager, Iterator, Optional
 
-from ..errors import OnnxopError, OutputError, UsageError
+from ..errors import OnnxopError, OutputError
 
 if TYPE_CHECKING:
     from .apply import Result
@@ -116,19 +113,19 @@ def plan(
     or, when a ``refused`` list is given (--keep-going), each refused job
     put there and left out."""
     from . import apply as core
-    from . import pack
+    from . import batch_targets, pack
     from .. import io
     from ..io.stdio import is_stdio
 
     if fmt is not None:
         pack.check_format(fmt, output)
     packed = output is not None and not is_stdio(output) and io.is_archive(output) and len(inputs) > 1
-    targets = _targets(inputs, output, parents, fmt, packed)
+    targets = batch_targets.targets(inputs, output, parents, fmt, packed)
     jobs = [Job(src, target, fmt=fmt if is_stdio(target) else None, packed=packed) for src, target in zip(inputs, targets)]
     if packed:
         pack.refuse_packing_an_input(inputs, output)
     else:
-        _refuse_collisions(jobs)
+        batch_targets.refuse_collisions(jobs)
 
     def each(check) -> None:
         for job in list(jobs):
@@ -150,7 +147,7 @@ def plan(
         for tensor in job.tensors:
             out_shape = core.check(node, tensor, where=tensor.source or tensor.name)
             if job.target is not None:
-                _check_target(job.target, output if parents else None, tensor, out_shape, job.fmt)
+                batch_targets.check_target(job.target, output if parents else None, tensor, out_shape, job.fmt)
 
     each(headers)
     each(rules)
@@ -160,124 +157,6 @@ def plan(
         for tensor in job.tensors:
             core.check_device(tensor, backend)
     return jobs
-
-
-def _targets(
-    inputs: list[Path], output: Optional[Path], parents: bool, fmt: Optional[str] = None, packed: bool = False
-) -> list[Optional[Path]]:
-    """Where each input's result goes: printed (no -o), stdout, the file -o,
-    the archive -o (``packed``), or a file in the folder -o: the input's
-    name (its suffix ``fmt``'s, if given), or with ``parents`` its whole
-    relative path."""
-    from ..io.stdio import is_stdio
-
-    def renamed(path: Path) -> Path:
-        return path.with_suffix("." + fmt.lower().lstrip(".")) if fmt else path
-
-    if parents:
-        if output is None or is_stdio(output):
-            raise UsageError("--parents mirrors input paths under a folder; give -o FOLDER")
-        if not output.is_dir():
-            raise UsageError(f"{output}: with --parents, -o must be an existing folder")
-        return [output / renamed(mirrored(src)) for src in inputs]
-    if output is None:
-        return [None] * len(inputs)
-    if is_stdio(output):
-        return [output]
-    if packed:
-        return [output] * len(inputs)
-    if output.is_dir():
-        if any(is_stdio(src) for src in inputs):
-            raise UsageError(f"{output}: a folder takes each input's name, and stdin has none; give -o FILE")
-        return [output / renamed(Path(src.name)) for src in inputs]
-    if len(inputs) > 1:
-        raise UsageError(
-            f"{output}: with {len(inputs)} inputs, -o must be an existing folder, or an .npz to pack them into"
-        )
-    return [output]
-
-
-def mirrored(src: Path) -> Path:
-    """The path ``--parents`` gives an input under the output folder: its own,
-    as given, with a leading / dropped (as ``cp --parents`` does). ``..`` is
-    refused: the result would land outside the folder, or on another input's."""
-    from ..io.stdio import is_stdio
-
-    if is_stdio(src):
-        raise UsageError("-: --parents mirrors input paths; stdin has none")
-    parts = [p for p in src.parts[1 if src.is_absolute() else 0 :] if p != "."]
-    if ".." in parts:
-        raise UsageError(
-            f"{src}: --parents cannot mirror a path with '..'; run onnxop from a folder above the input"
-        )
-    return Path(*parts)
-
-
-def _identity(path: Path) -> tuple:
-    """What makes two paths one file: its inode if it exists, else the path
-    with every symlink resolved."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return ("path", os.path.realpath(path))
-    return ("inode", st.st_dev, st.st_ino)
-
-
-def _refuse_collisions(jobs: list[Job]) -> None:
-    """Two jobs with one output, or an output that is another job's input."""
-    from ..io.stdio import is_stdio
-
-    outputs: dict[tuple, list[Job]] = {}
-    for job in jobs:
-        if job.target is not None and not is_stdio(job.target):
-            outputs.setdefault(_identity(job.target), []).append(job)
-    for same in outputs.values():
-        if len(same) > 1:
-            srcs = [str(j.src) for j in same]
-            if len({_identity(j.src) for j in same}) == 1:
-                raise UsageError(f"{same[0].target}: the input {srcs[0]} is given {len(same)} times; give it once")
-            raise UsageError(
-                f"{same[0].target}: the results of {_and(srcs)} would all be written here; "
-                "give --parents to keep same-named inputs apart"
-            )
-    for job in jobs:
-        if is_stdio(job.src):
-            continue
-        writers = [j for j in outputs.get(_identity(job.src), []) if j is not job]
-        if writers and _identity(job.src)[0] == "inode":
-            raise UsageError(
-                f"{writers[0].target}: the result of {writers[0].src} would replace {job.src}, "
-                "another input of this batch; write to another folder"
-            )
-
-
-def _and(items: list[str]) -> str:
-    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
-
-
-def _check_target(
-    target: Path, root: Optional[Path], tensor: Tensor, out_shape: tuple[int, ...], fmt: Optional[str] = None
-) -> None:
-    """The output checks of io, also for a --parents target whose folders do
-    not exist yet: then the nearest folder that does must be writable. The
-    size checked is the result's (Expand and Tile write more than they read)."""
-    import math
-
-    from .. import io
-
-    nbytes = 0 if tensor.dtype.is_string else tensor.dtype.nbytes(math.prod(out_shape))
-
-    if root is None or target.parent.is_dir():
-        io.check_output(target, tensor.dtype, nbytes=nbytes, tensor=tensor, fmt=fmt)
-        return
-    folder = target.parent
-    while not folder.exists() and folder != root:
-        folder = folder.parent
-    if not folder.is_dir():
-        raise UsageError(f"{target}: {folder} is not a folder")
-    if not os.access(folder, os.W_OK):
-        raise UsageError(f"{target}: output folder {folder} is not writable")
-    io.check_format(target, tensor.dtype, nbytes=nbytes, tensor=tensor)
 
 
 # ------------------------------------------------------------------ running

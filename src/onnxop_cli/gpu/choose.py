@@ -15,7 +15,7 @@ interleaved rounds, checks each kernel's output byte for byte, and keeps
 the one with the best time. The best, not the median: on a shared machine
 other processes only ever slow a round down, so a kernel's fastest round is
 the closest to what it can do (medians of 3-5 short rounds picked the
-slower kernel under load). The answer is cached in
+slower kernel under load). The answer is cached (gpu/choice_cache.py) in
 ``$XDG_CACHE_HOME/onnxop/kernels.json`` (``~/.cache/onnxop/``), keyed by
 the adapter, its driver, onnxop's version and a digest of the kernels' WGSL,
 so a new driver, a new onnxop or an edited kernel measures again. ``--kernel
@@ -28,23 +28,17 @@ leaves the choice measured for this process only.
 
 from __future__ import annotations
 
-import hashlib
 import importlib
-import json
 import os
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from ..errors import UsageError
-from . import kernels
-from ..io.cache import cache_dir, write_atomic
+from . import choice_cache, kernels
 from .device import Gpu
 
 ENV_KERNEL = "ONNXOP_KERNEL"
 ENV_SCHEDULE = "ONNXOP_SCHEDULE"
-CACHE_FILE = "kernels.json"
-CACHE_VERSION = 1
 SIZE = 4 << 20  # one streaming chunk (copy.DEFAULT_CHUNK): what a real run moves per dispatch
 ROUNDS = 5  # after one untimed warm-up run of each kernel
 
@@ -156,69 +150,8 @@ def measure(gpu: Gpu, candidates: list[kernels.Kernel]) -> Choice:
 # --------------------------------------------------------------------- cache
 
 
-def cache_path() -> Path:
-    return cache_dir() / CACHE_FILE
-
-
-def kernels_digest() -> str:
-    """12 hex digits of SHA-256 over every copy kernel's name and WGSL text."""
-    from .shaders import shader_text
-
-    h = hashlib.sha256()
-    for k in kernels.KERNELS.values():
-        h.update(f"{k.name}\0{shader_text(k.shader)}\0".encode())
-    return h.hexdigest()[:12]
-
-
-def cache_key(gpu: Gpu) -> str:
-    from .. import __version__
-
-    info = gpu.info
-    return json.dumps([info.our_backend, info.name, info.driver, __version__, kernels_digest()])
-
-
-def _load(path: Path) -> dict:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
-        return {}
-    if not isinstance(data, dict) or set(data) != {"version", "entries"} or data["version"] != CACHE_VERSION:
-        return {}
-    entries = data["entries"]
-    if not isinstance(entries, dict):
-        return {}
-    # a damaged entry (a letter changed in a key or a kernel's name) is dropped: measured again, rewritten
-    return {k: v for k, v in entries.items() if _valid_entry(v)}
-
-
-ENTRY_KEYS = {"kernel", "gbps", "measured"}
-
-
-def _valid_entry(entry: object) -> bool:
-    return _valid_kernel_entry(entry) or _valid_answer_entry(entry)
-
-
-def _valid_kernel_entry(entry: object) -> bool:
-    """The schema of one adapter's entry: exactly ENTRY_KEYS; a known kernel;
-    a positive finite figure for each of known kernels, the chosen one among them."""
-    if not isinstance(entry, dict) or set(entry) != ENTRY_KEYS:
-        return False
-    kernel, gbps, measured = entry["kernel"], entry["gbps"], entry["measured"]
-    if not isinstance(kernel, str) or kernel not in kernels.KERNELS or not isinstance(measured, str):
-        return False
-    if not isinstance(gbps, dict) or kernel not in gbps or not set(gbps) <= set(kernels.KERNELS):
-        return False
-    return _figures(gbps)
-
-
-def _figures(gbps: object) -> bool:
-    """A positive finite figure for each name."""
-    return isinstance(gbps, dict) and all(
-        isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < float("inf") for v in gbps.values())
-
-
 def _read_cache(gpu: Gpu) -> Choice | None:
-    entry = _load(cache_path()).get(cache_key(gpu))
+    entry = choice_cache.read_entry(choice_cache.cache_key(gpu))
     if entry is None or "kernel" not in entry:
         return None
     name, gbps = entry["kernel"], {k: float(v) for k, v in entry["gbps"].items()}
@@ -229,18 +162,8 @@ def _read_cache(gpu: Gpu) -> Choice | None:
 
 
 def _write_cache(gpu: Gpu, found: Choice) -> None:
-    """Add this adapter's entry; atomically (a temporary file renamed over the
-    old one), so a reader never sees half a file. Failure is not an error."""
-    _write_entry(cache_key(gpu), {"kernel": found.kernel, "gbps": found.gbps})
-
-
-def _write_entry(key: str, entry: dict) -> None:
-    path = cache_path()
-    entries = _load(path)
-    entries[key] = entry | {"measured": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-    text = json.dumps({"version": CACHE_VERSION, "entries": entries}, indent=1)
-    write_atomic(path, text.encode())
-
+    """Add this adapter's entry (gpu/choice_cache.py)."""
+    choice_cache.write_entry(choice_cache.cache_key(gpu), {"kernel": found.kernel, "gbps": found.gbps})
 
 
 # ------------------------------------------------------------ schedule questions
@@ -319,7 +242,7 @@ def ask(gpu: Gpu, name: str, *, tune: bool = False) -> Choice:
             if found is None:
                 with gpu.lock:  # no other call on this engine's devices between the candidates' runs
                     found = _measure_question(gpu, question)
-                _write_entry(answer_key(gpu, question), {"answer": found.kernel, "gbps": found.gbps})
+                choice_cache.write_entry(_answer_key(gpu, question), {"answer": found.kernel, "gbps": found.gbps})
         gpu.schedule_choices[name] = found
     gpu.schedules_used[name] = (_command, found)
     return found
@@ -379,29 +302,12 @@ def _measure_question(gpu: Gpu, question: Question) -> Choice:
     return Choice(best, "measured", gbps, time.perf_counter() - started, question.unit)
 
 
-def answer_key(gpu: Gpu, question: Question) -> str:
-    """The copy kernel's key rules: adapter, driver, onnxop version, the
-    question and a digest of its candidates' WGSL."""
-    from .. import __version__
-    from .shaders import shader_text
-
-    h = hashlib.sha256()
-    for shader in question.shaders:
-        h.update(f"{shader}\0{shader_text(shader)}\0".encode())
-    info = gpu.info
-    return json.dumps([info.our_backend, info.name, info.driver, __version__, question.name, h.hexdigest()[:12]])
-
-
-def _valid_answer_entry(entry: object) -> bool:
-    """A question's entry: an answer, a figure per candidate, when measured."""
-    if not isinstance(entry, dict) or set(entry) != {"answer", "gbps", "measured"}:
-        return False
-    value, gbps = entry["answer"], entry["gbps"]
-    return isinstance(value, str) and isinstance(entry["measured"], str) and _figures(gbps) and value in gbps
+def _answer_key(gpu: Gpu, question: Question) -> str:
+    return choice_cache.answer_key(gpu, question.name, question.shaders)
 
 
 def _read_answer(gpu: Gpu, question: Question) -> Choice | None:
-    entry = _load(cache_path()).get(answer_key(gpu, question))
+    entry = choice_cache.read_entry(_answer_key(gpu, question))
     if entry is None or "answer" not in entry or set(entry["gbps"]) != set(question.candidates):
         return None  # none, or measured among other candidates than today's
     return Choice(entry["answer"], "cached", {k: float(v) for k, v in entry["gbps"].items()}, unit=question.unit)

@@ -23,6 +23,7 @@ from typing import Any
 from ..errors import GpuError, NoAdapterError, UsageError
 from . import engines
 from .engines.base import BACKENDS
+from .pipelines import PipelineCache
 from .release import EngineLock
 from .faults import (  # noqa: F401 - DEFAULT_TIMEOUT, ENV_TIMEOUT: part of this module's surface
     DEFAULT_TIMEOUT, ENV_TIMEOUT, _first_line, _log_capture, _quiet_wgpu_logger, gpu_errors, gpu_timeout,
@@ -261,8 +262,8 @@ class AdapterInfo:
         return f"{self.name} ({self.backend}, {self.adapter_type}{on})"
 
 
-class Gpu:
-    """One adapter, its device and queue, and the pipelines compiled on it."""
+class Gpu(PipelineCache):
+    """One adapter, its device and queue, and the pipelines compiled on it (gpu/pipelines.py)."""
 
     def __init__(self, backend: str, adapter: Any, device: Any, engine: str = engines.DEFAULT) -> None:
         self.backend = backend
@@ -329,68 +330,6 @@ class Gpu:
     @property
     def name(self) -> str:
         return str(self.info)
-
-    def pipeline(self, shader: str, constants: dict[str, int | bool] | None = None) -> Any:
-        """The compute pipeline for ``shaders/<shader>`` (its ``#specialise``
-        constants set to ``constants``, gpu/shaders.py), compiled once."""
-        from .shaders import variant_label
-
-        label = variant_label(shader, constants)
-        pipe = self._pipelines.get(label)
-        if pipe is None:
-            with gpu_errors(f"compiling {label}", self.name):
-                module = self._module(shader, constants)
-                pipe = self.device.create_compute_pipeline(
-                    label=label, layout="auto", compute={"module": module, "entry_point": "main"})
-            self._pipelines[label] = pipe
-        return pipe
-
-    def pipeline_with_layout(self, shader: str, entries: list[dict], constants: dict[str, int | bool] | None = None,
-                             code: str | None = None) -> tuple[Any, Any]:
-        """(pipeline, bind group layout) for a shader that needs an explicit
-        layout (dynamic offsets), compiled once. ``code``: a rendered kernel's
-        WGSL (gpu/elementwise_wgsl.py), ``shader`` then its label (unique
-        per kernel); else the shader file's, ``constants`` as for :meth:`pipeline`."""
-        from .shaders import variant_label
-
-        label = variant_label(shader, constants)
-        key = f"{label}:explicit"
-        found = self._pipelines.get(key)
-        if found is None:
-            with gpu_errors(f"compiling {label}", self.name):
-                module = self._module(shader, constants, code)
-                layout = self.device.create_bind_group_layout(label=label, entries=entries)
-                found = self._pipelines[key] = (self._on(label, module, layout), layout)
-        return found
-
-    def pipeline_on_layout(self, shader: str, sharing: str, constants: dict[str, int | bool] | None = None) -> Any:
-        """The pipeline for ``shader`` (``constants`` as for :meth:`pipeline`)
-        on the explicit bind group layout of ``sharing`` (compiled by
-        :meth:`pipeline_with_layout` first), so one bind group serves both
-        kernels; compiled once."""
-        from .shaders import variant_label
-
-        label = variant_label(shader, constants)
-        key = f"{label}:on:{sharing}"
-        pipe = self._pipelines.get(key)
-        if pipe is None:
-            _, layout = self._pipelines[f"{sharing}:explicit"]
-            with gpu_errors(f"compiling {label}", self.name):
-                pipe = self._pipelines[key] = self._on(label, self._module(shader, constants), layout)
-        return pipe
-
-    def _module(self, shader: str, constants: dict[str, int | bool] | None, code: str | None = None) -> Any:
-        from .shaders import shader_source, variant_label
-
-        text = shader_source(shader, **(constants or {})) if code is None else code
-        return self.device.create_shader_module(label=variant_label(shader, constants), code=text)
-
-    def _on(self, label: str, module: Any, layout: Any) -> Any:
-        return self.device.create_compute_pipeline(
-            label=label,
-            layout=self.device.create_pipeline_layout(label=label, bind_group_layouts=[layout]),
-            compute={"module": module, "entry_point": "main"},
-        )
 
     def errors(self, what: str):
         """Context manager: WebGPU failures become a GpuError naming this adapter."""

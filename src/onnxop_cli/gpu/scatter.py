@@ -1,5 +1,6 @@
 """Scatters on the device: copy the data, then apply the updates in index
-order, in rounds (shaders/scatter_claim, scatter_apply, scatter_reset).
+order, in rounds (shaders/scatter_claim, scatter_apply, scatter_reset;
+gpu/scatter_rounds.py).
 
     data ──(re-layout / swap: indexed_gather.wgsl)──▶ out
     updates ──▶ upd;  indices ──indices.wgsl──▶ norm ──offsets mode──▶ targets
@@ -22,9 +23,7 @@ name its elements).
 
 from __future__ import annotations
 
-import functools
 import struct
-from dataclasses import dataclass
 from typing import Any
 
 from ..errors import OpError
@@ -36,73 +35,14 @@ from .indexed import (
 )
 from .kernels import shader_const
 from .program import Program, grid_x
-from .layout import layout, pack
+from .scatter_rounds import (
+    APPLY, APPLY_KERNELS, DUPLICATES, Reduce, apply_head, apply_params, rounds,
+)
 
 from . import scatter_lines, slices
 
-CLAIM, APPLY, RESET = "scatter_claim.wgsl", "scatter_apply.wgsl", "scatter_reset.wgsl"
-COMPACT = "scatter_compact.wgsl"
 SLICES = "scatter_slices.wgsl"
 SLICE_STEPS = {"claim": 0, "apply": 1}  # scatter_slices.wgsl's STEP (its RAW: the claim checks the raw indices)
-APPLY_KERNELS = {name: {"KERNEL": k} for k, name in enumerate(("rounds", "lines", "lines_raw"))}  # scatter_apply.wgsl's
-REDUCTIONS = ("none", "add", "mul", "max", "min")
-DUPLICATES = "two updates write one element with reduction none (the result is undefined); use distinct indices or a reduction"
-
-
-@dataclass(frozen=True)
-class Reduce:
-    """How updates combine: ``kind`` one of REDUCTIONS; ``cls`` the arithmetic
-    (see scatter_apply.wgsl); ``numpy`` np.maximum's NaN rule (ScatterND) or
-    Python's max() (ScatterElements)."""
-
-    kind: str = "none"
-    cls: int = 0
-    numpy: bool = True
-    inner: int = 0  # elements numpy combines in one call: 0 scalars (ScatterElements), else a slice's
-
-
-@functools.lru_cache(maxsize=None)
-def nan_first(kind: str, bits: int, inner: int, bfloat: bool = False) -> bool:
-    """Whether, of two NaN operands, numpy's ``+``/``*`` keeps the first (the
-    element's) -- asked of this host's numpy (ml_dtypes for bfloat16), on
-    scalars (``inner`` 0) or on arrays of ``inner`` elements, as the reference
-    combines them: its scalar and SIMD loops answer differently on x86. The
-    two NaNs differ in sign, which is all bfloat16 keeps of a NaN."""
-    import numpy as np
-
-    if kind not in ("add", "mul") or bits not in (16, 32):
-        return False
-    if bfloat:
-        import ml_dtypes
-
-        t, q, u = ml_dtypes.bfloat16, (0x7FC1, 0xFFC2), np.uint16
-    elif bits == 32:
-        t, q, u = np.float32, (0x7FC00001, 0xFFC00002), np.uint32
-    else:
-        t, q, u = np.float16, (0x7E01, 0xFE02), np.uint16
-    n = max(inner, 1)
-    a, b = (np.full(n, v, dtype=u).view(t) for v in q)
-    with np.errstate(invalid="ignore"):
-        if inner == 0:
-            r = a[0] * b[0] if kind == "mul" else a[0] + b[0]
-        else:
-            r = a.copy()
-            if kind == "mul":
-                r *= b
-            else:
-                r += b
-            r = r[0]
-    sign = 1 << (bits - 1)
-    return int(np.asarray(r).view(u)) & sign == q[0] & sign
-
-
-def _default_nan() -> int:
-    import numpy as np
-
-    with np.errstate(invalid="ignore"):
-        nan = np.float32(np.inf) - np.float32(np.inf)
-    return int(np.array(nan, dtype="<f4").view("<u4"))
-
 
 def scatter_indexed(
     gpu: Gpu,
@@ -166,7 +106,7 @@ def scatter_indexed(
                 from .scatter_bands import scatter_banded
 
                 return scatter_banded(gpu, bufs, data, updates, norm, table, reduce, op, max_dim, max_rounds,
-                                      sink, cap, _copy_in, _rounds)
+                                      sink, cap, _copy_in, rounds)
             out = _copy_in(gpu, bufs, data, max_dim)
             if n:
                 upd = _copy_in(gpu, bufs, updates, max_dim, output=False)
@@ -248,7 +188,7 @@ def _apply(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, norm: Any, index: Index 
     if line is not None:  # ScatterElements with a reduction: a line per invocation, in order
         _by_lines(gpu, bufs, out, upd, targets, data, n, reduce, line, max_dim)
     else:
-        _rounds(gpu, bufs, out, upd, targets, data, n, reduce, op, max_dim, max_rounds)
+        rounds(gpu, bufs, out, upd, targets, data, n, reduce, op, max_dim, max_rounds)
 
 
 def _by_slices(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, norm: Any, cut: slices.Slices, data_words: int,
@@ -317,8 +257,7 @@ def _by_lines(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, targets: Any, data: D
     dispatch, before anything is read back)."""
     length, inner = line
     count = n // length
-    head = (REDUCTIONS.index(reduce.kind), reduce.cls, int(reduce.numpy), _default_nan(),
-            int(reduce.cls in (2, 4) and nan_first(reduce.kind, data.bits, reduce.inner, reduce.cls == 4)))
+    head = apply_head(reduce, data.bits)
     big, cmode = (int(raw[0].big), raw[1].mode) if raw else (0, 0)
     status = bufs.small("status")
     gpu.queue.write_buffer(status, 0, struct.pack("<4I", NO_BAD, 0, 0, 0))
@@ -331,7 +270,7 @@ def _by_lines(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, targets: Any, data: D
                              (mode, dlen, big, cmode, head[3], head[4]))
     else:
         groups = -(-count // shader_const(APPLY, "WG"))
-        params = bufs.params("line params", _apply_params(count, grid_x(groups, max_dim), data.bits, head, 1,
+        params = bufs.params("line params", apply_params(count, grid_x(groups, max_dim), data.bits, head, 1,
                                                         line=length, inner=inner, dlen=dlen, iswap=big, cmode=cmode))
         k_lines = Program(APPLY, ("read-only-storage", "read-only-storage", "read-only-storage",
                           "uniform", "read-only-storage", "storage", "storage",
@@ -344,81 +283,3 @@ def _by_lines(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, targets: Any, data: D
         bad = struct.unpack("<I", read_small(gpu, bufs, status, 4))[0]
         if bad != NO_BAD:
             raise bad_index(raw[0], raw[1], bad)
-
-
-def _apply_params(count: int, groups_x: int, bits: int, head: tuple, direct: int, *, line: int = 0, inner: int = 0,
-                  dlen: int = 0, iswap: int = 0, cmode: int = 0) -> bytes:
-    """scatter_apply.wgsl's Params; ``head``: (kind, cls, numpy, default_nan, nan_first)."""
-    kind, cls, numpy, default_nan, first = head
-    return pack(APPLY, count=count, groups_x=groups_x, bits=bits, kind=kind, cls=cls, numpy=numpy,
-                default_nan=default_nan, nan_first=first, direct=direct, line=line, inner=inner, dlen=dlen,
-                iswap=iswap, cmode=cmode)
-
-
-def _rounds(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, targets: Any, data: Data, n: int,
-            reduce: Reduce, op: str, max_dim: int, max_rounds: int | None,
-            band: tuple[int, int] | None = None) -> None:
-    """Apply the updates, round after round, until none is pending: batches
-    of 1, 2, 4 .. 64 rounds, each over the updates the last one left (gathered
-    by scatter_compact.wgsl), a readback of what is left after each.
-    ``band`` (first data element, elements): ``out`` holds only that band of
-    the data, and only the updates whose targets lie in it are applied
-    (scatter_band.wgsl marks the others done; gpu/scatter_bands.py)."""
-    claim = bufs.new("claims", 4 * (data.size if band is None else band[1]), U.STORAGE | U.COPY_DST)
-    done = bufs.new("done", 4 * (-(-n // 32)), U.STORAGE | U.COPY_DST)
-    status = bufs.small("status")
-    none = reduce.kind == "none"
-    lists = [bufs.new("pending", 4 * n, U.STORAGE) for _ in range(1 if none else 2)]
-    encoder = gpu.device.create_command_encoder()
-    encoder.clear_buffer(claim)
-    encoder.clear_buffer(done)
-    if band is not None:
-        from .scatter_bands import rebase
-
-        targets = rebase(gpu, bufs, encoder, targets, done, n, band, max_dim)
-    gpu.queue.submit([encoder.finish()])
-    wg = shader_const(CLAIM, "WG")
-    small = bufs.new("round params", layout(CLAIM).size, U.UNIFORM | U.COPY_DST)
-    apply_params = bufs.new("apply params", layout(APPLY).size, U.UNIFORM | U.COPY_DST)
-    head = (REDUCTIONS.index(reduce.kind), reduce.cls, int(reduce.numpy), _default_nan(),
-            int(reduce.cls in (2, 4) and nan_first(reduce.kind, data.bits, reduce.inner, reduce.cls == 4)))
-    k_claim = Program(CLAIM, ("read-only-storage", "storage", "storage", "uniform",
-                      "read-only-storage")).on(gpu)
-    k_apply = Program(APPLY, ("read-only-storage", "read-only-storage", "read-only-storage",
-                      "uniform", "read-only-storage", "storage", "storage",
-                      "read-only-storage"), APPLY_KERNELS["rounds"]).on(gpu)
-    k_reset = Program(RESET, ("read-only-storage", "storage", "storage", "uniform", "storage",
-                      "read-only-storage")).on(gpu)
-    k_compact = Program(COMPACT, ("read-only-storage", "uniform", "read-only-storage", "storage",
-                        "storage")).on(gpu)
-    count, direct, current = n, 1, 0
-    batch, total = 1, 0
-    while True:
-        groups = -(-count // wg)
-        gx = grid_x(groups, max_dim)
-        # one buffer for claim, reset and compact: their Params are one layout (tests/unit/test_layout.py)
-        gpu.queue.write_buffer(small, 0, pack(CLAIM, count=count, groups_x=gx, bits=data.bits, direct=direct))
-        gpu.queue.write_buffer(apply_params, 0, _apply_params(count, gx, data.bits, head, direct))
-        gpu.queue.write_buffer(status, 0, struct.pack("<4I", 0, 0, 0, 0))
-        ls = lists[current]
-        encoder = gpu.device.create_command_encoder()
-        for _ in range(batch):
-            k_claim.dispatch(encoder, groups, max_dim, k_claim.bind([targets, claim, done, small, ls]))
-            k_apply.dispatch(encoder, groups, max_dim, k_apply.bind([targets, claim, done, apply_params, upd, out,
-                                                                     status, ls]))
-            if not none:  # none is one round: the apply kernel flags a second update
-                k_reset.dispatch(encoder, groups, max_dim, k_reset.bind([targets, claim, done, small, status, ls]))
-        if not none:
-            nxt = lists[1 - current]
-            k_compact.dispatch(encoder, groups, max_dim, k_compact.bind([done, small, ls, nxt, status]))
-        gpu.queue.submit([encoder.finish()])
-        total += batch
-        _, pending, left = struct.unpack("<3I", read_small(gpu, bufs, status, 12))
-        if not pending:
-            return
-        if none:
-            raise OpError(f"{op}: {DUPLICATES}")
-        if max_rounds is not None and total >= max_rounds:
-            raise OpError(f"{op}: more than {max_rounds} updates write one element")
-        count, direct, current = left, 0, 1 - current
-        batch = min(batch * 2, 64)

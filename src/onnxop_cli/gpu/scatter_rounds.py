@@ -1,0 +1,171 @@
+"""A scatter's updates applied in rounds, and scatter_apply.wgsl's reductions.
+
+    round: claim (each target's earliest pending update) ▶ apply ▶ reset
+    compact: the updates still pending, for the next batch of rounds
+
+The k-th update of one element goes in round k, so the result is
+onnx.reference's (which loops in index order) on every run, with no atomics
+whose order matters (gpu/scatter.py chooses the rounds when neither the
+slice nor the line kernel takes the updates). ``Reduce`` and
+``apply_head``/``apply_params`` describe scatter_apply.wgsl's arithmetic to
+every kernel that applies updates (the rounds, the lines).
+"""
+
+from __future__ import annotations
+
+import functools
+import struct
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import OpError
+from .device import Gpu
+from .indexed import Buffers, Data, read_small, U
+from .kernels import shader_const
+from .layout import layout, pack
+from .program import Program, grid_x
+
+CLAIM, APPLY, RESET = "scatter_claim.wgsl", "scatter_apply.wgsl", "scatter_reset.wgsl"
+COMPACT = "scatter_compact.wgsl"
+APPLY_KERNELS = {name: {"KERNEL": k} for k, name in enumerate(("rounds", "lines", "lines_raw"))}  # scatter_apply.wgsl's
+REDUCTIONS = ("none", "add", "mul", "max", "min")
+DUPLICATES = "two updates write one element with reduction none (the result is undefined); use distinct indices or a reduction"
+
+
+@dataclass(frozen=True)
+class Reduce:
+    """How updates combine: ``kind`` one of REDUCTIONS; ``cls`` the arithmetic
+    (see scatter_apply.wgsl); ``numpy`` np.maximum's NaN rule (ScatterND) or
+    Python's max() (ScatterElements)."""
+
+    kind: str = "none"
+    cls: int = 0
+    numpy: bool = True
+    inner: int = 0  # elements numpy combines in one call: 0 scalars (ScatterElements), else a slice's
+
+
+@functools.lru_cache(maxsize=None)
+def nan_first(kind: str, bits: int, inner: int, bfloat: bool = False) -> bool:
+    """Whether, of two NaN operands, numpy's ``+``/``*`` keeps the first (the
+    element's) -- asked of this host's numpy (ml_dtypes for bfloat16), on
+    scalars (``inner`` 0) or on arrays of ``inner`` elements, as the reference
+    combines them: its scalar and SIMD loops answer differently on x86. The
+    two NaNs differ in sign, which is all bfloat16 keeps of a NaN."""
+    import numpy as np
+
+    if kind not in ("add", "mul") or bits not in (16, 32):
+        return False
+    if bfloat:
+        import ml_dtypes
+
+        t, q, u = ml_dtypes.bfloat16, (0x7FC1, 0xFFC2), np.uint16
+    elif bits == 32:
+        t, q, u = np.float32, (0x7FC00001, 0xFFC00002), np.uint32
+    else:
+        t, q, u = np.float16, (0x7E01, 0xFE02), np.uint16
+    n = max(inner, 1)
+    a, b = (np.full(n, v, dtype=u).view(t) for v in q)
+    with np.errstate(invalid="ignore"):
+        if inner == 0:
+            r = a[0] * b[0] if kind == "mul" else a[0] + b[0]
+        else:
+            r = a.copy()
+            if kind == "mul":
+                r *= b
+            else:
+                r += b
+            r = r[0]
+    sign = 1 << (bits - 1)
+    return int(np.asarray(r).view(u)) & sign == q[0] & sign
+
+
+def _default_nan() -> int:
+    import numpy as np
+
+    with np.errstate(invalid="ignore"):
+        nan = np.float32(np.inf) - np.float32(np.inf)
+    return int(np.array(nan, dtype="<f4").view("<u4"))
+
+
+def apply_head(reduce: Reduce, bits: int) -> tuple[int, int, int, int, int]:
+    """scatter_apply.wgsl's (kind, cls, numpy, default_nan, nan_first) for
+    ``reduce`` on elements of ``bits``."""
+    return (REDUCTIONS.index(reduce.kind), reduce.cls, int(reduce.numpy), _default_nan(),
+            int(reduce.cls in (2, 4) and nan_first(reduce.kind, bits, reduce.inner, reduce.cls == 4)))
+
+
+def apply_params(count: int, groups_x: int, bits: int, head: tuple, direct: int, *, line: int = 0, inner: int = 0,
+                  dlen: int = 0, iswap: int = 0, cmode: int = 0) -> bytes:
+    """scatter_apply.wgsl's Params; ``head``: (kind, cls, numpy, default_nan, nan_first)."""
+    kind, cls, numpy, default_nan, first = head
+    return pack(APPLY, count=count, groups_x=groups_x, bits=bits, kind=kind, cls=cls, numpy=numpy,
+                default_nan=default_nan, nan_first=first, direct=direct, line=line, inner=inner, dlen=dlen,
+                iswap=iswap, cmode=cmode)
+
+
+def rounds(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, targets: Any, data: Data, n: int,
+            reduce: Reduce, op: str, max_dim: int, max_rounds: int | None,
+            band: tuple[int, int] | None = None) -> None:
+    """Apply the updates, round after round, until none is pending: batches
+    of 1, 2, 4 .. 64 rounds, each over the updates the last one left (gathered
+    by scatter_compact.wgsl), a readback of what is left after each.
+    ``band`` (first data element, elements): ``out`` holds only that band of
+    the data, and only the updates whose targets lie in it are applied
+    (scatter_band.wgsl marks the others done; gpu/scatter_bands.py)."""
+    claim = bufs.new("claims", 4 * (data.size if band is None else band[1]), U.STORAGE | U.COPY_DST)
+    done = bufs.new("done", 4 * (-(-n // 32)), U.STORAGE | U.COPY_DST)
+    status = bufs.small("status")
+    none = reduce.kind == "none"
+    lists = [bufs.new("pending", 4 * n, U.STORAGE) for _ in range(1 if none else 2)]
+    encoder = gpu.device.create_command_encoder()
+    encoder.clear_buffer(claim)
+    encoder.clear_buffer(done)
+    if band is not None:
+        from .scatter_bands import rebase
+
+        targets = rebase(gpu, bufs, encoder, targets, done, n, band, max_dim)
+    gpu.queue.submit([encoder.finish()])
+    wg = shader_const(CLAIM, "WG")
+    small = bufs.new("round params", layout(CLAIM).size, U.UNIFORM | U.COPY_DST)
+    apply_buf = bufs.new("apply params", layout(APPLY).size, U.UNIFORM | U.COPY_DST)
+    head = apply_head(reduce, data.bits)
+    k_claim = Program(CLAIM, ("read-only-storage", "storage", "storage", "uniform",
+                      "read-only-storage")).on(gpu)
+    k_apply = Program(APPLY, ("read-only-storage", "read-only-storage", "read-only-storage",
+                      "uniform", "read-only-storage", "storage", "storage",
+                      "read-only-storage"), APPLY_KERNELS["rounds"]).on(gpu)
+    k_reset = Program(RESET, ("read-only-storage", "storage", "storage", "uniform", "storage",
+                      "read-only-storage")).on(gpu)
+    k_compact = Program(COMPACT, ("read-only-storage", "uniform", "read-only-storage", "storage",
+                        "storage")).on(gpu)
+    count, direct, current = n, 1, 0
+    batch, total = 1, 0
+    while True:
+        groups = -(-count // wg)
+        gx = grid_x(groups, max_dim)
+        # one buffer for claim, reset and compact: their Params are one layout (tests/unit/test_layout.py)
+        gpu.queue.write_buffer(small, 0, pack(CLAIM, count=count, groups_x=gx, bits=data.bits, direct=direct))
+        gpu.queue.write_buffer(apply_buf, 0, apply_params(count, gx, data.bits, head, direct))
+        gpu.queue.write_buffer(status, 0, struct.pack("<4I", 0, 0, 0, 0))
+        ls = lists[current]
+        encoder = gpu.device.create_command_encoder()
+        for _ in range(batch):
+            k_claim.dispatch(encoder, groups, max_dim, k_claim.bind([targets, claim, done, small, ls]))
+            k_apply.dispatch(encoder, groups, max_dim, k_apply.bind([targets, claim, done, apply_buf, upd, out,
+                                                                     status, ls]))
+            if not none:  # none is one round: the apply kernel flags a second update
+                k_reset.dispatch(encoder, groups, max_dim, k_reset.bind([targets, claim, done, small, status, ls]))
+        if not none:
+            nxt = lists[1 - current]
+            k_compact.dispatch(encoder, groups, max_dim, k_compact.bind([done, small, ls, nxt, status]))
+        gpu.queue.submit([encoder.finish()])
+        total += batch
+        _, pending, left = struct.unpack("<3I", read_small(gpu, bufs, status, 12))
+        if not pending:
+            return
+        if none:
+            raise OpError(f"{op}: {DUPLICATES}")
+        if max_rounds is not None and total >= max_rounds:
+            raise OpError(f"{op}: more than {max_rounds} updates write one element")
+        count, direct, current = left, 0, 1 - current
+        batch = min(batch * 2, 64)
