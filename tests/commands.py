@@ -70,18 +70,20 @@ for cwd, argv, stdin, env in jobs:
 
 
 def run_commands(commands: list[tuple], text: bool = True, env: dict | None = None,
-                 timeout: float = 300) -> list[subprocess.CompletedProcess]:
+                 timeout: float = 300, python: str | Path | None = None) -> list[subprocess.CompletedProcess]:
     """Run ``(folder, argv)``, ``(folder, argv, stdin bytes)`` or ``(folder,
     argv, stdin bytes or None, {variable: value})`` commands (argv without
     ``onnxop``) in order in one process: a CompletedProcess (code, stdout and
     stderr: str, or the bytes written when ``text`` is false) each. ``env``:
-    the process's environment (this one's by default)."""
+    the process's environment (this one's by default); ``python``: the
+    interpreter, and so the onnxop it imports (this one's by default: an
+    installed wheel's venv runs its own)."""
     job = json.dumps([[str(c[0]), [str(a) for a in c[1]],
                        base64.b64encode(c[2]).decode() if len(c) > 2 and c[2] is not None else None,
                        {str(k): str(v) for k, v in (c[3] if len(c) > 3 else {}).items()}]
                       for c in commands])
-    done = subprocess.run([sys.executable, "-c", _DRIVER], input=job, capture_output=True, text=True, env=env,
-                          errors="surrogateescape", timeout=timeout)
+    done = subprocess.run([str(python or sys.executable), "-c", _DRIVER], input=job, capture_output=True, text=True,
+                          env=env, errors="surrogateescape", timeout=timeout)
     lines = done.stdout.splitlines()
     assert done.returncode == 0 and len(lines) == len(commands), done.stdout + done.stderr
     results = []
