@@ -8,7 +8,9 @@ real files, and reports each one's exit code, stdout and stderr. A process
 start (Python, numpy, onnx, the device) is about a CPU second on two cores:
 one for all the commands instead of one for each.
 
-A command given bytes for stdin reads them from a real pipe. What a process
+A command given bytes for stdin reads them from a real pipe; one given an
+environment (a dict) runs with those variables set, the process's own again
+after it. What a process
 is needed for -- signals, a reader or a writer at the other end of a pipe,
 the exit status at interpreter exit, a closed descriptor, a memory cap --
 keeps one ``onnxop`` process per command (subprocess.run).
@@ -38,8 +40,10 @@ def feed(fd, data):
 
 real_in, real_out = sys.stdin, sys.stdout
 jobs = json.loads(real_in.read())
-for cwd, argv, stdin in jobs:
+for cwd, argv, stdin, env in jobs:
     os.chdir(cwd)
+    saved = dict(os.environ)
+    os.environ.update(env)
     feeder = None
     if stdin is not None:
         r, w = os.pipe()
@@ -51,6 +55,8 @@ for cwd, argv, stdin in jobs:
     try:
         code = run(argv)
     finally:
+        os.environ.clear()
+        os.environ.update(saved)
         sys.stdout, sys.stderr = real_out, sys.__stderr__
         if feeder is not None:
             sys.stdin.close()
@@ -64,16 +70,20 @@ for cwd, argv, stdin in jobs:
 
 
 def run_commands(commands: list[tuple], text: bool = True, env: dict | None = None,
-                 timeout: float = 300) -> list[subprocess.CompletedProcess]:
-    """Run ``(folder, argv)`` or ``(folder, argv, stdin bytes)`` commands
-    (argv without ``onnxop``) in order in one process: a CompletedProcess
-    (code, stdout and stderr: str, or the bytes written when ``text`` is
-    false) each. ``env``: the process's environment (this one's by default)."""
+                 timeout: float = 300, python: str | Path | None = None) -> list[subprocess.CompletedProcess]:
+    """Run ``(folder, argv)``, ``(folder, argv, stdin bytes)`` or ``(folder,
+    argv, stdin bytes or None, {variable: value})`` commands (argv without
+    ``onnxop``) in order in one process: a CompletedProcess (code, stdout and
+    stderr: str, or the bytes written when ``text`` is false) each. ``env``:
+    the process's environment (this one's by default); ``python``: the
+    interpreter, and so the onnxop it imports (this one's by default: an
+    installed wheel's venv runs its own)."""
     job = json.dumps([[str(c[0]), [str(a) for a in c[1]],
-                       base64.b64encode(c[2]).decode() if len(c) > 2 and c[2] is not None else None]
+                       base64.b64encode(c[2]).decode() if len(c) > 2 and c[2] is not None else None,
+                       {str(k): str(v) for k, v in (c[3] if len(c) > 3 else {}).items()}]
                       for c in commands])
-    done = subprocess.run([sys.executable, "-c", _DRIVER], input=job, capture_output=True, text=True, env=env,
-                          errors="surrogateescape", timeout=timeout)
+    done = subprocess.run([str(python or sys.executable), "-c", _DRIVER], input=job, capture_output=True, text=True,
+                          env=env, errors="surrogateescape", timeout=timeout)
     lines = done.stdout.splitlines()
     assert done.returncode == 0 and len(lines) == len(commands), done.stdout + done.stderr
     results = []

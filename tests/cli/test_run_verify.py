@@ -8,14 +8,12 @@ made here by an onnxruntime whose session flips one value (in-process).
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper
 
+from commands import run_commands
 from conftest import cli, error_of
 from onnxop_cli.errors import ExitCode
 
@@ -69,10 +67,9 @@ def test_a_dim_of_minus_one_takes_any_size_and_a_slash_in_a_name_is_escaped(tmp_
     and --check DIR finds it there by name."""
     onnx.save(transpose_model(dims=(-1, 3)), tmp_path / "m.onnx")
     np.save(tmp_path / "x.npy", np.ones((5, 3), np.float32))
-    r = subprocess.run([sys.executable, "-m", "onnxop_cli", "run", "m.onnx", "x.npy", "-o", "o/"], cwd=tmp_path,
-                       capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0, r.stderr
+    # real commands on real files, in one process (tests/commands.py): the second checks what the first wrote
+    written, r = run_commands([(tmp_path, ["run", "m.onnx", "x.npy", "-o", "o/"]),
+                               (tmp_path, ["run", "m.onnx", "x.npy", "--check", "o"])])  # a folder of files by output
+    assert written.returncode == 0, written.stderr
     assert np.load(tmp_path / "o" / "a%2Fb.npy").shape == (3, 5)
-    r = subprocess.run([sys.executable, "-m", "onnxop_cli", "run", "m.onnx", "x.npy", "--check", "o"], cwd=tmp_path,
-                       capture_output=True, text=True, timeout=120)  # a folder of files named by output
     assert r.returncode == 0 and r.stdout.endswith("1 output(s) equal o's files, bit for bit\n"), r.stdout + r.stderr

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -243,27 +241,44 @@ def test_device_buffers_are_released(backend, rng, monkeypatch):
     assert made and len(released) == len(made) and all(b.buffer is None for b in made)
 
 
-# ------------------------------------------------------------------ onnxop run: a real process, one backend
+# ------------------------------------------------------------------ onnxop run: real commands, one backend
 
 
-def onnxop(*argv, cwd):
-    env = dict(os.environ, XDG_RUNTIME_DIR=os.environ.get("XDG_RUNTIME_DIR", "/tmp"))
-    return subprocess.run([sys.executable, "-m", "onnxop_cli", *map(str, argv)], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=300)
+@pytest.fixture(scope="module")
+def ran(tmp_path_factory, request) -> dict:
+    """Each case's folder, input and ``onnxop run`` (on the first backend): what the commands write and
+    print is under test, not the process, so the four run in one (tests/commands.py)."""
+    from commands import run_commands
+    from conftest import BACKENDS, seeded_rng
+
+    rng = seeded_rng(request)
+    unsupported = [helper.make_node("Concat", ["x", "x"], ["c"], axis=0), helper.make_node("Relu", ["c"], ["y"])]
+    hostile = [helper.make_node("Transpose", ["x"], ["t"]), helper.make_node("Concat", ["t", "t"], ["y"], axis=1.5)]
+    cases = {  # name: model, input, the run's arguments after the model and x.npy
+        "family": (transpose_reshape_split(), random_array(rng, (4, 6, 5), np.uint16), ["-o", "out/", "--json"]),
+        "host_values": (shape_gather_concat_reshape(), random_array(rng, (2, 3, 4), np.float32),
+                        ["-o", "y.npy", "--json"]),
+        "unsupported": (model(unsupported, [("x", TP.FLOAT, 1)], [("y", TP.FLOAT, 1)]), np.ones(3, np.float32),
+                        ["-o", "y.npy"]),
+        "hostile": (model(hostile, [("x", TP.FLOAT, 2)], [("y", TP.FLOAT, 2)]), np.ones((2, 2), np.float32), []),
+    }
+    commands = []
+    for name, (m, x, argv) in cases.items():
+        folder = tmp_path_factory.mktemp(name)
+        onnx.save(m, folder / "m.onnx")
+        np.save(folder / "x.npy", x)
+        commands.append((folder, ["run", "m.onnx", "x.npy", *argv, "-b", BACKENDS[0]]))
+    done = run_commands(commands, env=dict(os.environ, XDG_RUNTIME_DIR=os.environ.get("XDG_RUNTIME_DIR", "/tmp")))
+    assert len(done) == len(cases)
+    return {name: (folder, m, x, r) for (name, (m, x, _)), (folder, _), r in zip(cases.items(), commands, done)}
 
 
-def test_run_process_writes_a_family_graph_exactly(tmp_path, rng):
-    from conftest import BACKENDS
-
-    m = transpose_reshape_split()
-    x = random_array(rng, (4, 6, 5), np.uint16)
-    onnx.save(m, tmp_path / "m.onnx")
-    np.save(tmp_path / "x.npy", x)
-    r = onnxop("run", "m.onnx", "x.npy", "-o", "out/", "-b", BACKENDS[0], "--json", cwd=tmp_path)
+def test_run_process_writes_a_family_graph_exactly(ran):
+    folder, m, x, r = ran["family"]
     assert r.returncode == 0, r.stderr
     ref, rt = references(m, {"x": x})
     for name, want, also in zip(["a", "b"], ref, rt):
-        got = np.load(tmp_path / "out" / f"{name}.npy")
+        got = np.load(folder / "out" / f"{name}.npy")
         assert same_bits(got, want) and same_bits(got, also)
     doc = json.loads(r.stdout)
     # only the input went up and only the outputs came back: the split's parts stayed on the device
@@ -273,18 +288,12 @@ def test_run_process_writes_a_family_graph_exactly(tmp_path, rng):
     assert doc["kernels"] == ["node 2 (Split-18): view"] and doc["gathers"] == 3  # the step, two outputs
 
 
-def test_json_names_the_host_values_read_back(tmp_path, rng):
+def test_json_names_the_host_values_read_back(ran):
     """Shape -> Gather -> Concat -> Reshape: the Concat's 16 bytes come back for the Reshape, named;
     the Shape's 24 bytes and the small index tensors are what went up besides x."""
-    from conftest import BACKENDS
-
-    x = random_array(rng, (2, 3, 4), np.float32)
-    onnx.save(shape_gather_concat_reshape(), tmp_path / "m.onnx")
-    np.save(tmp_path / "x.npy", x)
-    r = onnxop("run", "m.onnx", "x.npy", "-o", "y.npy", "-b", BACKENDS[0], "--json", cwd=tmp_path)
+    folder, m, x, r = ran["host_values"]
     assert r.returncode == 0, r.stderr
-    assert same_bits(np.load(tmp_path / "y.npy"),
-                     ReferenceEvaluator(shape_gather_concat_reshape()).run(None, {"x": x})[0])
+    assert same_bits(np.load(folder / "y.npy"), ReferenceEvaluator(m).run(None, {"x": x})[0])
     doc = json.loads(r.stdout)
     assert doc["host_values"] == {"c": 16}
     # up: x, the shape (3 x int64), the Gather's index (1 x int64), the Concat's "rest" (1 x int64)
@@ -292,28 +301,17 @@ def test_json_names_the_host_values_read_back(tmp_path, rng):
     assert doc["transfers"] == {"uploaded": x.nbytes + small_up, "read_back": x.nbytes + 16}
 
 
-def test_run_refuses_an_unsupported_node_among_family_nodes(tmp_path):
-    from conftest import BACKENDS
-
-    nodes = [helper.make_node("Concat", ["x", "x"], ["c"], axis=0), helper.make_node("Relu", ["c"], ["y"])]
-    onnx.save(model(nodes, [("x", TP.FLOAT, 1)], [("y", TP.FLOAT, 1)]), tmp_path / "m.onnx")
-    np.save(tmp_path / "x.npy", np.ones(3, np.float32))
-    r = onnxop("run", "m.onnx", "x.npy", "-o", "y.npy", "-b", BACKENDS[0], cwd=tmp_path)
+def test_run_refuses_an_unsupported_node_among_family_nodes(ran):
+    folder, _, _, r = ran["unsupported"]
     assert r.returncode == 2
     msg = error_of(r.stderr)
     assert msg == ("m.onnx: 1 node(s) onnxop does not run: Relu x1; --others onnxruntime runs them on onnxruntime "
                    "(--others reference: on onnx.reference)")
-    assert not (tmp_path / "y.npy").exists()
+    assert not (folder / "y.npy").exists()
 
 
-def test_hostile_family_node_exits_2(tmp_path):
-    from conftest import BACKENDS
-
-    nodes = [helper.make_node("Transpose", ["x"], ["t"]),
-             helper.make_node("Concat", ["t", "t"], ["y"], axis=1.5)]
-    onnx.save(model(nodes, [("x", TP.FLOAT, 2)], [("y", TP.FLOAT, 2)]), tmp_path / "m.onnx")
-    np.save(tmp_path / "x.npy", np.ones((2, 2), np.float32))
-    r = onnxop("run", "m.onnx", "x.npy", "-b", BACKENDS[0], cwd=tmp_path)
+def test_hostile_family_node_exits_2(ran):
+    _, _, _, r = ran["hostile"]
     assert r.returncode == 2
     msg = error_of(r.stderr)
     assert "node 1 (Concat-13)" in msg and "axis" in msg

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
 
@@ -31,50 +31,7 @@ MIX = ("transpose_default", "split_equal_parts_1d_opset13", "concat_1d_axis_nega
        "add_bcast", "sequence_insert_at_back", "optional_get_element_tensor", "GLU")
 
 
-def pytest_file(tmp_path: Path, code: str, backend: str, *args: str) -> subprocess.CompletedProcess:
-    (tmp_path / "test_onnxop_backend.py").write_text(code)
-    env = {**os.environ, "ONNXOP_BACKEND": backend}
-    return subprocess.run(
-        [PYTHON, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "-W", "ignore", "test_onnxop_backend.py",
-         *args], cwd=tmp_path, capture_output=True, text=True, env=env, timeout=600)
-
-
-def counts(stdout: str) -> dict[str, int]:
-    last = stdout.strip().splitlines()[-1]
-    return {word: int(n) for n, word in re.findall(r"(\d+) (passed|failed|skipped|error|errors)", last)}
-
-
-def test_the_page_s_recipe_runs_onnx_s_runner(tmp_path, backend):
-    assert INCLUDE in RECIPE and len([line for line in RECIPE.splitlines() if line.strip()]) == 4
-    done = pytest_file(tmp_path, RECIPE, backend,
-                       "-k", "test_transpose_default_cpu or test_reshape_reduced_dims_cpu or test_flatten_axis0_cuda")
-    assert done.returncode == 0, done.stdout[-3000:]
-    assert counts(done.stdout) == {"passed": 2, "skipped": 1}, done.stdout[-3000:]
-    assert "Backend doesn't support device CUDA" in done.stdout
-
-
-def test_what_onnxop_does_not_run_is_skipped_with_its_reason(tmp_path, backend):
-    code = RECIPE.replace(INCLUDE, f'tests.include(r"^test_({"|".join(MIX)})_(cpu|cuda)$")')
-    done = pytest_file(tmp_path, code, backend)
-    assert done.returncode == 0, done.stdout[-3000:]
-    run = {"passed": 3}  # transpose, split, concat on the CPU device
-    skipped = (len(MIX) - 1) * 2 + 2 - 3  # each node test twice (cpu, cuda), GLU twice, less the passes
-    assert {k: v for k, v in counts(done.stdout).items() if k != "skipped"} == run, done.stdout[-3000:]
-    reasons = re.findall(r"^SKIPPED \[(\d+)\] [^:]+:\d+: (.*)$", done.stdout, re.M)
-    said: dict[str, int] = {}
-    for n, reason in reasons:  # one line per place in onnx's runner that skips
-        said[reason] = said.get(reason, 0) + int(n)
-    assert sum(said.values()) - said.get("no matched include pattern", 0) == skipped, said
-    assert said["Backend doesn't support device CUDA"] == len(MIX), said  # 7 node tests and GLU
-    assert any(r.endswith("1 node(s) onnxop does not run: Relu x1") for r in said), said
-    assert any(r.endswith("1 node(s) onnxop does not run: SequenceInsert x1") for r in said), said
-    assert "Not compatible with backend" in said, said  # the model test: the runner's is_compatible
-
-
-def test_one_ulp_off_fails_the_page_s_comparison_and_passes_onnx_s(tmp_path, backend):
-    """A backend one ulp off in one element: the page's ExactBackendTest fails it, onnx's BackendTest
-    (allclose) passes it."""
-    (tmp_path / "flipped.py").write_text('''
+FLIPPED = '''
 import numpy as np
 import onnxop_cli.backend as real
 
@@ -95,19 +52,97 @@ def prepare(model, device="CPU", **kwargs):
 
 
 is_compatible, supports_device = real.is_compatible, real.supports_device
-''')
+'''
+# The runner's files, each with the node tests it runs (-k); named so that no onnx test name holds them
+RECIPE_K = "test_transpose_default_cpu or test_reshape_reduced_dims_cpu or test_flatten_axis0_cuda"
+ULP_K = "test_transpose_all_permutations_1_cpu"
+FILES = {"page_recipe": RECIPE_K, "page_mixed": None, "page_exact_flipped": ULP_K, "onnx_allclose_flipped": ULP_K}
+
+
+@pytest.fixture(scope="module")
+def runner(tmp_path_factory, backend) -> tuple[subprocess.CompletedProcess, dict[str, list[tuple[str, str, str]]]]:
+    """onnx's runner as a user runs it, pytest in a process of its own, over the page's recipe, the
+    mix, and the page's exact comparison and onnx's allclose on a backend one ulp off: one file each,
+    in one process (onnx makes its node tests once per process: about 4.5 CPU s). The process, and
+    each file's (test, outcome, message) from its JUnit XML report."""
+    tmp_path = tmp_path_factory.mktemp("runner")
+    (tmp_path / "flipped.py").write_text(FLIPPED)
     exact = RECIPE.replace("(onnxop_cli.backend, __name__)", "(flipped, __name__)").replace(
         "import onnxop_cli.backend\n", "import onnxop_cli.backend\nimport flipped\n")
     plain = exact.replace("onnxop_cli.backend.ExactBackendTest", "onnx.backend.test.BackendTest").replace(
         "import flipped\n", "import flipped\nimport onnx.backend.test\n")
-    # both files in one pytest process (onnx makes its node tests once per process)
-    (tmp_path / "test_plain_allclose.py").write_text(plain)
-    done = pytest_file(tmp_path, exact, backend, "test_plain_allclose.py", "-rfE",
-                       "-k", "test_transpose_all_permutations_1_cpu")
-    assert done.returncode == 1 and counts(done.stdout) == {"failed": 1, "passed": 1}, done.stdout[-3000:]
-    assert "1 of 24 elements differ in their bits; first at flat index 0" in done.stdout, done.stdout[-3000:]
-    failed = re.findall(r"^FAILED (\S+?)::", done.stdout, re.M)
-    assert failed == ["test_onnxop_backend.py"], done.stdout[-3000:]  # the exact one; onnx's allclose passed
+    codes = {"page_recipe": RECIPE,
+             "page_mixed": RECIPE.replace(INCLUDE, f'tests.include(r"^test_({"|".join(MIX)})_(cpu|cuda)$")'),
+             "page_exact_flipped": exact, "onnx_allclose_flipped": plain}
+    for name, code in codes.items():
+        (tmp_path / f"{name}.py").write_text(code)
+    k = " or ".join(f"({name} and ({kk}))" if kk else name for name, kk in FILES.items())
+    done = subprocess.run(
+        [PYTHON, "-m", "pytest", "-q", "-rfE", "-p", "no:cacheprovider", "-W", "ignore", "--junitxml=report.xml",
+         "-k", k, *(f"{name}.py" for name in FILES)],
+        cwd=tmp_path, capture_output=True, text=True, env={**os.environ, "ONNXOP_BACKEND": backend}, timeout=600)
+    by_file: dict[str, list[tuple[str, str, str]]] = {name: [] for name in FILES}
+    for case in ElementTree.parse(tmp_path / "report.xml").iter("testcase"):
+        tags = [child for child in case if child.tag in ("skipped", "failure", "error")]
+        outcome, message = (tags[0].tag, tags[0].get("message", "") + "\n" + (tags[0].text or "")) if tags else (
+            "passed", "")
+        by_file[case.get("classname").split(".")[0]].append((case.get("name"), outcome, message))
+    return done, by_file
+
+
+def counts(results: list[tuple[str, str, str]]) -> dict[str, int]:
+    said: dict[str, int] = {}
+    for _, outcome, _ in results:
+        said[outcome] = said.get(outcome, 0) + 1
+    return said
+
+
+def skip_reasons(results: list[tuple[str, str, str]]) -> dict[str, int]:
+    said: dict[str, int] = {}
+    for _, outcome, message in results:
+        if outcome == "skipped":
+            reason = message.split("\n")[0]
+            said[reason] = said.get(reason, 0) + 1
+    return said
+
+
+def test_the_runner_s_process_ran_each_file_and_failed_only_the_exact_one(runner):
+    done, by_file = runner
+    assert done.returncode == 1, done.stdout[-3000:]  # the one ulp off, in the page's exact comparison
+    last = done.stdout.strip().splitlines()[-1]
+    assert re.search(r"\b1 failed\b", last) and not re.search(r"\berrors?\b", last), done.stdout[-3000:]
+    assert all(by_file.values()), {name: len(results) for name, results in by_file.items()}
+
+
+def test_the_page_s_recipe_runs_onnx_s_runner(runner):
+    assert INCLUDE in RECIPE and len([line for line in RECIPE.splitlines() if line.strip()]) == 4
+    results = runner[1]["page_recipe"]
+    assert counts(results) == {"passed": 2, "skipped": 1}, results
+    assert skip_reasons(results) == {"Backend doesn't support device CUDA": 1}, results
+
+
+def test_what_onnxop_does_not_run_is_skipped_with_its_reason(runner):
+    results = runner[1]["page_mixed"]
+    run = {"passed": 3}  # transpose, split, concat on the CPU device
+    skipped = (len(MIX) - 1) * 2 + 2 - 3  # each node test twice (cpu, cuda), GLU twice, less the passes
+    assert {k: v for k, v in counts(results).items() if k != "skipped"} == run, counts(results)
+    said = skip_reasons(results)
+    assert sum(said.values()) - said.get("no matched include pattern", 0) == skipped, said
+    assert said["Backend doesn't support device CUDA"] == len(MIX), said  # 7 node tests and GLU
+    assert any(r.endswith("1 node(s) onnxop does not run: Relu x1") for r in said), said
+    assert any(r.endswith("1 node(s) onnxop does not run: SequenceInsert x1") for r in said), said
+    assert "Not compatible with backend" in said, said  # the model test: the runner's is_compatible
+
+
+def test_one_ulp_off_fails_the_page_s_comparison_and_passes_onnx_s(runner):
+    """A backend one ulp off in one element: the page's ExactBackendTest fails it, onnx's BackendTest
+    (allclose) passes it."""
+    done, by_file = runner
+    exact, plain = by_file["page_exact_flipped"], by_file["onnx_allclose_flipped"]
+    assert [(name, outcome) for name, outcome, _ in exact] == [(ULP_K, "failure")], exact
+    assert "1 of 24 elements differ in their bits; first at flat index 0" in exact[0][2], exact
+    assert [(name, outcome) for name, outcome, _ in plain] == [(ULP_K, "passed")], plain  # onnx's allclose passed
+    assert re.findall(r"^FAILED (\S+?)::", done.stdout, re.M) == ["page_exact_flipped.py"], done.stdout[-3000:]
 
 
 @pytest.mark.parametrize("index", range(1, len(BLOCKS)))

@@ -1,16 +1,17 @@
-"""Cast as real processes: float types onnxop once refused (bfloat16,
+"""Cast as real commands: float types onnxop once refused (bfloat16,
 float8 with --saturate, float8e8m0 with --round-mode, int4) written to .pb
 files and read back bit for bit against onnx.reference, from the operator
 command and from a model; strings cast on the host say so (the note and
 ``--json``'s kernel ``host``), and a text that is no number, or a float6
 target (onnxop has no float6 tensors), is one ``onnxop: error:`` line,
-exit 2, no output file."""
+exit 2, no output file.
+
+What the commands write, print and exit with is under test, not the process:
+each test's commands run in one process (tests/commands.py)."""
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import ml_dtypes
@@ -18,12 +19,8 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+from commands import run_commands
 from tensor_refs import reference
-
-
-def _onnxop(*args, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "onnxop_cli", *map(str, args)], cwd=cwd,
-                          capture_output=True, text=True, timeout=300)
 
 
 def _read_pb(path: Path) -> np.ndarray:
@@ -41,9 +38,12 @@ X = np.array([1.5, 500.0, -np.inf, np.nan, 0.3, -0.0, 3e-39, 65520.0, 1 + 2**-8]
 
 def test_float_casts_write_what_onnx_reference_makes(tmp_path):
     np.save(tmp_path / "x.npy", X)
-    for to, options in ((16, []), (10, []), (11, []), (17, ["--saturate", "0"]), (19, []),
-                        (24, ["--round-mode", "nearest"]), (22, [])):
-        r = _onnxop("cast", "x.npy", "--to", to, *options, "-o", f"y{to}.pb", cwd=tmp_path)
+    cases = ((16, []), (10, []), (11, []), (17, ["--saturate", "0"]), (19, []),
+             (24, ["--round-mode", "nearest"]), (22, []))
+    done = run_commands([(tmp_path, ["cast", "x.npy", "--to", to, *options, "-o", f"y{to}.pb"])
+                         for to, options in cases])
+    assert len(done) == 7
+    for (to, options), r in zip(cases, done):
         assert r.returncode == 0, r.stderr
         attrs = {"to": to, **({options[0][2:].replace("-", "_"): options[1]} if options else {})}
         attrs = {k: (int(v) if k != "round_mode" else v) for k, v in attrs.items()}
@@ -63,7 +63,7 @@ def test_a_model_of_float_casts_runs_them_on_the_gpu(tmp_path):
     model.ir_version = 10
     onnx.save(model, tmp_path / "casts.onnx")
     np.save(tmp_path / "x.npy", X)
-    r = _onnxop("run", "casts.onnx", "x.npy", "-o", "y.pb", "--json", cwd=tmp_path)
+    [r] = run_commands([(tmp_path, ["run", "casts.onnx", "x.npy", "-o", "y.pb", "--json"])])
     assert r.returncode == 0, r.stderr
     from onnx.reference import ReferenceEvaluator
 
@@ -74,38 +74,47 @@ def test_a_model_of_float_casts_runs_them_on_the_gpu(tmp_path):
 def test_strings_are_cast_on_the_host_and_say_so(tmp_path):
     np.save(tmp_path / "s.npy", np.array(["1.5", "-0.0", "1e40"]))
     np.save(tmp_path / "f.npy", np.array([0.1, -np.inf], np.float32))
-    r = _onnxop("cast", "s.npy", "--to", "1", "-o", "y.npy", cwd=tmp_path)
+    to_float, to_string, non_zero = run_commands([
+        (tmp_path, ["cast", "s.npy", "--to", "1", "-o", "y.npy"]),
+        (tmp_path, ["cast", "f.npy", "--to", "8", "-o", "t.npy", "--json"]),
+        (tmp_path, ["non-zero", "s.npy", "-o", "nz.npy"])])
+    r = to_float
     assert r.returncode == 0, r.stderr
     assert "wrote y.npy (host: string tensors have no GPU form)" in r.stdout
     assert np.load(tmp_path / "y.npy").tolist() == [1.5, -0.0, np.inf]
-    r = _onnxop("cast", "f.npy", "--to", "8", "-o", "t.npy", "--json", cwd=tmp_path)
+    r = to_string
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["runs"][0]["outputs"][0]["kernel"] == "host"
     assert np.load(tmp_path / "t.npy").tolist() == ["0.1", "-inf"]
     # the sibling: NonZero of strings is host work too, not metadata
-    r = _onnxop("non-zero", "s.npy", "-o", "nz.npy", cwd=tmp_path)
+    r = non_zero
     assert r.returncode == 0, r.stderr
     assert "(host: string tensors have no GPU form)" in r.stdout
 
 
 def test_a_text_that_is_no_number_is_one_error_line_and_no_output(tmp_path):
     np.save(tmp_path / "s.npy", np.array([["1", "2"], ["x\nonnxop: forged", "3"]]))
-    r = _onnxop("cast", "s.npy", "--to", "6", "-o", "y.npy", cwd=tmp_path)
+    np.save(tmp_path / "b.npy", np.array(["1"]))
+    np.save(tmp_path / "x.npy", X)
+    float6 = ((27, "float6e2m3"), (28, "float6e3m2"))  # ONNX types onnxop has no tensors of
+    not_a_number, to_bfloat16, *to_float6 = run_commands(
+        [(tmp_path, ["cast", "s.npy", "--to", "6", "-o", "y.npy"]),
+         (tmp_path, ["cast", "b.npy", "--to", "16", "-o", "z.pb"])]
+        + [(tmp_path, ["cast", "x.npy", "--to", to, "-o", f"f6-{to}.pb"]) for to, _ in float6])
+    r = not_a_number
     assert r.returncode == 2
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("onnxop: error: s.npy: Cast: input input element (1, 0) is "
                                                    "'x\\nonnxop: forged', which int32 cannot take"), r.stderr
     assert not (tmp_path / "y.npy").exists()
-    np.save(tmp_path / "b.npy", np.array(["1"]))
-    r = _onnxop("cast", "b.npy", "--to", "16", "-o", "z.pb", cwd=tmp_path)
+    r = to_bfloat16
     assert r.returncode == 2 and "string to bfloat16 is not in its scope" in r.stderr
     assert not (tmp_path / "z.pb").exists()
-    np.save(tmp_path / "x.npy", X)
-    for to, name in ((27, "float6e2m3"), (28, "float6e3m2")):  # ONNX types onnxop has no tensors of
-        r = _onnxop("cast", "x.npy", "--to", to, "-o", "f6.pb", cwd=tmp_path)
+    assert len(to_float6) == 2
+    for (to, name), r in zip(float6, to_float6):
         assert r.returncode == 2 and r.stderr == (f"onnxop: error: x.npy: Cast: to {to} is {name}: onnxop has no "
                                                   f"{name} tensors; a cast to it is not in its scope\n"), r.stderr
-        assert not (tmp_path / "f6.pb").exists()
+        assert not (tmp_path / f"f6-{to}.pb").exists()
 
 
 def test_a_type_is_taken_by_its_name_as_by_its_number(tmp_path):
@@ -113,18 +122,21 @@ def test_a_type_is_taken_by_its_name_as_by_its_number(tmp_path):
     float8_e4m3fn, float8e4m3fn); EyeLike's --dtype too; a name no type has is one line."""
     x = np.array([1.5, -0.0, np.nan, 65504.0, 1e-8, 3.14159], np.float32)
     np.save(tmp_path / "x.npy", x)
-    for k, to in enumerate(["bfloat16", "BFLOAT16", "16"]):
-        r = _onnxop("-q", "cast", "x.npy", "--to", to, "-o", f"b{k}.pb", cwd=tmp_path)
+    np.save(tmp_path / "m.npy", np.zeros((2, 3), np.float32))
+    bf16, f8 = ["bfloat16", "BFLOAT16", "16"], ["float8_e4m3fn", "float8e4m3fn", "17"]
+    done = run_commands([(tmp_path, ["-q", "cast", "x.npy", "--to", to, "-o", f"b{k}.pb"]) for k, to in enumerate(bf16)]
+                        + [(tmp_path, ["-q", "cast", "x.npy", "--to", to, "-o", f"f{k}.pb"]) for k, to in enumerate(f8)]
+                        + [(tmp_path, ["-q", "eye-like", "m.npy", "--dtype", "int64", "-o", "e.npy"]),
+                           (tmp_path, ["cast", "x.npy", "--to", "bfloat17", "-o", "z.pb"])])
+    assert len(done) == 8
+    for r in done[:6]:
         assert r.returncode == 0, r.stderr
     got = [_bits(_read_pb(tmp_path / f"b{k}.pb")) for k in range(3)]
     assert got[0] == got[1] == got[2] == _bits(x.astype(ml_dtypes.bfloat16))
-    for k, to in enumerate(["float8_e4m3fn", "float8e4m3fn", "17"]):
-        assert _onnxop("-q", "cast", "x.npy", "--to", to, "-o", f"f{k}.pb", cwd=tmp_path).returncode == 0
     assert len({_bits(_read_pb(tmp_path / f"f{k}.pb")) for k in range(3)}) == 1
-    np.save(tmp_path / "m.npy", np.zeros((2, 3), np.float32))
-    r = _onnxop("-q", "eye-like", "m.npy", "--dtype", "int64", "-o", "e.npy", cwd=tmp_path)
+    r = done[6]
     assert r.returncode == 0 and np.load(tmp_path / "e.npy").dtype == np.int64, r.stderr
-    r = _onnxop("cast", "x.npy", "--to", "bfloat17", "-o", "z.pb", cwd=tmp_path)
+    r = done[7]
     assert r.returncode == 2 and r.stderr == ("onnxop: error: Cast: --to must be a type name or a TensorProto number, "
                                               "got 'bfloat17' (example: --to bfloat16, or --to 16)\n")
     assert not (tmp_path / "z.pb").exists()

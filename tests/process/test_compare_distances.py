@@ -1,20 +1,22 @@
 """``onnxop compare``'s largest distances per pair (max |a-b|, max rel, max
-ulp, NaN against a number), from a real process, against an independent
+ulp, NaN against a number), from real commands, against an independent
 computation: the ulp distance of an 8-, 4- or 16-bit type is the distance of
 two ranks on the sorted line of every value the type has (every code turned
 into float64, NaNs dropped, equal values merged: -0.0 is 0.0), of float32
-and float64 a count of np.nextafter steps. No bit tricks in the reference."""
+and float64 a count of np.nextafter steps. No bit tricks in the reference.
+What compare prints is under test, not the process: a test's commands run
+in one process (tests/commands.py)."""
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import ml_dtypes
 import numpy as np
 import pytest
 from onnx import numpy_helper
+
+from commands import run_commands
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")  # NaN and inf on purpose, in the reference
 
@@ -56,9 +58,8 @@ def expected(a: np.ndarray, b: np.ndarray, ulps: np.ndarray) -> dict:
             "max_ulp": int(ulps[numbers].max()), "nan_vs_number": int(np.count_nonzero(na ^ nb))}
 
 
-def compare_json(tmp_path, *argv) -> tuple[int, dict]:
-    done = subprocess.run([sys.executable, "-m", "onnxop_cli", "compare", *argv, "--json"], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=120)
+def compare_json(done) -> tuple[int, dict]:
+    """A ``compare ... --json`` command's exit code and document."""
     assert done.returncode in (0, 1), done.stderr
     return done.returncode, json.loads(done.stdout)
 
@@ -93,7 +94,8 @@ def test_ulp_abs_and_rel_of_every_float_type_match_an_independent_count(tmp_path
         ulps = steps.copy()
         ulps[20:25] = np.where(steps[20:25] > 0, 1, 0)  # max -> inf is one step, then it stays
         want[name] = expected(a, b, ulps)
-    code, doc = compare_json(tmp_path, "a", "b")
+    [done] = run_commands([(tmp_path, ["compare", "a", "b", "--json"])])
+    code, doc = compare_json(done)
     assert code == 1
     got = {p["a"]["name"]: {k: p[k] for k in ("max_abs", "max_rel", "max_ulp", "nan_vs_number")} for p in doc["pairs"]}
     assert got == want, [(k, got[k], want[k]) for k in want if got.get(k) != want[k]]
@@ -105,24 +107,24 @@ def test_nan_payloads_and_signed_zeros_are_bit_differences_at_distance_0(tmp_pat
     b.view(np.uint32)[1] |= 0x123  # another payload
     np.save(tmp_path / "a.npy", a)
     np.save(tmp_path / "b.npy", b)
-    code, doc = compare_json(tmp_path, "a.npy", "b.npy")
+    as_json, done = run_commands([(tmp_path, ["compare", "a.npy", "b.npy", "--json"]),
+                                  (tmp_path, ["compare", "a.npy", "b.npy", "--first", "0"])])
+    code, doc = compare_json(as_json)
     (pair,) = doc["pairs"]
     assert code == 1 and pair["differing"] == 2
     assert (pair["max_abs"], pair["max_rel"], pair["max_ulp"], pair["nan_vs_number"]) == (0.0, 0.0, 0, 0)
-    done = subprocess.run([sys.executable, "-m", "onnxop_cli", "compare", "a.npy", "b.npy", "--first", "0"],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert done.stdout.splitlines()[0] == ("a.npy vs b.npy: different: 2 of 4 elements (shape=(4,), "
                                            "dtype=float32, exact, max |a-b|=0.0, max rel=0.0, max ulp=0)")
 
 
-@pytest.mark.parametrize("rule", [["--rtol", "1e-6"], ["--ulp", "2"]])
-def test_a_pair_within_a_tolerance_says_how_far_apart_it_is(tmp_path, rule):
+def test_a_pair_within_a_tolerance_says_how_far_apart_it_is(tmp_path):
     a = np.array([1.0, 2.0, 4.0], np.float32)
     b = a.copy()
     b.view(np.uint32)[1] += 1  # one ulp of 2.0: 2.38e-07, relative 1.19e-07
     np.save(tmp_path / "a.npy", a)
     np.save(tmp_path / "b.npy", b)
-    done = subprocess.run([sys.executable, "-m", "onnxop_cli", "compare", "a.npy", "b.npy", *rule],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.rstrip().endswith("max |a-b|=2.38419e-07, max rel=1.19209e-07, max ulp=1)"), done.stdout
+    rules = [["--rtol", "1e-6"], ["--ulp", "2"]]
+    for rule, done in zip(rules, run_commands([(tmp_path, ["compare", "a.npy", "b.npy", *rule]) for rule in rules])):
+        assert done.returncode == 0, (rule, done.stderr)
+        assert done.stdout.rstrip().endswith("max |a-b|=2.38419e-07, max rel=1.19209e-07, max ulp=1)"), (
+            rule, done.stdout)

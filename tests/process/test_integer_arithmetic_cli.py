@@ -1,13 +1,14 @@
-"""The integer elementwise operators as real processes: a real export's
+"""The integer elementwise operators as real commands: a real export's
 shape chain (Shape -> Gather -> Cast -> Mul/Div/Add -> Concat -> Reshape)
 through ``onnxop run``, and the refusals -- a zero divisor, a float input --
 as one ``onnxop: error:`` line with exit 2 and no output file, from the
-operator commands and from a graph alike. Expected values from onnx.reference."""
+operator commands and from a graph alike. Expected values from onnx.reference.
+What the commands write, print and exit with is under test, not the process:
+each test's commands run in one process (tests/commands.py)."""
 
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -15,10 +16,14 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
+from commands import run_commands
 
-def _onnxop(*args, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "onnxop_cli", *map(str, args)], cwd=cwd,
-                          capture_output=True, text=True, timeout=300)
+
+def _onnxop(cwd: Path, *argvs) -> list[subprocess.CompletedProcess]:
+    """Each argv's CompletedProcess, all run in one process in ``cwd``."""
+    done = run_commands([(cwd, argv) for argv in argvs])
+    assert len(done) == len(argvs)
+    return done
 
 
 def _const(name: str, values, dtype=np.int64):
@@ -58,7 +63,7 @@ def test_a_shape_chain_of_integer_arithmetic_runs_as_a_graph(tmp_path):
     np.save(tmp_path / "x.npy", x)
     path = _shape_chain(tmp_path)
     (want,) = ReferenceEvaluator(onnx.load(path)).run(None, {"x": x})
-    r = _onnxop("run", path, "x.npy", "-o", "y.npy", cwd=tmp_path)
+    [r] = _onnxop(tmp_path, ["run", path, "x.npy", "-o", "y.npy"])
     assert r.returncode == 0, r.stderr
     got = np.load(tmp_path / "y.npy")
     assert got.shape == want.shape == (2, 6, 10) and got.tobytes() == want.tobytes()
@@ -71,40 +76,50 @@ def _one_error_line(r: subprocess.CompletedProcess) -> str:
     return lines[0]
 
 
-def test_division_by_zero_is_refused_without_output(tmp_path):
-    np.save(tmp_path / "a.npy", np.array([[7, -7, 3], [9, 5, 1]], np.int64))
-    np.save(tmp_path / "b.npy", np.array([2, 3, 0], np.int64))
-    for args in (("div", "a.npy", "--b", "b.npy"), ("mod", "a.npy", "--b", "b.npy", "--fmod", "1")):
-        r = _onnxop(*args, "-o", "q.npy", cwd=tmp_path)
-        line = _one_error_line(r)
-        assert "division by zero: B is 0 at output element (0, 2)" in line
-        assert not (tmp_path / "q.npy").exists()
-    (tmp_path / "kept.npy").write_bytes(b"before")  # an existing output is not clobbered
-    _one_error_line(_onnxop("div", "a.npy", "--b", "b.npy", "-o", "kept.npy", cwd=tmp_path))
-    assert (tmp_path / "kept.npy").read_bytes() == b"before"
-    # a batch checks its divisors before any output is written, and names the file
-    np.save(tmp_path / "first.npy", np.array([[4, 6, 8]], np.int64))
-    (tmp_path / "out").mkdir()
-    r = _onnxop("div", "first.npy", "a.npy", "--b", "b.npy", "-o", "out/", cwd=tmp_path)
-    assert "first.npy: Div: division by zero: B is 0 at output element (0, 2)" in _one_error_line(r)
-    assert not list((tmp_path / "out").iterdir())
-    # in a graph the node is named
+def _div_model(folder: Path) -> None:
     node = helper.make_node("Div", ["a", "b"], ["q"], name="per_row")
     graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("a", TensorProto.INT64, [2, 3]),
                                             helper.make_tensor_value_info("b", TensorProto.INT64, [3])],
                               [helper.make_tensor_value_info("q", TensorProto.INT64, None)])
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)]), tmp_path / "div.onnx")
-    line = _one_error_line(_onnxop("run", "div.onnx", "a.npy", "b.npy", "-o", "q.npy", cwd=tmp_path))
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)]), folder / "div.onnx")
+
+
+def test_division_by_zero_is_refused_without_output(tmp_path):
+    np.save(tmp_path / "a.npy", np.array([[7, -7, 3], [9, 5, 1]], np.int64))
+    np.save(tmp_path / "b.npy", np.array([2, 3, 0], np.int64))
+    (tmp_path / "kept.npy").write_bytes(b"before")  # an existing output is not clobbered
+    np.save(tmp_path / "first.npy", np.array([[4, 6, 8]], np.int64))
+    (tmp_path / "out").mkdir()
+    _div_model(tmp_path)
+    ops = (("div", "a.npy", "--b", "b.npy"), ("mod", "a.npy", "--b", "b.npy", "--fmod", "1"))
+    *by_op, kept, batch, graph = _onnxop(
+        tmp_path, *([*args, "-o", f"q-{args[0]}.npy"] for args in ops),
+        ["div", "a.npy", "--b", "b.npy", "-o", "kept.npy"],
+        # a batch checks its divisors before any output is written, and names the file
+        ["div", "first.npy", "a.npy", "--b", "b.npy", "-o", "out/"],
+        # in a graph the node is named
+        ["run", "div.onnx", "a.npy", "b.npy", "-o", "q.npy"])
+    for args, r in zip(ops, by_op):
+        line = _one_error_line(r)
+        assert "division by zero: B is 0 at output element (0, 2)" in line, args
+        assert not (tmp_path / f"q-{args[0]}.npy").exists()
+    _one_error_line(kept)
+    assert (tmp_path / "kept.npy").read_bytes() == b"before"
+    assert "first.npy: Div: division by zero: B is 0 at output element (0, 2)" in _one_error_line(batch)
+    assert not list((tmp_path / "out").iterdir())
+    line = _one_error_line(graph)
     assert "'per_row'" in line and "division by zero" in line and "(0, 2)" in line
     assert not (tmp_path / "q.npy").exists()
 
 
 def test_float_inputs_are_refused_as_out_of_scope(tmp_path):
     np.save(tmp_path / "f.npy", np.ones(3, np.float32))
-    line = _one_error_line(_onnxop("add", "f.npy", "--b", "f.npy", "-o", "s.npy", cwd=tmp_path))
-    assert "float32" in line and "not in its scope" in line
     np.save(tmp_path / "t.npy", np.array(["1"]))
-    line = _one_error_line(_onnxop("cast", "t.npy", "--to", "16", "-o", "c.npy", cwd=tmp_path))
+    add, cast = _onnxop(tmp_path, ["add", "f.npy", "--b", "f.npy", "-o", "s.npy"],
+                        ["cast", "t.npy", "--to", "16", "-o", "c.npy"])
+    line = _one_error_line(add)
+    assert "float32" in line and "not in its scope" in line
+    line = _one_error_line(cast)
     assert "string to bfloat16 is not in its scope" in line
     assert not (tmp_path / "s.npy").exists() and not (tmp_path / "c.npy").exists()
 
@@ -113,12 +128,14 @@ def test_a_float_cast_outside_the_integer_type_is_refused_without_output(tmp_pat
     """numpy's (onnx.reference's) result for NaN or an out-of-range value is the platform's: refused."""
     np.save(tmp_path / "ok.npy", np.array([1.5, -2.5], np.float32))
     np.save(tmp_path / "nan.npy", np.array([1.5, np.nan], np.float32))
-    r = _onnxop("cast", "ok.npy", "--to", "7", "-o", "c.npy", cwd=tmp_path)
+    (tmp_path / "out").mkdir()
+    r, nan, batch = _onnxop(tmp_path, ["cast", "ok.npy", "--to", "7", "-o", "c.npy"],
+                            ["cast", "nan.npy", "--to", "7", "-o", "d.npy"],
+                            ["cast", "ok.npy", "nan.npy", "--to", "7", "-o", "out/"])
     assert r.returncode == 0, r.stderr
     assert np.load(tmp_path / "c.npy").tolist() == [1, -2]
-    line = _one_error_line(_onnxop("cast", "nan.npy", "--to", "7", "-o", "d.npy", cwd=tmp_path))
+    line = _one_error_line(nan)
     assert "Cast: the input is NaN, infinite or outside int64 at output element (1)" in line
-    (tmp_path / "out").mkdir()
-    line = _one_error_line(_onnxop("cast", "ok.npy", "nan.npy", "--to", "7", "-o", "out/", cwd=tmp_path))
+    line = _one_error_line(batch)
     assert line.startswith("onnxop: error: nan.npy: Cast: the input is NaN")  # checked before any job writes
     assert not (tmp_path / "d.npy").exists() and not list((tmp_path / "out").iterdir())

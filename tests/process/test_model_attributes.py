@@ -2,25 +2,25 @@
 rejects) are refused in one line naming the node and the attribute, exit 2,
 by `run` and by each `conformance` case -- never truncated (Flatten
 axis=1.5 is not run as 1), never an internal error, and one bad folder does
-not end a conformance run. Real processes."""
+not end a conformance run. Real commands on real files: the three that run
+onnxop run one process (tests/commands.py), what they print and write being
+under test, not the process."""
 
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 
 import numpy as np
 import onnx
 import pytest
 from onnx import AttributeProto, TensorProto, helper, numpy_helper
 
-from conftest import cli, random_array
+from commands import run_commands
+from conftest import cli, random_array, seeded_rng
 from onnxop_cli.errors import InputError
 from onnxop_cli.ops.attributes import node_attributes
 
 ENV = {**os.environ, "ONNXOP_BACKEND": "vulkan"}
-ONNXOP = [sys.executable, "-m", "onnxop_cli"]
 A = helper.make_attribute
 
 
@@ -97,25 +97,6 @@ def test_run_refuses_it_in_one_line(cwd, capsys, monkeypatch, rng, case):
     assert not (cwd / "y.npy").exists()
 
 
-def test_a_node_name_with_a_newline_stays_on_its_line(tmp_path, rng):
-    onnx.save(model("Flatten", [A("axis", 1.5)], (2, 3, 4), name="n\nonnxop: error: INJECTED"), tmp_path / "m.onnx")
-    np.save(tmp_path / "x.npy", random_array(rng, (2, 3, 4), "float32"))
-    done = subprocess.run([*ONNXOP, "run", "m.onnx", "x.npy"], cwd=tmp_path, capture_output=True, text=True,
-                          env=ENV, timeout=120)
-    assert done.returncode == 2
-    assert done.stderr.count("\n") == 1 and "'n\\nonnxop: error: INJECTED'" in done.stderr
-
-
-def test_valid_attributes_still_run(tmp_path, rng):
-    a = random_array(rng, (2, 3, 4), "float32")
-    onnx.save(model("Flatten", [A("axis", 2)], (2, 3, 4)), tmp_path / "m.onnx")
-    np.save(tmp_path / "x.npy", a)
-    done = subprocess.run([*ONNXOP, "run", "m.onnx", "x.npy", "-o", "y.npy"], cwd=tmp_path, capture_output=True,
-                          text=True, env=ENV, timeout=120)
-    assert done.returncode == 0, done.stderr
-    assert np.load(tmp_path / "y.npy").tobytes() == a.reshape(6, 4).tobytes()
-
-
 def node_test(folder, m, x, y):
     folder.mkdir(parents=True)
     onnx.save(m, folder / "model.onnx")
@@ -124,15 +105,44 @@ def node_test(folder, m, x, y):
     (folder / "test_data_set_0" / "output_0.pb").write_bytes(numpy_helper.from_array(y, "y").SerializeToString())
 
 
-def test_conformance_fails_the_bad_folders_and_goes_on(tmp_path, rng):
+@pytest.fixture(scope="module")
+def ran(tmp_path_factory, request) -> dict:
+    """Each case's folder, input and command's CompletedProcess, the three run in one process."""
+    rng = seeded_rng(request)
+    injected, valid, conformance = (tmp_path_factory.mktemp(n) for n in ("injected", "valid", "conformance"))
+    onnx.save(model("Flatten", [A("axis", 1.5)], (2, 3, 4), name="n\nonnxop: error: INJECTED"), injected / "m.onnx")
+    np.save(injected / "x.npy", random_array(rng, (2, 3, 4), "float32"))
+    a = random_array(rng, (2, 3, 4), "float32")
+    onnx.save(model("Flatten", [A("axis", 2)], (2, 3, 4)), valid / "m.onnx")
+    np.save(valid / "x.npy", a)
     x = random_array(rng, (2, 3, 4), "float32")
-    node_test(tmp_path / "cases" / "a_good", model("Flatten", [A("axis", 2)], x.shape), x, x.reshape(6, 4))
+    node_test(conformance / "cases" / "a_good", model("Flatten", [A("axis", 2)], x.shape), x, x.reshape(6, 4))
     for i, (_, op, attrs, opset, _) in enumerate(HOSTILE):
         xi = random_array(rng, SHAPES[op], "float32")
-        node_test(tmp_path / "cases" / f"b_bad{i:02}", model(op, attrs, xi.shape, opset), xi, xi)
-    node_test(tmp_path / "cases" / "c_good", model("Flatten", [A("axis", 1)], x.shape), x, x.reshape(2, 12))
-    done = subprocess.run([*ONNXOP, "conformance", "cases"], cwd=tmp_path, capture_output=True, text=True,
-                          env=ENV, timeout=300)
+        node_test(conformance / "cases" / f"b_bad{i:02}", model(op, attrs, xi.shape, opset), xi, xi)
+    node_test(conformance / "cases" / "c_good", model("Flatten", [A("axis", 1)], x.shape), x, x.reshape(2, 12))
+    commands = {"injected": (injected, ["run", "m.onnx", "x.npy"]),
+                "valid": (valid, ["run", "m.onnx", "x.npy", "-o", "y.npy"]),
+                "conformance": (conformance, ["conformance", "cases"])}
+    done = run_commands(list(commands.values()), env=ENV)
+    assert len(done) == len(commands)
+    return {"valid input": a} | {name: (folder, r) for (name, (folder, _)), r in zip(commands.items(), done)}
+
+
+def test_a_node_name_with_a_newline_stays_on_its_line(ran):
+    _, done = ran["injected"]
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and "'n\\nonnxop: error: INJECTED'" in done.stderr
+
+
+def test_valid_attributes_still_run(ran):
+    folder, done = ran["valid"]
+    assert done.returncode == 0, done.stderr
+    assert np.load(folder / "y.npy").tobytes() == ran["valid input"].reshape(6, 4).tobytes()
+
+
+def test_conformance_fails_the_bad_folders_and_goes_on(ran):
+    _, done = ran["conformance"]
     assert done.returncode == 1, done.stderr  # some cases failed
     assert "internal error" not in done.stdout + done.stderr
     # a model that breaks the spec is refused: the outcome "error", never "wrong"

@@ -4,25 +4,28 @@
 ``-o "$OUT"`` rewrote the input, and a trailing slash wrote a regular file
 where cp says "Not a directory". Each is refused (exit 2, one line) in a
 single run, a batch, ``run`` and ``show``, and nothing is written. Real
-processes, one backend: this is the CLI's behaviour, not a kernel's.
+commands on real files, one backend: this is the CLI's behaviour, not a
+kernel's nor the process's, so each test's commands run in one process
+(tests/commands.py).
 """
 
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from commands import run_commands
 from conftest import random_array
 
 
-def onnxop(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "onnxop_cli", *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=300, env={**os.environ, "ONNXOP_BACKEND": "vulkan"})
+def onnxop(folder: Path, *argvs: list[str]) -> list:
+    """Each argv's CompletedProcess, all run in one process in ``folder``."""
+    done = run_commands([(folder, argv) for argv in argvs], env={**os.environ, "ONNXOP_BACKEND": "vulkan"})
+    assert len(done) == len(argvs)
+    return done
 
 
 def snapshot(folder: Path) -> dict[str, bytes]:
@@ -56,50 +59,58 @@ EMPTY_OUTPUT = [
 ]
 
 
-@pytest.mark.parametrize("argv", EMPTY_OUTPUT, ids=lambda a: " ".join(a))
-def test_empty_output_is_refused_and_nothing_changes(folder, argv):
-    argv = [_model(folder) if a == "MODEL" else a for a in argv]
+def test_empty_output_is_refused_and_nothing_changes(folder):
+    model = _model(folder)
     before = snapshot(folder)
-    done = onnxop(*argv, cwd=folder)
-    assert done.returncode == 2, done.stderr
-    assert done.stderr == "onnxop: error: -o: the output path is empty (an unset variable?); give a file or folder name\n"
-    assert snapshot(folder) == before
+    argvs = [[model if a == "MODEL" else a for a in argv] for argv in EMPTY_OUTPUT]
+    for argv, done in zip(argvs, onnxop(folder, *argvs)):
+        assert done.returncode == 2, (argv, done.stderr)
+        assert done.stderr == ("onnxop: error: -o: the output path is empty (an unset variable?); give a file or "
+                               "folder name\n"), argv
+    assert snapshot(folder) == before  # no command of the four wrote or changed a file
 
 
-@pytest.mark.parametrize("target", ["new.npy/", "a.npy/", "missing/new.npy/", "a.npy/."])
-def test_trailing_slash_on_no_folder_is_not_a_directory(folder, target):
-    """As cp: 'cannot create regular file 'new.npy/': Not a directory'."""
+TRAILING = ["new.npy/", "a.npy/", "missing/new.npy/", "a.npy/."]
+
+
+def test_trailing_slash_on_no_folder_is_not_a_directory(folder):
+    """As cp: 'cannot create regular file 'new.npy/': Not a directory'; a single run and a batch, each target."""
     before = snapshot(folder)
-    for argv in (["transpose", "a.npy", "-o", target], ["transpose", "a.npy", "b.npy", "-o", target]):
-        done = onnxop(*argv, cwd=folder)
-        assert done.returncode == 2, done.stderr
-        assert done.stderr.startswith(f"onnxop: error: {target}: Not a directory") and done.stderr.count("\n") == 1
+    cases = [(target, argv) for target in TRAILING
+             for argv in (["transpose", "a.npy", "-o", target], ["transpose", "a.npy", "b.npy", "-o", target])]
+    for (target, argv), done in zip(cases, onnxop(folder, *(argv for _, argv in cases))):
+        assert done.returncode == 2, (argv, done.stderr)
+        assert done.stderr.startswith(f"onnxop: error: {target}: Not a directory") and done.stderr.count("\n") == 1, (
+            argv, done.stderr)
     assert snapshot(folder) == before
     assert not (folder / "new.npy").exists()
 
 
 def test_trailing_slash_on_a_folder_writes_into_it(folder):
     (folder / "out").mkdir()
-    done = onnxop("transpose", "a.npy", "b.npy", "-o", "out/", cwd=folder)
+    [done] = onnxop(folder, ["transpose", "a.npy", "b.npy", "-o", "out/"])
     assert done.returncode == 0, done.stderr
     got = np.load(folder / "out" / "a.npy")
     assert got.tobytes() == np.ascontiguousarray(np.load(folder / "a.npy").T).tobytes()
 
 
-@pytest.mark.parametrize("argv", [["transpose", ""], ["show", ""], ["run", "", "a.npy"], ["run", "MODEL", ""],
-                                  ["transpose", "a.npy/"], ["show", "a.npy/"]])
-def test_empty_or_slashed_input_is_refused(folder, argv):
-    argv = [_model(folder) if a == "MODEL" else a for a in argv]
-    done = onnxop(*argv, cwd=folder)
-    assert done.returncode == 2, done.stderr
-    assert done.stderr.count("\n") == 1
-    assert ("input path is empty" in done.stderr) or ("a.npy/: Not a directory" in done.stderr)
+EMPTY_OR_SLASHED = [["transpose", ""], ["show", ""], ["run", "", "a.npy"], ["run", "MODEL", ""],
+                    ["transpose", "a.npy/"], ["show", "a.npy/"]]
+
+
+def test_empty_or_slashed_input_is_refused(folder):
+    model = _model(folder)
+    argvs = [[model if a == "MODEL" else a for a in argv] for argv in EMPTY_OR_SLASHED]
+    for argv, done in zip(argvs, onnxop(folder, *argvs)):
+        assert done.returncode == 2, (argv, done.stderr)
+        assert done.stderr.count("\n") == 1, (argv, done.stderr)
+        assert ("input path is empty" in done.stderr) or ("a.npy/: Not a directory" in done.stderr), (argv, done.stderr)
 
 
 def test_symlink_loop_in_output_folder_is_a_usage_error(folder):
     """Item 13: a loop the user can fix is exit 2, one line, in every spelling."""
     os.symlink("loop", folder / "loop")
-    for target in ("loop/x.npy", "loop/", "loop"):
-        done = onnxop("transpose", "a.npy", "-o", target, cwd=folder)
+    targets = ("loop/x.npy", "loop/", "loop")
+    for target, done in zip(targets, onnxop(folder, *(["transpose", "a.npy", "-o", t] for t in targets))):
         assert done.returncode == 2, (target, done.stderr)
         assert done.stderr.count("\n") == 1 and "loop" in done.stderr, done.stderr

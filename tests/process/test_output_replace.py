@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from commands import run_commands
 from conftest import random_array
 
 ENV = {**os.environ, "ONNXOP_BACKEND": "vulkan"}
@@ -195,27 +196,36 @@ def xattr_folder(tmp_path):
     subprocess.run(["umount", str(mnt)])
 
 
-@pytest.mark.parametrize("suffix", [".npy", ".npz", ".pb"])
-def test_replacing_an_output_keeps_its_acl_and_xattrs_but_not_setuid(xattr_folder, rng, suffix):
+def test_replacing_an_output_keeps_its_acl_and_xattrs_but_not_setuid(xattr_folder, rng):
+    """Each format's output (.npy, .npz, .pb), written, given xattrs, an ACL and setuid, then replaced.
+    What the commands write is under test, not the process: the writes run in one process and the
+    replacements in another (tests/commands.py); a failure names its suffix."""
     folder = xattr_folder
     np.save(folder / "x.npy", random_array(rng, (5, 6), np.int8))
-    out = folder / f"y{suffix}"
-    assert onnxop(folder, "flatten", "x.npy", "-o", out.name).returncode == 0
-    os.setxattr(out, "user.origin", b"lab-7\x00\xff")
-    os.setxattr(out, "user.note", b"keep me")
-    acl = shutil.which("setfacl") and subprocess.run(["setfacl", "-m", "u:nobody:rw,g:daemon:r", str(out)]).returncode == 0
-    os.chmod(out, 0o6764 if acl else 0o6754)  # setuid + setgid must not carry over
-    before = {a: os.getxattr(out, a) for a in os.listxattr(out)}
-    ino = out.stat().st_ino
-    done = onnxop(folder, "transpose", "x.npy", "-o", out.name)
-    assert done.returncode == 0, done.stderr
-    assert out.stat().st_ino != ino  # really replaced
-    after = {a: os.getxattr(out, a) for a in os.listxattr(out)}
-    assert after["user.origin"] == b"lab-7\x00\xff" and after["user.note"] == b"keep me"
-    if acl:
-        assert after["system.posix_acl_access"] == before["system.posix_acl_access"]
-        shown = subprocess.run(["getfacl", "-c", str(out)], capture_output=True, text=True).stdout
-        assert "user:nobody:rw-" in shown and "group:daemon:r--" in shown
-    mode = out.stat().st_mode & 0o7777
-    assert mode & 0o6000 == 0, oct(mode)
-    assert mode == (0o764 if acl else 0o754), oct(mode)
+    outs = [folder / f"y{suffix}" for suffix in (".npy", ".npz", ".pb")]
+    for out, done in zip(outs, run_commands([(folder, ["flatten", "x.npy", "-o", out.name]) for out in outs],
+                                            env=ENV)):
+        assert done.returncode == 0, (out.name, done.stderr)
+    acl, before, ino = {}, {}, {}
+    for out in outs:
+        os.setxattr(out, "user.origin", b"lab-7\x00\xff")
+        os.setxattr(out, "user.note", b"keep me")
+        acl[out] = bool(shutil.which("setfacl")) and subprocess.run(
+            ["setfacl", "-m", "u:nobody:rw,g:daemon:r", str(out)]).returncode == 0
+        os.chmod(out, 0o6764 if acl[out] else 0o6754)  # setuid + setgid must not carry over
+        before[out] = {a: os.getxattr(out, a) for a in os.listxattr(out)}
+        ino[out] = out.stat().st_ino
+    replaced = run_commands([(folder, ["transpose", "x.npy", "-o", out.name]) for out in outs], env=ENV)
+    assert len(replaced) == len(outs)
+    for out, done in zip(outs, replaced):
+        assert done.returncode == 0, (out.name, done.stderr)
+        assert out.stat().st_ino != ino[out], out.name  # really replaced
+        after = {a: os.getxattr(out, a) for a in os.listxattr(out)}
+        assert after["user.origin"] == b"lab-7\x00\xff" and after["user.note"] == b"keep me", out.name
+        if acl[out]:
+            assert after["system.posix_acl_access"] == before[out]["system.posix_acl_access"], out.name
+            shown = subprocess.run(["getfacl", "-c", str(out)], capture_output=True, text=True).stdout
+            assert "user:nobody:rw-" in shown and "group:daemon:r--" in shown, out.name
+        mode = out.stat().st_mode & 0o7777
+        assert mode & 0o6000 == 0, (out.name, oct(mode))
+        assert mode == (0o764 if acl[out] else 0o754), (out.name, oct(mode))

@@ -18,6 +18,7 @@ same printer."""
 from __future__ import annotations
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -202,18 +203,34 @@ def test_a_chain_s_huge_output_is_printed_in_bounded_memory(backend, tmp_path, c
         assert printed(out, "y") == format_values(want, summarised=case not in (_concat_slice, _steps_concat))
 
 
-@pytest.mark.parametrize("case", [_expand_concat, _where_transpose_concat, _one_hot_pad, _scatter_concat],
-                         ids=["expand_concat", "where_transpose_concat", "one_hot_pad", "scatter_concat"])
-def test_a_chain_s_output_is_written_whole(backend, tmp_path, case):
-    """-o makes every value whole, as before: the file is onnx.reference's output, every byte."""
-    nodes, feeds = case(False)
-    argv, _, path = _model(tmp_path, case, False)
-    from test_print_memory import run_capped as run
+WHOLE = {"expand_concat": _expand_concat, "where_transpose_concat": _where_transpose_concat,
+         "one_hot_pad": _one_hot_pad, "scatter_concat": _scatter_concat}
 
-    code, _, err, _ = run(["run", *argv, "-o", "y.npy"], tmp_path, backend)
-    assert code == 0, err
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory, backend) -> dict:
+    """Each WHOLE case's small model run with -o, a folder each: what is written is under test, not
+    the process's memory, so the four run in one process (tests/commands.py)."""
+    from commands import run_commands
+
+    commands, made = [], {}
+    for name, case in WHOLE.items():
+        folder = tmp_path_factory.mktemp(name)
+        argv, feeds, path = _model(folder, case, False)
+        made[name] = (folder, feeds, path)
+        commands.append((folder, ["run", *argv, "-o", "y.npy"]))
+    done = run_commands(commands, env={**os.environ, "ONNXOP_BACKEND": backend})
+    assert len(done) == len(WHOLE)
+    return {name: (*made[name], r) for name, r in zip(WHOLE, done)}
+
+
+@pytest.mark.parametrize("name", list(WHOLE))
+def test_a_chain_s_output_is_written_whole(written, name):
+    """-o makes every value whole, as before: the file is onnx.reference's output, every byte."""
+    folder, feeds, path, done = written[name]
+    assert done.returncode == 0, done.stderr
     want = ReferenceEvaluator(str(path)).run(None, feeds)[0]
-    got = np.load(tmp_path / "y.npy")
+    got = np.load(folder / "y.npy")
     assert got.dtype == want.dtype and got.shape == want.shape
     assert got.tobytes() == want.tobytes()
 

@@ -2,29 +2,30 @@
 the host and the branch it picks is split and run as a model of its own, so
 the data movement inside a branch runs on the GPU and is verified there.
 
-Real processes on real files; expected values from onnxruntime's run of the
-whole model (graph optimizations off) and from onnx.reference.
+Real commands on real files; expected values from onnxruntime's run of the
+whole model (graph optimizations off) and from onnx.reference. What the
+commands write, print and exit with is under test, not the process: a test's
+commands run in one process (tests/commands.py).
 """
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import onnx
 import onnxruntime as ort
-import pytest
 from onnx import TensorProto, helper, numpy_helper
+
+from commands import run_commands
 
 I64, F = TensorProto.INT64, TensorProto.FLOAT
 
 
-def onnxop(*args, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "onnxop_cli", *map(str, args)], cwd=cwd, capture_output=True,
-                          text=True, timeout=300)
+def onnxop(*args, cwd: Path):
+    [done] = run_commands([(cwd, args)])
+    return done
 
 
 def out(name: str, elem: int = F):
@@ -70,34 +71,45 @@ def theirs(model: onnx.ModelProto, feeds: dict) -> list[np.ndarray]:
     return s.run(None, feeds)
 
 
-@pytest.mark.parametrize("shape, c2, ran", [
-    ((2, 3), True, {"onnxop": {"Concat": 1, "Constant": 1, "Flatten": 1, "Greater": 1, "Size": 1, "Transpose": 2},
-                    "host": {"If": 2}, "onnxruntime": {"Relu": 1}}),
-    ((2, 3), False, {"onnxop": {"Concat": 1, "Constant": 1, "Greater": 1, "Identity": 1, "Size": 1,
-                                "Transpose": 2},
-                     "host": {"If": 2}, "onnxruntime": {"Relu": 1}}),
-    ((1, 3), True, {"onnxop": {"Constant": 1, "Greater": 1, "Size": 1, "Slice": 1, "Transpose": 1},
-                    "host": {"If": 1}, "onnxruntime": {"Neg": 1, "Relu": 1}}),
-], ids=["then-then", "then-else", "else"])
-def test_the_picked_branch_runs_on_the_gpu_and_equals_onnxruntime(shape, c2, ran, tmp_path, rng):
+PICKS = {
+    "then-then": ((2, 3), True, {"onnxop": {"Concat": 1, "Constant": 1, "Flatten": 1, "Greater": 1, "Size": 1,
+                                            "Transpose": 2},
+                                 "host": {"If": 2}, "onnxruntime": {"Relu": 1}}),
+    "then-else": ((2, 3), False, {"onnxop": {"Concat": 1, "Constant": 1, "Greater": 1, "Identity": 1, "Size": 1,
+                                             "Transpose": 2},
+                                  "host": {"If": 2}, "onnxruntime": {"Relu": 1}}),
+    "else": ((1, 3), True, {"onnxop": {"Constant": 1, "Greater": 1, "Size": 1, "Slice": 1, "Transpose": 1},
+                            "host": {"If": 1}, "onnxruntime": {"Neg": 1, "Relu": 1}}),
+}
+
+
+def test_the_picked_branch_runs_on_the_gpu_and_equals_onnxruntime(tmp_path, rng):
+    """Each pick of the two Ifs (a folder each, the three runs in one process)."""
     model = branchy_model()
-    onnx.save(model, tmp_path / "m.onnx")
-    x = rng.standard_normal(shape).astype(np.float32)
-    x.reshape(-1)[0] = -0.0
-    feeds = {"x": x, "c2": np.array(c2)}
-    for n, v in feeds.items():
-        np.save(tmp_path / f"{n}.npy", v)
-    r = onnxop("run", "m.onnx", "x.npy", "c2.npy", "--others", "onnxruntime", "--verify", "-o", "o/", "--dump",
-               "d", "--json", cwd=tmp_path)
-    assert r.returncode == 0, r.stderr
-    doc = json.loads(r.stdout)
-    assert doc["ran"] == ran
-    assert sum(v["nodes"] for v in doc["verified"]) == sum(ran["onnxop"].values())
-    for name, want in zip(["y", "z"], theirs(model, feeds)):
-        got = np.load(tmp_path / "o" / f"{name}.npy")
-        assert got.shape == want.shape and got.tobytes() == want.tobytes(), name
-    branch_values = {"tx", "cat", "picked"} if shape[0] > 1 else {"sl", "neg"}
-    assert branch_values <= set(doc["dumped"])
+    commands, all_feeds = [], {}
+    for pick, (shape, c2, _) in PICKS.items():
+        folder = tmp_path / pick
+        folder.mkdir()
+        onnx.save(model, folder / "m.onnx")
+        x = rng.standard_normal(shape).astype(np.float32)
+        x.reshape(-1)[0] = -0.0
+        all_feeds[pick] = feeds = {"x": x, "c2": np.array(c2)}
+        for n, v in feeds.items():
+            np.save(folder / f"{n}.npy", v)
+        commands.append((folder, ["run", "m.onnx", "x.npy", "c2.npy", "--others", "onnxruntime", "--verify", "-o",
+                                  "o/", "--dump", "d", "--json"]))
+    done = run_commands(commands)
+    assert len(done) == len(PICKS)
+    for (pick, (shape, _, ran)), r in zip(PICKS.items(), done):
+        assert r.returncode == 0, (pick, r.stderr)
+        doc = json.loads(r.stdout)
+        assert doc["ran"] == ran, pick
+        assert sum(v["nodes"] for v in doc["verified"]) == sum(ran["onnxop"].values()), pick
+        for name, want in zip(["y", "z"], theirs(model, all_feeds[pick])):
+            got = np.load(tmp_path / pick / "o" / f"{name}.npy")
+            assert got.shape == want.shape and got.tobytes() == want.tobytes(), (pick, name)
+        branch_values = {"tx", "cat", "picked"} if shape[0] > 1 else {"sl", "neg"}
+        assert branch_values <= set(doc["dumped"]), pick
 
 
 def test_others_reference_equals_onnx_reference(tmp_path, rng):
@@ -130,20 +142,30 @@ def _if_model(cond_shape: list[int], depth: int = 1) -> onnx.ModelProto:
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
-@pytest.mark.parametrize("cond, depth, message", [
-    (np.array([True, False]), 1, "If node 'top': its condition must be one bool, got 2 element(s) of bool"),
-    (np.array(1, np.int64), 1, "If node 'top': its condition must be one bool, got 1 element(s) of int64"),
-])
-def test_a_bad_condition_is_one_line_and_writes_nothing(cond, depth, message, tmp_path):
-    model = _if_model(list(cond.shape), depth)
-    model.graph.input[1].type.tensor_type.elem_type = helper.np_dtype_to_tensor_dtype(cond.dtype)
-    onnx.save(model, tmp_path / "m.onnx")
-    np.save(tmp_path / "x.npy", np.ones(2, np.float32))
-    np.save(tmp_path / "c.npy", cond)
-    r = onnxop("run", "m.onnx", "x.npy", "c.npy", "--others", "onnxruntime", "-o", "o/", cwd=tmp_path)
-    assert r.returncode != 0 and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr, r.stderr
-    assert message in r.stderr
-    assert not (tmp_path / "o").exists() or not any((tmp_path / "o").iterdir())
+BAD_CONDITIONS = [
+    (np.array([True, False]), "If node 'top': its condition must be one bool, got 2 element(s) of bool"),
+    (np.array(1, np.int64), "If node 'top': its condition must be one bool, got 1 element(s) of int64"),
+]
+
+
+def test_a_bad_condition_is_one_line_and_writes_nothing(tmp_path):
+    """Each bad condition in a folder of its own, the runs in one process."""
+    commands = []
+    for k, (cond, _) in enumerate(BAD_CONDITIONS):
+        folder = tmp_path / str(k)
+        folder.mkdir()
+        model = _if_model(list(cond.shape))
+        model.graph.input[1].type.tensor_type.elem_type = helper.np_dtype_to_tensor_dtype(cond.dtype)
+        onnx.save(model, folder / "m.onnx")
+        np.save(folder / "x.npy", np.ones(2, np.float32))
+        np.save(folder / "c.npy", cond)
+        commands.append((folder, ["run", "m.onnx", "x.npy", "c.npy", "--others", "onnxruntime", "-o", "o/"]))
+    done = run_commands(commands)
+    assert len(done) == len(BAD_CONDITIONS)
+    for (folder, _), (_, message), r in zip(commands, BAD_CONDITIONS, done):
+        assert r.returncode != 0 and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr, r.stderr
+        assert message in r.stderr
+        assert not (folder / "o").exists() or not any((folder / "o").iterdir())
 
 
 def test_ifs_nested_30_deep_run(tmp_path):

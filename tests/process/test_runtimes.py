@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from commands import run_commands
+
 ONE_BACKEND = True  # the corpus through onnxop once, on the first backend
 
 
@@ -172,16 +174,29 @@ def fake(corpus, tmp_path_factory):
     return top
 
 
-@pytest.mark.parametrize("mode, valid, refusal, code", [
+FAKE_MODES = [
     ("right", "passed", "passed", 0),
     ("flips", "wrong", "no_error", 1),
     ("refuses", "error", "passed", 1),
     ("refuses_the_model", "error", "passed", 1),
     ("lacks", "skipped", "skipped", 1),  # nothing ran
-])
-def test_each_outcome_is_reached_by_a_fake_backend(fake, mode, valid, refusal, code):
-    env = os.environ | {"FAKE_MODE": mode, "PYTHONPATH": str(fake)}
-    r = onnxop("--json", "conformance", fake / "cases", "--runtime", "backend:fake_backend", env=env)
+]
+
+
+@pytest.fixture(scope="module")
+def fake_runs(fake) -> dict:
+    """``conformance --runtime backend:fake_backend`` in each FAKE_MODE: what the command prints and
+    exits with is under test, not the process, so the five run in one (tests/commands.py)."""
+    modes = [mode for mode, *_ in FAKE_MODES]
+    done = run_commands([(fake, ["--json", "conformance", fake / "cases", "--runtime", "backend:fake_backend"], None,
+                          {"FAKE_MODE": mode}) for mode in modes], env=os.environ | {"PYTHONPATH": str(fake)})
+    assert len(done) == len(modes)
+    return dict(zip(modes, done))
+
+
+@pytest.mark.parametrize("mode, valid, refusal, code", FAKE_MODES)
+def test_each_outcome_is_reached_by_a_fake_backend(fake_runs, mode, valid, refusal, code):
+    r = fake_runs[mode]
     assert r.returncode == code, r.stderr
     got = outcomes(r)
     assert got == {"gather_int64_index_2pow32_plus_1": refusal, "gather_int64_index_minus_d": valid}
@@ -201,9 +216,12 @@ def test_each_outcome_is_reached_by_a_fake_backend(fake, mode, valid, refusal, c
 
 
 def test_a_runtime_that_is_not_one_is_one_line(tmp_path):
-    for runtime, words in (("tflite", "not a runtime"), ("backend:no_such_module_here", "cannot import"),
-                           ("backend:json", "has no prepare()"), ("onnxruntime:NoSuchProvider", "not a provider")):
-        r = onnxop("conformance", tmp_path, "--runtime", runtime)
+    """What the refusals print is under test, not the process: one process runs the four (tests/commands.py)."""
+    refused = (("tflite", "not a runtime"), ("backend:no_such_module_here", "cannot import"),
+               ("backend:json", "has no prepare()"), ("onnxruntime:NoSuchProvider", "not a provider"))
+    done = run_commands([(tmp_path, ["conformance", tmp_path, "--runtime", runtime]) for runtime, _ in refused])
+    assert len(done) == len(refused)
+    for (runtime, words), r in zip(refused, done):
         assert r.returncode == 2 and r.stdout == "", (runtime, r.stderr)
         assert r.stderr.startswith("onnxop: error: --runtime ") and words in r.stderr, r.stderr
         assert len(r.stderr.splitlines()) == 1

@@ -13,6 +13,7 @@ import sys
 import numpy as np
 import pytest
 
+from commands import run_commands
 from conftest import random_array
 from onnxop_cli.gpu import choice_cache, choose
 
@@ -20,10 +21,16 @@ ONNXOP = [sys.executable, "-m", "onnxop_cli"]
 CANDIDATES = choose.QUESTIONS["transpose"].candidates
 
 
-def onnxop(*argv, cwd, cache, schedule=None):
+def environment(cache) -> dict[str, str]:
+    """A process's environment with ``cache`` for its cache folder and no kernel, gather or schedule forced."""
     env = {**os.environ, "ONNXOP_BACKEND": "vulkan", "XDG_CACHE_HOME": str(cache)}
     for name in ("ONNXOP_KERNEL", "ONNXOP_GATHER", choose.ENV_SCHEDULE):
         env.pop(name, None)
+    return env
+
+
+def onnxop(*argv, cwd, cache, schedule=None):
+    env = environment(cache)
     if schedule is not None:
         env[choose.ENV_SCHEDULE] = schedule
     return subprocess.run([*ONNXOP, *argv], cwd=cwd, capture_output=True, text=True, env=env, timeout=300)
@@ -115,13 +122,17 @@ def test_a_corrupt_cache_is_ignored(folder, tmp_path):
 
 
 def test_a_bad_schedule_is_refused_in_one_line(folder, tmp_path):
+    """What the refusals print is under test, not the process: one process runs both, each with its
+    $ONNXOP_SCHEDULE (tests/commands.py)."""
     path, _ = folder
-    for schedule, message in [
+    refused = [
         ("transpose=fast", "$ONNXOP_SCHEDULE: transpose cannot be 'fast'; choose one of blocked, tiled, generic"),
         ("speed\n=1", "$ONNXOP_SCHEDULE: 'speed\\n=1' is not QUESTION=ANSWER with a question among transpose, nd_run, "
          "gather_source"),
-    ]:
-        done = onnxop("transpose", "a.npy", "-o", "b.npy", cwd=path, cache=tmp_path / "cache", schedule=schedule)
-        assert done.returncode == 2 and done.stderr == f"onnxop: error: {message}\n"
+    ]
+    done = run_commands([(path, ["transpose", "a.npy", "-o", "b.npy"], None, {choose.ENV_SCHEDULE: schedule})
+                         for schedule, _ in refused], env=environment(tmp_path / "cache"))
+    assert len(done) == len(refused)
+    for (schedule, message), r in zip(refused, done):
+        assert r.returncode == 2 and r.stderr == f"onnxop: error: {message}\n", (schedule, r.stderr)
         assert not (path / "b.npy").exists()
-

@@ -1,6 +1,9 @@
 """Build the wheel, install it into a fresh virtual environment and run it from
 another folder, as a user would: the shaders must ship inside the wheel and be
-found there, on each engine."""
+found there, on each engine. The installed ``onnxop`` script itself runs
+where it is what a test meets (doc-examples, --version, a pipe, a terminal,
+stdin); the other commands of a test run through the installed package's
+entry in one of the venv's processes (tests/commands.py)."""
 
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from commands import run_commands
 from conftest import random_array
 
 REPO = Path(__file__).resolve().parents[2]
@@ -77,6 +81,15 @@ def run_installed(venv: Path, cwd: Path, *args: str, backend: str) -> subprocess
     )
 
 
+def run_installed_commands(venv: Path, cwd: Path, *argvs: list[str], backend: str) -> list:
+    """Each argv run by the installed package (the venv's python), all in one process."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH",)}
+    env["ONNXOP_BACKEND"] = backend
+    done = run_commands([(cwd, argv) for argv in argvs], env=env, python=venv / "bin" / "python")
+    assert len(done) == len(argvs)
+    return done
+
+
 def test_installed_wheel_runs_both_examples_from_another_folder(venv, tmp_path, backend):
     rng = np.random.default_rng(11)
     a = random_array(rng, (2, 3, 4, 5), "float32")
@@ -84,11 +97,11 @@ def test_installed_wheel_runs_both_examples_from_another_folder(venv, tmp_path, 
     np.save(tmp_path / "a.npy", a)
     np.save(tmp_path / "x.npy", x)
 
-    done = run_installed(venv, tmp_path, "flatten", "a.npy", "--axis", "-2", "-o", "b.npy", backend=backend)
-    assert done.returncode == 0, done.stderr
+    flat, done = run_installed_commands(venv, tmp_path, ["flatten", "a.npy", "--axis", "-2", "-o", "b.npy"],
+                                        ["unsqueeze", "x.npy", "--axes", "2,4,5", "-o", "y.npy"], backend=backend)
+    assert flat.returncode == 0, flat.stderr
     assert np.load(tmp_path / "b.npy").tobytes() == a.reshape(6, 20).tobytes()
 
-    done = run_installed(venv, tmp_path, "unsqueeze", "x.npy", "--axes", "2,4,5", "-o", "y.npy", backend=backend)
     assert done.returncode == 0, done.stderr
     y = np.load(tmp_path / "y.npy")
     assert y.shape == (3, 4, 1, 5, 1, 1) and y.tobytes() == x.tobytes()
@@ -128,18 +141,6 @@ def test_installed_wheel_runs_every_format_and_the_official_node_tests(venv, tmp
     cases = node_tests.node_testcases()
     for case in cases:
         node_tests.write_case(case, tmp_path / "node")
-    done = run_installed(venv, tmp_path, "conformance", "node", backend=backend)
-    assert done.returncode == 0, done.stdout + done.stderr
-    # skipped: Identity's optional and sequence, and the arithmetic operators' float and string cases
-    scoped = sum("out of scope" in line for line in done.stdout.splitlines()[1:len(cases) + 1])
-    assert done.stdout.splitlines()[-1] == f"{len(cases) - 2 - scoped} passed, 0 failed, {2 + scoped} skipped"
-    # the edge-case corpus and the runtimes ship too (docs/cases, docs/runtimes)
-    done = run_installed(venv, tmp_path, "cases", "write", "edge", backend=backend)
-    assert done.returncode == 0, done.stderr
-    done = run_installed(venv, tmp_path, "conformance", "edge/gather_int64_index_2pow32_plus_1",
-                         "--runtime", "onnxruntime", backend=backend)
-    assert done.returncode == 0 and done.stdout.splitlines()[-1] == "1 passed, 0 failed, 0 skipped", done.stdout
-
     rng = np.random.default_rng(5)
     h = rng.integers(0, 1 << 16, (3, 5), dtype=np.uint16).view(ml_dtypes.bfloat16)
     (tmp_path / "h.pb").write_bytes(numpy_helper.from_array(h, "h").SerializeToString())
@@ -147,12 +148,22 @@ def test_installed_wheel_runs_every_format_and_the_official_node_tests(venv, tmp
     (tmp_path / "q.pb").write_bytes(numpy_helper.from_array(q, "q").SerializeToString())
     f = np.asfortranarray(random_array(rng, (3, 4, 5), "float64").astype(">f8"))
     np.savez(tmp_path / "m.npz", f=f, g=random_array(rng, (7,), "uint8"))
+    formats = (["flatten", "h.pb", "--axis", "0", "-o", "h2.pb"], ["unsqueeze", "q.pb", "--axes", "0", "-o", "q2.pb"],
+               ["flatten", "m.npz", "--axis", "1", "-o", "m2.npz"])
+    done, written, edge, *by_format = run_installed_commands(
+        venv, tmp_path, ["conformance", "node"], ["cases", "write", "edge"],
+        ["conformance", "edge/gather_int64_index_2pow32_plus_1", "--runtime", "onnxruntime"], *formats,
+        backend=backend)
+    assert done.returncode == 0, done.stdout + done.stderr
+    # skipped: Identity's optional and sequence, and the arithmetic operators' float and string cases
+    scoped = sum("out of scope" in line for line in done.stdout.splitlines()[1:len(cases) + 1])
+    assert done.stdout.splitlines()[-1] == f"{len(cases) - 2 - scoped} passed, 0 failed, {2 + scoped} skipped"
+    # the edge-case corpus and the runtimes ship too (docs/cases, docs/runtimes)
+    assert written.returncode == 0, written.stderr
+    assert edge.returncode == 0 and edge.stdout.splitlines()[-1] == "1 passed, 0 failed, 0 skipped", edge.stdout
 
-    for argv in (["flatten", "h.pb", "--axis", "0", "-o", "h2.pb"],
-                 ["unsqueeze", "q.pb", "--axes", "0", "-o", "q2.pb"],
-                 ["flatten", "m.npz", "--axis", "1", "-o", "m2.npz"]):
-        done = run_installed(venv, tmp_path, *argv, backend=backend)
-        assert done.returncode == 0, done.stderr
+    for argv, done in zip(formats, by_format):
+        assert done.returncode == 0, (argv, done.stderr)
     h2 = numpy_helper.to_array(onnx_load(tmp_path / "h2.pb"))
     assert h2.shape == (1, 15) and h2.tobytes() == h.tobytes()
     q2 = onnx_load(tmp_path / "q2.pb")
@@ -184,10 +195,9 @@ def test_installed_wheel_pipes_shows_json_and_api(venv, tmp_path, backend):
     assert np.load(tmp_path / "b.npy").tobytes() == a.tobytes()
     assert done.stdout == "Unsqueeze: stdin (2, 60) float32 -> b (1, 2, 60) float32, wrote b.npy\n"
 
-    done = run_installed(venv, tmp_path, "show", "b.npy", backend=backend)
-    assert done.returncode == 0 and done.stdout.startswith("b.npy:\n  b: shape=(1, 2, 60), dtype=float32  (min=")
-
-    done = run_installed(venv, tmp_path, "--json", "flatten", "a.npy", "--axis", "9", backend=backend)
+    shown, done = run_installed_commands(venv, tmp_path, ["show", "b.npy"],
+                                         ["--json", "flatten", "a.npy", "--axis", "9"], backend=backend)
+    assert shown.returncode == 0 and shown.stdout.startswith("b.npy:\n  b: shape=(1, 2, 60), dtype=float32  (min=")
     assert done.returncode == 2 and json.loads(done.stdout)["status"] == "error"
 
     code = "import numpy as np, onnxop_cli as o; print(o.unsqueeze(np.load('a.npy'), [0, 5]).shape)"
@@ -214,13 +224,18 @@ def test_installed_wheel_versions_tables_streams_and_stdin(venv, tmp_path, backe
     screen = run_in_pty(["doc-examples"], 80, tmp_path, command=[onnxop], env=env)
     assert "test_cc_flatten_negative_axis4" in screen and "…" not in screen and "┃" in screen
 
-    done = run_installed(venv, tmp_path, "conformance", str(REPO / "samples" / "node"), "--json", backend=backend)
-    cases = {c["name"]: c for c in json.loads(done.stdout)["cases"]}
-    assert cases["test_flatten_axis1"]["opset"] == 25 and cases["test_relu"]["opset"] is None
-
     rng = np.random.default_rng(15)
     big = rng.standard_normal((256, 1024), dtype=np.float32)  # 1 MiB
     np.save(tmp_path / "big.npy", big)
+    w = random_array(rng, (3, 4), "float32")
+    graph = helper.make_graph([], "g", [], [], [numpy_helper.from_array(w, "w"), numpy_helper.from_array(w[0], "v")])
+    onnx.save_model(helper.make_model(graph), str(tmp_path / "m.onnx"))
+    done, hist, initializer = run_installed_commands(
+        venv, tmp_path, ["conformance", str(REPO / "samples" / "node"), "--json"], ["show", "big.npy", "--hist"],
+        ["flatten", "m.onnx", "-m", "w", "--axis", "0", "-o", "w.npy"], backend=backend)
+    cases = {c["name"]: c for c in json.loads(done.stdout)["cases"]}
+    assert cases["test_flatten_axis1"]["opset"] == 25 and cases["test_relu"]["opset"] is None
+
     done = subprocess.run(["bash", "-c", f"{onnxop} show big.npy --full | head -4"],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     from onnxop_cli.render.values import format_values
@@ -228,14 +243,9 @@ def test_installed_wheel_versions_tables_streams_and_stdin(venv, tmp_path, backe
     numpy_lines = format_values(big, full=True).split("\n")[:2]
     assert done.stdout.splitlines()[2:] == ["    " + line for line in numpy_lines]
 
-    done = run_installed(venv, tmp_path, "show", "big.npy", "--hist", backend=backend)
-    assert done.returncode == 0 and "    histogram of big (262144 finite values):" in done.stdout
+    assert hist.returncode == 0 and "    histogram of big (262144 finite values):" in hist.stdout
 
-    w = random_array(rng, (3, 4), "float32")
-    graph = helper.make_graph([], "g", [], [], [numpy_helper.from_array(w, "w"), numpy_helper.from_array(w[0], "v")])
-    onnx.save_model(helper.make_model(graph), str(tmp_path / "m.onnx"))
-    done = run_installed(venv, tmp_path, "flatten", "m.onnx", "-m", "w", "--axis", "0", "-o", "w.npy", backend=backend)
-    assert done.returncode == 0, done.stderr
+    assert initializer.returncode == 0, initializer.stderr
     assert np.load(tmp_path / "w.npy").tobytes() == w.tobytes()
 
     np.savez(tmp_path / "z.npz", a=w)
