@@ -2,7 +2,7 @@
 index maps and run on one device.
 
     model --load_graph--> Graph (operators, opset, attributes, names, order: all checked)
-          --plan--> every value a View of a *base*; tensor-op nodes run (graph_steps.py)
+          --plan--> every value a View of a *base*; every node planned, tensor-op nodes run (graph_steps.py)
           --run---> a gather per base that must exist; outputs streamed to sinks
 
 A view operator moves elements without changing them, so its value is a
