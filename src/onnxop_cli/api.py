@@ -79,7 +79,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from .errors import UsageError
 from .ops import LATEST_OPSET, SPECS, Node, OpSpec, make_node, op_version
-from .ops.tensor_op import TensorOp
+from .ops.tensor_nodes import is_tensor_op
 from .ops.spec import Param
 
 if TYPE_CHECKING:
@@ -313,7 +313,7 @@ def _tensor_op_function(spec: OpSpec) -> Callable[..., Any]:
 
 
 def _function(spec: OpSpec) -> Callable[..., Any]:
-    run = (_tensor_op_function if issubclass(spec.versions[0], TensorOp) else _view_function)(spec)
+    run = (_tensor_op_function if is_tensor_op(spec.versions[0]) else _view_function)(spec)
     run.__name__ = run.__qualname__ = spec.api_name
     run.__module__ = __name__
     run.__doc__ = spec.api_doc or f"ONNX {spec.op_type}: {spec.description}\n\nExample (CLI): {spec.example}"

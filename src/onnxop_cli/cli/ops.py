@@ -15,6 +15,7 @@ import typer
 from . import options as cli
 from .help import OPERATORS
 from ..ops import SPECS, OpSpec
+from ..ops.tensor_nodes import is_tensor_op
 from .params import METAVARS, _choices, _common, _option, parse, register, required  # noqa: F401 - also imported from here
 
 
@@ -39,14 +40,8 @@ def add_command(spec: OpSpec) -> None:
     register(spec, run_op, panel=OPERATORS)
 
 
-def _is_tensor_op(spec: OpSpec) -> bool:
-    from ..ops.tensor_op import TensorOp
-
-    return issubclass(spec.versions[0], TensorOp)
-
-
 for _spec in SPECS.values():
-    if _is_tensor_op(_spec):  # tensor inputs and several outputs: cli/tensor_ops.py
+    if is_tensor_op(_spec.versions[0]):  # tensor inputs and several outputs: cli/tensor_ops.py
         from . import tensor_ops
 
         tensor_ops.add_command(_spec)

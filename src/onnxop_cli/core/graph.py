@@ -2,7 +2,7 @@
 index maps and run on one device.
 
     model --load_graph--> Graph (operators, opset, attributes, names, order: all checked)
-          --plan--> every value a View of a *base*; tensor-op nodes run (graph_steps.py)
+          --plan--> every value a View of a *base*; every node planned, tensor-op nodes run (graph_steps.py)
           --run---> a gather per base that must exist; outputs streamed to sinks
 
 A view operator moves elements without changing them, so its value is a
@@ -28,12 +28,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from ..errors import InputError, OnnxopError, OpError, UsageError
-from ..ops.model import Graph, GraphNode, Unsupported, constant_tensor
+from ..errors import InputError, OnnxopError, UsageError
+from ..ops.model import Graph, Unsupported, constant_tensor
 from .graph_fill import Fill, _whole  # how each output is streamed or summarised
 from .graph_steps import LAZY_BYTES
 from . import value_bytes
-from .graph_values import Step, Value, element_index, host_array, host_tensor, of_tensor
+from .graph_values import Step, Value, element_index, host_array, of_tensor
 from .view import View
 
 if TYPE_CHECKING:
@@ -86,8 +86,6 @@ def plan(graph: Graph, feeds: dict[str, Tensor], *, backend: str | None = None, 
 
 def _plan(graph: Graph, feeds: dict[str, Tensor], rt) -> Plan:
     from ..io.tensorproto import tensor_from_proto
-    from ..ops.tensor_op import TensorOp
-    from ..ops.model import build_node
     from . import graph_steps
     values: dict[str, Value] = {}
     for name in graph.inputs:
@@ -105,21 +103,7 @@ def _plan(graph: Graph, feeds: dict[str, Tensor], rt) -> Plan:
         if gn.op is None:
             values[out] = of_tensor(out, constant_tensor(gn, graph.folder))
             continue
-        if issubclass(gn.op, TensorOp):
-            nodes.append(graph_steps.run_node(gn, graph, values, rt, steps))
-            graph_steps.release_dead(i, last_read, values, rt)
-            continue
-        data = values[gn.proto.input[0]]
-        node = build_node(gn.proto, graph.opset, lambda n: host_tensor(values[n]), gn.label)
-        nodes.append(node)
-        shape, w = _view_plan(gn, node, data)
-        composed = w.reshaped(shape)
-        if composed is not None:
-            values[out] = Value(out, shape, data.dtype, data.base, composed, data.swap, data.text_dtype)
-        else:  # no strides can say it: the node's result is made on the device
-            step = Step(Value(out, tuple(w.shape), data.dtype, data.base, w, data.swap, data.text_dtype), gn.label)
-            steps.append(step)
-            values[out] = Value(out, shape, data.dtype, step, View.row_major(shape), 0, data.text_dtype)
+        nodes.append(graph_steps.run_node(gn, graph, values, rt, steps))  # view and tensor operators alike
         graph_steps.release_dead(i, last_read, values, rt)  # a buffer whose values were read on the host
     outputs = [values[name] for name in graph.outputs]
     needed: list[Step] = []  # the steps an output reads, through any chain of steps (graph_steps.reads)
@@ -136,18 +120,6 @@ def _plan(graph: Graph, feeds: dict[str, Tensor], rt) -> Plan:
             step.buffer.release()
             step.buffer = None
     return Plan(graph, outputs, steps, nodes, dict(feeds), rt)
-
-
-def _view_plan(gn: GraphNode, node: Node, data: Value) -> tuple[tuple[int, ...], View]:
-    """A view operator's plan (ops/base.py: its rules, then one region) over
-    ``data`` as it lies in its base: (output shape, the region's view)."""
-    from ..ops.tensor_op import Arg
-
-    try:
-        (p,) = node.op.plan(node, [Arg(gn.label, data.shape, data.dtype, None, data.view.strides, data.view.offset)])
-    except (OpError, InputError) as e:
-        raise type(e)(f"{gn.label}: {e.message}") from None
-    return p.shape, p.view
 
 
 def _check_declared(info, t: Tensor) -> None:

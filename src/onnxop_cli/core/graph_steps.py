@@ -1,4 +1,4 @@
-"""Family operators (ops/tensor_op.py: Concat, Gather, Split, ...) as steps of a graph.
+"""A graph's nodes: a view operator's one region composed, a family operator's (Concat, ...) steps.
 
     inputs (Values) --as_tensor--> Tensors whose bytes are a host source or a
         DeviceBuffer --core.apply_tensors.check--> OutputPlans --_filler--> DeviceSink
@@ -64,11 +64,15 @@ class Runtime:
 def run_node(gn: GraphNode, graph: Graph, values: dict[str, Value], rt: Runtime, steps: list[Step]) -> Node:
     """Run tensor-op node ``gn`` now: its outputs become made Steps (or host
     tensors) in ``values``; raises (with the node's label) before any output
-    exists when a rule is broken. Returns the node it built."""
-    from ..ops.tensor_nodes import build_tensor_node, node_inputs
+    exists when a rule is broken. Returns the node it built. A view
+    operator's node is its plan's one region over its input as it lies
+    (``_view_node``): no kernel, no input gathered."""
+    from ..ops.tensor_nodes import build_tensor_node, is_tensor_op, node_inputs
     from . import apply_tensors
     from .graph_values import Step
 
+    if not is_tensor_op(gn.op):
+        return _view_node(gn, graph, values, steps)
     try:
         node = build_tensor_node(gn.proto, graph.opset)
     except OnnxopError as e:
@@ -200,7 +204,6 @@ def ensure(step: Step, rt: Runtime) -> None:
 def _as_view(name: str, p, bases: dict[int, Value]) -> Value | None:
     """Output ``p`` as a view of an input's base, when it is one strided copy
     of an input read as it lies; else None (a kernel makes it)."""
-    from .graph_values import Value
     from .view import View
 
     if p.pieces is None or len(p.pieces) != 1 or p.dtype.is_string or p.size == 0:
@@ -213,10 +216,39 @@ def _as_view(name: str, p, bases: dict[int, Value]) -> Value | None:
     v = bases[pc.src]
     if v.dtype != p.dtype:
         return None
-    view = View(tuple(pc.shape), tuple(pc.src_strides), pc.src_offset).reshaped(tuple(p.shape))
-    if view is None:
-        return None
-    return Value(name, tuple(p.shape), p.dtype, v.base, view, v.swap, v.text_dtype)
+    return _region(name, tuple(p.shape), View(tuple(pc.shape), tuple(pc.src_strides), pc.src_offset), v)
+
+
+def _view_node(gn: GraphNode, graph: Graph, values: dict[str, Value], steps: list[Step]) -> Node:
+    """A view operator's node: its plan (ops/base.py: its rules, then one
+    region) over its input as it lies in its base, composed with the views
+    before it; where no strides can say the result, a gather step makes it."""
+    from ..ops.model import build_node
+    from ..ops.plan import Arg
+    from .graph_values import Step, Value, host_tensor
+    from .view import View
+
+    data, out = values[gn.proto.input[0]], gn.proto.output[0]
+    node = build_node(gn.proto, graph.opset, lambda n: host_tensor(values[n]), gn.label)
+    try:
+        (p,) = node.op.plan(node, [Arg(gn.label, data.shape, data.dtype, None, data.view.strides, data.view.offset)])
+    except (OpError, InputError) as e:
+        raise type(e)(f"{gn.label}: {e.message}") from None
+    values[out] = _region(out, p.shape, p.view, data)
+    if values[out] is None:  # no strides can say it: the node's result is made on the device
+        step = Step(Value(out, tuple(p.view.shape), p.dtype, data.base, p.view, data.swap, data.text_dtype), gn.label)
+        steps.append(step)
+        values[out] = Value(out, p.shape, p.dtype, step, View.row_major(p.shape), 0, data.text_dtype)
+    return node
+
+
+def _region(name: str, shape: tuple[int, ...], region, v: Value) -> Value | None:
+    """``region`` (a strided view of ``v``'s base) as value ``name`` of
+    ``shape``, composed into one view; None where no strides can say it."""
+    from .graph_values import Value
+
+    view = region.reshaped(shape)
+    return None if view is None else Value(name, shape, v.dtype, v.base, view, v.swap, v.text_dtype)
 
 
 def _output(gn: GraphNode, name: str, p, tensors, rt: Runtime, steps: list[Step], deps: list[Step]) -> Value:

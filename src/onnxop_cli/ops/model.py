@@ -225,11 +225,11 @@ def load_graph(model, folder: Path) -> Graph:
 
 
 def _check_node(gn: GraphNode) -> None:
-    from .tensor_op import TensorOp
+    from .tensor_nodes import is_tensor_op
 
     p, op = gn.proto, gn.op
     outs = [o for o in p.output if o]
-    if op is not None and issubclass(op, TensorOp):
+    if op is not None and is_tensor_op(op):
         _check_tensor_node(gn, op)
         return
     if len(p.output) != 1 or not outs:
