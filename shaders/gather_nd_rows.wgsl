@@ -44,7 +44,7 @@ struct Params {
 @group(0) @binding(0) var<storage, read> src: array<u32>;
 @group(0) @binding(1) var<storage, read_write> dst: array<vec4<u32>>;
 @group(0) @binding(2) var<uniform> params: Params;
-@group(0) @binding(3) var<storage, read> axes: array<Axis>;  // lib/index_table.wgsl
+@group(0) @binding(3) var<storage, read> axes: array<vec4<u32>>;  // lib/index_table.wgsl
 @group(0) @binding(4) var<storage, read> raw: array<vec4<u32>>;  // the int64 tuples as stored, one a vector
 @group(0) @binding(5) var<storage, read_write> status: array<atomic<u32>>;  // first bad position
 
@@ -64,7 +64,7 @@ struct Row {
 fn row() -> Row {
     var w = Row(0u, 0u, 0u, lookup(params.outer), lookup(params.outer + 1u));
     if (params.outer > 0u) {
-        let ax = axes[params.outer - 1u];
+        let ax = axis(params.outer - 1u);
         w.dim = ax.dim;
         w.dstride = ax.dstride;
         w.istride = ax.istride;

@@ -76,7 +76,7 @@ struct Params {
 @group(0) @binding(2) var<storage, read_write> dst: array<u32>;
 @group(0) @binding(3) var<uniform> params: Params;
 // axes: per output axis one Axis, then per lookup one Lookup (lib/index_table.wgsl)
-@group(0) @binding(4) var<storage, read> axes: array<Axis>;
+@group(0) @binding(4) var<storage, read> axes: array<vec4<u32>>;
 @group(0) @binding(5) var<storage, read> raw: array<vec2<u32>>;  // checked: the index tensor as stored
 @group(0) @binding(6) var<storage, read_write> status: array<atomic<u32>>;  // checked: first bad position
 
@@ -100,7 +100,7 @@ fn at(e: u32) -> At {
     var rest = e;
     var a = At(e, 0u, 0u, 0u, 0u);
     for (var k = params.rank; k > 0u; k = k - 1u) {
-        let ax = axes[k - 1u];
+        let ax = axis(k - 1u);
         let i = rest % ax.dim;
         rest = rest / ax.dim;
         a.off = a.off + i * ax.dstride;
@@ -131,7 +131,7 @@ fn row() -> Row {
     let nolook = Lookup(0u, 0u, 0u, 0u);
     var w = Row(0u, 0u, 0u, 0u, nolook, nolook);
     if (r > 0u) {
-        let ax = axes[r - 1u];
+        let ax = axis(r - 1u);
         w = Row(ax.dim, select(0u, 1u, r - 1u == params.rev_axis), ax.dstride, ax.istride, nolook, nolook);
     }
     if (params.nlook > 0u) {

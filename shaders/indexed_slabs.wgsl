@@ -43,7 +43,7 @@ struct Params {
 @group(0) @binding(0) var<storage, read> src: array<vec4<u32>>;
 @group(0) @binding(1) var<storage, read_write> dst: array<vec4<u32>>;
 @group(0) @binding(2) var<uniform> params: Params;
-@group(0) @binding(3) var<storage, read> axes: array<Axis>;  // lib/index_table.wgsl
+@group(0) @binding(3) var<storage, read> axes: array<vec4<u32>>;  // lib/index_table.wgsl
 @group(0) @binding(4) var<storage, read> raw: array<vec2<u32>>;  // the int64 index tensor as stored
 @group(0) @binding(5) var<storage, read_write> status: array<atomic<u32>>;  // first bad position
 

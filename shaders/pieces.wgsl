@@ -73,13 +73,18 @@ struct Other {
     pad1: u32,
     pad2: u32,
 }
-@group(0) @binding(4) var<storage, read> axes: array<Axis>;
+@group(0) @binding(4) var<storage, read> axes: array<vec4<u32>>;  // rows read by piece_axis and other_axis: one vec4 load each (lib/index_table.wgsl says why)
 @group(0) @binding(5) var<storage, read> other: array<u32>;
 
-// Row r of `axes` read as an Other (its fields in the order Axis's lie).
+// Row r of `axes` read as an Axis, and as an Other.
+fn piece_axis(r: u32) -> Axis {
+    let a = axes[r];
+    return Axis(a.x, a.y, a.z, a.w);
+}
+
 fn other_axis(r: u32) -> Other {
     let a = axes[r];
-    return Other(a.dim, a.src, a.dst, a.mask);
+    return Other(a.x, a.y, a.z, a.w);
 }
 
 fn bswap32(x: u32) -> u32 {
@@ -142,7 +147,7 @@ fn locate(l: u32) -> Loc {
     var rest = l;
     var loc = Loc(params.src_base, params.dst_base, params.mask_base, params.other_base, 0u, 0u, 0u);
     for (var k = params.rank; k > 0u; k = k - 1u) {
-        let a = axes[params.at + k - 1u];
+        let a = piece_axis(params.at + k - 1u);
         let i = rest % a.dim;
         rest = rest / a.dim;
         loc.s = loc.s + i * a.src;
@@ -244,7 +249,7 @@ fn main(
     var last = Axis(params.count, 0u, 0u, 0u);  // a rank-0 piece: one element
     var last_o = 0u;
     if (params.rank > 0u) {
-        last = axes[params.at + params.rank - 1u];
+        last = piece_axis(params.at + params.rank - 1u);
         if (params.has_other == 1u) {
             last_o = other_axis(params.at + 15u + params.rank).stride;
         }

@@ -43,7 +43,7 @@ struct Params {
 @group(0) @binding(0) var<storage, read> updates: array<u32>;
 @group(0) @binding(1) var<storage, read_write> out: array<u32>;
 @group(0) @binding(2) var<uniform> params: Params;
-@group(0) @binding(3) var<storage, read> axes: array<Axis>;  // lib/index_table.wgsl
+@group(0) @binding(3) var<storage, read> axes: array<vec4<u32>>;  // lib/index_table.wgsl
 @group(0) @binding(4) var<storage, read> norm: array<u32>;
 @group(0) @binding(5) var<storage, read_write> status: array<atomic<u32>>;
 @group(0) @binding(6) var<storage, read_write> claims: array<atomic<u32>>;  // per data slice
@@ -57,7 +57,7 @@ fn aim(p: u32) -> vec2<u32> {
     var rest = p;
     var ip = 0u;
     for (var k = params.outer; k > 0u; k = k - 1u) {
-        let ax = axes[k - 1u];
+        let ax = axis(k - 1u);
         ip = ip + (rest % ax.dim) * ax.istride;
         rest = rest / ax.dim;
     }
@@ -104,7 +104,7 @@ fn aim_raw(p: u32) -> vec2<u32> {
     var rest = p;
     var ip = 0u;
     for (var k = params.outer; k > 0u; k = k - 1u) {
-        let ax = axes[k - 1u];
+        let ax = axis(k - 1u);
         ip = ip + (rest % ax.dim) * ax.istride;
         rest = rest / ax.dim;
     }

@@ -2,10 +2,13 @@
 // (gpu/index_table.py), as indexed_gather.wgsl, the whole-slice kernels
 // (lib/slice_at.wgsl, lib/slice_walk.wgsl, scatter_slices.wgsl) and
 // gather_nd_rows.wgsl read them. The including shader declares
-// `axes: array<Axis>`: per output (or leading) axis one Axis, then per
-// lookup one Lookup, read by `lookup` (WGSL has no unions: both are 16-byte
-// rows of four u32s, and the host packs each kind by its own field names,
-// layout.pack_rows(shader, "Axis" | "Lookup", ...)).
+// `axes: array<vec4<u32>>`: per output (or leading) axis one Axis, then per
+// lookup one Lookup, read by `axis` and `lookup` (WGSL has no unions: both
+// are 16-byte rows of four u32s, and the host packs each kind by its own
+// field names, layout.pack_rows(shader, "Axis" | "Lookup", ...)). A row is
+// one vec4 load named by the accessors: declared as array<Axis>, lavapipe
+// (Mesa 22.3) loaded the struct field by field, and indexed_slabs' Gather of
+// rows ran at 0.92x (benchmarks/trees_ab.py --only "gather (rows)").
 
 struct Axis {
     dim: u32,
@@ -21,8 +24,13 @@ struct Lookup {
     claim: u32,   // the stride in slices (scatter_slices.wgsl's claims; 0 elsewhere)
 }
 
-// Row r of `axes` read as a Lookup (its fields in the order Axis's lie).
+// Row r of `axes` read as an Axis, and as a Lookup.
+fn axis(r: u32) -> Axis {
+    let a = axes[r];
+    return Axis(a.x, a.y, a.z, a.w);
+}
+
 fn lookup(r: u32) -> Lookup {
     let a = axes[r];
-    return Lookup(a.dim, a.dstride, a.istride, a.pad0);
+    return Lookup(a.x, a.y, a.z, a.w);
 }

@@ -18,7 +18,7 @@ fn at(p: u32) -> At {
     var rest = p;
     var a = At(0u, 0u, 0u);
     for (var k = params.outer; k > 0u; k = k - 1u) {
-        let ax = axes[k - 1u];
+        let ax = axis(k - 1u);
         let i = rest % ax.dim;
         rest = rest / ax.dim;
         a.off = a.off + i * ax.dstride;

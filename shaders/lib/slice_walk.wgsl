@@ -21,7 +21,7 @@ struct Row {
 fn row() -> Row {
     var w = Row(0u, 0u, 0u, lookup(params.outer), Lookup(0u, 0u, 0u, 0u));
     if (params.outer > 0u) {
-        let ax = axes[params.outer - 1u];
+        let ax = axis(params.outer - 1u);
         w.dim = ax.dim;
         w.dstride = ax.dstride;
         w.istride = ax.istride;
