@@ -33,7 +33,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from ops_whole_process import cpu, load  # noqa: E402  (the same CPU name and load as the other benchmarks)
 
-_ROW = re.compile(r"^\| (?P<name>[^|]+?) \| (?P<gbps>[0-9.]+) \|")
+_ROW = re.compile(r"^\| (?P<name>[^|]+?) \| (?P<gbps>[0-9.]+) \| (?P<base>[0-9.]+) \|")
+TRANSPOSE = "transpose 2-D float32 (ops_speed.py's yardstick, the gather kernel)"
 
 
 def python_of(tree: Path) -> str:
@@ -45,7 +46,8 @@ def python_of(tree: Path) -> str:
 
 
 def ops_round(tree: Path, backend: str | None, size: str, only: str) -> dict[str, float]:
-    """One ops_speed.py round in ``tree``: operator -> GB/s by output bytes."""
+    """One ops_speed.py round in ``tree``: operator -> GB/s by output bytes,
+    and the transpose ops_speed.py runs after every case (the median of them)."""
     cmd = [python_of(tree), str(tree / "benchmarks" / "ops_speed.py"), "--rounds", "1", "--size", size]
     if backend:
         cmd += ["--backend", backend]
@@ -54,11 +56,14 @@ def ops_round(tree: Path, backend: str | None, size: str, only: str) -> dict[str
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
     if out.returncode:
         raise SystemExit(f"{tree}: ops_speed.py exited {out.returncode}: {out.stderr.strip()[-400:]}")
-    rows = {}
+    rows, yardstick = {}, []
     for line in out.stdout.splitlines():
         m = _ROW.match(line)
         if m:
             rows[m["name"]] = float(m["gbps"])
+            yardstick.append(float(m["base"]))
+    if yardstick:  # the transpose run beside every case: its median is the transpose's figure
+        rows[TRANSPOSE] = statistics.median(yardstick)
     return rows
 
 

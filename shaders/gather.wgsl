@@ -81,7 +81,7 @@ fn mul64(x: u32, s: vec2<u32>) -> vec2<u32> {
 }
 
 fn dim(k: u32) -> u32 {
-    return select(axes[params.at + k].dim, params.dim0, k == params.axis0);
+    return select(view_axis(params.at + k).dim, params.dim0, k == params.axis0);
 }
 
 // A box element, its source offset in the window and its index along the

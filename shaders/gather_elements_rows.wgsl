@@ -38,7 +38,13 @@ struct Axis {
     pad0: u32,
     pad1: u32,
 }
-@group(0) @binding(3) var<storage, read> axes: array<Axis>;
+@group(0) @binding(3) var<storage, read> axes: array<vec4<u32>>;
+
+// Row r of `axes` as an Axis: one vec4 load per row (lib/index_table.wgsl says why).
+fn axis(r: u32) -> Axis {
+    let a = axes[r];
+    return Axis(a.x, a.y, a.z, a.w);
+}
 @group(0) @binding(4) var<storage, read> raw: array<vec4<u32>>;  // the int64 indices as stored, two a vector
 @group(0) @binding(5) var<storage, read_write> status: array<atomic<u32>>;  // first bad position
 
@@ -54,7 +60,7 @@ fn at(e: u32) -> At {
     var rest = e;
     var a = At(0u, 0u);
     for (var k = params.rank; k > 0u; k = k - 1u) {
-        let ax = axes[k - 1u];
+        let ax = axis(k - 1u);
         let i = rest % ax.dim;
         rest = rest / ax.dim;
         a.off = a.off + i * ax.stride;
@@ -94,7 +100,7 @@ fn words1(wg: vec3<u32>, lid: u32) {
     if (e0 >= params.count) {
         return;
     }
-    let last = axes[params.rank - 1u];
+    let last = axis(params.rank - 1u);
     var a = at(e0);
     var bad = 0xffffffffu;
     if (a.last + RUN <= last.dim && e0 + RUN <= params.count) {  // the run within one row: adds only
@@ -134,7 +140,7 @@ fn words2(wg: vec3<u32>, lid: u32) {
     if (e0 >= params.count) {
         return;
     }
-    let last = axes[params.rank - 1u];
+    let last = axis(params.rank - 1u);
     var a = at(e0);
     var bad = 0xffffffffu;
     if (a.last + RUN <= last.dim && e0 + RUN <= params.count) {  // the run within one row: adds only

@@ -57,7 +57,13 @@ struct Axis {
     pad0: u32,
     pad1: u32,
 }
-@group(0) @binding(3) var<storage, read> axes: array<Axis>;
+@group(0) @binding(3) var<storage, read> axes: array<vec4<u32>>;
+
+// Row r of `axes` as an Axis: one vec4 load per row (lib/index_table.wgsl says why).
+fn axis(r: u32) -> Axis {
+    let a = axes[r];
+    return Axis(a.x, a.y, a.z, a.w);
+}
 @group(0) @binding(4) var<storage, read> raw: array<vec4<u32>>;  // the indices as stored
 @group(0) @binding(5) var<storage, read_write> status: array<atomic<u32>>;  // first bad position
 
@@ -153,12 +159,12 @@ fn line_base(line: u32) -> u32 {
     var rest = line;
     var off = 0u;
     for (var k = params.outer; k > 1u; k = k - 1u) {
-        let ax = axes[k - 1u];
+        let ax = axis(k - 1u);
         off = off + (rest % ax.dim) * ax.stride;
         rest = rest / ax.dim;
     }
     if (params.outer > 0u) {
-        off = off + rest * axes[0].stride;  // the first axis: no division
+        off = off + rest * axis(0).stride;  // the first axis: no division
     }
     return off;
 }

@@ -49,7 +49,13 @@ struct Axis {
 @group(0) @binding(1) var<storage, read_write> counts: array<u32>;
 @group(0) @binding(2) var<storage, read_write> out: array<u32>;
 @group(0) @binding(3) var<uniform> params: Params;
-@group(0) @binding(4) var<storage, read> axes: array<Axis>;
+@group(0) @binding(4) var<storage, read> axes: array<vec4<u32>>;
+
+// Row r of `axes` as an Axis: one vec4 load per row (lib/index_table.wgsl says why).
+fn axis(r: u32) -> Axis {
+    let a = axes[r];
+    return Axis(a.x, a.y, a.z, a.w);
+}
 
 var<workgroup> scan: array<u32, 256>;
 
@@ -57,7 +63,7 @@ fn offset_of(e: u32) -> u32 {
     var rest = e;
     var at = 0u;
     for (var k = params.rank; k > 0u; k = k - 1u) {
-        let a = axes[k - 1u];
+        let a = axis(k - 1u);
         at = at + (rest % a.size) * a.stride;
         rest = rest / a.size;
     }
@@ -117,7 +123,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
     let i = counts[group] + scan[lid] - 1u;
     var rest = e;
     for (var k = params.rank; k > 0u; k = k - 1u) {
-        let size = axes[k - 1u].size;
+        let size = axis(k - 1u).size;
         let at = 2u * ((k - 1u) * params.total + i);
         out[at] = rest % size;
         out[at + 1u] = 0u;

@@ -54,7 +54,7 @@ struct Params {
 #include "lib/view_axes.wgsl"
 
 fn dim(k: u32) -> u32 {
-    return select(axes[params.at + k].dim, params.dim0, k == params.axis0);
+    return select(view_axis(params.at + k).dim, params.dim0, k == params.axis0);
 }
 
 fn bswap(x: vec4<u32>) -> vec4<u32> {
@@ -95,12 +95,12 @@ fn main(
         } else {
             let i = o % d;
             o = o / d;
-            sb = sb + i * axes[params.at + j].stride_lo;
+            sb = sb + i * view_axis(params.at + j).stride_lo;
             db = db + i * inner;
         }
         inner = inner * d;
     }
-    let sl4 = axes[params.at + last].stride_lo >> 2u;  // the l stride in words
+    let sl4 = view_axis(params.at + last).stride_lo >> 2u;  // the l stride in words
     let s = (sb >> 2u) + ab + 4u * lb * sl4;
     var r0 = src[s];
     var r1 = src[s + sl4];

@@ -60,7 +60,7 @@ struct Params {
 var<workgroup> tile: array<u32, 1056>;  // TILE * PITCH
 
 fn dim(k: u32) -> u32 {
-    return select(axes[params.at + k].dim, params.dim0, k == params.axis0);
+    return select(view_axis(params.at + k).dim, params.dim0, k == params.axis0);
 }
 
 fn bswap32(x: u32) -> u32 {
@@ -98,7 +98,7 @@ fn main(
         } else {
             let i = o % d;
             o = o / d;
-            sb = sb + i * axes[params.at + j].stride_lo;
+            sb = sb + i * view_axis(params.at + j).stride_lo;
             db = db + i * inner;
         }
         inner = inner * d;
@@ -106,8 +106,8 @@ fn main(
 
     let da = dim(a);
     let dl = dim(last);
-    let sa = axes[params.at + a].stride_lo;     // 1 or 0xffffffff (-1)
-    let sl = axes[params.at + last].stride_lo;
+    let sa = view_axis(params.at + a).stride_lo;     // 1 or 0xffffffff (-1)
+    let sl = view_axis(params.at + last).stride_lo;
     let per_a = TILE >> lg;             // elements along a per tile
     let a0 = ta * per_a;
     let l0 = tl * TILE;

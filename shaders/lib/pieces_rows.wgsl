@@ -36,7 +36,13 @@ struct Axis {
     dst: u32,  // output stride, elements
     pad0: u32,
 }
-@group(0) @binding(4) var<storage, read> axes: array<Axis>;
+@group(0) @binding(4) var<storage, read> axes: array<vec4<u32>>;
+
+// Row r of `axes` as an Axis: one vec4 load per row (lib/index_table.wgsl says why).
+fn row_axis(r: u32) -> Axis {
+    let a = axes[r];
+    return Axis(a.x, a.y, a.z, a.w);
+}
 
 struct Row {
     src_bit: u32,
@@ -50,7 +56,7 @@ fn row_at(r: u32) -> Row {
     var d = params.dst_base;
     var row = 0u;
     for (var k = params.rank; k > 0u; k = k - 1u) {
-        let a = axes[params.at + k - 1u];
+        let a = row_axis(params.at + k - 1u);
         let i = rest % a.dim;
         rest = rest / a.dim;
         s = s + i * a.src;

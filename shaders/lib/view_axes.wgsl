@@ -11,10 +11,16 @@ struct Axis {
     pad0: u32,
 }
 
-@group(0) @binding(3) var<storage, read> axes: array<Axis>;
+@group(0) @binding(3) var<storage, read> axes: array<vec4<u32>>;
+
+// Row r of `axes` as an Axis: one vec4 load per row (lib/index_table.wgsl says why).
+fn view_axis(r: u32) -> Axis {
+    let a = axes[r];
+    return Axis(a.x, a.y, a.z, a.w);
+}
 
 // The stride of axes[i] as (low, high) words.
 fn stride64(i: u32) -> vec2<u32> {
-    let a = axes[i];
+    let a = view_axis(i);
     return vec2<u32>(a.stride_lo, a.stride_hi);
 }

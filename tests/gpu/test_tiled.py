@@ -167,7 +167,7 @@ MUTATIONS = {
     "blocked: rows swapped": ("blocked", "vec4<u32>(r0.y, r1.y, r2.y, r3.y)", "vec4<u32>(r0.y, r2.y, r1.y, r3.y)"),
     "blocked: row step": ("blocked", "dst[d + 3u * ia4]", "dst[d + 3u]"),
     "blocked: no swap": ("blocked", "r2 = bswap(r2);", "r2 = r2;"),
-    "blocked: outer offset": ("blocked", "sb = sb + i * axes[params.at + j].stride_lo;", "sb = sb + i;"),
+    "blocked: outer offset": ("blocked", "sb = sb + i * view_axis(params.at + j).stride_lo;", "sb = sb + i;"),
 }
 # (Dropping the blocked kernel's partial-row guard is not caught: the extra
 # rows land where a later workgroup or dispatch writes the right values, and
