@@ -28,26 +28,19 @@ core/batch_targets.py's.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Callable, ContextManager, Iterator, Optional
 
 from ..errors import OnnxopError, OutputError
+from . import batch_targets
+from .batch_targets import Job  # noqa: F401 - also imported from here
 
 if TYPE_CHECKING:
     from .apply import Result
     from ..ops import Node
     from .tensor import Tensor
-
-
-@dataclass
-class Job:
-    src: Path
-    target: Optional[Path]  # None: printed; "-": stdout
-    tensors: list[Tensor] = field(default_factory=list)
-    fmt: Optional[str] = None  # the format of "-" (stdout)
-    packed: bool = False  # one of several results packed into the archive ``target``
 
 
 @dataclass
@@ -113,7 +106,7 @@ def plan(
     or, when a ``refused`` list is given (--keep-going), each refused job
     put there and left out."""
     from . import apply as core
-    from . import batch_targets, pack
+    from . import pack
     from .. import io
     from ..io.stdio import is_stdio
 

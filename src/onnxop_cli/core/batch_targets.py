@@ -11,14 +11,23 @@ same file is the same file; by their resolved path when they do not yet.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 from ..errors import UsageError
 
 if TYPE_CHECKING:
-    from .batch import Job
     from .tensor import Tensor
+
+
+@dataclass
+class Job:
+    src: Path
+    target: Optional[Path]  # None: printed; "-": stdout
+    tensors: list[Tensor] = field(default_factory=list)
+    fmt: Optional[str] = None  # the format of "-" (stdout)
+    packed: bool = False  # one of several results packed into the archive ``target``
 
 
 def targets(

@@ -9,9 +9,27 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Callable, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, Optional, Sequence
+
+if TYPE_CHECKING:
+    from ..core.sources import ByteSource
 
 WRAP, RANGE, NONNEG = 0, 1, 2  # index check modes: -d .. d-1 wrapped; 0 .. d; 0 .. d-1
+
+
+@dataclass(frozen=True)
+class Index:
+    """An index tensor: int64 (``wide``) or int32, row-major, ``big``-endian or not."""
+
+    source: ByteSource
+    shape: tuple[int, ...]
+    wide: bool = True
+    big: bool = False
+    fortran: bool = False  # stored column-major (the table's index strides say so too)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
 
 
 @dataclass(frozen=True)

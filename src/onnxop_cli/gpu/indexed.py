@@ -54,7 +54,7 @@ from .layout import pack
 from . import elements_rows, gather_lines, gather_windows, reverse_runs, slice_gathers, slices
 from .indexed_buffers import Buffers, Slice, read_small, read_to_host, to_sink  # noqa: F401 - also imported from here
 from .program import Program, grid_x
-from .index_table import NONNEG, RANGE, WRAP, Check, Table, row_strides  # noqa: F401 - also imported from here
+from .index_table import NONNEG, RANGE, WRAP, Check, Index, Table, row_strides  # noqa: F401 - also imported from here
 from .indexed_gather import GATHER, NO_BAD, VARIANTS, Gather, constants, variant  # noqa: F401 - also imported from here
 
 Sink = Callable[[memoryview], None]
@@ -87,21 +87,6 @@ class Data:
     @property
     def nbytes(self) -> int:
         return (self.size * self.bits + 7) // 8
-
-
-@dataclass(frozen=True)
-class Index:
-    """An index tensor: int64 (``wide``) or int32, row-major, ``big``-endian or not."""
-
-    source: ByteSource
-    shape: tuple[int, ...]
-    wide: bool = True
-    big: bool = False
-    fortran: bool = False  # stored column-major (the table's index strides say so too)
-
-    @property
-    def size(self) -> int:
-        return math.prod(self.shape)
 
 
 class BadIndex(OpError):

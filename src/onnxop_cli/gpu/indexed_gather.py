@@ -7,18 +7,16 @@ its dispatch over a band of the output, one window of the source at a time.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .device import Gpu
 from .engines.base import BufferUsage as U
-from .index_table import Check, Table
+from .index_table import Check, Index, Table
 from .indexed_buffers import Buffers
 from .kernels import shader_const
 from .layout import pack, pack_rows
 from .program import Program, grid_x
 
-if TYPE_CHECKING:
-    from .indexed import Index
 
 GATHER = "indexed_gather.wgsl"
 NO_BAD = 0xFFFFFFFF  # no bad index found (the status word's reset), and a window to the source's end

@@ -1,6 +1,6 @@
 """Scatters on the device: copy the data, then apply the updates in index
 order, in rounds (shaders/scatter_claim, scatter_apply, scatter_reset;
-gpu/scatter_rounds.py).
+gpu/scatter_claims.py).
 
     data ──(re-layout / swap: indexed_gather.wgsl)──▶ out
     updates ──▶ upd;  indices ──indices.wgsl──▶ norm ──offsets mode──▶ targets
@@ -35,7 +35,7 @@ from .indexed import (
 )
 from .kernels import shader_const
 from .program import Program, grid_x
-from .scatter_rounds import (
+from .scatter_claims import (
     APPLY, APPLY_KERNELS, DUPLICATES, Reduce, apply_head, apply_params, rounds,
 )
 
