@@ -41,10 +41,16 @@ def limit() -> int | None:
 
 def used() -> int:
     """The process's address space now (VmSize), in bytes."""
+    return status_bytes("VmSize")
+
+
+def status_bytes(name: str) -> int:
+    """A size field of /proc/self/status (``VmSize``, ``VmRSS``), in bytes (0 where /proc cannot say)."""
+    key = name.encode() + b":"
     try:
         with open("/proc/self/status", "rb") as f:
             for line in f:
-                if line.startswith(b"VmSize:"):
+                if line.startswith(key):
                     return int(line.split()[1]) * 1024
     except (OSError, ValueError, IndexError):
         pass

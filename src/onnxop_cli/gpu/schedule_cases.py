@@ -25,6 +25,7 @@ from ..core.view import View
 from .device import Gpu
 from .index_table import WRAP, Check, Table
 from .kernels import shader_const
+from .headroom import status_bytes
 from .program import Program
 
 TRANSPOSE_SIDE = 1024  # a 4 MiB float32 square: one band, one upload
@@ -121,14 +122,7 @@ PROBE = 64 << 20  # bytes of the device buffer gather_source looks for in the pr
 
 def _rss() -> int:
     """This process's resident memory, bytes (0 where /proc cannot say)."""
-    try:
-        with open("/proc/self/status", "rb") as f:
-            for line in f:
-                if line.startswith(b"VmRSS:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return 0
+    return status_bytes("VmRSS")
 
 
 def gather_source(gpu: Gpu) -> Case:
