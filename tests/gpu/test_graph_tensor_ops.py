@@ -1,4 +1,4 @@
-"""Graphs that hold family operators (Concat, Gather, Split, Where, ...):
+"""Graphs that hold tensor operators (Concat, Gather, Split, Where, ...):
 each node a graph step on the device (core/graph_steps.py), exact against
 onnx.reference and onnxruntime CPU on random data, through the backend on
 every backend (kernels under test) and through ``onnxop run`` as a real
@@ -255,7 +255,7 @@ def ran(tmp_path_factory, request) -> dict:
     unsupported = [helper.make_node("Concat", ["x", "x"], ["c"], axis=0), helper.make_node("Relu", ["c"], ["y"])]
     hostile = [helper.make_node("Transpose", ["x"], ["t"]), helper.make_node("Concat", ["t", "t"], ["y"], axis=1.5)]
     cases = {  # name: model, input, the run's arguments after the model and x.npy
-        "family": (transpose_reshape_split(), random_array(rng, (4, 6, 5), np.uint16), ["-o", "out/", "--json"]),
+        "tensor_ops": (transpose_reshape_split(), random_array(rng, (4, 6, 5), np.uint16), ["-o", "out/", "--json"]),
         "host_values": (shape_gather_concat_reshape(), random_array(rng, (2, 3, 4), np.float32),
                         ["-o", "y.npy", "--json"]),
         "unsupported": (model(unsupported, [("x", TP.FLOAT, 1)], [("y", TP.FLOAT, 1)]), np.ones(3, np.float32),
@@ -273,8 +273,8 @@ def ran(tmp_path_factory, request) -> dict:
     return {name: (folder, m, x, r) for (name, (m, x, _)), (folder, _), r in zip(cases.items(), commands, done)}
 
 
-def test_run_process_writes_a_family_graph_exactly(ran):
-    folder, m, x, r = ran["family"]
+def test_run_process_writes_a_tensor_op_graph_exactly(ran):
+    folder, m, x, r = ran["tensor_ops"]
     assert r.returncode == 0, r.stderr
     ref, rt = references(m, {"x": x})
     for name, want, also in zip(["a", "b"], ref, rt):
@@ -301,7 +301,7 @@ def test_json_names_the_host_values_read_back(ran):
     assert doc["transfers"] == {"uploaded": x.nbytes + small_up, "read_back": x.nbytes + 16}
 
 
-def test_run_refuses_an_unsupported_node_among_family_nodes(ran):
+def test_run_refuses_an_unsupported_node_among_tensor_op_nodes(ran):
     folder, _, _, r = ran["unsupported"]
     assert r.returncode == 2
     msg = error_of(r.stderr)
@@ -310,7 +310,7 @@ def test_run_refuses_an_unsupported_node_among_family_nodes(ran):
     assert not (folder / "y.npy").exists()
 
 
-def test_hostile_family_node_exits_2(ran):
+def test_hostile_tensor_op_node_exits_2(ran):
     _, _, _, r = ran["hostile"]
     assert r.returncode == 2
     msg = error_of(r.stderr)
@@ -328,7 +328,7 @@ def test_print_mode_makes_only_a_large_outputs_summary(rng, capsys, monkeypatch)
 
     m = transpose_reshape_split(halves=True)
     x = random_array(rng, (40, 6, 50), np.uint16)
-    path = Path(os.environ.get("TMPDIR", "/tmp")) / f"graph-family-{os.getpid()}"
+    path = Path(os.environ.get("TMPDIR", "/tmp")) / f"graph-tensor-ops-{os.getpid()}"
     path.mkdir(exist_ok=True)
     onnx.save(m, path / "m.onnx")
     np.save(path / "x.npy", x)

@@ -1,4 +1,4 @@
-"""A graph's nodes: a view operator's one region composed, a family operator's (Concat, ...) steps.
+"""A graph's nodes: a view operator's one region composed, a tensor operator's (Concat, ...) steps.
 
     inputs (Values) --as_tensor--> Tensors whose bytes are a host source or a
         DeviceBuffer --core.apply_tensors.check--> OutputPlans --_filler--> DeviceSink
