@@ -74,7 +74,7 @@ class Resize_10(TensorOp):
         """The attributes, checked; the mode refused unless nearest."""
         mode = cls.setting(node, "mode", "nearest", MODES)
         if mode != "nearest":
-            raise OutOfScope(f"{cls.label()}: mode {mode!r} is arithmetic; onnxop runs mode 'nearest' "
+            raise OutOfScope(f"{cls.label()}: mode {mode!r} is arithmetic, not in its scope: onnxop runs mode 'nearest' "
                              "(in a model, run --others onnxruntime runs such a node on onnxruntime)")
         return {"coordinates": "asymmetric", "nearest": "simple", "exclude": False, "policy": "stretch"}
 
