@@ -199,7 +199,8 @@ def _gather(cls: type[Resize_10], data: Arg, out: tuple[int, ...], tables: dict)
         return [OutputPlan(cls.outputs[0], out, data.dtype, view=View(data.shape, data.strides, data.offset),
                            kernel="view")]
     if data.dtype.is_string:  # no device form: the same tables, on the host (as Gather's strings)
-        picked = data.values()[np.ix_(*[tables.get(a, np.arange(d)) for a, d in enumerate(data.shape)])]
+        strings = np.asarray(data.tensor.strings, dtype=object).reshape(data.shape)  # row-major, as Gather's
+        picked = strings[np.ix_(*[tables.get(a, np.arange(d)) for a, d in enumerate(data.shape)])]
         return [OutputPlan(cls.outputs[0], out, data.dtype, values=picked, kernel="host")]
     wide = data.size >= 1 << 31
     itype = np.int64 if wide else np.int32
