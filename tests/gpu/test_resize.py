@@ -152,3 +152,28 @@ def test_the_cli_refuses_arithmetic_modes_and_fills_in_one_line(tmp_path):
     want = reference("Resize", 19, [np.load(tmp_path / "x.npy"), None, np.array([1, 1, 2, 1.5], np.float32)],
                      {"mode": "nearest", "nearest_mode": "ceil"})[0]
     assert same(np.load(tmp_path / "y.npy"), want)
+
+
+def test_run_others_takes_nearest_and_leaves_linear_to_onnxruntime(tmp_path):
+    """A model as PP-OCR's detector holds them (an empty Constant roi, asymmetric floor), and a linear one:
+    onnxop runs the nearest Resize, onnxruntime the linear, and --verify checks every onnxop node."""
+    import onnx
+    from onnx import TensorProto as TP
+    from onnx import helper
+
+    consts = [helper.make_node("Constant", [], ["roi"], value=helper.make_tensor("roi", TP.FLOAT, [0], [])),
+              helper.make_node("Constant", [], ["s"], value=helper.make_tensor("s", TP.FLOAT, [4], [1, 1, 2, 2]))]
+    nodes = [helper.make_node("Resize", ["x", "roi", "s"], ["near"], mode="nearest",
+                              coordinate_transformation_mode="asymmetric", nearest_mode="floor"),
+             helper.make_node("Resize", ["near", "roi", "s"], ["y"], mode="linear")]
+    graph = helper.make_graph(consts + nodes, "g", [helper.make_tensor_value_info("x", TP.FLOAT, [1, 2, 3, 4])],
+                              [helper.make_tensor_value_info("y", TP.FLOAT, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 12)])
+    model.ir_version = 8
+    onnx.save(model, tmp_path / "m.onnx")
+    np.save(tmp_path / "x.npy", np.random.default_rng(0).standard_normal((1, 2, 3, 4)).astype(np.float32))
+    r, = run_commands([(tmp_path, ["run", "m.onnx", "--input", "x=x.npy", "--others", "onnxruntime", "--verify",
+                                   "-o", "out/"])])
+    assert r.returncode == 0, r.stderr
+    assert "onnxruntime (CPU): 1 (Resize x1)" in r.stdout and "onnxop (WebGPU): 3 (Constant x2, Resize x1)" in r.stdout
+    assert "Verified 3 node(s) bit for bit" in r.stdout
