@@ -110,7 +110,7 @@ class Resize_10(TensorOp):
                     raise OpError(f"{cls.label()}: axis {a} has size 0: an output size of {n} has nothing to pick from")
             check_shape(tuple(out), data.dtype.numpy_itemsize, cls.op_type, noun="output shape")
 
-        tables = axis_tables(cls.label(), shape, scales, sizes, roi, settings, check_sizes)
+        tables = axis_tables(cls.label(), shape, scales, sizes, roi, settings, check_sizes, axes)
         return _gather(cls, data, tuple(out), {a: t for a, t in zip(axes, tables) if t is not None})
 
     @classmethod

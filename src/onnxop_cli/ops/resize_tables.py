@@ -15,11 +15,13 @@ from typing import Optional
 from ..errors import OpError, OutOfScope
 
 
-def axis_tables(op: str, shape: tuple[int, ...], scales, sizes, roi, settings: dict, check_sizes) -> list:
+def axis_tables(op: str, shape: tuple[int, ...], scales, sizes, roi, settings: dict, check_sizes,
+                names: list[int]) -> list:
     """For each axis of ``shape`` (the resized axes' input sizes), the input
     index of each output position (an int64 array), or None where the
     reference leaves the axis alone. ``check_sizes(output sizes)`` refuses
-    an output too large before any table is made."""
+    an output too large before any table is made; ``names``: the data's
+    axis each is, for messages."""
     import numpy as np
 
     r = len(shape)
@@ -46,7 +48,7 @@ def axis_tables(op: str, shape: tuple[int, ...], scales, sizes, roi, settings: d
             tables.append(None)
             continue
         pair = None if roi is None else [roi[axis], roi[axis + r]]
-        tables.append(_table(op, axis, width, out, scale, pair, settings))
+        tables.append(_table(op, names[axis], width, out, scale, pair, settings))
     return tables
 
 
@@ -69,10 +71,9 @@ def _table(op: str, axis: int, width: int, out: int, scale: float, roi, settings
     picks = start + second
     if settings["exclude"]:
         outside = (picks < 0) | (picks >= width) if outside is None else outside | (picks < 0) | (picks >= width)
-        why = "exclude_outside 1 weighs a pick outside the input 0"
-    else:
-        why = f"tf_crop_and_resize reads outside the input (roi {[float(v) for v in roi or ()]})"
     if outside is not None and outside.any():
+        why = ("exclude_outside 1 weighs a pick outside the input 0" if roi is None or mode != "tf_crop_and_resize"
+               else f"tf_crop_and_resize (roi {float(roi[0])} to {float(roi[1])} there) reads outside the input")
         raise OutOfScope(f"{op}: {why} at {int(outside.sum())} of the {out} positions of axis {axis}; "
                          "onnxop runs the picks of elements, not fills")
     return np.clip(picks, 0, width - 1)
