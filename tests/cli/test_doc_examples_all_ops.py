@@ -32,10 +32,11 @@ FAMILY = {"Concat": 12, "Split": 16, "Where": 2, "Pad": 6, "Trilu": 18, "Gather"
           "Compress": 5, "OneHot": 6, "BitCast": 10, "NonZero": 1,
           "Add": 8, "Sub": 9, "Mul": 9, "Div": 10, "Mod": 19, "Neg": 2, "Abs": 1, "Min": 14, "Max": 14,
           "Equal": 10, "Less": 8, "LessOrEqual": 8, "Greater": 8, "GreaterOrEqual": 8, "Not": 3, "And": 8, "Or": 8,
-          "Xor": 8, "Cast": 60, "CastLike": 56, "Range": 4}
+          "Xor": 8, "Cast": 60, "CastLike": 56, "Range": 4, "Resize": 39}
 # the integer operators' float (and string) cases: skipped as out of scope (ops/elementwise.py)
 SCOPED = {"Add": 2, "Sub": 3, "Mul": 3, "Div": 3, "Mod": 9, "Neg": 2, "Abs": 1, "Min": 6, "Max": 6, "Equal": 2,
-          "Less": 2, "LessOrEqual": 2, "Greater": 2, "GreaterOrEqual": 2, "Range": 3}
+          "Less": 2, "LessOrEqual": 2, "Greater": 2, "GreaterOrEqual": 2, "Range": 3,
+          "Resize": 24}  # and Resize's linear and cubic cases (ops/resize.py)
 VIEWS = {"Flatten": 9, "Unsqueeze": 7, "Identity": 3, "Reshape": 10, "Squeeze": 2, "Transpose": 7, "Expand": 2,
          "Slice": 8, "Tile": 2, "DepthToSpace": 2, "SpaceToDepth": 4}
 NOT_TENSORS = {"test_identity_sequence", "test_identity_opt"}  # skipped: onnxop runs tensors

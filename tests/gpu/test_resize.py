@@ -1,0 +1,179 @@
+"""Resize (mode nearest) byte for byte against onnx.reference, on every adapter.
+
+onnx.reference computes nearest as x*1 + y*0 in float64 (op_resize.py), so
+its values lose -0.0, turn a neighbour's inf into NaN and round int64
+beyond 2^53: compared as values, only on data where that arithmetic is exact.
+The bytes are compared against the reference's *index map*: the reference run
+on X = arange(N) (float64, exact) says which input element each output
+element is, and the expected output is the random bits (NaN payloads, -0.0,
+every type) taken there. Random shapes x every coordinate mode x every
+nearest mode, from the test's replayable seed (tests/conftest.py).
+"""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import onnxop_cli as api
+from commands import run_commands
+from conftest import random_array
+from onnxop_cli.errors import OpError, OutOfScope
+from tensor_refs import ort, reference, same
+
+COORDINATES = ("half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "tf_crop_and_resize",
+               "half_pixel_symmetric")
+NEAREST = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
+DTYPES = ("<f4", "<f2", "<f8", ml_dtypes.bfloat16, "u1", "<i2", "<i8", "<c8", "?")
+
+
+def draw(rng, coordinates: str, nearest: str, dtype="<f4") -> tuple[tuple[int, ...], dict, int]:
+    """A random shape, the node's inputs and attributes, and an opset that has them (and the type)."""
+    rank = int(rng.integers(1, 5))
+    shape = tuple(int(d) for d in rng.integers(1, 6, size=rank))
+    opset = 19 if coordinates == "half_pixel_symmetric" else int(rng.choice([11, 13, 18, 19]))
+    if dtype == ml_dtypes.bfloat16:
+        opset = max(opset, 13)
+    axes = list(range(rank))
+    attrs = {"coordinate_transformation_mode": coordinates, "nearest_mode": nearest}
+    if opset >= 18 and rng.random() < 0.5:
+        axes = [int(a) for a in rng.permutation(rank)[: int(rng.integers(1, rank + 1))]]
+        attrs["axes"] = axes
+    n = len(axes)
+    inputs: dict = {}
+    if rng.random() < 0.5:
+        inputs["scales"] = rng.choice([0.4, 0.5, 0.6, 0.75, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0], size=n).astype(np.float32)
+    else:
+        inputs["sizes"] = np.array([int(rng.integers(1, 9)) for _ in axes], np.int64)
+        if opset >= 18 and rng.random() < 0.4:
+            attrs["keep_aspect_ratio_policy"] = str(rng.choice(["stretch", "not_larger", "not_smaller"]))
+    if coordinates == "tf_crop_and_resize":  # an roi inside [0, 1]: every pick inside the input
+        starts, ends = rng.uniform(0, 0.5, n), rng.uniform(0.5, 1, n)
+        inputs["roi"] = np.concatenate([starts, ends]).astype(np.float32)
+    elif rng.random() < 0.2:
+        inputs["roi"] = np.array([0.0] * n + [1.0] * n, np.float32)  # given and ignored
+    if opset == 11:  # roi and scales are required inputs there, empty where not used
+        inputs = {"roi": np.zeros(0, np.float32), "scales": np.zeros(0, np.float32), **inputs}
+    return shape, {"inputs": inputs, "attrs": attrs}, opset
+
+
+def reference_map(shape, node: dict, opset: int) -> np.ndarray:
+    """The flat input element each output element is, by onnx.reference
+    (opsets before 18 read as 18: its Resize needs keep_aspect_ratio_policy)."""
+    ins = node["inputs"]
+    index = np.arange(int(np.prod(shape)), dtype=np.float64).reshape(shape)
+    out = reference("Resize", max(opset, 18), [index, ins.get("roi"), ins.get("scales"), ins.get("sizes")],
+                    {"mode": "nearest", **node["attrs"]})[0]
+    return out.astype(np.int64)
+
+
+@pytest.mark.parametrize("coordinates", COORDINATES)
+def test_every_mode_picks_the_references_elements_bit_for_bit(backend, rng, coordinates):
+    for k, nearest in enumerate(NEAREST * 2):
+        dtype = DTYPES[(k + COORDINATES.index(coordinates)) % len(DTYPES)]
+        shape, node, opset = draw(rng, coordinates, nearest, dtype)
+        x = random_array(rng, shape, dtype)
+        picks = reference_map(shape, node, opset)
+        try:
+            got = api.resize(x, **node["inputs"], **node["attrs"], opset=opset, backend=backend)
+        except OutOfScope:  # tf_crop_and_resize whose float end lands a hair past the input: a fill
+            assert coordinates == "tf_crop_and_resize"
+            continue
+        want = x.reshape(-1)[picks]
+        assert same(got, want), (shape, node, opset, np.dtype(dtype).name)
+
+
+def test_the_references_values_where_its_arithmetic_is_exact(backend, rng):
+    """The whole reference, not only its map: finite floats without -0.0, small integers."""
+    for k in range(8):
+        shape, node, opset = draw(rng, COORDINATES[k % 6], NEAREST[k % 4])
+        for x in (rng.standard_normal(shape).astype(np.float32), rng.integers(-1000, 1000, shape).astype(np.int32)):
+            ins = node["inputs"]
+            try:
+                got = api.resize(x, **ins, **node["attrs"], opset=opset, backend=backend)
+            except OutOfScope:
+                continue
+            want = reference("Resize", max(opset, 18), [x, ins.get("roi"), ins.get("scales"), ins.get("sizes")],
+                             {"mode": "nearest", **node["attrs"]})[0]
+            assert same(got, want), (shape, node, opset)
+
+
+def test_strings_and_fortran_inputs_take_the_same_picks(backend, rng):
+    shape, node, opset = draw(rng, "asymmetric", "round_prefer_ceil")
+    picks = reference_map(shape, node, opset)
+    words = np.array([f"w{i}" for i in range(int(np.prod(shape)))], dtype=object).reshape(shape)
+    got = api.resize(words, **node["inputs"], **node["attrs"], opset=opset, backend=backend)
+    assert got.reshape(-1).tolist() == words.reshape(-1)[picks.reshape(-1)].tolist()
+    x = np.asfortranarray(random_array(rng, (3, 4, 5), "<f4"))
+    node = {"inputs": {"scales": np.array([1.5, 0.6, 2.0], np.float32)}, "attrs": {}}
+    assert same(api.resize(x, **node["inputs"], backend=backend), x.reshape(-1)[reference_map(x.shape, node, 19)])
+
+
+def test_resize_10_is_onnxruntimes(backend, rng):
+    """Resize-10 (asymmetric, floor; ceil where the axis shrinks): onnx.reference cannot run it."""
+    for _ in range(6):
+        x = rng.standard_normal(tuple(rng.integers(1, 7, size=3))).astype(np.float32)
+        scales = rng.choice([0.3, 0.6, 0.75, 1.0, 1.5, 2.5], size=3).astype(np.float32)
+        assert same(api.resize(x, scales=scales, opset=10, backend=backend),
+                    ort("Resize", 10, [x, scales], {"mode": "nearest"})[0])
+
+
+@pytest.mark.parametrize("params,message", [
+    ({"scales": [1.0, 2.0], "sizes": [2, 4]}, "Resize: scales [1.0, 2.0] and sizes [2, 4] are both given; give one"),
+    ({}, "Resize: neither scales nor sizes is given (or both are empty); give one"),
+    ({"scales": [1.0, 0.0]}, "Resize: scales [1.0, 0.0] must all be positive and finite"),
+    ({"scales": [2.0]}, "Resize: scales [2.0] has 1 values for 2 resized axes; it needs one per axis"),
+    ({"sizes": [2, -1]}, "Resize: sizes [2, -1] has a negative size"),
+    ({"sizes": [2, 2], "antialias": 1}, "Resize: antialias 1 applies to modes linear and cubic, not nearest"),
+    ({"sizes": [2, 2], "roi": [0.0, 1.0]}, "Resize: roi [0.0, 1.0] has 2 values for 2 resized axes; it needs 4"),
+    ({"sizes": [2, 2], "nearest_mode": "up"}, "Resize: nearest_mode 'up' is not one of round_prefer_floor"),
+    ({"sizes": [2], "axes": [2]}, "Resize: axis 2 is out of range [-2, 1] for an input of rank 2"),
+])
+def test_bad_inputs_are_refused_with_their_values(params, message):
+    with pytest.raises(OpError) as e:
+        api.resize(np.zeros((2, 3), np.float32), **params)
+    assert e.value.message.startswith(message)
+
+
+def test_the_cli_refuses_arithmetic_modes_and_fills_in_one_line(tmp_path):
+    np.save(tmp_path / "x.npy", np.arange(12, dtype=np.float32).reshape(1, 1, 3, 4))
+    linear, crop, ok = run_commands([
+        (tmp_path, ["resize", "x.npy", "--scales", "1,1,2,2", "--mode", "linear", "-o", "y.npy"]),
+        (tmp_path, ["resize", "x.npy", "--sizes", "1,1,2,2", "--coordinate-transformation-mode", "tf_crop_and_resize",
+                    "--roi", "0,0,0,0,1,1,1,1.5", "-o", "y.npy"]),
+        (tmp_path, ["resize", "x.npy", "--scales", "1,1,2,1.5", "--nearest-mode", "ceil", "-o", "y.npy"]),
+    ])
+    assert linear.returncode == 2 and linear.stderr == (
+        "onnxop: error: x.npy: Resize: mode 'linear' is arithmetic, not in its scope: onnxop runs mode 'nearest' "
+        "(in a model, run --others onnxruntime runs such a node on onnxruntime)\n")
+    assert crop.returncode == 2 and crop.stderr.count("\n") == 1 and "reads outside the input" in crop.stderr
+    assert ok.returncode == 0, ok.stderr
+    want = reference("Resize", 19, [np.load(tmp_path / "x.npy"), None, np.array([1, 1, 2, 1.5], np.float32)],
+                     {"mode": "nearest", "nearest_mode": "ceil"})[0]
+    assert same(np.load(tmp_path / "y.npy"), want)
+
+
+def test_run_others_takes_nearest_and_leaves_linear_to_onnxruntime(tmp_path):
+    """A model as PP-OCR's detector holds them (an empty Constant roi, asymmetric floor), and a linear one:
+    onnxop runs the nearest Resize, onnxruntime the linear, and --verify checks every onnxop node."""
+    import onnx
+    from onnx import TensorProto as TP
+    from onnx import helper
+
+    consts = [helper.make_node("Constant", [], ["roi"], value=helper.make_tensor("roi", TP.FLOAT, [0], [])),
+              helper.make_node("Constant", [], ["s"], value=helper.make_tensor("s", TP.FLOAT, [4], [1, 1, 2, 2]))]
+    nodes = [helper.make_node("Resize", ["x", "roi", "s"], ["near"], mode="nearest",
+                              coordinate_transformation_mode="asymmetric", nearest_mode="floor"),
+             helper.make_node("Resize", ["near", "roi", "s"], ["y"], mode="linear")]
+    graph = helper.make_graph(consts + nodes, "g", [helper.make_tensor_value_info("x", TP.FLOAT, [1, 2, 3, 4])],
+                              [helper.make_tensor_value_info("y", TP.FLOAT, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 12)])
+    model.ir_version = 8
+    onnx.save(model, tmp_path / "m.onnx")
+    np.save(tmp_path / "x.npy", np.random.default_rng(0).standard_normal((1, 2, 3, 4)).astype(np.float32))
+    r, = run_commands([(tmp_path, ["run", "m.onnx", "--input", "x=x.npy", "--others", "onnxruntime", "--verify",
+                                   "-o", "out/"])])
+    assert r.returncode == 0, r.stderr
+    assert "onnxruntime (CPU): 1 (Resize x1)" in r.stdout and "onnxop (WebGPU): 3 (Constant x2, Resize x1)" in r.stdout
+    assert "Verified 3 node(s) bit for bit" in r.stdout
