@@ -12,8 +12,7 @@ expected outputs are the case's) -- runs through the one apply path
    of the node against the page's block, line by line and token by token
    (``tokens``: spacing ignored).
 
-An example is skipped, with the reason, when it cannot be run; it fails when
-onnxop refuses it or any check disagrees (all the disagreements are named).
+Skipped when it cannot be run (the reason said); failed, every disagreement named.
 """
 
 from __future__ import annotations
@@ -114,13 +113,13 @@ def check_example(ex: Example, backend: str | None) -> Outcome:
 
 def _held(case: Case, outputs) -> list[tuple[str, list[str]]]:
     """Every output against the expected one, bit for bit; a problem where one differs or none is expected."""
-    from .conformance import Fail as Mismatch, held_to
+    from .conformance import held_to
 
     if case.refused:
         return [("the reference refuses the example", [case.refused])]
     try:
         held_to(outputs, case.expected, case.names)
-    except Mismatch as e:
+    except Fail as e:
         if e.output is None:
             return [(str(e), [])]
         k = case.names.index(e.output)
@@ -133,6 +132,8 @@ def _held(case: Case, outputs) -> list[tuple[str, list[str]]]:
 
 def _page_problems(ex: Example, case: Case, output, out: Outcome) -> list[tuple[str, list[str]]]:
     """The page's printed output (shape, dtype, values) and block against onnxop's."""
+    from ..render.values import format_values
+
     actual = output.to_numpy()
     documented, name = ex.outputs[0], output.name
     problems: list[tuple[str, list[str]]] = []
@@ -158,7 +159,7 @@ def _page_problems(ex: Example, case: Case, output, out: Outcome) -> list[tuple[
                 where, token, value = first
                 at = f"{documented.name}[{', '.join(map(str, where))}]"
                 problems.append(("output values differ from the page", [
-                    f"page:   {at} = {token}", f"onnxop: {at} = {_scalar(value)}",
+                    f"page:   {at} = {token}", f"onnxop: {at} = {format_values(value)}",
                 ]))
     out.rendered = render(case, [output])
     line = _first_line_difference(ex, out.rendered)
@@ -184,12 +185,6 @@ def check_all(examples: list[Example], backend: str | None, *, contain: bool = T
                 raise
             outcomes.append(Outcome(ex, "failed", f"internal error: {type(e).__name__}: {e} (--debug shows the traceback)"))
     return outcomes
-
-
-def _scalar(value) -> str:
-    from ..render.values import format_values
-
-    return format_values(value)
 
 
 def _first_line_difference(ex: Example, ours: str) -> list[str]:

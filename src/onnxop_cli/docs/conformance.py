@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import Interrupted, OnnxopError, UsageError
+from .outcome import Fail
 from .runtimes import DEFAULT, Refused, resolve  # noqa: F401 - the CLI takes them from here
 
 MODEL = "model.onnx"
@@ -55,20 +56,6 @@ class CaseResult:
     def op_type(self) -> str:
         """What the per-operator summary counts it under: Flatten, graph, ?."""
         return (self.operator or "?").split("-")[0]
-
-
-class Skip(Exception):
-    """The case is not one onnxop runs."""
-
-
-class Fail(Exception):
-    """The case ran (or could not) and does not match; ``outcome`` says how
-    (``wrong``: other bytes; ``no_error``; ``error``: refused, or the case
-    folder itself is broken); ``output``: the output that differs, if one does."""
-
-    def __init__(self, detail: str, outcome: str = "error", output: str | None = None) -> None:
-        super().__init__(detail)
-        self.outcome, self.output = outcome, output
 
 
 def find_cases(dirs: list[Path]) -> list[tuple[Path, str]]:
@@ -179,7 +166,7 @@ def run_case(folder: Path, name: str, rt=None) -> CaseResult:
             _run_data_set(loaded, data_set)
         current = ""
         return result("passed", counted=sets)
-    except (Lacks, Skip) as e:
+    except Lacks as e:
         return result("skipped", str(e))
     except NotOnWebGPU as e:
         return result("not_on_webgpu", str(e), sets)

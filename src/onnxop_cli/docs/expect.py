@@ -78,17 +78,10 @@ def _doc_tensor(info, values) -> DocTensor:
 
 def _tensor(name: str, values, label: str) -> Tensor:
     """An array the example builds, read as conformance reads its .pb files."""
-    from onnx import numpy_helper
-
     from ..io.tensorproto import tensor_from_proto
+    from .nodetests import proto_of
 
-    if hasattr(values, "SerializeToString"):  # a case that gives a TensorProto (Cast's float8, int4)
-        proto = type(values)()
-        proto.CopyFrom(values)
-        proto.name = name
-    else:
-        proto = numpy_helper.from_array(values, name)
-    return tensor_from_proto(proto, Path("."), label, name)
+    return tensor_from_proto(proto_of(values, name), Path("."), label, name)
 
 
 # ------------------------------------------------------------------ case

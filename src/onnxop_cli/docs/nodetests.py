@@ -82,8 +82,6 @@ def is_tensor_case(case) -> bool:
 
 
 def write_case(case, out: Path) -> Path:
-    from onnx import numpy_helper
-
     folder = out / case.name
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "model.onnx").write_bytes(case.model.SerializeToString())
@@ -95,14 +93,20 @@ def write_case(case, out: Path) -> Path:
         for kind, values, infos in (("input", inputs, case.model.graph.input),
                                     ("output", outputs, case.model.graph.output)):
             for j, value in enumerate(values):
-                if hasattr(value, "SerializeToString"):  # a case that gives a TensorProto (Cast's float8, int4)
-                    proto = type(value)()
-                    proto.CopyFrom(value)
-                    proto.name = infos[j].name
-                else:
-                    proto = numpy_helper.from_array(value, infos[j].name)
-                (data_set / f"{kind}_{j}.pb").write_bytes(proto.SerializeToString())
+                (data_set / f"{kind}_{j}.pb").write_bytes(proto_of(value, infos[j].name).SerializeToString())
     return folder
+
+
+def proto_of(value, name: str):
+    """A case's array (or the TensorProto it gives: Cast's float8, int4) as a TensorProto named ``name``."""
+    from onnx import numpy_helper
+
+    if not hasattr(value, "SerializeToString"):
+        return numpy_helper.from_array(value, name)
+    proto = type(value)()
+    proto.CopyFrom(value)
+    proto.name = name
+    return proto
 
 
 def write_all(out: Path, op_types=None, only=None) -> list[Path]:

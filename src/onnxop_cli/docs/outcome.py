@@ -18,7 +18,14 @@ class Skip(Exception):
 
 
 class Fail(Exception):
-    """The page disagrees with the spec or with itself; the message says how."""
+    """The example or node test disagrees (with the spec, its page or its
+    expected outputs), or could not run; ``outcome`` says how for conformance
+    (``wrong``: other bytes; ``no_error``; ``error``: refused, or the case
+    itself is broken); ``output``: the output that differs, if one does."""
+
+    def __init__(self, detail: str, outcome: str = "error", output: str | None = None) -> None:
+        super().__init__(detail)
+        self.outcome, self.output = outcome, output
 
 
 @dataclass

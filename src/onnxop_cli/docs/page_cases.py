@@ -1,17 +1,10 @@
-"""The reader of printed pages: an example of a page (pages.py) as a case
-the one checker runs (check.py).
-
-The node is the one the page describes (at the page's opset), its constant
-inputs (Unsqueeze's axes) taken as the node's values; the expected output is
-the reference result (numpy's reshape / expand_dims, or onnx's reference
-evaluator, see ``reference``) for the page's inputs. The page's own printed
-output is held to the result by the checker.
-
-An example is *skipped*, with the reason, when it cannot be run: another
-operator, an opset onnxop does not know, an input printed with ``...``, a
-dtype whose values cannot be read, text that is not an example block. It
-*fails* when the page disagrees with the spec or with itself (values that do
-not fit the declared shape).
+"""The reader of printed pages (pages.py): an example as a case for the one
+checker (check.py). The node is the page's (at its opset; constant inputs
+such as Unsqueeze's axes become the node's values); the expected output is
+the reference result for the page's inputs (``reference``). An example that
+cannot be run is skipped with the reason (another operator, an unknown
+opset, an input printed with ``...``, a dtype whose values cannot be read);
+one that contradicts the spec or itself fails.
 """
 
 from __future__ import annotations
