@@ -108,3 +108,23 @@ def test_an_example_with_no_expected_output_never_passes(backend, monkeypatch, s
 def test_a_node_test_with_no_outputs_never_passes(backend, monkeypatch):
     (o,) = check_all([node_test_example(monkeypatch, None, outputs=())], backend, contain=False)
     assert o.status == "failed" and o.reason.startswith("no expected output"), o.reason
+
+
+@pytest.mark.parametrize("change", [one_bit, negative_zero])
+def test_a_view_operators_official_example_is_held_to_its_expected_output(backend, change):
+    """A view operator's official examples are checked as pages (their blocks rendered from the case),
+    and their outputs held to the case's expected ones, not only to the page's printed values."""
+    from onnxop_cli.docs.report import op_examples
+
+    ex = next(ex for ex in op_examples("Flatten") if ex.expected and ex.expected[0].dtype == np.float32)
+    (o,) = check_all([ex], backend, contain=False)
+    assert o.status == "passed", o.reason
+    want = ex.expected[0].copy()
+    flat = want.reshape(-1)
+    if change is one_bit:
+        flat.view(np.uint32)[0] ^= 1
+    else:
+        flat[0] = -flat[0]  # a sign the printed value may hide (0.0 for -0.0), never the bits
+    ex.expected = [want]
+    (o,) = check_all([ex], backend, contain=False)
+    assert o.status == "failed" and "output b differs from the example's expected output" in o.reason, o.reason

@@ -114,18 +114,18 @@ def write_all(out: Path, op_types=None, only=None) -> list[Path]:
 
 
 def expect_pages(op_type: str) -> list[tuple[str, str, dict]]:
-    """(source, text, inputs) of pages in the docs' rst format holding
+    """(source, text, exact) of pages in the docs' rst format holding
     ``op_type``'s official examples: its ``expect()`` cases, each rendered as
-    the ONNX pages print an example. ``inputs`` holds each case's input arrays
-    by name (case name -> input name -> array): large inputs are printed with
-    '...', and the checker runs the exact values. One page per opset the
-    cases use."""
+    the ONNX pages print an example. ``exact`` holds each case's input arrays
+    by name and its expected outputs (case name -> (inputs, outputs)): large
+    inputs are printed with '...', and the checker runs the exact values and
+    holds the outputs to the expected ones. One page per opset the cases use."""
     from ..ops.model import build_node, graph_inputs
     from ..render.node import Shown, render_node
     from ..core.tensor import Tensor, dtype_of_numpy
 
     by_opset: dict[int, list[str]] = {}
-    exact: dict[str, dict] = {}
+    exact: dict[str, tuple[dict, list]] = {}
     for case in node_testcases([op_type]):
         if not is_tensor_case(case):
             continue
@@ -140,7 +140,7 @@ def expect_pages(op_type: str) -> list[tuple[str, str, dict]]:
 
         block = render_node(node, [shown(proto.input[0], feeds[proto.input[0]])],
                             [shown(proto.output[0], outputs[0])], names=names)
-        exact[case.name] = {name: feeds[name] for name in proto.input if name in feeds}
+        exact[case.name] = ({name: feeds[name] for name in proto.input if name in feeds}, list(outputs))
         body = "\n".join(f"    {line}" if line else "" for line in block.split("\n"))
         by_opset.setdefault(opset, []).append(f"**{case.name}**\n\n.. code-block:: text\n\n{body}\n")
     return [
