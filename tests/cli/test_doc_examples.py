@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from conftest import cli
-from onnxop_cli.docs.check import Fail, Skip, check_all, prepare, reference, summary_line
+from onnxop_cli.docs.check import Fail, Skip, check_all, summary_line
+from onnxop_cli.docs.page_cases import prepare, reference
 from onnxop_cli.docs.pages import parse_page, read_page, seed_pages
 from onnxop_cli.errors import ExitCode
 

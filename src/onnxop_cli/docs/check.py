@@ -1,58 +1,29 @@
-"""Run a page's examples through the GPU kernels and hold them to the page.
+"""The one checker of ``onnxop doc-examples``: every example, whichever
+reader made it a case -- a printed page's (page_cases.py: the expected
+output is the reference result) or onnx's node tests' (expect.py: the
+expected outputs are the case's) -- runs through the one apply path
+(``core/apply_tensors.py``, through ``_apply``) and is checked the same way:
 
-For each example: build the node the page describes (at the page's opset),
-run its input through ``core.apply`` (the WGSL kernels), and check
+1. every output against the expected one bit for bit (``conformance.held_to``:
+   shape, dtype, NaN payloads, -0.0); nothing expected never passes;
+2. where the example is a printed page's: the output shape and dtype against
+   the page's ``shape=``/``dtype=``, the values at every position the page
+   prints (all of them, or the edges around ``...``), and onnxop's rendering
+   of the node against the page's block, line by line and token by token
+   (``tokens``: spacing ignored).
 
-1. the GPU output against the reference result (numpy's reshape /
-   expand_dims, or onnx's reference evaluator, see ``reference``) for the
-   same inputs: shape, dtype and every byte;
-2. the output shape and dtype against the page's ``shape=``/``dtype=``;
-3. the output values against the page's values at every position the page
-   prints (all of them, or the edges around ``...``);
-4. onnxop's rendering of the node against the page's block, line by line
-   and token by token (``tokens``: spacing ignored).
-
-An example is *skipped*, with the reason, when it cannot be run: another
-operator, an opset onnxop does not know, an input printed with ``...``, a
-dtype whose values cannot be read, text that is not an example block. It
-*fails* when the page and the kernels (or the spec) disagree, including a
-page that contradicts itself (values that do not fit the declared shape).
+Skipped when it cannot be run (the reason said); failed, every disagreement named.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import re
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from .outcome import Fail, Outcome, Skip
-from .pages import DocTensor, Example
-from .values import ValuesError, count_printed, first_difference, to_array
-from ..errors import OpError, UsageError
-
-if TYPE_CHECKING:
-    import numpy as np
-
-    from ..ops import Node
-
-READABLE_DTYPES = (
-    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-    "float16", "float32", "float64", "complex64", "complex128",
-)  # numpy's own types: the ones whose printed values read back exactly
-
-
-@dataclass
-class Prepared:
-    """An example turned into what onnxop runs."""
-
-    node: Node
-    data: np.ndarray
-    data_name: str
-    output_name: str
-    names: dict[str, str]  # the page's names of the constant inputs, by schema name
-    feeds: dict[str, np.ndarray]  # every input the page gives, for the reference
+from .outcome import Case, Fail, Outcome, Skip
+from .pages import Example
+from .values import ValuesError, count_printed, first_difference
 
 
 # ------------------------------------------------------------------ select
@@ -68,198 +39,112 @@ def select(examples: list[Example], pattern: str | None) -> list[Example]:
     return [e for e in examples if pattern in e.name]
 
 
-# ------------------------------------------------------------------ prepare
-
-
-def prepare(ex: Example) -> Prepared:
-    """The node and input arrays of an example; raises Skip or Fail."""
-    from ..ops import OPERATORS, SPECS, make_node, op_version
-
-    if ex.problem:
-        raise Skip(ex.problem)
-    if ex.op_type not in OPERATORS:
-        raise Skip(f"{ex.op_type} is not an operator onnxop runs ({', '.join(OPERATORS)})")
-    if ex.opset is None:
-        raise Skip("the page does not state its opset ('Since version: N')")
-    try:
-        op = op_version(ex.op_type, ex.opset)
-    except UsageError as e:
-        raise Skip(str(e)) from None
-    label = f"{ex.op_type}-{op.since_version}"
-    if len(ex.outputs) != 1:
-        raise Fail(f"{label} has 1 output, the example shows {len(ex.outputs)}")
-    arrays = {t.name: ex.exact[t.name] if t.name in ex.exact else _input_array(t) for t in ex.inputs}
-
-    low = len([i for i in op.inputs if i not in op.optional])
-    if not low <= len(ex.inputs) <= len(op.inputs):
-        takes = str(low) if low == len(op.inputs) else f"{low} to {len(op.inputs)}"
-        raise Fail(f"{label} takes {takes} input(s), the example shows {len(ex.inputs)}")
-    unknown = sorted(set(ex.attributes) - set(op.attribute_names))
-    if unknown:
-        raise Fail(f"{label} has no attribute {', '.join(unknown)} (its attributes: {list(op.attribute_names) or 'none'})")
-
-    kinds = {p.name: p.kind for p in SPECS[ex.op_type].params}
-    values: dict[str, object] = {}
-    for name, value in ex.attributes.items():
-        if kinds.get(name) == "int" and isinstance(value, list):
-            raise Fail(f"{label}: {name} must be one integer, the example gives {value}")
-        if kinds.get(name) == "ints" and not isinstance(value, list):
-            raise Fail(f"{label} takes {name} as a list attribute, the example gives {value!r}")
-        values[name] = value
-    names = {}
-    for schema_name, t in zip(op.inputs[1:], ex.inputs[1:]):
-        given = arrays[t.name]
-        if str(given.dtype) != "int64" or given.ndim > 1:
-            raise Fail(f"{label}: {schema_name} must be a 1-D int64 tensor, the example gives {given.shape} {given.dtype}")
-        values[schema_name], names[schema_name] = [int(v) for v in given.reshape(-1)], t.name
-    try:
-        node = make_node(ex.op_type, ex.opset, **values)
-    except UsageError as e:  # OpError included
-        raise Fail(str(e)) from None
-    data_t = ex.inputs[0]
-    return Prepared(node, arrays[data_t.name], data_t.name, ex.outputs[0].name, names, arrays)
-
-
-def _input_array(t: DocTensor) -> np.ndarray:
-    import numpy as np
-
-    if t.problem:
-        raise Skip(f"input {t.name}: {t.problem}")
-    if t.dtype not in READABLE_DTYPES:
-        raise Skip(f"input {t.name}: values of dtype {t.dtype} cannot be read from a page")
-    assert t.values is not None
-    if t.values.summarised:
-        raise Skip(f"input {t.name} is summarised with '...', so it cannot be run")
-    try:
-        return to_array(t.values, t.shape, np.dtype(t.dtype))
-    except ValuesError as e:
-        raise Fail(f"input {t.name}: {e}") from None
-
-
 # ------------------------------------------------------------------ run
 
 
-def run_on_gpu(prep: Prepared, backend: str | None) -> np.ndarray:
-    """The example's output as the WGSL kernel produces it."""
-    from ..core import apply as core
-    from ..core.tensor import Tensor
+def case_of(ex: Example) -> Case:
+    """The example as a case, from its reader; raises Skip or Fail."""
+    from . import expect, page_cases
 
-    tensor = Tensor.from_numpy(prep.data, name=prep.data_name)
-    result = core.apply(prep.node, tensor, backend=backend, out_name=prep.output_name)
-    return result.output.to_numpy()
+    return (page_cases if ex.case is None else expect).case_of(ex)
 
 
-def render(prep: Prepared, actual: np.ndarray, *, full: bool = False) -> str:
+def _apply(case: Case, backend: str | None):
+    """(outputs, note): the case through the one apply path. Raises Skip
+    (out of scope) or Fail (onnxop's refusal); a GPU failure (no adapter)
+    or an interrupt is raised as it is: it is not the example's."""
+    from ..core.apply_tensors import apply_node
+    from ..errors import GpuError, Interrupted, OnnxopError, OutOfScope
+
+    try:
+        result = apply_node(case.node, case.inputs, backend=backend, names=case.names)
+    except (GpuError, Interrupted):
+        raise
+    except OutOfScope as e:  # float arithmetic: the operator allows it, onnxop does not run it
+        raise Skip(str(e)) from None
+    except OnnxopError as e:
+        raise Fail(str(e)) from None
+    return result.outputs, result.note
+
+
+def render(case: Case, outputs, *, full: bool = False) -> str:
+    """The example as the ONNX pages print one (Node, Attributes, Inputs, Outputs)."""
     from ..render.node import Shown, render_node
-    from ..core.tensor import dtype_of_numpy
 
-    def shown(name: str, a: np.ndarray) -> Shown:
-        return Shown(name, tuple(a.shape), dtype_of_numpy(a.dtype).name, a)
+    def shown(t) -> Shown:
+        return Shown(t.name, tuple(t.shape), t.dtype.name, t.strings if t.dtype.is_string else t.to_numpy())
 
-    return render_node(
-        prep.node, [shown(prep.data_name, prep.data)], [shown(prep.output_name, actual)],
-        full=full, names=prep.names,
-    )
-
-
-def reference(ex: Example, prep: Prepared) -> np.ndarray:
-    """The ONNX reference result, computed with numpy from what the page
-    writes (its attributes and inputs), independently of ``onnxop.ops``.
-
-    Flatten is ``reshape(prod(shape[:axis]), prod(shape[axis:]))`` and
-    Unsqueeze is ``np.expand_dims(x, axes)`` -- the ONNX spec's definitions,
-    not ``onnx.reference.ReferenceEvaluator``: in onnx 1.23 its Unsqueeze-1/11
-    inserts unsorted axes one by one (wrong shape for axes=[2, 0]) and its
-    Flatten cannot reshape an empty tensor (the tests cross-check this
-    reference with onnxruntime). The other operators use the evaluator.
-    """
-    import math
-
-    import numpy as np
-
-    x = prep.feeds[ex.input_names[0]]
-    if ex.op_type not in ("Flatten", "Unsqueeze"):
-        return _evaluator(ex, prep)
-    if ex.op_type == "Flatten":
-        axis = int(ex.attributes.get("axis", 1))
-        axis = axis + x.ndim if axis < 0 else axis
-        return x.reshape(math.prod(x.shape[:axis]), math.prod(x.shape[axis:]))
-    axes = prep.feeds[ex.input_names[1]] if len(ex.input_names) > 1 else ex.attributes["axes"]
-    return np.expand_dims(x, tuple(int(a) for a in np.asarray(axes).reshape(-1)))
-
-
-def _evaluator(ex: Example, prep: Prepared) -> np.ndarray:
-    """ONNX's reference evaluator on a one-node model of the example."""
-    from onnx import helper
-    from onnx.reference import ReferenceEvaluator
-
-    names = [t.name for t in ex.inputs]
-    inputs = [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(prep.feeds[n].dtype), None)
-              for n in names]
-    node = helper.make_node(ex.op_type, names, [prep.output_name], **ex.attributes)
-    graph = helper.make_graph([node], ex.name, inputs, [helper.make_tensor_value_info(prep.output_name, 0, None)])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", ex.opset)])
-    return ReferenceEvaluator(model).run(None, {n: prep.feeds[n] for n in names})[0]
+    return render_node(case.node, [shown(t) for t in case.shown], [shown(t) for t in outputs],
+                       full=full, names=case.constants)
 
 
 def rendered(ex: Example, backend: str | None, *, full: bool = False) -> str:
-    """onnxop's block for an example, its output computed on the GPU;
+    """onnxop's block for an example, its outputs computed on the GPU;
     raises Skip or Fail when the example cannot be run."""
-    if ex.case is not None:
-        from .expect import rendered as rendered_case
-
-        return rendered_case(ex, backend, full=full)
-    prep = prepare(ex)
-    try:
-        actual = run_on_gpu(prep, backend)
-    except OpError as e:
-        raise Fail(str(e)) from None
-    return render(prep, actual, full=full)
+    case = case_of(ex)
+    return render(case, _apply(case, backend)[0], full=full)
 
 
 # ------------------------------------------------------------------ check
 
 
 def check_example(ex: Example, backend: str | None) -> Outcome:
-    """Run one example and compare it with the reference and the page (an
-    official example of an operator with tensor inputs: with its expected
-    outputs, expect.py)."""
-    if ex.case is not None:
-        from .expect import check_case
-
-        return check_case(ex, backend)
+    """Run one example and hold it to its expected outputs (and its page)."""
     try:
-        prep = prepare(ex)
+        case = case_of(ex)
+        outputs, note = _apply(case, backend)
     except Skip as e:
         return Outcome(ex, "skipped", str(e))
     except Fail as e:
         return Outcome(ex, "failed", str(e))
-    try:
-        actual = run_on_gpu(prep, backend)
-    except OpError as e:
-        return Outcome(ex, "failed", str(e))
+    out = Outcome(ex, "passed", output=", ".join(f"{t.name} {tuple(t.shape)} {t.dtype.name}" for t in outputs))
+    problems = _held(case, outputs)
+    if ex.case is None:
+        problems += _page_problems(ex, case, outputs[0], out)
+    elif not problems:
+        elements = sum(t.size for t in outputs)
+        out.note = f"{elements} element{'s' * (elements != 1)} bit-exact" + (f" ({note})" if note else "")
+    if problems:
+        out.status = "failed"
+        out.reason = "; ".join(p for p, _ in problems)
+        out.details = [d for _, details in problems for d in details]
+    return out
 
-    documented = ex.outputs[0]
-    out = Outcome(ex, "passed", output=f"{prep.output_name} {tuple(actual.shape)} {actual.dtype}")
+
+def _held(case: Case, outputs) -> list[tuple[str, list[str]]]:
+    """Every output against the expected one, bit for bit; a problem where one differs or none is expected."""
+    from .conformance import held_to
+
+    if case.refused:
+        return [("the reference refuses the example", [case.refused])]
+    try:
+        held_to(outputs, case.expected, case.names)
+    except Fail as e:
+        if e.output is None:
+            return [(str(e), [])]
+        k = case.names.index(e.output)
+        actual, want = outputs[k], case.expected[k]
+        return [(f"output {e.output} differs from {case.against}", [
+            str(e), f"onnxop:   {e.output}: shape={tuple(actual.shape)}, dtype={actual.dtype.name}",
+            f"expected: {e.output}: shape={tuple(want.shape)}, dtype={want.dtype.name}"])]
+    return []
+
+
+def _page_problems(ex: Example, case: Case, output, out: Outcome) -> list[tuple[str, list[str]]]:
+    """The page's printed output (shape, dtype, values) and block against onnxop's."""
+    from ..render.values import format_values
+
+    actual = output.to_numpy()
+    documented, name = ex.outputs[0], output.name
     problems: list[tuple[str, list[str]]] = []
-
-    try:
-        ref = reference(ex, prep)
-    except Exception as e:  # noqa: BLE001 - numpy or the evaluator refuses (axis out of range, ...)
-        problems.append(("the reference refuses the example", [f"{type(e).__name__}: {e}"]))
-    else:
-        diff = _byte_difference(ref, actual, prep.output_name)
-        if diff:
-            problems.append(("GPU output differs from the reference", diff))
-
     if tuple(actual.shape) != documented.shape:
         problems.append(("output shape differs from the page", [
             f"page:   {documented.name}: shape={documented.shape}",
-            f"onnxop: {prep.output_name}: shape={tuple(actual.shape)}",
+            f"onnxop: {name}: shape={tuple(actual.shape)}",
         ]))
-    if str(actual.dtype) != documented.dtype:
+    if output.dtype.name != documented.dtype:
         problems.append(("output dtype differs from the page", [
-            f"page:   dtype={documented.dtype}", f"onnxop: dtype={actual.dtype}",
+            f"page:   dtype={documented.dtype}", f"onnxop: dtype={output.dtype.name}",
         ]))
     if documented.problem or documented.values is None:
         problems.append((f"output {documented.name}: {documented.problem or 'no values'}", []))
@@ -274,19 +159,13 @@ def check_example(ex: Example, backend: str | None) -> Outcome:
                 where, token, value = first
                 at = f"{documented.name}[{', '.join(map(str, where))}]"
                 problems.append(("output values differ from the page", [
-                    f"page:   {at} = {token}", f"onnxop: {at} = {_scalar(value)}",
+                    f"page:   {at} = {token}", f"onnxop: {at} = {format_values(value)}",
                 ]))
-
-    out.rendered = render(prep, actual)
+    out.rendered = render(case, [output])
     line = _first_line_difference(ex, out.rendered)
     if line:
         problems.append(("rendered block differs from the page", line))
-
-    if problems:
-        out.status = "failed"
-        out.reason = "; ".join(p for p, _ in problems)
-        out.details = [d for _, details in problems for d in details]
-    return out
+    return problems
 
 
 def check_all(examples: list[Example], backend: str | None, *, contain: bool = True) -> list[Outcome]:
@@ -306,32 +185,6 @@ def check_all(examples: list[Example], backend: str | None, *, contain: bool = T
                 raise
             outcomes.append(Outcome(ex, "failed", f"internal error: {type(e).__name__}: {e} (--debug shows the traceback)"))
     return outcomes
-
-
-def _scalar(value) -> str:
-    from ..render.values import format_values
-
-    return format_values(value)
-
-
-def _byte_difference(ref: np.ndarray, actual: np.ndarray, name: str) -> list[str]:
-    """Empty when ``actual`` is ``ref`` byte for byte; else the first difference."""
-    import numpy as np
-
-    if ref.shape != actual.shape or ref.dtype != actual.dtype:
-        return [f"reference: shape={ref.shape}, dtype={ref.dtype}",
-                f"onnxop:    shape={actual.shape}, dtype={actual.dtype}"]
-    item = ref.dtype.itemsize
-    a = np.ascontiguousarray(ref).reshape(-1).view(np.uint8).reshape(ref.size, item)
-    b = np.ascontiguousarray(actual).reshape(-1).view(np.uint8).reshape(actual.size, item)
-    rows = np.nonzero((a != b).any(axis=1))[0]
-    if rows.size == 0:
-        return []
-    where = np.unravel_index(int(rows[0]), ref.shape)
-    at = f"{name}[{', '.join(str(int(i)) for i in where)}]"
-    return [f"reference: {at} = {_scalar(ref[where])} (bytes {a[rows[0]].tobytes().hex()})",
-            f"onnxop:    {at} = {_scalar(actual[where])} (bytes {b[rows[0]].tobytes().hex()})",
-            f"{rows.size} of {ref.size} elements differ"]
 
 
 def _first_line_difference(ex: Example, ours: str) -> list[str]:

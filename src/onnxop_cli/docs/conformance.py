@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import Interrupted, OnnxopError, UsageError
+from .outcome import Fail
 from .runtimes import DEFAULT, Refused, resolve  # noqa: F401 - the CLI takes them from here
 
 MODEL = "model.onnx"
@@ -55,20 +56,6 @@ class CaseResult:
     def op_type(self) -> str:
         """What the per-operator summary counts it under: Flatten, graph, ?."""
         return (self.operator or "?").split("-")[0]
-
-
-class Skip(Exception):
-    """The case is not one onnxop runs."""
-
-
-class Fail(Exception):
-    """The case ran (or could not) and does not match; ``outcome`` says how
-    (``wrong``: other bytes; ``no_error``; ``error``: refused, or the case
-    folder itself is broken)."""
-
-    def __init__(self, detail: str, outcome: str = "error") -> None:
-        super().__init__(detail)
-        self.outcome = outcome
 
 
 def find_cases(dirs: list[Path]) -> list[tuple[Path, str]]:
@@ -179,7 +166,7 @@ def run_case(folder: Path, name: str, rt=None) -> CaseResult:
             _run_data_set(loaded, data_set)
         current = ""
         return result("passed", counted=sets)
-    except (Lacks, Skip) as e:
+    except Lacks as e:
         return result("skipped", str(e))
     except NotOnWebGPU as e:
         return result("not_on_webgpu", str(e), sets)
@@ -260,11 +247,7 @@ def _run_data_set(loaded, data_set: Path) -> None:
         shown = "; ".join(_shown(t) for t in results)
         raise Fail(f"returned {shown or 'no outputs'} where the spec requires an error: {refusal}", "no_error")
     expected = [read_pb(path) for path in outputs]
-    out_names = getattr(session, "outputs", None) or [t.name for t in expected]
-    if len(results) != len(expected):
-        raise Fail(f"{len(results)} outputs, expected {len(expected)} (output_*.pb)", "wrong")
-    for actual, want, name in zip(results, expected, out_names):
-        compare(actual, want, name, show_bytes=True)
+    held_to(results, expected, getattr(session, "outputs", None) or [t.name for t in expected], " (output_*.pb)")
 
 
 def _shown(t) -> str:
@@ -301,6 +284,22 @@ def _bits(values):
     return a.view("u1").reshape(a.size, a.dtype.itemsize)  # complex128: 16 bytes
 
 
+def held_to(results, expected, names, where: str = "") -> None:
+    """Every output equal to its expected one, bit for bit (``compare``):
+    the one check of ``conformance`` and ``doc-examples``, whichever source
+    the case came from. Nothing expected is a failure, never a pass."""
+    if not expected:
+        raise Fail(f"no expected output{where}: nothing to compare the {len(results)} output(s) with")
+    if len(results) != len(expected):
+        raise Fail(f"{len(results)} outputs, expected {len(expected)}{where}", "wrong")
+    for actual, want, name in zip(results, expected, names):
+        try:
+            compare(actual, want, name, show_bytes=True)
+        except Fail as e:
+            e.output = name
+            raise
+
+
 def compare(actual, expected, name: str, *, show_bytes: bool = False) -> None:
     """Equal shape, type and bits (NaN payloads and -0.0 included); Fail
     (outcome ``wrong``) names the first element that differs, and with
@@ -331,8 +330,6 @@ def compare(actual, expected, name: str, *, show_bytes: bool = False) -> None:
             text += f" (bytes {next(hexed)}, expected {next(hexed)})"
         raise Fail(text, "wrong")
 
-
-_compare = compare
 
 
 def per_operator(results: list[CaseResult]) -> list[str]:

@@ -82,8 +82,6 @@ def is_tensor_case(case) -> bool:
 
 
 def write_case(case, out: Path) -> Path:
-    from onnx import numpy_helper
-
     folder = out / case.name
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "model.onnx").write_bytes(case.model.SerializeToString())
@@ -95,14 +93,20 @@ def write_case(case, out: Path) -> Path:
         for kind, values, infos in (("input", inputs, case.model.graph.input),
                                     ("output", outputs, case.model.graph.output)):
             for j, value in enumerate(values):
-                if hasattr(value, "SerializeToString"):  # a case that gives a TensorProto (Cast's float8, int4)
-                    proto = type(value)()
-                    proto.CopyFrom(value)
-                    proto.name = infos[j].name
-                else:
-                    proto = numpy_helper.from_array(value, infos[j].name)
-                (data_set / f"{kind}_{j}.pb").write_bytes(proto.SerializeToString())
+                (data_set / f"{kind}_{j}.pb").write_bytes(proto_of(value, infos[j].name).SerializeToString())
     return folder
+
+
+def proto_of(value, name: str):
+    """A case's array (or the TensorProto it gives: Cast's float8, int4) as a TensorProto named ``name``."""
+    from onnx import numpy_helper
+
+    if not hasattr(value, "SerializeToString"):
+        return numpy_helper.from_array(value, name)
+    proto = type(value)()
+    proto.CopyFrom(value)
+    proto.name = name
+    return proto
 
 
 def write_all(out: Path, op_types=None, only=None) -> list[Path]:
@@ -110,18 +114,18 @@ def write_all(out: Path, op_types=None, only=None) -> list[Path]:
 
 
 def expect_pages(op_type: str) -> list[tuple[str, str, dict]]:
-    """(source, text, inputs) of pages in the docs' rst format holding
+    """(source, text, exact) of pages in the docs' rst format holding
     ``op_type``'s official examples: its ``expect()`` cases, each rendered as
-    the ONNX pages print an example. ``inputs`` holds each case's input arrays
-    by name (case name -> input name -> array): large inputs are printed with
-    '...', and the checker runs the exact values. One page per opset the
-    cases use."""
+    the ONNX pages print an example. ``exact`` holds each case's input arrays
+    by name and its expected outputs (case name -> (inputs, outputs)): large
+    inputs are printed with '...', and the checker runs the exact values and
+    holds the outputs to the expected ones. One page per opset the cases use."""
     from ..ops.model import build_node, graph_inputs
     from ..render.node import Shown, render_node
     from ..core.tensor import Tensor, dtype_of_numpy
 
     by_opset: dict[int, list[str]] = {}
-    exact: dict[str, dict] = {}
+    exact: dict[str, tuple[dict, list]] = {}
     for case in node_testcases([op_type]):
         if not is_tensor_case(case):
             continue
@@ -136,7 +140,7 @@ def expect_pages(op_type: str) -> list[tuple[str, str, dict]]:
 
         block = render_node(node, [shown(proto.input[0], feeds[proto.input[0]])],
                             [shown(proto.output[0], outputs[0])], names=names)
-        exact[case.name] = {name: feeds[name] for name in proto.input if name in feeds}
+        exact[case.name] = ({name: feeds[name] for name in proto.input if name in feeds}, list(outputs))
         body = "\n".join(f"    {line}" if line else "" for line in block.split("\n"))
         by_opset.setdefault(opset, []).append(f"**{case.name}**\n\n.. code-block:: text\n\n{body}\n")
     return [

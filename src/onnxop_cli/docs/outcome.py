@@ -1,7 +1,6 @@
-"""What checking one doc example gives: passed, failed or skipped, and why.
-
-Shared by the two kinds of example: a page's (check.py) and an official
-example of an operator with tensor inputs (expect.py)."""
+"""What the one checker (check.py) takes and gives: a Case, read from a
+printed page (page_cases.py) or from onnx's node tests (expect.py), and the
+Outcome of checking it: passed, failed or skipped, and why."""
 
 from __future__ import annotations
 
@@ -9,6 +8,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from ..core.tensor import Tensor
+    from ..ops import Node
     from .pages import Example
 
 
@@ -17,7 +18,28 @@ class Skip(Exception):
 
 
 class Fail(Exception):
-    """The page disagrees with the spec or with itself; the message says how."""
+    """The example or node test disagrees (with the spec, its page or its
+    expected outputs), or could not run; ``outcome`` says how for conformance
+    (``wrong``: other bytes; ``no_error``; ``error``: refused, or the case
+    itself is broken); ``output``: the output that differs, if one does."""
+
+    def __init__(self, detail: str, outcome: str = "error", output: str | None = None) -> None:
+        super().__init__(detail)
+        self.outcome, self.output = outcome, output
+
+
+@dataclass
+class Case:
+    """An example as the checker runs it, whichever reader made it."""
+
+    node: Node
+    inputs: list  # the tensors the node runs on (None: an optional input left out)
+    expected: list[Tensor]  # every output, held to bit for bit
+    names: list[str]  # the outputs' names
+    against: str  # what the expected outputs are: "the reference", "the example's expected output"
+    shown: list[Tensor]  # the inputs a rendering of the example shows
+    constants: dict[str, str] = field(default_factory=dict)  # the page's names of constant inputs, by schema name
+    refused: str = ""  # why there is no expected output (the reference refuses the example)
 
 
 @dataclass

@@ -64,6 +64,7 @@ class Example:
     outputs: list[DocTensor] = field(default_factory=list)
     problem: str = ""  # why it cannot be run; empty when it parsed
     exact: dict = field(default_factory=dict)  # input arrays by name, when the page was made from them
+    expected: list = field(default_factory=list)  # output arrays, when the page was made from a node test
     section: str = ""  # the ONNX page's example it belongs to ("concat", "gather_0"), when known
     case: object = None  # onnx's TestCase, for an operator with tensor inputs (expect.py runs it)
 

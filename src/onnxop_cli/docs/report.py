@@ -92,7 +92,7 @@ def op_pages(op: str) -> list:
     for source, text, exact in expect_pages(match):
         page = parse_page(text, source)
         for ex in page.examples:
-            ex.exact = exact.get(ex.name, {})
+            ex.exact, ex.expected = exact.get(ex.name, ({}, []))
         pages.append(page)
     return pages
 
