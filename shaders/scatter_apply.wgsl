@@ -1,4 +1,4 @@
-// Scatter, step 2 of a round (see scatter_claim.wgsl): each target's
+// Scatter, step 2 of a round (see scatter_claims.wgsl): each target's
 // winning update is combined with the element there: none (replace), add,
 // mul, max or min, exactly as onnx.reference's numpy code computes them.
 //
@@ -34,7 +34,7 @@ struct Params {
     numpy: u32,
     default_nan: u32, // f32 bits of inf - inf on the host
     nan_first: u32,   // 1: of two NaN operands the element's wins, 0: the update's
-    direct: u32,      // 1: invocation i is update i; 0: update list[i] (scatter_claim.wgsl)
+    direct: u32,      // 1: invocation i is update i; 0: update list[i] (scatter_claims.wgsl)
     line: u32,        // `lines`: updates per line
     inner: u32,       // `lines`: the updates' stride along the line
     dlen: u32,        // `lines`: 0, or the data's axis length: `targets` holds the checked indices themselves
@@ -193,7 +193,7 @@ fn rounds(wg: vec3<u32>, lid: u32) {
     }
     let t = targets[u];
     if (claim[t] != ~u) {
-        // reduction none runs one round, without scatter_reset.wgsl: a loser
+        // reduction none runs one round, without the reset pass (scatter_claims.wgsl): a loser
         // means two updates of one element, which the host refuses
         if (params.kind == 0u) {
             atomicStore(&status[1], 1u);

@@ -1,5 +1,5 @@
 """Scatters on the device: copy the data, then apply the updates in index
-order, in rounds (shaders/scatter_claim, scatter_apply, scatter_reset;
+order, in rounds (shaders/scatter_claims, scatter_apply;
 gpu/scatter_claims.py).
 
     data ──(re-layout / swap: indexed_gather.wgsl)──▶ out
