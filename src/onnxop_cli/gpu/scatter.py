@@ -152,7 +152,7 @@ def _direct_line(table: Table, data: Data, reduce: Reduce, index: Index | None,
 def _folds(gpu: Gpu, index: Index | None, check: Check | None, table: Table, data: Data, reduce: Reduce,
            slice_copy: bool) -> bool:
     """Whether the kernel that applies the updates reads and checks the raw
-    indices itself (scatter_slices.wgsl's ``_raw`` entries, scatter_apply.wgsl's
+    indices itself (scatter_slices.wgsl's RAW steps, scatter_apply.wgsl's
     ``lines_raw``): int64 indices within one binding, a wrap or non-negative
     check, and a kernel that reads every index (every tuple is claimed,
     every update is on a line)."""
@@ -207,7 +207,7 @@ def _by_slices(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, norm: Any, cut: slic
     wg, per = shader_const(SLICES, "WG"), shader_const(SLICES, "WORDS")
     kinds = ("read-only-storage", "storage", "uniform", "read-only-storage", "read-only-storage", "storage", "storage",
              "storage")
-    starts = bufs.new("slice starts", 4 * tuples if raw else 16, U.STORAGE)  # claim_raw's targets, for apply_raw
+    starts = bufs.new("slice starts", 4 * tuples if raw else 16, U.STORAGE)  # the RAW claim's targets, for the RAW apply
     steps = [("claim", tuples, -(-tuples // wg)), ("apply", words, -(-words // (wg * per)))]
     for entry, count, groups in steps:
         big, cmode = (raw[0].big, raw[1].mode) if raw else (False, 0)
