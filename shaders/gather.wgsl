@@ -131,9 +131,7 @@ fn in_window(s: vec2<u32>) -> bool {
     return s.y == 0u && s.x < params.window;
 }
 
-fn bswap32(x: u32) -> u32 {
-    return (x << 24u) | ((x & 0xff00u) << 8u) | ((x >> 8u) & 0xff00u) | (x >> 24u);
-}
+#include "lib/bswap.wgsl"
 
 @compute @workgroup_size(256)
 fn main(

@@ -86,9 +86,7 @@ struct Params {
 
 #include "lib/index_table.wgsl"
 
-fn bswap32(x: u32) -> u32 {
-    return (x << 24u) | ((x & 0xff00u) << 8u) | ((x >> 8u) & 0xff00u) | (x >> 24u);
-}
+#include "lib/bswap.wgsl"
 
 // An output element's linear parts: source offset, index position, and
 // the coordinates the walk needs (last axis, time axis).

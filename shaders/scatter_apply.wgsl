@@ -239,9 +239,7 @@ fn lines(wg: vec3<u32>, lid: u32) {
     }
 }
 
-fn bswap32(x: u32) -> u32 {
-    return (x << 24u) | ((x & 0xff00u) << 8u) | ((x >> 8u) & 0xff00u) | (x >> 24u);
-}
+#include "lib/bswap.wgsl"
 
 // `lines` with dlen != 0 reading the raw int64 index tensor (row-major, as
 // stored) in `targets` and checking each index itself, all 64 bits, as

@@ -66,9 +66,7 @@ fn dim(k: u32) -> u32 {
     return select(view_axis(params.at + k).dim, params.dim0, k == params.axis0);
 }
 
-fn bswap32(x: u32) -> u32 {
-    return (x << 24u) | ((x & 0xff00u) << 8u) | ((x >> 8u) & 0xff00u) | (x >> 24u);
-}
+#include "lib/bswap.wgsl"
 
 @compute @workgroup_size(256)
 fn main(

@@ -9,9 +9,7 @@
 // By hand: the check of lib/index_check.wgsl, folded for kernels that add
 // many indices.
 
-fn bswap32(x: u32) -> u32 {
-    return (x << 24u) | ((x & 0xff00u) << 8u) | ((x >> 8u) & 0xff00u) | (x >> 24u);
-}
+#include "lib/bswap.wgsl"
 
 // The int64 index (lo, hi) at position `pos` wrapped into [0, d), checked:
 // a bad one lowers `bad` to its position and reads 0. No branch and no
