@@ -53,37 +53,11 @@ struct Params {
 @group(0) @binding(6) var<storage, read_write> claims: array<atomic<u32>>;  // per data slice
 // RAW: tuple p's first word in `out`, written by the claim, read by the apply (no tuple read twice)
 @group(0) @binding(7) var<storage, read_write> starts: array<u32>;
+@group(0) @binding(8) var<storage, read> raw: array<vec2<u32>>;  // RAW: `norm` again, an index a load (lib/index_check.wgsl)
 
 #include "lib/index_table.wgsl"
 
-fn bswap32(x: u32) -> u32 {
-    return (x << 24u) | ((x & 0xff00u) << 8u) | ((x >> 8u) & 0xff00u) | (x >> 24u);
-}
-
-// The raw int64 index at `pos` as an offset along an axis of `d` elements, checked.
-fn index(pos: u32, d: u32) -> u32 {
-    var lo = norm[2u * pos];
-    var hi = norm[2u * pos + 1u];
-    if (params.iswap != 0u) {
-        let t = bswap32(lo);
-        lo = bswap32(hi);
-        hi = t;
-    }
-    var ok: bool;
-    var v = lo;
-    if (params.cmode == 0u) {
-        let neg = hi == 0xffffffffu && lo != 0u && (0u - lo) <= d;
-        ok = (hi == 0u && lo < d) || neg;
-        v = select(lo, lo + d, neg);
-    } else {
-        ok = hi == 0u && lo < d;
-    }
-    if (!ok) {
-        atomicMin(&status[0], pos);
-        v = 0u;
-    }
-    return v;
-}
+#include "lib/index_check.wgsl"
 
 // Slice p's target: (word of its first word, slice number), its tuple read
 // from `norm` as indices.wgsl wrote it, or (RAW) raw and checked.

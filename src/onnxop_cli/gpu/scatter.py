@@ -206,7 +206,7 @@ def _by_slices(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, norm: Any, cut: slic
     gpu.queue.write_buffer(status, 0, struct.pack("<4I", NO_BAD if raw else 0, 0, 0, 0))
     wg, per = shader_const(SLICES, "WG"), shader_const(SLICES, "WORDS")
     kinds = ("read-only-storage", "storage", "uniform", "read-only-storage", "read-only-storage", "storage", "storage",
-             "storage")
+             "storage", "read-only-storage")
     starts = bufs.new("slice starts", 4 * tuples if raw else 16, U.STORAGE)  # the RAW claim's targets, for the RAW apply
     steps = [("claim", tuples, -(-tuples // wg)), ("apply", words, -(-words // (wg * per)))]
     for entry, count, groups in steps:
@@ -217,7 +217,8 @@ def _by_slices(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, norm: Any, cut: slic
         encoder = gpu.device.create_command_encoder()
         if entry == "claim":
             encoder.clear_buffer(claims)
-        kernel.dispatch(encoder, groups, max_dim, kernel.bind([upd, out, params, axes, norm, status, claims, starts]))
+        kernel.dispatch(encoder, groups, max_dim, kernel.bind([upd, out, params, axes, norm, status, claims, starts,
+                                                                 norm if raw else axes]))
         gpu.queue.submit([encoder.finish()])
         if entry == "claim":
             bad, dup = struct.unpack("<2I", read_small(gpu, bufs, status, 8))
