@@ -271,7 +271,7 @@ def variants() -> list[Variant]:
                 lambda rng, mib: nd_cases(rng, mib, 3)),
         Variant("indexed_slabs.wgsl", "indexed_gather.wgsl", lambda: patched((indexed, "slices", _NoSlices)),
                 lambda: Probe(slice_gathers, "run", lambda out, a: a[5].vec4()), slab_cases),
-        Variant("scatter_slices.wgsl", "scatter_claim/scatter_apply.wgsl (rounds)",
+        Variant("scatter_slices.wgsl", "scatter_claims/scatter_apply.wgsl (rounds)",
                 lambda: patched((scatter, "_cut", lambda *a, **k: None)),
                 lambda: Probe(scatter, "_by_slices", lambda out, a: True), scatter_nd_cases),
         Variant("scatter_lines.wgsl", "scatter_apply.wgsl lines",

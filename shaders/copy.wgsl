@@ -19,6 +19,10 @@
 // GPU layout) measured 1.0-1.7x slower on lavapipe and on llvmpipe's GL,
 // never faster (2026-11-30, `python benchmarks/copy_variants.py`).
 //
+// By hand: the generator (gpu/elementwise_wgsl.py) makes one element per
+// invocation behind a bounds test; this moves 16-byte words in runs laid out
+// for llvmpipe's SIMD, with no test at all.
+//
 // needs: (nothing beyond WebGPU)
 
 const WG: u32 = 256u;

@@ -11,6 +11,9 @@
 // and dispatches whole spans, so no word needs a bounds check; the spare
 // groups of a 2-D grid's last row do nothing.
 //
+// By hand: as copy.wgsl: the generator (gpu/elementwise_wgsl.py) has no
+// 32-byte words and no unchecked padded spans.
+//
 // needs: shader-int64
 
 const WG: u32 = 256u;

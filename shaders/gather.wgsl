@@ -30,6 +30,10 @@
 // swap: 0, or the byte-swap unit in bytes (2, 4 or 8): big-endian source
 // bytes are reversed within each unit (complex types swap each component).
 //
+// By hand: the generator (gpu/elementwise_wgsl.py) reads an input row-major
+// or broadcast (stride 0); a view's signed strides, windows and byte swaps
+// are this kernel's.
+//
 // needs: (nothing beyond WebGPU)
 
 const WG: u32 = 256u;
@@ -127,9 +131,7 @@ fn in_window(s: vec2<u32>) -> bool {
     return s.y == 0u && s.x < params.window;
 }
 
-fn bswap32(x: u32) -> u32 {
-    return (x << 24u) | ((x & 0xff00u) << 8u) | ((x >> 8u) & 0xff00u) | (x >> 24u);
-}
+#include "lib/bswap.wgsl"
 
 @compute @workgroup_size(256)
 fn main(

@@ -39,6 +39,10 @@
 // the others: Mesa's CPU drivers run every branch a
 // lane could take, so code a case does not need still costs it.
 //
+// By hand: the generator (gpu/elementwise_wgsl.py) reads no offsets from a
+// tensor and keeps no status; here int64 indices are checked in all 64 bits,
+// the first bad one kept by atomicMin.
+//
 // needs: (nothing beyond WebGPU)
 
 const WG: u32 = 256u;
@@ -82,9 +86,7 @@ struct Params {
 
 #include "lib/index_table.wgsl"
 
-fn bswap32(x: u32) -> u32 {
-    return (x << 24u) | ((x & 0xff00u) << 8u) | ((x >> 8u) & 0xff00u) | (x >> 24u);
-}
+#include "lib/bswap.wgsl"
 
 // An output element's linear parts: source offset, index position, and
 // the coordinates the walk needs (last axis, time axis).

@@ -19,6 +19,9 @@
 // outside the window, copied straight when inside, vector by vector (each
 // tested) when it straddles an edge.
 //
+// By hand: the generator (gpu/elementwise_wgsl.py) copies elements; here
+// whole vec4 slabs, an index tuple read once per slab.
+//
 // needs: (nothing beyond WebGPU)
 
 const WG: u32 = 256u;

@@ -19,6 +19,10 @@
 // swap: 1 when the index tensor is big-endian (bytes reversed per word, and
 // an int64's two words exchanged).
 //
+// By hand: the generator (gpu/elementwise_wgsl.py) computes values, not
+// checks; here every index is checked in all 64 bits and the first bad
+// position kept by atomicMin.
+//
 // needs: (nothing beyond WebGPU)
 
 const WG: u32 = 256u;
@@ -40,9 +44,7 @@ struct Params {
 @group(0) @binding(3) var<uniform> params: Params;
 @group(0) @binding(4) var<storage, read> bounds: array<u32>;
 
-fn bswap32(x: u32) -> u32 {
-    return (x << 24u) | ((x & 0xff00u) << 8u) | ((x >> 8u) & 0xff00u) | (x >> 24u);
-}
+#include "lib/bswap.wgsl"
 
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {

@@ -26,6 +26,9 @@
 // `wide_lines` (1, 2): elements of 32-128 bits, each one or more whole words.
 // The host sets KERNEL (gpu/one_hot.py), so each variant holds its own path alone.
 //
+// By hand: the generator (gpu/elementwise_wgsl.py) maps element to element of
+// one shape; OneHot writes a depth axis per index, packed into whole words.
+//
 // needs: (nothing beyond WebGPU)
 
 const WG: u32 = 256u;

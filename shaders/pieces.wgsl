@@ -26,6 +26,10 @@
 //
 // swap: 0, or the byte-swap unit in bytes (2, 4 or 8) of a big-endian source.
 //
+// By hand: the generator (gpu/elementwise_wgsl.py) writes whole outputs in
+// order; pieces write strided boxes into a band, sharing words with
+// neighbours through atomicAnd / atomicOr.
+//
 // needs: (nothing beyond WebGPU)
 
 const WG: u32 = 256u;
@@ -87,9 +91,7 @@ fn other_axis(r: u32) -> Other {
     return Other(a.x, a.y, a.z, a.w);
 }
 
-fn bswap32(x: u32) -> u32 {
-    return (x << 24u) | ((x & 0xff00u) << 8u) | ((x >> 8u) & 0xff00u) | (x >> 24u);
-}
+#include "lib/bswap.wgsl"
 
 // Word q of source element s (bits >= 32), big-endian bytes reversed per unit.
 fn word_swapped(x: u32, swap: u32) -> u32 {

@@ -5,6 +5,9 @@
 // commute with the neighbours' writes. Same buffers, layout and Params as
 // pieces_runs.wgsl (see it; the row arithmetic is lib/pieces_rows.wgsl).
 //
+// By hand: the generator (gpu/elementwise_wgsl.py) writes whole words; a
+// row's edge words are shared with its neighbours (atomics on its own bits).
+//
 // needs: (nothing beyond WebGPU)
 
 #include "lib/pieces_rows.wgsl"

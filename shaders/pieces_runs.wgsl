@@ -35,6 +35,10 @@
 // strides, exact final offsets: the host keeps windows and bands below 2^32
 // bits). Sources are little-endian (big-endian ones keep pieces.wgsl).
 //
+// By hand: the generator (gpu/elementwise_wgsl.py) makes one word per
+// invocation with no funnel shift; here VECS aligned vec4s of a row, two
+// source words joined by a shift.
+//
 // needs: (nothing beyond WebGPU)
 
 const VECS: u32 = 4u;  // consecutive output vec4s per invocation

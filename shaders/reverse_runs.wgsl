@@ -13,6 +13,10 @@
 // (the host reads nothing back then). Every length is read: every batch
 // entry owns at least one block, and every block at least one word.
 //
+// By hand: the generator (gpu/elementwise_wgsl.py) has no sequence lengths;
+// here a block's length is read and checked once and the words stepped by
+// adds.
+//
 // needs: (nothing beyond WebGPU)
 
 const WG: u32 = 256u;
@@ -35,9 +39,7 @@ struct Params {
 @group(0) @binding(3) var<storage, read> raw: array<vec2<u32>>;  // sequence_lens as stored (int64)
 @group(0) @binding(4) var<storage, read_write> status: array<atomic<u32>>;  // first bad position
 
-fn bswap32(x: u32) -> u32 {
-    return (x << 24u) | ((x & 0xff00u) << 8u) | ((x >> 8u) & 0xff00u) | (x >> 24u);
-}
+#include "lib/bswap.wgsl"
 
 // Batch entry b's length, checked: 0 <= len <= bound, all 64 bits.
 fn seq_len(b: u32) -> u32 {

@@ -1,4 +1,4 @@
-// Scatter, step 2 of a round (see scatter_claim.wgsl): each target's
+// Scatter, step 2 of a round (see scatter_claims.wgsl): each target's
 // winning update is combined with the element there: none (replace), add,
 // mul, max or min, exactly as onnx.reference's numpy code computes them.
 //
@@ -20,6 +20,10 @@
 // there, so the host asks its numpy which (gpu/scatter.py); an invalid
 // operation gives `default_nan` (the host's).
 //
+// By hand: the generator (gpu/elementwise_wgsl.py) keeps no state between
+// dispatches; here the round's winners combine as numpy does, its NaN rules
+// included.
+//
 // needs: (nothing beyond WebGPU)
 
 const WG: u32 = 256u;
@@ -34,7 +38,7 @@ struct Params {
     numpy: u32,
     default_nan: u32, // f32 bits of inf - inf on the host
     nan_first: u32,   // 1: of two NaN operands the element's wins, 0: the update's
-    direct: u32,      // 1: invocation i is update i; 0: update list[i] (scatter_claim.wgsl)
+    direct: u32,      // 1: invocation i is update i; 0: update list[i] (scatter_claims.wgsl)
     line: u32,        // `lines`: updates per line
     inner: u32,       // `lines`: the updates' stride along the line
     dlen: u32,        // `lines`: 0, or the data's axis length: `targets` holds the checked indices themselves
@@ -193,7 +197,7 @@ fn rounds(wg: vec3<u32>, lid: u32) {
     }
     let t = targets[u];
     if (claim[t] != ~u) {
-        // reduction none runs one round, without scatter_reset.wgsl: a loser
+        // reduction none runs one round, without the reset pass (scatter_claims.wgsl): a loser
         // means two updates of one element, which the host refuses
         if (params.kind == 0u) {
             atomicStore(&status[1], 1u);
@@ -235,9 +239,7 @@ fn lines(wg: vec3<u32>, lid: u32) {
     }
 }
 
-fn bswap32(x: u32) -> u32 {
-    return (x << 24u) | ((x & 0xff00u) << 8u) | ((x >> 8u) & 0xff00u) | (x >> 24u);
-}
+#include "lib/bswap.wgsl"
 
 // `lines` with dlen != 0 reading the raw int64 index tensor (row-major, as
 // stored) in `targets` and checking each index itself, all 64 bits, as

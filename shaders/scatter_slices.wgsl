@@ -13,21 +13,25 @@
 //          result does not depend on the order.
 //
 // The index tuples are read from `norm` (indices.wgsl checked and wrapped
-// them, all 64 bits), or, by `claim_raw` and `apply_raw`, from the raw int64
-// index tensor (row-major, as stored) in `norm`, each index checked here as
-// indexed_slices.wgsl checks it: no separate check pass. claim_raw reads
-// every tuple; a bad index keeps the smallest position in status[0]
-// (atomicMin) and the host refuses the scatter before the apply runs; it
-// leaves each tuple's target word in `starts` for apply_raw. The table is indexed_slices.wgsl's: axes[0 .. outer]
+// them, all 64 bits), or, RAW, from the raw int64 index tensor (row-major,
+// as stored) in `norm`, each index checked here as indexed_slices.wgsl
+// checks it: no separate check pass. The RAW claim reads every tuple; a bad
+// index keeps the smallest position in status[0] (atomicMin) and the host
+// refuses the scatter before the apply runs; it leaves each tuple's target
+// word in `starts` for the RAW apply. The table is indexed_slices.wgsl's: axes[0 .. outer]
 // an Axis per leading update axis, then per lookup a Lookup (lib/index_table.wgsl;
 // stride in words, claim: its stride in slices).
+//
+// By hand: the generator (gpu/elementwise_wgsl.py) has no index tensor and no
+// claims; here duplicate targets are found by atomic counters before any
+// slice is written.
 //
 // needs: (nothing beyond WebGPU)
 
 const WG: u32 = 256u;
 const WORDS: u32 = 16u;
 #specialise STEP: u32  // 0 claim, 1 apply (gpu/scatter.py)
-#specialise RAW: bool  // the `_raw` steps: the indices are the raw int64 ones
+#specialise RAW: bool  // the indices are the raw int64 ones
 
 struct Params {
     words: u32,     // update words (claim: index tuples)
@@ -35,8 +39,8 @@ struct Params {
     width: u32,     // words per slice
     outer: u32,     // leading update axes
     nlook: u32,     // indices per tuple
-    iswap: u32,     // `_raw`: 1: big-endian indices
-    cmode: u32,     // `_raw`: indices.wgsl's mode (0 wrap, 2 0 .. d-1)
+    iswap: u32,     // RAW: 1: big-endian indices
+    cmode: u32,     // RAW: indices.wgsl's mode (0 wrap, 2 0 .. d-1)
     pad0: u32,
 }
 
@@ -47,12 +51,16 @@ struct Params {
 @group(0) @binding(4) var<storage, read> norm: array<u32>;
 @group(0) @binding(5) var<storage, read_write> status: array<atomic<u32>>;
 @group(0) @binding(6) var<storage, read_write> claims: array<atomic<u32>>;  // per data slice
-// `_raw`: tuple p's first word in `out`, written by claim_raw, read by apply_raw (no tuple read twice)
+// RAW: tuple p's first word in `out`, written by the claim, read by the apply (no tuple read twice)
 @group(0) @binding(7) var<storage, read_write> starts: array<u32>;
+@group(0) @binding(8) var<storage, read> raw: array<vec2<u32>>;  // RAW: `norm` again, an index a load (lib/index_check.wgsl)
 
 #include "lib/index_table.wgsl"
 
-// Slice p's index tuple position and target: (word of its first word, slice number).
+#include "lib/index_check.wgsl"
+
+// Slice p's target: (word of its first word, slice number), its tuple read
+// from `norm` as indices.wgsl wrote it, or (RAW) raw and checked.
 fn aim(p: u32) -> vec2<u32> {
     var rest = p;
     var ip = 0u;
@@ -64,89 +72,23 @@ fn aim(p: u32) -> vec2<u32> {
     var t = vec2<u32>(0u);
     for (var j = 0u; j < params.nlook; j = j + 1u) {
         let lk = lookup(params.outer + j);
-        let v = norm[ip + lk.ioff];
+        var v: u32;
+        if (RAW) {
+            v = index(ip + lk.ioff, lk.bound);
+        } else {
+            v = norm[ip + lk.ioff];
+        }
         t = t + v * vec2<u32>(lk.stride, lk.claim);
     }
     return t;
 }
 
-fn bswap32(x: u32) -> u32 {
-    return (x << 24u) | ((x & 0xff00u) << 8u) | ((x >> 8u) & 0xff00u) | (x >> 24u);
-}
-
-// The raw int64 index at `pos` as an offset along an axis of `d` elements, checked.
-fn index(pos: u32, d: u32) -> u32 {
-    var lo = norm[2u * pos];
-    var hi = norm[2u * pos + 1u];
-    if (params.iswap != 0u) {
-        let t = bswap32(lo);
-        lo = bswap32(hi);
-        hi = t;
+// Slice p's first word in `out`: RAW, as claim left it in `starts` (no tuple read twice).
+fn first_word(p: u32) -> u32 {
+    if (RAW) {
+        return starts[p];
     }
-    var ok: bool;
-    var v = lo;
-    if (params.cmode == 0u) {
-        let neg = hi == 0xffffffffu && lo != 0u && (0u - lo) <= d;
-        ok = (hi == 0u && lo < d) || neg;
-        v = select(lo, lo + d, neg);
-    } else {
-        ok = hi == 0u && lo < d;
-    }
-    if (!ok) {
-        atomicMin(&status[0], pos);
-        v = 0u;
-    }
-    return v;
-}
-
-// aim() reading the raw tuple.
-fn aim_raw(p: u32) -> vec2<u32> {
-    var rest = p;
-    var ip = 0u;
-    for (var k = params.outer; k > 0u; k = k - 1u) {
-        let ax = axis(k - 1u);
-        ip = ip + (rest % ax.dim) * ax.istride;
-        rest = rest / ax.dim;
-    }
-    var t = vec2<u32>(0u);
-    for (var j = 0u; j < params.nlook; j = j + 1u) {
-        let lk = lookup(params.outer + j);
-        t = t + index(ip + lk.ioff, lk.bound) * vec2<u32>(lk.stride, lk.claim);
-    }
-    return t;
-}
-
-fn claim_raw(wg: vec3<u32>, lid: u32) {
-    let p = (wg.y * params.groups_x + wg.x) * WG + lid;
-    if (p >= params.words) {
-        return;
-    }
-    let t = aim_raw(p);
-    starts[p] = t.x;
-    if (atomicAdd(&claims[t.y], 1u) != 0u) {
-        atomicStore(&status[1], 1u);
-    }
-}
-
-fn apply_raw(wg: vec3<u32>, lid: u32) {
-    let q0 = ((wg.y * params.groups_x + wg.x) * WG + lid) * WORDS;
-    if (q0 >= params.words) {
-        return;
-    }
-    let width = params.width;
-    var p = q0 / width;
-    var k = q0 - p * width;
-    var b = starts[p];
-    let end = min(q0 + WORDS, params.words);
-    for (var q = q0; q < end; q = q + 1u) {
-        if (k == width) {
-            p = p + 1u;
-            k = 0u;
-            b = starts[p];
-        }
-        out[b + k] = updates[q];
-        k = k + 1u;
-    }
+    return aim(p).x;
 }
 
 fn claim(wg: vec3<u32>, lid: u32) {
@@ -154,7 +96,11 @@ fn claim(wg: vec3<u32>, lid: u32) {
     if (p >= params.words) {
         return;
     }
-    if (atomicAdd(&claims[aim(p).y], 1u) != 0u) {
+    let t = aim(p);
+    if (RAW) {
+        starts[p] = t.x;
+    }
+    if (atomicAdd(&claims[t.y], 1u) != 0u) {
         atomicStore(&status[1], 1u);
     }
 }
@@ -167,13 +113,13 @@ fn apply(wg: vec3<u32>, lid: u32) {
     let width = params.width;
     var p = q0 / width;
     var k = q0 - p * width;
-    var b = aim(p).x;
+    var b = first_word(p);
     let end = min(q0 + WORDS, params.words);
     for (var q = q0; q < end; q = q + 1u) {
         if (k == width) {
             p = p + 1u;
             k = 0u;
-            b = aim(p).x;
+            b = first_word(p);
         }
         out[b + k] = updates[q];
         k = k + 1u;
@@ -183,13 +129,7 @@ fn apply(wg: vec3<u32>, lid: u32) {
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     if (STEP == 0u) {
-        if (RAW) {
-            claim_raw(wg, lid);
-        } else {
-            claim(wg, lid);
-        }
-    } else if (RAW) {
-        apply_raw(wg, lid);
+        claim(wg, lid);
     } else {
         apply(wg, lid);
     }

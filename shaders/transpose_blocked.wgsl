@@ -25,6 +25,10 @@
 // one block row along l and one outer index (both uniform: decomposed once
 // per workgroup, as u32 division is a loop over the lanes on a CPU).
 //
+// By hand: the generator (gpu/elementwise_wgsl.py) moves one element per
+// access; here 4 x 4 blocks are transposed in registers, one vec4 access per
+// 4 elements.
+//
 // needs: (nothing beyond WebGPU)
 
 const WG: u32 = 64u;

@@ -26,6 +26,9 @@
 // other box axes (neither `a` nor `l = rank - 1`) are the tile's outer
 // index, one per workgroup row of tiles.
 //
+// By hand: the generator (gpu/elementwise_wgsl.py) has no workgroup memory or
+// barrier; the tile is what makes both reads and writes contiguous.
+//
 // needs: (nothing beyond WebGPU)
 
 const WG: u32 = 256u;
@@ -63,9 +66,7 @@ fn dim(k: u32) -> u32 {
     return select(view_axis(params.at + k).dim, params.dim0, k == params.axis0);
 }
 
-fn bswap32(x: u32) -> u32 {
-    return (x << 24u) | ((x & 0xff00u) << 8u) | ((x >> 8u) & 0xff00u) | (x >> 24u);
-}
+#include "lib/bswap.wgsl"
 
 @compute @workgroup_size(256)
 fn main(

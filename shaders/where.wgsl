@@ -29,6 +29,10 @@
 // The condition is bool, one byte per element, any nonzero byte true (as
 // numpy). Sources are little-endian (big-endian inputs take the pieces path).
 //
+// By hand: the generator (gpu/elementwise_wgsl.py) reads each input once per
+// element; here a word's condition bytes become one mask and broadcast runs
+// are walked by adds.
+//
 // needs: (nothing beyond WebGPU)
 
 const WG: u32 = 256u;

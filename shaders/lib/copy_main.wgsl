@@ -2,6 +2,8 @@
 // point, shared by copy.wgsl and its shader-int64 twin copy64.wgsl, which
 // differ only in the word (`src`, `dst` of vec4<u32> or vec4<u64>) and the
 // constants WG, UNROLL and RUN they declare (see copy.wgsl for the layout).
+//
+// By hand: shared text of two hand-written kernels (copy.wgsl, copy64.wgsl).
 
 struct Params {
     groups: u32,      // workgroups that copy (spans in this binding)

@@ -1,6 +1,9 @@
 // Part (shaders/lib, see gpu/shaders.py): float16 <-> float32 as numpy
 // converts, float32 -> bfloat16 as ml_dtypes rounds, on bit patterns.
 // The including shader declares nothing.
+//
+// By hand: bit-exact float16 rounding as numpy's, on u32 bits (WGSL's f16 is
+// optional and rounds its own way).
 
 // numpy's float16 <-> float32 conversions (npy_halfbits_to_floatbits and back)
 fn half_to_float(h: u32) -> u32 {

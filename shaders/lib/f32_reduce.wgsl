@@ -5,6 +5,9 @@
 // gpu/scatter.py's nan_first); an invalid operation gives
 // `params.default_nan` (the host's inf - inf).
 // The including shader declares: `params.nan_first` and `params.default_nan`.
+//
+// By hand: float32 arithmetic on bits where the host's NaN choice must be
+// copied exactly.
 
 fn f32_op(a: u32, b: u32, mul: bool) -> u32 {
     let na = (a & 0x7fffffffu) > 0x7f800000u;

@@ -8,6 +8,9 @@
 // patterns are NaN and infinity, gpu/elementwise_wgsl.py's FORMATS).
 // 64-bit values are u32 pairs, x the low word. Needs lib/int64_ops.wgsl and
 // lib/int64_div.wgsl; `to_int` reports through the kernel's `fault` word.
+//
+// By hand: bit-exact conversions between formats WGSL does not have
+// (bfloat16, float8s, float64), as numpy / ml_dtypes round.
 
 const IEEE: u32 = 0u;   // all-ones exponent: infinity (fraction 0) or NaN
 const FN: u32 = 1u;     // float8e4m3fn: only S.1111.111 is NaN, no infinity

@@ -5,10 +5,11 @@
 // The including shader declares: `raw: array<vec2<u32>>` (the int64 index
 // tensor), `status: array<atomic<u32>>`, and `params.iswap` (1: big-endian
 // indices) and `params.cmode` (0: wrap negatives, 1: 0 .. d, 2: 0 .. d-1).
+//
+// By hand: the one int64 check every indexed kernel shares (all 64 bits,
+// smallest bad position).
 
-fn bswap32(x: u32) -> u32 {
-    return (x << 24u) | ((x & 0xff00u) << 8u) | ((x >> 8u) & 0xff00u) | (x >> 24u);
-}
+#include "lib/bswap.wgsl"
 
 // The int64 index at `pos` as an offset along an axis of `d` elements, checked.
 fn index(pos: u32, d: u32) -> u32 {

@@ -5,10 +5,11 @@
 // and `report` writes the invocation's smallest bad position once.
 // The including shader declares `status: array<atomic<u32>>` and
 // `params.iswap` (1: big-endian indices).
+//
+// By hand: the check of lib/index_check.wgsl, folded for kernels that add
+// many indices.
 
-fn bswap32(x: u32) -> u32 {
-    return (x << 24u) | ((x & 0xff00u) << 8u) | ((x >> 8u) & 0xff00u) | (x >> 24u);
-}
+#include "lib/bswap.wgsl"
 
 // The int64 index (lo, hi) at position `pos` wrapped into [0, d), checked:
 // a bad one lowers `bad` to its position and reads 0. No branch and no

@@ -9,6 +9,8 @@
 // one vec4 load named by the accessors: declared as array<Axis>, lavapipe
 // (Mesa 22.3) loaded the struct field by field, and indexed_slabs' Gather of
 // rows ran at 0.92x (benchmarks/trees_ab.py --only "gather (rows)").
+//
+// By hand: one vec4 load per table row, shared by the indexed kernels.
 
 struct Axis {
     dim: u32,

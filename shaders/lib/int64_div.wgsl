@@ -5,6 +5,9 @@
 // signed quotient of INT64_MIN by -1 wraps to INT64_MIN, as two's complement
 // does. A zero divisor gives 0: the kernel reports it before the result is used.
 // Needs lib/int64_ops.wgsl (add64, ult, slt). The including shader declares nothing.
+//
+// By hand: WGSL has no portable i64 (shader-int64 is optional): division on
+// u32 pairs, truncated as numpy.
 
 fn neg64(a: vec2<u32>) -> vec2<u32> {
     return add64(~a, vec2<u32>(1u, 0u));

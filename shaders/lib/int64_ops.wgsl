@@ -1,6 +1,9 @@
 // Part (shaders/lib, see gpu/shaders.py): 64-bit integers as u32 pairs
 // (x the low word): wrapping add and mul, unsigned and signed less-than.
 // The including shader declares nothing.
+//
+// By hand: WGSL has no portable i64 (shader-int64 is optional): 64-bit
+// arithmetic on u32 pairs.
 
 fn add64(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
     let lo = a.x + b.x;

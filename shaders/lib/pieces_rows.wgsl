@@ -4,6 +4,8 @@
 // arithmetic (see pieces_runs.wgsl). Each kernel declares binding 2, the
 // band, as its own type (vec4 stores, atomics): one entry point may not
 // use two variables on one binding.
+//
+// By hand: shared row arithmetic of pieces_runs.wgsl and pieces_edges.wgsl.
 
 const WG: u32 = 256u;
 

@@ -3,6 +3,8 @@
 // including shader declares `axes: array<Axis>` (lib/index_table.wgsl,
 // included here: per leading axis one Axis, then the lookups) and
 // `params.outer` (leading axes).
+//
+// By hand: shared slice arithmetic of the slice kernels.
 
 #include "lib/index_table.wgsl"
 

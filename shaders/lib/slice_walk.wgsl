@@ -5,6 +5,8 @@
 // per leading axis one Axis, then per lookup one Lookup),
 // `params.outer` (leading axes) and `params.nlook` (lookups), and includes
 // lib/index_check.wgsl first.
+//
+// By hand: shared slice walk of the slice kernels.
 
 #include "lib/slice_at.wgsl"
 

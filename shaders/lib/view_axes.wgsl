@@ -3,6 +3,8 @@
 // buffer): per output axis of the view its extent and the source's stride
 // along it, in elements, a 64-bit two's complement integer. gpu/gather.py
 // packs the records by these names (gpu/layout.py).
+//
+// By hand: shared axes table of the strided kernels.
 
 struct Axis {
     dim: u32,

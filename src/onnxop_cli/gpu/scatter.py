@@ -1,5 +1,5 @@
 """Scatters on the device: copy the data, then apply the updates in index
-order, in rounds (shaders/scatter_claim, scatter_apply, scatter_reset;
+order, in rounds (shaders/scatter_claims, scatter_apply;
 gpu/scatter_claims.py).
 
     data ──(re-layout / swap: indexed_gather.wgsl)──▶ out
@@ -152,7 +152,7 @@ def _direct_line(table: Table, data: Data, reduce: Reduce, index: Index | None,
 def _folds(gpu: Gpu, index: Index | None, check: Check | None, table: Table, data: Data, reduce: Reduce,
            slice_copy: bool) -> bool:
     """Whether the kernel that applies the updates reads and checks the raw
-    indices itself (scatter_slices.wgsl's ``_raw`` entries, scatter_apply.wgsl's
+    indices itself (scatter_slices.wgsl's RAW steps, scatter_apply.wgsl's
     ``lines_raw``): int64 indices within one binding, a wrap or non-negative
     check, and a kernel that reads every index (every tuple is claimed,
     every update is on a line)."""
@@ -206,8 +206,8 @@ def _by_slices(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, norm: Any, cut: slic
     gpu.queue.write_buffer(status, 0, struct.pack("<4I", NO_BAD if raw else 0, 0, 0, 0))
     wg, per = shader_const(SLICES, "WG"), shader_const(SLICES, "WORDS")
     kinds = ("read-only-storage", "storage", "uniform", "read-only-storage", "read-only-storage", "storage", "storage",
-             "storage")
-    starts = bufs.new("slice starts", 4 * tuples if raw else 16, U.STORAGE)  # claim_raw's targets, for apply_raw
+             "storage", "read-only-storage")
+    starts = bufs.new("slice starts", 4 * tuples if raw else 16, U.STORAGE)  # the RAW claim's targets, for the RAW apply
     steps = [("claim", tuples, -(-tuples // wg)), ("apply", words, -(-words // (wg * per)))]
     for entry, count, groups in steps:
         big, cmode = (raw[0].big, raw[1].mode) if raw else (False, 0)
@@ -217,7 +217,8 @@ def _by_slices(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, norm: Any, cut: slic
         encoder = gpu.device.create_command_encoder()
         if entry == "claim":
             encoder.clear_buffer(claims)
-        kernel.dispatch(encoder, groups, max_dim, kernel.bind([upd, out, params, axes, norm, status, claims, starts]))
+        kernel.dispatch(encoder, groups, max_dim, kernel.bind([upd, out, params, axes, norm, status, claims, starts,
+                                                                 norm if raw else axes]))
         gpu.queue.submit([encoder.finish()])
         if entry == "claim":
             bad, dup = struct.unpack("<2I", read_small(gpu, bufs, status, 8))

@@ -3,7 +3,7 @@ one storage binding: the output a band at a time.
 
     updates ──▶ upd;  indices ──▶ norm ──offsets mode──▶ targets (into the whole data)
     per band [b0, b0 + bn):  data band ──▶ out;  targets outside ──▶ done,
-                             the rest rebased (scatter_band.wgsl) ▶ the rounds ▶ sink
+                             the rest rebased (scatter_claims.wgsl's band pass) ▶ the rounds ▶ sink
 
 Each target lies in one band, so a band's rounds are the whole scatter's
 restricted to it: the same updates in the same index order, the same bytes
@@ -24,31 +24,10 @@ from .device import Gpu
 from .indexed import (
     Data, Sink, Table, Buffers, Gather, to_sink, binding_limit, row_strides, U,
 )
-from .kernels import shader_const
-from .program import Program, grid_x
-from .layout import pack
-
-BAND = "scatter_band.wgsl"
-
 
 def band_elements(bits: int, cap: int) -> int:
     """Elements of a band: its data and its claims each within ``cap`` bytes, whole words."""
     return max(128, min(cap * 8 // bits, cap // 4) // 128 * 128)
-
-
-def rebase(gpu: Gpu, bufs: Buffers, encoder: Any, targets: Any, done: Any, n: int, band: tuple[int, int],
-           max_dim: int) -> Any:
-    """Record, on ``encoder``, the updates outside ``band`` marked done in
-    ``done`` (cleared before) and the others' targets rebased onto the band;
-    returns the buffer of rebased targets."""
-    base, size = band
-    out = bufs.new("band targets", 4 * n, U.STORAGE)
-    groups = -(-n // shader_const(BAND, "WG"))
-    params = bufs.params("band params", pack(BAND, count=n, groups_x=grid_x(groups, max_dim), base=base, size=size))
-
-    kernel = Program(BAND, ("read-only-storage", "storage", "storage", "uniform")).on(gpu)
-    kernel.dispatch(encoder, groups, max_dim, kernel.bind([targets, out, done, params]))
-    return out
 
 
 class _Fill:

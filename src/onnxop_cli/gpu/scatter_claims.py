@@ -3,6 +3,8 @@
     round: claim (each target's earliest pending update) ▶ apply ▶ reset
     compact: the updates still pending, for the next batch of rounds
 
+(scatter_claims.wgsl's passes, one bind group layout, and scatter_apply.wgsl.)
+
 The k-th update of one element goes in round k, so the result is
 onnx.reference's (which loops in index order) on every run, with no atomics
 whose order matters (gpu/scatter.py chooses the rounds when neither the
@@ -25,8 +27,9 @@ from .kernels import shader_const
 from .layout import layout, pack
 from .program import Program, grid_x
 
-CLAIM, APPLY, RESET = "scatter_claim.wgsl", "scatter_apply.wgsl", "scatter_reset.wgsl"
-COMPACT = "scatter_compact.wgsl"
+CLAIMS, APPLY = "scatter_claims.wgsl", "scatter_apply.wgsl"
+PASSES = {name: {"PASS": k} for k, name in enumerate(("band", "claim", "reset", "compact"))}  # scatter_claims.wgsl's
+CLAIMS_KINDS = ("read-only-storage", "storage", "storage", "uniform", "read-only-storage", "storage", "storage")
 APPLY_KERNELS = {name: {"KERNEL": k} for k, name in enumerate(("rounds", "lines", "lines_raw"))}  # scatter_apply.wgsl's
 REDUCTIONS = ("none", "add", "mul", "max", "min")
 DUPLICATES = "two updates write one element with reduction none (the result is undefined); use distinct indices or a reduction"
@@ -108,56 +111,57 @@ def rounds(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, targets: Any, data: Data
             band: tuple[int, int] | None = None) -> None:
     """Apply the updates, round after round, until none is pending: batches
     of 1, 2, 4 .. 64 rounds, each over the updates the last one left (gathered
-    by scatter_compact.wgsl), a readback of what is left after each.
+    by the compact pass), a readback of what is left after each.
     ``band`` (first data element, elements): ``out`` holds only that band of
     the data, and only the updates whose targets lie in it are applied
-    (scatter_band.wgsl marks the others done; gpu/scatter_bands.py)."""
+    (the band pass marks the others done; gpu/scatter_bands.py)."""
     claim = bufs.new("claims", 4 * (data.size if band is None else band[1]), U.STORAGE | U.COPY_DST)
     done = bufs.new("done", 4 * (-(-n // 32)), U.STORAGE | U.COPY_DST)
     status = bufs.small("status")
     none = reduce.kind == "none"
-    lists = [bufs.new("pending", 4 * n, U.STORAGE) for _ in range(1 if none else 2)]
+    # two lists, the pending ones and the next; none runs one batch and never reads a list: a stand-in next
+    lists = [bufs.new("pending", 4 * n if k == 0 or not none else 4, U.STORAGE) for k in range(2)]
+    passes = {name: Program(CLAIMS, CLAIMS_KINDS, constants).on(gpu) for name, constants in PASSES.items()
+              if name != "band" or band is not None}
     encoder = gpu.device.create_command_encoder()
     encoder.clear_buffer(claim)
     encoder.clear_buffer(done)
-    if band is not None:
-        from .scatter_bands import rebase
-
-        targets = rebase(gpu, bufs, encoder, targets, done, n, band, max_dim)
+    if band is not None:  # every update outside the band marked done, the others' targets rebased onto it
+        base, size = band
+        band_targets = bufs.new("band targets", 4 * n, U.STORAGE)
+        groups = -(-n // shader_const(CLAIMS, "WG"))
+        params = bufs.params("band params", pack(CLAIMS, count=n, groups_x=grid_x(groups, max_dim), direct=1,
+                                                 base=base, size=size))
+        passes["band"].dispatch(encoder, groups, max_dim, passes["band"].bind([targets, claim, done, params, lists[0],
+                                                                               status, band_targets]))
+        targets = band_targets
     gpu.queue.submit([encoder.finish()])
-    wg = shader_const(CLAIM, "WG")
-    small = bufs.new("round params", layout(CLAIM).size, U.UNIFORM | U.COPY_DST)
+    wg = shader_const(CLAIMS, "WG")
+    small = bufs.new("round params", layout(CLAIMS).size, U.UNIFORM | U.COPY_DST)
     apply_buf = bufs.new("apply params", layout(APPLY).size, U.UNIFORM | U.COPY_DST)
     head = apply_head(reduce, data.bits)
-    k_claim = Program(CLAIM, ("read-only-storage", "storage", "storage", "uniform",
-                      "read-only-storage")).on(gpu)
     k_apply = Program(APPLY, ("read-only-storage", "read-only-storage", "read-only-storage",
                       "uniform", "read-only-storage", "storage", "storage",
                       "read-only-storage"), APPLY_KERNELS["rounds"]).on(gpu)
-    k_reset = Program(RESET, ("read-only-storage", "storage", "storage", "uniform", "storage",
-                      "read-only-storage")).on(gpu)
-    k_compact = Program(COMPACT, ("read-only-storage", "uniform", "read-only-storage", "storage",
-                        "storage")).on(gpu)
     count, direct, current = n, 1, 0
     batch, total = 1, 0
     while True:
         groups = -(-count // wg)
         gx = grid_x(groups, max_dim)
-        # one buffer for claim, reset and compact: their Params are one layout (tests/unit/test_layout.py)
-        gpu.queue.write_buffer(small, 0, pack(CLAIM, count=count, groups_x=gx, bits=data.bits, direct=direct))
+        gpu.queue.write_buffer(small, 0, pack(CLAIMS, count=count, groups_x=gx, direct=direct, base=0, size=0))
         gpu.queue.write_buffer(apply_buf, 0, apply_params(count, gx, data.bits, head, direct))
         gpu.queue.write_buffer(status, 0, struct.pack("<4I", 0, 0, 0, 0))
-        ls = lists[current]
+        ls, nxt = lists[current], lists[1 - current]
+        bound = [targets, claim, done, small, ls, status, nxt]
         encoder = gpu.device.create_command_encoder()
         for _ in range(batch):
-            k_claim.dispatch(encoder, groups, max_dim, k_claim.bind([targets, claim, done, small, ls]))
+            passes["claim"].dispatch(encoder, groups, max_dim, passes["claim"].bind(bound))
             k_apply.dispatch(encoder, groups, max_dim, k_apply.bind([targets, claim, done, apply_buf, upd, out,
                                                                      status, ls]))
             if not none:  # none is one round: the apply kernel flags a second update
-                k_reset.dispatch(encoder, groups, max_dim, k_reset.bind([targets, claim, done, small, status, ls]))
+                passes["reset"].dispatch(encoder, groups, max_dim, passes["reset"].bind(bound))
         if not none:
-            nxt = lists[1 - current]
-            k_compact.dispatch(encoder, groups, max_dim, k_compact.bind([done, small, ls, nxt, status]))
+            passes["compact"].dispatch(encoder, groups, max_dim, passes["compact"].bind(bound))
         gpu.queue.submit([encoder.finish()])
         total += batch
         _, pending, left = struct.unpack("<3I", read_small(gpu, bufs, status, 12))
