@@ -287,6 +287,20 @@ def cli(capsys, *argv):
     return code, out, err
 
 
+_ONCE: dict[tuple, tuple[int, str, str]] = {}
+
+
+def cli_once(capsys, *argv):
+    """cli() for a command that reads only what ships and writes only its own temporary folder
+    (``conformance`` with no folder: about 3 CPU s): run once per process, its (exit code,
+    stdout, stderr) handed to each test that asks again -- one command on the same inputs is
+    one case, however many tests check what it printed."""
+    key = tuple(str(a) for a in argv)
+    if key not in _ONCE:
+        _ONCE[key] = cli(capsys, *argv)
+    return _ONCE[key]
+
+
 def error_of(err: str) -> str:
     """The message of stderr's one error line (and it must be one line)."""
     lines = err.strip().splitlines()

@@ -15,7 +15,7 @@ import onnx
 import pytest
 from onnx import helper, numpy_helper
 
-from conftest import cli
+from conftest import cli, cli_once
 from onnxop_cli.errors import ExitCode
 from onnxop_cli.docs.nodetests import node_testcases, write_case
 from onnxop_cli.ops import SPECS, op_version
@@ -99,7 +99,7 @@ def test_conformance_passes_every_official_case(backend, official, capsys):
 
 
 def test_conformance_without_a_folder_builds_and_runs_the_official_cases(backend, capsys):
-    code, out, err = cli(capsys, "conformance", "-b", backend)
+    code, out, err = cli_once(capsys, "conformance", "-b", backend)
     assert code == ExitCode.SUCCESS, err
     check_rows(out)
 
