@@ -335,29 +335,42 @@ def test_a_symlink_loop_is_refused(backend, a, tmp_path):
 
 
 def test_devices_fifos_and_sockets_are_refused_before_any_work(backend, a, tmp_path):
+    """The three refusals in one onnxop process (tests/commands.py): the file types are tested."""
     os.symlink("/dev/null", tmp_path / "null.npy")
-    assert refused(tmp_path, "null.npy", backend) == (
+    os.mkfifo(tmp_path / "fifo.npy")  # opening it would block: it is refused from its mode
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(tmp_path / "sock.npy"))
+    try:
+        done = run_commands([(tmp_path, ["flatten", "a.npy", "-o", name, "-b", backend, "--json"])
+                             for name in ("null.npy", "fifo.npy", "sock.npy")])
+    finally:
+        server.close()
+    for result in done:
+        assert result.returncode == 2, result.stderr
+    null, fifo, sock = (error_of(result.stderr) for result in done)
+    assert null == (
         "null.npy: is a character device (the symlink leads to /dev/null), not a regular file; "
         "onnxop writes regular files only"
     )
     assert (tmp_path / "null.npy").is_symlink() and stat.S_ISCHR(os.stat("/dev/null").st_mode)
-    os.mkfifo(tmp_path / "fifo.npy")  # opening it would block: it is refused from its mode
-    assert "fifo.npy: is a FIFO, not a regular file" in refused(tmp_path, "fifo.npy", backend)
-    server = socket.socket(socket.AF_UNIX)
-    server.bind(str(tmp_path / "sock.npy"))
-    try:
-        assert "sock.npy: is a socket, not a regular file" in refused(tmp_path, "sock.npy", backend)
-    finally:
-        server.close()
+    assert "fifo.npy: is a FIFO, not a regular file" in fifo
+    assert "sock.npy: is a socket, not a regular file" in sock
+    assert temps(tmp_path) == []
 
 
 def test_modes_are_carried_without_setuid_setgid_sticky(backend, a, tmp_path):
-    for before, after in ((0o4755, 0o755), (0o2640, 0o640), (0o1604, 0o604), (0o600, 0o600)):
-        (tmp_path / "y.npy").write_bytes(OLD)
-        os.chmod(tmp_path / "y.npy", before)
-        code, _, err = onnxop(tmp_path, "flatten", "a.npy", "-o", "y.npy", "-b", backend)
-        assert code == 0, err
-        assert stat.S_IMODE(os.stat(tmp_path / "y.npy").st_mode) == after, oct(before)
+    """Four modes, a folder each, in one onnxop process (tests/commands.py)."""
+    modes = ((0o4755, 0o755), (0o2640, 0o640), (0o1604, 0o604), (0o600, 0o600))
+    for before, _ in modes:
+        folder = tmp_path / oct(before)
+        folder.mkdir()
+        (folder / "y.npy").write_bytes(OLD)
+        os.chmod(folder / "y.npy", before)
+    done = run_commands([(tmp_path / oct(before), ["flatten", a[0], "-o", "y.npy", "-b", backend])
+                         for before, _ in modes])
+    for (before, after), result in zip(modes, done):
+        assert result.returncode == 0, result.stderr
+        assert stat.S_IMODE(os.stat(tmp_path / oct(before) / "y.npy").st_mode) == after, oct(before)
 
 
 def test_a_new_file_gets_0666_minus_the_umask(backend, a, tmp_path):
