@@ -52,7 +52,7 @@ with open(report, "w") as f:
 
 def run_capped(argv: list[str], cwd, backend: str) -> tuple[int, str, str, int]:
     """(exit code, stdout, stderr, peak RSS in bytes) of ``onnxop argv``."""
-    code, out, err = _capped([sys.executable, "-m", "onnxop_cli", *argv], cwd, backend)
+    code, out, err = _capped([sys.executable, "-m", "onnxop_cli", *argv], cwd, backend, " ".join(argv))
     return code, out, err, _peak(cwd)
 
 
@@ -63,7 +63,8 @@ def run_capped_commands(argvs: list[list[str]], cwd, backend: str) -> tuple[list
     commands = [(cwd, argv) for argv in argvs]
     (cwd / "jobs.json").write_text(jobs(commands))
     with open(cwd / "jobs.json") as stdin:
-        code, out, err = _capped(driver(), cwd, backend, stdin=stdin)
+        code, out, err = _capped(driver(), cwd, backend, " and ".join(map(" ".join, argvs)), stdin=stdin,
+                                 deadline=DEADLINE * len(argvs))
     assert code == 0, err
     return results(commands, out), _peak(cwd)
 
@@ -72,20 +73,21 @@ def _peak(cwd) -> int:
     return int((cwd / "rusage.txt").read_text().split()[1]) * 1024
 
 
-def _capped(command: list[str], cwd, backend: str, stdin=None) -> tuple[int, str, str]:
+def _capped(command: list[str], cwd, backend: str, what: str, stdin=None,
+            deadline: float = DEADLINE) -> tuple[int, str, str]:
+    """(exit code, stdout, stderr) of ``command`` under the address-space cap (``what``: its onnxop commands)."""
     out, err, report = cwd / "stdout.txt", cwd / "stderr.txt", cwd / "rusage.txt"
     env = {**os.environ, "ONNXOP_BACKEND": backend}
-    argv = command[3:] if command[1:3] == ["-m", "onnxop_cli"] else command
     with open(out, "wb") as o, open(err, "wb") as e:
         launcher = subprocess.Popen(
             [sys.executable, "-S", "-c", LAUNCHER, str(ADDRESS_SPACE), str(report), *command],
             cwd=cwd, stdin=stdin, stdout=o, stderr=e, env=env, start_new_session=True)
         try:
-            launcher.wait(timeout=DEADLINE)  # planning a whole output can take forever (and defer SIGTERM)
+            launcher.wait(timeout=deadline)  # planning a whole output can take forever (and defer SIGTERM)
         except subprocess.TimeoutExpired:
             os.killpg(launcher.pid, signal.SIGKILL)
             launcher.wait()
-            pytest.fail(f"onnxop {' '.join(argv)}: still running after {DEADLINE} s")
+            pytest.fail(f"onnxop {what}: still running after {deadline} s")
         finally:
             if launcher.poll() is None:
                 os.killpg(launcher.pid, signal.SIGKILL)
