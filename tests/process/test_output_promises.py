@@ -3,7 +3,9 @@ processes, real signals, real symlinks, modes, devices and a full filesystem.
 
 Every test checks the outcome and the absence of leftovers: after any run,
 either the new output is in place (exit 0) or the old one is byte for byte as
-it was (non-zero exit), and no temporary file is left.
+it was (non-zero exit), and no temporary file is left. Where the file or the
+filesystem is tested, not the process (the .pb bytes, a full disk, modes,
+devices), a test's commands run in one process (tests/commands.py).
 """
 
 from __future__ import annotations
