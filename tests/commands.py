@@ -78,17 +78,31 @@ def run_commands(commands: list[tuple], text: bool = True, env: dict | None = No
     the process's environment (this one's by default); ``python``: the
     interpreter, and so the onnxop it imports (this one's by default: an
     installed wheel's venv runs its own)."""
-    job = json.dumps([[str(c[0]), [str(a) for a in c[1]],
-                       base64.b64encode(c[2]).decode() if len(c) > 2 and c[2] is not None else None,
-                       {str(k): str(v) for k, v in (c[3] if len(c) > 3 else {}).items()}]
-                      for c in commands])
-    done = subprocess.run([str(python or sys.executable), "-c", _DRIVER], input=job, capture_output=True, text=True,
+    done = subprocess.run(driver(python), input=jobs(commands), capture_output=True, text=True,
                           env=env, errors="surrogateescape", timeout=timeout)
-    lines = done.stdout.splitlines()
-    assert done.returncode == 0 and len(lines) == len(commands), done.stdout + done.stderr
-    results = []
+    assert done.returncode == 0, done.stdout + done.stderr
+    return results(commands, done.stdout, text)
+
+
+def driver(python: str | Path | None = None) -> list[str]:
+    """The process that runs the commands: it reads ``jobs(commands)`` on stdin and writes what
+    ``results`` reads (for a caller that starts it itself: under a memory cap, say)."""
+    return [str(python or sys.executable), "-c", _DRIVER]
+
+
+def jobs(commands: list[tuple]) -> str:
+    return json.dumps([[str(c[0]), [str(a) for a in c[1]],
+                        base64.b64encode(c[2]).decode() if len(c) > 2 and c[2] is not None else None,
+                        {str(k): str(v) for k, v in (c[3] if len(c) > 3 else {}).items()}]
+                       for c in commands])
+
+
+def results(commands: list[tuple], stdout: str, text: bool = True) -> list[subprocess.CompletedProcess]:
+    lines = stdout.splitlines()
+    assert len(lines) == len(commands), stdout
+    found = []
     for (_, argv, *_), (code, out, err) in zip(commands, map(json.loads, lines)):
         if not text:
             out, err = (s.encode("utf-8", "surrogateescape") for s in (out, err))
-        results.append(subprocess.CompletedProcess(["onnxop", *argv], code, out, err))
-    return results
+        found.append(subprocess.CompletedProcess(["onnxop", *argv], code, out, err))
+    return found

@@ -66,7 +66,10 @@ def engine_of(backend: str) -> str:
 
 # dawn-*: dawn-python; browser-*: Playwright and a Chromium (not started until used)
 NO_ENGINE = [b for b in BACKENDS if not installed(engine_of(b))]
-init_instance([b for b in BACKENDS if b not in NO_ENGINE and engine_of(b) != "browser"])
+# ONNXOP_TEST_BACKENDS="" (a pytest child that tests the suite's own machinery, not a GPU:
+# test_replayable_seeds) opens no WebGPU instance: about 0.4 CPU s less each
+if BACKENDS:
+    init_instance([b for b in BACKENDS if b not in NO_ENGINE and engine_of(b) != "browser"])
 
 
 def _gpu_or_skip(backend: str):
@@ -285,6 +288,20 @@ def cli(capsys, *argv):
     code = run([str(a) for a in argv])
     out, err = capsys.readouterr()
     return code, out, err
+
+
+_ONCE: dict[tuple, tuple[int, str, str]] = {}
+
+
+def cli_once(capsys, *argv):
+    """cli() for a command that reads only what ships and writes only its own temporary folder
+    (``conformance`` with no folder: about 3 CPU s): run once per process, its (exit code,
+    stdout, stderr) handed to each test that asks again -- one command on the same inputs is
+    one case, however many tests check what it printed."""
+    key = tuple(str(a) for a in argv)
+    if key not in _ONCE:
+        _ONCE[key] = cli(capsys, *argv)
+    return _ONCE[key]
 
 
 def error_of(err: str) -> str:

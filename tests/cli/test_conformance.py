@@ -6,6 +6,7 @@ tampered case fails; onnx's shipped pytorch-operator tests run too."""
 
 from __future__ import annotations
 
+import functools
 import json
 import shutil
 from pathlib import Path
@@ -15,7 +16,7 @@ import onnx
 import pytest
 from onnx import helper, numpy_helper
 
-from conftest import cli
+from conftest import cli, cli_once
 from onnxop_cli.errors import ExitCode
 from onnxop_cli.docs.nodetests import node_testcases, write_case
 from onnxop_cli.ops import SPECS, op_version
@@ -46,7 +47,9 @@ def _family(case) -> bool:
     return issubclass(SPECS[case.model.graph.node[0].op_type].versions[0], TensorOp)
 
 
+@functools.cache
 def official_names() -> list[str]:
+    """Made once per process (about a CPU second: every operator's cases are filtered); read-only."""
     return sorted(c.name for c in node_testcases() if not _family(c))
 
 
@@ -69,7 +72,8 @@ def check_rows(out: str) -> dict[str, list[str]]:
     assert lines[0].split() == ["case", "operator", "opset", "data", "sets", "result"]
     table = lines[1 : lines.index("")]  # then a summary line per operator, and the total
     rows = {line.split()[0]: line.split()[1:] for line in table}
-    rows = {name: row for name, row in rows.items() if name in official_names()}  # the family's: its own file
+    official = set(official_names())
+    rows = {name: row for name, row in rows.items() if name in official}  # the family's: its own file
     assert sorted(rows) == official_names()
     for name, (operator, opset, sets, result, *why) in rows.items():
         assert operator.split("-")[0].lower() in name.replace("_", "")
@@ -99,7 +103,7 @@ def test_conformance_passes_every_official_case(backend, official, capsys):
 
 
 def test_conformance_without_a_folder_builds_and_runs_the_official_cases(backend, capsys):
-    code, out, err = cli(capsys, "conformance", "-b", backend)
+    code, out, err = cli_once(capsys, "conformance", "-b", backend)
     assert code == ExitCode.SUCCESS, err
     check_rows(out)
 

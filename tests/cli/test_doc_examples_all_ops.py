@@ -16,7 +16,7 @@ import json
 import numpy as np
 import pytest
 
-from conftest import cli
+from conftest import cli, cli_once
 from onnxop_cli.docs.check import check_all
 from onnxop_cli.docs.expect import examples as family_examples
 from onnxop_cli.docs.nodetests import node_testcases
@@ -306,7 +306,7 @@ def test_nothing_run_is_a_failure(capsys):
 
 
 def test_conformance_with_no_folder_runs_every_family_node_test(backend, capsys):
-    code, out, err = cli(capsys, "conformance", "-b", backend)
+    code, out, err = cli_once(capsys, "conformance", "-b", backend)
     assert code == ExitCode.SUCCESS, err
     lines = out.splitlines()
     per_op = {line.split(":")[0]: line.split(": ", 1)[1] for line in lines[lines.index("") + 1 : -2]}

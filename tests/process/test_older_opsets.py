@@ -1,4 +1,4 @@
-"""Real exports at old opsets, through ``onnxop run`` in a real process (one for a test's commands: tests/commands.py).
+"""Real exports at old opsets, through ``onnxop run`` in a real process (one for the three tests' commands: tests/commands.py).
 
 onnx's own PyTorch node tests (onnx/backend/test/data/pytorch-*) are opset 6
 and 9 models: every one whose nodes onnxop runs goes through ``onnxop run
@@ -53,17 +53,14 @@ def test_the_pytorch_folders_that_use_these_operators_are_found():
     assert [(n.op_type, n.attribute[0].i) for n in glu.graph.node[:1]] == [("Split", -1)]
 
 
-def test_every_pytorch_node_test_that_onnxop_runs_runs_and_checks(backend, tmp_path):
-    """Each of RUNNABLE (one process for all: tests/commands.py), from a folder of its own that stays empty."""
+def _pytorch(tmp: Path) -> list[tuple]:
+    """Each of RUNNABLE, from a folder of its own that stays empty."""
     commands = []
     for folder in RUNNABLE:
         data = folder / "test_data_set_0"
-        (tmp_path / folder.name).mkdir()
-        commands.append((tmp_path / folder.name, ["run", folder / "model.onnx", data, "--check", data]))
-    for folder, done in zip(RUNNABLE, run_commands(commands, env=_env(backend)), strict=True):
-        assert done.returncode == 0, (folder.name, done.stderr)
-        assert done.stdout.endswith(f"equal {folder / 'test_data_set_0'}'s output_*.pb, bit for bit\n"), done.stdout
-        assert list((tmp_path / folder.name).iterdir()) == []
+        (tmp / folder.name).mkdir()
+        commands.append((tmp / folder.name, ["run", folder / "model.onnx", data, "--check", data]))
+    return commands
 
 
 def _cut(m: onnx.ModelProto, count: int, outputs: list[np.ndarray]) -> onnx.ModelProto:
@@ -76,8 +73,8 @@ def _cut(m: onnx.ModelProto, count: int, outputs: list[np.ndarray]) -> onnx.Mode
     return helper.make_model(graph, opset_imports=list(m.opset_import), ir_version=m.ir_version)
 
 
-def test_the_split_of_pytorch_s_glu_export_runs(backend, tmp_path):
-    """test_GLU and test_GLU_dim, in one process."""
+def _glu(tmp: Path) -> list[tuple]:
+    """test_GLU's and test_GLU_dim's Split, each checked against onnx.reference's outputs."""
     from onnx.reference import ReferenceEvaluator
 
     commands = []
@@ -88,32 +85,65 @@ def test_the_split_of_pytorch_s_glu_export_runs(backend, tmp_path):
         untyped = helper.make_model(helper.make_graph(list(m.graph.node[:1]), "cut", list(m.graph.input), [
             onnx.ValueInfoProto(name=o) for o in m.graph.node[0].output]), opset_imports=list(m.opset_import))
         want = ReferenceEvaluator(untyped).run(None, {m.graph.input[0].name: x})
-        here = tmp_path / name
+        here = tmp / name
         expected = here / "expected"
         expected.mkdir(parents=True)
         onnx.save(_cut(m, 1, want), here / "split.onnx")
         for k, a in enumerate(want):
             onnx.save_tensor(numpy_helper.from_array(a), str(expected / f"output_{k}.pb"))
         commands.append((here, ["run", "split.onnx", folder / "test_data_set_0", "--check", expected]))
-    for (here, argv), done in zip(commands, run_commands(commands, env=_env(backend)), strict=True):
-        assert done.returncode == 0, done.stderr
-        assert done.stdout == f"Split: 2 output(s) equal {here / 'expected'}'s output_*.pb, bit for bit\n"
+    return commands
 
 
-def test_one_hot_9_at_its_own_default_axis(backend, tmp_path):
-    from onnx.reference import ReferenceEvaluator
+INDICES = np.array([[0, 3], [-1, 7]], np.int64)
 
-    indices = np.array([[0, 3], [-1, 7]], np.int64)
+
+def _one_hot_model() -> onnx.ModelProto:
     node = helper.make_node("OneHot", ["i", "d", "v"], ["y"])  # axis left out: OneHot-9's default, -1
     graph = helper.make_graph(
         [node], "g", [helper.make_tensor_value_info("i", onnx.TensorProto.INT64, [2, 2])],
         [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [2, 2, 5])],
         [numpy_helper.from_array(np.array(5, np.int64), "d"), numpy_helper.from_array(np.array([0.5, 3.0], np.float32), "v")])
-    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 9)], ir_version=7)
-    onnx.save(m, tmp_path / "one_hot.onnx")
-    np.save(tmp_path / "i.npy", indices)
-    (done,) = run_commands([(tmp_path, ["run", "one_hot.onnx", "i.npy", "-q", "-o", "y.npy"])], env=_env(backend))
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 9)], ir_version=7)
+
+
+def _one_hot(tmp: Path) -> list[tuple]:
+    (tmp / "one_hot").mkdir()
+    onnx.save(_one_hot_model(), tmp / "one_hot" / "one_hot.onnx")
+    np.save(tmp / "one_hot" / "i.npy", INDICES)
+    return [(tmp / "one_hot", ["run", "one_hot.onnx", "i.npy", "-q", "-o", "y.npy"])]
+
+
+@pytest.fixture(scope="module")
+def ran(tmp_path_factory, backend) -> dict[str, list]:
+    """The three tests' commands in one onnxop process (tests/commands.py): each group's
+    (folder, argv, CompletedProcess)."""
+    tmp = tmp_path_factory.mktemp("older")
+    groups = {name: make(tmp) for name, make in (("pytorch", _pytorch), ("glu", _glu), ("one_hot", _one_hot))}
+    done = iter(run_commands([c for commands in groups.values() for c in commands], env=_env(backend)))
+    return {name: [(*c, next(done)) for c in commands] for name, commands in groups.items()}
+
+
+def test_every_pytorch_node_test_that_onnxop_runs_runs_and_checks(ran):
+    for (here, _, done), folder in zip(ran["pytorch"], RUNNABLE, strict=True):
+        assert done.returncode == 0, (folder.name, done.stderr)
+        assert done.stdout.endswith(f"equal {folder / 'test_data_set_0'}'s output_*.pb, bit for bit\n"), done.stdout
+        assert list(here.iterdir()) == []
+
+
+def test_the_split_of_pytorch_s_glu_export_runs(ran):
+    """test_GLU and test_GLU_dim."""
+    assert len(ran["glu"]) == 2
+    for here, _, done in ran["glu"]:
+        assert done.returncode == 0, done.stderr
+        assert done.stdout == f"Split: 2 output(s) equal {here / 'expected'}'s output_*.pb, bit for bit\n"
+
+
+def test_one_hot_9_at_its_own_default_axis(ran):
+    from onnx.reference import ReferenceEvaluator
+
+    ((here, _, done),) = ran["one_hot"]
     assert done.returncode == 0, done.stderr
-    want = ReferenceEvaluator(m).run(None, {"i": indices})[0]
-    got = np.load(tmp_path / "y.npy")
+    want = ReferenceEvaluator(_one_hot_model()).run(None, {"i": INDICES})[0]
+    got = np.load(here / "y.npy")
     assert got.shape == want.shape == (2, 2, 5) and got.tobytes() == want.tobytes()

@@ -3,7 +3,9 @@ processes, real signals, real symlinks, modes, devices and a full filesystem.
 
 Every test checks the outcome and the absence of leftovers: after any run,
 either the new output is in place (exit 0) or the old one is byte for byte as
-it was (non-zero exit), and no temporary file is left.
+it was (non-zero exit), and no temporary file is left. Where the file or the
+filesystem is tested, not the process (the .pb bytes, a full disk, modes,
+devices), a test's commands run in one process (tests/commands.py).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from commands import run_commands
 from conftest import error_of, random_array, seeded_rng
 
 # A CLI/format test, not a kernel test: the first backend is enough (conftest).
@@ -191,7 +194,9 @@ def test_signals_around_the_final_rename_never_lie(backend, small, tmp_path, req
     seen = {"done": 0, "interrupted": 0}
     rng = seeded_rng(request)
     tries = 0
-    while tries < 24 or (min(seen.values()) < 3 and tries < 60):
+    # 12 runs (each signal four times), more until each outcome was seen twice: a run is a
+    # process start (about 0.45 CPU s), and the outcomes, not the count, are what is checked
+    while tries < 12 or (min(seen.values()) < 2 and tries < 60):
         sig = SIGNALS[tries % 3]
         tries += 1
         target.write_bytes(OLD)
@@ -332,29 +337,42 @@ def test_a_symlink_loop_is_refused(backend, a, tmp_path):
 
 
 def test_devices_fifos_and_sockets_are_refused_before_any_work(backend, a, tmp_path):
+    """The three refusals in one onnxop process (tests/commands.py): the file types are tested."""
     os.symlink("/dev/null", tmp_path / "null.npy")
-    assert refused(tmp_path, "null.npy", backend) == (
+    os.mkfifo(tmp_path / "fifo.npy")  # opening it would block: it is refused from its mode
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(tmp_path / "sock.npy"))
+    try:
+        done = run_commands([(tmp_path, ["flatten", "a.npy", "-o", name, "-b", backend, "--json"])
+                             for name in ("null.npy", "fifo.npy", "sock.npy")])
+    finally:
+        server.close()
+    for result in done:
+        assert result.returncode == 2, result.stderr
+    null, fifo, sock = (error_of(result.stderr) for result in done)
+    assert null == (
         "null.npy: is a character device (the symlink leads to /dev/null), not a regular file; "
         "onnxop writes regular files only"
     )
     assert (tmp_path / "null.npy").is_symlink() and stat.S_ISCHR(os.stat("/dev/null").st_mode)
-    os.mkfifo(tmp_path / "fifo.npy")  # opening it would block: it is refused from its mode
-    assert "fifo.npy: is a FIFO, not a regular file" in refused(tmp_path, "fifo.npy", backend)
-    server = socket.socket(socket.AF_UNIX)
-    server.bind(str(tmp_path / "sock.npy"))
-    try:
-        assert "sock.npy: is a socket, not a regular file" in refused(tmp_path, "sock.npy", backend)
-    finally:
-        server.close()
+    assert "fifo.npy: is a FIFO, not a regular file" in fifo
+    assert "sock.npy: is a socket, not a regular file" in sock
+    assert temps(tmp_path) == []
 
 
 def test_modes_are_carried_without_setuid_setgid_sticky(backend, a, tmp_path):
-    for before, after in ((0o4755, 0o755), (0o2640, 0o640), (0o1604, 0o604), (0o600, 0o600)):
-        (tmp_path / "y.npy").write_bytes(OLD)
-        os.chmod(tmp_path / "y.npy", before)
-        code, _, err = onnxop(tmp_path, "flatten", "a.npy", "-o", "y.npy", "-b", backend)
-        assert code == 0, err
-        assert stat.S_IMODE(os.stat(tmp_path / "y.npy").st_mode) == after, oct(before)
+    """Four modes, a folder each, in one onnxop process (tests/commands.py)."""
+    modes = ((0o4755, 0o755), (0o2640, 0o640), (0o1604, 0o604), (0o600, 0o600))
+    for before, _ in modes:
+        folder = tmp_path / oct(before)
+        folder.mkdir()
+        (folder / "y.npy").write_bytes(OLD)
+        os.chmod(folder / "y.npy", before)
+    done = run_commands([(tmp_path / oct(before), ["flatten", a[0], "-o", "y.npy", "-b", backend])
+                         for before, _ in modes])
+    for (before, after), result in zip(modes, done):
+        assert result.returncode == 0, result.stderr
+        assert stat.S_IMODE(os.stat(tmp_path / oct(before) / "y.npy").st_mode) == after, oct(before)
 
 
 def test_a_new_file_gets_0666_minus_the_umask(backend, a, tmp_path):
@@ -421,15 +439,19 @@ def tiny_fs(tmp_path):
         subprocess.run(["umount", str(mount)], check=True)
 
 
-@pytest.mark.parametrize("suffix", [".npy", ".npz", ".pb"])
-def test_a_full_disk_is_one_line_and_leaves_the_old_output(backend, small, tiny_fs, suffix):
+def test_a_full_disk_is_one_line_and_leaves_the_old_output(backend, small, tiny_fs):
+    """Each format's writer on the full tmpfs, one after the other in one onnxop process
+    (tests/commands.py): the filesystem is what is tested, not the process."""
     x, _ = small
-    target = tiny_fs / f"y{suffix}"
-    target.write_bytes(OLD)
-    code, out, err = onnxop(tiny_fs, "flatten", x, "-o", target.name, "-b", backend)
-    assert code == 1, err
-    assert error_of(err) == f"{target.name}: cannot write: No space left on device"
-    assert target.read_bytes() == OLD and temps(tiny_fs) == []
+    suffixes = (".npy", ".npz", ".pb")
+    for suffix in suffixes:
+        (tiny_fs / f"y{suffix}").write_bytes(OLD)
+    done = run_commands([(tiny_fs, ["flatten", x, "-o", f"y{suffix}", "-b", backend]) for suffix in suffixes])
+    for suffix, result in zip(suffixes, done):
+        assert result.returncode == 1, (suffix, result.stderr)
+        assert error_of(result.stderr) == f"y{suffix}: cannot write: No space left on device"
+        assert (tiny_fs / f"y{suffix}").read_bytes() == OLD
+    assert temps(tiny_fs) == []
 
 
 # ------------------------------------------------------------------ .npz in place, .pb streamed
@@ -510,18 +532,23 @@ def test_an_npz_with_data_descriptors_is_updated_in_place(backend, tmp_path, rng
         assert got["keep"].tobytes() == keep.tobytes() and got["change"].shape == (1, 6)
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.int8, np.float64])
-def test_a_pb_output_is_onnxs_own_serialisation(backend, tmp_path, rng, dtype):
+def test_a_pb_output_is_onnxs_own_serialisation(backend, tmp_path, rng):
+    """float32, int8 and float64 written as .pb, in one onnxop process (tests/commands.py)."""
     import onnx
     from onnx import numpy_helper
 
-    x = random_array(rng, (3, 5, 7), dtype)
-    np.save(tmp_path / "t.npy", x)
-    code, _, err = onnxop(tmp_path, "flatten", "t.npy", "-o", "t.pb", "-b", backend)
-    assert code == 0, err
-    expected = numpy_helper.from_array(x.reshape(3, -1), "t").SerializeToString()
-    assert (tmp_path / "t.pb").read_bytes() == expected
-    assert onnx.load_tensor(str(tmp_path / "t.pb")).raw_data == x.tobytes()
+    inputs = {}
+    for dtype in (np.float32, np.int8, np.float64):
+        name = np.dtype(dtype).name
+        inputs[name] = random_array(rng, (3, 5, 7), dtype)
+        (tmp_path / name).mkdir()
+        np.save(tmp_path / name / "t.npy", inputs[name])
+    done = run_commands([(tmp_path / name, ["flatten", "t.npy", "-o", "t.pb", "-b", backend]) for name in inputs])
+    for (name, x), result in zip(inputs.items(), done):
+        assert result.returncode == 0, (name, result.stderr)
+        expected = numpy_helper.from_array(x.reshape(3, -1), "t").SerializeToString()
+        assert (tmp_path / name / "t.pb").read_bytes() == expected, name
+        assert onnx.load_tensor(str(tmp_path / name / "t.pb")).raw_data == x.tobytes(), name
 
 
 def test_a_signal_wrapped_by_python_is_still_an_interruption():

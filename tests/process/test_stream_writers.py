@@ -130,12 +130,25 @@ def test_format_names_the_files_written_into_a_folder(tree, tmp_path):
         assert got.dtype == want.dtype and got.tobytes() == want.tobytes(), name
 
 
+@pytest.fixture(scope="module")
+def from_stdin(tree, tmp_path_factory) -> dict:
+    """Each of ONE_INPUT reading a.npz and a.pb on stdin (a real pipe), -o an .npz each: the 12
+    commands in one process (tests/commands.py): the stream's format is under test, not the
+    process. (piped, name) -> (the command's CompletedProcess, its output file)."""
+    out = tmp_path_factory.mktemp("from_stdin")
+    cases = [(piped, name) for piped in ("a.npz", "a.pb") for name in ONE_INPUT]
+    commands = [(tree, [*shlex.split(COMMANDS[name][0].format(x="-")), "-o", out / f"{name}-{piped}.npz"],
+                 (tree / piped).read_bytes()) for piped, name in cases]
+    done = run_commands(commands, text=False, env=ENV)
+    return {(piped, name): (d, out / f"{name}-{piped}.npz") for (piped, name), d in zip(cases, done, strict=True)}
+
+
 @pytest.mark.parametrize("name", ONE_INPUT)
 @pytest.mark.parametrize("piped", ["a.npz", "a.pb"])
-def test_stdin_takes_any_format(tree, tmp_path, name, piped):
-    done = sh(f"{command(name, '-')} -o {tmp_path / 'o.npz'} < {piped}", tree)
+def test_stdin_takes_any_format(tree, from_stdin, name, piped):
+    done, written = from_stdin[piped, name]
     assert done.returncode == 0, done.stderr.decode()
-    with np.load(tmp_path / "o.npz") as z:
+    with np.load(written) as z:
         got = z[z.files[0]]
     want = np.ascontiguousarray(COMMANDS[name][1](np.load(tree / "a.npy")))
     assert got.dtype == want.dtype and got.tobytes() == want.tobytes()

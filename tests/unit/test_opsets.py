@@ -5,6 +5,8 @@ that added it; rendering follows the opset."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import onnx.defs
 import pytest
@@ -22,6 +24,7 @@ ONE_BACKEND = True
 OPSETS = range(1, LATEST_OPSET + 1)
 
 
+@functools.cache  # asked about 150,000 times by this module's tests: made once each
 def schema(op_type: str, opset: int):
     """onnx.defs' schema of ``op_type`` at ``opset``; None before the operator exists."""
     try:

@@ -10,6 +10,7 @@ type ("T") of every operator to onnx.defs the same way, with its messages.
 
 from __future__ import annotations
 
+import functools
 import importlib
 from types import SimpleNamespace
 
@@ -28,6 +29,7 @@ FAMILY = [name for name, versions in OPERATORS.items() if issubclass(versions[0]
 BOOKKEEPING = {"since_version", "type_table", "all_versions", "__module__", "__qualname__", "__doc__"}
 
 
+@functools.cache  # asked about 50,000 times by this module's tests (cases()): made once each
 def schema(op_type: str, opset: int):
     try:
         return onnx.defs.get_schema(op_type, opset)
