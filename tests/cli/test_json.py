@@ -295,7 +295,7 @@ def test_flatten_json(backend, cwd, capsys):
     }
     assert len(run_) == 1
     assert run_[0]["inputs"] == [{"name": "a", "path": "a.npy", "shape": [2, 3, 4, 5], "dtype": "float32"}]
-    assert run_[0]["outputs"] == [{"name": "b", "path": "b.npy", "shape": [6, 20], "dtype": "float32"}]
+    assert run_[0]["outputs"] == [{"name": "b", "path": "b.npy", "shape": [6, 20], "dtype": "float32", "kernel": "view"}]
     assert set(run_[0]["timings"]) >= {"device", "copy"} and min(run_[0]["timings"].values()) >= 0
     assert timings["total"] >= run_[0]["timings"]["copy"]
     assert (cwd / "b.npy").exists()
@@ -317,7 +317,8 @@ def test_print_mode_json_has_no_values_and_lists_the_axes_input(backend, cwd, ca
         {"name": "x", "path": "x.npy", "shape": [3, 4, 5], "dtype": "int8"},
         {"name": "axes", "path": None, "shape": [2], "dtype": "int64", "values": [2, -1]},
     ]
-    assert r["outputs"] == [{"name": "expanded", "path": None, "shape": [3, 4, 1, 5, 1], "dtype": "int8"}]
+    assert r["outputs"] == [{"name": "expanded", "path": None, "shape": [3, 4, 1, 5, 1], "dtype": "int8",
+                             "kernel": "view"}]
 
 
 def test_old_opset_keeps_axes_as_an_attribute(backend, cwd, capsys):

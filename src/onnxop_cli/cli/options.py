@@ -240,7 +240,6 @@ def _run_many(
     document for all of them."""
     from ..core import batch
     from ..render import json as report
-    from ..gpu import get_gpu
 
     started = time.perf_counter()
     if full and (output is not None or out.json):
@@ -263,20 +262,31 @@ def _run_many(
     for r in refused or []:
         out.refused(f"refused, not run: {r.message}")
     if out.json:
-        adapters = [r.adapter for r, _ in done if r.adapter != "host"]
-        gpu = get_gpu(backend)
         out.document(
-            report.op_document(
-                command, node, opset, [report.run_entry(r, src) for r, src in done],
-                backend=gpu.info.our_backend, adapter=adapters[-1] if adapters else gpu.name,
-                total=time.perf_counter() - started,
-            )
-            | _kernels_used(backend)
+            op_document(command, node, opset, [(r, src, None) for r, src in done], backend, started)
             | ({"status": "failed", "exit_code": int(code), "refused": [report.refused_entry(r) for r in refused]}
                if keep_going else {})
             | ({"any_type": True} if node.any_type else {})
         )
     return code
+
+
+def op_document(command: str, node, opset: int, done, backend, started: float) -> dict:
+    """The --json document of an operator command, of either kind: ``done``
+    holds (Result, input path, output paths or None for the result's own)
+    per run. ``backend`` and ``adapter`` are the device's that ran (as run's
+    are), "host" when none was opened."""
+    from ..gpu.device import opened
+    from ..render import json as report
+
+    gpu = opened(backend)
+    adapters = [r.adapter for r, _, _ in done if r.adapter != "host"]
+    return report.op_document(
+        command, node, opset, [report.run_entry(r, src, paths) for r, src, paths in done],
+        backend=gpu.info.our_backend if gpu is not None else "host",
+        adapter=adapters[-1] if adapters else gpu.name if gpu is not None else "host",
+        total=time.perf_counter() - started,
+    ) | _kernels_used(backend)
 
 
 def _tracker(out: Out):
@@ -314,9 +324,8 @@ def _show(node, ran, out: Out, *, full: bool, titled: bool) -> None:
     for tensor, result in ran.results:
         res = result.output
         shown_in = Shown(tensor.name, tensor.shape, tensor.dtype.name, tensor.to_numpy())
-        values = res.to_numpy() if result.shown is None else result.shown
-        shown_out = Shown(res.name, res.shape, res.dtype.name, values, note=result.note,
-                          summarised=result.shown is not None)
+        values, summarised = (res.to_numpy(), False) if result.shown is None else result.shown[0]
+        shown_out = Shown(res.name, res.shape, res.dtype.name, values, note=result.note, summarised=summarised)
         title = [f"# {quote(stdio_label(job.src))}"] if titled and not blocks else []
         if full:  # every value: streamed line by line, not built first
             lines = node_lines(node, [shown_in], [shown_out], full=True)

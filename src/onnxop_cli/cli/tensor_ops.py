@@ -286,30 +286,6 @@ def _print(node, job: FamilyJob, result, out, full: bool, titled: bool, first: b
         out.result(("" if first else "\n") + "\n".join([*title, *lines]))
 
 
-def document(spec: OpSpec, node, opset: int, done: list, backend, total: float) -> dict:
-    from ..render import json as report
-    from ..gpu import get_gpu
-
-    runs = []
-    adapter = "host"
-    for job, result in done:
-        if result.adapter != "host":
-            adapter = result.adapter
-        runs.append({
-            "inputs": [report.tensor_entry(t, t.source or None) for t in job.tensors if t is not None],
-            "outputs": [
-                report.tensor_entry(t, None if target is None else str(target)) | {"kernel": p.kernel}
-                for t, p, target in zip(result.outputs, result.plans, job.targets)
-            ],
-            "timings": {k: round(float(v), 6) for k, v in result.timings.items()},
-        })
-    if adapter == "host" and any(p.kernel != "none" for _, r in done for p in r.plans):
-        adapter = get_gpu(backend).name
-    doc = report.op_document(spec.command, node, opset, runs, backend=str(backend or "auto"), adapter=adapter,
-                             total=total)
-    return doc
-
-
 # ------------------------------------------------------------ commands
 
 
@@ -339,7 +315,8 @@ def add_command(spec: OpSpec) -> None:
             out.data_on_stdout = True
         done = run_jobs(spec, node, jobs, b, out, full)
         if out.json:
-            out.document(document(spec, node, opset, done, b, time.perf_counter() - started))
+            done = [(result, job.src, [None if t is None else str(t) for t in job.targets]) for job, result in done]
+            out.document(cli.op_document(spec.command, node, opset, done, b, started))
 
     register(spec, run_op, panel=FAMILY, option=_tensor_option, output=cli.PartsOutputOpt)
 

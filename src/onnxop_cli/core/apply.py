@@ -11,20 +11,21 @@ when the result reads the input front to back (a reshape of row-major
 little-endian data) the flat copy kernel moves it, otherwise the strided
 gather kernel, which also swaps big-endian bytes. String tensors, which have
 no GPU form, are gathered on the host and the result says so. What this
-module adds to the executor: one tensor in and out (``Result``), an open
-writer or an output path, a spilled printed result, stdin checked to its end.
+module adds to the executor: one tensor in and out (the executor's
+``Result``, its one-output case), an open writer or an output path, a
+spilled printed result, stdin checked to its end.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, TYPE_CHECKING
+from typing import TYPE_CHECKING
 
 from ..errors import OnnxopError, OpError  # noqa: F401 - OnnxopError: raised through this module by callers
 from ..ops import Node
-from .apply_tensors import HOST_NOTE, _filler, _host, _zero_pad_bits, check as check_plans, collected
+from .apply_tensors import HOST_NOTE, Result, _filler, _host, _zero_pad_bits, check as check_plans, collected
 from .sources import MAP_THRESHOLD, finish  # noqa: F401 - MAP_THRESHOLD: print mode's spill threshold, named here too
 from .tensor import Tensor
 
@@ -45,18 +46,6 @@ def any_type_note(node: Node, tensor: Tensor) -> str:
         name = "string" if tensor.dtype.is_string else tensor.dtype.name
         return f"--any-type: {node.op_type}-{node.op.since_version}'s type list excludes {name}"
     return ""
-
-
-@dataclass
-class Result:
-    node: Node
-    input: Tensor
-    output: Tensor  # values in memory, or data=None when streamed to a file
-    adapter: str
-    path: Path | None = None
-    timings: dict[str, float] = field(default_factory=dict)
-    note: str = ""  # said next to the result: HOST_NOTE when the GPU was not used
-    shown: Any = None  # a summarised result (core/summary.py): only the elements shown, made; output.data is None
 
 
 def check(node: Node, tensor: Tensor, where: str = "") -> tuple[int, ...]:
@@ -116,7 +105,8 @@ def apply(
         elif out_path is not None:
             with open_writer(out_path) as w:
                 w.strings(name, out.strings, tensor.text_dtype)
-        return Result(node, tensor, out, "host", out_path, timings, note=_joined(HOST_NOTE, any_type_note(node, tensor)))
+        return Result(node, [tensor], [out], [plan], "host", timings, note=_joined(HOST_NOTE, any_type_note(node, tensor)),
+                      paths=[out_path])
 
     from ..gpu import get_gpu
 
@@ -142,7 +132,7 @@ def apply(
     else:  # in memory; printed (``spill``), a large one in a mapped scratch file
         out.data = collected(lambda sink: move(_zero_pad_bits(sink, out)), out.nbytes, spill)
     timings["copy"] = time.perf_counter() - t0
-    return Result(node, tensor, out, gpu.name, out_path, timings, note=any_type_note(node, tensor))
+    return Result(node, [tensor], [out], [plan], gpu.name, timings, note=any_type_note(node, tensor), paths=[out_path])
 
 
 def _joined(*notes: str) -> str:
