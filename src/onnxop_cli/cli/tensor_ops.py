@@ -29,7 +29,7 @@ import typer
 from .help import FAMILY
 from ..errors import OnnxopError, UsageError
 from ..ops import OpSpec
-from ..render.node import quote  # names and paths from files, in a line of text
+from . import op_results
 from .tensor_inputs import attribute_value, is_file, option_name, secondary, tensor_attribute
 
 # ------------------------------------------------------------ planning
@@ -199,7 +199,7 @@ def run_jobs(spec: OpSpec, node, jobs: list[FamilyJob], backend, out, full: bool
     from ..core.summary import EDGE_ITEMS, summarised_tensor_op
     from .. import io
     from ..core import signals
-    from ..io.stdio import is_stdio, stdio_label
+    from ..io.stdio import is_stdio
 
     if len(jobs) > 1:  # what only the device can check (indices), for every job before any writes
         for job in jobs:
@@ -216,7 +216,8 @@ def run_jobs(spec: OpSpec, node, jobs: list[FamilyJob], backend, out, full: bool
                 for t, name in zip(result.outputs, _names(job)):
                     t.name = name
             done.append((job, result))
-            _print(node, job, result, out, full, titled=len(jobs) > 1, first=not done[:-1])
+            op_results.show(node, job.src, [(job.tensors, result)], out, full=full, titled=len(jobs) > 1,
+                            first=len(done) == 1)
             continue
         with ExitStack() as stack:
             writers: dict[str, Any] = {}
@@ -245,11 +246,8 @@ def run_jobs(spec: OpSpec, node, jobs: list[FamilyJob], backend, out, full: bool
 
             result = apply_tensors.apply_node(node, job.tensors, backend=backend, sinks=sinks, names=_names(job))
         done.append((job, result))
-        for k, t in enumerate(result.outputs):
-            note = f" ({result.note})" if result.note else ""
-            ins = ", ".join(f"{quote(x.name)} {tuple(x.shape)} {x.dtype}" for x in job.tensors if x is not None)
-            out.note(f"{node.op_type}: {ins} -> {quote(t.name)} {tuple(t.shape)} {t.dtype}, wrote "
-                     f"{quote(stdio_label(job.targets[k]))}{note}")
+        for t, target in zip(result.outputs, job.targets):
+            op_results.wrote(out, node, job.tensors, t, target, result.note)
     return done
 
 
@@ -263,27 +261,6 @@ def spec_output_name(node, p, target) -> str:
 
 def _names(job: FamilyJob) -> list[str]:
     return [m or p.name for m, p in zip(job.member_names, job.plans)]
-
-
-def _print(node, job: FamilyJob, result, out, full: bool, titled: bool, first: bool) -> None:
-    import itertools
-
-    from ..io.stdio import stdio_label
-    from ..render.node import Shown, node_lines
-
-    if out.json:
-        return
-    shown_in = [Shown(t.name, t.shape, t.dtype.name, t.to_numpy()) for t in job.tensors if t is not None]
-    shown = result.shown or [(None, False)] * len(result.outputs)
-    shown_out = [Shown(t.name, t.shape, t.dtype.name, t.to_numpy() if result.shown is None else values,
-                       note=result.note, summarised=summarised)
-                 for t, (values, summarised) in zip(result.outputs, shown)]
-    title = [f"# {quote(stdio_label(job.src))}"] if titled else []
-    lines = node_lines(node, shown_in, shown_out, full=full)
-    if full:  # every value: streamed line by line as it is made (a reader that leaves stops it at once)
-        out.stream(itertools.chain([""] * (not first), title, lines))
-    else:
-        out.result(("" if first else "\n") + "\n".join([*title, *lines]))
 
 
 # ------------------------------------------------------------ commands
@@ -300,6 +277,7 @@ def add_command(spec: OpSpec) -> None:
             if value:
                 raise UsageError(f"{spec.command}: {flag} is not supported for this operator")
         out = cli._out(ctx)
+        op_results.refuse_full(full, output, out)
         cli._check_stdio(inputs, None, out)  # (several inputs may make the one tensor -o - takes)
         cli.stdout_for_data(output, out)
         op, node, texts = build(spec, opset, {p.name: given[f"p_{p.name}"] for p in spec.params})
@@ -316,7 +294,7 @@ def add_command(spec: OpSpec) -> None:
         done = run_jobs(spec, node, jobs, b, out, full)
         if out.json:
             done = [(result, job.src, [None if t is None else str(t) for t in job.targets]) for job, result in done]
-            out.document(cli.op_document(spec.command, node, opset, done, b, started))
+            out.document(op_results.document(spec.command, node, opset, done, b, started))
 
     register(spec, run_op, panel=FAMILY, option=_tensor_option, output=cli.PartsOutputOpt)
 
