@@ -1,6 +1,7 @@
 """Every operator command checks, prints and reports the same way whatever
 the operator's kind (a view operator: Flatten; a tensor operator: Pad,
-Split): --full with -o or --json is one refusal, exit 2, nothing written;
+Split): --full with -o or --json is one refusal, exit 2, nothing written; a
+batch that fails mid-way says what it wrote before (the line and --json);
 the --json document follows one schema (docs/json.md): the same fields, the
 backend that ran (not "auto"), the copy kernel and the schedules, each
 output's plan kernel and each literal input's values. Real processes, one
@@ -9,6 +10,8 @@ per command: what a document says about the device is the process's own."""
 from __future__ import annotations
 
 import json
+import os
+import shlex
 import subprocess
 import sys
 
@@ -63,3 +66,22 @@ def test_full_is_refused_where_nothing_is_printed(backend, tmp_path, argv, given
     assert done.stderr == (f"onnxop: error: --full prints every value of the printed node, and with {flag} no "
                            f"node is printed; drop --full or {flag}\n")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.npy"]
+
+
+@pytest.mark.parametrize("argv", [["flatten"], ["pad", "--pads", "0,1,0,0"]], ids=["view", "tensor"])
+def test_a_full_disk_mid_batch_lists_what_was_written(backend, tmp_path, argv):
+    """ulimit -f: writing the third output fails with EFBIG, a real write error."""
+    for name, shape in (("a", (2, 3)), ("b", (3, 3)), ("big", (5000, 4))):
+        np.save(tmp_path / f"{name}.npy", np.ones(shape, np.float32))
+    (tmp_path / "out").mkdir()
+    command = shlex.join([*ONNXOP, "--backend", backend, argv[0], "a.npy", "b.npy", "big.npy", *argv[1:], "-o", "out"])
+    done = subprocess.run(["bash", "-c", f"ulimit -f 4; {command} --json"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=300)
+    doc = json.loads(done.stdout)
+    assert (done.returncode, doc["status"], doc["exit_code"]) == (1, "error", 1)
+    assert doc["written"] == ["out/a.npy", "out/b.npy"]
+    assert doc["failed"] == {"input": "big.npy", "output": "out/big.npy"}
+    assert done.stderr == f"onnxop: error: {doc['message']}\n"
+    assert doc["message"] == ("out/big.npy: cannot write: File too large (batch stopped at out/big.npy, not "
+                              "written; written before it: out/a.npy, out/b.npy)")
+    assert sorted(os.listdir(tmp_path / "out")) == ["a.npy", "b.npy"]  # no temporary file, nothing after

@@ -192,63 +192,76 @@ def _names_a_file(output: Path) -> bool:
 
 
 def run_jobs(spec: OpSpec, node, jobs: list[FamilyJob], backend, out, full: bool) -> list:
+    """The planned jobs in order, each printed or written (and said) when it
+    is done. A failure stops the batch as a view operator's does
+    (core/batch.BatchFailed): the line and --json say what was written before it."""
+    from ..core import apply_tensors, signals
+    from ..core.batch import BatchFailed, Job
+
+    if len(jobs) > 1:  # what only the device can check (indices), for every job before any writes
+        for job in jobs:
+            apply_tensors.precheck(job.plans, job.tensors, backend, where=str(job.src))
+    done: list = []
+    written: list = []
+    for job in jobs:
+        try:
+            signals.checkpoint()
+            result = _run_job(node, job, backend, full)
+            done.append((job, result))
+            if job.targets and job.targets[0] is None:
+                op_results.show(node, job.src, [(job.tensors, result)], out, full=full, titled=len(jobs) > 1,
+                                first=len(done) == 1)
+            for t, target in zip(result.outputs, job.targets):
+                if target is not None:
+                    op_results.wrote(out, node, job.tensors, t, target, result.note)
+        except (Exception, KeyboardInterrupt) as e:
+            raise BatchFailed(e, Job(job.src, job.targets[0] if job.targets else None), written, len(jobs)) from e
+        written += [t for t in dict.fromkeys(job.targets) if t is not None]
+    return done
+
+
+def _run_job(node, job: FamilyJob, backend, full: bool):
+    """One job's result: printed (no -o: a large output only summarised), or its outputs written."""
     from contextlib import contextmanager, ExitStack
 
     from ..core import apply_tensors
     from ..core.sources import MAP_THRESHOLD
     from ..core.summary import EDGE_ITEMS, summarised_tensor_op
     from .. import io
-    from ..core import signals
     from ..io.stdio import is_stdio
 
-    if len(jobs) > 1:  # what only the device can check (indices), for every job before any writes
-        for job in jobs:
-            apply_tensors.precheck(job.plans, job.tensors, backend, where=str(job.src))
-    done = []
-    for job in jobs:
-        signals.checkpoint()
-        if job.targets and job.targets[0] is None:
-            result = None if full else summarised_tensor_op(node, job.tensors, edge=EDGE_ITEMS, threshold=MAP_THRESHOLD,
-                                                         backend=backend)  # only what is shown is made
-            if result is None:
-                result = apply_tensors.apply_node(node, job.tensors, backend=backend, names=_names(job), spill=True)
-            else:
-                for t, name in zip(result.outputs, _names(job)):
-                    t.name = name
-            done.append((job, result))
-            op_results.show(node, job.src, [(job.tensors, result)], out, full=full, titled=len(jobs) > 1,
-                            first=len(done) == 1)
-            continue
-        with ExitStack() as stack:
-            writers: dict[str, Any] = {}
-            folder_made = set()
+    if job.targets and job.targets[0] is None:
+        result = None if full else summarised_tensor_op(node, job.tensors, edge=EDGE_ITEMS, threshold=MAP_THRESHOLD,
+                                                     backend=backend)  # only what is shown is made
+        if result is None:
+            return apply_tensors.apply_node(node, job.tensors, backend=backend, names=_names(job), spill=True)
+        for t, name in zip(result.outputs, _names(job)):
+            t.name = name
+        return result
+    with ExitStack() as stack:
+        writers: dict[str, Any] = {}
 
-            def writer_for(target):
-                key = str(target)
-                if key not in writers:
-                    parent = Path(target).parent
-                    if not is_stdio(target) and parent not in folder_made and not parent.exists():
-                        parent.mkdir(parents=True, exist_ok=True)
-                        folder_made.add(parent)
-                    writers[key] = stack.enter_context(io.open_writer(Path(target), fmt=job.fmt))
-                return writers[key]
+        def writer_for(target):
+            key = str(target)
+            if key not in writers:
+                parent = Path(target).parent
+                if not is_stdio(target) and not parent.exists():  # a folder of parts
+                    parent.mkdir(parents=True, exist_ok=True)
+                writers[key] = stack.enter_context(io.open_writer(Path(target), fmt=job.fmt))
+            return writers[key]
 
-            @contextmanager
-            def sinks(k, p):
-                target = job.targets[k]
-                w = writer_for(target)
-                name = job.member_names[k] or (spec_output_name(node, p, target))
-                if p.dtype.is_string:
-                    yield lambda values: w.strings(name, values, "")
-                    return
-                with w.tensor(name, p.shape, p.dtype) as sink:
-                    yield sink
+        @contextmanager
+        def sinks(k, p):
+            target = job.targets[k]
+            w = writer_for(target)
+            name = job.member_names[k] or (spec_output_name(node, p, target))
+            if p.dtype.is_string:
+                yield lambda values: w.strings(name, values, "")
+                return
+            with w.tensor(name, p.shape, p.dtype) as sink:
+                yield sink
 
-            result = apply_tensors.apply_node(node, job.tensors, backend=backend, sinks=sinks, names=_names(job))
-        done.append((job, result))
-        for t, target in zip(result.outputs, job.targets):
-            op_results.wrote(out, node, job.tensors, t, target, result.note)
-    return done
+        return apply_tensors.apply_node(node, job.tensors, backend=backend, sinks=sinks, names=_names(job))
 
 
 def spec_output_name(node, p, target) -> str:
