@@ -18,20 +18,19 @@ spilled printed result, stdin checked to its end.
 
 from __future__ import annotations
 
-import time
+from contextlib import ExitStack, contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterator
 
 from ..errors import OnnxopError, OpError  # noqa: F401 - OnnxopError: raised through this module by callers
 from ..ops import Node
-from .apply_tensors import HOST_NOTE, Result, _filler, _host, _zero_pad_bits, check as check_plans, collected
+from .apply_tensors import HOST_NOTE, Result, apply_node, check as check_plans  # noqa: F401 - HOST_NOTE: named here too
 from .sources import MAP_THRESHOLD, finish  # noqa: F401 - MAP_THRESHOLD: print mode's spill threshold, named here too
 from .tensor import Tensor
 
 if TYPE_CHECKING:
-    from ..io import Sink, Writer
-
+    from ..io import Writer
 
 
 def any_type_note(node: Node, tensor: Tensor) -> str:
@@ -79,7 +78,7 @@ def apply(
     writer: Writer | None = None,
     spill: bool = False,
 ) -> Result:
-    """Apply ``node`` to ``tensor`` on the GPU.
+    """Apply ``node`` to ``tensor`` on the GPU (the executor's ``apply_node``).
 
     The result streams into ``writer`` (an open output, see ``io.open_writer``)
     or into the file ``out_path`` (atomically); otherwise it is returned in
@@ -90,49 +89,29 @@ def apply(
     """
     from ..io import open_writer
 
-    timings: dict[str, float] = {}
-    plan = check_plans(node, [tensor])[0]  # one region: the node's view of the tensor
-    out_shape = plan.shape
     name = out_name or (out_path.stem if out_path else node.op.outputs[0])
-    out = Tensor(name, out_shape, tensor.dtype, source=str(out_path or ""), named=tensor.named,
-                 text_dtype=tensor.text_dtype)
 
-    if tensor.dtype.is_string:
-        assert tensor.strings is not None
-        out.strings = _host(plan, [tensor])
-        if writer is not None:
-            writer.strings(name, out.strings, tensor.text_dtype)
-        elif out_path is not None:
-            with open_writer(out_path) as w:
-                w.strings(name, out.strings, tensor.text_dtype)
-        return Result(node, [tensor], [out], [plan], "host", timings, note=_joined(HOST_NOTE, any_type_note(node, tensor)),
-                      paths=[out_path])
+    @contextmanager
+    def sinks(k: int, plan) -> Iterator[object]:
+        with ExitStack() as stack:
+            w = writer or stack.enter_context(open_writer(out_path))  # type: ignore[arg-type]
+            if tensor.dtype.is_string:
+                yield lambda values: w.strings(name, values, tensor.text_dtype)
+                return
+            with w.tensor(name, plan.shape, plan.dtype) as sink:
+                yield sink
+                # stdin read to its end and checked before an output is kept: a
+                # truncated stream or trailing bytes are refused as the same file is
+                finish(tensor.data)
 
-    from ..gpu import get_gpu
-
-    t0 = time.perf_counter()
-    gpu = get_gpu(backend)
-    timings["device"] = time.perf_counter() - t0
-    moved = _filler(gpu, plan, [tensor])  # refuses what the device cannot hold before any file is opened
-
-    def move(sink: Sink) -> object:
-        done = moved(sink)
-        # stdin read to its end and checked before an output is kept: a
-        # truncated stream or trailing bytes are refused as the same file is
+    written = writer is not None or out_path is not None
+    result = apply_node(node, [tensor], backend=backend, sinks=sinks if written else None, names=[name], spill=spill)
+    if not written:
         finish(tensor.data)
-        return done
-
-    t0 = time.perf_counter()
-    if writer is not None:
-        with writer.tensor(name, out_shape, tensor.dtype) as sink:
-            move(_zero_pad_bits(sink, out))
-    elif out_path is not None:
-        with open_writer(out_path) as w, w.tensor(name, out_shape, tensor.dtype) as sink:
-            move(_zero_pad_bits(sink, out))
-    else:  # in memory; printed (``spill``), a large one in a mapped scratch file
-        out.data = collected(lambda sink: move(_zero_pad_bits(sink, out)), out.nbytes, spill)
-    timings["copy"] = time.perf_counter() - t0
-    return Result(node, [tensor], [out], [plan], gpu.name, timings, note=any_type_note(node, tensor), paths=[out_path])
+    out = result.output
+    out.source, out.named, out.text_dtype = str(out_path or ""), tensor.named, tensor.text_dtype
+    result.paths, result.note = [out_path], _joined(result.note, any_type_note(node, tensor))
+    return result
 
 
 def _joined(*notes: str) -> str:

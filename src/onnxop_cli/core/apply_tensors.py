@@ -93,7 +93,8 @@ def check(node: Node, tensors: Sequence[Optional[Tensor]], where: str = "") -> l
 
 
 def needs_device(plans: Sequence[OutputPlan]) -> bool:
-    return any(p.values is None and not p.dtype.is_string and p.size for p in plans)
+    """Whether a kernel moves bytes; a view operator's region opens the device even when empty."""
+    return any(p.values is None and not p.dtype.is_string and (p.size or p.view is not None) for p in plans)
 
 
 def apply_node(
