@@ -10,9 +10,9 @@ operators' (one region, ops/base.py) and tensor operators' (ops/tensor_op.py).
 Everything that can be refused is refused by ``check`` before the GPU is
 touched and before an output is opened. String tensors have no GPU form:
 their regions are run on the host (the result says so). ``apply_node`` is
-the entry of the tensor operators' commands; core/apply.py is the one-tensor
-front end the view operators' commands use over the same ``check`` and
-``_filler``.
+the entry of every operator: core/apply.py is its one-tensor front end (a
+writer or a file as the sink), for the view operators' commands. Both
+return one ``Result``.
 """
 
 from __future__ import annotations
