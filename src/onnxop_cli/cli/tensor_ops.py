@@ -194,7 +194,9 @@ def _names_a_file(output: Path) -> bool:
 def run_jobs(spec: OpSpec, node, jobs: list[FamilyJob], backend, out, full: bool) -> list:
     """The planned jobs in order, each printed or written (and said) when it
     is done. A failure stops the batch as a view operator's does
-    (core/batch.BatchFailed): the line and --json say what was written before it."""
+    (core/batch.BatchFailed): the line and --json say what was written before
+    it -- but for a job of several files (Split's parts), which has no one
+    output to name as not written."""
     from ..core import apply_tensors, signals
     from ..core.batch import BatchFailed, Job
 
@@ -215,6 +217,8 @@ def run_jobs(spec: OpSpec, node, jobs: list[FamilyJob], backend, out, full: bool
                 if target is not None:
                     op_results.wrote(out, node, job.tensors, t, target, result.note)
         except (Exception, KeyboardInterrupt) as e:
+            if len({str(t) for t in job.targets}) > 1:  # a folder of parts: no one output to name as not written
+                raise
             raise BatchFailed(e, Job(job.src, job.targets[0] if job.targets else None), written, len(jobs)) from e
         written += [t for t in dict.fromkeys(job.targets) if t is not None]
     return done
