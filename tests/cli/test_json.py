@@ -33,8 +33,8 @@ FLOATLIKE = (int, float, str, None)  # "inf", "-inf", "nan" are strings; null wh
 
 COMMON = {"command": (str, None), "status": str, "exit_code": int}
 ERROR = COMMON | {"message": str, "written?": [str], "failed?": {"input": str, "output": (str, None)}}
-TENSOR = {"name": str, "path": (str, None), "shape": [int], "dtype": str, "values?": [int]}
-RUN = {"inputs": [TENSOR], "outputs": [TENSOR], "timings": {str: NUMBER}}
+TENSOR = {"name": str, "path": (str, None), "shape": [int], "dtype": str, "values?": [(int, float, str, bool)]}
+RUN = {"inputs": [TENSOR], "outputs": [TENSOR | {"kernel?": str}], "timings": {str: NUMBER}}  # kernel: operator commands
 KERNEL = {"name": str, "reason": str}
 SCHEDULES = {str: KERNEL}  # gpu/choose.py's questions asked, and their answers
 OP = COMMON | {
@@ -295,10 +295,23 @@ def test_flatten_json(backend, cwd, capsys):
     }
     assert len(run_) == 1
     assert run_[0]["inputs"] == [{"name": "a", "path": "a.npy", "shape": [2, 3, 4, 5], "dtype": "float32"}]
-    assert run_[0]["outputs"] == [{"name": "b", "path": "b.npy", "shape": [6, 20], "dtype": "float32"}]
+    assert run_[0]["outputs"] == [{"name": "b", "path": "b.npy", "shape": [6, 20], "dtype": "float32", "kernel": "view"}]
     assert set(run_[0]["timings"]) >= {"device", "copy"} and min(run_[0]["timings"].values()) >= 0
     assert timings["total"] >= run_[0]["timings"]["copy"]
     assert (cwd / "b.npy").exists()
+
+
+@pytest.mark.parametrize("argv", [["pad", "x.npy", "--pads", "0,1,0,0,0,0"], ["split", "x.npy", "--split", "1,2"],
+                                  ["concat", "x.npy", "x.npy", "--axis", "0"], ["shape", "x.npy"]])
+def test_tensor_operators_write_the_operator_schema(backend, cwd, capsys, argv):
+    """Their outputs say which kernel made them; their literal inputs carry values, as constant inputs do."""
+    code, out, err = cli(capsys, *argv, "--json", "-b", backend)
+    assert code == 0, err
+    doc = document(out, argv[0])
+    assert all("kernel" in o for r in doc["runs"] for o in r["outputs"])
+    assert set(doc) >= {"kernel", "schedules"}
+    if argv[0] in ("pad", "split"):
+        assert doc["runs"][0]["inputs"][1]["values"] == [int(v) for v in argv[3].split(",")]
 
 
 def test_json_given_before_the_command(backend, cwd, capsys):
@@ -317,7 +330,8 @@ def test_print_mode_json_has_no_values_and_lists_the_axes_input(backend, cwd, ca
         {"name": "x", "path": "x.npy", "shape": [3, 4, 5], "dtype": "int8"},
         {"name": "axes", "path": None, "shape": [2], "dtype": "int64", "values": [2, -1]},
     ]
-    assert r["outputs"] == [{"name": "expanded", "path": None, "shape": [3, 4, 1, 5, 1], "dtype": "int8"}]
+    assert r["outputs"] == [{"name": "expanded", "path": None, "shape": [3, 4, 1, 5, 1], "dtype": "int8",
+                             "kernel": "view"}]
 
 
 def test_old_opset_keeps_axes_as_an_attribute(backend, cwd, capsys):

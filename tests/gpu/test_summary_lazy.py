@@ -128,7 +128,8 @@ def test_a_tile_summary_is_the_whole_results(gpu, backend, rng, case, dtype, lay
     tensor = Tensor.from_numpy(a, "x")
     found = summarised_result(node, tensor, edge=EDGE_ITEMS, threshold=0, backend=backend)
     assert found is not None
-    result, values = found
+    result = found
+    ((values, _),) = result.shown
     whole = core.apply(node, tensor, backend=backend)
     assert result.output.data is None and result.output.shape == whole.output.shape
     assert format_values(values, summarised=True) == format_values(np.tile(a, attrs["repeats"]))
@@ -151,7 +152,8 @@ def test_a_string_summary_is_made_from_the_shown_strings_only(rng, case):
     tensor = Tensor.from_numpy(a, "s")
     found = summarised_result(node, tensor, edge=EDGE_ITEMS, threshold=0)
     assert found is not None
-    result, values = found
+    result = found
+    ((values, _),) = result.shown
     whole = core.apply(node, tensor)
     assert result.note == whole.note and result.adapter == "host"
     assert values.size < whole.output.size

@@ -44,7 +44,8 @@ def test_the_summary_text_is_the_whole_results(gpu, backend, rng, case, dtype):
     tensor = Tensor.from_numpy(a, "x")
     found = summarised_result(node, tensor, edge=EDGE_ITEMS, threshold=0, backend=backend)
     assert found is not None  # Tile too: its pieces are cut to the shown entries (core/shown.py)
-    result, values = found
+    result = found
+    ((values, _),) = result.shown
     expect = np.ascontiguousarray(reference(a))
     assert result.output.shape == expect.shape and result.output.data is None
     assert expect.size > 100  # summarised: the only case the caller (a result of 64 MiB or more) meets

@@ -15,7 +15,9 @@ from typing import Annotated, Optional
 import typer
 
 from ..errors import ExitCode, UsageError
+from . import op_results
 from .console import Out
+from .op_results import _kernels_used  # noqa: F401 - for --json, also imported from here
 
 
 BackendOpt = Annotated[
@@ -240,13 +242,9 @@ def _run_many(
     document for all of them."""
     from ..core import batch
     from ..render import json as report
-    from ..gpu import get_gpu
 
     started = time.perf_counter()
-    if full and (output is not None or out.json):
-        given = "-o" if output is not None else "--json"
-        raise UsageError(f"--full prints every value of the printed node, and with {given} no node is printed; "
-                         f"drop --full or {given}")
+    op_results.refuse_full(full, output, out)
     _check_stdio(inputs, output, out)
     refused: Optional[list] = [] if keep_going else None
     jobs = batch.plan(node, inputs, output, member, parents=parents, backend=backend, fmt=fmt, refused=refused)
@@ -263,15 +261,8 @@ def _run_many(
     for r in refused or []:
         out.refused(f"refused, not run: {r.message}")
     if out.json:
-        adapters = [r.adapter for r, _ in done if r.adapter != "host"]
-        gpu = get_gpu(backend)
         out.document(
-            report.op_document(
-                command, node, opset, [report.run_entry(r, src) for r, src in done],
-                backend=gpu.info.our_backend, adapter=adapters[-1] if adapters else gpu.name,
-                total=time.perf_counter() - started,
-            )
-            | _kernels_used(backend)
+            op_results.document(command, node, opset, [(r, src, None) for r, src in done], backend, started)
             | ({"status": "failed", "exit_code": int(code), "refused": [report.refused_entry(r) for r in refused]}
                if keep_going else {})
             | ({"any_type": True} if node.any_type else {})
@@ -287,55 +278,14 @@ def _tracker(out: Out):
 
 
 def _show(node, ran, out: Out, *, full: bool, titled: bool) -> None:
-    """A job the batch ran: a line per tensor written, or (no -o) each
-    tensor's node printed as the ONNX docs print examples. With several
-    inputs (``titled``) each file's blocks follow a title line, ``# FILE``,
-    as doc-examples --show titles its examples."""
-    import itertools
-
-    from ..io.stdio import stdio_label
-    from ..render.node import quote
-
-    job, first = ran.job, ran.index == 0
-    if job.target is not None:
-        for tensor, result in ran.results:
-            res = result.output
-            note = f" ({result.note})" if result.note else ""
-            out.note(
-                f"{quote(node.op_type)}: {quote(tensor.name)} {tuple(tensor.shape)} {tensor.dtype} -> "
-                f"{quote(res.name)} {tuple(res.shape)} {res.dtype}, wrote {quote(stdio_label(job.target))}{note}"
-            )
+    """A job the batch ran: a line per tensor written, or (no -o) each tensor's node printed."""
+    job = ran.job
+    if job.target is None:
+        op_results.show(node, job.src, [([t], r) for t, r in ran.results], out, full=full, titled=titled,
+                        first=ran.index == 0)
         return
-    if out.json:
-        return
-    from ..render.node import Shown, node_lines, render_node
-
-    blocks: list[str] = []
     for tensor, result in ran.results:
-        res = result.output
-        shown_in = Shown(tensor.name, tensor.shape, tensor.dtype.name, tensor.to_numpy())
-        values = res.to_numpy() if result.shown is None else result.shown
-        shown_out = Shown(res.name, res.shape, res.dtype.name, values, note=result.note,
-                          summarised=result.shown is not None)
-        title = [f"# {quote(stdio_label(job.src))}"] if titled and not blocks else []
-        if full:  # every value: streamed line by line, not built first
-            lines = node_lines(node, [shown_in], [shown_out], full=True)
-            out.stream(itertools.chain([""] * bool(blocks or not first), title, lines))
-        blocks.append("" if full else "\n".join([*title, render_node(node, [shown_in], [shown_out])]))
-    if blocks and not full:
-        out.result(("" if first else "\n") + "\n\n".join(blocks))
-
-
-def _kernels_used(backend) -> dict:
-    """For --json: ``kernel``, the flat copy kernel that ran on ``backend``'s
-    adapter in this process and why, or None if none did; ``schedules``, each
-    schedule question its kernels asked (gpu/choose.py) and its answer."""
-    from ..gpu.choose import schedules_used
-    from ..gpu.device import opened
-
-    gpu = opened(backend)
-    return {"kernel": gpu.kernel_used.document() if gpu is not None and gpu.kernel_used else None,
-            "schedules": schedules_used(gpu)}
+        op_results.wrote(out, node, [tensor], result.output, job.target, result.note)
 
 
 def _check_stdio(inputs: list[Path], output: Optional[Path], out: Out) -> None:

@@ -29,7 +29,7 @@ import typer
 from .help import FAMILY
 from ..errors import OnnxopError, UsageError
 from ..ops import OpSpec
-from ..render.node import quote  # names and paths from files, in a line of text
+from . import op_results
 from .tensor_inputs import attribute_value, is_file, option_name, secondary, tensor_attribute
 
 # ------------------------------------------------------------ planning
@@ -192,65 +192,80 @@ def _names_a_file(output: Path) -> bool:
 
 
 def run_jobs(spec: OpSpec, node, jobs: list[FamilyJob], backend, out, full: bool) -> list:
+    """The planned jobs in order, each printed or written (and said) when it
+    is done. A failure stops the batch as a view operator's does
+    (core/batch.BatchFailed): the line and --json say what was written before
+    it -- but for a job of several files (Split's parts), which has no one
+    output to name as not written."""
+    from ..core import apply_tensors, signals
+    from ..core.batch import BatchFailed, Job
+
+    if len(jobs) > 1:  # what only the device can check (indices), for every job before any writes
+        for job in jobs:
+            apply_tensors.precheck(job.plans, job.tensors, backend, where=str(job.src))
+    done: list = []
+    written: list = []
+    for job in jobs:
+        try:
+            signals.checkpoint()
+            result = _run_job(node, job, backend, full)
+            done.append((job, result))
+            if job.targets and job.targets[0] is None:
+                op_results.show(node, job.src, [(job.tensors, result)], out, full=full, titled=len(jobs) > 1,
+                                first=len(done) == 1)
+            for t, target in zip(result.outputs, job.targets):
+                if target is not None:
+                    op_results.wrote(out, node, job.tensors, t, target, result.note)
+        except (Exception, KeyboardInterrupt) as e:
+            if len({str(t) for t in job.targets}) > 1:  # a folder of parts: no one output to name as not written
+                raise
+            raise BatchFailed(e, Job(job.src, job.targets[0] if job.targets else None), written, len(jobs)) from e
+        written += [t for t in dict.fromkeys(job.targets) if t is not None]
+    return done
+
+
+def _run_job(node, job: FamilyJob, backend, full: bool):
+    """One job's result: printed (no -o: a large output only summarised), or its outputs written."""
     from contextlib import contextmanager, ExitStack
 
     from ..core import apply_tensors
     from ..core.sources import MAP_THRESHOLD
     from ..core.summary import EDGE_ITEMS, summarised_tensor_op
     from .. import io
-    from ..core import signals
-    from ..io.stdio import is_stdio, stdio_label
+    from ..io.stdio import is_stdio
 
-    if len(jobs) > 1:  # what only the device can check (indices), for every job before any writes
-        for job in jobs:
-            apply_tensors.precheck(job.plans, job.tensors, backend, where=str(job.src))
-    done = []
-    for job in jobs:
-        signals.checkpoint()
-        if job.targets and job.targets[0] is None:
-            result = None if full else summarised_tensor_op(node, job.tensors, edge=EDGE_ITEMS, threshold=MAP_THRESHOLD,
-                                                         backend=backend)  # only what is shown is made
-            if result is None:
-                result = apply_tensors.apply_node(node, job.tensors, backend=backend, names=_names(job), spill=True)
-            else:
-                for t, name in zip(result.outputs, _names(job)):
-                    t.name = name
-            done.append((job, result))
-            _print(node, job, result, out, full, titled=len(jobs) > 1, first=not done[:-1])
-            continue
-        with ExitStack() as stack:
-            writers: dict[str, Any] = {}
-            folder_made = set()
+    if job.targets and job.targets[0] is None:
+        result = None if full else summarised_tensor_op(node, job.tensors, edge=EDGE_ITEMS, threshold=MAP_THRESHOLD,
+                                                     backend=backend)  # only what is shown is made
+        if result is None:
+            return apply_tensors.apply_node(node, job.tensors, backend=backend, names=_names(job), spill=True)
+        for t, name in zip(result.outputs, _names(job)):
+            t.name = name
+        return result
+    with ExitStack() as stack:
+        writers: dict[str, Any] = {}
 
-            def writer_for(target):
-                key = str(target)
-                if key not in writers:
-                    parent = Path(target).parent
-                    if not is_stdio(target) and parent not in folder_made and not parent.exists():
-                        parent.mkdir(parents=True, exist_ok=True)
-                        folder_made.add(parent)
-                    writers[key] = stack.enter_context(io.open_writer(Path(target), fmt=job.fmt))
-                return writers[key]
+        def writer_for(target):
+            key = str(target)
+            if key not in writers:
+                parent = Path(target).parent
+                if not is_stdio(target) and not parent.exists():  # a folder of parts
+                    parent.mkdir(parents=True, exist_ok=True)
+                writers[key] = stack.enter_context(io.open_writer(Path(target), fmt=job.fmt))
+            return writers[key]
 
-            @contextmanager
-            def sinks(k, p):
-                target = job.targets[k]
-                w = writer_for(target)
-                name = job.member_names[k] or (spec_output_name(node, p, target))
-                if p.dtype.is_string:
-                    yield lambda values: w.strings(name, values, "")
-                    return
-                with w.tensor(name, p.shape, p.dtype) as sink:
-                    yield sink
+        @contextmanager
+        def sinks(k, p):
+            target = job.targets[k]
+            w = writer_for(target)
+            name = job.member_names[k] or (spec_output_name(node, p, target))
+            if p.dtype.is_string:
+                yield lambda values: w.strings(name, values, "")
+                return
+            with w.tensor(name, p.shape, p.dtype) as sink:
+                yield sink
 
-            result = apply_tensors.apply_node(node, job.tensors, backend=backend, sinks=sinks, names=_names(job))
-        done.append((job, result))
-        for k, t in enumerate(result.outputs):
-            note = f" ({result.note})" if result.note else ""
-            ins = ", ".join(f"{quote(x.name)} {tuple(x.shape)} {x.dtype}" for x in job.tensors if x is not None)
-            out.note(f"{node.op_type}: {ins} -> {quote(t.name)} {tuple(t.shape)} {t.dtype}, wrote "
-                     f"{quote(stdio_label(job.targets[k]))}{note}")
-    return done
+        return apply_tensors.apply_node(node, job.tensors, backend=backend, sinks=sinks, names=_names(job))
 
 
 def spec_output_name(node, p, target) -> str:
@@ -263,51 +278,6 @@ def spec_output_name(node, p, target) -> str:
 
 def _names(job: FamilyJob) -> list[str]:
     return [m or p.name for m, p in zip(job.member_names, job.plans)]
-
-
-def _print(node, job: FamilyJob, result, out, full: bool, titled: bool, first: bool) -> None:
-    import itertools
-
-    from ..io.stdio import stdio_label
-    from ..render.node import Shown, node_lines
-
-    if out.json:
-        return
-    shown_in = [Shown(t.name, t.shape, t.dtype.name, t.to_numpy()) for t in job.tensors if t is not None]
-    shown = result.shown or [(None, False)] * len(result.outputs)
-    shown_out = [Shown(t.name, t.shape, t.dtype.name, t.to_numpy() if result.shown is None else values,
-                       note=result.note, summarised=summarised)
-                 for t, (values, summarised) in zip(result.outputs, shown)]
-    title = [f"# {quote(stdio_label(job.src))}"] if titled else []
-    lines = node_lines(node, shown_in, shown_out, full=full)
-    if full:  # every value: streamed line by line as it is made (a reader that leaves stops it at once)
-        out.stream(itertools.chain([""] * (not first), title, lines))
-    else:
-        out.result(("" if first else "\n") + "\n".join([*title, *lines]))
-
-
-def document(spec: OpSpec, node, opset: int, done: list, backend, total: float) -> dict:
-    from ..render import json as report
-    from ..gpu import get_gpu
-
-    runs = []
-    adapter = "host"
-    for job, result in done:
-        if result.adapter != "host":
-            adapter = result.adapter
-        runs.append({
-            "inputs": [report.tensor_entry(t, t.source or None) for t in job.tensors if t is not None],
-            "outputs": [
-                report.tensor_entry(t, None if target is None else str(target)) | {"kernel": p.kernel}
-                for t, p, target in zip(result.outputs, result.plans, job.targets)
-            ],
-            "timings": {k: round(float(v), 6) for k, v in result.timings.items()},
-        })
-    if adapter == "host" and any(p.kernel != "none" for _, r in done for p in r.plans):
-        adapter = get_gpu(backend).name
-    doc = report.op_document(spec.command, node, opset, runs, backend=str(backend or "auto"), adapter=adapter,
-                             total=total)
-    return doc
 
 
 # ------------------------------------------------------------ commands
@@ -324,6 +294,7 @@ def add_command(spec: OpSpec) -> None:
             if value:
                 raise UsageError(f"{spec.command}: {flag} is not supported for this operator")
         out = cli._out(ctx)
+        op_results.refuse_full(full, output, out)
         cli._check_stdio(inputs, None, out)  # (several inputs may make the one tensor -o - takes)
         cli.stdout_for_data(output, out)
         op, node, texts = build(spec, opset, {p.name: given[f"p_{p.name}"] for p in spec.params})
@@ -339,7 +310,8 @@ def add_command(spec: OpSpec) -> None:
             out.data_on_stdout = True
         done = run_jobs(spec, node, jobs, b, out, full)
         if out.json:
-            out.document(document(spec, node, opset, done, b, time.perf_counter() - started))
+            done = [(result, job.src, [None if t is None else str(t) for t in job.targets]) for job, result in done]
+            out.document(op_results.document(spec.command, node, opset, done, b, started))
 
     register(spec, run_op, panel=FAMILY, option=_tensor_option, output=cli.PartsOutputOpt)
 

@@ -11,26 +11,26 @@ when the result reads the input front to back (a reshape of row-major
 little-endian data) the flat copy kernel moves it, otherwise the strided
 gather kernel, which also swaps big-endian bytes. String tensors, which have
 no GPU form, are gathered on the host and the result says so. What this
-module adds to the executor: one tensor in and out (``Result``), an open
-writer or an output path, a spilled printed result, stdin checked to its end.
+module adds to the executor: one tensor in and out (the executor's
+``Result``, its one-output case), an open writer or an output path, a
+spilled printed result, stdin checked to its end.
 """
 
 from __future__ import annotations
 
-import time
-from dataclasses import dataclass, field, replace
+from contextlib import ExitStack, contextmanager
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterator
 
 from ..errors import OnnxopError, OpError  # noqa: F401 - OnnxopError: raised through this module by callers
 from ..ops import Node
-from .apply_tensors import HOST_NOTE, _filler, _host, _zero_pad_bits, check as check_plans, collected
+from .apply_tensors import HOST_NOTE, Result, apply_node, check as check_plans  # noqa: F401 - HOST_NOTE: named here too
 from .sources import MAP_THRESHOLD, finish  # noqa: F401 - MAP_THRESHOLD: print mode's spill threshold, named here too
 from .tensor import Tensor
 
 if TYPE_CHECKING:
-    from ..io import Sink, Writer
-
+    from ..io import Writer
 
 
 def any_type_note(node: Node, tensor: Tensor) -> str:
@@ -45,18 +45,6 @@ def any_type_note(node: Node, tensor: Tensor) -> str:
         name = "string" if tensor.dtype.is_string else tensor.dtype.name
         return f"--any-type: {node.op_type}-{node.op.since_version}'s type list excludes {name}"
     return ""
-
-
-@dataclass
-class Result:
-    node: Node
-    input: Tensor
-    output: Tensor  # values in memory, or data=None when streamed to a file
-    adapter: str
-    path: Path | None = None
-    timings: dict[str, float] = field(default_factory=dict)
-    note: str = ""  # said next to the result: HOST_NOTE when the GPU was not used
-    shown: Any = None  # a summarised result (core/summary.py): only the elements shown, made; output.data is None
 
 
 def check(node: Node, tensor: Tensor, where: str = "") -> tuple[int, ...]:
@@ -90,7 +78,7 @@ def apply(
     writer: Writer | None = None,
     spill: bool = False,
 ) -> Result:
-    """Apply ``node`` to ``tensor`` on the GPU.
+    """Apply ``node`` to ``tensor`` on the GPU (the executor's ``apply_node``).
 
     The result streams into ``writer`` (an open output, see ``io.open_writer``)
     or into the file ``out_path`` (atomically); otherwise it is returned in
@@ -101,48 +89,29 @@ def apply(
     """
     from ..io import open_writer
 
-    timings: dict[str, float] = {}
-    plan = check_plans(node, [tensor])[0]  # one region: the node's view of the tensor
-    out_shape = plan.shape
     name = out_name or (out_path.stem if out_path else node.op.outputs[0])
-    out = Tensor(name, out_shape, tensor.dtype, source=str(out_path or ""), named=tensor.named,
-                 text_dtype=tensor.text_dtype)
 
-    if tensor.dtype.is_string:
-        assert tensor.strings is not None
-        out.strings = _host(plan, [tensor])
-        if writer is not None:
-            writer.strings(name, out.strings, tensor.text_dtype)
-        elif out_path is not None:
-            with open_writer(out_path) as w:
-                w.strings(name, out.strings, tensor.text_dtype)
-        return Result(node, tensor, out, "host", out_path, timings, note=_joined(HOST_NOTE, any_type_note(node, tensor)))
+    @contextmanager
+    def sinks(k: int, plan) -> Iterator[object]:
+        with ExitStack() as stack:
+            w = writer or stack.enter_context(open_writer(out_path))  # type: ignore[arg-type]
+            if tensor.dtype.is_string:
+                yield lambda values: w.strings(name, values, tensor.text_dtype)
+                return
+            with w.tensor(name, plan.shape, plan.dtype) as sink:
+                yield sink
+                # stdin read to its end and checked before an output is kept: a
+                # truncated stream or trailing bytes are refused as the same file is
+                finish(tensor.data)
 
-    from ..gpu import get_gpu
-
-    t0 = time.perf_counter()
-    gpu = get_gpu(backend)
-    timings["device"] = time.perf_counter() - t0
-    moved = _filler(gpu, plan, [tensor])  # refuses what the device cannot hold before any file is opened
-
-    def move(sink: Sink) -> object:
-        done = moved(sink)
-        # stdin read to its end and checked before an output is kept: a
-        # truncated stream or trailing bytes are refused as the same file is
+    written = writer is not None or out_path is not None
+    result = apply_node(node, [tensor], backend=backend, sinks=sinks if written else None, names=[name], spill=spill)
+    if not written:
         finish(tensor.data)
-        return done
-
-    t0 = time.perf_counter()
-    if writer is not None:
-        with writer.tensor(name, out_shape, tensor.dtype) as sink:
-            move(_zero_pad_bits(sink, out))
-    elif out_path is not None:
-        with open_writer(out_path) as w, w.tensor(name, out_shape, tensor.dtype) as sink:
-            move(_zero_pad_bits(sink, out))
-    else:  # in memory; printed (``spill``), a large one in a mapped scratch file
-        out.data = collected(lambda sink: move(_zero_pad_bits(sink, out)), out.nbytes, spill)
-    timings["copy"] = time.perf_counter() - t0
-    return Result(node, tensor, out, gpu.name, out_path, timings, note=any_type_note(node, tensor))
+    out = result.output
+    out.source, out.named, out.text_dtype = str(out_path or ""), tensor.named, tensor.text_dtype
+    result.paths, result.note = [out_path], _joined(result.note, any_type_note(node, tensor))
+    return result
 
 
 def _joined(*notes: str) -> str:

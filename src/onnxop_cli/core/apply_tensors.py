@@ -10,9 +10,9 @@ operators' (one region, ops/base.py) and tensor operators' (ops/tensor_op.py).
 Everything that can be refused is refused by ``check`` before the GPU is
 touched and before an output is opened. String tensors have no GPU form:
 their regions are run on the host (the result says so). ``apply_node`` is
-the entry of the tensor operators' commands; core/apply.py is the one-tensor
-front end the view operators' commands use over the same ``check`` and
-``_filler``.
+the entry of every operator: core/apply.py is its one-tensor front end (a
+writer or a file as the sink), for the view operators' commands. Both
+return one ``Result``.
 """
 
 from __future__ import annotations
@@ -38,17 +38,36 @@ METADATA_NOTE = "metadata: no kernel"
 
 
 @dataclass
-class MultiResult:
+class Result:
+    """One node run: its inputs (None: an optional one left out) and, per
+    output, its tensor (values in memory, or data=None when streamed to a
+    file), its plan and the file written. A view operator's is the case of
+    one input and one output: ``input``, ``output``, ``path``."""
+
     node: Node
     inputs: list[Optional[Tensor]]
     outputs: list[Tensor]
     plans: list[OutputPlan]
     adapter: str
     timings: dict[str, float] = field(default_factory=dict)
-    note: str = ""
+    note: str = ""  # said next to the result: HOST_NOTE when the GPU was not used
     # a printed result whose large outputs were only summarised (core/summary.py): per output
     # (values, summarised); the outputs then hold no data
     shown: Optional[list] = None
+    paths: list = field(default_factory=list)  # per output: the file written (None: in memory or stdout)
+
+    @property
+    def input(self) -> Tensor:
+        assert self.inputs[0] is not None
+        return self.inputs[0]
+
+    @property
+    def output(self) -> Tensor:
+        return self.outputs[0]
+
+    @property
+    def path(self):
+        return self.paths[0] if self.paths else None
 
 
 def args_of(node: Node, tensors: Sequence[Optional[Tensor]]) -> list[Optional[Arg]]:
@@ -74,7 +93,8 @@ def check(node: Node, tensors: Sequence[Optional[Tensor]], where: str = "") -> l
 
 
 def needs_device(plans: Sequence[OutputPlan]) -> bool:
-    return any(p.values is None and not p.dtype.is_string and p.size for p in plans)
+    """Whether a kernel moves bytes; a view operator's region opens the device even when empty."""
+    return any(p.values is None and not p.dtype.is_string and (p.size or p.view is not None) for p in plans)
 
 
 def apply_node(
@@ -85,7 +105,7 @@ def apply_node(
     sinks: Optional[Callable[[int, OutputPlan], object]] = None,
     names: Optional[Sequence[str]] = None,
     spill: bool = False,
-) -> MultiResult:
+) -> Result:
     """Run ``node`` on ``tensors`` (None for an optional input left out).
 
     ``sinks(k, plan)``, when given, returns a context manager yielding the
@@ -111,7 +131,7 @@ def apply_node(
     timings["copy"] = time.perf_counter() - t0
     adapter = gpu.name if gpu is not None else "host"
     note = HOST_NOTE if host else (METADATA_NOTE if all(p.values is not None for p in plans) else "")
-    return MultiResult(node, list(tensors), outs, plans, adapter, timings, note=note)
+    return Result(node, list(tensors), outs, plans, adapter, timings, note=note)
 
 
 def _outputs(gpu, plans, tensors, sinks, names, spill=False) -> list[Tensor]:
@@ -352,4 +372,4 @@ def _zero_pad_bits(sink: Sink, tensor: Tensor) -> Sink:
     return masked
 
 
-__all__ = ["MultiResult", "check", "apply_node", "args_of", "needs_device", "precheck", "Piece"]
+__all__ = ["Result", "check", "apply_node", "args_of", "needs_device", "precheck", "Piece"]

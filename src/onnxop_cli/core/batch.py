@@ -38,7 +38,7 @@ from . import batch_targets
 from .batch_targets import Job  # noqa: F401 - also imported from here
 
 if TYPE_CHECKING:
-    from .apply import Result
+    from .apply_tensors import Result
     from ..ops import Node
     from .tensor import Tensor
 
@@ -279,10 +279,6 @@ def _print_job(
         summarised = None if full else summarised_result(
             node, tensor, edge=EDGE_ITEMS, threshold=MAP_THRESHOLD, backend=backend
         )
-        if summarised is not None:
-            result, values = summarised
-            result = replace(result, shown=values)
-        else:
-            result = run_one(tensor, spill=True)  # printed: a large result is not kept in memory
-        ran.append((tensor, result))
+        # printed: a large result is not kept in memory
+        ran.append((tensor, summarised or run_one(tensor, spill=True)))
     return ran

@@ -104,13 +104,14 @@ def large(shape: tuple[int, ...], dtype, threshold: int) -> bool:
 
 
 def summarised_result(node: Node, tensor: Tensor, *, edge: int, threshold: int, backend: str | None = None):
-    """(Result, shown elements) for a result of ``threshold`` bytes or more
-    that is only summarised; None to make the whole result as before. The
-    Result's output has the true shape and no data (nothing else was made)."""
+    """The Result of a result of ``threshold`` bytes or more that is only
+    summarised, carrying its shown elements (``shown``); None to make the whole
+    result as before. Its output has the true shape and no data (nothing else
+    was made)."""
     import time
 
-    from .apply import HOST_NOTE, Result, _joined, any_type_note
-    from .apply_tensors import check
+    from .apply import _joined, any_type_note
+    from .apply_tensors import HOST_NOTE, Result, check
 
     (plan,) = check(node, [tensor])  # one region: the node's view of the tensor
     out_shape = plan.shape
@@ -123,15 +124,16 @@ def summarised_result(node: Node, tensor: Tensor, *, edge: int, threshold: int, 
         return None
     note = any_type_note(node, tensor)
     if tensor.dtype.is_string:
-        return Result(node, tensor, out, "host", None, {}, note=_joined(HOST_NOTE, note)), values
-    from ..gpu import get_gpu
+        adapter, timings, note = "host", {}, _joined(HOST_NOTE, note)
+    else:
+        from ..gpu import get_gpu
 
-    return Result(node, tensor, out, get_gpu(backend).name, None, {"copy": time.perf_counter() - t0},
-                  note=note), values
+        adapter, timings = get_gpu(backend).name, {"copy": time.perf_counter() - t0}
+    return Result(node, [tensor], [out], [plan], adapter, timings, note=note, shown=[(values, True)], paths=[None])
 
 
 def summarised_tensor_op(node: Node, tensors, *, edge: int, threshold: int, backend: str | None = None):
-    """A tensor-op node's result (core/apply_tensors.py MultiResult) whose large
+    """A tensor-op node's result (core/apply_tensors.py Result) whose large
     outputs are only summarised: each made as its shown elements alone
     (core/shown_values.py: whatever kernel makes it), the result carrying
     ``shown`` (values, summarised) per output; None when no output is large
@@ -140,7 +142,7 @@ def summarised_tensor_op(node: Node, tensors, *, edge: int, threshold: int, back
 
     import numpy as np
 
-    from .apply_tensors import HOST_NOTE, METADATA_NOTE, MultiResult, check, needs_device
+    from .apply_tensors import HOST_NOTE, METADATA_NOTE, Result, check, needs_device
     from .shown_values import plan_shown
 
     plans = check(node, tensors)
@@ -165,6 +167,5 @@ def summarised_tensor_op(node: Node, tensors, *, edge: int, threshold: int, back
     adapter = "host" if gpu is None else gpu.name
     note = HOST_NOTE if any(p.dtype.is_string or p.kernel == "host" for p in plans) else (
         METADATA_NOTE if all(p.values is not None for p in plans) else "")
-    result = MultiResult(node, list(tensors), outs, plans, adapter, {"copy": time.perf_counter() - t0}, note=note)
-    result.shown = shown
-    return result
+    return Result(node, list(tensors), outs, plans, adapter, {"copy": time.perf_counter() - t0}, note=note,
+                  shown=shown)

@@ -68,6 +68,8 @@ class OpVersion:
     attribute_names: ClassVar[tuple[str, ...]] = ()  # the attributes this version has
     optional: ClassVar[tuple[str, ...]] = ()  # attributes and inputs that may be left out
     negative_axes: ClassVar[bool] = True
+    variadic: ClassVar[str] = ""  # the input that takes any number of tensors (Concat's)
+    variadic_output: ClassVar[bool] = False  # any number of outputs (Split's)
     all_versions: ClassVar[tuple[type["OpVersion"], ...]] = ()  # every version of the operator (ops/__init__ sets it)
     type_table: ClassVar[dict[int, tuple[str, ...]]] = {}  # the operator's: opset -> ONNX type names it added (versions())
 

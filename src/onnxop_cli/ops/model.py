@@ -225,16 +225,13 @@ def load_graph(model, folder: Path) -> Graph:
 
 
 def _check_node(gn: GraphNode) -> None:
-    from .tensor_nodes import is_tensor_op
-
+    """A node's attributes strictly, the input and output counts its schema
+    allows (a variadic input or output any number), its required inputs
+    given; a Constant's one value attribute."""
     p, op = gn.proto, gn.op
-    outs = [o for o in p.output if o]
-    if op is not None and is_tensor_op(op):
-        _check_tensor_node(gn, op)
-        return
-    if len(p.output) != 1 or not outs:
-        raise InputError(f"{gn.label} has {len(p.output)} outputs ({', '.join(map(repr, p.output))}); it makes one")
-    if op is None:  # Constant: exactly one value attribute
+    if op is None:  # Constant: exactly one value attribute, one output
+        if len(p.output) != 1 or not p.output[0]:
+            raise InputError(f"{gn.label} has {len(p.output)} outputs ({', '.join(map(repr, p.output))}); it makes one")
         seen = [a.name for a in p.attribute]
         if len(seen) != len(set(seen)):
             raise OpError(f"{gn.label}: an attribute is given twice ({', '.join(seen)})")
@@ -247,20 +244,6 @@ def _check_node(gn: GraphNode) -> None:
             raise InputError(f"{gn.label} takes no inputs, the node has {len(p.input)}")
         return
     read_attributes(p, op, gn.label)
-    if len(p.input) > len(op.inputs):
-        raise OpError(f"{gn.label} takes at most {len(op.inputs)} inputs, the node has {len(p.input)}")
-    for i, schema_name in enumerate(op.inputs):
-        given = i < len(p.input) and p.input[i]
-        if not given and (i == 0 or schema_name not in op.optional):
-            raise OpError(f"{gn.label} is missing its required input {schema_name!r}")
-
-
-def _check_tensor_node(gn: GraphNode, op) -> None:
-    """A node of several tensor inputs or outputs: attributes strictly, the
-    input and output counts its schema allows (a variadic input or output
-    any number), its required inputs given."""
-    p = gn.proto
-    read_attributes(p, op, gn.label)
     if not op.variadic and len(p.input) > len(op.inputs):
         raise OpError(f"{gn.label} takes at most {len(op.inputs)} inputs, the node has {len(p.input)}")
     if op.variadic:
@@ -269,7 +252,7 @@ def _check_tensor_node(gn: GraphNode, op) -> None:
     else:
         for i, schema_name in enumerate(op.inputs):
             given = i < len(p.input) and p.input[i]
-            if not given and schema_name not in op.optional:
+            if not given and (i == 0 or schema_name not in op.optional):
                 raise OpError(f"{gn.label} is missing its required input {schema_name!r}")
     if not any(p.output):
         raise InputError(f"{gn.label} has no outputs")

@@ -47,8 +47,6 @@ if TYPE_CHECKING:
 class TensorOp(OpVersion):
     """A version of an operator whose inputs are tensors (see the module docs)."""
 
-    variadic: ClassVar[str] = ""  # the input that takes any number of tensors
-    variadic_output: ClassVar[bool] = False
     input_types: ClassVar[dict[str, str]] = {}  # input name -> constraint name ("T" by default)
     constraints: ClassVar[dict[str, tuple[str, ...]]] = {}  # constraint name -> ONNX type names
     data_input: ClassVar[int] = 0  # the input whose type is "T" for messages and literal lists

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
 if TYPE_CHECKING:
-    from ..core.apply import Result
+    from ..core.apply_tensors import Result
     from ..ops import Node
     from ..core.tensor import Tensor
 
@@ -102,13 +102,26 @@ def _constant_inputs(node: Node) -> list[Doc]:
     ]
 
 
-def run_entry(result: Result, input_path: str | Path | None, timings: dict[str, float] | None = None) -> Doc:
-    """One node execution: its inputs (files, then constant inputs), outputs, timings."""
+def run_entry(result: Result, input_path: str | Path | None, paths: Sequence[str | Path | None] | None = None) -> Doc:
+    """One node run, of either kind of operator: its inputs (the file's
+    tensor, the other tensor inputs, the constant inputs: one that no file
+    holds with its ``values``), its outputs (each with its ``path``, written
+    or None, and the ``kernel`` of its plan) and its timings."""
+    first, *others = [t for t in result.inputs if t is not None]
     return {
-        "inputs": [tensor_entry(result.input, input_path), *_constant_inputs(result.node)],
-        "outputs": [tensor_entry(result.output, result.path)],
-        "timings": {k: round(float(v), 6) for k, v in (timings or result.timings).items()},
+        "inputs": [tensor_entry(first, input_path), *map(_input_entry, others), *_constant_inputs(result.node)],
+        "outputs": [tensor_entry(t, path) | {"kernel": plan.kernel}
+                    for t, path, plan in zip(result.outputs, result.paths if paths is None else paths, result.plans)],
+        "timings": {k: round(float(v), 6) for k, v in result.timings.items()},
     }
+
+
+def _input_entry(tensor: Tensor) -> Doc:
+    """A tensor input after the first: its file, or (a literal list, ``--pads 0,1``) its values."""
+    entry = tensor_entry(tensor, tensor.source or None)
+    if tensor.source or tensor.dtype.is_string or tensor.dtype.numpy.kind not in "biuf":
+        return entry
+    return entry | {"values": tensor.to_numpy().reshape(-1).tolist()}
 
 
 def op_document(

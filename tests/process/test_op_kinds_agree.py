@@ -1,0 +1,87 @@
+"""Every operator command checks, prints and reports the same way whatever
+the operator's kind (a view operator: Flatten; a tensor operator: Pad,
+Split): --full with -o or --json is one refusal, exit 2, nothing written; a
+batch that fails mid-way says what it wrote before (the line and --json);
+the --json document follows one schema (docs/json.md): the same fields, the
+backend that ran (not "auto"), the copy kernel and the schedules, each
+output's plan kernel and each literal input's values. Real processes, one
+per command: what a document says about the device is the process's own."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+ONNXOP = [sys.executable, "-m", "onnxop_cli"]
+
+
+def _onnxop(backend: str, cwd, *argv: str) -> subprocess.CompletedProcess:
+    return subprocess.run([*ONNXOP, "--backend", backend, *argv], cwd=cwd, capture_output=True, text=True,
+                          timeout=300)
+
+
+def _document(backend: str, cwd, *argv: str) -> dict:
+    done = _onnxop(backend, cwd, *argv, "--json")
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def _fields(doc: dict) -> dict:
+    run = doc["runs"][0]
+    return {"top": sorted(doc), "run": sorted(run), "input": sorted(run["inputs"][0]),
+            "output": sorted(run["outputs"][0])}
+
+
+def test_view_and_tensor_operators_write_one_schema(backend, tmp_path):
+    np.save(tmp_path / "a.npy", np.arange(24, dtype=np.float32).reshape(2, 3, 4))
+    view = _document(backend, tmp_path, "flatten", "a.npy", "--axis", "1", "-o", "f.npy")
+    tensor = _document(backend, tmp_path, "pad", "a.npy", "--pads", "0,0,1,0,0,0", "-o", "p.npy")
+    assert _fields(view) == _fields(tensor)
+    assert view["backend"] == tensor["backend"] == backend
+    assert view["adapter"] == tensor["adapter"]
+    assert view["kernel"] is not None and view["schedules"] == {}
+    assert [o["kernel"] for o in view["runs"][0]["outputs"]] == ["view"]
+    assert [o["kernel"] for o in tensor["runs"][0]["outputs"]] == ["pieces"]
+    assert [o["path"] for d in (view, tensor) for o in d["runs"][0]["outputs"]] == ["f.npy", "p.npy"]
+    assert tensor["runs"][0]["inputs"][1] == {"name": "pads", "path": None, "shape": [6], "dtype": "int64",
+                                              "values": [0, 0, 1, 0, 0, 0]}
+
+
+@pytest.mark.parametrize("argv", [["flatten", "a.npy"], ["pad", "a.npy", "--pads", "0,0,1,0,0,0"],
+                                  ["split", "a.npy", "--split", "1,1"]], ids=["view", "tensor", "several-outputs"])
+@pytest.mark.parametrize("given", [["-o", "y"], ["--json"]], ids=["output", "json"])
+def test_full_is_refused_where_nothing_is_printed(backend, tmp_path, argv, given):
+    np.save(tmp_path / "a.npy", np.arange(24, dtype=np.float32).reshape(2, 3, 4))
+    if given[0] == "-o":
+        given = ["-o", "y/" if argv[0] == "split" else "y.npy"]
+    done = _onnxop(backend, tmp_path, *argv, *given, "--full")
+    flag = given[0]
+    assert (done.returncode, done.stdout if flag == "-o" else "") == (2, "")
+    assert done.stderr == (f"onnxop: error: --full prints every value of the printed node, and with {flag} no "
+                           f"node is printed; drop --full or {flag}\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.npy"]
+
+
+@pytest.mark.parametrize("argv", [["flatten"], ["pad", "--pads", "0,1,0,0"]], ids=["view", "tensor"])
+def test_a_full_disk_mid_batch_lists_what_was_written(backend, tmp_path, argv):
+    """ulimit -f: writing the third output fails with EFBIG, a real write error."""
+    for name, shape in (("a", (2, 3)), ("b", (3, 3)), ("big", (5000, 4))):
+        np.save(tmp_path / f"{name}.npy", np.ones(shape, np.float32))
+    (tmp_path / "out").mkdir()
+    command = shlex.join([*ONNXOP, "--backend", backend, argv[0], "a.npy", "b.npy", "big.npy", *argv[1:], "-o", "out"])
+    done = subprocess.run(["bash", "-c", f"ulimit -f 4; {command} --json"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=300)
+    doc = json.loads(done.stdout)
+    assert (done.returncode, doc["status"], doc["exit_code"]) == (1, "error", 1)
+    assert doc["written"] == ["out/a.npy", "out/b.npy"]
+    assert doc["failed"] == {"input": "big.npy", "output": "out/big.npy"}
+    assert done.stderr == f"onnxop: error: {doc['message']}\n"
+    assert doc["message"] == ("out/big.npy: cannot write: File too large (batch stopped at out/big.npy, not "
+                              "written; written before it: out/a.npy, out/b.npy)")
+    assert sorted(os.listdir(tmp_path / "out")) == ["a.npy", "b.npy"]  # no temporary file, nothing after
