@@ -162,7 +162,7 @@ LINE_SHAPES = [(0, (6, 300), (9, 300)), (1, (300, 5), (300, 8)), (1, (4, 7, 70),
 @pytest.mark.parametrize("dtype", LINE_TYPES)
 def test_lines_in_index_order(gpu, rng, spied, dtype):
     """Every reduction (float64 add and mul are refused by the op: WGSL has
-    no f64) on two of the shapes in turn, each also on the rounds; the
+    no f64) on two of the shapes in turn, the first also on the rounds; the
     checked indices read directly where the updates match the data."""
     tally = Tally()
     reductions = [r for r in ("add", "mul", "max", "min") if not (dtype == "<f8" and r in ("add", "mul"))]
@@ -178,7 +178,8 @@ def test_lines_in_index_order(gpu, rng, spied, dtype):
             assert scatter_elements(gpu, x, i, u, axis, reduction) == want, label
             if k == 0 and shift == 0:
                 assert scatter_elements(gpu, x, i, u, axis, reduction) == want, f"run to run: {label}"
-            assert scatter_elements(gpu, x, i, u, axis, reduction, slice_copy=False) == want, f"rounds: {label}"
+            if shift == 0:
+                assert scatter_elements(gpu, x, i, u, axis, reduction, slice_copy=False) == want, f"rounds: {label}"
             tally.add(label, f"lines {shape[axis] if direct else 0}", "lines {}".format(*spied[0][1:]))
     tally.check()
 
