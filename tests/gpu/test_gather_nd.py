@@ -31,10 +31,9 @@ from properties import Tally, kernel_ran, little, native, reference
 
 POISON = 0xA5
 WIDTHS = ["bool", "u1", "<i2", "<f2", "<f4", "<i4", "<f8", "<i8", "<c16", ">f4"]
-SLICES = [(), (1,), (3,), (4,), (2, 8), (17,), (5, 7)]  # one element to more than 16 words
+SLICES = [(), (1,), (3,), (4,), (3, 4), (2, 8), (17,), (5, 7), (17, 4), (5, 16)]  # one element to over 16 words
 # forced variants: gather_indexed's keywords, or nd_rows.ENABLED off ("words")
 SMALL = 1024
-BIG = (7, 12)  # structures() cases of 2000 tuples: pairs (one word) and words (17 elements)
 VARIANTS = {"chosen": {}, "lookups": {"slice_copy": False}, "words": {}, "bindings": {"binding_bytes": SMALL},
             "windows": {"window_bytes": SMALL}, "grid": {"max_groups_per_dim": 2}}
 
@@ -80,40 +79,55 @@ def meant(variant: str, x: np.ndarray, lead: tuple, b: int, m: int, fortran: boo
     return "nd pairs" if pairs else "slices"
 
 
+def dims(rng, low: int, high: int, n: int) -> tuple:
+    return tuple(int(d) for d in rng.integers(low, high, n))
+
+
 def structures(rng, dtype: str):
-    """(data, indices, batch_dims, tuple length, column-major) for one width:
-    every slice shape with each batch_dims and tuple length, then (float32)
-    data ranks 1 to 8 with every tuple length."""
-    for k in range(2 * len(SLICES)):
-        b, m = k % 3, 1 + k % 2 + (k == 5)
-        fortran = k % 4 == 1 and dtype[0] != ">"
-        low = 2 if fortran else 1  # a column-major slice is then never contiguous
-        shape = tuple(int(d) for d in rng.integers(low, 6, b + m)) + SLICES[k % len(SLICES)]
-        lead = shape[:b] + ((2000,) if k in BIG else tuple(int(d) for d in rng.integers(1, 46, k % 3)))
-        i = tuples(rng, shape[b:b + m], lead, ">i8" if k % 5 == 2 else "<i8")
-        yield random_array(rng, shape, dtype), i, b, m, fortran
+    """(data, indices, batch_dims, column-major, variants) for one width:
+    every slice shape with tuples of one (also on the lookups) and of two
+    (also on the words where pairs would run), batch_dims 0-2 in turn, each
+    also with big-endian tuples on the kernel chosen; column-major
+    data; tuples of three; hundreds and thousands of tuples over data larger
+    than the small windows, on every variant; then (float32) one tuple alone and data ranks 1 to 8 with
+    every tuple length."""
+    for k, (m, tail) in enumerate((m, t) for m in (1, 2) for t in SLICES):
+        b = k % 3
+        shape = dims(rng, 1, 6, b + m) + tail
+        i = tuples(rng, shape[b:b + m], shape[:b] + dims(rng, 2, 46, 1))
+        x = random_array(rng, shape, dtype)
+        yield x, i, b, False, ("chosen", "lookups" if m == 1 else "words")
+        yield x, i.astype(">i8"), b, False, ("chosen",)  # big-endian tuples
+    if dtype[0] != ">":
+        for m in (1, 2):  # a column-major slice is one element (its axes are never contiguous)
+            shape = dims(rng, 2, 7, 1) + (5, 4)
+            yield random_array(rng, shape, dtype), tuples(rng, shape[:m], (9,)), 0, True, ("chosen",)
+    shape = dims(rng, 1, 6, 3)
+    yield random_array(rng, shape, dtype), tuples(rng, shape, (7,)), 0, False, ("chosen",)
+    for b, tail, n, variants in ((0, (), 700, VARIANTS), (1, (), 2000, ("chosen", "grid")), (0, (3,), 2000, VARIANTS),
+                                 (0, (17,), 2000, VARIANTS)):
+        shape = dims(rng, 16, 40, b + 2) + tail
+        yield random_array(rng, shape, dtype), tuples(rng, shape[b:b + 2], shape[:b] + (n,)), b, False, tuple(variants)
     if dtype == "<f4":
+        x = random_array(rng, (6, 8), dtype)
+        yield x, tuples(rng, x.shape, ()), 0, False, ("chosen",)  # one tuple alone
         for rank in range(1, 9):
             shape = (2, 3, 1, 2, 3, 2, 1, 3)[:rank]
             for m in range(1, rank + 1):
-                yield random_array(rng, shape, dtype), tuples(rng, shape[:m], (5, 1)), 0, m, False
+                yield random_array(rng, shape, dtype), tuples(rng, shape[:m], (5, 1)), 0, False, ("chosen",)
 
 
 @pytest.mark.parametrize("dtype", WIDTHS)
 def test_gather_nd_matches_the_reference(gpu, rng, dtype):
-    """Each structure on the chosen kernel, every other one also on another variant (in turn);
-    thousands of tuples (across invocations and a 2-D grid) on three; the
-    ranks (float32) on the chosen one."""
+    """Each structure on the chosen kernel and the variants structures() names."""
     tally = Tally()
-    others = [v for v in VARIANTS if v != "chosen"]
-    for k, (x, i, b, m, fortran) in enumerate(structures(rng, dtype)):
+    for k, (x, i, b, fortran, variants) in enumerate(structures(rng, dtype)):
         want = little(reference("GatherND", native(x), native(i), batch_dims=b))
-        pick = (others[k % len(others)],) * (k % 2 and k < 2 * len(SLICES)) + (("grid", "lookups") if k in BIG else ())
-        for variant in dict.fromkeys(("chosen",) + pick):
+        for variant in variants:
             label = f"case {k}: data {x.shape} {x.dtype.str}{' F' if fortran else ''}, indices {i.shape} " \
                     f"{i.dtype.str}, batch_dims {b}, {variant}"
             assert gather_nd(gpu, x, i, b, variant, fortran) == want, label
-            tally.add(label, meant(variant, x, i.shape[:-1], b, m, fortran), kernel_ran(gpu))
+            tally.add(label, meant(variant, x, i.shape[:-1], b, i.shape[-1], fortran), kernel_ran(gpu))
     item = np.dtype(dtype).itemsize
     tally.check("lookups", *(() if dtype[0] == ">" else ("slabs",) + ("slices",) * (item < 16) + ("nd pairs",) * (item <= 8)))
 
@@ -122,28 +136,30 @@ BAD = [2**32 + 1, 2**32, -(2**32) + 1, 2**63 - 1, -(2**63), "d", "-d-1"]  # "d" 
 
 
 def test_bad_indices_named_nothing_written(gpu, rng):
-    """Every bad value on every kernel (words, pairs, lookups), both byte
+    """Every bad value on every kernel (words, vec4s, pairs, lookups), both byte
     orders, runs along one row and across rows: a second bad index later
     never the one named."""
     tally = Tally()
-    kernels = {"slices": ((6, 5, 3), "<f4"), "nd pairs": ((6, 8), "<f4"), "lookups": ((6, 5, 3), "u1")}
+    kernels = {"slices": ((6, 5, 3), "<f4"), "nd pairs": ((6, 8), "<f4"), "lookups": ((6, 5, 3), "u1"),
+               "slabs": ((6, 5, 4), "<f4")}
     for k, (bad, kernel) in enumerate((bad, kernel) for bad in BAD for kernel in kernels):
         shape, dtype = kernels[kernel]
         x = random_array(rng, shape, dtype)
-        i = tuples(rng, shape[:2], (4, 40) if k % 2 else (40, 4))
-        which = k // 3 % 2
+        j = k // len(kernels)  # the bad value's number
+        big, which = j % 2 == 1, (j + k) % 2
+        i = tuples(rng, shape[:2], (4, 40) if (j // 2 + k) % 2 else (40, 4))  # runs along a row, across rows
         d, other = shape[which], shape[1 - which]
         value = {"d": d, "-d-1": -d - 1}.get(bad, bad)
         flat = i.reshape(-1, 2)
         flat[150, 1 - which] = other  # later: never the one named
         flat[61, which] = value
-        if k % 2:
+        if big:
             i = i.astype(">i8")
         table, check = indexing.gather_nd("GND", x.shape, i.shape, 0)
         got: list = []
         with pytest.raises(ix.BadIndex) as e:
             ix.gather_indexed(gpu, ix.Data(MemoryBytes(x), x.shape, x.dtype.itemsize * 8),
-                              ix.Index(MemoryBytes(np.ascontiguousarray(i)), i.shape, True, k % 2 == 1),
+                              ix.Index(MemoryBytes(np.ascontiguousarray(i)), i.shape, True, big),
                               check, table, got.append)
         where = (*map(int, np.unravel_index(61, i.shape[:-1])), which)
         label = f"case {k}: {kernel} indices{list(where)} = {value}"
