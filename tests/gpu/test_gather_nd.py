@@ -86,8 +86,9 @@ def dims(rng, low: int, high: int, n: int) -> tuple:
 def structures(rng, dtype: str):
     """(data, indices, batch_dims, column-major, variants) for one width:
     every slice shape with tuples of one (also on the lookups) and of two
-    (also on the words where pairs would run), batch_dims 0-2 in turn, each
-    also with big-endian tuples on the kernel chosen; column-major
+    (also on the words where pairs would run), batch_dims 0-2 in turn, with
+    big-endian tuples on the kernel chosen (pairs of them; all for
+    float32); column-major
     data; tuples of three; hundreds and thousands of tuples over data larger
     than the small windows, on every variant; then (float32) one tuple alone and data ranks 1 to 8 with
     every tuple length."""
@@ -97,7 +98,8 @@ def structures(rng, dtype: str):
         i = tuples(rng, shape[b:b + m], shape[:b] + dims(rng, 2, 46, 1))
         x = random_array(rng, shape, dtype)
         yield x, i, b, False, ("chosen", "lookups" if m == 1 else "words")
-        yield x, i.astype(">i8"), b, False, ("chosen",)  # big-endian tuples
+        if m == 2 or dtype[1:] == "f4":  # big-endian tuples (the pairs kernel swaps its own)
+            yield x, i.astype(">i8"), b, False, ("chosen",)
     if dtype[0] != ">":
         for m in (1, 2):  # a column-major slice is one element (its axes are never contiguous)
             shape = dims(rng, 2, 7, 1) + (5, 4)
@@ -119,11 +121,15 @@ def structures(rng, dtype: str):
 
 @pytest.mark.parametrize("dtype", WIDTHS)
 def test_gather_nd_matches_the_reference(gpu, rng, dtype):
-    """Each structure on the chosen kernel and the variants structures() names."""
+    """Each structure on the chosen kernel and the variants structures() names
+    (the lookups and the words only where they change the kernel)."""
     tally = Tally()
     for k, (x, i, b, fortran, variants) in enumerate(structures(rng, dtype)):
         want = little(reference("GatherND", native(x), native(i), batch_dims=b))
+        first = meant("chosen", x, i.shape[:-1], b, i.shape[-1], fortran)
         for variant in variants:
+            if variant in ("lookups", "words") and meant(variant, x, i.shape[:-1], b, i.shape[-1], fortran) == first:
+                continue  # forced onto the kernel chosen anyway
             label = f"case {k}: data {x.shape} {x.dtype.str}{' F' if fortran else ''}, indices {i.shape} " \
                     f"{i.dtype.str}, batch_dims {b}, {variant}"
             assert gather_nd(gpu, x, i, b, variant, fortran) == want, label
