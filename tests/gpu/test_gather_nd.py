@@ -87,11 +87,10 @@ def structures(rng, dtype: str):
     """(data, indices, batch_dims, column-major, variants) for one width:
     every slice shape with tuples of one (also on the lookups) and of two
     (also on the words where pairs would run), batch_dims 0-2 in turn, with
-    big-endian tuples on the kernel chosen (pairs of them; all for
-    float32); column-major
-    data; tuples of three; hundreds and thousands of tuples over data larger
-    than the small windows, on every variant; then (float32) one tuple alone and data ranks 1 to 8 with
-    every tuple length."""
+    big-endian tuples on the kernel chosen (for tuples of two; all for
+    float32); column-major data; tuples of three; hundreds and thousands of
+    tuples over data larger than the small windows, on every variant; then
+    (float32) one tuple alone and data ranks 1 to 8 with every tuple length."""
     for k, (m, tail) in enumerate((m, t) for m in (1, 2) for t in SLICES):
         b = k % 3
         shape = dims(rng, 1, 6, b + m) + tail
@@ -128,14 +127,16 @@ def test_gather_nd_matches_the_reference(gpu, rng, dtype):
         want = little(reference("GatherND", native(x), native(i), batch_dims=b))
         first = meant("chosen", x, i.shape[:-1], b, i.shape[-1], fortran)
         for variant in variants:
-            if variant in ("lookups", "words") and meant(variant, x, i.shape[:-1], b, i.shape[-1], fortran) == first:
+            kernel = meant(variant, x, i.shape[:-1], b, i.shape[-1], fortran)
+            if variant in ("lookups", "words") and kernel == first:
                 continue  # forced onto the kernel chosen anyway
             label = f"case {k}: data {x.shape} {x.dtype.str}{' F' if fortran else ''}, indices {i.shape} " \
                     f"{i.dtype.str}, batch_dims {b}, {variant}"
             assert gather_nd(gpu, x, i, b, variant, fortran) == want, label
-            tally.add(label, meant(variant, x, i.shape[:-1], b, i.shape[-1], fortran), kernel_ran(gpu))
+            tally.add(label, kernel, kernel_ran(gpu))
     item = np.dtype(dtype).itemsize
-    tally.check("lookups", *(() if dtype[0] == ">" else ("slabs",) + ("slices",) * (item < 16) + ("nd pairs",) * (item <= 8)))
+    kernels = ("slabs",) + ("slices",) * (item < 16) + ("nd pairs",) * (item <= 8)  # those its slices can take
+    tally.check("lookups", *(() if dtype[0] == ">" else kernels))
 
 
 BAD = [2**32 + 1, 2**32, -(2**32) + 1, 2**63 - 1, -(2**63), "d", "-d-1"]  # "d" on the second entry: in range for the first axis
