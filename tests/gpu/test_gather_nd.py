@@ -139,7 +139,8 @@ def test_gather_nd_matches_the_reference(gpu, rng, dtype):
     tally.check("lookups", *(() if dtype[0] == ">" else kernels))
 
 
-BAD = [2**32 + 1, 2**32, -(2**32) + 1, 2**63 - 1, -(2**63), "d", "-d-1"]  # "d" on the second entry: in range for the first axis
+# "d" on the second entry: in range for the first axis
+BAD = [2**32 + 1, 2**32, -(2**32) + 1, 2**63 - 1, -(2**63), "d", "-d-1"]
 
 
 def test_bad_indices_named_nothing_written(gpu, rng):
