@@ -1,4 +1,5 @@
-"""The gather kernel, byte for byte against numpy, on every adapter.
+"""The gather kernel, byte for byte against numpy, on every adapter (and
+GatherElements' runs refusing the first of many bad indices).
 
 Views of every element size (1 to 16 bytes) and of the packed 2- and 4-bit
 types: Fortran order, big-endian input, transposes, slices with negative
@@ -22,9 +23,10 @@ from onnx import numpy_helper
 from conftest import random_array
 from onnxop_cli.core import apply as core
 from onnxop_cli.gpu import View, gather_through_kernel
+from onnxop_cli.gpu import indexed as ix
 from onnxop_cli.gpu import tiling
 from onnxop_cli.gpu.kernels import shader_const
-from onnxop_cli.ops import flatten_node, unsqueeze_node
+from onnxop_cli.ops import flatten_node, indexing, unsqueeze_node
 from onnxop_cli.core.tensor import MemoryBytes, Tensor, swap_unit
 
 POISON = 0xA5
@@ -375,3 +377,27 @@ def test_views_above_128_mib(gpu, case):
     got, want = past_one_binding(gpu, case, limit)
     assert len(want) > 128 << 20
     assert got == want
+
+
+# ------------------------------------------------------------------ GatherElements' runs: the folded index check
+
+
+def test_elements_first_of_many_bad(gpu, rng):
+    """GatherElements' runs: bad indices in one invocation's run and in later
+    ones; the first position is named, nothing written; fixed, the bytes of
+    numpy's take_along_axis (onnx.reference's GatherElements fails on this
+    numpy for 70 columns)."""
+    x = random_array(rng, (9, 70), "<f4")
+    i = rng.integers(-70, 70, x.shape).astype(np.int64)
+    i[2, 35], i[2, 33], i[2, 47], i[7, 3] = 70, 2**32 + 1, -71, 2**32
+    table, check = indexing.gather_elements("GE", x.shape, i.shape, 1)
+    got = []
+    with pytest.raises(ix.BadIndex) as e:
+        ix.gather_indexed(gpu, ix.Data(MemoryBytes(x), x.shape, 32), ix.Index(MemoryBytes(i), i.shape), check, table, got.append)
+    assert not got and gpu.cache[ix.LAST].get("rows") == 1
+    assert e.value.position == (2, 33) and e.value.value == 2**32 + 1
+    i[2, 33], i[2, 35], i[2, 47], i[7, 3] = 5, -70, 69, 0
+    out = bytearray()
+    ix.gather_indexed(gpu, ix.Data(MemoryBytes(x), x.shape, 32), ix.Index(MemoryBytes(i), i.shape), check, table, out.extend)
+    assert gpu.cache[ix.LAST].get("rows") == 1
+    assert bytes(out) == np.take_along_axis(x, np.where(i < 0, i + 70, i), axis=1).tobytes()

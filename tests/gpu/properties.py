@@ -1,0 +1,74 @@
+"""Shared pieces of the kernel property tests (tests/gpu/test_gather_nd.py,
+test_scatter_nd.py): onnx.reference as the oracle, the kernel a call ran
+(read from ``gpu.cache[ix.LAST]``, which the host modules fill), and a
+tally that asserts once per property that every case ran the kernel its
+structure and forced variant call for, so a property cannot pass on a
+silent fallback.
+
+A property draws its structures from the ``rng`` fixture (conftest's
+replayable seed: a failure prints the seed and the command that replays
+it) and names the failing case (its number, structure and variant) in the
+assertion message.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import numpy as np
+from onnx import helper
+from onnx.reference import ReferenceEvaluator
+
+from onnxop_cli.gpu import indexed as ix
+
+# the keys the host modules set in gpu.cache[ix.LAST] when their kernel runs, most specific first
+KERNEL_KEYS = ("nd pairs", "slabs", "slices", "word lines", "lines", "rows")
+
+
+@functools.cache
+def _evaluator(op: str, names: str, attrs: tuple) -> ReferenceEvaluator:
+    node = helper.make_node(op, list(names), ["y"], **dict(attrs))
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info(n, 0, None) for n in names],
+                              [helper.make_tensor_value_info("y", 0, None)])
+    return ReferenceEvaluator(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]))
+
+
+def reference(op: str, *inputs: np.ndarray, **attrs: Any) -> np.ndarray:
+    """onnx.reference's output of one ``op`` node over native-order ``inputs``."""
+    names = "xiu"[:len(inputs)]
+    with np.errstate(all="ignore"):
+        return _evaluator(op, names, tuple(sorted(attrs.items()))).run(None, dict(zip(names, inputs)))[0]
+
+
+def kernel_ran(gpu) -> str:
+    """The specialised kernel the last indexed call ran, or "lookups" (the general one)."""
+    counts = gpu.cache[ix.LAST]
+    return next((k for k in KERNEL_KEYS if counts.get(k)), "lookups")
+
+
+def native(a: np.ndarray) -> np.ndarray:
+    return a.astype(a.dtype.newbyteorder("="))
+
+
+def little(a: np.ndarray) -> bytes:
+    return a.astype(a.dtype.newbyteorder("<")).tobytes()
+
+
+class Tally:
+    """Which kernel each case was meant to run and which ran; ``check``
+    asserts them equal in one assertion (naming the cases that differ) and
+    that every kernel in ``must`` was meant somewhere."""
+
+    def __init__(self) -> None:
+        self.cases: list[tuple[str, str, str]] = []
+
+    def add(self, label: str, meant: str, ran: str) -> None:
+        self.cases.append((label, meant, ran))
+
+    def check(self, *must: str) -> None:
+        wrong = [c for c in self.cases if c[1] != c[2]]
+        meant = {c[1] for c in self.cases}
+        assert not wrong and set(must) <= meant, (
+            f"{len(wrong)} of {len(self.cases)} cases ran another kernel than meant (label, meant, ran): "
+            f"{wrong[:8]}; meant {sorted(meant)}, must include {sorted(must)}")
