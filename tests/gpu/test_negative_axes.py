@@ -107,6 +107,10 @@ def case(op: str, opset: int, axis):
         return [("a", X)], [("s", np.array([2], I64))], {"axes": [axis]}, 1
     if op == "Shape":
         return ([("a", X)], [], {"start": axis, "end": -1}, 1) if opset >= 15 else None
+    if op == "Resize":  # axes from opset 18; the empty roi is an initializer, as PyTorch exports it
+        if opset < 18:
+            return None
+        return [("a", X)], [("r", np.zeros(0, np.float32)), ("s", np.array([2.0], np.float32))], {"axes": [axis]}, 1
     if op == "TensorScatter":
         return [("a", np.zeros((2, 3, 4), np.float32)), ("u", np.ones((2, 1, 4), np.float32))], [], {"axis": axis}, 1
     raise AssertionError(op)
@@ -118,6 +122,7 @@ AXES = {
     "Flatten": [-1, -3], "Slice": [-1, -2], "Tile": [-1, -3], "OneHot": [None, -1, -3], "Compress": [-2],
     "Transpose": [[-1, 0, 1]], "Gather": [-1], "GatherElements": [-1], "Scatter": [-1], "ScatterElements": [-1],
     "ReverseSequence": [(-1, -2), (0, -1)], "Pad": [-1], "CenterCropPad": [-1], "Shape": [-2], "TensorScatter": [-2],
+    "Resize": [-1, -3],
 }
 # (operator, version) that keeps refusing negative axes: the text forbids them and onnxruntime refuses
 REFUSED = {("Flatten", 1), ("Flatten", 9), *(("Transpose", v.since_version) for v in OPERATORS["Transpose"]),
@@ -146,6 +151,8 @@ def reference(op: str, opset: int, axis) -> list[np.ndarray]:
     if (op, opset) == ("Tile", 1):  # onnx.reference has Tile-6 only: numpy's tile along the axis
         return [np.tile(X, [2 if k == axis % 3 else 1 for k in range(3)])]
     ref_op, ref_opset = REFERENCE_AS.get((op, opset), (op, opset))
+    if op == "Resize":  # onnx.reference's Resize does not count a negative axis from the back (its transpose refuses it)
+        axis = axis % X.ndim
     inputs, params, attrs, n = case(op, opset, axis)
     m = _model(ref_op, ref_opset, inputs, params, attrs, n)
     return [np.asarray(a) for a in ReferenceEvaluator(m).run(None, _feeds(inputs))]
