@@ -1,4 +1,4 @@
-"""Speed and memory of the multi-input family (issue 21): Concat (8 inputs),
+"""Speed and memory of the operators with tensor inputs: Concat (8 inputs),
 Split (8 outputs), Pad and Where; and Gather (process only, `--ops gather`).
 
 Two parts, each measured interleaved (A B A B, the order rotated each round):
@@ -299,7 +299,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.part == "kernel":
         print(kernel(args.backend, size, args.rounds))
         return 0
-    with tempfile.TemporaryDirectory(prefix="family-bench-", dir=args.tmp) as folder:
+    with tempfile.TemporaryDirectory(prefix="tensor-ops-bench-", dir=args.tmp) as folder:
         print(process(args.backend, size, args.rounds, Path(folder), tuple(args.ops.split(","))))
     return 0
 
