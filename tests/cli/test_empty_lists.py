@@ -5,7 +5,6 @@ alike.
 
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 from onnx import helper

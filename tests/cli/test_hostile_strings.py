@@ -5,7 +5,6 @@ header warnings, a string tensor of 63 dimensions.
 
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 from onnx import TensorProto
