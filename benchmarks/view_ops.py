@@ -1,4 +1,4 @@
-"""Whole-process figures for the view operators (issue 13): a 1 GiB Transpose,
+"""Whole-process figures for the view operators: a 1 GiB Transpose,
 Slice and Tile with onnxop, against numpy's load-op-save and onnxruntime CPU
 running a one-node model of the same op (benchmarks/view_ops_baselines.py).
 

@@ -1,6 +1,6 @@
 """``--json``: one strict JSON document on stdout per invocation, for every
-command and every error, matching the schema below -- which README's
-"JSON output" section documents (checked here too)."""
+command and every error, matching its schema (tests/cli/json_schema.py,
+which docs/json.md documents: tests/cli/test_json_schema.py checks it)."""
 
 from __future__ import annotations
 
