@@ -22,7 +22,7 @@ Three chains on a float32 (a, b, c, d) tensor:
   and the Split's two parts stream out to an .npz (members y0, y1); as
   separate commands these are four processes with three files between them.
 
-Measured with benchmarks/whole_process.py's helpers: every process fresh,
+Measured with benchmarks/process_runs.py's helpers: every process fresh,
 tools interleaved in an order rotated each round, medians (min-max), peak RSS
 from the child's ru_maxrss, and the CPU other processes took meanwhile (the
 machine is shared). Round 1 checks every tool's output against numpy's, bytes
@@ -40,7 +40,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-import whole_process as wp  # noqa: E402
+import process_runs as wp  # noqa: E402
 
 TOOLS = ("onnxop run", "one onnxop command per node", "onnxruntime CPU", "numpy")
 

@@ -10,7 +10,7 @@ Two parts, each measured interleaved (A B A B, the order rotated each round):
   and the ratio per round (the issue asks >= 0.8);
 - ``process``: whole processes on files of --size: onnxop against numpy's
   load-op-save and onnxruntime CPU running a one-node model, wall time and
-  peak RSS (the child's ru_maxrss, from benchmarks/whole_process.py's launcher),
+  peak RSS (the child's ru_maxrss, from benchmarks/process_runs.py's launcher),
   with the other processes' CPU seconds per round (the machine is shared).
 
     python benchmarks/ops_whole_process.py kernel --backend vulkan --size 64M --rounds 3
@@ -34,7 +34,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-import whole_process as wp  # noqa: E402  (the launcher, Stat, sizes)
+import process_runs as wp  # noqa: E402  (the launcher, Stat, sizes)
 
 OPS = ("concat", "split", "pad", "where")
 PROCESS_OPS = OPS + ("gather",)
