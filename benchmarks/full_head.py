@@ -15,7 +15,7 @@ median of --rounds runs.
     python benchmarks/full_head.py                    # 16M and 256M
     python benchmarks/full_head.py --sizes 16M --rounds 3
 
-Before streaming (issue 15) the same command took 52 s and 2.1 GB at 16 MiB,
+Before streaming the same command took 52 s and 2.1 GB at 16 MiB,
 and 8 min 44 s at 256 MiB.
 """
 

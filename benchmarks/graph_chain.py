@@ -1,10 +1,10 @@
-"""A 5-node data-movement chain (issue 22): ``onnxop run`` on the whole graph
+"""A 5-node data-movement chain: ``onnxop run`` on the whole graph
 against onnxruntime CPU, numpy, and onnxop running the five nodes as five
 separate commands (an intermediate file between each).
 
     python benchmarks/graph_chain.py --sizes 256M,1G --rounds 3 --backend vulkan
     python benchmarks/graph_chain.py --sizes 16M --rounds 1      # a quick try
-    python benchmarks/graph_chain.py --sizes 256M --rounds 2 --chains family --backend vulkan
+    python benchmarks/graph_chain.py --sizes 256M --rounds 2 --chains tensor-ops --backend vulkan
 
 Three chains on a float32 (a, b, c, d) tensor:
 
@@ -15,14 +15,14 @@ Three chains on a float32 (a, b, c, d) tensor:
 - ``fused``: Transpose(0,2,1,3) -> Slice(axis 3, every 2nd) -> Unsqueeze(0)
   -> Reshape(1, a, c, b, d/2) (a no-op split back) -> Squeeze(0): all
   composable, one gather from the input file to the output file.
-- ``family``: Transpose(0,2,1,3) -> Concat(t, t, axis 0) -> Reshape(2a, c*b*d)
-  -> Split(axis 0, two halves): family operators as graph steps. The
+- ``tensor-ops``: Transpose(0,2,1,3) -> Concat(t, t, axis 0) -> Reshape(2a, c*b*d)
+  -> Split(axis 0, two halves): tensor operators as graph steps. The
   Transpose is gathered into a device buffer, the Concat (pieces kernel)
   reads it twice on the device, the Reshape is a view of the Concat's buffer
   and the Split's two parts stream out to an .npz (members y0, y1); as
   separate commands these are four processes with three files between them.
 
-Measured with benchmarks/whole_process.py's helpers: every process fresh,
+Measured with benchmarks/process_runs.py's helpers: every process fresh,
 tools interleaved in an order rotated each round, medians (min-max), peak RSS
 from the child's ru_maxrss, and the CPU other processes took meanwhile (the
 machine is shared). Round 1 checks every tool's output against numpy's, bytes
@@ -40,7 +40,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-import whole_process as wp  # noqa: E402
+import process_runs as wp  # noqa: E402
 
 TOOLS = ("onnxop run", "one onnxop command per node", "onnxruntime CPU", "numpy")
 
@@ -49,7 +49,7 @@ import sys, numpy as np
 chain, src, dst = sys.argv[1:4]
 x = np.load(src, mmap_mode="r")
 a, b, c, d = x.shape
-if chain == "family":
+if chain == "tensor-ops":
     t = x.transpose(0, 2, 1, 3)
     y = np.concatenate([t, t], axis=0).reshape(2 * a, c * b * d)
     np.savez(dst, y0=y[:a], y1=y[a:])
@@ -94,7 +94,7 @@ def model(chain: str, shape, path: Path) -> None:
         return numpy_helper.from_array(np.array(v, np.int64), name)
 
     outputs = ["y"]
-    if chain == "family":
+    if chain == "tensor-ops":
         nodes = [helper.make_node("Transpose", ["x"], ["t"], perm=[0, 2, 1, 3]),
                  helper.make_node("Concat", ["t", "t"], ["c"], axis=0),
                  helper.make_node("Reshape", ["c", "s1"], ["r"]),
@@ -126,7 +126,7 @@ def commands(chain: str, shape, backend_args, src: Path, out: Path, tmp: Path) -
     a, b, c, d = shape
     onnxop = wp.onnxop_cmd() + backend_args
     m = tmp / f"{chain}.onnx"
-    if chain == "family":  # four commands; the concat reads the transposed file twice
+    if chain == "tensor-ops":  # four commands; the concat reads the transposed file twice
         t, cat, r = tmp / "mid-t.npy", tmp / "mid-cat.npy", tmp / "mid-r.npy"
         return {
             "onnxop run": [onnxop + ["run", str(m), str(src), "-q", "-o", str(out)]],
@@ -166,7 +166,7 @@ def main(argv=None) -> int:
     ap.add_argument("--sizes", default="256M,1G")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--backend", default=None)
-    ap.add_argument("--chains", default="step,fused,family")
+    ap.add_argument("--chains", default="step,fused,tensor-ops")
     ap.add_argument("--tmp", default=tempfile.gettempdir())
     args = ap.parse_args(argv)
     backend_args = ["--backend", args.backend] if args.backend else []
@@ -191,7 +191,7 @@ def main(argv=None) -> int:
                     order = TOOLS[r % len(TOOLS):] + TOOLS[: r % len(TOOLS)]
                     before = len(wp.OTHER_CPU)
                     for tool in order:
-                        suffix = ".npz" if chain == "family" else ".npy"
+                        suffix = ".npz" if chain == "tensor-ops" else ".npy"
                         out = tmp / f"out-{chain}-{tool.replace(' ', '_')}{suffix}"
                         total, peak = 0.0, 0
                         for cmd in commands(chain, shape, backend_args, src, out, tmp)[tool]:

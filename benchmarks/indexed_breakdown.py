@@ -1,4 +1,4 @@
-"""Where an indexed kernel's time goes (issue 21, docs/indexed-operators.md#speed):
+"""Where an indexed kernel's time goes (docs/indexed-operators.md#speed):
 one case of benchmarks/indexed_ops.py against the gather kernel's transpose
 of the same output, in process CPU seconds (lavapipe's threads included),
 interleaved, with the uploads of data and indices (``Buffers.upload``,

@@ -1,4 +1,4 @@
-"""Every operator of the family (issue 21) through the Python API, against the
+"""Every operator with tensor inputs through the Python API, against the
 gather kernel making an output of the same size, in one process,
 interleaved: each round runs every case once (the order rotated each round),
 each case right after a transpose of a float32 square of the same bytes
@@ -35,7 +35,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from ops_whole_process import cpu, load  # noqa: E402  (the same CPU name and load as the other family benchmarks)
+from ops_whole_process import cpu, load  # noqa: E402  (the same CPU name and load as the other operator benchmarks)
 
 
 def cases(side: int, rng):

@@ -1,4 +1,4 @@
-"""Speed and memory of the multi-input family (issue 21): Concat (8 inputs),
+"""Speed and memory of the operators with tensor inputs: Concat (8 inputs),
 Split (8 outputs), Pad and Where; and Gather (process only, `--ops gather`).
 
 Two parts, each measured interleaved (A B A B, the order rotated each round):
@@ -10,7 +10,7 @@ Two parts, each measured interleaved (A B A B, the order rotated each round):
   and the ratio per round (the issue asks >= 0.8);
 - ``process``: whole processes on files of --size: onnxop against numpy's
   load-op-save and onnxruntime CPU running a one-node model, wall time and
-  peak RSS (the child's ru_maxrss, from benchmarks/whole_process.py's launcher),
+  peak RSS (the child's ru_maxrss, from benchmarks/process_runs.py's launcher),
   with the other processes' CPU seconds per round (the machine is shared).
 
     python benchmarks/ops_whole_process.py kernel --backend vulkan --size 64M --rounds 3
@@ -34,7 +34,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-import whole_process as wp  # noqa: E402  (the launcher, Stat, sizes)
+import process_runs as wp  # noqa: E402  (the launcher, Stat, sizes)
 
 OPS = ("concat", "split", "pad", "where")
 PROCESS_OPS = OPS + ("gather",)
@@ -299,7 +299,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.part == "kernel":
         print(kernel(args.backend, size, args.rounds))
         return 0
-    with tempfile.TemporaryDirectory(prefix="family-bench-", dir=args.tmp) as folder:
+    with tempfile.TemporaryDirectory(prefix="tensor-ops-bench-", dir=args.tmp) as folder:
         print(process(args.backend, size, args.rounds, Path(folder), tuple(args.ops.split(","))))
     return 0
 

@@ -24,7 +24,7 @@ def main(argv: list[str] | None = None) -> int:
     import numpy as np
 
     from onnxop_cli import api
-    from onnxop_cli.core import apply_tensors as family
+    from onnxop_cli.core import apply_tensors
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--backend", default=None)
@@ -35,19 +35,19 @@ def main(argv: list[str] | None = None) -> int:
     rng = np.random.default_rng(0)
     x = rng.integers(0, 2**32, (a.side, a.side), dtype=np.uint32).view(np.float32)
     want = np.split(x, a.outputs, axis=0)
-    shared = family._outputs
+    shared = apply_tensors._outputs
 
     def each(gpu, plans, tensors, sinks, names):
-        return family._each_output(gpu, plans, tensors, sinks, names, None)
+        return apply_tensors._each_output(gpu, plans, tensors, sinks, names, None)
 
     def timed(outputs) -> float:
-        family._outputs = outputs
+        apply_tensors._outputs = outputs
         try:
             t0 = time.perf_counter()
             got = api.split(x, axis=0, num_outputs=a.outputs, backend=a.backend)
             t = time.perf_counter() - t0
         finally:
-            family._outputs = shared
+            apply_tensors._outputs = shared
         assert [g.tobytes() for g in got] == [w.tobytes() for w in want]
         return t
 

@@ -1,6 +1,6 @@
 """The transpose kernels alone: gather.wgsl (``generic``) against the tiled
 kernel (``tiled``, shaders/transpose_tiled.wgsl), with copy_buffer_to_buffer
-of the same bytes as the yardstick, on one adapter (issue 23).
+of the same bytes as the yardstick, on one adapter.
 
 Each case is a float32 tensor of --mib MiB, uploaded once; each round then
 times, in an order rotated every round, one submit of each kernel's

@@ -1,11 +1,12 @@
-"""Whole-process figures for the view operators (issue 13): a 1 GiB Transpose,
+"""Whole-process figures for the view operators: a 1 GiB Transpose,
 Slice and Tile with onnxop, against numpy's load-op-save and onnxruntime CPU
 running a one-node model of the same op (benchmarks/view_ops_baselines.py).
 
-Measured as benchmarks/whole_process.py measures flatten, with its helpers:
-every process fresh, tools alternating within each round in an order
-rotated every round, medians (min-max) and medians of per-round ratios, peak
-RSS from the child's ru_maxrss, other processes' CPU seconds per round.
+Measured as benchmarks/whole_process.py measures flatten, with the helpers
+of benchmarks/process_runs.py: every process fresh, tools alternating within
+each round in an order rotated every round, medians (min-max) and medians of
+per-round ratios, peak RSS from the child's ru_maxrss, other processes' CPU
+seconds per round.
 In the first round every tool's output is checked to hold the same shape and
 bytes as numpy's.
 
@@ -42,7 +43,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-import whole_process as wp  # noqa: E402  (the helpers, shared rather than copied)
+import process_runs as wp  # noqa: E402  (the helpers, shared rather than copied)
+from whole_process import update_readme  # noqa: E402
 
 TOOLS = ("onnxop", "numpy", "onnxruntime CPU")
 
@@ -191,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.out:
         Path(args.out).write_text(text)
     if args.update_readme:
-        wp.update_readme(Path(args.update_readme), text, args.marker)
+        update_readme(Path(args.update_readme), text, args.marker)
     return 0
 
 

@@ -1,4 +1,4 @@
-"""Where's paths against the gather kernel (issue 21, docs/operators.md#speed):
+"""Where's paths against the gather kernel (docs/operators.md#speed):
 per round, interleaved and rotated, the process CPU seconds (all of
 lavapipe's threads; steadier than wall time on a shared machine) of the
 gather kernel writing the output, the two-piece plan (Y copied over the

@@ -281,6 +281,19 @@ def cwd(tmp_path, monkeypatch):
     return tmp_path
 
 
+@pytest.fixture
+def unraisable(monkeypatch) -> list:
+    """What Python would print as 'Exception ignored in ...' (a destructor
+    failing), collected after a garbage collection at the end of the test."""
+    import gc
+
+    seen: list = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda u: seen.append(f"{u.exc_type.__name__}: {u.exc_value}"))
+    yield seen
+    gc.collect()
+    assert seen == [], seen
+
+
 def cli(capsys, *argv):
     """Run onnxop in-process: (exit code, stdout, stderr)."""
     from onnxop_cli.cli.main import run

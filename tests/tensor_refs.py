@@ -1,4 +1,4 @@
-"""Independent references for the family operators (Concat, Split, Pad, ...):
+"""Independent references for the operators with tensor inputs (Concat, Split, Pad, ...):
 a one-node model run by onnx.reference.ReferenceEvaluator and, where it has
 the kernel, by onnxruntime's CPU provider. Never onnxop."""
 

@@ -1,4 +1,4 @@
-"""The command line of the operators with tensor inputs (cli_family.py):
+"""The command line of the operators with tensor inputs (cli/tensor_ops.py):
 positional FILE... is the first input, other inputs are options (lists or
 tensor files), several outputs go to a folder or an .npz, a batch is
 planned whole. CLI tests: one backend."""

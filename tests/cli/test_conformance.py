@@ -40,7 +40,7 @@ def official(tmp_path_factory) -> Path:
 NOT_TENSORS = {"test_identity_sequence", "test_identity_opt"}  # skipped: onnxop runs tensors
 
 
-def _family(case) -> bool:
+def _tensor_op(case) -> bool:
     """A case of an operator with tensor inputs: tests/cli/test_conformance_all_ops.py runs those."""
     from onnxop_cli.ops.tensor_op import TensorOp
 
@@ -50,7 +50,7 @@ def _family(case) -> bool:
 @functools.cache
 def official_names() -> list[str]:
     """Made once per process (about a CPU second: every operator's cases are filtered); read-only."""
-    return sorted(c.name for c in node_testcases() if not _family(c))
+    return sorted(c.name for c in node_testcases() if not _tensor_op(c))
 
 
 def tensor_names() -> list[str]:
@@ -73,7 +73,7 @@ def check_rows(out: str) -> dict[str, list[str]]:
     table = lines[1 : lines.index("")]  # then a summary line per operator, and the total
     rows = {line.split()[0]: line.split()[1:] for line in table}
     official = set(official_names())
-    rows = {name: row for name, row in rows.items() if name in official}  # the family's: its own file
+    rows = {name: row for name, row in rows.items() if name in official}  # the tensor operators': their own file
     assert sorted(rows) == official_names()
     for name, (operator, opset, sets, result, *why) in rows.items():
         assert operator.split("-")[0].lower() in name.replace("_", "")
@@ -81,9 +81,9 @@ def check_rows(out: str) -> dict[str, list[str]]:
             assert (sets, result) == ("-", "skipped:"), name
         else:
             assert (sets, result) == ("1", "passed"), name
-    family = len(node_testcases()) - len(official_names())
+    tensor_ops = len(node_testcases()) - len(official_names())
     scoped = sum("out of scope" in line for line in table)  # the integer operators' float and string cases
-    assert lines[-1] == f"{54 + family - scoped} passed, 0 failed, {2 + scoped} skipped"
+    assert lines[-1] == f"{54 + tensor_ops - scoped} passed, 0 failed, {2 + scoped} skipped"
     per_op = lines[len(table) + 2 : -2]
     views = ["Flatten", "Unsqueeze", "Identity", "Reshape", "Squeeze", "Transpose", "Expand", "Slice", "Tile",
              "DepthToSpace", "SpaceToDepth"]

@@ -13,7 +13,7 @@ from onnxop_cli.docs.nodetests import node_testcases, write_case
 from onnxop_cli.ops import SPECS
 from onnxop_cli.ops.tensor_op import TensorOp
 
-FAMILY = sorted(s.op_type for s in SPECS.values() if issubclass(s.versions[0], TensorOp))
+TENSOR_OPS = sorted(s.op_type for s in SPECS.values() if issubclass(s.versions[0], TensorOp))
 COUNTS = {"Concat": 12, "Split": 16, "Pad": 6, "Where": 2, "Trilu": 18, "Shape": 11, "Size": 2,
           "ConstantOfShape": 3, "EyeLike": 3, "CenterCropPad": 6, "Compress": 5, "OneHot": 6, "BitCast": 10,
           "NonZero": 1, "Resize": 39}
@@ -21,8 +21,8 @@ COUNTS = {"Concat": 12, "Split": 16, "Pad": 6, "Where": 2, "Trilu": 18, "Shape":
 
 @pytest.fixture(scope="module")
 def cases(tmp_path_factory):
-    out = tmp_path_factory.mktemp("family-node")
-    found = node_testcases(FAMILY)
+    out = tmp_path_factory.mktemp("tensor-op-node")
+    found = node_testcases(TENSOR_OPS)
     for case in found:
         write_case(case, out)
     return out, found
@@ -34,7 +34,7 @@ def test_the_official_cases_are_there(cases):
     assert counts == COUNTS
 
 
-def test_conformance_passes_every_family_case(backend, cases, capsys):
+def test_conformance_passes_every_tensor_operator_case(backend, cases, capsys):
     folder, found = cases
     code, out, err = cli(capsys, "conformance", folder, "-b", backend)
     assert code == 0, err

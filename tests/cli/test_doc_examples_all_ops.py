@@ -18,7 +18,7 @@ import pytest
 
 from conftest import cli, cli_once
 from onnxop_cli.docs.check import check_all
-from onnxop_cli.docs.expect import examples as family_examples
+from onnxop_cli.docs.expect import examples as op_examples
 from onnxop_cli.docs.nodetests import node_testcases
 from onnxop_cli.docs.report import load_examples, operators
 from onnxop_cli.errors import ExitCode
@@ -26,7 +26,7 @@ from onnxop_cli.ops import OPERATORS
 
 ONE_BACKEND = True
 
-FAMILY = {"Concat": 12, "Split": 16, "Where": 2, "Pad": 6, "Trilu": 18, "Gather": 4, "GatherElements": 3,
+TENSOR_OPS = {"Concat": 12, "Split": 16, "Where": 2, "Pad": 6, "Trilu": 18, "Gather": 4, "GatherElements": 3,
           "GatherND": 3, "ScatterElements": 7, "ScatterND": 7, "Scatter": 2, "TensorScatter": 3,
           "ReverseSequence": 3, "ConstantOfShape": 3, "EyeLike": 3, "Shape": 11, "Size": 2, "CenterCropPad": 6,
           "Compress": 5, "OneHot": 6, "BitCast": 10, "NonZero": 1,
@@ -40,9 +40,9 @@ SCOPED = {"Add": 2, "Sub": 3, "Mul": 3, "Div": 3, "Mod": 9, "Neg": 2, "Abs": 1, 
 VIEWS = {"Flatten": 9, "Unsqueeze": 7, "Identity": 3, "Reshape": 10, "Squeeze": 2, "Transpose": 7, "Expand": 2,
          "Slice": 8, "Tile": 2, "DepthToSpace": 2, "SpaceToDepth": 4}
 NOT_TENSORS = {"test_identity_sequence", "test_identity_opt"}  # skipped: onnxop runs tensors
-TOTAL = sum(FAMILY.values()) + sum(VIEWS.values())
+TOTAL = sum(TENSOR_OPS.values()) + sum(VIEWS.values())
 
-# `onnxop doc-examples --check` on main before the family's examples came:
+# `onnxop doc-examples --check` with only the seed pages' examples:
 # the seed pages' results are the spec, and stay exactly so
 SEEDS = """\
 page              example                         result  output                         note
@@ -87,7 +87,7 @@ def rows(out: str) -> dict[str, list[str]]:
 
 
 def test_every_official_example_of_every_operator_is_listed(capsys):
-    assert set(FAMILY) | set(VIEWS) == set(OPERATORS)
+    assert set(TENSOR_OPS) | set(VIEWS) == set(OPERATORS)
     code, out, err = cli(capsys, "doc-examples", "--op", "all")  # no GPU needed to list
     assert code == ExitCode.SUCCESS, err
     listed = rows(out)
@@ -95,19 +95,19 @@ def test_every_official_example_of_every_operator_is_listed(capsys):
     by_op = {}
     for cells in listed.values():
         by_op[cells[2]] = by_op.get(cells[2], 0) + 1
-    assert by_op == FAMILY | VIEWS
+    assert by_op == TENSOR_OPS | VIEWS
 
 
 def test_each_example_names_the_page_example_it_belongs_to():
     """As the ONNX pages name them: the export method without ``export_``."""
-    gather = {ex.name: ex.section for ex in family_examples("Gather")}
+    gather = {ex.name: ex.section for ex in op_examples("Gather")}
     assert gather == {"test_gather_0": "gather_0", "test_gather_1": "gather_1",
                       "test_gather_2d_indices": "gather_2d_indices",
                       "test_gather_negative_indices": "gather_negative_indices"}
-    assert {ex.section for ex in family_examples("Concat")} == {"concat"}
-    assert "scatternd_add" in {ex.section for ex in family_examples("ScatterND")}
-    for op in FAMILY:
-        assert all(ex.section and ex.case is not None and not ex.problem for ex in family_examples(op)), op
+    assert {ex.section for ex in op_examples("Concat")} == {"concat"}
+    assert "scatternd_add" in {ex.section for ex in op_examples("ScatterND")}
+    for op in TENSOR_OPS:
+        assert all(ex.section and ex.case is not None and not ex.problem for ex in op_examples(op)), op
 
 
 @pytest.mark.parametrize("given,names", [
@@ -139,11 +139,11 @@ def test_every_official_example_passes_bit_exactly(backend, capsys):
     assert lines[-1] == f"{TOTAL - 2 - scoped} passed, 0 failed, {2 + scoped} skipped"
     per_op = lines[-1 - len(OPERATORS) : -1]
     expected = {op: f"{n - SCOPED.get(op, 0)} passed, 0 failed" + (f", {SCOPED[op]} skipped" if op in SCOPED else "")
-                for op, n in (FAMILY | VIEWS).items()}
+                for op, n in (TENSOR_OPS | VIEWS).items()}
     expected["Identity"] = "1 passed, 0 failed, 2 skipped"
     assert per_op == [f"{op}: {expected[op]}" for op in OPERATORS]
     table = rows(out)
-    for case in node_testcases(list(FAMILY)):
+    for case in node_testcases(list(TENSOR_OPS)):
         if table[case.name][2] == "skipped":
             assert case.model.graph.node[0].op_type in SCOPED and "not in its scope" in table[case.name][3]
             continue
@@ -203,9 +203,9 @@ def test_json_reports_each_example_and_the_page_example(backend, capsys):
 def corrupt(monkeypatch, which=lambda k: True):
     """Make the kernels' output wrong: the last byte of every chunk the k-th
     output's filler writes has its low bit flipped (for ``which(k)``)."""
-    from onnxop_cli.core import apply_tensors as family
+    from onnxop_cli.core import apply_tensors
 
-    original, calls = family._filler, []
+    original, calls = apply_tensors._filler, []
 
     def filler(gpu, p, tensors, *shared):  # shared: the node's gpu/pieces.Runs, when it has one
         fill = original(gpu, p, tensors, *shared)
@@ -224,7 +224,7 @@ def corrupt(monkeypatch, which=lambda k: True):
 
         return bad
 
-    monkeypatch.setattr(family, "_filler", filler)
+    monkeypatch.setattr(apply_tensors, "_filler", filler)
     return calls
 
 
@@ -251,7 +251,7 @@ def test_every_output_is_compared(backend, capsys, monkeypatch):
 
 def test_the_comparison_is_bitwise(backend):
     """-0.0 for 0.0 in one expected output fails (a value comparison would pass it)."""
-    found = [(ex, k) for op in FAMILY if op not in SCOPED for ex in family_examples(op)
+    found = [(ex, k) for op in TENSOR_OPS if op not in SCOPED for ex in op_examples(op)
              for k, o in enumerate(ex.case.data_sets[0][1])
              if isinstance(o, np.ndarray) and o.dtype == np.float32 and (o == 0).any()]
     assert found, "no example has a float32 zero to flip"
@@ -305,12 +305,12 @@ def test_nothing_run_is_a_failure(capsys):
 # ------------------------------------------------------------------ conformance with no DIR
 
 
-def test_conformance_with_no_folder_runs_every_family_node_test(backend, capsys):
+def test_conformance_with_no_folder_runs_every_tensor_operator_node_test(backend, capsys):
     code, out, err = cli_once(capsys, "conformance", "-b", backend)
     assert code == ExitCode.SUCCESS, err
     lines = out.splitlines()
     per_op = {line.split(":")[0]: line.split(": ", 1)[1] for line in lines[lines.index("") + 1 : -2]}
-    for op, n in FAMILY.items():
+    for op, n in TENSOR_OPS.items():
         if op in SCOPED:
             assert per_op[op].startswith(f"{n - SCOPED[op]} passed, 0 failed, {SCOPED[op]} skipped (skipped: "), op
         else:

@@ -41,28 +41,20 @@ A longer, random run: ONNXOP_FUZZ_EXAMPLES=20000 python -m pytest tests/cli/test
 
 from __future__ import annotations
 
-import io
 import os
 import shutil
-import signal
-import struct
-import subprocess
-import sys
 import tempfile
-import threading
-import zipfile
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import onnx
 import pytest
-from hypothesis import HealthCheck, currently_in_test_context, event, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from onnx import TensorProto, numpy_helper
 
-from onnxop_cli.cli.main import run
-from references import same_bits
+import fuzz_runs
+from fuzz_files import mutated_npy, mutated_npz, mutated_pb, npy_seeds, npz_seeds, pb_seeds, zip_bytes
+from fuzz_runs import COMMANDS, PRECIOUS, SECRET, Place, check, onnx_array, run_process
 
 LONG_RUN = os.environ.get("ONNXOP_FUZZ_EXAMPLES")
 EXAMPLES = int(LONG_RUN or 50)  # (50, not 60: the processes take the time of the ten)
@@ -73,402 +65,6 @@ FUZZ = settings(
     suppress_health_check=list(HealthCheck),
     print_blob=True,
 )
-TIMEOUT = 60  # seconds for one run: longer is a hang
-PROCESS_SHARE = 30  # one case in this many runs as a separate process (a few per test in the default run)
-SECRET = b"SECRET!!" * 4  # the file outside the folder; must never show up in an output
-
-
-# ----------------------------------------------------------------- seeds
-
-
-def npy_bytes(array: np.ndarray) -> bytes:
-    buf = io.BytesIO()
-    np.save(buf, array, allow_pickle=False)
-    return buf.getvalue()
-
-
-def _rng() -> np.random.Generator:
-    return np.random.default_rng(20251129)
-
-
-def _random(rng, shape, dtype) -> np.ndarray:
-    dtype = np.dtype(dtype)
-    n = int(np.prod(shape))
-    raw = rng.integers(0, 256, n * dtype.itemsize, dtype=np.uint8)
-    if dtype.kind == "b":
-        raw &= 1
-    return raw.view(dtype).reshape(shape)
-
-
-def npy_seeds() -> list[bytes]:
-    rng = _rng()
-    return [
-        npy_bytes(_random(rng, (3, 4, 5), "<f4")),
-        npy_bytes(np.asfortranarray(_random(rng, (4, 3), "<f8"))),
-        npy_bytes(_random(rng, (6,), ">i4")),
-        npy_bytes(_random(rng, (2, 3, 2), "|i1")),
-        npy_bytes(_random(rng, (), "<f2")),
-        npy_bytes(np.zeros((0, 3), "<u2")),
-        npy_bytes(_random(rng, (5,), "|b1")),
-        npy_bytes(np.asfortranarray(_random(rng, (2, 3), ">c8"))),
-        npy_bytes(np.array([["ab", "c"], ["", "def"]])),
-    ]
-
-
-def zip_bytes(members: dict[str, bytes], compression: int) -> bytes:
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w", compression=compression) as z:
-        for name, data in members.items():
-            z.writestr(name, data)
-    return buf.getvalue()
-
-
-def npz_members() -> list[dict[str, bytes]]:
-    rng = _rng()
-    return [
-        {"a.npy": npy_bytes(_random(rng, (4, 5), "<f4"))},
-        {"w.npy": npy_bytes(_random(rng, (2, 3), "<i8")), "b.npy": npy_bytes(_random(rng, (3,), ">f8"))},
-        {
-            "x.npy": npy_bytes(_random(rng, (2, 2, 2), "|u1")),
-            "y.npy": npy_bytes(np.asfortranarray(_random(rng, (3, 2), "<i2"))),
-            "z.npy": npy_bytes(_random(rng, (7,), "<f2")),
-        },
-    ]
-
-
-def npz_seeds() -> list[tuple[dict[str, bytes], int]]:
-    members = npz_members()
-    return [(members[0], zipfile.ZIP_STORED), (members[1], zipfile.ZIP_DEFLATED), (members[2], zipfile.ZIP_DEFLATED),
-            (members[2], zipfile.ZIP_STORED)]
-
-
-def pb_seeds() -> list[tuple[TensorProto, bytes | None]]:
-    """(proto, external data file or None)."""
-    rng = _rng()
-    raw = numpy_helper.from_array(_random(rng, (2, 3), "<f4"), "raw")
-    typed_f32 = TensorProto(name="typed", data_type=TensorProto.FLOAT, dims=[3, 2],
-                            float_data=[float(v) for v in rng.standard_normal(6).astype(np.float32)])
-    typed_f16 = TensorProto(name="half", data_type=TensorProto.FLOAT16, dims=[4],
-                            int32_data=[int(v) for v in rng.integers(0, 1 << 16, 4)])
-    typed_i64 = TensorProto(name="long", data_type=TensorProto.INT64, dims=[2, 2],
-                            int64_data=[int(v) for v in rng.integers(-(2**62), 2**62, 4)])
-    strings = TensorProto(name="s", data_type=TensorProto.STRING, dims=[3], string_data=[b"ab", b"\xc3\xa9", b""])
-    bf16 = TensorProto(name="bf", data_type=TensorProto.BFLOAT16, dims=[2, 2],
-                       raw_data=_random(rng, (4,), "<u2").tobytes())
-    ext_data = _random(rng, (8,), "<f4").tobytes()
-    ext = TensorProto(name="ext", data_type=TensorProto.FLOAT, dims=[2, 2], data_location=TensorProto.EXTERNAL)
-    for k, v in (("location", "w.bin"), ("offset", "16"), ("length", "16")):
-        ext.external_data.add(key=k, value=v)
-    return [(raw, None), (typed_f32, None), (typed_f16, None), (typed_i64, None), (strings, None), (bf16, None),
-            (ext, ext_data)]
-
-
-# ----------------------------------------------------------------- mutations
-
-INTERESTING = [0x00, 0xFF, 0x7F, 0x80, 0x01, ord("("), ord(")"), ord(","), ord("'"), ord("0"), ord("9"), ord("-")]
-
-
-@st.composite
-def byte_edits(draw, data: bytes, hot: int) -> bytes:
-    """1-4 byte-level edits; positions favour the first ``hot`` bytes (the
-    header, where a flip changes meaning rather than values)."""
-    out = bytearray(data)
-    for _ in range(draw(st.integers(1, 4))):
-        kind = draw(st.sampled_from(["flip", "set", "truncate", "insert", "delete", "append"]))
-        size = len(out)
-        if size == 0 and kind != "append":
-            kind = "append"
-        if kind != "append":
-            limit = min(size, hot) if draw(st.booleans()) else size
-            pos = draw(st.integers(0, max(0, limit - 1)))
-        if kind == "flip":
-            out[pos] ^= 1 << draw(st.integers(0, 7))
-        elif kind == "set":
-            out[pos] = draw(st.one_of(st.sampled_from(INTERESTING), st.integers(0, 255)))
-        elif kind == "truncate":
-            del out[pos:]
-        elif kind == "insert":
-            out[pos:pos] = draw(st.binary(min_size=1, max_size=8))
-        elif kind == "delete":
-            del out[pos : pos + draw(st.integers(1, 8))]
-        else:
-            out += draw(st.binary(min_size=1, max_size=32))
-    return bytes(out)
-
-
-DESCRS = ["'<f4'", "'>f8'", "'|u1'", "'<i8'", "'|b1'", "'<c8'", "'<U3'", "'|S2'", "'|O'", "'<M8[s]'", "'|V4'",
-          "[('a', '<i4')]", "('<i4', (2,))", "'<f16'", "'x'", "'<f2'", "'<U0'", "3", "None"]
-DIMS = st.one_of(st.integers(0, 6), st.sampled_from([-1, 2**31, 2**32, 2**62, 2**63, 2**64, 10**30]))
-
-
-@st.composite
-def npy_header_edit(draw, data: bytes) -> bytes:
-    """The same data under a header written from drawn fields: dtype, order
-    and shape (odd ones included), the length field right or not."""
-    import ast
-
-    version = data[6:8]
-    start = 10 if version == b"\x01\x00" else 12
-    (length,) = struct.unpack("<H" if start == 10 else "<I", data[8:start])
-    old = ast.literal_eval(data[start : start + length].decode("latin1"))
-    body = data[start + length :]
-    descr = repr(old["descr"]) if draw(st.booleans()) else draw(st.sampled_from(DESCRS))
-    fortran = draw(st.sampled_from(["True", "False", "False", "1", "'x'"]))
-    if draw(st.booleans()):
-        shape = repr(tuple(old["shape"]))
-    else:
-        dims = draw(st.lists(DIMS, max_size=5)) if draw(st.integers(0, 9)) else [1] * draw(st.integers(63, 70))
-        shape = repr(tuple(dims))
-    text = "{'descr': %s, 'fortran_order': %s, 'shape': %s, }" % (descr, fortran, shape)
-    text += " " * draw(st.integers(0, 20)) + "\n"
-    raw = text.encode("latin1")
-    declared = len(raw) + draw(st.sampled_from([0, 0, 0, -1, 1, 1000]))
-    prefix = b"\x93NUMPY" + version + struct.pack("<H" if start == 10 else "<I", max(0, declared) & 0xFFFF)
-    return prefix + raw + body
-
-
-@st.composite
-def mutated_npy(draw, seed: bytes) -> bytes:
-    data = draw(npy_header_edit(seed)) if draw(st.booleans()) else seed
-    if draw(st.integers(0, 3)):
-        data = draw(byte_edits(data, hot=140))
-    return data
-
-
-@st.composite
-def mutated_npz(draw, seed: tuple[dict[str, bytes], int]) -> bytes:
-    members, compression = dict(seed[0]), seed[1]
-    how = draw(st.sampled_from(["member", "member", "directory", "bytes", "extra"]))
-    if how == "member":
-        name = draw(st.sampled_from(sorted(members)))
-        members[name] = draw(mutated_npy(members[name]))
-        return zip_bytes(members, compression)
-    if how == "extra":
-        extra = draw(st.sampled_from(["dup", "suffixless", "text", "path"]))
-        first = sorted(members)[0]
-        buf = io.BytesIO()
-        import warnings
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            with zipfile.ZipFile(buf, "w", compression=compression) as z:
-                for name, data in members.items():
-                    z.writestr(name, data)
-                if extra == "dup":
-                    z.writestr(first, members[first][:-1])
-                elif extra == "suffixless":
-                    z.writestr(first.removesuffix(".npy"), members[first])
-                elif extra == "text":
-                    z.writestr("notes.txt", b"hello")
-                else:
-                    z.writestr("../../up.npy", members[first])
-        return buf.getvalue()
-    raw = bytearray(zip_bytes(members, compression))
-    if how == "directory":
-        entries = [i for i in range(len(raw)) if raw[i : i + 4] == b"PK\x01\x02"]
-        cd = draw(st.sampled_from(entries))
-        field, fmt = draw(st.sampled_from([(8, "<H"), (10, "<H"), (16, "<I"), (20, "<I"), (24, "<I"), (42, "<I")]))
-        value = draw(st.one_of(st.integers(0, 0xFFFF if fmt == "<H" else 0xFFFFFFFF),
-                               st.sampled_from([0, 1, 8, 12, 99, 0x800, 0xFFFFFFFF])))
-        struct.pack_into(fmt, raw, cd + field, value & (0xFFFF if fmt == "<H" else 0xFFFFFFFF))
-        return bytes(raw)
-    return draw(byte_edits(bytes(raw), hot=len(raw)))
-
-
-@st.composite
-def mutated_pb(draw, seed: tuple[TensorProto, bytes | None]) -> tuple[bytes, bytes | None]:
-    proto, ext = TensorProto(), seed[1]
-    proto.CopyFrom(seed[0])
-    for _ in range(draw(st.integers(0, 2))):
-        edit = draw(st.sampled_from(["dims", "type", "raw", "field", "external", "location", "name", "ext-file"]))
-        if edit == "dims":
-            del proto.dims[:]
-            dims = draw(st.lists(DIMS.filter(lambda d: -(2**63) <= d < 2**63), max_size=5))
-            proto.dims.extend(dims if draw(st.integers(0, 9)) else [1] * 66)
-        elif edit == "type":
-            proto.data_type = draw(st.integers(0, 30))
-        elif edit == "raw":
-            data = proto.raw_data or b"\x01\x02\x03\x04"
-            proto.raw_data = draw(st.sampled_from([data[:-1], data + b"\x00", data * 2, b""]))
-        elif edit == "field":
-            values = draw(st.lists(st.integers(-(2**31), 2**31 - 1), max_size=8))
-            field = draw(st.sampled_from(["int32_data", "int64_data", "float_data", "double_data", "uint64_data"]))
-            getattr(proto, field).extend([float(v) if "float" in field or "double" in field else abs(v) if
-                                          field == "uint64_data" else v for v in values])
-        elif edit == "external":
-            proto.data_location = draw(st.sampled_from([TensorProto.EXTERNAL, TensorProto.DEFAULT]))
-        elif edit == "location":
-            del proto.external_data[:]
-            proto.data_location = TensorProto.EXTERNAL
-            location = draw(st.sampled_from(["w.bin", "../secret.bin", "secret_link.bin", "missing.bin", "sub",
-                                             "/etc/hostname", "w.bin\x00x", "", "sub/../w.bin", "./w.bin"]))
-            proto.external_data.add(key="location", value=location)
-            for key in draw(st.lists(st.sampled_from(["offset", "length", "checksum", "__class__"]), max_size=3)):
-                proto.external_data.add(key=key, value=draw(st.sampled_from(["0", "4", "16", "-1", "x", "99999"])))
-        elif edit == "name":
-            proto.name = draw(st.sampled_from(["", "a\nb", "\x1b[2J", "../n", "é"]))
-        elif ext is not None:
-            ext = ext[: draw(st.integers(0, len(ext)))]
-    data = proto.SerializeToString()
-    if draw(st.integers(0, 2)) == 0:
-        data = draw(byte_edits(data, hot=len(data)))
-    return data, ext
-
-
-# ----------------------------------------------------------------- running
-
-
-@dataclass
-class Outcome:
-    code: int
-    out: str
-    err: str
-
-
-def run_cli(argv: list[str], cwd: Path, stdin: bytes | None = None) -> Outcome:
-    """onnxop in-process, in a thread (a hang fails instead of stalling),
-    with stdout/stderr captured by hand (capsys is per test, not per example)."""
-    import contextlib
-    import sys
-
-    from test_pipes import FakeStdin
-
-    result: list = []
-    out, err = io.StringIO(), io.StringIO()
-    previous, previous_stdin = os.getcwd(), sys.stdin
-
-    def target() -> None:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            result.append(run(argv))
-
-    os.chdir(cwd)
-    sys.stdin = FakeStdin(stdin or b"")
-    try:
-        thread = threading.Thread(target=target, daemon=True)
-        thread.start()
-        thread.join(TIMEOUT)
-    finally:
-        os.chdir(previous)
-        sys.stdin = previous_stdin
-    assert not thread.is_alive(), f"onnxop {argv} hung for {TIMEOUT} s"
-    return Outcome(result[0] if result else -1, out.getvalue(), err.getvalue())
-
-
-def run_process(argv: list[str], cwd: Path, stdin: bytes | None = None) -> Outcome:
-    """onnxop as a real process, in its own session; killed (SIGKILL, the
-    whole group) when it outlives TIMEOUT, which fails the case."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "onnxop_cli", *argv], cwd=cwd, start_new_session=True,
-        stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-    )
-    try:
-        out, err = proc.communicate(stdin, timeout=TIMEOUT)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
-        pytest.fail(f"onnxop {argv} hung for {TIMEOUT} s (killed)")
-    return Outcome(proc.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"))
-
-
-COMMANDS = [
-    (["flatten", "--axis", "0"], "y.npy"),
-    (["flatten", "--axis", "0"], "y.pb"),
-    (["unsqueeze", "--axes", "0"], "y.npz"),
-    (["unsqueeze", "--axes", "0"], None),
-    (["show"], None),
-]
-
-
-def expected_shape(command: list[str], shape: tuple[int, ...]) -> tuple[int, ...]:
-    if command[0] == "flatten":
-        return (1, int(np.prod(shape)))
-    if command[0] == "unsqueeze":
-        return (1, *shape)
-    return shape
-
-
-def read_output(path: Path) -> dict[str, np.ndarray]:
-    """The output, read by numpy or onnx (never onnxop)."""
-    if path.suffix == ".npy":
-        return {"": np.load(path, allow_pickle=False)}
-    if path.suffix == ".npz":
-        with np.load(path, allow_pickle=False) as z:
-            return {k: z[k] for k in z.files}
-    proto = onnx.load_tensor(str(path))
-    return {"": onnx_array(proto, path.parent)}
-
-
-PRECIOUS = b"an existing output, to be replaced only by a complete one"
-
-
-def check(
-    place: Place, inputs: list[str], command: list[str], output: str | None, reference,
-    *, stdin: bool = False, existing: bool = False, process: bool | None = None,
-) -> None:
-    """Run one case and assert the rules in the module docstring.
-    ``reference()`` returns {name: array} or raises if the reference refuses.
-    ``stdin``: the input file is piped in as ``-`` instead of named;
-    ``existing``: the output file exists before the run (a failure must
-    leave it byte for byte); ``process``: run onnxop as its own process
-    (None: as ``in_a_process`` chooses)."""
-    folder = place.folder
-    source = "-" if stdin else inputs[0]
-    argv = [command[0], source, *command[1:], *(["-o", output] if output else []), "-b", place.backend]
-    if existing and output:
-        (folder / output).write_bytes(PRECIOUS)
-        inputs = [*inputs, output]
-    if process is None:
-        process = in_a_process(folder, inputs, argv)
-    runner = run_process if process else run_cli
-    got = runner(argv, folder, (folder / inputs[0]).read_bytes() if stdin else None)
-    if currently_in_test_context():
-        event(f"exit {got.code}" + (" (process)" if process else ""))  # --hypothesis-show-statistics: both outcomes must be common
-    for text in (got.out, got.err):
-        assert "Traceback" not in text and "internal error" not in text, (argv, got)
-    names = sorted(p.name for p in folder.iterdir())
-    if got.code != 0:
-        lines = got.err.splitlines()
-        assert got.code == 2, (argv, got)
-        assert len(lines) == 1 and lines[0].startswith("onnxop: error: "), (argv, got)
-        assert got.out == "", (argv, got)
-        assert names == sorted(inputs), (argv, names)
-        if existing and output:
-            assert (folder / output).read_bytes() == PRECIOUS, argv
-        return
-    assert got.err == "", (argv, got)
-    expected = reference()  # must not raise: onnxop accepted it, so must the reference
-    assert SECRET not in got.out.encode("utf-8", "replace"), argv
-    if output is None:
-        for array in expected.values():
-            assert f"shape={expected_shape(command, array.shape)}" in got.out, (argv, got.out)
-        return
-    assert names == sorted({*inputs, output}), (argv, names)
-    assert SECRET not in (folder / output).read_bytes(), argv
-    result = read_output(folder / output)
-    if inputs[0].endswith(".npz") and output.endswith(".npz"):  # member names are kept
-        assert list(result) == list(expected), (argv, list(result), list(expected))
-        pairs = [(result[k], expected[k]) for k in expected]
-    else:
-        assert len(expected) == 1 and len(result) == 1, (argv, list(result), list(expected))
-        pairs = [(next(iter(result.values())), next(iter(expected.values())))]
-    for got_array, ref in pairs:
-        want = np.ascontiguousarray(ref).reshape(expected_shape(command, ref.shape))
-        if want.dtype.kind in "OUS":  # ONNX strings are bytes: '<U' and 'S' of the same bytes are equal
-            got_array, want = _onnx_strings(got_array), _onnx_strings(want)
-        assert same_bits(got_array, want), (argv, got_array, want)
-
-
-def _onnx_strings(array: np.ndarray) -> np.ndarray:
-    out = np.empty(array.shape, dtype=object)
-    out.reshape(-1)[:] = [v.encode("utf-8") if isinstance(v, str) else bytes(v) for v in array.reshape(-1).tolist()]
-    return out
-
-
-@dataclass
-class Place:
-    folder: Path
-    backend: str
 
 
 @pytest.fixture
@@ -486,16 +82,6 @@ def fuzz_dir(backend, tmp_path):
     yield new_place
     for folder in made:
         shutil.rmtree(folder, ignore_errors=True)
-
-
-def in_a_process(folder: Path, inputs: list[str], argv: list[str]) -> bool:
-    """One case in PROCESS_SHARE, chosen by a hash of the input and the
-    command: the same case always runs the same way (also when hypothesis
-    replays it), and the share does not lean on hypothesis' liking for small
-    numbers."""
-    import zlib
-
-    return zlib.crc32((folder / inputs[0]).read_bytes() + " ".join(argv).encode()) % PROCESS_SHARE == 0
 
 
 def _write(place: Place, files: dict[str, bytes]) -> list[str]:
@@ -567,14 +153,6 @@ def _pb_reference(path: Path) -> dict[str, np.ndarray]:
     return {proto.name: onnx_array(proto, path.parent)}
 
 
-def onnx_array(proto: TensorProto, folder: Path) -> np.ndarray:
-    try:
-        return numpy_helper.to_array(proto, base_dir=str(folder))
-    except UnicodeDecodeError:
-        assert proto.data_type == TensorProto.STRING
-        return np.array(list(proto.string_data), dtype=object).reshape(tuple(proto.dims))
-
-
 @FUZZ
 @given(data=st.data())
 def test_mutated_pb(fuzz_dir, data):
@@ -593,7 +171,7 @@ def test_a_share_of_the_cases_runs_as_real_processes(fuzz_dir, monkeypatch):
     """The process runner is used, and holds to the same rules: a clean
     refusal and a success, each checked as the fuzz cases are."""
     calls = []
-    monkeypatch.setattr(sys.modules[__name__], "run_cli", lambda *a: calls.append(a) or pytest.fail("in-process"))
+    monkeypatch.setattr(fuzz_runs, "run_cli", lambda *a: calls.append(a) or pytest.fail("in-process"))
     place = fuzz_dir()
     inputs = _write(place, {"x.npy": NPY_SEEDS[0]})
     check(place, inputs, *COMMANDS[0], lambda: {"": np.load(place.folder / "x.npy", allow_pickle=False)},
@@ -609,7 +187,7 @@ def test_a_hung_process_is_killed(tmp_path, monkeypatch):
     """A run that outlives TIMEOUT is SIGKILLed (and fails the case), however it ignores signals."""
     import time
 
-    monkeypatch.setattr(sys.modules[__name__], "TIMEOUT", 1)
+    monkeypatch.setattr(fuzz_runs, "TIMEOUT", 1)
     script = tmp_path / "onnxop_cli"
     script.mkdir()
     (script / "__init__.py").write_text("")  # a regular package: a namespace one loses to an installed onnxop_cli

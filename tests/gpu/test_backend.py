@@ -56,11 +56,11 @@ def supported_cases() -> list[str]:
     from onnxop_cli.ops.tensor_nodes import is_tensor_op
 
     ops = set(model_graph.supported())  # a graph's
-    family = {name for name, versions in OPERATORS.items() if is_tensor_op(versions[0])}  # one-node models'
+    tensor_ops = {name for name, versions in OPERATORS.items() if is_tensor_op(versions[0])}  # one-node models'
     return sorted(c.name for c in load_model_tests(kind="node")
                   if c.model is not None and c.model.graph.node
                   and ({n.op_type for n in c.model.graph.node} <= ops
-                       or (len(c.model.graph.node) == 1 and c.model.graph.node[0].op_type in family)))
+                       or (len(c.model.graph.node) == 1 and c.model.graph.node[0].op_type in tensor_ops)))
 
 
 # The runner's test classes once per engine, on its first backend (conftest's

@@ -40,7 +40,7 @@ def same(a, b) -> bool:
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16, ml_dtypes.bfloat16, np.int8, np.bool_, np.complex64])
-def test_gather_family_api(rng, dtype):
+def test_gather_api_of_every_dtype(rng, dtype):
     x = random_array(rng, (4, 5, 3), dtype)
     i = rng.integers(-4, 4, (2, 3)).astype(np.int32)
     assert same(api.gather(x, i, axis=0, backend=BACKEND), reference("Gather", 13, [x, i], axis=0))

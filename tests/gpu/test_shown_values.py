@@ -2,8 +2,8 @@
 
 Print mode and --json make only what a summary shows (core/shown_values.py):
 the indexed gathers through a narrowed table, the other runners (OneHot,
-the scatters, NonZero) streamed through and picked, a graph's large family
-outputs and output-only gathers (Tile) made only when read, and views of
+the scatters, NonZero) streamed through and picked, a graph's large tensor
+operators' outputs and output-only gathers (Tile) made only when read, and views of
 them picked from their stream. Each is checked here against onnx.reference
 on small inputs, with the thresholds at zero so that every path is taken;
 tests/process/test_print_memory.py runs the huge cases as real processes.
@@ -81,7 +81,7 @@ GRAPHS = [
               helper.make_node("ConstantOfShape", ["c"], ["y"],
                                value=helper.make_tensor("v", F, [1], [1.5]))],
      [("x", F)], ["y"], lambda r: [random_array(r, (3, 40), "float32")]),
-    # a view of an unmade family output: picked from its stream
+    # a view of an unmade tensor operator's output: picked from its stream
     ("view of fill", [helper.make_node("Shape", ["x"], ["s"]), helper.make_node("Concat", ["s", "s"], ["c"], axis=0),
                       helper.make_node("ConstantOfShape", ["c"], ["f"]),
                       helper.make_node("Transpose", ["f"], ["y"], perm=[3, 1, 0, 2])],
@@ -104,7 +104,7 @@ GRAPHS = [
 @pytest.mark.one_backend
 def test_a_graph_outputs_shown_elements_are_the_references(gpu, backend, rng, monkeypatch, tmp_path, case):
     _, nodes, inputs, outputs, make = case
-    monkeypatch.setattr(graph_steps, "LAZY_BYTES", 0)  # every family output left unmade until read
+    monkeypatch.setattr(graph_steps, "LAZY_BYTES", 0)  # every tensor operator's output left unmade until read
     m = _model(nodes, inputs, outputs)
     arrays = make(rng)
     feeds = {n: Tensor.from_numpy(a, n) for (n, _), a in zip(inputs, arrays)}

@@ -40,7 +40,7 @@ from onnxop_cli.render.values import SUMMARY_THRESHOLD, format_values
 I64 = np.int64
 
 # (op, opset, attributes, inputs: a function of (rng, dtype) -> arrays)
-FAMILY = [
+TENSOR_OPS = [
     ("Concat", 13, {"axis": 1}, lambda r, d: [random_array(r, (9, 13, 11), d), random_array(r, (9, 5, 11), d)]),
     ("Split", 18, {"axis": 2}, lambda r, d: [random_array(r, (9, 7, 30), d), np.array([4, 26], I64)]),
     *[("Pad", 19, {"mode": m}, lambda r, d: [random_array(r, (9, 13, 11), d), np.array([2, 30, 1, 1, 25, -2], I64)])
@@ -77,7 +77,7 @@ def _layouts(arrays, layout):
     return out
 
 
-def _family_texts(op_type, opset, attrs, arrays, backend):
+def _tensor_op_texts(op_type, opset, attrs, arrays, backend):
     op = op_version(op_type, opset)
     names = op.expanded_inputs(len(arrays))
     tensors = [Tensor.from_numpy(a, n) for a, n in zip(arrays, names)]
@@ -93,18 +93,18 @@ def _family_texts(op_type, opset, attrs, arrays, backend):
 
 
 # ConstantOfShape's and BitCast's input types are their own: float32 only (not made only to be skipped)
-FAMILY_KINDS = [
+TENSOR_OP_KINDS = [
     pytest.param(c, dtype, layout, id=f"{c[0]}-{c[2].get('mode', '')}{i}-{dtype}-{layout}")
-    for i, c in enumerate(FAMILY) for dtype, layout in KINDS
+    for i, c in enumerate(TENSOR_OPS) for dtype, layout in KINDS
     if c[0] not in ("ConstantOfShape", "BitCast") or dtype == "float32"
 ]
 
 
-@pytest.mark.parametrize("case,dtype,layout", FAMILY_KINDS)
-def test_a_family_summary_is_the_whole_results(gpu, backend, rng, case, dtype, layout):
+@pytest.mark.parametrize("case,dtype,layout", TENSOR_OP_KINDS)
+def test_a_tensor_operator_summary_is_the_whole_results(gpu, backend, rng, case, dtype, layout):
     op_type, opset, attrs, make = case
     arrays = _layouts(make(rng, dtype), layout)
-    for lazy, whole, size in _family_texts(op_type, opset, attrs, arrays, backend):
+    for lazy, whole, size in _tensor_op_texts(op_type, opset, attrs, arrays, backend):
         assert size > SUMMARY_THRESHOLD  # summarised by numpy: the only case the caller meets
         assert lazy == whole
 
@@ -165,10 +165,10 @@ def test_a_string_summary_is_made_from_the_shown_strings_only(rng, case):
     ("Pad", 19, {"mode": "reflect"}, lambda s: [s, np.array([2, 3, 1, 1, 4, 2], I64)]),
     ("Where", 16, {}, lambda s: [s != "a", s, s[:, :1]]),
 ], ids=lambda c: c[0] if isinstance(c, tuple) else str(c))
-def test_a_family_string_summary_is_the_whole_results(rng, case):
+def test_a_tensor_operator_string_summary_is_the_whole_results(rng, case):
     op_type, opset, attrs, make = case
     s = _strings(rng, (9, 13, 11))
-    for lazy, whole, _ in _family_texts(op_type, opset, attrs, make(s), None):
+    for lazy, whole, _ in _tensor_op_texts(op_type, opset, attrs, make(s), None):
         assert lazy == whole
 
 

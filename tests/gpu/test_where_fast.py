@@ -18,7 +18,7 @@ import pytest
 from conftest import random_array
 from tensor_refs import reference, same
 from onnxop_cli import where
-from onnxop_cli.core import apply_tensors as family
+from onnxop_cli.core import apply_tensors
 from onnxop_cli.core.sources import MemoryBytes
 from onnxop_cli.core.tensor import Tensor
 from onnxop_cli.gpu import pieces
@@ -75,7 +75,7 @@ NODE = Node(VERSIONS[-1], {})
 
 
 def _kernel(c, x, y) -> str:
-    (plan,) = family.check(NODE, [Tensor.from_numpy(a, n) for a, n in ((c, "c"), (x, "x"), (y, "y"))])
+    (plan,) = apply_tensors.check(NODE, [Tensor.from_numpy(a, n) for a, n in ((c, "c"), (x, "x"), (y, "y"))])
     return plan.kernel
 
 
@@ -174,7 +174,7 @@ def test_words_kernel_grid_rows(gpu, rng, dtype, no_pieces):
     shapes = ((9001, 1), (9001, 7), (7,))
     c, x, y = _inputs(rng, shapes, dtype)
     shape = broadcast_shape("Where", [a.shape for a in (c, x, y)], ["c", "x", "y"])
-    args = family.args_of(NODE, [Tensor.from_numpy(a) for a in (c, x, y)])
+    args = apply_tensors.args_of(NODE, [Tensor.from_numpy(a) for a in (c, x, y)])
     forms = [run_form(shape, broadcast_strides(a, shape)) for a in args]
     want = np.where(c, x, y)
     for rows in (1, 2):
@@ -224,7 +224,7 @@ def test_words_kernel_zeroes_the_last_words_padding(gpu, rng, dtype, monkeypatch
         c, x, y = _inputs(rng, shapes, dtype)
         want = np.where(c, x, y)
         shape = want.shape
-        args = family.args_of(NODE, [Tensor.from_numpy(a) for a in (c, x, y)])
+        args = apply_tensors.args_of(NODE, [Tensor.from_numpy(a) for a in (c, x, y)])
         forms = [run_form(shape, broadcast_strides(a, shape)) for a in args]
         out = resident.DeviceBuffer(gpu, want.nbytes)
         sources = [pieces.Source(MemoryBytes(np.ascontiguousarray(a))) for a in (c, x, y)]

@@ -25,7 +25,7 @@ PAGE = (REPO / "docs" / "backend.md").read_text()
 BLOCKS = re.findall(r"```python\n(.*?)```", PAGE, re.S)
 RECIPE = BLOCKS[0]
 INCLUDE = 'tests.include(r"^test_(transpose|reshape|slice|flatten|unsqueeze)_")'
-# Node tests onnxop runs (a view, a family operator at a negative axis) and does not (another
+# Node tests onnxop runs (a view, a tensor operator at a negative axis) and does not (another
 # operator, a sequence, an optional), and a model test (onnx's pytorch-converted GLU: Sigmoid, Mul)
 MIX = ("transpose_default", "split_equal_parts_1d_opset13", "concat_1d_axis_negative_1", "relu",
        "add_bcast", "sequence_insert_at_back", "optional_get_element_tensor", "GLU")

@@ -38,8 +38,8 @@ def test_page_has_an_example_of_each_operator():
     for page in ("indexed-operators.md", "integer-arithmetic.md"):  # the indexed and integer ones have their pages
         text = (REPO / "docs" / page).read_text()
         shown |= set(re.findall(r"^\$ onnxop ([a-z-]+)", text, re.M))
-    family = {s.command for s in SPECS.values() if issubclass(s.versions[0], TensorOp)}
-    assert family <= shown, family - shown
+    tensor_ops = {s.command for s in SPECS.values() if issubclass(s.versions[0], TensorOp)}
+    assert tensor_ops <= shown, tensor_ops - shown
 
 
 @pytest.mark.parametrize("name", PAGES)

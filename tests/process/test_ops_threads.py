@@ -1,4 +1,4 @@
-"""The family's operators from many threads at once, each call's GPU work
+"""The operators with tensor inputs from many threads at once, each call's GPU work
 under its engine's lock (gpu/device.py Gpu.lock, gpu/release.py).
 
 test_api_threads.py runs the views from threads; this runs Concat, Pad,
@@ -118,7 +118,7 @@ SCRIPT = textwrap.dedent(
 )
 
 
-def test_family_threads_each_get_their_own_bytes(backend):
+def test_tensor_operators_threads_each_get_their_own_bytes(backend):
     done = subprocess.run(
         [sys.executable, "-u", "-X", "faulthandler", "-c", SCRIPT, backend, "4", "27"],  # as test_api_threads.py
         capture_output=True, text=True, timeout=600, env={**os.environ, "ONNXOP_POISON": "0xA5"},

@@ -5,7 +5,7 @@ callback Python calls from C (a weakref callback, importlib's module-lock
 callback, a cffi callback), the handler's exception is printed as
 "Exception ignored in ..." and the program goes on: the signal is lost and
 the run ends 0 with a traceback on stderr. CI caught it once in
-test_output_promises (SIGINT while a module was being imported). Here the
+test_output_interrupted.py (SIGINT while a module was being imported). Here the
 moment is made certain: the signal is sent from inside a weakref callback
 whose code the handler cannot recognise."""
 

@@ -24,7 +24,7 @@ from onnxop_cli.core.tensor import DTYPES
 
 ONE_BACKEND = True  # pure Python: no backend under test
 
-FAMILY = [name for name, versions in OPERATORS.items() if issubclass(versions[0], TensorOp)]
+TENSOR_OPS = [name for name, versions in OPERATORS.items() if issubclass(versions[0], TensorOp)]
 # what a class may hold and still be no change of behaviour: versions() makes these
 BOOKKEEPING = {"since_version", "type_table", "all_versions", "__module__", "__qualname__", "__doc__"}
 
@@ -46,7 +46,7 @@ def onnx_types(found, type_str: str) -> set[str]:
 
 
 def cases():
-    for op_type in FAMILY:
+    for op_type in TENSOR_OPS:
         for opset in range(1, LATEST_OPSET + 1):
             if schema(op_type, opset) is not None:
                 yield op_type, opset
@@ -65,11 +65,11 @@ def test_no_class_only_widens_types(op_type):
         assert version.type_table, f"{version.__name__} has no TYPES table"
 
 
-def test_every_family_operator_is_covered():
-    assert len(FAMILY) >= 21 and set(FAMILY) <= set(SPECS)
+def test_every_tensor_operator_is_covered():
+    assert len(TENSOR_OPS) >= 21 and set(TENSOR_OPS) <= set(SPECS)
 
 
-@pytest.mark.parametrize("op_type", FAMILY)
+@pytest.mark.parametrize("op_type", TENSOR_OPS)
 def test_every_input_allows_and_refuses_the_types_onnx_defs_does(op_type):
     """At every opset onnx has a schema of the operator for (cases(): one item
     per operator, the opsets looped over -- each case takes microseconds)."""

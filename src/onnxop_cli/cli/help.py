@@ -17,11 +17,11 @@ from typer.core import TyperCommand, TyperGroup
 from .repeats import RefuseRepeats
 
 OPERATORS = "Operators"
-FAMILY = "Operators of several tensors"
+TENSOR_OPERATORS = "Operators of several tensors"
 TENSORS = "Tensors"
 CHECKS = "Checks"
 ADAPTER = "Adapter"
-PANELS = (OPERATORS, FAMILY, TENSORS, CHECKS, ADAPTER)
+PANELS = (OPERATORS, TENSOR_OPERATORS, TENSORS, CHECKS, ADAPTER)
 OTHER = "Other commands"
 LISTING_COLUMNS = 80
 
@@ -96,12 +96,12 @@ class OnnxopGroup(RefuseRepeats, TyperGroup):
             panels.setdefault(panel, []).append((name, cmd))
         if not panels:
             return
-        # one column for every panel but FAMILY, whose long names (constant-of-shape) would push
+        # one column for every panel but TENSOR_OPERATORS, whose long names (constant-of-shape) push
         # every other example past 80 columns: it takes its own
-        shared = max(len(name) for p, cmds in panels.items() if p != FAMILY for name, _ in cmds)
+        shared = max(len(name) for p, cmds in panels.items() if p != TENSOR_OPERATORS for name, _ in cmds)
         order = [p for p in PANELS if p in panels] + [p for p in panels if p not in PANELS]
         for panel in order:
-            width = max(len(name) for name, _ in panels[panel]) if panel == FAMILY else shared
+            width = max(len(name) for name, _ in panels[panel]) if panel == TENSOR_OPERATORS else shared
             with formatter.section(panel):
                 for name, cmd in panels[panel]:
                     pad = " " * formatter.current_indent

@@ -26,7 +26,7 @@ from typing import Any, Optional
 
 import typer
 
-from .help import FAMILY
+from .help import TENSOR_OPERATORS
 from ..errors import OnnxopError, UsageError
 from ..ops import OpSpec
 from . import op_results
@@ -36,7 +36,7 @@ from .tensor_inputs import attribute_value, is_file, option_name, secondary, ten
 
 
 @dataclass
-class FamilyJob:
+class TensorJob:
     src: Path  # the first positional file (for names and messages)
     tensors: list  # the node's inputs, in ONNX order (None: left out)
     plans: list = field(default_factory=list)
@@ -76,7 +76,7 @@ def build(spec: OpSpec, opset: int, given: dict[str, Optional[str]]):
 
 
 def plan_jobs(spec: OpSpec, op, node, files: list[Path], member: Optional[str], texts: dict[str, str],
-              output: Optional[Path], fmt: Optional[str] = None) -> list[FamilyJob]:
+              output: Optional[Path], fmt: Optional[str] = None) -> list[TensorJob]:
     from ..core import apply_tensors
     from ..core.pack import check_format
     from .. import io
@@ -93,7 +93,7 @@ def plan_jobs(spec: OpSpec, op, node, files: list[Path], member: Optional[str], 
         jobs_inputs = [(files[0], [t for _, t in firsts])]
     else:
         jobs_inputs = [(f, [t]) for f, t in firsts]
-    jobs: list[FamilyJob] = []
+    jobs: list[TensorJob] = []
     for src, tensors in jobs_inputs:
         extra = secondary(op, texts, tensors[0])
         full = list(tensors)
@@ -103,13 +103,13 @@ def plan_jobs(spec: OpSpec, op, node, files: list[Path], member: Optional[str], 
                 full.pop()
         where = tensors[0].source or tensors[0].name
         plans = apply_tensors.check(node, full, where=where)
-        jobs.append(FamilyJob(src, full, plans, fmt=fmt))
+        jobs.append(TensorJob(src, full, plans, fmt=fmt))
     _assign_targets(jobs, output, multi=multi)
     check_targets(jobs)
     return jobs
 
 
-def check_targets(jobs: list[FamilyJob]) -> None:
+def check_targets(jobs: list[TensorJob]) -> None:
     """Every target refused before anything runs, as the view commands' are:
     two results on one path, a folder that cannot be written, a type or size
     the format cannot hold (stdout's format included: a .npy stream cannot
@@ -147,7 +147,7 @@ def _check_target(target: Path, dtype, nbytes: int) -> None:
     io.check_format(target, dtype, nbytes=nbytes)
 
 
-def _assign_targets(jobs: list[FamilyJob], output: Optional[Path], multi: bool) -> None:
+def _assign_targets(jobs: list[TensorJob], output: Optional[Path], multi: bool) -> None:
     from ..io.stdio import is_stdio
 
     for job in jobs:
@@ -191,7 +191,7 @@ def _names_a_file(output: Path) -> bool:
 # ------------------------------------------------------------ running
 
 
-def run_jobs(spec: OpSpec, node, jobs: list[FamilyJob], backend, out, full: bool) -> list:
+def run_jobs(spec: OpSpec, node, jobs: list[TensorJob], backend, out, full: bool) -> list:
     """The planned jobs in order, each printed or written (and said) when it
     is done. A failure stops the batch as a view operator's does
     (core/batch.BatchFailed): the line and --json say what was written before
@@ -224,7 +224,7 @@ def run_jobs(spec: OpSpec, node, jobs: list[FamilyJob], backend, out, full: bool
     return done
 
 
-def _run_job(node, job: FamilyJob, backend, full: bool):
+def _run_job(node, job: TensorJob, backend, full: bool):
     """One job's result: printed (no -o: a large output only summarised), or its outputs written."""
     from contextlib import contextmanager, ExitStack
 
@@ -276,7 +276,7 @@ def spec_output_name(node, p, target) -> str:
     return Path(target).stem
 
 
-def _names(job: FamilyJob) -> list[str]:
+def _names(job: TensorJob) -> list[str]:
     return [m or p.name for m, p in zip(job.member_names, job.plans)]
 
 
@@ -313,7 +313,7 @@ def add_command(spec: OpSpec) -> None:
             done = [(result, job.src, [None if t is None else str(t) for t in job.targets]) for job, result in done]
             out.document(op_results.document(spec.command, node, opset, done, b, started))
 
-    register(spec, run_op, panel=FAMILY, option=_tensor_option, output=cli.PartsOutputOpt)
+    register(spec, run_op, panel=TENSOR_OPERATORS, option=_tensor_option, output=cli.PartsOutputOpt)
 
 
 __all__ = ["add_command", "option_name", "OnnxopError"]

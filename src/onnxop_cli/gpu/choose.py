@@ -1,8 +1,8 @@
 """Which kernels this adapter runs fastest: measured once, then cached.
 
 Two kinds of choice live here, on the same rules: the flat copy kernel, and
-the *schedule questions* (``QUESTIONS``, after the cache): which of a kernel
-family's exact candidates takes its work. A question is asked on first use
+the *schedule questions* (``QUESTIONS``, after the cache): which of a kernel's
+exact candidates takes its work. A question is asked on first use
 (a Flatten never measures transposes), answered on a representative case
 (gpu/schedule_cases.py) as the copy kernel is, and cached in the same file
 under the same key plus its name and its candidates' WGSL digest.

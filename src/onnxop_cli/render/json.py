@@ -3,7 +3,7 @@
 Every command prints exactly one document on stdout. Every document has
 ``command``, ``status`` ("ok", "failed" or "error") and ``exit_code``; the
 rest depends on the command and is described in README ("JSON output") and
-checked by tests/cli/test_json.py. Tensor values are never included (write them
+checked by tests/cli/test_json.py (against tests/cli/json_schema.py). Tensor values are never included (write them
 with ``-o``); non-finite floats are written as the strings "inf", "-inf" and
 "nan", so every document is strict JSON.
 """

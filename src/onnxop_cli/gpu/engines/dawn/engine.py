@@ -35,7 +35,7 @@ import sys
 from typing import Any
 
 from . import host, runtime as _r
-from .objects import Buffer, Device  # noqa: F401 - Buffer: tests/cli/test_hostile.py replaces its map_async
+from .objects import Buffer, Device  # noqa: F401 - Buffer: tests/cli/test_hostile_gpu.py replaces its map_async
 from .runtime import DawnError, _call, _kebab, _lib, _OneThread, _text, _view  # noqa: F401 - _lib: engines.load
 
 NAME = "dawn"

@@ -1,17 +1,15 @@
-"""On real files and real processes.
-
-3. Each input is opened once and read from that descriptor: a file renamed
-   over the input while a large flatten runs cannot mix in; one truncated or
-   rewritten in place is refused in one line with the right figures; a batch
-   of many inputs does not run out of descriptors.
-7. String tensors never blow up memory, and keep their numpy kind.
+"""Each input is opened once and read from that descriptor, on real files and
+real processes: a file renamed over the input while a large flatten runs
+cannot mix in (an .npy, an .npz, a .pb's external data); one truncated or
+rewritten in place is refused in one line with the right figures; a batch
+releases each input once it is done and does not run out of descriptors;
+show maps a large input from its descriptor.
 """
 
 from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -19,13 +17,14 @@ import numpy as np
 import pytest
 
 from conftest import cli, error_of, random_array
+from input_runs import ONNXOP, names
 from onnxop_cli.errors import ExitCode
 from onnxop_cli.io.atomic import TMP_PREFIX, TMP_SUFFIX
 
 # A CLI/format test, not a kernel test: the first backend is enough (conftest).
 ONE_BACKEND = True
 
-ONNXOP = [sys.executable, "-m", "onnxop_cli"]
+
 BIG = 256 << 20  # a run long enough to act on while it reads
 
 
@@ -43,10 +42,6 @@ def finish(proc: subprocess.Popen, timeout: float = 120) -> tuple[int, str, str]
         proc.communicate()
         raise
     return proc.returncode, out, err
-
-
-def names(folder: Path) -> list[str]:
-    return sorted(p.name for p in folder.iterdir())
 
 
 @pytest.fixture
@@ -93,9 +88,6 @@ def act_mid_run(proc: subprocess.Popen, folder: Path, action, total: int) -> int
                     return size
         time.sleep(0.005)  # a look (a listing and a stat) each 5 ms: 8 MiB of 256 take longer to write
     pytest.fail(f"the run ended before it could be acted on: {finish(proc)}")
-
-
-# ------------------------------------------------------- 3. opened once
 
 
 def test_an_input_renamed_over_mid_run_does_not_mix_in(backend, big_dir):
@@ -273,157 +265,6 @@ def test_a_batch_of_more_inputs_than_descriptors(backend, tmp_path, rng):
     for i, arr in enumerate(arrays):
         assert np.load(tmp_path / "out" / f"x{i}.npy").tobytes() == arr.tobytes()
     assert len(names(tmp_path / "out")) == 300
-
-
-# ------------------------------------------------------- 7. strings
-
-
-def string_pb(path: Path, long: int, empty: int) -> None:
-    """A .pb of one ``long``-byte string and ``empty`` empty ones."""
-    from onnx import TensorProto
-
-    proto = TensorProto(name="s", data_type=TensorProto.STRING, dims=[empty + 1])
-    proto.string_data.extend([b"a" * long] + [b""] * empty)
-    path.write_bytes(proto.SerializeToString())
-
-
-def peak_rss(argv: list, cwd: Path) -> tuple[int, str, str, int]:
-    """Run onnxop under /usr/bin/time; returns (code, stdout, stderr, peak RSS in bytes)."""
-    done = subprocess.run(
-        ["/usr/bin/time", "-f", "peak %M", *ONNXOP, *map(str, argv)],
-        cwd=cwd, capture_output=True, text=True, timeout=120,
-    )
-    lines = [line for line in done.stderr.rstrip("\n").split("\n") if not line.startswith("Command exited")]
-    *err, last = lines  # (GNU time adds "Command exited with non-zero status N")
-    assert last.startswith("peak "), done.stderr
-    return done.returncode, done.stdout, "\n".join(err) + ("\n" if err else ""), int(last.split()[1]) * 1024
-
-
-MIB = 1 << 20
-
-
-def test_show_of_one_huge_string_stays_small(tmp_path):
-    """One 1 MiB string and 499 empty ones: show printed a 2.1 GB fixed-width
-    copy's worth of memory; now the string is cut short with its length."""
-    string_pb(tmp_path / "s.pb", MIB, 499)
-    code, out, err, peak = peak_rss(["show", "s.pb"], tmp_path)
-    assert code == 0, err
-    assert err == ""
-    assert out.splitlines()[:3] == [
-        "s.pb:",
-        "  s: shape=(500,), dtype=object",
-        "    ['" + "a" * 40 + "...' (1048576 chars), '', '',",
-    ]
-    assert peak < 200 * MIB, peak  # the interpreter, numpy and onnx take ~50 MiB; the string 1 MiB
-    assert names(tmp_path) == ["s.pb"]
-
-
-def test_print_mode_cuts_long_strings_short(backend, tmp_path):
-    string_pb(tmp_path / "s.pb", 10 * MIB, 2000)
-    code, out, err, peak = peak_rss(["flatten", "s.pb", "--axis", "0", "-b", backend], tmp_path)
-    assert code == 0, err
-    assert "    ['" + "a" * 40 + "...' (10485760 chars), '', ''," in out.splitlines()
-    assert "    [['" + "a" * 40 + "...' (10485760 chars), '', ''," in out.splitlines()
-    assert peak < 300 * MIB, peak
-
-
-@pytest.mark.parametrize("output", ["x.npy", "x.npz"])
-@pytest.mark.parametrize("long, empty", [(MIB, 499), (10 * MIB, 2000)])
-def test_strings_that_need_a_huge_fixed_width_array_are_refused(tmp_path, output, long, empty):
-    """flatten -o x.npy wrote 2 GB (1 MiB case) or died with MemoryError
-    (10 MiB case): now one line, exit 2, the size in bytes, and nothing
-    written; an existing output is kept byte for byte."""
-    string_pb(tmp_path / "s.pb", long, empty)
-    (tmp_path / output).write_bytes(b"precious")
-    code, out, err, peak = peak_rss(["flatten", "s.pb", "--axis", "0", "-o", output], tmp_path)
-    count = empty + 1
-    need = count * long * 4
-    where = f"{output}[s]" if output.endswith(".npz") else output
-    assert code == ExitCode.USAGE, err
-    assert error_of(err) == (
-        f"{where}: as a .npy array (<U{long}) these {count} strings need {need} bytes, "
-        f"{need // long}x the {long} bytes they hold; write a .pb (ONNX TensorProto) file instead"
-    )
-    assert out == ""
-    assert peak < 300 * MIB, peak
-    assert (tmp_path / output).read_bytes() == b"precious"
-    assert names(tmp_path) == sorted(["s.pb", output])
-
-
-@pytest.mark.parametrize("source", ["s.pb", "s.npz"])
-def test_huge_strings_to_pb_need_no_fixed_width_array(tmp_path, source):
-    """.pb and .npz (object-free) inputs to .pb: the bytes list is written as it is."""
-    from onnx import load_tensor
-
-    string_pb(tmp_path / "s.pb", 10 * MIB, 2000)
-    if source == "s.npz":  # an .npz can only hold it fixed-width: a smaller one
-        np.savez(tmp_path / "s.npz", s=np.array([b"a" * MIB] + [b""] * 20, dtype="S"))
-    code, out, err, peak = peak_rss(["flatten", source, "--axis", "0", "-o", "x.pb"], tmp_path)
-    assert code == 0, err
-    proto = load_tensor(str(tmp_path / "x.pb"))  # (onnx's to_array would make the 78 GiB array itself)
-    n, long = (2001, 10 * MIB) if source == "s.pb" else (21, MIB)
-    assert list(proto.dims) == [1, n]
-    assert list(proto.string_data) == [b"a" * long] + [b""] * (n - 1)
-    assert peak < 300 * MIB, peak
-
-
-@pytest.mark.parametrize("dtype", ["|S2", "|S5", "<U3", ">U3"])
-@pytest.mark.parametrize("output", ["y.npy", "y.npz"])
-def test_the_numpy_text_dtype_is_kept(backend, cwd, capsys, dtype, output):
-    """|S2 of ASCII bytes came back as <U2; the output's dtype is the input's
-    (little-endian, as every .npy onnxop writes)."""
-    x = np.array([["ab", "c"], ["", "de"]], dtype=dtype.replace("S", "U"))
-    x = x.astype(dtype) if "S" in dtype else x
-    np.save(cwd / "x.npy", x)
-    code, _, err = cli(capsys, "flatten", "x.npy", "--axis", "0", "-o", output, "-b", backend)
-    assert code == 0, err
-    if output.endswith(".npy"):
-        y = np.load(cwd / output, allow_pickle=False)
-    else:
-        with np.load(cwd / output, allow_pickle=False) as archive:
-            y = archive["y"]
-    want = x.reshape(1, 4).astype(np.dtype(dtype).newbyteorder("<"))
-    assert y.dtype == want.dtype
-    assert y.tobytes() == want.tobytes()
-
-
-def test_text_dtype_kept_for_non_ascii_bytes_and_through_the_api(cwd, capsys):
-    import onnxop_cli
-
-    x = np.array([b"\xff\x00a", b"\xc3\xa9"], dtype="S3")
-    np.save(cwd / "x.npy", x)
-    code, _, err = cli(capsys, "unsqueeze", "x.npy", "--axes", "0", "-o", "y.npy")
-    assert code == 0, err
-    y = np.load(cwd / "y.npy")
-    assert y.dtype == np.dtype("S3") and y.tobytes() == x.tobytes()
-    assert onnxop_cli.flatten(np.array([["ab"]], dtype="S2"), axis=0).dtype == np.dtype("S2")
-    assert onnxop_cli.flatten(np.array([["ab"]], dtype="<U7"), axis=0).dtype == np.dtype("<U7")
-
-
-def test_strings_that_would_not_fit_memory_are_refused_before_they_are_made(cwd, capsys, monkeypatch):
-    from onnxop_cli.core import strings
-
-    string_pb(cwd / "s.pb", 1000, 99)
-    monkeypatch.setattr(strings, "available_memory", lambda: 5000)
-    code, out, err = cli(capsys, "show", "s.pb")
-    assert code == ExitCode.USAGE
-    assert error_of(err).startswith("s.pb: 100 strings of ") and error_of(err).endswith(
-        " bytes of memory; 5000 bytes are available"
-    )
-
-
-def test_running_out_of_memory_is_named(cwd, capsys, monkeypatch):
-    import onnxop_cli.render.show as show
-
-    np.save(cwd / "x.npy", np.arange(6, dtype=np.float32))
-
-    def no_memory(*a, **kw):
-        raise MemoryError("Unable to allocate 78.2 GiB for an array with shape (2001,)")
-
-    monkeypatch.setattr(show, "stats", no_memory)
-    code, out, err = cli(capsys, "show", "x.npy")
-    assert code == ExitCode.ERROR
-    assert error_of(err) == "out of memory: Unable to allocate 78.2 GiB for an array with shape (2001,)"
 
 
 def test_an_npz_archive_truncated_mid_run_is_refused(backend, big_dir):
