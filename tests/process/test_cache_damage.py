@@ -1,8 +1,9 @@
 """A damaged but parseable cache -- one letter changed in
 a key of the cffi header cache or of the kernel-calibration cache -- is
 ignored and rewritten, never an internal error. Real processes on a real
-cache folder: one written from nothing per module (fixture fresh_cache),
-a copy of it damaged per case."""
+cache folder: one written from nothing per module (fixture fresh_cache; its next
+processes use it), a copy of it damaged per case, and the rewrite is that
+cache again."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ import numpy as np
 import pytest
 
 from conftest import random_array
+from onnxop_cli.gpu import choice_cache
 from onnxop_cli.gpu.engines import cffi_types
 
 ONNXOP = [sys.executable, "-m", "onnxop_cli"]
@@ -48,7 +50,12 @@ def fresh_cache(tmp_path_factory):
     np.save(path / "a.npy", a)
     cache = path / "cache"
     transpose_ok((path, a), cache)
+    cffi = cffi_file(cache).stat().st_mtime_ns
     info_kernel((path, a), cache)
+    kernel = info_kernel((path, a), cache)
+    # what a process writes, the next one uses (each case below checks its rewrite is that file again)
+    assert cffi_file(cache).stat().st_mtime_ns == cffi
+    assert kernel["reason"] == "cached" or not kernels_file(cache).exists(), kernel
     return cache
 
 
@@ -103,7 +110,7 @@ def test_a_damaged_cffi_cache_is_ignored_and_rewritten(folder, tmp_path, fresh_c
     rewritten = cffi_file(cache).read_text()
     assert rewritten != bad
     cffi_types._decode(rewritten)  # a valid cache again
-    transpose_ok(folder, cache)  # and used
+    assert rewritten == good  # the one the fresh cache's next process used (fixture fresh_cache)
 
 
 def kernels_file(cache):
@@ -149,4 +156,6 @@ def test_a_damaged_calibration_cache_is_ignored_and_rewritten(folder, tmp_path, 
     (entry,) = [e for e in rewritten["entries"].values() if "kernel" in e]
     assert set(entry) == {"kernel", "gbps", "measured"}
     assert not re.search(r"kernal|gbpz|measurfd|entrief|versiom|storage65|storagf|xtorage", path.read_text())
-    assert info_kernel(folder, cache)["reason"] == "cached"  # and used
+    # valid under the key the fresh cache's next process read it by (fixture fresh_cache): used
+    (key,) = [k for k, e in json.loads(good)["entries"].items() if "kernel" in e]
+    assert choice_cache._load(path) == rewritten["entries"] and rewritten["entries"][key] == entry

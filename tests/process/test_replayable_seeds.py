@@ -49,11 +49,9 @@ def replay_command(done: subprocess.CompletedProcess) -> str:
 def test_a_failing_random_test_prints_a_seed_that_replays_it(tmp_path):
     (tmp_path / "test_draws.py").write_text(DRAWS)
     first = pytest_run(tmp_path, "test_draws.py", hash_seed="1")
-    again = pytest_run(tmp_path, "test_draws.py", hash_seed="2")  # another salt for str hashes
-    assert draw(first) == draw(again)
     command = replay_command(first)
     assert command == "python -m pytest -p no:cacheprovider test_draws.py::test_draws"
-    replayed = pytest_run(tmp_path, *shlex.split(command)[5:], hash_seed="3")
+    replayed = pytest_run(tmp_path, *shlex.split(command)[5:], hash_seed="3")  # another salt for str hashes too
     assert draw(replayed) == draw(first)
 
     other = pytest_run(tmp_path, "test_draws.py", seed="7")
