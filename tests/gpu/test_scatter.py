@@ -38,6 +38,8 @@ def spied(monkeypatch):
         real = getattr(sc, name)
 
         def spy(*a, _real=real, _kernel=kernel, **k):
+            if _kernel == "slices" and (a[10] if len(a) > 10 else k.get("raw")) is None:
+                _kernel = "slices checked first"  # indices.wgsl checked the indices, the plain apply ran
             calls.append((_kernel, a[10] if _kernel == "lines" and len(a) > 10 else 0))
             return _real(*a, **k)
 
@@ -85,21 +87,28 @@ def nd_structures(rng, dtype):
 
 
 @pytest.mark.parametrize("dtype", WIDTHS)
-def test_scatter_nd_matches_the_reference(gpu, rng, spied, dtype):
-    """Each structure on the chosen kernel, every other one also on the rounds."""
+def test_scatter_nd_matches_the_reference(gpu, rng, spied, monkeypatch, dtype):
+    """Each structure on the chosen kernel, every other one also on the rounds,
+    and every third whole-slice one with the indices checked first
+    (indices.wgsl) and then the slice kernel's plain apply, as the host runs
+    it where the raw check cannot be folded in (``_folds``)."""
     tally = Tally()
+    folds = sc._folds
     for k, (shape, lead, m) in enumerate(nd_structures(rng, dtype)):
         x = random_array(rng, shape, dtype)
         i = distinct(rng, shape, lead, m)
         u = random_array(rng, i.shape[:-1] + shape[m:], dtype)
         want = reference("ScatterND", x, i, u).tobytes()
         whole = int(np.prod(shape[m:])) * np.dtype(dtype).itemsize % 4 == 0
-        for copy in (True, False)[:1 + (k % 2 or lead == (3000,))]:
-            label = f"case {k}: data {shape} {dtype}, indices {i.shape}, slice_copy {copy}"
+        runs = [(True, True), (False, True)][:1 + (k % 2 or lead == (3000,))] + [(True, False)] * (whole and k % 3 == 0)
+        for copy, fold in runs:
+            label = f"case {k}: data {shape} {dtype}, indices {i.shape}, slice_copy {copy}, folded check {fold}"
+            monkeypatch.setattr(sc, "_folds", folds if fold else lambda *a, **kw: False)
             del spied[:]
             assert scatter_nd(gpu, x, i, u, slice_copy=copy) == want, label
-            tally.add(label, "slices" if whole and copy else "rounds", spied[0][0] if spied else "rounds")
-    tally.check("slices", "rounds")
+            meant = ("slices" if fold else "slices checked first") if whole and copy else "rounds"
+            tally.add(label, meant, spied[0][0] if spied else "rounds")
+    tally.check("slices", "slices checked first", "rounds")
 
 
 @pytest.mark.parametrize("slice_shape", [(), (5,)])
