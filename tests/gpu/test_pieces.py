@@ -70,11 +70,14 @@ def _pack(values: np.ndarray, bits: int) -> bytes:
     return bytes(np.bitwise_or.reduce([v[:, j] << (bits * j) for j in range(per)], axis=0).astype(np.uint8))
 
 
-def _expected(src: np.ndarray, before: np.ndarray, p: Piece, bits: int) -> np.ndarray:
+def _expected(src: np.ndarray, before: np.ndarray, p: Piece, bits: int, at: bool = False) -> np.ndarray:
+    """``before`` with ``p`` copied or filled onto it (``at``: ``src`` read where ``p`` writes, to find a wrong part)."""
     out = before.copy()
     idx = np.indices(p.shape).reshape(len(p.shape), -1) if p.shape else np.zeros((0, 1), np.int64)
     d = p.dst_offset + sum(i * s for i, s in zip(idx, p.dst_strides))
-    if p.src is None:
+    if at:
+        out[d] = src[d]
+    elif p.src is None:
         out[d] = _unpack(p.fill + bytes(1), bits, 1)[0]
     else:
         out[d] = src[p.src_offset + sum(i * t for i, t in zip(idx, p.src_strides))]
@@ -100,45 +103,57 @@ def structures(rng, bits: int):
     are not runs, a rank-0 part."""
     per = max(1, 128 // bits)  # elements per vec4
     length0 = runs.MIN_ROW_BYTES * 8 // bits
+    up = lambda n: -(-n // per) * per
+    at = src_at = 0
+    parts = []  # every case of the sweep laid out one after another: one call
     for s0 in range(0, per, 1 if bits >= 32 else max(1, per // 16)):
         for d0 in range(0, per, max(1, per // 2)):  # with every s0: every shift amount
             for extra in (0, 1, per // 2 + 1, 3 * per - 1):
-                gap, length, rows = int(rng.integers(1, 6)), length0 + extra, 3
-                second = -(-(rows * (length + 2)) // per) * per  # the same alignments, rows with a gap
-                parts = [Piece((rows, length), (length, 1), d0, 0, (length + 2, 1), s0),
-                         Piece((rows, length), (length + gap, 1), second + d0, 0, (length + 2, 1), second + s0)]
-                yield f"copy s{s0} d{d0} +{extra} gap{gap}", parts, second + d0 + rows * (length + gap) + 5, 0, ("chosen",)
+                length, rows = length0 + extra, 3
+                for gap in (0, int(rng.integers(1, 6))):
+                    parts.append((f"copy s{s0} d{d0} +{extra} gap{gap}",
+                                  Piece((rows, length), (length + gap, 1), at + d0, 0, (length + 2, 1), src_at + s0)))
+                    at, src_at = up(at + d0 + rows * (length + gap) + 5), up(src_at + s0 + rows * (length + 2))
+    yield "copy rows at every alignment", parts, at, 0, ("chosen",)
+    at, fills = 0, []
     for d0 in range(0, per, max(1, per // 8)):
         for extra in (0, 1, per // 2 + 1, 3 * per - 1):
-            gap, length, rows = int(rng.integers(1, 6)), length0 + extra, 3
-            second = -(-(rows * length) // per) * per
-            count = second + d0 + rows * (length + gap) + 7
-            parts = [Piece((count,), (1,), 0, 0, (1,), 0), Piece((rows, length), (length, 1), d0, fill=_fill(rng, bits)),
-                     Piece((rows, length), (length + gap, 1), second + d0, fill=_fill(rng, bits))]
-            yield f"fill d{d0} +{extra} gap{gap}", parts, count, 0x5A, ("chosen",)
-    lo, hi = 3 * length0 + 7, per - 1 + 3 * (length0 + 3 * per + 4) + 7  # the backgrounds' lengths above
+            length, rows = length0 + extra, 3
+            for gap in (0, int(rng.integers(1, 6))):
+                fills.append((f"fill d{d0} +{extra} gap{gap}",
+                              Piece((rows, length), (length + gap, 1), at + d0, fill=_fill(rng, bits))))
+                at = up(at + d0 + rows * (length + gap) + 7)
+    yield "fill rows at every alignment", [("background", Piece((at,), (1,), 0, 0, (1,), 0))] + fills, at, 0x5A, \
+        ("chosen",)
+    lengths = {}  # rows of every length modulo a vec4 and size class that a fill row's background had
+    for d0 in range(0, per, max(1, per // 8)):
+        for extra in (0, 1, per // 2 + 1, 3 * per - 1):
+            for gap in range(6):
+                n = d0 + 3 * (length0 + extra + gap) + 7
+                lengths.setdefault((n % per, n > 64, n > 1000), n)
     at, parts = 0, []
-    for a, b in ((2, 64), (65, 1000), (1001, hi)):  # every length modulo a vec4 in each size class
-        for r in range(per):
-            n = max(a, lo) + (r - max(a, lo)) % per
-            if n <= min(b, hi):
-                parts.append(Piece((n,), (1,), at, 0, (1,), at))
-                at += -(-n // per) * per
+    for n in lengths.values():
+        parts.append((f"row of {n}", Piece((n,), (1,), at, 0, (1,), at)))
+        at = up(at + n)
     yield "rows of every length", parts, at, 0x5A, ("chosen",)
     if 4 <= bits <= 64:
         length, rows = length0 + 37, 120
         out = c_strides((rows, 2 * length + 3))
-        parts = [Piece((rows, length), out, 0, 0, (length, 1)), Piece((rows, length), out, length + 3, 0, (length, 1)),
-                 Piece((rows, 3), out, length, 0, (length, 1))]  # short: the general kernel
+        parts = [("left", Piece((rows, length), out, 0, 0, (length, 1))),
+                 ("right", Piece((rows, length), out, length + 3, 0, (length, 1))),
+                 ("short", Piece((rows, 3), out, length, 0, (length, 1)))]  # short: the general kernel
         yield "neighbours", parts, rows * out[0], 0xA5, ("two groups", "folded", "bands", "small bands")
     if bits in (8, 16, 32):
         length, rows = length0 + 3, 4
+        parts = []
         for dst, src, s0 in (((1, rows), (length, 1), 0), ((length, 1), (1, rows), 0), ((2 * length, 2), (length, 1), 0),
                              ((length, 1), (2 * length, 2), 0), ((length, 1), (1, 0), 0),
                              ((length, 1), (length, -1), length - 1)):
-            yield f"not runs {dst} {src}", [Piece((rows, length), dst, 0, 0, src, s0)], 2 * rows * length, 0, ("chosen",)
+            at = up(2 * rows * length) * len(parts)
+            parts.append((f"{dst} {src}", Piece((rows, length), dst, at, 0, src, at + s0)))
+        yield "inner axes not runs", parts, up(2 * rows * length) * len(parts), 0, ("chosen",)
     if bits == 32:
-        yield "rank 0", [Piece((), (), 0, 0, ())], 1, None, ("chosen",)
+        yield "rank 0", [("rank 0", Piece((), (), 0, 0, ()))], 1, None, ("chosen",)
     names = list(VARIANTS)
     for k in range(4):  # random parts: a copy and a fill side by side, rows long or short
         rank = 1 + k % 4
@@ -146,8 +161,8 @@ def structures(rng, bits: int):
         shape = tuple(int(v) for v in rng.integers(1, 4, rank - 1)) + (inner,)
         gap, d0 = int(rng.integers(0, 4)), int(rng.integers(0, per))
         dst = c_strides(shape[:-1] + (2 * inner + gap,))
-        parts = [Piece(shape, dst, d0, 0, c_strides(shape), int(rng.integers(0, per))),
-                 Piece(shape, dst, d0 + inner + gap, fill=_fill(rng, bits))]
+        parts = [("copy", Piece(shape, dst, d0, 0, c_strides(shape), int(rng.integers(0, per)))),
+                 ("fill", Piece(shape, dst, d0 + inner + gap, fill=_fill(rng, bits)))]
         yield f"random rank{rank} {shape}", parts, d0 + int(np.prod(shape[:-1])) * dst[-2 if rank > 1 else -1] * 2 + 2 * inner + gap, \
             0x3C, ("chosen", names[1 + (k + bits) % (len(names) - 1)])
 
@@ -162,7 +177,8 @@ def test_pieces_match_numpy(gpu, rng, bits, kernels, monkeypatch):
     """Every structure on its variants: the output's bytes those of numpy's
     indexing (the poison byte where nothing is written), each case on the kernels meant for it."""
     tally = Tally()
-    for label, parts, count, poison, variants in structures(rng, bits):
+    for label, named, count, poison, variants in structures(rng, bits):
+        parts = [p for _, p in named]
         n_src = max([count] + [p.src_offset + sum((d - 1) * abs(s) for d, s in zip(p.shape, p.src_strides)) + 1
                                for p in parts if p.src is not None])
         units = max(1, bits // 8)
@@ -180,7 +196,9 @@ def test_pieces_match_numpy(gpu, rng, bits, kernels, monkeypatch):
             got = bytearray()
             pieces.run_pieces(gpu, [pieces.Source(MemoryBytes(np.frombuffer(raw, np.uint8)))], got.extend,
                               pieces=parts, count=count, bits=bits, poison=poison, **kw)
-            assert np.array_equal(_unpack(bytes(got), bits, count), want), (bits, label, variant)
+            got = _unpack(bytes(got), bits, count)
+            assert np.array_equal(got, want), (bits, label, variant, [n for n, p in named if not np.array_equal(
+                _expected(got, want, p, bits, at=True), want)][:8] or "outside every part")
             tally.add(f"{label} ({variant})", "+".join(sorted(meant(parts, bits, variant))),
                       "+".join(sorted(k for k in ("runs", "general") if kernels[k])))
     tally.check("runs", *(["general", "general+runs"] if 4 <= bits <= 64 else ["general"]))
