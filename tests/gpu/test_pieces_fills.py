@@ -4,14 +4,14 @@ CenterCropPad's constant borders as vec4 stores of the fill's word pattern,
 Trilu's rows as their kept columns copied and the rest filled.
 
 Against onnx.reference (or numpy) on random bits, byte for byte: every width
-(bool, 8, 16, 32, 64, 128 bits, 2- and 4-bit packed in the kernel, int4
-through the API), NaN-payload and -0.0 fill values, fills at every alignment
-sharing edge words with what lies beside them, ranks 0-8, zero sizes, Trilu's
+(bool, 8, 16, 32, 64, 128 bits, int4 through the API), NaN-payload and -0.0
+fill values, ranks 0-8, zero sizes, Trilu's
 k positive, negative, beyond the matrix and past 2**31, batched, upper and
 lower, cut across small bands; Expand's and Tile's repeats of whole rows
 (gpu/repeats.py) against numpy, the views it leaves to the gather kernel
 on it. Each test asserts which kernel ran, so a
-silent fallback to shaders/pieces.wgsl fails it."""
+silent fallback to shaders/pieces.wgsl fails it. The kernel directly (fills at
+every alignment sharing edge words, 2- and 4-bit packed): tests/gpu/test_pieces.py."""
 
 from __future__ import annotations
 

@@ -3,13 +3,14 @@ innermost axis is contiguous in source and output -- Concat's, Split's and
 Pad's interior -- copied as whole vec4 words, the source joined by a funnel
 shift where its alignment differs, each row's edge words on their own bits.
 
-Against numpy and onnx.reference on random bits (NaN payloads, -0.0), every
-element width (2- and 4-bit packed, 8, 16, 32, 64, 128 bits), every source
-and output alignment modulo a word and a vec4, rows sharing edge words, zero
+Through the operators, against numpy and onnx.reference on random bits (NaN
+payloads, -0.0): every element width (4-bit packed, 8 to 128 bits), zero
 sizes, ranks 0-8, 9 and 33 inputs, 9 outputs, every Pad mode, big-endian and
-Fortran sources, bands and windows of a few words, folded grids, a poisoned
-output, staged and mapped buffers. Each test asserts which kernel ran (so a
-silent fallback to shaders/pieces.wgsl fails it)."""
+Fortran sources, windows of one band, staged and mapped buffers. Each test
+asserts which kernel ran (so a silent fallback to shaders/pieces.wgsl fails
+it). The kernel directly (every source and output alignment, rows sharing
+edge words, 2-bit elements, bands of a few words, folded grids, a poisoned
+output, inner axes that are not runs): tests/gpu/test_pieces.py."""
 
 from __future__ import annotations
 
