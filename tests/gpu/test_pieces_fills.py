@@ -4,28 +4,37 @@ CenterCropPad's constant borders as vec4 stores of the fill's word pattern,
 Trilu's rows as their kept columns copied and the rest filled.
 
 Against onnx.reference (or numpy) on random bits, byte for byte: every width
-(bool, 8, 16, 32, 64, 128 bits, 2- and 4-bit packed in the kernel, int4
-through the API), NaN-payload and -0.0 fill values, fills at every alignment
-sharing edge words with what lies beside them, ranks 0-8, zero sizes, Trilu's
+(bool, 8, 16, 32, 64, 128 bits, int4 through the API), NaN-payload and -0.0
+fill values, ranks 0-8, zero sizes, Trilu's
 k positive, negative, beyond the matrix and past 2**31, batched, upper and
 lower, cut across small bands; Expand's and Tile's repeats of whole rows
 (gpu/repeats.py) against numpy, the views it leaves to the gather kernel
 on it. Each test asserts which kernel ran, so a
-silent fallback to shaders/pieces.wgsl fails it."""
+silent fallback to shaders/pieces.wgsl fails it. The kernel directly (fills at
+every alignment sharing edge words, 2- and 4-bit packed): tests/gpu/test_pieces.py."""
 
 from __future__ import annotations
 
 import ml_dtypes
 import numpy as np
 import pytest
-from onnx import numpy_helper
-
 from conftest import random_array
+from onnx import numpy_helper
 from tensor_refs import reference, same
-from onnxop_cli import center_crop_pad, constant_of_shape, expand, eye_like, one_hot, pad, tile, transpose, trilu
+
+from onnxop_cli import (
+    center_crop_pad,
+    constant_of_shape,
+    expand,
+    eye_like,
+    one_hot,
+    pad,
+    tile,
+    transpose,
+    trilu,
+)
 from onnxop_cli.core.sources import MemoryBytes
 from onnxop_cli.gpu import get_gpu, pieces, repeats, runs
-from onnxop_cli.ops.tensor_op import Piece
 
 WIDTHS = [np.bool_, np.int8, np.uint8, np.float16, ml_dtypes.bfloat16, np.float32, np.int32, np.float64,
           np.int64]
@@ -58,46 +67,6 @@ def _values(rng, dtype) -> list[np.ndarray]:
 
 
 # ------------------------------------------------------------ the kernel directly
-
-
-def _run(gpu, raw: bytes, parts, count, bits, **kw) -> bytes:
-    got = bytearray()
-    pieces.run_pieces(gpu, [pieces.Source(MemoryBytes(np.frombuffer(raw, np.uint8)))], got.extend, pieces=parts,
-                      count=count, bits=bits, **kw)
-    return bytes(got)
-
-
-def _elements(raw: bytes, bits: int, count: int) -> list[int]:
-    v = int.from_bytes(raw, "little")
-    return [(v >> (i * bits)) & ((1 << bits) - 1) for i in range(count)]
-
-
-@pytest.mark.parametrize("bits", [2, 4, 8, 16, 32, 64, 128])
-def test_fill_rows_at_every_alignment(gpu, rng, bits, taken):
-    """Fill rows starting at every element of a vec4, of lengths ending
-    anywhere in a word, with gaps of 0-5 elements between rows (edge words
-    shared with the background copied beside them): the background's bits
-    kept, every filled element the fill's bits."""
-    per = max(1, 128 // bits)
-    length0 = runs.MIN_ROW_BYTES * 8 // bits
-    for d0 in range(0, per, max(1, per // 8)):
-        for extra in (0, 1, per // 2 + 1, 3 * per - 1):
-            gap = int(rng.integers(0, 6))
-            length, rows = length0 + extra, 3
-            count = d0 + rows * (length + gap) + 7
-            src = rng.integers(0, 256, -(-count * bits // 8) + 16, dtype=np.uint8).tobytes()
-            value = int(rng.integers(1, 1 << min(bits, 62)))
-            fill = value.to_bytes(max(1, bits // 8), "little") if bits >= 8 else bytes([value & ((1 << bits) - 1)])
-            parts = [Piece((count,), (1,), 0, 0, (1,), 0),  # the background, by runs
-                     Piece((rows, length), (length + gap, 1), d0, fill=fill)]
-            got = _elements(_run(gpu, src, parts, count, bits, poison=0x5A), bits, count)
-            want = _elements(src, bits, count)
-            f = int.from_bytes(fill, "little") & ((1 << bits) - 1)
-            for r in range(rows):
-                for i in range(length):
-                    want[d0 + r * (length + gap) + i] = f
-            assert got == want, (bits, d0, extra, gap)
-    assert taken["runs"] > 0 and taken["general"] == 0
 
 
 def test_fill_words():

@@ -3,25 +3,25 @@ innermost axis is contiguous in source and output -- Concat's, Split's and
 Pad's interior -- copied as whole vec4 words, the source joined by a funnel
 shift where its alignment differs, each row's edge words on their own bits.
 
-Against numpy and onnx.reference on random bits (NaN payloads, -0.0), every
-element width (2- and 4-bit packed, 8, 16, 32, 64, 128 bits), every source
-and output alignment modulo a word and a vec4, rows sharing edge words, zero
+Through the operators, against numpy and onnx.reference on random bits (NaN
+payloads, -0.0): every element width (4-bit packed, 8 to 128 bits), zero
 sizes, ranks 0-8, 9 and 33 inputs, 9 outputs, every Pad mode, big-endian and
-Fortran sources, bands and windows of a few words, folded grids, a poisoned
-output, staged and mapped buffers. Each test asserts which kernel ran (so a
-silent fallback to shaders/pieces.wgsl fails it)."""
+Fortran sources, windows of one band, staged and mapped buffers. Each test
+asserts which kernel ran (so a silent fallback to shaders/pieces.wgsl fails
+it). The kernel directly (every source and output alignment, rows sharing
+edge words, 2-bit elements, bands of a few words, folded grids, a poisoned
+output, inner axes that are not runs): tests/gpu/test_pieces.py."""
 
 from __future__ import annotations
 
 import ml_dtypes
 import numpy as np
 import pytest
-
 from conftest import random_array
 from tensor_refs import reference, same
+
 from onnxop_cli import concat, pad, split
 from onnxop_cli.core.sources import MemoryBytes
-from onnxop_cli.core.view import c_strides
 from onnxop_cli.gpu import pieces, runs
 from onnxop_cli.ops.tensor_op import Piece
 
@@ -51,35 +51,7 @@ def _cols(rng, n, dtype, lo=None):
     return [int(lo + rng.integers(0, 40)) | 1 if k % 2 else int(lo + rng.integers(0, 40)) for k in range(n)]
 
 
-# ------------------------------------------------------------ the kernel directly
-
-
-def _unpack(raw: bytes, bits: int, count: int) -> np.ndarray:
-    """Elements of ``bits`` (< 8: packed low first, as the kernels lay them) as integers."""
-    if bits >= 8:
-        return np.frombuffer(raw, np.uint8)[: count * bits // 8].reshape(count, bits // 8)
-    b = np.frombuffer(raw, np.uint8)
-    per = 8 // bits
-    out = np.stack([(b >> (bits * j)) & ((1 << bits) - 1) for j in range(per)], axis=1).reshape(-1)
-    return out[:count].reshape(count, 1)
-
-
-def _pack(values: np.ndarray, bits: int) -> bytes:
-    per = 8 // bits
-    v = np.zeros(-(-len(values) // per) * per, np.uint8)
-    v[: len(values)] = values
-    v = v.reshape(-1, per)
-    return bytes(np.bitwise_or.reduce([v[:, j] << (bits * j) for j in range(per)], axis=0).astype(np.uint8))
-
-
-def _expected(src: np.ndarray, before: np.ndarray, p: Piece) -> np.ndarray:
-    """The output elements (rows of units) after ``p`` copied ``src`` elements onto ``before``."""
-    out = before.copy()
-    idx = np.indices(p.shape).reshape(len(p.shape), -1) if p.shape else np.zeros((0, 1), np.int64)
-    d = p.dst_offset + sum(i * s for i, s in zip(idx, p.dst_strides))
-    s = p.src_offset + sum(i * t for i, t in zip(idx, p.src_strides))
-    out[d] = src[s]
-    return out
+# ------------------------------------------------------------ the operators
 
 
 def _run(gpu, raw: bytes, parts, count, bits, **kw) -> bytes:
@@ -87,56 +59,6 @@ def _run(gpu, raw: bytes, parts, count, bits, **kw) -> bytes:
     pieces.run_pieces(gpu, [pieces.Source(MemoryBytes(np.frombuffer(raw, np.uint8)))], got.extend, pieces=parts,
                       count=count, bits=bits, **kw)
     return bytes(got)
-
-
-@pytest.mark.parametrize("bits", [2, 4, 8, 16, 32, 64, 128])
-def test_every_alignment_of_source_and_output(gpu, rng, bits, taken):
-    """Rows starting at every element of a vec4 in the source and in the
-    output (the funnel shift's every amount), of lengths ending anywhere in
-    a word, rows of one part sharing edge words (gaps of 0-5 elements)."""
-    per = max(1, 128 // bits)  # elements per vec4
-    step = 1 if bits >= 32 else max(1, per // 16)
-    length0 = runs.MIN_ROW_BYTES * 8 // bits
-    for s0 in range(0, per, step):
-        for d0 in range(0, per, max(1, per // 2)):  # with every s0: every shift amount
-            for extra in (0, 1, per // 2 + 1, 3 * per - 1):
-                gap = int(rng.integers(0, 6))
-                length = length0 + extra
-                rows = 3
-                n_src = s0 + rows * (length + 2) + 8
-                n_out = d0 + rows * (length + gap) + 5
-                src = rng.integers(0, 1 << min(bits, 8), (n_src, max(1, bits // 8)), dtype=np.uint8)
-                raw = _pack(src[:, 0], bits) if bits < 8 else src.tobytes()
-                p = Piece((rows, length), (length + gap, 1), d0, 0, (length + 2, 1), s0)
-                got = _run(gpu, raw, [p], n_out, bits, poison=0)
-                want = _expected(src, np.zeros((n_out, max(1, bits // 8)), np.uint8), p)
-                assert np.array_equal(_unpack(got, bits, n_out), want), (bits, s0, d0, extra, gap)
-    assert taken["runs"] > 0 and taken["general"] == 0
-
-
-@pytest.mark.parametrize("bits", [4, 8, 16, 32, 64])
-def test_poison_grid_folding_and_small_bands(gpu, rng, bits, monkeypatch, taken):
-    """Neighbouring parts of the general kernel and of runs, a poisoned
-    output (every byte written), grids folded to rows of 1 and 2
-    workgroups, bands and windows of a few hundred bytes (rows cut across
-    band edges, windows uploaded again)."""
-    length = runs.MIN_ROW_BYTES * 8 // bits + 37
-    rows = 120
-    cols = 2 * length + 3
-    n = rows * length
-    src = rng.integers(0, 1 << min(bits, 8), (n, max(1, bits // 8)), dtype=np.uint8)
-    raw = _pack(src[:, 0], bits) if bits < 8 else src.tobytes()
-    out = c_strides((rows, cols))
-    parts = [Piece((rows, length), out, 0, 0, (length, 1)),
-             Piece((rows, length), out, length + 3, 0, (length, 1)),
-             Piece((rows, 3), out, length, 0, (length, 1))]  # short: the general kernel
-    want = np.zeros((rows * cols, max(1, bits // 8)), np.uint8)
-    for p in parts:
-        want = _expected(src, want, p)
-    for band, groups in ((None, 1), (None, 2), (4096, None), (1024, 2)):
-        got = _run(gpu, raw, parts, rows * cols, bits, poison=0xA5, max_groups_per_dim=groups, binding_bytes=band)
-        assert np.array_equal(_unpack(got, bits, rows * cols), want), (bits, band, groups)
-    assert taken["runs"] > 0 and taken["general"] > 0
 
 
 def test_rank_0_to_8(gpu, backend, rng, taken):
@@ -151,9 +73,6 @@ def test_rank_0_to_8(gpu, backend, rng, taken):
         got = concat(x, y, x, axis=rank - 1, backend=backend)
         assert same(got, np.concatenate([x, y, x], axis=rank - 1)), rank
     assert taken["runs"] > 0
-
-
-# ------------------------------------------------------------ the operators
 
 
 @pytest.mark.parametrize("dtype", WIDTHS)
@@ -266,28 +185,6 @@ def test_runs_agree_with_the_general_kernel(backend, rng, monkeypatch, taken):
         off = concat(*xs, axis=2, backend=backend)
         monkeypatch.setattr(runs, "ENABLED", True)
         assert same(on, off) and same(on, np.concatenate(xs, axis=2)), dtype
-
-
-@pytest.mark.parametrize("bits", [8, 16, 32])
-def test_other_inner_axes_stay_on_the_general_kernel(gpu, rng, bits, taken):
-    """An inner axis strided, broadcast or reversed in the source or the
-    output is not a run: the general kernel, exactly."""
-    length = runs.MIN_ROW_BYTES * 8 // bits + 3
-    rows = 4
-    n = 2 * rows * length + 2
-    src = rng.integers(0, 256, (n, bits // 8), dtype=np.uint8)
-    for dst_strides, src_strides, src_offset in (((1, rows), (length, 1), 0),  # the output column-major
-                                                 ((length, 1), (1, rows), 0),  # the source column-major
-                                                 ((2 * length, 2), (length, 1), 0),  # every other output element
-                                                 ((length, 1), (2 * length, 2), 0),
-                                                 ((length, 1), (1, 0), 0),  # a broadcast column
-                                                 ((length, 1), (length, -1), length - 1)):  # reversed rows
-        p = Piece((rows, length), dst_strides, 0, 0, src_strides, src_offset)
-        count = 2 * rows * length
-        got = _run(gpu, src.tobytes(), [p], count, bits, poison=0)
-        want = _expected(src, np.zeros((count, bits // 8), np.uint8), p)
-        assert np.array_equal(_unpack(got, bits, count), want), (bits, dst_strides, src_strides)
-    assert taken["runs"] == 0 and taken["general"] > 0
 
 
 def test_windows_are_sized_by_one_band(backend, rng, monkeypatch, taken):
