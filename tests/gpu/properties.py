@@ -17,8 +17,6 @@ import functools
 from typing import Any
 
 import numpy as np
-from onnx import helper
-from onnx.reference import ReferenceEvaluator
 
 from onnxop_cli.gpu import indexed as ix
 
@@ -27,7 +25,11 @@ KERNEL_KEYS = ("nd pairs", "slabs", "slices", "word lines", "lines", "rows")
 
 
 @functools.cache
-def _evaluator(op: str, names: str, attrs: tuple) -> ReferenceEvaluator:
+def _evaluator(op: str, names: str, attrs: tuple):
+    # imported here: onnx costs a property file that only needs Tally 0.7 s of CPU
+    from onnx import helper
+    from onnx.reference import ReferenceEvaluator
+
     node = helper.make_node(op, list(names), ["y"], **dict(attrs))
     graph = helper.make_graph([node], "g", [helper.make_tensor_value_info(n, 0, None) for n in names],
                               [helper.make_tensor_value_info("y", 0, None)])

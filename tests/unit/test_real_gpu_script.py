@@ -45,7 +45,7 @@ def test_the_dry_run_prints_every_step(real_gpu, capsys):
     assert steps == ["adapter", "GPU tests", "bench wgpu 16M", "bench wgpu 4G", "bench dawn 16M", "bench dawn 4G",
                      "transpose kernels wgpu", "transpose kernels dawn"]
     assert all("VK_ICD_FILENAMES=/b/nvidia_icd.json CI=1 " in line for line in out[1:])
-    assert any("tests/gpu/test_tiled.py" in line for line in out)
+    assert any("tests/gpu/test_transpose.py" in line for line in out)
     assert any("bench --engine dawn --backend vulkan --sizes 4G" in line for line in out)
 
 

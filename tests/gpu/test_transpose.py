@@ -1,0 +1,486 @@
+"""The transpose kernels as properties, byte for byte against numpy's transpose
+(onnx.reference's Transpose is numpy's) on random bits (NaN
+payloads, -0.0) with poisoned output: random structures (ranks 2 to 4,
+random perms that move the innermost axis, extents around the tile's and
+the block's edges, reversed and sliced axes, offsets inside and outside a
+word, Fortran and big-endian sources) and the old hand-picked ones x each
+kernel of gpu/choose.py's transpose question forced (the tiled kernel,
+shaders/transpose_tiled.wgsl; the blocked one, transpose_blocked.wgsl; the
+generic gather.wgsl), by $ONNXOP_GATHER and by $ONNXOP_SCHEDULE x every
+element width. One tally per property asserts each case ran the kernel
+meant for it (every dispatch, some, or none) and that each variant came up.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from typing import ClassVar
+
+import ml_dtypes
+import numpy as np
+import pytest
+from conftest import random_array
+from properties import Tally
+
+from onnxop_cli.cli.progress import CountingBytes
+from onnxop_cli.core.sources import FileBytes, read_runs
+from onnxop_cli.core.tensor import MemoryBytes, swap_unit
+from onnxop_cli.errors import InputError
+from onnxop_cli.gpu import View, choose, gather_through_kernel, shaders, tiled, tiling
+from onnxop_cli.gpu import gather as g
+from onnxop_cli.gpu.buffers import grid
+from onnxop_cli.gpu.tiling import Dispatch, Plan
+
+POISON = 0xA5
+WIDTHS = ["<u4", "<f4", ">f4", ">i4", "<f8", ">f8", "<i8", "<c8", ">c8", "<c16", ">c16",
+          "u1", "<u2", ">f2", "bool", ml_dtypes.bfloat16]
+ODD = (5, 7, 9, 31, 33, 41, 65)  # around the tile (32), never whole blocks (4)
+FOURS = (4, 8, 12, 16, 20, 32, 36, 44, 64)
+KERNELS = ("tiled", "blocked", "generic")
+
+
+# hand-picked (shape, slice, perm, tiled takes, blocked takes): the innermost axis moves in each
+S = slice(None)
+R = slice(None, None, -1)
+FIXED = [
+    ((37, 70), (), (1, 0), True, False), ((9, 40, 36), (), (2, 1, 0), True, False),
+    ((9, 33, 41), (), (2, 1, 0), True, False),
+    ((3, 40, 65), (), (0, 2, 1), True, False), ((4, 3, 50, 20), (), (3, 1, 0, 2), True, False),
+    ((32, 32), (), (1, 0), True, True), ((8, 97), (), (1, 0), True, False), ((8, 3, 97), (), (2, 0, 1), True, False),
+    ((8, 36, 44), (), (2, 1, 0), True, True), ((36, 72), (), (1, 0), True, True),
+    ((3, 40, 64), (), (0, 2, 1), True, True), ((4, 4, 48, 20), (), (3, 1, 0, 2), True, True),
+    ((4, 16), (), (1, 0), True, True), ((40, 72), (), (1, 0), True, True), ((40, 70), (), (1, 0), True, False),
+    ((9, 50, 45), (R, R), (2, 1, 0), True, False),
+    ((9, 50, 45), (slice(1, None), slice(3, 47, 2), slice(2, None)), (0, 2, 1), True, False),
+    ((9, 50, 45), (S, R, slice(None, None, 3)), (1, 2, 0), False, False),  # no axis of stride 1
+    ((8, 36, 44), (S, S, slice(4, None)), (2, 1, 0), True, True),  # an offset of whole words
+    ((8, 36, 44), (S, S, slice(1, 37)), (2, 1, 0), True, False),  # an offset inside a word
+    ((8, 36, 44), (S, S, R), (2, 1, 0), True, False),  # read axis reversed
+    ((8, 36, 44), (S, S, slice(None, 42)), (2, 1, 0), True, True),  # a partial last block
+    ((8, 36, 44), (S, S, slice(40, None, -1)), (2, 1, 0), True, False),  # 41, reversed
+    ((8, 36, 44), (S, S, slice(None, 41)), (2, 1, 0), True, True),
+    ((8, 36, 44), (S, S, slice(None, 3)), (2, 1, 0), True, True),  # only a partial block
+    ((8, 36, 44), (slice(None, 6),), (2, 1, 0), True, False),  # innermost extent 6
+    ((8, 36, 44), (S, R, S), (2, 1, 0), True, True),  # an outer axis reversed
+]
+
+
+def schedules(k: int, item: int, rank: int, full: bool) -> list[tuple[str | None, str]]:
+    """The kernels case ``k`` runs on, forced by $ONNXOP_GATHER (elements of 4 bytes and less, and the tiled
+    kernel) or $ONNXOP_SCHEDULE in turn (both, and the adapter's own choice, for the transpose question's 2-D cases):
+    sub-word elements, which every kernel leaves to gather.wgsl, on one in turn; others than 4 bytes, which
+    the blocked kernel leaves, on the tiled one and every third case on the blocked or the generic one; 4 bytes
+    on the tiled and the blocked one, the generic one every third case (float32: every case)."""
+    kernels = [KERNELS[(k + 2) % 3]] if item < 4 else [n for i, n in enumerate(KERNELS) if i == 0 or (k + i) % 3 == 0
+                                                       or item == 4 and (i == 1 or k % 3 == 0 or full)]
+    env = [(g.ENV_GATHER, n) if n == "tiled" or item <= 4 or (k + j) % 2 else (choose.ENV_SCHEDULE, f"transpose={n}")
+           for j, n in enumerate(kernels)]
+    question = item == 4 and k in (13, 14)  # (40, 72) and (40, 70): blocked where the extents are whole blocks
+    both = [(choose.ENV_SCHEDULE, f"transpose={n}") for n in KERNELS] * question
+    return env + both + [(None, "chosen")] * (question or rank == 2 and k % 4 == 1)
+
+
+def little(v: np.ndarray) -> bytes:
+    """numpy's transpose (the reference: onnx.reference's Transpose is numpy's), little-endian."""
+    return np.ascontiguousarray(v).astype(v.dtype.newbyteorder("<")).tobytes()
+
+
+def view_of(base: np.ndarray, v: np.ndarray) -> View:
+    size = base.dtype.itemsize
+    offset = v.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+    return View(v.shape, tuple(s // size for s in v.strides), offset // size)
+
+
+def gather(gpu, source, view: View, **kw) -> tuple[bytes, str, str]:
+    """(bytes, the variant asked, every/some/none of the dispatches it took)."""
+    asked = []
+    real = g.variants
+    g.variants = lambda plan, gpu: asked.append(real(plan, gpu)) or asked[-1]
+    out = bytearray()
+    dtype = source.dtype
+    try:
+        written = gather_through_kernel(gpu, kw.pop("bytes", None) or MemoryBytes(source), out.extend, view=view,
+                                        bits=dtype.itemsize * 8, swap=swap_unit(dtype), poison=POISON, **kw)
+    finally:
+        g.variants = real
+    assert written == len(out)
+    c = gpu.cache["gather-last"]
+    name = ",".join(n for n, _ in asked[0]) if asked and asked[0] else "generic"
+    return bytes(out), name, "every" if c["tiled"] == c["dispatches"] >= 1 else "some" if c["tiled"] else "none"
+
+
+def structures(rng, dtype):
+    """(source, its slice, perm, tiled takes, blocked takes, Fortran): the fixed
+    ones, then random ones of ranks 2 to 4 (extents multiples of 4 for the
+    blocked kernel and not), then Fortran sources (float32 both orders, >f8, <c16)."""
+    item = np.dtype(dtype).itemsize
+    for j, (shape, cut, perm, t, b) in enumerate(FIXED):
+        if item != 4 and (9 <= j < 15 or item < 4 and j > 8 or cut and (shape[0] == 8 or item != 8)):
+            continue  # the blocked kernel's edges for its 4 bytes, slices for the tiled one's 4 and 8
+        a = random_array(rng, shape, np.dtype(dtype).newbyteorder("<")).astype(dtype)
+        yield a, a[cut], perm, t, b, False
+    for k in range(2):
+        rank = 2 + k % 3
+        shape = tuple(int(d) for d in rng.choice(FOURS if k % 2 else ODD, rank))
+        while np.prod(shape) > 6000:  # small enough for one band
+            shape = tuple(int(d) for d in rng.choice(FOURS if k % 2 else ODD, rank))
+        perm = tuple(int(p) for p in rng.permutation(rank))
+        while perm[-1] == rank - 1:
+            perm = tuple(int(p) for p in rng.permutation(rank))
+        a = random_array(rng, shape, np.dtype(dtype).newbyteorder("<")).astype(dtype)
+        yield a, a, perm, True, bool(k % 2), False
+    for shape in ((45, 3, 38), (44, 3, 36)) if np.dtype(dtype).str in ("<f4", ">f4", ">f8", "<c16") else ():
+        f = np.asfortranarray(random_array(rng, shape, np.dtype(dtype).newbyteorder("<")).astype(dtype))
+        yield f, f, (0, 1, 2), True, shape[0] % 4 == 0, True
+
+
+def meant(kernel: str, dtype, view: View, tiles: bool, blocks: bool) -> str:
+    item = np.dtype(dtype).itemsize
+    if kernel == "generic" or item < 4:
+        return "none"  # sub-word elements share output words: only gather.wgsl assembles them
+    n, stride = view.shape[-1], view.strides[-1]
+    for d, s in zip(view.shape[-2::-1], view.strides[-2::-1]):  # axes that run on as one
+        if s != stride * n:
+            break
+        n *= d
+    if n < (4 if kernel == "blocked" else tiled.MIN_EXTENT) or abs(stride) * item < tiled.MIN_STRIDE_BYTES:
+        return "none"  # most of each tile idle, or the innermost reads share cache lines
+    return "every" if (tiles if kernel == "tiled" else blocks and item == 4) else "none"
+
+
+@pytest.mark.parametrize("dtype", WIDTHS, ids=str)
+def test_transposes_match_the_reference(gpu, rng, monkeypatch, dtype):
+    tally = Tally()
+    monkeypatch.delenv(g.ENV_GATHER, raising=False)
+    for k, (a, cut, perm, tiles, blocks, fortran) in enumerate(structures(rng, dtype)):
+        want = little(cut.transpose(perm))
+        v = cut.transpose(perm)
+        source, view = (np.ascontiguousarray(v.T), View.fortran(v.shape)) if fortran else (a, view_of(a, v))
+        for env, value in schedules(k, np.dtype(dtype).itemsize, a.ndim, dtype == "<f4"):
+            kernel = choose.answer(gpu, "transpose") if env is None else value.split("=")[-1]
+            with monkeypatch.context() as m:
+                if env is not None:
+                    m.setenv(env, value)
+                out, name, ran = gather(gpu, source, view)
+            label = f"case {k}: {a.shape} {np.dtype(dtype).str} view {view}, {env}={value}"
+            assert out == want, label
+            tally.add(label, (kernel, meant(kernel, dtype, view, tiles, blocks)), (name, ran) if ran != "none" else (kernel, ran))
+    item = np.dtype(dtype).itemsize
+    tally.check(*[("tiled", "every")] * (item >= 4), *[("blocked", "every")] * (item == 4), ("generic", "none"))
+
+
+HEADER = 128  # bytes before the data in the file sources, as a .npy header
+# (kernel, dtype, shape, binding bytes, its dispatches taken or from a file): bands smaller than the tensor, whose boxes read
+# packed runs (some taken by the transpose kernel) and windows that reach outside the upload (kept for gather.wgsl)
+BANDED = [("tiled", "<f4", (9, 64, 40), 40000, "some"), ("tiled", ">f8", (9, 64, 40), 40000, "some"),
+          ("tiled", "<f4", (16, 64, 64), 160000, "every"), ("blocked", "<f4", (12, 64, 40), 80000, "some"),
+          ("blocked", ">f4", (16, 64, 64), 160000, "every"), ("chosen", "<f4", (12, 40, 36), 8192, "file"),
+          ("chosen", "<f4", (9, 33, 41), 8192, "file"), ("chosen", "<f4", (64, 48), 8192, "file")]
+
+
+@pytest.mark.parametrize("mapped", [True, False], ids=["mapped", "staged"])
+def test_bands_of_a_small_binding(gpu, rng, tmp_path, monkeypatch, mapped):
+    """Bands of memory and of a file read as packed runs (FileBytes.readruns),
+    through the gather's mapped buffers (where the adapter maps storage
+    buffers) and its staged ones: more than one dispatch, some by the kernel
+    forced where the file's are any the adapter chose."""
+    if mapped and not g.can_map(gpu):
+        pytest.skip("no mapped storage buffers on this engine and adapter")
+    if not mapped:
+        monkeypatch.setattr(g, "can_map", lambda gpu: False)
+    tally = Tally()
+    for k, (kernel, dtype, shape, binding, taken) in enumerate(BANDED):
+        perm, from_file = tuple(range(len(shape)))[::-1], taken == "file"
+        a = random_array(rng, shape, np.dtype(dtype).newbyteorder("<")).astype(dtype)
+        source = None
+        if from_file:
+            path = tmp_path / f"data{k}.bin"
+            path.write_bytes(b"\x00" * HEADER + a.tobytes())
+            source = FileBytes(path, HEADER, a.nbytes)
+        with monkeypatch.context() as m:
+            if kernel != "chosen":  # packed runs however short
+                m.setenv(g.ENV_GATHER, kernel)
+                m.setattr(tiling, "RUN_COST", 0)
+            out, _, ran = gather(gpu, a, view_of(a, a.transpose(perm)), binding_bytes=binding, bytes=source)
+        if source is not None:
+            source.close()
+        c = gpu.cache["gather-last"]
+        label = f"case {k}: {shape} {dtype} {perm}, {kernel}, binding {binding}, file {from_file}"
+        assert out == little(a.transpose(perm)), label
+        assert c["mapped"] is mapped and c["dispatches"] > 1, label
+        tally.add(label, taken, "file" if from_file else ran)
+    tally.check("some", "every")
+
+
+@pytest.mark.parametrize("mapped", [True, False], ids=["mapped", "staged"])
+def test_mapped_bands_are_twice_the_staged_ones(gpu, rng, monkeypatch, mapped):
+    """Two mapped buffers hold what four staged ones do: the mapped path's
+    bands are MAPPED_BAND, the staged path's DEFAULT_BAND (both made small)."""
+    if mapped and not g.can_map(gpu):
+        pytest.skip("no mapped storage buffers on this engine and adapter")
+    if not mapped:
+        monkeypatch.setattr(g, "can_map", lambda gpu: False)
+    monkeypatch.setattr(g, "DEFAULT_BAND", 4096)
+    monkeypatch.setattr(g, "MAPPED_BAND", 8192)
+    bands = []
+    real = g.Run.drain
+    monkeypatch.setattr(g.Run, "drain", lambda self, sink, written, n: bands.append(n) or real(self, sink, written, n))
+    a = random_array(rng, (16, 32, 48), np.dtype("<f4"))  # 96 KiB
+    out, _, _ = gather(gpu, a, view_of(a, a.transpose(2, 1, 0)))
+    assert out == little(a.transpose(2, 1, 0))
+    assert max(bands) == (8192 if mapped else 4096) and sum(bands) == a.nbytes
+
+
+# Each mutation breaks a kernel in a way the property must see (dropping the blocked kernel's partial-row
+# guard is not caught: the extra rows land where a later workgroup or dispatch writes the right values, and
+# llvmpipe runs workgroups in order; on a GPU, whose order is free, they race).
+MUTATIONS = {
+    "tiled: write column": ("tiled", "tile[ll * PITCH + (al << lg) + qq]", "tile[ll * TILE + (al << lg) + qq]"),
+    "tiled: no word flip": ("tiled", "src[(s << lg) + (q ^ flip)]", "src[(s << lg) + q]"),
+    "tiled: outer offset": ("tiled", "db = db + i * inner;", "db = db + i * inner_a;"),
+    "tiled: edge": ("tiled", "if (ja < da && jl < dl) {", "if (ja < da) {"),
+    "blocked: rows swapped": ("blocked", "vec4<u32>(r0.y, r1.y, r2.y, r3.y)", "vec4<u32>(r0.y, r2.y, r1.y, r3.y)"),
+    "blocked: row step": ("blocked", "dst[d + 3u * ia4]", "dst[d + 3u]"),
+    "blocked: no swap": ("blocked", "r2 = bswap(r2);", "r2 = r2;"),
+    "blocked: outer offset": ("blocked", "sb = sb + i * view_axis(params.at + j).stride_lo;", "sb = sb + i;"),
+}
+
+
+@pytest.mark.parametrize("mutation", list(MUTATIONS))
+def test_a_mutated_kernel_fails(gpu, rng, monkeypatch, mutation):
+    kernel, old, new = MUTATIONS[mutation]
+    monkeypatch.setenv(g.ENV_GATHER, kernel)
+    shader = g.VARIANTS[kernel]
+    text = shaders.shader_source(shader)
+    assert text.count(old) == 1
+    real = shaders.shader_source
+    monkeypatch.setattr(shaders, "shader_source", lambda name: text.replace(old, new) if name == shader else real(name))
+    key = f"{shader}:on:{g.SHADER}"
+    saved = gpu._pipelines.pop(key, None)
+    try:
+        a = random_array(rng, (4, 8, 36, 44), np.dtype("<f4" if kernel == "blocked" else "<f8"))
+        a = a.astype(a.dtype.newbyteorder(">"))
+        cut = a[..., :42]  # 42: the blocked kernel's last block is partial
+        out, name, ran = gather(gpu, a, view_of(a, cut.transpose(3, 0, 2, 1)))
+        assert (name, ran) == (kernel, "every")
+        assert out != little(cut.transpose(3, 0, 2, 1))
+    finally:
+        gpu._pipelines.pop(key, None)
+        if saved is not None:
+            gpu._pipelines[key] = saved
+
+
+# ------------------------------------------------------------ the choice (no GPU)
+
+
+def _dispatch(shape, strides, keep=False):
+    v = View(shape, strides)
+    box = next(tiling.boxes(v, 0, v.size))
+    return Dispatch(box, v.strides[box.axis :], 0, keep)
+
+
+@pytest.mark.parametrize(
+    "shape, strides, bits, swap, keep, tiled_axis",
+    [
+        ((64, 64), (1, 64), 32, 0, False, 0),  # 2-D transpose: read along axis 0
+        ((64, 64, 9), (1, 64, 4096), 64, 8, False, 0),  # 3-D 2,1,0 of big-endian 8-byte
+        ((3, 64, 64), (4096, 1, 64), 128, 0, False, 1),  # 0,2,1 of 16-byte
+        ((64, 64), (1, 64), 16, 0, False, None),  # sub-word: gather.wgsl
+        ((64, 64), (1, 64), 64, 2, False, None),  # a swap inside a word
+        ((64, 64), (1, 64), 32, 0, True, None),  # reaches outside the upload
+        ((64, 64), (64, 1), 32, 0, False, None),  # row-major: the innermost axis does not move
+        ((64, 64), (1, 0), 32, 0, False, None),  # broadcast along the innermost axis
+        ((64, 64), (1, 2), 32, 0, False, None),  # innermost reads 8 bytes apart: lines shared
+        ((64, 64), (3, 192), 32, 0, False, None),  # no unit-stride axis
+        ((64, 64), (-1, 64), 32, 0, False, 0),  # reversed read axis
+        ((64, 4), (1, 64), 32, 0, False, None),  # innermost extent 4: most of each tile idle
+    ],
+)
+def test_which_dispatches_are_tiled(shape, strides, bits, swap, keep, tiled_axis):
+    t = tiled.plan(_dispatch(shape, strides, keep), shape, bits, swap)
+    assert (t.a if t else None) == tiled_axis
+
+
+def test_the_tile_grid_covers_the_box():
+    d = _dispatch((5, 70, 33), (1, 5, 350))  # a 3-D transpose, read axis 0
+    t = tiled.plan(d, (5, 70, 33), 64, 0)
+    per_a = tiled.TILE // 2
+    assert (t.tiles_a, t.tiles_l) == (-(-5 // per_a), -(-33 // tiled.TILE))
+    assert t.groups == 70 * t.tiles_a * t.tiles_l
+    params, groups = tiled.record(t, d, 3, 64, 0, at=0, max_dim=4)
+    gx, gy = grid(groups, 4)
+    assert len(params) == 64 and groups == t.groups and gx * gy >= t.groups and gx <= 4
+
+
+def test_the_host_tile_matches_the_shader():
+    from onnxop_cli.gpu.kernels import shader_const
+
+    assert shader_const(tiled.SHADER, "TILE") == tiled.TILE
+    assert shader_const(tiled.SHADER, "WG") == shader_const(tiled.SHADER, "TILE") * shader_const(tiled.SHADER, "ROWS")
+
+
+def test_the_choice_by_answer_and_override(monkeypatch):
+    """The transpose question's answer picks the kernel, $ONNXOP_GATHER
+    overrides it; a view with no unit-stride axis but the last (a slice),
+    or sub-word elements, never asks (FakeGpu could not answer)."""
+
+    class FakeGpu:
+        schedules_used: ClassVar[dict] = {}
+
+    plan = Plan(View((4, 4), (1, 4)), 32, 16, 16, 4, 16, 64)
+    monkeypatch.delenv(g.ENV_GATHER, raising=False)
+    for answer, taken in [("blocked", ["blocked"]), ("tiled", ["tiled"]), ("generic", [])]:
+        monkeypatch.setenv(choose.ENV_SCHEDULE, f"transpose={answer}")
+        assert [n for n, _ in g.variants(plan, FakeGpu)] == taken
+    monkeypatch.setenv(g.ENV_GATHER, "generic")
+    assert g.variants(plan, FakeGpu) == []
+    monkeypatch.setenv(g.ENV_GATHER, "tiled")
+    assert [n for n, _ in g.variants(plan, FakeGpu)] == ["tiled"]
+    assert g.variants(Plan(View((4, 4), (1, 4)), 8, 16, 16, 4, 16, 16), FakeGpu) == []
+    monkeypatch.delenv(g.ENV_GATHER)
+    monkeypatch.delenv(choose.ENV_SCHEDULE)
+    assert g.variants(Plan(View((4, 4), (8, 1)), 32, 16, 16, 4, 16, 64), FakeGpu) == []
+
+
+@pytest.mark.parametrize(
+    "shape, strides, bits, swap, base, taken",
+    [
+        ((64, 64), (1, 64), 32, 0, 0, True),
+        ((64, 64), (1, 64), 32, 4, 0, True),  # big-endian 4-byte
+        ((64, 64), (1, 64), 32, 0, 2, False),  # the box starts inside a word of the source
+        ((64, 62), (1, 64), 32, 0, 0, False),  # an extent of 62
+        ((64, 64), (1, 66), 32, 0, 0, False),  # a stride of 66
+        ((64, 64), (1, -64), 32, 0, 0, False),  # l reversed
+        ((64, 64), (1, 64), 64, 0, 0, False),  # 8-byte elements
+    ],
+)
+def test_which_dispatches_are_blocked(shape, strides, bits, swap, base, taken):
+    v = View(shape, strides)
+    box = next(tiling.boxes(v, 0, v.size))
+    d = Dispatch(box, v.strides[box.axis :], base, False)
+    assert (tiled.blocked_plan(d, shape, bits, swap) is not None) is taken
+
+
+# ------------------------------------------------------------ the runs a band reads (no GPU)
+
+
+def _file(tmp_path, data: bytes) -> FileBytes:
+    path = tmp_path / "data.bin"
+    path.write_bytes(b"\x00" * HEADER + data)
+    return FileBytes(path, HEADER, len(data))
+
+
+def _runs(rng, nbytes: int, count: int, out_bytes: int) -> list[tuple[int, int, int]]:
+    runs, into = [], 0
+    for _ in range(count):
+        n = int(rng.integers(1, 700))
+        if into + n > out_bytes:
+            break
+        runs.append((int(rng.integers(0, nbytes - n)), into, n))
+        into += n + int(rng.integers(0, 5))
+    return runs
+
+
+def _by_readinto(source, runs, out_bytes: int) -> bytes:
+    out = bytearray(b"\xee" * out_bytes)
+    for offset, into, n in runs:
+        source.readinto(offset, memoryview(out)[into : into + n])
+    return bytes(out)
+
+
+# ------------------------------------------------------------ reading runs
+
+
+def test_file_runs_read_as_readinto_reads_them(tmp_path, rng):
+    data = rng.integers(0, 256, 1 << 16, dtype=np.uint8).tobytes()
+    source = _file(tmp_path, data)
+    runs = _runs(rng, len(data), 400, 1 << 17)
+    out = bytearray(b"\xee" * (1 << 17))
+    read_runs(source, runs, memoryview(out))
+    assert bytes(out) == _by_readinto(source, runs, len(out))
+    assert bytes(out[runs[3][1] : runs[3][1] + runs[3][2]]) == data[runs[3][0] : runs[3][0] + runs[3][2]]
+
+
+def test_sources_without_a_batch_read_run_by_run(rng):
+    data = rng.integers(0, 256, 1 << 14, dtype=np.uint8)
+    source = MemoryBytes(data)
+    assert not hasattr(source, "readruns")
+    runs = _runs(rng, data.size, 100, 1 << 15)
+    out = bytearray(b"\xee" * (1 << 15))
+    read_runs(source, runs, memoryview(out))
+    assert bytes(out) == _by_readinto(source, runs, len(out))
+
+
+def test_counted_runs_advance_the_bar_by_their_bytes(tmp_path, rng):
+    data = rng.integers(0, 256, 1 << 14, dtype=np.uint8).tobytes()
+    seen = []
+    source = CountingBytes(_file(tmp_path, data), seen.append)
+    runs = _runs(rng, len(data), 50, 1 << 15)
+    out = bytearray(b"\xee" * (1 << 15))
+    read_runs(source, runs, memoryview(out))
+    assert sum(seen) == sum(n for _, _, n in runs)
+    assert bytes(out) == _by_readinto(source.inner, runs, len(out))
+
+
+def test_a_file_changed_in_place_is_refused_by_a_batch(tmp_path, rng):
+    data = rng.integers(0, 256, 1 << 14, dtype=np.uint8).tobytes()
+    source = _file(tmp_path, data)
+    with open(source.path, "r+b") as f:  # same size, new bytes and mtime
+        f.seek(HEADER)
+        f.write(b"\x01" * 16)
+    os.utime(source.path, ns=(1, 1))
+    with pytest.raises(InputError, match="changed while onnxop read it"):
+        read_runs(source, [(0, 0, 16), (100, 16, 16)], memoryview(bytearray(32)))
+
+
+def test_a_truncated_file_is_refused_by_a_batch(tmp_path, rng):
+    data = rng.integers(0, 256, 1 << 14, dtype=np.uint8).tobytes()
+    source = _file(tmp_path, data)
+    os.truncate(source.path, HEADER + 1000)
+    with pytest.raises(InputError, match="truncated"):
+        read_runs(source, [(0, 0, 16), (5000, 16, 16)], memoryview(bytearray(32)))
+
+
+# ------------------------------------------------------------ the runs a plan packs
+
+
+def _old_runs(plan: Plan, box, upload) -> list[tuple[int, int, int]]:
+    """The runs as the plan once built them, element by element with itertools."""
+    v, bits = plan.view, plan.bits
+    axes = range(box.axis, len(v.shape))
+    extent = {k: box.extent if k == box.axis else v.shape[k] for k in axes}
+    unit = max((k for k in axes if abs(v.strides[k]) == 1 and extent[k] > 1), key=lambda k: extent[k])
+    others = [k for k in axes if k != unit and v.strides[k] != 0 and extent[k] > 1]
+    start = box.origin + min(0, (extent[unit] - 1) * v.strides[unit])
+    strides = dict(zip(axes, upload.dispatches[0].strides))
+    runs = []
+    for index in itertools.product(*(range(extent[k]) for k in others)):
+        source = start + sum(i * v.strides[k] for i, k in zip(index, others))
+        into = sum(i * strides[k] for i, k in zip(index, others))
+        runs.append((source * bits // 8, into * bits // 8, upload.runs[0][2]))
+    return runs
+
+
+@pytest.mark.parametrize("shape, perm", [((6, 40, 50), (2, 1, 0)), ((4, 5, 6, 30), (3, 1, 2, 0)),
+                                          ((7, 3, 64), (2, 0, 1)), ((8, 90), (1, 0))])
+@pytest.mark.parametrize("bits", [8, 32, 64])
+def test_packed_runs_are_the_element_by_element_ones(shape, perm, bits):
+    strides = np.cumprod((1,) + tuple(reversed(shape[1:])))[::-1]
+    view = View(tuple(shape[p] for p in perm), tuple(int(strides[p]) for p in perm), 0)
+    nbytes = int(np.prod(shape)) * bits // 8
+    plan, _, _ = g.make_plan(_NoGpu(), nbytes, view, bits, 0, binding_bytes=4096)
+    seen = 0
+    for start in range(0, view.size, plan.band):
+        for box in tiling.boxes(plan.view, start, min(view.size, start + plan.band)):
+            upload = plan.packed(box, budget=1 << 60)  # whatever the read calls would cost
+            if upload is not None and len(upload.runs) > 1:
+                assert upload.runs == _old_runs(plan, box, upload)
+                seen += 1
+    assert seen  # the small binding made boxes that pack runs
+
+
+class _NoGpu:
+    """What make_plan asks of a device: its limits."""
+
+    limits: ClassVar[dict] = {"max-storage-buffer-binding-size": 1 << 27}
