@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from onnxop_cli.gpu import indexed as ix
+from onnxop_cli.gpu import pieces
 
 # the keys the host modules set in gpu.cache[ix.LAST] when their kernel runs, most specific first
 KERNEL_KEYS = ("nd pairs", "slabs", "slices", "word lines", "lines", "rows")
@@ -74,3 +75,19 @@ class Tally:
         assert not wrong and set(must) <= meant, (
             f"{len(wrong)} of {len(self.cases)} cases ran another kernel than meant (label, meant, ran): "
             f"{wrong[:8]}; meant {sorted(meant)}, must include {sorted(must)}")
+
+
+def pieces_kernels(monkeypatch) -> dict:
+    """From now on, the parts each pieces kernel ran, {"runs": n, "general": n},
+    and "mapped": the ways (mapped or not) the runs' buffers took: every
+    pieces.Run counts into this one dict instead of its own ``taken``."""
+    counts: dict = {"runs": 0, "general": 0, "mapped": set()}
+    real = pieces.Run.__init__
+
+    def init(self, *a, **k):
+        real(self, *a, **k)
+        counts["mapped"].add(self.taken["mapped"])
+        self.taken = counts
+
+    monkeypatch.setattr(pieces.Run, "__init__", init)
+    return counts

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from properties import Tally
+from properties import Tally, pieces_kernels
 
 from onnxop_cli.core.sources import MemoryBytes
 from onnxop_cli.core.view import c_strides
@@ -41,16 +41,8 @@ SHORT = 3  # elements of a row too short for runs
 
 @pytest.fixture
 def kernels(monkeypatch):
-    """Parts each kernel ran since the last clear: {"runs": n, "general": n}."""
-    counts = {"runs": 0, "general": 0, "mapped": True}
-    real = pieces.Run.__init__
-
-    def init(self, *a, **k):
-        real(self, *a, **k)
-        self.taken = counts
-
-    monkeypatch.setattr(pieces.Run, "__init__", init)
-    return counts
+    """Parts each kernel ran since the last clear: {"runs": n, "general": n} (properties.pieces_kernels)."""
+    return pieces_kernels(monkeypatch)
 
 
 def _unpack(raw: bytes, bits: int, count: int) -> np.ndarray:

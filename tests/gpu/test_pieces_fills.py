@@ -19,6 +19,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 from conftest import random_array
+from properties import pieces_kernels
 from onnx import numpy_helper
 from tensor_refs import reference, same
 
@@ -43,16 +44,8 @@ _NAN = {2: 0x7C01, 4: 0x7F800123, 8: 0xFFF0000000000ABC}
 
 @pytest.fixture
 def taken(monkeypatch):
-    """Parts each kernel ran in this test: {"runs": n, "general": n}."""
-    counts = {"runs": 0, "general": 0}
-    real = pieces.Run.__init__
-
-    def init(self, *a, **k):
-        real(self, *a, **k)
-        self.taken = counts
-
-    monkeypatch.setattr(pieces.Run, "__init__", init)
-    return counts
+    """Parts each kernel ran in this test: {"runs": n, "general": n} (properties.pieces_kernels)."""
+    return pieces_kernels(monkeypatch)
 
 
 def _values(rng, dtype) -> list[np.ndarray]:

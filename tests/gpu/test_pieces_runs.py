@@ -18,6 +18,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 from conftest import random_array
+from properties import pieces_kernels
 from tensor_refs import reference, same
 
 from onnxop_cli import concat, pad, split
@@ -31,17 +32,8 @@ WIDTHS = [np.bool_, np.int8, np.uint8, np.float16, ml_dtypes.bfloat16, np.float3
 
 @pytest.fixture
 def taken(monkeypatch):
-    """Parts each kernel ran in this test: {"runs": n, "general": n}."""
-    counts = {"runs": 0, "general": 0, "mapped": set()}
-    real = pieces.Run.__init__
-
-    def init(self, *a, **k):
-        real(self, *a, **k)
-        counts["mapped"].add(self.taken["mapped"])
-        self.taken = counts
-
-    monkeypatch.setattr(pieces.Run, "__init__", init)
-    return counts
+    """Parts each kernel ran in this test: {"runs": n, "general": n}, and the ways their buffers took (properties.pieces_kernels)."""
+    return pieces_kernels(monkeypatch)
 
 
 def _cols(rng, n, dtype, lo=None):
