@@ -1,6 +1,13 @@
 """The tools of the output-promise tests (test_output_*.py): onnxop started as
 a process, a temporary output file waited for, the folder's files and an
-old output checked after a run, and the inputs (a big and a small tensor)."""
+old output checked after a run, and the inputs (a big and a small tensor).
+
+Every test checks the outcome and the absence of leftovers: after any run,
+either the new output is in place (exit 0) or the old one is byte for byte as
+it was (non-zero exit), and no temporary file is left. Where the file or the
+filesystem is tested, not the process, a test's commands run in one process
+(tests/commands.py).
+"""
 
 from __future__ import annotations
 

@@ -1,11 +1,7 @@
 """Output promises on a full filesystem: one line, and the old output left as
 it was.
 
-Every test checks the outcome and the absence of leftovers: after any run,
-either the new output is in place (exit 0) or the old one is byte for byte as
-it was (non-zero exit), and no temporary file is left. Where the file or the
-filesystem is tested, not the process, a test's commands run in one process
-(tests/commands.py).
+The promise each test holds is output_processes.py's.
 """
 
 from __future__ import annotations

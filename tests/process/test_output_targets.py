@@ -3,11 +3,7 @@ save, symlinks (written through, dangling, looping), devices, FIFOs and
 sockets (refused before any work), modes without setuid bits, the umask,
 owners, files you may not write, hard links.
 
-Every test checks the outcome and the absence of leftovers: after any run,
-either the new output is in place (exit 0) or the old one is byte for byte as
-it was (non-zero exit), and no temporary file is left. Where the file or the
-filesystem is tested, not the process, a test's commands run in one process
-(tests/commands.py).
+The promise each test holds is output_processes.py's.
 """
 
 from __future__ import annotations
