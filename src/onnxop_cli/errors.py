@@ -33,6 +33,17 @@ class OnnxopError(Exception):
     def __str__(self) -> str:
         return self.message
 
+    def reworded(self, message: str) -> OnnxopError:
+        """The same error with ``message`` (a file or node named in front):
+        a copy, so what the class carries besides the words (a signal's exit
+        code, OutOfScope's reason, OtherNodes' counts) is kept, where
+        ``type(e)(message)`` would reset it."""
+        new = type(self).__new__(type(self))  # not copy.copy: it calls the class with the words only
+        new.__dict__.update(self.__dict__)
+        Exception.__init__(new, message)
+        new.message = message
+        return new
+
 
 class UsageError(OnnxopError):
     """Arguments that cannot work: a bad axis, an unknown format, a missing file."""
@@ -53,7 +64,13 @@ class OpError(UsageError):
 class OutOfScope(OpError):
     """A case the operator's rules allow that onnxop does not run (float
     arithmetic, whose WGSL results are not correctly rounded): conformance
-    reports it as skipped, the CLI as an error."""
+    reports it as skipped, the CLI as an error. ``reason``: what is out of
+    scope, without node or input names ("float16 inputs", "mode 'linear'"),
+    for summaries that say it once per operator; None: the message says it."""
+
+    def __init__(self, message: str, reason: str | None = None) -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 class GpuError(OnnxopError):

@@ -111,7 +111,7 @@ def run_model(
 
         raise refusal(model_path, e) from None
     except OnnxopError as e:
-        raise type(e)(f"{model_path}: {e.message}") from None
+        raise e.reworded(f"{model_path}: {e.message}") from None
     if check is not None and output is not None:
         raise UsageError("--check compares the outputs and writes nothing; drop -o or --check")
     if full and (output is not None or out.json):
@@ -119,7 +119,7 @@ def run_model(
     try:
         files = _input_files(g, list(inputs or []), named or [])
     except OnnxopError as e:
-        raise type(e)(f"{model_path}: {e.message}") from None
+        raise e.reworded(f"{model_path}: {e.message}") from None
     feeds = {name: _read(path, member, name) for name, path in files.items()}
     if mixed:
         from .run_mixed import run_mixed
@@ -131,7 +131,7 @@ def run_model(
         shown = output is None and check is None and (out.json or not full)
         p = graph.plan(g, feeds, backend=gpu_backend, shown=shown)
     except OnnxopError as e:
-        raise type(e)(f"{model_path}: {e.message}") from None
+        raise e.reworded(f"{model_path}: {e.message}") from None
     if check is not None:
         results, traffic = graph.run_to_memory(p, backend=gpu_backend)
         files = run_files.check(g, results, check)

@@ -40,7 +40,7 @@ def run_mixed(ctx, m, model_path: Path, files: dict[str, Path], feeds: dict, *, 
     try:
         part = partition.split(m, others or "onnxruntime", keep_all=verify or dump is not None)
     except OnnxopError as e:
-        raise type(e)(f"{model_path}: {e.message}") from None
+        raise e.reworded(f"{model_path}: {e.message}") from None
     if verify or any(r.runtime == "onnxruntime" for r in part.regions):
         from ..core.other_onnxruntime import module
 
@@ -89,8 +89,8 @@ def run_mixed(ctx, m, model_path: Path, files: dict[str, Path], feeds: dict, *, 
 
 
 def refusal(model_path: Path, e) -> OnnxopError:
-    return type(e)(f"{model_path}: {e.message}; --others onnxruntime runs them on onnxruntime "
-                   f"(--others reference: on onnx.reference)")
+    return e.reworded(f"{model_path}: {e.message}; --others onnxruntime runs them on onnxruntime "
+                      f"(--others reference: on onnx.reference)")
 
 
 def _dumper(m, part, folder: Path, dumped: dict[str, Path]):

@@ -87,7 +87,7 @@ def check(node: Node, tensors: Sequence[Optional[Tensor]], where: str = "") -> l
             check_shape(p.shape, p.dtype.numpy_itemsize, op.op_type, noun="output shape")
     except (OpError, InputError) as e:
         if where:
-            raise type(e)(f"{where}: {e}") from e
+            raise e.reworded(f"{where}: {e}") from e
         raise
     return plans
 

@@ -76,7 +76,7 @@ def run_node(gn: GraphNode, graph: Graph, values: dict[str, Value], rt: Runtime,
     try:
         node = build_tensor_node(gn.proto, graph.opset)
     except OnnxopError as e:
-        raise type(e)(f"{gn.label}: {e.message}") from None
+        raise e.reworded(f"{gn.label}: {e.message}") from None
     temporaries: list[DeviceBuffer] = []
     try:
         made: dict[str, Tensor] = {}  # an input named twice (Concat(t, t)) is gathered once
@@ -233,7 +233,7 @@ def _view_node(gn: GraphNode, graph: Graph, values: dict[str, Value], steps: lis
     try:
         (p,) = node.op.plan(node, [Arg(gn.label, data.shape, data.dtype, None, data.view.strides, data.view.offset)])
     except (OpError, InputError) as e:
-        raise type(e)(f"{gn.label}: {e.message}") from None
+        raise e.reworded(f"{gn.label}: {e.message}") from None
     values[out] = _region(out, p.shape, p.view, data)
     if values[out] is None:  # no strides can say it: the node's result is made on the device
         step = Step(Value(out, tuple(p.view.shape), p.dtype, data.base, p.view, data.swap, data.text_dtype), gn.label)

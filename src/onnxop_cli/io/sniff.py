@@ -99,7 +99,7 @@ def _read_npz(stream: BinaryIO, member: str | None) -> list[Tensor]:
     try:
         tensors = read_npz(path, member)
     except OnnxopError as e:  # name the stream, not our temporary file
-        raise type(e)(e.message.replace(str(path), "-")) from None
+        raise e.reworded(e.message.replace(str(path), "-")) from None
     if not tensors:
         raise InputError("-: the archive holds no arrays")
     return tensors

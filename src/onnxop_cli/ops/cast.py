@@ -68,7 +68,7 @@ class CastBase(TensorOp):
         if source not in KERNEL_TYPES or to not in KERNEL_TYPES:
             raise OutOfScope(f"{cls.label()}: input {data.name} is {_name(data.dtype)}: onnxop runs {cls.op_type} "
                              f"between numeric and bool types only; {_name(data.dtype)} to {_name(target)} is not in "
-                             "its scope")
+                             "its scope", reason=f"{_name(data.dtype)} inputs")
         from ..gpu.convert_types import ROUND_MODES
 
         if round_mode not in ROUND_MODES:

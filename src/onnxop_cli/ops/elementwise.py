@@ -38,7 +38,7 @@ def refuse_out_of_scope(op: type[TensorOp], args: Sequence[Optional[Arg]], what:
                    "could not match onnx.reference bit for bit)")
         name = "string" if arg.dtype.is_string else arg.dtype.name
         raise OutOfScope(f"{op.label()}: input {arg.name} is {name}: onnxop runs {op.op_type} on integer and "
-                         f"bool tensors only; {why}")
+                         f"bool tensors only; {why}", reason=f"{name} inputs")
 
 
 def runner(kernel_op: str, args: Sequence[Arg], out: str, shape: tuple[int, ...], where: str,

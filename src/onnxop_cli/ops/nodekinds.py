@@ -52,11 +52,7 @@ def opset_of(model) -> int:
 class OtherNodes(Unsupported):
     """The model holds nodes onnxop does not run, and no other runtime was named."""
 
-    def __init__(self, counts: list[tuple[str, int]] | str) -> None:
-        if isinstance(counts, str):  # the message again, with more said in front (type(e)(...))
-            self.counts = []
-            super().__init__(counts)
-            return
+    def __init__(self, counts: list[tuple[str, int]]) -> None:
         self.counts = counts
         total = sum(n for _, n in counts)
         super().__init__(f"{total} node(s) onnxop does not run: {counted(counts)}")

@@ -75,7 +75,8 @@ class Resize_10(TensorOp):
         mode = cls.setting(node, "mode", "nearest", MODES)
         if mode != "nearest":
             raise OutOfScope(f"{cls.label()}: mode {mode!r} is arithmetic, not in its scope: onnxop runs mode 'nearest' "
-                             "(in a model, run --others onnxruntime runs such a node on onnxruntime)")
+                             "(in a model, run --others onnxruntime runs such a node on onnxruntime)",
+                             reason=f"mode {mode!r}")
         return {"coordinates": "asymmetric", "nearest": "simple", "exclude": False, "policy": "stretch"}
 
     @classmethod

@@ -63,10 +63,4 @@ class _Session:
 def _scope_reason(e) -> str:
     """The refusal without the node and input names, so the per-operator
     summary says it once: "float16 inputs: out of scope", "mode 'linear': out of scope"."""
-    import re
-
-    m = re.search(r" is (\S+): onnxop runs", e.message)
-    if m:
-        return f"{m.group(1)} inputs: out of scope"
-    m = re.search(r": (\S+ \S+) is arithmetic", e.message)  # an operator's arithmetic mode (Resize's linear)
-    return f"{m.group(1)}: out of scope" if m else e.message
+    return f"{e.reason}: out of scope" if e.reason else e.message
