@@ -75,10 +75,22 @@ else:
 
 
 def shape_for(nbytes: int) -> tuple[int, int, int, int]:
+    """(a, b, c, d) float32 of ``nbytes``: d 256 and c 256 or 16 where the
+    size allows, halved for small sizes (64K: (1, 4, 16, 256)); d stays even
+    (the fused chain takes every second element of it)."""
     count = nbytes // 4
     d = 256
     c = 256 if count >= 256 * 256 * 16 else 16
     b = 16
+    while b * c * d > count and b > 1:
+        b //= 2
+    while b * c * d > count and c > 1:
+        c //= 2
+    while b * c * d > count and d > 2:
+        d //= 2
+    if b * c * d > count or count % (b * c * d) or nbytes % 4:
+        raise SystemExit(f"graph_chain.py: size {nbytes} bytes is not a float32 (a, b, c, d) tensor with a whole a "
+                         f"(b*c*d = {b * c * d}); give a power of two of 16 bytes or more")
     return (count // (b * c * d), b, c, d)
 
 
