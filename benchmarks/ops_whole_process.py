@@ -64,13 +64,13 @@ def kernel(backend: str | None, size: int, rounds: int) -> str:
     import numpy as np
 
     from onnxop_cli.core.sources import MemoryBytes
-    from onnxop_cli.core.view import View
+    from onnxop_cli.core.region import Access
     from onnxop_cli.gpu import get_gpu
     from onnxop_cli.gpu.gather import gather_through_kernel
     from onnxop_cli.gpu.pieces import Source, run_pieces
     from onnxop_cli.gpu.where import run_where
     from onnxop_cli.ops.tensor_op import Piece
-    from onnxop_cli.core.view import c_strides
+    from onnxop_cli.core.region import c_strides
 
     gpu = get_gpu(backend)
     n = size // 4  # float32 elements of output
@@ -98,7 +98,7 @@ def kernel(backend: str | None, size: int, rounds: int) -> str:
                   [Piece((rows, cols), c_strides((rows, cols)), 0, 1, (cols, 1), mask=0, mask_strides=(0, 1),
                          other=2, other_strides=(cols, 1))]),
     }
-    gather_view = View((rows, cols), (-cols, 1), (rows - 1) * cols)  # rows reversed: the gather kernel proper
+    gather_view = Access((rows, cols), (-cols, 1), (rows - 1) * cols)  # rows reversed: the gather kernel proper
     results: dict[str, list[tuple[float, float]]] = {op: [] for op in OPS}
 
     def sink(chunk) -> None:
@@ -139,7 +139,7 @@ def kernel(backend: str | None, size: int, rounds: int) -> str:
 
 
 def _pad_pieces(rows: int, cols: int):
-    from onnxop_cli.core.view import c_strides
+    from onnxop_cli.core.region import c_strides
     from onnxop_cli.ops.tensor_op import Piece
 
     inner = cols - 2

@@ -324,7 +324,7 @@ def test_pieces_grid_folding_and_poison(gpu, rng):
     from onnxop_cli.gpu.pieces import Source, run_pieces
     from onnxop_cli.ops.tensor_op import Piece
     from onnxop_cli.core.sources import MemoryBytes
-    from onnxop_cli.core.view import c_strides
+    from onnxop_cli.core.region import c_strides
 
     for dtype in (np.uint8, np.uint16, np.uint32, np.uint64):
         x = random_array(rng, (700, 5), dtype)

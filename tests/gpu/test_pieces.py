@@ -24,7 +24,7 @@ import pytest
 from properties import Tally, pieces_kernels
 
 from onnxop_cli.core.sources import MemoryBytes
-from onnxop_cli.core.view import c_strides
+from onnxop_cli.core.region import c_strides
 from onnxop_cli.gpu import pieces, runs
 from onnxop_cli.ops.tensor_op import Piece
 

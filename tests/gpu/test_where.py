@@ -25,7 +25,7 @@ from onnxop_cli import where
 from onnxop_cli.core import apply_tensors as plans
 from onnxop_cli.core.sources import MemoryBytes
 from onnxop_cli.core.tensor import Tensor, dtype_of_numpy
-from onnxop_cli.core.view import c_strides
+from onnxop_cli.core.region import c_strides
 from onnxop_cli.gpu import pieces
 from onnxop_cli.gpu import where as words
 from onnxop_cli.ops.base import Node

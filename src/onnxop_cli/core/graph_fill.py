@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .graph_values import Step, Value, buffer_of
-from .view import View
+from .region import Access
 
 if TYPE_CHECKING:
     import numpy as np
@@ -67,7 +67,7 @@ class Fill:
             return lambda sink: self._gather(source, src.view.simplified(), src.swap, sink)
         return None
 
-    def _gather(self, source, view: View, swap: int, sink) -> None:
+    def _gather(self, source, view: Access, swap: int, sink) -> None:
         from ..gpu import resident
 
         resident.gather(self.gpu, source, view, self.v.dtype.bits, swap=swap, sink=sink, traffic=self.traffic)

@@ -2,7 +2,7 @@
 filled with a value -- the unit operators of several inputs tile their
 outputs with (ops/tensor_op.py) and shaders/pieces.wgsl writes (gpu/pieces.py),
 and the cutting of pieces to bands and windows (``cut``, ``fit``, pure index
-arithmetic). Pure data, next to View: nothing here touches bytes or the GPU."""
+arithmetic). Pure data, next to Access: nothing here touches bytes or the GPU."""
 
 from __future__ import annotations
 

@@ -24,7 +24,7 @@ import math
 from typing import Optional, Sequence
 
 from .pieces import Piece, forwards, two_pass
-from .view import c_strides
+from .region import c_strides
 
 MAX_PIECES = 1 << 16  # narrowed pieces past this: not worth it (the caller makes the result)
 

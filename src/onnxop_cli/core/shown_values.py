@@ -33,13 +33,13 @@ if TYPE_CHECKING:
 
     from ..ops.tensor_op import OutputPlan
     from .tensor import DType, Tensor
-    from .view import View
+    from .region import Access
 
 
-def edge_view(view: View, edge: int) -> tuple[View, tuple[int, ...]]:
+def edge_view(view: Access, edge: int) -> tuple[Access, tuple[int, ...]]:
     """The narrowed view and the shape its elements take (each long axis
     2 * (edge + 1) long)."""
-    from .view import View
+    from .region import Access
 
     shape: list[int] = []
     strides: list[int] = []
@@ -53,7 +53,7 @@ def edge_view(view: View, edge: int) -> tuple[View, tuple[int, ...]]:
             shape.append(d)
             strides.append(s)
             merged.append(d)
-    return View(tuple(shape), tuple(strides), view.offset), tuple(merged)
+    return Access(tuple(shape), tuple(strides), view.offset), tuple(merged)
 
 
 def pieces_shown(pieces, shape: tuple[int, ...], dtype, tensors, *, edge: int, backend: str | None = None,
@@ -142,7 +142,7 @@ class Picker:
         return packed
 
 
-def stream_shown(stream: Callable[[Callable], object], view: View, dtype: DType, name: str, edge: int) -> np.ndarray:
+def stream_shown(stream: Callable[[Callable], object], view: Access, dtype: DType, name: str, edge: int) -> np.ndarray:
     """The summary's elements of ``view`` (the output's index map over the
     row-major elements that ``stream(sink)`` writes), as an array of the
     narrowed shape: the stream is read through once, only they are kept."""
@@ -194,9 +194,9 @@ def plan_shown(gpu, p: OutputPlan, tensors: Sequence[Optional[Tensor]], *, edge:
     with gpu.lock:
         if p.read_from is not None and any(t is not None and isinstance(t.data, ValueBytes) for t in tensors):
             from .graph_values import element_index
-            from .view import View
+            from .region import Access
 
-            read = p.read_from(element_index(edge_view(View.row_major(tuple(p.shape)), edge)[0]))
+            read = p.read_from(element_index(edge_view(Access.row_major(tuple(p.shape)), edge)[0]))
             if read is not None:  # a gather of a graph's value made where read: its few elements only
                 if p.precheck is not None:  # every index checked, as for the whole output
                     p.precheck(gpu, sources)
@@ -209,6 +209,6 @@ def plan_shown(gpu, p: OutputPlan, tensors: Sequence[Optional[Tensor]], *, edge:
             runner(gpu, sources, lambda c: chunks.append(bytes(c)))
             raw = np.frombuffer(b"".join(chunks), dtype=np.uint8)
             return _array(raw, nshape, p.dtype, p.name)
-        from .view import View
+        from .region import Access
 
-        return stream_shown(_filler(gpu, p, tensors), View.row_major(tuple(p.shape)), p.dtype, p.name, edge)
+        return stream_shown(_filler(gpu, p, tensors), Access.row_major(tuple(p.shape)), p.dtype, p.name, edge)

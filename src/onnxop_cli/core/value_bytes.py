@@ -158,11 +158,11 @@ def produce(v: Value, gpu, traffic: Traffic, runs: list[tuple[int, int]], sink, 
 
 
 def whole_value(step: Step) -> Value:
-    from .view import View
+    from .region import Access
 
     shape = tuple(step.source.view.shape) if step.source is not None else tuple(step.shape)
     dtype = step.source.dtype if step.source is not None else step.dtype
-    return Value(step.label, shape, dtype, step, View.row_major(shape))
+    return Value(step.label, shape, dtype, step, Access.row_major(shape))
 
 
 def _step_runs(step: Step, gpu, traffic: Traffic, runs, sink, *, cap: int) -> None:
@@ -313,7 +313,7 @@ def _listed(parts, sources) -> dict:
     import numpy as np
 
     from .graph_values import element_index
-    from .view import View
+    from .region import Access
 
     wanted: dict[int, list] = {}  # an input named twice (Concat(t, t)): listed once
     for k, s in enumerate(sources):
@@ -326,7 +326,7 @@ def _listed(parts, sources) -> dict:
                 if who == k and q.size:
                     entry[2] += q.size
                     if entry[2] <= MAX_LISTED:
-                        entry[1].append(element_index(View(tuple(q.shape), tuple(strides), offset)))
+                        entry[1].append(element_index(Access(tuple(q.shape), tuple(strides), offset)))
     out = {}
     for data, found, count in wanted.values():
         if not found or count > MAX_LISTED:

@@ -16,14 +16,14 @@ from __future__ import annotations
 from typing import Any, Callable, Optional
 
 from ..core.pieces import Piece
-from ..core.view import View, c_strides
+from ..core.region import Access, c_strides
 from . import runs
 from .pieces import SLOTS, Source, run_pieces
 
 ENABLED = True  # benchmarks and tests turn it off to compare with the gather kernel
 
 
-def piece(view: View, bits: int, swap: int) -> Optional[Piece]:
+def piece(view: Access, bits: int, swap: int) -> Optional[Piece]:
     """The view as one piece for the runs kernel, or None where it is not a repeat with contiguous rows."""
     if not ENABLED or swap or view.size == 0 or not 2 <= len(view.shape) <= SLOTS:
         return None
@@ -33,7 +33,7 @@ def piece(view: View, bits: int, swap: int) -> Optional[Piece]:
     return p if runs.eligible(p, bits, swap, SLOTS) else None
 
 
-def mover(gpu: Any, data: Any, view: View, bits: int, swap: int) -> Optional[Callable[[Any], int]]:
+def mover(gpu: Any, data: Any, view: Access, bits: int, swap: int) -> Optional[Callable[[Any], int]]:
     """A sink -> bytes mover by runs for ``view`` of ``data``, or None (the gather kernel's)."""
     p = piece(view, bits, swap)
     if p is None:

@@ -21,7 +21,7 @@ from typing import Callable
 import numpy as np
 
 from ..core.sources import MemoryBytes
-from ..core.view import View
+from ..core.region import Access
 from .device import Gpu
 from .index_table import WRAP, Check, Table
 from .kernels import shader_const
@@ -60,7 +60,7 @@ def transpose(gpu: Gpu) -> Case:
 
     x = _bits(np.random.default_rng(0), (TRANSPOSE_SIDE, TRANSPOSE_SIDE))
     t = x.T
-    view = View(t.shape, tuple(s // 4 for s in t.strides)).simplified()
+    view = Access(t.shape, tuple(s // 4 for s in t.strides)).simplified()
     plan, band_bytes, window_bytes = G.make_plan(gpu, x.nbytes, view, 32)
     ((_, band, (upload,)),) = list(plan.bands())  # one band, one upload: the case is small
     run = G.Run(gpu, plan, MemoryBytes(x), band_bytes, window_bytes, 0, None)

@@ -13,7 +13,7 @@ import math
 from dataclasses import replace
 from typing import Optional, Sequence
 
-from ..core.view import c_strides
+from ..core.region import c_strides
 from ..errors import OpError
 from . import indexing
 from .base import BASE_TYPES, Node, versions

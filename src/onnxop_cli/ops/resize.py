@@ -191,12 +191,12 @@ def _gather(cls: type[Resize_10], data: Arg, out: tuple[int, ...], tables: dict)
     axis, else a gather of the flattened input by summed offsets."""
     import numpy as np
 
-    from ..core.view import View
+    from ..core.region import Access
     from ..gpu.index_table import Check, Table, row_strides
 
     op = cls.label()
     if not tables:
-        return [OutputPlan(cls.outputs[0], out, data.dtype, view=View(data.shape, data.strides, data.offset),
+        return [OutputPlan(cls.outputs[0], out, data.dtype, view=Access(data.shape, data.strides, data.offset),
                            kernel="view")]
     if data.dtype.is_string:  # no device form: the same tables, on the host (as Gather's strings)
         strings = np.asarray(data.tensor.strings, dtype=object).reshape(data.shape)  # row-major, as Gather's

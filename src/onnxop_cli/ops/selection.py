@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
-from ..core.view import c_strides
+from ..core.region import c_strides
 from ..errors import OpError
 from .base import BASE_TYPES, Node, versions
 from .tensor_op import Arg, OutputPlan, Piece, TensorOp, element_bytes
@@ -68,7 +68,7 @@ class BitCast_26(TensorOp):
     @classmethod
     def plan(cls, node: Node, args: Sequence[Optional[Arg]]) -> list[OutputPlan]:
         from ..core.tensor import dtype_by_onnx
-        from ..core.view import View
+        from ..core.region import Access
 
         data = args[0]
         assert data is not None
@@ -81,7 +81,7 @@ class BitCast_26(TensorOp):
         if to.bits != data.dtype.bits:
             raise OpError(f"{cls.label()}: {data.dtype} ({data.dtype.bits} bits) and {to} ({to.bits} bits) "
                           "differ in width; BitCast keeps the bits")
-        if data.tensor.byteswap == 0 and View(data.shape, data.strides).is_identity():
+        if data.tensor.byteswap == 0 and Access(data.shape, data.strides).is_identity():
             return [OutputPlan(cls.outputs[0], data.shape, to, copy=0, kernel="copy")]
         piece = Piece(data.shape, c_strides(data.shape), 0, 0, data.strides)  # re-laid out, same width
         return [OutputPlan(cls.outputs[0], data.shape, to, pieces=[piece])]

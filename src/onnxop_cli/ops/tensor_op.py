@@ -35,7 +35,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, ClassVar, Optional, Sequence
 
 from ..errors import OpError
-from ..core.view import c_strides
+from ..core.region import c_strides
 from ..core.pieces import Piece
 from .base import Node, OpVersion
 from .plan import Arg, OutputPlan  # noqa: F401 - the plan's types, imported from here by every op

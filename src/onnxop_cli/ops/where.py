@@ -17,7 +17,7 @@ import functools
 import math
 from typing import Optional, Sequence
 
-from ..core.view import c_strides
+from ..core.region import c_strides
 from .base import BASE_TYPES, Node, versions
 from .tensor_op import Arg, OutputPlan, Piece, TensorOp, broadcast_shape, broadcast_strides
 from .spec import OpSpec, Param
