@@ -104,7 +104,7 @@ class Fill:
         base = v.base
         if base.lazy is not None and _whole(v, base):
             return base.lazy.shown(edge)
-        pieces = narrow([view_piece(v.view.shape, v.view.strides, v.view.offset)], v.shape, edge)
+        pieces = narrow([view_piece(v.view)], v.shape, edge)
         if pieces is None:
             return None
         data = ValueBytes(whole_value(base), lambda: self.gpu, self.traffic)

@@ -209,14 +209,14 @@ def _as_view(name: str, p, bases: dict[int, Value]) -> Value | None:
     if p.pieces is None or len(p.pieces) != 1 or p.dtype.is_string or p.size == 0:
         return None
     pc = p.pieces[0]
-    if pc.src not in bases or pc.mask is not None or pc.tri is not None or pc.size != p.size:
+    if pc.src is None or pc.src.input not in bases or pc.mask is not None or pc.tri is not None or pc.size != p.size:
         return None
     if not Access(tuple(pc.shape), tuple(pc.dst_strides), pc.dst_offset).is_identity() and p.size > 1:
         return None
-    v = bases[pc.src]
+    v = bases[pc.src.input]
     if v.dtype != p.dtype:
         return None
-    return _region(name, tuple(p.shape), Access(tuple(pc.shape), tuple(pc.src_strides), pc.src_offset), v)
+    return _region(name, tuple(p.shape), pc.src.at, v)
 
 
 def _view_node(gn: GraphNode, graph: Graph, values: dict[str, Value], steps: list[Step]) -> Node:
@@ -291,7 +291,7 @@ def _read(p, tensors) -> set[int]:
         return {k for k, t in enumerate(tensors) if t is not None}
     if p.copy is not None:
         return {p.copy}
-    return {k for pc in p.pieces or [] for k in (pc.src, pc.mask) if k is not None}
+    return {x.input for pc in p.pieces or [] for x in (pc.src, pc.mask) if x is not None}
 
 
 LAZY_BYTES = 64 << 20  # a tensor-op output this large whose inputs are host tensors is made only when read

@@ -11,12 +11,12 @@ row-major (ops/plan.py); a chain of them composes into one (``reshaped``, an
 operator's ``view`` applied to its input's access: core/graph_steps.py).
 
 A **value** says what an element is: a ``Load`` (an input read through an
-access), or, in the pieces of the operators of several inputs
-(core/pieces.py), a fill, or either under a mask ``Load`` or a triangle. A
-piece is a **region**: a box of the output (its own access into the output)
-and the value of its elements. gpu/tiling.py cuts an access into GPU work,
-gpu/pieces.py writes pieces. Pure Python: nothing here touches bytes or the
-GPU.
+access) or a fill, either of them under a mask (a ``Load`` of a bool input)
+or a triangle, with a second ``Load`` where the mask says no (a select). A
+**region** is a box of the output and the value of its elements:
+core/pieces.py's ``Piece``, which the operators of several inputs tile their
+outputs with. gpu/tiling.py cuts an access into GPU work, gpu/pieces.py
+writes pieces. Pure Python: nothing here touches bytes or the GPU.
 """
 
 from __future__ import annotations
@@ -118,6 +118,49 @@ class Access:
         """Reads the source front to back, every element once, from element 0."""
         v = self.simplified()
         return v.offset == 0 and len(v.shape) == 1 and v.strides == (1,)
+
+    # what cutting a region to bands and windows does to the accesses it reads (core/pieces.py)
+    def window(self, start: int, stop: int) -> Access:
+        """Indices [start, stop) of the first axis."""
+        return Access((stop - start,) + self.shape[1:], self.strides, self.offset + start * self.strides[0])
+
+    def dropped(self) -> Access:
+        """Without the first axis (its one index, 0, read)."""
+        return Access(self.shape[1:], self.strides[1:], self.offset)
+
+    def flipped(self, axis: int) -> Access:
+        """Axis ``axis`` walked from its other end."""
+        strides = list(self.strides)
+        strides[axis] = -strides[axis]
+        return Access(self.shape, tuple(strides), self.offset + (self.shape[axis] - 1) * self.strides[axis])
+
+    def reach(self) -> int:
+        """How many source elements lie from the lowest one read to the highest."""
+        lo, hi = self.span()
+        return hi - lo + 1
+
+
+@dataclass(frozen=True)
+class Load:
+    """A value read from input ``input`` (an index into the node's inputs)
+    through ``at``: a region's copy, a select's mask or other side."""
+
+    input: int
+    at: Access
+
+    def window(self, start: int, stop: int) -> Load:
+        return Load(self.input, self.at.window(start, stop))
+
+    def dropped(self) -> Load:
+        return Load(self.input, self.at.dropped())
+
+    def flipped(self, axis: int) -> Load:
+        return Load(self.input, self.at.flipped(axis))
+
+
+def load(input: int, shape, strides, offset: int = 0) -> Load:
+    """Input ``input`` read through (shape, strides, offset)."""
+    return Load(input, Access(tuple(shape), tuple(strides), offset))
 
 
 def c_strides(shape) -> tuple[int, ...]:

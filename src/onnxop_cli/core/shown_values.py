@@ -26,21 +26,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
-from .shown import narrow, narrowed_shape, shown_positions
+from .region import Access
+from .shown import narrow, narrowed_shape, shown_positions, view_piece
 
 if TYPE_CHECKING:
     import numpy as np
 
     from ..ops.tensor_op import OutputPlan
     from .tensor import DType, Tensor
-    from .region import Access
 
 
 def edge_view(view: Access, edge: int) -> tuple[Access, tuple[int, ...]]:
     """The narrowed view and the shape its elements take (each long axis
     2 * (edge + 1) long)."""
-    from .region import Access
-
     shape: list[int] = []
     strides: list[int] = []
     merged: list[int] = []
@@ -171,9 +169,6 @@ def plan_shown(gpu, p: OutputPlan, tensors: Sequence[Optional[Tensor]], *, edge:
     summary is the whole output's."""
     import numpy as np
 
-    from ..ops import c_strides
-    from ..ops.tensor_op import Piece
-
     nshape = narrowed_shape(p.shape, edge)
     if p.values is not None or p.dtype.is_string and p.pieces is None and p.copy is None:
         from .apply_tensors import _host
@@ -182,7 +177,7 @@ def plan_shown(gpu, p: OutputPlan, tensors: Sequence[Optional[Tensor]], *, edge:
         return whole.reshape(p.shape)[np.ix_(*[shown_positions(n, edge) for n in p.shape])]
     pieces = p.pieces
     if pieces is None and p.copy is not None:
-        pieces = [Piece(p.shape, c_strides(p.shape), 0, p.copy, c_strides(p.shape), 0)]
+        pieces = [view_piece(Access.row_major(p.shape), p.copy)]
     if pieces is not None:
         narrowed = narrow(pieces, p.shape, edge)
         if narrowed is not None:
@@ -194,7 +189,6 @@ def plan_shown(gpu, p: OutputPlan, tensors: Sequence[Optional[Tensor]], *, edge:
     with gpu.lock:
         if p.read_from is not None and any(t is not None and isinstance(t.data, ValueBytes) for t in tensors):
             from .graph_values import element_index
-            from .region import Access
 
             read = p.read_from(element_index(edge_view(Access.row_major(tuple(p.shape)), edge)[0]))
             if read is not None:  # a gather of a graph's value made where read: its few elements only
@@ -209,6 +203,4 @@ def plan_shown(gpu, p: OutputPlan, tensors: Sequence[Optional[Tensor]], *, edge:
             runner(gpu, sources, lambda c: chunks.append(bytes(c)))
             raw = np.frombuffer(b"".join(chunks), dtype=np.uint8)
             return _array(raw, nshape, p.dtype, p.name)
-        from .region import Access
-
         return stream_shown(_filler(gpu, p, tensors), Access.row_major(tuple(p.shape)), p.dtype, p.name, edge)

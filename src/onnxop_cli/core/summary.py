@@ -87,7 +87,7 @@ def shown_elements(region: Access, tensor: Tensor, out_shape: tuple[int, ...], *
     full = region  # Tile's: (repeat, dim) per output axis
     if full.size == 0 or full.size != math.prod(out_shape):
         return None
-    pieces = narrow([view_piece(full.shape, full.strides, full.offset)], out_shape, edge)
+    pieces = narrow([view_piece(full)], out_shape, edge)
     if pieces is None:
         return None
     from .shown_values import pieces_shown

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any, Callable, Optional
 
 from ..core.pieces import Piece
-from ..core.region import Access, c_strides
+from ..core.region import Access, c_strides, load
 from . import runs
 from .pieces import SLOTS, Source, run_pieces
 
@@ -29,7 +29,7 @@ def piece(view: Access, bits: int, swap: int) -> Optional[Piece]:
         return None
     if 0 not in view.strides[:-1] or view.strides[-1] != 1:
         return None
-    p = Piece(tuple(view.shape), c_strides(tuple(view.shape)), 0, 0, tuple(view.strides), view.offset)
+    p = Piece(tuple(view.shape), c_strides(tuple(view.shape)), 0, load(0, view.shape, view.strides, view.offset))
     return p if runs.eligible(p, bits, swap, SLOTS) else None
 
 
