@@ -22,6 +22,7 @@ writes pieces. Pure Python: nothing here touches bytes or the GPU.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 
 @dataclass(frozen=True)
@@ -156,6 +157,15 @@ class Load:
 
     def flipped(self, axis: int) -> Load:
         return Load(self.input, self.at.flipped(axis))
+
+
+class Lookup(NamedTuple):
+    """An index lookup of an indexed access (gpu/index_table.Table): the
+    index read ``at`` elements past the element's place in the index tensor,
+    times ``stride`` elements into the data."""
+
+    stride: int
+    at: int = 0
 
 
 def load(input: int, shape, strides, offset: int = 0) -> Load:

@@ -101,7 +101,7 @@ def nd_run(gpu: Gpu) -> Case:
     x = _bits(rng, ND_DATA)
     pairs = np.stack([rng.integers(0, d, ND_ROWS) for d in ND_DATA], axis=-1).astype("<i8")
     (rows, row), d1 = ND_ROWS, ND_DATA[1]  # ops/indexing.py's gather_nd table for these shapes
-    table = Table((rows, row), (0, 0), (2 * row, 2), ((d1, 0), (1, 1)), extra={"slices": True})
+    table = Table.over((rows, row), (0, 0), (2 * row, 2), ((d1, 0), (1, 1)), extra={"slices": True})
     check = Check(ND_DATA, "GatherND", mode=WRAP, inner=1)
     data = ix.Data(MemoryBytes(x), x.shape, 32)
     index = ix.Index(MemoryBytes(pairs), pairs.shape, True, False)

@@ -215,8 +215,8 @@ def _gather(cls: type[Resize_10], data: Arg, out: tuple[int, ...], tables: dict)
     made = sum(np.asarray(tables[a], dtype=np.int64).reshape([-1 if k == j else 1 for k in range(len(axes))])
                * data.strides[a] for j, a in enumerate(axes))
     istr = dict(zip(axes, row_strides([len(tables[a]) for a in axes])))
-    table = Table(out, tuple(0 if k in tables else s for k, s in enumerate(data.strides)),
-                  tuple(istr.get(k, 0) for k in range(len(out))), ((1, 0),))
+    table = Table.over(out, tuple(0 if k in tables else s for k, s in enumerate(data.strides)),
+                       tuple(istr.get(k, 0) for k in range(len(out))), ((1, 0),))
     return gather_made(cls.outputs[0], data, made.astype(itype), table,
                        Check((max(data.size, 1),), op, "the made indices", NONNEG))
 
