@@ -271,7 +271,7 @@ def _host(p: OutputPlan, tensors: Sequence[Optional[Tensor]]):
     for piece in (q for whole in p.pieces or [] for q in two_pass(whole)):
         if piece.size == 0:
             continue
-        dst = _index(Access(piece.shape, piece.dst_strides, piece.dst_offset))
+        dst = _index(piece.dst)
         take = np.ones(piece.shape, dtype=bool)
         if piece.mask is not None:
             m = tensors[piece.mask.input]

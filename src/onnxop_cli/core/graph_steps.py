@@ -204,14 +204,12 @@ def ensure(step: Step, rt: Runtime) -> None:
 def _as_view(name: str, p, bases: dict[int, Value]) -> Value | None:
     """Output ``p`` as a view of an input's base, when it is one strided copy
     of an input read as it lies; else None (a kernel makes it)."""
-    from .region import Access
-
     if p.pieces is None or len(p.pieces) != 1 or p.dtype.is_string or p.size == 0:
         return None
     pc = p.pieces[0]
     if pc.src is None or pc.src.input not in bases or pc.mask is not None or pc.tri is not None or pc.size != p.size:
         return None
-    if not Access(tuple(pc.shape), tuple(pc.dst_strides), pc.dst_offset).is_identity() and p.size > 1:
+    if not pc.dst.is_identity() and p.size > 1:
         return None
     v = bases[pc.src.input]
     if v.dtype != p.dtype:

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Callable, Iterator, Optional, Sequence
+from typing import Callable, Iterator, Optional
 
-from .region import Load
+from .region import Access, Load
 
 
 @dataclass(frozen=True)
@@ -41,6 +41,11 @@ class Piece:
     @property
     def size(self) -> int:
         return math.prod(self.shape)
+
+    @property
+    def dst(self) -> Access:
+        """Where the box lies in the output: its own access into it."""
+        return Access(self.shape, self.dst_strides, self.dst_offset)
 
     @property
     def loads(self) -> tuple[Load, ...]:
@@ -89,14 +94,6 @@ def two_pass(p: Piece) -> list[Piece]:
 
 # ------------------------------------------------------------ cutting
 
-def span(shape: Sequence[int], strides: Sequence[int], offset: int) -> tuple[int, int]:
-    lo = hi = offset
-    for d, s in zip(shape, strides):
-        lo += min(0, (d - 1) * s)
-        hi += max(0, (d - 1) * s)
-    return lo, hi
-
-
 def _sub(p: Piece, start: int, stop: int) -> Piece:
     """``p`` restricted to [start, stop) along its first axis."""
     tri = p.tri
@@ -127,7 +124,7 @@ def cut(p: Piece, start: int, stop: int) -> Iterator[Piece]:
     (outputs past one band, 64 MiB) failed here with an internal error."""
     if p.size == 0:
         return
-    lo, hi = span(p.shape, p.dst_strides, p.dst_offset)
+    lo, hi = p.dst.span()
     if hi < start or lo >= stop:
         return
     if lo >= start and hi < stop:
@@ -140,7 +137,7 @@ def cut(p: Piece, start: int, stop: int) -> Iterator[Piece]:
             return
     d0, s0 = p.shape[0], p.dst_strides[0]
     assert d0 == 1 or s0 > 0, "a piece's first axis walks the output forwards"
-    rlo, rhi = span(p.shape[1:], p.dst_strides[1:], p.dst_offset)
+    rlo, rhi = p.dst.dropped().span()
     i = 0
     while i < d0:
         row_lo, row_hi = rlo + i * s0, rhi + i * s0
