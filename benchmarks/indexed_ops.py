@@ -11,7 +11,7 @@ the same bytes.
 
 Cases (float32, a square of --side; indices int64, random):
 
-- gather kernel, transpose: the baseline (a View with permuted strides);
+- gather kernel, transpose: the baseline (an Access with permuted strides);
 - Gather axis 0: --side random rows;
 - GatherElements axis 1: one random index per output element;
 - GatherND: (row, column) pairs, one per output element;
@@ -52,7 +52,7 @@ def cases(side: int, rng, before: bool = False, old_kernels: bool = False):
 
     from onnxop_cli.gpu import indexed as ix
     from onnxop_cli.gpu import scatter as sc
-    from onnxop_cli.gpu.gather import View, gather_through_kernel
+    from onnxop_cli.gpu.gather import Access, gather_through_kernel
     from onnxop_cli.ops import indexing
     from onnxop_cli.core.sources import MemoryBytes
 
@@ -136,7 +136,7 @@ def cases(side: int, rng, before: bool = False, old_kernels: bool = False):
             sc.Reduce("add", 2, False), fold=False)
     return {
         "gather kernel, transpose": (lambda gpu: gather_through_kernel(
-            gpu, MemoryBytes(x), _discard, view=View(x.shape[::-1], (1, side), 0), bits=32), 2 * x.nbytes),
+            gpu, MemoryBytes(x), _discard, view=Access(x.shape[::-1], (1, side), 0), bits=32), 2 * x.nbytes),
     } | now() | staged | old
 
 

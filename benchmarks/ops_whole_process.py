@@ -64,13 +64,13 @@ def kernel(backend: str | None, size: int, rounds: int) -> str:
     import numpy as np
 
     from onnxop_cli.core.sources import MemoryBytes
-    from onnxop_cli.core.view import View
+    from onnxop_cli.core.region import Access
     from onnxop_cli.gpu import get_gpu
     from onnxop_cli.gpu.gather import gather_through_kernel
     from onnxop_cli.gpu.pieces import Source, run_pieces
     from onnxop_cli.gpu.where import run_where
     from onnxop_cli.ops.tensor_op import Piece
-    from onnxop_cli.core.view import c_strides
+    from onnxop_cli.core.region import c_strides, load as load_of  # load() is the machine's load
 
     gpu = get_gpu(backend)
     n = size // 4  # float32 elements of output
@@ -85,20 +85,22 @@ def kernel(backend: str | None, size: int, rounds: int) -> str:
     out = c_strides(out_shape)
     plans = {
         # 8 inputs joined on the inner axis (outer dims > 1)
-        "concat": (eighth, [Piece((rows // 8, cols), out, k * cols, k, (cols, 1)) for k in range(8)]),
+        "concat": (eighth, [Piece((rows // 8, cols), out, k * cols, load_of(k, (rows // 8, cols), (cols, 1)))
+                            for k in range(8)]),
         # one of 8 outputs, 8 times: the same bytes as the whole output
-        "split": ([Source(MemoryBytes(whole))], [Piece((rows // 8, cols), c_strides((rows // 8, cols)), 0, 0,
-                                                      (cols, 1), k * (rows // 8) * cols) for k in range(8)]),
+        "split": ([Source(MemoryBytes(whole))], [Piece((rows // 8, cols), c_strides((rows // 8, cols)), 0,
+                                                      load_of(0, (rows // 8, cols), (cols, 1), k * (rows // 8) * cols))
+                                                for k in range(8)]),
         # edge padding of one column each side of every row
         "pad": ([Source(MemoryBytes(whole[: rows * (cols - 2)]))], _pad_pieces(rows, cols)),
         # select between two inputs by a broadcast row condition
         "where": ([Source(MemoryBytes(np.tile(np.array([1, 0, 1, 1], np.uint8), cols // 4 + 1)[:cols])),
                    Source(MemoryBytes(whole)), Source(MemoryBytes(whole[::-1].copy()))],
                   # the select piece ops/where.py keeps as its fallback; it runs the words kernel
-                  [Piece((rows, cols), c_strides((rows, cols)), 0, 1, (cols, 1), mask=0, mask_strides=(0, 1),
-                         other=2, other_strides=(cols, 1))]),
+                  [Piece((rows, cols), c_strides((rows, cols)), 0, load_of(1, (rows, cols), (cols, 1)),
+                         mask=load_of(0, (rows, cols), (0, 1)), other=load_of(2, (rows, cols), (cols, 1)))]),
     }
-    gather_view = View((rows, cols), (-cols, 1), (rows - 1) * cols)  # rows reversed: the gather kernel proper
+    gather_view = Access((rows, cols), (-cols, 1), (rows - 1) * cols)  # rows reversed: the gather kernel proper
     results: dict[str, list[tuple[float, float]]] = {op: [] for op in OPS}
 
     def sink(chunk) -> None:
@@ -139,15 +141,15 @@ def kernel(backend: str | None, size: int, rounds: int) -> str:
 
 
 def _pad_pieces(rows: int, cols: int):
-    from onnxop_cli.core.view import c_strides
+    from onnxop_cli.core.region import c_strides, load
     from onnxop_cli.ops.tensor_op import Piece
 
     inner = cols - 2
     out = c_strides((rows, cols))
     return [
-        Piece((rows, inner), out, 1, 0, (inner, 1)),
-        Piece((rows, 1), out, 0, 0, (inner, 0)),
-        Piece((rows, 1), out, cols - 1, 0, (inner, 0), inner - 1),
+        Piece((rows, inner), out, 1, load(0, (rows, inner), (inner, 1))),
+        Piece((rows, 1), out, 0, load(0, (rows, 1), (inner, 0))),
+        Piece((rows, 1), out, cols - 1, load(0, (rows, 1), (inner, 0), inner - 1)),
     ]
 
 

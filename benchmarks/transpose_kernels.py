@@ -61,13 +61,13 @@ class Case:
         from onnxop_cli.gpu.buffers import round_up
         from onnxop_cli.gpu.tiling import Plan
         from onnxop_cli.core.sources import MemoryBytes
-        from onnxop_cli.core.view import View
+        from onnxop_cli.core.region import Access
 
         self.gpu = gpu
         self.array = np.random.default_rng(seed).integers(0, 2**32, size=shape, dtype=np.uint32).view(np.float32)
         t = self.array.transpose(perm)
         self.expected = np.ascontiguousarray(t).tobytes()
-        view = View(t.shape, tuple(s // 4 for s in t.strides)).simplified()
+        view = Access(t.shape, tuple(s // 4 for s in t.strides)).simplified()
         n = view.size
         window = round_up(n + 4, 4)
         plan = Plan(view, 32, n, window, 4, n, n * 4)

@@ -16,7 +16,7 @@ for wall-clock seconds.
 """
 import sys, time, statistics, numpy as np
 from onnxop_cli.core.sources import MemoryBytes
-from onnxop_cli.core.view import View, c_strides
+from onnxop_cli.core.region import Access, c_strides, load
 from onnxop_cli.gpu import get_gpu
 from onnxop_cli.gpu.gather import gather_through_kernel
 from onnxop_cli.gpu.pieces import Source, run_pieces
@@ -36,9 +36,9 @@ cond, ms, cf = {"row": (np.tile(np.array([1, 0, 1, 1], np.uint8), cols // 4 + 1)
 print("type", dt, "condition", form, "output bytes", n * dt.itemsize)
 src = [Source(MemoryBytes(cond)), Source(MemoryBytes(whole)), Source(MemoryBytes(whole[::-1].copy()))]
 sh = (rows, cols); cs = c_strides(sh)
-old = [Piece(sh, cs, 0, 2, (cols, 1)), Piece(sh, cs, 0, 1, (cols, 1), mask=0, mask_strides=ms)]
-new = [Piece(sh, cs, 0, 1, (cols, 1), mask=0, mask_strides=ms, other=2, other_strides=(cols, 1))]
-gv = View(sh, (-cols, 1), (rows - 1) * cols)
+old = [Piece(sh, cs, 0, load(2, sh, (cols, 1))), Piece(sh, cs, 0, load(1, sh, (cols, 1)), mask=load(0, sh, ms))]
+new = [Piece(sh, cs, 0, load(1, sh, (cols, 1)), mask=load(0, sh, ms), other=load(2, sh, (cols, 1)))]
+gv = Access(sh, (-cols, 1), (rows - 1) * cols)
 sink = lambda c: None
 def t(f):
     t0 = clock(); f(); return clock() - t0

@@ -16,7 +16,7 @@ import time
 
 import numpy as np
 
-from onnxop_cli.gpu import View, copy_through_kernel, gather_through_kernel, get_gpu, init_instance
+from onnxop_cli.gpu import Access, copy_through_kernel, gather_through_kernel, get_gpu, init_instance
 from onnxop_cli.core.tensor import MemoryBytes
 
 
@@ -32,10 +32,10 @@ def main() -> None:
     cube = round((nbytes // 4) ** (1 / 3))
     cases = {
         "flat copy": None,
-        "big-endian f4": (View.row_major((nbytes // 4,)), 32, 4),
-        "Fortran f4": (View.fortran((side, side)), 32, 0),
-        "Fortran u1": (View.fortran((2 * side, 2 * side)), 8, 0),
-        "transpose f4 (2,0,1)": (View((cube, cube, cube), (1, cube * cube, cube)), 32, 0),
+        "big-endian f4": (Access.row_major((nbytes // 4,)), 32, 4),
+        "Fortran f4": (Access.fortran((side, side)), 32, 0),
+        "Fortran u1": (Access.fortran((2 * side, 2 * side)), 8, 0),
+        "transpose f4 (2,0,1)": (Access((cube, cube, cube), (1, cube * cube, cube)), 32, 0),
     }
 
     def run(case) -> float:

@@ -324,13 +324,14 @@ def test_pieces_grid_folding_and_poison(gpu, rng):
     from onnxop_cli.gpu.pieces import Source, run_pieces
     from onnxop_cli.ops.tensor_op import Piece
     from onnxop_cli.core.sources import MemoryBytes
-    from onnxop_cli.core.view import c_strides
+    from onnxop_cli.core.region import c_strides, load
 
     for dtype in (np.uint8, np.uint16, np.uint32, np.uint64):
         x = random_array(rng, (700, 5), dtype)
         out = bytearray()
         shape = (700, 10)
-        pieces = [Piece((700, 5), c_strides(shape), 0, 0, (5, 1)), Piece((700, 5), c_strides(shape), 5, 0, (5, -1), 4)]
+        pieces = [Piece((700, 5), c_strides(shape), 0, load(0, (700, 5), (5, 1))),
+                  Piece((700, 5), c_strides(shape), 5, load(0, (700, 5), (5, -1), 4))]
         run_pieces(gpu, [Source(MemoryBytes(x))], out.extend, pieces=pieces, count=7000,
                    bits=x.dtype.itemsize * 8, max_groups_per_dim=2, poison=0xA5)
         want = np.concatenate([x, x[:, ::-1]], axis=1)

@@ -20,7 +20,7 @@ import pytest
 
 from conftest import BACKENDS, random_array
 from onnxop_cli.core.sources import FileBytes, MemoryBytes
-from onnxop_cli.gpu import View, copy_through_kernel, gather_through_kernel
+from onnxop_cli.gpu import Access, copy_through_kernel, gather_through_kernel
 from onnxop_cli.gpu.buffers import BufferUsage as U, MapMode, can_map
 from onnxop_cli.gpu.copy import KEEP_BYTES
 
@@ -130,7 +130,7 @@ def test_gather_bands_exact_through_its_path(gpu, backend, rng, tmp_path, shape,
     path.write_bytes(a.tobytes())
     source = FileBytes(path, 0, a.nbytes)
     strides = tuple(s // 4 for s in a.strides)
-    view = View(tuple(shape[p] for p in perm), tuple(strides[p] for p in perm), 0)
+    view = Access(tuple(shape[p] for p in perm), tuple(strides[p] for p in perm), 0)
     out = bytearray()
     before = _maps(gpu)
     try:

@@ -22,7 +22,7 @@ from onnx import numpy_helper
 
 from conftest import random_array
 from onnxop_cli.core import apply as core
-from onnxop_cli.gpu import View, gather_through_kernel
+from onnxop_cli.gpu import Access, gather_through_kernel
 from onnxop_cli.gpu import indexed as ix
 from onnxop_cli.gpu import tiling
 from onnxop_cli.gpu.kernels import shader_const
@@ -39,14 +39,14 @@ SETTINGS = settings(
 )
 
 
-def view_of(base: np.ndarray, v: np.ndarray) -> View:
-    """The View (in elements) by which numpy's ``v`` reads ``base``'s buffer."""
+def view_of(base: np.ndarray, v: np.ndarray) -> Access:
+    """The Access (in elements) by which numpy's ``v`` reads ``base``'s buffer."""
     size = base.dtype.itemsize
     offset = v.__array_interface__["data"][0] - base.__array_interface__["data"][0]
-    return View(v.shape, tuple(s // size for s in v.strides), offset // size)
+    return Access(v.shape, tuple(s // size for s in v.strides), offset // size)
 
 
-def gather(gpu, source: np.ndarray, view: View, bits: int | None = None, **kw) -> bytes:
+def gather(gpu, source: np.ndarray, view: Access, bits: int | None = None, **kw) -> bytes:
     """Run the kernel on ``source``'s own bytes (any byte order)."""
     out = bytearray()
     written = gather_through_kernel(
@@ -81,7 +81,7 @@ def views(a: np.ndarray) -> dict[str, np.ndarray]:
 
 def fortran(gpu, array: np.ndarray, **kw) -> bytes:
     raw = array.T if not array.flags.c_contiguous else array
-    view = View.fortran(array.shape) if not array.flags.c_contiguous else View.row_major(array.shape)
+    view = Access.fortran(array.shape) if not array.flags.c_contiguous else Access.row_major(array.shape)
     return gather(gpu, np.ascontiguousarray(raw), view, **kw)
 
 
@@ -187,7 +187,7 @@ def strided_views(draw, max_rank: int = 5):
     low = sum(min(0, (d - 1) * s) for d, s in zip(shape, strides))
     high = sum(max(0, (d - 1) * s) for d, s in zip(shape, strides))
     offset = -low + draw(st.integers(0, 9))
-    return View(shape, strides, offset), offset + high + 1 + draw(st.integers(0, 5))
+    return Access(shape, strides, offset), offset + high + 1 + draw(st.integers(0, 5))
 
 
 @pytest.mark.parametrize("dtype", ITEMSIZE_DTYPES + [">u2", ">f8"])
@@ -254,22 +254,22 @@ def test_packed_strided_view_property(gpu, monkeypatch, bits, case, binding, run
 
 
 def test_simplified_drops_size_one_axes_and_merges_contiguous_ones():
-    assert View((3, 1, 5), (5, 99, 1)).simplified() == View((15,), (1,))
-    assert View((2, 3, 4), (1, 8, 2), 7).simplified() == View((2, 12), (1, 2), 7)
-    assert View((), ()).simplified() == View((1,), (1,))
-    assert View.fortran((2, 3, 4)) == View((2, 3, 4), (1, 2, 6))
-    assert View.row_major((2, 3, 4)) == View((2, 3, 4), (12, 4, 1))
+    assert Access((3, 1, 5), (5, 99, 1)).simplified() == Access((15,), (1,))
+    assert Access((2, 3, 4), (1, 8, 2), 7).simplified() == Access((2, 12), (1, 2), 7)
+    assert Access((), ()).simplified() == Access((1,), (1,))
+    assert Access.fortran((2, 3, 4)) == Access((2, 3, 4), (1, 2, 6))
+    assert Access.row_major((2, 3, 4)) == Access((2, 3, 4), (12, 4, 1))
 
 
 def test_views_outside_the_source_are_refused(gpu):
     a = np.arange(10, dtype=np.uint8)
     with pytest.raises(ValueError, match=r"reads source elements -1\.\.8"):
-        gather(gpu, a, View((10,), (1,), -1))
+        gather(gpu, a, Access((10,), (1,), -1))
     with pytest.raises(ValueError, match=r"reads source elements 0\.\.11, outside the source\'s 10"):
-        gather(gpu, a, View((2, 3), (5, 3)))
+        gather(gpu, a, Access((2, 3), (5, 3)))
 
 
-def plan_of(view: View, bits: int, binding: int) -> tiling.Plan:
+def plan_of(view: Access, bits: int, binding: int) -> tiling.Plan:
     lo, hi = view.span()
     align = max(1, 128 // bits)
     window = min(binding * 8 // bits, -(-(hi - lo + 1 + align) // align) * align)
@@ -279,13 +279,13 @@ def plan_of(view: View, bits: int, binding: int) -> tiling.Plan:
 def test_a_transpose_larger_than_a_window_is_read_once_as_runs():
     """Each 64 MiB band of a transposed 1 GiB f4 matrix reads the whole source
     range: its 4 KiB runs (1024 rows of a column) are read once instead."""
-    view = View((16384, 16384), (1, 16384))
+    view = Access((16384, 16384), (1, 16384))
     plan = plan_of(view, 32, 64 << 20)
     runs = [run for _, _, band in plan.bands() for upload in band for run in upload.runs]
     assert sum(n for _, _, n in runs) == 1 << 30
     assert {n for _, _, n in runs} == {4096}
     assert not tiling.in_order(plan)
-    assert tiling.in_order(plan_of(View.row_major((16384, 16384)), 32, 64 << 20))
+    assert tiling.in_order(plan_of(Access.row_major((16384, 16384)), 32, 64 << 20))
 
 
 class ForwardOnly:

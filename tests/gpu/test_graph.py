@@ -18,7 +18,7 @@ from conftest import cli, error_of, random_array
 from onnxop_cli.core import graph
 from onnxop_cli.errors import ExitCode, InputError, OpError, UsageError
 from onnxop_cli.core.tensor import Tensor
-from onnxop_cli.core.view import View
+from onnxop_cli.core.region import Access
 from onnxop_cli.ops.model import load_graph
 
 
@@ -140,9 +140,9 @@ def test_packed_types_and_strings_through_a_chain(backend, rng):
 
 
 def test_a_reshape_that_needs_a_copy_is_told_apart():
-    assert View((3, 2), (1, 3)).reshaped((6,)) is None
-    assert View((2, 3), (3, 1), 4).reshaped((3, 2)) == View((3, 2), (2, 1), 4)
-    assert View((2, 1, 3), (0, 7, 1)).reshaped((2, 3, 1)) == View((2, 3, 1), (0, 1, 1))
+    assert Access((3, 2), (1, 3)).reshaped((6,)) is None
+    assert Access((2, 3), (3, 1), 4).reshaped((3, 2)) == Access((3, 2), (2, 1), 4)
+    assert Access((2, 1, 3), (0, 7, 1)).reshaped((2, 3, 1)) == Access((2, 3, 1), (0, 1, 1))
 
 
 def test_reshape_matches_numpy_on_random_strided_views():
@@ -152,7 +152,7 @@ def test_reshape_matches_numpy_on_random_strided_views():
         base = np.arange(int(np.prod(shape := tuple(int(d) for d in rng.integers(1, 4, r))))).reshape(shape)
         a = base.transpose(rng.permutation(r))[..., ::-1]
         off = (a.__array_interface__["data"][0] - base.__array_interface__["data"][0]) // 8
-        v = View(a.shape, tuple(s // 8 for s in a.strides), off)
+        v = Access(a.shape, tuple(s // 8 for s in a.strides), off)
         target = tuple(int(d) for d in rng.permutation([a.size, 1]))
         got = v.reshaped(target)
         try:

@@ -24,7 +24,7 @@ import pytest
 from properties import Tally, pieces_kernels
 
 from onnxop_cli.core.sources import MemoryBytes
-from onnxop_cli.core.view import c_strides
+from onnxop_cli.core.region import c_strides, load
 from onnxop_cli.gpu import pieces, runs
 from onnxop_cli.ops.tensor_op import Piece
 
@@ -72,7 +72,7 @@ def _expected(src: np.ndarray, before: np.ndarray, p: Piece, bits: int, at: bool
     elif p.src is None:
         out[d] = _unpack(p.fill + bytes(1), bits, 1)[0]
     else:
-        out[d] = src[p.src_offset + sum(i * t for i, t in zip(idx, p.src_strides))]
+        out[d] = src[p.src.at.offset + sum(i * t for i, t in zip(idx, p.src.at.strides))]
     return out
 
 
@@ -85,7 +85,7 @@ def _runs(p: Piece, bits: int) -> bool:
     """Whether the structure makes ``p`` a run: its inner axis contiguous in the output (and source) and long."""
     inner = p.shape[-1] if p.shape else 0
     return (bool(p.shape) and p.dst_strides[-1] == 1 and inner * bits >= runs.MIN_ROW_BYTES * 8
-            and (p.src is None or p.src_strides[-1] == 1))
+            and (p.src is None or p.src.at.strides[-1] == 1))
 
 
 def structures(rng, bits: int):
@@ -104,7 +104,8 @@ def structures(rng, bits: int):
                 length, rows = length0 + extra, 3
                 for gap in (0, int(rng.integers(1, 6))):
                     parts.append((f"copy s{s0} d{d0} +{extra} gap{gap}",
-                                  Piece((rows, length), (length + gap, 1), at + d0, 0, (length + 2, 1), src_at + s0)))
+                                  Piece((rows, length), (length + gap, 1), at + d0,
+                                        load(0, (rows, length), (length + 2, 1), src_at + s0))))
                     at, src_at = up(at + d0 + rows * (length + gap) + 5), up(src_at + s0 + rows * (length + 2))
     yield "copy rows at every alignment", parts, at, 0, ("chosen",)
     at, fills = 0, []
@@ -115,7 +116,7 @@ def structures(rng, bits: int):
                 fills.append((f"fill d{d0} +{extra} gap{gap}",
                               Piece((rows, length), (length + gap, 1), at + d0, fill=_fill(rng, bits))))
                 at = up(at + d0 + rows * (length + gap) + 7)
-    yield "fill rows at every alignment", [("background", Piece((at,), (1,), 0, 0, (1,), 0))] + fills, at, 0x5A, \
+    yield "fill rows at every alignment", [("background", Piece((at,), (1,), 0, load(0, (at,), (1,))))] + fills, at, 0x5A, \
         ("chosen",)
     lengths = {}  # rows of every length modulo a vec4 and size class that a fill row's background had
     for d0 in range(0, per, max(1, per // 8)):
@@ -125,15 +126,15 @@ def structures(rng, bits: int):
                 lengths.setdefault((n % per, n > 64, n > 1000), n)
     at, parts = 0, []
     for n in lengths.values():
-        parts.append((f"row of {n}", Piece((n,), (1,), at, 0, (1,), at)))
+        parts.append((f"row of {n}", Piece((n,), (1,), at, load(0, (n,), (1,), at))))
         at = up(at + n)
     yield "rows of every length", parts, at, 0x5A, ("chosen",)
     if 4 <= bits <= 64:
         length, rows = length0 + 37, 120
         out = c_strides((rows, 2 * length + 3))
-        parts = [("left", Piece((rows, length), out, 0, 0, (length, 1))),
-                 ("right", Piece((rows, length), out, length + 3, 0, (length, 1))),
-                 ("short", Piece((rows, 3), out, length, 0, (length, 1)))]  # short: the general kernel
+        parts = [("left", Piece((rows, length), out, 0, load(0, (rows, length), (length, 1)))),
+                 ("right", Piece((rows, length), out, length + 3, load(0, (rows, length), (length, 1)))),
+                 ("short", Piece((rows, 3), out, length, load(0, (rows, 3), (length, 1))))]  # short: the general kernel
         yield "neighbours", parts, rows * out[0], 0xA5, ("two groups", "folded", "bands", "small bands")
     if bits in (8, 16, 32):
         length, rows = length0 + 3, 4
@@ -142,10 +143,10 @@ def structures(rng, bits: int):
                              ((length, 1), (2 * length, 2), 0), ((length, 1), (1, 0), 0),
                              ((length, 1), (length, -1), length - 1)):
             at = up(2 * rows * length) * len(parts)
-            parts.append((f"{dst} {src}", Piece((rows, length), dst, at, 0, src, at + s0)))
+            parts.append((f"{dst} {src}", Piece((rows, length), dst, at, load(0, (rows, length), src, at + s0))))
         yield "inner axes not runs", parts, up(2 * rows * length) * len(parts), 0, ("chosen",)
     if bits == 32:
-        yield "rank 0", [("rank 0", Piece((), (), 0, 0, ()))], 1, None, ("chosen",)
+        yield "rank 0", [("rank 0", Piece((), (), 0, load(0, (), ())))], 1, None, ("chosen",)
     names = list(VARIANTS)
     for k in range(4):  # random parts: a copy and a fill side by side, rows long or short
         rank = 1 + k % 4
@@ -153,7 +154,7 @@ def structures(rng, bits: int):
         shape = tuple(int(v) for v in rng.integers(1, 4, rank - 1)) + (inner,)
         gap, d0 = int(rng.integers(0, 4)), int(rng.integers(0, per))
         dst = c_strides(shape[:-1] + (2 * inner + gap,))
-        parts = [("copy", Piece(shape, dst, d0, 0, c_strides(shape), int(rng.integers(0, per)))),
+        parts = [("copy", Piece(shape, dst, d0, load(0, shape, c_strides(shape), int(rng.integers(0, per))))),
                  ("fill", Piece(shape, dst, d0 + inner + gap, fill=_fill(rng, bits)))]
         yield f"random rank{rank} {shape}", parts, d0 + int(np.prod(shape[:-1])) * dst[-2 if rank > 1 else -1] * 2 + 2 * inner + gap, \
             0x3C, ("chosen", names[1 + (k + bits) % (len(names) - 1)])
@@ -171,7 +172,7 @@ def test_pieces_match_numpy(gpu, rng, bits, kernels, monkeypatch):
     tally = Tally()
     for label, named, count, poison, variants in structures(rng, bits):
         parts = [p for _, p in named]
-        n_src = max([count] + [p.src_offset + sum((d - 1) * abs(s) for d, s in zip(p.shape, p.src_strides)) + 1
+        n_src = max([count] + [p.src.at.offset + sum((d - 1) * abs(s) for d, s in zip(p.shape, p.src.at.strides)) + 1
                                for p in parts if p.src is not None])
         units = max(1, bits // 8)
         src = rng.integers(0, 1 << min(bits, 8), (n_src + 16, units), dtype=np.uint8)

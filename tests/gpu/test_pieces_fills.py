@@ -268,10 +268,10 @@ def test_repeat_cut_across_bands(backend, rng, monkeypatch, taken):
 
 def test_repeat_of_a_view_with_an_offset(gpu, rng, taken):
     """gpu/repeats.py directly on a view starting inside its source (the API's inputs start at 0)."""
-    from onnxop_cli.core.view import View
+    from onnxop_cli.core.region import Access
 
     src = random_array(rng, (400,), np.float32)
-    view = View((3, 2, 70), (90, 0, 1), 7)  # rows 7.., 97.., 187.., each twice
+    view = Access((3, 2, 70), (90, 0, 1), 7)  # rows 7.., 97.., 187.., each twice
     got = bytearray()
     repeats.mover(gpu, MemoryBytes(src.view(np.uint8)), view, 32, 0)(got.extend)
     want = np.stack([np.stack([src[7 + 90 * i: 77 + 90 * i]] * 2) for i in range(3)])

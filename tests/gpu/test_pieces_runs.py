@@ -22,6 +22,7 @@ from properties import pieces_kernels
 from tensor_refs import reference, same
 
 from onnxop_cli import concat, pad, split
+from onnxop_cli.core.region import load
 from onnxop_cli.core.sources import MemoryBytes
 from onnxop_cli.gpu import pieces, runs
 from onnxop_cli.ops.tensor_op import Piece
@@ -56,7 +57,7 @@ def _run(gpu, raw: bytes, parts, count, bits, **kw) -> bytes:
 def test_rank_0_to_8(gpu, backend, rng, taken):
     """A rank-0 part and rows too short stay on the general kernel; ranks 1-8 run by runs."""
     x = random_array(rng, (1,), np.float32)
-    assert _run(gpu, x.tobytes(), [Piece((), (), 0, 0, ())], 1, 32) == x.tobytes()
+    assert _run(gpu, x.tobytes(), [Piece((), (), 0, load(0, (), ()))], 1, 32) == x.tobytes()
     assert taken["runs"] == 0 and taken["general"] == 1
     for rank in range(1, 9):
         shape = tuple(int(v) for v in rng.integers(1, 3, rank - 1)) + (19,)

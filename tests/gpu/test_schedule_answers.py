@@ -11,7 +11,7 @@ import pytest
 from conftest import random_array
 from onnxop_cli.core.sources import MemoryBytes
 from onnxop_cli.core.tensor import swap_unit
-from onnxop_cli.core.view import View
+from onnxop_cli.core.region import Access
 from onnxop_cli.errors import GpuError
 from onnxop_cli.gpu import choose, gather_through_kernel, gather_windows, nd_rows
 from onnxop_cli.gpu import indexed as ix
@@ -35,7 +35,7 @@ def test_every_transpose_answer_writes_the_same_bytes(gpu, rng, monkeypatch):
         a = random_array(rng, shape, dtype.newbyteorder("<")).astype(dtype)
         t = a.transpose(perm)
         want = np.ascontiguousarray(t).astype(dtype.newbyteorder("<")).tobytes()
-        view = View(t.shape, tuple(s // dtype.itemsize for s in t.strides))
+        view = Access(t.shape, tuple(s // dtype.itemsize for s in t.strides))
         for answer in choose.QUESTIONS["transpose"].candidates:
             forced(monkeypatch, "transpose", answer)
             out = bytearray()

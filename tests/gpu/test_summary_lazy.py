@@ -30,6 +30,7 @@ import pytest
 from conftest import random_array
 from onnxop_cli.core import apply as core
 from onnxop_cli.core import apply_tensors as fam
+from onnxop_cli.core.region import Access
 from onnxop_cli.core.shown import narrow, view_piece
 from onnxop_cli.core.summary import EDGE_ITEMS, summarised_tensor_op, summarised_result
 from onnxop_cli.core.tensor import Tensor
@@ -177,7 +178,7 @@ def test_only_the_shown_entries_are_made():
     piece laid out across the axes (a diagonal) is cut element by element."""
     from onnxop_cli.core.pieces import Piece
 
-    pieces = narrow([view_piece((100000, 2, 100000, 3), (0, 3, 0, 1), 0)], (200000, 300000), EDGE_ITEMS)
+    pieces = narrow([view_piece(Access((100000, 2, 100000, 3), (0, 3, 0, 1), 0))], (200000, 300000), EDGE_ITEMS)
     assert pieces is not None and sum(p.size for p in pieces) == 8 * 8
     diagonal = Piece((10**6,), (10**6 + 1,), 0, fill=b"\x01\0\0\0")
     pieces = narrow([diagonal], (10**6, 10**6), EDGE_ITEMS)

@@ -16,7 +16,7 @@ from conftest import random_array
 from onnxop_cli.core.shown_values import edge_view
 from onnxop_cli.core.summary import summarised_result
 from onnxop_cli.core.tensor import Tensor
-from onnxop_cli.core.view import View
+from onnxop_cli.core.region import Access
 from onnxop_cli.ops import make_node
 from onnxop_cli.render.values import EDGE_ITEMS, format_values
 
@@ -53,7 +53,7 @@ def test_the_summary_text_is_the_whole_results(gpu, backend, rng, case, dtype):
 
 
 def test_only_the_edges_are_gathered():
-    view, shape = edge_view(View((1048576, 1048576, 2, 3), (0, 0, 3, 1)), 3)
+    view, shape = edge_view(Access((1048576, 1048576, 2, 3), (0, 0, 3, 1)), 3)
     assert view.size == 8 * 8 * 2 * 3 and shape == (8, 8, 2, 3)
 
 

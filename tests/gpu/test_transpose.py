@@ -21,7 +21,7 @@ from properties import Tally
 
 from onnxop_cli.core.sources import FileBytes
 from onnxop_cli.core.tensor import MemoryBytes, swap_unit
-from onnxop_cli.gpu import View, choose, gather_through_kernel, shaders, tiled, tiling
+from onnxop_cli.gpu import Access, choose, gather_through_kernel, shaders, tiled, tiling
 from onnxop_cli.gpu import gather as g
 
 POISON = 0xA5
@@ -78,13 +78,13 @@ def little(v: np.ndarray) -> bytes:
     return np.ascontiguousarray(v).astype(v.dtype.newbyteorder("<")).tobytes()
 
 
-def view_of(base: np.ndarray, v: np.ndarray) -> View:
+def view_of(base: np.ndarray, v: np.ndarray) -> Access:
     size = base.dtype.itemsize
     offset = v.__array_interface__["data"][0] - base.__array_interface__["data"][0]
-    return View(v.shape, tuple(s // size for s in v.strides), offset // size)
+    return Access(v.shape, tuple(s // size for s in v.strides), offset // size)
 
 
-def gather(gpu, source, view: View, **kw) -> tuple[bytes, str, str]:
+def gather(gpu, source, view: Access, **kw) -> tuple[bytes, str, str]:
     """(bytes, the variant asked, every/some/none of the dispatches it took)."""
     asked = []
     real = g.variants
@@ -127,7 +127,7 @@ def structures(rng, dtype):
         yield f, f, (0, 1, 2), True, shape[0] % 4 == 0, True
 
 
-def meant(kernel: str, dtype, view: View, tiles: bool, blocks: bool) -> str:
+def meant(kernel: str, dtype, view: Access, tiles: bool, blocks: bool) -> str:
     item = np.dtype(dtype).itemsize
     if kernel == "generic" or item < 4:
         return "none"  # sub-word elements share output words: only gather.wgsl assembles them
@@ -148,7 +148,7 @@ def test_transposes_match_the_reference(gpu, rng, monkeypatch, dtype):
     for k, (a, cut, perm, tiles, blocks, fortran) in enumerate(structures(rng, dtype)):
         want = little(cut.transpose(perm))
         v = cut.transpose(perm)
-        source, view = (np.ascontiguousarray(v.T), View.fortran(v.shape)) if fortran else (a, view_of(a, v))
+        source, view = (np.ascontiguousarray(v.T), Access.fortran(v.shape)) if fortran else (a, view_of(a, v))
         for env, value in schedules(k, np.dtype(dtype).itemsize, a.ndim, dtype == "<f4"):
             kernel = choose.answer(gpu, "transpose") if env is None else value.split("=")[-1]
             with monkeypatch.context() as m:

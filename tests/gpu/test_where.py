@@ -25,7 +25,7 @@ from onnxop_cli import where
 from onnxop_cli.core import apply_tensors as plans
 from onnxop_cli.core.sources import MemoryBytes
 from onnxop_cli.core.tensor import Tensor, dtype_of_numpy
-from onnxop_cli.core.view import c_strides
+from onnxop_cli.core.region import c_strides, load
 from onnxop_cli.gpu import pieces
 from onnxop_cli.gpu import where as words
 from onnxop_cli.ops.base import Node
@@ -268,9 +268,9 @@ def test_where_plans_one_select_piece():
             for name, shape, dt in (("c", (3, 1, 5), bool), ("x", (4, 1), "f4"), ("y", (1, 4, 5), "f4"))]
     (out,) = Where_9.plan(Node("Where", 9, {}), args)
     (p,) = out.pieces
-    assert (p.src, p.mask, p.other) == (1, 0, 2)
-    assert p.shape == (3, 4, 5) and p.src_strides == (0, 1, 0) and p.other_strides == (0, 5, 1)
-    assert p.mask_strides == (5, 0, 1)
+    assert (p.src.input, p.mask.input, p.other.input) == (1, 0, 2)
+    assert p.shape == (3, 4, 5) and p.src.at.strides == (0, 1, 0) and p.other.at.strides == (0, 5, 1)
+    assert p.mask.at.strides == (5, 0, 1)
     c = np.array([[True, False, True, False]] * 3)
     x = np.array(["a", "bb", "", "ccc"], dtype=object)
     y = np.array([["x"], ["yy"], ["é"]], dtype=object)
@@ -314,8 +314,8 @@ def test_select_piece_kernel_every_width(gpu, rng, bits):
         xr, yr = (rng.integers(0, 256, (m, bits // 8), dtype=np.uint8) for m in (nx, ny))
         xb, yb = xr.tobytes(), yr.tobytes()
         want = np.where(c[..., None], xr.reshape(*xs, -1), yr.reshape(*ys, -1))
-    piece = Piece(shape, c_strides(shape), 0, 1, strides(xs), mask=0, mask_strides=strides(cs),
-                  other=2, other_strides=strides(ys))
+    piece = Piece(shape, c_strides(shape), 0, load(1, shape, strides(xs)), mask=load(0, shape, strides(cs)),
+                  other=load(2, shape, strides(ys)))
     for band in (None, 48):
         got = bytearray()
         sources = [pieces.Source(MemoryBytes(np.frombuffer(b, np.uint8)))

@@ -19,7 +19,7 @@ from onnxop_cli.cli.progress import CountingBytes
 from onnxop_cli.core.sources import FileBytes, read_runs
 from onnxop_cli.core.tensor import MemoryBytes
 from onnxop_cli.errors import InputError
-from onnxop_cli.gpu import View, choose, tiled, tiling
+from onnxop_cli.gpu import Access, choose, tiled, tiling
 from onnxop_cli.gpu import gather as g
 from onnxop_cli.gpu.buffers import grid
 from onnxop_cli.gpu.tiling import Dispatch, Plan
@@ -31,7 +31,7 @@ HEADER = 128  # bytes before the data in the file sources, as a .npy header
 
 
 def _dispatch(shape, strides, keep=False):
-    v = View(shape, strides)
+    v = Access(shape, strides)
     box = next(tiling.boxes(v, 0, v.size))
     return Dispatch(box, v.strides[box.axis :], 0, keep)
 
@@ -84,7 +84,7 @@ def test_the_choice_by_answer_and_override(monkeypatch):
     class FakeGpu:
         schedules_used: ClassVar[dict] = {}
 
-    plan = Plan(View((4, 4), (1, 4)), 32, 16, 16, 4, 16, 64)
+    plan = Plan(Access((4, 4), (1, 4)), 32, 16, 16, 4, 16, 64)
     monkeypatch.delenv(g.ENV_GATHER, raising=False)
     for answer, taken in [("blocked", ["blocked"]), ("tiled", ["tiled"]), ("generic", [])]:
         monkeypatch.setenv(choose.ENV_SCHEDULE, f"transpose={answer}")
@@ -93,10 +93,10 @@ def test_the_choice_by_answer_and_override(monkeypatch):
     assert g.variants(plan, FakeGpu) == []
     monkeypatch.setenv(g.ENV_GATHER, "tiled")
     assert [n for n, _ in g.variants(plan, FakeGpu)] == ["tiled"]
-    assert g.variants(Plan(View((4, 4), (1, 4)), 8, 16, 16, 4, 16, 16), FakeGpu) == []
+    assert g.variants(Plan(Access((4, 4), (1, 4)), 8, 16, 16, 4, 16, 16), FakeGpu) == []
     monkeypatch.delenv(g.ENV_GATHER)
     monkeypatch.delenv(choose.ENV_SCHEDULE)
-    assert g.variants(Plan(View((4, 4), (8, 1)), 32, 16, 16, 4, 16, 64), FakeGpu) == []
+    assert g.variants(Plan(Access((4, 4), (8, 1)), 32, 16, 16, 4, 16, 64), FakeGpu) == []
 
 
 @pytest.mark.parametrize(
@@ -112,7 +112,7 @@ def test_the_choice_by_answer_and_override(monkeypatch):
     ],
 )
 def test_which_dispatches_are_blocked(shape, strides, bits, swap, base, taken):
-    v = View(shape, strides)
+    v = Access(shape, strides)
     box = next(tiling.boxes(v, 0, v.size))
     d = Dispatch(box, v.strides[box.axis :], base, False)
     assert (tiled.blocked_plan(d, shape, bits, swap) is not None) is taken
@@ -223,7 +223,7 @@ def _old_runs(plan: Plan, box, upload) -> list[tuple[int, int, int]]:
 @pytest.mark.parametrize("bits", [8, 32, 64])
 def test_packed_runs_are_the_element_by_element_ones(shape, perm, bits):
     strides = np.cumprod((1,) + tuple(reversed(shape[1:])))[::-1]
-    view = View(tuple(shape[p] for p in perm), tuple(int(strides[p]) for p in perm), 0)
+    view = Access(tuple(shape[p] for p in perm), tuple(int(strides[p]) for p in perm), 0)
     nbytes = int(np.prod(shape)) * bits // 8
     plan, _, _ = g.make_plan(_NoGpu(), nbytes, view, bits, 0, binding_bytes=4096)
     seen = 0

@@ -25,7 +25,9 @@ from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
 from ..errors import InputError, OnnxopError, OpError
 from ..ops.tensor_op import Arg, OutputPlan, Piece
+from .graph_values import element_index
 from .pieces import two_pass
+from .region import Access
 from .sources import MemoryBytes
 from .tensor import Tensor, check_shape
 
@@ -265,23 +267,23 @@ def _host(p: OutputPlan, tensors: Sequence[Optional[Tensor]]):
         return np.asarray(t.strings, dtype=object).reshape(p.shape)  # type: ignore[union-attr]
     if p.view is not None:
         flat = _flat_strings(tensors[0])
-        return flat[_index(p.view.shape, p.view.strides, p.view.offset).reshape(-1)].reshape(p.shape)
+        return flat[_index(p.view).reshape(-1)].reshape(p.shape)
     for piece in (q for whole in p.pieces or [] for q in two_pass(whole)):
         if piece.size == 0:
             continue
-        dst = _index(piece.shape, piece.dst_strides, piece.dst_offset)
+        dst = _index(piece.dst)
         take = np.ones(piece.shape, dtype=bool)
         if piece.mask is not None:
-            m = tensors[piece.mask]
+            m = tensors[piece.mask.input]
             flat = m.to_numpy().reshape(-1) if m.order == "C" else m.to_numpy().reshape(-1, order="F")  # type: ignore[union-attr]
-            take = flat[_index(piece.shape, piece.mask_strides, piece.mask_offset)].astype(bool)
+            take = flat[_index(piece.mask.at)].astype(bool)
         elif piece.tri is not None:
             k, r, c, upper = piece.tri
             rows = _axis_index(piece.shape, r)
             cols = _axis_index(piece.shape, c)
             take = (cols - rows >= k) if upper else (cols - rows <= k)
         if piece.src is not None:
-            values = _flat_strings(tensors[piece.src])[_index(piece.shape, piece.src_strides, piece.src_offset)]
+            values = _flat_strings(tensors[piece.src.input])[_index(piece.src.at)]
         else:
             values = np.full(piece.shape, _fill_string(piece.fill), dtype=object)
         fill = np.full(piece.shape, _fill_string(piece.fill), dtype=object)
@@ -303,13 +305,9 @@ def _fill_string(fill: object) -> object:
     return fill if isinstance(fill, (bytes, str)) and not isinstance(fill, bytes) else (fill if fill else b"")
 
 
-def _index(shape, strides, offset):
-    import numpy as np
-
-    index = np.full(shape, offset, dtype=np.int64)
-    for k, (d, s) in enumerate(zip(shape, strides)):
-        index += (np.arange(d, dtype=np.int64) * s).reshape((d,) + (1,) * (len(shape) - k - 1))
-    return index
+def _index(at: Access):
+    """The element each position of ``at`` reads, in ``at``'s shape."""
+    return element_index(at).reshape(at.shape)
 
 
 def _axis_index(shape, axis: int):

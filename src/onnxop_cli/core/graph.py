@@ -2,7 +2,7 @@
 index maps and run on one device.
 
     model --load_graph--> Graph (operators, opset, attributes, names, order: all checked)
-          --plan--> every value a View of a *base*; every node planned, tensor-op nodes run (graph_steps.py)
+          --plan--> every value an Access of a *base*; every node planned, tensor-op nodes run (graph_steps.py)
           --run---> a gather per base that must exist; outputs streamed to sinks
 
 A view operator moves elements without changing them, so its value is a
@@ -10,7 +10,7 @@ strided view of a base: a graph input, an initializer, a ``Constant``, or a
 *step* -- a buffer on the device that a gather fills when a view cannot be
 composed further (a transposed pair of axes that a Reshape merges), or that
 a tensor-op node's kernel (Concat, Gather, Split, ...) fills. A chain of view
-operators composes into one View: one gather, streamed like a single
+operators composes into one Access: one gather, streamed like a single
 operator, with no intermediate at all. Steps stay on the device: the next
 kernel reads them with a buffer-to-buffer copy, and each is released after
 its last reader. Constant inputs (Reshape's shape, Slice's starts) are host
@@ -34,7 +34,7 @@ from .graph_fill import Fill, _whole  # how each output is streamed or summarise
 from .graph_steps import LAZY_BYTES
 from . import value_bytes
 from .graph_values import Step, Value, element_index, host_array, of_tensor
-from .view import View
+from .region import Access
 
 if TYPE_CHECKING:
     import numpy as np
@@ -211,7 +211,7 @@ def _host_strings(v: Value) -> Value:
     from .tensor import Tensor
 
     t = Tensor(v.name, v.shape, v.dtype, strings=host_array(v), text_dtype=v.text_dtype)
-    return Value(v.name, v.shape, v.dtype, t, View.row_major(v.shape), 0, v.text_dtype)
+    return Value(v.name, v.shape, v.dtype, t, Access.row_major(v.shape), 0, v.text_dtype)
 
 
 def run_to_memory(p: Plan, *, backend: str | None = None, spill: bool = False) -> tuple[list[Tensor], Traffic]:

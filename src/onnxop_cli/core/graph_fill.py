@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .graph_values import Step, Value, buffer_of
-from .view import View
+from .region import Access
 
 if TYPE_CHECKING:
     import numpy as np
@@ -67,7 +67,7 @@ class Fill:
             return lambda sink: self._gather(source, src.view.simplified(), src.swap, sink)
         return None
 
-    def _gather(self, source, view: View, swap: int, sink) -> None:
+    def _gather(self, source, view: Access, swap: int, sink) -> None:
         from ..gpu import resident
 
         resident.gather(self.gpu, source, view, self.v.dtype.bits, swap=swap, sink=sink, traffic=self.traffic)
@@ -104,7 +104,7 @@ class Fill:
         base = v.base
         if base.lazy is not None and _whole(v, base):
             return base.lazy.shown(edge)
-        pieces = narrow([view_piece(v.view.shape, v.view.strides, v.view.offset)], v.shape, edge)
+        pieces = narrow([view_piece(v.view)], v.shape, edge)
         if pieces is None:
             return None
         data = ValueBytes(whole_value(base), lambda: self.gpu, self.traffic)

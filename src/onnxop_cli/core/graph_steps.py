@@ -204,19 +204,17 @@ def ensure(step: Step, rt: Runtime) -> None:
 def _as_view(name: str, p, bases: dict[int, Value]) -> Value | None:
     """Output ``p`` as a view of an input's base, when it is one strided copy
     of an input read as it lies; else None (a kernel makes it)."""
-    from .view import View
-
     if p.pieces is None or len(p.pieces) != 1 or p.dtype.is_string or p.size == 0:
         return None
     pc = p.pieces[0]
-    if pc.src not in bases or pc.mask is not None or pc.tri is not None or pc.size != p.size:
+    if pc.src is None or pc.src.input not in bases or pc.mask is not None or pc.tri is not None or pc.size != p.size:
         return None
-    if not View(tuple(pc.shape), tuple(pc.dst_strides), pc.dst_offset).is_identity() and p.size > 1:
+    if not pc.dst.is_identity() and p.size > 1:
         return None
-    v = bases[pc.src]
+    v = bases[pc.src.input]
     if v.dtype != p.dtype:
         return None
-    return _region(name, tuple(p.shape), View(tuple(pc.shape), tuple(pc.src_strides), pc.src_offset), v)
+    return _region(name, tuple(p.shape), pc.src.at, v)
 
 
 def _view_node(gn: GraphNode, graph: Graph, values: dict[str, Value], steps: list[Step]) -> Node:
@@ -226,7 +224,7 @@ def _view_node(gn: GraphNode, graph: Graph, values: dict[str, Value], steps: lis
     from ..ops.model import build_node
     from ..ops.plan import Arg
     from .graph_values import Step, Value, host_tensor
-    from .view import View
+    from .region import Access
 
     data, out = values[gn.proto.input[0]], gn.proto.output[0]
     node = build_node(gn.proto, graph.opset, lambda n: host_tensor(values[n]), gn.label)
@@ -238,7 +236,7 @@ def _view_node(gn: GraphNode, graph: Graph, values: dict[str, Value], steps: lis
     if values[out] is None:  # no strides can say it: the node's result is made on the device
         step = Step(Value(out, tuple(p.view.shape), p.dtype, data.base, p.view, data.swap, data.text_dtype), gn.label)
         steps.append(step)
-        values[out] = Value(out, p.shape, p.dtype, step, View.row_major(p.shape), 0, data.text_dtype)
+        values[out] = Value(out, p.shape, p.dtype, step, Access.row_major(p.shape), 0, data.text_dtype)
     return node
 
 
@@ -259,7 +257,7 @@ def _output(gn: GraphNode, name: str, p, tensors, rt: Runtime, steps: list[Step]
     from .graph_values import Step, Value, of_tensor
     from .sources import MemoryBytes
     from .tensor import Tensor
-    from .view import View
+    from .region import Access
 
     if p.dtype.is_string:
         t = Tensor(name, p.shape, p.dtype, strings=np.asarray(_host(p, tensors), dtype=object))
@@ -282,7 +280,7 @@ def _output(gn: GraphNode, name: str, p, tensors, rt: Runtime, steps: list[Step]
                 p.precheck(gpu, [None if t is None else _source(t) for t in tensors])
     else:
         lazy.make(step)
-    return Value(name, tuple(p.shape), p.dtype, step, View.row_major(tuple(p.shape)))
+    return Value(name, tuple(p.shape), p.dtype, step, Access.row_major(tuple(p.shape)))
 
 
 def _read(p, tensors) -> set[int]:
@@ -291,7 +289,7 @@ def _read(p, tensors) -> set[int]:
         return {k for k, t in enumerate(tensors) if t is not None}
     if p.copy is not None:
         return {p.copy}
-    return {k for pc in p.pieces or [] for k in (pc.src, pc.mask) if k is not None}
+    return {x.input for pc in p.pieces or [] for x in (pc.src, pc.mask) if x is not None}
 
 
 LAZY_BYTES = 64 << 20  # a tensor-op output this large whose inputs are host tensors is made only when read

@@ -1,5 +1,5 @@
 """The values of a planned graph (core/graph.py, core/graph_steps.py): each a
-strided View of a *base* -- a host tensor (graph input, initializer,
+strided Access of a *base* -- a host tensor (graph input, initializer,
 ``Constant``) or a ``Step``, a buffer on the device -- and how a value is
 read on the host when a later node needs it (a shape, a slice's starts).
 """
@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import OnnxopError
-from .view import View, c_strides, f_strides
+from .region import Access, c_strides, f_strides
 
 if TYPE_CHECKING:
     import numpy as np
@@ -52,14 +52,14 @@ class Value:
     shape: tuple[int, ...]
     dtype: DType
     base: Any  # Tensor (host: input, initializer, Constant) or Step (device)
-    view: View  # over the base's elements; its shape is ``shape``
+    view: Access  # over the base's elements; its shape is ``shape``
     swap: int = 0  # byte-swap unit of a big-endian host base
     text_dtype: str = ""
 
 
 def of_tensor(name: str, t: Tensor) -> Value:
     strides = f_strides(t.shape) if t.order == "F" else c_strides(t.shape)
-    return Value(name, tuple(t.shape), t.dtype, t, View(tuple(t.shape), strides), t.byteswap, t.text_dtype)
+    return Value(name, tuple(t.shape), t.dtype, t, Access(tuple(t.shape), strides), t.byteswap, t.text_dtype)
 
 
 def unmade_chain(step: Step) -> list[Step]:
@@ -109,7 +109,7 @@ def host_tensor(v: Value) -> Tensor:
     return Tensor.from_numpy(host_array(v), v.name, dtype=v.dtype)
 
 
-def element_index(view: View):
+def element_index(view: Access):
     import numpy as np
 
     index = np.full(view.shape, view.offset, dtype=np.int64)

@@ -1,48 +1,64 @@
-"""A piece: a box of an output copied from a strided view of one input, or
-filled with a value -- the unit operators of several inputs tile their
-outputs with (ops/tensor_op.py) and shaders/pieces.wgsl writes (gpu/pieces.py),
-and the cutting of pieces to bands and windows (``cut``, ``fit``, pure index
-arithmetic). Pure data, next to View: nothing here touches bytes or the GPU."""
+"""A piece: a region of an output (core/region.py) -- a box of it copied
+through a Load of one input, or filled with a value, either under a mask or a
+triangle -- the unit operators of several inputs tile their outputs with
+(ops/tensor_op.py) and shaders/pieces.wgsl writes (gpu/pieces.py), and the
+cutting of pieces to bands and windows (``cut``, ``fit``, pure index
+arithmetic over the box and its accesses). Pure data: nothing here touches
+bytes or the GPU."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Iterator, Optional, Sequence
+from typing import Callable, Iterator, Optional
+
+from .region import Access, Load
 
 
 @dataclass(frozen=True)
 class Piece:
-    """A box of ``shape`` in the output: element i goes to output element
-    ``dst_offset + i . dst_strides`` and comes from element
-    ``src_offset + i . src_strides`` of input ``src`` (None: ``fill``, the
-    element's little-endian bytes). ``mask`` (an input index, a bool tensor)
-    with its strides and offset, or ``tri`` (k, row axis, col axis, upper),
-    choose per element; where they say no, the element gets ``fill`` when
-    ``otherwise_fill`` and keeps what an earlier piece wrote when not -- or,
-    a *select* piece (``other`` an input index, with a mask), is read from
-    element ``other_offset + i . other_strides`` of input ``other``: Where's
-    one pass, each output element written once."""
+    """A region of an output: a box of ``shape`` in the output, element i
+    written to output element ``dst_offset + i . dst_strides``, and the value
+    of its elements: ``src`` (a Load: an input read through an access over
+    the box's shape) or, where None, ``fill`` (the element's little-endian
+    bytes). ``mask`` (a Load of a bool input) or ``tri`` (k, row axis, col
+    axis, upper) choose per element; where they say no, the element gets
+    ``fill`` when ``otherwise_fill`` and keeps what an earlier piece wrote
+    when not -- or, a *select* piece (``other`` a Load too, with a mask), is
+    read through ``other``: Where's one pass, each output element written
+    once."""
 
     shape: tuple[int, ...]
     dst_strides: tuple[int, ...]
     dst_offset: int = 0
-    src: Optional[int] = None
-    src_strides: tuple[int, ...] = ()
-    src_offset: int = 0
+    src: Optional[Load] = None
     fill: bytes = b""
-    mask: Optional[int] = None
-    mask_strides: tuple[int, ...] = ()
-    mask_offset: int = 0
+    mask: Optional[Load] = None
     tri: Optional[tuple[int, int, int, bool]] = None
     otherwise_fill: bool = False
-    other: Optional[int] = None
-    other_strides: tuple[int, ...] = ()
-    other_offset: int = 0
+    other: Optional[Load] = None
 
     @property
     def size(self) -> int:
         return math.prod(self.shape)
+
+    @property
+    def dst(self) -> Access:
+        """Where the box lies in the output: its own access into it."""
+        return Access(self.shape, self.dst_strides, self.dst_offset)
+
+    @property
+    def loads(self) -> tuple[Load, ...]:
+        """What the piece reads: its source, mask and other side, those it has."""
+        return tuple(x for x in (self.src, self.mask, self.other) if x is not None)
+
+    def with_loads(self, f: Callable[[Load], Load], **changes) -> Piece:
+        """The piece with ``f`` applied to each of its loads (and ``changes``)."""
+        return replace(self, src=_map(f, self.src), mask=_map(f, self.mask), other=_map(f, self.other), **changes)
+
+
+def _map(f: Callable[[Load], Load], x: Optional[Load]) -> Optional[Load]:
+    return None if x is None else f(x)
 
 
 def forwards(p: Piece) -> Optional[Piece]:
@@ -51,8 +67,7 @@ def forwards(p: Piece) -> Optional[Piece]:
     whose runs repeat right to left); the same elements to the same places,
     so a piece's place in the plan (what it overwrites) is kept. None if
     such an axis is a triangle's row or column."""
-    dst, src, msk, oth = list(p.dst_strides), list(p.src_strides), list(p.mask_strides), list(p.other_strides)
-    d_off, s_off, m_off, o_off = p.dst_offset, p.src_offset, p.mask_offset, p.other_offset
+    dst, d_off, q = list(p.dst_strides), p.dst_offset, p
     for a, (d, ds) in enumerate(zip(p.shape, p.dst_strides)):
         if ds >= 0 or d <= 1:
             continue
@@ -60,17 +75,8 @@ def forwards(p: Piece) -> Optional[Piece]:
             return None
         d_off += (d - 1) * ds
         dst[a] = -ds
-        if src:
-            s_off += (d - 1) * src[a]
-            src[a] = -src[a]
-        if msk:
-            m_off += (d - 1) * msk[a]
-            msk[a] = -msk[a]
-        if oth:  # a select piece's second source walks with the first
-            o_off += (d - 1) * oth[a]
-            oth[a] = -oth[a]
-    return replace(p, dst_strides=tuple(dst), dst_offset=d_off, src_strides=tuple(src), src_offset=s_off,
-                   mask_strides=tuple(msk), mask_offset=m_off, other_strides=tuple(oth), other_offset=o_off)
+        q = q.with_loads(lambda x: x.flipped(a))  # every load walks with the destination
+    return replace(q, dst_strides=tuple(dst), dst_offset=d_off)
 
 
 def two_pass(p: Piece) -> list[Piece]:
@@ -81,21 +87,12 @@ def two_pass(p: Piece) -> list[Piece]:
     if p.other is None:
         return [p]
     return [
-        replace(p, src=p.other, src_strides=p.other_strides, src_offset=p.other_offset, mask=None,
-                mask_strides=(), mask_offset=0, other=None, other_strides=(), other_offset=0, otherwise_fill=False),
-        replace(p, other=None, other_strides=(), other_offset=0, otherwise_fill=False),
+        replace(p, src=p.other, mask=None, other=None, otherwise_fill=False),
+        replace(p, other=None, otherwise_fill=False),
     ]
 
 
 # ------------------------------------------------------------ cutting
-
-def span(shape: Sequence[int], strides: Sequence[int], offset: int) -> tuple[int, int]:
-    lo = hi = offset
-    for d, s in zip(shape, strides):
-        lo += min(0, (d - 1) * s)
-        hi += max(0, (d - 1) * s)
-    return lo, hi
-
 
 def _sub(p: Piece, start: int, stop: int) -> Piece:
     """``p`` restricted to [start, stop) along its first axis."""
@@ -103,14 +100,8 @@ def _sub(p: Piece, start: int, stop: int) -> Piece:
     if tri is not None:  # k counts from the piece's origin: fold the new origin in
         k, r, c, upper = tri
         tri = (k + (start if r == 0 else 0) - (start if c == 0 else 0), r, c, upper)
-    return replace(
-        p, shape=(stop - start,) + p.shape[1:],
-        dst_offset=p.dst_offset + start * p.dst_strides[0],
-        src_offset=p.src_offset + (start * p.src_strides[0] if p.src is not None else 0),
-        mask_offset=p.mask_offset + (start * p.mask_strides[0] if p.mask is not None else 0),
-        other_offset=p.other_offset + (start * p.other_strides[0] if p.other is not None else 0),
-        tri=tri,
-    )
+    return p.with_loads(lambda x: x.window(start, stop), shape=(stop - start,) + p.shape[1:],
+                        dst_offset=p.dst_offset + start * p.dst_strides[0], tri=tri)
 
 
 def _drop_first(p: Piece) -> Piece:
@@ -120,13 +111,7 @@ def _drop_first(p: Piece) -> Piece:
     if tri is not None:
         k, r, c, upper = tri
         tri = (k, -1 if r <= 0 else r - 1, -1 if c <= 0 else c - 1, upper)
-    return replace(
-        p, shape=p.shape[1:], dst_strides=p.dst_strides[1:],
-        src_strides=p.src_strides[1:] if p.src is not None else (),
-        mask_strides=p.mask_strides[1:] if p.mask is not None else (),
-        other_strides=p.other_strides[1:] if p.other is not None else (),
-        tri=tri,
-    )
+    return p.with_loads(Load.dropped, shape=p.shape[1:], dst_strides=p.dst_strides[1:], tri=tri)
 
 
 def cut(p: Piece, start: int, stop: int) -> Iterator[Piece]:
@@ -139,7 +124,7 @@ def cut(p: Piece, start: int, stop: int) -> Iterator[Piece]:
     (outputs past one band, 64 MiB) failed here with an internal error."""
     if p.size == 0:
         return
-    lo, hi = span(p.shape, p.dst_strides, p.dst_offset)
+    lo, hi = p.dst.span()
     if hi < start or lo >= stop:
         return
     if lo >= start and hi < stop:
@@ -152,7 +137,7 @@ def cut(p: Piece, start: int, stop: int) -> Iterator[Piece]:
             return
     d0, s0 = p.shape[0], p.dst_strides[0]
     assert d0 == 1 or s0 > 0, "a piece's first axis walks the output forwards"
-    rlo, rhi = span(p.shape[1:], p.dst_strides[1:], p.dst_offset)
+    rlo, rhi = p.dst.dropped().span()
     i = 0
     while i < d0:
         row_lo, row_hi = rlo + i * s0, rhi + i * s0
@@ -174,20 +159,7 @@ def cut(p: Piece, start: int, stop: int) -> Iterator[Piece]:
 def fit(p: Piece, window: int) -> Iterator[Piece]:
     """``p`` cut along its first axis until the source and mask ranges it
     reads each fit ``window`` elements."""
-    def reach(q: Piece) -> int:
-        n = 0
-        if q.src is not None:
-            lo, hi = span(q.shape, q.src_strides, q.src_offset)
-            n = max(n, hi - lo + 1)
-        if q.mask is not None:
-            lo, hi = span(q.shape, q.mask_strides, q.mask_offset)
-            n = max(n, hi - lo + 1)
-        if q.other is not None:
-            lo, hi = span(q.shape, q.other_strides, q.other_offset)
-            n = max(n, hi - lo + 1)
-        return n
-
-    if reach(p) <= window or not p.shape:
+    if max((x.at.reach() for x in p.loads), default=0) <= window or not p.shape:
         yield p
         return
     if p.shape[0] == 1:
@@ -200,22 +172,13 @@ def fit(p: Piece, window: int) -> Iterator[Piece]:
 
 def extent(p: Piece, bits: int) -> int:
     """Bytes of the source (or mask) range a piece reads."""
-    n = 0
-    if p.size and p.src is not None:
-        lo, hi = span(p.shape, p.src_strides, p.src_offset)
-        n = (hi - lo + 1) * bits // 8 + 1
-    if p.size and p.mask is not None:
-        lo, hi = span(p.shape, p.mask_strides, p.mask_offset)
-        n = max(n, hi - lo + 1)
-    if p.size and p.other is not None:
-        lo, hi = span(p.shape, p.other_strides, p.other_offset)
-        n = max(n, (hi - lo + 1) * bits // 8 + 1)
-    return n
+    if not p.size:
+        return 0
+    data = [x.at.reach() * bits // 8 + 1 for x in (p.src, p.other) if x is not None]
+    return max(data + ([p.mask.at.reach()] if p.mask is not None else []), default=0)
 
 
 def ranges(p: Piece) -> tuple[int, int, int, int, int, int]:
     """The source, mask and other element ranges (lo, hi each) a piece reads."""
-    s = span(p.shape, p.src_strides, p.src_offset) if p.src is not None else (0, 0)
-    m = span(p.shape, p.mask_strides, p.mask_offset) if p.mask is not None else (0, 0)
-    o = span(p.shape, p.other_strides, p.other_offset) if p.other is not None else (0, 0)
+    s, m, o = ((0, 0) if x is None else x.at.span() for x in (p.src, p.mask, p.other))
     return (*s, *m, *o)

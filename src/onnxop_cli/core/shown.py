@@ -24,7 +24,7 @@ import math
 from typing import Optional, Sequence
 
 from .pieces import Piece, forwards, two_pass
-from .view import c_strides
+from .region import Access, Load, c_strides, load
 
 MAX_PIECES = 1 << 16  # narrowed pieces past this: not worth it (the caller makes the result)
 
@@ -41,10 +41,11 @@ def narrowed_shape(shape: Sequence[int], edge: int) -> tuple[int, ...]:
     return tuple(len(shown_positions(n, edge)) for n in shape)
 
 
-def view_piece(shape: Sequence[int], strides: Sequence[int], offset: int) -> Piece:
-    """A view operator's whole output as one piece: its index map read in
-    row-major order (the output is the view's elements so ordered)."""
-    return Piece(tuple(shape), c_strides(tuple(shape)), 0, 0, tuple(strides), offset)
+def view_piece(view: Access, input: int = 0) -> Piece:
+    """A view operator's whole output as one piece: its access of input
+    ``input`` read in row-major order (the output is its elements so ordered)."""
+    shape = tuple(view.shape)
+    return Piece(shape, c_strides(shape), 0, load(input, shape, view.strides, view.offset))
 
 
 def narrow(pieces: Sequence[Piece], shape: Sequence[int], edge: int) -> Optional[list[Piece]]:
@@ -108,8 +109,8 @@ def _narrow_one(p: Piece, shape, shown, where, nstrides) -> Optional[list[Piece]
     moving = [a for a, d in enumerate(p.shape) if d > 1 and any(steps[a])]
     if any(sum(1 for x in steps[a] if x) > 1 for a in moving):
         return _diagonal(p, shape, shown, where, nstrides, start, steps, moving)
-    src = p.src_strides or (0,) * len(p.shape)
-    msk = p.mask_strides or (0,) * len(p.shape)
+    src = p.src.at.strides if p.src is not None else (0,) * len(p.shape)
+    msk = p.mask.at.strides if p.mask is not None else (0,) * len(p.shape)
     tri_axes = (p.tri[1], p.tri[2]) if p.tri is not None else ()
     per_axis = []
     for k in range(r):
@@ -164,10 +165,8 @@ def _narrow_one(p: Piece, shape, shown, where, nstrides) -> Optional[list[Piece]
             tri = (kt + origin[0] - origin[1], new_axes[0], new_axes[1], upper)
         pieces.append(Piece(
             dims, nstrides, sum(run[0] * c for run, c in zip(combo, nstrides)),
-            p.src, tuple(run[3] for run in combo) if p.src is not None else (),
-            p.src_offset + sum(run[2] for run in combo), p.fill,
-            p.mask, tuple(run[5] for run in combo) if p.mask is not None else (),
-            p.mask_offset + sum(run[4] for run in combo), tri, p.otherwise_fill,
+            _moved(p.src, dims, tuple(run[3] for run in combo), sum(run[2] for run in combo)), p.fill,
+            _moved(p.mask, dims, tuple(run[5] for run in combo), sum(run[4] for run in combo)), tri, p.otherwise_fill,
         ))
     return pieces
 
@@ -201,8 +200,8 @@ def _diagonal(p: Piece, shape, shown, where, nstrides, start, steps, moving) -> 
     a = moving[0]
     step = steps[a]
     k0 = next(k for k, s in enumerate(step) if s)
-    src = p.src_strides[a] if p.src_strides else 0
-    msk = p.mask_strides[a] if p.mask_strides else 0
+    src = p.src.at.strides[a] if p.src is not None else 0
+    msk = p.mask.at.strides[a] if p.mask is not None else 0
     pieces = []
     for q in shown[k0]:
         i, bad = divmod(q - start[k0], step[k0])
@@ -211,6 +210,11 @@ def _diagonal(p: Piece, shape, shown, where, nstrides, start, steps, moving) -> 
         at = [where[k].get(start[k] + i * step[k]) for k in range(len(shape))]
         if any(j is None for j in at):
             continue
-        pieces.append(Piece((), (), sum(j * c for j, c in zip(at, nstrides)), p.src, (), p.src_offset + i * src, p.fill,
-                            p.mask, (), p.mask_offset + i * msk, None, p.otherwise_fill))
+        pieces.append(Piece((), (), sum(j * c for j, c in zip(at, nstrides)), _moved(p.src, (), (), i * src), p.fill,
+                            _moved(p.mask, (), (), i * msk), None, p.otherwise_fill))
     return pieces
+
+
+def _moved(x: Optional[Load], shape: tuple[int, ...], strides: tuple[int, ...], by: int) -> Optional[Load]:
+    """Load ``x`` over a narrowed box: ``shape`` and ``strides``, its offset moved ``by`` elements."""
+    return None if x is None else load(x.input, shape, strides, x.at.offset + by)

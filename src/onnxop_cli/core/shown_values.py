@@ -26,21 +26,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
-from .shown import narrow, narrowed_shape, shown_positions
+from .region import Access
+from .shown import narrow, narrowed_shape, shown_positions, view_piece
 
 if TYPE_CHECKING:
     import numpy as np
 
     from ..ops.tensor_op import OutputPlan
     from .tensor import DType, Tensor
-    from .view import View
 
 
-def edge_view(view: View, edge: int) -> tuple[View, tuple[int, ...]]:
+def edge_view(view: Access, edge: int) -> tuple[Access, tuple[int, ...]]:
     """The narrowed view and the shape its elements take (each long axis
     2 * (edge + 1) long)."""
-    from .view import View
-
     shape: list[int] = []
     strides: list[int] = []
     merged: list[int] = []
@@ -53,7 +51,7 @@ def edge_view(view: View, edge: int) -> tuple[View, tuple[int, ...]]:
             shape.append(d)
             strides.append(s)
             merged.append(d)
-    return View(tuple(shape), tuple(strides), view.offset), tuple(merged)
+    return Access(tuple(shape), tuple(strides), view.offset), tuple(merged)
 
 
 def pieces_shown(pieces, shape: tuple[int, ...], dtype, tensors, *, edge: int, backend: str | None = None,
@@ -142,7 +140,7 @@ class Picker:
         return packed
 
 
-def stream_shown(stream: Callable[[Callable], object], view: View, dtype: DType, name: str, edge: int) -> np.ndarray:
+def stream_shown(stream: Callable[[Callable], object], view: Access, dtype: DType, name: str, edge: int) -> np.ndarray:
     """The summary's elements of ``view`` (the output's index map over the
     row-major elements that ``stream(sink)`` writes), as an array of the
     narrowed shape: the stream is read through once, only they are kept."""
@@ -171,9 +169,6 @@ def plan_shown(gpu, p: OutputPlan, tensors: Sequence[Optional[Tensor]], *, edge:
     summary is the whole output's."""
     import numpy as np
 
-    from ..ops import c_strides
-    from ..ops.tensor_op import Piece
-
     nshape = narrowed_shape(p.shape, edge)
     if p.values is not None or p.dtype.is_string and p.pieces is None and p.copy is None:
         from .apply_tensors import _host
@@ -182,7 +177,7 @@ def plan_shown(gpu, p: OutputPlan, tensors: Sequence[Optional[Tensor]], *, edge:
         return whole.reshape(p.shape)[np.ix_(*[shown_positions(n, edge) for n in p.shape])]
     pieces = p.pieces
     if pieces is None and p.copy is not None:
-        pieces = [Piece(p.shape, c_strides(p.shape), 0, p.copy, c_strides(p.shape), 0)]
+        pieces = [view_piece(Access.row_major(p.shape), p.copy)]
     if pieces is not None:
         narrowed = narrow(pieces, p.shape, edge)
         if narrowed is not None:
@@ -194,9 +189,8 @@ def plan_shown(gpu, p: OutputPlan, tensors: Sequence[Optional[Tensor]], *, edge:
     with gpu.lock:
         if p.read_from is not None and any(t is not None and isinstance(t.data, ValueBytes) for t in tensors):
             from .graph_values import element_index
-            from .view import View
 
-            read = p.read_from(element_index(edge_view(View.row_major(tuple(p.shape)), edge)[0]))
+            read = p.read_from(element_index(edge_view(Access.row_major(tuple(p.shape)), edge)[0]))
             if read is not None:  # a gather of a graph's value made where read: its few elements only
                 if p.precheck is not None:  # every index checked, as for the whole output
                     p.precheck(gpu, sources)
@@ -209,6 +203,4 @@ def plan_shown(gpu, p: OutputPlan, tensors: Sequence[Optional[Tensor]], *, edge:
             runner(gpu, sources, lambda c: chunks.append(bytes(c)))
             raw = np.frombuffer(b"".join(chunks), dtype=np.uint8)
             return _array(raw, nshape, p.dtype, p.name)
-        from .view import View
-
-        return stream_shown(_filler(gpu, p, tensors), View.row_major(tuple(p.shape)), p.dtype, p.name, edge)
+        return stream_shown(_filler(gpu, p, tensors), Access.row_major(tuple(p.shape)), p.dtype, p.name, edge)

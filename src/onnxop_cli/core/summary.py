@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 
 from .sources import MemoryBytes, finish
 from .tensor import Tensor
-from .view import View
+from .region import Access
 
 EDGE_ITEMS = 3  # entries shown at each end of a summarised axis (render/values.py derives it from the ONNX pages)
 
@@ -41,18 +41,18 @@ if TYPE_CHECKING:
     from ..ops import Node
 
 
-def output_view(region: View, out_shape: tuple[int, ...]) -> View | None:
+def output_view(region: Access, out_shape: tuple[int, ...]) -> Access | None:
     """The output's index map over the input's bytes (``region``: the view
     operator's plan, ops/base.py), as a view of shape ``out_shape``; None
     when the output is not such a view."""
     if tuple(region.shape) == tuple(out_shape):
         return region
     if region.simplified().is_identity():  # a reshape of row-major bytes: the output read as it lies
-        return View.row_major(tuple(out_shape))
+        return Access.row_major(tuple(out_shape))
     return None
 
 
-def shown_elements(region: View, tensor: Tensor, out_shape: tuple[int, ...], *, edge: int,
+def shown_elements(region: Access, tensor: Tensor, out_shape: tuple[int, ...], *, edge: int,
                    backend: str | None = None) -> np.ndarray | None:
     """The elements a summary shows of a view operator's one region over
     ``tensor``, through the gather kernel (or the
@@ -87,7 +87,7 @@ def shown_elements(region: View, tensor: Tensor, out_shape: tuple[int, ...], *, 
     full = region  # Tile's: (repeat, dim) per output axis
     if full.size == 0 or full.size != math.prod(out_shape):
         return None
-    pieces = narrow([view_piece(full.shape, full.strides, full.offset)], out_shape, edge)
+    pieces = narrow([view_piece(full)], out_shape, edge)
     if pieces is None:
         return None
     from .shown_values import pieces_shown

@@ -153,16 +153,16 @@ def produce(v: Value, gpu, traffic: Traffic, runs: list[tuple[int, int]], sink, 
         data = base.buffer if base.buffer is not None else ValueBytes(whole_value(base), lambda: gpu, traffic)
     else:
         data = Counted(base.data, traffic)
-    piece = view_piece(v.view.shape, v.view.strides, v.view.offset)
+    piece = view_piece(v.view)
     run_parts(_cut_runs([piece], runs), [Source(data, v.swap)], gpu, traffic, runs, v.dtype.bits, sink, cap=cap)
 
 
 def whole_value(step: Step) -> Value:
-    from .view import View
+    from .region import Access
 
     shape = tuple(step.source.view.shape) if step.source is not None else tuple(step.shape)
     dtype = step.source.dtype if step.source is not None else step.dtype
-    return Value(step.label, shape, dtype, step, View.row_major(shape))
+    return Value(step.label, shape, dtype, step, Access.row_major(shape))
 
 
 def _step_runs(step: Step, gpu, traffic: Traffic, runs, sink, *, cap: int) -> None:
@@ -176,13 +176,13 @@ def plan_runs(p, tensors, stream, gpu, traffic: Traffic, runs, sink, *, cap: int
     """The element ``runs`` of output plan ``p`` over ``tensors``
     (``stream(sink)``: its whole output through its own kernel)."""
     from ..gpu.pieces import Source
-    from ..ops import c_strides
-    from ..ops.tensor_op import Piece
+    from .region import Access
+    from .shown import view_piece
 
     sources = [None if t is None else Source(t.data, t.byteswap) for t in tensors]
     pieces = p.pieces
     if pieces is None and p.copy is not None:
-        pieces = [Piece(p.shape, c_strides(p.shape), 0, p.copy, c_strides(p.shape), 0)]
+        pieces = [view_piece(Access.row_major(p.shape), p.copy)]
     if pieces is None and p.read_from is not None:  # an indexed gather: its elements placed by its index map
         import numpy as np
 
@@ -205,13 +205,14 @@ def gathered(src: int, offsets) -> list:
     import numpy as np
 
     from .pieces import Piece
+    from .region import load
 
     offsets = np.asarray(offsets, dtype=np.int64).reshape(-1)
     n = len(offsets)
     d = np.diff(offsets)
     starts = np.r_[0, np.flatnonzero(d[1:] != d[:-1]) + 1] if n > 1 else np.zeros(1, np.int64)
     ends = np.r_[starts[1:], n]
-    return [Piece((int(e - a),), (1,), int(a), src, (int(d[a]) if e - a > 1 else 0,), int(offsets[a]))
+    return [Piece((int(e - a),), (1,), int(a), load(src, (int(e - a),), (int(d[a]) if e - a > 1 else 0,), int(offsets[a])))
             for a, e in zip(starts, ends)]
 
 
@@ -313,7 +314,6 @@ def _listed(parts, sources) -> dict:
     import numpy as np
 
     from .graph_values import element_index
-    from .view import View
 
     wanted: dict[int, list] = {}  # an input named twice (Concat(t, t)): listed once
     for k, s in enumerate(sources):
@@ -321,12 +321,11 @@ def _listed(parts, sources) -> dict:
             continue
         entry = wanted.setdefault(id(s.data), [s.data, [], 0])
         for q in parts:
-            for who, strides, offset in ((q.src, q.src_strides, q.src_offset), (q.mask, q.mask_strides, q.mask_offset),
-                                         (q.other, q.other_strides, q.other_offset)):
-                if who == k and q.size:
+            for x in q.loads:
+                if x.input == k and q.size:
                     entry[2] += q.size
                     if entry[2] <= MAX_LISTED:
-                        entry[1].append(element_index(View(tuple(q.shape), tuple(strides), offset)))
+                        entry[1].append(element_index(x.at))
     out = {}
     for data, found, count in wanted.values():
         if not found or count > MAX_LISTED:

@@ -1,12 +1,12 @@
 """Everything that touches WebGPU. Nothing outside this package imports wgpu."""
 
 from .copy import copy_through_kernel
-from .gather import View, gather_through_kernel
+from .gather import Access, gather_through_kernel
 from .device import BACKEND_CHOICES, get_gpu, init_instance, list_adapters, resolve_backend
 
 __all__ = [
     "BACKEND_CHOICES",
-    "View",
+    "Access",
     "copy_through_kernel",
     "gather_through_kernel",
     "get_gpu",

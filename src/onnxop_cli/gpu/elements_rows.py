@@ -29,13 +29,13 @@ def plan(table: Table, bits: int) -> Rows | None:
     """The plan of a GatherElements ``table`` (``extra["elements"]``) for
     elements of ``bits``, or None: not 32 or 64 bits, or the indices not row-major."""
     if (table.mode != 0 or not table.extra.get("elements") or table.size == 0 or bits not in (32, 64)
-            or len(table.lookups) != 1 or table.lookups[0][1] != 0):
+            or len(table.lookups) != 1 or table.lookups[0].at != 0):
         return None
     shape = table.shape
-    if any(s != r for s, r, d in zip(table.istrides, row_strides(shape), shape) if d > 1):
+    if any(s != r for s, r, d in zip(table.index.strides, row_strides(shape), shape) if d > 1):
         return None
-    blob = pack_rows(SHADER, "Axis", ({"dim": d, "stride": s & 0xFFFFFFFF} for d, s in zip(shape, table.dstrides)))
-    return Rows(bits // 32, blob, len(shape), table.lookups[0][0])
+    blob = pack_rows(SHADER, "Axis", ({"dim": d, "stride": s & 0xFFFFFFFF} for d, s in zip(shape, table.data.strides)))
+    return Rows(bits // 32, blob, len(shape), table.lookups[0].stride)
 
 
 def run(gpu, bufs, src, raw, status, rows: Rows, count: int, big: bool, bound: int, max_dim: int,

@@ -27,7 +27,7 @@ from typing import Any, Callable
 
 from ..errors import OnnxopError
 from ..core.sources import ByteSource, FileBytes, MemoryBytes, read_runs
-from ..core.view import View
+from ..core.region import Access
 from .choose import answer
 from .device import Gpu
 from .buffers import WORD, BufferUsage, MapMode, binding_limit, can_map, dispatch_limit, round_up
@@ -36,7 +36,7 @@ from .layout import layout as layout_of, pack, pack_rows
 from .program import Program, grid_x
 from .tiling import Plan, Upload, in_order
 
-__all__ = ["View", "gather_through_kernel"]
+__all__ = ["Access", "gather_through_kernel"]
 
 SHADER = "gather.wgsl"
 # (src, dst, Params at a dynamic offset, axes); the transpose kernels (VARIANTS) bind this layout too
@@ -61,7 +61,7 @@ def gather_through_kernel(
     source: ByteSource,
     sink: Sink,
     *,
-    view: View,
+    view: Access,
     bits: int,
     swap: int = 0,
     binding_bytes: int | None = None,
@@ -103,7 +103,7 @@ def gather_through_kernel(
 
 
 def make_plan(
-    gpu: Gpu, source_nbytes: int, view: View, bits: int, swap: int = 0, binding_bytes: int | None = None,
+    gpu: Gpu, source_nbytes: int, view: Access, bits: int, swap: int = 0, binding_bytes: int | None = None,
     plan_class: type[Plan] = Plan,
 ) -> tuple[Plan | None, int, int]:
     """(plan, band bytes, window bytes) of a gather of ``view`` from a source of
@@ -134,7 +134,7 @@ def make_plan(
     return plan, band_bytes, window * bits // 8
 
 
-def _band_elements(v: View, bits: int, band_bytes: int, count: int) -> int:
+def _band_elements(v: Access, bits: int, band_bytes: int, count: int) -> int:
     """Elements per band: what ``band_bytes`` holds, cut to whole groups of
     4 indices of the outermost axis where that leaves most of it, so a large
     transpose's boxes and packed runs come in whole 16-byte words for the

@@ -38,12 +38,12 @@ def plan(table: Table, bits: int, bounds: tuple[int, ...]) -> Lines | None:
     """The line plan of a Gather ``table`` (``extra["slices"]`` "slabs")
     for elements of ``bits``, or None: its index axes not the last before
     the slice or not row-major, or the slice not one or two whole words."""
-    if table.mode != 0 or len(table.lookups) != 1 or table.lookups[0][1] != 0 or table.extra.get("slices") != "slabs":
+    if table.mode != 0 or len(table.lookups) != 1 or table.lookups[0].at != 0 or table.extra.get("slices") != "slabs":
         return None
     cut = slices.plan(table, bits, bounds)
     if cut is None or cut.width not in (1, 2):
         return None
-    axes = [(d, s, i) for d, s, i in zip(table.shape[:cut.outer], table.dstrides, table.istrides) if d > 1]
+    axes = [(d, s, i) for d, s, i in zip(table.shape[:cut.outer], table.data.strides, table.index.strides) if d > 1]
     lead = next((n for n, (_, _, i) in enumerate(axes) if i != 0), len(axes))
     along = axes[lead:]
     if any(s != 0 for _, s, _ in along) or [i for _, _, i in along] != list(row_strides([d for d, _, _ in along])):
@@ -53,7 +53,7 @@ def plan(table: Table, bits: int, bounds: tuple[int, ...]) -> Lines | None:
         return None
     blob = pack_rows(SHADER, "Axis", ({"dim": d, "stride": ((s * bits) // 32) & 0xFFFFFFFF}
                                       for d, s, _ in axes[:lead]))
-    return Lines(cut.width, m, lead, blob or bytes(16), ((table.lookups[0][0] * bits) // 32) & 0xFFFFFFFF,
+    return Lines(cut.width, m, lead, blob or bytes(16), ((table.lookups[0].stride * bits) // 32) & 0xFFFFFFFF,
                  bounds[0])
 
 

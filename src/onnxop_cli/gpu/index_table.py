@@ -1,5 +1,7 @@
 """What an indexed kernel is told (gpu/indexed.py, gpu/scatter.py), as plain
-data with no device code: the index check modes, ``Check`` and ``Table``.
+data with no device code: the index check modes, ``Check`` and ``Table`` (an
+access of the data and one of the index tensor over the output's shape, and
+the lookups that add indices read to the data's place: core/region.py).
 ops/ builds these from the ONNX shapes at plan time; kept apart from
 gpu/indexed.py so that importing the registry (every operator module) does
 not import the indexed kernels' code: a Flatten never runs them
@@ -10,6 +12,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Optional, Sequence
+
+from ..core.region import Access, Lookup
 
 if TYPE_CHECKING:
     from ..core.sources import ByteSource
@@ -52,17 +56,31 @@ class Check:
 
 @dataclass(frozen=True)
 class Table:
-    """The gather kernel's map from output elements to source elements."""
+    """The gather kernel's map from output elements to source elements:
+    element i reads the data at ``data``'s place for i plus, per lookup, the
+    index read at ``index``'s place for i plus its ``at``, times its
+    ``stride`` (the modes read the index their own way)."""
 
-    shape: tuple[int, ...]  # the output's (or the updates') shape
-    dstrides: tuple[int, ...]  # per output axis, into the data (elements)
-    istrides: tuple[int, ...]  # per output axis, into the index tensor
-    lookups: tuple[tuple[int, int], ...] = ()  # (data stride, index offset)
+    data: Access  # over the output's (or the updates') shape, into the data (elements)
+    index: Access  # over the same shape, into the index tensor
+    lookups: tuple[Lookup, ...] = ()
     mode: int = 0  # 0 lookups, 1 reverse (ReverseSequence), 2 circular (TensorScatter)
     time_axis: int = -1
     time_stride: int = 0
     modulus: int = 1
     extra: dict = field(default_factory=dict, compare=False)
+
+    @classmethod
+    def over(cls, shape: Sequence[int], dstrides: Sequence[int], istrides: Sequence[int],
+             lookups: Sequence[tuple[int, int]] = (), **kw) -> Table:
+        """The table over ``shape`` with these data and index strides."""
+        shape = tuple(shape)
+        return cls(Access(shape, tuple(dstrides)), Access(shape, tuple(istrides)),
+                   tuple(Lookup(*x) for x in lookups), **kw)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.data.shape
 
     @property
     def size(self) -> int:
@@ -87,7 +105,7 @@ def edge_table(table: Table, edge: int) -> Optional[Table]:
     shape: list[int] = []
     dstrides: list[int] = []
     istrides: list[int] = []
-    for d, ds, is_ in zip(table.shape, table.dstrides, table.istrides):
+    for d, ds, is_ in zip(table.shape, table.data.strides, table.index.strides):
         if d > 2 * edge:
             shape += [2, edge + 1]
             dstrides += [(d - edge - 1) * ds, ds]
@@ -96,4 +114,4 @@ def edge_table(table: Table, edge: int) -> Optional[Table]:
             shape.append(d)
             dstrides.append(ds)
             istrides.append(is_)
-    return Table(tuple(shape), tuple(dstrides), tuple(istrides), table.lookups)
+    return Table.over(shape, dstrides, istrides, table.lookups)

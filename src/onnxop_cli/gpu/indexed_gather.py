@@ -72,7 +72,7 @@ class Gather:
             self.raw, self.status, bounds = fused[0], fused[1], fused[3].bounds
         m = 0xFFFFFFFF  # strides as two's complement u32 words
         blob = pack_rows(GATHER, "Axis", ({"dim": d, "dstride": s & m, "istride": i & m}
-                                          for d, s, i in zip(table.shape, table.dstrides, table.istrides)))
+                                          for d, s, i in zip(table.shape, table.data.strides, table.index.strides)))
         blob += pack_rows(GATHER, "Lookup", ({"stride": s & m, "ioff": o, "bound": bounds[t % len(bounds)], "claim": 0}
                                              for t, (s, o) in enumerate(table.lookups)))
         blob = blob or bytes(16)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
 
 from ..core.pieces import Piece, ranges
+from ..core.region import Load
 from . import runs
 from .buffers import WORD, BufferUsage, MapMode, round_up
 from .device import Gpu
@@ -183,16 +184,16 @@ class Run:
             src_first = mask_first = other_first = 0
             swap = other_swap = 0
             if head.src is not None:
-                source = sources[head.src]
+                source = sources[head.src.input]
                 assert source is not None
                 swap = source.swap
                 src_first = self._upload(self.upload, self.src, source, window[0], window[1], bits, encoder)
             if head.mask is not None:
-                source = sources[head.mask]
+                source = sources[head.mask.input]
                 assert source is not None
                 mask_first = self._upload(self.upload_mask, self.mask, source, window[2], window[3], 8, encoder)
             if head.other is not None:
-                source = sources[head.other]
+                source = sources[head.other.input]
                 assert source is not None
                 other_swap = source.swap
                 other_first = self._upload(self.upload_other, self.other, source, window[4], window[5], bits, encoder)
@@ -224,19 +225,19 @@ class Run:
                 record = pack(
                     SHADER, count=p.size, groups_x=gx, rank=rank, at=at, bits=bits,
                     swap=swap if p.src is not None else 0, mode=0 if p.src is not None else 1, pred=pred,
-                    otherwise=1 if p.otherwise_fill else 0, src_base=(p.src_offset - src_first) & 0xFFFFFFFF,
-                    dst_base=p.dst_offset & 0xFFFFFFFF, mask_base=(p.mask_offset - mask_first) & 0xFFFFFFFF,
+                    otherwise=1 if p.otherwise_fill else 0, src_base=_base(p.src, src_first),
+                    dst_base=p.dst_offset & 0xFFFFFFFF, mask_base=_base(p.mask, mask_first),
                     tri_k=tri[0] & 0xFFFFFFFF, tri_row=tri[1] & 0xFFFFFFFF, tri_col=tri[2] & 0xFFFFFFFF,
                     fill=struct.unpack("<4I", fill), has_other=1 if p.other is not None else 0,
-                    other_base=(p.other_offset - other_first) & 0xFFFFFFFF,
+                    other_base=_base(p.other, other_first),
                     other_swap=other_swap if p.other is not None else 0,
                 )
                 gpu.queue.write_buffer(self.params, slot * self.stride, record)
-                ss = p.src_strides if p.src is not None else (0,) * rank
-                ms = p.mask_strides if p.mask is not None else (0,) * rank
+                ss = p.src.at.strides if p.src is not None else (0,) * rank
+                ms = p.mask.at.strides if p.mask is not None else (0,) * rank
                 entries = pack_rows(SHADER, "Axis", ({"dim": d, "src": s & M, "dst": t & M, "mask": m & M}
                                                      for d, s, t, m in zip(p.shape, ss, p.dst_strides, ms)))
-                os_ = p.other_strides if p.other is not None else ()
+                os_ = p.other.at.strides if p.other is not None else ()
                 others = pack_rows(SHADER, "Other", ({"stride": s & M} for s in os_))
                 axes += entries + bytes(16 * SLOTS - len(entries)) + others + bytes(16 * SLOTS - len(others))
                 self.kernel.record(compute, groups, self.max_dim, self.bind_group, [slot * self.stride])
@@ -287,4 +288,13 @@ def _fits(w, limit: int) -> bool:
 
 
 def _same_inputs(a: Piece, b: Piece) -> bool:
-    return a.src == b.src and a.mask == b.mask and a.other == b.other
+    return all(_input(x) == _input(y) for x, y in ((a.src, b.src), (a.mask, b.mask), (a.other, b.other)))
+
+
+def _input(x: Optional[Load]) -> Optional[int]:
+    return None if x is None else x.input
+
+
+def _base(x: Optional[Load], first: int) -> int:
+    """Where a load starts in its uploaded window (0 where the piece has none of it)."""
+    return (x.at.offset - first) & 0xFFFFFFFF if x is not None else 0

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.sources import ByteSource
-from ..core.view import View
+from ..core.region import Access
 from .device import Gpu
 from .buffers import WORD, BufferUsage, env_poison, round_up
 from .gather import Run, Sink, make_plan, random_access, spool_source
@@ -202,7 +202,7 @@ class _ResidentRun(Run):
 def gather(
     gpu: Gpu,
     source: ByteSource | DeviceBuffer,
-    view: View,
+    view: Access,
     bits: int,
     *,
     swap: int = 0,

@@ -40,7 +40,7 @@ def plan(table: Table, bits: int) -> Runs | None:
     if table.mode != 1 or not table.extra.get("runs") or table.size == 0 or len(table.shape) < 2:
         return None
     shape = table.shape
-    if any(s != r for s, r, d in zip(table.dstrides, row_strides(shape), shape) if d > 1):
+    if any(s != r for s, r, d in zip(table.data.strides, row_strides(shape), shape) if d > 1):
         return None
     block = math.prod(shape[2:]) * bits
     if block % 32:

@@ -55,7 +55,7 @@ def eligible(p: Piece, bits: int, swap: int, slots: int) -> bool:
         return False
     if p.src is None:
         return FILLS and p.tri is None
-    if swap or p.src_strides[-1] != 1:
+    if swap or p.src.at.strides[-1] != 1:
         return False
     # a triangle: its column the inner axis, its row an outer one (or folded), the rest filled
     return p.tri is None or (FILLS and p.otherwise_fill and p.tri[2] == rank - 1 and p.tri[1] < rank - 1)
@@ -118,14 +118,14 @@ def encode(p: Piece, bits: int, src_first: int, at: int, max_dim: int) -> tuple[
         mode = 2 if p.tri[3] else 3
         k = min(max(p.tri[0], -TRI_K), TRI_K)
         tri_row = p.tri[1] if p.tri[1] >= 0 else 0xFFFFFFFF
-    src_base = (p.src_offset - src_first) & 0xFFFFFFFF if p.src is not None else 0
+    src_base = (p.src.at.offset - src_first) & 0xFFFFFFFF if p.src is not None else 0
     common = {"rank": len(outer), "at": at, "bits": bits, "src_base": src_base, "dst_base": p.dst_offset & 0xFFFFFFFF,
               "len_bits": len_bits, "chunks": max(chunks, 1), "rows": rows, "mode": mode, "tri_k": k,
               "fill": fill_words(p.fill, bits), "tri_row": tri_row}
     record = pack(SHADER, count=words, groups_x=grid_x(gw, max_dim), **common)
     edges = pack(SHADER, count=rows, groups_x=grid_x(ge, max_dim), **common)
 
-    src_strides = p.src_strides if p.src is not None else (0,) * len(p.shape)
+    src_strides = p.src.at.strides if p.src is not None else (0,) * len(p.shape)
     entries = pack_rows(SHADER, "Axis", ({"dim": d, "src": s & 0xFFFFFFFF, "dst": t & 0xFFFFFFFF}
                                          for d, s, t in zip(outer, src_strides, p.dst_strides)))
     return record + edges, entries, (gw, ge)

@@ -125,7 +125,7 @@ def _copy_in(gpu: Gpu, bufs: Buffers, data: Data, max_dim: int, output: bool = T
     raw = bufs.upload("input data", data.source, data.nbytes)
     out = bufs.result("scatter data", data.nbytes) if output else bufs.new(
         "scatter data", data.nbytes, U.STORAGE | U.COPY_SRC | U.COPY_DST)
-    ident = Table(data.shape, data.strides or row_strides(data.shape), (0,) * len(data.shape))
+    ident = Table.over(data.shape, data.strides or row_strides(data.shape), (0,) * len(data.shape))
     Gather(gpu, bufs, raw, bufs.new("norm", 16, U.STORAGE), ident, max_dim).run(
         out, 0, data.size, data.bits, data.swap)
     return out

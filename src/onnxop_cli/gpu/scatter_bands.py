@@ -49,7 +49,7 @@ class _Fill:
             return
         self.windows = gather_windows.plan(gpu, bufs, data.source, data.size, data.bits, binding_limit(gpu),
                                            data.nbytes, band * data.bits // 8, stream=False)
-        ident = Table(data.shape, data.strides or row_strides(data.shape), (0,) * len(data.shape))
+        ident = Table.over(data.shape, data.strides or row_strides(data.shape), (0,) * len(data.shape))
         self.kernel = Gather(gpu, bufs, self.windows.first, bufs.new("norm", 16, U.STORAGE), ident, max_dim)
 
     def __call__(self, out: Any, b0: int, bn: int) -> None:

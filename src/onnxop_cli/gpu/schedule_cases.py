@@ -21,7 +21,7 @@ from typing import Callable
 import numpy as np
 
 from ..core.sources import MemoryBytes
-from ..core.view import View
+from ..core.region import Access
 from .device import Gpu
 from .index_table import WRAP, Check, Table
 from .kernels import shader_const
@@ -60,7 +60,7 @@ def transpose(gpu: Gpu) -> Case:
 
     x = _bits(np.random.default_rng(0), (TRANSPOSE_SIDE, TRANSPOSE_SIDE))
     t = x.T
-    view = View(t.shape, tuple(s // 4 for s in t.strides)).simplified()
+    view = Access(t.shape, tuple(s // 4 for s in t.strides)).simplified()
     plan, band_bytes, window_bytes = G.make_plan(gpu, x.nbytes, view, 32)
     ((_, band, (upload,)),) = list(plan.bands())  # one band, one upload: the case is small
     run = G.Run(gpu, plan, MemoryBytes(x), band_bytes, window_bytes, 0, None)
@@ -101,7 +101,7 @@ def nd_run(gpu: Gpu) -> Case:
     x = _bits(rng, ND_DATA)
     pairs = np.stack([rng.integers(0, d, ND_ROWS) for d in ND_DATA], axis=-1).astype("<i8")
     (rows, row), d1 = ND_ROWS, ND_DATA[1]  # ops/indexing.py's gather_nd table for these shapes
-    table = Table((rows, row), (0, 0), (2 * row, 2), ((d1, 0), (1, 1)), extra={"slices": True})
+    table = Table.over((rows, row), (0, 0), (2 * row, 2), ((d1, 0), (1, 1)), extra={"slices": True})
     check = Check(ND_DATA, "GatherND", mode=WRAP, inner=1)
     data = ix.Data(MemoryBytes(x), x.shape, 32)
     index = ix.Index(MemoryBytes(pairs), pairs.shape, True, False)

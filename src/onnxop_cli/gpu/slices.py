@@ -47,17 +47,17 @@ def plan(table: Table, bits: int, bounds: tuple[int, ...]) -> Slices | None:
         return None
     rank = len(table.shape)
     k, run = rank, 1  # the slice: trailing axes with no index, contiguous in the data
-    while k > 0 and table.istrides[k - 1] == 0 and (table.shape[k - 1] == 1 or table.dstrides[k - 1] == run):
+    while k > 0 and table.index.strides[k - 1] == 0 and (table.shape[k - 1] == 1 or table.data.strides[k - 1] == run):
         run *= table.shape[k - 1]
         k -= 1
     slice_bits = math.prod(table.shape[k:]) * bits
     if slice_bits % 32:
         return None
-    strides = [s for d, s in zip(table.shape[:k], table.dstrides[:k]) if d > 1] + [s for s, _ in table.lookups]
+    strides = [s for d, s in zip(table.shape[:k], table.data.strides[:k]) if d > 1] + [s for s, _ in table.lookups]
     if any((s * bits) % 32 for s in strides):
         return None
     axes = [{"dim": d, "dstride": ((s * bits) // 32) & M, "istride": i & M}
-            for d, s, i in zip(table.shape[:k], table.dstrides[:k], table.istrides[:k])]
+            for d, s, i in zip(table.shape[:k], table.data.strides[:k], table.index.strides[:k])]
     elems = math.prod(table.shape[k:])  # claim: a lookup's stride in slices (ScatterND's claims)
     looks = [{"stride": ((s * bits) // 32) & M, "ioff": o, "bound": bounds[t % len(bounds)], "claim": (s // elems) & M}
              for t, (s, o) in enumerate(table.lookups)]

@@ -10,7 +10,7 @@ transpose that moves the innermost axis: 2-D ``1,0``, 3-D ``2,1,0`` and
 kernels read along the box axis whose source stride is 1 and write along
 the innermost output axis, both in order.
 
-The choice is made per dispatch from the box's strides (the View), with no
+The choice is made per dispatch from the box's strides (the Access), with no
 measurement. The tiled kernel takes a box when
 
 - its elements are whole words (32, 64, 128 bits) and any byte swap is by

@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterator
 
-from ..core.view import View
+from ..core.region import Access
 
 # Costs in bytes copied, to choose between packed runs and windows: one read
 # call (a FileBytes read opens the file), and one byte through the gather
@@ -87,7 +87,7 @@ class Plan:
     at most ``window`` starting at multiples of ``align``, from a source of
     ``available`` elements of ``bits`` bits (``nbytes`` bytes)."""
 
-    view: View  # simplified
+    view: Access  # simplified
     bits: int
     band: int
     window: int
@@ -179,7 +179,7 @@ class Plan:
         return Upload(runs, size, [Dispatch(box, strides, 0 if step == 1 else run - 1, False)])
 
 
-def boxes(v: View, start: int, end: int) -> Iterator[Box]:
+def boxes(v: Access, start: int, end: int) -> Iterator[Box]:
     """Output elements [start, end) as boxes: at each step the outermost axis
     whose whole inner block starts here and still fits, as far along it as fits."""
     rank = len(v.shape)

@@ -18,7 +18,7 @@ from . import nonzero, resize, tensor_scatter
 from . import arithmetic, cast, logic, range_op
 from .base import check_type, Node, OpVersion
 from .spec import OpSpec, Param
-from ..core.view import View, c_strides, f_strides
+from ..core.region import Access, c_strides, f_strides
 
 if TYPE_CHECKING:
     from ..core.tensor import DType
@@ -104,6 +104,6 @@ def unsqueeze_node(axes, opset: int = LATEST_OPSET) -> Node:
 
 
 __all__ = [
-    "Node", "OpVersion", "OpSpec", "Param", "View", "LATEST_OPSET", "OPERATORS", "SPECS", "op_version",
+    "Node", "OpVersion", "OpSpec", "Param", "Access", "LATEST_OPSET", "OPERATORS", "SPECS", "op_version",
     "make_node", "flatten_node", "unsqueeze_node", "check_type", "c_strides", "f_strides",
 ]

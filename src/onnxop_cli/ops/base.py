@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from ..errors import OpError
-from ..core.view import View
+from ..core.region import Access
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,7 @@ class Node:
     def output_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
         return self.op.output_shape(self, shape)
 
-    def view(self, shape: tuple[int, ...], strides: tuple[int, ...], offset: int = 0) -> View:
+    def view(self, shape: tuple[int, ...], strides: tuple[int, ...], offset: int = 0) -> Access:
         """Where each output element (row-major) comes from in an input of
         ``shape`` laid out with ``strides`` (elements) from ``offset``."""
         return self.op.view(self, shape, strides, offset)
@@ -94,10 +94,10 @@ class OpVersion:
         raise NotImplementedError
 
     @classmethod
-    def view(cls, node: Node, shape: tuple[int, ...], strides: tuple[int, ...], offset: int = 0) -> View:
+    def view(cls, node: Node, shape: tuple[int, ...], strides: tuple[int, ...], offset: int = 0) -> Access:
         """The index map. A reshape moves no element: the output is the input
         read in row-major order, whatever its own layout."""
-        return View(tuple(shape), tuple(strides), offset)
+        return Access(tuple(shape), tuple(strides), offset)
 
     @classmethod
     def expanded_inputs(cls, count: int) -> list[str]:

@@ -13,7 +13,7 @@ import math
 from dataclasses import replace
 from typing import Optional, Sequence
 
-from ..core.view import c_strides
+from ..core.region import c_strides, load
 from ..errors import OpError
 from . import indexing
 from .base import BASE_TYPES, Node, versions
@@ -63,12 +63,12 @@ class Compress_9(TensorOp):
         for start, n in [] if pieces is None else _runs(chosen, cuts):
             if k is None:
                 for dims, src_strides, origin in _row_major_boxes(data.shape, data.strides, start, start + n):
-                    pieces.append(Piece(dims, c_strides(dims), at, 0, src_strides, origin))
+                    pieces.append(Piece(dims, c_strides(dims), at, load(0, dims, src_strides, origin)))
                     at += math.prod(dims)
                 continue
             dims = list(data.shape)
             dims[k] = n
-            pieces.append(Piece(tuple(dims), out, at * out[k], 0, data.strides, start * data.strides[k]))
+            pieces.append(Piece(tuple(dims), out, at * out[k], load(0, dims, data.strides, start * data.strides[k])))
             at += n
         if gather:
             plan = _compress_gather(cls, data, k, chosen)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Optional, Sequence
 
 from ..errors import OpError
-from ..core.view import c_strides
+from ..core.region import c_strides, load
 from .base import BASE_TYPES, Node, versions
 from .tensor_op import Arg, OutputPlan, Piece, TensorOp
 from .spec import OpSpec, Param
@@ -54,7 +54,7 @@ class Concat_1(TensorOp):
         for k, a in enumerate(args):
             if a is None:
                 continue
-            pieces.append(Piece(a.shape, out_strides, at * out_strides[axis], k, a.strides))
+            pieces.append(Piece(a.shape, out_strides, at * out_strides[axis], load(k, a.shape, a.strides)))
             at += a.shape[axis]
         return [OutputPlan(cls.outputs[0], tuple(shape), first.dtype, pieces=pieces)]
 

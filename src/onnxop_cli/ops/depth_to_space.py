@@ -12,7 +12,7 @@ from __future__ import annotations
 from ..errors import OpError
 from .base import BASE_TYPES, Node, OpVersion, versions
 from .spec import OpSpec, Param
-from ..core.view import View
+from ..core.region import Access
 
 MODES = ("DCR", "CRD")
 
@@ -53,7 +53,7 @@ class DepthToSpace_1(_Blocks):
         return (n, c // (b * b), h * b, w * b)
 
     @classmethod
-    def view(cls, node: Node, shape: tuple[int, ...], strides: tuple[int, ...], offset: int = 0) -> View:
+    def view(cls, node: Node, shape: tuple[int, ...], strides: tuple[int, ...], offset: int = 0) -> Access:
         n, c2, _, _ = cls.output_shape(node, shape)
         b, h, w = cls.blocks(node, shape), shape[2], shape[3]
         sn, sc, sh, sw = strides
@@ -61,7 +61,7 @@ class DepthToSpace_1(_Blocks):
             block_i, block_j, chan = b * c2 * sc, c2 * sc, sc
         else:  # CRD: channel c*b*b + i*b + j
             block_i, block_j, chan = b * sc, sc, b * b * sc
-        return View((n, c2, h, b, w, b), (sn, chan, sh, block_i, sw, block_j), offset)
+        return Access((n, c2, h, b, w, b), (sn, chan, sh, block_i, sw, block_j), offset)
 
 
 class DepthToSpace_11(DepthToSpace_1):

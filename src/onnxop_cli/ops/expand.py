@@ -10,7 +10,7 @@ from __future__ import annotations
 from ..errors import OpError
 from .base import BASE_TYPES, Node, OpVersion, versions
 from .spec import OpSpec, Param
-from ..core.view import View
+from ..core.region import Access
 
 
 class Expand_8(OpVersion):
@@ -38,12 +38,12 @@ class Expand_8(OpVersion):
         return tuple(out)
 
     @classmethod
-    def view(cls, node: Node, shape: tuple[int, ...], strides: tuple[int, ...], offset: int = 0) -> View:
+    def view(cls, node: Node, shape: tuple[int, ...], strides: tuple[int, ...], offset: int = 0) -> Access:
         out = cls.output_shape(node, shape)
         pad = len(out) - len(shape)
         src = (1,) * pad + tuple(shape)
         src_strides = (0,) * pad + tuple(strides)
-        return View(out, tuple(0 if d == 1 else s for d, s in zip(src, src_strides)), offset)
+        return Access(out, tuple(0 if d == 1 else s for d, s in zip(src, src_strides)), offset)
 
 
 # opset -> the tensor types that version added (onnx.defs' lists; tests/unit/test_opsets.py

@@ -201,8 +201,8 @@ def _offsets(table: Table, norm, positions=None) -> Any:
             else np.zeros((0, len(positions)), np.int64)
     else:
         grids = np.indices(shape, dtype=np.int64).reshape(len(shape), -1) if shape else np.zeros((0, 1), np.int64)
-    off = sum((grids[k] * table.dstrides[k] for k in range(len(shape))), np.zeros(grids.shape[1], np.int64))
-    ip = sum((grids[k] * table.istrides[k] for k in range(len(shape))), np.zeros(grids.shape[1], np.int64))
+    off = sum((grids[k] * table.data.strides[k] for k in range(len(shape))), np.zeros(grids.shape[1], np.int64))
+    ip = sum((grids[k] * table.index.strides[k] for k in range(len(shape))), np.zeros(grids.shape[1], np.int64))
     if table.mode == 1:
         t = grids[table.time_axis]
         lens = norm[ip]

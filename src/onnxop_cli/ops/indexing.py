@@ -40,7 +40,7 @@ def gather(op: str, data: Shape, indices: Shape, axis: int, ds=None, is_=None) -
     istr = (0,) * a + is_ + (0,) * (r - a - 1)
     # gpu/slices.py: each index selects the contiguous slab data[..., i, ...] after the axis, copied in
     # vec4s where it is whole ones ("slabs": narrower slices keep the lookups kernel, as fast there)
-    table = Table(shape, dstr, istr, ((ds[a], 0),), extra={"slices": "slabs"})
+    table = Table.over(shape, dstr, istr, ((ds[a], 0),), extra={"slices": "slabs"})
     return table, Check((data[a],), op, what=_about(data, [a]))
 
 
@@ -57,7 +57,8 @@ def gather_elements(op: str, data: Shape, indices: Shape, axis: int, ds=None, is
             raise OpError(f"{op}: indices' dimension {k} is {i}, more than the data's {d}")
     ds, is_ = ds or row_strides(data), is_ or row_strides(indices)
     dstr = tuple(0 if k == a else ds[k] for k in range(r))
-    table = Table(indices, dstr, is_, ((ds[a], 0),), extra={"line_axis": a, "elements": True})  # elements_rows.py
+    # gpu/elements_rows.py
+    table = Table.over(indices, dstr, is_, ((ds[a], 0),), extra={"line_axis": a, "elements": True})
     return table, Check((data[a],), op, what=_about(data, [a]))
 
 
@@ -80,7 +81,7 @@ def gather_nd(op: str, data: Shape, indices: Shape, batch_dims: int, ds=None, is
     lookups = tuple((ds[b + t], t * is_[-1]) for t in range(m))
     bounds = tuple(data[b + t] for t in range(m))
     check = Check(bounds, op, what=_about(data, [b + t for t in range(m)]), inner=is_[-1])
-    return Table(shape, dstr, istr, lookups, extra={"slices": True}), check  # gpu/slices.py
+    return Table.over(shape, dstr, istr, lookups, extra={"slices": True}), check  # gpu/slices.py
 
 
 def reverse_sequence(op: str, data: Shape, lens: Shape, batch_axis: int, time_axis: int,
@@ -94,8 +95,8 @@ def reverse_sequence(op: str, data: Shape, lens: Shape, batch_axis: int, time_ax
         raise OpError(f"{op}: sequence_lens has shape {list(lens)}, not [{data[batch_axis]}] (the batch size)")
     ds = ds or row_strides(data)
     istr = tuple(1 if k == batch_axis else 0 for k in range(r))
-    table = Table(data, ds, istr, mode=1, time_axis=time_axis, time_stride=ds[time_axis],
-                  extra={"runs": True})  # gpu/reverse_runs.py
+    table = Table.over(data, ds, istr, mode=1, time_axis=time_axis, time_stride=ds[time_axis],
+                       extra={"runs": True})  # gpu/reverse_runs.py
     check = Check((data[time_axis],), op, "sequence_lens", RANGE, lambda _: f"time axis {time_axis}")
     return table, check
 
@@ -113,7 +114,7 @@ def scatter_elements(op: str, data: Shape, indices: Shape, updates: Shape, axis:
             raise OpError(f"{op}: indices' dimension {k} is {i}, more than the data's {d}")
     ds, is_ = row_strides(data), is_ or row_strides(indices)
     dstr = tuple(0 if k == a else ds[k] for k in range(r))
-    table = Table(indices, dstr, is_, ((ds[a], 0),), extra={"line_axis": a})  # gpu/scatter.py's lines
+    table = Table.over(indices, dstr, is_, ((ds[a], 0),), extra={"line_axis": a})  # gpu/scatter.py's lines
     return table, Check((data[a],), op, what=_about(data, [a]))
 
 
@@ -132,7 +133,7 @@ def scatter_nd(op: str, data: Shape, indices: Shape, updates: Shape, is_=None) -
     istr = is_[:-1] + (0,) * (r - m)
     lookups = tuple((ds[t], t * is_[-1]) for t in range(m))
     check = Check(data[:m], op, what=_about(data, list(range(m))), inner=is_[-1])
-    return Table(updates, dstr, istr, lookups, extra={"slices": True}), check  # gpu/slices.py
+    return Table.over(updates, dstr, istr, lookups, extra={"slices": True}), check  # gpu/slices.py
 
 
 def tensor_scatter(op: str, past: Shape, update: Shape, indices: Shape | None, axis: int,
@@ -153,9 +154,9 @@ def tensor_scatter(op: str, past: Shape, update: Shape, indices: Shape | None, a
     istr = (1,) + (0,) * (r - 1)
     m, s = past[a], update[a]
     if circular:
-        table = Table(update, ds, istr, mode=2, time_axis=a, time_stride=ds[a], modulus=m)
+        table = Table.over(update, ds, istr, mode=2, time_axis=a, time_stride=ds[a], modulus=m)
         return table, Check((max(m - 1, 0),), op, "write_indices", RANGE, lambda _: f"a cache of {m}")
-    table = Table(update, ds, istr, ((ds[a], 0),))
+    table = Table.over(update, ds, istr, ((ds[a], 0),))
     return table, Check((m - s,), op, "write_indices", RANGE, lambda _: f"{s} updates in a cache of {m}")
 
 

@@ -13,7 +13,7 @@ import math
 from collections import abc
 from typing import Optional, Sequence
 
-from ..core.view import c_strides
+from ..core.region import c_strides
 from ..errors import OpError
 from .base import BASE_TYPES, Node, versions
 from .tensor_op import Arg, OutputPlan, Piece, TensorOp, element_bytes

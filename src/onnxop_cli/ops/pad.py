@@ -26,7 +26,7 @@ import itertools
 from typing import Optional, Sequence
 
 from ..errors import OpError
-from ..core.view import c_strides
+from ..core.region import c_strides, load
 from .base import FLOAT8, LATE_TYPES, Node, versions
 from .tensor_op import Arg, OutputPlan, Piece, TensorOp, element_bytes
 from .spec import OpSpec, Param
@@ -90,7 +90,8 @@ class Pad_1(TensorOp):
         if mode == "constant":
             pieces = [Piece(shape, out, 0, fill=fill)]
             if all(kept):
-                pieces.append(Piece(tuple(kept), out, sum(b * s for b, s in zip(grow_b, out)), 0, data.strides, base))
+                pieces.append(Piece(tuple(kept), out, sum(b * s for b, s in zip(grow_b, out)),
+                                    load(0, kept, data.strides, base)))
             return [OutputPlan(cls.outputs[0], shape, data.dtype, pieces=pieces)]
         for k in range(r):
             if kept[k] == 0 and grow_b[k] + grow_e[k] > 0:
@@ -110,7 +111,7 @@ class Pad_1(TensorOp):
                     dims.append(count)
                     dst.append(dstep * out[k])
                     src.append(sstep * data.strides[k])
-            pieces.append(Piece(tuple(dims), tuple(dst), dst_off, 0, tuple(src), src_off))
+            pieces.append(Piece(tuple(dims), tuple(dst), dst_off, load(0, dims, src, src_off)))
         return [OutputPlan(cls.outputs[0], shape, data.dtype, pieces=pieces)]
 
     @classmethod

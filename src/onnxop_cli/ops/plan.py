@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from ..errors import OpError
-from ..core.view import View, c_strides, f_strides
+from ..core.region import Access, c_strides, f_strides
 from ..core.pieces import Piece
 
 if TYPE_CHECKING:
@@ -68,7 +68,7 @@ class OutputPlan:
     runner: Optional[Runner] = None
     values: Any = None  # a numpy array (metadata results: Shape, Size)
     copy: Optional[int] = None
-    view: Optional[View] = None  # one region: this view of input 0's elements as they lie, read row-major
+    view: Optional[Access] = None  # one region: this view of input 0's elements as they lie, read row-major
     kernel: str = "pieces"  # what --json says moved the bytes: pieces, copy, <op>, none
     # checks a runner can make only on the device (indices in range), run for every job of a
     # batch before any job writes: precheck(gpu, sources) raises OpError

@@ -192,12 +192,12 @@ def _gather(cls: type[Resize_10], data: Arg, out: tuple[int, ...], tables: dict)
     axis, else a gather of the flattened input by summed offsets."""
     import numpy as np
 
-    from ..core.view import View
+    from ..core.region import Access
     from ..gpu.index_table import Check, Table, row_strides
 
     op = cls.label()
     if not tables:
-        return [OutputPlan(cls.outputs[0], out, data.dtype, view=View(data.shape, data.strides, data.offset),
+        return [OutputPlan(cls.outputs[0], out, data.dtype, view=Access(data.shape, data.strides, data.offset),
                            kernel="view")]
     if data.dtype.is_string:  # no device form: the same tables, on the host (as Gather's strings)
         strings = np.asarray(data.tensor.strings, dtype=object).reshape(data.shape)  # row-major, as Gather's
@@ -216,8 +216,8 @@ def _gather(cls: type[Resize_10], data: Arg, out: tuple[int, ...], tables: dict)
     made = sum(np.asarray(tables[a], dtype=np.int64).reshape([-1 if k == j else 1 for k in range(len(axes))])
                * data.strides[a] for j, a in enumerate(axes))
     istr = dict(zip(axes, row_strides([len(tables[a]) for a in axes])))
-    table = Table(out, tuple(0 if k in tables else s for k, s in enumerate(data.strides)),
-                  tuple(istr.get(k, 0) for k in range(len(out))), ((1, 0),))
+    table = Table.over(out, tuple(0 if k in tables else s for k, s in enumerate(data.strides)),
+                       tuple(istr.get(k, 0) for k in range(len(out))), ((1, 0),))
     return gather_made(cls.outputs[0], data, made.astype(itype), table,
                        Check((max(data.size, 1),), op, "the made indices", NONNEG))
 

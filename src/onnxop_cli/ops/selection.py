@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
-from ..core.view import c_strides
+from ..core.region import c_strides, load
 from ..errors import OpError
 from .base import BASE_TYPES, Node, versions
 from .tensor_op import Arg, OutputPlan, Piece, TensorOp, element_bytes
@@ -53,8 +53,8 @@ class CenterCropPad_18(TensorOp):
         zero = b"" if data.dtype.is_string else element_bytes(0, data.dtype)
         # the zeros only where the box leaves room (a pure crop writes every element once, not twice)
         pieces = [] if box == out_shape else [Piece(tuple(out_shape), out, 0, fill=zero)]
-        pieces.append(Piece(tuple(box), out, sum(i * s for i, s in zip(dst_start, out)), 0, data.strides,
-                            sum(i * s for i, s in zip(src_start, data.strides))))
+        pieces.append(Piece(tuple(box), out, sum(i * s for i, s in zip(dst_start, out)),
+                            load(0, box, data.strides, sum(i * s for i, s in zip(src_start, data.strides)))))
         return [OutputPlan(cls.outputs[0], tuple(out_shape), data.dtype, pieces=pieces)]
 
 
@@ -68,7 +68,7 @@ class BitCast_26(TensorOp):
     @classmethod
     def plan(cls, node: Node, args: Sequence[Optional[Arg]]) -> list[OutputPlan]:
         from ..core.tensor import dtype_by_onnx
-        from ..core.view import View
+        from ..core.region import Access
 
         data = args[0]
         assert data is not None
@@ -81,9 +81,9 @@ class BitCast_26(TensorOp):
         if to.bits != data.dtype.bits:
             raise OpError(f"{cls.label()}: {data.dtype} ({data.dtype.bits} bits) and {to} ({to.bits} bits) "
                           "differ in width; BitCast keeps the bits")
-        if data.tensor.byteswap == 0 and View(data.shape, data.strides).is_identity():
+        if data.tensor.byteswap == 0 and Access(data.shape, data.strides).is_identity():
             return [OutputPlan(cls.outputs[0], data.shape, to, copy=0, kernel="copy")]
-        piece = Piece(data.shape, c_strides(data.shape), 0, 0, data.strides)  # re-laid out, same width
+        piece = Piece(data.shape, c_strides(data.shape), 0, load(0, data.shape, data.strides))  # re-laid out, same width
         return [OutputPlan(cls.outputs[0], data.shape, to, pieces=[piece])]
 
 

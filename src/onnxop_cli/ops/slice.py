@@ -17,7 +17,7 @@ from __future__ import annotations
 from ..errors import OpError
 from .base import BASE_TYPES, Node, OpVersion, versions
 from .spec import OpSpec, Param
-from ..core.view import View
+from ..core.region import Access
 
 
 class Slice_1(OpVersion):
@@ -56,14 +56,14 @@ class Slice_1(OpVersion):
         return tuple(plan[k][2] if k in plan else d for k, d in enumerate(shape))
 
     @classmethod
-    def view(cls, node: Node, shape: tuple[int, ...], strides: tuple[int, ...], offset: int = 0) -> View:
+    def view(cls, node: Node, shape: tuple[int, ...], strides: tuple[int, ...], offset: int = 0) -> Access:
         plan = cls.axis_bounds(node, shape)
         out_shape, out_strides = list(shape), list(strides)
         for axis, (first, step, length) in plan.items():
             out_shape[axis] = length
             out_strides[axis] = strides[axis] * step
             offset += first * strides[axis] if length else 0
-        return View(tuple(out_shape), tuple(out_strides), offset)
+        return Access(tuple(out_shape), tuple(out_strides), offset)
 
 
 def bounds(start: int, end: int, step: int, dim: int) -> tuple[int, int, int]:

@@ -13,7 +13,7 @@ from ..errors import OpError
 from .base import BASE_TYPES, Node, versions
 from .depth_to_space import BLOCKSIZE, MODES, _Blocks
 from .spec import OpSpec, Param
-from ..core.view import View
+from ..core.region import Access
 
 
 class SpaceToDepth_1(_Blocks):
@@ -30,13 +30,13 @@ class SpaceToDepth_1(_Blocks):
         return (n, c * b * b, h // b, w // b)
 
     @classmethod
-    def view(cls, node: Node, shape: tuple[int, ...], strides: tuple[int, ...], offset: int = 0) -> View:
+    def view(cls, node: Node, shape: tuple[int, ...], strides: tuple[int, ...], offset: int = 0) -> Access:
         n, _, h2, w2 = cls.output_shape(node, shape)
         b, c = cls.blocks(node, shape), shape[1]
         sn, sc, sh, sw = strides
         if cls.mode(node) == "DCR":  # output channel (i*b + j)*C + c reads (c, h*b + i, w*b + j)
-            return View((n, b, b, c, h2, w2), (sn, sh, sw, sc, b * sh, b * sw), offset)
-        return View((n, c, b, b, h2, w2), (sn, sc, sh, sw, b * sh, b * sw), offset)
+            return Access((n, b, b, c, h2, w2), (sn, sh, sw, sc, b * sh, b * sw), offset)
+        return Access((n, c, b, b, h2, w2), (sn, sc, sh, sw, b * sh, b * sw), offset)
 
 
 class SpaceToDepth_28(SpaceToDepth_1):

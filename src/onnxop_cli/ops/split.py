@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Optional, Sequence
 
 from ..errors import OpError
-from ..core.view import c_strides
+from ..core.region import c_strides, load
 from .base import BASE_TYPES, Node, versions
 from .tensor_op import Arg, OutputPlan, Piece, TensorOp
 from .spec import OpSpec, Param
@@ -70,7 +70,7 @@ class Split_1(TensorOp):
         for k, n in enumerate(sizes):
             shape = list(data.shape)
             shape[axis] = n
-            piece = Piece(tuple(shape), c_strides(shape), 0, 0, data.strides, at * data.strides[axis])
+            piece = Piece(tuple(shape), c_strides(shape), 0, load(0, shape, data.strides, at * data.strides[axis]))
             plans.append(OutputPlan(f"output_{k}", tuple(shape), data.dtype, pieces=[piece]))
             at += n
         return plans

@@ -35,7 +35,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, ClassVar, Optional, Sequence
 
 from ..errors import OpError
-from ..core.view import c_strides
+from ..core.region import c_strides, load
 from ..core.pieces import Piece
 from .base import Node, OpVersion
 from .plan import Arg, OutputPlan  # noqa: F401 - the plan's types, imported from here by every op
@@ -139,7 +139,7 @@ def fill_piece(shape: tuple[int, ...], value: bytes, offset: int = 0, strides: t
 
 def copy_piece(arg_index: int, arg: Arg, dst_strides: tuple[int, ...], dst_offset: int = 0) -> Piece:
     """The whole input ``arg`` copied into a box of the output."""
-    return Piece(arg.shape, tuple(dst_strides), dst_offset, arg_index, arg.strides, 0)
+    return Piece(arg.shape, tuple(dst_strides), dst_offset, load(arg_index, arg.shape, arg.strides))
 
 
 def broadcast_shape(op: str, shapes: Sequence[tuple[int, ...]], names: Sequence[str]) -> tuple[int, ...]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from ..errors import OpError
 from .base import BASE_TYPES, Node, OpVersion, versions
 from .spec import OpSpec, Param
-from ..core.view import View
+from ..core.region import Access
 
 
 class Tile_1(OpVersion):
@@ -46,9 +46,9 @@ class Tile_1(OpVersion):
         return tuple(d * n for d, n in zip(shape, cls.repeats(node, shape)))
 
     @classmethod
-    def view(cls, node: Node, shape: tuple[int, ...], strides: tuple[int, ...], offset: int = 0) -> View:
+    def view(cls, node: Node, shape: tuple[int, ...], strides: tuple[int, ...], offset: int = 0) -> Access:
         repeats = cls.repeats(node, shape)
-        return View(
+        return Access(
             tuple(x for n, d in zip(repeats, shape) for x in (n, d)),
             tuple(x for s in strides for x in (0, s)),
             offset,

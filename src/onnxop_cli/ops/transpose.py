@@ -9,7 +9,7 @@ from __future__ import annotations
 from ..errors import OpError
 from .base import BASE_TYPES, FLOAT8, LATE_TYPES, Node, OpVersion, versions
 from .spec import OpSpec, Param
-from ..core.view import View
+from ..core.region import Access
 
 
 class Transpose_1(OpVersion):
@@ -38,9 +38,9 @@ class Transpose_1(OpVersion):
         return tuple(shape[p] for p in cls.perm(node, len(shape)))
 
     @classmethod
-    def view(cls, node: Node, shape: tuple[int, ...], strides: tuple[int, ...], offset: int = 0) -> View:
+    def view(cls, node: Node, shape: tuple[int, ...], strides: tuple[int, ...], offset: int = 0) -> Access:
         perm = cls.perm(node, len(shape))
-        return View(tuple(shape[p] for p in perm), tuple(strides[p] for p in perm), offset)
+        return Access(tuple(shape[p] for p in perm), tuple(strides[p] for p in perm), offset)
 
 
 # opset -> the tensor types that version added (onnx.defs' lists; tests/unit/test_opsets.py

@@ -17,7 +17,7 @@ import functools
 import math
 from typing import Optional, Sequence
 
-from ..core.view import c_strides
+from ..core.region import c_strides, load
 from .base import BASE_TYPES, Node, versions
 from .tensor_op import Arg, OutputPlan, Piece, TensorOp, broadcast_shape, broadcast_strides
 from .spec import OpSpec, Param
@@ -39,8 +39,8 @@ class Where_9(TensorOp):
         shape = broadcast_shape(cls.op_type, [cond.shape, x.shape, y.shape], ["condition", "X", "Y"])
         out = c_strides(shape)
         strides = [broadcast_strides(a, shape) for a in (cond, x, y)]
-        pieces = [Piece(shape, out, 0, 1, strides[1], mask=0, mask_strides=strides[0], other=2,
-                        other_strides=strides[2])]
+        pieces = [Piece(shape, out, 0, load(1, shape, strides[1]), mask=load(0, shape, strides[0]),
+                        other=load(2, shape, strides[2]))]
         forms = [run_form(shape, s) for s in strides]
         from ..gpu.where import LIMIT  # the words kernel's element arithmetic is u32
 

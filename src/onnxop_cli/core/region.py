@@ -1,32 +1,45 @@
-"""Index maps as data: a strided view of a row-major source, in elements.
+"""The one index-map IR: what every output element of an operator is.
 
-Output element at row-major multi-index ``i`` (over ``shape``) is source
-element ``offset + sum(i[k] * strides[k])``; strides may be 0 (broadcast) or
-negative (reversed slices). Transpose, Expand, Slice, Tile, DepthToSpace and
+An **access** is a strided map over one row-major source, in elements:
+element ``i`` (a row-major multi-index over ``shape``) is source element
+``offset + sum(i[k] * strides[k])``; strides may be 0 (broadcast) or negative
+(reversed slices). Transpose, Expand, Slice, Tile, DepthToSpace and
 SpaceToDepth are different tables for this one map (ops/), and so are
-Fortran order (reversed strides) and the reshapes (the identity); see
-numpy's ``as_strided``. gpu/tiling.py cuts a view into GPU work. Pure
-Python: nothing here touches bytes or the GPU.
+Fortran order (reversed strides) and the reshapes (the identity); see numpy's
+``as_strided``. A view operator's plan is one access of its input, read
+row-major (ops/plan.py); a chain of them composes into one (``reshaped``, an
+operator's ``view`` applied to its input's access: core/graph_steps.py).
+
+A **value** says what an element is: a ``Load`` (an input read through an
+access) or a fill, either of them under a mask (a ``Load`` of a bool input)
+or a triangle, with a second ``Load`` where the mask says no (a select). A
+**region** is a box of the output and the value of its elements:
+core/pieces.py's ``Piece``, which the operators of several inputs tile their
+outputs with. gpu/tiling.py cuts an access into GPU work, gpu/pieces.py
+writes pieces. Pure Python: nothing here touches bytes or the GPU.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 
 @dataclass(frozen=True)
-class View:
+class Access:
+    """A strided map over one row-major source (the module docstring)."""
+
     shape: tuple[int, ...]
     strides: tuple[int, ...]
     offset: int = 0
 
     @classmethod
-    def row_major(cls, shape: tuple[int, ...]) -> View:
+    def row_major(cls, shape: tuple[int, ...]) -> Access:
         """A row-major tensor read as it is (the identity view)."""
         return cls(tuple(shape), c_strides(shape))
 
     @classmethod
-    def fortran(cls, shape: tuple[int, ...]) -> View:
+    def fortran(cls, shape: tuple[int, ...]) -> Access:
         """A column-major tensor read in row-major order."""
         return cls(tuple(shape), f_strides(shape))
 
@@ -45,14 +58,14 @@ class View:
             hi += max(0, (d - 1) * s)
         return lo, hi
 
-    def simplified(self) -> View:
+    def simplified(self) -> Access:
         """The same map on fewer axes: size-1 axes dropped, and neighbours
         merged where the outer stride is the inner one times the inner dim
         (cheaper index arithmetic; the identity shows as one axis of stride
         1). Never rank 0: a single element is one axis of one, an empty view
         one axis of zero."""
         if self.size == 0:
-            return View((0,), (1,), 0)
+            return Access((0,), (1,), 0)
         merged: list[tuple[int, int]] = []
         for d, s in reversed([(d, s) for d, s in zip(self.shape, self.strides) if d != 1]):
             if merged and s == merged[-1][1] * merged[-1][0]:
@@ -62,9 +75,9 @@ class View:
         merged.reverse()
         if not merged:
             merged = [(1, 1)]
-        return View(tuple(d for d, _ in merged), tuple(s for _, s in merged), self.offset)
+        return Access(tuple(d for d, _ in merged), tuple(s for _, s in merged), self.offset)
 
-    def reshaped(self, shape) -> View | None:
+    def reshaped(self, shape) -> Access | None:
         """The same elements in the same order under ``shape``, as one strided
         view, or None where no strides can say it (a transposed pair of axes
         merged into one): numpy's no-copy reshape. What lets a chain of view
@@ -76,7 +89,7 @@ class View:
         if size != self.size:
             raise ValueError(f"cannot reshape a view of {self.size} elements to {shape}")
         if size == 0:
-            return View(shape, c_strides(shape), 0)
+            return Access(shape, c_strides(shape), 0)
         old = [(d, s) for d, s in zip(self.shape, self.strides) if d != 1]
         od, os_ = [d for d, _ in old], [s for _, s in old]
         new = [0] * len(shape)
@@ -100,12 +113,64 @@ class View:
         last = new[ni - 1] if ni >= 1 else 1
         for k in range(ni, len(shape)):
             new[k] = last
-        return View(shape, tuple(new), self.offset)
+        return Access(shape, tuple(new), self.offset)
 
     def is_identity(self) -> bool:
         """Reads the source front to back, every element once, from element 0."""
         v = self.simplified()
         return v.offset == 0 and len(v.shape) == 1 and v.strides == (1,)
+
+    # what cutting a region to bands and windows does to the accesses it reads (core/pieces.py)
+    def window(self, start: int, stop: int) -> Access:
+        """Indices [start, stop) of the first axis."""
+        return Access((stop - start,) + self.shape[1:], self.strides, self.offset + start * self.strides[0])
+
+    def dropped(self) -> Access:
+        """Without the first axis (its one index, 0, read)."""
+        return Access(self.shape[1:], self.strides[1:], self.offset)
+
+    def flipped(self, axis: int) -> Access:
+        """Axis ``axis`` walked from its other end."""
+        strides = list(self.strides)
+        strides[axis] = -strides[axis]
+        return Access(self.shape, tuple(strides), self.offset + (self.shape[axis] - 1) * self.strides[axis])
+
+    def reach(self) -> int:
+        """How many source elements lie from the lowest one read to the highest."""
+        lo, hi = self.span()
+        return hi - lo + 1
+
+
+@dataclass(frozen=True)
+class Load:
+    """A value read from input ``input`` (an index into the node's inputs)
+    through ``at``: a region's copy, a select's mask or other side."""
+
+    input: int
+    at: Access
+
+    def window(self, start: int, stop: int) -> Load:
+        return Load(self.input, self.at.window(start, stop))
+
+    def dropped(self) -> Load:
+        return Load(self.input, self.at.dropped())
+
+    def flipped(self, axis: int) -> Load:
+        return Load(self.input, self.at.flipped(axis))
+
+
+class Lookup(NamedTuple):
+    """An index lookup of an indexed access (gpu/index_table.Table): the
+    index read ``at`` elements past the element's place in the index tensor,
+    times ``stride`` elements into the data."""
+
+    stride: int
+    at: int = 0
+
+
+def load(input: int, shape, strides, offset: int = 0) -> Load:
+    """Input ``input`` read through (shape, strides, offset)."""
+    return Load(input, Access(tuple(shape), tuple(strides), offset))
 
 
 def c_strides(shape) -> tuple[int, ...]:
