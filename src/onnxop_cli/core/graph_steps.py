@@ -289,7 +289,7 @@ def _read(p, tensors) -> set[int]:
         return {k for k, t in enumerate(tensors) if t is not None}
     if p.copy is not None:
         return {p.copy}
-    return {x.input for pc in p.pieces or [] for x in (pc.src, pc.mask) if x is not None}
+    return {x.input for pc in p.pieces or [] for x in pc.loads}  # a select's other side too
 
 
 LAZY_BYTES = 64 << 20  # a tensor-op output this large whose inputs are host tensors is made only when read
