@@ -193,10 +193,11 @@ class Struct:
 
     name: str
     fields: tuple[tuple[str, str], ...]  # (field name, WGSL type), in order
+    members: tuple["Struct", ...] = ()  # the structs its fields are of, declared before it
 
     def wgsl(self) -> str:
         body = "".join(f"    {name}: {kind},\n" for name, kind in self.fields)
-        return f"struct {self.name} {{\n{body}}}\n"
+        return "".join(m.wgsl() + "\n" for m in self.members) + f"struct {self.name} {{\n{body}}}\n"
 
     @property
     def layout(self) -> Layout:
