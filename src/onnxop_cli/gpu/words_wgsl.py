@@ -258,7 +258,8 @@ def _small() -> str:
 
 def _wide() -> str:
     """32-, 64- and 128-bit elements: each word a part of one element."""
-    return ("fn wide(wg: vec3<u32>, lid: u32) {\n" + _HEAD + """    let lg = countTrailingZeros(params.bits) - 5u;  // log2 of words per element
+    return ("fn wide(wg: vec3<u32>, lid: u32) {\n" + _HEAD
+            + """    let lg = countTrailingZeros(params.bits) - 5u;  // log2 of words per element
     let lo = (1u << lg) - 1u;
     let e0 = w0 >> lg;  // WORDS is a multiple of the words per element: w0 starts an element
     // 32-bit elements: a 32-bit band starts on a condition word, so the 16 bytes are one aligned vec4
@@ -282,7 +283,8 @@ def _wide() -> str:
         let q1 = c0.q + 1u;
         let now = vec4<bool>(cond_byte(c0.q) != 0u);
         let next = vec4<bool>(cond_byte(select(q1, 0u, q1 == params.c.wrap)) != 0u);
-""" + _loop("        ") + """            let k = (vec4<u32>(g) + vec4<u32>(0u, 1u, 2u, 3u)) >> vec4<u32>(lg);  // elements from e0
+""" + _loop("        ") + """            // elements from e0
+            let k = (vec4<u32>(g) + vec4<u32>(0u, 1u, 2u, 3u)) >> vec4<u32>(lg);
             let take = select(next, now, k < left);
             select_into(w, take);
         }
@@ -370,8 +372,8 @@ def _rows() -> str:
     """32-bit elements, X and Y full, the condition a row: sixteen condition
     bytes that start a vector of the row are one load; others are two words'
     funnels (``row_four``)."""
-    return """// whether condition bytes i .. i + 3 of a row of `size` (wrapping past its end) are nonzero: one funnel of
-// two words unless the row ends among them
+    return """// whether condition bytes i .. i + 3 of a row of `size` (wrapping past its end) are nonzero: one
+// funnel of two words unless the row ends among them
 fn row_four(i: u32, size: u32) -> vec4<bool> {
     var take = vec4<bool>(false);
     if (i + 3u < size) {
