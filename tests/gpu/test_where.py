@@ -29,6 +29,7 @@ from onnxop_cli.core.tensor import Tensor, dtype_of_numpy
 from onnxop_cli.core.view import c_strides
 from onnxop_cli.gpu import pieces
 from onnxop_cli.gpu import elementwise as words
+from onnxop_cli.gpu.words_wgsl import Select, Words
 from onnxop_cli.ops.base import Node
 from onnxop_cli.ops.tensor_op import Arg, Piece, broadcast_strides
 from onnxop_cli.ops.where import VERSIONS, Where_9, run_form
@@ -246,6 +247,31 @@ def test_words_kernel_grid_rows_and_padding(gpu, rng, dtype, ran, monkeypatch):
             words.run_select(gpu, sources, got.extend, **run, **how)
             assert bytes(got) == want.tobytes(), label
         tally.add(label, "small" if want.dtype.itemsize < 4 else "wide", ran[-1])
+    tally.check()
+
+
+# other whole-word schedules than the chosen ones: fewer invocations a workgroup, more or fewer words each
+SCHEDULES = {"small": Words("small", wg=64, words=32), "wide": Words("wide", wg=64, words=16),
+             "rows": Words("rows", wg=64, words=32)}
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.float16, np.float32, np.complex128])
+def test_every_schedule_of_the_render_gives_the_same_bytes(backend, rng, dtype, monkeypatch):
+    """The schedule is a parameter of the render, not of the result: the
+    run forms, rows and bands above on schedules the host does not choose."""
+    rendered: list[Words] = []
+    monkeypatch.setattr(words, "SCHEDULES", SCHEDULES)
+    monkeypatch.setattr(words, "Select", lambda schedule: rendered.append(schedule) or Select(schedule))
+    tally = Tally()
+    for k, shapes in enumerate(RUNS[:12] + ROWS[:4] + BANDED[:3]):
+        c, x, y = inputs(rng, shapes, "C", dtype, any_byte=True)
+        force(monkeypatch, "bands" if k >= 16 else "chosen")
+        rendered.clear()
+        got = where(c, x, y, backend=backend)
+        label = f"case {k}: {shapes} {np.dtype(dtype).str}"
+        assert got.tobytes() == np.where(c, x, y).tobytes(), label
+        tally.add(label, "another schedule", "another schedule" if rendered and rendered[-1] in SCHEDULES.values()
+                  else str(rendered))
     tally.check()
 
 

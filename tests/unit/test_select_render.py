@@ -52,7 +52,7 @@ def test_the_host_picks_each_schedule_by_width_and_forms():
     assert {elementwise.variant(b) for b in (8, 16, 32, 64, 128)} == {"small", "wide"} <= set(SCHEDULES)
 
 
-@pytest.mark.parametrize("bad", [{"variant": "tiles"}, {"variant": "wide", "words": 8},
+@pytest.mark.parametrize("bad", [{"variant": "tiles"}, {"variant": "wide", "words": 8}, {"variant": "wide", "words": 48},
                                  {"variant": "rows", "words": 136}, {"variant": "small", "wg": 100}], ids=repr)
 def test_a_schedule_the_bodies_cannot_run_is_refused(bad):
     with pytest.raises(ValueError, match="no whole-word schedule"):

@@ -216,6 +216,12 @@ def _declared(text: str, name: str) -> Layout:
     return parse(text, name, f"generated {name}")
 
 
+def rendered(text: str, struct_name: str = "Params") -> Layout:
+    """The layout of ``struct_name`` in a rendered kernel's WGSL ``text``
+    (read once per text: a band's dispatch must not parse it again)."""
+    return _declared(text, struct_name)
+
+
 def structs(source: str) -> Sequence[str]:
     """The names of the structs ``source`` declares."""
     return [m.group(1) for m in _STRUCT.finditer(source)]

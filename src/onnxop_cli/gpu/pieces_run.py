@@ -17,7 +17,7 @@ from . import runs
 from .buffers import WORD, BufferUsage, MapMode, round_up
 from .device import Gpu
 from .kernels import shader_const
-from .layout import layout as layout_of, pack, pack_rows, parse
+from .layout import layout as layout_of, pack, pack_rows, rendered
 from .program import Program, grid_x
 
 SHADER = "pieces.wgsl"
@@ -96,7 +96,7 @@ class Run:
             # a part by runs takes two records (its two dispatches)
             self.params = self._buffer("params", self.stride * 2 * BATCH, U.UNIFORM | U.COPY_DST)
             # one binding for every kernel of this layout: the largest of their Params
-            own = parse(code, "Params", shader) if code is not None else layout_of(shader)
+            own = rendered(code) if code is not None else layout_of(shader)
             params_bytes = max(own.size, *(layout_of(k).size for k in (SHADER, runs.SHADER)))
             self.axes_bytes = 16 * 2 * SLOTS * BATCH
             self.axes = self._buffer("axes", self.axes_bytes, U.STORAGE | U.COPY_DST)
