@@ -12,26 +12,14 @@ divisor was zero, so a division by zero leaves no output (the file writer
 discards what it began). Sources and sinks may be a graph's device buffers
 (gpu/resident.py): they are copied on the device, nothing crosses.
 
-Where (``run_select``) is rendered on the whole-word schedule
-(gpu/words_wgsl.py) when each input (condition, X, Y) is read through one
-*run form* of the row-major output element e: element ``(e // div) % size``
-of the input as it lies -- the output's own shape (div 1, size the
-output's), a scalar (size 1), broadcast along a trailing run (div > 1),
-along leading axes (div * size < the output), or both. Everything else (an
-input broadcast along two separate runs, Fortran order, big-endian bytes,
-strings, outputs of 2**31 elements or more) keeps the select piece of the
-general pieces kernel (gpu/pieces.py), as does an input broadcast along
-leading axes that is larger than one binding.
-
-    for each band of the output (at most one binding and BAND bytes):
-        upload each input's window for the band (one broadcast along leading
-        axes: the whole input, once); one dispatch; readback dst --sink-->
-
-Its buffers, uploads, readback and graph sources and sinks are
-gpu/pieces_run.py's ``Run``. On CPU adapters (``can_map``) the windows and
-dst are mapped themselves (no staging copies); elsewhere a full X or Y is
-uploaded into dst and selected in place, and one staging buffer serves the
-three inputs.
+Where (``run_select``) runs the select rendered on the whole-word schedule
+(gpu/words_wgsl.py) when each input is element ``(e // div) % size`` of
+itself for output element e (ops/where.py's run forms), in bands of at most
+BAND bytes, through gpu/pieces_run.py's ``Run``: on CPU adapters
+(``can_map``) the windows and dst mapped themselves, elsewhere a full X or Y
+uploaded into dst and selected in place. What it cannot read (big-endian
+bytes, an input broadcast along leading axes past one binding) and what is
+no run form keep the select piece of the pieces kernel (gpu/pieces.py).
 """
 
 from __future__ import annotations
