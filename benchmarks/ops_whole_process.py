@@ -4,7 +4,7 @@ Split (8 outputs), Pad and Where; and Gather (process only, `--ops gather`).
 Two parts, each measured interleaved (A B A B, the order rotated each round):
 
 - ``kernel``: in one process, each op's kernel's GB/s (the pieces kernel;
-  Where's words kernel, shaders/where.wgsl) in output bytes per
+  Where's whole-word select, gpu/words_wgsl.py) in output bytes per
   second, sink discarding, against the gather kernel writing an
   output of the same size (a row-reversing slice of one input), per round,
   and the ratio per round (the issue asks >= 0.8);
@@ -68,7 +68,7 @@ def kernel(backend: str | None, size: int, rounds: int) -> str:
     from onnxop_cli.gpu import get_gpu
     from onnxop_cli.gpu.gather import gather_through_kernel
     from onnxop_cli.gpu.pieces import Source, run_pieces
-    from onnxop_cli.gpu.where import run_where
+    from onnxop_cli.gpu.elementwise import run_select
     from onnxop_cli.ops.tensor_op import Piece
     from onnxop_cli.core.region import c_strides, load as load_of  # load() is the machine's load
 
@@ -119,7 +119,7 @@ def kernel(backend: str | None, size: int, rounds: int) -> str:
             if op == "split":  # one run per output, as the op runs them
                 a = timed(lambda: [run_pieces(gpu, sources, sink, pieces=[p], count=p.size, bits=32) for p in pieces])
             elif op == "where":  # the words kernel, as ops/where.py plans it (the condition a row, X and Y whole)
-                a = timed(lambda: run_where(gpu, sources, sink, forms=[(1, cols), (1, n), (1, n)], fallback=pieces,
+                a = timed(lambda: run_select(gpu, sources, sink, forms=[(1, cols), (1, n), (1, n)], fallback=pieces,
                                             count=n, bits=32))
             else:
                 a = timed(lambda: run_pieces(gpu, sources, sink, pieces=pieces, count=n, bits=32))

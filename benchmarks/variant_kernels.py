@@ -115,7 +115,7 @@ def variants() -> list[Variant]:
     from onnxop_cli import api
     from onnxop_cli.gpu import (elements_rows, gather, gather_lines, indexed, nd_rows, one_hot, repeats,
                                 reverse_runs, runs, scatter, scatter_lines, slice_gathers)
-    from onnxop_cli.gpu import where as gwhere
+    from onnxop_cli.gpu import elementwise
     from onnxop_cli.ops import one_hot as oone_hot, where as owhere
 
     class _NoSlices:
@@ -277,8 +277,8 @@ def variants() -> list[Variant]:
         Variant("scatter_lines.wgsl", "scatter_apply.wgsl lines",
                 lambda: patched((scatter_lines, "entry", lambda *a, **k: None)),
                 lambda: Probe(scatter_lines, "record", lambda out, a: True), scatter_lines_cases),
-        Variant("where.wgsl", "pieces.wgsl (the select piece)", lambda: no_runner(owhere),
-                lambda: Probe(gwhere, "run_where"), where_cases),
+        Variant("the whole-word select (gpu/words_wgsl.py)", "pieces.wgsl (the select piece)",
+                lambda: no_runner(owhere), lambda: Probe(elementwise, "run_select"), where_cases),
         Variant("one_hot.wgsl", "pieces.wgsl (a fill and a piece per index)", lambda: no_runner(oone_hot),
                 lambda: Probe(one_hot, "run_one_hot"), one_hot_cases),
         Variant("pieces_runs.wgsl", "pieces.wgsl", lambda: patched((runs, "ENABLED", False)),

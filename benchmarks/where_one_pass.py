@@ -3,8 +3,8 @@ per round, interleaved and rotated, the process CPU seconds (all of
 lavapipe's threads; steadier than wall time on a shared machine) of the
 gather kernel writing the output, the two-piece plan (Y copied over the
 output, then X under the condition), the one select piece of the pieces
-kernel (the general path) and the words kernel ops/where.py plans for run
-forms (shaders/where.wgsl), X and Y the output's shape (rows, cols). Prints
+kernel (the general path) and the whole-word select ops/where.py plans for
+run forms (gpu/words_wgsl.py), X and Y the output's shape (rows, cols). Prints
 per round: gather/plan (the ratio the issue asks >= 0.8 of) and old/new.
 Third argument: the element type (f4 by default; u1, f2, f8, c16 too);
 fourth: the condition, "row" (cols,) broadcast along the rows (default),
@@ -20,7 +20,7 @@ from onnxop_cli.core.region import Access, c_strides, load
 from onnxop_cli.gpu import get_gpu
 from onnxop_cli.gpu.gather import gather_through_kernel
 from onnxop_cli.gpu.pieces import Source, run_pieces
-from onnxop_cli.gpu.where import run_where
+from onnxop_cli.gpu.elementwise import run_select
 from onnxop_cli.ops.tensor_op import Piece
 gpu = get_gpu("vulkan")
 print("adapter", gpu.name, gpu.adapter.info.get("description", ""), "load", open("/proc/loadavg").read().split()[0])
@@ -45,7 +45,7 @@ def t(f):
 fs = {"gather": lambda: gather_through_kernel(gpu, MemoryBytes(whole), sink, view=gv, bits=bits),
       "old": lambda: run_pieces(gpu, src, sink, pieces=old, count=n, bits=bits),
       "new": lambda: run_pieces(gpu, src, sink, pieces=new, count=n, bits=bits),
-      "words": lambda: run_where(gpu, src, sink, forms=[cf, (1, n), (1, n)], fallback=new, count=n, bits=bits)}
+      "words": lambda: run_select(gpu, src, sink, forms=[cf, (1, n), (1, n)], fallback=new, count=n, bits=bits)}
 for f in fs.values(): f()
 res = {k: [] for k in fs}
 names = list(fs)

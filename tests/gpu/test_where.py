@@ -4,10 +4,11 @@ random structures -- each of the condition, X and Y the output's shape, a
 scalar, broadcast along leading axes (a row under 16 bytes and over), along
 a trailing run, or both; two separate broadcast runs; Fortran order;
 big-endian bytes; odd lengths, ranks 0 to 8, zero sizes, one row to
-thousands -- x every kernel the plan and gpu/where.py can choose (the words
-kernel's ``small``, ``wide`` and ``rows`` entries, shaders/where.wgsl; the
-select piece of the pieces kernel, shaders/pieces.wgsl, for what the words
-kernel cannot read, and as its fallback past one window) x forced variants
+thousands -- x every kernel the plan and gpu/elementwise.py's ``run_select``
+can choose (the select the renderer writes on its whole-word schedules
+``small``, ``wide`` and ``rows``, gpu/words_wgsl.py; the select piece of the
+pieces kernel, shaders/pieces.wgsl, for what the select cannot read, and as
+its fallback past one window) x forced variants
 (staged rather than mapped buffers, bands of a few words, windows of 48
 bytes, grids of one and two rows) x every element width (bool to
 complex128). One tally per property asserts each case ran the kernel meant
@@ -27,7 +28,8 @@ from onnxop_cli.core.sources import MemoryBytes
 from onnxop_cli.core.tensor import Tensor, dtype_of_numpy
 from onnxop_cli.core.region import c_strides, load
 from onnxop_cli.gpu import pieces
-from onnxop_cli.gpu import where as words
+from onnxop_cli.gpu import elementwise as words
+from onnxop_cli.gpu.words_wgsl import Select, Words
 from onnxop_cli.ops.base import Node
 from onnxop_cli.ops.tensor_op import Arg, Piece, broadcast_strides
 from onnxop_cli.ops.where import VERSIONS, Where_9, run_form
@@ -151,10 +153,10 @@ def inputs(rng, shapes, layout: str, dtype, any_byte: bool):
 
 
 def meant(gpu, c, x, y, variant: str) -> str:
-    """The kernel the plan and gpu/where.py should choose: "none" for no
+    """The kernel the plan and run_select should choose: "none" for no
     output, the select piece where an input is not in a run form (two runs,
     Fortran, big-endian) or one broadcast along leading axes is past a
-    window, else the words kernel's entry by width (``rows``: 32-bit X and
+    window, else the select's schedule by width (``rows``: 32-bit X and
     Y in full, the condition a row of 16 bytes and more)."""
     shape = np.broadcast_shapes(c.shape, x.shape, y.shape)
     count = int(np.prod(shape))
@@ -175,10 +177,10 @@ def meant(gpu, c, x, y, variant: str) -> str:
 
 @pytest.fixture
 def ran(monkeypatch):
-    """The kernels calls ran, in order: an entry of the words kernel, or "pieces"."""
+    """The kernels calls ran, in order: the schedule of the select rendered, or "pieces"."""
     taken: list[str] = []
-    variant, run_pieces = words.variant, pieces.run_pieces
-    monkeypatch.setattr(words, "variant", lambda *a, **k: taken.append(variant(*a, **k)) or taken[-1])
+    select, run_pieces = words.Select, pieces.run_pieces
+    monkeypatch.setattr(words, "Select", lambda schedule: taken.append(schedule.variant) or select(schedule))
     monkeypatch.setattr(pieces, "run_pieces", lambda *a, **k: taken.append("pieces") or run_pieces(*a, **k))
     return taken
 
@@ -235,16 +237,41 @@ def test_words_kernel_grid_rows_and_padding(gpu, rng, dtype, ran, monkeypatch):
         if how == "device":
             monkeypatch.setattr(words, "BAND", 48)
             out = resident.DeviceBuffer(gpu, want.nbytes)
-            words.run_where(gpu, sources, resident.DeviceSink(out, resident.Traffic()), **run)
+            words.run_select(gpu, sources, resident.DeviceSink(out, resident.Traffic()), **run)
             n4 = -(-want.nbytes // 4) * 4
             got = resident.read_back(gpu, out.buffer, 0, n4)
             out.release()
             assert got == want.tobytes() + bytes(n4 - want.nbytes), label
         else:
             got = bytearray()
-            words.run_where(gpu, sources, got.extend, **run, **how)
+            words.run_select(gpu, sources, got.extend, **run, **how)
             assert bytes(got) == want.tobytes(), label
         tally.add(label, "small" if want.dtype.itemsize < 4 else "wide", ran[-1])
+    tally.check()
+
+
+# other whole-word schedules than the chosen ones: fewer invocations a workgroup, more or fewer words each
+SCHEDULES = {"small": Words("small", wg=64, words=32), "wide": Words("wide", wg=64, words=16),
+             "rows": Words("rows", wg=64, words=32)}
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.float16, np.float32, np.complex128])
+def test_every_schedule_of_the_render_gives_the_same_bytes(backend, rng, dtype, monkeypatch):
+    """The schedule is a parameter of the render, not of the result: the
+    run forms, rows and bands above on schedules the host does not choose."""
+    rendered: list[Words] = []
+    monkeypatch.setattr(words, "SCHEDULES", SCHEDULES)
+    monkeypatch.setattr(words, "Select", lambda schedule: rendered.append(schedule) or Select(schedule))
+    tally = Tally()
+    for k, shapes in enumerate(RUNS[:12] + ROWS[:4] + BANDED[:3]):
+        c, x, y = inputs(rng, shapes, "C", dtype, any_byte=True)
+        force(monkeypatch, "bands" if k >= 16 else "chosen")
+        rendered.clear()
+        got = where(c, x, y, backend=backend)
+        label = f"case {k}: {shapes} {np.dtype(dtype).str}"
+        assert got.tobytes() == np.where(c, x, y).tobytes(), label
+        tally.add(label, "another schedule", "another schedule" if rendered and rendered[-1] in SCHEDULES.values()
+                  else str(rendered))
     tally.check()
 
 

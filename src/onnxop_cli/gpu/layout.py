@@ -193,10 +193,11 @@ class Struct:
 
     name: str
     fields: tuple[tuple[str, str], ...]  # (field name, WGSL type), in order
+    members: tuple["Struct", ...] = ()  # the structs its fields are of, declared before it
 
     def wgsl(self) -> str:
         body = "".join(f"    {name}: {kind},\n" for name, kind in self.fields)
-        return f"struct {self.name} {{\n{body}}}\n"
+        return "".join(m.wgsl() + "\n" for m in self.members) + f"struct {self.name} {{\n{body}}}\n"
 
     @property
     def layout(self) -> Layout:
@@ -213,6 +214,12 @@ class Struct:
 @lru_cache(maxsize=None)
 def _declared(text: str, name: str) -> Layout:
     return parse(text, name, f"generated {name}")
+
+
+def rendered(text: str, struct_name: str = "Params") -> Layout:
+    """The layout of ``struct_name`` in a rendered kernel's WGSL ``text``
+    (read once per text: a band's dispatch must not parse it again)."""
+    return _declared(text, struct_name)
 
 
 def structs(source: str) -> Sequence[str]:

@@ -10,7 +10,7 @@ A band is a run of whole lines (a line: the ``inner`` elements of one
 lines too long for that, a stretch of one line; either way its index window
 is a few lines' positions, at most one binding (``_bands``). The buffers,
 uploads, readback and graph (device-resident) sources and sinks are
-gpu/pieces_run.py's ``Run``, as gpu/where.py's: only the kernel and its
+gpu/pieces_run.py's ``Run``, as Where's select's: only the kernel and its
 parameters differ. ``gpu.cache[LAST]`` holds the last call's band count
 (tests check the path was taken).
 """
@@ -30,7 +30,7 @@ SHADER = "one_hot.wgsl"
 KERNELS = {name: {"KERNEL": k} for k, name in enumerate(("small", "wide", "wide_lines"))}  # the shader's variants
 LAST = "one-hot-last"
 LIMIT = 1 << 31  # depth: the kernel wraps and compares indices in u32
-BAND = 16 << 20  # bytes of a band at most, as gpu/where.py's
+BAND = 16 << 20  # bytes of a band at most, as Where's select's (gpu/elementwise.py)
 NONE = 0xFFFFFFFF  # the kernel's line of a band inside one line
 KINDS = {"i": 0, "u": 1, "f": 2}  # numpy kind -> the kernel's index kind
 
@@ -91,7 +91,7 @@ def run_one_hot(
         poison = env_poison()
     from .resident import DeviceBuffer, DeviceSink
 
-    # CPU adapters: the window and dst mapped themselves, no staging copies (as gpu/where.py)
+    # CPU adapters: the window and dst mapped themselves, no staging copies (as Where's select, gpu/elementwise.py)
     mapped = can_map(gpu) and not isinstance(sink, DeviceSink) and not isinstance(source.data, DeviceBuffer)
     stats["mapped"] = mapped
     bands = list(_bands(count, depth, inner, band, window))

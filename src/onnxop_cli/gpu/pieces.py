@@ -28,8 +28,9 @@ from .pieces_run import SLOTS, Run, Sink, Source
 __all__ = ["BAND", "DEFAULT_BAND", "SLOTS", "Run", "Runs", "Sink", "Source", "one_kernel_bands", "run_pieces"]
 
 DEFAULT_BAND = 64 << 20  # bytes of a window at most (and of a band, below BAND)
-# Bands of at most 16 MiB, as gpu/where.py's: Pad's 64 MiB float32 output (one band of 64 MiB against
-# four) ran at 2.0-2.3x the gather kernel's GB/s against 4.4-4.7x, Concat's 2.6-2.8x against 2.6-3.4x
+# Bands of at most 16 MiB, as Where's select's (gpu/elementwise.py): Pad's 64 MiB float32 output (one
+# band of 64 MiB against four) ran at 2.0-2.3x the gather kernel's GB/s against 4.4-4.7x, Concat's 2.6-2.8x
+# against 2.6-3.4x
 # (Mesa 22.3, load 3.6-3.8, benchmarks/ops_whole_process.py kernel, 2026-12-01)
 BAND = 16 << 20
 
@@ -98,7 +99,7 @@ def run_pieces(
     selects = any(p.other is not None for p in pieces)
     from .resident import DeviceBuffer, DeviceSink
 
-    # CPU adapters: the windows and dst mapped themselves, no staging copies (as gpu/where.py)
+    # CPU adapters: the windows and dst mapped themselves, no staging copies (as Where's select, gpu/elementwise.py)
     mapped = can_map(gpu) and not isinstance(sink, DeviceSink) and not any(
         s is not None and isinstance(s.data, DeviceBuffer) for s in sources)
     def make() -> Run:
@@ -123,7 +124,7 @@ def run_pieces(
 
 def one_kernel_bands(gpu: Gpu, binding_bytes: Optional[int], count: int, bits: int, most: int) -> tuple[int, int]:
     """(window cap, band bytes) of a run of one kernel over ``count``
-    elements of ``bits`` (gpu/where.py, gpu/one_hot.py): windows of at most
+    elements of ``bits`` (gpu/elementwise.py's run_select, gpu/one_hot.py): windows of at most
     one binding (``binding_bytes`` forces smaller), bands of at most ``most``
     bytes and no more than the output, whole words each."""
     from .gather import binding_limit

@@ -1,9 +1,10 @@
 """One run of ``shaders/pieces.wgsl`` (or a kernel binding its layout:
-shaders/where.wgsl, shaders/one_hot.wgsl): its buffers and bind group, the
-uploads of each group of parts' windows, the dispatches (the general kernel,
-or gpu/runs.py's for whole-word runs) and the readback of each band.
-gpu/pieces.py plans the bands and parts; gpu/where.py and gpu/one_hot.py
-drive one kernel over the same buffers (``dispatch_one``)."""
+Where's rendered select, gpu/words_wgsl.py; shaders/one_hot.wgsl): its
+buffers and bind group, the uploads of each group of parts' windows, the
+dispatches (the general kernel, or gpu/runs.py's for whole-word runs) and
+the readback of each band. gpu/pieces.py plans the bands and parts;
+gpu/elementwise.py's ``run_select`` and gpu/one_hot.py drive one kernel
+over the same buffers (``dispatch_one``)."""
 
 from __future__ import annotations
 
@@ -17,14 +18,14 @@ from . import runs
 from .buffers import WORD, BufferUsage, MapMode, round_up
 from .device import Gpu
 from .kernels import shader_const
-from .layout import layout as layout_of, pack, pack_rows
+from .layout import layout as layout_of, pack, pack_rows, rendered
 from .program import Program, grid_x
 
 SHADER = "pieces.wgsl"
 M = 0xFFFFFFFF  # strides as two's complement u32 words
 SLOTS = 16  # axes entries per piece (ranks up to 16); a select piece's other strides follow them
 BATCH = 128  # dispatches per submission
-# (src, mask, dst, params at a dynamic offset, axes, other): every kernel of a run (runs.py's, where.wgsl, one_hot.wgsl)
+# (src, mask, dst, params at a dynamic offset, axes, other): every kernel of a run (runs.py's, the select, one_hot.wgsl)
 KINDS = ("read-only-storage", "read-only-storage", "storage", "uniform+offset", "read-only-storage",
          "read-only-storage")
 
@@ -42,12 +43,12 @@ class Source:
 class Run:
     def __init__(self, gpu: Gpu, band_bytes: int, window_bytes: int, max_groups_per_dim: Optional[int],
                  masked: bool = True, selects: bool = True, *, shader: str = SHADER,
-                 constants: Optional[dict[str, int]] = None,
+                 constants: Optional[dict[str, int]] = None, code: Optional[str] = None,
                  sizes: Optional[tuple[int, int, int]] = None, shared_upload: int = 0,
                  mapped: bool = False, by_runs: bool = False) -> None:
         """Buffers and a bind group for one run. ``shader``, ``constants``: the
-        kernel bound to them and its variant (gpu/shaders.py; shaders/where.wgsl
-        binds the same layout);
+        kernel bound to them and its variant (gpu/shaders.py); ``code``: a
+        rendered kernel of the same layout (gpu/words_wgsl.py), ``shader`` its label;
         ``sizes``: the src, mask and other windows' bytes (else
         ``window_bytes`` each); ``shared_upload``: the bytes of one staging
         buffer for the three (each upload then submitted before the next is
@@ -67,7 +68,7 @@ class Run:
         U = BufferUsage
         self.buffers: list[Any] = []
         with gpu.errors("allocating pieces buffers"):
-            self.kernel = Program(shader, KINDS, constants).on(gpu)
+            self.kernel = Program(shader, KINDS, constants, code=code).on(gpu)
             self.runs = runs.kernels(gpu, KINDS) if by_runs else None
             window_usage = U.STORAGE | (U.MAP_WRITE if mapped else U.COPY_DST)
             if mapped:
@@ -96,7 +97,8 @@ class Run:
             # a part by runs takes two records (its two dispatches)
             self.params = self._buffer("params", self.stride * 2 * BATCH, U.UNIFORM | U.COPY_DST)
             # one binding for every kernel of this layout: the largest of their Params
-            params_bytes = max(layout_of(k).size for k in (SHADER, runs.SHADER, shader))
+            own = rendered(code) if code is not None else layout_of(shader)
+            params_bytes = max(own.size, *(layout_of(k).size for k in (SHADER, runs.SHADER)))
             self.axes_bytes = 16 * 2 * SLOTS * BATCH
             self.axes = self._buffer("axes", self.axes_bytes, U.STORAGE | U.COPY_DST)
             self.bind_group = self.kernel.bind([

@@ -6,9 +6,11 @@ is one select piece: each output element read from X where the condition
 (the kernel's mask) is true and from Y elsewhere, all three through their
 own broadcast strides, and written once. Where each input is read in a *run
 form* (``run_form``: the output's shape, a scalar, broadcast along leading
-axes or a trailing run) the plan runs it through shaders/where.wgsl in whole
-words instead (gpu/where.py, ``--json`` kernel ``where``); the select piece
-stays in the plan for summaries and for what that kernel cannot take.
+axes or a trailing run) the plan runs it through the select the renderer
+writes on its whole-word schedule instead (gpu/words_wgsl.py, run by
+gpu/elementwise.py's ``run_select``, ``--json`` kernel ``where``); the
+select piece stays in the plan for summaries and for what that kernel
+cannot take.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ class Where_9(TensorOp):
         pieces = [Piece(shape, out, 0, load(1, shape, strides[1]), mask=load(0, shape, strides[0]),
                         other=load(2, shape, strides[2]))]
         forms = [run_form(shape, s) for s in strides]
-        from ..gpu.where import LIMIT  # the words kernel's element arithmetic is u32
+        from ..gpu.elementwise import LIMIT  # the select's element arithmetic is u32
 
         if (x.dtype.is_string or any(f is None for f in forms) or math.prod(shape) >= LIMIT
                 or any(getattr(a.tensor, "byteswap", 0) for a in args)):
@@ -71,9 +73,9 @@ def run_form(shape: Sequence[int], strides: Sequence[int]) -> Optional[tuple[int
 
 
 def _run_words(forms, pieces, count: int, bits: int, gpu, sources, sink) -> int:
-    from ..gpu.where import run_where
+    from ..gpu.elementwise import run_select
 
-    return run_where(gpu, sources, sink, forms=forms, fallback=pieces, count=count, bits=bits)
+    return run_select(gpu, sources, sink, forms=forms, fallback=pieces, count=count, bits=bits)
 
 
 # opset -> the types that version added (onnx.defs' lists; tests/unit/test_opsets.py holds them to it)
