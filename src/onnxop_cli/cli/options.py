@@ -14,7 +14,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from ..errors import ExitCode, UsageError
+from ..errors import UsageError
 from . import op_results
 from .console import Out
 from .op_results import _kernels_used  # noqa: F401 - for --json, also imported from here
@@ -241,7 +241,6 @@ def _run_many(
     (core/batch.py). Prints a line per tensor, the node (without -o), or one JSON
     document for all of them."""
     from ..core import batch
-    from ..render import json as report
 
     started = time.perf_counter()
     op_results.refuse_full(full, output, out)
@@ -255,19 +254,8 @@ def _run_many(
             _show(node, ran, out, full=full, titled=len(jobs) > 1)
         except (Exception, KeyboardInterrupt) as e:
             runs.throw(e)  # a failure while printing a job stops the batch like one while running it
-        done += [(result, ran.job.src) for _, result in ran.results]
-    out.warn_lost()
-    code = ExitCode.USAGE if refused else ExitCode.SUCCESS
-    for r in refused or []:
-        out.refused(f"refused, not run: {r.message}")
-    if out.json:
-        out.document(
-            op_results.document(command, node, opset, [(r, src, None) for r, src in done], backend, started)
-            | ({"status": "failed", "exit_code": int(code), "refused": [report.refused_entry(r) for r in refused]}
-               if keep_going else {})
-            | ({"any_type": True} if node.any_type else {})
-        )
-    return code
+        done += [(result, ran.job.src, None) for _, result in ran.results]
+    return op_results.finish(out, command, node, opset, done, backend, started, refused)
 
 
 def _tracker(out: Out):

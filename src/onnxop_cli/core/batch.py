@@ -28,6 +28,7 @@ core/batch_targets.py's.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from pathlib import Path
 from contextlib import contextmanager
@@ -114,23 +115,14 @@ def plan(
         pack.check_format(fmt, output)
     packed = output is not None and not is_stdio(output) and io.is_archive(output) and len(inputs) > 1
     targets = batch_targets.targets(inputs, output, parents, fmt, packed)
-    jobs = [Job(src, target, fmt=fmt if is_stdio(target) else None, packed=packed) for src, target in zip(inputs, targets)]
+    jobs = [Job(src, [target], fmt=fmt if is_stdio(target) else None, packed=packed) for src, target in zip(inputs, targets)]
     if packed:
         pack.refuse_packing_an_input(inputs, output)
     else:
         batch_targets.refuse_collisions(jobs)
 
     def each(check) -> None:
-        for job in list(jobs):
-            try:
-                check(job)
-            except OnnxopError as e:
-                if refused is None:
-                    raise
-                refused.append(Refused(job.src, job.target, e.message))
-                for tensor in job.tensors:
-                    tensor.close()
-                jobs.remove(job)
+        set_aside(jobs, check, refused)
 
     def headers(job: Job) -> None:  # headers only: the data is read when the job runs
         many = job.target is None or io.is_archive(job.target) or (job.fmt or "").lower().lstrip(".") == "npz"
@@ -140,7 +132,8 @@ def plan(
         for tensor in job.tensors:
             out_shape = core.check(node, tensor, where=tensor.source or tensor.name)
             if job.target is not None:
-                batch_targets.check_target(job.target, output if parents else None, tensor, out_shape, job.fmt)
+                batch_targets.check_target(job.target, output if parents else None, tensor.dtype,
+                                           math.prod(out_shape), job.fmt, tensor)
 
     each(headers)
     each(rules)
@@ -150,6 +143,23 @@ def plan(
         for tensor in job.tensors:
             core.check_device(tensor, backend)
     return jobs
+
+
+def set_aside(jobs: list[Job], check: Callable[[Job], object], refused: Optional[list[Refused]]) -> None:
+    """``check(job)`` for each job, in order. A refusal refuses the batch --
+    or, given a ``refused`` list (--keep-going), puts the job there (its
+    tensors closed) and leaves it out of ``jobs``."""
+    for job in list(jobs):
+        try:
+            check(job)
+        except OnnxopError as e:
+            if refused is None:
+                raise
+            refused.append(Refused(job.src, job.target, e.message))
+            for tensor in job.tensors:
+                if tensor is not None:
+                    tensor.close()
+            jobs.remove(job)
 
 
 # ------------------------------------------------------------------ running
