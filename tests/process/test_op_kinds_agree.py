@@ -218,3 +218,23 @@ def test_a_large_input_draws_a_progress_bar_on_a_terminal(backend, tmp_path, kin
     assert proc.wait(timeout=300) == 0
     err = b"".join(chunks).decode(errors="replace")
     assert f"{command.capitalize()} a" in err and "MiB" in err, err
+
+
+@pytest.mark.one_backend
+@pytest.mark.parametrize("kind", KINDS)
+def test_several_inputs_pack_into_one_archive(backend, tmp_path, kind):
+    """-o all.npz: a member per result, named after its input; two inputs of one name are one refusal."""
+    _same_named(tmp_path)
+    np.save(tmp_path / "b.npy", np.full((2, 3), 2, np.float32))
+    done = _run(backend, tmp_path, kind, "p/a.npy", "b.npy", given=["-o", "all.npz"])
+    assert (done.returncode, done.stderr) == (0, "")
+    members = ["a_0", "a_1", "b_0", "b_1"] if kind == "several-outputs" else ["a", "b"]
+    with np.load(tmp_path / "all.npz") as z:
+        assert sorted(z) == members and z[members[-1]].flat[-1] == 2
+    assert [line.rsplit(", wrote ", 1)[1] for line in done.stdout.splitlines()] == ["all.npz"] * len(members)
+    done = _run(backend, tmp_path, kind, "p/a.npy", "q/a.npy", given=["-o", "two.npz"])
+    member = "a_0" if kind == "several-outputs" else "a"
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (f"onnxop: error: two.npz: the results of p/a.npy and q/a.npy would both be member "
+                           f"{member!r}; rename one input, or write them to a folder\n")
+    assert not (tmp_path / "two.npz").exists()

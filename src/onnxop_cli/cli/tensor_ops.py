@@ -107,7 +107,13 @@ def plan_jobs(spec: OpSpec, op, node, files: list[Path], member: Optional[str], 
 
     set_aside(jobs, rules, refused)
     batch_targets.assign_outputs(jobs, output, multi=multi, parents=parents, count=count)
-    batch_targets.refuse_collisions(jobs)
+    if jobs and jobs[0].packed:
+        from ..core import pack
+
+        pack.refuse_packing_an_input(files, output)  # type: ignore[arg-type]
+        pack.refuse_member_collisions([(j.src, j.member_names) for j in jobs], output)  # type: ignore[arg-type]
+    else:
+        batch_targets.refuse_collisions(jobs)
     set_aside(jobs, lambda job: _check_targets(job, output, parents), refused)
     return jobs
 
@@ -141,37 +147,52 @@ def prechecked(jobs: list[Job], backend, refused: Optional[list[Refused]]) -> No
 
 def run_jobs(spec: OpSpec, node, jobs: list[Job], backend, out, full: bool, track: Track = untracked) -> list:
     """The planned jobs in order, each printed or written (and said) when it
-    is done, its inputs' bytes counted by ``track`` (the progress bars). A
-    failure stops the batch as a view operator's does
+    is done -- packed into one archive (``-o all.npz``), said once the
+    archive is in place -- its inputs' bytes counted by ``track`` (the
+    progress bars). A failure stops the batch as a view operator's does
     (core/batch.BatchFailed): the line and --json say what was written before
     it -- but for a job of several files (Split's parts), which has no one
     output to name as not written."""
+    from contextlib import ExitStack
+
     from ..core import signals
     from ..core.batch import BatchFailed
 
+    packed = bool(jobs) and jobs[0].packed
     done: list = []
     written: list = []
-    for job in jobs:
-        try:
-            signals.checkpoint()
-            result = _run_job(node, job, backend, full, track)
-            done.append((job, result))
-            if job.targets and job.targets[0] is None:
-                op_results.show(node, job.src, [(job.tensors, result)], out, full=full, titled=len(jobs) > 1,
-                                first=len(done) == 1)
-            for t, target in zip(result.outputs, job.targets):
-                if target is not None:
-                    op_results.wrote(out, node, job.tensors, t, target, result.note)
-        except (Exception, KeyboardInterrupt) as e:
-            if len({str(t) for t in job.targets}) > 1:  # a folder of parts: no one output to name as not written
-                raise
-            raise BatchFailed(e, job, written, len(jobs)) from e
-        written += [t for t in dict.fromkeys(job.targets) if t is not None]
+    with ExitStack() as archive:  # packed: one writer for every job, committed when all have run
+        shared: Optional[dict] = {} if packed else None
+        for job in jobs:
+            try:
+                signals.checkpoint()
+                result = _run_job(node, job, backend, full, track, shared, archive)
+                done.append((job, result))
+                if not packed:
+                    _said(node, job, result, out, full, titled=len(jobs) > 1, first=len(done) == 1)
+            except (Exception, KeyboardInterrupt) as e:
+                if len({str(t) for t in job.targets}) > 1:  # a folder of parts: no one output to name as not written
+                    raise
+                raise BatchFailed(e, job, [] if packed else written, len(jobs)) from e
+            written += [t for t in dict.fromkeys(job.targets) if t is not None]
+    for job, result in done if packed else []:
+        _said(node, job, result, out, full, titled=False, first=False)
     return done
 
 
-def _run_job(node, job: Job, backend, full: bool, track: Track):
-    """One job's result: printed (no -o: a large output only summarised), or its outputs written."""
+def _said(node, job: Job, result, out, full: bool, *, titled: bool, first: bool) -> None:
+    """A job done: its node printed (no -o), or a line per output written."""
+    if job.targets and job.targets[0] is None:
+        op_results.show(node, job.src, [(job.tensors, result)], out, full=full, titled=titled, first=first)
+    for t, target in zip(result.outputs, job.targets):
+        if target is not None:
+            op_results.wrote(out, node, job.tensors, t, target, result.note)
+
+
+def _run_job(node, job: Job, backend, full: bool, track: Track, shared: Optional[dict] = None, archive=None):
+    """One job's result: printed (no -o: a large output only summarised), or
+    its outputs written -- into ``shared``, the writers the batch holds open
+    in ``archive`` (packed), else its own, committed when the job is done."""
     from contextlib import contextmanager, ExitStack
 
     from ..core import apply_tensors
@@ -194,14 +215,15 @@ def _run_job(node, job: Job, backend, full: bool, track: Track):
                    for t in job.tensors]
         if printed:
             return apply_tensors.apply_node(node, tensors, backend=backend, names=_names(job), spill=True)
-        writers: dict[str, Any] = {}
+        writers: dict[str, Any] = {} if shared is None else shared
 
         def writer_for(target):
             key = str(target)
             if key not in writers:
                 if not is_stdio(target) and not Path(target).parent.exists():  # a folder of parts, --parents
                     _make_folders(Path(target))
-                writers[key] = stack.enter_context(io.open_writer(Path(target), fmt=job.fmt))
+                writers[key] = (stack if shared is None else archive).enter_context(
+                    io.open_writer(Path(target), fmt=job.fmt))
             return writers[key]
 
         @contextmanager

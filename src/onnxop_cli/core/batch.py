@@ -138,7 +138,7 @@ def plan(
     each(headers)
     each(rules)
     if packed:
-        pack.refuse_member_collisions([(j.src, j.tensors) for j in jobs], output)
+        pack.refuse_member_collisions([(j.src, [pack.member_of(t, j.src) for t in j.tensors]) for j in jobs], output)
     for job in jobs:  # the device last: opening it is the slowest check
         for tensor in job.tensors:
             core.check_device(tensor, backend)

@@ -212,19 +212,24 @@ def assign_outputs(
             job.targets = [output]
             continue
         folder = output / mirrored(job.src).parent if parents else output
+        archive = output.suffix.lower() == ".npz"
         if multi and not (n == 1 and count == 1 and _names_a_file(output)):  # one part to -o FILE: the file
-            if output.suffix.lower() == ".npz":
-                if count > 1:
-                    raise UsageError(f"{output}: with {count} inputs, -o must be a folder")
-                job.targets = [output] * n
+            if archive:
+                job.targets, job.packed = [output] * n, count > 1
             else:
                 suffix = own or (job.src.suffix.lower() if job.src.suffix.lower() in (".npy", ".pb") else ".npy")
                 job.targets = [folder / f"{stem}_{k}{suffix}" for k in range(n)]
         elif parents or output.is_dir():
             name = job.src.name if job.src.suffix.lower() in (".npy", ".pb") else f"{stem}.npy"
             job.targets = [folder / (Path(name).with_suffix(own) if own else name)]
+        elif count > 1 and archive:  # several inputs packed into one archive, a member per result, as a view's
+            from .pack import member_of
+
+            job.targets, job.packed, job.member_names = [output], True, [member_of(job.tensors[0], job.src)]
         elif count > 1:
-            raise UsageError(f"{output}: with {count} inputs, -o must be an existing folder")
+            raise UsageError(
+                f"{output}: with {count} inputs, -o must be an existing folder, or an .npz to pack them into"
+            )
         else:
             job.targets = [output]
 
