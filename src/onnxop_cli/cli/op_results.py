@@ -36,6 +36,28 @@ def wrote(out: Out, node, inputs: Sequence, output, target, note: str) -> None:
              f"wrote {quote(stdio_label(target))}" + (f" ({note})" if note else ""))
 
 
+def said(node, runs, out: Out, *, full: bool, titled: bool) -> list:
+    """Each job as the batch (core/batch.run) runs it: its node printed (no
+    -o; ``titled``: with several inputs), or a line per output written. A
+    failure while saying a job stops the batch as one while running it.
+    Returns (Result, input path, None: the result's own paths) per node run,
+    for --json."""
+    done = []
+    for ran in runs:
+        try:
+            job = ran.job
+            if job.targets[:1] == [None]:
+                show(node, job.src, ran.results, out, full=full, titled=titled, first=ran.index == 0)
+            else:
+                for inputs, result in ran.results:
+                    for output, target in zip(result.outputs, job.targets):
+                        wrote(out, node, inputs, output, target, result.note)
+        except (Exception, KeyboardInterrupt) as e:
+            runs.throw(e)  # a failure while printing a job stops the batch like one while running it
+        done += [(result, ran.job.src, None) for _, result in ran.results]
+    return done
+
+
 def show(node, src, runs: Sequence[tuple[Sequence, object]], out: Out, *, full: bool, titled: bool,
          first: bool) -> None:
     """Runs to be printed: each run's node as the ONNX docs print examples

@@ -247,14 +247,9 @@ def _run_many(
     _check_stdio(inputs, output, out)
     refused: Optional[list] = [] if keep_going else None
     jobs = batch.plan(node, inputs, output, member, parents=parents, backend=backend, fmt=fmt, refused=refused)
-    runs = batch.run(node, jobs, backend=backend, parents=parents, member=member, track=_tracker(out), full=full)
-    done = []
-    for ran in runs:
-        try:
-            _show(node, ran, out, full=full, titled=len(jobs) > 1)
-        except (Exception, KeyboardInterrupt) as e:
-            runs.throw(e)  # a failure while printing a job stops the batch like one while running it
-        done += [(result, ran.job.src, None) for _, result in ran.results]
+    runs = batch.run(jobs, batch.view_jobs(node, backend=backend, member=member, track=_tracker(out), full=full),
+                     parents=parents)
+    done = op_results.said(node, runs, out, full=full, titled=len(jobs) > 1)
     return op_results.finish(out, command, node, opset, done, backend, started, refused)
 
 
@@ -263,17 +258,6 @@ def _tracker(out: Out):
     from . import progress
 
     return lambda source, label: progress.tracked(source, label, quiet=out.quiet)
-
-
-def _show(node, ran, out: Out, *, full: bool, titled: bool) -> None:
-    """A job the batch ran: a line per tensor written, or (no -o) each tensor's node printed."""
-    job = ran.job
-    if job.target is None:
-        op_results.show(node, job.src, [([t], r) for t, r in ran.results], out, full=full, titled=titled,
-                        first=ran.index == 0)
-        return
-    for tensor, result in ran.results:
-        op_results.wrote(out, node, [tensor], result.output, job.target, result.note)
 
 
 def _check_stdio(inputs: list[Path], output: Optional[Path], out: Out) -> None:

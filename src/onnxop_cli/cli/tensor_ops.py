@@ -31,7 +31,8 @@ from typing import Any, Optional
 import typer
 
 from .help import TENSOR_OPERATORS
-from ..core.batch import Job, Refused, Track, set_aside, untracked
+from ..core import batch
+from ..core.batch import Job, Refused, RunJob, Track, set_aside, untracked
 from ..errors import OnnxopError, UsageError
 from ..ops import OpSpec
 from . import op_results
@@ -145,54 +146,12 @@ def prechecked(jobs: list[Job], backend, refused: Optional[list[Refused]]) -> No
 # ------------------------------------------------------------ running
 
 
-def run_jobs(spec: OpSpec, node, jobs: list[Job], backend, out, full: bool, track: Track = untracked) -> list:
-    """The planned jobs in order, each printed or written (and said) when it
-    is done -- packed into one archive (``-o all.npz``), said once the
-    archive is in place -- its inputs' bytes counted by ``track`` (the
-    progress bars). A failure stops the batch as a view operator's does
-    (core/batch.BatchFailed): the line and --json say what was written before
-    it -- but for a job of several files (Split's parts), which has no one
-    output to name as not written."""
-    from contextlib import ExitStack
-
-    from ..core import signals
-    from ..core.batch import BatchFailed
-
-    packed = bool(jobs) and jobs[0].packed
-    done: list = []
-    written: list = []
-    with ExitStack() as archive:  # packed: one writer for every job, committed when all have run
-        shared: Optional[dict] = {} if packed else None
-        for job in jobs:
-            try:
-                signals.checkpoint()
-                result = _run_job(node, job, backend, full, track, shared, archive)
-                done.append((job, result))
-                if not packed:
-                    _said(node, job, result, out, full, titled=len(jobs) > 1, first=len(done) == 1)
-            except (Exception, KeyboardInterrupt) as e:
-                if len({str(t) for t in job.targets}) > 1:  # a folder of parts: no one output to name as not written
-                    raise
-                raise BatchFailed(e, job, [] if packed else written, len(jobs)) from e
-            written += [t for t in dict.fromkeys(job.targets) if t is not None]
-    for job, result in done if packed else []:
-        _said(node, job, result, out, full, titled=False, first=False)
-    return done
-
-
-def _said(node, job: Job, result, out, full: bool, *, titled: bool, first: bool) -> None:
-    """A job done: its node printed (no -o), or a line per output written."""
-    if job.targets and job.targets[0] is None:
-        op_results.show(node, job.src, [(job.tensors, result)], out, full=full, titled=titled, first=first)
-    for t, target in zip(result.outputs, job.targets):
-        if target is not None:
-            op_results.wrote(out, node, job.tensors, t, target, result.note)
-
-
-def _run_job(node, job: Job, backend, full: bool, track: Track, shared: Optional[dict] = None, archive=None):
-    """One job's result: printed (no -o: a large output only summarised), or
-    its outputs written -- into ``shared``, the writers the batch holds open
-    in ``archive`` (packed), else its own, committed when the job is done."""
+def tensor_jobs(node, backend, full: bool, track: Track = untracked) -> RunJob:
+    """How a tensor operator's job runs in the batch (core/batch.run): the
+    node once on the job's inputs, their bytes counted by ``track`` (the
+    progress bars) -- printed (no -o: a large output only summarised), or
+    its outputs written into the batch's archive (packed) or its own
+    targets, each file committed when the job is done."""
     from contextlib import contextmanager, ExitStack
 
     from ..core import apply_tensors
@@ -202,42 +161,51 @@ def _run_job(node, job: Job, backend, full: bool, track: Track, shared: Optional
     from .. import io
     from ..io.stdio import is_stdio
 
-    printed = bool(job.targets) and job.targets[0] is None
-    if printed and not full:
-        result = summarised_tensor_op(node, job.tensors, edge=EDGE_ITEMS, threshold=MAP_THRESHOLD,
-                                      backend=backend)  # only what is shown is made
-        if result is not None:
-            for t, name in zip(result.outputs, _names(job)):
-                t.name = name
-            return result
-    with ExitStack() as stack:
-        tensors = [None if t is None else replace(t, data=stack.enter_context(track(t.data, f"{node.op_type} {t.name}")))
-                   for t in job.tensors]
-        if printed:
-            return apply_tensors.apply_node(node, tensors, backend=backend, names=_names(job), spill=True)
-        writers: dict[str, Any] = {} if shared is None else shared
+    def run_job(job: Job, archive) -> list:
+        result = _run(job, archive)
+        result.paths = [None if t is None else str(t) for t in job.targets]
+        return [(job.tensors, result)]
 
-        def writer_for(target):
-            key = str(target)
-            if key not in writers:
-                if not is_stdio(target) and not Path(target).parent.exists():  # a folder of parts, --parents
-                    _make_folders(Path(target))
-                writers[key] = (stack if shared is None else archive).enter_context(
-                    io.open_writer(Path(target), fmt=job.fmt))
-            return writers[key]
+    def _run(job: Job, archive):
+        printed = bool(job.targets) and job.targets[0] is None
+        if printed and not full:
+            result = summarised_tensor_op(node, job.tensors, edge=EDGE_ITEMS, threshold=MAP_THRESHOLD,
+                                          backend=backend)  # only what is shown is made
+            if result is not None:
+                for t, name in zip(result.outputs, _names(job)):
+                    t.name = name
+                return result
+        with ExitStack() as stack:
+            tensors = [None if t is None else replace(t, data=stack.enter_context(track(t.data, f"{node.op_type} {t.name}")))
+                       for t in job.tensors]
+            if printed:
+                return apply_tensors.apply_node(node, tensors, backend=backend, names=_names(job), spill=True)
+            writers: dict[str, Any] = {}
 
-        @contextmanager
-        def sinks(k, p):
-            target = job.targets[k]
-            w = writer_for(target)
-            name = job.member_names[k] or (spec_output_name(node, p, target))
-            if p.dtype.is_string:
-                yield lambda values: w.strings(name, values, "")
-                return
-            with w.tensor(name, p.shape, p.dtype) as sink:
-                yield sink
+            def writer_for(target):
+                if archive is not None:
+                    return archive
+                key = str(target)
+                if key not in writers:
+                    if not is_stdio(target) and not Path(target).parent.exists():  # a folder of parts
+                        _make_folders(Path(target))
+                    writers[key] = stack.enter_context(io.open_writer(Path(target), fmt=job.fmt))
+                return writers[key]
 
-        return apply_tensors.apply_node(node, tensors, backend=backend, sinks=sinks, names=_names(job))
+            @contextmanager
+            def sinks(k, p):
+                target = job.targets[k]
+                w = writer_for(target)
+                name = job.member_names[k] or (spec_output_name(node, p, target))
+                if p.dtype.is_string:
+                    yield lambda values: w.strings(name, values, "")
+                    return
+                with w.tensor(name, p.shape, p.dtype) as sink:
+                    yield sink
+
+            return apply_tensors.apply_node(node, tensors, backend=backend, sinks=sinks, names=_names(job))
+
+    return run_job
 
 
 def spec_output_name(node, p, target) -> str:
@@ -285,8 +253,8 @@ def add_command(spec: OpSpec) -> None:
         prechecked(jobs, b, refused)
         if output is not None and str(output) == "-":
             out.data_on_stdout = True
-        done = run_jobs(spec, node, jobs, b, out, full, track=cli._tracker(out))
-        done = [(result, job.src, [None if t is None else str(t) for t in job.targets]) for job, result in done]
+        runs = batch.run(jobs, tensor_jobs(node, b, full, track=cli._tracker(out)), parents=parents)
+        done = op_results.said(node, runs, out, full=full, titled=len(jobs) > 1)
         return op_results.finish(out, spec.command, node, opset, done, b, started, refused)
 
     register(spec, run_op, panel=TENSOR_OPERATORS, option=_tensor_option, output=cli.PartsOutputOpt)
