@@ -238,3 +238,15 @@ def test_several_inputs_pack_into_one_archive(backend, tmp_path, kind):
     assert done.stderr == (f"onnxop: error: two.npz: the results of p/a.npy and q/a.npy would both be member "
                            f"{member!r}; rename one input, or write them to a folder\n")
     assert not (tmp_path / "two.npz").exists()
+
+
+@pytest.mark.one_backend
+@pytest.mark.parametrize("kind,target", [("view", "nodir/y.npy"), ("tensor", "nodir/y.npy"),
+                                         ("several-outputs", "nodir/y.npz")])
+def test_an_output_in_a_missing_folder_is_refused(backend, tmp_path, kind, target):
+    """Only a folder of parts (-o parts/) is made; -o FILE's folder must exist, whatever the operator."""
+    np.save(tmp_path / "a.npy", np.ones((2, 3), np.float32))
+    done = _run(backend, tmp_path, kind, "a.npy", given=["-o", target])
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == f"onnxop: error: {target}: output folder nodir does not exist\n"
+    assert os.listdir(tmp_path) == ["a.npy"]

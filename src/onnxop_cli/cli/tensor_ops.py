@@ -123,14 +123,15 @@ def _check_targets(job: Job, output: Optional[Path], parents: bool) -> None:
     """Every target refused before anything runs, as the view commands' are:
     a folder that cannot be written, a type or size the format cannot hold
     (stdout's format included: a .npy stream cannot describe bfloat16,
-    ``--format pb`` can). A folder of parts is made when the job runs."""
+    ``--format pb`` can). A folder of parts is made when the job runs; the
+    folder of any other -o must exist, as a view operator's must."""
     from ..core.batch_targets import check_target
     from ..io.stdio import is_stdio
 
     for target, p in zip(job.targets, job.plans):
         if target is not None:
             fmt = job.fmt if is_stdio(target) else None  # (a file's format is its suffix)
-            check_target(Path(target), output if parents else None, p.dtype, p.size, fmt, made=True)
+            check_target(Path(target), output if parents else None, p.dtype, p.size, fmt, made=job.parts)
 
 
 def prechecked(jobs: list[Job], backend, refused: Optional[list[Refused]]) -> None:
@@ -159,7 +160,6 @@ def tensor_jobs(node, backend, full: bool, track: Track = untracked) -> RunJob:
     from ..core.sources import MAP_THRESHOLD
     from ..core.summary import EDGE_ITEMS, summarised_tensor_op
     from .. import io
-    from ..io.stdio import is_stdio
 
     def run_job(job: Job, archive) -> list:
         result = _run(job, archive)
@@ -187,7 +187,7 @@ def tensor_jobs(node, backend, full: bool, track: Track = untracked) -> RunJob:
                     return archive
                 key = str(target)
                 if key not in writers:
-                    if not is_stdio(target) and not Path(target).parent.exists():  # a folder of parts
+                    if job.parts:  # (--parents folders: batch.run's)
                         _make_folders(Path(target))
                     writers[key] = stack.enter_context(io.open_writer(Path(target), fmt=job.fmt))
                 return writers[key]

@@ -33,6 +33,7 @@ class Job:
     packed: bool = False  # one of several results packed into the archive ``target``
     plans: list = field(default_factory=list)  # a tensor operator's: the node's plan per output
     member_names: list = field(default_factory=list)  # a tensor operator's: per output, its name in the file
+    parts: bool = False  # its targets are files in a folder of parts (Split's), made when the job runs
 
     @property
     def target(self) -> Optional[Path]:
@@ -218,7 +219,7 @@ def assign_outputs(
                 job.targets, job.packed = [output] * n, count > 1
             else:
                 suffix = own or (job.src.suffix.lower() if job.src.suffix.lower() in (".npy", ".pb") else ".npy")
-                job.targets = [folder / f"{stem}_{k}{suffix}" for k in range(n)]
+                job.targets, job.parts = [folder / f"{stem}_{k}{suffix}" for k in range(n)], True
         elif parents or output.is_dir():
             name = job.src.name if job.src.suffix.lower() in (".npy", ".pb") else f"{stem}.npy"
             job.targets = [folder / (Path(name).with_suffix(own) if own else name)]
