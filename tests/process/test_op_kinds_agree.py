@@ -250,3 +250,19 @@ def test_an_output_in_a_missing_folder_is_refused(backend, tmp_path, kind, targe
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr == f"onnxop: error: {target}: output folder nodir does not exist\n"
     assert os.listdir(tmp_path) == ["a.npy"]
+
+
+@pytest.mark.one_backend
+@pytest.mark.parametrize("kind", KINDS)
+def test_stdin_into_a_folder_is_refused(backend, tmp_path, kind):
+    """A file in -o FOLDER is named after its input, and stdin has no name: no invented one."""
+    np.save(tmp_path / "a.npy", np.ones((2, 3), np.float32))
+    (tmp_path / "out").mkdir()
+    command, *options = KINDS[kind]
+    with open(tmp_path / "a.npy", "rb") as stdin:
+        done = subprocess.run([*ONNXOP, "--backend", backend, command, "-", *options, "-o", "out"], cwd=tmp_path,
+                              stdin=stdin, capture_output=True, text=True, timeout=300)
+    instead = "FILE.npz" if kind == "several-outputs" else "FILE"
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == f"onnxop: error: out: a folder takes each input's name, and stdin has none; give -o {instead}\n"
+    assert os.listdir(tmp_path / "out") == []

@@ -69,8 +69,8 @@ def targets(
     if packed:
         return [output] * len(inputs)
     if output.is_dir():
-        if any(is_stdio(src) for src in inputs):
-            raise UsageError(f"{output}: a folder takes each input's name, and stdin has none; give -o FILE")
+        for src in inputs:
+            _named(src, output, "FILE")
         return [output / renamed(Path(src.name)) for src in inputs]
     if len(inputs) > 1:
         raise UsageError(
@@ -212,15 +212,17 @@ def assign_outputs(
                 raise UsageError(f"-o -: stdout takes one tensor, this writes {n * count}; use -o FOLDER or an .npz")
             job.targets = [output]
             continue
-        folder = output / mirrored(job.src).parent if parents else output
         archive = output.suffix.lower() == ".npz"
+        folder = output / mirrored(job.src).parent if parents else output
         if multi and not (n == 1 and count == 1 and _names_a_file(output)):  # one part to -o FILE: the file
             if archive:
                 job.targets, job.packed = [output] * n, count > 1
             else:
+                _named(job.src, output, "FILE.npz")
                 suffix = own or (job.src.suffix.lower() if job.src.suffix.lower() in (".npy", ".pb") else ".npy")
                 job.targets, job.parts = [folder / f"{stem}_{k}{suffix}" for k in range(n)], True
         elif parents or output.is_dir():
+            _named(job.src, output, "FILE")
             name = job.src.name if job.src.suffix.lower() in (".npy", ".pb") else f"{stem}.npy"
             job.targets = [folder / (Path(name).with_suffix(own) if own else name)]
         elif count > 1 and archive:  # several inputs packed into one archive, a member per result, as a view's
@@ -233,6 +235,14 @@ def assign_outputs(
             )
         else:
             job.targets = [output]
+
+
+def _named(src: Path, output: Path, instead: str) -> None:
+    """A file in the folder -o is named after its input: stdin has no name."""
+    from ..io.stdio import is_stdio
+
+    if is_stdio(src):
+        raise UsageError(f"{output}: a folder takes each input's name, and stdin has none; give -o {instead}")
 
 
 def _names_a_file(output: Path) -> bool:
