@@ -88,7 +88,6 @@ def plan_jobs(spec: OpSpec, op, node, files: list[Path], member: Optional[str], 
         if not (multi and output is not None and not is_stdio(output) and not io.is_archive(output)):
             check_format(fmt, output)  # (several outputs: any other -o is a folder of parts, made if need be)
 
-    count = 1
     if op.variadic:
         jobs = [Job(files[0], [], [t for f in files for t in io.read_tensors(f, member)], fmt=fmt)]
     else:
