@@ -85,3 +85,184 @@ def test_a_full_disk_mid_batch_lists_what_was_written(backend, tmp_path, argv):
     assert doc["message"] == ("out/big.npy: cannot write: File too large (batch stopped at out/big.npy, not "
                               "written; written before it: out/a.npy, out/b.npy)")
     assert sorted(os.listdir(tmp_path / "out")) == ["a.npy", "b.npy"]  # no temporary file, nothing after
+
+
+# ------------------------------------------------------------ one batch route
+# Both kinds plan their batch through one Job and one set of output rules
+# (core/batch.py, core/batch_targets.py). Pad (one output) and Split (parts)
+# stand for the tensor operators; each case is one process per kind.
+
+KINDS = {"view": ["flatten"], "tensor": ["pad", "--pads", "0,1,0,0"], "several-outputs": ["split", "--split", "1,1"]}
+
+
+def _same_named(tmp_path) -> None:
+    for d, value in (("p", 0), ("q", 1)):
+        (tmp_path / d).mkdir()
+        np.save(tmp_path / d / "a.npy", np.full((2, 3), value, np.float32))
+    (tmp_path / "out").mkdir()
+
+
+def _run(backend, cwd, kind: str, *files: str, given=()) -> subprocess.CompletedProcess:
+    command, *options = KINDS[kind]
+    return _onnxop(backend, cwd, command, *files, *options, *given)
+
+
+@pytest.mark.one_backend
+@pytest.mark.parametrize("kind", KINDS)
+def test_parents_keeps_same_named_inputs_apart(backend, tmp_path, kind):
+    _same_named(tmp_path)
+    done = _run(backend, tmp_path, kind, "p/a.npy", "q/a.npy", given=["--parents", "-o", "out"])
+    assert (done.returncode, done.stderr) == (0, "")
+    names = ["a_0.npy", "a_1.npy"] if kind == "several-outputs" else ["a.npy"]
+    for d, value in (("p", 0), ("q", 1)):
+        assert sorted(os.listdir(tmp_path / "out" / d)) == names
+        assert all(np.load(tmp_path / "out" / d / n).flat[-1] == value for n in names)
+    assert done.stdout.splitlines()[-1].endswith(f", wrote out/q/{names[-1]}")
+
+
+@pytest.mark.one_backend
+@pytest.mark.parametrize("kind", KINDS)
+def test_same_named_inputs_without_parents_are_one_refusal(backend, tmp_path, kind):
+    _same_named(tmp_path)
+    done = _run(backend, tmp_path, kind, "p/a.npy", "q/a.npy", given=["-o", "out"])
+    target = "out/a_0.npy" if kind == "several-outputs" else "out/a.npy"
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (f"onnxop: error: {target}: the results of p/a.npy and q/a.npy would all be written "
+                           "here; give --parents to keep same-named inputs apart\n")
+    assert os.listdir(tmp_path / "out") == []
+
+
+@pytest.mark.one_backend
+@pytest.mark.parametrize("kind", ["view", "tensor"])
+def test_an_output_that_is_another_input_is_refused(backend, tmp_path, kind):
+    """b.npy is a symlink to out/a.npy: the first job's result would replace the second job's input."""
+    _same_named(tmp_path)
+    np.save(tmp_path / "out" / "a.npy", np.full((2, 3), 7, np.float32))
+    os.symlink("out/a.npy", tmp_path / "b.npy")
+    before = (tmp_path / "out" / "a.npy").read_bytes()
+    done = _run(backend, tmp_path, kind, "p/a.npy", "b.npy", given=["-o", "out"])
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == ("onnxop: error: out/a.npy: the result of p/a.npy would replace b.npy, another input "
+                           "of this batch; write to another folder\n")
+    assert os.listdir(tmp_path / "out") == ["a.npy"] and (tmp_path / "out" / "a.npy").read_bytes() == before
+
+
+@pytest.mark.one_backend
+@pytest.mark.parametrize("kind", KINDS)
+def test_keep_going_sets_a_refused_input_aside(backend, tmp_path, kind):
+    np.save(tmp_path / "a.npy", np.ones((2, 3), np.float32))
+    (tmp_path / "bad.npy").write_bytes(b"not a tensor")
+    (tmp_path / "out").mkdir()
+    plain = _run(backend, tmp_path, kind, "bad.npy", "a.npy", given=["-o", "out"])
+    assert (plain.returncode, os.listdir(tmp_path / "out")) == (2, [])
+    done = _run(backend, tmp_path, kind, "bad.npy", "a.npy", given=["-o", "out", "--keep-going"])
+    assert done.returncode == 2
+    assert done.stderr == plain.stderr.replace("onnxop: error: ", "onnxop: refused, not run: ")
+    written = ["a_0.npy", "a_1.npy"] if kind == "several-outputs" else ["a.npy"]
+    assert sorted(os.listdir(tmp_path / "out")) == written
+    assert [line.rsplit(", wrote ", 1)[1] for line in done.stdout.splitlines()] == [f"out/{n}" for n in written]
+    doc = json.loads(_run(backend, tmp_path, kind, "bad.npy", "a.npy", given=["-o", "out", "-k", "--json"]).stdout)
+    assert (doc["status"], doc["exit_code"], len(doc["runs"])) == ("failed", 2, 1)
+    assert [(r["input"], r["message"]) for r in doc["refused"]] == [("bad.npy", plain.stderr[15:-1])]
+
+
+@pytest.mark.one_backend
+@pytest.mark.parametrize("argv,message", [
+    (["concat", "a.npy", "a.npy", "--axis", "0", "-k"], "concat: --keep-going sets aside the refused inputs of a "
+     "batch, and Concat makes one node of all its inputs; drop --keep-going"),
+    (["pad", "a.npy", "--pads", "0,1,0,0", "--any-type"], "pad: --any-type lets a view operator's index map move a "
+     "type its opset excludes; Pad takes only its opset's types; drop --any-type"),
+])
+def test_an_option_a_tensor_operator_cannot_take_is_one_line(backend, tmp_path, argv, message):
+    np.save(tmp_path / "a.npy", np.ones((2, 3), np.float32))
+    done = _onnxop(backend, tmp_path, *argv, "-o", "y.npy")
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", f"onnxop: error: {message}\n")
+    assert os.listdir(tmp_path) == ["a.npy"]
+
+
+@pytest.mark.one_backend
+@pytest.mark.parametrize("kind", KINDS)
+def test_lost_wrote_lines_are_one_warning(backend, tmp_path, kind):
+    """stdout is /dev/full: every output written, exit 0, one warning."""
+    _same_named(tmp_path)
+    command = shlex.join([*ONNXOP, "--backend", backend, *KINDS[kind][:1], "p/a.npy", *KINDS[kind][1:], "-o", "out"])
+    done = subprocess.run(["bash", "-c", f"{command} > /dev/full"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=300)
+    assert (done.returncode, done.stderr) == (0, "onnxop: warning: stdout: No space left on device; the 'wrote' "
+                                                 "lines were not printed, the outputs were written\n")
+    assert os.listdir(tmp_path / "out")
+
+
+@pytest.mark.one_backend
+@pytest.mark.parametrize("kind", ["view", "tensor"])
+def test_a_large_input_draws_a_progress_bar_on_a_terminal(backend, tmp_path, kind):
+    """stderr is a terminal and the input is over 64 MiB: a bar, labelled with the operator and the tensor."""
+    import pty
+
+    np.save(tmp_path / "a.npy", np.zeros((1 << 13, (1 << 11) + 64), np.float32))  # 66 MiB
+    leader, follower = pty.openpty()
+    command, *options = KINDS[kind]
+    proc = subprocess.Popen([*ONNXOP, "--backend", backend, command, "a.npy", *options, "-o", "y.npy"], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=follower)
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            data = os.read(leader, 1 << 16)
+        except OSError:
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(leader)
+    assert proc.wait(timeout=300) == 0
+    err = b"".join(chunks).decode(errors="replace")
+    assert f"{command.capitalize()} a" in err and "MiB" in err, err
+
+
+@pytest.mark.one_backend
+@pytest.mark.parametrize("kind", KINDS)
+def test_several_inputs_pack_into_one_archive(backend, tmp_path, kind):
+    """-o all.npz: a member per result, named after its input; two inputs of one name are one refusal."""
+    _same_named(tmp_path)
+    np.save(tmp_path / "b.npy", np.full((2, 3), 2, np.float32))
+    done = _run(backend, tmp_path, kind, "p/a.npy", "b.npy", given=["-o", "all.npz"])
+    assert (done.returncode, done.stderr) == (0, "")
+    members = ["a_0", "a_1", "b_0", "b_1"] if kind == "several-outputs" else ["a", "b"]
+    with np.load(tmp_path / "all.npz") as z:
+        assert sorted(z) == members and z[members[-1]].flat[-1] == 2
+    assert [line.rsplit(", wrote ", 1)[1] for line in done.stdout.splitlines()] == ["all.npz"] * len(members)
+    done = _run(backend, tmp_path, kind, "p/a.npy", "q/a.npy", given=["-o", "two.npz"])
+    member = "a_0" if kind == "several-outputs" else "a"
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (f"onnxop: error: two.npz: the results of p/a.npy and q/a.npy would both be member "
+                           f"{member!r}; rename one input, or write them to a folder\n")
+    assert not (tmp_path / "two.npz").exists()
+
+
+@pytest.mark.one_backend
+@pytest.mark.parametrize("kind,target", [("view", "nodir/y.npy"), ("tensor", "nodir/y.npy"),
+                                         ("several-outputs", "nodir/y.npz")])
+def test_an_output_in_a_missing_folder_is_refused(backend, tmp_path, kind, target):
+    """Only a folder of parts (-o parts/) is made; -o FILE's folder must exist, whatever the operator."""
+    np.save(tmp_path / "a.npy", np.ones((2, 3), np.float32))
+    done = _run(backend, tmp_path, kind, "a.npy", given=["-o", target])
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == f"onnxop: error: {target}: output folder nodir does not exist\n"
+    assert os.listdir(tmp_path) == ["a.npy"]
+
+
+@pytest.mark.one_backend
+@pytest.mark.parametrize("kind", KINDS)
+def test_stdin_into_a_folder_is_refused(backend, tmp_path, kind):
+    """A file in -o FOLDER is named after its input, and stdin has no name: no invented one."""
+    np.save(tmp_path / "a.npy", np.ones((2, 3), np.float32))
+    (tmp_path / "out").mkdir()
+    command, *options = KINDS[kind]
+    with open(tmp_path / "a.npy", "rb") as stdin:
+        done = subprocess.run([*ONNXOP, "--backend", backend, command, "-", *options, "-o", "out"], cwd=tmp_path,
+                              stdin=stdin, capture_output=True, text=True, timeout=300)
+    instead = "FILE.npz" if kind == "several-outputs" else "FILE"
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == f"onnxop: error: out: a folder takes each input's name, and stdin has none; give -o {instead}\n"
+    assert os.listdir(tmp_path / "out") == []

@@ -1,7 +1,8 @@
 """What every operator command does with its results, whatever the kind of
 operator (a view operator's batch, core/batch.py, or a tensor operator's
 jobs, cli/tensor_ops.py): the --full refusal, the printout, the line per
-output written and the one --json document (docs/json.md). A run is
+output written, the jobs --keep-going set aside and the one --json document
+(docs/json.md). A run is
 (inputs, core/apply_tensors.Result): a view operator's has one input and
 one output, a tensor operator's any number.
 """
@@ -35,6 +36,28 @@ def wrote(out: Out, node, inputs: Sequence, output, target, note: str) -> None:
              f"wrote {quote(stdio_label(target))}" + (f" ({note})" if note else ""))
 
 
+def said(node, runs, out: Out, *, full: bool, titled: bool) -> list:
+    """Each job as the batch (core/batch.run) runs it: its node printed (no
+    -o; ``titled``: with several inputs), or a line per output written. A
+    failure while saying a job stops the batch as one while running it.
+    Returns (Result, input path, None: the result's own paths) per node run,
+    for --json."""
+    done = []
+    for ran in runs:
+        try:
+            job = ran.job
+            if job.targets[:1] == [None]:
+                show(node, job.src, ran.results, out, full=full, titled=titled, first=ran.index == 0)
+            else:
+                for inputs, result in ran.results:
+                    for output, target in zip(result.outputs, job.targets):
+                        wrote(out, node, inputs, output, target, result.note)
+        except (Exception, KeyboardInterrupt) as e:
+            runs.throw(e)  # a failure while printing a job stops the batch like one while running it
+        done += [(result, ran.job.src, None) for _, result in ran.results]
+    return done
+
+
 def show(node, src, runs: Sequence[tuple[Sequence, object]], out: Out, *, full: bool, titled: bool,
          first: bool) -> None:
     """Runs to be printed: each run's node as the ONNX docs print examples
@@ -59,6 +82,28 @@ def show(node, src, runs: Sequence[tuple[Sequence, object]], out: Out, *, full: 
         blocks.append("" if full else "\n".join([*title, *node_lines(node, shown_in, shown_out)]))
     if blocks and not full:
         out.result(("" if first else "\n") + "\n\n".join(blocks))
+
+
+def finish(out: Out, command: str, node, opset: int, done, backend, started: float,
+           refused: Optional[list]) -> int:
+    """After the batch ran: the warning if its 'wrote' lines were lost, a
+    line per job --keep-going set aside (``refused``: a list with it, else
+    None), the --json document; the exit code (2 if a job was set aside)."""
+    from ..errors import ExitCode
+    from ..render import json as report
+
+    out.warn_lost()
+    code = ExitCode.USAGE if refused else ExitCode.SUCCESS
+    for r in refused or []:
+        out.refused(f"refused, not run: {r.message}")
+    if out.json:
+        out.document(
+            document(command, node, opset, done, backend, started)
+            | ({"status": "failed", "exit_code": int(code), "refused": [report.refused_entry(r) for r in refused]}
+               if refused is not None else {})
+            | ({"any_type": True} if node.any_type else {})
+        )
+    return code
 
 
 def document(command: str, node, opset: int, done, backend, started: float) -> dict:

@@ -14,7 +14,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from ..errors import ExitCode, UsageError
+from ..errors import UsageError
 from . import op_results
 from .console import Out
 from .op_results import _kernels_used  # noqa: F401 - for --json, also imported from here
@@ -241,33 +241,16 @@ def _run_many(
     (core/batch.py). Prints a line per tensor, the node (without -o), or one JSON
     document for all of them."""
     from ..core import batch
-    from ..render import json as report
 
     started = time.perf_counter()
     op_results.refuse_full(full, output, out)
     _check_stdio(inputs, output, out)
     refused: Optional[list] = [] if keep_going else None
     jobs = batch.plan(node, inputs, output, member, parents=parents, backend=backend, fmt=fmt, refused=refused)
-    runs = batch.run(node, jobs, backend=backend, parents=parents, member=member, track=_tracker(out), full=full)
-    done = []
-    for ran in runs:
-        try:
-            _show(node, ran, out, full=full, titled=len(jobs) > 1)
-        except (Exception, KeyboardInterrupt) as e:
-            runs.throw(e)  # a failure while printing a job stops the batch like one while running it
-        done += [(result, ran.job.src) for _, result in ran.results]
-    out.warn_lost()
-    code = ExitCode.USAGE if refused else ExitCode.SUCCESS
-    for r in refused or []:
-        out.refused(f"refused, not run: {r.message}")
-    if out.json:
-        out.document(
-            op_results.document(command, node, opset, [(r, src, None) for r, src in done], backend, started)
-            | ({"status": "failed", "exit_code": int(code), "refused": [report.refused_entry(r) for r in refused]}
-               if keep_going else {})
-            | ({"any_type": True} if node.any_type else {})
-        )
-    return code
+    runs = batch.run(jobs, batch.view_jobs(node, backend=backend, member=member, track=_tracker(out), full=full),
+                     parents=parents)
+    done = op_results.said(node, runs, out, full=full, titled=len(jobs) > 1)
+    return op_results.finish(out, command, node, opset, done, backend, started, refused)
 
 
 def _tracker(out: Out):
@@ -275,17 +258,6 @@ def _tracker(out: Out):
     from . import progress
 
     return lambda source, label: progress.tracked(source, label, quiet=out.quiet)
-
-
-def _show(node, ran, out: Out, *, full: bool, titled: bool) -> None:
-    """A job the batch ran: a line per tensor written, or (no -o) each tensor's node printed."""
-    job = ran.job
-    if job.target is None:
-        op_results.show(node, job.src, [([t], r) for t, r in ran.results], out, full=full, titled=titled,
-                        first=ran.index == 0)
-        return
-    for tensor, result in ran.results:
-        op_results.wrote(out, node, [tensor], result.output, job.target, result.note)
 
 
 def _check_stdio(inputs: list[Path], output: Optional[Path], out: Out) -> None:

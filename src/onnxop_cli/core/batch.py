@@ -1,10 +1,14 @@
-"""Several inputs through one node: planned whole, then run job by job.
+"""Several inputs through one node: planned whole, then run job by job --
+the one route of every operator command.
 
     plan:  every output path resolved -> collisions refused (names, inodes)
            -> headers read -> shape rules, types, device limits, outputs checked
-    run:   one job per input, yielded when done (the caller prints or renders
-           it; this module never does); a failure stops the batch and says
-           what was written
+           (``plan`` for a view operator; cli/tensor_ops.plan_jobs for a
+           tensor operator, with the same Job, targets and ``set_aside``)
+    run:   ``run``: the jobs in order, each run by its kind's RunJob
+           (``view_jobs``; cli/tensor_ops.tensor_jobs), yielded when done
+           (the caller prints or renders it; this module never does); a
+           failure stops the batch and says what was written
 
 With ``keep_going`` a job refused while planning (its file unreadable, its
 type outside the opset's list) is set aside with its message instead of
@@ -28,6 +32,7 @@ core/batch_targets.py's.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from pathlib import Path
 from contextlib import contextmanager
@@ -54,13 +59,13 @@ class Refused:
 
 @dataclass
 class Ran:
-    """A job done: each tensor (as run: stdin read into memory when the job
-    prints) with its result. The tensors stay open until the caller takes
+    """A job done: each node run's inputs (as run: stdin read into memory
+    when the job prints) with its result. The tensors stay open until the caller takes
     the next job, so it can print them."""
 
     job: Job
     index: int  # in the batch
-    results: list[tuple[Tensor, Result]]
+    results: list[tuple[list[Optional[Tensor]], Result]]  # per node run: its inputs, its result
 
 
 Track = Callable[[Any, str], ContextManager[Any]]  # (source, label) -> the source to read, counted
@@ -114,23 +119,14 @@ def plan(
         pack.check_format(fmt, output)
     packed = output is not None and not is_stdio(output) and io.is_archive(output) and len(inputs) > 1
     targets = batch_targets.targets(inputs, output, parents, fmt, packed)
-    jobs = [Job(src, target, fmt=fmt if is_stdio(target) else None, packed=packed) for src, target in zip(inputs, targets)]
+    jobs = [Job(src, [target], fmt=fmt if is_stdio(target) else None, packed=packed) for src, target in zip(inputs, targets)]
     if packed:
         pack.refuse_packing_an_input(inputs, output)
     else:
         batch_targets.refuse_collisions(jobs)
 
     def each(check) -> None:
-        for job in list(jobs):
-            try:
-                check(job)
-            except OnnxopError as e:
-                if refused is None:
-                    raise
-                refused.append(Refused(job.src, job.target, e.message))
-                for tensor in job.tensors:
-                    tensor.close()
-                jobs.remove(job)
+        set_aside(jobs, check, refused)
 
     def headers(job: Job) -> None:  # headers only: the data is read when the job runs
         many = job.target is None or io.is_archive(job.target) or (job.fmt or "").lower().lstrip(".") == "npz"
@@ -140,74 +136,119 @@ def plan(
         for tensor in job.tensors:
             out_shape = core.check(node, tensor, where=tensor.source or tensor.name)
             if job.target is not None:
-                batch_targets.check_target(job.target, output if parents else None, tensor, out_shape, job.fmt)
+                batch_targets.check_target(job.target, output if parents else None, tensor.dtype,
+                                           math.prod(out_shape), job.fmt, tensor)
 
     each(headers)
     each(rules)
     if packed:
-        pack.refuse_member_collisions([(j.src, j.tensors) for j in jobs], output)
+        pack.refuse_member_collisions([(j.src, [pack.member_of(t, j.src) for t in j.tensors]) for j in jobs], output)
     for job in jobs:  # the device last: opening it is the slowest check
         for tensor in job.tensors:
             core.check_device(tensor, backend)
     return jobs
 
 
+def set_aside(jobs: list[Job], check: Callable[[Job], object], refused: Optional[list[Refused]]) -> None:
+    """``check(job)`` for each job, in order. A refusal refuses the batch --
+    or, given a ``refused`` list (--keep-going), puts the job there (its
+    tensors closed) and leaves it out of ``jobs``."""
+    for job in list(jobs):
+        try:
+            check(job)
+        except OnnxopError as e:
+            if refused is None:
+                raise
+            refused.append(Refused(job.src, job.target, e.message))
+            for tensor in job.tensors:
+                if tensor is not None:
+                    tensor.close()
+            jobs.remove(job)
+
+
 # ------------------------------------------------------------------ running
 
 
-def run(
-    node: Node, jobs: list[Job], *, backend, parents: bool, member: Optional[str] = None, track: Track = untracked,
-    full: bool = False,
-) -> Iterator[Ran]:
-    """Run the planned jobs in order, yielding each when it is done. A
-    failure stops the batch: BatchFailed says what was written before it; so
-    does one the caller throws in (``.throw``) while it handles a job.
-    ``track(source, label)`` wraps each tensor's bytes as they are read (the
-    CLI's progress bars)."""
+RunJob = Callable[[Job, Any], list]  # (job, the batch's one archive or None) -> [(its inputs, Result)] per run
+
+
+def run(jobs: list[Job], run_job: RunJob, *, parents: bool = False) -> Iterator[Ran]:
+    """Run the planned jobs in order, yielding each when it is done; how a
+    job runs is its kind's (``view_jobs``, cli/tensor_ops.py), given the
+    batch's archive when the results are packed. A failure stops the batch:
+    BatchFailed says what was written before it; so does one the caller
+    throws in (``.throw``) while it handles a job -- but for a job of
+    several files (Split's parts), which has no one output to name as not
+    written: its error is raised as it is."""
     from . import signals
 
     if jobs and jobs[0].packed:
-        yield from _run_packed(node, jobs, backend=backend, track=track)
+        yield from _run_packed(jobs, run_job)
         return
     written: list[Path] = []
     for i, job in enumerate(jobs):
         try:
             signals.checkpoint()  # a signal held since the last output was committed ends the batch here
-            if parents and job.target is not None:
-                _make_folders(job.target)
-            yield Ran(job, i, _run_job(node, job, backend=backend, member=member, track=track, full=full))
+            if parents:
+                for target in job.written():
+                    _make_folders(target)
+            yield Ran(job, i, run_job(job, None))
         except (Exception, KeyboardInterrupt) as e:
+            if len({str(t) for t in job.targets}) > 1:
+                raise
             raise BatchFailed(e, job, written, len(jobs)) from e
         finally:
-            for tensor in job.tensors:  # a batch holds an input's descriptor only until its job is done
-                tensor.close()
-        if job.target is not None:
-            written.append(job.target)
+            _close(job)
+        written += [t for t in dict.fromkeys(job.targets) if t is not None]
 
 
-def _run_packed(node: Node, jobs: list[Job], *, backend, track: Track) -> Iterator[Ran]:
+def _run_packed(jobs: list[Job], run_job: RunJob) -> Iterator[Ran]:
     """Every job's results into the one archive, which appears only once all
     have run; the jobs are yielded after that."""
     from .. import io
     from . import signals
-    from .pack import member_of
 
     target = jobs[0].target
     assert target is not None
     ran: list[Ran] = []
-    run_one = _runner(node, backend, track)
     with io.open_writer(target) as writer:
         for i, job in enumerate(jobs):
             try:
                 signals.checkpoint()
-                results = _run_into(node, job, writer, lambda t, src=job.src: member_of(t, src), run_one)
+                results = run_job(job, writer)
             except (Exception, KeyboardInterrupt) as e:
                 raise BatchFailed(e, job, [], len(jobs)) from e
             finally:
-                for tensor in job.tensors:
-                    tensor.close()
+                _close(job)
             ran.append(Ran(job, i, results))
     yield from ran
+
+
+def _close(job: Job) -> None:
+    """A batch holds an input's descriptor only until its job is done."""
+    for tensor in job.tensors:
+        if tensor is not None:
+            tensor.close()
+
+
+def view_jobs(node: Node, *, backend, member: Optional[str] = None, track: Track = untracked,
+              full: bool = False) -> RunJob:
+    """How a view operator's job runs: each tensor of its file alone through
+    the node -- into the batch's archive (a member each), printed (no -o),
+    or into the job's one output. ``track(source, label)`` wraps each
+    tensor's bytes as they are read (the CLI's progress bars)."""
+    from .pack import member_of
+
+    run_one = _runner(node, backend, track)
+
+    def run_job(job: Job, archive) -> list:
+        if archive is not None:
+            return _run_into(node, job, archive, lambda t: member_of(t, job.src), run_one)
+        if job.target is None:
+            return _print_job(node, job, run_one, backend=backend, track=track, full=full)
+        return _run_job(node, job, run_one, member=member)
+
+    return run_job
 
 
 def _make_folders(target: Path) -> None:
@@ -217,16 +258,12 @@ def _make_folders(target: Path) -> None:
         raise OutputError(f"{target.parent}: cannot create the folder: {e.strerror or e}") from None
 
 
-def _run_job(
-    node: Node, job: Job, *, backend, member: Optional[str], track: Track, full: bool = False
-) -> list[tuple[Tensor, Result]]:
+def _run_job(node: Node, job: Job, run_one, *, member: Optional[str]) -> list:
     from .. import io
     from ..io.stdio import is_stdio
 
-    run_one = _runner(node, backend, track)
-    if job.target is None:  # printed
-        return _print_job(node, job, run_one, backend=backend, track=track, full=full)
     target = job.target
+    assert target is not None
     # -o naming the input archive, with --member: the other members stay
     update = member is not None and io.same_file(job.src, target)
 
@@ -239,13 +276,13 @@ def _run_job(
         return _run_into(node, job, writer, name_of, run_one)
 
 
-def _run_into(node: Node, job: Job, writer, name_of, run_one) -> list[tuple[Tensor, Result]]:
+def _run_into(node: Node, job: Job, writer, name_of, run_one) -> list[tuple[list[Tensor], Result]]:
     """A job's tensors into an open writer, each named ``name_of(tensor)``."""
     from ..io.stdio import is_stdio
 
     target = job.target
     path = None if is_stdio(target) else target
-    return [(t, run_one(t, writer=writer, out_path=path, out_name=name_of(t))) for t in job.tensors]
+    return [([t], run_one(t, writer=writer, out_path=path, out_name=name_of(t))) for t in job.tensors]
 
 
 def _runner(node: Node, backend, track: Track):
@@ -261,7 +298,7 @@ def _runner(node: Node, backend, track: Track):
 
 def _print_job(
     node: Node, job: Job, run_one, *, backend, track: Track, full: bool
-) -> list[tuple[Tensor, Result]]:
+) -> list[tuple[list[Tensor], Result]]:
     """No -o: each tensor run to be printed. A large result that is only
     summarised (print mode, --json) is not made: only its shown elements go
     through the kernel (core/summary.py), and the result carries them as
@@ -280,5 +317,5 @@ def _print_job(
             node, tensor, edge=EDGE_ITEMS, threshold=MAP_THRESHOLD, backend=backend
         )
         # printed: a large result is not kept in memory
-        ran.append((tensor, summarised or run_one(tensor, spill=True)))
+        ran.append(([tensor], summarised or run_one(tensor, spill=True)))
     return ran

@@ -1,7 +1,10 @@
-"""Where each input of a batch (core/batch.py) writes its result, and the
-refusals about those paths, all before a byte is read: two jobs with one
-output, an output that is another job's input, a --parents path that
-would land outside its folder, an output folder that cannot be written.
+"""Where each job of a batch writes its results, and the refusals about
+those paths, all before a byte is read: two jobs with one output, an output
+that is another job's input, a --parents path that would land outside its
+folder, an output folder that cannot be written. One Job for every operator
+command: a view operator's (core/batch.py: a file's tensors, each run alone
+into its one output) and a tensor operator's (cli/tensor_ops.py: one node's
+inputs, one target per output).
 
 Files are compared as the operating system sees them: by (st_dev, st_ino)
 when they exist, so that a symlink, a hard link or another spelling of the
@@ -23,11 +26,25 @@ if TYPE_CHECKING:
 
 @dataclass
 class Job:
-    src: Path
-    target: Optional[Path]  # None: printed; "-": stdout
-    tensors: list[Tensor] = field(default_factory=list)
-    fmt: Optional[str] = None  # the format of "-" (stdout)
+    src: Path  # the first positional file (for names and messages)
+    targets: list[Optional[Path]]  # per output: None printed, "-" stdout, else the file (several: one archive or parts)
+    tensors: list[Tensor] = field(default_factory=list)  # a view's: the file's tensors; a tensor op's: the node's inputs
+    fmt: Optional[str] = None  # the format of "-" (stdout), or of the files written into -o FOLDER
     packed: bool = False  # one of several results packed into the archive ``target``
+    plans: list = field(default_factory=list)  # a tensor operator's: the node's plan per output
+    member_names: list = field(default_factory=list)  # a tensor operator's: per output, its name in the file
+    parts: bool = False  # its targets are files in a folder of parts (Split's), made when the job runs
+
+    @property
+    def target(self) -> Optional[Path]:
+        """The output that names the job: a view's one; a tensor operator's first."""
+        return self.targets[0] if self.targets else None
+
+    def written(self) -> list[Path]:
+        """Each file the job writes, once."""
+        from ..io.stdio import is_stdio
+
+        return [t for t in dict.fromkeys(self.targets) if t is not None and not is_stdio(t)]
 
 
 def targets(
@@ -43,11 +60,8 @@ def targets(
         return path.with_suffix("." + fmt.lower().lstrip(".")) if fmt else path
 
     if parents:
-        if output is None or is_stdio(output):
-            raise UsageError("--parents mirrors input paths under a folder; give -o FOLDER")
-        if not output.is_dir():
-            raise UsageError(f"{output}: with --parents, -o must be an existing folder")
-        return [output / renamed(mirrored(src)) for src in inputs]
+        check_parents_root(output)
+        return [output / renamed(mirrored(src)) for src in inputs]  # type: ignore[operator]
     if output is None:
         return [None] * len(inputs)
     if is_stdio(output):
@@ -55,14 +69,24 @@ def targets(
     if packed:
         return [output] * len(inputs)
     if output.is_dir():
-        if any(is_stdio(src) for src in inputs):
-            raise UsageError(f"{output}: a folder takes each input's name, and stdin has none; give -o FILE")
+        for src in inputs:
+            _named(src, output, "FILE")
         return [output / renamed(Path(src.name)) for src in inputs]
     if len(inputs) > 1:
         raise UsageError(
             f"{output}: with {len(inputs)} inputs, -o must be an existing folder, or an .npz to pack them into"
         )
     return [output]
+
+
+def check_parents_root(output: Optional[Path]) -> None:
+    """--parents mirrors input paths under -o, which must be an existing folder."""
+    from ..io.stdio import is_stdio
+
+    if output is None or is_stdio(output):
+        raise UsageError("--parents mirrors input paths under a folder; give -o FOLDER")
+    if not output.is_dir():
+        raise UsageError(f"{output}: with --parents, -o must be an existing folder")
 
 
 def mirrored(src: Path) -> Path:
@@ -95,26 +119,28 @@ def refuse_collisions(jobs: list[Job]) -> None:
     """Two jobs with one output, or an output that is another job's input."""
     from ..io.stdio import is_stdio
 
-    outputs: dict[tuple, list[Job]] = {}
+    outputs: dict[tuple, list[tuple[Path, Job]]] = {}
     for job in jobs:
-        if job.target is not None and not is_stdio(job.target):
-            outputs.setdefault(_identity(job.target), []).append(job)
+        for target in job.written():
+            outputs.setdefault(_identity(target), []).append((target, job))
     for same in outputs.values():
         if len(same) > 1:
-            srcs = [str(j.src) for j in same]
-            if len({_identity(j.src) for j in same}) == 1:
-                raise UsageError(f"{same[0].target}: the input {srcs[0]} is given {len(same)} times; give it once")
+            target = same[0][0]
+            srcs = [str(j.src) for _, j in same]
+            if len({_identity(j.src) for _, j in same}) == 1:
+                raise UsageError(f"{target}: the input {srcs[0]} is given {len(same)} times; give it once")
             raise UsageError(
-                f"{same[0].target}: the results of {_and(srcs)} would all be written here; "
+                f"{target}: the results of {_and(srcs)} would all be written here; "
                 "give --parents to keep same-named inputs apart"
             )
     for job in jobs:
         if is_stdio(job.src):
             continue
-        writers = [j for j in outputs.get(_identity(job.src), []) if j is not job]
+        writers = [(t, j) for t, j in outputs.get(_identity(job.src), []) if j is not job]
         if writers and _identity(job.src)[0] == "inode":
+            target, writer = writers[0]
             raise UsageError(
-                f"{writers[0].target}: the result of {writers[0].src} would replace {job.src}, "
+                f"{target}: the result of {writer.src} would replace {job.src}, "
                 "another input of this batch; write to another folder"
             )
 
@@ -124,22 +150,22 @@ def _and(items: list[str]) -> str:
 
 
 def check_target(
-    target: Path, root: Optional[Path], tensor: Tensor, out_shape: tuple[int, ...], fmt: Optional[str] = None
+    target: Path, root: Optional[Path], dtype, size: int, fmt: Optional[str] = None, tensor: Optional[Tensor] = None,
+    *, made: bool = False,
 ) -> None:
-    """The output checks of io, also for a --parents target whose folders do
-    not exist yet: then the nearest folder that does must be writable. The
-    size checked is the result's (Expand and Tile write more than they read)."""
-    import math
-
+    """The output checks of io, also for a target whose folders do not exist
+    yet (--parents under ``root``, or ``made``: a tensor operator's folder of
+    parts, made when it runs): then the nearest folder that does must be
+    writable. The size checked is the result's, ``size`` elements of
+    ``dtype`` (Expand and Tile write more than they read)."""
     from .. import io
 
-    nbytes = 0 if tensor.dtype.is_string else tensor.dtype.nbytes(math.prod(out_shape))
-
-    if root is None or target.parent.is_dir():
-        io.check_output(target, tensor.dtype, nbytes=nbytes, tensor=tensor, fmt=fmt)
+    nbytes = 0 if dtype.is_string else dtype.nbytes(size)
+    if (root is None and not made) or target.parent.is_dir():
+        io.check_output(target, dtype, nbytes=nbytes, tensor=tensor, fmt=fmt)
         return
     check_folders(target, root)
-    io.check_format(target, tensor.dtype, nbytes=nbytes, tensor=tensor)
+    io.check_format(target, dtype, nbytes=nbytes, tensor=tensor)
 
 
 def check_folders(target: Path, root: Optional[Path] = None) -> None:
@@ -153,3 +179,72 @@ def check_folders(target: Path, root: Optional[Path] = None) -> None:
         raise UsageError(f"{target}: {folder} is not a folder")
     if not os.access(folder, os.W_OK):
         raise UsageError(f"{target}: output folder {folder} is not writable")
+
+
+def assign_outputs(
+    jobs: list[Job], output: Optional[Path], *, multi: bool, parents: bool = False, count: Optional[int] = None
+) -> None:
+    """A tensor operator's targets, per job and output: printed (no -o),
+    stdout (one tensor), the file -o, a file in the folder -o named after
+    the input (its own name for .npy and .pb, else ``stem.npy``; the
+    member's name for a member of an archive), or for several outputs
+    (``multi``: Split) an archive -o or a folder of parts (``stem_k``).
+    With ``parents`` each input's folder is mirrored under -o, as a view
+    operator's is (``targets``). ``count``: the batch's jobs, those
+    --keep-going set aside included (for the messages)."""
+    from ..io.stdio import is_stdio
+
+    count = len(jobs) if count is None else count
+
+    if parents:
+        check_parents_root(output)
+    for job in jobs:
+        n = len(job.plans)
+        own = "." + job.fmt.lower().lstrip(".") if job.fmt else None  # --format: the files' suffix
+        stem = job.tensors[0].name if job.tensors and job.tensors[0] is not None and job.tensors[0].named else (
+            "x" if is_stdio(job.src) else job.src.stem)
+        job.member_names = [f"{stem}_{k}" for k in range(n)] if multi else [None] * n
+        if output is None:
+            job.targets = [None] * n
+            continue
+        if is_stdio(output):
+            if n != 1 or count > 1:
+                raise UsageError(f"-o -: stdout takes one tensor, this writes {n * count}; use -o FOLDER or an .npz")
+            job.targets = [output]
+            continue
+        archive = output.suffix.lower() == ".npz"
+        folder = output / mirrored(job.src).parent if parents else output
+        if multi and not (n == 1 and count == 1 and _names_a_file(output)):  # one part to -o FILE: the file
+            if archive:
+                job.targets, job.packed = [output] * n, count > 1
+            else:
+                _named(job.src, output, "FILE.npz")
+                suffix = own or (job.src.suffix.lower() if job.src.suffix.lower() in (".npy", ".pb") else ".npy")
+                job.targets, job.parts = [folder / f"{stem}_{k}{suffix}" for k in range(n)], True
+        elif parents or output.is_dir():
+            _named(job.src, output, "FILE")
+            name = job.src.name if job.src.suffix.lower() in (".npy", ".pb") else f"{stem}.npy"
+            job.targets = [folder / (Path(name).with_suffix(own) if own else name)]
+        elif count > 1 and archive:  # several inputs packed into one archive, a member per result, as a view's
+            from .pack import member_of
+
+            job.targets, job.packed, job.member_names = [output], True, [member_of(job.tensors[0], job.src)]
+        elif count > 1:
+            raise UsageError(
+                f"{output}: with {count} inputs, -o must be an existing folder, or an .npz to pack them into"
+            )
+        else:
+            job.targets = [output]
+
+
+def _named(src: Path, output: Path, instead: str) -> None:
+    """A file in the folder -o is named after its input: stdin has no name."""
+    from ..io.stdio import is_stdio
+
+    if is_stdio(src):
+        raise UsageError(f"{output}: a folder takes each input's name, and stdin has none; give -o {instead}")
+
+
+def _names_a_file(output: Path) -> bool:
+    """``-o`` names a tensor file (.npy, .pb), not a folder to make."""
+    return output.suffix.lower() in (".npy", ".pb") and not output.is_dir()

@@ -48,12 +48,12 @@ def refuse_packing_an_input(inputs: list[Path], output: Path) -> None:
             raise UsageError(f"{output}: the archive to pack into is also an input ({src}); pack into another file")
 
 
-def refuse_member_collisions(jobs: Iterable[tuple[Path, list[Tensor]]], output: Path) -> None:
-    """Two results that would be one member of the archive."""
+def refuse_member_collisions(jobs: Iterable[tuple[Path, list[str]]], output: Path) -> None:
+    """Two results that would be one member of the archive: ``jobs`` holds
+    each job's input and its results' member names."""
     seen: dict[str, Path] = {}
-    for src, tensors in jobs:
-        for tensor in tensors:
-            name = member_of(tensor, src)
+    for src, names in jobs:
+        for name in names:
             if name in seen:
                 raise UsageError(
                     f"{output}: the results of {seen[name]} and {src} would both be member {name!r}; "
