@@ -198,8 +198,8 @@ def chains(tmp_path_factory, backend) -> dict:
             folder = top / case.__name__[1:]
             folder.mkdir()
             wants.append(_reference(folder, case))
-            argv = [str(folder / a) for a in _model(folder, case, True)[0]]
-            argvs += [["run", *argv], ["--json", "run", *argv]]
+            argv = _model(folder, case, True)[0]
+            argvs += [(folder, ["run", *argv]), (folder, ["--json", "run", *argv])]
         done, peak = run_capped_commands(argvs, top, backend)
         for k, case in enumerate(group):
             found[case] = (wants[k], done[2 * k], done[2 * k + 1], peak)
