@@ -22,7 +22,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 import pytest
 
-from commands import run_commands
+from commands import Prepared
 from tensor_refs import reference
 
 
@@ -37,23 +37,13 @@ def _bits(x: np.ndarray) -> bytes:
 
 
 X = np.array([1.5, 500.0, -np.inf, np.nan, 0.3, -0.0, 3e-39, 65520.0, 1 + 2**-8], np.float32)
-PREPARED = {}  # a test's name -> its setup: files written into its folder, its command lines returned
-
-
-def prepared(function):
-    PREPARED[function.__name__] = function
-    return function
+prepared = Prepared()  # each test's folder and commands
 
 
 @pytest.fixture(scope="module")
 def ran(tmp_path_factory) -> dict:
-    """Each setup's commands, in its folder, all in one process: name -> (folder, results)."""
-    made = {}
-    for name, function in PREPARED.items():
-        folder = tmp_path_factory.mktemp(name)
-        made[name] = folder, function(folder)
-    done = iter(run_commands([(folder, argv) for folder, argvs in made.values() for argv in argvs]))
-    return {name: (folder, [next(done) for _ in argvs]) for name, (folder, argvs) in made.items()}
+    """Each prepared folder and its commands' results, all run in one process."""
+    return prepared.run(tmp_path_factory)
 
 
 FLOAT_CASES = ((16, []), (10, []), (11, []), (17, ["--saturate", "0"]), (19, []), (24, ["--round-mode", "nearest"]),
