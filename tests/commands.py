@@ -106,3 +106,23 @@ def results(commands: list[tuple], stdout: str, text: bool = True) -> list[subpr
             out, err = (s.encode("utf-8", "surrogateescape") for s in (out, err))
         found.append(subprocess.CompletedProcess(["onnxop", *argv], code, out, err))
     return found
+
+
+class Prepared(dict):
+    """Several tests' commands in one process. An instance is a decorator: ``@prepared``
+    registers a function (by its name) that fills the folder it is given and returns its
+    command lines (argv without ``onnxop``); ``prepared.run(tmp_path_factory)`` gives each
+    a fresh folder and runs all their commands in one process (``kw`` as for
+    ``run_commands``): name -> (folder, its results)."""
+
+    def __call__(self, function):
+        self[function.__name__] = function
+        return function
+
+    def run(self, tmp_path_factory, **kw) -> dict:
+        made = {}
+        for name, function in self.items():
+            folder = tmp_path_factory.mktemp(name)
+            made[name] = folder, function(folder)
+        done = iter(run_commands([(folder, argv) for folder, argvs in made.values() for argv in argvs], **kw))
+        return {name: (folder, [next(done) for _ in argvs]) for name, (folder, argvs) in made.items()}

@@ -29,6 +29,12 @@ os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.mkdtemp(prefix="xdg-"))
 _CACHE_HOME = tempfile.mkdtemp(prefix="onnxop-test-cache-")
 os.environ["XDG_CACHE_HOME"] = _CACHE_HOME
 atexit.register(shutil.rmtree, _CACHE_HOME, ignore_errors=True)
+# Mesa keeps the shaders lavapipe and llvmpipe compiled (about 65 CPU ms each) under
+# $XDG_CACHE_HOME too: one folder for the whole run, so that a kernel compiled in one
+# process (a worker, an onnxop the tests start) is not compiled again in another. The
+# first conftest of the run (pytest's, before xdist starts the workers, which inherit
+# it) makes it, fresh as the rest; one the user set is kept.
+os.environ.setdefault("MESA_SHADER_CACHE_DIR", os.path.join(_CACHE_HOME, "mesa"))
 
 # The tests send real signals to onnxop processes they start, and onnxop keeps
 # a signal ignored that it was started with ignored (as nohup asks). A suite

@@ -48,19 +48,73 @@ class _Backend(backend.OnnxopBackend):
         return super().prepare(model, device, backend=cls.gpu_backend, **kwargs)
 
 
-def supported_cases() -> list[str]:
-    """Node tests whose every node is an operator onnxop runs."""
-    from onnx.backend.test.loader import load_model_tests
+def _runs(case, ops: set[str], tensor_ops: set[str]) -> bool:
+    """Whether every node of a node test is an operator onnxop runs."""
+    nodes = case.model.graph.node if case.model is not None else ()
+    return bool(nodes) and ({n.op_type for n in nodes} <= ops
+                            or (len(nodes) == 1 and nodes[0].op_type in tensor_ops))
 
+
+def _operators() -> tuple[set[str], set[str]]:
+    """The operators of a graph onnxop runs, and those it runs as one-node models."""
     from onnxop_cli.ops import OPERATORS
     from onnxop_cli.ops.tensor_nodes import is_tensor_op
 
-    ops = set(model_graph.supported())  # a graph's
-    tensor_ops = {name for name, versions in OPERATORS.items() if is_tensor_op(versions[0])}  # one-node models'
-    return sorted(c.name for c in load_model_tests(kind="node")
-                  if c.model is not None and c.model.graph.node
-                  and ({n.op_type for n in c.model.graph.node} <= ops
-                       or (len(c.model.graph.node) == 1 and c.model.graph.node[0].op_type in tensor_ops)))
+    return set(model_graph.supported()), {name for name, v in OPERATORS.items() if is_tensor_op(v[0])}
+
+
+def node_modules(ops: set[str]) -> list[str]:
+    """onnx's node-test modules that can register a case of ``ops``. Importing
+    a module runs its cases (the pooling ones compute for 5 s); each case is
+    the node an ``expect()`` call gets, or that node's function body. So a
+    module is not imported when it calls no ``expect()``, or when each of its
+    ``make_node`` calls names, as a literal, an operator not in ``ops`` whose
+    function bodies (if any) are not all of ``ops``: none of its cases can be
+    all of ``ops``. A computed name or a body that depends on the types keeps
+    it. test_the_runner_covers_every_operator_onnxop_runs holds the choice to
+    the whole of onnx's list."""
+    import importlib.util
+    import pkgutil
+    import re
+
+    import onnx.backend.test.case.node as node_cases
+
+    expands = {s.name for s in onnx.defs.get_all_schemas_with_history() if s.has_context_dependent_function
+               or (s.has_function and {n.op_type for n in s.function_body.node} <= ops)}
+    make_node = re.compile(r"make_node\(\s*(?:op_type\s*=\s*)?(?:\"(\w+)\"|'(\w+)')?")
+    kept = []
+    for info in pkgutil.iter_modules(node_cases.__path__):
+        module = f"{node_cases.__name__}.{info.name}"
+        with open(importlib.util.find_spec(module).origin, encoding="utf-8") as f:
+            text = f.read()
+        names = {m[0] or m[1] or None for m in make_node.findall(text)}
+        if "expect(" in text and (not names or None in names or names & (ops | expands)):
+            kept.append(module)
+    return kept
+
+
+def node_cases(ops: set[str]) -> list:
+    """onnx's registered node tests (``load_model_tests(kind="node")``) of the modules ``node_modules`` keeps."""
+    import importlib
+
+    import onnx.backend.test.case.node as registry
+
+    for module in node_modules(ops):
+        importlib.import_module(module)
+    return list(registry._NodeTestCases)
+
+
+def _runner(backend_class: type, cases: list) -> ExactBackendTest:
+    """onnx's runner over ``cases`` as its node tests (its other kinds are files on disk, listed as it lists
+    them): it would import every node-test module for them."""
+    import onnx.backend.test.runner as runner
+
+    whole = runner.load_model_tests
+    runner.load_model_tests = lambda *args, kind=None, **kw: cases if kind == "node" else whole(*args, kind=kind, **kw)
+    try:
+        return ExactBackendTest(backend_class, __name__)
+    finally:
+        runner.load_model_tests = whole
 
 
 # The runner's test classes once per engine, on its first backend (conftest's
@@ -70,9 +124,11 @@ def supported_cases() -> list[str]:
 # tests/cli/test_conformance.py.
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
-    CASES = supported_cases()
+    _ops, _tensor_ops = _operators()
+    _loaded = node_cases(_ops | _tensor_ops)
+    CASES = sorted(c.name for c in _loaded if _runs(c, _ops, _tensor_ops))  # node tests onnxop runs every node of
     for _backend in ENGINE_BACKENDS:
-        _tests = ExactBackendTest(type(f"Backend_{_backend}", (_Backend,), {"gpu_backend": _backend}), __name__)
+        _tests = _runner(type(f"Backend_{_backend}", (_Backend,), {"gpu_backend": _backend}), _loaded)
         _tests.include("^(" + "|".join(CASES) + ")_cpu$")
         for _name in XFAIL:
             _tests.xfail(f"^{_name}_cpu$")
@@ -84,13 +140,19 @@ with warnings.catch_warnings():
 
 
 def test_the_runner_covers_every_operator_onnxop_runs():
-    """No operator of the registry is left out of the runner (a test that cannot fail otherwise)."""
+    """No operator of the registry is left out of the runner (a test that cannot fail otherwise), and no
+    node test of the whole of onnx's list (every module imported) is left out of it."""
     from onnxop_cli.ops import SPECS
 
     from onnx.backend.test.loader import load_model_tests
 
+    ops, tensor_ops = _operators()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        every = load_model_tests(kind="node")
+    assert sorted(c.name for c in every if _runs(c, ops, tensor_ops)) == CASES
     selected = set(CASES)
-    covered = {n.op_type for c in load_model_tests(kind="node") if c.name in selected for n in c.model.graph.node}
+    covered = {n.op_type for c in every if c.name in selected for n in c.model.graph.node}
     assert sorted(set(SPECS) - covered) == []
     assert "test_constant" in CASES and any(c.endswith("_expanded") for c in CASES)
 

@@ -7,7 +7,8 @@ target (onnxop has no float6 tensors), is one ``onnxop: error:`` line,
 exit 2, no output file.
 
 What the commands write, print and exit with is under test, not the process:
-each test's commands run in one process (tests/commands.py)."""
+the tests' commands run in one process (tests/commands.py; fixture ``ran``),
+each test's in a folder of its own that its ``prepared`` function fills."""
 
 from __future__ import annotations
 
@@ -19,7 +20,9 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from commands import run_commands
+import pytest
+
+from commands import Prepared
 from tensor_refs import reference
 
 
@@ -34,14 +37,28 @@ def _bits(x: np.ndarray) -> bytes:
 
 
 X = np.array([1.5, 500.0, -np.inf, np.nan, 0.3, -0.0, 3e-39, 65520.0, 1 + 2**-8], np.float32)
+prepared = Prepared()  # each test's folder and commands
 
 
-def test_float_casts_write_what_onnx_reference_makes(tmp_path):
-    np.save(tmp_path / "x.npy", X)
-    cases = ((16, []), (10, []), (11, []), (17, ["--saturate", "0"]), (19, []),
-             (24, ["--round-mode", "nearest"]), (22, []))
-    done = run_commands([(tmp_path, ["cast", "x.npy", "--to", to, *options, "-o", f"y{to}.pb"])
-                         for to, options in cases])
+@pytest.fixture(scope="module")
+def ran(tmp_path_factory) -> dict:
+    """Each prepared folder and its commands' results, all run in one process."""
+    return prepared.run(tmp_path_factory)
+
+
+FLOAT_CASES = ((16, []), (10, []), (11, []), (17, ["--saturate", "0"]), (19, []), (24, ["--round-mode", "nearest"]),
+               (22, []))
+
+
+@prepared
+def float_casts(folder):
+    np.save(folder / "x.npy", X)
+    return [["cast", "x.npy", "--to", to, *options, "-o", f"y{to}.pb"] for to, options in FLOAT_CASES]
+
+
+def test_float_casts_write_what_onnx_reference_makes(ran):
+    tmp_path, done = ran["float_casts"]
+    cases = FLOAT_CASES
     assert len(done) == 7
     for (to, options), r in zip(cases, done):
         assert r.returncode == 0, r.stderr
@@ -52,7 +69,7 @@ def test_float_casts_write_what_onnx_reference_makes(tmp_path):
         assert got.dtype == want.dtype and _bits(got) == _bits(want), (to, got, want)
 
 
-def test_a_model_of_float_casts_runs_them_on_the_gpu(tmp_path):
+def _casts_model():
     nodes = [helper.make_node("Cast", ["x"], ["b"], to=TensorProto.BFLOAT16),
              helper.make_node("Cast", ["b"], ["h"], to=TensorProto.FLOAT16),
              helper.make_node("CastLike", ["h", "like"], ["y"], saturate=0)]
@@ -61,23 +78,35 @@ def test_a_model_of_float_casts_runs_them_on_the_gpu(tmp_path):
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT8E5M2, None)], [like])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
     model.ir_version = 10
-    onnx.save(model, tmp_path / "casts.onnx")
-    np.save(tmp_path / "x.npy", X)
-    [r] = run_commands([(tmp_path, ["run", "casts.onnx", "x.npy", "-o", "y.pb", "--json"])])
+    return model
+
+
+@prepared
+def model_of_casts(folder):
+    onnx.save(_casts_model(), folder / "casts.onnx")
+    np.save(folder / "x.npy", X)
+    return [["run", "casts.onnx", "x.npy", "-o", "y.pb", "--json"]]
+
+
+def test_a_model_of_float_casts_runs_them_on_the_gpu(ran):
+    tmp_path, [r] = ran["model_of_casts"]
     assert r.returncode == 0, r.stderr
     from onnx.reference import ReferenceEvaluator
 
-    want = ReferenceEvaluator(model).run(None, {"x": X})[0]
+    want = ReferenceEvaluator(_casts_model()).run(None, {"x": X})[0]
     assert _bits(_read_pb(tmp_path / "y.pb")) == _bits(want)
 
 
-def test_strings_are_cast_on_the_host_and_say_so(tmp_path):
-    np.save(tmp_path / "s.npy", np.array(["1.5", "-0.0", "1e40"]))
-    np.save(tmp_path / "f.npy", np.array([0.1, -np.inf], np.float32))
-    to_float, to_string, non_zero = run_commands([
-        (tmp_path, ["cast", "s.npy", "--to", "1", "-o", "y.npy"]),
-        (tmp_path, ["cast", "f.npy", "--to", "8", "-o", "t.npy", "--json"]),
-        (tmp_path, ["non-zero", "s.npy", "-o", "nz.npy"])])
+@prepared
+def strings(folder):
+    np.save(folder / "s.npy", np.array(["1.5", "-0.0", "1e40"]))
+    np.save(folder / "f.npy", np.array([0.1, -np.inf], np.float32))
+    return [["cast", "s.npy", "--to", "1", "-o", "y.npy"], ["cast", "f.npy", "--to", "8", "-o", "t.npy", "--json"],
+            ["non-zero", "s.npy", "-o", "nz.npy"]]
+
+
+def test_strings_are_cast_on_the_host_and_say_so(ran):
+    tmp_path, (to_float, to_string, non_zero) = ran["strings"]
     r = to_float
     assert r.returncode == 0, r.stderr
     assert "wrote y.npy (host: string tensors have no GPU form)" in r.stdout
@@ -92,15 +121,21 @@ def test_strings_are_cast_on_the_host_and_say_so(tmp_path):
     assert "(host: string tensors have no GPU form)" in r.stdout
 
 
-def test_a_text_that_is_no_number_is_one_error_line_and_no_output(tmp_path):
-    np.save(tmp_path / "s.npy", np.array([["1", "2"], ["x\nonnxop: forged", "3"]]))
-    np.save(tmp_path / "b.npy", np.array(["1"]))
-    np.save(tmp_path / "x.npy", X)
-    float6 = ((27, "float6e2m3"), (28, "float6e3m2"))  # ONNX types onnxop has no tensors of
-    not_a_number, to_bfloat16, *to_float6 = run_commands(
-        [(tmp_path, ["cast", "s.npy", "--to", "6", "-o", "y.npy"]),
-         (tmp_path, ["cast", "b.npy", "--to", "16", "-o", "z.pb"])]
-        + [(tmp_path, ["cast", "x.npy", "--to", to, "-o", f"f6-{to}.pb"]) for to, _ in float6])
+FLOAT6 = ((27, "float6e2m3"), (28, "float6e3m2"))  # ONNX types onnxop has no tensors of
+
+
+@prepared
+def refusals(folder):
+    np.save(folder / "s.npy", np.array([["1", "2"], ["x\nonnxop: forged", "3"]]))
+    np.save(folder / "b.npy", np.array(["1"]))
+    np.save(folder / "x.npy", X)
+    return ([["cast", "s.npy", "--to", "6", "-o", "y.npy"], ["cast", "b.npy", "--to", "16", "-o", "z.pb"]]
+            + [["cast", "x.npy", "--to", to, "-o", f"f6-{to}.pb"] for to, _ in FLOAT6])
+
+
+def test_a_text_that_is_no_number_is_one_error_line_and_no_output(ran):
+    tmp_path, (not_a_number, to_bfloat16, *to_float6) = ran["refusals"]
+    float6 = FLOAT6
     r = not_a_number
     assert r.returncode == 2
     lines = r.stderr.strip().splitlines()
@@ -117,17 +152,25 @@ def test_a_text_that_is_no_number_is_one_error_line_and_no_output(tmp_path):
         assert not (tmp_path / f"f6-{to}.pb").exists()
 
 
-def test_a_type_is_taken_by_its_name_as_by_its_number(tmp_path):
+NAMED_X = np.array([1.5, -0.0, np.nan, 65504.0, 1e-8, 3.14159], np.float32)
+
+
+@prepared
+def type_names(folder):
+    np.save(folder / "x.npy", NAMED_X)
+    np.save(folder / "m.npy", np.zeros((2, 3), np.float32))
+    bf16, f8 = ["bfloat16", "BFLOAT16", "16"], ["float8_e4m3fn", "float8e4m3fn", "17"]
+    return ([["-q", "cast", "x.npy", "--to", to, "-o", f"b{k}.pb"] for k, to in enumerate(bf16)]
+            + [["-q", "cast", "x.npy", "--to", to, "-o", f"f{k}.pb"] for k, to in enumerate(f8)]
+            + [["-q", "eye-like", "m.npy", "--dtype", "int64", "-o", "e.npy"],
+               ["cast", "x.npy", "--to", "bfloat17", "-o", "z.pb"]])
+
+
+def test_a_type_is_taken_by_its_name_as_by_its_number(ran):
     """--to bfloat16, BFLOAT16 and 16 are one type (ONNX's, numpy's and ml_dtypes' names: float, float32,
     float8_e4m3fn, float8e4m3fn); EyeLike's --dtype too; a name no type has is one line."""
-    x = np.array([1.5, -0.0, np.nan, 65504.0, 1e-8, 3.14159], np.float32)
-    np.save(tmp_path / "x.npy", x)
-    np.save(tmp_path / "m.npy", np.zeros((2, 3), np.float32))
-    bf16, f8 = ["bfloat16", "BFLOAT16", "16"], ["float8_e4m3fn", "float8e4m3fn", "17"]
-    done = run_commands([(tmp_path, ["-q", "cast", "x.npy", "--to", to, "-o", f"b{k}.pb"]) for k, to in enumerate(bf16)]
-                        + [(tmp_path, ["-q", "cast", "x.npy", "--to", to, "-o", f"f{k}.pb"]) for k, to in enumerate(f8)]
-                        + [(tmp_path, ["-q", "eye-like", "m.npy", "--dtype", "int64", "-o", "e.npy"]),
-                           (tmp_path, ["cast", "x.npy", "--to", "bfloat17", "-o", "z.pb"])])
+    tmp_path, done = ran["type_names"]
+    x = NAMED_X
     assert len(done) == 8
     for r in done[:6]:
         assert r.returncode == 0, r.stderr

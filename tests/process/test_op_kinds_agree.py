@@ -5,7 +5,8 @@ batch that fails mid-way says what it wrote before (the line and --json);
 the --json document follows one schema (docs/json.md): the same fields, the
 backend that ran (not "auto"), the copy kernel and the schedules, each
 output's plan kernel and each literal input's values. Real processes, one
-per command: what a document says about the device is the process's own."""
+per document: what a document says about the device is the process's own (the
+refusals of --full: one process for all, tests/commands.py)."""
 
 from __future__ import annotations
 
@@ -53,15 +54,33 @@ def test_view_and_tensor_operators_write_one_schema(backend, tmp_path):
                                               "values": [0, 0, 1, 0, 0, 0]}
 
 
-@pytest.mark.parametrize("argv", [["flatten", "a.npy"], ["pad", "a.npy", "--pads", "0,0,1,0,0,0"],
-                                  ["split", "a.npy", "--split", "1,1"]], ids=["view", "tensor", "several-outputs"])
-@pytest.mark.parametrize("given", [["-o", "y"], ["--json"]], ids=["output", "json"])
-def test_full_is_refused_where_nothing_is_printed(backend, tmp_path, argv, given):
-    np.save(tmp_path / "a.npy", np.arange(24, dtype=np.float32).reshape(2, 3, 4))
-    if given[0] == "-o":
-        given = ["-o", "y/" if argv[0] == "split" else "y.npy"]
-    done = _onnxop(backend, tmp_path, *argv, *given, "--full")
-    flag = given[0]
+KINDS = {"view": ["flatten", "a.npy"], "tensor": ["pad", "a.npy", "--pads", "0,0,1,0,0,0"],
+         "several-outputs": ["split", "a.npy", "--split", "1,1"]}
+GIVEN = {"output": ["-o", "y"], "json": ["--json"]}
+
+
+@pytest.fixture(scope="module")
+def refused(tmp_path_factory, backend) -> dict:
+    """Each KINDS x GIVEN command with --full, each in a folder holding a.npy, all in one process
+    (tests/commands.py): what a refusal prints and leaves is under test, not the process. Each:
+    (the folder, the command's result)."""
+    from commands import run_commands
+
+    lines = {}
+    for (kind, argv), (name, given) in ((k, g) for g in GIVEN.items() for k in KINDS.items()):
+        folder = tmp_path_factory.mktemp(f"{kind}-{name}")
+        np.save(folder / "a.npy", np.arange(24, dtype=np.float32).reshape(2, 3, 4))
+        if given[0] == "-o":
+            given = ["-o", "y/" if argv[0] == "split" else "y.npy"]
+        lines[kind, name] = (folder, ["--backend", backend, *argv, *given, "--full"])
+    return {key: (line[0], done) for (key, line), done in zip(lines.items(), run_commands(list(lines.values())))}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("given", GIVEN)
+def test_full_is_refused_where_nothing_is_printed(refused, kind, given):
+    tmp_path, done = refused[kind, given]
+    flag = GIVEN[given][0]
     assert (done.returncode, done.stdout if flag == "-o" else "") == (2, "")
     assert done.stderr == (f"onnxop: error: --full prints every value of the printed node, and with {flag} no "
                            f"node is printed; drop --full or {flag}\n")

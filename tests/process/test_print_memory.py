@@ -56,15 +56,16 @@ def run_capped(argv: list[str], cwd, backend: str) -> tuple[int, str, str, int]:
     return code, out, err, _peak(cwd)
 
 
-def run_capped_commands(argvs: list[list[str]], cwd, backend: str) -> tuple[list, int]:
+def run_capped_commands(argvs: list, cwd, backend: str) -> tuple[list, int]:
     """The commands run one after the other in one capped process (tests/commands.py: a
-    process start is about a CPU second): each one's CompletedProcess, and the process's
-    peak RSS in bytes -- the highest of theirs, so each one stayed under it."""
-    commands = [(cwd, argv) for argv in argvs]
+    process start is about a CPU second), each in ``cwd`` or, given as ``(folder, argv)``,
+    in its folder: each one's CompletedProcess, and the process's peak RSS in bytes --
+    the highest of theirs, so each one stayed under it."""
+    commands = [a if isinstance(a, tuple) else (cwd, a) for a in argvs]
     (cwd / "jobs.json").write_text(jobs(commands))
     with open(cwd / "jobs.json") as stdin:
-        code, out, err = _capped(driver(), cwd, backend, " and ".join(map(" ".join, argvs)), stdin=stdin,
-                                 deadline=DEADLINE * len(argvs))
+        code, out, err = _capped(driver(), cwd, backend, " and ".join(" ".join(c[1]) for c in commands),
+                                 stdin=stdin, deadline=DEADLINE * len(argvs))
     assert code == 0, err
     return results(commands, out), _peak(cwd)
 
@@ -193,11 +194,27 @@ def _one_hot(tmp):
 CASES = [_fill, _gather, _gather_graph, _pad, _tile, _expand, _where, _one_hot]
 
 
+@pytest.fixture(scope="module")
+def huge(tmp_path_factory, backend) -> dict:
+    """Each case printed as text, then as --json, each in its folder, all in one capped process:
+    its peak RSS is the highest of theirs, so each stayed under it. Each case: (output name,
+    expected shown values, the two commands' results, the peak)."""
+    top = tmp_path_factory.mktemp("huge")
+    argvs, made = [], []
+    for case in CASES:
+        folder = top / case.__name__[1:]
+        folder.mkdir()
+        argv, name, want = case(folder)
+        argvs += [(folder, argv), (folder, ["--json", *argv])]
+        made.append((name, want))
+    done, peak = run_capped_commands(argvs, top, backend)
+    return {case: (*made[k], done[2 * k], done[2 * k + 1], peak) for k, case in enumerate(CASES)}
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c.__name__[1:] for c in CASES])
-def test_a_huge_output_is_printed_in_bounded_memory(backend, tmp_path, case):
-    """Printed as text, then as --json, in one capped process."""
-    argv, name, want = case(tmp_path)
-    (text, doc), peak = run_capped_commands([argv, ["--json", *argv]], tmp_path, backend)
+def test_a_huge_output_is_printed_in_bounded_memory(huge, case):
+    """Printed as text, then as --json, under the cap (fixture huge)."""
+    name, want, text, doc, peak = huge[case]
     assert text.returncode == 0 and doc.returncode == 0, text.stderr + doc.stderr
     assert peak < PEAK, f"peak RSS {peak >> 20} MiB"
     assert '"shape"' in doc.stdout

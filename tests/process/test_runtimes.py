@@ -1,4 +1,5 @@
-"""``onnxop cases write`` and ``onnxop conformance --runtime``, in real processes:
+"""``onnxop cases write`` and ``onnxop conformance --runtime``, in real processes (what a command
+prints and writes: several commands in one process, tests/commands.py):
 the corpus is written byte-identically twice and all of it passes through
 onnxop; onnxruntime's outcomes on it are held to what it gives today (so a
 change in what it returns shows up); a fake onnx.backend module that returns
@@ -44,9 +45,29 @@ def outcomes(r: subprocess.CompletedProcess) -> dict[str, str]:
     return {c["case"]: c["outcome"] for c in doc["cases"]}
 
 
-def test_two_writes_are_byte_identical(corpus, tmp_path):
-    again = tmp_path / "again"
-    assert onnxop("cases", "write", again).returncode == 0
+@pytest.fixture(scope="module")
+def runs(corpus, tmp_path_factory) -> tuple[dict[str, subprocess.CompletedProcess], Path]:
+    """What the commands below print, exit with and write, in one process (tests/commands.py): the
+    corpus written again (a process other than the first write's), a write into a folder that is not
+    empty, onnxruntime's outcomes on the corpus both ways, and one case of its wrong bytes. Their
+    folder, which holds ``again`` and ``full/edge``."""
+    top = tmp_path_factory.mktemp("runs")
+    (top / "full" / "edge").mkdir(parents=True)
+    (top / "full" / "edge" / "mine.txt").write_text("keep")
+    lines = {
+        "again": ["cases", "write", top / "again"],
+        "not empty": ["cases", "write", top / "full" / "edge"],
+        "onnxruntime": ["--json", "conformance", corpus, "--runtime", "onnxruntime"],
+        "backend:onnxruntime.backend": ["--json", "conformance", corpus, "--runtime", "backend:onnxruntime.backend"],
+        "wrong bytes": ["conformance", corpus / "where_float16_bits", "--runtime", "onnxruntime"],
+    }
+    return dict(zip(lines, run_commands([(top, argv) for argv in lines.values()]))), top
+
+
+def test_two_writes_are_byte_identical(corpus, runs):
+    done, top = runs
+    again = top / "again"
+    assert done["again"].returncode == 0, done["again"].stderr
     files = sorted(p.relative_to(corpus) for p in corpus.rglob("*") if p.is_file())
     assert files == sorted(p.relative_to(again) for p in again.rglob("*") if p.is_file())
     assert all((corpus / f).read_bytes() == (again / f).read_bytes() for f in files)
@@ -61,10 +82,8 @@ def test_error_cases_carry_the_reason_instead_of_outputs(corpus):
     assert (doc["operator"], doc["class"]) == ("Gather", "indices")
 
 
-def test_write_refuses_a_folder_that_is_not_empty(tmp_path):
-    (tmp_path / "edge").mkdir()
-    (tmp_path / "edge" / "mine.txt").write_text("keep")
-    r = onnxop("cases", "write", tmp_path / "edge")
+def test_write_refuses_a_folder_that_is_not_empty(runs):
+    r, tmp_path = runs[0]["not empty"], runs[1] / "full"
     assert r.returncode != 0 and r.stdout == ""
     assert r.stderr.startswith("onnxop: error: ") and "not empty" in r.stderr and len(r.stderr.splitlines()) == 1
     assert [p.name for p in tmp_path.iterdir()] == ["edge"]  # no temporary folder left
@@ -107,8 +126,8 @@ ORT_BACKEND = ORT | {
 
 
 @pytest.mark.parametrize("runtime, expected", [("onnxruntime", ORT), ("backend:onnxruntime.backend", ORT_BACKEND)])
-def test_onnxruntime_outcomes_on_the_corpus(corpus, runtime, expected):
-    r = onnxop("--json", "conformance", corpus, "--runtime", runtime)
+def test_onnxruntime_outcomes_on_the_corpus(corpus, runs, runtime, expected):
+    r = runs[0][runtime]
     assert r.returncode == 1  # it has wrong and error cases
     got = outcomes(r)
     assert {k: v for k, v in got.items() if v != "passed"} == expected
@@ -117,8 +136,8 @@ def test_onnxruntime_outcomes_on_the_corpus(corpus, runtime, expected):
     assert len(refused) == 5 * 7 + 3 * 4 + 3 * 2 and all(got[k] == "passed" for k in refused)  # (axis 1: 3 ops x 2)
 
 
-def test_onnxruntime_wrong_bytes_are_shown(corpus):
-    r = onnxop("conformance", corpus / "where_float16_bits", "--runtime", "onnxruntime")
+def test_onnxruntime_wrong_bytes_are_shown(runs):
+    r = runs[0]["wrong bytes"]
     assert r.returncode == 1
     assert r.stdout.splitlines()[0] == "runtime: onnxruntime"
     assert ("wrong: test_data_set_0: 2 of 39 elements differ; first y[10, 2] = nan, expected nan "

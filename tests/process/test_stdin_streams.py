@@ -4,7 +4,8 @@ the data are refused (exit 2, one line, no output kept), and a feeding
 process never sees its pipe closed early (a Slice of the front reads the
 rest too). Real processes and real pipes; the refusal of each command's
 damaged stream to a file in-process (the same reader: a process each cost a
-second apiece), every command's refusal when printing in a real process."""
+second apiece), every command's refusal when printing in one real process
+that reads each stream from a real pipe."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import sys
 import numpy as np
 import pytest
 
+from commands import run_commands
 from conftest import cli, random_array
 from test_pipes import FakeStdin
 
@@ -70,13 +72,27 @@ def test_a_damaged_stream_is_refused(data, tmp_path, command, damage, capsys, mo
     _refused(data, tmp_path, command, damage, to_file=True, run=in_process)
 
 
-@pytest.mark.parametrize("command", ["slice", "identity", "run"])
-@pytest.mark.parametrize("damage", ["truncated", "trailing"])
-def test_a_damaged_stream_is_refused_when_printing(data, tmp_path, command, damage):
-    _refused(data, tmp_path, command, damage, to_file=False)
+PRINTING = [(command, damage) for damage in ("truncated", "trailing") for command in ("slice", "identity", "run")]
 
 
-def _refused(data, tmp_path, command, damage, *, to_file, run=None):
+@pytest.fixture(scope="module")
+def printed(data, tmp_path_factory) -> tuple[dict, object]:
+    """Each PRINTING case's command (no ``-o``: it prints), all in one process (tests/commands.py),
+    each damaged stream on a real pipe: what the command prints and exits with is under test."""
+    folder = tmp_path_factory.mktemp("printing")
+    lines = [_command(data, folder, command, damage, to_file=False) for command, damage in PRINTING]
+    done = run_commands([(data[0], argv, stream) for argv, stream in lines], text=False, env=ENV)
+    return dict(zip(PRINTING, done)), folder
+
+
+@pytest.mark.parametrize("command, damage", PRINTING)
+def test_a_damaged_stream_is_refused_when_printing(printed, command, damage):
+    done, folder = printed
+    _check_refused(done[command, damage], folder, damage)
+
+
+def _command(data, tmp_path, command, damage, *, to_file) -> tuple[list[str], bytes]:
+    """The command line reading the damaged stream, and the stream."""
     folder, good = data
     stream = good[: len(good) // 3] if damage == "truncated" else good + b"garbage"
     if command == "run":
@@ -86,7 +102,15 @@ def _refused(data, tmp_path, command, damage, *, to_file, run=None):
         argv = [command, *COMMANDS.get(command, []), "-"]
     if to_file and command != "show":
         argv += ["-o", str(tmp_path / "out.npy")]
-    done = (run or feed)(argv, stream, folder)
+    return argv, stream
+
+
+def _refused(data, tmp_path, command, damage, *, to_file, run=None):
+    argv, stream = _command(data, tmp_path, command, damage, to_file=to_file)
+    _check_refused((run or feed)(argv, stream, data[0]), tmp_path, damage)
+
+
+def _check_refused(done, tmp_path, damage):
     assert done.returncode == 2, done.stderr
     message = one_line(done.stderr)
     if damage == "truncated":
