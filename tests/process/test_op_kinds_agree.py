@@ -54,20 +54,20 @@ def test_view_and_tensor_operators_write_one_schema(backend, tmp_path):
                                               "values": [0, 0, 1, 0, 0, 0]}
 
 
-KINDS = {"view": ["flatten", "a.npy"], "tensor": ["pad", "a.npy", "--pads", "0,0,1,0,0,0"],
+FULL_KINDS = {"view": ["flatten", "a.npy"], "tensor": ["pad", "a.npy", "--pads", "0,0,1,0,0,0"],
          "several-outputs": ["split", "a.npy", "--split", "1,1"]}
 GIVEN = {"output": ["-o", "y"], "json": ["--json"]}
 
 
 @pytest.fixture(scope="module")
 def refused(tmp_path_factory, backend) -> dict:
-    """Each KINDS x GIVEN command with --full, each in a folder holding a.npy, all in one process
+    """Each FULL_KINDS x GIVEN command with --full, each in a folder holding a.npy, all in one process
     (tests/commands.py): what a refusal prints and leaves is under test, not the process. Each:
     (the folder, the command's result)."""
     from commands import run_commands
 
     lines = {}
-    for (kind, argv), (name, given) in ((k, g) for g in GIVEN.items() for k in KINDS.items()):
+    for (kind, argv), (name, given) in ((k, g) for g in GIVEN.items() for k in FULL_KINDS.items()):
         folder = tmp_path_factory.mktemp(f"{kind}-{name}")
         np.save(folder / "a.npy", np.arange(24, dtype=np.float32).reshape(2, 3, 4))
         if given[0] == "-o":
@@ -76,7 +76,7 @@ def refused(tmp_path_factory, backend) -> dict:
     return {key: (line[0], done) for (key, line), done in zip(lines.items(), run_commands(list(lines.values())))}
 
 
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", FULL_KINDS)
 @pytest.mark.parametrize("given", GIVEN)
 def test_full_is_refused_where_nothing_is_printed(refused, kind, given):
     tmp_path, done = refused[kind, given]
@@ -111,7 +111,7 @@ def test_a_full_disk_mid_batch_lists_what_was_written(backend, tmp_path, argv):
 # (core/batch.py, core/batch_targets.py). Pad (one output) and Split (parts)
 # stand for the tensor operators; each case is one process per kind.
 
-KINDS = {"view": ["flatten"], "tensor": ["pad", "--pads", "0,1,0,0"], "several-outputs": ["split", "--split", "1,1"]}
+BATCH_KINDS = {"view": ["flatten"], "tensor": ["pad", "--pads", "0,1,0,0"], "several-outputs": ["split", "--split", "1,1"]}
 
 
 def _same_named(tmp_path) -> None:
@@ -122,12 +122,12 @@ def _same_named(tmp_path) -> None:
 
 
 def _run(backend, cwd, kind: str, *files: str, given=()) -> subprocess.CompletedProcess:
-    command, *options = KINDS[kind]
+    command, *options = BATCH_KINDS[kind]
     return _onnxop(backend, cwd, command, *files, *options, *given)
 
 
 @pytest.mark.one_backend
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", BATCH_KINDS)
 def test_parents_keeps_same_named_inputs_apart(backend, tmp_path, kind):
     _same_named(tmp_path)
     done = _run(backend, tmp_path, kind, "p/a.npy", "q/a.npy", given=["--parents", "-o", "out"])
@@ -140,7 +140,7 @@ def test_parents_keeps_same_named_inputs_apart(backend, tmp_path, kind):
 
 
 @pytest.mark.one_backend
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", BATCH_KINDS)
 def test_same_named_inputs_without_parents_are_one_refusal(backend, tmp_path, kind):
     _same_named(tmp_path)
     done = _run(backend, tmp_path, kind, "p/a.npy", "q/a.npy", given=["-o", "out"])
@@ -167,7 +167,7 @@ def test_an_output_that_is_another_input_is_refused(backend, tmp_path, kind):
 
 
 @pytest.mark.one_backend
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", BATCH_KINDS)
 def test_keep_going_sets_a_refused_input_aside(backend, tmp_path, kind):
     np.save(tmp_path / "a.npy", np.ones((2, 3), np.float32))
     (tmp_path / "bad.npy").write_bytes(b"not a tensor")
@@ -200,11 +200,11 @@ def test_an_option_a_tensor_operator_cannot_take_is_one_line(backend, tmp_path, 
 
 
 @pytest.mark.one_backend
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", BATCH_KINDS)
 def test_lost_wrote_lines_are_one_warning(backend, tmp_path, kind):
     """stdout is /dev/full: every output written, exit 0, one warning."""
     _same_named(tmp_path)
-    command = shlex.join([*ONNXOP, "--backend", backend, *KINDS[kind][:1], "p/a.npy", *KINDS[kind][1:], "-o", "out"])
+    command = shlex.join([*ONNXOP, "--backend", backend, *BATCH_KINDS[kind][:1], "p/a.npy", *BATCH_KINDS[kind][1:], "-o", "out"])
     done = subprocess.run(["bash", "-c", f"{command} > /dev/full"], cwd=tmp_path, capture_output=True, text=True,
                           timeout=300)
     assert (done.returncode, done.stderr) == (0, "onnxop: warning: stdout: No space left on device; the 'wrote' "
@@ -220,7 +220,7 @@ def test_a_large_input_draws_a_progress_bar_on_a_terminal(backend, tmp_path, kin
 
     np.save(tmp_path / "a.npy", np.zeros((1 << 13, (1 << 11) + 64), np.float32))  # 66 MiB
     leader, follower = pty.openpty()
-    command, *options = KINDS[kind]
+    command, *options = BATCH_KINDS[kind]
     proc = subprocess.Popen([*ONNXOP, "--backend", backend, command, "a.npy", *options, "-o", "y.npy"], cwd=tmp_path,
                             stdout=subprocess.PIPE, stderr=follower)
     os.close(follower)
@@ -240,7 +240,7 @@ def test_a_large_input_draws_a_progress_bar_on_a_terminal(backend, tmp_path, kin
 
 
 @pytest.mark.one_backend
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", BATCH_KINDS)
 def test_several_inputs_pack_into_one_archive(backend, tmp_path, kind):
     """-o all.npz: a member per result, named after its input; two inputs of one name are one refusal."""
     _same_named(tmp_path)
@@ -272,12 +272,12 @@ def test_an_output_in_a_missing_folder_is_refused(backend, tmp_path, kind, targe
 
 
 @pytest.mark.one_backend
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", BATCH_KINDS)
 def test_stdin_into_a_folder_is_refused(backend, tmp_path, kind):
     """A file in -o FOLDER is named after its input, and stdin has no name: no invented one."""
     np.save(tmp_path / "a.npy", np.ones((2, 3), np.float32))
     (tmp_path / "out").mkdir()
-    command, *options = KINDS[kind]
+    command, *options = BATCH_KINDS[kind]
     with open(tmp_path / "a.npy", "rb") as stdin:
         done = subprocess.run([*ONNXOP, "--backend", backend, command, "-", *options, "-o", "out"], cwd=tmp_path,
                               stdin=stdin, capture_output=True, text=True, timeout=300)
