@@ -34,7 +34,7 @@ OP = COMMON | {
     "timings": {str: NUMBER},
     "kernel": (KERNEL, None),
     "schedules": SCHEDULES,
-    "refused?": [{"input": str, "output": (str, None), "message": str}],  # --keep-going
+    "refused?": [{"input": str, "output": (str, None), "message": str}],  # --keep-going; output null: printed
     "any_type?": bool,  # --any-type
 }
 COMPARED = {"path": str, "name": str, "shape": [int], "dtype": str}

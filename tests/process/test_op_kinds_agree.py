@@ -185,6 +185,45 @@ def test_keep_going_sets_a_refused_input_aside(backend, tmp_path, kind):
     assert [(r["input"], r["message"]) for r in doc["refused"]] == [("bad.npy", plain.stderr[15:-1])]
 
 
+OUTPUTS = {"folder": ["-o", "out"], "archive": ["-o", "all.npz"], "parents": ["--parents", "-o", "out"]}
+
+
+@pytest.fixture(scope="module")
+def set_aside(tmp_path_factory, backend) -> dict:
+    """Each BATCH_KINDS x OUTPUTS batch of an unreadable bad.npy and a.npy with -k --json, all in one
+    process (tests/commands.py). (kind, output) -> (folder, result)."""
+    from commands import run_commands
+
+    lines = {}
+    for kind, (command, *options) in BATCH_KINDS.items():
+        for name, given in OUTPUTS.items():
+            folder = tmp_path_factory.mktemp(f"{kind}-{name}")
+            np.save(folder / "a.npy", np.ones((2, 3), np.float32))
+            (folder / "bad.npy").write_bytes(b"not a tensor")
+            (folder / "out").mkdir()
+            lines[kind, name] = (folder, ["--backend", backend, command, "bad.npy", "a.npy", *options, *given,
+                                          "-k", "--json"])
+    done = run_commands(list(lines.values()))
+    return {key: (line[0], result) for (key, line), result in zip(lines.items(), done)}
+
+
+@pytest.mark.one_backend
+@pytest.mark.parametrize("kind", BATCH_KINDS)
+@pytest.mark.parametrize("given", OUTPUTS)
+def test_keep_going_names_the_output_a_refused_input_would_have_written(set_aside, kind, given):
+    """--json's refused entry names what was not made: the file, the archive, or Split's folder of parts."""
+    folder, done = set_aside[kind, given]
+    doc = json.loads(done.stdout)
+    named = {"folder": "out/bad.npy", "archive": "all.npz", "parents": "out/bad.npy"}[given]
+    if kind == "several-outputs" and given != "archive":
+        named = "out"
+    assert (done.returncode, [(r["input"], r["output"]) for r in doc["refused"]]) == (2, [("bad.npy", named)])
+    assert [o["path"] for o in doc["runs"][0]["outputs"]] == (
+        [f"{named}/a_0.npy", f"{named}/a_1.npy"] if named == "out" else [named.replace("bad", "a")] * (
+            2 if kind == "several-outputs" else 1))
+    assert not any(p.name.startswith("bad") for p in (folder / "out").iterdir())
+
+
 @pytest.mark.one_backend
 @pytest.mark.parametrize("argv,message", [
     (["concat", "a.npy", "a.npy", "--axis", "0", "-k"], "concat: --keep-going sets aside the refused inputs of a "

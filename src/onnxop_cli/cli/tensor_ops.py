@@ -83,6 +83,10 @@ def plan_jobs(spec: OpSpec, op, node, files: list[Path], member: Optional[str], 
     from ..io.stdio import is_stdio
 
     multi = op.variadic_output or len(op.outputs) > 1
+
+    def aside(jobs: list[Job], check) -> None:  # a job set aside names what it would have written
+        set_aside(jobs, check, refused, lambda job: batch_targets.planned_output(job, output, multi=multi,
+                                                                                 parents=parents))
     if fmt is not None:  # as the view commands: -o - or -o FOLDER, and never against a file's own suffix
         io.stream_suffix(fmt)  # a format onnxop writes
         if not (multi and output is not None and not is_stdio(output) and not io.is_archive(output)):
@@ -92,7 +96,7 @@ def plan_jobs(spec: OpSpec, op, node, files: list[Path], member: Optional[str], 
         jobs = [Job(files[0], [], [t for f in files for t in io.read_tensors(f, member)], fmt=fmt)]
     else:
         jobs = [Job(f, [], fmt=fmt) for f in files]
-        set_aside(jobs, lambda job: job.tensors.extend(io.read_tensors(job.src, member)), refused)
+        aside(jobs, lambda job: job.tensors.extend(io.read_tensors(job.src, member)))
         jobs = [Job(job.src, [], [t], fmt=fmt) for job in jobs for t in job.tensors]
     count = len(jobs) + len(refused or [])  # the batch's inputs, for a message about -o
 
@@ -105,7 +109,7 @@ def plan_jobs(spec: OpSpec, op, node, files: list[Path], member: Optional[str], 
         first = job.tensors[0]
         job.plans = apply_tensors.check(node, job.tensors, where=first.source or first.name)
 
-    set_aside(jobs, rules, refused)
+    aside(jobs, rules)
     batch_targets.assign_outputs(jobs, output, multi=multi, parents=parents, count=count)
     if jobs and jobs[0].packed:
         from ..core import pack
@@ -114,7 +118,7 @@ def plan_jobs(spec: OpSpec, op, node, files: list[Path], member: Optional[str], 
         pack.refuse_member_collisions([(j.src, j.member_names) for j in jobs], output)  # type: ignore[arg-type]
     else:
         batch_targets.refuse_collisions(jobs)
-    set_aside(jobs, lambda job: _check_targets(job, output, parents), refused)
+    aside(jobs, lambda job: _check_targets(job, output, parents))
     return jobs
 
 

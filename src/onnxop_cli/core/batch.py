@@ -149,17 +149,19 @@ def plan(
     return jobs
 
 
-def set_aside(jobs: list[Job], check: Callable[[Job], object], refused: Optional[list[Refused]]) -> None:
+def set_aside(jobs: list[Job], check: Callable[[Job], object], refused: Optional[list[Refused]],
+              output_of: Callable[[Job], Optional[Path]] = lambda job: job.output) -> None:
     """``check(job)`` for each job, in order. A refusal refuses the batch --
     or, given a ``refused`` list (--keep-going), puts the job there (its
-    tensors closed) and leaves it out of ``jobs``."""
+    tensors closed, named with ``output_of(job)``: what it would have
+    written) and leaves it out of ``jobs``."""
     for job in list(jobs):
         try:
             check(job)
         except OnnxopError as e:
             if refused is None:
                 raise
-            refused.append(Refused(job.src, job.target, e.message))
+            refused.append(Refused(job.src, output_of(job), e.message))
             for tensor in job.tensors:
                 if tensor is not None:
                     tensor.close()

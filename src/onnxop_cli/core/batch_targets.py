@@ -40,6 +40,12 @@ class Job:
         """The output that names the job: a view's one; a tensor operator's first."""
         return self.targets[0] if self.targets else None
 
+    @property
+    def output(self) -> Optional[Path]:
+        """What the job writes, as one path (--keep-going's list names it): its
+        file, its archive, or the folder of its parts (Split's); None when printed."""
+        return self.targets[0].parent if self.parts else self.target
+
     def written(self) -> list[Path]:
         """Each file the job writes, once."""
         from ..io.stdio import is_stdio
@@ -200,9 +206,8 @@ def assign_outputs(
         check_parents_root(output)
     for job in jobs:
         n = len(job.plans)
-        own = "." + job.fmt.lower().lstrip(".") if job.fmt else None  # --format: the files' suffix
-        stem = job.tensors[0].name if job.tensors and job.tensors[0] is not None and job.tensors[0].named else (
-            "x" if is_stdio(job.src) else job.src.stem)
+        own = _own_suffix(job)
+        stem = _stem(job)
         job.member_names = [f"{stem}_{k}" for k in range(n)] if multi else [None] * n
         if output is None:
             job.targets = [None] * n
@@ -223,8 +228,7 @@ def assign_outputs(
                 job.targets, job.parts = [folder / f"{stem}_{k}{suffix}" for k in range(n)], True
         elif parents or output.is_dir():
             _named(job.src, output, "FILE")
-            name = job.src.name if job.src.suffix.lower() in (".npy", ".pb") else f"{stem}.npy"
-            job.targets = [folder / (Path(name).with_suffix(own) if own else name)]
+            job.targets = [folder / _file_name(job, stem)]
         elif count > 1 and archive:  # several inputs packed into one archive, a member per result, as a view's
             from .pack import member_of
 
@@ -235,6 +239,53 @@ def assign_outputs(
             )
         else:
             job.targets = [output]
+
+
+def planned_output(job: Job, output: Optional[Path], *, multi: bool, parents: bool = False) -> Optional[Path]:
+    """What a tensor operator's job set aside while planning would have
+    written, as ``Job.output`` names it, also before its targets are
+    assigned (its file unreadable, its type refused): the file in the folder
+    -o, -o itself (a file, an archive, stdout), the folder of its parts --
+    or, for an archive not read, whose members would each be a file, the folder."""
+    from ..io.stdio import is_stdio
+
+    if job.targets or output is None or is_stdio(output):
+        return job.output if job.targets else output
+    try:
+        folder = output / mirrored(job.src).parent if parents else output
+    except UsageError:  # (refused for the whole batch once the targets are assigned)
+        return output
+    if multi:
+        return output if output.suffix.lower() == ".npz" or _names_a_file(output) else folder
+    if not (parents or output.is_dir()):
+        return output
+    return folder / _file_name(job, _stem(job)) if job.tensors or _one_tensor(job.src) else folder
+
+
+def _own_suffix(job: Job) -> Optional[str]:
+    """--format: the suffix of the files written into the folder -o."""
+    return "." + job.fmt.lower().lstrip(".") if job.fmt else None
+
+
+def _stem(job: Job) -> str:
+    """What a job's outputs are named after: its tensor's name (a member of
+    an archive), else its input's stem."""
+    from ..io.stdio import is_stdio
+
+    first = job.tensors[0] if job.tensors else None
+    return first.name if first is not None and first.named else ("x" if is_stdio(job.src) else job.src.stem)
+
+
+def _one_tensor(src: Path) -> bool:
+    return src.suffix.lower() in (".npy", ".pb")
+
+
+def _file_name(job: Job, stem: str) -> str:
+    """A one-output job's file in the folder -o: the input's own name (.npy,
+    .pb), else ``stem.npy``; its suffix --format's if given."""
+    own = _own_suffix(job)
+    name = job.src.name if _one_tensor(job.src) else f"{stem}.npy"
+    return str(Path(name).with_suffix(own)) if own else name
 
 
 def _named(src: Path, output: Path, instead: str) -> None:
