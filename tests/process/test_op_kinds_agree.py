@@ -190,8 +190,8 @@ OUTPUTS = {"folder": ["-o", "out"], "archive": ["-o", "all.npz"], "parents": ["-
 
 @pytest.fixture(scope="module")
 def set_aside(tmp_path_factory, backend) -> dict:
-    """Each BATCH_KINDS x OUTPUTS batch of an unreadable bad.npy and a.npy with -k --json, all in one
-    process (tests/commands.py). (kind, output) -> (folder, result)."""
+    """Each BATCH_KINDS x OUTPUTS batch of an unreadable bad.npy and a.npy with -k --json, and each kind's
+    --help, all in one process (tests/commands.py). (kind, output) -> (folder, result); kind -> its help."""
     from commands import run_commands
 
     lines = {}
@@ -203,6 +203,7 @@ def set_aside(tmp_path_factory, backend) -> dict:
             (folder / "out").mkdir()
             lines[kind, name] = (folder, ["--backend", backend, command, "bad.npy", "a.npy", *options, *given,
                                           "-k", "--json"])
+        lines[kind] = (tmp_path_factory.getbasetemp(), [command, "--help"])
     done = run_commands(list(lines.values()))
     return {key: (line[0], result) for (key, line), result in zip(lines.items(), done)}
 
@@ -222,6 +223,16 @@ def test_keep_going_names_the_output_a_refused_input_would_have_written(set_asid
         [f"{named}/a_0.npy", f"{named}/a_1.npy"] if named == "out" else [named.replace("bad", "a")] * (
             2 if kind == "several-outputs" else 1))
     assert not any(p.name.startswith("bad") for p in (folder / "out").iterdir())
+
+
+@pytest.mark.one_backend
+@pytest.mark.parametrize("kind", BATCH_KINDS)
+def test_help_offers_only_the_options_a_command_takes(set_aside, kind):
+    """--any-type is a view operator's option: a tensor operator refuses it (below), so its --help does not
+    offer it."""
+    _, done = set_aside[kind]
+    assert (done.returncode, "--keep-going" in done.stdout) == (0, True)
+    assert ("--any-type" in done.stdout) == (kind == "view")
 
 
 @pytest.mark.one_backend

@@ -176,6 +176,10 @@ AnyTypeOpt = Annotated[
     ),
 ]
 
+RefusedAnyTypeOpt = Annotated[  # operators with tensor inputs: not offered, and refused in one line if given
+    bool, typer.Option("--any-type", hidden=True, help=AnyTypeOpt.__metadata__[0].help),
+]
+
 KernelOpt = Annotated[
     Optional[str],
     typer.Option(

@@ -96,19 +96,20 @@ def _tensor_option(spec: OpSpec, param: Param) -> inspect.Parameter:
     return inspect.Parameter(f"p_{param.name}", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=annotation)
 
 
-def register(spec: OpSpec, run_op, *, panel: str, option=_option, output=None) -> None:
+def register(spec: OpSpec, run_op, *, panel: str, option=_option, common: Optional[dict] = None) -> None:
     """Make ``run_op(ctx, inputs, *, <spec's options>, <common options>)``
     the command of ``spec``: its signature (what typer reads: FILE..., an
     ``option(spec, param)`` per parameter as ``p_<name>``, then the shared
-    options, -o annotated as ``output`` when given), name, help and panel,
-    all from the spec."""
+    options, each one named in ``common`` annotated as given there), name,
+    help and panel, all from the spec."""
+    common = common or {}
     from .app import command
 
     params = [
         inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context),
         inspect.Parameter("inputs", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=cli.InputsArg),
         *(option(spec, p) for p in spec.params),
-        *(p.replace(annotation=output) if output is not None and p.name == "output" else p for p in _common()),
+        *(p.replace(annotation=common.get(p.name, p.annotation)) for p in _common()),
     ]
     run_op.__signature__ = inspect.Signature(params)
     run_op.__annotations__ = {p.name: p.annotation for p in params}

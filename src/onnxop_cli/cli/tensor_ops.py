@@ -260,7 +260,8 @@ def add_command(spec: OpSpec) -> None:
         done = op_results.said(node, runs, out, full=full, titled=len(jobs) > 1)
         return op_results.finish(out, spec.command, node, opset, done, b, started, refused)
 
-    register(spec, run_op, panel=TENSOR_OPERATORS, option=_tensor_option, output=cli.PartsOutputOpt)
+    register(spec, run_op, panel=TENSOR_OPERATORS, option=_tensor_option,
+             common={"output": cli.PartsOutputOpt, "any_type": cli.RefusedAnyTypeOpt})
 
 
 __all__ = ["add_command", "option_name", "OnnxopError"]
