@@ -87,9 +87,15 @@ def test_full_is_refused_where_nothing_is_printed(refused, kind, given):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.npy"]
 
 
-@pytest.mark.parametrize("argv", [["flatten"], ["pad", "--pads", "0,1,0,0"]], ids=["view", "tensor"])
-def test_a_full_disk_mid_batch_lists_what_was_written(backend, tmp_path, argv):
-    """ulimit -f: writing the third output fails with EFBIG, a real write error."""
+FAILING = {"view": (["flatten"], ["{}.npy"]), "tensor": (["pad", "--pads", "0,1,0,0"], ["{}.npy"]),
+           "several-outputs": (["split", "--num-outputs", "2"], ["{}_0.npy", "{}_1.npy"])}
+
+
+@pytest.mark.parametrize("kind", FAILING)
+def test_a_full_disk_mid_batch_lists_what_was_written(backend, tmp_path, kind):
+    """ulimit -f: writing the third input's output fails with EFBIG, a real write error; Split's parts
+    are named each, its folder is the failed output."""
+    argv, names = FAILING[kind]
     for name, shape in (("a", (2, 3)), ("b", (3, 3)), ("big", (5000, 4))):
         np.save(tmp_path / f"{name}.npy", np.ones(shape, np.float32))
     (tmp_path / "out").mkdir()
@@ -97,13 +103,15 @@ def test_a_full_disk_mid_batch_lists_what_was_written(backend, tmp_path, argv):
     done = subprocess.run(["bash", "-c", f"ulimit -f 4; {command} --json"], cwd=tmp_path, capture_output=True,
                           text=True, timeout=300)
     doc = json.loads(done.stdout)
+    written = [f"out/{n.format(stem)}" for stem in "ab" for n in names]
+    failed = [f"out/{n.format('big')}" for n in names]
     assert (done.returncode, doc["status"], doc["exit_code"]) == (1, "error", 1)
-    assert doc["written"] == ["out/a.npy", "out/b.npy"]
-    assert doc["failed"] == {"input": "big.npy", "output": "out/big.npy"}
+    assert doc["written"] == written
+    assert doc["failed"] == {"input": "big.npy", "output": "out" if len(names) > 1 else failed[0]}
     assert done.stderr == f"onnxop: error: {doc['message']}\n"
-    assert doc["message"] == ("out/big.npy: cannot write: File too large (batch stopped at out/big.npy, not "
-                              "written; written before it: out/a.npy, out/b.npy)")
-    assert sorted(os.listdir(tmp_path / "out")) == ["a.npy", "b.npy"]  # no temporary file, nothing after
+    assert doc["message"] == (f"{failed[0]}: cannot write: File too large (batch stopped at {', '.join(failed)}, "
+                              f"not written; written before it: {', '.join(written)})")
+    assert sorted(os.listdir(tmp_path / "out")) == [w[4:] for w in written]  # no temporary file, nothing after
 
 
 # ------------------------------------------------------------ one batch route

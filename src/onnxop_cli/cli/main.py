@@ -90,7 +90,7 @@ def run(argv: list[str], debug: bool = False) -> int:
         if batch:
             from ..render.json import batch_failure
 
-            failed = batch_failure(batch.written, batch.job.src, batch.job.target)
+            failed = batch_failure(batch.written, batch.job.src, batch.job.output)
             return _fail(batch.line(message), code, argv, as_json, failed)
         return _fail(message, code, argv, as_json)
     finally:

@@ -86,10 +86,11 @@ class BatchFailed(OnnxopError):
         self.cause, self.job, self.written, self.total = cause, job, written, total
 
     def line(self, message: str) -> str:
-        """The cause's one line; in a batch of several, followed by what was written."""
+        """The cause's one line; in a batch of several, followed by what was
+        written (the failed job's outputs: its file, or each of its parts)."""
         if self.total < 2:
             return message
-        failed = self.job.target if self.job.target is not None else self.job.src
+        failed = ", ".join(map(str, self.job.written())) if self.job.parts else self.job.target or self.job.src
         done = ", ".join(map(str, self.written)) or "none"
         return f"{message} (batch stopped at {failed}, not written; written before it: {done})"
 
@@ -179,9 +180,8 @@ def run(jobs: list[Job], run_job: RunJob, *, parents: bool = False) -> Iterator[
     job runs is its kind's (``view_jobs``, cli/tensor_ops.py), given the
     batch's archive when the results are packed. A failure stops the batch:
     BatchFailed says what was written before it; so does one the caller
-    throws in (``.throw``) while it handles a job -- but for a job of
-    several files (Split's parts), which has no one output to name as not
-    written: its error is raised as it is."""
+    throws in (``.throw``) while it handles a job (Split's parts: none of
+    the job's parts is in place, each is committed once all are made)."""
     from . import signals
 
     if jobs and jobs[0].packed:
@@ -196,8 +196,6 @@ def run(jobs: list[Job], run_job: RunJob, *, parents: bool = False) -> Iterator[
                     _make_folders(target)
             yield Ran(job, i, run_job(job, None))
         except (Exception, KeyboardInterrupt) as e:
-            if len({str(t) for t in job.targets}) > 1:
-                raise
             raise BatchFailed(e, job, written, len(jobs)) from e
         finally:
             _close(job)
