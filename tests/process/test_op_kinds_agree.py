@@ -197,9 +197,11 @@ OUTPUTS = {"folder": ["-o", "out"], "archive": ["-o", "all.npz"], "parents": ["-
 
 
 @pytest.fixture(scope="module")
-def set_aside(tmp_path_factory, backend) -> dict:
-    """Each BATCH_KINDS x OUTPUTS batch of an unreadable bad.npy and a.npy with -k --json, and each kind's
-    --help, all in one process (tests/commands.py). (kind, output) -> (folder, result); kind -> its help."""
+def batches(tmp_path_factory, backend) -> dict:
+    """Each BATCH_KINDS x OUTPUTS batch of an unreadable bad.npy and a.npy with -k --json; each kind's
+    --help; each kind's archive of two members into one file, and Split's parts into one file: all in
+    one process (tests/commands.py). (kind, output) -> (folder, result); kind -> its help;
+    ("one file", kind, given) -> (folder, result)."""
     from commands import run_commands
 
     lines = {}
@@ -212,6 +214,12 @@ def set_aside(tmp_path_factory, backend) -> dict:
             lines[kind, name] = (folder, ["--backend", backend, command, "bad.npy", "a.npy", *options, *given,
                                           "-k", "--json"])
         lines[kind] = (tmp_path_factory.getbasetemp(), [command, "--help"])
+        for given in (["w.npz", "-o", "y.npy"], ["w.npz", "-o", "-"], ["a.npy", "-o", "y.npy"]):
+            folder = tmp_path_factory.mktemp(f"{kind}-one-file")
+            np.save(folder / "a.npy", np.ones((2, 3), np.float32))
+            np.savez(folder / "w.npz", m=np.ones((2, 3), np.float32), n=np.zeros((2, 3), np.float32))
+            lines["one file", kind, given[0] + given[-1]] = (folder, ["--backend", backend, command, given[0],
+                                                                      *options, *given[1:]])
     done = run_commands(list(lines.values()))
     return {key: (line[0], result) for (key, line), result in zip(lines.items(), done)}
 
@@ -219,9 +227,9 @@ def set_aside(tmp_path_factory, backend) -> dict:
 @pytest.mark.one_backend
 @pytest.mark.parametrize("kind", BATCH_KINDS)
 @pytest.mark.parametrize("given", OUTPUTS)
-def test_keep_going_names_the_output_a_refused_input_would_have_written(set_aside, kind, given):
+def test_keep_going_names_the_output_a_refused_input_would_have_written(batches, kind, given):
     """--json's refused entry names what was not made: the file, the archive, or Split's folder of parts."""
-    folder, done = set_aside[kind, given]
+    folder, done = batches[kind, given]
     doc = json.loads(done.stdout)
     named = {"folder": "out/bad.npy", "archive": "all.npz", "parents": "out/bad.npy"}[given]
     if kind == "several-outputs" and given != "archive":
@@ -235,12 +243,28 @@ def test_keep_going_names_the_output_a_refused_input_would_have_written(set_asid
 
 @pytest.mark.one_backend
 @pytest.mark.parametrize("kind", BATCH_KINDS)
-def test_help_offers_only_the_options_a_command_takes(set_aside, kind):
+def test_help_offers_only_the_options_a_command_takes(batches, kind):
     """--any-type is a view operator's option: a tensor operator refuses it (below), so its --help does not
     offer it."""
-    _, done = set_aside[kind]
+    _, done = batches[kind]
     assert (done.returncode, "--keep-going" in done.stdout) == (0, True)
     assert ("--any-type" in done.stdout) == (kind == "view")
+
+
+@pytest.mark.one_backend
+@pytest.mark.parametrize("kind", BATCH_KINDS)
+def test_one_file_takes_one_tensor(batches, kind):
+    """-o FILE.npy or -o - (a .npy stream) holds one tensor: an archive of several needs --member, and
+    Split's two parts want a folder or an .npz -- one refusal, nothing written, whatever the operator."""
+    member = "w.npz holds 2 arrays: m, n; choose one with --member NAME (or write a .npz to apply the operator to each)"
+    for given, message in (("w.npzy.npy", member), ("w.npz-", member), ("a.npyy.npy", "y.npy: a .npy file takes "
+                           "one tensor, this writes 2; use -o FOLDER or an .npz" if kind == "several-outputs" else "")):
+        folder, done = batches["one file", kind, given]
+        if not message:  # one tensor: written
+            assert (done.returncode, done.stderr, (folder / "y.npy").is_file()) == (0, "", True)
+            continue
+        assert (done.returncode, done.stdout, done.stderr) == (2, "", f"onnxop: error: {message}\n"), given
+        assert sorted(p.name for p in folder.iterdir()) == ["a.npy", "w.npz"], given
 
 
 @pytest.mark.one_backend

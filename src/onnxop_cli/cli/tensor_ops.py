@@ -3,13 +3,15 @@
 One rule for every such operator:
 
 - the first ONNX input is the positional FILE...: a batch, one job per file
-  (every member of an .npz without --member); a variadic first input
+  (every member of an .npz without --member, which a -o of one tensor
+  needs, as a view operator's does); a variadic first input
   (Concat) takes all of them as its inputs, in one job;
 - every other input is an option named after it in kebab case, taking a
   literal list (``--pads 0,1,0,1``) or a tensor file (``--indices i.npy``,
   ``--indices w.npz:idx`` for one member); attributes are options as always;
 - several outputs (Split): ``-o`` is a folder (``x_0.npy``, ``x_1.npy``:
-  the input's stem, ``_k``, its suffix) or an ``.npz`` (members x_0, ...);
+  the input's stem, ``_k``, its suffix) or an ``.npz`` (members x_0, ...),
+  never one .npy or .pb file (but for one part of one input);
   without -o every output is printed.
 
 Every job is planned (headers read, shape rules, types, outputs checked)
@@ -96,7 +98,9 @@ def plan_jobs(spec: OpSpec, op, node, files: list[Path], member: Optional[str], 
         jobs = [Job(files[0], [], [t for f in files for t in io.read_tensors(f, member)], fmt=fmt)]
     else:
         jobs = [Job(f, [], fmt=fmt) for f in files]
-        aside(jobs, lambda job: job.tensors.extend(io.read_tensors(job.src, member)))
+        one = batch_targets.one_tensor_each(output, fmt, multi=multi, parents=parents)  # (an archive: --member)
+        aside(jobs, lambda job: job.tensors.extend([io.read_tensor(job.src, member)] if one else
+                                                   io.read_tensors(job.src, member)))
         jobs = [Job(job.src, [], [t], fmt=fmt) for job in jobs for t in job.tensors]
     count = len(jobs) + len(refused or [])  # the batch's inputs, for a message about -o
 

@@ -219,7 +219,10 @@ def assign_outputs(
             continue
         archive = output.suffix.lower() == ".npz"
         folder = output / mirrored(job.src).parent if parents else output
-        if multi and not (n == 1 and count == 1 and _names_a_file(output)):  # one part to -o FILE: the file
+        if multi and _names_a_file(output) and n * count > 1:  # (one part of one input: that file)
+            raise UsageError(f"{output}: a {output.suffix} file takes one tensor, this writes {n * count}; "
+                             "use -o FOLDER or an .npz")
+        if multi and not _names_a_file(output):
             if archive:
                 job.targets, job.packed = [output] * n, count > 1
             else:
@@ -294,6 +297,23 @@ def _named(src: Path, output: Path, instead: str) -> None:
 
     if is_stdio(src):
         raise UsageError(f"{output}: a folder takes each input's name, and stdin has none; give -o {instead}")
+
+
+def one_tensor_each(output: Optional[Path], fmt: Optional[str], *, multi: bool, parents: bool = False) -> bool:
+    """-o takes one tensor per input -- a .npy or .pb file, another file that
+    is not an archive, stdout as a .npy or .pb stream -- so an archive input
+    of several members needs --member, as a view operator's does; not a
+    folder, an .npz, nor Split's folder of parts."""
+    from .. import io
+    from ..io.stdio import is_stdio
+
+    if output is None or parents:
+        return False
+    if is_stdio(output):
+        return (fmt or "npy").lower().lstrip(".") != "npz"
+    if io.is_archive(output) or output.is_dir():
+        return False
+    return not multi or _names_a_file(output)
 
 
 def _names_a_file(output: Path) -> bool:
