@@ -220,6 +220,8 @@ def batches(tmp_path_factory, backend) -> dict:
             np.savez(folder / "w.npz", m=np.ones((2, 3), np.float32), n=np.zeros((2, 3), np.float32))
             lines["one file", kind, given[0] + given[-1]] = (folder, ["--backend", backend, command, given[0],
                                                                       *options, *given[1:]])
+        for name, given in (("archive", ["w.npz", "-o", "-", "--format", "npz"]), ("two", ["a.npy", "w.npz", "-o", "-"])):
+            lines["stdout", kind, name] = (folder, ["--backend", backend, command, *given, *options])
     done = run_commands(list(lines.values()))
     return {key: (line[0], result) for (key, line), result in zip(lines.items(), done)}
 
@@ -265,6 +267,22 @@ def test_one_file_takes_one_tensor(batches, kind):
             continue
         assert (done.returncode, done.stdout, done.stderr) == (2, "", f"onnxop: error: {message}\n"), given
         assert sorted(p.name for p in folder.iterdir()) == ["a.npy", "w.npz"], given
+
+
+@pytest.mark.one_backend
+@pytest.mark.parametrize("kind", BATCH_KINDS)
+def test_stdout_takes_what_its_format_holds(batches, kind):
+    """-o - --format npz streams one archive of every result, a member each; two input files to -o - are
+    one refusal, whatever the operator."""
+    import io
+
+    _, done = batches["stdout", kind, "archive"]
+    assert done.returncode == 0, done.stderr
+    with np.load(io.BytesIO(done.stdout.encode("utf-8", "surrogateescape"))) as z:
+        assert sorted(z) == (["m_0", "m_1", "n_0", "n_1"] if kind == "several-outputs" else ["m", "n"])
+    _, done = batches["stdout", kind, "two"]
+    assert (done.returncode, done.stdout, done.stderr) == (
+        2, "", "onnxop: error: -o -: stdout takes one tensor, got 2 inputs; use -o FOLDER\n")
 
 
 @pytest.mark.one_backend

@@ -242,9 +242,9 @@ def add_command(spec: OpSpec) -> None:
                              f"excludes; {spec.op_type} takes only its opset's types; drop --any-type")
         out = cli._out(ctx)
         op_results.refuse_full(full, output, out)
-        cli._check_stdio(inputs, None, out)  # (several inputs may make the one tensor -o - takes)
-        cli.stdout_for_data(output, out)
         op, node, texts = build(spec, opset, {p.name: given[f"p_{p.name}"] for p in spec.params})
+        cli._check_stdio(inputs, None if op.variadic else output, out)  # (Concat's inputs: the one tensor of -o -)
+        cli.stdout_for_data(output, out)
         if keep_going and op.variadic:
             raise UsageError(f"{spec.command}: --keep-going sets aside the refused inputs of a batch, and "
                              f"{spec.op_type} makes one node of all its inputs; drop --keep-going")

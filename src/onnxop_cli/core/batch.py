@@ -211,7 +211,7 @@ def _run_packed(jobs: list[Job], run_job: RunJob) -> Iterator[Ran]:
     target = jobs[0].target
     assert target is not None
     ran: list[Ran] = []
-    with io.open_writer(target) as writer:
+    with io.open_writer(target, fmt=jobs[0].fmt) as writer:  # (stdout: --format npz's stream)
         for i, job in enumerate(jobs):
             try:
                 signals.checkpoint()

@@ -212,12 +212,12 @@ def assign_outputs(
         if output is None:
             job.targets = [None] * n
             continue
-        if is_stdio(output):
+        archive = output.suffix.lower() == ".npz" or (is_stdio(output) and own == ".npz")  # (--format npz: every result)
+        if is_stdio(output) and not archive:
             if n != 1 or count > 1:
                 raise UsageError(f"-o -: stdout takes one tensor, this writes {n * count}; use -o FOLDER or an .npz")
             job.targets = [output]
             continue
-        archive = output.suffix.lower() == ".npz"
         folder = output / mirrored(job.src).parent if parents else output
         if multi and _names_a_file(output) and n * count > 1:  # (one part of one input: that file)
             raise UsageError(f"{output}: a {output.suffix} file takes one tensor, this writes {n * count}; "
@@ -229,7 +229,7 @@ def assign_outputs(
                 _named(job.src, output, "FILE.npz")
                 suffix = own or (job.src.suffix.lower() if job.src.suffix.lower() in (".npy", ".pb") else ".npy")
                 job.targets, job.parts = [folder / f"{stem}_{k}{suffix}" for k in range(n)], True
-        elif parents or output.is_dir():
+        elif parents or (not is_stdio(output) and output.is_dir()):
             _named(job.src, output, "FILE")
             job.targets = [folder / _file_name(job, stem)]
         elif count > 1 and archive:  # several inputs packed into one archive, a member per result, as a view's
