@@ -220,7 +220,8 @@ def batches(tmp_path_factory, backend) -> dict:
             np.savez(folder / "w.npz", m=np.ones((2, 3), np.float32), n=np.zeros((2, 3), np.float32))
             lines["one file", kind, given[0] + given[-1]] = (folder, ["--backend", backend, command, given[0],
                                                                       *options, *given[1:]])
-        for name, given in (("archive", ["w.npz", "-o", "-", "--format", "npz"]), ("two", ["a.npy", "w.npz", "-o", "-"])):
+        for name, given in (("archive", ["w.npz", "-o", "-", "--format", "npz"]),
+                            ("two", ["a.npy", "w.npz", "-o", "-"])):
             lines["stdout", kind, name] = (folder, ["--backend", backend, command, *given, *options])
     done = run_commands(list(lines.values()))
     return {key: (line[0], result) for (key, line), result in zip(lines.items(), done)}

@@ -102,8 +102,9 @@ def register(spec: OpSpec, run_op, *, panel: str, option=_option, common: Option
     ``option(spec, param)`` per parameter as ``p_<name>``, then the shared
     options, each one named in ``common`` annotated as given there), name,
     help and panel, all from the spec."""
-    common = common or {}
     from .app import command
+
+    common = common or {}
 
     params = [
         inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context),

@@ -212,7 +212,8 @@ def assign_outputs(
         if output is None:
             job.targets = [None] * n
             continue
-        archive = output.suffix.lower() == ".npz" or (is_stdio(output) and own == ".npz")  # (--format npz: every result)
+        # an archive holds every result, a member each: -o X.npz, or -o - --format npz
+        archive = output.suffix.lower() == ".npz" or (is_stdio(output) and own == ".npz")
         if is_stdio(output) and not archive:
             if n != 1 or count > 1:
                 raise UsageError(f"-o -: stdout takes one tensor, this writes {n * count}; use -o FOLDER or an .npz")
