@@ -264,10 +264,10 @@ def test_printing_an_npz_prints_every_member(backend, archive, cwd, capsys):
     "argv,message",
     [
         (["flatten", "m.npz", "-o", "y.npy"],
-         "m.npz holds 4 arrays: w, b, f, e; choose one with --member NAME (or write a .npz to apply the operator to each)"),
+         "m.npz holds 4 arrays: 'w', 'b', 'f', 'e'; choose one with --member NAME (or write a .npz to apply the operator to each)"),
         (["flatten", "m.npz", "-o", "y.pb"],
-         "m.npz holds 4 arrays: w, b, f, e; choose one with --member NAME (or write a .npz to apply the operator to each)"),
-        (["flatten", "m.npz", "--member", "nope", "-o", "y.npy"], "m.npz: no member 'nope'; it holds 4 arrays: w, b, f, e"),
+         "m.npz holds 4 arrays: 'w', 'b', 'f', 'e'; choose one with --member NAME (or write a .npz to apply the operator to each)"),
+        (["flatten", "m.npz", "--member", "nope", "-o", "y.npy"], "m.npz: no member 'nope'; it holds 4 arrays: 'w', 'b', 'f', 'e'"),
         (["flatten", "x.npy", "--member", "w", "-o", "y.npy"], "x.npy: --member selects an array of an .npz file or an initializer of an .onnx model; this is .npy"),
         (["unsqueeze", "m.npz", "--axes", "3", "-o", "y.npz"],
          "m.npz[b]: Unsqueeze: axis 3 is out of range [-2, 1] for an output of rank 2 (input rank 1 + 1 axes)"),

@@ -212,3 +212,13 @@ def test_member_names_reach_the_terminal_escaped(backend, cwd, capsys):
     )
     with zipfile.ZipFile(cwd / "y.npz") as z:  # the name itself is kept, byte for byte
         assert z.namelist() == ["\x1b]0;pwned\x07a\nb.npy"]
+
+
+def test_member_names_listed_in_a_refusal_are_quoted_one_by_one(backend, cwd, capsys):
+    """A member named ``a, b`` is one name, and one with a newline cannot forge a line: each is quoted."""
+    (cwd / "z.npz").write_bytes(zip_with({"a, b.npy": good_npy(), "c\nonnxop: all fine.npy": good_npy()}))
+    code, out, err = cli(capsys, "flatten", "z.npz", "-o", "y.npy", "-b", backend)
+    assert code == ExitCode.USAGE and out == ""
+    assert err == ("onnxop: error: z.npz holds 2 arrays: 'a, b', 'c\\nonnxop: all fine'; choose one with --member "
+                   "NAME (or write a .npz to apply the operator to each)\n")
+    assert not (cwd / "y.npy").exists()

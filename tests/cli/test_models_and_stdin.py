@@ -77,8 +77,8 @@ def test_every_initializer_into_an_npz(backend, cwd, capsys, arrays):
 
 @pytest.mark.parametrize("argv,message", [
     (["flatten", "m.onnx", "-o", "w.npy"],
-     "m.onnx holds 2 arrays: fc.weight, fc.bias; choose one with --member NAME (or write a .npz to apply the operator to each)"),
-    (["flatten", "m.onnx", "-m", "nope"], "m.onnx: no initializer 'nope'; the model holds 2 initializers: fc.weight, fc.bias"),
+     "m.onnx holds 2 arrays: 'fc.weight', 'fc.bias'; choose one with --member NAME (or write a .npz to apply the operator to each)"),
+    (["flatten", "m.onnx", "-m", "nope"], "m.onnx: no initializer 'nope'; the model holds 2 initializers: 'fc.weight', 'fc.bias'"),
     (["flatten", "m.npy", "-o", "out.onnx"],
      "out.onnx: onnxop reads .onnx models (their initializers) but does not write them; write .npy, .npz, .pb"),
     (["show", "bad.onnx"], "bad.onnx: not an ONNX model"),

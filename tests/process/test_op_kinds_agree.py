@@ -259,7 +259,7 @@ def test_help_offers_only_the_options_a_command_takes(batches, kind):
 def test_one_file_takes_one_tensor(batches, kind):
     """-o FILE.npy or -o - (a .npy stream) holds one tensor: an archive of several needs --member, and
     Split's two parts want a folder or an .npz -- one refusal, nothing written, whatever the operator."""
-    member = "w.npz holds 2 arrays: m, n; choose one with --member NAME (or write a .npz to apply the operator to each)"
+    member = "w.npz holds 2 arrays: 'm', 'n'; choose one with --member NAME (or write a .npz to apply the operator to each)"
     for given, message in (("w.npzy.npy", member), ("w.npz-", member), ("a.npyy.npy", "y.npy: a .npy file takes "
                            "one tensor, this writes 2; use -o FOLDER or an .npz" if kind == "several-outputs" else "")):
         folder, done = batches["one file", kind, given]

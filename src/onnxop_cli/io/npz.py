@@ -242,7 +242,9 @@ def list_members(path: Path) -> list[str]:
 
 
 def describe(names: list[str]) -> str:
-    shown = ", ".join(names[:20]) + (f", ... ({len(names) - 20} more)" if len(names) > 20 else "")
+    """``2 arrays: 'w', 'b'``: each name quoted, as a name from a file is
+    (a member named ``a, b`` or holding a newline reads as one name)."""
+    shown = ", ".join(repr(n) for n in names[:20]) + (f", ... ({len(names) - 20} more)" if len(names) > 20 else "")
     return f"{len(names)} arrays: {shown}" if names else "no arrays"
 
 
