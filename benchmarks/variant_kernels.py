@@ -277,7 +277,7 @@ def variants() -> list[Variant]:
         Variant("scatter_lines.wgsl", "scatter_apply.wgsl lines",
                 lambda: patched((scatter_lines, "entry", lambda *a, **k: None)),
                 lambda: Probe(scatter_lines, "record", lambda out, a: True), scatter_lines_cases),
-        Variant("the whole-word select (gpu/words_wgsl.py)", "pieces.wgsl (the select piece)",
+        Variant("the whole-word select (gpu/words/select.py)", "pieces.wgsl (the select piece)",
                 lambda: no_runner(owhere), lambda: Probe(elementwise, "run_select"), where_cases),
         Variant("one_hot.wgsl", "pieces.wgsl (a fill and a piece per index)", lambda: no_runner(oone_hot),
                 lambda: Probe(one_hot, "run_one_hot"), one_hot_cases),
