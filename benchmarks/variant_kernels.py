@@ -279,7 +279,7 @@ def variants() -> list[Variant]:
                 lambda: Probe(scatter_lines, "record", lambda out, a: True), scatter_lines_cases),
         Variant("the whole-word select (gpu/words/select.py)", "pieces.wgsl (the select piece)",
                 lambda: no_runner(owhere), lambda: Probe(elementwise, "run_select"), where_cases),
-        Variant("one_hot.wgsl", "pieces.wgsl (a fill and a piece per index)", lambda: no_runner(oone_hot),
+        Variant("the whole-word OneHot (gpu/words/one_hot.py)", "pieces.wgsl (a fill and a piece per index)", lambda: no_runner(oone_hot),
                 lambda: Probe(one_hot, "run_one_hot"), one_hot_cases),
         Variant("pieces_runs.wgsl", "pieces.wgsl", lambda: patched((runs, "ENABLED", False)),
                 lambda: Probe(runs, "record", lambda out, a: True), runs_cases),
