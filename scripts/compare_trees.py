@@ -39,7 +39,8 @@ def _cases(seeds: int):
     for case in sorted(node.collect_testcases(None), key=lambda c: c.name):
         if case.model is None or not case.data_sets:
             continue
-        shipped = list(case.data_sets[0][0])
+        # a 0-d input may be stored as a numpy scalar (OneHot's depth): a tensor all the same
+        shipped = [np.asarray(x) if isinstance(x, np.generic) else x for x in case.data_sets[0][0]]
         if not all(isinstance(x, np.ndarray) for x in shipped):
             continue  # sequences, optionals: not tensors
         for seed in range(seeds + 1):

@@ -1,4 +1,4 @@
-"""OneHot's one-pass kernel (shaders/one_hot.wgsl, gpu/one_hot.py) against
+"""OneHot's one-pass kernel (gpu/words/one_hot.py, gpu/one_hot.py) against
 onnx.reference and an independent numpy model, byte for byte on random bits:
 every value type the op takes (bool, 8- to 128-bit, NaN payloads, -0.0),
 every index type (negative, out of range, big-endian, float NaN, infinities,
@@ -19,6 +19,7 @@ from onnxop_cli import one_hot
 from onnxop_cli.core.sources import MemoryBytes
 from onnxop_cli.gpu import get_gpu, pieces
 from onnxop_cli.gpu import one_hot as kernel
+from onnxop_cli.gpu.words.one_hot import OneHot, Words
 
 from conftest import random_array
 from tensor_refs import reference, same
@@ -167,3 +168,26 @@ def test_by_positions_and_lines(backend, rng, monkeypatch):
     monkeypatch.setattr(pieces, "DEFAULT_BAND", 256)
     got, stats = run(indices, depth, values, -1, backend)
     assert same(got, model(indices, depth, values, -1)) and stats["bands"] > 1
+
+
+# other whole-word schedules than the chosen ones: fewer invocations a workgroup, more words each
+SCHEDULES = {name: Words(name, wg=64, words=32) for name in ("small", "wide", "wide_lines")}
+
+
+def test_every_schedule_of_the_render_gives_the_same_bytes(backend, rng, monkeypatch):
+    """The schedule is a parameter of the render, not of the result: each body at one position, in
+    one line and straddling, sub-word and wide, on schedules the host does not choose."""
+    rendered: list[Words] = []
+    monkeypatch.setattr(kernel, "SCHEDULES", SCHEDULES)
+    monkeypatch.setattr(kernel, "OneHot", lambda schedule: rendered.append(schedule) or OneHot(schedule))
+    depth = 70
+    indices = rng.integers(-depth, depth, (6,)).astype(np.int64)
+    lines = rng.integers(-3, 3, (2, 70)).astype(np.int32)
+    for vtype in (np.bool_, np.float16, np.float32, np.complex128):
+        values = random_array(rng, (2,), vtype)
+        for idx, d, axis in ((indices, depth, -1), (lines, 3, 0), (lines, 3, 1)):
+            rendered.clear()
+            got, _ = run(idx, d, values, axis, backend)
+            assert same(got, model(idx, d, values, axis)), (vtype, axis)
+            assert rendered and set(rendered) <= set(SCHEDULES.values()), rendered
+    assert {s.variant for s in SCHEDULES.values()} == {kernel.variant(b, i) for b in (8, 32) for i in (1, 2)}

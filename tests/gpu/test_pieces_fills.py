@@ -148,7 +148,7 @@ def test_center_crop_pad_by_runs(backend, rng, dtype, taken):
 @pytest.mark.parametrize("vtype", [np.float32, np.float16, np.float64, np.int8])
 def test_one_hot_off_value(backend, rng, vtype, taken):
     """OneHot's off value (random bits, a NaN payload, -0.0) beside its on values: no longer a fill by
-    runs but shaders/one_hot.wgsl's one pass (tests/gpu/test_one_hot_kernel.py), no piece run."""
+    runs but the rendered OneHot kernel's one pass (tests/gpu/test_one_hot_kernel.py), no piece run."""
     depth = 70
     indices = rng.integers(-depth, depth, (3, 5)).astype(np.int64)
     hot = (np.where(indices < 0, indices + depth, indices)[..., None] == np.arange(depth))

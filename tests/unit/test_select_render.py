@@ -1,4 +1,4 @@
-"""Where's select as the renderer writes it (gpu/words_wgsl.py): every
+"""Where's select as the renderer writes it (gpu/words/select.py): every
 schedule the host can choose renders one entry point whose Params is the
 declared struct the host packs, its constants are the schedule's, and a
 schedule the bodies cannot run is refused. That each render compiles and
@@ -13,7 +13,7 @@ import pytest
 
 from onnxop_cli.gpu import elementwise
 from onnxop_cli.gpu.layout import parse
-from onnxop_cli.gpu.words_wgsl import PARAMS, SCHEDULES, Select, Words
+from onnxop_cli.gpu.words.select import PARAMS, SCHEDULES, Select, Words
 
 ENTRY = re.compile(r"@compute\s+@workgroup_size\((\d+)\)\s*fn\s+(\w+)")
 
@@ -56,7 +56,7 @@ def test_the_host_picks_each_schedule_by_width_and_forms():
                                  {"variant": "rows", "words": 136}, {"variant": "small", "wg": 100}], ids=repr)
 def test_a_schedule_the_bodies_cannot_run_is_refused(bad):
     with pytest.raises(ValueError, match="no whole-word schedule"):
-        Words(**bad)
+        Select(Words(**bad))
 
 
 def test_labels_name_the_schedule():

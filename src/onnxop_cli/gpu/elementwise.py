@@ -13,7 +13,7 @@ discards what it began). Sources and sinks may be a graph's device buffers
 (gpu/resident.py): they are copied on the device, nothing crosses.
 
 Where (``run_select``) runs the select rendered on the whole-word schedule
-(gpu/words_wgsl.py) when each input is element ``(e // div) % size`` of
+(gpu/words/select.py) when each input is element ``(e // div) % size`` of
 itself for output element e (ops/where.py's run forms), in bands of at most
 BAND bytes, through gpu/pieces_run.py's ``Run``: on CPU adapters
 (``can_map``) the windows and dst mapped themselves, elsewhere a full X or Y
@@ -34,8 +34,8 @@ from .buffers import WORD, BufferUsage, binding_limit, can_map, dispatch_limit, 
 from .device import Gpu
 from .elementwise_wgsl import AXIS, INPUTS, NONE, PARAMS, WG, Elementwise
 from .program import Program, grid_x
-from .words_wgsl import SCHEDULES, Select
-from .words_wgsl import PARAMS as SELECT_PARAMS
+from .words.select import SCHEDULES, Select
+from .words.select import PARAMS as SELECT_PARAMS
 
 LIMIT = 1 << 31  # output and input elements: the kernel's element arithmetic is u32
 # Bands of at most 16 MiB: a 32 MB float32 Where ran at 0.48x the gather kernel's GB/s (CPU time)
@@ -231,7 +231,7 @@ def _window(form: Form, band: int, width: int, whole: bool) -> int:
 
 
 def variant(bits: int, forms: Sequence[Form] = (), count: int = 0) -> str:
-    """The select's whole-word schedule (a key of words_wgsl.SCHEDULES):
+    """The select's whole-word schedule (a key of words.select.SCHEDULES):
     ``rows`` for 32-bit X and Y in full and a condition broadcast along
     leading axes (a row of 16 bytes or more); else by element width."""
     if bits == 32 and len(forms) == 3 and forms[1] == forms[2] == (1, count):

@@ -1,6 +1,6 @@
-"""OneHot in one kernel pass: ``shaders/one_hot.wgsl`` writes every word of
-the output from the indices as they are stored, read on the device (no
-piece per index, no host pass over them).
+"""OneHot in one kernel pass: the kernel gpu/words/one_hot.py renders
+writes every word of the output from the indices as they are stored, read
+on the device (no piece per index, no host pass over them).
 
     for each band of the output (at most one binding and BAND bytes):
         upload the band's window of indices; one dispatch; readback dst --sink-->
@@ -23,11 +23,8 @@ from typing import Iterator, Optional, Sequence
 from . import pieces
 from .buffers import WORD, can_map, env_poison, round_up
 from .device import Gpu
-from .kernels import shader_const
-from .layout import pack
+from .words.one_hot import PARAMS, SCHEDULES, OneHot
 
-SHADER = "one_hot.wgsl"
-KERNELS = {name: {"KERNEL": k} for k, name in enumerate(("small", "wide", "wide_lines"))}  # the shader's variants
 LAST = "one-hot-last"
 LIMIT = 1 << 31  # depth: the kernel wraps and compares indices in u32
 BAND = 16 << 20  # bytes of a band at most, as Where's select's (gpu/elementwise.py)
@@ -97,11 +94,9 @@ def run_one_hot(
     bands = list(_bands(count, depth, inner, band, window))
     reach = max(hi - lo + 1 for _, _, lo, hi, _, _ in bands)
     need = min(cap, round_up(reach * index_bits // 8 + 2 * WORD, WORD))
-    # the last axis (lines of one element) and longer lines take separate variants (see the shader)
-    kernel = "small" if bits < 32 else ("wide" if inner == 1 else "wide_lines")
-    run = pieces.Run(gpu, band_bytes, cap, max_groups_per_dim, shader=SHADER, constants=KERNELS[kernel],
-                      sizes=(need, WORD, WORD), mapped=mapped)
-    per_group = shader_const(SHADER, "WG") * shader_const(SHADER, "WORDS")
+    kernel = OneHot(SCHEDULES[variant(bits, inner)])
+    run = pieces.Run(gpu, band_bytes, cap, max_groups_per_dim, shader=kernel.label, code=kernel.wgsl(),
+                     sizes=(need, WORD, WORD), mapped=mapped)
     fixed = {"depth": depth, "ibits": index_bits, "kind": KINDS[index_kind], "swap": 1 if source.swap else 0,
              "off": _words(off, bits), "on": _words(on, bits)}
     written = 0
@@ -114,8 +109,8 @@ def run_one_hot(
                     gpu.queue.write_buffer(run.dst, 0, bytes([poison]) * round_up(nbytes, 4))
                 encoder = None if mapped else gpu.device.create_command_encoder()
                 first = run._upload(None if mapped else run.upload, run.src, source, lo, hi, index_bits, encoder)
-                run.dispatch_one(words, per_group, lambda gx: pack(
-                    SHADER, words=words, groups_x=gx, elems=n, bits=bits, line=line, d0=d0, q0=lo - first,
+                run.dispatch_one(words, kernel.schedule.per_group, lambda gx: PARAMS.pack(
+                    words=words, groups_x=gx, elems=n, bits=bits, line=line, d0=d0, q0=lo - first,
                     **fixed), encoder)
 
             run.drain(sink, nbytes)
@@ -124,6 +119,12 @@ def run_one_hot(
     finally:
         run.release()
     return written
+
+
+def variant(bits: int, inner: int) -> str:
+    """The body (a key of words/one_hot.SCHEDULES): sub-word elements ``small``; the last axis (lines of one
+    element) and longer lines take separate bodies, each holding its own fast path alone."""
+    return "small" if bits < 32 else ("wide" if inner == 1 else "wide_lines")
 
 
 def _words(value: bytes, bits: int) -> tuple[int, ...]:

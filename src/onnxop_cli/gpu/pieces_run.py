@@ -1,5 +1,5 @@
 """One run of ``shaders/pieces.wgsl`` (or a kernel binding its layout:
-Where's rendered select, gpu/words_wgsl.py; shaders/one_hot.wgsl): its
+the kernels gpu/words/ renders: Where's select, OneHot): its
 buffers and bind group, the uploads of each group of parts' windows, the
 dispatches (the general kernel, or gpu/runs.py's for whole-word runs) and
 the readback of each band. gpu/pieces.py plans the bands and parts;
@@ -25,7 +25,7 @@ SHADER = "pieces.wgsl"
 M = 0xFFFFFFFF  # strides as two's complement u32 words
 SLOTS = 16  # axes entries per piece (ranks up to 16); a select piece's other strides follow them
 BATCH = 128  # dispatches per submission
-# (src, mask, dst, params at a dynamic offset, axes, other): every kernel of a run (runs.py's, the select, one_hot.wgsl)
+# (src, mask, dst, params at a dynamic offset, axes, other): every kernel of a run (runs.py's, the select, OneHot's)
 KINDS = ("read-only-storage", "read-only-storage", "storage", "uniform+offset", "read-only-storage",
          "read-only-storage")
 
@@ -48,7 +48,7 @@ class Run:
                  mapped: bool = False, by_runs: bool = False) -> None:
         """Buffers and a bind group for one run. ``shader``, ``constants``: the
         kernel bound to them and its variant (gpu/shaders.py); ``code``: a
-        rendered kernel of the same layout (gpu/words_wgsl.py), ``shader`` its label;
+        rendered kernel of the same layout (gpu/words/), ``shader`` its label;
         ``sizes``: the src, mask and other windows' bytes (else
         ``window_bytes`` each); ``shared_upload``: the bytes of one staging
         buffer for the three (each upload then submitted before the next is

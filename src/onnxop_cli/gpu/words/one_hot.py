@@ -1,0 +1,348 @@
+"""OneHot rendered on the whole-word schedule (gpu/words/schedule.py): each
+output element is on_value where its depth coordinate equals the (wrapped)
+index of its (outer, inner) position, else off_value.
+
+gpu/one_hot.py streams the row-major output in bands. A band is either a
+run of whole lines (a line: the ``line`` = inner consecutive elements of one
+(outer, depth) pair) or a stretch of one line (line 0xffffffff: every
+element of the band has depth coordinate d0). The band's indices lie in
+the window ``idx`` as they are stored (little- or big-endian, any integer or
+float type the op takes), from its element q0 on; element e of the band::
+
+    t = e / line + d0, r = e % line      (lines since the window's first outer)
+    depth coordinate t % depth, index position (t / depth) * line + r + q0
+
+found with two divisions per invocation and then walked with adds. An
+index is read as ONNX casts it to int64 (floats truncated toward zero,
+NaN and infinities out of range), then wrapped once if negative; an index
+outside [-depth, depth) matches no depth coordinate (all off, as
+onnx.reference). An invocation whose elements lie at one position (line 1,
+the default last axis) decodes its index once and compares it with each
+depth coordinate; one whose elements lie in one line decodes each
+element's index and compares it with the line's one depth coordinate;
+only one straddling lines walks (decoding an index when its position moves).
+
+Each invocation writes ``words`` whole u32 words of the band (vec4 stores),
+no two invocations a word, no atomics. Three bodies (``variant``, chosen by
+gpu/one_hot.py), each its own render so each holds its own path alone:
+
+``small``
+    elements of 2-16 bits, 32 / bits to a word (bits past the band's last
+    element are 0).
+``wide`` (elements of 32-128 bits, each one or more whole words)
+    lines of one element (the last axis, inner 1).
+``wide_lines``
+    longer lines (kept apart from ``wide``: one kernel holding both fast
+    paths ran the last axis' at 0.9x the gather kernel's GB/s against
+    1.2-1.6x, Mesa 22.3).
+
+The generator (gpu/elementwise_wgsl.py) maps element to element of one
+shape; OneHot writes a depth axis per index, packed into whole words.
+Bindings: gpu/pieces_run.py's layout; ``PARAMS`` is declared once and the
+host packs it by name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..layout import Struct
+from .schedule import Rendered, Words, head, loop
+
+PARAMS = Struct("Params", (
+    ("words", "u32"),     # output words of this band
+    ("groups_x", "u32"),  # workgroups per row of the dispatch grid
+    ("elems", "u32"),     # output elements of the band
+    ("bits", "u32"),      # output element bits: 2, 4, 8, 16, 32, 64 or 128
+    ("line", "u32"),      # elements of one line (inner), or NONE: the band is inside one line
+    ("depth", "u32"),
+    ("d0", "u32"),        # lines from the window's first outer to the band's first line
+    ("q0", "u32"),        # window element of the window's first position
+    ("ibits", "u32"),     # index bits: 8, 16, 32 or 64
+    ("kind", "u32"),      # 0 signed integer, 1 unsigned integer, 2 IEEE float
+    ("swap", "u32"),      # 1: indices big-endian
+    ("pad", "u32"),
+    ("off", "vec4<u32>"),  # off_value: its words (wide), or its bits in the low bits of word 0 (small)
+    ("on", "vec4<u32>"),
+))
+
+
+@dataclass(frozen=True)
+class OneHot(Rendered):
+    """OneHot's kernel over ``schedule``."""
+
+    NAME = "one-hot"
+
+    def parts(self) -> list[str]:
+        return [_NONE, PARAMS.wgsl(), _BINDINGS, _INDEX, _WALK]
+
+
+_NONE = "const NONE: u32 = 0xffffffffu;\n"
+
+_BINDINGS = """@group(0) @binding(0) var<storage, read> idx: array<u32>;
+@group(0) @binding(2) var<storage, read_write> dst: array<vec4<u32>>;
+@group(0) @binding(3) var<uniform> params: Params;
+"""
+
+_INDEX = """fn bswap(x: u32) -> u32 {
+    return (x >> 24u) | ((x >> 8u) & 0xff00u) | ((x << 8u) & 0xff0000u) | (x << 24u);
+}
+
+// the index at window position `pos`, wrapped into [0, depth), or NONE
+fn index_at(pos: u32) -> u32 {
+    let ib = params.ibits;
+    let swap = params.swap == 1u;
+    var lo = 0u;
+    var hi = 0u;
+    if (ib == 64u) {
+        lo = idx[2u * pos];
+        hi = idx[2u * pos + 1u];
+        if (swap) {
+            let t = bswap(lo);
+            lo = bswap(hi);
+            hi = t;
+        }
+    } else if (ib == 32u) {
+        lo = idx[pos];
+        if (swap) {
+            lo = bswap(lo);
+        }
+    } else {
+        let lgp = select(2u, 1u, ib == 16u);  // log2 of indices per word
+        let per = 1u << lgp;
+        lo = (idx[pos >> lgp] >> ((pos & (per - 1u)) * ib)) & ((1u << ib) - 1u);
+        if (swap && ib == 16u) {
+            lo = ((lo >> 8u) | (lo << 8u)) & 0xffffu;
+        }
+    }
+    let depth = params.depth;
+    var neg = false;
+    var mag = 0u;   // |index| (truncated toward zero), when it fits 32 bits
+    var big = false;  // |index| >= 2**32, or not a number
+    if (params.kind == 0u) {
+        if (ib == 64u) {
+            neg = (hi >> 31u) == 1u;
+            mag = select(lo, 0u - lo, neg);
+            let mhi = select(hi, ~hi + select(0u, 1u, lo == 0u), neg);
+            big = mhi != 0u;
+        } else {
+            let sh = 32u - ib;
+            let x = bitcast<i32>(lo << sh) >> sh;
+            neg = x < 0;
+            let u = bitcast<u32>(x);
+            mag = select(u, 0u - u, neg);
+        }
+    } else if (params.kind == 1u) {
+        mag = lo;
+        big = ib == 64u && hi != 0u;
+    } else {
+        // sign, biased exponent, the all-ones exponent, the bias, and the fraction's top bits under bit 31
+        var sign = 0u;
+        var e = 0u;
+        var emax = 0u;
+        var bias = 0u;
+        var top = 0u;
+""" + "".join(f"""        {"if" if k == 0 else "} else if" if k == 1 else "} else"}{f" (ib == {ib}u)" if k < 2 else ""} {{
+            sign = {w} >> {sign}u;
+            e = ({w} >> {man}u) & 0x{emax:x}u;
+            emax = 0x{emax:x}u;
+            bias = {bias}u;
+            top = {top};
+""" for k, (ib, w, sign, man, emax, bias, top) in enumerate((
+    (16, "lo", 15, 10, 0x1F, 15, "(lo & 0x3ffu) << 21u"),
+    (32, "lo", 31, 23, 0xFF, 127, "(lo & 0x7fffffu) << 8u"),
+    (64, "hi", 31, 20, 0x7FF, 1023, "((hi & 0xfffffu) << 11u) | (lo >> 21u)")))) + """        }
+        neg = sign == 1u;
+        big = e == emax || e >= bias + 32u;
+        // |x| < 1 truncates to 0; else the integer part is the significand's top (e - bias + 1) bits
+        let p = min(e - min(e, bias), 31u);
+        mag = select(0u, (0x80000000u | top) >> (31u - p), e >= bias);
+    }
+    if (big) {
+        return NONE;
+    }
+    if (neg) {
+        if (mag == 0u) {
+            return 0u;
+        }
+        return select(NONE, depth - mag, mag <= depth);
+    }
+    return select(NONE, mag, mag < depth);
+}
+"""
+
+_WALK = """// the walk over a band's elements
+struct Walk {
+    r: u32,     // place in the line
+    d: u32,     // depth coordinate
+    base: u32,  // window element of the line's first position
+    pos: u32,   // the position last decoded (NONE: none yet)
+    hot: u32,   // its wrapped index
+}
+
+fn walk_at(e: u32) -> Walk {
+    let t = e / params.line + params.d0;
+    let o = t / params.depth;
+    return Walk(e % params.line, t % params.depth, o * params.line + params.q0, NONE, NONE);
+}
+
+fn walk_next(w: Walk) -> Walk {
+    let r = w.r + 1u;
+    let wrap = r == params.line;
+    let d = w.d + select(0u, 1u, wrap);
+    let dw = d == params.depth;
+    return Walk(select(r, 0u, wrap), select(d, 0u, dw), w.base + select(0u, params.line, dw), w.pos, w.hot);
+}
+
+// whether the walk's element is on (decoding its position's index only when the position moved)
+fn is_on(w: ptr<function, Walk>) -> bool {
+    let pos = (*w).base + (*w).r;
+    if (pos != (*w).pos) {
+        (*w).pos = pos;
+        (*w).hot = index_at(pos);
+    }
+    return (*w).hot == (*w).d;
+}
+
+// where an invocation's `span` elements from band element e0 lie: all at one position (lines of one
+// element, consecutive depth coordinates from d), or all in one line (depth coordinate d, consecutive
+// positions from pos), or neither (the walk)
+struct Span {
+    one_pos: bool,
+    one_line: bool,
+    d: u32,
+    pos: u32,
+}
+
+fn span_at(e0: u32, span: u32) -> Span {
+    var r0 = 0u;
+    var t = e0 + params.d0;
+    if (params.line != 1u) {  // uniform: lines of one element (the last axis) skip two divisions
+        r0 = e0 % params.line;
+        t = e0 / params.line + params.d0;
+    }
+    let d = t % params.depth;
+    let pos = (t / params.depth) * params.line + params.q0 + r0;
+    return Span(params.line == 1u && d + span <= params.depth, r0 + span <= params.line, d, pos);
+}
+"""
+
+
+def _packed(pad: str, element: str) -> str:
+    """Four words of sub-word elements from e (``element``: its bits at k, after the walk's checks), stored."""
+    return ("\n".join(pad + line for line in (
+        "var out = vec4<u32>(0u);", "for (var j = 0u; j < 4u; j = j + 1u) {", "    var v = 0u;",
+        "    for (var k = 0u; k < per; k = k + 1u) {")) + "\n" + element
+        + "\n".join(pad + line for line in (
+            "        e = e + 1u;", "    }", "    out[j] = v;", "}", "dst[w >> 2u] = out;")) + "\n")
+
+
+def _small() -> str:
+    """Elements of 2-16 bits: 32 / bits to a word."""
+    return ("fn small(wg: vec3<u32>, lid: u32) {\n" + head() + """    let bits = params.bits;
+    let lg = 5u - countTrailingZeros(bits);  // log2 of elements per word
+    let per = 1u << lg;
+    let emask = (1u << bits) - 1u;
+    let off = params.off.x & emask;
+    let on = params.on.x & emask;
+    var e = w0 << lg;
+    let at = span_at(e, WORDS << lg);
+    if (at.one_pos || at.one_line) {  // no walk: each element's depth coordinate and position at hand
+        let hot = index_at(at.pos);   // one_pos: the one index
+""" + loop("        ") + _packed("            ", """                    let i = e - (w0 << lg);  // elements from the invocation's first
+                    var on_here = false;
+                    if (at.one_pos) {
+                        on_here = at.d + i == hot;
+                    } else {
+                        on_here = index_at(at.pos + i) == at.d;
+                    }
+                    v = v | select(0u, select(off, on, on_here) << (k * bits), e < params.elems);
+""") + """        }
+        return;
+    }
+    var walk = walk_at(e);
+""" + loop("    ") + _packed("        ", """                if (e < params.elems) {
+                    v = v | (select(off, on, is_on(&walk)) << (k * bits));
+                    walk = walk_next(walk);
+                }
+""") + "    }\n}\n")
+
+
+_WIDE_WALK = """// the walk: an invocation's elements one by one, wherever lines and positions change
+fn wide_walk(w0: u32, lg: u32, lo: u32) {
+    let e0 = w0 >> lg;
+    var walk = walk_at(e0);
+    var hot = false;
+""" + loop("    ") + """        var out = vec4<u32>(0u);
+        for (var j = 0u; j < 4u; j = j + 1u) {
+            let ww = w + j;
+            let part = ww & lo;
+            if (part == 0u && ww < params.words) {  // the next element: on or off, once for its words
+                if (ww != w0) {
+                    walk = walk_next(walk);
+                }
+                hot = is_on(&walk);
+            }
+            out[j] = select(params.off[part], params.on[part], hot);
+        }
+        dst[w >> 2u] = out;
+    }
+}
+"""
+
+_WIDE_HEAD = head() + """    let lg = countTrailingZeros(params.bits) - 5u;  // log2 of words per element
+    let lo = (1u << lg) - 1u;
+    // WORDS is a multiple of the words per element: w0 starts an element
+    let e0 = w0 >> lg;
+"""
+
+
+def _values(part: str) -> str:
+    """off_value's and on_value's words at each word's ``part`` of its element (wide elements)."""
+    return (f"        let {part} = vec4<u32>(0u, 1u, 2u, 3u) & vec4<u32>(lo);  // a word's part of its element\n"
+            + "".join(f"        let {v} = vec4<u32>(params.{v}[{part}.x], params.{v}[{part}.y], params.{v}[{part}.z], "
+                      f"params.{v}[{part}.w]);\n" for v in ("off", "on")))
+
+
+def _wide() -> str:
+    """Lines of one element (the last axis, inner 1)."""
+    return (_WIDE_WALK + "\nfn wide(wg: vec3<u32>, lid: u32) {\n" + _WIDE_HEAD + """    let t0 = e0 + params.d0;
+    if (params.line == 1u && t0 % params.depth + (WORDS >> lg) <= params.depth) {
+        // lines of one element (the last axis): the invocation's elements are consecutive depth
+        // coordinates of one position, compared four words at a time with its one index
+        let d = t0 % params.depth;
+        let hot = vec4<u32>(index_at(t0 / params.depth + params.q0));
+""" + _values("part") + """        for (var g = 0u; g < WORDS; g = g + 4u) {
+            let k = (vec4<u32>(g) + vec4<u32>(0u, 1u, 2u, 3u)) >> vec4<u32>(lg);  // elements from e0
+            dst[(w0 + g) >> 2u] = select(off, on, vec4<u32>(d) + k == hot);
+        }
+        return;
+    }
+    wide_walk(w0, lg, lo);
+}
+""")
+
+
+def _wide_lines() -> str:
+    """Longer lines: an invocation inside one line reads each element's index once."""
+    return (_WIDE_WALK + "\nfn wide_lines(wg: vec3<u32>, lid: u32) {\n" + _WIDE_HEAD + """    let at = span_at(e0, WORDS >> lg);
+    if (at.one_line) {  // one depth coordinate, consecutive positions: each element's index read once
+""" + _values("parts") + """        var hot = vec4<bool>(false);
+""" + loop("        ") + """            for (var j = 0u; j < 4u; j = j + 1u) {
+                if (parts[j] == 0u) {
+                    hot[j] = index_at(at.pos + ((g + j) >> lg)) == at.d;
+                } else {
+                    hot[j] = hot[j - 1u];
+                }
+            }
+            dst[w >> 2u] = select(off, on, hot);
+        }
+        return;
+    }
+    wide_walk(w0, lg, lo);
+}
+""")
+
+
+OneHot.BODIES = {"small": _small, "wide": _wide, "wide_lines": _wide_lines}
+SCHEDULES = {name: Words(name) for name in OneHot.BODIES}
