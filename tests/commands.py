@@ -126,3 +126,29 @@ class Prepared(dict):
             made[name] = folder, function(folder)
         done = iter(run_commands([(folder, argv) for folder, argvs in made.values() for argv in argvs], **kw))
         return {name: (folder, [next(done) for _ in argvs]) for name, (folder, argvs) in made.items()}
+
+
+def terminal_output(leader: int, proc: subprocess.Popen | None = None, timeout: float = 120) -> str:
+    """Everything written to a pseudo-terminal's follower, read from its
+    ``leader`` until the child closes it (EIO or end of file), decoded
+    (undecodable bytes replaced); the leader is closed. No output for
+    ``timeout`` seconds fails the test (killing ``proc`` where given)."""
+    import os
+    import select
+
+    chunks = []
+    while True:
+        ready, _, _ = select.select([leader], [], [], timeout)
+        if not ready:
+            if proc is not None:
+                proc.kill()
+            raise AssertionError(f"no output for {timeout} s")
+        try:
+            data = os.read(leader, 1 << 16)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(leader)
+    return b"".join(chunks).decode("utf-8", "replace")

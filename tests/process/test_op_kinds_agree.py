@@ -19,6 +19,8 @@ import sys
 import numpy as np
 import pytest
 
+from commands import terminal_output
+
 ONNXOP = [sys.executable, "-m", "onnxop_cli"]
 
 
@@ -325,18 +327,8 @@ def test_a_large_input_draws_a_progress_bar_on_a_terminal(backend, tmp_path, kin
     proc = subprocess.Popen([*ONNXOP, "--backend", backend, command, "a.npy", *options, "-o", "y.npy"], cwd=tmp_path,
                             stdout=subprocess.PIPE, stderr=follower)
     os.close(follower)
-    chunks = []
-    while True:
-        try:
-            data = os.read(leader, 1 << 16)
-        except OSError:
-            break
-        if not data:
-            break
-        chunks.append(data)
-    os.close(leader)
+    err = terminal_output(leader, proc, timeout=300)
     assert proc.wait(timeout=300) == 0
-    err = b"".join(chunks).decode(errors="replace")
     assert f"{command.capitalize()} a" in err and "MiB" in err, err
 
 

@@ -15,6 +15,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from commands import terminal_output
 from conftest import error_of, random_array, seeded_rng
 import numpy as np
 from output_processes import OLD, TIMEOUT, saved, start, temps
@@ -209,17 +210,7 @@ def test_a_signal_with_a_progress_bar_on_a_terminal(backend, big, tmp_path):
         out, _ = proc.communicate(timeout=TIMEOUT)
     finally:
         proc.kill()
-    chunks = []
-    while True:
-        try:
-            data = os.read(leader, 1 << 16)
-        except OSError:
-            break
-        if not data:
-            break
-        chunks.append(data)
-    os.close(leader)
-    err = b"".join(chunks).decode(errors="replace")
+    err = terminal_output(leader)
     assert proc.returncode == 143, err
     assert "Traceback" not in err and err.rstrip().endswith("onnxop: error: interrupted by SIGTERM"), err
     assert (tmp_path / "y.npy").read_bytes() == OLD and temps(tmp_path) == []

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import os
 import re
-import select
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from commands import terminal_output
 from onnxop_cli.cli import tables
 from onnxop_cli.docs.pages import seed_pages
 
@@ -36,22 +36,9 @@ def run_in_pty(argv: list[str], columns: int, cwd: Path = REPO, *, command: list
     proc = subprocess.Popen([*command, *argv], stdin=subprocess.DEVNULL,
                             stdout=follower, stderr=follower, cwd=cwd, env=env)
     os.close(follower)
-    chunks = []
-    while True:
-        ready, _, _ = select.select([leader], [], [], 120)
-        if not ready:
-            proc.kill()
-            raise AssertionError("no output for 120 s")
-        try:
-            data = os.read(leader, 65536)
-        except OSError:  # EIO: the child closed the terminal
-            break
-        if not data:
-            break
-        chunks.append(data)
+    text = terminal_output(leader, proc)
     proc.wait(timeout=60)
-    os.close(leader)
-    return ANSI.sub("", b"".join(chunks).decode("utf-8", "replace")).replace("\r\n", "\n")
+    return ANSI.sub("", text).replace("\r\n", "\n")
 
 
 def cols():
