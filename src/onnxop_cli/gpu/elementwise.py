@@ -305,10 +305,10 @@ def run_select(
 
                     def upload(lo: int, hi: int) -> int:
                         if mapped:
-                            return run._upload(None, buffers[k], source, lo, hi, width, None)
+                            return run.upload_window(None, buffers[k], source, lo, hi, width, None)
                         # one staging buffer for the three: each upload submitted before the next is written
                         encoder = gpu.device.create_command_encoder()
-                        first = run._upload(run.upload, buffers[k], source, lo, hi, width, encoder)
+                        first = run.upload_window(run.upload, buffers[k], source, lo, hi, width, encoder)
                         gpu.queue.submit([encoder.finish()])
                         return first
 

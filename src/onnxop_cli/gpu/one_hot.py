@@ -108,7 +108,7 @@ def run_one_hot(
                 if poison is not None:
                     gpu.queue.write_buffer(run.dst, 0, bytes([poison]) * round_up(nbytes, 4))
                 encoder = None if mapped else gpu.device.create_command_encoder()
-                first = run._upload(None if mapped else run.upload, run.src, source, lo, hi, index_bits, encoder)
+                first = run.upload_window(None if mapped else run.upload, run.src, source, lo, hi, index_bits, encoder)
                 run.dispatch_one(words, kernel.schedule.per_group, lambda gx: PARAMS.pack(
                     words=words, groups_x=gx, elems=n, bits=bits, line=line, d0=d0, q0=lo - first,
                     **fixed), encoder)

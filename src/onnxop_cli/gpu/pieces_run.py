@@ -148,7 +148,8 @@ class Run:
         if group:
             self._dispatch(sources, group, window, bits)
 
-    def _upload(self, buffer_up: Any, buffer: Any, source: Source, lo: int, hi: int, bits: int, encoder: Any) -> int:
+    def upload_window(self, buffer_up: Any, buffer: Any, source: Source, lo: int, hi: int, bits: int,
+                      encoder: Any) -> int:
         """Upload source elements [lo, hi] from the word that holds ``lo``
         into ``buffer`` (through ``buffer_up``, or straight into ``buffer``
         mapped when ``buffer_up`` is None); returns the element the window
@@ -189,16 +190,17 @@ class Run:
                 source = sources[head.src.input]
                 assert source is not None
                 swap = source.swap
-                src_first = self._upload(self.upload, self.src, source, window[0], window[1], bits, encoder)
+                src_first = self.upload_window(self.upload, self.src, source, window[0], window[1], bits, encoder)
             if head.mask is not None:
                 source = sources[head.mask.input]
                 assert source is not None
-                mask_first = self._upload(self.upload_mask, self.mask, source, window[2], window[3], 8, encoder)
+                mask_first = self.upload_window(self.upload_mask, self.mask, source, window[2], window[3], 8, encoder)
             if head.other is not None:
                 source = sources[head.other.input]
                 assert source is not None
                 other_swap = source.swap
-                other_first = self._upload(self.upload_other, self.other, source, window[4], window[5], bits, encoder)
+                other_first = self.upload_window(self.upload_other, self.other, source, window[4], window[5], bits,
+                                                 encoder)
             compute = encoder.begin_compute_pass()
             axes = bytearray()
             slot = 0
