@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 import struct
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Iterable, Sequence
 
 _STRUCT = re.compile(r"^struct\s+(\w+)\s*\{(.*?)^\}", re.MULTILINE | re.DOTALL)
@@ -199,7 +199,7 @@ class Struct:
         body = "".join(f"    {name}: {kind},\n" for name, kind in self.fields)
         return "".join(m.wgsl() + "\n" for m in self.members) + f"struct {self.name} {{\n{body}}}\n"
 
-    @property
+    @cached_property  # once per struct: every band's pack reads it
     def layout(self) -> Layout:
         return _declared(self.wgsl(), self.name)
 
