@@ -84,11 +84,10 @@ def test_an_edited_kernel_is_measured_again(two, monkeypatch):
     calibrate._write_cache(gpu, calibrate.Choice("storage", "measured", {"storage": 9.0, "storage64": 1.0}))
     assert calibrate.choice(gpu).reason == "cached"
     gpu.kernel_choice = None
-    from onnxop_cli.gpu import shaders
+    from onnxop_cli.gpu.kernels import Kernel
 
-    original = shaders.shader_text
-    edited = {"copy64.wgsl": original("copy64.wgsl") + "\n// edited\n"}
-    monkeypatch.setattr(shaders, "shader_text", lambda name: edited.get(name) or original(name))
+    original = Kernel.wgsl.fget
+    monkeypatch.setattr(Kernel, "wgsl", property(lambda k: original(k) + ("\n// edited\n" if k.name == "storage64" else "")))
     assert calibrate.choice(gpu).reason == "measured"
 
 

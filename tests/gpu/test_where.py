@@ -6,7 +6,7 @@ a trailing run, or both; two separate broadcast runs; Fortran order;
 big-endian bytes; odd lengths, ranks 0 to 8, zero sizes, one row to
 thousands -- x every kernel the plan and gpu/elementwise.py's ``run_select``
 can choose (the select the renderer writes on its whole-word schedules
-``small``, ``wide`` and ``rows``, gpu/words/select.py; the select piece of the
+``small``, ``wide`` and ``rows``, gpu/render/select.py; the select piece of the
 pieces kernel, shaders/pieces.wgsl, for what the select cannot read, and as
 its fallback past one window) x forced variants
 (staged rather than mapped buffers, bands of a few words, windows of 48
@@ -29,7 +29,7 @@ from onnxop_cli.core.tensor import Tensor, dtype_of_numpy
 from onnxop_cli.core.region import c_strides, load
 from onnxop_cli.gpu import pieces
 from onnxop_cli.gpu import elementwise as words
-from onnxop_cli.gpu.words.select import Select, Words
+from onnxop_cli.gpu.render.select import Select, Words
 from onnxop_cli.ops.base import Node
 from onnxop_cli.ops.tensor_op import Arg, Piece, broadcast_strides
 from onnxop_cli.ops.where import VERSIONS, Where_9, run_form

@@ -1,11 +1,12 @@
 """The flat copy kernels and how each one is bound and dispatched.
 
-Two widths of the same storage-buffer to storage-buffer byte copy:
+Two widths of the same storage-buffer to storage-buffer byte copy, both
+rendered by gpu/render/copy.py (which says why its runs are laid out so):
 
-``storage`` (shaders/copy.wgsl)
+``storage``
     vec4<u32> words; runs on every WebGPU adapter.
 
-``storage64`` (shaders/copy64.wgsl)
+``storage64``
     vec4<u64> words, 8 per invocation; needs ``shader-int64``. On Mesa 25's
     lavapipe about twice the bytes per store of ``storage``.
 
@@ -29,8 +30,8 @@ from typing import Any
 from .buffers import binding_limit, dispatch_limit, grid
 from .device import Gpu
 from .engines.base import BufferUsage
-from .layout import pack
 from .program import Program
+from .render.copy import WORDS, Copy
 from .shaders import shader_text
 
 
@@ -43,29 +44,32 @@ def shader_const(shader: str, name: str) -> int:
 
 
 class Kernel:
-    """A copy kernel: the features it needs, how buffer sizes must be
-    rounded (``align``: one workgroup's span, so no word is bounds-checked),
-    and how to bind a (src, dst) pair and record a copy."""
+    """A copy kernel (``render``: its rendered WGSL, ``shader`` its label):
+    the features it needs, how buffer sizes must be rounded (``align``: one
+    workgroup's span, so no word is bounds-checked), and how to bind a (src,
+    dst) pair and record a copy."""
 
-    def __init__(self, name: str, shader: str) -> None:
+    def __init__(self, name: str, render: Copy) -> None:
         self.name = name
-        self.shader = shader
+        self.render = render
+        self.shader = render.label
+        self.word = render.schedule.nbytes
+        self.per_group = render.schedule.per_group  # words one workgroup copies
+
+    @property
+    def wgsl(self) -> str:
+        return self.render.wgsl()
 
     @cached_property
+    def needs(self) -> Any:
+        """What the kernel's code uses beyond WebGPU, and its limits (needs.py reads them)."""
+        from .needs import needs_of
+
+        return needs_of(self.wgsl)
+
+    @property
     def features(self) -> tuple[str, ...]:
-        """What the shader's code uses beyond WebGPU (needs.py reads it)."""
-        from .needs import needs
-
-        return needs(self.shader).features
-
-    @cached_property
-    def word(self) -> int:
-        return shader_const(self.shader, "WORD_BYTES")
-
-    @cached_property
-    def per_group(self) -> int:
-        """Words one workgroup copies."""
-        return shader_const(self.shader, "WG") * shader_const(self.shader, "UNROLL")
+        return self.needs.features
 
     @property
     def align(self) -> int:
@@ -84,7 +88,7 @@ class Kernel:
         return Bound(self, gpu, src, dst, size, max_groups_per_dim)
 
     def __repr__(self) -> str:
-        return f"Kernel({self.name!r}, {self.shader!r})"
+        return f"Kernel({self.name!r}, {self.render!r})"
 
 
 @dataclass
@@ -106,7 +110,7 @@ class Bound:
         assert size % kernel.align == 0, "copy buffers are padded to whole workgroup spans"
         self.gpu = gpu
         self.kernel = kernel
-        self.program = Program(kernel.shader).on(gpu)
+        self.program = Program(kernel.shader, kernel.render.kinds, code=kernel.wgsl).on(gpu)
         self.max_dim = dispatch_limit(gpu, max_groups_per_dim)
         binding = kernel.max_chunk(gpu)
         self.windows: list[_Window] = []
@@ -130,14 +134,15 @@ class Bound:
             gx, gy = grid(groups, self.max_dim)
             # write_buffer lands before the next submit, after earlier ones:
             # each window (and each streaming slot) has its own params buffer.
-            queue.write_buffer(w.params, 0, pack(self.kernel.shader, groups=groups, groups_x=gx))
+            queue.write_buffer(w.params, 0, self.kernel.render.PARAMS.pack(groups=groups, groups_x=gx))
             self.program.record(compute, groups, self.max_dim, w.bind_group)
             dispatches += 1
         compute.end()
         return dispatches
 
 
-KERNELS: dict[str, Kernel] = {k.name: k for k in (Kernel("storage", "copy.wgsl"), Kernel("storage64", "copy64.wgsl"))}
+KERNELS: dict[str, Kernel] = {k.name: k for k in (Kernel("storage", Copy(WORDS["vec4<u32>"])),
+                                                   Kernel("storage64", Copy(WORDS["vec4<u64>"])))}
 DEFAULT = "storage"  # runs everywhere: the answer when nothing else is measured
 
 
