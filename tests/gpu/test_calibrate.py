@@ -84,10 +84,7 @@ def test_an_edited_kernel_is_measured_again(two, monkeypatch):
     calibrate._write_cache(gpu, calibrate.Choice("storage", "measured", {"storage": 9.0, "storage64": 1.0}))
     assert calibrate.choice(gpu).reason == "cached"
     gpu.kernel_choice = None
-    from onnxop_cli.gpu.kernels import Kernel
-
-    original = Kernel.wgsl.fget
-    monkeypatch.setattr(Kernel, "wgsl", property(lambda k: original(k) + ("\n// edited\n" if k.name == "storage64" else "")))
+    monkeypatch.setattr(KERNELS["storage64"], "wgsl", KERNELS["storage64"].wgsl + "\n// edited\n")
     assert calibrate.choice(gpu).reason == "measured"
 
 

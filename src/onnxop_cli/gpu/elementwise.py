@@ -49,7 +49,6 @@ Sink = Callable[[memoryview], None]
 
 
 # the inputs, dst, params, axes, fault word
-KINDS = ("read-only-storage",) * INPUTS + ("storage", "uniform", "read-only-storage", "storage")
 
 
 def run_elementwise(
@@ -104,7 +103,7 @@ def run_elementwise(
     written = 0
     try:
         with gpu.errors(kernel.label):
-            program = Program(kernel.label, KINDS, code=kernel.wgsl()).on(gpu)
+            program = Program(kernel.label, kernel.kinds, code=kernel.wgsl()).on(gpu)
             ins = [buffer(f"in{k}", sizes[k], U.STORAGE | U.COPY_DST) for k in range(len(sources))]
             ins += [buffer("unused", WORD, U.STORAGE) for _ in range(INPUTS - len(ins))]
             band_bytes = round_up(-(-min(count, band) * out_bits // 8), WORD)  # 2- and 4-bit: whole bytes

@@ -1,14 +1,8 @@
-"""The flat copy kernels and how each one is bound and dispatched.
-
-Two widths of the same storage-buffer to storage-buffer byte copy, both
-rendered by gpu/render/copy.py (which says why its runs are laid out so):
-
-``storage``
-    vec4<u32> words; runs on every WebGPU adapter.
-
-``storage64``
-    vec4<u64> words, 8 per invocation; needs ``shader-int64``. On Mesa 25's
-    lavapipe about twice the bytes per store of ``storage``.
+"""The flat copy kernels and how each one is bound and dispatched: two widths
+of one byte copy, rendered by gpu/render/copy.py (which says why its runs
+are laid out so): ``storage`` (vec4<u32> words, every WebGPU adapter) and
+``storage64`` (vec4<u64> words, 8 per invocation, needs ``shader-int64``; on
+Mesa 25's lavapipe about twice the bytes per store of ``storage``).
 
 Which one is faster depends on the adapter and its driver, so it is not
 decided here: choose.py measures the available kernels once per
@@ -24,12 +18,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cached_property
 from typing import Any
 
 from .buffers import binding_limit, dispatch_limit, grid
 from .device import Gpu
 from .engines.base import BufferUsage
+from .needs import needs_of
 from .program import Program
 from .render.copy import WORDS, Copy
 from .shaders import shader_text
@@ -44,32 +38,17 @@ def shader_const(shader: str, name: str) -> int:
 
 
 class Kernel:
-    """A copy kernel (``render``: its rendered WGSL, ``shader`` its label):
-    the features it needs, how buffer sizes must be rounded (``align``: one
-    workgroup's span, so no word is bounds-checked), and how to bind a (src,
-    dst) pair and record a copy."""
+    """A copy kernel (``render``: its rendered ``wgsl``, ``shader`` its label):
+    what its code needs beyond WebGPU (``needs``, ``features``), how buffer
+    sizes must be rounded (``align``: one workgroup's span, so no word is
+    bounds-checked), and how to bind a (src, dst) pair and record a copy."""
 
     def __init__(self, name: str, render: Copy) -> None:
-        self.name = name
-        self.render = render
-        self.shader = render.label
+        self.name, self.render, self.shader, self.wgsl = name, render, render.label, render.wgsl()
+        self.needs = needs_of(self.wgsl)
+        self.features = self.needs.features
         self.word = render.schedule.nbytes
-        self.per_group = render.schedule.per_group  # words one workgroup copies
-
-    @property
-    def wgsl(self) -> str:
-        return self.render.wgsl()
-
-    @cached_property
-    def needs(self) -> Any:
-        """What the kernel's code uses beyond WebGPU, and its limits (needs.py reads them)."""
-        from .needs import needs_of
-
-        return needs_of(self.wgsl)
-
-    @property
-    def features(self) -> tuple[str, ...]:
-        return self.needs.features
+        self.per_group = render.schedule.wg * render.schedule.unroll  # words one workgroup copies
 
     @property
     def align(self) -> int:
@@ -108,17 +87,15 @@ class Bound:
 
     def __init__(self, kernel: Kernel, gpu: Gpu, src: Any, dst: Any, size: int, max_groups_per_dim: int | None):
         assert size % kernel.align == 0, "copy buffers are padded to whole workgroup spans"
-        self.gpu = gpu
-        self.kernel = kernel
+        self.gpu, self.kernel = gpu, kernel
         self.program = Program(kernel.shader, kernel.render.kinds, code=kernel.wgsl).on(gpu)
         self.max_dim = dispatch_limit(gpu, max_groups_per_dim)
         binding = kernel.max_chunk(gpu)
         self.windows: list[_Window] = []
         for offset in range(0, size, binding):
             n = min(binding, size - offset)
-            params = gpu.device.create_buffer(
-                label="copy params", size=16, usage=BufferUsage.UNIFORM | BufferUsage.COPY_DST
-            )
+            params = gpu.device.create_buffer(label="copy params", size=16,
+                                              usage=BufferUsage.UNIFORM | BufferUsage.COPY_DST)
             group = self.program.bind([(src, offset, n), (dst, offset, n), (params, 0, 16)])
             self.windows.append(_Window(offset, n, params, group))
 
@@ -160,7 +137,6 @@ def require(gpu: Gpu, name: str) -> Kernel:
     if kernel is None:
         raise UsageError(f"unknown kernel {name!r}; available on {gpu.name}: {names}")
     if not kernel.available(gpu):
-        raise UsageError(
-            f"kernel {name!r} needs {', '.join(kernel.features)}, which {gpu.name} lacks; available: {names}"
-        )
+        raise UsageError(f"kernel {name!r} needs {', '.join(kernel.features)}, which {gpu.name} lacks; "
+                         f"available: {names}")
     return kernel

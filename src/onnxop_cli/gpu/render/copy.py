@@ -1,11 +1,8 @@
-"""The flat copy, rendered on the run schedule (``Runs``): dst[i] = src[i],
-in 16-byte words (``vec4<u32>``, every adapter) or 32-byte words
-(``vec4<u64>``, adapters with ``shader-int64``); gpu/kernels.py binds,
-dispatches and names them (``storage``, ``storage64``).
-
-Flatten and Unsqueeze never move an element: the output's row-major bytes
-are the input's. So one byte-level copy serves every fixed-width ONNX type
-(bool, int4 nibbles and complex128 alike).
+"""The flat copy on the run schedule (``Runs``): dst[i] = src[i], in 16-byte
+``vec4<u32>`` words (``storage``, every adapter) or 32-byte ``vec4<u64>``
+words (``storage64``, with ``shader-int64``); gpu/kernels.py binds them.
+Flatten and Unsqueeze never move an element, so one byte-level copy serves
+every fixed-width ONNX type (bool, int4 nibbles and complex128 alike).
 
 The host pads both buffers to whole workgroup spans (WG * UNROLL words) and
 dispatches whole spans, so no word needs a bounds check: bytes past the
@@ -30,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..layout import Struct
-from .frame import Binding, Frame, params
+from .frame import Binding, Frame
 from .schedule import Runs
 
 PARAMS = Struct("Params", (
@@ -48,14 +45,14 @@ class Copy(Frame):
     PARAMS = PARAMS
 
     @property
-    def bindings(self) -> tuple[Binding, ...]:
-        word = self.schedule.word
-        return (Binding(0, "src", "read", word), Binding(1, "dst", "read_write", word), params(2))
-
-    @property
-    def label(self) -> str:
+    def label(self) -> str:  # type: ignore[override]
         s = self.schedule
         return f"copy runs {s.word}[wg={s.wg},run={s.run},unroll={s.unroll}]"
+
+    @property
+    def bindings(self) -> tuple[Binding, ...]:  # type: ignore[override]
+        word = self.schedule.word
+        return (Binding(0, "src", "read", word), Binding(1, "dst", "read_write", word), Binding(2))
 
     def main(self) -> str:
         return """    let group = wg.y * params.groups_x + wg.x;

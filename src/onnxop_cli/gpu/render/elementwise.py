@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from ..convert_types import FORMATS, decode, encode
 from ..layout import Struct
 from ..shaders import shader_source
-from .frame import Binding, Frame, params
+from .frame import Binding, Frame
 from .schedule import Elements
 
 PARAMS = Struct("Params", (
@@ -89,13 +89,10 @@ EXPRESSIONS: dict[str, dict[str, str]] = {
               "64": "add64(params.konst.xy, mul64(vec2<u32>(eg, 0u), params.konst.zw))"},
 }
 DIVIDES = ("Div", "ModTrunc", "ModFloor")  # b is a divisor: a zero one is a fault
-LIBS = ("lib/int64_ops.wgsl", "lib/int64_div.wgsl", "lib/float_convert.wgsl")  # in every rendered kernel
+# in every rendered kernel
+LIBS = ("lib/bswap.wgsl", "lib/int64_ops.wgsl", "lib/int64_div.wgsl", "lib/float_convert.wgsl")
 
 _HELPERS = """
-fn bswap(x: u32) -> u32 {
-    return (x >> 24u) | ((x >> 8u) & 0xff00u) | ((x << 8u) & 0xff0000u) | (x << 24u);
-}
-
 fn magnitude(a: i32) -> u32 {
     return select(bitcast<u32>(a), 0u - bitcast<u32>(a), a < 0);
 }
@@ -117,27 +114,14 @@ fn mod_floor(a: i32, b: i32) -> i32 {
     let r = srem32(a, b);
     return select(r, r + b, r != 0 && ((r < 0) != (b < 0)));
 }
-
-fn smin3(a: vec2<u32>, b: vec2<u32>, c: vec2<u32>) -> vec2<u32> {
-    let m = select(a, b, slt(b, a));
-    return select(m, c, slt(c, m));
-}
-
-fn umin3(a: vec2<u32>, b: vec2<u32>, c: vec2<u32>) -> vec2<u32> {
-    let m = select(a, b, ult(b, a));
-    return select(m, c, ult(c, m));
-}
-
-fn smax3(a: vec2<u32>, b: vec2<u32>, c: vec2<u32>) -> vec2<u32> {
-    let m = select(a, b, slt(a, b));
-    return select(m, c, slt(m, c));
-}
-
-fn umax3(a: vec2<u32>, b: vec2<u32>, c: vec2<u32>) -> vec2<u32> {
-    let m = select(a, b, ult(a, b));
-    return select(m, c, ult(m, c));
-}
 """
+# Min and Max of three 64-bit words, signed (slt) and unsigned (ult): smin3, umin3, smax3, umax3
+_HELPERS += "".join(f"""
+fn {s}{op}3(a: vec2<u32>, b: vec2<u32>, c: vec2<u32>) -> vec2<u32> {{
+    let m = select(a, b, {s}lt({"b, a" if op == "min" else "a, b"}));
+    return select(m, c, {s}lt({"c, m" if op == "min" else "m, c"}));
+}}
+""" for op in ("min", "max") for s in "su")
 
 _WGSL = {"s32": "i32", "u32": "u32", "s64": "vec2<u32>", "u64": "vec2<u32>", "f": "vec2<u32>"}
 BITS = {  # element bits of the types the kernel reads and writes
@@ -164,7 +148,7 @@ class Operand:
 
 
 BINDINGS = (*(Binding(k, f"in{k}", "read", "u32") for k in range(INPUTS)), Binding(3, "dst", "read_write", "u32"),
-            params(4), Binding(5, "axes", "read", "Axis"), Binding(6, "fault", "read_write", "atomic<u32>"))
+            Binding(4), Binding(5, "axes", "read", "Axis"), Binding(6, "fault", "read_write", "atomic<u32>"))
 
 
 @dataclass(frozen=True)
@@ -281,11 +265,11 @@ fn offsets(eg: u32) -> vec4<u32> {
 def _load(k: int, o: Operand) -> str:
     bits, cls = BITS[o.dtype], type_class(o.dtype)
     if bits == 64:
-        swap = "    r = vec2<u32>(bswap(r.y), bswap(r.x));\n" if o.swap else ""
+        swap = "    r = vec2<u32>(bswap32(r.y), bswap32(r.x));\n" if o.swap else ""
         return (f"fn load{k}(i: u32) -> vec2<u32> {{\n    var r = vec2<u32>(in{k}[2u * i], in{k}[2u * i + 1u]);\n"
                 f"{swap}    return r;\n}}\n")
     if bits == 32:
-        read = f"    var x = in{k}[i];\n" + ("    x = bswap(x);\n" if o.swap else "")
+        read = f"    var x = in{k}[i];\n" + ("    x = bswap32(x);\n" if o.swap else "")
     else:
         per, mask = 32 // bits, (1 << bits) - 1
         read = f"    var x = (in{k}[i / {per}u] >> ((i % {per}u) * {bits}u)) & {mask}u;\n"

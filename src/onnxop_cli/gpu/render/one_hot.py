@@ -38,8 +38,7 @@ gpu/one_hot.py), each its own render so each holds its own path alone:
 
 The element schedule (gpu/render/elementwise.py) maps element to element of one
 shape; OneHot writes a depth axis per index, packed into whole words.
-Bindings: gpu/pieces_run.py's layout; ``PARAMS`` is declared once and the
-host packs it by name.
+Bindings: gpu/pieces_run.py's layout.
 """
 
 from __future__ import annotations
@@ -47,7 +46,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..layout import Struct
-from .frame import Binding, params
+from ..shaders import shader_source
+from .frame import Binding
 from .schedule import OnWords, Words, head, loop
 
 PARAMS = Struct("Params", (
@@ -74,19 +74,15 @@ class OneHot(OnWords):
 
     NAME = "one-hot"
     PARAMS = PARAMS
-    bindings = (Binding(0, "idx", "read", "u32"), Binding(2, "dst", "read_write", "vec4<u32>"), params(3))
+    bindings = (Binding(0, "idx", "read", "u32"), Binding(2, "dst", "read_write", "vec4<u32>"), Binding(3))
 
     def shared(self) -> list[str]:
-        return [_NONE, _INDEX, _WALK]
+        return [_NONE, shader_source("lib/bswap.wgsl"), _INDEX, _WALK]
 
 
 _NONE = "const NONE: u32 = 0xffffffffu;\n"
 
-_INDEX = """fn bswap(x: u32) -> u32 {
-    return (x >> 24u) | ((x >> 8u) & 0xff00u) | ((x << 8u) & 0xff0000u) | (x << 24u);
-}
-
-// the index at window position `pos`, wrapped into [0, depth), or NONE
+_INDEX = """// the index at window position `pos`, wrapped into [0, depth), or NONE
 fn index_at(pos: u32) -> u32 {
     let ib = params.ibits;
     let swap = params.swap == 1u;
@@ -96,14 +92,14 @@ fn index_at(pos: u32) -> u32 {
         lo = idx[2u * pos];
         hi = idx[2u * pos + 1u];
         if (swap) {
-            let t = bswap(lo);
-            lo = bswap(hi);
+            let t = bswap32(lo);
+            lo = bswap32(hi);
             hi = t;
         }
     } else if (ib == 32u) {
         lo = idx[pos];
         if (swap) {
-            lo = bswap(lo);
+            lo = bswap32(lo);
         }
     } else {
         let lgp = select(2u, 1u, ib == 16u);  // log2 of indices per word

@@ -1,18 +1,10 @@
-"""The renderer's schedules, as data: which invocation makes which output.
-
-``Elements`` (gpu/render/elementwise.py)
-    one output element, or one word of packed narrower elements, per
-    invocation, behind a bounds test.
-``Words`` (gpu/render/select.py, gpu/render/one_hot.py)
-    ``words`` whole output words per invocation, read and written as
-    ``vec4<u32>`` (one load for four words, the CPU drivers' costliest
-    instruction), ``wg`` invocations a workgroup, and one of the kernel's
-    bodies (``variant``). A kernel (``OnWords``) declares its bodies; each
-    starts at its invocation's first word (``head``) and walks its words a
-    vector at a time (``loop``).
-``Runs`` (gpu/render/copy.py)
-    runs of ``run`` neighbouring invocations, ``unroll`` steps each, of
-    ``word``-typed words, over whole padded workgroup spans (no bounds test).
+"""The renderer's schedules, as data: ``Elements`` (one element, or word of
+packed elements, per invocation behind a bounds test: render/elementwise.py),
+``Words`` (``words`` whole output words per invocation as ``vec4<u32>``, one
+of a kernel's bodies: render/select.py, render/one_hot.py; each body starts
+at its first word, ``head``, and walks a vector at a time, ``loop``) and
+``Runs`` (runs of ``run`` invocations, ``unroll`` words each, over padded
+spans with no bounds test: render/copy.py).
 """
 
 from __future__ import annotations
@@ -27,12 +19,8 @@ VECTOR = 4  # words per load and store: vec4<u32>
 
 @dataclass(frozen=True)
 class Elements:
-    """One element (or packed word) per invocation."""
-
     wg: int = 64
-
-    def consts(self) -> list[tuple[str, int, str]]:
-        return [("WG", self.wg, "")]
+    CONSTS: ClassVar = (("WG", "wg", ""),)  # (WGSL constant, the field it holds, a note): the frame declares them
 
 
 @dataclass(frozen=True)
@@ -42,6 +30,7 @@ class Words:
     variant: str
     wg: int = 256
     words: int = 16
+    CONSTS: ClassVar = (("WG", "wg", ""), ("WORDS", "words", "consecutive output words per invocation"))
 
     def __post_init__(self) -> None:
         if self.words % (4 * VECTOR) or self.wg % 64:
@@ -51,9 +40,6 @@ class Words:
     def per_group(self) -> int:
         """Output words a workgroup makes."""
         return self.wg * self.words
-
-    def consts(self) -> list[tuple[str, int, str]]:
-        return [("WG", self.wg, ""), ("WORDS", self.words, "consecutive output words per invocation")]
 
 
 @dataclass(frozen=True)
@@ -65,24 +51,16 @@ class Runs:
     unroll: int
     run: int = 8
     wg: int = 256
+    CONSTS: ClassVar = (("WG", "wg", ""), ("UNROLL", "unroll", ""), ("RUN", "run", ""))
 
     def __post_init__(self) -> None:
         if self.wg % self.run:
             raise ValueError(f"no run schedule {self}")
 
-    @property
-    def per_group(self) -> int:
-        """Words a workgroup copies (its span)."""
-        return self.wg * self.unroll
-
-    def consts(self) -> list[tuple[str, int, str]]:
-        return [("WG", self.wg, ""), ("UNROLL", self.unroll, ""), ("RUN", self.run, "")]
-
 
 @dataclass(frozen=True)
 class OnWords(Frame):
-    """A kernel rendered on a ``Words`` schedule: its ``NAME``, ``BODIES``
-    (variant -> the body's WGSL), ``shared`` (the text every body shares)."""
+    """A kernel on a ``Words`` schedule: ``NAME``, ``BODIES`` (variant -> its WGSL), ``shared()`` text."""
 
     schedule: Words
     NAME: ClassVar[str]
@@ -97,12 +75,8 @@ class OnWords(Frame):
         """Whether the body can run on this schedule (a kernel's own rule)."""
         return True
 
-    def shared(self) -> list[str]:
-        """The functions every body uses."""
-        raise NotImplementedError
-
     def parts(self) -> list[str]:
-        return [*self.shared(), self.BODIES[self.schedule.variant]()]
+        return [*self.shared(), self.BODIES[self.schedule.variant]()]  # type: ignore[attr-defined]
 
     @property
     def label(self) -> str:

@@ -28,8 +28,7 @@ broadcast along trailing or leading axes or both), found with one division
 per invocation and walked with adds. A full X or Y may lie in dst itself
 (``in_dst``). The condition is bool, any nonzero byte true (as numpy); a
 select moves bits, so NaN payloads and -0.0 pass as they lie. Bindings:
-gpu/pieces_run.py's layout; ``PARAMS`` is declared once (gpu/layout.py's
-Struct) and the host packs it by name.
+gpu/pieces_run.py's layout.
 """
 
 from __future__ import annotations
@@ -37,7 +36,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..layout import Struct
-from .frame import Binding, params
+from .frame import Binding
 from .schedule import VECTOR, OnWords, Words, head, loop
 
 INPUT = Struct("Input", (
@@ -68,7 +67,7 @@ class Select(OnWords):
     NAME = "select"
     PARAMS = PARAMS
     bindings = (Binding(0, "xs", "read", "vec4<u32>"), Binding(1, "cond", "read", "vec4<u32>"),
-                Binding(2, "dst", "read_write", "vec4<u32>"), params(3), Binding(5, "ys", "read", "vec4<u32>"))
+                Binding(2, "dst", "read_write", "vec4<u32>"), Binding(3), Binding(5, "ys", "read", "vec4<u32>"))
 
     @staticmethod
     def runs(schedule: Words) -> bool:
@@ -145,14 +144,9 @@ fn select_into(w: u32, take: vec4<bool>) {
     }
     dst[w >> 2u] = select(b, a, take);
 }
-
-// the first output word of this invocation
-fn first_word(wg: vec3<u32>, lid: u32) -> u32 {
-    return ((wg.y * params.groups_x + wg.x) * WG + lid) * WORDS;
-}
 """
 
-_HEAD = head("first_word(wg, lid)")
+_HEAD = head()
 _QUAD = "vec4<bool>((v & 0xffu) != 0u, (v & 0xff00u) != 0u, (v & 0xff0000u) != 0u, (v >> 24u) != 0u)"
 
 
