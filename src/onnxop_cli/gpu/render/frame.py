@@ -31,7 +31,7 @@ class Binding:
 
 
 class Frame:
-    """A rendered kernel: ``schedule`` (``wg``, ``CONSTS``), ``PARAMS``, ``bindings``, ``label``."""
+    """A rendered kernel: ``schedule`` (``wg``, ``CONSTS``), ``PARAMS``, ``bindings``, ``label``, ``main()``."""
 
     schedule: Any
     PARAMS: ClassVar[Struct]
