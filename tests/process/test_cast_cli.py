@@ -199,3 +199,50 @@ def test_the_api_takes_a_type_by_name_dtype_or_number():
         assert "to must be a type name, a numpy dtype or a TensorProto number, got 'nope'" in str(e)
     else:
         raise AssertionError("a type no one has was taken")
+
+
+def _same_type_model(op: str, to: int):
+    node = helper.make_node(op, ["x"], ["y"], to=to)
+    graph = helper.make_graph([node], "same", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 4])],
+                              [helper.make_tensor_value_info("y", to, [3, 4])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 26 if op == "BitCast" else 21)])
+
+
+LAID = np.arange(12, dtype=np.float32).reshape(3, 4) * np.float32(-1.25)
+LAYOUTS = {"fortran": np.asfortranarray(LAID), "big": LAID.astype(">f4"),
+           "fortran-big": np.asfortranarray(LAID.astype(">f4"))}
+
+
+@prepared
+def same_type_layouts(folder):
+    onnx.save(_same_type_model("Cast", TensorProto.FLOAT), folder / "cast.onnx")
+    onnx.save(_same_type_model("BitCast", TensorProto.INT32), folder / "bitcast.onnx")
+    commands = []
+    for name, x in LAYOUTS.items():
+        np.save(folder / f"{name}.npy", x)
+        commands += [["cast", f"{name}.npy", "--to", "float32", "-o", f"cast-{name}.npy"],
+                     ["bit-cast", f"{name}.npy", "--to", "int32", "-o", f"bitcast-{name}.npy"],
+                     ["run", "cast.onnx", f"{name}.npy", "-o", f"run-cast-{name}.npy"],
+                     ["run", "bitcast.onnx", f"{name}.npy", "-o", f"run-bitcast-{name}.npy"],
+                     ["cast", f"{name}.npy", "--to", "float32"]]
+    return commands
+
+
+def test_a_cast_to_its_own_type_and_a_bitcast_read_the_input_where_it_lies(ran):
+    """The same type (or width) keeps the elements, not the storage's byte
+    order: a Fortran-order or big-endian .npy comes out row-major and
+    little-endian, written, from a model, and printed -- once they were its
+    bytes as they lay (the elements transposed, the floats byte-swapped)."""
+    tmp_path, done = ran["same_type_layouts"]
+    assert len(done) == 5 * len(LAYOUTS)
+    for k, name in enumerate(LAYOUTS):
+        written = done[5 * k: 5 * k + 4]
+        assert all(r.returncode == 0 for r in written), [r.stderr for r in written]
+        for out in (f"cast-{name}", f"run-cast-{name}"):
+            assert _bits(np.load(tmp_path / f"{out}.npy")) == _bits(LAID), out
+        for out in (f"bitcast-{name}", f"run-bitcast-{name}"):
+            assert _bits(np.load(tmp_path / f"{out}.npy")) == _bits(LAID.view(np.int32)), out
+        printed = done[5 * k + 4]
+        assert printed.returncode == 0, printed.stderr
+        shown_in, shown_out = (part.split("dtype=float32\n", 1)[1] for part in printed.stdout.split("Outputs:"))
+        assert shown_out.strip() == shown_in.strip() and "[ -0.  ,  -1.25,  -2.5 ,  -3.75]," in shown_out, printed.stdout

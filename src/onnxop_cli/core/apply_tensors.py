@@ -208,12 +208,11 @@ def _filler(gpu, p: OutputPlan, tensors: Sequence[Optional[Tensor]], reuse=None)
 
         raw = np.ascontiguousarray(np.asarray(p.values, dtype=p.dtype.numpy)).tobytes()
         return lambda sink: (sink(memoryview(raw)), len(raw))[1]
-    if p.copy is not None:
+    copied = _copied(p, tensors)
+    if copied is not None:
         from .. import gpu as gpu_pkg
 
-        t = tensors[p.copy]
-        assert t is not None and t.data is not None
-        return lambda sink: gpu_pkg.copy_through_kernel(gpu, t.data, sink)
+        return lambda sink: gpu_pkg.copy_through_kernel(gpu, copied.data, sink)
     if p.view is not None:
         t = tensors[0]
         assert t is not None
@@ -226,6 +225,14 @@ def _filler(gpu, p: OutputPlan, tensors: Sequence[Optional[Tensor]], reuse=None)
     assert p.pieces is not None
     return lambda sink: run_pieces(gpu, sources, sink, pieces=p.pieces, count=p.size, bits=p.dtype.bits,
                                    reuse=reuse)
+
+
+def _copied(p: OutputPlan, tensors: Sequence[Optional[Tensor]]) -> Optional[Tensor]:
+    """The input a copy plan's bytes are, as they are (``OutputPlan.flat``,
+    not byte-swapped), for the flat copy kernel; else None (its piece runs)."""
+    k = p.flat if p.kernel == "copy" else None
+    t = None if k is None else tensors[k]
+    return t if t is not None and t.data is not None and not t.byteswap and t.size == p.size else None
 
 
 def _view_mover(gpu, view, t: Tensor) -> Callable[[Callable], int]:
@@ -262,9 +269,6 @@ def _host(p: OutputPlan, tensors: Sequence[Optional[Tensor]]):
     out = np.empty(p.size, dtype=object)
     if p.values is not None:
         return np.asarray(p.values, dtype=object).reshape(p.shape)
-    if p.copy is not None:
-        t = tensors[p.copy]
-        return np.asarray(t.strings, dtype=object).reshape(p.shape)  # type: ignore[union-attr]
     if p.view is not None:
         flat = _flat_strings(tensors[0])
         return flat[_index(p.view).reshape(-1)].reshape(p.shape)

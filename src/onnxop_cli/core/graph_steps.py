@@ -287,8 +287,6 @@ def _read(p, tensors) -> set[int]:
     """The inputs whose bytes the output's kernel reads (not a shape read on the host when planned)."""
     if p.runner is not None:
         return {k for k, t in enumerate(tensors) if t is not None}
-    if p.copy is not None:
-        return {p.copy}
     return {x.input for pc in p.pieces or [] for x in pc.loads}  # a select's other side too
 
 
@@ -313,7 +311,7 @@ class Lazy:
 
     def make(self, step: Step) -> None:
         from ..gpu import resident
-        from .apply_tensors import _filler
+        from .apply_tensors import _copied, _filler
 
         p, rt = self.plan, self.rt
         gpu = rt.device()
@@ -323,8 +321,9 @@ class Lazy:
         from .value_bytes import ValueBytes, plan_runs
 
         with gpu.lock:
-            source = self.tensors[p.copy].data if p.copy is not None else None
-            if isinstance(source, resident.DeviceBuffer):  # BitCast of an intermediate: the same bytes
+            copied = _copied(p, self.tensors)
+            if copied is not None and isinstance(copied.data, resident.DeviceBuffer):
+                source = copied.data  # BitCast of an intermediate: the same bytes
                 resident.copy_on_device(gpu, source, out)
             elif any(t is not None and isinstance(t.data, ValueBytes) for t in self.tensors):
                 # print mode: its inputs made only where its kernel reads them (core/value_bytes.py)

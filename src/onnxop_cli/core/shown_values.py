@@ -27,7 +27,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
 from .region import Access
-from .shown import narrow, narrowed_shape, shown_positions, view_piece
+from .shown import narrow, narrowed_shape, shown_positions
 
 if TYPE_CHECKING:
     import numpy as np
@@ -170,14 +170,12 @@ def plan_shown(gpu, p: OutputPlan, tensors: Sequence[Optional[Tensor]], *, edge:
     import numpy as np
 
     nshape = narrowed_shape(p.shape, edge)
-    if p.values is not None or p.dtype.is_string and p.pieces is None and p.copy is None:
+    if p.values is not None or p.dtype.is_string and p.pieces is None:
         from .apply_tensors import _host
 
         whole = _host(p, tensors) if p.dtype.is_string else np.asarray(p.values, dtype=p.dtype.numpy)
         return whole.reshape(p.shape)[np.ix_(*[shown_positions(n, edge) for n in p.shape])]
     pieces = p.pieces
-    if pieces is None and p.copy is not None:
-        pieces = [view_piece(Access.row_major(p.shape), p.copy)]
     if pieces is not None:
         narrowed = narrow(pieces, p.shape, edge)
         if narrowed is not None:

@@ -176,13 +176,9 @@ def plan_runs(p, tensors, stream, gpu, traffic: Traffic, runs, sink, *, cap: int
     """The element ``runs`` of output plan ``p`` over ``tensors``
     (``stream(sink)``: its whole output through its own kernel)."""
     from ..gpu.pieces import Source
-    from .region import Access
-    from .shown import view_piece
 
     sources = [None if t is None else Source(t.data, t.byteswap) for t in tensors]
     pieces = p.pieces
-    if pieces is None and p.copy is not None:
-        pieces = [view_piece(Access.row_major(p.shape), p.copy)]
     if pieces is None and p.read_from is not None:  # an indexed gather: its elements placed by its index map
         import numpy as np
 

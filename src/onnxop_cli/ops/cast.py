@@ -29,6 +29,7 @@ from typing import Optional, Sequence
 from ..errors import OpError, OutOfScope
 from .base import BASE_TYPES, FLOAT8, Node, versions
 from .elementwise import INTEGERS, check_count, runner
+from .plan import same_elements
 from .tensor_op import Arg, OutputPlan, TensorOp
 from .spec import OpSpec, Param
 
@@ -61,7 +62,7 @@ class CastBase(TensorOp):
         if data.dtype == target:  # the same type: the input's bytes (strings: on the host, as they are)
             if target.is_string:
                 return [OutputPlan(cls.outputs[0], data.shape, target, values=_strings(data), kernel="host")]
-            return [OutputPlan(cls.outputs[0], data.shape, target, copy=0, kernel="copy")]
+            return [same_elements(cls.outputs[0], data, target)]
         source, to = data.dtype.onnx_name, target.onnx_name
         if data.dtype.is_string or target.is_string:
             return [OutputPlan(cls.outputs[0], data.shape, target, values=_host_cast(cls, data, target), kernel="host")]

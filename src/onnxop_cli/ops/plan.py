@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from ..errors import OpError
-from ..core.region import Access, c_strides, f_strides
+from ..core.region import Access, Load, c_strides, f_strides
 from ..core.pieces import Piece
 
 if TYPE_CHECKING:
@@ -58,8 +58,10 @@ Runner = Callable[..., int]  # runner(gpu, sources: list[ByteSource], sink, *, a
 @dataclass
 class OutputPlan:
     """One output of a node: its name, shape, type and how its bytes are made
-    (exactly one of pieces, runner, values, copy, view -- except a runner that
-    equals its pieces, kept for summaries and as its fallback: Where's)."""
+    (exactly one of pieces, runner, values, view -- except a runner that
+    equals its pieces, kept for summaries and as its fallback: Where's).
+    Bytes that are an input's as they lie are a region like any other
+    (``same_elements``): ``flat`` finds them, for the flat copy."""
 
     name: str
     shape: tuple[int, ...]
@@ -67,7 +69,6 @@ class OutputPlan:
     pieces: Optional[list[Piece]] = None
     runner: Optional[Runner] = None
     values: Any = None  # a numpy array (metadata results: Shape, Size)
-    copy: Optional[int] = None
     view: Optional[Access] = None  # one region: this view of input 0's elements as they lie, read row-major
     kernel: str = "pieces"  # what --json says moved the bytes: pieces, copy, <op>, none
     # checks a runner can make only on the device (indices in range), run for every job of a
@@ -83,3 +84,28 @@ class OutputPlan:
     @property
     def size(self) -> int:
         return math.prod(self.shape)
+
+    @property
+    def flat(self) -> Optional[int]:
+        """The input whose elements, read from its first in storage order,
+        are this output's row-major (one piece, the whole output, an identity
+        access on both sides), else None. A plan that says ``kernel="copy"``
+        is one (``same_elements``): the executor copies its bytes with the
+        flat copy kernel."""
+        if self.pieces is None or len(self.pieces) != 1 or self.runner is not None:
+            return None
+        pc = self.pieces[0]
+        if pc.src is None or pc.mask is not None or pc.tri is not None or pc.other is not None:
+            return None
+        return pc.src.input if pc.size == self.size and pc.dst.is_identity() and pc.src.at.is_identity() else None
+
+
+def same_elements(name: str, data: Arg, dtype: DType, kernel: str = "copy") -> OutputPlan:
+    """Output ``name``: input 0's elements, row-major, as ``dtype`` of their
+    width (a Cast to its own type, BitCast): one region reading them where
+    they lie -- Fortran order, a window of a larger base, big-endian bytes
+    the kernel swaps -- which the executor runs as the flat copy when it is
+    the input's bytes in order (``OutputPlan.flat``)."""
+    piece = Piece(data.shape, c_strides(data.shape), 0, Load(0, Access(data.shape, data.strides, data.offset)))
+    as_they_are = data.tensor.byteswap == 0 and Access(data.shape, data.strides, data.offset).is_identity()
+    return OutputPlan(name, data.shape, dtype, pieces=[piece], kernel=kernel if as_they_are else "pieces")

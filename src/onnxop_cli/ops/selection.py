@@ -15,6 +15,7 @@ from typing import Optional, Sequence
 from ..core.region import c_strides, load
 from ..errors import OpError
 from .base import BASE_TYPES, Node, versions
+from .plan import same_elements
 from .tensor_op import Arg, OutputPlan, Piece, TensorOp, element_bytes
 from .spec import OpSpec, Param
 
@@ -68,7 +69,6 @@ class BitCast_26(TensorOp):
     @classmethod
     def plan(cls, node: Node, args: Sequence[Optional[Arg]]) -> list[OutputPlan]:
         from ..core.tensor import dtype_by_onnx
-        from ..core.region import Access
 
         data = args[0]
         assert data is not None
@@ -81,10 +81,7 @@ class BitCast_26(TensorOp):
         if to.bits != data.dtype.bits:
             raise OpError(f"{cls.label()}: {data.dtype} ({data.dtype.bits} bits) and {to} ({to.bits} bits) "
                           "differ in width; BitCast keeps the bits")
-        if data.tensor.byteswap == 0 and Access(data.shape, data.strides).is_identity():
-            return [OutputPlan(cls.outputs[0], data.shape, to, copy=0, kernel="copy")]
-        piece = Piece(data.shape, c_strides(data.shape), 0, load(0, data.shape, data.strides))  # re-laid out, same width
-        return [OutputPlan(cls.outputs[0], data.shape, to, pieces=[piece])]
+        return [same_elements(cls.outputs[0], data, to)]  # re-laid out where they do not lie in order
 
 
 # opset -> the types that version added (onnx.defs' lists; tests/unit/test_opsets.py holds them to it)
