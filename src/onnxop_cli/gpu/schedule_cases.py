@@ -153,3 +153,67 @@ def gather_source(gpu: Gpu) -> Case:
         return ("streamed" if share >= 0.5 else "resident"), figures
 
     return Case(lambda: (b"", ""), b"", PROBE, decide=decide)
+
+
+WORD_CASE = 1 << 20  # output bytes of a whole-word kernel's case: one dispatch, a band of its own
+ONE_HOT_DEPTH = 16
+
+
+def _word_case(gpu: Gpu, question: str, variant: str, go: Callable[[Callable], int], expected: bytes) -> Case:
+    """A case of a whole-word kernel's schedule (gpu/word_kernels.py): the
+    host's own run (``go``, into a sink) of its body ``variant``, and the
+    candidate that took the work read back from the schedule it ran."""
+    from .choose import answer
+    from .word_kernels import schedule
+
+    last = {"select": "select-last", "one_hot": "one-hot-last"}[question]
+
+    def run() -> tuple[bytes, str]:
+        out = bytearray()
+        candidate = answer(gpu, question)  # the one being timed
+        go(out.extend)
+        return bytes(out), candidate if gpu.cache[last]["schedule"] == schedule(question, variant, candidate) else "none"
+
+    return Case(run, expected, len(expected))
+
+
+def select(gpu: Gpu) -> Case:
+    """Where over full uint8 inputs (the small body: the one whose words and
+    workgroup the answer both set), WORD_CASE elements."""
+    from .elementwise import run_select
+    from .pieces_run import Source
+
+    rng = np.random.default_rng(0)
+    c, x, y = (rng.integers(0, 256 if k else 2, WORD_CASE).astype(np.uint8) for k in range(3))
+    sources = [Source(MemoryBytes(a)) for a in (c, x, y)]
+    return _word_case(gpu, "select", "small", lambda sink: run_select(
+        gpu, sources, sink, forms=[(1, WORD_CASE)] * 3, fallback=(), count=WORD_CASE, bits=8),
+        np.where(c.view(bool), x, y).tobytes())
+
+
+def one_hot(gpu: Gpu) -> Case:
+    """OneHot of int64 indices (some negative) along the last axis into
+    float32 (the wide body), WORD_CASE bytes."""
+    from .one_hot import run_one_hot
+    from .pieces_run import Source
+
+    rng = np.random.default_rng(0)
+    count, depth = WORD_CASE // 4, ONE_HOT_DEPTH
+    i = rng.integers(-depth, depth, count // depth).astype("<i8")
+    off, on = np.float32(-0.0), np.float32(2.5)
+    expected = np.where(np.arange(depth) == (i % depth)[:, None], on, off).astype(np.float32).tobytes()
+    return _word_case(gpu, "one_hot", "wide", lambda sink: run_one_hot(
+        gpu, [Source(MemoryBytes(i))], sink, depth=depth, inner=1, index_kind="i", index_bits=64,
+        off=off.tobytes(), on=on.tobytes(), count=count, bits=32), expected)
+
+
+def select_texts() -> tuple[str, ...]:
+    from .word_kernels import texts
+
+    return texts("select")
+
+
+def one_hot_texts() -> tuple[str, ...]:
+    from .word_kernels import texts
+
+    return texts("one_hot")
