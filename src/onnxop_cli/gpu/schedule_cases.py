@@ -162,7 +162,10 @@ ONE_HOT_DEPTH = 16
 def _word_case(gpu: Gpu, question: str, variant: str, go: Callable[[Callable], int], expected: bytes) -> Case:
     """A case of a whole-word kernel's schedule (gpu/word_kernels.py): the
     host's own run (``go``, into a sink) of its body ``variant``, and the
-    candidate that took the work read back from the schedule it ran."""
+    candidate that took the work read back from the schedule it ran; timed
+    from the dispatch to the bytes read back (the buffers' making and the
+    uploads around it are the same for every candidate, and took most of a
+    1 MiB run's time: the answer was noise)."""
     from .choose import answer
     from .word_kernels import schedule
 
@@ -174,7 +177,11 @@ def _word_case(gpu: Gpu, question: str, variant: str, go: Callable[[Callable], i
         go(out.extend)
         return bytes(out), candidate if gpu.cache[last]["schedule"] == schedule(question, variant, candidate) else "none"
 
-    return Case(run, expected, len(expected))
+    def timed() -> float:
+        go(lambda _: None)
+        return gpu.cache[last]["seconds"]
+
+    return Case(run, expected, len(expected), timed)
 
 
 def select(gpu: Gpu) -> Case:

@@ -15,6 +15,7 @@ that holds its own word count keeps it and takes the answer's workgroup
 
 from __future__ import annotations
 
+import time
 from typing import Any, Callable, Iterable, Optional
 
 from . import choose
@@ -62,8 +63,11 @@ def walk(run: Run, kernel: Rendered, params: Struct, bands: Iterable[Band], band
     release ``run``; ``band(start, n, extra, encoder)`` uploads the band's
     windows (on ``encoder``, None when ``run`` is mapped) and returns its
     Params fields beyond the words, grid, elements and width. Returns the
-    bytes written; ``stats["bands"]`` counts the bands."""
+    bytes written; ``stats["bands"]`` counts the bands, ``stats["seconds"]``
+    their time from the dispatch to the bytes read back (what the schedule
+    changes: schedule_cases.py times it)."""
     gpu, written = run.gpu, 0
+    stats["seconds"] = 0.0
     try:
         for start, n, extra in bands:
             nbytes = (n * bits + 7) // 8
@@ -73,9 +77,11 @@ def walk(run: Run, kernel: Rendered, params: Struct, bands: Iterable[Band], band
                     gpu.queue.write_buffer(run.dst, 0, bytes([poison]) * round_up(nbytes, 4))
                 encoder = None if run.taken["mapped"] else gpu.device.create_command_encoder()
                 fields = band(start, n, extra, encoder)
+                t0 = time.perf_counter()
                 run.dispatch_one(words, kernel.schedule.per_group, lambda gx: params.pack(
                     words=words, groups_x=gx, elems=n, bits=bits, **fields), encoder)
             run.drain(sink, nbytes)
+            stats["seconds"] += time.perf_counter() - t0
             stats["bands"] += 1
             written += nbytes
     finally:
