@@ -149,3 +149,18 @@ def test_every_one_hot_answer_matches_the_reference(backend, gpu, rng, monkeypat
                     want = reference("OneHot", 11, [i, np.array(depth, np.int64), values], {"axis": axis})[0]
                 assert got.tobytes() == want.tobytes() and got.shape == want.shape, (answer, dtype, shape, axis)
                 assert gpu.cache["one-hot-last"]["schedule"].wg == int(answer.split("x")[0]), answer
+
+
+@pytest.mark.parametrize("name", ["select", "one_hot"])
+def test_the_rendered_candidates_key_the_cached_answer(gpu, monkeypatch, name):
+    """No .wgsl file holds these kernels: the cache key digests every
+    candidate's rendered text, so an edited render measures again."""
+    from onnxop_cli.gpu import word_kernels
+
+    question = choose.QUESTIONS[name]
+    before = choose._answer_key(gpu, question)
+    assert choose._answer_key(gpu, question) == before
+    cls, bodies, params = word_kernels.KERNELS[name]
+    edited = type("Edited", (cls,), {"NAME": f"{cls.NAME} edited"})  # every text's first line names the kernel
+    monkeypatch.setitem(word_kernels.KERNELS, name, (edited, bodies, params))
+    assert choose._answer_key(gpu, question) != before

@@ -176,9 +176,8 @@ class Question:
     """A choice among ``candidates`` that are all exact on every adapter and
     differ only in speed. ``case``: the function of gpu/schedule_cases.py
     that builds its representative case; ``shaders``: the WGSL files whose
-    text keys its cache entry; ``rendered``: for candidates rendered, not
-    read from files, the function of gpu/schedule_cases.py that returns
-    their WGSL texts (which key it too)."""
+    text keys its cache entry; ``rendered``: candidates rendered, not read
+    from files, whose texts (gpu/schedule_cases.py's ``texts``) key it too."""
 
     name: str
     candidates: tuple[str, ...]
@@ -186,7 +185,7 @@ class Question:
     case: str
     means: str  # what the answer decides
     unit: str = "GB/s"  # of its figures: a candidate's speed on the case, unless the case decides otherwise
-    rendered: str = ""
+    rendered: bool = False
 
 
 QUESTIONS = {q.name: q for q in (
@@ -203,10 +202,10 @@ QUESTIONS = {q.name: q for q in (
              "device buffer that appeared in the process's memory, and the rest", unit=""),
     Question("select", WORD_SCHEDULES, (), "select",
              "Where's select (gpu/words/select.py): invocations per workgroup x output words per invocation "
-             "(the wide and rows bodies keep their own words)", rendered="select_texts"),
+             "(the wide and rows bodies keep their own words)", rendered=True),
     Question("one_hot", WORD_SCHEDULES, (), "one_hot",
              "OneHot's kernel (gpu/words/one_hot.py): invocations per workgroup x output words per invocation",
-             rendered="one_hot_texts"),
+             rendered=True),
 )}
 QUESTION_ROUNDS = 3  # after one untimed run of each candidate, whose output is checked byte for byte
 
@@ -318,7 +317,7 @@ def _cases():
 
 
 def _answer_key(gpu: Gpu, question: Question) -> str:
-    texts = getattr(_cases(), question.rendered)() if question.rendered else ()
+    texts = _cases().texts(question.name) if question.rendered else ()
     return choice_cache.answer_key(gpu, question.name, question.shaders, texts)
 
 

@@ -160,23 +160,24 @@ ONE_HOT_DEPTH = 1000  # ImageNet's classes: lines of many invocations (a depth o
 # depth an invocation's words then fill; a depth of 2048 ran faster on 32 words, Mesa 25)
 
 
-def _word_case(gpu: Gpu, question: str, variant: str, go: Callable[[Callable], int], expected: bytes) -> Case:
+def _word_case(gpu: Gpu, question: str, variant: str, last: str, go: Callable[[Callable], int],
+               expected: bytes) -> Case:
     """A case of a whole-word kernel's schedule (gpu/word_kernels.py): the
     host's own run (``go``, into a sink) of its body ``variant``, and the
-    candidate that took the work read back from the schedule it ran; timed
+    candidate that took the work read back from the schedule it ran
+    (``gpu.cache[last]``, where the host keeps its stats); timed
     from the dispatch to the bytes read back (the buffers' making and the
     uploads around it are the same for every candidate, and took most of a
     1 MiB run's time: the answer was noise)."""
     from .choose import answer
     from .word_kernels import schedule
 
-    last = {"select": "select-last", "one_hot": "one-hot-last"}[question]
-
     def run() -> tuple[bytes, str]:
         out = bytearray()
         candidate = answer(gpu, question)  # the one being timed
         go(out.extend)
-        return bytes(out), candidate if gpu.cache[last]["schedule"] == schedule(question, variant, candidate) else "none"
+        took = gpu.cache[last]["schedule"] == schedule(question, variant, candidate)
+        return bytes(out), candidate if took else "none"
 
     def timed() -> float:
         go(lambda _: None)
@@ -188,13 +189,13 @@ def _word_case(gpu: Gpu, question: str, variant: str, go: Callable[[Callable], i
 def select(gpu: Gpu) -> Case:
     """Where over full uint8 inputs (the small body: the one whose words and
     workgroup the answer both set), WORD_CASE elements."""
-    from .elementwise import run_select
+    from .elementwise import SELECT_LAST, run_select
     from .pieces_run import Source
 
     rng = np.random.default_rng(0)
     c, x, y = (rng.integers(0, 256 if k else 2, WORD_CASE).astype(np.uint8) for k in range(3))
     sources = [Source(MemoryBytes(a)) for a in (c, x, y)]
-    return _word_case(gpu, "select", "small", lambda sink: run_select(
+    return _word_case(gpu, "select", "small", SELECT_LAST, lambda sink: run_select(
         gpu, sources, sink, forms=[(1, WORD_CASE)] * 3, fallback=(), count=WORD_CASE, bits=8),
         np.where(c.view(bool), x, y).tobytes())
 
@@ -202,7 +203,7 @@ def select(gpu: Gpu) -> Case:
 def one_hot(gpu: Gpu) -> Case:
     """OneHot of int64 indices (some negative) along the last axis into
     float32 (the wide body), about WORD_CASE bytes."""
-    from .one_hot import run_one_hot
+    from .one_hot import LAST, run_one_hot
     from .pieces_run import Source
 
     rng = np.random.default_rng(0)
@@ -211,18 +212,13 @@ def one_hot(gpu: Gpu) -> Case:
     i = rng.integers(-depth, depth, count // depth).astype("<i8")
     off, on = np.float32(-0.0), np.float32(2.5)
     expected = np.where(np.arange(depth) == (i % depth)[:, None], on, off).astype(np.float32).tobytes()
-    return _word_case(gpu, "one_hot", "wide", lambda sink: run_one_hot(
+    return _word_case(gpu, "one_hot", "wide", LAST, lambda sink: run_one_hot(
         gpu, [Source(MemoryBytes(i))], sink, depth=depth, inner=1, index_kind="i", index_bits=64,
         off=off.tobytes(), on=on.tobytes(), count=count, bits=32), expected)
 
 
-def select_texts() -> tuple[str, ...]:
+def texts(question: str) -> tuple[str, ...]:
+    """The rendered WGSL of every candidate of ``question`` (a ``Question.rendered`` one): its cache key's."""
     from .word_kernels import texts
 
-    return texts("select")
-
-
-def one_hot_texts() -> tuple[str, ...]:
-    from .word_kernels import texts
-
-    return texts("one_hot")
+    return texts(question)

@@ -57,10 +57,12 @@ def texts(question: str) -> tuple[str, ...]:
 Band = tuple[int, int, Any]  # start, elements, what the host's band function needs of it
 
 
-def walk(run: Run, kernel: Rendered, params: Struct, bands: Iterable[Band], band: Callable[[int, int, Any, Any], dict], *,
-         bits: int, sink: Sink, poison: Optional[int], what: str, stats: dict) -> int:
-    """Run ``kernel`` (its Params ``params``) over each of ``bands`` in order into ``sink``, then
-    release ``run``; ``band(start, n, extra, encoder)`` uploads the band's
+def walk(run: Run, kernel: Rendered, params: Struct, bands: Iterable[Band],
+         band: Callable[[int, int, Any, Any], dict], *, bits: int, sink: Sink, poison: Optional[int], what: str,
+         stats: dict) -> int:
+    """Run ``kernel`` (its Params ``params``) over each of ``bands`` in
+    order into ``sink``, then release ``run``; ``band(start, n, extra,
+    encoder)`` uploads the band's
     windows (on ``encoder``, None when ``run`` is mapped) and returns its
     Params fields beyond the words, grid, elements and width. Returns the
     bytes written; ``stats["bands"]`` counts the bands, ``stats["seconds"]``
