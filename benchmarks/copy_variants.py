@@ -1,10 +1,10 @@
 """Layouts of the flat copy kernel, side by side with copy_buffer_to_buffer.
 
-The shipped kernels (shaders/copy.wgsl, shaders/copy64.wgsl) against the
+The shipped kernels (gpu/render/copy.py's two widths) against the
 variants they were chosen over, on one adapter, in the same rounds:
 
 - ``shipped``: runs of RUN = 8 invocations walk forward through consecutive
-  words (the shaders as they are);
+  words (the kernels as rendered);
 - ``strided``: the usual GPU layout, step k of every invocation a whole
   workgroup (WG words) past step k-1: the layout before 2026-11-30;
 - ``prefetch`` (64-bit words only): ``shipped`` plus one load of ``dst``
@@ -31,11 +31,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 import onnxop_cli.gpu.kernels as kernels  # noqa: E402
-import onnxop_cli.gpu.shaders as shaders  # noqa: E402
 from onnxop_cli.cli.bench import CpuClock, parse_sizes  # noqa: E402
 from onnxop_cli.cli.bench_report import human  # noqa: E402
 from onnxop_cli.gpu.measure import Bench  # noqa: E402
 from onnxop_cli.gpu.device import get_gpu  # noqa: E402
+from onnxop_cli.gpu.render.copy import PARAMS  # noqa: E402
+from onnxop_cli.gpu.render.schedule import Runs  # noqa: E402
 
 AHEAD = 2048  # words (64 KiB of 32-byte words): measured best of 1024-4096 on Mesa 25
 
@@ -62,11 +63,32 @@ PREFETCH = """    let zero = u64(params.pad_zero);
 """.replace("AHEAD", str(AHEAD))
 
 
+class Text:
+    """A variant's WGSL in place of a render: kernels.Kernel reads its label,
+    schedule (from the text's constants), binding kinds, Params and text."""
+
+    PARAMS = PARAMS
+    kinds = ("read-only-storage", "storage", "uniform")
+
+    def __init__(self, label: str, text: str) -> None:
+        c = {m[1]: int(m[2]) for m in re.finditer(r"const (\w+): u32 = (\d+)u;", text)}
+        self.label, self.text = label, text
+        self.schedule = Runs(label, c["WORD_BYTES"], unroll=c["UNROLL"], run=c["RUN"], wg=c["WG"])
+
+    def wgsl(self) -> str:
+        return self.text
+
+
+def shipped(kernel: kernels.Kernel) -> str:
+    """The kernel's rendered WGSL, its word's bytes named for the variants' host (``Text``)."""
+    return kernel.wgsl + f"\nconst WORD_BYTES: u32 = {kernel.word}u;\n"
+
+
 def variants(gpu) -> dict[str, str]:
     """name -> WGSL text, for the kernels this adapter can run."""
     out = {}
     for kernel in kernels.available(gpu):
-        text = shaders.shader_source(kernel.shader)
+        text = shipped(kernel)
         out[f"{kernel.name} shipped"] = text
         out[f"{kernel.name} strided"] = _BODY.sub(lambda _: STRIDED, text, count=1)
         if kernel.word == 32:
@@ -81,8 +103,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run(make_variants, doc: str, sizes: str, argv: list[str] | None = None) -> int:
-    """Time the WGSL texts ``make_variants(gpu)`` gives, each in place of the
-    shipped shader of its name (this script's and portable_copy.py's main)."""
+    """Time the WGSL texts ``make_variants(gpu)`` gives, each a copy kernel
+    of its own (this script's and portable_copy.py's main)."""
     p = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     p.add_argument("--backend", default="vulkan")
     p.add_argument("--engine", default="wgpu")
@@ -92,20 +114,13 @@ def run(make_variants, doc: str, sizes: str, argv: list[str] | None = None) -> i
 
     gpu = get_gpu(args.backend, args.engine)
     texts = make_variants(gpu)
-    # the copy kernels declare no constants: their text is the same rendered or not
-    saved = shaders.shader_source, shaders.shader_text, kernels.shader_text
-    shaders.shader_source = lambda name, **constants: texts.get(name) or saved[0](name, **constants)
-    shaders.shader_text = kernels.shader_text = lambda name: texts.get(name) or saved[1](name)
-    try:
-        _measure(gpu, texts, args)
-    finally:
-        shaders.shader_source, shaders.shader_text, kernels.shader_text = saved
+    _measure(gpu, texts, args)
     return 0
 
 
 def _measure(gpu, texts: dict[str, str], args) -> None:
     names = list(texts)
-    ks = [kernels.Kernel(n, n) for n in names]
+    ks = [kernels.Kernel(n, Text(n, texts[n])) for n in names]  # type: ignore[arg-type]
     clock = CpuClock()
     print(f"{gpu.name}, {args.engine}; driver {gpu.info.driver or '?'}; {clock.cpus} CPUs")
     for size in parse_sizes(args.sizes):

@@ -4,7 +4,7 @@ Split (8 outputs), Pad and Where; and Gather (process only, `--ops gather`).
 Two parts, each measured interleaved (A B A B, the order rotated each round):
 
 - ``kernel``: in one process, each op's kernel's GB/s (the pieces kernel;
-  Where's whole-word select, gpu/words/select.py) in output bytes per
+  Where's whole-word select, gpu/render/select.py) in output bytes per
   second, sink discarding, against the gather kernel writing an
   output of the same size (a row-reversing slice of one input), per round,
   and the ratio per round (the issue asks >= 0.8);

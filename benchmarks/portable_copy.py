@@ -2,13 +2,13 @@
 and copy_buffer_to_buffer, on one adapter and engine (issue 23, item 3):
 what llvmpipe compiles well without 64-bit integers.
 
-Variants of shaders/copy.wgsl (the same run layout: runs of RUN = 8
+Variants of the rendered flat copy (gpu/render/copy.py; the same run layout: runs of RUN = 8
 invocations walk forward through consecutive words):
 
 - ``storage`` (shipped): one vec4<u32> (16 bytes) per step, UNROLL 4;
 - ``storage unroll8`` / ``unroll16``: more words per invocation;
 - ``pair``: a word of two vec4<u32> (32 bytes, a struct), as wide as
-  copy64.wgsl's vec4<u64>, UNROLL 8;
+  storage64's vec4<u64>, UNROLL 8;
 - ``quad``: a word of four vec4<u32> (64 bytes), UNROLL 4;
 - ``u32``: one u32 per step (the run's 8 invocations read 32 consecutive
   bytes: does llvmpipe merge them into one vector access?), UNROLL 16;
@@ -32,11 +32,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 import copy_variants as cv  # noqa: E402  (its measuring loop, shared rather than copied)
 
-import onnxop_cli.gpu.shaders as shaders  # noqa: E402
+from onnxop_cli.gpu.kernels import KERNELS  # noqa: E402
 
 
 def wide(text: str, vectors: int, unroll: int) -> str:
-    """copy.wgsl with a word of ``vectors`` vec4<u32> (a struct) and UNROLL ``unroll``."""
+    """The copy with a word of ``vectors`` vec4<u32> (a struct) and UNROLL ``unroll``."""
     fields = "".join(f"    v{i}: vec4<u32>,\n" for i in range(vectors))
     text = text.replace("const UNROLL: u32 = 4u;", f"const UNROLL: u32 = {unroll}u;")
     text = text.replace("const WORD_BYTES: u32 = 16u;", f"const WORD_BYTES: u32 = {16 * vectors}u;")
@@ -45,14 +45,14 @@ def wide(text: str, vectors: int, unroll: int) -> str:
 
 
 def narrow(text: str, word: str, nbytes: int, unroll: int) -> str:
-    """copy.wgsl with a word of type ``word`` (``nbytes`` bytes) and UNROLL ``unroll``."""
+    """The copy with a word of type ``word`` (``nbytes`` bytes) and UNROLL ``unroll``."""
     text = text.replace("const UNROLL: u32 = 4u;", f"const UNROLL: u32 = {unroll}u;")
     text = text.replace("const WORD_BYTES: u32 = 16u;", f"const WORD_BYTES: u32 = {nbytes}u;")
     return text.replace("array<vec4<u32>>", f"array<{word}>")
 
 
 def variants(gpu) -> dict[str, str]:
-    copy = shaders.shader_source("copy.wgsl")
+    copy = cv.shipped(KERNELS["storage"])
     out = {
         "storage shipped": copy,
         "storage unroll8": copy.replace("const UNROLL: u32 = 4u;", "const UNROLL: u32 = 8u;"),
@@ -63,7 +63,7 @@ def variants(gpu) -> dict[str, str]:
         "vec2": narrow(copy, "vec2<u32>", 8, 8),
     }
     if "shader-int64" in gpu.features:
-        out["storage64 shipped"] = shaders.shader_source("copy64.wgsl")
+        out["storage64 shipped"] = cv.shipped(KERNELS["storage64"])
     return out
 
 

@@ -4,7 +4,7 @@ lavapipe's threads; steadier than wall time on a shared machine) of the
 gather kernel writing the output, the two-piece plan (Y copied over the
 output, then X under the condition), the one select piece of the pieces
 kernel (the general path) and the whole-word select ops/where.py plans for
-run forms (gpu/words/select.py), X and Y the output's shape (rows, cols). Prints
+run forms (gpu/render/select.py), X and Y the output's shape (rows, cols). Prints
 per round: gather/plan (the ratio the issue asks >= 0.8 of) and old/new.
 Third argument: the element type (f4 by default; u1, f2, f8, c16 too);
 fourth: the condition, "row" (cols,) broadcast along the rows (default),

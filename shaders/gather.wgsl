@@ -30,7 +30,7 @@
 // swap: 0, or the byte-swap unit in bytes (2, 4 or 8): big-endian source
 // bytes are reversed within each unit (complex types swap each component).
 //
-// By hand: the generator (gpu/elementwise_wgsl.py) reads an input row-major
+// By hand: the generator (gpu/render/elementwise.py) reads an input row-major
 // or broadcast (stride 0); a view's signed strides, windows and byte swaps
 // are this kernel's.
 //

@@ -11,7 +11,7 @@
 // smallest, once, by atomicMin) and reads offset 0; the host reads nothing
 // back then. Every index is read: the output has the index tensor's shape.
 //
-// By hand: the generator (gpu/elementwise_wgsl.py) makes one element per
+// By hand: the generator (gpu/render/elementwise.py) makes one element per
 // invocation and has no index tensor; here 16 indices are two-int64 vec4
 // loads and offsets step by adds.
 //

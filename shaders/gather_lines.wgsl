@@ -27,7 +27,7 @@
 // The output goes in bands of at most one binding (u0 the band's first
 // unit: a multiple of 128). dst has room for the last vec4 past `words`.
 //
-// By hand: the generator (gpu/elementwise_wgsl.py) has no index tensor and
+// By hand: the generator (gpu/render/elementwise.py) has no index tensor and
 // walks no lines; here a line's base is found once and its units stepped by
 // adds.
 //

@@ -23,7 +23,7 @@
 // (each invocation's smallest, once, by atomicMin) and reads 0; the host reads nothing back then. Every slice is
 // read, so every index is checked.
 //
-// By hand: the generator (gpu/elementwise_wgsl.py) has no index tensor; here
+// By hand: the generator (gpu/render/elementwise.py) has no index tensor; here
 // a run of slices shares one table walk and its tuples are vec4 loads.
 //
 // needs: (nothing beyond WebGPU)

@@ -39,7 +39,7 @@
 // the others: Mesa's CPU drivers run every branch a
 // lane could take, so code a case does not need still costs it.
 //
-// By hand: the generator (gpu/elementwise_wgsl.py) reads no offsets from a
+// By hand: the generator (gpu/render/elementwise.py) reads no offsets from a
 // tensor and keeps no status; here int64 indices are checked in all 64 bits,
 // the first bad one kept by atomicMin.
 //

@@ -19,7 +19,7 @@
 // outside the window, copied straight when inside, vector by vector (each
 // tested) when it straddles an edge.
 //
-// By hand: the generator (gpu/elementwise_wgsl.py) copies elements; here
+// By hand: the generator (gpu/render/elementwise.py) copies elements; here
 // whole vec4 slabs, an index tuple read once per slab.
 //
 // needs: (nothing beyond WebGPU)

@@ -17,7 +17,7 @@
 // 0. The output is one band (the host reads it back only if status[0] is
 // untouched) and every slice has a word, so every index is read and checked.
 //
-// By hand: the generator (gpu/elementwise_wgsl.py) copies elements; here
+// By hand: the generator (gpu/render/elementwise.py) copies elements; here
 // whole words of a slice, an index tuple read once per slice.
 //
 // needs: (nothing beyond WebGPU)

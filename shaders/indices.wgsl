@@ -19,7 +19,7 @@
 // swap: 1 when the index tensor is big-endian (bytes reversed per word, and
 // an int64's two words exchanged).
 //
-// By hand: the generator (gpu/elementwise_wgsl.py) computes values, not
+// By hand: the generator (gpu/render/elementwise.py) computes values, not
 // checks; here every index is checked in all 64 bits and the first bad
 // position kept by atomicMin.
 //

@@ -19,7 +19,7 @@
 // sign bit that `sign` clears in the part's word `sign_word` (the last, or
 // the first when the input is big-endian: `swap`).
 //
-// By hand: the generator (gpu/elementwise_wgsl.py) maps element to element;
+// By hand: the generator (gpu/render/elementwise.py) maps element to element;
 // NonZero's output positions depend on every earlier element (counts and
 // their prefix sum).
 //

@@ -26,7 +26,7 @@
 //
 // swap: 0, or the byte-swap unit in bytes (2, 4 or 8) of a big-endian source.
 //
-// By hand: the generator (gpu/elementwise_wgsl.py) writes whole outputs in
+// By hand: the generator (gpu/render/elementwise.py) writes whole outputs in
 // order; pieces write strided boxes into a band, sharing words with
 // neighbours through atomicAnd / atomicOr.
 //

@@ -5,7 +5,7 @@
 // commute with the neighbours' writes. Same buffers, layout and Params as
 // pieces_runs.wgsl (see it; the row arithmetic is lib/pieces_rows.wgsl).
 //
-// By hand: the generator (gpu/elementwise_wgsl.py) writes whole words; a
+// By hand: the generator (gpu/render/elementwise.py) writes whole words; a
 // row's edge words are shared with its neighbours (atomics on its own bits).
 //
 // needs: (nothing beyond WebGPU)

@@ -35,7 +35,7 @@
 // strides, exact final offsets: the host keeps windows and bands below 2^32
 // bits). Sources are little-endian (big-endian ones keep pieces.wgsl).
 //
-// By hand: the generator (gpu/elementwise_wgsl.py) makes one word per
+// By hand: the generator (gpu/render/elementwise.py) makes one word per
 // invocation with no funnel shift; here VECS aligned vec4s of a row, two
 // source words joined by a shift.
 //

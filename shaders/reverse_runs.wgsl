@@ -13,7 +13,7 @@
 // (the host reads nothing back then). Every length is read: every batch
 // entry owns at least one block, and every block at least one word.
 //
-// By hand: the generator (gpu/elementwise_wgsl.py) has no sequence lengths;
+// By hand: the generator (gpu/render/elementwise.py) has no sequence lengths;
 // here a block's length is read and checked once and the words stepped by
 // adds.
 //

@@ -20,7 +20,7 @@
 // there, so the host asks its numpy which (gpu/scatter.py); an invalid
 // operation gives `default_nan` (the host's).
 //
-// By hand: the generator (gpu/elementwise_wgsl.py) keeps no state between
+// By hand: the generator (gpu/render/elementwise.py) keeps no state between
 // dispatches; here the round's winners combine as numpy does, its NaN rules
 // included.
 //

@@ -19,7 +19,7 @@
 // `next`. The band's rounds are then the whole scatter's restricted to it.
 //
 // By hand: four passes of one algorithm on one bind group layout, a few
-// atomics each; no generated kernel (gpu/elementwise_wgsl.py) keeps state
+// atomics each; no generated kernel (gpu/render/elementwise.py) keeps state
 // between dispatches.
 //
 // needs: (nothing beyond WebGPU)

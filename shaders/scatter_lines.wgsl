@@ -34,7 +34,7 @@
 // Line l starts at update (l / inner) * line * inner + l % inner and steps
 // by inner; its data line (modes 1, 2) at (l / inner) * dlen * inner + l % inner.
 //
-// By hand: the generator (gpu/elementwise_wgsl.py) writes each output once;
+// By hand: the generator (gpu/render/elementwise.py) writes each output once;
 // here a line's updates combine in index order, in one invocation.
 //
 // needs: (nothing beyond WebGPU)

@@ -22,7 +22,7 @@
 // an Axis per leading update axis, then per lookup a Lookup (lib/index_table.wgsl;
 // stride in words, claim: its stride in slices).
 //
-// By hand: the generator (gpu/elementwise_wgsl.py) has no index tensor and no
+// By hand: the generator (gpu/render/elementwise.py) has no index tensor and no
 // claims; here duplicate targets are found by atomic counters before any
 // slice is written.
 //

@@ -10,7 +10,7 @@
 // (4 consecutive elements along the read axis `a`, from 4 rows along `l`),
 // swaps rows and columns in registers and stores four 16-byte words (4
 // consecutive elements along `l`, the innermost output axis): one access
-// per 4 elements, as the flat copy (copy.wgsl) makes.
+// per 4 elements, as the flat copy (gpu/render/copy.py) makes.
 //
 // The host (gpu/tiled.py) sends a box here only when every offset is a
 // whole word: 32-bit elements, the l extent a multiple of 4, the source
@@ -25,7 +25,7 @@
 // one block row along l and one outer index (both uniform: decomposed once
 // per workgroup, as u32 division is a loop over the lanes on a CPU).
 //
-// By hand: the generator (gpu/elementwise_wgsl.py) moves one element per
+// By hand: the generator (gpu/render/elementwise.py) moves one element per
 // access; here 4 x 4 blocks are transposed in registers, one vec4 access per
 // 4 elements.
 //

@@ -26,7 +26,7 @@
 // other box axes (neither `a` nor `l = rank - 1`) are the tile's outer
 // index, one per workgroup row of tiles.
 //
-// By hand: the generator (gpu/elementwise_wgsl.py) has no workgroup memory or
+// By hand: the generator (gpu/render/elementwise.py) has no workgroup memory or
 // barrier; the tile is what makes both reads and writes contiguous.
 //
 // needs: (nothing beyond WebGPU)

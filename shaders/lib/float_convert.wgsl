@@ -5,7 +5,7 @@
 // class, exponent, 64-bit significand) and encoded into the target's bits,
 // rounded to nearest, ties to even. A float format is described by its
 // fraction bits `mant`, exponent bits `ebits`, `bias` and `style` (which
-// patterns are NaN and infinity, gpu/elementwise_wgsl.py's FORMATS).
+// patterns are NaN and infinity, gpu/render/elementwise.py's FORMATS).
 // 64-bit values are u32 pairs, x the low word. Needs lib/int64_ops.wgsl and
 // lib/int64_div.wgsl; `to_int` reports through the kernel's `fault` word.
 //

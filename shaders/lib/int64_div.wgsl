@@ -1,5 +1,5 @@
 // Part (shaders/lib, see gpu/shaders.py): 64-bit integers as u32 pairs (x the
-// low word), the rest of the integer arithmetic gpu/elementwise_wgsl.py
+// low word), the rest of the integer arithmetic gpu/render/elementwise.py
 // renders: negation, and division and remainder truncated toward zero
 // (onnxruntime's and onnx.reference's integer Div), signed and unsigned; the
 // signed quotient of INT64_MIN by -1 wraps to INT64_MIN, as two's complement

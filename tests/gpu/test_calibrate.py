@@ -84,11 +84,7 @@ def test_an_edited_kernel_is_measured_again(two, monkeypatch):
     calibrate._write_cache(gpu, calibrate.Choice("storage", "measured", {"storage": 9.0, "storage64": 1.0}))
     assert calibrate.choice(gpu).reason == "cached"
     gpu.kernel_choice = None
-    from onnxop_cli.gpu import shaders
-
-    original = shaders.shader_text
-    edited = {"copy64.wgsl": original("copy64.wgsl") + "\n// edited\n"}
-    monkeypatch.setattr(shaders, "shader_text", lambda name: edited.get(name) or original(name))
+    monkeypatch.setattr(KERNELS["storage64"], "wgsl", KERNELS["storage64"].wgsl + "\n// edited\n")
     assert calibrate.choice(gpu).reason == "measured"
 
 

@@ -213,7 +213,7 @@ def test_cast_bands_and_big_endian_inputs(backend, rng):
     from onnxop_cli.core.sources import MemoryBytes
     from onnxop_cli.gpu import get_gpu
     from onnxop_cli.gpu.elementwise import LAST, run_elementwise
-    from onnxop_cli.gpu.elementwise_wgsl import Elementwise, Operand
+    from onnxop_cli.gpu.render.elementwise import Elementwise, Operand
     from onnxop_cli.gpu.pieces import Source
 
     gpu = get_gpu(backend)

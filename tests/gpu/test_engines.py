@@ -17,7 +17,8 @@ from conftest import BACKENDS, cli, error_of
 from onnxop_cli.errors import GpuError
 from onnxop_cli.gpu import kernels
 from onnxop_cli.gpu.choose import kernel_for
-from onnxop_cli.gpu.needs import needs
+from onnxop_cli.gpu.needs import needs, needs_of
+from onnxop_cli.gpu.program import Program
 from onnxop_cli.gpu.shaders import shader_names, shader_text
 
 DAWN = [b for b in BACKENDS if b.startswith("dawn-")]
@@ -37,11 +38,11 @@ def test_every_shader_says_what_its_code_needs():
         assert line, f"{shader} has no '// needs:' line"
         said = tuple(re.findall(r"[a-z0-9]+(?:-[a-z0-9]+)+", line[1]))
         assert said == needs(shader).features, shader
-    for kernel in kernels.KERNELS.values():
-        assert kernel.features == needs(kernel.shader).features, kernel.name
-    assert needs("copy64.wgsl").features == ("shader-int64",)
+    for kernel in kernels.KERNELS.values():  # rendered: read from their WGSL
+        assert kernel.features == needs_of(kernel.wgsl).features, kernel.name
+    assert kernels.KERNELS["storage64"].features == ("shader-int64",) and kernels.KERNELS["storage"].features == ()
     portable = [s for s in shader_names() if not needs(s).features]
-    assert {"copy.wgsl", "gather.wgsl"} <= set(portable)
+    assert "gather.wgsl" in portable
 
 
 def test_workgroup_and_binding_limits_are_read_from_the_shader():
@@ -61,13 +62,14 @@ def test_dawn_refuses_64_bit_kernels_and_never_chooses_them(backend):
     gpu = get_gpu(backend)
     assert gpu.engine_name == "dawn"
     assert "shader-int64" not in gpu.features
-    with pytest.raises(GpuError, match=r"copy64\.wgsl.*u64"):
-        gpu.pipeline("copy64.wgsl")
+    wide, portable = kernels.KERNELS["storage64"], kernels.KERNELS["storage"]
+    with pytest.raises(GpuError, match=re.escape(wide.shader) + ".*u64"):
+        Program(wide.shader, wide.render.kinds, code=wide.wgsl).on(gpu)
     assert kernel_for(gpu).name != "storage64"
     with pytest.raises(UsageError, match="needs shader-int64"):
         kernel_for(gpu, "storage64")
-    for shader in ("copy.wgsl", "gather.wgsl"):
-        gpu.pipeline(shader)  # every portable shader compiles on Tint
+    Program(portable.shader, portable.render.kinds, code=portable.wgsl).on(gpu)
+    gpu.pipeline("gather.wgsl")  # every portable kernel compiles on Tint
 
 
 def test_engine_option_and_env_select_dawn(backend, cwd, rng, capsys, monkeypatch):

@@ -23,7 +23,7 @@ from onnxop_cli.gpu.buffers import can_map
 from onnxop_cli.gpu.copy import KEEP_BYTES
 from onnxop_cli.gpu.buffers import grid
 from onnxop_cli.gpu.choose import kernel_for
-from onnxop_cli.gpu.kernels import KERNELS, shader_const
+from onnxop_cli.gpu.kernels import KERNELS
 from onnxop_cli.core.tensor import MemoryBytes
 
 POISON = 0xA5
@@ -178,7 +178,7 @@ def test_grid_is_folded_when_groups_exceed_the_dimension_limit(gpu, path, rng):
     per dimension on a copy that needs many more, so the grid folds into y
     and the spare group of the last row must write nothing."""
     kernel = KERNELS[path["kernel"]]
-    assert kernel.align == shader_const(kernel.shader, "WG") * shader_const(kernel.shader, "UNROLL") * kernel.word
+    assert kernel.align == kernel.render.schedule.wg * kernel.render.schedule.unroll * kernel.word
     nbytes = kernel.align * 10 + 7  # 11 groups -> a 3 x 4 grid with one spare group
     data = rng.integers(0, 256, nbytes, dtype=np.uint8)
     out, _ = run_copy(gpu, data, max_groups_per_dim=3, **path)

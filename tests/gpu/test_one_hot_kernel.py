@@ -1,4 +1,4 @@
-"""OneHot's one-pass kernel (gpu/words/one_hot.py, gpu/one_hot.py) against
+"""OneHot's one-pass kernel (gpu/render/one_hot.py, gpu/one_hot.py) against
 onnx.reference and an independent numpy model, byte for byte on random bits:
 every value type the op takes (bool, 8- to 128-bit, NaN payloads, -0.0),
 every index type (negative, out of range, big-endian, float NaN, infinities,

@@ -60,7 +60,8 @@ def test_a_run_builds_only_what_it_uses(tmp_path):
     assert found["code"] == 0
     assert found["kernel"] == {**first["kernel"], "reason": "cached"}
     assert found["instance"] == ["vulkan"] and found["gpus"] == ["vulkan"]
-    assert found["pipelines"] == [f"{'copy64' if found['kernel']['name'] == 'storage64' else 'copy'}.wgsl"]
+    word = "vec4<u64>" if found["kernel"]["name"] == "storage64" else "vec4<u32>"
+    assert found["pipelines"] == [f"copy runs {word}[wg=256,run=8,unroll={8 if '64' in word else 4}]:explicit"]
     assert found["fast_cffi"] is True
 
 

@@ -103,9 +103,9 @@ def test_records_pack_row_by_row_by_name():
 
 
 def test_the_elementwise_axes_table_is_its_declared_struct():
-    from onnxop_cli.gpu.elementwise_wgsl import AXIS, _bindings
+    from onnxop_cli.gpu.render.elementwise import AXIS, BINDINGS
 
-    assert "axes: array<Axis>;" in _bindings() and "struct Axis {" in AXIS.wgsl()
+    assert "axes: array<Axis>;" in "".join(b.wgsl() for b in BINDINGS) and "struct Axis {" in AXIS.wgsl()
     row = {"extent": 4, "s0": 1, "s1": 0, "s2": 2}
     assert AXIS.layout.pack_rows([row]) == struct.pack("<4I", 4, 1, 0, 2)
 
@@ -173,7 +173,7 @@ def test_no_params_packed_by_position_in_gpu():
 
 
 def test_a_declared_struct_renders_its_wgsl_and_packs_by_the_same_layout():
-    from onnxop_cli.gpu.elementwise_wgsl import PARAMS
+    from onnxop_cli.gpu.render.elementwise import PARAMS
     from onnxop_cli.gpu.layout import Struct
 
     s = Struct("P", (("a", "u32"), ("b", "vec2<u32>"), ("c", "u32"), ("d", "vec4<u32>")))

@@ -1,6 +1,6 @@
 """shaders/lib parts and gpu/shaders.py's ``#include``: every kernel loads
 with its parts resolved, every part is used (by a kernel's include or by the
-kernels gpu/elementwise_wgsl.py renders), and a bad include is refused.
+kernels gpu/render/elementwise.py renders), and a bad include is refused.
 (That the resolved kernels compile and run is every GPU test's job; that
 the parts ship is tests/process/test_wheel.py's.)"""
 
@@ -10,7 +10,8 @@ import re
 
 import pytest
 
-from onnxop_cli.gpu import elementwise_wgsl, shaders
+from onnxop_cli.gpu import shaders
+from onnxop_cli.gpu.render import elementwise
 
 
 def test_every_kernel_resolves_its_includes():
@@ -24,7 +25,7 @@ def test_every_part_is_included_and_is_not_a_kernel():
     parts = shaders.part_names()
     assert parts, "no parts in shaders/lib"
     raw = {n: (shaders.resources.files("onnxop_cli.shaders") / n).read_text() for n in shaders.shader_names()}
-    rendered = set(elementwise_wgsl.LIBS)  # parts of the kernels gpu/elementwise_wgsl.py renders
+    rendered = set(elementwise.LIBS)  # parts of the kernels gpu/render/elementwise.py renders
     for part in parts:
         assert part in rendered or any(f'#include "{part}"' in t for t in raw.values()), \
             f"{part} is included by no kernel"

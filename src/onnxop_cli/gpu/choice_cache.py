@@ -34,11 +34,9 @@ def cache_path() -> Path:
 
 def kernels_digest() -> str:
     """12 hex digits of SHA-256 over every copy kernel's name and WGSL text."""
-    from .shaders import shader_text
-
     h = hashlib.sha256()
     for k in kernels.KERNELS.values():
-        h.update(f"{k.name}\0{shader_text(k.shader)}\0".encode())
+        h.update(f"{k.name}\0{k.wgsl}\0".encode())
     return h.hexdigest()[:12]
 
 

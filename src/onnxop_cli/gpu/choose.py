@@ -201,10 +201,10 @@ QUESTIONS = {q.name: q for q in (
              "the device's memory is this process's own, else resident; the figures are the share of a "
              "device buffer that appeared in the process's memory, and the rest", unit=""),
     Question("select", WORD_SCHEDULES, (), "select",
-             "Where's select (gpu/words/select.py): invocations per workgroup x output words per invocation "
+             "Where's select (gpu/render/select.py): invocations per workgroup x output words per invocation "
              "(the wide and rows bodies keep their own words)", rendered=True),
     Question("one_hot", WORD_SCHEDULES, (), "one_hot",
-             "OneHot's kernel (gpu/words/one_hot.py): invocations per workgroup x output words per invocation",
+             "OneHot's kernel (gpu/render/one_hot.py): invocations per workgroup x output words per invocation",
              rendered=True),
 )}
 QUESTION_ROUNDS = 3  # after one untimed run of each candidate, whose output is checked byte for byte

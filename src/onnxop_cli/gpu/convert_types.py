@@ -1,5 +1,5 @@
 """Cast's conversions as data: how each type is read and written by the
-elementwise kernel's ``Convert`` (gpu/elementwise_wgsl.py renders it with
+elementwise kernel's ``Convert`` (gpu/render/elementwise.py renders it with
 shaders/lib/float_convert.wgsl). A source is decoded into the lib's ``Num``
 (an integer: ``decode_int``; a float: ``decode_float`` with its format), and
 ``Num`` is encoded as the target (a float: ``encode_float``; float8e8m0:

@@ -1,4 +1,4 @@
-"""One elementwise kernel over the output (gpu/elementwise_wgsl.py renders
+"""One elementwise kernel over the output (gpu/render/elementwise.py renders
 it from its description): integer arithmetic, comparisons and logic with
 numpy's broadcasting, Cast between any two numeric types, Range.
 
@@ -13,7 +13,7 @@ discards what it began). Sources and sinks may be a graph's device buffers
 (gpu/resident.py): they are copied on the device, nothing crosses.
 
 Where (``run_select``) runs the select rendered on the whole-word schedule
-(gpu/words/select.py) when each input is element ``(e // div) % size`` of
+(gpu/render/select.py) when each input is element ``(e // div) % size`` of
 itself for output element e (ops/where.py's run forms), in bands of at most
 BAND bytes, through gpu/pieces_run.py's ``Run``: on CPU adapters
 (``can_map``) the windows and dst mapped themselves, elsewhere a full X or Y
@@ -32,9 +32,9 @@ from ..errors import OpError
 from . import pieces, word_kernels
 from .buffers import WORD, BufferUsage, binding_limit, can_map, dispatch_limit, env_poison, round_up
 from .device import Gpu
-from .elementwise_wgsl import AXIS, INPUTS, NONE, PARAMS, WG, Elementwise
 from .program import Program, grid_x
-from .words.select import PARAMS as SELECT_PARAMS
+from .render.elementwise import AXIS, INPUTS, NONE, PARAMS, WG, Elementwise
+from .render.select import PARAMS as SELECT_PARAMS
 
 LIMIT = 1 << 31  # output and input elements: the kernel's element arithmetic is u32
 # Bands of at most 16 MiB: a 32 MB float32 Where ran at 0.48x the gather kernel's GB/s (CPU time)
@@ -49,7 +49,6 @@ Sink = Callable[[memoryview], None]
 
 
 # the inputs, dst, params, axes, fault word
-KINDS = ("read-only-storage",) * INPUTS + ("storage", "uniform", "read-only-storage", "storage")
 
 
 def run_elementwise(
@@ -104,7 +103,7 @@ def run_elementwise(
     written = 0
     try:
         with gpu.errors(kernel.label):
-            program = Program(kernel.label, KINDS, code=kernel.wgsl()).on(gpu)
+            program = Program(kernel.label, kernel.kinds, code=kernel.wgsl()).on(gpu)
             ins = [buffer(f"in{k}", sizes[k], U.STORAGE | U.COPY_DST) for k in range(len(sources))]
             ins += [buffer("unused", WORD, U.STORAGE) for _ in range(INPUTS - len(ins))]
             band_bytes = round_up(-(-min(count, band) * out_bits // 8), WORD)  # 2- and 4-bit: whole bytes
@@ -158,7 +157,7 @@ def run_elementwise(
 
 
 def _bits(dtype: str) -> int:
-    from .elementwise_wgsl import BITS
+    from .render.elementwise import BITS
 
     return BITS[dtype]
 
@@ -174,7 +173,7 @@ def _c_strides(shape: Sequence[int]) -> tuple[int, ...]:
 
 
 def _axes(shape: Sequence[int], strides: Sequence[Sequence[int]]) -> bytes:
-    """The axes table: per axis its extent and each input's stride (elementwise_wgsl.AXIS)."""
+    """The axes table: per axis its extent and each input's stride (render/elementwise.AXIS)."""
     rows = ({"extent": d, **{f"s{k}": strides[k][j] if k < len(strides) else 0 for k in range(INPUTS)}}
             for j, d in enumerate(shape))
     return AXIS.layout.pack_rows(rows) or bytes(16)

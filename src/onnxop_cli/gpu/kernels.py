@@ -1,13 +1,8 @@
-"""The flat copy kernels and how each one is bound and dispatched.
-
-Two widths of the same storage-buffer to storage-buffer byte copy:
-
-``storage`` (shaders/copy.wgsl)
-    vec4<u32> words; runs on every WebGPU adapter.
-
-``storage64`` (shaders/copy64.wgsl)
-    vec4<u64> words, 8 per invocation; needs ``shader-int64``. On Mesa 25's
-    lavapipe about twice the bytes per store of ``storage``.
+"""The flat copy kernels and how each one is bound and dispatched: two widths
+of one byte copy, rendered by gpu/render/copy.py (which says why its runs
+are laid out so): ``storage`` (vec4<u32> words, every WebGPU adapter) and
+``storage64`` (vec4<u64> words, 8 per invocation, needs ``shader-int64``; on
+Mesa 25's lavapipe about twice the bytes per store of ``storage``).
 
 Which one is faster depends on the adapter and its driver, so it is not
 decided here: choose.py measures the available kernels once per
@@ -23,14 +18,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cached_property
 from typing import Any
 
 from .buffers import binding_limit, dispatch_limit, grid
 from .device import Gpu
 from .engines.base import BufferUsage
-from .layout import pack
+from .needs import needs_of
 from .program import Program
+from .render.copy import WORDS, Copy
 from .shaders import shader_text
 
 
@@ -43,29 +38,17 @@ def shader_const(shader: str, name: str) -> int:
 
 
 class Kernel:
-    """A copy kernel: the features it needs, how buffer sizes must be
-    rounded (``align``: one workgroup's span, so no word is bounds-checked),
-    and how to bind a (src, dst) pair and record a copy."""
+    """A copy kernel (``render``: its rendered ``wgsl``, ``shader`` its label):
+    what its code needs beyond WebGPU (``needs``, ``features``), how buffer
+    sizes must be rounded (``align``: one workgroup's span, so no word is
+    bounds-checked), and how to bind a (src, dst) pair and record a copy."""
 
-    def __init__(self, name: str, shader: str) -> None:
-        self.name = name
-        self.shader = shader
-
-    @cached_property
-    def features(self) -> tuple[str, ...]:
-        """What the shader's code uses beyond WebGPU (needs.py reads it)."""
-        from .needs import needs
-
-        return needs(self.shader).features
-
-    @cached_property
-    def word(self) -> int:
-        return shader_const(self.shader, "WORD_BYTES")
-
-    @cached_property
-    def per_group(self) -> int:
-        """Words one workgroup copies."""
-        return shader_const(self.shader, "WG") * shader_const(self.shader, "UNROLL")
+    def __init__(self, name: str, render: Copy) -> None:
+        self.name, self.render, self.shader, self.wgsl = name, render, render.label, render.wgsl()
+        self.needs = needs_of(self.wgsl)
+        self.features = self.needs.features
+        self.word = render.schedule.nbytes
+        self.per_group = render.schedule.wg * render.schedule.unroll  # words one workgroup copies
 
     @property
     def align(self) -> int:
@@ -84,7 +67,7 @@ class Kernel:
         return Bound(self, gpu, src, dst, size, max_groups_per_dim)
 
     def __repr__(self) -> str:
-        return f"Kernel({self.name!r}, {self.shader!r})"
+        return f"Kernel({self.name!r}, {self.render!r})"
 
 
 @dataclass
@@ -104,17 +87,15 @@ class Bound:
 
     def __init__(self, kernel: Kernel, gpu: Gpu, src: Any, dst: Any, size: int, max_groups_per_dim: int | None):
         assert size % kernel.align == 0, "copy buffers are padded to whole workgroup spans"
-        self.gpu = gpu
-        self.kernel = kernel
-        self.program = Program(kernel.shader).on(gpu)
+        self.gpu, self.kernel = gpu, kernel
+        self.program = Program(kernel.shader, kernel.render.kinds, code=kernel.wgsl).on(gpu)
         self.max_dim = dispatch_limit(gpu, max_groups_per_dim)
         binding = kernel.max_chunk(gpu)
         self.windows: list[_Window] = []
         for offset in range(0, size, binding):
             n = min(binding, size - offset)
-            params = gpu.device.create_buffer(
-                label="copy params", size=16, usage=BufferUsage.UNIFORM | BufferUsage.COPY_DST
-            )
+            params = gpu.device.create_buffer(label="copy params", size=16,
+                                              usage=BufferUsage.UNIFORM | BufferUsage.COPY_DST)
             group = self.program.bind([(src, offset, n), (dst, offset, n), (params, 0, 16)])
             self.windows.append(_Window(offset, n, params, group))
 
@@ -130,14 +111,15 @@ class Bound:
             gx, gy = grid(groups, self.max_dim)
             # write_buffer lands before the next submit, after earlier ones:
             # each window (and each streaming slot) has its own params buffer.
-            queue.write_buffer(w.params, 0, pack(self.kernel.shader, groups=groups, groups_x=gx))
+            queue.write_buffer(w.params, 0, self.kernel.render.PARAMS.pack(groups=groups, groups_x=gx))
             self.program.record(compute, groups, self.max_dim, w.bind_group)
             dispatches += 1
         compute.end()
         return dispatches
 
 
-KERNELS: dict[str, Kernel] = {k.name: k for k in (Kernel("storage", "copy.wgsl"), Kernel("storage64", "copy64.wgsl"))}
+KERNELS: dict[str, Kernel] = {k.name: k for k in (Kernel("storage", Copy(WORDS["vec4<u32>"])),
+                                                   Kernel("storage64", Copy(WORDS["vec4<u64>"])))}
 DEFAULT = "storage"  # runs everywhere: the answer when nothing else is measured
 
 
@@ -155,7 +137,6 @@ def require(gpu: Gpu, name: str) -> Kernel:
     if kernel is None:
         raise UsageError(f"unknown kernel {name!r}; available on {gpu.name}: {names}")
     if not kernel.available(gpu):
-        raise UsageError(
-            f"kernel {name!r} needs {', '.join(kernel.features)}, which {gpu.name} lacks; available: {names}"
-        )
+        raise UsageError(f"kernel {name!r} needs {', '.join(kernel.features)}, which {gpu.name} lacks; "
+                         f"available: {names}")
     return kernel

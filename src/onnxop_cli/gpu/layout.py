@@ -13,7 +13,7 @@ and an array of a shader's records the same way, row by row
 
 so the bytes cannot drift from the struct: a field the host does not name is
 an error (but ``pad*`` fields, which are zero), so is a name the struct lacks,
-and so is a value that does not fit. A generated kernel (gpu/elementwise_wgsl.py)
+and so is a value that does not fit. A generated kernel (gpu/render/elementwise.py)
 declares its struct in Python instead (``Struct``): the WGSL text is rendered
 from that declaration and read back here, so it is packed the same way. A ``u32`` takes 0 .. 2**32-1 or a
 negative int32 (two's complement: the kernels read signed strides from u32

@@ -7,7 +7,7 @@ uses: 64-bit integers (``u64``/``i64``: a wgpu extension, feature
 ``shader-int64``, that Dawn's Tint refuses), ``f16`` (``shader-f16``), its
 workgroup size and its uniform and storage bindings (limits). The copy
 kernels' features (kernels.Kernel.features, what the chooser checks) are
-read here too; each shader's ``// needs:`` line says the same for readers,
+read here too, from their rendered WGSL; each shader's ``// needs:`` line says the same for readers,
 and tests/gpu/test_engines.py holds it to what the code uses.
 """
 
@@ -57,7 +57,12 @@ def _type_bytes(wgsl_type: str, consts: dict[str, int]) -> int:
 
 def needs(shader: str) -> Needs:
     """The features and limits ``shaders/<shader>`` needs."""
-    code = re.sub(r"//[^\n]*", "", shader_text(shader))  # comments may name types
+    return needs_of(shader_text(shader))
+
+
+def needs_of(text: str) -> Needs:
+    """The features and limits WGSL ``text`` needs (a shader's, or a rendered kernel's)."""
+    code = re.sub(r"//[^\n]*", "", text)  # comments may name types
     consts = _consts(code)
     features = []
     if re.search(r"\b[ui]64\b", code):

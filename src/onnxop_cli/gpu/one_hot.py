@@ -1,4 +1,4 @@
-"""OneHot in one kernel pass: the kernel gpu/words/one_hot.py renders
+"""OneHot in one kernel pass: the kernel gpu/render/one_hot.py renders
 writes every word of the output from the indices as they are stored, read
 on the device (no piece per index, no host pass over them).
 
@@ -23,7 +23,7 @@ from typing import Iterator, Optional, Sequence
 from . import pieces, word_kernels
 from .buffers import WORD, can_map, env_poison, round_up
 from .device import Gpu
-from .words.one_hot import PARAMS
+from .render.one_hot import PARAMS
 
 LAST = "one-hot-last"
 LIMIT = 1 << 31  # depth: the kernel wraps and compares indices in u32
@@ -111,7 +111,7 @@ def run_one_hot(
 
 
 def variant(bits: int, inner: int) -> str:
-    """The body (a key of words/one_hot.SCHEDULES): sub-word elements ``small``; the last axis (lines of one
+    """The body (a key of render/one_hot.SCHEDULES): sub-word elements ``small``; the last axis (lines of one
     element) and longer lines take separate bodies, each holding its own fast path alone."""
     return "small" if bits < 32 else ("wide" if inner == 1 else "wide_lines")
 

@@ -1,5 +1,5 @@
 """One run of ``shaders/pieces.wgsl`` (or a kernel binding its layout:
-the kernels gpu/words/ renders: Where's select, OneHot): its
+the kernels gpu/render/ renders: Where's select, OneHot): its
 buffers and bind group, the uploads of each group of parts' windows, the
 dispatches (the general kernel, or gpu/runs.py's for whole-word runs) and
 the readback of each band. gpu/pieces.py plans the bands and parts;
@@ -48,7 +48,7 @@ class Run:
                  mapped: bool = False, by_runs: bool = False) -> None:
         """Buffers and a bind group for one run. ``shader``, ``constants``: the
         kernel bound to them and its variant (gpu/shaders.py); ``code``: a
-        rendered kernel of the same layout (gpu/words/), ``shader`` its label;
+        rendered kernel of the same layout (gpu/render/), ``shader`` its label;
         ``sizes``: the src, mask and other windows' bytes (else
         ``window_bytes`` each); ``shared_upload``: the bytes of one staging
         buffer for the three (each upload then submitted before the next is

@@ -33,7 +33,7 @@ class PipelineCache:
                              code: str | None = None) -> tuple[Any, Any]:
         """(pipeline, bind group layout) for a shader that needs an explicit
         layout (dynamic offsets), compiled once. ``code``: a rendered kernel's
-        WGSL (gpu/elementwise_wgsl.py), ``shader`` then its label (unique
+        WGSL (gpu/render/elementwise.py), ``shader`` then its label (unique
         per kernel); else the shader file's, ``constants`` as for :meth:`pipeline`."""
         from .shaders import variant_label
 

@@ -5,7 +5,7 @@ and how its bindings are laid out: ``kinds``, one buffer binding type per
 binding in order (``"uniform+offset"``: a uniform with a dynamic offset), or
 none for the layout the shader implies (``layout="auto"``); ``sharing``: the
 explicit layout of another program, so one bind group serves both. ``code``:
-a rendered kernel's WGSL (gpu/elementwise_wgsl.py), ``shader`` then its label.
+a rendered kernel's WGSL (gpu/render/elementwise.py), ``shader`` then its label.
 
 ``program.on(gpu)`` is the :class:`Compiled` kernel, its pipeline compiled
 once per device (gpu/device.py's cache); ``bind`` makes a bind group of

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .needs import Needs, needs
+from .needs import Needs
 
 
 def survey(backend: str, chosen: str = "wgpu") -> tuple[dict[str, list[Any]], list[tuple[Any, Needs, list[Any]]]]:
@@ -31,6 +31,6 @@ def survey(backend: str, chosen: str = "wgpu") -> tuple[dict[str, list[Any]], li
     every = [a for found in seen.values() if isinstance(found, list) for a in found]
     rows = []
     for kernel in kernels.KERNELS.values():
-        need = needs(kernel.shader)
+        need = kernel.needs
         rows.append((kernel, need, [a for a in every if not need.missing(a.features, a.limits)]))
     return seen, rows

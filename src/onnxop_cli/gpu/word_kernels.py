@@ -1,5 +1,5 @@
 """The host side of the kernels rendered on the whole-word schedule
-(gpu/words/: Where's select, OneHot): their schedule, measured per adapter,
+(gpu/render/select.py, gpu/render/one_hot.py: Where's select, OneHot): their schedule, measured per adapter,
 and the one loop that walks an output in bands through them.
 
 The schedule's invocations per workgroup and output words per invocation
@@ -22,10 +22,10 @@ from . import choose
 from .buffers import round_up
 from .layout import Struct
 from .pieces_run import Run, Sink
-from .words import one_hot, select
-from .words.schedule import Rendered, Words
+from .render import one_hot, select
+from .render.schedule import OnWords, Words
 
-KERNELS: dict[str, tuple[type[Rendered], dict[str, Words], Struct]] = {  # the kernel, its bodies, its Params
+KERNELS: dict[str, tuple[type[OnWords], dict[str, Words], Struct]] = {  # the kernel, its bodies, its Params
     "select": (select.Select, select.SCHEDULES, select.PARAMS),
     "one_hot": (one_hot.OneHot, one_hot.SCHEDULES, one_hot.PARAMS),
 }
@@ -42,7 +42,7 @@ def schedule(question: str, variant: str, answer: str) -> Words:
     return Words(variant, wg, words)
 
 
-def kernel(gpu: Any, question: str, variant: str) -> Rendered:
+def kernel(gpu: Any, question: str, variant: str) -> OnWords:
     """The kernel of question ``question`` (its body ``variant``) on ``gpu``'s
     answer: asked here, so only a run of the kernel asks it."""
     return KERNELS[question][0](schedule(question, variant, choose.answer(gpu, question)))
@@ -57,7 +57,7 @@ def texts(question: str) -> tuple[str, ...]:
 Band = tuple[int, int, Any]  # start, elements, what the host's band function needs of it
 
 
-def walk(run: Run, kernel: Rendered, params: Struct, bands: Iterable[Band],
+def walk(run: Run, kernel: OnWords, params: Struct, bands: Iterable[Band],
          band: Callable[[int, int, Any, Any], dict], *, bits: int, sink: Sink, poison: Optional[int], what: str,
          stats: dict) -> int:
     """Run ``kernel`` (its Params ``params``) over each of ``bands`` in

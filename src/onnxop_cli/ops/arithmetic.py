@@ -1,5 +1,5 @@
 """Integer arithmetic: Add, Sub, Mul, Div, Mod, Neg, Abs, Min, Max, one
-generated kernel each (ops/elementwise.py, gpu/elementwise_wgsl.py).
+generated kernel each (ops/elementwise.py, gpu/render/elementwise.py).
 
 Overflow wraps as numpy and onnxruntime wrap (two's complement, every bit of
 int64 and uint64 on the device). Div truncates toward zero, as onnxruntime

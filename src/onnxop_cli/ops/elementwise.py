@@ -47,7 +47,7 @@ def runner(kernel_op: str, args: Sequence[Arg], out: str, shape: tuple[int, ...]
     to ``shape``; ``take``: the node's inputs they are (default: the first
     ``len(args)``; CastLike's target and Range's scalars are not read);
     ``modes``: the kernel's Cast attributes (saturate, round_mode)."""
-    from ..gpu.elementwise_wgsl import Elementwise, Operand
+    from ..gpu.render.elementwise import Elementwise, Operand
 
     kernel = Elementwise(kernel_op, tuple(Operand(a.dtype.numpy.name, getattr(a.tensor, "byteswap", 0))
                                           for a in args), out, **modes)
@@ -77,7 +77,7 @@ def check_count(op: type[TensorOp], shape: tuple[int, ...], args: Sequence[Arg])
 class Elementwise(TensorOp):
     """An operator of one elementwise kernel over its inputs broadcast."""
 
-    kernel_op: ClassVar[str] = ""  # the key of gpu/elementwise_wgsl.py's EXPRESSIONS
+    kernel_op: ClassVar[str] = ""  # the key of gpu/render/elementwise.py's EXPRESSIONS
     boolean_result: ClassVar[bool] = False  # comparisons make bool
     what: ClassVar[str] = "arithmetic"
 
@@ -114,7 +114,7 @@ class Elementwise(TensorOp):
         kernel_op = cls.kernel_of(node, given)
         run = runner(kernel_op, given, out_dtype.numpy.name, shape, cls.label())
         # a batch checks every job's divisors before any job writes (cli/tensor_ops.py): the kernel, its output dropped
-        from ..gpu.elementwise_wgsl import DIVIDES
+        from ..gpu.render.elementwise import DIVIDES
 
         check = (lambda gpu, sources: run(gpu, sources, lambda chunk: None)) if kernel_op in DIVIDES else None
         return [OutputPlan(cls.outputs[0], shape, out_dtype, runner=run, kernel="elementwise", precheck=check)]

@@ -1,6 +1,6 @@
 """Comparisons and logic: Equal, Less, LessOrEqual, Greater, GreaterOrEqual
 (integer and bool inputs, a bool output) and Not, And, Or, Xor (bool), one
-generated kernel each (ops/elementwise.py, gpu/elementwise_wgsl.py). Signed
+generated kernel each (ops/elementwise.py, gpu/render/elementwise.py). Signed
 and unsigned types compare as their own kind, int64 and uint64 by all 64
 bits. Equal of floats or strings is refused (out of scope)."""
 

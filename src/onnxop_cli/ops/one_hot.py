@@ -1,6 +1,6 @@
 """OneHot-9/11/28: ``values[0]`` everywhere, ``values[1]`` where the new
 axis' index equals the index (negative ones count from ``depth``; out of
-range: nowhere). One pass of the kernel gpu/words/one_hot.py renders over the output, the
+range: nowhere). One pass of the kernel gpu/render/one_hot.py renders over the output, the
 indices read on the device (gpu/one_hot.py); strings a fill and one
 one-element piece per index, on the host. Negative axes count from the
 back in every version: OneHot-9's own default is -1.

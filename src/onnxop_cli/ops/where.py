@@ -7,7 +7,7 @@ is one select piece: each output element read from X where the condition
 own broadcast strides, and written once. Where each input is read in a *run
 form* (``run_form``: the output's shape, a scalar, broadcast along leading
 axes or a trailing run) the plan runs it through the select the renderer
-writes on its whole-word schedule instead (gpu/words/select.py, run by
+writes on its whole-word schedule instead (gpu/render/select.py, run by
 gpu/elementwise.py's ``run_select``, ``--json`` kernel ``where``); the
 select piece stays in the plan for summaries and for what that kernel
 cannot take.

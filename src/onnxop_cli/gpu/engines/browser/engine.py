@@ -8,8 +8,8 @@ What differs from the dawn engine:
 
 - One adapter, the browser's: its backend (Vulkan on SwiftShader) and type
   come from Chromium's WebGPU developer features.
-- Features and limits are the browser's: no shader-int64 (so copy64.wgsl is
-  never chosen), no timestamps inside encoders, no mappable storage buffers.
+- Features and limits are the browser's: no shader-int64 (so the 64-bit copy,
+  storage64, is never chosen), no timestamps inside encoders, no mappable storage buffers.
 - Every call crosses two processes (Python -> Playwright's driver -> the
   page): calls are batched, and one that takes longer than
   ``$ONNXOP_BROWSER_TIMEOUT`` (120 s) ends the engine with one error.

@@ -1,4 +1,4 @@
-"""OneHot rendered on the whole-word schedule (gpu/words/schedule.py): each
+"""OneHot rendered on the whole-word schedule (gpu/render/schedule.py): each
 output element is on_value where its depth coordinate equals the (wrapped)
 index of its (outer, inner) position, else off_value.
 
@@ -36,10 +36,9 @@ gpu/one_hot.py), each its own render so each holds its own path alone:
     paths ran the last axis' at 0.9x the gather kernel's GB/s against
     1.2-1.6x, Mesa 22.3).
 
-The generator (gpu/elementwise_wgsl.py) maps element to element of one
+The element schedule (gpu/render/elementwise.py) maps element to element of one
 shape; OneHot writes a depth axis per index, packed into whole words.
-Bindings: gpu/pieces_run.py's layout; ``PARAMS`` is declared once and the
-host packs it by name.
+Bindings: gpu/pieces_run.py's layout.
 """
 
 from __future__ import annotations
@@ -47,7 +46,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..layout import Struct
-from .schedule import Rendered, Words, head, loop
+from ..shaders import shader_source
+from .frame import Binding
+from .schedule import OnWords, Words, head, loop
 
 PARAMS = Struct("Params", (
     ("words", "u32"),     # output words of this band
@@ -68,27 +69,20 @@ PARAMS = Struct("Params", (
 
 
 @dataclass(frozen=True)
-class OneHot(Rendered):
+class OneHot(OnWords):
     """OneHot's kernel over ``schedule``."""
 
     NAME = "one-hot"
+    PARAMS = PARAMS
+    bindings = (Binding(0, "idx", "read", "u32"), Binding(2, "dst", "read_write", "vec4<u32>"), Binding(3))
 
-    def parts(self) -> list[str]:
-        return [_NONE, PARAMS.wgsl(), _BINDINGS, _INDEX, _WALK]
+    def shared(self) -> list[str]:
+        return [_NONE, shader_source("lib/bswap.wgsl"), _INDEX, _WALK]
 
 
 _NONE = "const NONE: u32 = 0xffffffffu;\n"
 
-_BINDINGS = """@group(0) @binding(0) var<storage, read> idx: array<u32>;
-@group(0) @binding(2) var<storage, read_write> dst: array<vec4<u32>>;
-@group(0) @binding(3) var<uniform> params: Params;
-"""
-
-_INDEX = """fn bswap(x: u32) -> u32 {
-    return (x >> 24u) | ((x >> 8u) & 0xff00u) | ((x << 8u) & 0xff0000u) | (x << 24u);
-}
-
-// the index at window position `pos`, wrapped into [0, depth), or NONE
+_INDEX = """// the index at window position `pos`, wrapped into [0, depth), or NONE
 fn index_at(pos: u32) -> u32 {
     let ib = params.ibits;
     let swap = params.swap == 1u;
@@ -98,14 +92,14 @@ fn index_at(pos: u32) -> u32 {
         lo = idx[2u * pos];
         hi = idx[2u * pos + 1u];
         if (swap) {
-            let t = bswap(lo);
-            lo = bswap(hi);
+            let t = bswap32(lo);
+            lo = bswap32(hi);
             hi = t;
         }
     } else if (ib == 32u) {
         lo = idx[pos];
         if (swap) {
-            lo = bswap(lo);
+            lo = bswap32(lo);
         }
     } else {
         let lgp = select(2u, 1u, ib == 16u);  // log2 of indices per word

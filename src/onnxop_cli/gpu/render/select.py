@@ -1,5 +1,5 @@
-"""Where's select rendered on the whole-word schedule (gpu/words/schedule.py),
-beside gpu/elementwise_wgsl.py's element schedule.
+"""Where's select rendered on the whole-word schedule (gpu/render/schedule.py),
+beside gpu/render/elementwise.py's element schedule.
 
 The element schedule (one element per invocation, inputs through the axes
 table) ran Where at a third of this one's bytes per second (float32, 16
@@ -28,8 +28,7 @@ broadcast along trailing or leading axes or both), found with one division
 per invocation and walked with adds. A full X or Y may lie in dst itself
 (``in_dst``). The condition is bool, any nonzero byte true (as numpy); a
 select moves bits, so NaN payloads and -0.0 pass as they lie. Bindings:
-gpu/pieces_run.py's layout; ``PARAMS`` is declared once (gpu/layout.py's
-Struct) and the host packs it by name.
+gpu/pieces_run.py's layout.
 """
 
 from __future__ import annotations
@@ -37,7 +36,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..layout import Struct
-from .schedule import VECTOR, Rendered, Words, head, loop
+from .frame import Binding
+from .schedule import VECTOR, OnWords, Words, head, loop
 
 INPUT = Struct("Input", (
     ("q0", "u32"),    # run: window element of the band's first output element; full: the window offset
@@ -61,26 +61,22 @@ PARAMS = Struct("Params", (
 
 
 @dataclass(frozen=True)
-class Select(Rendered):
+class Select(OnWords):
     """Where's kernel: output = X where the condition is true, else Y, over ``schedule``."""
 
     NAME = "select"
+    PARAMS = PARAMS
+    bindings = (Binding(0, "xs", "read", "vec4<u32>"), Binding(1, "cond", "read", "vec4<u32>"),
+                Binding(2, "dst", "read_write", "vec4<u32>"), Binding(3), Binding(5, "ys", "read", "vec4<u32>"))
 
     @staticmethod
     def runs(schedule: Words) -> bool:
         # wide reads a 32-bit invocation's condition bytes as one vec4: its 16 words, no more or fewer
         return schedule.variant != "wide" or schedule.words == 4 * VECTOR
 
-    def parts(self) -> list[str]:
-        return [PARAMS.wgsl(), _BINDINGS, _RUNS, _INPUTS + "".join(_input(v, b) for v, b in _WORDS), _SELECT]
+    def shared(self) -> list[str]:
+        return [_RUNS, _INPUTS + "".join(_input(v, b) for v, b in _WORDS), _SELECT]
 
-
-_BINDINGS = """@group(0) @binding(0) var<storage, read> xs: array<vec4<u32>>;
-@group(0) @binding(1) var<storage, read> cond: array<vec4<u32>>;
-@group(0) @binding(2) var<storage, read_write> dst: array<vec4<u32>>;
-@group(0) @binding(3) var<uniform> params: Params;
-@group(0) @binding(5) var<storage, read> ys: array<vec4<u32>>;
-"""
 
 _RUNS = """struct Run {
     q: u32,
@@ -148,14 +144,9 @@ fn select_into(w: u32, take: vec4<bool>) {
     }
     dst[w >> 2u] = select(b, a, take);
 }
-
-// the first output word of this invocation
-fn first_word(wg: vec3<u32>, lid: u32) -> u32 {
-    return ((wg.y * params.groups_x + wg.x) * WG + lid) * WORDS;
-}
 """
 
-_HEAD = head("first_word(wg, lid)")
+_HEAD = head()
 _QUAD = "vec4<bool>((v & 0xffu) != 0u, (v & 0xff00u) != 0u, (v & 0xff0000u) != 0u, (v >> 24u) != 0u)"
 
 
