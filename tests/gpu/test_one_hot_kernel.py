@@ -17,9 +17,8 @@ import pytest
 
 from onnxop_cli import one_hot
 from onnxop_cli.core.sources import MemoryBytes
-from onnxop_cli.gpu import get_gpu, pieces
+from onnxop_cli.gpu import choose, get_gpu, pieces, word_kernels
 from onnxop_cli.gpu import one_hot as kernel
-from onnxop_cli.gpu.render.one_hot import OneHot, Words
 
 from conftest import random_array
 from tensor_refs import reference, same
@@ -170,24 +169,25 @@ def test_by_positions_and_lines(backend, rng, monkeypatch):
     assert same(got, model(indices, depth, values, -1)) and stats["bands"] > 1
 
 
-# other whole-word schedules than the chosen ones: fewer invocations a workgroup, more words each
-SCHEDULES = {name: Words(name, wg=64, words=32) for name in ("small", "wide", "wide_lines")}
-
-
-def test_every_schedule_of_the_render_gives_the_same_bytes(backend, rng, monkeypatch):
+def test_every_one_hot_answer_gives_the_same_bytes(backend, rng, monkeypatch):
     """The schedule is a parameter of the render, not of the result: each body at one position, in
-    one line and straddling, sub-word and wide, on schedules the host does not choose."""
-    rendered: list[Words] = []
-    monkeypatch.setattr(kernel, "SCHEDULES", SCHEDULES)
-    monkeypatch.setattr(kernel, "OneHot", lambda schedule: rendered.append(schedule) or OneHot(schedule))
+    one line and straddling, sub-word and wide, on every answer of the ``one_hot`` question (forced
+    by $ONNXOP_SCHEDULE, in turn)."""
+    kernel_of, rendered = word_kernels.kernel, []
+    monkeypatch.setattr(word_kernels, "kernel", lambda gpu, q, v: rendered.append(v) or kernel_of(gpu, q, v))
+    gpu = get_gpu(backend)
     depth = 70
     indices = rng.integers(-depth, depth, (6,)).astype(np.int64)
     lines = rng.integers(-3, 3, (2, 70)).astype(np.int32)
-    for vtype in (np.bool_, np.float16, np.float32, np.complex128):
+    answers = choose.QUESTIONS["one_hot"].candidates
+    for k, vtype in enumerate((np.bool_, np.float16, np.float32, np.complex128)):
         values = random_array(rng, (2,), vtype)
-        for idx, d, axis in ((indices, depth, -1), (lines, 3, 0), (lines, 3, 1)):
+        for j, (idx, d, axis) in enumerate(((indices, depth, -1), (lines, 3, 0), (lines, 3, 1))):
+            answer = answers[(k + j) % len(answers)]
+            monkeypatch.setenv(choose.ENV_SCHEDULE, f"one_hot={answer}")
             rendered.clear()
             got, _ = run(idx, d, values, axis, backend)
-            assert same(got, model(idx, d, values, axis)), (vtype, axis)
-            assert rendered and set(rendered) <= set(SCHEDULES.values()), rendered
-    assert {s.variant for s in SCHEDULES.values()} == {kernel.variant(b, i) for b in (8, 32) for i in (1, 2)}
+            assert same(got, model(idx, d, values, axis)), (vtype, axis, answer)
+            want = word_kernels.schedule("one_hot", rendered[-1], answer)
+            assert gpu.cache[kernel.LAST]["schedule"] == want, (vtype, axis, answer)
+    assert set(word_kernels.KERNELS["one_hot"][1]) == {kernel.variant(b, i) for b in (8, 32) for i in (1, 2)}

@@ -87,7 +87,7 @@ def test_every_gather_source_answer_writes_the_same_bytes(gpu, rng, monkeypatch)
             assert bytes(out) == want and (passes[-1] is not None) == (answer == "streamed"), (answer, dtype)
 
 
-@pytest.mark.parametrize("name", ["transpose", "nd_run"])  # the questions of speed: gather_source's is a fact
+@pytest.mark.parametrize("name", ["transpose", "nd_run", "select", "one_hot"])  # gather_source: a fact
 def test_a_wrong_byte_fails_the_measurement(gpu, monkeypatch, name):
     """The measurement checks each candidate's output byte for byte (and that
     it took the work) before timing it: one wrong byte is a GpuError, never
@@ -106,3 +106,61 @@ def test_a_wrong_byte_fails_the_measurement(gpu, monkeypatch, name):
     monkeypatch.setattr(schedule_cases, question.case, broken)
     with pytest.raises(GpuError, match=f"schedule {name}={question.candidates[0]}: wrong bytes"):
         choose._measure_question(gpu, question)
+
+
+# the widths each whole-word body takes (ONNX's Where and OneHot take no 4-bit type): 8 and 16 bits (small),
+# 32 (wide, and Where's rows), 128 (complex128, four words an element)
+WORD_DTYPES = [np.bool_, np.float16, np.float32, np.complex128]
+# Where's condition, X and Y shapes: full, X a row broadcast along leading axes (rows when 32-bit), the
+# condition a trailing run, Y a scalar
+WHERE_SHAPES = [((3, 40), (3, 40), (3, 40)), ((5, 48), (48,), (5, 48)), ((6, 1), (6, 33), ())]
+
+
+def test_every_select_answer_matches_the_reference(backend, gpu, rng, monkeypatch):
+    from onnxop_cli import where
+    from tensor_refs import reference
+
+    for answer in choose.QUESTIONS["select"].candidates:
+        forced(monkeypatch, "select", answer)
+        for dtype in WORD_DTYPES:
+            for cs, xs, ys in WHERE_SHAPES:
+                c = rng.integers(0, 2, cs).astype(bool)
+                x, y = random_array(rng, xs, dtype), random_array(rng, ys, dtype)
+                got = where(c, x, y, backend=backend)
+                want = reference("Where", 16, [c, x, y])[0]
+                assert got.tobytes() == want.tobytes() and got.shape == want.shape, (answer, dtype, cs, xs, ys)
+                assert gpu.cache["select-last"]["schedule"].wg == int(answer.split("x")[0]), answer
+
+
+def test_every_one_hot_answer_matches_the_reference(backend, gpu, rng, monkeypatch):
+    from onnxop_cli import one_hot
+    from tensor_refs import reference
+
+    for answer in choose.QUESTIONS["one_hot"].candidates:
+        forced(monkeypatch, "one_hot", answer)
+        for dtype in (np.int8, np.int16, np.int32, np.complex128):
+            values = random_array(rng, (2,), dtype) if dtype == np.complex128 else rng.integers(1, 100, 2).astype(dtype)
+            for shape, depth, axis in (((7,), 40, -1), ((3, 21), 5, 1), ((2, 9), 3, 0)):
+                i = rng.integers(-depth, depth, shape).astype(np.int64)
+                got = one_hot(i, depth=np.array(depth, np.int64), values=values, axis=axis, backend=backend)
+                hot = np.moveaxis(np.arange(depth) == (i % depth)[..., None], -1, axis)
+                want = np.where(hot, values[1], values[0])  # the reference's off + hot * (on - off): for integers
+                if dtype != np.complex128:
+                    want = reference("OneHot", 11, [i, np.array(depth, np.int64), values], {"axis": axis})[0]
+                assert got.tobytes() == want.tobytes() and got.shape == want.shape, (answer, dtype, shape, axis)
+                assert gpu.cache["one-hot-last"]["schedule"].wg == int(answer.split("x")[0]), answer
+
+
+@pytest.mark.parametrize("name", ["select", "one_hot"])
+def test_the_rendered_candidates_key_the_cached_answer(gpu, monkeypatch, name):
+    """No .wgsl file holds these kernels: the cache key digests every
+    candidate's rendered text, so an edited render measures again."""
+    from onnxop_cli.gpu import word_kernels
+
+    question = choose.QUESTIONS[name]
+    before = choose._answer_key(gpu, question)
+    assert choose._answer_key(gpu, question) == before
+    cls, bodies, params = word_kernels.KERNELS[name]
+    edited = type("Edited", (cls,), {"NAME": f"{cls.NAME} edited"})  # every text's first line names the kernel
+    monkeypatch.setitem(word_kernels.KERNELS, name, (edited, bodies, params))
+    assert choose._answer_key(gpu, question) != before

@@ -27,9 +27,8 @@ from onnxop_cli.core import apply_tensors as plans
 from onnxop_cli.core.sources import MemoryBytes
 from onnxop_cli.core.tensor import Tensor, dtype_of_numpy
 from onnxop_cli.core.region import c_strides, load
-from onnxop_cli.gpu import pieces
+from onnxop_cli.gpu import choose, get_gpu, pieces, word_kernels
 from onnxop_cli.gpu import elementwise as words
-from onnxop_cli.gpu.render.select import Select, Words
 from onnxop_cli.ops.base import Node
 from onnxop_cli.ops.tensor_op import Arg, Piece, broadcast_strides
 from onnxop_cli.ops.where import VERSIONS, Where_9, run_form
@@ -179,8 +178,8 @@ def meant(gpu, c, x, y, variant: str) -> str:
 def ran(monkeypatch):
     """The kernels calls ran, in order: the schedule of the select rendered, or "pieces"."""
     taken: list[str] = []
-    select, run_pieces = words.Select, pieces.run_pieces
-    monkeypatch.setattr(words, "Select", lambda schedule: taken.append(schedule.variant) or select(schedule))
+    kernel, run_pieces = word_kernels.kernel, pieces.run_pieces
+    monkeypatch.setattr(word_kernels, "kernel", lambda gpu, q, v: taken.append(v) or kernel(gpu, q, v))
     monkeypatch.setattr(pieces, "run_pieces", lambda *a, **k: taken.append("pieces") or run_pieces(*a, **k))
     return taken
 
@@ -250,28 +249,30 @@ def test_words_kernel_grid_rows_and_padding(gpu, rng, dtype, ran, monkeypatch):
     tally.check()
 
 
-# other whole-word schedules than the chosen ones: fewer invocations a workgroup, more or fewer words each
-SCHEDULES = {"small": Words("small", wg=64, words=32), "wide": Words("wide", wg=64, words=16),
-             "rows": Words("rows", wg=64, words=32)}
-
-
 @pytest.mark.parametrize("dtype", [np.uint8, np.float16, np.float32, np.complex128])
-def test_every_schedule_of_the_render_gives_the_same_bytes(backend, rng, dtype, monkeypatch):
-    """The schedule is a parameter of the render, not of the result: the
-    run forms, rows and bands above on schedules the host does not choose."""
-    rendered: list[Words] = []
-    monkeypatch.setattr(words, "SCHEDULES", SCHEDULES)
-    monkeypatch.setattr(words, "Select", lambda schedule: rendered.append(schedule) or Select(schedule))
+def test_every_select_answer_gives_the_same_bytes(backend, rng, dtype, monkeypatch):
+    """The schedule is a parameter of the render, not of the result: the run
+    forms, rows and bands above, each on one of the ``select`` question's
+    answers other than the constant (forced by $ONNXOP_SCHEDULE, in turn;
+    the rows body here takes the answer's words too, as it could)."""
+    kernel, rendered = word_kernels.kernel, []
+    monkeypatch.setattr(word_kernels, "kernel", lambda gpu, q, v: rendered.append(v) or kernel(gpu, q, v))
+    monkeypatch.setattr(word_kernels, "KEEPS_WORDS", {"select": ("wide",)})
+    answers = choose.QUESTIONS["select"].candidates[1:]
+    gpu = get_gpu(backend)
     tally = Tally()
     for k, shapes in enumerate(RUNS[:12] + ROWS[:4] + BANDED[:3]):
         c, x, y = inputs(rng, shapes, "C", dtype, any_byte=True)
+        answer = answers[k % len(answers)]
+        monkeypatch.setenv(choose.ENV_SCHEDULE, f"select={answer}")
         force(monkeypatch, "bands" if k >= 16 else "chosen")
         rendered.clear()
         got = where(c, x, y, backend=backend)
-        label = f"case {k}: {shapes} {np.dtype(dtype).str}"
+        label = f"case {k}: {shapes} {np.dtype(dtype).str} on {answer}"
         assert got.tobytes() == np.where(c, x, y).tobytes(), label
-        tally.add(label, "another schedule", "another schedule" if rendered and rendered[-1] in SCHEDULES.values()
-                  else str(rendered))
+        took = rendered and gpu.cache[words.SELECT_LAST]["schedule"] == word_kernels.schedule(
+            "select", rendered[-1], answer)
+        tally.add(label, "the answer's schedule", "the answer's schedule" if took else str(rendered))
     tally.check()
 
 

@@ -48,15 +48,18 @@ def cache_key(gpu: Gpu) -> str:
     return json.dumps([info.our_backend, info.name, info.driver, __version__, kernels_digest()])
 
 
-def answer_key(gpu: Gpu, name: str, shaders: tuple[str, ...]) -> str:
+def answer_key(gpu: Gpu, name: str, shaders: tuple[str, ...], texts: tuple[str, ...] = ()) -> str:
     """The copy kernel's key rules: adapter, driver, onnxop version, the
-    question ``name`` and a digest of its candidates' WGSL (``shaders``)."""
+    question ``name`` and a digest of its candidates' WGSL: the files
+    ``shaders`` and the rendered ``texts``."""
     from .. import __version__
     from .shaders import shader_text
 
     h = hashlib.sha256()
     for shader in shaders:
         h.update(f"{shader}\0{shader_text(shader)}\0".encode())
+    for text in texts:
+        h.update(f"{text}\0".encode())
     info = gpu.info
     return json.dumps([info.our_backend, info.name, info.driver, __version__, name, h.hexdigest()[:12]])
 

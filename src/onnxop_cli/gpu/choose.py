@@ -41,6 +41,8 @@ ENV_KERNEL = "ONNXOP_KERNEL"
 ENV_SCHEDULE = "ONNXOP_SCHEDULE"
 SIZE = 4 << 20  # one streaming chunk (copy.DEFAULT_CHUNK): what a real run moves per dispatch
 ROUNDS = 5  # after one untimed warm-up run of each kernel
+# the whole-word kernels' candidates (gpu/word_kernels.py): invocations x words, the first the one-driver constant
+WORD_SCHEDULES = ("256x16", "64x16", "64x32", "128x32")
 
 _forced: str | None = None
 _command = 0  # counts force()'s calls: one per command, in-process ones included
@@ -173,8 +175,9 @@ def _write_cache(gpu: Gpu, found: Choice) -> None:
 class Question:
     """A choice among ``candidates`` that are all exact on every adapter and
     differ only in speed. ``case``: the function of gpu/schedule_cases.py
-    that builds its representative case; ``shaders``: the WGSL whose text
-    keys its cache entry."""
+    that builds its representative case; ``shaders``: the WGSL files whose
+    text keys its cache entry; ``rendered``: candidates rendered, not read
+    from files, whose texts (gpu/schedule_cases.py's ``texts``) key it too."""
 
     name: str
     candidates: tuple[str, ...]
@@ -182,6 +185,7 @@ class Question:
     case: str
     means: str  # what the answer decides
     unit: str = "GB/s"  # of its figures: a candidate's speed on the case, unless the case decides otherwise
+    rendered: bool = False
 
 
 QUESTIONS = {q.name: q for q in (
@@ -196,6 +200,12 @@ QUESTIONS = {q.name: q for q in (
              "a gather's source of more than two windows (gpu/gather_windows.py): streamed in passes where "
              "the device's memory is this process's own, else resident; the figures are the share of a "
              "device buffer that appeared in the process's memory, and the rest", unit=""),
+    Question("select", WORD_SCHEDULES, (), "select",
+             "Where's select (gpu/render/select.py): invocations per workgroup x output words per invocation "
+             "(the wide and rows bodies keep their own words)", rendered=True),
+    Question("one_hot", WORD_SCHEDULES, (), "one_hot",
+             "OneHot's kernel (gpu/render/one_hot.py): invocations per workgroup x output words per invocation",
+             rendered=True),
 )}
 QUESTION_ROUNDS = 3  # after one untimed run of each candidate, whose output is checked byte for byte
 
@@ -266,7 +276,7 @@ def _measure_question(gpu: Gpu, question: Question) -> Choice:
     _answering[id(gpu), question.name] = candidates[0]  # what the case's own setup is answered while it is built
     try:
         # by name: the cases run the kernels that ask the questions, so the module sits above them (and this one)
-        case = getattr(importlib.import_module(f"{__package__}.schedule_cases"), question.case)(gpu)
+        case = getattr(_cases(), question.case)(gpu)
     finally:
         del _answering[id(gpu), question.name]
 
@@ -302,8 +312,13 @@ def _measure_question(gpu: Gpu, question: Question) -> Choice:
     return Choice(best, "measured", gbps, time.perf_counter() - started, question.unit)
 
 
+def _cases():
+    return importlib.import_module(f"{__package__}.schedule_cases")
+
+
 def _answer_key(gpu: Gpu, question: Question) -> str:
-    return choice_cache.answer_key(gpu, question.name, question.shaders)
+    texts = _cases().texts(question.name) if question.rendered else ()
+    return choice_cache.answer_key(gpu, question.name, question.shaders, texts)
 
 
 def _read_answer(gpu: Gpu, question: Question) -> Choice | None:

@@ -29,13 +29,12 @@ import struct
 from typing import Any, Callable, Optional, Sequence
 
 from ..errors import OpError
-from . import pieces
+from . import pieces, word_kernels
 from .buffers import WORD, BufferUsage, binding_limit, can_map, dispatch_limit, env_poison, round_up
 from .device import Gpu
 from .program import Program, grid_x
 from .render.elementwise import AXIS, INPUTS, NONE, PARAMS, WG, Elementwise
 from .render.select import PARAMS as SELECT_PARAMS
-from .render.select import SCHEDULES, Select
 
 LIMIT = 1 << 31  # output and input elements: the kernel's element arithmetic is u32
 # Bands of at most 16 MiB: a 32 MB float32 Where ran at 0.48x the gather kernel's GB/s (CPU time)
@@ -44,6 +43,7 @@ LIMIT = 1 << 31  # output and input elements: the kernel's element arithmetic is
 BAND = 16 << 20
 NEVER = 0xFFFFFFFF  # a run's wrap that never comes
 LAST = "elementwise-last"  # gpu.cache[LAST]: the last run's bands (tests check the path)
+SELECT_LAST = "select-last"  # gpu.cache[SELECT_LAST]: the last select's bands and schedule (None: not run)
 
 Sink = Callable[[memoryview], None]
 
@@ -261,8 +261,9 @@ def run_select(
     a window."""
     if count == 0:
         return 0
+    stats = gpu.cache[SELECT_LAST] = {"bands": 0, "schedule": None}
     cap, band_bytes = pieces.one_kernel_bands(gpu, binding_bytes, count, bits, BAND)
-    band = band_bytes * 8 // bits
+    band_elements = band_bytes * 8 // bits
     widths = (8, bits, bits)
     whole = [div * size < count for div, size in forms]  # wraps: the whole input uploaded once
     if (count >= LIMIT or any(s is None or s.swap for s in sources[:3])
@@ -280,56 +281,47 @@ def run_select(
     # else a full X or Y is uploaded into dst itself and selected in place (each word read, then written,
     # by its own invocation): one buffer of the output's size fewer to allocate and fill
     in_dst = 0 if mapped else 2 if full[2] else (1 if full[1] else 0)
-    need = [min(cap, _window(form, band, width, w)) for form, width, w in zip(forms, widths, whole)]
+    need = [min(cap, _window(form, band_elements, width, w)) for form, width, w in zip(forms, widths, whole)]
     sizes = tuple(WORD if in_dst and k == in_dst else need[k] for k in (1, 0, 2))  # (src: X, mask, other: Y)
-    kernel = Select(SCHEDULES[variant(bits, forms, count)])
+    kernel = word_kernels.kernel(gpu, "select", variant(bits, forms, count))
+    stats["schedule"] = kernel.schedule
     run = pieces.Run(gpu, band_bytes, cap, max_groups_per_dim, shader=kernel.label, code=kernel.wgsl(),
                      sizes=sizes, shared_upload=max(need), mapped=mapped)  # type: ignore[arg-type]
     buffers = [run.mask, run.src, run.other]
     if in_dst:
         buffers[in_dst] = run.dst
-    written = 0
-    try:
-        for start in range(0, count, band):
-            n = min(band, count - start)
-            nbytes = (n * bits + 7) // 8
-            words = -(-nbytes // 4)
-            inputs = []
-            with gpu.errors("where band"):
-                if poison is not None and not in_dst:
-                    gpu.queue.write_buffer(run.dst, 0, bytes([poison]) * round_up(nbytes, 4))
-                for k, ((div, size), width) in enumerate(zip(forms, widths)):
-                    source = sources[k]
-                    assert source is not None
 
-                    def upload(lo: int, hi: int) -> int:
-                        if mapped:
-                            return run.upload_window(None, buffers[k], source, lo, hi, width, None)
-                        # one staging buffer for the three: each upload submitted before the next is written
-                        encoder = gpu.device.create_command_encoder()
-                        first = run.upload_window(run.upload, buffers[k], source, lo, hi, width, encoder)
-                        gpu.queue.submit([encoder.finish()])
-                        return first
+    def band(start: int, n: int, _, encoder) -> dict:
+        inputs = []
+        for k, ((div, size), width) in enumerate(zip(forms, widths)):
+            source = sources[k]
+            assert source is not None
 
-                    if whole[k]:
-                        if start == 0:
-                            assert upload(0, size - 1) == 0
-                        inputs.append((0, (start // div) % size, start % div, div, size))
-                    elif full[k]:
-                        first = upload(start, start + n - 1)
-                        assert k == 0 or first == start, "a band starts on a word of X and Y"
-                        inputs.append((1, start - first, 0, 1, NEVER))
-                    else:
-                        lo = start // div
-                        first = upload(lo, (start + n - 1) // div)
-                        inputs.append((0, lo - first, start % div, div, NEVER))
-                c, x, y = ({"q0": q0, "r0": r0, "div": div, "wrap": wrap} for _, q0, r0, div, wrap in inputs)
-                c_full, x_full, y_full = (i[0] for i in inputs)
-                run.dispatch_one(words, kernel.schedule.per_group, lambda gx: SELECT_PARAMS.pack(
-                    words=words, groups_x=gx, elems=n, bits=bits, c_full=c_full, x_full=x_full,
-                    y_full=y_full, in_dst=in_dst, c=c, x=x, y=y))
-            run.drain(sink, nbytes)
-            written += nbytes
-    finally:
-        run.release()
-    return written
+            def upload(lo: int, hi: int) -> int:
+                if mapped:
+                    return run.upload_window(None, buffers[k], source, lo, hi, width, None)
+                # one staging buffer for the three: each upload submitted before the next is written
+                encoder = gpu.device.create_command_encoder()
+                first = run.upload_window(run.upload, buffers[k], source, lo, hi, width, encoder)
+                gpu.queue.submit([encoder.finish()])
+                return first
+
+            if whole[k]:
+                if start == 0:
+                    assert upload(0, size - 1) == 0
+                inputs.append((0, (start // div) % size, start % div, div, size))
+            elif full[k]:
+                first = upload(start, start + n - 1)
+                assert k == 0 or first == start, "a band starts on a word of X and Y"
+                inputs.append((1, start - first, 0, 1, NEVER))
+            else:
+                lo = start // div
+                first = upload(lo, (start + n - 1) // div)
+                inputs.append((0, lo - first, start % div, div, NEVER))
+        c, x, y = ({"q0": q0, "r0": r0, "div": div, "wrap": wrap} for _, q0, r0, div, wrap in inputs)
+        c_full, x_full, y_full = (i[0] for i in inputs)
+        return {"c_full": c_full, "x_full": x_full, "y_full": y_full, "in_dst": in_dst, "c": c, "x": x, "y": y}
+
+    bands = ((start, min(band_elements, count - start), None) for start in range(0, count, band_elements))
+    return word_kernels.walk(run, kernel, SELECT_PARAMS, bands, band, bits=bits, sink=sink,
+                             poison=None if in_dst else poison, what="where band", stats=stats)

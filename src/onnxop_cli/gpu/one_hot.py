@@ -20,10 +20,10 @@ from __future__ import annotations
 import struct
 from typing import Iterator, Optional, Sequence
 
-from . import pieces
+from . import pieces, word_kernels
 from .buffers import WORD, can_map, env_poison, round_up
 from .device import Gpu
-from .render.one_hot import PARAMS, SCHEDULES, OneHot
+from .render.one_hot import PARAMS
 
 LAST = "one-hot-last"
 LIMIT = 1 << 31  # depth: the kernel wraps and compares indices in u32
@@ -76,7 +76,7 @@ def run_one_hot(
     ``sink``, in order; ``sources[0]`` holds the indices (row-major, numpy
     kind ``index_kind``, ``index_bits`` wide), ``off`` and ``on`` the values'
     element bytes (ops/tensor_op.element_bytes). Returns the bytes written."""
-    stats = gpu.cache[LAST] = {"bands": 0, "mapped": False}
+    stats = gpu.cache[LAST] = {"bands": 0, "mapped": False, "schedule": None}
     if count == 0:
         return 0
     cap, band_bytes = pieces.one_kernel_bands(gpu, binding_bytes, count, bits, BAND)
@@ -94,31 +94,20 @@ def run_one_hot(
     bands = list(_bands(count, depth, inner, band, window))
     reach = max(hi - lo + 1 for _, _, lo, hi, _, _ in bands)
     need = min(cap, round_up(reach * index_bits // 8 + 2 * WORD, WORD))
-    kernel = OneHot(SCHEDULES[variant(bits, inner)])
+    kernel = word_kernels.kernel(gpu, "one_hot", variant(bits, inner))
+    stats["schedule"] = kernel.schedule
     run = pieces.Run(gpu, band_bytes, cap, max_groups_per_dim, shader=kernel.label, code=kernel.wgsl(),
                      sizes=(need, WORD, WORD), mapped=mapped)
     fixed = {"depth": depth, "ibits": index_bits, "kind": KINDS[index_kind], "swap": 1 if source.swap else 0,
              "off": _words(off, bits), "on": _words(on, bits)}
-    written = 0
-    try:
-        for start, n, lo, hi, line, d0 in bands:
-            nbytes = (n * bits + 7) // 8
-            words = -(-nbytes // 4)
-            with gpu.errors("one-hot band"):
-                if poison is not None:
-                    gpu.queue.write_buffer(run.dst, 0, bytes([poison]) * round_up(nbytes, 4))
-                encoder = None if mapped else gpu.device.create_command_encoder()
-                first = run.upload_window(None if mapped else run.upload, run.src, source, lo, hi, index_bits, encoder)
-                run.dispatch_one(words, kernel.schedule.per_group, lambda gx: PARAMS.pack(
-                    words=words, groups_x=gx, elems=n, bits=bits, line=line, d0=d0, q0=lo - first,
-                    **fixed), encoder)
 
-            run.drain(sink, nbytes)
-            stats["bands"] += 1
-            written += nbytes
-    finally:
-        run.release()
-    return written
+    def band(start: int, n: int, at: tuple[int, int, int, int], encoder) -> dict:
+        lo, hi, line, d0 = at
+        first = run.upload_window(None if mapped else run.upload, run.src, source, lo, hi, index_bits, encoder)
+        return {"line": line, "d0": d0, "q0": lo - first, **fixed}
+
+    return word_kernels.walk(run, kernel, PARAMS, ((start, n, at) for start, n, *at in bands), band, bits=bits,
+                             sink=sink, poison=poison, what="one-hot band", stats=stats)
 
 
 def variant(bits: int, inner: int) -> str:

@@ -153,3 +153,72 @@ def gather_source(gpu: Gpu) -> Case:
         return ("streamed" if share >= 0.5 else "resident"), figures
 
     return Case(lambda: (b"", ""), b"", PROBE, decide=decide)
+
+
+WORD_CASE = 1 << 20  # output bytes of a whole-word kernel's case: one dispatch, a band of its own
+ONE_HOT_DEPTH = 1000  # ImageNet's classes: lines of many invocations (a depth of 16 favoured 16 words, the
+# depth an invocation's words then fill; a depth of 2048 ran faster on 32 words, Mesa 25)
+
+
+def _word_case(gpu: Gpu, question: str, variant: str, last: str, go: Callable[[Callable], int],
+               expected: bytes) -> Case:
+    """A case of a whole-word kernel's schedule (gpu/word_kernels.py): the
+    host's own run (``go``, into a sink) of its body ``variant``, and the
+    candidate that took the work read back from the schedule it ran
+    (``gpu.cache[last]``, where the host keeps its stats); timed
+    from the dispatch to the bytes read back (the buffers' making and the
+    uploads around it are the same for every candidate, and took most of a
+    1 MiB run's time: the answer was noise)."""
+    from .choose import answer
+    from .word_kernels import schedule
+
+    def run() -> tuple[bytes, str]:
+        out = bytearray()
+        candidate = answer(gpu, question)  # the one being timed
+        go(out.extend)
+        took = gpu.cache[last]["schedule"] == schedule(question, variant, candidate)
+        return bytes(out), candidate if took else "none"
+
+    def timed() -> float:
+        go(lambda _: None)
+        return gpu.cache[last]["seconds"]
+
+    return Case(run, expected, len(expected), timed)
+
+
+def select(gpu: Gpu) -> Case:
+    """Where over full uint8 inputs (the small body: the one whose words and
+    workgroup the answer both set), WORD_CASE elements."""
+    from .elementwise import SELECT_LAST, run_select
+    from .pieces_run import Source
+
+    rng = np.random.default_rng(0)
+    c, x, y = (rng.integers(0, 256 if k else 2, WORD_CASE).astype(np.uint8) for k in range(3))
+    sources = [Source(MemoryBytes(a)) for a in (c, x, y)]
+    return _word_case(gpu, "select", "small", SELECT_LAST, lambda sink: run_select(
+        gpu, sources, sink, forms=[(1, WORD_CASE)] * 3, fallback=(), count=WORD_CASE, bits=8),
+        np.where(c.view(bool), x, y).tobytes())
+
+
+def one_hot(gpu: Gpu) -> Case:
+    """OneHot of int64 indices (some negative) along the last axis into
+    float32 (the wide body), about WORD_CASE bytes."""
+    from .one_hot import LAST, run_one_hot
+    from .pieces_run import Source
+
+    rng = np.random.default_rng(0)
+    depth = ONE_HOT_DEPTH
+    count = WORD_CASE // 4 // depth * depth
+    i = rng.integers(-depth, depth, count // depth).astype("<i8")
+    off, on = np.float32(-0.0), np.float32(2.5)
+    expected = np.where(np.arange(depth) == (i % depth)[:, None], on, off).astype(np.float32).tobytes()
+    return _word_case(gpu, "one_hot", "wide", LAST, lambda sink: run_one_hot(
+        gpu, [Source(MemoryBytes(i))], sink, depth=depth, inner=1, index_kind="i", index_bits=64,
+        off=off.tobytes(), on=on.tobytes(), count=count, bits=32), expected)
+
+
+def texts(question: str) -> tuple[str, ...]:
+    """The rendered WGSL of every candidate of ``question`` (a ``Question.rendered`` one): its cache key's."""
+    from .word_kernels import texts
+
+    return texts(question)
