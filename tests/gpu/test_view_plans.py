@@ -52,7 +52,10 @@ def test_a_view_operators_plan_is_its_view_as_one_region(op, data):
         assert plan.view == node.view(shape, strides, offset)
         assert plan.shape == reference(np.zeros(shape)).shape == node.output_shape(shape)
         assert (plan.kernel, plan.dtype, plan.name) == ("view", dtype, node.op.outputs[0])
-        assert plan.pieces is plan.runner is plan.values is plan.copy is None
+        assert plan.runner is plan.values is None
+        (region,) = plan.pieces  # one region: the whole output, row-major, read through the view
+        assert region.shape == plan.shape and region.dst.is_identity() and region.src.input == 0
+        assert region.fill == b"" and region.mask is region.tri is region.other is None
 
 
 LAYOUTS = ("C", "F", "big-endian")

@@ -116,7 +116,7 @@ class OpVersion:
         region, the index map over the input's elements as they lie (its
         layout's strides and offset), read row-major."""
         from ..core.tensor import check_shape
-        from .plan import OutputPlan
+        from .plan import one_region
 
         data = args[0]
         shape = tuple(cls.output_shape(node, data.shape))
@@ -124,8 +124,7 @@ class OpVersion:
         check_shape(shape, data.dtype.numpy_itemsize, cls.op_type, noun="output shape")
         if not node.any_type:
             check_type(node, data.dtype)
-        return [OutputPlan(cls.outputs[0], shape, data.dtype, view=node.view(data.shape, data.strides, data.offset),
-                           kernel="view")]
+        return [one_region(cls.outputs[0], shape, data.dtype, node.view(data.shape, data.strides, data.offset))]
 
     @classmethod
     def check_axis(cls, axis: int, low: int, high: int, what: str) -> int:

@@ -57,11 +57,13 @@ Runner = Callable[..., int]  # runner(gpu, sources: list[ByteSource], sink, *, a
 
 @dataclass
 class OutputPlan:
-    """One output of a node: its name, shape, type and how its bytes are made
-    (exactly one of pieces, runner, values, view -- except a runner that
-    equals its pieces, kept for summaries and as its fallback: Where's).
-    Bytes that are an input's as they lie are a region like any other
-    (``same_elements``): ``flat`` finds them, for the flat copy."""
+    """One output of a node: its name, shape, type and how its bytes are made:
+    regions (``pieces``), or a ``runner`` (an indexed gather's, a scatter's:
+    a runner that equals its pieces keeps them, for summaries and as its
+    fallback: Where's), or metadata ``values``. A view is a one-region plan
+    (``one_region``, ``view``); an input's elements as they are, another
+    (``same_elements``, ``flat``): the executor runs them on the copy, runs
+    or gather kernels, which need no piece table."""
 
     name: str
     shape: tuple[int, ...]
@@ -69,7 +71,6 @@ class OutputPlan:
     pieces: Optional[list[Piece]] = None
     runner: Optional[Runner] = None
     values: Any = None  # a numpy array (metadata results: Shape, Size)
-    view: Optional[Access] = None  # one region: this view of input 0's elements as they lie, read row-major
     kernel: str = "pieces"  # what --json says moved the bytes: pieces, copy, <op>, none
     # checks a runner can make only on the device (indices in range), run for every job of a
     # batch before any job writes: precheck(gpu, sources) raises OpError
@@ -84,6 +85,14 @@ class OutputPlan:
     @property
     def size(self) -> int:
         return math.prod(self.shape)
+
+    @property
+    def view(self) -> Optional[Access]:
+        """A view's plan (``one_region``, kernel "view"): the access of input 0
+        its one region reads, row-major over the output; else None."""
+        if self.kernel != "view" or self.pieces is None or len(self.pieces) != 1 or self.pieces[0].src is None:
+            return None
+        return self.pieces[0].src.at
 
     @property
     def flat(self) -> Optional[int]:
@@ -106,6 +115,13 @@ def same_elements(name: str, data: Arg, dtype: DType, kernel: str = "copy") -> O
     they lie -- Fortran order, a window of a larger base, big-endian bytes
     the kernel swaps -- which the executor runs as the flat copy when it is
     the input's bytes in order (``OutputPlan.flat``)."""
-    piece = Piece(data.shape, c_strides(data.shape), 0, Load(0, Access(data.shape, data.strides, data.offset)))
-    as_they_are = data.tensor.byteswap == 0 and Access(data.shape, data.strides, data.offset).is_identity()
-    return OutputPlan(name, data.shape, dtype, pieces=[piece], kernel=kernel if as_they_are else "pieces")
+    at = Access(data.shape, data.strides, data.offset)
+    as_they_are = data.tensor.byteswap == 0 and at.is_identity()
+    return one_region(name, data.shape, dtype, at, kernel if as_they_are else "pieces")
+
+
+def one_region(name: str, shape, dtype: DType, at: Access, kernel: str = "view") -> OutputPlan:
+    """Output ``name`` of ``shape``: input 0 read through ``at``, row-major --
+    a view operator's whole plan (ops/base.py)."""
+    shape = tuple(shape)
+    return OutputPlan(name, shape, dtype, pieces=[Piece(shape, c_strides(shape), 0, Load(0, at))], kernel=kernel)

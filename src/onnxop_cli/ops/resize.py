@@ -34,6 +34,7 @@ from ..errors import OpError, OutOfScope
 from .base import BASE_TYPES, Node, versions
 from .indexed_plan import NONNEG, gather_made
 from .spec import OpSpec, Param
+from .plan import one_region
 from .tensor_op import Arg, OutputPlan, TensorOp
 
 COORDINATES = ("half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "tf_crop_and_resize")
@@ -197,8 +198,7 @@ def _gather(cls: type[Resize_10], data: Arg, out: tuple[int, ...], tables: dict)
 
     op = cls.label()
     if not tables:
-        return [OutputPlan(cls.outputs[0], out, data.dtype, view=Access(data.shape, data.strides, data.offset),
-                           kernel="view")]
+        return [one_region(cls.outputs[0], out, data.dtype, Access(data.shape, data.strides, data.offset))]
     if data.dtype.is_string:  # no device form: the same tables, on the host (as Gather's strings)
         strings = np.asarray(data.tensor.strings, dtype=object).reshape(data.shape)  # row-major, as Gather's
         picked = strings[np.ix_(*[tables.get(a, np.arange(d)) for a, d in enumerate(data.shape)])]
