@@ -253,9 +253,8 @@ def pytest_runtest_makereport(item, call):
         env = f"{SEED_VARIABLE}={shlex.quote(extra)} " if extra else ""
         report.sections.append((
             "random seed",
-            f"rng seed {seed} (crc32 of the node id {drew.nodeid!r}{', then $' + SEED_VARIABLE if extra else ''}); "
-            "replay with:\n"
-            f"  {env}python -m pytest -p no:cacheprovider {shlex.quote(item.nodeid)}",
+            (f"rng seed {seed} (crc32 of the node id {drew.nodeid!r}{', then $' + SEED_VARIABLE if extra else ''}); "
+             f"replay with:\n  {env}python -m pytest -p no:cacheprovider {shlex.quote(item.nodeid)}"),
         ))
     return report
 

@@ -19,7 +19,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
-from commands import run_commands
+from commands import Prepared
 from conftest import seeded_rng
 
 F, I64 = TensorProto.FLOAT, TensorProto.INT64
@@ -83,23 +83,14 @@ def _cases_in(root: Path, rng, names) -> list[tuple[Path, Path, list, list, list
     return made
 
 
-PREPARE = {}
-
-
-def prepare(function):
-    """Registers ``function(folder, rng) -> (what it made, its commands)`` for fixture ``ran``."""
-    PREPARE[function.__name__] = function
-    return function
+prepare = Prepared()  # each test's folders and commands
 
 
 @pytest.fixture(scope="module")
 def ran(tmp_path_factory, request) -> dict:
-    """Every PREPARE function's commands, in one process: name -> (what it made, its results). The
+    """Every prepared test's commands, in one process: name -> (what it made, its results). The
     inputs are drawn from the module's seed (its node id's, replayable: conftest's failure report)."""
-    rng = seeded_rng(request)
-    plans = {name: function(tmp_path_factory.mktemp(name), rng) for name, function in PREPARE.items()}
-    done = iter(run_commands([c for _, commands in plans.values() for c in commands]))
-    return {name: (made, [next(done) for _ in commands]) for name, (made, commands) in plans.items()}
+    return prepare.run(tmp_path_factory, seeded_rng(request))
 
 
 @prepare
