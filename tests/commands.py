@@ -111,21 +111,25 @@ def results(commands: list[tuple], stdout: str, text: bool = True) -> list[subpr
 class Prepared(dict):
     """Several tests' commands in one process. An instance is a decorator: ``@prepared``
     registers a function (by its name) that fills the folder it is given and returns its
-    command lines (argv without ``onnxop``); ``prepared.run(tmp_path_factory)`` gives each
-    a fresh folder and runs all their commands in one process (``kw`` as for
-    ``run_commands``): name -> (folder, its results)."""
+    commands: argv lists (without ``onnxop``, run in that folder) or ``(subfolder, argv)``
+    commands, or ``(what it made, those commands)``. ``prepared.run(tmp_path_factory,
+    *args)`` gives each a fresh folder (and ``args``: a module's rng, say) and runs all their
+    commands in one process (``kw`` as for ``run_commands``): name -> (what it made, else
+    its folder; its results)."""
 
     def __call__(self, function):
         self[function.__name__] = function
         return function
 
-    def run(self, tmp_path_factory, **kw) -> dict:
+    def run(self, tmp_path_factory, *args, **kw) -> dict:
         made = {}
         for name, function in self.items():
             folder = tmp_path_factory.mktemp(name)
-            made[name] = folder, function(folder)
-        done = iter(run_commands([(folder, argv) for folder, argvs in made.values() for argv in argvs], **kw))
-        return {name: (folder, [next(done) for _ in argvs]) for name, (folder, argvs) in made.items()}
+            found = function(folder, *args)
+            what, argvs = found if isinstance(found, tuple) else (folder, found)
+            made[name] = what, [c if isinstance(c, tuple) else (folder, c) for c in argvs]
+        done = iter(run_commands([c for _, commands in made.values() for c in commands], **kw))
+        return {name: (what, [next(done) for _ in commands]) for name, (what, commands) in made.items()}
 
 
 def terminal_output(leader: int, proc: subprocess.Popen | None = None, timeout: float = 120) -> str:

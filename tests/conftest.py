@@ -241,9 +241,11 @@ def rng(request) -> np.random.Generator:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item, call):
-    """A failing test that drew random values says how to draw them again."""
+    """A failing test that drew random values says how to draw them again (its own
+    ``rng``'s, or a module fixture's that drew them for several tests)."""
     report = yield
-    seed = item.stash.get(_SEED_KEY, None)
+    drew = next((n for n in reversed(item.listchain()) if _SEED_KEY in n.stash), None)
+    seed = None if drew is None else drew.stash[_SEED_KEY]
     if report.failed and seed is not None:
         import shlex
 
@@ -251,8 +253,8 @@ def pytest_runtest_makereport(item, call):
         env = f"{SEED_VARIABLE}={shlex.quote(extra)} " if extra else ""
         report.sections.append((
             "random seed",
-            f"rng seed {seed} (crc32 of the node id{', then $' + SEED_VARIABLE if extra else ''}); replay with:\n"
-            f"  {env}python -m pytest -p no:cacheprovider {shlex.quote(item.nodeid)}",
+            (f"rng seed {seed} (crc32 of the node id {drew.nodeid!r}{', then $' + SEED_VARIABLE if extra else ''}); "
+             f"replay with:\n  {env}python -m pytest -p no:cacheprovider {shlex.quote(item.nodeid)}"),
         ))
     return report
 

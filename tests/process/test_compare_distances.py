@@ -4,8 +4,8 @@ computation: the ulp distance of an 8-, 4- or 16-bit type is the distance of
 two ranks on the sorted line of every value the type has (every code turned
 into float64, NaNs dropped, equal values merged: -0.0 is 0.0), of float32
 and float64 a count of np.nextafter steps. No bit tricks in the reference.
-What compare prints is under test, not the process: a test's commands run
-in one process (tests/commands.py)."""
+What compare prints is under test, not the process: the module's commands
+run in one process (tests/commands.py, fixture ``ran``)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 from onnx import numpy_helper
 
-from commands import run_commands
+from commands import Prepared
+from conftest import seeded_rng
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")  # NaN and inf on purpose, in the reference
 
@@ -64,7 +65,18 @@ def compare_json(done) -> tuple[int, dict]:
     return done.returncode, json.loads(done.stdout)
 
 
-def test_ulp_abs_and_rel_of_every_float_type_match_an_independent_count(tmp_path, rng):
+prepared = Prepared()  # each test's folder and commands
+
+
+@pytest.fixture(scope="module")
+def ran(tmp_path_factory, request) -> dict:
+    """Every prepared test's commands, in one process: name -> (what it made, its results); the
+    values drawn from the module's seed (replayable: conftest's failure report)."""
+    return prepared.run(tmp_path_factory, seeded_rng(request))
+
+
+@prepared
+def every_type(tmp_path, rng):
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
     want = {}
@@ -94,21 +106,29 @@ def test_ulp_abs_and_rel_of_every_float_type_match_an_independent_count(tmp_path
         ulps = steps.copy()
         ulps[20:25] = np.where(steps[20:25] > 0, 1, 0)  # max -> inf is one step, then it stays
         want[name] = expected(a, b, ulps)
-    [done] = run_commands([(tmp_path, ["compare", "a", "b", "--json"])])
+    return want, [["compare", "a", "b", "--json"]]
+
+
+def test_ulp_abs_and_rel_of_every_float_type_match_an_independent_count(ran):
+    want, [done] = ran["every_type"]
     code, doc = compare_json(done)
     assert code == 1
     got = {p["a"]["name"]: {k: p[k] for k in ("max_abs", "max_rel", "max_ulp", "nan_vs_number")} for p in doc["pairs"]}
     assert got == want, [(k, got[k], want[k]) for k in want if got.get(k) != want[k]]
 
 
-def test_nan_payloads_and_signed_zeros_are_bit_differences_at_distance_0(tmp_path):
+@prepared
+def payloads(tmp_path, rng):
     a = np.array([-0.0, np.nan, 1.0, np.inf], np.float32)
     b = np.array([0.0, np.nan, 1.0, np.inf], np.float32)
     b.view(np.uint32)[1] |= 0x123  # another payload
     np.save(tmp_path / "a.npy", a)
     np.save(tmp_path / "b.npy", b)
-    as_json, done = run_commands([(tmp_path, ["compare", "a.npy", "b.npy", "--json"]),
-                                  (tmp_path, ["compare", "a.npy", "b.npy", "--first", "0"])])
+    return [["compare", "a.npy", "b.npy", "--json"], ["compare", "a.npy", "b.npy", "--first", "0"]]
+
+
+def test_nan_payloads_and_signed_zeros_are_bit_differences_at_distance_0(ran):
+    _, (as_json, done) = ran["payloads"]
     code, doc = compare_json(as_json)
     (pair,) = doc["pairs"]
     assert code == 1 and pair["differing"] == 2
@@ -117,14 +137,21 @@ def test_nan_payloads_and_signed_zeros_are_bit_differences_at_distance_0(tmp_pat
                                            "dtype=float32, exact, max |a-b|=0.0, max rel=0.0, max ulp=0)")
 
 
-def test_a_pair_within_a_tolerance_says_how_far_apart_it_is(tmp_path):
+RULES = [["--rtol", "1e-6"], ["--ulp", "2"]]
+
+
+@prepared
+def tolerances(tmp_path, rng):
     a = np.array([1.0, 2.0, 4.0], np.float32)
     b = a.copy()
     b.view(np.uint32)[1] += 1  # one ulp of 2.0: 2.38e-07, relative 1.19e-07
     np.save(tmp_path / "a.npy", a)
     np.save(tmp_path / "b.npy", b)
-    rules = [["--rtol", "1e-6"], ["--ulp", "2"]]
-    for rule, done in zip(rules, run_commands([(tmp_path, ["compare", "a.npy", "b.npy", *rule]) for rule in rules])):
+    return [["compare", "a.npy", "b.npy", *rule] for rule in RULES]
+
+
+def test_a_pair_within_a_tolerance_says_how_far_apart_it_is(ran):
+    for rule, done in zip(RULES, ran["tolerances"][1], strict=True):
         assert done.returncode == 0, (rule, done.stderr)
         assert done.stdout.rstrip().endswith("max |a-b|=2.38419e-07, max rel=1.19209e-07, max ulp=1)"), (
             rule, done.stdout)

@@ -12,6 +12,8 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
+# The script's list of cases is under test, not a kernel or an engine: one backend (conftest).
+ONE_BACKEND = True
 
 
 def test_a_case_with_a_scalar_input_is_run_and_recorded(tmp_path, backend):

@@ -4,7 +4,7 @@ through ``onnxop run``, and the refusals -- a zero divisor, a float input --
 as one ``onnxop: error:`` line with exit 2 and no output file, from the
 operator commands and from a graph alike. Expected values from onnx.reference.
 What the commands write, print and exit with is under test, not the process:
-each test's commands run in one process (tests/commands.py)."""
+the module's commands run in one process (tests/commands.py, fixture ``ran``)."""
 
 from __future__ import annotations
 
@@ -13,17 +13,19 @@ from pathlib import Path
 
 import numpy as np
 import onnx
+import pytest
 from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
-from commands import run_commands
+from commands import Prepared
+
+prepared = Prepared()  # each test's folder and commands
 
 
-def _onnxop(cwd: Path, *argvs) -> list[subprocess.CompletedProcess]:
-    """Each argv's CompletedProcess, all run in one process in ``cwd``."""
-    done = run_commands([(cwd, argv) for argv in argvs])
-    assert len(done) == len(argvs)
-    return done
+@pytest.fixture(scope="module")
+def ran(tmp_path_factory) -> dict:
+    """Every prepared test's commands, in one process: name -> (its folder, its results)."""
+    return prepared.run(tmp_path_factory)
 
 
 def _const(name: str, values, dtype=np.int64):
@@ -58,12 +60,15 @@ def _shape_chain(folder: Path) -> Path:
     return path
 
 
-def test_a_shape_chain_of_integer_arithmetic_runs_as_a_graph(tmp_path):
-    x = np.random.default_rng(0).standard_normal((2, 3, 4, 5)).astype(np.float32)
-    np.save(tmp_path / "x.npy", x)
-    path = _shape_chain(tmp_path)
-    (want,) = ReferenceEvaluator(onnx.load(path)).run(None, {"x": x})
-    [r] = _onnxop(tmp_path, ["run", path, "x.npy", "-o", "y.npy"])
+@prepared
+def shape_chain(tmp_path):
+    np.save(tmp_path / "x.npy", np.random.default_rng(0).standard_normal((2, 3, 4, 5)).astype(np.float32))
+    return [["run", _shape_chain(tmp_path), "x.npy", "-o", "y.npy"]]
+
+
+def test_a_shape_chain_of_integer_arithmetic_runs_as_a_graph(ran):
+    tmp_path, [r] = ran["shape_chain"]
+    (want,) = ReferenceEvaluator(onnx.load(tmp_path / "chain.onnx")).run(None, {"x": np.load(tmp_path / "x.npy")})
     assert r.returncode == 0, r.stderr
     got = np.load(tmp_path / "y.npy")
     assert got.shape == want.shape == (2, 6, 10) and got.tobytes() == want.tobytes()
@@ -84,22 +89,28 @@ def _div_model(folder: Path) -> None:
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)]), folder / "div.onnx")
 
 
-def test_division_by_zero_is_refused_without_output(tmp_path):
+DIVISIONS = (("div", "a.npy", "--b", "b.npy"), ("mod", "a.npy", "--b", "b.npy", "--fmod", "1"))
+
+
+@prepared
+def division_by_zero(tmp_path):
     np.save(tmp_path / "a.npy", np.array([[7, -7, 3], [9, 5, 1]], np.int64))
     np.save(tmp_path / "b.npy", np.array([2, 3, 0], np.int64))
     (tmp_path / "kept.npy").write_bytes(b"before")  # an existing output is not clobbered
     np.save(tmp_path / "first.npy", np.array([[4, 6, 8]], np.int64))
     (tmp_path / "out").mkdir()
     _div_model(tmp_path)
-    ops = (("div", "a.npy", "--b", "b.npy"), ("mod", "a.npy", "--b", "b.npy", "--fmod", "1"))
-    *by_op, kept, batch, graph = _onnxop(
-        tmp_path, *([*args, "-o", f"q-{args[0]}.npy"] for args in ops),
-        ["div", "a.npy", "--b", "b.npy", "-o", "kept.npy"],
-        # a batch checks its divisors before any output is written, and names the file
-        ["div", "first.npy", "a.npy", "--b", "b.npy", "-o", "out/"],
-        # in a graph the node is named
-        ["run", "div.onnx", "a.npy", "b.npy", "-o", "q.npy"])
-    for args, r in zip(ops, by_op):
+    return [*([*args, "-o", f"q-{args[0]}.npy"] for args in DIVISIONS),
+            ["div", "a.npy", "--b", "b.npy", "-o", "kept.npy"],
+            # a batch checks its divisors before any output is written, and names the file
+            ["div", "first.npy", "a.npy", "--b", "b.npy", "-o", "out/"],
+            # in a graph the node is named
+            ["run", "div.onnx", "a.npy", "b.npy", "-o", "q.npy"]]
+
+
+def test_division_by_zero_is_refused_without_output(ran):
+    tmp_path, (*by_op, kept, batch, graph) = ran["division_by_zero"]
+    for args, r in zip(DIVISIONS, by_op, strict=True):
         line = _one_error_line(r)
         assert "division by zero: B is 0 at output element (0, 2)" in line, args
         assert not (tmp_path / f"q-{args[0]}.npy").exists()
@@ -112,11 +123,15 @@ def test_division_by_zero_is_refused_without_output(tmp_path):
     assert not (tmp_path / "q.npy").exists()
 
 
-def test_float_inputs_are_refused_as_out_of_scope(tmp_path):
+@prepared
+def float_inputs(tmp_path):
     np.save(tmp_path / "f.npy", np.ones(3, np.float32))
     np.save(tmp_path / "t.npy", np.array(["1"]))
-    add, cast = _onnxop(tmp_path, ["add", "f.npy", "--b", "f.npy", "-o", "s.npy"],
-                        ["cast", "t.npy", "--to", "16", "-o", "c.npy"])
+    return [["add", "f.npy", "--b", "f.npy", "-o", "s.npy"], ["cast", "t.npy", "--to", "16", "-o", "c.npy"]]
+
+
+def test_float_inputs_are_refused_as_out_of_scope(ran):
+    tmp_path, (add, cast) = ran["float_inputs"]
     line = _one_error_line(add)
     assert "float32" in line and "not in its scope" in line
     line = _one_error_line(cast)
@@ -124,14 +139,18 @@ def test_float_inputs_are_refused_as_out_of_scope(tmp_path):
     assert not (tmp_path / "s.npy").exists() and not (tmp_path / "c.npy").exists()
 
 
-def test_a_float_cast_outside_the_integer_type_is_refused_without_output(tmp_path):
-    """numpy's (onnx.reference's) result for NaN or an out-of-range value is the platform's: refused."""
+@prepared
+def float_casts(tmp_path):
     np.save(tmp_path / "ok.npy", np.array([1.5, -2.5], np.float32))
     np.save(tmp_path / "nan.npy", np.array([1.5, np.nan], np.float32))
     (tmp_path / "out").mkdir()
-    r, nan, batch = _onnxop(tmp_path, ["cast", "ok.npy", "--to", "7", "-o", "c.npy"],
-                            ["cast", "nan.npy", "--to", "7", "-o", "d.npy"],
-                            ["cast", "ok.npy", "nan.npy", "--to", "7", "-o", "out/"])
+    return [["cast", "ok.npy", "--to", "7", "-o", "c.npy"], ["cast", "nan.npy", "--to", "7", "-o", "d.npy"],
+            ["cast", "ok.npy", "nan.npy", "--to", "7", "-o", "out/"]]
+
+
+def test_a_float_cast_outside_the_integer_type_is_refused_without_output(ran):
+    """numpy's (onnx.reference's) result for NaN or an out-of-range value is the platform's: refused."""
+    tmp_path, (r, nan, batch) = ran["float_casts"]
     assert r.returncode == 0, r.stderr
     assert np.load(tmp_path / "c.npy").tolist() == [1, -2]
     line = _one_error_line(nan)

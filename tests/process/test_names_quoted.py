@@ -12,8 +12,8 @@ import os
 import numpy as np
 import pytest
 
-from commands import run_commands
-from conftest import random_array
+from commands import Prepared
+from conftest import random_array, seeded_rng
 from onnxop_cli.render.node import printable, quote
 
 FORGED = "ev\nonnxop: error: INJECTED"
@@ -49,7 +49,16 @@ def test_printable_quotes_invalid_utf8_the_same_way():
     assert printable("x\udcffy\n") == "x\\xffy\\n"
 
 
-@pytest.fixture
+prepared = Prepared()  # each test's folder and commands
+
+
+@pytest.fixture(scope="module")
+def ran(tmp_path_factory, request) -> dict:
+    """Every prepared test's commands, in one process (what they print is under test, not the
+    process): name -> (its folder, its results, as bytes); random values from the module's seed."""
+    return prepared.run(tmp_path_factory, seeded_rng(request), text=False, env=ENV)
+
+
 def hostile(tmp_path, rng):
     """A .pb whose tensor is named FORGED, an .npz member and a file named with a newline."""
     from onnx import numpy_helper
@@ -58,7 +67,6 @@ def hostile(tmp_path, rng):
     (tmp_path / "ev.pb").write_bytes(numpy_helper.from_array(a, name=FORGED).SerializeToString())
     np.savez(tmp_path / "m.npz", **{FORGED: a})
     np.save(tmp_path / f"{FORGED}.npy", a)
-    return tmp_path, a
 
 
 # Every command that prints a name from a file, and --json's own document
@@ -82,11 +90,15 @@ FORGING = [
 ]
 
 
-def test_no_output_line_is_forged_and_json_keeps_names_exact(hostile):
+@prepared
+def forging(tmp_path, rng):
+    hostile(tmp_path, rng)
+    return [*FORGING, ["show", "m.npz", "--json"]]
+
+
+def test_no_output_line_is_forged_and_json_keeps_names_exact(ran):
     """The 16 commands of FORGING, each checked on its own, then show --json."""
-    folder, _ = hostile
-    commands = [(folder, argv) for argv in FORGING + [["show", "m.npz", "--json"]]]
-    *done, as_json = run_commands(commands, text=False, env=ENV)
+    _, (*done, as_json) = ran["forging"]
     for argv, r in zip(FORGING, done, strict=True):
         no_forged_line(r.stdout if "-" not in argv else b"", r.stderr)
         text = (r.stderr if "-" in argv or r.returncode else r.stdout).decode()
@@ -97,8 +109,8 @@ def test_no_output_line_is_forged_and_json_keeps_names_exact(hostile):
     assert b"\nonnxop: error" not in r.stdout  # JSON escapes it on the wire
 
 
-def test_node_and_attribute_names_from_a_model(tmp_path, rng):
-    """op_type and attribute values of a model are printed quoted by `run`."""
+@prepared
+def model_names(tmp_path, rng):
     import onnx
     from onnx import TensorProto, helper
 
@@ -110,6 +122,11 @@ def test_node_and_attribute_names_from_a_model(tmp_path, rng):
     )
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), tmp_path / "m.onnx")
     np.save(tmp_path / "a.npy", a)
-    (r,) = run_commands([(tmp_path, ["run", "m.onnx", "a.npy"])], text=False, env=ENV)
+    return [["run", "m.onnx", "a.npy"]]
+
+
+def test_node_and_attribute_names_from_a_model(ran):
+    """op_type and attribute values of a model are printed quoted by `run`."""
+    _, [r] = ran["model_names"]
     no_forged_line(r.stdout, r.stderr)
     assert r.returncode == 0 or r.stderr.count(b"\n") == 1, r.stderr

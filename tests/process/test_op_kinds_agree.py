@@ -78,6 +78,7 @@ def refused(tmp_path_factory, backend) -> dict:
     return {key: (line[0], done) for (key, line), done in zip(lines.items(), run_commands(list(lines.values())))}
 
 
+@pytest.mark.one_backend  # a usage refusal, made before any device is opened
 @pytest.mark.parametrize("kind", FULL_KINDS)
 @pytest.mark.parametrize("given", GIVEN)
 def test_full_is_refused_where_nothing_is_printed(refused, kind, given):
@@ -93,6 +94,8 @@ FAILING = {"view": (["flatten"], ["{}.npy"]), "tensor": (["pad", "--pads", "0,1,
            "several-outputs": (["split", "--num-outputs", "2"], ["{}_0.npy", "{}_1.npy"])}
 
 
+@pytest.mark.one_backend  # the batch's report of a host write error (each engine's streaming into a failing
+# write: tests/cli/test_hostile_writes.py, on every backend)
 @pytest.mark.parametrize("kind", FAILING)
 def test_a_full_disk_mid_batch_lists_what_was_written(backend, tmp_path, kind):
     """ulimit -f: writing the third input's output fails with EFBIG, a real write error; Split's parts

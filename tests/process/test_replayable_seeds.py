@@ -65,3 +65,35 @@ def test_a_seed_that_is_no_integer_is_refused(tmp_path):
     (tmp_path / "test_draws.py").write_text(DRAWS)
     done = pytest_run(tmp_path, "test_draws.py", seed="abc")
     assert done.returncode == 1 and "$ONNXOP_TEST_SEED must be an integer, got 'abc'" in done.stdout
+
+
+MODULE_DRAWS = '''
+import pytest
+from conftest import seeded_rng
+
+
+@pytest.fixture(scope="module")
+def drawn(request):
+    return int(seeded_rng(request).integers(0, 2**62))
+
+
+def test_uses_the_module_draw(drawn):
+    print("DRAW", drawn)
+    assert False, "on purpose"
+'''
+
+
+def test_a_failing_test_whose_values_a_module_fixture_drew_prints_that_seed(tmp_path):
+    """A module fixture that draws for several tests (one process for all their commands) draws
+    from the module's node id: a failure prints that seed, and the values are that seed's."""
+    import numpy as np
+
+    from conftest import seed_of
+
+    (tmp_path / "test_module_draws.py").write_text(MODULE_DRAWS)
+    done = pytest_run(tmp_path, "test_module_draws.py")
+    command = replay_command(done)
+    assert command == "python -m pytest -p no:cacheprovider test_module_draws.py::test_uses_the_module_draw"
+    seed = seed_of("test_module_draws.py", "")
+    assert f"rng seed {seed} (crc32 of the node id 'test_module_draws.py')" in done.stdout, done.stdout
+    assert draw(done) == str(int(np.random.default_rng(seed).integers(0, 2**62)))

@@ -4,28 +4,34 @@ the data movement inside a branch runs on the GPU and is verified there.
 
 Real commands on real files; expected values from onnxruntime's run of the
 whole model (graph optimizations off) and from onnx.reference. What the
-commands write, print and exit with is under test, not the process: a test's
-commands run in one process (tests/commands.py).
+commands write, print and exit with is under test, not the process: the
+module's commands run in one process (tests/commands.py, fixture ``ran``).
 """
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import onnx
 import onnxruntime as ort
+import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from commands import run_commands
+from commands import Prepared
+from conftest import seeded_rng
 
 I64, F = TensorProto.INT64, TensorProto.FLOAT
 
 
-def onnxop(*args, cwd: Path):
-    [done] = run_commands([(cwd, args)])
-    return done
+prepared = Prepared()  # each test's folder and commands
+
+
+@pytest.fixture(scope="module")
+def ran(tmp_path_factory, request) -> dict:
+    """Every prepared test's commands, in one process: name -> (what it made, its results); the
+    inputs drawn from the module's seed (replayable: conftest's failure report)."""
+    return prepared.run(tmp_path_factory, seeded_rng(request))
 
 
 def out(name: str, elem: int = F):
@@ -83,8 +89,8 @@ PICKS = {
 }
 
 
-def test_the_picked_branch_runs_on_the_gpu_and_equals_onnxruntime(tmp_path, rng):
-    """Each pick of the two Ifs (a folder each, the three runs in one process)."""
+@prepared
+def picks(tmp_path, rng):
     model = branchy_model()
     commands, all_feeds = [], {}
     for pick, (shape, c2, _) in PICKS.items():
@@ -98,13 +104,19 @@ def test_the_picked_branch_runs_on_the_gpu_and_equals_onnxruntime(tmp_path, rng)
             np.save(folder / f"{n}.npy", v)
         commands.append((folder, ["run", "m.onnx", "x.npy", "c2.npy", "--others", "onnxruntime", "--verify", "-o",
                                   "o/", "--dump", "d", "--json"]))
-    done = run_commands(commands)
+    return (tmp_path, all_feeds), commands
+
+
+def test_the_picked_branch_runs_on_the_gpu_and_equals_onnxruntime(ran):
+    """Each pick of the two Ifs (a folder each)."""
+    (tmp_path, all_feeds), done = ran["picks"]
+    model = branchy_model()
     assert len(done) == len(PICKS)
-    for (pick, (shape, _, ran)), r in zip(PICKS.items(), done):
+    for (pick, (shape, _, counts)), r in zip(PICKS.items(), done):
         assert r.returncode == 0, (pick, r.stderr)
         doc = json.loads(r.stdout)
-        assert doc["ran"] == ran, pick
-        assert sum(v["nodes"] for v in doc["verified"]) == sum(ran["onnxop"].values()), pick
+        assert doc["ran"] == counts, pick
+        assert sum(v["nodes"] for v in doc["verified"]) == sum(counts["onnxop"].values()), pick
         for name, want in zip(["y", "z"], theirs(model, all_feeds[pick])):
             got = np.load(tmp_path / pick / "o" / f"{name}.npy")
             assert got.shape == want.shape and got.tobytes() == want.tobytes(), (pick, name)
@@ -112,15 +124,20 @@ def test_the_picked_branch_runs_on_the_gpu_and_equals_onnxruntime(tmp_path, rng)
         assert branch_values <= set(doc["dumped"]), pick
 
 
-def test_others_reference_equals_onnx_reference(tmp_path, rng):
-    from onnx.reference import ReferenceEvaluator
-
-    model = branchy_model()
-    onnx.save(model, tmp_path / "m.onnx")
+@prepared
+def with_reference(tmp_path, rng):
+    onnx.save(branchy_model(), tmp_path / "m.onnx")
     feeds = {"x": rng.standard_normal((3, 2)).astype(np.float32), "c2": np.array(True)}
     for n, v in feeds.items():
         np.save(tmp_path / f"{n}.npy", v)
-    r = onnxop("run", "m.onnx", "x.npy", "c2.npy", "--others", "reference", "-o", "o.npz", cwd=tmp_path)
+    return (tmp_path, feeds), [["run", "m.onnx", "x.npy", "c2.npy", "--others", "reference", "-o", "o.npz"]]
+
+
+def test_others_reference_equals_onnx_reference(ran):
+    from onnx.reference import ReferenceEvaluator
+
+    (tmp_path, feeds), [r] = ran["with_reference"]
+    model = branchy_model()
     assert r.returncode == 0, r.stderr
     with np.load(tmp_path / "o.npz") as z:
         for name, want in zip(["y", "z"], ReferenceEvaluator(model).run(None, feeds)):
@@ -148,8 +165,8 @@ BAD_CONDITIONS = [
 ]
 
 
-def test_a_bad_condition_is_one_line_and_writes_nothing(tmp_path):
-    """Each bad condition in a folder of its own, the runs in one process."""
+@prepared
+def bad_conditions(tmp_path, rng):
     commands = []
     for k, (cond, _) in enumerate(BAD_CONDITIONS):
         folder = tmp_path / str(k)
@@ -160,19 +177,29 @@ def test_a_bad_condition_is_one_line_and_writes_nothing(tmp_path):
         np.save(folder / "x.npy", np.ones(2, np.float32))
         np.save(folder / "c.npy", cond)
         commands.append((folder, ["run", "m.onnx", "x.npy", "c.npy", "--others", "onnxruntime", "-o", "o/"]))
-    done = run_commands(commands)
+    return [folder for folder, _ in commands], commands
+
+
+def test_a_bad_condition_is_one_line_and_writes_nothing(ran):
+    """Each bad condition in a folder of its own."""
+    folders, done = ran["bad_conditions"]
     assert len(done) == len(BAD_CONDITIONS)
-    for (folder, _), (_, message), r in zip(commands, BAD_CONDITIONS, done):
+    for folder, (_, message), r in zip(folders, BAD_CONDITIONS, done):
         assert r.returncode != 0 and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr, r.stderr
         assert message in r.stderr
         assert not (folder / "o").exists() or not any((folder / "o").iterdir())
 
 
-def test_ifs_nested_30_deep_run(tmp_path):
-    """(protobuf's parser refuses a model nested much deeper: about 33 Ifs)"""
+@prepared
+def nested(tmp_path, rng):
     onnx.save(_if_model([], 30), tmp_path / "m.onnx")
     np.save(tmp_path / "x.npy", np.array([1.5, -0.0], np.float32))
     np.save(tmp_path / "c.npy", np.array(True))  # down every then_branch
-    r = onnxop("run", "m.onnx", "x.npy", "c.npy", "--others", "onnxruntime", "-o", "y.npy", cwd=tmp_path)
+    return [["run", "m.onnx", "x.npy", "c.npy", "--others", "onnxruntime", "-o", "y.npy"]]
+
+
+def test_ifs_nested_30_deep_run(ran):
+    """(protobuf's parser refuses a model nested much deeper: about 33 Ifs)"""
+    tmp_path, [r] = ran["nested"]
     assert r.returncode == 0, r.stderr
     assert np.load(tmp_path / "y.npy").tobytes() == np.array([1.5, -0.0], np.float32).tobytes()

@@ -3,9 +3,9 @@
 like every other model, so every input form, ``--check``, ``-o`` naming and
 the model's declarations behave as they do for a graph of many nodes.
 
-Real files, and real processes: each test's commands run in one process
-(tests/commands.py), none of them tests the process itself; expected outputs
-from onnx.reference.
+Real files, and a real process: the module's commands run in one
+(tests/commands.py, fixture ``ran``), none of them tests the process itself;
+expected outputs from onnx.reference.
 """
 
 from __future__ import annotations
@@ -15,10 +15,12 @@ from pathlib import Path
 
 import numpy as np
 import onnx
+import pytest
 from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
-from commands import run_commands
+from commands import Prepared
+from conftest import seeded_rng
 
 F, I64 = TensorProto.FLOAT, TensorProto.INT64
 
@@ -81,10 +83,18 @@ def _cases_in(root: Path, rng, names) -> list[tuple[Path, Path, list, list, list
     return made
 
 
-def test_check_fails_on_a_wrong_expected_output(tmp_path, rng):
-    """Every case (6 operators): --check passes on onnx.reference's outputs,
-    fails (exit 1, naming the output) on one flipped bit, refuses a missing
-    folder. One process runs the 18 commands (tests/commands.py)."""
+prepare = Prepared()  # each test's folders and commands
+
+
+@pytest.fixture(scope="module")
+def ran(tmp_path_factory, request) -> dict:
+    """Every prepared test's commands, in one process: name -> (what it made, its results). The
+    inputs are drawn from the module's seed (its node id's, replayable: conftest's failure report)."""
+    return prepare.run(tmp_path_factory, seeded_rng(request))
+
+
+@prepare
+def check(tmp_path, rng):
     commands = []
     made = _cases_in(tmp_path, rng, CASES)
     for folder, path, inputs, outputs, want in made:
@@ -102,8 +112,16 @@ def test_check_fails_on_a_wrong_expected_output(tmp_path, rng):
         commands += [(folder, ["run", path, data, "--check", data]),
                      (folder, ["run", path, data, "--check", wrong_set]),
                      (folder, ["run", path, data, "--check", folder / "nonexistent"])]
-    results = iter(run_commands(commands))
-    for (folder, path, inputs, outputs, want), ok, bad, gone in zip(made, results, results, results):
+    return made, commands
+
+
+def test_check_fails_on_a_wrong_expected_output(ran):
+    """Every case (6 operators): --check passes on onnx.reference's outputs,
+    fails (exit 1, naming the output) on one flipped bit, refuses a missing
+    folder."""
+    made, done = ran["check"]
+    results = iter(done)
+    for (folder, path, inputs, outputs, want), ok, bad, gone in zip(made, results, results, results, strict=True):
         assert ok.returncode == 0, ok.stderr
         assert "bit for bit" in ok.stdout + ok.stderr
         assert bad.returncode == 1, bad.stderr
@@ -111,8 +129,8 @@ def test_check_fails_on_a_wrong_expected_output(tmp_path, rng):
         assert gone.returncode == 2 and "not a folder" in gone.stderr
 
 
-def test_named_inputs_and_a_data_set_folder_write_outputs_by_name(tmp_path, rng):
-    """Concat and Split (one route: two operators show it, one output and two)."""
+@prepare
+def named(tmp_path, rng):
     commands = []
     made = _cases_in(tmp_path, rng, ["concat", "split"])
     for folder, path, inputs, outputs, want in made:
@@ -122,7 +140,13 @@ def test_named_inputs_and_a_data_set_folder_write_outputs_by_name(tmp_path, rng)
                      (folder, ["run", path, "test_data_set_0", "--check", "test_data_set_0", "-o", "x.pb"])]
         if len(outputs) == 1:
             commands.append((folder, ["run", path, "test_data_set_0", "-o", "result.pb"]))
-    results = iter(run_commands(commands))
+    return made, commands
+
+
+def test_named_inputs_and_a_data_set_folder_write_outputs_by_name(ran):
+    """Concat and Split (one route: two operators show it, one output and two)."""
+    made, done = ran["named"]
+    results = iter(done)
     for folder, path, inputs, outputs, want in made:
         named, npz, both = next(results), next(results), next(results)
         assert named.returncode == 0, named.stderr
@@ -136,10 +160,11 @@ def test_named_inputs_and_a_data_set_folder_write_outputs_by_name(tmp_path, rng)
             pb = next(results)
             assert pb.returncode == 0, pb.stderr
             assert onnx.load_tensor(str(folder / "result.pb")).name == outputs[0]
+    assert next(results, None) is None
 
 
-def test_declared_types_and_dims_are_checked(tmp_path, rng):
-    """Gather's indices and Where's last input: a wrong dim, then a wrong type."""
+@prepare
+def declared(tmp_path, rng):
     commands = []
     made = _cases_in(tmp_path, rng, ["gather", "where"])
     for folder, path, inputs, outputs, want in made:
@@ -148,8 +173,14 @@ def test_declared_types_and_dims_are_checked(tmp_path, rng):
         np.save(folder / "wrong_type.npy", a.astype(np.float64 if a.dtype != np.float64 else np.float32))
         files = [f"{n}.npy" for n, _ in inputs[:-1]]
         commands += [(folder, ["run", path, *files, "wrong_dim.npy"]), (folder, ["run", path, *files, "wrong_type.npy"])]
-    results = iter(run_commands(commands))
-    for (folder, path, inputs, outputs, want), dim, dtype in zip(made, results, results):
+    return made, commands
+
+
+def test_declared_types_and_dims_are_checked(ran):
+    """Gather's indices and Where's last input: a wrong dim, then a wrong type."""
+    made, done = ran["declared"]
+    results = iter(done)
+    for (folder, path, inputs, outputs, want), dim, dtype in zip(made, results, results, strict=True):
         name = inputs[-1][0]
         assert dim.returncode == 2, dim.stderr
         assert f"graph input {name!r} is declared with dim 0" in dim.stderr
@@ -165,9 +196,8 @@ def _saved(folder: Path, node, inputs, outputs, opset: int) -> None:
     np.save(folder / "y.npy", np.zeros((2,), np.int64))
 
 
-def test_hostile_attributes_are_refused(tmp_path):
-    """Concat and Gather, each with a float and a string ``axis`` (4 cases),
-    and an attribute given twice."""
+@prepare
+def hostile(tmp_path, rng):
     commands = []
     for op in ("Concat", "Gather"):
         for k, attribute in enumerate([helper.make_attribute("axis", 1.5), helper.make_attribute("axis", "one")]):
@@ -180,7 +210,13 @@ def test_hostile_attributes_are_refused(tmp_path):
     node.attribute.append(helper.make_attribute("axis", 1))
     _saved(tmp_path / "twice", node, [_info("x", F)], [_info("z", F)], 13)
     commands.append((tmp_path / "twice", ["run", "m.onnx", "x.npy"]))
-    *wrong_type, twice = run_commands(commands)
+    return None, commands
+
+
+def test_hostile_attributes_are_refused(ran):
+    """Concat and Gather, each with a float and a string ``axis`` (4 cases),
+    and an attribute given twice."""
+    *wrong_type, twice = ran["hostile"][1]
     assert len(wrong_type) == 4
     for r in wrong_type:
         assert r.returncode == 2, r.stderr
@@ -195,15 +231,21 @@ CLASHES = [
 ]
 
 
-def test_outputs_that_clash_are_refused_before_anything_runs(tmp_path):
-    """The 3 clashes of CLASHES, each in its own folder: refused, no output written."""
+@prepare
+def clashes(tmp_path, rng):
     commands = []
     for k, (op, ins, outs, attrs, _) in enumerate(CLASHES):
         node = helper.make_node(op, ins, outs, **attrs)
         graph_outs = list(dict.fromkeys(outs))
         _saved(tmp_path / str(k), node, [_info("x", F)], [_info(n, F) for n in graph_outs], 18)
         commands.append((tmp_path / str(k), ["run", "m.onnx", "x.npy", "-o", "out/"]))
-    for k, ((*_, message), r) in enumerate(zip(CLASHES, run_commands(commands))):
+    return tmp_path, commands
+
+
+def test_outputs_that_clash_are_refused_before_anything_runs(ran):
+    """The 3 clashes of CLASHES, each in its own folder: refused, no output written."""
+    tmp_path, done = ran["clashes"]
+    for k, ((*_, message), r) in enumerate(zip(CLASHES, done, strict=True)):
         assert r.returncode == 2 and message in r.stderr, r.stderr
         out = tmp_path / str(k) / "out"
         assert not out.exists() or not any(out.iterdir())

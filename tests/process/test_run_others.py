@@ -2,8 +2,8 @@
 on the GPU, each connected run of the others on another runtime; ``--verify``
 runs onnxop's nodes again there, ``--dump`` writes every value.
 
-Real processes on real files (a test's commands that need nothing of a
-process of their own run in one: tests/commands.py). The expected values are onnxruntime's own
+Real processes on real files (the module's commands that need nothing of a
+process of their own run in one: tests/commands.py, fixture ``ran``). The expected values are onnxruntime's own
 run of the whole model with graph optimizations off (the regions run that
 way, so float kernels round alike), or onnx.reference's.
 """
@@ -22,7 +22,7 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from commands import run_commands
+from commands import Prepared
 from onnxop_cli.io.valuefiles import file_stem
 
 F = TensorProto.FLOAT
@@ -80,8 +80,17 @@ def onnxruntime_run(model: onnx.ModelProto, feeds: dict, outputs=None) -> list[n
     return s.run(outputs, feeds)
 
 
-@pytest.fixture
+prepared = Prepared()  # each test's folder and commands
+
+
+@pytest.fixture(scope="module")
+def ran(tmp_path_factory) -> dict:
+    """Every prepared test's commands, in one process: name -> (what it made, its results)."""
+    return prepared.run(tmp_path_factory)
+
+
 def mixed(tmp_path):
+    """The mixed model, its inputs (.npy and a data set) and onnxruntime's outputs in ``tmp_path``."""
     rng = np.random.default_rng(3)
     x = rng.standard_normal((2, 3, 4)).astype(np.float32)
     x[0, 0, 0] = np.float32("nan")
@@ -99,25 +108,33 @@ def mixed(tmp_path):
     return tmp_path, model, feeds, want
 
 
-def test_without_others_the_refusal_counts_the_nodes_and_names_the_flag(mixed):
-    folder, *_ = mixed
-    r = onnxop("run", "m.onnx", "x.npy", "c.npy", "-o", "o/", cwd=folder)
+@prepared
+def without_others(folder):
+    mixed(folder)
+    return [["run", "m.onnx", "x.npy", "c.npy", "-o", "o/"]]
+
+
+def test_without_others_the_refusal_counts_the_nodes_and_names_the_flag(ran):
+    folder, [r] = ran["without_others"]
     assert r.returncode == 2 and r.stdout == "" and r.stderr.count("\n") == 1, r.stderr
     assert ("m.onnx: 4 node(s) onnxop does not run: Relu x1, If x1, Add (float) x1, com.microsoft.Gelu x1; "
             "--others onnxruntime runs them on onnxruntime") in r.stderr
     assert not (folder / "o").exists()
 
 
-def test_others_onnxruntime_equals_onnxruntime_in_every_input_form(mixed):
-    folder, model, feeds, want = mixed
+@prepared
+def every_input_form(folder):
     data = folder / "test_data_set_0"
-    r, checked, by_folder, npz = run_commands([  # in order, in one process (tests/commands.py)
-        (folder, ["run", "m.onnx", "--input", "c=c.npy", "--input", "x=x.npy", "--others", "onnxruntime",
-                  "-o", "o/", "--json"]),
-        (folder, ["run", "m.onnx", data, "--others", "onnxruntime", "--check", data]),
-        (folder, ["run", "m.onnx", "x.npy", "c.npy", "--others", "onnxruntime", "--check", "o"]),
-        (folder, ["run", "m.onnx", "x.npy", "c.npy", "--others", "onnxruntime", "-o", "all.npz"]),
-    ])
+    return mixed(folder), [  # in order
+        ["run", "m.onnx", "--input", "c=c.npy", "--input", "x=x.npy", "--others", "onnxruntime", "-o", "o/", "--json"],
+        ["run", "m.onnx", data, "--others", "onnxruntime", "--check", data],
+        ["run", "m.onnx", "x.npy", "c.npy", "--others", "onnxruntime", "--check", "o"],
+        ["run", "m.onnx", "x.npy", "c.npy", "--others", "onnxruntime", "-o", "all.npz"],
+    ]
+
+
+def test_others_onnxruntime_equals_onnxruntime_in_every_input_form(ran):
+    (folder, model, feeds, want), (r, checked, by_folder, npz) = ran["every_input_form"]
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     assert doc["ran"] == {"onnxop": {"Reshape": 1, "Transpose": 1}, "host": {"If": 1},  # c: its then_branch's Neg
@@ -139,15 +156,20 @@ def test_others_onnxruntime_equals_onnxruntime_in_every_input_form(mixed):
         assert {n: z[n].tobytes() for n in z.files} == {n: w.tobytes() for n, w in want.items()}
 
 
-def test_others_reference_equals_onnx_reference(tmp_path):
-    from onnx.reference import ReferenceEvaluator
-
-    model = mixed_model(contrib=False)
-    onnx.save(model, tmp_path / "m.onnx")
+@prepared
+def with_reference(tmp_path):
+    onnx.save(mixed_model(contrib=False), tmp_path / "m.onnx")
     x = np.random.default_rng(4).standard_normal((2, 3, 4)).astype(np.float32)
     np.save(tmp_path / "x.npy", x)
     np.save(tmp_path / "c.npy", np.array(False))
-    r = onnxop("run", "m.onnx", "x.npy", "c.npy", "--others", "reference", "-o", "o.npz", cwd=tmp_path)
+    return (tmp_path, x), [["run", "m.onnx", "x.npy", "c.npy", "--others", "reference", "-o", "o.npz"]]
+
+
+def test_others_reference_equals_onnx_reference(ran):
+    from onnx.reference import ReferenceEvaluator
+
+    (tmp_path, x), [r] = ran["with_reference"]
+    model = mixed_model(contrib=False)
     assert r.returncode == 0, r.stderr
     want = ReferenceEvaluator(sorted_copy(model)).run(None, {"x": x, "c": np.array(False)})
     with np.load(tmp_path / "o.npz") as z:
@@ -155,37 +177,50 @@ def test_others_reference_equals_onnx_reference(tmp_path):
             assert z[o.name].tobytes() == w.tobytes(), o.name
 
 
-def test_verify_and_dump_write_every_value_as_onnxruntime_makes_it(mixed):
-    folder, model, feeds, want = mixed
-    r = onnxop("run", "m.onnx", "x.npy", "c.npy", "--others", "onnxruntime", "--verify", "--dump", "d",
-               "--json", cwd=folder)
+NAMES = ["a", "t", "r", OUT, "branch", "g"]
+
+
+@prepared
+def verify_and_dump(folder):
+    """The dump, a compare of it with onnxruntime's values of every value (written first), --verify's line."""
+    _, model, feeds, _ = mixed(folder)
+    theirs = folder / "theirs"
+    theirs.mkdir()
+    every = dict(zip(NAMES, onnxruntime_run(model, feeds, NAMES)))
+    every["tn"] = every["branch"]
+    for n in every:
+        np.save(theirs / f"{file_stem(n)}.npy", every[n])
+    return [["run", "m.onnx", "x.npy", "c.npy", "--others", "onnxruntime", "--verify", "--dump", "d", "--json"],
+            ["compare", "d", "theirs"],
+            ["run", "m.onnx", "x.npy", "c.npy", "--others", "onnxruntime", "--verify"]]
+
+
+def test_verify_and_dump_write_every_value_as_onnxruntime_makes_it(ran):
+    folder, (r, compared, verified) = ran["verify_and_dump"]
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     assert doc["verified"] == [{"op": "Reshape", "runtime": "onnxruntime", "nodes": 1},
                                {"op": "Transpose", "runtime": "onnxruntime", "nodes": 1}]
-    names = ["a", "t", "r", OUT, "branch", "g"]
-    assert sorted(doc["dumped"]) == sorted([*names, "tn"])  # the then_branch's value too (c is true)
-    theirs = folder / "theirs"
-    theirs.mkdir()
-    every = dict(zip(names, onnxruntime_run(model, feeds, names)))
-    every["tn"] = every["branch"]
-    for n in every:
-        np.save(theirs / f"{file_stem(n)}.npy", every[n])
-    r = onnxop("compare", "d", "theirs", cwd=folder)
+    assert sorted(doc["dumped"]) == sorted([*NAMES, "tn"])  # the then_branch's value too (c is true)
+    r = compared
     assert r.returncode == 0, r.stdout + r.stderr
-    r = onnxop("run", "m.onnx", "x.npy", "c.npy", "--others", "onnxruntime", "--verify", cwd=folder)
+    r = verified
     assert "Verified 2 node(s) bit for bit: Reshape x1 on onnxruntime, Transpose x1 on onnxruntime" in r.stdout
 
 
-def test_dump_refuses_names_that_meet_before_anything_runs(tmp_path):
+@prepared
+def dump_refusals(tmp_path):
     nodes = [helper.make_node("Identity", ["x"], ["A"]), helper.make_node("Identity", ["A"], ["a"])]
     model = helper.make_model(helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", F, [2])],
                                                 [helper.make_tensor_value_info("a", F, None)]),
                               opset_imports=[helper.make_opsetid("", 17)])
     onnx.save(model, tmp_path / "m.onnx")
     np.save(tmp_path / "x.npy", np.ones(2, np.float32))
-    r, not_folder = run_commands([(tmp_path, ["run", "m.onnx", "x.npy", "--dump", "d"]),
-                                  (tmp_path, ["run", "m.onnx", "x.npy", "--dump", "x.npy"])])
+    return [["run", "m.onnx", "x.npy", "--dump", "d"], ["run", "m.onnx", "x.npy", "--dump", "x.npy"]]
+
+
+def test_dump_refuses_names_that_meet_before_anything_runs(ran):
+    tmp_path, (r, not_folder) = ran["dump_refusals"]
     assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
     assert "--dump: values 'A' and 'a' would be one file" in r.stderr
     assert list((tmp_path / "d").iterdir()) == []
@@ -193,8 +228,11 @@ def test_dump_refuses_names_that_meet_before_anything_runs(tmp_path):
     assert r.returncode == 2 and "--dump x.npy: not a folder" in r.stderr and "Traceback" not in r.stderr, r.stderr
 
 
-def test_a_missing_onnxruntime_is_one_line(mixed, tmp_path):
-    folder, *_ = mixed
+def test_a_missing_onnxruntime_is_one_line(tmp_path):
+    """A process of its own: onnxruntime hidden by $PYTHONPATH, which the interpreter reads at its start."""
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    mixed(folder)
     fake = tmp_path / "fake" / "onnxruntime"
     fake.mkdir(parents=True)
     (fake / "__init__.py").write_text("raise ImportError('no onnxruntime here')\n")
@@ -205,25 +243,31 @@ def test_a_missing_onnxruntime_is_one_line(mixed, tmp_path):
     assert not (folder / "o").exists() or not any((folder / "o").iterdir())
 
 
-def test_an_operator_onnxruntime_has_no_kernel_for_names_the_reference(tmp_path):
-    """Opset-6 Mul (PyTorch's old exports): onnxruntime has no kernel for it."""
+@prepared
+def no_kernel(tmp_path):
     nodes = [helper.make_node("Transpose", ["x"], ["t"], perm=[1, 0]), helper.make_node("Mul", ["t", "t"], ["y"])]
     graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", F, [2, 3])],
                               [helper.make_tensor_value_info("y", F, None)])
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 6)]), tmp_path / "m.onnx")
+    np.save(tmp_path / "x.npy", np.arange(6, dtype=np.float32).reshape(2, 3))
+    return [["run", "m.onnx", "x.npy", "--others", "onnxruntime", "-o", "y.npy"],
+            ["run", "m.onnx", "x.npy", "--others", "reference", "-o", "z.npy"]]
+
+
+def test_an_operator_onnxruntime_has_no_kernel_for_names_the_reference(ran):
+    """Opset-6 Mul (PyTorch's old exports): onnxruntime has no kernel for it."""
+    tmp_path, (r, with_reference) = ran["no_kernel"]
     x = np.arange(6, dtype=np.float32).reshape(2, 3)
-    np.save(tmp_path / "x.npy", x)
-    r = onnxop("run", "m.onnx", "x.npy", "--others", "onnxruntime", "-o", "y.npy", cwd=tmp_path)
     assert r.returncode != 0 and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr, r.stderr
     assert "NOT_IMPLEMENTED" in r.stderr and "--others reference runs the others on onnx.reference" in r.stderr
     assert not (tmp_path / "y.npy").exists()
-    r = onnxop("run", "m.onnx", "x.npy", "--others", "reference", "-o", "y.npy", cwd=tmp_path)
+    r = with_reference
     assert r.returncode == 0, r.stderr
-    assert np.load(tmp_path / "y.npy").tobytes() == (x.T * x.T).tobytes()
+    assert np.load(tmp_path / "z.npy").tobytes() == (x.T * x.T).tobytes()
 
 
-def test_a_max_of_four_inputs_goes_to_the_others(tmp_path):
-    """The elementwise kernel has three input bindings: Max of four integer inputs is onnxruntime's under --others."""
+@prepared
+def max_of_four(tmp_path):
     nodes = [helper.make_node("Max", ["a", "b", "c", "d"], ["m"]), helper.make_node("Transpose", ["m"], ["y"])]
     graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info(n, TensorProto.INT64, [2, 3]) for n in "abcd"],
                               [helper.make_tensor_value_info("y", TensorProto.INT64, None)])
@@ -232,8 +276,13 @@ def test_a_max_of_four_inputs_goes_to_the_others(tmp_path):
     values = {n: rng.integers(-(2 ** 62), 2 ** 62, (2, 3)) for n in "abcd"}
     for n, v in values.items():
         np.save(tmp_path / f"{n}.npy", v)
-    r = onnxop("run", "m.onnx", *(f"{n}.npy" for n in "abcd"), "--others", "onnxruntime", "-o", "y.npy", "--json",
-               cwd=tmp_path)
+    return (tmp_path, values), [["run", "m.onnx", *(f"{n}.npy" for n in "abcd"), "--others", "onnxruntime",
+                                 "-o", "y.npy", "--json"]]
+
+
+def test_a_max_of_four_inputs_goes_to_the_others(ran):
+    """The elementwise kernel has three input bindings: Max of four integer inputs is onnxruntime's under --others."""
+    (tmp_path, values), [r] = ran["max_of_four"]
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["ran"] == {"onnxruntime": {"Max": 1}, "onnxop": {"Transpose": 1}}
     assert np.load(tmp_path / "y.npy").tobytes() == np.max(np.stack(list(values.values())), axis=0).T.tobytes()

@@ -14,8 +14,9 @@ import os
 from pathlib import Path
 
 import numpy as np
+import pytest
 
-from commands import run_commands
+from commands import Prepared
 
 ONE_BACKEND = True  # where the outputs go is tested, not a kernel
 
@@ -60,14 +61,27 @@ def command(folder: Path, how: str, parts: int, rows: int) -> list[str]:
     return ["run", "m.onnx", "x.npy"]
 
 
-def test_one_part_to_a_file_writes_the_file(tmp_path):
-    """3 commands x .npy/.pb x zero and four rows: 12 cases, each in its own folder, in one process."""
+prepared = Prepared()  # each test's folders and commands
+
+
+@pytest.fixture(scope="module")
+def ran(tmp_path_factory) -> dict:
+    """Both tests' 24 commands, in one process: name -> ((each case, its folder), its results)."""
+    return prepared.run(tmp_path_factory, env=ENV)
+
+
+@prepared
+def one_part(tmp_path):
     cases = [(how, suffix, rows) for how in HOW for suffix in (".npy", ".pb") for rows in (0, 4)]
-    commands = []
-    for k, (how, suffix, rows) in enumerate(cases):
-        folder = tmp_path / str(k)
-        commands.append((folder, [*command(folder, how, 1, rows), "-o", f"y{suffix}"]))
-    for (how, suffix, rows), (folder, _), r in zip(cases, commands, run_commands(commands, env=ENV), strict=True):
+    commands = [(tmp_path / str(k), [*command(tmp_path / str(k), how, 1, rows), "-o", f"y{suffix}"])
+                for k, (how, suffix, rows) in enumerate(cases)]
+    return [(case, folder) for case, (folder, _) in zip(cases, commands)], commands
+
+
+def test_one_part_to_a_file_writes_the_file(ran):
+    """3 commands x .npy/.pb x zero and four rows: 12 cases, each in its own folder."""
+    cases, done = ran["one_part"]
+    for ((how, suffix, rows), folder), r in zip(cases, done, strict=True):
         assert r.returncode == 0, (how, suffix, rows, r.stderr)
         assert (folder / f"y{suffix}").is_file(), sorted(p.name for p in folder.iterdir())
         got = loaded(folder / f"y{suffix}")
@@ -76,14 +90,18 @@ def test_one_part_to_a_file_writes_the_file(tmp_path):
         assert f"wrote y{suffix}" in r.stdout, r.stdout
 
 
-def test_every_zero_size_output_is_written(tmp_path):
-    """3 commands x out/ and out.npz x 1 and 2 parts: 12 cases, in one process."""
+@prepared
+def zero_size(tmp_path):
     cases = [(how, to, parts) for how in HOW for to in ("out/", "out.npz") for parts in (1, 2)]
-    commands = []
-    for k, (how, to, parts) in enumerate(cases):
-        folder = tmp_path / str(k)
-        commands.append((folder, [*command(folder, how, parts, 0), "-o", to]))
-    for (how, to, parts), (folder, _), r in zip(cases, commands, run_commands(commands, env=ENV), strict=True):
+    commands = [(tmp_path / str(k), [*command(tmp_path / str(k), how, parts, 0), "-o", to])
+                for k, (how, to, parts) in enumerate(cases)]
+    return [(case, folder) for case, (folder, _) in zip(cases, commands)], commands
+
+
+def test_every_zero_size_output_is_written(ran):
+    """3 commands x out/ and out.npz x 1 and 2 parts: 12 cases."""
+    cases, done = ran["zero_size"]
+    for ((how, to, parts), folder), r in zip(cases, done, strict=True):
         assert r.returncode == 0, (how, to, parts, r.stderr)
         if to == "out.npz":
             with np.load(folder / "out.npz") as z:

@@ -15,6 +15,9 @@ PP-OCR's and silero-vad's models: ``pip download --no-deps rapidocr-onnxruntime=
 silero-vad==6.2.3 -d .models`` in the repository root (or a folder named by
 ONNXOP_MODELS); the tests run that themselves when the wheel is missing.
 Without a network they are skipped, except in CI (CI set), where they fail.
+
+The commands of every test run in one process (tests/commands.py, fixture
+``ran``): what a run verifies and writes is under test, not the process.
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ import os
 import subprocess
 import sys
 import zipfile
+from functools import partial
+from typing import Callable
 from pathlib import Path
 
 import numpy as np
@@ -33,7 +38,7 @@ import onnxruntime as ort
 import pytest
 from onnx import numpy_helper
 
-from commands import run_commands
+from commands import Prepared
 from onnxop_cli.io.valuefiles import file_stem
 
 ONNX_DATA = Path(onnx.__file__).parent / "backend" / "test" / "data"
@@ -41,9 +46,13 @@ REPO = Path(__file__).resolve().parents[2]
 MODELS = Path(os.environ.get("ONNXOP_MODELS", REPO / ".models"))
 
 
-def onnxop(*args, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "onnxop_cli", *map(str, args)], cwd=cwd, capture_output=True,
-                          text=True, timeout=300)
+prepared = Prepared()  # each case's folder and its command
+
+
+@pytest.fixture(scope="module")
+def ran(tmp_path_factory) -> dict:
+    """Every prepared case's command, in one process: name -> (what it made, its results)."""
+    return prepared.run(tmp_path_factory)
 
 
 def their_run(model_path: Path, feeds: dict, runtime: str) -> dict[str, np.ndarray]:
@@ -80,10 +89,23 @@ def check_verified(r: subprocess.CompletedProcess, model_path: Path, feeds: dict
     return r.stdout
 
 
-def run_and_compare(model_path: Path, feeds: dict, runtime: str, folder: Path) -> str:
-    """onnxop's run with --verify, its outputs equal to the runtime's own run; returns stdout."""
-    r = onnxop("run", *verify_command(model_path, feeds, runtime, folder)[1:], cwd=folder)
-    return check_verified(r, model_path, feeds, runtime, folder)
+def to_verify(model: Callable[[Path], Path], feeds: Callable[[Path], dict], runtime: str, folder: Path):
+    """A prepared case: the model ``model(folder)`` gives (it may skip: then the case's test
+    does), run with --verify on ``feeds(model path)``."""
+    try:
+        path = model(folder)
+    except pytest.skip.Exception as skipped:
+        return str(skipped), []
+    inputs = feeds(path)
+    return (path, inputs, folder), [verify_command(path, inputs, runtime, folder)]
+
+
+def compared(ran: dict, name: str, runtime: str = "onnxruntime") -> str:
+    """A prepared case's run verified, its outputs equal to the runtime's own run; returns stdout."""
+    made, done = ran[name]
+    if not done:
+        pytest.skip(made)
+    return check_verified(done[0], *made[:2], runtime, made[2])
 
 
 PYTORCH = [
@@ -94,8 +116,8 @@ PYTORCH = [
 ]
 
 
-def test_onnx_pytorch_converted_models(tmp_path):
-    """Each of PYTORCH (4 models), its commands all in one process (tests/commands.py)."""
+@prepared
+def pytorch(tmp_path):
     commands, checks = [], []
     for test, runtime, exact in PYTORCH:
         folder = ONNX_DATA / "pytorch-converted" / test
@@ -111,23 +133,36 @@ def test_onnx_pytorch_converted_models(tmp_path):
         if exact:  # the shipped outputs too (the others hold PyTorch's last bits)
             commands.append((here, ["run", folder / "model.onnx", data, "--others", runtime, "--check", data]))
             checks.append(None)
-    for check, r in zip(checks, run_commands(commands), strict=True):
+    return checks, commands
+
+
+def test_onnx_pytorch_converted_models(ran):
+    """Each of PYTORCH (4 models)."""
+    checks, done = ran["pytorch"]
+    for check, r in zip(checks, done, strict=True):
         if check is None:
             assert r.returncode == 0, r.stderr
         else:
             check_verified(r, *check)
 
 
-def test_onnx_light_squeezenet(tmp_path):
-    """A CNN: Conv, Relu, MaxPool... on onnxruntime, its ConstantOfShape weights and Concat on the GPU."""
+def squeezenet_input(path: Path) -> dict:
     from onnx.backend.test.runner import Runner
 
-    path = ONNX_DATA / "light" / "light_squeezenet.onnx"
     model = onnx.load(path)
     inits = {t.name for t in model.graph.initializer}
     x = next(i for i in model.graph.input if i.name not in inits)
-    value = Runner.generate_dummy_data(x, seed=0, name="light_squeezenet", random=False)  # as onnx's runner does
-    out = run_and_compare(path, {x.name: value}, "onnxruntime", tmp_path)
+    return {x.name: Runner.generate_dummy_data(x, seed=0, name="light_squeezenet", random=False)}  # as onnx's runner
+
+
+prepared["squeezenet"] = partial(to_verify, lambda _: ONNX_DATA / "light" / "light_squeezenet.onnx", squeezenet_input,
+                                 "onnxruntime")
+
+
+def test_onnx_light_squeezenet(ran):
+    """A CNN: Conv, Relu, MaxPool... on onnxruntime, its ConstantOfShape weights and Concat on the GPU."""
+    out = compared(ran, "squeezenet")
+    tmp_path = ran["squeezenet"][0][2]
     assert "onnxop (WebGPU): 47 (ConstantOfShape x39, Concat x8)" in out
     shipped = numpy_helper.to_array(onnx.load_tensor(ONNX_DATA / "light" / "light_squeezenet_output_0.pb"))
     assert np.load(tmp_path / "out" / "softmaxout_1.npy").tobytes() == shipped.tobytes()
@@ -163,48 +198,69 @@ def ppocr(name: str, tmp_path: Path) -> Path:
     return from_wheel("rapidocr-onnxruntime==1.4.4", name, tmp_path)
 
 
-@pytest.mark.parametrize("name, shape, counts", [
-    ("ch_ppocr_mobile_v2.0_cls_infer.onnx", (1, 3, 48, 192),
-     "onnxop (WebGPU): 67 (Constant x41, Reshape x19, Cast x3, Concat x1, Identity x1, Shape x1, Slice x1)"),
-    ("ch_PP-OCRv4_rec_infer.onnx", (1, 3, 48, 320),
-     "onnxop (WebGPU): 121 (Constant x55, Cast x23, Slice x10, Transpose x9, Concat x7, Squeeze x7, Reshape x6, Shape x4)"),
-], ids=["cls", "rec"])
-def test_ppocr_models(name, shape, counts, tmp_path):
-    path = ppocr(name, tmp_path)
-    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
-    out = run_and_compare(path, {"x": x}, "onnxruntime", tmp_path)
-    assert counts in out
+PPOCR = {
+    "cls": ("ch_ppocr_mobile_v2.0_cls_infer.onnx", (1, 3, 48, 192),
+            "onnxop (WebGPU): 67 (Constant x41, Reshape x19, Cast x3, Concat x1, Identity x1, Shape x1, Slice x1)"),
+    "rec": ("ch_PP-OCRv4_rec_infer.onnx", (1, 3, 48, 320),
+            "onnxop (WebGPU): 121 (Constant x55, Cast x23, Slice x10, Transpose x9, Concat x7, Squeeze x7, Reshape x6, "
+            "Shape x4)"),
+}
+for _id, (_name, _shape, _) in PPOCR.items():
+    prepared[f"ppocr-{_id}"] = partial(
+        to_verify, partial(ppocr, _name),
+        lambda _, shape=_shape: {"x": np.random.default_rng(0).standard_normal(shape).astype(np.float32)}, "onnxruntime")
 
 
-@pytest.mark.parametrize("name, counts", [
+@pytest.mark.parametrize("case", PPOCR)
+def test_ppocr_models(ran, case):
+    assert PPOCR[case][2] in compared(ran, f"ppocr-{case}")
+
+
+SILERO = {
     # the model is inside If branches: the host reads each condition, the picked branch is split and run
-    ("silero_vad.onnx", "onnxop (WebGPU): 165 (Constant x87, Slice x18, Unsqueeze x11, Identity x9, Cast x8, "
+    "if": ("silero_vad.onnx", "onnxop (WebGPU): 165 (Constant x87, Slice x18, Unsqueeze x11, Identity x9, Cast x8, "
                         "Concat x7, Gather x5, Squeeze x5, Equal x4, Shape x4, Reshape x2, ConstantOfShape x1, "
                         "Not x1, Pad x1, Size x1, Transpose x1)\n  host (If): 14 (Constant x7, If x7)"),
-    ("silero_vad_half.onnx", "onnxop (WebGPU): 159 (Constant x86, Slice x18, Unsqueeze x11, Cast x8, Concat x7, "
+    "half": ("silero_vad_half.onnx", "onnxop (WebGPU): 159 (Constant x86, Slice x18, Unsqueeze x11, Cast x8, Concat x7, "
                              "Gather x5, Identity x5, Squeeze x5, Shape x4, Equal x3, Reshape x2, "
                              "ConstantOfShape x1, Not x1, Pad x1, Size x1, Transpose x1)"),
-], ids=["if", "half"])
-def test_silero_vad_models(name, counts, tmp_path):
-    """silero-vad's voice detector, from its PyPI wheel: 512 samples of 16 kHz audio and a zero state."""
-    path = from_wheel("silero-vad==6.2.3", name, tmp_path)
+}
+
+
+def silero_input(path: Path) -> dict:
+    """512 samples of 16 kHz audio and a zero state."""
     rng = np.random.default_rng(0)
     feeds = {"input": (rng.standard_normal((1, 512)) * 0.1).astype(np.float32),
              "state": np.zeros((2, 1, 128), np.float32)}
     if any(i.name == "sr" for i in onnx.load(path).graph.input):
         feeds["sr"] = np.array(16000, np.int64)
-    out = run_and_compare(path, feeds, "onnxruntime", tmp_path)
-    assert counts in out
+    return feeds
 
 
-@pytest.mark.parametrize("test", ["test_sequence_model4", "test_sequence_model6"])
-def test_sequences_stay_inside_their_region_under_verify_and_dump(test, tmp_path):
+for _id, (_name, _) in SILERO.items():
+    prepared[f"silero-{_id}"] = partial(to_verify, partial(from_wheel, "silero-vad==6.2.3", _name), silero_input,
+                                        "onnxruntime")
+
+
+@pytest.mark.parametrize("case", SILERO)
+def test_silero_vad_models(ran, case):
+    """silero-vad's voice detector, from its PyPI wheel."""
+    assert SILERO[case][1] in compared(ran, f"silero-{case}")
+
+
+SEQUENCES = ["test_sequence_model4", "test_sequence_model6"]
+for _test in SEQUENCES:
+    prepared[_test] = lambda tmp_path, test=_test: [
+        ["run", ONNX_DATA / "simple" / test / "model.onnx", ONNX_DATA / "simple" / test / "test_data_set_0",
+         "--others", "onnxruntime", "--verify", "--dump", "d", "--check", ONNX_DATA / "simple" / test / "test_data_set_0"]]
+
+
+@pytest.mark.parametrize("test", SEQUENCES)
+def test_sequences_stay_inside_their_region_under_verify_and_dump(ran, test):
     """onnx's own sequence models: --verify and --dump ask every region for
     every value, and a sequence is no tensor: it is left out of the dump, not an error."""
     folder = ONNX_DATA / "simple" / test
-    data = folder / "test_data_set_0"
-    r = onnxop("run", folder / "model.onnx", data, "--others", "onnxruntime", "--verify", "--dump", "d",
-               "--check", data, cwd=tmp_path)
+    tmp_path, [r] = ran[test]
     assert r.returncode == 0, r.stderr
     outputs = [o.name for o in onnx.load(folder / "model.onnx").graph.output]
     assert "equal" in r.stdout and sorted(p.stem for p in (tmp_path / "d").iterdir()) == outputs
