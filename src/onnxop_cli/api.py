@@ -107,17 +107,6 @@ def _opset(value: object) -> int:
     return int(value)  # type: ignore[call-overload]
 
 
-def _allowzero(value: object) -> int | None:
-    """Reshape's allowzero: None (the default), 0 or 1 (False and True too)."""
-    if value is None:
-        return None
-    if not _is_index(value):
-        raise ParameterTypeError(f"allowzero must be 0 or 1, got {value!r}")
-    if int(value) not in (0, 1):  # type: ignore[call-overload]
-        raise ParameterValueError(f"allowzero must be 0 or 1, got {value!r}")
-    return int(value)  # type: ignore[call-overload]
-
-
 def _is_index(value: object) -> bool:
     import operator
 

@@ -73,13 +73,6 @@ def check(engine: str, what: str = "creating a WebGPU device") -> None:
         )
 
 
-def describe_failure() -> str:
-    """' (under an address-space limit of N MiB: ulimit -v)' when a limit is
-    set: a device request that fails then most likely ran out of it."""
-    cap = limit()
-    return "" if cap is None else f" (out of memory? under an address-space limit of {cap // MIB} MiB: ulimit -v)"
-
-
 def _limit_arenas() -> None:
     global _arenas_limited
     if _arenas_limited:

@@ -236,11 +236,6 @@ def _member_tensor(archive: Archive, info: zipfile.ZipInfo, label: str, size: in
     return npy.tensor_from_header(where, name, shape, fortran, np_dtype, data, named=True)
 
 
-def list_members(path: Path) -> list[str]:
-    with zipfile.ZipFile(path) as archive:
-        return [member_name(i.filename) for i in archive.infolist() if not i.filename.endswith("/")]
-
-
 def describe(names: list[str]) -> str:
     """``2 arrays: 'w', 'b'``: each name quoted, as a name from a file is
     (a member named ``a, b`` or holding a newline reads as one name)."""

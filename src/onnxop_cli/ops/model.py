@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from ..errors import InputError, OpError, UsageError
+from ..errors import InputError, OpError
 from .nodekinds import CONSTANT, ONNX_DOMAINS, OtherNodes, Unsupported, onnxop_runs, opset_of, ops, supported  # noqa: F401
 
 if TYPE_CHECKING:
@@ -40,27 +40,6 @@ def graph_inputs(model) -> list[str]:
     """The inputs a caller must feed: graph inputs without an initializer."""
     initialized = {t.name for t in model.graph.initializer}
     return [i.name for i in model.graph.input if i.name not in initialized]
-
-
-def the_node(model):
-    """The single node and the model's ai.onnx opset; Unsupported otherwise."""
-    from . import LATEST_OPSET, OPERATORS
-
-    nodes = list(model.graph.node)
-    if len(nodes) != 1:
-        kinds = ", ".join(sorted({n.op_type for n in nodes})) or "none"
-        raise Unsupported(f"{len(nodes)} nodes ({kinds}); onnxop runs single-node models")
-    node = nodes[0]
-    if node.domain not in ONNX_DOMAINS or node.op_type not in OPERATORS:
-        where = f"{node.domain}." if node.domain not in ONNX_DOMAINS else ""
-        raise Unsupported(f"operator {where}{node.op_type}; onnxop runs {', '.join(OPERATORS)}")
-    opsets = [o.version for o in model.opset_import if o.domain in ONNX_DOMAINS]
-    if not opsets:
-        raise InputError("the model imports no ai.onnx opset")
-    opset = int(opsets[0])
-    if opset > LATEST_OPSET:
-        raise Unsupported(f"opset {opset} is newer than onnxop knows ({LATEST_OPSET})")
-    return node, opset
 
 
 def initializer(model, name: str, folder: Path) -> Tensor | None:

@@ -35,8 +35,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, ClassVar, Optional, Sequence
 
 from ..errors import OpError
-from ..core.region import c_strides, load
-from ..core.pieces import Piece
+from ..core.pieces import Piece  # noqa: F401 - imported from here by the ops that tile their output
 from .base import Node, OpVersion
 from .plan import Arg, OutputPlan  # noqa: F401 - the plan's types, imported from here by every op
 
@@ -130,16 +129,6 @@ def element_bytes(value: Any, dtype: DType) -> bytes:
         return int(np.asarray(value).astype(np.int64).reshape(-1)[0] & ((1 << dtype.bits) - 1)).to_bytes(4, "little")
     raw = np.asarray(value).astype(dtype.numpy).reshape(-1)[:1].tobytes()  # little-endian hosts only
     return raw + bytes(-len(raw) % 4)
-
-
-def fill_piece(shape: tuple[int, ...], value: bytes, offset: int = 0, strides: tuple[int, ...] | None = None) -> Piece:
-    """A box of the output filled with one value (row-major by default)."""
-    return Piece(tuple(shape), c_strides(shape) if strides is None else tuple(strides), offset, fill=value)
-
-
-def copy_piece(arg_index: int, arg: Arg, dst_strides: tuple[int, ...], dst_offset: int = 0) -> Piece:
-    """The whole input ``arg`` copied into a box of the output."""
-    return Piece(arg.shape, tuple(dst_strides), dst_offset, load(arg_index, arg.shape, arg.strides))
 
 
 def broadcast_shape(op: str, shapes: Sequence[tuple[int, ...]], names: Sequence[str]) -> tuple[int, ...]:

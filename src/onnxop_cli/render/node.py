@@ -66,11 +66,6 @@ def tensor_lines(t: Shown, *, full: bool = False, precision: int | None = None,
             yield f"{INDENT * 2}{line}" if line else ""
 
 
-def render_tensor(t: Shown, *, full: bool = False) -> str:
-    """One tensor as the docs list an input or output (indented, values below)."""
-    return "\n".join(tensor_lines(t, full=full))
-
-
 def format_attribute(value: object) -> str:
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(quote(v) for v in value) + "]"
