@@ -1,0 +1,391 @@
+"""Differential fuzzer: onnxop's outputs against onnx.reference, bit for bit.
+
+For every operator onnxop runs, each of onnx's own single-node test cases is
+mutated -- its data inputs' values (random bits: NaN payloads, -0.0), its data
+type (another the schema allows: 4- and 2-bit, float8, bfloat16, complex,
+bool, strings), and its inputs' layouts (Fortran order, big-endian,
+non-contiguous, negative strides, a transposed view) -- and run on one of
+three paths: the API (``onnxop_cli.<op>``), the graph executor (what
+``onnxop run`` runs, through ``onnxop_cli.backend``) and the CLI (``onnxop
+run model.onnx inputs... -o out/`` on .npy files laid out so, or .pb files
+with raw or typed fields, one process per batch). Chains of views and tensor
+operators (``--chains``) exercise the executor's lazy views. The expected
+outputs are onnx.reference's on the same values; a case it cannot run is
+skipped, as is one onnxop declines (out of its scope: float arithmetic,
+Resize's linear mode), but a refusal must be one line, no traceback.
+
+Seeded and replayable: each failure prints its seed, case and path, and the
+one command that replays it:
+
+    python scripts/fuzz_ops.py --seeds 0-3 --backend vulkan
+    python scripts/fuzz_ops.py --seeds 7 --case test_gather_0 --path run --mutation dtype
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import traceback
+import warnings
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+from onnx.reference import ReferenceEvaluator
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from fuzz_cases import MUTATIONS, chain_case, mutate  # noqa: E402
+
+PATHS = ("api", "run", "cli")
+
+
+def same_bits(want, got) -> str | None:
+    """None when ``got`` has ``want``'s shape, dtype and bits; else what differs."""
+    from onnxop_cli.backend import assert_same_bits
+
+    try:
+        assert_same_bits(want, got)
+    except AssertionError as e:
+        return str(e)
+    return None
+
+
+def reference(model: onnx.ModelProto, inputs: list) -> list | None:
+    names = [i.name for i in model.graph.input]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            found = [np.asarray(x) for x in ReferenceEvaluator(model).run(None, dict(zip(names, inputs)))]
+    except Exception:  # a case onnx.reference cannot run is no evidence either way
+        return None
+    if any(x.dtype == object and not all(isinstance(v, str) for v in x.reshape(-1)) for x in found):
+        return None  # strings mixed with numbers: onnx.reference's Triu writes a 0 for a string's zero
+    return [native(x) for x in found]
+
+
+def onnxruntime_outputs(model: onnx.ModelProto, inputs: list) -> list | None:
+    """onnxruntime's CPU outputs, the second opinion where onnx.reference differs from the spec (it computes
+    Expand as data * ones, quieting a signalling NaN, and Resize's nearest mode as weights times values)."""
+    try:
+        import onnxruntime
+
+        session = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+        names = [i.name for i in model.graph.input]
+        return [native(np.asarray(x)) for x in session.run(None, dict(zip(names, inputs)))]
+    except Exception:  # noqa: BLE001 (no kernel for the type, or no onnxruntime)
+        return None
+
+
+# operators each of whose output elements is one of the data's or a zero fill (Pad's default constant)
+COPIES = {"Expand", "Resize", "Transpose", "Unsqueeze", "Squeeze", "Reshape", "Flatten", "Slice", "Identity", "Tile",
+          "Concat", "Pad", "Gather", "Where", "ReverseSequence", "Split", "DepthToSpace", "SpaceToDepth"}
+
+
+def copied_outputs(model: onnx.ModelProto, inputs: list) -> list | None:
+    """Where onnx.reference (or onnxruntime) computes what is a copy -- Expand as data * ones, Resize's
+    nearest mode as weights times values: a signalling NaN quieted, -0.0 lost, a 64-bit integer rounded
+    through float64 -- the outputs as the elements of the data that the reference's output takes, found
+    by running it on the data's flat positions + 1 as float64 (exact), 0 standing for a zero fill.
+    For graphs of one data input (the others initializers or indices) and such operators only."""
+    nodes = model.graph.node
+    if any(n.op_type not in COPIES or "linear" in str(n.attribute) or "cubic" in str(n.attribute)
+           or (n.op_type == "Pad" and len(n.input) > 2 and n.input[2]) for n in nodes):
+        return None
+    data_name = nodes[0].input[0]
+    names = [i.name for i in model.graph.input]
+    if data_name not in names:
+        return None
+    p = names.index(data_name)
+    labelled = onnx.ModelProto()
+    labelled.CopyFrom(model)
+    labelled.graph.input[p].type.tensor_type.elem_type = onnx.TensorProto.DOUBLE
+    for o in labelled.graph.output:
+        o.type.tensor_type.elem_type = onnx.TensorProto.DOUBLE
+    data = inputs[p]
+    others = set(names) - {data_name}
+    if data.dtype == object or any(n.op_type in ("Concat", "Where") and others & set(n.input) for n in nodes):
+        return None  # (a second source of elements)
+    labels = list(inputs)
+    labels[p] = np.arange(1, data.size + 1, dtype=np.float64).reshape(data.shape)
+    found = reference(labelled, labels)
+    if found is None:
+        return None
+    flat = np.concatenate([np.zeros(1, data.dtype), np.ascontiguousarray(data).reshape(-1)])
+    return [flat[f.astype(np.int64)] for f in found]
+
+
+def expand_as_where(model: onnx.ModelProto) -> onnx.ModelProto | None:
+    """``model`` with each Expand of a constant shape spelled Where(true, x, x) with a condition of that
+    shape: the same broadcast, which onnx.reference computes as a copy (np.where), so a signalling NaN
+    that goes on through a Cast stays one. None when there is no such Expand."""
+    inits = {t.name: t for t in model.graph.initializer}
+    nodes = model.graph.node
+    if not any(n.op_type == "Expand" and n.input[1] in inits for n in nodes):
+        return None
+    spelled = onnx.ModelProto()
+    spelled.CopyFrom(model)
+    for k, n in enumerate(spelled.graph.node):
+        if n.op_type == "Expand" and n.input[1] in inits:
+            shape = [int(d) for d in numpy_helper.to_array(inits[n.input[1]])]
+            cond = numpy_helper.from_array(np.ones(shape, dtype=bool), f"{n.output[0]}_as_where")
+            spelled.graph.initializer.append(cond)
+            where = helper.make_node("Where", [cond.name, n.input[0], n.input[0]], list(n.output))
+            spelled.graph.node[k].CopyFrom(where)
+    return spelled
+
+
+def native(x: np.ndarray) -> np.ndarray:
+    """``x``'s values in C order, native byte order (what onnxop returns; BitCast of a big-endian array in
+    onnx.reference would reinterpret its bytes as they lie), strings as objects."""
+    if x.dtype.kind in "US":
+        return x.astype(object)
+    return np.array(x, dtype=x.dtype.newbyteorder("=") if x.dtype.byteorder in "<>" else x.dtype, order="C")
+
+
+def run_api(model: onnx.ModelProto, inputs: list, backend: str) -> list:
+    import onnxop_cli as o
+    from onnxop_cli.ops import SPECS
+
+    node = model.graph.node[0]
+    fn = getattr(o, SPECS[node.op_type].api_name if hasattr(SPECS[node.op_type], "api_name") else _api_name(node.op_type))
+    attrs = {a.name.lower(): helper.get_attribute_value(a) for a in node.attribute}
+    attrs = {k: (v.decode() if isinstance(v, bytes) else _attr(v)) for k, v in attrs.items()}
+    feeds = dict(zip([i.name for i in model.graph.input], inputs))
+    args = [feeds.get(n) if n else None for n in node.input]
+    while args and args[-1] is None:
+        args.pop()
+    out = fn(*args, **attrs, opset=model.opset_import[0].version, backend=backend)
+    return list(out) if isinstance(out, (list, tuple)) else [out]
+
+
+def _attr(v):
+    if isinstance(v, onnx.TensorProto):
+        return numpy_helper.to_array(v)
+    if isinstance(v, list):
+        return [x.decode() if isinstance(x, bytes) else x for x in v]
+    return v
+
+
+def _api_name(op_type: str) -> str:
+    import onnxop_cli as o
+
+    snake = "".join(("_" + c.lower()) if c.isupper() and i else c.lower() for i, c in enumerate(op_type))
+    snake = snake.replace("_n_d", "_nd")
+    return snake if hasattr(o, snake) else snake + "_"
+
+
+def run_graph(model: onnx.ModelProto, inputs: list, backend: str) -> list:
+    from onnxop_cli import backend as onnx_backend
+
+    return list(onnx_backend.OnnxopBackend.prepare(model, backend=backend).run(inputs))
+
+
+def write_input(x: np.ndarray, path: Path, pb_kind: str) -> Path:
+    """``x`` as a file: .npy as it lies (Fortran order, big-endian kept), or .pb with raw or typed fields."""
+    if pb_kind == "npy" and _numpy_native_kind(x):
+        path = path.with_suffix(".npy")
+        np.save(path, x, allow_pickle=False)
+        return path
+    path = path.with_suffix(".pb")
+    x = native(x)
+    t = numpy_helper.from_array(x)
+    if pb_kind == "typed" and t.raw_data:
+        typed = helper.make_tensor(t.name, t.data_type, list(x.shape), _typed_values(x, t.data_type), raw=False)
+        if same_bits([x], [numpy_helper.to_array(typed)]) is None:  # (a signalling NaN does not survive
+            t = typed  # float_data's trip through a Python float: that one stays raw)
+    path.write_bytes(t.SerializeToString())
+    return path
+
+
+def _numpy_native_kind(x: np.ndarray) -> bool:
+    return x.dtype.type.__module__ == "numpy" and x.dtype != object
+
+
+def _typed_values(x: np.ndarray, elem_type: int):
+    """The values make_tensor takes for ``elem_type`` (bit patterns for the types numpy lacks)."""
+    flat = np.ascontiguousarray(x).reshape(-1)
+    if elem_type in (onnx.TensorProto.COMPLEX64, onnx.TensorProto.COMPLEX128):
+        return flat.tolist()
+    if x.dtype.type.__module__ != "numpy" or x.dtype == np.float16:
+        return flat  # make_tensor packs ml_dtypes' and float16 arrays itself
+    return flat.tolist()
+
+
+def run_cli_batch(jobs: list, backend: str, tmp: Path) -> list:
+    """Each job (model, inputs, layout kind) through ``onnxop run`` in one process: its outputs or an error string."""
+    sys.path.insert(0, str(HERE.parent / "tests"))
+    from commands import run_commands
+
+    commands, outdirs = [], []
+    for k, (model, inputs, pb_kind) in enumerate(jobs):
+        folder = tmp / f"job{k}"
+        folder.mkdir()
+        (folder / "m.onnx").write_bytes(model.SerializeToString())
+        files = [write_input(x, folder / f"in{i}", pb_kind).name for i, x in enumerate(inputs)]
+        commands.append((folder, ["run", "m.onnx", *files, "-o", "out/", "--backend", backend]))
+        outdirs.append(folder / "out")
+    found = []
+    for (model, _, _), out, done in zip(jobs, outdirs, run_commands(commands, timeout=900)):
+        if done.returncode:
+            left = sorted(p.name for p in out.iterdir()) if out.exists() else []
+            found.append(f"exit {done.returncode}: {done.stderr.strip()}"
+                         + (f" [and left output files {left}]" if left else ""))
+            continue
+        got = []
+        for o in model.graph.output:
+            npy, pb = out / f"{o.name}.npy", out / f"{o.name}.pb"
+            got.append(native(np.load(npy) if npy.exists() else numpy_helper.to_array(onnx.load_tensor(str(pb)))))
+        found.append(got)
+    return found
+
+
+def refusal_problem(message: str) -> str | None:
+    """What is wrong with a refusal, if anything: exit 2, one line ``onnxop: error: ...``, no traceback, no
+    output file."""
+    code, _, text = message.partition(": ")
+    if "Traceback" in text or len(text.strip().splitlines()) != 1 or not text.startswith("onnxop: error: "):
+        return "refusal is not one line: " + message[:400]
+    if code != "exit 2" or "left output files" in text:
+        return "refusal: " + message[:400]
+    return None
+
+
+def replay(seed: int, case: str, path: str, mutation: str, backend: str) -> str:
+    return (f"python scripts/fuzz_ops.py --seeds {seed} --case {case} --path {path} "
+            f"--mutation {mutation} --backend {backend}")
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--seeds", default="0", help="a seed, or FIRST-LAST")
+    p.add_argument("--backend", default=os.environ.get("ONNXOP_BACKEND", "vulkan"))
+    p.add_argument("--ops", default="", help="comma-separated operators (default: all)")
+    p.add_argument("--case", default="", help="one node test case (or chain_N) by name")
+    p.add_argument("--path", default="api,run,cli", help="api, run, cli (comma-separated)")
+    p.add_argument("--mutation", default=",".join(MUTATIONS), help=",".join(MUTATIONS))
+    p.add_argument("--chains", type=int, default=20, help="chains of views and tensor ops per seed")
+    p.add_argument("-v", "--verbose", action="store_true")
+    args = p.parse_args(argv)
+    first, _, last = args.seeds.partition("-")
+    seeds = range(int(first), int(last or first) + 1)
+    paths = args.path.split(",")
+    mutations = args.mutation.split(",")
+    from onnxop_cli.docs.nodetests import node_testcases
+
+    cases = [c for c in node_testcases(args.ops.split(",") if args.ops else None)
+             if c.data_sets and (not args.case or c.name == args.case)]
+    counts = {"compared": 0, "skipped": 0, "declined": 0, "failed": 0, "reference differs, onnxruntime agrees": 0,
+              "reference computes, the copy agrees": 0, "reference canonicalizes an own-type cast": 0}
+    failures = []
+
+    def report(seed, name, path, mutation, what):
+        counts["failed"] += 1
+        failures.append(f"FAIL seed={seed} {name} path={path} mutation={mutation}: {what}\n"
+                        f"  replay: {replay(seed, name, path, mutation, args.backend)}")
+        print(failures[-1], flush=True)
+
+    for seed in seeds:
+        drawn = []  # (name, mutation, model, inputs, expected)
+        for k, case in enumerate(cases):
+            for mutation in mutations:
+                rng = np.random.default_rng([seed, k, MUTATIONS.index(mutation)])
+                made = mutate(case, mutation, rng)
+                if made is None:
+                    counts["skipped"] += 1
+                    continue
+                model, inputs = made
+                expected = reference(model, [native(x) for x in inputs])
+                if expected is None:
+                    counts["skipped"] += 1
+                    continue
+                drawn.append((case.name, mutation, model, inputs, expected))
+        if not args.case or args.case.startswith("chain_"):
+            for n in range(args.chains):
+                name = f"chain_{n}"
+                if args.case and args.case != name:
+                    continue
+                model, inputs = chain_case(np.random.default_rng([seed, 10_000 + n]))
+                expected = reference(model, inputs)
+                if expected is not None:
+                    drawn.append((name, "chain", model, inputs, expected))
+        for path in paths:
+            if path == "cli":
+                with tempfile.TemporaryDirectory() as tmp:
+                    kinds = ["npy", "raw", "typed"]
+                    jobs = [(m, x, kinds[i % 3]) for i, (_, _, m, x, _) in enumerate(drawn)]
+                    outs = run_cli_batch(jobs, args.backend, Path(tmp)) if jobs else []
+                for (name, mutation, m, x, expected), got, (_, _, kind) in zip(drawn, outs, jobs):
+                    _judge(seed, f"{name}[{kind}]", path, mutation, expected, got, counts, report, m, x, args.verbose)
+                continue
+            for name, mutation, model, inputs, expected in drawn:
+                if path == "api" and (len(model.graph.node) > 1 or mutation == "chain"):
+                    continue
+                try:
+                    got = (run_api if path == "api" else run_graph)(model, inputs, args.backend)
+                except Exception as e:  # noqa: BLE001
+                    got = _exception(e, args.verbose)
+                _judge(seed, name, path, mutation, expected, got, counts, report, model, inputs, args.verbose)
+    print(f"{counts['compared']} compared, {counts['failed']} failed, {counts['declined']} declined "
+          f"(of the compared, where onnx.reference differs: {counts['reference differs, onnxruntime agrees']} "
+          f"onnxruntime agrees with onnxop, {counts['reference computes, the copy agrees']} the elements copied "
+          f"agree, {counts['reference canonicalizes an own-type cast']} an own-type cast is its input) "
+          f"(out of scope or refused in one line), {counts['skipped']} drawn cases onnx.reference or the "
+          f"mutation could not make; cases {len(cases)}, seeds {len(seeds)}, paths {paths}", flush=True)
+    return 1 if failures else 0
+
+
+def _own_type_cast(model, inputs, got) -> bool:
+    """A Cast (CastLike) to the input's own type is the input: onnx.reference casts float8 through float32,
+    turning a NaN's payload into its canonical one."""
+    node = model.graph.node[0]
+    return (len(model.graph.node) == 1 and node.op_type in ("Cast", "CastLike") and len(got) == 1
+            and got[0].dtype == inputs[0].dtype and same_bits([native(inputs[0])], got) is None)
+
+
+def _exception(e: Exception, verbose: bool) -> str:
+    from onnxop_cli.errors import OnnxopError
+
+    if isinstance(e, OnnxopError) or type(e).__name__ == "NotRun":
+        return f"exit {getattr(e, 'exit_code', 2)}: onnxop: error: {getattr(e, 'message', e)}"
+    return "CRASH " + ("".join(traceback.format_exception(e)) if verbose else f"{type(e).__name__}: {e}")
+
+
+def _judge(seed, name, path, mutation, expected, got, counts, report, model, inputs, verbose=False) -> None:
+    if isinstance(got, str):
+        if got.startswith("CRASH"):
+            report(seed, name, path, mutation, got)
+        elif (problem := refusal_problem(got)) is not None:
+            report(seed, name, path, mutation, problem)
+        else:
+            counts["declined"] += 1
+            if verbose:
+                print(f"declined seed={seed} {name} path={path} mutation={mutation}: {got[:300]}")
+        return
+    counts["compared"] += 1
+    if (what := same_bits(expected, got)) is None:
+        return
+    copied = copied_outputs(model, [native(x) for x in inputs])
+    if copied is not None and same_bits(copied, got) is None:
+        counts["reference computes, the copy agrees"] += 1
+        return
+    spelled = expand_as_where(model)
+    if spelled is not None and same_bits(reference(spelled, [native(x) for x in inputs]) or [], got) is None:
+        counts["reference computes, the copy agrees"] += 1
+        return
+    if _own_type_cast(model, inputs, got):
+        counts["reference canonicalizes an own-type cast"] += 1
+        return
+    second = onnxruntime_outputs(model, [native(x) for x in inputs])
+    if second is not None and same_bits(second, got) is None:
+        counts["reference differs, onnxruntime agrees"] += 1
+        return
+    how = "onnxruntime differs too" if second is not None else "onnxruntime cannot run it"
+    report(seed, name, path, mutation, f"false result versus onnx.reference ({how}): {what}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
