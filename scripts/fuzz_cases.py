@@ -22,7 +22,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, defs, helper, numpy_helper
 
-MUTATIONS = ("values", "dtype", "layout")
+MUTATIONS = ("values", "dtype", "layout", "opset")
 # operators whose first input is data whose type is not the output's
 DATA_FIRST = {"NonZero", "Shape", "Size", "Cast", "CastLike", "BitCast", "EyeLike", "Compress"}
 NO_VALUES = {"Range", "ConstantOfShape", "OneHot"}  # inputs that are sizes: random bits make them huge
@@ -131,6 +131,8 @@ def mutate(case, mutation: str, rng):
         if not any(x.ndim for x in inputs):
             return None
         return model, [relaid(x, rng) for x in inputs]
+    if mutation == "opset":
+        return _other_opset(model, inputs, rng)
     if node.op_type in NO_VALUES:
         return None
     data = [p for p in (_position(model, i) for i in _data_inputs(model)) if p is not None]
@@ -142,6 +144,31 @@ def mutate(case, mutation: str, rng):
         _safe_divisors(node, inputs)
         return model, inputs
     return _retyped(model, inputs, data, rng)
+
+
+def _other_opset(model: onnx.ModelProto, inputs: list, rng):
+    """The node at another opset (onnx's version converter: an attribute become an input, or back), with the
+    same values laid out otherwise."""
+    from onnx import version_converter
+
+    node = model.graph.node[0]
+    versions = [s.since_version for s in defs.get_all_schemas_with_history()
+                if s.name == node.op_type and s.domain == node.domain]
+    if not versions:
+        return None
+    first = min(versions)
+    if first >= 25:
+        return None
+    target = int(rng.integers(max(first, 7), 26))
+    if target == model.opset_import[0].version:
+        return None
+    try:
+        converted = version_converter.convert_version(model, target)
+    except Exception:  # noqa: BLE001 (no adapter for this op between those versions)
+        return None
+    if [n.op_type for n in converted.graph.node] != [node.op_type]:
+        return None
+    return converted, [relaid(x, rng) for x in inputs]
 
 
 def _safe_divisors(node, inputs) -> None:
@@ -193,26 +220,29 @@ CHAIN_TYPES = [np.float32, np.int64, np.uint8, np.float16, np.int32, np.bool_, n
 
 
 def chain_case(rng) -> tuple[onnx.ModelProto, list[np.ndarray]]:
-    """A graph of 2 to 6 views and tensor operators on one input; returns (model, [input])."""
+    """A graph of 2 to 7 views and tensor operators on one input; returns (model, [input]). A node
+    takes the last value, or now and then an earlier one (a branch: one value, two consumers)."""
     rank = int(rng.integers(0, 5))
     shape = [int(rng.choice([0, 1, 1, 2, 3, 4])) if rng.random() < 0.15 else int(rng.integers(1, 5))
              for _ in range(rank)]
     dtype = np.dtype(CHAIN_TYPES[rng.integers(0, len(CHAIN_TYPES))])
     x = random_like(shape, dtype, rng)
     nodes, inits, outputs = [], [], []
-    _step.last = None
-    cur, name = x, "x"
-    for k in range(int(rng.integers(2, 7))):
-        step = _step(cur, rng, f"n{k}", inits)
+    values = [("x", x)]
+    for k in range(int(rng.integers(2, 8))):
+        src, cur = values[-1] if rng.random() < 0.7 else values[int(rng.integers(0, len(values)))]
+        step = _step(src, cur, rng, f"n{k}", inits, nodes)
         if step is None:
             continue
-        node, cur = step
+        node, val = step
         nodes.append(node)
-        name = node.output[0]
+        values.append((node.output[0], val))
         if rng.random() < 0.25:
-            outputs.append((name, cur))
-    if not outputs or outputs[-1][0] != name:
-        outputs.append((name, cur))
+            outputs.append(values[-1])
+    if len(values) > 1 and (not outputs or outputs[-1][0] != values[-1][0]):
+        outputs.append(values[-1])
+    if rng.random() < 0.1:
+        outputs.append(("x", x))  # a graph input that is an output too
     elem = helper.np_dtype_to_tensor_dtype(x.dtype)
     graph = helper.make_graph(
         nodes, "chain", [helper.make_tensor_value_info("x", elem, list(x.shape))],
@@ -222,16 +252,24 @@ def chain_case(rng) -> tuple[onnx.ModelProto, list[np.ndarray]]:
     return model, [relaid(x, rng)]
 
 
-def _const(inits: list, name: str, values) -> str:
-    inits.append(numpy_helper.from_array(np.asarray(values, dtype=np.int64), name))
+def _const(inits: list, name: str, values, rng=None, nodes=None, dtype=np.int64) -> str:
+    """An int64 (``dtype``) constant: a raw initializer, a typed one (int64_data), or a Constant node."""
+    values = np.asarray(values, dtype=dtype)
+    how = int(rng.integers(0, 3)) if rng is not None else 0
+    if how == 2 and nodes is not None:
+        nodes.append(helper.make_node("Constant", [], [name], value=numpy_helper.from_array(values, name)))
+    elif how == 1 and dtype == np.int64:
+        inits.append(helper.make_tensor(name, TensorProto.INT64, list(values.shape), values.reshape(-1).tolist()))
+    else:
+        inits.append(numpy_helper.from_array(values, name))
     return name
 
 
-def _step(cur: np.ndarray, rng, out: str, inits: list):
-    """One node on ``cur`` (named by the last node's output), and numpy's value of its output."""
-    src = _step.last or "x"
+def _step(src: str, cur: np.ndarray, rng, out: str, inits: list, nodes: list):
+    """One node on ``cur`` (the value named ``src``), and numpy's value of its output."""
     ops = ["Transpose", "Unsqueeze", "Reshape", "Slice", "Expand", "Identity", "Tile", "Concat", "Pad",
-           "Gather", "Cast", "Flatten", "Squeeze", "Where", "ReverseSequence"]
+           "Gather", "Cast", "Flatten", "Squeeze", "Where", "ReverseSequence", "ScatterElements", "ScatterND",
+           "Split", "Shape", "NonZero", "Neg", "Trilu", "Compress"]
     op = ops[int(rng.integers(0, len(ops)))]
     r = cur.ndim
     node = None
@@ -240,7 +278,7 @@ def _step(cur: np.ndarray, rng, out: str, inits: list):
         node, val = helper.make_node("Transpose", [src], [out], perm=perm), np.transpose(cur, perm)
     elif op == "Unsqueeze":
         axis = int(rng.integers(-r - 1, r + 1))
-        node = helper.make_node("Unsqueeze", [src, _const(inits, out + "_axes", [axis])], [out])
+        node = helper.make_node("Unsqueeze", [src, _const(inits, out + "_axes", [axis], rng, nodes)], [out])
         val = np.expand_dims(cur, axis)
     elif op == "Squeeze" and 1 in cur.shape:
         axes = [i for i, d in enumerate(cur.shape) if d == 1]
@@ -251,7 +289,7 @@ def _step(cur: np.ndarray, rng, out: str, inits: list):
             shape = [-1]
         if cur.size == 0 and shape == [-1]:
             shape = [0]
-        node = helper.make_node("Reshape", [src, _const(inits, out + "_shape", shape)], [out])
+        node = helper.make_node("Reshape", [src, _const(inits, out + "_shape", shape, rng, nodes)], [out])
         val = cur.reshape(shape)
     elif op == "Flatten":
         axis = int(rng.integers(-r, r + 1)) if r else 0
@@ -297,7 +335,7 @@ def _step(cur: np.ndarray, rng, out: str, inits: list):
     elif op == "Gather" and r and cur.shape[0]:
         n = cur.shape[0]
         idx = rng.integers(-n, n, int(rng.integers(0, 4)))
-        node = helper.make_node("Gather", [src, _const(inits, out + "_i", idx)], [out], axis=0)
+        node = helper.make_node("Gather", [src, _const(inits, out + "_i", idx, rng, nodes)], [out], axis=0)
         val = cur[idx]
     elif op == "Cast":
         to = CHAIN_TYPES[int(rng.integers(0, len(CHAIN_TYPES)))]
@@ -316,9 +354,41 @@ def _step(cur: np.ndarray, rng, out: str, inits: list):
         node = helper.make_node("ReverseSequence", [src, _const(inits, out + "_l", lens)], [out], batch_axis=1,
                                 time_axis=0)
         val = cur.copy()
+    elif op in ("ScatterElements", "ScatterND") and r and cur.shape[0]:
+        n = cur.shape[0]
+        rows = rng.permutation(n)[: int(rng.integers(1, n + 1))] - (n if rng.random() < 0.5 else 0)
+        updates = random_like((len(rows), *cur.shape[1:]), cur.dtype, rng)
+        inits.append(numpy_helper.from_array(updates, out + "_u"))
+        if op == "ScatterND":
+            index = _const(inits, out + "_i", rows.reshape(-1, 1), rng, nodes)
+        else:
+            index = _const(inits, out + "_i", np.broadcast_to(rows.reshape((-1,) + (1,) * (r - 1)), updates.shape), rng,
+                           nodes)
+        node = helper.make_node(op, [src, index, out + "_u"], [out], **({"axis": 0} if op != "ScatterND" else {}))
+        val = cur.copy()
+        val[rows] = updates
+    elif op == "Split" and r and cur.shape[-1] >= 2:
+        node = helper.make_node("Split", [src], [out, out + "_b"], axis=-1, num_outputs=2)
+        val = cur[..., : (cur.shape[-1] + 1) // 2]
+    elif op == "Shape":
+        node, val = helper.make_node("Shape", [src], [out], start=int(rng.integers(-r - 1, r + 1))), None
+        val = np.array(cur.shape[node.attribute[0].i:] if node.attribute[0].i >= -r else cur.shape, np.int64)
+    elif op == "NonZero" and cur.dtype != object:
+        node, val = helper.make_node("NonZero", [src], [out]), np.array(np.nonzero(cur.reshape(cur.shape or (1,))))
+    elif op == "Neg" and cur.dtype.kind == "i":
+        node, val = helper.make_node("Neg", [src], [out]), -cur
+    elif op == "Trilu" and r >= 2:
+        k = int(rng.integers(-3, 4))
+        node = helper.make_node("Trilu", [src, _const(inits, out + "_k", k, rng, nodes)], [out], upper=int(rng.integers(0, 2)))
+        val = cur.copy()
+    elif op == "Compress" and r:
+        cond = rng.integers(0, 2, int(rng.integers(0, cur.shape[0] + 2))).astype(bool)
+        if cond.sum() and np.flatnonzero(cond)[-1] >= cur.shape[0]:
+            cond = cond[: cur.shape[0]]
+        inits.append(numpy_helper.from_array(cond, out + "_c"))
+        node, val = helper.make_node("Compress", [src, out + "_c"], [out], axis=0), cur[: len(cond)][cond[: cur.shape[0]]]
     if node is None:
         return None
-    _step.last = out
     return node, np.asarray(val)
 
 

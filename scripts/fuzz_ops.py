@@ -220,7 +220,7 @@ def run_cli_batch(jobs: list, backend: str, tmp: Path) -> list:
     sys.path.insert(0, str(HERE.parent / "tests"))
     from commands import run_commands
 
-    commands, outdirs = [], []
+    commands, outdirs, compared = [], [], []
     for k, (model, inputs, pb_kind) in enumerate(jobs):
         folder = tmp / f"job{k}"
         folder.mkdir()
@@ -228,8 +228,22 @@ def run_cli_batch(jobs: list, backend: str, tmp: Path) -> list:
         files = [write_input(x, folder / f"in{i}", pb_kind).name for i, x in enumerate(inputs)]
         commands.append((folder, ["run", "m.onnx", *files, "-o", "out/", "--backend", backend]))
         outdirs.append(folder / "out")
+        # compare, a consumer on the host: a laid-out .npy equals its values written plainly
+        laid = [f for f, x in zip(files, inputs) if f.endswith(".npy") and x.dtype != object
+                and (not x.dtype.isnative or not x.flags.c_contiguous)]
+        for f in laid:
+            np.save(folder / f"{f}.plain.npy", native(np.load(folder / f)))
+            commands.append((folder, ["compare", f, f"{f}.plain.npy"]))
+        compared.append(len(laid))
+    done_all = iter(run_commands(commands, timeout=900))
     found = []
-    for (model, _, _), out, done in zip(jobs, outdirs, run_commands(commands, timeout=900)):
+    for (model, _, _), out, n in zip(jobs, outdirs, compared):
+        done = next(done_all)
+        wrong = [c for c in (next(done_all) for _ in range(n)) if c.returncode or " same " not in c.stdout]
+        if wrong:
+            found.append(f"CRASH compare of a laid-out input and its values written plainly: exit "
+                         f"{wrong[0].returncode}: {(wrong[0].stdout + wrong[0].stderr).strip()[:300]}")
+            continue
         if done.returncode:
             left = sorted(p.name for p in out.iterdir()) if out.exists() else []
             found.append(f"exit {done.returncode}: {done.stderr.strip()}"
@@ -270,6 +284,7 @@ def main(argv=None) -> int:
     p.add_argument("--chains", type=int, default=20, help="chains of views and tensor ops per seed")
     p.add_argument("-v", "--verbose", action="store_true")
     args = p.parse_args(argv)
+    args.case = args.case.split("[")[0]  # (a CLI case is printed with its file kind: chain_4[npy])
     first, _, last = args.seeds.partition("-")
     seeds = range(int(first), int(last or first) + 1)
     paths = args.path.split(",")
