@@ -155,10 +155,15 @@ def run_api(model: onnx.ModelProto, inputs: list, backend: str) -> list:
     attrs = {a.name.lower(): helper.get_attribute_value(a) for a in node.attribute}
     attrs = {k: (v.decode() if isinstance(v, bytes) else _attr(v)) for k, v in attrs.items()}
     feeds = dict(zip([i.name for i in model.graph.input], inputs))
-    args = [feeds.get(n) if n else None for n in node.input]
-    while args and args[-1] is None:
-        args.pop()
-    out = fn(*args, **attrs, opset=model.opset_import[0].version, backend=backend)
+    schema = onnx.defs.get_schema(node.op_type, model.opset_import[0].version, node.domain)
+    args, named = [], {}
+    for k, n in enumerate(node.input):  # positional up to the first left-out input, then by name
+        formal = schema.inputs[min(k, len(schema.inputs) - 1)]
+        if n and not named and (formal.option != formal.option.Optional or len(args) == k):
+            args.append(feeds[n])
+        elif n:
+            named[formal.name.lower()] = feeds[n]
+    out = fn(*args, **named, **attrs, opset=model.opset_import[0].version, backend=backend)
     return list(out) if isinstance(out, (list, tuple)) else [out]
 
 
