@@ -221,7 +221,8 @@ CHAIN_TYPES = [np.float32, np.int64, np.uint8, np.float16, np.int32, np.bool_, n
 
 def chain_case(rng) -> tuple[onnx.ModelProto, list[np.ndarray]]:
     """A graph of 2 to 7 views and tensor operators on one input; returns (model, [input]). A node
-    takes the last value, or now and then an earlier one (a branch: one value, two consumers)."""
+    takes the last value, or now and then an earlier one (a branch: one value, two consumers); a
+    float Relu, which onnxop does not run, puts a region of another runtime in the middle."""
     rank = int(rng.integers(0, 5))
     shape = [int(rng.choice([0, 1, 1, 2, 3, 4])) if rng.random() < 0.15 else int(rng.integers(1, 5))
              for _ in range(rank)]
@@ -269,7 +270,7 @@ def _step(src: str, cur: np.ndarray, rng, out: str, inits: list, nodes: list):
     """One node on ``cur`` (the value named ``src``), and numpy's value of its output."""
     ops = ["Transpose", "Unsqueeze", "Reshape", "Slice", "Expand", "Identity", "Tile", "Concat", "Pad",
            "Gather", "Cast", "Flatten", "Squeeze", "Where", "ReverseSequence", "ScatterElements", "ScatterND",
-           "Split", "Shape", "NonZero", "Neg", "Trilu", "Compress"]
+           "Split", "Shape", "NonZero", "Neg", "Trilu", "Compress", "Relu", "Relu", "Relu"]
     op = ops[int(rng.integers(0, len(ops)))]
     r = cur.ndim
     node = None
@@ -387,6 +388,8 @@ def _step(src: str, cur: np.ndarray, rng, out: str, inits: list, nodes: list):
             cond = cond[: cur.shape[0]]
         inits.append(numpy_helper.from_array(cond, out + "_c"))
         node, val = helper.make_node("Compress", [src, out + "_c"], [out], axis=0), cur[: len(cond)][cond[: cur.shape[0]]]
+    elif op == "Relu" and cur.dtype.kind == "f":  # not onnxop's: the CLI path runs it with --others reference
+        node, val = helper.make_node("Relu", [src], [out]), cur
     if node is None:
         return None
     return node, np.asarray(val)

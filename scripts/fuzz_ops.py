@@ -122,13 +122,16 @@ def run_cli_batch(jobs: list, backend: str, tmp: Path) -> list:
     sys.path.insert(0, str(HERE.parent / "tests"))
     from commands import run_commands
 
+    from onnxop_cli.ops import OPERATORS
+
     commands, outdirs, compared = [], [], []
     for k, (model, inputs, pb_kind) in enumerate(jobs):
         folder = tmp / f"job{k}"
         folder.mkdir()
         (folder / "m.onnx").write_bytes(model.SerializeToString())
         files = [write_input(x, folder / f"in{i}", pb_kind).name for i, x in enumerate(inputs)]
-        commands.append((folder, ["run", "m.onnx", *files, "-o", "out/", "--backend", backend]))
+        others = ["--others", "reference"] if any(n.op_type not in OPERATORS for n in model.graph.node) else []
+        commands.append((folder, ["run", "m.onnx", *files, "-o", "out/", "--backend", backend, *others]))
         outdirs.append(folder / "out")
         # compare, a consumer on the host: a laid-out .npy equals its values written plainly
         laid = [f for f, x in zip(files, inputs) if f.endswith(".npy") and x.dtype != object
