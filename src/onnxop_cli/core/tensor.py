@@ -290,7 +290,11 @@ class Tensor:
         return cls(name, array.shape, dtype, contiguous, "C", byteswap=swap)
 
     def to_numpy(self, *, fixed_width: bool = False) -> np.ndarray:
-        """The values as a numpy array (unpacking sub-byte types). Strings are
+        """The values as a numpy array (unpacking sub-byte types), in the
+        native byte order: whoever takes them (onnxruntime, onnx.reference,
+        a bit comparison) reads an element's bytes as a native number, so a
+        big-endian file's values are swapped here (a copy; Fortran order stays
+        a view, which numpy indexes by its strides). Strings are
         an object array (str, or bytes if any is not UTF-8) -- with
         ``fixed_width``, the numpy text dtype they came as (``|S2``, ``<U5``)
         when they came as one."""
@@ -307,8 +311,9 @@ class Tensor:
         raw = self.data.to_array()
         if self.dtype.is_packed:
             return unpack_subbyte(raw, self.dtype, self.size).reshape(self.shape)
-        np_dtype = self.dtype.numpy.newbyteorder(">") if self.byteswap else self.dtype.numpy
-        flat = raw.view(np_dtype)
+        flat = raw.view(self.dtype.numpy)
+        if self.byteswap:
+            flat = raw.view(self.dtype.numpy.newbyteorder(">")).astype(self.dtype.numpy)
         if self.order == "F":
             return flat.reshape(self.shape[::-1]).T
         return flat.reshape(self.shape)
