@@ -301,9 +301,14 @@ def chunks(tensor: Tensor, step: Optional[int] = None) -> Iterator[np.ndarray]:
     size, data = tensor.size, tensor.data
     assert data is not None
     if tensor.order == "F" and tensor.rank > 1:
-        values = tensor.to_numpy()  # a map of the file when it is large: pages are read as they are indexed
+        if tensor.byteswap:  # not to_numpy: its native copy of a big-endian file would be the whole file in memory
+            stored = tensor.dtype.numpy.newbyteorder(">")
+            values = data.to_array().view(stored).reshape(tensor.shape[::-1]).T
+        else:
+            values = tensor.to_numpy()  # a map of the file when it is large: pages are read as they are indexed
         for start in range(0, size, step):
-            yield values[np.unravel_index(np.arange(start, min(size, start + step)), tensor.shape)]
+            yield values[np.unravel_index(np.arange(start, min(size, start + step)), tensor.shape)].astype(
+                tensor.dtype.numpy, copy=False)  # native byte order, a chunk at a time
         return
     if tensor.dtype.is_packed:
         per_byte = 8 // tensor.dtype.bits
