@@ -191,7 +191,15 @@ def _one_hot(tmp):
     return ["run", "m.onnx", "i.npy", "d.npy", "v.npy"], "y", want
 
 
-CASES = [_fill, _gather, _gather_graph, _pad, _tile, _expand, _where, _one_hot]
+def _big_endian(tmp):
+    """A 300 MB big-endian input, printed with its Flatten: read where shown, never swapped whole into memory."""
+    x = np.lib.format.open_memmap(tmp / "x.npy", mode="w+", dtype=">f4", shape=(7500, 10000))
+    x[:] = np.arange(10000, dtype=">f4") * np.float32(0.5)
+    del x
+    return ["flatten", "x.npy", "--axis", "1"], "output", np.broadcast_to(shown(10000) * np.float32(0.5), (8, 8))
+
+
+CASES = [_fill, _gather, _gather_graph, _pad, _tile, _expand, _where, _one_hot, _big_endian]
 
 
 @pytest.fixture(scope="module")

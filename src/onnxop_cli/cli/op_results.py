@@ -71,7 +71,7 @@ def show(node, src, runs: Sequence[tuple[Sequence, object]], out: Out, *, full: 
         return
     blocks: list[str] = []
     for inputs, result in runs:
-        shown_in = [Shown(t.name, t.shape, t.dtype.name, t.to_numpy()) for t in inputs if t is not None]
+        shown_in = [Shown(t.name, t.shape, t.dtype.name, t.to_numpy(native=False)) for t in inputs if t is not None]
         shown = result.shown or [(t.to_numpy(), False) for t in result.outputs]  # type: ignore[attr-defined]
         shown_out = [Shown(t.name, t.shape, t.dtype.name, values, note=result.note, summarised=summarised)
                      for t, (values, summarised) in zip(result.outputs, shown)]  # type: ignore[attr-defined]

@@ -306,14 +306,14 @@ def _printed(p, feeds, shown, full: bool):
     if len(g.nodes) == 1 and g.nodes[0].op is not None:
         proto, node = g.nodes[0].proto, p.nodes[0]
         if is_tensor_op(node.op):  # every tensor input, as the operator's own command prints them
-            shown_in = [Shown(n, t.shape, t.dtype.name, t.to_numpy())
+            shown_in = [Shown(n, t.shape, t.dtype.name, t.to_numpy(native=False))
                         for n in proto.input if n for t in [_node_input(p, n)]]
             yield from node_lines(node, shown_in, shown_out, full=full)
             return
         if proto.input[0] in feeds:
             data = feeds[proto.input[0]]
             names = dict(zip(node.op.inputs[1:], proto.input[1:]))
-            yield from node_lines(node, [Shown(proto.input[0], data.shape, data.dtype.name, data.to_numpy())],
+            yield from node_lines(node, [Shown(proto.input[0], data.shape, data.dtype.name, data.to_numpy(native=False))],
                                   shown_out, full=full, names=names)
             return
     yield f"Graph: {len(g.nodes)} nodes, opset {g.opset}"
@@ -323,7 +323,7 @@ def _printed(p, feeds, shown, full: bool):
     yield from ["", "Inputs:"]
     for name in g.inputs:
         t = feeds[name]
-        yield from tensor_lines(Shown(name, t.shape, t.dtype.name, t.to_numpy()), full=full)
+        yield from tensor_lines(Shown(name, t.shape, t.dtype.name, t.to_numpy(native=False)), full=full)
     yield from ["", "Outputs:"]
     for s in shown_out:
         yield from tensor_lines(s, full=full)

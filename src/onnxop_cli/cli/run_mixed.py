@@ -140,7 +140,7 @@ def _printed(m, part, feeds, results, lines: list[str], full: bool) -> str:
 
     text = [*lines, "", "Inputs:"]
     for name, t in feeds.items():
-        text += tensor_lines(Shown(name, t.shape, t.dtype.name, t.to_numpy()), full=full)
+        text += tensor_lines(Shown(name, t.shape, t.dtype.name, t.to_numpy(native=False)), full=full)
     text += ["", "Outputs:"]
     for t in results:
         text += tensor_lines(Shown(t.name, t.shape, t.dtype.name, t.to_numpy()), full=full)

@@ -117,7 +117,7 @@ def show(
         entries, histograms = [], []
         for tensor in tensors:
             with progress.tracked(tensor.data, f"reading {label}", quiet=out.quiet) as data:
-                values = replace(tensor, data=data).to_numpy()
+                values = replace(tensor, data=data).to_numpy(native=False)  # printed: no copy of a big-endian file
                 # a large file's tensor is mapped: its statistics are read slice by slice, not through the map
                 large = isinstance(tensor.data, FileBytes) and tensor.data.nbytes >= MAP_THRESHOLD and not hist
                 statistics = shown.file_stats(tensor, data) if large else shown.stats(values, tensor.dtype)

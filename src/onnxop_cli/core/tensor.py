@@ -289,12 +289,15 @@ class Tensor:
         contiguous = MemoryBytes(np.ascontiguousarray(array))
         return cls(name, array.shape, dtype, contiguous, "C", byteswap=swap)
 
-    def to_numpy(self, *, fixed_width: bool = False) -> np.ndarray:
+    def to_numpy(self, *, fixed_width: bool = False, native: bool = True) -> np.ndarray:
         """The values as a numpy array (unpacking sub-byte types), in the
         native byte order: whoever takes them (onnxruntime, onnx.reference,
         a bit comparison) reads an element's bytes as a native number, so a
         big-endian file's values are swapped here (a copy; Fortran order stays
-        a view, which numpy indexes by its strides). Strings are
+        a view, which numpy indexes by its strides). ``native=False``, for
+        printing, which reads only the elements it shows: a big-endian file's
+        values as a view of its bytes (a ``>`` dtype numpy reads right), no
+        copy of a large file in memory. Strings are
         an object array (str, or bytes if any is not UTF-8) -- with
         ``fixed_width``, the numpy text dtype they came as (``|S2``, ``<U5``)
         when they came as one."""
@@ -313,7 +316,8 @@ class Tensor:
             return unpack_subbyte(raw, self.dtype, self.size).reshape(self.shape)
         flat = raw.view(self.dtype.numpy)
         if self.byteswap:
-            flat = raw.view(self.dtype.numpy.newbyteorder(">")).astype(self.dtype.numpy)
+            flat = raw.view(self.dtype.numpy.newbyteorder(">"))
+            flat = flat.astype(self.dtype.numpy) if native else flat
         if self.order == "F":
             return flat.reshape(self.shape[::-1]).T
         return flat.reshape(self.shape)
