@@ -1,6 +1,6 @@
 """Shared pieces of the kernel property tests (tests/gpu/test_gather_nd.py,
-test_scatter_nd.py): onnx.reference as the oracle, the kernel a call ran
-(read from ``gpu.cache[ix.LAST]``, which the host modules fill), and a
+test_scatter_nd.py, test_reverse_runs.py, ...): onnx.reference as the
+oracle, the kernel a call ran (read from ``gpu.cache[ix.LAST]``, which the host modules fill), and a
 tally that asserts once per property that every case ran the kernel its
 structure and forced variant call for, so a property cannot pass on a
 silent fallback.
@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from onnxop_cli.core.sources import MemoryBytes
 from onnxop_cli.gpu import indexed as ix
 from onnxop_cli.gpu import pieces
 
@@ -56,6 +57,17 @@ def native(a: np.ndarray) -> np.ndarray:
 
 def little(a: np.ndarray) -> bytes:
     return a.astype(a.dtype.newbyteorder("<")).tobytes()
+
+
+def data_of(a: np.ndarray, bits: int | None = None, shape=None, strides=None) -> ix.Data:
+    """``a``'s bytes as the indexed kernels' data: elements of ``bits`` (a's
+    own, bools as bytes), byte-swapped by element (by half for complex) where
+    ``a`` is big-endian; ``shape`` and ``strides`` where they are not a's."""
+    bits = bits or (8 if a.dtype == np.bool_ else a.dtype.itemsize * 8)
+    swap = a.dtype.itemsize if a.dtype.byteorder == ">" and a.dtype.itemsize > 1 else 0
+    if swap and a.dtype.kind == "c":
+        swap = a.dtype.itemsize // 2
+    return ix.Data(MemoryBytes(np.ascontiguousarray(a)), shape or a.shape, bits, swap, strides)
 
 
 class Tally:
