@@ -53,12 +53,12 @@ def structures(rng, dtype: str):
     for shape, ishape in LONG_AND_SHORT * every:
         yield shape, ishape, len(shape) - 1, "C", ("chosen", "elements"), "long and short rows"
     if dtype in ROWS:
-        yield (9, 23), (9, 20), 1, ">i", ("chosen",), "big-endian indices"
+        yield (9, 23), (9, 20), 1, ">i", ("chosen", "elements"), "big-endian indices"
         yield (9, 23), (9, 20), 1, "F", ("chosen",), "Fortran data"
     if every:
         yield (9, 23), (9, 20), 1, "Fi", ("chosen",), "Fortran indices"
     if np.dtype(dtype).itemsize > 1:
-        yield (9, 23), (9, 20), 1, ">", ("chosen",), "big-endian data"
+        yield (9, 23), (9, 20), 1, ">", ("chosen", "elements"), "big-endian data"
     if dtype in ("<f4", "u1"):
         yield (9, 23), (9, 20), 1, "C", ("bands",), "bands"
     if dtype in ("<f4", "<c16"):

@@ -56,7 +56,7 @@ def structures(rng, dtype: str, tail: tuple):
     if dtype in ("<f4", "<f8"):
         yield (13, 11) + tail, (3, 2000), 0, "<i8", ("long@40 bands",)
     if dtype == "<f4":
-        yield (13, 11) + tail, (2000, 39), 0, "<i8", ("long@40",)
+        yield (13, 11) + tail, (2000, 39), 0, "<i8", ("long", "long@40")
     for k in range(3):
         lead = tuple(int(d) for d in rng.integers(1, 40 if k < 2 else 12, 1 + k))
         b = int(k == 2)

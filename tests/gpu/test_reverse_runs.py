@@ -42,22 +42,25 @@ def structures(rng, dtype: str):
     turn; blocks not whole words (one narrow element); big-endian data and
     lengths; column-major data; bands; zero sizes."""
     bits = bits_of(dtype)
-    inner = max(1, 32 // bits) * (3 if bits >= 32 else 1)
+    inner = 3 if bits >= 32 else 12 if bits >= 8 else 3 * 32 // bits
     for axis in (0, 1):
         yield (7, 5, inner), axis, "C", "<i8", ("chosen", "elements"), "whole words"
+    yield (7, 5, inner), 1, "C", ">i8", ("chosen", "elements"), "big-endian lengths"
     ranks = range(2, 9) if dtype == "<f4" else [3 + WIDTHS.index(dtype) % 6]
     for rank in ranks:
         shape = tuple(int(v) for v in rng.integers(1, 4, rank))
         shape = (shape[0] + 2, shape[1] + 4) + shape[2:-1] + (shape[-1] * max(1, 32 // bits),) * (rank > 2)
         for axis in (0, 1):
-            yield shape, axis, "C", ("<i8", ">i8")[axis], ("chosen", "elements"), f"rank {rank}"
+            yield shape, axis, "C", "<i8", ("chosen", "elements"), f"rank {rank}"
     for shape in BOUNDARY * (dtype == "<f4"):
         for axis in (0, 1):
             yield shape, axis, "C", "<i8", ("chosen", "elements"), "invocation boundary"
     if bits in (8, 16):
-        yield (6, 11), 0, "C", "<i8", ("chosen",), "part words"
+        yield (6, 11), 0, "C", "<i8", ("chosen", "elements"), "part words"
+    if not dtype.isdigit():
+        yield (6, 9, 2), 0, "C", ">i8", ("chosen", "elements"), "big-endian lengths"
     if bits >= 16 and not dtype.isdigit():
-        yield (6, 9, 2), 0, ">", ">i8", ("chosen",), "big-endian"
+        yield (6, 9, 2), 0, ">", ">i8", ("chosen", "elements"), "big-endian"
     if bits >= 32:
         yield (6, 9, 3), 0, "F", "<i8", ("chosen",), "Fortran"
     if dtype in ("<f4", "u1", "<f8"):
