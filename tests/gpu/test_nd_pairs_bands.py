@@ -57,11 +57,11 @@ def structures(rng, dtype: str, tail: tuple):
         yield (13, 11) + tail, (3, 2000), 0, "<i8", ("long@40 bands",)
     if dtype == "<f4":
         yield (13, 11) + tail, (2000, 39), 0, "<i8", ("long", "long@40")
-    for k in range(3):
-        lead = tuple(int(d) for d in rng.integers(1, 40 if k < 2 else 12, 1 + k))
-        b = int(k == 2)
+    for k in range(2):
+        lead = tuple(int(d) for d in rng.integers(1, 40 if k < 1 else 12, 1 + k))
+        b = k
         data = tuple(int(d) for d in rng.integers(2, 9, 2 + b)) + tail
-        yield data, lead if not b else data[:1] + lead[1:], b, ("<i8", ">i8")[k % 2], (UPLOADS[k],)
+        yield data, lead if not b else data[:1] + lead[1:], b, ("<i8", ">i8")[k % 2], (UPLOADS[k + 1],)
 
 
 def meant(gpu, lead: tuple, variant: str) -> tuple[str, int]:

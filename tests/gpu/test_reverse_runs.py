@@ -39,25 +39,25 @@ def structures(rng, dtype: str):
     """(shape, batch_axis, layout, lengths' dtype, variants, what): inner
     blocks of whole words for every width in both axis orders; for float32,
     every rank 2-8 and the invocation boundaries, for the others one rank in
-    turn; blocks not whole words (one narrow element); big-endian data and
-    lengths; column-major data; bands; zero sizes."""
+    turn on one axis; blocks not whole words (one narrow element);
+    big-endian data; for float32 big-endian lengths, column-major data,
+    bands and zero sizes."""
     bits = bits_of(dtype)
     inner = 3 if bits >= 32 else 12 if bits >= 8 else 3 * 32 // bits
     for axis in (0, 1):
         yield (7, 5, inner), axis, "C", "<i8", ("chosen", "elements"), "whole words"
-    yield (7, 5, inner), 1, "C", ">i8", ("chosen", "elements"), "big-endian lengths"
     ranks = range(2, 9) if dtype == "<f4" else [3 + WIDTHS.index(dtype) % 6]
     for rank in ranks:
         shape = tuple(int(v) for v in rng.integers(1, 4, rank))
         shape = (shape[0] + 2, shape[1] + 4) + shape[2:-1] + (shape[-1] * max(1, 32 // bits),) * (rank > 2)
-        for axis in (0, 1):
+        for axis in (0, 1) if dtype == "<f4" else (rank % 2,):
             yield shape, axis, "C", "<i8", ("chosen", "elements"), f"rank {rank}"
     for shape in BOUNDARY * (dtype == "<f4"):
         for axis in (0, 1):
             yield shape, axis, "C", "<i8", ("chosen", "elements"), "invocation boundary"
     if bits in (8, 16):
         yield (6, 11), 0, "C", "<i8", ("chosen", "elements"), "part words"
-    if not dtype.isdigit():
+    if dtype == "<f4":
         yield (6, 9, 2), 0, "C", ">i8", ("chosen", "elements"), "big-endian lengths"
     if bits >= 16 and not dtype.isdigit():
         yield (6, 9, 2), 0, ">", ">i8", ("chosen", "elements"), "big-endian"
@@ -65,7 +65,7 @@ def structures(rng, dtype: str):
         yield (6, 9, 3), 0, "F", "<i8", ("chosen",), "Fortran"
     if dtype in ("<f4", "u1", "<f8"):
         yield (40, 33 * 32 // bits), 0, "C", "<i8", ("bands",), "bands"
-    if dtype in ("<f4", "<c16", "u1"):
+    if dtype == "<f4":
         for shape, axis in (((0, 5, 2), 0), ((4, 0, 2), 0), ((4, 5, 0), 0), ((0, 3), 1)):
             yield shape, axis, "C", "<i8", ("chosen",), "zero size"
 
@@ -148,7 +148,7 @@ def test_reverse_sequence_matches_the_reference(gpu, rng, dtype):
             label = f"case {k} ({what}): {shape} {dtype} {layout}, batch axis {axis}, {ltype} lengths, {variant}"
             assert got == want, label
             tally.add(label, meant(shape, dtype, layout, variant), ran)
-    tally.check("blocks", "elements", *(("none",) if dtype in ("<f4", "<c16", "u1") else ()))
+    tally.check("blocks", "elements", *(("none",) if dtype == "<f4" else ()))
 
 
 def test_rank_1_refused():
