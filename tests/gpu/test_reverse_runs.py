@@ -40,8 +40,9 @@ def structures(rng, dtype: str):
     blocks of whole words for every width in both axis orders; for float32,
     every rank 2-8 and the invocation boundaries, for the others one rank in
     turn on one axis; blocks not whole words (one narrow element);
-    big-endian data; for float32 big-endian lengths, column-major data,
-    bands and zero sizes."""
+    big-endian data (16, 32, 64 and 128 bits); for float32 big-endian
+    lengths, column-major data and zero sizes; bands (float32, a byte and
+    float64)."""
     bits = bits_of(dtype)
     inner = 3 if bits >= 32 else 12 if bits >= 8 else 3 * 32 // bits
     for axis in (0, 1):
@@ -59,9 +60,9 @@ def structures(rng, dtype: str):
         yield (6, 11), 0, "C", "<i8", ("chosen", "elements"), "part words"
     if dtype == "<f4":
         yield (6, 9, 2), 0, "C", ">i8", ("chosen", "elements"), "big-endian lengths"
-    if bits >= 16 and not dtype.isdigit():
+    if dtype in ("<f4", "<i2", "<f8", "<c16"):
         yield (6, 9, 2), 0, ">", ">i8", ("chosen", "elements"), "big-endian"
-    if bits >= 32:
+    if dtype == "<f4":
         yield (6, 9, 3), 0, "F", "<i8", ("chosen",), "Fortran"
     if dtype in ("<f4", "u1", "<f8"):
         yield (40, 33 * 32 // bits), 0, "C", "<i8", ("bands",), "bands"
