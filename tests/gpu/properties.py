@@ -89,17 +89,32 @@ class Tally:
             f"{wrong[:8]}; meant {sorted(meant)}, must include {sorted(must)}")
 
 
+class _Counted(dict):
+    """A pieces.Run's own ``taken`` (its "mapped" a bool the hosts read, as
+    gpu/word_kernels.py does), its "runs" and "general" counted into
+    ``counts`` too."""
+
+    def __init__(self, own: dict, counts: dict) -> None:
+        super().__init__(own)
+        self.counts = counts
+
+    def __setitem__(self, key, value) -> None:
+        if key in ("runs", "general"):
+            self.counts[key] += value - self[key]
+        super().__setitem__(key, value)
+
+
 def pieces_kernels(monkeypatch) -> dict:
     """From now on, the parts each pieces kernel ran, {"runs": n, "general": n},
     and "mapped": the ways (mapped or not) the runs' buffers took: every
-    pieces.Run counts into this one dict instead of its own ``taken``."""
+    pieces.Run counts into this one dict besides its own ``taken``."""
     counts: dict = {"runs": 0, "general": 0, "mapped": set()}
     real = pieces.Run.__init__
 
     def init(self, *a, **k):
         real(self, *a, **k)
         counts["mapped"].add(self.taken["mapped"])
-        self.taken = counts
+        self.taken = _Counted(self.taken, counts)
 
     monkeypatch.setattr(pieces.Run, "__init__", init)
     return counts
@@ -126,13 +141,14 @@ def force_pieces(monkeypatch, variant: str) -> None:
     monkeypatch.setattr(pieces, "can_map", CAN_MAP if mapped else lambda gpu: False)
 
 
-def pieces_ran(taken: dict) -> str:
+def pieces_ran(taken: dict, variant: str) -> str:
     """What the pieces kernels ran since ``taken`` (pieces_kernels) was last
-    cleared: "runs", "general", "runs and general" or "none", and ", staged"
-    where every run's buffers were staged; then clears it."""
+    cleared: "runs", "general", "runs and general" or "none", and on the
+    "staged" variant ", staged" where every run's buffers were staged (on
+    the others they may be too: gl and Dawn cannot map); then clears it."""
     kinds = [k for k in ("runs", "general") if taken[k]]
     ran = " and ".join(kinds) or "none"
-    if kinds and taken["mapped"] == {False}:
+    if kinds and variant == "staged" and taken["mapped"] == {False}:
         ran += ", staged"
     taken.update(runs=0, general=0, mapped=set())
     return ran

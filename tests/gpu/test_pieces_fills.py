@@ -206,12 +206,12 @@ def test_fills_match_the_reference(backend, gpu, rng, monkeypatch, taken, gather
             turn = ("general",) + FORCED[1:] * (len(firsts) == 1)
         for variant in (chosen,) + (turn if first else ()):
             force_pieces(monkeypatch, variant)
-            pieces_ran(taken)
+            pieces_ran(taken, variant)
             gathered.clear()
             got = call()
             label = f"case {k} ({what}): {np.dtype(dtype)}, {variant}"
             assert same(got, want), label
-            ran = pieces_ran(taken)
+            ran = pieces_ran(taken, variant)
             if gathered:
                 ran = "gather" if ran == "none" else ran + " and gather"
             if variant.endswith("bands") and ran.startswith("runs"):

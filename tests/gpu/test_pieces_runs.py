@@ -177,11 +177,11 @@ def test_copies_match_the_reference(backend, gpu, rng, monkeypatch, taken, dtype
     for k, (what, call, want, kind) in enumerate(structures(rng, dtype, backend)):
         for variant in ("chosen",) + forced * (k == 0):
             force_pieces(monkeypatch, variant)
-            pieces_ran(taken)
+            pieces_ran(taken, variant)
             got = call()
             label = f"case {k} ({what}): {np.dtype(dtype)}, {variant}"
             assert len(got) == len(want) and all(same(g, w) for g, w in zip(got, want)), label
-            tally.add(label, meant(kind, variant), cut(pieces_ran(taken), variant))
+            tally.add(label, meant(kind, variant), cut(pieces_ran(taken, variant), variant))
     tally.check("runs", *(meant("runs", v) for v in forced),
                 *(("general",) if dtype in (np.float16, np.float32, np.float64) else ()))
 
