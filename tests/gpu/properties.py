@@ -1,6 +1,6 @@
 """Shared pieces of the kernel property tests (tests/gpu/test_gather_nd.py,
-test_scatter_nd.py): onnx.reference as the oracle, the kernel a call ran
-(read from ``gpu.cache[ix.LAST]``, which the host modules fill), and a
+test_scatter_nd.py, test_reverse_runs.py, ...): onnx.reference as the
+oracle, the kernel a call ran (read from ``gpu.cache[ix.LAST]``, which the host modules fill), and a
 tally that asserts once per property that every case ran the kernel its
 structure and forced variant call for, so a property cannot pass on a
 silent fallback.
@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from onnxop_cli.core.sources import MemoryBytes
 from onnxop_cli.gpu import indexed as ix
 from onnxop_cli.gpu import pieces
 
@@ -58,6 +59,17 @@ def little(a: np.ndarray) -> bytes:
     return a.astype(a.dtype.newbyteorder("<")).tobytes()
 
 
+def data_of(a: np.ndarray, bits: int | None = None, shape=None, strides=None) -> ix.Data:
+    """``a``'s bytes as the indexed kernels' data: elements of ``bits`` (a's
+    own, bools as bytes), byte-swapped by element (by half for complex) where
+    ``a`` is big-endian; ``shape`` and ``strides`` where they are not a's."""
+    bits = bits or (8 if a.dtype == np.bool_ else a.dtype.itemsize * 8)
+    swap = a.dtype.itemsize if a.dtype.byteorder == ">" and a.dtype.itemsize > 1 else 0
+    if swap and a.dtype.kind == "c":
+        swap = a.dtype.itemsize // 2
+    return ix.Data(MemoryBytes(np.ascontiguousarray(a)), shape or a.shape, bits, swap, strides)
+
+
 class Tally:
     """Which kernel each case was meant to run and which ran; ``check``
     asserts them equal in one assertion (naming the cases that differ) and
@@ -77,17 +89,66 @@ class Tally:
             f"{wrong[:8]}; meant {sorted(meant)}, must include {sorted(must)}")
 
 
+class _Counted(dict):
+    """A pieces.Run's own ``taken`` (its "mapped" a bool the hosts read, as
+    gpu/word_kernels.py does), its "runs" and "general" counted into
+    ``counts`` too."""
+
+    def __init__(self, own: dict, counts: dict) -> None:
+        super().__init__(own)
+        self.counts = counts
+
+    def __setitem__(self, key, value) -> None:
+        if key in ("runs", "general"):
+            self.counts[key] += value - self[key]
+        super().__setitem__(key, value)
+
+
 def pieces_kernels(monkeypatch) -> dict:
     """From now on, the parts each pieces kernel ran, {"runs": n, "general": n},
     and "mapped": the ways (mapped or not) the runs' buffers took: every
-    pieces.Run counts into this one dict instead of its own ``taken``."""
+    pieces.Run counts into this one dict besides its own ``taken``."""
     counts: dict = {"runs": 0, "general": 0, "mapped": set()}
     real = pieces.Run.__init__
 
     def init(self, *a, **k):
         real(self, *a, **k)
         counts["mapped"].add(self.taken["mapped"])
-        self.taken = counts
+        self.taken = _Counted(self.taken, counts)
 
     monkeypatch.setattr(pieces.Run, "__init__", init)
     return counts
+
+
+CAN_MAP = pieces.can_map
+# forced schedules of the pieces kernels: (runs.ENABLED and runs.FILLS, repeats.ENABLED, pieces.DEFAULT_BAND, mapped)
+PIECES_VARIANTS = {"chosen": (True, True, None, True), "staged": (True, True, None, False),
+                   "general": (False, False, None, True), "bands": (True, True, 1024, True),
+                   "wide bands": (True, True, 4096, True)}
+
+
+def force_pieces(monkeypatch, variant: str) -> None:
+    """Put the pieces kernels on ``variant``'s schedule (PIECES_VARIANTS): the
+    runs kernels on or off (the general kernel, and Expand's and Tile's
+    repeats on the gather kernel), bands and windows of 1 or 4 KiB, staged buffers."""
+    from onnxop_cli.gpu import repeats, runs
+
+    by_runs, repeat, band, mapped = PIECES_VARIANTS[variant]
+    monkeypatch.setattr(runs, "ENABLED", by_runs)
+    monkeypatch.setattr(runs, "FILLS", by_runs)
+    monkeypatch.setattr(repeats, "ENABLED", repeat)
+    monkeypatch.setattr(pieces, "DEFAULT_BAND", band or 64 << 20)
+    monkeypatch.setattr(pieces, "can_map", CAN_MAP if mapped else lambda gpu: False)
+
+
+def pieces_ran(taken: dict, variant: str) -> str:
+    """What the pieces kernels ran since ``taken`` (pieces_kernels) was last
+    cleared: "runs", "general", "runs and general" or "none", and on the
+    "staged" variant ", staged" where every run's buffers were staged (on
+    the others they may be too: gl and Dawn cannot map); then clears it."""
+    kinds = [k for k in ("runs", "general") if taken[k]]
+    ran = " and ".join(kinds) or "none"
+    if kinds and variant == "staged" and taken["mapped"] == {False}:
+        ran += ", staged"
+    taken.update(runs=0, general=0, mapped=set())
+    return ran

@@ -1,46 +1,79 @@
-"""GatherND pairs with the raw tuples uploaded a band at a time (gpu/nd_rows.py:
-``uploads_own``, RAW_BAND shrunk here so small tensors take it), and the
-kernel's runs of eight tuples read before their data words
-(shaders/gather_nd_rows.wgsl's ``eight``). Byte for byte against
-onnx.reference on random bits, the bands counted (``gpu.cache[ix.LAST]["nd
-bands"]``: a silent single upload fails it), mapped and staged (the second
-and later bands refill two buffers in turn); bad indices (2**32 + 1, -(d + 1),
-d) in a late band and in two bands are refused by the first position,
-value and range, nothing written; tuples of one band, and tuples not in
-slice order (the plan), keep one upload.
+"""GatherND by pairs (gpu/nd_rows.py, shaders/gather_nd_rows.wgsl) as one
+property: byte for byte against onnx.reference (numpy's fancy indexing, the
+same rule, for more than 1,000 tuples: the reference walks them in Python)
+on random bits, the output poisoned first. Random and fixed structures
+(index tensors of one to three leading axes, batch_dims 0 and 1, both
+index byte orders, rows of 39 to 2,000 tuples, exactly one band) x every
+schedule the host can take (forced: the tuples uploaded at once or a band
+of 64 at a time through two buffers in turn, mapped or staged; runs of 16
+or 64 slices, LONG_ROW shrunk so short rows take the long run) x slices of
+one and two words (a float, four bytes, a double, two ints). One tally
+asserts each case ran the pairs kernel with the bands and the run meant for
+it, and that every band x run class came up. Bad indices in a late band
+are refused by the first position, value and range, nothing written.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from onnx import helper
-from onnx.reference import ReferenceEvaluator
 
 from conftest import random_array
+from properties import Tally, reference
 from onnxop_cli.core.sources import MemoryBytes
 from onnxop_cli.gpu import indexed as ix
 from onnxop_cli.gpu import choose, nd_rows
 from onnxop_cli.ops import indexing
 
 BAND = 64 * 16  # bytes: 64 tuples a band, the smallest (whole runs of whole vectors)
-
-
-def reference(x: np.ndarray, i: np.ndarray, b: int = 0) -> bytes:
-    node = helper.make_node("GatherND", ["x", "i"], ["y"], batch_dims=b)
-    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info(n, 0, None) for n in "xi"],
-                              [helper.make_tensor_value_info("y", 0, None)])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
-    return ReferenceEvaluator(model).run(None, {"x": x, "i": i.astype("<i8")})[0].tobytes()
-
-
-@pytest.fixture
-def small_bands(monkeypatch):
-    monkeypatch.setattr(nd_rows, "RAW_BAND", BAND)
+# (data dtype, slice tail): slices of one word and of two
+WIDTHS = [("<f4", ()), ("u1", (4,)), ("<f8", ()), ("<i4", (2,))]
+# schedule: (RAW_BAND, LONG_ROW, $ONNXOP_SCHEDULE's nd_run or None for the adapter's answer, mapped)
+VARIANTS = {"one upload": (8 << 20, 1024, None, None), "bands": (BAND, 1024, None, None),
+            "bands staged": (BAND, 1024, None, False), "long": (8 << 20, 1024, "long", None),
+            "long bands": (128 * 16, 1024, "long", None), "short": (8 << 20, 1024, "short", None),
+            "long@40": (8 << 20, 40, "long", None), "long@40 bands": (128 * 16, 40, "long", None)}
+UPLOADS = ("one upload", "bands", "bands staged")
+CLASSES = ("one upload, run 16", "bands, run 16", "one upload, run 64", "bands, run 64")
 
 
 def tuples(rng, bounds, lead, dtype="<i8") -> np.ndarray:
     return np.stack([rng.integers(-d, d, lead) for d in bounds], axis=-1).astype(dtype)
+
+
+def structures(rng, dtype: str, tail: tuple):
+    """(data shape, index leading shape, batch_dims, index dtype, variants):
+    the fixed ones of the replaced tests (seven bands, the last short, rows
+    of 61 across runs and bands, in bands for every width, at once too for
+    float32 and float64; rows of 45 and 2,000 on long runs at LONG_ROW 40,
+    float32 and float64; for float32 batch_dims 1,
+    big-endian tuples, exactly one band, rows of 2,000 on long and short
+    runs, 39 on short), then a random one on an upload schedule in turn."""
+    yield (13, 11) + tail, (7, 61), 0, "<i8", UPLOADS if dtype in ("<f4", "<f8") else UPLOADS[1:]
+    if dtype in ("<f4", "<f8"):
+        yield (13, 11) + tail, (5, 45), 0, "<i8", ("long@40", "long@40 bands")
+        yield (13, 11) + tail, (3, 2000), 0, "<i8", ("long@40", "long@40 bands")
+    if dtype == "<f4":
+        yield (3, 9, 7) + tail, (3, 50), 1, "<i8", UPLOADS[:2]
+        yield (13, 11) + tail, (300,), 0, ">i8", UPLOADS
+        yield (13, 11) + tail, (64,), 0, "<i8", ("bands",)  # one band's bytes: uploaded at once
+        yield (13, 11) + tail, (3, 2000), 0, "<i8", ("long", "long bands", "short")
+        yield (13, 11) + tail, (2000, 39), 0, "<i8", ("long", "long@40")
+    k = WIDTHS.index((dtype, tail))
+    b = k % 2
+    lead = tuple(int(d) for d in rng.integers(1, 40 if b == 0 else 12, 1 + k % 3))
+    data = tuple(int(d) for d in rng.integers(2, 9, 2 + b)) + tail
+    yield data, lead if not b else data[:1] + lead[1:], b, ("<i8", ">i8")[k // 2 % 2], (UPLOADS[k % 3],)
+
+
+def meant(gpu, lead: tuple, variant: str) -> tuple[str, int]:
+    """The class (bands or not, run of 16 or 64) and the bands meant for
+    these leading index dims on ``variant`` (set already)."""
+    count = int(np.prod(lead))
+    row = lead[-1] if lead else 0
+    run = 64 if row >= nd_rows.LONG_ROW and choose.answer(gpu, "nd_run") == "long" else 16
+    bands = -(-count // max(run, nd_rows.RAW_BAND // 16 // run * run)) if count * 16 > nd_rows.RAW_BAND else 0
+    return f"{'bands' if bands else 'one upload'}, run {run}", bands
 
 
 def run(gpu, x, i, b=0, **kw):
@@ -50,58 +83,60 @@ def run(gpu, x, i, b=0, **kw):
     n = ix.gather_indexed(gpu, ix.Data(MemoryBytes(np.ascontiguousarray(x)), x.shape, x.dtype.itemsize * 8),
                           index, check, table, out.extend, poison=0xA5, **kw)
     assert n == len(out)
-    counts = gpu.cache[ix.LAST]
-    assert counts.get("nd pairs") == 1, counts
-    return bytes(out), counts
+    return bytes(out), gpu.cache[ix.LAST]
 
 
-@pytest.mark.parametrize("mapped", [None, False])
-@pytest.mark.parametrize("dtype, tail", [("<f4", ()), ("u1", (4,)), ("<f8", ()), ("<i4", (2,))])
-def test_bands_match_reference(gpu, rng, small_bands, mapped, dtype, tail):
-    """7 x 61 tuples (427: seven bands, the last short; rows of 61 cross
-    runs and bands), slices of one and two words."""
-    x = random_array(rng, (13, 11) + tail, dtype)
-    i = tuples(rng, (13, 11), (7, 61))
-    got, counts = run(gpu, x, i, mapped=mapped)
-    assert counts.get("nd bands") == 7
-    assert got == reference(x, i)
+def want(x: np.ndarray, i: np.ndarray, b: int) -> bytes:
+    if i.size // 2 <= 1000:
+        return reference("GatherND", x, i.astype("<i8"), batch_dims=b).tobytes()
+    assert b == 0
+    return x[tuple(np.moveaxis(i.astype("<i8"), -1, 0))].tobytes()
 
 
-def test_bands_batch_dims_big_endian(gpu, rng, small_bands):
-    x = random_array(rng, (3, 9, 7), "<f4")
-    i = tuples(rng, (9, 7), (3, 50))
-    got, counts = run(gpu, x, i, 1)
-    assert counts.get("nd bands") == 3 and got == reference(x, i, 1)
-    big = tuples(rng, (13, 11), (300,), ">i8")
-    y = random_array(rng, (13, 11), "<f4")
-    got, counts = run(gpu, y, big)
-    assert counts.get("nd bands") == 5 and got == reference(y, big)
+@pytest.mark.parametrize("dtype, tail", WIDTHS)
+def test_gather_nd_pairs_match_the_reference(gpu, rng, monkeypatch, dtype, tail):
+    tally = Tally()
+    for k, (shape, lead, b, itype, variants) in enumerate(structures(rng, dtype, tail)):
+        x = random_array(rng, shape, dtype)
+        i = tuples(rng, shape[b:b + 2], lead, itype)
+        expected = want(x, i, b)
+        for variant in variants:
+            raw_band, long_row, nd_run, mapped = VARIANTS[variant]
+            monkeypatch.setattr(nd_rows, "RAW_BAND", raw_band)
+            monkeypatch.setattr(nd_rows, "LONG_ROW", long_row)
+            if nd_run:
+                monkeypatch.setenv(choose.ENV_SCHEDULE, f"nd_run={nd_run}")
+            else:
+                monkeypatch.delenv(choose.ENV_SCHEDULE, raising=False)
+            kind, bands = meant(gpu, lead, variant)
+            got, counts = run(gpu, x, i, b, mapped=mapped)
+            label = f"case {k}: {shape} {dtype} by {lead} {itype} batch_dims {b}, {variant}"
+            assert got == expected, label
+            ran = "none" if counts.get("nd pairs") != 1 else \
+                f"{'bands' if counts.get('nd bands') else 'one upload'}, run {counts.get('nd run')}"
+            tally.add(label, kind, ran)
+            assert counts.get("nd bands", 0) == bands, (label, counts)
+    tally.check(*CLASSES if dtype in ("<f4", "<f8") else CLASSES[1:2])  # long runs: float32 and float64, as replaced
 
 
-def test_one_band_keeps_one_upload(gpu, rng, small_bands):
-    x = random_array(rng, (13, 11), "<f4")
-    i = tuples(rng, (13, 11), (64,))  # exactly one band's bytes: uploaded at once
-    got, counts = run(gpu, x, i)
-    assert "nd bands" not in counts and got == reference(x, i)
-
-
-@pytest.mark.parametrize("bad, which", [(2**32 + 1, 0), (-12, 1), (13, 0)])
-def test_bad_index_in_a_late_band_named(gpu, rng, small_bands, bad, which):
-    """Bad indices at tuples 300 (band 4) and 400 (band 6): the first named,
-    nothing written."""
-    x = random_array(rng, (13, 11), "<f4")
-    i = tuples(rng, (13, 11), (7, 61))
-    i.reshape(-1, 2)[400, 1 - which] = 2**32
-    i.reshape(-1, 2)[300, which] = bad
-    table, check = indexing.gather_nd("GND", x.shape, i.shape, 0)
-    got = []
-    with pytest.raises(ix.BadIndex) as e:
-        ix.gather_indexed(gpu, ix.Data(MemoryBytes(x), x.shape, 32), ix.Index(MemoryBytes(i), i.shape), check,
-                          table, got.append)
-    assert not got and gpu.cache[ix.LAST].get("nd bands") == 7
-    assert e.value.position == (300 // 61, 300 % 61, which) and e.value.value == bad
-    d = x.shape[which]
-    assert f"out of range [-{d}, {d - 1}]" in str(e.value)
+def test_bad_index_in_a_late_band_named(gpu, rng, monkeypatch):
+    """Bad indices (2**32 + 1, -(d + 1), d) at tuples 300 (band 4) and 400
+    (band 6): the first named by position, value and range, nothing written."""
+    monkeypatch.setattr(nd_rows, "RAW_BAND", BAND)
+    for bad, which in ((2**32 + 1, 0), (-12, 1), (13, 0)):
+        x = random_array(rng, (13, 11), "<f4")
+        i = tuples(rng, (13, 11), (7, 61))
+        i.reshape(-1, 2)[400, 1 - which] = 2**32
+        i.reshape(-1, 2)[300, which] = bad
+        table, check = indexing.gather_nd("GND", x.shape, i.shape, 0)
+        got = []
+        with pytest.raises(ix.BadIndex) as e:
+            ix.gather_indexed(gpu, ix.Data(MemoryBytes(x), x.shape, 32), ix.Index(MemoryBytes(i), i.shape), check,
+                              table, got.append)
+        assert not got and gpu.cache[ix.LAST].get("nd bands") == 7, bad
+        assert e.value.position == (300 // 61, 300 % 61, which) and e.value.value == bad
+        d = x.shape[which]
+        assert f"out of range [-{d}, {d - 1}]" in str(e.value)
 
 
 def test_plan_orders_only_row_major_tuples():
@@ -112,33 +147,3 @@ def test_plan_orders_only_row_major_tuples():
     assert nd_rows.plan(slices.plan(table, 32, check.bounds), check.mode).ordered
     table, check = indexing.gather_nd("GND", (6, 8), (5, 4, 2), 0, None, (16, 2, 1))
     assert not nd_rows.plan(slices.plan(table, 32, check.bounds), check.mode).ordered
-
-
-@pytest.mark.parametrize("long_row", [nd_rows.LONG_ROW, 40])
-def test_long_runs(gpu, rng, monkeypatch, long_row):
-    """Runs of LONG_RUN slices: rows of 2000 (more slices than a workgroup's
-    runs of RUN would cover; runs that cross a row's end among ones that do
-    not), and, LONG_ROW shrunk, rows of 45 (every run crosses one) with
-    slices of one and two words; one upload and bands (the ``nd_run``
-    schedule question forced to "long": "short" keeps runs of 16)."""
-    monkeypatch.setattr(nd_rows, "LONG_ROW", long_row)
-    monkeypatch.setenv(choose.ENV_SCHEDULE, "nd_run=long")
-    cases = [("<f4", (3, 2000))] + ([("<f4", (5, 45)), ("<f8", (5, 45)), ("<f8", (3, 2000))] if long_row == 40 else [])
-    for dtype, lead in cases:
-        x = random_array(rng, (13, 11), dtype)
-        i = tuples(rng, (13, 11), lead)
-        want = reference(x, i)
-        got, counts = run(gpu, x, i)
-        assert counts["nd run"] == 64 and "nd bands" not in counts and got == want, (dtype, lead)
-        monkeypatch.setattr(nd_rows, "RAW_BAND", 128 * 16)
-        got, counts = run(gpu, x, i)
-        assert counts.get("nd bands") == -(-i.size // 2 // 128) and got == want, (dtype, lead)
-        monkeypatch.setattr(nd_rows, "RAW_BAND", 16 << 20)
-    x = random_array(rng, (13, 11), "<f4")
-    i = tuples(rng, (13, 11), (2000, 39))
-    got, counts = run(gpu, x, i)
-    assert counts["nd run"] == 16 and got == reference(x, i)
-    monkeypatch.setenv(choose.ENV_SCHEDULE, "nd_run=short")
-    i = tuples(rng, (13, 11), (3, 2000))
-    got, counts = run(gpu, x, i)
-    assert counts["nd run"] == 16 and got == reference(x, i)
