@@ -27,7 +27,8 @@ take their ONNX inputs positionally, in schema order (a variadic input
 takes any number); attributes and the other inputs are keywords by their
 ONNX names in lower case (``pads=[0, 1]``, ``constant_value=np.float32(np.nan)``,
 ``x=a, y=b``). An input may be an array or a list (int64 for indices and
-pads, the data's type otherwise). One output is an array; several (Split)
+pads, the data's type otherwise); ``None`` in an optional input's place
+leaves it out (``resize(x, None, scales)``). One output is an array; several (Split)
 a list of arrays:
 
     >>> from onnxop_cli import concat
@@ -269,11 +270,17 @@ def _tensor_op_function(spec: OpSpec) -> Callable[..., Any]:
                 attributes[name] = [int(v) for v in value] if isinstance(value, (list, tuple)) else value
             else:
                 extra[name] = value
-        positional = [to_tensor(x, name=f"{op.inputs[0] if op.variadic else op.inputs[i]}" + (f"_{i}" if op.variadic else ""))
+        if op.variadic and any(x is None for x in inputs):
+            raise UsageError(f"{label}: input {[x is None for x in inputs].index(True)} is None; its "
+                             f"{op.inputs[0]} are arrays, none of them can be left out")
+        # None in an input's place leaves that input out, as an empty name does in a node
+        positional = [None if x is None else
+                      to_tensor(x, name=f"{op.inputs[0] if op.variadic else op.inputs[i]}" + (f"_{i}" if op.variadic else ""))
                       for i, x in enumerate(inputs)]
         tensors: list[Any] = list(positional)
         if not op.variadic:
-            data = positional[op.data_input].dtype if len(positional) > op.data_input else None
+            given = positional[op.data_input] if len(positional) > op.data_input else None
+            data = given.dtype if given is not None else None
             for name in op.inputs[len(positional):]:
                 value = extra.pop(name, None)
                 if value is None:

@@ -208,3 +208,19 @@ def test_view_functions_refuse_in_one_line():
         onnxop_cli.transpose(np.zeros((2, 3)), [0, 0])
     with pytest.raises(UsageError, match=r"^Slice: steps must be integers, got 'x'$"):
         onnxop_cli.slice_(np.zeros(3), [0], [1], steps=["x"])
+
+
+def test_none_in_an_inputs_place_leaves_it_out_or_is_refused_in_one_line(backend):
+    """None positionally is an input left out, as an empty name in a node: Pad's constant_value takes its default,
+    Resize reads scales after an absent roi; a required input or a variadic one is refused by name (it once became
+    an object array: 'a string tensor holds a value of type NoneType')."""
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    pads = np.array([0, 1, 0, 1], np.int64)
+    assert onnxop_cli.pad(x, pads, None, backend=backend).tobytes() == np.pad(x, ((0, 0), (1, 1))).tobytes()
+    assert onnxop_cli.resize(x, None, np.array([1, 2], np.float32), backend=backend).tobytes() == np.repeat(
+        x, 2, axis=1).tobytes()
+    with pytest.raises(OpError, match=r"^Pad-\d+ needs input data$"):
+        onnxop_cli.pad(None, pads, backend=backend)
+    with pytest.raises(UsageError, match=r"^Concat-\d+: input 1 is None; its inputs are arrays, none of them can be "
+                                         r"left out$"):
+        onnxop_cli.concat(x, None, axis=0, backend=backend)
