@@ -134,7 +134,8 @@ def test_split_rules():
         split(x, split=[2, 3], num_outputs=2)
     with pytest.raises(OpError, match=r"cannot be cut into 4 parts of ceil\(2/4\)"):
         split(x, axis=1, num_outputs=4)
-    with pytest.raises(OpError, match="give --split"):
+    with pytest.raises(OpError, match=r"give split \(the part sizes; --split\), or num_outputs \(--num-outputs\) "
+                                      "from opset 18"):
         split(x, axis=0, opset=13)
     with pytest.raises(UsageError, match="has no num_outputs"):
         split(x, num_outputs=5, opset=13)

@@ -52,9 +52,10 @@ class Split_1(TensorOp):
     def even(cls, node: Node, dim: int, axis: int) -> list[int]:
         n = node.outputs
         if not n:
-            raise OpError(f"{cls.label()}: give --split (the part sizes), or --num-outputs from opset 18")
+            raise OpError(f"{cls.label()}: give split (the part sizes; --split), or num_outputs (--num-outputs) "
+                          "from opset 18")
         if dim % n:
-            raise OpError(f"{cls.label()}: axis {axis} of length {dim} does not split into {n} equal parts; give --split")
+            raise OpError(f"{cls.label()}: axis {axis} of length {dim} does not split into {n} equal parts; give split (--split)")
         return [dim // n] * n
 
     @classmethod
