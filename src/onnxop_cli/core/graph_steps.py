@@ -323,8 +323,7 @@ class Lazy:
         with gpu.lock:
             copied = _copied(p, self.tensors)
             if copied is not None and isinstance(copied.data, resident.DeviceBuffer):
-                source = copied.data  # BitCast of an intermediate: the same bytes
-                resident.copy_on_device(gpu, source, out)
+                resident.copy_on_device(gpu, copied.data, out)  # BitCast of an intermediate: the same bytes
             elif any(t is not None and isinstance(t.data, ValueBytes) for t in self.tensors):
                 # print mode: its inputs made only where its kernel reads them (core/value_bytes.py)
                 from ..gpu.pieces import BAND

@@ -48,8 +48,6 @@ SELECT_LAST = "select-last"  # gpu.cache[SELECT_LAST]: the last select's bands a
 Sink = Callable[[memoryview], None]
 
 
-# the inputs, dst, params, axes, fault word
-
 
 def run_elementwise(
     gpu: Gpu,

@@ -109,7 +109,7 @@ class OutputPlan:
         return pc.src.input if pc.size == self.size and pc.dst.is_identity() and pc.src.at.is_identity() else None
 
 
-def same_elements(name: str, data: Arg, dtype: DType, kernel: str = "copy") -> OutputPlan:
+def same_elements(name: str, data: Arg, dtype: DType) -> OutputPlan:
     """Output ``name``: input 0's elements, row-major, as ``dtype`` of their
     width (a Cast to its own type, BitCast): one region reading them where
     they lie -- Fortran order, a window of a larger base, big-endian bytes
@@ -117,7 +117,7 @@ def same_elements(name: str, data: Arg, dtype: DType, kernel: str = "copy") -> O
     the input's bytes in order (``OutputPlan.flat``)."""
     at = Access(data.shape, data.strides, data.offset)
     as_they_are = data.tensor.byteswap == 0 and at.is_identity()
-    return one_region(name, data.shape, dtype, at, kernel if as_they_are else "pieces")
+    return one_region(name, data.shape, dtype, at, "copy" if as_they_are else "pieces")
 
 
 def one_region(name: str, shape, dtype: DType, at: Access, kernel: str = "view") -> OutputPlan:
