@@ -267,7 +267,8 @@ def _tensor_op_function(spec: OpSpec) -> Callable[..., Any]:
                 param = next((p for p in spec.params if p.name == name and p.type_name), None)
                 if param is not None:  # a type: its name, a numpy dtype or its number
                     value = _param(spec, param, value)
-                attributes[name] = [int(v) for v in value] if isinstance(value, (list, tuple)) else value
+                number = float if getattr(op, "literal_types", {}).get(name) == "float" else int
+                attributes[name] = [number(v) for v in value] if isinstance(value, (list, tuple)) else value
             else:
                 extra[name] = value
         if op.variadic and any(x is None for x in inputs):

@@ -43,11 +43,12 @@ def parse(spec: OpSpec, param: Param, text: Optional[str]) -> object:
         if param.empty_ok:
             return []
         raise UsageError(f"{spec.op_type}: {param.name} must not be empty {hint}")
+    number, noun = (float, "numbers") if param.kind == "floats" else (int, "integers")
     try:
-        return [int(p) for p in parts]
+        return [number(p) for p in parts]
     except ValueError:
         raise UsageError(
-            f"{spec.op_type}: {param.option} must be comma-separated integers, got {text!r} {hint}"
+            f"{spec.op_type}: {param.option} must be comma-separated {noun}, got {text!r} {hint}"
         ) from None
 
 

@@ -101,7 +101,10 @@ def attribute_value(spec: OpSpec, param: Param, text: str) -> object:
             return float(text)
         except ValueError:
             raise UsageError(f"{spec.op_type}: {param.option} must be a number, got {text!r}") from None
-    kind = "ints" if param.kind == "tensor" else param.kind
+    kind = param.kind
+    if kind == "tensor":  # an input in other opsets, an attribute in this one: a list of its literals' type
+        floats = any(getattr(v, "literal_types", {}).get(param.name) == "float" for v in spec.versions)
+        kind = "floats" if floats else "ints"
     return parse(spec, Param(param.name, kind, param.help, param.example, empty_ok=True, choices=param.choices,
                              type_name=param.type_name), text)
 

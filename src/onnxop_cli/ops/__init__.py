@@ -14,7 +14,7 @@ from . import depth_to_space, expand, flatten, identity, reshape, slice, space_t
 from . import unsqueeze
 from . import compress, concat, fills, one_hot, pad, selection, shape, split, trilu, where
 from . import gather, gather_elements, gather_nd, reverse_sequence, scatter, scatter_elements, scatter_nd
-from . import nonzero, resize, tensor_scatter
+from . import nonzero, resize, tensor_scatter, upsample
 from . import arithmetic, cast, logic, range_op
 from .base import check_type, Node, OpVersion
 from .spec import OpSpec, Param
@@ -32,7 +32,7 @@ SPECS: dict[str, OpSpec] = {
             depth_to_space, space_to_depth,
             concat, split, where, pad, trilu,
             gather, gather_elements, gather_nd, scatter_elements, scatter_nd, scatter, tensor_scatter,
-            reverse_sequence, nonzero, resize,
+            reverse_sequence, nonzero, resize, upsample,
         )),
         fills.CONSTANT_OF_SHAPE, fills.EYE_LIKE, shape.SHAPE, shape.SIZE,
         selection.CENTER_CROP_PAD, compress.COMPRESS, one_hot.ONE_HOT, selection.BITCAST,
