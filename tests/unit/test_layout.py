@@ -46,8 +46,7 @@ def test_every_array_of_records_has_a_layout(shader):
 # accessor per kind. The host packs every kind by name (pack_rows).
 _ACCESSOR = re.compile(r"fn (\w+)\(r: u32\) -> (\w+) \{\s*let a = axes\[r\];\s*return \2\(([^)]*)\);")
 TABLES = {  # shader -> the record structs its accessors read
-    **dict.fromkeys(("indexed_gather.wgsl", "indexed_slices.wgsl", "indexed_slabs.wgsl", "scatter_slices.wgsl",
-                     "gather_nd_rows.wgsl"), {"Axis", "Lookup"}),
+    **dict.fromkeys(("indexed_gather.wgsl", "scatter_slices.wgsl", "gather_nd_rows.wgsl"), {"Axis", "Lookup"}),
     "pieces.wgsl": {"Axis", "Other"},
     **dict.fromkeys(("gather.wgsl", "transpose_blocked.wgsl", "transpose_tiled.wgsl", "gather_lines.wgsl",
                      "gather_elements_rows.wgsl", "nonzero.wgsl", "pieces_runs.wgsl", "pieces_edges.wgsl"),
@@ -157,7 +156,9 @@ def test_pad_fields_are_zero_when_left_out():
 
 def test_kernels_that_share_a_params_buffer_share_its_layout():
     # slices.Slices.params packs both slice kernels' Params
-    assert layout("indexed_slices.wgsl").fields == layout("scatter_slices.wgsl").fields
+    from onnxop_cli.gpu.render.slices import WORDS_PARAMS
+
+    assert WORDS_PARAMS.layout.fields == layout("scatter_slices.wgsl").fields
 
 
 def test_no_params_packed_by_position_in_gpu():

@@ -1,0 +1,211 @@
+"""Gathers of whole slices (GatherND, Gather), rendered: output slice p is
+``width`` units copied from the data, starting at the unit
+
+    sum_k o_k * dstride_k  +  sum_t index(ip + ioff_t) * lstride_t
+
+where o is slice p's multi-index over the ``outer`` leading output axes
+(per leading axis an Axis of lib/index_table.wgsl, strides in words) and
+ip = sum_k o_k * istride_k its index tuple's position; lookup t is
+axes[outer + t], a Lookup. gpu/slices.py takes this only where every slice
+and every stride is whole words; lib/slice_walk.wgsl walks the slices,
+reading a tuple once per slice (once per invocation when a slice spans its
+units), never per element. One generator, three variants (``variant``):
+
+``words``
+    u32 words, WORDS an invocation: one band of one window (GatherND).
+``whole``
+    16-byte vectors (every slice and stride whole vectors: ``Slices.vec4``),
+    VECS an invocation: one band of one buffer, the raw indices checked as
+    read (a quarter of the loads, stores and bounds checks Mesa's CPU drivers
+    run per byte). Strides in ``axes`` stay in words; ``words`` and ``width``
+    count vectors.
+``windowed``
+    vectors in any band (``first``: its first output vector), ``chunk`` an
+    invocation, from one window [win0, wend) of the source (source vectors;
+    windows start on whole vectors, so every output vector has its source in
+    exactly one, gpu/gather_windows.py): a slab's part outside is skipped with
+    one test, copied straight inside, vector by vector across an edge;
+    ``normed`` 1: indices.wgsl checked and wrapped them before and ``raw`` is
+    its u32 offsets seen as pairs.
+
+The raw int64 indices are read and checked as indexed_gather.wgsl's ``index``
+checks them (lib/index_check.wgsl, all 64 bits): a bad one keeps the smallest
+position in status[0] and reads 0; the output is one band (read back only if
+status[0] is untouched) and every slice has a unit, so every index is read.
+
+A row-per-thread gather (render/elementwise.py) copies elements; here whole
+words of a slice.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..layout import Struct
+from ..shaders import shader_source
+from .frame import Binding, Frame
+
+_COMMON = (
+    ("words", "u32"),     # output units (words, or vectors)
+    ("groups_x", "u32"),  # workgroups per row of the dispatch grid
+    ("width", "u32"),     # units per slice
+    ("outer", "u32"),     # leading output axes
+    ("nlook", "u32"),     # indices per tuple
+    ("iswap", "u32"),     # 1: big-endian indices
+    ("cmode", "u32"),     # indices.wgsl's mode (0 wrap, 1 0 .. d, 2 0 .. d-1)
+)
+WORDS_PARAMS = Struct("Params", (*_COMMON, ("pad0", "u32")))  # scatter_slices.wgsl's Params too
+VECS_PARAMS = Struct("Params", (*_COMMON, *((n, "u32") for n in (
+    "normed",  # 1: `raw` holds indices.wgsl's checked u32 offsets
+    "first",   # the band's first output vector
+    "win0",    # windowed: the window's first source vector
+    "wend",    # windowed: one past its last
+    "chunk",   # windowed: vectors per invocation
+))))
+VARIANTS = ("words", "whole", "windowed")
+
+
+@dataclass(frozen=True)
+class Units:
+    """What an invocation copies: ``per`` (named ``name``) units of ``word``."""
+
+    word: str
+    name: str
+    per: int
+    wg: int = 256
+
+    @property
+    def CONSTS(self) -> tuple[tuple[str, str, str], ...]:  # noqa: N802 - the frame's name
+        return (("WG", "wg", ""), (self.name, "per", ""))
+
+
+SCHEDULES = {"words": Units("u32", "WORDS", 16), "vec4": Units("vec4<u32>", "VECS", 4)}
+
+
+@dataclass(frozen=True)
+class SliceGather(Frame):
+    """The whole-slice gather's ``variant`` (one of VARIANTS)."""
+
+    variant: str
+
+    def __post_init__(self) -> None:
+        if self.variant not in VARIANTS:
+            raise ValueError(f"no whole-slice gather {self.variant!r}")
+
+    @property
+    def schedule(self) -> Units:  # type: ignore[override]
+        return SCHEDULES["words" if self.variant == "words" else "vec4"]
+
+    @property
+    def PARAMS(self) -> Struct:  # type: ignore[override]  # noqa: N802 - the frame's name
+        return WORDS_PARAMS if self.variant == "words" else VECS_PARAMS
+
+    @property
+    def label(self) -> str:  # type: ignore[override]
+        return f"slice gather {self.variant}[wg={self.schedule.wg},{self.schedule.name.lower()}={self.schedule.per}]"
+
+    @property
+    def bindings(self) -> tuple[Binding, ...]:  # type: ignore[override]
+        word = self.schedule.word
+        return (Binding(0, "src", "read", word), Binding(1, "dst", "read_write", word), Binding(2),
+                Binding(3, "axes", "read", "vec4<u32>"), Binding(4, "raw", "read", "vec2<u32>"),
+                Binding(5, "status", "read_write", "atomic<u32>"))
+
+    def parts(self) -> list[str]:
+        walk = [shader_source("lib/index_check.wgsl"), shader_source("lib/slice_walk.wgsl")]
+        return walk + [_OFFSET] if self.variant == "windowed" else walk
+
+    def main(self) -> str:
+        if self.variant == "windowed":
+            return _WINDOWED
+        s, vec = self.schedule, self.variant != "words"
+        return _whole(s.name, " / 4u" if vec else "")
+
+
+def _whole(per: str, scale: str) -> str:
+    """One band of one buffer, ``per`` units an invocation (``scale``: the word base to the unit's)."""
+    return f"""    let q0 = ((wg.y * params.groups_x + wg.x) * WG + lid) * {per};
+    if (q0 >= params.words) {{
+        return;
+    }}
+    let width = params.width;
+    let w = row();
+    var p = q0 / width;
+    var k = q0 - p * width;
+    var a = at(p);
+    var b = base(a, w){scale};
+    let end = min(q0 + {per}, params.words);
+    for (var q = q0; q < end; q = q + 1u) {{
+        if (k == width) {{
+            p = p + 1u;
+            k = 0u;
+            a = next(a, w, p);
+            b = base(a, w){scale};
+        }}
+        dst[q] = src[b + k];
+        k = k + 1u;
+    }}
+"""
+
+
+_OFFSET = """// `index`, or (normed) indices.wgsl's checked offset at `pos`.
+fn offset(pos: u32, d: u32) -> u32 {
+    if (params.normed != 0u) {
+        let n = raw[pos >> 1u];
+        return select(n.x, n.y, (pos & 1u) != 0u);
+    }
+    return index(pos, d);
+}
+
+// `base` for `windowed`, its indices read by `offset`.
+fn base_of(a: At, w: Row) -> u32 {
+    var off = a.off + offset(a.ip + w.look0.ioff, w.look0.bound) * w.look0.stride;
+    for (var t = 1u; t < params.nlook; t = t + 1u) {
+        let lk = lookup(params.outer + t);
+        off = off + offset(a.ip + lk.ioff, lk.bound) * lk.stride;
+    }
+    return off;
+}
+"""
+
+_WINDOWED = """    let chunk = params.chunk;
+    let q0 = ((wg.y * params.groups_x + wg.x) * WG + lid) * chunk;
+    if (q0 >= params.words) {
+        return;
+    }
+    let width = params.width;
+    let w = row();
+    let g0 = params.first + q0;
+    var p = g0 / width;
+    var k = g0 - p * width;
+    var a = at(p);
+    let end = min(q0 + chunk, params.words);
+    let span = params.wend - params.win0;
+    var q = q0;
+    loop {
+        if (q >= end) {
+            break;
+        }
+        let n = min(width - k, end - q);  // this slab's vectors in this invocation
+        let s = base_of(a, w) / 4u + k;
+        if (s >= params.win0 && s + n <= params.wend) {
+            let r = s - params.win0;
+            for (var j = 0u; j < n; j = j + 1u) {
+                dst[q + j] = src[r + j];
+            }
+        } else if (s < params.wend && s + n > params.win0) {  // across an edge of the window
+            for (var j = 0u; j < n; j = j + 1u) {
+                let r = s + j - params.win0;  // below the window wraps past span
+                if (r < span) {
+                    dst[q + j] = src[r];
+                }
+            }
+        }
+        q = q + n;
+        k = 0u;
+        p = p + 1u;
+        a = next(a, w, p);
+    }
+"""
+
+KERNELS = {v: SliceGather(v) for v in VARIANTS}
