@@ -226,15 +226,7 @@ def _elements_fast(words: int) -> list[str]:
             *(f"    {line}" for line in out), "}"]
 
 
-_ND = """// The last leading axis (dim 0: none) and the two lookups, loaded once.
-struct Row {
-    dim: u32,
-    dstride: u32,
-    istride: u32,
-    look0: Lookup,
-    look1: Lookup,
-}
-
+_ND = """// lib/slice_at.wgsl's Row: both lookups always (a pair).
 fn row() -> Row {
     var w = Row(0u, 0u, 0u, lookup(params.outer), lookup(params.outer + 1u));
     if (params.outer > 0u) {

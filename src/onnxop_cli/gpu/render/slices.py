@@ -112,8 +112,9 @@ class SliceGather(Frame):
                 Binding(5, "status", "read_write", "atomic<u32>"))
 
     def parts(self) -> list[str]:
-        walk = [shader_source("lib/index_check.wgsl"), shader_source("lib/slice_walk.wgsl")]
-        return walk + [_OFFSET] if self.variant == "windowed" else walk
+        walk = [shader_source("lib/index_check.wgsl"), shader_source("lib/slice_at.wgsl"), _WALK,
+                _base("base", "index", look1=True)]
+        return walk + [_OFFSET, _base("base_of", "offset", look1=False)] if self.variant == "windowed" else walk
 
     def main(self) -> str:
         if self.variant == "windowed":
@@ -148,6 +149,44 @@ def _whole(per: str, scale: str) -> str:
 """
 
 
+def _base(name: str, read: str, look1: bool) -> str:
+    """The data word where the slice at `a` starts, its tuple read by ``read`` (``index``: read and checked);
+    ``look1``: lookup 1 from the Row (``base``, the one the walk runs), else from the table (``base_of``)."""
+    def rest(t0: int, pad: str) -> str:
+        return (f"{pad}for (var t = {t0}u; t < params.nlook; t = t + 1u) {{\n{pad}    let lk = lookup(params.outer + t);"
+                f"\n{pad}    off = off + {read}(a.ip + lk.ioff, lk.bound) * lk.stride;\n{pad}}}\n")
+
+    body = rest(1, "    ") if not look1 else (
+        f"    if (params.nlook > 1u) {{\n        off = off + {read}(a.ip + w.look1.ioff, w.look1.bound) * w.look1.stride;"
+        f"\n{rest(2, '        ')}    }}\n")
+    return (f"fn {name}(a: At, w: Row) -> u32 {{\n    var off = a.off + {read}(a.ip + w.look0.ioff, w.look0.bound)"
+            f" * w.look0.stride;\n{body}    return off;\n}}\n")
+
+
+_WALK = """// lib/slice_at.wgsl's Row: lookup 1 where there is one.
+fn row() -> Row {
+    var w = Row(0u, 0u, 0u, lookup(params.outer), Lookup(0u, 0u, 0u, 0u));
+    if (params.outer > 0u) {
+        let ax = axis(params.outer - 1u);
+        w.dim = ax.dim;
+        w.dstride = ax.dstride;
+        w.istride = ax.istride;
+    }
+    if (params.nlook > 1u) {
+        w.look1 = lookup(params.outer + 1u);
+    }
+    return w;
+}
+
+// The next slice: one add along the last leading axis until it ends.
+fn next(a: At, w: Row, p: u32) -> At {
+    if (a.last + 1u < w.dim) {
+        return At(a.off + w.dstride, a.ip + w.istride, a.last + 1u);
+    }
+    return at(p);
+}
+"""
+
 _OFFSET = """// `index`, or (normed) indices.wgsl's checked offset at `pos`.
 fn offset(pos: u32, d: u32) -> u32 {
     if (params.normed != 0u) {
@@ -155,16 +194,6 @@ fn offset(pos: u32, d: u32) -> u32 {
         return select(n.x, n.y, (pos & 1u) != 0u);
     }
     return index(pos, d);
-}
-
-// `base` for `windowed`, its indices read by `offset`.
-fn base_of(a: At, w: Row) -> u32 {
-    var off = a.off + offset(a.ip + w.look0.ioff, w.look0.bound) * w.look0.stride;
-    for (var t = 1u; t < params.nlook; t = t + 1u) {
-        let lk = lookup(params.outer + t);
-        off = off + offset(a.ip + lk.ioff, lk.bound) * lk.stride;
-    }
-    return off;
 }
 """
 
