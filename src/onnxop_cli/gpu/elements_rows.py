@@ -25,7 +25,9 @@ class Rows:
 
 def plan(table: Table, bits: int) -> Rows | None:
     """The plan of a GatherElements ``table`` (``extra["elements"]``) for
-    elements of ``bits``, or None: not 32 or 64 bits, or the indices not row-major."""
+    elements of ``bits``, or None: not 32 or 64 bits, or the indices not row-major. Each condition
+    is what the kernel can read (whole-word elements, index e at position e: two a vec4 load), not a
+    speed measured on one driver, so none is a question of gpu/choose.py."""
     if (table.mode != 0 or not table.extra.get("elements") or table.size == 0 or bits not in (32, 64)
             or len(table.lookups) != 1 or table.lookups[0].at != 0):
         return None

@@ -30,10 +30,15 @@ from .slices import Slices
 
 ENABLED = True  # False: such tables keep the whole-slice words kernel (benchmarks/indexed_ops.py --before)
 RAW_BAND = 8 << 20  # bytes of raw tuples a dispatch reads, where they lie in slice order (tests shrink it)
+# RAW_BAND is a memory bound, not a speed choice among kernels (so no question of choose.py): it keeps each
+# buffer under glibc's largest mmap threshold (32 MiB; two in turn), where a CPU driver's malloc reuses touched
+# heap; a driver with device memory of its own pays one more dispatch per 8 MiB, nothing a measurement could trade
 TUPLE = 16  # bytes: two int64
 # Leading rows of this many slices or more may take runs of RUNS["long"] slices an invocation, not "short", where
 # choose.py's ``nd_run`` answers "long" (1.18x the kernel's speed for a 2048 x 2048 output on Mesa 22.3):
-# a run that crosses a row's end steps slice by slice, so shorter rows keep RUN
+# a run that crosses a row's end steps slice by slice, so shorter rows keep "short". Not measured per driver:
+# it bounds the runs that leave the fast path (at most one in LONG_ROW / 64 = 16); which run length is faster
+# on rows that long is the measured part (nd_run, cached per adapter and driver)
 LONG_ROW = 1024
 
 

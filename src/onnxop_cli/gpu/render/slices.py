@@ -7,7 +7,7 @@ where o is slice p's multi-index over the ``outer`` leading output axes
 (per leading axis an Axis of lib/index_table.wgsl, strides in words) and
 ip = sum_k o_k * istride_k its index tuple's position; lookup t is
 axes[outer + t], a Lookup. gpu/slices.py takes this only where every slice
-and every stride is whole words; lib/slice_walk.wgsl walks the slices,
+and every stride is whole words; the walk (``row``, ``next``, ``base``) steps the slices,
 reading a tuple once per slice (once per invocation when a slice spans its
 units), never per element. One generator, three variants (``variant``):
 
