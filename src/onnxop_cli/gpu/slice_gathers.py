@@ -44,8 +44,8 @@ def run(gpu: Gpu, bufs: Buffers, windows: gather_windows.Windows, fused: tuple[A
     None when indices.wgsl checked them before (``norm``)."""
     if cut.vec4():
         bufs.counts["slabs"] = 1
-        slab = _Slabs(gpu, bufs, windows.first, cut, fused, norm, bits, max_dim)
-        return gather_windows.run_bands(gpu, bufs, windows, slab.run, count, bits, band, sink, poison, checked)
+        slabs = _slabs(gpu, bufs, windows.first, cut, fused, norm, bits, max_dim)
+        return gather_windows.run_bands(gpu, bufs, windows, slabs, count, bits, band, sink, poison, checked)
     raw, status, index, check = fused
     src = windows.first
     nbytes = (count * bits + 7) // 8
@@ -67,43 +67,36 @@ def run(gpu: Gpu, bufs: Buffers, windows: gather_windows.Windows, fused: tuple[A
 SLAB_CHUNK = 64  # vectors per invocation of `windowed`: a slab's part outside is one test
 
 
-class _Slabs:
-    """The vec4 slab kernels bound to one table: ``run`` fills a band from the
-    source (``whole``) or from one window of it (``windowed``)."""
+def _slabs(gpu: Gpu, bufs: Buffers, src: Any, cut: slices.Slices, fused: tuple[Any, Any, Any, Any] | None,
+           norm: Any, bits: int, max_dim: int) -> Callable[[Any, int, int, Any], None]:
+    """The vec4 slab kernels bound to one table: the band function of gather_windows.run_bands,
+    filling a band from the source (``whole``) or from one window of it (``windowed``)."""
+    if fused is None:  # indices.wgsl checked and wrapped them: the kernel reads its offsets
+        raw, status, (iswap, cmode, normed) = norm, bufs.new("no status", 16, U.STORAGE), (0, 0, 1)
+    else:
+        raw, status, (iswap, cmode, normed) = fused[0], fused[1], (int(fused[2].big), fused[3].mode, 0)
+    axes = bufs.new("axes", len(cut.blob), U.STORAGE | U.COPY_DST)
+    gpu.queue.write_buffer(axes, 0, cut.blob)
 
-    def __init__(self, gpu: Gpu, bufs: Buffers, src: Any, cut: slices.Slices,
-                 fused: tuple[Any, Any, Any, Any] | None, norm: Any, bits: int, max_dim: int) -> None:
-        self.gpu, self.bufs, self.cut, self.src, self.bits, self.max_dim = gpu, bufs, cut, src, bits, max_dim
-        if fused is None:  # indices.wgsl checked and wrapped them: the kernel reads its offsets
-            self.raw, self.status, self.flags = norm, bufs.new("no status", 16, U.STORAGE), (0, 0, 1)
-        else:
-            self.raw, self.status = fused[0], fused[1]
-            self.flags = (int(fused[2].big), fused[3].mode, 0)
-        self.axes = bufs.new("axes", len(cut.blob), U.STORAGE | U.COPY_DST)
-        gpu.queue.write_buffer(self.axes, 0, cut.blob)
-
-    def run(self, dst: Any, e0: int, count: int, window: tuple[Any, int, int, bool] | None) -> None:
-        vectors, first = count * self.bits // 128, e0 * self.bits // 128
-        if window is None and not self.flags[2]:  # one band of one buffer, fused: `whole`, VECS a lane
-            src, windowed, w0, wend, per = self.src, False, 0, 0, KERNELS["whole"].schedule.per
-        elif window is None:  # bands of one buffer: the window is all of it
-            src, windowed, w0, wend, per = self.src, True, 0, NO_BAD, SLAB_CHUNK
-        else:  # a window starts on a whole vector: gather_windows.plan's are 128 elements
-            src, windowed, per = window[0], True, SLAB_CHUNK
-            w0 = window[1] * self.bits // 128
-            wend = w0 + -(-window[2] * self.bits // 128)
-        if windowed:
-            self.bufs.counts["windowed slab runs"] = self.bufs.counts.get("windowed slab runs", 0) + 1
-        kernel = KERNELS["windowed" if windowed else "whole"]
+    def run(dst: Any, e0: int, count: int, window: tuple[Any, int, int, bool] | None) -> None:
+        vectors, first, source = count * bits // 128, e0 * bits // 128, src if window is None else window[0]
+        variant, w0, wend, per = "windowed", 0, NO_BAD, SLAB_CHUNK  # bands of one buffer: the window is all of it
+        if window is None and not normed:  # one band of one buffer, fused: `whole`, VECS a lane
+            variant, wend, per = "whole", 0, KERNELS["whole"].schedule.per
+        elif window is not None:  # a window starts on a whole vector: gather_windows.plan's are 128 elements
+            w0 = window[1] * bits // 128
+            wend = w0 + -(-window[2] * bits // 128)
+        kernel = KERNELS[variant]
+        if variant == "windowed":
+            bufs.counts["windowed slab runs"] = bufs.counts.get("windowed slab runs", 0) + 1
         groups = -(-vectors // (kernel.schedule.wg * per))
-        cut = self.cut
-        iswap, cmode, normed = self.flags
-        params = self.bufs.params("slab params", kernel.PARAMS.pack(
-            words=vectors, groups_x=grid_x(groups, self.max_dim), width=cut.width // 4, outer=cut.outer,
+        params = bufs.params("slab params", kernel.PARAMS.pack(
+            words=vectors, groups_x=grid_x(groups, max_dim), width=cut.width // 4, outer=cut.outer,
             nlook=len(cut.blob) // 16 - cut.outer, iswap=iswap, cmode=cmode, normed=normed, first=first, win0=w0,
             wend=wend, chunk=per))
-        compiled = Program(kernel.label, kernel.kinds, code=kernel.wgsl()).on(self.gpu)
-        encoder = self.gpu.device.create_command_encoder()
-        group = compiled.bind([src, dst, params, self.axes, self.raw, self.status])
-        compiled.dispatch(encoder, groups, self.max_dim, group)
-        self.gpu.queue.submit([encoder.finish()])
+        compiled = Program(kernel.label, kernel.kinds, code=kernel.wgsl()).on(gpu)
+        encoder = gpu.device.create_command_encoder()
+        compiled.dispatch(encoder, groups, max_dim, compiled.bind([source, dst, params, axes, raw, status]))
+        gpu.queue.submit([encoder.finish()])
+
+    return run

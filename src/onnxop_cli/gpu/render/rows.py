@@ -3,29 +3,21 @@ data offsets found by one table walk and then by adds, whole vec4 stores.
 One generator (``_runs``) emits both kernels at both widths (``words``: 1
 or 2 words an element or slice):
 
-``NdRows`` (GatherND, gpu/nd_rows.py)
-    each index tuple one pair of int64, one vec4 load (gpu/nd_rows.py
-    checks: the whole-slice table of lib/index_table.wgsl with two lookups at
-    tuple offsets 0 and 1, every leading index stride even, slices of one or
-    two words); ``params.run`` slices an invocation (``RUNS``: gpu/choose.py's
-    ``nd_run`` picks). Along a row, eight tuples are read and checked before
-    their eight data words: the random data loads, the kernel's slowest, then
-    follow one another (1.14x the kernel reading each tuple just before its
-    word, Mesa 22.3). A dispatch covers slices [first, count), ``raw`` its
-    tuples from the int64 index ``ibase`` on (a large index tensor is
-    uploaded a band at a time). Slice p starts at the data word
-    sum_k o_k * dstride_k + index(ip) * lstride_0 + index(ip + 1) * lstride_1.
+``NdRows`` (GatherND, gpu/nd_rows.py checks the table: two lookups at tuple
+    offsets 0 and 1, leading index strides even, slices of 1-2 words)
+    each tuple one vec4 load, ``params.run`` slices an invocation (``RUNS``,
+    gpu/choose.py's ``nd_run`` picks), slices [first, count) a dispatch, ``raw``
+    its tuples from int64 ``ibase`` on. Along a row, eight tuples are read and
+    checked before their eight data words, so the random data loads follow
+    one another (1.14x reading each tuple just before its word, Mesa 22.3).
 ``ElementsRows`` (GatherElements, gpu/elements_rows.py)
-    the index tensor row-major int64 (output element e reads index e), the
-    elements 32 or 64 bits and the data little-endian in one binding: RUN
-    elements an invocation, two indices a vec4 load.
+    row-major int64 indices (element e reads index e), 32- or 64-bit
+    little-endian data in one binding: RUN elements an invocation.
 
-The raw int64 indices are checked and wrapped as lib/index_check.wgsl's
-wrap mode does (lib/index_fold.wgsl, all 64 bits): a bad one keeps the
-smallest position in status[0] (each invocation's smallest, once) and reads
-0; the host reads nothing back then. Every slice or element is read, so
-every index is checked. The element kernel (render/elementwise.py) makes one
-element per invocation and has no index tensor.
+The raw int64 indices are checked and wrapped (lib/index_fold.wgsl, all 64
+bits): a bad one keeps the smallest position in status[0] (each invocation's
+smallest, once) and reads 0; the host reads nothing back then. Every slice or
+element is read, so every index is checked.
 """
 
 from __future__ import annotations
@@ -109,6 +101,8 @@ class NdRows(_Rows):
         n = 4 // self.words
         takes = [f"let s{j} = take({f's{j - 1}.a' if j else 'a'}, w, p{_plus(j)}, &bad);" for j in range(n)]
         return [shader_source("lib/index_fold.wgsl"), shader_source("lib/slice_at.wgsl"), _ND,
+                _take("p", "w: Row, p: u32", "base(a.off, a.ip, w, bad)", "w.dim",
+                      "a.off + w.dstride, a.ip + w.istride"),
                 _start("params.first + ", "params.run"),
                 _runs(self.words, "p", "let w = row();", "params.run", "w.dim", "the run along one leading row",
                       _nd_fast(self.words), "slices", [], takes)]
@@ -129,7 +123,10 @@ class ElementsRows(_Rows):
         n = 4 // self.words
         takes = [f"let s{j} = take({f's{j - 1}.a' if j else 'a'}, {_HALVES[j]}, e{_plus(j)}, last.dim, "
                  f"last.stride, &bad);" for j in range(n)]
-        return [AXIS.wgsl(), _AXIS, shader_source("lib/index_fold.wgsl"), _ELEMENTS, _start("", "RUN"),
+        return [AXIS.wgsl(), _AXIS, shader_source("lib/index_fold.wgsl"), _ELEMENTS,
+                _take("e", "lo: u32, hi: u32, e: u32, dim: u32, ds: u32",
+                      "a.off + folded(lo, hi, e, params.bound, bad) * params.lstride", "dim", "a.off + ds"),
+                _start("", "RUN"),
                 _runs(self.words, "e", "let last = axis(params.rank - 1u);", "RUN", "last.dim",
                       "the run within one row", _elements_fast(self.words), "elements",
                       _loads(n, "e"), takes)]
@@ -258,26 +255,31 @@ fn eight(a: At, w: Row, h: u32, bad: ptr<function, u32>) -> array<u32, 8> {
     return b;
 }
 
-// Slice p's data word (0 past the end: nothing read, nothing checked), and a moved to slice p + 1.
-struct Step {
+"""
+
+def _take(v: str, args: str, offset: str, dim: str, step: str) -> str:
+    """Slice or element ``v``'s data word (``offset``; 0 past the end: nothing read, nothing checked), and
+    a moved to the next one: ``step`` added along the last axis (of ``dim``) until it ends."""
+    return f"""struct Step {{
     a: At,
     o: u32,
-}
+}}
 
-fn take(a: At, w: Row, p: u32, bad: ptr<function, u32>) -> Step {
+fn take(a: At, {args}, bad: ptr<function, u32>) -> Step {{
     var s = Step(a, 0u);
-    if (p >= params.count) {
+    if ({v} >= params.count) {{
         return s;
-    }
-    s.o = base(a.off, a.ip, w, bad);
-    if (a.last + 1u < w.dim) {
-        s.a = At(a.off + w.dstride, a.ip + w.istride, a.last + 1u);
-    } else {
-        s.a = at(p + 1u);
-    }
+    }}
+    s.o = {offset};
+    if (a.last + 1u < {dim}) {{
+        s.a = At({step}, a.last + 1u);
+    }} else {{
+        s.a = at({v} + 1u);
+    }}
     return s;
-}
+}}
 """
+
 
 _AXIS = """// Row r of `axes` as an Axis: one vec4 load per row (lib/index_table.wgsl says why).
 fn axis(r: u32) -> Axis {
@@ -307,25 +309,6 @@ fn at(e: u32) -> At {
     return a;
 }
 
-// Element e's data offset (a.off and its index), then a moved to element e + 1.
-struct Step {
-    a: At,
-    o: u32,
-}
-
-fn take(a: At, lo: u32, hi: u32, e: u32, dim: u32, ds: u32, bad: ptr<function, u32>) -> Step {
-    var s = Step(a, 0u);
-    if (e >= params.count) {
-        return s;  // past the end: nothing read, nothing checked
-    }
-    s.o = a.off + folded(lo, hi, e, params.bound, bad) * params.lstride;
-    if (a.last + 1u < dim) {
-        s.a = At(a.off + ds, a.last + 1u);
-    } else {
-        s.a = at(e + 1u);
-    }
-    return s;
-}
 """
 
 KERNELS = {(cls.NAME, words): cls(words) for cls in (NdRows, ElementsRows) for words in (1, 2)}

@@ -1,40 +1,27 @@
 """Gathers of whole slices (GatherND, Gather), rendered: output slice p is
-``width`` units copied from the data, starting at the unit
+``width`` units copied from the data from the word
 
     sum_k o_k * dstride_k  +  sum_t index(ip + ioff_t) * lstride_t
 
-where o is slice p's multi-index over the ``outer`` leading output axes
-(per leading axis an Axis of lib/index_table.wgsl, strides in words) and
-ip = sum_k o_k * istride_k its index tuple's position; lookup t is
-axes[outer + t], a Lookup. gpu/slices.py takes this only where every slice
-and every stride is whole words; the walk (``row``, ``next``, ``base``) steps the slices,
-reading a tuple once per slice (once per invocation when a slice spans its
-units), never per element. One generator, three variants (``variant``):
+(o: slice p's multi-index over the ``outer`` leading output axes, an Axis of
+lib/index_table.wgsl each, strides in words; ip = sum_k o_k * istride_k its
+tuple's position; lookup t a Lookup at axes[outer + t]). gpu/slices.py takes
+this only where every slice and stride is whole words; the walk (``row``,
+``next``, ``base``) reads a tuple once per slice, never per element. Variants:
 
-``words``
-    u32 words, WORDS an invocation: one band of one window (GatherND).
-``whole``
-    16-byte vectors (every slice and stride whole vectors: ``Slices.vec4``),
-    VECS an invocation: one band of one buffer, the raw indices checked as
-    read (a quarter of the loads, stores and bounds checks Mesa's CPU drivers
-    run per byte). Strides in ``axes`` stay in words; ``words`` and ``width``
-    count vectors.
-``windowed``
-    vectors in any band (``first``: its first output vector), ``chunk`` an
-    invocation, from one window [win0, wend) of the source (source vectors;
-    windows start on whole vectors, so every output vector has its source in
-    exactly one, gpu/gather_windows.py): a slab's part outside is skipped with
-    one test, copied straight inside, vector by vector across an edge;
-    ``normed`` 1: indices.wgsl checked and wrapped them before and ``raw`` is
-    its u32 offsets seen as pairs.
+``words``: u32 words, WORDS an invocation, one band of one window.
+``whole``: 16-byte vectors (``Slices.vec4``), VECS an invocation, one band of
+    one buffer: a quarter of the loads, stores and bounds tests per byte.
+    Strides stay in words; ``words`` and ``width`` count vectors.
+``windowed``: vectors of any band (``first``: its first), ``chunk`` an
+    invocation, from the window [win0, wend) of the source (gpu/gather_windows.py;
+    windows start on whole vectors): a slab's part outside is one test, inside
+    copied straight, across an edge vector by vector. ``normed`` 1: indices.wgsl
+    checked them before, ``raw`` its u32 offsets seen as pairs.
 
-The raw int64 indices are read and checked as indexed_gather.wgsl's ``index``
-checks them (lib/index_check.wgsl, all 64 bits): a bad one keeps the smallest
-position in status[0] and reads 0; the output is one band (read back only if
-status[0] is untouched) and every slice has a unit, so every index is read.
-
-A row-per-thread gather (render/elementwise.py) copies elements; here whole
-words of a slice.
+Raw int64 indices are checked as read (lib/index_check.wgsl, all 64 bits): a
+bad one keeps the smallest position in status[0] and reads 0; every slice has
+a unit, so every index is read, and the host reads nothing back then.
 """
 
 from __future__ import annotations
@@ -153,12 +140,14 @@ def _base(name: str, read: str, look1: bool) -> str:
     """The data word where the slice at `a` starts, its tuple read by ``read`` (``index``: read and checked);
     ``look1``: lookup 1 from the Row (``base``, the one the walk runs), else from the table (``base_of``)."""
     def rest(t0: int, pad: str) -> str:
-        return (f"{pad}for (var t = {t0}u; t < params.nlook; t = t + 1u) {{\n{pad}    let lk = lookup(params.outer + t);"
-                f"\n{pad}    off = off + {read}(a.ip + lk.ioff, lk.bound) * lk.stride;\n{pad}}}\n")
+        return (f"{pad}for (var t = {t0}u; t < params.nlook; t = t + 1u) {{\n"
+                f"{pad}    let lk = lookup(params.outer + t);\n"
+                f"{pad}    off = off + {read}(a.ip + lk.ioff, lk.bound) * lk.stride;\n{pad}}}\n")
 
     body = rest(1, "    ") if not look1 else (
-        f"    if (params.nlook > 1u) {{\n        off = off + {read}(a.ip + w.look1.ioff, w.look1.bound) * w.look1.stride;"
-        f"\n{rest(2, '        ')}    }}\n")
+        f"    if (params.nlook > 1u) {{\n"
+        f"        off = off + {read}(a.ip + w.look1.ioff, w.look1.bound) * w.look1.stride;\n"
+        f"{rest(2, '        ')}    }}\n")
     return (f"fn {name}(a: At, w: Row) -> u32 {{\n    var off = a.off + {read}(a.ip + w.look0.ioff, w.look0.bound)"
             f" * w.look0.stride;\n{body}    return off;\n}}\n")
 
