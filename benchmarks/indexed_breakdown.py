@@ -4,7 +4,7 @@ of the same output, in process CPU seconds (lavapipe's threads included),
 interleaved, with the uploads of data and indices (``Buffers.upload``,
 mapped or staged) timed apart; ``--empty`` runs the same calls with the
 indexed kernels' bodies emptied (indexed_gather.wgsl's, and the runs kernels
-gather_elements_rows.wgsl, gather_nd_rows.wgsl and gather_lines.wgsl return at once), so the
+gpu/render/rows.py's and gather_lines.wgsl return at once), so the
 difference from a run without it is the kernel itself and what is left is
 the uploads, the index check's setup and the readback.
 
@@ -27,8 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 BODY = "fn body(wg: vec3<u32>, lid: u32, kind: u32, check: u32) {"
 EMPTY = {  # shader -> (the line a kernel's body starts after, the early return put there)
     "indexed_gather.wgsl": (BODY, "if (kind < 1000u) { return; }"),
-    "gather_elements_rows.wgsl": ("let e0 = start(wg, lid);", "if (e0 < 0xffffffffu) { return; }"),
-    "gather_nd_rows.wgsl": ("let p0 = start(wg, lid);", "if (p0 < 0xffffffffu) { return; }"),
+    "gather-elements": ("let e0 = start(wg, lid);", "if (e0 < 0xffffffffu) { return; }"),  # render/rows.py's
+    "gather-nd": ("let p0 = start(wg, lid);", "if (p0 < 0xffffffffu) { return; }"),
     "gather_lines.wgsl": ("let w0 = start(wg, lid);", "if (w0 < 0xffffffffu) { return; }"),
 }
 
@@ -56,6 +56,12 @@ def main(argv: list[str] | None = None) -> int:
         return text
 
     shaders.shader_source = patched  # before any pipeline is made
+    from onnxop_cli.gpu.render import rows
+
+    for kernel in rows.KERNELS.values():  # rendered: the frame's text, emptied the same way
+        line, early = EMPTY[kernel.NAME]
+        text = kernel.wgsl().replace(line, line + "\n    " + early) if args.empty else kernel.wgsl()
+        object.__setattr__(kernel, "wgsl", lambda text=text: text)
     from indexed_ops import cases
 
     from onnxop_cli.gpu.device import get_gpu

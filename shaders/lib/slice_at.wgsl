@@ -1,6 +1,6 @@
 // Part (shaders/lib, see gpu/shaders.py): a slice's leading part in a
-// whole-slice gather (lib/slice_walk.wgsl, gather_nd_rows.wgsl). The
-// including shader declares `axes: array<Axis>` (lib/index_table.wgsl,
+// whole-slice gather (gpu/render/slices.py, gpu/render/rows.py's NdRows).
+// The including kernel declares `axes: array<vec4<u32>>` (lib/index_table.wgsl,
 // included here: per leading axis one Axis, then the lookups) and
 // `params.outer` (leading axes).
 //
@@ -30,4 +30,15 @@ fn at(p: u32) -> At {
         }
     }
     return a;
+}
+
+// What every slice of an invocation needs, loaded once (each kernel's `row()`):
+// the last leading axis (dim 0: none) and lookups 0 and 1. Storage loads are
+// what Mesa's CPU drivers are slowest at.
+struct Row {
+    dim: u32,
+    dstride: u32,
+    istride: u32,
+    look0: Lookup,
+    look1: Lookup,
 }

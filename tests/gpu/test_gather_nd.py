@@ -4,8 +4,8 @@ batch_dims 0-2, tuples of 1 to 3, slices of one element to more than an
 invocation's 16 words, row- and column-major data, little- and big-endian
 int64 tuples with negatives wrapped, one tuple to thousands) x every
 kernel the host can choose (the whole-slice words kernel,
-shaders/indexed_slices.wgsl; the pairs of int64 in runs,
-gather_nd_rows.wgsl, gpu/nd_rows.py; the general lookups, forced by
+gpu/render/slices.py's words; the pairs of int64 in runs,
+gpu/render/rows.py's NdRows, gpu/nd_rows.py; the general lookups, forced by
 ``slice_copy=False``; the words kernel where pairs would run, forced by
 ``nd_rows.ENABLED``; small bindings, windows and dispatch grids) x every
 element width (bool to complex128, big-endian data). One tally per
@@ -72,7 +72,7 @@ def meant(variant: str, x: np.ndarray, lead: tuple, b: int, m: int, fortran: boo
     if nbytes % 4:
         return "lookups"
     if nbytes % 16 == 0:
-        return "slabs"  # whole vec4s, in any bands and windows: indexed_slabs.wgsl
+        return "slabs"  # whole vec4s, in any bands and windows: gpu/render/slices.py
     out = int(np.prod(x.shape[b + m:])) * item * (len(lead) and int(np.prod(lead)))
     if (variant == "windows" and x.nbytes > SMALL) or (variant == "bindings" and max(x.nbytes, out) > SMALL):
         return "lookups"  # the words and pairs kernels take one band of one window

@@ -1,5 +1,5 @@
 """Gather by whole vec4 slabs when the data is bound as several windows
-(indexed_slabs.wgsl ``windowed``, gpu/gather_windows.py): a slab's part
+(gpu/render/slices.py ``windowed``, gpu/gather_windows.py): a slab's part
 inside the window copied as vectors, one outside skipped, one across a
 window's edge split there -- byte for byte against numpy / onnx.reference
 on random bits, every width 8 to 128 bits, resident and streamed windows,

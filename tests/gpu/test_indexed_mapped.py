@@ -395,7 +395,7 @@ def test_scatter_column_major_data_and_zero_updates(gpu, rng):
     assert scattered(gpu, tc, e, e.astype(np.int64), e, sc.Reduce("add", 2, False)) == b""
 
 
-# ------------------------------------------------------------------ Gather by whole slabs (indexed_slabs.wgsl)
+# ------------------------------------------------------------------ Gather by whole slabs (gpu/render/slices.py)
 
 
 def slabs(gpu) -> bool:
@@ -405,7 +405,7 @@ def slabs(gpu) -> bool:
 @pytest.mark.parametrize("dtype", WIDTHS)
 @pytest.mark.parametrize("inner", [(16,), (2, 8), (5,), (3, 33)])
 def test_gather_slabs_every_width(gpu, rng, dtype, inner):
-    """A slab of whole 16-byte vectors is copied by indexed_slabs.wgsl; any
+    """A slab of whole 16-byte vectors is copied by the slab kernel (gpu/render/slices.py); any
     other keeps the lookups kernel -- the bytes are numpy's either way."""
     x = random_array(rng, (3, 7) + inner, dtype)
     i = rng.integers(-7, 7, (2, 5)).astype(np.int64)

@@ -1,4 +1,4 @@
-"""GatherND by pairs (gpu/nd_rows.py, shaders/gather_nd_rows.wgsl) as one
+"""GatherND by pairs (gpu/nd_rows.py, gpu/render/rows.py's NdRows) as one
 property: byte for byte against onnx.reference (numpy's fancy indexing, the
 same rule, for more than 1,000 tuples: the reference walks them in Python)
 on random bits, the output poisoned first. Random and fixed structures

@@ -46,11 +46,10 @@ def test_every_array_of_records_has_a_layout(shader):
 # accessor per kind. The host packs every kind by name (pack_rows).
 _ACCESSOR = re.compile(r"fn (\w+)\(r: u32\) -> (\w+) \{\s*let a = axes\[r\];\s*return \2\(([^)]*)\);")
 TABLES = {  # shader -> the record structs its accessors read
-    **dict.fromkeys(("indexed_gather.wgsl", "indexed_slices.wgsl", "indexed_slabs.wgsl", "scatter_slices.wgsl",
-                     "gather_nd_rows.wgsl"), {"Axis", "Lookup"}),
+    **dict.fromkeys(("indexed_gather.wgsl", "scatter_slices.wgsl"), {"Axis", "Lookup"}),
     "pieces.wgsl": {"Axis", "Other"},
     **dict.fromkeys(("gather.wgsl", "transpose_blocked.wgsl", "transpose_tiled.wgsl", "gather_lines.wgsl",
-                     "gather_elements_rows.wgsl", "nonzero.wgsl", "pieces_runs.wgsl", "pieces_edges.wgsl"),
+                     "nonzero.wgsl", "pieces_runs.wgsl", "pieces_edges.wgsl"),
                     {"Axis"}),
 }
 
@@ -99,7 +98,7 @@ def test_records_pack_row_by_row_by_name():
     assert pack_rows("nonzero.wgsl", "Axis", rows) == struct.pack("<8I", 3, 1, 0, 0, 5, 0xFFFFFFFF, 0, 0)
     assert pack_rows("gather_lines.wgsl", "Axis", [{"dim": 2, "stride": 7}]) == struct.pack("<4I", 2, 7, 0, 0)
     with pytest.raises(KeyError, match="no field 'x'"):
-        pack_rows("gather_elements_rows.wgsl", "Axis", [{"dim": 2, "x": 7}])
+        pack_rows("gather_lines.wgsl", "Axis", [{"dim": 2, "x": 7}])
 
 
 def test_the_elementwise_axes_table_is_its_declared_struct():
@@ -150,14 +149,18 @@ def test_packing_refuses_what_the_struct_does_not_say():
 
 
 def test_pad_fields_are_zero_when_left_out():
-    lay = layout("gather_elements_rows.wgsl")
+    from onnxop_cli.gpu.render.rows import ELEMENTS_PARAMS
+
+    lay = ELEMENTS_PARAMS.layout
     data = lay.pack(count=1, groups_x=1, rank=1, iswap=0, bound=1, lstride=1)
     assert data[-8:] == bytes(8)
 
 
 def test_kernels_that_share_a_params_buffer_share_its_layout():
     # slices.Slices.params packs both slice kernels' Params
-    assert layout("indexed_slices.wgsl").fields == layout("scatter_slices.wgsl").fields
+    from onnxop_cli.gpu.render.slices import WORDS_PARAMS
+
+    assert WORDS_PARAMS.layout.fields == layout("scatter_slices.wgsl").fields
 
 
 def test_no_params_packed_by_position_in_gpu():

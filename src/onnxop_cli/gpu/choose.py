@@ -193,9 +193,9 @@ QUESTIONS = {q.name: q for q in (
              ("transpose_blocked.wgsl", "transpose_tiled.wgsl", "gather.wgsl"), "transpose",
              "the kernel of transposes of 4-byte and wider elements: blocked (4 x 4 blocks in registers), "
              "tiled (tiles in workgroup memory) or generic (gather.wgsl)"),
-    Question("nd_run", ("long", "short"), ("gather_nd_rows.wgsl",), "nd_run",
-             "GatherND by pairs, rows of nd_rows.LONG_ROW slices or more: runs of LONG_RUN slices "
-             "an invocation (long) or of RUN (short)"),
+    Question("nd_run", ("long", "short"), (), "nd_run",
+             "GatherND by pairs (gpu/render/rows.py), rows of nd_rows.LONG_ROW slices or more: runs of 64 slices "
+             "an invocation (long) or of 16 (short)", rendered=True),
     Question("gather_source", ("streamed", "resident"), (), "gather_source",
              "a gather's source of more than two windows (gpu/gather_windows.py): streamed in passes where "
              "the device's memory is this process's own, else resident; the figures are the share of a "

@@ -1,4 +1,4 @@
-"""GatherElements by runs of 16 output elements (shaders/gather_elements_rows.wgsl):
+"""GatherElements by runs of 16 output elements (gpu/render/rows.py's ElementsRows):
 where the index tensor is row-major int64 and the elements 32 or 64 bits,
 each invocation reads its indices two a vec4 load, walks the table once
 and stores whole vec4s. Planning here; gpu/indexed.py dispatches it for one
@@ -12,9 +12,7 @@ from dataclasses import dataclass
 
 from .index_table import Table, row_strides
 from .indexed_buffers import run_into_result
-from .layout import pack, pack_rows
-
-SHADER = "gather_elements_rows.wgsl"
+from .render.rows import AXIS, KERNELS
 
 
 @dataclass(frozen=True)
@@ -27,14 +25,16 @@ class Rows:
 
 def plan(table: Table, bits: int) -> Rows | None:
     """The plan of a GatherElements ``table`` (``extra["elements"]``) for
-    elements of ``bits``, or None: not 32 or 64 bits, or the indices not row-major."""
+    elements of ``bits``, or None: not 32 or 64 bits, or the indices not row-major. Each condition
+    is what the kernel can read (whole-word elements, index e at position e: two a vec4 load), not a
+    speed measured on one driver, so none is a question of gpu/choose.py."""
     if (table.mode != 0 or not table.extra.get("elements") or table.size == 0 or bits not in (32, 64)
             or len(table.lookups) != 1 or table.lookups[0].at != 0):
         return None
     shape = table.shape
     if any(s != r for s, r, d in zip(table.index.strides, row_strides(shape), shape) if d > 1):
         return None
-    blob = pack_rows(SHADER, "Axis", ({"dim": d, "stride": s & 0xFFFFFFFF} for d, s in zip(shape, table.data.strides)))
+    blob = AXIS.layout.pack_rows({"dim": d, "stride": s & 0xFFFFFFFF} for d, s in zip(shape, table.data.strides))
     return Rows(bits // 32, blob, len(shape), table.lookups[0].stride)
 
 
@@ -43,8 +43,9 @@ def run(gpu, bufs, src, raw, status, rows: Rows, count: int, big: bool, bound: i
     """Dispatch the kernel over ``count`` output elements into a result
     buffer of ``bufs``, returned; the caller reads ``status`` before
     anything reaches a sink."""
+    kernel = KERNELS["gather-elements", rows.words]
     return run_into_result(
-        gpu, bufs, SHADER, {"WORDS": rows.words}, "rows", src=src, raw=raw, status=status,
-        nbytes=count * rows.words * 4, units=count, per="RUN", blob=rows.blob, max_dim=max_dim, poison=poison,
-        params=lambda gx: pack(SHADER, count=count, groups_x=gx, rank=rows.rank, iswap=int(big), bound=bound,
-                               lstride=rows.lstride & 0xFFFFFFFF))
+        gpu, bufs, kernel, None, "rows", src=src, raw=raw, status=status, nbytes=count * rows.words * 4,
+        units=count, per=kernel.schedule.per, blob=rows.blob, max_dim=max_dim, poison=poison,
+        params=lambda gx: kernel.PARAMS.pack(count=count, groups_x=gx, rank=rows.rank, iswap=int(big), bound=bound,
+                                             lstride=rows.lstride & 0xFFFFFFFF))

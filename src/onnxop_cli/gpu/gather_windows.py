@@ -27,7 +27,7 @@ forces streaming with passes of that many bytes on any adapter.
 
 Each band runs once per window (``run_bands``): the element kernel visits
 every element of the band each time, writing those whose source the
-window holds; the vec4 slabs kernel (indexed_slabs.wgsl ``windowed``)
+window holds; the vec4 slabs kernel (gpu/render/slices.py ``windowed``)
 skips a slab's part outside the window with one test, so 8 windows cost
 about one pass of copying instead of eight.
 """

@@ -21,10 +21,10 @@ variants), and the band is read back only if none was bad. Each table runs on
 the variant of its case (``variant``): Mesa's CPU drivers run every
 branch a lane could take, so a kernel carrying the other cases' code runs
 them too. GatherND's tables whose slices are whole words run
-indexed_slices.wgsl instead (gpu/slices.py plans them, gpu/slice_gathers.py
-runs them): a tuple read per slice, the slice copied as words (one band of
-one window); where they are whole 16-byte vectors (Gather's too),
-indexed_slabs.wgsl in any bands and windows: a window's run skips the slabs
+the whole-slice kernels of gpu/render/slices.py instead (gpu/slices.py plans
+them, gpu/slice_gathers.py runs them): a tuple read per slice, the slice
+copied as words (one band of one window); where they are whole 16-byte
+vectors (Gather's too), as vectors in any bands and windows: a window's run skips the slabs
 it does not hold. Gather's tables along lines of one- or two-word slices
 (Compress's too) run gather_lines.wgsl, one window in any bands.
 

@@ -1,4 +1,4 @@
-"""GatherND by runs of 16 or 64 slices (shaders/gather_nd_rows.wgsl): where a
+"""GatherND by runs of 16 or 64 slices (gpu/render/rows.py's NdRows): where a
 whole-slice table (gpu/slices.py) has slices of one or two words and index
 tuples that are pairs of row-major int64, each invocation reads a tuple as
 one vec4 load, walks the table once, steps by adds and stores whole vec4s.
@@ -25,18 +25,20 @@ from typing import Any, Iterator
 from .choose import answer
 from .index_table import WRAP
 from .indexed_buffers import Buffers, Slice, run_into_result
-from .kernels import shader_const
-from .layout import pack
-
+from .render.rows import KERNELS, RUNS
 from .slices import Slices
 
-SHADER = "gather_nd_rows.wgsl"
-ENABLED = True  # False: such tables keep indexed_slices.wgsl (benchmarks/indexed_ops.py --before)
+ENABLED = True  # False: such tables keep the whole-slice words kernel (benchmarks/indexed_ops.py --before)
 RAW_BAND = 8 << 20  # bytes of raw tuples a dispatch reads, where they lie in slice order (tests shrink it)
+# RAW_BAND is a memory bound, not a speed choice among kernels (so no question of choose.py): it keeps each
+# buffer under glibc's largest mmap threshold (32 MiB; two in turn), where a CPU driver's malloc reuses touched
+# heap; a driver with device memory of its own pays one more dispatch per 8 MiB, nothing a measurement could trade
 TUPLE = 16  # bytes: two int64
-# Leading rows of this many slices or more may take runs of LONG_RUN slices an invocation, not RUN, where
+# Leading rows of this many slices or more may take runs of RUNS["long"] slices an invocation, not "short", where
 # choose.py's ``nd_run`` answers "long" (1.18x the kernel's speed for a 2048 x 2048 output on Mesa 22.3):
-# a run that crosses a row's end steps slice by slice, so shorter rows keep RUN
+# a run that crosses a row's end steps slice by slice, so shorter rows keep "short". Not measured per driver:
+# it bounds the runs that leave the fast path (at most one in LONG_ROW / 64 = 16); which run length is faster
+# on rows that long is the measured part (nd_run, cached per adapter and driver)
 LONG_ROW = 1024
 
 
@@ -44,7 +46,7 @@ LONG_ROW = 1024
 class Pairs:
     width: int  # words per slice: 1 or 2
     outer: int
-    blob: bytes  # indexed_slices.wgsl's axes buffer (gpu/slices.py)
+    blob: bytes  # the whole-slice table (gpu/slices.py)
     ordered: bool  # slice p's tuple is the p-th of the index tensor (row-major): bands of tuples can be uploaded
     row: int  # slices along the last leading axis (0: none)
 
@@ -82,12 +84,13 @@ def run(gpu, bufs: Buffers, src, raw, status, pairs: Pairs, count: int, index: A
     ``uploads_own`` (``index.source`` is then read a band at a time)."""
     big = int(index.big)
     long = pairs.row >= LONG_ROW and answer(gpu, "nd_run") == "long"
-    run = shader_const(SHADER, "LONG_RUN" if long else "RUN")
+    run = RUNS["long" if long else "short"]
+    kernel = KERNELS["gather-nd", pairs.width]
     bufs.counts["nd run"] = run  # tests look
 
     def record(end: int, first: int) -> Any:
-        return lambda gx: pack(SHADER, count=end, groups_x=gx, outer=pairs.outer, iswap=big, first=first,
-                               ibase=2 * first, run=run)
+        return lambda gx: kernel.PARAMS.pack(count=end, groups_x=gx, outer=pairs.outer, iswap=big, first=first,
+                                             ibase=2 * first, run=run)
 
     def bands() -> Iterator[tuple[int, Any, Any]]:
         step = max(run, RAW_BAND // TUPLE // run * run)  # whole runs
@@ -103,6 +106,6 @@ def run(gpu, bufs: Buffers, src, raw, status, pairs: Pairs, count: int, index: A
             yield end - first, held[k % 2], record(end, first)
 
     return run_into_result(
-        gpu, bufs, SHADER, {"WORDS": pairs.width}, "nd pairs", src=src, raw=raw, status=status,
+        gpu, bufs, kernel, None, "nd pairs", src=src, raw=raw, status=status,
         nbytes=count * pairs.width * 4, units=count, per=run, blob=pairs.blob, max_dim=max_dim, poison=poison,
         params=record(count, 0), parts=bands() if raw is None else None)

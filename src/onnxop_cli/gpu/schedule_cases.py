@@ -24,7 +24,6 @@ from ..core.sources import MemoryBytes
 from ..core.region import Access
 from .device import Gpu
 from .index_table import WRAP, Check, Table
-from .kernels import shader_const
 from .headroom import status_bytes
 from .program import Program
 
@@ -95,7 +94,7 @@ def nd_run(gpu: Gpu) -> Case:
     """GatherND of one-word slices by row-major int64 pairs in rows of 2048
     (gpu/nd_rows.py): the run length is what ``nd_run`` answers."""
     from . import indexed as ix
-    from .nd_rows import SHADER
+    from .render.rows import RUNS
 
     rng = np.random.default_rng(0)
     x = _bits(rng, ND_DATA)
@@ -105,7 +104,7 @@ def nd_run(gpu: Gpu) -> Case:
     check = Check(ND_DATA, "GatherND", mode=WRAP, inner=1)
     data = ix.Data(MemoryBytes(x), x.shape, 32)
     index = ix.Index(MemoryBytes(pairs), pairs.shape, True, False)
-    runs = {shader_const(SHADER, "LONG_RUN"): "long", shader_const(SHADER, "RUN"): "short"}
+    runs = {n: name for name, n in RUNS.items()}
 
     def run() -> tuple[bytes, str]:
         out = bytearray()
@@ -220,5 +219,10 @@ def one_hot(gpu: Gpu) -> Case:
 def texts(question: str) -> tuple[str, ...]:
     """The rendered WGSL of every candidate of ``question`` (a ``Question.rendered`` one): its cache key's."""
     from .word_kernels import texts
+
+    if question == "nd_run":  # both run lengths run one text per width (params.run)
+        from .render.rows import KERNELS
+
+        return tuple(k.wgsl() for (name, _), k in KERNELS.items() if name == "gather-nd")
 
     return texts(question)

@@ -1,13 +1,14 @@
-"""Gathers of whole slices (gpu/slices.py's plans): GatherND's tables whose
-slices are whole words, Gather's whose slices are whole 16-byte vectors.
+"""Gathers of whole slices (gpu/slices.py's plans), the kernels of
+gpu/render/slices.py: GatherND's tables whose slices are whole words,
+Gather's whose slices are whole 16-byte vectors.
 
-- indexed_slabs.wgsl: slices in vec4s, in any bands and windows (a window's
-  run skips the slabs it does not hold), the indices checked as read or by
-  indices.wgsl before;
+- ``whole`` / ``windowed``: slices in vec4s, in any bands and windows (a
+  window's run skips the slabs it does not hold), the indices checked as read
+  or by indices.wgsl before;
 - gpu/nd_rows.py: GatherND's pairs of int64 over slices of 1-2 words, runs
   of 16 or 64 slices an invocation, large index tensors uploaded in bands;
-- indexed_slices.wgsl: the other whole-word slices, one band of one window,
-  a tuple read per slice.
+- ``words``: the other whole-word slices, one band of one window, a tuple
+  read per slice.
 
 Moved out of gpu/indexed.py, which chooses among its kernels and calls ``run``.
 """
@@ -18,15 +19,12 @@ from typing import Any, Callable
 
 from .device import Gpu
 from .engines.base import BufferUsage as U
-from .kernels import shader_const
 from .program import Program, grid_x
 from . import gather_windows, nd_rows, slices
-from .indexed_buffers import Buffers, to_sink
-from .layout import pack
+from .indexed_buffers import Buffers, run_into_result, to_sink
+from .render.slices import KERNELS
 
 Sink = Callable[[memoryview], None]
-SLICES = "indexed_slices.wgsl"
-SLABS = "indexed_slabs.wgsl"  # SLICES in vec4s, where every slice and stride is whole vectors
 NO_BAD = 0xFFFFFFFF  # as indexed.NO_BAD: a window that runs to the source's end
 
 
@@ -39,15 +37,15 @@ def uploads_own(cut: slices.Slices | None, index: Any, check: Any) -> bool:
 def run(gpu: Gpu, bufs: Buffers, windows: gather_windows.Windows, fused: tuple[Any, Any, Any, Any] | None,
         norm: Any, cut: slices.Slices, count: int, bits: int, band: int, sink: Sink, max_dim: int,
         poison: int | None, checked: Callable[[], None] | None) -> int:
-    """Whole slices: in vec4s (indexed_slabs.wgsl) in bands and windows, the
+    """Whole slices: in vec4s (``whole``, ``windowed``) in bands and windows, the
     indices checked as read (``fused``) or before (``norm``); in words
-    (indexed_slices.wgsl) one band of one window, checked as read.
+    (``words``) one band of one window, checked as read.
     ``checked`` raises BadIndex if the kernel found one (indexed._status);
     None when indices.wgsl checked them before (``norm``)."""
     if cut.vec4():
         bufs.counts["slabs"] = 1
-        slab = _Slabs(gpu, bufs, windows.first, cut, fused, norm, bits, max_dim)
-        return gather_windows.run_bands(gpu, bufs, windows, slab.run, count, bits, band, sink, poison, checked)
+        slabs = _slabs(gpu, bufs, windows.first, cut, fused, norm, bits, max_dim)
+        return gather_windows.run_bands(gpu, bufs, windows, slabs, count, bits, band, sink, poison, checked)
     raw, status, index, check = fused
     src = windows.first
     nbytes = (count * bits + 7) // 8
@@ -57,65 +55,48 @@ def run(gpu: Gpu, bufs: Buffers, windows: gather_windows.Windows, fused: tuple[A
         dst = nd_rows.run(gpu, bufs, src, raw, status, pairs, words // cut.width, index, max_dim, poison)
         checked()
         return to_sink(gpu, bufs, dst, nbytes, sink)
-    bufs.counts["slices"] = 1
-    dst = bufs.result("dst", nbytes + 16)
-    if poison is not None:
-        gpu.queue.write_buffer(dst, 0, bytes([poison]) * nbytes)
-    axes = bufs.new("axes", len(cut.blob), U.STORAGE | U.COPY_DST)
-    gpu.queue.write_buffer(axes, 0, cut.blob)
-    per = shader_const(SLICES, "WG") * shader_const(SLICES, "WORDS")
-    groups = -(-words // per)
-    params = bufs.params("slice params", cut.params(SLICES, words, grid_x(groups, max_dim), index.big, check.mode))
-    kernel = Program(SLICES, ("read-only-storage", "storage", "uniform", "read-only-storage",
-                     "read-only-storage", "storage")).on(gpu)
-    encoder = gpu.device.create_command_encoder()
-    kernel.dispatch(encoder, groups, max_dim, kernel.bind([src, dst, params, axes, raw, status]))
-    gpu.queue.submit([encoder.finish()])
+    kernel = KERNELS["words"]
+    dst = run_into_result(
+        gpu, bufs, kernel, None, "slices", src=src, raw=raw, status=status, nbytes=nbytes, units=words,
+        per=kernel.schedule.per, blob=cut.blob, max_dim=max_dim, poison=poison,
+        params=lambda gx: cut.params(kernel.PARAMS, words, gx, index.big, check.mode))
     checked()
     return to_sink(gpu, bufs, dst, nbytes, sink)
 
 
-SLAB_CHUNK = 64  # vectors per invocation of indexed_slabs.wgsl's `windowed`: a slab's part outside is one test
+SLAB_CHUNK = 64  # vectors per invocation of `windowed`: a slab's part outside is one test
 
 
-class _Slabs:
-    """indexed_slabs.wgsl bound to one table: ``run`` fills a band from the
-    source (``whole``) or from one window of it (``windowed``)."""
+def _slabs(gpu: Gpu, bufs: Buffers, src: Any, cut: slices.Slices, fused: tuple[Any, Any, Any, Any] | None,
+           norm: Any, bits: int, max_dim: int) -> Callable[[Any, int, int, Any], None]:
+    """The vec4 slab kernels bound to one table: the band function of gather_windows.run_bands,
+    filling a band from the source (``whole``) or from one window of it (``windowed``)."""
+    if fused is None:  # indices.wgsl checked and wrapped them: the kernel reads its offsets
+        raw, status, (iswap, cmode, normed) = norm, bufs.new("no status", 16, U.STORAGE), (0, 0, 1)
+    else:
+        raw, status, (iswap, cmode, normed) = fused[0], fused[1], (int(fused[2].big), fused[3].mode, 0)
+    axes = bufs.new("axes", len(cut.blob), U.STORAGE | U.COPY_DST)
+    gpu.queue.write_buffer(axes, 0, cut.blob)
 
-    def __init__(self, gpu: Gpu, bufs: Buffers, src: Any, cut: slices.Slices,
-                 fused: tuple[Any, Any, Any, Any] | None, norm: Any, bits: int, max_dim: int) -> None:
-        self.gpu, self.bufs, self.cut, self.src, self.bits, self.max_dim = gpu, bufs, cut, src, bits, max_dim
-        if fused is None:  # indices.wgsl checked and wrapped them: the kernel reads its offsets
-            self.raw, self.status, self.flags = norm, bufs.new("no status", 16, U.STORAGE), (0, 0, 1)
-        else:
-            self.raw, self.status = fused[0], fused[1]
-            self.flags = (int(fused[2].big), fused[3].mode, 0)
-        self.axes = bufs.new("axes", len(cut.blob), U.STORAGE | U.COPY_DST)
-        gpu.queue.write_buffer(self.axes, 0, cut.blob)
-        self.kinds = ("read-only-storage", "storage", "uniform", "read-only-storage", "read-only-storage", "storage")
-
-    def run(self, dst: Any, e0: int, count: int, window: tuple[Any, int, int, bool] | None) -> None:
-        vectors, first = count * self.bits // 128, e0 * self.bits // 128
-        if window is None and not self.flags[2]:  # one band of one buffer, fused: `whole`, VECS a lane
-            src, windowed, w0, wend, per = self.src, False, 0, 0, shader_const(SLABS, "VECS")
-        elif window is None:  # bands of one buffer: the window is all of it
-            src, windowed, w0, wend, per = self.src, True, 0, NO_BAD, SLAB_CHUNK
-        else:  # a window starts on a whole vector: gather_windows.plan's are 128 elements
-            src, windowed, per = window[0], True, SLAB_CHUNK
-            w0 = window[1] * self.bits // 128
-            wend = w0 + -(-window[2] * self.bits // 128)
-        if windowed:
-            self.bufs.counts["windowed slab runs"] = self.bufs.counts.get("windowed slab runs", 0) + 1
-        groups = -(-vectors // (shader_const(SLABS, "WG") * per))
-        cut = self.cut
-        iswap, cmode, normed = self.flags
-        params = self.bufs.params("slab params", pack(
-            SLABS, words=vectors, groups_x=grid_x(groups, self.max_dim), width=cut.width // 4, outer=cut.outer,
+    def run(dst: Any, e0: int, count: int, window: tuple[Any, int, int, bool] | None) -> None:
+        vectors, first, source = count * bits // 128, e0 * bits // 128, src if window is None else window[0]
+        variant, w0, wend, per = "windowed", 0, NO_BAD, SLAB_CHUNK  # bands of one buffer: the window is all of it
+        if window is None and not normed:  # one band of one buffer, fused: `whole`, VECS a lane
+            variant, wend, per = "whole", 0, KERNELS["whole"].schedule.per
+        elif window is not None:  # a window starts on a whole vector: gather_windows.plan's are 128 elements
+            w0 = window[1] * bits // 128
+            wend = w0 + -(-window[2] * bits // 128)
+        kernel = KERNELS[variant]
+        if variant == "windowed":
+            bufs.counts["windowed slab runs"] = bufs.counts.get("windowed slab runs", 0) + 1
+        groups = -(-vectors // (kernel.schedule.wg * per))
+        params = bufs.params("slab params", kernel.PARAMS.pack(
+            words=vectors, groups_x=grid_x(groups, max_dim), width=cut.width // 4, outer=cut.outer,
             nlook=len(cut.blob) // 16 - cut.outer, iswap=iswap, cmode=cmode, normed=normed, first=first, win0=w0,
             wend=wend, chunk=per))
+        compiled = Program(kernel.label, kernel.kinds, code=kernel.wgsl()).on(gpu)
+        encoder = gpu.device.create_command_encoder()
+        compiled.dispatch(encoder, groups, max_dim, compiled.bind([source, dst, params, axes, raw, status]))
+        gpu.queue.submit([encoder.finish()])
 
-        kernel = Program(SLABS, self.kinds, {"WINDOWED": windowed}).on(self.gpu)
-        encoder = self.gpu.device.create_command_encoder()
-        group = kernel.bind([src, dst, params, self.axes, self.raw, self.status])
-        kernel.dispatch(encoder, groups, self.max_dim, group)
-        self.gpu.queue.submit([encoder.finish()])
+    return run

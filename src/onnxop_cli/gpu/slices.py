@@ -1,5 +1,5 @@
 """Whether an indexed gather's table can run as a copy of whole slices
-(shaders/indexed_slices.wgsl: GatherND's common case; scatter_slices.wgsl:
+(gpu/render/slices.py: GatherND's common case; scatter_slices.wgsl:
 ScatterND's with reduction none), and what those kernels are told. Plain
 data, no device code: gpu/slice_gathers.py and gpu/scatter.py dispatch them.
 
@@ -16,9 +16,9 @@ import math
 from dataclasses import dataclass
 
 from .index_table import Table
-from .layout import pack, pack_rows
+from .layout import Struct, layout, pack_rows
 
-TABLE = "indexed_slices.wgsl"  # the table's rows: lib/index_table.wgsl's Axis and Lookup, shared by the slice kernels
+TABLE = "lib/index_table.wgsl"  # the table's rows: its Axis and Lookup, shared by the slice kernels
 M = 0xFFFFFFFF  # strides as two's complement u32 words
 
 
@@ -30,14 +30,17 @@ class Slices:
     strides: tuple[int, ...] = ()  # every data stride of the table (leading axes', lookups'), in words
 
     def vec4(self) -> bool:
-        """Whether every slice and stride is whole 16-byte vectors (indexed_slabs.wgsl)."""
+        """Whether every slice and stride is whole 16-byte vectors (gpu/render/slices.py's vec4 variants):
+        what the vector copy can move, a quarter of the word copy's loads, stores and bounds tests by
+        construction (not a speed measured on one driver)."""
         return all(w % 4 == 0 for w in (self.width, *self.strides))
 
-    def params(self, shader: str, words: int, groups_x: int, big: bool, cmode: int) -> bytes:
-        """``shader``'s Params (indexed_slices.wgsl's or scatter_slices.wgsl's)."""
-        return pack(shader, words=words, groups_x=groups_x, width=self.width, outer=self.outer,
-                    nlook=(len(self.blob) // 16) - self.outer, iswap=int(big), cmode=cmode)
-
+    def params(self, shader: str | Struct, words: int, groups_x: int, big: bool, cmode: int) -> bytes:
+        """The Params of ``shader`` (scatter_slices.wgsl) or of a rendered kernel's Struct
+        (gpu/render/slices.py's ``words``)."""
+        fields = layout(shader) if isinstance(shader, str) else shader
+        return fields.pack(words=words, groups_x=groups_x, width=self.width, outer=self.outer,
+                           nlook=(len(self.blob) // 16) - self.outer, iswap=int(big), cmode=cmode)
 
 
 def plan(table: Table, bits: int, bounds: tuple[int, ...]) -> Slices | None:

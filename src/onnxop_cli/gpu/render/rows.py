@@ -1,0 +1,314 @@
+"""The row gathers, rendered: runs of index pairs read as vec4 loads, the
+data offsets found by one table walk and then by adds, whole vec4 stores.
+One generator (``_runs``) emits both kernels at both widths (``words``: 1
+or 2 words an element or slice):
+
+``NdRows`` (GatherND, gpu/nd_rows.py checks the table: two lookups at tuple
+    offsets 0 and 1, leading index strides even, slices of 1-2 words)
+    each tuple one vec4 load, ``params.run`` slices an invocation (``RUNS``,
+    gpu/choose.py's ``nd_run`` picks), slices [first, count) a dispatch, ``raw``
+    its tuples from int64 ``ibase`` on. Along a row, eight tuples are read and
+    checked before their eight data words, so the random data loads follow
+    one another (1.14x reading each tuple just before its word, Mesa 22.3).
+``ElementsRows`` (GatherElements, gpu/elements_rows.py)
+    row-major int64 indices (element e reads index e), 32- or 64-bit
+    little-endian data in one binding: RUN elements an invocation.
+
+The raw int64 indices are checked and wrapped (lib/index_fold.wgsl, all 64
+bits): a bad one keeps the smallest position in status[0] (each invocation's
+smallest, once) and reads 0; the host reads nothing back then. Every slice or
+element is read, so every index is checked.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..layout import Struct
+from ..shaders import shader_source
+from .frame import Binding, Frame
+
+RUNS = {"short": 16, "long": 64}  # GatherND's slices per invocation (params.run): gpu/choose.py's nd_run
+ND_PARAMS = Struct("Params", tuple((n, "u32") for n in (
+    "count",     # slices: this dispatch's end
+    "groups_x",  # workgroups per row of the dispatch grid
+    "outer",     # leading output axes
+    "iswap",     # 1: big-endian indices
+    "first",     # this dispatch's first slice (the slices before it are another's)
+    "ibase",     # the int64 index raw[0] holds: raw holds this dispatch's tuples only
+    "run",       # slices per invocation: a value of RUNS
+    "pad2")))
+ELEMENTS_PARAMS = Struct("Params", tuple((n, "u32") for n in (
+    "count",     # output elements
+    "groups_x",  # workgroups per row of the dispatch grid
+    "rank",      # output axes
+    "iswap",     # 1: big-endian indices
+    "bound",     # the gathered axis' size
+    "lstride",   # its data stride (elements)
+    "pad0", "pad1")))
+AXIS = Struct("Axis", (("dim", "u32"), ("stride", "u32"), ("pad0", "u32"), ("pad1", "u32")))  # an output axis'
+# data stride (0 on the gathered axis): per output axis, the host packs them by these names
+
+
+@dataclass(frozen=True)
+class Run:
+    """An invocation's run of ``per`` elements (0: ``params.run``), ``words`` words each."""
+
+    words: int
+    per: int = 0
+    wg: int = 256
+
+    @property
+    def CONSTS(self) -> tuple[tuple[str, str, str], ...]:  # noqa: N802 - the frame's name
+        return (("WG", "wg", ""),) + ((("RUN", "per", "output elements per invocation"),) if self.per else ())
+
+
+@dataclass(frozen=True)
+class _Rows(Frame):
+    words: int
+    NAME = ""
+
+    def __post_init__(self) -> None:
+        if self.words not in (1, 2):
+            raise ValueError(f"no {self.NAME} of {self.words} words")
+
+    @property
+    def label(self) -> str:  # type: ignore[override]
+        return f"{self.NAME} rows[wg={self.schedule.wg},words={self.words}]"
+
+    @property
+    def bindings(self) -> tuple[Binding, ...]:  # type: ignore[override]
+        return (Binding(0, "src", "read", "u32"), Binding(1, "dst", "read_write", "vec4<u32>"), Binding(2),
+                Binding(3, "axes", "read", "vec4<u32>"), Binding(4, "raw", "read", "vec4<u32>"),
+                Binding(5, "status", "read_write", "atomic<u32>"))
+
+    def main(self) -> str:
+        return f"    words{self.words}(wg, lid);\n"
+
+
+@dataclass(frozen=True)
+class NdRows(_Rows):
+    """GatherND by pairs, slices of ``words`` words."""
+
+    NAME = "gather-nd"
+    PARAMS = ND_PARAMS
+
+    @property
+    def schedule(self) -> Run:  # type: ignore[override]
+        return Run(self.words)
+
+    def parts(self) -> list[str]:
+        n = 4 // self.words
+        takes = [f"let s{j} = take({f's{j - 1}.a' if j else 'a'}, w, p{_plus(j)}, &bad);" for j in range(n)]
+        return [shader_source("lib/index_fold.wgsl"), shader_source("lib/slice_at.wgsl"), _ND,
+                _take("p", "w: Row, p: u32", "base(a.off, a.ip, w, bad)", "w.dim",
+                      "a.off + w.dstride, a.ip + w.istride"),
+                _start("params.first + ", "params.run"),
+                _runs(self.words, "p", "let w = row();", "params.run", "w.dim", "the run along one leading row",
+                      _nd_fast(self.words), "slices", [], takes)]
+
+
+@dataclass(frozen=True)
+class ElementsRows(_Rows):
+    """GatherElements by runs of RUN elements of ``words`` words."""
+
+    NAME = "gather-elements"
+    PARAMS = ELEMENTS_PARAMS
+
+    @property
+    def schedule(self) -> Run:  # type: ignore[override]
+        return Run(self.words, 16)
+
+    def parts(self) -> list[str]:
+        n = 4 // self.words
+        takes = [f"let s{j} = take({f's{j - 1}.a' if j else 'a'}, {_HALVES[j]}, e{_plus(j)}, last.dim, "
+                 f"last.stride, &bad);" for j in range(n)]
+        return [AXIS.wgsl(), _AXIS, shader_source("lib/index_fold.wgsl"), _ELEMENTS,
+                _take("e", "lo: u32, hi: u32, e: u32, dim: u32, ds: u32",
+                      "a.off + folded(lo, hi, e, params.bound, bad) * params.lstride", "dim", "a.off + ds"),
+                _start("", "RUN"),
+                _runs(self.words, "e", "let last = axis(params.rank - 1u);", "RUN", "last.dim",
+                      "the run within one row", _elements_fast(self.words), "elements",
+                      _loads(n, "e"), takes)]
+
+
+_HALVES = ("x.x, x.y", "x.z, x.w", "y.x, y.y", "y.z, y.w")  # the int64s of two vec4 loads, (lo, hi) each
+_COUNT = {1: "one", 2: "two", 4: "four"}
+
+
+def _plus(j: int, of: str = "") -> str:
+    """`` + j`` steps of ``of`` (of 1 where none is named)."""
+    return "" if not j else f" + {j}u" if not of else f" + {of}" if j == 1 else f" + {j}u * {of}"
+
+
+def _loads(n: int, v: str) -> list[str]:
+    """The vec4 loads of ``n`` int64 indices from position ``v`` on (two a load)."""
+    return [f"let x = raw[{v} >> 1u];"] + ([f"let y = raw[({v} >> 1u) + 1u];"] if n > 2 else [])
+
+
+def _start(first: str, per: str) -> str:
+    return (f"fn start(wg: vec3<u32>, lid: u32) -> u32 {{\n"
+            f"    return {first}((wg.y * params.groups_x + wg.x) * WG + lid) * {per};\n}}\n")
+
+
+def _runs(words: int, v: str, setup: str, run: str, dim: str, along: str, fast: list[str], what: str,
+          loads: list[str], takes: list[str]) -> str:
+    """``words{words}``: an invocation's run of ``run`` from ``v``0 (its slice or element index ``v``):
+    ``fast`` where the run lies along one row (adds only), else a vector at a time by ``takes``."""
+    n, lets = 4 // words, []
+    if words == 1:
+        store = f"vec4<u32>({', '.join(f'src[s{j}.o]' for j in range(n))})"
+    elif v == "p":
+        store = f"vec4<u32>({', '.join(f'src[s{j}.o], src[s{j}.o + 1u]' for j in range(n))})"
+    else:
+        lets = [f"let w{j} = 2u * s{j}.o;" for j in range(n)]
+        store = f"vec4<u32>({', '.join(f'src[w{j}], src[w{j} + 1u]' for j in range(n))})"
+    loads_note = f", {_COUNT[len(loads)]} index load{'s' if len(loads) > 1 else ''}" if loads else ""
+    body = "\n".join(f"        {line}" for line in [*loads, *takes, f"a = s{n - 1}.a;", *lets,
+                                                      f"dst[{v} >> {3 - words}u] = {store};"])
+    fast_text = "".join(f"        {line}\n" for line in fast)
+    return f"""fn words{words}(wg: vec3<u32>, lid: u32) {{
+    let {v}0 = start(wg, lid);
+    if ({v}0 >= params.count) {{
+        return;
+    }}
+    {setup}
+    var a = at({v}0);
+    var bad = 0xffffffffu;
+    if (a.last + {run} <= {dim} && {v}0 + {run} <= params.count) {{  // {along}: adds only
+{fast_text}        report(bad);
+        return;
+    }}
+    for (var u = 0u; u < {run} / {n}u; u = u + 1u) {{  // one output vector: {_COUNT[n]} {what}{loads_note}
+        let {v} = {v}0 + {n}u * u;
+        if ({v} >= params.count) {{
+            break;
+        }}
+{body}
+    }}
+    report(bad);
+}}
+"""
+
+
+def _nd_fast(words: int) -> list[str]:
+    """Eight slices at a time along the row: their tuples read first (``eight``), then their data words."""
+    if words == 1:
+        out = [f"    let v{k} = src[b[{k}]];" for k in range(8)] + [
+            "    dst[(p0 + h) >> 2u] = vec4<u32>(v0, v1, v2, v3);",
+            "    dst[((p0 + h) >> 2u) + 1u] = vec4<u32>(v4, v5, v6, v7);"]
+    else:
+        out = ["    let o = (p0 + h) >> 1u;"] + [
+            f"    dst[o{_plus(j)}] = vec4<u32>(src[b[{2 * j}]], src[b[{2 * j}] + 1u], src[b[{2 * j + 1}]], "
+            f"src[b[{2 * j + 1}] + 1u]);" for j in range(4)]
+    return ["for (var h = 0u; h < params.run; h = h + 8u) {", "    let b = eight(a, w, h, &bad);", *out, "}"]
+
+
+def _elements_fast(words: int) -> list[str]:
+    """The run within one row: each element's offset an add along the last axis and its index."""
+    n = 4 // words
+
+    def at(j: int, scale: str) -> str:
+        return f"o{_plus(j, 'last.stride')} + folded({_HALVES[j]}, e{_plus(j)}, params.bound, &bad) * {scale}"
+
+    if words == 1:
+        pad = " " * len("dst[e >> 2u] = vec4<u32>(")
+        elems = f",\n        {pad}".join(f"src[{at(j, 'L')}]" for j in range(n))
+        out = ["let L = params.lstride;", f"dst[e >> 2u] = vec4<u32>({elems});"]
+    else:
+        out = [f"let w{j} = 2u * ({at(j, 'params.lstride')});" for j in range(n)] + [
+            "dst[e >> 1u] = vec4<u32>(src[w0], src[w0 + 1u], src[w1], src[w1 + 1u]);"]
+    return [f"for (var u = 0u; u < RUN / {n}u; u = u + 1u) {{", f"    let e = e0 + {n}u * u;",
+            *(f"    {line}" for line in _loads(n, "e")), f"    let o = a.off + {n}u * u * last.stride;",
+            *(f"    {line}" for line in out), "}"]
+
+
+_ND = """// lib/slice_at.wgsl's Row: both lookups always (a pair).
+fn row() -> Row {
+    var w = Row(0u, 0u, 0u, lookup(params.outer), lookup(params.outer + 1u));
+    if (params.outer > 0u) {
+        let ax = axis(params.outer - 1u);
+        w.dim = ax.dim;
+        w.dstride = ax.dstride;
+        w.istride = ax.istride;
+    }
+    return w;
+}
+
+// The data word where the slice whose tuple sits at `ip` starts, past `off`.
+fn base(off: u32, ip: u32, w: Row, bad: ptr<function, u32>) -> u32 {
+    let x = raw[(ip - params.ibase) >> 1u];
+    return off + folded(x.x, x.y, ip, w.look0.bound, bad) * w.look0.stride
+         + folded(x.z, x.w, ip + 1u, w.look1.bound, bad) * w.look1.stride;
+}
+
+// The data words of slices h .. h + 7 of a run along one leading row that starts at `a`: all eight tuples
+// read before any data word is, so the data loads (random, the kernel's slowest) follow one another.
+// A loop, not eight calls in one expression: SwiftShader (Chromium's WebGPU on the CPU) compiles a
+// straight run of these calls in time that grows far faster than their number (four: 11 s, eight: over
+// 390 s, until the GPU process is killed); the loop is one call's code and compiles in a fraction of a second.
+fn eight(a: At, w: Row, h: u32, bad: ptr<function, u32>) -> array<u32, 8> {
+    var b: array<u32, 8>;
+    for (var k = 0u; k < 8u; k = k + 1u) {
+        b[k] = base(a.off + (h + k) * w.dstride, a.ip + (h + k) * w.istride, w, bad);
+    }
+    return b;
+}
+
+"""
+
+def _take(v: str, args: str, offset: str, dim: str, step: str) -> str:
+    """Slice or element ``v``'s data word (``offset``; 0 past the end: nothing read, nothing checked), and
+    a moved to the next one: ``step`` added along the last axis (of ``dim``) until it ends."""
+    return f"""struct Step {{
+    a: At,
+    o: u32,
+}}
+
+fn take(a: At, {args}, bad: ptr<function, u32>) -> Step {{
+    var s = Step(a, 0u);
+    if ({v} >= params.count) {{
+        return s;
+    }}
+    s.o = {offset};
+    if (a.last + 1u < {dim}) {{
+        s.a = At({step}, a.last + 1u);
+    }} else {{
+        s.a = at({v} + 1u);
+    }}
+    return s;
+}}
+"""
+
+
+_AXIS = """// Row r of `axes` as an Axis: one vec4 load per row (lib/index_table.wgsl says why).
+fn axis(r: u32) -> Axis {
+    let a = axes[r];
+    return Axis(a.x, a.y, a.z, a.w);
+}
+"""
+
+_ELEMENTS = """// An element's data offset before its index, and its last coordinate.
+struct At {
+    off: u32,
+    last: u32,
+}
+
+fn at(e: u32) -> At {
+    var rest = e;
+    var a = At(0u, 0u);
+    for (var k = params.rank; k > 0u; k = k - 1u) {
+        let ax = axis(k - 1u);
+        let i = rest % ax.dim;
+        rest = rest / ax.dim;
+        a.off = a.off + i * ax.stride;
+        if (k == params.rank) {
+            a.last = i;
+        }
+    }
+    return a;
+}
+
+"""
+
+KERNELS = {(cls.NAME, words): cls(words) for cls in (NdRows, ElementsRows) for words in (1, 2)}

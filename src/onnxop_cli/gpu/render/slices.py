@@ -1,0 +1,229 @@
+"""Gathers of whole slices (GatherND, Gather), rendered: output slice p is
+``width`` units copied from the data from the word
+
+    sum_k o_k * dstride_k  +  sum_t index(ip + ioff_t) * lstride_t
+
+(o: slice p's multi-index over the ``outer`` leading output axes, an Axis of
+lib/index_table.wgsl each, strides in words; ip = sum_k o_k * istride_k its
+tuple's position; lookup t a Lookup at axes[outer + t]). gpu/slices.py takes
+this only where every slice and stride is whole words; the walk (``row``,
+``next``, ``base``) reads a tuple once per slice, never per element. Variants:
+
+``words``: u32 words, WORDS an invocation, one band of one window.
+``whole``: 16-byte vectors (``Slices.vec4``), VECS an invocation, one band of
+    one buffer: a quarter of the loads, stores and bounds tests per byte.
+    Strides stay in words; ``words`` and ``width`` count vectors.
+``windowed``: vectors of any band (``first``: its first), ``chunk`` an
+    invocation, from the window [win0, wend) of the source (gpu/gather_windows.py;
+    windows start on whole vectors): a slab's part outside is one test, inside
+    copied straight, across an edge vector by vector. ``normed`` 1: indices.wgsl
+    checked them before, ``raw`` its u32 offsets seen as pairs.
+
+Raw int64 indices are checked as read (lib/index_check.wgsl, all 64 bits): a
+bad one keeps the smallest position in status[0] and reads 0; every slice has
+a unit, so every index is read, and the host reads nothing back then.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..layout import Struct
+from ..shaders import shader_source
+from .frame import Binding, Frame
+
+_COMMON = (
+    ("words", "u32"),     # output units (words, or vectors)
+    ("groups_x", "u32"),  # workgroups per row of the dispatch grid
+    ("width", "u32"),     # units per slice
+    ("outer", "u32"),     # leading output axes
+    ("nlook", "u32"),     # indices per tuple
+    ("iswap", "u32"),     # 1: big-endian indices
+    ("cmode", "u32"),     # indices.wgsl's mode (0 wrap, 1 0 .. d, 2 0 .. d-1)
+)
+WORDS_PARAMS = Struct("Params", (*_COMMON, ("pad0", "u32")))  # scatter_slices.wgsl's Params too
+VECS_PARAMS = Struct("Params", (*_COMMON, *((n, "u32") for n in (
+    "normed",  # 1: `raw` holds indices.wgsl's checked u32 offsets
+    "first",   # the band's first output vector
+    "win0",    # windowed: the window's first source vector
+    "wend",    # windowed: one past its last
+    "chunk",   # windowed: vectors per invocation
+))))
+VARIANTS = ("words", "whole", "windowed")
+
+
+@dataclass(frozen=True)
+class Units:
+    """What an invocation copies: ``per`` (named ``name``) units of ``word``."""
+
+    word: str
+    name: str
+    per: int
+    wg: int = 256
+
+    @property
+    def CONSTS(self) -> tuple[tuple[str, str, str], ...]:  # noqa: N802 - the frame's name
+        return (("WG", "wg", ""), (self.name, "per", ""))
+
+
+SCHEDULES = {"words": Units("u32", "WORDS", 16), "vec4": Units("vec4<u32>", "VECS", 4)}
+
+
+@dataclass(frozen=True)
+class SliceGather(Frame):
+    """The whole-slice gather's ``variant`` (one of VARIANTS)."""
+
+    variant: str
+
+    def __post_init__(self) -> None:
+        if self.variant not in VARIANTS:
+            raise ValueError(f"no whole-slice gather {self.variant!r}")
+
+    @property
+    def schedule(self) -> Units:  # type: ignore[override]
+        return SCHEDULES["words" if self.variant == "words" else "vec4"]
+
+    @property
+    def PARAMS(self) -> Struct:  # type: ignore[override]  # noqa: N802 - the frame's name
+        return WORDS_PARAMS if self.variant == "words" else VECS_PARAMS
+
+    @property
+    def label(self) -> str:  # type: ignore[override]
+        return f"slice gather {self.variant}[wg={self.schedule.wg},{self.schedule.name.lower()}={self.schedule.per}]"
+
+    @property
+    def bindings(self) -> tuple[Binding, ...]:  # type: ignore[override]
+        word = self.schedule.word
+        return (Binding(0, "src", "read", word), Binding(1, "dst", "read_write", word), Binding(2),
+                Binding(3, "axes", "read", "vec4<u32>"), Binding(4, "raw", "read", "vec2<u32>"),
+                Binding(5, "status", "read_write", "atomic<u32>"))
+
+    def parts(self) -> list[str]:
+        walk = [shader_source("lib/index_check.wgsl"), shader_source("lib/slice_at.wgsl"), _WALK,
+                _base("base", "index", look1=True)]
+        return walk + [_OFFSET, _base("base_of", "offset", look1=False)] if self.variant == "windowed" else walk
+
+    def main(self) -> str:
+        if self.variant == "windowed":
+            return _WINDOWED
+        s, vec = self.schedule, self.variant != "words"
+        return _whole(s.name, " / 4u" if vec else "")
+
+
+def _whole(per: str, scale: str) -> str:
+    """One band of one buffer, ``per`` units an invocation (``scale``: the word base to the unit's)."""
+    return f"""    let q0 = ((wg.y * params.groups_x + wg.x) * WG + lid) * {per};
+    if (q0 >= params.words) {{
+        return;
+    }}
+    let width = params.width;
+    let w = row();
+    var p = q0 / width;
+    var k = q0 - p * width;
+    var a = at(p);
+    var b = base(a, w){scale};
+    let end = min(q0 + {per}, params.words);
+    for (var q = q0; q < end; q = q + 1u) {{
+        if (k == width) {{
+            p = p + 1u;
+            k = 0u;
+            a = next(a, w, p);
+            b = base(a, w){scale};
+        }}
+        dst[q] = src[b + k];
+        k = k + 1u;
+    }}
+"""
+
+
+def _base(name: str, read: str, look1: bool) -> str:
+    """The data word where the slice at `a` starts, its tuple read by ``read`` (``index``: read and checked);
+    ``look1``: lookup 1 from the Row (``base``, the one the walk runs), else from the table (``base_of``)."""
+    def rest(t0: int, pad: str) -> str:
+        return (f"{pad}for (var t = {t0}u; t < params.nlook; t = t + 1u) {{\n"
+                f"{pad}    let lk = lookup(params.outer + t);\n"
+                f"{pad}    off = off + {read}(a.ip + lk.ioff, lk.bound) * lk.stride;\n{pad}}}\n")
+
+    body = rest(1, "    ") if not look1 else (
+        f"    if (params.nlook > 1u) {{\n"
+        f"        off = off + {read}(a.ip + w.look1.ioff, w.look1.bound) * w.look1.stride;\n"
+        f"{rest(2, '        ')}    }}\n")
+    return (f"fn {name}(a: At, w: Row) -> u32 {{\n    var off = a.off + {read}(a.ip + w.look0.ioff, w.look0.bound)"
+            f" * w.look0.stride;\n{body}    return off;\n}}\n")
+
+
+_WALK = """// lib/slice_at.wgsl's Row: lookup 1 where there is one.
+fn row() -> Row {
+    var w = Row(0u, 0u, 0u, lookup(params.outer), Lookup(0u, 0u, 0u, 0u));
+    if (params.outer > 0u) {
+        let ax = axis(params.outer - 1u);
+        w.dim = ax.dim;
+        w.dstride = ax.dstride;
+        w.istride = ax.istride;
+    }
+    if (params.nlook > 1u) {
+        w.look1 = lookup(params.outer + 1u);
+    }
+    return w;
+}
+
+// The next slice: one add along the last leading axis until it ends.
+fn next(a: At, w: Row, p: u32) -> At {
+    if (a.last + 1u < w.dim) {
+        return At(a.off + w.dstride, a.ip + w.istride, a.last + 1u);
+    }
+    return at(p);
+}
+"""
+
+_OFFSET = """// `index`, or (normed) indices.wgsl's checked offset at `pos`.
+fn offset(pos: u32, d: u32) -> u32 {
+    if (params.normed != 0u) {
+        let n = raw[pos >> 1u];
+        return select(n.x, n.y, (pos & 1u) != 0u);
+    }
+    return index(pos, d);
+}
+"""
+
+_WINDOWED = """    let chunk = params.chunk;
+    let q0 = ((wg.y * params.groups_x + wg.x) * WG + lid) * chunk;
+    if (q0 >= params.words) {
+        return;
+    }
+    let width = params.width;
+    let w = row();
+    let g0 = params.first + q0;
+    var p = g0 / width;
+    var k = g0 - p * width;
+    var a = at(p);
+    let end = min(q0 + chunk, params.words);
+    let span = params.wend - params.win0;
+    var q = q0;
+    loop {
+        if (q >= end) {
+            break;
+        }
+        let n = min(width - k, end - q);  // this slab's vectors in this invocation
+        let s = base_of(a, w) / 4u + k;
+        if (s >= params.win0 && s + n <= params.wend) {
+            let r = s - params.win0;
+            for (var j = 0u; j < n; j = j + 1u) {
+                dst[q + j] = src[r + j];
+            }
+        } else if (s < params.wend && s + n > params.win0) {  // across an edge of the window
+            for (var j = 0u; j < n; j = j + 1u) {
+                let r = s + j - params.win0;  // below the window wraps past span
+                if (r < span) {
+                    dst[q + j] = src[r];
+                }
+            }
+        }
+        q = q + n;
+        k = 0u;
+        p = p + 1u;
+        a = next(a, w, p);
+    }
+"""
+
+KERNELS = {v: SliceGather(v) for v in VARIANTS}
