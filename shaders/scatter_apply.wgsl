@@ -26,8 +26,7 @@
 //
 // needs: (nothing beyond WebGPU)
 
-const WG: u32 = 256u;
-#specialise KERNEL: u32  // 0 `rounds`, 1 `lines`, 2 `lines_raw` (gpu/scatter.py)
+#specialise WG: u32  // invocations per workgroup (gpu/scatter_claims.py's WG)
 
 struct Params {
     count: u32,
@@ -39,13 +38,9 @@ struct Params {
     default_nan: u32, // f32 bits of inf - inf on the host
     nan_first: u32,   // 1: of two NaN operands the element's wins, 0: the update's
     direct: u32,      // 1: invocation i is update i; 0: update list[i] (scatter_claims.wgsl)
-    line: u32,        // `lines`: updates per line
-    inner: u32,       // `lines`: the updates' stride along the line
-    dlen: u32,        // `lines`: 0, or the data's axis length: `targets` holds the checked indices themselves
-    iswap: u32,       // `lines_raw`: 1: the int64 indices are big-endian
-    cmode: u32,       // `lines_raw`: indices.wgsl's mode (0 wrap, 2 0 .. d-1)
     pad0: u32,
     pad1: u32,
+    pad2: u32,
 }
 
 @group(0) @binding(0) var<storage, read> targets: array<u32>;
@@ -207,83 +202,6 @@ fn rounds(wg: vec3<u32>, lid: u32) {
     apply(u, t);
 }
 
-// ScatterElements with a reduction, one line at a time (no rounds): the
-// updates that differ only along the scatter axis are a line, and only they
-// can name the elements of their data line, so one invocation per line
-// applying its updates in index order (along the axis) is onnx.reference's
-// order, on every run. Lines run in parallel; their targets are disjoint
-// (narrow elements sharing a word: compare-exchange on only their bits).
-// count: lines; line: updates per line (the axis' length); inner: the
-// updates' stride along the axis (so line l starts at
-// (l / inner) * line * inner + l % inner). dlen != 0: the updates have the
-// data's shape but for the axis, so line l's data line starts at
-// (l / inner) * dlen * inner + l % inner, and `targets` is indices.wgsl's
-// output (each update's index along the axis): no target pass runs.
-fn lines(wg: vec3<u32>, lid: u32) {
-    let l = (wg.y * params.groups_x + wg.x) * WG + lid;
-    if (l >= params.count) {
-        return;
-    }
-    let inner = params.inner;
-    let o = l / inner;
-    let i = l - o * inner;
-    var u = o * params.line * inner + i;
-    let base = o * params.dlen * inner + i;
-    for (var j = 0u; j < params.line; j = j + 1u) {
-        var t = targets[u];
-        if (params.dlen != 0u) {
-            t = base + t * inner;
-        }
-        apply(u, t);
-        u = u + inner;
-    }
-}
-
-#include "lib/bswap.wgsl"
-
-// `lines` with dlen != 0 reading the raw int64 index tensor (row-major, as
-// stored) in `targets` and checking each index itself, all 64 bits, as
-// indices.wgsl does: no separate check pass. Every update is on one line, so
-// every index is read; a bad one keeps the smallest position in status[0]
-// (atomicMin, whatever order the lines run in) and is not applied. The host
-// discards the output if status[0] was touched: nothing partial is written.
-fn lines_raw(wg: vec3<u32>, lid: u32) {
-    let l = (wg.y * params.groups_x + wg.x) * WG + lid;
-    if (l >= params.count) {
-        return;
-    }
-    let inner = params.inner;
-    let o = l / inner;
-    let i = l - o * inner;
-    var u = o * params.line * inner + i;
-    let base = o * params.dlen * inner + i;
-    let d = params.dlen;
-    for (var j = 0u; j < params.line; j = j + 1u) {
-        var lo = targets[2u * u];
-        var hi = targets[2u * u + 1u];
-        if (params.iswap != 0u) {
-            let t = bswap32(lo);
-            lo = bswap32(hi);
-            hi = t;
-        }
-        var ok: bool;
-        var v = lo;
-        if (params.cmode == 0u) {
-            let neg = hi == 0xffffffffu && lo != 0u && (0u - lo) <= d;
-            ok = (hi == 0u && lo < d) || neg;
-            v = select(lo, lo + d, neg);
-        } else {
-            ok = hi == 0u && lo < d;
-        }
-        if (ok) {
-            apply(u, base + v * inner);
-        } else {
-            atomicMin(&status[0], u);
-        }
-        u = u + inner;
-    }
-}
-
 // Update u combined into element t.
 fn apply(u: u32, t: u32) {
     let bits = params.bits;
@@ -324,11 +242,7 @@ fn apply(u: u32, t: u32) {
     }
 }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-    switch KERNEL {
-        case 0u: { rounds(wg, lid); }
-        case 1u: { lines(wg, lid); }
-        default: { lines_raw(wg, lid); }  // 2u
-    }
+    rounds(wg, lid);
 }

@@ -24,7 +24,7 @@
 //
 // needs: (nothing beyond WebGPU)
 
-const WG: u32 = 256u;
+#specialise WG: u32    // invocations per workgroup (gpu/scatter_claims.py's WG, the apply's too)
 #specialise PASS: u32  // 0 band, 1 claim, 2 reset, 3 compact (gpu/scatter_claims.py)
 
 struct Params {
@@ -46,7 +46,7 @@ struct Params {
 @group(0) @binding(5) var<storage, read_write> status: array<atomic<u32>>;
 @group(0) @binding(6) var<storage, read_write> next: array<u32>;  // compact: the next list; band: the rebased targets
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     let i = (wg.y * params.groups_x + wg.x) * WG + lid;
     if (i >= params.count) {

@@ -24,6 +24,7 @@ from onnxop_cli.gpu.render import elementwise as rendered_elementwise
 from onnxop_cli.gpu.render import one_hot as words_one_hot
 from onnxop_cli.gpu.render import select
 from onnxop_cli.gpu.render.elementwise import BITS, EXPRESSIONS, Elementwise, Operand
+from onnxop_cli.gpu.render.scatter_lines import VARIANTS as LINE_VARIANTS, Lines
 from onnxop_cli.gpu.render.schedule import Runs, Words
 
 ENTRY = re.compile(r"@compute\s+@workgroup_size\((\d+)\)\s*fn\s+(\w+)")
@@ -39,6 +40,8 @@ def every_kernel():
     for kernel, schedules, _ in RENDERS.values():
         yield from (kernel(s) for s in schedules.values())
     yield from (k.render for k in kernels.KERNELS.values())
+    yield from (Lines(v, shared) for v in LINE_VARIANTS for shared in (False, True) if shared <= ("8" in v or "16" in v
+                                                                                                 or v[0] in "hb"))
     for op in EXPRESSIONS:
         n = ARITY.get(op, 2)
         for dtype in (BITS if op in ("Cast", "Convert") else INTEGERS):

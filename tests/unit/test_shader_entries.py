@@ -50,20 +50,20 @@ def test_every_variant_the_host_asks_for_renders_every_constant():
 
 
 def test_constants_render_as_typed_literals():
-    text = shaders.shader_source("scatter_lines.wgsl", OP=3, BITS=16)
-    assert "const OP: u32 = 3u;" in text and "const BITS: u32 = 16u;" in text
+    text = shaders.shader_source("scatter_claims.wgsl", PASS=3, WG=16)
+    assert "const PASS: u32 = 3u;" in text and "const WG: u32 = 16u;" in text
     assert "const WINDOWED: bool = true;" in shaders.shader_source("indexed_slabs.wgsl", WINDOWED=True)
-    assert shaders.variant_label("scatter_lines.wgsl", {"OP": 3, "BITS": 16}) == "scatter_lines.wgsl[BITS=16,OP=3]"
+    assert shaders.variant_label("scatter_claims.wgsl", {"WG": 16, "PASS": 3}) == "scatter_claims.wgsl[PASS=3,WG=16]"
     assert shaders.variant_label("gather.wgsl") == "gather.wgsl"
 
 
 @pytest.mark.parametrize("shader,constants,says", [
-    ("scatter_lines.wgsl", {"OP": 3}, "constants not given: BITS"),
-    ("scatter_lines.wgsl", {}, "constants not given: BITS, OP"),
+    ("scatter_claims.wgsl", {"PASS": 3}, "constants not given: WG"),
+    ("scatter_claims.wgsl", {}, "constants not given: PASS, WG"),
     ("gather.wgsl", {"OP": 3}, "constants it does not declare: OP"),
-    ("scatter_lines.wgsl", {"OP": 3, "BITS": 16, "X": 1}, "constants it does not declare: X"),
-    ("scatter_lines.wgsl", {"OP": -1, "BITS": 16}, "constant OP = -1 is not a u32"),
-    ("scatter_lines.wgsl", {"OP": True, "BITS": 16}, "constant OP = True is not a u32"),
+    ("scatter_claims.wgsl", {"PASS": 3, "WG": 16, "X": 1}, "constants it does not declare: X"),
+    ("scatter_claims.wgsl", {"PASS": -1, "WG": 16}, "constant PASS = -1 is not a u32"),
+    ("scatter_claims.wgsl", {"PASS": True, "WG": 16}, "constant PASS = True is not a u32"),
     ("indexed_slabs.wgsl", {"WINDOWED": 1}, "constant WINDOWED = 1 is not a bool"),
 ])
 def test_a_wrong_constant_is_refused_naming_the_shader(shader, constants, says):

@@ -36,7 +36,7 @@ from .indexed import (
 from .kernels import shader_const
 from .program import Program, grid_x
 from .scatter_claims import (
-    APPLY, APPLY_KERNELS, DUPLICATES, Reduce, apply_head, apply_params, rounds,
+    DUPLICATES, Reduce, apply_head, rounds,
 )
 
 from . import scatter_lines, slices
@@ -141,7 +141,7 @@ def _direct_line(table: Table, data: Data, reduce: Reduce, index: Index | None,
                  slice_copy: bool) -> tuple[int, int] | None:
     """The line of ScatterElements' line kernel when its updates have the
     data's shape but for the axis (the lines read the indices themselves), or None."""
-    line = _line(table, reduce) if slice_copy and index is not None else None
+    line = _line(table, reduce, data.bits) if slice_copy and index is not None else None
     axis = table.extra.get("line_axis")
     if line is not None and index is not None and not index.fortran and all(
             d == e for k, (d, e) in enumerate(zip(table.shape, data.shape)) if k != axis):
@@ -182,7 +182,7 @@ def _apply(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, norm: Any, index: Index 
                   raw)
         return
     assert not folded, "only the slice and line kernels check raw indices"
-    line = _line(table, reduce) if slice_copy and index is not None else None
+    line = _line(table, reduce, data.bits) if slice_copy and index is not None else None
     targets = bufs.new("targets", 4 * n, U.STORAGE | U.COPY_SRC)
     Gather(gpu, bufs, out, norm, table, max_dim).run(targets, 0, n, 32, 0, offsets=True)
     if line is not None:  # ScatterElements with a reduction: a line per invocation, in order
@@ -231,12 +231,12 @@ def _by_slices(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, norm: Any, cut: slic
 LINES_AT_LEAST = 256  # lines a line-per-invocation scatter needs, else the rounds run (its parallelism)
 
 
-def _line(table: Table, reduce: Reduce) -> tuple[int, int] | None:
+def _line(table: Table, reduce: Reduce, bits: int) -> tuple[int, int] | None:
     """(updates per line, their stride) where ScatterElements with a
     reduction can apply each line of updates along its axis in one
-    invocation (scatter_apply.wgsl's ``lines``), or None."""
+    invocation (gpu/scatter_lines.py), or None."""
     axis = table.extra.get("line_axis")
-    if reduce.kind == "none" or axis is None or not table.size:
+    if axis is None or not table.size or scatter_lines.entry(bits, reduce.kind, reduce.cls, reduce.numpy) is None:
         return None
     line = table.shape[axis]
     if table.size // line < LINES_AT_LEAST:
@@ -250,35 +250,23 @@ def _line(table: Table, reduce: Reduce) -> tuple[int, int] | None:
 def _by_lines(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, targets: Any, data: Data, n: int, reduce: Reduce,
               line: tuple[int, int], max_dim: int, dlen: int = 0, raw: tuple[Index, Check] | None = None) -> None:
     """Every line of updates applied in index order by one invocation (no
-    rounds): by scatter_lines.wgsl where it takes them (gpu/scatter_lines.py),
-    else by scatter_apply.wgsl's ``lines``. ``dlen``: the data's axis
-    length, and ``targets`` the checked indices (the updates have the data's
-    shape but for the axis); ``raw`` (index, check): ``targets`` the raw
-    int64 indices, checked by the lines themselves (BadIndex after the
-    dispatch, before anything is read back)."""
-    length, inner = line
-    count = n // length
+    rounds; gpu/scatter_lines.py). ``dlen``: the data's axis length, and
+    ``targets`` the checked indices (the updates have the data's shape but
+    for the axis); ``raw`` (index, check): ``targets`` the raw int64
+    indices, checked by the lines themselves (BadIndex after the dispatch,
+    before anything is read back)."""
     head = apply_head(reduce, data.bits)
     big, cmode = (int(raw[0].big), raw[1].mode) if raw else (0, 0)
     status = bufs.small("status")
     gpu.queue.write_buffer(status, 0, struct.pack("<4I", NO_BAD, 0, 0, 0))
     encoder = gpu.device.create_command_encoder()
     word = scatter_lines.entry(data.bits, reduce.kind, reduce.cls, reduce.numpy)
+    assert word is not None, "_line takes only what a line kernel computes"
     lines = scatter_lines.group(data.bits, line, dlen)
-    if word is not None and lines is not None:
-        mode = scatter_lines.RAW if raw else (scatter_lines.CHECKED if dlen else scatter_lines.OFFSETS)
-        scatter_lines.record(gpu, bufs, encoder, word, (targets, upd, out, status), count, line, lines, max_dim,
-                             (mode, dlen, big, cmode, head[3], head[4]))
-    else:
-        groups = -(-count // shader_const(APPLY, "WG"))
-        params = bufs.params("line params", apply_params(count, grid_x(groups, max_dim), data.bits, head, 1,
-                                                        line=length, inner=inner, dlen=dlen, iswap=big, cmode=cmode))
-        k_lines = Program(APPLY, ("read-only-storage", "read-only-storage", "read-only-storage",
-                          "uniform", "read-only-storage", "storage", "storage",
-                          "read-only-storage"), APPLY_KERNELS["lines_raw" if raw else "lines"]).on(gpu)
-        spare = bufs.new("unused", 16, U.STORAGE)
-        k_lines.dispatch(encoder, groups, max_dim, k_lines.bind([targets, spare, spare, params, upd, out, status,
-                                                                 spare]))
+    mode = scatter_lines.RAW if raw else (scatter_lines.CHECKED if dlen else scatter_lines.OFFSETS)
+    scatter_lines.record(gpu, bufs, encoder, scatter_lines.Lines(word, shared=lines is None),
+                         (targets, upd, out, status), n // line[0], line, lines or 1, max_dim,
+                         (mode, dlen, big, cmode, head[3], head[4]))
     gpu.queue.submit([encoder.finish()])
     if raw:
         bad = struct.unpack("<I", read_small(gpu, bufs, status, 4))[0]

@@ -23,14 +23,13 @@ from typing import Any
 from ..errors import OpError
 from .device import Gpu
 from .indexed import Buffers, Data, read_small, U
-from .kernels import shader_const
 from .layout import layout, pack
 from .program import Program, grid_x
 
 CLAIMS, APPLY = "scatter_claims.wgsl", "scatter_apply.wgsl"
-PASSES = {name: {"PASS": k} for k, name in enumerate(("band", "claim", "reset", "compact"))}  # scatter_claims.wgsl's
+WG = 256  # invocations per workgroup of the round kernels (scatter_claims.wgsl's passes and scatter_apply.wgsl)
+PASSES = {name: {"PASS": k, "WG": WG} for k, name in enumerate(("band", "claim", "reset", "compact"))}  # scatter_claims.wgsl's
 CLAIMS_KINDS = ("read-only-storage", "storage", "storage", "uniform", "read-only-storage", "storage", "storage")
-APPLY_KERNELS = {name: {"KERNEL": k} for k, name in enumerate(("rounds", "lines", "lines_raw"))}  # scatter_apply.wgsl's
 REDUCTIONS = ("none", "add", "mul", "max", "min")
 DUPLICATES = "two updates write one element with reduction none (the result is undefined); use distinct indices or a reduction"
 
@@ -97,13 +96,11 @@ def apply_head(reduce: Reduce, bits: int) -> tuple[int, int, int, int, int]:
             int(reduce.cls in (2, 4) and nan_first(reduce.kind, bits, reduce.inner, reduce.cls == 4)))
 
 
-def apply_params(count: int, groups_x: int, bits: int, head: tuple, direct: int, *, line: int = 0, inner: int = 0,
-                  dlen: int = 0, iswap: int = 0, cmode: int = 0) -> bytes:
+def apply_params(count: int, groups_x: int, bits: int, head: tuple, direct: int) -> bytes:
     """scatter_apply.wgsl's Params; ``head``: (kind, cls, numpy, default_nan, nan_first)."""
     kind, cls, numpy, default_nan, first = head
     return pack(APPLY, count=count, groups_x=groups_x, bits=bits, kind=kind, cls=cls, numpy=numpy,
-                default_nan=default_nan, nan_first=first, direct=direct, line=line, inner=inner, dlen=dlen,
-                iswap=iswap, cmode=cmode)
+                default_nan=default_nan, nan_first=first, direct=direct)
 
 
 def rounds(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, targets: Any, data: Data, n: int,
@@ -129,24 +126,23 @@ def rounds(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, targets: Any, data: Data
     if band is not None:  # every update outside the band marked done, the others' targets rebased onto it
         base, size = band
         band_targets = bufs.new("band targets", 4 * n, U.STORAGE)
-        groups = -(-n // shader_const(CLAIMS, "WG"))
+        groups = -(-n // WG)
         params = bufs.params("band params", pack(CLAIMS, count=n, groups_x=grid_x(groups, max_dim), direct=1,
                                                  base=base, size=size))
         passes["band"].dispatch(encoder, groups, max_dim, passes["band"].bind([targets, claim, done, params, lists[0],
                                                                                status, band_targets]))
         targets = band_targets
     gpu.queue.submit([encoder.finish()])
-    wg = shader_const(CLAIMS, "WG")
     small = bufs.new("round params", layout(CLAIMS).size, U.UNIFORM | U.COPY_DST)
     apply_buf = bufs.new("apply params", layout(APPLY).size, U.UNIFORM | U.COPY_DST)
     head = apply_head(reduce, data.bits)
     k_apply = Program(APPLY, ("read-only-storage", "read-only-storage", "read-only-storage",
                       "uniform", "read-only-storage", "storage", "storage",
-                      "read-only-storage"), APPLY_KERNELS["rounds"]).on(gpu)
+                      "read-only-storage"), {"WG": WG}).on(gpu)
     count, direct, current = n, 1, 0
     batch, total = 1, 0
     while True:
-        groups = -(-count // wg)
+        groups = -(-count // WG)
         gx = grid_x(groups, max_dim)
         gpu.queue.write_buffer(small, 0, pack(CLAIMS, count=count, groups_x=gx, direct=direct, base=0, size=0))
         gpu.queue.write_buffer(apply_buf, 0, apply_params(count, gx, data.bits, head, direct))
