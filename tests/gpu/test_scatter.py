@@ -1,5 +1,5 @@
 """ScatterND's whole-slice kernel (shaders/scatter_slices.wgsl) and
-ScatterElements' line kernel (scatter_apply.wgsl's ``lines``) as
+ScatterElements' line kernels (gpu/render/scatter.py's ``Lines``) as
 properties, byte for byte against onnx.reference on random bits: random
 structures (data ranks 1 to 8, update slices of one element to more than
 an invocation's 16 words, distinct targets written negative half the time;

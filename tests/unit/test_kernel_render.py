@@ -24,7 +24,7 @@ from onnxop_cli.gpu.render import elementwise as rendered_elementwise
 from onnxop_cli.gpu.render import one_hot as words_one_hot
 from onnxop_cli.gpu.render import select
 from onnxop_cli.gpu.render.elementwise import BITS, EXPRESSIONS, Elementwise, Operand
-from onnxop_cli.gpu.render.scatter_lines import VARIANTS as LINE_VARIANTS, Lines
+from onnxop_cli.gpu.render import scatter
 from onnxop_cli.gpu.render.schedule import Runs, Words
 
 ENTRY = re.compile(r"@compute\s+@workgroup_size\((\d+)\)\s*fn\s+(\w+)")
@@ -40,8 +40,7 @@ def every_kernel():
     for kernel, schedules, _ in RENDERS.values():
         yield from (kernel(s) for s in schedules.values())
     yield from (k.render for k in kernels.KERNELS.values())
-    yield from (Lines(v, shared) for v in LINE_VARIANTS for shared in (False, True) if shared <= ("8" in v or "16" in v
-                                                                                                 or v[0] in "hb"))
+    yield from scatter_kernels()
     for op in EXPRESSIONS:
         n = ARITY.get(op, 2)
         for dtype in (BITS if op in ("Cast", "Convert") else INTEGERS):
@@ -56,6 +55,17 @@ def every_kernel():
                 except ValueError:
                     continue  # no expression for the class: the host never asks
                 yield kernel
+
+
+def scatter_kernels():
+    """The scatters' kernels: every round pass, and every arithmetic at every width it takes as the rounds'
+    apply and (but none) as the lines (8 and 16 bits also on shared words)."""
+    yield from (scatter.Pass(name) for name in scatter.PASSES)
+    for op in scatter.ARITH:
+        for bits in scatter.widths(op):
+            yield scatter.Apply(op, bits)
+            if op != "none":
+                yield from (scatter.Lines(op, bits, shared) for shared in (False, True)[:1 + (bits < 32)])
 
 
 KERNELS = list(every_kernel())

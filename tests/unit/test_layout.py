@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from onnxop_cli.gpu.layout import layout, pack_rows, parse, structs
+from onnxop_cli.gpu.render.scatter import CLAIM_PARAMS
 from onnxop_cli.gpu.shaders import shader_names, shader_text
 
 GPU = Path(__file__).resolve().parents[2] / "src" / "onnxop_cli" / "gpu"
@@ -137,7 +138,7 @@ struct Params {
 
 
 def test_packing_refuses_what_the_struct_does_not_say():
-    lay = layout("scatter_claims.wgsl")
+    lay = CLAIM_PARAMS.layout  # the rounds' passes' (gpu/render/scatter.py)
     assert lay.names == ("count", "groups_x", "direct", "base", "size", "pad0", "pad1", "pad2")
     assert lay.pack(count=1, groups_x=2, direct=5, base=3, size=4) == struct.pack("<8I", 1, 2, 5, 3, 4, 0, 0, 0)
     with pytest.raises(KeyError, match="no field 'bsae'"):

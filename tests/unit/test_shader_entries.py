@@ -50,20 +50,20 @@ def test_every_variant_the_host_asks_for_renders_every_constant():
 
 
 def test_constants_render_as_typed_literals():
-    text = shaders.shader_source("scatter_claims.wgsl", PASS=3, WG=16)
-    assert "const PASS: u32 = 3u;" in text and "const WG: u32 = 16u;" in text
+    text = shaders.shader_source("scatter_slices.wgsl", STEP=3, RAW=False)
+    assert "const STEP: u32 = 3u;" in text and "const RAW: bool = false;" in text
     assert "const WINDOWED: bool = true;" in shaders.shader_source("indexed_slabs.wgsl", WINDOWED=True)
-    assert shaders.variant_label("scatter_claims.wgsl", {"WG": 16, "PASS": 3}) == "scatter_claims.wgsl[PASS=3,WG=16]"
+    assert shaders.variant_label("scatter_slices.wgsl", {"STEP": 3, "RAW": True}) == "scatter_slices.wgsl[RAW=1,STEP=3]"
     assert shaders.variant_label("gather.wgsl") == "gather.wgsl"
 
 
 @pytest.mark.parametrize("shader,constants,says", [
-    ("scatter_claims.wgsl", {"PASS": 3}, "constants not given: WG"),
-    ("scatter_claims.wgsl", {}, "constants not given: PASS, WG"),
+    ("scatter_slices.wgsl", {"STEP": 3}, "constants not given: RAW"),
+    ("scatter_slices.wgsl", {}, "constants not given: RAW, STEP"),
     ("gather.wgsl", {"OP": 3}, "constants it does not declare: OP"),
-    ("scatter_claims.wgsl", {"PASS": 3, "WG": 16, "X": 1}, "constants it does not declare: X"),
-    ("scatter_claims.wgsl", {"PASS": -1, "WG": 16}, "constant PASS = -1 is not a u32"),
-    ("scatter_claims.wgsl", {"PASS": True, "WG": 16}, "constant PASS = True is not a u32"),
+    ("scatter_slices.wgsl", {"STEP": 3, "RAW": False, "X": 1}, "constants it does not declare: X"),
+    ("scatter_slices.wgsl", {"STEP": -1, "RAW": False}, "constant STEP = -1 is not a u32"),
+    ("scatter_slices.wgsl", {"STEP": True, "RAW": False}, "constant STEP = True is not a u32"),
     ("indexed_slabs.wgsl", {"WINDOWED": 1}, "constant WINDOWED = 1 is not a bool"),
 ])
 def test_a_wrong_constant_is_refused_naming_the_shader(shader, constants, says):

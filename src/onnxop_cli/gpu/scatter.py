@@ -1,6 +1,5 @@
 """Scatters on the device: copy the data, then apply the updates in index
-order, in rounds (shaders/scatter_claims, scatter_apply;
-gpu/scatter_claims.py).
+order, in rounds (gpu/scatter_claims.py; the kernels: gpu/render/scatter.py).
 
     data ──(re-layout / swap: indexed_gather.wgsl)──▶ out
     updates ──▶ upd;  indices ──indices.wgsl──▶ norm ──offsets mode──▶ targets
@@ -35,11 +34,10 @@ from .indexed import (
 )
 from .kernels import shader_const
 from .program import Program, grid_x
-from .scatter_claims import (
-    DUPLICATES, Reduce, apply_head, rounds,
-)
+from .render.scatter import LINE_PARAMS, Lines
+from .scatter_claims import DUPLICATES, Reduce, apply_head, arithmetic, program, rounds
 
-from . import scatter_lines, slices
+from . import slices
 
 SLICES = "scatter_slices.wgsl"
 SLICE_STEPS = {"claim": 0, "apply": 1}  # scatter_slices.wgsl's STEP (its RAW: the claim checks the raw indices)
@@ -152,7 +150,7 @@ def _direct_line(table: Table, data: Data, reduce: Reduce, index: Index | None,
 def _folds(gpu: Gpu, index: Index | None, check: Check | None, table: Table, data: Data, reduce: Reduce,
            slice_copy: bool) -> bool:
     """Whether the kernel that applies the updates reads and checks the raw
-    indices itself (scatter_slices.wgsl's RAW steps, scatter_apply.wgsl's
+    indices itself (scatter_slices.wgsl's RAW steps, the line kernel's
     ``lines_raw``): int64 indices within one binding, a wrap or non-negative
     check, and a kernel that reads every index (every tuple is claimed,
     every update is on a line)."""
@@ -234,9 +232,9 @@ LINES_AT_LEAST = 256  # lines a line-per-invocation scatter needs, else the roun
 def _line(table: Table, reduce: Reduce, bits: int) -> tuple[int, int] | None:
     """(updates per line, their stride) where ScatterElements with a
     reduction can apply each line of updates along its axis in one
-    invocation (gpu/scatter_lines.py), or None."""
+    invocation (``_by_lines``), or None."""
     axis = table.extra.get("line_axis")
-    if axis is None or not table.size or scatter_lines.entry(bits, reduce.kind, reduce.cls, reduce.numpy) is None:
+    if reduce.kind == "none" or axis is None or not table.size or arithmetic(reduce, bits) is None:
         return None
     line = table.shape[axis]
     if table.size // line < LINES_AT_LEAST:
@@ -247,26 +245,47 @@ def _line(table: Table, reduce: Reduce, bits: int) -> tuple[int, int] | None:
     return line, inner
 
 
+def _group(bits: int, line: tuple[int, int], dlen: int) -> int | None:
+    """Lines an invocation takes so that it alone writes their words: 1 for
+    32- and 64-bit elements, and for narrower ones whose lines are whole
+    words (the axis last, its length ``dlen`` a multiple of a word's
+    elements); a word's elements when ``inner`` (the stride along the axis)
+    is a multiple of them (that many adjacent lines share each word); else
+    None (no data line length known, ``dlen`` 0, or lines that share words
+    otherwise: the ``shared`` kernel, one line an invocation)."""
+    per = 32 // bits if bits < 32 else 1
+    if per == 1:
+        return 1
+    if not dlen:
+        return None
+    if line[1] == 1 and dlen % per == 0:
+        return 1
+    return per if line[1] % per == 0 else None
+
+
 def _by_lines(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, targets: Any, data: Data, n: int, reduce: Reduce,
               line: tuple[int, int], max_dim: int, dlen: int = 0, raw: tuple[Index, Check] | None = None) -> None:
-    """Every line of updates applied in index order by one invocation (no
-    rounds; gpu/scatter_lines.py). ``dlen``: the data's axis length, and
+    """Every line of updates applied in index order by one invocation, a
+    group of adjacent lines (``_group``) an invocation (gpu/render/scatter.py's
+    ``Lines``: no rounds). ``dlen``: the data's axis length, and
     ``targets`` the checked indices (the updates have the data's shape but
     for the axis); ``raw`` (index, check): ``targets`` the raw int64
     indices, checked by the lines themselves (BadIndex after the dispatch,
     before anything is read back)."""
-    head = apply_head(reduce, data.bits)
     big, cmode = (int(raw[0].big), raw[1].mode) if raw else (0, 0)
     status = bufs.small("status")
     gpu.queue.write_buffer(status, 0, struct.pack("<4I", NO_BAD, 0, 0, 0))
+    group = _group(data.bits, line, dlen)
+    kernel = Lines(arithmetic(reduce, data.bits) or "", data.bits, shared=group is None)
+    invocations = n // line[0] // (group or 1)
+    groups = -(-invocations // kernel.WG)
+    params = bufs.params("line params", LINE_PARAMS.pack(
+        count=invocations, groups_x=grid_x(groups, max_dim), mode=2 if raw else 1 if dlen else 0, line=line[0],
+        inner=line[1], dlen=dlen, iswap=big, cmode=cmode, group=group or 1, **apply_head(reduce, data.bits)))
+    lines = program(gpu, kernel)
+    bufs.counts["shared lines" if kernel.shared else "word lines"] = 1  # tests look
     encoder = gpu.device.create_command_encoder()
-    word = scatter_lines.entry(data.bits, reduce.kind, reduce.cls, reduce.numpy)
-    assert word is not None, "_line takes only what a line kernel computes"
-    lines = scatter_lines.group(data.bits, line, dlen)
-    mode = scatter_lines.RAW if raw else (scatter_lines.CHECKED if dlen else scatter_lines.OFFSETS)
-    scatter_lines.record(gpu, bufs, encoder, scatter_lines.Lines(word, shared=lines is None),
-                         (targets, upd, out, status), n // line[0], line, lines or 1, max_dim,
-                         (mode, dlen, big, cmode, head[3], head[4]))
+    lines.dispatch(encoder, groups, max_dim, lines.bind([targets, params, upd, out, status, targets]))
     gpu.queue.submit([encoder.finish()])
     if raw:
         bad = struct.unpack("<I", read_small(gpu, bufs, status, 4))[0]
