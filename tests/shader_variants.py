@@ -5,7 +5,7 @@ renders (tests/unit/test_shader_entries.py) and compiles
 
 from __future__ import annotations
 
-from onnxop_cli.gpu import (elements_rows, gather_lines, indexed, nd_rows, scatter,
+from onnxop_cli.gpu import (elements_rows, gather_lines, indexed, nd_rows,
                             slice_gathers)
 from onnxop_cli.gpu.kernels import shader_const
 
@@ -17,6 +17,4 @@ def host_variants() -> list[tuple[str, dict]]:
             for unit in (1, 2) for kind in ("I32", "I64")]
     out += [(m.SHADER, {"WORDS": words}) for m in (elements_rows, nd_rows) for words in (1, 2)]
     out += [(slice_gathers.SLABS, {"WINDOWED": w}) for w in (False, True)]
-    out += [(scatter.SLICES, {"STEP": step, "RAW": raw}) for step in scatter.SLICE_STEPS.values()
-            for raw in (False, True)]
     return out

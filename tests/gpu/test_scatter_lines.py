@@ -205,11 +205,14 @@ def test_grid_of_several_rows(gpu, rng):
 
 def test_every_scatter_render_compiles(gpu):
     """Every kernel gpu/render/scatter.py can write compiles on the adapter: each arithmetic at each width
-    as the rounds' apply and the lines (8 and 16 bits on shared words too), and the rounds' passes."""
+    as the rounds' apply and the lines (8 and 16 bits on shared words too), the rounds' passes and the
+    whole-slice steps."""
     from onnxop_cli.gpu.render import scatter
+    from onnxop_cli.gpu.render.scatter_slices import Slices
     from onnxop_cli.gpu.scatter_claims import program
 
     kernels = [scatter.Pass(name) for name in scatter.PASSES]
+    kernels += [Slices(step, raw) for step in ("claim", "apply") for raw in (False, True)]
     for op in scatter.ARITH:
         for bits in scatter.widths(op):
             kernels.append(scatter.Apply(op, bits))

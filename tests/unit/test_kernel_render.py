@@ -25,6 +25,7 @@ from onnxop_cli.gpu.render import one_hot as words_one_hot
 from onnxop_cli.gpu.render import select
 from onnxop_cli.gpu.render.elementwise import BITS, EXPRESSIONS, Elementwise, Operand
 from onnxop_cli.gpu.render import scatter
+from onnxop_cli.gpu.render.scatter_slices import Slices
 from onnxop_cli.gpu.render.schedule import Runs, Words
 
 ENTRY = re.compile(r"@compute\s+@workgroup_size\((\d+)\)\s*fn\s+(\w+)")
@@ -58,9 +59,10 @@ def every_kernel():
 
 
 def scatter_kernels():
-    """The scatters' kernels: every round pass, and every arithmetic at every width it takes as the rounds'
+    """The scatters' kernels: every round pass, both whole-slice steps (indices normalised or raw), and every arithmetic at every width it takes as the rounds'
     apply and (but none) as the lines (8 and 16 bits also on shared words)."""
     yield from (scatter.Pass(name) for name in scatter.PASSES)
+    yield from (Slices(step, raw) for step in ("claim", "apply") for raw in (False, True))
     for op in scatter.ARITH:
         for bits in scatter.widths(op):
             yield scatter.Apply(op, bits)

@@ -13,6 +13,7 @@ import pytest
 
 from onnxop_cli.gpu.layout import layout, pack_rows, parse, structs
 from onnxop_cli.gpu.render.scatter import CLAIM_PARAMS
+from onnxop_cli.gpu.render.scatter_slices import PARAMS as SLICE_PARAMS
 from onnxop_cli.gpu.shaders import shader_names, shader_text
 
 GPU = Path(__file__).resolve().parents[2] / "src" / "onnxop_cli" / "gpu"
@@ -47,7 +48,7 @@ def test_every_array_of_records_has_a_layout(shader):
 # accessor per kind. The host packs every kind by name (pack_rows).
 _ACCESSOR = re.compile(r"fn (\w+)\(r: u32\) -> (\w+) \{\s*let a = axes\[r\];\s*return \2\(([^)]*)\);")
 TABLES = {  # shader -> the record structs its accessors read
-    **dict.fromkeys(("indexed_gather.wgsl", "indexed_slices.wgsl", "indexed_slabs.wgsl", "scatter_slices.wgsl",
+    **dict.fromkeys(("indexed_gather.wgsl", "indexed_slices.wgsl", "indexed_slabs.wgsl",
                      "gather_nd_rows.wgsl"), {"Axis", "Lookup"}),
     "pieces.wgsl": {"Axis", "Other"},
     **dict.fromkeys(("gather.wgsl", "transpose_blocked.wgsl", "transpose_tiled.wgsl", "gather_lines.wgsl",
@@ -157,8 +158,8 @@ def test_pad_fields_are_zero_when_left_out():
 
 
 def test_kernels_that_share_a_params_buffer_share_its_layout():
-    # slices.Slices.params packs both slice kernels' Params
-    assert layout("indexed_slices.wgsl").fields == layout("scatter_slices.wgsl").fields
+    # one slice plan (gpu/slices.py) fills both slice kernels' Params: the gather's and the scatter's render
+    assert layout("indexed_slices.wgsl").fields == SLICE_PARAMS.layout.fields
 
 
 def test_no_params_packed_by_position_in_gpu():

@@ -32,15 +32,13 @@ from .indexed import (
     LAST, NONNEG, WRAP, bad_index, to_sink, binding_limit, check_indices, read_small,
     row_strides, U,
 )
-from .kernels import shader_const
-from .program import Program, grid_x
+from .program import grid_x
 from .render.scatter import LINE_PARAMS, Lines
+from .render.scatter_slices import PARAMS as SLICE_PARAMS, Slices
 from .scatter_claims import DUPLICATES, Reduce, apply_head, arithmetic, program, rounds
 
 from . import slices
 
-SLICES = "scatter_slices.wgsl"
-SLICE_STEPS = {"claim": 0, "apply": 1}  # scatter_slices.wgsl's STEP (its RAW: the claim checks the raw indices)
 
 def scatter_indexed(
     gpu: Gpu,
@@ -150,7 +148,7 @@ def _direct_line(table: Table, data: Data, reduce: Reduce, index: Index | None,
 def _folds(gpu: Gpu, index: Index | None, check: Check | None, table: Table, data: Data, reduce: Reduce,
            slice_copy: bool) -> bool:
     """Whether the kernel that applies the updates reads and checks the raw
-    indices itself (scatter_slices.wgsl's RAW steps, the line kernel's
+    indices itself (the whole-slice scatter's raw steps, the line kernel's
     ``lines_raw``): int64 indices within one binding, a wrap or non-negative
     check, and a kernel that reads every index (every tuple is claimed,
     every update is on a line)."""
@@ -191,7 +189,7 @@ def _apply(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, norm: Any, index: Index 
 
 def _by_slices(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, norm: Any, cut: slices.Slices, data_words: int,
                words: int, op: str, max_dim: int, raw: tuple[Index, Check] | None = None) -> None:
-    """reduction none by whole slices (scatter_slices.wgsl): a claim per index
+    """reduction none by whole slices (gpu/render/scatter_slices.py): a claim per index
     tuple (two on one slice: refused before anything is written), then the
     update words copied over their slices. ``raw`` (index, check): ``norm``
     is the raw int64 index tensor, checked by the claim (BadIndex before
@@ -202,23 +200,22 @@ def _by_slices(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, norm: Any, cut: slic
     axes = bufs.new("axes", len(cut.blob), U.STORAGE | U.COPY_DST)
     gpu.queue.write_buffer(axes, 0, cut.blob)
     gpu.queue.write_buffer(status, 0, struct.pack("<4I", NO_BAD if raw else 0, 0, 0, 0))
-    wg, per = shader_const(SLICES, "WG"), shader_const(SLICES, "WORDS")
-    kinds = ("read-only-storage", "storage", "uniform", "read-only-storage", "read-only-storage", "storage", "storage",
-             "storage", "read-only-storage")
-    starts = bufs.new("slice starts", 4 * tuples if raw else 16, U.STORAGE)  # the RAW claim's targets, for the RAW apply
-    steps = [("claim", tuples, -(-tuples // wg)), ("apply", words, -(-words // (wg * per)))]
-    for entry, count, groups in steps:
-        big, cmode = (raw[0].big, raw[1].mode) if raw else (False, 0)
-        params = bufs.params(f"slice {entry} params", cut.params(SLICES, count, grid_x(groups, max_dim), big, cmode))
-
-        kernel = Program(SLICES, kinds, {"STEP": SLICE_STEPS[entry], "RAW": bool(raw)}).on(gpu)
+    starts = bufs.new("slice starts", 4 * tuples if raw else 16, U.STORAGE)  # the raw claim's targets, for the raw apply
+    big, cmode = (int(raw[0].big), raw[1].mode) if raw else (0, 0)
+    for step, count, per in (("claim", tuples, 1), ("apply", words, None)):
+        kernel = Slices(step, bool(raw))
+        groups = -(-count // (kernel.schedule.wg * (per or kernel.schedule.words)))
+        params = bufs.params(f"slice {step} params", SLICE_PARAMS.pack(  # indexed_slices.wgsl's, as slices.py packs it
+            words=count, groups_x=grid_x(groups, max_dim), width=cut.width, outer=cut.outer,
+            nlook=len(cut.blob) // 16 - cut.outer, iswap=big, cmode=cmode))
+        compiled = program(gpu, kernel)
         encoder = gpu.device.create_command_encoder()
-        if entry == "claim":
+        if step == "claim":
             encoder.clear_buffer(claims)
-        kernel.dispatch(encoder, groups, max_dim, kernel.bind([upd, out, params, axes, norm, status, claims, starts,
-                                                                 norm if raw else axes]))
+        compiled.dispatch(encoder, groups, max_dim, compiled.bind([upd, out, params, axes, norm, status, claims, starts,
+                                                                   norm if raw else axes]))
         gpu.queue.submit([encoder.finish()])
-        if entry == "claim":
+        if step == "claim":
             bad, dup = struct.unpack("<2I", read_small(gpu, bufs, status, 8))
             if raw and bad != NO_BAD:
                 raise bad_index(raw[0], raw[1], bad)

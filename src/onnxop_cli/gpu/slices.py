@@ -1,5 +1,5 @@
 """Whether an indexed gather's table can run as a copy of whole slices
-(shaders/indexed_slices.wgsl: GatherND's common case; scatter_slices.wgsl:
+(shaders/indexed_slices.wgsl: GatherND's common case; gpu/render/scatter_slices.py:
 ScatterND's with reduction none), and what those kernels are told. Plain
 data, no device code: gpu/slice_gathers.py and gpu/scatter.py dispatch them.
 
@@ -34,7 +34,8 @@ class Slices:
         return all(w % 4 == 0 for w in (self.width, *self.strides))
 
     def params(self, shader: str, words: int, groups_x: int, big: bool, cmode: int) -> bytes:
-        """``shader``'s Params (indexed_slices.wgsl's or scatter_slices.wgsl's)."""
+        """``shader``'s Params (indexed_slices.wgsl's; gpu/scatter.py packs the same fields into
+        gpu/render/scatter_slices.py's)."""
         return pack(shader, words=words, groups_x=groups_x, width=self.width, outer=self.outer,
                     nlook=(len(self.blob) // 16) - self.outer, iswap=int(big), cmode=cmode)
 
