@@ -201,7 +201,7 @@ def test_few_lines_keep_the_rounds(gpu, rng, spied):
     u = random_array(rng, (60, 4), "<f4")
     assert scatter_elements(gpu, x, i, u, 0, "add") == reference("ScatterElements", x, i, u, axis=0,
                                                                    reduction="add").tobytes()
-    assert spied == [] and 4 < sc.LINES_AT_LEAST
+    assert spied == [] and 4 < sc.FEWEST_LINES
 
 
 def test_lines_out_of_range(gpu, rng):

@@ -32,6 +32,7 @@ from .indexed import (
     LAST, NONNEG, WRAP, bad_index, to_sink, binding_limit, check_indices, read_small,
     row_strides, U,
 )
+from .choose import answer
 from .program import grid_x
 from .render.scatter import LINE_PARAMS, Lines
 from .render.scatter_slices import PARAMS as SLICE_PARAMS, Slices
@@ -110,6 +111,7 @@ def scatter_indexed(
                        max_rounds, slice_copy, folded)
             return to_sink(gpu, bufs, out, data.nbytes, sink)
     finally:
+        gpu.cache[LAST] = bufs.counts  # this call's, not a schedule question's case run inside it (scatter_lines)
         bufs.release()
 
 
@@ -133,11 +135,11 @@ def _cut(table: Table, data: Data, reduce: Reduce, check: Check | None, slice_co
         slice_copy and reduce.kind == "none" and check is not None) else None
 
 
-def _direct_line(table: Table, data: Data, reduce: Reduce, index: Index | None,
+def _direct_line(gpu: Gpu, table: Table, data: Data, reduce: Reduce, index: Index | None,
                  slice_copy: bool) -> tuple[int, int] | None:
     """The line of ScatterElements' line kernel when its updates have the
     data's shape but for the axis (the lines read the indices themselves), or None."""
-    line = _line(table, reduce, data.bits) if slice_copy and index is not None else None
+    line = _line(gpu, table, reduce, data.bits) if slice_copy and index is not None else None
     axis = table.extra.get("line_axis")
     if line is not None and index is not None and not index.fortran and all(
             d == e for k, (d, e) in enumerate(zip(table.shape, data.shape)) if k != axis):
@@ -158,7 +160,7 @@ def _folds(gpu: Gpu, index: Index | None, check: Check | None, table: Table, dat
             and index.source.nbytes >= index.size * 8 and all(d < 1 << 32 for d in check.bounds)):
         return False
     return _cut(table, data, reduce, check, slice_copy) is not None or (
-        _direct_line(table, data, reduce, index, slice_copy) is not None)
+        _direct_line(gpu, table, data, reduce, index, slice_copy) is not None)
 
 
 def _apply(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, norm: Any, index: Index | None, check: Check | None,
@@ -172,13 +174,13 @@ def _apply(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, norm: Any, index: Index 
     if cut is not None:  # ScatterND's common case: whole slices of words, distinct targets
         _by_slices(gpu, bufs, out, upd, norm, cut, data.nbytes // 4, updates.nbytes // 4, op, max_dim, raw)
         return
-    line = _direct_line(table, data, reduce, index, slice_copy)
+    line = _direct_line(gpu, table, data, reduce, index, slice_copy)
     if line is not None:  # the data's shape but for the axis: the lines read the indices themselves
         _by_lines(gpu, bufs, out, upd, norm, data, n, reduce, line, max_dim, data.shape[table.extra["line_axis"]],
                   raw)
         return
     assert not folded, "only the slice and line kernels check raw indices"
-    line = _line(table, reduce, data.bits) if slice_copy and index is not None else None
+    line = _line(gpu, table, reduce, data.bits) if slice_copy and index is not None else None
     targets = bufs.new("targets", 4 * n, U.STORAGE | U.COPY_SRC)
     Gather(gpu, bufs, out, norm, table, max_dim).run(targets, 0, n, 32, 0, offsets=True)
     if line is not None:  # ScatterElements with a reduction: a line per invocation, in order
@@ -223,10 +225,14 @@ def _by_slices(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, norm: Any, cut: slic
                 raise OpError(f"{op}: {DUPLICATES}")
 
 
-LINES_AT_LEAST = 256  # lines a line-per-invocation scatter needs, else the rounds run (its parallelism)
+# Lines a line-per-invocation scatter needs (its parallelism), else the rounds run: LINES_AT_LEAST or
+# more always take the lines (256 was measured on lavapipe, Mesa 22.3), fewer than FEWEST_LINES the rounds
+# (one line is a 1-D scatter); between, choose.py's ``scatter_lines`` answers, measured per adapter on
+# SCATTER_LINES lines (gpu/schedule_cases.py).
+LINES_AT_LEAST, FEWEST_LINES = 256, 16
 
 
-def _line(table: Table, reduce: Reduce, bits: int) -> tuple[int, int] | None:
+def _line(gpu: Gpu, table: Table, reduce: Reduce, bits: int) -> tuple[int, int] | None:
     """(updates per line, their stride) where ScatterElements with a
     reduction can apply each line of updates along its axis in one
     invocation (``_by_lines``), or None."""
@@ -234,7 +240,8 @@ def _line(table: Table, reduce: Reduce, bits: int) -> tuple[int, int] | None:
     if reduce.kind == "none" or axis is None or not table.size or arithmetic(reduce, bits) is None:
         return None
     line = table.shape[axis]
-    if table.size // line < LINES_AT_LEAST:
+    lines = table.size // line
+    if lines < FEWEST_LINES or (lines < LINES_AT_LEAST and answer(gpu, "scatter_lines") == "rounds"):
         return None
     inner = 1
     for d in table.shape[axis + 1:]:
