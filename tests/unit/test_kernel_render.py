@@ -191,3 +191,13 @@ def test_labels_name_the_schedule(render, name, label):
     kernel, schedules, _ = RENDERS[render]
     assert kernel(schedules[name]).label == label
     assert len({kernel(s).label for s in schedules.values()}) == len(schedules)
+
+
+def test_the_scatter_parts_are_the_ones_their_kernels_include():
+    """gpu/render/scatter.py's LIBS (what tests/unit/test_shader_parts.py counts as used) is every part
+    some scatter kernel holds, and no other."""
+    from onnxop_cli.gpu.shaders import part_names, shader_source
+
+    texts = [k.wgsl() for k in scatter_kernels()]
+    held = {p for p in part_names() if any(shader_source(p).strip() in t for t in texts)}
+    assert held == set(scatter.LIBS) | {"lib/bswap.wgsl"}  # bswap: inside index_check

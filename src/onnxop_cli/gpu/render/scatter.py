@@ -123,6 +123,10 @@ def _pick(name: str) -> str:
             "    return select(a, b, wins && !nan && !zeros);\n}\n")
 
 
+LIBS = ("lib/f32_reduce.wgsl", "lib/int64_ops.wgsl", "lib/f16_convert.wgsl", "lib/index_check.wgsl",
+        "lib/index_table.wgsl")  # the parts these kernels and scatter_slices.py's include
+
+
 def arithmetic(op: str, bits: int) -> list[str]:
     """The parts that define ``combine(a, b)`` for ``op`` on ``bits``-wide elements (none at 128 bits)."""
     if bits == 128:
