@@ -1,4 +1,4 @@
-"""ScatterND's whole-slice kernel (shaders/scatter_slices.wgsl) and
+"""ScatterND's whole-slice kernel (gpu/render/scatter_slices.py) and
 ScatterElements' line kernels (gpu/render/scatter.py's ``Lines``) as
 properties, byte for byte against onnx.reference on random bits: random
 structures (data ranks 1 to 8, update slices of one element to more than
