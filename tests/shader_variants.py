@@ -5,18 +5,13 @@ renders (tests/unit/test_shader_entries.py) and compiles
 
 from __future__ import annotations
 
-from onnxop_cli.gpu import gather_lines, indexed, scatter, scatter_claims, scatter_lines
+from onnxop_cli.gpu import gather_lines, indexed
 from onnxop_cli.gpu.kernels import shader_const
 
 
 def host_variants() -> list[tuple[str, dict]]:
     out: list[tuple[str, dict]] = []
-    out += [(scatter_lines.LINES, scatter_lines.constants(n)) for n in scatter_lines.VARIANTS]
     out += [(indexed.GATHER, indexed.constants(n)) for n in indexed.VARIANTS]
     out += [(gather_lines.SHADER, {"UNIT": unit, "KIND": shader_const(gather_lines.SHADER, kind)})
             for unit in (1, 2) for kind in ("I32", "I64")]
-    out += [(scatter.APPLY, c) for c in scatter.APPLY_KERNELS.values()]
-    out += [(scatter_claims.CLAIMS, c) for c in scatter_claims.PASSES.values()]
-    out += [(scatter.SLICES, {"STEP": step, "RAW": raw}) for step in scatter.SLICE_STEPS.values()
-            for raw in (False, True)]
     return out

@@ -1,5 +1,5 @@
-"""ScatterND's whole-slice kernel (shaders/scatter_slices.wgsl) and
-ScatterElements' line kernel (scatter_apply.wgsl's ``lines``) as
+"""ScatterND's whole-slice kernel (gpu/render/scatter_slices.py) and
+ScatterElements' line kernels (gpu/render/scatter.py's ``Lines``) as
 properties, byte for byte against onnx.reference on random bits: random
 structures (data ranks 1 to 8, update slices of one element to more than
 an invocation's 16 words, distinct targets written negative half the time;
@@ -201,7 +201,7 @@ def test_few_lines_keep_the_rounds(gpu, rng, spied):
     u = random_array(rng, (60, 4), "<f4")
     assert scatter_elements(gpu, x, i, u, 0, "add") == reference("ScatterElements", x, i, u, axis=0,
                                                                    reduction="add").tobytes()
-    assert spied == [] and 4 < sc.LINES_AT_LEAST
+    assert spied == [] and 4 < sc.FEWEST_LINES
 
 
 def test_lines_out_of_range(gpu, rng):

@@ -1,5 +1,5 @@
-"""ScatterElements' word-lines kernel (shaders/scatter_lines.wgsl,
-gpu/scatter_lines.py): every type the op reduces (float32, int32, uint32,
+"""ScatterElements' line kernels (gpu/render/scatter.py's ``Lines``,
+gpu/scatter.py's ``_by_lines``): every type the op reduces (float32, int32, uint32,
 int64, uint64 and float64's max and min; float16, bfloat16, int16, uint16,
 int8, uint8 and bool where each word has one writer), every reduction, each
 line's updates applied in index order. Every test asserts which kernel ran
@@ -63,7 +63,7 @@ def index_of(i: np.ndarray) -> ix.Index:
 
 def scattered(gpu, x, i, u, axis, reduction, folded=None, word=True, **kw) -> bytes:
     """The bytes on the device, asserting the word-lines kernel ran (or,
-    ``word`` False, scatter_apply.wgsl's lines), and whether it checked the
+    ``word`` False, the shared-word lines), and whether it checked the
     raw indices itself, when ``folded`` is given."""
     table, check = indexing.scatter_elements("SE", x.shape, i.shape, u.shape, axis)
     out = bytearray()
@@ -114,7 +114,7 @@ def test_narrow_whole_words_and_shared_words(gpu, rng, dtype):
     """8- and 16-bit elements: the axis last with lines of whole words (one
     line an invocation), the axis first with a word's elements in adjacent
     lines (a group of lines an invocation), and lines that share words
-    otherwise (scatter_apply.wgsl's compare-exchange: the same bytes);
+    otherwise (the compare-exchange kernel: the same bytes);
     big-endian 16-bit data (add)."""
     for reduction in REDUCTIONS:
         for shape, ushape, axis, word in (((256, 8), (256, 10), 1, True), ((8, 256), (10, 256), 0, True),
@@ -201,3 +201,23 @@ def test_grid_of_several_rows(gpu, rng):
     u = values(rng, (300, 9), "<f4", "add")
     i = rng.integers(-6, 6, u.shape).astype(np.int64)
     assert scattered(gpu, x, i, u, 1, "add", max_groups_per_dim=2) == reference(x, i, u, 1, "add")
+
+
+def test_every_scatter_render_compiles(gpu):
+    """Every kernel gpu/render/scatter.py can write compiles on the adapter: each arithmetic at each width
+    as the rounds' apply and the lines (8 and 16 bits on shared words too), the rounds' passes and the
+    whole-slice steps."""
+    from onnxop_cli.gpu.render import scatter
+    from onnxop_cli.gpu.render.scatter_slices import Slices
+    from onnxop_cli.gpu.scatter_claims import program
+
+    kernels = [scatter.Pass(name) for name in scatter.PASSES]
+    kernels += [Slices(step, raw) for step in ("claim", "apply") for raw in (False, True)]
+    for op in scatter.ARITH:
+        for bits in scatter.widths(op):
+            kernels.append(scatter.Apply(op, bits))
+            if op != "none":
+                kernels += [scatter.Lines(op, bits, shared) for shared in (False, True)[:1 + (bits < 32)]]
+    for kernel in kernels:
+        assert program(gpu, kernel) is not None, kernel.label
+    assert len(kernels) > 100

@@ -87,7 +87,7 @@ def test_every_gather_source_answer_writes_the_same_bytes(gpu, rng, monkeypatch)
             assert bytes(out) == want and (passes[-1] is not None) == (answer == "streamed"), (answer, dtype)
 
 
-@pytest.mark.parametrize("name", ["transpose", "nd_run", "select", "one_hot"])  # gather_source: a fact
+@pytest.mark.parametrize("name", ["transpose", "nd_run", "select", "one_hot", "scatter_lines"])  # gather_source: a fact
 def test_a_wrong_byte_fails_the_measurement(gpu, monkeypatch, name):
     """The measurement checks each candidate's output byte for byte (and that
     it took the work) before timing it: one wrong byte is a GpuError, never

@@ -23,11 +23,11 @@ def test_every_variant_compiles(gpu):
 def test_a_compile_error_names_the_variant(gpu, monkeypatch):
     real = shaders._rendered
     monkeypatch.setattr(shaders, "_rendered", lambda name, constants: real(name, constants) + "\nfn broken( {\n")
-    label = shaders.variant_label("scatter_lines.wgsl", {"OP": 2, "BITS": 8})
+    label = shaders.variant_label("indexed_gather.wgsl", {"CASE": 2, "INDEX": 2})
     saved = gpu._pipelines.pop(label, None)
     try:
         with pytest.raises(GpuError, match=re.escape(f"compiling {label} failed")):
-            gpu.pipeline("scatter_lines.wgsl", {"OP": 2, "BITS": 8})
+            gpu.pipeline("indexed_gather.wgsl", {"CASE": 2, "INDEX": 2})
     finally:
         if saved is not None:
             gpu._pipelines[label] = saved

@@ -21,6 +21,7 @@ import pytest
 
 from commands import run_commands
 from conftest import random_array
+from onnxop_cli.gpu.shaders import part_names, shader_names
 
 REPO = Path(__file__).resolve().parents[2]
 # The package is under test, not a kernel: each engine's first backend
@@ -80,7 +81,8 @@ def missing_from(wheel: Path) -> list[str]:
 
 def test_wheel_ships_every_module_shader_and_sample_byte_identical(wheel):
     files = shipped_files()
-    assert sum(name.endswith(".wgsl") for name in files) > 30 and "onnxop_cli/shaders/lib/float_convert.wgsl" in files
+    kernels = {f"onnxop_cli/shaders/{name}" for name in (*shader_names(), *part_names())}  # as the loader lists them
+    assert {name for name in files if name.endswith(".wgsl")} == kernels and "onnxop_cli/shaders/lib/float_convert.wgsl" in files
     assert missing_from(wheel) == []
     names = zipfile.ZipFile(wheel).namelist()
     assert "onnxop_cli/samples/a.npy" in names

@@ -24,6 +24,8 @@ from onnxop_cli.gpu.render import elementwise as rendered_elementwise
 from onnxop_cli.gpu.render import one_hot as words_one_hot
 from onnxop_cli.gpu.render import select
 from onnxop_cli.gpu.render.elementwise import BITS, EXPRESSIONS, Elementwise, Operand
+from onnxop_cli.gpu.render import scatter
+from onnxop_cli.gpu.render.scatter_slices import Slices
 from onnxop_cli.gpu.render.schedule import Runs, Words
 
 ENTRY = re.compile(r"@compute\s+@workgroup_size\((\d+)\)\s*fn\s+(\w+)")
@@ -39,6 +41,7 @@ def every_kernel():
     for kernel, schedules, _ in RENDERS.values():
         yield from (kernel(s) for s in schedules.values())
     yield from (k.render for k in kernels.KERNELS.values())
+    yield from scatter_kernels()
     for op in EXPRESSIONS:
         n = ARITY.get(op, 2)
         for dtype in (BITS if op in ("Cast", "Convert") else INTEGERS):
@@ -53,6 +56,18 @@ def every_kernel():
                 except ValueError:
                     continue  # no expression for the class: the host never asks
                 yield kernel
+
+
+def scatter_kernels():
+    """The scatters' kernels: every round pass, both whole-slice steps (indices normalised or raw), and every arithmetic at every width it takes as the rounds'
+    apply and (but none) as the lines (8 and 16 bits also on shared words)."""
+    yield from (scatter.Pass(name) for name in scatter.PASSES)
+    yield from (Slices(step, raw) for step in ("claim", "apply") for raw in (False, True))
+    for op in scatter.ARITH:
+        for bits in scatter.widths(op):
+            yield scatter.Apply(op, bits)
+            if op != "none":
+                yield from (scatter.Lines(op, bits, shared) for shared in (False, True)[:1 + (bits < 32)])
 
 
 KERNELS = list(every_kernel())
@@ -176,3 +191,13 @@ def test_labels_name_the_schedule(render, name, label):
     kernel, schedules, _ = RENDERS[render]
     assert kernel(schedules[name]).label == label
     assert len({kernel(s).label for s in schedules.values()}) == len(schedules)
+
+
+def test_the_scatter_parts_are_the_ones_their_kernels_include():
+    """gpu/render/scatter.py's LIBS (what tests/unit/test_shader_parts.py counts as used) is every part
+    some scatter kernel holds, and no other."""
+    from onnxop_cli.gpu.shaders import part_names, shader_source
+
+    texts = [k.wgsl() for k in scatter_kernels()]
+    held = {p for p in part_names() if any(shader_source(p).strip() in t for t in texts)}
+    assert held == set(scatter.LIBS) | {"lib/bswap.wgsl"}  # bswap: inside index_check

@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 
 from onnxop_cli.gpu.layout import layout, pack_rows, parse, structs
+from onnxop_cli.gpu.render.scatter import CLAIM_PARAMS
+from onnxop_cli.gpu.render.scatter_slices import PARAMS as SLICE_PARAMS
 from onnxop_cli.gpu.shaders import shader_names, shader_text
 
 GPU = Path(__file__).resolve().parents[2] / "src" / "onnxop_cli" / "gpu"
@@ -46,7 +48,7 @@ def test_every_array_of_records_has_a_layout(shader):
 # accessor per kind. The host packs every kind by name (pack_rows).
 _ACCESSOR = re.compile(r"fn (\w+)\(r: u32\) -> (\w+) \{\s*let a = axes\[r\];\s*return \2\(([^)]*)\);")
 TABLES = {  # shader -> the record structs its accessors read
-    **dict.fromkeys(("indexed_gather.wgsl", "scatter_slices.wgsl"), {"Axis", "Lookup"}),
+    "indexed_gather.wgsl": {"Axis", "Lookup"},
     "pieces.wgsl": {"Axis", "Other"},
     **dict.fromkeys(("gather.wgsl", "transpose_blocked.wgsl", "transpose_tiled.wgsl", "gather_lines.wgsl",
                      "nonzero.wgsl", "pieces_runs.wgsl", "pieces_edges.wgsl"),
@@ -136,7 +138,7 @@ struct Params {
 
 
 def test_packing_refuses_what_the_struct_does_not_say():
-    lay = layout("scatter_claims.wgsl")
+    lay = CLAIM_PARAMS.layout  # the rounds' passes' (gpu/render/scatter.py)
     assert lay.names == ("count", "groups_x", "direct", "base", "size", "pad0", "pad1", "pad2")
     assert lay.pack(count=1, groups_x=2, direct=5, base=3, size=4) == struct.pack("<8I", 1, 2, 5, 3, 4, 0, 0, 0)
     with pytest.raises(KeyError, match="no field 'bsae'"):
@@ -157,10 +159,10 @@ def test_pad_fields_are_zero_when_left_out():
 
 
 def test_kernels_that_share_a_params_buffer_share_its_layout():
-    # slices.Slices.params packs both slice kernels' Params
+    # one slice plan (gpu/slices.py) fills both slice kernels' Params: the gather's and the scatter's render
     from onnxop_cli.gpu.render.slices import WORDS_PARAMS
 
-    assert WORDS_PARAMS.layout.fields == layout("scatter_slices.wgsl").fields
+    assert WORDS_PARAMS.layout.fields == SLICE_PARAMS.layout.fields
 
 
 def test_no_params_packed_by_position_in_gpu():

@@ -7,11 +7,12 @@ the parts ship is tests/process/test_wheel.py's.)"""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
 from onnxop_cli.gpu import shaders
-from onnxop_cli.gpu.render import elementwise
+from onnxop_cli.gpu import render
 
 
 def test_every_kernel_resolves_its_includes():
@@ -25,7 +26,8 @@ def test_every_part_is_included_and_is_not_a_kernel():
     parts = shaders.part_names()
     assert parts, "no parts in shaders/lib"
     raw = {n: (shaders.resources.files("onnxop_cli.shaders") / n).read_text() for n in shaders.shader_names()}
-    rendered = set(elementwise.LIBS)  # parts of the kernels gpu/render/elementwise.py renders
+    renderers = "".join(p.read_text() for p in Path(render.__file__).parent.glob("*.py"))
+    rendered = set(re.findall(r'"(lib/\w+\.wgsl)"', renderers))  # the parts gpu/render/'s kernels load
     for part in parts:
         assert part in rendered or any(f'#include "{part}"' in t for t in raw.values()), \
             f"{part} is included by no kernel"

@@ -206,6 +206,9 @@ QUESTIONS = {q.name: q for q in (
     Question("one_hot", WORD_SCHEDULES, (), "one_hot",
              "OneHot's kernel (gpu/render/one_hot.py): invocations per workgroup x output words per invocation",
              rendered=True),
+    Question("scatter_lines", ("lines", "rounds"), (), "scatter_lines",
+             "ScatterElements with a reduction over FEWEST_LINES to LINES_AT_LEAST lines (gpu/scatter.py): "
+             "an invocation a line (lines) or the claim/apply rounds", rendered=True),
 )}
 QUESTION_ROUNDS = 3  # after one untimed run of each candidate, whose output is checked byte for byte
 

@@ -1,6 +1,5 @@
 """Scatters on the device: copy the data, then apply the updates in index
-order, in rounds (shaders/scatter_claims, scatter_apply;
-gpu/scatter_claims.py).
+order, in rounds (gpu/scatter_claims.py; the kernels: gpu/render/scatter.py).
 
     data ──(re-layout / swap: indexed_gather.wgsl)──▶ out
     updates ──▶ upd;  indices ──indices.wgsl──▶ norm ──offsets mode──▶ targets
@@ -33,16 +32,14 @@ from .indexed import (
     LAST, NONNEG, WRAP, bad_index, to_sink, binding_limit, check_indices, read_small,
     row_strides, U,
 )
-from .kernels import shader_const
-from .program import Program, grid_x
-from .scatter_claims import (
-    APPLY, APPLY_KERNELS, DUPLICATES, Reduce, apply_head, apply_params, rounds,
-)
+from .choose import answer
+from .program import grid_x
+from .render.scatter import LINE_PARAMS, Lines
+from .render.scatter_slices import PARAMS as SLICE_PARAMS, Slices
+from .scatter_claims import DUPLICATES, Reduce, apply_head, arithmetic, program, rounds
 
-from . import scatter_lines, slices
+from . import slices
 
-SLICES = "scatter_slices.wgsl"
-SLICE_STEPS = {"claim": 0, "apply": 1}  # scatter_slices.wgsl's STEP (its RAW: the claim checks the raw indices)
 
 def scatter_indexed(
     gpu: Gpu,
@@ -114,6 +111,7 @@ def scatter_indexed(
                        max_rounds, slice_copy, folded)
             return to_sink(gpu, bufs, out, data.nbytes, sink)
     finally:
+        gpu.cache[LAST] = bufs.counts  # this call's, not a schedule question's case run inside it (scatter_lines)
         bufs.release()
 
 
@@ -137,11 +135,11 @@ def _cut(table: Table, data: Data, reduce: Reduce, check: Check | None, slice_co
         slice_copy and reduce.kind == "none" and check is not None) else None
 
 
-def _direct_line(table: Table, data: Data, reduce: Reduce, index: Index | None,
+def _direct_line(gpu: Gpu, table: Table, data: Data, reduce: Reduce, index: Index | None,
                  slice_copy: bool) -> tuple[int, int] | None:
     """The line of ScatterElements' line kernel when its updates have the
     data's shape but for the axis (the lines read the indices themselves), or None."""
-    line = _line(table, reduce) if slice_copy and index is not None else None
+    line = _line(gpu, table, reduce, data.bits) if slice_copy and index is not None else None
     axis = table.extra.get("line_axis")
     if line is not None and index is not None and not index.fortran and all(
             d == e for k, (d, e) in enumerate(zip(table.shape, data.shape)) if k != axis):
@@ -152,7 +150,7 @@ def _direct_line(table: Table, data: Data, reduce: Reduce, index: Index | None,
 def _folds(gpu: Gpu, index: Index | None, check: Check | None, table: Table, data: Data, reduce: Reduce,
            slice_copy: bool) -> bool:
     """Whether the kernel that applies the updates reads and checks the raw
-    indices itself (scatter_slices.wgsl's RAW steps, scatter_apply.wgsl's
+    indices itself (the whole-slice scatter's raw steps, the line kernel's
     ``lines_raw``): int64 indices within one binding, a wrap or non-negative
     check, and a kernel that reads every index (every tuple is claimed,
     every update is on a line)."""
@@ -162,7 +160,7 @@ def _folds(gpu: Gpu, index: Index | None, check: Check | None, table: Table, dat
             and index.source.nbytes >= index.size * 8 and all(d < 1 << 32 for d in check.bounds)):
         return False
     return _cut(table, data, reduce, check, slice_copy) is not None or (
-        _direct_line(table, data, reduce, index, slice_copy) is not None)
+        _direct_line(gpu, table, data, reduce, index, slice_copy) is not None)
 
 
 def _apply(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, norm: Any, index: Index | None, check: Check | None,
@@ -176,13 +174,13 @@ def _apply(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, norm: Any, index: Index 
     if cut is not None:  # ScatterND's common case: whole slices of words, distinct targets
         _by_slices(gpu, bufs, out, upd, norm, cut, data.nbytes // 4, updates.nbytes // 4, op, max_dim, raw)
         return
-    line = _direct_line(table, data, reduce, index, slice_copy)
+    line = _direct_line(gpu, table, data, reduce, index, slice_copy)
     if line is not None:  # the data's shape but for the axis: the lines read the indices themselves
         _by_lines(gpu, bufs, out, upd, norm, data, n, reduce, line, max_dim, data.shape[table.extra["line_axis"]],
                   raw)
         return
     assert not folded, "only the slice and line kernels check raw indices"
-    line = _line(table, reduce) if slice_copy and index is not None else None
+    line = _line(gpu, table, reduce, data.bits) if slice_copy and index is not None else None
     targets = bufs.new("targets", 4 * n, U.STORAGE | U.COPY_SRC)
     Gather(gpu, bufs, out, norm, table, max_dim).run(targets, 0, n, 32, 0, offsets=True)
     if line is not None:  # ScatterElements with a reduction: a line per invocation, in order
@@ -193,7 +191,7 @@ def _apply(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, norm: Any, index: Index 
 
 def _by_slices(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, norm: Any, cut: slices.Slices, data_words: int,
                words: int, op: str, max_dim: int, raw: tuple[Index, Check] | None = None) -> None:
-    """reduction none by whole slices (scatter_slices.wgsl): a claim per index
+    """reduction none by whole slices (gpu/render/scatter_slices.py): a claim per index
     tuple (two on one slice: refused before anything is written), then the
     update words copied over their slices. ``raw`` (index, check): ``norm``
     is the raw int64 index tensor, checked by the claim (BadIndex before
@@ -204,23 +202,21 @@ def _by_slices(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, norm: Any, cut: slic
     axes = bufs.new("axes", len(cut.blob), U.STORAGE | U.COPY_DST)
     gpu.queue.write_buffer(axes, 0, cut.blob)
     gpu.queue.write_buffer(status, 0, struct.pack("<4I", NO_BAD if raw else 0, 0, 0, 0))
-    wg, per = shader_const(SLICES, "WG"), shader_const(SLICES, "WORDS")
-    kinds = ("read-only-storage", "storage", "uniform", "read-only-storage", "read-only-storage", "storage", "storage",
-             "storage", "read-only-storage")
-    starts = bufs.new("slice starts", 4 * tuples if raw else 16, U.STORAGE)  # the RAW claim's targets, for the RAW apply
-    steps = [("claim", tuples, -(-tuples // wg)), ("apply", words, -(-words // (wg * per)))]
-    for entry, count, groups in steps:
-        big, cmode = (raw[0].big, raw[1].mode) if raw else (False, 0)
-        params = bufs.params(f"slice {entry} params", cut.params(SLICES, count, grid_x(groups, max_dim), big, cmode))
-
-        kernel = Program(SLICES, kinds, {"STEP": SLICE_STEPS[entry], "RAW": bool(raw)}).on(gpu)
+    starts = bufs.new("slice starts", 4 * tuples if raw else 16, U.STORAGE)  # the raw claim's targets, for the raw apply
+    big, cmode = (int(raw[0].big), raw[1].mode) if raw else (0, 0)
+    for step, count, per in (("claim", tuples, 1), ("apply", words, None)):
+        kernel = Slices(step, bool(raw))
+        groups = -(-count // (kernel.schedule.wg * (per or kernel.schedule.words)))
+        params = bufs.params(f"slice {step} params", cut.params(SLICE_PARAMS, count, grid_x(groups, max_dim), big,
+                                                                cmode))
+        compiled = program(gpu, kernel)
         encoder = gpu.device.create_command_encoder()
-        if entry == "claim":
+        if step == "claim":
             encoder.clear_buffer(claims)
-        kernel.dispatch(encoder, groups, max_dim, kernel.bind([upd, out, params, axes, norm, status, claims, starts,
-                                                                 norm if raw else axes]))
+        compiled.dispatch(encoder, groups, max_dim, compiled.bind([upd, out, params, axes, norm, status, claims, starts,
+                                                                   norm if raw else axes]))
         gpu.queue.submit([encoder.finish()])
-        if entry == "claim":
+        if step == "claim":
             bad, dup = struct.unpack("<2I", read_small(gpu, bufs, status, 8))
             if raw and bad != NO_BAD:
                 raise bad_index(raw[0], raw[1], bad)
@@ -228,18 +224,23 @@ def _by_slices(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, norm: Any, cut: slic
                 raise OpError(f"{op}: {DUPLICATES}")
 
 
-LINES_AT_LEAST = 256  # lines a line-per-invocation scatter needs, else the rounds run (its parallelism)
+# Lines a line-per-invocation scatter needs (its parallelism), else the rounds run: LINES_AT_LEAST or
+# more always take the lines (256 was measured on lavapipe, Mesa 22.3), fewer than FEWEST_LINES the rounds
+# (one line is a 1-D scatter); between, choose.py's ``scatter_lines`` answers, measured per adapter on
+# SCATTER_LINES lines (gpu/schedule_cases.py).
+LINES_AT_LEAST, FEWEST_LINES = 256, 16
 
 
-def _line(table: Table, reduce: Reduce) -> tuple[int, int] | None:
+def _line(gpu: Gpu, table: Table, reduce: Reduce, bits: int) -> tuple[int, int] | None:
     """(updates per line, their stride) where ScatterElements with a
     reduction can apply each line of updates along its axis in one
-    invocation (scatter_apply.wgsl's ``lines``), or None."""
+    invocation (``_by_lines``), or None."""
     axis = table.extra.get("line_axis")
-    if reduce.kind == "none" or axis is None or not table.size:
+    if reduce.kind == "none" or axis is None or not table.size or arithmetic(reduce, bits) is None:
         return None
     line = table.shape[axis]
-    if table.size // line < LINES_AT_LEAST:
+    lines = table.size // line
+    if lines < FEWEST_LINES or (lines < LINES_AT_LEAST and answer(gpu, "scatter_lines") == "rounds"):
         return None
     inner = 1
     for d in table.shape[axis + 1:]:
@@ -247,38 +248,47 @@ def _line(table: Table, reduce: Reduce) -> tuple[int, int] | None:
     return line, inner
 
 
+def _group(bits: int, line: tuple[int, int], dlen: int) -> int | None:
+    """Lines an invocation takes so that it alone writes their words: 1 for
+    32- and 64-bit elements, and for narrower ones whose lines are whole
+    words (the axis last, its length ``dlen`` a multiple of a word's
+    elements); a word's elements when ``inner`` (the stride along the axis)
+    is a multiple of them (that many adjacent lines share each word); else
+    None (no data line length known, ``dlen`` 0, or lines that share words
+    otherwise: the ``shared`` kernel, one line an invocation)."""
+    per = 32 // bits if bits < 32 else 1
+    if per == 1:
+        return 1
+    if not dlen:
+        return None
+    if line[1] == 1 and dlen % per == 0:
+        return 1
+    return per if line[1] % per == 0 else None
+
+
 def _by_lines(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, targets: Any, data: Data, n: int, reduce: Reduce,
               line: tuple[int, int], max_dim: int, dlen: int = 0, raw: tuple[Index, Check] | None = None) -> None:
-    """Every line of updates applied in index order by one invocation (no
-    rounds): by scatter_lines.wgsl where it takes them (gpu/scatter_lines.py),
-    else by scatter_apply.wgsl's ``lines``. ``dlen``: the data's axis
-    length, and ``targets`` the checked indices (the updates have the data's
-    shape but for the axis); ``raw`` (index, check): ``targets`` the raw
-    int64 indices, checked by the lines themselves (BadIndex after the
-    dispatch, before anything is read back)."""
-    length, inner = line
-    count = n // length
-    head = apply_head(reduce, data.bits)
+    """Every line of updates applied in index order by one invocation, a
+    group of adjacent lines (``_group``) an invocation (gpu/render/scatter.py's
+    ``Lines``: no rounds). ``dlen``: the data's axis length, and
+    ``targets`` the checked indices (the updates have the data's shape but
+    for the axis); ``raw`` (index, check): ``targets`` the raw int64
+    indices, checked by the lines themselves (BadIndex after the dispatch,
+    before anything is read back)."""
     big, cmode = (int(raw[0].big), raw[1].mode) if raw else (0, 0)
     status = bufs.small("status")
     gpu.queue.write_buffer(status, 0, struct.pack("<4I", NO_BAD, 0, 0, 0))
+    group = _group(data.bits, line, dlen)
+    kernel = Lines(arithmetic(reduce, data.bits) or "", data.bits, shared=group is None)
+    invocations = n // line[0] // (group or 1)
+    groups = -(-invocations // kernel.WG)
+    params = bufs.params("line params", LINE_PARAMS.pack(
+        count=invocations, groups_x=grid_x(groups, max_dim), mode=2 if raw else 1 if dlen else 0, line=line[0],
+        inner=line[1], dlen=dlen, iswap=big, cmode=cmode, group=group or 1, **apply_head(reduce, data.bits)))
+    lines = program(gpu, kernel)
+    bufs.counts["shared lines" if kernel.shared else "word lines"] = 1  # tests look
     encoder = gpu.device.create_command_encoder()
-    word = scatter_lines.entry(data.bits, reduce.kind, reduce.cls, reduce.numpy)
-    lines = scatter_lines.group(data.bits, line, dlen)
-    if word is not None and lines is not None:
-        mode = scatter_lines.RAW if raw else (scatter_lines.CHECKED if dlen else scatter_lines.OFFSETS)
-        scatter_lines.record(gpu, bufs, encoder, word, (targets, upd, out, status), count, line, lines, max_dim,
-                             (mode, dlen, big, cmode, head[3], head[4]))
-    else:
-        groups = -(-count // shader_const(APPLY, "WG"))
-        params = bufs.params("line params", apply_params(count, grid_x(groups, max_dim), data.bits, head, 1,
-                                                        line=length, inner=inner, dlen=dlen, iswap=big, cmode=cmode))
-        k_lines = Program(APPLY, ("read-only-storage", "read-only-storage", "read-only-storage",
-                          "uniform", "read-only-storage", "storage", "storage",
-                          "read-only-storage"), APPLY_KERNELS["lines_raw" if raw else "lines"]).on(gpu)
-        spare = bufs.new("unused", 16, U.STORAGE)
-        k_lines.dispatch(encoder, groups, max_dim, k_lines.bind([targets, spare, spare, params, upd, out, status,
-                                                                 spare]))
+    lines.dispatch(encoder, groups, max_dim, lines.bind([targets, params, upd, out, status, targets]))
     gpu.queue.submit([encoder.finish()])
     if raw:
         bad = struct.unpack("<I", read_small(gpu, bufs, status, 4))[0]

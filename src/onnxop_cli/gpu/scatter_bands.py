@@ -3,7 +3,7 @@ one storage binding: the output a band at a time.
 
     updates ──▶ upd;  indices ──▶ norm ──offsets mode──▶ targets (into the whole data)
     per band [b0, b0 + bn):  data band ──▶ out;  targets outside ──▶ done,
-                             the rest rebased (scatter_claims.wgsl's band pass) ▶ the rounds ▶ sink
+                             the rest rebased (the rounds' band pass) ▶ the rounds ▶ sink
 
 Each target lies in one band, so a band's rounds are the whole scatter's
 restricted to it: the same updates in the same index order, the same bytes

@@ -1,16 +1,15 @@
-"""A scatter's updates applied in rounds, and scatter_apply.wgsl's reductions.
+"""A scatter's updates applied in rounds, and the arithmetic every kernel
+that applies updates combines them with (gpu/render/scatter.py's ``ARITH``).
 
     round: claim (each target's earliest pending update) ▶ apply ▶ reset
     compact: the updates still pending, for the next batch of rounds
 
-(scatter_claims.wgsl's passes, one bind group layout, and scatter_apply.wgsl.)
-
 The k-th update of one element goes in round k, so the result is
 onnx.reference's (which loops in index order) on every run, with no atomics
 whose order matters (gpu/scatter.py chooses the rounds when neither the
-slice nor the line kernel takes the updates). ``Reduce`` and
-``apply_head``/``apply_params`` describe scatter_apply.wgsl's arithmetic to
-every kernel that applies updates (the rounds, the lines).
+slice nor the line kernel takes the updates). ``Reduce`` says how updates
+combine; ``arithmetic`` names the kernels' variant for it and
+``apply_head`` the host's NaN facts they take.
 """
 
 from __future__ import annotations
@@ -23,14 +22,9 @@ from typing import Any
 from ..errors import OpError
 from .device import Gpu
 from .indexed import Buffers, Data, read_small, U
-from .kernels import shader_const
-from .layout import layout, pack
 from .program import Program, grid_x
+from .render.scatter import APPLY_PARAMS, CLAIM_PARAMS, PASSES, Apply, Pass, widths
 
-CLAIMS, APPLY = "scatter_claims.wgsl", "scatter_apply.wgsl"
-PASSES = {name: {"PASS": k} for k, name in enumerate(("band", "claim", "reset", "compact"))}  # scatter_claims.wgsl's
-CLAIMS_KINDS = ("read-only-storage", "storage", "storage", "uniform", "read-only-storage", "storage", "storage")
-APPLY_KERNELS = {name: {"KERNEL": k} for k, name in enumerate(("rounds", "lines", "lines_raw"))}  # scatter_apply.wgsl's
 REDUCTIONS = ("none", "add", "mul", "max", "min")
 DUPLICATES = "two updates write one element with reduction none (the result is undefined); use distinct indices or a reduction"
 
@@ -38,13 +32,31 @@ DUPLICATES = "two updates write one element with reduction none (the result is u
 @dataclass(frozen=True)
 class Reduce:
     """How updates combine: ``kind`` one of REDUCTIONS; ``cls`` the arithmetic
-    (see scatter_apply.wgsl); ``numpy`` np.maximum's NaN rule (ScatterND) or
-    Python's max() (ScatterElements)."""
+    class (0 unsigned, 1 signed, 2 IEEE float, 3 bool, 4 bfloat16: ops/indexed_plan.py);
+    ``numpy`` np.maximum's NaN rule (ScatterND) or Python's max() (ScatterElements)."""
 
     kind: str = "none"
     cls: int = 0
     numpy: bool = True
     inner: int = 0  # elements numpy combines in one call: 0 scalars (ScatterElements), else a slice's
+
+
+def arithmetic(reduce: Reduce, bits: int) -> str | None:
+    """The kernels' arithmetic (a key of gpu/render/scatter.py's ARITH) for
+    ``reduce`` on elements of ``bits``, or None where it has none (float64
+    add and mul: no f64 in WGSL, the op refuses them)."""
+    kind, cls = reduce.kind, reduce.cls
+    if kind == "none":
+        return "none" if bits in widths("none") else None
+    adds = kind in ("add", "mul")
+    if cls == 3:  # bool: add is or, mul is and; max and min those of 0 and 1
+        op = ("b" if adds else "u") + kind
+    elif cls in (2, 4):
+        op = ("bf" if cls == 4 else "h" if bits == 16 else "f") + kind
+        op = "n" + op if reduce.numpy and not adds else op  # np.maximum's NaN rule
+    else:
+        op = ("i" if adds else "us"[cls]) + kind
+    return op if bits in widths(op) else None
 
 
 @functools.lru_cache(maxsize=None)
@@ -90,20 +102,15 @@ def _default_nan() -> int:
     return int(np.array(nan, dtype="<f4").view("<u4"))
 
 
-def apply_head(reduce: Reduce, bits: int) -> tuple[int, int, int, int, int]:
-    """scatter_apply.wgsl's (kind, cls, numpy, default_nan, nan_first) for
-    ``reduce`` on elements of ``bits``."""
-    return (REDUCTIONS.index(reduce.kind), reduce.cls, int(reduce.numpy), _default_nan(),
-            int(reduce.cls in (2, 4) and nan_first(reduce.kind, bits, reduce.inner, reduce.cls == 4)))
+def apply_head(reduce: Reduce, bits: int) -> dict[str, int]:
+    """The kernels' Params ``default_nan`` and ``nan_first`` for ``reduce`` on elements of ``bits``."""
+    return {"default_nan": _default_nan(), "nan_first": int(
+        reduce.cls in (2, 4) and nan_first(reduce.kind, bits, reduce.inner, reduce.cls == 4))}
 
 
-def apply_params(count: int, groups_x: int, bits: int, head: tuple, direct: int, *, line: int = 0, inner: int = 0,
-                  dlen: int = 0, iswap: int = 0, cmode: int = 0) -> bytes:
-    """scatter_apply.wgsl's Params; ``head``: (kind, cls, numpy, default_nan, nan_first)."""
-    kind, cls, numpy, default_nan, first = head
-    return pack(APPLY, count=count, groups_x=groups_x, bits=bits, kind=kind, cls=cls, numpy=numpy,
-                default_nan=default_nan, nan_first=first, direct=direct, line=line, inner=inner, dlen=dlen,
-                iswap=iswap, cmode=cmode)
+def program(gpu: Gpu, kernel: Any) -> Any:
+    """A rendered kernel compiled for ``gpu`` (once: the device caches it by label)."""
+    return Program(kernel.label, kernel.kinds, code=kernel.wgsl()).on(gpu)
 
 
 def rounds(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, targets: Any, data: Data, n: int,
@@ -121,35 +128,34 @@ def rounds(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, targets: Any, data: Data
     none = reduce.kind == "none"
     # two lists, the pending ones and the next; none runs one batch and never reads a list: a stand-in next
     lists = [bufs.new("pending", 4 * n if k == 0 or not none else 4, U.STORAGE) for k in range(2)]
-    passes = {name: Program(CLAIMS, CLAIMS_KINDS, constants).on(gpu) for name, constants in PASSES.items()
-              if name != "band" or band is not None}
+    passes = {name: program(gpu, Pass(name)) for name in PASSES if name != "band" or band is not None}
+    wg = Pass.schedule.wg
     encoder = gpu.device.create_command_encoder()
     encoder.clear_buffer(claim)
     encoder.clear_buffer(done)
     if band is not None:  # every update outside the band marked done, the others' targets rebased onto it
         base, size = band
         band_targets = bufs.new("band targets", 4 * n, U.STORAGE)
-        groups = -(-n // shader_const(CLAIMS, "WG"))
-        params = bufs.params("band params", pack(CLAIMS, count=n, groups_x=grid_x(groups, max_dim), direct=1,
-                                                 base=base, size=size))
+        groups = -(-n // wg)
+        params = bufs.params("band params", CLAIM_PARAMS.pack(count=n, groups_x=grid_x(groups, max_dim), direct=1,
+                                                              base=base, size=size))
         passes["band"].dispatch(encoder, groups, max_dim, passes["band"].bind([targets, claim, done, params, lists[0],
                                                                                status, band_targets]))
         targets = band_targets
     gpu.queue.submit([encoder.finish()])
-    wg = shader_const(CLAIMS, "WG")
-    small = bufs.new("round params", layout(CLAIMS).size, U.UNIFORM | U.COPY_DST)
-    apply_buf = bufs.new("apply params", layout(APPLY).size, U.UNIFORM | U.COPY_DST)
+    small = bufs.new("round params", CLAIM_PARAMS.size, U.UNIFORM | U.COPY_DST)
+    apply_buf = bufs.new("apply params", APPLY_PARAMS.size, U.UNIFORM | U.COPY_DST)
     head = apply_head(reduce, data.bits)
-    k_apply = Program(APPLY, ("read-only-storage", "read-only-storage", "read-only-storage",
-                      "uniform", "read-only-storage", "storage", "storage",
-                      "read-only-storage"), APPLY_KERNELS["rounds"]).on(gpu)
+    arith = arithmetic(reduce, data.bits)
+    assert arith is not None, f"the op refuses reduction {reduce.kind} on {data.bits}-bit class {reduce.cls}"
+    k_apply = program(gpu, Apply(arith, data.bits))  # on the passes' grid: one workgroup size
     count, direct, current = n, 1, 0
     batch, total = 1, 0
     while True:
         groups = -(-count // wg)
         gx = grid_x(groups, max_dim)
-        gpu.queue.write_buffer(small, 0, pack(CLAIMS, count=count, groups_x=gx, direct=direct, base=0, size=0))
-        gpu.queue.write_buffer(apply_buf, 0, apply_params(count, gx, data.bits, head, direct))
+        gpu.queue.write_buffer(small, 0, CLAIM_PARAMS.pack(count=count, groups_x=gx, direct=direct, base=0, size=0))
+        gpu.queue.write_buffer(apply_buf, 0, APPLY_PARAMS.pack(count=count, groups_x=gx, direct=direct, **head))
         gpu.queue.write_buffer(status, 0, struct.pack("<4I", 0, 0, 0, 0))
         ls, nxt = lists[current], lists[1 - current]
         bound = [targets, claim, done, small, ls, status, nxt]

@@ -216,6 +216,34 @@ def one_hot(gpu: Gpu) -> Case:
         off=off.tobytes(), on=on.tobytes(), count=count, bits=32), expected)
 
 
+SCATTER_LINES = (64, 64, 64)  # ScatterElements' case: lines (between scatter.py's FEWEST_LINES and
+# LINES_AT_LEAST), the data's axis, updates a line (one to an element on average, up to 6: a few rounds)
+
+
+def scatter_lines(gpu: Gpu) -> Case:
+    """ScatterElements of float32 with reduction add along the last axis,
+    SCATTER_LINES, int64 indices, end to end: the line kernel or the rounds, as answered."""
+    from . import indexed as ix
+    from .scatter import Reduce, scatter_indexed
+
+    lines, d, n = SCATTER_LINES
+    rng = np.random.default_rng(0)
+    x, u = (rng.standard_normal(shape).astype("<f4") for shape in ((lines, d), (lines, n)))
+    i = rng.integers(-d, d, (lines, n)).astype("<i8")
+    table = Table.over((lines, n), (d, 0), (n, 1), ((1, 0),), extra={"line_axis": 1, "elements": True})
+    expected = x.copy()
+    np.add.at(expected, (np.arange(lines)[:, None], i % d), u)  # in index order, as onnx.reference
+
+    def run() -> tuple[bytes, str]:
+        out = bytearray()
+        scatter_indexed(gpu, ix.Data(MemoryBytes(x), x.shape, 32), ix.Data(MemoryBytes(u), u.shape, 32),
+                        ix.Index(MemoryBytes(i), i.shape, True, False), Check((d,), "ScatterElements"), table,
+                        Reduce("add", 2, False), out.extend)
+        return bytes(out), "lines" if gpu.cache[ix.LAST].get("word lines") else "rounds"
+
+    return Case(run, expected.tobytes(), 2 * x.nbytes + u.nbytes + i.nbytes)  # every byte moved: the output is small
+
+
 def texts(question: str) -> tuple[str, ...]:
     """The rendered WGSL of every candidate of ``question`` (a ``Question.rendered`` one): its cache key's."""
     from .word_kernels import texts
@@ -224,5 +252,10 @@ def texts(question: str) -> tuple[str, ...]:
         from .render.rows import KERNELS
 
         return tuple(k.wgsl() for (name, _), k in KERNELS.items() if name == "gather-nd")
+
+    if question == "scatter_lines":
+        from .render.scatter import PASSES, Apply, Lines, Pass
+
+        return tuple(k.wgsl() for k in (Lines("fadd", 32), Apply("fadd", 32), *map(Pass, PASSES)))
 
     return texts(question)

@@ -61,7 +61,7 @@ def shader_source(name: str, **constants: int | bool) -> str:
 
 
 def variant_label(name: str, constants: dict[str, int | bool] | None = None) -> str:
-    """``name`` with its constants, ``scatter_lines.wgsl[BITS=32,OP=0]``: the
+    """``name`` with its constants, ``indexed_gather.wgsl[CASE=2,INDEX=1]``: the
     pipeline cache's key and the label WebGPU names in a compile error."""
     if not constants:
         return name

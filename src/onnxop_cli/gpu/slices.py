@@ -1,5 +1,5 @@
 """Whether an indexed gather's table can run as a copy of whole slices
-(gpu/render/slices.py: GatherND's common case; scatter_slices.wgsl:
+(gpu/render/slices.py: GatherND's common case; gpu/render/scatter_slices.py:
 ScatterND's with reduction none), and what those kernels are told. Plain
 data, no device code: gpu/slice_gathers.py and gpu/scatter.py dispatch them.
 
@@ -16,7 +16,7 @@ import math
 from dataclasses import dataclass
 
 from .index_table import Table
-from .layout import Struct, layout, pack_rows
+from .layout import Struct, pack_rows
 
 TABLE = "lib/index_table.wgsl"  # the table's rows: its Axis and Lookup, shared by the slice kernels
 M = 0xFFFFFFFF  # strides as two's complement u32 words
@@ -35,10 +35,9 @@ class Slices:
         construction (not a speed measured on one driver)."""
         return all(w % 4 == 0 for w in (self.width, *self.strides))
 
-    def params(self, shader: str | Struct, words: int, groups_x: int, big: bool, cmode: int) -> bytes:
-        """The Params of ``shader`` (scatter_slices.wgsl) or of a rendered kernel's Struct
-        (gpu/render/slices.py's ``words``)."""
-        fields = layout(shader) if isinstance(shader, str) else shader
+    def params(self, fields: Struct, words: int, groups_x: int, big: bool, cmode: int) -> bytes:
+        """A slice kernel's Params (gpu/render/slices.py's ``words``, gpu/render/scatter_slices.py's:
+        one layout, tests/unit/test_layout.py)."""
         return fields.pack(words=words, groups_x=groups_x, width=self.width, outer=self.outer,
                            nlook=(len(self.blob) // 16) - self.outer, iswap=int(big), cmode=cmode)
 

@@ -1,0 +1,376 @@
+"""The scatters' kernels, one per arithmetic and width: each update combined
+into its element exactly as onnx.reference's numpy code does, in index
+order. gpu/scatter.py and gpu/scatter_claims.py run them.
+
+``Lines`` (ScatterElements with a reduction): the updates that differ only
+along the scatter axis are a line; only they can name the elements of their
+data line, so one invocation applying its line's updates in index order is
+the reference's order, and lines run in parallel with disjoint targets.
+Plain loads and stores where each word has one writer (the host makes it so
+for 8- and 16-bit elements: gpu/scatter.py's ``_group``); ``shared``
+(8- and 16-bit lines that share words otherwise): compare-exchange on the
+element's word, only its bits changing, so the order does not matter.
+Where the indices come from (``mode``): 0 ``targets`` holds each update's
+data element; 1 each update's checked index along the axis; 2 the raw int64
+index tensor, checked here (lib/index_check.wgsl: a bad one keeps the
+smallest position in status[0]; the host then discards the output). Line l
+starts at update (l / inner) * line * inner + l % inner and steps by inner;
+its data line (modes 1, 2) at (l / inner) * dlen * inner + l % inner.
+
+``Apply`` and ``Pass`` (every other scatter): rounds. In a round each
+target's earliest pending update u claims it (``claim``: atomicMax of ~u, so
+a cleared buffer claims nothing, whatever order the invocations run in), is
+applied (``Apply``: winners have distinct targets; narrow elements by
+compare-exchange on their word), then marked done and its claim cleared
+(``reset``). Between batches of rounds the pending updates are gathered into
+a list (``compact``); status[1]: an update is still pending (with reduction
+none, a second update of one element: the host refuses); status[2]: the next
+list's length. ``band`` (an output larger than one binding, a band at a
+time: gpu/scatter_bands.py) marks done every update whose target lies
+outside [base, base + size) and rebases the others' targets, in ``next``.
+
+The arithmetic (``ARITH``): none (replace: every width, complex128 as four
+words); fadd fmul (float32 in lib/f32_reduce.wgsl: a NaN operand gives that
+NaN quieted, two NaNs the one ``nan_first`` names, numpy's scalar and array
+loops differing there; an invalid operation the host's ``default_nan``);
+iadd imul (two's complement, wrapping); fmax fmin (Python's max() and min(),
+ScatterElements' reference: the update replaces only if it compares greater;
+NaN on either side compares false; -0 == +0; by bit pattern, so a subnormal is
+never flushed); nfmax nfmin (np.maximum's rule, ScatterND's: a NaN on either
+side wins, the element's first, else the element only if it compares greater);
+smax smin, umax umin; badd bmul (bool: or, and; its max and min are umax umin);
+h* (float16) and bf* (bfloat16): add and mul in f32 (lib/f16_convert.wgsl;
+exact), max and min on their bits.
+
+Rendered, not hand-written (the rounds' apply was, with the arithmetic
+chosen per update at run time): the arithmetic is per variant, so the
+compiler sees one expression, never a switch on the element's class.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from dataclasses import dataclass
+from typing import ClassVar
+
+from ..layout import Struct
+from ..shaders import shader_source
+from .frame import Binding, Frame
+from .schedule import Elements
+
+_PICK = "{name}(a, b, {greater}, {sign}, {inf})"
+_SIGNED = "select(a, b, (bitcast<i32>(b << (32u - BITS)) >> (32u - BITS)) {} (bitcast<i32>(a << (32u - BITS)) >> (32u - BITS)))"
+_HALF = {"h": ("float_to_half", "half_to_float(a)", "half_to_float(b)", "0x7c00u"),
+         "bf": ("float_to_bfloat16", "a << 16u", "b << 16u", "0x7f80u")}
+# name -> (the combine of BITS-wide a and b, zero-extended, whose low BITS count; of 64-bit (low, high) a and b)
+ARITH = {
+    "none": ("b", "b"),
+    "fadd": ("f32_op(a, b, false)", None), "fmul": ("f32_op(a, b, true)", None),
+    "iadd": ("a + b", "add64(a, b)"), "imul": ("a * b", "mul64(a, b)"),
+    "smax": (_SIGNED.format(">"), "select(a, b, slt(a, b))"), "smin": (_SIGNED.format("<"), "select(a, b, slt(b, a))"),
+    "umax": ("max(a, b)", "select(a, b, ult(a, b))"), "umin": ("min(a, b)", "select(a, b, ult(b, a))"),
+    "badd": ("select(0u, 1u, (a | b) != 0u)", None), "bmul": ("select(0u, 1u, (a & b) != 0u)", None),
+    **{f"{p}{k}": (f"{conv}(f32_op({a}, {b}, {str(k == 'mul').lower()}))", None)
+       for p, (conv, a, b, _) in _HALF.items() for k in ("add", "mul")},
+    **{f"{n}{p}{k}": (_PICK.format(name=f"{n}pick", greater=str(k == "max").lower(), sign=sign, inf=inf),
+                      f"{n}pick64(a, b, {str(k == 'max').lower()})" if p == "f" else None)
+       for n in ("", "n") for p, sign, inf in (("f", "0x80000000u", "0x7f800000u"),
+                                                *((p, "0x8000u", h[3]) for p, h in _HALF.items()))
+       for k in ("max", "min")},
+}
+
+
+def widths(op: str) -> tuple[int, ...]:
+    """The element widths the arithmetic ``op`` takes."""
+    family = op.removeprefix("n")
+    if op == "none":
+        return (2, 4, 8, 16, 32, 64, 128)
+    if family.startswith(("h", "bf")):
+        return (16,)
+    if family.startswith("b"):
+        return (8,)
+    found = (32, 64) if family.startswith("f") else (8, 16, 32, 64)
+    return tuple(b for b in found if b != 64 or ARITH[op][1] is not None)
+
+
+_KEYS = {  # a float's bits as an unsigned key in the floats' order (NaN excluded by the caller)
+    32: """fn key(a: u32, sign: u32) -> u32 {
+    return select(a | sign, ~a & (sign | (sign - 1u)), (a & sign) != 0u);
+}
+""", 64: """fn key64(a: vec2<u32>) -> vec2<u32> {
+    return select(a | vec2<u32>(0u, 0x80000000u), ~a, (a.y >> 31u) != 0u);
+}
+"""}
+# Python's max(a, b) (greater) or min(a, b) on float bits (pick: float32, float16 or bfloat16 by their
+# sign bit and infinity; pick64: float64), or np.maximum's and np.minimum's (npick, npick64)
+_PICKS = {
+    "pick": ("a: u32, b: u32, greater: bool, sign: u32, inf: u32", "u32", "sign - 1u", "", "(a & m) > inf",
+             "(b & m) > inf", "((a | b) & m) == 0u", "key(a, sign)", "key(b, sign)", "(kb < ka)", "(kb > ka)"),
+    "pick64": ("a: vec2<u32>, b: vec2<u32>, greater: bool", "vec2<u32>", "vec2<u32>(0xffffffffu, 0x7fffffffu)",
+               "    let inf = vec2<u32>(0u, 0x7ff00000u);\n", "ult(inf, a & m)", "ult(inf, b & m)",
+               "all(((a | b) & m) == vec2<u32>(0u))", "key64(a)", "key64(b)", "ult(kb, ka)", "ult(ka, kb)"),
+}
+
+
+def _pick(name: str) -> str:
+    args, word, mask, inf, nan_a, nan_b, zeros, ka, kb, less, more = _PICKS[name.removeprefix("n")]
+    head = f"fn {name}({args}) -> {word} {{\n    let m = {mask};\n{inf}"
+    keys = f"    let zeros = {zeros};\n    let ka = {ka};\n    let kb = {kb};\n"
+    if name.startswith("n"):  # a NaN wins, the element's first; else the element if it compares greater
+        return (f"{head}    if ({nan_a}) {{\n        return a;\n    }}\n    if ({nan_b}) {{\n        return b;\n    }}\n"
+                f"{keys}    let wins = select({more}, {less}, greater);\n    return select(b, a, wins && !zeros);\n}}\n")
+    return (f"{head}    let nan = {nan_a} || {nan_b};\n{keys}    let wins = select({less}, {more}, greater);\n"
+            "    return select(a, b, wins && !nan && !zeros);\n}\n")
+
+
+LIBS = ("lib/f32_reduce.wgsl", "lib/int64_ops.wgsl", "lib/f16_convert.wgsl", "lib/index_check.wgsl",
+        "lib/index_table.wgsl")  # the parts these kernels and scatter_slices.py's include
+
+
+def arithmetic(op: str, bits: int) -> list[str]:
+    """The parts that define ``combine(a, b)`` for ``op`` on ``bits``-wide elements (none at 128 bits)."""
+    if bits == 128:
+        return []
+    expr = ARITH[op][bits == 64]
+    pick = next((p for p in ("npick64", "pick64", "npick", "pick") if p + "(" in expr), None)
+    libs = [lib for lib, used in (("f32_reduce", "f32_op" in expr), ("int64_ops", bits == 64 and op != "none"),
+                                  ("f16_convert", "half" in expr or "bfloat16" in expr)) if used]
+    word = "vec2<u32>" if bits == 64 else "u32"
+    return [*(shader_source(f"lib/{lib}.wgsl") for lib in libs),
+            *([_KEYS[64 if pick.endswith("64") else 32], _pick(pick)] if pick else []),
+            f"fn combine(a: {word}, b: {word}) -> {word} {{\n    return {expr};\n}}\n"]
+
+
+_UPDATE = "(updates[u >> lg] >> ((u & ((1u << lg) - 1u)) * BITS)) & m"
+_STORES = {  # update u combined into element t, by width and by how the data is bound
+    (128, "atomic"): "for (var q = 0u; q < 4u; q = q + 1u) {\n    atomicStore(&data[t * 4u + q], updates[u * 4u + q]);\n}\n",
+    (64, "plain"): """let w = 2u * t;
+let r = combine(vec2<u32>(data[w], data[w + 1u]), vec2<u32>(updates[2u * u], updates[2u * u + 1u]));
+data[w] = r.x;
+data[w + 1u] = r.y;
+""",
+    (64, "atomic"): """let w = 2u * t;
+let r = combine(vec2<u32>(atomicLoad(&data[w]), atomicLoad(&data[w + 1u])), vec2<u32>(updates[2u * u], updates[2u * u + 1u]));
+atomicStore(&data[w], r.x);
+atomicStore(&data[w + 1u], r.y);
+""",
+    (32, "plain"): "data[t] = combine(data[t], updates[u]);\n",
+    (32, "atomic"): "atomicStore(&data[t], combine(atomicLoad(&data[t]), updates[u]));\n",
+    (0, "plain"): """let old = data[w];
+let r = combine((old >> shift) & m, b) & m;
+data[w] = (old & ~(m << shift)) | (r << shift);
+""",
+    (0, "atomic"): """var old = atomicLoad(&data[w]);
+loop {
+    let r = combine((old >> shift) & m, b) & m;
+    let word = (old & ~(m << shift)) | (r << shift);
+    let got = atomicCompareExchangeWeak(&data[w], old, word);
+    if (got.exchanged) {
+        break;
+    }
+    old = got.old_value;
+}
+""",
+}
+
+
+def apply_fn(bits: int, bound: str) -> str:
+    """``fn apply(u, t)``: update u combined into element t; ``bound`` "plain" or "atomic" (the data's binding)."""
+    narrow = bits < 32
+    body = _STORES[0 if narrow else bits, bound]
+    if narrow:
+        body = ("let lg = 5u - countTrailingZeros(BITS);  // log2 of elements a word\nlet m = (1u << BITS) - 1u;\n"
+                f"let w = t >> lg;\nlet shift = (t & ((1u << lg) - 1u)) * BITS;\nlet b = {_UPDATE};\n{body}")
+    return f"// Update u combined into element t\nfn apply(u: u32, t: u32) {{\n{textwrap.indent(body, '    ')}}}\n"
+
+
+@dataclass(frozen=True)
+class Width:
+    bits: int  # the element width
+    wg: int
+    CONSTS: ClassVar = (("WG", "wg", ""), ("BITS", "bits", "the element width"))
+
+
+_FIRST = "    let {v} = (wg.y * params.groups_x + wg.x) * WG + lid;\n    if ({v} >= params.count) {{\n        return;\n    }}\n"
+
+
+@dataclass(frozen=True)
+class Scatter(Frame):
+    """A kernel of the arithmetic ``op`` on ``bits``-wide elements."""
+
+    op: str
+    bits: int
+    WG: ClassVar[int]
+
+    def __post_init__(self) -> None:
+        if self.op not in ARITH or self.bits not in widths(self.op):
+            raise ValueError(f"no {type(self).__name__.lower()} kernel {self.op!r} on {self.bits}-bit elements")
+
+    @property
+    def schedule(self) -> Width:  # type: ignore[override]
+        return Width(self.bits, self.WG)
+
+
+LINE_PARAMS = Struct("Params", (
+    ("count", "u32"), ("groups_x", "u32"),
+    ("mode", "u32"),         # 0 element offsets, 1 checked indices, 2 raw int64 indices
+    ("default_nan", "u32"),  # f32 bits of inf - inf on the host
+    ("nan_first", "u32"),    # 1: of two NaN operands the element's wins, 0: the update's
+    ("line", "u32"),         # updates per line
+    ("inner", "u32"),        # the updates' stride along the line
+    ("dlen", "u32"),         # the data's axis length (modes 1, 2)
+    ("iswap", "u32"),        # mode 2: 1: the int64 indices are big-endian
+    ("cmode", "u32"),        # mode 2: indices.wgsl's mode (0 wrap, 2 0 .. d-1)
+    ("group", "u32"),        # lines an invocation (count is invocations)
+    ("pad1", "u32"),
+))
+_TARGET = """// The data element update u goes to (mode 2: its index checked: a bad one reads as 0)
+fn target_of(u: u32, base: u32) -> u32 {
+    switch params.mode {
+        case 0u: { return targets[u]; }
+        case 1u: { return base + targets[u] * params.inner; }
+        default: { return base + index(u, params.dlen) * params.inner; }
+    }
+}
+
+// Line l's updates, in index order
+fn walk_line(l: u32) {
+    let inner = params.inner;
+    let o = l / inner;
+    let i = l - o * inner;
+    var u = o * params.line * inner + i;
+    let base = o * params.dlen * inner + i;
+    for (var j = 0u; j < params.line; j = j + 1u) {
+        apply(u, target_of(u, base));
+        u = u + inner;
+    }
+}
+"""
+
+
+@dataclass(frozen=True)
+class Lines(Scatter):
+    """ScatterElements' line kernel; ``shared``: 8- and 16-bit lines that share words."""
+
+    shared: bool = False
+    PARAMS = LINE_PARAMS
+    WG = 64
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.op == "none" or (self.shared and self.bits >= 32):
+            raise ValueError(f"no line kernel {self.op!r} on {'shared ' if self.shared else ''}{self.bits}-bit words")
+
+    @property
+    def label(self) -> str:  # type: ignore[override]
+        return f"scatter lines {self.op}{self.bits}{' shared' if self.shared else ''}[wg={self.WG}]"
+
+    @property
+    def bindings(self) -> tuple[Binding, ...]:  # type: ignore[override]
+        return (Binding(0, "targets", "read", "u32"), Binding(1), Binding(2, "updates", "read", "u32"),
+                Binding(3, "data", "read_write", "atomic<u32>" if self.shared else "u32"),
+                Binding(4, "status", "read_write", "atomic<u32>"),
+                Binding(5, "raw", "read", "vec2<u32>"))  # mode 2: `targets` again, an index a load
+
+    def parts(self) -> list[str]:
+        return [*arithmetic(self.op, self.bits), apply_fn(self.bits, "atomic" if self.shared else "plain"),
+                shader_source("lib/index_check.wgsl"), _TARGET]
+
+    def main(self) -> str:
+        return _FIRST.format(v="g") + ("    for (var k = 0u; k < params.group; k = k + 1u) {\n"
+                                       "        walk_line(g * params.group + k);\n    }\n")
+
+
+APPLY_PARAMS = Struct("Params", (
+    ("count", "u32"),        # pending updates this batch (entries of `list`, or all when direct)
+    ("groups_x", "u32"),
+    ("default_nan", "u32"),  # f32 bits of inf - inf on the host
+    ("nan_first", "u32"),    # 1: of two NaN operands the element's wins, 0: the update's
+    ("direct", "u32"),       # 1: invocation i is update i (the first batch); 0: update list[i]
+    ("pad0", "u32"), ("pad1", "u32"), ("pad2", "u32"),
+))
+_PENDING = """    let u = select(list[i], i, params.direct != 0u);
+"""
+
+
+@dataclass(frozen=True)
+class Apply(Scatter):
+    """A round's apply: each claim's winner combined into its element."""
+
+    PARAMS = APPLY_PARAMS
+    WG = 256
+    bindings = (Binding(0, "targets", "read", "u32"), Binding(1, "claim", "read", "u32"),
+                Binding(2, "done", "read", "u32"), Binding(3), Binding(4, "updates", "read", "u32"),
+                Binding(5, "data", "read_write", "atomic<u32>"), Binding(6, "status", "read_write", "atomic<u32>"),
+                Binding(7, "list", "read", "u32"))
+
+    @property
+    def label(self) -> str:  # type: ignore[override]
+        return f"scatter apply {self.op}{self.bits}[wg={self.WG}]"
+
+    def parts(self) -> list[str]:
+        return [*arithmetic(self.op, self.bits), apply_fn(self.bits, "atomic")]
+
+    def main(self) -> str:
+        # reduction none runs one round, without the reset pass: a loser means two updates of one element
+        loser = "        atomicStore(&status[1], 1u);\n" if self.op == "none" else ""
+        return (_FIRST.format(v="i") + _PENDING + "    if ((done[u >> 5u] & (1u << (u & 31u))) != 0u) {\n"
+                "        return;\n    }\n    let t = targets[u];\n"
+                f"    if (claim[t] != ~u) {{\n{loser}        return;\n    }}\n    apply(u, t);\n")
+
+
+CLAIM_PARAMS = Struct("Params", (
+    ("count", "u32"),     # pending updates this batch (entries of `list`, or all when direct)
+    ("groups_x", "u32"),  # workgroups per row of the dispatch grid
+    ("direct", "u32"),    # 1: invocation i is update i (the first batch); 0: update list[i]
+    ("base", "u32"),      # band: the band's first data element
+    ("size", "u32"),      # band: its elements
+    ("pad0", "u32"), ("pad1", "u32"), ("pad2", "u32"),
+))
+_PASSES = {
+    "band": """    let t = targets[u];
+    let out = t < params.base || t - params.base >= params.size;
+    if (out) {
+        atomicOr(&done[u >> 5u], bit);
+    }
+    next[u] = select(t - params.base, 0u, out);
+""",
+    "claim": "    atomicMax(&claim[targets[u]], ~u);\n",
+    "reset": """    // A winner clears its claim; a loser reads either its winner or 0, never its own position: still pending.
+    let t = targets[u];
+    if (atomicLoad(&claim[t]) == ~u) {
+        atomicStore(&claim[t], 0u);
+        atomicOr(&done[u >> 5u], bit);
+    } else {
+        atomicStore(&status[1], 1u);
+    }
+""",
+    "compact": "    next[atomicAdd(&status[2], 1u)] = u;\n",
+}
+
+
+@dataclass(frozen=True)
+class Pass(Frame):
+    """A round's bookkeeping pass ``name`` (a key of _PASSES); every pass binds the same layout."""
+
+    name: str
+    PARAMS = CLAIM_PARAMS
+    schedule = Elements(Apply.WG)
+    bindings = (Binding(0, "targets", "read", "u32"),  # data element of each update
+                Binding(1, "claim", "read_write", "atomic<u32>"),  # per element: ~u of its earliest pending u; 0 none
+                Binding(2, "done", "read_write", "atomic<u32>"),  # one bit per update
+                Binding(3), Binding(4, "list", "read", "u32"),  # the pending updates (compact)
+                Binding(5, "status", "read_write", "atomic<u32>"),
+                Binding(6, "next", "read_write", "u32"))  # compact: the next list; band: the rebased targets
+
+    @property
+    def label(self) -> str:  # type: ignore[override]
+        return f"scatter {self.name}[wg={self.schedule.wg}]"
+
+    def main(self) -> str:
+        skip = "" if self.name == "band" else (
+            "    if ((atomicLoad(&done[u >> 5u]) & bit) != 0u) {\n        return;\n    }\n")
+        return _FIRST.format(v="i") + _PENDING + "    let bit = 1u << (u & 31u);\n" + skip + _PASSES[self.name]
+
+
+PASSES = tuple(_PASSES)

@@ -1,0 +1,129 @@
+"""ScatterND with reduction none by whole slices (gpu/scatter.py's
+``_by_slices``, where gpu/slices.py finds the slices whole words): after the
+data is copied to ``out``, update slice p (``width`` words of ``updates``)
+replaces the slice its index tuple names, in two steps (``Slices.step``):
+
+``claim``
+    one invocation per index tuple adds 1 to its target slice's counter; a
+    counter found non-zero means two tuples name one slice (status[1] = 1):
+    the host refuses the scatter before the apply runs or anything is read
+    back. Whatever order the invocations run in, the same tuples collide.
+``apply``
+    the words, WORDS per invocation; distinct targets (the claim found none
+    twice), so each word of ``out`` has one writer and the order does not matter.
+
+The index tuples are read from ``norm`` (indices.wgsl checked and wrapped
+them, all 64 bits), or, ``raw``, from the raw int64 index tensor (row-major,
+as stored) in ``norm``, each index checked as indexed_slices.wgsl checks it
+(lib/index_check.wgsl): no separate check pass. The raw claim reads every
+tuple; a bad index keeps the smallest position in status[0] and the host
+refuses the scatter before the apply runs; it leaves each tuple's target
+word in ``starts`` for the raw apply (no tuple read twice). The table is
+indexed_slices.wgsl's (its Params too): axes[0 .. outer] an Axis per leading
+update axis, then per lookup a Lookup (lib/index_table.wgsl; stride in
+words, claim: its stride in slices).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..layout import Struct
+from ..shaders import shader_source
+from .frame import Binding, Frame
+from .schedule import Words
+
+PARAMS = Struct("Params", (
+    ("words", "u32"),     # update words (claim: index tuples)
+    ("groups_x", "u32"),
+    ("width", "u32"),     # words per slice
+    ("outer", "u32"),     # leading update axes
+    ("nlook", "u32"),     # indices per tuple
+    ("iswap", "u32"),     # raw: 1: big-endian indices
+    ("cmode", "u32"),     # raw: indices.wgsl's mode (0 wrap, 2 0 .. d-1)
+    ("pad0", "u32"),
+))
+_AIM = """// Slice p's target: (word of its first word, slice number), its tuple read from {whence}
+fn aim(p: u32) -> vec2<u32> {{
+    var rest = p;
+    var ip = 0u;
+    for (var k = params.outer; k > 0u; k = k - 1u) {{
+        let ax = axis(k - 1u);
+        ip = ip + (rest % ax.dim) * ax.istride;
+        rest = rest / ax.dim;
+    }}
+    var t = vec2<u32>(0u);
+    for (var j = 0u; j < params.nlook; j = j + 1u) {{
+        let lk = lookup(params.outer + j);
+        t = t + {index} * vec2<u32>(lk.stride, lk.claim);
+    }}
+    return t;
+}}
+"""
+_CLAIM = """    let t = aim(p);
+{keep}    if (atomicAdd(&claims[t.y], 1u) != 0u) {{
+        atomicStore(&status[1], 1u);
+    }}
+"""
+_APPLY = """    let q0 = ((wg.y * params.groups_x + wg.x) * WG + lid) * WORDS;
+    if (q0 >= params.words) {{
+        return;
+    }}
+    let width = params.width;
+    var p = q0 / width;
+    var k = q0 - p * width;
+    var b = {first};
+    let end = min(q0 + WORDS, params.words);
+    for (var q = q0; q < end; q = q + 1u) {{
+        if (k == width) {{
+            p = p + 1u;
+            k = 0u;
+            b = {first};
+        }}
+        out[b + k] = updates[q];
+        k = k + 1u;
+    }}
+"""
+
+
+@dataclass(frozen=True)
+class Slices(Frame):
+    """Step ``step`` (claim or apply) of the whole-slice scatter; ``raw``: the indices are the raw int64 ones."""
+
+    step: str
+    raw: bool = False
+    PARAMS = PARAMS
+    bindings = (Binding(0, "updates", "read", "u32"), Binding(1, "out", "read_write", "u32"), Binding(2),
+                Binding(3, "axes", "read", "vec4<u32>"),  # lib/index_table.wgsl
+                Binding(4, "norm", "read", "u32"), Binding(5, "status", "read_write", "atomic<u32>"),
+                Binding(6, "claims", "read_write", "atomic<u32>"),  # per data slice
+                # raw: tuple p's first word in `out`, written by the claim, read by the apply
+                Binding(7, "starts", "read_write", "u32"),
+                Binding(8, "raw", "read", "vec2<u32>"))  # raw: `norm` again, an index a load (lib/index_check.wgsl)
+
+    def __post_init__(self) -> None:
+        if self.step not in ("claim", "apply"):
+            raise ValueError(f"no whole-slice scatter step {self.step!r}")
+
+    @property
+    def schedule(self) -> Words:  # type: ignore[override]
+        return Words(self.step)  # an apply invocation's WORDS consecutive update words
+
+    @property
+    def label(self) -> str:  # type: ignore[override]
+        s = self.schedule
+        return f"scatter slices {self.step}{' raw' if self.raw else ''}[wg={s.wg},words={s.words}]"
+
+    def parts(self) -> list[str]:
+        if self.step == "apply" and self.raw:
+            return []  # the claim's targets, in `starts`
+        aim = _AIM.format(whence="the raw indices, checked" if self.raw else "`norm` as indices.wgsl wrote it",
+                          index="index(ip + lk.ioff, lk.bound)" if self.raw else "norm[ip + lk.ioff]")
+        return [shader_source("lib/index_table.wgsl"), *([shader_source("lib/index_check.wgsl")] if self.raw else []),
+                aim]
+
+    def main(self) -> str:
+        if self.step == "apply":
+            return _APPLY.format(first="starts[p]" if self.raw else "aim(p).x")
+        first = "    let p = (wg.y * params.groups_x + wg.x) * WG + lid;\n    if (p >= params.words) {\n        return;\n    }\n"
+        return first + _CLAIM.format(keep="    starts[p] = t.x;\n" if self.raw else "")
