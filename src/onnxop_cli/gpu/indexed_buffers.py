@@ -30,6 +30,7 @@ from .engines.base import BufferUsage as U
 from .engines.base import MapMode
 from .kernels import shader_const
 from .program import Program, grid_x
+from .render.frame import Frame
 
 Sink = Callable[[memoryview], None]
 UPLOAD_STEP = 16 << 20  # bytes read from a source per write_buffer (staged)
@@ -210,12 +211,12 @@ def to_sink(gpu: Gpu, bufs: Buffers, buf: Any, nbytes: int, sink: Sink) -> int:
 # ------------------------------------------------------------------ one kernel into a result
 
 
-def run_into_result(gpu: Gpu, bufs: Buffers, shader: str, constants: dict[str, int | bool] | None, key: str, *,
+def run_into_result(gpu: Gpu, bufs: Buffers, shader: str | Frame, constants: dict[str, int | bool] | None, key: str, *,
                     src: Any, raw: Any,
                     status: Any, nbytes: int, units: int, per: str | int, params: Callable[[int], bytes],
                     blob: bytes | None = None, max_dim: int, poison: int | None,
                     parts: Iterable[tuple[int, Any, Callable[[int], bytes]]] | None = None) -> Any:
-    """One dispatch of ``shader`` (its ``constants``) writing ``nbytes`` into a new
+    """One dispatch of ``shader`` (its ``constants``; or a rendered kernel, gpu/render/) writing ``nbytes`` into a new
     result buffer of ``bufs``, returned (the caller reads ``status`` before
     anything reaches a sink): bound as (src, dst, params, [axes,] raw,
     status), ``units`` of work at WG x ``per`` (a shader constant's name,
@@ -232,8 +233,11 @@ def run_into_result(gpu: Gpu, bufs: Buffers, shader: str, constants: dict[str, i
         axes = bufs.new(f"{key} axes", len(blob), U.STORAGE | U.COPY_DST)
         gpu.queue.write_buffer(axes, 0, blob)
     kinds = ("read-only-storage", "storage", "uniform") + ("read-only-storage",) * (2 if axes else 1) + ("storage",)
-    kernel = Program(shader, kinds, constants).on(gpu)
-    per_group = shader_const(shader, "WG") * (shader_const(shader, per) if isinstance(per, str) else per)
+    if isinstance(shader, Frame):
+        kernel, wg = Program(shader.label, kinds, code=shader.wgsl()).on(gpu), shader.schedule.wg
+    else:
+        kernel, wg = Program(shader, kinds, constants).on(gpu), shader_const(shader, "WG")
+    per_group = wg * (shader_const(shader, per) if isinstance(per, str) else per)
     for n, part_raw, record_of in (parts if parts is not None else [(units, raw, params)]):
         groups = -(-n // per_group)
         record = record_of(grid_x(groups, max_dim))

@@ -1,5 +1,5 @@
-"""One run of ``shaders/pieces.wgsl`` (or a kernel binding its layout:
-the kernels gpu/render/ renders: Where's select, OneHot): its
+"""One run of the general pieces kernel (gpu/render/pieces.py), or of a
+kernel binding its layout (Where's select, OneHot): its
 buffers and bind group, the uploads of each group of parts' windows, the
 dispatches (the general kernel, or gpu/runs.py's for whole-word runs) and
 the readback of each band. gpu/pieces.py plans the bands and parts;
@@ -8,7 +8,6 @@ over the same buffers (``dispatch_one``)."""
 
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
 
@@ -17,11 +16,10 @@ from ..core.region import Load
 from . import runs
 from .buffers import WORD, BufferUsage, MapMode, round_up
 from .device import Gpu
-from .kernels import shader_const
-from .layout import layout as layout_of, pack, pack_rows, rendered
+from .layout import rendered
 from .program import Program, grid_x
+from .render.pieces import AXIS, GENERAL, OTHER, PARAMS, ROWS_PARAMS
 
-SHADER = "pieces.wgsl"
 M = 0xFFFFFFFF  # strides as two's complement u32 words
 SLOTS = 16  # axes entries per piece (ranks up to 16); a select piece's other strides follow them
 BATCH = 128  # dispatches per submission
@@ -42,13 +40,12 @@ class Source:
 
 class Run:
     def __init__(self, gpu: Gpu, band_bytes: int, window_bytes: int, max_groups_per_dim: Optional[int],
-                 masked: bool = True, selects: bool = True, *, shader: str = SHADER,
-                 constants: Optional[dict[str, int]] = None, code: Optional[str] = None,
+                 masked: bool = True, selects: bool = True, *, shader: str = GENERAL.label,
+                 code: str = GENERAL.wgsl(),
                  sizes: Optional[tuple[int, int, int]] = None, shared_upload: int = 0,
                  mapped: bool = False, by_runs: bool = False) -> None:
-        """Buffers and a bind group for one run. ``shader``, ``constants``: the
-        kernel bound to them and its variant (gpu/shaders.py); ``code``: a
-        rendered kernel of the same layout (gpu/render/), ``shader`` its label;
+        """Buffers and a bind group for one run. ``code``: the rendered kernel
+        bound to them (gpu/render/: the general pieces kernel, or one of its layout), ``shader`` its label;
         ``sizes``: the src, mask and other windows' bytes (else
         ``window_bytes`` each); ``shared_upload``: the bytes of one staging
         buffer for the three (each upload then submitted before the next is
@@ -60,7 +57,7 @@ class Run:
         self.gpu, self.cap, self.masked = gpu, window_bytes, masked
         self.taken = {"runs": 0, "general": 0, "mapped": mapped}
         self.max_dim = max_groups_per_dim or gpu.limits.get("max-compute-workgroups-per-dimension", 65535)
-        self.wg = shader_const(SHADER, "WG") * shader_const(SHADER, "ELEMS")  # elements per workgroup
+        self.wg = GENERAL.schedule.wg * GENERAL.schedule.each  # elements per workgroup
         self.stride = max(256, gpu.limits.get("min-uniform-buffer-offset-alignment", 256))
         # no mask (all but Where), no select piece: a word, bound but never read
         src_bytes, mask_bytes, other_bytes = sizes or (
@@ -68,7 +65,7 @@ class Run:
         U = BufferUsage
         self.buffers: list[Any] = []
         with gpu.errors("allocating pieces buffers"):
-            self.kernel = Program(shader, KINDS, constants, code=code).on(gpu)
+            self.kernel = Program(shader, KINDS, code=code).on(gpu)
             self.runs = runs.kernels(gpu, KINDS) if by_runs else None
             window_usage = U.STORAGE | (U.MAP_WRITE if mapped else U.COPY_DST)
             if mapped:
@@ -97,8 +94,7 @@ class Run:
             # a part by runs takes two records (its two dispatches)
             self.params = self._buffer("params", self.stride * 2 * BATCH, U.UNIFORM | U.COPY_DST)
             # one binding for every kernel of this layout: the largest of their Params
-            own = rendered(code) if code is not None else layout_of(shader)
-            params_bytes = max(own.size, *(layout_of(k).size for k in (SHADER, runs.SHADER)))
+            params_bytes = max(rendered(code).size, PARAMS.size, ROWS_PARAMS.size)
             self.axes_bytes = 16 * 2 * SLOTS * BATCH
             self.axes = self._buffer("axes", self.axes_bytes, U.STORAGE | U.COPY_DST)
             self.bind_group = self.kernel.bind([
@@ -226,23 +222,23 @@ class Run:
                 groups = -(-p.size // self.wg)
                 gx = grid_x(groups, self.max_dim)
                 at = i * 2 * SLOTS
-                record = pack(
-                    SHADER, count=p.size, groups_x=gx, rank=rank, at=at, bits=bits,
+                record = PARAMS.pack(
+                    count=p.size, groups_x=gx, rank=rank, at=at, bits=bits,
                     swap=swap if p.src is not None else 0, mode=0 if p.src is not None else 1, pred=pred,
                     otherwise=1 if p.otherwise_fill else 0, src_base=_base(p.src, src_first),
                     dst_base=p.dst_offset & 0xFFFFFFFF, mask_base=_base(p.mask, mask_first),
                     tri_k=tri[0] & 0xFFFFFFFF, tri_row=tri[1] & 0xFFFFFFFF, tri_col=tri[2] & 0xFFFFFFFF,
-                    fill=struct.unpack("<4I", fill), has_other=1 if p.other is not None else 0,
+                    fill=[int.from_bytes(fill[k:k + 4], "little") for k in range(0, 16, 4)], has_other=1 if p.other is not None else 0,
                     other_base=_base(p.other, other_first),
                     other_swap=other_swap if p.other is not None else 0,
                 )
                 gpu.queue.write_buffer(self.params, slot * self.stride, record)
                 ss = p.src.at.strides if p.src is not None else (0,) * rank
                 ms = p.mask.at.strides if p.mask is not None else (0,) * rank
-                entries = pack_rows(SHADER, "Axis", ({"dim": d, "src": s & M, "dst": t & M, "mask": m & M}
-                                                     for d, s, t, m in zip(p.shape, ss, p.dst_strides, ms)))
+                entries = AXIS.layout.pack_rows({"dim": d, "src": s & M, "dst": t & M, "mask": m & M}
+                                                for d, s, t, m in zip(p.shape, ss, p.dst_strides, ms))
                 os_ = p.other.at.strides if p.other is not None else ()
-                others = pack_rows(SHADER, "Other", ({"stride": s & M} for s in os_))
+                others = OTHER.layout.pack_rows({"stride": s & M} for s in os_)
                 axes += entries + bytes(16 * SLOTS - len(entries)) + others + bytes(16 * SLOTS - len(others))
                 self.kernel.record(compute, groups, self.max_dim, self.bind_group, [slot * self.stride])
                 slot += 1

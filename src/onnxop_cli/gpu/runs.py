@@ -1,38 +1,37 @@
-"""Pieces by runs: ``shaders/pieces_runs.wgsl`` and ``pieces_edges.wgsl``
+"""Pieces by runs (gpu/render/pieces.py's ``Rows``: ``words`` and ``edges``)
 for a piece whose innermost axis is contiguous in the output and, where it
-has one, in its source:
-Concat's, Split's and Pad's interior pieces, fills (ConstantOfShape, Pad's
-and CenterCropPad's constant borders, EyeLike's zeros:
-vec4 stores of the fill's word pattern) and Trilu's triangle (each row's kept
-columns copied, the rest filled, the triangle's edge blended in its words).
+has one, in its source: Concat's, Split's and Pad's interior pieces, fills
+(ConstantOfShape, Pad's and CenterCropPad's constant borders, EyeLike's
+zeros: vec4 stores of the fill's word pattern) and Trilu's triangle (each
+row's kept columns copied, the rest filled, the triangle's edge blended in
+its words).
 
-gpu/pieces.py's ``_Run`` asks :func:`eligible` for each part of a band and
-encodes an eligible one with :func:`encode` in the same compute pass, on the
-same buffers and bind group layout as the general kernel: two dispatches,
-``words`` (pieces_runs.wgsl: whole 16-byte blocks of the output inside a row, plain vec4 stores,
-the source joined by a funnel shift where its alignment differs) and
-``edges`` (pieces_edges.wgsl: each row's other words, on its own bits, with atomics). Every
-other part -- masks and selects, triangles whose column is not the inner
-axis or that keep what lies under them, stride-0 or reversed inner axes (Pad's edge, reflect and wrap borders), Fortran-order or big-endian
-sources, rows shorter than MIN_ROW_BYTES -- keeps shaders/pieces.wgsl.
+gpu/pieces_run.py's ``Run`` asks :func:`eligible` for each part of a band
+and encodes an eligible one with :func:`encode` in the same compute pass, on
+the same buffers and bind group layout as the general kernel: two
+dispatches, ``words`` (whole 16-byte blocks of the output inside a row,
+plain vec4 stores, the source joined by a funnel shift where its alignment
+differs) and ``edges`` (each row's other words, on its own bits, with
+atomics). Every other part -- masks and selects, triangles whose column is
+not the inner axis or that keep what lies under them, stride-0 or reversed
+inner axes (Pad's edge, reflect and wrap borders), Fortran-order or
+big-endian sources, rows shorter than MIN_ROW_BYTES -- keeps the general
+kernel.
 """
 
 from __future__ import annotations
 
-import struct
 from dataclasses import replace
 from typing import Any, Sequence
 
 from ..core.pieces import Piece
-from .kernels import shader_const
-from .layout import pack, pack_rows
 from .program import Compiled, Program, grid_x
+from .render.pieces import EDGES, ROWS_AXIS, ROWS_PARAMS, WORDS
 
-SHADER = "pieces_runs.wgsl"  # ``words``; its Params, WG and VECS are the edges kernel's too
-EDGES = "pieces_edges.wgsl"  # ``edges``
 # rows shorter than this stay on the general kernel: the edges' per-row atomics would be most of them
 MIN_ROW_BYTES = 64
-LIMIT_BITS = 1 << 31  # band and window bit offsets are u32 / i32 in the kernel
+# not a speed choice: band and window bit offsets are u32 / i32 in the kernel (a correctness bound)
+LIMIT_BITS = 1 << 31
 ENABLED = True  # tests turn it off to compare with the general kernel
 FILLS = True  # fills and triangles by runs (off: the general kernel, as before; benchmarks compare the two)
 
@@ -43,7 +42,9 @@ def usable(band_bytes: int, window_bytes: int) -> bool:
     return ENABLED and window_bytes % 16 == 0 and max(band_bytes, window_bytes) * 8 < LIMIT_BITS
 
 
-TRI_K = 1 << 30  # |k| kept below this: the kernel adds a row index to it in i32 (beyond, all or nothing is kept)
+# not a speed choice: |k| kept below this, the kernel adds a row index to it in i32 (beyond, all or nothing is
+# kept): an i32 bound
+TRI_K = 1 << 30
 
 
 def eligible(p: Piece, bits: int, swap: int, slots: int) -> bool:
@@ -85,18 +86,14 @@ def fill_words(fill: bytes, bits: int) -> tuple[int, int, int, int]:
     if bits >= 32:
         raw = (fill + bytes(16))[: bits // 8]
         raw = raw * (16 // len(raw))
-    else:
-        value = int.from_bytes((fill + bytes(4))[:4], "little") & ((1 << bits) - 1)
-        word = 0
-        for i in range(32 // bits):
-            word |= value << (i * bits)
-        raw = struct.pack("<I", word) * 4
-    return struct.unpack("<4I", raw)
+        return tuple(int.from_bytes(raw[k:k + 4], "little") for k in range(0, 16, 4))  # type: ignore[return-value]
+    value = int.from_bytes((fill + bytes(4))[:4], "little") & ((1 << bits) - 1)
+    return (sum(value << (i * bits) for i in range(32 // bits)),) * 4
 
 
 def kernels(gpu: Any, kinds: Sequence[str]) -> tuple[Compiled, Compiled]:
     """The ``words`` and ``edges`` kernels, each on a layout equal to the pieces kernel's (``kinds``)."""
-    return Program(SHADER, kinds).on(gpu), Program(EDGES, kinds).on(gpu)
+    return tuple(Program(k.label, kinds, code=k.wgsl()).on(gpu) for k in (WORDS, EDGES))  # type: ignore[return-value]
 
 
 def encode(p: Piece, bits: int, src_first: int, at: int, max_dim: int) -> tuple[bytes, bytes, tuple[int, int]]:
@@ -107,8 +104,7 @@ def encode(p: Piece, bits: int, src_first: int, at: int, max_dim: int) -> tuple[
     for d in outer:
         rows *= d
     len_bits = length * bits
-    wg = shader_const(SHADER, "WG")
-    vecs = shader_const(SHADER, "VECS")
+    wg, vecs = WORDS.schedule.wg, WORDS.schedule.each
     chunks = -(-(len_bits // 128) // vecs)  # a row holds at most len_bits // 128 whole vec4s
     words = rows * chunks
     assert words < 1 << 32, "a part of one band has fewer than 2**32 vec4s"
@@ -122,12 +118,12 @@ def encode(p: Piece, bits: int, src_first: int, at: int, max_dim: int) -> tuple[
     common = {"rank": len(outer), "at": at, "bits": bits, "src_base": src_base, "dst_base": p.dst_offset & 0xFFFFFFFF,
               "len_bits": len_bits, "chunks": max(chunks, 1), "rows": rows, "mode": mode, "tri_k": k,
               "fill": fill_words(p.fill, bits), "tri_row": tri_row}
-    record = pack(SHADER, count=words, groups_x=grid_x(gw, max_dim), **common)
-    edges = pack(SHADER, count=rows, groups_x=grid_x(ge, max_dim), **common)
+    record = ROWS_PARAMS.pack(count=words, groups_x=grid_x(gw, max_dim), **common)
+    edges = ROWS_PARAMS.pack(count=rows, groups_x=grid_x(ge, max_dim), **common)
 
     src_strides = p.src.at.strides if p.src is not None else (0,) * len(p.shape)
-    entries = pack_rows(SHADER, "Axis", ({"dim": d, "src": s & 0xFFFFFFFF, "dst": t & 0xFFFFFFFF}
-                                         for d, s, t in zip(outer, src_strides, p.dst_strides)))
+    entries = ROWS_AXIS.layout.pack_rows(({"dim": d, "src": s & 0xFFFFFFFF, "dst": t & 0xFFFFFFFF}
+                                           for d, s, t in zip(outer, src_strides, p.dst_strides)))
     return record + edges, entries, (gw, ge)
 
 
