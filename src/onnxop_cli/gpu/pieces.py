@@ -1,4 +1,4 @@
-"""Run an output's pieces (core/pieces.py, planned by ops/tensor_op.py) through the pieces kernels (gpu/render/pieces.py).
+"""Run an output's pieces (core/pieces.py, planned by ops/tensor_op.py) through gpu/render/pieces.py's kernels.
 
     for each band of the output (at most one binding):
         clear dst; for each piece (cut to the band, and to windows of its

@@ -18,7 +18,8 @@ from .buffers import WORD, BufferUsage, MapMode, round_up
 from .device import Gpu
 from .layout import rendered
 from .program import Program, grid_x
-from .render.pieces import AXIS, GENERAL, OTHER, PARAMS, ROWS_PARAMS
+from .render.piece_rows import ROWS_PARAMS
+from .render.pieces import AXIS, GENERAL, OTHER, PARAMS
 
 M = 0xFFFFFFFF  # strides as two's complement u32 words
 SLOTS = 16  # axes entries per piece (ranks up to 16); a select piece's other strides follow them
@@ -68,18 +69,13 @@ class Run:
             self.kernel = Program(shader, KINDS, code=code).on(gpu)
             self.runs = runs.kernels(gpu, KINDS) if by_runs else None
             window_usage = U.STORAGE | (U.MAP_WRITE if mapped else U.COPY_DST)
-            if mapped:
-                self.upload = self.upload_mask = self.upload_other = None
-            elif shared_upload:
-                self.upload = self._buffer("upload", shared_upload, U.MAP_WRITE | U.COPY_SRC)
-                self.upload_mask = self.upload_other = self.upload
-            else:
-                self.upload = self._buffer("upload", src_bytes, U.MAP_WRITE | U.COPY_SRC)
-                self.upload_mask = self._buffer("upload-mask", mask_bytes, U.MAP_WRITE | U.COPY_SRC)
-                self.upload_other = self._buffer("upload-other", other_bytes, U.MAP_WRITE | U.COPY_SRC)
-            self.src = self._buffer("src", src_bytes, window_usage)
-            self.mask = self._buffer("mask", mask_bytes, window_usage)
-            self.other = self._buffer("other", other_bytes, window_usage)
+            up = U.MAP_WRITE | U.COPY_SRC
+            shared = self._buffer("upload", shared_upload, up) if shared_upload else None
+            self.upload, self.upload_mask, self.upload_other = (
+                None if mapped else shared if shared is not None else self._buffer(label, size, up)
+                for label, size in (("upload", src_bytes), ("upload-mask", mask_bytes), ("upload-other", other_bytes)))
+            self.src, self.mask, self.other = (self._buffer(name, size, window_usage) for name, size in (
+                ("src", src_bytes), ("mask", mask_bytes), ("other", other_bytes)))
             if mapped:
                 self.dst = self._buffer("dst", band_bytes, U.STORAGE | U.MAP_READ | U.COPY_DST)
                 self.readback = self.dst
@@ -176,72 +172,35 @@ class Run:
         return first
 
     def _dispatch(self, sources: Sequence[Optional[Source]], group: list[Piece], window, bits: int) -> None:
-        gpu = self.gpu
-        head = group[0]
+        gpu, head = self.gpu, group[0]
         with gpu.errors("pieces dispatch"):
             encoder = gpu.device.create_command_encoder()
-            src_first = mask_first = other_first = 0
-            swap = other_swap = 0
-            if head.src is not None:
-                source = sources[head.src.input]
-                assert source is not None
-                swap = source.swap
-                src_first = self.upload_window(self.upload, self.src, source, window[0], window[1], bits, encoder)
-            if head.mask is not None:
-                source = sources[head.mask.input]
-                assert source is not None
-                mask_first = self.upload_window(self.upload_mask, self.mask, source, window[2], window[3], 8, encoder)
-            if head.other is not None:
-                source = sources[head.other.input]
-                assert source is not None
-                other_swap = source.swap
-                other_first = self.upload_window(self.upload_other, self.other, source, window[4], window[5], bits,
-                                                 encoder)
+            first, swap = [0, 0, 0], [0, 0, 0]  # the src, mask and other windows' first elements, swap units
+            for k, (load, up, buf, width) in enumerate(((head.src, self.upload, self.src, bits),
+                                                         (head.mask, self.upload_mask, self.mask, 8),
+                                                         (head.other, self.upload_other, self.other, bits))):
+                if load is not None:
+                    source = sources[load.input]
+                    assert source is not None
+                    swap[k] = source.swap
+                    first[k] = self.upload_window(up, buf, source, window[2 * k], window[2 * k + 1], width, encoder)
             compute = encoder.begin_compute_pass()
             axes = bytearray()
             slot = 0
             for i, p in enumerate(group):
-                rank = len(p.shape)
-                if self.runs is not None and runs.eligible(p, bits, swap, SLOTS):
-                    records, entries, groups = runs.encode(p, bits, src_first, i * 2 * SLOTS, self.max_dim)
-                    half = len(records) // 2  # the words dispatch's Params, then the edges'
-                    gpu.queue.write_buffer(self.params, slot * self.stride, records[:half])
-                    gpu.queue.write_buffer(self.params, (slot + 1) * self.stride, records[half:])
-                    axes += entries + bytes(16 * 2 * SLOTS - len(entries))
-                    runs.record(compute, self.runs, self.bind_group, (slot * self.stride, (slot + 1) * self.stride),
-                                groups, self.max_dim)
-                    slot += 2
-                    self.taken["runs"] += 1
-                    continue
-                self.taken["general"] += 1
-                fill = (p.fill + bytes(16))[:16]
-                tri = p.tri or (0, 0xFFFFFFFF, 0xFFFFFFFF, True)
-                # |col - row| < 2**31 in one dispatch: a k beyond that keeps all or nothing, as its clamp does
-                tri = (min(max(tri[0], -(2**31)), 2**31 - 1), *tri[1:])
-                pred = 1 if p.mask is not None else (0 if p.tri is None else (2 if tri[3] else 3))
-                groups = -(-p.size // self.wg)
-                gx = grid_x(groups, self.max_dim)
                 at = i * 2 * SLOTS
-                record = PARAMS.pack(
-                    count=p.size, groups_x=gx, rank=rank, at=at, bits=bits,
-                    swap=swap if p.src is not None else 0, mode=0 if p.src is not None else 1, pred=pred,
-                    otherwise=1 if p.otherwise_fill else 0, src_base=_base(p.src, src_first),
-                    dst_base=p.dst_offset & 0xFFFFFFFF, mask_base=_base(p.mask, mask_first),
-                    tri_k=tri[0] & 0xFFFFFFFF, tri_row=tri[1] & 0xFFFFFFFF, tri_col=tri[2] & 0xFFFFFFFF,
-                    fill=[int.from_bytes(fill[k:k + 4], "little") for k in range(0, 16, 4)], has_other=1 if p.other is not None else 0,
-                    other_base=_base(p.other, other_first),
-                    other_swap=other_swap if p.other is not None else 0,
-                )
-                gpu.queue.write_buffer(self.params, slot * self.stride, record)
-                ss = p.src.at.strides if p.src is not None else (0,) * rank
-                ms = p.mask.at.strides if p.mask is not None else (0,) * rank
-                entries = AXIS.layout.pack_rows({"dim": d, "src": s & M, "dst": t & M, "mask": m & M}
-                                                for d, s, t, m in zip(p.shape, ss, p.dst_strides, ms))
-                os_ = p.other.at.strides if p.other is not None else ()
-                others = OTHER.layout.pack_rows({"stride": s & M} for s in os_)
-                axes += entries + bytes(16 * SLOTS - len(entries)) + others + bytes(16 * SLOTS - len(others))
-                self.kernel.record(compute, groups, self.max_dim, self.bind_group, [slot * self.stride])
-                slot += 1
+                if self.runs is not None and runs.eligible(p, bits, swap[0], SLOTS):
+                    records, entries, groups = runs.encode(p, bits, first[0], at, self.max_dim)
+                    kernels, path = self.runs, "runs"
+                else:
+                    records, entries, groups = _general(p, bits, first, swap, at, self.wg, self.max_dim)
+                    kernels, path = (self.kernel,), "general"
+                axes += entries + bytes(16 * 2 * SLOTS - len(entries))
+                for kernel, record, n in zip(kernels, records, groups):
+                    gpu.queue.write_buffer(self.params, slot * self.stride, record)
+                    kernel.record(compute, n, self.max_dim, self.bind_group, [slot * self.stride])
+                    slot += 1
+                self.taken[path] += 1
             compute.end()
             gpu.queue.write_buffer(self.axes, 0, bytes(axes))
             gpu.queue.submit([encoder.finish()])
@@ -278,9 +237,7 @@ class Run:
 
 
 def _merge(a, b):
-    if a is None:
-        return b
-    return (min(a[0], b[0]), max(a[1], b[1]), min(a[2], b[2]), max(a[3], b[3]), min(a[4], b[4]), max(a[5], b[5]))
+    return b if a is None else tuple((min, max)[k % 2](x, y) for k, (x, y) in enumerate(zip(a, b)))
 
 
 def _fits(w, limit: int) -> bool:
@@ -288,11 +245,30 @@ def _fits(w, limit: int) -> bool:
 
 
 def _same_inputs(a: Piece, b: Piece) -> bool:
-    return all(_input(x) == _input(y) for x, y in ((a.src, b.src), (a.mask, b.mask), (a.other, b.other)))
+    return all((x and x.input) == (y and y.input) for x, y in ((a.src, b.src), (a.mask, b.mask), (a.other, b.other)))
 
 
-def _input(x: Optional[Load]) -> Optional[int]:
-    return None if x is None else x.input
+def _general(p: Piece, bits: int, first: list[int], swap: list[int], at: int, per_group: int,
+             max_dim: int) -> tuple[tuple[bytes], bytes, tuple[int]]:
+    """(params record, axes entries, workgroups) of part ``p`` on the general kernel."""
+    fill = (p.fill + bytes(16))[:16]
+    tri = p.tri or (0, M, M, True)
+    # |col - row| < 2**31 in one dispatch: a k beyond that keeps all or nothing, as its clamp does
+    k = min(max(tri[0], -(2**31)), 2**31 - 1)
+    pred = 1 if p.mask is not None else (0 if p.tri is None else (2 if tri[3] else 3))
+    groups = -(-p.size // per_group)
+    record = PARAMS.pack(
+        count=p.size, groups_x=grid_x(groups, max_dim), rank=len(p.shape), at=at, bits=bits, swap=swap[0],
+        mode=0 if p.src is not None else 1, pred=pred, otherwise=1 if p.otherwise_fill else 0,
+        src_base=_base(p.src, first[0]), dst_base=p.dst_offset & M, mask_base=_base(p.mask, first[1]), tri_k=k & M,
+        tri_row=tri[1] & M, tri_col=tri[2] & M, fill=[int.from_bytes(fill[j:j + 4], "little") for j in (0, 4, 8, 12)],
+        has_other=1 if p.other is not None else 0, other_base=_base(p.other, first[2]), other_swap=swap[2])
+    zeros = (0,) * len(p.shape)
+    strides = [x.at.strides if x is not None else zeros for x in (p.src, p.mask)]
+    entries = AXIS.layout.pack_rows({"dim": d, "src": s & M, "dst": t & M, "mask": m & M}
+                                    for d, s, t, m in zip(p.shape, strides[0], p.dst_strides, strides[1]))
+    others = OTHER.layout.pack_rows({"stride": s & M} for s in (p.other.at.strides if p.other is not None else ()))
+    return (record,), entries + bytes(16 * SLOTS - len(entries)) + others, (groups,)
 
 
 def _base(x: Optional[Load], first: int) -> int:

@@ -21,15 +21,17 @@ kernel.
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from typing import Any, Sequence
 
 from ..core.pieces import Piece
 from .program import Compiled, Program, grid_x
-from .render.pieces import EDGES, ROWS_AXIS, ROWS_PARAMS, WORDS
+from .render.piece_rows import EDGES, ROWS_AXIS, ROWS_PARAMS, WORDS
 
 # rows shorter than this stay on the general kernel: the edges' per-row atomics would be most of them
 MIN_ROW_BYTES = 64
+M = 0xFFFFFFFF  # offsets and strides as two's complement u32
 # not a speed choice: band and window bit offsets are u32 / i32 in the kernel (a correctness bound)
 LIMIT_BITS = 1 << 31
 ENABLED = True  # tests turn it off to compare with the general kernel
@@ -96,39 +98,31 @@ def kernels(gpu: Any, kinds: Sequence[str]) -> tuple[Compiled, Compiled]:
     return tuple(Program(k.label, kinds, code=k.wgsl()).on(gpu) for k in (WORDS, EDGES))  # type: ignore[return-value]
 
 
-def encode(p: Piece, bits: int, src_first: int, at: int, max_dim: int) -> tuple[bytes, bytes, tuple[int, int]]:
-    """(params record, axes entries, the two dispatches' workgroups) of part ``p``
+def encode(p: Piece, bits: int, src_first: int, at: int, max_dim: int) -> tuple[tuple[bytes, bytes], bytes,
+                                                                                 tuple[int, int]]:
+    """(the two dispatches' params records, axes entries, workgroups) of part ``p``
     whose source window starts at element ``src_first``."""
     *outer, length = p.shape
-    rows = 1
-    for d in outer:
-        rows *= d
+    rows = math.prod(outer)
     len_bits = length * bits
     wg, vecs = WORDS.schedule.wg, WORDS.schedule.each
     chunks = -(-(len_bits // 128) // vecs)  # a row holds at most len_bits // 128 whole vec4s
     words = rows * chunks
     assert words < 1 << 32, "a part of one band has fewer than 2**32 vec4s"
     gw, ge = -(-words // wg), -(-rows // wg)
-    mode, k, tri_row = (0 if p.src is not None else 1), 0, 0xFFFFFFFF
+    mode, k, tri_row = (0 if p.src is not None else 1), 0, M
     if p.tri is not None:
         mode = 2 if p.tri[3] else 3
         k = min(max(p.tri[0], -TRI_K), TRI_K)
-        tri_row = p.tri[1] if p.tri[1] >= 0 else 0xFFFFFFFF
-    src_base = (p.src.at.offset - src_first) & 0xFFFFFFFF if p.src is not None else 0
-    common = {"rank": len(outer), "at": at, "bits": bits, "src_base": src_base, "dst_base": p.dst_offset & 0xFFFFFFFF,
+        tri_row = p.tri[1] if p.tri[1] >= 0 else M
+    src_base = (p.src.at.offset - src_first) & M if p.src is not None else 0
+    common = {"rank": len(outer), "at": at, "bits": bits, "src_base": src_base, "dst_base": p.dst_offset & M,
               "len_bits": len_bits, "chunks": max(chunks, 1), "rows": rows, "mode": mode, "tri_k": k,
               "fill": fill_words(p.fill, bits), "tri_row": tri_row}
     record = ROWS_PARAMS.pack(count=words, groups_x=grid_x(gw, max_dim), **common)
     edges = ROWS_PARAMS.pack(count=rows, groups_x=grid_x(ge, max_dim), **common)
 
     src_strides = p.src.at.strides if p.src is not None else (0,) * len(p.shape)
-    entries = ROWS_AXIS.layout.pack_rows(({"dim": d, "src": s & 0xFFFFFFFF, "dst": t & 0xFFFFFFFF}
-                                           for d, s, t in zip(outer, src_strides, p.dst_strides)))
-    return record + edges, entries, (gw, ge)
-
-
-def record(compute: Any, kernels: tuple[Compiled, Compiled], bind_group: Any, offsets: tuple[int, int],
-           groups: tuple[int, int], max_dim: int) -> None:
-    """The part's two dispatches (``words`` none when its rows hold no whole vec4)."""
-    for kernel, n, offset in zip(kernels, groups, offsets):
-        kernel.record(compute, n, max_dim, bind_group, [offset])
+    entries = ROWS_AXIS.layout.pack_rows({"dim": d, "src": s & M, "dst": t & M}
+                                         for d, s, t in zip(outer, src_strides, p.dst_strides))
+    return (record, edges), entries, (gw, ge)
