@@ -3,7 +3,7 @@ an axis of stride 0) with rows contiguous in it, as one piece by runs.
 
 The gather kernel (gpu/gather.py) computes every output element's source
 address; such a view is rows of whole source rows, which
-``shaders/pieces_runs.wgsl`` copies as vec4 words (gpu/runs.py), each row
+the pieces kernels by runs (gpu/render/piece_rows.py) copy as vec4 words (gpu/runs.py), each row
 read once per repeat. Measured (benchmarks/ops_speed.py, Mesa 22.3, 2048^2
 float32): Expand of a row 0.33-0.43x the gather kernel's transpose, Tile
 2 x 2 0.20-0.57x on the gather kernel (see docs/operators.md#speed for the

@@ -22,15 +22,10 @@ from ..shaders import shader_source
 from .frame import Binding, Frame
 from .schedule import Words, head
 
-PARAMS = Struct("Params", tuple((n, "u32") for n in (
-    "words",   # output words
-    "groups_x",  # workgroups per row of the dispatch grid
-    "width",   # words per block
-    "d0", "d1",  # the first two axes' sizes
-    "time0",   # 1: the time axis is axis 0 (batch axis 1); 0: the reverse
-    "iswap",   # 1: big-endian lengths
-    "bound",   # the time axis' size: the largest allowed length
-)))
+# words: output words; width: words per block; d0, d1: the first two axes' sizes; time0: 1 when the time axis is
+# axis 0 (batch axis 1), 0 the reverse; iswap: 1 for big-endian lengths; bound: the largest allowed length
+PARAMS = Struct("Params", tuple((n, "u32") for n in ("words", "groups_x", "width", "d0", "d1", "time0", "iswap",
+                                                     "bound")))
 
 _SEQ_LEN = """// batch entry b's length, checked: 0 <= len <= bound, all 64 bits
 fn seq_len(b: u32) -> u32 {
