@@ -282,7 +282,7 @@ def variants() -> list[Variant]:
         Variant("the whole-word OneHot (gpu/render/one_hot.py)", "the general pieces kernel (a fill and a piece per index)", lambda: no_runner(oone_hot),
                 lambda: Probe(one_hot, "run_one_hot"), one_hot_cases),
         Variant("pieces by runs (gpu/render/piece_rows.py)", "the general pieces kernel", lambda: patched((runs, "ENABLED", False)),
-                lambda: Probe(runs, "record", lambda out, a: True), runs_cases),
+                lambda: Probe(runs, "encode", lambda out, a: True), runs_cases),
         Variant("pieces by runs for repeats (gpu/repeats.py)", "gather.wgsl",
                 lambda: patched((repeats, "ENABLED", False)), lambda: Probe(repeats, "piece"), repeat_cases),
     ]
