@@ -206,6 +206,9 @@ QUESTIONS = {q.name: q for q in (
     Question("one_hot", WORD_SCHEDULES, (), "one_hot",
              "OneHot's kernel (gpu/render/one_hot.py): invocations per workgroup x output words per invocation",
              rendered=True),
+    Question("pieces_min_row", ("64", "128"), (), "pieces_min_row",
+             "the shortest row, bytes, the pieces kernels by runs copy (gpu/runs.py): 64, or 128 (rows of 64 to "
+             "127 bytes then keep the general kernel, gpu/render/pieces.py)", rendered=True),
 )}
 QUESTION_ROUNDS = 3  # after one untimed run of each candidate, whose output is checked byte for byte
 

@@ -189,7 +189,7 @@ class Run:
             slot = 0
             for i, p in enumerate(group):
                 at = i * 2 * SLOTS
-                if self.runs is not None and runs.eligible(p, bits, swap[0], SLOTS):
+                if self.runs is not None and runs.eligible(p, bits, swap[0], SLOTS, lambda: runs.short_rows(gpu)):
                     records, entries, groups = runs.encode(p, bits, first[0], at, self.max_dim)
                     kernels, path = self.runs, "runs"
                 else:

@@ -23,14 +23,19 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from ..core.pieces import Piece
+from . import choose
 from .program import Compiled, Program, grid_x
 from .render.piece_rows import EDGES, ROWS_AXIS, ROWS_PARAMS, WORDS
 
 # rows shorter than this stay on the general kernel: the edges' per-row atomics would be most of them
 MIN_ROW_BYTES = 64
+# rows of MIN_ROW_BYTES up to this go by runs where the adapter's answer to ``pieces_min_row`` is 64, and keep
+# the general kernel where it is 128 (gpu/choose.py: MIN_ROW_BYTES was measured on Mesa 22.3 alone)
+SHORT_ROW_BYTES = 128
+QUESTION = "pieces_min_row"
 M = 0xFFFFFFFF  # offsets and strides as two's complement u32
 # not a speed choice: band and window bit offsets are u32 / i32 in the kernel (a correctness bound)
 LIMIT_BITS = 1 << 31
@@ -49,8 +54,18 @@ def usable(band_bytes: int, window_bytes: int) -> bool:
 TRI_K = 1 << 30
 
 
-def eligible(p: Piece, bits: int, swap: int, slots: int) -> bool:
-    """Whether ``p`` (a part cut to a band and a window) runs by runs."""
+def short_rows(gpu: Any) -> bool:
+    """Whether rows of MIN_ROW_BYTES to SHORT_ROW_BYTES run by runs on ``gpu`` (asked when one is met)."""
+    return choose.answer(gpu, QUESTION) == str(MIN_ROW_BYTES)
+
+
+def eligible(p: Piece, bits: int, swap: int, slots: int, short: Callable[[], bool] = lambda: True) -> bool:
+    """Whether ``p`` (a part cut to a band and a window) runs by runs; ``short()``: whether a row under
+    SHORT_ROW_BYTES does (asked only for one)."""
+    return _shape_runs(p, bits, swap, slots) and (p.shape[-1] * bits >= SHORT_ROW_BYTES * 8 or short())
+
+
+def _shape_runs(p: Piece, bits: int, swap: int, slots: int) -> bool:
     rank = len(p.shape)
     if p.mask is not None or p.other is not None or not 1 <= rank <= slots or p.size == 0:
         return False
