@@ -70,7 +70,7 @@ class Run:
             self.runs = runs.kernels(gpu, KINDS) if by_runs else None
             window_usage = U.STORAGE | (U.MAP_WRITE if mapped else U.COPY_DST)
             up = U.MAP_WRITE | U.COPY_SRC
-            shared = self._buffer("upload", shared_upload, up) if shared_upload else None
+            shared = self._buffer("upload", shared_upload, up) if shared_upload and not mapped else None
             self.upload, self.upload_mask, self.upload_other = (
                 None if mapped else shared if shared is not None else self._buffer(label, size, up)
                 for label, size in (("upload", src_bytes), ("upload-mask", mask_bytes), ("upload-other", other_bytes)))
