@@ -45,16 +45,12 @@ class Run:
                  code: str = GENERAL.wgsl(),
                  sizes: Optional[tuple[int, int, int]] = None, shared_upload: int = 0,
                  mapped: bool = False, by_runs: bool = False) -> None:
-        """Buffers and a bind group for one run. ``code``: the rendered kernel
-        bound to them (gpu/render/: the general pieces kernel, or one of its layout), ``shader`` its label;
-        ``sizes``: the src, mask and other windows' bytes (else
-        ``window_bytes`` each); ``shared_upload``: the bytes of one staging
-        buffer for the three (each upload then submitted before the next is
-        written), else one each; ``mapped`` (adapters that ``can_map``, host
-        sources and sinks only): the windows and dst are mapped themselves,
-        no staging buffers and no copies (gpu/copy.py's mapped mode);
-        ``by_runs``: parts that gpu/runs.py takes run its kernel. ``taken``
-        counts the parts each kernel ran (tests check the path)."""
+        """Buffers and a bind group for one run of ``code`` (a kernel of this layout, ``shader`` its label).
+        ``sizes``: the src, mask and other windows' bytes (else ``window_bytes`` each); ``shared_upload``:
+        the bytes of one staging buffer for the three (each upload submitted before the next), else one
+        each; ``mapped`` (``can_map`` adapters, host sources and sinks): the windows and dst mapped
+        themselves, no staging; ``by_runs``: parts gpu/runs.py takes run its kernels. ``taken`` counts the
+        parts each kernel ran (tests check the path)."""
         self.gpu, self.cap, self.masked = gpu, window_bytes, masked
         self.taken = {"runs": 0, "general": 0, "mapped": mapped}
         self.max_dim = max_groups_per_dim or gpu.limits.get("max-compute-workgroups-per-dimension", 65535)

@@ -1,22 +1,12 @@
-"""Pieces by runs (gpu/render/pieces.py's ``Rows``: ``words`` and ``edges``)
-for a piece whose innermost axis is contiguous in the output and, where it
-has one, in its source: Concat's, Split's and Pad's interior pieces, fills
-(ConstantOfShape, Pad's and CenterCropPad's constant borders, EyeLike's
-zeros: vec4 stores of the fill's word pattern) and Trilu's triangle (each
-row's kept columns copied, the rest filled, the triangle's edge blended in
-its words).
-
-gpu/pieces_run.py's ``Run`` asks :func:`eligible` for each part of a band
-and encodes an eligible one with :func:`encode` in the same compute pass, on
-the same buffers and bind group layout as the general kernel: two
-dispatches, ``words`` (whole 16-byte blocks of the output inside a row,
-plain vec4 stores, the source joined by a funnel shift where its alignment
-differs) and ``edges`` (each row's other words, on its own bits, with
-atomics). Every other part -- masks and selects, triangles whose column is
-not the inner axis or that keep what lies under them, stride-0 or reversed
-inner axes (Pad's edge, reflect and wrap borders), Fortran-order or
-big-endian sources, rows shorter than MIN_ROW_BYTES -- keeps the general
-kernel.
+"""Pieces by runs (gpu/render/piece_rows.py's ``words`` and ``edges``) for
+a part whose innermost axis is contiguous in the output and in its source:
+Concat's, Split's and Pad's interior, fills (ConstantOfShape, constant
+borders, EyeLike's zeros) and Trilu's triangle. gpu/pieces_run.py's ``Run``
+asks :func:`eligible` for each part of a band and records an eligible one's
+two dispatches (:func:`encode`) in the same pass, on the general kernel's
+buffers and layout. Every other part -- masks and selects, other
+triangles, stride-0 or reversed inner axes (Pad's edge, reflect and wrap
+borders), big-endian sources, short rows -- keeps the general kernel.
 """
 
 from __future__ import annotations

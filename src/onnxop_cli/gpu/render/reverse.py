@@ -1,16 +1,12 @@
-"""ReverseSequence by whole-word blocks (gpu/reverse_runs.py), rendered on
-the whole-word schedule's head: the data is (d0, d1, inner...) with the
-batch and time axes the first two, row-major; every (d0, d1) step is a
-contiguous block of ``width`` words. Each invocation copies WORDS
-consecutive output words, reading (and checking) its batch entry's length
-once per batch entry it meets and stepping its block coordinates by adds --
-no per-element division or table walk, which is what the element kernel
-(indexed_gather.wgsl's ``reverse``) costs Mesa's CPU drivers per element.
-
-Lengths are the raw int64 sequence_lens, all 64 bits checked against [0,
-bound]; a bad one keeps the smallest position in status[0] and reads 0 (the
-host reads nothing back then). Every length is read: every batch entry owns
-at least one block, and every block at least one word.
+"""ReverseSequence by whole-word blocks (gpu/reverse_runs.py plans it),
+on the whole-word schedule's head: the data is (d0, d1, inner...), batch
+and time the first two axes, row-major, each (d0, d1) step a block of
+``width`` words. An invocation copies WORDS consecutive words, reading and
+checking its batch entry's length once per entry it meets and stepping the
+block coordinates by adds (the element kernel, indexed_gather.wgsl's
+``reverse``, divides and walks its table per element). A length outside
+[0, bound] (all 64 bits) keeps the smallest bad entry in status[0] and
+reads 0; the host then reads nothing back.
 """
 
 from __future__ import annotations
