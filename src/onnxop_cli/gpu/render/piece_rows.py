@@ -25,12 +25,7 @@ ROWS_PARAMS = Struct("Params", (
 ROWS_AXIS = Struct("Axis", tuple((n, U) for n in ("dim", "src", "dst", "pad0")))
 ROWS = ("words", "edges")
 
-_ROWS = """struct Row {
-    src_bit: u32,
-    dst_bit: u32,
-    tri: u32,
-}
-
+_ROWS = Struct("Row", tuple((n, U) for n in ("src_bit", "dst_bit", "tri"))).wgsl() + """
 fn row_at(r: u32) -> Row {
     var rest = r;
     var s = params.src_base;

@@ -109,16 +109,7 @@ fn small_of(w: u32, s: u32, bits: u32, swap: u32) -> u32 {
     return x;
 }
 
-struct Loc {
-    s: u32,
-    d: u32,
-    m: u32,
-    o: u32,
-    row: u32,
-    col: u32,
-    i: u32,
-}
-
+""" + Struct("Loc", tuple((n, U) for n in ("s", "d", "m", "o", "row", "col", "i"))).wgsl() + """
 fn locate(l: u32) -> Loc {
     var rest = l;
     var loc = Loc(params.src_base, params.dst_base, params.mask_base, params.other_base, 0u, 0u, 0u);
