@@ -11,9 +11,10 @@ from onnxop_cli.gpu import pieces_run
 from onnxop_cli.gpu.buffers import can_map
 
 
-def labels(run) -> list[str]:
+def made(run) -> int:
+    """The buffers ``run`` made (src, mask, other, dst, params, axes; a staged run's readback and uploads)."""
     try:
-        return sorted(b.label for b in run.buffers)
+        return len(run.buffers)
     finally:
         run.release()
 
@@ -23,12 +24,12 @@ def test_a_mapped_run_makes_no_upload_buffer_even_when_given_a_shared_size(gpu):
         pytest.skip("this adapter maps no storage buffer: its runs stage")
     run = pieces_run.Run(gpu, 4096, 1024, None, shared_upload=2048, mapped=True)
     assert run.upload is run.upload_mask is run.upload_other is None
-    assert labels(run) == ["axes", "dst", "mask", "other", "params", "src"]
+    assert made(run) == 6
 
 
 def test_a_staged_run_makes_its_uploads_or_the_shared_one(gpu):
-    assert labels(pieces_run.Run(gpu, 4096, 1024, None)) == [
-        "axes", "dst", "mask", "other", "params", "readback", "src", "upload", "upload-mask", "upload-other"]
+    run = pieces_run.Run(gpu, 4096, 1024, None)
+    assert len({id(run.upload), id(run.upload_mask), id(run.upload_other)}) == 3 and made(run) == 10
     run = pieces_run.Run(gpu, 4096, 1024, None, shared_upload=2048)
     assert run.upload is run.upload_mask is run.upload_other
-    assert labels(run) == ["axes", "dst", "mask", "other", "params", "readback", "src", "upload"]
+    assert made(run) == 8
