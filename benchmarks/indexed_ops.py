@@ -25,7 +25,7 @@ Cases (float32, a square of --side; indices int64, random):
   indexed case again staged (``mapped=False``: write_buffer and readback copies),
   Gather on its lookups kernel (``slice_copy=False``: not indexed_slabs.wgsl),
   ReverseSequence and GatherElements on the element kernel (``slice_copy=False``: not
-  reverse_runs.wgsl, gather_elements_rows.wgsl), GatherND's pairs on the
+  gpu/render/reverse.py, gather_elements_rows.wgsl), GatherND's pairs on the
   whole-slice words kernel (``nd_rows.ENABLED`` off: not gather_nd_rows.wgsl), and
   the two scatters with their separate index-check pass (``fold=False``).
 
@@ -109,7 +109,7 @@ def cases(side: int, rng, before: bool = False, old_kernels: bool = False):
     if before:  # Gather on its lookups kernel (before indexed_slabs.wgsl), mapped
         staged["Gather axis 0 (lookups kernel, before)"] = gathered(
             indexing.gather("Gather", x.shape, rows.shape, 0), rows, slice_copy=False)
-    if before:  # ReverseSequence on the element kernel (before reverse_runs.wgsl), mapped
+    if before:  # ReverseSequence on the element kernel (before gpu/render/reverse.py), mapped
         staged["ReverseSequence (element kernel, before)"] = gathered(
             indexing.reverse_sequence("RS", x.shape, lens.shape, 0, 1), lens, slice_copy=False)
     if before:  # GatherElements on the element kernel (before gather_elements_rows.wgsl), mapped

@@ -107,7 +107,10 @@ class _Counted(dict):
 def pieces_kernels(monkeypatch) -> dict:
     """From now on, the parts each pieces kernel ran, {"runs": n, "general": n},
     and "mapped": the ways (mapped or not) the runs' buffers took: every
-    pieces.Run counts into this one dict besides its own ``taken``."""
+    pieces.Run counts into this one dict besides its own ``taken``. Rows of
+    runs.MIN_ROW_BYTES and up run by runs (the ``pieces_min_row`` answer 64
+    forced): what the tests that count expect, whatever the adapter's answer."""
+    monkeypatch.setenv("ONNXOP_SCHEDULE", "pieces_min_row=64")
     counts: dict = {"runs": 0, "general": 0, "mapped": set()}
     real = pieces.Run.__init__
 

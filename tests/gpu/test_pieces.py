@@ -12,8 +12,8 @@ reversed or column-major (not runs); a rank-0 part; random parts of ranks
 gpu/runs.py off, fills off, staged rather than mapped buffers, grids folded
 to rows of 1 and 2 workgroups, bands of a few hundred bytes) x every
 element width (2- and 4-bit packed, 8 to 128 bits). One tally per property
-asserts that every case ran the kernels meant for it (shaders/pieces_runs.wgsl
-by runs, shaders/pieces.wgsl general) and that each came up, so a silent
+asserts that every case ran the kernels meant for it (gpu/render/piece_rows.py
+by runs, gpu/render/pieces.py general) and that each came up, so a silent
 fallback fails it. The operators' plans (Concat, Split, Pad, Trilu, ...)
 are tests/gpu/test_pieces_runs.py's and test_pieces_fills.py's."""
 

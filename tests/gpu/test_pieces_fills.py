@@ -1,6 +1,6 @@
-"""Fills, triangles and repeats by runs (shaders/pieces_runs.wgsl modes 1-3
+"""Fills, triangles and repeats by runs (gpu/render/piece_rows.py modes 1-3
 through gpu/runs.py, and gpu/repeats.py; the general kernel,
-shaders/pieces.wgsl; the gather kernel for views) as one property:
+gpu/render/pieces.py; the gather kernel for views) as one property:
 ConstantOfShape, EyeLike's zeros, Pad's and CenterCropPad's constant
 borders as vec4 stores of the fill's word pattern, Trilu's rows as their
 kept columns copied and the rest filled, Expand's and Tile's repeats of

@@ -1,5 +1,5 @@
-"""Copies by runs (shaders/pieces_runs.wgsl and pieces_edges.wgsl through
-gpu/runs.py; the general kernel, shaders/pieces.wgsl) as one property:
+"""Copies by runs (gpu/render/piece_rows.py's words and edges through
+gpu/runs.py; the general kernel, gpu/render/pieces.py) as one property:
 parts whose innermost axis is contiguous in source and output -- Concat's,
 Split's and Pad's interior -- copied as whole vec4 words, the source joined
 by a funnel shift where its alignment differs, each row's edge words on

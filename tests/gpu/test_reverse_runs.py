@@ -1,5 +1,5 @@
 """ReverseSequence's kernels as one property (gpu/reverse_runs.py,
-shaders/reverse_runs.wgsl; the element kernel, indexed_gather.wgsl): byte
+gpu/render/reverse.py; the element kernel, indexed_gather.wgsl): byte
 for byte against onnx.reference (numpy's reversal for packed 2- and 4-bit
 codes, which no ONNX type has) on random bits, the output poisoned first.
 Random and fixed structures (ranks 2 to 8, odd sizes, either axis order,

@@ -7,7 +7,7 @@ big-endian bytes; odd lengths, ranks 0 to 8, zero sizes, one row to
 thousands -- x every kernel the plan and gpu/elementwise.py's ``run_select``
 can choose (the select the renderer writes on its whole-word schedules
 ``small``, ``wide`` and ``rows``, gpu/render/select.py; the select piece of the
-pieces kernel, shaders/pieces.wgsl, for what the select cannot read, and as
+pieces kernel, gpu/render/pieces.py, for what the select cannot read, and as
 its fallback past one window) x forced variants
 (staged rather than mapped buffers, bands of a few words, windows of 48
 bytes, grids of one and two rows) x every element width (bool to

@@ -49,9 +49,8 @@ def test_every_array_of_records_has_a_layout(shader):
 _ACCESSOR = re.compile(r"fn (\w+)\(r: u32\) -> (\w+) \{\s*let a = axes\[r\];\s*return \2\(([^)]*)\);")
 TABLES = {  # shader -> the record structs its accessors read
     "indexed_gather.wgsl": {"Axis", "Lookup"},
-    "pieces.wgsl": {"Axis", "Other"},
     **dict.fromkeys(("gather.wgsl", "transpose_blocked.wgsl", "transpose_tiled.wgsl", "gather_lines.wgsl",
-                     "nonzero.wgsl", "pieces_runs.wgsl", "pieces_edges.wgsl"),
+                     "nonzero.wgsl"),
                     {"Axis"}),
 }
 

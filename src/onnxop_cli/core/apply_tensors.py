@@ -4,7 +4,7 @@ operators' (one region, ops/base.py) and tensor operators' (ops/tensor_op.py).
     tensors -> Args -> op.plan (pure: shapes, types, regions) -> per output:
         a view region -> the flat copy, the runs kernel or the strided gather
         (streaming its input: memory, a mapped file or a pipe), or
-        pieces -> gpu/pieces.py (shaders/pieces.wgsl), or the op's runner,
+        pieces -> gpu/pieces.py (gpu/render/pieces.py), or the op's runner,
         or a flat copy, or metadata values -> sink (file or memory)
 
 Everything that can be refused is refused by ``check`` before the GPU is

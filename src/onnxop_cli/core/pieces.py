@@ -1,7 +1,7 @@
 """A piece: a region of an output (core/region.py) -- a box of it copied
 through a Load of one input, or filled with a value, either under a mask or a
 triangle -- the unit operators of several inputs tile their outputs with
-(ops/tensor_op.py) and shaders/pieces.wgsl writes (gpu/pieces.py), and the
+(ops/tensor_op.py) and gpu/render/pieces.py's kernel writes (gpu/pieces.py), and the
 cutting of pieces to bands and windows (``cut``, ``fit``, pure index
 arithmetic over the box and its accesses). Pure data: nothing here touches
 bytes or the GPU."""

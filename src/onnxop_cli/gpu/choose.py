@@ -209,6 +209,9 @@ QUESTIONS = {q.name: q for q in (
     Question("scatter_lines", ("lines", "rounds"), (), "scatter_lines",
              "ScatterElements with a reduction over FEWEST_LINES to LINES_AT_LEAST lines (gpu/scatter.py): "
              "an invocation a line (lines) or the claim/apply rounds", rendered=True),
+    Question("pieces_min_row", ("64", "128"), (), "pieces_min_row",
+             "the shortest row, bytes, the pieces kernels by runs copy (gpu/runs.py): 64, or 128 (rows of 64 to "
+             "127 bytes then keep the general kernel, gpu/render/pieces.py)", rendered=True),
 )}
 QUESTION_ROUNDS = 3  # after one untimed run of each candidate, whose output is checked byte for byte
 

@@ -30,6 +30,7 @@ from .engines.base import BufferUsage as U
 from .engines.base import MapMode
 from .kernels import shader_const
 from .program import Program, grid_x
+from .render.frame import Frame
 
 Sink = Callable[[memoryview], None]
 UPLOAD_STEP = 16 << 20  # bytes read from a source per write_buffer (staged)
@@ -210,7 +211,7 @@ def to_sink(gpu: Gpu, bufs: Buffers, buf: Any, nbytes: int, sink: Sink) -> int:
 # ------------------------------------------------------------------ one kernel into a result
 
 
-def run_into_result(gpu: Gpu, bufs: Buffers, shader: Any, constants: dict[str, int | bool] | None, key: str, *,
+def run_into_result(gpu: Gpu, bufs: Buffers, shader: str | Frame, constants: dict[str, int | bool] | None, key: str, *,
                     src: Any, raw: Any,
                     status: Any, nbytes: int, units: int, per: str | int, params: Callable[[int], bytes],
                     blob: bytes | None = None, max_dim: int, poison: int | None,

@@ -1,4 +1,4 @@
-"""Run an output's pieces (core/pieces.py, planned by ops/tensor_op.py) through ``shaders/pieces.wgsl``.
+"""Run an output's pieces (core/pieces.py, planned by ops/tensor_op.py) through gpu/render/pieces.py's kernels.
 
     for each band of the output (at most one binding):
         clear dst; for each piece (cut to the band, and to windows of its
@@ -11,8 +11,8 @@ whatever the sizes. A piece's source is any input (so Concat of 300 inputs
 binds two buffers, not 300), and the window uploaded is only the part the
 piece reads. Cutting is pure index arithmetic (core/pieces.py's ``cut``, ``fit``); the run's
 buffers, uploads and dispatches are gpu/pieces_run.py's ``Run``. A part
-whose innermost axis is contiguous in its source and in dst runs
-``shaders/pieces_runs.wgsl`` (gpu/runs.py: whole words) in the same pass.
+whose innermost axis is contiguous in its source and in dst runs by runs
+(gpu/runs.py: whole words) in the same pass.
 """
 
 from __future__ import annotations
@@ -79,11 +79,7 @@ def run_pieces(
     node's other outputs' runs (``Runs``), which then keeps this one too."""
     if count == 0:
         return 0
-    from .gather import binding_limit
-
-    cap = min(binding_bytes or DEFAULT_BAND, binding_limit(gpu))
-    cap = max(WORD, cap - cap % WORD)
-    band_bytes = min(cap, BAND, round_up((count * bits + 7) // 8, WORD))
+    cap, band_bytes = one_kernel_bands(gpu, binding_bytes, count, bits, BAND)
     band = band_bytes * 8 // bits
     # each band's parts (the pieces cut to it); windows as large as the largest part reads (plus a
     # word each side), at most one binding: a window sized for a whole piece (Pad's 64 MiB source,
@@ -123,8 +119,8 @@ def run_pieces(
 
 
 def one_kernel_bands(gpu: Gpu, binding_bytes: Optional[int], count: int, bits: int, most: int) -> tuple[int, int]:
-    """(window cap, band bytes) of a run of one kernel over ``count``
-    elements of ``bits`` (gpu/elementwise.py's run_select, gpu/one_hot.py): windows of at most
+    """(window cap, band bytes) of a run over ``count`` elements of ``bits``
+    (run_pieces; one kernel: gpu/elementwise.py's run_select, gpu/one_hot.py): windows of at most
     one binding (``binding_bytes`` forces smaller), bands of at most ``most``
     bytes and no more than the output, whole words each."""
     from .gather import binding_limit

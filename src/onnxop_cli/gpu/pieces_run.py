@@ -1,5 +1,5 @@
-"""One run of ``shaders/pieces.wgsl`` (or a kernel binding its layout:
-the kernels gpu/render/ renders: Where's select, OneHot): its
+"""One run of the general pieces kernel (gpu/render/pieces.py), or of a
+kernel binding its layout (Where's select, OneHot): its
 buffers and bind group, the uploads of each group of parts' windows, the
 dispatches (the general kernel, or gpu/runs.py's for whole-word runs) and
 the readback of each band. gpu/pieces.py plans the bands and parts;
@@ -8,7 +8,6 @@ over the same buffers (``dispatch_one``)."""
 
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
 
@@ -17,11 +16,11 @@ from ..core.region import Load
 from . import runs
 from .buffers import WORD, BufferUsage, MapMode, round_up
 from .device import Gpu
-from .kernels import shader_const
-from .layout import layout as layout_of, pack, pack_rows, rendered
+from .layout import rendered
 from .program import Program, grid_x
+from .render.piece_rows import ROWS_PARAMS
+from .render.pieces import AXIS, GENERAL, OTHER, PARAMS
 
-SHADER = "pieces.wgsl"
 M = 0xFFFFFFFF  # strides as two's complement u32 words
 SLOTS = 16  # axes entries per piece (ranks up to 16); a select piece's other strides follow them
 BATCH = 128  # dispatches per submission
@@ -42,25 +41,20 @@ class Source:
 
 class Run:
     def __init__(self, gpu: Gpu, band_bytes: int, window_bytes: int, max_groups_per_dim: Optional[int],
-                 masked: bool = True, selects: bool = True, *, shader: str = SHADER,
-                 constants: Optional[dict[str, int]] = None, code: Optional[str] = None,
+                 masked: bool = True, selects: bool = True, *, shader: str = GENERAL.label,
+                 code: str = GENERAL.wgsl(),
                  sizes: Optional[tuple[int, int, int]] = None, shared_upload: int = 0,
                  mapped: bool = False, by_runs: bool = False) -> None:
-        """Buffers and a bind group for one run. ``shader``, ``constants``: the
-        kernel bound to them and its variant (gpu/shaders.py); ``code``: a
-        rendered kernel of the same layout (gpu/render/), ``shader`` its label;
-        ``sizes``: the src, mask and other windows' bytes (else
-        ``window_bytes`` each); ``shared_upload``: the bytes of one staging
-        buffer for the three (each upload then submitted before the next is
-        written), else one each; ``mapped`` (adapters that ``can_map``, host
-        sources and sinks only): the windows and dst are mapped themselves,
-        no staging buffers and no copies (gpu/copy.py's mapped mode);
-        ``by_runs``: parts that gpu/runs.py takes run its kernel. ``taken``
-        counts the parts each kernel ran (tests check the path)."""
+        """Buffers and a bind group for one run of ``code`` (a kernel of this layout, ``shader`` its label).
+        ``sizes``: the src, mask and other windows' bytes (else ``window_bytes`` each); ``shared_upload``:
+        the bytes of one staging buffer for the three (each upload submitted before the next), else one
+        each; ``mapped`` (``can_map`` adapters, host sources and sinks): the windows and dst mapped
+        themselves, no staging; ``by_runs``: parts gpu/runs.py takes run its kernels. ``taken`` counts the
+        parts each kernel ran (tests check the path)."""
         self.gpu, self.cap, self.masked = gpu, window_bytes, masked
         self.taken = {"runs": 0, "general": 0, "mapped": mapped}
         self.max_dim = max_groups_per_dim or gpu.limits.get("max-compute-workgroups-per-dimension", 65535)
-        self.wg = shader_const(SHADER, "WG") * shader_const(SHADER, "ELEMS")  # elements per workgroup
+        self.wg = GENERAL.schedule.wg * GENERAL.schedule.each  # elements per workgroup
         self.stride = max(256, gpu.limits.get("min-uniform-buffer-offset-alignment", 256))
         # no mask (all but Where), no select piece: a word, bound but never read
         src_bytes, mask_bytes, other_bytes = sizes or (
@@ -68,21 +62,16 @@ class Run:
         U = BufferUsage
         self.buffers: list[Any] = []
         with gpu.errors("allocating pieces buffers"):
-            self.kernel = Program(shader, KINDS, constants, code=code).on(gpu)
+            self.kernel = Program(shader, KINDS, code=code).on(gpu)
             self.runs = runs.kernels(gpu, KINDS) if by_runs else None
             window_usage = U.STORAGE | (U.MAP_WRITE if mapped else U.COPY_DST)
-            if mapped:
-                self.upload = self.upload_mask = self.upload_other = None
-            elif shared_upload:
-                self.upload = self._buffer("upload", shared_upload, U.MAP_WRITE | U.COPY_SRC)
-                self.upload_mask = self.upload_other = self.upload
-            else:
-                self.upload = self._buffer("upload", src_bytes, U.MAP_WRITE | U.COPY_SRC)
-                self.upload_mask = self._buffer("upload-mask", mask_bytes, U.MAP_WRITE | U.COPY_SRC)
-                self.upload_other = self._buffer("upload-other", other_bytes, U.MAP_WRITE | U.COPY_SRC)
-            self.src = self._buffer("src", src_bytes, window_usage)
-            self.mask = self._buffer("mask", mask_bytes, window_usage)
-            self.other = self._buffer("other", other_bytes, window_usage)
+            up = U.MAP_WRITE | U.COPY_SRC
+            shared = self._buffer("upload", shared_upload, up) if shared_upload and not mapped else None
+            self.upload, self.upload_mask, self.upload_other = (
+                None if mapped else shared if shared is not None else self._buffer(label, size, up)
+                for label, size in (("upload", src_bytes), ("upload-mask", mask_bytes), ("upload-other", other_bytes)))
+            self.src, self.mask, self.other = (self._buffer(name, size, window_usage) for name, size in (
+                ("src", src_bytes), ("mask", mask_bytes), ("other", other_bytes)))
             if mapped:
                 self.dst = self._buffer("dst", band_bytes, U.STORAGE | U.MAP_READ | U.COPY_DST)
                 self.readback = self.dst
@@ -97,8 +86,7 @@ class Run:
             # a part by runs takes two records (its two dispatches)
             self.params = self._buffer("params", self.stride * 2 * BATCH, U.UNIFORM | U.COPY_DST)
             # one binding for every kernel of this layout: the largest of their Params
-            own = rendered(code) if code is not None else layout_of(shader)
-            params_bytes = max(own.size, *(layout_of(k).size for k in (SHADER, runs.SHADER)))
+            params_bytes = max(rendered(code).size, PARAMS.size, ROWS_PARAMS.size)
             self.axes_bytes = 16 * 2 * SLOTS * BATCH
             self.axes = self._buffer("axes", self.axes_bytes, U.STORAGE | U.COPY_DST)
             self.bind_group = self.kernel.bind([
@@ -180,72 +168,35 @@ class Run:
         return first
 
     def _dispatch(self, sources: Sequence[Optional[Source]], group: list[Piece], window, bits: int) -> None:
-        gpu = self.gpu
-        head = group[0]
+        gpu, head = self.gpu, group[0]
         with gpu.errors("pieces dispatch"):
             encoder = gpu.device.create_command_encoder()
-            src_first = mask_first = other_first = 0
-            swap = other_swap = 0
-            if head.src is not None:
-                source = sources[head.src.input]
-                assert source is not None
-                swap = source.swap
-                src_first = self.upload_window(self.upload, self.src, source, window[0], window[1], bits, encoder)
-            if head.mask is not None:
-                source = sources[head.mask.input]
-                assert source is not None
-                mask_first = self.upload_window(self.upload_mask, self.mask, source, window[2], window[3], 8, encoder)
-            if head.other is not None:
-                source = sources[head.other.input]
-                assert source is not None
-                other_swap = source.swap
-                other_first = self.upload_window(self.upload_other, self.other, source, window[4], window[5], bits,
-                                                 encoder)
+            first, swap = [0, 0, 0], [0, 0, 0]  # the src, mask and other windows' first elements, swap units
+            for k, (load, up, buf, width) in enumerate(((head.src, self.upload, self.src, bits),
+                                                         (head.mask, self.upload_mask, self.mask, 8),
+                                                         (head.other, self.upload_other, self.other, bits))):
+                if load is not None:
+                    source = sources[load.input]
+                    assert source is not None
+                    swap[k] = source.swap
+                    first[k] = self.upload_window(up, buf, source, window[2 * k], window[2 * k + 1], width, encoder)
             compute = encoder.begin_compute_pass()
             axes = bytearray()
             slot = 0
             for i, p in enumerate(group):
-                rank = len(p.shape)
-                if self.runs is not None and runs.eligible(p, bits, swap, SLOTS):
-                    records, entries, groups = runs.encode(p, bits, src_first, i * 2 * SLOTS, self.max_dim)
-                    half = len(records) // 2  # the words dispatch's Params, then the edges'
-                    gpu.queue.write_buffer(self.params, slot * self.stride, records[:half])
-                    gpu.queue.write_buffer(self.params, (slot + 1) * self.stride, records[half:])
-                    axes += entries + bytes(16 * 2 * SLOTS - len(entries))
-                    runs.record(compute, self.runs, self.bind_group, (slot * self.stride, (slot + 1) * self.stride),
-                                groups, self.max_dim)
-                    slot += 2
-                    self.taken["runs"] += 1
-                    continue
-                self.taken["general"] += 1
-                fill = (p.fill + bytes(16))[:16]
-                tri = p.tri or (0, 0xFFFFFFFF, 0xFFFFFFFF, True)
-                # |col - row| < 2**31 in one dispatch: a k beyond that keeps all or nothing, as its clamp does
-                tri = (min(max(tri[0], -(2**31)), 2**31 - 1), *tri[1:])
-                pred = 1 if p.mask is not None else (0 if p.tri is None else (2 if tri[3] else 3))
-                groups = -(-p.size // self.wg)
-                gx = grid_x(groups, self.max_dim)
                 at = i * 2 * SLOTS
-                record = pack(
-                    SHADER, count=p.size, groups_x=gx, rank=rank, at=at, bits=bits,
-                    swap=swap if p.src is not None else 0, mode=0 if p.src is not None else 1, pred=pred,
-                    otherwise=1 if p.otherwise_fill else 0, src_base=_base(p.src, src_first),
-                    dst_base=p.dst_offset & 0xFFFFFFFF, mask_base=_base(p.mask, mask_first),
-                    tri_k=tri[0] & 0xFFFFFFFF, tri_row=tri[1] & 0xFFFFFFFF, tri_col=tri[2] & 0xFFFFFFFF,
-                    fill=struct.unpack("<4I", fill), has_other=1 if p.other is not None else 0,
-                    other_base=_base(p.other, other_first),
-                    other_swap=other_swap if p.other is not None else 0,
-                )
-                gpu.queue.write_buffer(self.params, slot * self.stride, record)
-                ss = p.src.at.strides if p.src is not None else (0,) * rank
-                ms = p.mask.at.strides if p.mask is not None else (0,) * rank
-                entries = pack_rows(SHADER, "Axis", ({"dim": d, "src": s & M, "dst": t & M, "mask": m & M}
-                                                     for d, s, t, m in zip(p.shape, ss, p.dst_strides, ms)))
-                os_ = p.other.at.strides if p.other is not None else ()
-                others = pack_rows(SHADER, "Other", ({"stride": s & M} for s in os_))
-                axes += entries + bytes(16 * SLOTS - len(entries)) + others + bytes(16 * SLOTS - len(others))
-                self.kernel.record(compute, groups, self.max_dim, self.bind_group, [slot * self.stride])
-                slot += 1
+                if self.runs is not None and runs.eligible(p, bits, swap[0], SLOTS, lambda: runs.short_rows(gpu)):
+                    records, entries, groups = runs.encode(p, bits, first[0], at, self.max_dim)
+                    kernels, path = self.runs, "runs"
+                else:
+                    records, entries, groups = _general(p, bits, first, swap, at, self.wg, self.max_dim)
+                    kernels, path = (self.kernel,), "general"
+                axes += entries + bytes(16 * 2 * SLOTS - len(entries))
+                for kernel, record, n in zip(kernels, records, groups):
+                    gpu.queue.write_buffer(self.params, slot * self.stride, record)
+                    kernel.record(compute, n, self.max_dim, self.bind_group, [slot * self.stride])
+                    slot += 1
+                self.taken[path] += 1
             compute.end()
             gpu.queue.write_buffer(self.axes, 0, bytes(axes))
             gpu.queue.submit([encoder.finish()])
@@ -282,9 +233,7 @@ class Run:
 
 
 def _merge(a, b):
-    if a is None:
-        return b
-    return (min(a[0], b[0]), max(a[1], b[1]), min(a[2], b[2]), max(a[3], b[3]), min(a[4], b[4]), max(a[5], b[5]))
+    return b if a is None else tuple((min, max)[k % 2](x, y) for k, (x, y) in enumerate(zip(a, b)))
 
 
 def _fits(w, limit: int) -> bool:
@@ -292,11 +241,30 @@ def _fits(w, limit: int) -> bool:
 
 
 def _same_inputs(a: Piece, b: Piece) -> bool:
-    return all(_input(x) == _input(y) for x, y in ((a.src, b.src), (a.mask, b.mask), (a.other, b.other)))
+    return all((x and x.input) == (y and y.input) for x, y in ((a.src, b.src), (a.mask, b.mask), (a.other, b.other)))
 
 
-def _input(x: Optional[Load]) -> Optional[int]:
-    return None if x is None else x.input
+def _general(p: Piece, bits: int, first: list[int], swap: list[int], at: int, per_group: int,
+             max_dim: int) -> tuple[tuple[bytes], bytes, tuple[int]]:
+    """(params record, axes entries, workgroups) of part ``p`` on the general kernel."""
+    fill = (p.fill + bytes(16))[:16]
+    tri = p.tri or (0, M, M, True)
+    # |col - row| < 2**31 in one dispatch: a k beyond that keeps all or nothing, as its clamp does
+    k = min(max(tri[0], -(2**31)), 2**31 - 1)
+    pred = 1 if p.mask is not None else (0 if p.tri is None else (2 if tri[3] else 3))
+    groups = -(-p.size // per_group)
+    record = PARAMS.pack(
+        count=p.size, groups_x=grid_x(groups, max_dim), rank=len(p.shape), at=at, bits=bits, swap=swap[0],
+        mode=0 if p.src is not None else 1, pred=pred, otherwise=1 if p.otherwise_fill else 0,
+        src_base=_base(p.src, first[0]), dst_base=p.dst_offset & M, mask_base=_base(p.mask, first[1]), tri_k=k & M,
+        tri_row=tri[1] & M, tri_col=tri[2] & M, fill=[int.from_bytes(fill[j:j + 4], "little") for j in (0, 4, 8, 12)],
+        has_other=1 if p.other is not None else 0, other_base=_base(p.other, first[2]), other_swap=swap[2])
+    zeros = (0,) * len(p.shape)
+    strides = [x.at.strides if x is not None else zeros for x in (p.src, p.mask)]
+    entries = AXIS.layout.pack_rows({"dim": d, "src": s & M, "dst": t & M, "mask": m & M}
+                                    for d, s, t, m in zip(p.shape, strides[0], p.dst_strides, strides[1]))
+    others = OTHER.layout.pack_rows({"stride": s & M} for s in (p.other.at.strides if p.other is not None else ()))
+    return (record,), entries + bytes(16 * SLOTS - len(entries)) + others, (groups,)
 
 
 def _base(x: Optional[Load], first: int) -> int:

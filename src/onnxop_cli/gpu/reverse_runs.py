@@ -1,4 +1,4 @@
-"""ReverseSequence by whole-word blocks (shaders/reverse_runs.wgsl): where
+"""ReverseSequence by whole-word blocks (gpu/render/reverse.py): where
 the data is row-major and each (batch, time) step's inner block is a whole
 number of 32-bit words, the output is copied a word at a time, each
 invocation reading its batch entry's length once and stepping by adds,
@@ -15,9 +15,7 @@ from dataclasses import dataclass
 
 from .index_table import Table, row_strides
 from .indexed_buffers import run_into_result
-from .layout import pack
-
-SHADER = "reverse_runs.wgsl"
+from .render.reverse import PARAMS, REVERSE
 
 
 @dataclass(frozen=True)
@@ -28,9 +26,8 @@ class Runs:
     time0: bool  # the time axis is axis 0
 
     def params(self, words: int, groups_x: int, big: bool, bound: int) -> bytes:
-        return pack(SHADER, words=words, groups_x=groups_x, width=self.width, d0=self.d0, d1=self.d1,
+        return PARAMS.pack(words=words, groups_x=groups_x, width=self.width, d0=self.d0, d1=self.d1,
                     time0=int(self.time0), iswap=int(big), bound=bound)
-
 
 
 def plan(table: Table, bits: int) -> Runs | None:
@@ -53,6 +50,6 @@ def run(gpu, bufs, src, raw, status, runs: Runs, nbytes: int, big: bool, bound: 
     """Dispatch the kernel over ``nbytes`` of output (whole words) into a
     result buffer of ``bufs``, returned; the caller reads ``status`` before
     anything reaches a sink."""
-    return run_into_result(gpu, bufs, SHADER, None, "runs", src=src, raw=raw, status=status, nbytes=nbytes,
-                           units=nbytes // 4, per="WORDS", max_dim=max_dim, poison=poison,
+    return run_into_result(gpu, bufs, REVERSE, None, "runs", src=src, raw=raw, status=status, nbytes=nbytes,
+                           units=nbytes // 4, per=REVERSE.schedule.words, max_dim=max_dim, poison=poison,
                            params=lambda gx: runs.params(nbytes // 4, gx, big, bound))

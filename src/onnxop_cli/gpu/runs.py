@@ -1,38 +1,34 @@
-"""Pieces by runs: ``shaders/pieces_runs.wgsl`` and ``pieces_edges.wgsl``
-for a piece whose innermost axis is contiguous in the output and, where it
-has one, in its source:
-Concat's, Split's and Pad's interior pieces, fills (ConstantOfShape, Pad's
-and CenterCropPad's constant borders, EyeLike's zeros:
-vec4 stores of the fill's word pattern) and Trilu's triangle (each row's kept
-columns copied, the rest filled, the triangle's edge blended in its words).
-
-gpu/pieces.py's ``_Run`` asks :func:`eligible` for each part of a band and
-encodes an eligible one with :func:`encode` in the same compute pass, on the
-same buffers and bind group layout as the general kernel: two dispatches,
-``words`` (pieces_runs.wgsl: whole 16-byte blocks of the output inside a row, plain vec4 stores,
-the source joined by a funnel shift where its alignment differs) and
-``edges`` (pieces_edges.wgsl: each row's other words, on its own bits, with atomics). Every
-other part -- masks and selects, triangles whose column is not the inner
-axis or that keep what lies under them, stride-0 or reversed inner axes (Pad's edge, reflect and wrap borders), Fortran-order or big-endian
-sources, rows shorter than MIN_ROW_BYTES -- keeps shaders/pieces.wgsl.
+"""Pieces by runs (gpu/render/piece_rows.py's ``words`` and ``edges``) for
+a part whose innermost axis is contiguous in the output and in its source:
+Concat's, Split's and Pad's interior, fills (ConstantOfShape, constant
+borders, EyeLike's zeros) and Trilu's triangle. gpu/pieces_run.py's ``Run``
+asks :func:`eligible` for each part of a band and records an eligible one's
+two dispatches (:func:`encode`) in the same pass, on the general kernel's
+buffers and layout. Every other part -- masks and selects, other
+triangles, stride-0 or reversed inner axes (Pad's edge, reflect and wrap
+borders), big-endian sources, short rows -- keeps the general kernel.
 """
 
 from __future__ import annotations
 
-import struct
+import math
 from dataclasses import replace
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from ..core.pieces import Piece
-from .kernels import shader_const
-from .layout import pack, pack_rows
+from . import choose
 from .program import Compiled, Program, grid_x
+from .render.piece_rows import EDGES, ROWS_AXIS, ROWS_PARAMS, WORDS
 
-SHADER = "pieces_runs.wgsl"  # ``words``; its Params, WG and VECS are the edges kernel's too
-EDGES = "pieces_edges.wgsl"  # ``edges``
 # rows shorter than this stay on the general kernel: the edges' per-row atomics would be most of them
 MIN_ROW_BYTES = 64
-LIMIT_BITS = 1 << 31  # band and window bit offsets are u32 / i32 in the kernel
+# rows of MIN_ROW_BYTES up to this go by runs where the adapter's answer to ``pieces_min_row`` is 64, and keep
+# the general kernel where it is 128 (gpu/choose.py: MIN_ROW_BYTES was measured on Mesa 22.3 alone)
+SHORT_ROW_BYTES = 128
+QUESTION = "pieces_min_row"
+M = 0xFFFFFFFF  # offsets and strides as two's complement u32
+# not a speed choice: band and window bit offsets are u32 / i32 in the kernel (a correctness bound)
+LIMIT_BITS = 1 << 31
 ENABLED = True  # tests turn it off to compare with the general kernel
 FILLS = True  # fills and triangles by runs (off: the general kernel, as before; benchmarks compare the two)
 
@@ -43,11 +39,23 @@ def usable(band_bytes: int, window_bytes: int) -> bool:
     return ENABLED and window_bytes % 16 == 0 and max(band_bytes, window_bytes) * 8 < LIMIT_BITS
 
 
-TRI_K = 1 << 30  # |k| kept below this: the kernel adds a row index to it in i32 (beyond, all or nothing is kept)
+# not a speed choice: |k| kept below this, the kernel adds a row index to it in i32 (beyond, all or nothing is
+# kept): an i32 bound
+TRI_K = 1 << 30
 
 
-def eligible(p: Piece, bits: int, swap: int, slots: int) -> bool:
-    """Whether ``p`` (a part cut to a band and a window) runs by runs."""
+def short_rows(gpu: Any) -> bool:
+    """Whether rows of MIN_ROW_BYTES to SHORT_ROW_BYTES run by runs on ``gpu`` (asked when one is met)."""
+    return choose.answer(gpu, QUESTION) == str(MIN_ROW_BYTES)
+
+
+def eligible(p: Piece, bits: int, swap: int, slots: int, short: Callable[[], bool] = lambda: True) -> bool:
+    """Whether ``p`` (a part cut to a band and a window) runs by runs; ``short()``: whether a row under
+    SHORT_ROW_BYTES does (asked only for one)."""
+    return _shape_runs(p, bits, swap, slots) and (p.shape[-1] * bits >= SHORT_ROW_BYTES * 8 or short())
+
+
+def _shape_runs(p: Piece, bits: int, swap: int, slots: int) -> bool:
     rank = len(p.shape)
     if p.mask is not None or p.other is not None or not 1 <= rank <= slots or p.size == 0:
         return False
@@ -85,54 +93,41 @@ def fill_words(fill: bytes, bits: int) -> tuple[int, int, int, int]:
     if bits >= 32:
         raw = (fill + bytes(16))[: bits // 8]
         raw = raw * (16 // len(raw))
-    else:
-        value = int.from_bytes((fill + bytes(4))[:4], "little") & ((1 << bits) - 1)
-        word = 0
-        for i in range(32 // bits):
-            word |= value << (i * bits)
-        raw = struct.pack("<I", word) * 4
-    return struct.unpack("<4I", raw)
+        return tuple(int.from_bytes(raw[k:k + 4], "little") for k in range(0, 16, 4))  # type: ignore[return-value]
+    value = int.from_bytes((fill + bytes(4))[:4], "little") & ((1 << bits) - 1)
+    return (sum(value << (i * bits) for i in range(32 // bits)),) * 4
 
 
 def kernels(gpu: Any, kinds: Sequence[str]) -> tuple[Compiled, Compiled]:
     """The ``words`` and ``edges`` kernels, each on a layout equal to the pieces kernel's (``kinds``)."""
-    return Program(SHADER, kinds).on(gpu), Program(EDGES, kinds).on(gpu)
+    return tuple(Program(k.label, kinds, code=k.wgsl()).on(gpu) for k in (WORDS, EDGES))  # type: ignore[return-value]
 
 
-def encode(p: Piece, bits: int, src_first: int, at: int, max_dim: int) -> tuple[bytes, bytes, tuple[int, int]]:
-    """(params record, axes entries, the two dispatches' workgroups) of part ``p``
+def encode(p: Piece, bits: int, src_first: int, at: int, max_dim: int) -> tuple[tuple[bytes, bytes], bytes,
+                                                                                 tuple[int, int]]:
+    """(the two dispatches' params records, axes entries, workgroups) of part ``p``
     whose source window starts at element ``src_first``."""
     *outer, length = p.shape
-    rows = 1
-    for d in outer:
-        rows *= d
+    rows = math.prod(outer)
     len_bits = length * bits
-    wg = shader_const(SHADER, "WG")
-    vecs = shader_const(SHADER, "VECS")
+    wg, vecs = WORDS.schedule.wg, WORDS.schedule.each
     chunks = -(-(len_bits // 128) // vecs)  # a row holds at most len_bits // 128 whole vec4s
     words = rows * chunks
     assert words < 1 << 32, "a part of one band has fewer than 2**32 vec4s"
     gw, ge = -(-words // wg), -(-rows // wg)
-    mode, k, tri_row = (0 if p.src is not None else 1), 0, 0xFFFFFFFF
+    mode, k, tri_row = (0 if p.src is not None else 1), 0, M
     if p.tri is not None:
         mode = 2 if p.tri[3] else 3
         k = min(max(p.tri[0], -TRI_K), TRI_K)
-        tri_row = p.tri[1] if p.tri[1] >= 0 else 0xFFFFFFFF
-    src_base = (p.src.at.offset - src_first) & 0xFFFFFFFF if p.src is not None else 0
-    common = {"rank": len(outer), "at": at, "bits": bits, "src_base": src_base, "dst_base": p.dst_offset & 0xFFFFFFFF,
+        tri_row = p.tri[1] if p.tri[1] >= 0 else M
+    src_base = (p.src.at.offset - src_first) & M if p.src is not None else 0
+    common = {"rank": len(outer), "at": at, "bits": bits, "src_base": src_base, "dst_base": p.dst_offset & M,
               "len_bits": len_bits, "chunks": max(chunks, 1), "rows": rows, "mode": mode, "tri_k": k,
               "fill": fill_words(p.fill, bits), "tri_row": tri_row}
-    record = pack(SHADER, count=words, groups_x=grid_x(gw, max_dim), **common)
-    edges = pack(SHADER, count=rows, groups_x=grid_x(ge, max_dim), **common)
+    record = ROWS_PARAMS.pack(count=words, groups_x=grid_x(gw, max_dim), **common)
+    edges = ROWS_PARAMS.pack(count=rows, groups_x=grid_x(ge, max_dim), **common)
 
     src_strides = p.src.at.strides if p.src is not None else (0,) * len(p.shape)
-    entries = pack_rows(SHADER, "Axis", ({"dim": d, "src": s & 0xFFFFFFFF, "dst": t & 0xFFFFFFFF}
-                                         for d, s, t in zip(outer, src_strides, p.dst_strides)))
-    return record + edges, entries, (gw, ge)
-
-
-def record(compute: Any, kernels: tuple[Compiled, Compiled], bind_group: Any, offsets: tuple[int, int],
-           groups: tuple[int, int], max_dim: int) -> None:
-    """The part's two dispatches (``words`` none when its rows hold no whole vec4)."""
-    for kernel, n, offset in zip(kernels, groups, offsets):
-        kernel.record(compute, n, max_dim, bind_group, [offset])
+    entries = ROWS_AXIS.layout.pack_rows({"dim": d, "src": s & M, "dst": t & M}
+                                         for d, s, t in zip(outer, src_strides, p.dst_strides))
+    return (record, edges), entries, (gw, ge)

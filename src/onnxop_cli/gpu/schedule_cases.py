@@ -244,6 +244,46 @@ def scatter_lines(gpu: Gpu) -> Case:
     return Case(run, expected.tobytes(), 2 * x.nbytes + u.nbytes + i.nbytes)  # every byte moved: the output is small
 
 
+PIECES_ROWS = (4096, 16)  # each of two float32 inputs: rows of 64 bytes, concatenated into 512 KiB
+
+
+def pieces_min_row(gpu: Gpu) -> Case:
+    """Concat of two float32 (4096, 16) inputs along the last axis: every
+    part's rows are 64 bytes, copied by runs (the answer 64) or by the
+    general kernel (128); timed with the run's buffers kept (pieces.Runs),
+    so the kernels and not the buffers' making decide."""
+    from ..core.pieces import Piece
+    from ..core.region import Load
+    from .pieces import Runs, Source, run_pieces
+
+    rng = np.random.default_rng(0)
+    (rows, n), kept = PIECES_ROWS, Runs()
+    inputs = [_bits(rng, PIECES_ROWS) for _ in range(2)]
+    sources = [Source(MemoryBytes(x)) for x in inputs]
+    parts = [Piece((rows, n), (2 * n, 1), k * n, Load(k, Access.row_major((rows, n)))) for k in range(2)]
+
+    def go(sink, reuse) -> None:
+        run_pieces(gpu, sources, sink, pieces=parts, count=rows * 2 * n, bits=32, reuse=reuse)
+
+    def run() -> tuple[bytes, str]:
+        out, once = bytearray(), Runs()
+        try:
+            go(out.extend, once)
+            (run_,) = once.kept.values()
+            return bytes(out), ("64" if run_.taken["runs"] and not run_.taken["general"] else
+                                "128" if run_.taken["general"] and not run_.taken["runs"] else "none")
+        finally:
+            once.release()
+
+    def timed() -> float:
+        t0 = time.perf_counter()
+        go(lambda _: None, kept)
+        return time.perf_counter() - t0
+
+    expected = np.concatenate(inputs, axis=1).tobytes()
+    return Case(run, expected, len(expected), timed, kept.release)
+
+
 def texts(question: str) -> tuple[str, ...]:
     """The rendered WGSL of every candidate of ``question`` (a ``Question.rendered`` one): its cache key's."""
     from .word_kernels import texts
@@ -257,5 +297,11 @@ def texts(question: str) -> tuple[str, ...]:
         from .render.scatter import PASSES, Apply, Lines, Pass
 
         return tuple(k.wgsl() for k in (Lines("fadd", 32), Apply("fadd", 32), *map(Pass, PASSES)))
+
+    if question == "pieces_min_row":  # both candidates run the same kernels
+        from .render.piece_rows import EDGES, WORDS
+        from .render.pieces import GENERAL
+
+        return tuple(k.wgsl() for k in (GENERAL, WORDS, EDGES))
 
     return texts(question)

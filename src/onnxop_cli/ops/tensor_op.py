@@ -19,7 +19,7 @@ its shape, type and how its bytes are made:
 
 - ``pieces``: boxes of the output, each copied from a strided view of one
   input or filled with a value, optionally chosen per element by a mask or a
-  triangle (shaders/pieces.wgsl runs them; the host path runs strings);
+  triangle (gpu/render/pieces.py's kernels run them; the host path runs strings);
 - ``runner``: an op-specific kernel, ``runner(gpu, sources, sink) -> bytes``
   (indexed kernels: gpu/<op>.py with shaders/<op>.wgsl);
 - ``values``: a small result computed from metadata, no kernel (Shape, Size);
