@@ -1,9 +1,9 @@
 """Indexed gathers and scatters on the device: the index tensor is read,
-checked and wrapped there (shaders/indices.wgsl), never through numpy.
+checked and wrapped there (the index check, gpu/render/indexed.py), never through numpy.
 
     data ──upload──▶ src ─┐
-    indices ──upload──▶ raw ──indices.wgsl──▶ norm (u32, wrapped) + first bad position
-                          └─indexed_gather.wgsl─▶ dst (a band) ──readback──▶ sink
+    indices ──upload──▶ raw ──check──▶ norm (u32, wrapped) + first bad position
+                          └─indexed gather─▶ dst (a band) ──readback──▶ sink
 
 Scatters (gpu/scatter.py) use the same index check, and this kernel to
 re-lay their data and compute their targets. The output is read back only
@@ -11,7 +11,7 @@ when every index was in range, so nothing is written otherwise.
 
 What each op reads is one table (``Table``): per output axis its size, its
 stride into the data and into the index tensor; per lookup a data stride and
-an offset in the index tensor (see indexed_gather.wgsl; gpu/indexed_gather.py
+an offset in the index tensor (see gpu/render/indexed.py; gpu/indexed_gather.py
 binds the kernel to a table). ops/ builds the tables from the ONNX shapes;
 this module only moves bytes.
 
@@ -49,18 +49,16 @@ from ..errors import OpError
 from ..core.sources import ByteSource
 from .device import Gpu
 from .engines.base import BufferUsage as U
-from .kernels import shader_const
-from .layout import pack
 from . import elements_rows, gather_lines, gather_windows, reverse_runs, slice_gathers, slices
 from .indexed_buffers import Buffers, Slice, read_small, read_to_host, to_sink  # noqa: F401 - also imported from here
 from .program import Program, grid_x
 from .index_table import NONNEG, RANGE, WRAP, Check, Index, Table, row_strides  # noqa: F401 - also imported from here
-from .indexed_gather import GATHER, NO_BAD, VARIANTS, Gather, constants, variant  # noqa: F401 - also imported from here
+from .indexed_gather import NO_BAD, Gather, variant  # noqa: F401 - also imported from here
+from .render.indexed import CHECK_PARAMS, Check as CheckKernel
 
 Sink = Callable[[memoryview], None]
 LAST = "indexed-last"  # gpu.cache key: the last call's transfer counts (indexed_buffers.KEYS)
 
-INDICES = "indices.wgsl"
 BITS = (2, 4, 8, 16, 32, 64, 128)
 
 
@@ -134,8 +132,9 @@ def check_indices(gpu: Gpu, bufs: Buffers, index: Index, check: Check, max_dim: 
     gpu.queue.write_buffer(status, 0, struct.pack("<4I", NO_BAD, 0, 0, 0))
     bounds = bufs.new("bounds", 4 * len(check.bounds), U.STORAGE | U.COPY_DST)
     gpu.queue.write_buffer(bounds, 0, struct.pack(f"<{len(check.bounds)}I", *check.bounds))
-    kernel = Program(INDICES, ("read-only-storage", "storage", "storage", "uniform", "read-only-storage")).on(gpu)
-    wg = shader_const(INDICES, "WG")
+    render = CheckKernel()
+    kernel = Program(render.label, render.kinds, code=render.wgsl()).on(gpu)
+    wg = render.schedule.wg
     chunk = max(wg, (binding_limit(gpu) // width) // wg * wg)
     for first in range(0, count, chunk):
         n = min(chunk, count - first)
@@ -144,8 +143,8 @@ def check_indices(gpu: Gpu, bufs: Buffers, index: Index, check: Check, max_dim: 
             piece = Slice(index.source, first * width, n * width)
             buf = raw.upload("indices", piece, n * width)
             groups = -(-n // wg)
-            params = raw.params("index params", pack(
-                INDICES, count=n, wide=int(index.wide), groups_x=grid_x(groups, max_dim),
+            params = raw.params("index params", CHECK_PARAMS.pack(
+                count=n, wide=int(index.wide), groups_x=grid_x(groups, max_dim),
                 period=len(check.bounds), mode=check.mode, first=first, swap=int(index.big),
                 inner=max(1, check.inner),
             ))
@@ -170,7 +169,7 @@ def _can_fuse(gpu: Gpu, index: Index, check: Check, table: Table, band: int, fus
     """Whether the gather kernel can check the indices as it reads them: an
     output of one band (so all are read before any byte is read back) that
     is not empty (so every index is read: an index no element reads is
-    checked by indices.wgsl), the raw indices within one binding."""
+    checked by the check pass), the raw indices within one binding."""
     width = 8 if index.wide else 4
     count = table.size
     looks = (table.mode == 0 and table.lookups) or table.mode == 1
