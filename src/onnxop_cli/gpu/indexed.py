@@ -1,40 +1,26 @@
 """Indexed gathers and scatters on the device: the index tensor is read,
-checked and wrapped there (the index check, gpu/render/indexed.py), never through numpy.
+checked and wrapped there (the check and the indexed gather, gpu/render/indexed.py),
+never through numpy; the output is read back only when every index was in range.
 
     data ──upload──▶ src ─┐
     indices ──upload──▶ raw ──check──▶ norm (u32, wrapped) + first bad position
                           └─indexed gather─▶ dst (a band) ──readback──▶ sink
 
-Scatters (gpu/scatter.py) use the same index check, and this kernel to
-re-lay their data and compute their targets. The output is read back only
-when every index was in range, so nothing is written otherwise.
+What each op reads is one ``Table`` (gpu/index_table.py, built by ops/ from
+the ONNX shapes; gpu/indexed_gather.py binds the kernel to it). Scatters
+(gpu/scatter.py) use the same check, and the gather to re-lay their data and
+compute their targets. A gather whose output is one band skips the check
+pass: its kernel checks the raw indices as it reads them, and the band is
+read back only if none was bad. Faster kernels take the tables they fit:
+GatherND's and Gather's whole slices (gpu/slices.py, gpu/slice_gathers.py),
+Gather's lines of one- or two-word slices (gpu/gather_lines.py),
+GatherElements' runs (gpu/elements_rows.py), ReverseSequence's blocks
+(gpu/reverse_runs.py).
 
-What each op reads is one table (``Table``): per output axis its size, its
-stride into the data and into the index tensor; per lookup a data stride and
-an offset in the index tensor (see gpu/render/indexed.py; gpu/indexed_gather.py
-binds the kernel to a table). ops/ builds the tables from the ONNX shapes;
-this module only moves bytes.
-
-A gather whose output is one band skips the check pass: its kernel reads
-the raw indices and checks each as it uses it (the ``_i32``/``_i64``
-variants), and the band is read back only if none was bad. Each table runs on
-the variant of its case (``variant``): Mesa's CPU drivers run every
-branch a lane could take, so a kernel carrying the other cases' code runs
-them too. GatherND's tables whose slices are whole words run
-indexed_slices.wgsl instead (gpu/slices.py plans them, gpu/slice_gathers.py
-runs them): a tuple read per slice, the slice copied as words (one band of
-one window); where they are whole 16-byte vectors (Gather's too),
-indexed_slabs.wgsl in any bands and windows: a window's run skips the slabs
-it does not hold. Gather's tables along lines of one- or two-word slices
-(Compress's too) run gather_lines.wgsl, one window in any bands.
-
-Limits, checked here with one-line errors: the index tensor (as u32) and,
-for a scatter, the updates and their targets each fit in one storage
-binding, and an output has fewer than 2^32 elements. A gather's data may be
-larger than a binding (it is bound a window at a time, every band one
-dispatch per window; on CPU adapters a large one streams,
-gpu/gather_windows.py), and so may its output: it goes in bands. So may a
-scatter's data: it is scattered a band at a time (gpu/scatter_bands.py).
+Limits, checked here with one-line errors: the index tensor (as u32) fits in
+one storage binding, and an output has fewer than 2^32 elements. A gather's
+data may be larger than a binding (bound a window at a time; on CPU adapters
+a large one streams, gpu/gather_windows.py), and so may its output (bands).
 """
 
 from __future__ import annotations
@@ -43,7 +29,7 @@ import functools
 import math
 import struct
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
 from ..errors import OpError
 from ..core.sources import ByteSource
@@ -128,8 +114,7 @@ def check_indices(gpu: Gpu, bufs: Buffers, index: Index, check: Check, max_dim: 
     norm = bufs.new("norm", count * 4, U.STORAGE | U.COPY_DST)
     if count == 0:
         return norm
-    status = bufs.small("status")
-    gpu.queue.write_buffer(status, 0, struct.pack("<4I", NO_BAD, 0, 0, 0))
+    status = bufs.status()
     bounds = bufs.new("bounds", 4 * len(check.bounds), U.STORAGE | U.COPY_DST)
     gpu.queue.write_buffer(bounds, 0, struct.pack(f"<{len(check.bounds)}I", *check.bounds))
     render = CheckKernel()
@@ -182,8 +167,7 @@ def _raw_indices(gpu: Gpu, bufs: Buffers, index: Index, check: Check,
                  upload: bool = True) -> tuple[Any, Any, Index, Check]:
     width = 8 if index.wide else 4
     raw = bufs.upload("indices", index.source, index.size * width) if upload else None
-    status = bufs.small("status")
-    gpu.queue.write_buffer(status, 0, struct.pack("<4I", NO_BAD, 0, 0, 0))
+    status = bufs.status()
     return raw, status, index, check
 
 
@@ -200,32 +184,18 @@ def check_only(gpu: Gpu, index: Index, check: Check, max_groups_per_dim: int | N
 
 def bad_index(index: Index, check: Check, position: int) -> BadIndex:
     """The message for the index at flat ``position`` (its one value read from the host's source)."""
+    import numpy as np
+
     width = 8 if index.wide else 4
     raw = bytearray(width)
     index.source.readinto(position * width, memoryview(raw))
-    order = ">" if index.big else "<"
-    value = struct.unpack(order + ("q" if index.wide else "i"), raw)[0]
-    where = _unravel(position, index.shape) if not index.fortran else _unravel(
-        position, index.shape[::-1])[::-1]
+    value = struct.unpack((">" if index.big else "<") + ("q" if index.wide else "i"), raw)[0]
+    where = tuple(int(i) for i in np.unravel_index(position, index.shape, order="F" if index.fortran else "C"))
     d = check.bounds[check.bound_of(position)]
-    valid = valid_range(check.mode, d)
+    valid = f"[{-d}, {d - 1}]" if check.mode == WRAP else (f"[0, {d}]" if check.mode == RANGE else f"[0, {d - 1}]")
     about = f" for {check.what(check.bound_of(position))}" if check.what else ""
     text = ", ".join(map(str, where))
-    return BadIndex(
-        f"{check.op}: {check.name}[{text}] = {value} is out of range {valid}{about}", where, value
-    )
-
-
-def valid_range(mode: int, d: int) -> str:
-    return f"[{-d}, {d - 1}]" if mode == WRAP else (f"[0, {d}]" if mode == RANGE else f"[0, {d - 1}]")
-
-
-def _unravel(flat: int, shape: Sequence[int]) -> tuple[int, ...]:
-    out = []
-    for d in reversed(shape):
-        out.append(flat % d if d else 0)
-        flat = flat // d if d else 0
-    return tuple(reversed(out))
+    return BadIndex(f"{check.op}: {check.name}[{text}] = {value} is out of range {valid}{about}", where, value)
 
 
 # ------------------------------------------------------------------ gather
@@ -317,20 +287,18 @@ def gather_indexed(
             if cut is not None:  # whole slices: GatherND's common case, Gather's in vec4s
                 return slice_gathers.run(gpu, bufs, windows, fused, norm, cut, count, data.bits, band, sink,
                                          max_dim, poison, checked)
-            runs = None if cut is not None or fused is None or not windows.single or data.swap or not index.wide \
-                or not slice_copy else reverse_runs.plan(table, data.bits)
-            rows = None if cut is not None or fused is None or not windows.single or data.swap or not index.wide \
-                or not slice_copy else elements_rows.plan(table, data.bits)
-            if rows is not None:  # GatherElements' runs of 16
+            fast = (cut is None and fused is not None and windows.single and not data.swap and index.wide
+                    and slice_copy)
+            rows = elements_rows.plan(table, data.bits) if fast else None  # GatherElements' runs of 16
+            runs = reverse_runs.plan(table, data.bits) if fast and rows is None else None  # ReverseSequence's
+            if rows is not None or runs is not None:  # ... whole-word blocks: one dispatch, checked, then out
+                nbytes = (count * data.bits) // 8
                 dst = elements_rows.run(gpu, bufs, windows.first, fused[0], fused[1], rows, count, index.big,
-                                        check.bounds[0], max_dim, poison)
+                                        check.bounds[0], max_dim, poison) if rows is not None else reverse_runs.run(
+                    gpu, bufs, windows.first, fused[0], fused[1], runs, nbytes, index.big, check.bounds[0], max_dim,
+                    poison)
                 _status(gpu, bufs, fused[1], index, check)
-                return to_sink(gpu, bufs, dst, (count * data.bits) // 8, sink)
-            if runs is not None:  # ReverseSequence's whole-word blocks
-                dst = reverse_runs.run(gpu, bufs, windows.first, fused[0], fused[1], runs, (count * data.bits) // 8,
-                                       index.big, check.bounds[0], max_dim, poison)
-                _status(gpu, bufs, fused[1], index, check)
-                return to_sink(gpu, bufs, dst, (count * data.bits) // 8, sink)
+                return to_sink(gpu, bufs, dst, nbytes, sink)
             kernel = Gather(gpu, bufs, windows.first, norm, table, max_dim, fused)
 
             def run(dst: Any, e0: int, n: int, window: Any) -> None:
