@@ -36,7 +36,7 @@ from .render.indexed import NO_BAD
 Sink = Callable[[memoryview], None]
 UPLOAD_STEP = 16 << 20  # bytes read from a source per write_buffer (staged)
 KEYS = ("mapped uploads", "staged uploads", "device uploads", "mapped reads", "staged reads", "device reads",
-        "check passes", "folded checks")  # indices.wgsl runs; scatters whose kernel checked the raw indices
+        "check passes", "folded checks")  # index check passes; scatters whose kernel checked the raw indices
 
 
 class Slice:
