@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import ml_dtypes
 import numpy as np
-import onnx
 import pytest
 from onnx import helper
 from onnx.reference import ReferenceEvaluator

@@ -206,6 +206,10 @@ QUESTIONS = {q.name: q for q in (
     Question("one_hot", WORD_SCHEDULES, (), "one_hot",
              "OneHot's kernel (gpu/render/one_hot.py): invocations per workgroup x output words per invocation",
              rendered=True),
+    Question("gather_words", ("elements", "slices"), ("indexed_slices.wgsl",), "gather_words",
+             "Gather of slices of whole words that are not whole 16-byte vectors, one band of one window: the "
+             "indexed gather, an element an invocation (elements), or indexed_slices.wgsl, a slice (slices)",
+             rendered=True),
 )}
 QUESTION_ROUNDS = 3  # after one untimed run of each candidate, whose output is checked byte for byte
 

@@ -37,6 +37,7 @@ from .device import Gpu
 from .engines.base import BufferUsage as U
 from . import elements_rows, gather_lines, gather_windows, reverse_runs, slice_gathers, slices
 from .indexed_buffers import Buffers, Slice, read_small, read_to_host, to_sink  # noqa: F401 - also imported from here
+from .choose import answer
 from .program import Program, grid_x
 from .index_table import NONNEG, RANGE, WRAP, Check, Index, Table, row_strides  # noqa: F401 - also imported from here
 from .indexed_gather import NO_BAD, Gather, variant  # noqa: F401 - also imported from here
@@ -274,9 +275,9 @@ def gather_indexed(
             cut = None
             if lines is None and index is not None and slice_copy and not data.swap and (not can_fuse or index.wide):
                 cut = slices.plan(table, data.bits, check.bounds)
-            if cut is not None and not cut.vec4() and (
-                    table.extra.get("slices") == "slabs" or not can_fuse or not windows.single):
-                cut = None  # whole words: one band of one window (Gather: only whole vectors beat its kernel)
+            if cut is not None and not cut.vec4() and (not can_fuse or not windows.single or (
+                    table.extra.get("slices") == "slabs" and answer(gpu, "gather_words") == "elements")):
+                cut = None  # whole words: one band of one window (Gather: where it beats the element kernel)
             fused = None
             if can_fuse:  # the raw indices (unless the slice kernel uploads them itself, in bands)
                 fused = _raw_indices(gpu, bufs, index, check, upload=not slice_gathers.uploads_own(cut, index, check))
