@@ -82,8 +82,6 @@ class BadIndex(OpError):
         self.position, self.value = position, value
 
 
-
-
 def binding_limit(gpu: Gpu) -> int:
     return int(gpu.limits.get("max-storage-buffer-binding-size", 128 << 20))
 
@@ -162,14 +160,6 @@ def _can_fuse(gpu: Gpu, index: Index, check: Check, table: Table, band: int, fus
     return (fuse and looks and 0 < count <= band and 0 < index.size < NO_BAD
             and index.size * width <= binding_limit(gpu) and index.source.nbytes >= index.size * width
             and all(d < 1 << 32 for d in check.bounds))
-
-
-def _raw_indices(gpu: Gpu, bufs: Buffers, index: Index, check: Check,
-                 upload: bool = True) -> tuple[Any, Any, Index, Check]:
-    width = 8 if index.wide else 4
-    raw = bufs.upload("indices", index.source, index.size * width) if upload else None
-    status = bufs.status()
-    return raw, status, index, check
 
 
 def check_only(gpu: Gpu, index: Index, check: Check, max_groups_per_dim: int | None = None) -> None:
@@ -279,8 +269,10 @@ def gather_indexed(
                     table.extra.get("slices") == "slabs" and answer(gpu, "gather_words") == "elements")):
                 cut = None  # whole words: one band of one window (Gather: where it beats the element kernel)
             fused = None
-            if can_fuse:  # the raw indices (unless the slice kernel uploads them itself, in bands)
-                fused = _raw_indices(gpu, bufs, index, check, upload=not slice_gathers.uploads_own(cut, index, check))
+            if can_fuse:  # the raw indices (unless the slice kernel uploads them itself, in bands), a status word
+                own = slice_gathers.uploads_own(cut, index, check)
+                fused = (None if own else bufs.upload("indices", index.source, index.size * (8 if index.wide else 4)),
+                         bufs.status(), index, check)
             checked = None if fused is None else functools.partial(_status, gpu, bufs, fused[1], index, check)
             if lines is not None:
                 return gather_lines.run(gpu, bufs, windows, fused, norm, lines, count, data.bits, band, sink,
