@@ -3,7 +3,7 @@ one case of benchmarks/indexed_ops.py against the gather kernel's transpose
 of the same output, in process CPU seconds (lavapipe's threads included),
 interleaved, with the uploads of data and indices (``Buffers.upload``,
 mapped or staged) timed apart; ``--empty`` runs the same calls with the
-indexed kernels' bodies emptied (indexed_gather.wgsl's, and the runs kernels
+indexed kernels' bodies emptied (the indexed gather's, gpu/render/indexed.py, and the runs kernels
 gpu/render/rows.py's and gather_lines.wgsl return at once), so the
 difference from a run without it is the kernel itself and what is left is
 the uploads, the index check's setup and the readback.
@@ -26,7 +26,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 BODY = "fn body(wg: vec3<u32>, lid: u32, kind: u32, check: u32) {"
 EMPTY = {  # shader -> (the line a kernel's body starts after, the early return put there)
-    "indexed_gather.wgsl": (BODY, "if (kind < 1000u) { return; }"),
     "gather-elements": ("let e0 = start(wg, lid);", "if (e0 < 0xffffffffu) { return; }"),  # render/rows.py's
     "gather-nd": ("let p0 = start(wg, lid);", "if (p0 < 0xffffffffu) { return; }"),
     "gather_lines.wgsl": ("let w0 = start(wg, lid);", "if (w0 < 0xffffffffu) { return; }"),
@@ -56,6 +55,10 @@ def main(argv: list[str] | None = None) -> int:
         return text
 
     shaders.shader_source = patched  # before any pipeline is made
+    if args.empty:  # the rendered indexed gather: its body's text, before any kernel is rendered
+        import onnxop_cli.gpu.render.indexed as rendered
+
+        rendered._BODY = rendered._BODY.replace(BODY, BODY + "\n    if (kind < 1000u) { return; }")
     from onnxop_cli.gpu.render import rows
 
     for kernel in rows.KERNELS.values():  # rendered: the frame's text, emptied the same way

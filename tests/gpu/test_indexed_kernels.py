@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import ml_dtypes
 import numpy as np
-import onnx
 import pytest
 from onnx import helper
 from onnx.reference import ReferenceEvaluator
@@ -374,3 +373,14 @@ def test_an_output_larger_than_one_binding(gpu, rng):
     ix.gather_indexed(gpu, data_of(data), index_of(index), check, table, out.extend)
     assert len(out) > limit
     assert bytes(out) == np.take(data, index, axis=0).tobytes()
+
+
+def test_every_rendered_variant_compiles(gpu):
+    """Each indexed gather variant and the index check (gpu/render/indexed.py) compile on this backend, each its
+    own pipeline (a variant the tables above do not reach too: circular, the scatters' TensorScatter)."""
+    from onnxop_cli.gpu.program import Program
+    from onnxop_cli.gpu.render import indexed as rendered
+
+    kernels = [rendered.gather(v) for v in rendered.VARIANTS] + [rendered.Check()]
+    compiled = [Program(k.label, k.kinds, code=k.wgsl()).on(gpu).pipeline for k in kernels]
+    assert len({id(p) for p in compiled}) == len(kernels) == 12

@@ -404,15 +404,17 @@ def slabs(gpu) -> bool:
 
 @pytest.mark.parametrize("dtype", WIDTHS)
 @pytest.mark.parametrize("inner", [(16,), (2, 8), (5,), (3, 33)])
-def test_gather_slabs_every_width(gpu, rng, dtype, inner):
+def test_gather_slabs_every_width(gpu, rng, dtype, inner, monkeypatch):
     """A slab of whole 16-byte vectors is copied by the slab kernel (gpu/render/slices.py); any
-    other keeps the lookups kernel -- the bytes are numpy's either way."""
+    other keeps the lookups kernel where gather_words answers elements (its
+    other answer: tests/gpu/test_schedule_answers.py) -- the bytes are numpy's either way."""
+    monkeypatch.setenv("ONNXOP_SCHEDULE", "gather_words=elements")
     x = random_array(rng, (3, 7) + inner, dtype)
     i = rng.integers(-7, 7, (2, 5)).astype(np.int64)
     got = gathered(gpu, indexing.gather("Gather", x.shape, i.shape, 1), x, i)
     bits = 8 if x.dtype == np.bool_ else x.dtype.itemsize * 8
     assert slabs(gpu) == ((int(np.prod(inner)) * bits) % 128 == 0), (dtype, inner)
-    assert gpu.cache[ix.LAST].get("slices", 0) == 0  # Gather never takes the word-slices kernel
+    assert gpu.cache[ix.LAST].get("slices", 0) == 0  # Gather takes the word-slices kernel only if measured faster
     path(gpu)
     assert got == little(np.take(x, i, axis=1))
     assert gathered(gpu, indexing.gather("Gather", x.shape, i.shape, 1), x, i, slice_copy=False) == got

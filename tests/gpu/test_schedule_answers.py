@@ -164,3 +164,42 @@ def test_the_rendered_candidates_key_the_cached_answer(gpu, monkeypatch, name):
     edited = type("Edited", (cls,), {"NAME": f"{cls.NAME} edited"})  # every text's first line names the kernel
     monkeypatch.setitem(word_kernels.KERNELS, name, (edited, bodies, params))
     assert choose._answer_key(gpu, question) != before
+
+
+GATHER_WORDS_DTYPES = [("<f4", (3,)), ("u1", (12,)), ("<i8", (3,)), ("<u2", (5, 2))]  # 3, 3, 6 and 5 words
+
+
+def test_every_gather_words_answer_writes_the_same_bytes(gpu, rng, monkeypatch):
+    """Gather of whole-word slices that are not whole vectors: the indexed gather
+    (elements) and indexed_slices.wgsl (slices) write the same bytes, int64
+    indices some negative; each answer's kernel took the work."""
+    for _ in range(3):
+        dtype, tail = GATHER_WORDS_DTYPES[int(rng.integers(len(GATHER_WORDS_DTYPES)))]
+        n, lead = int(rng.integers(2, 40)), tuple(int(d) for d in rng.integers(1, 30, 2))
+        x = random_array(rng, (n,) + tail, dtype)
+        i = rng.integers(-n, n, lead).astype("<i8")
+        want = np.ascontiguousarray(x[i]).tobytes()
+        table, check = indexing.gather("Gather", x.shape, i.shape, 0)
+        for answer in choose.QUESTIONS["gather_words"].candidates:
+            forced(monkeypatch, "gather_words", answer)
+            out = bytearray()
+            ix.gather_indexed(gpu, ix.Data(MemoryBytes(x), x.shape, x.dtype.itemsize * 8),
+                              ix.Index(MemoryBytes(i), i.shape, True, False), check, table, out.extend, poison=0xA5)
+            assert bytes(out) == want, (answer, dtype, tail, n, lead)
+            assert bool(gpu.cache[ix.LAST].get("slices")) == (answer == "slices"), answer
+
+
+def test_the_gather_words_answer_is_keyed_by_the_rendered_gather(gpu, monkeypatch):
+    """The element candidate has no .wgsl file: its rendered text keys the cached answer."""
+    from onnxop_cli.gpu.render import indexed as rendered
+
+    question = choose.QUESTIONS["gather_words"]
+    before = choose._answer_key(gpu, question)
+    monkeypatch.setattr(rendered, "_BODY", rendered._BODY + "// edited\n")
+    rendered.Frame.wgsl.cache_clear()  # each render is kept once made
+    try:
+        assert choose._answer_key(gpu, question) != before
+    finally:
+        monkeypatch.undo()
+        rendered.Frame.wgsl.cache_clear()
+    assert choose._answer_key(gpu, question) == before

@@ -48,7 +48,6 @@ def test_every_array_of_records_has_a_layout(shader):
 # accessor per kind. The host packs every kind by name (pack_rows).
 _ACCESSOR = re.compile(r"fn (\w+)\(r: u32\) -> (\w+) \{\s*let a = axes\[r\];\s*return \2\(([^)]*)\);")
 TABLES = {  # shader -> the record structs its accessors read
-    "indexed_gather.wgsl": {"Axis", "Lookup"},
     **dict.fromkeys(("gather.wgsl", "transpose_blocked.wgsl", "transpose_tiled.wgsl", "gather_lines.wgsl",
                      "nonzero.wgsl"),
                     {"Axis"}),

@@ -212,6 +212,10 @@ QUESTIONS = {q.name: q for q in (
     Question("pieces_min_row", ("64", "128"), (), "pieces_min_row",
              "the shortest row, bytes, the pieces kernels by runs copy (gpu/runs.py): 64, or 128 (rows of 64 to "
              "127 bytes then keep the general kernel, gpu/render/pieces.py)", rendered=True),
+    Question("gather_words", ("elements", "slices"), (), "gather_words",
+             "Gather of slices of whole words that are not whole 16-byte vectors, one band of one window: the "
+             "indexed gather, an element an invocation (elements), or gpu/render/slices.py's words, a slice (slices)",
+             rendered=True),
 )}
 QUESTION_ROUNDS = 3  # after one untimed run of each candidate, whose output is checked byte for byte
 

@@ -1,13 +1,21 @@
 """Indexed gathers and scatters on the device: the index tensor is read,
-checked and wrapped there (shaders/indices.wgsl), never through numpy.
+checked and wrapped there (the check and the indexed gather, gpu/render/indexed.py),
+never through numpy; the output is read back only when every index was in range.
 
     data ──upload──▶ src ─┐
-    indices ──upload──▶ raw ──indices.wgsl──▶ norm (u32, wrapped) + first bad position
-                          └─indexed_gather.wgsl─▶ dst (a band) ──readback──▶ sink
+    indices ──upload──▶ raw ──check──▶ norm (u32, wrapped) + first bad position
+                          └─indexed gather─▶ dst (a band) ──readback──▶ sink
 
-Scatters (gpu/scatter.py) use the same index check, and this kernel to
-re-lay their data and compute their targets. The output is read back only
-when every index was in range, so nothing is written otherwise.
+What each op reads is one ``Table`` (gpu/index_table.py, built by ops/ from
+the ONNX shapes; gpu/indexed_gather.py binds the kernel to it). Scatters
+(gpu/scatter.py) use the same check, and the gather to re-lay their data and
+compute their targets. A gather whose output is one band skips the check
+pass: its kernel checks the raw indices as it reads them, and the band is
+read back only if none was bad. Faster kernels take the tables they fit:
+GatherND's and Gather's whole slices (gpu/slices.py, gpu/slice_gathers.py),
+Gather's lines of one- or two-word slices (gpu/gather_lines.py),
+GatherElements' runs (gpu/elements_rows.py), ReverseSequence's blocks
+(gpu/reverse_runs.py).
 
 What each op reads is one table (``Table``): per output axis its size, its
 stride into the data and into the index tensor; per lookup a data stride and
@@ -43,24 +51,23 @@ import functools
 import math
 import struct
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
 from ..errors import OpError
 from ..core.sources import ByteSource
 from .device import Gpu
 from .engines.base import BufferUsage as U
-from .kernels import shader_const
-from .layout import pack
 from . import elements_rows, gather_lines, gather_windows, reverse_runs, slice_gathers, slices
 from .indexed_buffers import Buffers, Slice, read_small, read_to_host, to_sink  # noqa: F401 - also imported from here
+from .choose import answer
 from .program import Program, grid_x
 from .index_table import NONNEG, RANGE, WRAP, Check, Index, Table, row_strides  # noqa: F401 - also imported from here
-from .indexed_gather import GATHER, NO_BAD, VARIANTS, Gather, constants, variant  # noqa: F401 - also imported from here
+from .indexed_gather import NO_BAD, Gather, variant  # noqa: F401 - also imported from here
+from .render.indexed import CHECK_PARAMS, Check as CheckKernel
 
 Sink = Callable[[memoryview], None]
 LAST = "indexed-last"  # gpu.cache key: the last call's transfer counts (indexed_buffers.KEYS)
 
-INDICES = "indices.wgsl"
 BITS = (2, 4, 8, 16, 32, 64, 128)
 
 
@@ -97,8 +104,6 @@ class BadIndex(OpError):
         self.position, self.value = position, value
 
 
-
-
 def binding_limit(gpu: Gpu) -> int:
     return int(gpu.limits.get("max-storage-buffer-binding-size", 128 << 20))
 
@@ -130,12 +135,12 @@ def check_indices(gpu: Gpu, bufs: Buffers, index: Index, check: Check, max_dim: 
     norm = bufs.new("norm", count * 4, U.STORAGE | U.COPY_DST)
     if count == 0:
         return norm
-    status = bufs.small("status")
-    gpu.queue.write_buffer(status, 0, struct.pack("<4I", NO_BAD, 0, 0, 0))
+    status = bufs.status()
     bounds = bufs.new("bounds", 4 * len(check.bounds), U.STORAGE | U.COPY_DST)
     gpu.queue.write_buffer(bounds, 0, struct.pack(f"<{len(check.bounds)}I", *check.bounds))
-    kernel = Program(INDICES, ("read-only-storage", "storage", "storage", "uniform", "read-only-storage")).on(gpu)
-    wg = shader_const(INDICES, "WG")
+    render = CheckKernel()
+    kernel = Program(render.label, render.kinds, code=render.wgsl()).on(gpu)
+    wg = render.schedule.wg
     chunk = max(wg, (binding_limit(gpu) // width) // wg * wg)
     for first in range(0, count, chunk):
         n = min(chunk, count - first)
@@ -144,8 +149,8 @@ def check_indices(gpu: Gpu, bufs: Buffers, index: Index, check: Check, max_dim: 
             piece = Slice(index.source, first * width, n * width)
             buf = raw.upload("indices", piece, n * width)
             groups = -(-n // wg)
-            params = raw.params("index params", pack(
-                INDICES, count=n, wide=int(index.wide), groups_x=grid_x(groups, max_dim),
+            params = raw.params("index params", CHECK_PARAMS.pack(
+                count=n, wide=int(index.wide), groups_x=grid_x(groups, max_dim),
                 period=len(check.bounds), mode=check.mode, first=first, swap=int(index.big),
                 inner=max(1, check.inner),
             ))
@@ -170,22 +175,13 @@ def _can_fuse(gpu: Gpu, index: Index, check: Check, table: Table, band: int, fus
     """Whether the gather kernel can check the indices as it reads them: an
     output of one band (so all are read before any byte is read back) that
     is not empty (so every index is read: an index no element reads is
-    checked by indices.wgsl), the raw indices within one binding."""
+    checked by the check pass), the raw indices within one binding."""
     width = 8 if index.wide else 4
     count = table.size
     looks = (table.mode == 0 and table.lookups) or table.mode == 1
     return (fuse and looks and 0 < count <= band and 0 < index.size < NO_BAD
             and index.size * width <= binding_limit(gpu) and index.source.nbytes >= index.size * width
             and all(d < 1 << 32 for d in check.bounds))
-
-
-def _raw_indices(gpu: Gpu, bufs: Buffers, index: Index, check: Check,
-                 upload: bool = True) -> tuple[Any, Any, Index, Check]:
-    width = 8 if index.wide else 4
-    raw = bufs.upload("indices", index.source, index.size * width) if upload else None
-    status = bufs.small("status")
-    gpu.queue.write_buffer(status, 0, struct.pack("<4I", NO_BAD, 0, 0, 0))
-    return raw, status, index, check
 
 
 def check_only(gpu: Gpu, index: Index, check: Check, max_groups_per_dim: int | None = None) -> None:
@@ -201,32 +197,18 @@ def check_only(gpu: Gpu, index: Index, check: Check, max_groups_per_dim: int | N
 
 def bad_index(index: Index, check: Check, position: int) -> BadIndex:
     """The message for the index at flat ``position`` (its one value read from the host's source)."""
+    import numpy as np
+
     width = 8 if index.wide else 4
     raw = bytearray(width)
     index.source.readinto(position * width, memoryview(raw))
-    order = ">" if index.big else "<"
-    value = struct.unpack(order + ("q" if index.wide else "i"), raw)[0]
-    where = _unravel(position, index.shape) if not index.fortran else _unravel(
-        position, index.shape[::-1])[::-1]
+    value = struct.unpack((">" if index.big else "<") + ("q" if index.wide else "i"), raw)[0]
+    where = tuple(int(i) for i in np.unravel_index(position, index.shape, order="F" if index.fortran else "C"))
     d = check.bounds[check.bound_of(position)]
-    valid = valid_range(check.mode, d)
+    valid = f"[{-d}, {d - 1}]" if check.mode == WRAP else (f"[0, {d}]" if check.mode == RANGE else f"[0, {d - 1}]")
     about = f" for {check.what(check.bound_of(position))}" if check.what else ""
     text = ", ".join(map(str, where))
-    return BadIndex(
-        f"{check.op}: {check.name}[{text}] = {value} is out of range {valid}{about}", where, value
-    )
-
-
-def valid_range(mode: int, d: int) -> str:
-    return f"[{-d}, {d - 1}]" if mode == WRAP else (f"[0, {d}]" if mode == RANGE else f"[0, {d - 1}]")
-
-
-def _unravel(flat: int, shape: Sequence[int]) -> tuple[int, ...]:
-    out = []
-    for d in reversed(shape):
-        out.append(flat % d if d else 0)
-        flat = flat // d if d else 0
-    return tuple(reversed(out))
+    return BadIndex(f"{check.op}: {check.name}[{text}] = {value} is out of range {valid}{about}", where, value)
 
 
 # ------------------------------------------------------------------ gather
@@ -305,12 +287,14 @@ def gather_indexed(
             cut = None
             if lines is None and index is not None and slice_copy and not data.swap and (not can_fuse or index.wide):
                 cut = slices.plan(table, data.bits, check.bounds)
-            if cut is not None and not cut.vec4() and (
-                    table.extra.get("slices") == "slabs" or not can_fuse or not windows.single):
-                cut = None  # whole words: one band of one window (Gather: only whole vectors beat its kernel)
+            if cut is not None and not cut.vec4() and (not can_fuse or not windows.single or (
+                    table.extra.get("slices") == "slabs" and answer(gpu, "gather_words") == "elements")):
+                cut = None  # whole words: one band of one window (Gather: where it beats the element kernel)
             fused = None
-            if can_fuse:  # the raw indices (unless the slice kernel uploads them itself, in bands)
-                fused = _raw_indices(gpu, bufs, index, check, upload=not slice_gathers.uploads_own(cut, index, check))
+            if can_fuse:  # the raw indices (unless the slice kernel uploads them itself, in bands), a status word
+                own = slice_gathers.uploads_own(cut, index, check)
+                fused = (None if own else bufs.upload("indices", index.source, index.size * (8 if index.wide else 4)),
+                         bufs.status(), index, check)
             checked = None if fused is None else functools.partial(_status, gpu, bufs, fused[1], index, check)
             if lines is not None:
                 return gather_lines.run(gpu, bufs, windows, fused, norm, lines, count, data.bits, band, sink,
@@ -318,20 +302,18 @@ def gather_indexed(
             if cut is not None:  # whole slices: GatherND's common case, Gather's in vec4s
                 return slice_gathers.run(gpu, bufs, windows, fused, norm, cut, count, data.bits, band, sink,
                                          max_dim, poison, checked)
-            runs = None if cut is not None or fused is None or not windows.single or data.swap or not index.wide \
-                or not slice_copy else reverse_runs.plan(table, data.bits)
-            rows = None if cut is not None or fused is None or not windows.single or data.swap or not index.wide \
-                or not slice_copy else elements_rows.plan(table, data.bits)
-            if rows is not None:  # GatherElements' runs of 16
+            fast = (cut is None and fused is not None and windows.single and not data.swap and index.wide
+                    and slice_copy)
+            rows = elements_rows.plan(table, data.bits) if fast else None  # GatherElements' runs of 16
+            runs = reverse_runs.plan(table, data.bits) if fast and rows is None else None  # ReverseSequence's
+            if rows is not None or runs is not None:  # ... whole-word blocks: one dispatch, checked, then out
+                nbytes = (count * data.bits) // 8
                 dst = elements_rows.run(gpu, bufs, windows.first, fused[0], fused[1], rows, count, index.big,
-                                        check.bounds[0], max_dim, poison)
+                                        check.bounds[0], max_dim, poison) if rows is not None else reverse_runs.run(
+                    gpu, bufs, windows.first, fused[0], fused[1], runs, nbytes, index.big, check.bounds[0], max_dim,
+                    poison)
                 _status(gpu, bufs, fused[1], index, check)
-                return to_sink(gpu, bufs, dst, (count * data.bits) // 8, sink)
-            if runs is not None:  # ReverseSequence's whole-word blocks
-                dst = reverse_runs.run(gpu, bufs, windows.first, fused[0], fused[1], runs, (count * data.bits) // 8,
-                                       index.big, check.bounds[0], max_dim, poison)
-                _status(gpu, bufs, fused[1], index, check)
-                return to_sink(gpu, bufs, dst, (count * data.bits) // 8, sink)
+                return to_sink(gpu, bufs, dst, nbytes, sink)
             kernel = Gather(gpu, bufs, windows.first, norm, table, max_dim, fused)
 
             def run(dst: Any, e0: int, n: int, window: Any) -> None:

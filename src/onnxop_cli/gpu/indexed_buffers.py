@@ -21,6 +21,7 @@ fallback to staging fails them); gpu/indexed.py leaves a call's counts in
 
 from __future__ import annotations
 
+import struct
 from typing import Any, Callable, Iterable
 
 from ..core.sources import ByteSource
@@ -31,11 +32,12 @@ from .engines.base import MapMode
 from .kernels import shader_const
 from .program import Program, grid_x
 from .render.frame import Frame
+from .render.indexed import NO_BAD
 
 Sink = Callable[[memoryview], None]
 UPLOAD_STEP = 16 << 20  # bytes read from a source per write_buffer (staged)
 KEYS = ("mapped uploads", "staged uploads", "device uploads", "mapped reads", "staged reads", "device reads",
-        "check passes", "folded checks")  # indices.wgsl runs; scatters whose kernel checked the raw indices
+        "check passes", "folded checks")  # index check passes; scatters whose kernel checked the raw indices
 
 
 class Slice:
@@ -85,6 +87,12 @@ class Buffers:
     def small(self, label: str, size: int = 16) -> Any:
         """A status word buffer the host reads (and rewrites with write_buffer)."""
         return self.new(label, size, U.STORAGE | U.COPY_DST | U.COPY_SRC | (U.MAP_READ if self.mapped else 0))
+
+    def status(self) -> Any:
+        """A status word reset to "no bad index" (the checking kernels lower it by atomicMin)."""
+        status = self.small("status")
+        self.gpu.queue.write_buffer(status, 0, struct.pack("<4I", NO_BAD, 0, 0, 0))
+        return status
 
     def upload(self, label: str, source: ByteSource, nbytes: int, usage: int = 0, readable: bool = False) -> Any:
         """A storage buffer holding ``source``'s first ``nbytes`` (zero-padded
@@ -159,52 +167,43 @@ def read_to_host(gpu: Gpu, bufs: Buffers, buf: Any, nbytes: int) -> tuple[Any, m
 
 
 def read_small(gpu: Gpu, bufs: Buffers, buf: Any, nbytes: int) -> bytes:
-    """``buf``'s first ``nbytes`` (a few status words) as bytes: mapped where
-    it lies if it was made readable, else through a readback freed at once."""
-    n4 = max(4, round_up(nbytes, 4))
+    """``buf``'s first ``nbytes`` (a few status words) as bytes (``read_view``'s way)."""
+    out: list[bytes] = []
+    read_view(gpu, bufs, buf, nbytes, lambda view: out.append(bytes(view)))
+    return out[0]
+
+
+def read_view(gpu: Gpu, bufs: Buffers, buf: Any, nbytes: int, use: Sink) -> bool:
+    """``use`` given ``buf``'s first ``nbytes``: mapped where it lies if it was made
+    readable (``Buffers.result``; True), else through a readback freed at once (False)."""
     if id(buf) in bufs.readable:
+        n4 = max(4, round_up(nbytes, 4))
         gpu.wait(buf.map_async(MapMode.READ, 0, n4), "readback")
         try:
-            return bytes(buf.read_mapped(0, n4, copy=False)[:nbytes])
+            use(buf.read_mapped(0, n4, copy=False)[:nbytes])
         finally:
             buf.unmap()
+        return True
     back, view = read_to_host(gpu, bufs, buf, nbytes)
     try:
-        return bytes(view)
+        use(view)
     finally:
         back.unmap()
         back.destroy()
         bufs.made.remove(back)
+    return False
 
 
 def to_sink(gpu: Gpu, bufs: Buffers, buf: Any, nbytes: int, sink: Sink) -> int:
     """Hand ``buf``'s first ``nbytes`` to ``sink``: kept on the device for a
-    graph's DeviceSink; else mapped where it lies if ``buf`` was made readable
-    (``Buffers.result``), or read back (the readback buffer freed at once).
-    Returns ``nbytes``."""
+    graph's DeviceSink, else ``read_view``'s way. Returns ``nbytes``."""
     from .resident import DeviceSink
 
     if isinstance(sink, DeviceSink):  # a graph's intermediate: stays on the device
         sink.take(buf, nbytes)
         bufs.counts["device reads"] += 1
         return nbytes
-    if id(buf) in bufs.readable:
-        n4 = max(4, round_up(nbytes, 4))
-        gpu.wait(buf.map_async(MapMode.READ, 0, n4), "readback")
-        try:
-            sink(buf.read_mapped(0, n4, copy=False)[:nbytes])
-        finally:
-            buf.unmap()
-        bufs.counts["mapped reads"] += 1
-        return nbytes
-    back, view = read_to_host(gpu, bufs, buf, nbytes)
-    try:
-        sink(view)
-    finally:
-        back.unmap()
-        back.destroy()
-        bufs.made.remove(back)
-    bufs.counts["staged reads"] += 1
+    bufs.counts["mapped reads" if read_view(gpu, bufs, buf, nbytes, sink) else "staged reads"] += 1
     return nbytes
 
 

@@ -1,8 +1,8 @@
-"""indexed_gather.wgsl bound to one table (gpu/indexed.py's gathers, and
+"""The indexed gather (gpu/render/indexed.py) bound to one table (gpu/indexed.py's gathers, and
 the re-lay and target passes of gpu/scatter.py, gpu/scatter_bands.py): the
-kernel's variant for the table's case (``VARIANTS``, ``variant``), the rows
-of its table (lib/index_table.wgsl's Axis and Lookup, packed by name) and
-its dispatch over a band of the output, one window of the source at a time.
+kernel's variant for the table's case (``variant``), the rows of its table
+(lib/index_table.wgsl's Axis and Lookup) and its dispatch over a band of
+the output, one window of the source at a time.
 """
 
 from __future__ import annotations
@@ -13,28 +13,15 @@ from .device import Gpu
 from .engines.base import BufferUsage as U
 from .index_table import Check, Index, Table
 from .indexed_buffers import Buffers
-from .kernels import shader_const
-from .layout import pack, pack_rows
+from .layout import rendered
 from .program import Program, grid_x
-
-
-GATHER = "indexed_gather.wgsl"
-NO_BAD = 0xFFFFFFFF  # no bad index found (the status word's reset), and a window to the source's end
-
-
-# indexed_gather.wgsl's variants by name: its constants (CASE, INDEX), by their names in the shader
-VARIANTS = {
-    "flat": ("FLAT", "NORM"), "circular": ("CIRCULAR", "NORM"),
-    "one": ("ONE", "NORM"), "one_i32": ("ONE", "I32"), "one_i64": ("ONE", "I64"),
-    "lookups": ("LOOKUPS", "NORM"), "lookups_i32": ("LOOKUPS", "I32"), "lookups_i64": ("LOOKUPS", "I64"),
-    "reverse": ("REVERSE", "NORM"), "reverse_i32": ("REVERSE", "I32"), "reverse_i64": ("REVERSE", "I64"),
-}
+from .render.indexed import NO_BAD, PARAMS, gather
 
 
 def variant(table: Table, raw: Index | None = None) -> str:
-    """The kernel's variant (a key of VARIANTS) for ``table``: the one
-    specialized to its case (see indexed_gather.wgsl); ``raw``: the one
-    reading and checking these raw indices itself."""
+    """The kernel's variant (render/indexed.py's VARIANTS) for ``table``: the
+    one specialized to its case; ``raw``: the one reading and checking these
+    raw indices itself. Which code the table needs, not a speed choice."""
     if table.mode == 0:
         name = ("flat", "one")[len(table.lookups)] if len(table.lookups) < 2 else "lookups"
     else:
@@ -46,59 +33,50 @@ def variant(table: Table, raw: Index | None = None) -> str:
     return name + ("_i64" if raw.wide else "_i32")
 
 
-def constants(name: str) -> dict[str, int]:
-    """indexed_gather.wgsl's constants for the variant ``name``."""
-    case, index = VARIANTS[name]
-    return {"CASE": shader_const(GATHER, case), "INDEX": shader_const(GATHER, index)}
-
-
 class Gather:
-    """indexed_gather.wgsl bound to one source, index buffer and table."""
+    """The indexed gather bound to one source, index buffer and table."""
 
     def __init__(self, gpu: Gpu, bufs: Buffers, src: Any, norm: Any, table: Table, max_dim: int,
                  fused: tuple[Any, Any, Index, Check] | None = None) -> None:
         """``fused`` (raw index buffer, status buffer, index, check): the kernel
         reads and checks the raw indices itself; ``norm`` is then unused."""
         self.gpu, self.bufs, self.table, self.max_dim = gpu, bufs, table, max_dim
-        self.kernel = Program(
-            GATHER, ("read-only-storage", "read-only-storage", "storage", "uniform", "read-only-storage",
-                     "read-only-storage", "storage"), constants(variant(table, fused[2] if fused else None))
-        ).on(gpu)
+        render = gather(variant(table, fused[2] if fused else None))
+        code = render.wgsl()
+        self.kernel = Program(render.label, render.kinds, code=code).on(gpu)
         self.src, self.norm, self.fused = src, norm, fused
         if fused is None:
-            spare = bufs.new("no raw indices", 16, U.STORAGE)
-            self.raw, self.status, bounds = spare, bufs.new("no status", 16, U.STORAGE), (0,)
+            self.raw, self.status, bounds = bufs.new("no raw indices", 16, U.STORAGE), bufs.new(
+                "no status", 16, U.STORAGE), (0,)
         else:
             self.raw, self.status, bounds = fused[0], fused[1], fused[3].bounds
         m = 0xFFFFFFFF  # strides as two's complement u32 words
-        blob = pack_rows(GATHER, "Axis", ({"dim": d, "dstride": s & m, "istride": i & m}
-                                          for d, s, i in zip(table.shape, table.data.strides, table.index.strides)))
-        blob += pack_rows(GATHER, "Lookup", ({"stride": s & m, "ioff": o, "bound": bounds[t % len(bounds)], "claim": 0}
-                                             for t, (s, o) in enumerate(table.lookups)))
+        blob = rendered(code, "Axis").pack_rows({"dim": d, "dstride": s & m, "istride": i & m}
+                                                for d, s, i in zip(table.shape, table.data.strides, table.index.strides))
+        blob += rendered(code, "Lookup").pack_rows({"stride": s & m, "ioff": o, "bound": bounds[t % len(bounds)],
+                                                    "claim": 0} for t, (s, o) in enumerate(table.lookups))
         blob = blob or bytes(16)
         self.axes = bufs.new("axes", len(blob), U.STORAGE | U.COPY_DST)
         gpu.queue.write_buffer(self.axes, 0, blob)
-        self.words_per_group = shader_const(GATHER, "WG") * shader_const(GATHER, "WORDS")
+        self.words_per_group = render.schedule.per_group
 
     def run(self, dst: Any, e0: int, count: int, bits: int, swap: int, offsets: bool = False,
             window: tuple[Any, int, int, bool] | None = None) -> None:
         """Fill ``dst`` with elements e0 .. e0+count of the table's output;
         with ``window`` (buffer, first source element, elements, rmw) only
         those whose source lies in that window of the source."""
-        t = self.table
+        t, f = self.table, self.fused
         src, win0, wcount, rmw = window or (self.src, 0, NO_BAD, False)
         words = 0 if count == 0 else (count if offsets else (count * bits + 31) // 32)
-        f = self.fused
         iswap, cmode, bound = (int(f[2].big), f[3].mode, f[3].bounds[0]) if f else (0, 0, 0)
         groups = -(-words // self.words_per_group)
-        rev = t.time_axis if t.mode in (1, 2) else NO_BAD
-        params = self.bufs.params("gather params", pack(
-            GATHER, words=words, groups_x=grid_x(groups, self.max_dim), e0=e0, band=count,
+        params = self.bufs.params("gather params", PARAMS.pack(
+            words=words, groups_x=grid_x(groups, self.max_dim), e0=e0, band=count,
             bits=32 if offsets else bits, swap=swap, rank=len(t.shape), nlook=len(t.lookups), mode=t.mode,
-            rev_axis=rev, rev_stride=t.time_stride & 0xFFFFFFFF, modulus=max(1, t.modulus), offsets=int(offsets),
-            win0=win0, wcount=wcount, rmw=int(rmw), iswap=iswap, cmode=cmode, bound=bound,
+            rev_axis=t.time_axis if t.mode in (1, 2) else NO_BAD, rev_stride=t.time_stride & 0xFFFFFFFF,
+            modulus=max(1, t.modulus), offsets=int(offsets), win0=win0, wcount=wcount, rmw=int(rmw),
+            iswap=iswap, cmode=cmode, bound=bound,
         ))
-
         group = self.kernel.bind([src, self.norm, dst, params, self.axes, self.raw, self.status])
         encoder = self.gpu.device.create_command_encoder()
         self.kernel.dispatch(encoder, groups, self.max_dim, group)

@@ -304,4 +304,37 @@ def texts(question: str) -> tuple[str, ...]:
 
         return tuple(k.wgsl() for k in (GENERAL, WORDS, EDGES))
 
+    if question == "gather_words":  # the indexed gather that checks int64 indices, the slices' words
+        from .render.indexed import gather
+        from .render.slices import KERNELS
+
+        return (gather("one_i64").wgsl(), KERNELS["words"].wgsl())
+
     return texts(question)
+
+
+GATHER_WORDS = (4096, 3)  # float32 rows of 3 words (the narrowest past gather_lines' 1-2), 48 KiB
+GATHER_PICKS = 32768  # int64 row indices: 384 KiB out
+
+
+def gather_words(gpu: Gpu) -> Case:
+    """Gather along axis 0 of 3-word float32 rows by int64 indices (some
+    negative), end to end (ops/indexing.py's table for these shapes)."""
+    from . import indexed as ix
+
+    rng = np.random.default_rng(0)
+    x = _bits(rng, GATHER_WORDS)
+    (n, width), k = GATHER_WORDS, GATHER_PICKS
+    i = rng.integers(-n, n, k).astype("<i8")
+    table = Table.over((k, width), (0, 1), (1, 0), ((width, 0),), extra={"slices": "slabs"})
+    check = Check((n,), "Gather", mode=WRAP)
+    data = ix.Data(MemoryBytes(x), x.shape, 32)
+    index = ix.Index(MemoryBytes(i), i.shape, True, False)
+
+    def run() -> tuple[bytes, str]:
+        out = bytearray()
+        ix.gather_indexed(gpu, data, index, check, table, out.extend)
+        return bytes(out), "slices" if gpu.cache[ix.LAST].get("slices") else "elements"
+
+    expected = x[i].tobytes()
+    return Case(run, expected, len(expected))

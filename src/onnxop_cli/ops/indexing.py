@@ -39,7 +39,7 @@ def gather(op: str, data: Shape, indices: Shape, axis: int, ds=None, is_=None) -
     dstr = ds[:a] + (0,) * len(indices) + ds[a + 1 :]
     istr = (0,) * a + is_ + (0,) * (r - a - 1)
     # gpu/slices.py: each index selects the contiguous slab data[..., i, ...] after the axis, copied in
-    # vec4s where it is whole ones ("slabs": narrower slices keep the lookups kernel, as fast there)
+    # vec4s where it is whole ones ("slabs"; narrower whole words: choose.py's gather_words measures which)
     table = Table.over(shape, dstr, istr, ((ds[a], 0),), extra={"slices": "slabs"})
     return table, Check((data[a],), op, what=_about(data, [a]))
 

@@ -1,0 +1,354 @@
+"""The indexed gather and the index check, rendered through the one frame.
+
+``Gather``: dst[e] = src[offset(e)], the offset read partly from an index
+tensor. Gather, GatherElements, GatherND, ReverseSequence, Resize (nearest)
+and the copy that starts every scatter are tables for this one kernel
+(gpu/index_table.py). Output element e has multi-index o (row-major over the
+table's axes); its source element is
+
+    sum_k o_k * dstride_k  +  sum_t norm[ip + ioff_t] * stride_t,   ip = sum_k o_k * istride_k
+
+with ``norm`` the indices as ``Check`` wrote them (u32 offsets along their
+axis). The table's rows are lib/index_table.wgsl's Axis and Lookup. Modes:
+1 (ReverseSequence) L = norm[ip] is the batch's length, along the time axis
+t < L reads L - 1 - t; 2 (TensorScatter, circular) t reads (norm[ip] + t) %
+modulus. ``offsets`` 1 writes each element's source offset (the scatters'
+targets). Offsets wrap modulo 2^32 and end within the source, so u32
+arithmetic is exact. A source larger than one binding is bound a window at a
+time (``win0``, ``wcount``); ``rmw``: a band's later windows keep the other
+elements of their 2- to 16-bit words. Each invocation writes WORDS whole
+words (elements of 2-16 bits assembled low bits first, as ONNX packs them);
+``swap`` is a big-endian source's byte-swap unit. One render per ``CASES`` x
+``INDEX`` (the variant, ``CASE`` and ``INDEX`` constants the driver folds:
+Mesa's CPU drivers run every branch a lane could take); the ``i32``/``i64``
+variants read the raw indices and check them as they go (the first bad
+position kept by atomicMin), the host reading the band back only if none was.
+
+``Check``: int32 or int64 indices checked against their axis (all 64 bits:
+2^32 + 1 is out of range, never index 1) and written as u32 offsets,
+negatives wrapped; index p of the chunk (at ``first``) checks against
+bounds[((first + p) / inner) % period]; the smallest bad position goes to
+status[0]. Check modes (gpu/index_table.py): 0 -d .. d-1 wrapped, 1 0 .. d,
+2 0 .. d-1; ``swap``/``iswap`` 1: big-endian indices.
+
+Both stay hand-written WGSL inside the frame: the element schedule
+(render/elementwise.py) reads no offsets from a tensor and keeps no status.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..layout import Struct
+from ..shaders import shader_source
+from .frame import Binding, Frame
+from .schedule import Elements, Words, head
+
+CASES = ("flat", "one", "lookups", "reverse", "circular")  # CASE: the table's case (FLAT .. CIRCULAR)
+INDEX = ("norm", "i32", "i64")  # INDEX: indices as Check wrote them, or raw int32 / int64 checked here
+NO_BAD = 0xFFFFFFFF  # no bad index found (the status word's reset)
+
+PARAMS = Struct("Params", tuple((name, "u32") for name in (
+    "words", "groups_x", "e0", "band", "bits", "swap", "rank", "nlook", "mode", "rev_axis", "rev_stride",
+    "modulus", "offsets", "win0", "wcount", "rmw", "iswap", "cmode", "bound", "pad0", "pad1", "pad2", "pad3",
+    "pad4")))
+CHECK_PARAMS = Struct("Params", tuple((name, "u32") for name in (
+    "count", "wide", "groups_x", "period", "mode", "first", "swap", "inner")))
+
+
+def read_index(wide: str, pair: str, one: str, swap: str) -> str:
+    """WGSL: ``lo``, ``hi``, an index's two words (``pair`` sets them, or ``one``
+    is an int32 sign-extended), byte-swapped when ``swap``."""
+    return f"""    var lo: u32;
+    var hi: u32;
+    if ({wide}) {{
+{pair}
+        if ({swap}) {{
+            let t = bswap32(lo);
+            lo = bswap32(hi);
+            hi = t;
+        }}
+    }} else {{
+{one}
+        if ({swap}) {{
+            lo = bswap32(lo);
+        }}
+        hi = select(0u, 0xffffffffu, (lo >> 31u) != 0u);  // sign-extended
+    }}
+"""
+
+
+def in_range(mode: str, pos: str, bad: str) -> str:
+    """WGSL: ``ok`` whether (lo, hi) is valid along an axis of ``d`` under check
+    ``mode``, ``v`` its offset; a bad one lowers status[0] to ``pos``, then ``bad``."""
+    return f"""    var ok: bool;
+    var v = lo;
+    if ({mode} == 0u) {{
+        // 0 <= x < d, or -d <= x < 0 (hi all ones, lo >= 2^32 - d)
+        let neg = hi == 0xffffffffu && lo != 0u && (0u - lo) <= d;
+        ok = (hi == 0u && lo < d) || neg;
+        v = select(lo, lo + d, neg);
+    }} else {{
+        ok = hi == 0u && (lo < d || ({mode} == 1u && lo == d));
+    }}
+    if (!ok) {{
+        atomicMin(&status[0], {pos});
+        {bad}
+    }}
+"""
+
+
+@dataclass(frozen=True)
+class Check(Frame):
+    """The index check, one index an invocation."""
+
+    schedule: Elements = Elements(wg=256)
+    PARAMS = CHECK_PARAMS
+    label = "index check"
+    bindings = (Binding(0, "raw", "read", "u32"), Binding(1, "norm", "read_write", "u32"),
+                Binding(2, "status", "read_write", "atomic<u32>"), Binding(3), Binding(4, "bounds", "read", "u32"))
+
+    def parts(self) -> list[str]:
+        return [shader_source("lib/bswap.wgsl")]
+
+    def main(self) -> str:
+        return ("""    let p = (wg.y * params.groups_x + wg.x) * WG + lid;
+    if (p >= params.count) {
+        return;
+    }
+""" + read_index("params.wide != 0u", "        lo = raw[2u * p];\n        hi = raw[2u * p + 1u];",
+                 "        lo = raw[p];", "params.swap != 0u") + """    let at = params.first + p;
+    let d = bounds[(at / params.inner) % params.period];
+""" + in_range("params.mode", "at", "return;") + "    norm[at] = v;\n")
+
+
+@dataclass(frozen=True)
+class Gather(Frame):
+    """The indexed gather's variant ``schedule.variant``: a case of ``CASES``,
+    ``_i32``/``_i64`` where it checks raw indices (``variant`` in gpu/indexed_gather.py)."""
+
+    schedule: Words
+    PARAMS = PARAMS
+    bindings = (Binding(0, "src", "read", "u32"), Binding(1, "norm", "read", "u32"),
+                Binding(2, "dst", "read_write", "u32"), Binding(3), Binding(4, "axes", "read", "vec4<u32>"),
+                Binding(5, "raw", "read", "vec2<u32>"), Binding(6, "status", "read_write", "atomic<u32>"))
+
+    def __post_init__(self) -> None:
+        case, _, index = self.schedule.variant.partition("_")
+        if case not in CASES or (index or "norm") not in INDEX or (index and case in ("flat", "circular")):
+            raise ValueError(f"no indexed gather variant {self.schedule.variant!r}")
+
+    @property
+    def label(self) -> str:  # type: ignore[override]
+        s = self.schedule
+        return f"indexed gather {s.variant}[wg={s.wg},words={s.words}]"
+
+    def parts(self) -> list[str]:
+        case, _, index = self.schedule.variant.partition("_")
+        consts = "".join(f"const {n.upper()}: u32 = {i}u;\n" for names in (INDEX, CASES) for i, n in enumerate(names))
+        chosen = f"const CASE: u32 = {CASES.index(case)}u;\nconst INDEX: u32 = {INDEX.index(index or 'norm')}u;\n"
+        return [consts + chosen,
+                shader_source("lib/index_table.wgsl"), shader_source("lib/bswap.wgsl"), _WALK, _INDEX, _SOURCE,
+                _BODY]
+
+    def main(self) -> str:
+        return "    body(wg, lid, CASE, INDEX);\n"
+
+
+VARIANTS = tuple(c for c in CASES) + tuple(f"{c}_{i}" for c in CASES[1:4] for i in INDEX[1:])
+
+
+def gather(variant: str) -> Gather:
+    """The indexed gather's ``variant`` (a name of ``VARIANTS``) on its one schedule."""
+    return Gather(Words(variant, wg=256, words=16))
+
+
+# An output element's linear parts (source offset, index position, the last
+# axis' and the time axis' coordinates); the last axis and the first two
+# lookups loaded once per invocation (storage loads are what Mesa's CPU
+# drivers are slowest at); `next` steps along the last axis with adds.
+_WALK = """struct At {
+    e: u32,
+    off: u32,
+    ip: u32,
+    last: u32,
+    time: u32,
+}
+
+fn at(e: u32) -> At {
+    var rest = e;
+    var a = At(e, 0u, 0u, 0u, 0u);
+    for (var k = params.rank; k > 0u; k = k - 1u) {
+        let ax = axis(k - 1u);
+        let i = rest % ax.dim;
+        rest = rest / ax.dim;
+        a.off = a.off + i * ax.dstride;
+        a.ip = a.ip + i * ax.istride;
+        if (k == params.rank) {
+            a.last = i;
+        }
+        if (k - 1u == params.rev_axis) {
+            a.time = i;
+        }
+    }
+    return a;
+}
+
+struct Row {
+    dim: u32,
+    timed: u32,
+    dstride: u32,
+    istride: u32,
+    look: Lookup,
+    look1: Lookup,
+}
+
+fn row() -> Row {
+    let r = params.rank;
+    let nolook = Lookup(0u, 0u, 0u, 0u);
+    var w = Row(0u, 0u, 0u, 0u, nolook, nolook);
+    if (r > 0u) {
+        let ax = axis(r - 1u);
+        w = Row(ax.dim, select(0u, 1u, r - 1u == params.rev_axis), ax.dstride, ax.istride, nolook, nolook);
+    }
+    if (params.nlook > 0u) {
+        w.look = lookup(r);
+    }
+    if (params.nlook > 1u) {
+        w.look1 = lookup(r + 1u);
+    }
+    return w;
+}
+
+fn next(a: At, w: Row) -> At {
+    if (a.last + 1u < w.dim) {
+        return At(a.e + 1u, a.off + w.dstride, a.ip + w.istride, a.last + 1u, a.time + w.timed);
+    }
+    return at(a.e + 1u);
+}
+"""
+
+# The index at `pos` as an offset along an axis of `d` elements: Check's, or
+# (`check`) the raw one checked here, a bad one reading 0. The host checks
+# this way only an output of one band whose every index some element reads.
+_INDEX = ("""fn index(pos: u32, d: u32, check: u32) -> u32 {
+    if (check == NORM) {
+        return norm[pos];
+    }
+""" + read_index("check == I64", "        let x = raw[pos];\n        lo = x.x;\n        hi = x.y;",
+                 "        let x = raw[pos >> 1u];\n        lo = select(x.x, x.y, (pos & 1u) != 0u);", "params.iswap != 0u")
+          + in_range("params.cmode", "pos", "v = 0u;") + "    return v;\n}\n")
+
+_SOURCE = """fn source(a: At, w: Row, kind: u32, check: u32) -> u32 {
+    var off = a.off;
+    if (kind == ONE) {
+        off = off + index(a.ip + w.look.ioff, w.look.bound, check) * w.look.stride;
+    } else if (kind == LOOKUPS) {
+        off = off + index(a.ip + w.look.ioff, w.look.bound, check) * w.look.stride
+                  + index(a.ip + w.look1.ioff, w.look1.bound, check) * w.look1.stride;  // LOOKUPS has two or more
+        for (var t = 2u; t < params.nlook; t = t + 1u) {
+            let lk = lookup(params.rank + t);
+            off = off + index(a.ip + lk.ioff, lk.bound, check) * lk.stride;
+        }
+    } else if (kind == REVERSE) {
+        let len = index(a.ip, params.bound, check);
+        if (a.time < len) {
+            off = off + (len - 1u - 2u * a.time) * params.rev_stride;
+        }
+    } else if (kind == CIRCULAR) {
+        let t = (index(a.ip, params.bound, check) + a.time) % params.modulus;
+        off = off + (t - a.time) * params.rev_stride;
+    }
+    return off;
+}
+"""
+
+# Elements of 32 bits and more: along a last axis no index moves, the source
+# moves by its stride alone (the index read once per run of the row), and in
+# windows a run whose sources all lie outside this window writes nothing
+# (another window's dispatch writes it). 2- to 16-bit elements: assembled
+# 32 / bits to a word; a source below the window wraps past wcount.
+def each_word(pad: str = "        ") -> str:
+    """WGSL: the invocation's words ``q`` (of ``head``'s ``w0``), to the band's end, at ``pad``."""
+    return (f"{pad}for (var k = 0u; k < WORDS; k = k + 1u) {{\n{pad}    let q = w0 + k;\n"
+            f"{pad}    if (q >= params.words) {{\n{pad}        break;\n{pad}    }}\n")
+
+
+_BODY = "fn body(wg: vec3<u32>, lid: u32, kind: u32, check: u32) {\n" + head() + """    let bits = params.bits;
+    let w = row();
+    if (params.offsets != 0u) {
+        var a = at(params.e0 + w0);
+        for (var k = 0u; k < WORDS; k = k + 1u) {
+            if (w0 + k >= params.words) {
+                break;
+            }
+            if (k > 0u) {
+                a = next(a, w);
+            }
+            dst[w0 + k] = source(a, w, kind, check);
+        }
+        return;
+    }
+    if (bits >= 32u) {
+        let lg = countTrailingZeros(bits) - 5u;  // log2 of words per element
+        let lo = (1u << lg) - 1u;
+        let flip = select(0u, params.swap / 4u - 1u, params.swap >= 4u);
+        let same = kind == FLAT || (w.istride == 0u && w.timed == 0u);
+        var a = at(params.e0 + (w0 >> lg));
+        var s = source(a, w, kind, check);
+        let elems = ((min(w0 + WORDS, params.words) - 1u) >> lg) - (w0 >> lg);  // elements after the first
+        if (params.wcount != 0xffffffffu && same && a.last + elems < w.dim) {
+            let end = s + elems * w.dstride;
+            if (max(s, end) < params.win0 || min(s, end) >= params.win0 + params.wcount) {
+                return;
+            }
+        }
+""" + each_word() + """            let e = params.e0 + (q >> lg);
+            if (e != a.e) {
+                let along = same && a.last + 1u < w.dim;
+                a = next(a, w);
+                if (along) {
+                    s = s + w.dstride;
+                } else {
+                    s = source(a, w, kind, check);
+                }
+            }
+            let rel = s - params.win0;
+            if (rel < params.wcount) {
+                let piece = src[(rel << lg) + ((q & lo) ^ flip)];
+                dst[q] = select(piece, bswap32(piece), params.swap >= 4u);
+            }
+        }
+        return;
+    }
+    let per = 32u / bits;
+    let lg = 5u - countTrailingZeros(bits);  // log2 of elements per word
+    let mask = (1u << bits) - 1u;
+    let end = params.e0 + params.band;
+    var a = at(params.e0 + (w0 << lg));
+""" + each_word("    ") + """        var word = 0u;
+        if (params.rmw != 0u) {
+            word = dst[q];
+        }
+        for (var j = 0u; j < per; j = j + 1u) {
+            let e = params.e0 + (q << lg) + j;
+            if (e >= end) {
+                break;
+            }
+            if (e != a.e) {
+                a = next(a, w);
+            }
+            let rel = source(a, w, kind, check) - params.win0;
+            if (rel < params.wcount) {
+                var x = (src[rel >> lg] >> ((rel & (per - 1u)) * bits)) & mask;
+                if (params.swap == 2u) {
+                    x = ((x & 0xffu) << 8u) | (x >> 8u);
+                }
+                let shift = j * bits;
+                word = (word & ~(mask << shift)) | (x << shift);
+            }
+        }
+        dst[q] = word;
+    }
+}
+"""
