@@ -205,10 +205,15 @@ def bad_index(index: Index, check: Check, position: int) -> BadIndex:
     value = struct.unpack((">" if index.big else "<") + ("q" if index.wide else "i"), raw)[0]
     where = tuple(int(i) for i in np.unravel_index(position, index.shape, order="F" if index.fortran else "C"))
     d = check.bounds[check.bound_of(position)]
-    valid = f"[{-d}, {d - 1}]" if check.mode == WRAP else (f"[0, {d}]" if check.mode == RANGE else f"[0, {d - 1}]")
     about = f" for {check.what(check.bound_of(position))}" if check.what else ""
     text = ", ".join(map(str, where))
-    return BadIndex(f"{check.op}: {check.name}[{text}] = {value} is out of range {valid}{about}", where, value)
+    return BadIndex(f"{check.op}: {check.name}[{text}] = {value} is out of range {valid_range(check.mode, d)}{about}",
+                    where, value)
+
+
+def valid_range(mode: int, d: int) -> str:
+    """The indices an axis of size ``d`` takes under check ``mode``, as the messages say it."""
+    return f"[{-d}, {d - 1}]" if mode == WRAP else (f"[0, {d}]" if mode == RANGE else f"[0, {d - 1}]")
 
 
 # ------------------------------------------------------------------ gather
