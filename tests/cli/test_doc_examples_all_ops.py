@@ -32,7 +32,7 @@ TENSOR_OPS = {"Concat": 12, "Split": 16, "Where": 2, "Pad": 6, "Trilu": 18, "Gat
           "Compress": 5, "OneHot": 6, "BitCast": 10, "NonZero": 1,
           "Add": 8, "Sub": 9, "Mul": 9, "Div": 10, "Mod": 19, "Neg": 2, "Abs": 1, "Min": 14, "Max": 14,
           "Equal": 10, "Less": 8, "LessOrEqual": 8, "Greater": 8, "GreaterOrEqual": 8, "Not": 3, "And": 8, "Or": 8,
-          "Xor": 8, "Cast": 60, "CastLike": 56, "Range": 4, "Resize": 39}
+          "Xor": 8, "Cast": 60, "CastLike": 56, "Range": 4, "Resize": 39, "Upsample": 1}
 # the integer operators' float (and string) cases: skipped as out of scope (ops/elementwise.py)
 SCOPED = {"Add": 2, "Sub": 3, "Mul": 3, "Div": 3, "Mod": 9, "Neg": 2, "Abs": 1, "Min": 6, "Max": 6, "Equal": 2,
           "Less": 2, "LessOrEqual": 2, "Greater": 2, "GreaterOrEqual": 2, "Range": 3,
