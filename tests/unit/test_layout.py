@@ -49,7 +49,7 @@ TABLES = {  # shader -> the record structs its accessors read
     **dict.fromkeys(("indexed_gather.wgsl", "indexed_slices.wgsl", "indexed_slabs.wgsl", "scatter_slices.wgsl",
                      "gather_nd_rows.wgsl"), {"Axis", "Lookup"}),
     "pieces.wgsl": {"Axis", "Other"},
-    **dict.fromkeys(("gather.wgsl", "transpose_blocked.wgsl", "transpose_tiled.wgsl", "gather_lines.wgsl",
+    **dict.fromkeys(("gather_lines.wgsl",
                      "gather_elements_rows.wgsl", "nonzero.wgsl", "pieces_runs.wgsl", "pieces_edges.wgsl"),
                     {"Axis"}),
 }

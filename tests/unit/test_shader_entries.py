@@ -54,13 +54,13 @@ def test_constants_render_as_typed_literals():
     assert "const OP: u32 = 3u;" in text and "const BITS: u32 = 16u;" in text
     assert "const WINDOWED: bool = true;" in shaders.shader_source("indexed_slabs.wgsl", WINDOWED=True)
     assert shaders.variant_label("scatter_lines.wgsl", {"OP": 3, "BITS": 16}) == "scatter_lines.wgsl[BITS=16,OP=3]"
-    assert shaders.variant_label("gather.wgsl") == "gather.wgsl"
+    assert shaders.variant_label("nonzero.wgsl") == "nonzero.wgsl"
 
 
 @pytest.mark.parametrize("shader,constants,says", [
     ("scatter_lines.wgsl", {"OP": 3}, "constants not given: BITS"),
     ("scatter_lines.wgsl", {}, "constants not given: BITS, OP"),
-    ("gather.wgsl", {"OP": 3}, "constants it does not declare: OP"),
+    ("nonzero.wgsl", {"OP": 3}, "constants it does not declare: OP"),
     ("scatter_lines.wgsl", {"OP": 3, "BITS": 16, "X": 1}, "constants it does not declare: X"),
     ("scatter_lines.wgsl", {"OP": -1, "BITS": 16}, "constant OP = -1 is not a u32"),
     ("scatter_lines.wgsl", {"OP": True, "BITS": 16}, "constant OP = True is not a u32"),

@@ -189,10 +189,9 @@ class Question:
 
 
 QUESTIONS = {q.name: q for q in (
-    Question("transpose", ("blocked", "tiled", "generic"),
-             ("transpose_blocked.wgsl", "transpose_tiled.wgsl", "gather.wgsl"), "transpose",
+    Question("transpose", ("blocked", "tiled", "generic"), (), "transpose",
              "the kernel of transposes of 4-byte and wider elements: blocked (4 x 4 blocks in registers), "
-             "tiled (tiles in workgroup memory) or generic (gather.wgsl)"),
+             "tiled (tiles in workgroup memory) or generic (gpu/render/strided.py)", rendered=True),
     Question("nd_run", ("long", "short"), ("gather_nd_rows.wgsl",), "nd_run",
              "GatherND by pairs, rows of nd_rows.LONG_ROW slices or more: runs of LONG_RUN slices "
              "an invocation (long) or of RUN (short)"),

@@ -26,7 +26,6 @@ from .device import Gpu
 from .index_table import WRAP, Check, Table
 from .kernels import shader_const
 from .headroom import status_bytes
-from .program import Program
 
 TRANSPOSE_SIDE = 1024  # a 4 MiB float32 square: one band, one upload
 ND_ROWS = (128, 2048)  # GatherND index pairs: rows of 2048 slices (>= nd_rows.LONG_ROW), 4 MiB of tuples
@@ -65,7 +64,7 @@ def transpose(gpu: Gpu) -> Case:
     ((_, band, (upload,)),) = list(plan.bands())  # one band, one upload: the case is small
     run = G.Run(gpu, plan, MemoryBytes(x), band_bytes, window_bytes, 0, None)
     run.dispatch(upload, band)  # fills src (and runs once)
-    pipelines = {name: Program(shader, sharing=G.GENERAL).on(gpu) for name, shader in G.VARIANTS.items()}
+    pipelines = {name: program.on(gpu) for name, program in G.VARIANTS.items()}
 
     def dispatch(nbytes: int, sink: Callable) -> str:
         name = answer(gpu, "transpose")
@@ -221,4 +220,8 @@ def texts(question: str) -> tuple[str, ...]:
     """The rendered WGSL of every candidate of ``question`` (a ``Question.rendered`` one): its cache key's."""
     from .word_kernels import texts
 
+    if question == "transpose":
+        from .render.strided import KERNELS
+
+        return tuple(k.wgsl() for k in KERNELS.values())
     return texts(question)

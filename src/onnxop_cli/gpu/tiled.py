@@ -1,7 +1,7 @@
 """Which gather dispatches go through a transpose kernel, and their
-parameter records: ``shaders/transpose_tiled.wgsl`` on GPUs,
-``shaders/transpose_blocked.wgsl`` on CPU adapters (gather.variants picks
-by adapter; docs/performance-adapters.md has the figures).
+parameter records: the tiled kernel on GPUs, the blocked one on CPU adapters
+(gpu/render/strided.py; gather.variants picks by adapter, choose.py's
+``transpose`` question; docs/performance-adapters.md has the figures).
 
 The generic gather writes the output in order and reads wherever the index
 map points. When the innermost output axis has a large source stride (a
@@ -15,7 +15,7 @@ measurement. The tiled kernel takes a box when
 
 - its elements are whole words (32, 64, 128 bits) and any byte swap is by
   whole words (``swap`` 0, 4 or 8): sub-word elements share output words
-  between neighbours, which only gather.wgsl assembles;
+  between neighbours, which only the generic gather assembles;
 - the upload holds every element it reads (``keep`` is false), so offsets
   fit a u32;
 - its innermost axis has at least MIN_EXTENT elements read at least a cache
@@ -25,7 +25,13 @@ measurement. The tiled kernel takes a box when
 The blocked kernel asks for the same and more (see blocked_plan): 32-bit
 elements, and every offset on a 16-byte word. Everything else (slices,
 broadcasts, Tile, DepthToSpace with small blocks, whose innermost runs
-already read neighbouring source elements) stays with gather.wgsl.
+already read neighbouring source elements) stays with the generic gather.
+
+MIN_STRIDE_BYTES and MIN_EXTENT are not speed thresholds measured on one
+driver: below a cache line the generic gather's reads already share lines
+(no kernel can gain there), and fewer than 8 elements along l leave most of
+a tile idle. Whether a transposing box goes to a transpose kernel at all,
+and to which, is measured per adapter (choose.py's ``transpose``).
 """
 
 from __future__ import annotations
@@ -33,11 +39,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .program import grid_x
-from .layout import pack
+from .render.strided import BLOCKED, KERNELS, TILED
 from .tiling import Dispatch
 
-SHADER = "transpose_tiled.wgsl"
-TILE = 32  # shaders/transpose_tiled.wgsl: TILE words per tile row, TILE elements along l
+TILE = KERNELS["tiled"].schedule.tile  # words per tile row, elements along l
 MIN_STRIDE_BYTES = 64  # a cache line: below it the gather's reads already share lines
 MIN_EXTENT = 8  # elements along the innermost axis: fewer would leave most of a tile's 32 idle
 U32 = (1 << 32) - 1
@@ -56,7 +61,7 @@ class Tiled:
 
 def plan(d: Dispatch, shape: tuple[int, ...], bits: int, swap: int) -> Tiled | None:
     """The tiled form of dispatch ``d`` of a view of ``shape``, or None
-    where gather.wgsl should write it."""
+    where the generic gather should write it."""
     if bits < 32 or swap not in (0, 4, 8) or d.keep:
         return None
     box = d.box
@@ -88,7 +93,7 @@ def record(t: Tiled, d: Dispatch, rank: int, bits: int, swap: int, at: int, max_
     gx = grid_x(t.groups, max_dim)
     lg = (bits // 32).bit_length() - 1
     first, _ = d.box.words(bits)
-    params = pack(SHADER, groups=t.groups, groups_x=gx, first_word=first, rank=rank, axis0=d.box.axis,
+    params = TILED.pack(groups=t.groups, groups_x=gx, first_word=first, rank=rank, axis0=d.box.axis,
                   dim0=d.box.extent, at=at, lg=lg, swap=swap, a=t.a, tiles_a=t.tiles_a, tiles_l=t.tiles_l,
                   base=d.base & U32)
     return params, t.groups
@@ -96,8 +101,7 @@ def record(t: Tiled, d: Dispatch, rank: int, bits: int, swap: int, at: int, max_
 
 # ------------------------------------------------------------ blocked (CPU adapters)
 
-BLOCKED_SHADER = "transpose_blocked.wgsl"
-BLOCKED_WG = 64  # shaders/transpose_blocked.wgsl: WG
+BLOCKED_WG = KERNELS["blocked"].schedule.wg
 
 
 @dataclass(frozen=True)
@@ -143,7 +147,7 @@ def blocked_plan(d: Dispatch, shape: tuple[int, ...], bits: int, swap: int) -> B
 def blocked_record(b: Blocked, d: Dispatch, rank: int, swap: int, at: int, max_dim: int) -> tuple[bytes, int]:
     """(the 64-byte Params record, workgroups) for the blocked kernel."""
     gx = grid_x(b.groups, max_dim)
-    params = pack(BLOCKED_SHADER, groups=b.groups, groups_x=gx, first_word=d.box.e0, rank=rank, axis0=d.box.axis,
+    params = BLOCKED.pack(groups=b.groups, groups_x=gx, first_word=d.box.e0, rank=rank, axis0=d.box.axis,
                   dim0=d.box.extent, at=at, a=b.a, blocks_a=b.blocks_a, blocks_l=b.blocks_l, spans_a=b.spans_a,
                   base=d.base & U32, swap=swap)
 
