@@ -4,7 +4,7 @@ of the same output, in process CPU seconds (lavapipe's threads included),
 interleaved, with the uploads of data and indices (``Buffers.upload``,
 mapped or staged) timed apart; ``--empty`` runs the same calls with the
 indexed kernels' bodies emptied (indexed_gather.wgsl's, and the runs kernels
-gather_elements_rows.wgsl, gather_nd_rows.wgsl and gather_lines.wgsl return at once), so the
+gather_elements_rows.wgsl and gather_nd_rows.wgsl return at once), so the
 difference from a run without it is the kernel itself and what is left is
 the uploads, the index check's setup and the readback.
 
@@ -29,7 +29,6 @@ EMPTY = {  # shader -> (the line a kernel's body starts after, the early return 
     "indexed_gather.wgsl": (BODY, "if (kind < 1000u) { return; }"),
     "gather_elements_rows.wgsl": ("let e0 = start(wg, lid);", "if (e0 < 0xffffffffu) { return; }"),
     "gather_nd_rows.wgsl": ("let p0 = start(wg, lid);", "if (p0 < 0xffffffffu) { return; }"),
-    "gather_lines.wgsl": ("let w0 = start(wg, lid);", "if (w0 < 0xffffffffu) { return; }"),
 }
 
 

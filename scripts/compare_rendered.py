@@ -30,7 +30,7 @@ def decls(text: str) -> list[str]:
 
 
 def old(tree: str, shader: str, constants: dict) -> str:
-    return subprocess.run([sys.executable, "-c", (
+    return subprocess.run([f"{tree}/.venv/bin/python", "-c", (
         "import sys; from onnxop_cli.gpu.shaders import shader_source; "
         f"sys.stdout.write(shader_source({shader!r}, **{constants!r}))")],
         cwd=tree, capture_output=True, text=True, check=True,
@@ -43,13 +43,19 @@ def main() -> int:
     pairs = [("gather.wgsl", {}, strided.KERNELS["generic"].wgsl()),
              ("transpose_tiled.wgsl", {}, strided.KERNELS["tiled"].wgsl()),
              ("transpose_blocked.wgsl", {}, strided.KERNELS["blocked"].wgsl())]
-    lines = getattr(strided, "LINES", None)
-    if lines is not None:
-        for (unit, kind), kernel in lines.items():
+    from onnxop_cli.gpu.render import lines
+
+    if True:
+        for (unit, kind), kernel in lines.LINES.items():
             pairs.append(("gather_lines.wgsl", {"UNIT": unit, "KIND": kind}, kernel.wgsl()))
     bad = 0
     for shader, constants, text in pairs:
         a, b = decls(old(sys.argv[1], shader, constants)), decls(text)
+        if "UNIT" in constants:  # intended: start() inlined (the schedule's head), UNIT's branch resolved
+            unit = constants["UNIT"]
+            a = [d.replace("letw0=start(wg,lid);", "letw0=((wg.y*params.groups_x+wg.x)*WG+lid)*WORDS;") for d in a
+                 if not d.startswith(("fnstart(", "constUNIT:", f"fnwords{3 - unit}(", "@compute"))]
+            b = [d for d in b if not d.startswith("@compute") or print(f"  main: {d[d.index('{'):]}")]
         only_old = [d for d in a if d not in b]
         only_new = [d for d in b if d not in a]
         print(f"{shader} {constants}: {'same' if not (only_old or only_new) else 'DIFFERENT'}")

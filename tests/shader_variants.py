@@ -5,17 +5,14 @@ renders (tests/unit/test_shader_entries.py) and compiles
 
 from __future__ import annotations
 
-from onnxop_cli.gpu import (elements_rows, gather_lines, indexed, nd_rows, scatter, scatter_claims,
+from onnxop_cli.gpu import (elements_rows, indexed, nd_rows, scatter, scatter_claims,
                             scatter_lines, slice_gathers)
-from onnxop_cli.gpu.kernels import shader_const
 
 
 def host_variants() -> list[tuple[str, dict]]:
     out: list[tuple[str, dict]] = []
     out += [(scatter_lines.LINES, scatter_lines.constants(n)) for n in scatter_lines.VARIANTS]
     out += [(indexed.GATHER, indexed.constants(n)) for n in indexed.VARIANTS]
-    out += [(gather_lines.SHADER, {"UNIT": unit, "KIND": shader_const(gather_lines.SHADER, kind)})
-            for unit in (1, 2) for kind in ("I32", "I64")]
     out += [(m.SHADER, {"WORDS": words}) for m in (elements_rows, nd_rows) for words in (1, 2)]
     out += [(slice_gathers.SLABS, {"WINDOWED": w}) for w in (False, True)]
     out += [(scatter.APPLY, c) for c in scatter.APPLY_KERNELS.values()]

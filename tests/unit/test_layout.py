@@ -49,8 +49,7 @@ TABLES = {  # shader -> the record structs its accessors read
     **dict.fromkeys(("indexed_gather.wgsl", "indexed_slices.wgsl", "indexed_slabs.wgsl", "scatter_slices.wgsl",
                      "gather_nd_rows.wgsl"), {"Axis", "Lookup"}),
     "pieces.wgsl": {"Axis", "Other"},
-    **dict.fromkeys(("gather_lines.wgsl",
-                     "gather_elements_rows.wgsl", "nonzero.wgsl", "pieces_runs.wgsl", "pieces_edges.wgsl"),
+    **dict.fromkeys(("gather_elements_rows.wgsl", "nonzero.wgsl", "pieces_runs.wgsl", "pieces_edges.wgsl"),
                     {"Axis"}),
 }
 
@@ -97,7 +96,6 @@ def test_no_records_packed_by_position_in_gpu():
 def test_records_pack_row_by_row_by_name():
     rows = [{"size": 3, "stride": 1}, {"size": 5, "stride": -1}]
     assert pack_rows("nonzero.wgsl", "Axis", rows) == struct.pack("<8I", 3, 1, 0, 0, 5, 0xFFFFFFFF, 0, 0)
-    assert pack_rows("gather_lines.wgsl", "Axis", [{"dim": 2, "stride": 7}]) == struct.pack("<4I", 2, 7, 0, 0)
     with pytest.raises(KeyError, match="no field 'x'"):
         pack_rows("gather_elements_rows.wgsl", "Axis", [{"dim": 2, "x": 7}])
 
