@@ -13,7 +13,7 @@ import re
 
 from onnxop_cli.gpu import gather, tiled
 from onnxop_cli.gpu.layout import parse
-from onnxop_cli.gpu.render import lines, strided
+from onnxop_cli.gpu.render import lines, strided, view
 
 ENTRY = re.compile(r"@compute\s+@workgroup_size\((\d+)\)\s*fn\s+(\w+)")
 BINDING = re.compile(r"^@group\(0\) @binding\((\d+)\) var<([\w, ]+)> (\w+): ([^;]+);$", re.MULTILINE)
@@ -46,11 +46,11 @@ def test_every_strided_kernel_is_one_frame_with_its_declared_params_and_bindings
 
 def test_the_view_kernels_share_one_layout_and_one_axis_record():
     kinds = {k.kinds for k in strided.KERNELS.values()}
-    assert kinds == {strided.KINDS} and gather.GENERAL.kinds == strided.KINDS
+    assert kinds == {view.KINDS} and gather.GENERAL.kinds == view.KINDS
     for kernel in strided.KERNELS.values():
         text = kernel.wgsl()
         axis = parse(text, "Axis", kernel.label)
-        assert [(f.name, f.offset) for f in axis.fields] == [(f.name, f.offset) for f in strided.AXIS.layout.fields]
+        assert [(f.name, f.offset) for f in axis.fields] == [(f.name, f.offset) for f in view.AXIS.layout.fields]
         assert axis.size == 16  # one vec4 record per axis: view_axis loads it whole
         assert kernel.PARAMS.size <= 64  # gather.py binds the largest Params of the three at one stride
     assert {n: p.code for n, p in gather.VARIANTS.items()} == {

@@ -32,7 +32,8 @@ from .choose import answer
 from .device import Gpu
 from .buffers import WORD, BufferUsage, MapMode, binding_limit, can_map, dispatch_limit, round_up
 from .program import Program, grid_x
-from .render.strided import AXIS, GATHER, KERNELS, KINDS
+from .render.strided import GATHER, KERNELS
+from .render.view import AXIS, KINDS
 from .tiling import Plan, Upload, in_order
 
 __all__ = ["Access", "gather_through_kernel"]

@@ -1,33 +1,21 @@
-"""Gather of 1- or 2-word units along lines, rendered on the whole-word
-schedule: out[line, j] = src[base(line) + index(j) * lstride], where the
-output is lines of ``m`` units, a unit is one 32-bit word or two (``unit``),
-``base`` walks the leading output axes (``axes``) and index(j) is the index
-tensor's j-th (row-major) entry. Gather along the last axis of 4- and 8-byte
-elements, and Compress (its kept positions are the indices), are such
-tables (gpu/gather_lines.py plans them: one little-endian window, the index
-axes the output's trailing ones before the slice, row-major).
-
-Each invocation writes WORDS consecutive output words as WORDS / 4 vec4
-stores, against the element kernel's scalar store per word: Mesa's CPU
-drivers make a storage access a loop over the lanes, so a vec4 store costs
-about what a scalar one does. Where its units lie in one line, it reads
-their indices as vec4 loads and checks and offsets them four at a time;
-where they cross a line's end, one at a time.
-
-The indices are the raw int32 (``kind`` I32) or int64 (I64) ones, checked
-as read, all 64 bits, as indices.wgsl checks them (mode 0 wraps -d .. d-1,
-1 takes 0 .. d, 2 0 .. d-1; ``iswap`` big-endian): every line reads every
-index, so a bad one is found whatever the band, and an invocation keeps its
-smallest bad position in status[0] once (atomicMin), reading offset 0 for
-it; the host reads nothing back then. Indices indices.wgsl already wrapped
-(an output of many bands) run as int32 ones, mode 0: the host takes this
-kernel only for an axis below 2^31. The output goes in bands of at most one
-binding (u0 the band's first unit: a multiple of 128); dst has room for the
-last vec4 past ``words``.
-
-By hand before (shaders/gather_lines.wgsl, its two bodies one generator's
-now, ``_words``): the elementwise generator has no index tensor and walks no
-lines; here a line's base is found once and its units stepped by adds.
+"""Gather of 1- or 2-word units along lines (``unit``), on the whole-word
+schedule: out[line, j] = src[base(line) + index(j) * lstride], ``base``
+walking the leading output axes (``axes``), index(j) the index tensor's j-th
+entry: Gather along the last axis of 4- and 8-byte elements and Compress
+(gpu/gather_lines.py plans them: one little-endian window, the index axes
+the output's trailing ones before the slice, row-major). Each invocation
+writes WORDS words as vec4 stores (a storage access is a loop over the lanes
+on Mesa's CPU drivers, so a vec4 costs about what a scalar does); where its
+units lie in one line it reads their indices as vec4 loads, four at a time,
+else one at a time. The indices are the raw int32 (``kind`` I32) or int64
+(I64) ones, checked as read, all 64 bits, as indices.wgsl checks them (mode
+0 wraps -d .. d-1, 1 takes 0 .. d, 2 0 .. d-1; ``iswap`` big-endian); an
+invocation keeps its smallest bad position in status[0] (one atomicMin),
+reading offset 0 for it. Indices indices.wgsl already wrapped run as int32,
+mode 0 (the host takes this kernel only for an axis below 2^31). Bands of one
+binding (u0 their first unit, a multiple of 128); dst has room for the last
+vec4 past ``words``. By hand before (gather_lines.wgsl; its two bodies are
+one generator's now, ``_words``).
 """
 
 from __future__ import annotations
@@ -37,7 +25,7 @@ from dataclasses import dataclass
 from ..layout import Struct
 from .frame import Binding, Frame
 from .schedule import Words, head
-from .strided import BSWAP4
+from .view import BSWAP4
 
 I32, I64 = 1, 2  # the raw indices' kinds
 KINDS = ("read-only-storage", "storage", "uniform", "read-only-storage", "read-only-storage", "storage")
