@@ -80,7 +80,7 @@ def missing_from(wheel: Path) -> list[str]:
 
 def test_wheel_ships_every_module_shader_and_sample_byte_identical(wheel):
     files = shipped_files()
-    assert sum(name.endswith(".wgsl") for name in files) > 30 and "onnxop_cli/shaders/lib/float_convert.wgsl" in files
+    assert sum(name.endswith(".wgsl") for name in files) > 10 and "onnxop_cli/shaders/lib/float_convert.wgsl" in files
     assert missing_from(wheel) == []
     names = zipfile.ZipFile(wheel).namelist()
     assert "onnxop_cli/samples/a.npy" in names
