@@ -34,7 +34,10 @@ class Lines:
 def plan(table: Table, bits: int, bounds: tuple[int, ...]) -> Lines | None:
     """The line plan of a Gather ``table`` (``extra["slices"]`` "slabs")
     for elements of ``bits``, or None: its index axes not the last before
-    the slice or not row-major, or the slice not one or two whole words."""
+    the slice or not row-major, or the slice not one or two whole words.
+    Every condition is what the kernel can run, none a speed threshold (where
+    it runs it measured faster than the element kernel: docs/operators.md,
+    benchmarks/gather_lines_ab.py)."""
     if table.mode != 0 or len(table.lookups) != 1 or table.lookups[0].at != 0 or table.extra.get("slices") != "slabs":
         return None
     cut = slices.plan(table, bits, bounds)
