@@ -61,7 +61,7 @@ FIXED = [
 def schedules(k: int, item: int, rank: int, full: bool) -> list[tuple[str | None, str]]:
     """The kernels case ``k`` runs on, forced by $ONNXOP_GATHER (elements of 4 bytes and less, and the tiled
     kernel) or $ONNXOP_SCHEDULE in turn (both, and the adapter's own choice, for the transpose question's 2-D cases):
-    sub-word elements, which every kernel leaves to gather.wgsl, on one in turn; others than 4 bytes, which
+    sub-word elements, which every kernel leaves to the generic gather, on one in turn; others than 4 bytes, which
     the blocked kernel leaves, on the tiled one and every third case on the blocked or the generic one; 4 bytes
     on the tiled and the blocked one, the generic one every third case (float32: every case)."""
     kernels = [KERNELS[(k + 2) % 3]] if item < 4 else [n for i, n in enumerate(KERNELS) if i == 0 or (k + i) % 3 == 0
@@ -130,7 +130,7 @@ def structures(rng, dtype):
 def meant(kernel: str, dtype, view: Access, tiles: bool, blocks: bool) -> str:
     item = np.dtype(dtype).itemsize
     if kernel == "generic" or item < 4:
-        return "none"  # sub-word elements share output words: only gather.wgsl assembles them
+        return "none"  # sub-word elements share output words: only the generic gather assembles them
     n, stride = view.shape[-1], view.strides[-1]
     for d, s in zip(view.shape[-2::-1], view.strides[-2::-1]):  # axes that run on as one
         if s != stride * n:
@@ -164,7 +164,7 @@ def test_transposes_match_the_reference(gpu, rng, monkeypatch, dtype):
 
 HEADER = 128  # bytes before the data in the file sources, as a .npy header
 # (kernel, dtype, shape, binding bytes, its dispatches taken or from a file): bands smaller than the tensor, whose boxes read
-# packed runs (some taken by the transpose kernel) and windows that reach outside the upload (kept for gather.wgsl)
+# packed runs (some taken by the transpose kernel) and windows that reach outside the upload (kept for the generic gather)
 BANDED = [("tiled", "<f4", (9, 64, 40), 40000, "some"), ("tiled", ">f8", (9, 64, 40), 40000, "some"),
           ("tiled", "<f4", (16, 64, 64), 160000, "every"), ("blocked", "<f4", (12, 64, 40), 80000, "some"),
           ("blocked", ">f4", (16, 64, 64), 160000, "every"), ("chosen", "<f4", (12, 40, 36), 8192, "file"),

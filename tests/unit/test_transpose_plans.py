@@ -42,7 +42,7 @@ def _dispatch(shape, strides, keep=False):
         ((64, 64), (1, 64), 32, 0, False, 0),  # 2-D transpose: read along axis 0
         ((64, 64, 9), (1, 64, 4096), 64, 8, False, 0),  # 3-D 2,1,0 of big-endian 8-byte
         ((3, 64, 64), (4096, 1, 64), 128, 0, False, 1),  # 0,2,1 of 16-byte
-        ((64, 64), (1, 64), 16, 0, False, None),  # sub-word: gather.wgsl
+        ((64, 64), (1, 64), 16, 0, False, None),  # sub-word: the generic gather
         ((64, 64), (1, 64), 64, 2, False, None),  # a swap inside a word
         ((64, 64), (1, 64), 32, 0, True, None),  # reaches outside the upload
         ((64, 64), (64, 1), 32, 0, False, None),  # row-major: the innermost axis does not move
