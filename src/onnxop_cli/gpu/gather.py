@@ -38,10 +38,22 @@ from .tiling import Plan, Upload, in_order
 
 __all__ = ["Access", "gather_through_kernel"]
 
+
+class Rendered(Program):
+    """Kernel ``name`` of gpu/render/strided.py as a Program, rendered when
+    first compiled: not at import (its parts are read from the package's
+    files, which cost every start-up a few milliseconds)."""
+
+    def __init__(self, name: str, kinds: tuple[str, ...] | None = None, sharing: Program | None = None) -> None:
+        self.kernel = KERNELS[name]
+        super().__init__(self.kernel.label, kinds, sharing=sharing)
+
+    code = property(lambda self: self.kernel.wgsl(), lambda self, _: None)  # type: ignore[assignment]
+
+
 # (src, dst, Params at a dynamic offset, axes); the transpose kernels (VARIANTS) bind this layout too
-GENERAL = Program(KERNELS["generic"].label, KINDS, code=KERNELS["generic"].wgsl())
-VARIANTS = {name: Program(KERNELS[name].label, sharing=GENERAL, code=KERNELS[name].wgsl())
-            for name in ("tiled", "blocked")}
+GENERAL = Rendered("generic", KINDS)
+VARIANTS = {name: Rendered(name, sharing=GENERAL) for name in ("tiled", "blocked")}
 BITS = (2, 4, 8, 16, 32, 64, 128)
 DEFAULT_BAND = 64 << 20  # bytes of output per band (and of source per upload), at most one binding
 # With mapped buffers (buffers.can_map) there are two buffers, not four: bands
