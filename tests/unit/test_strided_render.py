@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from onnxop_cli.gpu import gather, tiled
 from onnxop_cli.gpu.layout import parse
-from onnxop_cli.gpu.render import lines, strided, view
+from onnxop_cli.gpu.render import lines, strided, transpose, view
 
 ENTRY = re.compile(r"@compute\s+@workgroup_size\((\d+)\)\s*fn\s+(\w+)")
 BINDING = re.compile(r"^@group\(0\) @binding\((\d+)\) var<([\w, ]+)> (\w+): ([^;]+);$", re.MULTILINE)
@@ -70,3 +72,12 @@ def test_each_lines_kernel_runs_its_own_unit_and_kind():
         assert f"fn words{unit}(" in text and f"fn words{3 - unit}(" not in text
         assert f"const KIND: u32 = {kind}u;" in text and "words" + str(unit) + "(wg, lid, KIND);" in text
         assert kernel.kinds == lines.KINDS and len(kernel.bindings) == len(lines.KINDS)
+
+
+@pytest.mark.parametrize("wg,tile", [(256, 16), (256, 64), (96, 32), (2048, 32)])
+def test_a_tile_schedule_the_body_cannot_run_is_refused(wg, tile):
+    with pytest.raises(ValueError, match="no tile schedule"):
+        transpose.Tiles(wg, tile)
+    for wg in (32, 64, 128, 256, 512, 1024):  # every one it can: each renders one main at its size
+        kernel = transpose.Tiled(transpose.Tiles(wg))
+        assert f"@workgroup_size({wg})" in kernel.wgsl() and f"const ROWS: u32 = {wg // 32}u;" in kernel.wgsl()

@@ -68,6 +68,10 @@ class Tiles:
                         ("ROWS", "rows", "tile rows one pass of the workgroup covers (WG / TILE)"),
                         ("PITCH", "pitch", "words between tile rows: TILE + 1 against bank conflicts"))
 
+    def __post_init__(self) -> None:  # the body shifts by log2(TILE) = 5 and loops TILE * TILE / WG times
+        if self.tile != 32 or self.wg % self.tile or (self.tile * self.tile) % self.wg:
+            raise ValueError(f"no tile schedule {self}")
+
     @property
     def rows(self) -> int:
         return self.wg // self.tile
