@@ -4,7 +4,7 @@ of the same output, in process CPU seconds (lavapipe's threads included),
 interleaved, with the uploads of data and indices (``Buffers.upload``,
 mapped or staged) timed apart; ``--empty`` runs the same calls with the
 indexed kernels' bodies emptied (the indexed gather's, gpu/render/indexed.py, and the runs kernels
-gpu/render/rows.py's and gather_lines.wgsl return at once), so the
+gpu/render/rows.py's return at once; the lines kernel, gpu/render/lines.py, is not emptied), so the
 difference from a run without it is the kernel itself and what is left is
 the uploads, the index check's setup and the readback.
 
@@ -28,7 +28,6 @@ BODY = "fn body(wg: vec3<u32>, lid: u32, kind: u32, check: u32) {"
 EMPTY = {  # shader -> (the line a kernel's body starts after, the early return put there)
     "gather-elements": ("let e0 = start(wg, lid);", "if (e0 < 0xffffffffu) { return; }"),  # render/rows.py's
     "gather-nd": ("let p0 = start(wg, lid);", "if (p0 < 0xffffffffu) { return; }"),
-    "gather_lines.wgsl": ("let w0 = start(wg, lid);", "if (w0 < 0xffffffffu) { return; }"),
 }
 
 

@@ -1,5 +1,5 @@
-"""The transpose kernels alone: gather.wgsl (``generic``) against the tiled
-kernel (``tiled``, shaders/transpose_tiled.wgsl), with copy_buffer_to_buffer
+"""The transpose kernels alone: the generic gather (``generic``) against the tiled
+kernel (``tiled``, gpu/render/transpose.py), with copy_buffer_to_buffer
 of the same bytes as the yardstick, on one adapter.
 
 Each case is a float32 tensor of --mib MiB, uploaded once; each round then
@@ -57,7 +57,6 @@ class Case:
         import numpy as np
 
         from onnxop_cli.gpu import gather as G
-        from onnxop_cli.gpu.program import Program
         from onnxop_cli.gpu.buffers import round_up
         from onnxop_cli.gpu.tiling import Plan
         from onnxop_cli.core.sources import MemoryBytes
@@ -77,7 +76,7 @@ class Case:
         finally:
             os.environ.pop(G.ENV_GATHER, None)
         # every transpose kernel compiled; each timing runs one of them
-        self.variants = {v: (v, Program(G.VARIANTS[v], sharing=G.GENERAL).on(gpu)) for v in VARIANTS}
+        self.variants = {v: (v, G.VARIANTS[v].on(gpu)) for v in VARIANTS}
         ((_, self.band, uploads),) = list(plan.bands())
         if len(uploads) != 1:
             raise SystemExit(f"{shape}: more than one upload; choose a smaller --mib")

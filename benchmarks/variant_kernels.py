@@ -250,9 +250,9 @@ def variants() -> list[Variant]:
 
     blocked = lambda: Probe(gather, "_variant_record")  # noqa: E731 - a dispatch the transpose kernel takes
     return [
-        Variant("transpose_blocked.wgsl (CPU adapters; transpose_tiled.wgsl on GPUs)", "gather.wgsl",
+        Variant("the blocked transpose (gpu/render/transpose.py; the tiled one on GPUs)", "the generic gather",
                 lambda: env(gather.ENV_GATHER, "generic"), blocked, transpose_cases),
-        Variant("gather_lines.wgsl", "indexed_gather.wgsl (or the whole-slice kernels)",
+        Variant("the lines kernel (gpu/render/lines.py)", "the indexed gather (or the whole-slice kernels)",
                 lambda: patched((gather_lines, "plan", lambda *a, **k: None)),
                 lambda: Probe(gather_lines, "run"), lines_cases),
         Variant("rows ElementsRows", "indexed_gather.wgsl",
@@ -283,7 +283,7 @@ def variants() -> list[Variant]:
                 lambda: Probe(one_hot, "run_one_hot"), one_hot_cases),
         Variant("pieces by runs (gpu/render/piece_rows.py)", "the general pieces kernel", lambda: patched((runs, "ENABLED", False)),
                 lambda: Probe(runs, "encode", lambda out, a: True), runs_cases),
-        Variant("pieces by runs for repeats (gpu/repeats.py)", "gather.wgsl",
+        Variant("pieces by runs for repeats (gpu/repeats.py)", "the generic gather (gpu/render/strided.py)",
                 lambda: patched((repeats, "ENABLED", False)), lambda: Probe(repeats, "piece"), repeat_cases),
     ]
 

@@ -18,8 +18,12 @@ from onnxop_cli.errors import GpuError
 from onnxop_cli.gpu import kernels
 from onnxop_cli.gpu.choose import kernel_for
 from onnxop_cli.gpu.needs import needs, needs_of
+from onnxop_cli.gpu.gather import GENERAL
 from onnxop_cli.gpu.program import Program
+from onnxop_cli.gpu.render.strided import KERNELS as STRIDED_KERNELS
 from onnxop_cli.gpu.shaders import shader_names, shader_text
+
+STRIDED = STRIDED_KERNELS["generic"]
 
 DAWN = [b for b in BACKENDS if b.startswith("dawn-")]
 
@@ -42,11 +46,12 @@ def test_every_shader_says_what_its_code_needs():
         assert kernel.features == needs_of(kernel.wgsl).features, kernel.name
     assert kernels.KERNELS["storage64"].features == ("shader-int64",) and kernels.KERNELS["storage"].features == ()
     portable = [s for s in shader_names() if not needs(s).features]
-    assert "gather.wgsl" in portable
+    assert "nonzero.wgsl" in portable
+    assert not needs_of(STRIDED.wgsl()).features  # the strided gather, rendered
 
 
 def test_workgroup_and_binding_limits_are_read_from_the_shader():
-    need = needs("gather.wgsl")
+    need = needs_of(STRIDED.wgsl())
     assert need.limits["max-compute-invocations-per-workgroup"] == 256
     assert need.limits["max-storage-buffers-per-shader-stage"] == 3
     assert need.limits["max-uniform-buffers-per-shader-stage"] == 1
@@ -69,7 +74,7 @@ def test_dawn_refuses_64_bit_kernels_and_never_chooses_them(backend):
     with pytest.raises(UsageError, match="needs shader-int64"):
         kernel_for(gpu, "storage64")
     Program(portable.shader, portable.render.kinds, code=portable.wgsl).on(gpu)
-    gpu.pipeline("gather.wgsl")  # every portable kernel compiles on Tint
+    GENERAL.on(gpu)  # every portable kernel compiles on Tint
 
 
 def test_engine_option_and_env_select_dawn(backend, cwd, rng, capsys, monkeypatch):

@@ -25,7 +25,7 @@ from onnxop_cli.core import apply as core
 from onnxop_cli.gpu import Access, gather_through_kernel
 from onnxop_cli.gpu import indexed as ix
 from onnxop_cli.gpu import tiling
-from onnxop_cli.gpu.kernels import shader_const
+from onnxop_cli.gpu.render.strided import KERNELS
 from onnxop_cli.ops import flatten_node, indexing, unsqueeze_node
 from onnxop_cli.core.tensor import MemoryBytes, Tensor, swap_unit
 
@@ -320,7 +320,7 @@ def test_a_deep_transpose(gpu, rng, reading, rank, binding):
 
 
 def test_grid_folds_when_groups_exceed_the_dimension_limit(gpu, rng):
-    words_per_group = shader_const("gather.wgsl", "WG") * shader_const("gather.wgsl", "WORDS")
+    words_per_group = KERNELS["generic"].schedule.per_group
     f = np.asfortranarray(random_array(rng, (301, 4 * words_per_group // 301 * 4 + 3), "u1"))
     assert f.nbytes > 4 * 4 * words_per_group  # more than 4 groups: a 2 x 3 grid with spares
     assert fortran(gpu, f, max_groups_per_dim=2) == reference(f)

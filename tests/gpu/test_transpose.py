@@ -4,9 +4,8 @@ payloads, -0.0) with poisoned output: random structures (ranks 2 to 4,
 random perms that move the innermost axis, extents around the tile's and
 the block's edges, reversed and sliced axes, offsets inside and outside a
 word, Fortran and big-endian sources) and the old hand-picked ones x each
-kernel of gpu/choose.py's transpose question forced (the tiled kernel,
-shaders/transpose_tiled.wgsl; the blocked one, transpose_blocked.wgsl; the
-generic gather.wgsl), by $ONNXOP_GATHER and by $ONNXOP_SCHEDULE x every
+kernel of gpu/choose.py's transpose question forced (the tiled, the blocked
+and the generic kernels of gpu/render/strided.py), by $ONNXOP_GATHER and by $ONNXOP_SCHEDULE x every
 element width. One tally per property asserts each case ran the kernel
 meant for it (every dispatch, some, or none) and that each variant came up.
 """
@@ -21,8 +20,9 @@ from properties import Tally
 
 from onnxop_cli.core.sources import FileBytes
 from onnxop_cli.core.tensor import MemoryBytes, swap_unit
-from onnxop_cli.gpu import Access, choose, gather_through_kernel, shaders, tiled, tiling
+from onnxop_cli.gpu import Access, choose, gather_through_kernel, tiled, tiling
 from onnxop_cli.gpu import gather as g
+from onnxop_cli.gpu.program import Program
 
 POISON = 0xA5
 WIDTHS = ["<u4", "<f4", ">f4", ">i4", "<f8", ">f8", "<i8", "<c8", ">c8", "<c16", ">c16",
@@ -61,7 +61,7 @@ FIXED = [
 def schedules(k: int, item: int, rank: int, full: bool) -> list[tuple[str | None, str]]:
     """The kernels case ``k`` runs on, forced by $ONNXOP_GATHER (elements of 4 bytes and less, and the tiled
     kernel) or $ONNXOP_SCHEDULE in turn (both, and the adapter's own choice, for the transpose question's 2-D cases):
-    sub-word elements, which every kernel leaves to gather.wgsl, on one in turn; others than 4 bytes, which
+    sub-word elements, which every kernel leaves to the generic gather, on one in turn; others than 4 bytes, which
     the blocked kernel leaves, on the tiled one and every third case on the blocked or the generic one; 4 bytes
     on the tiled and the blocked one, the generic one every third case (float32: every case)."""
     kernels = [KERNELS[(k + 2) % 3]] if item < 4 else [n for i, n in enumerate(KERNELS) if i == 0 or (k + i) % 3 == 0
@@ -98,7 +98,7 @@ def gather(gpu, source, view: Access, **kw) -> tuple[bytes, str, str]:
         g.variants = real
     assert written == len(out)
     c = gpu.cache["gather-last"]
-    name = ",".join(n for n, _ in asked[0]) if asked and asked[0] else "generic"
+    name = ",".join(asked[0]) if asked and asked[0] else "generic"
     return bytes(out), name, "every" if c["tiled"] == c["dispatches"] >= 1 else "some" if c["tiled"] else "none"
 
 
@@ -130,7 +130,7 @@ def structures(rng, dtype):
 def meant(kernel: str, dtype, view: Access, tiles: bool, blocks: bool) -> str:
     item = np.dtype(dtype).itemsize
     if kernel == "generic" or item < 4:
-        return "none"  # sub-word elements share output words: only gather.wgsl assembles them
+        return "none"  # sub-word elements share output words: only the generic gather assembles them
     n, stride = view.shape[-1], view.strides[-1]
     for d, s in zip(view.shape[-2::-1], view.strides[-2::-1]):  # axes that run on as one
         if s != stride * n:
@@ -164,7 +164,7 @@ def test_transposes_match_the_reference(gpu, rng, monkeypatch, dtype):
 
 HEADER = 128  # bytes before the data in the file sources, as a .npy header
 # (kernel, dtype, shape, binding bytes, its dispatches taken or from a file): bands smaller than the tensor, whose boxes read
-# packed runs (some taken by the transpose kernel) and windows that reach outside the upload (kept for gather.wgsl)
+# packed runs (some taken by the transpose kernel) and windows that reach outside the upload (kept for the generic gather)
 BANDED = [("tiled", "<f4", (9, 64, 40), 40000, "some"), ("tiled", ">f8", (9, 64, 40), 40000, "some"),
           ("tiled", "<f4", (16, 64, 64), 160000, "every"), ("blocked", "<f4", (12, 64, 40), 80000, "some"),
           ("blocked", ">f4", (16, 64, 64), 160000, "every"), ("chosen", "<f4", (12, 40, 36), 8192, "file"),
@@ -243,21 +243,14 @@ MUTATIONS = {
 def test_a_mutated_kernel_fails(gpu, rng, monkeypatch, mutation):
     kernel, old, new = MUTATIONS[mutation]
     monkeypatch.setenv(g.ENV_GATHER, kernel)
-    shader = g.VARIANTS[kernel]
-    text = shaders.shader_source(shader)
-    assert text.count(old) == 1
-    real = shaders.shader_source
-    monkeypatch.setattr(shaders, "shader_source", lambda name: text.replace(old, new) if name == shader else real(name))
-    key = f"{shader}:on:{g.SHADER}"
-    saved = gpu._pipelines.pop(key, None)
-    try:
-        a = random_array(rng, (4, 8, 36, 44), np.dtype("<f4" if kernel == "blocked" else "<f8"))
-        a = a.astype(a.dtype.newbyteorder(">"))
-        cut = a[..., :42]  # 42: the blocked kernel's last block is partial
-        out, name, ran = gather(gpu, a, view_of(a, cut.transpose(3, 0, 2, 1)))
-        assert (name, ran) == (kernel, "every")
-        assert out != little(cut.transpose(3, 0, 2, 1))
-    finally:
-        gpu._pipelines.pop(key, None)
-        if saved is not None:
-            gpu._pipelines[key] = saved
+    program = g.VARIANTS[kernel]
+    assert program.code.count(old) == 1
+    # its own label: its own pipeline, never the real kernel's
+    monkeypatch.setitem(g.VARIANTS, kernel, Program(f"{program.shader} mutated: {mutation}", sharing=g.GENERAL,
+                                                    code=program.code.replace(old, new)))
+    a = random_array(rng, (4, 8, 36, 44), np.dtype("<f4" if kernel == "blocked" else "<f8"))
+    a = a.astype(a.dtype.newbyteorder(">"))
+    cut = a[..., :42]  # 42: the blocked kernel's last block is partial
+    out, name, ran = gather(gpu, a, view_of(a, cut.transpose(3, 0, 2, 1)))
+    assert (name, ran) == (kernel, "every")
+    assert out != little(cut.transpose(3, 0, 2, 1))

@@ -95,9 +95,9 @@ def test_a_wheel_without_one_shader_is_caught(wheel, tmp_path):
     broken = tmp_path / wheel.name
     with zipfile.ZipFile(wheel) as src, zipfile.ZipFile(broken, "w") as dst:
         for item in src.infolist():
-            if item.filename != "onnxop_cli/shaders/gather.wgsl":
+            if item.filename != "onnxop_cli/shaders/nonzero.wgsl":
                 dst.writestr(item, src.read(item))
-    assert missing_from(broken) == ["onnxop_cli/shaders/gather.wgsl"]
+    assert missing_from(broken) == ["onnxop_cli/shaders/nonzero.wgsl"]
 
 
 def run_installed(venv: Path, cwd: Path, *args: str, backend: str) -> subprocess.CompletedProcess:
@@ -148,7 +148,7 @@ def test_installed_package_is_the_wheel_not_the_source(venv, tmp_path):
     )
     path, names = done.stdout.splitlines()
     assert Path(path).is_relative_to(venv)
-    assert "gather.wgsl" in names
+    assert "nonzero.wgsl" in names
     module = subprocess.run(
         [str(venv / "bin" / "python"), "-m", "onnxop_cli", "--help"], cwd=tmp_path, capture_output=True, text=True
     )

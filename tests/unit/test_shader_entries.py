@@ -53,17 +53,17 @@ def test_constants_render_as_typed_literals():
     text = shaders.shader_source("indexed_gather.wgsl", CASE=3, INDEX=1)
     assert "const CASE: u32 = 3u;" in text and "const INDEX: u32 = 1u;" in text
     assert "const WINDOWED: bool = true;" in shaders.shader_source("indexed_slabs.wgsl", WINDOWED=True)
-    assert shaders.variant_label("indexed_gather.wgsl", {"INDEX": 1, "CASE": 3}) == "indexed_gather.wgsl[CASE=3,INDEX=1]"
-    assert shaders.variant_label("gather.wgsl") == "gather.wgsl"
+    assert shaders.variant_label("scatter_lines.wgsl", {"OP": 3, "BITS": 16}) == "scatter_lines.wgsl[BITS=16,OP=3]"
+    assert shaders.variant_label("nonzero.wgsl") == "nonzero.wgsl"
 
 
 @pytest.mark.parametrize("shader,constants,says", [
-    ("indexed_gather.wgsl", {"CASE": 3}, "constants not given: INDEX"),
-    ("indexed_gather.wgsl", {}, "constants not given: CASE, INDEX"),
-    ("gather.wgsl", {"OP": 3}, "constants it does not declare: OP"),
-    ("indexed_gather.wgsl", {"CASE": 3, "INDEX": 1, "X": 1}, "constants it does not declare: X"),
-    ("indexed_gather.wgsl", {"CASE": -1, "INDEX": 1}, "constant CASE = -1 is not a u32"),
-    ("indexed_gather.wgsl", {"CASE": True, "INDEX": 1}, "constant CASE = True is not a u32"),
+    ("scatter_lines.wgsl", {"OP": 3}, "constants not given: BITS"),
+    ("scatter_lines.wgsl", {}, "constants not given: BITS, OP"),
+    ("nonzero.wgsl", {"OP": 3}, "constants it does not declare: OP"),
+    ("scatter_lines.wgsl", {"OP": 3, "BITS": 16, "X": 1}, "constants it does not declare: X"),
+    ("scatter_lines.wgsl", {"OP": -1, "BITS": 16}, "constant OP = -1 is not a u32"),
+    ("scatter_lines.wgsl", {"OP": True, "BITS": 16}, "constant OP = True is not a u32"),
     ("indexed_slabs.wgsl", {"WINDOWED": 1}, "constant WINDOWED = 1 is not a bool"),
 ])
 def test_a_wrong_constant_is_refused_naming_the_shader(shader, constants, says):

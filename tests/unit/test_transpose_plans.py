@@ -42,7 +42,7 @@ def _dispatch(shape, strides, keep=False):
         ((64, 64), (1, 64), 32, 0, False, 0),  # 2-D transpose: read along axis 0
         ((64, 64, 9), (1, 64, 4096), 64, 8, False, 0),  # 3-D 2,1,0 of big-endian 8-byte
         ((3, 64, 64), (4096, 1, 64), 128, 0, False, 1),  # 0,2,1 of 16-byte
-        ((64, 64), (1, 64), 16, 0, False, None),  # sub-word: gather.wgsl
+        ((64, 64), (1, 64), 16, 0, False, None),  # sub-word: the generic gather
         ((64, 64), (1, 64), 64, 2, False, None),  # a swap inside a word
         ((64, 64), (1, 64), 32, 0, True, None),  # reaches outside the upload
         ((64, 64), (64, 1), 32, 0, False, None),  # row-major: the innermost axis does not move
@@ -69,13 +69,6 @@ def test_the_tile_grid_covers_the_box():
     assert len(params) == 64 and groups == t.groups and gx * gy >= t.groups and gx <= 4
 
 
-def test_the_host_tile_matches_the_shader():
-    from onnxop_cli.gpu.kernels import shader_const
-
-    assert shader_const(tiled.SHADER, "TILE") == tiled.TILE
-    assert shader_const(tiled.SHADER, "WG") == shader_const(tiled.SHADER, "TILE") * shader_const(tiled.SHADER, "ROWS")
-
-
 def test_the_choice_by_answer_and_override(monkeypatch):
     """The transpose question's answer picks the kernel, $ONNXOP_GATHER
     overrides it; a view with no unit-stride axis but the last (a slice),
@@ -88,11 +81,11 @@ def test_the_choice_by_answer_and_override(monkeypatch):
     monkeypatch.delenv(g.ENV_GATHER, raising=False)
     for answer, taken in [("blocked", ["blocked"]), ("tiled", ["tiled"]), ("generic", [])]:
         monkeypatch.setenv(choose.ENV_SCHEDULE, f"transpose={answer}")
-        assert [n for n, _ in g.variants(plan, FakeGpu)] == taken
+        assert g.variants(plan, FakeGpu) == taken
     monkeypatch.setenv(g.ENV_GATHER, "generic")
     assert g.variants(plan, FakeGpu) == []
     monkeypatch.setenv(g.ENV_GATHER, "tiled")
-    assert [n for n, _ in g.variants(plan, FakeGpu)] == ["tiled"]
+    assert g.variants(plan, FakeGpu) == ["tiled"]
     assert g.variants(Plan(Access((4, 4), (1, 4)), 8, 16, 16, 4, 16, 16), FakeGpu) == []
     monkeypatch.delenv(g.ENV_GATHER)
     monkeypatch.delenv(choose.ENV_SCHEDULE)

@@ -189,10 +189,9 @@ class Question:
 
 
 QUESTIONS = {q.name: q for q in (
-    Question("transpose", ("blocked", "tiled", "generic"),
-             ("transpose_blocked.wgsl", "transpose_tiled.wgsl", "gather.wgsl"), "transpose",
+    Question("transpose", ("blocked", "tiled", "generic"), (), "transpose",
              "the kernel of transposes of 4-byte and wider elements: blocked (4 x 4 blocks in registers), "
-             "tiled (tiles in workgroup memory) or generic (gather.wgsl)"),
+             "tiled (tiles in workgroup memory) or generic (gpu/render/strided.py)", rendered=True),
     Question("nd_run", ("long", "short"), (), "nd_run",
              "GatherND by pairs (gpu/render/rows.py), rows of nd_rows.LONG_ROW slices or more: runs of 64 slices "
              "an invocation (long) or of 16 (short)", rendered=True),

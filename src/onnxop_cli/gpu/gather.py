@@ -1,5 +1,5 @@
 """Stream a strided view of a tensor, row-major and little-endian, through
-``shaders/gather.wgsl``.
+the strided gather (gpu/render/strided.py).
 
     source --readinto--> upload --copy--> src --gather--> dst (a band)
            --copy--> readback --sink-->
@@ -31,16 +31,29 @@ from ..core.region import Access
 from .choose import answer
 from .device import Gpu
 from .buffers import WORD, BufferUsage, MapMode, binding_limit, can_map, dispatch_limit, round_up
-from .kernels import shader_const
-from .layout import layout as layout_of, pack, pack_rows
 from .program import Program, grid_x
+from .render.strided import GATHER, KERNELS
+from .render.view import AXIS, KINDS
 from .tiling import Plan, Upload, in_order
 
 __all__ = ["Access", "gather_through_kernel"]
 
-SHADER = "gather.wgsl"
+
+class Rendered(Program):
+    """Kernel ``name`` of gpu/render/strided.py as a Program, rendered when
+    first compiled: not at import (its parts are read from the package's
+    files, which cost every start-up a few milliseconds)."""
+
+    def __init__(self, name: str, kinds: tuple[str, ...] | None = None, sharing: Program | None = None) -> None:
+        self.kernel = KERNELS[name]
+        super().__init__(self.kernel.label, kinds, sharing=sharing)
+
+    code = property(lambda self: self.kernel.wgsl(), lambda self, _: None)  # type: ignore[assignment]
+
+
 # (src, dst, Params at a dynamic offset, axes); the transpose kernels (VARIANTS) bind this layout too
-GENERAL = Program(SHADER, ("read-only-storage", "storage", "uniform+offset", "read-only-storage"))
+GENERAL = Rendered("generic", KINDS)
+VARIANTS = {name: Rendered(name, sharing=GENERAL) for name in ("tiled", "blocked")}
 BITS = (2, 4, 8, 16, 32, 64, 128)
 DEFAULT_BAND = 64 << 20  # bytes of output per band (and of source per upload), at most one binding
 # With mapped buffers (buffers.can_map) there are two buffers, not four: bands
@@ -155,7 +168,7 @@ class Run:
         self.gpu, self.plan, self.source, self.swap = gpu, plan, source, swap
         self.band_bytes = band_bytes
         self.max_dim = dispatch_limit(gpu, max_groups_per_dim)
-        self.per_group = shader_const(SHADER, "WG") * shader_const(SHADER, "WORDS")
+        self.per_group = KERNELS["generic"].schedule.per_group
         self.stride = max(256, gpu.limits.get("min-uniform-buffer-offset-alignment", 256))
         self.rank = len(plan.view.shape)
         records = 2 * self.rank  # boxes per upload, at most
@@ -167,7 +180,7 @@ class Run:
             # the transpose kernels that may take some dispatches, in the
             # order tried (gpu/tiled.py), on the same layout, so one bind
             # group serves every kernel
-            self.variants = [(name, Program(shader, sharing=GENERAL).on(gpu)) for name, shader in variants(plan, gpu)]
+            self.variants = [(name, VARIANTS[name].on(gpu)) for name in variants(plan, gpu)]
             self.src_bytes = round_up(src_bytes, WORD)
             # On adapters that map storage buffers (buffers.can_map: wgpu on CPU
             # adapters) the source is read straight into src and the band read
@@ -191,7 +204,7 @@ class Run:
                 self.readback = self._buffer("readback", band_bytes, U.MAP_READ | U.COPY_DST) if host_out else None
             self.params = self._buffer("params", self.stride * records, U.UNIFORM | U.COPY_DST)
             # the variants (tiled, blocked) bind the same layout: the largest of their Params
-            params_bytes = max(layout_of(k).size for k in (SHADER, *(shader for _, shader in variants(plan, gpu))))
+            params_bytes = max(KERNELS[k].PARAMS.size for k in ("generic", *variants(plan, gpu)))
             self.axes = self._buffer("axes", 16 * self.rank * records, U.STORAGE | U.COPY_DST)
             self.bind_group = self.kernel.bind([
                 (src, 0, self.src_bytes), (self.dst, 0, band_bytes), (self.params, 0, params_bytes), self.axes,
@@ -288,8 +301,8 @@ class Run:
             if found is None:
                 first, words = box.words(plan.bits)
                 groups = -(-words // self.per_group)
-                record = pack(
-                    SHADER, words=words, groups_x=grid_x(groups, self.max_dim), first_word=first, e0=box.e0,
+                record = GATHER.pack(
+                    words=words, groups_x=grid_x(groups, self.max_dim), first_word=first, e0=box.e0,
                     count=box.count, band=band, bits=plan.bits, swap=self.swap, rank=self.rank, axis0=box.axis, dim0=box.extent,
                     window=upload.elements, keep=int(d.keep), at=i * self.rank, base=d.base & ((1 << 64) - 1),
                 )
@@ -297,7 +310,7 @@ class Run:
             self.dispatches += 1
             gpu.queue.write_buffer(self.params, i * self.stride, record)
             strides = (0,) * box.axis + d.strides
-            axes += pack_rows(SHADER, "Axis", (
+            axes += AXIS.layout.pack_rows((
                 {"dim": n & 0xFFFFFFFF, "stride_lo": s & 0xFFFFFFFF, "stride_hi": (s >> 32) & 0xFFFFFFFF}
                 for n, s in zip(plan.view.shape, strides)))
             kernel.record(compute, groups, self.max_dim, self.bind_group, [i * self.stride])
@@ -348,33 +361,30 @@ def spool_source(source: ByteSource) -> _Spooled:
     return _Spooled(file, source.nbytes)
 
 
-VARIANTS = {"tiled": "transpose_tiled.wgsl", "blocked": "transpose_blocked.wgsl"}
-
-
-def variants(plan: Plan, gpu: Gpu) -> list[tuple[str, str]]:
-    """(name, shader) of the transpose kernels that may take some of the
-    plan's dispatches, in the order gpu/tiled.py tries them; every dispatch
-    none of them takes goes to gather.wgsl.
+def variants(plan: Plan, gpu: Gpu) -> list[str]:
+    """The names of the transpose kernels (VARIANTS) that may take some of
+    the plan's dispatches, in the order gpu/tiled.py tries them; every
+    dispatch none of them takes goes to the generic gather.
 
     Which one is choose.py's ``transpose`` question, measured per adapter:
     on a GPU the tiled kernel should win (workgroup memory is on-chip and
     the gather's strided reads are what it avoids), on a CPU adapter
     (llvmpipe) the blocked one (workgroup memory is ordinary memory there,
     so the tile's extra store, load and barrier made it 1.4-4x slower than
-    gather.wgsl, while the blocked kernel's 16-byte accesses make a quarter
-    of gather.wgsl's: docs/performance-adapters.md). ``$ONNXOP_GATHER`` =
+    the generic gather, while the blocked kernel's 16-byte accesses make a
+    quarter of its: docs/performance-adapters.md). ``$ONNXOP_GATHER`` =
     ``tiled``, ``blocked`` or ``generic`` forces one (tests, benchmarks),
     as ``$ONNXOP_SCHEDULE=transpose=...`` does."""
     forced = os.environ.get(ENV_GATHER, "").strip().lower()
     if plan.bits < 32 or forced == "generic":
         return []
     if forced in VARIANTS:
-        return [(forced, VARIANTS[forced])]
+        return [forced]
     v = plan.view  # both kernels need an axis besides the last one read at unit stride: else no question
     if not any(abs(s) == 1 and n > 1 for n, s in zip(v.shape[:-1], v.strides[:-1])):
         return []
     name = answer(gpu, "transpose")
-    return [(name, VARIANTS[name])] if name in VARIANTS else []
+    return [name] if name in VARIANTS else []
 
 
 def _variant_record(name: str, d: Any, plan: Plan, swap: int, rank: int, at: int, max_dim: int):

@@ -1,4 +1,4 @@
-"""Gathers along lines (shaders/gather_lines.wgsl): a table whose one index
+"""Gathers along lines (gpu/render/lines.py): a table whose one index
 axis (or row-major index axes) comes after every other output axis, and
 whose slices (the trailing axes no index moves, gpu/slices.py) are one or
 two whole words: Gather along the last axis of 4- and 8-byte elements,
@@ -16,12 +16,9 @@ from typing import Any, Callable
 
 from .engines.base import BufferUsage as U
 from .index_table import WRAP, Table, row_strides
-from .kernels import shader_const
 from .program import Program, grid_x
 from . import gather_windows, slices
-from .layout import pack, pack_rows
-
-SHADER = "gather_lines.wgsl"
+from .render.lines import AXIS, I32, I64, KINDS, LINES, PARAMS
 
 
 @dataclass(frozen=True)
@@ -37,7 +34,10 @@ class Lines:
 def plan(table: Table, bits: int, bounds: tuple[int, ...]) -> Lines | None:
     """The line plan of a Gather ``table`` (``extra["slices"]`` "slabs")
     for elements of ``bits``, or None: its index axes not the last before
-    the slice or not row-major, or the slice not one or two whole words."""
+    the slice or not row-major, or the slice not one or two whole words.
+    Every condition is what the kernel can run, none a speed threshold (where
+    it runs it measured faster than the element kernel: docs/operators.md,
+    benchmarks/gather_lines_ab.py)."""
     if table.mode != 0 or len(table.lookups) != 1 or table.lookups[0].at != 0 or table.extra.get("slices") != "slabs":
         return None
     cut = slices.plan(table, bits, bounds)
@@ -51,7 +51,7 @@ def plan(table: Table, bits: int, bounds: tuple[int, ...]) -> Lines | None:
     m = math.prod(d for d, _, _ in along)
     if bounds[0] >= 1 << 31:  # indices.wgsl's offsets are read as int32
         return None
-    blob = pack_rows(SHADER, "Axis", ({"dim": d, "stride": ((s * bits) // 32) & 0xFFFFFFFF}
+    blob = AXIS.layout.pack_rows(({"dim": d, "stride": ((s * bits) // 32) & 0xFFFFFFFF}
                                       for d, s, _ in axes[:lead]))
     return Lines(cut.width, m, lead, blob or bytes(16), ((table.lookups[0].stride * bits) // 32) & 0xFFFFFFFF,
                  bounds[0])
@@ -71,17 +71,16 @@ def run(gpu: Any, bufs: Any, windows: gather_windows.Windows, fused: tuple[Any, 
         raw, status, big, wide, mode = norm, bufs.new("no status", 16, U.STORAGE), False, False, WRAP
     else:
         raw, status, big, wide, mode = fused[0], fused[1], fused[2].big, fused[2].wide, fused[3].mode
-    kinds = ("read-only-storage", "storage", "uniform", "read-only-storage", "read-only-storage", "storage")
-    kernel = Program(SHADER, kinds,
-                     {"UNIT": lines.width, "KIND": shader_const(SHADER, "I64" if wide else "I32")}).on(gpu)
-    per = shader_const(SHADER, "WG") * shader_const(SHADER, "WORDS")
+    render = LINES[lines.width, I64 if wide else I32]
+    kernel = Program(render.label, KINDS, code=render.wgsl()).on(gpu)
+    per = render.schedule.per_group
 
     def fill(dst: Any, e0: int, n: int, window: Any) -> None:
         assert window is None, "gather_lines runs on one window"
         words = n * bits // 32
         groups = -(-words // per)
-        params = bufs.params("lines params", pack(
-            SHADER, words=words, groups_x=grid_x(groups, max_dim), u0=e0 * bits // (32 * lines.width), m=lines.m,
+        params = bufs.params("lines params", PARAMS.pack(
+            words=words, groups_x=grid_x(groups, max_dim), u0=e0 * bits // (32 * lines.width), m=lines.m,
             outer=lines.outer, lstride=lines.lstride, iswap=int(big), cmode=mode, bound=lines.bound))
 
         encoder = gpu.device.create_command_encoder()

@@ -34,7 +34,7 @@ them, gpu/slice_gathers.py runs them): a tuple read per slice, the slice
 copied as words (one band of one window); where they are whole 16-byte
 vectors (Gather's too), as vectors in any bands and windows: a window's run skips the slabs
 it does not hold. Gather's tables along lines of one- or two-word slices
-(Compress's too) run gather_lines.wgsl, one window in any bands.
+(Compress's too) run the lines kernel (gpu/render/lines.py), one window in any bands.
 
 Limits, checked here with one-line errors: the index tensor (as u32) and,
 for a scatter, the updates and their targets each fit in one storage

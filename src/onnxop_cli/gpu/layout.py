@@ -6,7 +6,7 @@ by WGSL's rules for host-shareable structs (each member at the next multiple
 of its alignment; the struct's size a multiple of its largest alignment). The
 host packs by field name::
 
-    layout("gather.wgsl").pack(words=n, groups_x=gx, ..., base=offset)
+    layout("nonzero.wgsl").pack(groups_x=gx, ...)
 
 and an array of a shader's records the same way, row by row
 (``pack_rows("nonzero.wgsl", "Axis", [{"size": d, "stride": s}, ...])``)

@@ -46,8 +46,9 @@ class PipelineCache:
 
         return self._compiled(f"{label}:explicit", label, make)
 
-    def pipeline_on_layout(self, shader: str, sharing: str, constants: dict[str, int | bool] | None = None) -> Any:
-        """The pipeline for ``shader`` (``constants`` as for :meth:`pipeline`)
+    def pipeline_on_layout(self, shader: str, sharing: str, constants: dict[str, int | bool] | None = None,
+                           code: str | None = None) -> Any:
+        """The pipeline for ``shader`` (``constants`` and ``code`` as for :meth:`pipeline_with_layout`)
         on the explicit bind group layout of ``sharing`` (compiled by
         :meth:`pipeline_with_layout` first), so one bind group serves both
         kernels; compiled once."""
@@ -55,7 +56,7 @@ class PipelineCache:
 
         label = variant_label(shader, constants)
         return self._compiled(f"{label}:on:{sharing}", label, lambda: self._on(
-            label, self._module(shader, constants), self._pipelines[f"{sharing}:explicit"][1]))
+            label, self._module(shader, constants, code), self._pipelines[f"{sharing}:explicit"][1]))
 
     def _compiled(self, key: str, label: str, make: Callable[[], Any]) -> Any:
         """``_pipelines[key]``, made by ``make`` (WebGPU failures a GpuError

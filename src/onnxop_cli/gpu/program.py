@@ -58,7 +58,7 @@ class Program:
 
             layout = self.sharing.on(gpu).layout  # compiled first: its layout is the one shared
             pipeline = gpu.pipeline_on_layout(
-                self.shader, variant_label(self.sharing.shader, self.sharing.constants), self.constants)
+                self.shader, variant_label(self.sharing.shader, self.sharing.constants), self.constants, self.code)
         elif self.kinds is not None:
             pipeline, layout = gpu.pipeline_with_layout(self.shader, entries(self.kinds), self.constants, self.code)
         else:

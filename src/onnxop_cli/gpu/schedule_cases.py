@@ -25,7 +25,6 @@ from ..core.region import Access
 from .device import Gpu
 from .index_table import WRAP, Check, Table
 from .headroom import status_bytes
-from .program import Program
 
 TRANSPOSE_SIDE = 1024  # a 4 MiB float32 square: one band, one upload
 ND_ROWS = (128, 2048)  # GatherND index pairs: rows of 2048 slices (>= nd_rows.LONG_ROW), 4 MiB of tuples
@@ -64,7 +63,7 @@ def transpose(gpu: Gpu) -> Case:
     ((_, band, (upload,)),) = list(plan.bands())  # one band, one upload: the case is small
     run = G.Run(gpu, plan, MemoryBytes(x), band_bytes, window_bytes, 0, None)
     run.dispatch(upload, band)  # fills src (and runs once)
-    pipelines = {name: Program(shader, sharing=G.GENERAL).on(gpu) for name, shader in G.VARIANTS.items()}
+    pipelines = {name: program.on(gpu) for name, program in G.VARIANTS.items()}
 
     def dispatch(nbytes: int, sink: Callable) -> str:
         name = answer(gpu, "transpose")
@@ -309,6 +308,11 @@ def texts(question: str) -> tuple[str, ...]:
         from .render.slices import KERNELS
 
         return (gather("one_i64").wgsl(), KERNELS["words"].wgsl())
+
+    if question == "transpose":
+        from .render.strided import KERNELS
+
+        return tuple(k.wgsl() for k in KERNELS.values())
 
     return texts(question)
 

@@ -1,7 +1,7 @@
 """Which gather dispatches go through a transpose kernel, and their
-parameter records: ``shaders/transpose_tiled.wgsl`` on GPUs,
-``shaders/transpose_blocked.wgsl`` on CPU adapters (gather.variants picks
-by adapter; docs/performance-adapters.md has the figures).
+parameter records: the tiled kernel on GPUs, the blocked one on CPU adapters
+(gpu/render/strided.py; gather.variants picks by adapter, choose.py's
+``transpose`` question; docs/performance-adapters.md has the figures).
 
 The generic gather writes the output in order and reads wherever the index
 map points. When the innermost output axis has a large source stride (a
@@ -15,7 +15,7 @@ measurement. The tiled kernel takes a box when
 
 - its elements are whole words (32, 64, 128 bits) and any byte swap is by
   whole words (``swap`` 0, 4 or 8): sub-word elements share output words
-  between neighbours, which only gather.wgsl assembles;
+  between neighbours, which only the generic gather assembles;
 - the upload holds every element it reads (``keep`` is false), so offsets
   fit a u32;
 - its innermost axis has at least MIN_EXTENT elements read at least a cache
@@ -25,22 +25,43 @@ measurement. The tiled kernel takes a box when
 The blocked kernel asks for the same and more (see blocked_plan): 32-bit
 elements, and every offset on a 16-byte word. Everything else (slices,
 broadcasts, Tile, DepthToSpace with small blocks, whose innermost runs
-already read neighbouring source elements) stays with gather.wgsl.
+already read neighbouring source elements) stays with the generic gather.
+
+MIN_STRIDE_BYTES and MIN_EXTENT are not speed thresholds measured on one
+driver: below a cache line the generic gather's reads already share lines
+(no kernel can gain there), and fewer than 8 elements along l leave most of
+a tile idle. Whether a transposing box goes to a transpose kernel at all,
+and to which, is measured per adapter (choose.py's ``transpose``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .layout import Struct
 from .program import grid_x
-from .layout import pack
+from .render.strided import KERNELS
+from .render.transpose import BLOCKED, TILED
 from .tiling import Dispatch
 
-SHADER = "transpose_tiled.wgsl"
-TILE = 32  # shaders/transpose_tiled.wgsl: TILE words per tile row, TILE elements along l
+TILE = KERNELS["tiled"].schedule.tile  # words per tile row, elements along l
 MIN_STRIDE_BYTES = 64  # a cache line: below it the gather's reads already share lines
 MIN_EXTENT = 8  # elements along the innermost axis: fewer would leave most of a tile's 32 idle
 U32 = (1 << 32) - 1
+
+
+def _box(d: Dispatch, shape: tuple[int, ...]) -> tuple[dict[int, int], dict[int, int], int] | None:
+    """(extent, stride) by view axis of the box's axes, and the last axis; None for a box of one axis."""
+    axes = range(d.box.axis, len(shape))
+    if len(axes) < 2:
+        return None
+    return {k: d.box.extent if k == d.box.axis else shape[k] for k in axes}, dict(zip(axes, d.strides)), axes[-1]
+
+
+def _record(params: Struct, groups: int, d: Dispatch, rank: int, at: int, max_dim: int, **fields: int):
+    """(the Params record, workgroups) of a transpose kernel."""
+    return params.pack(groups=groups, groups_x=grid_x(groups, max_dim), rank=rank, axis0=d.box.axis,
+                       dim0=d.box.extent, at=at, base=d.base & U32, **fields), groups
 
 
 @dataclass(frozen=True)
@@ -56,48 +77,31 @@ class Tiled:
 
 def plan(d: Dispatch, shape: tuple[int, ...], bits: int, swap: int) -> Tiled | None:
     """The tiled form of dispatch ``d`` of a view of ``shape``, or None
-    where gather.wgsl should write it."""
-    if bits < 32 or swap not in (0, 4, 8) or d.keep:
+    where the generic gather should write it."""
+    box = _box(d, shape)
+    if bits < 32 or swap not in (0, 4, 8) or d.keep or box is None:
         return None
-    box = d.box
-    rank = len(shape)
-    axes = range(box.axis, rank)
-    if len(axes) < 2:
-        return None
-    dims = {k: box.extent if k == box.axis else shape[k] for k in axes}
-    strides = dict(zip(axes, d.strides))
-    last = rank - 1
+    dims, strides, last = box
     if dims[last] < MIN_EXTENT or abs(strides[last]) * bits // 8 < MIN_STRIDE_BYTES:
         return None
-    units = [k for k in axes if k != last and abs(strides[k]) == 1 and dims[k] > 1]
+    units = [k for k in dims if k != last and abs(strides[k]) == 1 and dims[k] > 1]
     if not units:
         return None
     a = max(units, key=lambda k: dims[k])
-    per_a = TILE // (bits // 32)
-    tiles_a = -(-dims[a] // per_a)
-    tiles_l = -(-dims[last] // TILE)
-    outer = box.count // (dims[a] * dims[last])
-    groups = outer * tiles_a * tiles_l
-    if groups >= 1 << 32:
-        return None
-    return Tiled(a, groups, tiles_a, tiles_l)
+    tiles_a, tiles_l = -(-dims[a] // (TILE // (bits // 32))), -(-dims[last] // TILE)
+    groups = d.box.count // (dims[a] * dims[last]) * tiles_a * tiles_l
+    return Tiled(a, groups, tiles_a, tiles_l) if groups < 1 << 32 else None
 
 
 def record(t: Tiled, d: Dispatch, rank: int, bits: int, swap: int, at: int, max_dim: int) -> tuple[bytes, int]:
     """(the 64-byte Params record, workgroups) for the tiled kernel."""
-    gx = grid_x(t.groups, max_dim)
-    lg = (bits // 32).bit_length() - 1
-    first, _ = d.box.words(bits)
-    params = pack(SHADER, groups=t.groups, groups_x=gx, first_word=first, rank=rank, axis0=d.box.axis,
-                  dim0=d.box.extent, at=at, lg=lg, swap=swap, a=t.a, tiles_a=t.tiles_a, tiles_l=t.tiles_l,
-                  base=d.base & U32)
-    return params, t.groups
+    return _record(TILED, t.groups, d, rank, at, max_dim, first_word=d.box.words(bits)[0],
+                   lg=(bits // 32).bit_length() - 1, swap=swap, a=t.a, tiles_a=t.tiles_a, tiles_l=t.tiles_l)
 
 
 # ------------------------------------------------------------ blocked (CPU adapters)
 
-BLOCKED_SHADER = "transpose_blocked.wgsl"
-BLOCKED_WG = 64  # shaders/transpose_blocked.wgsl: WG
+BLOCKED_WG = KERNELS["blocked"].schedule.wg
 
 
 @dataclass(frozen=True)
@@ -113,38 +117,26 @@ class Blocked:
 
 def blocked_plan(d: Dispatch, shape: tuple[int, ...], bits: int, swap: int) -> Blocked | None:
     """The blocked form of dispatch ``d``, or None: it needs 32-bit elements
-    and every offset on a 16-byte word (see the shader)."""
-    if bits != 32 or swap not in (0, 4) or d.keep:
+    and every offset on a 16-byte word (see gpu/render/strided.py)."""
+    box = _box(d, shape)
+    if bits != 32 or swap not in (0, 4) or d.keep or box is None or d.box.e0 % 4 or d.base % 4:
         return None
-    box = d.box
-    rank = len(shape)
-    axes = range(box.axis, rank)
-    if len(axes) < 2 or box.e0 % 4 or d.base % 4:
-        return None
-    dims = {k: box.extent if k == box.axis else shape[k] for k in axes}
-    strides = dict(zip(axes, d.strides))
-    last = rank - 1
+    dims, strides, last = box
     if dims[last] % 4 or abs(strides[last]) * 4 < MIN_STRIDE_BYTES:
         return None
-    units = [k for k in axes if k != last and strides[k] == 1 and dims[k] > 1]
+    units = [k for k in dims if k != last and strides[k] == 1 and dims[k] > 1]
     if not units:
         return None
     a = max(units, key=lambda k: (dims[k] % 4 == 0, dims[k]))  # a partial last block costs a little
-    if any(strides[k] % 4 for k in axes if k != a and dims[k] > 1) or strides[last] < 0:
+    if any(strides[k] % 4 for k in dims if k != a and dims[k] > 1) or strides[last] < 0:
         return None
     blocks_a, blocks_l = -(-dims[a] // 4), dims[last] // 4
     spans_a = -(-blocks_a // BLOCKED_WG)
-    groups = box.count // (dims[a] * dims[last]) * blocks_l * spans_a
-    if groups >= 1 << 32:
-        return None
-    return Blocked(a, groups, blocks_a, blocks_l, spans_a)
+    groups = d.box.count // (dims[a] * dims[last]) * blocks_l * spans_a
+    return Blocked(a, groups, blocks_a, blocks_l, spans_a) if groups < 1 << 32 else None
 
 
 def blocked_record(b: Blocked, d: Dispatch, rank: int, swap: int, at: int, max_dim: int) -> tuple[bytes, int]:
     """(the 64-byte Params record, workgroups) for the blocked kernel."""
-    gx = grid_x(b.groups, max_dim)
-    params = pack(BLOCKED_SHADER, groups=b.groups, groups_x=gx, first_word=d.box.e0, rank=rank, axis0=d.box.axis,
-                  dim0=d.box.extent, at=at, a=b.a, blocks_a=b.blocks_a, blocks_l=b.blocks_l, spans_a=b.spans_a,
-                  base=d.base & U32, swap=swap)
-
-    return params, b.groups
+    return _record(BLOCKED, b.groups, d, rank, at, max_dim, first_word=d.box.e0, a=b.a, blocks_a=b.blocks_a,
+                   blocks_l=b.blocks_l, spans_a=b.spans_a, swap=swap)

@@ -1,68 +1,72 @@
-// Strided gather: dst[e] = src[view(e)], output row-major and little-endian.
-//
-// One kernel for every layout change: Fortran order, big-endian input,
-// Transpose (permuted strides), Expand (stride 0), Slice (an offset and
-// signed strides), Tile and DepthToSpace (more axes). A view maps the output
-// multi-index i to the source element `base + sum_k i_k * stride_k`.
-//
-// The host (gpu/tiling.py) cuts the output into bands that fit one binding,
-// and each band into boxes: a box fixes the outer indices, takes a range of
-// axis `axis0` and all of the axes after it, so it is one contiguous run of
-// the band. One dispatch writes one box from one upload of source elements
-// (a window of the source, or runs of it packed), through the box's own
-// strides into that upload (`axes`, from entry `at`); `base` is the upload
-// element of the box's first element. Elements whose source falls outside
-// the upload are left for another dispatch (`keep`).
-//
-// Offsets are 64-bit two's complement in u32 pairs (vec2: lo, hi): a source
-// can exceed 4 Gi elements, and strides can be negative. Within a window the
-// offset is a u32 (the window is one binding), so loads index with `.x`.
-//
-// Each invocation writes WORDS consecutive whole u32 words of the output, so
-// no two invocations of a dispatch share a word (WGSL has no byte stores):
-// - elements of 32, 64 or 128 bits: the word is one 32-bit piece of one element;
-// - elements of 2, 4, 8 or 16 bits: the word is assembled from 32 / bits
-//   elements, each taken from its source word and bit position (ONNX packs
-//   sub-byte types low bits first, as does this). A word shared with another
-//   box or window is read first and only this dispatch's elements replaced:
-//   dispatches run one after another, so that read sees the earlier ones.
-//
-// swap: 0, or the byte-swap unit in bytes (2, 4 or 8): big-endian source
-// bytes are reversed within each unit (complex types swap each component).
-//
-// By hand: the generator (gpu/render/elementwise.py) reads an input row-major
-// or broadcast (stride 0); a view's signed strides, windows and byte swaps
-// are this kernel's.
-//
-// needs: (nothing beyond WebGPU)
+"""The strided gathers, dst[e] = src[view(e)] row-major and little-endian:
+three kernels of one view (``axes``: per output axis its extent and the
+source's stride, 64-bit two's complement, one vec4 record) on one layout
+(src, dst, Params at a dynamic offset, axes), so one bind group serves all
+three (gpu/gather.py). The host (gpu/tiling.py) cuts the output into bands
+of one binding and each band into boxes (a range of axis ``axis0`` and all
+of the axes after it: one contiguous run of the band); one dispatch writes
+one box from one upload (a window of the source, or runs of it packed)
+through the box's own strides (``axes`` from entry ``at``; ``base`` the
+upload element of its first element).
 
-const WG: u32 = 256u;
-const WORDS: u32 = 16u;  // consecutive output words per invocation
+``Gather`` (generic, ``Words``): every layout change (Fortran order,
+big-endian, Transpose, Expand's stride 0, Slice's signed strides, Tile,
+DepthToSpace). Offsets are 64-bit u32 pairs (a source can exceed 4 Gi
+elements); elements outside the upload are left for another dispatch
+(``keep``). Each invocation writes WORDS whole words, so no two share one:
+2-16-bit elements are assembled 32 / bits to a word (low bits first, as ONNX
+packs), a word shared with another box or window read first. ``swap``: the
+byte-swap unit (2, 4, 8) of a big-endian source, or 0.
 
-struct Params {
-    words: u32,       // output u32 words this dispatch writes, from first_word
-    groups_x: u32,    // workgroups per row of the dispatch grid
-    first_word: u32,  // the box's first dst word
-    e0: u32,          // the box's first element in the band
-    count: u32,       // elements in the box
-    band: u32,        // elements in the band: bits past it (the last word's padding) are 0
-    bits: u32,        // element width: 2, 4, 8, 16, 32, 64 or 128
-    swap: u32,        // 0, or the byte-swap unit: 2, 4 or 8
-    rank: u32,        // entries of `axes`
-    axis0: u32,       // the box's first axis; axes before it are fixed
-    dim0: u32,        // the box's extent along axis0
-    window: u32,      // source elements in the bound window
-    keep: u32,        // 1: the box reaches outside the window; keep what dst holds there
-    at: u32,          // this dispatch's entries in `axes` start here
-    base: vec2<u32>,  // source element of the box's first element, minus the window's first
-}
+``Tiled`` and ``Blocked``, the transposes, are gpu/render/transpose.py's;
+the view they all read is gpu/render/view.py's. By hand before (gather.wgsl).
+"""
 
-@group(0) @binding(0) var<storage, read> src: array<u32>;
-@group(0) @binding(1) var<storage, read_write> dst: array<u32>;
-@group(0) @binding(2) var<uniform> params: Params;
-#include "lib/view_axes.wgsl"
+from __future__ import annotations
 
-fn add64(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
+from dataclasses import dataclass
+
+from ..layout import Struct
+from ..shaders import shader_source
+from .schedule import Words, head
+from .transpose import Blocked, Tiled
+from .view import BOX, View
+
+GATHER = Struct("Params", (
+    ("words", "u32"),       # output u32 words this dispatch writes, from first_word
+    ("groups_x", "u32"),    # workgroups per row of the dispatch grid
+    ("first_word", "u32"),  # the box's first dst word
+    ("e0", "u32"),          # the box's first element in the band
+    ("count", "u32"),       # elements in the box
+    ("band", "u32"),        # elements in the band: bits past it (the last word's padding) are 0
+    ("bits", "u32"),        # element width: 2, 4, 8, 16, 32, 64 or 128
+    ("swap", "u32"),        # 0, or the byte-swap unit: 2, 4 or 8
+    *BOX,
+    ("window", "u32"),      # source elements in the bound window
+    ("keep", "u32"),        # 1: the box reaches outside the window; keep what dst holds there
+    ("at", "u32"),          # this dispatch's entries in `axes` start here
+    ("base", "vec2<u32>"),  # source element of the box's first element, minus the window's first
+))
+
+
+@dataclass(frozen=True)
+class Gather(View):
+    """The generic strided gather (``Words`` schedule, variant ``gather``)."""
+
+    schedule: Words = Words("gather")
+    PARAMS = GATHER
+    label = "strided gather"
+
+    def parts(self) -> list[str]:
+        return [*self.view(), _CURSOR, shader_source("lib/bswap.wgsl")]
+
+    def main(self) -> str:
+        return head() + _GATHER
+
+
+KERNELS = {"generic": Gather(), "tiled": Tiled(), "blocked": Blocked()}
+
+_CURSOR = """fn add64(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
     let lo = a.x + b.x;
     return vec2<u32>(lo, a.y + b.y + select(0u, 1u, lo < a.x));
 }
@@ -82,10 +86,6 @@ fn mul64(x: u32, s: vec2<u32>) -> vec2<u32> {
     let lo = (p00 & 0xffffu) | (mid << 16u);
     let hi = a1 * b1 + (p01 >> 16u) + (p10 >> 16u) + (mid >> 16u);
     return vec2<u32>(lo, hi + x * s.y);
-}
-
-fn dim(k: u32) -> u32 {
-    return select(view_axis(params.at + k).dim, params.dim0, k == params.axis0);
 }
 
 // A box element, its source offset in the window and its index along the
@@ -130,19 +130,9 @@ fn cursor_next(c: Cursor, r: Row) -> Cursor {
 fn in_window(s: vec2<u32>) -> bool {
     return s.y == 0u && s.x < params.window;
 }
+"""
 
-#include "lib/bswap.wgsl"
-
-@compute @workgroup_size(256)
-fn main(
-    @builtin(workgroup_id) wg: vec3<u32>,
-    @builtin(local_invocation_index) lid: u32,
-) {
-    let w0 = ((wg.y * params.groups_x + wg.x) * WG + lid) * WORDS;
-    if (w0 >= params.words) {
-        return;
-    }
-    let bits = params.bits;
+_GATHER = """    let bits = params.bits;
     let r = row();
     // Element widths are powers of two, so a word's element and its place
     // in it are a shift and a mask: u32 division is no SIMD instruction on a
@@ -217,4 +207,4 @@ fn main(
         }
         dst[w] = word;
     }
-}
+"""
