@@ -21,7 +21,7 @@ from onnxop_cli.gpu.needs import needs, needs_of
 from onnxop_cli.gpu.gather import GENERAL
 from onnxop_cli.gpu.program import Program
 from onnxop_cli.gpu.render.strided import KERNELS as STRIDED_KERNELS
-from onnxop_cli.gpu.shaders import shader_names, shader_text
+from onnxop_cli.gpu.shaders import shader_names, shader_source
 
 STRIDED = STRIDED_KERNELS["generic"]
 
@@ -38,7 +38,7 @@ def test_every_shader_says_what_its_code_needs():
     """The '// needs:' line of each shader (for readers) names exactly the
     features its code uses (what the kernel chooser checks)."""
     for shader in shader_names():
-        line = re.search(r"^//\s*needs:\s*(.*)$", shader_text(shader), re.MULTILINE)
+        line = re.search(r"^//\s*needs:\s*(.*)$", shader_source(shader), re.MULTILINE)
         assert line, f"{shader} has no '// needs:' line"
         said = tuple(re.findall(r"[a-z0-9]+(?:-[a-z0-9]+)+", line[1]))
         assert said == needs(shader).features, shader
@@ -111,3 +111,11 @@ def test_missing_dawn_names_the_extra(tmp_path):
     assert done.returncode == 1 and done.stdout == ""
     assert "pip install 'onnxop[dawn]'" in error_of(done.stderr)
     assert not (tmp_path / "b.npy").exists()
+
+
+def test_a_kernel_that_does_not_compile_is_an_error_naming_it(gpu):
+    """The one program path (gpu/program.py): WebGPU's compile failure becomes a GpuError naming the kernel."""
+    from onnxop_cli.gpu.program import Program
+
+    with pytest.raises(GpuError, match=re.escape("compiling a broken kernel failed")):
+        Program("a broken kernel", ("storage",), code="@compute @workgroup_size(1)\nfn main( {\n").on(gpu)

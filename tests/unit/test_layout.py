@@ -14,7 +14,7 @@ import pytest
 from onnxop_cli.gpu.layout import layout, pack_rows, parse, structs
 from onnxop_cli.gpu.render.scatter import CLAIM_PARAMS
 from onnxop_cli.gpu.render.scatter_slices import PARAMS as SLICE_PARAMS
-from onnxop_cli.gpu.shaders import shader_names, shader_text
+from onnxop_cli.gpu.shaders import shader_names, shader_source
 
 GPU = Path(__file__).resolve().parents[2] / "src" / "onnxop_cli" / "gpu"
 
@@ -27,7 +27,7 @@ def test_every_kernel_params_has_a_layout(shader):
     assert all(f.offset % f.align == 0 for f in lay.fields)
     assert all(b.offset >= a for a, b in zip(ends, lay.fields[1:]))  # in order, no overlap
     assert lay.size >= ends[-1] and lay.size % max(f.align for f in lay.fields) == 0
-    assert "var<uniform> params: Params;" in shader_text(shader)
+    assert "var<uniform> params: Params;" in shader_source(shader)
 
 
 @pytest.mark.parametrize("shader", shader_names())
@@ -35,7 +35,7 @@ def test_every_array_of_records_has_a_layout(shader):
     """A storage array of a shader's struct (``axes: array<Axis>``) is packed
     by that struct's layout (``pack_rows``): it parses, and its size is its
     stride in the array (a multiple of its alignment)."""
-    text = shader_text(shader)
+    text = shader_source(shader)
     for name in set(re.findall(r"var<storage\b[^>]*>\s*\w+\s*:\s*array<(\w+)>", text)) & set(structs(text)):
         lay = layout(shader, name)
         assert lay.size % lay.align == 0 and lay.size >= lay.fields[-1].offset + lay.fields[-1].size
@@ -49,7 +49,6 @@ def test_every_array_of_records_has_a_layout(shader):
 _ACCESSOR = re.compile(r"fn (\w+)\(r: u32\) -> (\w+) \{\s*let a = axes\[r\];\s*return \2\(([^)]*)\);")
 TABLES = {  # shader -> the record structs its accessors read
     "nonzero.wgsl": {"Axis"},
-                    {"Axis"}),
 }
 
 
@@ -59,7 +58,7 @@ def test_table_rows_are_read_through_their_accessors(shader):
     row only through accessors, each of a struct of four u32 words handed
     over lane by lane in order: the struct the host packs by name is the
     struct the kernel reads."""
-    text = shader_text(shader)
+    text = shader_source(shader)
     code = re.sub(r"//.*", "", text)
     found = _ACCESSOR.findall(code)
     assert {struct_name for _, struct_name, _ in found} == TABLES.get(shader, set())

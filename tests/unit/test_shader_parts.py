@@ -17,7 +17,7 @@ from onnxop_cli.gpu import render
 
 def test_every_kernel_resolves_its_includes():
     for name in shaders.shader_names():
-        text = shaders.shader_text(name)
+        text = shaders.shader_source(name)
         assert "#include" not in text, name
         assert re.search(r"@compute", text), f"{name}: no entry point"
 

@@ -53,11 +53,11 @@ def answer_key(gpu: Gpu, name: str, shaders: tuple[str, ...], texts: tuple[str, 
     question ``name`` and a digest of its candidates' WGSL: the files
     ``shaders`` and the rendered ``texts``."""
     from .. import __version__
-    from .shaders import shader_text
+    from .shaders import shader_source
 
     h = hashlib.sha256()
     for shader in shaders:
-        h.update(f"{shader}\0{shader_text(shader)}\0".encode())
+        h.update(f"{shader}\0{shader_source(shader)}\0".encode())
     for text in texts:
         h.update(f"{text}\0".encode())
     info = gpu.info

@@ -33,7 +33,6 @@ from typing import Any, Callable
 
 from ..core import signals
 from ..core.sources import ByteSource
-from ..errors import UsageError
 from . import kernels
 from .buffers import DEFAULT_CHUNK, ENV_POISON, WORD, BufferUsage, MapMode, can_map, env_poison, round_up  # noqa: F401
 from .choose import kernel_for

@@ -45,7 +45,7 @@ def run(gpu, bufs, src, raw, status, rows: Rows, count: int, big: bool, bound: i
     anything reaches a sink."""
     kernel = KERNELS["gather-elements", rows.words]
     return run_into_result(
-        gpu, bufs, kernel, None, "rows", src=src, raw=raw, status=status, nbytes=count * rows.words * 4,
+        gpu, bufs, kernel, "rows", src=src, raw=raw, status=status, nbytes=count * rows.words * 4,
         units=count, per=kernel.schedule.per, blob=rows.blob, max_dim=max_dim, poison=poison,
         params=lambda gx: kernel.PARAMS.pack(count=count, groups_x=gx, rank=rows.rank, iswap=int(big), bound=bound,
                                              lstride=rows.lstride & 0xFFFFFFFF))

@@ -29,7 +29,6 @@ from .buffers import can_map, round_up
 from .device import Gpu
 from .engines.base import BufferUsage as U
 from .engines.base import MapMode
-from .kernels import shader_const
 from .program import Program, grid_x
 from .render.frame import Frame
 from .render.indexed import NO_BAD
@@ -210,16 +209,16 @@ def to_sink(gpu: Gpu, bufs: Buffers, buf: Any, nbytes: int, sink: Sink) -> int:
 # ------------------------------------------------------------------ one kernel into a result
 
 
-def run_into_result(gpu: Gpu, bufs: Buffers, shader: str | Frame, constants: dict[str, int | bool] | None, key: str, *,
+def run_into_result(gpu: Gpu, bufs: Buffers, shader: Frame, key: str, *,
                     src: Any, raw: Any,
-                    status: Any, nbytes: int, units: int, per: str | int, params: Callable[[int], bytes],
+                    status: Any, nbytes: int, units: int, per: int, params: Callable[[int], bytes],
                     blob: bytes | None = None, max_dim: int, poison: int | None,
                     parts: Iterable[tuple[int, Any, Callable[[int], bytes]]] | None = None) -> Any:
-    """One dispatch of ``shader`` (its ``constants``; or a rendered kernel, gpu/render/) writing ``nbytes`` into a new
+    """One dispatch of the rendered kernel ``shader`` (gpu/render/) writing ``nbytes`` into a new
     result buffer of ``bufs``, returned (the caller reads ``status`` before
     anything reaches a sink): bound as (src, dst, params, [axes,] raw,
-    status), ``units`` of work at WG x ``per`` (a shader constant's name,
-    or the number) a workgroup, ``params(gx)`` its uniform record, ``blob`` its axes buffer.
+    status), ``units`` of work at its workgroup x ``per`` a workgroup,
+    ``params(gx)`` its uniform record, ``blob`` its axes buffer.
     ``parts``: instead, one dispatch per (units, raw, params) it yields, each
     part taken after the one before was submitted. ``bufs.counts[key]``
     marks the kernel taken (tests look)."""
@@ -231,13 +230,8 @@ def run_into_result(gpu: Gpu, bufs: Buffers, shader: str | Frame, constants: dic
     if blob is not None:
         axes = bufs.new(f"{key} axes", len(blob), U.STORAGE | U.COPY_DST)
         gpu.queue.write_buffer(axes, 0, blob)
-    kinds = ("read-only-storage", "storage", "uniform") + ("read-only-storage",) * (2 if axes else 1) + ("storage",)
-    if isinstance(shader, str):
-        kernel = Program(shader, kinds, constants).on(gpu)
-        per_group = shader_const(shader, "WG") * (shader_const(shader, per) if isinstance(per, str) else per)
-    else:  # a rendered kernel (gpu/render/): its bindings and schedule are data, ``per`` a number
-        kernel = Program(shader.label, shader.kinds, code=shader.wgsl()).on(gpu)
-        per_group = shader.schedule.wg * int(per)
+    kernel = Program(shader.label, shader.kinds, code=shader.wgsl()).on(gpu)  # its bindings and schedule are data
+    per_group = shader.schedule.wg * per
     for n, part_raw, record_of in (parts if parts is not None else [(units, raw, params)]):
         groups = -(-n // per_group)
         record = record_of(grid_x(groups, max_dim))

@@ -169,9 +169,9 @@ def parse(source: str, struct_name: str, shader: str = "?") -> Layout:
 @lru_cache(maxsize=None)
 def layout(shader: str, struct_name: str = "Params") -> Layout:
     """The layout of ``struct_name`` in ``shaders/<shader>`` (includes resolved)."""
-    from .shaders import shader_text
+    from .shaders import shader_source
 
-    return parse(shader_text(shader), struct_name, shader)
+    return parse(shader_source(shader), struct_name, shader)
 
 
 def pack(shader: str, **values: object) -> bytes:

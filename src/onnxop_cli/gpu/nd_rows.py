@@ -106,6 +106,6 @@ def run(gpu, bufs: Buffers, src, raw, status, pairs: Pairs, count: int, index: A
             yield end - first, held[k % 2], record(end, first)
 
     return run_into_result(
-        gpu, bufs, kernel, None, "nd pairs", src=src, raw=raw, status=status,
+        gpu, bufs, kernel, "nd pairs", src=src, raw=raw, status=status,
         nbytes=count * pairs.width * 4, units=count, per=run, blob=pairs.blob, max_dim=max_dim, poison=poison,
         params=record(count, 0), parts=bands() if raw is None else None)

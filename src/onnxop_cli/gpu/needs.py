@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from .shaders import shader_text
+from .shaders import shader_source
 
 # bytes of the WGSL types the kernels' uniform arrays hold
 _TYPE_BYTES = {"u32": 4, "i32": 4, "f32": 4, "f16": 2, "u64": 8, "i64": 8}
@@ -57,7 +57,7 @@ def _type_bytes(wgsl_type: str, consts: dict[str, int]) -> int:
 
 def needs(shader: str) -> Needs:
     """The features and limits ``shaders/<shader>`` needs."""
-    return needs_of(shader_text(shader))
+    return needs_of(shader_source(shader))
 
 
 def needs_of(text: str) -> Needs:

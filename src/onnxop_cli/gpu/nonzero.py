@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import struct
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Callable
 
 from ..errors import GpuError, OpError
 from ..core.sources import ByteSource

@@ -20,43 +20,31 @@ class PipelineCache:
     _pipelines: dict[str, Any]
     device: Any
 
-    def pipeline(self, shader: str, constants: dict[str, int | bool] | None = None) -> Any:
-        """The compute pipeline for ``shaders/<shader>`` (its ``#specialise``
-        constants set to ``constants``, gpu/shaders.py), compiled once."""
-        from .shaders import variant_label
+    def pipeline(self, shader: str, code: str | None = None) -> Any:
+        """The compute pipeline of ``shader`` (a file under shaders/, or with
+        ``code`` a rendered kernel's label), on the layout WebGPU derives;
+        compiled once."""
+        return self._compiled(shader, shader, lambda: self.device.create_compute_pipeline(
+            label=shader, layout="auto", compute={"module": self._module(shader, code), "entry_point": "main"}))
 
-        label = variant_label(shader, constants)
-        return self._compiled(label, label, lambda: self.device.create_compute_pipeline(
-            label=label, layout="auto", compute={"module": self._module(shader, constants), "entry_point": "main"}))
-
-    def pipeline_with_layout(self, shader: str, entries: list[dict], constants: dict[str, int | bool] | None = None,
-                             code: str | None = None) -> tuple[Any, Any]:
-        """(pipeline, bind group layout) for a shader that needs an explicit
-        layout (dynamic offsets), compiled once. ``code``: a rendered kernel's
-        WGSL (gpu/render/elementwise.py), ``shader`` then its label (unique
-        per kernel); else the shader file's, ``constants`` as for :meth:`pipeline`."""
-        from .shaders import variant_label
-
-        label = variant_label(shader, constants)
+    def pipeline_with_layout(self, shader: str, entries: list[dict], code: str | None = None) -> tuple[Any, Any]:
+        """(pipeline, bind group layout) for a kernel that needs an explicit
+        layout (dynamic offsets), compiled once; ``shader`` and ``code`` as
+        for :meth:`pipeline` (a rendered kernel's label is unique per text)."""
 
         def make() -> tuple[Any, Any]:
-            module = self._module(shader, constants, code)
-            layout = self.device.create_bind_group_layout(label=label, entries=entries)
-            return self._on(label, module, layout), layout
+            layout = self.device.create_bind_group_layout(label=shader, entries=entries)
+            return self._on(shader, self._module(shader, code), layout), layout
 
-        return self._compiled(f"{label}:explicit", label, make)
+        return self._compiled(f"{shader}:explicit", shader, make)
 
-    def pipeline_on_layout(self, shader: str, sharing: str, constants: dict[str, int | bool] | None = None,
-                           code: str | None = None) -> Any:
-        """The pipeline for ``shader`` (``constants`` and ``code`` as for :meth:`pipeline_with_layout`)
+    def pipeline_on_layout(self, shader: str, sharing: str, code: str | None = None) -> Any:
+        """The pipeline for ``shader`` (and ``code``, as for :meth:`pipeline`)
         on the explicit bind group layout of ``sharing`` (compiled by
         :meth:`pipeline_with_layout` first), so one bind group serves both
         kernels; compiled once."""
-        from .shaders import variant_label
-
-        label = variant_label(shader, constants)
-        return self._compiled(f"{label}:on:{sharing}", label, lambda: self._on(
-            label, self._module(shader, constants, code), self._pipelines[f"{sharing}:explicit"][1]))
+        return self._compiled(f"{shader}:on:{sharing}", shader, lambda: self._on(
+            shader, self._module(shader, code), self._pipelines[f"{sharing}:explicit"][1]))
 
     def _compiled(self, key: str, label: str, make: Callable[[], Any]) -> Any:
         """``_pipelines[key]``, made by ``make`` (WebGPU failures a GpuError
@@ -67,11 +55,10 @@ class PipelineCache:
                 found = self._pipelines[key] = make()
         return found
 
-    def _module(self, shader: str, constants: dict[str, int | bool] | None, code: str | None = None) -> Any:
-        from .shaders import shader_source, variant_label
+    def _module(self, shader: str, code: str | None = None) -> Any:
+        from .shaders import shader_source
 
-        text = shader_source(shader, **(constants or {})) if code is None else code
-        return self.device.create_shader_module(label=variant_label(shader, constants), code=text)
+        return self.device.create_shader_module(label=shader, code=shader_source(shader) if code is None else code)
 
     def _on(self, label: str, module: Any, layout: Any) -> Any:
         return self.device.create_compute_pipeline(

@@ -1,7 +1,6 @@
 """One program path for every kernel: compile (cached), bind, dispatch.
 
-A :class:`Program` is a shader, its ``#specialise`` constants (gpu/shaders.py)
-and how its bindings are laid out: ``kinds``, one buffer binding type per
+A :class:`Program` is a kernel and how its bindings are laid out: ``kinds``, one buffer binding type per
 binding in order (``"uniform+offset"``: a uniform with a dynamic offset), or
 none for the layout the shader implies (``layout="auto"``); ``sharing``: the
 explicit layout of another program, so one bind group serves both. ``code``:
@@ -43,26 +42,22 @@ def grid_x(groups: int, max_dim: int) -> int:
 
 
 class Program:
-    """A shader, its constants and its binding layout (see the module's docstring)."""
+    """A kernel and its binding layout (see the module's docstring)."""
 
-    def __init__(self, shader: str, kinds: Sequence[str] | None = None,
-                 constants: dict[str, int | bool] | None = None, *,
+    def __init__(self, shader: str, kinds: Sequence[str] | None = None, *,
                  code: str | None = None, sharing: Program | None = None) -> None:
-        self.shader, self.kinds, self.constants = shader, tuple(kinds) if kinds else None, constants
+        self.shader, self.kinds = shader, tuple(kinds) if kinds else None
         self.code, self.sharing = code, sharing
 
     def on(self, gpu: Gpu) -> Compiled:
         """This program compiled for ``gpu`` (once: the device caches it)."""
         if self.sharing is not None:
-            from .shaders import variant_label
-
             layout = self.sharing.on(gpu).layout  # compiled first: its layout is the one shared
-            pipeline = gpu.pipeline_on_layout(
-                self.shader, variant_label(self.sharing.shader, self.sharing.constants), self.constants, self.code)
+            pipeline = gpu.pipeline_on_layout(self.shader, self.sharing.shader, self.code)
         elif self.kinds is not None:
-            pipeline, layout = gpu.pipeline_with_layout(self.shader, entries(self.kinds), self.constants, self.code)
+            pipeline, layout = gpu.pipeline_with_layout(self.shader, entries(self.kinds), self.code)
         else:
-            pipeline = gpu.pipeline(self.shader, self.constants)
+            pipeline = gpu.pipeline(self.shader, self.code)
             layout = pipeline.get_bind_group_layout(0)
         return Compiled(gpu, pipeline, layout)
 

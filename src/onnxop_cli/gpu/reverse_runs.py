@@ -50,6 +50,6 @@ def run(gpu, bufs, src, raw, status, runs: Runs, nbytes: int, big: bool, bound: 
     """Dispatch the kernel over ``nbytes`` of output (whole words) into a
     result buffer of ``bufs``, returned; the caller reads ``status`` before
     anything reaches a sink."""
-    return run_into_result(gpu, bufs, REVERSE, None, "runs", src=src, raw=raw, status=status, nbytes=nbytes,
+    return run_into_result(gpu, bufs, REVERSE, "runs", src=src, raw=raw, status=status, nbytes=nbytes,
                            units=nbytes // 4, per=REVERSE.schedule.words, max_dim=max_dim, poison=poison,
                            params=lambda gx: runs.params(nbytes // 4, gx, big, bound))

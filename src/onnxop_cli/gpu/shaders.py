@@ -16,20 +16,12 @@ point; they use the bindings and ``Params`` fields their header names, which
 the including shader declares), so ``shader_names`` does not list them. The
 directive is not WGSL: a shader read any other way fails to compile, loudly.
 
-One entry point per shader (``main``); where a kernel comes in variants (a
-reduction's arithmetic and width, an index type, a pass), the shader names
-the constants the host chooses:
-
-    #specialise OP: u32
-
-and ``shader_source(name, OP=3)`` renders ``const OP: u32 = 3u;`` there (u32,
-i32 or bool). Every constant a shader declares must be given and none other,
-else ValueError naming the shader. Plain text, so wgpu-native, Dawn and the
-browser compile the same WGSL (no pipeline-overridable constants needed), and
-the compiler folds the constants as it folded the old per-variant entry
-points' literal arguments. ``shader_text`` is the unrendered text (includes
-resolved, directives kept) for the host's readers: the ``Params`` struct
-(gpu/layout.py), features (gpu/needs.py), plain constants (kernels.py).
+One entry point per shader (``main``). The kernels are rendered
+(gpu/render/); what is left here is written by hand where a generator would
+be worse (each file's header says why) and the parts the renderers include.
+``shader_source`` is a file's text, its includes resolved, for the renderers
+and for the host's readers: the ``Params`` struct (gpu/layout.py), features
+(gpu/needs.py), plain constants (kernels.py).
 """
 
 from __future__ import annotations
@@ -39,51 +31,12 @@ from functools import lru_cache
 from importlib import resources
 
 _INCLUDE = re.compile(r'^#include "([A-Za-z0-9_./-]+\.wgsl)"[ \t]*$', re.MULTILINE)
-_SPECIALISE = re.compile(r"^#specialise ([A-Z][A-Z0-9_]*): (u32|i32|bool)[ \t]*(?://.*)?$", re.MULTILINE)
-_RANGE = {"u32": (0, 2**32), "i32": (-2**31, 2**31)}
-_LITERAL = {"u32": lambda v: f"{v}u", "i32": lambda v: f"{v}i", "bool": lambda v: "true" if v else "false"}
-
-
-def shader_source(name: str, **constants: int | bool) -> str:
-    """The WGSL text of ``shaders/<name>``, its ``#include`` lines resolved
-    and its ``#specialise`` constants set to ``constants``."""
-    declared = specialised(name)
-    missing, unknown = sorted(set(declared) - set(constants)), sorted(set(constants) - set(declared))
-    if missing or unknown:
-        raise ValueError(f"shader {name!r}: "
-                         + "; ".join(([f"constants not given: {', '.join(missing)}"] if missing else [])
-                                     + ([f"constants it does not declare: {', '.join(unknown)}"] if unknown else [])))
-    for key, value in constants.items():
-        if not _fits(declared[key], value):
-            raise ValueError(f"shader {name!r}: constant {key} = {value!r} is not a {declared[key]}")
-    # checked first: the cache's key cannot tell True from 1, but each constant takes one of them only
-    return _rendered(name, tuple(sorted(constants.items())))
-
-
-def variant_label(name: str, constants: dict[str, int | bool] | None = None) -> str:
-    """``name`` with its constants, ``indexed_gather.wgsl[CASE=2,INDEX=1]``: the
-    pipeline cache's key and the label WebGPU names in a compile error."""
-    if not constants:
-        return name
-    return f"{name}[{','.join(f'{k}={int(v)}' for k, v in sorted(constants.items()))}]"
-
-
-def specialised(name: str) -> dict[str, str]:
-    """The constants ``shaders/<name>`` declares, each with its WGSL type."""
-    return dict(_SPECIALISE.findall(shader_text(name)))
 
 
 @lru_cache(maxsize=None)
-def shader_text(name: str) -> str:
-    """``shaders/<name>`` with its includes resolved, directives kept."""
+def shader_source(name: str) -> str:
+    """The WGSL text of ``shaders/<name>``, its ``#include`` lines resolved."""
     return _resolved(name, ())
-
-
-@lru_cache(maxsize=None)
-def _rendered(name: str, constants: tuple[tuple[str, int | bool], ...]) -> str:
-    given = dict(constants)
-    return _SPECIALISE.sub(
-        lambda m: f"const {m.group(1)}: {m.group(2)} = {_LITERAL[m.group(2)](given[m.group(1)])};", shader_text(name))
 
 
 def _resolved(name: str, chain: tuple[str, ...]) -> str:
@@ -109,9 +62,3 @@ def part_names() -> list[str]:
     root = resources.files("onnxop_cli.shaders").joinpath("lib")
     return sorted(f"lib/{p.name}" for p in root.iterdir() if p.name.endswith(".wgsl"))
 
-
-def _fits(wgsl_type: str, value: object) -> bool:
-    if wgsl_type == "bool":
-        return isinstance(value, bool)
-    lo, hi = _RANGE[wgsl_type]
-    return isinstance(value, int) and not isinstance(value, bool) and lo <= value < hi

@@ -57,7 +57,7 @@ def run(gpu: Gpu, bufs: Buffers, windows: gather_windows.Windows, fused: tuple[A
         return to_sink(gpu, bufs, dst, nbytes, sink)
     kernel = KERNELS["words"]
     dst = run_into_result(
-        gpu, bufs, kernel, None, "slices", src=src, raw=raw, status=status, nbytes=nbytes, units=words,
+        gpu, bufs, kernel, "slices", src=src, raw=raw, status=status, nbytes=nbytes, units=words,
         per=kernel.schedule.per, blob=cut.blob, max_dim=max_dim, poison=poison,
         params=lambda gx: cut.params(kernel.PARAMS, words, gx, index.big, check.mode))
     checked()
