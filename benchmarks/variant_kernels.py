@@ -114,7 +114,7 @@ def variants() -> list[Variant]:
 
     from onnxop_cli import api
     from onnxop_cli.gpu import (elements_rows, gather, gather_lines, indexed, nd_rows, one_hot, repeats,
-                                reverse_runs, runs, scatter, scatter_lines, slice_gathers)
+                                reverse_runs, runs, scatter, slice_gathers)
     from onnxop_cli.gpu import elementwise
     from onnxop_cli.ops import one_hot as oone_hot, where as owhere
 
@@ -271,12 +271,12 @@ def variants() -> list[Variant]:
                 lambda rng, mib: nd_cases(rng, mib, 3)),
         Variant("slices whole/windowed", "indexed_gather.wgsl", lambda: patched((indexed, "slices", _NoSlices)),
                 lambda: Probe(slice_gathers, "run", lambda out, a: a[5].vec4()), slab_cases),
-        Variant("scatter_slices.wgsl", "scatter_claims/scatter_apply.wgsl (rounds)",
+        Variant("the slices scatter (gpu/render/scatter_slices.py)", "the rounds (gpu/render/scatter.py)",
                 lambda: patched((scatter, "_cut", lambda *a, **k: None)),
                 lambda: Probe(scatter, "_by_slices", lambda out, a: True), scatter_nd_cases),
-        Variant("scatter_lines.wgsl", "scatter_apply.wgsl lines",
-                lambda: patched((scatter_lines, "entry", lambda *a, **k: None)),
-                lambda: Probe(scatter_lines, "record", lambda out, a: True), scatter_lines_cases),
+        Variant("the line scatter (gpu/render/scatter.py's Lines)", "the rounds (gpu/render/scatter.py)",
+                lambda: patched((scatter, "_line", lambda *a, **k: None)),
+                lambda: Probe(scatter, "_by_lines", lambda out, a: True), scatter_lines_cases),
         Variant("the whole-word select (gpu/render/select.py)", "the general pieces kernel (the select piece)",
                 lambda: no_runner(owhere), lambda: Probe(elementwise, "run_select"), where_cases),
         Variant("the whole-word OneHot (gpu/render/one_hot.py)", "the general pieces kernel (a fill and a piece per index)", lambda: no_runner(oone_hot),
