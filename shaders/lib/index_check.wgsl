@@ -1,5 +1,5 @@
 // Part (shaders/lib, see gpu/shaders.py): an int64 index read from the index
-// tensor as stored and checked, all 64 bits, as indexed_gather.wgsl's `index`
+// tensor as stored and checked, all 64 bits, as the indexed gather's (gpu/render/indexed.py) `index`
 // checks them: a bad one keeps the smallest position in status[0]
 // (atomicMin, whatever order the invocations run in) and reads as 0.
 // The including shader declares: `raw: array<vec2<u32>>` (the int64 index

@@ -1,6 +1,6 @@
 // Part (shaders/lib, see gpu/shaders.py): lib/index_check.wgsl's int64 check
 // folded for kernels that read several indices an invocation
-// (gather_nd_rows.wgsl, gather_elements_rows.wgsl): `folded` wraps and
+// (gpu/render/rows.py, gpu/render/rows.py): `folded` wraps and
 // checks one index given as its two words, with no branch and no atomic,
 // and `report` writes the invocation's smallest bad position once.
 // The including shader declares `status: array<atomic<u32>>` and

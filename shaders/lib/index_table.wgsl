@@ -1,7 +1,7 @@
 // Part (shaders/lib, see gpu/shaders.py): the rows of an indexed table
-// (gpu/index_table.py), as indexed_gather.wgsl, the whole-slice kernels
-// (lib/slice_at.wgsl, lib/slice_walk.wgsl, scatter_slices.wgsl) and
-// gather_nd_rows.wgsl read them. The including shader declares
+// (gpu/index_table.py), as the indexed gather (gpu/render/indexed.py), the whole-slice kernels
+// (lib/slice_at.wgsl, gpu/render/slices.py, gpu/render/scatter_slices.py) and
+// gpu/render/rows.py read them. The including shader declares
 // `axes: array<vec4<u32>>`: per output (or leading) axis one Axis, then per
 // lookup one Lookup, read by `axis` and `lookup` (WGSL has no unions: both
 // are 16-byte rows of four u32s, and the host packs each kind by its own
@@ -23,7 +23,7 @@ struct Lookup {
     stride: u32,  // data stride of one step of the looked-up index
     ioff: u32,    // the index's offset from the element's index position
     bound: u32,   // the indexed axis' size (the checking kernels' range)
-    claim: u32,   // the stride in slices (scatter_slices.wgsl's claims; 0 elsewhere)
+    claim: u32,   // the stride in slices (gpu/render/scatter_slices.py's claims; 0 elsewhere)
 }
 
 // Row r of `axes` read as an Axis, and as a Lookup.

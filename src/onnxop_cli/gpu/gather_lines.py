@@ -4,7 +4,7 @@ whose slices (the trailing axes no index moves, gpu/slices.py) are one or
 two whole words: Gather along the last axis of 4- and 8-byte elements,
 Compress along it. The output is lines of the indices' units, each
 invocation writes 16 words as vec4 stores, reading the indices (checked by
-indices.wgsl first) as vec4 loads. Planning here; gpu/indexed.py runs it
+the index check (gpu/render/indexed.py) first) as vec4 loads. Planning here; gpu/indexed.py runs it
 for a little-endian source of one window, in any bands.
 """
 
@@ -49,7 +49,7 @@ def plan(table: Table, bits: int, bounds: tuple[int, ...]) -> Lines | None:
     if any(s != 0 for _, s, _ in along) or [i for _, _, i in along] != list(row_strides([d for d, _, _ in along])):
         return None
     m = math.prod(d for d, _, _ in along)
-    if bounds[0] >= 1 << 31:  # indices.wgsl's offsets are read as int32
+    if bounds[0] >= 1 << 31:  # the index check's (gpu/render/indexed.py) offsets are read as int32
         return None
     blob = AXIS.layout.pack_rows(({"dim": d, "stride": ((s * bits) // 32) & 0xFFFFFFFF}
                                       for d, s, _ in axes[:lead]))
@@ -63,7 +63,7 @@ def run(gpu: Any, bufs: Any, windows: gather_windows.Windows, fused: tuple[Any, 
     """The table's ``count`` elements into ``sink``, in bands of ``band``,
     from the one window's buffer; the raw indices checked as read
     (``fused``: raw buffer, status, Index, Check; ``checked`` raises if one
-    was bad) or ``norm``, those indices.wgsl checked (read as int32)."""
+    was bad) or ``norm``, those the index check (gpu/render/indexed.py) checked (read as int32)."""
     bufs.counts["lines"] = 1
     axes = bufs.new("lines axes", len(lines.blob), U.STORAGE | U.COPY_DST)
     gpu.queue.write_buffer(axes, 0, lines.blob)

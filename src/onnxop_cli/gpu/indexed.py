@@ -19,7 +19,7 @@ GatherElements' runs (gpu/elements_rows.py), ReverseSequence's blocks
 
 What each op reads is one table (``Table``): per output axis its size, its
 stride into the data and into the index tensor; per lookup a data stride and
-an offset in the index tensor (see indexed_gather.wgsl; gpu/indexed_gather.py
+an offset in the index tensor (see the indexed gather (gpu/render/indexed.py); gpu/indexed_gather.py
 binds the kernel to a table). ops/ builds the tables from the ONNX shapes;
 this module only moves bytes.
 

@@ -1,8 +1,8 @@
 """Scatters on the device: copy the data, then apply the updates in index
 order, in rounds (gpu/scatter_claims.py; the kernels: gpu/render/scatter.py).
 
-    data ──(re-layout / swap: indexed_gather.wgsl)──▶ out
-    updates ──▶ upd;  indices ──indices.wgsl──▶ norm ──offsets mode──▶ targets
+    data ──(re-layout / swap: the indexed gather (gpu/render/indexed.py))──▶ out
+    updates ──▶ upd;  indices ──the index check (gpu/render/indexed.py)──▶ norm ──offsets mode──▶ targets
     round: claim (each target's earliest pending update) ▶ apply ▶ reset
     out ──readback──▶ sink, once no update is pending
 

@@ -4,7 +4,7 @@ Gather's whose slices are whole 16-byte vectors.
 
 - ``whole`` / ``windowed``: slices in vec4s, in any bands and windows (a
   window's run skips the slabs it does not hold), the indices checked as read
-  or by indices.wgsl before;
+  or by the index check (gpu/render/indexed.py) before;
 - gpu/nd_rows.py: GatherND's pairs of int64 over slices of 1-2 words, runs
   of 16 or 64 slices an invocation, large index tensors uploaded in bands;
 - ``words``: the other whole-word slices, one band of one window, a tuple
@@ -41,7 +41,7 @@ def run(gpu: Gpu, bufs: Buffers, windows: gather_windows.Windows, fused: tuple[A
     indices checked as read (``fused``) or before (``norm``); in words
     (``words``) one band of one window, checked as read.
     ``checked`` raises BadIndex if the kernel found one (indexed._status);
-    None when indices.wgsl checked them before (``norm``)."""
+    None when the index check (gpu/render/indexed.py) checked them before (``norm``)."""
     if cut.vec4():
         bufs.counts["slabs"] = 1
         slabs = _slabs(gpu, bufs, windows.first, cut, fused, norm, bits, max_dim)
@@ -71,7 +71,7 @@ def _slabs(gpu: Gpu, bufs: Buffers, src: Any, cut: slices.Slices, fused: tuple[A
            norm: Any, bits: int, max_dim: int) -> Callable[[Any, int, int, Any], None]:
     """The vec4 slab kernels bound to one table: the band function of gather_windows.run_bands,
     filling a band from the source (``whole``) or from one window of it (``windowed``)."""
-    if fused is None:  # indices.wgsl checked and wrapped them: the kernel reads its offsets
+    if fused is None:  # the index check (gpu/render/indexed.py) checked and wrapped them: the kernel reads its offsets
         raw, status, (iswap, cmode, normed) = norm, bufs.new("no status", 16, U.STORAGE), (0, 0, 1)
     else:
         raw, status, (iswap, cmode, normed) = fused[0], fused[1], (int(fused[2].big), fused[3].mode, 0)

@@ -8,14 +8,13 @@ writes WORDS words as vec4 stores (a storage access is a loop over the lanes
 on Mesa's CPU drivers, so a vec4 costs about what a scalar does); where its
 units lie in one line it reads their indices as vec4 loads, four at a time,
 else one at a time. The indices are the raw int32 (``kind`` I32) or int64
-(I64) ones, checked as read, all 64 bits, as indices.wgsl checks them (mode
+(I64) ones, checked as read, all 64 bits, as the index check (gpu/render/indexed.py) checks them (mode
 0 wraps -d .. d-1, 1 takes 0 .. d, 2 0 .. d-1; ``iswap`` big-endian); an
 invocation keeps its smallest bad position in status[0] (one atomicMin),
-reading offset 0 for it. Indices indices.wgsl already wrapped run as int32,
+reading offset 0 for it. Indices the index check (gpu/render/indexed.py) already wrapped run as int32,
 mode 0 (the host takes this kernel only for an axis below 2^31). Bands of one
 binding (u0 their first unit, a multiple of 128); dst has room for the last
-vec4 past ``words``. By hand before (gather_lines.wgsl; its two bodies are
-one generator's now, ``_words``).
+vec4 past ``words``. One generator (``_words``) writes both units' bodies.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ on the whole-word schedule's head: the data is (d0, d1, inner...), batch
 and time the first two axes, row-major, each (d0, d1) step a block of
 ``width`` words. An invocation copies WORDS consecutive words, reading and
 checking its batch entry's length once per entry it meets and stepping the
-block coordinates by adds (the element kernel, indexed_gather.wgsl's
+block coordinates by adds (the element kernel, the indexed gather's (gpu/render/indexed.py)
 ``reverse``, divides and walks its table per element). A length outside
 [0, bound] (all 64 bits) keeps the smallest bad entry in status[0] and
 reads 0; the host then reads nothing back.

@@ -220,7 +220,7 @@ LINE_PARAMS = Struct("Params", (
     ("inner", "u32"),        # the updates' stride along the line
     ("dlen", "u32"),         # the data's axis length (modes 1, 2)
     ("iswap", "u32"),        # mode 2: 1: the int64 indices are big-endian
-    ("cmode", "u32"),        # mode 2: indices.wgsl's mode (0 wrap, 2 0 .. d-1)
+    ("cmode", "u32"),        # mode 2: the index check's (gpu/render/indexed.py) mode (0 wrap, 2 0 .. d-1)
     ("group", "u32"),        # lines an invocation (count is invocations)
     ("pad1", "u32"),
 ))

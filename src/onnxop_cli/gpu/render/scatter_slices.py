@@ -12,14 +12,14 @@ replaces the slice its index tuple names, in two steps (``Slices.step``):
     the words, WORDS per invocation; distinct targets (the claim found none
     twice), so each word of ``out`` has one writer and the order does not matter.
 
-The index tuples are read from ``norm`` (indices.wgsl checked and wrapped
+The index tuples are read from ``norm`` (the index check (gpu/render/indexed.py) checked and wrapped
 them, all 64 bits), or, ``raw``, from the raw int64 index tensor (row-major,
-as stored) in ``norm``, each index checked as indexed_slices.wgsl checks it
+as stored) in ``norm``, each index checked as gpu/render/slices.py checks it
 (lib/index_check.wgsl): no separate check pass. The raw claim reads every
 tuple; a bad index keeps the smallest position in status[0] and the host
 refuses the scatter before the apply runs; it leaves each tuple's target
 word in ``starts`` for the raw apply (no tuple read twice). The table is
-indexed_slices.wgsl's (its Params too): axes[0 .. outer] an Axis per leading
+gpu/render/slices.py's (its Params too): axes[0 .. outer] an Axis per leading
 update axis, then per lookup a Lookup (lib/index_table.wgsl; stride in
 words, claim: its stride in slices).
 """
@@ -40,7 +40,7 @@ PARAMS = Struct("Params", (
     ("outer", "u32"),     # leading update axes
     ("nlook", "u32"),     # indices per tuple
     ("iswap", "u32"),     # raw: 1: big-endian indices
-    ("cmode", "u32"),     # raw: indices.wgsl's mode (0 wrap, 2 0 .. d-1)
+    ("cmode", "u32"),     # raw: the index check's (gpu/render/indexed.py) mode (0 wrap, 2 0 .. d-1)
     ("pad0", "u32"),
 ))
 _AIM = """// Slice p's target: (word of its first word, slice number), its tuple read from {whence}
@@ -117,7 +117,7 @@ class Slices(Frame):
     def parts(self) -> list[str]:
         if self.step == "apply" and self.raw:
             return []  # the claim's targets, in `starts`
-        aim = _AIM.format(whence="the raw indices, checked" if self.raw else "`norm` as indices.wgsl wrote it",
+        aim = _AIM.format(whence="the raw indices, checked" if self.raw else "`norm` as the index check (gpu/render/indexed.py) wrote it",
                           index="index(ip + lk.ioff, lk.bound)" if self.raw else "norm[ip + lk.ioff]")
         return [shader_source("lib/index_table.wgsl"), *([shader_source("lib/index_check.wgsl")] if self.raw else []),
                 aim]

@@ -16,7 +16,7 @@ this only where every slice and stride is whole words; the walk (``row``,
 ``windowed``: vectors of any band (``first``: its first), ``chunk`` an
     invocation, from the window [win0, wend) of the source (gpu/gather_windows.py;
     windows start on whole vectors): a slab's part outside is one test, inside
-    copied straight, across an edge vector by vector. ``normed`` 1: indices.wgsl
+    copied straight, across an edge vector by vector. ``normed`` 1: the index check (gpu/render/indexed.py)
     checked them before, ``raw`` its u32 offsets seen as pairs.
 
 Raw int64 indices are checked as read (lib/index_check.wgsl, all 64 bits): a
@@ -39,11 +39,11 @@ _COMMON = (
     ("outer", "u32"),     # leading output axes
     ("nlook", "u32"),     # indices per tuple
     ("iswap", "u32"),     # 1: big-endian indices
-    ("cmode", "u32"),     # indices.wgsl's mode (0 wrap, 1 0 .. d, 2 0 .. d-1)
+    ("cmode", "u32"),     # the index check's (gpu/render/indexed.py) mode (0 wrap, 1 0 .. d, 2 0 .. d-1)
 )
-WORDS_PARAMS = Struct("Params", (*_COMMON, ("pad0", "u32")))  # scatter_slices.wgsl's Params too
+WORDS_PARAMS = Struct("Params", (*_COMMON, ("pad0", "u32")))  # gpu/render/scatter_slices.py's Params too
 VECS_PARAMS = Struct("Params", (*_COMMON, *((n, "u32") for n in (
-    "normed",  # 1: `raw` holds indices.wgsl's checked u32 offsets
+    "normed",  # 1: `raw` holds the index check's (gpu/render/indexed.py) checked u32 offsets
     "first",   # the band's first output vector
     "win0",    # windowed: the window's first source vector
     "wend",    # windowed: one past its last
@@ -176,7 +176,7 @@ fn next(a: At, w: Row, p: u32) -> At {
 }
 """
 
-_OFFSET = """// `index`, or (normed) indices.wgsl's checked offset at `pos`.
+_OFFSET = """// `index`, or (normed) the index check's (gpu/render/indexed.py) checked offset at `pos`.
 fn offset(pos: u32, d: u32) -> u32 {
     if (params.normed != 0u) {
         let n = raw[pos >> 1u];

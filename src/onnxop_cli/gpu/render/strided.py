@@ -19,7 +19,7 @@ packs), a word shared with another box or window read first. ``swap``: the
 byte-swap unit (2, 4, 8) of a big-endian source, or 0.
 
 ``Tiled`` and ``Blocked``, the transposes, are gpu/render/transpose.py's;
-the view they all read is gpu/render/view.py's. By hand before (gather.wgsl).
+the view they all read is gpu/render/view.py's.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ host sends it only boxes whose offsets are whole vec4 words.
 Both take the whole box from the bound source (u32 offsets, a negative
 stride wraps) and decompose the outer index (the box axes other than a and
 l) once per workgroup (``_outer``): u32 division is a loop over the lanes
-on a CPU. By hand before (transpose_tiled.wgsl, transpose_blocked.wgsl).
+on a CPU.
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """The view every strided kernel reads (gpu/render/strided.py, transpose.py):
 one layout (src, dst, Params at a dynamic offset, axes) and the axes table,
 per output axis its extent and the source's stride, 64-bit two's complement,
-one vec4 record (``AXIS``, read by ``view_axis``). By hand before
-(lib/view_axes.wgsl)."""
+one vec4 record (``AXIS``, read by ``view_axis``)."""
 
 from __future__ import annotations
 
