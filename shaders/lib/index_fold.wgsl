@@ -1,4 +1,4 @@
-// Part (shaders/lib, see gpu/shaders.py): lib/index_check.wgsl's int64 check
+// Part (shaders/lib, see gpu/shaders.py): the index check's int64 check (render/indices.py)
 // folded for kernels that read several indices an invocation
 // (gpu/render/rows.py, gpu/render/rows.py): `folded` wraps and
 // checks one index given as its two words, with no branch and no atomic,
@@ -6,7 +6,7 @@
 // The including shader declares `status: array<atomic<u32>>` and
 // `params.iswap` (1: big-endian indices).
 //
-// By hand: the check of lib/index_check.wgsl, folded for kernels that add
+// By hand: the check of render/indices.py's checked_index, folded for kernels that add
 // many indices.
 
 #include "lib/bswap.wgsl"

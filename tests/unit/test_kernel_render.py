@@ -200,4 +200,4 @@ def test_the_scatter_parts_are_the_ones_their_kernels_include():
 
     texts = [k.wgsl() for k in scatter_kernels()]
     held = {p for p in part_names() if any(shader_source(p).strip() in t for t in texts)}
-    assert held == set(scatter.LIBS) | {"lib/bswap.wgsl"}  # bswap: inside index_check
+    assert held == set(scatter.LIBS) | {"lib/bswap.wgsl"}  # bswap: in indices.checked_index()

@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from ..layout import Struct
 from ..shaders import shader_source
 from .frame import Binding, Frame
+from .indices import in_range, read_index
 from .schedule import Elements, Words, head
 
 CASES = ("flat", "one", "lookups", "reverse", "circular")  # CASE: the table's case (FLAT .. CIRCULAR)
@@ -54,48 +55,6 @@ PARAMS = Struct("Params", tuple((name, "u32") for name in (
     "pad4")))
 CHECK_PARAMS = Struct("Params", tuple((name, "u32") for name in (
     "count", "wide", "groups_x", "period", "mode", "first", "swap", "inner")))
-
-
-def read_index(wide: str, pair: str, one: str, swap: str) -> str:
-    """WGSL: ``lo``, ``hi``, an index's two words (``pair`` sets them, or ``one``
-    is an int32 sign-extended), byte-swapped when ``swap``."""
-    return f"""    var lo: u32;
-    var hi: u32;
-    if ({wide}) {{
-{pair}
-        if ({swap}) {{
-            let t = bswap32(lo);
-            lo = bswap32(hi);
-            hi = t;
-        }}
-    }} else {{
-{one}
-        if ({swap}) {{
-            lo = bswap32(lo);
-        }}
-        hi = select(0u, 0xffffffffu, (lo >> 31u) != 0u);  // sign-extended
-    }}
-"""
-
-
-def in_range(mode: str, pos: str, bad: str) -> str:
-    """WGSL: ``ok`` whether (lo, hi) is valid along an axis of ``d`` under check
-    ``mode``, ``v`` its offset; a bad one lowers status[0] to ``pos``, then ``bad``."""
-    return f"""    var ok: bool;
-    var v = lo;
-    if ({mode} == 0u) {{
-        // 0 <= x < d, or -d <= x < 0 (hi all ones, lo >= 2^32 - d)
-        let neg = hi == 0xffffffffu && lo != 0u && (0u - lo) <= d;
-        ok = (hi == 0u && lo < d) || neg;
-        v = select(lo, lo + d, neg);
-    }} else {{
-        ok = hi == 0u && (lo < d || ({mode} == 1u && lo == d));
-    }}
-    if (!ok) {{
-        atomicMin(&status[0], {pos});
-        {bad}
-    }}
-"""
 
 
 @dataclass(frozen=True)

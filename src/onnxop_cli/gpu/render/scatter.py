@@ -12,7 +12,7 @@ for 8- and 16-bit elements: gpu/scatter.py's ``_group``); ``shared``
 element's word, only its bits changing, so the order does not matter.
 Where the indices come from (``mode``): 0 ``targets`` holds each update's
 data element; 1 each update's checked index along the axis; 2 the raw int64
-index tensor, checked here (lib/index_check.wgsl: a bad one keeps the
+index tensor, checked here (render/indices.py's checked_index: a bad one keeps the
 smallest position in status[0]; the host then discards the output). Line l
 starts at update (l / inner) * line * inner + l % inner and steps by inner;
 its data line (modes 1, 2) at (l / inner) * dlen * inner + l % inner.
@@ -56,6 +56,7 @@ from typing import ClassVar
 from ..layout import Struct
 from ..shaders import shader_source
 from .frame import Binding, Frame
+from .indices import checked_index
 from .schedule import Elements
 
 _PICK = "{name}(a, b, {greater}, {sign}, {inf})"
@@ -123,7 +124,7 @@ def _pick(name: str) -> str:
             "    return select(a, b, wins && !nan && !zeros);\n}\n")
 
 
-LIBS = ("lib/f32_reduce.wgsl", "lib/int64_ops.wgsl", "lib/f16_convert.wgsl", "lib/index_check.wgsl",
+LIBS = ("lib/f32_reduce.wgsl", "lib/int64_ops.wgsl", "lib/f16_convert.wgsl", "lib/bswap.wgsl",
         "lib/index_table.wgsl")  # the parts these kernels and scatter_slices.py's include
 
 
@@ -274,7 +275,7 @@ class Lines(Scatter):
 
     def parts(self) -> list[str]:
         return [*arithmetic(self.op, self.bits), apply_fn(self.bits, "atomic" if self.shared else "plain"),
-                shader_source("lib/index_check.wgsl"), _TARGET]
+                *checked_index(), _TARGET]
 
     def main(self) -> str:
         return _FIRST.format(v="g") + ("    for (var k = 0u; k < params.group; k = k + 1u) {\n"

@@ -15,7 +15,7 @@ replaces the slice its index tuple names, in two steps (``Slices.step``):
 The index tuples are read from ``norm`` (the index check (gpu/render/indexed.py) checked and wrapped
 them, all 64 bits), or, ``raw``, from the raw int64 index tensor (row-major,
 as stored) in ``norm``, each index checked as gpu/render/slices.py checks it
-(lib/index_check.wgsl): no separate check pass. The raw claim reads every
+(render/indices.py's checked_index): no separate check pass. The raw claim reads every
 tuple; a bad index keeps the smallest position in status[0] and the host
 refuses the scatter before the apply runs; it leaves each tuple's target
 word in ``starts`` for the raw apply (no tuple read twice). The table is
@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from ..layout import Struct
 from ..shaders import shader_source
 from .frame import Binding, Frame
+from .indices import checked_index
 from .schedule import Words
 
 PARAMS = Struct("Params", (
@@ -99,7 +100,7 @@ class Slices(Frame):
                 Binding(6, "claims", "read_write", "atomic<u32>"),  # per data slice
                 # raw: tuple p's first word in `out`, written by the claim, read by the apply
                 Binding(7, "starts", "read_write", "u32"),
-                Binding(8, "raw", "read", "vec2<u32>"))  # raw: `norm` again, an index a load (lib/index_check.wgsl)
+                Binding(8, "raw", "read", "vec2<u32>"))  # raw: `norm` again, an index a load (checked_index)
 
     def __post_init__(self) -> None:
         if self.step not in ("claim", "apply"):
@@ -119,7 +120,7 @@ class Slices(Frame):
             return []  # the claim's targets, in `starts`
         aim = _AIM.format(whence="the raw indices, checked" if self.raw else "`norm` as the index check (gpu/render/indexed.py) wrote it",
                           index="index(ip + lk.ioff, lk.bound)" if self.raw else "norm[ip + lk.ioff]")
-        return [shader_source("lib/index_table.wgsl"), *([shader_source("lib/index_check.wgsl")] if self.raw else []),
+        return [shader_source("lib/index_table.wgsl"), *(checked_index() if self.raw else []),
                 aim]
 
     def main(self) -> str:

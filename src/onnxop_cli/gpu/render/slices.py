@@ -19,7 +19,7 @@ this only where every slice and stride is whole words; the walk (``row``,
     copied straight, across an edge vector by vector. ``normed`` 1: the index check (gpu/render/indexed.py)
     checked them before, ``raw`` its u32 offsets seen as pairs.
 
-Raw int64 indices are checked as read (lib/index_check.wgsl, all 64 bits): a
+Raw int64 indices are checked as read (indices.py's checked_index, all 64 bits): a
 bad one keeps the smallest position in status[0] and reads 0; every slice has
 a unit, so every index is read, and the host reads nothing back then.
 """
@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from ..layout import Struct
 from ..shaders import shader_source
 from .frame import Binding, Frame
+from .indices import checked_index
 
 _COMMON = (
     ("words", "u32"),     # output units (words, or vectors)
@@ -99,7 +100,7 @@ class SliceGather(Frame):
                 Binding(5, "status", "read_write", "atomic<u32>"))
 
     def parts(self) -> list[str]:
-        walk = [shader_source("lib/index_check.wgsl"), shader_source("lib/slice_at.wgsl"), _WALK,
+        walk = [*checked_index(), shader_source("lib/slice_at.wgsl"), _WALK,
                 _base("base", "index", look1=True)]
         return walk + [_OFFSET, _base("base_of", "offset", look1=False)] if self.variant == "windowed" else walk
 

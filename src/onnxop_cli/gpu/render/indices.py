@@ -1,0 +1,67 @@
+"""Index reading and checking shared by the kernel families (render/indexed.py, scatter.py, scatter_slices.py,
+slices.py, ...): the generators are the one definition of how an int32 or int64 index is read as stored
+(``read_index``), checked against its axis (``in_range``) and, for the kernels that read raw int64 indices one at
+a time, ``index(pos, d)`` (``checked_index``).
+"""
+
+from __future__ import annotations
+
+from ..shaders import shader_source
+
+
+def read_index(wide: str, pair: str, one: str, swap: str) -> str:
+    """WGSL: ``lo``, ``hi``, an index's two words (``pair`` sets them, or ``one``
+    is an int32 sign-extended), byte-swapped when ``swap``; ``wide`` "": int64 only (``one`` unused)."""
+    pair = f"""{pair}
+        if ({swap}) {{
+            let t = bswap32(lo);
+            lo = bswap32(hi);
+            hi = t;
+        }}
+"""
+    if not wide:
+        return "    var lo: u32;\n    var hi: u32;\n" + "".join(line[4:] for line in pair.splitlines(True))
+    return f"""    var lo: u32;
+    var hi: u32;
+    if ({wide}) {{
+{pair}    }} else {{
+{one}
+        if ({swap}) {{
+            lo = bswap32(lo);
+        }}
+        hi = select(0u, 0xffffffffu, (lo >> 31u) != 0u);  // sign-extended
+    }}
+"""
+
+
+def in_range(mode: str, pos: str, bad: str) -> str:
+    """WGSL: ``ok`` whether (lo, hi) is valid along an axis of ``d`` under check
+    ``mode``, ``v`` its offset; a bad one lowers status[0] to ``pos``, then ``bad``."""
+    return f"""    var ok: bool;
+    var v = lo;
+    if ({mode} == 0u) {{
+        // 0 <= x < d, or -d <= x < 0 (hi all ones, lo >= 2^32 - d)
+        let neg = hi == 0xffffffffu && lo != 0u && (0u - lo) <= d;
+        ok = (hi == 0u && lo < d) || neg;
+        v = select(lo, lo + d, neg);
+    }} else {{
+        ok = hi == 0u && (lo < d || ({mode} == 1u && lo == d));
+    }}
+    if (!ok) {{
+        atomicMin(&status[0], {pos});
+        {bad}
+    }}
+"""
+
+
+def checked_index() -> list[str]:
+    """The parts that define ``index(pos, d)``: the int64 index ``raw[pos]`` (``raw: array<vec2<u32>>``) as an
+    offset along an axis of ``d`` elements, checked as the indexed gather's ``index`` (render/indexed.py) checks it (``params.cmode``,
+    ``params.iswap``): a bad one keeps the smallest position in status[0] (atomicMin) and reads 0. For the
+    kernels that read raw int64 indices one at a time (render/scatter.py, scatter_slices.py, slices.py)."""
+    return [shader_source("lib/bswap.wgsl"), _CHECKED]
+
+
+_CHECKED = ("fn index(pos: u32, d: u32) -> u32 {\n"
+            + read_index("", "        let x = raw[pos];\n        lo = x.x;\n        hi = x.y;", "", "params.iswap != 0u")
+            + in_range("params.cmode", "pos", "v = 0u;") + "    return v;\n}\n")
