@@ -1,8 +1,8 @@
 // Part (shaders/lib, see gpu/shaders.py): the index check's int64 check (render/indices.py)
 // folded for kernels that read several indices an invocation
-// (gpu/render/rows.py, gpu/render/rows.py): `folded` wraps and
-// checks one index given as its two words, with no branch and no atomic,
-// and `report` writes the invocation's smallest bad position once.
+// (gpu/render/rows.py): `folded` wraps and
+// checks one index given as its two words, with no branch and no atomic
+// (render/indices.py's REPORT writes the invocation's smallest bad position once).
 // The including shader declares `status: array<atomic<u32>>` and
 // `params.iswap` (1: big-endian indices).
 //
@@ -24,11 +24,4 @@ fn folded(lo0: u32, hi0: u32, pos: u32, d: u32, bad: ptr<function, u32>) -> u32 
     let ok = (hi == 0u && lo < d) || neg;
     *bad = min(*bad, select(pos, 0xffffffffu, ok));
     return select(0u, select(lo, lo + d, neg), ok);
-}
-
-// The smallest position an invocation found bad, into status[0] (the smallest over all).
-fn report(bad: u32) {
-    if (bad != 0xffffffffu) {
-        atomicMin(&status[0], bad);
-    }
 }

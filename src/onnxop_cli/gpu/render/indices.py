@@ -1,7 +1,7 @@
 """Index reading and checking shared by the kernel families (render/indexed.py, scatter.py, scatter_slices.py,
 slices.py, ...): the generators are the one definition of how an int32 or int64 index is read as stored
 (``read_index``), checked against its axis (``in_range``) and, for the kernels that read raw int64 indices one at
-a time, ``index(pos, d)`` (``checked_index``).
+a time, ``index(pos, d)`` (``checked_index``); ``REPORT``, an invocation's smallest bad position, once.
 """
 
 from __future__ import annotations
@@ -51,6 +51,16 @@ def in_range(mode: str, pos: str, bad: str) -> str:
         atomicMin(&status[0], {pos});
         {bad}
     }}
+"""
+
+
+# The smallest position an invocation found bad (``bad``, 0xffffffff: none), into status[0] (the smallest
+# over all): for the kernels that check many indices an invocation with no atomic each (render/lines.py, rows.py).
+REPORT = """fn report(bad: u32) {
+    if (bad != 0xffffffffu) {
+        atomicMin(&status[0], bad);
+    }
+}
 """
 
 

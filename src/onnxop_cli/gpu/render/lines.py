@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from ..layout import Struct
 from .frame import Binding, Frame
+from .indices import REPORT
 from .schedule import Words, head
 from .view import BSWAP4
 
@@ -64,7 +65,7 @@ class Lines(Frame):
 
     def parts(self) -> list[str]:
         return [f"const I32: u32 = {I32}u;\nconst I64: u32 = {I64}u;\nconst KIND: u32 = {self.kind}u;\n",
-                AXIS.wgsl(), _AXIS, BSWAP4, _INDICES, _words(self.unit)]
+                AXIS.wgsl(), _AXIS, BSWAP4, _INDICES, REPORT, _words(self.unit)]
 
     def main(self) -> str:
         return f"    words{self.unit}(wg, lid, KIND);\n"
@@ -147,13 +148,6 @@ fn one(j: u32, kind: u32, bad: ptr<function, u32>) -> u32 {
         return wide(vec4<u32>(select(x.x, x.z, odd)), vec4<u32>(select(x.y, x.w, odd)), j, bad).x;
     }
     return narrow(vec4<u32>(raw[j >> 2u][j & 3u]), j, bad).x;
-}
-
-// The smallest position an invocation found bad, into status[0].
-fn report(bad: u32) {
-    if (bad != 0xffffffffu) {
-        atomicMin(&status[0], bad);
-    }
 }
 
 // The data word where line `line` starts (its leading axes' offsets).
