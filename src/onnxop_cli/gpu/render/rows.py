@@ -28,6 +28,7 @@ from ..layout import Struct
 from ..shaders import shader_source
 from .frame import Binding, Frame
 from .indices import REPORT
+from .schedule import Units
 
 RUNS = {"short": 16, "long": 64}  # GatherND's slices per invocation (params.run): gpu/choose.py's nd_run
 ND_PARAMS = Struct("Params", tuple((n, "u32") for n in (
@@ -49,19 +50,6 @@ ELEMENTS_PARAMS = Struct("Params", tuple((n, "u32") for n in (
     "pad0", "pad1")))
 AXIS = Struct("Axis", (("dim", "u32"), ("stride", "u32"), ("pad0", "u32"), ("pad1", "u32")))  # an output axis'
 # data stride (0 on the gathered axis): per output axis, the host packs them by these names
-
-
-@dataclass(frozen=True)
-class Run:
-    """An invocation's run of ``per`` elements (0: ``params.run``), ``words`` words each."""
-
-    words: int
-    per: int = 0
-    wg: int = 256
-
-    @property
-    def CONSTS(self) -> tuple[tuple[str, str, str], ...]:  # noqa: N802 - the frame's name
-        return (("WG", "wg", ""),) + ((("RUN", "per", "output elements per invocation"),) if self.per else ())
 
 
 @dataclass(frozen=True)
@@ -95,8 +83,8 @@ class NdRows(_Rows):
     PARAMS = ND_PARAMS
 
     @property
-    def schedule(self) -> Run:  # type: ignore[override]
-        return Run(self.words)
+    def schedule(self) -> Units:  # type: ignore[override]
+        return Units("RUN")  # the run: params.run
 
     def parts(self) -> list[str]:
         n = 4 // self.words
@@ -117,8 +105,8 @@ class ElementsRows(_Rows):
     PARAMS = ELEMENTS_PARAMS
 
     @property
-    def schedule(self) -> Run:  # type: ignore[override]
-        return Run(self.words, 16)
+    def schedule(self) -> Units:  # type: ignore[override]
+        return Units("RUN", 16, note="output elements per invocation")
 
     def parts(self) -> list[str]:
         n = 4 // self.words

@@ -4,7 +4,8 @@ packed elements, per invocation behind a bounds test: render/elementwise.py),
 of a kernel's bodies: render/select.py, render/one_hot.py; each body starts
 at its first word, ``head``, and walks a vector at a time, ``loop``) and
 ``Runs`` (runs of ``run`` invocations, ``unroll`` words each, over padded
-spans with no bounds test: render/copy.py).
+spans with no bounds test: render/copy.py) and ``Units`` (``per`` units an
+invocation: render/slices.py, render/rows.py).
 """
 
 from __future__ import annotations
@@ -56,6 +57,22 @@ class Runs:
     def __post_init__(self) -> None:
         if self.wg % self.run:
             raise ValueError(f"no run schedule {self}")
+
+
+@dataclass(frozen=True)
+class Units:
+    """``per`` units of ``word`` an invocation, the WGSL constant ``name`` (none where ``per`` is 0: the
+    kernel reads its run from params): render/slices.py, render/rows.py."""
+
+    name: str
+    per: int = 0
+    word: str = "u32"
+    note: str = ""
+    wg: int = 256
+
+    @property
+    def CONSTS(self) -> tuple[tuple[str, str, str], ...]:  # noqa: N802 - the frame's name
+        return (("WG", "wg", ""),) + (((self.name, "per", self.note),) if self.per else ())
 
 
 @dataclass(frozen=True)

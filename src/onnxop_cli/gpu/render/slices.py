@@ -32,6 +32,7 @@ from ..layout import Struct
 from ..shaders import shader_source
 from .frame import Binding, Frame
 from .indices import checked_index
+from .schedule import Units
 
 _COMMON = (
     ("words", "u32"),     # output units (words, or vectors)
@@ -53,21 +54,7 @@ VECS_PARAMS = Struct("Params", (*_COMMON, *((n, "u32") for n in (
 VARIANTS = ("words", "whole", "windowed")
 
 
-@dataclass(frozen=True)
-class Units:
-    """What an invocation copies: ``per`` (named ``name``) units of ``word``."""
-
-    word: str
-    name: str
-    per: int
-    wg: int = 256
-
-    @property
-    def CONSTS(self) -> tuple[tuple[str, str, str], ...]:  # noqa: N802 - the frame's name
-        return (("WG", "wg", ""), (self.name, "per", ""))
-
-
-SCHEDULES = {"words": Units("u32", "WORDS", 16), "vec4": Units("vec4<u32>", "VECS", 4)}
+SCHEDULES = {"words": Units("WORDS", 16), "vec4": Units("VECS", 4, "vec4<u32>")}  # what an invocation copies
 
 
 @dataclass(frozen=True)
