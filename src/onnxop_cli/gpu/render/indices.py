@@ -1,7 +1,7 @@
 """Index reading and checking shared by the kernel families (render/indexed.py, scatter.py, scatter_slices.py,
 slices.py, ...): the generators are the one definition of how an int32 or int64 index is read as stored
 (``read_index``), checked against its axis (``in_range``) and, for the kernels that read raw int64 indices one at
-a time, ``index(pos, d)`` (``checked_index``); ``REPORT``, an invocation's smallest bad position, once.
+a time, ``index(pos, d)`` (``checked_index``); ``REPORT``, an invocation's smallest bad position, once; ``row``, the slice walks' Row (lib/slice_at.wgsl).
 """
 
 from __future__ import annotations
@@ -75,3 +75,22 @@ def checked_index() -> list[str]:
 _CHECKED = ("fn index(pos: u32, d: u32) -> u32 {\n"
             + read_index("", "        let x = raw[pos];\n        lo = x.x;\n        hi = x.y;", "", "params.iswap != 0u")
             + in_range("params.cmode", "pos", "v = 0u;") + "    return v;\n}\n")
+
+
+def row(pair: bool) -> str:
+    """``row()``, lib/slice_at.wgsl's Row: lookup 1 always (``pair``: GatherND's pairs, render/rows.py) or
+    where there is one (params.nlook: render/slices.py)."""
+    look1, later = ("lookup(params.outer + 1u)", "") if pair else (
+        "Lookup(0u, 0u, 0u, 0u)", "    if (params.nlook > 1u) {\n        w.look1 = lookup(params.outer + 1u);\n    }\n")
+    return f"""// lib/slice_at.wgsl's Row: {"both lookups always (a pair)" if pair else "lookup 1 where there is one"}.
+fn row() -> Row {{
+    var w = Row(0u, 0u, 0u, lookup(params.outer), {look1});
+    if (params.outer > 0u) {{
+        let ax = axis(params.outer - 1u);
+        w.dim = ax.dim;
+        w.dstride = ax.dstride;
+        w.istride = ax.istride;
+    }}
+{later}    return w;
+}}
+"""

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from ..layout import Struct
 from ..shaders import shader_source
 from .frame import Binding, Frame
-from .indices import REPORT
+from .indices import REPORT, row
 from .schedule import Units
 
 RUNS = {"short": 16, "long": 64}  # GatherND's slices per invocation (params.run): gpu/choose.py's nd_run
@@ -212,18 +212,7 @@ def _elements_fast(words: int) -> list[str]:
             *(f"    {line}" for line in out), "}"]
 
 
-_ND = """// lib/slice_at.wgsl's Row: both lookups always (a pair).
-fn row() -> Row {
-    var w = Row(0u, 0u, 0u, lookup(params.outer), lookup(params.outer + 1u));
-    if (params.outer > 0u) {
-        let ax = axis(params.outer - 1u);
-        w.dim = ax.dim;
-        w.dstride = ax.dstride;
-        w.istride = ax.istride;
-    }
-    return w;
-}
-
+_ND = row(pair=True) + """
 // The data word where the slice whose tuple sits at `ip` starts, past `off`.
 fn base(off: u32, ip: u32, w: Row, bad: ptr<function, u32>) -> u32 {
     let x = raw[(ip - params.ibase) >> 1u];

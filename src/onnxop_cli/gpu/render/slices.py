@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from ..layout import Struct
 from ..shaders import shader_source
 from .frame import Binding, Frame
-from .indices import checked_index
+from .indices import checked_index, row
 from .schedule import Units
 
 _COMMON = (
@@ -140,21 +140,7 @@ def _base(name: str, read: str, look1: bool) -> str:
             f" * w.look0.stride;\n{body}    return off;\n}}\n")
 
 
-_WALK = """// lib/slice_at.wgsl's Row: lookup 1 where there is one.
-fn row() -> Row {
-    var w = Row(0u, 0u, 0u, lookup(params.outer), Lookup(0u, 0u, 0u, 0u));
-    if (params.outer > 0u) {
-        let ax = axis(params.outer - 1u);
-        w.dim = ax.dim;
-        w.dstride = ax.dstride;
-        w.istride = ax.istride;
-    }
-    if (params.nlook > 1u) {
-        w.look1 = lookup(params.outer + 1u);
-    }
-    return w;
-}
-
+_WALK = row(pair=False) + """
 // The next slice: one add along the last leading axis until it ends.
 fn next(a: At, w: Row, p: u32) -> At {
     if (a.last + 1u < w.dim) {
