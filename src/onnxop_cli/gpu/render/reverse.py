@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from ..layout import Struct
 from ..shaders import shader_source
 from .frame import Binding, Frame
+from .indices import read_index
 from .schedule import Words, head
 
 # words: output words; width: words per block; d0, d1: the first two axes' sizes; time0: 1 when the time axis is
@@ -23,22 +24,16 @@ from .schedule import Words, head
 PARAMS = Struct("Params", tuple((n, "u32") for n in ("words", "groups_x", "width", "d0", "d1", "time0", "iswap",
                                                      "bound")))
 
-_SEQ_LEN = """// batch entry b's length, checked: 0 <= len <= bound, all 64 bits
-fn seq_len(b: u32) -> u32 {
-    let x = raw[b];
-    var lo = x.x;
-    var hi = x.y;
-    if (params.iswap != 0u) {
-        lo = bswap32(x.y);
-        hi = bswap32(x.x);
-    }
-    if (hi != 0u || lo > params.bound) {
+# batch entry b's length, read as the index check reads an int64 index (render/indices.py), checked
+_SEQ_LEN = ("// batch entry b's length, checked: 0 <= len <= bound, all 64 bits\nfn seq_len(b: u32) -> u32 {\n"
+            + read_index("", "        let x = raw[b];\n        lo = x.x;\n        hi = x.y;", "", "params.iswap != 0u")
+            + """    if (hi != 0u || lo > params.bound) {
         atomicMin(&status[0], b);
         return 0u;
     }
     return lo;
 }
-"""
+""")
 
 _MAIN = head() + """    let width = params.width;
     let d1 = params.d1;
