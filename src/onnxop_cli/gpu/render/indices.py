@@ -1,12 +1,23 @@
 """Index reading and checking shared by the kernel families (render/indexed.py, scatter.py, scatter_slices.py,
-slices.py, ...): the generators are the one definition of how an int32 or int64 index is read as stored
-(``read_index``), checked against its axis (``in_range``) and, for the kernels that read raw int64 indices one at
-a time, ``index(pos, d)`` (``checked_index``); ``REPORT``, an invocation's smallest bad position, once; ``row``, the slice walks' Row (lib/slice_at.wgsl).
+slices.py, ...): the one definition of how an int32 or int64 index is read as stored (``read_index``), checked
+against its axis (``in_range``) and, for the kernels that read raw int64 indices one at a time, ``index(pos, d)``
+(``checked_index``); ``REPORT``, an invocation's smallest bad position, once; ``row``, the slice walks' Row
+(lib/slice_at.wgsl); ``axes``, the strided tables' axis rows (render/lines.py, rows.py).
 """
 
 from __future__ import annotations
 
+from ..layout import Struct
 from ..shaders import shader_source
+
+# An output axis of the strided tables (render/lines.py, rows.py): its size and data stride (words, or elements;
+# 0 on the gathered axis), one vec4 row of `axes` each; the host packs them by these names.
+AXIS = Struct("Axis", (("dim", "u32"), ("stride", "u32"), ("pad0", "u32"), ("pad1", "u32")))
+
+
+def axes() -> list[str]:
+    """The parts that declare ``Axis`` (``AXIS``) and ``axis(r)``, row r of ``axes`` as one."""
+    return [AXIS.wgsl(), _AXIS]
 
 
 def read_index(wide: str, pair: str, one: str, swap: str) -> str:
@@ -66,22 +77,23 @@ REPORT = """fn report(bad: u32) {
 
 def checked_index() -> list[str]:
     """The parts that define ``index(pos, d)``: the int64 index ``raw[pos]`` (``raw: array<vec2<u32>>``) as an
-    offset along an axis of ``d`` elements, checked as the indexed gather's ``index`` (render/indexed.py) checks it (``params.cmode``,
-    ``params.iswap``): a bad one keeps the smallest position in status[0] (atomicMin) and reads 0. For the
-    kernels that read raw int64 indices one at a time (render/scatter.py, scatter_slices.py, slices.py)."""
+    offset along an axis of ``d`` elements, checked as the indexed gather's ``index`` (render/indexed.py) checks
+    it (``params.cmode``, ``params.iswap``): a bad one keeps the smallest position in status[0] (atomicMin) and
+    reads 0. For the kernels that read raw int64 indices one at a time (render/scatter.py, scatter_slices.py,
+    slices.py)."""
     return [shader_source("lib/bswap.wgsl"), _CHECKED]
 
 
-_CHECKED = ("fn index(pos: u32, d: u32) -> u32 {\n"
-            + read_index("", "        let x = raw[pos];\n        lo = x.x;\n        hi = x.y;", "", "params.iswap != 0u")
+_PAIR = "        let x = raw[pos];\n        lo = x.x;\n        hi = x.y;"
+_CHECKED = ("fn index(pos: u32, d: u32) -> u32 {\n" + read_index("", _PAIR, "", "params.iswap != 0u")
             + in_range("params.cmode", "pos", "v = 0u;") + "    return v;\n}\n")
 
 
 def row(pair: bool) -> str:
     """``row()``, lib/slice_at.wgsl's Row: lookup 1 always (``pair``: GatherND's pairs, render/rows.py) or
     where there is one (params.nlook: render/slices.py)."""
-    look1, later = ("lookup(params.outer + 1u)", "") if pair else (
-        "Lookup(0u, 0u, 0u, 0u)", "    if (params.nlook > 1u) {\n        w.look1 = lookup(params.outer + 1u);\n    }\n")
+    later = "    if (params.nlook > 1u) {\n        w.look1 = lookup(params.outer + 1u);\n    }\n"
+    look1, later = ("lookup(params.outer + 1u)", "") if pair else ("Lookup(0u, 0u, 0u, 0u)", later)
     return f"""// lib/slice_at.wgsl's Row: {"both lookups always (a pair)" if pair else "lookup 1 where there is one"}.
 fn row() -> Row {{
     var w = Row(0u, 0u, 0u, lookup(params.outer), {look1});
@@ -93,4 +105,12 @@ fn row() -> Row {{
     }}
 {later}    return w;
 }}
+"""
+
+
+_AXIS = """// Row r of `axes` as an Axis: one vec4 load per row (lib/index_table.wgsl says why).
+fn axis(r: u32) -> Axis {
+    let a = axes[r];
+    return Axis(a.x, a.y, a.z, a.w);
+}
 """

@@ -23,13 +23,12 @@ from dataclasses import dataclass
 
 from ..layout import Struct
 from .frame import Binding, Frame
-from .indices import REPORT
+from .indices import AXIS, REPORT, axes  # noqa: F401 - AXIS: gpu/gather_lines.py packs the axes by it
 from .schedule import Words, head
 from .view import BSWAP4
 
 I32, I64 = 1, 2  # the raw indices' kinds
 KINDS = ("read-only-storage", "storage", "uniform", "read-only-storage", "read-only-storage", "storage")
-AXIS = Struct("Axis", (("dim", "u32"), ("stride", "u32"), ("pad0", "u32"), ("pad1", "u32")))  # data stride, words
 PARAMS = Struct("Params", (
     ("words", "u32"),     # output words in this band
     ("groups_x", "u32"),  # workgroups per row of the dispatch grid
@@ -65,20 +64,13 @@ class Lines(Frame):
 
     def parts(self) -> list[str]:
         return [f"const I32: u32 = {I32}u;\nconst I64: u32 = {I64}u;\nconst KIND: u32 = {self.kind}u;\n",
-                AXIS.wgsl(), _AXIS, BSWAP4, _INDICES, REPORT, _words(self.unit)]
+                *axes(), BSWAP4, _INDICES, REPORT, _words(self.unit)]
 
     def main(self) -> str:
         return f"    words{self.unit}(wg, lid, KIND);\n"
 
 
 LINES = {(unit, kind): Lines(unit, kind) for unit in (1, 2) for kind in (I32, I64)}
-
-_AXIS = """// Row r of `axes` as an Axis: one vec4 load per row (lib/index_table.wgsl says why).
-fn axis(r: u32) -> Axis {
-    let a = axes[r];
-    return Axis(a.x, a.y, a.z, a.w);
-}
-"""
 
 _INDICES = """// Indices (low words, high words, native order) checked: offsets along
 // the axis, wrapped; 0 for a bad one, whose position (`pos` + its lane)

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from ..layout import Struct
 from ..shaders import shader_source
 from .frame import Binding, Frame
-from .indices import REPORT, row
+from .indices import AXIS, REPORT, axes, row  # noqa: F401 - AXIS: gpu/elements_rows.py packs the axes by it
 from .schedule import Units
 
 RUNS = {"short": 16, "long": 64}  # GatherND's slices per invocation (params.run): gpu/choose.py's nd_run
@@ -48,8 +48,6 @@ ELEMENTS_PARAMS = Struct("Params", tuple((n, "u32") for n in (
     "bound",     # the gathered axis' size
     "lstride",   # its data stride (elements)
     "pad0", "pad1")))
-AXIS = Struct("Axis", (("dim", "u32"), ("stride", "u32"), ("pad0", "u32"), ("pad1", "u32")))  # an output axis'
-# data stride (0 on the gathered axis): per output axis, the host packs them by these names
 
 
 @dataclass(frozen=True)
@@ -112,7 +110,7 @@ class ElementsRows(_Rows):
         n = 4 // self.words
         takes = [f"let s{j} = take({f's{j - 1}.a' if j else 'a'}, {_HALVES[j]}, e{_plus(j)}, last.dim, "
                  f"last.stride, &bad);" for j in range(n)]
-        return [AXIS.wgsl(), _AXIS, shader_source("lib/index_fold.wgsl"), REPORT, _ELEMENTS,
+        return [*axes(), shader_source("lib/index_fold.wgsl"), REPORT, _ELEMENTS,
                 _take("e", "lo: u32, hi: u32, e: u32, dim: u32, ds: u32",
                       "a.off + folded(lo, hi, e, params.bound, bad) * params.lstride", "dim", "a.off + ds"),
                 _start("", "RUN"),
@@ -258,13 +256,6 @@ fn take(a: At, {args}, bad: ptr<function, u32>) -> Step {{
 }}
 """
 
-
-_AXIS = """// Row r of `axes` as an Axis: one vec4 load per row (lib/index_table.wgsl says why).
-fn axis(r: u32) -> Axis {
-    let a = axes[r];
-    return Axis(a.x, a.y, a.z, a.w);
-}
-"""
 
 _ELEMENTS = """// An element's data offset before its index, and its last coordinate.
 struct At {
