@@ -32,7 +32,7 @@ from ..errors import OpError
 from . import pieces, word_kernels
 from .buffers import WORD, BufferUsage, binding_limit, can_map, dispatch_limit, env_poison, round_up
 from .device import Gpu
-from .program import Program, grid_x
+from .program import compiled, grid_x
 from .render.elementwise import AXIS, INPUTS, NONE, PARAMS, WG, Elementwise
 from .render.select import PARAMS as SELECT_PARAMS
 
@@ -101,7 +101,7 @@ def run_elementwise(
     written = 0
     try:
         with gpu.errors(kernel.label):
-            program = Program(kernel.label, kernel.kinds, code=kernel.wgsl()).on(gpu)
+            program = compiled(gpu, kernel)
             ins = [buffer(f"in{k}", sizes[k], U.STORAGE | U.COPY_DST) for k in range(len(sources))]
             ins += [buffer("unused", WORD, U.STORAGE) for _ in range(INPUTS - len(ins))]
             band_bytes = round_up(-(-min(count, band) * out_bits // 8), WORD)  # 2- and 4-bit: whole bytes

@@ -29,7 +29,7 @@ from .buffers import can_map, round_up
 from .device import Gpu
 from .engines.base import BufferUsage as U
 from .engines.base import MapMode
-from .program import Program, grid_x
+from .program import compiled, grid_x
 from .render.frame import Frame
 from .render.indexed import NO_BAD
 
@@ -230,7 +230,7 @@ def run_into_result(gpu: Gpu, bufs: Buffers, shader: Frame, key: str, *,
     if blob is not None:
         axes = bufs.new(f"{key} axes", len(blob), U.STORAGE | U.COPY_DST)
         gpu.queue.write_buffer(axes, 0, blob)
-    kernel = Program(shader.label, shader.kinds, code=shader.wgsl()).on(gpu)  # its bindings and schedule are data
+    kernel = compiled(gpu, shader)  # its bindings and schedule are data
     per_group = shader.schedule.wg * per
     for n, part_raw, record_of in (parts if parts is not None else [(units, raw, params)]):
         groups = -(-n // per_group)

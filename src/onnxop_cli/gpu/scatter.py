@@ -33,10 +33,10 @@ from .indexed import (
     row_strides, U,
 )
 from .choose import answer
-from .program import grid_x
+from .program import compiled, grid_x
 from .render.scatter import LINE_PARAMS, Lines
 from .render.scatter_slices import PARAMS as SLICE_PARAMS, Slices
-from .scatter_claims import DUPLICATES, Reduce, apply_head, arithmetic, program, rounds
+from .scatter_claims import DUPLICATES, Reduce, apply_head, arithmetic, rounds
 
 from . import slices
 
@@ -209,11 +209,11 @@ def _by_slices(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, norm: Any, cut: slic
         groups = -(-count // (kernel.schedule.wg * (per or kernel.schedule.words)))
         params = bufs.params(f"slice {step} params", cut.params(SLICE_PARAMS, count, grid_x(groups, max_dim), big,
                                                                 cmode))
-        compiled = program(gpu, kernel)
+        program = compiled(gpu, kernel)
         encoder = gpu.device.create_command_encoder()
         if step == "claim":
             encoder.clear_buffer(claims)
-        compiled.dispatch(encoder, groups, max_dim, compiled.bind([upd, out, params, axes, norm, status, claims, starts,
+        program.dispatch(encoder, groups, max_dim, program.bind([upd, out, params, axes, norm, status, claims, starts,
                                                                    norm if raw else axes]))
         gpu.queue.submit([encoder.finish()])
         if step == "claim":
@@ -285,7 +285,7 @@ def _by_lines(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, targets: Any, data: D
     params = bufs.params("line params", LINE_PARAMS.pack(
         count=invocations, groups_x=grid_x(groups, max_dim), mode=2 if raw else 1 if dlen else 0, line=line[0],
         inner=line[1], dlen=dlen, iswap=big, cmode=cmode, group=group or 1, **apply_head(reduce, data.bits)))
-    lines = program(gpu, kernel)
+    lines = compiled(gpu, kernel)
     bufs.counts["shared lines" if kernel.shared else "word lines"] = 1  # tests look
     encoder = gpu.device.create_command_encoder()
     lines.dispatch(encoder, groups, max_dim, lines.bind([targets, params, upd, out, status, targets]))
