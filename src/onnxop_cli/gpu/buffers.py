@@ -15,6 +15,7 @@ engines/base.py, so no kernel imports an engine's package for them.
 from __future__ import annotations
 
 import os
+import struct
 from typing import TYPE_CHECKING
 
 from ..errors import UsageError
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BufferUsage", "COPY_ALIGN", "DEFAULT_CHUNK", "ENV_POISON", "MapMode", "ShaderStage", "WORD",
-    "binding_limit", "can_map", "dispatch_limit", "env_poison", "grid", "round_up",
+    "binding_limit", "can_map", "dispatch_limit", "env_poison", "grid", "reset_status", "round_up",
 ]
 
 COPY_ALIGN = 4  # bytes: WebGPU's copy and map granularity
@@ -63,6 +64,11 @@ def grid(groups: int, max_per_dim: int) -> tuple[int, int]:
         return groups, 1
     y = -(-groups // max_per_dim)
     return -(-groups // y), y
+
+
+def reset_status(gpu: Gpu, status: object, first: int) -> None:
+    """A kernel's 16-byte status word written back to ``first`` then zeros, before the kernel lowers or counts it."""
+    gpu.queue.write_buffer(status, 0, struct.pack("<4I", first, 0, 0, 0))
 
 
 def can_map(gpu: Gpu) -> bool:

@@ -30,7 +30,7 @@ from typing import Any, Callable, Optional, Sequence
 
 from ..errors import OpError
 from . import pieces, word_kernels
-from .buffers import WORD, BufferUsage, binding_limit, can_map, dispatch_limit, env_poison, round_up
+from .buffers import WORD, BufferUsage, binding_limit, can_map, dispatch_limit, env_poison, reset_status, round_up
 from .device import Gpu
 from .program import compiled, grid_x
 from .render.elementwise import AXIS, INPUTS, NONE, PARAMS, WG, Elementwise
@@ -131,7 +131,7 @@ def run_elementwise(
                         base[k] = e0
                 if poison is not None:
                     gpu.queue.write_buffer(dst, 0, bytes([poison]) * round_up(nbytes, WORD))
-                gpu.queue.write_buffer(fault, 0, struct.pack("<4I", NONE, 0, 0, 0))
+                reset_status(gpu, fault, NONE)
                 units = n if out_bits >= 32 else -(-n * out_bits // 32)
                 groups = -(-units // WG)
                 gpu.queue.write_buffer(params, 0, PARAMS.pack(

@@ -21,11 +21,10 @@ fallback to staging fails them); gpu/indexed.py leaves a call's counts in
 
 from __future__ import annotations
 
-import struct
 from typing import Any, Callable, Iterable
 
 from ..core.sources import ByteSource
-from .buffers import can_map, round_up
+from .buffers import can_map, reset_status, round_up
 from .device import Gpu
 from .engines.base import BufferUsage as U
 from .engines.base import MapMode
@@ -87,10 +86,10 @@ class Buffers:
         """A status word buffer the host reads (and rewrites with write_buffer)."""
         return self.new(label, size, U.STORAGE | U.COPY_DST | U.COPY_SRC | (U.MAP_READ if self.mapped else 0))
 
-    def status(self) -> Any:
-        """A status word reset to "no bad index" (the checking kernels lower it by atomicMin)."""
+    def status(self, first: int = NO_BAD) -> Any:
+        """A status word reset to ``first``, by default "no bad index" (checking kernels lower it by atomicMin)."""
         status = self.small("status")
-        self.gpu.queue.write_buffer(status, 0, struct.pack("<4I", NO_BAD, 0, 0, 0))
+        reset_status(self.gpu, status, first)
         return status
 
     def upload(self, label: str, source: ByteSource, nbytes: int, usage: int = 0, readable: bool = False) -> Any:

@@ -198,10 +198,9 @@ def _by_slices(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, norm: Any, cut: slic
     the apply runs)."""
     tuples = words // cut.width
     claims = bufs.new("slice claims", 4 * (data_words // cut.width), U.STORAGE | U.COPY_DST)
-    status = bufs.small("status")
+    status = bufs.status(NO_BAD if raw else 0)
     axes = bufs.new("axes", len(cut.blob), U.STORAGE | U.COPY_DST)
     gpu.queue.write_buffer(axes, 0, cut.blob)
-    gpu.queue.write_buffer(status, 0, struct.pack("<4I", NO_BAD if raw else 0, 0, 0, 0))
     starts = bufs.new("slice starts", 4 * tuples if raw else 16, U.STORAGE)  # the raw claim's targets, for the raw apply
     big, cmode = (int(raw[0].big), raw[1].mode) if raw else (0, 0)
     for step, count, per in (("claim", tuples, 1), ("apply", words, None)):
@@ -276,8 +275,7 @@ def _by_lines(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, targets: Any, data: D
     indices, checked by the lines themselves (BadIndex after the dispatch,
     before anything is read back)."""
     big, cmode = (int(raw[0].big), raw[1].mode) if raw else (0, 0)
-    status = bufs.small("status")
-    gpu.queue.write_buffer(status, 0, struct.pack("<4I", NO_BAD, 0, 0, 0))
+    status = bufs.status()
     group = _group(data.bits, line, dlen)
     kernel = Lines(arithmetic(reduce, data.bits) or "", data.bits, shared=group is None)
     invocations = n // line[0] // (group or 1)

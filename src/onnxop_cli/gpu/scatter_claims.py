@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import OpError
+from .buffers import reset_status
 from .device import Gpu
 from .indexed import Buffers, Data, read_small, U
 from .program import compiled, grid_x
@@ -151,7 +152,7 @@ def rounds(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, targets: Any, data: Data
         gx = grid_x(groups, max_dim)
         gpu.queue.write_buffer(small, 0, CLAIM_PARAMS.pack(count=count, groups_x=gx, direct=direct, base=0, size=0))
         gpu.queue.write_buffer(apply_buf, 0, APPLY_PARAMS.pack(count=count, groups_x=gx, direct=direct, **head))
-        gpu.queue.write_buffer(status, 0, struct.pack("<4I", 0, 0, 0, 0))
+        reset_status(gpu, status, 0)
         ls, nxt = lists[current], lists[1 - current]
         bound = [targets, claim, done, small, ls, status, nxt]
         encoder = gpu.device.create_command_encoder()
