@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import struct
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Iterable
 
 from ..errors import UsageError
 from .engines.base import BufferUsage, MapMode, ShaderStage
@@ -26,7 +26,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BufferUsage", "COPY_ALIGN", "DEFAULT_CHUNK", "ENV_POISON", "MapMode", "ShaderStage", "WORD",
-    "binding_limit", "can_map", "dispatch_limit", "env_poison", "grid", "reset_status", "round_up",
+    "Owned", "binding_limit", "can_map", "destroy_all", "dispatch_limit", "env_poison", "grid", "reset_status",
+    "round_up",
 ]
 
 COPY_ALIGN = 4  # bytes: WebGPU's copy and map granularity
@@ -69,6 +70,29 @@ def grid(groups: int, max_per_dim: int) -> tuple[int, int]:
 def reset_status(gpu: Gpu, status: object, first: int) -> None:
     """A kernel's 16-byte status word written back to ``first`` then zeros, before the kernel lowers or counts it."""
     gpu.queue.write_buffer(status, 0, struct.pack("<4I", first, 0, 0, 0))
+
+def destroy_all(buffers: Iterable[Any]) -> None:
+    """Every one of ``buffers`` destroyed, best effort: the error being raised, if any, is the real one."""
+    for buf in buffers:
+        try:
+            buf.destroy()
+        except Exception:  # noqa: BLE001 - best effort
+            pass
+
+
+class Owned:
+    """An object's buffers, made by ``_buffer`` and destroyed together by ``release``."""
+
+    gpu: Gpu
+    buffers: list[Any]
+
+    def _buffer(self, label: str, size: int, usage: int) -> Any:
+        buf = self.gpu.device.create_buffer(label=label, size=size, usage=usage)
+        self.buffers.append(buf)
+        return buf
+
+    def release(self) -> None:
+        destroy_all(self.buffers)
 
 
 def can_map(gpu: Gpu) -> bool:

@@ -34,7 +34,8 @@ from typing import Any, Callable
 from ..core import signals
 from ..core.sources import ByteSource
 from . import kernels
-from .buffers import DEFAULT_CHUNK, ENV_POISON, WORD, BufferUsage, MapMode, can_map, env_poison, round_up  # noqa: F401
+from .buffers import (DEFAULT_CHUNK, ENV_POISON, WORD, BufferUsage, MapMode, can_map, destroy_all,  # noqa: F401
+                      env_poison, round_up)
 from .choose import kernel_for
 from .device import Gpu
 
@@ -328,8 +329,4 @@ def _settle(slot: Slot, gpu: Gpu) -> None:
 
 
 def _destroy(slot: Slot) -> None:
-    for buf in slot.buffers:
-        try:
-            buf.destroy()
-        except Exception:  # noqa: BLE001 - best effort cleanup
-            pass
+    destroy_all(slot.buffers)

@@ -30,7 +30,8 @@ from typing import Any, Callable, Optional, Sequence
 
 from ..errors import OpError
 from . import pieces, word_kernels
-from .buffers import WORD, BufferUsage, binding_limit, can_map, dispatch_limit, env_poison, reset_status, round_up
+from .buffers import (WORD, BufferUsage, binding_limit, can_map, destroy_all, dispatch_limit, env_poison, reset_status,
+                      round_up)
 from .device import Gpu
 from .program import compiled, grid_x
 from .render.elementwise import AXIS, INPUTS, NONE, PARAMS, WG, Elementwise
@@ -146,11 +147,7 @@ def run_elementwise(
             stats["bands"] += 1
             written += nbytes
     finally:
-        for buf in made:
-            try:
-                buf.destroy()
-            except Exception:  # noqa: BLE001 - best effort; the real error is raised
-                pass
+        destroy_all(made)
     return written
 
 

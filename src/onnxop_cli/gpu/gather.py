@@ -30,7 +30,7 @@ from ..core.sources import ByteSource, FileBytes, MemoryBytes, read_runs
 from ..core.region import Access
 from .choose import answer
 from .device import Gpu
-from .buffers import WORD, BufferUsage, MapMode, binding_limit, can_map, dispatch_limit, round_up
+from .buffers import WORD, BufferUsage, MapMode, Owned, binding_limit, can_map, dispatch_limit, round_up
 from .program import Program, grid_x
 from .render.strided import GATHER, KERNELS
 from .render.view import AXIS, KINDS
@@ -160,7 +160,7 @@ def _band_elements(v: Access, bits: int, band_bytes: int, count: int) -> int:
     return band
 
 
-class Run:
+class Run(Owned):
     """The buffers of one gather and the loop that fills and drains them."""
 
     def __init__(self, gpu: Gpu, plan: Plan, source: Any, band_bytes: int, src_bytes: int,
@@ -209,18 +209,6 @@ class Run:
             self.bind_group = self.kernel.bind([
                 (src, 0, self.src_bytes), (self.dst, 0, band_bytes), (self.params, 0, params_bytes), self.axes,
             ])
-
-    def _buffer(self, label: str, size: int, usage: int) -> Any:
-        buf = self.gpu.device.create_buffer(label=label, size=size, usage=usage)
-        self.buffers.append(buf)
-        return buf
-
-    def release(self) -> None:
-        for buf in self.buffers:
-            try:
-                buf.destroy()
-            except Exception:  # noqa: BLE001 - best effort cleanup; the real error is raised
-                pass
 
     def stream(self, sink: Sink, poison: int | None) -> int:
         gpu, bits = self.gpu, self.plan.bits

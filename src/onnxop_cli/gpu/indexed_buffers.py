@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import Any, Callable, Iterable
 
 from ..core.sources import ByteSource
-from .buffers import can_map, reset_status, round_up
+from .buffers import can_map, destroy_all, reset_status, round_up
 from .device import Gpu
 from .engines.base import BufferUsage as U
 from .engines.base import MapMode
@@ -145,11 +145,7 @@ class Buffers:
         self.counts["staged uploads"] += 1
 
     def release(self) -> None:
-        for buf in self.made:
-            try:
-                buf.destroy()
-            except Exception:  # noqa: BLE001 - best effort; the real error is raised
-                pass
+        destroy_all(self.made)
         self.readable.clear()
 
 

@@ -14,7 +14,7 @@ from typing import Any, Callable, Optional, Sequence
 from ..core.pieces import Piece, ranges
 from ..core.region import Load
 from . import runs
-from .buffers import WORD, BufferUsage, MapMode, round_up
+from .buffers import WORD, BufferUsage, MapMode, Owned, round_up
 from .device import Gpu
 from .layout import rendered
 from .program import Program, grid_x
@@ -39,7 +39,7 @@ class Source:
     swap: int = 0
 
 
-class Run:
+class Run(Owned):
     def __init__(self, gpu: Gpu, band_bytes: int, window_bytes: int, max_groups_per_dim: Optional[int],
                  masked: bool = True, selects: bool = True, *, shader: str = GENERAL.label,
                  code: str = GENERAL.wgsl(),
@@ -97,18 +97,6 @@ class Run:
     def window_elements(self, bits: int) -> int:
         # a window starts up to one word before the first element it needs
         return (self.cap - 2 * WORD) * 8 // (max(bits, 8) if self.masked else bits)  # the mask is 8-bit
-
-    def _buffer(self, label: str, size: int, usage: int) -> Any:
-        buf = self.gpu.device.create_buffer(label=label, size=size, usage=usage)
-        self.buffers.append(buf)
-        return buf
-
-    def release(self) -> None:
-        for buf in self.buffers:
-            try:
-                buf.destroy()
-            except Exception:  # noqa: BLE001 - best effort; the real error is raised
-                pass
 
     def band(self, sources: Sequence[Optional[Source]], parts: list[Piece], bits: int, n4: int, poison) -> None:
         gpu = self.gpu
