@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BufferUsage", "COPY_ALIGN", "DEFAULT_CHUNK", "ENV_POISON", "MapMode", "ShaderStage", "WORD",
     "Owned", "binding_limit", "can_map", "destroy_all", "dispatch_limit", "env_poison", "grid", "reset_status",
-    "round_up",
+    "round_up", "write_mapped",
 ]
 
 COPY_ALIGN = 4  # bytes: WebGPU's copy and map granularity
@@ -93,6 +93,19 @@ class Owned:
 
     def release(self) -> None:
         destroy_all(self.buffers)
+
+def write_mapped(gpu: Gpu, buf: Any, source: Any, offset: int, n: int) -> None:
+    """``source``'s bytes [offset, offset + n) read straight into ``buf``, mapped from 0 (whole words)."""
+    n4 = round_up(n, COPY_ALIGN)
+    with gpu.errors("upload"):
+        gpu.wait(buf.map_async(MapMode.WRITE, 0, n4), "upload")
+        mapped = buf._experimental_get_mapped_range(0, n4)
+    try:
+        source.readinto(offset, mapped[:n])
+    finally:
+        mapped.release()
+        with gpu.errors("upload"):
+            buf.unmap()
 
 
 def can_map(gpu: Gpu) -> bool:

@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import Any, Callable, Iterable
 
 from ..core.sources import ByteSource
-from .buffers import can_map, destroy_all, reset_status, round_up
+from .buffers import can_map, destroy_all, reset_status, round_up, write_mapped
 from .device import Gpu
 from .engines.base import BufferUsage as U
 from .engines.base import MapMode
@@ -124,14 +124,7 @@ class Buffers:
     def _write(self, buf: Any, source: ByteSource, nbytes: int, mapped: bool) -> None:
         if mapped:  # read straight into the kernel's buffer
             if nbytes:
-                n4 = round_up(nbytes, 4)
-                self.gpu.wait(buf.map_async(MapMode.WRITE, 0, n4), "upload")
-                view = buf._experimental_get_mapped_range(0, n4)
-                try:
-                    source.readinto(0, view[:nbytes])
-                finally:
-                    view.release()
-                    buf.unmap()
+                write_mapped(self.gpu, buf, source, 0, nbytes)
             self.counts["mapped uploads"] += 1
             return
         step = UPLOAD_STEP

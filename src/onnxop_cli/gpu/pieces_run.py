@@ -14,7 +14,7 @@ from typing import Any, Callable, Optional, Sequence
 from ..core.pieces import Piece, ranges
 from ..core.region import Load
 from . import runs
-from .buffers import WORD, BufferUsage, MapMode, Owned, round_up
+from .buffers import WORD, BufferUsage, MapMode, Owned, round_up, write_mapped
 from .device import Gpu
 from .layout import rendered
 from .program import Program, grid_x
@@ -141,16 +141,7 @@ class Run(Owned):
         if isinstance(source.data, DeviceBuffer):  # a graph's intermediate: copied on the device
             device_copy(encoder, source.data, start, buffer, 0, n)
             return first
-        into = buffer if buffer_up is None else buffer_up
-        with gpu.errors("upload"):
-            gpu.wait(into.map_async(MapMode.WRITE, 0, round_up(n, 4)), "upload")
-            mapped = into._experimental_get_mapped_range(0, round_up(n, 4))
-        try:
-            source.data.readinto(start, mapped[:n])
-        finally:
-            mapped.release()
-            with gpu.errors("upload"):
-                into.unmap()
+        write_mapped(gpu, buffer if buffer_up is None else buffer_up, source.data, start, n)
         if buffer_up is not None:
             encoder.copy_buffer_to_buffer(buffer_up, 0, buffer, 0, round_up(n, 4))
         return first
