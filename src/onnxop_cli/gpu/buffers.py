@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BufferUsage", "COPY_ALIGN", "DEFAULT_CHUNK", "ENV_POISON", "MapMode", "ShaderStage", "WORD",
     "Owned", "binding_limit", "can_map", "destroy_all", "dispatch_limit", "env_poison", "grid", "reset_status",
-    "round_up", "write_mapped",
+    "read_through", "round_up", "write_mapped",
 ]
 
 COPY_ALIGN = 4  # bytes: WebGPU's copy and map granularity
@@ -106,6 +106,22 @@ def write_mapped(gpu: Gpu, buf: Any, source: Any, offset: int, n: int) -> None:
         mapped.release()
         with gpu.errors("upload"):
             buf.unmap()
+
+def read_through(gpu: Gpu, dst: Any, readback: Any, nbytes: int, sink: Any) -> None:
+    """``sink`` given ``dst``'s first ``nbytes``, mapped in ``readback`` (copied there first unless it is
+    ``dst``, read where it lies)."""
+    n4 = round_up(nbytes, COPY_ALIGN)
+    with gpu.errors("readback"):
+        if readback is not dst:
+            encoder = gpu.device.create_command_encoder()
+            encoder.copy_buffer_to_buffer(dst, 0, readback, 0, n4)
+            gpu.queue.submit([encoder.finish()])
+        gpu.wait(readback.map_async(MapMode.READ, 0, n4), "readback")
+    try:
+        sink(readback.read_mapped(0, n4, copy=False)[:nbytes])
+    finally:
+        with gpu.errors("readback"):
+            readback.unmap()
 
 
 def can_map(gpu: Gpu) -> bool:

@@ -14,7 +14,7 @@ from typing import Any, Callable, Optional, Sequence
 from ..core.pieces import Piece, ranges
 from ..core.region import Load
 from . import runs
-from .buffers import WORD, BufferUsage, MapMode, Owned, round_up, write_mapped
+from .buffers import WORD, BufferUsage, Owned, read_through, round_up, write_mapped
 from .device import Gpu
 from .layout import rendered
 from .program import Program, grid_x
@@ -191,24 +191,12 @@ class Run(Owned):
         self.gpu.queue.submit([encoder.finish()])
 
     def drain(self, sink: Sink, nbytes: int) -> None:
-        gpu = self.gpu
-        n4 = round_up(nbytes, 4)
         from .resident import DeviceSink
 
         if isinstance(sink, DeviceSink):  # a graph's intermediate: stays on the device
             sink.take(self.dst, nbytes)
             return
-        with gpu.errors("readback"):
-            if self.readback is not self.dst:  # mapped: dst is read where it lies
-                encoder = gpu.device.create_command_encoder()
-                encoder.copy_buffer_to_buffer(self.dst, 0, self.readback, 0, n4)
-                gpu.queue.submit([encoder.finish()])
-            gpu.wait(self.readback.map_async(MapMode.READ, 0, n4), "readback")
-        try:
-            sink(self.readback.read_mapped(0, n4, copy=False)[:nbytes])
-        finally:
-            with gpu.errors("readback"):
-                self.readback.unmap()
+        read_through(self.gpu, self.dst, self.readback, nbytes, sink)  # mapped: dst is read where it lies
 
 
 def _merge(a, b):
