@@ -209,7 +209,7 @@ def test_every_scatter_render_compiles(gpu):
     whole-slice steps."""
     from onnxop_cli.gpu.render import scatter
     from onnxop_cli.gpu.render.scatter_slices import Slices
-    from onnxop_cli.gpu.scatter_claims import program
+    from onnxop_cli.gpu.program import compiled
 
     kernels = [scatter.Pass(name) for name in scatter.PASSES]
     kernels += [Slices(step, raw) for step in ("claim", "apply") for raw in (False, True)]
@@ -219,5 +219,5 @@ def test_every_scatter_render_compiles(gpu):
             if op != "none":
                 kernels += [scatter.Lines(op, bits, shared) for shared in (False, True)[:1 + (bits < 32)]]
     for kernel in kernels:
-        assert program(gpu, kernel) is not None, kernel.label
+        assert compiled(gpu, kernel) is not None, kernel.label
     assert len(kernels) > 100

@@ -15,7 +15,8 @@ engines/base.py, so no kernel imports an engine's package for them.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+import struct
+from typing import TYPE_CHECKING, Any, Iterable
 
 from ..errors import UsageError
 from .engines.base import BufferUsage, MapMode, ShaderStage
@@ -25,7 +26,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BufferUsage", "COPY_ALIGN", "DEFAULT_CHUNK", "ENV_POISON", "MapMode", "ShaderStage", "WORD",
-    "binding_limit", "can_map", "dispatch_limit", "env_poison", "grid", "round_up",
+    "Owned", "binding_limit", "can_map", "destroy_all", "dispatch_limit", "env_poison", "grid", "reset_status",
+    "read_through", "round_up", "write_mapped",
 ]
 
 COPY_ALIGN = 4  # bytes: WebGPU's copy and map granularity
@@ -63,6 +65,63 @@ def grid(groups: int, max_per_dim: int) -> tuple[int, int]:
         return groups, 1
     y = -(-groups // max_per_dim)
     return -(-groups // y), y
+
+
+def reset_status(gpu: Gpu, status: object, first: int) -> None:
+    """A kernel's 16-byte status word written back to ``first`` then zeros, before the kernel lowers or counts it."""
+    gpu.queue.write_buffer(status, 0, struct.pack("<4I", first, 0, 0, 0))
+
+def destroy_all(buffers: Iterable[Any]) -> None:
+    """Every one of ``buffers`` destroyed, best effort: the error being raised, if any, is the real one."""
+    for buf in buffers:
+        try:
+            buf.destroy()
+        except Exception:  # noqa: BLE001 - best effort
+            pass
+
+
+class Owned:
+    """An object's buffers, made by ``_buffer`` and destroyed together by ``release``."""
+
+    gpu: Gpu
+    buffers: list[Any]
+
+    def _buffer(self, label: str, size: int, usage: int) -> Any:
+        buf = self.gpu.device.create_buffer(label=label, size=size, usage=usage)
+        self.buffers.append(buf)
+        return buf
+
+    def release(self) -> None:
+        destroy_all(self.buffers)
+
+def write_mapped(gpu: Gpu, buf: Any, source: Any, offset: int, n: int) -> None:
+    """``source``'s bytes [offset, offset + n) read straight into ``buf``, mapped from 0 (whole words)."""
+    n4 = round_up(n, COPY_ALIGN)
+    with gpu.errors("upload"):
+        gpu.wait(buf.map_async(MapMode.WRITE, 0, n4), "upload")
+        mapped = buf._experimental_get_mapped_range(0, n4)
+    try:
+        source.readinto(offset, mapped[:n])
+    finally:
+        mapped.release()
+        with gpu.errors("upload"):
+            buf.unmap()
+
+def read_through(gpu: Gpu, dst: Any, readback: Any, nbytes: int, sink: Any) -> None:
+    """``sink`` given ``dst``'s first ``nbytes``, mapped in ``readback`` (copied there first unless it is
+    ``dst``, read where it lies)."""
+    n4 = round_up(nbytes, COPY_ALIGN)
+    with gpu.errors("readback"):
+        if readback is not dst:
+            encoder = gpu.device.create_command_encoder()
+            encoder.copy_buffer_to_buffer(dst, 0, readback, 0, n4)
+            gpu.queue.submit([encoder.finish()])
+        gpu.wait(readback.map_async(MapMode.READ, 0, n4), "readback")
+    try:
+        sink(readback.read_mapped(0, n4, copy=False)[:nbytes])
+    finally:
+        with gpu.errors("readback"):
+            readback.unmap()
 
 
 def can_map(gpu: Gpu) -> bool:

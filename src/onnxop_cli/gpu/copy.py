@@ -34,7 +34,9 @@ from typing import Any, Callable
 from ..core import signals
 from ..core.sources import ByteSource
 from . import kernels
-from .buffers import DEFAULT_CHUNK, ENV_POISON, WORD, BufferUsage, MapMode, can_map, env_poison, round_up  # noqa: F401
+from .buffers import (DEFAULT_CHUNK, ENV_POISON, WORD, BufferUsage, MapMode, can_map, destroy_all,  # noqa: F401
+                      env_poison, round_up,
+                      write_mapped)
 from .choose import kernel_for
 from .device import Gpu
 
@@ -272,16 +274,7 @@ class Stream:
         return chunks
 
     def _fill(self, slot: Slot, source: ByteSource, offset: int, n: int) -> None:
-        buf = slot.into
-        with self.gpu.errors("upload"):
-            self.gpu.wait(buf.map_async(MapMode.WRITE, 0, round_up(n, 4)), "upload")
-            mapped = buf._experimental_get_mapped_range(0, round_up(n, 4))
-        try:
-            source.readinto(offset, mapped[:n])
-        finally:
-            mapped.release()
-            with self.gpu.errors("upload"):
-                buf.unmap()
+        write_mapped(self.gpu, slot.into, source, offset, n)
 
     def _submit(self, slot: Slot, n: int, poison: int | None) -> None:
         n4 = round_up(n, 4)
@@ -328,8 +321,4 @@ def _settle(slot: Slot, gpu: Gpu) -> None:
 
 
 def _destroy(slot: Slot) -> None:
-    for buf in slot.buffers:
-        try:
-            buf.destroy()
-        except Exception:  # noqa: BLE001 - best effort cleanup
-            pass
+    destroy_all(slot.buffers)

@@ -30,9 +30,10 @@ from typing import Any, Callable, Optional, Sequence
 
 from ..errors import OpError
 from . import pieces, word_kernels
-from .buffers import WORD, BufferUsage, binding_limit, can_map, dispatch_limit, env_poison, round_up
+from .buffers import (WORD, BufferUsage, binding_limit, can_map, destroy_all, dispatch_limit, env_poison, reset_status,
+                      round_up)
 from .device import Gpu
-from .program import Program, grid_x
+from .program import compiled, grid_x
 from .render.elementwise import AXIS, INPUTS, NONE, PARAMS, WG, Elementwise
 from .render.select import PARAMS as SELECT_PARAMS
 
@@ -101,7 +102,7 @@ def run_elementwise(
     written = 0
     try:
         with gpu.errors(kernel.label):
-            program = Program(kernel.label, kernel.kinds, code=kernel.wgsl()).on(gpu)
+            program = compiled(gpu, kernel)
             ins = [buffer(f"in{k}", sizes[k], U.STORAGE | U.COPY_DST) for k in range(len(sources))]
             ins += [buffer("unused", WORD, U.STORAGE) for _ in range(INPUTS - len(ins))]
             band_bytes = round_up(-(-min(count, band) * out_bits // 8), WORD)  # 2- and 4-bit: whole bytes
@@ -131,7 +132,7 @@ def run_elementwise(
                         base[k] = e0
                 if poison is not None:
                     gpu.queue.write_buffer(dst, 0, bytes([poison]) * round_up(nbytes, WORD))
-                gpu.queue.write_buffer(fault, 0, struct.pack("<4I", NONE, 0, 0, 0))
+                reset_status(gpu, fault, NONE)
                 units = n if out_bits >= 32 else -(-n * out_bits // 32)
                 groups = -(-units // WG)
                 gpu.queue.write_buffer(params, 0, PARAMS.pack(
@@ -146,11 +147,7 @@ def run_elementwise(
             stats["bands"] += 1
             written += nbytes
     finally:
-        for buf in made:
-            try:
-                buf.destroy()
-            except Exception:  # noqa: BLE001 - best effort; the real error is raised
-                pass
+        destroy_all(made)
     return written
 
 

@@ -30,7 +30,8 @@ from ..core.sources import ByteSource, FileBytes, MemoryBytes, read_runs
 from ..core.region import Access
 from .choose import answer
 from .device import Gpu
-from .buffers import WORD, BufferUsage, MapMode, binding_limit, can_map, dispatch_limit, round_up
+from .buffers import (WORD, BufferUsage, MapMode, Owned, binding_limit, can_map, dispatch_limit, read_through,
+                      round_up)
 from .program import Program, grid_x
 from .render.strided import GATHER, KERNELS
 from .render.view import AXIS, KINDS
@@ -160,7 +161,7 @@ def _band_elements(v: Access, bits: int, band_bytes: int, count: int) -> int:
     return band
 
 
-class Run:
+class Run(Owned):
     """The buffers of one gather and the loop that fills and drains them."""
 
     def __init__(self, gpu: Gpu, plan: Plan, source: Any, band_bytes: int, src_bytes: int,
@@ -210,18 +211,6 @@ class Run:
                 (src, 0, self.src_bytes), (self.dst, 0, band_bytes), (self.params, 0, params_bytes), self.axes,
             ])
 
-    def _buffer(self, label: str, size: int, usage: int) -> Any:
-        buf = self.gpu.device.create_buffer(label=label, size=size, usage=usage)
-        self.buffers.append(buf)
-        return buf
-
-    def release(self) -> None:
-        for buf in self.buffers:
-            try:
-                buf.destroy()
-            except Exception:  # noqa: BLE001 - best effort cleanup; the real error is raised
-                pass
-
     def stream(self, sink: Sink, poison: int | None) -> int:
         gpu, bits = self.gpu, self.plan.bits
         poison_block = bytes([poison]) * self.band_bytes if poison is not None else None
@@ -238,20 +227,7 @@ class Run:
 
     def drain(self, sink: Sink, written: int, nbytes: int) -> None:
         """Hand the band's ``nbytes`` (output bytes ``written`` onwards) to the sink."""
-        gpu = self.gpu
-        n4 = round_up(nbytes, 4)
-        readback = self.dst if self.mapped else self.readback
-        with gpu.errors("readback"):
-            if not self.mapped:
-                encoder = gpu.device.create_command_encoder()
-                encoder.copy_buffer_to_buffer(self.dst, 0, self.readback, 0, n4)
-                gpu.queue.submit([encoder.finish()])
-            gpu.wait(readback.map_async(MapMode.READ, 0, n4), "readback")
-        try:
-            sink(readback.read_mapped(0, n4, copy=False)[:nbytes])
-        finally:
-            with gpu.errors("readback"):
-                readback.unmap()
+        read_through(self.gpu, self.dst, self.dst if self.mapped else self.readback, nbytes, sink)
 
     def _fill(self, encoder: Any, upload: Upload) -> None:
         """Put the upload's runs in the src buffer: through the mapped upload

@@ -16,9 +16,9 @@ from typing import Any, Callable
 
 from .engines.base import BufferUsage as U
 from .index_table import WRAP, Table, row_strides
-from .program import Program, grid_x
+from .program import compiled, grid_x
 from . import gather_windows, slices
-from .render.lines import AXIS, I32, I64, KINDS, LINES, PARAMS
+from .render.lines import AXIS, I32, I64, LINES, PARAMS
 
 
 @dataclass(frozen=True)
@@ -72,7 +72,7 @@ def run(gpu: Any, bufs: Any, windows: gather_windows.Windows, fused: tuple[Any, 
     else:
         raw, status, big, wide, mode = fused[0], fused[1], fused[2].big, fused[2].wide, fused[3].mode
     render = LINES[lines.width, I64 if wide else I32]
-    kernel = Program(render.label, KINDS, code=render.wgsl()).on(gpu)
+    kernel = compiled(gpu, render)
     per = render.schedule.per_group
 
     def fill(dst: Any, e0: int, n: int, window: Any) -> None:

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
 from ..core.sources import ByteSource
-from .buffers import round_up
+from .buffers import round_up, write_mapped
 from .choose import answer
 from .engines.base import BufferUsage as U
 from .indexed_buffers import Slice, to_sink
@@ -120,20 +120,10 @@ def write(gpu: Any, buf: Any, source: Any, nbytes: int, staging: Any = None) -> 
     map waits for the dispatches that read the last window, so neither
     engine queues a second copy of the source (``write_buffer`` would: its
     staging memory is let go only when the device next settles)."""
-    from .engines.base import MapMode
-
     into, step = (buf, round_up(nbytes, 4)) if staging is None else (staging, staging.size)
     for at in range(0, nbytes, step):
         n = min(step, nbytes - at)
-        with gpu.errors("upload"):
-            gpu.wait(into.map_async(MapMode.WRITE, 0, round_up(n, 4)), "upload")
-            mapped = into._experimental_get_mapped_range(0, round_up(n, 4))
-        try:
-            source.readinto(at, mapped[:n])
-        finally:
-            mapped.release()
-            with gpu.errors("upload"):
-                into.unmap()
+        write_mapped(gpu, into, source, at, n)
         if staging is not None:
             encoder = gpu.device.create_command_encoder()
             encoder.copy_buffer_to_buffer(staging, 0, buf, at, round_up(n, 4))

@@ -60,7 +60,7 @@ from .engines.base import BufferUsage as U
 from . import elements_rows, gather_lines, gather_windows, reverse_runs, slice_gathers, slices
 from .indexed_buffers import Buffers, Slice, read_small, read_to_host, to_sink  # noqa: F401 - also imported from here
 from .choose import answer
-from .program import Program, grid_x
+from .program import compiled, grid_x
 from .index_table import NONNEG, RANGE, WRAP, Check, Index, Table, row_strides  # noqa: F401 - also imported from here
 from .indexed_gather import NO_BAD, Gather, variant  # noqa: F401 - also imported from here
 from .render.indexed import CHECK_PARAMS, Check as CheckKernel
@@ -139,7 +139,7 @@ def check_indices(gpu: Gpu, bufs: Buffers, index: Index, check: Check, max_dim: 
     bounds = bufs.new("bounds", 4 * len(check.bounds), U.STORAGE | U.COPY_DST)
     gpu.queue.write_buffer(bounds, 0, struct.pack(f"<{len(check.bounds)}I", *check.bounds))
     render = CheckKernel()
-    kernel = Program(render.label, render.kinds, code=render.wgsl()).on(gpu)
+    kernel = compiled(gpu, render)
     wg = render.schedule.wg
     chunk = max(wg, (binding_limit(gpu) // width) // wg * wg)
     for first in range(0, count, chunk):

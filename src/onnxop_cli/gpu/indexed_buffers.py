@@ -21,15 +21,14 @@ fallback to staging fails them); gpu/indexed.py leaves a call's counts in
 
 from __future__ import annotations
 
-import struct
 from typing import Any, Callable, Iterable
 
 from ..core.sources import ByteSource
-from .buffers import can_map, round_up
+from .buffers import can_map, destroy_all, reset_status, round_up, write_mapped
 from .device import Gpu
 from .engines.base import BufferUsage as U
 from .engines.base import MapMode
-from .program import Program, grid_x
+from .program import compiled, grid_x
 from .render.frame import Frame
 from .render.indexed import NO_BAD
 
@@ -87,10 +86,10 @@ class Buffers:
         """A status word buffer the host reads (and rewrites with write_buffer)."""
         return self.new(label, size, U.STORAGE | U.COPY_DST | U.COPY_SRC | (U.MAP_READ if self.mapped else 0))
 
-    def status(self) -> Any:
-        """A status word reset to "no bad index" (the checking kernels lower it by atomicMin)."""
+    def status(self, first: int = NO_BAD) -> Any:
+        """A status word reset to ``first``, by default "no bad index" (checking kernels lower it by atomicMin)."""
         status = self.small("status")
-        self.gpu.queue.write_buffer(status, 0, struct.pack("<4I", NO_BAD, 0, 0, 0))
+        reset_status(self.gpu, status, first)
         return status
 
     def upload(self, label: str, source: ByteSource, nbytes: int, usage: int = 0, readable: bool = False) -> Any:
@@ -125,14 +124,7 @@ class Buffers:
     def _write(self, buf: Any, source: ByteSource, nbytes: int, mapped: bool) -> None:
         if mapped:  # read straight into the kernel's buffer
             if nbytes:
-                n4 = round_up(nbytes, 4)
-                self.gpu.wait(buf.map_async(MapMode.WRITE, 0, n4), "upload")
-                view = buf._experimental_get_mapped_range(0, n4)
-                try:
-                    source.readinto(0, view[:nbytes])
-                finally:
-                    view.release()
-                    buf.unmap()
+                write_mapped(self.gpu, buf, source, 0, nbytes)
             self.counts["mapped uploads"] += 1
             return
         step = UPLOAD_STEP
@@ -146,11 +138,7 @@ class Buffers:
         self.counts["staged uploads"] += 1
 
     def release(self) -> None:
-        for buf in self.made:
-            try:
-                buf.destroy()
-            except Exception:  # noqa: BLE001 - best effort; the real error is raised
-                pass
+        destroy_all(self.made)
         self.readable.clear()
 
 
@@ -230,7 +218,7 @@ def run_into_result(gpu: Gpu, bufs: Buffers, shader: Frame, key: str, *,
     if blob is not None:
         axes = bufs.new(f"{key} axes", len(blob), U.STORAGE | U.COPY_DST)
         gpu.queue.write_buffer(axes, 0, blob)
-    kernel = Program(shader.label, shader.kinds, code=shader.wgsl()).on(gpu)  # its bindings and schedule are data
+    kernel = compiled(gpu, shader)  # its bindings and schedule are data
     per_group = shader.schedule.wg * per
     for n, part_raw, record_of in (parts if parts is not None else [(units, raw, params)]):
         groups = -(-n // per_group)

@@ -14,7 +14,7 @@ from .engines.base import BufferUsage as U
 from .index_table import Check, Index, Table
 from .indexed_buffers import Buffers
 from .layout import rendered
-from .program import Program, grid_x
+from .program import compiled, grid_x
 from .render.indexed import NO_BAD, PARAMS, gather
 
 
@@ -43,7 +43,7 @@ class Gather:
         self.gpu, self.bufs, self.table, self.max_dim = gpu, bufs, table, max_dim
         render = gather(variant(table, fused[2] if fused else None))
         code = render.wgsl()
-        self.kernel = Program(render.label, render.kinds, code=code).on(gpu)
+        self.kernel = compiled(gpu, render)
         self.src, self.norm, self.fused = src, norm, fused
         if fused is None:
             self.raw, self.status, bounds = bufs.new("no raw indices", 16, U.STORAGE), bufs.new(

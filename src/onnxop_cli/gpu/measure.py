@@ -20,7 +20,7 @@ import time
 from typing import Any, Callable
 
 from ..errors import GpuError
-from .buffers import DEFAULT_CHUNK, can_map, round_up
+from .buffers import DEFAULT_CHUNK, can_map, destroy_all, round_up
 from .device import Gpu
 from .engines.base import BufferUsage, MapMode
 from .kernels import Kernel, available
@@ -107,11 +107,7 @@ class Bench:
             queue.write_buffer(self.src, offset, block)
 
     def close(self) -> None:
-        for buf in self._buffers:
-            try:
-                buf.destroy()
-            except Exception:  # noqa: BLE001 - best effort
-                pass
+        destroy_all(self._buffers)
         self._buffers = []
 
     # ------------------------------------------------------------ timing

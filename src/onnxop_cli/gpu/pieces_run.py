@@ -14,7 +14,7 @@ from typing import Any, Callable, Optional, Sequence
 from ..core.pieces import Piece, ranges
 from ..core.region import Load
 from . import runs
-from .buffers import WORD, BufferUsage, MapMode, round_up
+from .buffers import WORD, BufferUsage, Owned, read_through, round_up, write_mapped
 from .device import Gpu
 from .layout import rendered
 from .program import Program, grid_x
@@ -39,7 +39,7 @@ class Source:
     swap: int = 0
 
 
-class Run:
+class Run(Owned):
     def __init__(self, gpu: Gpu, band_bytes: int, window_bytes: int, max_groups_per_dim: Optional[int],
                  masked: bool = True, selects: bool = True, *, shader: str = GENERAL.label,
                  code: str = GENERAL.wgsl(),
@@ -98,18 +98,6 @@ class Run:
         # a window starts up to one word before the first element it needs
         return (self.cap - 2 * WORD) * 8 // (max(bits, 8) if self.masked else bits)  # the mask is 8-bit
 
-    def _buffer(self, label: str, size: int, usage: int) -> Any:
-        buf = self.gpu.device.create_buffer(label=label, size=size, usage=usage)
-        self.buffers.append(buf)
-        return buf
-
-    def release(self) -> None:
-        for buf in self.buffers:
-            try:
-                buf.destroy()
-            except Exception:  # noqa: BLE001 - best effort; the real error is raised
-                pass
-
     def band(self, sources: Sequence[Optional[Source]], parts: list[Piece], bits: int, n4: int, poison) -> None:
         gpu = self.gpu
         with gpu.errors("pieces band"):
@@ -153,16 +141,7 @@ class Run:
         if isinstance(source.data, DeviceBuffer):  # a graph's intermediate: copied on the device
             device_copy(encoder, source.data, start, buffer, 0, n)
             return first
-        into = buffer if buffer_up is None else buffer_up
-        with gpu.errors("upload"):
-            gpu.wait(into.map_async(MapMode.WRITE, 0, round_up(n, 4)), "upload")
-            mapped = into._experimental_get_mapped_range(0, round_up(n, 4))
-        try:
-            source.data.readinto(start, mapped[:n])
-        finally:
-            mapped.release()
-            with gpu.errors("upload"):
-                into.unmap()
+        write_mapped(gpu, buffer if buffer_up is None else buffer_up, source.data, start, n)
         if buffer_up is not None:
             encoder.copy_buffer_to_buffer(buffer_up, 0, buffer, 0, round_up(n, 4))
         return first
@@ -212,24 +191,12 @@ class Run:
         self.gpu.queue.submit([encoder.finish()])
 
     def drain(self, sink: Sink, nbytes: int) -> None:
-        gpu = self.gpu
-        n4 = round_up(nbytes, 4)
         from .resident import DeviceSink
 
         if isinstance(sink, DeviceSink):  # a graph's intermediate: stays on the device
             sink.take(self.dst, nbytes)
             return
-        with gpu.errors("readback"):
-            if self.readback is not self.dst:  # mapped: dst is read where it lies
-                encoder = gpu.device.create_command_encoder()
-                encoder.copy_buffer_to_buffer(self.dst, 0, self.readback, 0, n4)
-                gpu.queue.submit([encoder.finish()])
-            gpu.wait(self.readback.map_async(MapMode.READ, 0, n4), "readback")
-        try:
-            sink(self.readback.read_mapped(0, n4, copy=False)[:nbytes])
-        finally:
-            with gpu.errors("readback"):
-                self.readback.unmap()
+        read_through(self.gpu, self.dst, self.readback, nbytes, sink)  # mapped: dst is read where it lies
 
 
 def _merge(a, b):

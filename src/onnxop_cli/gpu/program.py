@@ -62,6 +62,12 @@ class Program:
         return Compiled(gpu, pipeline, layout)
 
 
+def compiled(gpu: Gpu, kernel: Any, kinds: Sequence[str] | None = None) -> Compiled:
+    """A rendered kernel (a gpu/render/ Frame: ``label``, ``kinds``, ``wgsl()``) compiled for ``gpu``, on
+    ``kinds`` (another kernel's layout) when given (once: the device caches it by label)."""
+    return Program(kernel.label, kinds or kernel.kinds, code=kernel.wgsl()).on(gpu)
+
+
 class Compiled:
     """A program's pipeline and bind group layout on one device."""
 

@@ -17,7 +17,7 @@ from typing import Any, Callable, Sequence
 
 from ..core.pieces import Piece
 from . import choose
-from .program import Compiled, Program, grid_x
+from .program import Compiled, compiled, grid_x
 from .render.piece_rows import EDGES, ROWS_AXIS, ROWS_PARAMS, WORDS
 
 # rows shorter than this stay on the general kernel: the edges' per-row atomics would be most of them
@@ -100,7 +100,7 @@ def fill_words(fill: bytes, bits: int) -> tuple[int, int, int, int]:
 
 def kernels(gpu: Any, kinds: Sequence[str]) -> tuple[Compiled, Compiled]:
     """The ``words`` and ``edges`` kernels, each on a layout equal to the pieces kernel's (``kinds``)."""
-    return tuple(Program(k.label, kinds, code=k.wgsl()).on(gpu) for k in (WORDS, EDGES))  # type: ignore[return-value]
+    return tuple(compiled(gpu, k, kinds) for k in (WORDS, EDGES))  # type: ignore[return-value]
 
 
 def encode(p: Piece, bits: int, src_first: int, at: int, max_dim: int) -> tuple[tuple[bytes, bytes], bytes,

@@ -33,10 +33,10 @@ from .indexed import (
     row_strides, U,
 )
 from .choose import answer
-from .program import grid_x
+from .program import compiled, grid_x
 from .render.scatter import LINE_PARAMS, Lines
 from .render.scatter_slices import PARAMS as SLICE_PARAMS, Slices
-from .scatter_claims import DUPLICATES, Reduce, apply_head, arithmetic, program, rounds
+from .scatter_claims import DUPLICATES, Reduce, apply_head, arithmetic, rounds
 
 from . import slices
 
@@ -198,10 +198,9 @@ def _by_slices(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, norm: Any, cut: slic
     the apply runs)."""
     tuples = words // cut.width
     claims = bufs.new("slice claims", 4 * (data_words // cut.width), U.STORAGE | U.COPY_DST)
-    status = bufs.small("status")
+    status = bufs.status(NO_BAD if raw else 0)
     axes = bufs.new("axes", len(cut.blob), U.STORAGE | U.COPY_DST)
     gpu.queue.write_buffer(axes, 0, cut.blob)
-    gpu.queue.write_buffer(status, 0, struct.pack("<4I", NO_BAD if raw else 0, 0, 0, 0))
     starts = bufs.new("slice starts", 4 * tuples if raw else 16, U.STORAGE)  # the raw claim's targets, for the raw apply
     big, cmode = (int(raw[0].big), raw[1].mode) if raw else (0, 0)
     for step, count, per in (("claim", tuples, 1), ("apply", words, None)):
@@ -209,11 +208,11 @@ def _by_slices(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, norm: Any, cut: slic
         groups = -(-count // (kernel.schedule.wg * (per or kernel.schedule.words)))
         params = bufs.params(f"slice {step} params", cut.params(SLICE_PARAMS, count, grid_x(groups, max_dim), big,
                                                                 cmode))
-        compiled = program(gpu, kernel)
+        program = compiled(gpu, kernel)
         encoder = gpu.device.create_command_encoder()
         if step == "claim":
             encoder.clear_buffer(claims)
-        compiled.dispatch(encoder, groups, max_dim, compiled.bind([upd, out, params, axes, norm, status, claims, starts,
+        program.dispatch(encoder, groups, max_dim, program.bind([upd, out, params, axes, norm, status, claims, starts,
                                                                    norm if raw else axes]))
         gpu.queue.submit([encoder.finish()])
         if step == "claim":
@@ -276,8 +275,7 @@ def _by_lines(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, targets: Any, data: D
     indices, checked by the lines themselves (BadIndex after the dispatch,
     before anything is read back)."""
     big, cmode = (int(raw[0].big), raw[1].mode) if raw else (0, 0)
-    status = bufs.small("status")
-    gpu.queue.write_buffer(status, 0, struct.pack("<4I", NO_BAD, 0, 0, 0))
+    status = bufs.status()
     group = _group(data.bits, line, dlen)
     kernel = Lines(arithmetic(reduce, data.bits) or "", data.bits, shared=group is None)
     invocations = n // line[0] // (group or 1)
@@ -285,7 +283,7 @@ def _by_lines(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, targets: Any, data: D
     params = bufs.params("line params", LINE_PARAMS.pack(
         count=invocations, groups_x=grid_x(groups, max_dim), mode=2 if raw else 1 if dlen else 0, line=line[0],
         inner=line[1], dlen=dlen, iswap=big, cmode=cmode, group=group or 1, **apply_head(reduce, data.bits)))
-    lines = program(gpu, kernel)
+    lines = compiled(gpu, kernel)
     bufs.counts["shared lines" if kernel.shared else "word lines"] = 1  # tests look
     encoder = gpu.device.create_command_encoder()
     lines.dispatch(encoder, groups, max_dim, lines.bind([targets, params, upd, out, status, targets]))

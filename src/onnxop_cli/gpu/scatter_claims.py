@@ -20,9 +20,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import OpError
+from .buffers import reset_status
 from .device import Gpu
 from .indexed import Buffers, Data, read_small, U
-from .program import Program, grid_x
+from .program import compiled, grid_x
 from .render.scatter import APPLY_PARAMS, CLAIM_PARAMS, PASSES, Apply, Pass, widths
 
 REDUCTIONS = ("none", "add", "mul", "max", "min")
@@ -108,11 +109,6 @@ def apply_head(reduce: Reduce, bits: int) -> dict[str, int]:
         reduce.cls in (2, 4) and nan_first(reduce.kind, bits, reduce.inner, reduce.cls == 4))}
 
 
-def program(gpu: Gpu, kernel: Any) -> Any:
-    """A rendered kernel compiled for ``gpu`` (once: the device caches it by label)."""
-    return Program(kernel.label, kernel.kinds, code=kernel.wgsl()).on(gpu)
-
-
 def rounds(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, targets: Any, data: Data, n: int,
             reduce: Reduce, op: str, max_dim: int, max_rounds: int | None,
             band: tuple[int, int] | None = None) -> None:
@@ -128,7 +124,7 @@ def rounds(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, targets: Any, data: Data
     none = reduce.kind == "none"
     # two lists, the pending ones and the next; none runs one batch and never reads a list: a stand-in next
     lists = [bufs.new("pending", 4 * n if k == 0 or not none else 4, U.STORAGE) for k in range(2)]
-    passes = {name: program(gpu, Pass(name)) for name in PASSES if name != "band" or band is not None}
+    passes = {name: compiled(gpu, Pass(name)) for name in PASSES if name != "band" or band is not None}
     wg = Pass.schedule.wg
     encoder = gpu.device.create_command_encoder()
     encoder.clear_buffer(claim)
@@ -148,7 +144,7 @@ def rounds(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, targets: Any, data: Data
     head = apply_head(reduce, data.bits)
     arith = arithmetic(reduce, data.bits)
     assert arith is not None, f"the op refuses reduction {reduce.kind} on {data.bits}-bit class {reduce.cls}"
-    k_apply = program(gpu, Apply(arith, data.bits))  # on the passes' grid: one workgroup size
+    k_apply = compiled(gpu, Apply(arith, data.bits))  # on the passes' grid: one workgroup size
     count, direct, current = n, 1, 0
     batch, total = 1, 0
     while True:
@@ -156,7 +152,7 @@ def rounds(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, targets: Any, data: Data
         gx = grid_x(groups, max_dim)
         gpu.queue.write_buffer(small, 0, CLAIM_PARAMS.pack(count=count, groups_x=gx, direct=direct, base=0, size=0))
         gpu.queue.write_buffer(apply_buf, 0, APPLY_PARAMS.pack(count=count, groups_x=gx, direct=direct, **head))
-        gpu.queue.write_buffer(status, 0, struct.pack("<4I", 0, 0, 0, 0))
+        reset_status(gpu, status, 0)
         ls, nxt = lists[current], lists[1 - current]
         bound = [targets, claim, done, small, ls, status, nxt]
         encoder = gpu.device.create_command_encoder()

@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 from .device import Gpu
 from .engines.base import BufferUsage as U
-from .program import Program, grid_x
+from .program import compiled, grid_x
 from . import gather_windows, nd_rows, slices
 from .indexed_buffers import Buffers, run_into_result, to_sink
 from .render.slices import KERNELS
@@ -94,9 +94,9 @@ def _slabs(gpu: Gpu, bufs: Buffers, src: Any, cut: slices.Slices, fused: tuple[A
             words=vectors, groups_x=grid_x(groups, max_dim), width=cut.width // 4, outer=cut.outer,
             nlook=len(cut.blob) // 16 - cut.outer, iswap=iswap, cmode=cmode, normed=normed, first=first, win0=w0,
             wend=wend, chunk=per))
-        compiled = Program(kernel.label, kernel.kinds, code=kernel.wgsl()).on(gpu)
+        program = compiled(gpu, kernel)
         encoder = gpu.device.create_command_encoder()
-        compiled.dispatch(encoder, groups, max_dim, compiled.bind([source, dst, params, axes, raw, status]))
+        program.dispatch(encoder, groups, max_dim, program.bind([source, dst, params, axes, raw, status]))
         gpu.queue.submit([encoder.finish()])
 
     return run
