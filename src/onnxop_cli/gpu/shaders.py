@@ -8,7 +8,7 @@ WGSL compile error names the file.
 WGSL has no include, and kernels that read the same index tensors or walk the
 same tables repeated the same functions word for word. A line
 
-    #include "lib/index_check.wgsl"
+    #include "lib/bswap.wgsl"
 
 is replaced by that part's text (itself resolved the same way) when a shader
 is loaded. Parts live in ``shaders/lib/``: they are not kernels (no entry
