@@ -54,6 +54,7 @@ class Resize_10(TensorOp):
     constraints = {"Tscales": ("float",), "Tsizes": ("int64",), "T2": ("float16", "float", "double")}
     literal_types = {"scales": "float", "sizes": "int64", "roi": "float"}  # the CLI's lists
     coordinates: tuple[str, ...] = ("asymmetric",)
+    modes: tuple[str, ...] = MODES  # the mode attribute's values; all but nearest are arithmetic (OutOfScope)
 
     @classmethod
     def in_scope(cls, proto, types) -> bool:
@@ -73,7 +74,7 @@ class Resize_10(TensorOp):
     @classmethod
     def settings(cls, node: Node) -> dict:
         """The attributes, checked; the mode refused unless nearest."""
-        mode = cls.setting(node, "mode", "nearest", MODES)
+        mode = cls.setting(node, "mode", "nearest", cls.modes)
         if mode != "nearest":
             raise OutOfScope(f"{cls.label()}: mode {mode!r} is arithmetic, not in its scope: onnxop runs mode 'nearest' "
                              "(in a model, run --others onnxruntime runs such a node on onnxruntime)",

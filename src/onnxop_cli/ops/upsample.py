@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
-from ..errors import OpError, OutOfScope
+from ..errors import OpError
 from .base import BASE_TYPES, Node, versions
 from .resize import Resize_10
 from .spec import OpSpec, Param
@@ -32,16 +32,7 @@ class Upsample_1(Resize_10):
     inputs = ("X",)
     attribute_names = ("height_scale", "mode", "width_scale")
     optional = ("mode",)
-    modes: tuple[str, ...] = ("nearest", "bilinear")
-
-    @classmethod
-    def settings(cls, node: Node) -> dict:
-        mode = cls.setting(node, "mode", "nearest", cls.modes)
-        if mode != "nearest":
-            raise OutOfScope(f"{cls.label()}: mode {mode!r} is arithmetic, not in its scope: onnxop runs mode "
-                             "'nearest' (in a model, run --others onnxruntime runs such a node on onnxruntime)",
-                             reason=f"mode {mode!r}")
-        return {"coordinates": "asymmetric", "nearest": "simple", "exclude": False, "policy": "stretch"}
+    modes = ("nearest", "bilinear")  # Resize-10's settings refuse the others in one line
 
     @classmethod
     def tensors(cls, node: Node, args: Sequence[Optional[Arg]]) -> dict:
