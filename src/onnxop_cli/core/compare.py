@@ -301,11 +301,9 @@ def chunks(tensor: Tensor, step: Optional[int] = None) -> Iterator[np.ndarray]:
     size, data = tensor.size, tensor.data
     assert data is not None
     if tensor.order == "F" and tensor.rank > 1:
-        if tensor.byteswap:  # not to_numpy: its native copy of a big-endian file would be the whole file in memory
-            stored = tensor.dtype.numpy.newbyteorder(">")
-            values = data.to_array().view(stored).reshape(tensor.shape[::-1]).T
-        else:
-            values = tensor.to_numpy()  # a map of the file when it is large: pages are read as they are indexed
+        # a view of the file (mapped when large: pages read as they are indexed), big-endian bytes unswapped:
+        # a native copy would be the whole file in memory
+        values = tensor.to_numpy(native=False)
         for start in range(0, size, step):
             yield values[np.unravel_index(np.arange(start, min(size, start + step)), tensor.shape)].astype(
                 tensor.dtype.numpy, copy=False)  # native byte order, a chunk at a time

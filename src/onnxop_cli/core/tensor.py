@@ -314,10 +314,9 @@ class Tensor:
         raw = self.data.to_array()
         if self.dtype.is_packed:
             return unpack_subbyte(raw, self.dtype, self.size).reshape(self.shape)
-        flat = raw.view(self.dtype.numpy)
-        if self.byteswap:
-            flat = raw.view(self.dtype.numpy.newbyteorder(">"))
-            flat = flat.astype(self.dtype.numpy) if native else flat
+        flat = raw.view(self.dtype.numpy.newbyteorder(">") if self.byteswap else self.dtype.numpy)
+        if self.byteswap and native:
+            flat = flat.astype(self.dtype.numpy)
         if self.order == "F":
             return flat.reshape(self.shape[::-1]).T
         return flat.reshape(self.shape)
