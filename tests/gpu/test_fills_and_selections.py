@@ -76,8 +76,19 @@ def test_compress(backend, rng, dtype):
             theirs = ort("Compress", 11, [x, cond], attrs)
             if theirs is not None:
                 assert same(compress(x, condition=cond, axis=axis, backend=backend), theirs[0])
-    with pytest.raises(OpError, match="condition has 6 values, more than the 5 slices along axis 1"):
+    with pytest.raises(OpError, match="condition has 6 values, more than the 5 slices along axis 1 it selects "
+                       "from, and value 5 is true"):
         compress(x, condition=np.ones(6, bool), axis=1)
+    # false values past the end select nothing, as in onnx.reference and onnxruntime
+    for axis, extra in ((1, 3), (None, 2)):
+        length = x.size if axis is None else x.shape[axis]
+        cond = np.concatenate([rng.integers(0, 2, length).astype(bool), np.zeros(extra, bool)])
+        attrs = {} if axis is None else {"axis": axis}
+        want = reference("Compress", 11, [x, cond], attrs)[0]
+        assert same(compress(x, condition=cond, axis=axis, backend=backend), want), (axis, extra)
+        theirs = ort("Compress", 11, [x, cond], attrs)
+        if theirs is not None:
+            assert same(want, theirs[0])
     assert same(compress(x, condition=np.ones(2, bool), axis=-1, opset=9), x[..., :2])  # as onnxruntime
 
 

@@ -49,8 +49,15 @@ class Compress_9(TensorOp):
             k = cls.check_axis(int(axis), -r, r - 1, f"for an input of rank {r}")  # type: ignore[call-overload]
             length = data.shape[k]
         if len(flags) > length:
-            raise OpError(f"{cls.label()}: condition has {len(flags)} values, more than the "
-                          f"{length} {'elements' if axis is None else f'slices along axis {k}'} it selects from")
+            # values past the end that are all false select nothing: onnx.reference and onnxruntime give the
+            # same output for them; a true one there is an index past the end (onnx.reference fails,
+            # onnxruntime drops it), so it is refused
+            past = np.flatnonzero(flags[length:])
+            if len(past):
+                raise OpError(f"{cls.label()}: condition has {len(flags)} values, more than the {length} "
+                              f"{'elements' if axis is None else f'slices along axis {k}'} it selects from, "
+                              f"and value {length + int(past[0])} is true")
+            flags = flags[:length]
         chosen = np.flatnonzero(flags)
         cuts = np.flatnonzero(np.diff(chosen) != 1) + 1  # where a run of consecutive kept positions starts
         gather = len(chosen) and not data.dtype.is_string and _gathers(data, k, len(chosen), len(cuts) + 1)
