@@ -30,7 +30,7 @@ from typing import Any, Callable, Optional, Sequence
 
 from ..errors import OpError
 from . import pieces, word_kernels
-from .buffers import (WORD, BufferUsage, binding_limit, can_map, destroy_all, dispatch_limit, env_poison, reset_status,
+from .buffers import (WORD, BufferUsage, binding_limit, destroy_all, dispatch_limit, env_poison, reset_status,
                       round_up)
 from .device import Gpu
 from .program import compiled, grid_x
@@ -268,11 +268,7 @@ def run_select(
     if poison is None:
         poison = env_poison()
     full = [div == 1 and size == count for div, size in forms]
-    from .resident import DeviceBuffer, DeviceSink
-
-    # CPU adapters: the windows and dst mapped themselves, no staging copies (gpu/copy.py's mapped mode)
-    mapped = can_map(gpu) and not isinstance(sink, DeviceSink) and not any(
-        isinstance(s.data, DeviceBuffer) for s in sources[:3] if s is not None)
+    mapped = pieces.mappable(gpu, sources[:3], sink)
     # else a full X or Y is uploaded into dst itself and selected in place (each word read, then written,
     # by its own invocation): one buffer of the output's size fewer to allocate and fill
     in_dst = 0 if mapped else 2 if full[2] else (1 if full[1] else 0)

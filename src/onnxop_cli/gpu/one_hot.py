@@ -21,7 +21,7 @@ import struct
 from typing import Iterator, Optional, Sequence
 
 from . import pieces, word_kernels
-from .buffers import WORD, can_map, env_poison, round_up
+from .buffers import WORD, env_poison, round_up
 from .device import Gpu
 from .render.one_hot import PARAMS
 
@@ -86,11 +86,7 @@ def run_one_hot(
     assert source is not None
     if poison is None:
         poison = env_poison()
-    from .resident import DeviceBuffer, DeviceSink
-
-    # CPU adapters: the window and dst mapped themselves, no staging copies (as Where's select, gpu/elementwise.py)
-    mapped = can_map(gpu) and not isinstance(sink, DeviceSink) and not isinstance(source.data, DeviceBuffer)
-    stats["mapped"] = mapped
+    mapped = stats["mapped"] = pieces.mappable(gpu, sources[:1], sink)
     bands = list(_bands(count, depth, inner, band, window))
     reach = max(hi - lo + 1 for _, _, lo, hi, _, _ in bands)
     need = min(cap, round_up(reach * index_bits // 8 + 2 * WORD, WORD))

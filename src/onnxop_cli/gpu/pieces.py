@@ -21,11 +21,12 @@ from typing import Optional, Sequence
 
 from ..core.pieces import Piece, cut, extent, fit
 from . import runs
-from .buffers import WORD, can_map, env_poison, round_up
+from .buffers import WORD, env_poison, round_up
 from .device import Gpu
-from .pieces_run import SLOTS, Run, Sink, Source
+from .pieces_run import SLOTS, Run, Sink, Source, mappable
 
-__all__ = ["BAND", "DEFAULT_BAND", "SLOTS", "Run", "Runs", "Sink", "Source", "one_kernel_bands", "run_pieces"]
+__all__ = ["BAND", "DEFAULT_BAND", "SLOTS", "Run", "Runs", "Sink", "Source", "mappable", "one_kernel_bands",
+           "run_pieces"]
 
 DEFAULT_BAND = 64 << 20  # bytes of a window at most (and of a band, below BAND)
 # Bands of at most 16 MiB, as Where's select's (gpu/elementwise.py): Pad's 64 MiB float32 output (one
@@ -93,11 +94,7 @@ def run_pieces(
         poison = env_poison()
     masked = any(p.mask is not None for p in pieces)
     selects = any(p.other is not None for p in pieces)
-    from .resident import DeviceBuffer, DeviceSink
-
-    # CPU adapters: the windows and dst mapped themselves, no staging copies (as Where's select, gpu/elementwise.py)
-    mapped = can_map(gpu) and not isinstance(sink, DeviceSink) and not any(
-        s is not None and isinstance(s.data, DeviceBuffer) for s in sources)
+    mapped = mappable(gpu, sources, sink)
     def make() -> Run:
         return Run(gpu, band_bytes, window_bytes, max_groups_per_dim, masked, selects, mapped=mapped,
                    by_runs=runs.usable(band_bytes, window_bytes))

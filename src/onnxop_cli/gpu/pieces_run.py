@@ -14,7 +14,7 @@ from typing import Any, Callable, Optional, Sequence
 from ..core.pieces import Piece, ranges
 from ..core.region import Load
 from . import runs
-from .buffers import WORD, BufferUsage, Owned, read_through, round_up, write_mapped
+from .buffers import WORD, BufferUsage, Owned, can_map, read_through, round_up, write_mapped
 from .device import Gpu
 from .program import compiled, grid_x
 from .render.frame import Frame
@@ -37,6 +37,15 @@ class Source:
 
     data: Any
     swap: int = 0
+
+
+def mappable(gpu: Gpu, sources: Sequence[Optional[Source]], sink: Sink) -> bool:
+    """Whether a run's windows and dst can be mapped themselves, no staging copies (``Run``'s ``mapped``):
+    a CPU adapter (``can_map``), host sources and a host sink (not a graph's device buffers)."""
+    from .resident import DeviceBuffer, DeviceSink
+
+    return can_map(gpu) and not isinstance(sink, DeviceSink) and not any(
+        s is not None and isinstance(s.data, DeviceBuffer) for s in sources)
 
 
 class Run(Owned):
