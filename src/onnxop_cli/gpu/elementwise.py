@@ -34,7 +34,7 @@ from .buffers import (WORD, BufferUsage, binding_limit, destroy_all, dispatch_li
                       round_up)
 from .device import Gpu
 from .program import compiled, grid_x
-from .render.elementwise import AXIS, INPUTS, NONE, PARAMS, WG, Elementwise
+from .render.elementwise import AXIS, BITS, INPUTS, NONE, PARAMS, WG, Elementwise
 from .render.select import PARAMS as SELECT_PARAMS
 
 LIMIT = 1 << 31  # output and input elements: the kernel's element arithmetic is u32
@@ -69,7 +69,7 @@ def run_elementwise(
     broadcast). Returns the bytes written. A zero divisor raises OpError
     naming ``where`` and the output element."""
     count = math.prod(shape)
-    out_bits = _bits(kernel.out)
+    out_bits = BITS[kernel.out]
     stats = gpu.cache[LAST] = {"bands": 0}
     if count == 0:
         return 0
@@ -77,7 +77,7 @@ def run_elementwise(
         poison = env_poison()
     cap = min(binding_bytes or binding_limit(gpu), binding_limit(gpu))
     cap -= cap % WORD
-    bits = [_bits(o.dtype) for o in kernel.inputs]
+    bits = [BITS[o.dtype] for o in kernel.inputs]
     direct = [tuple(s) == _c_strides(shape) for s in strides]
     # a band's elements: whole words of every input and of the output, its windows within a binding
     widest = max([out_bits, *(b for b, d in zip(bits, direct) if d)])
@@ -149,12 +149,6 @@ def run_elementwise(
     finally:
         destroy_all(made)
     return written
-
-
-def _bits(dtype: str) -> int:
-    from .render.elementwise import BITS
-
-    return BITS[dtype]
 
 
 def _c_strides(shape: Sequence[int]) -> tuple[int, ...]:

@@ -21,7 +21,7 @@ from typing import Optional, Sequence
 
 from ..core.pieces import Piece, cut, extent, fit
 from . import runs
-from .buffers import WORD, env_poison, round_up
+from .buffers import WORD, binding_limit, env_poison, round_up
 from .device import Gpu
 from .pieces_run import SLOTS, Run, Sink, Source, mappable
 
@@ -120,8 +120,6 @@ def one_kernel_bands(gpu: Gpu, binding_bytes: Optional[int], count: int, bits: i
     (run_pieces; one kernel: gpu/elementwise.py's run_select, gpu/one_hot.py): windows of at most
     one binding (``binding_bytes`` forces smaller), bands of at most ``most``
     bytes and no more than the output, whole words each."""
-    from .gather import binding_limit
-
     cap = min(binding_bytes or DEFAULT_BAND, binding_limit(gpu))
     cap = max(WORD, cap - cap % WORD)
     return cap, min(cap, most, round_up((count * bits + 7) // 8, WORD))

@@ -14,11 +14,11 @@ from typing import Any, Callable, Optional, Sequence
 from ..core.pieces import Piece, ranges
 from ..core.region import Load
 from . import runs
-from .buffers import WORD, BufferUsage, Owned, can_map, read_through, round_up, write_mapped
+from .buffers import WORD, BufferUsage, Owned, can_map, dispatch_limit, read_through, round_up, write_mapped
 from .device import Gpu
 from .program import compiled, grid_x
 from .render.frame import Frame
-from .render.piece_rows import ROWS_PARAMS
+from .render.piece_rows import EDGES, ROWS_PARAMS, WORDS
 from .render.pieces import AXIS, GENERAL, OTHER, PARAMS
 
 M = 0xFFFFFFFF  # strides as two's complement u32 words
@@ -61,7 +61,7 @@ class Run(Owned):
         parts each kernel ran (tests check the path)."""
         self.gpu, self.cap, self.masked = gpu, window_bytes, masked
         self.taken = {"runs": 0, "general": 0, "mapped": mapped}
-        self.max_dim = max_groups_per_dim or gpu.limits.get("max-compute-workgroups-per-dimension", 65535)
+        self.max_dim = dispatch_limit(gpu, max_groups_per_dim)
         self.wg = GENERAL.schedule.wg * GENERAL.schedule.each  # elements per workgroup
         self.stride = max(256, gpu.limits.get("min-uniform-buffer-offset-alignment", 256))
         # no mask (all but Where), no select piece: a word, bound but never read
@@ -71,7 +71,8 @@ class Run(Owned):
         self.buffers: list[Any] = []
         with gpu.errors("allocating pieces buffers"):
             self.kernel = compiled(gpu, kernel, KINDS)
-            self.runs = runs.kernels(gpu, KINDS) if by_runs else None
+            # the runs kernels' words and edges, on the pieces kernel's layout
+            self.runs = tuple(compiled(gpu, k, KINDS) for k in (WORDS, EDGES)) if by_runs else None
             window_usage = U.STORAGE | (U.MAP_WRITE if mapped else U.COPY_DST)
             up = U.MAP_WRITE | U.COPY_SRC
             shared = self._buffer("upload", shared_upload, up) if shared_upload and not mapped else None
