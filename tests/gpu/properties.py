@@ -20,7 +20,7 @@ import numpy as np
 
 from onnxop_cli.core.sources import MemoryBytes
 from onnxop_cli.gpu import indexed as ix
-from onnxop_cli.gpu import pieces, pieces_run
+from onnxop_cli.gpu import pieces
 
 # the keys the host modules set in gpu.cache[ix.LAST] when their kernel runs, most specific first
 KERNEL_KEYS = ("nd pairs", "slabs", "slices", "word lines", "lines", "rows")
@@ -123,7 +123,7 @@ def pieces_kernels(monkeypatch) -> dict:
     return counts
 
 
-CAN_MAP = pieces_run.can_map
+CAN_MAP = pieces.can_map
 # forced schedules of the pieces kernels: (runs.ENABLED and runs.FILLS, repeats.ENABLED, pieces.DEFAULT_BAND, mapped)
 PIECES_VARIANTS = {"chosen": (True, True, None, True), "staged": (True, True, None, False),
                    "general": (False, False, None, True), "bands": (True, True, 1024, True),
@@ -141,7 +141,7 @@ def force_pieces(monkeypatch, variant: str) -> None:
     monkeypatch.setattr(runs, "FILLS", by_runs)
     monkeypatch.setattr(repeats, "ENABLED", repeat)
     monkeypatch.setattr(pieces, "DEFAULT_BAND", band or 64 << 20)
-    monkeypatch.setattr(pieces_run, "can_map", CAN_MAP if mapped else lambda gpu: False)
+    monkeypatch.setattr(pieces, "can_map", CAN_MAP if mapped else lambda gpu: False)
 
 
 def pieces_ran(taken: dict, variant: str) -> str:

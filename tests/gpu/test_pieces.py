@@ -25,7 +25,7 @@ from properties import Tally, pieces_kernels
 
 from onnxop_cli.core.sources import MemoryBytes
 from onnxop_cli.core.region import c_strides, load
-from onnxop_cli.gpu import pieces, pieces_run, runs
+from onnxop_cli.gpu import pieces, runs
 from onnxop_cli.ops.tensor_op import Piece
 
 BITS = [2, 4, 8, 16, 32, 64, 128]
@@ -35,7 +35,7 @@ VARIANTS = {"chosen": ({}, True, True, True), "general": ({}, False, True, True)
             "two groups": ({"max_groups_per_dim": 2}, True, True, True),
             "bands": ({"binding_bytes": 4096}, True, True, True),
             "small bands": ({"binding_bytes": 1024, "max_groups_per_dim": 2}, True, True, True)}
-CAN_MAP = pieces_run.can_map
+CAN_MAP = pieces.can_map
 SHORT = 3  # elements of a row too short for runs
 
 
@@ -184,7 +184,7 @@ def test_pieces_match_numpy(gpu, rng, bits, kernels, monkeypatch):
             kw, on, fills, mapped = VARIANTS[variant]
             monkeypatch.setattr(runs, "ENABLED", on)
             monkeypatch.setattr(runs, "FILLS", fills)
-            monkeypatch.setattr(pieces_run, "can_map", CAN_MAP if mapped else (lambda gpu: False))
+            monkeypatch.setattr(pieces, "can_map", CAN_MAP if mapped else (lambda gpu: False))
             kernels.update(runs=0, general=0)
             got = bytearray()
             pieces.run_pieces(gpu, [pieces.Source(MemoryBytes(np.frombuffer(raw, np.uint8)))], got.extend,

@@ -15,7 +15,7 @@ discards what it began). Sources and sinks may be a graph's device buffers
 Where (``run_select``) runs the select rendered on the whole-word schedule
 (gpu/render/select.py) when each input is element ``(e // div) % size`` of
 itself for output element e (ops/where.py's run forms), in bands of at most
-BAND bytes, through gpu/pieces_run.py's ``Run``: on CPU adapters
+BAND bytes, through gpu/pieces.py's ``Run``: on CPU adapters
 (``can_map``) the windows and dst mapped themselves, elsewhere a full X or Y
 uploaded into dst and selected in place. What it cannot read (big-endian
 bytes, an input broadcast along leading axes past one binding) and what is

@@ -10,7 +10,7 @@ A band is a run of whole lines (a line: the ``inner`` elements of one
 lines too long for that, a stretch of one line; either way its index window
 is a few lines' positions, at most one binding (``_bands``). The buffers,
 uploads, readback and graph (device-resident) sources and sinks are
-gpu/pieces_run.py's ``Run``, as Where's select's: only the kernel and its
+gpu/pieces.py's ``Run``, as Where's select's: only the kernel and its
 parameters differ. ``gpu.cache[LAST]`` holds the last call's band count
 (tests check the path was taken).
 """

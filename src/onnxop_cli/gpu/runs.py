@@ -1,7 +1,7 @@
 """Pieces by runs (gpu/render/piece_rows.py's ``words`` and ``edges``) for
 a part whose innermost axis is contiguous in the output and in its source:
 Concat's, Split's and Pad's interior, fills (ConstantOfShape, constant
-borders, EyeLike's zeros) and Trilu's triangle. gpu/pieces_run.py's ``Run``
+borders, EyeLike's zeros) and Trilu's triangle. gpu/pieces.py's ``Run``
 asks :func:`eligible` for each part of a band and records an eligible one's
 two dispatches (:func:`encode`) in the same pass, on the general kernel's
 buffers and layout. Every other part -- masks and selects, other
