@@ -42,7 +42,7 @@ NODE = Node(VERSIONS[-1], {})
 VARIANTS = {"chosen": (None, None, True), "staged": (None, None, False), "bands": (48, None, True),
             "bands staged": (48, None, False), "vec4 bands": (16, None, True), "vec4 bands staged": (16, None, False),
             "row bands": (1040, None, True), "row bands staged": (1040, None, False), "window": (None, 48, True)}
-CAN_MAP = words.can_map
+CAN_MAP = pieces.can_map
 # (condition, X, Y) in run forms: the output's shape, scalars, broadcast along leading axes, a trailing run, both
 RUNS = [((7, 13), (7, 13), (7, 13)), ((37,), (37,), (37,)), ((), (5, 3), ()), ((), (), ()), ((13,), (4, 13), (1, 13)),
         ((37,), (5, 37), (5, 37)), ((16,), (3, 16), (3, 16)), ((6, 1), (6, 5), (6, 5)), ((6, 5), (6, 1), (1,)),
@@ -188,7 +188,7 @@ def force(monkeypatch, variant: str) -> None:
     band, window, mapped = VARIANTS[variant]
     monkeypatch.setattr(words, "BAND", band or 16 << 20)
     monkeypatch.setattr(pieces, "DEFAULT_BAND", window or 64 << 20)
-    monkeypatch.setattr(words, "can_map", lambda gpu: mapped and CAN_MAP(gpu))
+    monkeypatch.setattr(pieces, "can_map", lambda gpu: mapped and CAN_MAP(gpu))
 
 
 @pytest.mark.parametrize("dtype", TYPES)

@@ -3,7 +3,7 @@
 through the one frame (one entry point ``main`` at its schedule's
 workgroup size, its schedule's constants, the bindings declared as data),
 its Params and table rows read back from the WGSL are the Structs the hosts
-pack (gpu/pieces_run.py, gpu/runs.py, gpu/reverse_runs.py), and the hosts'
+pack (gpu/pieces.py, gpu/runs.py, gpu/reverse_runs.py), and the hosts'
 own numbers are the schedule's. That each render compiles and is exact on
 an adapter: tests/gpu/test_pieces.py, test_pieces_runs.py,
 test_pieces_fills.py, test_where.py, test_reverse_runs.py."""
@@ -15,7 +15,7 @@ import struct
 
 import pytest
 
-from onnxop_cli.gpu import pieces_run, runs
+from onnxop_cli.gpu import pieces as host, runs
 from onnxop_cli.gpu.layout import parse
 from onnxop_cli.gpu.render import piece_rows, pieces, reverse
 from onnxop_cli.gpu.render.pieces import General, Schedule
@@ -65,7 +65,7 @@ def test_the_kernels_of_one_run_share_its_layout_and_each_has_its_own_label():
     assert len(labels) == len(KERNELS)
     assert pieces.GENERAL.label == "pieces general[wg=256,elems=8]"
     assert piece_rows.WORDS.label == "pieces rows words[wg=256,vecs=4]"
-    assert pieces_run.KINDS[3] == "uniform+offset"
+    assert host.KINDS[3] == "uniform+offset"
 
 
 def test_a_rows_schedule_it_has_no_kernel_for_is_refused():

@@ -15,7 +15,7 @@ discards what it began). Sources and sinks may be a graph's device buffers
 Where (``run_select``) runs the select rendered on the whole-word schedule
 (gpu/render/select.py) when each input is element ``(e // div) % size`` of
 itself for output element e (ops/where.py's run forms), in bands of at most
-BAND bytes, through gpu/pieces_run.py's ``Run``: on CPU adapters
+BAND bytes, through gpu/pieces.py's ``Run``: on CPU adapters
 (``can_map``) the windows and dst mapped themselves, elsewhere a full X or Y
 uploaded into dst and selected in place. What it cannot read (big-endian
 bytes, an input broadcast along leading axes past one binding) and what is
@@ -30,11 +30,11 @@ from typing import Any, Callable, Optional, Sequence
 
 from ..errors import OpError
 from . import pieces, word_kernels
-from .buffers import (WORD, BufferUsage, binding_limit, can_map, destroy_all, dispatch_limit, env_poison, reset_status,
+from .buffers import (WORD, BufferUsage, binding_limit, destroy_all, dispatch_limit, env_poison, reset_status,
                       round_up)
 from .device import Gpu
 from .program import compiled, grid_x
-from .render.elementwise import AXIS, INPUTS, NONE, PARAMS, WG, Elementwise
+from .render.elementwise import AXIS, BITS, INPUTS, NONE, PARAMS, WG, Elementwise
 from .render.select import PARAMS as SELECT_PARAMS
 
 LIMIT = 1 << 31  # output and input elements: the kernel's element arithmetic is u32
@@ -69,7 +69,7 @@ def run_elementwise(
     broadcast). Returns the bytes written. A zero divisor raises OpError
     naming ``where`` and the output element."""
     count = math.prod(shape)
-    out_bits = _bits(kernel.out)
+    out_bits = BITS[kernel.out]
     stats = gpu.cache[LAST] = {"bands": 0}
     if count == 0:
         return 0
@@ -77,7 +77,7 @@ def run_elementwise(
         poison = env_poison()
     cap = min(binding_bytes or binding_limit(gpu), binding_limit(gpu))
     cap -= cap % WORD
-    bits = [_bits(o.dtype) for o in kernel.inputs]
+    bits = [BITS[o.dtype] for o in kernel.inputs]
     direct = [tuple(s) == _c_strides(shape) for s in strides]
     # a band's elements: whole words of every input and of the output, its windows within a binding
     widest = max([out_bits, *(b for b, d in zip(bits, direct) if d)])
@@ -149,12 +149,6 @@ def run_elementwise(
     finally:
         destroy_all(made)
     return written
-
-
-def _bits(dtype: str) -> int:
-    from .render.elementwise import BITS
-
-    return BITS[dtype]
 
 
 def _c_strides(shape: Sequence[int]) -> tuple[int, ...]:
@@ -268,11 +262,7 @@ def run_select(
     if poison is None:
         poison = env_poison()
     full = [div == 1 and size == count for div, size in forms]
-    from .resident import DeviceBuffer, DeviceSink
-
-    # CPU adapters: the windows and dst mapped themselves, no staging copies (gpu/copy.py's mapped mode)
-    mapped = can_map(gpu) and not isinstance(sink, DeviceSink) and not any(
-        isinstance(s.data, DeviceBuffer) for s in sources[:3] if s is not None)
+    mapped = pieces.mappable(gpu, sources[:3], sink)
     # else a full X or Y is uploaded into dst itself and selected in place (each word read, then written,
     # by its own invocation): one buffer of the output's size fewer to allocate and fill
     in_dst = 0 if mapped else 2 if full[2] else (1 if full[1] else 0)
@@ -280,8 +270,8 @@ def run_select(
     sizes = tuple(WORD if in_dst and k == in_dst else need[k] for k in (1, 0, 2))  # (src: X, mask, other: Y)
     kernel = word_kernels.kernel(gpu, "select", variant(bits, forms, count))
     stats["schedule"] = kernel.schedule
-    run = pieces.Run(gpu, band_bytes, cap, max_groups_per_dim, shader=kernel.label, code=kernel.wgsl(),
-                     sizes=sizes, shared_upload=max(need), mapped=mapped)  # type: ignore[arg-type]
+    run = pieces.Run(gpu, band_bytes, cap, max_groups_per_dim, kernel=kernel, sizes=sizes,  # type: ignore[arg-type]
+                     shared_upload=max(need), mapped=mapped)
     buffers = [run.mask, run.src, run.other]
     if in_dst:
         buffers[in_dst] = run.dst

@@ -10,7 +10,7 @@ A band is a run of whole lines (a line: the ``inner`` elements of one
 lines too long for that, a stretch of one line; either way its index window
 is a few lines' positions, at most one binding (``_bands``). The buffers,
 uploads, readback and graph (device-resident) sources and sinks are
-gpu/pieces_run.py's ``Run``, as Where's select's: only the kernel and its
+gpu/pieces.py's ``Run``, as Where's select's: only the kernel and its
 parameters differ. ``gpu.cache[LAST]`` holds the last call's band count
 (tests check the path was taken).
 """
@@ -21,7 +21,7 @@ import struct
 from typing import Iterator, Optional, Sequence
 
 from . import pieces, word_kernels
-from .buffers import WORD, can_map, env_poison, round_up
+from .buffers import WORD, env_poison, round_up
 from .device import Gpu
 from .render.one_hot import PARAMS
 
@@ -86,18 +86,13 @@ def run_one_hot(
     assert source is not None
     if poison is None:
         poison = env_poison()
-    from .resident import DeviceBuffer, DeviceSink
-
-    # CPU adapters: the window and dst mapped themselves, no staging copies (as Where's select, gpu/elementwise.py)
-    mapped = can_map(gpu) and not isinstance(sink, DeviceSink) and not isinstance(source.data, DeviceBuffer)
-    stats["mapped"] = mapped
+    mapped = stats["mapped"] = pieces.mappable(gpu, sources[:1], sink)
     bands = list(_bands(count, depth, inner, band, window))
     reach = max(hi - lo + 1 for _, _, lo, hi, _, _ in bands)
     need = min(cap, round_up(reach * index_bits // 8 + 2 * WORD, WORD))
     kernel = word_kernels.kernel(gpu, "one_hot", variant(bits, inner))
     stats["schedule"] = kernel.schedule
-    run = pieces.Run(gpu, band_bytes, cap, max_groups_per_dim, shader=kernel.label, code=kernel.wgsl(),
-                     sizes=(need, WORD, WORD), mapped=mapped)
+    run = pieces.Run(gpu, band_bytes, cap, max_groups_per_dim, kernel=kernel, sizes=(need, WORD, WORD), mapped=mapped)
     fixed = {"depth": depth, "ibits": index_bits, "kind": KINDS[index_kind], "swap": 1 if source.swap else 0,
              "off": _words(off, bits), "on": _words(on, bits)}
 

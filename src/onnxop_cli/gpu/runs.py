@@ -1,7 +1,7 @@
 """Pieces by runs (gpu/render/piece_rows.py's ``words`` and ``edges``) for
 a part whose innermost axis is contiguous in the output and in its source:
 Concat's, Split's and Pad's interior, fills (ConstantOfShape, constant
-borders, EyeLike's zeros) and Trilu's triangle. gpu/pieces_run.py's ``Run``
+borders, EyeLike's zeros) and Trilu's triangle. gpu/pieces.py's ``Run``
 asks :func:`eligible` for each part of a band and records an eligible one's
 two dispatches (:func:`encode`) in the same pass, on the general kernel's
 buffers and layout. Every other part -- masks and selects, other
@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
 from ..core.pieces import Piece
 from . import choose
-from .program import Compiled, compiled, grid_x
-from .render.piece_rows import EDGES, ROWS_AXIS, ROWS_PARAMS, WORDS
+from .program import grid_x
+from .render.piece_rows import ROWS_AXIS, ROWS_PARAMS, WORDS
 
 # rows shorter than this stay on the general kernel: the edges' per-row atomics would be most of them
 MIN_ROW_BYTES = 64
@@ -96,11 +96,6 @@ def fill_words(fill: bytes, bits: int) -> tuple[int, int, int, int]:
         return tuple(int.from_bytes(raw[k:k + 4], "little") for k in range(0, 16, 4))  # type: ignore[return-value]
     value = int.from_bytes((fill + bytes(4))[:4], "little") & ((1 << bits) - 1)
     return (sum(value << (i * bits) for i in range(32 // bits)),) * 4
-
-
-def kernels(gpu: Any, kinds: Sequence[str]) -> tuple[Compiled, Compiled]:
-    """The ``words`` and ``edges`` kernels, each on a layout equal to the pieces kernel's (``kinds``)."""
-    return tuple(compiled(gpu, k, kinds) for k in (WORDS, EDGES))  # type: ignore[return-value]
 
 
 def encode(p: Piece, bits: int, src_first: int, at: int, max_dim: int) -> tuple[tuple[bytes, bytes], bytes,

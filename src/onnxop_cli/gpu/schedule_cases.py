@@ -188,7 +188,7 @@ def select(gpu: Gpu) -> Case:
     """Where over full uint8 inputs (the small body: the one whose words and
     workgroup the answer both set), WORD_CASE elements."""
     from .elementwise import SELECT_LAST, run_select
-    from .pieces_run import Source
+    from .pieces import Source
 
     rng = np.random.default_rng(0)
     c, x, y = (rng.integers(0, 256 if k else 2, WORD_CASE).astype(np.uint8) for k in range(3))
@@ -202,7 +202,7 @@ def one_hot(gpu: Gpu) -> Case:
     """OneHot of int64 indices (some negative) along the last axis into
     float32 (the wide body), about WORD_CASE bytes."""
     from .one_hot import LAST, run_one_hot
-    from .pieces_run import Source
+    from .pieces import Source
 
     rng = np.random.default_rng(0)
     depth = ONE_HOT_DEPTH

@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterable, Optional
 from . import choose
 from .buffers import round_up
 from .layout import Struct
-from .pieces_run import Run, Sink
+from .pieces import Run, Sink
 from .render import one_hot, select
 from .render.schedule import OnWords, Words
 

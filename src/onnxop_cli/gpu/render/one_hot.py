@@ -38,7 +38,7 @@ gpu/one_hot.py), each its own render so each holds its own path alone:
 
 The element schedule (gpu/render/elementwise.py) maps element to element of one
 shape; OneHot writes a depth axis per index, packed into whole words.
-Bindings: gpu/pieces_run.py's layout.
+Bindings: gpu/pieces.py's layout.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The pieces kernels (Concat, Split, Pad, Tile, Trilu, fills, Where's
-pieces) through the one frame: ``General`` here, ``Rows`` in piece_rows.py, bound by gpu/pieces_run.py on one layout
+pieces) through the one frame: ``General`` here, ``Rows`` in piece_rows.py, bound by gpu/pieces.py on one layout
 (src, mask, dst, params at a dynamic offset, axes, other).
 
 ``General``: a piece (core/pieces.py) is a box of ``rank`` axes (rows

@@ -28,7 +28,7 @@ broadcast along trailing or leading axes or both), found with one division
 per invocation and walked with adds. A full X or Y may lie in dst itself
 (``in_dst``). The condition is bool, any nonzero byte true (as numpy); a
 select moves bits, so NaN payloads and -0.0 pass as they lie. Bindings:
-gpu/pieces_run.py's layout.
+gpu/pieces.py's layout.
 """
 
 from __future__ import annotations
