@@ -102,10 +102,19 @@ def gather_through_kernel(
         from .buffers import env_poison
 
         poison = env_poison()
-    spool = None if random_access(source) or in_order(plan) else spool_source(source)
+    return run_plan(gpu, plan, source, sink, band_bytes, window_bytes, swap, poison, max_groups_per_dim)
+
+
+def run_plan(gpu: Gpu, plan: Plan, source: Any, sink: Sink, band_bytes: int, window_bytes: int, swap: int,
+             poison: int | None, max_groups_per_dim: int | None = None, **device: Any) -> int:
+    """Stream the plan's bands into ``sink`` (``device``: Run's device_source, device_out and traffic,
+    gpu/resident.py's); a host source read out of order is spooled first. Returns the bytes written."""
+    spool = None
+    if device.get("device_source") is None and not (random_access(source) or in_order(plan)):
+        spool = spool_source(source)
     try:
         with gpu.lock:  # one call at a time on the device's pipelines and queue (device.py)
-            run = Run(gpu, plan, spool or source, band_bytes, window_bytes, swap, max_groups_per_dim)
+            run = Run(gpu, plan, spool or source, band_bytes, window_bytes, swap, max_groups_per_dim, **device)
             try:
                 return run.stream(sink, poison)
             finally:
@@ -118,11 +127,11 @@ def gather_through_kernel(
 
 def make_plan(
     gpu: Gpu, source_nbytes: int, view: Access, bits: int, swap: int = 0, binding_bytes: int | None = None,
-    plan_class: type[Plan] = Plan,
+    pack: bool = True,
 ) -> tuple[Plan | None, int, int]:
     """(plan, band bytes, window bytes) of a gather of ``view`` from a source of
     ``source_nbytes`` bytes; the plan is None for an empty view. Refuses a view
-    that reads outside the source."""
+    that reads outside the source. ``pack``: see Plan.pack."""
     if bits not in BITS:
         raise ValueError(f"the gather kernel takes elements of {BITS} bits, not {bits}")
     if swap not in (0, 2, 4, 8) or (swap and (bits < 16 or (bits // 8) % swap)):
@@ -144,7 +153,7 @@ def make_plan(
     align = max(1, 8 * WORD // bits)  # windows start at whole 16-byte words of the source
     window = min(cap * 8 // bits, round_up(hi - lo + 1 + align, align))
     band_bytes = min(cap, round_up(total, WORD))
-    plan = plan_class(v, bits, _band_elements(v, bits, band_bytes, count), window, align, available, source_nbytes)
+    plan = Plan(v, bits, _band_elements(v, bits, band_bytes, count), window, align, available, source_nbytes, pack)
     return plan, band_bytes, window * bits // 8
 
 
@@ -162,11 +171,16 @@ def _band_elements(v: Access, bits: int, band_bytes: int, count: int) -> int:
 
 
 class Run(Owned):
-    """The buffers of one gather and the loop that fills and drains them."""
+    """The buffers of one gather and the loop that fills and drains them. Either side may be on the
+    device (gpu/resident.py): ``device_source`` fills src by buffer-to-buffer copies, ``device_out``
+    takes each band by one, and ``traffic`` counts the bytes that do cross."""
 
     def __init__(self, gpu: Gpu, plan: Plan, source: Any, band_bytes: int, src_bytes: int,
-                 swap: int, max_groups_per_dim: int | None, host_in: bool = True, host_out: bool = True) -> None:
+                 swap: int, max_groups_per_dim: int | None, device_source: Any = None, device_out: Any = None,
+                 traffic: Any = None) -> None:
         self.gpu, self.plan, self.source, self.swap = gpu, plan, source, swap
+        self.device_source, self.device_out, self.traffic = device_source, device_out, traffic
+        host_in, host_out = device_source is None, device_out is None
         self.band_bytes = band_bytes
         self.max_dim = dispatch_limit(gpu, max_groups_per_dim)
         self.per_group = KERNELS["generic"].schedule.per_group
@@ -226,13 +240,29 @@ class Run(Owned):
         return written
 
     def drain(self, sink: Sink, written: int, nbytes: int) -> None:
-        """Hand the band's ``nbytes`` (output bytes ``written`` onwards) to the sink."""
+        """Hand the band's ``nbytes`` (output bytes ``written`` onwards) to the sink, or to device_out."""
+        if self.device_out is not None:
+            gpu = self.gpu
+            with gpu.errors("gather into a device buffer"):
+                encoder = gpu.device.create_command_encoder()
+                encoder.copy_buffer_to_buffer(self.dst, 0, self.device_out.buffer, written, round_up(nbytes, 4))
+                gpu.queue.submit([encoder.finish()])
+            return
+        if self.traffic is not None:
+            self.traffic.read_back += nbytes
         read_through(self.gpu, self.dst, self.dst if self.mapped else self.readback, nbytes, sink)
 
     def _fill(self, encoder: Any, upload: Upload) -> None:
         """Put the upload's runs in the src buffer: through the mapped upload
         buffer, then a copy recorded in ``encoder`` (or straight into src,
-        mapped)."""
+        mapped), or by copies from device_source."""
+        if self.device_source is not None:
+            buffer = self.device_source.buffer
+            for source, into, n in upload.runs:
+                encoder.copy_buffer_to_buffer(buffer, source, self.src, into, min(round_up(n, 4), buffer.size - source))
+            return
+        if self.traffic is not None:
+            self.traffic.uploaded += sum(n for _, _, n in upload.runs)
         gpu = self.gpu
         end = max(into + n for _, into, n in upload.runs)
         target = self.src if self.mapped else self.upload
