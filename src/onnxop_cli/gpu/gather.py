@@ -28,6 +28,7 @@ from typing import Any, Callable
 from ..errors import OnnxopError
 from ..core.sources import ByteSource, FileBytes, MemoryBytes, read_runs
 from ..core.region import Access
+from . import tiled
 from .choose import answer
 from .device import Gpu
 from .buffers import (WORD, BufferUsage, MapMode, Owned, binding_limit, can_map, dispatch_limit, read_through,
@@ -297,14 +298,14 @@ class Run(Owned):
         axes = bytearray()
         for i, d in enumerate(upload.dispatches):
             box = d.box
-            found = None
             for name, kernel in self.variants:
-                found = _variant_record(name, d, plan, self.swap, self.rank, i * self.rank, self.max_dim)
+                found = tiled.record(name, d, plan.view.shape, plan.bits, self.swap, self.rank, i * self.rank,
+                                     self.max_dim)
                 if found is not None:
                     record, groups = found
                     self.tiled += 1
                     break
-            if found is None:
+            else:
                 first, words = box.words(plan.bits)
                 groups = -(-words // self.per_group)
                 record = GATHER.pack(
@@ -392,13 +393,3 @@ def variants(plan: Plan, gpu: Gpu) -> list[str]:
     name = answer(gpu, "transpose")
     return [name] if name in VARIANTS else []
 
-
-def _variant_record(name: str, d: Any, plan: Plan, swap: int, rank: int, at: int, max_dim: int):
-    """(params, workgroups) if kernel ``name`` takes dispatch ``d``, else None."""
-    from . import tiled
-
-    if name == "tiled":
-        t = tiled.plan(d, plan.view.shape, plan.bits, swap)
-        return None if t is None else tiled.record(t, d, rank, plan.bits, swap, at, max_dim)
-    b = tiled.blocked_plan(d, plan.view.shape, plan.bits, swap)
-    return None if b is None else tiled.blocked_record(b, d, rank, swap, at, max_dim)
