@@ -28,14 +28,13 @@ WebGPU invariants, written once here:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..core import signals
 from ..core.sources import ByteSource
 from . import kernels
-from .buffers import (DEFAULT_CHUNK, ENV_POISON, WORD, BufferUsage, MapMode, can_map, destroy_all,  # noqa: F401
-                      env_poison, round_up,
+from .buffers import (DEFAULT_CHUNK, WORD, BufferUsage, MapMode, can_map, destroy_all, env_poison, round_up,
                       write_mapped)
 from .choose import kernel_for
 from .device import Gpu
@@ -43,9 +42,6 @@ from .device import Gpu
 KEEP_BYTES = DEFAULT_CHUNK  # slots up to this size stay allocated for the next call
 
 Sink = Callable[[memoryview], None]
-
-
-_env_poison = env_poison
 
 
 def copy_through_kernel(
@@ -73,37 +69,30 @@ def copy_through_kernel(
     if source.nbytes == 0:
         return 0
     with gpu.lock:  # one call at a time on the device's cached streams, pipelines, choice (device.py)
-        return _copy(gpu, source, sink, chunk_bytes, max_groups_per_dim, poison, kernel, mapped, depth)
+        total = source.nbytes
+        k = kernel_for(gpu, kernel)
+        if mapped is None:
+            mapped = can_map(gpu)
+        elif mapped and not can_map(gpu):
+            raise ValueError(f"{gpu.name} cannot map storage buffers (no mappable-primary-buffers)")
+        limit = min(chunk_bytes or DEFAULT_CHUNK, k.max_chunk(gpu))
+        limit = max(WORD, limit - limit % WORD)
+        chunk = min(total, limit)
+        depth = 1 if chunk >= total else max(1, depth)
+        poison = env_poison() if poison is None else poison
 
-
-def _copy(
-    gpu: Gpu, source: ByteSource, sink: Sink, chunk_bytes: int | None, max_groups_per_dim: int | None,
-    poison: int | None, kernel: str | None, mapped: bool | None, depth: int,
-) -> int:
-    total = source.nbytes
-    k = kernel_for(gpu, kernel)
-    if mapped is None:
-        mapped = can_map(gpu)
-    elif mapped and not can_map(gpu):
-        raise ValueError(f"{gpu.name} cannot map storage buffers (no mappable-primary-buffers)")
-    limit = min(chunk_bytes or DEFAULT_CHUNK, k.max_chunk(gpu))
-    limit = max(WORD, limit - limit % WORD)
-    chunk = min(total, limit)
-    depth = 1 if chunk >= total else max(1, depth)
-    poison = _env_poison() if poison is None else poison
-
-    key = ("stream", k.name, mapped, max_groups_per_dim)
-    stream = gpu.cache.get(key)
-    if stream is None:
-        stream = gpu.cache[key] = Stream(gpu, k, mapped, max_groups_per_dim)
-    try:
-        return stream.run(source, sink, chunk, depth, poison)
-    except BaseException:
-        gpu.cache.pop(key, None)
-        stream.release()
-        raise
-    finally:
-        stream.trim(KEEP_BYTES)
+        key = ("stream", k.name, mapped, max_groups_per_dim)
+        stream = gpu.cache.get(key)
+        if stream is None:
+            stream = gpu.cache[key] = Stream(gpu, k, mapped, max_groups_per_dim)
+        try:
+            return stream.run(source, sink, chunk, depth, poison)
+        except BaseException:
+            gpu.cache.pop(key, None)
+            stream.release()
+            raise
+        finally:
+            stream.trim(KEEP_BYTES)
 
 
 @dataclass
@@ -119,7 +108,6 @@ class Slot:
     bound: Any
     promise: Any = None  # the readback map, while the chunk is in flight
     nbytes: int = 0
-    buffers: list[Any] = field(default_factory=list)
 
     @property
     def into(self) -> Any:
@@ -128,6 +116,9 @@ class Slot:
     @property
     def out(self) -> Any:
         return self.readback if self.readback is not None else self.dst
+
+    def destroy(self) -> None:
+        destroy_all(b for b in (self.upload, self.src, self.dst, self.readback) if b is not None)
 
 
 class Stream:
@@ -148,7 +139,7 @@ class Stream:
         slot = self.slots[index]
         if slot is None or slot.size < size:
             if slot is not None:
-                _destroy(slot)
+                slot.destroy()
             slot = self.slots[index] = self._new_slot(size)
         return slot
 
@@ -158,16 +149,12 @@ class Stream:
         with self.gpu.errors("allocating copy buffers"):
             if self.mapped:
                 src = device.create_buffer(label="src", size=size, usage=U.STORAGE | U.MAP_WRITE)
-                dst = device.create_buffer(
-                    label="dst", size=size, usage=U.STORAGE | U.MAP_READ | U.COPY_DST
-                )
+                dst = device.create_buffer(label="dst", size=size, usage=U.STORAGE | U.MAP_READ | U.COPY_DST)
                 upload = readback = None
             else:
                 upload = device.create_buffer(label="upload", size=size, usage=U.MAP_WRITE | U.COPY_SRC)
                 src = device.create_buffer(label="src", size=size, usage=U.STORAGE | U.COPY_DST)
-                dst = device.create_buffer(
-                    label="dst", size=size, usage=U.STORAGE | U.COPY_SRC | U.COPY_DST
-                )
+                dst = device.create_buffer(label="dst", size=size, usage=U.STORAGE | U.COPY_SRC | U.COPY_DST)
                 readback = device.create_buffer(label="readback", size=size, usage=U.MAP_READ | U.COPY_DST)
             bound = self.kernel.bind(self.gpu, src, dst, size, self.max_groups_per_dim)
             if self.mapped:
@@ -179,21 +166,20 @@ class Stream:
                 encoder = device.create_command_encoder()
                 encoder.clear_buffer(dst, 0, size)
                 self.gpu.queue.submit([encoder.finish()])
-        buffers = [b for b in (upload, src, dst, readback) if b is not None]
-        return Slot(size, src, dst, upload, readback, bound, buffers=buffers)
+        return Slot(size, src, dst, upload, readback, bound)
 
     def trim(self, keep: int) -> None:
         """Free slots larger than ``keep`` bytes (a forced big chunk)."""
         for i, slot in enumerate(self.slots):
             if slot is not None and slot.size > keep:
-                _destroy(slot)
+                slot.destroy()
                 self.slots[i] = None
 
     def release(self) -> None:
         for slot in self.slots:
             if slot is not None:
                 _settle(slot, self.gpu)
-                _destroy(slot)
+                slot.destroy()
         self.slots = []
 
     # ------------------------------------------------------------ streaming
@@ -318,7 +304,3 @@ def _settle(slot: Slot, gpu: Gpu) -> None:
         slot.out.unmap()
     except Exception:  # noqa: BLE001
         pass
-
-
-def _destroy(slot: Slot) -> None:
-    destroy_all(slot.buffers)
