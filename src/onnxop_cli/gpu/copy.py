@@ -28,13 +28,12 @@ WebGPU invariants, written once here:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..core import signals
 from ..core.sources import ByteSource
 from . import kernels
-from .buffers import (DEFAULT_CHUNK, WORD, BufferUsage, MapMode, can_map, destroy_all, env_poison, round_up,
+from .buffers import (DEFAULT_CHUNK, WORD, BufferUsage, MapMode, Owned, can_map, env_poison, round_up,
                       write_mapped)
 from .choose import kernel_for
 from .device import Gpu
@@ -95,19 +94,32 @@ def copy_through_kernel(
             stream.trim(KEEP_BYTES)
 
 
-@dataclass
-class Slot:
+class Slot(Owned):
     """One chunk's buffers. ``src``/``dst`` are the kernel's; ``upload`` and
     ``readback`` exist only on the staged path."""
 
-    size: int
-    src: Any
-    dst: Any
-    upload: Any | None
-    readback: Any | None
-    bound: Any
     promise: Any = None  # the readback map, while the chunk is in flight
     nbytes: int = 0
+
+    def __init__(self, stream: Stream, size: int) -> None:
+        U = BufferUsage
+        self.gpu, self.size, self.buffers = stream.gpu, size, []
+        mapped = stream.mapped
+        with self.gpu.errors("allocating copy buffers"):
+            self.upload = None if mapped else self._buffer("upload", size, U.MAP_WRITE | U.COPY_SRC)
+            self.src = self._buffer("src", size, U.STORAGE | (U.MAP_WRITE if mapped else U.COPY_DST))
+            self.dst = self._buffer("dst", size, U.STORAGE | U.COPY_DST | (U.MAP_READ if mapped else U.COPY_SRC))
+            self.readback = None if mapped else self._buffer("readback", size, U.MAP_READ | U.COPY_DST)
+            self.bound = stream.kernel.bind(self.gpu, self.src, self.dst, size, stream.max_groups_per_dim)
+            if mapped:
+                # wgpu tracks which bytes of a buffer were ever written and
+                # zero-fills the rest when it is mapped; a kernel write it
+                # failed to track would read back as zeros. Clearing dst once
+                # marks it all written (tests/gpu/test_gpu_copy.py
+                # test_fresh_buffers_without_poison).
+                encoder = self.gpu.device.create_command_encoder()
+                encoder.clear_buffer(self.dst, 0, size)
+                self.gpu.queue.submit([encoder.finish()])
 
     @property
     def into(self) -> Any:
@@ -116,9 +128,6 @@ class Slot:
     @property
     def out(self) -> Any:
         return self.readback if self.readback is not None else self.dst
-
-    def destroy(self) -> None:
-        destroy_all(b for b in (self.upload, self.src, self.dst, self.readback) if b is not None)
 
 
 class Stream:
@@ -139,47 +148,22 @@ class Stream:
         slot = self.slots[index]
         if slot is None or slot.size < size:
             if slot is not None:
-                slot.destroy()
-            slot = self.slots[index] = self._new_slot(size)
+                slot.release()
+            slot = self.slots[index] = Slot(self, size)
         return slot
-
-    def _new_slot(self, size: int) -> Slot:
-        U = BufferUsage
-        device = self.gpu.device
-        with self.gpu.errors("allocating copy buffers"):
-            if self.mapped:
-                src = device.create_buffer(label="src", size=size, usage=U.STORAGE | U.MAP_WRITE)
-                dst = device.create_buffer(label="dst", size=size, usage=U.STORAGE | U.MAP_READ | U.COPY_DST)
-                upload = readback = None
-            else:
-                upload = device.create_buffer(label="upload", size=size, usage=U.MAP_WRITE | U.COPY_SRC)
-                src = device.create_buffer(label="src", size=size, usage=U.STORAGE | U.COPY_DST)
-                dst = device.create_buffer(label="dst", size=size, usage=U.STORAGE | U.COPY_SRC | U.COPY_DST)
-                readback = device.create_buffer(label="readback", size=size, usage=U.MAP_READ | U.COPY_DST)
-            bound = self.kernel.bind(self.gpu, src, dst, size, self.max_groups_per_dim)
-            if self.mapped:
-                # wgpu tracks which bytes of a buffer were ever written and
-                # zero-fills the rest when it is mapped; a kernel write it
-                # failed to track would read back as zeros. Clearing dst once
-                # marks it all written (tests/gpu/test_gpu_copy.py
-                # test_fresh_buffers_without_poison).
-                encoder = device.create_command_encoder()
-                encoder.clear_buffer(dst, 0, size)
-                self.gpu.queue.submit([encoder.finish()])
-        return Slot(size, src, dst, upload, readback, bound)
 
     def trim(self, keep: int) -> None:
         """Free slots larger than ``keep`` bytes (a forced big chunk)."""
         for i, slot in enumerate(self.slots):
             if slot is not None and slot.size > keep:
-                slot.destroy()
+                slot.release()
                 self.slots[i] = None
 
     def release(self) -> None:
         for slot in self.slots:
             if slot is not None:
                 _settle(slot, self.gpu)
-                slot.destroy()
+                slot.release()
         self.slots = []
 
     # ------------------------------------------------------------ streaming
