@@ -196,31 +196,29 @@ class Run(Owned):
             # the transpose kernels that may take some dispatches, in the
             # order tried (gpu/tiled.py), on the same layout, so one bind
             # group serves every kernel
-            self.variants = [(name, VARIANTS[name].on(gpu)) for name in variants(plan, gpu)]
+            names = variants(plan, gpu)
+            self.variants = [(name, VARIANTS[name].on(gpu)) for name in names]
             self.src_bytes = round_up(src_bytes, WORD)
             # On adapters that map storage buffers (buffers.can_map: wgpu on CPU
             # adapters) the source is read straight into src and the band read
             # straight from dst, as copy.py's mapped slots are: two copies of
             # every byte fewer. Otherwise staged; a source or output on the
             # device needs no mapped staging buffer on that side.
-            self.mapped = host_in and host_out and can_map(gpu)
-            if self.mapped:
-                self.upload = self.readback = None
-                self.src = src = self._buffer("src", self.src_bytes, U.STORAGE | U.MAP_WRITE)
-                self.dst = self._buffer("dst", band_bytes, U.STORAGE | U.MAP_READ | U.COPY_DST)
+            self.mapped = mapped = host_in and host_out and can_map(gpu)
+            staged_in, staged_out = host_in and not mapped, host_out and not mapped
+            self.upload = self._buffer("upload", self.src_bytes, U.MAP_WRITE | U.COPY_SRC) if staged_in else None
+            self.src = src = self._buffer("src", self.src_bytes, U.STORAGE | (U.MAP_WRITE if mapped else U.COPY_DST))
+            self.dst = self._buffer("dst", band_bytes, U.STORAGE | U.COPY_DST | (U.MAP_READ if mapped else U.COPY_SRC))
+            self.readback = self._buffer("readback", band_bytes, U.MAP_READ | U.COPY_DST) if staged_out else None
+            if mapped:
                 # wgpu zero-fills the bytes of a mapped buffer it never saw
                 # written; a clear marks all of dst written (copy.py's reason)
                 encoder = gpu.device.create_command_encoder()
                 encoder.clear_buffer(self.dst, 0, band_bytes)
                 gpu.queue.submit([encoder.finish()])
-            else:
-                self.upload = self._buffer("upload", self.src_bytes, U.MAP_WRITE | U.COPY_SRC) if host_in else None
-                self.src = src = self._buffer("src", self.src_bytes, U.STORAGE | U.COPY_DST)
-                self.dst = self._buffer("dst", band_bytes, U.STORAGE | U.COPY_SRC | U.COPY_DST)
-                self.readback = self._buffer("readback", band_bytes, U.MAP_READ | U.COPY_DST) if host_out else None
             self.params = self._buffer("params", self.stride * records, U.UNIFORM | U.COPY_DST)
             # the variants (tiled, blocked) bind the same layout: the largest of their Params
-            params_bytes = max(KERNELS[k].PARAMS.size for k in ("generic", *variants(plan, gpu)))
+            params_bytes = max(KERNELS[k].PARAMS.size for k in ("generic", *names))
             self.axes = self._buffer("axes", 16 * self.rank * records, U.STORAGE | U.COPY_DST)
             self.bind_group = self.kernel.bind([
                 (src, 0, self.src_bytes), (self.dst, 0, band_bytes), (self.params, 0, params_bytes), self.axes,
