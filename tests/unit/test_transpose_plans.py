@@ -77,7 +77,7 @@ def test_the_choice_by_answer_and_override(monkeypatch):
     class FakeGpu:
         schedules_used: ClassVar[dict] = {}
 
-    plan = Plan(Access((4, 4), (1, 4)), 32, 16, 16, 4, 16, 64)
+    plan = Plan(Access((4, 4), (1, 4)), 32, 16, 16, 4, 64)
     monkeypatch.delenv(g.ENV_GATHER, raising=False)
     for answer, taken in [("blocked", ["blocked"]), ("tiled", ["tiled"]), ("generic", [])]:
         monkeypatch.setenv(choose.ENV_SCHEDULE, f"transpose={answer}")
@@ -86,10 +86,10 @@ def test_the_choice_by_answer_and_override(monkeypatch):
     assert g.variants(plan, FakeGpu) == []
     monkeypatch.setenv(g.ENV_GATHER, "tiled")
     assert g.variants(plan, FakeGpu) == ["tiled"]
-    assert g.variants(Plan(Access((4, 4), (1, 4)), 8, 16, 16, 4, 16, 16), FakeGpu) == []
+    assert g.variants(Plan(Access((4, 4), (1, 4)), 8, 16, 16, 4, 16), FakeGpu) == []
     monkeypatch.delenv(g.ENV_GATHER)
     monkeypatch.delenv(choose.ENV_SCHEDULE)
-    assert g.variants(Plan(Access((4, 4), (8, 1)), 32, 16, 16, 4, 16, 64), FakeGpu) == []
+    assert g.variants(Plan(Access((4, 4), (8, 1)), 32, 16, 16, 4, 64), FakeGpu) == []
 
 
 @pytest.mark.parametrize(

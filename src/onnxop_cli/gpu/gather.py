@@ -154,7 +154,7 @@ def make_plan(
     align = max(1, 8 * WORD // bits)  # windows start at whole 16-byte words of the source
     window = min(cap * 8 // bits, round_up(hi - lo + 1 + align, align))
     band_bytes = min(cap, round_up(total, WORD))
-    plan = Plan(v, bits, _band_elements(v, bits, band_bytes, count), window, align, available, source_nbytes, pack)
+    plan = Plan(v, bits, _band_elements(v, bits, band_bytes, count), window, align, source_nbytes, pack)
     return plan, band_bytes, window * bits // 8
 
 

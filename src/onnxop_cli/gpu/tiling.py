@@ -89,7 +89,7 @@ class Upload:
 class Plan:
     """The sizes a view is cut to, in elements: bands of ``band``, windows of
     at most ``window`` starting at multiples of ``align``, from a source of
-    ``available`` elements of ``bits`` bits (``nbytes`` bytes). ``pack``
+    ``nbytes`` bytes of ``bits``-bit elements. ``pack``
     false: uploads are whole windows only, as a buffer-to-buffer copy from a
     device source needs (4-byte aligned offsets: windows start at 16-byte
     words, packed runs do not)."""
@@ -99,7 +99,6 @@ class Plan:
     band: int
     window: int
     align: int
-    available: int
     nbytes: int
     pack: bool = True
 
