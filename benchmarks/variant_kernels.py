@@ -284,7 +284,7 @@ def variants() -> list[Variant]:
         Variant("pieces by runs (gpu/render/piece_rows.py)", "the general pieces kernel", lambda: patched((runs, "ENABLED", False)),
                 lambda: Probe(runs, "encode", lambda out, a: True), runs_cases),
         Variant("pieces by runs for repeats (gpu/repeats.py)", "the generic gather (gpu/render/strided.py)",
-                lambda: patched((repeats, "ENABLED", False)), lambda: Probe(repeats, "piece"), repeat_cases),
+                lambda: patched((repeats, "ENABLED", False)), lambda: Probe(repeats, "mover"), repeat_cases),
     ]
 
 
