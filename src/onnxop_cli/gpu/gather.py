@@ -31,8 +31,8 @@ from ..core.region import Access
 from . import tiled
 from .choose import answer
 from .device import Gpu
-from .buffers import (WORD, BufferUsage, MapMode, Owned, binding_limit, can_map, dispatch_limit, read_through,
-                      round_up)
+from .buffers import (WORD, BufferUsage, MapMode, Owned, binding_limit, can_map, dispatch_limit, env_poison,
+                      read_through, round_up)
 from .program import Program, grid_x
 from .render.strided import GATHER, KERNELS
 from .render.view import AXIS, KINDS
@@ -100,8 +100,6 @@ def gather_through_kernel(
     if plan is None:
         return 0
     if poison is None:
-        from .buffers import env_poison
-
         poison = env_poison()
     return run_plan(gpu, plan, source, sink, band_bytes, window_bytes, swap, poison, max_groups_per_dim)
 
