@@ -129,6 +129,18 @@ class Slot(Owned):
     def out(self) -> Any:
         return self.readback if self.readback is not None else self.dst
 
+    def settle(self) -> None:
+        """Let an in-flight map finish and unmap it, so the buffers can be reused
+        or destroyed (best effort: the real error is already being raised)."""
+        promise, self.promise = self.promise, None
+        if promise is None:
+            return
+        try:
+            self.gpu.wait(promise, "cleanup")
+            self.out.unmap()
+        except Exception:  # noqa: BLE001
+            pass
+
 
 class Stream:
     """Slots for streaming copies through one kernel on one Gpu."""
@@ -162,7 +174,7 @@ class Stream:
     def release(self) -> None:
         for slot in self.slots:
             if slot is not None:
-                _settle(slot, self.gpu)
+                slot.settle()
                 slot.release()
         self.slots = []
 
@@ -173,7 +185,7 @@ class Stream:
         size = round_up(chunk, self.kernel.align)
         slots = [self._slot(i, size) for i in range(depth)]
         if total <= chunk:
-            self._fill(slots[0], source, 0, total)
+            write_mapped(self.gpu, slots[0].into, source, 0, total)
             self._submit(slots[0], total, poison)
             self._drain(slots[0], sink)
             return 1
@@ -200,12 +212,12 @@ class Stream:
             while (i := todo.get()) is not None:
                 try:
                     if failed or stop.is_set():
-                        _settle(slots[i], self.gpu)
+                        slots[i].settle()
                     else:
                         self._drain(slots[i], sink)
                 except BaseException as e:  # noqa: BLE001 - re-raised in the caller's thread
                     failed.append(e)
-                    _settle(slots[i], self.gpu)
+                    slots[i].settle()
                 finally:
                     free[i].set()
 
@@ -222,7 +234,7 @@ class Stream:
                 free[i].clear()
                 n = min(chunk, source.nbytes - offset)
                 try:
-                    self._fill(slots[i], source, offset, n)
+                    write_mapped(self.gpu, slots[i].into, source, offset, n)
                     self._submit(slots[i], n, poison)
                 except BaseException:
                     free[i].set()
@@ -242,9 +254,6 @@ class Stream:
         if failed:
             raise failed[0]
         return chunks
-
-    def _fill(self, slot: Slot, source: ByteSource, offset: int, n: int) -> None:
-        write_mapped(self.gpu, slot.into, source, offset, n)
 
     def _submit(self, slot: Slot, n: int, poison: int | None) -> None:
         n4 = round_up(n, 4)
@@ -275,16 +284,3 @@ class Stream:
         finally:
             with self.gpu.errors("readback"):
                 slot.out.unmap()
-
-
-def _settle(slot: Slot, gpu: Gpu) -> None:
-    """Let an in-flight map finish and unmap it, so the buffers can be reused
-    or destroyed (best effort: the real error is already being raised)."""
-    promise, slot.promise = slot.promise, None
-    if promise is None:
-        return
-    try:
-        gpu.wait(promise, "cleanup")
-        slot.out.unmap()
-    except Exception:  # noqa: BLE001
-        pass
