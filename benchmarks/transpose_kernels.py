@@ -69,7 +69,7 @@ class Case:
         view = Access(t.shape, tuple(s // 4 for s in t.strides)).simplified()
         n = view.size
         window = round_up(n + 4, 4)
-        plan = Plan(view, 32, n, window, 4, n, n * 4)
+        plan = Plan(view, 32, n, window, 4, n * 4)
         os.environ[G.ENV_GATHER] = "generic"
         try:
             self.run = G.Run(gpu, plan, MemoryBytes(self.array), n * 4, window * 4, 0, None)

@@ -114,7 +114,7 @@ def variants() -> list[Variant]:
 
     from onnxop_cli import api
     from onnxop_cli.gpu import (elements_rows, gather, gather_lines, indexed, nd_rows, one_hot, repeats,
-                                reverse_runs, runs, scatter, slice_gathers)
+                                reverse_runs, runs, scatter, slice_gathers, tiled)
     from onnxop_cli.gpu import elementwise
     from onnxop_cli.ops import one_hot as oone_hot, where as owhere
 
@@ -248,7 +248,7 @@ def variants() -> list[Variant]:
         return {f"Tile float32 {x.shape} by (1, 4, 1)": (lambda b: api.tile(x, np.array([1, 4, 1], np.int64), backend=b),
                                                          np.tile(x, (1, 4, 1)))}
 
-    blocked = lambda: Probe(gather, "_variant_record")  # noqa: E731 - a dispatch the transpose kernel takes
+    blocked = lambda: Probe(tiled, "record")  # noqa: E731 - a dispatch the transpose kernel takes
     return [
         Variant("the blocked transpose (gpu/render/transpose.py; the tiled one on GPUs)", "the generic gather",
                 lambda: env(gather.ENV_GATHER, "generic"), blocked, transpose_cases),
@@ -284,7 +284,7 @@ def variants() -> list[Variant]:
         Variant("pieces by runs (gpu/render/piece_rows.py)", "the general pieces kernel", lambda: patched((runs, "ENABLED", False)),
                 lambda: Probe(runs, "encode", lambda out, a: True), runs_cases),
         Variant("pieces by runs for repeats (gpu/repeats.py)", "the generic gather (gpu/render/strided.py)",
-                lambda: patched((repeats, "ENABLED", False)), lambda: Probe(repeats, "piece"), repeat_cases),
+                lambda: patched((repeats, "ENABLED", False)), lambda: Probe(repeats, "mover"), repeat_cases),
     ]
 
 

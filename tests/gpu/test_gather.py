@@ -273,7 +273,7 @@ def plan_of(view: Access, bits: int, binding: int) -> tiling.Plan:
     lo, hi = view.span()
     align = max(1, 128 // bits)
     window = min(binding * 8 // bits, -(-(hi - lo + 1 + align) // align) * align)
-    return tiling.Plan(view.simplified(), bits, binding * 8 // bits, window, align, hi + 1, -(-(hi + 1) * bits // 8))
+    return tiling.Plan(view.simplified(), bits, binding * 8 // bits, window, align, -(-(hi + 1) * bits // 8))
 
 
 def test_a_transpose_larger_than_a_window_is_read_once_as_runs():

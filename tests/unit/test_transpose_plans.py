@@ -55,18 +55,18 @@ def _dispatch(shape, strides, keep=False):
 )
 def test_which_dispatches_are_tiled(shape, strides, bits, swap, keep, tiled_axis):
     t = tiled.plan(_dispatch(shape, strides, keep), shape, bits, swap)
-    assert (t.a if t else None) == tiled_axis
+    assert (t["a"] if t else None) == tiled_axis
 
 
 def test_the_tile_grid_covers_the_box():
     d = _dispatch((5, 70, 33), (1, 5, 350))  # a 3-D transpose, read axis 0
     t = tiled.plan(d, (5, 70, 33), 64, 0)
     per_a = tiled.TILE // 2
-    assert (t.tiles_a, t.tiles_l) == (-(-5 // per_a), -(-33 // tiled.TILE))
-    assert t.groups == 70 * t.tiles_a * t.tiles_l
-    params, groups = tiled.record(t, d, 3, 64, 0, at=0, max_dim=4)
+    assert (t["tiles_a"], t["tiles_l"]) == (-(-5 // per_a), -(-33 // tiled.TILE))
+    assert t["groups"] == 70 * t["tiles_a"] * t["tiles_l"]
+    params, groups = tiled.record("tiled", d, (5, 70, 33), 64, 0, 3, at=0, max_dim=4)
     gx, gy = grid(groups, 4)
-    assert len(params) == 64 and groups == t.groups and gx * gy >= t.groups and gx <= 4
+    assert len(params) == 64 and groups == t["groups"] and gx * gy >= t["groups"] and gx <= 4
 
 
 def test_the_choice_by_answer_and_override(monkeypatch):
@@ -77,7 +77,7 @@ def test_the_choice_by_answer_and_override(monkeypatch):
     class FakeGpu:
         schedules_used: ClassVar[dict] = {}
 
-    plan = Plan(Access((4, 4), (1, 4)), 32, 16, 16, 4, 16, 64)
+    plan = Plan(Access((4, 4), (1, 4)), 32, 16, 16, 4, 64)
     monkeypatch.delenv(g.ENV_GATHER, raising=False)
     for answer, taken in [("blocked", ["blocked"]), ("tiled", ["tiled"]), ("generic", [])]:
         monkeypatch.setenv(choose.ENV_SCHEDULE, f"transpose={answer}")
@@ -86,10 +86,10 @@ def test_the_choice_by_answer_and_override(monkeypatch):
     assert g.variants(plan, FakeGpu) == []
     monkeypatch.setenv(g.ENV_GATHER, "tiled")
     assert g.variants(plan, FakeGpu) == ["tiled"]
-    assert g.variants(Plan(Access((4, 4), (1, 4)), 8, 16, 16, 4, 16, 16), FakeGpu) == []
+    assert g.variants(Plan(Access((4, 4), (1, 4)), 8, 16, 16, 4, 16), FakeGpu) == []
     monkeypatch.delenv(g.ENV_GATHER)
     monkeypatch.delenv(choose.ENV_SCHEDULE)
-    assert g.variants(Plan(Access((4, 4), (8, 1)), 32, 16, 16, 4, 16, 64), FakeGpu) == []
+    assert g.variants(Plan(Access((4, 4), (8, 1)), 32, 16, 16, 4, 64), FakeGpu) == []
 
 
 @pytest.mark.parametrize(

@@ -28,14 +28,12 @@ WebGPU invariants, written once here:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ..core import signals
 from ..core.sources import ByteSource
 from . import kernels
-from .buffers import (DEFAULT_CHUNK, ENV_POISON, WORD, BufferUsage, MapMode, can_map, destroy_all,  # noqa: F401
-                      env_poison, round_up,
+from .buffers import (DEFAULT_CHUNK, WORD, BufferUsage, MapMode, Owned, can_map, env_poison, round_up,
                       write_mapped)
 from .choose import kernel_for
 from .device import Gpu
@@ -43,9 +41,6 @@ from .device import Gpu
 KEEP_BYTES = DEFAULT_CHUNK  # slots up to this size stay allocated for the next call
 
 Sink = Callable[[memoryview], None]
-
-
-_env_poison = env_poison
 
 
 def copy_through_kernel(
@@ -73,53 +68,58 @@ def copy_through_kernel(
     if source.nbytes == 0:
         return 0
     with gpu.lock:  # one call at a time on the device's cached streams, pipelines, choice (device.py)
-        return _copy(gpu, source, sink, chunk_bytes, max_groups_per_dim, poison, kernel, mapped, depth)
+        total = source.nbytes
+        k = kernel_for(gpu, kernel)
+        if mapped is None:
+            mapped = can_map(gpu)
+        elif mapped and not can_map(gpu):
+            raise ValueError(f"{gpu.name} cannot map storage buffers (no mappable-primary-buffers)")
+        limit = min(chunk_bytes or DEFAULT_CHUNK, k.max_chunk(gpu))
+        limit = max(WORD, limit - limit % WORD)
+        chunk = min(total, limit)
+        depth = 1 if chunk >= total else max(1, depth)
+        poison = env_poison() if poison is None else poison
+
+        key = ("stream", k.name, mapped, max_groups_per_dim)
+        stream = gpu.cache.get(key)
+        if stream is None:
+            stream = gpu.cache[key] = Stream(gpu, k, mapped, max_groups_per_dim)
+        try:
+            return stream.run(source, sink, chunk, depth, poison)
+        except BaseException:
+            gpu.cache.pop(key, None)
+            stream.release()
+            raise
+        finally:
+            stream.trim(KEEP_BYTES)
 
 
-def _copy(
-    gpu: Gpu, source: ByteSource, sink: Sink, chunk_bytes: int | None, max_groups_per_dim: int | None,
-    poison: int | None, kernel: str | None, mapped: bool | None, depth: int,
-) -> int:
-    total = source.nbytes
-    k = kernel_for(gpu, kernel)
-    if mapped is None:
-        mapped = can_map(gpu)
-    elif mapped and not can_map(gpu):
-        raise ValueError(f"{gpu.name} cannot map storage buffers (no mappable-primary-buffers)")
-    limit = min(chunk_bytes or DEFAULT_CHUNK, k.max_chunk(gpu))
-    limit = max(WORD, limit - limit % WORD)
-    chunk = min(total, limit)
-    depth = 1 if chunk >= total else max(1, depth)
-    poison = _env_poison() if poison is None else poison
-
-    key = ("stream", k.name, mapped, max_groups_per_dim)
-    stream = gpu.cache.get(key)
-    if stream is None:
-        stream = gpu.cache[key] = Stream(gpu, k, mapped, max_groups_per_dim)
-    try:
-        return stream.run(source, sink, chunk, depth, poison)
-    except BaseException:
-        gpu.cache.pop(key, None)
-        stream.release()
-        raise
-    finally:
-        stream.trim(KEEP_BYTES)
-
-
-@dataclass
-class Slot:
+class Slot(Owned):
     """One chunk's buffers. ``src``/``dst`` are the kernel's; ``upload`` and
     ``readback`` exist only on the staged path."""
 
-    size: int
-    src: Any
-    dst: Any
-    upload: Any | None
-    readback: Any | None
-    bound: Any
     promise: Any = None  # the readback map, while the chunk is in flight
     nbytes: int = 0
-    buffers: list[Any] = field(default_factory=list)
+
+    def __init__(self, stream: Stream, size: int) -> None:
+        U = BufferUsage
+        self.gpu, self.size, self.buffers = stream.gpu, size, []
+        mapped = stream.mapped
+        with self.gpu.errors("allocating copy buffers"):
+            self.upload = None if mapped else self._buffer("upload", size, U.MAP_WRITE | U.COPY_SRC)
+            self.src = self._buffer("src", size, U.STORAGE | (U.MAP_WRITE if mapped else U.COPY_DST))
+            self.dst = self._buffer("dst", size, U.STORAGE | U.COPY_DST | (U.MAP_READ if mapped else U.COPY_SRC))
+            self.readback = None if mapped else self._buffer("readback", size, U.MAP_READ | U.COPY_DST)
+            self.bound = stream.kernel.bind(self.gpu, self.src, self.dst, size, stream.max_groups_per_dim)
+            if mapped:
+                # wgpu tracks which bytes of a buffer were ever written and
+                # zero-fills the rest when it is mapped; a kernel write it
+                # failed to track would read back as zeros. Clearing dst once
+                # marks it all written (tests/gpu/test_gpu_copy.py
+                # test_fresh_buffers_without_poison).
+                encoder = self.gpu.device.create_command_encoder()
+                encoder.clear_buffer(self.dst, 0, size)
+                self.gpu.queue.submit([encoder.finish()])
 
     @property
     def into(self) -> Any:
@@ -128,6 +128,18 @@ class Slot:
     @property
     def out(self) -> Any:
         return self.readback if self.readback is not None else self.dst
+
+    def settle(self) -> None:
+        """Let an in-flight map finish and unmap it, so the buffers can be reused
+        or destroyed (best effort: the real error is already being raised)."""
+        promise, self.promise = self.promise, None
+        if promise is None:
+            return
+        try:
+            self.gpu.wait(promise, "cleanup")
+            self.out.unmap()
+        except Exception:  # noqa: BLE001
+            pass
 
 
 class Stream:
@@ -148,52 +160,22 @@ class Stream:
         slot = self.slots[index]
         if slot is None or slot.size < size:
             if slot is not None:
-                _destroy(slot)
-            slot = self.slots[index] = self._new_slot(size)
+                slot.release()
+            slot = self.slots[index] = Slot(self, size)
         return slot
-
-    def _new_slot(self, size: int) -> Slot:
-        U = BufferUsage
-        device = self.gpu.device
-        with self.gpu.errors("allocating copy buffers"):
-            if self.mapped:
-                src = device.create_buffer(label="src", size=size, usage=U.STORAGE | U.MAP_WRITE)
-                dst = device.create_buffer(
-                    label="dst", size=size, usage=U.STORAGE | U.MAP_READ | U.COPY_DST
-                )
-                upload = readback = None
-            else:
-                upload = device.create_buffer(label="upload", size=size, usage=U.MAP_WRITE | U.COPY_SRC)
-                src = device.create_buffer(label="src", size=size, usage=U.STORAGE | U.COPY_DST)
-                dst = device.create_buffer(
-                    label="dst", size=size, usage=U.STORAGE | U.COPY_SRC | U.COPY_DST
-                )
-                readback = device.create_buffer(label="readback", size=size, usage=U.MAP_READ | U.COPY_DST)
-            bound = self.kernel.bind(self.gpu, src, dst, size, self.max_groups_per_dim)
-            if self.mapped:
-                # wgpu tracks which bytes of a buffer were ever written and
-                # zero-fills the rest when it is mapped; a kernel write it
-                # failed to track would read back as zeros. Clearing dst once
-                # marks it all written (tests/gpu/test_gpu_copy.py
-                # test_fresh_buffers_without_poison).
-                encoder = device.create_command_encoder()
-                encoder.clear_buffer(dst, 0, size)
-                self.gpu.queue.submit([encoder.finish()])
-        buffers = [b for b in (upload, src, dst, readback) if b is not None]
-        return Slot(size, src, dst, upload, readback, bound, buffers=buffers)
 
     def trim(self, keep: int) -> None:
         """Free slots larger than ``keep`` bytes (a forced big chunk)."""
         for i, slot in enumerate(self.slots):
             if slot is not None and slot.size > keep:
-                _destroy(slot)
+                slot.release()
                 self.slots[i] = None
 
     def release(self) -> None:
         for slot in self.slots:
             if slot is not None:
-                _settle(slot, self.gpu)
-                _destroy(slot)
+                slot.settle()
+                slot.release()
         self.slots = []
 
     # ------------------------------------------------------------ streaming
@@ -203,7 +185,7 @@ class Stream:
         size = round_up(chunk, self.kernel.align)
         slots = [self._slot(i, size) for i in range(depth)]
         if total <= chunk:
-            self._fill(slots[0], source, 0, total)
+            write_mapped(self.gpu, slots[0].into, source, 0, total)
             self._submit(slots[0], total, poison)
             self._drain(slots[0], sink)
             return 1
@@ -230,12 +212,12 @@ class Stream:
             while (i := todo.get()) is not None:
                 try:
                     if failed or stop.is_set():
-                        _settle(slots[i], self.gpu)
+                        slots[i].settle()
                     else:
                         self._drain(slots[i], sink)
                 except BaseException as e:  # noqa: BLE001 - re-raised in the caller's thread
                     failed.append(e)
-                    _settle(slots[i], self.gpu)
+                    slots[i].settle()
                 finally:
                     free[i].set()
 
@@ -252,7 +234,7 @@ class Stream:
                 free[i].clear()
                 n = min(chunk, source.nbytes - offset)
                 try:
-                    self._fill(slots[i], source, offset, n)
+                    write_mapped(self.gpu, slots[i].into, source, offset, n)
                     self._submit(slots[i], n, poison)
                 except BaseException:
                     free[i].set()
@@ -272,9 +254,6 @@ class Stream:
         if failed:
             raise failed[0]
         return chunks
-
-    def _fill(self, slot: Slot, source: ByteSource, offset: int, n: int) -> None:
-        write_mapped(self.gpu, slot.into, source, offset, n)
 
     def _submit(self, slot: Slot, n: int, poison: int | None) -> None:
         n4 = round_up(n, 4)
@@ -305,20 +284,3 @@ class Stream:
         finally:
             with self.gpu.errors("readback"):
                 slot.out.unmap()
-
-
-def _settle(slot: Slot, gpu: Gpu) -> None:
-    """Let an in-flight map finish and unmap it, so the buffers can be reused
-    or destroyed (best effort: the real error is already being raised)."""
-    promise, slot.promise = slot.promise, None
-    if promise is None:
-        return
-    try:
-        gpu.wait(promise, "cleanup")
-        slot.out.unmap()
-    except Exception:  # noqa: BLE001
-        pass
-
-
-def _destroy(slot: Slot) -> None:
-    destroy_all(slot.buffers)

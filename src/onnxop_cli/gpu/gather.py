@@ -28,10 +28,11 @@ from typing import Any, Callable
 from ..errors import OnnxopError
 from ..core.sources import ByteSource, FileBytes, MemoryBytes, read_runs
 from ..core.region import Access
+from . import tiled
 from .choose import answer
 from .device import Gpu
-from .buffers import (WORD, BufferUsage, MapMode, Owned, binding_limit, can_map, dispatch_limit, read_through,
-                      round_up)
+from .buffers import (WORD, BufferUsage, MapMode, Owned, binding_limit, can_map, dispatch_limit, env_poison,
+                      read_through, round_up)
 from .program import Program, grid_x
 from .render.strided import GATHER, KERNELS
 from .render.view import AXIS, KINDS
@@ -99,13 +100,20 @@ def gather_through_kernel(
     if plan is None:
         return 0
     if poison is None:
-        from .buffers import env_poison
-
         poison = env_poison()
-    spool = None if random_access(source) or in_order(plan) else spool_source(source)
+    return run_plan(gpu, plan, source, sink, band_bytes, window_bytes, swap, poison, max_groups_per_dim)
+
+
+def run_plan(gpu: Gpu, plan: Plan, source: Any, sink: Sink, band_bytes: int, window_bytes: int, swap: int,
+             poison: int | None, max_groups_per_dim: int | None = None, **device: Any) -> int:
+    """Stream the plan's bands into ``sink`` (``device``: Run's device_source, device_out and traffic,
+    gpu/resident.py's); a host source read out of order is spooled first. Returns the bytes written."""
+    spool = None
+    if device.get("device_source") is None and not (random_access(source) or in_order(plan)):
+        spool = spool_source(source)
     try:
         with gpu.lock:  # one call at a time on the device's pipelines and queue (device.py)
-            run = Run(gpu, plan, spool or source, band_bytes, window_bytes, swap, max_groups_per_dim)
+            run = Run(gpu, plan, spool or source, band_bytes, window_bytes, swap, max_groups_per_dim, **device)
             try:
                 return run.stream(sink, poison)
             finally:
@@ -118,11 +126,11 @@ def gather_through_kernel(
 
 def make_plan(
     gpu: Gpu, source_nbytes: int, view: Access, bits: int, swap: int = 0, binding_bytes: int | None = None,
-    plan_class: type[Plan] = Plan,
+    pack: bool = True,
 ) -> tuple[Plan | None, int, int]:
     """(plan, band bytes, window bytes) of a gather of ``view`` from a source of
     ``source_nbytes`` bytes; the plan is None for an empty view. Refuses a view
-    that reads outside the source."""
+    that reads outside the source. ``pack``: see Plan.pack."""
     if bits not in BITS:
         raise ValueError(f"the gather kernel takes elements of {BITS} bits, not {bits}")
     if swap not in (0, 2, 4, 8) or (swap and (bits < 16 or (bits // 8) % swap)):
@@ -144,7 +152,7 @@ def make_plan(
     align = max(1, 8 * WORD // bits)  # windows start at whole 16-byte words of the source
     window = min(cap * 8 // bits, round_up(hi - lo + 1 + align, align))
     band_bytes = min(cap, round_up(total, WORD))
-    plan = plan_class(v, bits, _band_elements(v, bits, band_bytes, count), window, align, available, source_nbytes)
+    plan = Plan(v, bits, _band_elements(v, bits, band_bytes, count), window, align, source_nbytes, pack)
     return plan, band_bytes, window * bits // 8
 
 
@@ -162,11 +170,16 @@ def _band_elements(v: Access, bits: int, band_bytes: int, count: int) -> int:
 
 
 class Run(Owned):
-    """The buffers of one gather and the loop that fills and drains them."""
+    """The buffers of one gather and the loop that fills and drains them. Either side may be on the
+    device (gpu/resident.py): ``device_source`` fills src by buffer-to-buffer copies, ``device_out``
+    takes each band by one, and ``traffic`` counts the bytes that do cross."""
 
     def __init__(self, gpu: Gpu, plan: Plan, source: Any, band_bytes: int, src_bytes: int,
-                 swap: int, max_groups_per_dim: int | None, host_in: bool = True, host_out: bool = True) -> None:
+                 swap: int, max_groups_per_dim: int | None, device_source: Any = None, device_out: Any = None,
+                 traffic: Any = None) -> None:
         self.gpu, self.plan, self.source, self.swap = gpu, plan, source, swap
+        self.device_source, self.device_out, self.traffic = device_source, device_out, traffic
+        host_in, host_out = device_source is None, device_out is None
         self.band_bytes = band_bytes
         self.max_dim = dispatch_limit(gpu, max_groups_per_dim)
         self.per_group = KERNELS["generic"].schedule.per_group
@@ -181,31 +194,29 @@ class Run(Owned):
             # the transpose kernels that may take some dispatches, in the
             # order tried (gpu/tiled.py), on the same layout, so one bind
             # group serves every kernel
-            self.variants = [(name, VARIANTS[name].on(gpu)) for name in variants(plan, gpu)]
+            names = variants(plan, gpu)
+            self.variants = [(name, VARIANTS[name].on(gpu)) for name in names]
             self.src_bytes = round_up(src_bytes, WORD)
             # On adapters that map storage buffers (buffers.can_map: wgpu on CPU
             # adapters) the source is read straight into src and the band read
             # straight from dst, as copy.py's mapped slots are: two copies of
             # every byte fewer. Otherwise staged; a source or output on the
             # device needs no mapped staging buffer on that side.
-            self.mapped = host_in and host_out and can_map(gpu)
-            if self.mapped:
-                self.upload = self.readback = None
-                self.src = src = self._buffer("src", self.src_bytes, U.STORAGE | U.MAP_WRITE)
-                self.dst = self._buffer("dst", band_bytes, U.STORAGE | U.MAP_READ | U.COPY_DST)
+            self.mapped = mapped = host_in and host_out and can_map(gpu)
+            staged_in, staged_out = host_in and not mapped, host_out and not mapped
+            self.upload = self._buffer("upload", self.src_bytes, U.MAP_WRITE | U.COPY_SRC) if staged_in else None
+            self.src = src = self._buffer("src", self.src_bytes, U.STORAGE | (U.MAP_WRITE if mapped else U.COPY_DST))
+            self.dst = self._buffer("dst", band_bytes, U.STORAGE | U.COPY_DST | (U.MAP_READ if mapped else U.COPY_SRC))
+            self.readback = self._buffer("readback", band_bytes, U.MAP_READ | U.COPY_DST) if staged_out else None
+            if mapped:
                 # wgpu zero-fills the bytes of a mapped buffer it never saw
                 # written; a clear marks all of dst written (copy.py's reason)
                 encoder = gpu.device.create_command_encoder()
                 encoder.clear_buffer(self.dst, 0, band_bytes)
                 gpu.queue.submit([encoder.finish()])
-            else:
-                self.upload = self._buffer("upload", self.src_bytes, U.MAP_WRITE | U.COPY_SRC) if host_in else None
-                self.src = src = self._buffer("src", self.src_bytes, U.STORAGE | U.COPY_DST)
-                self.dst = self._buffer("dst", band_bytes, U.STORAGE | U.COPY_SRC | U.COPY_DST)
-                self.readback = self._buffer("readback", band_bytes, U.MAP_READ | U.COPY_DST) if host_out else None
             self.params = self._buffer("params", self.stride * records, U.UNIFORM | U.COPY_DST)
             # the variants (tiled, blocked) bind the same layout: the largest of their Params
-            params_bytes = max(KERNELS[k].PARAMS.size for k in ("generic", *variants(plan, gpu)))
+            params_bytes = max(KERNELS[k].PARAMS.size for k in ("generic", *names))
             self.axes = self._buffer("axes", 16 * self.rank * records, U.STORAGE | U.COPY_DST)
             self.bind_group = self.kernel.bind([
                 (src, 0, self.src_bytes), (self.dst, 0, band_bytes), (self.params, 0, params_bytes), self.axes,
@@ -226,13 +237,29 @@ class Run(Owned):
         return written
 
     def drain(self, sink: Sink, written: int, nbytes: int) -> None:
-        """Hand the band's ``nbytes`` (output bytes ``written`` onwards) to the sink."""
+        """Hand the band's ``nbytes`` (output bytes ``written`` onwards) to the sink, or to device_out."""
+        if self.device_out is not None:
+            gpu = self.gpu
+            with gpu.errors("gather into a device buffer"):
+                encoder = gpu.device.create_command_encoder()
+                encoder.copy_buffer_to_buffer(self.dst, 0, self.device_out.buffer, written, round_up(nbytes, 4))
+                gpu.queue.submit([encoder.finish()])
+            return
+        if self.traffic is not None:
+            self.traffic.read_back += nbytes
         read_through(self.gpu, self.dst, self.dst if self.mapped else self.readback, nbytes, sink)
 
     def _fill(self, encoder: Any, upload: Upload) -> None:
         """Put the upload's runs in the src buffer: through the mapped upload
         buffer, then a copy recorded in ``encoder`` (or straight into src,
-        mapped)."""
+        mapped), or by copies from device_source."""
+        if self.device_source is not None:
+            buffer = self.device_source.buffer
+            for source, into, n in upload.runs:
+                encoder.copy_buffer_to_buffer(buffer, source, self.src, into, min(round_up(n, 4), buffer.size - source))
+            return
+        if self.traffic is not None:
+            self.traffic.uploaded += sum(n for _, _, n in upload.runs)
         gpu = self.gpu
         end = max(into + n for _, into, n in upload.runs)
         target = self.src if self.mapped else self.upload
@@ -267,14 +294,14 @@ class Run(Owned):
         axes = bytearray()
         for i, d in enumerate(upload.dispatches):
             box = d.box
-            found = None
             for name, kernel in self.variants:
-                found = _variant_record(name, d, plan, self.swap, self.rank, i * self.rank, self.max_dim)
+                found = tiled.record(name, d, plan.view.shape, plan.bits, self.swap, self.rank, i * self.rank,
+                                     self.max_dim)
                 if found is not None:
                     record, groups = found
                     self.tiled += 1
                     break
-            if found is None:
+            else:
                 first, words = box.words(plan.bits)
                 groups = -(-words // self.per_group)
                 record = GATHER.pack(
@@ -362,13 +389,3 @@ def variants(plan: Plan, gpu: Gpu) -> list[str]:
     name = answer(gpu, "transpose")
     return [name] if name in VARIANTS else []
 
-
-def _variant_record(name: str, d: Any, plan: Plan, swap: int, rank: int, at: int, max_dim: int):
-    """(params, workgroups) if kernel ``name`` takes dispatch ``d``, else None."""
-    from . import tiled
-
-    if name == "tiled":
-        t = tiled.plan(d, plan.view.shape, plan.bits, swap)
-        return None if t is None else tiled.record(t, d, rank, plan.bits, swap, at, max_dim)
-    b = tiled.blocked_plan(d, plan.view.shape, plan.bits, swap)
-    return None if b is None else tiled.blocked_record(b, d, rank, swap, at, max_dim)

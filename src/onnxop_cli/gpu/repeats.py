@@ -23,20 +23,14 @@ from .pieces import SLOTS, Source, run_pieces
 ENABLED = True  # benchmarks and tests turn it off to compare with the gather kernel
 
 
-def piece(view: Access, bits: int, swap: int, gpu: Any = None) -> Optional[Piece]:
-    """The view as one piece for the runs kernel, or None where it is not a repeat with contiguous rows."""
+def mover(gpu: Any, data: Any, view: Access, bits: int, swap: int) -> Optional[Callable[[Any], int]]:
+    """A sink -> bytes mover by runs for ``view`` of ``data``, or None (the gather kernel's) where the
+    view is not a repeat with contiguous rows."""
     if not ENABLED or swap or view.size == 0 or not 2 <= len(view.shape) <= SLOTS:
         return None
     if 0 not in view.strides[:-1] or view.strides[-1] != 1:
         return None
     p = Piece(tuple(view.shape), c_strides(tuple(view.shape)), 0, load(0, view.shape, view.strides, view.offset))
-    short = (lambda: True) if gpu is None else (lambda: runs.short_rows(gpu))
-    return p if runs.eligible(p, bits, swap, SLOTS, short) else None
-
-
-def mover(gpu: Any, data: Any, view: Access, bits: int, swap: int) -> Optional[Callable[[Any], int]]:
-    """A sink -> bytes mover by runs for ``view`` of ``data``, or None (the gather kernel's)."""
-    p = piece(view, bits, swap, gpu)
-    if p is None:
+    if not runs.eligible(p, bits, swap, SLOTS, lambda: runs.short_rows(gpu)):
         return None
     return lambda sink: run_pieces(gpu, [Source(data)], sink, pieces=[p], count=view.size, bits=bits)

@@ -20,8 +20,7 @@ from ..core.sources import ByteSource
 from ..core.region import Access
 from .device import Gpu
 from .buffers import WORD, BufferUsage, env_poison, round_up
-from .gather import Run, Sink, make_plan, random_access, spool_source
-from .tiling import Plan, Upload, in_order
+from .gather import Sink, make_plan, run_plan
 
 
 @dataclass
@@ -164,41 +163,6 @@ def device_copy(encoder: Any, source: DeviceBuffer, start: int, into: Any, at: i
         encoder.copy_buffer_to_buffer(source.buffer, start, into, at, n4)
 
 
-class _WindowsOnly(Plan):
-    """A plan whose uploads are whole windows: a buffer-to-buffer copy needs
-    4-byte aligned offsets, which windows have (they start at 16-byte words)
-    and packed runs do not."""
-
-    def packed(self, box, budget):  # noqa: D102 - see Plan.packed
-        return None
-
-
-class _ResidentRun(Run):
-    def __init__(self, *args: Any, device_source: DeviceBuffer | None, device_out: DeviceBuffer | None,
-                 traffic: Traffic, **kw: Any) -> None:
-        super().__init__(*args, host_in=device_source is None, host_out=device_out is None, **kw)
-        self.device_source, self.device_out, self.traffic = device_source, device_out, traffic
-
-    def _fill(self, encoder: Any, upload: Upload) -> None:
-        if self.device_source is None:
-            self.traffic.uploaded += sum(n for _, _, n in upload.runs)
-            return super()._fill(encoder, upload)
-        buffer = self.device_source.buffer
-        for source, into, n in upload.runs:
-            n = min(round_up(n, 4), buffer.size - source)
-            encoder.copy_buffer_to_buffer(buffer, source, self.src, into, n)
-
-    def drain(self, sink: Sink, written: int, nbytes: int) -> None:
-        if self.device_out is None:
-            self.traffic.read_back += nbytes
-            return super().drain(sink, written, nbytes)
-        gpu = self.gpu
-        with gpu.errors("gather into a device buffer"):
-            encoder = gpu.device.create_command_encoder()
-            encoder.copy_buffer_to_buffer(self.dst, 0, self.device_out.buffer, written, round_up(nbytes, 4))
-            gpu.queue.submit([encoder.finish()])
-
-
 def gather(
     gpu: Gpu,
     source: ByteSource | DeviceBuffer,
@@ -215,32 +179,17 @@ def gather(
     into a new device buffer (returned; the caller releases it)."""
     traffic = traffic if traffic is not None else Traffic()
     on_device = isinstance(source, DeviceBuffer)
-    plan, band_bytes, window_bytes = make_plan(
-        gpu, source.nbytes, view, bits, swap, binding_bytes, _WindowsOnly if on_device else Plan
-    )
+    plan, band_bytes, window_bytes = make_plan(gpu, source.nbytes, view, bits, swap, binding_bytes, not on_device)
     out = None
     if sink is None:
         out = DeviceBuffer(gpu, (view.size * bits + 7) // 8)
     if plan is None:
         return out
-    spool = None
-    if not on_device and not (random_access(source) or in_order(plan)):
-        spool = spool_source(source)  # type: ignore[arg-type]
     try:
-        with gpu.lock:  # one call at a time on the device's pipelines and queue (device.py)
-            run = _ResidentRun(
-                gpu, plan, spool or source, band_bytes, window_bytes, swap, None,
-                device_source=source if on_device else None, device_out=out, traffic=traffic,  # type: ignore[arg-type]
-            )
-            try:
-                run.stream(sink or (lambda chunk: None), env_poison())
-            finally:
-                run.release()
+        run_plan(gpu, plan, source, sink or (lambda chunk: None), band_bytes, window_bytes, swap, env_poison(),
+                 device_source=source if on_device else None, device_out=out, traffic=traffic)
     except BaseException:
         if out is not None:
             out.release()
         raise
-    finally:
-        if spool is not None:
-            spool.close()
     return out

@@ -36,9 +36,6 @@ and to which, is measured per adapter (choose.py's ``transpose``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from .layout import Struct
 from .program import grid_x
 from .render.strided import KERNELS
 from .render.transpose import BLOCKED, TILED
@@ -58,26 +55,10 @@ def _box(d: Dispatch, shape: tuple[int, ...]) -> tuple[dict[int, int], dict[int,
     return {k: d.box.extent if k == d.box.axis else shape[k] for k in axes}, dict(zip(axes, d.strides)), axes[-1]
 
 
-def _record(params: Struct, groups: int, d: Dispatch, rank: int, at: int, max_dim: int, **fields: int):
-    """(the Params record, workgroups) of a transpose kernel."""
-    return params.pack(groups=groups, groups_x=grid_x(groups, max_dim), rank=rank, axis0=d.box.axis,
-                       dim0=d.box.extent, at=at, base=d.base & U32, **fields), groups
-
-
-@dataclass(frozen=True)
-class Tiled:
-    """A dispatch the tiled kernel takes: ``a`` is its read axis (view axis
-    index), ``groups`` its workgroups."""
-
-    a: int
-    groups: int
-    tiles_a: int
-    tiles_l: int
-
-
-def plan(d: Dispatch, shape: tuple[int, ...], bits: int, swap: int) -> Tiled | None:
-    """The tiled form of dispatch ``d`` of a view of ``shape``, or None
-    where the generic gather should write it."""
+def plan(d: Dispatch, shape: tuple[int, ...], bits: int, swap: int) -> dict[str, int] | None:
+    """The tiled kernel's Params fields for dispatch ``d`` of a view of
+    ``shape`` (``a`` its read axis, ``groups`` its workgroups), or None where
+    the generic gather should write it."""
     box = _box(d, shape)
     if bits < 32 or swap not in (0, 4, 8) or d.keep or box is None:
         return None
@@ -90,13 +71,9 @@ def plan(d: Dispatch, shape: tuple[int, ...], bits: int, swap: int) -> Tiled | N
     a = max(units, key=lambda k: dims[k])
     tiles_a, tiles_l = -(-dims[a] // (TILE // (bits // 32))), -(-dims[last] // TILE)
     groups = d.box.count // (dims[a] * dims[last]) * tiles_a * tiles_l
-    return Tiled(a, groups, tiles_a, tiles_l) if groups < 1 << 32 else None
-
-
-def record(t: Tiled, d: Dispatch, rank: int, bits: int, swap: int, at: int, max_dim: int) -> tuple[bytes, int]:
-    """(the 64-byte Params record, workgroups) for the tiled kernel."""
-    return _record(TILED, t.groups, d, rank, at, max_dim, first_word=d.box.words(bits)[0],
-                   lg=(bits // 32).bit_length() - 1, swap=swap, a=t.a, tiles_a=t.tiles_a, tiles_l=t.tiles_l)
+    return None if groups >= 1 << 32 else dict(groups=groups, first_word=d.box.words(bits)[0],
+                                               lg=(bits // 32).bit_length() - 1, swap=swap, a=a,
+                                               tiles_a=tiles_a, tiles_l=tiles_l)
 
 
 # ------------------------------------------------------------ blocked (CPU adapters)
@@ -104,20 +81,9 @@ def record(t: Tiled, d: Dispatch, rank: int, bits: int, swap: int, at: int, max_
 BLOCKED_WG = KERNELS["blocked"].schedule.wg
 
 
-@dataclass(frozen=True)
-class Blocked:
-    """A dispatch the blocked kernel takes: 4 x 4 blocks of 32-bit elements."""
-
-    a: int
-    groups: int
-    blocks_a: int
-    blocks_l: int
-    spans_a: int
-
-
-def blocked_plan(d: Dispatch, shape: tuple[int, ...], bits: int, swap: int) -> Blocked | None:
-    """The blocked form of dispatch ``d``, or None: it needs 32-bit elements
-    and every offset on a 16-byte word (see gpu/render/strided.py)."""
+def blocked_plan(d: Dispatch, shape: tuple[int, ...], bits: int, swap: int) -> dict[str, int] | None:
+    """The blocked kernel's Params fields for dispatch ``d``, or None: it needs
+    32-bit elements and every offset on a 16-byte word (see gpu/render/strided.py)."""
     box = _box(d, shape)
     if bits != 32 or swap not in (0, 4) or d.keep or box is None or d.box.e0 % 4 or d.base % 4:
         return None
@@ -133,10 +99,20 @@ def blocked_plan(d: Dispatch, shape: tuple[int, ...], bits: int, swap: int) -> B
     blocks_a, blocks_l = -(-dims[a] // 4), dims[last] // 4
     spans_a = -(-blocks_a // BLOCKED_WG)
     groups = d.box.count // (dims[a] * dims[last]) * blocks_l * spans_a
-    return Blocked(a, groups, blocks_a, blocks_l, spans_a) if groups < 1 << 32 else None
+    return None if groups >= 1 << 32 else dict(groups=groups, first_word=d.box.e0, a=a, blocks_a=blocks_a,
+                                               blocks_l=blocks_l, spans_a=spans_a, swap=swap)
 
 
-def blocked_record(b: Blocked, d: Dispatch, rank: int, swap: int, at: int, max_dim: int) -> tuple[bytes, int]:
-    """(the 64-byte Params record, workgroups) for the blocked kernel."""
-    return _record(BLOCKED, b.groups, d, rank, at, max_dim, first_word=d.box.e0, a=b.a, blocks_a=b.blocks_a,
-                   blocks_l=b.blocks_l, spans_a=b.spans_a, swap=swap)
+KINDS = {"tiled": (TILED, plan), "blocked": (BLOCKED, blocked_plan)}  # each kernel's Params and its plan
+
+
+def record(name: str, d: Dispatch, shape: tuple[int, ...], bits: int, swap: int, rank: int, at: int,
+           max_dim: int) -> tuple[bytes, int] | None:
+    """(the 64-byte Params record, workgroups) if transpose kernel ``name`` takes dispatch ``d``, else None."""
+    params, plan_of = KINDS[name]
+    fields = plan_of(d, shape, bits, swap)
+    if fields is None:
+        return None
+    groups = fields["groups"]
+    return params.pack(groups_x=grid_x(groups, max_dim), rank=rank, axis0=d.box.axis, dim0=d.box.extent, at=at,
+                       base=d.base & U32, **fields), groups

@@ -89,15 +89,18 @@ class Upload:
 class Plan:
     """The sizes a view is cut to, in elements: bands of ``band``, windows of
     at most ``window`` starting at multiples of ``align``, from a source of
-    ``available`` elements of ``bits`` bits (``nbytes`` bytes)."""
+    ``nbytes`` bytes of ``bits``-bit elements. ``pack``
+    false: uploads are whole windows only, as a buffer-to-buffer copy from a
+    device source needs (4-byte aligned offsets: windows start at 16-byte
+    words, packed runs do not)."""
 
     view: Access  # simplified
     bits: int
     band: int
     window: int
     align: int
-    available: int
     nbytes: int
+    pack: bool = True
 
     def bands(self) -> Iterator[tuple[int, int, list[Upload]]]:
         """(first output element, elements, uploads) per band, in output order."""
@@ -139,6 +142,8 @@ class Plan:
         """The box's elements as runs along its unit-stride axis, packed in
         box order; None where that cannot be done, or where its read calls
         would cost ``budget`` bytes or more (the extra cost of its windows)."""
+        if not self.pack:
+            return None
         v, bits = self.view, self.bits
         axes = range(box.axis, len(v.shape))
         extent = {k: box.extent if k == box.axis else v.shape[k] for k in axes}

@@ -1,13 +1,9 @@
 """The strided gathers, dst[e] = src[view(e)] row-major and little-endian:
-three kernels of one view (``axes``: per output axis its extent and the
-source's stride, 64-bit two's complement, one vec4 record) on one layout
-(src, dst, Params at a dynamic offset, axes), so one bind group serves all
-three (gpu/gather.py). The host (gpu/tiling.py) cuts the output into bands
-of one binding and each band into boxes (a range of axis ``axis0`` and all
-of the axes after it: one contiguous run of the band); one dispatch writes
-one box from one upload (a window of the source, or runs of it packed)
-through the box's own strides (``axes`` from entry ``at``; ``base`` the
-upload element of its first element).
+three kernels of one view and one layout (gpu/render/view.py), so one bind
+group serves all three (gpu/gather.py). One dispatch writes one box of a
+band (gpu/tiling.py: a range of axis ``axis0`` and all of the axes after
+it) from one upload, through the box's own strides (``axes`` from entry
+``at``; ``base`` the upload element of its first element).
 
 ``Gather`` (generic, ``Words``): every layout change (Fortran order,
 big-endian, Transpose, Expand's stride 0, Slice's signed strides, Tile,
@@ -18,8 +14,7 @@ elements); elements outside the upload are left for another dispatch
 packs), a word shared with another box or window read first. ``swap``: the
 byte-swap unit (2, 4, 8) of a big-endian source, or 0.
 
-``Tiled`` and ``Blocked``, the transposes, are gpu/render/transpose.py's;
-the view they all read is gpu/render/view.py's.
+``Tiled`` and ``Blocked``, the transposes, are gpu/render/transpose.py's.
 """
 
 from __future__ import annotations

@@ -108,8 +108,7 @@ def _outer(db: str) -> str:
 _LAST = "    let last = params.rank - 1u;\n    let a = params.a;\n"
 
 
-def _group() -> str:
-    return """    let g = wg.y * params.groups_x + wg.x;
+_GROUP = """    let g = wg.y * params.groups_x + wg.x;
     if (g >= params.groups) {
         return;  // the same for the whole workgroup: a barrier after it stays uniform
     }
@@ -130,7 +129,7 @@ class Tiled(View):
                 shader_source("lib/bswap.wgsl")]
 
     def main(self) -> str:
-        return _group() + """    let lg = params.lg;
+        return _GROUP + """    let lg = params.lg;
 """ + _LAST + """    let tl = g % params.tiles_l;
     let rest = g / params.tiles_l;
     let ta = rest % params.tiles_a;
@@ -151,7 +150,7 @@ class Blocked(View):
         return [*self.view(), BSWAP4]
 
     def main(self) -> str:
-        return _group() + """    let span = g % params.spans_a;
+        return _GROUP + """    let span = g % params.spans_a;
     let rest = g / params.spans_a;
     let lb = rest % params.blocks_l;
     var o = rest / params.blocks_l;
