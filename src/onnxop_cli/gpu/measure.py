@@ -7,7 +7,7 @@ thing on buffers of one size and returns seconds.
   the end of the work;
 - upload and readback are timed by wall clock, through the same buffers and
   mapping the streaming copy uses on this adapter (mapped kernel buffers, or
-  staging buffers plus a buffer copy), one ``chunk`` at a time;
+  staging buffers plus a buffer copy), one streaming chunk at a time;
 - every kernel's output is compared, byte for byte, with the random source
   (``verify``), after the output buffer was poisoned.
 
@@ -29,11 +29,11 @@ POISON = 0xA5
 SEED_CHUNK = 16 << 20  # random source bytes are generated (and regenerated) this many at a time
 
 
-def random_block(seed: int, index: int, nbytes: int):
+def random_block(index: int, nbytes: int):
     """Block ``index`` of the random source: the same bytes every time."""
     import numpy as np
 
-    return np.random.default_rng([seed, index]).integers(0, 256, nbytes, dtype=np.uint8)
+    return np.random.default_rng([0, index]).integers(0, 256, nbytes, dtype=np.uint8)
 
 
 class Bench:
@@ -44,8 +44,6 @@ class Bench:
         gpu: Gpu,
         size: int,
         *,
-        seed: int = 0,
-        chunk: int = DEFAULT_CHUNK,
         streaming: bool = True,
         kernels: list[Kernel] | None = None,
     ):
@@ -54,7 +52,6 @@ class Bench:
         kernels are bound (default: every one the adapter can run)."""
         self.gpu = gpu
         self.size = size
-        self.seed = seed
         self.timestamps = "timestamp-query" in gpu.features
         self.encoder_timestamps = "timestamp-query-inside-encoders" in gpu.features
         self.mapped = can_map(gpu)
@@ -66,7 +63,7 @@ class Bench:
             raise GpuError(
                 f"bench size {size} bytes exceeds {gpu.name}'s max-buffer-size {limit}"
             )
-        self.chunk = min(round_up(chunk, align), self.padded)
+        self.chunk = min(round_up(DEFAULT_CHUNK, align), self.padded)
         U = BufferUsage
         device = gpu.device
         self._buffers: list[Any] = []
@@ -101,7 +98,7 @@ class Bench:
         queue = self.gpu.queue
         for i, offset in enumerate(range(0, self.size, SEED_CHUNK)):
             n = min(SEED_CHUNK, self.size - offset)
-            block = random_block(self.seed, i, n)
+            block = random_block(i, n)
             if n % 4:
                 block = block.tobytes() + bytes(4 - n % 4)
             queue.write_buffer(self.src, offset, block)
@@ -159,11 +156,10 @@ class Bench:
         size4 = round_up(self.size, 4)
         return self._timed(lambda enc, _: enc.copy_buffer_to_buffer(self.src, 0, self.dst, 0, size4), False)
 
-    def upload(self, host: Any, spread: bool = False) -> float:
+    def upload(self, host: Any) -> float:
         """Host bytes into a buffer a kernel can read, ``size`` bytes in
         chunks, the way the streaming copy does it. ``host``: a uint8 array
-        of at least one chunk, each chunk read from its start; with
-        ``spread``, of ``size`` bytes, each chunk read from its own place."""
+        of at least one chunk, each chunk read from its start."""
         import numpy as np
 
         gpu = self.gpu
@@ -174,8 +170,7 @@ class Bench:
                 buf = self.stage_in or self.up
                 buf.map_sync(MapMode.WRITE, 0, n)
                 view = buf._experimental_get_mapped_range(0, n)
-                at = offset if spread else 0
-                np.copyto(np.frombuffer(view, np.uint8), host[at : at + n])
+                np.copyto(np.frombuffer(view, np.uint8), host[:n])
                 view.release()
                 buf.unmap()
                 if self.stage_in is not None:
@@ -185,9 +180,9 @@ class Bench:
             self._sync()
         return time.perf_counter() - t0
 
-    def read_back(self, host: Any, spread: bool = False) -> float:
+    def read_back(self, host: Any) -> float:
         """A kernel's output buffer into host memory, ``size`` bytes in chunks,
-        the way the streaming copy does it (``spread``: as upload's)."""
+        the way the streaming copy does it (``host``: as upload's)."""
         import numpy as np
 
         gpu = self.gpu
@@ -202,8 +197,7 @@ class Bench:
                     gpu.queue.submit([encoder.finish()])
                     buf = self.stage_out
                 buf.map_sync(MapMode.READ, 0, n)
-                at = offset if spread else 0
-                np.copyto(host[at : at + n], np.frombuffer(buf.read_mapped(0, n, copy=False), np.uint8))
+                np.copyto(host[:n], np.frombuffer(buf.read_mapped(0, n, copy=False), np.uint8))
                 buf.unmap()
         return time.perf_counter() - t0
 
@@ -249,9 +243,7 @@ class Bench:
                     if expected is None or not expected_at <= at < expected_at + len(expected):
                         block_index = at // SEED_CHUNK
                         expected_at = block_index * SEED_CHUNK
-                        expected = random_block(
-                            self.seed, block_index, min(SEED_CHUNK, self.size - expected_at)
-                        )
+                        expected = random_block(block_index, min(SEED_CHUNK, self.size - expected_at))
                     take = min(n - pos, expected_at + len(expected) - at)
                     a = got[pos : pos + take]
                     b = expected[at - expected_at : at - expected_at + take]
