@@ -110,7 +110,6 @@ class Bound:
 
 KERNELS: dict[str, Kernel] = {k.name: k for k in (Kernel("storage", Copy(WORDS["vec4<u32>"])),
                                                    Kernel("storage64", Copy(WORDS["vec4<u64>"])))}
-DEFAULT = "storage"  # runs everywhere: the answer when nothing else is measured
 
 
 def available(gpu: Gpu) -> list[Kernel]:
