@@ -7,7 +7,7 @@ thing on buffers of one size and returns seconds.
   the end of the work;
 - upload and readback are timed by wall clock, through the same buffers and
   mapping the streaming copy uses on this adapter (mapped kernel buffers, or
-  staging buffers plus a buffer copy), one streaming chunk at a time;
+  staging buffers plus a buffer copy), one ``chunk`` at a time;
 - every kernel's output is compared, byte for byte, with the random source
   (``verify``), after the output buffer was poisoned.
 
@@ -156,10 +156,11 @@ class Bench:
         size4 = round_up(self.size, 4)
         return self._timed(lambda enc, _: enc.copy_buffer_to_buffer(self.src, 0, self.dst, 0, size4), False)
 
-    def upload(self, host: Any) -> float:
+    def upload(self, host: Any, spread: bool = False) -> float:
         """Host bytes into a buffer a kernel can read, ``size`` bytes in
         chunks, the way the streaming copy does it. ``host``: a uint8 array
-        of at least one chunk, each chunk read from its start."""
+        of at least one chunk, each chunk read from its start; with
+        ``spread``, of ``size`` bytes, each chunk read from its own place."""
         import numpy as np
 
         gpu = self.gpu
@@ -170,7 +171,8 @@ class Bench:
                 buf = self.stage_in or self.up
                 buf.map_sync(MapMode.WRITE, 0, n)
                 view = buf._experimental_get_mapped_range(0, n)
-                np.copyto(np.frombuffer(view, np.uint8), host[:n])
+                at = offset if spread else 0
+                np.copyto(np.frombuffer(view, np.uint8), host[at : at + n])
                 view.release()
                 buf.unmap()
                 if self.stage_in is not None:
@@ -180,9 +182,9 @@ class Bench:
             self._sync()
         return time.perf_counter() - t0
 
-    def read_back(self, host: Any) -> float:
+    def read_back(self, host: Any, spread: bool = False) -> float:
         """A kernel's output buffer into host memory, ``size`` bytes in chunks,
-        the way the streaming copy does it (``host``: as upload's)."""
+        the way the streaming copy does it (``spread``: as upload's)."""
         import numpy as np
 
         gpu = self.gpu
@@ -197,7 +199,8 @@ class Bench:
                     gpu.queue.submit([encoder.finish()])
                     buf = self.stage_out
                 buf.map_sync(MapMode.READ, 0, n)
-                np.copyto(host[:n], np.frombuffer(buf.read_mapped(0, n, copy=False), np.uint8))
+                at = offset if spread else 0
+                np.copyto(host[at : at + n], np.frombuffer(buf.read_mapped(0, n, copy=False), np.uint8))
                 buf.unmap()
         return time.perf_counter() - t0
 
