@@ -108,12 +108,9 @@ def test_bench_table_has_an_engine_column(capsys):
 
 def test_bench_tune_measures_the_choice_again(gpu, capsys, tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    saved = gpu.kernel_choice
-    try:
-        code = cli.run(["bench", "--tune", "--backend", gpu.info.our_backend, "--sizes", "64K", "--repeats", "1", "--json"])
-        report = json.loads(capsys.readouterr().out)
-    finally:
-        gpu.kernel_choice = saved
+    monkeypatch.setitem(gpu.schedule_choices, "kernel", None)  # the session's choice, back after the test
+    code = cli.run(["bench", "--tune", "--backend", gpu.info.our_backend, "--sizes", "64K", "--repeats", "1", "--json"])
+    report = json.loads(capsys.readouterr().out)
     assert code == 0
     two = len([k for k in KERNELS.values() if k.available(gpu)]) > 1
     assert report["chosen_reason"] == ("measured" if two else "only")

@@ -6,6 +6,7 @@ choice the session's Gpu holds, so it starts from "never measured"."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from importlib.metadata import version
 
@@ -41,11 +42,9 @@ def fresh(gpu, tmp_path, monkeypatch):
     """An empty cache folder and a Gpu that has not chosen yet."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.delenv(calibrate.ENV_KERNEL, raising=False)
-    saved = gpu.kernel_choice
-    gpu.kernel_choice = None
+    monkeypatch.setitem(gpu.schedule_choices, "kernel", None)  # the session's choice, back after the test
     calibrate.force(None)
     yield gpu
-    gpu.kernel_choice = saved
     calibrate.force(None)
 
 
@@ -68,22 +67,23 @@ def test_measured_once_then_cached(fresh):
     assert first.reason == "measured" and first.kernel in KERNELS
     assert set(first.gbps) == {k.name for k in available(gpu)} and all(v > 0 for v in first.gbps.values())
     assert first.kernel == max(first.gbps, key=first.gbps.get)
-    entry = entries()[choice_cache.cache_key(gpu)]
+    entry = entries()[calibrate.COPY.key(gpu)]
     assert entry["kernel"] == first.kernel and entry["gbps"] == first.gbps
-    key = json.loads(choice_cache.cache_key(gpu))
-    assert key == [gpu.info.our_backend, gpu.info.name, gpu.info.driver, version("onnxop"), choice_cache.kernels_digest()]
+    key = json.loads(calibrate.COPY.key(gpu))
+    digest = hashlib.sha256(b"".join(f"{k.name}\0{k.wgsl}\0".encode() for k in KERNELS.values())).hexdigest()[:12]
+    assert key == [gpu.info.our_backend, gpu.info.name, gpu.info.driver, version("onnxop"), digest]
 
     assert calibrate.choice(gpu) is first  # the same process asks once
-    gpu.kernel_choice = None  # a new process on the same adapter
+    gpu.schedule_choices["kernel"] = None  # a new process on the same adapter
     again = calibrate.choice(gpu)
     assert again.reason == "cached" and again.kernel == first.kernel and again.gbps == first.gbps
 
 
 def test_an_edited_kernel_is_measured_again(two, monkeypatch):
     gpu = two
-    calibrate._write_cache(gpu, calibrate.Choice("storage", "measured", {"storage": 9.0, "storage64": 1.0}))
+    calibrate._write(gpu, calibrate.COPY, calibrate.Choice("storage", "measured", {"storage": 9.0, "storage64": 1.0}))
     assert calibrate.choice(gpu).reason == "cached"
-    gpu.kernel_choice = None
+    gpu.schedule_choices["kernel"] = None
     monkeypatch.setattr(KERNELS["storage64"], "wgsl", KERNELS["storage64"].wgsl + "\n// edited\n")
     assert calibrate.choice(gpu).reason == "measured"
 
@@ -91,11 +91,11 @@ def test_an_edited_kernel_is_measured_again(two, monkeypatch):
 def test_the_cache_decides_and_tune_measures_again(two):
     gpu = two
     # A cached entry is believed, even one that names the slower kernel...
-    calibrate._write_cache(gpu, calibrate.Choice("storage", "measured", {"storage": 9.0, "storage64": 1.0}))
+    calibrate._write(gpu, calibrate.COPY, calibrate.Choice("storage", "measured", {"storage": 9.0, "storage64": 1.0}))
     assert calibrate.choice(gpu) == calibrate.Choice("storage", "cached", {"storage": 9.0, "storage64": 1.0})
     # ...until --tune measures again and rewrites it.
     tuned = calibrate.choice(gpu, tune=True)
-    assert tuned.reason == "measured" and entries()[choice_cache.cache_key(gpu)]["gbps"] == tuned.gbps
+    assert tuned.reason == "measured" and entries()[calibrate.COPY.key(gpu)]["gbps"] == tuned.gbps
 
 
 @pytest.mark.parametrize(
@@ -109,7 +109,7 @@ def test_a_corrupt_cache_is_ignored_and_rewritten(two, text):
     path.write_text(text, encoding="latin-1")
     found = calibrate.choice(gpu)
     assert found.reason == "measured"
-    assert entries()[choice_cache.cache_key(gpu)]["kernel"] == found.kernel
+    assert entries()[calibrate.COPY.key(gpu)]["kernel"] == found.kernel
     assert [p.name for p in path.parent.iterdir()] == ["kernels.json"]  # no temporary left
 
 
@@ -118,7 +118,7 @@ def test_a_bad_entry_is_measured_again(two, entry):
     gpu = two
     path = choice_cache.cache_path()
     path.parent.mkdir(parents=True)
-    path.write_text(json.dumps({"version": 1, "entries": {choice_cache.cache_key(gpu): entry}}))
+    path.write_text(json.dumps({"version": 1, "entries": {calibrate.COPY.key(gpu): entry}}))
     assert calibrate.choice(gpu).reason == "measured"
 
 

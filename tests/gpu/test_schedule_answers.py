@@ -95,7 +95,7 @@ def test_a_wrong_byte_fails_the_measurement(gpu, monkeypatch, name):
     from onnxop_cli.gpu import schedule_cases
 
     question = choose.QUESTIONS[name]
-    real = getattr(schedule_cases, question.case)
+    real = getattr(schedule_cases, question.name)
 
     def broken(gpu):
         case = real(gpu)
@@ -103,9 +103,9 @@ def test_a_wrong_byte_fails_the_measurement(gpu, monkeypatch, name):
         wrong[len(wrong) // 2] ^= 1
         return schedule_cases.Case(case.run, bytes(wrong), case.nbytes, case.time, case.close)
 
-    monkeypatch.setattr(schedule_cases, question.case, broken)
+    monkeypatch.setattr(schedule_cases, question.name, broken)
     with pytest.raises(GpuError, match=f"schedule {name}={question.candidates[0]}: wrong bytes"):
-        choose._measure_question(gpu, question)
+        choose._measure(gpu, question)
 
 
 # the widths each whole-word body takes (ONNX's Where and OneHot take no 4-bit type): 8 and 16 bits (small),
@@ -158,12 +158,12 @@ def test_the_rendered_candidates_key_the_cached_answer(gpu, monkeypatch, name):
     from onnxop_cli.gpu import word_kernels
 
     question = choose.QUESTIONS[name]
-    before = choose._answer_key(gpu, question)
-    assert choose._answer_key(gpu, question) == before
+    before = question.key(gpu)
+    assert question.key(gpu) == before
     cls, bodies, params = word_kernels.KERNELS[name]
     edited = type("Edited", (cls,), {"NAME": f"{cls.NAME} edited"})  # every text's first line names the kernel
     monkeypatch.setitem(word_kernels.KERNELS, name, (edited, bodies, params))
-    assert choose._answer_key(gpu, question) != before
+    assert question.key(gpu) != before
 
 
 GATHER_WORDS_DTYPES = [("<f4", (3,)), ("u1", (12,)), ("<i8", (3,)), ("<u2", (5, 2))]  # 3, 3, 6 and 5 words
@@ -194,12 +194,12 @@ def test_the_gather_words_answer_is_keyed_by_the_rendered_gather(gpu, monkeypatc
     from onnxop_cli.gpu.render import indexed as rendered
 
     question = choose.QUESTIONS["gather_words"]
-    before = choose._answer_key(gpu, question)
+    before = question.key(gpu)
     monkeypatch.setattr(rendered, "_BODY", rendered._BODY + "// edited\n")
     rendered.Frame.wgsl.cache_clear()  # each render is kept once made
     try:
-        assert choose._answer_key(gpu, question) != before
+        assert question.key(gpu) != before
     finally:
         monkeypatch.undo()
         rendered.Frame.wgsl.cache_clear()
-    assert choose._answer_key(gpu, question) == before
+    assert question.key(gpu) == before

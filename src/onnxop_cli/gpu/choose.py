@@ -1,25 +1,24 @@
-"""Which kernels this adapter runs fastest: measured once, then cached.
+"""Which kernels and schedules this adapter runs fastest: measured once, then cached.
 
-Two kinds of choice live here, on the same rules: the flat copy kernel, and
-the *schedule questions* (``QUESTIONS``, after the cache): which of a kernel's
-exact candidates takes its work. A question is asked on first use
-(a Flatten never measures transposes), answered on a representative case
-(gpu/schedule_cases.py) as the copy kernel is, and cached in the same file
-under the same key plus its name and its candidates' WGSL digest.
-``$ONNXOP_SCHEDULE=transpose=blocked,...`` forces answers; ``onnxop info``
-and ``bench`` show them all, ``bench --tune`` measures them again.
+Every choice is a *question* (``Question``): which of its candidates, all
+exact, takes the work. The copy kernel is one (``COPY``: the flat copy's
+width); the schedule questions (``QUESTIONS``) choose among the exact
+candidates of other kernels. A question is asked on first use (a Flatten
+never measures transposes) and answered on a representative case
+(gpu/schedule_cases.py). ``onnxop info`` and ``bench`` show every answer,
+``bench --tune`` measures them again; ``--kernel NAME`` / ``$ONNXOP_KERNEL``
+force the copy kernel, ``$ONNXOP_SCHEDULE=transpose=blocked,...`` the others.
 
 The first time onnxop meets an adapter (name, backend, driver version) it
-times every kernel the adapter can run on one streaming chunk, in a few
-interleaved rounds, checks each kernel's output byte for byte, and keeps
-the one with the best time. The best, not the median: on a shared machine
-other processes only ever slow a round down, so a kernel's fastest round is
-the closest to what it can do (medians of 3-5 short rounds picked the
-slower kernel under load). The answer is cached (gpu/choice_cache.py) in
-``$XDG_CACHE_HOME/onnxop/kernels.json`` (``~/.cache/onnxop/``), keyed by
-the adapter, its driver, onnxop's version and a digest of the kernels' WGSL,
-so a new driver, a new onnxop or an edited kernel measures again. ``--kernel
-NAME`` / ``$ONNXOP_KERNEL`` force a kernel.
+runs each candidate once, checking its output byte for byte, then times them
+all in a few interleaved rounds and keeps the one with the best time. The
+best, not the median: on a shared machine other processes only ever slow a
+round down, so a candidate's fastest round is the closest to what it can do
+(medians of 3-5 short rounds picked the slower kernel under load). The
+answer is cached (gpu/choice_cache.py) in ``$XDG_CACHE_HOME/onnxop/kernels.json``
+(``~/.cache/onnxop/``), keyed by the adapter, its driver, onnxop's version and
+a digest of the candidates' WGSL, so a new driver, a new onnxop or an edited
+kernel measures again.
 
 The cache is a convenience, never a requirement: a file that cannot be
 read or parsed is ignored (and rewritten), one that cannot be written
@@ -33,14 +32,12 @@ import os
 import time
 from dataclasses import dataclass, field
 
-from ..errors import UsageError
+from ..errors import GpuError, UsageError
 from . import choice_cache, kernels
 from .device import Gpu
 
 ENV_KERNEL = "ONNXOP_KERNEL"
 ENV_SCHEDULE = "ONNXOP_SCHEDULE"
-SIZE = 4 << 20  # one streaming chunk (copy.DEFAULT_CHUNK): what a real run moves per dispatch
-ROUNDS = 5  # after one untimed warm-up run of each kernel
 # the whole-word kernels' candidates (gpu/word_kernels.py): invocations x words, the first the one-driver constant
 WORD_SCHEDULES = ("256x16", "64x16", "64x32", "128x32")
 
@@ -50,11 +47,12 @@ _command = 0  # counts force()'s calls: one per command, in-process ones include
 
 @dataclass(frozen=True)
 class Choice:
-    """The kernel chosen for an adapter and why: ``measured`` (in this
+    """A question's answer for an adapter and why: ``measured`` (in this
     process), ``cached`` (measured before, read from the cache file),
-    ``forced`` (--kernel / $ONNXOP_KERNEL) or ``only`` (one kernel
-    available: nothing to measure). ``gbps``: best-round GB/s per kernel when
-    measured or cached."""
+    ``forced`` (--kernel, $ONNXOP_KERNEL, $ONNXOP_SCHEDULE), ``only`` (one
+    candidate available: nothing to measure) or ``measuring`` (the candidate
+    being timed). ``gbps``: best-round figure per candidate when measured or
+    cached."""
 
     kernel: str
     reason: str
@@ -71,6 +69,81 @@ class Choice:
         return f"{self.kernel} ({self.reason}{': ' + figures if figures else ''})"
 
 
+@dataclass(frozen=True)
+class Question:
+    """A choice among ``candidates`` that are all exact on every adapter and
+    differ only in speed, answered on gpu/schedule_cases.py's function of
+    the same name. Its cache entry is keyed by its name and its candidates'
+    rendered WGSL (schedule_cases.texts) and holds the answer under ``field``."""
+
+    name: str
+    candidates: tuple[str, ...]
+    means: str  # what the answer decides
+    unit: str = "GB/s"  # of its figures: a candidate's speed on the case, unless the case decides otherwise
+    rounds: int = 3  # timed, after one untimed run of each candidate whose output is checked byte for byte
+    digits: int = 3  # of the figures
+    field: str = "answer"
+
+    def able(self, gpu: Gpu) -> tuple[str, ...]:
+        """The candidates ``gpu`` can run."""
+        return self.candidates
+
+    def forced(self, gpu: Gpu) -> str | None:
+        return forced_answers().get(self.name)
+
+    def key(self, gpu: Gpu) -> str:
+        return choice_cache.key(gpu, (self.name,), _cases().texts(self.name))
+
+
+class CopyQuestion(Question):
+    """The flat copy's kernel: among those the adapter can run (gpu/kernels.py),
+    forced by --kernel / $ONNXOP_KERNEL, its entry keyed by the kernels' names and WGSL alone."""
+
+    def able(self, gpu: Gpu) -> tuple[str, ...]:
+        return tuple(k.name for k in kernels.available(gpu))
+
+    def forced(self, gpu: Gpu) -> str | None:
+        name = _forced or os.environ.get(ENV_KERNEL, "").strip() or None
+        if name is not None and name not in kernels.KERNELS:
+            raise UsageError(f"${ENV_KERNEL}: unknown kernel {name!r}; choose one of {', '.join(kernels.KERNELS)}")
+        return None if name is None else kernels.require(gpu, name).name
+
+    def key(self, gpu: Gpu) -> str:
+        return choice_cache.key(gpu, (), tuple(f"{k.name}\0{k.wgsl}" for k in kernels.KERNELS.values()))
+
+
+COPY = CopyQuestion("kernel", tuple(kernels.KERNELS), "the flat copy's kernel: storage or storage64 (gpu/kernels.py)",
+                    rounds=5, digits=2, field="kernel")
+QUESTIONS = {q.name: q for q in (
+    Question("transpose", ("blocked", "tiled", "generic"),
+             "the kernel of transposes of 4-byte and wider elements: blocked (4 x 4 blocks in registers), "
+             "tiled (tiles in workgroup memory) or generic (gpu/render/strided.py)"),
+    Question("nd_run", ("long", "short"),
+             "GatherND by pairs (gpu/render/rows.py), rows of nd_rows.LONG_ROW slices or more: runs of 64 slices "
+             "an invocation (long) or of 16 (short)"),
+    Question("gather_source", ("streamed", "resident"),
+             "a gather's source of more than two windows (gpu/gather_windows.py): streamed in passes where "
+             "the device's memory is this process's own, else resident; the figures are the share of a "
+             "device buffer that appeared in the process's memory, and the rest", unit=""),
+    Question("select", WORD_SCHEDULES,
+             "Where's select (gpu/render/select.py): invocations per workgroup x output words per invocation "
+             "(the wide and rows bodies keep their own words)"),
+    Question("one_hot", WORD_SCHEDULES,
+             "OneHot's kernel (gpu/render/one_hot.py): invocations per workgroup x output words per invocation"),
+    Question("scatter_lines", ("lines", "rounds"),
+             "ScatterElements with a reduction over FEWEST_LINES to LINES_AT_LEAST lines (gpu/scatter.py): "
+             "an invocation a line (lines) or the claim/apply rounds"),
+    Question("pieces_min_row", ("64", "128"),
+             "the shortest row, bytes, the pieces kernels by runs copy (gpu/runs.py): 64, or 128 (rows of 64 to "
+             "127 bytes then keep the general kernel, gpu/render/pieces.py)"),
+    Question("gather_words", ("elements", "slices"),
+             "Gather of slices of whole words that are not whole 16-byte vectors, one band of one window: the "
+             "indexed gather, an element an invocation (elements), or gpu/render/slices.py's words, a slice (slices)"),
+)}
+
+_answering: dict[tuple[int, str], str] = {}  # the candidate being timed now, by (id of the Gpu, question)
+
+
 def force(name: str | None) -> None:
     """Force kernel ``name`` for this process (None: back to $ONNXOP_KERNEL,
     else the measured choice). An unknown name is refused here; one the
@@ -81,144 +154,6 @@ def force(name: str | None) -> None:
     if name is not None and name not in kernels.KERNELS:
         raise UsageError(f"unknown kernel {name!r}; choose one of {', '.join(kernels.KERNELS)}")
     _forced = name
-
-
-def forced() -> str | None:
-    name = _forced or os.environ.get(ENV_KERNEL, "").strip() or None
-    if name is not None and name not in kernels.KERNELS:
-        raise UsageError(f"${ENV_KERNEL}: unknown kernel {name!r}; choose one of {', '.join(kernels.KERNELS)}")
-    return name
-
-
-def choice(gpu: Gpu, *, tune: bool = False) -> Choice:
-    """The kernel for ``gpu``: forced, else cached, else measured now (and
-    cached). ``tune`` measures again whatever the cache holds."""
-    name = forced()
-    if name is not None:
-        kernels.require(gpu, name)
-        return Choice(name, "forced")
-    found = gpu.kernel_choice
-    if found is not None and not tune:
-        return found
-    candidates = kernels.available(gpu)
-    if len(candidates) == 1:
-        found = Choice(candidates[0].name, "only")
-    else:
-        found = None if tune else _read_cache(gpu)
-        if found is None:
-            found = measure(gpu, candidates)
-            _write_cache(gpu, found)
-    gpu.kernel_choice = found
-    return found
-
-
-def kernel_for(gpu: Gpu, name: str | None = None) -> kernels.Kernel:
-    """The kernel a copy on ``gpu`` runs with: ``name`` if given (refused
-    with a UsageError naming the available ones if this adapter cannot run
-    it), else the one measured fastest (or forced). The
-    choice is kept as ``gpu.kernel_used`` for the --json documents."""
-    found = Choice(kernels.require(gpu, name).name, "forced") if name is not None else choice(gpu)
-    gpu.kernel_used = found
-    return kernels.KERNELS[found.kernel]
-
-
-def measure(gpu: Gpu, candidates: list[kernels.Kernel]) -> Choice:
-    """Time each kernel on one chunk, interleaved, ``ROUNDS`` rounds after a
-    warm-up (best round counts), and check each one's output byte for byte (a kernel that writes
-    a wrong byte raises GpuError: better no result than a wrong one)."""
-    from .measure import Bench
-
-    started = time.perf_counter()
-    bench = Bench(gpu, SIZE, streaming=False, kernels=candidates)
-    try:
-        times: dict[str, list[float]] = {k.name: [] for k in candidates}
-        for k in candidates:
-            bench.kernel(k.name)
-        for r in range(ROUNDS):
-            order = candidates[r % len(candidates) :] + candidates[: r % len(candidates)]
-            for k in order:  # rotated, so no kernel always runs right after another
-                times[k.name].append(bench.kernel(k.name))
-        for k in candidates:
-            bench.poison()
-            bench.kernel(k.name)
-            bench.verify(f"kernel {k.name}")
-    finally:
-        bench.close()
-    gbps = {name: round(SIZE / min(ts) / 1e9, 2) for name, ts in times.items()}
-    best = max(candidates, key=lambda k: gbps[k.name]).name
-    return Choice(best, "measured", gbps, time.perf_counter() - started)
-
-
-# --------------------------------------------------------------------- cache
-
-
-def _read_cache(gpu: Gpu) -> Choice | None:
-    entry = choice_cache.read_entry(choice_cache.cache_key(gpu))
-    if entry is None or "kernel" not in entry:
-        return None
-    name, gbps = entry["kernel"], {k: float(v) for k, v in entry["gbps"].items()}
-    able = {k.name for k in kernels.available(gpu)}
-    if set(gbps) != able or name not in able:  # measured for other kernels than this adapter runs
-        return None
-    return Choice(name, "cached", gbps)
-
-
-def _write_cache(gpu: Gpu, found: Choice) -> None:
-    """Add this adapter's entry (gpu/choice_cache.py)."""
-    choice_cache.write_entry(choice_cache.cache_key(gpu), {"kernel": found.kernel, "gbps": found.gbps})
-
-
-# ------------------------------------------------------------ schedule questions
-
-
-@dataclass(frozen=True)
-class Question:
-    """A choice among ``candidates`` that are all exact on every adapter and
-    differ only in speed. ``case``: the function of gpu/schedule_cases.py
-    that builds its representative case; ``shaders``: the WGSL files whose
-    text keys its cache entry; ``rendered``: candidates rendered, not read
-    from files, whose texts (gpu/schedule_cases.py's ``texts``) key it too."""
-
-    name: str
-    candidates: tuple[str, ...]
-    shaders: tuple[str, ...]
-    case: str
-    means: str  # what the answer decides
-    unit: str = "GB/s"  # of its figures: a candidate's speed on the case, unless the case decides otherwise
-    rendered: bool = False
-
-
-QUESTIONS = {q.name: q for q in (
-    Question("transpose", ("blocked", "tiled", "generic"), (), "transpose",
-             "the kernel of transposes of 4-byte and wider elements: blocked (4 x 4 blocks in registers), "
-             "tiled (tiles in workgroup memory) or generic (gpu/render/strided.py)", rendered=True),
-    Question("nd_run", ("long", "short"), (), "nd_run",
-             "GatherND by pairs (gpu/render/rows.py), rows of nd_rows.LONG_ROW slices or more: runs of 64 slices "
-             "an invocation (long) or of 16 (short)", rendered=True),
-    Question("gather_source", ("streamed", "resident"), (), "gather_source",
-             "a gather's source of more than two windows (gpu/gather_windows.py): streamed in passes where "
-             "the device's memory is this process's own, else resident; the figures are the share of a "
-             "device buffer that appeared in the process's memory, and the rest", unit=""),
-    Question("select", WORD_SCHEDULES, (), "select",
-             "Where's select (gpu/render/select.py): invocations per workgroup x output words per invocation "
-             "(the wide and rows bodies keep their own words)", rendered=True),
-    Question("one_hot", WORD_SCHEDULES, (), "one_hot",
-             "OneHot's kernel (gpu/render/one_hot.py): invocations per workgroup x output words per invocation",
-             rendered=True),
-    Question("scatter_lines", ("lines", "rounds"), (), "scatter_lines",
-             "ScatterElements with a reduction over FEWEST_LINES to LINES_AT_LEAST lines (gpu/scatter.py): "
-             "an invocation a line (lines) or the claim/apply rounds", rendered=True),
-    Question("pieces_min_row", ("64", "128"), (), "pieces_min_row",
-             "the shortest row, bytes, the pieces kernels by runs copy (gpu/runs.py): 64, or 128 (rows of 64 to "
-             "127 bytes then keep the general kernel, gpu/render/pieces.py)", rendered=True),
-    Question("gather_words", ("elements", "slices"), (), "gather_words",
-             "Gather of slices of whole words that are not whole 16-byte vectors, one band of one window: the "
-             "indexed gather, an element an invocation (elements), or gpu/render/slices.py's words, a slice (slices)",
-             rendered=True),
-)}
-QUESTION_ROUNDS = 3  # after one untimed run of each candidate, whose output is checked byte for byte
-
-_answering: dict[tuple[int, str], str] = {}  # the candidate being timed now, by (id of the Gpu, question)
 
 
 def forced_answers() -> dict[str, str]:
@@ -238,32 +173,32 @@ def forced_answers() -> dict[str, str]:
     return found
 
 
+def choice(gpu: Gpu, *, tune: bool = False) -> Choice:
+    """The copy kernel for ``gpu`` (see ``_answer``)."""
+    return _answer(gpu, COPY, tune)
+
+
+def kernel_for(gpu: Gpu, name: str | None = None) -> kernels.Kernel:
+    """The kernel a copy on ``gpu`` runs with: ``name`` if given (refused
+    with a UsageError naming the available ones if this adapter cannot run
+    it), else the one measured fastest (or forced). The
+    choice is kept as ``gpu.kernel_used`` for the --json documents."""
+    found = Choice(kernels.require(gpu, name).name, "forced") if name is not None else choice(gpu)
+    gpu.kernel_used = found
+    return kernels.KERNELS[found.kernel]
+
+
 def answer(gpu: Gpu, name: str) -> str:
     """The answer to question ``name`` on ``gpu`` (see ``ask``)."""
     return ask(gpu, name).kernel
 
 
 def ask(gpu: Gpu, name: str, *, tune: bool = False) -> Choice:
-    """Question ``name``'s answer for ``gpu``: the candidate being measured,
-    else forced, else the one known in this process, cached, or measured now
-    (and cached). ``tune`` measures again. Kept in ``gpu.schedules_used``
-    for the --json documents."""
-    question = QUESTIONS[name]
-    if (id(gpu), name) in _answering:
-        return Choice(_answering[id(gpu), name], "measuring")
-    value = forced_answers().get(name)
-    if value is not None:
-        found = Choice(value, "forced")
-    else:
-        found = None if tune else gpu.schedule_choices.get(name)
-        if found is None:
-            found = None if tune else _read_answer(gpu, question)
-            if found is None:
-                with gpu.lock:  # no other call on this engine's devices between the candidates' runs
-                    found = _measure_question(gpu, question)
-                choice_cache.write_entry(_answer_key(gpu, question), {"answer": found.kernel, "gbps": found.gbps})
-        gpu.schedule_choices[name] = found
-    gpu.schedules_used[name] = (_command, found)
+    """Question ``name``'s answer for ``gpu`` (see ``_answer``), kept in
+    ``gpu.schedules_used`` for the --json documents."""
+    found = _answer(gpu, QUESTIONS[name], tune)
+    if found.reason != "measuring":  # the ask that measures keeps its answer
+        gpu.schedules_used[name] = (_command, found)
     return found
 
 
@@ -273,19 +208,41 @@ def schedules_used(gpu: Gpu | None) -> dict[str, dict]:
     return {k: c.document() for k, (n, c) in sorted(used.items()) if n == _command}
 
 
-def _measure_question(gpu: Gpu, question: Question) -> Choice:
-    """Time each candidate on the question's case, rotated, ``QUESTION_ROUNDS``
-    rounds after a first run whose output is checked byte for byte (and that
-    the candidate did take the work): a wrong byte raises GpuError."""
-    from ..errors import GpuError
+def _answer(gpu: Gpu, question: Question, tune: bool) -> Choice:
+    """``question``'s answer for ``gpu``: the candidate being measured, else
+    forced, else the one known in this process, the only one the adapter
+    runs, cached, or measured now (and cached). ``tune`` measures again."""
+    if (id(gpu), question.name) in _answering:
+        return Choice(_answering[id(gpu), question.name], "measuring")
+    value = question.forced(gpu)
+    if value is not None:
+        return Choice(value, "forced")
+    found = None if tune else gpu.schedule_choices.get(question.name)
+    if found is None:
+        able = question.able(gpu)
+        if len(able) == 1:
+            found = Choice(able[0], "only")
+        else:
+            found = None if tune else _read(gpu, question, able)
+            if found is None:
+                with gpu.lock:  # no other call on this engine's devices between the candidates' runs
+                    found = _measure(gpu, question)
+                _write(gpu, question, found)
+        gpu.schedule_choices[question.name] = found
+    return found
 
+
+def _measure(gpu: Gpu, question: Question) -> Choice:
+    """Run each candidate on the question's case once, its output checked
+    byte for byte (and that the candidate did take the work: a wrong byte
+    raises GpuError), then time them rotated, ``question.rounds`` rounds."""
     started = time.perf_counter()
-    candidates = list(question.candidates)
+    candidates = list(question.able(gpu))
     times: dict[str, list[float]] = {c: [] for c in candidates}
     _answering[id(gpu), question.name] = candidates[0]  # what the case's own setup is answered while it is built
     try:
         # by name: the cases run the kernels that ask the questions, so the module sits above them (and this one)
-        case = getattr(_cases(), question.case)(gpu)
+        case = getattr(_cases(), question.name)(gpu)
     finally:
         del _answering[id(gpu), question.name]
 
@@ -311,12 +268,12 @@ def _measure_question(gpu: Gpu, question: Question) -> Choice:
     try:
         for c in candidates:
             timed(c, check=True)
-        for r in range(QUESTION_ROUNDS):
+        for r in range(question.rounds):
             for c in candidates[r % len(candidates):] + candidates[: r % len(candidates)]:
                 times[c].append(timed(c))
     finally:
         case.close()
-    gbps = {c: round(case.nbytes / min(ts) / 1e9, 3) for c, ts in times.items()}
+    gbps = {c: round(case.nbytes / min(ts) / 1e9, question.digits) for c, ts in times.items()}
     best = max(candidates, key=lambda c: gbps[c])
     return Choice(best, "measured", gbps, time.perf_counter() - started, question.unit)
 
@@ -325,13 +282,13 @@ def _cases():
     return importlib.import_module(f"{__package__}.schedule_cases")
 
 
-def _answer_key(gpu: Gpu, question: Question) -> str:
-    texts = _cases().texts(question.name) if question.rendered else ()
-    return choice_cache.answer_key(gpu, question.name, question.shaders, texts)
+def _read(gpu: Gpu, question: Question, able: tuple[str, ...]) -> Choice | None:
+    entry = choice_cache.read_entry(question.key(gpu))
+    if entry is None or question.field not in entry or set(entry["gbps"]) != set(able):
+        return None  # none, or measured among other candidates than this adapter runs today
+    return Choice(entry[question.field], "cached", {k: float(v) for k, v in entry["gbps"].items()},
+                  unit=question.unit)
 
 
-def _read_answer(gpu: Gpu, question: Question) -> Choice | None:
-    entry = choice_cache.read_entry(_answer_key(gpu, question))
-    if entry is None or "answer" not in entry or set(entry["gbps"]) != set(question.candidates):
-        return None  # none, or measured among other candidates than today's
-    return Choice(entry["answer"], "cached", {k: float(v) for k, v in entry["gbps"].items()}, unit=question.unit)
+def _write(gpu: Gpu, question: Question, found: Choice) -> None:
+    choice_cache.write_entry(question.key(gpu), {question.field: found.kernel, "gbps": found.gbps})

@@ -277,9 +277,8 @@ class Gpu(PipelineCache):
         self.features = frozenset(device.features)
         self._pipelines: dict[str, Any] = {}
         self.cache: dict[Any, Any] = {}  # reusable resources (streaming buffers), see copy.py
-        self.kernel_choice: Any = None  # calibrate.Choice, once measured or read from the cache
         self.kernel_used: Any = None  # the Choice the last flat copy ran with
-        self.schedule_choices: dict[str, Any] = {}  # choose.QUESTIONS answered (measured or cached) for it
+        self.schedule_choices: dict[str, Any] = {}  # choose's questions answered (measured, cached, only) for it
         self.schedules_used: dict[str, Any] = {}  # the answers its kernels ran with (forced included), by command
         self._log_mark = len(_log_capture.messages)  # wgpu's messages from before this device are not its
         # Held for the GPU work of one call (copy.py, gather.py take it): the

@@ -16,7 +16,6 @@ on lavapipe and on GL, poisoned output, chunk and grid boundaries).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,15 +25,6 @@ from .engines.base import BufferUsage
 from .needs import needs_of
 from .program import Program
 from .render.copy import WORDS, Copy
-from .shaders import shader_source
-
-
-def shader_const(shader: str, name: str) -> int:
-    """Read ``const NAME: u32 = 123u;`` from a shader, so host and kernel agree."""
-    m = re.search(rf"const\s+{name}\s*:\s*u32\s*=\s*(\d+)u?\s*;", shader_source(shader))
-    if not m:
-        raise RuntimeError(f"{shader} defines no u32 constant {name}")
-    return int(m.group(1))
 
 
 class Kernel:
@@ -120,7 +110,6 @@ class Bound:
 
 KERNELS: dict[str, Kernel] = {k.name: k for k in (Kernel("storage", Copy(WORDS["vec4<u32>"])),
                                                    Kernel("storage64", Copy(WORDS["vec4<u64>"])))}
-DEFAULT = "storage"  # runs everywhere: the answer when nothing else is measured
 
 
 def available(gpu: Gpu) -> list[Kernel]:

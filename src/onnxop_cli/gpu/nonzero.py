@@ -12,6 +12,7 @@ one storage binding, and the data has fewer than 2^32 elements.
 from __future__ import annotations
 
 import math
+import re
 import struct
 from dataclasses import dataclass
 from typing import Callable
@@ -21,12 +22,20 @@ from ..core.sources import ByteSource
 from .device import Gpu
 from .engines.base import BufferUsage as U
 from .indexed import Buffers, fits, read_to_host
-from .kernels import shader_const
 from .program import Program, grid_x
 from .layout import pack, pack_rows
+from .shaders import shader_source
 
 SHADER = "nonzero.wgsl"
 FLOAT_PARTS = {"float16": 2, "bfloat16": 2, "float": 4, "double": 8, "complex64": 4, "complex128": 8}
+
+
+def shader_const(shader: str, name: str) -> int:
+    """Read ``const NAME: u32 = 123u;`` from a shader, so host and kernel agree."""
+    m = re.search(rf"const\s+{name}\s*:\s*u32\s*=\s*(\d+)u?\s*;", shader_source(shader))
+    if not m:
+        raise RuntimeError(f"{shader} defines no u32 constant {name}")
+    return int(m.group(1))
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
-"""The representative cases choose.py times a schedule question's candidates on.
+"""The representative cases choose.py times a question's candidates on.
 
-One function per question (``choose.Question.case``), given the device, builds
+One function per question, of the question's name, given the device, builds
 its case once: a source, the output numpy computes for it, and ``run``, which
 runs the real operator path (the one that asks the question, so it runs with
 the candidate choose.py is timing) and returns the output bytes and which
@@ -26,6 +26,7 @@ from .device import Gpu
 from .index_table import WRAP, Check, Table
 from .headroom import status_bytes
 
+COPY_SIZE = 4 << 20  # one streaming chunk (copy.DEFAULT_CHUNK): what a real run moves per dispatch
 TRANSPOSE_SIDE = 1024  # a 4 MiB float32 square: one band, one upload
 ND_ROWS = (128, 2048)  # GatherND index pairs: rows of 2048 slices (>= nd_rows.LONG_ROW), 4 MiB of tuples
 ND_DATA = (64, 64)
@@ -44,6 +45,27 @@ class Case:
 def _bits(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
     """Random 32-bit patterns as float32: NaN payloads and -0.0 among them."""
     return rng.integers(0, 2**32, size=shape, dtype=np.uint32).view(np.float32)
+
+
+def kernel(gpu: Gpu) -> Case:
+    """The flat copy of one streaming chunk of random bytes (gpu/measure.py's
+    Bench, the copy kernels only), the kernel's dispatches timed (GPU
+    timestamps where the device has them); the check poisons the output and
+    compares it with the source (a wrong byte raises GpuError)."""
+    from .choose import choice
+    from .kernels import available
+    from .measure import Bench
+
+    bench = Bench(gpu, COPY_SIZE, streaming=False, kernels=available(gpu))
+
+    def run() -> tuple[bytes, str]:
+        name = choice(gpu).kernel  # the one being timed
+        bench.poison()
+        bench.kernel(name)
+        bench.verify(f"kernel {name}")
+        return b"", name
+
+    return Case(run, b"", COPY_SIZE, lambda: bench.kernel(choice(gpu).kernel), bench.close)
 
 
 def transpose(gpu: Gpu) -> Case:
@@ -284,8 +306,11 @@ def pieces_min_row(gpu: Gpu) -> Case:
 
 
 def texts(question: str) -> tuple[str, ...]:
-    """The rendered WGSL of every candidate of ``question`` (a ``Question.rendered`` one): its cache key's."""
+    """The rendered WGSL of every candidate of ``question``: its cache key's."""
     from .word_kernels import texts
+
+    if question == "gather_source":  # a fact about the adapter, no kernel's speed
+        return ()
 
     if question == "nd_run":  # both run lengths run one text per width (params.run)
         from .render.rows import KERNELS
