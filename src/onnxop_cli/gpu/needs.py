@@ -1,13 +1,13 @@
-"""What each kernel needs from an adapter, read from its shader, and which
-adapters can run it (survey.py lists which ones do).
+"""What a kernel needs from an adapter, read from its WGSL (survey.py lists
+which adapters can run it).
 
 A WGSL kernel is portable WebGPU when it needs nothing beyond the standard
-and fits the default limits. The shader is the one declaration of what it
+and fits the default limits. Its text is the one declaration of what it
 uses: 64-bit integers (``u64``/``i64``: a wgpu extension, feature
 ``shader-int64``, that Dawn's Tint refuses), ``f16`` (``shader-f16``), its
 workgroup size and its uniform and storage bindings (limits). The copy
 kernels' features (kernels.Kernel.features, what the chooser checks) are
-read here too, from their rendered WGSL; each shader's ``// needs:`` line says the same for readers,
+read here, from their rendered WGSL; the hand-written body's ``// needs:`` line says the same for readers,
 and tests/gpu/test_engines.py holds it to what the code uses.
 """
 
@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable
-
-from .shaders import shader_source
+from typing import Iterable
 
 # bytes of the WGSL types the kernels' uniform arrays hold
 _TYPE_BYTES = {"u32": 4, "i32": 4, "f32": 4, "f16": 2, "u64": 8, "i64": 8}
@@ -55,11 +53,6 @@ def _type_bytes(wgsl_type: str, consts: dict[str, int]) -> int:
     return _TYPE_BYTES.get(wgsl_type.strip(), 0)  # a struct of parameters: small
 
 
-def needs(shader: str) -> Needs:
-    """The features and limits ``shaders/<shader>`` needs."""
-    return needs_of(shader_source(shader))
-
-
 def needs_of(text: str) -> Needs:
     """The features and limits WGSL ``text`` needs (a shader's, or a rendered kernel's)."""
     code = re.sub(r"//[^\n]*", "", text)  # comments may name types
@@ -87,8 +80,3 @@ def needs_of(text: str) -> Needs:
         limits["max-storage-buffers-per-shader-stage"] = storage
     return Needs(tuple(features), limits)
 
-
-def runs_on(shader: str, adapters: Iterable[Any]) -> list[Any]:
-    """The adapters (AdapterInfo) that can run ``shader``."""
-    need = needs(shader)
-    return [a for a in adapters if not need.missing(a.features, a.limits)]
