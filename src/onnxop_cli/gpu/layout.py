@@ -1,25 +1,20 @@
-"""Kernel parameters declared once: the WGSL struct is the declaration.
+"""Kernel parameters declared once, packed by name.
 
-A kernel's ``struct Params { words: u32, groups_x: u32, ..., base: vec2<u32> }``
-is read from its shader (after ``#include`` lines are resolved) and laid out
-by WGSL's rules for host-shareable structs (each member at the next multiple
-of its alignment; the struct's size a multiple of its largest alignment). The
-host packs by field name::
+A rendered kernel declares its ``Params`` (and the records of its tables) as a :class:`Struct`: its WGSL
+text (``wgsl()``) and its host layout (``layout``) come from the same (field, type) pairs, laid out by
+WGSL's rules for host-shareable structs (each member at the next multiple of its alignment; the struct's
+size a multiple of its largest alignment). The host packs by field name::
 
-    layout("nonzero.wgsl").pack(groups_x=gx, ...)
-
-and an array of a shader's records the same way, row by row
-(``pack_rows("nonzero.wgsl", "Axis", [{"size": d, "stride": s}, ...])``)
+    PARAMS.pack(groups=g, groups_x=gx)        AXIS.layout.pack_rows([{"dim": d, "stride": s}, ...])
 
 so the bytes cannot drift from the struct: a field the host does not name is
 an error (but ``pad*`` fields, which are zero), so is a name the struct lacks,
-and so is a value that does not fit. A generated kernel (gpu/render/elementwise.py)
-declares its struct in Python instead (``Struct``): the WGSL text is rendered
-from that declaration and read back here, so it is packed the same way. A ``u32`` takes 0 .. 2**32-1 or a
-negative int32 (two's complement: the kernels read signed strides from u32
+and so is a value that does not fit. A struct written by hand in a part (lib/index_table.wgsl's Axis and
+Lookup) is read from the WGSL text (``parse``: ``rendered``, ``pack_rows``) and packed the same way.
+A ``u32`` takes 0 .. 2**32-1 or a negative int32 (two's complement: the kernels read signed strides from u32
 words); a ``vec2<u32>`` takes a 64-bit integer (low word first, negatives as
 two's complement) or two words; a ``vecN<u32>`` or an ``array<u32, N>`` takes
-N words. Layouts are cached per (shader, struct).
+N words.
 """
 
 from __future__ import annotations
@@ -136,15 +131,32 @@ def _type(text: str) -> tuple[str, int, int, int, int]:
     raise ValueError(f"member type {text!r} has no host layout here")
 
 
+def _laid_out(shader: str, name: str, members: Iterable[tuple[str, str]], inner: dict[str, Layout]) -> Layout:
+    """Struct ``name``'s layout from its (member, WGSL type) pairs, by WGSL's rules for host-shareable
+    structs; ``inner``: the layouts of the structs its members may be of."""
+    fields: list[Field] = []
+    offset = 0
+    largest = 4
+    for member, kind in members:
+        sub = inner.get(kind)
+        if sub is not None:
+            scalar, count, stride, align, size = "struct", 0, 0, sub.align, sub.size
+        else:
+            scalar, count, stride, align, size = _type(kind)
+        offset = -(-offset // align) * align
+        fields.append(Field(member, offset, scalar, count, stride, align, size, sub))
+        offset += size
+        largest = max(largest, align)
+    return Layout(shader, name, tuple(fields), -(-offset // largest) * largest, largest)
+
+
 def parse(source: str, struct_name: str, shader: str = "?") -> Layout:
     """The layout of ``struct struct_name`` in WGSL ``source`` (its members
     may be scalars, vectors, arrays of them, or structs of ``source``)."""
     for m in _STRUCT.finditer(source):
         if m.group(1) != struct_name:
             continue
-        fields: list[Field] = []
-        offset = 0
-        largest = 4
+        members = []
         for line in m.group(2).splitlines():
             line = line.strip()
             if not line or line.startswith("//"):
@@ -152,17 +164,10 @@ def parse(source: str, struct_name: str, shader: str = "?") -> Layout:
             mm = _MEMBER.match(line)
             if mm is None:
                 raise ValueError(f"{shader}: cannot read the member line {line!r} of struct {struct_name}")
-            kind = mm.group(2).strip()
-            inner = parse(source, kind, shader) if kind in structs(source) else None
-            if inner is not None:
-                scalar, count, stride, align, size = "struct", 0, 0, inner.align, inner.size
-            else:
-                scalar, count, stride, align, size = _type(kind)
-            offset = -(-offset // align) * align
-            fields.append(Field(mm.group(1), offset, scalar, count, stride, align, size, inner))
-            offset += size
-            largest = max(largest, align)
-        return Layout(shader, struct_name, tuple(fields), -(-offset // largest) * largest, largest)
+            members.append((mm.group(1), mm.group(2).strip()))
+        declared = set(structs(source))
+        inner = {kind: parse(source, kind, shader) for _, kind in members if kind in declared}
+        return _laid_out(shader, struct_name, members, inner)
     raise ValueError(f"{shader} has no struct {struct_name}")
 
 
@@ -174,11 +179,6 @@ def layout(shader: str, struct_name: str = "Params") -> Layout:
     return parse(shader_source(shader), struct_name, shader)
 
 
-def pack(shader: str, **values: object) -> bytes:
-    """``layout(shader).pack(**values)``: a kernel's ``Params``."""
-    return layout(shader).pack(**values)
-
-
 def pack_rows(shader: str, struct_name: str, rows: Iterable[dict[str, object]]) -> bytes:
     """``layout(shader, struct_name).pack_rows(rows)``: a kernel's array of
     records (``var<storage, read> axes: array<Axis>``), each row by field name."""
@@ -187,9 +187,8 @@ def pack_rows(shader: str, struct_name: str, rows: Iterable[dict[str, object]]) 
 
 @dataclass(frozen=True)
 class Struct:
-    """A generated kernel's uniform struct, declared once: ``wgsl()`` is its
-    WGSL text, ``layout`` that text read back (``parse``), so the host packs
-    it by name as it packs a hand-written shader's."""
+    """A kernel's struct, declared once: ``wgsl()`` is its WGSL text and ``layout`` how the host packs it
+    by name, both from the same (field, type) pairs."""
 
     name: str
     fields: tuple[tuple[str, str], ...]  # (field name, WGSL type), in order
@@ -201,7 +200,7 @@ class Struct:
 
     @cached_property  # once per struct: every band's pack reads it
     def layout(self) -> Layout:
-        return _declared(self.wgsl(), self.name)
+        return _laid_out(f"generated {self.name}", self.name, self.fields, {m.name: m.layout for m in self.members})
 
     @property
     def size(self) -> int:
@@ -212,14 +211,10 @@ class Struct:
 
 
 @lru_cache(maxsize=None)
-def _declared(text: str, name: str) -> Layout:
-    return parse(text, name, f"generated {name}")
-
-
 def rendered(text: str, struct_name: str = "Params") -> Layout:
     """The layout of ``struct_name`` in a rendered kernel's WGSL ``text``
     (read once per text: a band's dispatch must not parse it again)."""
-    return _declared(text, struct_name)
+    return parse(text, struct_name, f"generated {struct_name}")
 
 
 def structs(source: str) -> Sequence[str]:
