@@ -23,7 +23,6 @@ from typing import Any
 from ..errors import GpuError, NoAdapterError, UsageError
 from . import engines
 from .engines.base import BACKENDS
-from .pipelines import PipelineCache
 from .release import EngineLock
 from .faults import (  # noqa: F401 - DEFAULT_TIMEOUT, ENV_TIMEOUT: part of this module's surface
     DEFAULT_TIMEOUT, ENV_TIMEOUT, _first_line, _log_capture, _quiet_wgpu_logger, gpu_errors, gpu_timeout,
@@ -262,8 +261,8 @@ class AdapterInfo:
         return f"{self.name} ({self.backend}, {self.adapter_type}{on})"
 
 
-class Gpu(PipelineCache):
-    """One adapter, its device and queue, and the pipelines compiled on it (gpu/pipelines.py)."""
+class Gpu:
+    """One adapter, its device and queue, and the pipelines compiled on it (gpu/program.py)."""
 
     def __init__(self, backend: str, adapter: Any, device: Any, engine: str = engines.DEFAULT) -> None:
         self.backend = backend
@@ -275,7 +274,7 @@ class Gpu(PipelineCache):
         self.info = AdapterInfo.of(adapter, engine)
         self.limits = {k: int(v) for k, v in dict(device.limits).items() if isinstance(v, int)}
         self.features = frozenset(device.features)
-        self._pipelines: dict[str, Any] = {}
+        self._pipelines: dict[str, tuple[Any, Any]] = {}  # label -> (pipeline, bind group layout), program.py's
         self.cache: dict[Any, Any] = {}  # reusable resources (streaming buffers), see copy.py
         self.kernel_choice: Any = None  # calibrate.Choice, once measured or read from the cache
         self.kernel_used: Any = None  # the Choice the last flat copy ran with
