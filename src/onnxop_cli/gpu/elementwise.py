@@ -280,8 +280,8 @@ def run_select(
     sizes = tuple(WORD if in_dst and k == in_dst else need[k] for k in (1, 0, 2))  # (src: X, mask, other: Y)
     kernel = word_kernels.kernel(gpu, "select", variant(bits, forms, count))
     stats["schedule"] = kernel.schedule
-    run = pieces.Run(gpu, band_bytes, cap, max_groups_per_dim, shader=kernel.label, code=kernel.wgsl(),
-                     sizes=sizes, shared_upload=max(need), mapped=mapped)  # type: ignore[arg-type]
+    run = pieces.Run(gpu, band_bytes, cap, max_groups_per_dim, kernel=kernel, sizes=sizes,  # type: ignore[arg-type]
+                     shared_upload=max(need), mapped=mapped)
     buffers = [run.mask, run.src, run.other]
     if in_dst:
         buffers[in_dst] = run.dst

@@ -96,8 +96,7 @@ def run_one_hot(
     need = min(cap, round_up(reach * index_bits // 8 + 2 * WORD, WORD))
     kernel = word_kernels.kernel(gpu, "one_hot", variant(bits, inner))
     stats["schedule"] = kernel.schedule
-    run = pieces.Run(gpu, band_bytes, cap, max_groups_per_dim, shader=kernel.label, code=kernel.wgsl(),
-                     sizes=(need, WORD, WORD), mapped=mapped)
+    run = pieces.Run(gpu, band_bytes, cap, max_groups_per_dim, kernel=kernel, sizes=(need, WORD, WORD), mapped=mapped)
     fixed = {"depth": depth, "ibits": index_bits, "kind": KINDS[index_kind], "swap": 1 if source.swap else 0,
              "off": _words(off, bits), "on": _words(on, bits)}
 

@@ -16,8 +16,8 @@ from ..core.region import Load
 from . import runs
 from .buffers import WORD, BufferUsage, Owned, read_through, round_up, write_mapped
 from .device import Gpu
-from .layout import rendered
-from .program import Program, grid_x
+from .program import compiled, grid_x
+from .render.frame import Frame
 from .render.piece_rows import ROWS_PARAMS
 from .render.pieces import AXIS, GENERAL, OTHER, PARAMS
 
@@ -41,11 +41,10 @@ class Source:
 
 class Run(Owned):
     def __init__(self, gpu: Gpu, band_bytes: int, window_bytes: int, max_groups_per_dim: Optional[int],
-                 masked: bool = True, selects: bool = True, *, shader: str = GENERAL.label,
-                 code: str = GENERAL.wgsl(),
+                 masked: bool = True, selects: bool = True, *, kernel: Frame = GENERAL,
                  sizes: Optional[tuple[int, int, int]] = None, shared_upload: int = 0,
                  mapped: bool = False, by_runs: bool = False) -> None:
-        """Buffers and a bind group for one run of ``code`` (a kernel of this layout, ``shader`` its label).
+        """Buffers and a bind group for one run of ``kernel`` (a rendered kernel of this layout).
         ``sizes``: the src, mask and other windows' bytes (else ``window_bytes`` each); ``shared_upload``:
         the bytes of one staging buffer for the three (each upload submitted before the next), else one
         each; ``mapped`` (``can_map`` adapters, host sources and sinks): the windows and dst mapped
@@ -62,7 +61,7 @@ class Run(Owned):
         U = BufferUsage
         self.buffers: list[Any] = []
         with gpu.errors("allocating pieces buffers"):
-            self.kernel = Program(shader, KINDS, code=code).on(gpu)
+            self.kernel = compiled(gpu, kernel, KINDS)
             self.runs = runs.kernels(gpu, KINDS) if by_runs else None
             window_usage = U.STORAGE | (U.MAP_WRITE if mapped else U.COPY_DST)
             up = U.MAP_WRITE | U.COPY_SRC
@@ -86,7 +85,7 @@ class Run(Owned):
             # a part by runs takes two records (its two dispatches)
             self.params = self._buffer("params", self.stride * 2 * BATCH, U.UNIFORM | U.COPY_DST)
             # one binding for every kernel of this layout: the largest of their Params
-            params_bytes = max(rendered(code).size, PARAMS.size, ROWS_PARAMS.size)
+            params_bytes = max(kernel.PARAMS.size, PARAMS.size, ROWS_PARAMS.size)
             self.axes_bytes = 16 * 2 * SLOTS * BATCH
             self.axes = self._buffer("axes", self.axes_bytes, U.STORAGE | U.COPY_DST)
             self.bind_group = self.kernel.bind([
