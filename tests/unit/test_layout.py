@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from onnxop_cli.gpu import nonzero
-from onnxop_cli.gpu.layout import parse, structs
+from wgsl_structs import parse, structs
 from onnxop_cli.gpu.render.scatter import CLAIM_PARAMS
 from onnxop_cli.gpu.render.scatter_slices import PARAMS as SLICE_PARAMS
 from onnxop_cli.gpu.shaders import shader_names
@@ -106,6 +106,17 @@ def test_records_pack_row_by_row_by_name():
     assert nonzero.AXIS.layout.pack_rows(rows) == struct.pack("<8I", 3, 1, 0, 0, 5, 0xFFFFFFFF, 0, 0)
     with pytest.raises(KeyError, match="no field 'x'"):
         nonzero.AXIS.layout.pack_rows([{"size": 2, "x": 7}])
+
+
+def test_the_index_table_rows_are_the_structs_its_part_declares():
+    """gpu/index_table.py's rows (what the slice plans and the indexed gather pack) are the Axis and
+    Lookup lib/index_table.wgsl declares for every kernel that includes it."""
+    from onnxop_cli.gpu.index_table import TABLE_AXIS, TABLE_LOOKUP
+    from onnxop_cli.gpu.shaders import shader_source
+
+    text = shader_source("lib/index_table.wgsl")
+    assert parse(text, "Axis").fields == TABLE_AXIS.layout.fields
+    assert parse(text, "Lookup").fields == TABLE_LOOKUP.layout.fields
 
 
 def test_the_elementwise_axes_table_is_its_declared_struct():

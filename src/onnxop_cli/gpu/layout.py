@@ -9,12 +9,10 @@ size a multiple of its largest alignment). The host packs by field name::
 
 so the bytes cannot drift from the struct: a field the host does not name is
 an error (but ``pad*`` fields, which are zero), so is a name the struct lacks,
-and so is a value that does not fit. A struct written by hand in a part (lib/index_table.wgsl's Axis and
-Lookup) is read from the WGSL text (``parse``: ``rendered``, ``pack_rows``) and packed the same way.
-A ``u32`` takes 0 .. 2**32-1 or a negative int32 (two's complement: the kernels read signed strides from u32
-words); a ``vec2<u32>`` takes a 64-bit integer (low word first, negatives as
-two's complement) or two words; a ``vecN<u32>`` or an ``array<u32, N>`` takes
-N words.
+and so is a value that does not fit (the tests read each kernel's WGSL back, tests/wgsl_structs.py, and
+hold the declarations to it). A ``u32`` takes 0 .. 2**32-1 or a negative int32 (two's complement: the
+kernels read signed strides from u32 words); a ``vec2<u32>`` takes a 64-bit integer (low word first,
+negatives as two's complement) or two words; a ``vecN<u32>`` or an ``array<u32, N>`` takes N words.
 """
 
 from __future__ import annotations
@@ -22,11 +20,9 @@ from __future__ import annotations
 import re
 import struct
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
-from typing import Iterable, Sequence
+from functools import cached_property
+from typing import Iterable
 
-_STRUCT = re.compile(r"^struct\s+(\w+)\s*\{(.*?)^\}", re.MULTILINE | re.DOTALL)
-_MEMBER = re.compile(r"^\s*(\w+)\s*:\s*([\w<>, ]+?)\s*,?\s*(?://.*)?$")
 _SCALARS = {"u32": "I", "i32": "i", "f32": "f"}
 
 
@@ -131,60 +127,6 @@ def _type(text: str) -> tuple[str, int, int, int, int]:
     raise ValueError(f"member type {text!r} has no host layout here")
 
 
-def _laid_out(shader: str, name: str, members: Iterable[tuple[str, str]], inner: dict[str, Layout]) -> Layout:
-    """Struct ``name``'s layout from its (member, WGSL type) pairs, by WGSL's rules for host-shareable
-    structs; ``inner``: the layouts of the structs its members may be of."""
-    fields: list[Field] = []
-    offset = 0
-    largest = 4
-    for member, kind in members:
-        sub = inner.get(kind)
-        if sub is not None:
-            scalar, count, stride, align, size = "struct", 0, 0, sub.align, sub.size
-        else:
-            scalar, count, stride, align, size = _type(kind)
-        offset = -(-offset // align) * align
-        fields.append(Field(member, offset, scalar, count, stride, align, size, sub))
-        offset += size
-        largest = max(largest, align)
-    return Layout(shader, name, tuple(fields), -(-offset // largest) * largest, largest)
-
-
-def parse(source: str, struct_name: str, shader: str = "?") -> Layout:
-    """The layout of ``struct struct_name`` in WGSL ``source`` (its members
-    may be scalars, vectors, arrays of them, or structs of ``source``)."""
-    for m in _STRUCT.finditer(source):
-        if m.group(1) != struct_name:
-            continue
-        members = []
-        for line in m.group(2).splitlines():
-            line = line.strip()
-            if not line or line.startswith("//"):
-                continue
-            mm = _MEMBER.match(line)
-            if mm is None:
-                raise ValueError(f"{shader}: cannot read the member line {line!r} of struct {struct_name}")
-            members.append((mm.group(1), mm.group(2).strip()))
-        declared = set(structs(source))
-        inner = {kind: parse(source, kind, shader) for _, kind in members if kind in declared}
-        return _laid_out(shader, struct_name, members, inner)
-    raise ValueError(f"{shader} has no struct {struct_name}")
-
-
-@lru_cache(maxsize=None)
-def layout(shader: str, struct_name: str = "Params") -> Layout:
-    """The layout of ``struct_name`` in ``shaders/<shader>`` (includes resolved)."""
-    from .shaders import shader_source
-
-    return parse(shader_source(shader), struct_name, shader)
-
-
-def pack_rows(shader: str, struct_name: str, rows: Iterable[dict[str, object]]) -> bytes:
-    """``layout(shader, struct_name).pack_rows(rows)``: a kernel's array of
-    records (``var<storage, read> axes: array<Axis>``), each row by field name."""
-    return layout(shader, struct_name).pack_rows(rows)
-
-
 @dataclass(frozen=True)
 class Struct:
     """A kernel's struct, declared once: ``wgsl()`` is its WGSL text and ``layout`` how the host packs it
@@ -200,7 +142,21 @@ class Struct:
 
     @cached_property  # once per struct: every band's pack reads it
     def layout(self) -> Layout:
-        return _laid_out(f"generated {self.name}", self.name, self.fields, {m.name: m.layout for m in self.members})
+        inner = {m.name: m.layout for m in self.members}
+        fields: list[Field] = []
+        offset = 0
+        largest = 4
+        for name, kind in self.fields:
+            sub = inner.get(kind)
+            if sub is not None:
+                scalar, count, stride, align, size = "struct", 0, 0, sub.align, sub.size
+            else:
+                scalar, count, stride, align, size = _type(kind)
+            offset = -(-offset // align) * align
+            fields.append(Field(name, offset, scalar, count, stride, align, size, sub))
+            offset += size
+            largest = max(largest, align)
+        return Layout(f"generated {self.name}", self.name, tuple(fields), -(-offset // largest) * largest, largest)
 
     @property
     def size(self) -> int:
@@ -208,15 +164,3 @@ class Struct:
 
     def pack(self, **values: object) -> bytes:
         return self.layout.pack(**values)
-
-
-@lru_cache(maxsize=None)
-def rendered(text: str, struct_name: str = "Params") -> Layout:
-    """The layout of ``struct_name`` in a rendered kernel's WGSL ``text``
-    (read once per text: a band's dispatch must not parse it again)."""
-    return parse(text, struct_name, f"generated {struct_name}")
-
-
-def structs(source: str) -> Sequence[str]:
-    """The names of the structs ``source`` declares."""
-    return [m.group(1) for m in _STRUCT.finditer(source)]

@@ -19,8 +19,8 @@ directive is not WGSL: a shader read any other way fails to compile, loudly.
 One entry point per shader (``main``). The kernels are rendered
 (gpu/render/); what is left here is written by hand where a generator would
 be worse (each file's header says why) and the parts the renderers include.
-``shader_source`` is a file's text, its includes resolved, for the renderers,
-gpu/nonzero.py and gpu/layout.py (the structs lib/index_table.wgsl declares).
+``shader_source`` is a file's text, its includes resolved, for the renderers
+and gpu/nonzero.py.
 """
 
 from __future__ import annotations
