@@ -14,7 +14,7 @@ import pytest
 
 from onnxop_cli.gpu.index_table import TABLE_AXIS, TABLE_LOOKUP, Index, Table
 from onnxop_cli.gpu.indexed_gather import variant
-from wgsl_structs import parse
+from wgsl_text import parse
 from onnxop_cli.gpu.render import indexed
 from onnxop_cli.gpu.render.schedule import Words
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from onnxop_cli.gpu import nonzero
-from wgsl_structs import parse, structs
+from wgsl_text import parse, structs
 from onnxop_cli.gpu.render.scatter import CLAIM_PARAMS
 from onnxop_cli.gpu.render.scatter_slices import PARAMS as SLICE_PARAMS
 from onnxop_cli.gpu.shaders import shader_names

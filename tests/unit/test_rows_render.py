@@ -15,7 +15,7 @@ import re
 import pytest
 
 from onnxop_cli.gpu import choose, schedule_cases
-from wgsl_structs import parse
+from wgsl_text import parse
 from onnxop_cli.gpu.render import rows, slices
 
 KERNELS = [*slices.KERNELS.values(), *rows.KERNELS.values()]

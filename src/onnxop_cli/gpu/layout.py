@@ -9,7 +9,7 @@ size a multiple of its largest alignment). The host packs by field name::
 
 so the bytes cannot drift from the struct: a field the host does not name is
 an error (but ``pad*`` fields, which are zero), so is a name the struct lacks,
-and so is a value that does not fit (the tests read each kernel's WGSL back, tests/wgsl_structs.py, and
+and so is a value that does not fit (the tests read each kernel's WGSL back, tests/wgsl_text.py, and
 hold the declarations to it). A ``u32`` takes 0 .. 2**32-1 or a negative int32 (two's complement: the
 kernels read signed strides from u32 words); a ``vec2<u32>`` takes a 64-bit integer (low word first,
 negatives as two's complement) or two words; a ``vecN<u32>`` or an ``array<u32, N>`` takes N words.
