@@ -16,7 +16,6 @@ on lavapipe and on GL, poisoned output, chunk and grid boundaries).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,15 +24,6 @@ from .device import Gpu
 from .engines.base import BufferUsage
 from .program import Program
 from .render.copy import WORDS, Copy
-from .shaders import shader_source
-
-
-def shader_const(shader: str, name: str) -> int:
-    """Read ``const NAME: u32 = 123u;`` from a shader, so host and kernel agree."""
-    m = re.search(rf"const\s+{name}\s*:\s*u32\s*=\s*(\d+)u?\s*;", shader_source(shader))
-    if not m:
-        raise RuntimeError(f"{shader} defines no u32 constant {name}")
-    return int(m.group(1))
 
 
 class Kernel:
