@@ -31,8 +31,7 @@ class Field:
     name: str
     offset: int  # bytes from the struct's start
     scalar: str  # "u32", "i32" or "f32"
-    count: int  # scalars: 1 for a scalar, N for vecN or array<scalar, N>, 4N for array<vec4, N>
-    stride: int  # bytes from one scalar to the next
+    count: int  # scalars (4 bytes each, one after another): 1, N for vecN or array<scalar, N>, 4N for array<vec4, N>
     align: int
     size: int
     inner: "Layout | None" = None  # a member that is a struct of the same shader: given as a dict
@@ -70,9 +69,8 @@ class Layout:
                 continue
             words = _words(f, values[f.name], self)
             for k, w in enumerate(words):
-                struct.pack_into("<" + _SCALARS[f.scalar], out, f.offset + k * f.stride, w)
+                struct.pack_into("<" + _SCALARS[f.scalar], out, f.offset + 4 * k, w)
         return bytes(out)
-
 
     def pack_rows(self, rows: "Iterable[dict[str, object]]") -> bytes:
         """An ``array<Struct>``'s bytes: each row packed by name, one after another
@@ -108,22 +106,22 @@ def _words(f: Field, value: object, where: Layout) -> list:
     return items
 
 
-def _type(text: str) -> tuple[str, int, int, int, int]:
-    """(scalar, count, stride, align, size) of a WGSL member type."""
+def _type(text: str) -> tuple[str, int, int, int]:
+    """(scalar, count, align, size) of a WGSL member type."""
     text = text.replace(" ", "")
     if text in _SCALARS:
-        return text, 1, 4, 4, 4
+        return text, 1, 4, 4
     m = re.fullmatch(r"vec([234])<(u32|i32|f32)>", text)
     if m:
         n = int(m.group(1))
         align = 8 if n == 2 else 16
-        return m.group(2), n, 4, align, 4 * n
+        return m.group(2), n, align, 4 * n
     m = re.fullmatch(r"array<(u32|i32|f32|vec4<(?:u32|i32|f32)>),(\d+)u?>", text)
     if m:
         inner, n = m.group(1), int(m.group(2))
         if inner.startswith("vec4"):
-            return inner[5:8], 4 * n, 4, 16, 16 * n
-        return inner, n, 4, 4, 4 * n
+            return inner[5:8], 4 * n, 16, 16 * n
+        return inner, n, 4, 4 * n
     raise ValueError(f"member type {text!r} has no host layout here")
 
 
@@ -149,11 +147,11 @@ class Struct:
         for name, kind in self.fields:
             sub = inner.get(kind)
             if sub is not None:
-                scalar, count, stride, align, size = "struct", 0, 0, sub.align, sub.size
+                scalar, count, align, size = "struct", 0, sub.align, sub.size
             else:
-                scalar, count, stride, align, size = _type(kind)
+                scalar, count, align, size = _type(kind)
             offset = -(-offset // align) * align
-            fields.append(Field(name, offset, scalar, count, stride, align, size, sub))
+            fields.append(Field(name, offset, scalar, count, align, size, sub))
             offset += size
             largest = max(largest, align)
         return Layout(f"generated {self.name}", self.name, tuple(fields), -(-offset // largest) * largest, largest)
