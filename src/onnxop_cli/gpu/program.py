@@ -43,7 +43,7 @@ class Program:
 
     def __init__(self, shader: str, kinds: Sequence[str] | None = None, *,
                  code: str | None = None, sharing: Program | None = None) -> None:
-        self.shader, self.kinds = shader, tuple(kinds) if kinds else None
+        self.shader, self.kinds = shader, tuple(kinds or ())
         self.code, self.sharing = code, sharing
 
     def on(self, gpu: Gpu) -> Compiled:
@@ -59,7 +59,7 @@ class Program:
             device, label = gpu.device, self.shader
             with gpu.errors(f"compiling {label}"):
                 if layout is None:
-                    layout = device.create_bind_group_layout(label=label, entries=entries(self.kinds or ()))
+                    layout = device.create_bind_group_layout(label=label, entries=entries(self.kinds))
                 module = device.create_shader_module(label=label, code=self.code)
                 found = gpu._pipelines[key] = (device.create_compute_pipeline(
                     label=label,
