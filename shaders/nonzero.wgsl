@@ -19,41 +19,14 @@
 // sign bit that `sign` clears in the part's word `sign_word` (the last, or
 // the first when the input is big-endian: `swap`).
 //
+// Declared by gpu/nonzero.py (WG, Params, Axis and the bindings, as data the
+// host packs by), prepended to this body there.
+//
 // By hand: the generator (gpu/render/elementwise.py) maps element to element;
 // NonZero's output positions depend on every earlier element (counts and
 // their prefix sum).
 //
 // needs: (nothing beyond WebGPU)
-
-const WG: u32 = 256u;
-
-struct Params {
-    count: u32,      // elements
-    groups_x: u32,   // workgroups per row of the dispatch grid
-    rank: u32,
-    pass_: u32,      // 0: count, 1: write
-    width: u32,      // bytes of an element below a word (1, 2); 0: whole words
-    words: u32,      // words of an element of whole words
-    part_words: u32, // words of a float part (words for a non-float)
-    sign_word: u32,  // the word of a part that holds its sign bit
-    sign: u32,       // what of that word (or of a sub-word element) counts
-    total: u32,      // non-zero elements in all (pass 1)
-    _pad0: u32,
-    _pad1: u32,
-}
-
-struct Axis {
-    size: u32,
-    stride: u32,  // storage stride, elements
-    _pad0: u32,
-    _pad1: u32,
-}
-
-@group(0) @binding(0) var<storage, read> data: array<u32>;
-@group(0) @binding(1) var<storage, read_write> counts: array<u32>;
-@group(0) @binding(2) var<storage, read_write> out: array<u32>;
-@group(0) @binding(3) var<uniform> params: Params;
-@group(0) @binding(4) var<storage, read> axes: array<vec4<u32>>;
 
 // Row r of `axes` as an Axis: one vec4 load per row (lib/index_table.wgsl says why).
 fn axis(r: u32) -> Axis {
@@ -61,7 +34,7 @@ fn axis(r: u32) -> Axis {
     return Axis(a.x, a.y, a.z, a.w);
 }
 
-var<workgroup> scan: array<u32, 256>;
+var<workgroup> scan: array<u32, WG>;
 
 fn offset_of(e: u32) -> u32 {
     var rest = e;
@@ -92,7 +65,7 @@ fn nonzero(e: u32) -> u32 {
     return select(0u, 1u, any != 0u);
 }
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     let group = wg.y * params.groups_x + wg.x;
     if (group * WG >= params.count) {

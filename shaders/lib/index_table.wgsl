@@ -5,7 +5,7 @@
 // `axes: array<vec4<u32>>`: per output (or leading) axis one Axis, then per
 // lookup one Lookup, read by `axis` and `lookup` (WGSL has no unions: both
 // are 16-byte rows of four u32s, and the host packs each kind by its own
-// field names, layout.pack_rows(shader, "Axis" | "Lookup", ...)). A row is
+// field names, gpu/index_table.py's TABLE_AXIS and TABLE_LOOKUP). A row is
 // one vec4 load named by the accessors: declared as array<Axis>, lavapipe
 // (Mesa 22.3) loaded the struct field by field, and indexed_slabs' Gather of
 // rows ran at 0.92x (benchmarks/trees_ab.py --only "gather (rows)").

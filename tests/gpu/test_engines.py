@@ -14,10 +14,11 @@ import numpy as np
 import pytest
 
 from conftest import BACKENDS, cli, error_of
+from wgsl_text import needs_of
 from onnxop_cli.errors import GpuError
 from onnxop_cli.gpu import kernels
 from onnxop_cli.gpu.choose import kernel_for
-from onnxop_cli.gpu.needs import needs, needs_of
+from onnxop_cli.gpu import nonzero
 from onnxop_cli.gpu.gather import GENERAL
 from onnxop_cli.gpu.program import Program
 from onnxop_cli.gpu.render.strided import KERNELS as STRIDED_KERNELS
@@ -37,21 +38,21 @@ def backend_params(metafunc) -> bool:
 def test_every_shader_says_what_its_code_needs():
     """The '// needs:' line of each shader (for readers) names exactly the
     features its code uses (what the kernel chooser checks)."""
-    for shader in shader_names():
-        line = re.search(r"^//\s*needs:\s*(.*)$", shader_source(shader), re.MULTILINE)
-        assert line, f"{shader} has no '// needs:' line"
-        said = tuple(re.findall(r"[a-z0-9]+(?:-[a-z0-9]+)+", line[1]))
-        assert said == needs(shader).features, shader
-    for kernel in kernels.KERNELS.values():  # rendered: read from their WGSL
-        assert kernel.features == needs_of(kernel.wgsl).features, kernel.name
+    assert shader_names() == [nonzero.SHADER]  # the one hand-written body: its line, its kernel's code
+    line = re.search(r"^//\s*needs:\s*(.*)$", shader_source(nonzero.SHADER), re.MULTILINE)
+    assert line, f"{nonzero.SHADER} has no '// needs:' line"
+    said = tuple(re.findall(r"[a-z0-9]+(?:-[a-z0-9]+)+", line[1]))
+    assert said == needs_of(nonzero.wgsl()).features
+    for kernel in kernels.KERNELS.values():  # declared by their frames: what their WGSL uses
+        assert kernel.needs == needs_of(kernel.wgsl), kernel.name
     assert kernels.KERNELS["storage64"].features == ("shader-int64",) and kernels.KERNELS["storage"].features == ()
-    portable = [s for s in shader_names() if not needs(s).features]
-    assert "nonzero.wgsl" in portable
+    assert not needs_of(nonzero.wgsl()).features  # portable
     assert not needs_of(STRIDED.wgsl()).features  # the strided gather, rendered
 
 
-def test_workgroup_and_binding_limits_are_read_from_the_shader():
-    need = needs_of(STRIDED.wgsl())
+def test_workgroup_and_binding_limits_are_the_frames():
+    need = STRIDED.needs
+    assert need == needs_of(STRIDED.wgsl())
     assert need.limits["max-compute-invocations-per-workgroup"] == 256
     assert need.limits["max-storage-buffers-per-shader-stage"] == 3
     assert need.limits["max-uniform-buffers-per-shader-stage"] == 1

@@ -12,9 +12,9 @@ import struct
 
 import pytest
 
-from onnxop_cli.gpu.index_table import Index, Table
+from onnxop_cli.gpu.index_table import TABLE_AXIS, TABLE_LOOKUP, Index, Table
 from onnxop_cli.gpu.indexed_gather import variant
-from onnxop_cli.gpu.layout import parse, rendered
+from wgsl_text import parse
 from onnxop_cli.gpu.render import indexed
 from onnxop_cli.gpu.render.schedule import Words
 
@@ -53,9 +53,11 @@ def test_the_gather_params_and_table_rows_pack_by_name():
     raw = indexed.PARAMS.pack(**{f: k for k, f in enumerate(indexed.PARAMS.layout.names) if not f.startswith("pad")})
     assert len(raw) == 96 and struct.unpack("<19I", raw[:76]) == tuple(range(19)) and raw[76:] == bytes(20)
     text = indexed.gather("lookups_i64").wgsl()
-    assert rendered(text, "Axis").pack_rows([{"dim": 3, "dstride": 0xFFFFFFFF, "istride": 2}]) == struct.pack(
+    assert parse(text, "Axis").fields == TABLE_AXIS.layout.fields  # the rows the host packs are the kernel's
+    assert parse(text, "Lookup").fields == TABLE_LOOKUP.layout.fields
+    assert TABLE_AXIS.layout.pack_rows([{"dim": 3, "dstride": 0xFFFFFFFF, "istride": 2}]) == struct.pack(
         "<4I", 3, 0xFFFFFFFF, 2, 0)
-    assert rendered(text, "Lookup").names == ("stride", "ioff", "bound", "claim")
+    assert TABLE_LOOKUP.layout.names == ("stride", "ioff", "bound", "claim")
     code = re.sub(r"//.*", "", text)
     assert re.findall(r"axes\[\w+\]", code) == ["axes[r]", "axes[r]"]  # one vec4 load each, by its accessor
     assert "var<storage, read> axes: array<vec4<u32>>;" in code

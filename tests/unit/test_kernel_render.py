@@ -18,7 +18,7 @@ import pytest
 
 from onnxop_cli.gpu import elementwise, kernels, one_hot
 from onnxop_cli.gpu.convert_types import FORMATS
-from onnxop_cli.gpu.layout import parse
+from wgsl_text import parse
 from onnxop_cli.gpu.render import copy, frame
 from onnxop_cli.gpu.render import elementwise as rendered_elementwise
 from onnxop_cli.gpu.render import one_hot as words_one_hot

@@ -1,5 +1,5 @@
-"""Kernel parameters are declared once, in the WGSL (gpu/layout.py): every
-shipped kernel's ``Params`` has a host layout, the offsets follow WGSL's
+"""Kernel parameters are declared once (gpu/layout.py's Struct): every
+kernel's ``Params`` has a host layout, the one its WGSL declares, the offsets follow WGSL's
 rules, packing by name refuses what the struct lacks or does not fit, and
 no module of gpu/ outside the engines packs a Params by position."""
 
@@ -11,23 +11,32 @@ from pathlib import Path
 
 import pytest
 
-from onnxop_cli.gpu.layout import layout, pack_rows, parse, structs
+from onnxop_cli.gpu import nonzero
+from wgsl_text import parse, structs
 from onnxop_cli.gpu.render.scatter import CLAIM_PARAMS
 from onnxop_cli.gpu.render.scatter_slices import PARAMS as SLICE_PARAMS
-from onnxop_cli.gpu.shaders import shader_names, shader_source
+from onnxop_cli.gpu.shaders import shader_names
 
 GPU = Path(__file__).resolve().parents[2] / "src" / "onnxop_cli" / "gpu"
+HAND_WRITTEN = {nonzero.SHADER: nonzero}  # a hand-written body -> the module declaring what it reads (wgsl())
+
+
+def test_every_hand_written_body_is_in_a_kernel():
+    assert sorted(HAND_WRITTEN) == shader_names()
 
 
 @pytest.mark.parametrize("shader", shader_names())
 def test_every_kernel_params_has_a_layout(shader):
-    lay = layout(shader)
+    """The Params the host packs (the module's PARAMS) is the struct its kernel's WGSL declares."""
+    text = HAND_WRITTEN[shader].wgsl()
+    lay = parse(text, "Params", shader)
+    assert lay.fields == HAND_WRITTEN[shader].PARAMS.layout.fields
     assert lay.fields[0].offset == 0
     ends = [f.offset + f.size for f in lay.fields]
     assert all(f.offset % f.align == 0 for f in lay.fields)
     assert all(b.offset >= a for a, b in zip(ends, lay.fields[1:]))  # in order, no overlap
     assert lay.size >= ends[-1] and lay.size % max(f.align for f in lay.fields) == 0
-    assert "var<uniform> params: Params;" in shader_source(shader)
+    assert "var<uniform> params: Params;" in text
 
 
 @pytest.mark.parametrize("shader", shader_names())
@@ -35,9 +44,9 @@ def test_every_array_of_records_has_a_layout(shader):
     """A storage array of a shader's struct (``axes: array<Axis>``) is packed
     by that struct's layout (``pack_rows``): it parses, and its size is its
     stride in the array (a multiple of its alignment)."""
-    text = shader_source(shader)
+    text = HAND_WRITTEN[shader].wgsl()
     for name in set(re.findall(r"var<storage\b[^>]*>\s*\w+\s*:\s*array<(\w+)>", text)) & set(structs(text)):
-        lay = layout(shader, name)
+        lay = parse(text, name, shader)
         assert lay.size % lay.align == 0 and lay.size >= lay.fields[-1].offset + lay.fields[-1].size
 
 
@@ -58,7 +67,7 @@ def test_table_rows_are_read_through_their_accessors(shader):
     row only through accessors, each of a struct of four u32 words handed
     over lane by lane in order: the struct the host packs by name is the
     struct the kernel reads."""
-    text = shader_source(shader)
+    text = HAND_WRITTEN[shader].wgsl()
     code = re.sub(r"//.*", "", text)
     found = _ACCESSOR.findall(code)
     assert {struct_name for _, struct_name, _ in found} == TABLES.get(shader, set())
@@ -66,7 +75,8 @@ def test_table_rows_are_read_through_their_accessors(shader):
         return
     assert re.search(r"var<storage, read> axes: array<vec4<u32>>;", code), shader
     for _, struct_name, lanes in found:
-        lay = layout(shader, struct_name)
+        lay = parse(text, struct_name, shader)
+        assert lay.fields == getattr(HAND_WRITTEN[shader], struct_name.upper()).layout.fields
         assert lay.size == 16 and [f.scalar for f in lay.fields] == ["u32"] * 4
         assert [x.strip() for x in lanes.split(",")] == ["a.x", "a.y", "a.z", "a.w"], shader
     assert len(re.findall(r"axes\[", code)) == len(found), shader  # no row read any other way
@@ -93,9 +103,20 @@ def test_no_records_packed_by_position_in_gpu():
 
 def test_records_pack_row_by_row_by_name():
     rows = [{"size": 3, "stride": 1}, {"size": 5, "stride": -1}]
-    assert pack_rows("nonzero.wgsl", "Axis", rows) == struct.pack("<8I", 3, 1, 0, 0, 5, 0xFFFFFFFF, 0, 0)
+    assert nonzero.AXIS.layout.pack_rows(rows) == struct.pack("<8I", 3, 1, 0, 0, 5, 0xFFFFFFFF, 0, 0)
     with pytest.raises(KeyError, match="no field 'x'"):
-        pack_rows("nonzero.wgsl", "Axis", [{"size": 2, "x": 7}])
+        nonzero.AXIS.layout.pack_rows([{"size": 2, "x": 7}])
+
+
+def test_the_index_table_rows_are_the_structs_its_part_declares():
+    """gpu/index_table.py's rows (what the slice plans and the indexed gather pack) are the Axis and
+    Lookup lib/index_table.wgsl declares for every kernel that includes it."""
+    from onnxop_cli.gpu.index_table import TABLE_AXIS, TABLE_LOOKUP
+    from onnxop_cli.gpu.shaders import shader_source
+
+    text = shader_source("lib/index_table.wgsl")
+    assert parse(text, "Axis").fields == TABLE_AXIS.layout.fields
+    assert parse(text, "Lookup").fields == TABLE_LOOKUP.layout.fields
 
 
 def test_the_elementwise_axes_table_is_its_declared_struct():

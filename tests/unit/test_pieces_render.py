@@ -16,7 +16,7 @@ import struct
 import pytest
 
 from onnxop_cli.gpu import pieces as host, runs
-from onnxop_cli.gpu.layout import parse
+from wgsl_text import parse
 from onnxop_cli.gpu.render import piece_rows, pieces, reverse
 from onnxop_cli.gpu.render.pieces import General, Schedule
 

@@ -15,7 +15,7 @@ import re
 import pytest
 
 from onnxop_cli.gpu import choose, schedule_cases
-from onnxop_cli.gpu.layout import parse
+from wgsl_text import parse
 from onnxop_cli.gpu.render import rows, slices
 
 KERNELS = [*slices.KERNELS.values(), *rows.KERNELS.values()]

@@ -14,7 +14,7 @@ import re
 import pytest
 
 from onnxop_cli.gpu import gather, tiled
-from onnxop_cli.gpu.layout import parse
+from wgsl_text import parse
 from onnxop_cli.gpu.render import lines, strided, transpose, view
 
 ENTRY = re.compile(r"@compute\s+@workgroup_size\((\d+)\)\s*fn\s+(\w+)")

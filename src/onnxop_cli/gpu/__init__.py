@@ -2,7 +2,7 @@
 
 from .copy import copy_through_kernel
 from .gather import Access, gather_through_kernel
-from .device import BACKEND_CHOICES, get_gpu, init_instance, list_adapters, resolve_backend
+from .device import BACKEND_CHOICES, get_gpu, init_instance, list_adapters
 
 __all__ = [
     "BACKEND_CHOICES",
@@ -12,5 +12,4 @@ __all__ = [
     "get_gpu",
     "init_instance",
     "list_adapters",
-    "resolve_backend",
 ]

@@ -8,7 +8,7 @@ and dispatch grids, for every kernel (copy, gather) and for ``bench``.
 - One dispatch may not exceed ``max-compute-workgroups-per-dimension``
   workgroups in x or y: larger ones are folded into an (x, y) grid (``grid``).
 
-The flag values (buffer usage, map mode, shader stage) are WebGPU's, from
+The flag values (buffer usage, map mode) are WebGPU's, from
 engines/base.py, so no kernel imports an engine's package for them.
 """
 
@@ -19,13 +19,13 @@ import struct
 from typing import TYPE_CHECKING, Any, Iterable
 
 from ..errors import UsageError
-from .engines.base import BufferUsage, MapMode, ShaderStage
+from .engines.base import BufferUsage, MapMode
 
 if TYPE_CHECKING:
     from .device import Gpu
 
 __all__ = [
-    "BufferUsage", "COPY_ALIGN", "DEFAULT_CHUNK", "ENV_POISON", "MapMode", "ShaderStage", "WORD",
+    "BufferUsage", "COPY_ALIGN", "DEFAULT_CHUNK", "ENV_POISON", "MapMode", "WORD",
     "Owned", "binding_limit", "can_map", "destroy_all", "dispatch_limit", "env_poison", "grid", "reset_status",
     "read_through", "round_up", "write_mapped",
 ]

@@ -23,11 +23,8 @@ from typing import Any
 from ..errors import GpuError, NoAdapterError, UsageError
 from . import engines
 from .engines.base import BACKENDS
-from .pipelines import PipelineCache
 from .release import EngineLock
-from .faults import (  # noqa: F401 - DEFAULT_TIMEOUT, ENV_TIMEOUT: part of this module's surface
-    DEFAULT_TIMEOUT, ENV_TIMEOUT, _first_line, _log_capture, _quiet_wgpu_logger, gpu_errors, gpu_timeout,
-)
+from .faults import ENV_TIMEOUT, _first_line, _log_capture, _quiet_wgpu_logger, gpu_errors, gpu_timeout
 
 ENV_BACKEND = "ONNXOP_BACKEND"
 POLL_INTERVAL = 0.05  # seconds between looks at the device while waiting
@@ -79,11 +76,6 @@ def resolve(backend: str | None, engine: str | None = None) -> tuple[str, str]:
     return engines.resolve_engine(engine), spec
 
 
-def resolve_backend(backend: str | None) -> str:
-    """The backend to use: the argument, else $ONNXOP_BACKEND, else auto."""
-    return resolve(backend)[1]
-
-
 def gpu_key(engine: str, backend: str) -> str:
     """The one string naming an engine's backend: ``vulkan``, ``dawn-vulkan``."""
     return backend if engine == engines.DEFAULT else f"{engine}-{backend}"
@@ -96,34 +88,29 @@ def init_instance(backends: list[str] | tuple[str, ...]) -> None:
     Must come before any adapter is requested; a second call with the same
     backends is a no-op.
     """
-    with _opening:
-        _init_instance(backends)
-
-
-def _init_instance(backends: list[str] | tuple[str, ...]) -> None:
     global _instance_backends, _dawn_ready
     pairs = [resolve(b) for b in backends]
-    dawn = tuple(b for e, b in pairs if e == "dawn" and b != "auto")
-    if any(e == "dawn" for e, _ in pairs):
-        engines.load("dawn").init(dawn)
-        _dawn_ready = True
-    if any(e == "browser" for e, _ in pairs):
-        engines.load("browser").init(())
-    if all(e != "wgpu" for e, _ in pairs) and pairs:
-        return
-    wanted = tuple(sorted(b for e, b in pairs if e == "wgpu" and b != "auto"))
-    with _lock:
-        if _instance_backends is not None:
-            if wanted != _instance_backends:
-                raise GpuError(
-                    f"the WebGPU instance was created for {_describe(_instance_backends)}; "
-                    f"it cannot also serve {_describe(wanted)} in this process"
-                )
+    with _opening:
+        if any(e == "dawn" for e, _ in pairs):
+            engines.load("dawn").init(tuple(b for e, b in pairs if e == "dawn" and b != "auto"))
+            _dawn_ready = True
+        if any(e == "browser" for e, _ in pairs):
+            engines.load("browser").init(())
+        if all(e != "wgpu" for e, _ in pairs) and pairs:
             return
-        _runtime_dir()
-        engines.load("wgpu").init(wanted)
-        _quiet_wgpu_logger()
-        _instance_backends = wanted
+        wanted = tuple(sorted(b for e, b in pairs if e == "wgpu" and b != "auto"))
+        with _lock:
+            if _instance_backends is not None:
+                if wanted != _instance_backends:
+                    raise GpuError(
+                        f"the WebGPU instance was created for {_describe(_instance_backends)}; "
+                        f"it cannot also serve {_describe(wanted)} in this process"
+                    )
+                return
+            _runtime_dir()
+            engines.load("wgpu").init(wanted)
+            _quiet_wgpu_logger()
+            _instance_backends = wanted
 
 
 def _runtime_dir() -> None:
@@ -150,17 +137,11 @@ def _describe(backends: tuple[str, ...]) -> str:
 def get_gpu(backend: str | None = None, engine: str | None = None) -> Gpu:
     """The process's Gpu for ``backend`` on ``engine`` (see :func:`resolve`)."""
     engine, name = resolve(backend, engine)
-    key = gpu_key(engine, name)
-    with _lock:
-        gpu = _gpus.get(key)
-    if gpu is not None:
-        return gpu
-    with _opening:  # one thread opens it; the others wait and share it
-        with _lock:
-            gpu = _gpus.get(key)
-        if gpu is not None:
-            return gpu
-        return _open_gpu(engine, name, key)
+    gpu = opened(name, engine)
+    if gpu is None:
+        with _opening:  # one thread opens it; the others wait and share it
+            gpu = opened(name, engine) or _open_gpu(engine, name, gpu_key(engine, name))
+    return gpu
 
 
 def _open_gpu(engine: str, name: str, key: str) -> Gpu:
@@ -170,17 +151,14 @@ def _open_gpu(engine: str, name: str, key: str) -> Gpu:
     if engine != "wgpu":
         _runtime_dir()
         engines.load(engine).init(() if name == "auto" else (name,))
-        gpu = Gpu.open(name, engine)
-        with _lock:
-            return _gpus.setdefault(key, gpu)
-    if _instance_backends is None:
+    elif _instance_backends is None:
         init_instance([] if name == "auto" else [name])
     elif name != "auto" and _instance_backends and name not in _instance_backends:
         raise GpuError(
             f"backend {name!r} was not initialised in this process "
             f"(instance has {_describe(_instance_backends)})"
         )
-    gpu = Gpu.open(name)
+    gpu = Gpu.open(name, engine)
     with _lock:
         return _gpus.setdefault(key, gpu)
 
@@ -262,8 +240,8 @@ class AdapterInfo:
         return f"{self.name} ({self.backend}, {self.adapter_type}{on})"
 
 
-class Gpu(PipelineCache):
-    """One adapter, its device and queue, and the pipelines compiled on it (gpu/pipelines.py)."""
+class Gpu:
+    """One adapter, its device and queue, and the pipelines compiled on it (gpu/program.py)."""
 
     def __init__(self, backend: str, adapter: Any, device: Any, engine: str = engines.DEFAULT) -> None:
         self.backend = backend
@@ -275,7 +253,7 @@ class Gpu(PipelineCache):
         self.info = AdapterInfo.of(adapter, engine)
         self.limits = {k: int(v) for k, v in dict(device.limits).items() if isinstance(v, int)}
         self.features = frozenset(device.features)
-        self._pipelines: dict[str, Any] = {}
+        self._pipelines: dict[str, tuple[Any, Any]] = {}  # label -> (pipeline, bind group layout), program.py's
         self.cache: dict[Any, Any] = {}  # reusable resources (streaming buffers), see copy.py
         self.kernel_used: Any = None  # the Choice the last flat copy ran with
         self.schedule_choices: dict[str, Any] = {}  # choose's questions answered (measured, cached, only) for it
@@ -334,11 +312,11 @@ class Gpu(PipelineCache):
         """Context manager: WebGPU failures become a GpuError naming this adapter."""
         return gpu_errors(what, self.name)
 
-    def lost_reason(self) -> str:
-        """wgpu-native's message if it reported a lost device since this one
-        was created, else ''."""
+    def _check_lost(self, what: str) -> None:
+        """A GpuError with wgpu-native's message if it reported a lost device since this one was created."""
         lost = [m for m in _log_capture.messages[self._log_mark :] if "lost" in m.lower()]
-        return _first_line(lost[-1]) if lost else ""
+        if lost:
+            raise GpuError(f"WebGPU device lost while {what} on {self.name}: {_first_line(lost[-1])}")
 
     def wait(self, promise: Any, what: str) -> Any:
         """``promise.sync_wait()`` that cannot hang. wgpu-py waits for its poll
@@ -349,9 +327,7 @@ class Gpu(PipelineCache):
             limit = gpu_timeout()
             deadline = time.monotonic() + limit
             while not self.engine.settled(promise, POLL_INTERVAL):
-                lost = self.lost_reason()
-                if lost:
-                    raise GpuError(f"WebGPU device lost while {what} on {self.name}: {lost}")
+                self._check_lost(what)
                 if time.monotonic() >= deadline:
                     raise GpuError(
                         f"WebGPU {what} did not finish within {limit:g} s on {self.name}; the device "
@@ -361,7 +337,5 @@ class Gpu(PipelineCache):
             result = promise.sync_wait()
         # A map answered just as the device went: reading its range now would
         # make wgpu-native abort the process (it treats that error as fatal).
-        lost = self.lost_reason()
-        if lost:
-            raise GpuError(f"WebGPU device lost while {what} on {self.name}: {lost}")
+        self._check_lost(what)
         return result

@@ -14,11 +14,16 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
 from ..core.region import Access, Lookup
+from .layout import Struct
 
 if TYPE_CHECKING:
     from ..core.sources import ByteSource
 
 WRAP, RANGE, NONNEG = 0, 1, 2  # index check modes: -d .. d-1 wrapped; 0 .. d; 0 .. d-1
+# A table's rows as the kernels read them: per axis one Axis, then per lookup one Lookup (the structs
+# lib/index_table.wgsl declares, with what each field means; tests/unit/test_layout.py holds them equal).
+TABLE_AXIS = Struct("Axis", tuple((n, "u32") for n in ("dim", "dstride", "istride", "pad0")))
+TABLE_LOOKUP = Struct("Lookup", tuple((n, "u32") for n in ("stride", "ioff", "bound", "claim")))
 
 
 @dataclass(frozen=True)

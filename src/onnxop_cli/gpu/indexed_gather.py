@@ -11,9 +11,8 @@ from typing import Any
 
 from .device import Gpu
 from .engines.base import BufferUsage as U
-from .index_table import Check, Index, Table
+from .index_table import TABLE_AXIS, TABLE_LOOKUP, Check, Index, Table
 from .indexed_buffers import Buffers
-from .layout import rendered
 from .program import compiled, grid_x
 from .render.indexed import NO_BAD, PARAMS, gather
 
@@ -42,7 +41,6 @@ class Gather:
         reads and checks the raw indices itself; ``norm`` is then unused."""
         self.gpu, self.bufs, self.table, self.max_dim = gpu, bufs, table, max_dim
         render = gather(variant(table, fused[2] if fused else None))
-        code = render.wgsl()
         self.kernel = compiled(gpu, render)
         self.src, self.norm, self.fused = src, norm, fused
         if fused is None:
@@ -51,10 +49,10 @@ class Gather:
         else:
             self.raw, self.status, bounds = fused[0], fused[1], fused[3].bounds
         m = 0xFFFFFFFF  # strides as two's complement u32 words
-        blob = rendered(code, "Axis").pack_rows({"dim": d, "dstride": s & m, "istride": i & m}
-                                                for d, s, i in zip(table.shape, table.data.strides, table.index.strides))
-        blob += rendered(code, "Lookup").pack_rows({"stride": s & m, "ioff": o, "bound": bounds[t % len(bounds)],
-                                                    "claim": 0} for t, (s, o) in enumerate(table.lookups))
+        blob = TABLE_AXIS.layout.pack_rows({"dim": d, "dstride": s & m, "istride": i & m}
+                                           for d, s, i in zip(table.shape, table.data.strides, table.index.strides))
+        blob += TABLE_LOOKUP.layout.pack_rows({"stride": s & m, "ioff": o, "bound": bounds[t % len(bounds)],
+                                               "claim": 0} for t, (s, o) in enumerate(table.lookups))
         blob = blob or bytes(16)
         self.axes = bufs.new("axes", len(blob), U.STORAGE | U.COPY_DST)
         gpu.queue.write_buffer(self.axes, 0, blob)

@@ -22,7 +22,6 @@ from typing import Any
 from .buffers import binding_limit, dispatch_limit, grid
 from .device import Gpu
 from .engines.base import BufferUsage
-from .needs import needs_of
 from .program import Program
 from .render.copy import WORDS, Copy
 
@@ -35,7 +34,7 @@ class Kernel:
 
     def __init__(self, name: str, render: Copy) -> None:
         self.name, self.render, self.shader, self.wgsl = name, render, render.label, render.wgsl()
-        self.needs = needs_of(self.wgsl)
+        self.needs = render.needs
         self.features = self.needs.features
         self.word = render.schedule.nbytes
         self.per_group = render.schedule.wg * render.schedule.unroll  # words one workgroup copies

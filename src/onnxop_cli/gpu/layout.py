@@ -1,25 +1,18 @@
-"""Kernel parameters declared once: the WGSL struct is the declaration.
+"""Kernel parameters declared once, packed by name.
 
-A kernel's ``struct Params { words: u32, groups_x: u32, ..., base: vec2<u32> }``
-is read from its shader (after ``#include`` lines are resolved) and laid out
-by WGSL's rules for host-shareable structs (each member at the next multiple
-of its alignment; the struct's size a multiple of its largest alignment). The
-host packs by field name::
+A rendered kernel declares its ``Params`` (and the records of its tables) as a :class:`Struct`: its WGSL
+text (``wgsl()``) and its host layout (``layout``) come from the same (field, type) pairs, laid out by
+WGSL's rules for host-shareable structs (each member at the next multiple of its alignment; the struct's
+size a multiple of its largest alignment). The host packs by field name::
 
-    layout("nonzero.wgsl").pack(groups_x=gx, ...)
-
-and an array of a shader's records the same way, row by row
-(``pack_rows("nonzero.wgsl", "Axis", [{"size": d, "stride": s}, ...])``)
+    PARAMS.pack(groups=g, groups_x=gx)        AXIS.layout.pack_rows([{"dim": d, "stride": s}, ...])
 
 so the bytes cannot drift from the struct: a field the host does not name is
 an error (but ``pad*`` fields, which are zero), so is a name the struct lacks,
-and so is a value that does not fit. A generated kernel (gpu/render/elementwise.py)
-declares its struct in Python instead (``Struct``): the WGSL text is rendered
-from that declaration and read back here, so it is packed the same way. A ``u32`` takes 0 .. 2**32-1 or a
-negative int32 (two's complement: the kernels read signed strides from u32
-words); a ``vec2<u32>`` takes a 64-bit integer (low word first, negatives as
-two's complement) or two words; a ``vecN<u32>`` or an ``array<u32, N>`` takes
-N words. Layouts are cached per (shader, struct).
+and so is a value that does not fit (the tests read each kernel's WGSL back, tests/wgsl_text.py, and
+hold the declarations to it). A ``u32`` takes 0 .. 2**32-1 or a negative int32 (two's complement: the
+kernels read signed strides from u32 words); a ``vec2<u32>`` takes a 64-bit integer (low word first,
+negatives as two's complement) or two words; a ``vecN<u32>`` or an ``array<u32, N>`` takes N words.
 """
 
 from __future__ import annotations
@@ -27,11 +20,9 @@ from __future__ import annotations
 import re
 import struct
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
-from typing import Iterable, Sequence
+from functools import cached_property
+from typing import Iterable
 
-_STRUCT = re.compile(r"^struct\s+(\w+)\s*\{(.*?)^\}", re.MULTILINE | re.DOTALL)
-_MEMBER = re.compile(r"^\s*(\w+)\s*:\s*([\w<>, ]+?)\s*,?\s*(?://.*)?$")
 _SCALARS = {"u32": "I", "i32": "i", "f32": "f"}
 
 
@@ -40,8 +31,7 @@ class Field:
     name: str
     offset: int  # bytes from the struct's start
     scalar: str  # "u32", "i32" or "f32"
-    count: int  # scalars: 1 for a scalar, N for vecN or array<scalar, N>, 4N for array<vec4, N>
-    stride: int  # bytes from one scalar to the next
+    count: int  # scalars (4 bytes each, one after another): 1, N for vecN or array<scalar, N>, 4N for array<vec4, N>
     align: int
     size: int
     inner: "Layout | None" = None  # a member that is a struct of the same shader: given as a dict
@@ -79,9 +69,8 @@ class Layout:
                 continue
             words = _words(f, values[f.name], self)
             for k, w in enumerate(words):
-                struct.pack_into("<" + _SCALARS[f.scalar], out, f.offset + k * f.stride, w)
+                struct.pack_into("<" + _SCALARS[f.scalar], out, f.offset + 4 * k, w)
         return bytes(out)
-
 
     def pack_rows(self, rows: "Iterable[dict[str, object]]") -> bytes:
         """An ``array<Struct>``'s bytes: each row packed by name, one after another
@@ -117,79 +106,29 @@ def _words(f: Field, value: object, where: Layout) -> list:
     return items
 
 
-def _type(text: str) -> tuple[str, int, int, int, int]:
-    """(scalar, count, stride, align, size) of a WGSL member type."""
+def _type(text: str) -> tuple[str, int, int, int]:
+    """(scalar, count, align, size) of a WGSL member type."""
     text = text.replace(" ", "")
     if text in _SCALARS:
-        return text, 1, 4, 4, 4
+        return text, 1, 4, 4
     m = re.fullmatch(r"vec([234])<(u32|i32|f32)>", text)
     if m:
         n = int(m.group(1))
         align = 8 if n == 2 else 16
-        return m.group(2), n, 4, align, 4 * n
+        return m.group(2), n, align, 4 * n
     m = re.fullmatch(r"array<(u32|i32|f32|vec4<(?:u32|i32|f32)>),(\d+)u?>", text)
     if m:
         inner, n = m.group(1), int(m.group(2))
         if inner.startswith("vec4"):
-            return inner[5:8], 4 * n, 4, 16, 16 * n
-        return inner, n, 4, 4, 4 * n
+            return inner[5:8], 4 * n, 16, 16 * n
+        return inner, n, 4, 4 * n
     raise ValueError(f"member type {text!r} has no host layout here")
-
-
-def parse(source: str, struct_name: str, shader: str = "?") -> Layout:
-    """The layout of ``struct struct_name`` in WGSL ``source`` (its members
-    may be scalars, vectors, arrays of them, or structs of ``source``)."""
-    for m in _STRUCT.finditer(source):
-        if m.group(1) != struct_name:
-            continue
-        fields: list[Field] = []
-        offset = 0
-        largest = 4
-        for line in m.group(2).splitlines():
-            line = line.strip()
-            if not line or line.startswith("//"):
-                continue
-            mm = _MEMBER.match(line)
-            if mm is None:
-                raise ValueError(f"{shader}: cannot read the member line {line!r} of struct {struct_name}")
-            kind = mm.group(2).strip()
-            inner = parse(source, kind, shader) if kind in structs(source) else None
-            if inner is not None:
-                scalar, count, stride, align, size = "struct", 0, 0, inner.align, inner.size
-            else:
-                scalar, count, stride, align, size = _type(kind)
-            offset = -(-offset // align) * align
-            fields.append(Field(mm.group(1), offset, scalar, count, stride, align, size, inner))
-            offset += size
-            largest = max(largest, align)
-        return Layout(shader, struct_name, tuple(fields), -(-offset // largest) * largest, largest)
-    raise ValueError(f"{shader} has no struct {struct_name}")
-
-
-@lru_cache(maxsize=None)
-def layout(shader: str, struct_name: str = "Params") -> Layout:
-    """The layout of ``struct_name`` in ``shaders/<shader>`` (includes resolved)."""
-    from .shaders import shader_source
-
-    return parse(shader_source(shader), struct_name, shader)
-
-
-def pack(shader: str, **values: object) -> bytes:
-    """``layout(shader).pack(**values)``: a kernel's ``Params``."""
-    return layout(shader).pack(**values)
-
-
-def pack_rows(shader: str, struct_name: str, rows: Iterable[dict[str, object]]) -> bytes:
-    """``layout(shader, struct_name).pack_rows(rows)``: a kernel's array of
-    records (``var<storage, read> axes: array<Axis>``), each row by field name."""
-    return layout(shader, struct_name).pack_rows(rows)
 
 
 @dataclass(frozen=True)
 class Struct:
-    """A generated kernel's uniform struct, declared once: ``wgsl()`` is its
-    WGSL text, ``layout`` that text read back (``parse``), so the host packs
-    it by name as it packs a hand-written shader's."""
+    """A kernel's struct, declared once: ``wgsl()`` is its WGSL text and ``layout`` how the host packs it
+    by name, both from the same (field, type) pairs."""
 
     name: str
     fields: tuple[tuple[str, str], ...]  # (field name, WGSL type), in order
@@ -201,7 +140,21 @@ class Struct:
 
     @cached_property  # once per struct: every band's pack reads it
     def layout(self) -> Layout:
-        return _declared(self.wgsl(), self.name)
+        inner = {m.name: m.layout for m in self.members}
+        fields: list[Field] = []
+        offset = 0
+        largest = 4
+        for name, kind in self.fields:
+            sub = inner.get(kind)
+            if sub is not None:
+                scalar, count, align, size = "struct", 0, sub.align, sub.size
+            else:
+                scalar, count, align, size = _type(kind)
+            offset = -(-offset // align) * align
+            fields.append(Field(name, offset, scalar, count, align, size, sub))
+            offset += size
+            largest = max(largest, align)
+        return Layout(f"generated {self.name}", self.name, tuple(fields), -(-offset // largest) * largest, largest)
 
     @property
     def size(self) -> int:
@@ -209,19 +162,3 @@ class Struct:
 
     def pack(self, **values: object) -> bytes:
         return self.layout.pack(**values)
-
-
-@lru_cache(maxsize=None)
-def _declared(text: str, name: str) -> Layout:
-    return parse(text, name, f"generated {name}")
-
-
-def rendered(text: str, struct_name: str = "Params") -> Layout:
-    """The layout of ``struct_name`` in a rendered kernel's WGSL ``text``
-    (read once per text: a band's dispatch must not parse it again)."""
-    return _declared(text, struct_name)
-
-
-def structs(source: str) -> Sequence[str]:
-    """The names of the structs ``source`` declares."""
-    return [m.group(1) for m in _STRUCT.finditer(source)]

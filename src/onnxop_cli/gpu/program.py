@@ -1,15 +1,12 @@
 """One program path for every kernel: compile (cached), bind, dispatch.
 
-A :class:`Program` is a kernel and how its bindings are laid out: ``kinds``, one buffer binding type per
-binding in order (``"uniform+offset"``: a uniform with a dynamic offset), or
-none for the layout the shader implies (``layout="auto"``); ``sharing``: the
-explicit layout of another program, so one bind group serves both. ``code``:
-a rendered kernel's WGSL (gpu/render/elementwise.py), ``shader`` then its label.
+A :class:`Program` is a rendered kernel's WGSL (``code``, ``shader`` its label) and how its bindings are laid
+out: ``kinds``, one buffer binding type per binding in order (``"uniform+offset"``: a uniform with a dynamic
+offset), or ``sharing``: the layout of another program, so one bind group serves both.
 
-``program.on(gpu)`` is the :class:`Compiled` kernel, its pipeline compiled
-once per device (gpu/device.py's cache); ``bind`` makes a bind group of
-buffers or (buffer, offset, size) entries, and ``dispatch`` (a pass of its
-own) or ``record`` (into an open pass) runs ``groups`` workgroups, folded into
+``program.on(gpu)`` is the :class:`Compiled` kernel, its pipeline compiled once per device (kept in the
+Gpu's ``_pipelines`` by label); ``bind`` makes a bind group of buffers or (buffer, offset, size) entries, and
+``dispatch`` (a pass of its own) or ``record`` (into an open pass) runs ``groups`` workgroups, folded into
 an (x, y) grid at the dispatch limit (buffers.grid): a kernel's Params name
 the x extent (``grid_x``) so it can rebuild the flat group index.
 """
@@ -46,20 +43,30 @@ class Program:
 
     def __init__(self, shader: str, kinds: Sequence[str] | None = None, *,
                  code: str | None = None, sharing: Program | None = None) -> None:
-        self.shader, self.kinds = shader, tuple(kinds) if kinds else None
+        self.shader, self.kinds = shader, tuple(kinds or ())
         self.code, self.sharing = code, sharing
 
     def on(self, gpu: Gpu) -> Compiled:
-        """This program compiled for ``gpu`` (once: the device caches it)."""
+        """This program compiled for ``gpu`` (once: the device keeps it; WebGPU's failures a GpuError
+        naming the kernel and the adapter)."""
         if self.sharing is not None:
             layout = self.sharing.on(gpu).layout  # compiled first: its layout is the one shared
-            pipeline = gpu.pipeline_on_layout(self.shader, self.sharing.shader, self.code)
-        elif self.kinds is not None:
-            pipeline, layout = gpu.pipeline_with_layout(self.shader, entries(self.kinds), self.code)
+            key = f"{self.shader}:on:{self.sharing.shader}"
         else:
-            pipeline = gpu.pipeline(self.shader, self.code)
-            layout = pipeline.get_bind_group_layout(0)
-        return Compiled(gpu, pipeline, layout)
+            layout, key = None, f"{self.shader}:explicit"
+        found = gpu._pipelines.get(key)
+        if found is None:
+            device, label = gpu.device, self.shader
+            with gpu.errors(f"compiling {label}"):
+                if layout is None:
+                    layout = device.create_bind_group_layout(label=label, entries=entries(self.kinds))
+                module = device.create_shader_module(label=label, code=self.code)
+                found = gpu._pipelines[key] = (device.create_compute_pipeline(
+                    label=label,
+                    layout=device.create_pipeline_layout(label=label, bind_group_layouts=[layout]),
+                    compute={"module": module, "entry_point": "main"},
+                ), layout)
+        return Compiled(gpu, *found)
 
 
 def compiled(gpu: Gpu, kernel: Any, kinds: Sequence[str] | None = None) -> Compiled:

@@ -20,8 +20,7 @@ One entry point per shader (``main``). The kernels are rendered
 (gpu/render/); what is left here is written by hand where a generator would
 be worse (each file's header says why) and the parts the renderers include.
 ``shader_source`` is a file's text, its includes resolved, for the renderers
-and for the host's readers: the ``Params`` struct (gpu/layout.py), features
-(gpu/needs.py), plain constants (nonzero.py).
+and gpu/nonzero.py.
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
 """For ``info``: which adapters of which engines can run each kernel (what
-needs.py reads from the shaders, against what each adapter has)."""
+each kernel needs, gpu/render/frame.py, against what each adapter has)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from .needs import Needs
+from .render.frame import Needs
 
 
 def survey(backend: str, chosen: str = "wgpu") -> tuple[dict[str, list[Any]], list[tuple[Any, Needs, list[Any]]]]:
