@@ -26,7 +26,7 @@ compare-exchange on their word), then marked done and its claim cleared
 a list (``compact``); status[1]: an update is still pending (with reduction
 none, a second update of one element: the host refuses); status[2]: the next
 list's length. ``band`` (an output larger than one binding, a band at a
-time: gpu/scatter_bands.py) marks done every update whose target lies
+time: gpu/scatter_claims.py) marks done every update whose target lies
 outside [base, base + size) and rebases the others' targets, in ``next``.
 
 The arithmetic (``ARITH``): none (replace: every width, complex128 as four
