@@ -1,22 +1,15 @@
 """Scatters on the device: copy the data, then apply the updates in index
-order, in rounds (gpu/scatter_claims.py; the kernels: gpu/render/scatter.py).
+order (the kernels: gpu/render/scatter.py, gpu/render/scatter_slices.py).
 
     data ──(re-layout / swap: the indexed gather (gpu/render/indexed.py))──▶ out
     updates ──▶ upd;  indices ──the index check (gpu/render/indexed.py)──▶ norm ──offsets mode──▶ targets
-    round: claim (each target's earliest pending update) ▶ apply ▶ reset
+    the rounds (gpu/scatter_claims.py), or one kernel that applies every update (``_kernel``)
     out ──readback──▶ sink, once no update is pending
 
-Updates to distinct elements run in parallel; the k-th update of one
-element goes in round k, so the result is onnx.reference's (which loops in
-index order) on every run, with no atomics whose order matters. The cost is
-one round per update of the most-updated element (batched: a readback every
-1, 2, 4 .. 64 rounds). reduction none with a second round means two updates
-of one element: refused before the readback, so nothing is written.
-
-Two cases skip the rounds (``_kernel``): ScatterND with reduction none whose
-slices are whole words (``_by_slices``: a claim per index tuple, then a word
-copy), and ScatterElements with a reduction over enough lines (``_by_lines``:
-one invocation applies a line's updates in index order; only its updates can
+Two cases skip the rounds: ScatterND with reduction none whose slices are
+whole words (``_by_slices``: a claim per index tuple, then a word copy), and
+ScatterElements with a reduction over enough lines (``_by_lines``: one
+invocation applies a line's updates in index order; only its updates can
 name its elements).
 """
 

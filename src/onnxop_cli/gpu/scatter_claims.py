@@ -1,16 +1,18 @@
 """A scatter's updates applied in rounds, over the whole data or a band at
 a time, and the arithmetic every kernel that applies updates combines them
-with (gpu/render/scatter.py's ``ARITH``).
+with (gpu/render/scatter.py's ``ARITH``, the rounds' kernels there too).
 
     round: claim (each target's earliest pending update) ▶ apply ▶ reset
     compact: the updates still pending, for the next batch of rounds
 
-The k-th update of one element goes in round k, so the result is
-onnx.reference's (which loops in index order) on every run, with no atomics
-whose order matters (gpu/scatter.py chooses the rounds when neither the
-slice nor the line kernel takes the updates). ``Reduce`` says how updates
-combine; ``arithmetic`` names the kernels' variant for it and
-``apply_head`` the host's NaN facts they take.
+Updates to distinct elements run in parallel; the k-th update of one
+element goes in round k, so the result is onnx.reference's (which loops in
+index order) on every run, with no atomics whose order matters. The cost is
+one round per update of the most-updated element (batched: a readback every
+1, 2, 4 .. 64 rounds). reduction none with a second round means two updates
+of one element: refused before the readback, so nothing is written.
+``Reduce`` says how updates combine; ``arithmetic`` names the kernels'
+variant for it and ``apply_head`` the host's NaN facts they take.
 
 Data (or its claims, 4 bytes an element) larger than one storage binding
 is scattered a band at a time (``scatter_banded``):

@@ -42,9 +42,8 @@ smax smin, umax umin; badd bmul (bool: or, and; its max and min are umax umin);
 h* (float16) and bf* (bfloat16): add and mul in f32 (lib/f16_convert.wgsl;
 exact), max and min on their bits.
 
-Rendered, not hand-written (the rounds' apply was, with the arithmetic
-chosen per update at run time): the arithmetic is per variant, so the
-compiler sees one expression, never a switch on the element's class.
+Each arithmetic is a variant of its own, so the compiler sees one
+expression, never a switch on the element's class.
 """
 
 from __future__ import annotations
