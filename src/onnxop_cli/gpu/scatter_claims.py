@@ -173,15 +173,12 @@ def rounds(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, targets: Any, data: Data
         reset_status(gpu, status, 0)
         ls, nxt = lists[current], lists[1 - current]
         bound = [targets, claim, done, small, ls, status, nxt]
+        # a round: claim, apply, reset (none is one round: the apply kernel flags a second update); then compact
+        one = [(passes["claim"], bound), (k_apply, [targets, claim, done, apply_buf, upd, out, status, ls])]
+        steps = one * batch if none else [*one, (passes["reset"], bound)] * batch + [(passes["compact"], bound)]
         encoder = gpu.device.create_command_encoder()
-        for _ in range(batch):
-            passes["claim"].dispatch(encoder, groups, max_dim, passes["claim"].bind(bound))
-            k_apply.dispatch(encoder, groups, max_dim, k_apply.bind([targets, claim, done, apply_buf, upd, out,
-                                                                     status, ls]))
-            if not none:  # none is one round: the apply kernel flags a second update
-                passes["reset"].dispatch(encoder, groups, max_dim, passes["reset"].bind(bound))
-        if not none:
-            passes["compact"].dispatch(encoder, groups, max_dim, passes["compact"].bind(bound))
+        for kernel, resources in steps:
+            kernel.dispatch(encoder, groups, max_dim, kernel.bind(resources))
         gpu.queue.submit([encoder.finish()])
         _, pending, left = struct.unpack("<3I", read_small(gpu, bufs, status, 12))
         if not pending:
