@@ -18,8 +18,8 @@ Cases (float32, a square of --side; indices int64, random):
 - ReverseSequence: every batch entry reversed over a random length;
 - ScatterND, reduction none: a random permutation of the rows, every row written once;
 - with --old-kernels, GatherND, ScatterND and ScatterElements again on the kernels
-  they ran before the whole-slice ones (shaders/indexed_slices.wgsl,
-  scatter_slices.wgsl) and the line kernel (scatter_apply.wgsl's ``lines``);
+  they ran before the whole-slice ones (gpu/render/slices.py,
+  gpu/render/scatter_slices.py) and the line kernel (gpu/render/scatter.py's ``Lines``);
 - ScatterElements, add: one random index per update along axis 1 (duplicates: rounds);
 - with --before on an adapter that maps its buffers (gpu/indexed_buffers.py), every
   indexed case again staged (``mapped=False``: write_buffer and readback copies),

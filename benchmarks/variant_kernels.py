@@ -123,6 +123,11 @@ def variants() -> list[Variant]:
         def plan(*a, **k):
             return None
 
+    def no_scatter_kernel(kind: type):
+        """gpu/scatter.py's kernel choice refusing ``kind`` (the slices' plan, the lines): the rounds run."""
+        real = scatter._kernel
+        return patched((scatter, "_kernel", lambda *a, **k: None if isinstance(out := real(*a, **k), kind) else out))
+
     def transpose_cases(rng, mib):
         n = mib << 18
         side = int(n ** 0.5)
@@ -272,10 +277,10 @@ def variants() -> list[Variant]:
         Variant("slices whole/windowed", "indexed_gather.wgsl", lambda: patched((indexed, "slices", _NoSlices)),
                 lambda: Probe(slice_gathers, "run", lambda out, a: a[5].vec4()), slab_cases),
         Variant("the slices scatter (gpu/render/scatter_slices.py)", "the rounds (gpu/render/scatter.py)",
-                lambda: patched((scatter, "_cut", lambda *a, **k: None)),
+                lambda: no_scatter_kernel(scatter.slices.Slices),
                 lambda: Probe(scatter, "_by_slices", lambda out, a: True), scatter_nd_cases),
         Variant("the line scatter (gpu/render/scatter.py's Lines)", "the rounds (gpu/render/scatter.py)",
-                lambda: patched((scatter, "_line", lambda *a, **k: None)),
+                lambda: no_scatter_kernel(scatter._Lines),
                 lambda: Probe(scatter, "_by_lines", lambda out, a: True), scatter_lines_cases),
         Variant("the whole-word select (gpu/render/select.py)", "the general pieces kernel (the select piece)",
                 lambda: no_runner(owhere), lambda: Probe(elementwise, "run_select"), where_cases),

@@ -40,7 +40,7 @@ def spied(monkeypatch):
         def spy(*a, _real=real, _kernel=kernel, **k):
             if _kernel == "slices" and (a[10] if len(a) > 10 else k.get("raw")) is None:
                 _kernel = "slices checked first"  # indices.wgsl checked the indices, the plain apply ran
-            calls.append((_kernel, a[10] if _kernel == "lines" and len(a) > 10 else 0))
+            calls.append((_kernel, a[8].dlen if _kernel == "lines" else 0))
             return _real(*a, **k)
 
         monkeypatch.setattr(sc, name, spy)
@@ -91,9 +91,9 @@ def test_scatter_nd_matches_the_reference(gpu, rng, spied, monkeypatch, dtype):
     """Each structure on the chosen kernel, every other one also on the rounds,
     and every third whole-slice one with the indices checked first
     (indices.wgsl) and then the slice kernel's plain apply, as the host runs
-    it where the raw check cannot be folded in (``_folds``)."""
+    it where the raw check cannot be folded in (``_reads_raw``)."""
     tally = Tally()
-    folds = sc._folds
+    folds = sc._reads_raw
     for k, (shape, lead, m) in enumerate(nd_structures(rng, dtype)):
         x = random_array(rng, shape, dtype)
         i = distinct(rng, shape, lead, m)
@@ -103,7 +103,7 @@ def test_scatter_nd_matches_the_reference(gpu, rng, spied, monkeypatch, dtype):
         runs = [(True, True), (False, True)][:1 + (k % 2 or lead == (3000,))] + [(True, False)] * (whole and k % 3 == 0)
         for copy, fold in runs:
             label = f"case {k}: data {shape} {dtype}, indices {i.shape}, slice_copy {copy}, folded check {fold}"
-            monkeypatch.setattr(sc, "_folds", folds if fold else lambda *a, **kw: False)
+            monkeypatch.setattr(sc, "_reads_raw", folds if fold else lambda *a, **kw: False)
             del spied[:]
             assert scatter_nd(gpu, x, i, u, slice_copy=copy) == want, label
             meant = ("slices" if fold else "slices checked first") if whole and copy else "rounds"

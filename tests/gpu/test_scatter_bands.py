@@ -1,5 +1,5 @@
-"""Scatters into data larger than one binding (gpu/scatter_bands.py), the
-binding forced small here: the output a band at a time, byte for byte
+"""Scatters into data larger than one binding (gpu/scatter_claims.py's
+``scatter_banded``), the binding forced small here: the output a band at a time, byte for byte
 against onnx.reference on random bits and the same as the one-pass kernels;
 duplicate targets with reduction none refused before any band is written;
 a bad index refused first; narrow, big-endian and column-major data; the
@@ -17,7 +17,7 @@ from onnxop_cli.core.sources import MemoryBytes
 from onnxop_cli.errors import OpError
 from onnxop_cli.gpu import indexed as ix
 from onnxop_cli.gpu import scatter as sc
-from onnxop_cli.gpu import scatter_bands
+from onnxop_cli.gpu import scatter_claims
 from onnxop_cli.ops import indexing
 
 CAP = 1024  # bytes of a binding, forced: bands of 128-256 elements
@@ -53,13 +53,13 @@ def le(a: np.ndarray) -> bytes:
 def banded(monkeypatch):
     """The bands each banded scatter made (a list per call)."""
     calls: list[int] = []
-    real = scatter_bands.scatter_banded
+    real = sc.scatter_banded
 
     def counting(gpu, bufs, data, *a, **k):
-        calls.append(-(-data.size // scatter_bands.band_elements(data.bits, a[-3])))
+        calls.append(-(-data.size // scatter_claims.band_elements(data.bits, a[-1])))
         return real(gpu, bufs, data, *a, **k)
 
-    monkeypatch.setattr(scatter_bands, "scatter_banded", counting)
+    monkeypatch.setattr(sc, "scatter_banded", counting)
     return calls
 
 

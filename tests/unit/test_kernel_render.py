@@ -194,10 +194,14 @@ def test_labels_name_the_schedule(render, name, label):
 
 
 def test_the_scatter_parts_are_the_ones_their_kernels_include():
-    """gpu/render/scatter.py's LIBS (what tests/unit/test_shader_parts.py counts as used) is every part
-    some scatter kernel holds, and no other."""
+    """The parts gpu/render/scatter.py and scatter_slices.py name (what tests/unit/test_shader_parts.py
+    counts as used) are every part some scatter kernel holds, and no other."""
+    from pathlib import Path
+
+    from onnxop_cli.gpu.render import scatter_slices
     from onnxop_cli.gpu.shaders import part_names, shader_source
 
     texts = [k.wgsl() for k in scatter_kernels()]
     held = {p for p in part_names() if any(shader_source(p).strip() in t for t in texts)}
-    assert held == set(scatter.LIBS) | {"lib/bswap.wgsl"}  # bswap: in indices.checked_index()
+    named = set(re.findall(r'"(lib/\w+\.wgsl)"', "".join(Path(m.__file__).read_text() for m in (scatter, scatter_slices))))
+    assert held == named | {"lib/bswap.wgsl"}  # bswap: in indices.checked_index()

@@ -42,7 +42,7 @@ binding, and an output has fewer than 2^32 elements. A gather's data may be
 larger than a binding (it is bound a window at a time, every band one
 dispatch per window; on CPU adapters a large one streams,
 gpu/gather_windows.py), and so may its output: it goes in bands. So may a
-scatter's data: it is scattered a band at a time (gpu/scatter_bands.py).
+scatter's data: it is scattered a band at a time (gpu/scatter_claims.py).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The indexed gather (gpu/render/indexed.py) bound to one table (gpu/indexed.py's gathers, and
-the re-lay and target passes of gpu/scatter.py, gpu/scatter_bands.py): the
+the re-lay and target passes of gpu/scatter.py, gpu/scatter_claims.py): the
 kernel's variant for the table's case (``variant``), the rows of its table
 (lib/index_table.wgsl's Axis and Lookup) and its dispatch over a band of
 the output, one window of the source at a time.

@@ -1,17 +1,10 @@
 """Scatters on the device: copy the data, then apply the updates in index
-order, in rounds (gpu/scatter_claims.py; the kernels: gpu/render/scatter.py).
+order (the kernels: gpu/render/scatter.py, gpu/render/scatter_slices.py).
 
     data ──(re-layout / swap: the indexed gather (gpu/render/indexed.py))──▶ out
     updates ──▶ upd;  indices ──the index check (gpu/render/indexed.py)──▶ norm ──offsets mode──▶ targets
-    round: claim (each target's earliest pending update) ▶ apply ▶ reset
+    the rounds (gpu/scatter_claims.py), or one kernel that applies every update (``_kernel``)
     out ──readback──▶ sink, once no update is pending
-
-Updates to distinct elements run in parallel; the k-th update of one
-element goes in round k, so the result is onnx.reference's (which loops in
-index order) on every run, with no atomics whose order matters. The cost is
-one round per update of the most-updated element (batched: a readback every
-1, 2, 4 .. 64 rounds). reduction none with a second round means two updates
-of one element: refused before the readback, so nothing is written.
 
 Two cases skip the rounds: ScatterND with reduction none whose slices are
 whole words (``_by_slices``: a claim per index tuple, then a word copy), and
@@ -22,7 +15,9 @@ name its elements).
 
 from __future__ import annotations
 
+import math
 import struct
+from dataclasses import dataclass
 from typing import Any
 
 from ..errors import OpError
@@ -36,7 +31,7 @@ from .choose import answer
 from .program import compiled, grid_x
 from .render.scatter import LINE_PARAMS, Lines
 from .render.scatter_slices import PARAMS as SLICE_PARAMS, Slices
-from .scatter_claims import DUPLICATES, Reduce, apply_head, arithmetic, rounds
+from .scatter_claims import DUPLICATES, Reduce, apply_head, arithmetic, rounds, scatter_banded
 
 from . import slices
 
@@ -52,7 +47,6 @@ def scatter_indexed(
     sink: Sink,
     *,
     max_groups_per_dim: int | None = None,
-    max_rounds: int | None = None,
     slice_copy: bool = True,
     mapped: bool | None = None,
     fold: bool = True,
@@ -62,16 +56,15 @@ def scatter_indexed(
     shape is the updates') in index order; stream the result into ``sink``.
     reduction none with two updates on one element is an OpError, raised
     before anything reaches the sink. ``slice_copy`` False keeps a table that
-    qualifies off the whole-slice kernel (gpu/slices.py) and the line kernel
-    (``_line``): the rounds run. ``mapped``: as gather_indexed's (the data
-    read straight into the output buffer, which the sink reads where it
-    lies). ``fold`` (False: the separate check pass, for comparisons): the
-    slice and line kernels read the raw int64 indices and check them
-    themselves (``_folds``); a bad one found there discards the output
-    before it reaches the sink. Data (or its claims, 4 bytes an element)
-    past one binding (or ``binding_bytes``, which tests force small) is
-    scattered a band at a time (gpu/scatter_bands.py). Returns the bytes
-    written."""
+    qualifies off the whole-slice and line kernels (``_kernel``): the rounds
+    run. ``mapped``: as gather_indexed's (the data read straight into the
+    output buffer, which the sink reads where it lies). ``fold`` (False: the
+    separate check pass, for comparisons): the slice and line kernels read
+    the raw int64 indices and check them themselves (``_reads_raw``); a bad
+    one found there discards the output before it reaches the sink. Data (or
+    its claims, 4 bytes an element) past one binding (or ``binding_bytes``,
+    which tests force small) is scattered a band at a time
+    (gpu/scatter_claims.py's ``scatter_banded``). Returns the bytes written."""
     op = check.op if check else "scatter"
     check_data(gpu, data, op, whole=False)
     if updates.bits != data.bits:
@@ -90,8 +83,11 @@ def scatter_indexed(
     gpu.cache[LAST] = bufs.counts
     try:
         with gpu.errors(f"{op} on the device"):
-            folded = fold and not banded and data.size > 0 and n > 0 and _folds(gpu, index, check, table, data, reduce, slice_copy)
-            if folded:  # read and checked by the kernel that applies them: no check pass
+            # the kernel is chosen before the check only where it could read the raw indices itself
+            asked = fold and not banded and data.size > 0 and n > 0 and _reads_raw(gpu, index, check)
+            kernel = _kernel(gpu, table, data, reduce, index, check, slice_copy) if asked else None
+            raw = (index, check) if asked and _direct(kernel) else None
+            if raw:  # read and checked by the kernel that applies them: no check pass
                 norm = bufs.upload("indices", index.source, index.size * 8)
                 bufs.counts["folded checks"] += 1
             else:
@@ -100,15 +96,14 @@ def scatter_indexed(
             if data.size == 0:
                 return 0
             if banded:
-                from .scatter_bands import scatter_banded
-
-                return scatter_banded(gpu, bufs, data, updates, norm, table, reduce, op, max_dim, max_rounds,
-                                      sink, cap, _copy_in, rounds)
+                upd = _copy_in(gpu, bufs, updates, max_dim, output=False) if n else None
+                return scatter_banded(gpu, bufs, data, upd, norm, table, reduce, op, max_dim, sink, cap)
             out = _copy_in(gpu, bufs, data, max_dim)
             if n:
                 upd = _copy_in(gpu, bufs, updates, max_dim, output=False)
-                _apply(gpu, bufs, out, upd, norm, index, check, table, data, updates, reduce, op, max_dim,
-                       max_rounds, slice_copy, folded)
+                if not asked:
+                    kernel = _kernel(gpu, table, data, reduce, index, check, slice_copy)
+                _apply(gpu, bufs, out, upd, norm, table, data, updates, reduce, op, max_dim, kernel, raw)
             return to_sink(gpu, bufs, out, data.nbytes, sink)
     finally:
         gpu.cache[LAST] = bufs.counts  # this call's, not a schedule question's case run inside it (scatter_lines)
@@ -129,64 +124,88 @@ def _copy_in(gpu: Gpu, bufs: Buffers, data: Data, max_dim: int, output: bool = T
     return out
 
 
-def _cut(table: Table, data: Data, reduce: Reduce, check: Check | None, slice_copy: bool) -> slices.Slices | None:
-    """ScatterND's slice plan (reduction none, whole words), or None."""
-    return slices.plan(table, data.bits, check.bounds) if (
-        slice_copy and reduce.kind == "none" and check is not None) else None
+# Lines a line-per-invocation scatter needs (its parallelism), else the rounds run: LINES_AT_LEAST or
+# more always take the lines (256 was measured on lavapipe, Mesa 22.3), fewer than FEWEST_LINES the rounds
+# (one line is a 1-D scatter); between, choose.py's ``scatter_lines`` answers, measured per adapter on
+# SCATTER_LINES lines (gpu/schedule_cases.py).
+LINES_AT_LEAST, FEWEST_LINES = 256, 16
 
 
-def _direct_line(gpu: Gpu, table: Table, data: Data, reduce: Reduce, index: Index | None,
-                 slice_copy: bool) -> tuple[int, int] | None:
-    """The line of ScatterElements' line kernel when its updates have the
-    data's shape but for the axis (the lines read the indices themselves), or None."""
-    line = _line(gpu, table, reduce, data.bits) if slice_copy and index is not None else None
+@dataclass(frozen=True)
+class _Lines:
+    """ScatterElements' line kernel (``_by_lines``): ``line`` updates a line,
+    ``inner`` apart; ``dlen`` the data's axis length where the updates have
+    the data's shape but for the axis (the lines read the indices
+    themselves), else 0 (they read the targets, computed first)."""
+
+    line: int
+    inner: int
+    dlen: int
+
+
+def _kernel(gpu: Gpu, table: Table, data: Data, reduce: Reduce, index: Index | None, check: Check | None,
+            slice_copy: bool) -> slices.Slices | _Lines | None:
+    """The kernel that applies the updates without rounds, or None (the
+    rounds): ScatterND's whole slices (reduction none, slices of whole
+    words: gpu/slices.py's plan), or ScatterElements' lines (a reduction
+    over enough lines, its arithmetic on the device)."""
+    if not slice_copy:
+        return None
+    if reduce.kind == "none":
+        return slices.plan(table, data.bits, check.bounds) if check is not None else None
     axis = table.extra.get("line_axis")
-    if line is not None and index is not None and not index.fortran and all(
-            d == e for k, (d, e) in enumerate(zip(table.shape, data.shape)) if k != axis):
-        return line
-    return None
+    if index is None or axis is None or not table.size or arithmetic(reduce, data.bits) is None:
+        return None
+    line = table.shape[axis]
+    lines = table.size // line
+    if lines < FEWEST_LINES or (lines < LINES_AT_LEAST and answer(gpu, "scatter_lines") == "rounds"):
+        return None
+    direct = not index.fortran and all(d == e for k, (d, e) in enumerate(zip(table.shape, data.shape)) if k != axis)
+    return _Lines(line, math.prod(table.shape[axis + 1:]), data.shape[axis] if direct else 0)
 
 
-def _folds(gpu: Gpu, index: Index | None, check: Check | None, table: Table, data: Data, reduce: Reduce,
-           slice_copy: bool) -> bool:
-    """Whether the kernel that applies the updates reads and checks the raw
-    indices itself (the whole-slice scatter's raw steps, the line kernel's
-    ``lines_raw``): int64 indices within one binding, a wrap or non-negative
-    check, and a kernel that reads every index (every tuple is claimed,
-    every update is on a line)."""
-    if index is None or check is None or not index.wide or check.mode not in (WRAP, NONNEG):
-        return False
-    if not (0 < index.size < NO_BAD and index.size * 8 <= binding_limit(gpu)
-            and index.source.nbytes >= index.size * 8 and all(d < 1 << 32 for d in check.bounds)):
-        return False
-    return _cut(table, data, reduce, check, slice_copy) is not None or (
-        _direct_line(gpu, table, data, reduce, index, slice_copy) is not None)
+def _direct(kernel: slices.Slices | _Lines | None) -> bool:
+    """Whether ``kernel`` reads the indices (not targets computed first)."""
+    return isinstance(kernel, slices.Slices) or (kernel is not None and kernel.dlen > 0)
 
 
-def _apply(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, norm: Any, index: Index | None, check: Check | None,
-           table: Table, data: Data, updates: Data, reduce: Reduce, op: str, max_dim: int,
-           max_rounds: int | None, slice_copy: bool, folded: bool = False) -> None:
-    """The updates applied to ``out``: by whole slices, by lines, or in rounds.
-    ``folded``: ``norm`` holds the raw indices (``_folds``)."""
-    n = updates.size
-    cut = _cut(table, data, reduce, check, slice_copy)
-    raw = (index, check) if folded else None
-    if cut is not None:  # ScatterND's common case: whole slices of words, distinct targets
-        _by_slices(gpu, bufs, out, upd, norm, cut, data.nbytes // 4, updates.nbytes // 4, op, max_dim, raw)
+def _reads_raw(gpu: Gpu, index: Index | None, check: Check | None) -> bool:
+    """Whether a kernel that reads every index can read and check the raw
+    ones itself (the whole-slice scatter's raw steps, the line kernel's mode
+    2): int64 indices within one binding, a wrap or non-negative check."""
+    return (index is not None and check is not None and index.wide and check.mode in (WRAP, NONNEG)
+            and 0 < index.size < NO_BAD and index.size * 8 <= binding_limit(gpu)
+            and index.source.nbytes >= index.size * 8 and all(d < 1 << 32 for d in check.bounds))
+
+
+def _apply(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, norm: Any, table: Table, data: Data, updates: Data,
+           reduce: Reduce, op: str, max_dim: int, kernel: slices.Slices | _Lines | None,
+           raw: tuple[Index, Check] | None) -> None:
+    """The updates applied to ``out`` by ``kernel`` (``_kernel``), or in
+    rounds. ``raw`` (index, check): ``norm`` holds the raw indices, which
+    the kernel checks."""
+    if isinstance(kernel, slices.Slices):  # ScatterND's common case: whole slices of words, distinct targets
+        _by_slices(gpu, bufs, out, upd, norm, kernel, data.nbytes // 4, updates.nbytes // 4, op, max_dim, raw)
         return
-    line = _direct_line(gpu, table, data, reduce, index, slice_copy)
-    if line is not None:  # the data's shape but for the axis: the lines read the indices themselves
-        _by_lines(gpu, bufs, out, upd, norm, data, n, reduce, line, max_dim, data.shape[table.extra["line_axis"]],
-                  raw)
+    if _direct(kernel):  # the data's shape but for the axis: the lines read the indices themselves
+        _by_lines(gpu, bufs, out, upd, norm, updates.size, data.bits, reduce, kernel, max_dim, raw)
         return
-    assert not folded, "only the slice and line kernels check raw indices"
-    line = _line(gpu, table, reduce, data.bits) if slice_copy and index is not None else None
-    targets = bufs.new("targets", 4 * n, U.STORAGE | U.COPY_SRC)
-    Gather(gpu, bufs, out, norm, table, max_dim).run(targets, 0, n, 32, 0, offsets=True)
-    if line is not None:  # ScatterElements with a reduction: a line per invocation, in order
-        _by_lines(gpu, bufs, out, upd, targets, data, n, reduce, line, max_dim)
+    assert raw is None, "only the slice and line kernels check raw indices"
+    targets = bufs.new("targets", 4 * updates.size, U.STORAGE | U.COPY_SRC)
+    Gather(gpu, bufs, out, norm, table, max_dim).run(targets, 0, updates.size, 32, 0, offsets=True)
+    if kernel is not None:  # ScatterElements with a reduction: a line per invocation, in order
+        _by_lines(gpu, bufs, out, upd, targets, updates.size, data.bits, reduce, kernel, max_dim)
     else:
-        rounds(gpu, bufs, out, upd, targets, data, n, reduce, op, max_dim, max_rounds)
+        rounds(gpu, bufs, out, upd, targets, data, updates.size, reduce, op, max_dim)
+
+
+def _status(gpu: Gpu, bufs: Buffers, status: Any, raw: tuple[Index, Check] | None) -> int:
+    """status[1] once the kernel ran; BadIndex first where it checked the raw
+    indices (``raw``) and found one bad (the smallest position, in status[0])."""
+    bad, second = struct.unpack("<2I", read_small(gpu, bufs, status, 8))
+    if raw and bad != NO_BAD:
+        raise bad_index(raw[0], raw[1], bad)
+    return second
 
 
 def _by_slices(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, norm: Any, cut: slices.Slices, data_words: int,
@@ -215,39 +234,11 @@ def _by_slices(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, norm: Any, cut: slic
         program.dispatch(encoder, groups, max_dim, program.bind([upd, out, params, axes, norm, status, claims, starts,
                                                                    norm if raw else axes]))
         gpu.queue.submit([encoder.finish()])
-        if step == "claim":
-            bad, dup = struct.unpack("<2I", read_small(gpu, bufs, status, 8))
-            if raw and bad != NO_BAD:
-                raise bad_index(raw[0], raw[1], bad)
-            if dup:
-                raise OpError(f"{op}: {DUPLICATES}")
+        if step == "claim" and _status(gpu, bufs, status, raw):
+            raise OpError(f"{op}: {DUPLICATES}")
 
 
-# Lines a line-per-invocation scatter needs (its parallelism), else the rounds run: LINES_AT_LEAST or
-# more always take the lines (256 was measured on lavapipe, Mesa 22.3), fewer than FEWEST_LINES the rounds
-# (one line is a 1-D scatter); between, choose.py's ``scatter_lines`` answers, measured per adapter on
-# SCATTER_LINES lines (gpu/schedule_cases.py).
-LINES_AT_LEAST, FEWEST_LINES = 256, 16
-
-
-def _line(gpu: Gpu, table: Table, reduce: Reduce, bits: int) -> tuple[int, int] | None:
-    """(updates per line, their stride) where ScatterElements with a
-    reduction can apply each line of updates along its axis in one
-    invocation (``_by_lines``), or None."""
-    axis = table.extra.get("line_axis")
-    if reduce.kind == "none" or axis is None or not table.size or arithmetic(reduce, bits) is None:
-        return None
-    line = table.shape[axis]
-    lines = table.size // line
-    if lines < FEWEST_LINES or (lines < LINES_AT_LEAST and answer(gpu, "scatter_lines") == "rounds"):
-        return None
-    inner = 1
-    for d in table.shape[axis + 1:]:
-        inner *= d
-    return line, inner
-
-
-def _group(bits: int, line: tuple[int, int], dlen: int) -> int | None:
+def _group(bits: int, line: _Lines) -> int | None:
     """Lines an invocation takes so that it alone writes their words: 1 for
     32- and 64-bit elements, and for narrower ones whose lines are whole
     words (the axis last, its length ``dlen`` a multiple of a word's
@@ -258,37 +249,34 @@ def _group(bits: int, line: tuple[int, int], dlen: int) -> int | None:
     per = 32 // bits if bits < 32 else 1
     if per == 1:
         return 1
-    if not dlen:
+    if not line.dlen:
         return None
-    if line[1] == 1 and dlen % per == 0:
+    if line.inner == 1 and line.dlen % per == 0:
         return 1
-    return per if line[1] % per == 0 else None
+    return per if line.inner % per == 0 else None
 
 
-def _by_lines(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, targets: Any, data: Data, n: int, reduce: Reduce,
-              line: tuple[int, int], max_dim: int, dlen: int = 0, raw: tuple[Index, Check] | None = None) -> None:
-    """Every line of updates applied in index order by one invocation, a
-    group of adjacent lines (``_group``) an invocation (gpu/render/scatter.py's
-    ``Lines``: no rounds). ``dlen``: the data's axis length, and
-    ``targets`` the checked indices (the updates have the data's shape but
-    for the axis); ``raw`` (index, check): ``targets`` the raw int64
-    indices, checked by the lines themselves (BadIndex after the dispatch,
-    before anything is read back)."""
-    big, cmode = (int(raw[0].big), raw[1].mode) if raw else (0, 0)
+def _by_lines(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, targets: Any, n: int, bits: int, reduce: Reduce,
+              line: _Lines, max_dim: int, raw: tuple[Index, Check] | None = None) -> None:
+    """The ``n`` updates applied in index order, every line by one invocation,
+    a group of adjacent lines (``_group``) an invocation (gpu/render/scatter.py's
+    ``Lines``: no rounds). ``targets``: the checked indices where ``line.dlen``
+    is set, else the updates' data elements; ``raw`` (index, check): the raw
+    int64 indices, checked by the lines themselves (BadIndex after the
+    dispatch, before anything is read back)."""
     status = bufs.status()
-    group = _group(data.bits, line, dlen)
-    kernel = Lines(arithmetic(reduce, data.bits) or "", data.bits, shared=group is None)
-    invocations = n // line[0] // (group or 1)
+    group = _group(bits, line)
+    kernel = Lines(arithmetic(reduce, bits) or "", bits, shared=group is None)
+    invocations = n // line.line // (group or 1)
     groups = -(-invocations // kernel.WG)
     params = bufs.params("line params", LINE_PARAMS.pack(
-        count=invocations, groups_x=grid_x(groups, max_dim), mode=2 if raw else 1 if dlen else 0, line=line[0],
-        inner=line[1], dlen=dlen, iswap=big, cmode=cmode, group=group or 1, **apply_head(reduce, data.bits)))
+        count=invocations, groups_x=grid_x(groups, max_dim), mode=2 if raw else 1 if line.dlen else 0,
+        line=line.line, inner=line.inner, dlen=line.dlen, iswap=int(raw[0].big) if raw else 0,
+        cmode=raw[1].mode if raw else 0, group=group or 1, **apply_head(reduce, bits)))
     lines = compiled(gpu, kernel)
     bufs.counts["shared lines" if kernel.shared else "word lines"] = 1  # tests look
     encoder = gpu.device.create_command_encoder()
     lines.dispatch(encoder, groups, max_dim, lines.bind([targets, params, upd, out, status, targets]))
     gpu.queue.submit([encoder.finish()])
     if raw:
-        bad = struct.unpack("<I", read_small(gpu, bufs, status, 4))[0]
-        if bad != NO_BAD:
-            raise bad_index(raw[0], raw[1], bad)
+        _status(gpu, bufs, status, raw)

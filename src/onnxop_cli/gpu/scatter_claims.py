@@ -1,15 +1,34 @@
-"""A scatter's updates applied in rounds, and the arithmetic every kernel
-that applies updates combines them with (gpu/render/scatter.py's ``ARITH``).
+"""A scatter's updates applied in rounds, over the whole data or a band at
+a time, and the arithmetic every kernel that applies updates combines them
+with (gpu/render/scatter.py's ``ARITH``, the rounds' kernels there too).
 
     round: claim (each target's earliest pending update) ▶ apply ▶ reset
     compact: the updates still pending, for the next batch of rounds
 
-The k-th update of one element goes in round k, so the result is
-onnx.reference's (which loops in index order) on every run, with no atomics
-whose order matters (gpu/scatter.py chooses the rounds when neither the
-slice nor the line kernel takes the updates). ``Reduce`` says how updates
-combine; ``arithmetic`` names the kernels' variant for it and
-``apply_head`` the host's NaN facts they take.
+Updates to distinct elements run in parallel; the k-th update of one
+element goes in round k, so the result is onnx.reference's (which loops in
+index order) on every run, with no atomics whose order matters. The cost is
+one round per update of the most-updated element (batched: a readback every
+1, 2, 4 .. 64 rounds). reduction none with a second round means two updates
+of one element: refused before the readback, so nothing is written.
+``Reduce`` says how updates combine; ``arithmetic`` names the kernels'
+variant for it and ``apply_head`` the host's NaN facts they take.
+
+Data (or its claims, 4 bytes an element) larger than one storage binding
+is scattered a band at a time (``scatter_banded``):
+
+    updates ──▶ upd;  indices ──▶ norm ──offsets mode──▶ targets (into the whole data)
+    per band [b0, b0 + bn):  data band ──▶ out;  targets outside ──▶ done,
+                             the rest rebased (the rounds' band pass) ▶ the rounds ▶ sink
+
+Each target lies in one band, so a band's rounds are the whole scatter's
+restricted to it: the same updates in the same index order, the same bytes
+as one pass (the slice and line kernels, which address the whole data, are
+not used there). reduction none refuses two updates of one element before
+any band reaches the sink: a first sweep runs every band's one round
+(claims and apply into a scratch band) and only then are the bands made for
+real. The updates and their targets still fit one binding each (a one-line
+refusal otherwise, in gpu/scatter.py).
 """
 
 from __future__ import annotations
@@ -20,19 +39,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import OpError
+from . import gather_windows
 from .buffers import reset_status
 from .device import Gpu
-from .indexed import Buffers, Data, read_small, U
+from .indexed import Buffers, Data, Gather, Sink, Table, binding_limit, read_small, row_strides, to_sink, U
 from .program import compiled, grid_x
 from .render.scatter import APPLY_PARAMS, CLAIM_PARAMS, PASSES, Apply, Pass, widths
 
-REDUCTIONS = ("none", "add", "mul", "max", "min")
 DUPLICATES = "two updates write one element with reduction none (the result is undefined); use distinct indices or a reduction"
 
 
 @dataclass(frozen=True)
 class Reduce:
-    """How updates combine: ``kind`` one of REDUCTIONS; ``cls`` the arithmetic
+    """How updates combine: ``kind`` none, add, mul, max or min; ``cls`` the arithmetic
     class (0 unsigned, 1 signed, 2 IEEE float, 3 bool, 4 bfloat16: ops/indexed_plan.py);
     ``numpy`` np.maximum's NaN rule (ScatterND) or Python's max() (ScatterElements)."""
 
@@ -110,14 +129,13 @@ def apply_head(reduce: Reduce, bits: int) -> dict[str, int]:
 
 
 def rounds(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, targets: Any, data: Data, n: int,
-            reduce: Reduce, op: str, max_dim: int, max_rounds: int | None,
-            band: tuple[int, int] | None = None) -> None:
+           reduce: Reduce, op: str, max_dim: int, band: tuple[int, int] | None = None) -> None:
     """Apply the updates, round after round, until none is pending: batches
     of 1, 2, 4 .. 64 rounds, each over the updates the last one left (gathered
     by the compact pass), a readback of what is left after each.
     ``band`` (first data element, elements): ``out`` holds only that band of
     the data, and only the updates whose targets lie in it are applied
-    (the band pass marks the others done; gpu/scatter_bands.py)."""
+    (the band pass marks the others done; ``scatter_banded``)."""
     claim = bufs.new("claims", 4 * (data.size if band is None else band[1]), U.STORAGE | U.COPY_DST)
     done = bufs.new("done", 4 * (-(-n // 32)), U.STORAGE | U.COPY_DST)
     status = bufs.small("status")
@@ -146,7 +164,7 @@ def rounds(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, targets: Any, data: Data
     assert arith is not None, f"the op refuses reduction {reduce.kind} on {data.bits}-bit class {reduce.cls}"
     k_apply = compiled(gpu, Apply(arith, data.bits))  # on the passes' grid: one workgroup size
     count, direct, current = n, 1, 0
-    batch, total = 1, 0
+    batch = 1
     while True:
         groups = -(-count // wg)
         gx = grid_x(groups, max_dim)
@@ -155,23 +173,96 @@ def rounds(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, targets: Any, data: Data
         reset_status(gpu, status, 0)
         ls, nxt = lists[current], lists[1 - current]
         bound = [targets, claim, done, small, ls, status, nxt]
+        # a round: claim, apply, reset (none is one round: the apply kernel flags a second update); then compact
+        one = [(passes["claim"], bound), (k_apply, [targets, claim, done, apply_buf, upd, out, status, ls])]
+        steps = one * batch if none else [*one, (passes["reset"], bound)] * batch + [(passes["compact"], bound)]
         encoder = gpu.device.create_command_encoder()
-        for _ in range(batch):
-            passes["claim"].dispatch(encoder, groups, max_dim, passes["claim"].bind(bound))
-            k_apply.dispatch(encoder, groups, max_dim, k_apply.bind([targets, claim, done, apply_buf, upd, out,
-                                                                     status, ls]))
-            if not none:  # none is one round: the apply kernel flags a second update
-                passes["reset"].dispatch(encoder, groups, max_dim, passes["reset"].bind(bound))
-        if not none:
-            passes["compact"].dispatch(encoder, groups, max_dim, passes["compact"].bind(bound))
+        for kernel, resources in steps:
+            kernel.dispatch(encoder, groups, max_dim, kernel.bind(resources))
         gpu.queue.submit([encoder.finish()])
-        total += batch
         _, pending, left = struct.unpack("<3I", read_small(gpu, bufs, status, 12))
         if not pending:
             return
         if none:
             raise OpError(f"{op}: {DUPLICATES}")
-        if max_rounds is not None and total >= max_rounds:
-            raise OpError(f"{op}: more than {max_rounds} updates write one element")
         count, direct, current = left, 0, 1 - current
         batch = min(batch * 2, 64)
+
+
+def band_elements(bits: int, cap: int) -> int:
+    """Elements of a band: its data and its claims each within ``cap`` bytes, whole words."""
+    return max(128, min(cap * 8 // bits, cap // 4) // 128 * 128)
+
+
+class _Fill:
+    """A band of the data into a buffer, row-major and little-endian: read
+    straight from the source when it is so already, else re-laid (and
+    swapped) by the gather kernel from the data's windows."""
+
+    def __init__(self, gpu: Gpu, bufs: Buffers, data: Data, max_dim: int, band: int) -> None:
+        from .resident import DeviceBuffer
+
+        self.gpu, self.data = gpu, data
+        self.direct = not data.swap and data.row_major
+        self.on_device = isinstance(data.source, DeviceBuffer)  # a graph's intermediate: copied on the device
+        if self.on_device and self.direct:
+            return
+        if self.direct:
+            self.staging = bufs.new("upload", min(gather_windows.UPLOAD_STEP, band * data.bits // 8),
+                                    U.MAP_WRITE | U.COPY_SRC)
+            return
+        self.windows = gather_windows.plan(gpu, bufs, data.source, data.size, data.bits, binding_limit(gpu),
+                                           data.nbytes, band * data.bits // 8, stream=False)
+        ident = Table.over(data.shape, data.strides or row_strides(data.shape), (0,) * len(data.shape))
+        self.kernel = Gather(gpu, bufs, self.windows.first, bufs.new("norm", 16, U.STORAGE), ident, max_dim)
+
+    def __call__(self, out: Any, b0: int, bn: int) -> None:
+        d = self.data
+        if self.on_device and self.direct:
+            from .resident import device_copy
+
+            encoder = self.gpu.device.create_command_encoder()
+            device_copy(encoder, d.source, b0 * d.bits // 8, out, 0, (bn * d.bits + 7) // 8)
+            self.gpu.queue.submit([encoder.finish()])
+            return
+        if self.direct:
+            nbytes = (bn * d.bits + 7) // 8
+            gather_windows.write(self.gpu, out, gather_windows.Slice(d.source, b0 * d.bits // 8, nbytes), nbytes,
+                                 self.staging)
+            return
+        for w, (buf, w0, wn) in enumerate(self.windows.each()):
+            self.kernel.run(out, b0, bn, d.bits, d.swap,
+                            window=None if self.windows.single else (buf, w0, wn, w > 0))
+
+
+def scatter_banded(gpu: Gpu, bufs: Buffers, data: Data, upd: Any, norm: Any, table: Table, reduce: Reduce,
+                   op: str, max_dim: int, sink: Sink, cap: int) -> int:
+    """gpu/scatter.scatter_indexed's work, band by band (see the module), the
+    updates already in ``upd`` (None: there are none); returns the bytes written."""
+    n = table.size
+    band = band_elements(data.bits, cap)
+    bands = [(b0, min(band, data.size - b0)) for b0 in range(0, data.size, band)]
+    out = bufs.result("scatter band", (band * data.bits + 7) // 8)
+    fill = _Fill(gpu, bufs, data, max_dim, band)
+    targets = None
+    if n:
+        targets = bufs.new("targets", 4 * n, U.STORAGE | U.COPY_SRC)
+        Gather(gpu, bufs, upd, norm, table, max_dim).run(targets, 0, n, 32, 0, offsets=True)
+
+    def band_rounds(b: tuple[int, int]) -> None:
+        sub = bufs.child()  # a band's claims and lists, freed before the next band's
+        try:
+            rounds(gpu, sub, out, upd, targets, data, n, reduce, op, max_dim, band=b)
+        finally:
+            sub.release()
+
+    if n and reduce.kind == "none":  # two updates of one element: refused before any band is written
+        for b in bands:
+            band_rounds(b)
+    written = 0
+    for b0, bn in bands:
+        fill(out, b0, bn)
+        if n:
+            band_rounds((b0, bn))
+        written += to_sink(gpu, bufs, out, (bn * data.bits + 7) // 8, sink)
+    return written

@@ -26,7 +26,7 @@ compare-exchange on their word), then marked done and its claim cleared
 a list (``compact``); status[1]: an update is still pending (with reduction
 none, a second update of one element: the host refuses); status[2]: the next
 list's length. ``band`` (an output larger than one binding, a band at a
-time: gpu/scatter_bands.py) marks done every update whose target lies
+time: gpu/scatter_claims.py) marks done every update whose target lies
 outside [base, base + size) and rebases the others' targets, in ``next``.
 
 The arithmetic (``ARITH``): none (replace: every width, complex128 as four
@@ -42,9 +42,8 @@ smax smin, umax umin; badd bmul (bool: or, and; its max and min are umax umin);
 h* (float16) and bf* (bfloat16): add and mul in f32 (lib/f16_convert.wgsl;
 exact), max and min on their bits.
 
-Rendered, not hand-written (the rounds' apply was, with the arithmetic
-chosen per update at run time): the arithmetic is per variant, so the
-compiler sees one expression, never a switch on the element's class.
+Each arithmetic is a variant of its own, so the compiler sees one
+expression, never a switch on the element's class.
 """
 
 from __future__ import annotations
@@ -124,44 +123,23 @@ def _pick(name: str) -> str:
             "    return select(a, b, wins && !nan && !zeros);\n}\n")
 
 
-LIBS = ("lib/f32_reduce.wgsl", "lib/int64_ops.wgsl", "lib/f16_convert.wgsl", "lib/bswap.wgsl",
-        "lib/index_table.wgsl")  # the parts these kernels and scatter_slices.py's include
-
-
 def arithmetic(op: str, bits: int) -> list[str]:
     """The parts that define ``combine(a, b)`` for ``op`` on ``bits``-wide elements (none at 128 bits)."""
     if bits == 128:
         return []
     expr = ARITH[op][bits == 64]
     pick = next((p for p in ("npick64", "pick64", "npick", "pick") if p + "(" in expr), None)
-    libs = [lib for lib, used in (("f32_reduce", "f32_op" in expr), ("int64_ops", bits == 64 and op != "none"),
-                                  ("f16_convert", "half" in expr or "bfloat16" in expr)) if used]
+    libs = [lib for lib, used in (("lib/f32_reduce.wgsl", "f32_op" in expr),
+                                  ("lib/int64_ops.wgsl", bits == 64 and op != "none"),
+                                  ("lib/f16_convert.wgsl", "half" in expr or "bfloat16" in expr)) if used]
     word = "vec2<u32>" if bits == 64 else "u32"
-    return [*(shader_source(f"lib/{lib}.wgsl") for lib in libs),
+    return [*(shader_source(lib) for lib in libs),
             *([_KEYS[64 if pick.endswith("64") else 32], _pick(pick)] if pick else []),
             f"fn combine(a: {word}, b: {word}) -> {word} {{\n    return {expr};\n}}\n"]
 
 
 _UPDATE = "(updates[u >> lg] >> ((u & ((1u << lg) - 1u)) * BITS)) & m"
-_STORES = {  # update u combined into element t, by width and by how the data is bound
-    (128, "atomic"): "for (var q = 0u; q < 4u; q = q + 1u) {\n    atomicStore(&data[t * 4u + q], updates[u * 4u + q]);\n}\n",
-    (64, "plain"): """let w = 2u * t;
-let r = combine(vec2<u32>(data[w], data[w + 1u]), vec2<u32>(updates[2u * u], updates[2u * u + 1u]));
-data[w] = r.x;
-data[w + 1u] = r.y;
-""",
-    (64, "atomic"): """let w = 2u * t;
-let r = combine(vec2<u32>(atomicLoad(&data[w]), atomicLoad(&data[w + 1u])), vec2<u32>(updates[2u * u], updates[2u * u + 1u]));
-atomicStore(&data[w], r.x);
-atomicStore(&data[w + 1u], r.y);
-""",
-    (32, "plain"): "data[t] = combine(data[t], updates[u]);\n",
-    (32, "atomic"): "atomicStore(&data[t], combine(atomicLoad(&data[t]), updates[u]));\n",
-    (0, "plain"): """let old = data[w];
-let r = combine((old >> shift) & m, b) & m;
-data[w] = (old & ~(m << shift)) | (r << shift);
-""",
-    (0, "atomic"): """var old = atomicLoad(&data[w]);
+_CAS = """var old = atomicLoad(&data[w]);
 loop {
     let r = combine((old >> shift) & m, b) & m;
     let word = (old & ~(m << shift)) | (r << shift);
@@ -171,17 +149,32 @@ loop {
     }
     old = got.old_value;
 }
-""",
-}
+"""
 
 
-def apply_fn(bits: int, bound: str) -> str:
-    """``fn apply(u, t)``: update u combined into element t; ``bound`` "plain" or "atomic" (the data's binding)."""
-    narrow = bits < 32
-    body = _STORES[0 if narrow else bits, bound]
-    if narrow:
+def apply_fn(bits: int, atomic: bool) -> str:
+    """``fn apply(u, t)``: update u combined into element t, the data bound as
+    atomics (``atomic``) or plain words; a narrow element into its bits of its
+    word (by compare-exchange where atomic); a 128-bit one (none only)
+    replaced word by word."""
+    def load(at: str) -> str:
+        return f"atomicLoad(&data[{at}])" if atomic else f"data[{at}]"
+
+    def store(at: str, value: str) -> str:
+        return f"atomicStore(&data[{at}], {value});\n" if atomic else f"data[{at}] = {value};\n"
+
+    if bits == 128:
+        body = f"for (var q = 0u; q < 4u; q = q + 1u) {{\n    {store('t * 4u + q', 'updates[u * 4u + q]')}}}\n"
+    elif bits == 64:
+        body = (f"let w = 2u * t;\nlet r = combine(vec2<u32>({load('w')}, {load('w + 1u')}), "
+                f"vec2<u32>(updates[2u * u], updates[2u * u + 1u]));\n{store('w', 'r.x')}{store('w + 1u', 'r.y')}")
+    elif bits == 32:
+        body = store("t", f"combine({load('t')}, updates[u])")
+    else:
         body = ("let lg = 5u - countTrailingZeros(BITS);  // log2 of elements a word\nlet m = (1u << BITS) - 1u;\n"
-                f"let w = t >> lg;\nlet shift = (t & ((1u << lg) - 1u)) * BITS;\nlet b = {_UPDATE};\n{body}")
+                f"let w = t >> lg;\nlet shift = (t & ((1u << lg) - 1u)) * BITS;\nlet b = {_UPDATE};\n")
+        body += _CAS if atomic else ("let old = data[w];\nlet r = combine((old >> shift) & m, b) & m;\n"
+                                     + store("w", "(old & ~(m << shift)) | (r << shift)"))
     return f"// Update u combined into element t\nfn apply(u: u32, t: u32) {{\n{textwrap.indent(body, '    ')}}}\n"
 
 
@@ -274,7 +267,7 @@ class Lines(Scatter):
                 Binding(5, "raw", "read", "vec2<u32>"))  # mode 2: `targets` again, an index a load
 
     def parts(self) -> list[str]:
-        return [*arithmetic(self.op, self.bits), apply_fn(self.bits, "atomic" if self.shared else "plain"),
+        return [*arithmetic(self.op, self.bits), apply_fn(self.bits, self.shared),
                 *checked_index(), _TARGET]
 
     def main(self) -> str:
@@ -310,7 +303,7 @@ class Apply(Scatter):
         return f"scatter apply {self.op}{self.bits}[wg={self.WG}]"
 
     def parts(self) -> list[str]:
-        return [*arithmetic(self.op, self.bits), apply_fn(self.bits, "atomic")]
+        return [*arithmetic(self.op, self.bits), apply_fn(self.bits, True)]
 
     def main(self) -> str:
         # reduction none runs one round, without the reset pass: a loser means two updates of one element
