@@ -21,15 +21,13 @@ fallback to staging fails them); gpu/indexed.py leaves a call's counts in
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+from typing import Any, Callable
 
 from ..core.sources import ByteSource
 from .buffers import can_map, destroy_all, reset_status, round_up, write_mapped
 from .device import Gpu
 from .engines.base import BufferUsage as U
 from .engines.base import MapMode
-from .program import compiled, grid_x
-from .render.frame import Frame
 from .render.indexed import NO_BAD
 
 Sink = Callable[[memoryview], None]
@@ -193,40 +191,3 @@ def to_sink(gpu: Gpu, bufs: Buffers, buf: Any, nbytes: int, sink: Sink) -> int:
     bufs.counts["mapped reads" if read_view(gpu, bufs, buf, nbytes, sink) else "staged reads"] += 1
     return nbytes
 
-
-# ------------------------------------------------------------------ one kernel into a result
-
-
-def run_into_result(gpu: Gpu, bufs: Buffers, shader: Frame, key: str, *,
-                    src: Any, raw: Any,
-                    status: Any, nbytes: int, units: int, per: int, params: Callable[[int], bytes],
-                    blob: bytes | None = None, max_dim: int, poison: int | None,
-                    parts: Iterable[tuple[int, Any, Callable[[int], bytes]]] | None = None) -> Any:
-    """One dispatch of the rendered kernel ``shader`` (gpu/render/) writing ``nbytes`` into a new
-    result buffer of ``bufs``, returned (the caller reads ``status`` before
-    anything reaches a sink): bound as (src, dst, params, [axes,] raw,
-    status), ``units`` of work at its workgroup x ``per`` a workgroup,
-    ``params(gx)`` its uniform record, ``blob`` its axes buffer.
-    ``parts``: instead, one dispatch per (units, raw, params) it yields, each
-    part taken after the one before was submitted. ``bufs.counts[key]``
-    marks the kernel taken (tests look)."""
-    bufs.counts[key] = 1
-    dst = bufs.result("dst", nbytes + 16)
-    if poison is not None:
-        gpu.queue.write_buffer(dst, 0, bytes([poison]) * nbytes)
-    axes = None
-    if blob is not None:
-        axes = bufs.new(f"{key} axes", len(blob), U.STORAGE | U.COPY_DST)
-        gpu.queue.write_buffer(axes, 0, blob)
-    kernel = compiled(gpu, shader)  # its bindings and schedule are data
-    per_group = shader.schedule.wg * per
-    for n, part_raw, record_of in (parts if parts is not None else [(units, raw, params)]):
-        groups = -(-n // per_group)
-        record = record_of(grid_x(groups, max_dim))
-        uniform = bufs.new(f"{key} params", max(32, len(record)), U.UNIFORM | U.COPY_DST)
-        gpu.queue.write_buffer(uniform, 0, record)
-        bound = [src, dst, uniform] + ([axes] if axes else []) + [part_raw, status]
-        encoder = gpu.device.create_command_encoder()
-        kernel.dispatch(encoder, groups, max_dim, kernel.bind(bound))
-        gpu.queue.submit([encoder.finish()])
-    return dst

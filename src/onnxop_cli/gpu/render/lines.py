@@ -2,7 +2,7 @@
 schedule: out[line, j] = src[base(line) + index(j) * lstride], ``base``
 walking the leading output axes (``axes``), index(j) the index tensor's j-th
 entry: Gather along the last axis of 4- and 8-byte elements and Compress
-(gpu/gather_lines.py plans them: one little-endian window, the index axes
+(gpu/indexed_variants.py plans them: one little-endian window, the index axes
 the output's trailing ones before the slice, row-major). Each invocation
 writes WORDS words as vec4 stores (a storage access is a loop over the lanes
 on Mesa's CPU drivers, so a vec4 costs about what a scalar does); where its
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from ..layout import Struct
 from .frame import Binding, Frame
-from .indices import AXIS, REPORT, axes  # noqa: F401 - AXIS: gpu/gather_lines.py packs the axes by it
+from .indices import REPORT, axes
 from .schedule import Words, head
 from .view import BSWAP4
 

@@ -3,14 +3,14 @@ data offsets found by one table walk and then by adds, whole vec4 stores.
 One generator (``_runs``) emits both kernels at both widths (``words``: 1
 or 2 words an element or slice):
 
-``NdRows`` (GatherND, gpu/nd_rows.py checks the table: two lookups at tuple
+``NdRows`` (GatherND, gpu/indexed_variants.py checks the table: two lookups at tuple
     offsets 0 and 1, leading index strides even, slices of 1-2 words)
     each tuple one vec4 load, ``params.run`` slices an invocation (``RUNS``,
     gpu/choose.py's ``nd_run`` picks), slices [first, count) a dispatch, ``raw``
     its tuples from int64 ``ibase`` on. Along a row, eight tuples are read and
     checked before their eight data words, so the random data loads follow
     one another (1.14x reading each tuple just before its word, Mesa 22.3).
-``ElementsRows`` (GatherElements, gpu/elements_rows.py)
+``ElementsRows`` (GatherElements, gpu/indexed_variants.py)
     row-major int64 indices (element e reads index e), 32- or 64-bit
     little-endian data in one binding: RUN elements an invocation.
 
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from ..layout import Struct
 from ..shaders import shader_source
 from .frame import Binding, Frame
-from .indices import AXIS, REPORT, axes, row  # noqa: F401 - AXIS: gpu/elements_rows.py packs the axes by it
+from .indices import REPORT, axes, row
 from .schedule import Units
 
 RUNS = {"short": 16, "long": 64}  # GatherND's slices per invocation (params.run): gpu/choose.py's nd_run
