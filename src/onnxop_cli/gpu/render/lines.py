@@ -28,7 +28,6 @@ from .schedule import Words, head
 from .view import BSWAP4
 
 I32, I64 = 1, 2  # the raw indices' kinds
-KINDS = ("read-only-storage", "storage", "uniform", "read-only-storage", "read-only-storage", "storage")
 PARAMS = Struct("Params", (
     ("words", "u32"),     # output words in this band
     ("groups_x", "u32"),  # workgroups per row of the dispatch grid
@@ -56,7 +55,6 @@ class Lines(Frame):
     bindings = (Binding(0, "src", "read", "u32"), Binding(1, "dst", "read_write", "vec4<u32>"), Binding(2),
                 Binding(3, "axes", "read", "vec4<u32>"), Binding(4, "raw", "read", "vec4<u32>"),
                 Binding(5, "status", "read_write", "atomic<u32>"))
-    kinds = KINDS
 
     @property
     def label(self) -> str:  # type: ignore[override]
