@@ -46,12 +46,11 @@ from .device import Gpu
 from .engines.base import BufferUsage as U
 from . import gather_windows, slices
 from . import indexed_variants as iv
-from .indexed_buffers import Buffers, Slice, read_small, read_to_host, to_sink  # noqa: F401 - also imported from here
+from .indexed_buffers import Buffers, Slice, launch, read_small, read_to_host, to_sink  # noqa: F401 - also imported from here
 from .choose import answer
-from .program import compiled, grid_x
 from .index_table import NONNEG, RANGE, WRAP, Check, Index, Table, row_strides  # noqa: F401 - also imported from here
 from .indexed_gather import NO_BAD, Gather, variant  # noqa: F401 - also imported from here
-from .render.indexed import CHECK_PARAMS, Check as CheckKernel
+from .render.indexed import Check as CheckKernel
 
 Sink = Callable[[memoryview], None]
 LAST = "indexed-last"  # gpu.cache key: the last call's transfer counts (indexed_buffers.KEYS)
@@ -123,7 +122,6 @@ def check_indices(gpu: Gpu, bufs: Buffers, index: Index, check: Check, max_dim: 
     bounds = bufs.new("bounds", 4 * len(check.bounds), U.STORAGE | U.COPY_DST)
     gpu.queue.write_buffer(bounds, 0, struct.pack(f"<{len(check.bounds)}I", *check.bounds))
     render = CheckKernel()
-    kernel = compiled(gpu, render)
     wg = render.schedule.wg
     chunk = max(wg, (binding_limit(gpu) // width) // wg * wg)
     for first in range(0, count, chunk):
@@ -132,15 +130,9 @@ def check_indices(gpu: Gpu, bufs: Buffers, index: Index, check: Check, max_dim: 
         try:
             piece = Slice(index.source, first * width, n * width)
             buf = raw.upload("indices", piece, n * width)
-            groups = -(-n // wg)
-            params = raw.params("index params", CHECK_PARAMS.pack(
-                count=n, wide=int(index.wide), groups_x=grid_x(groups, max_dim),
-                period=len(check.bounds), mode=check.mode, first=first, swap=int(index.big),
-                inner=max(1, check.inner),
-            ))
-            encoder = gpu.device.create_command_encoder()
-            kernel.dispatch(encoder, groups, max_dim, kernel.bind([buf, norm, status, params, bounds]))
-            gpu.queue.submit([encoder.finish()])
+            launch(raw, render, n, 1, max_dim, "index params", dict(
+                count=n, wide=int(index.wide), period=len(check.bounds), mode=check.mode, first=first,
+                swap=int(index.big), inner=max(1, check.inner)), [buf, norm, status, None, bounds])
         finally:
             raw.release()
     bufs.counts["check passes"] += 1

@@ -28,6 +28,7 @@ from .buffers import can_map, destroy_all, reset_status, round_up, write_mapped
 from .device import Gpu
 from .engines.base import BufferUsage as U
 from .engines.base import MapMode
+from .program import compiled, grid_x
 from .render.indexed import NO_BAD
 
 Sink = Callable[[memoryview], None]
@@ -191,3 +192,15 @@ def to_sink(gpu: Gpu, bufs: Buffers, buf: Any, nbytes: int, sink: Sink) -> int:
     bufs.counts["mapped reads" if read_view(gpu, bufs, buf, nbytes, sink) else "staged reads"] += 1
     return nbytes
 
+
+def launch(bufs: Buffers, render: Any, units: int, per: int, max_dim: int, label: str, fields: dict,
+           resources: list[Any]) -> None:
+    """One dispatch of the rendered kernel ``render`` (gpu/render/) over ``units`` of work, ``per`` an
+    invocation: its Params (``fields`` and the grid's ``groups_x``) in a uniform buffer of ``bufs``
+    named ``label``, bound where ``resources`` holds None."""
+    kernel = compiled(bufs.gpu, render)  # once: the device caches it by label
+    groups = -(-units // (render.schedule.wg * per))
+    params = bufs.params(label, render.PARAMS.pack(groups_x=grid_x(groups, max_dim), **fields))
+    encoder = bufs.gpu.device.create_command_encoder()
+    kernel.dispatch(encoder, groups, max_dim, kernel.bind([params if r is None else r for r in resources]))
+    bufs.gpu.queue.submit([encoder.finish()])

@@ -12,10 +12,9 @@ from typing import Any
 from .device import Gpu
 from .engines.base import BufferUsage as U
 from .index_table import Check, Index, Table
-from .indexed_buffers import Buffers
+from .indexed_buffers import Buffers, launch
 from .layout import rendered
-from .program import compiled, grid_x
-from .render.indexed import NO_BAD, PARAMS, gather
+from .render.indexed import NO_BAD, gather
 
 
 def variant(table: Table, raw: Index | None = None) -> str:
@@ -41,9 +40,8 @@ class Gather:
         """``fused`` (raw index buffer, status buffer, index, check): the kernel
         reads and checks the raw indices itself; ``norm`` is then unused."""
         self.gpu, self.bufs, self.table, self.max_dim = gpu, bufs, table, max_dim
-        render = gather(variant(table, fused[2] if fused else None))
+        self.render = render = gather(variant(table, fused[2] if fused else None))
         code = render.wgsl()
-        self.kernel = compiled(gpu, render)
         self.src, self.norm, self.fused = src, norm, fused
         if fused is None:
             self.raw, self.status, bounds = bufs.new("no raw indices", 16, U.STORAGE), bufs.new(
@@ -58,7 +56,6 @@ class Gather:
         blob = blob or bytes(16)
         self.axes = bufs.new("axes", len(blob), U.STORAGE | U.COPY_DST)
         gpu.queue.write_buffer(self.axes, 0, blob)
-        self.words_per_group = render.schedule.per_group
 
     def run(self, dst: Any, e0: int, count: int, bits: int, swap: int, offsets: bool = False,
             window: tuple[Any, int, int, bool] | None = None) -> None:
@@ -69,15 +66,9 @@ class Gather:
         src, win0, wcount, rmw = window or (self.src, 0, NO_BAD, False)
         words = 0 if count == 0 else (count if offsets else (count * bits + 31) // 32)
         iswap, cmode, bound = (int(f[2].big), f[3].mode, f[3].bounds[0]) if f else (0, 0, 0)
-        groups = -(-words // self.words_per_group)
-        params = self.bufs.params("gather params", PARAMS.pack(
-            words=words, groups_x=grid_x(groups, self.max_dim), e0=e0, band=count,
-            bits=32 if offsets else bits, swap=swap, rank=len(t.shape), nlook=len(t.lookups), mode=t.mode,
-            rev_axis=t.time_axis if t.mode in (1, 2) else NO_BAD, rev_stride=t.time_stride & 0xFFFFFFFF,
-            modulus=max(1, t.modulus), offsets=int(offsets), win0=win0, wcount=wcount, rmw=int(rmw),
-            iswap=iswap, cmode=cmode, bound=bound,
-        ))
-        group = self.kernel.bind([src, self.norm, dst, params, self.axes, self.raw, self.status])
-        encoder = self.gpu.device.create_command_encoder()
-        self.kernel.dispatch(encoder, groups, self.max_dim, group)
-        self.gpu.queue.submit([encoder.finish()])
+        launch(self.bufs, self.render, words, self.render.schedule.words, self.max_dim, "gather params", dict(
+            words=words, e0=e0, band=count, bits=32 if offsets else bits, swap=swap, rank=len(t.shape),
+            nlook=len(t.lookups), mode=t.mode, rev_axis=t.time_axis if t.mode in (1, 2) else NO_BAD,
+            rev_stride=t.time_stride & 0xFFFFFFFF, modulus=max(1, t.modulus), offsets=int(offsets), win0=win0,
+            wcount=wcount, rmw=int(rmw), iswap=iswap, cmode=cmode, bound=bound,
+        ), [src, self.norm, dst, None, self.axes, self.raw, self.status])

@@ -48,12 +48,11 @@ from typing import Any, Callable, Iterator
 from .choose import answer
 from .engines.base import BufferUsage as U
 from .index_table import WRAP, Check, Table, row_strides
-from .indexed_buffers import Buffers, Slice
-from .program import compiled, grid_x
+from .indexed_buffers import Buffers, Slice, launch
 from . import gather_windows, slices
 from .render.frame import Frame
 from .render.indices import AXIS
-from .render.lines import I32, I64, LINES, PARAMS as LINES_PARAMS
+from .render.lines import I32, I64, LINES
 from .render.reverse import REVERSE
 from .render.rows import KERNELS as ROWS, RUNS
 from .render.slices import KERNELS as SLICES
@@ -120,12 +119,6 @@ def _indices(bufs: Buffers, fused: tuple[Any, Any, Any, Any] | None, norm: Any) 
     return fused if fused is not None else (norm, bufs.new("no status", 16, U.STORAGE), None, None)
 
 
-def _submit(gpu: Any, kernel: Any, groups: int, max_dim: int, bound: list[Any]) -> None:
-    encoder = gpu.device.create_command_encoder()
-    kernel.dispatch(encoder, groups, max_dim, kernel.bind(bound))
-    gpu.queue.submit([encoder.finish()])
-
-
 def run_lines(gpu: Any, bufs: Buffers, windows: gather_windows.Windows, fused: tuple[Any, Any, Any, Any] | None,
               norm: Any, plan: Lines, count: int, bits: int, band: int, sink: Sink, max_dim: int,
               poison: int | None, checked: Callable[[], None] | None) -> int:
@@ -138,18 +131,14 @@ def run_lines(gpu: Any, bufs: Buffers, windows: gather_windows.Windows, fused: t
     gpu.queue.write_buffer(axes, 0, plan.blob)
     raw, status, index, check = _indices(bufs, fused, norm)
     render = LINES[plan.width, I64 if index and index.wide else I32]
-    kernel = compiled(gpu, render)
-    per = render.schedule.per_group
 
     def fill(dst: Any, e0: int, n: int, window: Any) -> None:
         assert window is None, "the lines kernel runs on one window"
         words = n * bits // 32
-        groups = -(-words // per)
-        params = bufs.params("lines params", LINES_PARAMS.pack(
-            words=words, groups_x=grid_x(groups, max_dim), u0=e0 * bits // (32 * plan.width), m=plan.m,
-            outer=plan.outer, lstride=plan.lstride, iswap=int(bool(index and index.big)),
-            cmode=check.mode if check else WRAP, bound=plan.bound))
-        _submit(gpu, kernel, groups, max_dim, [windows.first, dst, params, axes, raw, status])
+        launch(bufs, render, words, render.schedule.words, max_dim, "lines params", dict(
+            words=words, u0=e0 * bits // (32 * plan.width), m=plan.m, outer=plan.outer, lstride=plan.lstride,
+            iswap=int(bool(index and index.big)), cmode=check.mode if check else WRAP, bound=plan.bound),
+            [windows.first, dst, None, axes, raw, status])
 
     return gather_windows.run_bands(gpu, bufs, windows, fill, count, bits, band, sink, poison, checked)
 
@@ -179,13 +168,10 @@ def run_slabs(gpu: Any, bufs: Buffers, windows: gather_windows.Windows, fused: t
         kernel = SLICES[variant]
         if variant == "windowed":
             bufs.counts["windowed slab runs"] = bufs.counts.get("windowed slab runs", 0) + 1
-        groups = -(-vectors // (kernel.schedule.wg * per))
-        params = bufs.params("slab params", kernel.PARAMS.pack(
-            words=vectors, groups_x=grid_x(groups, max_dim), width=cut.width // 4, outer=cut.outer,
-            nlook=len(cut.blob) // 16 - cut.outer, iswap=int(bool(index and index.big)),
-            cmode=check.mode if check else 0, normed=int(fused is None), first=first, win0=w0, wend=wend,
-            chunk=per))
-        _submit(gpu, compiled(gpu, kernel), groups, max_dim, [source, dst, params, axes, raw, status])
+        launch(bufs, kernel, vectors, per, max_dim, "slab params", dict(
+            words=vectors, width=cut.width // 4, outer=cut.outer, nlook=len(cut.blob) // 16 - cut.outer,
+            iswap=int(bool(index and index.big)), cmode=check.mode if check else 0, normed=int(fused is None),
+            first=first, win0=w0, wend=wend, chunk=per), [source, dst, None, axes, raw, status])
 
     return gather_windows.run_bands(gpu, bufs, windows, fill, count, bits, band, sink, poison, checked)
 
@@ -297,11 +283,9 @@ def dispatch(gpu: Any, bufs: Buffers, d: Dispatch, src: Any, raw: Any, status: A
     if d.blob is not None:
         axes = bufs.new(f"{d.key} axes", len(d.blob), U.STORAGE | U.COPY_DST)
         gpu.queue.write_buffer(axes, 0, d.blob)
-    kernel = compiled(gpu, d.kernel)  # its bindings and schedule are data
     for n, part_raw, record in parts:  # each part taken after the one before was submitted
-        groups = -(-n // (d.kernel.schedule.wg * per))
-        uniform = bufs.params(f"{d.key} params", d.kernel.PARAMS.pack(groups_x=grid_x(groups, max_dim), **record))
-        _submit(gpu, kernel, groups, max_dim, [src, dst, uniform] + ([axes] if axes else []) + [part_raw, status])
+        launch(bufs, d.kernel, n, per, max_dim, f"{d.key} params", record,
+               [src, dst, None] + ([axes] if axes else []) + [part_raw, status])
     return dst
 
 
