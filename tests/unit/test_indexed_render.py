@@ -15,7 +15,7 @@ import pytest
 from onnxop_cli.gpu.index_table import Index, Table
 from onnxop_cli.gpu.indexed_gather import variant
 from onnxop_cli.gpu.layout import parse, rendered
-from onnxop_cli.gpu.render import indexed
+from onnxop_cli.gpu.render import indexed, indices
 from onnxop_cli.gpu.render.schedule import Words
 
 ENTRY = re.compile(r"@compute\s+@workgroup_size\((\d+)\)\s*fn\s+(\w+)")
@@ -53,9 +53,12 @@ def test_the_gather_params_and_table_rows_pack_by_name():
     raw = indexed.PARAMS.pack(**{f: k for k, f in enumerate(indexed.PARAMS.layout.names) if not f.startswith("pad")})
     assert len(raw) == 96 and struct.unpack("<19I", raw[:76]) == tuple(range(19)) and raw[76:] == bytes(20)
     text = indexed.gather("lookups_i64").wgsl()
-    assert rendered(text, "Axis").pack_rows([{"dim": 3, "dstride": 0xFFFFFFFF, "istride": 2}]) == struct.pack(
+    for rows in (indices.TABLE_AXIS, indices.LOOKUP):  # the rows the hosts pack are lib/index_table.wgsl's
+        assert [(f.name, f.offset, f.size) for f in rendered(text, rows.name).fields] == [
+            (f.name, f.offset, f.size) for f in rows.layout.fields]
+    assert indices.TABLE_AXIS.layout.pack_rows([{"dim": 3, "dstride": 0xFFFFFFFF, "istride": 2}]) == struct.pack(
         "<4I", 3, 0xFFFFFFFF, 2, 0)
-    assert rendered(text, "Lookup").names == ("stride", "ioff", "bound", "claim")
+    assert indices.LOOKUP.layout.names == ("stride", "ioff", "bound", "claim")
     code = re.sub(r"//.*", "", text)
     assert re.findall(r"axes\[\w+\]", code) == ["axes[r]", "axes[r]"]  # one vec4 load each, by its accessor
     assert "var<storage, read> axes: array<vec4<u32>>;" in code

@@ -119,8 +119,7 @@ def check_indices(gpu: Gpu, bufs: Buffers, index: Index, check: Check, max_dim: 
     if count == 0:
         return norm
     status = bufs.status()
-    bounds = bufs.new("bounds", 4 * len(check.bounds), U.STORAGE | U.COPY_DST)
-    gpu.queue.write_buffer(bounds, 0, struct.pack(f"<{len(check.bounds)}I", *check.bounds))
+    bounds = bufs.holding("bounds", struct.pack(f"<{len(check.bounds)}I", *check.bounds))
     render = CheckKernel()
     wg = render.schedule.wg
     chunk = max(wg, (binding_limit(gpu) // width) // wg * wg)
@@ -195,15 +194,15 @@ def valid_range(mode: int, d: int) -> str:
 # ------------------------------------------------------------------ gather
 
 
-def check_data(gpu: Gpu, data: Data, op: str, whole: bool = True) -> None:
+def check_data(gpu: Gpu, data: Data, op: str) -> None:
+    """ValueError for an element width or swap unit the kernels do not take; OpError for data shorter than
+    its shape or of 2^32 elements or more (it may be larger than a binding: it goes in windows)."""
     if data.bits not in BITS:
         raise ValueError(f"the indexed kernels take elements of {BITS} bits, not {data.bits}")
     if data.swap not in (0, 2, 4, 8) or (data.swap and (data.bits < 16 or (data.bits // 8) % data.swap)):
         raise ValueError(f"byte-swap unit {data.swap} does not divide a {data.bits}-bit element")
     if data.source.nbytes < data.nbytes:
         raise OpError(f"{op}: the data holds {data.source.nbytes} bytes, not {data.nbytes}")
-    if whole:
-        fits(gpu, data.nbytes, "the data", op)
     if data.size >= 1 << 32:
         raise OpError(f"{op}: the data has {data.size} elements; the device indexes at most 2^32")
 
@@ -239,7 +238,7 @@ def gather_indexed(
     call's transfer counts are left in ``gpu.cache[LAST]``. Returns the
     bytes written."""
     op = check.op if check else "gather"
-    check_data(gpu, data, op, whole=False)
+    check_data(gpu, data, op)
     count = table.size
     if count >= 1 << 32:
         raise OpError(f"{op}: the output has {count} elements; the device indexes at most 2^32 - 1")

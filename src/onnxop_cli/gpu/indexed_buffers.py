@@ -71,11 +71,15 @@ class Buffers:
             self.readable[id(buf)] = buf
         return buf
 
-    def params(self, label: str, data: bytes) -> Any:
-        """A uniform buffer holding ``data``: a kernel's Params (gpu/layout.py packs them)."""
-        buf = self.new(label, len(data), U.UNIFORM | U.COPY_DST)
+    def holding(self, label: str, data: bytes, usage: int = U.STORAGE) -> Any:
+        """A buffer holding ``data``: a kernel's table rows or bounds (storage), or its Params (``params``)."""
+        buf = self.new(label, len(data), usage | U.COPY_DST)
         self.gpu.queue.write_buffer(buf, 0, data)
         return buf
+
+    def params(self, label: str, data: bytes) -> Any:
+        """A uniform buffer holding ``data``: a kernel's Params (gpu/layout.py packs them)."""
+        return self.holding(label, data, U.UNIFORM)
 
     def result(self, label: str, size: int) -> Any:
         """A kernel's output buffer: read where it lies when mapped."""
@@ -91,7 +95,7 @@ class Buffers:
         reset_status(self.gpu, status, first)
         return status
 
-    def upload(self, label: str, source: ByteSource, nbytes: int, usage: int = 0, readable: bool = False) -> Any:
+    def upload(self, label: str, source: ByteSource, nbytes: int, readable: bool = False) -> Any:
         """A storage buffer holding ``source``'s first ``nbytes`` (zero-padded
         to whole words); ``readable``: also read back when mapped (a scatter's
         output is its uploaded data)."""
@@ -100,7 +104,7 @@ class Buffers:
         base, at0 = (source.source, source.offset) if isinstance(source, Slice) else (source, 0)
         device = isinstance(base, DeviceBuffer) and at0 % 4 == 0
         mapped = self.mapped and not device
-        kind = U.STORAGE | U.COPY_DST | U.COPY_SRC | usage
+        kind = U.STORAGE | U.COPY_DST | U.COPY_SRC
         if mapped:
             kind |= U.MAP_WRITE | (U.MAP_READ if readable else 0)
         buf = self.new(label, nbytes, kind)

@@ -13,8 +13,8 @@ from .device import Gpu
 from .engines.base import BufferUsage as U
 from .index_table import Check, Index, Table
 from .indexed_buffers import Buffers, launch
-from .layout import rendered
 from .render.indexed import NO_BAD, gather
+from .render.indices import LOOKUP, TABLE_AXIS
 
 
 def variant(table: Table, raw: Index | None = None) -> str:
@@ -39,9 +39,8 @@ class Gather:
                  fused: tuple[Any, Any, Index, Check] | None = None) -> None:
         """``fused`` (raw index buffer, status buffer, index, check): the kernel
         reads and checks the raw indices itself; ``norm`` is then unused."""
-        self.gpu, self.bufs, self.table, self.max_dim = gpu, bufs, table, max_dim
+        self.bufs, self.table, self.max_dim = bufs, table, max_dim
         self.render = render = gather(variant(table, fused[2] if fused else None))
-        code = render.wgsl()
         self.src, self.norm, self.fused = src, norm, fused
         if fused is None:
             self.raw, self.status, bounds = bufs.new("no raw indices", 16, U.STORAGE), bufs.new(
@@ -49,13 +48,12 @@ class Gather:
         else:
             self.raw, self.status, bounds = fused[0], fused[1], fused[3].bounds
         m = 0xFFFFFFFF  # strides as two's complement u32 words
-        blob = rendered(code, "Axis").pack_rows({"dim": d, "dstride": s & m, "istride": i & m}
-                                                for d, s, i in zip(table.shape, table.data.strides, table.index.strides))
-        blob += rendered(code, "Lookup").pack_rows({"stride": s & m, "ioff": o, "bound": bounds[t % len(bounds)],
-                                                    "claim": 0} for t, (s, o) in enumerate(table.lookups))
+        blob = TABLE_AXIS.layout.pack_rows({"dim": d, "dstride": s & m, "istride": i & m}
+                                           for d, s, i in zip(table.shape, table.data.strides, table.index.strides))
+        blob += LOOKUP.layout.pack_rows({"stride": s & m, "ioff": o, "bound": bounds[t % len(bounds)], "claim": 0}
+                                        for t, (s, o) in enumerate(table.lookups))
         blob = blob or bytes(16)
-        self.axes = bufs.new("axes", len(blob), U.STORAGE | U.COPY_DST)
-        gpu.queue.write_buffer(self.axes, 0, blob)
+        self.axes = bufs.holding("axes", blob)
 
     def run(self, dst: Any, e0: int, count: int, bits: int, swap: int, offsets: bool = False,
             window: tuple[Any, int, int, bool] | None = None) -> None:

@@ -127,8 +127,7 @@ def run_lines(gpu: Any, bufs: Buffers, windows: gather_windows.Windows, fused: t
     (``fused``: raw buffer, status, Index, Check; ``checked`` raises if one
     was bad) or ``norm``, those the index check checked (read as int32, mode 0)."""
     bufs.counts["lines"] = 1
-    axes = bufs.new("lines axes", len(plan.blob), U.STORAGE | U.COPY_DST)
-    gpu.queue.write_buffer(axes, 0, plan.blob)
+    axes = bufs.holding("lines axes", plan.blob)
     raw, status, index, check = _indices(bufs, fused, norm)
     render = LINES[plan.width, I64 if index and index.wide else I32]
 
@@ -154,8 +153,7 @@ def run_slabs(gpu: Any, bufs: Buffers, windows: gather_windows.Windows, fused: t
     by the index check before (``norm``, its offsets)."""
     bufs.counts["slabs"] = 1
     raw, status, index, check = _indices(bufs, fused, norm)
-    axes = bufs.new("axes", len(cut.blob), U.STORAGE | U.COPY_DST)
-    gpu.queue.write_buffer(axes, 0, cut.blob)
+    axes = bufs.holding("axes", cut.blob)
 
     def fill(dst: Any, e0: int, count: int, window: tuple[Any, int, int, bool] | None) -> None:
         vectors, first, source = count * bits // 128, e0 * bits // 128, windows.first if window is None else window[0]
@@ -279,13 +277,10 @@ def dispatch(gpu: Any, bufs: Buffers, d: Dispatch, src: Any, raw: Any, status: A
     dst = bufs.result("dst", nbytes + 16)
     if poison is not None:
         gpu.queue.write_buffer(dst, 0, bytes([poison]) * nbytes)
-    axes = None
-    if d.blob is not None:
-        axes = bufs.new(f"{d.key} axes", len(d.blob), U.STORAGE | U.COPY_DST)
-        gpu.queue.write_buffer(axes, 0, d.blob)
+    axes = [] if d.blob is None else [bufs.holding(f"{d.key} axes", d.blob)]
     for n, part_raw, record in parts:  # each part taken after the one before was submitted
         launch(bufs, d.kernel, n, per, max_dim, f"{d.key} params", record,
-               [src, dst, None] + ([axes] if axes else []) + [part_raw, status])
+               [src, dst, None, *axes, part_raw, status])
     return dst
 
 

@@ -16,9 +16,9 @@ import math
 from dataclasses import dataclass
 
 from .index_table import Table
-from .layout import Struct, pack_rows
+from .layout import Struct
+from .render.indices import LOOKUP, TABLE_AXIS
 
-TABLE = "lib/index_table.wgsl"  # the table's rows: its Axis and Lookup, shared by the slice kernels
 M = 0xFFFFFFFF  # strides as two's complement u32 words
 
 
@@ -63,6 +63,6 @@ def plan(table: Table, bits: int, bounds: tuple[int, ...]) -> Slices | None:
     elems = math.prod(table.shape[k:])  # claim: a lookup's stride in slices (ScatterND's claims)
     looks = [{"stride": ((s * bits) // 32) & M, "ioff": o, "bound": bounds[t % len(bounds)], "claim": (s // elems) & M}
              for t, (s, o) in enumerate(table.lookups)]
-    blob = pack_rows(TABLE, "Axis", axes) + pack_rows(TABLE, "Lookup", looks)
+    blob = TABLE_AXIS.layout.pack_rows(axes) + LOOKUP.layout.pack_rows(looks)
     words = tuple(r["dstride"] for r in axes) + tuple(r["stride"] for r in looks)
     return Slices(slice_bits // 32, k, blob, words)
