@@ -13,7 +13,7 @@ import struct
 import pytest
 
 from onnxop_cli.gpu.index_table import Index, Table
-from onnxop_cli.gpu.indexed_gather import variant
+from onnxop_cli.gpu.indexed_variants import variant
 from onnxop_cli.gpu.layout import parse, rendered
 from onnxop_cli.gpu.render import indexed, indices
 from onnxop_cli.gpu.render.schedule import Words

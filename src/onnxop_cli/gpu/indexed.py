@@ -15,7 +15,7 @@ the same check, and the gather to re-lay their data and compute their targets.
 A gather whose output is one band skips the check pass: its kernel reads
 the raw indices and checks each as it uses it, and the band is read back
 only if none was bad. Each table runs on the element kernel's variant of its
-case (gpu/indexed_gather.py's ``variant``: Mesa's CPU drivers run every
+case (gpu/indexed_variants.py's ``variant``: Mesa's CPU drivers run every
 branch a lane could take, so a kernel carrying the other cases' code runs
 them too), or on a faster kernel that fits it (gpu/indexed_variants.py):
 Gather's lines of one- or two-word slices (Compress's too), whole slices
@@ -49,7 +49,8 @@ from . import indexed_variants as iv
 from .indexed_buffers import Buffers, Slice, launch, read_small, read_to_host, to_sink  # noqa: F401 - also imported from here
 from .choose import answer
 from .index_table import NONNEG, RANGE, WRAP, Check, Index, Table, row_strides  # noqa: F401 - also imported from here
-from .indexed_gather import NO_BAD, Gather, variant  # noqa: F401 - also imported from here
+from .indexed_variants import Gather, variant  # noqa: F401 - also imported from here
+from .render.indexed import NO_BAD
 from .render.indexed import Check as CheckKernel
 
 Sink = Callable[[memoryview], None]

@@ -1,7 +1,10 @@
-"""The indexed gather's faster kernels, each planned for the tables it fits
-(gpu/indexed.py picks among them; every other table runs the element kernel,
-gpu/indexed_gather.py). Every condition of a plan is what its kernel can read,
-not a speed measured on one driver, so none is a question of gpu/choose.py.
+"""The kernels an indexed gather runs a table on (gpu/indexed.py picks): the
+element kernel (gpu/render/indexed.py) on the variant of the table's case
+(``variant``, ``Gather``: its table rows and its dispatch over a band of the
+output, one window of the source at a time; the scatters' re-lay and target
+passes run it too), or a faster kernel planned for the tables it fits. Every
+condition of a plan is what its kernel can read, not a speed measured on one
+driver, so none is a question of gpu/choose.py.
 
 - ``lines`` (gpu/render/lines.py): a Gather table whose one index axis (or
   row-major index axes) comes after every other output axis, and whose slices
@@ -46,12 +49,14 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
 from .choose import answer
+from .device import Gpu
 from .engines.base import BufferUsage as U
-from .index_table import WRAP, Check, Table, row_strides
+from .index_table import WRAP, Check, Index, Table, row_strides
 from .indexed_buffers import Buffers, Slice, launch
 from . import gather_windows, slices
 from .render.frame import Frame
-from .render.indices import AXIS
+from .render.indexed import NO_BAD, gather
+from .render.indices import AXIS, LOOKUP, TABLE_AXIS
 from .render.lines import I32, I64, LINES
 from .render.reverse import REVERSE
 from .render.rows import KERNELS as ROWS, RUNS
@@ -60,7 +65,6 @@ from .render.slices import KERNELS as SLICES
 Sink = Callable[[memoryview], None]
 ENABLED = {"lines": True, "slices": True, "nd pairs": True, "rows": True, "runs": True}
 M = 0xFFFFFFFF  # strides as two's complement u32 words
-NO_BAD = 0xFFFFFFFF  # as indexed.NO_BAD: a window that runs to the source's end
 RAW_BAND = 8 << 20  # bytes of raw tuples a dispatch reads, where they lie in slice order (tests shrink it)
 # RAW_BAND is a memory bound, not a speed choice among kernels (so no question of choose.py): it keeps each
 # buffer under glibc's largest mmap threshold (32 MiB; two in turn), where a CPU driver's malloc reuses touched
@@ -73,6 +77,63 @@ TUPLE = 16  # bytes: two int64
 # on rows that long is the measured part (nd_run, cached per adapter and driver)
 LONG_ROW = 1024
 SLAB_CHUNK = 64  # vectors per invocation of `windowed`: a slab's part outside is one test
+
+
+# ------------------------------------------------------------------ the element kernel
+
+
+def variant(table: Table, raw: Index | None = None) -> str:
+    """The kernel's variant (render/indexed.py's VARIANTS) for ``table``: the
+    one specialized to its case; ``raw``: the one reading and checking these
+    raw indices itself. Which code the table needs, not a speed choice."""
+    if table.mode == 0:
+        name = ("flat", "one")[len(table.lookups)] if len(table.lookups) < 2 else "lookups"
+    else:
+        name = "reverse" if table.mode == 1 else "circular"
+    if raw is None:
+        return name
+    if name in ("flat", "circular"):
+        raise ValueError(f"no checking kernel for a {name} table")
+    return name + ("_i64" if raw.wide else "_i32")
+
+
+class Gather:
+    """The indexed gather bound to one source, index buffer and table."""
+
+    def __init__(self, gpu: Gpu, bufs: Buffers, src: Any, norm: Any, table: Table, max_dim: int,
+                 fused: tuple[Any, Any, Index, Check] | None = None) -> None:
+        """``fused`` (raw index buffer, status buffer, index, check): the kernel
+        reads and checks the raw indices itself; ``norm`` is then unused."""
+        self.bufs, self.table, self.max_dim = bufs, table, max_dim
+        self.render = render = gather(variant(table, fused[2] if fused else None))
+        self.src, self.norm, self.fused = src, norm, fused
+        if fused is None:
+            self.raw, self.status, bounds = bufs.new("no raw indices", 16, U.STORAGE), bufs.new(
+                "no status", 16, U.STORAGE), (0,)
+        else:
+            self.raw, self.status, bounds = fused[0], fused[1], fused[3].bounds
+        blob = TABLE_AXIS.layout.pack_rows({"dim": d, "dstride": s & M, "istride": i & M}
+                                           for d, s, i in zip(table.shape, table.data.strides, table.index.strides))
+        blob += LOOKUP.layout.pack_rows({"stride": s & M, "ioff": o, "bound": bounds[t % len(bounds)], "claim": 0}
+                                        for t, (s, o) in enumerate(table.lookups))
+        blob = blob or bytes(16)
+        self.axes = bufs.holding("axes", blob)
+
+    def run(self, dst: Any, e0: int, count: int, bits: int, swap: int, offsets: bool = False,
+            window: tuple[Any, int, int, bool] | None = None) -> None:
+        """Fill ``dst`` with elements e0 .. e0+count of the table's output;
+        with ``window`` (buffer, first source element, elements, rmw) only
+        those whose source lies in that window of the source."""
+        t, f = self.table, self.fused
+        src, win0, wcount, rmw = window or (self.src, 0, NO_BAD, False)
+        words = 0 if count == 0 else (count if offsets else (count * bits + 31) // 32)
+        iswap, cmode, bound = (int(f[2].big), f[3].mode, f[3].bounds[0]) if f else (0, 0, 0)
+        launch(self.bufs, self.render, words, self.render.schedule.words, self.max_dim, "gather params", dict(
+            words=words, e0=e0, band=count, bits=32 if offsets else bits, swap=swap, rank=len(t.shape),
+            nlook=len(t.lookups), mode=t.mode, rev_axis=t.time_axis if t.mode in (1, 2) else NO_BAD,
+            rev_stride=t.time_stride & M, modulus=max(1, t.modulus), offsets=int(offsets), win0=win0,
+            wcount=wcount, rmw=int(rmw), iswap=iswap, cmode=cmode, bound=bound,
+        ), [src, self.norm, dst, None, self.axes, self.raw, self.status])
 
 
 # ------------------------------------------------------------------ lines
@@ -157,14 +218,14 @@ def run_slabs(gpu: Any, bufs: Buffers, windows: gather_windows.Windows, fused: t
 
     def fill(dst: Any, e0: int, count: int, window: tuple[Any, int, int, bool] | None) -> None:
         vectors, first, source = count * bits // 128, e0 * bits // 128, windows.first if window is None else window[0]
-        variant, w0, wend, per = "windowed", 0, NO_BAD, SLAB_CHUNK  # bands of one buffer: the window is all of it
+        name, w0, wend, per = "windowed", 0, NO_BAD, SLAB_CHUNK  # bands of one buffer: the window is all of it
         if window is None and fused is not None:  # one band of one buffer, fused: `whole`, VECS a lane
-            variant, wend, per = "whole", 0, SLICES["whole"].schedule.per
+            name, wend, per = "whole", 0, SLICES["whole"].schedule.per
         elif window is not None:  # a window starts on a whole vector: gather_windows.plan's are 128 elements
             w0 = window[1] * bits // 128
             wend = w0 + -(-window[2] * bits // 128)
-        kernel = SLICES[variant]
-        if variant == "windowed":
+        kernel = SLICES[name]
+        if name == "windowed":
             bufs.counts["windowed slab runs"] = bufs.counts.get("windowed slab runs", 0) + 1
         launch(bufs, kernel, vectors, per, max_dim, "slab params", dict(
             words=vectors, width=cut.width // 4, outer=cut.outer, nlook=len(cut.blob) // 16 - cut.outer,

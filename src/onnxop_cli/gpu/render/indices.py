@@ -16,7 +16,7 @@ AXIS = Struct("Axis", (("dim", "u32"), ("stride", "u32"), ("pad0", "u32"), ("pad
 
 
 # The rows of an indexed table (lib/index_table.wgsl's Axis and Lookup, declared there by hand), as the hosts
-# pack them (gpu/indexed_gather.py, gpu/slices.py); tests/unit/test_indexed_render.py checks they are the WGSL's.
+# pack them (gpu/indexed_variants.py, gpu/slices.py); tests/unit/test_indexed_render.py checks they are the WGSL's.
 TABLE_AXIS = Struct("Axis", (("dim", "u32"), ("dstride", "u32"), ("istride", "u32"), ("pad0", "u32")))
 LOOKUP = Struct("Lookup", (("stride", "u32"), ("ioff", "u32"), ("bound", "u32"), ("claim", "u32")))
 
