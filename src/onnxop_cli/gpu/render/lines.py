@@ -22,8 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..layout import Struct
-from .frame import Binding, Frame
-from .indices import REPORT, axes
+from .frame import Frame
+from .indices import REPORT, VEC4_BINDINGS, axes
 from .schedule import Words, head
 from .view import BSWAP4
 
@@ -52,9 +52,7 @@ class Lines(Frame):
     kind: int
     schedule: Words = Words("lines")
     PARAMS = PARAMS
-    bindings = (Binding(0, "src", "read", "u32"), Binding(1, "dst", "read_write", "vec4<u32>"), Binding(2),
-                Binding(3, "axes", "read", "vec4<u32>"), Binding(4, "raw", "read", "vec4<u32>"),
-                Binding(5, "status", "read_write", "atomic<u32>"))
+    bindings = VEC4_BINDINGS
 
     @property
     def label(self) -> str:  # type: ignore[override]

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 
 from ..layout import Struct
 from ..shaders import shader_source
-from .frame import Binding, Frame
-from .indices import REPORT, axes, row
+from .frame import Frame
+from .indices import REPORT, VEC4_BINDINGS, axes, row
 from .schedule import Units
 
 RUNS = {"short": 16, "long": 64}  # GatherND's slices per invocation (params.run): gpu/choose.py's nd_run
@@ -54,6 +54,7 @@ ELEMENTS_PARAMS = Struct("Params", tuple((n, "u32") for n in (
 class _Rows(Frame):
     words: int
     NAME = ""
+    bindings = VEC4_BINDINGS
 
     def __post_init__(self) -> None:
         if self.words not in (1, 2):
@@ -63,12 +64,6 @@ class _Rows(Frame):
     def label(self) -> str:  # type: ignore[override]
         return f"{self.NAME} rows[wg={self.schedule.wg},words={self.words}]"
 
-    @property
-    def bindings(self) -> tuple[Binding, ...]:  # type: ignore[override]
-        return (Binding(0, "src", "read", "u32"), Binding(1, "dst", "read_write", "vec4<u32>"), Binding(2),
-                Binding(3, "axes", "read", "vec4<u32>"), Binding(4, "raw", "read", "vec4<u32>"),
-                Binding(5, "status", "read_write", "atomic<u32>"))
-
     def main(self) -> str:
         return f"    words{self.words}(wg, lid);\n"
 
@@ -77,12 +72,9 @@ class _Rows(Frame):
 class NdRows(_Rows):
     """GatherND by pairs, slices of ``words`` words."""
 
+    schedule: Units = Units("RUN")  # the run: params.run
     NAME = "gather-nd"
     PARAMS = ND_PARAMS
-
-    @property
-    def schedule(self) -> Units:  # type: ignore[override]
-        return Units("RUN")  # the run: params.run
 
     def parts(self) -> list[str]:
         n = 4 // self.words
@@ -99,12 +91,9 @@ class NdRows(_Rows):
 class ElementsRows(_Rows):
     """GatherElements by runs of RUN elements of ``words`` words."""
 
+    schedule: Units = Units("RUN", 16, note="output elements per invocation")
     NAME = "gather-elements"
     PARAMS = ELEMENTS_PARAMS
-
-    @property
-    def schedule(self) -> Units:  # type: ignore[override]
-        return Units("RUN", 16, note="output elements per invocation")
 
     def parts(self) -> list[str]:
         n = 4 // self.words
