@@ -195,7 +195,7 @@ def valid_range(mode: int, d: int) -> str:
 # ------------------------------------------------------------------ gather
 
 
-def check_data(gpu: Gpu, data: Data, op: str) -> None:
+def check_data(data: Data, op: str) -> None:
     """ValueError for an element width or swap unit the kernels do not take; OpError for data shorter than
     its shape or of 2^32 elements or more (it may be larger than a binding: it goes in windows)."""
     if data.bits not in BITS:
@@ -239,7 +239,7 @@ def gather_indexed(
     call's transfer counts are left in ``gpu.cache[LAST]``. Returns the
     bytes written."""
     op = check.op if check else "gather"
-    check_data(gpu, data, op)
+    check_data(data, op)
     count = table.size
     if count >= 1 << 32:
         raise OpError(f"{op}: the output has {count} elements; the device indexes at most 2^32 - 1")

@@ -73,7 +73,7 @@ def scatter_indexed(
     scattered a band at a time (gpu/scatter_bands.py). Returns the bytes
     written."""
     op = check.op if check else "scatter"
-    check_data(gpu, data, op)
+    check_data(data, op)
     if updates.bits != data.bits:
         raise ValueError("updates and data have one element type")
     n = updates.size
