@@ -1,6 +1,6 @@
-"""The lines kernel (gpu/gather_lines.py) against the kernels it replaced,
+"""The lines kernel (gpu/indexed_variants.py ``lines``) against the kernels it replaced,
 in one process, interleaved: each round runs every case once with the
-lines kernel and once without it (``gather_lines.plan`` returning None, so
+lines kernel and once without it (``indexed_variants.ENABLED["lines"]`` off, so
 the table takes the element kernel as before), alternating which goes
 first, and the figure is the median of the per-round ratios of wall time
 of the whole API call (old time / new time: above 1 is faster). Every
@@ -73,7 +73,7 @@ def cases(rng):
 def main(argv: list[str] | None = None) -> int:
     import numpy as np
 
-    from onnxop_cli.gpu import gather_lines, get_gpu
+    from onnxop_cli.gpu import get_gpu, indexed_variants
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--backend", default=None)
@@ -84,10 +84,8 @@ def main(argv: list[str] | None = None) -> int:
     if a.only:
         table = {k: v for k, v in table.items() if any(s in k for s in a.only.split(","))}
     gpu = get_gpu(a.backend)
-    plan = gather_lines.plan
-
     def with_lines(on: bool) -> None:
-        gather_lines.plan = plan if on else (lambda *args, **kw: None)
+        indexed_variants.ENABLED["lines"] = on
 
     def timed(call) -> float:
         t0 = time.perf_counter()

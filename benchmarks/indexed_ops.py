@@ -26,7 +26,7 @@ Cases (float32, a square of --side; indices int64, random):
   Gather on its lookups kernel (``slice_copy=False``: not indexed_slabs.wgsl),
   ReverseSequence and GatherElements on the element kernel (``slice_copy=False``: not
   gpu/render/reverse.py, gather_elements_rows.wgsl), GatherND's pairs on the
-  whole-slice words kernel (``nd_rows.ENABLED`` off: not gather_nd_rows.wgsl), and
+  whole-slice words kernel (``indexed_variants.ENABLED["nd pairs"]`` off: not gather_nd_rows.wgsl), and
   the two scatters with their separate index-check pass (``fold=False``).
 
 Beside the output's GB/s, "GB/s (all bytes)" counts every byte the call moves
@@ -116,16 +116,16 @@ def cases(side: int, rng, before: bool = False, old_kernels: bool = False):
         staged["GatherElements axis 1 (element kernel, before)"] = gathered(
             indexing.gather_elements("GE", x.shape, elements.shape, 1), elements, slice_copy=False)
     if before:  # GatherND's pairs on the whole-slice words kernel (before gather_nd_rows.wgsl), mapped
-        from onnxop_cli.gpu import nd_rows
+        from onnxop_cli.gpu import indexed_variants
 
         words, moved = gathered(indexing.gather_nd("GND", x.shape, pairs.shape, 0), pairs)
 
         def slices_kernel(gpu):
-            nd_rows.ENABLED = False
+            indexed_variants.ENABLED["nd pairs"] = False
             try:
                 return words(gpu)
             finally:
-                nd_rows.ENABLED = True
+                indexed_variants.ENABLED["nd pairs"] = True
 
         staged["GatherND pairs (slices kernel, before)"] = (slices_kernel, moved)
     if before:  # the scatters' separate index-check pass (indices.wgsl), mapped

@@ -1,5 +1,5 @@
 """GatherND pairs with its raw tuples uploaded whole or a band at a time
-(gpu/nd_rows.py's RAW_BAND), through the API, interleaved, each call right
+(gpu/indexed_variants.py's RAW_BAND), through the API, interleaved, each call right
 after the gather kernel's transpose of a float32 square of the same output
 size: page faults per call (getrusage; deterministic where time is not),
 wall and CPU time, and the median of per-round output GB/s ratios.
@@ -28,7 +28,7 @@ def main(argv: list[str] | None = None) -> int:
     import numpy as np
 
     from onnxop_cli import api
-    from onnxop_cli.gpu import nd_rows
+    from onnxop_cli.gpu import indexed_variants
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--backend", default="vulkan")
@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     call = lambda: api.gather_nd(f, indices=pairs, backend=a.backend)  # noqa: E731
     base = lambda: api.transpose(square, [1, 0], backend=a.backend)  # noqa: E731
     for b in bands:
-        nd_rows.RAW_BAND = (b << 20) or (1 << 62)
+        indexed_variants.RAW_BAND = (b << 20) or (1 << 62)
         assert call().tobytes() == want
     base()
     got: dict[int, list[tuple[float, float, float, int]]] = {b: [] for b in bands}
@@ -53,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     for r in range(a.rounds):
         loads.append(load())
         for b in bands if r % 2 == 0 else bands[::-1]:
-            nd_rows.RAW_BAND = (b << 20) or (1 << 62)
+            indexed_variants.RAW_BAND = (b << 20) or (1 << 62)
             r0, c0, t0 = resource.getrusage(resource.RUSAGE_SELF), time.process_time(), time.perf_counter()
             call()
             t, c, r1 = time.perf_counter() - t0, time.process_time() - c0, resource.getrusage(resource.RUSAGE_SELF)

@@ -113,15 +113,9 @@ def variants() -> list[Variant]:
     import numpy as np
 
     from onnxop_cli import api
-    from onnxop_cli.gpu import (elements_rows, gather, gather_lines, indexed, nd_rows, one_hot, repeats,
-                                reverse_runs, runs, scatter, slice_gathers, tiled)
+    from onnxop_cli.gpu import gather, indexed_variants as iv, one_hot, repeats, runs, scatter, tiled
     from onnxop_cli.gpu import elementwise
     from onnxop_cli.ops import one_hot as oone_hot, where as owhere
-
-    class _NoSlices:
-        @staticmethod
-        def plan(*a, **k):
-            return None
 
     def no_scatter_kernel(kind: type):
         """gpu/scatter.py's kernel choice refusing ``kind`` (the slices' plan, the lines): the rounds run."""
@@ -253,29 +247,31 @@ def variants() -> list[Variant]:
         return {f"Tile float32 {x.shape} by (1, 4, 1)": (lambda b: api.tile(x, np.array([1, 4, 1], np.int64), backend=b),
                                                          np.tile(x, (1, 4, 1)))}
 
+    def switched_off(key: str):  # an indexed variant off (gpu/indexed_variants.py's ENABLED)
+        return patched((iv, "ENABLED", {**iv.ENABLED, key: False}))
+
+    def dispatched(key: str) -> Probe:  # a one-dispatch indexed variant ran
+        return Probe(iv, "dispatch", lambda out, a: a[2].key == key)
+
     blocked = lambda: Probe(tiled, "record")  # noqa: E731 - a dispatch the transpose kernel takes
     return [
         Variant("the blocked transpose (gpu/render/transpose.py; the tiled one on GPUs)", "the generic gather",
                 lambda: env(gather.ENV_GATHER, "generic"), blocked, transpose_cases),
         Variant("the lines kernel (gpu/render/lines.py)", "the indexed gather (or the whole-slice kernels)",
-                lambda: patched((gather_lines, "plan", lambda *a, **k: None)),
-                lambda: Probe(gather_lines, "run"), lines_cases),
+                lambda: switched_off("lines"), lambda: Probe(iv, "run_lines"), lines_cases),
         Variant("rows ElementsRows", "indexed_gather.wgsl",
-                lambda: patched((elements_rows, "plan", lambda *a, **k: None)),
-                lambda: Probe(elements_rows, "run"), rows_cases),
+                lambda: switched_off("rows"), lambda: dispatched("rows"), rows_cases),
         Variant("ReverseSequence blocks (gpu/render/reverse.py)", "indexed_gather.wgsl",
-                lambda: patched((reverse_runs, "plan", lambda *a, **k: None)),
-                lambda: Probe(reverse_runs, "run"), reverse_cases),
-        Variant("rows NdRows", "slices words", lambda: patched((nd_rows, "ENABLED", False)),
-                lambda: Probe(nd_rows, "run"), lambda rng, mib: nd_cases(rng, mib, 2)),
-        Variant("rows NdRows runs of 64 (rows >= nd_rows.LONG_ROW)", "rows NdRows runs of 16",
-                lambda: patched((nd_rows, "LONG_ROW", 1 << 62)),
-                lambda: Probe(nd_rows, "answer", lambda out, a: out == "long"), long_cases),
-        Variant("slices words", "indexed_gather.wgsl", lambda: patched((indexed, "slices", _NoSlices)),
-                lambda: Probe(slice_gathers, "run", lambda out, a: not a[5].vec4()),
-                lambda rng, mib: nd_cases(rng, mib, 3)),
-        Variant("slices whole/windowed", "indexed_gather.wgsl", lambda: patched((indexed, "slices", _NoSlices)),
-                lambda: Probe(slice_gathers, "run", lambda out, a: a[5].vec4()), slab_cases),
+                lambda: switched_off("runs"), lambda: dispatched("runs"), reverse_cases),
+        Variant("rows NdRows", "slices words", lambda: switched_off("nd pairs"),
+                lambda: dispatched("nd pairs"), lambda rng, mib: nd_cases(rng, mib, 2)),
+        Variant("rows NdRows runs of 64 (rows >= indexed_variants.LONG_ROW)", "rows NdRows runs of 16",
+                lambda: patched((iv, "LONG_ROW", 1 << 62)),
+                lambda: Probe(iv, "answer", lambda out, a: out == "long"), long_cases),
+        Variant("slices words", "indexed_gather.wgsl", lambda: switched_off("slices"),
+                lambda: dispatched("slices"), lambda rng, mib: nd_cases(rng, mib, 3)),
+        Variant("slices whole/windowed", "indexed_gather.wgsl", lambda: switched_off("slices"),
+                lambda: Probe(iv, "run_slabs"), slab_cases),
         Variant("the slices scatter (gpu/render/scatter_slices.py)", "the rounds (gpu/render/scatter.py)",
                 lambda: no_scatter_kernel(scatter.slices.Slices),
                 lambda: Probe(scatter, "_by_slices", lambda out, a: True), scatter_nd_cases),

@@ -1,5 +1,5 @@
 """GatherElements' kernels as one property (the runs kernel,
-gpu/render/rows.py's ElementsRows through gpu/elements_rows.py; the element
+gpu/render/rows.py's ElementsRows through gpu/indexed_variants.py; the element
 kernel, indexed_gather.wgsl): byte for byte against onnx.reference where the
 rows of every width, numpy's take_along_axis (the same rule) for the
 other structures (onnx.reference's reads some 2-D shapes wrong), on random bits, the output poisoned first.

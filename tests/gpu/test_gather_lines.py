@@ -1,4 +1,4 @@
-"""Gather along lines (gpu/render/lines.py, gpu/gather_lines.py): a
+"""Gather along lines (gpu/render/lines.py, gpu/indexed_variants.py): a
 Gather whose index axes come last before a slice of one or two words, and
 Compress along an inner axis, which runs as one. Byte for byte against
 onnx.reference (numpy for packed 4-bit) on random bits, the output

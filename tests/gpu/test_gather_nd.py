@@ -5,9 +5,9 @@ invocation's 16 words, row- and column-major data, little- and big-endian
 int64 tuples with negatives wrapped, one tuple to thousands) x every
 kernel the host can choose (the whole-slice words kernel,
 gpu/render/slices.py's words; the pairs of int64 in runs,
-gpu/render/rows.py's NdRows, gpu/nd_rows.py; the general lookups, forced by
+gpu/render/rows.py's NdRows, gpu/indexed_variants.py; the general lookups, forced by
 ``slice_copy=False``; the words kernel where pairs would run, forced by
-``nd_rows.ENABLED``; small bindings, windows and dispatch grids) x every
+``indexed_variants.ENABLED["nd pairs"]``; small bindings, windows and dispatch grids) x every
 element width (bool to complex128, big-endian data). One tally per
 property asserts each case ran the kernel meant for it. Bad indices
 (2**32 + 1, -(d + 1), d, the int64 extremes, in range for another axis)
@@ -17,6 +17,7 @@ nothing written.
 
 from __future__ import annotations
 
+import dataclasses
 import struct
 
 import numpy as np
@@ -25,14 +26,14 @@ import pytest
 from conftest import random_array
 from onnxop_cli.core.sources import MemoryBytes
 from onnxop_cli.gpu import indexed as ix
-from onnxop_cli.gpu import nd_rows, slices
+from onnxop_cli.gpu import indexed_variants as iv, slices
 from onnxop_cli.ops import indexing
 from properties import Tally, kernel_ran, little, native, reference
 
 POISON = 0xA5
 WIDTHS = ["bool", "u1", "<i2", "<f2", "<f4", "<i4", "<f8", "<i8", "<c16", ">f4"]
 SLICES = [(), (1,), (3,), (4,), (3, 4), (2, 8), (17,), (5, 7), (17, 4), (5, 16)]  # one element to over 16 words
-# forced variants: gather_indexed's keywords, or nd_rows.ENABLED off ("words")
+# forced variants: gather_indexed's keywords, or iv.ENABLED["nd pairs"] off ("words")
 SMALL = 1024
 MANY = ("u1", "<f4", "<c16")  # the widths of the cases of many tuples (a byte, a word, a vector)
 VARIANTS = {"chosen": {}, "lookups": {"slice_copy": False}, "words": {}, "bindings": {"binding_bytes": SMALL},
@@ -48,11 +49,11 @@ def gather_nd(gpu, x: np.ndarray, i: np.ndarray, b: int, variant: str = "chosen"
     data = ix.Data(MemoryBytes(stored), x.shape, item * 8, swap, *((ds,) if fortran else ()))
     index = ix.Index(MemoryBytes(np.ascontiguousarray(i)), i.shape, True, i.dtype.byteorder == ">")
     out = bytearray()
-    nd_rows.ENABLED = variant != "words"
+    iv.ENABLED["nd pairs"] = variant != "words"
     try:
         n = ix.gather_indexed(gpu, data, index, check, table, out.extend, poison=POISON, **VARIANTS[variant])
     finally:
-        nd_rows.ENABLED = True
+        iv.ENABLED["nd pairs"] = True
     assert n == len(out)
     return bytes(out)
 
@@ -211,9 +212,9 @@ def test_plan_only_pairs_of_row_major_wrapped_indices():
     x, i = (6, 8), (5, 4, 2)
     table, check = indexing.gather_nd("GND", x, i, 0)
     cut = slices.plan(table, 32, check.bounds)
-    assert nd_rows.plan(cut, check.mode) is not None
-    assert nd_rows.plan(cut, check.mode + 1) is None
+    assert iv.nd_pairs(cut, check) is not None
+    assert iv.nd_pairs(cut, dataclasses.replace(check, mode=check.mode + 1)) is None
     apart, _ = indexing.gather_nd("GND", x, i, 0, None, (8, 2, 40))
-    assert nd_rows.plan(slices.plan(apart, 32, check.bounds), check.mode) is None
+    assert iv.nd_pairs(slices.plan(apart, 32, check.bounds), check) is None
     odd = struct.pack("<4I", 4, 0, 3, 0)  # a leading axis of 4 tuples, 3 index elements apart
-    assert nd_rows.plan(slices.Slices(1, 2, cut.blob[:16] + odd + cut.blob[32:]), check.mode) is None
+    assert iv.nd_pairs(slices.Slices(1, 2, cut.blob[:16] + odd + cut.blob[32:]), check) is None

@@ -1,4 +1,4 @@
-"""GatherND by pairs (gpu/nd_rows.py, gpu/render/rows.py's NdRows) as one
+"""GatherND by pairs (gpu/indexed_variants.py, gpu/render/rows.py's NdRows) as one
 property: byte for byte against onnx.reference (numpy's fancy indexing, the
 same rule, for more than 1,000 tuples: the reference walks them in Python)
 on random bits, the output poisoned first. Random and fixed structures
@@ -22,7 +22,7 @@ from conftest import random_array
 from properties import Tally, reference
 from onnxop_cli.core.sources import MemoryBytes
 from onnxop_cli.gpu import indexed as ix
-from onnxop_cli.gpu import choose, nd_rows
+from onnxop_cli.gpu import choose, indexed_variants as iv
 from onnxop_cli.ops import indexing
 
 BAND = 64 * 16  # bytes: 64 tuples a band, the smallest (whole runs of whole vectors)
@@ -71,8 +71,8 @@ def meant(gpu, lead: tuple, variant: str) -> tuple[str, int]:
     these leading index dims on ``variant`` (set already)."""
     count = int(np.prod(lead))
     row = lead[-1] if lead else 0
-    run = 64 if row >= nd_rows.LONG_ROW and choose.answer(gpu, "nd_run") == "long" else 16
-    bands = -(-count // max(run, nd_rows.RAW_BAND // 16 // run * run)) if count * 16 > nd_rows.RAW_BAND else 0
+    run = 64 if row >= iv.LONG_ROW and choose.answer(gpu, "nd_run") == "long" else 16
+    bands = -(-count // max(run, iv.RAW_BAND // 16 // run * run)) if count * 16 > iv.RAW_BAND else 0
     return f"{'bands' if bands else 'one upload'}, run {run}", bands
 
 
@@ -102,8 +102,8 @@ def test_gather_nd_pairs_match_the_reference(gpu, rng, monkeypatch, dtype, tail)
         expected = want(x, i, b)
         for variant in variants:
             raw_band, long_row, nd_run, mapped = VARIANTS[variant]
-            monkeypatch.setattr(nd_rows, "RAW_BAND", raw_band)
-            monkeypatch.setattr(nd_rows, "LONG_ROW", long_row)
+            monkeypatch.setattr(iv, "RAW_BAND", raw_band)
+            monkeypatch.setattr(iv, "LONG_ROW", long_row)
             if nd_run:
                 monkeypatch.setenv(choose.ENV_SCHEDULE, f"nd_run={nd_run}")
             else:
@@ -122,7 +122,7 @@ def test_gather_nd_pairs_match_the_reference(gpu, rng, monkeypatch, dtype, tail)
 def test_bad_index_in_a_late_band_named(gpu, rng, monkeypatch):
     """Bad indices (2**32 + 1, -(d + 1), d) at tuples 300 (band 4) and 400
     (band 6): the first named by position, value and range, nothing written."""
-    monkeypatch.setattr(nd_rows, "RAW_BAND", BAND)
+    monkeypatch.setattr(iv, "RAW_BAND", BAND)
     for bad, which in ((2**32 + 1, 0), (-12, 1), (13, 0)):
         x = random_array(rng, (13, 11), "<f4")
         i = tuples(rng, (13, 11), (7, 61))
@@ -144,6 +144,6 @@ def test_plan_orders_only_row_major_tuples():
     from onnxop_cli.gpu import slices
 
     table, check = indexing.gather_nd("GND", (6, 8), (5, 4, 2), 0)
-    assert nd_rows.plan(slices.plan(table, 32, check.bounds), check.mode).ordered
+    assert iv.nd_pairs(slices.plan(table, 32, check.bounds), check).ordered
     table, check = indexing.gather_nd("GND", (6, 8), (5, 4, 2), 0, None, (16, 2, 1))
-    assert not nd_rows.plan(slices.plan(table, 32, check.bounds), check.mode).ordered
+    assert not iv.nd_pairs(slices.plan(table, 32, check.bounds), check).ordered

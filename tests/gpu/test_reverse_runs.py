@@ -1,4 +1,4 @@
-"""ReverseSequence's kernels as one property (gpu/reverse_runs.py,
+"""ReverseSequence's kernels as one property (gpu/indexed_variants.py,
 gpu/render/reverse.py; the element kernel, indexed_gather.wgsl): byte
 for byte against onnx.reference (numpy's reversal for packed 2- and 4-bit
 codes, which no ONNX type has) on random bits, the output poisoned first.

@@ -13,7 +13,7 @@ from onnxop_cli.core.sources import MemoryBytes
 from onnxop_cli.core.tensor import swap_unit
 from onnxop_cli.core.region import Access
 from onnxop_cli.errors import GpuError
-from onnxop_cli.gpu import choose, gather_through_kernel, gather_windows, nd_rows
+from onnxop_cli.gpu import choose, gather_through_kernel, gather_windows, indexed_variants
 from onnxop_cli.gpu import indexed as ix
 from onnxop_cli.ops import indexing
 
@@ -47,7 +47,7 @@ def test_every_transpose_answer_writes_the_same_bytes(gpu, rng, monkeypatch):
 
 
 def test_every_nd_run_answer_writes_the_same_bytes(gpu, rng, monkeypatch):
-    monkeypatch.setattr(nd_rows, "LONG_ROW", 40)  # rows of 40 or more slices ask: small tensors take long runs
+    monkeypatch.setattr(indexed_variants, "LONG_ROW", 40)  # rows of 40 or more slices ask: small tensors take long runs
     runs = {"long": 64, "short": 16}
     for _ in range(3):
         dtype, tail = ND_DTYPES[int(rng.integers(len(ND_DTYPES)))]

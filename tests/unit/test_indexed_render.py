@@ -13,7 +13,7 @@ import struct
 import pytest
 
 from onnxop_cli.gpu.index_table import TABLE_AXIS, TABLE_LOOKUP, Index, Table
-from onnxop_cli.gpu.indexed_gather import variant
+from onnxop_cli.gpu.indexed_variants import variant
 from wgsl_text import parse
 from onnxop_cli.gpu.render import indexed
 from onnxop_cli.gpu.render.schedule import Words

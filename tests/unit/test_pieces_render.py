@@ -3,7 +3,7 @@
 through the one frame (one entry point ``main`` at its schedule's
 workgroup size, its schedule's constants, the bindings declared as data),
 its Params and table rows read back from the WGSL are the Structs the hosts
-pack (gpu/pieces.py, gpu/runs.py, gpu/reverse_runs.py), and the hosts'
+pack (gpu/pieces.py, gpu/runs.py, gpu/indexed_variants.py), and the hosts'
 own numbers are the schedule's. That each render compiles and is exact on
 an adapter: tests/gpu/test_pieces.py, test_pieces_runs.py,
 test_pieces_fills.py, test_where.py, test_reverse_runs.py."""

@@ -16,7 +16,7 @@ import pytest
 
 from onnxop_cli.gpu import choose, schedule_cases
 from wgsl_text import parse
-from onnxop_cli.gpu.render import rows, slices
+from onnxop_cli.gpu.render import indices, rows, slices
 
 KERNELS = [*slices.KERNELS.values(), *rows.KERNELS.values()]
 ENTRY = re.compile(r"@compute\s+@workgroup_size\((\d+)\)\s*fn\s+(\w+)")
@@ -44,8 +44,8 @@ def test_each_width_renders_its_own_body_alone():
 
 
 def test_the_tables_are_the_structs_the_host_packs():
-    assert parse(rows.KERNELS["gather-elements", 1].wgsl(), "Axis").fields == rows.AXIS.layout.fields
-    assert rows.AXIS.layout.pack_rows([{"dim": 2, "stride": 7}]) == bytes([2, 0, 0, 0, 7]) + bytes(11)
+    assert parse(rows.KERNELS["gather-elements", 1].wgsl(), "Axis").fields == indices.AXIS.layout.fields
+    assert indices.AXIS.layout.pack_rows([{"dim": 2, "stride": 7}]) == bytes([2, 0, 0, 0, 7]) + bytes(11)
     assert rows.ELEMENTS_PARAMS.pack(count=1, groups_x=1, rank=1, iswap=0, bound=1, lstride=1)[-8:] == bytes(8)
     with pytest.raises(ValueError):
         rows.NdRows(3)

@@ -119,7 +119,7 @@ QUESTIONS = {q.name: q for q in (
              "the kernel of transposes of 4-byte and wider elements: blocked (4 x 4 blocks in registers), "
              "tiled (tiles in workgroup memory) or generic (gpu/render/strided.py)"),
     Question("nd_run", ("long", "short"),
-             "GatherND by pairs (gpu/render/rows.py), rows of nd_rows.LONG_ROW slices or more: runs of 64 slices "
+             "GatherND by pairs (gpu/render/rows.py), rows of indexed_variants.LONG_ROW slices or more: runs of 64 slices "
              "an invocation (long) or of 16 (short)"),
     Question("gather_source", ("streamed", "resident"),
              "a gather's source of more than two windows (gpu/gather_windows.py): streamed in passes where "

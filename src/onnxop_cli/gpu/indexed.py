@@ -6,35 +6,21 @@ never through numpy; the output is read back only when every index was in range.
     indices ──upload──▶ raw ──check──▶ norm (u32, wrapped) + first bad position
                           └─indexed gather─▶ dst (a band) ──readback──▶ sink
 
-What each op reads is one ``Table`` (gpu/index_table.py, built by ops/ from
-the ONNX shapes; gpu/indexed_gather.py binds the kernel to it). Scatters
-(gpu/scatter.py) use the same check, and the gather to re-lay their data and
-compute their targets. A gather whose output is one band skips the check
-pass: its kernel checks the raw indices as it reads them, and the band is
-read back only if none was bad. Faster kernels take the tables they fit:
-GatherND's and Gather's whole slices (gpu/slices.py, gpu/slice_gathers.py),
-Gather's lines of one- or two-word slices (gpu/gather_lines.py),
-GatherElements' runs (gpu/elements_rows.py), ReverseSequence's blocks
-(gpu/reverse_runs.py).
-
-What each op reads is one table (``Table``): per output axis its size, its
-stride into the data and into the index tensor; per lookup a data stride and
-an offset in the index tensor (see the indexed gather (gpu/render/indexed.py); gpu/indexed_gather.py
-binds the kernel to a table). ops/ builds the tables from the ONNX shapes;
-this module only moves bytes.
+What each op reads is one ``Table`` (gpu/index_table.py): per output axis
+its size, its stride into the data and into the index tensor; per lookup a
+data stride and an offset in the index tensor. ops/ builds the tables from
+the ONNX shapes; this module only moves bytes. Scatters (gpu/scatter.py) use
+the same check, and the gather to re-lay their data and compute their targets.
 
 A gather whose output is one band skips the check pass: its kernel reads
-the raw indices and checks each as it uses it (the ``_i32``/``_i64``
-variants), and the band is read back only if none was bad. Each table runs on
-the variant of its case (``variant``): Mesa's CPU drivers run every
+the raw indices and checks each as it uses it, and the band is read back
+only if none was bad. Each table runs on the element kernel's variant of its
+case (gpu/indexed_variants.py's ``variant``: Mesa's CPU drivers run every
 branch a lane could take, so a kernel carrying the other cases' code runs
-them too. GatherND's tables whose slices are whole words run
-the whole-slice kernels of gpu/render/slices.py instead (gpu/slices.py plans
-them, gpu/slice_gathers.py runs them): a tuple read per slice, the slice
-copied as words (one band of one window); where they are whole 16-byte
-vectors (Gather's too), as vectors in any bands and windows: a window's run skips the slabs
-it does not hold. Gather's tables along lines of one- or two-word slices
-(Compress's too) run the lines kernel (gpu/render/lines.py), one window in any bands.
+them too), or on a faster kernel that fits it (gpu/indexed_variants.py):
+Gather's lines of one- or two-word slices (Compress's too), whole slices
+(gpu/slices.py) in 16-byte vectors in any bands and windows or in words,
+GatherND's pairs, GatherElements' rows, ReverseSequence's blocks.
 
 Limits, checked here with one-line errors: the index tensor (as u32) and,
 for a scatter, the updates and their targets each fit in one storage
@@ -55,15 +41,17 @@ from typing import Any, Callable
 
 from ..errors import OpError
 from ..core.sources import ByteSource
+from .buffers import binding_limit, dispatch_limit
 from .device import Gpu
 from .engines.base import BufferUsage as U
-from . import elements_rows, gather_lines, gather_windows, reverse_runs, slice_gathers, slices
-from .indexed_buffers import Buffers, Slice, read_small, read_to_host, to_sink  # noqa: F401 - also imported from here
+from . import gather_windows, slices
+from . import indexed_variants as iv
+from .indexed_buffers import Buffers, Slice, launch, read_small, read_to_host, to_sink  # noqa: F401 - also imported from here
 from .choose import answer
-from .program import compiled, grid_x
 from .index_table import NONNEG, RANGE, WRAP, Check, Index, Table, row_strides  # noqa: F401 - also imported from here
-from .indexed_gather import NO_BAD, Gather, variant  # noqa: F401 - also imported from here
-from .render.indexed import CHECK_PARAMS, Check as CheckKernel
+from .indexed_variants import Gather, variant  # noqa: F401 - also imported from here
+from .render.indexed import NO_BAD
+from .render.indexed import Check as CheckKernel
 
 Sink = Callable[[memoryview], None]
 LAST = "indexed-last"  # gpu.cache key: the last call's transfer counts (indexed_buffers.KEYS)
@@ -104,10 +92,6 @@ class BadIndex(OpError):
         self.position, self.value = position, value
 
 
-def binding_limit(gpu: Gpu) -> int:
-    return int(gpu.limits.get("max-storage-buffer-binding-size", 128 << 20))
-
-
 # ------------------------------------------------------------------ buffers
 
 
@@ -136,10 +120,8 @@ def check_indices(gpu: Gpu, bufs: Buffers, index: Index, check: Check, max_dim: 
     if count == 0:
         return norm
     status = bufs.status()
-    bounds = bufs.new("bounds", 4 * len(check.bounds), U.STORAGE | U.COPY_DST)
-    gpu.queue.write_buffer(bounds, 0, struct.pack(f"<{len(check.bounds)}I", *check.bounds))
+    bounds = bufs.holding("bounds", struct.pack(f"<{len(check.bounds)}I", *check.bounds))
     render = CheckKernel()
-    kernel = compiled(gpu, render)
     wg = render.schedule.wg
     chunk = max(wg, (binding_limit(gpu) // width) // wg * wg)
     for first in range(0, count, chunk):
@@ -148,15 +130,9 @@ def check_indices(gpu: Gpu, bufs: Buffers, index: Index, check: Check, max_dim: 
         try:
             piece = Slice(index.source, first * width, n * width)
             buf = raw.upload("indices", piece, n * width)
-            groups = -(-n // wg)
-            params = raw.params("index params", CHECK_PARAMS.pack(
-                count=n, wide=int(index.wide), groups_x=grid_x(groups, max_dim),
-                period=len(check.bounds), mode=check.mode, first=first, swap=int(index.big),
-                inner=max(1, check.inner),
-            ))
-            encoder = gpu.device.create_command_encoder()
-            kernel.dispatch(encoder, groups, max_dim, kernel.bind([buf, norm, status, params, bounds]))
-            gpu.queue.submit([encoder.finish()])
+            launch(raw, render, n, 1, max_dim, "index params", dict(
+                count=n, wide=int(index.wide), period=len(check.bounds), mode=check.mode, first=first,
+                swap=int(index.big), inner=max(1, check.inner)), [buf, norm, status, None, bounds])
         finally:
             raw.release()
     bufs.counts["check passes"] += 1
@@ -186,7 +162,7 @@ def _can_fuse(gpu: Gpu, index: Index, check: Check, table: Table, band: int, fus
 
 def check_only(gpu: Gpu, index: Index, check: Check, max_groups_per_dim: int | None = None) -> None:
     """Check ``index`` on the device (BadIndex if one is out of range), keeping nothing."""
-    max_dim = max_groups_per_dim or gpu.limits.get("max-compute-workgroups-per-dimension", 65535)
+    max_dim = dispatch_limit(gpu, max_groups_per_dim)
     bufs = Buffers(gpu, mapped=True)
     try:
         with gpu.errors(f"{check.op} index check"):
@@ -219,15 +195,15 @@ def valid_range(mode: int, d: int) -> str:
 # ------------------------------------------------------------------ gather
 
 
-def check_data(gpu: Gpu, data: Data, op: str, whole: bool = True) -> None:
+def check_data(data: Data, op: str) -> None:
+    """ValueError for an element width or swap unit the kernels do not take; OpError for data shorter than
+    its shape or of 2^32 elements or more (it may be larger than a binding: it goes in windows)."""
     if data.bits not in BITS:
         raise ValueError(f"the indexed kernels take elements of {BITS} bits, not {data.bits}")
     if data.swap not in (0, 2, 4, 8) or (data.swap and (data.bits < 16 or (data.bits // 8) % data.swap)):
         raise ValueError(f"byte-swap unit {data.swap} does not divide a {data.bits}-bit element")
     if data.source.nbytes < data.nbytes:
         raise OpError(f"{op}: the data holds {data.source.nbytes} bytes, not {data.nbytes}")
-    if whole:
-        fits(gpu, data.nbytes, "the data", op)
     if data.size >= 1 << 32:
         raise OpError(f"{op}: the data has {data.size} elements; the device indexes at most 2^32")
 
@@ -263,11 +239,11 @@ def gather_indexed(
     call's transfer counts are left in ``gpu.cache[LAST]``. Returns the
     bytes written."""
     op = check.op if check else "gather"
-    check_data(gpu, data, op, whole=False)
+    check_data(data, op)
     count = table.size
     if count >= 1 << 32:
         raise OpError(f"{op}: the output has {count} elements; the device indexes at most 2^32 - 1")
-    max_dim = max_groups_per_dim or gpu.limits.get("max-compute-workgroups-per-dimension", 65535)
+    max_dim = dispatch_limit(gpu, max_groups_per_dim)
     bufs = Buffers(gpu, mapped=mapped is None or mapped)
     gpu.cache[LAST] = bufs.counts
     try:
@@ -275,7 +251,7 @@ def gather_indexed(
             cap = min(binding_bytes or (64 << 20), binding_limit(gpu))
             band = max(128, (cap * 8 // data.bits) // 128 * 128)  # whole words, whatever the width
             window_cap = min(window_bytes or binding_limit(gpu), binding_limit(gpu))
-            lines = gather_lines.plan(table, data.bits, check.bounds) if (  # Gather's lines of 1-2 word units
+            lines = iv.lines(table, data.bits, check.bounds) if (  # Gather's lines of 1-2 word units
                 index is not None and slice_copy and not data.swap
                 and gather_windows.one_window(data.size, data.bits, window_cap)) else None
             can_fuse = index is not None and _can_fuse(gpu, index, check, table, band, fuse)
@@ -290,33 +266,31 @@ def gather_indexed(
                 gpu, bufs, data.source, data.size, data.bits, window_cap, (count * data.bits + 7) // 8,
                 band * data.bits // 8, stream_bytes)
             cut = None
-            if lines is None and index is not None and slice_copy and not data.swap and (not can_fuse or index.wide):
+            if (lines is None and index is not None and slice_copy and not data.swap and (not can_fuse or index.wide)
+                    and iv.ENABLED["slices"]):
                 cut = slices.plan(table, data.bits, check.bounds)
             if cut is not None and not cut.vec4() and (not can_fuse or not windows.single or (
                     table.extra.get("slices") == "slabs" and answer(gpu, "gather_words") == "elements")):
                 cut = None  # whole words: one band of one window (Gather: where it beats the element kernel)
+            one = None  # one band of one window in one dispatch, the raw indices checked as read
+            if can_fuse and windows.single and not data.swap and index.wide and slice_copy and lines is None and (
+                    cut is None or not cut.vec4()):
+                one = iv.one_dispatch(table, cut, data.bits, check)
             fused = None
-            if can_fuse:  # the raw indices (unless the slice kernel uploads them itself, in bands), a status word
-                own = slice_gathers.uploads_own(cut, index, check)
+            if can_fuse:  # the raw indices (unless the pairs kernel uploads them itself, in bands), a status word
+                own = one is not None and one.uploads_own(index.size // 2)
                 fused = (None if own else bufs.upload("indices", index.source, index.size * (8 if index.wide else 4)),
                          bufs.status(), index, check)
             checked = None if fused is None else functools.partial(_status, gpu, bufs, fused[1], index, check)
             if lines is not None:
-                return gather_lines.run(gpu, bufs, windows, fused, norm, lines, count, data.bits, band, sink,
-                                        max_dim, poison, checked)
-            if cut is not None:  # whole slices: GatherND's common case, Gather's in vec4s
-                return slice_gathers.run(gpu, bufs, windows, fused, norm, cut, count, data.bits, band, sink,
-                                         max_dim, poison, checked)
-            fast = (cut is None and fused is not None and windows.single and not data.swap and index.wide
-                    and slice_copy)
-            rows = elements_rows.plan(table, data.bits) if fast else None  # GatherElements' runs of 16
-            runs = reverse_runs.plan(table, data.bits) if fast and rows is None else None  # ReverseSequence's
-            if rows is not None or runs is not None:  # ... whole-word blocks: one dispatch, checked, then out
-                nbytes = (count * data.bits) // 8
-                dst = elements_rows.run(gpu, bufs, windows.first, fused[0], fused[1], rows, count, index.big,
-                                        check.bounds[0], max_dim, poison) if rows is not None else reverse_runs.run(
-                    gpu, bufs, windows.first, fused[0], fused[1], runs, nbytes, index.big, check.bounds[0], max_dim,
-                    poison)
+                return iv.run_lines(gpu, bufs, windows, fused, norm, lines, count, data.bits, band, sink, max_dim,
+                                    poison, checked)
+            if cut is not None and cut.vec4():  # whole slices in vec4s: Gather's slabs
+                return iv.run_slabs(gpu, bufs, windows, fused, norm, cut, count, data.bits, band, sink, max_dim,
+                                    poison, checked)
+            if one is not None:
+                nbytes = (count * data.bits + 7) // 8
+                dst = iv.dispatch(gpu, bufs, one, windows.first, fused[0], fused[1], index, nbytes, max_dim, poison)
                 _status(gpu, bufs, fused[1], index, check)
                 return to_sink(gpu, bufs, dst, nbytes, sink)
             kernel = Gather(gpu, bufs, windows.first, norm, table, max_dim, fused)

@@ -21,7 +21,7 @@ fallback to staging fails them); gpu/indexed.py leaves a call's counts in
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+from typing import Any, Callable
 
 from ..core.sources import ByteSource
 from .buffers import can_map, destroy_all, reset_status, round_up, write_mapped
@@ -29,7 +29,6 @@ from .device import Gpu
 from .engines.base import BufferUsage as U
 from .engines.base import MapMode
 from .program import compiled, grid_x
-from .render.frame import Frame
 from .render.indexed import NO_BAD
 
 Sink = Callable[[memoryview], None]
@@ -72,11 +71,15 @@ class Buffers:
             self.readable[id(buf)] = buf
         return buf
 
-    def params(self, label: str, data: bytes) -> Any:
-        """A uniform buffer holding ``data``: a kernel's Params (gpu/layout.py packs them)."""
-        buf = self.new(label, len(data), U.UNIFORM | U.COPY_DST)
+    def holding(self, label: str, data: bytes, usage: int = U.STORAGE) -> Any:
+        """A buffer holding ``data``: a kernel's table rows or bounds (storage), or its Params (``params``)."""
+        buf = self.new(label, len(data), usage | U.COPY_DST)
         self.gpu.queue.write_buffer(buf, 0, data)
         return buf
+
+    def params(self, label: str, data: bytes) -> Any:
+        """A uniform buffer holding ``data``: a kernel's Params (gpu/layout.py packs them)."""
+        return self.holding(label, data, U.UNIFORM)
 
     def result(self, label: str, size: int) -> Any:
         """A kernel's output buffer: read where it lies when mapped."""
@@ -92,7 +95,7 @@ class Buffers:
         reset_status(self.gpu, status, first)
         return status
 
-    def upload(self, label: str, source: ByteSource, nbytes: int, usage: int = 0, readable: bool = False) -> Any:
+    def upload(self, label: str, source: ByteSource, nbytes: int, readable: bool = False) -> Any:
         """A storage buffer holding ``source``'s first ``nbytes`` (zero-padded
         to whole words); ``readable``: also read back when mapped (a scatter's
         output is its uploaded data)."""
@@ -101,7 +104,7 @@ class Buffers:
         base, at0 = (source.source, source.offset) if isinstance(source, Slice) else (source, 0)
         device = isinstance(base, DeviceBuffer) and at0 % 4 == 0
         mapped = self.mapped and not device
-        kind = U.STORAGE | U.COPY_DST | U.COPY_SRC | usage
+        kind = U.STORAGE | U.COPY_DST | U.COPY_SRC
         if mapped:
             kind |= U.MAP_WRITE | (U.MAP_READ if readable else 0)
         buf = self.new(label, nbytes, kind)
@@ -194,39 +197,14 @@ def to_sink(gpu: Gpu, bufs: Buffers, buf: Any, nbytes: int, sink: Sink) -> int:
     return nbytes
 
 
-# ------------------------------------------------------------------ one kernel into a result
-
-
-def run_into_result(gpu: Gpu, bufs: Buffers, shader: Frame, key: str, *,
-                    src: Any, raw: Any,
-                    status: Any, nbytes: int, units: int, per: int, params: Callable[[int], bytes],
-                    blob: bytes | None = None, max_dim: int, poison: int | None,
-                    parts: Iterable[tuple[int, Any, Callable[[int], bytes]]] | None = None) -> Any:
-    """One dispatch of the rendered kernel ``shader`` (gpu/render/) writing ``nbytes`` into a new
-    result buffer of ``bufs``, returned (the caller reads ``status`` before
-    anything reaches a sink): bound as (src, dst, params, [axes,] raw,
-    status), ``units`` of work at its workgroup x ``per`` a workgroup,
-    ``params(gx)`` its uniform record, ``blob`` its axes buffer.
-    ``parts``: instead, one dispatch per (units, raw, params) it yields, each
-    part taken after the one before was submitted. ``bufs.counts[key]``
-    marks the kernel taken (tests look)."""
-    bufs.counts[key] = 1
-    dst = bufs.result("dst", nbytes + 16)
-    if poison is not None:
-        gpu.queue.write_buffer(dst, 0, bytes([poison]) * nbytes)
-    axes = None
-    if blob is not None:
-        axes = bufs.new(f"{key} axes", len(blob), U.STORAGE | U.COPY_DST)
-        gpu.queue.write_buffer(axes, 0, blob)
-    kernel = compiled(gpu, shader)  # its bindings and schedule are data
-    per_group = shader.schedule.wg * per
-    for n, part_raw, record_of in (parts if parts is not None else [(units, raw, params)]):
-        groups = -(-n // per_group)
-        record = record_of(grid_x(groups, max_dim))
-        uniform = bufs.new(f"{key} params", max(32, len(record)), U.UNIFORM | U.COPY_DST)
-        gpu.queue.write_buffer(uniform, 0, record)
-        bound = [src, dst, uniform] + ([axes] if axes else []) + [part_raw, status]
-        encoder = gpu.device.create_command_encoder()
-        kernel.dispatch(encoder, groups, max_dim, kernel.bind(bound))
-        gpu.queue.submit([encoder.finish()])
-    return dst
+def launch(bufs: Buffers, render: Any, units: int, per: int, max_dim: int, label: str, fields: dict,
+           resources: list[Any]) -> None:
+    """One dispatch of the rendered kernel ``render`` (gpu/render/) over ``units`` of work, ``per`` an
+    invocation: its Params (``fields`` and the grid's ``groups_x``) in a uniform buffer of ``bufs``
+    named ``label``, bound where ``resources`` holds None."""
+    kernel = compiled(bufs.gpu, render)  # once: the device caches it by label
+    groups = -(-units // (render.schedule.wg * per))
+    params = bufs.params(label, render.PARAMS.pack(groups_x=grid_x(groups, max_dim), **fields))
+    encoder = bufs.gpu.device.create_command_encoder()
+    kernel.dispatch(encoder, groups, max_dim, kernel.bind([params if r is None else r for r in resources]))
+    bufs.gpu.queue.submit([encoder.finish()])

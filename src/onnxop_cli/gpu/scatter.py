@@ -66,7 +66,7 @@ def scatter_indexed(
     which tests force small) is scattered a band at a time
     (gpu/scatter_claims.py's ``scatter_banded``). Returns the bytes written."""
     op = check.op if check else "scatter"
-    check_data(gpu, data, op, whole=False)
+    check_data(data, op)
     if updates.bits != data.bits:
         raise ValueError("updates and data have one element type")
     n = updates.size

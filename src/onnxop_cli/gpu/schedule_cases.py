@@ -28,7 +28,7 @@ from .headroom import status_bytes
 
 COPY_SIZE = 4 << 20  # one streaming chunk (copy.DEFAULT_CHUNK): what a real run moves per dispatch
 TRANSPOSE_SIDE = 1024  # a 4 MiB float32 square: one band, one upload
-ND_ROWS = (128, 2048)  # GatherND index pairs: rows of 2048 slices (>= nd_rows.LONG_ROW), 4 MiB of tuples
+ND_ROWS = (128, 2048)  # GatherND index pairs: rows of 2048 slices (>= indexed_variants.LONG_ROW), 4 MiB of tuples
 ND_DATA = (64, 64)
 
 
@@ -113,7 +113,7 @@ def transpose(gpu: Gpu) -> Case:
 
 def nd_run(gpu: Gpu) -> Case:
     """GatherND of one-word slices by row-major int64 pairs in rows of 2048
-    (gpu/nd_rows.py): the run length is what ``nd_run`` answers."""
+    (gpu/indexed_variants.py): the run length is what ``nd_run`` answers."""
     from . import indexed as ix
     from .render.rows import RUNS
 

@@ -1,7 +1,7 @@
 """Whether an indexed gather's table can run as a copy of whole slices
 (gpu/render/slices.py: GatherND's common case; gpu/render/scatter_slices.py:
 ScatterND's with reduction none), and what those kernels are told. Plain
-data, no device code: gpu/slice_gathers.py and gpu/scatter.py dispatch them.
+data, no device code: gpu/indexed_variants.py and gpu/scatter.py dispatch them.
 
 A table qualifies when its trailing output axes read no index and are
 contiguous in the data (the slice), the slice is a whole number of 32-bit

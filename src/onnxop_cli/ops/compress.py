@@ -91,7 +91,7 @@ class Compress_9(TensorOp):
 # 126-2046 B: the pieces 2.0-2.6x faster; 2 runs of 4-30 B: the gather 1.8-2.6x; 16 runs of 1 MiB:
 # the pieces 1.2x; 64 of 256 KiB: the gather 1.4x; the benchmark's 256 runs of ~36 B: the gather ~6x.
 # Mesa 22.3, 16 MiB float32, load 4.5-5 on 2 cores, 2026-12-02). Measured on the element kernel: slices of
-# one or two words along an inner axis now gather by gpu/gather_lines.py, 1.5-2x faster again
+# one or two words along an inner axis now gather by gpu/indexed_variants.py, 1.5-2x faster again
 # (benchmarks/gather_lines_ab.py), so there these thresholds err toward the pieces; not re-measured.
 GATHER_BELOW = 64  # mean bytes a run copies (per line of its box) below which the gather runs
 GATHER_ABOVE = 32  # runs above which the gather runs, however long

@@ -57,7 +57,7 @@ def gather_elements(op: str, data: Shape, indices: Shape, axis: int, ds=None, is
             raise OpError(f"{op}: indices' dimension {k} is {i}, more than the data's {d}")
     ds, is_ = ds or row_strides(data), is_ or row_strides(indices)
     dstr = tuple(0 if k == a else ds[k] for k in range(r))
-    # gpu/elements_rows.py
+    # gpu/indexed_variants.py
     table = Table.over(indices, dstr, is_, ((ds[a], 0),), extra={"line_axis": a, "elements": True})
     return table, Check((data[a],), op, what=_about(data, [a]))
 
@@ -96,7 +96,7 @@ def reverse_sequence(op: str, data: Shape, lens: Shape, batch_axis: int, time_ax
     ds = ds or row_strides(data)
     istr = tuple(1 if k == batch_axis else 0 for k in range(r))
     table = Table.over(data, ds, istr, mode=1, time_axis=time_axis, time_stride=ds[time_axis],
-                       extra={"runs": True})  # gpu/reverse_runs.py
+                       extra={"runs": True})  # gpu/indexed_variants.py
     check = Check((data[time_axis],), op, "sequence_lens", RANGE, lambda _: f"time axis {time_axis}")
     return table, check
 

@@ -84,7 +84,7 @@ class Check(Frame):
 @dataclass(frozen=True)
 class Gather(Frame):
     """The indexed gather's variant ``schedule.variant``: a case of ``CASES``,
-    ``_i32``/``_i64`` where it checks raw indices (``variant`` in gpu/indexed_gather.py)."""
+    ``_i32``/``_i64`` where it checks raw indices (``variant`` in gpu/indexed_variants.py)."""
 
     schedule: Words
     PARAMS = PARAMS

@@ -9,10 +9,17 @@ from __future__ import annotations
 
 from ..layout import Struct
 from ..shaders import shader_source
+from .frame import Binding
 
 # An output axis of the strided tables (render/lines.py, rows.py): its size and data stride (words, or elements;
 # 0 on the gathered axis), one vec4 row of `axes` each; the host packs them by these names.
 AXIS = Struct("Axis", (("dim", "u32"), ("stride", "u32"), ("pad0", "u32"), ("pad1", "u32")))
+
+
+# The bindings of the kernels that read raw indices and store whole vec4s (render/lines.py, rows.py).
+VEC4_BINDINGS = (Binding(0, "src", "read", "u32"), Binding(1, "dst", "read_write", "vec4<u32>"), Binding(2),
+                 Binding(3, "axes", "read", "vec4<u32>"), Binding(4, "raw", "read", "vec4<u32>"),
+                 Binding(5, "status", "read_write", "atomic<u32>"))
 
 
 def axes() -> list[str]:

@@ -2,7 +2,7 @@
 schedule: out[line, j] = src[base(line) + index(j) * lstride], ``base``
 walking the leading output axes (``axes``), index(j) the index tensor's j-th
 entry: Gather along the last axis of 4- and 8-byte elements and Compress
-(gpu/gather_lines.py plans them: one little-endian window, the index axes
+(gpu/indexed_variants.py plans them: one little-endian window, the index axes
 the output's trailing ones before the slice, row-major). Each invocation
 writes WORDS words as vec4 stores (a storage access is a loop over the lanes
 on Mesa's CPU drivers, so a vec4 costs about what a scalar does); where its
@@ -22,13 +22,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..layout import Struct
-from .frame import Binding, Frame
-from .indices import AXIS, REPORT, axes  # noqa: F401 - AXIS: gpu/gather_lines.py packs the axes by it
+from .frame import Frame
+from .indices import REPORT, VEC4_BINDINGS, axes
 from .schedule import Words, head
 from .view import BSWAP4
 
 I32, I64 = 1, 2  # the raw indices' kinds
-KINDS = ("read-only-storage", "storage", "uniform", "read-only-storage", "read-only-storage", "storage")
 PARAMS = Struct("Params", (
     ("words", "u32"),     # output words in this band
     ("groups_x", "u32"),  # workgroups per row of the dispatch grid
@@ -53,10 +52,7 @@ class Lines(Frame):
     kind: int
     schedule: Words = Words("lines")
     PARAMS = PARAMS
-    bindings = (Binding(0, "src", "read", "u32"), Binding(1, "dst", "read_write", "vec4<u32>"), Binding(2),
-                Binding(3, "axes", "read", "vec4<u32>"), Binding(4, "raw", "read", "vec4<u32>"),
-                Binding(5, "status", "read_write", "atomic<u32>"))
-    kinds = KINDS
+    bindings = VEC4_BINDINGS
 
     @property
     def label(self) -> str:  # type: ignore[override]

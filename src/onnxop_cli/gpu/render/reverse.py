@@ -1,4 +1,4 @@
-"""ReverseSequence by whole-word blocks (gpu/reverse_runs.py plans it),
+"""ReverseSequence by whole-word blocks (gpu/indexed_variants.py plans it),
 on the whole-word schedule's head: the data is (d0, d1, inner...), batch
 and time the first two axes, row-major, each (d0, d1) step a block of
 ``width`` words. An invocation copies WORDS consecutive words, reading and

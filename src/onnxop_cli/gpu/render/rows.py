@@ -3,14 +3,14 @@ data offsets found by one table walk and then by adds, whole vec4 stores.
 One generator (``_runs``) emits both kernels at both widths (``words``: 1
 or 2 words an element or slice):
 
-``NdRows`` (GatherND, gpu/nd_rows.py checks the table: two lookups at tuple
+``NdRows`` (GatherND, gpu/indexed_variants.py checks the table: two lookups at tuple
     offsets 0 and 1, leading index strides even, slices of 1-2 words)
     each tuple one vec4 load, ``params.run`` slices an invocation (``RUNS``,
     gpu/choose.py's ``nd_run`` picks), slices [first, count) a dispatch, ``raw``
     its tuples from int64 ``ibase`` on. Along a row, eight tuples are read and
     checked before their eight data words, so the random data loads follow
     one another (1.14x reading each tuple just before its word, Mesa 22.3).
-``ElementsRows`` (GatherElements, gpu/elements_rows.py)
+``ElementsRows`` (GatherElements, gpu/indexed_variants.py)
     row-major int64 indices (element e reads index e), 32- or 64-bit
     little-endian data in one binding: RUN elements an invocation.
 
@@ -26,8 +26,8 @@ from dataclasses import dataclass
 
 from ..layout import Struct
 from ..shaders import shader_source
-from .frame import Binding, Frame
-from .indices import AXIS, REPORT, axes, row  # noqa: F401 - AXIS: gpu/elements_rows.py packs the axes by it
+from .frame import Frame
+from .indices import REPORT, VEC4_BINDINGS, axes, row
 from .schedule import Units
 
 RUNS = {"short": 16, "long": 64}  # GatherND's slices per invocation (params.run): gpu/choose.py's nd_run
@@ -54,6 +54,7 @@ ELEMENTS_PARAMS = Struct("Params", tuple((n, "u32") for n in (
 class _Rows(Frame):
     words: int
     NAME = ""
+    bindings = VEC4_BINDINGS
 
     def __post_init__(self) -> None:
         if self.words not in (1, 2):
@@ -63,12 +64,6 @@ class _Rows(Frame):
     def label(self) -> str:  # type: ignore[override]
         return f"{self.NAME} rows[wg={self.schedule.wg},words={self.words}]"
 
-    @property
-    def bindings(self) -> tuple[Binding, ...]:  # type: ignore[override]
-        return (Binding(0, "src", "read", "u32"), Binding(1, "dst", "read_write", "vec4<u32>"), Binding(2),
-                Binding(3, "axes", "read", "vec4<u32>"), Binding(4, "raw", "read", "vec4<u32>"),
-                Binding(5, "status", "read_write", "atomic<u32>"))
-
     def main(self) -> str:
         return f"    words{self.words}(wg, lid);\n"
 
@@ -77,12 +72,9 @@ class _Rows(Frame):
 class NdRows(_Rows):
     """GatherND by pairs, slices of ``words`` words."""
 
+    schedule: Units = Units("RUN")  # the run: params.run
     NAME = "gather-nd"
     PARAMS = ND_PARAMS
-
-    @property
-    def schedule(self) -> Units:  # type: ignore[override]
-        return Units("RUN")  # the run: params.run
 
     def parts(self) -> list[str]:
         n = 4 // self.words
@@ -99,12 +91,9 @@ class NdRows(_Rows):
 class ElementsRows(_Rows):
     """GatherElements by runs of RUN elements of ``words`` words."""
 
+    schedule: Units = Units("RUN", 16, note="output elements per invocation")
     NAME = "gather-elements"
     PARAMS = ELEMENTS_PARAMS
-
-    @property
-    def schedule(self) -> Units:  # type: ignore[override]
-        return Units("RUN", 16, note="output elements per invocation")
 
     def parts(self) -> list[str]:
         n = 4 // self.words

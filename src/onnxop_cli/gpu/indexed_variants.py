@@ -1,0 +1,361 @@
+"""The kernels an indexed gather runs a table on (gpu/indexed.py picks): the
+element kernel (gpu/render/indexed.py) on the variant of the table's case
+(``variant``, ``Gather``: its table rows and its dispatch over a band of the
+output, one window of the source at a time; the scatters' re-lay and target
+passes run it too), or a faster kernel planned for the tables it fits. Every
+condition of a plan is what its kernel can read, not a speed measured on one
+driver, so none is a question of gpu/choose.py.
+
+- ``lines`` (gpu/render/lines.py): a Gather table whose one index axis (or
+  row-major index axes) comes after every other output axis, and whose slices
+  (the trailing axes no index moves, gpu/slices.py) are one or two words:
+  Gather along the last axis of 4- and 8-byte elements, Compress along it.
+  Lines of the indices' units, 16 words an invocation as vec4 stores, the
+  indices read as vec4 loads; one little-endian window, any bands.
+- ``slabs`` (gpu/render/slices.py ``whole``, ``windowed``): whole slices of
+  16-byte vectors (``Slices.vec4``), in any bands and windows (a window's run
+  skips the slabs it does not hold).
+- one dispatch into a result (``Dispatch``): one band of one little-endian
+  window, the raw int64 indices checked as read (nothing reaches the sink if
+  one is bad):
+  ``nd pairs`` (gpu/render/rows.py's NdRows): GatherND's whole slices of one
+  or two words by tuples that are pairs of int64, each tuple one vec4 load,
+  runs of 16 or 64 slices an invocation;
+  ``slices`` (gpu/render/slices.py ``words``): the other whole-word slices, a
+  tuple read per slice;
+  ``rows`` (gpu/render/rows.py's ElementsRows): GatherElements with
+  row-major indices and 32- or 64-bit elements, runs of 16;
+  ``runs`` (gpu/render/reverse.py): ReverseSequence with row-major data whose
+  (batch, time) blocks are whole words, a word at a time by adds.
+
+``ENABLED`` holds one switch per variant: off, its tables run what runs
+without it (benchmarks/variant_kernels.py, benchmarks/indexed_ops.py, tests).
+
+Where GatherND's pairs lie in slice order (a row-major index tensor) and take
+more than RAW_BAND bytes, they are not uploaded at once: one dispatch per
+RAW_BAND of them, through two buffers in turn (``Dispatch.uploads_own``). On
+Mesa's CPU drivers device memory is malloc'd, and glibc maps a block above 32
+MiB afresh each time: a 64 MiB index tensor's buffer cost ~40 ms of page
+faults every call (Mesa 25; ~90 ms on a loaded machine), where 8 MiB blocks
+come back from the heap already touched: 20,482 page faults a call before, 0
+after, Mesa 22.3; 16 MiB bands still took 4,098 (benchmarks/nd_pairs_upload.py).
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator
+
+from .choose import answer
+from .device import Gpu
+from .engines.base import BufferUsage as U
+from .index_table import TABLE_AXIS, TABLE_LOOKUP, WRAP, Check, Index, Table, row_strides
+from .indexed_buffers import Buffers, Slice, launch
+from . import gather_windows, slices
+from .render.frame import Frame
+from .render.indexed import NO_BAD, gather
+from .render.indices import AXIS
+from .render.lines import I32, I64, LINES
+from .render.reverse import REVERSE
+from .render.rows import KERNELS as ROWS, RUNS
+from .render.slices import KERNELS as SLICES
+
+Sink = Callable[[memoryview], None]
+ENABLED = {"lines": True, "slices": True, "nd pairs": True, "rows": True, "runs": True}
+M = 0xFFFFFFFF  # strides as two's complement u32 words
+RAW_BAND = 8 << 20  # bytes of raw tuples a dispatch reads, where they lie in slice order (tests shrink it)
+# RAW_BAND is a memory bound, not a speed choice among kernels (so no question of choose.py): it keeps each
+# buffer under glibc's largest mmap threshold (32 MiB; two in turn), where a CPU driver's malloc reuses touched
+# heap; a driver with device memory of its own pays one more dispatch per 8 MiB, nothing a measurement could trade
+TUPLE = 16  # bytes: two int64
+# Leading rows of this many slices or more may take runs of RUNS["long"] slices an invocation, not "short", where
+# choose.py's ``nd_run`` answers "long" (1.18x the kernel's speed for a 2048 x 2048 output on Mesa 22.3):
+# a run that crosses a row's end steps slice by slice, so shorter rows keep "short". Not measured per driver:
+# it bounds the runs that leave the fast path (at most one in LONG_ROW / 64 = 16); which run length is faster
+# on rows that long is the measured part (nd_run, cached per adapter and driver)
+LONG_ROW = 1024
+SLAB_CHUNK = 64  # vectors per invocation of `windowed`: a slab's part outside is one test
+
+
+# ------------------------------------------------------------------ the element kernel
+
+
+def variant(table: Table, raw: Index | None = None) -> str:
+    """The kernel's variant (render/indexed.py's VARIANTS) for ``table``: the
+    one specialized to its case; ``raw``: the one reading and checking these
+    raw indices itself. Which code the table needs, not a speed choice."""
+    if table.mode == 0:
+        name = ("flat", "one")[len(table.lookups)] if len(table.lookups) < 2 else "lookups"
+    else:
+        name = "reverse" if table.mode == 1 else "circular"
+    if raw is None:
+        return name
+    if name in ("flat", "circular"):
+        raise ValueError(f"no checking kernel for a {name} table")
+    return name + ("_i64" if raw.wide else "_i32")
+
+
+class Gather:
+    """The indexed gather bound to one source, index buffer and table."""
+
+    def __init__(self, gpu: Gpu, bufs: Buffers, src: Any, norm: Any, table: Table, max_dim: int,
+                 fused: tuple[Any, Any, Index, Check] | None = None) -> None:
+        """``fused`` (raw index buffer, status buffer, index, check): the kernel
+        reads and checks the raw indices itself; ``norm`` is then unused."""
+        self.bufs, self.table, self.max_dim = bufs, table, max_dim
+        self.render = render = gather(variant(table, fused[2] if fused else None))
+        self.src, self.norm, self.fused = src, norm, fused
+        if fused is None:
+            self.raw, self.status, bounds = bufs.new("no raw indices", 16, U.STORAGE), bufs.new(
+                "no status", 16, U.STORAGE), (0,)
+        else:
+            self.raw, self.status, bounds = fused[0], fused[1], fused[3].bounds
+        blob = TABLE_AXIS.layout.pack_rows({"dim": d, "dstride": s & M, "istride": i & M}
+                                           for d, s, i in zip(table.shape, table.data.strides, table.index.strides))
+        blob += TABLE_LOOKUP.layout.pack_rows({"stride": s & M, "ioff": o, "bound": bounds[t % len(bounds)], "claim": 0}
+                                        for t, (s, o) in enumerate(table.lookups))
+        blob = blob or bytes(16)
+        self.axes = bufs.holding("axes", blob)
+
+    def run(self, dst: Any, e0: int, count: int, bits: int, swap: int, offsets: bool = False,
+            window: tuple[Any, int, int, bool] | None = None) -> None:
+        """Fill ``dst`` with elements e0 .. e0+count of the table's output;
+        with ``window`` (buffer, first source element, elements, rmw) only
+        those whose source lies in that window of the source."""
+        t, f = self.table, self.fused
+        src, win0, wcount, rmw = window or (self.src, 0, NO_BAD, False)
+        words = 0 if count == 0 else (count if offsets else (count * bits + 31) // 32)
+        iswap, cmode, bound = (int(f[2].big), f[3].mode, f[3].bounds[0]) if f else (0, 0, 0)
+        launch(self.bufs, self.render, words, self.render.schedule.words, self.max_dim, "gather params", dict(
+            words=words, e0=e0, band=count, bits=32 if offsets else bits, swap=swap, rank=len(t.shape),
+            nlook=len(t.lookups), mode=t.mode, rev_axis=t.time_axis if t.mode in (1, 2) else NO_BAD,
+            rev_stride=t.time_stride & M, modulus=max(1, t.modulus), offsets=int(offsets), win0=win0,
+            wcount=wcount, rmw=int(rmw), iswap=iswap, cmode=cmode, bound=bound,
+        ), [src, self.norm, dst, None, self.axes, self.raw, self.status])
+
+
+# ------------------------------------------------------------------ lines
+
+
+@dataclass(frozen=True)
+class Lines:
+    width: int  # words per unit: 1 or 2
+    m: int  # units per line: the indices
+    outer: int  # leading output axes (entries of blob)
+    blob: bytes  # per leading axis, the shader's Axis records
+    lstride: int  # the gathered axis' data stride, in words
+    bound: int  # the gathered axis' size
+
+
+def lines(table: Table, bits: int, bounds: tuple[int, ...]) -> Lines | None:
+    """The line plan of a Gather ``table`` (``extra["slices"]`` "slabs")
+    for elements of ``bits``, or None: its index axes not the last before
+    the slice or not row-major, or the slice not one or two whole words
+    (where it runs it measured faster than the element kernel:
+    docs/operators.md, benchmarks/gather_lines_ab.py)."""
+    if (not ENABLED["lines"] or table.mode != 0 or len(table.lookups) != 1 or table.lookups[0].at != 0
+            or table.extra.get("slices") != "slabs"):
+        return None
+    cut = slices.plan(table, bits, bounds)
+    if cut is None or cut.width not in (1, 2):
+        return None
+    axes = [(d, s, i) for d, s, i in zip(table.shape[:cut.outer], table.data.strides, table.index.strides) if d > 1]
+    lead = next((n for n, (_, _, i) in enumerate(axes) if i != 0), len(axes))
+    along = axes[lead:]
+    if any(s != 0 for _, s, _ in along) or [i for _, _, i in along] != list(row_strides([d for d, _, _ in along])):
+        return None
+    m = math.prod(d for d, _, _ in along)
+    if bounds[0] >= 1 << 31:  # the index check's (gpu/render/indexed.py) offsets are read as int32
+        return None
+    blob = AXIS.layout.pack_rows(({"dim": d, "stride": ((s * bits) // 32) & M} for d, s, _ in axes[:lead]))
+    return Lines(cut.width, m, lead, blob or bytes(16), ((table.lookups[0].stride * bits) // 32) & M, bounds[0])
+
+
+def _indices(bufs: Buffers, fused: tuple[Any, Any, Any, Any] | None, norm: Any) -> tuple[Any, Any, Any, Any]:
+    """(raw, status, Index, Check) of a banded variant: ``fused`` (the raw
+    indices checked as read), or the index check's offsets ``norm`` with a
+    status no one reads (Index and Check None)."""
+    return fused if fused is not None else (norm, bufs.new("no status", 16, U.STORAGE), None, None)
+
+
+def run_lines(gpu: Any, bufs: Buffers, windows: gather_windows.Windows, fused: tuple[Any, Any, Any, Any] | None,
+              norm: Any, plan: Lines, count: int, bits: int, band: int, sink: Sink, max_dim: int,
+              poison: int | None, checked: Callable[[], None] | None) -> int:
+    """The table's ``count`` elements into ``sink``, in bands of ``band``,
+    from the one window's buffer; the raw indices checked as read
+    (``fused``: raw buffer, status, Index, Check; ``checked`` raises if one
+    was bad) or ``norm``, those the index check checked (read as int32, mode 0)."""
+    bufs.counts["lines"] = 1
+    axes = bufs.holding("lines axes", plan.blob)
+    raw, status, index, check = _indices(bufs, fused, norm)
+    render = LINES[plan.width, I64 if index and index.wide else I32]
+
+    def fill(dst: Any, e0: int, n: int, window: Any) -> None:
+        assert window is None, "the lines kernel runs on one window"
+        words = n * bits // 32
+        launch(bufs, render, words, render.schedule.words, max_dim, "lines params", dict(
+            words=words, u0=e0 * bits // (32 * plan.width), m=plan.m, outer=plan.outer, lstride=plan.lstride,
+            iswap=int(bool(index and index.big)), cmode=check.mode if check else WRAP, bound=plan.bound),
+            [windows.first, dst, None, axes, raw, status])
+
+    return gather_windows.run_bands(gpu, bufs, windows, fill, count, bits, band, sink, poison, checked)
+
+
+# ------------------------------------------------------------------ slabs
+
+
+def run_slabs(gpu: Any, bufs: Buffers, windows: gather_windows.Windows, fused: tuple[Any, Any, Any, Any] | None,
+              norm: Any, cut: slices.Slices, count: int, bits: int, band: int, sink: Sink, max_dim: int,
+              poison: int | None, checked: Callable[[], None] | None) -> int:
+    """Whole slices in vec4s, in bands and windows, the indices checked as
+    read (``fused``; ``checked`` raises BadIndex if the kernel found one) or
+    by the index check before (``norm``, its offsets)."""
+    bufs.counts["slabs"] = 1
+    raw, status, index, check = _indices(bufs, fused, norm)
+    axes = bufs.holding("axes", cut.blob)
+
+    def fill(dst: Any, e0: int, count: int, window: tuple[Any, int, int, bool] | None) -> None:
+        vectors, first, source = count * bits // 128, e0 * bits // 128, windows.first if window is None else window[0]
+        name, w0, wend, per = "windowed", 0, NO_BAD, SLAB_CHUNK  # bands of one buffer: the window is all of it
+        if window is None and fused is not None:  # one band of one buffer, fused: `whole`, VECS a lane
+            name, wend, per = "whole", 0, SLICES["whole"].schedule.per
+        elif window is not None:  # a window starts on a whole vector: gather_windows.plan's are 128 elements
+            w0 = window[1] * bits // 128
+            wend = w0 + -(-window[2] * bits // 128)
+        kernel = SLICES[name]
+        if name == "windowed":
+            bufs.counts["windowed slab runs"] = bufs.counts.get("windowed slab runs", 0) + 1
+        launch(bufs, kernel, vectors, per, max_dim, "slab params", dict(
+            words=vectors, width=cut.width // 4, outer=cut.outer, nlook=len(cut.blob) // 16 - cut.outer,
+            iswap=int(bool(index and index.big)), cmode=check.mode if check else 0, normed=int(fused is None),
+            first=first, win0=w0, wend=wend, chunk=per), [source, dst, None, axes, raw, status])
+
+    return gather_windows.run_bands(gpu, bufs, windows, fill, count, bits, band, sink, poison, checked)
+
+
+# ------------------------------------------------------------------ one dispatch
+
+
+@dataclass(frozen=True)
+class Dispatch:
+    """A variant that writes one band of one window in one dispatch (``dispatch``)."""
+
+    key: str  # the variant: its switch in ENABLED; bufs.counts[key] marks it taken (tests look)
+    kernel: Frame
+    unit: int  # output bytes per unit of work (a word, an element, a slice)
+    per: int  # units an invocation (nd pairs: the run, chosen as it runs)
+    fields: dict = field(default_factory=dict)  # its Params but the units, iswap and groups_x
+    count: str = "count"  # the Params field of the units
+    blob: bytes | None = None  # its axes buffer
+    row: int = 0  # nd pairs: slices along the last leading axis (0: none)
+    ordered: bool = False  # nd pairs: slice p's tuple is the p-th of the index tensor (row-major)
+
+    def uploads_own(self, tuples: int) -> bool:
+        """Whether ``dispatch`` uploads these ``tuples`` itself, a band at a
+        time (the caller then passes no raw buffer)."""
+        return self.ordered and tuples * TUPLE > RAW_BAND
+
+
+def one_dispatch(table: Table, cut: slices.Slices | None, bits: int, check: Check) -> Dispatch | None:
+    """The one-dispatch variant of a table whose raw int64 indices it checks
+    as read, or None: GatherND's whole-word slices ``cut`` by pairs or by
+    tuples, GatherElements' rows, ReverseSequence's runs."""
+    if cut is not None:
+        return nd_pairs(cut, check) or Dispatch("slices", SLICES["words"], 4, SLICES["words"].schedule.per, {
+            "width": cut.width, "outer": cut.outer, "nlook": len(cut.blob) // 16 - cut.outer,
+            "cmode": check.mode}, "words", cut.blob)
+    return elements_rows(table, bits, check) or reverse_runs(table, bits, check)
+
+
+def nd_pairs(cut: slices.Slices, check: Check) -> Dispatch | None:
+    """GatherND's pairs for ``cut``, or None: not wrapped (GatherND's), not two
+    lookups at tuple offsets 0 and 1, a leading index stride odd (a tuple not
+    one aligned vec4), or slices not of one or two words."""
+    rows = [struct.unpack_from("<4I", cut.blob, 16 * r) for r in range(len(cut.blob) // 16)]
+    if not ENABLED["nd pairs"] or check.mode != WRAP or cut.width not in (1, 2) or len(rows) != cut.outer + 2:
+        return None
+    if rows[cut.outer][1] != 0 or rows[cut.outer + 1][1] != 1:
+        return None
+    if any(r[2] % 2 for r in rows[:cut.outer] if r[0] > 1):
+        return None
+    ordered, step = True, 2  # istride of each leading axis, row-major: 2 x the slices after it
+    for dim, _, istride, _ in reversed(rows[:cut.outer]):
+        ordered = ordered and (dim == 1 or istride == step)
+        step *= dim
+    return Dispatch("nd pairs", ROWS["gather-nd", cut.width], 4 * cut.width, 0,
+                    {"outer": cut.outer, "first": 0, "ibase": 0},
+                    blob=cut.blob, row=rows[cut.outer - 1][0] if cut.outer else 0, ordered=ordered)
+
+
+def elements_rows(table: Table, bits: int, check: Check) -> Dispatch | None:
+    """GatherElements' rows for a ``table`` (``extra["elements"]``) of
+    ``bits``, or None: not 32 or 64 bits, or the indices not row-major
+    (whole-word elements, index e at position e: two a vec4 load)."""
+    if (not ENABLED["rows"] or table.mode != 0 or not table.extra.get("elements") or table.size == 0
+            or bits not in (32, 64) or len(table.lookups) != 1 or table.lookups[0].at != 0):
+        return None
+    shape = table.shape
+    if any(s != r for s, r, d in zip(table.index.strides, row_strides(shape), shape) if d > 1):
+        return None
+    kernel = ROWS["gather-elements", bits // 32]
+    blob = AXIS.layout.pack_rows({"dim": d, "stride": s & M} for d, s in zip(shape, table.data.strides))
+    return Dispatch("rows", kernel, bits // 8, kernel.schedule.per, {
+        "rank": len(shape), "bound": check.bounds[0], "lstride": table.lookups[0].stride & M}, blob=blob)
+
+
+def reverse_runs(table: Table, bits: int, check: Check) -> Dispatch | None:
+    """ReverseSequence's blocks for a ``table`` (``extra["runs"]``) of
+    ``bits``, or None: the data not row-major, or its inner block not whole words."""
+    if not ENABLED["runs"] or table.mode != 1 or not table.extra.get("runs") or table.size == 0 or len(table.shape) < 2:
+        return None
+    shape = table.shape
+    if any(s != r for s, r, d in zip(table.data.strides, row_strides(shape), shape) if d > 1):
+        return None
+    block = math.prod(shape[2:]) * bits
+    if block % 32:
+        return None
+    return Dispatch("runs", REVERSE, 4, REVERSE.schedule.words, {
+        "width": block // 32, "d0": shape[0], "d1": shape[1], "time0": int(table.time_axis == 0),
+        "bound": check.bounds[0]}, "words")
+
+
+def dispatch(gpu: Any, bufs: Buffers, d: Dispatch, src: Any, raw: Any, status: Any, index: Any, nbytes: int,
+             max_dim: int, poison: int | None) -> Any:
+    """One dispatch of ``d`` writing ``nbytes`` into a new result buffer of
+    ``bufs``, returned (the caller reads ``status`` before anything reaches
+    a sink): bound as (src, dst, params, [axes,] raw, status). ``raw``: the
+    uploaded indices, or None where ``d.uploads_own`` (``index.source`` is
+    then read a band at a time, one dispatch each)."""
+    units, per, fields = nbytes // d.unit, d.per, dict(d.fields, iswap=int(index.big))
+    if d.key == "nd pairs":
+        per = RUNS["long" if d.row >= LONG_ROW and answer(gpu, "nd_run") == "long" else "short"]
+        bufs.counts["nd run"] = fields["run"] = per  # tests look
+    parts = [(units, raw, dict(fields, **{d.count: units}))] if raw is not None else _bands(bufs, index, units,
+                                                                                            per, fields)
+    bufs.counts[d.key] = 1
+    dst = bufs.result("dst", nbytes + 16)
+    if poison is not None:
+        gpu.queue.write_buffer(dst, 0, bytes([poison]) * nbytes)
+    axes = [] if d.blob is None else [bufs.holding(f"{d.key} axes", d.blob)]
+    for n, part_raw, record in parts:  # each part taken after the one before was submitted
+        launch(bufs, d.kernel, n, per, max_dim, f"{d.key} params", record,
+               [src, dst, None, *axes, part_raw, status])
+    return dst
+
+
+def _bands(bufs: Buffers, index: Any, count: int, run: int, fields: dict) -> Iterator[tuple[int, Any, dict]]:
+    """GatherND's pairs a RAW_BAND at a time, whole runs, through two buffers in turn (one is read while the
+    other is filled): (slices, their tuples' buffer, the Params)."""
+    step = max(run, RAW_BAND // TUPLE // run * run)
+    held: list[Any] = []
+    for k, first in enumerate(range(0, count, step)):
+        end = min(count, first + step)
+        piece = Slice(index.source, first * TUPLE, (end - first) * TUPLE)
+        if len(held) < 2:
+            held.append(bufs.upload("indices", piece, piece.nbytes))
+        else:
+            bufs.refill(held[k % 2], piece, piece.nbytes)
+        bufs.counts["nd bands"] = k + 1  # tests look
+        yield end - first, held[k % 2], dict(fields, count=end, first=first, ibase=2 * first)
