@@ -34,6 +34,7 @@ import onnxop_cli.gpu.kernels as kernels  # noqa: E402
 from onnxop_cli.cli.bench import CpuClock, parse_sizes  # noqa: E402
 from onnxop_cli.cli.bench_report import human  # noqa: E402
 from onnxop_cli.gpu.measure import Bench  # noqa: E402
+from onnxop_cli.gpu.render.frame import FEATURES, Needs  # noqa: E402
 from onnxop_cli.gpu.device import get_gpu  # noqa: E402
 from onnxop_cli.gpu.render.copy import PARAMS  # noqa: E402
 from onnxop_cli.gpu.render.schedule import Runs  # noqa: E402
@@ -77,6 +78,13 @@ class Text:
 
     def wgsl(self) -> str:
         return self.text
+
+    @property
+    def needs(self) -> Needs:
+        """The features the text's types need (render/frame.py's FEATURES), its workgroup size as limits."""
+        wg = self.schedule.wg
+        return Needs(tuple(f for f, word in FEATURES.items() if word.search(self.text)),
+                     {"max-compute-invocations-per-workgroup": wg, "max-compute-workgroup-size-x": wg})
 
 
 def shipped(kernel: kernels.Kernel) -> str:
