@@ -23,8 +23,6 @@ Prints a Markdown table with the command, the CPU and the load.
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import platform
 import statistics
 import sys
