@@ -136,15 +136,17 @@ def check_indices(gpu: Gpu, bufs: Buffers, index: Index, check: Check, max_dim: 
         finally:
             raw.release()
     bufs.counts["check passes"] += 1
-    _status(gpu, bufs, status, index, check)
+    read_status(gpu, bufs, status, (index, check))
     return norm
 
 
-def _status(gpu: Gpu, bufs: Buffers, status: Any, index: Index, check: Check) -> None:
-    """BadIndex if a check left a position in ``status``."""
-    bad = struct.unpack("<I", read_small(gpu, bufs, status, 4))[0]
-    if bad != NO_BAD:
-        raise bad_index(index, check, bad)
+def read_status(gpu: Gpu, bufs: Buffers, status: Any, raw: tuple[Index, Check] | None) -> int:
+    """status[1] (what a kernel counted there, the scatter's claims); BadIndex first where the raw indices
+    ``raw`` (Index, Check) were checked and the check left the smallest bad position in status[0]."""
+    bad, second = struct.unpack("<2I", read_small(gpu, bufs, status, 8))
+    if raw and bad != NO_BAD:
+        raise bad_index(raw[0], raw[1], bad)
+    return second
 
 
 def _can_fuse(gpu: Gpu, index: Index, check: Check, table: Table, band: int, fuse: bool) -> bool:
@@ -281,7 +283,7 @@ def gather_indexed(
                 own = one is not None and one.uploads_own(index.size // 2)
                 fused = (None if own else bufs.upload("indices", index.source, index.size * (8 if index.wide else 4)),
                          bufs.status(), index, check)
-            checked = None if fused is None else functools.partial(_status, gpu, bufs, fused[1], index, check)
+            checked = None if fused is None else functools.partial(read_status, gpu, bufs, fused[1], (index, check))
             if lines is not None:
                 return iv.run_lines(gpu, bufs, windows, fused, norm, lines, count, data.bits, band, sink, max_dim,
                                     poison, checked)
@@ -291,7 +293,7 @@ def gather_indexed(
             if one is not None:
                 nbytes = (count * data.bits + 7) // 8
                 dst = iv.dispatch(gpu, bufs, one, windows.first, fused[0], fused[1], index, nbytes, max_dim, poison)
-                _status(gpu, bufs, fused[1], index, check)
+                read_status(gpu, bufs, fused[1], (index, check))
                 return to_sink(gpu, bufs, dst, nbytes, sink)
             kernel = Gather(gpu, bufs, windows.first, norm, table, max_dim, fused)
 

@@ -16,7 +16,6 @@ name its elements).
 from __future__ import annotations
 
 import math
-import struct
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,7 +23,7 @@ from ..errors import OpError
 from .device import Gpu
 from .indexed import (
     NO_BAD, Check, Data, Index, Sink, Table, Buffers, check_data, fits, Gather,
-    LAST, NONNEG, WRAP, bad_index, to_sink, binding_limit, check_indices, read_small,
+    LAST, NONNEG, WRAP, to_sink, binding_limit, check_indices, read_status,
     row_strides, U,
 )
 from .choose import answer
@@ -199,15 +198,6 @@ def _apply(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, norm: Any, table: Table,
         rounds(gpu, bufs, out, upd, targets, data, updates.size, reduce, op, max_dim)
 
 
-def _status(gpu: Gpu, bufs: Buffers, status: Any, raw: tuple[Index, Check] | None) -> int:
-    """status[1] once the kernel ran; BadIndex first where it checked the raw
-    indices (``raw``) and found one bad (the smallest position, in status[0])."""
-    bad, second = struct.unpack("<2I", read_small(gpu, bufs, status, 8))
-    if raw and bad != NO_BAD:
-        raise bad_index(raw[0], raw[1], bad)
-    return second
-
-
 def _by_slices(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, norm: Any, cut: slices.Slices, data_words: int,
                words: int, op: str, max_dim: int, raw: tuple[Index, Check] | None = None) -> None:
     """reduction none by whole slices (gpu/render/scatter_slices.py): a claim per index
@@ -234,7 +224,7 @@ def _by_slices(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, norm: Any, cut: slic
         program.dispatch(encoder, groups, max_dim, program.bind([upd, out, params, axes, norm, status, claims, starts,
                                                                    norm if raw else axes]))
         gpu.queue.submit([encoder.finish()])
-        if step == "claim" and _status(gpu, bufs, status, raw):
+        if step == "claim" and read_status(gpu, bufs, status, raw):
             raise OpError(f"{op}: {DUPLICATES}")
 
 
@@ -279,4 +269,4 @@ def _by_lines(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, targets: Any, n: int,
     lines.dispatch(encoder, groups, max_dim, lines.bind([targets, params, upd, out, status, targets]))
     gpu.queue.submit([encoder.finish()])
     if raw:
-        _status(gpu, bufs, status, raw)
+        read_status(gpu, bufs, status, raw)
