@@ -295,7 +295,7 @@ def gather_indexed(
                 dst = iv.dispatch(gpu, bufs, one, windows.first, fused[0], fused[1], index, nbytes, max_dim, poison)
                 read_status(gpu, bufs, fused[1], (index, check))
                 return to_sink(gpu, bufs, dst, nbytes, sink)
-            kernel = Gather(gpu, bufs, windows.first, norm, table, max_dim, fused)
+            kernel = Gather(bufs, windows.first, norm, table, max_dim, fused)
 
             def run(dst: Any, e0: int, n: int, window: Any) -> None:
                 kernel.run(dst, e0, n, data.bits, data.swap, window=window)

@@ -49,7 +49,6 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
 from .choose import answer
-from .device import Gpu
 from .engines.base import BufferUsage as U
 from .index_table import TABLE_AXIS, TABLE_LOOKUP, WRAP, Check, Index, Table, row_strides
 from .indexed_buffers import Buffers, Slice, launch
@@ -100,7 +99,7 @@ def variant(table: Table, raw: Index | None = None) -> str:
 class Gather:
     """The indexed gather bound to one source, index buffer and table."""
 
-    def __init__(self, gpu: Gpu, bufs: Buffers, src: Any, norm: Any, table: Table, max_dim: int,
+    def __init__(self, bufs: Buffers, src: Any, norm: Any, table: Table, max_dim: int,
                  fused: tuple[Any, Any, Index, Check] | None = None) -> None:
         """``fused`` (raw index buffer, status buffer, index, check): the kernel
         reads and checks the raw indices itself; ``norm`` is then unused."""

@@ -118,7 +118,7 @@ def _copy_in(gpu: Gpu, bufs: Buffers, data: Data, max_dim: int, output: bool = T
     out = bufs.result("scatter data", data.nbytes) if output else bufs.new(
         "scatter data", data.nbytes, U.STORAGE | U.COPY_SRC | U.COPY_DST)
     ident = Table.over(data.shape, data.strides or row_strides(data.shape), (0,) * len(data.shape))
-    Gather(gpu, bufs, raw, bufs.new("norm", 16, U.STORAGE), ident, max_dim).run(
+    Gather(bufs, raw, bufs.new("norm", 16, U.STORAGE), ident, max_dim).run(
         out, 0, data.size, data.bits, data.swap)
     return out
 
@@ -191,7 +191,7 @@ def _apply(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, norm: Any, table: Table,
         return
     assert raw is None, "only the slice and line kernels check raw indices"
     targets = bufs.new("targets", 4 * updates.size, U.STORAGE | U.COPY_SRC)
-    Gather(gpu, bufs, out, norm, table, max_dim).run(targets, 0, updates.size, 32, 0, offsets=True)
+    Gather(bufs, out, norm, table, max_dim).run(targets, 0, updates.size, 32, 0, offsets=True)
     if kernel is not None:  # ScatterElements with a reduction: a line per invocation, in order
         _by_lines(gpu, bufs, out, upd, targets, updates.size, data.bits, reduce, kernel, max_dim)
     else:

@@ -214,7 +214,7 @@ class _Fill:
         self.windows = gather_windows.plan(gpu, bufs, data.source, data.size, data.bits, binding_limit(gpu),
                                            data.nbytes, band * data.bits // 8, stream=False)
         ident = Table.over(data.shape, data.strides or row_strides(data.shape), (0,) * len(data.shape))
-        self.kernel = Gather(gpu, bufs, self.windows.first, bufs.new("norm", 16, U.STORAGE), ident, max_dim)
+        self.kernel = Gather(bufs, self.windows.first, bufs.new("norm", 16, U.STORAGE), ident, max_dim)
 
     def __call__(self, out: Any, b0: int, bn: int) -> None:
         d = self.data
@@ -247,7 +247,7 @@ def scatter_banded(gpu: Gpu, bufs: Buffers, data: Data, upd: Any, norm: Any, tab
     targets = None
     if n:
         targets = bufs.new("targets", 4 * n, U.STORAGE | U.COPY_SRC)
-        Gather(gpu, bufs, upd, norm, table, max_dim).run(targets, 0, n, 32, 0, offsets=True)
+        Gather(bufs, upd, norm, table, max_dim).run(targets, 0, n, 32, 0, offsets=True)
 
     def band_rounds(b: tuple[int, int]) -> None:
         sub = bufs.child()  # a band's claims and lists, freed before the next band's
