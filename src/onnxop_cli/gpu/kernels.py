@@ -22,7 +22,7 @@ from typing import Any
 from .buffers import binding_limit, dispatch_limit, grid
 from .device import Gpu
 from .engines.base import BufferUsage
-from .program import Program
+from .program import compiled
 from .render.copy import WORDS, Copy
 
 
@@ -77,7 +77,7 @@ class Bound:
     def __init__(self, kernel: Kernel, gpu: Gpu, src: Any, dst: Any, size: int, max_groups_per_dim: int | None):
         assert size % kernel.align == 0, "copy buffers are padded to whole workgroup spans"
         self.gpu, self.kernel = gpu, kernel
-        self.program = Program(kernel.shader, kernel.render.kinds, code=kernel.wgsl).on(gpu)
+        self.program = compiled(gpu, kernel.render)
         self.max_dim = dispatch_limit(gpu, max_groups_per_dim)
         binding = kernel.max_chunk(gpu)
         self.windows: list[_Window] = []
