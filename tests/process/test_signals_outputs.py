@@ -54,8 +54,10 @@ def files(tmp_path_factory) -> Path:
 
 
 def start(cwd: Path, *args: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "onnxop_cli", *args], cwd=cwd, env=ENV, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    """onnxop at the lowest priority: on a loaded machine the test's polling
+    still runs while output 2 is being written (the window is tens of ms)."""
+    return subprocess.Popen(["nice", "-n", "19", sys.executable, "-m", "onnxop_cli", *args], cwd=cwd, env=ENV,
+                            text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # nice execs: one process
 
 
 def temps(folder: Path) -> list[Path]:
@@ -86,13 +88,29 @@ def second_begun(folder: Path) -> bool:
     return done == 1 and any((1 << 20) <= n < PART for n in sizes(folder))
 
 
-def catch(proc: subprocess.Popen, ready) -> None:
-    """Wait until ``ready()`` (output 2 is being written), polling fast."""
+def catch(proc: subprocess.Popen, ready) -> bool:
+    """Wait until ``ready()`` (output 2 is being written), polling fast;
+    False where onnxop finished first (the poll missed the window)."""
     deadline = time.monotonic() + TIMEOUT
     while not ready():
-        assert proc.poll() is None, "onnxop finished before it could be signalled"
+        if proc.poll() is not None:
+            proc.communicate()
+            return False
         assert time.monotonic() < deadline, "onnxop never reached its second output"
         time.sleep(0.001)
+    return True
+
+
+def caught(folder: Path, args, ready, tries: int = 3) -> subprocess.Popen:
+    """onnxop started in ``folder`` and caught at ``ready``: started again
+    (its outputs removed) where it finished first, ``tries`` times at most."""
+    for _ in range(tries):
+        proc = start(folder, *args)
+        if catch(proc, ready):
+            return proc
+        for p in [*folder.glob("out*"), *folder.glob("out/*")][::-1]:
+            p.rmdir() if p.is_dir() else p.unlink()
+    pytest.fail(f"onnxop finished before it could be signalled, {tries} times")
 
 
 def order(name: str) -> tuple[int, int]:
@@ -142,8 +160,7 @@ def test_a_signal_during_the_second_output_writes_nothing_after_it(files, tmp_pa
     for f in files.iterdir():
         (tmp_path / f.name).symlink_to(f)
     out = tmp_path / "out"
-    proc = start(tmp_path, *FOLDER_CASES[case])
-    catch(proc, lambda: second_begun(out))
+    proc = caught(tmp_path, FOLDER_CASES[case], lambda: second_begun(out))
     said = interrupted(proc, sig, STOPPED.get(case, ""))
     after = finished(out)
     assert temps(out) == []
@@ -158,8 +175,7 @@ def test_a_signal_during_the_second_output_writes_nothing_after_it(files, tmp_pa
 def test_a_signal_during_an_archives_second_member_leaves_no_archive(files, tmp_path, sig):
     for f in files.iterdir():
         (tmp_path / f.name).symlink_to(f)
-    proc = start(tmp_path, "run", "graph.onnx", "x.npy", "-o", "out.npz")
-    catch(proc, lambda: growing(tmp_path, PART + (1 << 20)))
+    proc = caught(tmp_path, ["run", "graph.onnx", "x.npy", "-o", "out.npz"], lambda: growing(tmp_path, PART + (1 << 20)))
     interrupted(proc, sig)
     assert not (tmp_path / "out.npz").exists()
     assert temps(tmp_path) == []
