@@ -48,7 +48,7 @@ from dataclasses import dataclass
 from ..layout import Struct
 from ..shaders import shader_source
 from .frame import Binding
-from .schedule import WORD_FIELDS, OnWords, Words, loop, packed, small_head, wide_head
+from .schedule import WORD_FIELDS, OnWords, loop, packed, small_head, wide_head
 
 PARAMS = Struct("Params", WORD_FIELDS + (  # bits: 2, 4, 8, 16, 32, 64 or 128
     ("line", "u32"),      # elements of one line (inner), or NONE: the band is inside one line
@@ -326,4 +326,3 @@ def _wide_lines() -> str:
 
 
 OneHot.BODIES = {"small": _small, "wide": _wide, "wide_lines": _wide_lines}
-SCHEDULES = {name: Words(name) for name in OneHot.BODIES}

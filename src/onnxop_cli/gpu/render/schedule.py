@@ -77,11 +77,13 @@ class Units:
 
 @dataclass(frozen=True)
 class OnWords(Frame):
-    """A kernel on a ``Words`` schedule: ``NAME``, ``BODIES`` (variant -> its WGSL), ``shared()`` text."""
+    """A kernel on a ``Words`` schedule: ``NAME``, ``BODIES`` (variant -> its WGSL), ``shared()`` text, and
+    ``KEEPS`` (variant -> the words a body holds whatever the schedule question answers: gpu/word_kernels.py)."""
 
     schedule: Words
     NAME: ClassVar[str]
     BODIES: ClassVar[dict[str, Callable[[], str]]]
+    KEEPS: ClassVar[dict[str, int]] = {}
 
     def __post_init__(self) -> None:
         if self.schedule.variant not in self.BODIES or not self.runs(self.schedule):
