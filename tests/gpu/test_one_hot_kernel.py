@@ -13,7 +13,6 @@ import math
 
 import ml_dtypes
 import numpy as np
-import pytest
 
 from onnxop_cli import one_hot
 from onnxop_cli.core.sources import MemoryBytes
@@ -190,4 +189,4 @@ def test_every_one_hot_answer_gives_the_same_bytes(backend, rng, monkeypatch):
             assert same(got, model(idx, d, values, axis)), (vtype, axis, answer)
             want = word_kernels.schedule("one_hot", rendered[-1], answer)
             assert gpu.cache[kernel.LAST]["schedule"] == want, (vtype, axis, answer)
-    assert set(word_kernels.KERNELS["one_hot"][1]) == {kernel.variant(b, i) for b in (8, 32) for i in (1, 2)}
+    assert set(word_kernels.KERNELS["one_hot"].BODIES) == {kernel.variant(b, i) for b in (8, 32) for i in (1, 2)}

@@ -160,9 +160,9 @@ def test_the_rendered_candidates_key_the_cached_answer(gpu, monkeypatch, name):
     question = choose.QUESTIONS[name]
     before = question.key(gpu)
     assert question.key(gpu) == before
-    cls, bodies, params = word_kernels.KERNELS[name]
+    cls = word_kernels.KERNELS[name]
     edited = type("Edited", (cls,), {"NAME": f"{cls.NAME} edited"})  # every text's first line names the kernel
-    monkeypatch.setitem(word_kernels.KERNELS, name, (edited, bodies, params))
+    monkeypatch.setitem(word_kernels.KERNELS, name, edited)
     assert question.key(gpu) != before
 
 

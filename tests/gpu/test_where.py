@@ -258,7 +258,7 @@ def test_every_select_answer_gives_the_same_bytes(backend, rng, dtype, monkeypat
     the rows body here takes the answer's words too, as it could)."""
     kernel, rendered = word_kernels.kernel, []
     monkeypatch.setattr(word_kernels, "kernel", lambda gpu, q, v: rendered.append(v) or kernel(gpu, q, v))
-    monkeypatch.setattr(word_kernels, "KEEPS_WORDS", {"select": ("wide",)})
+    monkeypatch.setattr(word_kernels.KERNELS["select"], "KEEPS", {"wide": 16})
     answers = choose.QUESTIONS["select"].candidates[1:]
     gpu = get_gpu(backend)
     tally = Tally()

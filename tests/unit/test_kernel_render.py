@@ -16,7 +16,7 @@ import struct
 
 import pytest
 
-from onnxop_cli.gpu import elementwise, kernels, one_hot
+from onnxop_cli.gpu import choose, elementwise, kernels, one_hot, word_kernels
 from onnxop_cli.gpu.convert_types import FORMATS
 from wgsl_text import parse
 from onnxop_cli.gpu.render import copy, frame
@@ -29,17 +29,21 @@ from onnxop_cli.gpu.render.scatter_slices import Slices
 from onnxop_cli.gpu.render.schedule import Runs, Words
 
 ENTRY = re.compile(r"@compute\s+@workgroup_size\((\d+)\)\s*fn\s+(\w+)")
-RENDERS = {"select": (select.Select, select.SCHEDULES, select.PARAMS),
-           "one_hot": (words_one_hot.OneHot, words_one_hot.SCHEDULES, words_one_hot.PARAMS)}
+RENDERS = {"select": select.Select, "one_hot": words_one_hot.OneHot}
 INTEGERS = [t for t in BITS if t not in FORMATS]  # bool and the integers: the classes s32, u32, s64, u64
 ARITY = {"Range": 0, "Neg": 1, "Abs": 1, "Not": 1, "Cast": 1, "Convert": 1, "Min3": 3, "Max3": 3}
+
+
+def schedules(render):
+    """Each body of a whole-word kernel on the one-driver constant (the question's first candidate)."""
+    return {v: word_kernels.schedule(render, v, choose.WORD_SCHEDULES[0]) for v in RENDERS[render].BODIES}
 
 
 def every_kernel():
     """Every kernel the renderer can write: each whole-word schedule, both copy widths, and each elementwise
     operator over every type class it takes (Cast and Convert from every type to every type)."""
-    for kernel, schedules, _ in RENDERS.values():
-        yield from (kernel(s) for s in schedules.values())
+    for render, kernel in RENDERS.items():
+        yield from (kernel(s) for s in schedules(render).values())
     yield from (k.render for k in kernels.KERNELS.values())
     yield from scatter_kernels()
     for op in EXPRESSIONS:
@@ -120,11 +124,10 @@ def test_elementwise_kernels_declare_their_bindings_once():
     assert rendered_elementwise.BINDINGS[-1] == frame.Binding(6, "fault", "read_write", "atomic<u32>")
 
 
-@pytest.mark.parametrize("render, name", [(r, n) for r, (_, schedules, _) in RENDERS.items()
-                                          for n in sorted(schedules)])
+@pytest.mark.parametrize("render, name", [(r, n) for r, kernel in RENDERS.items() for n in sorted(kernel.BODIES)])
 def test_each_schedule_renders_one_entry_point_with_the_declared_params(render, name):
-    kernel, schedules, params = RENDERS[render]
-    schedule = schedules[name]
+    kernel = RENDERS[render]
+    schedule, params = schedules(render)[name], kernel.PARAMS
     text = kernel(schedule).wgsl()
     assert ENTRY.findall(text) == [(str(schedule.wg), "main")]
     assert f"const WG: u32 = {schedule.wg}u;" in text and f"const WORDS: u32 = {schedule.words}u;" in text
@@ -153,7 +156,7 @@ def test_the_host_picks_each_select_schedule_by_width_and_forms():
     assert elementwise.variant(32, [(1, n), (1, n), (1, n)], n) == "wide"
     assert elementwise.variant(64, [(1, 16), (1, n), (1, n)], n) == "wide"
     assert elementwise.variant(16, [(1, 16), (1, n), (1, n)], n) == "small"
-    assert {elementwise.variant(b) for b in (8, 16, 32, 64, 128)} == {"small", "wide"} <= set(select.SCHEDULES)
+    assert {elementwise.variant(b) for b in (8, 16, 32, 64, 128)} == {"small", "wide"} <= set(select.Select.BODIES)
 
 
 def test_one_hot_params_pack_by_name_with_the_values_as_words():
@@ -168,7 +171,7 @@ def test_one_hot_params_pack_by_name_with_the_values_as_words():
 def test_the_host_picks_each_one_hot_body_by_width_and_line():
     assert [one_hot.variant(bits, 1) for bits in (2, 8, 16, 32, 64, 128)] == ["small"] * 3 + ["wide"] * 3
     assert [one_hot.variant(bits, 7) for bits in (8, 32, 128)] == ["small", "wide_lines", "wide_lines"]
-    assert {one_hot.variant(b, i) for b in (8, 32) for i in (1, 2)} == set(words_one_hot.SCHEDULES)
+    assert {one_hot.variant(b, i) for b in (8, 32) for i in (1, 2)} == set(words_one_hot.OneHot.BODIES)
 
 
 BAD = {"select": [{"variant": "tiles"}, {"variant": "wide", "words": 8}, {"variant": "wide", "words": 48},
@@ -179,7 +182,7 @@ BAD = {"select": [{"variant": "tiles"}, {"variant": "wide", "words": 8}, {"varia
 @pytest.mark.parametrize("render, bad", [(r, b) for r, bads in BAD.items() for b in bads], ids=repr)
 def test_a_schedule_the_bodies_cannot_run_is_refused(render, bad):
     with pytest.raises(ValueError, match="no whole-word schedule"):
-        RENDERS[render][0](Words(**bad))
+        RENDERS[render](Words(**bad))
 
 
 LABELS = [("select", "rows", "select words rows[wg=256,words=128]"),
@@ -188,9 +191,9 @@ LABELS = [("select", "rows", "select words rows[wg=256,words=128]"),
 
 @pytest.mark.parametrize("render, name, label", LABELS)
 def test_labels_name_the_schedule(render, name, label):
-    kernel, schedules, _ = RENDERS[render]
-    assert kernel(schedules[name]).label == label
-    assert len({kernel(s).label for s in schedules.values()}) == len(schedules)
+    kernel, bodies = RENDERS[render], schedules(render)
+    assert kernel(bodies[name]).label == label
+    assert len({kernel(s).label for s in bodies.values()}) == len(bodies)
 
 
 def test_the_scatter_parts_are_the_ones_their_kernels_include():

@@ -35,7 +35,6 @@ from .buffers import (WORD, BufferUsage, binding_limit, destroy_all, dispatch_li
 from .device import Gpu
 from .program import compiled, grid_x
 from .render.elementwise import AXIS, BITS, INPUTS, NONE, PARAMS, WG, Elementwise
-from .render.select import PARAMS as SELECT_PARAMS
 
 LIMIT = 1 << 31  # output and input elements: the kernel's element arithmetic is u32
 # Bands of at most 16 MiB: a 32 MB float32 Where ran at 0.48x the gather kernel's GB/s (CPU time)
@@ -219,7 +218,7 @@ def _window(form: Form, band: int, width: int, whole: bool) -> int:
 
 
 def variant(bits: int, forms: Sequence[Form] = (), count: int = 0) -> str:
-    """The select's whole-word schedule (a key of words.select.SCHEDULES):
+    """The select's whole-word schedule (a key of render/select.Select.BODIES):
     ``rows`` for 32-bit X and Y in full and a condition broadcast along
     leading axes (a row of 16 bytes or more); else by element width."""
     if bits == 32 and len(forms) == 3 and forms[1] == forms[2] == (1, count):
@@ -308,5 +307,5 @@ def run_select(
         return {"c_full": c_full, "x_full": x_full, "y_full": y_full, "in_dst": in_dst, "c": c, "x": x, "y": y}
 
     bands = ((start, min(band_elements, count - start), None) for start in range(0, count, band_elements))
-    return word_kernels.walk(run, kernel, SELECT_PARAMS, bands, band, bits=bits, sink=sink,
-                             poison=None if in_dst else poison, what="where band", stats=stats)
+    return word_kernels.walk(run, kernel, bands, band, bits=bits, sink=sink, poison=None if in_dst else poison,
+                             what="where band", stats=stats)

@@ -23,7 +23,6 @@ from typing import Iterator, Optional, Sequence
 from . import pieces, word_kernels
 from .buffers import WORD, env_poison, round_up
 from .device import Gpu
-from .render.one_hot import PARAMS
 
 LAST = "one-hot-last"
 LIMIT = 1 << 31  # depth: the kernel wraps and compares indices in u32
@@ -101,12 +100,12 @@ def run_one_hot(
         first = run.upload_window(None if mapped else run.upload, run.src, source, lo, hi, index_bits, encoder)
         return {"line": line, "d0": d0, "q0": lo - first, **fixed}
 
-    return word_kernels.walk(run, kernel, PARAMS, ((start, n, at) for start, n, *at in bands), band, bits=bits,
-                             sink=sink, poison=poison, what="one-hot band", stats=stats)
+    return word_kernels.walk(run, kernel, ((start, n, at) for start, n, *at in bands), band, bits=bits, sink=sink,
+                             poison=poison, what="one-hot band", stats=stats)
 
 
 def variant(bits: int, inner: int) -> str:
-    """The body (a key of render/one_hot.SCHEDULES): sub-word elements ``small``; the last axis (lines of one
+    """The body (a key of render/one_hot.OneHot.BODIES): sub-word elements ``small``; the last axis (lines of one
     element) and longer lines take separate bodies, each holding its own fast path alone."""
     return "small" if bits < 32 else ("wide" if inner == 1 else "wide_lines")
 

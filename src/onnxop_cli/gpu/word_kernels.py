@@ -6,7 +6,7 @@ The schedule's invocations per workgroup and output words per invocation
 are a schedule question's answer (gpu/choose.py: ``select``, ``one_hot``),
 ``WGxWORDS`` among ``choose.WORD_SCHEDULES``, asked only when the kernel runs. A body
 that holds its own word count keeps it and takes the answer's workgroup
-(``KEEPS_WORDS``).
+(the kernel's ``KEEPS``).
 
     for each band of the output:
         poison dst (tests); the band's uploads and its Params (the host's
@@ -20,49 +20,38 @@ from typing import Any, Callable, Iterable, Optional
 
 from . import choose
 from .buffers import round_up
-from .layout import Struct
 from .pieces import Run, Sink
 from .render import one_hot, select
 from .render.schedule import OnWords, Words
 
-KERNELS: dict[str, tuple[type[OnWords], dict[str, Words], Struct]] = {  # the kernel, its bodies, its Params
-    "select": (select.Select, select.SCHEDULES, select.PARAMS),
-    "one_hot": (one_hot.OneHot, one_hot.SCHEDULES, one_hot.PARAMS),
-}
-# Where's wide reads an invocation's 16 condition bytes as one vec4 (16 words, no other number); its rows
-# body walks a whole row's words past its prologue (1.5-1.7x wide's speed at 128 words, Mesa 22.3)
-KEEPS_WORDS = {"select": ("wide", "rows")}
+KERNELS: dict[str, type[OnWords]] = {"select": select.Select, "one_hot": one_hot.OneHot}  # question -> kernel
 
 
 def schedule(question: str, variant: str, answer: str) -> Words:
     """Body ``variant`` of question ``question``'s kernel on candidate ``answer``."""
     wg, words = (int(x) for x in answer.split("x"))
-    if variant in KEEPS_WORDS.get(question, ()):
-        words = KERNELS[question][1][variant].words
-    return Words(variant, wg, words)
+    return Words(variant, wg, KERNELS[question].KEEPS.get(variant, words))
 
 
 def kernel(gpu: Any, question: str, variant: str) -> OnWords:
     """The kernel of question ``question`` (its body ``variant``) on ``gpu``'s
     answer: asked here, so only a run of the kernel asks it."""
-    return KERNELS[question][0](schedule(question, variant, choose.answer(gpu, question)))
+    return KERNELS[question](schedule(question, variant, choose.answer(gpu, question)))
 
 
 def texts(question: str) -> tuple[str, ...]:
     """Every candidate's rendered WGSL, every body: the question's cache entry is keyed by them."""
-    cls, bodies, _ = KERNELS[question]
-    return tuple(cls(schedule(question, v, a)).wgsl() for a in choose.WORD_SCHEDULES for v in bodies)
+    cls = KERNELS[question]
+    return tuple(cls(schedule(question, v, a)).wgsl() for a in choose.WORD_SCHEDULES for v in cls.BODIES)
 
 
 Band = tuple[int, int, Any]  # start, elements, what the host's band function needs of it
 
 
-def walk(run: Run, kernel: OnWords, params: Struct, bands: Iterable[Band],
-         band: Callable[[int, int, Any, Any], dict], *, bits: int, sink: Sink, poison: Optional[int], what: str,
-         stats: dict) -> int:
-    """Run ``kernel`` (its Params ``params``) over each of ``bands`` in
-    order into ``sink``, then release ``run``; ``band(start, n, extra,
-    encoder)`` uploads the band's
+def walk(run: Run, kernel: OnWords, bands: Iterable[Band], band: Callable[[int, int, Any, Any], dict], *,
+         bits: int, sink: Sink, poison: Optional[int], what: str, stats: dict) -> int:
+    """Run ``kernel`` over each of ``bands`` in order into ``sink``, then
+    release ``run``; ``band(start, n, extra, encoder)`` uploads the band's
     windows (on ``encoder``, None when ``run`` is mapped) and returns its
     Params fields beyond the words, grid, elements and width. Returns the
     bytes written; ``stats["bands"]`` counts the bands, ``stats["seconds"]``
@@ -80,7 +69,7 @@ def walk(run: Run, kernel: OnWords, params: Struct, bands: Iterable[Band],
                 encoder = None if run.taken["mapped"] else gpu.device.create_command_encoder()
                 fields = band(start, n, extra, encoder)
                 t0 = time.perf_counter()
-                run.dispatch_one(words, kernel.schedule.per_group, lambda gx: params.pack(
+                run.dispatch_one(words, kernel.schedule.per_group, lambda gx: kernel.PARAMS.pack(
                     words=words, groups_x=gx, elems=n, bits=bits, **fields), encoder)
             run.drain(sink, nbytes)
             stats["seconds"] += time.perf_counter() - t0

@@ -48,13 +48,9 @@ from dataclasses import dataclass
 from ..layout import Struct
 from ..shaders import shader_source
 from .frame import Binding
-from .schedule import OnWords, Words, head, loop
+from .schedule import WORD_FIELDS, OnWords, loop, packed, small_head, wide_head
 
-PARAMS = Struct("Params", (
-    ("words", "u32"),     # output words of this band
-    ("groups_x", "u32"),  # workgroups per row of the dispatch grid
-    ("elems", "u32"),     # output elements of the band
-    ("bits", "u32"),      # output element bits: 2, 4, 8, 16, 32, 64 or 128
+PARAMS = Struct("Params", WORD_FIELDS + (  # bits: 2, 4, 8, 16, 32, 64 or 128
     ("line", "u32"),      # elements of one line (inner), or NONE: the band is inside one line
     ("depth", "u32"),
     ("d0", "u32"),        # lines from the window's first outer to the band's first line
@@ -224,20 +220,13 @@ fn span_at(e0: u32, span: u32) -> Span {
 
 def _packed(pad: str, element: str) -> str:
     """Four words of sub-word elements from e (``element``: its bits at k, after the walk's checks), stored."""
-    return ("\n".join(pad + line for line in (
-        "var out = vec4<u32>(0u);", "for (var j = 0u; j < 4u; j = j + 1u) {", "    var v = 0u;",
-        "    for (var k = 0u; k < per; k = k + 1u) {")) + "\n" + element
-        + "\n".join(pad + line for line in (
-            "        e = e + 1u;", "    }", "    out[j] = v;", "}", "dst[w >> 2u] = out;")) + "\n")
+    return (f"{pad}var out = vec4<u32>(0u);\n" + packed(pad, "out", f"{element}{pad}        e = e + 1u;\n", "k")
+            + f"{pad}dst[w >> 2u] = out;\n")
 
 
 def _small() -> str:
     """Elements of 2-16 bits: 32 / bits to a word."""
-    return ("fn small(wg: vec3<u32>, lid: u32) {\n" + head() + """    let bits = params.bits;
-    let lg = 5u - countTrailingZeros(bits);  // log2 of elements per word
-    let per = 1u << lg;
-    let emask = (1u << bits) - 1u;
-    let off = params.off.x & emask;
+    return ("fn small(wg: vec3<u32>, lid: u32) {\n" + small_head() + """    let off = params.off.x & emask;
     let on = params.on.x & emask;
     var e = w0 << lg;
     let at = span_at(e, WORDS << lg);
@@ -284,9 +273,7 @@ fn wide_walk(w0: u32, lg: u32, lo: u32) {
 }
 """
 
-_WIDE_HEAD = head() + """    let lg = countTrailingZeros(params.bits) - 5u;  // log2 of words per element
-    let lo = (1u << lg) - 1u;
-    // WORDS is a multiple of the words per element: w0 starts an element
+_WIDE_HEAD = wide_head() + """    // WORDS is a multiple of the words per element: w0 starts an element
     let e0 = w0 >> lg;
 """
 
@@ -339,4 +326,3 @@ def _wide_lines() -> str:
 
 
 OneHot.BODIES = {"small": _small, "wide": _wide, "wide_lines": _wide_lines}
-SCHEDULES = {name: Words(name) for name in OneHot.BODIES}

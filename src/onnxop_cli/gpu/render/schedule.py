@@ -77,11 +77,13 @@ class Units:
 
 @dataclass(frozen=True)
 class OnWords(Frame):
-    """A kernel on a ``Words`` schedule: ``NAME``, ``BODIES`` (variant -> its WGSL), ``shared()`` text."""
+    """A kernel on a ``Words`` schedule: ``NAME``, ``BODIES`` (variant -> its WGSL), ``shared()`` text, and
+    ``KEEPS`` (variant -> the words a body holds whatever the schedule question answers: gpu/word_kernels.py)."""
 
     schedule: Words
     NAME: ClassVar[str]
     BODIES: ClassVar[dict[str, Callable[[], str]]]
+    KEEPS: ClassVar[dict[str, int]] = {}
 
     def __post_init__(self) -> None:
         if self.schedule.variant not in self.BODIES or not self.runs(self.schedule):
@@ -104,6 +106,15 @@ class OnWords(Frame):
         return f"    {self.schedule.variant}(wg, lid);\n"
 
 
+# a whole-word kernel's first Params fields, the ones gpu/word_kernels.py's walk packs for every band
+WORD_FIELDS = (
+    ("words", "u32"),     # output words of this dispatch (the band)
+    ("groups_x", "u32"),  # workgroups per row of the dispatch grid
+    ("elems", "u32"),     # output elements of the band
+    ("bits", "u32"),      # output element bits
+)
+
+
 FIRST = "((wg.y * params.groups_x + wg.x) * WG + lid) * WORDS"  # the invocation's first output word
 
 
@@ -116,3 +127,26 @@ def loop(pad: str, step: int = 4) -> str:
     """The invocation's words, ``step`` at a time, to the band's end (the body follows, at ``pad`` + 8)."""
     return (f"{pad}for (var g = 0u; g < WORDS; g = g + {step}u) {{\n{pad}    let w = w0 + g;\n"
             f"{pad}    if (w >= params.words) {{\n{pad}        break;\n{pad}    }}\n")
+
+
+def small_head(note: str = "") -> str:
+    """The head of a body of sub-word elements: ``head``, then their ``bits``, ``lg`` (log2 of elements per
+    word, its comment ending in ``note``), ``per`` (elements per word) and ``emask`` (an element's bits)."""
+    return head() + ("    let bits = params.bits;\n"
+                     f"    let lg = 5u - countTrailingZeros(bits);  // log2 of elements per word{note}\n"
+                     "    let per = 1u << lg;\n    let emask = (1u << bits) - 1u;\n")
+
+
+def wide_head() -> str:
+    """The head of a body of elements of whole words: ``head``, then ``lg`` (log2 of words per element) and
+    ``lo`` (a word's part of its element: ``w & lo``)."""
+    return head() + ("    let lg = countTrailingZeros(params.bits) - 5u;  // log2 of words per element\n"
+                     "    let lo = (1u << lg) - 1u;\n")
+
+
+def packed(pad: str, into: str, element: str, k: str = "e") -> str:
+    """Four words of sub-word elements (``small_head``) into ``into``: word j ORs its ``per`` elements into v,
+    element ``k`` by ``element`` (the inner loop's body, at ``pad`` + 8)."""
+    return (f"{pad}for (var j = 0u; j < 4u; j = j + 1u) {{\n{pad}    var v = 0u;\n"
+            f"{pad}    for (var {k} = 0u; {k} < per; {k} = {k} + 1u) {{\n{element}"
+            f"{pad}    }}\n{pad}    {into}[j] = v;\n{pad}}}\n")

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 from ..layout import Struct
 from .frame import Binding
-from .schedule import VECTOR, OnWords, Words, head, loop
+from .schedule import VECTOR, WORD_FIELDS, OnWords, Words, head, loop, packed, small_head, wide_head
 
 INPUT = Struct("Input", (
     ("q0", "u32"),    # run: window element of the band's first output element; full: the window offset
@@ -45,11 +45,7 @@ INPUT = Struct("Input", (
     ("div", "u32"),   # run: output elements per input element (the trailing broadcast run)
     ("wrap", "u32"),  # run: input elements before the index wraps (0xffffffff: never)
 ))
-PARAMS = Struct("Params", (
-    ("words", "u32"),     # output words of this dispatch (the band)
-    ("groups_x", "u32"),  # workgroups per row of the dispatch grid
-    ("elems", "u32"),     # output elements of the band
-    ("bits", "u32"),      # 8, 16, 32, 64 or 128
+PARAMS = Struct("Params", WORD_FIELDS + (  # bits: 8, 16, 32, 64 or 128
     ("c_full", "u32"),    # 1: the input is read in the full form, 0: as a run
     ("x_full", "u32"),
     ("y_full", "u32"),
@@ -68,6 +64,9 @@ class Select(OnWords):
     PARAMS = PARAMS
     bindings = (Binding(0, "xs", "read", "vec4<u32>"), Binding(1, "cond", "read", "vec4<u32>"),
                 Binding(2, "dst", "read_write", "vec4<u32>"), Binding(3), Binding(5, "ys", "read", "vec4<u32>"))
+    # wide reads an invocation's 16 condition bytes as one vec4 (16 words, no other number); rows walks a
+    # whole row's words past its prologue (1.5-1.7x wide's speed at 128 words, Mesa 22.3)
+    KEEPS = {"wide": 4 * VECTOR, "rows": 128}
 
     @staticmethod
     def runs(schedule: Words) -> bool:
@@ -146,7 +145,6 @@ fn select_into(w: u32, take: vec4<bool>) {
 }
 """
 
-_HEAD = head()
 _QUAD = "vec4<bool>((v & 0xffu) != 0u, (v & 0xff00u) != 0u, (v & 0xff0000u) != 0u, (v >> 24u) != 0u)"
 
 
@@ -160,20 +158,17 @@ def _whole(v: str, pad: str) -> str:
 def _small() -> str:
     """8- and 16-bit elements: whole words, the condition's bytes one mask."""
 
-    def packed(v: str) -> str:  # X (a) or Y (b): a full word, or a run's elements
+    def run(into: str, v: str, value: str) -> str:  # input v's run: `value` of each element, packed into `into`
+        pad = " " * 20
+        return packed(" " * 12, into, f"{pad}v = v | {value};\n{pad}{v} = run_next({v}, params.{v});\n")
+
+    def whole(v: str) -> str:  # X (a) or Y (b): a full word, or a run's elements
         name = "a" if v == "x" else "b"
         return (f"        var {name} = vec4<u32>(0u);\n" + _whole(v, "        ") + " else {\n"
-                "            for (var j = 0u; j < 4u; j = j + 1u) {\n                var v = 0u;\n"
-                "                for (var e = 0u; e < per; e = e + 1u) {\n"
-                f"                    v = v | ({v}_elem({v}.q, lg, bits) << (e * bits));\n"
-                f"                    {v} = run_next({v}, params.{v});\n                }}\n"
-                f"                {name}[j] = v;\n            }}\n        }}\n")
+                + run(name, v, f"({v}_elem({v}.q, lg, bits) << (e * bits))") + "        }\n")
 
-    return ("fn small(wg: vec3<u32>, lid: u32) {\n" + _HEAD + """    let bits = params.bits;
-    let lg = 5u - countTrailingZeros(bits);  // log2 of elements per word: 2 (8-bit) or 1 (16-bit)
-    let per = 1u << lg;
-    let emask = (1u << bits) - 1u;
-    var c = run_at(params.c, w0 << lg);
+    return ("fn small(wg: vec3<u32>, lid: u32) {\n" + small_head(": 2 (8-bit) or 1 (16-bit)")
+            + """    var c = run_at(params.c, w0 << lg);
     var x = run_at(params.x, w0 << lg);
     var y = run_at(params.y, w0 << lg);
 """ + loop("    ") + """        var m = vec4<u32>(0u);
@@ -186,16 +181,8 @@ def _small() -> str:
                 m[j] = ((nz & 1u) * 0xffffu) | (((nz >> 8u) & 1u) * 0xffff0000u);
             }
         } else {
-            for (var j = 0u; j < 4u; j = j + 1u) {
-                var v = 0u;
-                for (var e = 0u; e < per; e = e + 1u) {
-                    v = v | select(0u, emask << (e * bits), cond_byte(c.q) != 0u);
-                    c = run_next(c, params.c);
-                }
-                m[j] = v;
-            }
-        }
-""" + packed("x") + packed("y") + """        var out = (a & m) | (b & ~m);
+""" + run("m", "c", "select(0u, emask << (e * bits), cond_byte(c.q) != 0u)") + """        }
+""" + whole("x") + whole("y") + """        var out = (a & m) | (b & ~m);
         // the band's last word: bits past its last element are 0 (words past it are never read)
         let last = params.words - 1u;
         let tail = params.elems - (last << lg);
@@ -210,10 +197,8 @@ def _small() -> str:
 
 def _wide() -> str:
     """32-, 64- and 128-bit elements: each word a part of one element."""
-    return ("fn wide(wg: vec3<u32>, lid: u32) {\n" + _HEAD
-            + """    let lg = countTrailingZeros(params.bits) - 5u;  // log2 of words per element
-    let lo = (1u << lg) - 1u;
-    let e0 = w0 >> lg;  // WORDS is a multiple of the words per element: w0 starts an element
+    return ("fn wide(wg: vec3<u32>, lid: u32) {\n" + wide_head()
+            + """    let e0 = w0 >> lg;  // WORDS is a multiple of the words per element: w0 starts an element
     // 32-bit elements: a 32-bit band starts on a condition word, so the 16 bytes are one aligned vec4
     let quad = params.c_full == 1u && lg == 0u;
     var cv = vec4<u32>(0u);
@@ -325,7 +310,7 @@ fn row_four(i: u32, size: u32) -> vec4<bool> {
 }
 
 fn rows(wg: vec3<u32>, lid: u32) {
-""" + _HEAD + """    let size = params.c.wrap;
+""" + head() + """    let size = params.c.wrap;
     var i = run_at(params.c, w0).q;  // the condition byte of word w0 + g, walked with adds
 """ + loop("    ", 16) + """        if ((i & 15u) == 0u && i + 16u <= size && w + 16u <= params.words) {
             let v = cond[i >> 4u];
@@ -351,4 +336,3 @@ fn rows(wg: vec3<u32>, lid: u32) {
 
 
 Select.BODIES = {"small": _small, "wide": _wide, "rows": _rows}
-SCHEDULES = {"small": Words("small"), "wide": Words("wide"), "rows": Words("rows", words=128)}
