@@ -28,7 +28,7 @@
 //
 // needs: (nothing beyond WebGPU)
 
-// Row r of `axes` as an Axis: one vec4 load per row (lib/index_table.wgsl says why).
+// Row r of `axes` as an Axis: one vec4 load per row (gpu/render/indices.py's table_row says why).
 fn axis(r: u32) -> Axis {
     let a = axes[r];
     return Axis(a.x, a.y, a.z, a.w);

@@ -1,12 +1,10 @@
 // Part (shaders/lib, see gpu/shaders.py): a slice's leading part in a
 // whole-slice gather (gpu/render/slices.py, gpu/render/rows.py's NdRows).
-// The including kernel declares `axes: array<vec4<u32>>` (lib/index_table.wgsl,
-// included here: per leading axis one Axis, then the lookups) and
-// `params.outer` (leading axes).
+// The including kernel declares `axes: array<vec4<u32>>`, read by `axis` and
+// `lookup` (gpu/render/indices.py's table(): per leading axis one Axis, then
+// the lookups) and `params.outer` (leading axes).
 //
 // By hand: shared slice arithmetic of the slice kernels.
-
-#include "lib/index_table.wgsl"
 
 // Slice p's leading part: its data word before the lookups, its index
 // tuple's position, and its coordinate along the last leading axis.

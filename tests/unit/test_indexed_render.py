@@ -1,7 +1,7 @@
 """The indexed gather and the index check (gpu/render/indexed.py): every
 variant the host can ask for renders through the one frame, its Params read
 back from the WGSL the Struct the host packs, its table rows read by one
-vec4 load each (lib/index_table.wgsl), and the host picks the variant by the
+vec4 load each (render/indices.py's table_row), and the host picks the variant by the
 table's case. That each compiles and is exact: tests/gpu/test_indexed_kernels.py
 and the gather and scatter tests beside it."""
 

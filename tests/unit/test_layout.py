@@ -52,8 +52,8 @@ def test_every_array_of_records_has_a_layout(shader):
 
 # A table of records is bound as an array of 16-byte words and each row is
 # read by one vec4 load in an accessor that names its four lanes as a struct
-# (a struct-typed binding made lavapipe load field by field: lib/index_table.wgsl
-# says what it cost); a table of two kinds of rows (WGSL has no unions) has an
+# (a struct-typed binding made lavapipe load field by field: render/indices.py's
+# table_row says what it cost); a table of two kinds of rows (WGSL has no unions) has an
 # accessor per kind. The host packs every kind by name (pack_rows).
 _ACCESSOR = re.compile(r"fn (\w+)\(r: u32\) -> (\w+) \{\s*let a = axes\[r\];\s*return \2\(([^)]*)\);")
 TABLES = {  # shader -> the record structs its accessors read
@@ -108,15 +108,17 @@ def test_records_pack_row_by_row_by_name():
         nonzero.AXIS.layout.pack_rows([{"size": 2, "x": 7}])
 
 
-def test_the_index_table_rows_are_the_structs_its_part_declares():
+def test_the_index_table_rows_are_the_structs_its_kernels_declare():
     """gpu/index_table.py's rows (what the slice plans and the indexed gather pack) are the Axis and
-    Lookup lib/index_table.wgsl declares for every kernel that includes it."""
+    Lookup every kernel that reads such a table declares (render/indices.py's table())."""
     from onnxop_cli.gpu.index_table import TABLE_AXIS, TABLE_LOOKUP
-    from onnxop_cli.gpu.shaders import shader_source
+    from onnxop_cli.gpu.render import indexed, rows, scatter_slices, slices
 
-    text = shader_source("lib/index_table.wgsl")
-    assert parse(text, "Axis").fields == TABLE_AXIS.layout.fields
-    assert parse(text, "Lookup").fields == TABLE_LOOKUP.layout.fields
+    for kernel in (indexed.gather("lookups_i64"), rows.KERNELS["gather-nd", 1], slices.KERNELS["whole"],
+                   scatter_slices.Slices("claim", True)):
+        text = kernel.wgsl()
+        assert parse(text, "Axis").fields == TABLE_AXIS.layout.fields, kernel.label
+        assert parse(text, "Lookup").fields == TABLE_LOOKUP.layout.fields, kernel.label
 
 
 def test_the_elementwise_axes_table_is_its_declared_struct():

@@ -20,10 +20,20 @@ if TYPE_CHECKING:
     from ..core.sources import ByteSource
 
 WRAP, RANGE, NONNEG = 0, 1, 2  # index check modes: -d .. d-1 wrapped; 0 .. d; 0 .. d-1
-# A table's rows as the kernels read them: per axis one Axis, then per lookup one Lookup (the structs
-# lib/index_table.wgsl declares, with what each field means; tests/unit/test_layout.py holds them equal).
-TABLE_AXIS = Struct("Axis", tuple((n, "u32") for n in ("dim", "dstride", "istride", "pad0")))
-TABLE_LOOKUP = Struct("Lookup", tuple((n, "u32") for n in ("stride", "ioff", "bound", "claim")))
+# A table's rows as the kernels read them (gpu/render/indices.py's table() declares them): per output (or
+# leading) axis one Axis, then per lookup one Lookup, each a 16-byte row of `axes` (WGSL has no unions).
+TABLE_AXIS = Struct("Axis", (
+    ("dim", "u32"),
+    ("dstride", "u32"),  # data stride (elements, or words in the slice kernels)
+    ("istride", "u32"),  # index stride: the axis' step in the index tensor
+    ("pad0", "u32"),
+))
+TABLE_LOOKUP = Struct("Lookup", (
+    ("stride", "u32"),  # data stride of one step of the looked-up index
+    ("ioff", "u32"),    # the index's offset from the element's index position
+    ("bound", "u32"),   # the indexed axis' size (the checking kernels' range)
+    ("claim", "u32"),   # the stride in slices (gpu/render/scatter_slices.py's claims; 0 elsewhere)
+))
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ table's axes); its source element is
     sum_k o_k * dstride_k  +  sum_t norm[ip + ioff_t] * stride_t,   ip = sum_k o_k * istride_k
 
 with ``norm`` the indices as ``Check`` wrote them (u32 offsets along their
-axis). The table's rows are lib/index_table.wgsl's Axis and Lookup. Modes:
+axis). The table's rows are gpu/index_table.py's Axis and Lookup. Modes:
 1 (ReverseSequence) L = norm[ip] is the batch's length, along the time axis
 t < L reads L - 1 - t; 2 (TensorScatter, circular) t reads (norm[ip] + t) %
 modulus. ``offsets`` 1 writes each element's source offset (the scatters'
@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from ..layout import Struct
 from ..shaders import shader_source
 from .frame import Binding, Frame
-from .indices import in_range, read_index
+from .indices import in_range, read_index, table
 from .schedule import Elements, Words, head
 
 CASES = ("flat", "one", "lookups", "reverse", "circular")  # CASE: the table's case (FLAT .. CIRCULAR)
@@ -107,7 +107,7 @@ class Gather(Frame):
         consts = "".join(f"const {n.upper()}: u32 = {i}u;\n" for names in (INDEX, CASES) for i, n in enumerate(names))
         chosen = f"const CASE: u32 = {CASES.index(case)}u;\nconst INDEX: u32 = {INDEX.index(index or 'norm')}u;\n"
         return [consts + chosen,
-                shader_source("lib/index_table.wgsl"), shader_source("lib/bswap.wgsl"), _WALK, _INDEX, _SOURCE,
+                *table(), shader_source("lib/bswap.wgsl"), _WALK, _INDEX, _SOURCE,
                 _BODY]
 
     def main(self) -> str:

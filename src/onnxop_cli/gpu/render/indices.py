@@ -2,11 +2,13 @@
 slices.py, ...): the one definition of how an int32 or int64 index is read as stored (``read_index``), checked
 against its axis (``in_range``) and, for the kernels that read raw int64 indices one at a time, ``index(pos, d)``
 (``checked_index``); ``REPORT``, an invocation's smallest bad position, once; ``row``, the slice walks' Row
-(lib/slice_at.wgsl); ``axes``, the strided tables' axis rows (render/lines.py, rows.py).
+(lib/slice_at.wgsl); ``table_row``, a row of a kernel's ``axes`` table read as a struct: the index tables'
+(``table``, gpu/index_table.py) and the strided tables' (``AXIS``, render/lines.py, rows.py).
 """
 
 from __future__ import annotations
 
+from ..index_table import TABLE_AXIS, TABLE_LOOKUP
 from ..layout import Struct
 from ..shaders import shader_source
 from .frame import Binding
@@ -22,9 +24,22 @@ VEC4_BINDINGS = (Binding(0, "src", "read", "u32"), Binding(1, "dst", "read_write
                  Binding(5, "status", "read_write", "atomic<u32>"))
 
 
-def axes() -> list[str]:
-    """The parts that declare ``Axis`` (``AXIS``) and ``axis(r)``, row r of ``axes`` as one."""
-    return [AXIS.wgsl(), _AXIS]
+def table_row(fn: str, struct: Struct) -> str:
+    """WGSL: ``struct`` and ``fn(r)``, row r of ``axes`` (``array<vec4<u32>>``) as one, by one vec4 load named by
+    the accessor: declared as array<Axis>, lavapipe (Mesa 22.3) loaded the struct field by field, and
+    indexed_slabs' Gather of rows ran at 0.92x (benchmarks/trees_ab.py --only "gather (rows)")."""
+    return f"""{struct.wgsl()}
+// Row r of `axes` as {struct.name}: one vec4 load (render/indices.py's table_row says why).
+fn {fn}(r: u32) -> {struct.name} {{
+    let a = axes[r];
+    return {struct.name}(a.x, a.y, a.z, a.w);
+}}
+"""
+
+
+def table() -> list[str]:
+    """The parts that declare an index table's rows (gpu/index_table.py): ``axis(r)`` and ``lookup(r)``."""
+    return [table_row("axis", TABLE_AXIS), table_row("lookup", TABLE_LOOKUP)]
 
 
 def read_index(wide: str, pair: str, one: str, swap: str) -> str:
@@ -112,12 +127,4 @@ fn row() -> Row {{
     }}
 {later}    return w;
 }}
-"""
-
-
-_AXIS = """// Row r of `axes` as an Axis: one vec4 load per row (lib/index_table.wgsl says why).
-fn axis(r: u32) -> Axis {
-    let a = axes[r];
-    return Axis(a.x, a.y, a.z, a.w);
-}
 """

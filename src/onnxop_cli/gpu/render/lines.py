@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from ..layout import Struct
 from .frame import Frame
-from .indices import REPORT, VEC4_BINDINGS, axes
+from .indices import AXIS, REPORT, VEC4_BINDINGS, table_row
 from .schedule import Words, head
 from .view import BSWAP4
 
@@ -60,7 +60,7 @@ class Lines(Frame):
 
     def parts(self) -> list[str]:
         return [f"const I32: u32 = {I32}u;\nconst I64: u32 = {I64}u;\nconst KIND: u32 = {self.kind}u;\n",
-                *axes(), BSWAP4, _INDICES, REPORT, _words(self.unit)]
+                table_row("axis", AXIS), BSWAP4, _INDICES, REPORT, _words(self.unit)]
 
     def main(self) -> str:
         return f"    words{self.unit}(wg, lid, KIND);\n"

@@ -52,7 +52,7 @@ class Schedule:
 
 
 def row(fn: str, struct: Struct) -> str:
-    """Row r of ``axes`` read as ``struct`` by one vec4 load (lib/index_table.wgsl says why)."""
+    """Row r of ``axes`` read as ``struct`` by one vec4 load (render/indices.py's table_row says why)."""
     return (struct.wgsl() + f"\nfn {fn}(r: u32) -> {struct.name} {{\n    let a = axes[r];\n"
             f"    return {struct.name}(a.x, a.y, a.z, a.w);\n}}\n")
 

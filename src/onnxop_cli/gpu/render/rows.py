@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from ..layout import Struct
 from ..shaders import shader_source
 from .frame import Frame
-from .indices import REPORT, VEC4_BINDINGS, axes, row
+from .indices import AXIS, REPORT, VEC4_BINDINGS, row, table, table_row
 from .schedule import Units
 
 RUNS = {"short": 16, "long": 64}  # GatherND's slices per invocation (params.run): gpu/choose.py's nd_run
@@ -79,7 +79,7 @@ class NdRows(_Rows):
     def parts(self) -> list[str]:
         n = 4 // self.words
         takes = [f"let s{j} = take({f's{j - 1}.a' if j else 'a'}, w, p{_plus(j)}, &bad);" for j in range(n)]
-        return [shader_source("lib/index_fold.wgsl"), REPORT, shader_source("lib/slice_at.wgsl"), _ND,
+        return [shader_source("lib/index_fold.wgsl"), REPORT, *table(), shader_source("lib/slice_at.wgsl"), _ND,
                 _take("p", "w: Row, p: u32", "base(a.off, a.ip, w, bad)", "w.dim",
                       "a.off + w.dstride, a.ip + w.istride"),
                 _start("params.first + ", "params.run"),
@@ -99,7 +99,7 @@ class ElementsRows(_Rows):
         n = 4 // self.words
         takes = [f"let s{j} = take({f's{j - 1}.a' if j else 'a'}, {_HALVES[j]}, e{_plus(j)}, last.dim, "
                  f"last.stride, &bad);" for j in range(n)]
-        return [*axes(), shader_source("lib/index_fold.wgsl"), REPORT, _ELEMENTS,
+        return [table_row("axis", AXIS), shader_source("lib/index_fold.wgsl"), REPORT, _ELEMENTS,
                 _take("e", "lo: u32, hi: u32, e: u32, dim: u32, ds: u32",
                       "a.off + folded(lo, hi, e, params.bound, bad) * params.lstride", "dim", "a.off + ds"),
                 _start("", "RUN"),

@@ -20,7 +20,7 @@ tuple; a bad index keeps the smallest position in status[0] and the host
 refuses the scatter before the apply runs; it leaves each tuple's target
 word in ``starts`` for the raw apply (no tuple read twice). The table is
 gpu/render/slices.py's (its Params too): axes[0 .. outer] an Axis per leading
-update axis, then per lookup a Lookup (lib/index_table.wgsl; stride in
+update axis, then per lookup a Lookup (gpu/index_table.py; stride in
 words, claim: its stride in slices).
 """
 
@@ -29,9 +29,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..layout import Struct
-from ..shaders import shader_source
 from .frame import Binding, Frame
-from .indices import checked_index
+from .indices import checked_index, table
 from .schedule import Words
 
 PARAMS = Struct("Params", (
@@ -95,7 +94,7 @@ class Slices(Frame):
     raw: bool = False
     PARAMS = PARAMS
     bindings = (Binding(0, "updates", "read", "u32"), Binding(1, "out", "read_write", "u32"), Binding(2),
-                Binding(3, "axes", "read", "vec4<u32>"),  # lib/index_table.wgsl
+                Binding(3, "axes", "read", "vec4<u32>"),  # indices.table()
                 Binding(4, "norm", "read", "u32"), Binding(5, "status", "read_write", "atomic<u32>"),
                 Binding(6, "claims", "read_write", "atomic<u32>"),  # per data slice
                 # raw: tuple p's first word in `out`, written by the claim, read by the apply
@@ -120,7 +119,7 @@ class Slices(Frame):
             return []  # the claim's targets, in `starts`
         aim = _AIM.format(whence="the raw indices, checked" if self.raw else "`norm` as the index check (gpu/render/indexed.py) wrote it",
                           index="index(ip + lk.ioff, lk.bound)" if self.raw else "norm[ip + lk.ioff]")
-        return [shader_source("lib/index_table.wgsl"), *(checked_index() if self.raw else []),
+        return [*table(), *(checked_index() if self.raw else []),
                 aim]
 
     def main(self) -> str:

@@ -4,7 +4,7 @@
     sum_k o_k * dstride_k  +  sum_t index(ip + ioff_t) * lstride_t
 
 (o: slice p's multi-index over the ``outer`` leading output axes, an Axis of
-lib/index_table.wgsl each, strides in words; ip = sum_k o_k * istride_k its
+gpu/index_table.py each, strides in words; ip = sum_k o_k * istride_k its
 tuple's position; lookup t a Lookup at axes[outer + t]). gpu/slices.py takes
 this only where every slice and stride is whole words; the walk (``row``,
 ``next``, ``base``) reads a tuple once per slice, never per element. Variants:
@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from ..layout import Struct
 from ..shaders import shader_source
 from .frame import Binding, Frame
-from .indices import checked_index, row
+from .indices import checked_index, row, table
 from .schedule import Units
 
 _COMMON = (
@@ -87,7 +87,7 @@ class SliceGather(Frame):
                 Binding(5, "status", "read_write", "atomic<u32>"))
 
     def parts(self) -> list[str]:
-        walk = [*checked_index(), shader_source("lib/slice_at.wgsl"), _WALK,
+        walk = [*checked_index(), *table(), shader_source("lib/slice_at.wgsl"), _WALK,
                 _base("base", "index", look1=True)]
         return walk + [_OFFSET, _base("base_of", "offset", look1=False)] if self.variant == "windowed" else walk
 

@@ -20,7 +20,7 @@ BOX = (  # the box every kernel writes: fields of each Params
 )
 PADS = (("pad0", "u32"), ("pad1", "u32"), ("pad2", "u32"))
 
-_VIEW = """// Row r of `axes` as an Axis: one vec4 load per row (lib/index_table.wgsl says why).
+_VIEW = """// Row r of `axes` as an Axis: one vec4 load per row (render/indices.py's table_row says why).
 fn view_axis(r: u32) -> Axis {
     let a = axes[r];
     return Axis(a.x, a.y, a.z, a.w);
