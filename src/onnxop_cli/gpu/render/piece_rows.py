@@ -16,7 +16,8 @@ from dataclasses import dataclass
 
 from ..layout import Struct
 from .frame import Binding, Frame
-from .pieces import U, Schedule, decompose, first, row, when
+from .indices import table_row
+from .pieces import U, Schedule, decompose, first, when
 
 ROWS_PARAMS = Struct("Params", (
     *((n, U) for n in ("count", "groups_x", "rank", "at", "bits", "src_base", "dst_base", "len_bits", "chunks",
@@ -205,7 +206,7 @@ class Rows(Frame):
         return (Binding(0, "src", "read", "vec4<u32>"), dst, Binding(3), Binding(4, "axes", "read", "vec4<u32>"))
 
     def parts(self) -> list[str]:
-        return [row("row_axis", ROWS_AXIS), _ROWS, _pick() if self.schedule.kernel == "words" else _EDGES]
+        return [table_row("row_axis", ROWS_AXIS), _ROWS, _pick() if self.schedule.kernel == "words" else _EDGES]
 
     def main(self) -> str:
         return _WORDS_MAIN if self.schedule.kernel == "words" else _EDGES_MAIN

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from ..layout import Struct
 from ..shaders import shader_source
 from .frame import Binding, Frame
+from .indices import table_row
 
 U = "u32"
 PARAMS = Struct("Params", (
@@ -49,12 +50,6 @@ class Schedule:
     def CONSTS(self) -> tuple:  # noqa: N802 - the frame's name
         name = {"general": "ELEMS", "words": "VECS"}.get(self.kernel)
         return (("WG", "wg", ""),) + (((name, "each", ""),) if name else ())
-
-
-def row(fn: str, struct: Struct) -> str:
-    """Row r of ``axes`` read as ``struct`` by one vec4 load (render/indices.py's table_row says why)."""
-    return (struct.wgsl() + f"\nfn {fn}(r: u32) -> {struct.name} {{\n    let a = axes[r];\n"
-            f"    return {struct.name}(a.x, a.y, a.z, a.w);\n}}\n")
 
 
 def first(name: str, per: str = "") -> str:
@@ -216,7 +211,7 @@ class General(Frame):
         return f"pieces general[wg={self.schedule.wg},elems={self.schedule.each}]"
 
     def parts(self) -> list[str]:
-        return [row("piece_axis", AXIS), row("other_axis", OTHER), shader_source("lib/bswap.wgsl"),
+        return [table_row("piece_axis", AXIS), table_row("other_axis", OTHER), shader_source("lib/bswap.wgsl"),
                 _source("src", "src", "swap"), _source("other", "other", "other_swap"), _GENERAL]
 
     def main(self) -> str:
