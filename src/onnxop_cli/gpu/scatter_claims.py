@@ -44,7 +44,7 @@ from .buffers import reset_status
 from .device import Gpu
 from .indexed import Buffers, Data, Gather, Sink, Table, binding_limit, read_small, row_strides, to_sink, U
 from .program import compiled, grid_x
-from .render.scatter import APPLY_PARAMS, CLAIM_PARAMS, PASSES, Apply, Pass, widths
+from .render.scatter import APPLY_PARAMS, ARITH, CLAIM_PARAMS, PASSES, Apply, Pass
 
 DUPLICATES = "two updates write one element with reduction none (the result is undefined); use distinct indices or a reduction"
 
@@ -62,21 +62,10 @@ class Reduce:
 
 
 def arithmetic(reduce: Reduce, bits: int) -> str | None:
-    """The kernels' arithmetic (a key of gpu/render/scatter.py's ARITH) for
-    ``reduce`` on elements of ``bits``, or None where it has none (float64
-    add and mul: no f64 in WGSL, the op refuses them)."""
-    kind, cls = reduce.kind, reduce.cls
-    if kind == "none":
-        return "none" if bits in widths("none") else None
-    adds = kind in ("add", "mul")
-    if cls == 3:  # bool: add is or, mul is and; max and min those of 0 and 1
-        op = ("b" if adds else "u") + kind
-    elif cls in (2, 4):
-        op = ("bf" if cls == 4 else "h" if bits == 16 else "f") + kind
-        op = "n" + op if reduce.numpy and not adds else op  # np.maximum's NaN rule
-    else:
-        op = ("i" if adds else "us"[cls]) + kind
-    return op if bits in widths(op) else None
+    """The kernels' arithmetic (the key of gpu/render/scatter.py's ARITH that declares ``reduce``'s kind
+    and class at ``bits``), or None where it has none (float64 add and mul: no f64 in WGSL, the op refuses them)."""
+    return next((op for op, a in ARITH.items() if a.kind == reduce.kind and reduce.cls in a.classes
+                 and bits in a.widths and a.numpy in (None, reduce.numpy)), None)
 
 
 @functools.lru_cache(maxsize=None)
