@@ -280,13 +280,15 @@ class Lines(Scatter):
                                        "        walk_line(g * params.group + k);\n    }\n")
 
 
-APPLY_PARAMS = Struct("Params", (
+ROUND_PARAMS = Struct("Params", (  # the rounds' every kernel: the passes and the apply
     ("count", "u32"),        # pending updates this batch (entries of `list`, or all when direct)
-    ("groups_x", "u32"),
-    ("default_nan", "u32"),  # f32 bits of inf - inf on the host
-    ("nan_first", "u32"),    # 1: of two NaN operands the element's wins, 0: the update's
+    ("groups_x", "u32"),     # workgroups per row of the dispatch grid
     ("direct", "u32"),       # 1: invocation i is update i (the first batch); 0: update list[i]
-    ("pad0", "u32"), ("pad1", "u32"), ("pad2", "u32"),
+    ("base", "u32"),         # band: the band's first data element
+    ("size", "u32"),         # band: its elements
+    ("default_nan", "u32"),  # apply: f32 bits of inf - inf on the host
+    ("nan_first", "u32"),    # apply: 1: of two NaN operands the element's wins, 0: the update's
+    ("pad0", "u32"),
 ))
 _PENDING = """    let u = select(list[i], i, params.direct != 0u);
 """
@@ -296,7 +298,7 @@ _PENDING = """    let u = select(list[i], i, params.direct != 0u);
 class Apply(Scatter):
     """A round's apply: each claim's winner combined into its element."""
 
-    PARAMS = APPLY_PARAMS
+    PARAMS = ROUND_PARAMS
     WG = 256
     bindings = (Binding(0, "targets", "read", "u32"), Binding(1, "claim", "read", "u32"),
                 Binding(2, "done", "read", "u32"), Binding(3), Binding(4, "updates", "read", "u32"),
@@ -318,14 +320,6 @@ class Apply(Scatter):
                 f"    if (claim[t] != ~u) {{\n{loser}        return;\n    }}\n    apply(u, t);\n")
 
 
-CLAIM_PARAMS = Struct("Params", (
-    ("count", "u32"),     # pending updates this batch (entries of `list`, or all when direct)
-    ("groups_x", "u32"),  # workgroups per row of the dispatch grid
-    ("direct", "u32"),    # 1: invocation i is update i (the first batch); 0: update list[i]
-    ("base", "u32"),      # band: the band's first data element
-    ("size", "u32"),      # band: its elements
-    ("pad0", "u32"), ("pad1", "u32"), ("pad2", "u32"),
-))
 _PASSES = {
     "band": """    let t = targets[u];
     let out = t < params.base || t - params.base >= params.size;
@@ -353,7 +347,7 @@ class Pass(Frame):
     """A round's bookkeeping pass ``name`` (a key of _PASSES); every pass binds the same layout."""
 
     name: str
-    PARAMS = CLAIM_PARAMS
+    PARAMS = ROUND_PARAMS
     schedule = Elements(Apply.WG)
     bindings = (Binding(0, "targets", "read", "u32"),  # data element of each update
                 Binding(1, "claim", "read_write", "atomic<u32>"),  # per element: ~u of its earliest pending u; 0 none
