@@ -59,6 +59,7 @@ from .frame import Binding, Frame
 from .indices import checked_index
 from .schedule import Elements
 
+
 @dataclass(frozen=True)
 class Arith:
     """One reduction's arithmetic on one class of elements: the kernels' ``combine(a, b)``."""
