@@ -214,7 +214,7 @@ def test_every_scatter_render_compiles(gpu):
     kernels = [scatter.Pass(name) for name in scatter.PASSES]
     kernels += [Slices(step, raw) for step in ("claim", "apply") for raw in (False, True)]
     for op in scatter.ARITH:
-        for bits in scatter.widths(op):
+        for bits in scatter.ARITH[op].widths:
             kernels.append(scatter.Apply(op, bits))
             if op != "none":
                 kernels += [scatter.Lines(op, bits, shared) for shared in (False, True)[:1 + (bits < 32)]]

@@ -68,7 +68,7 @@ def scatter_kernels():
     yield from (scatter.Pass(name) for name in scatter.PASSES)
     yield from (Slices(step, raw) for step in ("claim", "apply") for raw in (False, True))
     for op in scatter.ARITH:
-        for bits in scatter.widths(op):
+        for bits in scatter.ARITH[op].widths:
             yield scatter.Apply(op, bits)
             if op != "none":
                 yield from (scatter.Lines(op, bits, shared) for shared in (False, True)[:1 + (bits < 32)])

@@ -13,7 +13,7 @@ import pytest
 
 from onnxop_cli.gpu import nonzero
 from wgsl_text import parse, structs
-from onnxop_cli.gpu.render.scatter import CLAIM_PARAMS
+from onnxop_cli.gpu.render.scatter import ROUND_PARAMS
 from onnxop_cli.gpu.render.scatter_slices import PARAMS as SLICE_PARAMS
 from onnxop_cli.gpu.shaders import shader_names
 
@@ -156,16 +156,17 @@ struct Params {
 
 
 def test_packing_refuses_what_the_struct_does_not_say():
-    lay = CLAIM_PARAMS.layout  # the rounds' passes' (gpu/render/scatter.py)
-    assert lay.names == ("count", "groups_x", "direct", "base", "size", "pad0", "pad1", "pad2")
-    assert lay.pack(count=1, groups_x=2, direct=5, base=3, size=4) == struct.pack("<8I", 1, 2, 5, 3, 4, 0, 0, 0)
+    lay = ROUND_PARAMS.layout  # the rounds' kernels' (gpu/render/scatter.py)
+    assert lay.names == ("count", "groups_x", "direct", "base", "size", "default_nan", "nan_first", "pad0")
+    nan = dict(default_nan=6, nan_first=7)
+    assert lay.pack(count=1, groups_x=2, direct=5, base=3, size=4, **nan) == struct.pack("<8I", 1, 2, 5, 3, 4, 6, 7, 0)
     with pytest.raises(KeyError, match="no field 'bsae'"):
-        lay.pack(count=1, groups_x=2, direct=5, bsae=3, size=4)
+        lay.pack(count=1, groups_x=2, direct=5, bsae=3, size=4, **nan)
     with pytest.raises(KeyError, match="'base' is not given"):
-        lay.pack(count=1, groups_x=2, direct=5, size=4)
+        lay.pack(count=1, groups_x=2, direct=5, size=4, **nan)
     with pytest.raises(ValueError, match="does not fit"):
-        lay.pack(count=1 << 32, groups_x=2, direct=5, base=3, size=4)
-    assert lay.pack(count=-1, groups_x=0, direct=0, base=0, size=0)[:4] == b"\xff\xff\xff\xff"  # an int32 as u32 bits
+        lay.pack(count=1 << 32, groups_x=2, direct=5, base=3, size=4, **nan)
+    assert lay.pack(count=-1, groups_x=0, direct=0, base=0, size=0, **nan)[:4] == b"\xff\xff\xff\xff"  # an int32 as u32 bits
 
 
 def test_pad_fields_are_zero_when_left_out():

@@ -24,11 +24,11 @@ from .device import Gpu
 from .indexed import (
     NO_BAD, Check, Data, Index, Sink, Table, Buffers, check_data, fits, Gather,
     LAST, NONNEG, WRAP, to_sink, binding_limit, check_indices, read_status,
-    row_strides, U,
+    row_strides, U, launch,
 )
 from .choose import answer
 from .program import compiled, grid_x
-from .render.scatter import LINE_PARAMS, Lines
+from .render.scatter import Lines
 from .render.scatter_slices import PARAMS as SLICE_PARAMS, Slices
 from .scatter_claims import DUPLICATES, Reduce, apply_head, arithmetic, rounds, scatter_banded
 
@@ -208,8 +208,7 @@ def _by_slices(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, norm: Any, cut: slic
     tuples = words // cut.width
     claims = bufs.new("slice claims", 4 * (data_words // cut.width), U.STORAGE | U.COPY_DST)
     status = bufs.status(NO_BAD if raw else 0)
-    axes = bufs.new("axes", len(cut.blob), U.STORAGE | U.COPY_DST)
-    gpu.queue.write_buffer(axes, 0, cut.blob)
+    axes = bufs.holding("axes", cut.blob)
     starts = bufs.new("slice starts", 4 * tuples if raw else 16, U.STORAGE)  # the raw claim's targets, for the raw apply
     big, cmode = (int(raw[0].big), raw[1].mode) if raw else (0, 0)
     for step, count, per in (("claim", tuples, 1), ("apply", words, None)):
@@ -258,15 +257,10 @@ def _by_lines(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, targets: Any, n: int,
     group = _group(bits, line)
     kernel = Lines(arithmetic(reduce, bits) or "", bits, shared=group is None)
     invocations = n // line.line // (group or 1)
-    groups = -(-invocations // kernel.WG)
-    params = bufs.params("line params", LINE_PARAMS.pack(
-        count=invocations, groups_x=grid_x(groups, max_dim), mode=2 if raw else 1 if line.dlen else 0,
-        line=line.line, inner=line.inner, dlen=line.dlen, iswap=int(raw[0].big) if raw else 0,
-        cmode=raw[1].mode if raw else 0, group=group or 1, **apply_head(reduce, bits)))
-    lines = compiled(gpu, kernel)
+    launch(bufs, kernel, invocations, 1, max_dim, "line params", dict(
+        count=invocations, mode=2 if raw else 1 if line.dlen else 0, line=line.line, inner=line.inner,
+        dlen=line.dlen, iswap=int(raw[0].big) if raw else 0, cmode=raw[1].mode if raw else 0, group=group or 1,
+        **apply_head(reduce, bits)), [targets, None, upd, out, status, targets])
     bufs.counts["shared lines" if kernel.shared else "word lines"] = 1  # tests look
-    encoder = gpu.device.create_command_encoder()
-    lines.dispatch(encoder, groups, max_dim, lines.bind([targets, params, upd, out, status, targets]))
-    gpu.queue.submit([encoder.finish()])
     if raw:
         read_status(gpu, bufs, status, raw)

@@ -44,7 +44,7 @@ from .buffers import reset_status
 from .device import Gpu
 from .indexed import Buffers, Data, Gather, Sink, Table, binding_limit, read_small, row_strides, to_sink, U
 from .program import compiled, grid_x
-from .render.scatter import APPLY_PARAMS, CLAIM_PARAMS, PASSES, Apply, Pass, widths
+from .render.scatter import ARITH, PASSES, ROUND_PARAMS, Apply, Pass
 
 DUPLICATES = "two updates write one element with reduction none (the result is undefined); use distinct indices or a reduction"
 
@@ -62,21 +62,10 @@ class Reduce:
 
 
 def arithmetic(reduce: Reduce, bits: int) -> str | None:
-    """The kernels' arithmetic (a key of gpu/render/scatter.py's ARITH) for
-    ``reduce`` on elements of ``bits``, or None where it has none (float64
-    add and mul: no f64 in WGSL, the op refuses them)."""
-    kind, cls = reduce.kind, reduce.cls
-    if kind == "none":
-        return "none" if bits in widths("none") else None
-    adds = kind in ("add", "mul")
-    if cls == 3:  # bool: add is or, mul is and; max and min those of 0 and 1
-        op = ("b" if adds else "u") + kind
-    elif cls in (2, 4):
-        op = ("bf" if cls == 4 else "h" if bits == 16 else "f") + kind
-        op = "n" + op if reduce.numpy and not adds else op  # np.maximum's NaN rule
-    else:
-        op = ("i" if adds else "us"[cls]) + kind
-    return op if bits in widths(op) else None
+    """The kernels' arithmetic (the key of gpu/render/scatter.py's ARITH that declares ``reduce``'s kind
+    and class at ``bits``), or None where it has none (float64 add and mul: no f64 in WGSL, the op refuses them)."""
+    return next((op for op, a in ARITH.items() if a.kind == reduce.kind and reduce.cls in a.classes
+                 and bits in a.widths and a.numpy in (None, reduce.numpy)), None)
 
 
 @functools.lru_cache(maxsize=None)
@@ -144,6 +133,7 @@ def rounds(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, targets: Any, data: Data
     lists = [bufs.new("pending", 4 * n if k == 0 or not none else 4, U.STORAGE) for k in range(2)]
     passes = {name: compiled(gpu, Pass(name)) for name in PASSES if name != "band" or band is not None}
     wg = Pass.schedule.wg
+    head = apply_head(reduce, data.bits)
     encoder = gpu.device.create_command_encoder()
     encoder.clear_buffer(claim)
     encoder.clear_buffer(done)
@@ -151,15 +141,13 @@ def rounds(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, targets: Any, data: Data
         base, size = band
         band_targets = bufs.new("band targets", 4 * n, U.STORAGE)
         groups = -(-n // wg)
-        params = bufs.params("band params", CLAIM_PARAMS.pack(count=n, groups_x=grid_x(groups, max_dim), direct=1,
-                                                              base=base, size=size))
+        params = bufs.params("band params", ROUND_PARAMS.pack(count=n, groups_x=grid_x(groups, max_dim), direct=1,
+                                                              base=base, size=size, **head))
         passes["band"].dispatch(encoder, groups, max_dim, passes["band"].bind([targets, claim, done, params, lists[0],
                                                                                status, band_targets]))
         targets = band_targets
     gpu.queue.submit([encoder.finish()])
-    small = bufs.new("round params", CLAIM_PARAMS.size, U.UNIFORM | U.COPY_DST)
-    apply_buf = bufs.new("apply params", APPLY_PARAMS.size, U.UNIFORM | U.COPY_DST)
-    head = apply_head(reduce, data.bits)
+    small = bufs.new("round params", ROUND_PARAMS.size, U.UNIFORM | U.COPY_DST)  # the passes' and the apply's
     arith = arithmetic(reduce, data.bits)
     assert arith is not None, f"the op refuses reduction {reduce.kind} on {data.bits}-bit class {reduce.cls}"
     k_apply = compiled(gpu, Apply(arith, data.bits))  # on the passes' grid: one workgroup size
@@ -167,14 +155,13 @@ def rounds(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, targets: Any, data: Data
     batch = 1
     while True:
         groups = -(-count // wg)
-        gx = grid_x(groups, max_dim)
-        gpu.queue.write_buffer(small, 0, CLAIM_PARAMS.pack(count=count, groups_x=gx, direct=direct, base=0, size=0))
-        gpu.queue.write_buffer(apply_buf, 0, APPLY_PARAMS.pack(count=count, groups_x=gx, direct=direct, **head))
+        gpu.queue.write_buffer(small, 0, ROUND_PARAMS.pack(count=count, groups_x=grid_x(groups, max_dim),
+                                                           direct=direct, base=0, size=0, **head))
         reset_status(gpu, status, 0)
         ls, nxt = lists[current], lists[1 - current]
         bound = [targets, claim, done, small, ls, status, nxt]
         # a round: claim, apply, reset (none is one round: the apply kernel flags a second update); then compact
-        one = [(passes["claim"], bound), (k_apply, [targets, claim, done, apply_buf, upd, out, status, ls])]
+        one = [(passes["claim"], bound), (k_apply, [targets, claim, done, small, upd, out, status, ls])]
         steps = one * batch if none else [*one, (passes["reset"], bound)] * batch + [(passes["compact"], bound)]
         encoder = gpu.device.create_command_encoder()
         for kernel, resources in steps:

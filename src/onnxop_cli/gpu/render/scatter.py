@@ -29,18 +29,19 @@ list's length. ``band`` (an output larger than one binding, a band at a
 time: gpu/scatter_claims.py) marks done every update whose target lies
 outside [base, base + size) and rebases the others' targets, in ``next``.
 
-The arithmetic (``ARITH``): none (replace: every width, complex128 as four
-words); fadd fmul (float32 in lib/f32_reduce.wgsl: a NaN operand gives that
-NaN quieted, two NaNs the one ``nan_first`` names, numpy's scalar and array
-loops differing there; an invalid operation the host's ``default_nan``);
-iadd imul (two's complement, wrapping); fmax fmin (Python's max() and min(),
-ScatterElements' reference: the update replaces only if it compares greater;
-NaN on either side compares false; -0 == +0; by bit pattern, so a subnormal is
-never flushed); nfmax nfmin (np.maximum's rule, ScatterND's: a NaN on either
-side wins, the element's first, else the element only if it compares greater);
-smax smin, umax umin; badd bmul (bool: or, and; its max and min are umax umin);
-h* (float16) and bf* (bfloat16): add and mul in f32 (lib/f16_convert.wgsl;
-exact), max and min on their bits.
+The arithmetic (``ARITH``, declared once: the renderer writes ``combine``
+from it, gpu/scatter_claims.py's ``arithmetic`` picks one for a reduction
+from it): none (replace: every width, complex128 as four words); float32 add
+and mul in lib/f32_reduce.wgsl (a NaN operand gives that NaN quieted, two
+NaNs the one ``nan_first`` names, numpy's scalar and array loops differing
+there; an invalid operation the host's ``default_nan``); integers' add and
+mul two's complement, wrapping; float max and min by bit pattern (a
+subnormal is never flushed; -0 == +0), with Python's max() and min()
+(ScatterElements' reference: the update replaces only if it compares
+greater; NaN on either side compares false) or np.maximum's rule (n*,
+ScatterND's: a NaN on either side wins, the element's first, else the
+element only if it compares greater); float16 and bfloat16 add and mul in
+f32 (lib/f16_convert.wgsl; exact).
 
 Each arithmetic is a variant of its own, so the compiler sees one
 expression, never a switch on the element's class.
@@ -58,39 +59,47 @@ from .frame import Binding, Frame
 from .indices import checked_index
 from .schedule import Elements
 
-_PICK = "{name}(a, b, {greater}, {sign}, {inf})"
+
+@dataclass(frozen=True)
+class Arith:
+    """One reduction's arithmetic on one class of elements: the kernels' ``combine(a, b)``."""
+
+    kind: str                   # the reduction (ONNX's name) it runs
+    classes: tuple[int, ...]    # the element classes it serves (gpu/scatter_claims.py's Reduce.cls)
+    widths: tuple[int, ...]     # the element widths it takes
+    expr: str                   # of BITS-wide a and b, zero-extended, whose low BITS count
+    wide: str | None = None     # of 64-bit (low, high) a and b, calling lib/int64_ops.wgsl (none's aside)
+    libs: tuple[str, ...] = ()  # the parts ``expr`` calls
+    pick: str = ""              # the float max or min ``expr`` calls (``_pick``; ``wide``: pick + "64")
+    numpy: bool | None = None   # float max and min: np.maximum's NaN rule (True) or Python's max() (False)
+
+
+_INTS, _F32, _HALF = (8, 16, 32, 64), ("lib/f32_reduce.wgsl",), ("lib/f32_reduce.wgsl", "lib/f16_convert.wgsl")
 _SIGNED = "select(a, b, (bitcast<i32>(b << (32u - BITS)) >> (32u - BITS)) {} (bitcast<i32>(a << (32u - BITS)) >> (32u - BITS)))"
-_HALF = {"h": ("float_to_half", "half_to_float(a)", "half_to_float(b)", "0x7c00u"),
-         "bf": ("float_to_bfloat16", "a << 16u", "b << 16u", "0x7f80u")}
-# name -> (the combine of BITS-wide a and b, zero-extended, whose low BITS count; of 64-bit (low, high) a and b)
+_FLOATS = {  # float max and min, by bits: a family's class, widths, sign bit and infinity
+    "f": (2, (32, 64), "0x80000000u", "0x7f800000u"), "h": (2, (16,), "0x8000u", "0x7c00u"),
+    "bf": (4, (16,), "0x8000u", "0x7f80u")}
 ARITH = {
-    "none": ("b", "b"),
-    "fadd": ("f32_op(a, b, false)", None), "fmul": ("f32_op(a, b, true)", None),
-    "iadd": ("a + b", "add64(a, b)"), "imul": ("a * b", "mul64(a, b)"),
-    "smax": (_SIGNED.format(">"), "select(a, b, slt(a, b))"), "smin": (_SIGNED.format("<"), "select(a, b, slt(b, a))"),
-    "umax": ("max(a, b)", "select(a, b, ult(a, b))"), "umin": ("min(a, b)", "select(a, b, ult(b, a))"),
-    "badd": ("select(0u, 1u, (a | b) != 0u)", None), "bmul": ("select(0u, 1u, (a & b) != 0u)", None),
-    **{f"{p}{k}": (f"{conv}(f32_op({a}, {b}, {str(k == 'mul').lower()}))", None)
-       for p, (conv, a, b, _) in _HALF.items() for k in ("add", "mul")},
-    **{f"{n}{p}{k}": (_PICK.format(name=f"{n}pick", greater=str(k == "max").lower(), sign=sign, inf=inf),
-                      f"{n}pick64(a, b, {str(k == 'max').lower()})" if p == "f" else None)
-       for n in ("", "n") for p, sign, inf in (("f", "0x80000000u", "0x7f800000u"),
-                                                *((p, "0x8000u", h[3]) for p, h in _HALF.items()))
-       for k in ("max", "min")},
+    "none": Arith("none", (0, 1, 2, 3, 4), (2, 4, 8, 16, 32, 64, 128), "b", "b"),
+    "iadd": Arith("add", (0, 1), _INTS, "a + b", "add64(a, b)"),
+    "imul": Arith("mul", (0, 1), _INTS, "a * b", "mul64(a, b)"),
+    "umax": Arith("max", (0, 3), _INTS, "max(a, b)", "select(a, b, ult(a, b))"),  # bool's max and min too
+    "umin": Arith("min", (0, 3), _INTS, "min(a, b)", "select(a, b, ult(b, a))"),
+    "smax": Arith("max", (1,), _INTS, _SIGNED.format(">"), "select(a, b, slt(a, b))"),
+    "smin": Arith("min", (1,), _INTS, _SIGNED.format("<"), "select(a, b, slt(b, a))"),
+    "badd": Arith("add", (3,), (8,), "select(0u, 1u, (a | b) != 0u)"),  # bool: or
+    "bmul": Arith("mul", (3,), (8,), "select(0u, 1u, (a & b) != 0u)"),  # bool: and
+    "fadd": Arith("add", (2,), (32,), "f32_op(a, b, false)", libs=_F32),
+    "fmul": Arith("mul", (2,), (32,), "f32_op(a, b, true)", libs=_F32),
+    "hadd": Arith("add", (2,), (16,), "float_to_half(f32_op(half_to_float(a), half_to_float(b), false))", libs=_HALF),
+    "hmul": Arith("mul", (2,), (16,), "float_to_half(f32_op(half_to_float(a), half_to_float(b), true))", libs=_HALF),
+    "bfadd": Arith("add", (4,), (16,), "float_to_bfloat16(f32_op(a << 16u, b << 16u, false))", libs=_HALF),
+    "bfmul": Arith("mul", (4,), (16,), "float_to_bfloat16(f32_op(a << 16u, b << 16u, true))", libs=_HALF),
+    **{f"{n}{f}{kind}": Arith(kind, (cls,), widths, f"{n}pick(a, b, {greater}, {sign}, {inf})",
+                              f"{n}pick64(a, b, {greater})" if 64 in widths else None, pick=f"{n}pick", numpy=n == "n")
+       for n in ("", "n") for f, (cls, widths, sign, inf) in _FLOATS.items()
+       for kind, greater in (("max", "true"), ("min", "false"))},
 }
-
-
-def widths(op: str) -> tuple[int, ...]:
-    """The element widths the arithmetic ``op`` takes."""
-    family = op.removeprefix("n")
-    if op == "none":
-        return (2, 4, 8, 16, 32, 64, 128)
-    if family.startswith(("h", "bf")):
-        return (16,)
-    if family.startswith("b"):
-        return (8,)
-    found = (32, 64) if family.startswith("f") else (8, 16, 32, 64)
-    return tuple(b for b in found if b != 64 or ARITH[op][1] is not None)
 
 
 _KEYS = {  # a float's bits as an unsigned key in the floats' order (NaN excluded by the caller)
@@ -127,15 +136,12 @@ def arithmetic(op: str, bits: int) -> list[str]:
     """The parts that define ``combine(a, b)`` for ``op`` on ``bits``-wide elements (none at 128 bits)."""
     if bits == 128:
         return []
-    expr = ARITH[op][bits == 64]
-    pick = next((p for p in ("npick64", "pick64", "npick", "pick") if p + "(" in expr), None)
-    libs = [lib for lib, used in (("lib/f32_reduce.wgsl", "f32_op" in expr),
-                                  ("lib/int64_ops.wgsl", bits == 64 and op != "none"),
-                                  ("lib/f16_convert.wgsl", "half" in expr or "bfloat16" in expr)) if used]
-    word = "vec2<u32>" if bits == 64 else "u32"
-    return [*(shader_source(lib) for lib in libs),
-            *([_KEYS[64 if pick.endswith("64") else 32], _pick(pick)] if pick else []),
-            f"fn combine(a: {word}, b: {word}) -> {word} {{\n    return {expr};\n}}\n"]
+    a, wide = ARITH[op], bits == 64
+    libs = (("lib/int64_ops.wgsl",) if op != "none" else ()) if wide else a.libs
+    pick = a.pick + "64" if wide and a.pick else a.pick
+    word = "vec2<u32>" if wide else "u32"
+    return [*(shader_source(lib) for lib in libs), *([_KEYS[64 if wide else 32], _pick(pick)] if pick else []),
+            f"fn combine(a: {word}, b: {word}) -> {word} {{\n    return {a.wide if wide else a.expr};\n}}\n"]
 
 
 _UPDATE = "(updates[u >> lg] >> ((u & ((1u << lg) - 1u)) * BITS)) & m"
@@ -197,7 +203,7 @@ class Scatter(Frame):
     WG: ClassVar[int]
 
     def __post_init__(self) -> None:
-        if self.op not in ARITH or self.bits not in widths(self.op):
+        if self.op not in ARITH or self.bits not in ARITH[self.op].widths:
             raise ValueError(f"no {type(self).__name__.lower()} kernel {self.op!r} on {self.bits}-bit elements")
 
     @property
@@ -275,13 +281,15 @@ class Lines(Scatter):
                                        "        walk_line(g * params.group + k);\n    }\n")
 
 
-APPLY_PARAMS = Struct("Params", (
+ROUND_PARAMS = Struct("Params", (  # the rounds' every kernel: the passes and the apply
     ("count", "u32"),        # pending updates this batch (entries of `list`, or all when direct)
-    ("groups_x", "u32"),
-    ("default_nan", "u32"),  # f32 bits of inf - inf on the host
-    ("nan_first", "u32"),    # 1: of two NaN operands the element's wins, 0: the update's
+    ("groups_x", "u32"),     # workgroups per row of the dispatch grid
     ("direct", "u32"),       # 1: invocation i is update i (the first batch); 0: update list[i]
-    ("pad0", "u32"), ("pad1", "u32"), ("pad2", "u32"),
+    ("base", "u32"),         # band: the band's first data element
+    ("size", "u32"),         # band: its elements
+    ("default_nan", "u32"),  # apply: f32 bits of inf - inf on the host
+    ("nan_first", "u32"),    # apply: 1: of two NaN operands the element's wins, 0: the update's
+    ("pad0", "u32"),
 ))
 _PENDING = """    let u = select(list[i], i, params.direct != 0u);
 """
@@ -291,7 +299,7 @@ _PENDING = """    let u = select(list[i], i, params.direct != 0u);
 class Apply(Scatter):
     """A round's apply: each claim's winner combined into its element."""
 
-    PARAMS = APPLY_PARAMS
+    PARAMS = ROUND_PARAMS
     WG = 256
     bindings = (Binding(0, "targets", "read", "u32"), Binding(1, "claim", "read", "u32"),
                 Binding(2, "done", "read", "u32"), Binding(3), Binding(4, "updates", "read", "u32"),
@@ -313,14 +321,6 @@ class Apply(Scatter):
                 f"    if (claim[t] != ~u) {{\n{loser}        return;\n    }}\n    apply(u, t);\n")
 
 
-CLAIM_PARAMS = Struct("Params", (
-    ("count", "u32"),     # pending updates this batch (entries of `list`, or all when direct)
-    ("groups_x", "u32"),  # workgroups per row of the dispatch grid
-    ("direct", "u32"),    # 1: invocation i is update i (the first batch); 0: update list[i]
-    ("base", "u32"),      # band: the band's first data element
-    ("size", "u32"),      # band: its elements
-    ("pad0", "u32"), ("pad1", "u32"), ("pad2", "u32"),
-))
 _PASSES = {
     "band": """    let t = targets[u];
     let out = t < params.base || t - params.base >= params.size;
@@ -348,7 +348,7 @@ class Pass(Frame):
     """A round's bookkeeping pass ``name`` (a key of _PASSES); every pass binds the same layout."""
 
     name: str
-    PARAMS = CLAIM_PARAMS
+    PARAMS = ROUND_PARAMS
     schedule = Elements(Apply.WG)
     bindings = (Binding(0, "targets", "read", "u32"),  # data element of each update
                 Binding(1, "claim", "read_write", "atomic<u32>"),  # per element: ~u of its earliest pending u; 0 none
