@@ -1,18 +1,19 @@
 """A piece: a region of an output (core/region.py) -- a box of it copied
 through a Load of one input, or filled with a value, either under a mask or a
-triangle -- the unit operators of several inputs tile their outputs with
-(ops/tensor_op.py) and gpu/render/pieces.py's kernel writes (gpu/pieces.py), and the
-cutting of pieces to bands and windows (``cut``, ``fit``, pure index
-arithmetic over the box and its accesses). Pure data: nothing here touches
-bytes or the GPU."""
+triangle, or an input's elements converted (Cast's) -- the unit operators
+of several inputs tile their outputs with (ops/tensor_op.py) and
+gpu/render/pieces.py's kernel writes (gpu/pieces.py), and the cutting of
+pieces to bands and windows (``cut``, ``fit``, pure index arithmetic over
+the box and its accesses). Pure data: nothing here touches bytes or the
+GPU."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Callable, Iterator, Optional
+from typing import Callable, Iterator, Optional, Sequence
 
-from .region import Access, Load
+from .region import Access, Convert, Load
 
 
 @dataclass(frozen=True)
@@ -20,7 +21,8 @@ class Piece:
     """A region of an output: a box of ``shape`` in the output, element i
     written to output element ``dst_offset + i . dst_strides``, and the value
     of its elements: ``src`` (a Load: an input read through an access over
-    the box's shape) or, where None, ``fill`` (the element's little-endian
+    the box's shape; or a Convert of one, which only the elementwise kernel
+    makes: ``moved``) or, where None, ``fill`` (the element's little-endian
     bytes). ``mask`` (a Load of a bool input) or ``tri`` (k, row axis, col
     axis, upper) choose per element; where they say no, the element gets
     ``fill`` when ``otherwise_fill`` and keeps what an earlier piece wrote
@@ -31,7 +33,7 @@ class Piece:
     shape: tuple[int, ...]
     dst_strides: tuple[int, ...]
     dst_offset: int = 0
-    src: Optional[Load] = None
+    src: Optional[Load | Convert] = None
     fill: bytes = b""
     mask: Optional[Load] = None
     tri: Optional[tuple[int, int, int, bool]] = None
@@ -49,16 +51,38 @@ class Piece:
 
     @property
     def loads(self) -> tuple[Load, ...]:
-        """What the piece reads: its source, mask and other side, those it has."""
-        return tuple(x for x in (self.src, self.mask, self.other) if x is not None)
+        """What the piece reads: its source (a conversion's load), mask and other side, those it has."""
+        src = self.src.load if isinstance(self.src, Convert) else self.src
+        return tuple(x for x in (src, self.mask, self.other) if x is not None)
+
+    @property
+    def copied(self) -> Optional[Load]:
+        """The load whose elements the piece is, as they are: no fill, mask,
+        triangle, other side or conversion; else None."""
+        if not isinstance(self.src, Load) or self.mask is not None or self.tri is not None or self.other is not None:
+            return None
+        return self.src
 
     def with_loads(self, f: Callable[[Load], Load], **changes) -> Piece:
         """The piece with ``f`` applied to each of its loads (and ``changes``)."""
         return replace(self, src=_map(f, self.src), mask=_map(f, self.mask), other=_map(f, self.other), **changes)
 
 
-def _map(f: Callable[[Load], Load], x: Optional[Load]) -> Optional[Load]:
+def _map(f: Callable[[Load], Load], x):
+    if isinstance(x, Convert):
+        return replace(x, load=f(x.load))
     return None if x is None else f(x)
+
+
+def moved(pieces: Sequence[Piece]) -> Sequence[Piece]:
+    """``pieces``, for a path that makes them by moving bytes (the pieces
+    kernel, strings on the host, summaries); a conversion raises, since its
+    elements are not its load's bytes (Cast's plan keeps its region beside
+    the runner that makes it: ops/plan.py ``OutputPlan.moves``)."""
+    for p in pieces:
+        if isinstance(p.src, Convert):
+            raise RuntimeError(f"a piece converts to {p.src.to}: only the elementwise kernel makes it, not a copy")
+    return pieces
 
 
 def forwards(p: Piece) -> Optional[Piece]:

@@ -12,7 +12,8 @@ operator's ``view`` applied to its input's access: core/graph_steps.py).
 
 A **value** says what an element is: a ``Load`` (an input read through an
 access) or a fill, either of them under a mask (a ``Load`` of a bool input)
-or a triangle, with a second ``Load`` where the mask says no (a select). A
+or a triangle, with a second ``Load`` where the mask says no (a select); or
+a ``Convert``, a Load's element converted to another type (Cast's). A
 **region** is a box of the output and the value of its elements:
 core/pieces.py's ``Piece``, which the operators of several inputs tile their
 outputs with. gpu/tiling.py cuts an access into GPU work, gpu/pieces.py
@@ -157,6 +158,19 @@ class Load:
 
     def flipped(self, axis: int) -> Load:
         return Load(self.input, self.at.flipped(axis))
+
+
+@dataclass(frozen=True)
+class Convert:
+    """A value: ``load``'s element converted to the ONNX type ``to`` (Cast's
+    and CastLike's, ops/cast.py), with Cast's ``saturate`` and
+    ``round_mode``. Not its load's bytes: the elementwise kernel makes it,
+    and the paths that move bytes refuse it (core/pieces.py ``moved``)."""
+
+    load: Load
+    to: str
+    saturate: bool = True
+    round_mode: str = "up"
 
 
 class Lookup(NamedTuple):

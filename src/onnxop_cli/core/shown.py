@@ -23,7 +23,7 @@ import itertools
 import math
 from typing import Optional, Sequence
 
-from .pieces import Piece, forwards, two_pass
+from .pieces import Piece, forwards, moved, two_pass
 from .region import Access, Load, c_strides, load
 
 MAX_PIECES = 1 << 16  # narrowed pieces past this: not worth it (the caller makes the result)
@@ -57,7 +57,7 @@ def narrow(pieces: Sequence[Piece], shape: Sequence[int], edge: int) -> Optional
     where = [{q: j for j, q in enumerate(s)} for s in shown]
     nstrides = c_strides(narrowed_shape(shape, edge))
     out: list[Piece] = []
-    for p in (q for whole in pieces for q in two_pass(whole)):  # a select piece: its copy, then its masked copy
+    for p in (q for whole in moved(pieces) for q in two_pass(whole)):  # a select piece: its copy, then its masked copy
         part = _narrow_one(p, shape, shown, where, nstrides)
         if part is None:
             return None
