@@ -141,8 +141,9 @@ def test_a_cast_region_converts_and_is_never_a_copy(gpu, pair):
     node, tensors, x, _ = _cast_node(pair, (4, 3))
     (p,) = check(node, tensors)
     (region,) = p.pieces
-    assert isinstance(region.src, Convert) and region.src.load.input == 0 and region.src.to == p.dtype.onnx_name
-    assert region.size == p.size and region.loads == (region.src.load,)
+    value = region.value
+    assert isinstance(value, Convert) and value.load.input == 0 and value.to == p.dtype.onnx_name
+    assert region.size == p.size and region.loads == (value.load,)
     assert p.runner is not None and p.kernel == "elementwise"
     assert region.copied is None and p.moves is None and p.flat is None and p.view is None
     with pytest.raises(RuntimeError, match="converts to"):

@@ -101,7 +101,7 @@ class OutputPlan:
         """Its pieces where moving bytes makes them (the pieces kernel, a
         summary's narrowed pieces); None where it has none or they convert
         (Cast's: only its runner makes them, core/pieces.py ``moved``)."""
-        if self.pieces is None or any(isinstance(pc.src, Convert) for pc in self.pieces):
+        if self.pieces is None or any(isinstance(pc.value, Convert) for pc in self.pieces):
             return None
         return self.pieces
 
