@@ -68,7 +68,7 @@ def kernel(backend: str | None, size: int, rounds: int) -> str:
     from onnxop_cli.gpu.pieces import Source, run_pieces
     from onnxop_cli.gpu.elementwise import run_select
     from onnxop_cli.ops.tensor_op import Piece
-    from onnxop_cli.core.region import c_strides, load as load_of  # load() is the machine's load
+    from onnxop_cli.core.region import Select, c_strides, load as load_of  # load() is the machine's load
 
     gpu = get_gpu(backend)
     n = size // 4  # float32 elements of output
@@ -95,8 +95,9 @@ def kernel(backend: str | None, size: int, rounds: int) -> str:
         "where": ([Source(MemoryBytes(np.tile(np.array([1, 0, 1, 1], np.uint8), cols // 4 + 1)[:cols])),
                    Source(MemoryBytes(whole)), Source(MemoryBytes(whole[::-1].copy()))],
                   # the select piece ops/where.py keeps as its fallback; it runs the words kernel
-                  [Piece((rows, cols), c_strides((rows, cols)), 0, load_of(1, (rows, cols), (cols, 1)),
-                         mask=load_of(0, (rows, cols), (0, 1)), other=load_of(2, (rows, cols), (cols, 1)))]),
+                  [Piece((rows, cols), c_strides((rows, cols)), 0, Select(
+                      load_of(0, (rows, cols), (0, 1)), load_of(1, (rows, cols), (cols, 1)),
+                      load_of(2, (rows, cols), (cols, 1))))]),
     }
     gather_view = Access((rows, cols), (-cols, 1), (rows - 1) * cols)  # rows reversed: the gather kernel proper
     results: dict[str, list[tuple[float, float]]] = {op: [] for op in OPS}

@@ -16,7 +16,7 @@ for wall-clock seconds.
 """
 import sys, time, statistics, numpy as np
 from onnxop_cli.core.sources import MemoryBytes
-from onnxop_cli.core.region import Access, c_strides, load
+from onnxop_cli.core.region import Access, Masked, Select, c_strides, load
 from onnxop_cli.gpu import get_gpu
 from onnxop_cli.gpu.gather import gather_through_kernel
 from onnxop_cli.gpu.pieces import Source, run_pieces
@@ -36,8 +36,8 @@ cond, ms, cf = {"row": (np.tile(np.array([1, 0, 1, 1], np.uint8), cols // 4 + 1)
 print("type", dt, "condition", form, "output bytes", n * dt.itemsize)
 src = [Source(MemoryBytes(cond)), Source(MemoryBytes(whole)), Source(MemoryBytes(whole[::-1].copy()))]
 sh = (rows, cols); cs = c_strides(sh)
-old = [Piece(sh, cs, 0, load(2, sh, (cols, 1))), Piece(sh, cs, 0, load(1, sh, (cols, 1)), mask=load(0, sh, ms))]
-new = [Piece(sh, cs, 0, load(1, sh, (cols, 1)), mask=load(0, sh, ms), other=load(2, sh, (cols, 1)))]
+old = [Piece(sh, cs, 0, load(2, sh, (cols, 1))), Piece(sh, cs, 0, Masked(load(1, sh, (cols, 1)), load(0, sh, ms)))]
+new = [Piece(sh, cs, 0, Select(load(0, sh, ms), load(1, sh, (cols, 1)), load(2, sh, (cols, 1))))]
 gv = Access(sh, (-cols, 1), (rows - 1) * cols)
 sink = lambda c: None
 def t(f):

@@ -24,7 +24,7 @@ import pytest
 from properties import Tally, pieces_kernels
 
 from onnxop_cli.core.sources import MemoryBytes
-from onnxop_cli.core.region import c_strides, load
+from onnxop_cli.core.region import Fill, c_strides, load
 from onnxop_cli.gpu import pieces, runs
 from onnxop_cli.ops.tensor_op import Piece
 
@@ -114,7 +114,7 @@ def structures(rng, bits: int):
             length, rows = length0 + extra, 3
             for gap in (0, int(rng.integers(1, 6))):
                 fills.append((f"fill d{d0} +{extra} gap{gap}",
-                              Piece((rows, length), (length + gap, 1), at + d0, fill=_fill(rng, bits))))
+                              Piece((rows, length), (length + gap, 1), at + d0, Fill(_fill(rng, bits)))))
                 at = up(at + d0 + rows * (length + gap) + 7)
     yield "fill rows at every alignment", [("background", Piece((at,), (1,), 0, load(0, (at,), (1,))))] + fills, at, 0x5A, \
         ("chosen",)
@@ -155,7 +155,7 @@ def structures(rng, bits: int):
         gap, d0 = int(rng.integers(0, 4)), int(rng.integers(0, per))
         dst = c_strides(shape[:-1] + (2 * inner + gap,))
         parts = [("copy", Piece(shape, dst, d0, load(0, shape, c_strides(shape), int(rng.integers(0, per))))),
-                 ("fill", Piece(shape, dst, d0 + inner + gap, fill=_fill(rng, bits)))]
+                 ("fill", Piece(shape, dst, d0 + inner + gap, Fill(_fill(rng, bits))))]
         yield f"random rank{rank} {shape}", parts, d0 + int(np.prod(shape[:-1])) * dst[-2 if rank > 1 else -1] * 2 + 2 * inner + gap, \
             0x3C, ("chosen", names[1 + (k + bits) % (len(names) - 1)])
 

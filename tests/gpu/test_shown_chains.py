@@ -97,6 +97,8 @@ CHAINS = {
                          n("Where", ["c", "x", "z"], ["y"])],
                         {"m": np.array([[True, False, False], [False, True, True]]), "r": _i64(3, 4),
                          "x": _f((12, 12), 8), "z": _f((1, 12), 9)}),
+    "concat_reshape": ([n("Concat", ["x", "x2"], ["c"], axis=0), n("Reshape", ["c", "f"], ["y"])],
+                       {"x": _f((5, 9, 8)), "x2": _f((4, 9, 8), 1), "f": _i64(6, -1)}),
     "cast_concat": ([n("Expand", ["x", "s"], ["e"]), n("Cast", ["e"], ["c"], to=T.INT32),
                      n("Concat", ["c", "c"], ["y"], axis=0)],
                     {"x": np.arange(9, dtype=np.float32).reshape(1, 9) * 3.5, "s": _i64(8, 9)}),

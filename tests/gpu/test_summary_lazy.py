@@ -30,7 +30,7 @@ import pytest
 from conftest import random_array
 from onnxop_cli.core import apply as core
 from onnxop_cli.core import apply_tensors as fam
-from onnxop_cli.core.region import Access
+from onnxop_cli.core.region import Access, Fill
 from onnxop_cli.core.shown import narrow, view_piece
 from onnxop_cli.core.summary import EDGE_ITEMS, summarised_tensor_op, summarised_result
 from onnxop_cli.core.tensor import Tensor
@@ -180,7 +180,7 @@ def test_only_the_shown_entries_are_made():
 
     pieces = narrow([view_piece(Access((100000, 2, 100000, 3), (0, 3, 0, 1), 0))], (200000, 300000), EDGE_ITEMS)
     assert pieces is not None and sum(p.size for p in pieces) == 8 * 8
-    diagonal = Piece((10**6,), (10**6 + 1,), 0, fill=b"\x01\0\0\0")
+    diagonal = Piece((10**6,), (10**6 + 1,), 0, Fill(b"\x01\0\0\0"))
     pieces = narrow([diagonal], (10**6, 10**6), EDGE_ITEMS)
     assert pieces is not None and [p.dst_offset for p in pieces] == [0, 9, 18, 27, 36, 45, 54, 63]
 

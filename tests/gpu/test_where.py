@@ -26,7 +26,7 @@ from onnxop_cli import where
 from onnxop_cli.core import apply_tensors as plans
 from onnxop_cli.core.sources import MemoryBytes
 from onnxop_cli.core.tensor import Tensor, dtype_of_numpy
-from onnxop_cli.core.region import c_strides, load
+from onnxop_cli.core.region import Select, c_strides, load
 from onnxop_cli.gpu import choose, get_gpu, pieces, word_kernels
 from onnxop_cli.gpu import elementwise as words
 from onnxop_cli.ops.base import Node
@@ -343,8 +343,8 @@ def test_select_piece_kernel_every_width(gpu, rng, bits):
         xr, yr = (rng.integers(0, 256, (m, bits // 8), dtype=np.uint8) for m in (nx, ny))
         xb, yb = xr.tobytes(), yr.tobytes()
         want = np.where(c[..., None], xr.reshape(*xs, -1), yr.reshape(*ys, -1))
-    piece = Piece(shape, c_strides(shape), 0, load(1, shape, strides(xs)), mask=load(0, shape, strides(cs)),
-                  other=load(2, shape, strides(ys)))
+    piece = Piece(shape, c_strides(shape), 0, Select(load(0, shape, strides(cs)), load(1, shape, strides(xs)),
+                                                     load(2, shape, strides(ys))))
     for band in (None, 48):
         got = bytearray()
         sources = [pieces.Source(MemoryBytes(np.frombuffer(b, np.uint8)))

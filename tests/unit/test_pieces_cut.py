@@ -11,7 +11,7 @@ import itertools
 import numpy as np
 
 from onnxop_cli.core.pieces import Piece, cut, fit, forwards
-from onnxop_cli.core.region import load
+from onnxop_cli.core.region import Select, load
 
 
 def _writes(p: Piece, base: int = 0) -> dict[int, tuple[int, ...]]:
@@ -37,7 +37,7 @@ def _piece(rng) -> Piece:
     dst = tuple(s * c for s, c in zip(signs, inner))
     start = sum((d - 1) * c for d, c, s in zip(shape, inner, signs) if s < 0)
     src, msk, oth = (tuple(int(x) for x in rng.integers(-4, 5, rank)) for _ in range(3))
-    return Piece(shape, dst, start, load(0, shape, src, 50), mask=load(1, shape, msk, 30), other=load(2, shape, oth, 40))
+    return Piece(shape, dst, start, Select(load(1, shape, msk, 30), load(0, shape, src, 50), load(2, shape, oth, 40)))
 
 
 def test_leftward_pieces_cut_at_every_band_width():

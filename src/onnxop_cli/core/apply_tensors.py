@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Callable, Optional, Sequence
 from ..errors import InputError, OnnxopError, OpError
 from ..ops.tensor_op import Arg, OutputPlan, Piece
 from .graph_values import element_index
-from .pieces import two_pass
+from .pieces import moved, two_pass
 from .region import Access
 from .sources import MemoryBytes
 from .tensor import Tensor, check_shape
@@ -272,7 +272,7 @@ def _host(p: OutputPlan, tensors: Sequence[Optional[Tensor]]):
     if p.view is not None:
         flat = _flat_strings(tensors[0])
         return flat[_index(p.view).reshape(-1)].reshape(p.shape)
-    for piece in (q for whole in p.pieces or [] for q in two_pass(whole)):
+    for piece in (q for whole in moved(p.pieces or []) for q in two_pass(whole)):
         if piece.size == 0:
             continue
         dst = _index(piece.dst)

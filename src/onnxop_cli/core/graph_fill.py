@@ -102,7 +102,7 @@ class Fill:
 
         v = self.v
         base = v.base
-        if base.lazy is not None and _whole(v, base):
+        if base.lazy is not None and _whole(v, base) and v.shape == base.shape:  # not reshaped: its own summary
             return base.lazy.shown(edge)
         pieces = narrow([view_piece(v.view)], v.shape, edge)
         if pieces is None:

@@ -207,14 +207,15 @@ def _as_view(name: str, p, bases: dict[int, Value]) -> Value | None:
     if p.pieces is None or len(p.pieces) != 1 or p.dtype.is_string or p.size == 0:
         return None
     pc = p.pieces[0]
-    if pc.src is None or pc.src.input not in bases or pc.mask is not None or pc.tri is not None or pc.size != p.size:
+    load = pc.copied  # not a masked, filled or converted region
+    if load is None or load.input not in bases or pc.size != p.size:
         return None
     if not pc.dst.is_identity() and p.size > 1:
         return None
-    v = bases[pc.src.input]
+    v = bases[load.input]
     if v.dtype != p.dtype:
         return None
-    return _region(name, tuple(p.shape), pc.src.at, v)
+    return _region(name, tuple(p.shape), load.at, v)
 
 
 def _view_node(gn: GraphNode, graph: Graph, values: dict[str, Value], steps: list[Step]) -> Node:

@@ -1,42 +1,33 @@
 """A piece: a region of an output (core/region.py) -- a box of it copied
 through a Load of one input, or filled with a value, either under a mask or a
-triangle -- the unit operators of several inputs tile their outputs with
-(ops/tensor_op.py) and gpu/render/pieces.py's kernel writes (gpu/pieces.py), and the
-cutting of pieces to bands and windows (``cut``, ``fit``, pure index
-arithmetic over the box and its accesses). Pure data: nothing here touches
-bytes or the GPU."""
+triangle, or an input's elements converted (Cast's) -- the unit operators
+of several inputs tile their outputs with (ops/tensor_op.py) and
+gpu/render/pieces.py's kernel writes (gpu/pieces.py), and the cutting of
+pieces to bands and windows (``cut``, ``fit``, pure index arithmetic over
+the box and its accesses). Pure data: nothing here touches bytes or the
+GPU."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Callable, Iterator, Optional
+from typing import Callable, Iterator, Optional, Sequence
 
-from .region import Access, Load
+from .region import Access, Convert, Fill, Load, Masked, Select, Tri, Value
 
 
 @dataclass(frozen=True)
 class Piece:
     """A region of an output: a box of ``shape`` in the output, element i
-    written to output element ``dst_offset + i . dst_strides``, and the value
-    of its elements: ``src`` (a Load: an input read through an access over
-    the box's shape) or, where None, ``fill`` (the element's little-endian
-    bytes). ``mask`` (a Load of a bool input) or ``tri`` (k, row axis, col
-    axis, upper) choose per element; where they say no, the element gets
-    ``fill`` when ``otherwise_fill`` and keeps what an earlier piece wrote
-    when not -- or, a *select* piece (``other`` a Load too, with a mask), is
-    read through ``other``: Where's one pass, each output element written
-    once."""
+    written to output element ``dst_offset + i . dst_strides``, and the
+    ``value`` of its elements (core/region.py: a Load through an access over
+    the box's shape, a Fill, a Masked one of them, a Select, or a Convert,
+    which only the elementwise kernel makes: ``moved``)."""
 
     shape: tuple[int, ...]
     dst_strides: tuple[int, ...]
-    dst_offset: int = 0
-    src: Optional[Load] = None
-    fill: bytes = b""
-    mask: Optional[Load] = None
-    tri: Optional[tuple[int, int, int, bool]] = None
-    otherwise_fill: bool = False
-    other: Optional[Load] = None
+    dst_offset: int
+    value: Value
 
     @property
     def size(self) -> int:
@@ -47,18 +38,100 @@ class Piece:
         """Where the box lies in the output: its own access into it."""
         return Access(self.shape, self.dst_strides, self.dst_offset)
 
+    # the value's parts as the pieces kernel takes them (gpu/pieces.py packs one record of them)
+    @property
+    def src(self) -> Optional[Load | Convert]:
+        """The load written where the value is chosen (a select's ``then``;
+        a conversion, which no copy makes); None for a fill."""
+        v = self.value.value if isinstance(self.value, Masked) else self.value
+        if isinstance(v, Select):
+            return v.then
+        return v if isinstance(v, (Load, Convert)) else None
+
+    @property
+    def fill(self) -> bytes:
+        """The bytes of a fill, chosen or where the mask says no (b"": none)."""
+        v = self.value
+        if isinstance(v, Masked):
+            v = v.value if isinstance(v.value, Fill) else v.otherwise
+        return v.data if isinstance(v, Fill) else b""
+
+    @property
+    def mask(self) -> Optional[Load]:
+        """The bool input that chooses (a Masked value's or a select's)."""
+        v = self.value
+        return v.mask if isinstance(v, (Masked, Select)) and isinstance(v.mask, Load) else None
+
+    @property
+    def tri(self) -> Optional[Tri]:
+        """The triangle that chooses (a Masked value's)."""
+        v = self.value
+        return v.mask if isinstance(v, Masked) and isinstance(v.mask, Tri) else None
+
+    @property
+    def otherwise_fill(self) -> bool:
+        """Where the mask says no the element is filled, not kept."""
+        return isinstance(self.value, Masked) and self.value.otherwise is not None
+
+    @property
+    def other(self) -> Optional[Load]:
+        """A select's load where the mask says no."""
+        return self.value.other if isinstance(self.value, Select) else None
+
     @property
     def loads(self) -> tuple[Load, ...]:
-        """What the piece reads: its source, mask and other side, those it has."""
-        return tuple(x for x in (self.src, self.mask, self.other) if x is not None)
+        """What the piece reads: its source (a conversion's load), mask and other side, those it has."""
+        src = self.src.load if isinstance(self.src, Convert) else self.src
+        return tuple(x for x in (src, self.mask, self.other) if x is not None)
 
-    def with_loads(self, f: Callable[[Load], Load], **changes) -> Piece:
-        """The piece with ``f`` applied to each of its loads (and ``changes``)."""
-        return replace(self, src=_map(f, self.src), mask=_map(f, self.mask), other=_map(f, self.other), **changes)
+    @property
+    def copied(self) -> Optional[Load]:
+        """The load whose elements the piece is, as they are; else None."""
+        return self.value if isinstance(self.value, Load) else None
+
+    def with_loads(self, f: Callable[[Load], Load], tri: Optional[Tri] = None, **changes) -> Piece:
+        """The piece with ``f`` applied to each of its loads, its triangle
+        ``tri`` where given (and ``changes``)."""
+        value = _mapped(self.value, f)
+        if tri is not None:
+            value = replace(value, mask=tri)
+        return replace(self, value=value, **changes)
 
 
-def _map(f: Callable[[Load], Load], x: Optional[Load]) -> Optional[Load]:
-    return None if x is None else f(x)
+def _mapped(v: Value, f: Callable[[Load], Load]) -> Value:
+    if isinstance(v, Load):
+        return f(v)
+    if isinstance(v, Convert):
+        return replace(v, load=f(v.load))
+    if isinstance(v, Masked):
+        return replace(v, value=_mapped(v.value, f), mask=v.mask if isinstance(v.mask, Tri) else f(v.mask))
+    if isinstance(v, Select):
+        return Select(f(v.mask), f(v.then), f(v.other))
+    return v
+
+
+def rebuilt(p: Piece, src: Optional[Load], mask: Optional[Load], tri: Optional[Tri], **changes) -> Piece:
+    """``p`` with its value's source, mask and triangle replaced (the
+    summaries' narrowed pieces, core/shown.py); not a select's or a
+    conversion's (``two_pass`` and ``moved`` come first)."""
+    v = p.value
+    if isinstance(v, Masked):
+        v = Masked(src if isinstance(v.value, Load) else v.value, mask if tri is None else tri, v.otherwise)
+    elif isinstance(v, Load):
+        v = src
+    assert not isinstance(v, (Select, Convert)) and v is not None
+    return replace(p, value=v, **changes)
+
+
+def moved(pieces: Sequence[Piece]) -> Sequence[Piece]:
+    """``pieces``, for a path that makes them by moving bytes (the pieces
+    kernel, strings on the host, summaries); a conversion raises, since its
+    elements are not its load's bytes (Cast's plan keeps its region beside
+    the runner that makes it: ops/plan.py ``OutputPlan.moves``)."""
+    for p in pieces:
+        if isinstance(p.value, Convert):
+            raise RuntimeError(f"a piece converts to {p.value.to}: only the elementwise kernel makes it, not a copy")
+    return pieces
 
 
 def forwards(p: Piece) -> Optional[Piece]:
@@ -84,12 +157,10 @@ def two_pass(p: Piece) -> list[Piece]:
     over the box, then ``src`` under the mask (keeping the rest). For the
     paths that follow pieces element by element, not the kernel: summaries
     (core/shown.py) and strings on the host (core/apply_tensors.py)."""
-    if p.other is None:
+    v = p.value
+    if not isinstance(v, Select):
         return [p]
-    return [
-        replace(p, src=p.other, mask=None, other=None, otherwise_fill=False),
-        replace(p, other=None, otherwise_fill=False),
-    ]
+    return [replace(p, value=v.other), replace(p, value=Masked(v.then, v.mask))]
 
 
 # ------------------------------------------------------------ cutting
@@ -99,7 +170,7 @@ def _sub(p: Piece, start: int, stop: int) -> Piece:
     tri = p.tri
     if tri is not None:  # k counts from the piece's origin: fold the new origin in
         k, r, c, upper = tri
-        tri = (k + (start if r == 0 else 0) - (start if c == 0 else 0), r, c, upper)
+        tri = Tri(k + (start if r == 0 else 0) - (start if c == 0 else 0), r, c, upper)
     return p.with_loads(lambda x: x.window(start, stop), shape=(stop - start,) + p.shape[1:],
                         dst_offset=p.dst_offset + start * p.dst_strides[0], tri=tri)
 
@@ -110,7 +181,7 @@ def _drop_first(p: Piece) -> Piece:
     tri = p.tri
     if tri is not None:
         k, r, c, upper = tri
-        tri = (k, -1 if r <= 0 else r - 1, -1 if c <= 0 else c - 1, upper)
+        tri = Tri(k, -1 if r <= 0 else r - 1, -1 if c <= 0 else c - 1, upper)
     return p.with_loads(Load.dropped, shape=p.shape[1:], dst_strides=p.dst_strides[1:], tri=tri)
 
 

@@ -11,18 +11,22 @@ row-major (ops/plan.py); a chain of them composes into one (``reshaped``, an
 operator's ``view`` applied to its input's access: core/graph_steps.py).
 
 A **value** says what an element is: a ``Load`` (an input read through an
-access) or a fill, either of them under a mask (a ``Load`` of a bool input)
-or a triangle, with a second ``Load`` where the mask says no (a select). A
-**region** is a box of the output and the value of its elements:
-core/pieces.py's ``Piece``, which the operators of several inputs tile their
-outputs with. gpu/tiling.py cuts an access into GPU work, gpu/pieces.py
-writes pieces. Pure Python: nothing here touches bytes or the GPU.
+access); a ``Fill`` (the same bytes everywhere); a ``Masked`` load or fill,
+chosen where a mask (a ``Load`` of a bool input, or a ``Tri``angle) says so,
+elsewhere a fill or what an earlier region wrote; a ``Select`` (Where: one
+load where the mask says yes, another where it says no); or a ``Convert``,
+a Load's element converted to another type (Cast's). A **region** is a box
+of the output and the value of its elements: core/pieces.py's ``Piece``,
+which the operators of several inputs tile their outputs with (the pieces
+kernel takes a value's parts: core/pieces.py). gpu/tiling.py cuts an access
+into GPU work, gpu/pieces.py writes pieces. Pure Python: nothing here
+touches bytes or the GPU.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import NamedTuple, Optional, Union
 
 
 @dataclass(frozen=True)
@@ -159,6 +163,58 @@ class Load:
         return Load(self.input, self.at.flipped(axis))
 
 
+@dataclass(frozen=True)
+class Fill:
+    """A value: every element the little-endian bytes ``data`` (a string
+    output's: b"", the empty string)."""
+
+    data: bytes
+
+
+class Tri(NamedTuple):
+    """A mask: the element whose index on axis ``row`` is r and on axis
+    ``col`` is c is chosen where c - r >= k (``upper``) or c - r <= k; an
+    axis of -1 is cut away, its index folded into k (Trilu's)."""
+
+    k: int
+    row: int
+    col: int
+    upper: bool
+
+
+@dataclass(frozen=True)
+class Masked:
+    """A value: ``value`` where ``mask`` says so; elsewhere ``otherwise``,
+    or (None) what an earlier region wrote there."""
+
+    value: Union[Load, Fill]
+    mask: Union[Load, Tri]
+    otherwise: Optional[Fill] = None
+
+
+@dataclass(frozen=True)
+class Select:
+    """A value: ``then`` where ``mask`` says so, else ``other`` (Where's one
+    pass: each output element written once)."""
+
+    mask: Load
+    then: Load
+    other: Load
+
+
+@dataclass(frozen=True)
+class Convert:
+    """A value: ``load``'s element converted to the ONNX type ``to`` (Cast's
+    and CastLike's, ops/cast.py), with Cast's ``saturate`` and
+    ``round_mode``. Not its load's bytes: the elementwise kernel makes it,
+    and the paths that move bytes refuse it (core/pieces.py ``moved``)."""
+
+    load: Load
+    to: str
+    saturate: bool = True
+    round_mode: str = "up"
+
+
 class Lookup(NamedTuple):
     """An index lookup of an indexed access (gpu/index_table.Table): the
     index read ``at`` elements past the element's place in the index tensor,
@@ -185,3 +241,6 @@ def c_strides(shape) -> tuple[int, ...]:
 def f_strides(shape) -> tuple[int, ...]:
     """Column-major (Fortran) strides, in elements."""
     return tuple(reversed(c_strides(tuple(shape)[::-1])))
+
+
+Value = Union[Load, Fill, Masked, Select, Convert]  # what a region's elements are (core/pieces.py Piece)

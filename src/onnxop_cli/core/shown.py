@@ -23,8 +23,8 @@ import itertools
 import math
 from typing import Optional, Sequence
 
-from .pieces import Piece, forwards, two_pass
-from .region import Access, Load, c_strides, load
+from .pieces import Piece, forwards, moved, rebuilt, two_pass
+from .region import Access, Load, Tri, c_strides, load
 
 MAX_PIECES = 1 << 16  # narrowed pieces past this: not worth it (the caller makes the result)
 
@@ -57,7 +57,7 @@ def narrow(pieces: Sequence[Piece], shape: Sequence[int], edge: int) -> Optional
     where = [{q: j for j, q in enumerate(s)} for s in shown]
     nstrides = c_strides(narrowed_shape(shape, edge))
     out: list[Piece] = []
-    for p in (q for whole in pieces for q in two_pass(whole)):  # a select piece: its copy, then its masked copy
+    for p in (q for whole in moved(pieces) for q in two_pass(whole)):  # a select piece: its copy, then its masked copy
         part = _narrow_one(p, shape, shown, where, nstrides)
         if part is None:
             return None
@@ -162,11 +162,11 @@ def _narrow_one(p: Piece, shape, shown, where, nstrides) -> Optional[list[Piece]
                     new_axes.append(k)
                 else:
                     new_axes.append(-1)
-            tri = (kt + origin[0] - origin[1], new_axes[0], new_axes[1], upper)
-        pieces.append(Piece(
-            dims, nstrides, sum(run[0] * c for run, c in zip(combo, nstrides)),
-            _moved(p.src, dims, tuple(run[3] for run in combo), sum(run[2] for run in combo)), p.fill,
-            _moved(p.mask, dims, tuple(run[5] for run in combo), sum(run[4] for run in combo)), tri, p.otherwise_fill,
+            tri = Tri(kt + origin[0] - origin[1], new_axes[0], new_axes[1], upper)
+        pieces.append(rebuilt(
+            p, _moved(p.src, dims, tuple(run[3] for run in combo), sum(run[2] for run in combo)),
+            _moved(p.mask, dims, tuple(run[5] for run in combo), sum(run[4] for run in combo)), tri,
+            shape=dims, dst_strides=nstrides, dst_offset=sum(run[0] * c for run, c in zip(combo, nstrides)),
         ))
     return pieces
 
@@ -210,8 +210,8 @@ def _diagonal(p: Piece, shape, shown, where, nstrides, start, steps, moving) -> 
         at = [where[k].get(start[k] + i * step[k]) for k in range(len(shape))]
         if any(j is None for j in at):
             continue
-        pieces.append(Piece((), (), sum(j * c for j, c in zip(at, nstrides)), _moved(p.src, (), (), i * src), p.fill,
-                            _moved(p.mask, (), (), i * msk), None, p.otherwise_fill))
+        pieces.append(rebuilt(p, _moved(p.src, (), (), i * src), _moved(p.mask, (), (), i * msk), None, shape=(),
+                              dst_strides=(), dst_offset=sum(j * c for j, c in zip(at, nstrides))))
     return pieces
 
 

@@ -175,7 +175,7 @@ def plan_shown(gpu, p: OutputPlan, tensors: Sequence[Optional[Tensor]], *, edge:
 
         whole = _host(p, tensors) if p.dtype.is_string else np.asarray(p.values, dtype=p.dtype.numpy)
         return whole.reshape(p.shape)[np.ix_(*[shown_positions(n, edge) for n in p.shape])]
-    pieces = p.pieces
+    pieces = p.moves  # not a conversion's region: its runner makes it
     if pieces is not None:
         narrowed = narrow(pieces, p.shape, edge)
         if narrowed is not None:

@@ -178,7 +178,7 @@ def plan_runs(p, tensors, stream, gpu, traffic: Traffic, runs, sink, *, cap: int
     from ..gpu.pieces import Source
 
     sources = [None if t is None else Source(t.data, t.byteswap) for t in tensors]
-    pieces = p.pieces
+    pieces = p.moves  # not a conversion's region: its runner makes it
     if pieces is None and p.read_from is not None:  # an indexed gather: its elements placed by its index map
         import numpy as np
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
 
-from ..core.pieces import Piece, cut, extent, fit, ranges
+from ..core.pieces import Piece, cut, extent, fit, moved, ranges
 from ..core.region import Load
 from . import runs
 from .buffers import (WORD, BufferUsage, Owned, binding_limit, can_map, dispatch_limit, env_poison, read_through,
@@ -115,7 +115,7 @@ def run_pieces(
     # word each side), at most one binding: a window sized for a whole piece (Pad's 64 MiB source,
     # read a 16 MiB band at a time) cost its first touch (Mesa 25: 0.16 s against 0.06 s)
     bands = [(start, min(band, count - start)) for start in range(0, count, band)]
-    pieces = [runs.flatten(p) for p in pieces]  # a fill of the whole output: one long row
+    pieces = [runs.flatten(p) for p in moved(pieces)]  # a fill of the whole output: one long row
     cuts = [[c for p in pieces for c in cut(p, start, start + n)] for start, n in bands]
     reach = max([extent(c, bits) for parts in cuts for c in parts] + [0])
     window_bytes = min(cap, round_up(reach + 2 * WORD, 16))  # whole vec4s for gpu/runs.py

@@ -14,7 +14,9 @@ ml_dtypes' astype):
   wraps int8 through int32, and so on); ml_dtypes makes it 0 for the 4- and
   2-bit types, and so does onnxop.
 
-A cast to the input's own type is its bytes (a device copy). Strings are
+The plan's one region says so (core/region.py's ``Convert`` of input 0's
+elements), kept beside the elementwise kernel's runner that makes it. A
+cast to the input's own type is its bytes (a device copy). Strings are
 cast on the host, as onnx.reference casts them (numpy's astype), to and from
 bool, the integers, float16, float32 and float64; strings and the ml_dtypes
 types onnx.reference cannot cast are refused as out of scope, naming the
@@ -26,11 +28,12 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
+from ..core.region import Access, Convert, Load, c_strides
 from ..errors import OpError, OutOfScope
 from .base import BASE_TYPES, FLOAT8, Node, versions
 from .elementwise import INTEGERS, check_count, runner
 from .plan import same_elements
-from .tensor_op import Arg, OutputPlan, TensorOp
+from .tensor_op import Arg, OutputPlan, Piece, TensorOp
 from .spec import OpSpec, Param
 
 FLOAT_TYPES = ("float16", "bfloat16", "float", "double", *FLOAT8, "float4e2m1", "float8e8m0")
@@ -81,7 +84,10 @@ class CastBase(TensorOp):
         # a batch checks every job's values before any job writes (cli/tensor_ops.py): the kernel, its output dropped
         faults = kernel_op == "Convert" and to in INTEGERS and to != "bool"  # int4, int2 and their uint: 0
         check = (lambda gpu, sources: run(gpu, sources, lambda chunk: None)) if faults else None
-        return [OutputPlan(cls.outputs[0], data.shape, target, runner=run, kernel="elementwise", precheck=check)]
+        value = Convert(Load(0, Access(data.shape, data.strides, data.offset)), to, saturate, round_mode)
+        region = Piece(data.shape, c_strides(data.shape), 0, value)
+        return [OutputPlan(cls.outputs[0], data.shape, target, pieces=[region], runner=run, kernel="elementwise",
+                           precheck=check)]
 
     @staticmethod
     def modes(node: Node) -> tuple[bool, str]:

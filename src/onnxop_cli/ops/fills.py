@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Optional, Sequence
 
 from ..errors import OpError
-from ..core.region import c_strides
+from ..core.region import Fill, c_strides
 from .base import LATE_TYPES, Node, versions
 from .tensor_op import Arg, OutputPlan, Piece, TensorOp, element_bytes
 from .spec import OpSpec, Param
@@ -59,7 +59,7 @@ class ConstantOfShape_9(TensorOp):
             fill = raw.to_bytes(4, "little")
         else:
             fill = element_bytes(value.reshape(-1)[0], dtype)
-        return [OutputPlan(cls.outputs[0], shape, dtype, pieces=[Piece(shape, c_strides(shape), 0, fill=fill)])]
+        return [OutputPlan(cls.outputs[0], shape, dtype, pieces=[Piece(shape, c_strides(shape), 0, Fill(fill))])]
 
 
 class EyeLike_9(TensorOp):
@@ -90,11 +90,11 @@ class EyeLike_9(TensorOp):
         k = int(node.value("k", 0))  # type: ignore[call-overload]
         rows, cols = data.shape
         out = c_strides(data.shape)
-        pieces = [Piece(data.shape, out, 0, fill=element_bytes(0, dtype))]
+        pieces = [Piece(data.shape, out, 0, Fill(element_bytes(0, dtype)))]
         first_row, first_col = (0, k) if k >= 0 else (-k, 0)
         n = max(0, min(rows - first_row, cols - first_col))
         if n:
-            pieces.append(Piece((n,), (cols + 1,), first_row * cols + first_col, fill=element_bytes(1, dtype)))
+            pieces.append(Piece((n,), (cols + 1,), first_row * cols + first_col, Fill(element_bytes(1, dtype))))
         return [OutputPlan(cls.outputs[0], data.shape, dtype, pieces=pieces)]
 
 

@@ -13,7 +13,7 @@ import math
 from collections import abc
 from typing import Optional, Sequence
 
-from ..core.region import c_strides
+from ..core.region import Fill, c_strides
 from ..errors import OpError
 from .base import BASE_TYPES, Node, versions
 from .tensor_op import Arg, OutputPlan, Piece, TensorOp, element_bytes
@@ -83,7 +83,7 @@ def _hot_pieces(indices: Arg, shape: tuple[int, ...], depth: int, inner: int, of
     zero; NaN and infinities out of range), as the kernel reads them."""
     import numpy as np
 
-    pieces = [Piece(shape, c_strides(shape), 0, fill=off)]
+    pieces = [Piece(shape, c_strides(shape), 0, Fill(off))]
     for flat, j in enumerate(np.asarray(indices.values()).reshape(-1).tolist()):
         if isinstance(j, float):
             if not math.isfinite(j):
@@ -93,7 +93,7 @@ def _hot_pieces(indices: Arg, shape: tuple[int, ...], depth: int, inner: int, of
         if not 0 <= j < depth:
             continue
         outer, rest = divmod(flat, inner) if inner else (0, 0)
-        pieces.append(Piece((), (), outer * depth * inner + j * inner + rest, fill=on))
+        pieces.append(Piece((), (), outer * depth * inner + j * inner + rest, Fill(on)))
     return pieces
 
 

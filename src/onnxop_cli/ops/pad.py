@@ -26,7 +26,7 @@ import itertools
 from typing import Optional, Sequence
 
 from ..errors import OpError
-from ..core.region import c_strides, load
+from ..core.region import Fill, c_strides, load
 from .base import FLOAT8, LATE_TYPES, Node, versions
 from .tensor_op import Arg, OutputPlan, Piece, TensorOp, element_bytes
 from .spec import OpSpec, Param
@@ -88,7 +88,7 @@ class Pad_1(TensorOp):
         else:
             fill = cls.fill_value(node, args, data) if mode == "constant" else b""
         if mode == "constant":
-            pieces = [Piece(shape, out, 0, fill=fill)]
+            pieces = [Piece(shape, out, 0, Fill(fill))]
             if all(kept):
                 pieces.append(Piece(tuple(kept), out, sum(b * s for b, s in zip(grow_b, out)),
                                     load(0, kept, data.strides, base)))

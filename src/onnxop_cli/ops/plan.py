@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from ..errors import OpError
-from ..core.region import Access, Load, c_strides, f_strides
+from ..core.region import Access, Convert, Load, c_strides, f_strides
 from ..core.pieces import Piece
 
 if TYPE_CHECKING:
@@ -60,10 +60,11 @@ class OutputPlan:
     """One output of a node: its name, shape, type and how its bytes are made:
     regions (``pieces``), or a ``runner`` (an indexed gather's, a scatter's:
     a runner that equals its pieces keeps them, for summaries and as its
-    fallback: Where's), or metadata ``values``. A view is a one-region plan
-    (``one_region``, ``view``); an input's elements as they are, another
-    (``same_elements``, ``flat``): the executor runs them on the copy, runs
-    or gather kernels, which need no piece table."""
+    fallback: Where's; Cast's, whose one region converts, keeps it as the
+    IR's description only: ``moves``), or metadata ``values``. A view is a
+    one-region plan (``one_region``, ``view``); an input's elements as they
+    are, another (``same_elements``, ``flat``): the executor runs them on the
+    copy, runs or gather kernels, which need no piece table."""
 
     name: str
     shape: tuple[int, ...]
@@ -90,9 +91,19 @@ class OutputPlan:
     def view(self) -> Optional[Access]:
         """A view's plan (``one_region``, kernel "view"): the access of input 0
         its one region reads, row-major over the output; else None."""
-        if self.kernel != "view" or self.pieces is None or len(self.pieces) != 1 or self.pieces[0].src is None:
+        if self.kernel != "view" or self.pieces is None or len(self.pieces) != 1:
             return None
-        return self.pieces[0].src.at
+        load = self.pieces[0].copied
+        return None if load is None else load.at
+
+    @property
+    def moves(self) -> Optional[list[Piece]]:
+        """Its pieces where moving bytes makes them (the pieces kernel, a
+        summary's narrowed pieces); None where it has none or they convert
+        (Cast's: only its runner makes them, core/pieces.py ``moved``)."""
+        if self.pieces is None or any(isinstance(pc.value, Convert) for pc in self.pieces):
+            return None
+        return self.pieces
 
     @property
     def flat(self) -> Optional[int]:
@@ -104,9 +115,10 @@ class OutputPlan:
         if self.pieces is None or len(self.pieces) != 1 or self.runner is not None:
             return None
         pc = self.pieces[0]
-        if pc.src is None or pc.mask is not None or pc.tri is not None or pc.other is not None:
+        load = pc.copied
+        if load is None:
             return None
-        return pc.src.input if pc.size == self.size and pc.dst.is_identity() and pc.src.at.is_identity() else None
+        return load.input if pc.size == self.size and pc.dst.is_identity() and load.at.is_identity() else None
 
 
 def same_elements(name: str, data: Arg, dtype: DType) -> OutputPlan:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
-from ..core.region import c_strides, load
+from ..core.region import Fill, c_strides, load
 from ..errors import OpError
 from .base import BASE_TYPES, Node, versions
 from .plan import same_elements
@@ -53,7 +53,7 @@ class CenterCropPad_18(TensorOp):
         out = c_strides(out_shape)
         zero = b"" if data.dtype.is_string else element_bytes(0, data.dtype)
         # the zeros only where the box leaves room (a pure crop writes every element once, not twice)
-        pieces = [] if box == out_shape else [Piece(tuple(out_shape), out, 0, fill=zero)]
+        pieces = [] if box == out_shape else [Piece(tuple(out_shape), out, 0, Fill(zero))]
         pieces.append(Piece(tuple(box), out, sum(i * s for i, s in zip(dst_start, out)),
                             load(0, box, data.strides, sum(i * s for i, s in zip(src_start, data.strides)))))
         return [OutputPlan(cls.outputs[0], tuple(out_shape), data.dtype, pieces=pieces)]

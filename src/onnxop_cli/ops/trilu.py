@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Optional, Sequence
 
 from ..errors import OpError
-from ..core.region import c_strides, load
+from ..core.region import Fill, Masked, Tri, c_strides, load
 from .base import BASE_TYPES, Node, versions
 from .tensor_op import Arg, OutputPlan, Piece, TensorOp, element_bytes
 from .spec import OpSpec, Param
@@ -44,8 +44,8 @@ class Trilu_14(TensorOp):
         if upper not in (0, 1):
             raise OpError(f"{cls.label()}: upper must be 0 or 1, got {upper}")
         zero = b"" if data.dtype.is_string else element_bytes(0, data.dtype)
-        piece = Piece(data.shape, c_strides(data.shape), 0, load(0, data.shape, data.strides), fill=zero,
-                      tri=(k, r - 2, r - 1, bool(upper)), otherwise_fill=True)
+        kept = Masked(load(0, data.shape, data.strides), Tri(k, r - 2, r - 1, bool(upper)), Fill(zero))
+        piece = Piece(data.shape, c_strides(data.shape), 0, kept)
         return [OutputPlan(cls.outputs[0], data.shape, data.dtype, pieces=[piece])]
 
 

@@ -19,7 +19,7 @@ import functools
 import math
 from typing import Optional, Sequence
 
-from ..core.region import c_strides, load
+from ..core.region import Select, c_strides, load
 from .base import BASE_TYPES, Node, versions
 from .tensor_op import Arg, OutputPlan, Piece, TensorOp, broadcast_shape, broadcast_strides
 from .spec import OpSpec, Param
@@ -41,8 +41,8 @@ class Where_9(TensorOp):
         shape = broadcast_shape(cls.op_type, [cond.shape, x.shape, y.shape], ["condition", "X", "Y"])
         out = c_strides(shape)
         strides = [broadcast_strides(a, shape) for a in (cond, x, y)]
-        pieces = [Piece(shape, out, 0, load(1, shape, strides[1]), mask=load(0, shape, strides[0]),
-                        other=load(2, shape, strides[2]))]
+        pieces = [Piece(shape, out, 0, Select(load(0, shape, strides[0]), load(1, shape, strides[1]),
+                                              load(2, shape, strides[2])))]
         forms = [run_form(shape, s) for s in strides]
         from ..gpu.elementwise import LIMIT  # the select's element arithmetic is u32
 
