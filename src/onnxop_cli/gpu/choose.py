@@ -139,6 +139,12 @@ QUESTIONS = {q.name: q for q in (
     Question("gather_words", ("elements", "slices"),
              "Gather of slices of whole words that are not whole 16-byte vectors, one band of one window: the "
              "indexed gather, an element an invocation (elements), or gpu/render/slices.py's words, a slice (slices)"),
+    Question("elementwise", ("64", "128", "256"),
+             "the elementwise kernel's invocations per workgroup (gpu/render/elementwise.py: Add, Cast, Range, "
+             "the comparisons and logic; an invocation makes one output element or word)"),
+    Question("slab_chunk", ("64", "16", "4"),
+             "vectors per invocation of the slabs kernel's windowed variant (gpu/render/slices.py), which a "
+             "Gather of whole 16-byte slices runs in several bands or windows (gpu/indexed_variants.py)"),
 )}
 
 _answering: dict[tuple[int, str], str] = {}  # the candidate being timed now, by (id of the Gpu, question)
