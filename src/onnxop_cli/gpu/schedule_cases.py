@@ -421,13 +421,13 @@ def elementwise(gpu: Gpu) -> Case:
     return Case(run, (a + b).tobytes(), 4 * ELEMENTWISE_COUNT, timed)
 
 
-SLAB_ROWS = (4096, 16)  # float32 rows of 64 bytes (4 vectors): 256 KiB of source, bound as two windows
-SLAB_PICKS = 32768  # int64 row indices: 2 MiB out, one band (8 workgroups a window at 64 vectors an invocation)
-SLAB_WINDOW = 128 << 10  # bytes a window (window_bytes): every band runs the windowed variant once a window
+SLAB_ROWS = (512, 256)  # float32 rows of 1 KiB (64 vectors, a 256-float embedding): 512 KiB, two windows
+SLAB_PICKS = 2048  # int64 row indices: 2 MiB out, one band (8 workgroups a window at 64 vectors an invocation)
+SLAB_WINDOW = 256 << 10  # bytes a window (window_bytes): every band runs the windowed variant once a window
 
 
 def slab_chunk(gpu: Gpu) -> Case:
-    """Gather along axis 0 of 64-byte float32 rows by int64 indices (some
+    """Gather along axis 0 of 1 KiB float32 rows by int64 indices (some
     negative) from a source of two SLAB_WINDOW windows, end to end: the
     windowed slabs kernel runs once a window, its vectors per invocation as
     answered (a gather's bands past 64 MiB run it too, a window each)."""
