@@ -80,14 +80,15 @@ def test_every_gather_source_answer_writes_the_same_bytes(gpu, rng, monkeypatch)
         swap = x.dtype.itemsize if x.dtype.byteorder == ">" else 0
         for answer in choose.QUESTIONS["gather_source"].candidates:
             forced(monkeypatch, "gather_source", answer)
-            out = bytearray()
+            out, first = bytearray(), len(passes)  # this gather's pass: a question it asks may run gathers of its own
             ix.gather_indexed(gpu, ix.Data(MemoryBytes(x), x.shape, x.dtype.itemsize * 8, swap),
                               ix.Index(MemoryBytes(i), i.shape, True, False), check, table, out.extend,
                               poison=0xA5, window_bytes=64)
-            assert bytes(out) == want and (passes[-1] is not None) == (answer == "streamed"), (answer, dtype)
+            assert bytes(out) == want and (passes[first] is not None) == (answer == "streamed"), (answer, dtype)
 
 
-@pytest.mark.parametrize("name", ["transpose", "nd_run", "select", "one_hot", "scatter_lines"])  # gather_source: a fact
+@pytest.mark.parametrize("name", ["transpose", "nd_run", "select", "one_hot", "scatter_lines", "elementwise",
+                                  "slab_chunk"])  # gather_source: a fact
 def test_a_wrong_byte_fails_the_measurement(gpu, monkeypatch, name):
     """The measurement checks each candidate's output byte for byte (and that
     it took the work) before timing it: one wrong byte is a GpuError, never
@@ -203,3 +204,53 @@ def test_the_gather_words_answer_is_keyed_by_the_rendered_gather(gpu, monkeypatc
         monkeypatch.undo()
         rendered.Frame.wgsl.cache_clear()
     assert question.key(gpu) == before
+
+
+# (operator, opset, input dtypes, input shapes, attributes): packed sub-word output, 32 and 64 bits, a broadcast
+# input, a 64-bit division; sizes past one workgroup of every candidate, none a multiple of one
+ELEMENTWISE_CASES = [
+    ("Add", 14, (np.int8, np.int8), ((3, 700), (700,)), {}),
+    ("Add", 14, (np.int32, np.int32), ((2101,), (2101,)), {}),
+    ("Div", 14, (np.int64, np.int64), ((5, 333), (5, 1)), {}),
+    ("Equal", 13, (np.uint16, np.uint16), ((1, 1500), (4, 1)), {}),
+    ("Cast", 21, (np.uint8,), ((2999,),), {"to": 5}),  # int16
+]
+
+
+def test_every_elementwise_answer_matches_the_reference(backend, gpu, rng, monkeypatch):
+    """The elementwise kernel on each workgroup writes onnx.reference's bytes; each answer's workgroup ran."""
+    import onnxop_cli
+    from onnxop_cli.gpu.elementwise import LAST
+    from tensor_refs import reference
+
+    for answer in choose.QUESTIONS["elementwise"].candidates:
+        forced(monkeypatch, "elementwise", answer)
+        for op, opset, dtypes, shapes, attrs in ELEMENTWISE_CASES:
+            args = [random_array(rng, shape, dtype) for dtype, shape in zip(dtypes, shapes)]
+            if op == "Div":
+                args[1][args[1] == 0] = 3  # no zero divisor: that is an error, not a value
+            want = reference(op, opset, args, attrs)[0]
+            function = getattr(onnxop_cli, op.lower())
+            got = function(*args, backend=backend, **({"to": np.int16} if op == "Cast" else {}))
+            assert got.tobytes() == want.tobytes() and got.shape == want.shape, (answer, op, dtypes, shapes)
+            assert gpu.cache[LAST]["wg"] == int(answer), answer
+
+
+def test_every_slab_chunk_answer_writes_the_same_bytes(gpu, rng, monkeypatch):
+    """Gather of whole-vector rows in several bands (the windowed slabs kernel): every chunk writes numpy's
+    bytes, rows of 1 to 5 vectors, int64 indices some negative; each answer's chunk ran."""
+    for _ in range(3):
+        dtype = ["<f4", "u1", "<f8", "<c16"][int(rng.integers(4))]
+        vectors = int(rng.integers(1, 6))
+        x = random_array(rng, (int(rng.integers(50, 300)), vectors * 16 // np.dtype(dtype).itemsize), dtype)
+        i = rng.integers(-x.shape[0], x.shape[0], int(rng.integers(300, 2000))).astype("<i8")
+        want = np.ascontiguousarray(x[i]).tobytes()
+        table, check = indexing.gather("Gather", x.shape, i.shape, 0)
+        for answer in choose.QUESTIONS["slab_chunk"].candidates:
+            forced(monkeypatch, "slab_chunk", answer)
+            out = bytearray()
+            ix.gather_indexed(gpu, ix.Data(MemoryBytes(x), x.shape, x.dtype.itemsize * 8),
+                              ix.Index(MemoryBytes(i), i.shape, True, False), check, table, out.extend,
+                              poison=0xA5, binding_bytes=4096)
+            assert bytes(out) == want, (answer, dtype, x.shape, len(i))
+            assert gpu.cache[ix.LAST]["slab chunk"] == int(answer), answer

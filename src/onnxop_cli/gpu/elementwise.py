@@ -26,15 +26,18 @@ from __future__ import annotations
 
 import math
 import struct
+import time
+from dataclasses import replace
 from typing import Any, Callable, Optional, Sequence
 
 from ..errors import OpError
-from . import pieces, word_kernels
+from . import choose, pieces, word_kernels
 from .buffers import (WORD, BufferUsage, binding_limit, destroy_all, dispatch_limit, env_poison, reset_status,
                       round_up)
 from .device import Gpu
 from .program import compiled, grid_x
-from .render.elementwise import AXIS, BITS, INPUTS, NONE, PARAMS, WG, Elementwise
+from .render.elementwise import AXIS, BITS, INPUTS, NONE, PARAMS, Elementwise
+from .render.schedule import Elements
 
 LIMIT = 1 << 31  # output and input elements: the kernel's element arithmetic is u32
 # Bands of at most 16 MiB: a 32 MB float32 Where ran at 0.48x the gather kernel's GB/s (CPU time)
@@ -42,7 +45,7 @@ LIMIT = 1 << 31  # output and input elements: the kernel's element arithmetic is
 # (fresh buffers' first touch against per-band waits; the select before its plain loops, 2026-12-01)
 BAND = 16 << 20
 NEVER = 0xFFFFFFFF  # a run's wrap that never comes
-LAST = "elementwise-last"  # gpu.cache[LAST]: the last run's bands (tests check the path)
+LAST = "elementwise-last"  # gpu.cache[LAST]: the last run's bands and workgroup (tests check the path)
 SELECT_LAST = "select-last"  # gpu.cache[SELECT_LAST]: the last select's bands and schedule (None: not run)
 
 Sink = Callable[[memoryview], None]
@@ -66,10 +69,14 @@ def run_elementwise(
     ``sources`` are the inputs (gpu/pieces.Source: bytes and swap unit),
     ``strides`` each one's element strides over ``shape`` (0 where
     broadcast). Returns the bytes written. A zero divisor raises OpError
-    naming ``where`` and the output element."""
+    naming ``where`` and the output element. ``kernel`` runs on the workgroup
+    choose.py's ``elementwise`` answers; ``gpu.cache[LAST]["seconds"]``: the
+    bands' time from the dispatch to the bytes read back (schedule_cases.py times it)."""
     count = math.prod(shape)
     out_bits = BITS[kernel.out]
-    stats = gpu.cache[LAST] = {"bands": 0}
+    if count:
+        kernel = replace(kernel, schedule=Elements(int(choose.answer(gpu, "elementwise"))))
+    stats = gpu.cache[LAST] = {"bands": 0, "seconds": 0.0, "wg": kernel.schedule.wg}
     if count == 0:
         return 0
     if poison is None:
@@ -133,7 +140,8 @@ def run_elementwise(
                     gpu.queue.write_buffer(dst, 0, bytes([poison]) * round_up(nbytes, WORD))
                 reset_status(gpu, fault, NONE)
                 units = n if out_bits >= 32 else -(-n * out_bits // 32)
-                groups = -(-units // WG)
+                groups = -(-units // kernel.schedule.wg)
+                t0 = time.perf_counter()
                 gpu.queue.write_buffer(params, 0, PARAMS.pack(
                     units=units, groups_x=grid_x(groups, max_dim), count=n, e0=e0, rank=len(shape), strided=strided,
                     base=base, konst=konst))
@@ -143,6 +151,7 @@ def run_elementwise(
             if kernel.faults:
                 _check_fault(gpu, fault, shape, where, kernel.fault)
             _drain(gpu, dst, sink, nbytes)
+            stats["seconds"] += time.perf_counter() - t0
             stats["bands"] += 1
             written += nbytes
     finally:

@@ -75,7 +75,6 @@ TUPLE = 16  # bytes: two int64
 # it bounds the runs that leave the fast path (at most one in LONG_ROW / 64 = 16); which run length is faster
 # on rows that long is the measured part (nd_run, cached per adapter and driver)
 LONG_ROW = 1024
-SLAB_CHUNK = 64  # vectors per invocation of `windowed`: a slab's part outside is one test
 
 
 # ------------------------------------------------------------------ the element kernel
@@ -217,14 +216,15 @@ def run_slabs(gpu: Any, bufs: Buffers, windows: gather_windows.Windows, fused: t
 
     def fill(dst: Any, e0: int, count: int, window: tuple[Any, int, int, bool] | None) -> None:
         vectors, first, source = count * bits // 128, e0 * bits // 128, windows.first if window is None else window[0]
-        name, w0, wend, per = "windowed", 0, NO_BAD, SLAB_CHUNK  # bands of one buffer: the window is all of it
+        name, w0, wend = "windowed", 0, NO_BAD  # bands of one buffer: the window is all of it
         if window is None and fused is not None:  # one band of one buffer, fused: `whole`, VECS a lane
-            name, wend, per = "whole", 0, SLICES["whole"].schedule.per
+            name, wend = "whole", 0
         elif window is not None:  # a window starts on a whole vector: gather_windows.plan's are 128 elements
             w0 = window[1] * bits // 128
             wend = w0 + -(-window[2] * bits // 128)
-        kernel = SLICES[name]
-        if name == "windowed":
+        kernel, per = SLICES[name], SLICES[name].schedule.per
+        if name == "windowed":  # its vectors an invocation (params.chunk) are choose.py's ``slab_chunk`` answer
+            per = bufs.counts["slab chunk"] = int(answer(gpu, "slab_chunk"))
             bufs.counts["windowed slab runs"] = bufs.counts.get("windowed slab runs", 0) + 1
         launch(bufs, kernel, vectors, per, max_dim, "slab params", dict(
             words=vectors, width=cut.width // 4, outer=cut.outer, nlook=len(cut.blob) // 16 - cut.outer,

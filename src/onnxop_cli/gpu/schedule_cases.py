@@ -334,6 +334,20 @@ def texts(question: str) -> tuple[str, ...]:
 
         return (gather("one_i64").wgsl(), KERNELS["words"].wgsl())
 
+    if question == "elementwise":  # the case's kernel on each workgroup
+        from dataclasses import replace
+
+        from .choose import QUESTIONS
+        from .render.schedule import Elements
+
+        kernel = _elementwise_kernel()
+        return tuple(replace(kernel, schedule=Elements(int(wg))).wgsl() for wg in QUESTIONS[question].candidates)
+
+    if question == "slab_chunk":  # every chunk runs the one text (params.chunk)
+        from .render.slices import KERNELS
+
+        return (KERNELS["windowed"].wgsl(),)
+
     if question == "transpose":
         from .render.strided import KERNELS
 
@@ -364,6 +378,74 @@ def gather_words(gpu: Gpu) -> Case:
         out = bytearray()
         ix.gather_indexed(gpu, data, index, check, table, out.extend)
         return bytes(out), "slices" if gpu.cache[ix.LAST].get("slices") else "elements"
+
+    expected = x[i].tobytes()
+    return Case(run, expected, len(expected))
+
+
+ELEMENTWISE_COUNT = 1 << 18  # int32 elements of each input and the output: 1 MiB, one band
+
+
+def _elementwise_kernel():
+    """The elementwise case's kernel, on the renderer's first workgroup (run_elementwise sets the answer's)."""
+    from .render.elementwise import Elementwise, Operand
+
+    return Elementwise("Add", (Operand("int32"), Operand("int32")), "int32")
+
+
+def elementwise(gpu: Gpu) -> Case:
+    """Add of two int32 inputs of ELEMENTWISE_COUNT elements, neither
+    broadcast (the kernel's cheapest value: the workgroup decides most),
+    timed from the dispatch to the bytes read back (the uploads around it
+    are the same for every candidate)."""
+    from .elementwise import LAST, run_elementwise
+    from .pieces import Source
+
+    rng = np.random.default_rng(0)
+    a, b = (rng.integers(-2**31, 2**31, ELEMENTWISE_COUNT).astype("<i4") for _ in range(2))
+    kernel, shape = _elementwise_kernel(), (ELEMENTWISE_COUNT,)
+
+    def go(sink: Callable) -> None:
+        run_elementwise(gpu, kernel, [Source(MemoryBytes(a)), Source(MemoryBytes(b))], sink, shape=shape,
+                        strides=[(1,), (1,)], where="Add")
+
+    def run() -> tuple[bytes, str]:
+        out = bytearray()
+        go(out.extend)
+        return bytes(out), str(gpu.cache[LAST]["wg"])
+
+    def timed() -> float:
+        go(lambda _: None)
+        return gpu.cache[LAST]["seconds"]
+
+    return Case(run, (a + b).tobytes(), 4 * ELEMENTWISE_COUNT, timed)
+
+
+SLAB_ROWS = (512, 256)  # float32 rows of 1 KiB (64 vectors, a 256-float embedding): 512 KiB, two windows
+SLAB_PICKS = 2048  # int64 row indices: 2 MiB out, one band (8 workgroups a window at 64 vectors an invocation)
+SLAB_WINDOW = 256 << 10  # bytes a window (window_bytes): every band runs the windowed variant once a window
+
+
+def slab_chunk(gpu: Gpu) -> Case:
+    """Gather along axis 0 of 1 KiB float32 rows by int64 indices (some
+    negative) from a source of two SLAB_WINDOW windows, end to end: the
+    windowed slabs kernel runs once a window, its vectors per invocation as
+    answered (a gather's bands past 64 MiB run it too, a window each)."""
+    from . import indexed as ix
+
+    rng = np.random.default_rng(0)
+    x = _bits(rng, SLAB_ROWS)
+    (n, width), k = SLAB_ROWS, SLAB_PICKS
+    i = rng.integers(-n, n, k).astype("<i8")
+    table = Table.over((k, width), (0, 1), (1, 0), ((width, 0),), extra={"slices": "slabs"})
+    check = Check((n,), "Gather", mode=WRAP)
+    data = ix.Data(MemoryBytes(x), x.shape, 32)
+    index = ix.Index(MemoryBytes(i), i.shape, True, False)
+
+    def run() -> tuple[bytes, str]:
+        out = bytearray()
+        ix.gather_indexed(gpu, data, index, check, table, out.extend, window_bytes=SLAB_WINDOW)
+        return bytes(out), str(gpu.cache[ix.LAST].get("slab chunk", "none"))
 
     expected = x[i].tobytes()
     return Case(run, expected, len(expected))

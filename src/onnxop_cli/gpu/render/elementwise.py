@@ -48,8 +48,7 @@ PARAMS = Struct("Params", (
 ))
 # an entry of the axes table: the output's extent on the axis and each input's stride along it
 AXIS = Struct("Axis", (("extent", "u32"), ("s0", "u32"), ("s1", "u32"), ("s2", "u32")))
-SCHEDULE = Elements(64)
-WG = SCHEDULE.wg
+SCHEDULE = Elements(64)  # the first of choose.py's ``elementwise`` candidates: gpu/elementwise.py asks
 INPUTS = 3  # input bindings: binary operators, and Min/Max of up to three
 ZERO = {"32": "{v} == {z}", "64": "all({v} == vec2<u32>(0u))"}
 NONE = 0xFFFFFFFF  # the fault word when no divisor was zero
@@ -153,9 +152,9 @@ BINDINGS = (*(Binding(k, f"in{k}", "read", "u32") for k in range(INPUTS)), Bindi
 
 @dataclass(frozen=True)
 class Elementwise(Frame):
-    """One kernel: ``op`` (a key of EXPRESSIONS) over ``inputs``, made as ``out``."""
+    """One kernel: ``op`` (a key of EXPRESSIONS) over ``inputs``, made as ``out``, ``schedule.wg``
+    invocations a workgroup."""
 
-    schedule = SCHEDULE
     PARAMS = PARAMS
     bindings = BINDINGS
 
@@ -164,6 +163,7 @@ class Elementwise(Frame):
     out: str
     saturate: bool = False  # Convert to a float8 type: overflow and infinity are its largest finite value
     round_mode: str = "up"  # Convert to float8e8m0 (Cast-24's round_mode)
+    schedule: Elements = SCHEDULE
 
     @property
     def cls(self) -> str:
@@ -194,7 +194,8 @@ class Elementwise(Frame):
     def label(self) -> str:
         ins = ",".join(o.dtype + (f"/be{o.swap}" if o.swap else "") for o in self.inputs)
         mode = f"[saturate={int(self.saturate)},round_mode={self.round_mode}]" if self.op == "Convert" else ""
-        return f"elementwise {self.op}{mode}({ins})->{self.out}"
+        wg = "" if self.schedule == SCHEDULE else f"[wg={self.schedule.wg}]"  # the device caches it by label
+        return f"elementwise {self.op}{mode}({ins})->{self.out}{wg}"
 
     def parts(self) -> list[str]:
         return [*(shader_source(lib) for lib in LIBS), _HELPERS, AXIS.wgsl(), _OFFSETS,
