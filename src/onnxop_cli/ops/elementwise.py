@@ -49,6 +49,8 @@ def runner(kernel_op: str, args: Sequence[Arg], out: str, shape: tuple[int, ...]
     ``modes``: the kernel's Cast attributes (saturate, round_mode)."""
     from ..gpu.render.elementwise import Elementwise, Operand
 
+    if any(a.offset for a in args):  # the kernel reads each input from its first element (_run's sources)
+        raise RuntimeError(f"{where}: an elementwise input that starts inside its storage is not supported")
     kernel = Elementwise(kernel_op, tuple(Operand(a.dtype.numpy.name, getattr(a.tensor, "byteswap", 0))
                                           for a in args), out, **modes)
     strides = tuple(broadcast_strides(a, shape) for a in args)
