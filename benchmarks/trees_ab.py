@@ -13,7 +13,8 @@ start-up). The figure per operator is the median over rounds of the ratio
 B/A of its GB/s taken in the same round (> 1: B is faster), with the spread
 of those per-round ratios (min .. max) as the noise; the start-up likewise
 as A/B of wall seconds (> 1: B starts faster). The CPU and the load per
-round are printed with the table.
+round are printed with the table. Both trees' modules are compiled first
+(``compiled``), so the start-up compares code, not bytecode caches.
 
     python benchmarks/trees_ab.py /work/old /work/new --backend vulkan --size 16M --rounds 5
 """
@@ -43,6 +44,16 @@ def python_of(tree: Path) -> str:
         raise SystemExit(f"{tree}: no .venv with onnxop installed from it (python -m venv {tree}/.venv && "
                          f"{tree}/.venv/bin/pip install -e {tree})")
     return str(py)
+
+
+def compiled(tree: Path) -> None:
+    """Write the bytecode of ``tree``'s package, as pip does for a wheel: an
+    editable install under $PYTHONDONTWRITEBYTECODE keeps what some earlier
+    run left, and a tree with fewer cached modules compiled them in every
+    process (A/B start-ups of 1.21-1.25 between two trees of the same code)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    subprocess.run([python_of(tree), "-m", "compileall", "-q", str(tree / "src")], env=env, check=True,
+                   stdout=subprocess.DEVNULL, timeout=600)
 
 
 def ops_round(tree: Path, backend: str | None, size: str, only: str) -> dict[str, float]:
@@ -92,6 +103,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--only", default="", help="passed to ops_speed.py")
     a = p.parse_args(argv)
     trees = (a.a.resolve(), a.b.resolve())
+    for tree in trees:
+        compiled(tree)
     ops: list[list[dict[str, float]]] = [[], []]
     starts: list[list[float]] = [[], []]
     loads = []
