@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Callable, Iterator, Optional, Sequence
+from typing import Callable, Iterator, NamedTuple, Optional, Sequence
 
 from .region import Access, Convert, Fill, Load, Masked, Select, Tri, Value
 
@@ -80,34 +80,69 @@ class Piece:
 
     @property
     def loads(self) -> tuple[Load, ...]:
-        """What the piece reads: its source (a conversion's load), mask and other side, those it has."""
-        src = self.src.load if isinstance(self.src, Convert) else self.src
-        return tuple(x for x in (src, self.mask, self.other) if x is not None)
+        """What the piece reads: its value's loads (a select's ``then``, mask and other side)."""
+        v = self.value
+        if isinstance(v, Convert):
+            v = v.load
+        if isinstance(v, Masked):
+            return tuple(x for x in (v.value, v.mask) if isinstance(x, Load))
+        if isinstance(v, Select):
+            return v.then, v.mask, v.other
+        return (v,) if isinstance(v, Load) else ()
 
     @property
     def copied(self) -> Optional[Load]:
         """The load whose elements the piece is, as they are; else None."""
         return self.value if isinstance(self.value, Load) else None
 
-    def with_loads(self, f: Callable[[Load], Load], tri: Optional[Tri] = None, **changes) -> Piece:
-        """The piece with ``f`` applied to each of its loads, its triangle
-        ``tri`` where given (and ``changes``)."""
-        value = _mapped(self.value, f)
-        if tri is not None:
-            value = replace(value, mask=tri)
-        return replace(self, value=value, **changes)
+    def with_loads(self, f: Callable[[Load], Load], t: Callable[[Tri], Tri] = lambda tri: tri, **changes) -> Piece:
+        """The piece with ``f`` applied to each of its loads, ``t`` to its
+        triangle (and ``changes``)."""
+        return replace(self, value=_mapped(self.value, f, t), **changes)
 
 
-def _mapped(v: Value, f: Callable[[Load], Load]) -> Value:
+def _mapped(v: Value, f: Callable[[Load], Load], t: Callable[[Tri], Tri]) -> Value:
     if isinstance(v, Load):
         return f(v)
     if isinstance(v, Convert):
         return replace(v, load=f(v.load))
     if isinstance(v, Masked):
-        return replace(v, value=_mapped(v.value, f), mask=v.mask if isinstance(v.mask, Tri) else f(v.mask))
+        return replace(v, value=_mapped(v.value, f, t), mask=t(v.mask) if isinstance(v.mask, Tri) else f(v.mask))
     if isinstance(v, Select):
         return Select(f(v.mask), f(v.then), f(v.other))
     return v
+
+
+class Fields(NamedTuple):
+    """A value as the pieces kernel's record has it (gpu/pieces.py ``_general``
+    and gpu/runs.py ``encode`` pack these, so a record is a flattened value):
+    the load written where the value is chosen (``src``; None: ``fill``'s
+    bytes), the bool input (``mask``) or triangle (``tri``) that chooses,
+    whether elsewhere is filled with ``fill`` (``otherwise``) rather than
+    kept, and a select's load where the mask says no (``other``)."""
+
+    src: Optional[Load] = None
+    fill: bytes = b""
+    mask: Optional[Load] = None
+    tri: Optional[Tri] = None
+    otherwise: bool = False
+    other: Optional[Load] = None
+
+
+def fields(v: Value) -> Fields:
+    """``v``'s record fields; a conversion has none (``moved`` refuses it first).
+    A record holds one fill: a Masked fill's, else its ``otherwise``'s."""
+    if isinstance(v, Load):
+        return Fields(src=v)
+    if isinstance(v, Fill):
+        return Fields(fill=v.data)
+    if isinstance(v, Select):
+        return Fields(src=v.then, mask=v.mask, other=v.other)
+    assert isinstance(v, Masked), f"{type(v).__name__} is not a record of the pieces kernel"
+    fill = v.value if isinstance(v.value, Fill) else v.otherwise
+    return Fields(src=v.value if isinstance(v.value, Load) else None, fill=fill.data if fill is not None else b"",
+                  mask=v.mask if isinstance(v.mask, Load) else None, tri=v.mask if isinstance(v.mask, Tri) else None,
+                  otherwise=v.otherwise is not None)
 
 
 def rebuilt(p: Piece, src: Optional[Load], mask: Optional[Load], tri: Optional[Tri], **changes) -> Piece:
@@ -141,10 +176,12 @@ def forwards(p: Piece) -> Optional[Piece]:
     so a piece's place in the plan (what it overwrites) is kept. None if
     such an axis is a triangle's row or column."""
     dst, d_off, q = list(p.dst_strides), p.dst_offset, p
+    v = p.value
+    tri = v.mask if isinstance(v, Masked) and isinstance(v.mask, Tri) else None
     for a, (d, ds) in enumerate(zip(p.shape, p.dst_strides)):
         if ds >= 0 or d <= 1:
             continue
-        if p.tri is not None and a in (p.tri[1], p.tri[2]):
+        if tri is not None and a in (tri.row, tri.col):
             return None
         d_off += (d - 1) * ds
         dst[a] = -ds
@@ -167,22 +204,22 @@ def two_pass(p: Piece) -> list[Piece]:
 
 def _sub(p: Piece, start: int, stop: int) -> Piece:
     """``p`` restricted to [start, stop) along its first axis."""
-    tri = p.tri
-    if tri is not None:  # k counts from the piece's origin: fold the new origin in
-        k, r, c, upper = tri
-        tri = Tri(k + (start if r == 0 else 0) - (start if c == 0 else 0), r, c, upper)
-    return p.with_loads(lambda x: x.window(start, stop), shape=(stop - start,) + p.shape[1:],
-                        dst_offset=p.dst_offset + start * p.dst_strides[0], tri=tri)
+    def tri(t: Tri) -> Tri:  # k counts from the piece's origin: fold the new origin in
+        k, r, c, upper = t
+        return Tri(k + (start if r == 0 else 0) - (start if c == 0 else 0), r, c, upper)
+
+    return p.with_loads(lambda x: x.window(start, stop), tri, shape=(stop - start,) + p.shape[1:],
+                        dst_offset=p.dst_offset + start * p.dst_strides[0])
 
 
 def _drop_first(p: Piece) -> Piece:
     """A piece whose first axis has one index, without that axis (a triangle
     row or column on it is then constant, already folded into k)."""
-    tri = p.tri
-    if tri is not None:
-        k, r, c, upper = tri
-        tri = Tri(k, -1 if r <= 0 else r - 1, -1 if c <= 0 else c - 1, upper)
-    return p.with_loads(Load.dropped, shape=p.shape[1:], dst_strides=p.dst_strides[1:], tri=tri)
+    def tri(t: Tri) -> Tri:
+        k, r, c, upper = t
+        return Tri(k, -1 if r <= 0 else r - 1, -1 if c <= 0 else c - 1, upper)
+
+    return p.with_loads(Load.dropped, tri, shape=p.shape[1:], dst_strides=p.dst_strides[1:])
 
 
 def cut(p: Piece, start: int, stop: int) -> Iterator[Piece]:
@@ -245,11 +282,13 @@ def extent(p: Piece, bits: int) -> int:
     """Bytes of the source (or mask) range a piece reads."""
     if not p.size:
         return 0
-    data = [x.at.reach() * bits // 8 + 1 for x in (p.src, p.other) if x is not None]
-    return max(data + ([p.mask.at.reach()] if p.mask is not None else []), default=0)
+    f = fields(p.value)
+    data = [x.at.reach() * bits // 8 + 1 for x in (f.src, f.other) if x is not None]
+    return max(data + ([f.mask.at.reach()] if f.mask is not None else []), default=0)
 
 
 def ranges(p: Piece) -> tuple[int, int, int, int, int, int]:
     """The source, mask and other element ranges (lo, hi each) a piece reads."""
-    s, m, o = ((0, 0) if x is None else x.at.span() for x in (p.src, p.mask, p.other))
+    f = fields(p.value)
+    s, m, o = ((0, 0) if x is None else x.at.span() for x in (f.src, f.mask, f.other))
     return (*s, *m, *o)

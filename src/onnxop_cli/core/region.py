@@ -18,9 +18,9 @@ load where the mask says yes, another where it says no); or a ``Convert``,
 a Load's element converted to another type (Cast's). A **region** is a box
 of the output and the value of its elements: core/pieces.py's ``Piece``,
 which the operators of several inputs tile their outputs with (the pieces
-kernel takes a value's parts: core/pieces.py). gpu/tiling.py cuts an access
-into GPU work, gpu/pieces.py writes pieces. Pure Python: nothing here
-touches bytes or the GPU.
+kernel takes a value flattened: core/pieces.py ``fields``). gpu/tiling.py
+cuts an access into GPU work, gpu/pieces.py writes pieces. Pure Python:
+nothing here touches bytes or the GPU.
 """
 
 from __future__ import annotations

@@ -21,8 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
 
-from ..core.pieces import Piece, cut, extent, fit, moved, ranges
-from ..core.region import Load
+from ..core.pieces import Piece, cut, extent, fields, fit, moved, ranges
+from ..core.region import Load, Select
 from . import runs
 from .buffers import (WORD, BufferUsage, Owned, binding_limit, can_map, dispatch_limit, env_poison, read_through,
                       round_up, write_mapped)
@@ -121,8 +121,8 @@ def run_pieces(
     window_bytes = min(cap, round_up(reach + 2 * WORD, 16))  # whole vec4s for gpu/runs.py
     if poison is None:
         poison = env_poison()
-    masked = any(p.mask is not None for p in pieces)
-    selects = any(p.other is not None for p in pieces)
+    masked = any(fields(p.value).mask is not None for p in pieces)
+    selects = any(isinstance(p.value, Select) for p in pieces)
     mapped = mappable(gpu, sources, sink)
     def make() -> Run:
         return Run(gpu, band_bytes, window_bytes, max_groups_per_dim, masked, selects, mapped=mapped,
@@ -262,7 +262,7 @@ class Run(Owned):
         return first
 
     def _dispatch(self, sources: Sequence[Optional[Source]], group: list[Piece], window, bits: int) -> None:
-        gpu, head = self.gpu, group[0]
+        gpu, head = self.gpu, fields(group[0].value)
         with gpu.errors("pieces dispatch"):
             encoder = gpu.device.create_command_encoder()
             first, swap = [0, 0, 0], [0, 0, 0]  # the src, mask and other windows' first elements, swap units
@@ -323,29 +323,32 @@ def _fits(w, limit: int) -> bool:
 
 
 def _same_inputs(a: Piece, b: Piece) -> bool:
-    return all((x and x.input) == (y and y.input) for x, y in ((a.src, b.src), (a.mask, b.mask), (a.other, b.other)))
+    f, g = fields(a.value), fields(b.value)
+    return all((x and x.input) == (y and y.input) for x, y in ((f.src, g.src), (f.mask, g.mask), (f.other, g.other)))
 
 
 def _general(p: Piece, bits: int, first: list[int], swap: list[int], at: int, per_group: int,
              max_dim: int) -> tuple[tuple[bytes], bytes, tuple[int]]:
-    """(params record, axes entries, workgroups) of part ``p`` on the general kernel."""
-    fill = (p.fill + bytes(16))[:16]
-    tri = p.tri or (0, M, M, True)
+    """(params record, axes entries, workgroups) of part ``p`` on the general kernel: the record is
+    the box and its value flattened (core/pieces.py ``fields``), the axes its loads' strides."""
+    v = fields(p.value)
+    fill = (v.fill + bytes(16))[:16]
+    tri = v.tri or (0, M, M, True)
     # |col - row| < 2**31 in one dispatch: a k beyond that keeps all or nothing, as its clamp does
     k = min(max(tri[0], -(2**31)), 2**31 - 1)
-    pred = 1 if p.mask is not None else (0 if p.tri is None else (2 if tri[3] else 3))
+    pred = 1 if v.mask is not None else (0 if v.tri is None else (2 if tri[3] else 3))
     groups = -(-p.size // per_group)
     record = PARAMS.pack(
         count=p.size, groups_x=grid_x(groups, max_dim), rank=len(p.shape), at=at, bits=bits, swap=swap[0],
-        mode=0 if p.src is not None else 1, pred=pred, otherwise=1 if p.otherwise_fill else 0,
-        src_base=_base(p.src, first[0]), dst_base=p.dst_offset & M, mask_base=_base(p.mask, first[1]), tri_k=k & M,
+        mode=0 if v.src is not None else 1, pred=pred, otherwise=1 if v.otherwise else 0,
+        src_base=_base(v.src, first[0]), dst_base=p.dst_offset & M, mask_base=_base(v.mask, first[1]), tri_k=k & M,
         tri_row=tri[1] & M, tri_col=tri[2] & M, fill=[int.from_bytes(fill[j:j + 4], "little") for j in (0, 4, 8, 12)],
-        has_other=1 if p.other is not None else 0, other_base=_base(p.other, first[2]), other_swap=swap[2])
+        has_other=1 if v.other is not None else 0, other_base=_base(v.other, first[2]), other_swap=swap[2])
     zeros = (0,) * len(p.shape)
-    strides = [x.at.strides if x is not None else zeros for x in (p.src, p.mask)]
+    strides = [x.at.strides if x is not None else zeros for x in (v.src, v.mask)]
     entries = AXIS.layout.pack_rows({"dim": d, "src": s & M, "dst": t & M, "mask": m & M}
                                     for d, s, t, m in zip(p.shape, strides[0], p.dst_strides, strides[1]))
-    others = OTHER.layout.pack_rows({"stride": s & M} for s in (p.other.at.strides if p.other is not None else ()))
+    others = OTHER.layout.pack_rows({"stride": s & M} for s in (v.other.at.strides if v.other is not None else ()))
     return (record,), entries + bytes(16 * SLOTS - len(entries)) + others, (groups,)
 
 

@@ -15,7 +15,8 @@ import math
 from dataclasses import replace
 from typing import Any, Callable
 
-from ..core.pieces import Piece
+from ..core.pieces import Piece, fields
+from ..core.region import Fill
 from . import choose
 from .program import grid_x
 from .render.piece_rows import ROWS_AXIS, ROWS_PARAMS, WORDS
@@ -56,24 +57,24 @@ def eligible(p: Piece, bits: int, swap: int, slots: int, short: Callable[[], boo
 
 
 def _shape_runs(p: Piece, bits: int, swap: int, slots: int) -> bool:
-    rank = len(p.shape)
-    if p.mask is not None or p.other is not None or not 1 <= rank <= slots or p.size == 0:
+    rank, v = len(p.shape), fields(p.value)
+    if v.mask is not None or v.other is not None or not 1 <= rank <= slots or p.size == 0:
         return False
     if p.dst_strides[-1] != 1 or p.shape[-1] * bits < MIN_ROW_BYTES * 8 or 128 % bits:
         return False
-    if p.src is None:
-        return FILLS and p.tri is None
-    if swap or p.src.at.strides[-1] != 1:
+    if v.src is None:
+        return FILLS and v.tri is None
+    if swap or v.src.at.strides[-1] != 1:
         return False
     # a triangle: its column the inner axis, its row an outer one (or folded), the rest filled
-    return p.tri is None or (FILLS and p.otherwise_fill and p.tri[2] == rank - 1 and p.tri[1] < rank - 1)
+    return v.tri is None or (FILLS and v.otherwise and v.tri[2] == rank - 1 and v.tri[1] < rank - 1)
 
 
 def flatten(p: Piece) -> Piece:
     """A fill piece with its axes of one index dropped and the axes it lays
     out contiguously merged (ConstantOfShape's or Pad's fill of the whole
     output becomes one row, long enough for the runs kernel)."""
-    if p.src is not None or p.mask is not None or p.other is not None or p.tri is not None or p.size == 0:
+    if not isinstance(p.value, Fill) or p.size == 0:
         return p
     axes = [(d, s) for d, s in zip(p.shape, p.dst_strides) if d != 1]
     if not axes:
@@ -101,7 +102,9 @@ def fill_words(fill: bytes, bits: int) -> tuple[int, int, int, int]:
 def encode(p: Piece, bits: int, src_first: int, at: int, max_dim: int) -> tuple[tuple[bytes, bytes], bytes,
                                                                                  tuple[int, int]]:
     """(the two dispatches' params records, axes entries, workgroups) of part ``p``
-    whose source window starts at element ``src_first``."""
+    whose source window starts at element ``src_first``: the records are the box and its
+    value flattened (core/pieces.py ``fields``)."""
+    v = fields(p.value)
     *outer, length = p.shape
     rows = math.prod(outer)
     len_bits = length * bits
@@ -110,19 +113,19 @@ def encode(p: Piece, bits: int, src_first: int, at: int, max_dim: int) -> tuple[
     words = rows * chunks
     assert words < 1 << 32, "a part of one band has fewer than 2**32 vec4s"
     gw, ge = -(-words // wg), -(-rows // wg)
-    mode, k, tri_row = (0 if p.src is not None else 1), 0, M
-    if p.tri is not None:
-        mode = 2 if p.tri[3] else 3
-        k = min(max(p.tri[0], -TRI_K), TRI_K)
-        tri_row = p.tri[1] if p.tri[1] >= 0 else M
-    src_base = (p.src.at.offset - src_first) & M if p.src is not None else 0
+    mode, k, tri_row = (0 if v.src is not None else 1), 0, M
+    if v.tri is not None:
+        mode = 2 if v.tri[3] else 3
+        k = min(max(v.tri[0], -TRI_K), TRI_K)
+        tri_row = v.tri[1] if v.tri[1] >= 0 else M
+    src_base = (v.src.at.offset - src_first) & M if v.src is not None else 0
     common = {"rank": len(outer), "at": at, "bits": bits, "src_base": src_base, "dst_base": p.dst_offset & M,
               "len_bits": len_bits, "chunks": max(chunks, 1), "rows": rows, "mode": mode, "tri_k": k,
-              "fill": fill_words(p.fill, bits), "tri_row": tri_row}
+              "fill": fill_words(v.fill, bits), "tri_row": tri_row}
     record = ROWS_PARAMS.pack(count=words, groups_x=grid_x(gw, max_dim), **common)
     edges = ROWS_PARAMS.pack(count=rows, groups_x=grid_x(ge, max_dim), **common)
 
-    src_strides = p.src.at.strides if p.src is not None else (0,) * len(p.shape)
+    src_strides = v.src.at.strides if v.src is not None else (0,) * len(p.shape)
     entries = ROWS_AXIS.layout.pack_rows({"dim": d, "src": s & M, "dst": t & M}
                                          for d, s, t in zip(outer, src_strides, p.dst_strides))
     return (record, edges), entries, (gw, ge)
