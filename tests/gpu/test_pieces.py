@@ -69,10 +69,10 @@ def _expected(src: np.ndarray, before: np.ndarray, p: Piece, bits: int, at: bool
     d = p.dst_offset + sum(i * s for i, s in zip(idx, p.dst_strides))
     if at:
         out[d] = src[d]
-    elif p.src is None:
-        out[d] = _unpack(p.fill + bytes(1), bits, 1)[0]
+    elif isinstance(p.value, Fill):
+        out[d] = _unpack(p.value.data + bytes(1), bits, 1)[0]
     else:
-        out[d] = src[p.src.at.offset + sum(i * t for i, t in zip(idx, p.src.at.strides))]
+        out[d] = src[p.value.at.offset + sum(i * t for i, t in zip(idx, p.value.at.strides))]
     return out
 
 
@@ -85,7 +85,7 @@ def _runs(p: Piece, bits: int) -> bool:
     """Whether the structure makes ``p`` a run: its inner axis contiguous in the output (and source) and long."""
     inner = p.shape[-1] if p.shape else 0
     return (bool(p.shape) and p.dst_strides[-1] == 1 and inner * bits >= runs.MIN_ROW_BYTES * 8
-            and (p.src is None or p.src.at.strides[-1] == 1))
+            and (isinstance(p.value, Fill) or p.value.at.strides[-1] == 1))
 
 
 def structures(rng, bits: int):
@@ -162,7 +162,7 @@ def structures(rng, bits: int):
 
 def meant(parts, bits: int, variant: str) -> set:
     on, fills = VARIANTS[variant][1:3]
-    return {"runs" if on and _runs(p, bits) and (fills or p.src is not None) else "general" for p in parts}
+    return {"runs" if on and _runs(p, bits) and (fills or not isinstance(p.value, Fill)) else "general" for p in parts}
 
 
 @pytest.mark.parametrize("bits", BITS)
@@ -172,8 +172,8 @@ def test_pieces_match_numpy(gpu, rng, bits, kernels, monkeypatch):
     tally = Tally()
     for label, named, count, poison, variants in structures(rng, bits):
         parts = [p for _, p in named]
-        n_src = max([count] + [p.src.at.offset + sum((d - 1) * abs(s) for d, s in zip(p.shape, p.src.at.strides)) + 1
-                               for p in parts if p.src is not None])
+        n_src = max([count] + [x.at.offset + sum((d - 1) * abs(s) for d, s in zip(p.shape, x.at.strides)) + 1
+                               for p in parts for x in p.loads])
         units = max(1, bits // 8)
         src = rng.integers(0, 1 << min(bits, 8), (n_src + 16, units), dtype=np.uint8)
         raw = _pack(src[:, 0], bits) if bits < 8 else src.tobytes()

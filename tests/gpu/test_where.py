@@ -297,9 +297,10 @@ def test_where_plans_one_select_piece():
             for name, shape, dt in (("c", (3, 1, 5), bool), ("x", (4, 1), "f4"), ("y", (1, 4, 5), "f4"))]
     (out,) = Where_9.plan(Node("Where", 9, {}), args)
     (p,) = out.pieces
-    assert (p.src.input, p.mask.input, p.other.input) == (1, 0, 2)
-    assert p.shape == (3, 4, 5) and p.src.at.strides == (0, 1, 0) and p.other.at.strides == (0, 5, 1)
-    assert p.mask.at.strides == (5, 0, 1)
+    v = p.value
+    assert isinstance(v, Select) and (v.then.input, v.mask.input, v.other.input) == (1, 0, 2)
+    assert p.shape == (3, 4, 5) and v.then.at.strides == (0, 1, 0) and v.other.at.strides == (0, 5, 1)
+    assert v.mask.at.strides == (5, 0, 1)
     c = np.array([[True, False, True, False]] * 3)
     x = np.array(["a", "bb", "", "ccc"], dtype=object)
     y = np.array([["x"], ["yy"], ["é"]], dtype=object)

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Callable, Optional, Sequence
 from ..errors import InputError, OnnxopError, OpError
 from ..ops.tensor_op import Arg, OutputPlan, Piece
 from .graph_values import element_index
-from .pieces import moved, two_pass
+from .pieces import fields, moved, two_pass
 from .region import Access
 from .sources import MemoryBytes
 from .tensor import Tensor, check_shape
@@ -276,23 +276,24 @@ def _host(p: OutputPlan, tensors: Sequence[Optional[Tensor]]):
         if piece.size == 0:
             continue
         dst = _index(piece.dst)
+        v = fields(piece.value)  # as the pieces kernel takes it: one fill, chosen or where the mask says no
         take = np.ones(piece.shape, dtype=bool)
-        if piece.mask is not None:
-            m = tensors[piece.mask.input]
+        if v.mask is not None:
+            m = tensors[v.mask.input]
             flat = m.to_numpy().reshape(-1) if m.order == "C" else m.to_numpy().reshape(-1, order="F")  # type: ignore[union-attr]
-            take = flat[_index(piece.mask.at)].astype(bool)
-        elif piece.tri is not None:
-            k, r, c, upper = piece.tri
+            take = flat[_index(v.mask.at)].astype(bool)
+        elif v.tri is not None:
+            k, r, c, upper = v.tri
             rows = _axis_index(piece.shape, r)
             cols = _axis_index(piece.shape, c)
             take = (cols - rows >= k) if upper else (cols - rows <= k)
-        if piece.src is not None:
-            values = _flat_strings(tensors[piece.src.input])[_index(piece.src.at)]
+        if v.src is not None:
+            values = _flat_strings(tensors[v.src.input])[_index(v.src.at)]
         else:
-            values = np.full(piece.shape, _fill_string(piece.fill), dtype=object)
-        fill = np.full(piece.shape, _fill_string(piece.fill), dtype=object)
+            values = np.full(piece.shape, _fill_string(v.fill), dtype=object)
+        fill = np.full(piece.shape, _fill_string(v.fill), dtype=object)
         chosen = np.where(take, values, fill)
-        keep = take | piece.otherwise_fill
+        keep = take | v.otherwise
         out[dst[keep]] = chosen[keep]
     return out.reshape(p.shape)
 

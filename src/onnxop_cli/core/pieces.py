@@ -38,46 +38,6 @@ class Piece:
         """Where the box lies in the output: its own access into it."""
         return Access(self.shape, self.dst_strides, self.dst_offset)
 
-    # the value's parts as the pieces kernel takes them (gpu/pieces.py packs one record of them)
-    @property
-    def src(self) -> Optional[Load | Convert]:
-        """The load written where the value is chosen (a select's ``then``;
-        a conversion, which no copy makes); None for a fill."""
-        v = self.value.value if isinstance(self.value, Masked) else self.value
-        if isinstance(v, Select):
-            return v.then
-        return v if isinstance(v, (Load, Convert)) else None
-
-    @property
-    def fill(self) -> bytes:
-        """The bytes of a fill, chosen or where the mask says no (b"": none)."""
-        v = self.value
-        if isinstance(v, Masked):
-            v = v.value if isinstance(v.value, Fill) else v.otherwise
-        return v.data if isinstance(v, Fill) else b""
-
-    @property
-    def mask(self) -> Optional[Load]:
-        """The bool input that chooses (a Masked value's or a select's)."""
-        v = self.value
-        return v.mask if isinstance(v, (Masked, Select)) and isinstance(v.mask, Load) else None
-
-    @property
-    def tri(self) -> Optional[Tri]:
-        """The triangle that chooses (a Masked value's)."""
-        v = self.value
-        return v.mask if isinstance(v, Masked) and isinstance(v.mask, Tri) else None
-
-    @property
-    def otherwise_fill(self) -> bool:
-        """Where the mask says no the element is filled, not kept."""
-        return isinstance(self.value, Masked) and self.value.otherwise is not None
-
-    @property
-    def other(self) -> Optional[Load]:
-        """A select's load where the mask says no."""
-        return self.value.other if isinstance(self.value, Select) else None
-
     @property
     def loads(self) -> tuple[Load, ...]:
         """What the piece reads: its value's loads (a select's ``then``, mask and other side)."""

@@ -23,7 +23,7 @@ import itertools
 import math
 from typing import Optional, Sequence
 
-from .pieces import Piece, forwards, moved, rebuilt, two_pass
+from .pieces import Piece, fields, forwards, moved, rebuilt, two_pass
 from .region import Access, Load, Tri, c_strides, load
 
 MAX_PIECES = 1 << 16  # narrowed pieces past this: not worth it (the caller makes the result)
@@ -109,9 +109,10 @@ def _narrow_one(p: Piece, shape, shown, where, nstrides) -> Optional[list[Piece]
     moving = [a for a, d in enumerate(p.shape) if d > 1 and any(steps[a])]
     if any(sum(1 for x in steps[a] if x) > 1 for a in moving):
         return _diagonal(p, shape, shown, where, nstrides, start, steps, moving)
-    src = p.src.at.strides if p.src is not None else (0,) * len(p.shape)
-    msk = p.mask.at.strides if p.mask is not None else (0,) * len(p.shape)
-    tri_axes = (p.tri[1], p.tri[2]) if p.tri is not None else ()
+    v = fields(p.value)  # the source, mask and triangle narrowed, as the kernel takes them (``rebuilt``)
+    src = v.src.at.strides if v.src is not None else (0,) * len(p.shape)
+    msk = v.mask.at.strides if v.mask is not None else (0,) * len(p.shape)
+    tri_axes = (v.tri[1], v.tri[2]) if v.tri is not None else ()
     per_axis = []
     for k in range(r):
         group = sorted((a for a in moving if steps[a][k]), key=lambda a: -steps[a][k])
@@ -134,8 +135,8 @@ def _narrow_one(p: Piece, shape, shown, where, nstrides) -> Optional[list[Piece]
         if not hits:
             return []
         per_axis.append(_runs(hits))
-    if p.tri is not None:
-        kt, ra, ca, upper = p.tri
+    if v.tri is not None:
+        kt, ra, ca, upper = v.tri
         axis_of = {a: k for a in moving for k in range(r) if steps[a][k]}
         if ra in axis_of and ca in axis_of and axis_of[ra] == axis_of[ca]:
             return None
@@ -145,8 +146,8 @@ def _narrow_one(p: Piece, shape, shown, where, nstrides) -> Optional[list[Piece]
     for combo in itertools.product(*per_axis):
         dims = tuple(run[1] for run in combo)
         tri = None
-        if p.tri is not None:
-            kt, ra, ca, upper = p.tri
+        if v.tri is not None:
+            kt, ra, ca, upper = v.tri
             new_axes = []
             origin = [0, 0]
             for t, a in enumerate((ra, ca)):
@@ -164,8 +165,8 @@ def _narrow_one(p: Piece, shape, shown, where, nstrides) -> Optional[list[Piece]
                     new_axes.append(-1)
             tri = Tri(kt + origin[0] - origin[1], new_axes[0], new_axes[1], upper)
         pieces.append(rebuilt(
-            p, _moved(p.src, dims, tuple(run[3] for run in combo), sum(run[2] for run in combo)),
-            _moved(p.mask, dims, tuple(run[5] for run in combo), sum(run[4] for run in combo)), tri,
+            p, _moved(v.src, dims, tuple(run[3] for run in combo), sum(run[2] for run in combo)),
+            _moved(v.mask, dims, tuple(run[5] for run in combo), sum(run[4] for run in combo)), tri,
             shape=dims, dst_strides=nstrides, dst_offset=sum(run[0] * c for run, c in zip(combo, nstrides)),
         ))
     return pieces
@@ -195,13 +196,14 @@ def _diagonal(p: Piece, shape, shown, where, nstrides, start, steps, moving) -> 
     """A piece one of whose axes moves along several output axes at once
     (EyeLike's diagonal): its shown elements one by one -- at most
     2 * (edge + 1) of them along each moving axis."""
-    if len(moving) != 1 or p.tri is not None:
+    v = fields(p.value)
+    if len(moving) != 1 or v.tri is not None:
         return None
     a = moving[0]
     step = steps[a]
     k0 = next(k for k, s in enumerate(step) if s)
-    src = p.src.at.strides[a] if p.src is not None else 0
-    msk = p.mask.at.strides[a] if p.mask is not None else 0
+    src = v.src.at.strides[a] if v.src is not None else 0
+    msk = v.mask.at.strides[a] if v.mask is not None else 0
     pieces = []
     for q in shown[k0]:
         i, bad = divmod(q - start[k0], step[k0])
@@ -210,7 +212,7 @@ def _diagonal(p: Piece, shape, shown, where, nstrides, start, steps, moving) -> 
         at = [where[k].get(start[k] + i * step[k]) for k in range(len(shape))]
         if any(j is None for j in at):
             continue
-        pieces.append(rebuilt(p, _moved(p.src, (), (), i * src), _moved(p.mask, (), (), i * msk), None, shape=(),
+        pieces.append(rebuilt(p, _moved(v.src, (), (), i * src), _moved(v.mask, (), (), i * msk), None, shape=(),
                               dst_strides=(), dst_offset=sum(j * c for j, c in zip(at, nstrides))))
     return pieces
 
