@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
+import pytest
 
 from onnxop_cli.core.pieces import Piece, cut, fit, forwards
 from onnxop_cli.core.region import Select, load
@@ -71,3 +72,18 @@ def test_pieces_fit_to_read_windows():
                 assert not set(w) & set(got)
                 got.update(w)
             assert got == _writes(p), (p, window)
+
+
+def test_a_value_the_kernel_record_cannot_hold_is_refused():
+    """The pieces kernel's record is a flattened value with one fill: a
+    conversion, or a masked fill with a different fill where the mask says
+    no, raises instead of being written as something else."""
+    from onnxop_cli.core.pieces import fields
+    from onnxop_cli.core.region import Access, Convert, Fill, Load, Masked
+
+    mask = Load(1, Access.row_major((4,)))
+    with pytest.raises(RuntimeError, match="Convert"):
+        fields(Convert(Load(0, Access.row_major((4,))), "int8"))
+    with pytest.raises(RuntimeError, match="one fill"):
+        fields(Masked(Fill(b"\x01"), mask, Fill(b"\x02")))
+    assert fields(Masked(Fill(b"\x01"), mask, Fill(b"\x01"))).fill == b"\x01"

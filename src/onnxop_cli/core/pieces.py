@@ -98,7 +98,11 @@ def fields(v: Value) -> Fields:
         return Fields(fill=v.data)
     if isinstance(v, Select):
         return Fields(src=v.then, mask=v.mask, other=v.other)
-    assert isinstance(v, Masked), f"{type(v).__name__} is not a record of the pieces kernel"
+    if not isinstance(v, Masked):
+        raise RuntimeError(f"a {type(v).__name__} value is not a record of the pieces kernel")
+    if isinstance(v.value, Fill) and v.otherwise is not None and v.otherwise.data != v.value.data:
+        raise RuntimeError("a masked fill with another fill where the mask says no is not a record of the pieces "
+                           "kernel (it holds one fill)")
     fill = v.value if isinstance(v.value, Fill) else v.otherwise
     return Fields(src=v.value if isinstance(v.value, Load) else None, fill=fill.data if fill is not None else b"",
                   mask=v.mask if isinstance(v.mask, Load) else None, tri=v.mask if isinstance(v.mask, Tri) else None,
