@@ -88,7 +88,7 @@ def test_every_gather_source_answer_writes_the_same_bytes(gpu, rng, monkeypatch)
 
 
 @pytest.mark.parametrize("name", ["transpose", "nd_run", "select", "one_hot", "scatter_lines", "elementwise",
-                                  "slab_chunk"])  # gather_source: a fact
+                                  "slab_chunk", "rounds_wg", "lines_wg"])  # gather_source: a fact
 def test_a_wrong_byte_fails_the_measurement(gpu, monkeypatch, name):
     """The measurement checks each candidate's output byte for byte (and that
     it took the work) before timing it: one wrong byte is a GpuError, never
@@ -254,3 +254,65 @@ def test_every_slab_chunk_answer_writes_the_same_bytes(gpu, rng, monkeypatch):
                               poison=0xA5, binding_bytes=4096)
             assert bytes(out) == want, (answer, dtype, x.shape, len(i))
             assert gpu.cache[ix.LAST]["slab chunk"] == int(answer), answer
+
+
+# ScatterElements (data shape, indices/updates shape, axis, reduction, dtype): the widths the scatter kernels
+# apply differently (8 and 16 bits in their words, 32, 64), many updates an element so that the order shows;
+# updates and lines (300, 301) past one workgroup of every candidate, none a multiple of one
+SCATTER_CASES = [
+    ((300, 40), (300, 90), 1, "add", np.float32),
+    ((50, 700), (60, 300), 0, "mul", np.int8),
+    ((301, 21), (301, 30), 1, "max", np.float16),  # rows of an odd length: lines that share words
+    ((300, 2), (300, 7), 1, "min", np.int64),
+    ((2, 333), (2, 333), 1, "none", np.uint8),  # a permutation: one update an element
+]
+
+
+def scatter_elements(gpu, x, i, u, axis, reduction, **kw) -> tuple[bytes, bytes]:
+    """The device's bytes and onnx.reference's."""
+    from onnxop_cli.gpu import scatter as sc
+    from tensor_refs import reference
+
+    table, check = indexing.scatter_elements("SE", x.shape, i.shape, u.shape, axis)
+    out = bytearray()
+    cls = {"u": 0, "i": 1, "f": 2, "b": 3}[x.dtype.kind]
+    sc.scatter_indexed(gpu, ix.Data(MemoryBytes(x), x.shape, x.itemsize * 8), ix.Data(MemoryBytes(u), u.shape,
+                       u.itemsize * 8), ix.Index(MemoryBytes(i), i.shape, True, False), check, table,
+                       sc.Reduce(reduction, cls, False), out.extend, **kw)
+    with np.errstate(all="ignore"):
+        want = reference("ScatterElements", 18, [x, i, u], {"axis": axis, "reduction": reduction})[0]
+    return bytes(out), want.tobytes()
+
+
+def scatter_inputs(rng, data, updates, axis, reduction, dtype):
+    x, u = random_array(rng, data, dtype), random_array(rng, updates, dtype)
+    if reduction == "none":  # distinct targets along the axis
+        i = np.argsort(rng.random(updates), axis=axis).astype("<i8")
+    else:
+        i = rng.integers(-data[axis], data[axis], updates).astype("<i8")
+    return x, i, u
+
+
+def test_every_rounds_wg_answer_matches_the_reference(gpu, rng, monkeypatch):
+    """The scatter rounds (the line kernel kept off: ``slice_copy`` False) on each workgroup write
+    onnx.reference's bytes, over the whole data and a band at a time; each answer's workgroup ran."""
+    for data, updates, axis, reduction, dtype in SCATTER_CASES:
+        x, i, u = scatter_inputs(rng, data, updates, axis, reduction, dtype)
+        for answer in choose.QUESTIONS["rounds_wg"].candidates:
+            forced(monkeypatch, "rounds_wg", answer)
+            for band in (None, 4096):
+                got, want = scatter_elements(gpu, x, i, u, axis, reduction, slice_copy=False, binding_bytes=band)
+                assert got == want, (answer, band, data, updates, reduction, dtype)
+                assert gpu.cache[ix.LAST]["rounds wg"] == int(answer), answer
+
+
+def test_every_lines_wg_answer_matches_the_reference(gpu, rng, monkeypatch):
+    """The scatter line kernel on each workgroup writes onnx.reference's bytes (words of one writer, and the
+    shared 8- and 16-bit lines); each answer's workgroup ran."""
+    for data, updates, axis, reduction, dtype in SCATTER_CASES[:4]:
+        x, i, u = scatter_inputs(rng, data, updates, axis, reduction, dtype)
+        for answer in choose.QUESTIONS["lines_wg"].candidates:
+            monkeypatch.setenv(choose.ENV_SCHEDULE, f"scatter_lines=lines,lines_wg={answer}")
+            got, want = scatter_elements(gpu, x, i, u, axis, reduction)
+            assert got == want, (answer, data, updates, reduction, dtype)
+            assert gpu.cache[ix.LAST]["lines wg"] == int(answer), answer

@@ -145,6 +145,12 @@ QUESTIONS = {q.name: q for q in (
     Question("slab_chunk", ("64", "16", "4"),
              "vectors per invocation of the slabs kernel's windowed variant (gpu/render/slices.py), which a "
              "Gather of whole 16-byte slices runs in several bands or windows (gpu/indexed_variants.py)"),
+    Question("rounds_wg", ("256", "64", "128"),
+             "the scatter rounds' invocations per workgroup (gpu/render/scatter.py's Apply and Pass, one grid: "
+             "gpu/scatter_claims.py); an invocation takes one pending update"),
+    Question("lines_wg", ("64", "16", "256"),
+             "the scatter line kernel's invocations per workgroup (gpu/render/scatter.py's Lines: ScatterElements "
+             "with a reduction, gpu/scatter.py); an invocation applies one line's updates, or a word's lines"),
 )}
 
 _answering: dict[tuple[int, str], str] = {}  # the candidate being timed now, by (id of the Gpu, question)

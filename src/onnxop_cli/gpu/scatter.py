@@ -255,7 +255,8 @@ def _by_lines(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, targets: Any, n: int,
     dispatch, before anything is read back)."""
     status = bufs.status()
     group = _group(bits, line)
-    kernel = Lines(arithmetic(reduce, bits) or "", bits, shared=group is None)
+    wg = bufs.counts["lines wg"] = int(answer(gpu, "lines_wg"))
+    kernel = Lines(arithmetic(reduce, bits) or "", bits, shared=group is None, wg=wg)
     invocations = n // line.line // (group or 1)
     launch(bufs, kernel, invocations, 1, max_dim, "line params", dict(
         count=invocations, mode=2 if raw else 1 if line.dlen else 0, line=line.line, inner=line.inner,

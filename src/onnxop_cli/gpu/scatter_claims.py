@@ -41,6 +41,7 @@ from typing import Any
 from ..errors import OpError
 from . import gather_windows
 from .buffers import reset_status
+from .choose import answer
 from .device import Gpu
 from .indexed import Buffers, Data, Gather, Sink, Table, binding_limit, read_small, row_strides, to_sink, U
 from .program import compiled, grid_x
@@ -131,8 +132,8 @@ def rounds(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, targets: Any, data: Data
     none = reduce.kind == "none"
     # two lists, the pending ones and the next; none runs one batch and never reads a list: a stand-in next
     lists = [bufs.new("pending", 4 * n if k == 0 or not none else 4, U.STORAGE) for k in range(2)]
-    passes = {name: compiled(gpu, Pass(name)) for name in PASSES if name != "band" or band is not None}
-    wg = Pass.schedule.wg
+    wg = bufs.counts["rounds wg"] = int(answer(gpu, "rounds_wg"))  # the passes' and the apply's: one grid
+    passes = {name: compiled(gpu, Pass(name, wg)) for name in PASSES if name != "band" or band is not None}
     head = apply_head(reduce, data.bits)
     encoder = gpu.device.create_command_encoder()
     encoder.clear_buffer(claim)
@@ -150,7 +151,7 @@ def rounds(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, targets: Any, data: Data
     small = bufs.new("round params", ROUND_PARAMS.size, U.UNIFORM | U.COPY_DST)  # the passes' and the apply's
     arith = arithmetic(reduce, data.bits)
     assert arith is not None, f"the op refuses reduction {reduce.kind} on {data.bits}-bit class {reduce.cls}"
-    k_apply = compiled(gpu, Apply(arith, data.bits))  # on the passes' grid: one workgroup size
+    k_apply = compiled(gpu, Apply(arith, data.bits, wg))
     count, direct, current = n, 1, 0
     batch = 1
     while True:

@@ -242,14 +242,25 @@ SCATTER_LINES = (64, 64, 64)  # ScatterElements' case: lines (between scatter.py
 
 
 def scatter_lines(gpu: Gpu) -> Case:
+    """SCATTER_LINES, end to end: the line kernel or the rounds, as answered (``_scatter_case``)."""
+    return _scatter_case(gpu, SCATTER_LINES, lambda counts: "lines" if counts.get("word lines") else "rounds")
+
+
+ROUNDS_CASE = (1 << 16, 1 << 16)  # float32 data elements, updates: one an element on average, up to 8 or so
+LINES_CASE = (4096, 64, 64)  # lines (past LINES_AT_LEAST: the line kernel always), the data's axis, updates a line
+
+
+def _scatter_case(gpu: Gpu, shape: tuple[int, int, int], took: Callable[[dict], str]) -> Case:
     """ScatterElements of float32 with reduction add along the last axis,
-    SCATTER_LINES, int64 indices, end to end: the line kernel or the rounds, as answered."""
+    ``shape`` (lines, the data's axis, updates a line), int64 indices some
+    negative, end to end; ``took`` reads the candidate that took the work
+    from the counts the scatter leaves."""
     from . import indexed as ix
     from .scatter import Reduce, scatter_indexed
 
-    lines, d, n = SCATTER_LINES
+    lines, d, n = shape
     rng = np.random.default_rng(0)
-    x, u = (rng.standard_normal(shape).astype("<f4") for shape in ((lines, d), (lines, n)))
+    x, u = (rng.standard_normal(s).astype("<f4") for s in ((lines, d), (lines, n)))
     i = rng.integers(-d, d, (lines, n)).astype("<i8")
     table = Table.over((lines, n), (d, 0), (n, 1), ((1, 0),), extra={"line_axis": 1, "elements": True})
     expected = x.copy()
@@ -260,9 +271,21 @@ def scatter_lines(gpu: Gpu) -> Case:
         scatter_indexed(gpu, ix.Data(MemoryBytes(x), x.shape, 32), ix.Data(MemoryBytes(u), u.shape, 32),
                         ix.Index(MemoryBytes(i), i.shape, True, False), Check((d,), "ScatterElements"), table,
                         Reduce("add", 2, False), out.extend)
-        return bytes(out), "lines" if gpu.cache[ix.LAST].get("word lines") else "rounds"
+        return bytes(out), took(gpu.cache[ix.LAST])
 
     return Case(run, expected.tobytes(), 2 * x.nbytes + u.nbytes + i.nbytes)  # every byte moved: the output is small
+
+
+def rounds_wg(gpu: Gpu) -> Case:
+    """One line of ROUNDS_CASE updates into ROUNDS_CASE data elements (one
+    line: the rounds), end to end."""
+    d, n = ROUNDS_CASE
+    return _scatter_case(gpu, (1, d, n), lambda counts: str(counts.get("rounds wg", "none")))
+
+
+def lines_wg(gpu: Gpu) -> Case:
+    """LINES_CASE (the line kernel, 32-bit elements, a line an invocation), end to end."""
+    return _scatter_case(gpu, LINES_CASE, lambda counts: str(counts.get("lines wg", "none")))
 
 
 PIECES_ROWS = (4096, 16)  # each of two float32 inputs: rows of 64 bytes, concatenated into 512 KiB
@@ -321,6 +344,15 @@ def texts(question: str) -> tuple[str, ...]:
         from .render.scatter import PASSES, Apply, Lines, Pass
 
         return tuple(k.wgsl() for k in (Lines("fadd", 32), Apply("fadd", 32), *map(Pass, PASSES)))
+
+    if question in ("rounds_wg", "lines_wg"):  # the cases' kernels on each workgroup
+        from .choose import QUESTIONS
+        from .render.scatter import PASSES, Apply, Lines, Pass
+
+        wgs = [int(wg) for wg in QUESTIONS[question].candidates]
+        if question == "lines_wg":
+            return tuple(Lines("fadd", 32, wg=wg).wgsl() for wg in wgs)
+        return tuple(k.wgsl() for wg in wgs for k in (Apply("fadd", 32, wg), *(Pass(p, wg) for p in PASSES)))
 
     if question == "pieces_min_row":  # both candidates run the same kernels
         from .render.piece_rows import EDGES, WORDS

@@ -196,11 +196,10 @@ _FIRST = "    let {v} = (wg.y * params.groups_x + wg.x) * WG + lid;\n    if ({v}
 
 @dataclass(frozen=True)
 class Scatter(Frame):
-    """A kernel of the arithmetic ``op`` on ``bits``-wide elements."""
+    """A kernel of the arithmetic ``op`` on ``bits``-wide elements, ``wg`` invocations a workgroup."""
 
     op: str
-    bits: int
-    WG: ClassVar[int]
+    bits: int  # and each kernel's field ``wg``, its default the first of its choose.py question's candidates
 
     def __post_init__(self) -> None:
         if self.op not in ARITH or self.bits not in ARITH[self.op].widths:
@@ -208,7 +207,7 @@ class Scatter(Frame):
 
     @property
     def schedule(self) -> Width:  # type: ignore[override]
-        return Width(self.bits, self.WG)
+        return Width(self.bits, self.wg)  # type: ignore[attr-defined]
 
 
 LINE_PARAMS = Struct("Params", (
@@ -253,8 +252,8 @@ class Lines(Scatter):
     """ScatterElements' line kernel; ``shared``: 8- and 16-bit lines that share words."""
 
     shared: bool = False
+    wg: int = 64  # choose.py's ``lines_wg`` answers (gpu/scatter.py)
     PARAMS = LINE_PARAMS
-    WG = 64
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -263,7 +262,7 @@ class Lines(Scatter):
 
     @property
     def label(self) -> str:  # type: ignore[override]
-        return f"scatter lines {self.op}{self.bits}{' shared' if self.shared else ''}[wg={self.WG}]"
+        return f"scatter lines {self.op}{self.bits}{' shared' if self.shared else ''}[wg={self.wg}]"
 
     @property
     def bindings(self) -> tuple[Binding, ...]:  # type: ignore[override]
@@ -299,8 +298,8 @@ _PENDING = """    let u = select(list[i], i, params.direct != 0u);
 class Apply(Scatter):
     """A round's apply: each claim's winner combined into its element."""
 
+    wg: int = 256  # choose.py's ``rounds_wg`` answers, the passes' too: one grid (gpu/scatter_claims.py)
     PARAMS = ROUND_PARAMS
-    WG = 256
     bindings = (Binding(0, "targets", "read", "u32"), Binding(1, "claim", "read", "u32"),
                 Binding(2, "done", "read", "u32"), Binding(3), Binding(4, "updates", "read", "u32"),
                 Binding(5, "data", "read_write", "atomic<u32>"), Binding(6, "status", "read_write", "atomic<u32>"),
@@ -308,7 +307,7 @@ class Apply(Scatter):
 
     @property
     def label(self) -> str:  # type: ignore[override]
-        return f"scatter apply {self.op}{self.bits}[wg={self.WG}]"
+        return f"scatter apply {self.op}{self.bits}[wg={self.wg}]"
 
     def parts(self) -> list[str]:
         return [*arithmetic(self.op, self.bits), apply_fn(self.bits, True)]
@@ -348,8 +347,8 @@ class Pass(Frame):
     """A round's bookkeeping pass ``name`` (a key of _PASSES); every pass binds the same layout."""
 
     name: str
+    wg: int = 256  # Apply's
     PARAMS = ROUND_PARAMS
-    schedule = Elements(Apply.WG)
     bindings = (Binding(0, "targets", "read", "u32"),  # data element of each update
                 Binding(1, "claim", "read_write", "atomic<u32>"),  # per element: ~u of its earliest pending u; 0 none
                 Binding(2, "done", "read_write", "atomic<u32>"),  # one bit per update
@@ -358,8 +357,12 @@ class Pass(Frame):
                 Binding(6, "next", "read_write", "u32"))  # compact: the next list; band: the rebased targets
 
     @property
+    def schedule(self) -> Elements:  # type: ignore[override]
+        return Elements(self.wg)
+
+    @property
     def label(self) -> str:  # type: ignore[override]
-        return f"scatter {self.name}[wg={self.schedule.wg}]"
+        return f"scatter {self.name}[wg={self.wg}]"
 
     def main(self) -> str:
         skip = "" if self.name == "band" else (
