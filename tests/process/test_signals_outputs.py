@@ -88,25 +88,35 @@ def second_begun(folder: Path) -> bool:
     return done == 1 and any((1 << 20) <= n < PART for n in sizes(folder))
 
 
-def catch(proc: subprocess.Popen, ready) -> bool:
-    """Wait until ``ready()`` (output 2 is being written), polling fast;
-    False where onnxop finished first (the poll missed the window)."""
+def writing(folder: Path) -> bool:
+    """Whether onnxop has begun writing into ``folder`` (a temporary file or a finished output there)."""
+    return folder.is_dir() and any(p.name.endswith(".npy") or p.name.endswith(".tmp") for p in folder.iterdir())
+
+
+def catch(proc: subprocess.Popen, ready, near) -> bool:
+    """Wait until ``ready()`` (output 2 is being written), polling fast once
+    ``near()`` (the first output begun: 32 MiB more to write before the window
+    opens), every 10 ms before it (the process's start, a second or more: a look
+    each ms took as much CPU as the niced onnxop it waited for); False where
+    onnxop finished first (the poll missed the window)."""
     deadline = time.monotonic() + TIMEOUT
+    fast = False
     while not ready():
         if proc.poll() is not None:
             proc.communicate()
             return False
         assert time.monotonic() < deadline, "onnxop never reached its second output"
-        time.sleep(0.001)
+        fast = fast or near()
+        time.sleep(0.001 if fast else 0.01)
     return True
 
 
-def caught(folder: Path, args, ready, tries: int = 3) -> subprocess.Popen:
-    """onnxop started in ``folder`` and caught at ``ready``: started again
-    (its outputs removed) where it finished first, ``tries`` times at most."""
+def caught(folder: Path, args, ready, near, tries: int = 3) -> subprocess.Popen:
+    """onnxop started in ``folder`` and caught at ``ready`` (``near``: see catch): started
+    again (its outputs removed) where it finished first, ``tries`` times at most."""
     for _ in range(tries):
         proc = start(folder, *args)
-        if catch(proc, ready):
+        if catch(proc, ready, near):
             return proc
         for p in [*folder.glob("out*"), *folder.glob("out/*")][::-1]:
             p.rmdir() if p.is_dir() else p.unlink()
@@ -160,7 +170,7 @@ def test_a_signal_during_the_second_output_writes_nothing_after_it(files, tmp_pa
     for f in files.iterdir():
         (tmp_path / f.name).symlink_to(f)
     out = tmp_path / "out"
-    proc = caught(tmp_path, FOLDER_CASES[case], lambda: second_begun(out))
+    proc = caught(tmp_path, FOLDER_CASES[case], lambda: second_begun(out), lambda: writing(out))
     said = interrupted(proc, sig, STOPPED.get(case, ""))
     after = finished(out)
     assert temps(out) == []
@@ -175,7 +185,8 @@ def test_a_signal_during_the_second_output_writes_nothing_after_it(files, tmp_pa
 def test_a_signal_during_an_archives_second_member_leaves_no_archive(files, tmp_path, sig):
     for f in files.iterdir():
         (tmp_path / f.name).symlink_to(f)
-    proc = caught(tmp_path, ["run", "graph.onnx", "x.npy", "-o", "out.npz"], lambda: growing(tmp_path, PART + (1 << 20)))
+    argv = ["run", "graph.onnx", "x.npy", "-o", "out.npz"]
+    proc = caught(tmp_path, argv, lambda: growing(tmp_path, PART + (1 << 20)), lambda: temps(tmp_path) != [])
     interrupted(proc, sig)
     assert not (tmp_path / "out.npz").exists()
     assert temps(tmp_path) == []
