@@ -3,7 +3,7 @@ lines asks the ``scatter_lines`` schedule question (gpu/choose.py): the line
 kernel or the claim/apply rounds, measured once per adapter and cached, forced
 by $ONNXOP_SCHEDULE, shown by `onnxop info`; both answers write the
 reference's bytes. Fewer lines take the rounds and more the lines, asking
-nothing. Real processes on a cache folder of their own."""
+only their workgroups (rounds_wg, lines_wg). Real processes on a cache folder of their own."""
 
 from __future__ import annotations
 
@@ -42,13 +42,14 @@ def test_scatter_lines_is_asked_between_the_bounds(tmp_path, rng):
         (tmp_path / "o.npy").unlink()
         return json.loads(done.stdout)["schedules"]
 
-    assert asked(4) == {} and asked(300) == {} and answers(cache) == {}  # outside the bounds: no question
-    first = asked(40)
-    assert set(first) == {"scatter_lines"} and first["scatter_lines"]["reason"] == "measured", first
-    assert first["scatter_lines"]["name"] in ("lines", "rounds")
+    # outside the bounds no scatter_lines question: the rounds (4 lines) and the lines (300) ask their workgroups only
+    assert set(asked(4)) == {"rounds_wg"} and set(asked(300)) == {"lines_wg"}
+    assert "scatter_lines" not in answers(cache)
+    first = asked(40)["scatter_lines"]
+    assert first["reason"] == "measured" and first["name"] in ("lines", "rounds"), first
     assert set(answers(cache)["scatter_lines"]["gbps"]) == {"lines", "rounds"}
-    assert asked(40) == {"scatter_lines": {"name": first["scatter_lines"]["name"], "reason": "cached"}}
+    assert asked(40)["scatter_lines"] == {"name": first["name"], "reason": "cached"}
     for forced in ("lines", "rounds"):
-        assert asked(40, f"scatter_lines={forced}") == {"scatter_lines": {"name": forced, "reason": "forced"}}
+        assert asked(40, f"scatter_lines={forced}")["scatter_lines"] == {"name": forced, "reason": "forced"}
     done = onnxop("info", cwd=tmp_path, cache=cache, schedule="scatter_lines=rounds")
     assert done.returncode == 0 and "  scatter_lines: rounds (forced)\n" in done.stdout, done.stderr
