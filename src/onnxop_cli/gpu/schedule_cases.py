@@ -393,13 +393,21 @@ GATHER_PICKS = 32768  # int64 row indices: 384 KiB out
 
 
 def gather_words(gpu: Gpu) -> Case:
-    """Gather along axis 0 of 3-word float32 rows by int64 indices (some
-    negative), end to end (ops/indexing.py's table for these shapes)."""
+    """Gather along axis 0 of 3-word float32 rows (``_row_gather``): the
+    indexed gather's elements or the slices kernel, as answered."""
+    return _row_gather(gpu, GATHER_WORDS, GATHER_PICKS, lambda stats: "slices" if stats.get("slices") else "elements")
+
+
+def _row_gather(gpu: Gpu, rows: tuple[int, int], picks: int, took: Callable[[dict], str], **window) -> Case:
+    """Gather along axis 0 of float32 ``rows`` (rows, words) by ``picks``
+    int64 indices (some negative), end to end (ops/indexing.py's table for
+    these shapes; ``window``: gather_indexed's window_bytes); ``took`` reads
+    the candidate that took the work from the stats the gather leaves."""
     from . import indexed as ix
 
     rng = np.random.default_rng(0)
-    x = _bits(rng, GATHER_WORDS)
-    (n, width), k = GATHER_WORDS, GATHER_PICKS
+    x = _bits(rng, rows)
+    (n, width), k = rows, picks
     i = rng.integers(-n, n, k).astype("<i8")
     table = Table.over((k, width), (0, 1), (1, 0), ((width, 0),), extra={"slices": "slabs"})
     check = Check((n,), "Gather", mode=WRAP)
@@ -408,8 +416,8 @@ def gather_words(gpu: Gpu) -> Case:
 
     def run() -> tuple[bytes, str]:
         out = bytearray()
-        ix.gather_indexed(gpu, data, index, check, table, out.extend)
-        return bytes(out), "slices" if gpu.cache[ix.LAST].get("slices") else "elements"
+        ix.gather_indexed(gpu, data, index, check, table, out.extend, **window)
+        return bytes(out), took(gpu.cache[ix.LAST])
 
     expected = x[i].tobytes()
     return Case(run, expected, len(expected))
@@ -459,25 +467,9 @@ SLAB_WINDOW = 256 << 10  # bytes a window (window_bytes): every band runs the wi
 
 
 def slab_chunk(gpu: Gpu) -> Case:
-    """Gather along axis 0 of 1 KiB float32 rows by int64 indices (some
-    negative) from a source of two SLAB_WINDOW windows, end to end: the
-    windowed slabs kernel runs once a window, its vectors per invocation as
-    answered (a gather's bands past 64 MiB run it too, a window each)."""
-    from . import indexed as ix
-
-    rng = np.random.default_rng(0)
-    x = _bits(rng, SLAB_ROWS)
-    (n, width), k = SLAB_ROWS, SLAB_PICKS
-    i = rng.integers(-n, n, k).astype("<i8")
-    table = Table.over((k, width), (0, 1), (1, 0), ((width, 0),), extra={"slices": "slabs"})
-    check = Check((n,), "Gather", mode=WRAP)
-    data = ix.Data(MemoryBytes(x), x.shape, 32)
-    index = ix.Index(MemoryBytes(i), i.shape, True, False)
-
-    def run() -> tuple[bytes, str]:
-        out = bytearray()
-        ix.gather_indexed(gpu, data, index, check, table, out.extend, window_bytes=SLAB_WINDOW)
-        return bytes(out), str(gpu.cache[ix.LAST].get("slab chunk", "none"))
-
-    expected = x[i].tobytes()
-    return Case(run, expected, len(expected))
+    """Gather along axis 0 of 1 KiB float32 rows (``_row_gather``) from a
+    source of two SLAB_WINDOW windows: the windowed slabs kernel runs once a
+    window, its vectors per invocation as answered (a gather's bands past
+    64 MiB run it too, a window each)."""
+    return _row_gather(gpu, SLAB_ROWS, SLAB_PICKS, lambda stats: str(stats.get("slab chunk", "none")),
+                       window_bytes=SLAB_WINDOW)
