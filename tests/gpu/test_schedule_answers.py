@@ -25,6 +25,14 @@ def forced(monkeypatch, question: str, answer: str) -> None:
     monkeypatch.setenv(choose.ENV_SCHEDULE, f"{question}={answer}")
 
 
+def _gathered(gpu, x, i, check, table, swap: int = 0, **kw) -> bytes:
+    """The indexed gather of ``x`` by int64 ``i`` (``kw``: gather_indexed's), unwritten bytes poisoned."""
+    out = bytearray()
+    ix.gather_indexed(gpu, ix.Data(MemoryBytes(x), x.shape, x.dtype.itemsize * 8, swap),
+                      ix.Index(MemoryBytes(i), i.shape, True, False), check, table, out.extend, poison=0xA5, **kw)
+    return bytes(out)
+
+
 def test_every_transpose_answer_writes_the_same_bytes(gpu, rng, monkeypatch):
     monkeypatch.delenv("ONNXOP_GATHER", raising=False)
     for k in range(5):  # the first a case every kernel takes whole, then drawn ones
@@ -59,10 +67,8 @@ def test_every_nd_run_answer_writes_the_same_bytes(gpu, rng, monkeypatch):
         table, check = indexing.gather_nd("GatherND", x.shape, i.shape, 0)
         for answer, run in runs.items():
             forced(monkeypatch, "nd_run", answer)
-            out = bytearray()
-            ix.gather_indexed(gpu, ix.Data(MemoryBytes(x), x.shape, x.dtype.itemsize * 8),
-                              ix.Index(MemoryBytes(i), i.shape, True, False), check, table, out.extend, poison=0xA5)
-            assert gpu.cache[ix.LAST]["nd run"] == run and bytes(out) == want, (answer, dtype, tail, data, lead)
+            out = _gathered(gpu, x, i, check, table)
+            assert gpu.cache[ix.LAST]["nd run"] == run and out == want, (answer, dtype, tail, data, lead)
 
 
 def test_every_gather_source_answer_writes_the_same_bytes(gpu, rng, monkeypatch):
@@ -80,11 +86,9 @@ def test_every_gather_source_answer_writes_the_same_bytes(gpu, rng, monkeypatch)
         swap = x.dtype.itemsize if x.dtype.byteorder == ">" else 0
         for answer in choose.QUESTIONS["gather_source"].candidates:
             forced(monkeypatch, "gather_source", answer)
-            out, first = bytearray(), len(passes)  # this gather's pass: a question it asks may run gathers of its own
-            ix.gather_indexed(gpu, ix.Data(MemoryBytes(x), x.shape, x.dtype.itemsize * 8, swap),
-                              ix.Index(MemoryBytes(i), i.shape, True, False), check, table, out.extend,
-                              poison=0xA5, window_bytes=64)
-            assert bytes(out) == want and (passes[first] is not None) == (answer == "streamed"), (answer, dtype)
+            first = len(passes)  # this gather's pass: a question it asks may run gathers of its own
+            out = _gathered(gpu, x, i, check, table, swap, window_bytes=64)
+            assert out == want and (passes[first] is not None) == (answer == "streamed"), (answer, dtype)
 
 
 @pytest.mark.parametrize("name", ["transpose", "nd_run", "select", "one_hot", "scatter_lines", "elementwise",
@@ -183,10 +187,7 @@ def test_every_gather_words_answer_writes_the_same_bytes(gpu, rng, monkeypatch):
         table, check = indexing.gather("Gather", x.shape, i.shape, 0)
         for answer in choose.QUESTIONS["gather_words"].candidates:
             forced(monkeypatch, "gather_words", answer)
-            out = bytearray()
-            ix.gather_indexed(gpu, ix.Data(MemoryBytes(x), x.shape, x.dtype.itemsize * 8),
-                              ix.Index(MemoryBytes(i), i.shape, True, False), check, table, out.extend, poison=0xA5)
-            assert bytes(out) == want, (answer, dtype, tail, n, lead)
+            assert _gathered(gpu, x, i, check, table) == want, (answer, dtype, tail, n, lead)
             assert bool(gpu.cache[ix.LAST].get("slices")) == (answer == "slices"), answer
 
 
@@ -248,11 +249,7 @@ def test_every_slab_chunk_answer_writes_the_same_bytes(gpu, rng, monkeypatch):
         table, check = indexing.gather("Gather", x.shape, i.shape, 0)
         for answer in choose.QUESTIONS["slab_chunk"].candidates:
             forced(monkeypatch, "slab_chunk", answer)
-            out = bytearray()
-            ix.gather_indexed(gpu, ix.Data(MemoryBytes(x), x.shape, x.dtype.itemsize * 8),
-                              ix.Index(MemoryBytes(i), i.shape, True, False), check, table, out.extend,
-                              poison=0xA5, binding_bytes=4096)
-            assert bytes(out) == want, (answer, dtype, x.shape, len(i))
+            assert _gathered(gpu, x, i, check, table, binding_bytes=4096) == want, (answer, dtype, x.shape, len(i))
             assert gpu.cache[ix.LAST]["slab chunk"] == int(answer), answer
 
 
