@@ -34,6 +34,7 @@ refusal otherwise, in gpu/scatter.py).
 from __future__ import annotations
 
 import functools
+import operator
 import struct
 from dataclasses import dataclass
 from typing import Any
@@ -88,18 +89,10 @@ def nan_first(kind: str, bits: int, inner: int, bfloat: bool = False) -> bool:
         t, q, u = np.float32, (0x7FC00001, 0xFFC00002), np.uint32
     else:
         t, q, u = np.float16, (0x7E01, 0xFE02), np.uint16
-    n = max(inner, 1)
-    a, b = (np.full(n, v, dtype=u).view(t) for v in q)
-    with np.errstate(invalid="ignore"):
-        if inner == 0:
-            r = a[0] * b[0] if kind == "mul" else a[0] + b[0]
-        else:
-            r = a.copy()
-            if kind == "mul":
-                r *= b
-            else:
-                r += b
-            r = r[0]
+    a, b = (np.full(max(inner, 1), v, dtype=u).view(t) for v in q)
+    scalar, in_place = (operator.mul, operator.imul) if kind == "mul" else (operator.add, operator.iadd)
+    with np.errstate(invalid="ignore"):  # the reference's ``*``/``+`` on scalars, ``*=``/``+=`` on its slices
+        r = scalar(a[0], b[0]) if inner == 0 else in_place(a.copy(), b)[0]
     sign = 1 << (bits - 1)
     return int(np.asarray(r).view(u)) & sign == q[0] & sign
 
