@@ -27,9 +27,8 @@ from .indexed import (
     row_strides, U, launch,
 )
 from .choose import answer
-from .program import compiled, grid_x
 from .render.scatter import Lines
-from .render.scatter_slices import PARAMS as SLICE_PARAMS, Slices
+from .render.scatter_slices import Slices
 from .scatter_claims import DUPLICATES, Reduce, apply_head, arithmetic, rounds, scatter_banded
 
 from . import slices
@@ -206,23 +205,16 @@ def _by_slices(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, norm: Any, cut: slic
     is the raw int64 index tensor, checked by the claim (BadIndex before
     the apply runs)."""
     tuples = words // cut.width
-    claims = bufs.new("slice claims", 4 * (data_words // cut.width), U.STORAGE | U.COPY_DST)
+    claims = bufs.new("slice claims", 4 * (data_words // cut.width), U.STORAGE)  # zeroed, as a new buffer is
     status = bufs.status(NO_BAD if raw else 0)
     axes = bufs.holding("axes", cut.blob)
     starts = bufs.new("slice starts", 4 * tuples if raw else 16, U.STORAGE)  # the raw claim's targets, for the raw apply
     big, cmode = (int(raw[0].big), raw[1].mode) if raw else (0, 0)
-    for step, count, per in (("claim", tuples, 1), ("apply", words, None)):
+    for step, count in (("claim", tuples), ("apply", words)):
         kernel = Slices(step, bool(raw))
-        groups = -(-count // (kernel.schedule.wg * (per or kernel.schedule.words)))
-        params = bufs.params(f"slice {step} params", cut.params(SLICE_PARAMS, count, grid_x(groups, max_dim), big,
-                                                                cmode))
-        program = compiled(gpu, kernel)
-        encoder = gpu.device.create_command_encoder()
-        if step == "claim":
-            encoder.clear_buffer(claims)
-        program.dispatch(encoder, groups, max_dim, program.bind([upd, out, params, axes, norm, status, claims, starts,
-                                                                   norm if raw else axes]))
-        gpu.queue.submit([encoder.finish()])
+        launch(bufs, kernel, count, 1 if step == "claim" else kernel.schedule.words, max_dim, f"slice {step} params",
+               dict(words=count, iswap=big, cmode=cmode, **cut.fields),
+               [upd, out, None, axes, norm, status, claims, starts, norm if raw else axes])
         if step == "claim" and read_status(gpu, bufs, status, raw):
             raise OpError(f"{op}: {DUPLICATES}")
 

@@ -44,7 +44,7 @@ from . import gather_windows
 from .buffers import reset_status
 from .choose import answer
 from .device import Gpu
-from .indexed import Buffers, Data, Gather, Sink, Table, binding_limit, read_small, row_strides, to_sink, U
+from .indexed import Buffers, Data, Gather, Sink, Table, binding_limit, launch, read_small, row_strides, to_sink, U
 from .program import compiled, grid_x
 from .render.scatter import ARITH, PASSES, ROUND_PARAMS, Apply, Pass
 
@@ -119,28 +119,22 @@ def rounds(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, targets: Any, data: Data
     ``band`` (first data element, elements): ``out`` holds only that band of
     the data, and only the updates whose targets lie in it are applied
     (the band pass marks the others done; ``scatter_banded``)."""
-    claim = bufs.new("claims", 4 * (data.size if band is None else band[1]), U.STORAGE | U.COPY_DST)
-    done = bufs.new("done", 4 * (-(-n // 32)), U.STORAGE | U.COPY_DST)
+    # new buffers are zeroed: no element claimed, no update done
+    claim = bufs.new("claims", 4 * (data.size if band is None else band[1]), U.STORAGE)
+    done = bufs.new("done", 4 * (-(-n // 32)), U.STORAGE)
     status = bufs.small("status")
     none = reduce.kind == "none"
     # two lists, the pending ones and the next; none runs one batch and never reads a list: a stand-in next
     lists = [bufs.new("pending", 4 * n if k == 0 or not none else 4, U.STORAGE) for k in range(2)]
     wg = bufs.counts["rounds wg"] = int(answer(gpu, "rounds_wg"))  # the passes' and the apply's: one grid
-    passes = {name: compiled(gpu, Pass(name, wg)) for name in PASSES if name != "band" or band is not None}
     head = apply_head(reduce, data.bits)
-    encoder = gpu.device.create_command_encoder()
-    encoder.clear_buffer(claim)
-    encoder.clear_buffer(done)
     if band is not None:  # every update outside the band marked done, the others' targets rebased onto it
-        base, size = band
         band_targets = bufs.new("band targets", 4 * n, U.STORAGE)
-        groups = -(-n // wg)
-        params = bufs.params("band params", ROUND_PARAMS.pack(count=n, groups_x=grid_x(groups, max_dim), direct=1,
-                                                              base=base, size=size, **head))
-        passes["band"].dispatch(encoder, groups, max_dim, passes["band"].bind([targets, claim, done, params, lists[0],
-                                                                               status, band_targets]))
+        launch(bufs, Pass("band", wg), n, 1, max_dim, "band params",
+               dict(count=n, direct=1, base=band[0], size=band[1], **head),
+               [targets, claim, done, None, lists[0], status, band_targets])
         targets = band_targets
-    gpu.queue.submit([encoder.finish()])
+    passes = {name: compiled(gpu, Pass(name, wg)) for name in PASSES if name != "band"}
     small = bufs.new("round params", ROUND_PARAMS.size, U.UNIFORM | U.COPY_DST)  # the passes' and the apply's
     arith = arithmetic(reduce, data.bits)
     assert arith is not None, f"the op refuses reduction {reduce.kind} on {data.bits}-bit class {reduce.cls}"

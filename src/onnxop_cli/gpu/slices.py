@@ -16,7 +16,6 @@ import math
 from dataclasses import dataclass
 
 from .index_table import TABLE_AXIS, TABLE_LOOKUP, Table
-from .layout import Struct
 
 M = 0xFFFFFFFF  # strides as two's complement u32 words
 
@@ -34,11 +33,10 @@ class Slices:
         construction (not a speed measured on one driver)."""
         return all(w % 4 == 0 for w in (self.width, *self.strides))
 
-    def params(self, fields: Struct, words: int, groups_x: int, big: bool, cmode: int) -> bytes:
-        """A slice kernel's Params (gpu/render/slices.py's ``words``, gpu/render/scatter_slices.py's:
-        one layout, tests/unit/test_layout.py)."""
-        return fields.pack(words=words, groups_x=groups_x, width=self.width, outer=self.outer,
-                           nlook=(len(self.blob) // 16) - self.outer, iswap=int(big), cmode=cmode)
+    @property
+    def fields(self) -> dict[str, int]:
+        """What a slice kernel's Params say of the plan (gpu/render/scatter_slices.py's, as gpu/render/slices.py's)."""
+        return {"width": self.width, "outer": self.outer, "nlook": len(self.blob) // 16 - self.outer}
 
 
 def plan(table: Table, bits: int, bounds: tuple[int, ...]) -> Slices | None:
