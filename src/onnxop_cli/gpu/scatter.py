@@ -26,6 +26,7 @@ from .indexed import (
     LAST, NONNEG, WRAP, to_sink, binding_limit, check_indices, read_status,
     row_strides, U, launch,
 )
+from .buffers import dispatch_limit
 from .choose import answer
 from .render.scatter import Lines
 from .render.scatter_slices import Slices
@@ -51,18 +52,16 @@ def scatter_indexed(
     binding_bytes: int | None = None,
 ) -> int:
     """Copy ``data`` and apply ``updates`` (their targets by ``table``, whose
-    shape is the updates') in index order; stream the result into ``sink``.
-    reduction none with two updates on one element is an OpError, raised
-    before anything reaches the sink. ``slice_copy`` False keeps a table that
-    qualifies off the whole-slice and line kernels (``_kernel``): the rounds
-    run. ``mapped``: as gather_indexed's (the data read straight into the
-    output buffer, which the sink reads where it lies). ``fold`` (False: the
-    separate check pass, for comparisons): the slice and line kernels read
-    the raw int64 indices and check them themselves (``_reads_raw``); a bad
-    one found there discards the output before it reaches the sink. Data (or
-    its claims, 4 bytes an element) past one binding (or ``binding_bytes``,
-    which tests force small) is scattered a band at a time
-    (gpu/scatter_claims.py's ``scatter_banded``). Returns the bytes written."""
+    shape is the updates') in index order; stream the result into ``sink``;
+    return the bytes written. reduction none with two updates on one element
+    is an OpError, raised before anything reaches the sink. ``slice_copy``
+    False: the rounds, never the slice and line kernels. ``mapped``: as
+    gather_indexed's. ``fold`` (False: the separate check pass, for
+    comparisons): those kernels read and check the raw int64 indices
+    themselves (``_reads_raw``; a bad one: nothing reaches the sink). Data
+    (or its claims, 4 bytes an element) past one binding (or
+    ``binding_bytes``, which tests force small) goes a band at a time
+    (gpu/scatter_claims.py's ``scatter_banded``)."""
     op = check.op if check else "scatter"
     check_data(data, op)
     if updates.bits != data.bits:
@@ -76,9 +75,8 @@ def scatter_indexed(
     fits(gpu, 4 * n, "the update targets", op)
     cap = min(binding_bytes or binding_limit(gpu), binding_limit(gpu))
     banded = data.nbytes > cap or 4 * data.size > cap  # the data or its claims past one binding
-    max_dim = max_groups_per_dim or gpu.limits.get("max-compute-workgroups-per-dimension", 65535)
+    max_dim = dispatch_limit(gpu, max_groups_per_dim)
     bufs = Buffers(gpu, mapped=mapped is None or mapped)
-    gpu.cache[LAST] = bufs.counts
     try:
         with gpu.errors(f"{op} on the device"):
             # the kernel is chosen before the check only where it could read the raw indices itself
@@ -93,12 +91,11 @@ def scatter_indexed(
                     "norm", 16, U.STORAGE)
             if data.size == 0:
                 return 0
+            upd = _copy_in(gpu, bufs, updates, max_dim, output=False) if n else None
             if banded:
-                upd = _copy_in(gpu, bufs, updates, max_dim, output=False) if n else None
                 return scatter_banded(gpu, bufs, data, upd, norm, table, reduce, op, max_dim, sink, cap)
             out = _copy_in(gpu, bufs, data, max_dim)
             if n:
-                upd = _copy_in(gpu, bufs, updates, max_dim, output=False)
                 if not asked:
                     kernel = _kernel(gpu, table, data, reduce, index, check, slice_copy)
                 _apply(gpu, bufs, out, upd, norm, table, data, updates, reduce, op, max_dim, kernel, raw)
@@ -182,28 +179,23 @@ def _apply(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, norm: Any, table: Table,
     """The updates applied to ``out`` by ``kernel`` (``_kernel``), or in
     rounds. ``raw`` (index, check): ``norm`` holds the raw indices, which
     the kernel checks."""
-    if isinstance(kernel, slices.Slices):  # ScatterND's common case: whole slices of words, distinct targets
+    if isinstance(kernel, slices.Slices):
         _by_slices(gpu, bufs, out, upd, norm, kernel, data.nbytes // 4, updates.nbytes // 4, op, max_dim, raw)
         return
-    if _direct(kernel):  # the data's shape but for the axis: the lines read the indices themselves
-        _by_lines(gpu, bufs, out, upd, norm, updates.size, data.bits, reduce, kernel, max_dim, raw)
-        return
-    assert raw is None, "only the slice and line kernels check raw indices"
-    targets = bufs.new("targets", 4 * updates.size, U.STORAGE | U.COPY_SRC)
-    Gather(bufs, out, norm, table, max_dim).run(targets, 0, updates.size, 32, 0, offsets=True)
-    if kernel is not None:  # ScatterElements with a reduction: a line per invocation, in order
-        _by_lines(gpu, bufs, out, upd, targets, updates.size, data.bits, reduce, kernel, max_dim)
+    if not _direct(kernel):  # each update's data element first (the gather kernel's offsets mode)
+        targets = bufs.new("targets", 4 * updates.size, U.STORAGE | U.COPY_SRC)
+        Gather(bufs, out, norm, table, max_dim).run(targets, 0, updates.size, 32, 0, offsets=True)
+        norm = targets
+    if kernel is None:
+        rounds(gpu, bufs, out, upd, norm, data, updates.size, reduce, op, max_dim)
     else:
-        rounds(gpu, bufs, out, upd, targets, data, updates.size, reduce, op, max_dim)
+        _by_lines(gpu, bufs, out, upd, norm, updates.size, data.bits, reduce, kernel, max_dim, raw)
 
 
 def _by_slices(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, norm: Any, cut: slices.Slices, data_words: int,
                words: int, op: str, max_dim: int, raw: tuple[Index, Check] | None = None) -> None:
-    """reduction none by whole slices (gpu/render/scatter_slices.py): a claim per index
-    tuple (two on one slice: refused before anything is written), then the
-    update words copied over their slices. ``raw`` (index, check): ``norm``
-    is the raw int64 index tensor, checked by the claim (BadIndex before
-    the apply runs)."""
+    """reduction none by whole slices: gpu/render/scatter_slices.py's claim, then its apply.
+    ``raw`` (index, check): ``norm`` is the raw int64 index tensor, checked by the claim."""
     tuples = words // cut.width
     claims = bufs.new("slice claims", 4 * (data_words // cut.width), U.STORAGE)  # zeroed, as a new buffer is
     status = bufs.status(NO_BAD if raw else 0)
@@ -239,12 +231,10 @@ def _group(bits: int, line: _Lines) -> int | None:
 
 def _by_lines(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, targets: Any, n: int, bits: int, reduce: Reduce,
               line: _Lines, max_dim: int, raw: tuple[Index, Check] | None = None) -> None:
-    """The ``n`` updates applied in index order, every line by one invocation,
-    a group of adjacent lines (``_group``) an invocation (gpu/render/scatter.py's
-    ``Lines``: no rounds). ``targets``: the checked indices where ``line.dlen``
-    is set, else the updates' data elements; ``raw`` (index, check): the raw
-    int64 indices, checked by the lines themselves (BadIndex after the
-    dispatch, before anything is read back)."""
+    """The ``n`` updates applied a line (or ``_group``'s lines) an invocation
+    (gpu/render/scatter.py's ``Lines``). ``targets``: the checked indices where
+    ``line.dlen`` is set, else the updates' data elements; ``raw`` (index,
+    check): the raw int64 indices, which the lines check."""
     status = bufs.status()
     group = _group(bits, line)
     wg = bufs.counts["lines wg"] = int(answer(gpu, "lines_wg"))
