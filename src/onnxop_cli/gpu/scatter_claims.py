@@ -1,34 +1,27 @@
 """A scatter's updates applied in rounds, over the whole data or a band at
-a time, and the arithmetic every kernel that applies updates combines them
-with (gpu/render/scatter.py's ``ARITH``, the rounds' kernels there too).
-
-    round: claim (each target's earliest pending update) ▶ apply ▶ reset
-    compact: the updates still pending, for the next batch of rounds
+a time, and how updates combine (``Reduce``; ``arithmetic`` names the
+kernels' variant for it, gpu/render/scatter.py's ``ARITH``, and
+``apply_head`` the host's NaN facts they take).
 
 Updates to distinct elements run in parallel; the k-th update of one
-element goes in round k, so the result is onnx.reference's (which loops in
-index order) on every run, with no atomics whose order matters. The cost is
-one round per update of the most-updated element (batched: a readback every
-1, 2, 4 .. 64 rounds). reduction none with a second round means two updates
+element goes in round k (claim, apply, reset: gpu/render/scatter.py), so
+the result is onnx.reference's (which loops in index order) on every run,
+with no atomics whose order matters. The cost is one round per update of
+the most-updated element, in batches of 1, 2, 4 .. 64 rounds with a
+readback after each. reduction none with a second round means two updates
 of one element: refused before the readback, so nothing is written.
-``Reduce`` says how updates combine; ``arithmetic`` names the kernels'
-variant for it and ``apply_head`` the host's NaN facts they take.
 
 Data (or its claims, 4 bytes an element) larger than one storage binding
-is scattered a band at a time (``scatter_banded``):
-
-    updates ──▶ upd;  indices ──▶ norm ──offsets mode──▶ targets (into the whole data)
-    per band [b0, b0 + bn):  data band ──▶ out;  targets outside ──▶ done,
-                             the rest rebased (the rounds' band pass) ▶ the rounds ▶ sink
-
-Each target lies in one band, so a band's rounds are the whole scatter's
-restricted to it: the same updates in the same index order, the same bytes
-as one pass (the slice and line kernels, which address the whole data, are
-not used there). reduction none refuses two updates of one element before
-any band reaches the sink: a first sweep runs every band's one round
-(claims and apply into a scratch band) and only then are the bands made for
-real. The updates and their targets still fit one binding each (a one-line
-refusal otherwise, in gpu/scatter.py).
+is scattered a band at a time (``scatter_banded``): the targets are found
+once, into the whole data; per band, the band pass marks done every update
+whose target lies outside it and rebases the others, the rounds run, and
+the band goes to the sink. Each target lies in one band, so a band's rounds
+are the whole scatter's restricted to it: the same bytes as one pass (the
+slice and line kernels, which address the whole data, are not used there).
+reduction none refuses two updates of one element before any band reaches
+the sink: a first sweep runs every band's one round (into a scratch band)
+and only then are the bands made for real. The updates and their targets
+still fit one binding each (a one-line refusal otherwise, in gpu/scatter.py).
 """
 
 from __future__ import annotations

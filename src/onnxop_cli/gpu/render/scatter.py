@@ -10,12 +10,9 @@ Plain loads and stores where each word has one writer (the host makes it so
 for 8- and 16-bit elements: gpu/scatter.py's ``_group``); ``shared``
 (8- and 16-bit lines that share words otherwise): compare-exchange on the
 element's word, only its bits changing, so the order does not matter.
-Where the indices come from (``mode``): 0 ``targets`` holds each update's
-data element; 1 each update's checked index along the axis; 2 the raw int64
-index tensor, checked here (render/indices.py's checked_index: a bad one keeps the
-smallest position in status[0]; the host then discards the output). Line l
-starts at update (l / inner) * line * inner + l % inner and steps by inner;
-its data line (modes 1, 2) at (l / inner) * dlen * inner + l % inner.
+``mode`` 2 reads the raw int64 indices and checks them here (render/indices.py's
+checked_index: a bad one keeps the smallest position in status[0]; the host
+then discards the output).
 
 ``Apply`` and ``Pass`` (every other scatter): rounds. In a round each
 target's earliest pending update u claims it (``claim``: atomicMax of ~u, so
@@ -29,19 +26,18 @@ list's length. ``band`` (an output larger than one binding, a band at a
 time: gpu/scatter_claims.py) marks done every update whose target lies
 outside [base, base + size) and rebases the others' targets, in ``next``.
 
-The arithmetic (``ARITH``, declared once: the renderer writes ``combine``
-from it, gpu/scatter_claims.py's ``arithmetic`` picks one for a reduction
-from it): none (replace: every width, complex128 as four words); float32 add
-and mul in lib/f32_reduce.wgsl (a NaN operand gives that NaN quieted, two
-NaNs the one ``nan_first`` names, numpy's scalar and array loops differing
-there; an invalid operation the host's ``default_nan``); integers' add and
-mul two's complement, wrapping; float max and min by bit pattern (a
-subnormal is never flushed; -0 == +0), with Python's max() and min()
-(ScatterElements' reference: the update replaces only if it compares
-greater; NaN on either side compares false) or np.maximum's rule (n*,
-ScatterND's: a NaN on either side wins, the element's first, else the
-element only if it compares greater); float16 and bfloat16 add and mul in
-f32 (lib/f16_convert.wgsl; exact).
+The arithmetic (``ARITH``: the renderer writes ``combine`` from it,
+gpu/scatter_claims.py's ``arithmetic`` picks one): none (replace: every
+width, complex128 as four words); float32 add and mul in lib/f32_reduce.wgsl
+(a NaN operand gives that NaN quieted, two NaNs the one ``nan_first`` names,
+numpy's scalar and array loops differing there; an invalid operation the
+host's ``default_nan``); integers' add and mul two's complement, wrapping;
+float max and min by bit pattern (a subnormal is never flushed; -0 == +0),
+with Python's max() and min() (ScatterElements' reference: the update
+replaces only if it compares greater; NaN on either side compares false) or
+np.maximum's rule (n*, ScatterND's: a NaN on either side wins, the element's
+first, else the element only if it compares greater); float16 and bfloat16
+add and mul in f32 (lib/f16_convert.wgsl; exact).
 
 Each arithmetic is a variant of its own, so the compiler sees one
 expression, never a switch on the element's class.

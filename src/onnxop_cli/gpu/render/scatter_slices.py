@@ -12,16 +12,14 @@ replaces the slice its index tuple names, in two steps (``Slices.step``):
     the words, WORDS per invocation; distinct targets (the claim found none
     twice), so each word of ``out`` has one writer and the order does not matter.
 
-The index tuples are read from ``norm`` (the index check (gpu/render/indexed.py) checked and wrapped
-them, all 64 bits), or, ``raw``, from the raw int64 index tensor (row-major,
-as stored) in ``norm``, each index checked as gpu/render/slices.py checks it
-(render/indices.py's checked_index): no separate check pass. The raw claim reads every
-tuple; a bad index keeps the smallest position in status[0] and the host
-refuses the scatter before the apply runs; it leaves each tuple's target
-word in ``starts`` for the raw apply (no tuple read twice). The table is
-gpu/render/slices.py's (its Params too): axes[0 .. outer] an Axis per leading
-update axis, then per lookup a Lookup (gpu/index_table.py; stride in
-words, claim: its stride in slices).
+The index tuples are read from ``norm`` as the index check
+(gpu/render/indexed.py) wrote it, or, ``raw``, from the raw int64 index
+tensor, each index checked as read (render/indices.py's checked_index: a bad
+one keeps the smallest position in status[0] and the host refuses the
+scatter before the apply runs); the raw claim leaves each tuple's target
+word in ``starts`` for the raw apply (no tuple read twice). The table and
+Params are gpu/render/slices.py's (gpu/index_table.py's rows; a Lookup's
+``claim`` is its stride in slices).
 """
 
 from __future__ import annotations
