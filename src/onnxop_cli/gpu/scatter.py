@@ -24,13 +24,13 @@ from .device import Gpu
 from .indexed import (
     NO_BAD, Check, Data, Index, Sink, Table, Buffers, check_data, fits, Gather,
     LAST, NONNEG, WRAP, to_sink, binding_limit, check_indices, read_status,
-    row_strides, U, launch,
+    U, launch,
 )
 from .buffers import dispatch_limit
 from .choose import answer
 from .render.scatter import Lines
 from .render.scatter_slices import Slices
-from .scatter_claims import DUPLICATES, Reduce, apply_head, arithmetic, rounds, scatter_banded
+from .scatter_claims import DUPLICATES, Fill, Reduce, apply_head, arithmetic, rounds, scatter_banded
 
 from . import slices
 
@@ -106,16 +106,14 @@ def scatter_indexed(
 
 
 def _copy_in(gpu: Gpu, bufs: Buffers, data: Data, max_dim: int, output: bool = True) -> Any:
-    """``data`` on the device, row-major and little-endian (re-laid and swapped
-    by the gather kernel if need be); ``output``: the buffer the result is read from."""
+    """``data`` on the device, row-major and little-endian (uploaded as it is,
+    or re-laid as a band of its whole: gpu/scatter_claims.py's ``Fill``);
+    ``output``: the buffer the result is read from."""
     if not data.swap and data.row_major:
         return bufs.upload("scatter data", data.source, data.nbytes, readable=output)
-    raw = bufs.upload("input data", data.source, data.nbytes)
     out = bufs.result("scatter data", data.nbytes) if output else bufs.new(
         "scatter data", data.nbytes, U.STORAGE | U.COPY_SRC | U.COPY_DST)
-    ident = Table.over(data.shape, data.strides or row_strides(data.shape), (0,) * len(data.shape))
-    Gather(bufs, raw, bufs.new("norm", 16, U.STORAGE), ident, max_dim).run(
-        out, 0, data.size, data.bits, data.swap)
+    Fill(gpu, bufs, data, max_dim, data.size)(out, 0, data.size)
     return out
 
 

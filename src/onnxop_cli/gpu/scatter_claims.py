@@ -162,7 +162,7 @@ def band_elements(bits: int, cap: int) -> int:
     return max(128, min(cap * 8 // bits, cap // 4) // 128 * 128)
 
 
-class _Fill:
+class Fill:
     """A band of the data into a buffer, row-major and little-endian: read
     straight from the source when it is so already, else re-laid (and
     swapped) by the gather kernel from the data's windows."""
@@ -211,7 +211,7 @@ def scatter_banded(gpu: Gpu, bufs: Buffers, data: Data, upd: Any, norm: Any, tab
     band = band_elements(data.bits, cap)
     bands = [(b0, min(band, data.size - b0)) for b0 in range(0, data.size, band)]
     out = bufs.result("scatter band", (band * data.bits + 7) // 8)
-    fill = _Fill(gpu, bufs, data, max_dim, band)
+    fill = Fill(gpu, bufs, data, max_dim, band)
     targets = None
     if n:
         targets = bufs.new("targets", 4 * n, U.STORAGE | U.COPY_SRC)
