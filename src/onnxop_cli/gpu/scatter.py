@@ -6,11 +6,12 @@ order (the kernels: gpu/render/scatter.py, gpu/render/scatter_slices.py).
     the rounds (gpu/scatter_claims.py), or one kernel that applies every update (``_kernel``)
     out ──readback──▶ sink, once no update is pending
 
-Two cases skip the rounds: ScatterND with reduction none whose slices are
-whole words (``_by_slices``: a claim per index tuple, then a word copy), and
-ScatterElements with a reduction over enough lines (``_by_lines``: one
-invocation applies a line's updates in index order; only its updates can
-name its elements).
+Two cases skip the rounds (``_kernel``): ScatterND with reduction none
+whose slices are whole words (gpu/slices.py's plan; ``_by_slices``: a claim
+per index tuple, then a word copy), and ScatterElements with a reduction
+the device computes over enough lines (``_by_lines``: one invocation
+applies a line's updates in index order; only its updates can name its
+elements).
 """
 
 from __future__ import annotations
@@ -138,10 +139,7 @@ class _Lines:
 
 def _kernel(gpu: Gpu, table: Table, data: Data, reduce: Reduce, index: Index | None, check: Check | None,
             slice_copy: bool) -> slices.Slices | _Lines | None:
-    """The kernel that applies the updates without rounds, or None (the
-    rounds): ScatterND's whole slices (reduction none, slices of whole
-    words: gpu/slices.py's plan), or ScatterElements' lines (a reduction
-    over enough lines, its arithmetic on the device)."""
+    """The kernel of the module's two cases that apply the updates without rounds, or None (the rounds)."""
     if not slice_copy:
         return None
     if reduce.kind == "none":
