@@ -285,21 +285,17 @@ def gather_indexed(
                          bufs.status(), index, check)
             checked = None if fused is None else functools.partial(read_status, gpu, bufs, fused[1], (index, check))
             if lines is not None:
-                return iv.run_lines(gpu, bufs, windows, fused, norm, lines, count, data.bits, band, sink, max_dim,
-                                    poison, checked)
-            if cut is not None and cut.vec4():  # whole slices in vec4s: Gather's slabs
-                return iv.run_slabs(gpu, bufs, windows, fused, norm, cut, count, data.bits, band, sink, max_dim,
-                                    poison, checked)
-            if one is not None:
-                nbytes = (count * data.bits + 7) // 8
-                dst = iv.dispatch(gpu, bufs, one, windows.first, fused[0], fused[1], index, nbytes, max_dim, poison)
-                read_status(gpu, bufs, fused[1], (index, check))
-                return to_sink(gpu, bufs, dst, nbytes, sink)
-            kernel = Gather(bufs, windows.first, norm, table, max_dim, fused)
+                fill = iv.fill_lines(bufs, windows, fused, norm, lines, data.bits, max_dim)
+            elif cut is not None and cut.vec4():  # whole slices in vec4s: Gather's slabs
+                fill = iv.fill_slabs(bufs, windows, fused, norm, cut, data.bits, max_dim)
+            elif one is not None:
+                fill = iv.fill_one(bufs, one, windows.first, fused, data.bits, max_dim)
+            else:
+                kernel = Gather(bufs, windows.first, norm, table, max_dim, fused)
 
-            def run(dst: Any, e0: int, n: int, window: Any) -> None:
-                kernel.run(dst, e0, n, data.bits, data.swap, window=window)
+                def fill(dst: Any, e0: int, n: int, window: Any) -> None:
+                    kernel.run(dst, e0, n, data.bits, data.swap, window=window)
 
-            return gather_windows.run_bands(gpu, bufs, windows, run, count, data.bits, band, sink, poison, checked)
+            return gather_windows.run_bands(gpu, bufs, windows, fill, count, data.bits, band, sink, poison, checked)
     finally:
         bufs.release()

@@ -61,7 +61,8 @@ from .render.reverse import REVERSE
 from .render.rows import KERNELS as ROWS, RUNS
 from .render.slices import KERNELS as SLICES
 
-Sink = Callable[[memoryview], None]
+Fused = tuple[Any, Any, Any, Any]  # raw indices, status, Index, Check: the kernel checks the raw indices as read
+Fill = Callable[[Any, int, int, Any], None]  # gather_windows.run_bands' fill(dst, e0, elements, window)
 ENABLED = {"lines": True, "slices": True, "nd pairs": True, "rows": True, "runs": True}
 M = 0xFFFFFFFF  # strides as two's complement u32 words
 RAW_BAND = 8 << 20  # bytes of raw tuples a dispatch reads, where they lie in slice order (tests shrink it)
@@ -171,20 +172,17 @@ def lines(table: Table, bits: int, bounds: tuple[int, ...]) -> Lines | None:
     return Lines(cut.width, m, lead, blob or bytes(16), ((table.lookups[0].stride * bits) // 32) & M, bounds[0])
 
 
-def _indices(bufs: Buffers, fused: tuple[Any, Any, Any, Any] | None, norm: Any) -> tuple[Any, Any, Any, Any]:
+def _indices(bufs: Buffers, fused: Fused | None, norm: Any) -> Fused:
     """(raw, status, Index, Check) of a banded variant: ``fused`` (the raw
     indices checked as read), or the index check's offsets ``norm`` with a
     status no one reads (Index and Check None)."""
     return fused if fused is not None else (norm, bufs.new("no status", 16, U.STORAGE), None, None)
 
 
-def run_lines(gpu: Any, bufs: Buffers, windows: gather_windows.Windows, fused: tuple[Any, Any, Any, Any] | None,
-              norm: Any, plan: Lines, count: int, bits: int, band: int, sink: Sink, max_dim: int,
-              poison: int | None, checked: Callable[[], None] | None) -> int:
-    """The table's ``count`` elements into ``sink``, in bands of ``band``,
-    from the one window's buffer; the raw indices checked as read
-    (``fused``: raw buffer, status, Index, Check; ``checked`` raises if one
-    was bad) or ``norm``, those the index check checked (read as int32, mode 0)."""
+def fill_lines(bufs: Buffers, windows: gather_windows.Windows, fused: Fused | None, norm: Any, plan: Lines,
+               bits: int, max_dim: int) -> Fill:
+    """``run_bands``' fill for ``plan`` from the one window's buffer, the raw indices checked as read
+    (``fused``) or ``norm``, those the index check checked (read as int32, mode 0)."""
     bufs.counts["lines"] = 1
     axes = bufs.holding("lines axes", plan.blob)
     raw, status, index, check = _indices(bufs, fused, norm)
@@ -198,18 +196,16 @@ def run_lines(gpu: Any, bufs: Buffers, windows: gather_windows.Windows, fused: t
             iswap=int(bool(index and index.big)), cmode=check.mode if check else WRAP, bound=plan.bound),
             [windows.first, dst, None, axes, raw, status])
 
-    return gather_windows.run_bands(gpu, bufs, windows, fill, count, bits, band, sink, poison, checked)
+    return fill
 
 
 # ------------------------------------------------------------------ slabs
 
 
-def run_slabs(gpu: Any, bufs: Buffers, windows: gather_windows.Windows, fused: tuple[Any, Any, Any, Any] | None,
-              norm: Any, cut: slices.Slices, count: int, bits: int, band: int, sink: Sink, max_dim: int,
-              poison: int | None, checked: Callable[[], None] | None) -> int:
-    """Whole slices in vec4s, in bands and windows, the indices checked as
-    read (``fused``; ``checked`` raises BadIndex if the kernel found one) or
-    by the index check before (``norm``, its offsets)."""
+def fill_slabs(bufs: Buffers, windows: gather_windows.Windows, fused: Fused | None, norm: Any, cut: slices.Slices,
+               bits: int, max_dim: int) -> Fill:
+    """``run_bands``' fill for whole slices in vec4s, in any bands and windows, the indices checked as read
+    (``fused``) or by the index check before (``norm``, its offsets)."""
     bufs.counts["slabs"] = 1
     raw, status, index, check = _indices(bufs, fused, norm)
     axes = bufs.holding("axes", cut.blob)
@@ -224,14 +220,14 @@ def run_slabs(gpu: Any, bufs: Buffers, windows: gather_windows.Windows, fused: t
             wend = w0 + -(-window[2] * bits // 128)
         kernel, per = SLICES[name], SLICES[name].schedule.per
         if name == "windowed":  # its vectors an invocation (params.chunk) are choose.py's ``slab_chunk`` answer
-            per = bufs.counts["slab chunk"] = int(answer(gpu, "slab_chunk"))
+            per = bufs.counts["slab chunk"] = int(answer(bufs.gpu, "slab_chunk"))
             bufs.counts["windowed slab runs"] = bufs.counts.get("windowed slab runs", 0) + 1
         launch(bufs, kernel, vectors, per, max_dim, "slab params", dict(
             words=vectors, width=cut.width // 4, outer=cut.outer, nlook=len(cut.blob) // 16 - cut.outer,
             iswap=int(bool(index and index.big)), cmode=check.mode if check else 0, normed=int(fused is None),
             first=first, win0=w0, wend=wend, chunk=per), [source, dst, None, axes, raw, status])
 
-    return gather_windows.run_bands(gpu, bufs, windows, fill, count, bits, band, sink, poison, checked)
+    return fill
 
 
 # ------------------------------------------------------------------ one dispatch
@@ -320,28 +316,27 @@ def reverse_runs(table: Table, bits: int, check: Check) -> Dispatch | None:
         "bound": check.bounds[0]}, "words")
 
 
-def dispatch(gpu: Any, bufs: Buffers, d: Dispatch, src: Any, raw: Any, status: Any, index: Any, nbytes: int,
-             max_dim: int, poison: int | None) -> Any:
-    """One dispatch of ``d`` writing ``nbytes`` into a new result buffer of
-    ``bufs``, returned (the caller reads ``status`` before anything reaches
-    a sink): bound as (src, dst, params, [axes,] raw, status). ``raw``: the
-    uploaded indices, or None where ``d.uploads_own`` (``index.source`` is
-    then read a band at a time, one dispatch each)."""
-    units, per, fields = nbytes // d.unit, d.per, dict(d.fields, iswap=int(index.big))
+def fill_one(bufs: Buffers, d: Dispatch, src: Any, fused: Fused, bits: int, max_dim: int) -> Fill:
+    """``run_bands``' fill for ``d``'s one band of one window, bound as (src, dst, params, [axes,] raw,
+    status): one dispatch, or where ``d.uploads_own`` (``fused`` holds no raw buffer) one per band of
+    ``index.source``'s tuples, read a band at a time."""
+    raw, status, index, _ = fused
+    per, fields = d.per, dict(d.fields, iswap=int(index.big))
     if d.key == "nd pairs":
-        per = RUNS["long" if d.row >= LONG_ROW and answer(gpu, "nd_run") == "long" else "short"]
+        per = RUNS["long" if d.row >= LONG_ROW and answer(bufs.gpu, "nd_run") == "long" else "short"]
         bufs.counts["nd run"] = fields["run"] = per  # tests look
-    parts = [(units, raw, dict(fields, **{d.count: units}))] if raw is not None else _bands(bufs, index, units,
-                                                                                            per, fields)
     bufs.counts[d.key] = 1
-    dst = bufs.result("dst", nbytes + 16)
-    if poison is not None:
-        gpu.queue.write_buffer(dst, 0, bytes([poison]) * nbytes)
-    axes = [] if d.blob is None else [bufs.holding(f"{d.key} axes", d.blob)]
-    for n, part_raw, record in parts:  # each part taken after the one before was submitted
-        launch(bufs, d.kernel, n, per, max_dim, f"{d.key} params", record,
-               [src, dst, None, *axes, part_raw, status])
-    return dst
+
+    def fill(dst: Any, e0: int, n: int, window: Any) -> None:
+        units = n * bits // 8 // d.unit
+        parts = [(units, raw, dict(fields, **{d.count: units}))] if raw is not None else _bands(bufs, index, units,
+                                                                                                per, fields)
+        axes = [] if d.blob is None else [bufs.holding(f"{d.key} axes", d.blob)]
+        for part, part_raw, record in parts:  # each part taken after the one before was submitted
+            launch(bufs, d.kernel, part, per, max_dim, f"{d.key} params", record,
+                   [src, dst, None, *axes, part_raw, status])
+
+    return fill
 
 
 def _bands(bufs: Buffers, index: Any, count: int, run: int, fields: dict) -> Iterator[tuple[int, Any, dict]]:
