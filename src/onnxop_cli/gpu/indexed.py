@@ -6,21 +6,12 @@ never through numpy; the output is read back only when every index was in range.
     indices ──upload──▶ raw ──check──▶ norm (u32, wrapped) + first bad position
                           └─indexed gather─▶ dst (a band) ──readback──▶ sink
 
-What each op reads is one ``Table`` (gpu/index_table.py): per output axis
-its size, its stride into the data and into the index tensor; per lookup a
-data stride and an offset in the index tensor. ops/ builds the tables from
-the ONNX shapes; this module only moves bytes. Scatters (gpu/scatter.py) use
-the same check, and the gather to re-lay their data and compute their targets.
-
-A gather whose output is one band skips the check pass: its kernel reads
-the raw indices and checks each as it uses it, and the band is read back
-only if none was bad. Each table runs on the element kernel's variant of its
-case (gpu/indexed_variants.py's ``variant``: Mesa's CPU drivers run every
-branch a lane could take, so a kernel carrying the other cases' code runs
-them too), or on a faster kernel that fits it (gpu/indexed_variants.py):
-Gather's lines of one- or two-word slices (Compress's too), whole slices
-(gpu/slices.py) in 16-byte vectors in any bands and windows or in words,
-GatherND's pairs, GatherElements' rows, ReverseSequence's blocks.
+What each op reads is one ``Table`` (gpu/index_table.py), built by ops/
+from the ONNX shapes; this module only moves bytes. Scatters (gpu/scatter.py)
+use the same check, and the gather to re-lay their data and compute their
+targets. A gather whose output is one band skips the check pass: its kernel
+reads the raw indices and checks each as it uses it, and the band is read
+back only if none was bad. Which kernel runs a table: gpu/indexed_variants.py.
 
 Limits, checked here with one-line errors: the index tensor (as u32) and,
 for a scatter, the updates and their targets each fit in one storage
@@ -48,7 +39,7 @@ from . import gather_windows, slices
 from . import indexed_variants as iv
 from .indexed_buffers import Buffers, Slice, launch, read_small, read_to_host, to_sink  # noqa: F401 - also imported from here
 from .choose import answer
-from .index_table import NONNEG, RANGE, WRAP, Check, Index, Table, row_strides  # noqa: F401 - also imported from here
+from .index_table import NONNEG, RANGE, WRAP, Check, Index, Table, is_row_major, row_strides  # noqa: F401 - also imported from here
 from .indexed_variants import Gather, variant  # noqa: F401 - also imported from here
 from .render.indexed import NO_BAD
 from .render.indexed import Check as CheckKernel
@@ -72,8 +63,7 @@ class Data:
 
     @property
     def row_major(self) -> bool:
-        return self.strides is None or all(
-            s == r for s, r, d in zip(self.strides, row_strides(self.shape), self.shape) if d > 1)
+        return self.strides is None or is_row_major(self.shape, self.strides)
 
     @property
     def size(self) -> int:
@@ -257,11 +247,10 @@ def gather_indexed(
                 index is not None and slice_copy and not data.swap
                 and gather_windows.one_window(data.size, data.bits, window_cap)) else None
             can_fuse = index is not None and _can_fuse(gpu, index, check, table, band, fuse)
-            if can_fuse:
-                norm = bufs.new("norm", 16, U.STORAGE)
+            if index is not None and not can_fuse:
+                norm = check_indices(gpu, bufs, index, check, max_dim)
             else:
-                norm = check_indices(gpu, bufs, index, check, max_dim) if index is not None else bufs.new(
-                    "norm", 16, U.STORAGE)
+                norm = bufs.new("norm", 16, U.STORAGE)
             if count == 0:
                 return 0
             windows = gather_windows.plan(

@@ -1,44 +1,22 @@
 """The kernels an indexed gather runs a table on (gpu/indexed.py picks): the
 element kernel (gpu/render/indexed.py) on the variant of the table's case
-(``variant``, ``Gather``: its table rows and its dispatch over a band of the
-output, one window of the source at a time; the scatters' re-lay and target
-passes run it too), or a faster kernel planned for the tables it fits. Every
-condition of a plan is what its kernel can read, not a speed measured on one
-driver, so none is a question of gpu/choose.py.
+(``variant``, ``Gather``; the scatters' re-lay and target passes run it too),
+or a faster kernel planned for the tables it fits (each planner says which).
+Every condition of a plan is what its kernel can read, not a speed measured
+on one driver, so none is a question of gpu/choose.py.
 
-- ``lines`` (gpu/render/lines.py): a Gather table whose one index axis (or
-  row-major index axes) comes after every other output axis, and whose slices
-  (the trailing axes no index moves, gpu/slices.py) are one or two words:
-  Gather along the last axis of 4- and 8-byte elements, Compress along it.
-  Lines of the indices' units, 16 words an invocation as vec4 stores, the
-  indices read as vec4 loads; one little-endian window, any bands.
+- ``lines`` (gpu/render/lines.py): Gather's (and Compress's) lines of one-
+  or two-word units; one little-endian window, any bands.
 - ``slabs`` (gpu/render/slices.py ``whole``, ``windowed``): whole slices of
-  16-byte vectors (``Slices.vec4``), in any bands and windows (a window's run
-  skips the slabs it does not hold).
+  16-byte vectors (``Slices.vec4``), in any bands and windows.
 - one dispatch into a result (``Dispatch``): one band of one little-endian
-  window, the raw int64 indices checked as read (nothing reaches the sink if
-  one is bad):
-  ``nd pairs`` (gpu/render/rows.py's NdRows): GatherND's whole slices of one
-  or two words by tuples that are pairs of int64, each tuple one vec4 load,
-  runs of 16 or 64 slices an invocation;
-  ``slices`` (gpu/render/slices.py ``words``): the other whole-word slices, a
-  tuple read per slice;
-  ``rows`` (gpu/render/rows.py's ElementsRows): GatherElements with
-  row-major indices and 32- or 64-bit elements, runs of 16;
-  ``runs`` (gpu/render/reverse.py): ReverseSequence with row-major data whose
-  (batch, time) blocks are whole words, a word at a time by adds.
+  window, the raw int64 indices checked as read: GatherND's ``nd pairs``
+  (gpu/render/rows.py's NdRows) or other whole-word ``slices``
+  (gpu/render/slices.py ``words``), GatherElements' ``rows`` (rows.py's
+  ElementsRows), ReverseSequence's ``runs`` (gpu/render/reverse.py).
 
 ``ENABLED`` holds one switch per variant: off, its tables run what runs
 without it (benchmarks/variant_kernels.py, benchmarks/indexed_ops.py, tests).
-
-Where GatherND's pairs lie in slice order (a row-major index tensor) and take
-more than RAW_BAND bytes, they are not uploaded at once: one dispatch per
-RAW_BAND of them, through two buffers in turn (``Dispatch.uploads_own``). On
-Mesa's CPU drivers device memory is malloc'd, and glibc maps a block above 32
-MiB afresh each time: a 64 MiB index tensor's buffer cost ~40 ms of page
-faults every call (Mesa 25; ~90 ms on a loaded machine), where 8 MiB blocks
-come back from the heap already touched: 20,482 page faults a call before, 0
-after, Mesa 22.3; 16 MiB bands still took 4,098 (benchmarks/nd_pairs_upload.py).
 """
 
 from __future__ import annotations
@@ -50,7 +28,7 @@ from typing import Any, Callable, Iterator
 
 from .choose import answer
 from .engines.base import BufferUsage as U
-from .index_table import TABLE_AXIS, TABLE_LOOKUP, WRAP, Check, Index, Table, row_strides
+from .index_table import TABLE_AXIS, TABLE_LOOKUP, WRAP, Check, Index, Table, is_row_major, row_strides
 from .indexed_buffers import Buffers, Slice, launch
 from . import gather_windows, slices
 from .render.frame import Frame
@@ -66,9 +44,13 @@ Fill = Callable[[Any, int, int, Any], None]  # gather_windows.run_bands' fill(ds
 ENABLED = {"lines": True, "slices": True, "nd pairs": True, "rows": True, "runs": True}
 M = 0xFFFFFFFF  # strides as two's complement u32 words
 RAW_BAND = 8 << 20  # bytes of raw tuples a dispatch reads, where they lie in slice order (tests shrink it)
-# RAW_BAND is a memory bound, not a speed choice among kernels (so no question of choose.py): it keeps each
-# buffer under glibc's largest mmap threshold (32 MiB; two in turn), where a CPU driver's malloc reuses touched
-# heap; a driver with device memory of its own pays one more dispatch per 8 MiB, nothing a measurement could trade
+# GatherND's pairs in slice order (a row-major index tensor) of more than RAW_BAND bytes are not uploaded at
+# once: one dispatch per RAW_BAND of them, through two buffers in turn (``Dispatch.uploads_own``). A memory
+# bound, not a speed choice among kernels (so no question of choose.py): on Mesa's CPU drivers device memory
+# is malloc'd, and glibc maps a block above 32 MiB afresh each time: a 64 MiB index tensor's buffer cost
+# ~40 ms of page faults every call (Mesa 25; ~90 ms loaded), where 8 MiB blocks come back from the heap
+# already touched: 20,482 page faults a call before, 0 after, Mesa 22.3; 16 MiB bands still took 4,098
+# (benchmarks/nd_pairs_upload.py). A driver with device memory of its own pays one more dispatch per 8 MiB.
 TUPLE = 16  # bytes: two int64
 # Leading rows of this many slices or more may take runs of RUNS["long"] slices an invocation, not "short", where
 # choose.py's ``nd_run`` answers "long" (1.18x the kernel's speed for a 2048 x 2048 output on Mesa 22.3):
@@ -100,11 +82,11 @@ class Gather:
     """The indexed gather bound to one source, index buffer and table."""
 
     def __init__(self, bufs: Buffers, src: Any, norm: Any, table: Table, max_dim: int,
-                 fused: tuple[Any, Any, Index, Check] | None = None) -> None:
+                 fused: Fused | None = None) -> None:
         """``fused`` (raw index buffer, status buffer, index, check): the kernel
         reads and checks the raw indices itself; ``norm`` is then unused."""
         self.bufs, self.table, self.max_dim = bufs, table, max_dim
-        self.render = render = gather(variant(table, fused[2] if fused else None))
+        self.render = gather(variant(table, fused[2] if fused else None))
         self.src, self.norm, self.fused = src, norm, fused
         if fused is None:
             self.raw, self.status, bounds = bufs.new("no raw indices", 16, U.STORAGE), bufs.new(
@@ -292,7 +274,7 @@ def elements_rows(table: Table, bits: int, check: Check) -> Dispatch | None:
             or bits not in (32, 64) or len(table.lookups) != 1 or table.lookups[0].at != 0):
         return None
     shape = table.shape
-    if any(s != r for s, r, d in zip(table.index.strides, row_strides(shape), shape) if d > 1):
+    if not is_row_major(shape, table.index.strides):
         return None
     kernel = ROWS["gather-elements", bits // 32]
     blob = AXIS.layout.pack_rows({"dim": d, "stride": s & M} for d, s in zip(shape, table.data.strides))
@@ -306,7 +288,7 @@ def reverse_runs(table: Table, bits: int, check: Check) -> Dispatch | None:
     if not ENABLED["runs"] or table.mode != 1 or not table.extra.get("runs") or table.size == 0 or len(table.shape) < 2:
         return None
     shape = table.shape
-    if any(s != r for s, r, d in zip(table.data.strides, row_strides(shape), shape) if d > 1):
+    if not is_row_major(shape, table.data.strides):
         return None
     block = math.prod(shape[2:]) * bits
     if block % 32:
