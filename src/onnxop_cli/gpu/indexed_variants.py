@@ -217,7 +217,7 @@ def fill_slabs(bufs: Buffers, windows: gather_windows.Windows, fused: Fused | No
 
 @dataclass(frozen=True)
 class Dispatch:
-    """A variant that writes one band of one window in one dispatch (``dispatch``)."""
+    """A variant that writes one band of one window in one dispatch (``fill_one``)."""
 
     key: str  # the variant: its switch in ENABLED; bufs.counts[key] marks it taken (tests look)
     kernel: Frame
@@ -230,7 +230,7 @@ class Dispatch:
     ordered: bool = False  # nd pairs: slice p's tuple is the p-th of the index tensor (row-major)
 
     def uploads_own(self, tuples: int) -> bool:
-        """Whether ``dispatch`` uploads these ``tuples`` itself, a band at a
+        """Whether ``fill_one`` uploads these ``tuples`` itself, a band at a
         time (the caller then passes no raw buffer)."""
         return self.ordered and tuples * TUPLE > RAW_BAND
 
