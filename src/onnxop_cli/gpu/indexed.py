@@ -16,10 +16,9 @@ back only if none was bad. Which kernel runs a table: gpu/indexed_variants.py.
 Limits, checked here with one-line errors: the index tensor (as u32) and,
 for a scatter, the updates and their targets each fit in one storage
 binding, and an output has fewer than 2^32 elements. A gather's data may be
-larger than a binding (it is bound a window at a time, every band one
-dispatch per window; on CPU adapters a large one streams,
-gpu/gather_windows.py), and so may its output: it goes in bands. So may a
-scatter's data: it is scattered a band at a time (gpu/scatter_claims.py).
+larger than a binding (in windows, gpu/gather_windows.py), and so may its
+output: it goes in bands. So may a scatter's data: it is scattered a band
+at a time (gpu/scatter_claims.py).
 """
 
 from __future__ import annotations
