@@ -310,6 +310,7 @@ def fill_one(bufs: Buffers, d: Dispatch, src: Any, fused: Fused, bits: int, max_
     bufs.counts[d.key] = 1
 
     def fill(dst: Any, e0: int, n: int, window: Any) -> None:
+        assert e0 == 0 and window is None, "one band of one window"
         units = n * bits // 8 // d.unit
         parts = [(units, raw, dict(fields, **{d.count: units}))] if raw is not None else _bands(bufs, index, units,
                                                                                                 per, fields)
