@@ -251,14 +251,14 @@ def variants() -> list[Variant]:
         return patched((iv, "ENABLED", {**iv.ENABLED, key: False}))
 
     def dispatched(key: str) -> Probe:  # a one-dispatch indexed variant ran
-        return Probe(iv, "dispatch", lambda out, a: a[2].key == key)
+        return Probe(iv, "fill_one", lambda out, a: a[1].key == key)
 
     blocked = lambda: Probe(tiled, "record")  # noqa: E731 - a dispatch the transpose kernel takes
     return [
         Variant("the blocked transpose (gpu/render/transpose.py; the tiled one on GPUs)", "the generic gather",
                 lambda: env(gather.ENV_GATHER, "generic"), blocked, transpose_cases),
         Variant("the lines kernel (gpu/render/lines.py)", "the indexed gather (or the whole-slice kernels)",
-                lambda: switched_off("lines"), lambda: Probe(iv, "run_lines"), lines_cases),
+                lambda: switched_off("lines"), lambda: Probe(iv, "fill_lines"), lines_cases),
         Variant("rows ElementsRows", "the element gather (gpu/render/indexed.py)",
                 lambda: switched_off("rows"), lambda: dispatched("rows"), rows_cases),
         Variant("ReverseSequence blocks (gpu/render/reverse.py)", "the element gather (gpu/render/indexed.py)",
@@ -271,7 +271,7 @@ def variants() -> list[Variant]:
         Variant("slices words", "the element gather (gpu/render/indexed.py)", lambda: switched_off("slices"),
                 lambda: dispatched("slices"), lambda rng, mib: nd_cases(rng, mib, 3)),
         Variant("slices whole/windowed", "the element gather (gpu/render/indexed.py)", lambda: switched_off("slices"),
-                lambda: Probe(iv, "run_slabs"), slab_cases),
+                lambda: Probe(iv, "fill_slabs"), slab_cases),
         Variant("the slices scatter (gpu/render/scatter_slices.py)", "the rounds (gpu/render/scatter.py)",
                 lambda: no_scatter_kernel(scatter.slices.Slices),
                 lambda: Probe(scatter, "_by_slices", lambda out, a: True), scatter_nd_cases),

@@ -110,6 +110,11 @@ def row_strides(shape: Sequence[int]) -> tuple[int, ...]:
     return tuple(reversed(out))
 
 
+def is_row_major(shape: Sequence[int], strides: Sequence[int]) -> bool:
+    """Whether ``strides`` are ``shape``'s row-major ones along every axis longer than 1."""
+    return all(s == r for s, r, d in zip(strides, row_strides(shape), shape) if d > 1)
+
+
 def edge_table(table: Table, edge: int) -> Optional[Table]:
     """``table`` narrowed to the shown entries, as core/summary.py's
     ``edge_view`` narrows a view: each long output axis becomes (2, E + 1),

@@ -6,29 +6,19 @@ never through numpy; the output is read back only when every index was in range.
     indices ──upload──▶ raw ──check──▶ norm (u32, wrapped) + first bad position
                           └─indexed gather─▶ dst (a band) ──readback──▶ sink
 
-What each op reads is one ``Table`` (gpu/index_table.py): per output axis
-its size, its stride into the data and into the index tensor; per lookup a
-data stride and an offset in the index tensor. ops/ builds the tables from
-the ONNX shapes; this module only moves bytes. Scatters (gpu/scatter.py) use
-the same check, and the gather to re-lay their data and compute their targets.
-
-A gather whose output is one band skips the check pass: its kernel reads
-the raw indices and checks each as it uses it, and the band is read back
-only if none was bad. Each table runs on the element kernel's variant of its
-case (gpu/indexed_variants.py's ``variant``: Mesa's CPU drivers run every
-branch a lane could take, so a kernel carrying the other cases' code runs
-them too), or on a faster kernel that fits it (gpu/indexed_variants.py):
-Gather's lines of one- or two-word slices (Compress's too), whole slices
-(gpu/slices.py) in 16-byte vectors in any bands and windows or in words,
-GatherND's pairs, GatherElements' rows, ReverseSequence's blocks.
+What each op reads is one ``Table`` (gpu/index_table.py), built by ops/
+from the ONNX shapes; this module only moves bytes. Scatters (gpu/scatter.py)
+use the same check, and the gather to re-lay their data and compute their
+targets. A gather whose output is one band skips the check pass: its kernel
+reads the raw indices and checks each as it uses it, and the band is read
+back only if none was bad. Which kernel runs a table: gpu/indexed_variants.py.
 
 Limits, checked here with one-line errors: the index tensor (as u32) and,
 for a scatter, the updates and their targets each fit in one storage
 binding, and an output has fewer than 2^32 elements. A gather's data may be
-larger than a binding (it is bound a window at a time, every band one
-dispatch per window; on CPU adapters a large one streams,
-gpu/gather_windows.py), and so may its output: it goes in bands. So may a
-scatter's data: it is scattered a band at a time (gpu/scatter_claims.py).
+larger than a binding (in windows, gpu/gather_windows.py), and so may its
+output: it goes in bands. So may a scatter's data: it is scattered a band
+at a time (gpu/scatter_claims.py).
 """
 
 from __future__ import annotations
@@ -48,7 +38,7 @@ from . import gather_windows, slices
 from . import indexed_variants as iv
 from .indexed_buffers import Buffers, Slice, launch, read_small, read_to_host, to_sink  # noqa: F401 - also imported from here
 from .choose import answer
-from .index_table import NONNEG, RANGE, WRAP, Check, Index, Table, row_strides  # noqa: F401 - also imported from here
+from .index_table import NONNEG, RANGE, WRAP, Check, Index, Table, is_row_major, row_strides  # noqa: F401 - also imported from here
 from .indexed_variants import Gather, variant  # noqa: F401 - also imported from here
 from .render.indexed import NO_BAD
 from .render.indexed import Check as CheckKernel
@@ -72,8 +62,7 @@ class Data:
 
     @property
     def row_major(self) -> bool:
-        return self.strides is None or all(
-            s == r for s, r, d in zip(self.strides, row_strides(self.shape), self.shape) if d > 1)
+        return self.strides is None or is_row_major(self.shape, self.strides)
 
     @property
     def size(self) -> int:
@@ -257,11 +246,10 @@ def gather_indexed(
                 index is not None and slice_copy and not data.swap
                 and gather_windows.one_window(data.size, data.bits, window_cap)) else None
             can_fuse = index is not None and _can_fuse(gpu, index, check, table, band, fuse)
-            if can_fuse:
-                norm = bufs.new("norm", 16, U.STORAGE)
+            if index is not None and not can_fuse:
+                norm = check_indices(gpu, bufs, index, check, max_dim)
             else:
-                norm = check_indices(gpu, bufs, index, check, max_dim) if index is not None else bufs.new(
-                    "norm", 16, U.STORAGE)
+                norm = bufs.new("norm", 16, U.STORAGE)
             if count == 0:
                 return 0
             windows = gather_windows.plan(
@@ -285,21 +273,17 @@ def gather_indexed(
                          bufs.status(), index, check)
             checked = None if fused is None else functools.partial(read_status, gpu, bufs, fused[1], (index, check))
             if lines is not None:
-                return iv.run_lines(gpu, bufs, windows, fused, norm, lines, count, data.bits, band, sink, max_dim,
-                                    poison, checked)
-            if cut is not None and cut.vec4():  # whole slices in vec4s: Gather's slabs
-                return iv.run_slabs(gpu, bufs, windows, fused, norm, cut, count, data.bits, band, sink, max_dim,
-                                    poison, checked)
-            if one is not None:
-                nbytes = (count * data.bits + 7) // 8
-                dst = iv.dispatch(gpu, bufs, one, windows.first, fused[0], fused[1], index, nbytes, max_dim, poison)
-                read_status(gpu, bufs, fused[1], (index, check))
-                return to_sink(gpu, bufs, dst, nbytes, sink)
-            kernel = Gather(bufs, windows.first, norm, table, max_dim, fused)
+                fill = iv.fill_lines(bufs, windows, fused, norm, lines, data.bits, max_dim)
+            elif cut is not None and cut.vec4():  # whole slices in vec4s: Gather's slabs
+                fill = iv.fill_slabs(bufs, windows, fused, norm, cut, data.bits, max_dim)
+            elif one is not None:
+                fill = iv.fill_one(bufs, one, windows.first, fused, data.bits, max_dim)
+            else:
+                kernel = Gather(bufs, windows.first, norm, table, max_dim, fused)
 
-            def run(dst: Any, e0: int, n: int, window: Any) -> None:
-                kernel.run(dst, e0, n, data.bits, data.swap, window=window)
+                def fill(dst: Any, e0: int, n: int, window: Any) -> None:
+                    kernel.run(dst, e0, n, data.bits, data.swap, window=window)
 
-            return gather_windows.run_bands(gpu, bufs, windows, run, count, data.bits, band, sink, poison, checked)
+            return gather_windows.run_bands(gpu, bufs, windows, fill, count, data.bits, band, sink, poison, checked)
     finally:
         bufs.release()

@@ -103,9 +103,8 @@ class Buffers:
 
         base, at0 = (source.source, source.offset) if isinstance(source, Slice) else (source, 0)
         device = isinstance(base, DeviceBuffer) and at0 % 4 == 0
-        mapped = self.mapped and not device
         kind = U.STORAGE | U.COPY_DST | U.COPY_SRC
-        if mapped:
+        if self.mapped and not device:
             kind |= U.MAP_WRITE | (U.MAP_READ if readable else 0)
         buf = self.new(label, nbytes, kind)
         if device:  # a graph's intermediate: copied on the device
@@ -114,7 +113,7 @@ class Buffers:
             self.gpu.queue.submit([encoder.finish()])
             self.counts["device uploads"] += 1
             return buf
-        self._write(buf, source, nbytes, mapped)
+        self.refill(buf, source, nbytes)
         return buf
 
     def refill(self, buf: Any, source: ByteSource, nbytes: int) -> None:
@@ -122,10 +121,7 @@ class Buffers:
         of a host source, at least that large) with ``source``'s, after the
         device's work already submitted with it: a mapped buffer waits for
         that work in its map, a staged write is ordered after it by the queue."""
-        self._write(buf, source, nbytes, self.mapped)
-
-    def _write(self, buf: Any, source: ByteSource, nbytes: int, mapped: bool) -> None:
-        if mapped:  # read straight into the kernel's buffer
+        if self.mapped:  # read straight into the kernel's buffer
             if nbytes:
                 write_mapped(self.gpu, buf, source, 0, nbytes)
             self.counts["mapped uploads"] += 1

@@ -1,44 +1,22 @@
 """The kernels an indexed gather runs a table on (gpu/indexed.py picks): the
 element kernel (gpu/render/indexed.py) on the variant of the table's case
-(``variant``, ``Gather``: its table rows and its dispatch over a band of the
-output, one window of the source at a time; the scatters' re-lay and target
-passes run it too), or a faster kernel planned for the tables it fits. Every
-condition of a plan is what its kernel can read, not a speed measured on one
-driver, so none is a question of gpu/choose.py.
+(``variant``, ``Gather``; the scatters' re-lay and target passes run it too),
+or a faster kernel planned for the tables it fits (each planner says which).
+Every condition of a plan is what its kernel can read, not a speed measured
+on one driver, so none is a question of gpu/choose.py.
 
-- ``lines`` (gpu/render/lines.py): a Gather table whose one index axis (or
-  row-major index axes) comes after every other output axis, and whose slices
-  (the trailing axes no index moves, gpu/slices.py) are one or two words:
-  Gather along the last axis of 4- and 8-byte elements, Compress along it.
-  Lines of the indices' units, 16 words an invocation as vec4 stores, the
-  indices read as vec4 loads; one little-endian window, any bands.
+- ``lines`` (gpu/render/lines.py): Gather's (and Compress's) lines of one-
+  or two-word units; one little-endian window, any bands.
 - ``slabs`` (gpu/render/slices.py ``whole``, ``windowed``): whole slices of
-  16-byte vectors (``Slices.vec4``), in any bands and windows (a window's run
-  skips the slabs it does not hold).
+  16-byte vectors (``Slices.vec4``), in any bands and windows.
 - one dispatch into a result (``Dispatch``): one band of one little-endian
-  window, the raw int64 indices checked as read (nothing reaches the sink if
-  one is bad):
-  ``nd pairs`` (gpu/render/rows.py's NdRows): GatherND's whole slices of one
-  or two words by tuples that are pairs of int64, each tuple one vec4 load,
-  runs of 16 or 64 slices an invocation;
-  ``slices`` (gpu/render/slices.py ``words``): the other whole-word slices, a
-  tuple read per slice;
-  ``rows`` (gpu/render/rows.py's ElementsRows): GatherElements with
-  row-major indices and 32- or 64-bit elements, runs of 16;
-  ``runs`` (gpu/render/reverse.py): ReverseSequence with row-major data whose
-  (batch, time) blocks are whole words, a word at a time by adds.
+  window, the raw int64 indices checked as read: GatherND's ``nd pairs``
+  (gpu/render/rows.py's NdRows) or other whole-word ``slices``
+  (gpu/render/slices.py ``words``), GatherElements' ``rows`` (rows.py's
+  ElementsRows), ReverseSequence's ``runs`` (gpu/render/reverse.py).
 
 ``ENABLED`` holds one switch per variant: off, its tables run what runs
 without it (benchmarks/variant_kernels.py, benchmarks/indexed_ops.py, tests).
-
-Where GatherND's pairs lie in slice order (a row-major index tensor) and take
-more than RAW_BAND bytes, they are not uploaded at once: one dispatch per
-RAW_BAND of them, through two buffers in turn (``Dispatch.uploads_own``). On
-Mesa's CPU drivers device memory is malloc'd, and glibc maps a block above 32
-MiB afresh each time: a 64 MiB index tensor's buffer cost ~40 ms of page
-faults every call (Mesa 25; ~90 ms on a loaded machine), where 8 MiB blocks
-come back from the heap already touched: 20,482 page faults a call before, 0
-after, Mesa 22.3; 16 MiB bands still took 4,098 (benchmarks/nd_pairs_upload.py).
 """
 
 from __future__ import annotations
@@ -50,7 +28,7 @@ from typing import Any, Callable, Iterator
 
 from .choose import answer
 from .engines.base import BufferUsage as U
-from .index_table import TABLE_AXIS, TABLE_LOOKUP, WRAP, Check, Index, Table, row_strides
+from .index_table import TABLE_AXIS, TABLE_LOOKUP, WRAP, Check, Index, Table, is_row_major, row_strides
 from .indexed_buffers import Buffers, Slice, launch
 from . import gather_windows, slices
 from .render.frame import Frame
@@ -61,13 +39,18 @@ from .render.reverse import REVERSE
 from .render.rows import KERNELS as ROWS, RUNS
 from .render.slices import KERNELS as SLICES
 
-Sink = Callable[[memoryview], None]
+Fused = tuple[Any, Any, Any, Any]  # raw indices, status, Index, Check: the kernel checks the raw indices as read
+Fill = Callable[[Any, int, int, Any], None]  # gather_windows.run_bands' fill(dst, e0, elements, window)
 ENABLED = {"lines": True, "slices": True, "nd pairs": True, "rows": True, "runs": True}
 M = 0xFFFFFFFF  # strides as two's complement u32 words
 RAW_BAND = 8 << 20  # bytes of raw tuples a dispatch reads, where they lie in slice order (tests shrink it)
-# RAW_BAND is a memory bound, not a speed choice among kernels (so no question of choose.py): it keeps each
-# buffer under glibc's largest mmap threshold (32 MiB; two in turn), where a CPU driver's malloc reuses touched
-# heap; a driver with device memory of its own pays one more dispatch per 8 MiB, nothing a measurement could trade
+# GatherND's pairs in slice order (a row-major index tensor) of more than RAW_BAND bytes are not uploaded at
+# once: one dispatch per RAW_BAND of them, through two buffers in turn (``Dispatch.uploads_own``). A memory
+# bound, not a speed choice among kernels (so no question of choose.py): on Mesa's CPU drivers device memory
+# is malloc'd, and glibc maps a block above 32 MiB afresh each time: a 64 MiB index tensor's buffer cost
+# ~40 ms of page faults every call (Mesa 25; ~90 ms loaded), where 8 MiB blocks come back from the heap
+# already touched: 20,482 page faults a call before, 0 after, Mesa 22.3; 16 MiB bands still took 4,098
+# (benchmarks/nd_pairs_upload.py). A driver with device memory of its own pays one more dispatch per 8 MiB.
 TUPLE = 16  # bytes: two int64
 # Leading rows of this many slices or more may take runs of RUNS["long"] slices an invocation, not "short", where
 # choose.py's ``nd_run`` answers "long" (1.18x the kernel's speed for a 2048 x 2048 output on Mesa 22.3):
@@ -99,11 +82,11 @@ class Gather:
     """The indexed gather bound to one source, index buffer and table."""
 
     def __init__(self, bufs: Buffers, src: Any, norm: Any, table: Table, max_dim: int,
-                 fused: tuple[Any, Any, Index, Check] | None = None) -> None:
+                 fused: Fused | None = None) -> None:
         """``fused`` (raw index buffer, status buffer, index, check): the kernel
         reads and checks the raw indices itself; ``norm`` is then unused."""
         self.bufs, self.table, self.max_dim = bufs, table, max_dim
-        self.render = render = gather(variant(table, fused[2] if fused else None))
+        self.render = gather(variant(table, fused[2] if fused else None))
         self.src, self.norm, self.fused = src, norm, fused
         if fused is None:
             self.raw, self.status, bounds = bufs.new("no raw indices", 16, U.STORAGE), bufs.new(
@@ -171,20 +154,17 @@ def lines(table: Table, bits: int, bounds: tuple[int, ...]) -> Lines | None:
     return Lines(cut.width, m, lead, blob or bytes(16), ((table.lookups[0].stride * bits) // 32) & M, bounds[0])
 
 
-def _indices(bufs: Buffers, fused: tuple[Any, Any, Any, Any] | None, norm: Any) -> tuple[Any, Any, Any, Any]:
+def _indices(bufs: Buffers, fused: Fused | None, norm: Any) -> Fused:
     """(raw, status, Index, Check) of a banded variant: ``fused`` (the raw
     indices checked as read), or the index check's offsets ``norm`` with a
     status no one reads (Index and Check None)."""
     return fused if fused is not None else (norm, bufs.new("no status", 16, U.STORAGE), None, None)
 
 
-def run_lines(gpu: Any, bufs: Buffers, windows: gather_windows.Windows, fused: tuple[Any, Any, Any, Any] | None,
-              norm: Any, plan: Lines, count: int, bits: int, band: int, sink: Sink, max_dim: int,
-              poison: int | None, checked: Callable[[], None] | None) -> int:
-    """The table's ``count`` elements into ``sink``, in bands of ``band``,
-    from the one window's buffer; the raw indices checked as read
-    (``fused``: raw buffer, status, Index, Check; ``checked`` raises if one
-    was bad) or ``norm``, those the index check checked (read as int32, mode 0)."""
+def fill_lines(bufs: Buffers, windows: gather_windows.Windows, fused: Fused | None, norm: Any, plan: Lines,
+               bits: int, max_dim: int) -> Fill:
+    """``run_bands``' fill for ``plan`` from the one window's buffer, the raw indices checked as read
+    (``fused``) or ``norm``, those the index check checked (read as int32, mode 0)."""
     bufs.counts["lines"] = 1
     axes = bufs.holding("lines axes", plan.blob)
     raw, status, index, check = _indices(bufs, fused, norm)
@@ -198,18 +178,16 @@ def run_lines(gpu: Any, bufs: Buffers, windows: gather_windows.Windows, fused: t
             iswap=int(bool(index and index.big)), cmode=check.mode if check else WRAP, bound=plan.bound),
             [windows.first, dst, None, axes, raw, status])
 
-    return gather_windows.run_bands(gpu, bufs, windows, fill, count, bits, band, sink, poison, checked)
+    return fill
 
 
 # ------------------------------------------------------------------ slabs
 
 
-def run_slabs(gpu: Any, bufs: Buffers, windows: gather_windows.Windows, fused: tuple[Any, Any, Any, Any] | None,
-              norm: Any, cut: slices.Slices, count: int, bits: int, band: int, sink: Sink, max_dim: int,
-              poison: int | None, checked: Callable[[], None] | None) -> int:
-    """Whole slices in vec4s, in bands and windows, the indices checked as
-    read (``fused``; ``checked`` raises BadIndex if the kernel found one) or
-    by the index check before (``norm``, its offsets)."""
+def fill_slabs(bufs: Buffers, windows: gather_windows.Windows, fused: Fused | None, norm: Any, cut: slices.Slices,
+               bits: int, max_dim: int) -> Fill:
+    """``run_bands``' fill for whole slices in vec4s, in any bands and windows, the indices checked as read
+    (``fused``) or by the index check before (``norm``, its offsets)."""
     bufs.counts["slabs"] = 1
     raw, status, index, check = _indices(bufs, fused, norm)
     axes = bufs.holding("axes", cut.blob)
@@ -224,14 +202,14 @@ def run_slabs(gpu: Any, bufs: Buffers, windows: gather_windows.Windows, fused: t
             wend = w0 + -(-window[2] * bits // 128)
         kernel, per = SLICES[name], SLICES[name].schedule.per
         if name == "windowed":  # its vectors an invocation (params.chunk) are choose.py's ``slab_chunk`` answer
-            per = bufs.counts["slab chunk"] = int(answer(gpu, "slab_chunk"))
+            per = bufs.counts["slab chunk"] = int(answer(bufs.gpu, "slab_chunk"))
             bufs.counts["windowed slab runs"] = bufs.counts.get("windowed slab runs", 0) + 1
         launch(bufs, kernel, vectors, per, max_dim, "slab params", dict(
             words=vectors, width=cut.width // 4, outer=cut.outer, nlook=len(cut.blob) // 16 - cut.outer,
             iswap=int(bool(index and index.big)), cmode=check.mode if check else 0, normed=int(fused is None),
             first=first, win0=w0, wend=wend, chunk=per), [source, dst, None, axes, raw, status])
 
-    return gather_windows.run_bands(gpu, bufs, windows, fill, count, bits, band, sink, poison, checked)
+    return fill
 
 
 # ------------------------------------------------------------------ one dispatch
@@ -239,7 +217,7 @@ def run_slabs(gpu: Any, bufs: Buffers, windows: gather_windows.Windows, fused: t
 
 @dataclass(frozen=True)
 class Dispatch:
-    """A variant that writes one band of one window in one dispatch (``dispatch``)."""
+    """A variant that writes one band of one window in one dispatch (``fill_one``)."""
 
     key: str  # the variant: its switch in ENABLED; bufs.counts[key] marks it taken (tests look)
     kernel: Frame
@@ -252,7 +230,7 @@ class Dispatch:
     ordered: bool = False  # nd pairs: slice p's tuple is the p-th of the index tensor (row-major)
 
     def uploads_own(self, tuples: int) -> bool:
-        """Whether ``dispatch`` uploads these ``tuples`` itself, a band at a
+        """Whether ``fill_one`` uploads these ``tuples`` itself, a band at a
         time (the caller then passes no raw buffer)."""
         return self.ordered and tuples * TUPLE > RAW_BAND
 
@@ -296,7 +274,7 @@ def elements_rows(table: Table, bits: int, check: Check) -> Dispatch | None:
             or bits not in (32, 64) or len(table.lookups) != 1 or table.lookups[0].at != 0):
         return None
     shape = table.shape
-    if any(s != r for s, r, d in zip(table.index.strides, row_strides(shape), shape) if d > 1):
+    if not is_row_major(shape, table.index.strides):
         return None
     kernel = ROWS["gather-elements", bits // 32]
     blob = AXIS.layout.pack_rows({"dim": d, "stride": s & M} for d, s in zip(shape, table.data.strides))
@@ -310,7 +288,7 @@ def reverse_runs(table: Table, bits: int, check: Check) -> Dispatch | None:
     if not ENABLED["runs"] or table.mode != 1 or not table.extra.get("runs") or table.size == 0 or len(table.shape) < 2:
         return None
     shape = table.shape
-    if any(s != r for s, r, d in zip(table.data.strides, row_strides(shape), shape) if d > 1):
+    if not is_row_major(shape, table.data.strides):
         return None
     block = math.prod(shape[2:]) * bits
     if block % 32:
@@ -320,28 +298,28 @@ def reverse_runs(table: Table, bits: int, check: Check) -> Dispatch | None:
         "bound": check.bounds[0]}, "words")
 
 
-def dispatch(gpu: Any, bufs: Buffers, d: Dispatch, src: Any, raw: Any, status: Any, index: Any, nbytes: int,
-             max_dim: int, poison: int | None) -> Any:
-    """One dispatch of ``d`` writing ``nbytes`` into a new result buffer of
-    ``bufs``, returned (the caller reads ``status`` before anything reaches
-    a sink): bound as (src, dst, params, [axes,] raw, status). ``raw``: the
-    uploaded indices, or None where ``d.uploads_own`` (``index.source`` is
-    then read a band at a time, one dispatch each)."""
-    units, per, fields = nbytes // d.unit, d.per, dict(d.fields, iswap=int(index.big))
+def fill_one(bufs: Buffers, d: Dispatch, src: Any, fused: Fused, bits: int, max_dim: int) -> Fill:
+    """``run_bands``' fill for ``d``'s one band of one window, bound as (src, dst, params, [axes,] raw,
+    status): one dispatch, or where ``d.uploads_own`` (``fused`` holds no raw buffer) one per band of
+    ``index.source``'s tuples, read a band at a time."""
+    raw, status, index, _ = fused
+    per, fields = d.per, dict(d.fields, iswap=int(index.big))
     if d.key == "nd pairs":
-        per = RUNS["long" if d.row >= LONG_ROW and answer(gpu, "nd_run") == "long" else "short"]
+        per = RUNS["long" if d.row >= LONG_ROW and answer(bufs.gpu, "nd_run") == "long" else "short"]
         bufs.counts["nd run"] = fields["run"] = per  # tests look
-    parts = [(units, raw, dict(fields, **{d.count: units}))] if raw is not None else _bands(bufs, index, units,
-                                                                                            per, fields)
     bufs.counts[d.key] = 1
-    dst = bufs.result("dst", nbytes + 16)
-    if poison is not None:
-        gpu.queue.write_buffer(dst, 0, bytes([poison]) * nbytes)
-    axes = [] if d.blob is None else [bufs.holding(f"{d.key} axes", d.blob)]
-    for n, part_raw, record in parts:  # each part taken after the one before was submitted
-        launch(bufs, d.kernel, n, per, max_dim, f"{d.key} params", record,
-               [src, dst, None, *axes, part_raw, status])
-    return dst
+
+    def fill(dst: Any, e0: int, n: int, window: Any) -> None:
+        assert e0 == 0 and window is None, "one band of one window"
+        units = n * bits // 8 // d.unit
+        parts = [(units, raw, dict(fields, **{d.count: units}))] if raw is not None else _bands(bufs, index, units,
+                                                                                                per, fields)
+        axes = [] if d.blob is None else [bufs.holding(f"{d.key} axes", d.blob)]
+        for part, part_raw, record in parts:  # each part taken after the one before was submitted
+            launch(bufs, d.kernel, part, per, max_dim, f"{d.key} params", record,
+                   [src, dst, None, *axes, part_raw, status])
+
+    return fill
 
 
 def _bands(bufs: Buffers, index: Any, count: int, run: int, fields: dict) -> Iterator[tuple[int, Any, dict]]:

@@ -3,16 +3,14 @@ data offsets found by one table walk and then by adds, whole vec4 stores.
 One generator (``_runs``) emits both kernels at both widths (``words``: 1
 or 2 words an element or slice):
 
-``NdRows`` (GatherND, gpu/indexed_variants.py checks the table: two lookups at tuple
-    offsets 0 and 1, leading index strides even, slices of 1-2 words)
-    each tuple one vec4 load, ``params.run`` slices an invocation (``RUNS``,
+``NdRows`` (GatherND's pairs, gpu/indexed_variants.py's ``nd_pairs`` plans
+    them) each tuple one vec4 load, ``params.run`` slices an invocation (``RUNS``,
     gpu/choose.py's ``nd_run`` picks), slices [first, count) a dispatch, ``raw``
     its tuples from int64 ``ibase`` on. Along a row, eight tuples are read and
     checked before their eight data words, so the random data loads follow
     one another (1.14x reading each tuple just before its word, Mesa 22.3).
-``ElementsRows`` (GatherElements, gpu/indexed_variants.py)
-    row-major int64 indices (element e reads index e), 32- or 64-bit
-    little-endian data in one binding: RUN elements an invocation.
+``ElementsRows`` (GatherElements, gpu/indexed_variants.py's ``elements_rows``)
+    element e reads index e, RUN elements an invocation.
 
 The raw int64 indices are checked and wrapped (lib/index_fold.wgsl, all 64
 bits): a bad one keeps the smallest position in status[0] (each invocation's
