@@ -12,8 +12,8 @@ binds two buffers, not 300), and the window uploaded is only the part the
 piece reads. Cutting is pure index arithmetic (core/pieces.py's ``cut``, ``fit``); a ``Run`` holds
 the buffers and bind group, uploads each group of parts' windows, dispatches and reads each band
 back. A part whose innermost axis is contiguous in its source and in dst runs by runs (gpu/runs.py:
-whole words) in the same pass. Where's select and OneHot (gpu/elementwise.py's ``run_select``,
-gpu/one_hot.py) drive one kernel of this layout over a ``Run``'s buffers (``dispatch_one``).
+whole words) in the same pass. Where's select and OneHot (gpu/word_kernels.py)
+drive one kernel of this layout over a ``Run``'s buffers (``dispatch_one``).
 """
 
 from __future__ import annotations
@@ -146,7 +146,7 @@ def run_pieces(
 
 def one_kernel_bands(gpu: Gpu, binding_bytes: Optional[int], count: int, bits: int, most: int) -> tuple[int, int]:
     """(window cap, band bytes) of a run over ``count`` elements of ``bits``
-    (run_pieces; one kernel: gpu/elementwise.py's run_select, gpu/one_hot.py): windows of at most
+    (run_pieces; one kernel: gpu/word_kernels.py's run_select and run_one_hot): windows of at most
     one binding (``binding_bytes`` forces smaller), bands of at most ``most``
     bytes and no more than the output, whole words each."""
     cap = min(binding_bytes or DEFAULT_BAND, binding_limit(gpu))
