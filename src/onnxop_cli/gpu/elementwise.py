@@ -23,9 +23,9 @@ from typing import Any, Optional, Sequence
 
 from ..errors import OpError
 from . import choose
-from .buffers import (WORD, BufferUsage, binding_limit, destroy_all, dispatch_limit, env_poison, reset_status,
-                      round_up)
+from .buffers import WORD, BufferUsage, binding_limit, dispatch_limit, env_poison, reset_status, round_up
 from .device import Gpu
+from .indexed_buffers import Buffers, read_small, to_sink
 from .pieces import Sink
 from .program import compiled, grid_x
 from .render.elementwise import AXIS, BITS, INPUTS, NONE, PARAMS, Elementwise
@@ -80,28 +80,20 @@ def run_elementwise(
             raise OpError(f"{where}: input {k} ({source.data.nbytes} bytes, broadcast) is larger than one "
                           f"binding ({cap} bytes); onnxop reads a broadcast input whole")
         sizes.append(need)
-    device = gpu.device
     U = BufferUsage
-    made: list[Any] = []
-
-    def buffer(label: str, size: int, usage: int) -> Any:
-        buf = device.create_buffer(label=label, size=max(WORD, size), usage=usage)
-        made.append(buf)
-        return buf
-
+    bufs = Buffers(gpu)  # destroyed together when the run ends
     written = 0
     try:
         with gpu.errors(kernel.label):
             program = compiled(gpu, kernel)
-            ins = [buffer(f"in{k}", sizes[k], U.STORAGE | U.COPY_DST) for k in range(len(sources))]
-            ins += [buffer("unused", WORD, U.STORAGE) for _ in range(INPUTS - len(ins))]
+            ins = [bufs.new(f"in{k}", sizes[k], U.STORAGE | U.COPY_DST) for k in range(len(sources))]
+            ins += [bufs.new("unused", WORD, U.STORAGE) for _ in range(INPUTS - len(ins))]
             band_bytes = round_up(-(-min(count, band) * out_bits // 8), WORD)  # 2- and 4-bit: whole bytes
-            dst = buffer("dst", band_bytes, U.STORAGE | U.COPY_SRC | U.COPY_DST)
-            params = buffer("params", PARAMS.size, U.UNIFORM | U.COPY_DST)
+            dst = bufs.new("dst", band_bytes, U.STORAGE | U.COPY_SRC | U.COPY_DST)
+            params = bufs.new("params", PARAMS.size, U.UNIFORM | U.COPY_DST)
             axes = _axes(shape, strides)
-            table = buffer("axes", len(axes), U.STORAGE | U.COPY_DST)
-            gpu.queue.write_buffer(table, 0, axes)
-            fault = buffer("fault", 16, U.STORAGE | U.COPY_SRC | U.COPY_DST)
+            table = bufs.holding("axes", axes)
+            fault = bufs.small("fault")
             group = program.bind([*ins, (dst, 0, band_bytes), (params, 0, PARAMS.size), (table, 0, len(axes)),
                                   (fault, 0, 16)])
             for k, source in enumerate(sources):  # broadcast inputs: whole, once
@@ -129,17 +121,17 @@ def run_elementwise(
                 gpu.queue.write_buffer(params, 0, PARAMS.pack(
                     units=units, groups_x=grid_x(groups, max_dim), count=n, e0=e0, rank=len(shape), strided=strided,
                     base=base, konst=konst))
-                encoder = device.create_command_encoder()
+                encoder = gpu.device.create_command_encoder()
                 program.dispatch(encoder, groups, max_dim, group)
                 gpu.queue.submit([encoder.finish()])
             if kernel.faults:
-                _check_fault(gpu, fault, shape, where, kernel.fault)
-            _drain(gpu, dst, sink, nbytes)
+                _check_fault(gpu, bufs, fault, shape, where, kernel.fault)
+            to_sink(gpu, bufs, dst, nbytes, sink)
             stats["seconds"] += time.perf_counter() - t0
             stats["bands"] += 1
             written += nbytes
     finally:
-        destroy_all(made)
+        bufs.release()
     return written
 
 
@@ -177,10 +169,8 @@ def _upload(gpu: Gpu, source: Any, lo: int, hi: int, into: Any) -> None:
     gpu.queue.write_buffer(into, 0, raw)
 
 
-def _check_fault(gpu: Gpu, fault: Any, shape: Sequence[int], where: str, what: str) -> None:
-    from .resident import read_back
-
-    (first,) = struct.unpack("<I", read_back(gpu, fault, 0, 4))
+def _check_fault(gpu: Gpu, bufs: Buffers, fault: Any, shape: Sequence[int], where: str, what: str) -> None:
+    (first,) = struct.unpack("<I", read_small(gpu, bufs, fault, 4))
     if first != NONE:
         index = []
         for d in reversed(shape):
@@ -189,11 +179,3 @@ def _check_fault(gpu: Gpu, fault: Any, shape: Sequence[int], where: str, what: s
         at = ", ".join(map(str, reversed(index)))
         raise OpError(f"{where}: " + what.format(at=f"({at})"))
 
-
-def _drain(gpu: Gpu, dst: Any, sink: Sink, nbytes: int) -> None:
-    from .resident import DeviceSink, read_back
-
-    if isinstance(sink, DeviceSink):  # a graph's intermediate: stays on the device
-        sink.take(dst, nbytes)
-        return
-    sink(memoryview(read_back(gpu, dst, 0, nbytes)))

@@ -22,12 +22,9 @@ uploaded into dst and selected in place. What it cannot read (big-endian
 bytes, an input broadcast along leading axes past one binding) and what is
 no run form keep the select piece of the pieces kernel (gpu/pieces.py).
 
-OneHot writes every word of the output from the indices as they are stored,
-read on the device (no piece per index, no host pass over them). A band is a
-run of whole lines (a line: the ``inner`` elements of one (outer, depth)
-pair, all reading the same ``inner`` index positions) or, for lines too long
-for that, a stretch of one line; either way its index window is a few lines'
-positions, at most one binding (``_bands``).
+OneHot reads the indices on the device as they are stored (no piece per
+index, no host pass over them), a window of a few lines' positions a band
+(``_bands``; the bands: gpu/render/one_hot.py).
 
 ``gpu.cache[SELECT_LAST]`` and ``gpu.cache[ONE_HOT_LAST]`` hold the last
 call's bands and schedule (tests check the path was taken).
