@@ -168,7 +168,7 @@ class Run(Owned):
         self.gpu, self.cap, self.masked = gpu, window_bytes, masked
         self.taken = {"runs": 0, "general": 0, "mapped": mapped}
         self.max_dim = dispatch_limit(gpu, max_groups_per_dim)
-        self.wg = GENERAL.schedule.wg * GENERAL.schedule.each  # elements per workgroup
+        self.wg = GENERAL.schedule.wg * GENERAL.schedule.per  # elements per workgroup
         self.stride = max(256, gpu.limits.get("min-uniform-buffer-offset-alignment", 256))
         # no mask (all but Where), no select piece: a word, bound but never read
         src_bytes, mask_bytes, other_bytes = sizes or (
