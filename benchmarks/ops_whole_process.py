@@ -66,7 +66,7 @@ def kernel(backend: str | None, size: int, rounds: int) -> str:
     from onnxop_cli.gpu import get_gpu
     from onnxop_cli.gpu.gather import gather_through_kernel
     from onnxop_cli.gpu.pieces import Source, run_pieces
-    from onnxop_cli.gpu.elementwise import run_select
+    from onnxop_cli.gpu.word_kernels import run_select
     from onnxop_cli.ops.tensor_op import Piece
     from onnxop_cli.core.region import Select, c_strides, load as load_of  # load() is the machine's load
 

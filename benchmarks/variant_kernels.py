@@ -113,8 +113,7 @@ def variants() -> list[Variant]:
     import numpy as np
 
     from onnxop_cli import api
-    from onnxop_cli.gpu import gather, indexed_variants as iv, one_hot, repeats, runs, scatter, tiled
-    from onnxop_cli.gpu import elementwise
+    from onnxop_cli.gpu import gather, indexed_variants as iv, pieces, runs, scatter, tiled, word_kernels
     from onnxop_cli.ops import one_hot as oone_hot, where as owhere
 
     def no_scatter_kernel(kind: type):
@@ -279,13 +278,13 @@ def variants() -> list[Variant]:
                 lambda: no_scatter_kernel(scatter._Lines),
                 lambda: Probe(scatter, "_by_lines", lambda out, a: True), scatter_lines_cases),
         Variant("the whole-word select (gpu/render/select.py)", "the general pieces kernel (the select piece)",
-                lambda: no_runner(owhere), lambda: Probe(elementwise, "run_select"), where_cases),
+                lambda: no_runner(owhere), lambda: Probe(word_kernels, "run_select"), where_cases),
         Variant("the whole-word OneHot (gpu/render/one_hot.py)", "the general pieces kernel (a fill and a piece per index)", lambda: no_runner(oone_hot),
-                lambda: Probe(one_hot, "run_one_hot"), one_hot_cases),
+                lambda: Probe(word_kernels, "run_one_hot"), one_hot_cases),
         Variant("pieces by runs (gpu/render/piece_rows.py)", "the general pieces kernel", lambda: patched((runs, "ENABLED", False)),
                 lambda: Probe(runs, "encode", lambda out, a: True), runs_cases),
-        Variant("pieces by runs for repeats (gpu/repeats.py)", "the generic gather (gpu/render/strided.py)",
-                lambda: patched((repeats, "ENABLED", False)), lambda: Probe(repeats, "mover"), repeat_cases),
+        Variant("pieces by runs for repeats (gpu/pieces.py's repeat_mover)", "the generic gather (gpu/render/strided.py)",
+                lambda: patched((pieces, "REPEATS", False)), lambda: Probe(pieces, "repeat_mover"), repeat_cases),
     ]
 
 

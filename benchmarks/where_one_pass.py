@@ -20,7 +20,7 @@ from onnxop_cli.core.region import Access, Masked, Select, c_strides, load
 from onnxop_cli.gpu import get_gpu
 from onnxop_cli.gpu.gather import gather_through_kernel
 from onnxop_cli.gpu.pieces import Source, run_pieces
-from onnxop_cli.gpu.elementwise import run_select
+from onnxop_cli.gpu.word_kernels import run_select
 from onnxop_cli.ops.tensor_op import Piece
 gpu = get_gpu("vulkan")
 print("adapter", gpu.name, gpu.adapter.info.get("description", ""), "load", open("/proc/loadavg").read().split()[0])

@@ -124,7 +124,7 @@ def pieces_kernels(monkeypatch) -> dict:
 
 
 CAN_MAP = pieces.can_map
-# forced schedules of the pieces kernels: (runs.ENABLED and runs.FILLS, repeats.ENABLED, pieces.DEFAULT_BAND, mapped)
+# forced schedules of the pieces kernels: (runs.ENABLED and runs.FILLS, pieces.REPEATS, pieces.DEFAULT_BAND, mapped)
 PIECES_VARIANTS = {"chosen": (True, True, None, True), "staged": (True, True, None, False),
                    "general": (False, False, None, True), "bands": (True, True, 1024, True),
                    "wide bands": (True, True, 4096, True)}
@@ -134,12 +134,12 @@ def force_pieces(monkeypatch, variant: str) -> None:
     """Put the pieces kernels on ``variant``'s schedule (PIECES_VARIANTS): the
     runs kernels on or off (the general kernel, and Expand's and Tile's
     repeats on the gather kernel), bands and windows of 1 or 4 KiB, staged buffers."""
-    from onnxop_cli.gpu import repeats, runs
+    from onnxop_cli.gpu import runs
 
     by_runs, repeat, band, mapped = PIECES_VARIANTS[variant]
     monkeypatch.setattr(runs, "ENABLED", by_runs)
     monkeypatch.setattr(runs, "FILLS", by_runs)
-    monkeypatch.setattr(repeats, "ENABLED", repeat)
+    monkeypatch.setattr(pieces, "REPEATS", repeat)
     monkeypatch.setattr(pieces, "DEFAULT_BAND", band or 64 << 20)
     monkeypatch.setattr(pieces, "can_map", CAN_MAP if mapped else lambda gpu: False)
 

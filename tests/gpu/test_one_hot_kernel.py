@@ -1,4 +1,4 @@
-"""OneHot's one-pass kernel (gpu/render/one_hot.py, gpu/one_hot.py) against
+"""OneHot's one-pass kernel (gpu/render/one_hot.py, gpu/word_kernels.py) against
 onnx.reference and an independent numpy model, byte for byte on random bits:
 every value type the op takes (bool, 8- to 128-bit, NaN payloads, -0.0),
 every index type (negative, out of range, big-endian, float NaN, infinities,
@@ -17,7 +17,6 @@ import numpy as np
 from onnxop_cli import one_hot
 from onnxop_cli.core.sources import MemoryBytes
 from onnxop_cli.gpu import choose, get_gpu, pieces, word_kernels
-from onnxop_cli.gpu import one_hot as kernel
 
 from conftest import random_array
 from tensor_refs import reference, same
@@ -41,9 +40,9 @@ def model(indices: np.ndarray, depth: int, values: np.ndarray, axis: int) -> np.
 
 def run(indices, depth, values, axis=-1, backend=None):
     gpu = get_gpu(backend)
-    gpu.cache.pop(kernel.LAST, None)
+    gpu.cache.pop(word_kernels.ONE_HOT_LAST, None)
     got = one_hot(indices, depth=np.array(depth, np.int64), values=values, axis=axis, backend=backend)
-    stats = gpu.cache.get(kernel.LAST)
+    stats = gpu.cache.get(word_kernels.ONE_HOT_LAST)
     assert got.size == 0 or (stats is not None and stats["bands"] > 0), "the one-hot kernel ran"
     return got, stats
 
@@ -138,7 +137,7 @@ def test_folded_grid_and_poison(backend, rng):
     indices = rng.integers(-depth, depth, (64,)).astype(np.int64)
     chunks: list[bytes] = []
     with gpu.lock:
-        n = kernel.run_one_hot(gpu, [pieces.Source(MemoryBytes(indices))], lambda c: chunks.append(bytes(c)),
+        n = word_kernels.run_one_hot(gpu, [pieces.Source(MemoryBytes(indices))], lambda c: chunks.append(bytes(c)),
                                depth=depth, inner=1, index_kind="i", index_bits=64,
                                off=values[:1].tobytes(), on=values[1:].tobytes(), count=64 * depth, bits=32,
                                max_groups_per_dim=2, poison=0xA5)
@@ -188,5 +187,6 @@ def test_every_one_hot_answer_gives_the_same_bytes(backend, rng, monkeypatch):
             got, _ = run(idx, d, values, axis, backend)
             assert same(got, model(idx, d, values, axis)), (vtype, axis, answer)
             want = word_kernels.schedule("one_hot", rendered[-1], answer)
-            assert gpu.cache[kernel.LAST]["schedule"] == want, (vtype, axis, answer)
-    assert set(word_kernels.KERNELS["one_hot"].BODIES) == {kernel.variant(b, i) for b in (8, 32) for i in (1, 2)}
+            assert gpu.cache[word_kernels.ONE_HOT_LAST]["schedule"] == want, (vtype, axis, answer)
+    bodies = {word_kernels.one_hot_variant(b, i) for b in (8, 32) for i in (1, 2)}
+    assert set(word_kernels.KERNELS["one_hot"].BODIES) == bodies

@@ -1,5 +1,5 @@
 """Fills, triangles and repeats by runs (gpu/render/piece_rows.py modes 1-3
-through gpu/runs.py, and gpu/repeats.py; the general kernel,
+through gpu/runs.py, and gpu/pieces.py's repeat_mover; the general kernel,
 gpu/render/pieces.py; the gather kernel for views) as one property:
 ConstantOfShape, EyeLike's zeros, Pad's and CenterCropPad's constant
 borders as vec4 stores of the fill's word pattern, Trilu's rows as their
@@ -16,7 +16,7 @@ square, wide, tall and batched; EyeLike's k inside and beyond; crops and
 pads at once; repeats of a sliced source; transposes, short rows and
 big-endian sources, which keep the gather kernel) x every schedule (runs
 where a part qualifies; forced: the general kernel and the gather kernel,
-``runs.FILLS`` and ``repeats.ENABLED`` off; bands and windows of 1 KiB
+``runs.FILLS`` and ``pieces.REPEATS`` off; bands and windows of 1 KiB
 (4 KiB for the repeats cut);
 staged buffers) x every width (bool, 8 to 128 bits, int4 through the API).
 One tally asserts each case ran the kernels meant for it and that each came
@@ -35,7 +35,7 @@ from tensor_refs import reference, same
 
 from onnxop_cli import center_crop_pad, constant_of_shape, expand, eye_like, one_hot, pad, tile, transpose, trilu
 from onnxop_cli.core.sources import MemoryBytes
-from onnxop_cli.gpu import get_gpu, repeats, runs
+from onnxop_cli.gpu import get_gpu, pieces, runs
 
 WIDTHS = [np.bool_, np.int8, np.uint8, np.float16, ml_dtypes.bfloat16, np.float32, np.int32, np.float64,
           np.int64, np.complex128, ml_dtypes.int4, ml_dtypes.uint4]
@@ -248,13 +248,13 @@ def test_one_hot_off_value(backend, rng, vtype, taken):
 
 
 def test_repeat_of_a_view_with_an_offset(gpu, rng, taken):
-    """gpu/repeats.py directly on a view starting inside its source (the API's inputs start at 0)."""
+    """pieces.repeat_mover directly on a view starting inside its source (the API's inputs start at 0)."""
     from onnxop_cli.core.region import Access
 
     src = random_array(rng, (400,), np.float32)
     view = Access((3, 2, 70), (90, 0, 1), 7)  # rows 7.., 97.., 187.., each twice
     got = bytearray()
-    repeats.mover(gpu, MemoryBytes(src.view(np.uint8)), view, 32, 0)(got.extend)
+    pieces.repeat_mover(gpu, MemoryBytes(src.view(np.uint8)), view, 32, 0)(got.extend)
     want = np.stack([np.stack([src[7 + 90 * i: 77 + 90 * i]] * 2) for i in range(3)])
     assert bytes(got) == want.tobytes()
     assert taken["runs"] == 1 and taken["general"] == 0

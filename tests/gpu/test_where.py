@@ -4,7 +4,7 @@ random structures -- each of the condition, X and Y the output's shape, a
 scalar, broadcast along leading axes (a row under 16 bytes and over), along
 a trailing run, or both; two separate broadcast runs; Fortran order;
 big-endian bytes; odd lengths, ranks 0 to 8, zero sizes, one row to
-thousands -- x every kernel the plan and gpu/elementwise.py's ``run_select``
+thousands -- x every kernel the plan and gpu/word_kernels.py's ``run_select``
 can choose (the select the renderer writes on its whole-word schedules
 ``small``, ``wide`` and ``rows``, gpu/render/select.py; the select piece of the
 pieces kernel, gpu/render/pieces.py, for what the select cannot read, and as
@@ -28,7 +28,6 @@ from onnxop_cli.core.sources import MemoryBytes
 from onnxop_cli.core.tensor import Tensor, dtype_of_numpy
 from onnxop_cli.core.region import Select, c_strides, load
 from onnxop_cli.gpu import choose, get_gpu, pieces, word_kernels
-from onnxop_cli.gpu import elementwise as words
 from onnxop_cli.ops.base import Node
 from onnxop_cli.ops.tensor_op import Arg, Piece, broadcast_strides
 from onnxop_cli.ops.where import VERSIONS, Where_9, run_form
@@ -38,7 +37,7 @@ TYPES = [np.bool_, np.int8, np.uint8, np.float16, ml_dtypes.bfloat16, np.int16, 
          np.uint32, np.float64, np.int64, np.uint64, np.complex64, np.complex128]
 WIDTHS = [np.bool_, np.float16, np.float32, np.float64, np.complex128]
 NODE = Node(VERSIONS[-1], {})
-# forced variants: (words.BAND, pieces.DEFAULT_BAND, mapped)
+# forced variants: (word_kernels.BAND, pieces.DEFAULT_BAND, mapped)
 VARIANTS = {"chosen": (None, None, True), "staged": (None, None, False), "bands": (48, None, True),
             "bands staged": (48, None, False), "vec4 bands": (16, None, True), "vec4 bands staged": (16, None, False),
             "row bands": (1040, None, True), "row bands staged": (1040, None, False), "window": (None, 48, True)}
@@ -166,8 +165,9 @@ def meant(gpu, c, x, y, variant: str) -> str:
     if None in forms or x.dtype.byteorder == ">":
         return "pieces"
     bits = x.dtype.itemsize * 8
-    cap, _ = pieces.one_kernel_bands(gpu, None, count, bits, words.BAND)
-    if any(div * size < count and size * w // 8 + words.WORD > cap for (div, size), w in zip(forms, (8, bits, bits))):
+    cap, _ = pieces.one_kernel_bands(gpu, None, count, bits, word_kernels.BAND)
+    word = word_kernels.WORD
+    if any(div * size < count and size * w // 8 + word > cap for (div, size), w in zip(forms, (8, bits, bits))):
         return "pieces"
     if bits == 32 and forms[1] == forms[2] == (1, count) and forms[0][0] == 1 and 16 <= forms[0][1] < count:
         return "rows"
@@ -186,7 +186,7 @@ def ran(monkeypatch):
 
 def force(monkeypatch, variant: str) -> None:
     band, window, mapped = VARIANTS[variant]
-    monkeypatch.setattr(words, "BAND", band or 16 << 20)
+    monkeypatch.setattr(word_kernels, "BAND", band or 16 << 20)
     monkeypatch.setattr(pieces, "DEFAULT_BAND", window or 64 << 20)
     monkeypatch.setattr(pieces, "can_map", lambda gpu: mapped and CAN_MAP(gpu))
 
@@ -235,16 +235,16 @@ def test_words_kernel_grid_rows_and_padding(gpu, rng, dtype, ran, monkeypatch):
         label = f"case {k}: {shapes} {how}"
         ran.clear()
         if how == "device":
-            monkeypatch.setattr(words, "BAND", 48)
+            monkeypatch.setattr(word_kernels, "BAND", 48)
             out = resident.DeviceBuffer(gpu, want.nbytes)
-            words.run_select(gpu, sources, resident.DeviceSink(out, resident.Traffic()), **run)
+            word_kernels.run_select(gpu, sources, resident.DeviceSink(out, resident.Traffic()), **run)
             n4 = -(-want.nbytes // 4) * 4
             got = resident.read_back(gpu, out.buffer, 0, n4)
             out.release()
             assert got == want.tobytes() + bytes(n4 - want.nbytes), label
         else:
             got = bytearray()
-            words.run_select(gpu, sources, got.extend, **run, **how)
+            word_kernels.run_select(gpu, sources, got.extend, **run, **how)
             assert bytes(got) == want.tobytes(), label
         tally.add(label, "small" if want.dtype.itemsize < 4 else "wide", ran[-1])
     tally.check()
@@ -271,7 +271,7 @@ def test_every_select_answer_gives_the_same_bytes(backend, rng, dtype, monkeypat
         got = where(c, x, y, backend=backend)
         label = f"case {k}: {shapes} {np.dtype(dtype).str} on {answer}"
         assert got.tobytes() == np.where(c, x, y).tobytes(), label
-        took = rendered and gpu.cache[words.SELECT_LAST]["schedule"] == word_kernels.schedule(
+        took = rendered and gpu.cache[word_kernels.SELECT_LAST]["schedule"] == word_kernels.schedule(
             "select", rendered[-1], answer)
         tally.add(label, "the answer's schedule", "the answer's schedule" if took else str(rendered))
     tally.check()

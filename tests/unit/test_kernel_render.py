@@ -16,7 +16,7 @@ import struct
 
 import pytest
 
-from onnxop_cli.gpu import choose, elementwise, kernels, one_hot, word_kernels
+from onnxop_cli.gpu import choose, kernels, word_kernels
 from onnxop_cli.gpu.convert_types import FORMATS
 from wgsl_text import parse
 from onnxop_cli.gpu.render import copy, frame
@@ -151,12 +151,13 @@ def test_select_params_pack_by_name_with_the_inputs_as_records():
 
 def test_the_host_picks_each_select_schedule_by_width_and_forms():
     n = 9 * 16
-    assert elementwise.variant(32, [(1, 16), (1, n), (1, n)], n) == "rows"
-    assert elementwise.variant(32, [(1, 15), (1, n), (1, n)], n) == "wide"  # a row under 16 bytes
-    assert elementwise.variant(32, [(1, n), (1, n), (1, n)], n) == "wide"
-    assert elementwise.variant(64, [(1, 16), (1, n), (1, n)], n) == "wide"
-    assert elementwise.variant(16, [(1, 16), (1, n), (1, n)], n) == "small"
-    assert {elementwise.variant(b) for b in (8, 16, 32, 64, 128)} == {"small", "wide"} <= set(select.Select.BODIES)
+    assert word_kernels.select_variant(32, [(1, 16), (1, n), (1, n)], n) == "rows"
+    assert word_kernels.select_variant(32, [(1, 15), (1, n), (1, n)], n) == "wide"  # a row under 16 bytes
+    assert word_kernels.select_variant(32, [(1, n), (1, n), (1, n)], n) == "wide"
+    assert word_kernels.select_variant(64, [(1, 16), (1, n), (1, n)], n) == "wide"
+    assert word_kernels.select_variant(16, [(1, 16), (1, n), (1, n)], n) == "small"
+    bodies = {word_kernels.select_variant(b) for b in (8, 16, 32, 64, 128)}
+    assert bodies == {"small", "wide"} <= set(select.Select.BODIES)
 
 
 def test_one_hot_params_pack_by_name_with_the_values_as_words():
@@ -169,9 +170,10 @@ def test_one_hot_params_pack_by_name_with_the_values_as_words():
 
 
 def test_the_host_picks_each_one_hot_body_by_width_and_line():
-    assert [one_hot.variant(bits, 1) for bits in (2, 8, 16, 32, 64, 128)] == ["small"] * 3 + ["wide"] * 3
-    assert [one_hot.variant(bits, 7) for bits in (8, 32, 128)] == ["small", "wide_lines", "wide_lines"]
-    assert {one_hot.variant(b, i) for b in (8, 32) for i in (1, 2)} == set(words_one_hot.OneHot.BODIES)
+    widths = (2, 8, 16, 32, 64, 128)
+    assert [word_kernels.one_hot_variant(bits, 1) for bits in widths] == ["small"] * 3 + ["wide"] * 3
+    assert [word_kernels.one_hot_variant(bits, 7) for bits in (8, 32, 128)] == ["small", "wide_lines", "wide_lines"]
+    assert {word_kernels.one_hot_variant(b, i) for b in (8, 32) for i in (1, 2)} == set(words_one_hot.OneHot.BODIES)
 
 
 BAD = {"select": [{"variant": "tiles"}, {"variant": "wide", "words": 8}, {"variant": "wide", "words": 48},

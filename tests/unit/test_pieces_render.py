@@ -18,7 +18,8 @@ import pytest
 from onnxop_cli.gpu import pieces as host, runs
 from wgsl_text import parse
 from onnxop_cli.gpu.render import piece_rows, pieces, reverse
-from onnxop_cli.gpu.render.pieces import General, Schedule
+from onnxop_cli.gpu.render.pieces import General
+from onnxop_cli.gpu.render.schedule import Units
 
 ENTRY = re.compile(r"@compute\s+@workgroup_size\((\d+)\)\s*fn\s+(\w+)")
 BINDING = re.compile(r"^@group\(0\) @binding\((\d+)\) var<([\w, ]+)> (\w+): ([^;]+);$", re.MULTILINE)
@@ -70,8 +71,8 @@ def test_the_kernels_of_one_run_share_its_layout_and_each_has_its_own_label():
 
 def test_a_rows_schedule_it_has_no_kernel_for_is_refused():
     with pytest.raises(ValueError, match="no rows kernel"):
-        piece_rows.Rows(Schedule("general"))
-    assert General(Schedule("general", wg=64, each=4)).wgsl().count("const ELEMS: u32 = 4u;") == 1
+        piece_rows.Rows("general", Units("VECS", 4))
+    assert General(Units("ELEMS", 4, wg=64)).wgsl().count("const ELEMS: u32 = 4u;") == 1
 
 
 def test_the_hosts_pack_their_params_by_name():

@@ -238,7 +238,7 @@ def _copied(p: OutputPlan, tensors: Sequence[Optional[Tensor]]) -> Optional[Tens
 def _view_mover(gpu, view, t: Tensor) -> Callable[[Callable], int]:
     """A one-region plan (a view operator's): the flat copy when the output is
     the input's bytes in order, the runs kernel when it repeats whole rows of
-    them (Expand, Tile: gpu/repeats.py), the strided gather otherwise (which
+    them (Expand, Tile: gpu/pieces.py's repeat_mover), the strided gather otherwise (which
     also swaps big-endian bytes). Each streams its input in chunks, whether
     it is in memory, a mapped file or a pipe."""
     from .. import gpu as gpu_pkg
@@ -246,9 +246,9 @@ def _view_mover(gpu, view, t: Tensor) -> Callable[[Callable], int]:
     view = view.simplified()
     if view.is_identity() and view.size == t.size and not t.byteswap:
         return lambda sink: gpu_pkg.copy_through_kernel(gpu, t.data, sink)
-    from ..gpu import repeats
+    from ..gpu.pieces import repeat_mover
 
-    by_runs = repeats.mover(gpu, t.data, view, t.dtype.bits, t.byteswap)
+    by_runs = repeat_mover(gpu, t.data, view, t.dtype.bits, t.byteswap)
     if by_runs is not None:
         return by_runs
     from ..gpu.gather import gather_through_kernel

@@ -11,15 +11,6 @@ The output is never handed to the sink before its band's fault word says no
 divisor was zero, so a division by zero leaves no output (the file writer
 discards what it began). Sources and sinks may be a graph's device buffers
 (gpu/resident.py): they are copied on the device, nothing crosses.
-
-Where (``run_select``) runs the select rendered on the whole-word schedule
-(gpu/render/select.py) when each input is element ``(e // div) % size`` of
-itself for output element e (ops/where.py's run forms), in bands of at most
-BAND bytes, through gpu/pieces.py's ``Run``: on CPU adapters
-(``can_map``) the windows and dst mapped themselves, elsewhere a full X or Y
-uploaded into dst and selected in place. What it cannot read (big-endian
-bytes, an input broadcast along leading axes past one binding) and what is
-no run form keep the select piece of the pieces kernel (gpu/pieces.py).
 """
 
 from __future__ import annotations
@@ -28,28 +19,21 @@ import math
 import struct
 import time
 from dataclasses import replace
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Optional, Sequence
 
 from ..errors import OpError
-from . import choose, pieces, word_kernels
-from .buffers import (WORD, BufferUsage, binding_limit, destroy_all, dispatch_limit, env_poison, reset_status,
-                      round_up)
+from . import choose
+from .buffers import WORD, BufferUsage, binding_limit, dispatch_limit, env_poison, reset_status, round_up
 from .device import Gpu
+from .indexed_buffers import Buffers, read_small, to_sink
+from .pieces import Sink
 from .program import compiled, grid_x
 from .render.elementwise import AXIS, BITS, INPUTS, NONE, PARAMS, Elementwise
 from .render.schedule import Elements
+from .word_kernels import BAND  # bands of at most 16 MiB, as Where's select's (measured there)
 
 LIMIT = 1 << 31  # output and input elements: the kernel's element arithmetic is u32
-# Bands of at most 16 MiB: a 32 MB float32 Where ran at 0.48x the gather kernel's GB/s (CPU time)
-# in one 64 MiB band on Mesa 25, 0.82-0.84x in 8 MiB bands, 0.85-0.87x in 16 MiB, 0.45x in 1 MiB
-# (fresh buffers' first touch against per-band waits; the select before its plain loops, 2026-12-01)
-BAND = 16 << 20
-NEVER = 0xFFFFFFFF  # a run's wrap that never comes
 LAST = "elementwise-last"  # gpu.cache[LAST]: the last run's bands and workgroup (tests check the path)
-SELECT_LAST = "select-last"  # gpu.cache[SELECT_LAST]: the last select's bands and schedule (None: not run)
-
-Sink = Callable[[memoryview], None]
-
 
 
 def run_elementwise(
@@ -96,28 +80,20 @@ def run_elementwise(
             raise OpError(f"{where}: input {k} ({source.data.nbytes} bytes, broadcast) is larger than one "
                           f"binding ({cap} bytes); onnxop reads a broadcast input whole")
         sizes.append(need)
-    device = gpu.device
     U = BufferUsage
-    made: list[Any] = []
-
-    def buffer(label: str, size: int, usage: int) -> Any:
-        buf = device.create_buffer(label=label, size=max(WORD, size), usage=usage)
-        made.append(buf)
-        return buf
-
+    bufs = Buffers(gpu)  # destroyed together when the run ends
     written = 0
     try:
         with gpu.errors(kernel.label):
             program = compiled(gpu, kernel)
-            ins = [buffer(f"in{k}", sizes[k], U.STORAGE | U.COPY_DST) for k in range(len(sources))]
-            ins += [buffer("unused", WORD, U.STORAGE) for _ in range(INPUTS - len(ins))]
+            ins = [bufs.new(f"in{k}", sizes[k], U.STORAGE | U.COPY_DST) for k in range(len(sources))]
+            ins += [bufs.new("unused", WORD, U.STORAGE) for _ in range(INPUTS - len(ins))]
             band_bytes = round_up(-(-min(count, band) * out_bits // 8), WORD)  # 2- and 4-bit: whole bytes
-            dst = buffer("dst", band_bytes, U.STORAGE | U.COPY_SRC | U.COPY_DST)
-            params = buffer("params", PARAMS.size, U.UNIFORM | U.COPY_DST)
+            dst = bufs.new("dst", band_bytes, U.STORAGE | U.COPY_SRC | U.COPY_DST)
+            params = bufs.new("params", PARAMS.size, U.UNIFORM | U.COPY_DST)
             axes = _axes(shape, strides)
-            table = buffer("axes", len(axes), U.STORAGE | U.COPY_DST)
-            gpu.queue.write_buffer(table, 0, axes)
-            fault = buffer("fault", 16, U.STORAGE | U.COPY_SRC | U.COPY_DST)
+            table = bufs.holding("axes", axes)
+            fault = bufs.small("fault")
             group = program.bind([*ins, (dst, 0, band_bytes), (params, 0, PARAMS.size), (table, 0, len(axes)),
                                   (fault, 0, 16)])
             for k, source in enumerate(sources):  # broadcast inputs: whole, once
@@ -145,17 +121,17 @@ def run_elementwise(
                 gpu.queue.write_buffer(params, 0, PARAMS.pack(
                     units=units, groups_x=grid_x(groups, max_dim), count=n, e0=e0, rank=len(shape), strided=strided,
                     base=base, konst=konst))
-                encoder = device.create_command_encoder()
+                encoder = gpu.device.create_command_encoder()
                 program.dispatch(encoder, groups, max_dim, group)
                 gpu.queue.submit([encoder.finish()])
             if kernel.faults:
-                _check_fault(gpu, fault, shape, where, kernel.fault)
-            _drain(gpu, dst, sink, nbytes)
+                _check_fault(gpu, bufs, fault, shape, where, kernel.fault)
+            to_sink(gpu, bufs, dst, nbytes, sink)
             stats["seconds"] += time.perf_counter() - t0
             stats["bands"] += 1
             written += nbytes
     finally:
-        destroy_all(made)
+        bufs.release()
     return written
 
 
@@ -193,10 +169,8 @@ def _upload(gpu: Gpu, source: Any, lo: int, hi: int, into: Any) -> None:
     gpu.queue.write_buffer(into, 0, raw)
 
 
-def _check_fault(gpu: Gpu, fault: Any, shape: Sequence[int], where: str, what: str) -> None:
-    from .resident import read_back
-
-    (first,) = struct.unpack("<I", read_back(gpu, fault, 0, 4))
+def _check_fault(gpu: Gpu, bufs: Buffers, fault: Any, shape: Sequence[int], where: str, what: str) -> None:
+    (first,) = struct.unpack("<I", read_small(gpu, bufs, fault, 4))
     if first != NONE:
         index = []
         for d in reversed(shape):
@@ -205,116 +179,3 @@ def _check_fault(gpu: Gpu, fault: Any, shape: Sequence[int], where: str, what: s
         at = ", ".join(map(str, reversed(index)))
         raise OpError(f"{where}: " + what.format(at=f"({at})"))
 
-
-def _drain(gpu: Gpu, dst: Any, sink: Sink, nbytes: int) -> None:
-    from .resident import DeviceSink, read_back
-
-    if isinstance(sink, DeviceSink):  # a graph's intermediate: stays on the device
-        sink.take(dst, nbytes)
-        return
-    sink(memoryview(read_back(gpu, dst, 0, nbytes)))
-
-
-Form = tuple[int, int]  # (div, size): input element (e // div) % size of output element e
-
-
-def _window(form: Form, band: int, width: int, whole: bool) -> int:
-    """Bytes of an input's window: what one band reads of it (from the word
-    that holds its first element), or all of it when it wraps."""
-    div, size = form
-    elements = size if whole else min(size, (band - 1) // div + 2)
-    return round_up(elements * width // 8 + 2 * WORD, WORD)
-
-
-def variant(bits: int, forms: Sequence[Form] = (), count: int = 0) -> str:
-    """The select's whole-word schedule (a key of render/select.Select.BODIES):
-    ``rows`` for 32-bit X and Y in full and a condition broadcast along
-    leading axes (a row of 16 bytes or more); else by element width."""
-    if bits == 32 and len(forms) == 3 and forms[1] == forms[2] == (1, count):
-        div, size = forms[0]
-        if div == 1 and 16 <= size < count:
-            return "rows"
-    return "small" if bits < 32 else "wide"
-
-
-def run_select(
-    gpu: Gpu,
-    sources: Sequence[Optional[pieces.Source]],
-    sink: pieces.Sink,
-    *,
-    forms: Sequence[Form],
-    fallback: Sequence[pieces.Piece],
-    count: int,
-    bits: int,
-    binding_bytes: Optional[int] = None,
-    max_groups_per_dim: Optional[int] = None,
-    poison: Optional[int] = None,
-) -> int:
-    """Stream the ``count`` output elements (``bits`` wide) of Where into
-    ``sink``, in order; ``sources`` are (condition, X, Y), each read in its
-    ``forms`` entry. Returns the bytes written. Runs ``fallback`` (the
-    select piece) through the pieces kernel where the select cannot: a
-    big-endian source, or an input broadcast along leading axes larger than
-    a window."""
-    if count == 0:
-        return 0
-    stats = gpu.cache[SELECT_LAST] = {"bands": 0, "schedule": None}
-    cap, band_bytes = pieces.one_kernel_bands(gpu, binding_bytes, count, bits, BAND)
-    band_elements = band_bytes * 8 // bits
-    widths = (8, bits, bits)
-    whole = [div * size < count for div, size in forms]  # wraps: the whole input uploaded once
-    if (count >= LIMIT or any(s is None or s.swap for s in sources[:3])
-            or any(w and size * width // 8 + WORD > cap for w, (_, size), width in zip(whole, forms, widths))):
-        return pieces.run_pieces(gpu, sources, sink, pieces=fallback, count=count, bits=bits,
-                                 binding_bytes=binding_bytes, max_groups_per_dim=max_groups_per_dim, poison=poison)
-    if poison is None:
-        poison = env_poison()
-    full = [div == 1 and size == count for div, size in forms]
-    mapped = pieces.mappable(gpu, sources[:3], sink)
-    # else a full X or Y is uploaded into dst itself and selected in place (each word read, then written,
-    # by its own invocation): one buffer of the output's size fewer to allocate and fill
-    in_dst = 0 if mapped else 2 if full[2] else (1 if full[1] else 0)
-    need = [min(cap, _window(form, band_elements, width, w)) for form, width, w in zip(forms, widths, whole)]
-    sizes = tuple(WORD if in_dst and k == in_dst else need[k] for k in (1, 0, 2))  # (src: X, mask, other: Y)
-    kernel = word_kernels.kernel(gpu, "select", variant(bits, forms, count))
-    stats["schedule"] = kernel.schedule
-    run = pieces.Run(gpu, band_bytes, cap, max_groups_per_dim, kernel=kernel, sizes=sizes,  # type: ignore[arg-type]
-                     shared_upload=max(need), mapped=mapped)
-    buffers = [run.mask, run.src, run.other]
-    if in_dst:
-        buffers[in_dst] = run.dst
-
-    def band(start: int, n: int, _, encoder) -> dict:
-        inputs = []
-        for k, ((div, size), width) in enumerate(zip(forms, widths)):
-            source = sources[k]
-            assert source is not None
-
-            def upload(lo: int, hi: int) -> int:
-                if mapped:
-                    return run.upload_window(None, buffers[k], source, lo, hi, width, None)
-                # one staging buffer for the three: each upload submitted before the next is written
-                encoder = gpu.device.create_command_encoder()
-                first = run.upload_window(run.upload, buffers[k], source, lo, hi, width, encoder)
-                gpu.queue.submit([encoder.finish()])
-                return first
-
-            if whole[k]:
-                if start == 0:
-                    assert upload(0, size - 1) == 0
-                inputs.append((0, (start // div) % size, start % div, div, size))
-            elif full[k]:
-                first = upload(start, start + n - 1)
-                assert k == 0 or first == start, "a band starts on a word of X and Y"
-                inputs.append((1, start - first, 0, 1, NEVER))
-            else:
-                lo = start // div
-                first = upload(lo, (start + n - 1) // div)
-                inputs.append((0, lo - first, start % div, div, NEVER))
-        c, x, y = ({"q0": q0, "r0": r0, "div": div, "wrap": wrap} for _, q0, r0, div, wrap in inputs)
-        c_full, x_full, y_full = (i[0] for i in inputs)
-        return {"c_full": c_full, "x_full": x_full, "y_full": y_full, "in_dst": in_dst, "c": c, "x": x, "y": y}
-
-    bands = ((start, min(band_elements, count - start), None) for start in range(0, count, band_elements))
-    return word_kernels.walk(run, kernel, bands, band, bits=bits, sink=sink, poison=None if in_dst else poison,
-                             what="where band", stats=stats)

@@ -15,13 +15,16 @@ import math
 import struct
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import accumulate
 from typing import Callable
 
 from ..errors import GpuError, OpError
 from ..core.sources import ByteSource
+from .buffers import dispatch_limit
 from .device import Gpu
 from .engines.base import BufferUsage as U
-from .indexed import Buffers, fits, read_to_host
+from .indexed import Buffers, fits
+from .indexed_buffers import read_small, read_view
 from .layout import Struct
 from .program import Program, grid_x
 from .render.frame import KINDS, Binding
@@ -101,7 +104,7 @@ def nonzero_indices(gpu: Gpu, e: Elements, total: int, sink: Callable[[memoryvie
     fits(gpu, nbytes, "the output", op)
     if nbytes == 0:
         return 0
-    max_dim = max_groups_per_dim or gpu.limits.get("max-compute-workgroups-per-dimension", 65535)
+    max_dim = dispatch_limit(gpu, max_groups_per_dim)
     groups = -(-n // WG)
     gx = grid_x(groups, max_dim)
     with gpu.lock:  # one call at a time on the device's pipelines and queue (device.py)
@@ -112,33 +115,23 @@ def nonzero_indices(gpu: Gpu, e: Elements, total: int, sink: Callable[[memoryvie
                 data = bufs.upload("data", e.source, n * e.itemsize)
                 counts = bufs.new("counts", groups * 4, U.STORAGE | U.COPY_SRC | U.COPY_DST)
                 out = bufs.new("nonzero", nbytes, U.STORAGE | U.COPY_SRC)
-                axes = bufs.new("axes", 16 * max(rank, 1), U.STORAGE | U.COPY_DST)
-                gpu.queue.write_buffer(axes, 0, AXIS.layout.pack_rows(
+                axes = bufs.holding("axes", AXIS.layout.pack_rows(
                     {"size": d, "stride": s} for d, s in zip(e.shape, e.strides)) or bytes(16))
                 params = bufs.params("nonzero params", _params(e, gx, 0, total))
                 group = kernel.bind([data, counts, out, params, axes])
                 encoder = gpu.device.create_command_encoder()
                 kernel.dispatch(encoder, groups, max_dim, group)
                 gpu.queue.submit([encoder.finish()])
-                back, view = read_to_host(gpu, bufs, counts, groups * 4)
-                found = struct.unpack(f"<{groups}I", view)
-                back.unmap()
-                starts, at = [], 0
-                for c in found:  # each group's first output position
-                    starts.append(at)
-                    at += c
-                if at != total:
-                    raise GpuError(f"{op}: the device counted {at} non-zero elements, the host {total}")
-                gpu.queue.write_buffer(counts, 0, struct.pack(f"<{groups}I", *starts))
+                found = struct.unpack(f"<{groups}I", read_small(gpu, bufs, counts, groups * 4))
+                starts = list(accumulate(found, initial=0))  # each group's first output position, then the total
+                if starts[-1] != total:
+                    raise GpuError(f"{op}: the device counted {starts[-1]} non-zero elements, the host {total}")
+                gpu.queue.write_buffer(counts, 0, struct.pack(f"<{groups}I", *starts[:-1]))
                 gpu.queue.write_buffer(params, 0, _params(e, gx, 1, total))
                 encoder = gpu.device.create_command_encoder()
                 kernel.dispatch(encoder, groups, max_dim, group)
                 gpu.queue.submit([encoder.finish()])
-                back, view = read_to_host(gpu, bufs, out, nbytes)
-                try:
-                    sink(view)
-                finally:
-                    back.unmap()
+                read_view(gpu, bufs, out, nbytes, sink)  # host bytes to any sink, as NonZero always gave
                 return nbytes
         finally:
             bufs.release()

@@ -12,8 +12,8 @@ binds two buffers, not 300), and the window uploaded is only the part the
 piece reads. Cutting is pure index arithmetic (core/pieces.py's ``cut``, ``fit``); a ``Run`` holds
 the buffers and bind group, uploads each group of parts' windows, dispatches and reads each band
 back. A part whose innermost axis is contiguous in its source and in dst runs by runs (gpu/runs.py:
-whole words) in the same pass. Where's select and OneHot (gpu/elementwise.py's ``run_select``,
-gpu/one_hot.py) drive one kernel of this layout over a ``Run``'s buffers (``dispatch_one``).
+whole words) in the same pass; so does a view that repeats its rows (``repeat_mover``: Expand, Tile). Where's select and OneHot (gpu/word_kernels.py)
+drive one kernel of this layout over a ``Run``'s buffers (``dispatch_one``).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
 
 from ..core.pieces import Piece, cut, extent, fields, fit, moved, ranges
-from ..core.region import Load, Select
+from ..core.region import Access, Load, Select, c_strides, load
 from . import runs
 from .buffers import (WORD, BufferUsage, Owned, binding_limit, can_map, dispatch_limit, env_poison, read_through,
                       round_up, write_mapped)
@@ -44,6 +44,7 @@ BATCH = 128  # dispatches per submission
 # (src, mask, dst, params at a dynamic offset, axes, other): every kernel of a run (runs.py's, the select, OneHot's)
 KINDS = ("read-only-storage", "read-only-storage", "storage", "uniform+offset", "read-only-storage",
          "read-only-storage")
+REPEATS = True  # repeat_mover; benchmarks and tests turn it off to compare with the gather kernel
 
 Sink = Callable[[memoryview], None]
 
@@ -144,9 +145,26 @@ def run_pieces(
     return written
 
 
+def repeat_mover(gpu: Any, data: Any, view: Access, bits: int, swap: int) -> Optional[Callable[[Any], int]]:
+    """A sink -> bytes mover by runs for ``view`` of ``data`` where it repeats its source (Expand's
+    broadcast axes, Tile's copies: an axis of stride 0) with rows contiguous in it, else None (the gather
+    kernel's, gpu/gather.py, which computes every output element's source address). Such a view is rows
+    of whole source rows, each read once per repeat; measured (benchmarks/ops_speed.py, Mesa 22.3, 2048^2
+    float32): Expand of a row 0.33-0.43x the gather kernel's transpose, Tile 2 x 2 0.20-0.57x on the
+    gather kernel (docs/operators.md#speed has the figures by runs)."""
+    if not REPEATS or swap or view.size == 0 or not 2 <= len(view.shape) <= SLOTS:
+        return None
+    if 0 not in view.strides[:-1] or view.strides[-1] != 1:
+        return None
+    p = Piece(tuple(view.shape), c_strides(tuple(view.shape)), 0, load(0, view.shape, view.strides, view.offset))
+    if not runs.eligible(p, bits, swap, SLOTS, lambda: runs.short_rows(gpu)):
+        return None
+    return lambda sink: run_pieces(gpu, [Source(data)], sink, pieces=[p], count=view.size, bits=bits)
+
+
 def one_kernel_bands(gpu: Gpu, binding_bytes: Optional[int], count: int, bits: int, most: int) -> tuple[int, int]:
     """(window cap, band bytes) of a run over ``count`` elements of ``bits``
-    (run_pieces; one kernel: gpu/elementwise.py's run_select, gpu/one_hot.py): windows of at most
+    (run_pieces; one kernel: gpu/word_kernels.py's run_select and run_one_hot): windows of at most
     one binding (``binding_bytes`` forces smaller), bands of at most ``most``
     bytes and no more than the output, whole words each."""
     cap = min(binding_bytes or DEFAULT_BAND, binding_limit(gpu))
@@ -168,7 +186,7 @@ class Run(Owned):
         self.gpu, self.cap, self.masked = gpu, window_bytes, masked
         self.taken = {"runs": 0, "general": 0, "mapped": mapped}
         self.max_dim = dispatch_limit(gpu, max_groups_per_dim)
-        self.wg = GENERAL.schedule.wg * GENERAL.schedule.each  # elements per workgroup
+        self.wg = GENERAL.schedule.wg * GENERAL.schedule.per  # elements per workgroup
         self.stride = max(256, gpu.limits.get("min-uniform-buffer-offset-alignment", 256))
         # no mask (all but Where), no select piece: a word, bound but never read
         src_bytes, mask_bytes, other_bytes = sizes or (

@@ -108,7 +108,7 @@ def encode(p: Piece, bits: int, src_first: int, at: int, max_dim: int) -> tuple[
     *outer, length = p.shape
     rows = math.prod(outer)
     len_bits = length * bits
-    wg, vecs = WORDS.schedule.wg, WORDS.schedule.each
+    wg, vecs = WORDS.schedule.wg, WORDS.schedule.per
     chunks = -(-(len_bits // 128) // vecs)  # a row holds at most len_bits // 128 whole vec4s
     words = rows * chunks
     assert words < 1 << 32, "a part of one band has fewer than 2**32 vec4s"

@@ -209,7 +209,7 @@ def _word_case(gpu: Gpu, question: str, variant: str, last: str, go: Callable[[C
 def select(gpu: Gpu) -> Case:
     """Where over full uint8 inputs (the small body: the one whose words and
     workgroup the answer both set), WORD_CASE elements."""
-    from .elementwise import SELECT_LAST, run_select
+    from .word_kernels import SELECT_LAST, run_select
     from .pieces import Source
 
     rng = np.random.default_rng(0)
@@ -223,7 +223,7 @@ def select(gpu: Gpu) -> Case:
 def one_hot(gpu: Gpu) -> Case:
     """OneHot of int64 indices (some negative) along the last axis into
     float32 (the wide body), about WORD_CASE bytes."""
-    from .one_hot import LAST, run_one_hot
+    from .word_kernels import ONE_HOT_LAST, run_one_hot
     from .pieces import Source
 
     rng = np.random.default_rng(0)
@@ -232,7 +232,7 @@ def one_hot(gpu: Gpu) -> Case:
     i = rng.integers(-depth, depth, count // depth).astype("<i8")
     off, on = np.float32(-0.0), np.float32(2.5)
     expected = np.where(np.arange(depth) == (i % depth)[:, None], on, off).astype(np.float32).tobytes()
-    return _word_case(gpu, "one_hot", "wide", LAST, lambda sink: run_one_hot(
+    return _word_case(gpu, "one_hot", "wide", ONE_HOT_LAST, lambda sink: run_one_hot(
         gpu, [Source(MemoryBytes(i))], sink, depth=depth, inner=1, index_kind="i", index_bits=64,
         off=off.tobytes(), on=on.tobytes(), count=count, bits=32), expected)
 

@@ -1,6 +1,9 @@
 """The host side of the kernels rendered on the whole-word schedule
-(gpu/render/select.py, gpu/render/one_hot.py: Where's select, OneHot): their schedule, measured per adapter,
-and the one loop that walks an output in bands through them.
+(gpu/render/select.py, gpu/render/one_hot.py): Where's select (``run_select``)
+and OneHot (``run_one_hot``), their schedule, measured per adapter, and the one
+loop that walks an output in bands through them. The buffers, uploads, readback
+and graph (device-resident) sources and sinks are gpu/pieces.py's ``Run``: only
+the kernel and its parameters differ.
 
 The schedule's invocations per workgroup and output words per invocation
 are a schedule question's answer (gpu/choose.py: ``select``, ``one_hot``),
@@ -8,21 +11,48 @@ are a schedule question's answer (gpu/choose.py: ``select``, ``one_hot``),
 that holds its own word count keeps it and takes the answer's workgroup
 (the kernel's ``KEEPS``).
 
-    for each band of the output:
+    for each band of the output (at most one binding and BAND bytes):
         poison dst (tests); the band's uploads and its Params (the host's
         ``band``); one dispatch; readback dst --sink-->
+
+Where runs the select when each input is element ``(e // div) % size`` of
+itself for output element e (ops/where.py's run forms): on CPU adapters
+(``can_map``) the windows and dst mapped themselves, elsewhere a full X or Y
+uploaded into dst and selected in place. What it cannot read (big-endian
+bytes, an input broadcast along leading axes past one binding) and what is
+no run form keep the select piece of the pieces kernel (gpu/pieces.py).
+
+OneHot reads the indices on the device as they are stored (no piece per
+index, no host pass over them), a window of a few lines' positions a band
+(``_bands``; the bands: gpu/render/one_hot.py).
+
+``gpu.cache[SELECT_LAST]`` and ``gpu.cache[ONE_HOT_LAST]`` hold the last
+call's bands and schedule (tests check the path was taken).
 """
 
 from __future__ import annotations
 
+import struct
 import time
-from typing import Any, Callable, Iterable, Optional
+from typing import Any, Callable, Iterable, Iterator, Optional, Sequence
 
-from . import choose
-from .buffers import round_up
+from . import choose, pieces
+from .buffers import WORD, env_poison, round_up
+from .device import Gpu
 from .pieces import Run, Sink
 from .render import one_hot, select
 from .render.schedule import OnWords, Words
+
+LIMIT = 1 << 31  # Where's output elements and OneHot's depth: the kernels' arithmetic is u32
+# Bands of at most 16 MiB: a 32 MB float32 Where ran at 0.48x the gather kernel's GB/s (CPU time)
+# in one 64 MiB band on Mesa 25, 0.82-0.84x in 8 MiB bands, 0.85-0.87x in 16 MiB, 0.45x in 1 MiB
+# (fresh buffers' first touch against per-band waits; the select before its plain loops, 2026-12-01)
+BAND = 16 << 20
+NEVER = 0xFFFFFFFF  # a run's wrap that never comes
+NONE = 0xFFFFFFFF  # OneHot's line of a band inside one line
+INDEX_KINDS = {"i": 0, "u": 1, "f": 2}  # numpy kind -> OneHot's index kind
+SELECT_LAST = "select-last"  # gpu.cache[SELECT_LAST]: the last select's bands and schedule (None: not run)
+ONE_HOT_LAST = "one-hot-last"
 
 KERNELS: dict[str, type[OnWords]] = {"select": select.Select, "one_hot": one_hot.OneHot}  # question -> kernel
 
@@ -78,3 +108,194 @@ def walk(run: Run, kernel: OnWords, bands: Iterable[Band], band: Callable[[int, 
     finally:
         run.release()
     return written
+
+
+Form = tuple[int, int]  # (div, size): input element (e // div) % size of output element e
+
+
+def _window(form: Form, band: int, width: int, whole: bool) -> int:
+    """Bytes of an input's window: what one band reads of it (from the word
+    that holds its first element), or all of it when it wraps."""
+    div, size = form
+    elements = size if whole else min(size, (band - 1) // div + 2)
+    return round_up(elements * width // 8 + 2 * WORD, WORD)
+
+
+def select_variant(bits: int, forms: Sequence[Form] = (), count: int = 0) -> str:
+    """The select's whole-word schedule (a key of render/select.Select.BODIES):
+    ``rows`` for 32-bit X and Y in full and a condition broadcast along
+    leading axes (a row of 16 bytes or more); else by element width."""
+    if bits == 32 and len(forms) == 3 and forms[1] == forms[2] == (1, count):
+        div, size = forms[0]
+        if div == 1 and 16 <= size < count:
+            return "rows"
+    return "small" if bits < 32 else "wide"
+
+
+def run_select(
+    gpu: Gpu,
+    sources: Sequence[Optional[pieces.Source]],
+    sink: Sink,
+    *,
+    forms: Sequence[Form],
+    fallback: Sequence[pieces.Piece],
+    count: int,
+    bits: int,
+    binding_bytes: Optional[int] = None,
+    max_groups_per_dim: Optional[int] = None,
+    poison: Optional[int] = None,
+) -> int:
+    """Stream the ``count`` output elements (``bits`` wide) of Where into
+    ``sink``, in order; ``sources`` are (condition, X, Y), each read in its
+    ``forms`` entry. Returns the bytes written. Runs ``fallback`` (the
+    select piece) through the pieces kernel where the select cannot: a
+    big-endian source, or an input broadcast along leading axes larger than
+    a window."""
+    if count == 0:
+        return 0
+    stats = gpu.cache[SELECT_LAST] = {"bands": 0, "schedule": None}
+    cap, band_bytes = pieces.one_kernel_bands(gpu, binding_bytes, count, bits, BAND)
+    band_elements = band_bytes * 8 // bits
+    widths = (8, bits, bits)
+    whole = [div * size < count for div, size in forms]  # wraps: the whole input uploaded once
+    if (count >= LIMIT or any(s is None or s.swap for s in sources[:3])
+            or any(w and size * width // 8 + WORD > cap for w, (_, size), width in zip(whole, forms, widths))):
+        return pieces.run_pieces(gpu, sources, sink, pieces=fallback, count=count, bits=bits,
+                                 binding_bytes=binding_bytes, max_groups_per_dim=max_groups_per_dim, poison=poison)
+    if poison is None:
+        poison = env_poison()
+    full = [div == 1 and size == count for div, size in forms]
+    mapped = pieces.mappable(gpu, sources[:3], sink)
+    # else a full X or Y is uploaded into dst itself and selected in place (each word read, then written,
+    # by its own invocation): one buffer of the output's size fewer to allocate and fill
+    in_dst = 0 if mapped else 2 if full[2] else (1 if full[1] else 0)
+    need = [min(cap, _window(form, band_elements, width, w)) for form, width, w in zip(forms, widths, whole)]
+    sizes = tuple(WORD if in_dst and k == in_dst else need[k] for k in (1, 0, 2))  # (src: X, mask, other: Y)
+    rendered = kernel(gpu, "select", select_variant(bits, forms, count))
+    stats["schedule"] = rendered.schedule
+    run = Run(gpu, band_bytes, cap, max_groups_per_dim, kernel=rendered, sizes=sizes,  # type: ignore[arg-type]
+              shared_upload=max(need), mapped=mapped)
+    buffers = [run.mask, run.src, run.other]
+    if in_dst:
+        buffers[in_dst] = run.dst
+
+    def band(start: int, n: int, _, encoder) -> dict:
+        inputs = []
+        for k, ((div, size), width) in enumerate(zip(forms, widths)):
+            source = sources[k]
+            assert source is not None
+
+            def upload(lo: int, hi: int) -> int:
+                if mapped:
+                    return run.upload_window(None, buffers[k], source, lo, hi, width, None)
+                # one staging buffer for the three: each upload submitted before the next is written
+                encoder = gpu.device.create_command_encoder()
+                first = run.upload_window(run.upload, buffers[k], source, lo, hi, width, encoder)
+                gpu.queue.submit([encoder.finish()])
+                return first
+
+            if whole[k]:
+                if start == 0:
+                    assert upload(0, size - 1) == 0
+                inputs.append((0, (start // div) % size, start % div, div, size))
+            elif full[k]:
+                first = upload(start, start + n - 1)
+                assert k == 0 or first == start, "a band starts on a word of X and Y"
+                inputs.append((1, start - first, 0, 1, NEVER))
+            else:
+                lo = start // div
+                first = upload(lo, (start + n - 1) // div)
+                inputs.append((0, lo - first, start % div, div, NEVER))
+        c, x, y = ({"q0": q0, "r0": r0, "div": div, "wrap": wrap} for _, q0, r0, div, wrap in inputs)
+        c_full, x_full, y_full = (i[0] for i in inputs)
+        return {"c_full": c_full, "x_full": x_full, "y_full": y_full, "in_dst": in_dst, "c": c, "x": x, "y": y}
+
+    bands = ((start, min(band_elements, count - start), None) for start in range(0, count, band_elements))
+    return walk(run, rendered, bands, band, bits=bits, sink=sink, poison=None if in_dst else poison,
+                what="where band", stats=stats)
+
+
+Lines = tuple[int, int, int, int, int, int]  # start, elements, window lo, hi (positions), line, d0
+
+
+def _bands(count: int, depth: int, inner: int, band: int, window: int) -> Iterator[Lines]:
+    """The bands of an output of ``count`` elements (lines of ``inner``,
+    ``depth`` lines to an outer): at most ``band`` elements, reading at most
+    ``window`` index positions each."""
+    lines = count // inner
+    if inner <= band and 2 * inner <= window:
+        # k whole lines span at most (k - 1) // depth + 2 outers of inner positions each
+        k = max(1, min(band // inner, (window // inner - 1) * depth))
+        for l0 in range(0, lines, k):
+            n = min(k, lines - l0)
+            o0, o1 = l0 // depth, (l0 + n - 1) // depth
+            yield l0 * inner, n * inner, o0 * inner, (o1 + 1) * inner - 1, inner, l0 % depth
+        return
+    step = min(band, window)
+    for line in range(lines):
+        o, d = divmod(line, depth)
+        for r in range(0, inner, step):
+            n = min(step, inner - r)
+            yield line * inner + r, n, o * inner + r, o * inner + r + n - 1, NONE, d
+
+
+def run_one_hot(
+    gpu: Gpu,
+    sources: Sequence[Optional[pieces.Source]],
+    sink: Sink,
+    *,
+    depth: int,
+    inner: int,
+    index_kind: str,
+    index_bits: int,
+    off: bytes,
+    on: bytes,
+    count: int,
+    bits: int,
+    binding_bytes: Optional[int] = None,
+    max_groups_per_dim: Optional[int] = None,
+    poison: Optional[int] = None,
+) -> int:
+    """Stream the ``count`` output elements (``bits`` wide) of OneHot into
+    ``sink``, in order; ``sources[0]`` holds the indices (row-major, numpy
+    kind ``index_kind``, ``index_bits`` wide), ``off`` and ``on`` the values'
+    element bytes (ops/tensor_op.element_bytes). Returns the bytes written."""
+    stats = gpu.cache[ONE_HOT_LAST] = {"bands": 0, "mapped": False, "schedule": None}
+    if count == 0:
+        return 0
+    cap, band_bytes = pieces.one_kernel_bands(gpu, binding_bytes, count, bits, BAND)
+    band = band_bytes * 8 // bits
+    window = (cap - 2 * WORD) * 8 // index_bits  # a window starts up to a word before its first index
+    source = sources[0]
+    assert source is not None
+    if poison is None:
+        poison = env_poison()
+    mapped = stats["mapped"] = pieces.mappable(gpu, sources[:1], sink)
+    bands = list(_bands(count, depth, inner, band, window))
+    reach = max(hi - lo + 1 for _, _, lo, hi, _, _ in bands)
+    need = min(cap, round_up(reach * index_bits // 8 + 2 * WORD, WORD))
+    rendered = kernel(gpu, "one_hot", one_hot_variant(bits, inner))
+    stats["schedule"] = rendered.schedule
+    run = Run(gpu, band_bytes, cap, max_groups_per_dim, kernel=rendered, sizes=(need, WORD, WORD), mapped=mapped)
+    fixed = {"depth": depth, "ibits": index_bits, "kind": INDEX_KINDS[index_kind], "swap": 1 if source.swap else 0,
+             "off": _words(off, bits), "on": _words(on, bits)}
+
+    def band(start: int, n: int, at: tuple[int, int, int, int], encoder) -> dict:
+        lo, hi, line, d0 = at
+        first = run.upload_window(None if mapped else run.upload, run.src, source, lo, hi, index_bits, encoder)
+        return {"line": line, "d0": d0, "q0": lo - first, **fixed}
+
+    return walk(run, rendered, ((start, n, at) for start, n, *at in bands), band, bits=bits, sink=sink,
+                poison=poison, what="one-hot band", stats=stats)
+
+
+def one_hot_variant(bits: int, inner: int) -> str:
+    """The body (a key of render/one_hot.OneHot.BODIES): sub-word elements ``small``; the last axis (lines of one
+    element) and longer lines take separate bodies, each holding its own fast path alone."""
+    return "small" if bits < 32 else ("wide" if inner == 1 else "wide_lines")
+
+
+def _words(value: bytes, bits: int) -> tuple[int, ...]:
+    """An element's bytes as the kernel's four words (low bits of the first for sub-word elements)."""
+    raw = (value + bytes(16))[: max(4, bits // 8)]
+    return struct.unpack("<4I", raw + bytes(16 - len(raw)))

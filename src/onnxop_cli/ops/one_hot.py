@@ -1,7 +1,7 @@
 """OneHot-9/11/28: ``values[0]`` everywhere, ``values[1]`` where the new
 axis' index equals the index (negative ones count from ``depth``; out of
 range: nowhere). One pass of the kernel gpu/render/one_hot.py renders over the output, the
-indices read on the device (gpu/one_hot.py); strings a fill and one
+indices read on the device (gpu/word_kernels.py); strings a fill and one
 one-element piece per index, on the host. Negative axes count from the
 back in every version: OneHot-9's own default is -1.
 """
@@ -63,7 +63,7 @@ class OneHot_9(TensorOp):
         # the pieces (a fill, one element per index) read the indices on the host: built only when asked
         # for -- by summaries, which cut them to the shown entries, and by the string path
         pieces = _HotPieces(lambda: _hot_pieces(indices, shape, depth, inner, off, on))
-        from ..gpu.one_hot import LIMIT
+        from ..gpu.word_kernels import LIMIT
 
         # the kernel reads the indices row-major as they lie (any byte order): strings (no GPU form),
         # Fortran-ordered indices of rank 2 or more (their positions are not the output's order) and depths
@@ -119,7 +119,7 @@ class _HotPieces(abc.Sequence):
 
 
 def _run_kernel(depth, inner, kind, index_bits, off, on, count, bits, gpu, sources, sink) -> int:
-    from ..gpu.one_hot import run_one_hot
+    from ..gpu.word_kernels import run_one_hot
 
     return run_one_hot(gpu, sources, sink, depth=depth, inner=inner, index_kind=kind, index_bits=index_bits,
                        off=off, on=on, count=count, bits=bits)

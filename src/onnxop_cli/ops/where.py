@@ -8,7 +8,7 @@ own broadcast strides, and written once. Where each input is read in a *run
 form* (``run_form``: the output's shape, a scalar, broadcast along leading
 axes or a trailing run) the plan runs it through the select the renderer
 writes on its whole-word schedule instead (gpu/render/select.py, run by
-gpu/elementwise.py's ``run_select``, ``--json`` kernel ``where``); the
+gpu/word_kernels.py's ``run_select``, ``--json`` kernel ``where``); the
 select piece stays in the plan for summaries and for what that kernel
 cannot take.
 """
@@ -44,7 +44,7 @@ class Where_9(TensorOp):
         pieces = [Piece(shape, out, 0, Select(load(0, shape, strides[0]), load(1, shape, strides[1]),
                                               load(2, shape, strides[2])))]
         forms = [run_form(shape, s) for s in strides]
-        from ..gpu.elementwise import LIMIT  # the select's element arithmetic is u32
+        from ..gpu.word_kernels import LIMIT  # the select's element arithmetic is u32
 
         if (x.dtype.is_string or any(f is None for f in forms) or math.prod(shape) >= LIMIT
                 or any(getattr(a.tensor, "byteswap", 0) for a in args)):
@@ -73,7 +73,7 @@ def run_form(shape: Sequence[int], strides: Sequence[int]) -> Optional[tuple[int
 
 
 def _run_words(forms, pieces, count: int, bits: int, gpu, sources, sink) -> int:
-    from ..gpu.elementwise import run_select
+    from ..gpu.word_kernels import run_select
 
     return run_select(gpu, sources, sink, forms=forms, fallback=pieces, count=count, bits=bits)
 

@@ -2,7 +2,7 @@
 output element is on_value where its depth coordinate equals the (wrapped)
 index of its (outer, inner) position, else off_value.
 
-gpu/one_hot.py streams the row-major output in bands. A band is either a
+gpu/word_kernels.py streams the row-major output in bands. A band is either a
 run of whole lines (a line: the ``line`` = inner consecutive elements of one
 (outer, depth) pair) or a stretch of one line (line 0xffffffff: every
 element of the band has depth coordinate d0). The band's indices lie in
@@ -24,7 +24,7 @@ only one straddling lines walks (decoding an index when its position moves).
 
 Each invocation writes ``words`` whole u32 words of the band (vec4 stores),
 no two invocations a word, no atomics. Three bodies (``variant``, chosen by
-gpu/one_hot.py), each its own render so each holds its own path alone:
+gpu/word_kernels.py), each its own render so each holds its own path alone:
 
 ``small``
     elements of 2-16 bits, 32 / bits to a word (bits past the band's last

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from ..layout import Struct
 from .frame import Binding, Frame
 from .indices import table_row
-from .pieces import U, Schedule, decompose, first, when
+from .pieces import U, decompose, first, when
+from .schedule import Units
 
 ROWS_PARAMS = Struct("Params", (
     *((n, U) for n in ("count", "groups_x", "rank", "at", "bits", "src_base", "dst_base", "len_bits", "chunks",
@@ -184,32 +185,34 @@ _EDGES_MAIN = first("r") + """    let row = row_at(r);
 
 @dataclass(frozen=True)
 class Rows(Frame):
-    """A pieces-by-runs kernel: ``words`` (whole vec4s of rows) or ``edges`` (the rest of each row)."""
+    """A pieces-by-runs kernel: ``words`` (whole vec4s of rows, VECS an invocation) or ``edges`` (the rest
+    of each row, a row an invocation)."""
 
-    schedule: Schedule
+    kernel: str
+    schedule: Units
     PARAMS = ROWS_PARAMS
 
     def __post_init__(self) -> None:
-        if self.schedule.kernel not in ROWS:
-            raise ValueError(f"no rows kernel {self.schedule}")
+        if self.kernel not in ROWS:
+            raise ValueError(f"no rows kernel {self.kernel}")
 
     @property
     def label(self) -> str:  # type: ignore[override]
         s = self.schedule
-        return f"pieces rows {s.kernel}[wg={s.wg}" + (f",vecs={s.each}]" if s.kernel == "words" else "]")
+        return f"pieces rows {self.kernel}[wg={s.wg}" + (f",vecs={s.per}]" if self.kernel == "words" else "]")
 
     @property
     def bindings(self) -> tuple[Binding, ...]:  # type: ignore[override]
         # binding 2 is the band as each kernel stores it: vec4s, or words by atomics on its own bits
-        dst = (Binding(2, "dst", "read_write", "vec4<u32>") if self.schedule.kernel == "words"
+        dst = (Binding(2, "dst", "read_write", "vec4<u32>") if self.kernel == "words"
                else Binding(2, "dst_bits", "read_write", "atomic<u32>"))
         return (Binding(0, "src", "read", "vec4<u32>"), dst, Binding(3), Binding(4, "axes", "read", "vec4<u32>"))
 
     def parts(self) -> list[str]:
-        return [table_row("row_axis", ROWS_AXIS), _ROWS, _pick() if self.schedule.kernel == "words" else _EDGES]
+        return [table_row("row_axis", ROWS_AXIS), _ROWS, _pick() if self.kernel == "words" else _EDGES]
 
     def main(self) -> str:
-        return _WORDS_MAIN if self.schedule.kernel == "words" else _EDGES_MAIN
+        return _WORDS_MAIN if self.kernel == "words" else _EDGES_MAIN
 
 
-WORDS, EDGES = Rows(Schedule("words", each=4)), Rows(Schedule("edges"))
+WORDS, EDGES = Rows("words", Units("VECS", 4)), Rows("edges", Units("VECS"))

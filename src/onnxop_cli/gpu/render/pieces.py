@@ -28,6 +28,7 @@ from ..layout import Struct
 from ..shaders import shader_source
 from .frame import Binding, Frame
 from .indices import table_row
+from .schedule import Units
 
 U = "u32"
 PARAMS = Struct("Params", (
@@ -36,20 +37,6 @@ PARAMS = Struct("Params", (
     ("fill", "vec4<u32>"), *((n, U) for n in ("has_other", "other_base", "other_swap", "pad1"))))
 AXIS = Struct("Axis", tuple((n, U) for n in ("dim", "src", "dst", "mask")))
 OTHER = Struct("Other", tuple((n, U) for n in ("stride", "pad0", "pad1", "pad2")))
-
-
-@dataclass(frozen=True)
-class Schedule:
-    """``wg`` invocations a workgroup; ``each`` elements (General) or vec4s (Rows ``words``) per invocation."""
-
-    kernel: str  # "general", or one of piece_rows.ROWS
-    wg: int = 256
-    each: int = 8
-
-    @property
-    def CONSTS(self) -> tuple:  # noqa: N802 - the frame's name
-        name = {"general": "ELEMS", "words": "VECS"}.get(self.kernel)
-        return (("WG", "wg", ""),) + (((name, "each", ""),) if name else ())
 
 
 def first(name: str, per: str = "") -> str:
@@ -200,7 +187,7 @@ _GENERAL_MAIN = first("l0", "ELEMS") + """    var loc = locate(l0);
 class General(Frame):
     """The general pieces kernel over ``schedule``."""
 
-    schedule: Schedule = Schedule("general")
+    schedule: Units = Units("ELEMS", 8)  # ELEMS elements an invocation
     PARAMS = PARAMS
     bindings = (Binding(0, "src", "read", U), Binding(1, "mask", "read", U),
                 Binding(2, "dst", "read_write", "atomic<u32>"), Binding(3),
@@ -208,7 +195,7 @@ class General(Frame):
 
     @property
     def label(self) -> str:  # type: ignore[override]
-        return f"pieces general[wg={self.schedule.wg},elems={self.schedule.each}]"
+        return f"pieces general[wg={self.schedule.wg},elems={self.schedule.per}]"
 
     def parts(self) -> list[str]:
         return [table_row("piece_axis", AXIS), table_row("other_axis", OTHER), shader_source("lib/bswap.wgsl"),

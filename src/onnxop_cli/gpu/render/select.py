@@ -6,7 +6,7 @@ table) ran Where at a third of this one's bytes per second (float32, 16
 MiB, the condition a row; lavapipe, Mesa 22.3). Here the schedule is data
 (``Words``): ``words`` output words per invocation, ``wg`` invocations a
 workgroup, and one of three bodies (``variant``, chosen by
-gpu/elementwise.py's ``variant``):
+gpu/word_kernels.py's ``select_variant``):
 
 ``small`` (8- and 16-bit elements)
     a word holds 32 / bits elements; a full X or Y word is taken as it
