@@ -2,10 +2,10 @@
 
 Every choice is a *question* (``Question``): which of its candidates, all
 exact, takes the work. The copy kernel is one (``COPY``: the flat copy's
-width); the schedule questions (``QUESTIONS``) choose among the exact
-candidates of other kernels. A question is asked on first use (a Flatten
-never measures transposes) and answered on a representative case
-(gpu/schedule_cases.py). ``onnxop info`` and ``bench`` show every answer,
+width, runs and unroll); the schedule questions (``QUESTIONS``) choose
+among the exact candidates of other kernels. A question is asked on first
+use (a Flatten never measures transposes) and answered on a representative
+case (gpu/schedule_cases.py). ``onnxop info`` and ``bench`` show every answer,
 ``bench --tune`` measures them again; ``--kernel NAME`` / ``$ONNXOP_KERNEL``
 force the copy kernel, ``$ONNXOP_SCHEDULE=transpose=blocked,...`` the others.
 
@@ -112,8 +112,8 @@ class CopyQuestion(Question):
         return choice_cache.key(gpu, (), tuple(f"{k.name}\0{k.wgsl}" for k in kernels.KERNELS.values()))
 
 
-COPY = CopyQuestion("kernel", tuple(kernels.KERNELS), "the flat copy's kernel: storage or storage64 (gpu/kernels.py)",
-                    rounds=5, digits=2, field="kernel")
+COPY = CopyQuestion("kernel", tuple(kernels.KERNELS), "the flat copy's kernel: its width (storage, storage64) and "
+                    "its runs and unroll (gpu/kernels.py)", rounds=5, digits=2, field="kernel")
 QUESTIONS = {q.name: q for q in (
     Question("transpose", ("blocked", "blocked16", "blocked256", "tiled", "generic"),
              "the kernel of transposes of 4-byte and wider elements: blocked (4 x 4 blocks in registers, 64 "
