@@ -56,15 +56,15 @@ def test_the_view_kernels_share_one_layout_and_one_axis_record():
         assert axis.size == 16  # one vec4 record per axis: view_axis loads it whole
         assert kernel.PARAMS.size <= 64  # gather.py binds the largest Params of the three at one stride
     assert {n: p.code for n, p in gather.VARIANTS.items()} == {
-        n: strided.KERNELS[n].wgsl() for n in ("tiled", "blocked", "blocked16", "blocked256")}
+        n: strided.KERNELS[n].wgsl() for n in ("tiled", "blocked", "blocked16", "blocked32")}
 
 
 def test_the_host_tile_and_block_are_the_schedules():
     t = strided.KERNELS["tiled"]
     assert tiled.TILE == t.schedule.tile and t.schedule.rows * t.schedule.tile == t.schedule.wg
     assert f"array<u32, {t.schedule.tile * t.schedule.pitch}>" in t.wgsl()
-    assert [strided.KERNELS[n].schedule.wg for n in ("blocked", "blocked16", "blocked256")] == [64, 16, 256]
-    assert choose.QUESTIONS["transpose"].candidates == ("blocked", "blocked16", "blocked256", "tiled", "generic")
+    assert [strided.KERNELS[n].schedule.wg for n in ("blocked", "blocked16", "blocked32")] == [64, 16, 32]
+    assert choose.QUESTIONS["transpose"].candidates == ("blocked", "blocked16", "blocked32", "tiled", "generic")
 
 
 def test_each_lines_kernel_runs_its_own_unit_and_kind():

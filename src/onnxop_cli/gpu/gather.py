@@ -377,7 +377,7 @@ def variants(plan: Plan, gpu: Gpu) -> list[str]:
     so the tile's extra store, load and barrier made it 1.4-4x slower than
     the generic gather, while the blocked kernel's 16-byte accesses make a
     quarter of its: docs/performance-adapters.md), on the workgroup measured
-    fastest (blocked, blocked16, blocked256). ``$ONNXOP_GATHER`` = one of
+    fastest (blocked, blocked16, blocked32). ``$ONNXOP_GATHER`` = one of
     those, ``tiled`` or ``generic`` forces one (tests, benchmarks), as
     ``$ONNXOP_SCHEDULE=transpose=...`` does."""
     forced = os.environ.get(ENV_GATHER, "").strip().lower()

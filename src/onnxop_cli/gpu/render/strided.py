@@ -59,10 +59,11 @@ class Gather(View):
         return head() + _GATHER
 
 
-# ``blocked`` on 64 invocations (Mesa 22.3's), blocked16 and blocked256 on 16 and 256: choose.py's ``transpose``
-# question measures them with tiled and generic
+# ``blocked`` on 64 invocations (Mesa 22.3's), blocked16 and blocked32 on 16 and 32: choose.py's ``transpose``
+# question measures them with tiled and generic. None wider: invocations past the read axis's blocks idle (256
+# ran a read axis of 64 elements at 0.38x of 64's speed, docs/performance-adapters.md)
 KERNELS = {"generic": Gather(), "tiled": Tiled(), "blocked": Blocked(),
-           **{f"blocked{wg}": Blocked(Elements(wg)) for wg in (16, 256)}}
+           **{f"blocked{wg}": Blocked(Elements(wg)) for wg in (16, 32)}}
 
 _CURSOR = """fn add64(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
     let lo = a.x + b.x;
