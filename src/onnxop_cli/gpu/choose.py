@@ -49,10 +49,9 @@ _command = 0  # counts force()'s calls: one per command, in-process ones include
 class Choice:
     """A question's answer for an adapter and why: ``measured`` (in this
     process), ``cached`` (measured before, read from the cache file),
-    ``forced`` (--kernel, $ONNXOP_KERNEL, $ONNXOP_SCHEDULE), ``only`` (one
-    candidate available: nothing to measure) or ``measuring`` (the candidate
-    being timed). ``gbps``: best-round figure per candidate when measured or
-    cached."""
+    ``forced`` (--kernel, $ONNXOP_KERNEL, $ONNXOP_SCHEDULE) or
+    ``measuring`` (the candidate being timed). ``gbps``: best-round figure
+    per candidate when measured or cached."""
 
     kernel: str
     reason: str
@@ -223,8 +222,8 @@ def schedules_used(gpu: Gpu | None) -> dict[str, dict]:
 
 def _answer(gpu: Gpu, question: Question, tune: bool) -> Choice:
     """``question``'s answer for ``gpu``: the candidate being measured, else
-    forced, else the one known in this process, the only one the adapter
-    runs, cached, or measured now (and cached). ``tune`` measures again."""
+    forced, else the one known in this process, cached, or measured now
+    (and cached). ``tune`` measures again."""
     if (id(gpu), question.name) in _answering:
         return Choice(_answering[id(gpu), question.name], "measuring")
     value = question.forced(gpu)
@@ -232,15 +231,11 @@ def _answer(gpu: Gpu, question: Question, tune: bool) -> Choice:
         return Choice(value, "forced")
     found = None if tune else gpu.schedule_choices.get(question.name)
     if found is None:
-        able = question.able(gpu)
-        if len(able) == 1:
-            found = Choice(able[0], "only")
-        else:
-            found = None if tune else _read(gpu, question, able)
-            if found is None:
-                with gpu.lock:  # no other call on this engine's devices between the candidates' runs
-                    found = _measure(gpu, question)
-                _write(gpu, question, found)
+        found = None if tune else _read(gpu, question, question.able(gpu))
+        if found is None:
+            with gpu.lock:  # no other call on this engine's devices between the candidates' runs
+                found = _measure(gpu, question)
+            _write(gpu, question, found)
         gpu.schedule_choices[question.name] = found
     return found
 
