@@ -1,8 +1,9 @@
 """The flat copy kernels, byte for byte, on every adapter and every path.
 
-A *path* is a kernel (storage, storage64) and a buffer mode (staged
+A *path* is a width's kernel (storage, storage64) and a buffer mode (staged
 through upload/readback buffers, or mapped kernel buffers); every path the
-adapter supports is tested. The output buffer is poisoned before every chunk,
+adapter supports is tested, and each width's other runs and unroll (the copy
+question's other candidates) on the boundaries where they differ. The output buffer is poisoned before every chunk,
 so a byte the kernel does not write cannot match. Chunk, span and grid
 boundaries are exercised on small data by forcing small chunks and a small
 per-dimension group limit; several chunks run through the overlapped
@@ -23,7 +24,7 @@ from onnxop_cli.gpu.buffers import can_map
 from onnxop_cli.gpu.copy import KEEP_BYTES
 from onnxop_cli.gpu.buffers import grid
 from onnxop_cli.gpu.choose import kernel_for
-from onnxop_cli.gpu.kernels import KERNELS
+from onnxop_cli.gpu.kernels import KERNELS, WIDTHS
 from onnxop_cli.core.tensor import MemoryBytes
 
 POISON = 0xA5
@@ -46,7 +47,7 @@ def backend_params(metafunc) -> bool:
             params.append((backend, None))
             ids.append(f"{backend}-no-adapter")
             continue
-        for kernel in KERNELS:
+        for kernel in WIDTHS:
             for mapped in (False, True):
                 if KERNELS[kernel].available(gpu) and (can_map(gpu) or not mapped):
                     params.append((backend, {"kernel": kernel, "mapped": mapped}))
@@ -67,7 +68,8 @@ def test_paths_the_adapter_lacks_are_refused(gpu, rng):
     data = rng.integers(0, 256, 4096, dtype=np.uint8)
     for name, kernel in KERNELS.items():
         if not kernel.available(gpu):
-            with pytest.raises(UsageError, match=f"kernel '{name}' needs {kernel.features[0]}, .*; available: storage$"):
+            with pytest.raises(UsageError, match=f"kernel '{name}' needs {kernel.features[0]}, .*; available: "
+                                                 "storage, storage-unroll8, storage-run16$"):
                 run_copy(gpu, data, kernel=name)
     with pytest.raises(UsageError, match="unknown kernel 'uniform64'; available on .*: storage"):
         run_copy(gpu, data, kernel="uniform64")
@@ -97,6 +99,19 @@ def test_copy_is_exact_for_sizes_off_every_boundary(gpu, path, rng, nbytes):
     out, chunks = run_copy(gpu, data, **path)
     assert out == data.tobytes()
     assert chunks == 1
+
+
+def test_every_run_and_unroll_is_exact(gpu, rng):
+    """The copy question's candidates besides the widths' own (gpu/kernels.py), each the adapter runs: exact
+    off its span's boundaries, over two chunks in flight, and on a grid folded into y with a spare group."""
+    for name, kernel in KERNELS.items():
+        if name in WIDTHS or not kernel.available(gpu):
+            continue
+        span = kernel.align
+        for nbytes, kw in [(1, {}), (17, {}), (span - 3, {}), (span + 5, {}), (3 * span + 1, {"chunk_bytes": 2 * span}),
+                           (10 * span + 7, {"max_groups_per_dim": 3})]:
+            data = rng.integers(0, 256, nbytes, dtype=np.uint8)
+            assert run_copy(gpu, data, kernel=name, **kw)[0] == data.tobytes(), (name, nbytes, kw)
 
 
 def test_poison_is_detectable(gpu, path, rng):
@@ -217,13 +232,13 @@ def test_binding_limit_bounds_the_chunk(gpu, rng):
 
 def test_a_copy_records_the_kernel_it_ran_with(gpu, rng):
     """The default kernel is the calibrated choice, and a copy records it
-    (for --json); GL has no shader-int64, so storage is its only kernel."""
+    (for --json); GL has no shader-int64, so it chooses among storage's runs and unroll."""
     data = rng.integers(0, 256, 4096, dtype=np.uint8)
     assert run_copy(gpu, data)[0] == data.tobytes()
     assert gpu.kernel_used is not None and gpu.kernel_used.kernel == kernel_for(gpu).name
-    assert gpu.kernel_used.reason in ("measured", "cached", "only")
+    assert gpu.kernel_used.reason in ("measured", "cached")
     if "shader-int64" not in gpu.features:
-        assert gpu.kernel_used.reason == "only" and gpu.kernel_used.kernel == "storage"
+        assert gpu.kernel_used.kernel in ("storage", "storage-unroll8", "storage-run16")
     assert gpu.info.adapter_type == "CPU"
     if gpu.backend == "vulkan" and gpu.engine_name == "wgpu":  # mapping a storage buffer: a wgpu-native feature
         assert can_map(gpu)

@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from onnxop_cli.gpu.kernels import KERNELS
+
 HEAVY = ("numpy", "wgpu", "onnx", "onnxruntime", "rich", "cffi", "pycparser")
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -55,13 +57,13 @@ def test_a_run_builds_only_what_it_uses(tmp_path):
     )
     first = python(code, tmp_path)
     assert first["code"] == 0 and first["kernel"]["reason"] == "measured"
-    assert len(first["pipelines"]) == len(first["kernel"]["gbps"]) == 2  # lavapipe has shader-int64
+    assert len(first["pipelines"]) == len(first["kernel"]["gbps"]) == 6  # lavapipe has shader-int64: every one
     found = python(code, tmp_path)
     assert found["code"] == 0
     assert found["kernel"] == {**first["kernel"], "reason": "cached"}
     assert found["instance"] == ["vulkan"] and found["gpus"] == ["vulkan"]
-    word = "vec4<u64>" if found["kernel"]["name"] == "storage64" else "vec4<u32>"
-    assert found["pipelines"] == [f"copy runs {word}[wg=256,run=8,unroll={8 if '64' in word else 4}]:explicit"]
+    s = KERNELS[found["kernel"]["name"]].render.schedule
+    assert found["pipelines"] == [f"copy runs {s.word}[wg=256,run={s.run},unroll={s.unroll}]:explicit"]
     assert found["fast_cffi"] is True
 
 

@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from onnxop_cli.gpu import gather, tiled
+from onnxop_cli.gpu import choose, gather, tiled
 from wgsl_text import parse
 from onnxop_cli.gpu.render import lines, strided, transpose, view
 
@@ -56,14 +56,15 @@ def test_the_view_kernels_share_one_layout_and_one_axis_record():
         assert axis.size == 16  # one vec4 record per axis: view_axis loads it whole
         assert kernel.PARAMS.size <= 64  # gather.py binds the largest Params of the three at one stride
     assert {n: p.code for n, p in gather.VARIANTS.items()} == {
-        n: strided.KERNELS[n].wgsl() for n in ("tiled", "blocked")}
+        n: strided.KERNELS[n].wgsl() for n in ("tiled", "blocked", "blocked16", "blocked32")}
 
 
 def test_the_host_tile_and_block_are_the_schedules():
     t = strided.KERNELS["tiled"]
     assert tiled.TILE == t.schedule.tile and t.schedule.rows * t.schedule.tile == t.schedule.wg
     assert f"array<u32, {t.schedule.tile * t.schedule.pitch}>" in t.wgsl()
-    assert tiled.BLOCKED_WG == strided.KERNELS["blocked"].schedule.wg == 64
+    assert [strided.KERNELS[n].schedule.wg for n in ("blocked", "blocked16", "blocked32")] == [64, 16, 32]
+    assert choose.QUESTIONS["transpose"].candidates == ("blocked", "blocked16", "blocked32", "tiled", "generic")
 
 
 def test_each_lines_kernel_runs_its_own_unit_and_kind():

@@ -108,7 +108,7 @@ def test_which_dispatches_are_blocked(shape, strides, bits, swap, base, taken):
     v = Access(shape, strides)
     box = next(tiling.boxes(v, 0, v.size))
     d = Dispatch(box, v.strides[box.axis :], base, False)
-    assert (tiled.blocked_plan(d, shape, bits, swap) is not None) is taken
+    assert (tiled.blocked_plan(d, shape, bits, swap, 64) is not None) is taken
 
 
 # ------------------------------------------------------------ the runs a band reads (no GPU)

@@ -185,8 +185,8 @@ KernelOpt = Annotated[
     typer.Option(
         "--kernel",
         envvar="ONNXOP_KERNEL",  # (a command's option filled from it is not typed: _merge_globals skips it)
-        help="Force a copy kernel (storage, storage64) instead of the one measured fastest "
-        "on this adapter. Example: onnxop --kernel storage flatten a.npy",
+        help="Force a copy kernel (storage, storage64, or one of their runs and unroll: onnxop info lists them) "
+        "instead of the one measured fastest on this adapter. Example: onnxop --kernel storage flatten a.npy",
         show_default=False,
         metavar="NAME",
     ),

@@ -2,10 +2,10 @@
 
 Every choice is a *question* (``Question``): which of its candidates, all
 exact, takes the work. The copy kernel is one (``COPY``: the flat copy's
-width); the schedule questions (``QUESTIONS``) choose among the exact
-candidates of other kernels. A question is asked on first use (a Flatten
-never measures transposes) and answered on a representative case
-(gpu/schedule_cases.py). ``onnxop info`` and ``bench`` show every answer,
+width, runs and unroll); the schedule questions (``QUESTIONS``) choose
+among the exact candidates of other kernels. A question is asked on first
+use (a Flatten never measures transposes) and answered on a representative
+case (gpu/schedule_cases.py). ``onnxop info`` and ``bench`` show every answer,
 ``bench --tune`` measures them again; ``--kernel NAME`` / ``$ONNXOP_KERNEL``
 force the copy kernel, ``$ONNXOP_SCHEDULE=transpose=blocked,...`` the others.
 
@@ -49,10 +49,9 @@ _command = 0  # counts force()'s calls: one per command, in-process ones include
 class Choice:
     """A question's answer for an adapter and why: ``measured`` (in this
     process), ``cached`` (measured before, read from the cache file),
-    ``forced`` (--kernel, $ONNXOP_KERNEL, $ONNXOP_SCHEDULE), ``only`` (one
-    candidate available: nothing to measure) or ``measuring`` (the candidate
-    being timed). ``gbps``: best-round figure per candidate when measured or
-    cached."""
+    ``forced`` (--kernel, $ONNXOP_KERNEL, $ONNXOP_SCHEDULE) or
+    ``measuring`` (the candidate being timed). ``gbps``: best-round figure
+    per candidate when measured or cached."""
 
     kernel: str
     reason: str
@@ -112,12 +111,13 @@ class CopyQuestion(Question):
         return choice_cache.key(gpu, (), tuple(f"{k.name}\0{k.wgsl}" for k in kernels.KERNELS.values()))
 
 
-COPY = CopyQuestion("kernel", tuple(kernels.KERNELS), "the flat copy's kernel: storage or storage64 (gpu/kernels.py)",
-                    rounds=5, digits=2, field="kernel")
+COPY = CopyQuestion("kernel", tuple(kernels.KERNELS), "the flat copy's kernel: its width (storage, storage64) and "
+                    "its runs and unroll (gpu/kernels.py)", rounds=5, digits=2, field="kernel")
 QUESTIONS = {q.name: q for q in (
-    Question("transpose", ("blocked", "tiled", "generic"),
-             "the kernel of transposes of 4-byte and wider elements: blocked (4 x 4 blocks in registers), "
-             "tiled (tiles in workgroup memory) or generic (gpu/render/strided.py)"),
+    Question("transpose", ("blocked", "blocked16", "blocked32", "tiled", "generic"),
+             "the kernel of transposes of 4-byte and wider elements: blocked (4 x 4 blocks in registers, 64 "
+             "invocations a workgroup; blocked16 and blocked32 on 16 and 32), tiled (tiles in workgroup memory) "
+             "or generic (gpu/render/strided.py)"),
     Question("nd_run", ("long", "short"),
              "GatherND by pairs (gpu/render/rows.py), rows of indexed_variants.LONG_ROW slices or more: runs of 64 slices "
              "an invocation (long) or of 16 (short)"),
@@ -222,8 +222,8 @@ def schedules_used(gpu: Gpu | None) -> dict[str, dict]:
 
 def _answer(gpu: Gpu, question: Question, tune: bool) -> Choice:
     """``question``'s answer for ``gpu``: the candidate being measured, else
-    forced, else the one known in this process, the only one the adapter
-    runs, cached, or measured now (and cached). ``tune`` measures again."""
+    forced, else the one known in this process, cached, or measured now
+    (and cached). ``tune`` measures again."""
     if (id(gpu), question.name) in _answering:
         return Choice(_answering[id(gpu), question.name], "measuring")
     value = question.forced(gpu)
@@ -231,15 +231,11 @@ def _answer(gpu: Gpu, question: Question, tune: bool) -> Choice:
         return Choice(value, "forced")
     found = None if tune else gpu.schedule_choices.get(question.name)
     if found is None:
-        able = question.able(gpu)
-        if len(able) == 1:
-            found = Choice(able[0], "only")
-        else:
-            found = None if tune else _read(gpu, question, able)
-            if found is None:
-                with gpu.lock:  # no other call on this engine's devices between the candidates' runs
-                    found = _measure(gpu, question)
-                _write(gpu, question, found)
+        found = None if tune else _read(gpu, question, question.able(gpu))
+        if found is None:
+            with gpu.lock:  # no other call on this engine's devices between the candidates' runs
+                found = _measure(gpu, question)
+            _write(gpu, question, found)
         gpu.schedule_choices[question.name] = found
     return found
 

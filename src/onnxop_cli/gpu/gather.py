@@ -53,9 +53,10 @@ class Rendered(Program):
     code = property(lambda self: self.kernel.wgsl(), lambda self, _: None)  # type: ignore[assignment]
 
 
-# (src, dst, Params at a dynamic offset, axes); the transpose kernels (VARIANTS) bind this layout too
+# (src, dst, Params at a dynamic offset, axes); the transpose kernels (VARIANTS: tiled, the blocked ones) bind
+# this layout too
 GENERAL = Rendered("generic", KINDS)
-VARIANTS = {name: Rendered(name, sharing=GENERAL) for name in ("tiled", "blocked")}
+VARIANTS = {name: Rendered(name, sharing=GENERAL) for name in KERNELS if name != "generic"}
 BITS = (2, 4, 8, 16, 32, 64, 128)
 DEFAULT_BAND = 64 << 20  # bytes of output per band (and of source per upload), at most one binding
 # With mapped buffers (buffers.can_map) there are two buffers, not four: bands
@@ -66,7 +67,7 @@ DEFAULT_BAND = 64 << 20  # bytes of output per band (and of source per upload), 
 MAPPED_BAND = 2 * DEFAULT_BAND
 MAX_ELEMENTS = 1 << 31  # elements per band or upload: the kernel indexes them with u32
 SPOOL_STEP = 4 << 20
-ENV_GATHER = "ONNXOP_GATHER"  # "tiled" / "blocked" / "generic": force the transpose kernel (tests, benchmarks)
+ENV_GATHER = "ONNXOP_GATHER"  # a VARIANTS name or "generic": force the transpose kernel (tests, benchmarks)
 
 Sink = Callable[[memoryview], None]
 
@@ -375,9 +376,10 @@ def variants(plan: Plan, gpu: Gpu) -> list[str]:
     (llvmpipe) the blocked one (workgroup memory is ordinary memory there,
     so the tile's extra store, load and barrier made it 1.4-4x slower than
     the generic gather, while the blocked kernel's 16-byte accesses make a
-    quarter of its: docs/performance-adapters.md). ``$ONNXOP_GATHER`` =
-    ``tiled``, ``blocked`` or ``generic`` forces one (tests, benchmarks),
-    as ``$ONNXOP_SCHEDULE=transpose=...`` does."""
+    quarter of its: docs/performance-adapters.md), on the workgroup measured
+    fastest (blocked, blocked16, blocked32). ``$ONNXOP_GATHER`` = one of
+    those, ``tiled`` or ``generic`` forces one (tests, benchmarks), as
+    ``$ONNXOP_SCHEDULE=transpose=...`` does."""
     forced = os.environ.get(ENV_GATHER, "").strip().lower()
     if plan.bits < 32 or forced == "generic":
         return []

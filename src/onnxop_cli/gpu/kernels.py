@@ -2,7 +2,9 @@
 of one byte copy, rendered by gpu/render/copy.py (which says why its runs
 are laid out so): ``storage`` (vec4<u32> words, every WebGPU adapter) and
 ``storage64`` (vec4<u64> words, 8 per invocation, needs ``shader-int64``; on
-Mesa 25's lavapipe about twice the bytes per store of ``storage``).
+Mesa 25's lavapipe about twice the bytes per store of ``storage``), each
+also with its unroll doubled (``-unroll8``, ``-unroll16``) and in runs of 16
+invocations (``-run16``).
 
 Which one is faster depends on the adapter and its driver, so it is not
 decided here: choose.py measures the available kernels once per
@@ -16,14 +18,15 @@ on lavapipe and on GL, poisoned output, chunk and grid boundaries).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .buffers import binding_limit, dispatch_limit, grid
 from .device import Gpu
 from .engines.base import BufferUsage
 from .program import compiled
-from .render.copy import WORDS, Copy
+from .render.copy import Copy
+from .render.schedule import Runs
 
 
 class Kernel:
@@ -107,8 +110,12 @@ class Bound:
         return dispatches
 
 
-KERNELS: dict[str, Kernel] = {k.name: k for k in (Kernel("storage", Copy(WORDS["vec4<u32>"])),
-                                                   Kernel("storage64", Copy(WORDS["vec4<u64>"])))}
+WIDTHS = {"storage": Runs("vec4<u32>", 16, unroll=4), "storage64": Runs("vec4<u64>", 32, unroll=8)}  # Mesa 22.3's
+# choose.py's copy question: each width's schedule, then its unroll doubled, then its runs of 16 invocations (the
+# lanes of llvmpipe's 512-bit vectors; render/copy.py says why the runs)
+KERNELS: dict[str, Kernel] = {k.name: k for name, runs in WIDTHS.items() for k in (
+    Kernel(name, Copy(runs)), Kernel(f"{name}-unroll{2 * runs.unroll}", Copy(replace(runs, unroll=2 * runs.unroll))),
+    Kernel(f"{name}-run16", Copy(replace(runs, run=16))))}
 
 
 def available(gpu: Gpu) -> list[Kernel]:

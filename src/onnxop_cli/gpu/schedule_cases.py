@@ -47,6 +47,25 @@ def _bits(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
     return rng.integers(0, 2**32, size=shape, dtype=np.uint32).view(np.float32)
 
 
+def _hosted(go: Callable[[Callable], object], took: Callable[[], str], expected: bytes, nbytes: int = 0,
+            seconds: Callable[[], float] | None = None) -> Case:
+    """A case the host runs into a sink (``go(sink)``), then reads which
+    candidate took the work (``took()``); ``nbytes``: the output's unless
+    given. ``seconds``: read after a run into no sink, the time of the part
+    the answer changes, where the host keeps it (None: the run is timed)."""
+
+    def run() -> tuple[bytes, str]:
+        out = bytearray()
+        go(out.extend)
+        return bytes(out), took()
+
+    def timed() -> float:
+        go(lambda _: None)
+        return seconds()  # type: ignore[misc]
+
+    return Case(run, expected, nbytes or len(expected), None if seconds is None else timed)
+
+
 def kernel(gpu: Gpu) -> Case:
     """The flat copy of one streaming chunk of random bytes (gpu/measure.py's
     Bench, the copy kernels only), the kernel's dispatches timed (GPU
@@ -126,23 +145,13 @@ def nd_run(gpu: Gpu) -> Case:
     data = ix.Data(MemoryBytes(x), x.shape, 32)
     index = ix.Index(MemoryBytes(pairs), pairs.shape, True, False)
     runs = {n: name for name, n in RUNS.items()}
-
-    def run() -> tuple[bytes, str]:
-        out = bytearray()
-        ix.gather_indexed(gpu, data, index, check, table, out.extend)
-        return bytes(out), runs.get(gpu.cache[ix.LAST].get("nd run"), "none")
-
-    expected = x[pairs[..., 0], pairs[..., 1]].tobytes()
-    return Case(run, expected, len(expected))
+    return _hosted(lambda sink: ix.gather_indexed(gpu, data, index, check, table, sink),
+                   lambda: runs.get(gpu.cache[ix.LAST].get("nd run"), "none"),
+                   x[pairs[..., 0], pairs[..., 1]].tobytes())
 
 
 PROBE = 64 << 20  # bytes of the device buffer gather_source looks for in the process's memory: above
 # glibc's largest mmap threshold (32 MiB), so a CPU driver's malloc maps it afresh, never reuses touched heap
-
-
-def _rss() -> int:
-    """This process's resident memory, bytes (0 where /proc cannot say)."""
-    return status_bytes("VmRSS")
 
 
 def gather_source(gpu: Gpu) -> Case:
@@ -155,7 +164,7 @@ def gather_source(gpu: Gpu) -> Case:
     from .engines.base import MapMode
 
     def decide() -> tuple[str, dict[str, float]]:
-        before = _rss()
+        before = status_bytes("VmRSS")  # this process's resident memory, bytes (0 where /proc cannot say)
         probe = gpu.device.create_buffer(size=PROBE, usage=U.STORAGE | U.COPY_DST | U.COPY_SRC)
         tail = gpu.device.create_buffer(size=16, usage=U.MAP_READ | U.COPY_DST)
         try:
@@ -165,7 +174,7 @@ def gather_source(gpu: Gpu) -> Case:
             gpu.queue.submit([encoder.finish()])
             gpu.wait(tail.map_async(MapMode.READ, 0, 16), "probing the device's memory")
             tail.unmap()
-            share = min(1.0, max(0.0, (_rss() - before) / PROBE)) if before else 0.0
+            share = min(1.0, max(0.0, (status_bytes("VmRSS") - before) / PROBE)) if before else 0.0
         finally:
             probe.destroy()
             tail.destroy()
@@ -192,18 +201,11 @@ def _word_case(gpu: Gpu, question: str, variant: str, last: str, go: Callable[[C
     from .choose import answer
     from .word_kernels import schedule
 
-    def run() -> tuple[bytes, str]:
-        out = bytearray()
+    def took() -> str:
         candidate = answer(gpu, question)  # the one being timed
-        go(out.extend)
-        took = gpu.cache[last]["schedule"] == schedule(question, variant, candidate)
-        return bytes(out), candidate if took else "none"
+        return candidate if gpu.cache[last]["schedule"] == schedule(question, variant, candidate) else "none"
 
-    def timed() -> float:
-        go(lambda _: None)
-        return gpu.cache[last]["seconds"]
-
-    return Case(run, expected, len(expected), timed)
+    return _hosted(go, took, expected, seconds=lambda: gpu.cache[last]["seconds"])
 
 
 def select(gpu: Gpu) -> Case:
@@ -266,14 +268,11 @@ def _scatter_case(gpu: Gpu, shape: tuple[int, int, int], took: Callable[[dict], 
     expected = x.copy()
     np.add.at(expected, (np.arange(lines)[:, None], i % d), u)  # in index order, as onnx.reference
 
-    def run() -> tuple[bytes, str]:
-        out = bytearray()
-        scatter_indexed(gpu, ix.Data(MemoryBytes(x), x.shape, 32), ix.Data(MemoryBytes(u), u.shape, 32),
-                        ix.Index(MemoryBytes(i), i.shape, True, False), Check((d,), "ScatterElements"), table,
-                        Reduce("add", 2, False), out.extend)
-        return bytes(out), took(gpu.cache[ix.LAST])
-
-    return Case(run, expected.tobytes(), 2 * x.nbytes + u.nbytes + i.nbytes)  # every byte moved: the output is small
+    return _hosted(lambda sink: scatter_indexed(
+        gpu, ix.Data(MemoryBytes(x), x.shape, 32), ix.Data(MemoryBytes(u), u.shape, 32),
+        ix.Index(MemoryBytes(i), i.shape, True, False), Check((d,), "ScatterElements"), table,
+        Reduce("add", 2, False), sink), lambda: took(gpu.cache[ix.LAST]), expected.tobytes(),
+        2 * x.nbytes + u.nbytes + i.nbytes)  # every byte moved: the output is small
 
 
 def rounds_wg(gpu: Gpu) -> Case:
@@ -414,13 +413,8 @@ def _row_gather(gpu: Gpu, rows: tuple[int, int], picks: int, took: Callable[[dic
     data = ix.Data(MemoryBytes(x), x.shape, 32)
     index = ix.Index(MemoryBytes(i), i.shape, True, False)
 
-    def run() -> tuple[bytes, str]:
-        out = bytearray()
-        ix.gather_indexed(gpu, data, index, check, table, out.extend, **window)
-        return bytes(out), took(gpu.cache[ix.LAST])
-
-    expected = x[i].tobytes()
-    return Case(run, expected, len(expected))
+    return _hosted(lambda sink: ix.gather_indexed(gpu, data, index, check, table, sink, **window),
+                   lambda: took(gpu.cache[ix.LAST]), x[i].tobytes())
 
 
 ELEMENTWISE_COUNT = 1 << 18  # int32 elements of each input and the output: 1 MiB, one band
@@ -449,16 +443,8 @@ def elementwise(gpu: Gpu) -> Case:
         run_elementwise(gpu, kernel, [Source(MemoryBytes(a)), Source(MemoryBytes(b))], sink, shape=shape,
                         strides=[(1,), (1,)], where="Add")
 
-    def run() -> tuple[bytes, str]:
-        out = bytearray()
-        go(out.extend)
-        return bytes(out), str(gpu.cache[LAST]["wg"])
-
-    def timed() -> float:
-        go(lambda _: None)
-        return gpu.cache[LAST]["seconds"]
-
-    return Case(run, (a + b).tobytes(), 4 * ELEMENTWISE_COUNT, timed)
+    return _hosted(go, lambda: str(gpu.cache[LAST]["wg"]), (a + b).tobytes(),
+                   seconds=lambda: gpu.cache[LAST]["seconds"])
 
 
 SLAB_ROWS = (512, 256)  # float32 rows of 1 KiB (64 vectors, a 256-float embedding): 512 KiB, two windows

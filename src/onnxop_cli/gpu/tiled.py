@@ -38,7 +38,6 @@ from __future__ import annotations
 
 from .program import grid_x
 from .render.strided import KERNELS
-from .render.transpose import BLOCKED, TILED
 from .tiling import Dispatch
 
 TILE = KERNELS["tiled"].schedule.tile  # words per tile row, elements along l
@@ -78,12 +77,11 @@ def plan(d: Dispatch, shape: tuple[int, ...], bits: int, swap: int) -> dict[str,
 
 # ------------------------------------------------------------ blocked (CPU adapters)
 
-BLOCKED_WG = KERNELS["blocked"].schedule.wg
 
-
-def blocked_plan(d: Dispatch, shape: tuple[int, ...], bits: int, swap: int) -> dict[str, int] | None:
-    """The blocked kernel's Params fields for dispatch ``d``, or None: it needs
-    32-bit elements and every offset on a 16-byte word (see gpu/render/strided.py)."""
+def blocked_plan(d: Dispatch, shape: tuple[int, ...], bits: int, swap: int, wg: int) -> dict[str, int] | None:
+    """The Params fields for dispatch ``d`` of the blocked kernel on workgroups of
+    ``wg``, or None: it needs 32-bit elements and every offset on a 16-byte word
+    (see gpu/render/strided.py)."""
     box = _box(d, shape)
     if bits != 32 or swap not in (0, 4) or d.keep or box is None or d.box.e0 % 4 or d.base % 4:
         return None
@@ -97,22 +95,20 @@ def blocked_plan(d: Dispatch, shape: tuple[int, ...], bits: int, swap: int) -> d
     if any(strides[k] % 4 for k in dims if k != a and dims[k] > 1) or strides[last] < 0:
         return None
     blocks_a, blocks_l = -(-dims[a] // 4), dims[last] // 4
-    spans_a = -(-blocks_a // BLOCKED_WG)
+    spans_a = -(-blocks_a // wg)
     groups = d.box.count // (dims[a] * dims[last]) * blocks_l * spans_a
     return None if groups >= 1 << 32 else dict(groups=groups, first_word=d.box.e0, a=a, blocks_a=blocks_a,
                                                blocks_l=blocks_l, spans_a=spans_a, swap=swap)
 
 
-KINDS = {"tiled": (TILED, plan), "blocked": (BLOCKED, blocked_plan)}  # each kernel's Params and its plan
-
-
 def record(name: str, d: Dispatch, shape: tuple[int, ...], bits: int, swap: int, rank: int, at: int,
            max_dim: int) -> tuple[bytes, int] | None:
-    """(the 64-byte Params record, workgroups) if transpose kernel ``name`` takes dispatch ``d``, else None."""
-    params, plan_of = KINDS[name]
-    fields = plan_of(d, shape, bits, swap)
+    """(the 64-byte Params record, workgroups) if transpose kernel ``name``
+    (gpu/render/strided.py's ``tiled`` or a ``blocked`` one) takes dispatch ``d``, else None."""
+    kernel = KERNELS[name]
+    fields = plan(d, shape, bits, swap) if name == "tiled" else blocked_plan(d, shape, bits, swap, kernel.schedule.wg)
     if fields is None:
         return None
     groups = fields["groups"]
-    return params.pack(groups_x=grid_x(groups, max_dim), rank=rank, axis0=d.box.axis, dim0=d.box.extent, at=at,
-                       base=d.base & U32, **fields), groups
+    return kernel.PARAMS.pack(groups_x=grid_x(groups, max_dim), rank=rank, axis0=d.box.axis, dim0=d.box.extent,
+                              at=at, base=d.base & U32, **fields), groups

@@ -14,12 +14,13 @@ Which invocation copies which word: each run of RUN neighbouring invocations
 copies RUN * UNROLL consecutive words, RUN at a time. At every step the run
 touches one contiguous block (RUN words), as a GPU wants for coalescing, and
 the run's steps walk forward through memory, as a CPU's prefetcher wants:
-Mesa's llvmpipe runs RUN = 8 invocations in one SIMD register. Striding the
-steps a whole workgroup apart instead (the usual GPU layout) measured
-1.0-1.7x slower on lavapipe and on llvmpipe's GL, never faster (2026-11-30,
-`python benchmarks/copy_variants.py`). The 64-bit words move twice the bytes
+Mesa's llvmpipe runs 8 invocations in one SIMD register (256-bit vectors),
+16 on 512-bit ones. Striding the steps a whole workgroup apart instead (the
+usual GPU layout) measured 1.0-1.7x slower on lavapipe and on llvmpipe's GL,
+never faster (2026-11-30, `python benchmarks/copy_variants.py`). The 64-bit words move twice the bytes
 per load and store (Mesa's CPU drivers store each 64-bit lane of a word
-separately); which width is faster is measured per adapter (gpu/choose.py).
+separately); which width, RUN and UNROLL are fastest is measured per adapter
+(gpu/kernels.py's candidates, gpu/choose.py).
 """
 
 from __future__ import annotations
@@ -34,7 +35,6 @@ PARAMS = Struct("Params", (
     ("groups", "u32"),    # workgroups that copy (spans in this binding)
     ("groups_x", "u32"),  # workgroups per row of the dispatch grid
 ))
-WORDS = {"vec4<u32>": Runs("vec4<u32>", 16, unroll=4), "vec4<u64>": Runs("vec4<u64>", 32, unroll=8)}
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from ..layout import Struct
 from ..shaders import shader_source
-from .schedule import Words, head
+from .schedule import Elements, Words, head
 from .transpose import Blocked, Tiled
 from .view import BOX, View
 
@@ -59,7 +59,11 @@ class Gather(View):
         return head() + _GATHER
 
 
-KERNELS = {"generic": Gather(), "tiled": Tiled(), "blocked": Blocked()}
+# ``blocked`` on 64 invocations (Mesa 22.3's), blocked16 and blocked32 on 16 and 32: choose.py's ``transpose``
+# question measures them with tiled and generic. None wider: invocations past the read axis's blocks idle (256
+# ran a read axis of 64 elements at 0.38x of 64's speed, docs/performance-adapters.md)
+KERNELS = {"generic": Gather(), "tiled": Tiled(), "blocked": Blocked(),
+           **{f"blocked{wg}": Blocked(Elements(wg)) for wg in (16, 32)}}
 
 _CURSOR = """fn add64(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
     let lo = a.x + b.x;

@@ -6,11 +6,12 @@ source stride, read along the axis ``a`` of stride +-1 into a tile in
 workgroup memory and written along ``l`` after a barrier: both sides
 contiguous, as a GPU wants. Rows PITCH = TILE + 1 apart (no bank conflicts).
 
-``Blocked`` (``Elements(64)``, CPU adapters: a storage access is a loop over
+``Blocked`` (``Elements``, CPU adapters: a storage access is a loop over
 the SIMD lanes there and workgroup memory ordinary memory): 4 x 4 blocks of
 32-bit elements loaded as four vec4 rows along ``a``, transposed in
-registers, stored as four vec4 along ``l``: one access per 4 elements. The
-host sends it only boxes whose offsets are whole vec4 words.
+registers, stored as four vec4 along ``l``: one access per 4 elements, WG
+blocks along ``a`` a workgroup. The host sends it only boxes whose offsets
+are whole vec4 words.
 
 Both take the whole box from the bound source (u32 offsets, a negative
 stride wraps) and decompose the outer index (the box axes other than a and
@@ -139,12 +140,16 @@ class Tiled(View):
 
 @dataclass(frozen=True)
 class Blocked(View):
-    """The blocked transpose (``Elements``, 64 invocations)."""
+    """The blocked transpose (``Elements``: WG invocations a workgroup, a block each along a; its default the
+    first of choose.py's ``transpose`` candidates, gpu/render/strided.py names the others)."""
 
     schedule: Elements = Elements(64)
     PARAMS = BLOCKED
-    label = "strided transpose blocked"
     WORD = "vec4<u32>"
+
+    @property
+    def label(self) -> str:  # type: ignore[override]
+        return f"strided transpose blocked[wg={self.schedule.wg}]"
 
     def parts(self) -> list[str]:
         return [*self.view(), BSWAP4]
