@@ -5,9 +5,9 @@
   ConstantOfShape, OneHot, EyeLike): the whole output's pieces are cut to the
   shown entries (core/shown.py) and only those are made. The summary text is
   the whole result's, for every op kind, dtype and layout (the first tests).
-- Real processes: huge results printed with $TMPDIR on a 1 MiB tmpfs and
+- A real process: huge results printed with $TMPDIR on a 1 MiB tmpfs and
   ``ulimit -v`` at 3 GB, so neither a spill file nor an allocation of the
-  result could happen.
+  result could happen (every case's commands in one: tests/commands.py).
 - ``show`` of a large file reads its statistics slice by slice: peak RSS far
   below the file's size, the statistics those of the whole array, and a
   SIGTERM during the read ends the run through onnxop's handler.
@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import resource
@@ -188,9 +189,9 @@ def test_only_the_shown_entries_are_made():
 # ------------------------------------------------------------ real processes
 
 
-@pytest.fixture
-def small_tmpdir(tmp_path):
-    tmp = tmp_path / "tmp"
+@contextlib.contextmanager
+def _small_tmpdir(tmp: Path):
+    """A 1 MiB tmpfs mounted on ``tmp`` while the caller runs."""
     tmp.mkdir()
     mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1M", "tmpfs", str(tmp)], capture_output=True)
     if mounted.returncode:
@@ -203,12 +204,6 @@ def small_tmpdir(tmp_path):
 
 def _limited() -> None:  # an address space far below any of these results
     resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
-
-
-def _run(argv, cwd, tmp, backend):
-    env = {**os.environ, "ONNXOP_BACKEND": backend, "TMPDIR": str(tmp), "COLUMNS": "200"}
-    return subprocess.run([sys.executable, "-m", "onnxop_cli", *argv], cwd=cwd, capture_output=True, text=True,
-                          env=env, timeout=300, preexec_fn=_limited)
 
 
 def _output_block(stdout: str) -> tuple[str, str]:
@@ -263,22 +258,51 @@ def backend_params(metafunc) -> bool:
     return True
 
 
+HUGE_JSON = (0, 3)  # the cases also run with --json
+
+
+@pytest.fixture(scope="module")
+def huge(tmp_path_factory, backend) -> tuple[dict, Path]:
+    """Each huge case printed (and HUGE_JSON's with --json), a folder each, in one process under
+    ``ulimit -v`` 3 GB with $TMPDIR a 1 MiB tmpfs (the run's peak address space is the highest of its
+    commands', so each stayed under it): k -> its results in order; the tmpfs."""
+    from commands import driver, jobs, results
+
+    top = tmp_path_factory.mktemp("huge")
+    commands = []
+    for k in range(7):
+        folder = top / str(k)
+        folder.mkdir()
+        files, cases = _huge_cases(np.random.default_rng(k))
+        for name, array in files.items():
+            np.save(folder / name, array)
+        commands.append((folder, cases[k][0]))
+        if k in HUGE_JSON:
+            commands.append((folder, [*cases[k][0], "--json"]))
+    with _small_tmpdir(top / "tmp") as tmp:
+        env = {**os.environ, "ONNXOP_BACKEND": backend, "TMPDIR": str(tmp), "COLUMNS": "200"}
+        done = subprocess.run(driver(), input=jobs(commands), capture_output=True, text=True, env=env,
+                              errors="surrogateescape", timeout=300, preexec_fn=_limited)
+        assert done.returncode == 0, done.stdout + done.stderr
+        found = iter(results(commands, done.stdout))
+        yield {k: [next(found) for _ in range(2 if k in HUGE_JSON else 1)] for k in range(7)}, tmp
+
+
 @pytest.mark.parametrize("k", range(7), ids=["tile", "tile-strings", "expand-strings", "constant-of-shape",
                                               "one-hot", "pad-wrap", "pad-reflect"])
-def test_a_huge_result_is_printed_from_its_shown_elements(tmp_path, small_tmpdir, backend, k):
+def test_a_huge_result_is_printed_from_its_shown_elements(huge, k):
     """No spill file (a 1 MiB $TMPDIR) and no allocation of the result
-    (ulimit -v 3 GB): every value shown is the small reference's."""
-    files, cases = _huge_cases(np.random.default_rng(k))
-    for name, array in files.items():
-        np.save(tmp_path / name, array)
+    (ulimit -v 3 GB): every value shown is the small reference's (fixture huge)."""
+    _, cases = _huge_cases(np.random.default_rng(k))
     argv, header, small = cases[k]
-    done = _run(argv, tmp_path, small_tmpdir, backend)
+    ran, small_tmpdir = huge
+    done = ran[k][0]
     assert done.returncode == 0, (argv, done.stderr)
     head, values = _output_block(done.stdout)
     assert head.startswith(header), (argv, head)
     assert values == format_values(small, summarised=True), argv
-    if k in (0, 3):
-        done = _run([*argv, "--json"], tmp_path, small_tmpdir, backend)
+    if k in HUGE_JSON:
+        done = ran[k][1]
         assert done.returncode == 0, (argv, done.stderr)
         doc = json.loads(done.stdout)
         shape = [int(x) for x in header.split("(")[1].split(")")[0].split(",")]

@@ -5,8 +5,10 @@ batch that fails mid-way says what it wrote before (the line and --json);
 the --json document follows one schema (docs/json.md): the same fields, the
 backend that ran (not "auto"), the copy kernel and the schedules, each
 output's plan kernel and each literal input's values. Real processes, one
-per document: what a document says about the device is the process's own (the
-refusals of --full: one process for all, tests/commands.py)."""
+per document: what a document says about the device is the process's own. What
+a batch's commands print, exit with and write is under test, not the process:
+those run in one process (tests/commands.py); a full disk, /dev/full, a
+terminal and stdin from a file keep a process each."""
 
 from __future__ import annotations
 
@@ -122,9 +124,16 @@ def test_a_full_disk_mid_batch_lists_what_was_written(backend, tmp_path, kind):
 # ------------------------------------------------------------ one batch route
 # Both kinds plan their batch through one Job and one set of output rules
 # (core/batch.py, core/batch_targets.py). Pad (one output) and Split (parts)
-# stand for the tensor operators; each case is one process per kind.
+# stand for the tensor operators; each case is a folder of its own, one command (or two) per kind.
 
 BATCH_KINDS = {"view": ["flatten"], "tensor": ["pad", "--pads", "0,1,0,0"], "several-outputs": ["split", "--split", "1,1"]}
+MISSING = [("view", "nodir/y.npy"), ("tensor", "nodir/y.npy"), ("several-outputs", "nodir/y.npz")]
+CANNOT_TAKE = [
+    (["concat", "a.npy", "a.npy", "--axis", "0", "-k"], "concat: --keep-going sets aside the refused inputs of a "
+     "batch, and Concat makes one node of all its inputs; drop --keep-going"),
+    (["pad", "a.npy", "--pads", "0,1,0,0", "--any-type"], "pad: --any-type lets a view operator's index map move a "
+     "type its opset excludes; Pad takes only its opset's types; drop --any-type"),
+]
 
 
 def _same_named(tmp_path) -> None:
@@ -134,16 +143,68 @@ def _same_named(tmp_path) -> None:
     (tmp_path / "out").mkdir()
 
 
-def _run(backend, cwd, kind: str, *files: str, given=()) -> subprocess.CompletedProcess:
-    command, *options = BATCH_KINDS[kind]
-    return _onnxop(backend, cwd, command, *files, *options, *given)
+@pytest.fixture(scope="module")
+def batch(tmp_path_factory, backend) -> dict:
+    """The batch-route tests' commands below, each case in a folder of its own, all in one process
+    (tests/commands.py): what a batch prints, exits with and writes is under test, not the process.
+    (test, case) -> (the folder, its commands' results in order); ``before``: out/a.npy's bytes
+    that the output-that-is-an-input case must leave."""
+    from commands import run_commands
+
+    lines, made = {}, {}
+
+    def case(key, prepare, *argvs):
+        folder = tmp_path_factory.mktemp("-".join(map(str, key)).replace("/", "_"))
+        prepare(folder)
+        lines[key] = (folder, [["--backend", backend, *argv] for argv in argvs])
+
+    def argv(kind, *files, given=()):
+        command, *options = BATCH_KINDS[kind]
+        return [command, *files, *options, *given]
+
+    def a_npy(folder):
+        np.save(folder / "a.npy", np.ones((2, 3), np.float32))
+
+    def another_input(folder):
+        _same_named(folder)
+        np.save(folder / "out" / "a.npy", np.full((2, 3), 7, np.float32))
+        os.symlink("out/a.npy", folder / "b.npy")
+        made["before", folder] = (folder / "out" / "a.npy").read_bytes()
+
+    def bad_and_a(folder):
+        a_npy(folder)
+        (folder / "bad.npy").write_bytes(b"not a tensor")
+        (folder / "out").mkdir()
+
+    def pack(folder):
+        _same_named(folder)
+        np.save(folder / "b.npy", np.full((2, 3), 2, np.float32))
+
+    for kind in BATCH_KINDS:
+        case(("parents", kind), _same_named, argv(kind, "p/a.npy", "q/a.npy", given=["--parents", "-o", "out"]))
+        case(("same-named", kind), _same_named, argv(kind, "p/a.npy", "q/a.npy", given=["-o", "out"]))
+        if kind != "several-outputs":
+            case(("another-input", kind), another_input, argv(kind, "p/a.npy", "b.npy", given=["-o", "out"]))
+        # the plain batch in a folder of its own (nothing written), --keep-going then -k --json in another
+        case(("plain", kind), bad_and_a, argv(kind, "bad.npy", "a.npy", given=["-o", "out"]))
+        case(("keep-going", kind), bad_and_a, argv(kind, "bad.npy", "a.npy", given=["-o", "out", "--keep-going"]),
+             argv(kind, "bad.npy", "a.npy", given=["-o", "out", "-k", "--json"]))
+        case(("pack", kind), pack, argv(kind, "p/a.npy", "b.npy", given=["-o", "all.npz"]),
+             argv(kind, "p/a.npy", "q/a.npy", given=["-o", "two.npz"]))
+    for kind, target in MISSING:
+        case(("missing", kind, target), a_npy, argv(kind, "a.npy", given=["-o", target]))
+    for i, (option_argv, _) in enumerate(CANNOT_TAKE):
+        case(("cannot-take", i), a_npy, [*option_argv, "-o", "y.npy"])
+    done = iter(run_commands([(folder, a) for folder, argvs in lines.values() for a in argvs]))
+    found = {key: (folder, [next(done) for _ in argvs]) for key, (folder, argvs) in lines.items()}
+    found.update(made)
+    return found
 
 
 @pytest.mark.one_backend
 @pytest.mark.parametrize("kind", BATCH_KINDS)
-def test_parents_keeps_same_named_inputs_apart(backend, tmp_path, kind):
-    _same_named(tmp_path)
-    done = _run(backend, tmp_path, kind, "p/a.npy", "q/a.npy", given=["--parents", "-o", "out"])
+def test_parents_keeps_same_named_inputs_apart(batch, kind):
+    tmp_path, (done,) = batch["parents", kind]
     assert (done.returncode, done.stderr) == (0, "")
     names = ["a_0.npy", "a_1.npy"] if kind == "several-outputs" else ["a.npy"]
     for d, value in (("p", 0), ("q", 1)):
@@ -154,9 +215,8 @@ def test_parents_keeps_same_named_inputs_apart(backend, tmp_path, kind):
 
 @pytest.mark.one_backend
 @pytest.mark.parametrize("kind", BATCH_KINDS)
-def test_same_named_inputs_without_parents_are_one_refusal(backend, tmp_path, kind):
-    _same_named(tmp_path)
-    done = _run(backend, tmp_path, kind, "p/a.npy", "q/a.npy", given=["-o", "out"])
+def test_same_named_inputs_without_parents_are_one_refusal(batch, kind):
+    tmp_path, (done,) = batch["same-named", kind]
     target = "out/a_0.npy" if kind == "several-outputs" else "out/a.npy"
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr == (f"onnxop: error: {target}: the results of p/a.npy and q/a.npy would all be written "
@@ -166,13 +226,10 @@ def test_same_named_inputs_without_parents_are_one_refusal(backend, tmp_path, ki
 
 @pytest.mark.one_backend
 @pytest.mark.parametrize("kind", ["view", "tensor"])
-def test_an_output_that_is_another_input_is_refused(backend, tmp_path, kind):
+def test_an_output_that_is_another_input_is_refused(batch, kind):
     """b.npy is a symlink to out/a.npy: the first job's result would replace the second job's input."""
-    _same_named(tmp_path)
-    np.save(tmp_path / "out" / "a.npy", np.full((2, 3), 7, np.float32))
-    os.symlink("out/a.npy", tmp_path / "b.npy")
-    before = (tmp_path / "out" / "a.npy").read_bytes()
-    done = _run(backend, tmp_path, kind, "p/a.npy", "b.npy", given=["-o", "out"])
+    tmp_path, (done,) = batch["another-input", kind]
+    before = batch["before", tmp_path]
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr == ("onnxop: error: out/a.npy: the result of p/a.npy would replace b.npy, another input "
                            "of this batch; write to another folder\n")
@@ -181,19 +238,18 @@ def test_an_output_that_is_another_input_is_refused(backend, tmp_path, kind):
 
 @pytest.mark.one_backend
 @pytest.mark.parametrize("kind", BATCH_KINDS)
-def test_keep_going_sets_a_refused_input_aside(backend, tmp_path, kind):
-    np.save(tmp_path / "a.npy", np.ones((2, 3), np.float32))
-    (tmp_path / "bad.npy").write_bytes(b"not a tensor")
-    (tmp_path / "out").mkdir()
-    plain = _run(backend, tmp_path, kind, "bad.npy", "a.npy", given=["-o", "out"])
-    assert (plain.returncode, os.listdir(tmp_path / "out")) == (2, [])
-    done = _run(backend, tmp_path, kind, "bad.npy", "a.npy", given=["-o", "out", "--keep-going"])
+def test_keep_going_sets_a_refused_input_aside(batch, kind):
+    """Without -k, nothing written; with it, the good input's outputs and their lines (then -k --json,
+    over them, in the same folder)."""
+    plain_path, (plain,) = batch["plain", kind]
+    assert (plain.returncode, os.listdir(plain_path / "out")) == (2, [])
+    tmp_path, (done, json_done) = batch["keep-going", kind]
     assert done.returncode == 2
     assert done.stderr == plain.stderr.replace("onnxop: error: ", "onnxop: refused, not run: ")
     written = ["a_0.npy", "a_1.npy"] if kind == "several-outputs" else ["a.npy"]
     assert sorted(os.listdir(tmp_path / "out")) == written
     assert [line.rsplit(", wrote ", 1)[1] for line in done.stdout.splitlines()] == [f"out/{n}" for n in written]
-    doc = json.loads(_run(backend, tmp_path, kind, "bad.npy", "a.npy", given=["-o", "out", "-k", "--json"]).stdout)
+    doc = json.loads(json_done.stdout)
     assert (doc["status"], doc["exit_code"], len(doc["runs"])) == ("failed", 2, 1)
     assert [(r["input"], r["message"]) for r in doc["refused"]] == [("bad.npy", plain.stderr[15:-1])]
 
@@ -292,15 +348,9 @@ def test_stdout_takes_what_its_format_holds(batches, kind):
 
 
 @pytest.mark.one_backend
-@pytest.mark.parametrize("argv,message", [
-    (["concat", "a.npy", "a.npy", "--axis", "0", "-k"], "concat: --keep-going sets aside the refused inputs of a "
-     "batch, and Concat makes one node of all its inputs; drop --keep-going"),
-    (["pad", "a.npy", "--pads", "0,1,0,0", "--any-type"], "pad: --any-type lets a view operator's index map move a "
-     "type its opset excludes; Pad takes only its opset's types; drop --any-type"),
-])
-def test_an_option_a_tensor_operator_cannot_take_is_one_line(backend, tmp_path, argv, message):
-    np.save(tmp_path / "a.npy", np.ones((2, 3), np.float32))
-    done = _onnxop(backend, tmp_path, *argv, "-o", "y.npy")
+@pytest.mark.parametrize("argv,message", CANNOT_TAKE)
+def test_an_option_a_tensor_operator_cannot_take_is_one_line(batch, argv, message):
+    tmp_path, (done,) = batch["cannot-take", CANNOT_TAKE.index((argv, message))]
     assert (done.returncode, done.stdout, done.stderr) == (2, "", f"onnxop: error: {message}\n")
     assert os.listdir(tmp_path) == ["a.npy"]
 
@@ -337,17 +387,15 @@ def test_a_large_input_draws_a_progress_bar_on_a_terminal(backend, tmp_path, kin
 
 @pytest.mark.one_backend
 @pytest.mark.parametrize("kind", BATCH_KINDS)
-def test_several_inputs_pack_into_one_archive(backend, tmp_path, kind):
+def test_several_inputs_pack_into_one_archive(batch, kind):
     """-o all.npz: a member per result, named after its input; two inputs of one name are one refusal."""
-    _same_named(tmp_path)
-    np.save(tmp_path / "b.npy", np.full((2, 3), 2, np.float32))
-    done = _run(backend, tmp_path, kind, "p/a.npy", "b.npy", given=["-o", "all.npz"])
+    tmp_path, (done, refused) = batch["pack", kind]
     assert (done.returncode, done.stderr) == (0, "")
     members = ["a_0", "a_1", "b_0", "b_1"] if kind == "several-outputs" else ["a", "b"]
     with np.load(tmp_path / "all.npz") as z:
         assert sorted(z) == members and z[members[-1]].flat[-1] == 2
     assert [line.rsplit(", wrote ", 1)[1] for line in done.stdout.splitlines()] == ["all.npz"] * len(members)
-    done = _run(backend, tmp_path, kind, "p/a.npy", "q/a.npy", given=["-o", "two.npz"])
+    done = refused
     member = "a_0" if kind == "several-outputs" else "a"
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr == (f"onnxop: error: two.npz: the results of p/a.npy and q/a.npy would both be member "
@@ -356,12 +404,10 @@ def test_several_inputs_pack_into_one_archive(backend, tmp_path, kind):
 
 
 @pytest.mark.one_backend
-@pytest.mark.parametrize("kind,target", [("view", "nodir/y.npy"), ("tensor", "nodir/y.npy"),
-                                         ("several-outputs", "nodir/y.npz")])
-def test_an_output_in_a_missing_folder_is_refused(backend, tmp_path, kind, target):
+@pytest.mark.parametrize("kind,target", MISSING)
+def test_an_output_in_a_missing_folder_is_refused(batch, kind, target):
     """Only a folder of parts (-o parts/) is made; -o FILE's folder must exist, whatever the operator."""
-    np.save(tmp_path / "a.npy", np.ones((2, 3), np.float32))
-    done = _run(backend, tmp_path, kind, "a.npy", given=["-o", target])
+    tmp_path, (done,) = batch["missing", kind, target]
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr == f"onnxop: error: {target}: output folder nodir does not exist\n"
     assert os.listdir(tmp_path) == ["a.npy"]

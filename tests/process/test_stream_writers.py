@@ -11,7 +11,7 @@ split) or a whole model (run):
   message, when printing (``--full``) as when streaming (``-o -``).
 
 Real processes, real pipes; results exact against numpy. (What a command
-writes without a pipe: one process for a test's commands, tests/commands.py.)"""
+writes without a pipe, or from stdin: one process for all of them, tests/commands.py.)"""
 
 from __future__ import annotations
 
@@ -72,39 +72,58 @@ def tree(tmp_path_factory):
     return folder
 
 
-def in_one_process(tree, *commands: str) -> list[subprocess.CompletedProcess]:
-    """Command lines (no pipe, no redirection) in one onnxop process (tests/commands.py): what they write is
-    under test, not the process."""
-    return run_commands([(tree, shlex.split(c)) for c in commands], text=False, env=ENV)
+@pytest.fixture(scope="module")
+def in_one_process(tree, tmp_path_factory) -> dict:
+    """The command lines of the tests below (no pipe but stdin's, no redirection), each test's group
+    in order, all in one onnxop process (tests/commands.py): what they write is under test, not the
+    process. group -> its results; "folders": where "folder"'s commands wrote, a folder each;
+    "stdin": each of ONE_INPUT reading a.npz and a.pb on stdin (a real pipe), -o an .npz each:
+    (piped, name) -> (the command's result, its output file)."""
+    folders, out = tmp_path_factory.mktemp("folders"), tmp_path_factory.mktemp("from_stdin")
+    for name in COMMANDS:
+        (folders / name).mkdir()
+    lines = {
+        "refuses": [COMMANDS[n][0].format(x="h.pb") + " -o -" for n in COMMANDS],
+        "alone": [f"--json {COMMANDS[n][0].format(x='a.npy')} -o -" for n in COMMANDS],
+        "pb": [COMMANDS[n][0].format(x="h.pb") + " -o - --format pb" for n in COMMANDS],
+        "folder": [f"{COMMANDS[n][0].format(x=str(tree / 'a.npy'))} -o {folders / n}/ --format pb" for n in COMMANDS],
+    }
+    commands = {group: [(tree, shlex.split(c)) for c in group_lines] for group, group_lines in lines.items()}
+    cases = [(piped, name) for piped in ("a.npz", "a.pb") for name in ONE_INPUT]
+    commands["stdin"] = [(tree, [*shlex.split(COMMANDS[name][0].format(x="-")), "-o", out / f"{name}-{piped}.npz"],
+                          (tree / piped).read_bytes()) for piped, name in cases]
+    done = iter(run_commands([c for group in commands.values() for c in group], text=False, env=ENV))
+    found = {group: [next(done) for _ in group_commands] for group, group_commands in commands.items()}
+    found["stdin"] = {(piped, name): (d, out / f"{name}-{piped}.npz")
+                      for (piped, name), d in zip(cases, found["stdin"], strict=True)}
+    found["folders"] = folders
+    return found
 
 
-def test_stdout_refuses_a_type_numpy_lacks(tree):
+def test_stdout_refuses_a_type_numpy_lacks(in_one_process):
     """A .npy stream cannot describe bfloat16: refused before anything is
     written, never a typeless '|V2' array. Each of the 7 COMMANDS."""
-    lines = [COMMANDS[n][0].format(x="h.pb") + " -o -" for n in COMMANDS]
-    for name, done in zip(COMMANDS, in_one_process(tree, *lines)):
+    for name, done in zip(COMMANDS, in_one_process["refuses"], strict=True):
         assert done.returncode == 2, (name, done.stderr.decode())
         assert done.stderr.decode() == ("onnxop: error: -: the .npy format cannot describe bfloat16 "
                                         "(numpy has no such dtype); add --format pb\n")
         assert done.stdout == b"", name
 
 
-def test_stdout_is_the_tensors_alone(tree):
+def test_stdout_is_the_tensors_alone(in_one_process):
     """-o - and --json would both write to stdout: refused, the stream
     never corrupted by a document after its bytes. Each of the 7 COMMANDS."""
-    for name, done in zip(COMMANDS, in_one_process(tree, *(f"--json {COMMANDS[n][0].format(x='a.npy')} -o -"
-                                                            for n in COMMANDS))):
+    for name, done in zip(COMMANDS, in_one_process["alone"], strict=True):
         assert done.returncode == 2, name
         assert json.loads(done.stdout)["message"] == ("-o - and --json both write to stdout; write the tensor to a "
                                                       "file, or drop --json")
 
 
-def test_format_pb_streams_every_type(tree):
+def test_format_pb_streams_every_type(tree, in_one_process):
     """bfloat16 through each of the 7 COMMANDS as a .pb stream."""
     h = onnx.TensorProto()
     h.ParseFromString((tree / "h.pb").read_bytes())
-    for name, done in zip(COMMANDS, in_one_process(tree, *(COMMANDS[n][0].format(x="h.pb") + " -o - --format pb"
-                                                            for n in COMMANDS))):
+    for name, done in zip(COMMANDS, in_one_process["pb"], strict=True):
         assert done.returncode == 0, (name, done.stderr.decode())
         proto = onnx.TensorProto()
         proto.ParseFromString(done.stdout)
@@ -114,15 +133,12 @@ def test_format_pb_streams_every_type(tree):
         assert got.shape == want.shape and got.tobytes() == want.tobytes(), name
 
 
-def test_format_names_the_files_written_into_a_folder(tree, tmp_path):
+def test_format_names_the_files_written_into_a_folder(tree, in_one_process):
     """--format pb into -o FOLDER/, each of the 7 COMMANDS into its own folder."""
     fmt = "pb"
-    for name in COMMANDS:
-        (tmp_path / name).mkdir()
-    lines = [f"{COMMANDS[n][0].format(x=str(tree / 'a.npy'))} -o {tmp_path / n}/ --format {fmt}" for n in COMMANDS]
-    for name, done in zip(COMMANDS, in_one_process(tree, *lines)):
+    for name, done in zip(COMMANDS, in_one_process["folder"], strict=True):
         assert done.returncode == 0, done.stderr.decode()
-        out = tmp_path / name
+        out = in_one_process["folders"] / name
         written = sorted(os.listdir(out))
         assert len(written) == 1 and written[0].endswith("." + fmt), written
         got = numpy_helper.to_array(onnx.load_tensor(str(out / written[0])))
@@ -130,23 +146,10 @@ def test_format_names_the_files_written_into_a_folder(tree, tmp_path):
         assert got.dtype == want.dtype and got.tobytes() == want.tobytes(), name
 
 
-@pytest.fixture(scope="module")
-def from_stdin(tree, tmp_path_factory) -> dict:
-    """Each of ONE_INPUT reading a.npz and a.pb on stdin (a real pipe), -o an .npz each: the 12
-    commands in one process (tests/commands.py): the stream's format is under test, not the
-    process. (piped, name) -> (the command's CompletedProcess, its output file)."""
-    out = tmp_path_factory.mktemp("from_stdin")
-    cases = [(piped, name) for piped in ("a.npz", "a.pb") for name in ONE_INPUT]
-    commands = [(tree, [*shlex.split(COMMANDS[name][0].format(x="-")), "-o", out / f"{name}-{piped}.npz"],
-                 (tree / piped).read_bytes()) for piped, name in cases]
-    done = run_commands(commands, text=False, env=ENV)
-    return {(piped, name): (d, out / f"{name}-{piped}.npz") for (piped, name), d in zip(cases, done, strict=True)}
-
-
 @pytest.mark.parametrize("name", ONE_INPUT)
 @pytest.mark.parametrize("piped", ["a.npz", "a.pb"])
-def test_stdin_takes_any_format(tree, from_stdin, name, piped):
-    done, written = from_stdin[piped, name]
+def test_stdin_takes_any_format(tree, in_one_process, name, piped):
+    done, written = in_one_process["stdin"][piped, name]
     assert done.returncode == 0, done.stderr.decode()
     with np.load(written) as z:
         got = z[z.files[0]]

@@ -30,21 +30,34 @@ PER_ENGINE = True
 
 
 @pytest.fixture(scope="session")
-def wheel(tmp_path_factory) -> Path:
-    dist = tmp_path_factory.mktemp("dist")
+def built(tmp_path_factory) -> tuple[Path, Path]:
+    """The wheel and a new venv holding it: made once per run. Under xdist the workers share one
+    (a folder of the run's, under a lock): the second finds what the first made instead of building
+    and installing it again (about 4 CPU s); the tests only read it."""
+    import fcntl
+
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker is None:
+        return _build(tmp_path_factory.mktemp("dist"), tmp_path_factory.mktemp("venv"))
+    shared = tmp_path_factory.getbasetemp().parent / "wheel-and-venv"
+    shared.mkdir(exist_ok=True)
+    with open(shared / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (shared / "made").exists():
+            _build(shared / "dist", shared / "venv")
+            (shared / "made").touch()
+    (found,) = (shared / "dist").glob("onnxop-*.whl")
+    return found, shared / "venv"
+
+
+def _build(dist: Path, root: Path) -> tuple[Path, Path]:
+    """The wheel built into ``dist``; a new venv at ``root`` holding only the wheel, its dependencies
+    coming from this environment through a .pth file (so the test needs no network)."""
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", dist, REPO],
         check=True,
     )
-    (found,) = dist.glob("onnxop-*.whl")
-    return found
-
-
-@pytest.fixture(scope="session")
-def venv(wheel, tmp_path_factory) -> Path:
-    """A new venv holding only the wheel; its dependencies come from this
-    environment through a .pth file (so the test needs no network)."""
-    root = tmp_path_factory.mktemp("venv")
+    (wheel,) = Path(dist).glob("onnxop-*.whl")
     # No pip of its own (ensurepip: about 2.5 CPU s): this environment's pip installs into it.
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", root], check=True)
     py = root / "bin" / "python"
@@ -57,7 +70,19 @@ def venv(wheel, tmp_path_factory) -> Path:
     # Only after the install: pip must not see an onnxop already installed here.
     deps = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
     Path(site, "zz_onnxop_test_deps.pth").write_text("\n".join(sorted(deps)) + "\n")
-    return root
+    return wheel, root
+
+
+@pytest.fixture(scope="session")
+def wheel(built) -> Path:
+    return built[0]
+
+
+@pytest.fixture(scope="session")
+def venv(built) -> Path:
+    """A new venv holding only the wheel; its dependencies come from this
+    environment through a .pth file (so the test needs no network)."""
+    return built[1]
 
 
 def shipped_files() -> dict[str, Path]:
