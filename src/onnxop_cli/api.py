@@ -144,9 +144,13 @@ def _int(value: object, op: str, rule: str) -> int:
     import operator
 
     try:
-        return operator.index(value)
+        number = operator.index(value)
     except TypeError:
         raise ParameterTypeError(f"{op}: {rule}, got {value!r}") from None
+    lo, hi = -(1 << 63), (1 << 63) - 1  # every ONNX integer attribute is an int64
+    if not lo <= number <= hi:
+        raise ParameterValueError(f"{op}: {rule} in int64's range [{lo}, {hi}], got {value!r}")
+    return number
 
 
 def _run(node: Node, x: np.ndarray, backend: str | None, engine: str | None = None) -> np.ndarray:
@@ -167,7 +171,12 @@ def to_tensor(x: object, name: str = "x") -> Tensor:
 
     from .core.tensor import Tensor
 
-    return Tensor.from_numpy(np.asarray(x), name=name)
+    arr = np.asarray(x)
+    if arr.dtype == object and not isinstance(x, np.ndarray) and any(
+            isinstance(v, int) and not isinstance(v, bool) for v in arr.reshape(-1).tolist()):
+        # numpy made an object array of a list with an int past int64 and uint64: no string tensor
+        raise ParameterValueError(f"{name}: {x!r} holds an integer past int64 and uint64; no ONNX type holds it")
+    return Tensor.from_numpy(arr, name=name)
 
 
 # ---------------------------------------------------------------- the functions, made from the registry
@@ -269,6 +278,10 @@ def _tensor_op_function(spec: OpSpec) -> Callable[..., Any]:
                     value = _param(spec, param, value)
                 number = float if getattr(op, "literal_types", {}).get(name) == "float" else int
                 attributes[name] = [number(v) for v in value] if isinstance(value, (list, tuple)) else value
+                if number is int and isinstance(value, (list, tuple)):
+                    attributes[name] = [_int(v, label, f"{name} must be integers") for v in value]
+                elif _is_index(value):  # an int attribute (k, start), or a type's number
+                    attributes[name] = _int(value, label, f"{name} must be an integer")
             else:
                 extra[name] = value
         if op.variadic and any(x is None for x in inputs):
@@ -290,13 +303,17 @@ def _tensor_op_function(spec: OpSpec) -> Callable[..., Any]:
                 constraint = op.input_types.get(name, "T")
                 arr = np.asarray(value)
                 if not isinstance(value, np.ndarray) and not isinstance(value, np.generic):
+                    target = None
                     if name in getattr(op, "literal_types", {}):
-                        arr = arr.astype(dtype_by_name(op.literal_types[name]).numpy)
+                        target = dtype_by_name(op.literal_types[name])
                     elif constraint == "T" and data is not None:
-                        arr = arr.astype(data.numpy)
+                        target = data
                     elif constraint != "T":
                         allowed = op.constraint_types(constraint)
-                        arr = arr.astype(np.int64 if "int64" in allowed else (bool if "bool" in allowed else arr.dtype))
+                        target = dtype_by_name("int64") if "int64" in allowed else (
+                            dtype_by_name("bool") if "bool" in allowed else None)
+                    if target is not None:
+                        arr = _literal(value, target, label, name)
                 tensors.append(to_tensor(arr, name=name))
             while len(tensors) > 1 and tensors[-1] is None:
                 tensors.pop()
@@ -307,6 +324,31 @@ def _tensor_op_function(spec: OpSpec) -> Callable[..., Any]:
         return arrays if (op.variadic_output or len(op.outputs) > 1) else arrays[0]
 
     return run
+
+
+def _literal(value: object, dtype: Any, label: str, name: str) -> np.ndarray:
+    """A Python number or list as an array of ``dtype``, refused where the cast would change a value
+    (an integer type's overflow, a fraction, a number past a float type's range) instead of wrapping or
+    truncating it as numpy's astype does: ``pad(int8_array, pads, constant_value=128)`` is no -128."""
+    import warnings
+
+    import numpy as np
+
+    given = np.asarray(value)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # numpy's "invalid value encountered in cast" is a refusal here
+            arr = given.astype(dtype.numpy)
+    except (OverflowError, ValueError, TypeError, RuntimeWarning):
+        arr = None
+    if arr is not None and dtype.is_string:
+        return arr
+    integer = dtype.onnx_name.startswith(("int", "uint")) or dtype.onnx_name == "bool"
+    kept = arr is not None and (not integer or all(
+        int(a) == v for a, v in zip(arr.reshape(-1).tolist(), given.reshape(-1).tolist())))
+    if not kept:
+        raise ParameterValueError(f"{label}: {name} {value!r} cannot be {dtype} without changing a value")
+    return arr
 
 
 def _function(spec: OpSpec) -> Callable[..., Any]:

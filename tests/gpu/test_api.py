@@ -14,7 +14,7 @@ import pytest
 
 import onnxop_cli
 from conftest import random_array
-from onnxop_cli import InputError, OnnxopError, OpError, UsageError, flatten, unsqueeze
+from onnxop_cli import OnnxopError, OpError, UsageError, flatten, unsqueeze
 from onnxop_cli.core.tensor import pack_subbyte, dtype_by_name
 
 # A CLI/format test, not a kernel test: the first backend is enough (conftest).
@@ -224,3 +224,36 @@ def test_none_in_an_inputs_place_leaves_it_out_or_is_refused_in_one_line(backend
     with pytest.raises(UsageError, match=r"^Concat-\d+: input 1 is None; its inputs are arrays, none of them can be "
                                          r"left out$"):
         onnxop_cli.concat(x, None, axis=0, backend=backend)
+
+
+def test_python_numbers_keep_their_value_or_are_refused(backend):
+    """A Python number or list given for an input becomes that input's type only where every value survives the
+    cast: numpy's astype made Pad's constant_value 128 an int8 -128, -1 a uint64 2**64 - 1, 1.7 an int8 1, and
+    a list with an int past int64 an OverflowError or 'a string tensor holds a value of type int'."""
+    i8, u64 = np.arange(3, dtype=np.int8), np.arange(3, dtype=np.uint64)
+    x = np.zeros((3, 4), np.float32)
+    refused = [
+        (lambda: onnxop_cli.pad(i8, pads=[1, 0], constant_value=128), "constant_value 128 cannot be int8"),
+        (lambda: onnxop_cli.pad(u64, pads=[1, 0], constant_value=-1), "constant_value -1 cannot be uint64"),
+        (lambda: onnxop_cli.pad(i8, pads=[1, 0], constant_value=1.7), "constant_value 1.7 cannot be int8"),
+        (lambda: onnxop_cli.pad(np.array([True]), pads=[1, 0], constant_value=2), "constant_value 2 cannot be bool"),
+        (lambda: onnxop_cli.pad(x, pads=[0, 10**20, 0, 0]), f"pads [0, {10**20}, 0, 0] cannot be int64"),
+        (lambda: onnxop_cli.gather(x, indices=[-1, 2**63]), f"indices [-1, {2**63}] cannot be int64"),
+        (lambda: onnxop_cli.trilu(x, k=2**63), f"k {2**63} cannot be int64"),
+        (lambda: onnxop_cli.gather(x, [10**20]), f"indices: [{10**20}] holds an integer past int64 and uint64"),
+        (lambda: onnxop_cli.eye_like(x, k=2**63), "k must be an integer in int64's range"),
+        (lambda: onnxop_cli.shape(x, start=-2**63 - 1), "start must be an integer in int64's range"),
+        (lambda: onnxop_cli.slice_(x, [2**63], [1]), "starts must be integers in int64's range"),
+    ]
+    for call, message in refused:
+        with pytest.raises(UsageError) as info:
+            call()
+        assert message in info.value.message and "\n" not in info.value.message, info.value.message
+    kept = [(onnxop_cli.pad(i8, pads=[1, 0], constant_value=-128, backend=backend), [-128, 0, 1, 2]),
+            (onnxop_cli.pad(u64, pads=[1, 0], constant_value=2**64 - 1, backend=backend), [2**64 - 1, 0, 1, 2]),
+            (onnxop_cli.pad(np.arange(2, dtype=ml_dtypes.int4), pads=[1, 0], constant_value=-8, backend=backend),
+             [-8, 0, 1]),
+            (onnxop_cli.trilu(x[:2, :2] + 1, k=-2**63, backend=backend), [[1, 1], [1, 1]]),
+            (onnxop_cli.gather(np.arange(5), indices=[-5, 4], backend=backend), [0, 4])]
+    for got, want in kept:
+        assert [[int(v) for v in row] for row in got] == want if got.ndim == 2 else [int(v) for v in got] == want

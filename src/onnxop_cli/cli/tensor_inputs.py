@@ -59,13 +59,13 @@ def literal(text: str, dtype, op: str, what: str):
             table = {"1": True, "0": False, "true": True, "false": False}
             values = np.array([table[p.lower()] for p in parts], dtype=bool)
         elif dtype.onnx_name.startswith(("int", "uint")):
-            values = np.array([int(p, 0) for p in parts], dtype=np.int64)
-            if dtype.is_packed or dtype.bits < 64:
-                lo, hi = _int_range(dtype)
-                bad = [int(v) for v in values if not lo <= v <= hi]
-                if bad:
-                    raise UsageError(f"{op}: {what} {bad[0]} is out of range [{lo}, {hi}] for {dtype}")
-            values = values.astype(dtype.numpy)
+            ints = [int(p, 0) for p in parts]
+            lo, hi = _int_range(dtype)  # checked as Python ints: int64 and uint64 too (-1 is no uint64)
+            bad = [v for v in ints if not lo <= v <= hi]
+            if bad:
+                raise UsageError(f"{op}: {what} {bad[0]} is out of range [{lo}, {hi}] for {dtype}")
+            wide = np.uint64 if dtype.onnx_name == "uint64" else np.int64
+            values = np.array(ints, dtype=wide).astype(dtype.numpy)
         else:
             values = np.array([float(p) for p in parts], dtype=np.float64).astype(dtype.numpy)
     except (ValueError, KeyError):
