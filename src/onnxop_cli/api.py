@@ -327,25 +327,23 @@ def _tensor_op_function(spec: OpSpec) -> Callable[..., Any]:
 
 
 def _literal(value: object, dtype: Any, label: str, name: str) -> np.ndarray:
-    """A Python number or list as an array of ``dtype``, refused where the cast would change a value
-    (an integer type's overflow, a fraction, a number past a float type's range) instead of wrapping or
-    truncating it as numpy's astype does: ``pad(int8_array, pads, constant_value=128)`` is no -128."""
-    import warnings
-
+    """A Python number or list as an array of ``dtype``, refused where an integer type would change a
+    value (overflow, a fraction, NaN) instead of wrapping or truncating it as numpy's astype does:
+    ``pad(int8_array, pads, constant_value=128)`` is no -128. A float type rounds, as a Cast does
+    (1e300 is a float16 inf); an int no float64 holds is refused."""
     import numpy as np
 
     given = np.asarray(value)
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")  # numpy's "invalid value encountered in cast" is a refusal here
+        with np.errstate(all="ignore"):  # what changed is judged below, not warned about
             arr = given.astype(dtype.numpy)
-    except (OverflowError, ValueError, TypeError, RuntimeWarning):
+    except (OverflowError, ValueError, TypeError):
         arr = None
-    if arr is not None and dtype.is_string:
-        return arr
     integer = dtype.onnx_name.startswith(("int", "uint")) or dtype.onnx_name == "bool"
-    kept = arr is not None and (not integer or all(
-        int(a) == v for a, v in zip(arr.reshape(-1).tolist(), given.reshape(-1).tolist())))
+    if arr is not None and not integer:
+        return arr
+    kept = arr is not None and all(
+        int(a) == v for a, v in zip(arr.reshape(-1).tolist(), given.reshape(-1).tolist()))
     if not kept:
         raise ParameterValueError(f"{label}: {name} {value!r} cannot be {dtype} without changing a value")
     return arr

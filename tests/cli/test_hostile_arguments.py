@@ -5,6 +5,7 @@ file name with control characters stays on its line.
 from __future__ import annotations
 
 import os
+import warnings
 
 import numpy as np
 import pytest
@@ -109,3 +110,18 @@ def test_the_ends_of_the_64_bit_types_are_taken_as_given(cwd, capsys):
     code, out, err = cli(capsys, "slice", str(cwd / "i.npy"), "--starts", str(2**63 - 1), "--ends", str(-2**63),
                          "--steps", str(-2**63))
     assert code == 0 and "[2]" in out, out + err
+
+
+def test_a_float_literal_past_its_type_is_its_infinity_without_a_numpy_warning(cwd, capsys):
+    """1e300 as a float16 is inf, as a Cast makes it; numpy's 'RuntimeWarning: overflow encountered in cast'
+    and its source line were printed on stderr around the command's own lines."""
+    np.save(cwd / "h.npy", np.arange(3, dtype=np.float16))
+    np.save(cwd / "c.npy", np.array([True, False, True]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (pytest would catch the warning that a user's terminal shows)
+        code, out, err = cli(capsys, "pad", "h.npy", "--pads", "1,0", "--constant-value", "-1e300", "-o", "p.npy",
+                             "-q")
+        assert code == 0 and out == "" and err == "", err
+        assert np.load(cwd / "p.npy").tobytes() == np.array([-np.inf, 0, 1, 2], np.float16).tobytes()
+        code, out, err = cli(capsys, "where", "c.npy", "--x", "1e300", "--y", "h.npy", "-q", "-o", "w.npy")
+        assert err == "" and code == 0 and np.load(cwd / "w.npy").tolist() == [np.inf, 1, np.inf]

@@ -67,7 +67,8 @@ def literal(text: str, dtype, op: str, what: str):
             wide = np.uint64 if dtype.onnx_name == "uint64" else np.int64
             values = np.array(ints, dtype=wide).astype(dtype.numpy)
         else:
-            values = np.array([float(p) for p in parts], dtype=np.float64).astype(dtype.numpy)
+            with np.errstate(all="ignore"):  # "1e300" to float16 is inf, as a Cast makes it: no numpy warning
+                values = np.array([float(p) for p in parts], dtype=np.float64).astype(dtype.numpy)
     except (ValueError, KeyError):
         raise UsageError(f"{op}: {what} must be a comma-separated list of {dtype} values or a tensor file "
                          f"({', '.join(TENSOR_SUFFIXES)}), got {text!r}") from None
@@ -88,7 +89,8 @@ def tensor_attribute(spec: OpSpec, param: Param, text: str):
     if is_file(text):
         return read_input(text, param.option).to_numpy()
     try:
-        return np.array([float(text)], dtype=np.float32)
+        with np.errstate(all="ignore"):  # "1e300" is inf, without numpy's warning
+            return np.array([float(text)], dtype=np.float32)
     except ValueError:
         raise UsageError(f"{spec.op_type}: {param.option} must be a number or a tensor file, got {text!r}") from None
 
