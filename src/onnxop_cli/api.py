@@ -260,9 +260,11 @@ def _tensor_op_function(spec: OpSpec) -> Callable[..., Any]:
 
         from .core import apply_tensors
         from .core.tensor import dtype_by_name
+        from .ops.attributes import _schema_types
 
         op = op_version(spec.op_type, _opset(opset))
         label = f"{op.op_type}-{op.since_version}"
+        kinds = _schema_types(op.op_type, op.since_version, "")  # attribute -> "INT", "INTS", "FLOAT", ...
         names = {n.lower(): n for n in (*op.attribute_names, *op.inputs)}
         attributes: dict[str, object] = {}
         extra: dict[str, Any] = {}
@@ -278,10 +280,15 @@ def _tensor_op_function(spec: OpSpec) -> Callable[..., Any]:
                     value = _param(spec, param, value)
                 number = float if getattr(op, "literal_types", {}).get(name) == "float" else int
                 attributes[name] = [number(v) for v in value] if isinstance(value, (list, tuple)) else value
-                if number is int and isinstance(value, (list, tuple)):
-                    attributes[name] = [_int(v, label, f"{name} must be integers") for v in value]
-                elif _is_index(value):  # an int attribute (k, start), or a type's number
+                # an INT or INTS attribute takes integers only (axis=1.5 was taken as 1, upper=0.5 as 0, axis=[1]
+                # was a TypeError), each an int64, as the view functions' parameters are checked
+                kind = kinds.get(name)
+                if kind == "INT":
                     attributes[name] = _int(value, label, f"{name} must be an integer")
+                elif kind == "INTS":
+                    attributes[name] = _ints(value, label, name)
+                elif kind == "STRING" and not isinstance(value, str):
+                    raise ParameterTypeError(f"{label}: {name} must be a string, got {value!r}")
             else:
                 extra[name] = value
         if op.variadic and any(x is None for x in inputs):

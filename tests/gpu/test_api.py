@@ -257,3 +257,24 @@ def test_python_numbers_keep_their_value_or_are_refused(backend):
             (onnxop_cli.gather(np.arange(5), indices=[-5, 4], backend=backend), [0, 4])]
     for got, want in kept:
         assert [[int(v) for v in row] for row in got] == want if got.ndim == 2 else [int(v) for v in got] == want
+
+
+def test_tensor_operators_check_their_attributes_types(backend):
+    """The tensor operators' attributes are held to their schema's type, as the view functions' parameters are:
+    a float for an INT attribute was truncated (axis=1.5 gathered along axis 1, upper=0.5 made Trilu lower),
+    a string one taken ('1'), a list a TypeError."""
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    for call, message in [
+        (lambda: onnxop_cli.gather(x, [0], axis=1.5), r"^Gather-13: axis must be an integer, got 1\.5$"),
+        (lambda: onnxop_cli.trilu(x, upper=0.5), r"^Trilu-14: upper must be an integer, got 0\.5$"),
+        (lambda: onnxop_cli.split(x, num_outputs=2.7), r"^Split-18: num_outputs must be an integer, got 2\.7$"),
+        (lambda: onnxop_cli.shape(x, start="1"), r"^Shape-\d+: start must be an integer, got '1'$"),
+        (lambda: onnxop_cli.gather(x, [0], axis=[1]), r"^Gather-13: axis must be an integer, got \[1\]$"),
+        (lambda: onnxop_cli.center_crop_pad(x, [1, 1], axes=[0, 1.0]), r"^CenterCropPad-18: axes must be integers"),
+        (lambda: onnxop_cli.pad(x, [0, 1, 0, 1], mode=3), r"^Pad-\d+: mode must be a string, got 3$"),
+    ]:
+        with pytest.raises(UsageError, match=message):
+            call()
+    assert onnxop_cli.gather(x, [0], axis=np.int64(1), backend=backend).tolist() == [[0.0], [3.0]]
+    assert onnxop_cli.trilu(x, upper=False, backend=backend).tolist() == [[0, 0, 0], [3, 4, 0]]
+    assert [a.shape for a in onnxop_cli.split(x, axis=-1, num_outputs=3, backend=backend)] == [(2, 1)] * 3
