@@ -254,7 +254,11 @@ def test_python_numbers_keep_their_value_or_are_refused(backend):
             (onnxop_cli.pad(np.arange(2, dtype=ml_dtypes.int4), pads=[1, 0], constant_value=-8, backend=backend),
              [-8, 0, 1]),
             (onnxop_cli.trilu(x[:2, :2] + 1, k=-2**63, backend=backend), [[1, 1], [1, 1]]),
-            (onnxop_cli.gather(np.arange(5), indices=[-5, 4], backend=backend), [0, 4])]
+            (onnxop_cli.gather(np.arange(5), indices=[-5, 4], backend=backend), [0, 4]),
+            (onnxop_cli.resize(np.arange(2.0, dtype=np.float32), scales=[2], backend=backend), [0, 0, 1, 1])]
+    # a list whose own type the input takes keeps it: OneHot's values (any type) as given, not int64 [0, 1]
+    got = onnxop_cli.one_hot([0, 2], 3, values=[-0.5, 1.5], backend=backend)
+    assert got.tolist() == [[1.5, -0.5, -0.5], [-0.5, -0.5, 1.5]]
     for got, want in kept:
         assert [[int(v) for v in row] for row in got] == want if got.ndim == 2 else [int(v) for v in got] == want
 
