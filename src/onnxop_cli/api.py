@@ -171,11 +171,20 @@ def to_tensor(x: object, name: str = "x") -> Tensor:
 
     from .core.tensor import Tensor
 
-    arr = np.asarray(x)
-    if arr.dtype == object and not isinstance(x, np.ndarray) and any(
-            isinstance(v, int) and not isinstance(v, bool) for v in arr.reshape(-1).tolist()):
-        # numpy made an object array of a list with an int past int64 and uint64: no string tensor
-        raise ParameterValueError(f"{name}: {x!r} holds an integer past int64 and uint64; no ONNX type holds it")
+    try:
+        arr = np.asarray(x)
+    except ValueError as e:  # a ragged list
+        raise ParameterValueError(f"{name}: {x!r} is no array: {e}") from None
+    if arr.dtype == object and not isinstance(x, np.ndarray):
+        # numpy made an object array of a list it could not type: no string tensor (which said 'a string tensor
+        # holds a value of type int'), but the value that made it so
+        for v in arr.reshape(-1).tolist():
+            if isinstance(v, int) and not isinstance(v, bool) and not -(1 << 63) <= v < (1 << 64):
+                raise ParameterValueError(f"{name}: {x!r} holds an integer past int64 and uint64; no ONNX type "
+                                          "holds it")
+            if not isinstance(v, (str, bytes, int, float, complex)):
+                held = "is" if arr.ndim == 0 else f"holds {v!r}, which is"
+                raise ParameterValueError(f"{name}: {x!r} {held} no number or text an ONNX tensor holds")
     return Tensor.from_numpy(arr, name=name)
 
 

@@ -282,3 +282,16 @@ def test_tensor_operators_check_their_attributes_types(backend):
     assert onnxop_cli.gather(x, [0], axis=np.int64(1), backend=backend).tolist() == [[0.0], [3.0]]
     assert onnxop_cli.trilu(x, upper=False, backend=backend).tolist() == [[0, 0, 0], [3, 4, 0]]
     assert [a.shape for a in onnxop_cli.split(x, axis=-1, num_outputs=3, backend=backend)] == [(2, 1)] * 3
+
+
+def test_lists_numpy_cannot_type_are_refused_by_what_they_hold():
+    """A ragged list was numpy's ValueError (no OnnxopError), a list with None 'a string tensor holds a value of type
+    int, not text'; each is a UsageError naming what numpy could not make an array of."""
+    for value, message in [([[1], [2, 3]], "x: [[1], [2, 3]] is no array: setting an array element with a sequence"),
+                           ([1, None], "x: [1, None] holds None, which is no number or text an ONNX tensor holds"),
+                           ({"a": 1}, "x: {'a': 1} is no number or text an ONNX tensor holds")]:
+        with pytest.raises(UsageError) as info:
+            flatten(value)
+        assert info.value.message.startswith(message), info.value.message
+    with pytest.raises(UsageError, match=r"^inputs_1: \[2, None\] holds None"):
+        onnxop_cli.concat([1], [2, None], axis=0)
