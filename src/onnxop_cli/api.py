@@ -144,9 +144,13 @@ def _int(value: object, op: str, rule: str) -> int:
     import operator
 
     try:
-        return operator.index(value)
+        number = operator.index(value)
     except TypeError:
         raise ParameterTypeError(f"{op}: {rule}, got {value!r}") from None
+    lo, hi = -(1 << 63), (1 << 63) - 1  # every ONNX integer attribute is an int64
+    if not lo <= number <= hi:
+        raise ParameterValueError(f"{op}: {rule} in int64's range [{lo}, {hi}], got {value!r}")
+    return number
 
 
 def _run(node: Node, x: np.ndarray, backend: str | None, engine: str | None = None) -> np.ndarray:
@@ -167,7 +171,21 @@ def to_tensor(x: object, name: str = "x") -> Tensor:
 
     from .core.tensor import Tensor
 
-    return Tensor.from_numpy(np.asarray(x), name=name)
+    try:
+        arr = np.asarray(x)
+    except ValueError as e:  # a ragged list
+        raise ParameterValueError(f"{name}: {x!r} is no array: {e}") from None
+    if arr.dtype == object and not isinstance(x, np.ndarray):
+        # numpy made an object array of a list it could not type: no string tensor (which said 'a string tensor
+        # holds a value of type int'), but the value that made it so
+        for v in arr.reshape(-1).tolist():
+            if isinstance(v, int) and not isinstance(v, bool) and not -(1 << 63) <= v < (1 << 64):
+                raise ParameterValueError(f"{name}: {x!r} holds an integer past int64 and uint64; no ONNX type "
+                                          "holds it")
+            if not isinstance(v, (str, bytes, int, float, complex)):
+                held = "is" if arr.ndim == 0 else f"holds {v!r}, which is"
+                raise ParameterValueError(f"{name}: {x!r} {held} no number or text an ONNX tensor holds")
+    return Tensor.from_numpy(arr, name=name)
 
 
 # ---------------------------------------------------------------- the functions, made from the registry
@@ -251,9 +269,11 @@ def _tensor_op_function(spec: OpSpec) -> Callable[..., Any]:
 
         from .core import apply_tensors
         from .core.tensor import dtype_by_name
+        from .ops.attributes import _schema_types
 
         op = op_version(spec.op_type, _opset(opset))
         label = f"{op.op_type}-{op.since_version}"
+        kinds = _schema_types(op.op_type, op.since_version, "")  # attribute -> "INT", "INTS", "FLOAT", ...
         names = {n.lower(): n for n in (*op.attribute_names, *op.inputs)}
         attributes: dict[str, object] = {}
         extra: dict[str, Any] = {}
@@ -269,6 +289,15 @@ def _tensor_op_function(spec: OpSpec) -> Callable[..., Any]:
                     value = _param(spec, param, value)
                 number = float if getattr(op, "literal_types", {}).get(name) == "float" else int
                 attributes[name] = [number(v) for v in value] if isinstance(value, (list, tuple)) else value
+                # an INT or INTS attribute takes integers only (axis=1.5 was taken as 1, upper=0.5 as 0, axis=[1]
+                # was a TypeError), each an int64, as the view functions' parameters are checked
+                kind = kinds.get(name)
+                if kind == "INT":
+                    attributes[name] = _int(value, label, f"{name} must be an integer")
+                elif kind == "INTS":
+                    attributes[name] = _ints(value, label, name)
+                elif kind == "STRING" and not isinstance(value, str):
+                    raise ParameterTypeError(f"{label}: {name} must be a string, got {value!r}")
             else:
                 extra[name] = value
         if op.variadic and any(x is None for x in inputs):
@@ -290,13 +319,17 @@ def _tensor_op_function(spec: OpSpec) -> Callable[..., Any]:
                 constraint = op.input_types.get(name, "T")
                 arr = np.asarray(value)
                 if not isinstance(value, np.ndarray) and not isinstance(value, np.generic):
+                    target = None
                     if name in getattr(op, "literal_types", {}):
-                        arr = arr.astype(dtype_by_name(op.literal_types[name]).numpy)
+                        target = dtype_by_name(op.literal_types[name])
                     elif constraint == "T" and data is not None:
-                        arr = arr.astype(data.numpy)
+                        target = data
                     elif constraint != "T":
                         allowed = op.constraint_types(constraint)
-                        arr = arr.astype(np.int64 if "int64" in allowed else (bool if "bool" in allowed else arr.dtype))
+                        target = dtype_by_name("int64") if "int64" in allowed else (
+                            dtype_by_name("bool") if "bool" in allowed else None)
+                    if target is not None:
+                        arr = _literal(value, target, label, name)
                 tensors.append(to_tensor(arr, name=name))
             while len(tensors) > 1 and tensors[-1] is None:
                 tensors.pop()
@@ -307,6 +340,29 @@ def _tensor_op_function(spec: OpSpec) -> Callable[..., Any]:
         return arrays if (op.variadic_output or len(op.outputs) > 1) else arrays[0]
 
     return run
+
+
+def _literal(value: object, dtype: Any, label: str, name: str) -> np.ndarray:
+    """A Python number or list as an array of ``dtype``, refused where an integer type would change a
+    value (overflow, a fraction, NaN) instead of wrapping or truncating it as numpy's astype does:
+    ``pad(int8_array, pads, constant_value=128)`` is no -128. A float type rounds, as a Cast does
+    (1e300 is a float16 inf); an int no float64 holds is refused."""
+    import numpy as np
+
+    given = np.asarray(value)
+    try:
+        with np.errstate(all="ignore"):  # what changed is judged below, not warned about
+            arr = given.astype(dtype.numpy)
+    except (OverflowError, ValueError, TypeError):
+        arr = None
+    integer = dtype.onnx_name.startswith(("int", "uint")) or dtype.onnx_name == "bool"
+    if arr is not None and not integer:
+        return arr
+    kept = arr is not None and all(
+        int(a) == v for a, v in zip(arr.reshape(-1).tolist(), given.reshape(-1).tolist()))
+    if not kept:
+        raise ParameterValueError(f"{label}: {name} {value!r} cannot be {dtype} without changing a value")
+    return arr
 
 
 def _function(spec: OpSpec) -> Callable[..., Any]:

@@ -5,6 +5,7 @@ file name with control characters stays on its line.
 from __future__ import annotations
 
 import os
+import warnings
 
 import numpy as np
 import pytest
@@ -60,3 +61,67 @@ def test_a_file_name_with_control_characters_stays_one_line(cwd, capsys):
     code, _, err = cli(capsys, "flatten", "bad\nname\x1b[2J.npy")
     assert code == ExitCode.USAGE
     assert error_of(err).startswith("bad\\nname\\x1b[2J.npy: not a .npy file")
+
+
+INT64 = "[-9223372036854775808, 9223372036854775807]"
+
+
+@pytest.mark.parametrize(
+    "argv,message",
+    [  # a number no int64 holds: each option refuses it, where it was an internal OverflowError or, printed
+        # without -o, the slice of a start numpy could not even print
+        (["slice", "a.npy", "--starts", str(2**63), "--ends", "1"], f"Slice: --starts {2**63} is out of range {INT64} for int64"),
+        (["flatten", "a.npy", "--axis", str(-2**63 - 1)], f"Flatten: --axis {-2**63 - 1} is out of range {INT64} for int64"),
+        (["eye-like", "m.npy", "--k", str(10**20)], f"EyeLike: --k {10**20} is out of range {INT64} for int64"),
+        (["pad", "a.npy", "--pads", f"0,{10**20},0,0,0,0,0,0"], f"Pad: --pads {10**20} is out of range {INT64} for int64"),
+        (["trilu", "m.npy", "--k", str(2**63)], f"Trilu: --k {2**63} is out of range {INT64} for int64"),
+        (["gather", "a.npy", "--indices", f"0,{10**20}"], f"Gather: --indices {10**20} is out of range {INT64} for int64"),
+        (["split", "a.npy", "--split", f"{2**64},1"], f"Split: --split {2**64} is out of range {INT64} for int64"),
+        # a uint64 value is a uint64's: -1 was taken as 2**64 - 1, 2**63 and above were internal errors
+        (["pad", "u.npy", "--pads", "1,0", "--constant-value", "-1"],
+         "Pad: --constant-value -1 is out of range [0, 18446744073709551615] for uint64"),
+        (["pad", "u.npy", "--pads", "1,0", "--constant-value", str(2**64)],
+         f"Pad: --constant-value {2**64} is out of range [0, 18446744073709551615] for uint64"),
+        (["pad", "i.npy", "--pads", "1,0", "--constant-value", str(2**63)],
+         f"Pad: --constant-value {2**63} is out of range {INT64} for int64"),
+    ],
+)
+def test_integers_past_their_type_are_refused_in_one_line(cwd, capsys, argv, message):
+    np.save(cwd / "a.npy", np.zeros((2, 3, 4, 5), np.float32))
+    np.save(cwd / "m.npy", np.zeros((3, 4), np.float32))
+    np.save(cwd / "u.npy", np.arange(3, dtype=np.uint64))
+    np.save(cwd / "i.npy", np.arange(3, dtype=np.int64))
+    before = files(cwd)
+    code, out, err = cli(capsys, *argv)
+    assert code == ExitCode.USAGE and out == ""
+    assert error_of(err) == message
+    assert files(cwd) == before
+
+
+def test_the_ends_of_the_64_bit_types_are_taken_as_given(cwd, capsys):
+    np.save(cwd / "u.npy", np.arange(3, dtype=np.uint64))
+    np.save(cwd / "i.npy", np.arange(3, dtype=np.int64))
+    for name, value in (("u", 2**64 - 1), ("u", 2**63), ("i", -2**63), ("i", 2**63 - 1)):
+        code, _, err = cli(capsys, "pad", f"{name}.npy", "--pads", "1,0", "--constant-value", str(value),
+                           "-o", f"{name}{value}.npy")
+        assert code == 0, err
+        got = np.load(cwd / f"{name}{value}.npy")
+        assert got.dtype == np.load(cwd / f"{name}.npy").dtype and int(got[0]) == value and list(got[1:]) == [0, 1, 2]
+    code, out, err = cli(capsys, "slice", str(cwd / "i.npy"), "--starts", str(2**63 - 1), "--ends", str(-2**63),
+                         "--steps", str(-2**63))
+    assert code == 0 and "[2]" in out, out + err
+
+
+def test_a_float_literal_past_its_type_is_its_infinity_without_a_numpy_warning(cwd, capsys):
+    """1e300 as a float16 is inf, as a Cast makes it; numpy's 'RuntimeWarning: overflow encountered in cast'
+    and its source line were printed on stderr around the command's own lines."""
+    np.save(cwd / "h.npy", np.arange(3, dtype=np.float16))
+    np.save(cwd / "c.npy", np.array([True, False, True]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (pytest would catch the warning that a user's terminal shows)
+        code, out, err = cli(capsys, "pad", "h.npy", "--pads", "1,0", "--constant-value", "-1e300", "-o", "p.npy",
+                             "-q")
+        assert code == 0 and out == "" and err == "", err
+        assert np.load(cwd / "p.npy").tobytes() == np.array([-np.inf, 0, 1, 2], np.float16).tobytes()
+        code, out, err = cli(capsys, "where", "c.npy", "--x", "1e300", "--y", "h.npy", "-q", "-o", "w.npy")
+        assert err == "" and code == 0 and np.load(cwd / "w.npy").tolist() == [np.inf, 1, np.inf]

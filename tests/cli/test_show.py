@@ -229,6 +229,25 @@ def test_hist_prints_bins_with_bars(cwd, capsys):
     )
 
 
+def test_hist_of_float64s_whose_range_overflows(cwd, capsys):
+    """max - min past float64's largest (1e308 and -1e308) was an internal error, numpy's 'Too many bins for
+    data range': the ten bins are cut from each end's tenth instead, every edge finite and increasing."""
+    big = np.finfo(np.float64).max
+    np.save(cwd / "h.npy", np.array([big, -big, 0.0, np.nan, 1e308, np.inf], np.float64))
+    code, out, err = cli(capsys, "show", "h.npy", "--hist")
+    assert code == 0, err
+    assert out.split("\n")[4:7] == [
+        "    histogram of h (4 finite values; 2 NaN or infinite left out):",
+        "      [-1.79769e+308, -1.43815e+308)  1  ########################################",
+        "      [-1.43815e+308, -1.07862e+308)  0"]
+    from onnxop_cli.render.histogram import histogram
+
+    got = histogram(np.array([1e308, -1e308, 1e308, 0.0]), dtype_by_name("float64"))
+    assert got["counts"] == [1, 0, 0, 0, 0, 1, 0, 0, 0, 2] and got["other"] == 0
+    assert got["edges"][0] == -1e308 and got["edges"][-1] == 1e308 and got["edges"][5] == 0.0
+    assert all(np.isfinite(got["edges"])) and all(a < b for a, b in zip(got["edges"], got["edges"][1:]))
+
+
 def test_full_output_streams_equal_the_built_text(cwd, capsys, rng):
     values = rng.normal(size=(40, 30)).astype(np.float32)
     np.save(cwd / "f.npy", values)

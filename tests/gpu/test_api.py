@@ -14,7 +14,7 @@ import pytest
 
 import onnxop_cli
 from conftest import random_array
-from onnxop_cli import InputError, OnnxopError, OpError, UsageError, flatten, unsqueeze
+from onnxop_cli import OnnxopError, OpError, UsageError, flatten, unsqueeze
 from onnxop_cli.core.tensor import pack_subbyte, dtype_by_name
 
 # A CLI/format test, not a kernel test: the first backend is enough (conftest).
@@ -224,3 +224,74 @@ def test_none_in_an_inputs_place_leaves_it_out_or_is_refused_in_one_line(backend
     with pytest.raises(UsageError, match=r"^Concat-\d+: input 1 is None; its inputs are arrays, none of them can be "
                                          r"left out$"):
         onnxop_cli.concat(x, None, axis=0, backend=backend)
+
+
+def test_python_numbers_keep_their_value_or_are_refused(backend):
+    """A Python number or list given for an input becomes that input's type only where every value survives the
+    cast: numpy's astype made Pad's constant_value 128 an int8 -128, -1 a uint64 2**64 - 1, 1.7 an int8 1, and
+    a list with an int past int64 an OverflowError or 'a string tensor holds a value of type int'."""
+    i8, u64 = np.arange(3, dtype=np.int8), np.arange(3, dtype=np.uint64)
+    x = np.zeros((3, 4), np.float32)
+    refused = [
+        (lambda: onnxop_cli.pad(i8, pads=[1, 0], constant_value=128), "constant_value 128 cannot be int8"),
+        (lambda: onnxop_cli.pad(u64, pads=[1, 0], constant_value=-1), "constant_value -1 cannot be uint64"),
+        (lambda: onnxop_cli.pad(i8, pads=[1, 0], constant_value=1.7), "constant_value 1.7 cannot be int8"),
+        (lambda: onnxop_cli.pad(np.array([True]), pads=[1, 0], constant_value=2), "constant_value 2 cannot be bool"),
+        (lambda: onnxop_cli.pad(x, pads=[0, 10**20, 0, 0]), f"pads [0, {10**20}, 0, 0] cannot be int64"),
+        (lambda: onnxop_cli.gather(x, indices=[-1, 2**63]), f"indices [-1, {2**63}] cannot be int64"),
+        (lambda: onnxop_cli.trilu(x, k=2**63), f"k {2**63} cannot be int64"),
+        (lambda: onnxop_cli.gather(x, [10**20]), f"indices: [{10**20}] holds an integer past int64 and uint64"),
+        (lambda: onnxop_cli.eye_like(x, k=2**63), "k must be an integer in int64's range"),
+        (lambda: onnxop_cli.shape(x, start=-2**63 - 1), "start must be an integer in int64's range"),
+        (lambda: onnxop_cli.slice_(x, [2**63], [1]), "starts must be integers in int64's range"),
+    ]
+    for call, message in refused:
+        with pytest.raises(UsageError) as info:
+            call()
+        assert message in info.value.message and "\n" not in info.value.message, info.value.message
+    kept = [(onnxop_cli.pad(i8, pads=[1, 0], constant_value=-128, backend=backend), [-128, 0, 1, 2]),
+            (onnxop_cli.pad(u64, pads=[1, 0], constant_value=2**64 - 1, backend=backend), [2**64 - 1, 0, 1, 2]),
+            (onnxop_cli.pad(np.arange(2, dtype=ml_dtypes.int4), pads=[1, 0], constant_value=-8, backend=backend),
+             [-8, 0, 1]),
+            (onnxop_cli.trilu(x[:2, :2] + 1, k=-2**63, backend=backend), [[1, 1], [1, 1]]),
+            (onnxop_cli.gather(np.arange(5), indices=[-5, 4], backend=backend), [0, 4]),
+            (onnxop_cli.resize(np.arange(2.0, dtype=np.float32), scales=[2], backend=backend), [0, 0, 1, 1])]
+    # a list whose own type the input takes keeps it: OneHot's values (any type) as given, not int64 [0, 1]
+    got = onnxop_cli.one_hot([0, 2], 3, values=[-0.5, 1.5], backend=backend)
+    assert got.tolist() == [[1.5, -0.5, -0.5], [-0.5, -0.5, 1.5]]
+    for got, want in kept:
+        assert [[int(v) for v in row] for row in got] == want if got.ndim == 2 else [int(v) for v in got] == want
+
+
+def test_tensor_operators_check_their_attributes_types(backend):
+    """The tensor operators' attributes are held to their schema's type, as the view functions' parameters are:
+    a float for an INT attribute was truncated (axis=1.5 gathered along axis 1, upper=0.5 made Trilu lower),
+    a string one taken ('1'), a list a TypeError."""
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    for call, message in [
+        (lambda: onnxop_cli.gather(x, [0], axis=1.5), r"^Gather-13: axis must be an integer, got 1\.5$"),
+        (lambda: onnxop_cli.trilu(x, upper=0.5), r"^Trilu-14: upper must be an integer, got 0\.5$"),
+        (lambda: onnxop_cli.split(x, num_outputs=2.7), r"^Split-18: num_outputs must be an integer, got 2\.7$"),
+        (lambda: onnxop_cli.shape(x, start="1"), r"^Shape-\d+: start must be an integer, got '1'$"),
+        (lambda: onnxop_cli.gather(x, [0], axis=[1]), r"^Gather-13: axis must be an integer, got \[1\]$"),
+        (lambda: onnxop_cli.center_crop_pad(x, [1, 1], axes=[0, 1.0]), r"^CenterCropPad-18: axes must be integers"),
+        (lambda: onnxop_cli.pad(x, [0, 1, 0, 1], mode=3), r"^Pad-\d+: mode must be a string, got 3$"),
+    ]:
+        with pytest.raises(UsageError, match=message):
+            call()
+    assert onnxop_cli.gather(x, [0], axis=np.int64(1), backend=backend).tolist() == [[0.0], [3.0]]
+    assert onnxop_cli.trilu(x, upper=False, backend=backend).tolist() == [[0, 0, 0], [3, 4, 0]]
+    assert [a.shape for a in onnxop_cli.split(x, axis=-1, num_outputs=3, backend=backend)] == [(2, 1)] * 3
+
+
+def test_lists_numpy_cannot_type_are_refused_by_what_they_hold():
+    """A ragged list was numpy's ValueError (no OnnxopError), a list with None 'a string tensor holds a value of type
+    int, not text'; each is a UsageError naming what numpy could not make an array of."""
+    for value, message in [([[1], [2, 3]], "x: [[1], [2, 3]] is no array: setting an array element with a sequence"),
+                           ([1, None], "x: [1, None] holds None, which is no number or text an ONNX tensor holds"),
+                           ({"a": 1}, "x: {'a': 1} is no number or text an ONNX tensor holds")]:
+        with pytest.raises(UsageError) as info:
+            flatten(value)
+        assert info.value.message.startswith(message), info.value.message
+    with pytest.raises(UsageError, match=r"^inputs_1: \[2, None\] holds None"):
+        onnxop_cli.concat([1], [2, None], axis=0)

@@ -21,7 +21,7 @@ import pytest
 
 import onnxop_cli
 from onnxop_cli.core.tensor import dtype_of_numpy
-from onnxop_cli.errors import OpError, OutOfScope
+from onnxop_cli.errors import OpError, OutOfScope, UsageError
 from tensor_refs import reference
 
 INTS = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
@@ -197,6 +197,23 @@ def test_strings_cast_on_the_host_as_onnx_reference_casts_them(rng):
             onnxop_cli.cast(np.zeros(2, _dtype(target)), to=8)
     with pytest.raises(OpError, match=r"Cast: input input element \(1, 0\) is '1\.5', which int8 cannot take"):
         onnxop_cli.cast(np.array([["1", "2"], ["1.5", "x"]], dtype=object), to=3)
+
+
+def test_string_is_a_type_name(cwd, capsys):
+    """'string', ONNX's name of the type, names the target as 8 does (it was refused as 'not a type name', so only
+    the number could ask for a cast the operator runs); numpy's 'object' still names none."""
+    from conftest import cli, error_of
+
+    x = np.array([1.5, -0.0], np.float32)
+    assert onnxop_cli.cast(x, to="string").tolist() == onnxop_cli.cast(x, to=8).tolist() == ["1.5", "-0.0"]
+    assert onnxop_cli.cast(x, to="STRING").tolist() == ["1.5", "-0.0"]
+    with pytest.raises(UsageError, match="to must be a type name, a numpy dtype or a TensorProto number, got 'object'"):
+        onnxop_cli.cast(x, to="object")
+    np.save("x.npy", x)
+    code, out, err = cli(capsys, "cast", "x.npy", "--to", "string")
+    assert code == 0 and "['1.5', '-0.0']" in out, out + err
+    code, _, err = cli(capsys, "cast", "x.npy", "--to", "object")
+    assert code == 2 and error_of(err).startswith("Cast: --to must be a type name or a TensorProto number, got 'object'")
 
 
 def _packed(x: np.ndarray, bits: int) -> bytes:

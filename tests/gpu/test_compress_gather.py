@@ -78,6 +78,16 @@ def test_nothing_kept(backend, gpu, rng, path):
         check(backend, gpu, x, cond, axis, False)
 
 
+def test_a_scalar_flattens_to_its_one_element(backend, gpu, rng, path):
+    """Compress without an axis of a rank-0 input selects from its flattened (1,): the pieces' boxes had no
+    axis to start one on, 'generator raised StopIteration', an internal error, for every type the gather
+    does not take (strings) and on the pieces' path for the others."""
+    for x in (random_array(rng, (), "<f4"), random_array(rng, (), "<i8"), np.array(True)):
+        for cond in (np.array([True]), np.array([True, False]), np.array([False]), np.zeros(0, bool)):
+            check(backend, gpu, x, cond, None, path == "gather" and bool(cond.any()))
+    assert compress(np.array("text", dtype=object), condition=[True], backend=backend).tolist() == ["text"]
+
+
 def test_the_rule(backend, gpu, rng):
     """The default thresholds: short runs gather (the benchmark's case, and
     a few runs of a few bytes); a few long runs keep the pieces; many long

@@ -74,6 +74,11 @@ def test_nothing_and_everything(backend, rng):
 def test_a_scalar_is_rank_zero(backend):
     assert onnxop_cli.non_zero(np.float32(2.5), backend=backend).shape == (0, 1)
     assert onnxop_cli.non_zero(np.float32(-0.0), backend=backend).shape == (0, 0)
+    # a string scalar too: numpy's nonzero refuses a 0-d array, which was a traceback ('Calling nonzero on 0d
+    # arrays is not allowed') where onnx.reference gives (0, 1) and (0, 0)
+    for text, count in (("abc", 1), ("", 0)):
+        got = onnxop_cli.non_zero(np.array(text, dtype=object), backend=backend)
+        assert got.shape == (0, count) and got.dtype == np.int64
 
 
 def test_fortran_and_big_endian(backend, rng):

@@ -82,6 +82,9 @@ def test_trailing_slash_on_no_folder_is_not_a_directory(folder):
         assert done.returncode == 2, (argv, done.stderr)
         assert done.stderr.startswith(f"onnxop: error: {target}: Not a directory") and done.stderr.count("\n") == 1, (
             argv, done.stderr)
+        # a batch's -o can only be a folder: the advice names that too (dropping the / alone was refused next)
+        assert done.stderr.rstrip().endswith("drop the / to write a file, or make the folder to write into it"), (
+            argv, done.stderr)
     assert snapshot(folder) == before
     assert not (folder / "new.npy").exists()
 

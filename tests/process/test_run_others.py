@@ -216,14 +216,21 @@ def dump_refusals(tmp_path):
                               opset_imports=[helper.make_opsetid("", 17)])
     onnx.save(model, tmp_path / "m.onnx")
     np.save(tmp_path / "x.npy", np.ones(2, np.float32))
-    return [["run", "m.onnx", "x.npy", "--dump", "d"], ["run", "m.onnx", "x.npy", "--dump", "x.npy"]]
+    # -o's names meet (the graph input x and the value X) where --dump's, the values nodes make, do not
+    outputs = [helper.make_tensor_value_info(n, F, [2]) for n in ("x", "X")]
+    onnx.save(helper.make_model(helper.make_graph([helper.make_node("Identity", ["x"], ["X"])], "g", outputs[:1], outputs),
+                                opset_imports=[helper.make_opsetid("", 17)]), tmp_path / "m2.onnx")
+    return [["run", "m.onnx", "x.npy", "--dump", "d"], ["run", "m.onnx", "x.npy", "--dump", "x.npy"],
+            ["run", "m2.onnx", "x.npy", "--dump", "d2", "-o", "o/"]]
 
 
 def test_dump_refuses_names_that_meet_before_anything_runs(ran):
-    tmp_path, (r, not_folder) = ran["dump_refusals"]
+    tmp_path, (r, not_folder, outputs_meet) = ran["dump_refusals"]
+    assert outputs_meet.returncode == 2 and "-o o: values 'x' and 'X' would be one file" in outputs_meet.stderr
+    assert not (tmp_path / "d2").exists() and not (tmp_path / "o").exists()
     assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
     assert "--dump: values 'A' and 'a' would be one file" in r.stderr
-    assert list((tmp_path / "d").iterdir()) == []
+    assert not (tmp_path / "d").exists()  # the names are checked before the folder is made (it was left empty)
     r = not_folder
     assert r.returncode == 2 and "--dump x.npy: not a folder" in r.stderr and "Traceback" not in r.stderr, r.stderr
 

@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from onnxop_cli.errors import OpError
@@ -53,6 +53,18 @@ def test_flatten_documented_edges():
     assert flatten_node(-2).output_shape((2, 3, 4, 5)) == (6, 20)
     with pytest.raises(OpError, match=r"axis 1 is out of range \[0, 0\] for an input of rank 0"):
         flatten_node().output_shape(())
+
+
+def test_an_axis_of_a_rank_0_input_says_there_is_none():
+    """It said 'out of range [0, -1]', a range with nothing in it."""
+    from onnxop_cli.ops import make_node
+
+    node = make_node("Squeeze", 21, axes=[0])
+    with pytest.raises(OpError) as e:
+        node.output_shape(())
+    assert str(e.value) == "Squeeze: axis 0 is out of range: there is no axis for an input of rank 0"
+    with pytest.raises(OpError, match=r"^Slice: axis -1 is out of range: there is no axis for an input of rank 0$"):
+        make_node("Slice", 21, starts=[0], ends=[1], axes=[-1]).output_shape(())
 
 
 @given(shape=shapes, data=st.data())

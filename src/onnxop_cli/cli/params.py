@@ -16,6 +16,7 @@ from ..errors import UsageError
 from ..ops import LATEST_OPSET, OpSpec, Param
 from .repeats import joined
 
+INT64_RANGE = (-(1 << 63), (1 << 63) - 1)  # every ONNX integer attribute, and the int64 inputs options give
 METAVARS = {"int": "INT", "ints": "LIST", "str": "NAME", "float": "NUMBER", "tensor": "LIST|FILE",
             "value": "NUMBER|FILE"}  # the last three: operators with tensor inputs (tensor_ops.py)
 
@@ -32,7 +33,7 @@ def parse(spec: OpSpec, param: Param, text: Optional[str]) -> object:
         return value
     if param.kind == "int":
         try:
-            return int(text.strip())
+            return _in_int64(spec, param, int(text.strip()))
         except ValueError:
             if param.type_name:
                 return _type_option(spec, param, text)
@@ -45,11 +46,21 @@ def parse(spec: OpSpec, param: Param, text: Optional[str]) -> object:
         raise UsageError(f"{spec.op_type}: {param.name} must not be empty {hint}")
     number, noun = (float, "numbers") if param.kind == "floats" else (int, "integers")
     try:
-        return [number(p) for p in parts]
+        values = [number(p) for p in parts]
     except ValueError:
         raise UsageError(
             f"{spec.op_type}: {param.option} must be comma-separated {noun}, got {text!r} {hint}"
         ) from None
+    return values if number is float else [_in_int64(spec, param, v) for v in values]
+
+
+def _in_int64(spec: OpSpec, param: Param, value: int) -> int:
+    """``value``, refused past int64, which every ONNX integer attribute and index is: a model could not
+    hold it, and the plan would take it in one place and fail to print it in another."""
+    lo, hi = INT64_RANGE
+    if not lo <= value <= hi:
+        raise UsageError(f"{spec.op_type}: {param.option} {value} is out of range [{lo}, {hi}] for int64")
+    return value
 
 
 def _type_option(spec: OpSpec, param: Param, text: str) -> int:

@@ -117,7 +117,8 @@ def run_model(
     if full and (output is not None or out.json):
         raise UsageError("--full prints every value, and with -o or --json nothing is printed; drop --full")
     try:
-        files = _input_files(g, list(inputs or []), named or [])
+        defaults = {v.name for v in m.graph.input} & {t.name for t in m.graph.initializer}
+        files = _input_files(g, list(inputs or []), named or [], defaults)
     except OnnxopError as e:
         raise e.reworded(f"{model_path}: {e.message}") from None
     feeds = {name: _read(path, member, name) for name, path in files.items()}
@@ -164,8 +165,8 @@ def run_model(
 # ------------------------------------------------------------------ inputs
 
 
-def _input_files(g, positional: list[Path], named: list[str]) -> dict[str, Path]:
-    files = _named_files(g, positional, named)
+def _input_files(g, positional: list[Path], named: list[str], defaults: frozenset = frozenset()) -> dict[str, Path]:
+    files = _named_files(g, positional, named, defaults)
     from_stdin = [name for name, path in files.items() if str(path) == "-"]
     if len(from_stdin) > 1:
         raise UsageError(f"-: stdin can be read once; give - for one input only (given for "
@@ -173,7 +174,8 @@ def _input_files(g, positional: list[Path], named: list[str]) -> dict[str, Path]
     return files
 
 
-def _named_files(g, positional: list[Path], named: list[str]) -> dict[str, Path]:
+def _named_files(g, positional: list[Path], named: list[str], defaults: frozenset = frozenset()) -> dict[str, Path]:
+    """``defaults``: the graph inputs an initializer gives a value, which are no inputs to feed here."""
     if positional and named:
         raise UsageError("give the inputs either in order or with --input NAME=FILE, not both")
     if len(positional) == 1 and positional[0].is_dir():
@@ -189,7 +191,9 @@ def _named_files(g, positional: list[Path], named: list[str]) -> dict[str, Path]
             if not sep or not name or not path:
                 raise UsageError(f"--input takes NAME=FILE, got {item!r}")
             if name not in g.inputs:
-                raise UsageError(f"--input {name!r}: the model has no such input (its inputs: "
+                raise UsageError(f"--input {name!r}: " + (
+                    "that graph input has an initializer, which onnxop runs as the model's constant "
+                    if name in defaults else "the model has no such input ") + f"(its inputs: "
                                  f"{', '.join(map(repr, g.inputs)) or 'none'})")
             if name in files:
                 raise UsageError(f"--input {name!r} is given twice")
@@ -201,7 +205,9 @@ def _named_files(g, positional: list[Path], named: list[str]) -> dict[str, Path]
     if len(positional) != len(g.inputs):
         raise UsageError(
             f"the model has {len(g.inputs)} input(s) ({', '.join(g.inputs) or 'none'}), "
-            f"{len(positional)} file(s) were given"
+            f"{len(positional)} file(s) were given" + (
+                f"; {', '.join(map(repr, sorted(defaults)))}, listed as graph input(s), have initializers, which onnxop "
+                "runs as the model's constants" if defaults and len(positional) > len(g.inputs) else "")
         )
     return dict(zip(g.inputs, positional))
 

@@ -50,6 +50,16 @@ def run_mixed(ctx, m, model_path: Path, files: dict[str, Path], feeds: dict, *, 
 
     for name, t in feeds.items():
         _check_declared(declared.get(name), t)
+    if output is not None:  # a name no file holds, several outputs for one file: refused before running
+        # (and before --dump makes its folder)
+        from ..core.tensor import dtype_by_name
+        from ..io import valuefiles
+
+        names = [v.name for v in m.graph.output]
+        kind, _ = plain.targets([SimpleNamespace(name=n, dtype=dtype_by_name("float32")) for n in names],
+                                 output, to_folder)
+        if kind == "dir":
+            valuefiles.check_names(output, names, f"-o {output}")
     inspect = []
     dumped: dict[str, Path] = {}
     if dump is not None:
@@ -60,15 +70,6 @@ def run_mixed(ctx, m, model_path: Path, files: dict[str, Path], feeds: dict, *, 
 
         verifier = Verifier(m.opset_import, m.ir_version)
         inspect.append(verifier)
-    if output is not None:  # a name no file holds, several outputs for one file: refused before running
-        from ..core.tensor import dtype_by_name
-        from ..io import valuefiles
-
-        names = [v.name for v in m.graph.output]
-        kind, _ = plain.targets([SimpleNamespace(name=n, dtype=dtype_by_name("float32")) for n in names],
-                                 output, to_folder)
-        if kind == "dir":
-            valuefiles.check_names(output, names, f"-o {output}")
     results, ran = runner.run(part, feeds, model_path.parent, backend=backend,
                               inspect=(lambda r, value: [f(r, value) for f in inspect]) if inspect else None)
     written: dict[str, Path] = {}
@@ -100,13 +101,14 @@ def _dumper(m, part, folder: Path, dumped: dict[str, Path]):
 
     if folder.exists() and not folder.is_dir():
         raise UsageError(f"--dump {quote(folder)}: not a folder")
-    if not folder.is_dir():
-        if not folder.parent.is_dir():
-            raise UsageError(f"--dump {folder}: no such folder, and no folder {folder.parent} to make it in")
-        folder.mkdir()
+    if not folder.is_dir() and not folder.parent.is_dir():
+        raise UsageError(f"--dump {folder}: no such folder, and no folder {folder.parent} to make it in")
     from ..core.partition import made_values
 
+    # the names first: a refused run leaves no folder behind
     valuefiles.check_names(folder, made_values([n for r in part.regions for n in r.nodes]), "--dump")
+    if not folder.is_dir():
+        folder.mkdir()
 
     def write(region, value) -> None:
         for name in region.outputs:

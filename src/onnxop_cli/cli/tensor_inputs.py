@@ -59,15 +59,16 @@ def literal(text: str, dtype, op: str, what: str):
             table = {"1": True, "0": False, "true": True, "false": False}
             values = np.array([table[p.lower()] for p in parts], dtype=bool)
         elif dtype.onnx_name.startswith(("int", "uint")):
-            values = np.array([int(p, 0) for p in parts], dtype=np.int64)
-            if dtype.is_packed or dtype.bits < 64:
-                lo, hi = _int_range(dtype)
-                bad = [int(v) for v in values if not lo <= v <= hi]
-                if bad:
-                    raise UsageError(f"{op}: {what} {bad[0]} is out of range [{lo}, {hi}] for {dtype}")
-            values = values.astype(dtype.numpy)
+            ints = [int(p, 0) for p in parts]
+            lo, hi = _int_range(dtype)  # checked as Python ints: int64 and uint64 too (-1 is no uint64)
+            bad = [v for v in ints if not lo <= v <= hi]
+            if bad:
+                raise UsageError(f"{op}: {what} {bad[0]} is out of range [{lo}, {hi}] for {dtype}")
+            wide = np.uint64 if dtype.onnx_name == "uint64" else np.int64
+            values = np.array(ints, dtype=wide).astype(dtype.numpy)
         else:
-            values = np.array([float(p) for p in parts], dtype=np.float64).astype(dtype.numpy)
+            with np.errstate(all="ignore"):  # "1e300" to float16 is inf, as a Cast makes it: no numpy warning
+                values = np.array([float(p) for p in parts], dtype=np.float64).astype(dtype.numpy)
     except (ValueError, KeyError):
         raise UsageError(f"{op}: {what} must be a comma-separated list of {dtype} values or a tensor file "
                          f"({', '.join(TENSOR_SUFFIXES)}), got {text!r}") from None
@@ -88,7 +89,8 @@ def tensor_attribute(spec: OpSpec, param: Param, text: str):
     if is_file(text):
         return read_input(text, param.option).to_numpy()
     try:
-        return np.array([float(text)], dtype=np.float32)
+        with np.errstate(all="ignore"):  # "1e300" is inf, without numpy's warning
+            return np.array([float(text)], dtype=np.float32)
     except ValueError:
         raise UsageError(f"{spec.op_type}: {param.option} must be a number or a tensor file, got {text!r}") from None
 

@@ -150,10 +150,12 @@ def dtype_by_name(name: str) -> DType:
 
 def type_number(name: str) -> int | None:
     """The TensorProto number of a type by its name, any case: ONNX's (float,
-    bfloat16) or numpy's and ml_dtypes' (float32, float8_e4m3fn); None for a
-    name no ONNX type has."""
-    dtype = _BY_NAME.get(name.strip().lower())
-    return None if dtype is None or dtype.name == "object" else dtype.onnx_type
+    bfloat16, string) or numpy's and ml_dtypes' (float32, float8_e4m3fn); None
+    for a name no ONNX type has."""
+    key = name.strip().lower()
+    dtype = _BY_NAME.get(key)
+    # strings by ONNX's name only: numpy's "object" says nothing of what the objects are
+    return None if dtype is None or (dtype.is_string and key != "string") else dtype.onnx_type
 
 
 def dtype_by_onnx(onnx_type: int) -> DType:

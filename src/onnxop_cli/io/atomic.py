@@ -84,7 +84,7 @@ def output_argument(raw: str, folder_ok: bool = False) -> Path:
             return Path(raw)  # a folder still to be made
         if not is_dir:
             raise UsageError(f"{raw}: Not a directory (a trailing / names a folder, and there is none); "
-                             f"drop the / to write a file")
+                             f"drop the / to write a file, or make the folder to write into it")
     return Path(raw)
 
 

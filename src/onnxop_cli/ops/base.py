@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from ..errors import OpError
 from ..core.region import Access
+
+if TYPE_CHECKING:
+    from ..core.tensor import DType
 
 
 @dataclass(frozen=True)
@@ -139,8 +142,9 @@ class OpVersion:
                 if axis < 0 and not cls.negative_axes
                 else ""
             )
+            span = f" [{allowed_low}, {high}]" if allowed_low <= high else ": there is no axis"  # rank 0, not [0, -1]
             raise OpError(
-                f"{cls.label()}: axis {axis} is out of range [{allowed_low}, {high}] {what}{note}"
+                f"{cls.label()}: axis {axis} is out of range{span} {what}{note}"
             )
         return axis - low if axis < 0 else axis
 

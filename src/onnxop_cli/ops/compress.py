@@ -146,6 +146,8 @@ def _runs(chosen, cuts) -> list[tuple[int, int]]:
 def _row_major_boxes(shape, strides, start: int, end: int):
     """Flat (row-major) elements [start, end) of a tensor as boxes: (dims,
     source strides, source offset), each all of the axes after its first."""
+    if not shape:  # a scalar flattens to its one element: no axis would start a box
+        shape, strides = (1,), (1,)
     rank = len(shape)
     inner = [1] * rank
     for k in range(rank - 2, -1, -1):

@@ -45,11 +45,11 @@ class NonZero_9(TensorOp):
         total = int(np.count_nonzero(values))
         shape = (len(data.shape), total)
         int64 = dtype_by_name("int64")
+        if not data.shape:  # a scalar, strings' too (numpy's nonzero refuses a 0-d array): (0, count), nothing to write
+            return [OutputPlan(cls.outputs[0], shape, int64, values=np.zeros(shape, np.int64), kernel="none")]
         if data.dtype.is_string:
             found = np.array(np.nonzero(values), dtype=np.int64).reshape(shape)
             return [OutputPlan(cls.outputs[0], shape, int64, values=found, kernel="host")]
-        if not data.shape:  # a scalar: (0, count), nothing to write
-            return [OutputPlan(cls.outputs[0], shape, int64, values=np.zeros(shape, np.int64), kernel="none")]
         return [OutputPlan(cls.outputs[0], shape, int64, runner=functools.partial(_run, data, total), kernel=KERNEL)]
 
 

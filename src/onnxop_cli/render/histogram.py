@@ -45,7 +45,11 @@ def histogram(values: np.ndarray, dtype: DType, *, bins: int = BINS) -> dict[str
                 hi = part.max() if hi is None else max(hi, part.max())
         if lo is None:
             return {"edges": [], "counts": [], "other": int(flat.size)}
-        edges = np.histogram_bin_edges(np.array([lo, hi]), bins=bins)
+        if np.isfinite(hi - lo):
+            edges = np.histogram_bin_edges(np.array([lo, hi]), bins=bins)
+        else:  # float64's extremes, lo < 0 < hi: hi - lo is inf, which numpy's rule cannot cut; the two
+            # terms of each edge are finite and of opposite signs, so their sum is too
+            edges = np.array([lo / bins * (bins - i) + hi / bins * i for i in range(bins)] + [hi])
         counts = np.zeros(bins, dtype=np.int64)
         finite = 0
         for part in _finite_slices(flat, SLICE):
