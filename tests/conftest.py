@@ -192,6 +192,23 @@ def gpu(backend):
     return get_gpu(backend)
 
 
+@pytest.fixture
+def shrink_binding(gpu, monkeypatch):
+    """``shrink_binding(size)``: ``gpu``'s storage binding is ``size`` bytes for
+    this test, after every schedule question is answered on the adapter's own
+    limits. The calibration cases (gpu/schedule_cases.py) are sized for a real
+    adapter (128 MiB a binding at the least); a question first asked under a
+    few KiB failed the test that asked it, when that test ran first in its worker."""
+    from onnxop_cli.gpu import choose
+
+    def shrink(size: int) -> None:
+        choose.choice(gpu)
+        for name in choose.QUESTIONS:
+            choose.answer(gpu, name)
+        monkeypatch.setitem(gpu.limits, "max-storage-buffer-binding-size", size)
+    return shrink
+
+
 # ------------------------------------------------------------ replayable randomness
 #
 # Every random test draws from the ``rng`` fixture, seeded from the test's node

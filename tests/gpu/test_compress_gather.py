@@ -108,10 +108,10 @@ def test_the_rule(backend, gpu, rng):
     assert gpu.cache[ix.LAST].get("slabs") == 1  # int64 indices: the vec4 kernel reads those
 
 
-def test_above_one_binding(backend, gpu, rng, monkeypatch):
+def test_above_one_binding(backend, gpu, rng, shrink_binding):
     """Inputs and outputs larger than one storage binding (shrunk to 4 KiB):
     the gather's bands and windows, along an inner axis and flattened."""
-    monkeypatch.setitem(gpu.limits, "max-storage-buffer-binding-size", 4096)
+    shrink_binding(4096)
     x = random_array(rng, (40, 50), "<f8")  # 16000 bytes
     cond = rng.integers(0, 2, 50).astype(bool)
     cond[:2] = (True, False)

@@ -134,14 +134,14 @@ def test_ops_on_fortran_and_big_endian_tensors_match_numpy(backend, rng, dtype):
         assert out.data.to_array().tobytes() == expected.tobytes()
 
 
-def test_core_takes_a_fortran_tensor_above_the_binding_limit(backend, gpu, monkeypatch, rng):
+def test_core_takes_a_fortran_tensor_above_the_binding_limit(backend, shrink_binding, rng):
     f = np.asfortranarray(random_array(rng, (40, 40), "f4"))
-    monkeypatch.setitem(gpu.limits, "max-storage-buffer-binding-size", 4096)
+    shrink_binding(4096)
     out = core.apply(flatten_node(), Tensor.from_numpy(f, "f"), backend=backend).output
     assert out.data.to_array().tobytes() == reference(f)
 
 
-def test_core_spools_a_fortran_stream_it_reads_out_of_order(backend, gpu, monkeypatch, rng):
+def test_core_spools_a_fortran_stream_it_reads_out_of_order(backend, shrink_binding, rng):
     """A Fortran tensor on stdin larger than a band (here 1 KiB) is read once,
     into a temporary file, and re-laid out from there."""
     import io
@@ -149,7 +149,7 @@ def test_core_spools_a_fortran_stream_it_reads_out_of_order(backend, gpu, monkey
     from onnxop_cli.core.tensor import StreamBytes, dtype_of_numpy
 
     f = np.asfortranarray(random_array(rng, (40, 40), "<f4"))
-    monkeypatch.setitem(gpu.limits, "max-storage-buffer-binding-size", 1024)
+    shrink_binding(1024)
     stream = StreamBytes(io.BytesIO(np.ascontiguousarray(f.T).tobytes()), f.nbytes)
     tensor = Tensor("f", f.shape, dtype_of_numpy(f.dtype), stream, "F")
     out = core.apply(flatten_node(), tensor, backend=backend).output
