@@ -215,6 +215,10 @@ def attr(name, value, **kw):
           [("a", TP.FLOAT)]), "1 node(s) onnxop does not run: If x1; --others onnxruntime runs them"),
     (make([helper.make_node("Pow", ["x", "x"], ["a"], name="pow")], [("x", TP.FLOAT, [2])], [("a", TP.FLOAT)], opset=13),
      "1 node(s) onnxop does not run: Pow x1; --others onnxruntime runs them on onnxruntime"),
+    # a data type number ONNX names no type for (99) was an internal error (protobuf's enum ValueError)
+    (make([helper.make_node("Reshape", ["x", "s"], ["y"])], [("x", TP.FLOAT, [2])], [("y", TP.FLOAT)],
+          [onnx.TensorProto(name="s", data_type=99, dims=[1], raw_data=b"\2" + bytes(7))]),
+     "initializer 's': data type 99 (99) is not an ONNX tensor type"),
 ])
 def test_hostile_models_are_refused_before_anything_runs(model, message, cwd, capsys, monkeypatch):
     onnx.save(model, "m.onnx")
@@ -234,6 +238,19 @@ def test_a_model_function_is_refused(cwd, capsys):
                                                 [helper.make_opsetid("", 21)]))
     with pytest.raises(UsageError, match="^1 node\\(s\\) onnxop does not run: local.F x1$"):
         load_graph(model, Path("."))
+
+
+@pytest.mark.one_backend  # the model's declarations, not a kernel
+def test_a_graph_input_declared_with_a_type_number_onnx_does_not_name_runs(backend, cwd, capsys):
+    """elem_type 99 names no ONNX type: the declaration is not checked (as one onnxop has no tensors of),
+    where reading the model's types for --others was an internal error (protobuf's enum ValueError)."""
+    onnx.save(make([helper.make_node("Transpose", ["x"], ["y"])], [("x", 99, [2, 3])], [("y", TP.FLOAT)]), "m.onnx")
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    np.save("x.npy", x)
+    for others in ([], ["--others", "onnxruntime"]):
+        code, out, err = cli(capsys, "run", "m.onnx", "x.npy", *others, "-o", "y.npy")
+        assert code == 0, err
+        assert np.load("y.npy").tobytes() == x.T.tobytes()
 
 
 # ------------------------------------------------------------------ the command

@@ -132,12 +132,14 @@ def value_types(model) -> dict[str, str]:
         inferred = model
     types: dict[str, str] = {}
     g = inferred.graph
+    known = set(TensorProto.DataType.values()) - {TensorProto.UNDEFINED}  # a number ONNX does not name: not known
     for v in (*g.input, *g.value_info, *g.output):
         elem = v.type.tensor_type.elem_type if v.type.HasField("tensor_type") else 0
-        if elem:
+        if elem in known:
             types[v.name] = TensorProto.DataType.Name(elem).lower()
     for t in g.initializer:
-        types[t.name] = TensorProto.DataType.Name(t.data_type).lower()
+        if t.data_type in known:
+            types[t.name] = TensorProto.DataType.Name(t.data_type).lower()
     return types
 
 
