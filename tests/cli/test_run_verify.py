@@ -1,15 +1,18 @@
 """``run --verify`` stops at the first node whose bits differ from the other
 runtime's, naming the node, the output, the element and both values' bytes;
+where onnxruntime differs and onnx.reference agrees, the reference decides;
 and a graph input declared with dim -1 (paddle2onnx's "any") takes any size.
 
-onnxruntime agrees with onnxop on every node it can run, so a divergence is
-made here by an onnxruntime whose session flips one value (in-process).
+onnxruntime agrees with onnxop on every node it can run but a few edge cases
+it reads its own way, so a divergence is made here by an onnxruntime (and an
+onnx.reference) whose run flips one value (in-process).
 """
 
 from __future__ import annotations
 
 import numpy as np
 import onnx
+import onnx.reference
 import pytest
 from onnx import TensorProto, helper
 
@@ -47,10 +50,64 @@ def test_the_first_divergence_stops_the_run_naming_node_output_element_and_bytes
             return made
 
     monkeypatch.setattr(other, "session", Flipping)
+    monkeypatch.setattr(onnx.reference, "ReferenceEvaluator", flipping_reference(flip))
     code, out, err = cli(capsys, "run", "m.onnx", "x.npy", "--verify", "-o", "o/")
     assert code == ExitCode.ERROR, err
     assert error_of(err) == f"--verify: node 'tr' (Transpose) output 'a/b': 1 of 6 elements differ; {shown}"
     assert not (cwd / "o" / "a%2Fb.npy").exists()
+
+
+def flipping_reference(flip):
+    """onnx.reference's evaluator, its first output flipped by ``flip``."""
+    from onnx.reference import ReferenceEvaluator
+
+    class Flipped(ReferenceEvaluator):
+        def run(self, *a, **kw):
+            made = super().run(*a, **kw)
+            flip(made[0])
+            return made
+
+    return Flipped
+
+
+def test_where_onnxruntime_differs_the_reference_decides(cwd, capsys, monkeypatch):
+    """onnxruntime reads a Slice's end of INT64_MAX under a negative step as numpy's None (to the
+    first element); ONNX clamps it to the last index, so x[0:INT64_MAX:-1] is empty, as onnx.reference
+    makes it: --verify stopped there ('onnxop made (0,) float32, onnxruntime (1,) float32'). An
+    onnxruntime that flips a value while the reference agrees is no divergence either."""
+    from onnx import numpy_helper
+
+    ends = [("e", np.array([2**63 - 1])), ("s", np.array([0])), ("a", np.array([0])), ("p", np.array([-1]))]
+    node = helper.make_node("Slice", ["x", "s", "e", "a", "p"], ["y"], name="sl")
+    onnx.save(helper.make_model(helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(v, n) for n, v in ends]), opset_imports=[helper.make_opsetid("", 18)]), "m.onnx")
+    np.save("x.npy", np.arange(3, dtype=np.float32))
+    code, out, err = cli(capsys, "run", "m.onnx", "x.npy", "--verify", "-o", "y.npy")
+    assert code == 0, err
+    assert "Verified 1 node(s) bit for bit: Slice x1 on onnx.reference" in out
+    assert np.load("y.npy").shape == (0,)
+
+    import onnxop_cli.core.other_onnxruntime as other
+
+    real = other.session
+
+    class Flipping:
+        def __init__(self, model):
+            self.s = real(model)
+
+        def run(self, outs, feeds):
+            made = self.s.run(outs, feeds)
+            made[0][1, 0] = 7
+            return made
+
+    monkeypatch.setattr(other, "session", Flipping)
+    onnx.save(transpose_model(), "t.onnx")
+    np.save("x.npy", np.arange(6, dtype=np.float32).reshape(2, 3))
+    code, out, err = cli(capsys, "run", "t.onnx", "x.npy", "--verify", "-o", "o/")
+    assert code == 0, err
+    assert "Verified 1 node(s) bit for bit: Transpose x1 on onnx.reference" in out
 
 
 def test_verify_passes_and_says_per_operator(cwd, capsys):
