@@ -72,18 +72,28 @@ def _prepare(model: onnx.ModelProto, folder: Path, backend: str | None) -> Backe
 
 
 def _feeds(names: Sequence[str] | Graph, inputs: Any) -> dict[str, Tensor]:
+    # a graph input with an initializer is the model's constant (as in onnxop run): a value given
+    # for it is refused, not dropped, since onnxruntime would take it in the initializer's place
+    defaults = sorted({v.name for v in names.model.graph.input} & set(names.initializers)) \
+        if isinstance(names, Graph) else []
     names = list(names.inputs if isinstance(names, Graph) else names)
+    constants = (f"; {', '.join(map(repr, defaults))}, listed as graph input(s), have initializers, which "
+                 "onnxop runs as the model's constants") if defaults else ""
     if isinstance(inputs, dict):
         missing = [n for n in names if n not in inputs]
         if missing:
             raise ValueError(f"no value for graph input(s) {', '.join(map(repr, missing))}")
+        extra = [n for n in inputs if n not in names]
+        if extra:
+            raise ValueError(f"no graph input takes {', '.join(map(repr, extra))} (the model's inputs: "
+                             f"{', '.join(map(repr, names)) or 'none'}){constants}")
         return {n: Tensor.from_numpy(np.asarray(inputs[n]), n) for n in names}
     if isinstance(inputs, np.ndarray):
         inputs = [inputs]
     values: Sequence[Any] = list(inputs)
     if len(values) != len(names):
         raise ValueError(f"the model has {len(names)} input(s) ({', '.join(names) or 'none'}), "
-                         f"{len(values)} value(s) were given")
+                         f"{len(values)} value(s) were given" + (constants if len(values) > len(names) else ""))
     return {n: Tensor.from_numpy(np.asarray(v), n) for n, v in zip(names, values)}
 
 

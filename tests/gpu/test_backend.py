@@ -13,6 +13,7 @@ runner as a user would, in a process of its own.)
 
 from __future__ import annotations
 
+import re
 import unittest
 import warnings
 
@@ -200,6 +201,32 @@ def test_run_names_the_outputs_as_the_model_does(backend):  # the conftest backe
     for k, name in enumerate(["y", "0", "_z", "class", "a b"]):  # by name, whatever Python makes of it
         assert out[name].tobytes() == out[k].tobytes() == x.tobytes()
     assert "o0" not in out._fields
+
+
+def test_a_value_for_a_graph_input_with_an_initializer_is_refused_not_dropped(backend):
+    """A graph input with an initializer is the model's constant, as in onnxop run. Given by name, its
+    value was dropped without a word (Reshape by the initializer's (3, 2) where onnxruntime reshapes by
+    the value given, (6, 1)), and so was a name no input has; given in order, the count named one input
+    while the model lists two."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    from onnxop_cli.backend import prepare
+
+    model = helper.make_model(helper.make_graph(
+        [helper.make_node("Reshape", ["x", "s"], ["y"])], "m",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3]), helper.make_tensor_value_info("s", TensorProto.INT64, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 2])], [numpy_helper.from_array(np.array([3, 2]), "s")]),
+        opset_imports=[helper.make_opsetid("", 13)])
+    rep = prepare(model, backend=backend)
+    x, s = np.arange(6, dtype=np.float32).reshape(2, 3), np.array([6, 1])
+    assert rep.run({"x": x}).y.tobytes() == rep.run([x]).y.tobytes() == x.tobytes()
+    constants = re.escape("; 's', listed as graph input(s), have initializers, which onnxop runs as the model's constants")
+    with pytest.raises(ValueError, match=r"^no graph input takes 's' \(the model's inputs: 'x'\)" + constants + "$"):
+        rep.run({"x": x, "s": s})
+    with pytest.raises(ValueError, match=r"^no graph input takes 'z' "):
+        rep.run({"x": x, "z": s})
+    with pytest.raises(ValueError, match=r"^the model has 1 input\(s\) \(x\), 2 value\(s\) were given" + constants + "$"):
+        rep.run([x, s])
 
 
 def test_the_device_is_the_cpu_only():
