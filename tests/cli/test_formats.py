@@ -127,7 +127,7 @@ def test_external_data_outside_the_folder_is_refused(cwd, capsys, location):
     external_tensor(cwd / "in", location, bytes(16))
     code, _, err = cli(capsys, "flatten", "in/w.pb", "-o", "y.npy")
     assert code == ExitCode.USAGE
-    assert error_of(err) == f"in/w.pb: external data location {location!r} must name a file inside the .pb's folder (in)"
+    assert error_of(err) == f"in/w.pb: external data location {location!r} must name a file inside the file's folder (in)"
     assert not (cwd / "y.npy").exists()
 
 
@@ -139,7 +139,7 @@ def test_a_symlink_leading_out_of_the_folder_is_refused(cwd, capsys):
     code, _, err = cli(capsys, "flatten", "in/w.pb", "-o", "y.npy")
     assert code == ExitCode.USAGE
     assert error_of(err) == (
-        f"in/w.pb: external data location 'link.bin' must name a file inside the .pb's folder (in) "
+        f"in/w.pb: external data location 'link.bin' must name a file inside the file's folder (in) "
         f"(it resolves to {os.path.realpath(cwd / 'secret.bin')})"
     )
 
@@ -147,7 +147,7 @@ def test_a_symlink_leading_out_of_the_folder_is_refused(cwd, capsys):
 @pytest.mark.parametrize(
     "setup,message",
     [
-        (lambda d: external_tensor(d, "gone.bin", bytes(16)), "w.pb: external data file 'gone.bin' not found in the .pb's folder (.)"),
+        (lambda d: external_tensor(d, "gone.bin", bytes(16)), "w.pb: external data file 'gone.bin' not found in the file's folder (.)"),
         (lambda d: ((d / "w.bin").write_bytes(bytes(12)), external_tensor(d, "w.bin", bytes(16))),
          "w.pb: external data 'w.bin' holds 12 bytes; dims [4] of float32 need 16"),
         (lambda d: ((d / "w.bin").write_bytes(bytes(16)), external_tensor(d, "w.bin", bytes(16), offset=8, length=16)),

@@ -105,7 +105,9 @@ def test_external_data_outside_the_models_folder_is_refused(cwd, capsys, arrays)
     onnx.save_model(model, str(cwd / "inner" / "m.onnx"))
     code, _, err = cli(capsys, "show", "inner/m.onnx")
     assert code == ExitCode.USAGE
-    assert "external data location '../weights.bin' must name a file inside" in error_of(err)
+    # the folder is the model's (it said 'the .pb's folder', a file there is none of)
+    assert error_of(err) == ("inner/m.onnx[fc.weight]: external data location '../weights.bin' must name a file "
+                             "inside the file's folder (inner)")
 
 
 # ----------------------------------------------------------------- stdin, any format

@@ -244,7 +244,7 @@ def _inside(folder: Path, location: str, label: str) -> Path:
     """``location`` resolved inside ``folder``, or an error: never read outside
     the folder the user pointed at (no absolute paths, no ``..``, no symlink
     that leads out)."""
-    refuse = f"{label}: external data location {location!r} must name a file inside the .pb's folder ({folder})"
+    refuse = f"{label}: external data location {location!r} must name a file inside the file's folder ({folder})"
     if not location:
         raise InputError(f"{label}: external data has no location")
     if "\0" in location:
@@ -258,7 +258,7 @@ def _inside(folder: Path, location: str, label: str) -> Path:
     if os.path.commonpath([base, target]) != base:
         raise InputError(f"{refuse} (it resolves to {target})")
     if not os.path.exists(target):
-        raise InputError(f"{label}: external data file {location!r} not found in the .pb's folder ({folder})")
+        raise InputError(f"{label}: external data file {location!r} not found in the file's folder ({folder})")
     if not os.path.isfile(target):  # a folder, a FIFO (would block), a device
         raise InputError(f"{label}: external data {location!r} is not a regular file")
     return Path(target)
