@@ -130,7 +130,7 @@ class OnnxopBackend(Backend):
         names = [n for n in node.input if n]
         info = [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(np.asarray(v).dtype), None)
                 for n, v in zip(names, values)]
-        outs = [helper.make_tensor_value_info(n, onnx.TensorProto.UNDEFINED, None) for n in node.output]
+        outs = [helper.make_tensor_value_info(n, onnx.TensorProto.UNDEFINED, None) for n in node.output if n]
         model = helper.make_model(
             helper.make_graph([node], "node", info, outs),
             opset_imports=[helper.make_opsetid("", int(kwargs.get("opset", LATEST_OPSET)))],

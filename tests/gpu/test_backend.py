@@ -229,6 +229,18 @@ def test_a_value_for_a_graph_input_with_an_initializer_is_refused_not_dropped(ba
         rep.run([x, s])
 
 
+def test_run_node_leaves_an_omitted_output_out(backend):
+    """An output left unnamed ('') is omitted, as an input is: it was made a graph output named '',
+    refused as "graph output '' is never produced"."""
+    from onnx import helper
+
+    from onnxop_cli.backend import run_node
+
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    out = run_node(helper.make_node("Split", ["x"], ["", "z"], axis=2), [x], opset=13, backend=backend)
+    assert out._fields == ("z",) and out.z.tobytes() == np.ascontiguousarray(x[:, :, 2:]).tobytes()
+
+
 def test_the_device_is_the_cpu_only():
     assert backend.supports_device("CPU") and backend.supports_device("CPU:0")
     assert not backend.supports_device("CUDA") and not backend.supports_device("CUDA:0")
