@@ -32,7 +32,7 @@ import onnx.backend.test
 from onnx.backend.base import Backend, BackendRep, Device, DeviceType, namedtupledict
 
 from .core import graph
-from .core.tensor import Tensor
+from .core.tensor import Tensor, dtype_of_numpy
 from .errors import OutOfScope
 from .ops.model import Graph, Unsupported, load_graph
 
@@ -128,7 +128,7 @@ class OnnxopBackend(Backend):
 
         values = list(inputs.values()) if isinstance(inputs, dict) else list(inputs)
         names = [n for n in node.input if n]
-        info = [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(np.asarray(v).dtype), None)
+        info = [helper.make_tensor_value_info(n, dtype_of_numpy(np.asarray(v).dtype).onnx_type, None)  # '>i4', 'S'
                 for n, v in zip(names, values)]
         outs = [helper.make_tensor_value_info(n, onnx.TensorProto.UNDEFINED, None) for n in node.output if n]
         model = helper.make_model(

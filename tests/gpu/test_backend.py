@@ -241,6 +241,18 @@ def test_run_node_leaves_an_omitted_output_out(backend):
     assert out._fields == ("z",) and out.z.tobytes() == np.ascontiguousarray(x[:, :, 2:]).tobytes()
 
 
+def test_run_node_takes_what_prepare_takes(backend):
+    """A big-endian array, as prepare(...).run takes it: run_node typed its input with onnx's
+    np_dtype_to_tensor_dtype, a ValueError ('Unable to convert type dtype('>i4')')."""
+    from onnx import helper
+
+    from onnxop_cli.backend import run_node
+
+    x = np.arange(6, dtype=">i4").reshape(2, 3)
+    out = run_node(helper.make_node("Transpose", ["x"], ["y"]), [x], backend=backend)
+    assert out.y.dtype == np.int32 and out.y.tolist() == x.T.tolist()
+
+
 def test_the_device_is_the_cpu_only():
     assert backend.supports_device("CPU") and backend.supports_device("CPU:0")
     assert not backend.supports_device("CUDA") and not backend.supports_device("CUDA:0")
