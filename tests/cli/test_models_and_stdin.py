@@ -16,7 +16,7 @@ from onnx import helper, numpy_helper
 
 from conftest import cli, error_of, random_array
 from onnxop_cli.errors import ExitCode
-from test_pipes import FakeStdin, npy_bytes
+from test_pipes import FakeStdin
 
 # A CLI/format test, not a kernel test: the first backend is enough (conftest).
 ONE_BACKEND = True
