@@ -33,11 +33,21 @@ def transpose_model(opset: int = 17, dims=(2, 3)) -> onnx.ModelProto:
     (lambda a: a.view(np.uint32).__setitem__((2, 0), 0x7FC00001), "first [2, 0]: onnxop 0x7fc00000, onnxruntime 0x7fc00001"),
 ])
 def test_the_first_divergence_stops_the_run_naming_node_output_element_and_bytes(flip, shown, cwd, capsys, monkeypatch):
-    import onnxop_cli.core.other_onnxruntime as other
-
     onnx.save(transpose_model(), "m.onnx")
     x = np.array([[1, -0.0, np.float32("nan")], [4, 5, 6]], np.float32)
     np.save("x.npy", x)
+    flip_onnxruntime(monkeypatch, flip)
+    monkeypatch.setattr(onnx.reference, "ReferenceEvaluator", flipping_reference(flip))
+    code, out, err = cli(capsys, "run", "m.onnx", "x.npy", "--verify", "-o", "o/")
+    assert code == ExitCode.ERROR, err
+    assert error_of(err) == f"--verify: node 'tr' (Transpose) output 'a/b': 1 of 6 elements differ; {shown}"
+    assert not (cwd / "o" / "a%2Fb.npy").exists()
+
+
+def flip_onnxruntime(monkeypatch, flip):
+    """onnxruntime's sessions for --verify, their first output flipped by ``flip``."""
+    import onnxop_cli.core.other_onnxruntime as other
+
     real = other.session
 
     class Flipping:
@@ -50,11 +60,6 @@ def test_the_first_divergence_stops_the_run_naming_node_output_element_and_bytes
             return made
 
     monkeypatch.setattr(other, "session", Flipping)
-    monkeypatch.setattr(onnx.reference, "ReferenceEvaluator", flipping_reference(flip))
-    code, out, err = cli(capsys, "run", "m.onnx", "x.npy", "--verify", "-o", "o/")
-    assert code == ExitCode.ERROR, err
-    assert error_of(err) == f"--verify: node 'tr' (Transpose) output 'a/b': 1 of 6 elements differ; {shown}"
-    assert not (cwd / "o" / "a%2Fb.npy").exists()
 
 
 def flipping_reference(flip):
@@ -89,20 +94,7 @@ def test_where_onnxruntime_differs_the_reference_decides(cwd, capsys, monkeypatc
     assert "Verified 1 node(s) bit for bit: Slice x1 on onnx.reference" in out
     assert np.load("y.npy").shape == (0,)
 
-    import onnxop_cli.core.other_onnxruntime as other
-
-    real = other.session
-
-    class Flipping:
-        def __init__(self, model):
-            self.s = real(model)
-
-        def run(self, outs, feeds):
-            made = self.s.run(outs, feeds)
-            made[0][1, 0] = 7
-            return made
-
-    monkeypatch.setattr(other, "session", Flipping)
+    flip_onnxruntime(monkeypatch, lambda a: a.__setitem__((1, 0), 7))
     onnx.save(transpose_model(), "t.onnx")
     np.save("x.npy", np.arange(6, dtype=np.float32).reshape(2, 3))
     code, out, err = cli(capsys, "run", "t.onnx", "x.npy", "--verify", "-o", "o/")
