@@ -269,11 +269,11 @@ def _tensor_op_function(spec: OpSpec) -> Callable[..., Any]:
 
         from .core import apply_tensors
         from .core.tensor import dtype_by_name
-        from .ops.attributes import _schema_types
+        from .ops.attributes import schema_types
 
         op = op_version(spec.op_type, _opset(opset))
         label = f"{op.op_type}-{op.since_version}"
-        kinds = _schema_types(op.op_type, op.since_version, "")  # attribute -> "INT", "INTS", "FLOAT", ...
+        kinds = schema_types(op.op_type, op.since_version, "")  # attribute -> "INT", "INTS", "FLOAT", ...
         names = {n.lower(): n for n in (*op.attribute_names, *op.inputs)}
         attributes: dict[str, object] = {}
         extra: dict[str, Any] = {}

@@ -46,7 +46,7 @@ def node_attributes(node_proto: Any, opset: int, where: str | None = None) -> di
     from onnx import AttributeProto
 
     where = where or node_label(node_proto)
-    expected = _schema_types(node_proto.op_type, opset, node_proto.domain)
+    expected = schema_types(node_proto.op_type, opset, node_proto.domain)
     values: dict[str, Any] = {}
     for a in node_proto.attribute:
         what = f"{where}: attribute '{a.name}'"
@@ -66,7 +66,7 @@ def node_attributes(node_proto: Any, opset: int, where: str | None = None) -> di
     return values
 
 
-def _schema_types(op_type: str, opset: int, domain: str) -> dict[str, str]:
+def schema_types(op_type: str, opset: int, domain: str) -> dict[str, str]:
     """Attribute name -> its type's name ("INT", "INTS", ...) in the schema."""
     from onnx import AttributeProto, defs
 
