@@ -254,7 +254,7 @@ def variants() -> list[Variant]:
 
     blocked = lambda: Probe(tiled, "record")  # noqa: E731 - a dispatch the transpose kernel takes
     return [
-        Variant("the blocked transpose (gpu/render/transpose.py; the tiled one on GPUs)", "the generic gather",
+        Variant("the blocked transpose (gpu/render/transpose.py)", "the generic gather",
                 lambda: env(gather.ENV_GATHER, "generic"), blocked, transpose_cases),
         Variant("the lines kernel (gpu/render/lines.py)", "the indexed gather (or the whole-slice kernels)",
                 lambda: switched_off("lines"), lambda: Probe(iv, "fill_lines"), lines_cases),

@@ -114,10 +114,9 @@ class CopyQuestion(Question):
 COPY = CopyQuestion("kernel", tuple(kernels.KERNELS), "the flat copy's kernel: its width (storage, storage64) and "
                     "its runs and unroll (gpu/kernels.py)", rounds=5, digits=2, field="kernel")
 QUESTIONS = {q.name: q for q in (
-    Question("transpose", ("blocked", "blocked16", "blocked32", "tiled", "generic"),
-             "the kernel of transposes of 4-byte and wider elements: blocked (4 x 4 blocks in registers, 64 "
-             "invocations a workgroup; blocked16 and blocked32 on 16 and 32), tiled (tiles in workgroup memory) "
-             "or generic (gpu/render/strided.py)"),
+    Question("transpose", ("blocked", "blocked16", "blocked32", "generic"),
+             "the kernel of transposes of 4-byte elements: blocked (4 x 4 blocks in registers, 64 "
+             "invocations a workgroup; blocked16 and blocked32 on 16 and 32) or generic (gpu/render/strided.py)"),
     Question("nd_run", ("long", "short"),
              "GatherND by pairs (gpu/render/rows.py), rows of indexed_variants.LONG_ROW slices or more: runs of 64 slices "
              "an invocation (long) or of 16 (short)"),

@@ -53,7 +53,7 @@ class Rendered(Program):
     code = property(lambda self: self.kernel.wgsl(), lambda self, _: None)  # type: ignore[assignment]
 
 
-# (src, dst, Params at a dynamic offset, axes); the transpose kernels (VARIANTS: tiled, the blocked ones) bind
+# (src, dst, Params at a dynamic offset, axes); the transpose kernels (VARIANTS: the blocked ones) bind
 # this layout too
 GENERAL = Rendered("generic", KINDS)
 VARIANTS = {name: Rendered(name, sharing=GENERAL) for name in KERNELS if name != "generic"}
@@ -189,7 +189,7 @@ class Run(Owned):
         records = 2 * self.rank  # boxes per upload, at most
         U = BufferUsage
         self.buffers: list[Any] = []
-        self.tiled = self.dispatches = 0  # the tiled kernel's dispatches, and all (tests look)
+        self.tiled = self.dispatches = 0  # the transpose kernel's dispatches, and all (tests look)
         with gpu.errors("allocating gather buffers"):
             self.kernel = GENERAL.on(gpu)
             # the transpose kernels that may take some dispatches, in the
@@ -216,7 +216,7 @@ class Run(Owned):
                 encoder.clear_buffer(self.dst, 0, band_bytes)
                 gpu.queue.submit([encoder.finish()])
             self.params = self._buffer("params", self.stride * records, U.UNIFORM | U.COPY_DST)
-            # the variants (tiled, blocked) bind the same layout: the largest of their Params
+            # the variants (the blocked ones) bind the same layout: the largest of their Params
             params_bytes = max(KERNELS[k].PARAMS.size for k in ("generic", *names))
             self.axes = self._buffer("axes", 16 * self.rank * records, U.STORAGE | U.COPY_DST)
             self.bind_group = self.kernel.bind([
@@ -278,7 +278,7 @@ class Run(Owned):
 
     def dispatch(self, upload: Upload, band: int) -> None:
         """Fill the src buffer with the upload's runs, then one dispatch per
-        box, through the tiled kernel where gpu/tiled.py says so."""
+        box, through the transpose kernel where gpu/tiled.py says so."""
         gpu = self.gpu
         with gpu.errors("upload"):
             encoder = gpu.device.create_command_encoder()
@@ -371,21 +371,17 @@ def variants(plan: Plan, gpu: Gpu) -> list[str]:
     dispatch none of them takes goes to the generic gather.
 
     Which one is choose.py's ``transpose`` question, measured per adapter:
-    on a GPU the tiled kernel should win (workgroup memory is on-chip and
-    the gather's strided reads are what it avoids), on a CPU adapter
-    (llvmpipe) the blocked one (workgroup memory is ordinary memory there,
-    so the tile's extra store, load and barrier made it 1.4-4x slower than
-    the generic gather, while the blocked kernel's 16-byte accesses make a
-    quarter of its: docs/performance-adapters.md), on the workgroup measured
-    fastest (blocked, blocked16, blocked32). ``$ONNXOP_GATHER`` = one of
-    those, ``tiled`` or ``generic`` forces one (tests, benchmarks), as
-    ``$ONNXOP_SCHEDULE=transpose=...`` does."""
+    on a CPU adapter (llvmpipe) the blocked one (its 16-byte accesses make a
+    quarter of the generic gather's: docs/performance-adapters.md), on the
+    workgroup measured fastest (blocked, blocked16, blocked32).
+    ``$ONNXOP_GATHER`` = one of those or ``generic`` forces one (tests,
+    benchmarks), as ``$ONNXOP_SCHEDULE=transpose=...`` does."""
     forced = os.environ.get(ENV_GATHER, "").strip().lower()
     if plan.bits < 32 or forced == "generic":
         return []
     if forced in VARIANTS:
         return [forced]
-    v = plan.view  # both kernels need an axis besides the last one read at unit stride: else no question
+    v = plan.view  # the kernels need an axis besides the last one read at unit stride: else no question
     if not any(abs(s) == 1 and n > 1 for n, s in zip(v.shape[:-1], v.strides[:-1])):
         return []
     name = answer(gpu, "transpose")
