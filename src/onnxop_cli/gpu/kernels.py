@@ -8,9 +8,7 @@ invocations (``-run16``).
 
 Which one is faster depends on the adapter and its driver, so it is not
 decided here: choose.py measures the available kernels once per
-adapter and driver and caches the answer. (Kernels that read the source
-through uniform-buffer windows were tried and removed: on Mesa 22.3 and 25
-lavapipe they measured 2-3x slower than ``storage``, about 100 µs a dispatch.)
+adapter and driver and caches the answer.
 
 Every kernel is exact on every adapter that can run it (tests run each one
 on lavapipe and on GL, poisoned output, chunk and grid boundaries).
