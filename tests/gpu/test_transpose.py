@@ -20,9 +20,10 @@ from properties import Tally
 
 from onnxop_cli.core.sources import FileBytes
 from onnxop_cli.core.tensor import MemoryBytes, swap_unit
-from onnxop_cli.gpu import Access, choose, gather_through_kernel, tiled, tiling
+from onnxop_cli.gpu import Access, choose, gather_through_kernel, tiling
 from onnxop_cli.gpu import gather as g
 from onnxop_cli.gpu.program import Program
+from onnxop_cli.gpu.render.transpose import MIN_STRIDE_BYTES
 
 POISON = 0xA5
 WIDTHS = ["<u4", "<f4", ">f4", ">i4", "<f8", ">f8", "<i8", "<c8", ">c8", "<c16", ">c16",
@@ -134,7 +135,7 @@ def meant(kernel: str, dtype, view: Access, blocks: bool) -> str:
         if s != stride * n:
             break
         n *= d
-    if n < 4 or abs(stride) * item < tiled.MIN_STRIDE_BYTES:
+    if n < 4 or abs(stride) * item < MIN_STRIDE_BYTES:
         return "none"  # not a whole block, or the innermost reads share cache lines
     return "every" if blocks else "none"
 

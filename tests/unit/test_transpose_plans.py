@@ -19,9 +19,10 @@ from onnxop_cli.cli.progress import CountingBytes
 from onnxop_cli.core.sources import FileBytes, read_runs
 from onnxop_cli.core.tensor import MemoryBytes
 from onnxop_cli.errors import InputError
-from onnxop_cli.gpu import Access, choose, tiled, tiling
+from onnxop_cli.gpu import Access, choose, tiling
 from onnxop_cli.gpu import gather as g
 from onnxop_cli.gpu.buffers import grid
+from onnxop_cli.gpu.render.strided import KERNELS
 from onnxop_cli.gpu.tiling import Dispatch, Plan
 
 HEADER = 128  # bytes before the data in the file sources, as a .npy header
@@ -86,15 +87,15 @@ def test_which_dispatches_are_blocked(shape, strides, bits, swap, base, keep, ax
     v = Access(shape, strides)
     box = next(tiling.boxes(v, 0, v.size))
     d = Dispatch(box, v.strides[box.axis :], base, keep)
-    found = tiled.blocked_plan(d, shape, bits, swap, 64)
+    found = KERNELS["blocked"].fields(d, shape, bits, swap)
     assert (found["a"] if found else None) == axis
 
 
 def test_the_block_grid_covers_the_box():
     d = _dispatch((8, 70, 36), (1, 8, 560))  # a 3-D transpose, read axis 0
-    b = tiled.blocked_plan(d, (8, 70, 36), 32, 0, 64)
+    b = KERNELS["blocked"].fields(d, (8, 70, 36), 32, 0)
     assert (b["blocks_a"], b["blocks_l"], b["spans_a"]) == (2, 9, 1) and b["groups"] == 70 * 9
-    params, groups = tiled.record("blocked16", d, (8, 70, 36), 32, 0, 3, at=0, max_dim=4)
+    params, groups = KERNELS["blocked16"].record(d, (8, 70, 36), 32, 0, 3, at=0, max_dim=4)
     gx, gy = grid(groups, 4)
     assert len(params) == 64 and groups == b["groups"] and gx * gy >= b["groups"] and gx <= 4
 

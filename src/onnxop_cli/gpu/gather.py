@@ -28,7 +28,6 @@ from typing import Any, Callable
 from ..errors import OnnxopError
 from ..core.sources import ByteSource, FileBytes, MemoryBytes, read_runs
 from ..core.region import Access
-from . import tiled
 from .choose import answer
 from .device import Gpu
 from .buffers import (WORD, BufferUsage, MapMode, Owned, binding_limit, can_map, dispatch_limit, env_poison,
@@ -161,7 +160,7 @@ def _band_elements(v: Access, bits: int, band_bytes: int, count: int) -> int:
     """Elements per band: what ``band_bytes`` holds, cut to whole groups of
     4 indices of the outermost axis where that leaves most of it, so a large
     transpose's boxes and packed runs come in whole 16-byte words for the
-    blocked kernel (gpu/tiled.py)."""
+    blocked kernel (gpu/render/transpose.py)."""
     band = band_bytes * 8 // bits
     if bits >= 32 and len(v.shape) >= 2 and band < count:
         step = 4 * (count // v.shape[0])
@@ -193,7 +192,7 @@ class Run(Owned):
         with gpu.errors("allocating gather buffers"):
             self.kernel = GENERAL.on(gpu)
             # the transpose kernels that may take some dispatches, in the
-            # order tried (gpu/tiled.py), on the same layout, so one bind
+            # order tried (gpu/render/transpose.py), on the same layout, so one bind
             # group serves every kernel
             names = variants(plan, gpu)
             self.variants = [(name, VARIANTS[name].on(gpu)) for name in names]
@@ -278,7 +277,7 @@ class Run(Owned):
 
     def dispatch(self, upload: Upload, band: int) -> None:
         """Fill the src buffer with the upload's runs, then one dispatch per
-        box, through the transpose kernel where gpu/tiled.py says so."""
+        box, through the transpose kernel where it takes the box (gpu/render/transpose.py)."""
         gpu = self.gpu
         with gpu.errors("upload"):
             encoder = gpu.device.create_command_encoder()
@@ -296,8 +295,8 @@ class Run(Owned):
         for i, d in enumerate(upload.dispatches):
             box = d.box
             for name, kernel in self.variants:
-                found = tiled.record(name, d, plan.view.shape, plan.bits, self.swap, self.rank, i * self.rank,
-                                     self.max_dim)
+                found = KERNELS[name].record(d, plan.view.shape, plan.bits, self.swap, self.rank, i * self.rank,
+                                             self.max_dim)
                 if found is not None:
                     record, groups = found
                     self.tiled += 1
@@ -367,7 +366,7 @@ def spool_source(source: ByteSource) -> _Spooled:
 
 def variants(plan: Plan, gpu: Gpu) -> list[str]:
     """The names of the transpose kernels (VARIANTS) that may take some of
-    the plan's dispatches, in the order gpu/tiled.py tries them; every
+    the plan's dispatches, in the order Run.record tries them; every
     dispatch none of them takes goes to the generic gather.
 
     Which one is choose.py's ``transpose`` question, measured per adapter:

@@ -158,7 +158,7 @@ class Plan:
         # Each run starts a byte, and for elements of 4 bytes or more a
         # 16-byte word where the window holds the padding, so the packed
         # strides are whole words for the blocked transpose kernel
-        # (gpu/tiled.py); the padding is never read.
+        # (gpu/render/transpose.py); the padding is never read.
         count = 1
         for k in others:
             count *= extent[k]
