@@ -1,10 +1,7 @@
-"""The flat copy kernels and how each one is bound and dispatched: two widths
-of one byte copy, rendered by gpu/render/copy.py (which says why its runs
-are laid out so): ``storage`` (vec4<u32> words, every WebGPU adapter) and
-``storage64`` (vec4<u64> words, 8 per invocation, needs ``shader-int64``; on
-Mesa 25's lavapipe about twice the bytes per store of ``storage``), each
-also with its unroll doubled (``-unroll8``, ``-unroll16``) and in runs of 16
-invocations (``-run16``).
+"""The flat copy kernels and how each one is bound and dispatched: the two
+widths gpu/render/copy.py renders (and says why), ``storage`` and
+``storage64``, each also with its unroll doubled (``-unroll8``,
+``-unroll16``) and in runs of 16 invocations (``-run16``).
 
 Which one is faster depends on the adapter and its driver, so it is not
 decided here: choose.py measures the available kernels once per
