@@ -113,7 +113,8 @@ def variants() -> list[Variant]:
     import numpy as np
 
     from onnxop_cli import api
-    from onnxop_cli.gpu import gather, indexed_variants as iv, pieces, runs, scatter, tiled, word_kernels
+    from onnxop_cli.gpu import gather, indexed_variants as iv, pieces, runs, scatter, word_kernels
+    from onnxop_cli.gpu.render.transpose import Blocked
     from onnxop_cli.ops import one_hot as oone_hot, where as owhere
 
     def no_scatter_kernel(kind: type):
@@ -252,9 +253,9 @@ def variants() -> list[Variant]:
     def dispatched(key: str) -> Probe:  # a one-dispatch indexed variant ran
         return Probe(iv, "fill_one", lambda out, a: a[1].key == key)
 
-    blocked = lambda: Probe(tiled, "record")  # noqa: E731 - a dispatch the transpose kernel takes
+    blocked = lambda: Probe(Blocked, "record")  # noqa: E731 - a dispatch the transpose kernel takes
     return [
-        Variant("the blocked transpose (gpu/render/transpose.py; the tiled one on GPUs)", "the generic gather",
+        Variant("the blocked transpose (gpu/render/transpose.py)", "the generic gather",
                 lambda: env(gather.ENV_GATHER, "generic"), blocked, transpose_cases),
         Variant("the lines kernel (gpu/render/lines.py)", "the indexed gather (or the whole-slice kernels)",
                 lambda: switched_off("lines"), lambda: Probe(iv, "fill_lines"), lines_cases),

@@ -1,11 +1,11 @@
 """The transpose kernels as properties, byte for byte against numpy's transpose
 (onnx.reference's Transpose is numpy's) on random bits (NaN
 payloads, -0.0) with poisoned output: random structures (ranks 2 to 4,
-random perms that move the innermost axis, extents around the tile's and
-the block's edges, reversed and sliced axes, offsets inside and outside a
+random perms that move the innermost axis, extents around the block's
+edges, reversed and sliced axes, offsets inside and outside a
 word, Fortran and big-endian sources) and the old hand-picked ones x each
-kernel of gpu/choose.py's transpose question forced (the tiled, the blocked
-and the generic kernels of gpu/render/strided.py), by $ONNXOP_GATHER and by $ONNXOP_SCHEDULE x every
+kernel of gpu/choose.py's transpose question forced (the blocked and the
+generic kernels of gpu/render/strided.py), by $ONNXOP_GATHER and by $ONNXOP_SCHEDULE x every
 element width. One tally per property asserts each case ran the kernel
 meant for it (every dispatch, some, or none) and that each variant came up.
 """
@@ -20,53 +20,52 @@ from properties import Tally
 
 from onnxop_cli.core.sources import FileBytes
 from onnxop_cli.core.tensor import MemoryBytes, swap_unit
-from onnxop_cli.gpu import Access, choose, gather_through_kernel, tiled, tiling
+from onnxop_cli.gpu import Access, choose, gather_through_kernel, tiling
 from onnxop_cli.gpu import gather as g
 from onnxop_cli.gpu.program import Program
+from onnxop_cli.gpu.render.transpose import MIN_STRIDE_BYTES
 
 POISON = 0xA5
 WIDTHS = ["<u4", "<f4", ">f4", ">i4", "<f8", ">f8", "<i8", "<c8", ">c8", "<c16", ">c16",
           "u1", "<u2", ">f2", "bool", ml_dtypes.bfloat16]
-ODD = (5, 7, 9, 31, 33, 41, 65)  # around the tile (32), never whole blocks (4)
+ODD = (5, 7, 9, 31, 33, 41, 65)  # never whole blocks (4)
 FOURS = (4, 8, 12, 16, 20, 32, 36, 44, 64)
-KERNELS = ("tiled", "blocked", "generic")
+KERNELS = ("blocked", "generic")
 
 
-# hand-picked (shape, slice, perm, tiled takes, blocked takes): the innermost axis moves in each
+# hand-picked (shape, slice, perm, blocked takes): the innermost axis moves in each
 S = slice(None)
 R = slice(None, None, -1)
 FIXED = [
-    ((37, 70), (), (1, 0), True, False), ((9, 40, 36), (), (2, 1, 0), True, False),
-    ((9, 33, 41), (), (2, 1, 0), True, False),
-    ((3, 40, 65), (), (0, 2, 1), True, False), ((4, 3, 50, 20), (), (3, 1, 0, 2), True, False),
-    ((32, 32), (), (1, 0), True, True), ((8, 97), (), (1, 0), True, False), ((8, 3, 97), (), (2, 0, 1), True, False),
-    ((8, 36, 44), (), (2, 1, 0), True, True), ((36, 72), (), (1, 0), True, True),
-    ((3, 40, 64), (), (0, 2, 1), True, True), ((4, 4, 48, 20), (), (3, 1, 0, 2), True, True),
-    ((4, 16), (), (1, 0), True, True), ((40, 72), (), (1, 0), True, True), ((40, 70), (), (1, 0), True, False),
-    ((9, 50, 45), (R, R), (2, 1, 0), True, False),
-    ((9, 50, 45), (slice(1, None), slice(3, 47, 2), slice(2, None)), (0, 2, 1), True, False),
-    ((9, 50, 45), (S, R, slice(None, None, 3)), (1, 2, 0), False, False),  # no axis of stride 1
-    ((8, 36, 44), (S, S, slice(4, None)), (2, 1, 0), True, True),  # an offset of whole words
-    ((8, 36, 44), (S, S, slice(1, 37)), (2, 1, 0), True, False),  # an offset inside a word
-    ((8, 36, 44), (S, S, R), (2, 1, 0), True, False),  # read axis reversed
-    ((8, 36, 44), (S, S, slice(None, 42)), (2, 1, 0), True, True),  # a partial last block
-    ((8, 36, 44), (S, S, slice(40, None, -1)), (2, 1, 0), True, False),  # 41, reversed
-    ((8, 36, 44), (S, S, slice(None, 41)), (2, 1, 0), True, True),
-    ((8, 36, 44), (S, S, slice(None, 3)), (2, 1, 0), True, True),  # only a partial block
-    ((8, 36, 44), (slice(None, 6),), (2, 1, 0), True, False),  # innermost extent 6
-    ((8, 36, 44), (S, R, S), (2, 1, 0), True, True),  # an outer axis reversed
+    ((37, 70), (), (1, 0), False), ((9, 40, 36), (), (2, 1, 0), False),
+    ((9, 33, 41), (), (2, 1, 0), False),
+    ((3, 40, 65), (), (0, 2, 1), False), ((4, 3, 50, 20), (), (3, 1, 0, 2), False),
+    ((32, 32), (), (1, 0), True), ((8, 97), (), (1, 0), False), ((8, 3, 97), (), (2, 0, 1), False),
+    ((8, 36, 44), (), (2, 1, 0), True), ((36, 72), (), (1, 0), True),
+    ((3, 40, 64), (), (0, 2, 1), True), ((4, 4, 48, 20), (), (3, 1, 0, 2), True),
+    ((4, 16), (), (1, 0), True), ((40, 72), (), (1, 0), True), ((40, 70), (), (1, 0), False),
+    ((9, 50, 45), (R, R), (2, 1, 0), False),
+    ((9, 50, 45), (slice(1, None), slice(3, 47, 2), slice(2, None)), (0, 2, 1), False),
+    ((9, 50, 45), (S, R, slice(None, None, 3)), (1, 2, 0), False),  # no axis of stride 1
+    ((8, 36, 44), (S, S, slice(4, None)), (2, 1, 0), True),  # an offset of whole words
+    ((8, 36, 44), (S, S, slice(1, 37)), (2, 1, 0), False),  # an offset inside a word
+    ((8, 36, 44), (S, S, R), (2, 1, 0), False),  # read axis reversed
+    ((8, 36, 44), (S, S, slice(None, 42)), (2, 1, 0), True),  # a partial last block
+    ((8, 36, 44), (S, S, slice(40, None, -1)), (2, 1, 0), False),  # 41, reversed
+    ((8, 36, 44), (S, S, slice(None, 41)), (2, 1, 0), True),
+    ((8, 36, 44), (S, S, slice(None, 3)), (2, 1, 0), True),  # only a partial block
+    ((8, 36, 44), (slice(None, 6),), (2, 1, 0), False),  # innermost extent 6
+    ((8, 36, 44), (S, R, S), (2, 1, 0), True),  # an outer axis reversed
 ]
 
 
 def schedules(k: int, item: int, rank: int, full: bool) -> list[tuple[str | None, str]]:
-    """The kernels case ``k`` runs on, forced by $ONNXOP_GATHER (elements of 4 bytes and less, and the tiled
-    kernel) or $ONNXOP_SCHEDULE in turn (both, and the adapter's own choice, for the transpose question's 2-D cases):
-    sub-word elements, which every kernel leaves to the generic gather, on one in turn; others than 4 bytes, which
-    the blocked kernel leaves, on the tiled one and every third case on the blocked or the generic one; 4 bytes
-    on the tiled and the blocked one, the generic one every third case (float32: every case)."""
-    kernels = [KERNELS[(k + 2) % 3]] if item < 4 else [n for i, n in enumerate(KERNELS) if i == 0 or (k + i) % 3 == 0
-                                                       or item == 4 and (i == 1 or k % 3 == 0 or full)]
-    env = [(g.ENV_GATHER, n) if n == "tiled" or item <= 4 or (k + j) % 2 else (choose.ENV_SCHEDULE, f"transpose={n}")
+    """The kernels case ``k`` runs on, forced by $ONNXOP_GATHER (elements of 4 bytes and less) or $ONNXOP_SCHEDULE
+    in turn (both, and the adapter's own choice, for the transpose question's 2-D cases): elements of other than 4
+    bytes, which the blocked kernel leaves to the generic gather, on one in turn; 4 bytes on the blocked one, the
+    generic one every third case (float32: every case)."""
+    kernels = [KERNELS[k % 2]] if item != 4 else ["blocked"] + ["generic"] * (k % 3 == 0 or full)
+    env = [(g.ENV_GATHER, n) if item <= 4 or (k + j) % 2 else (choose.ENV_SCHEDULE, f"transpose={n}")
            for j, n in enumerate(kernels)]
     question = item == 4 and k in (13, 14)  # (40, 72) and (40, 70): blocked where the extents are whole blocks
     both = [(choose.ENV_SCHEDULE, f"transpose={n}") for n in KERNELS] * question
@@ -103,15 +102,15 @@ def gather(gpu, source, view: Access, **kw) -> tuple[bytes, str, str]:
 
 
 def structures(rng, dtype):
-    """(source, its slice, perm, tiled takes, blocked takes, Fortran): the fixed
+    """(source, its slice, perm, blocked takes, Fortran): the fixed
     ones, then random ones of ranks 2 to 4 (extents multiples of 4 for the
     blocked kernel and not), then Fortran sources (float32 both orders, >f8, <c16)."""
     item = np.dtype(dtype).itemsize
-    for j, (shape, cut, perm, t, b) in enumerate(FIXED):
+    for j, (shape, cut, perm, b) in enumerate(FIXED):
         if item != 4 and (9 <= j < 15 or item < 4 and j > 8 or cut and (shape[0] == 8 or item != 8)):
-            continue  # the blocked kernel's edges for its 4 bytes, slices for the tiled one's 4 and 8
+            continue  # the blocked kernel's edges for its 4 bytes, slices for 4 and 8
         a = random_array(rng, shape, np.dtype(dtype).newbyteorder("<")).astype(dtype)
-        yield a, a[cut], perm, t, b, False
+        yield a, a[cut], perm, b, False
     for k in range(2):
         rank = 2 + k % 3
         shape = tuple(int(d) for d in rng.choice(FOURS if k % 2 else ODD, rank))
@@ -121,31 +120,31 @@ def structures(rng, dtype):
         while perm[-1] == rank - 1:
             perm = tuple(int(p) for p in rng.permutation(rank))
         a = random_array(rng, shape, np.dtype(dtype).newbyteorder("<")).astype(dtype)
-        yield a, a, perm, True, bool(k % 2), False
+        yield a, a, perm, bool(k % 2), False
     for shape in ((45, 3, 38), (44, 3, 36)) if np.dtype(dtype).str in ("<f4", ">f4", ">f8", "<c16") else ():
         f = np.asfortranarray(random_array(rng, shape, np.dtype(dtype).newbyteorder("<")).astype(dtype))
-        yield f, f, (0, 1, 2), True, shape[0] % 4 == 0, True
+        yield f, f, (0, 1, 2), shape[0] % 4 == 0, True
 
 
-def meant(kernel: str, dtype, view: Access, tiles: bool, blocks: bool) -> str:
+def meant(kernel: str, dtype, view: Access, blocks: bool) -> str:
     item = np.dtype(dtype).itemsize
-    if kernel == "generic" or item < 4:
-        return "none"  # sub-word elements share output words: only the generic gather assembles them
+    if kernel == "generic" or item != 4:
+        return "none"  # the blocked kernel moves 4-byte elements only
     n, stride = view.shape[-1], view.strides[-1]
     for d, s in zip(view.shape[-2::-1], view.strides[-2::-1]):  # axes that run on as one
         if s != stride * n:
             break
         n *= d
-    if n < (4 if kernel == "blocked" else tiled.MIN_EXTENT) or abs(stride) * item < tiled.MIN_STRIDE_BYTES:
-        return "none"  # most of each tile idle, or the innermost reads share cache lines
-    return "every" if (tiles if kernel == "tiled" else blocks and item == 4) else "none"
+    if n < 4 or abs(stride) * item < MIN_STRIDE_BYTES:
+        return "none"  # not a whole block, or the innermost reads share cache lines
+    return "every" if blocks else "none"
 
 
 @pytest.mark.parametrize("dtype", WIDTHS, ids=str)
 def test_transposes_match_the_reference(gpu, rng, monkeypatch, dtype):
     tally = Tally()
     monkeypatch.delenv(g.ENV_GATHER, raising=False)
-    for k, (a, cut, perm, tiles, blocks, fortran) in enumerate(structures(rng, dtype)):
+    for k, (a, cut, perm, blocks, fortran) in enumerate(structures(rng, dtype)):
         want = little(cut.transpose(perm))
         v = cut.transpose(perm)
         source, view = (np.ascontiguousarray(v.T), Access.fortran(v.shape)) if fortran else (a, view_of(a, v))
@@ -157,16 +156,16 @@ def test_transposes_match_the_reference(gpu, rng, monkeypatch, dtype):
                 out, name, ran = gather(gpu, source, view)
             label = f"case {k}: {a.shape} {np.dtype(dtype).str} view {view}, {env}={value}"
             assert out == want, label
-            tally.add(label, (kernel, meant(kernel, dtype, view, tiles, blocks)), (name, ran) if ran != "none" else (kernel, ran))
+            tally.add(label, (kernel, meant(kernel, dtype, view, blocks)), (name, ran) if ran != "none" else (kernel, ran))
     item = np.dtype(dtype).itemsize
-    tally.check(*[("tiled", "every")] * (item >= 4), *[("blocked", "every")] * (item == 4), ("generic", "none"))
+    tally.check(*[("blocked", "every")] * (item == 4), ("generic", "none"))
 
 
 HEADER = 128  # bytes before the data in the file sources, as a .npy header
 # (kernel, dtype, shape, binding bytes, its dispatches taken or from a file): bands smaller than the tensor, whose boxes read
 # packed runs (some taken by the transpose kernel) and windows that reach outside the upload (kept for the generic gather)
-BANDED = [("tiled", "<f4", (9, 64, 40), 40000, "some"), ("tiled", ">f8", (9, 64, 40), 40000, "some"),
-          ("tiled", "<f4", (16, 64, 64), 160000, "every"), ("blocked", "<f4", (12, 64, 40), 80000, "some"),
+BANDED = [("generic", ">f8", (9, 64, 40), 40000, "none"),
+          ("blocked", "<f4", (16, 64, 64), 160000, "every"), ("blocked", "<f4", (12, 64, 40), 80000, "some"),
           ("blocked", ">f4", (16, 64, 64), 160000, "every"), ("chosen", "<f4", (12, 40, 36), 8192, "file"),
           ("chosen", "<f4", (9, 33, 41), 8192, "file"), ("chosen", "<f4", (64, 48), 8192, "file")]
 
@@ -228,10 +227,6 @@ def test_mapped_bands_are_twice_the_staged_ones(gpu, rng, monkeypatch, mapped):
 # guard is not caught: the extra rows land where a later workgroup or dispatch writes the right values, and
 # llvmpipe runs workgroups in order; on a GPU, whose order is free, they race).
 MUTATIONS = {
-    "tiled: write column": ("tiled", "tile[ll * PITCH + (al << lg) + qq]", "tile[ll * TILE + (al << lg) + qq]"),
-    "tiled: no word flip": ("tiled", "src[(s << lg) + (q ^ flip)]", "src[(s << lg) + q]"),
-    "tiled: outer offset": ("tiled", "db = db + i * inner;", "db = db + i * inner_a;"),
-    "tiled: edge": ("tiled", "if (ja < da && jl < dl) {", "if (ja < da) {"),
     "blocked: rows swapped": ("blocked", "vec4<u32>(r0.y, r1.y, r2.y, r3.y)", "vec4<u32>(r0.y, r2.y, r1.y, r3.y)"),
     "blocked: row step": ("blocked", "dst[d + 3u * ia4]", "dst[d + 3u]"),
     "blocked: no swap": ("blocked", "r2 = bswap(r2);", "r2 = r2;"),
@@ -248,7 +243,7 @@ def test_a_mutated_kernel_fails(gpu, rng, monkeypatch, mutation):
     # its own label: its own pipeline, never the real kernel's
     monkeypatch.setitem(g.VARIANTS, kernel, Program(f"{program.shader} mutated: {mutation}", sharing=g.GENERAL,
                                                     code=program.code.replace(old, new)))
-    a = random_array(rng, (4, 8, 36, 44), np.dtype("<f4" if kernel == "blocked" else "<f8"))
+    a = random_array(rng, (4, 8, 36, 44), np.dtype("<f4"))
     a = a.astype(a.dtype.newbyteorder(">"))
     cut = a[..., :42]  # 42: the blocked kernel's last block is partial
     out, name, ran = gather(gpu, a, view_of(a, cut.transpose(3, 0, 2, 1)))

@@ -127,7 +127,7 @@ def test_a_bad_schedule_is_refused_in_one_line(folder, tmp_path):
     path, _ = folder
     refused = [
         ("transpose=fast", "$ONNXOP_SCHEDULE: transpose cannot be 'fast'; choose one of blocked, blocked16, blocked32, "
-         "tiled, generic"),
+         "generic"),
         ("speed\n=1", "$ONNXOP_SCHEDULE: 'speed\\n=1' is not QUESTION=ANSWER with a question among transpose, nd_run, "
          "gather_source, select, one_hot, scatter_lines, pieces_min_row, gather_words, elementwise, slab_chunk, "
          "rounds_wg, lines_wg"),

@@ -1,9 +1,9 @@
 """The strided kernels gpu/render/strided.py renders (the generic gather,
-the tiled and the blocked transpose, Gather along lines in each unit and
+the blocked transpose, Gather along lines in each unit and
 index kind): each one frame with one ``main`` at its schedule's workgroup
 size and its schedule's constants, the Params read back from its WGSL the
 Struct the host packs, the bindings declared as data, and the one layout
-the three view kernels share (gpu/gather.py binds them with one bind
+the view kernels share (gpu/gather.py binds them with one bind
 group). That each is exact on an adapter: tests/gpu/test_transpose.py,
 test_gather.py, test_gather_lines.py."""
 
@@ -11,11 +11,9 @@ from __future__ import annotations
 
 import re
 
-import pytest
-
-from onnxop_cli.gpu import choose, gather, tiled
+from onnxop_cli.gpu import choose, gather
 from wgsl_text import parse
-from onnxop_cli.gpu.render import lines, strided, transpose, view
+from onnxop_cli.gpu.render import lines, strided, view
 
 ENTRY = re.compile(r"@compute\s+@workgroup_size\((\d+)\)\s*fn\s+(\w+)")
 BINDING = re.compile(r"^@group\(0\) @binding\((\d+)\) var<([\w, ]+)> (\w+): ([^;]+);$", re.MULTILINE)
@@ -56,15 +54,12 @@ def test_the_view_kernels_share_one_layout_and_one_axis_record():
         assert axis.size == 16  # one vec4 record per axis: view_axis loads it whole
         assert kernel.PARAMS.size <= 64  # gather.py binds the largest Params of the three at one stride
     assert {n: p.code for n, p in gather.VARIANTS.items()} == {
-        n: strided.KERNELS[n].wgsl() for n in ("tiled", "blocked", "blocked16", "blocked32")}
+        n: strided.KERNELS[n].wgsl() for n in ("blocked", "blocked16", "blocked32")}
 
 
-def test_the_host_tile_and_block_are_the_schedules():
-    t = strided.KERNELS["tiled"]
-    assert tiled.TILE == t.schedule.tile and t.schedule.rows * t.schedule.tile == t.schedule.wg
-    assert f"array<u32, {t.schedule.tile * t.schedule.pitch}>" in t.wgsl()
+def test_the_blocks_are_the_schedules():
     assert [strided.KERNELS[n].schedule.wg for n in ("blocked", "blocked16", "blocked32")] == [64, 16, 32]
-    assert choose.QUESTIONS["transpose"].candidates == ("blocked", "blocked16", "blocked32", "tiled", "generic")
+    assert choose.QUESTIONS["transpose"].candidates == ("blocked", "blocked16", "blocked32", "generic")
 
 
 def test_each_lines_kernel_runs_its_own_unit_and_kind():
@@ -74,12 +69,3 @@ def test_each_lines_kernel_runs_its_own_unit_and_kind():
         assert f"const KIND: u32 = {kind}u;" in text and "words" + str(unit) + "(wg, lid, KIND);" in text
         assert kernel.kinds == ("read-only-storage", "storage", "uniform", "read-only-storage", "read-only-storage",
                                 "storage")
-
-
-@pytest.mark.parametrize("wg,tile", [(256, 16), (256, 64), (96, 32), (2048, 32)])
-def test_a_tile_schedule_the_body_cannot_run_is_refused(wg, tile):
-    with pytest.raises(ValueError, match="no tile schedule"):
-        transpose.Tiles(wg, tile)
-    for wg in (32, 64, 128, 256, 512, 1024):  # every one it can: each renders one main at its size
-        kernel = transpose.Tiled(transpose.Tiles(wg))
-        assert f"@workgroup_size({wg})" in kernel.wgsl() and f"const ROWS: u32 = {wg // 32}u;" in kernel.wgsl()

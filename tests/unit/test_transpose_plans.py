@@ -1,5 +1,5 @@
-"""The transpose kernels' host side, no GPU: which dispatches are tiled or
-blocked, the tile grid and the host tile, the schedule's choice by answer
+"""The transpose kernels' host side, no GPU: which dispatches are blocked,
+the block grid, the schedule's choice by answer
 and override, the runs a band reads from a file (as readinto reads them,
 refusing a file changed or truncated under it) and the runs a plan packs
 (as the element-by-element ones). The kernels themselves are properties in
@@ -19,9 +19,10 @@ from onnxop_cli.cli.progress import CountingBytes
 from onnxop_cli.core.sources import FileBytes, read_runs
 from onnxop_cli.core.tensor import MemoryBytes
 from onnxop_cli.errors import InputError
-from onnxop_cli.gpu import Access, choose, tiled, tiling
+from onnxop_cli.gpu import Access, choose, tiling
 from onnxop_cli.gpu import gather as g
 from onnxop_cli.gpu.buffers import grid
+from onnxop_cli.gpu.render.strided import KERNELS
 from onnxop_cli.gpu.tiling import Dispatch, Plan
 
 HEADER = 128  # bytes before the data in the file sources, as a .npy header
@@ -36,39 +37,6 @@ def _dispatch(shape, strides, keep=False):
     return Dispatch(box, v.strides[box.axis :], 0, keep)
 
 
-@pytest.mark.parametrize(
-    "shape, strides, bits, swap, keep, tiled_axis",
-    [
-        ((64, 64), (1, 64), 32, 0, False, 0),  # 2-D transpose: read along axis 0
-        ((64, 64, 9), (1, 64, 4096), 64, 8, False, 0),  # 3-D 2,1,0 of big-endian 8-byte
-        ((3, 64, 64), (4096, 1, 64), 128, 0, False, 1),  # 0,2,1 of 16-byte
-        ((64, 64), (1, 64), 16, 0, False, None),  # sub-word: the generic gather
-        ((64, 64), (1, 64), 64, 2, False, None),  # a swap inside a word
-        ((64, 64), (1, 64), 32, 0, True, None),  # reaches outside the upload
-        ((64, 64), (64, 1), 32, 0, False, None),  # row-major: the innermost axis does not move
-        ((64, 64), (1, 0), 32, 0, False, None),  # broadcast along the innermost axis
-        ((64, 64), (1, 2), 32, 0, False, None),  # innermost reads 8 bytes apart: lines shared
-        ((64, 64), (3, 192), 32, 0, False, None),  # no unit-stride axis
-        ((64, 64), (-1, 64), 32, 0, False, 0),  # reversed read axis
-        ((64, 4), (1, 64), 32, 0, False, None),  # innermost extent 4: most of each tile idle
-    ],
-)
-def test_which_dispatches_are_tiled(shape, strides, bits, swap, keep, tiled_axis):
-    t = tiled.plan(_dispatch(shape, strides, keep), shape, bits, swap)
-    assert (t["a"] if t else None) == tiled_axis
-
-
-def test_the_tile_grid_covers_the_box():
-    d = _dispatch((5, 70, 33), (1, 5, 350))  # a 3-D transpose, read axis 0
-    t = tiled.plan(d, (5, 70, 33), 64, 0)
-    per_a = tiled.TILE // 2
-    assert (t["tiles_a"], t["tiles_l"]) == (-(-5 // per_a), -(-33 // tiled.TILE))
-    assert t["groups"] == 70 * t["tiles_a"] * t["tiles_l"]
-    params, groups = tiled.record("tiled", d, (5, 70, 33), 64, 0, 3, at=0, max_dim=4)
-    gx, gy = grid(groups, 4)
-    assert len(params) == 64 and groups == t["groups"] and gx * gy >= t["groups"] and gx <= 4
-
-
 def test_the_choice_by_answer_and_override(monkeypatch):
     """The transpose question's answer picks the kernel, $ONNXOP_GATHER
     overrides it; a view with no unit-stride axis but the last (a slice),
@@ -79,13 +47,13 @@ def test_the_choice_by_answer_and_override(monkeypatch):
 
     plan = Plan(Access((4, 4), (1, 4)), 32, 16, 16, 4, 64)
     monkeypatch.delenv(g.ENV_GATHER, raising=False)
-    for answer, taken in [("blocked", ["blocked"]), ("tiled", ["tiled"]), ("generic", [])]:
+    for answer, taken in [("blocked", ["blocked"]), ("blocked32", ["blocked32"]), ("generic", [])]:
         monkeypatch.setenv(choose.ENV_SCHEDULE, f"transpose={answer}")
         assert g.variants(plan, FakeGpu) == taken
     monkeypatch.setenv(g.ENV_GATHER, "generic")
     assert g.variants(plan, FakeGpu) == []
-    monkeypatch.setenv(g.ENV_GATHER, "tiled")
-    assert g.variants(plan, FakeGpu) == ["tiled"]
+    monkeypatch.setenv(g.ENV_GATHER, "blocked16")
+    assert g.variants(plan, FakeGpu) == ["blocked16"]
     assert g.variants(Plan(Access((4, 4), (1, 4)), 8, 16, 16, 4, 16), FakeGpu) == []
     monkeypatch.delenv(g.ENV_GATHER)
     monkeypatch.delenv(choose.ENV_SCHEDULE)
@@ -93,22 +61,43 @@ def test_the_choice_by_answer_and_override(monkeypatch):
 
 
 @pytest.mark.parametrize(
-    "shape, strides, bits, swap, base, taken",
+    "shape, strides, bits, swap, base, keep, axis",
     [
-        ((64, 64), (1, 64), 32, 0, 0, True),
-        ((64, 64), (1, 64), 32, 4, 0, True),  # big-endian 4-byte
-        ((64, 64), (1, 64), 32, 0, 2, False),  # the box starts inside a word of the source
-        ((64, 62), (1, 64), 32, 0, 0, False),  # an extent of 62
-        ((64, 64), (1, 66), 32, 0, 0, False),  # a stride of 66
-        ((64, 64), (1, -64), 32, 0, 0, False),  # l reversed
-        ((64, 64), (1, 64), 64, 0, 0, False),  # 8-byte elements
+        ((64, 64), (1, 64), 32, 0, 0, False, 0),  # 2-D transpose: read along axis 0
+        ((64, 64), (1, 64), 32, 4, 0, False, 0),  # big-endian 4-byte
+        ((64, 64, 8), (1, 64, 4096), 32, 0, 0, False, 0),  # 3-D 2,1,0
+        ((3, 64, 64), (4096, 1, 64), 32, 0, 0, False, 1),  # 3-D 0,2,1
+        ((64, 4), (1, 64), 32, 0, 0, False, 0),  # innermost extent 4: one block along l
+        ((64, 64), (1, 64), 32, 0, 2, False, None),  # the box starts inside a word of the source
+        ((64, 62), (1, 64), 32, 0, 0, False, None),  # an extent of 62
+        ((64, 64), (1, 66), 32, 0, 0, False, None),  # a stride of 66
+        ((64, 64), (1, -64), 32, 0, 0, False, None),  # l reversed
+        ((64, 64), (-1, 64), 32, 0, 0, False, None),  # the read axis reversed
+        ((64, 64), (1, 64), 64, 0, 0, False, None),  # 8-byte elements
+        ((64, 64), (1, 64), 16, 0, 0, False, None),  # sub-word: the generic gather
+        ((64, 64), (1, 64), 32, 2, 0, False, None),  # a swap inside a word
+        ((64, 64), (1, 64), 32, 0, 0, True, None),  # reaches outside the upload
+        ((64, 64), (64, 1), 32, 0, 0, False, None),  # row-major: the innermost axis does not move
+        ((64, 64), (1, 0), 32, 0, 0, False, None),  # broadcast along the innermost axis
+        ((64, 64), (1, 2), 32, 0, 0, False, None),  # innermost reads 8 bytes apart: lines shared
+        ((64, 64), (3, 192), 32, 0, 0, False, None),  # no unit-stride axis
     ],
 )
-def test_which_dispatches_are_blocked(shape, strides, bits, swap, base, taken):
+def test_which_dispatches_are_blocked(shape, strides, bits, swap, base, keep, axis):
     v = Access(shape, strides)
     box = next(tiling.boxes(v, 0, v.size))
-    d = Dispatch(box, v.strides[box.axis :], base, False)
-    assert (tiled.blocked_plan(d, shape, bits, swap, 64) is not None) is taken
+    d = Dispatch(box, v.strides[box.axis :], base, keep)
+    found = KERNELS["blocked"].fields(d, shape, bits, swap)
+    assert (found["a"] if found else None) == axis
+
+
+def test_the_block_grid_covers_the_box():
+    d = _dispatch((8, 70, 36), (1, 8, 560))  # a 3-D transpose, read axis 0
+    b = KERNELS["blocked"].fields(d, (8, 70, 36), 32, 0)
+    assert (b["blocks_a"], b["blocks_l"], b["spans_a"]) == (2, 9, 1) and b["groups"] == 70 * 9
+    params, groups = KERNELS["blocked16"].record(d, (8, 70, 36), 32, 0, 3, at=0, max_dim=4)
+    gx, gy = grid(groups, 4)
+    assert len(params) == 64 and groups == b["groups"] and gx * gy >= b["groups"] and gx <= 4
 
 
 # ------------------------------------------------------------ the runs a band reads (no GPU)

@@ -15,14 +15,8 @@ all in a few interleaved rounds and keeps the one with the best time. The
 best, not the median: on a shared machine other processes only ever slow a
 round down, so a candidate's fastest round is the closest to what it can do
 (medians of 3-5 short rounds picked the slower kernel under load). The
-answer is cached (gpu/choice_cache.py) in ``$XDG_CACHE_HOME/onnxop/kernels.json``
-(``~/.cache/onnxop/``), keyed by the adapter, its driver, onnxop's version and
-a digest of the candidates' WGSL, so a new driver, a new onnxop or an edited
-kernel measures again.
-
-The cache is a convenience, never a requirement: a file that cannot be
-read or parsed is ignored (and rewritten), one that cannot be written
-leaves the choice measured for this process only.
+answer is cached: gpu/choice_cache.py says where, under which key, and why
+a damaged or unwritable cache is no error.
 """
 
 from __future__ import annotations
@@ -72,12 +66,12 @@ class Choice:
 class Question:
     """A choice among ``candidates`` that are all exact on every adapter and
     differ only in speed, answered on gpu/schedule_cases.py's function of
-    the same name. Its cache entry is keyed by its name and its candidates'
+    the same name (which says what the answer decides; docs/performance-adapters.md
+    tables every question). Its cache entry is keyed by its name and its candidates'
     rendered WGSL (schedule_cases.texts) and holds the answer under ``field``."""
 
     name: str
     candidates: tuple[str, ...]
-    means: str  # what the answer decides
     unit: str = "GB/s"  # of its figures: a candidate's speed on the case, unless the case decides otherwise
     rounds: int = 3  # timed, after one untimed run of each candidate whose output is checked byte for byte
     digits: int = 3  # of the figures
@@ -111,46 +105,20 @@ class CopyQuestion(Question):
         return choice_cache.key(gpu, (), tuple(f"{k.name}\0{k.wgsl}" for k in kernels.KERNELS.values()))
 
 
-COPY = CopyQuestion("kernel", tuple(kernels.KERNELS), "the flat copy's kernel: its width (storage, storage64) and "
-                    "its runs and unroll (gpu/kernels.py)", rounds=5, digits=2, field="kernel")
+COPY = CopyQuestion("kernel", tuple(kernels.KERNELS), rounds=5, digits=2, field="kernel")
 QUESTIONS = {q.name: q for q in (
-    Question("transpose", ("blocked", "blocked16", "blocked32", "tiled", "generic"),
-             "the kernel of transposes of 4-byte and wider elements: blocked (4 x 4 blocks in registers, 64 "
-             "invocations a workgroup; blocked16 and blocked32 on 16 and 32), tiled (tiles in workgroup memory) "
-             "or generic (gpu/render/strided.py)"),
-    Question("nd_run", ("long", "short"),
-             "GatherND by pairs (gpu/render/rows.py), rows of indexed_variants.LONG_ROW slices or more: runs of 64 slices "
-             "an invocation (long) or of 16 (short)"),
-    Question("gather_source", ("streamed", "resident"),
-             "a gather's source of more than two windows (gpu/gather_windows.py): streamed in passes where "
-             "the device's memory is this process's own, else resident; the figures are the share of a "
-             "device buffer that appeared in the process's memory, and the rest", unit=""),
-    Question("select", WORD_SCHEDULES,
-             "Where's select (gpu/render/select.py): invocations per workgroup x output words per invocation "
-             "(the wide and rows bodies keep their own words)"),
-    Question("one_hot", WORD_SCHEDULES,
-             "OneHot's kernel (gpu/render/one_hot.py): invocations per workgroup x output words per invocation"),
-    Question("scatter_lines", ("lines", "rounds"),
-             "ScatterElements with a reduction over FEWEST_LINES to LINES_AT_LEAST lines (gpu/scatter.py): "
-             "an invocation a line (lines) or the claim/apply rounds"),
-    Question("pieces_min_row", ("64", "128"),
-             "the shortest row, bytes, the pieces kernels by runs copy (gpu/runs.py): 64, or 128 (rows of 64 to "
-             "127 bytes then keep the general kernel, gpu/render/pieces.py)"),
-    Question("gather_words", ("elements", "slices"),
-             "Gather of slices of whole words that are not whole 16-byte vectors, one band of one window: the "
-             "indexed gather, an element an invocation (elements), or gpu/render/slices.py's words, a slice (slices)"),
-    Question("elementwise", ("64", "128", "256"),
-             "the elementwise kernel's invocations per workgroup (gpu/render/elementwise.py: Add, Cast, Range, "
-             "the comparisons and logic; an invocation makes one output element or word)"),
-    Question("slab_chunk", ("64", "16", "4"),
-             "vectors per invocation of the slabs kernel's windowed variant (gpu/render/slices.py), which a "
-             "Gather of whole 16-byte slices runs in several bands or windows (gpu/indexed_variants.py)"),
-    Question("rounds_wg", ("256", "64", "128"),
-             "the scatter rounds' invocations per workgroup (gpu/render/scatter.py's Apply and Pass, one grid: "
-             "gpu/scatter_claims.py); an invocation takes one pending update"),
-    Question("lines_wg", ("64", "16", "256"),
-             "the scatter line kernel's invocations per workgroup (gpu/render/scatter.py's Lines: ScatterElements "
-             "with a reduction, gpu/scatter.py); an invocation applies one line's updates, or a word's lines"),
+    Question("transpose", ("blocked", "blocked16", "blocked32", "generic")),
+    Question("nd_run", ("long", "short")),
+    Question("gather_source", ("streamed", "resident"), unit=""),
+    Question("select", WORD_SCHEDULES),
+    Question("one_hot", WORD_SCHEDULES),
+    Question("scatter_lines", ("lines", "rounds")),
+    Question("pieces_min_row", ("64", "128")),
+    Question("gather_words", ("elements", "slices")),
+    Question("elementwise", ("64", "128", "256")),
+    Question("slab_chunk", ("64", "16", "4")),
+    Question("rounds_wg", ("256", "64", "128")),
+    Question("lines_wg", ("64", "16", "256")),
 )}
 
 _answering: dict[tuple[int, str], str] = {}  # the candidate being timed now, by (id of the Gpu, question)

@@ -28,7 +28,6 @@ from typing import Any, Callable
 from ..errors import OnnxopError
 from ..core.sources import ByteSource, FileBytes, MemoryBytes, read_runs
 from ..core.region import Access
-from . import tiled
 from .choose import answer
 from .device import Gpu
 from .buffers import (WORD, BufferUsage, MapMode, Owned, binding_limit, can_map, dispatch_limit, env_poison,
@@ -53,7 +52,7 @@ class Rendered(Program):
     code = property(lambda self: self.kernel.wgsl(), lambda self, _: None)  # type: ignore[assignment]
 
 
-# (src, dst, Params at a dynamic offset, axes); the transpose kernels (VARIANTS: tiled, the blocked ones) bind
+# (src, dst, Params at a dynamic offset, axes); the transpose kernels (VARIANTS: the blocked ones) bind
 # this layout too
 GENERAL = Rendered("generic", KINDS)
 VARIANTS = {name: Rendered(name, sharing=GENERAL) for name in KERNELS if name != "generic"}
@@ -161,7 +160,7 @@ def _band_elements(v: Access, bits: int, band_bytes: int, count: int) -> int:
     """Elements per band: what ``band_bytes`` holds, cut to whole groups of
     4 indices of the outermost axis where that leaves most of it, so a large
     transpose's boxes and packed runs come in whole 16-byte words for the
-    blocked kernel (gpu/tiled.py)."""
+    blocked kernel (gpu/render/transpose.py)."""
     band = band_bytes * 8 // bits
     if bits >= 32 and len(v.shape) >= 2 and band < count:
         step = 4 * (count // v.shape[0])
@@ -189,11 +188,11 @@ class Run(Owned):
         records = 2 * self.rank  # boxes per upload, at most
         U = BufferUsage
         self.buffers: list[Any] = []
-        self.tiled = self.dispatches = 0  # the tiled kernel's dispatches, and all (tests look)
+        self.tiled = self.dispatches = 0  # the transpose kernel's dispatches, and all (tests look)
         with gpu.errors("allocating gather buffers"):
             self.kernel = GENERAL.on(gpu)
             # the transpose kernels that may take some dispatches, in the
-            # order tried (gpu/tiled.py), on the same layout, so one bind
+            # order tried (gpu/render/transpose.py), on the same layout, so one bind
             # group serves every kernel
             names = variants(plan, gpu)
             self.variants = [(name, VARIANTS[name].on(gpu)) for name in names]
@@ -216,7 +215,7 @@ class Run(Owned):
                 encoder.clear_buffer(self.dst, 0, band_bytes)
                 gpu.queue.submit([encoder.finish()])
             self.params = self._buffer("params", self.stride * records, U.UNIFORM | U.COPY_DST)
-            # the variants (tiled, blocked) bind the same layout: the largest of their Params
+            # the variants (the blocked ones) bind the same layout: the largest of their Params
             params_bytes = max(KERNELS[k].PARAMS.size for k in ("generic", *names))
             self.axes = self._buffer("axes", 16 * self.rank * records, U.STORAGE | U.COPY_DST)
             self.bind_group = self.kernel.bind([
@@ -278,7 +277,7 @@ class Run(Owned):
 
     def dispatch(self, upload: Upload, band: int) -> None:
         """Fill the src buffer with the upload's runs, then one dispatch per
-        box, through the tiled kernel where gpu/tiled.py says so."""
+        box, through the transpose kernel where it takes the box (gpu/render/transpose.py)."""
         gpu = self.gpu
         with gpu.errors("upload"):
             encoder = gpu.device.create_command_encoder()
@@ -296,8 +295,8 @@ class Run(Owned):
         for i, d in enumerate(upload.dispatches):
             box = d.box
             for name, kernel in self.variants:
-                found = tiled.record(name, d, plan.view.shape, plan.bits, self.swap, self.rank, i * self.rank,
-                                     self.max_dim)
+                found = KERNELS[name].record(d, plan.view.shape, plan.bits, self.swap, self.rank, i * self.rank,
+                                             self.max_dim)
                 if found is not None:
                     record, groups = found
                     self.tiled += 1
@@ -367,25 +366,21 @@ def spool_source(source: ByteSource) -> _Spooled:
 
 def variants(plan: Plan, gpu: Gpu) -> list[str]:
     """The names of the transpose kernels (VARIANTS) that may take some of
-    the plan's dispatches, in the order gpu/tiled.py tries them; every
+    the plan's dispatches, in the order Run.record tries them; every
     dispatch none of them takes goes to the generic gather.
 
     Which one is choose.py's ``transpose`` question, measured per adapter:
-    on a GPU the tiled kernel should win (workgroup memory is on-chip and
-    the gather's strided reads are what it avoids), on a CPU adapter
-    (llvmpipe) the blocked one (workgroup memory is ordinary memory there,
-    so the tile's extra store, load and barrier made it 1.4-4x slower than
-    the generic gather, while the blocked kernel's 16-byte accesses make a
-    quarter of its: docs/performance-adapters.md), on the workgroup measured
-    fastest (blocked, blocked16, blocked32). ``$ONNXOP_GATHER`` = one of
-    those, ``tiled`` or ``generic`` forces one (tests, benchmarks), as
-    ``$ONNXOP_SCHEDULE=transpose=...`` does."""
+    on a CPU adapter (llvmpipe) the blocked one (its 16-byte accesses make a
+    quarter of the generic gather's: docs/performance-adapters.md), on the
+    workgroup measured fastest (blocked, blocked16, blocked32).
+    ``$ONNXOP_GATHER`` = one of those or ``generic`` forces one (tests,
+    benchmarks), as ``$ONNXOP_SCHEDULE=transpose=...`` does."""
     forced = os.environ.get(ENV_GATHER, "").strip().lower()
     if plan.bits < 32 or forced == "generic":
         return []
     if forced in VARIANTS:
         return [forced]
-    v = plan.view  # both kernels need an axis besides the last one read at unit stride: else no question
+    v = plan.view  # the kernels need an axis besides the last one read at unit stride: else no question
     if not any(abs(s) == 1 and n > 1 for n, s in zip(v.shape[:-1], v.strides[:-1])):
         return []
     name = answer(gpu, "transpose")

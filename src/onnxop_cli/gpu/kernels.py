@@ -1,16 +1,11 @@
-"""The flat copy kernels and how each one is bound and dispatched: two widths
-of one byte copy, rendered by gpu/render/copy.py (which says why its runs
-are laid out so): ``storage`` (vec4<u32> words, every WebGPU adapter) and
-``storage64`` (vec4<u64> words, 8 per invocation, needs ``shader-int64``; on
-Mesa 25's lavapipe about twice the bytes per store of ``storage``), each
-also with its unroll doubled (``-unroll8``, ``-unroll16``) and in runs of 16
-invocations (``-run16``).
+"""The flat copy kernels and how each one is bound and dispatched: the two
+widths gpu/render/copy.py renders (and says why), ``storage`` and
+``storage64``, each also with its unroll doubled (``-unroll8``,
+``-unroll16``) and in runs of 16 invocations (``-run16``).
 
 Which one is faster depends on the adapter and its driver, so it is not
 decided here: choose.py measures the available kernels once per
-adapter and driver and caches the answer. (Kernels that read the source
-through uniform-buffer windows were tried and removed: on Mesa 22.3 and 25
-lavapipe they measured 2-3x slower than ``storage``, about 100 µs a dispatch.)
+adapter and driver and caches the answer.
 
 Every kernel is exact on every adapter that can run it (tests run each one
 on lavapipe and on GL, poisoned output, chunk and grid boundaries).

@@ -229,7 +229,7 @@ class Bench:
         import numpy as np
 
         gpu = self.gpu
-        block_index, expected, expected_at = -1, None, 0
+        block = (-1, None)  # (index, bytes) of the source block last generated
         for offset in range(0, self.size, self.chunk):
             n = min(self.chunk, self.size - offset)
             n4 = round_up(n, 4)
@@ -240,23 +240,18 @@ class Bench:
                 self.readback.map_sync(MapMode.READ, 0, n4)
                 got = np.frombuffer(self.readback.read_mapped(0, n4, copy=False), np.uint8)[:n]
             try:
-                pos = 0
-                while pos < n:
-                    at = offset + pos
-                    if expected is None or not expected_at <= at < expected_at + len(expected):
-                        block_index = at // SEED_CHUNK
-                        expected_at = block_index * SEED_CHUNK
-                        expected = random_block(block_index, min(SEED_CHUNK, self.size - expected_at))
-                    take = min(n - pos, expected_at + len(expected) - at)
-                    a = got[pos : pos + take]
-                    b = expected[at - expected_at : at - expected_at + take]
+                at = offset
+                while at < offset + n:  # each source block the chunk spans
+                    i, start = divmod(at, SEED_CHUNK)
+                    if block[0] != i:
+                        block = (i, random_block(i, min(SEED_CHUNK, self.size - i * SEED_CHUNK)))
+                    b = block[1][start : start + offset + n - at]
+                    a = got[at - offset : at - offset + len(b)]
                     if not np.array_equal(a, b):
                         bad = at + int(np.flatnonzero(a != b)[0])
-                        raise GpuError(
-                            f"bench: {what} on {gpu.name} wrote wrong bytes: first at offset {bad} "
-                            f"of {self.size}"
-                        )
-                    pos += take
+                        raise GpuError(f"bench: {what} on {gpu.name} wrote wrong bytes: first at offset {bad} "
+                                       f"of {self.size}")
+                    at += len(b)
             finally:
                 del got
                 self.readback.unmap()

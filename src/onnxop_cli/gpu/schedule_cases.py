@@ -72,10 +72,9 @@ def kernel(gpu: Gpu) -> Case:
     timestamps where the device has them); the check poisons the output and
     compares it with the source (a wrong byte raises GpuError)."""
     from .choose import choice
-    from .kernels import available
     from .measure import Bench
 
-    bench = Bench(gpu, COPY_SIZE, streaming=False, kernels=available(gpu))
+    bench = Bench(gpu, COPY_SIZE, streaming=False)  # every kernel the adapter runs
 
     def run() -> tuple[bytes, str]:
         name = choice(gpu).kernel  # the one being timed
@@ -339,15 +338,12 @@ def texts(question: str) -> tuple[str, ...]:
 
         return tuple(k.wgsl() for (name, _), k in KERNELS.items() if name == "gather-nd")
 
-    if question == "scatter_lines":
-        from .render.scatter import PASSES, Apply, Lines, Pass
-
-        return tuple(k.wgsl() for k in (Lines("fadd", 32), Apply("fadd", 32), *map(Pass, PASSES)))
-
-    if question in ("rounds_wg", "lines_wg"):  # the cases' kernels on each workgroup
+    if question in ("scatter_lines", "rounds_wg", "lines_wg"):  # the cases' kernels (on each workgroup)
         from .choose import QUESTIONS
         from .render.scatter import PASSES, Apply, Lines, Pass
 
+        if question == "scatter_lines":
+            return tuple(k.wgsl() for k in (Lines("fadd", 32), Apply("fadd", 32), *map(Pass, PASSES)))
         wgs = [int(wg) for wg in QUESTIONS[question].candidates]
         if question == "lines_wg":
             return tuple(Lines("fadd", 32, wg=wg).wgsl() for wg in wgs)

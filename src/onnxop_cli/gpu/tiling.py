@@ -31,10 +31,8 @@ from ..core.region import Access
 # call (a FileBytes read opens the file), and one byte through the gather
 # kernel (about 10x a flat copy's on lavapipe: scripts/bench_gather.py). A
 # box read through n windows pays n - 1 extra windows and kernel passes.
-# A speed model measured on one driver (lavapipe), not a correctness bound;
-# not a choose.py question yet: it weighs each box's own run count against
-# its own window count, so one answer per adapter would need a case per
-# regime (many short runs, few long ones) -- left as a model, named here.
+# A speed model measured on lavapipe, not a choose.py question: it weighs
+# each box's runs against its windows, one answer per adapter would not do.
 RUN_COST = 16 << 10
 KERNEL_COST = 8
 
@@ -160,7 +158,7 @@ class Plan:
         # Each run starts a byte, and for elements of 4 bytes or more a
         # 16-byte word where the window holds the padding, so the packed
         # strides are whole words for the blocked transpose kernel
-        # (gpu/tiled.py); the padding is never read.
+        # (gpu/render/transpose.py); the padding is never read.
         count = 1
         for k in others:
             count *= extent[k]

@@ -1,6 +1,6 @@
 """The strided gathers, dst[e] = src[view(e)] row-major and little-endian:
-three kernels of one view and one layout (gpu/render/view.py), so one bind
-group serves all three (gpu/gather.py). One dispatch writes one box of a
+the kernels of one view and one layout (gpu/render/view.py), so one bind
+group serves them all (gpu/gather.py). One dispatch writes one box of a
 band (gpu/tiling.py: a range of axis ``axis0`` and all of the axes after
 it) from one upload, through the box's own strides (``axes`` from entry
 ``at``; ``base`` the upload element of its first element).
@@ -14,7 +14,7 @@ elements); elements outside the upload are left for another dispatch
 packs), a word shared with another box or window read first. ``swap``: the
 byte-swap unit (2, 4, 8) of a big-endian source, or 0.
 
-``Tiled`` and ``Blocked``, the transposes, are gpu/render/transpose.py's.
+``Blocked``, the transpose, is gpu/render/transpose.py's.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from ..layout import Struct
 from ..shaders import shader_source
 from .schedule import Elements, Words, head
-from .transpose import Blocked, Tiled
+from .transpose import Blocked
 from .view import BOX, View
 
 GATHER = Struct("Params", (
@@ -60,9 +60,9 @@ class Gather(View):
 
 
 # ``blocked`` on 64 invocations (Mesa 22.3's), blocked16 and blocked32 on 16 and 32: choose.py's ``transpose``
-# question measures them with tiled and generic. None wider: invocations past the read axis's blocks idle (256
+# question measures them with generic. None wider: invocations past the read axis's blocks idle (256
 # ran a read axis of 64 elements at 0.38x of 64's speed, docs/performance-adapters.md)
-KERNELS = {"generic": Gather(), "tiled": Tiled(), "blocked": Blocked(),
+KERNELS = {"generic": Gather(), "blocked": Blocked(),
            **{f"blocked{wg}": Blocked(Elements(wg)) for wg in (16, 32)}}
 
 _CURSOR = """fn add64(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {

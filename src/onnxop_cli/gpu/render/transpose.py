@@ -1,48 +1,44 @@
-"""The transposes of the strided gather (gpu/render/strided.py says what the
-three share; gpu/tiled.py sends them boxes).
+"""The blocked transpose of the strided gather (gpu/render/strided.py says
+what the view's kernels share), and which of a gather's dispatches it takes.
 
-``Tiled`` (``Tiles``): a box whose innermost output axis ``l`` has a large
-source stride, read along the axis ``a`` of stride +-1 into a tile in
-workgroup memory and written along ``l`` after a barrier: both sides
-contiguous, as a GPU wants. Rows PITCH = TILE + 1 apart (no bank conflicts).
+The generic gather writes the output in order and reads wherever the index
+map points. When the innermost output axis ``l`` has a large source stride
+(a transpose that moves the innermost axis: 2-D ``1,0``, 3-D ``2,1,0`` and
+``0,2,1``, Fortran order), each read is on a new cache line. ``Blocked``
+(``Elements``, meant for CPU adapters: a storage access is a loop over the
+SIMD lanes there) reads along the box axis ``a`` of source stride 1 and
+writes along ``l``, both in order: 4 x 4 blocks of 32-bit elements loaded as
+four vec4 rows along ``a``, transposed in registers, stored as four vec4
+along ``l``, one access per 4 elements, WG blocks along ``a`` a workgroup.
+It takes the whole box from the bound source (u32 offsets) and decomposes
+the outer index (the box axes other than a and l) once per workgroup: u32
+division is a loop over the lanes on a CPU.
 
-``Blocked`` (``Elements``, CPU adapters: a storage access is a loop over
-the SIMD lanes there and workgroup memory ordinary memory): 4 x 4 blocks of
-32-bit elements loaded as four vec4 rows along ``a``, transposed in
-registers, stored as four vec4 along ``l``: one access per 4 elements, WG
-blocks along ``a`` a workgroup. The host sends it only boxes whose offsets
-are whole vec4 words.
-
-Both take the whole box from the bound source (u32 offsets, a negative
-stride wraps) and decompose the outer index (the box axes other than a and
-l) once per workgroup (``_outer``): u32 division is a loop over the lanes
-on a CPU.
+It takes a dispatch by the box's strides alone (``Blocked.fields``):
+32-bit elements, any byte swap by whole elements, the upload holding every
+element it reads (``keep`` false, so offsets fit a u32), every offset on a
+16-byte word, and an innermost axis read at least a cache line apart
+(``MIN_STRIDE_BYTES``: below it the generic gather's reads already share
+lines, no kernel can gain there) while another box axis has source stride
+1. Everything else (slices, broadcasts, Tile, DepthToSpace with small
+blocks) stays with the generic gather. Whether it runs on an adapter at all
+is choose.py's ``transpose`` question (gather.variants asks it;
+docs/performance-adapters.md has the figures).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
 
 from ..layout import Struct
-from ..shaders import shader_source
+from ..program import grid_x
+from ..tiling import Dispatch
 from .schedule import Elements
 from .view import BOX, BSWAP4, PADS, View
 
-TILED = Struct("Params", (
-    ("groups", "u32"),      # workgroups that work: outer * tiles_a * tiles_l
-    ("groups_x", "u32"),
-    ("first_word", "u32"),  # the box's first dst word
-    *BOX,
-    ("at", "u32"),
-    ("lg", "u32"),          # log2 of W, the 32-bit words per element (0, 1, 2)
-    ("swap", "u32"),        # 0, or the byte-swap unit: 4 or 8
-    ("a", "u32"),           # the tile's read axis (source stride 1 or -1)
-    ("tiles_a", "u32"),
-    ("tiles_l", "u32"),
-    ("base", "u32"),        # source element of the box's first element, in the window
-    *PADS,
-))
+MIN_STRIDE_BYTES = 64  # a cache line: below it the gather's reads already share lines
+U32 = (1 << 32) - 1
+
 BLOCKED = Struct("Params", (
     ("groups", "u32"),      # workgroups that work: outer * blocks_l * spans_a
     ("groups_x", "u32"),
@@ -57,85 +53,6 @@ BLOCKED = Struct("Params", (
     ("swap", "u32"),        # 0, or 4: reverse each element's bytes
     *PADS,
 ))
-
-
-@dataclass(frozen=True)
-class Tiles:
-    """TILE words per tile row (elements along l), rows PITCH words apart, WG invocations."""
-
-    wg: int = 256
-    tile: int = 32
-    CONSTS: ClassVar = (("WG", "wg", ""), ("TILE", "tile", "words per tile row; elements along l"),
-                        ("ROWS", "rows", "tile rows one pass of the workgroup covers (WG / TILE)"),
-                        ("PITCH", "pitch", "words between tile rows: TILE + 1 against bank conflicts"))
-
-    def __post_init__(self) -> None:  # the body shifts by log2(TILE) = 5 and loops TILE * TILE / WG times
-        if self.tile != 32 or self.wg % self.tile or (self.tile * self.tile) % self.wg:
-            raise ValueError(f"no tile schedule {self}")
-
-    @property
-    def rows(self) -> int:
-        return self.wg // self.tile
-
-    @property
-    def pitch(self) -> int:
-        return self.tile + 1
-
-
-def _outer(db: str) -> str:
-    """The outer index ``o``, decomposed over the box axes other than a and l
-    (both kernels): the source element ``sb`` and output element ``db`` (from
-    ``db``) at (a, l) = (0, 0), and ``inner_a``, output elements per step of a."""
-    return f"""    var sb = params.base;
-    var db = {db};
-    var inner = dim(last);  // output elements per step of axis j
-    var inner_a = 0u;
-    for (var k = last; k > params.axis0; k = k - 1u) {{
-        let j = k - 1u;
-        let d = dim(j);
-        if (j == a) {{
-            inner_a = inner;
-        }} else {{
-            let i = o % d;
-            o = o / d;
-            sb = sb + i * view_axis(params.at + j).stride_lo;
-            db = db + i * inner;
-        }}
-        inner = inner * d;
-    }}
-"""
-
-
-_LAST = "    let last = params.rank - 1u;\n    let a = params.a;\n"
-
-
-_GROUP = """    let g = wg.y * params.groups_x + wg.x;
-    if (g >= params.groups) {
-        return;  // the same for the whole workgroup: a barrier after it stays uniform
-    }
-"""
-
-
-@dataclass(frozen=True)
-class Tiled(View):
-    """The tiled transpose (``Tiles``)."""
-
-    schedule: Tiles = Tiles()
-    PARAMS = TILED
-    label = "strided transpose tiled"
-
-    def parts(self) -> list[str]:
-        s = self.schedule
-        return [*self.view(), f"var<workgroup> tile: array<u32, {s.tile * s.pitch}>;  // TILE * PITCH\n",
-                shader_source("lib/bswap.wgsl")]
-
-    def main(self) -> str:
-        return _GROUP + """    let lg = params.lg;
-""" + _LAST + """    let tl = g % params.tiles_l;
-    let rest = g / params.tiles_l;
-    let ta = rest % params.tiles_a;
-    var o = rest / params.tiles_a;
-""" + _outer("0u") + _TILED
 
 
 @dataclass(frozen=True)
@@ -154,8 +71,44 @@ class Blocked(View):
     def parts(self) -> list[str]:
         return [*self.view(), BSWAP4]
 
+    def fields(self, d: Dispatch, shape: tuple[int, ...], bits: int, swap: int) -> dict[str, int] | None:
+        """The Params fields for dispatch ``d`` of a view of ``shape``, or None where the generic gather
+        should write it (see the module's docstring)."""
+        axes = range(d.box.axis, len(shape))
+        if bits != 32 or swap not in (0, 4) or d.keep or len(axes) < 2 or d.box.e0 % 4 or d.base % 4:
+            return None
+        dims = {k: d.box.extent if k == d.box.axis else shape[k] for k in axes}
+        strides, last = dict(zip(axes, d.strides)), axes[-1]
+        if dims[last] % 4 or abs(strides[last]) * 4 < MIN_STRIDE_BYTES:
+            return None
+        units = [k for k in dims if k != last and strides[k] == 1 and dims[k] > 1]
+        if not units:
+            return None
+        a = max(units, key=lambda k: (dims[k] % 4 == 0, dims[k]))  # a partial last block costs a little
+        if any(strides[k] % 4 for k in dims if k != a and dims[k] > 1) or strides[last] < 0:
+            return None
+        blocks_a, blocks_l = -(-dims[a] // 4), dims[last] // 4
+        spans_a = -(-blocks_a // self.schedule.wg)
+        groups = d.box.count // (dims[a] * dims[last]) * blocks_l * spans_a
+        return None if groups >= 1 << 32 else dict(groups=groups, first_word=d.box.e0, a=a, blocks_a=blocks_a,
+                                                   blocks_l=blocks_l, spans_a=spans_a, swap=swap)
+
+    def record(self, d: Dispatch, shape: tuple[int, ...], bits: int, swap: int, rank: int, at: int,
+               max_dim: int) -> tuple[bytes, int] | None:
+        """(the 64-byte Params record, workgroups) if this kernel takes dispatch ``d``, else None."""
+        fields = self.fields(d, shape, bits, swap)
+        if fields is None:
+            return None
+        groups = fields["groups"]
+        return self.PARAMS.pack(groups_x=grid_x(groups, max_dim), rank=rank, axis0=d.box.axis, dim0=d.box.extent,
+                                at=at, base=d.base & U32, **fields), groups
+
     def main(self) -> str:
-        return _GROUP + """    let span = g % params.spans_a;
+        return """    let g = wg.y * params.groups_x + wg.x;
+    if (g >= params.groups) {
+        return;  // the same for the whole workgroup: a barrier after it stays uniform
+    }
+    let span = g % params.spans_a;
     let rest = g / params.spans_a;
     let lb = rest % params.blocks_l;
     var o = rest / params.blocks_l;
@@ -163,56 +116,27 @@ class Blocked(View):
     if (ab >= params.blocks_a) {
         return;
     }
-""" + _LAST + _outer("params.first_word") + _BLOCKED
-
-
-_TILED = """    let da = dim(a);
-    let dl = dim(last);
-    let sa = view_axis(params.at + a).stride_lo;     // 1 or 0xffffffff (-1)
-    let sl = view_axis(params.at + last).stride_lo;
-    let per_a = TILE >> lg;             // elements along a per tile
-    let a0 = ta * per_a;
-    let l0 = tl * TILE;
-    let wmask = (1u << lg) - 1u;
-    let flip = select(0u, params.swap / 4u - 1u, params.swap >= 4u);
-
-    // Read: row r of the tile is l = l0 + r; its words are elements a0.. along a.
-    let x = lid % TILE;
-    let y = lid / TILE;  // constant divisors: shifts
-    let ia = a0 + (x >> lg);
-    let q = x & wmask;
-    let swapped = params.swap >= 4u;
-    // Trip counts the same in every invocation: Mesa's CPU drivers run 8
-    // invocations in one SIMD register, and a loop whose count differs per
-    // lane runs as a masked loop.
-    for (var k = 0u; k < TILE / ROWS; k = k + 1u) {
-        let r = y + k * ROWS;
-        let il = l0 + r;
-        if (ia < da && il < dl) {
-            let s = sb + ia * sa + il * sl;
-            let piece = src[(s << lg) + (q ^ flip)];
-            tile[r * PITCH + x] = select(piece, bswap32(piece), swapped);
+    let last = params.rank - 1u;
+    let a = params.a;
+    var sb = params.base;
+    var db = params.first_word;
+    var inner = dim(last);  // output elements per step of axis j
+    var inner_a = 0u;
+    for (var k = last; k > params.axis0; k = k - 1u) {
+        let j = k - 1u;
+        let d = dim(j);
+        if (j == a) {
+            inner_a = inner;
+        } else {
+            let i = o % d;
+            o = o / d;
+            sb = sb + i * view_axis(params.at + j).stride_lo;
+            db = db + i * inner;
         }
+        inner = inner * d;
     }
-    workgroupBarrier();
-    // Write: for each a, the tile's TILE elements along l are consecutive
-    // output words; consecutive invocations write consecutive words.
-    let row_shift = 5u + lg;  // log2 of the output words per a within the tile (TILE << lg)
-    let row_mask = (1u << row_shift) - 1u;
-    for (var k = 0u; k < TILE * TILE / WG; k = k + 1u) {
-        let t = lid + k * WG;
-        let al = t >> row_shift;  // no division: u32 division is a loop over the lanes on a CPU
-        let within = t & row_mask;
-        let ll = within >> lg;
-        let qq = within & wmask;
-        let ja = a0 + al;
-        let jl = l0 + ll;
-        if (ja < da && jl < dl) {
-            let e = db + ja * inner_a + jl;
-            dst[params.first_word + (e << lg) + qq] = tile[ll * PITCH + (al << lg) + qq];
-        }
-    }
-"""
+""" + _BLOCKED
+
 
 _BLOCKED = """    let sl4 = view_axis(params.at + last).stride_lo >> 2u;  // the l stride in words
     let s = (sb >> 2u) + ab + 4u * lb * sl4;

@@ -10,7 +10,7 @@ from typing import ClassVar
 from ..layout import Struct
 from .frame import Binding, Frame
 
-# (src, dst, Params, axes): one layout for all three (gpu/gather.py binds Params at a dynamic offset)
+# (src, dst, Params, axes): one layout for them all (gpu/gather.py binds Params at a dynamic offset)
 KINDS = ("read-only-storage", "storage", "uniform+offset", "read-only-storage")
 AXIS = Struct("Axis", (("dim", "u32"), ("stride_lo", "u32"), ("stride_hi", "u32"), ("pad0", "u32")))
 BOX = (  # the box every kernel writes: fields of each Params
