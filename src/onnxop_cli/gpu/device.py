@@ -24,7 +24,7 @@ from ..errors import GpuError, NoAdapterError, UsageError
 from . import engines
 from .engines.base import BACKENDS
 from .release import EngineLock
-from .faults import ENV_TIMEOUT, _first_line, _log_capture, _quiet_wgpu_logger, gpu_errors, gpu_timeout
+from .faults import ENV_TIMEOUT, _log_capture, _quiet_wgpu_logger, check_lost, gpu_errors, gpu_timeout
 
 ENV_BACKEND = "ONNXOP_BACKEND"
 POLL_INTERVAL = 0.05  # seconds between looks at the device while waiting
@@ -312,12 +312,6 @@ class Gpu:
         """Context manager: WebGPU failures become a GpuError naming this adapter."""
         return gpu_errors(what, self.name)
 
-    def _check_lost(self, what: str) -> None:
-        """A GpuError with wgpu-native's message if it reported a lost device since this one was created."""
-        lost = [m for m in _log_capture.messages[self._log_mark :] if "lost" in m.lower()]
-        if lost:
-            raise GpuError(f"WebGPU device lost while {what} on {self.name}: {_first_line(lost[-1])}")
-
     def wait(self, promise: Any, what: str) -> Any:
         """``promise.sync_wait()`` that cannot hang. wgpu-py waits for its poll
         thread without a limit, and a map on a device that is lost may never
@@ -327,7 +321,7 @@ class Gpu:
             limit = gpu_timeout()
             deadline = time.monotonic() + limit
             while not self.engine.settled(promise, POLL_INTERVAL):
-                self._check_lost(what)
+                check_lost(self._log_mark, what, self.name)
                 if time.monotonic() >= deadline:
                     raise GpuError(
                         f"WebGPU {what} did not finish within {limit:g} s on {self.name}; the device "
@@ -337,5 +331,5 @@ class Gpu:
             result = promise.sync_wait()
         # A map answered just as the device went: reading its range now would
         # make wgpu-native abort the process (it treats that error as fatal).
-        self._check_lost(what)
+        check_lost(self._log_mark, what, self.name)
         return result
