@@ -57,7 +57,6 @@ _opening = threading.RLock()
 # pipelines, submits and maps) holds its engine's lock: see Gpu.lock.
 _engine_locks: dict[str, EngineLock] = {}
 _instance_backends: tuple[str, ...] | None = None  # wgpu's: None: not created; () : auto
-_dawn_ready = False
 _gpus: dict[str, Gpu] = {}
 
 
@@ -88,12 +87,11 @@ def init_instance(backends: list[str] | tuple[str, ...]) -> None:
     Must come before any adapter is requested; a second call with the same
     backends is a no-op.
     """
-    global _instance_backends, _dawn_ready
+    global _instance_backends
     pairs = [resolve(b) for b in backends]
     with _opening:
         if any(e == "dawn" for e, _ in pairs):
             engines.load("dawn").init(tuple(b for e, b in pairs if e == "dawn" and b != "auto"))
-            _dawn_ready = True
         if any(e == "browser" for e, _ in pairs):
             engines.load("browser").init(())
         if all(e != "wgpu" for e, _ in pairs) and pairs:
@@ -182,12 +180,8 @@ def opened(backend: str | None = None, engine: str | None = None) -> Gpu | None:
 def list_adapters(engine: str | None = None) -> list[AdapterInfo]:
     """Every adapter the engine's instance can see (initialising it if needed)."""
     engine = engines.resolve_engine(engine)
-    if engine == "wgpu" and _instance_backends is None:
-        init_instance([])
-    elif engine == "dawn" and not _dawn_ready:
-        init_instance(["dawn-auto"])
-    elif engine == "browser":
-        init_instance(["browser-auto"])
+    if engine != "wgpu" or _instance_backends is None:  # Dawn's and the browser's init may come again
+        init_instance([f"{engine}-auto"])
     with gpu_errors("enumerating adapters"):
         adapters = engines.load(engine).adapters()
     return [AdapterInfo.of(a, engine) for a in adapters]
