@@ -1,12 +1,15 @@
-"""Scatters on the device: copy the data (re-laid and swapped by the
-indexed gather where it must be), then apply the updates in index order --
-in rounds (gpu/scatter_claims.py), or, in two common cases, by one kernel
-that applies them all (``_kernel``): ScatterND with reduction none whose
-slices are whole words (gpu/slices.py's plan; ``_by_slices``: a claim per
-index tuple, then a word copy), and ScatterElements with a reduction over
-enough lines (``_by_lines``: an invocation applies a line's updates in index
-order; only they can name its elements). The output is read back once no
-update is pending.
+"""Scatters on the device: copy the data, then apply the updates in index
+order; the output is read back once no update is pending.
+
+    data ──(re-layout / swap: the indexed gather)──▶ out;  updates ──▶ upd
+    indices ──the index check (gpu/render/indexed.py)──▶ norm ──offsets mode──▶ targets
+    the rounds (gpu/scatter_claims.py), or one kernel that applies every update (``_kernel``)
+
+The kernels that skip the rounds: ScatterND with reduction none whose slices
+are whole words (gpu/slices.py's plan; ``_by_slices``: a claim per index
+tuple, then a word copy), and ScatterElements with a reduction over enough
+lines (``_by_lines``: an invocation applies a line's updates in index order;
+only they can name its elements).
 """
 
 from __future__ import annotations
