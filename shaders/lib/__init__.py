@@ -1,1 +1,1 @@
-"""Parts of WGSL kernels, #included by them; resolved by onnxop_cli.gpu.shaders."""
+"""Parts of WGSL kernels, put in them by the renderers; loaded by onnxop_cli.gpu.shaders."""

@@ -4,12 +4,10 @@
 // checks one index given as its two words, with no branch and no atomic
 // (render/indices.py's REPORT writes the invocation's smallest bad position once).
 // The including shader declares `status: array<atomic<u32>>` and
-// `params.iswap` (1: big-endian indices).
+// `params.iswap` (1: big-endian indices), and holds lib/bswap.wgsl.
 //
 // By hand: the check of render/indices.py's checked_index, folded for kernels that add
 // many indices.
-
-#include "lib/bswap.wgsl"
 
 // The int64 index (lo, hi) at position `pos` wrapped into [0, d), checked:
 // a bad one lowers `bad` to its position and reads 0. No branch and no

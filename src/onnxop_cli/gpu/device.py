@@ -24,7 +24,7 @@ from ..errors import GpuError, NoAdapterError, UsageError
 from . import engines
 from .engines.base import BACKENDS
 from .release import EngineLock
-from .faults import ENV_TIMEOUT, _first_line, _log_capture, _quiet_wgpu_logger, gpu_errors, gpu_timeout
+from .faults import ENV_TIMEOUT, _log_capture, _quiet_wgpu_logger, check_lost, gpu_errors, gpu_timeout
 
 ENV_BACKEND = "ONNXOP_BACKEND"
 POLL_INTERVAL = 0.05  # seconds between looks at the device while waiting
@@ -57,7 +57,6 @@ _opening = threading.RLock()
 # pipelines, submits and maps) holds its engine's lock: see Gpu.lock.
 _engine_locks: dict[str, EngineLock] = {}
 _instance_backends: tuple[str, ...] | None = None  # wgpu's: None: not created; () : auto
-_dawn_ready = False
 _gpus: dict[str, Gpu] = {}
 
 
@@ -88,12 +87,11 @@ def init_instance(backends: list[str] | tuple[str, ...]) -> None:
     Must come before any adapter is requested; a second call with the same
     backends is a no-op.
     """
-    global _instance_backends, _dawn_ready
+    global _instance_backends
     pairs = [resolve(b) for b in backends]
     with _opening:
         if any(e == "dawn" for e, _ in pairs):
             engines.load("dawn").init(tuple(b for e, b in pairs if e == "dawn" and b != "auto"))
-            _dawn_ready = True
         if any(e == "browser" for e, _ in pairs):
             engines.load("browser").init(())
         if all(e != "wgpu" for e, _ in pairs) and pairs:
@@ -182,12 +180,8 @@ def opened(backend: str | None = None, engine: str | None = None) -> Gpu | None:
 def list_adapters(engine: str | None = None) -> list[AdapterInfo]:
     """Every adapter the engine's instance can see (initialising it if needed)."""
     engine = engines.resolve_engine(engine)
-    if engine == "wgpu" and _instance_backends is None:
-        init_instance([])
-    elif engine == "dawn" and not _dawn_ready:
-        init_instance(["dawn-auto"])
-    elif engine == "browser":
-        init_instance(["browser-auto"])
+    if engine != "wgpu" or _instance_backends is None:  # Dawn's and the browser's init may come again
+        init_instance([f"{engine}-auto"])
     with gpu_errors("enumerating adapters"):
         adapters = engines.load(engine).adapters()
     return [AdapterInfo.of(a, engine) for a in adapters]
@@ -312,12 +306,6 @@ class Gpu:
         """Context manager: WebGPU failures become a GpuError naming this adapter."""
         return gpu_errors(what, self.name)
 
-    def _check_lost(self, what: str) -> None:
-        """A GpuError with wgpu-native's message if it reported a lost device since this one was created."""
-        lost = [m for m in _log_capture.messages[self._log_mark :] if "lost" in m.lower()]
-        if lost:
-            raise GpuError(f"WebGPU device lost while {what} on {self.name}: {_first_line(lost[-1])}")
-
     def wait(self, promise: Any, what: str) -> Any:
         """``promise.sync_wait()`` that cannot hang. wgpu-py waits for its poll
         thread without a limit, and a map on a device that is lost may never
@@ -327,7 +315,7 @@ class Gpu:
             limit = gpu_timeout()
             deadline = time.monotonic() + limit
             while not self.engine.settled(promise, POLL_INTERVAL):
-                self._check_lost(what)
+                check_lost(self._log_mark, what, self.name)
                 if time.monotonic() >= deadline:
                     raise GpuError(
                         f"WebGPU {what} did not finish within {limit:g} s on {self.name}; the device "
@@ -337,5 +325,5 @@ class Gpu:
             result = promise.sync_wait()
         # A map answered just as the device went: reading its range now would
         # make wgpu-native abort the process (it treats that error as fatal).
-        self._check_lost(what)
+        check_lost(self._log_mark, what, self.name)
         return result

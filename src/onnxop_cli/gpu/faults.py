@@ -77,9 +77,14 @@ def gpu_errors(what: str, adapter: str = "") -> Iterator[None]:
         oom = isinstance(e, MemoryError) or "OutOfMemory" in type(e).__name__
         kind = "out of GPU memory" if oom else "failed"
         raise GpuError(f"WebGPU {what} {kind}{where}: {_first_line(str(e))}") from e
-    new = _log_capture.messages[before:]
-    lost = [m for m in new if "lost" in m.lower()]
+    check_lost(before, what, adapter)
+
+
+def check_lost(since: int, what: str, adapter: str = "") -> None:
+    """A GpuError with wgpu-native's message if it logged a lost device after its ``since``-th message."""
+    lost = [m for m in _log_capture.messages[since:] if "lost" in m.lower()]
     if lost:
+        where = f" on {adapter}" if adapter else ""
         raise GpuError(f"WebGPU device lost while {what}{where}: {_first_line(lost[-1])}")
 
 

@@ -39,11 +39,6 @@ def limit() -> int | None:
     return None if soft == resource.RLIM_INFINITY else int(soft)
 
 
-def used() -> int:
-    """The process's address space now (VmSize), in bytes."""
-    return status_bytes("VmSize")
-
-
 def status_bytes(name: str) -> int:
     """A size field of /proc/self/status (``VmSize``, ``VmRSS``), in bytes (0 where /proc cannot say)."""
     key = name.encode() + b":"
@@ -64,7 +59,7 @@ def check(engine: str, what: str = "creating a WebGPU device") -> None:
     if cap is None:
         return
     _limit_arenas()
-    room = cap - used()
+    room = cap - status_bytes("VmSize")  # the address space in use now
     need = NEED.get(engine, max(NEED.values()))
     if room < need:
         raise GpuError(

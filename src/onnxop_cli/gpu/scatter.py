@@ -1,17 +1,15 @@
 """Scatters on the device: copy the data, then apply the updates in index
-order (the kernels: gpu/render/scatter.py, gpu/render/scatter_slices.py).
+order; the output is read back once no update is pending.
 
-    data ──(re-layout / swap: the indexed gather (gpu/render/indexed.py))──▶ out
-    updates ──▶ upd;  indices ──the index check (gpu/render/indexed.py)──▶ norm ──offsets mode──▶ targets
+    data ──(re-layout / swap: the indexed gather)──▶ out;  updates ──▶ upd
+    indices ──the index check (gpu/render/indexed.py)──▶ norm ──offsets mode──▶ targets
     the rounds (gpu/scatter_claims.py), or one kernel that applies every update (``_kernel``)
-    out ──readback──▶ sink, once no update is pending
 
-Two cases skip the rounds (``_kernel``): ScatterND with reduction none
-whose slices are whole words (gpu/slices.py's plan; ``_by_slices``: a claim
-per index tuple, then a word copy), and ScatterElements with a reduction
-the device computes over enough lines (``_by_lines``: one invocation
-applies a line's updates in index order; only its updates can name its
-elements).
+The kernels that skip the rounds: ScatterND with reduction none whose slices
+are whole words (gpu/slices.py's plan; ``_by_slices``: a claim per index
+tuple, then a word copy), and ScatterElements with a reduction over enough
+lines (``_by_lines``: an invocation applies a line's updates in index order;
+only they can name its elements).
 """
 
 from __future__ import annotations

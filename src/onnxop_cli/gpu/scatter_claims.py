@@ -1,27 +1,22 @@
-"""A scatter's updates applied in rounds, over the whole data or a band at
-a time, and how updates combine (``Reduce``; ``arithmetic`` names the
-kernels' variant for it, gpu/render/scatter.py's ``ARITH``, and
-``apply_head`` the host's NaN facts they take).
+"""A scatter's updates applied in rounds (gpu/render/scatter.py's ``Apply``
+and ``Pass``), over the whole data or a band at a time, and how updates
+combine (``Reduce``; ``arithmetic`` and ``apply_head``: the kernels' variant
+and the host's NaN facts for it).
 
-Updates to distinct elements run in parallel; the k-th update of one
-element goes in round k (claim, apply, reset: gpu/render/scatter.py), so
-the result is onnx.reference's (which loops in index order) on every run,
-with no atomics whose order matters. The cost is one round per update of
-the most-updated element, in batches of 1, 2, 4 .. 64 rounds with a
-readback after each. reduction none with a second round means two updates
-of one element: refused before the readback, so nothing is written.
+The k-th update of one element goes in round k, updates of distinct elements
+in parallel: onnx.reference's result (it loops in index order) on every run,
+with no atomics whose order matters. One round per update of the
+most-updated element, in batches of 1, 2, 4 .. 64 with a readback after
+each; with reduction none a second round is two updates of one element,
+refused before the readback.
 
-Data (or its claims, 4 bytes an element) larger than one storage binding
-is scattered a band at a time (``scatter_banded``): the targets are found
-once, into the whole data; per band, the band pass marks done every update
-whose target lies outside it and rebases the others, the rounds run, and
-the band goes to the sink. Each target lies in one band, so a band's rounds
-are the whole scatter's restricted to it: the same bytes as one pass (the
-slice and line kernels, which address the whole data, are not used there).
-reduction none refuses two updates of one element before any band reaches
-the sink: a first sweep runs every band's one round (into a scratch band)
-and only then are the bands made for real. The updates and their targets
-still fit one binding each (a one-line refusal otherwise, in gpu/scatter.py).
+Data (or its claims, 4 bytes an element) past one storage binding goes a
+band at a time (``scatter_banded``; the updates and their targets still fit
+one binding each): the targets are found once, into the whole data; per
+band, the band pass keeps the updates whose targets lie in it, the rounds
+run and the band goes to the sink: the same bytes as one pass (the slice and
+line kernels address the whole data: not there). With reduction none every
+band's one round runs first, so a duplicate is refused before any band is written.
 """
 
 from __future__ import annotations

@@ -77,7 +77,8 @@ class NdRows(_Rows):
     def parts(self) -> list[str]:
         n = 4 // self.words
         takes = [f"let s{j} = take({f's{j - 1}.a' if j else 'a'}, w, p{_plus(j)}, &bad);" for j in range(n)]
-        return [shader_source("lib/index_fold.wgsl"), REPORT, *table(), shader_source("lib/slice_at.wgsl"), _ND,
+        return [shader_source("lib/bswap.wgsl"), shader_source("lib/index_fold.wgsl"), REPORT, *table(),
+                shader_source("lib/slice_at.wgsl"), _ND,
                 _take("p", "w: Row, p: u32", "base(a.off, a.ip, w, bad)", "w.dim",
                       "a.off + w.dstride, a.ip + w.istride"),
                 _start("params.first + ", "params.run"),
@@ -97,7 +98,8 @@ class ElementsRows(_Rows):
         n = 4 // self.words
         takes = [f"let s{j} = take({f's{j - 1}.a' if j else 'a'}, {_HALVES[j]}, e{_plus(j)}, last.dim, "
                  f"last.stride, &bad);" for j in range(n)]
-        return [table_row("axis", AXIS), shader_source("lib/index_fold.wgsl"), REPORT, _ELEMENTS,
+        return [table_row("axis", AXIS), shader_source("lib/bswap.wgsl"), shader_source("lib/index_fold.wgsl"), REPORT,
+                _ELEMENTS,
                 _take("e", "lo: u32, hi: u32, e: u32, dim: u32, ds: u32",
                       "a.off + folded(lo, hi, e, params.bound, bad) * params.lstride", "dim", "a.off + ds"),
                 _start("", "RUN"),

@@ -1,59 +1,42 @@
-"""The scatters' kernels, one per arithmetic and width: each update combined
-into its element exactly as onnx.reference's numpy code does, in index
-order. gpu/scatter.py and gpu/scatter_claims.py run them.
+"""The scatters' kernels: each update combined into its element as
+onnx.reference's numpy code does, in index order (gpu/scatter.py runs them).
 
-``Lines`` (ScatterElements with a reduction): the updates that differ only
-along the scatter axis are a line; only they can name the elements of their
-data line, so one invocation applying its line's updates in index order is
-the reference's order, and lines run in parallel with disjoint targets.
-Plain loads and stores where each word has one writer (the host makes it so
-for 8- and 16-bit elements: gpu/scatter.py's ``_group``); ``shared``
-(8- and 16-bit lines that share words otherwise): compare-exchange on the
-element's word, only its bits changing, so the order does not matter.
-``mode`` 2 reads the raw int64 indices and checks them here (render/indices.py's
-checked_index: a bad one keeps the smallest position in status[0]; the host
-then discards the output).
-
-``Apply`` and ``Pass`` (every other scatter): rounds. In a round each
+``Apply`` and ``Pass`` (the rounds, gpu/scatter_claims.py): in a round each
 target's earliest pending update u claims it (``claim``: atomicMax of ~u, so
 a cleared buffer claims nothing, whatever order the invocations run in), is
 applied (``Apply``: winners have distinct targets; narrow elements by
 compare-exchange on their word), then marked done and its claim cleared
-(``reset``). Between batches of rounds the pending updates are gathered into
-a list (``compact``); status[1]: an update is still pending (with reduction
-none, a second update of one element: the host refuses); status[2]: the next
-list's length. ``band`` (an output larger than one binding, a band at a
-time: gpu/scatter_claims.py) marks done every update whose target lies
-outside [base, base + size) and rebases the others' targets, in ``next``.
+(``reset``). ``compact`` lists the updates still pending between batches
+(status[1]: one is pending, with reduction none a second update of one
+element; status[2]: the list's length); ``band`` marks done every update
+whose target lies outside [base, base + size) and rebases the others.
 
-The arithmetic (``ARITH``: the renderer writes ``combine`` from it,
-gpu/scatter_claims.py's ``arithmetic`` picks one): none (replace: every
-width, complex128 as four words); float32 add and mul in lib/f32_reduce.wgsl
-(a NaN operand gives that NaN quieted, two NaNs the one ``nan_first`` names,
-numpy's scalar and array loops differing there; an invalid operation the
-host's ``default_nan``); integers' add and mul two's complement, wrapping;
-float max and min by bit pattern (a subnormal is never flushed; -0 == +0),
-with Python's max() and min() (ScatterElements' reference: the update
-replaces only if it compares greater; NaN on either side compares false) or
-np.maximum's rule (n*, ScatterND's: a NaN on either side wins, the element's
-first, else the element only if it compares greater); float16 and bfloat16
-add and mul in f32 (lib/f16_convert.wgsl; exact).
+``Lines`` (ScatterElements with a reduction): only a line's updates (those
+that differ only along the axis) name its data line's elements, so one
+invocation applies them in index order; plain loads and stores where each
+word has one writer (gpu/scatter.py's ``_group``), else (``shared``)
+compare-exchange on the element's word. ``mode`` 2 reads and checks the raw
+int64 indices (render/indices.py's checked_index).
 
-Each arithmetic is a variant of its own, so the compiler sees one
-expression, never a switch on the element's class.
+The arithmetic (``ARITH``; a variant each, so the compiler sees one
+expression, never a switch on the class): none replaces (complex128 as four
+words); integers wrap; float32 add and mul in lib/f32_reduce.wgsl (NaN as
+numpy: ``nan_first``, ``default_nan``), float16 and bfloat16 through it
+(lib/f16_convert.wgsl; exact); float max and min by bit pattern (-0 == +0,
+subnormals kept) with Python's max() (ScatterElements: a NaN never
+replaces) or np.maximum's rule (n*, ScatterND: a NaN wins, the element's first).
 """
 
 from __future__ import annotations
 
 import textwrap
 from dataclasses import dataclass
-from typing import ClassVar
 
 from ..layout import Struct
 from ..shaders import shader_source
 from .frame import Binding, Frame
 from .indices import checked_index
-from .schedule import Elements
+from .schedule import Elements, Units
 
 
 @dataclass(frozen=True)
@@ -180,13 +163,6 @@ def apply_fn(bits: int, atomic: bool) -> str:
     return f"// Update u combined into element t\nfn apply(u: u32, t: u32) {{\n{textwrap.indent(body, '    ')}}}\n"
 
 
-@dataclass(frozen=True)
-class Width:
-    bits: int  # the element width
-    wg: int
-    CONSTS: ClassVar = (("WG", "wg", ""), ("BITS", "bits", "the element width"))
-
-
 _FIRST = "    let {v} = (wg.y * params.groups_x + wg.x) * WG + lid;\n    if ({v} >= params.count) {{\n        return;\n    }}\n"
 
 
@@ -202,8 +178,8 @@ class Scatter(Frame):
             raise ValueError(f"no {type(self).__name__.lower()} kernel {self.op!r} on {self.bits}-bit elements")
 
     @property
-    def schedule(self) -> Width:  # type: ignore[override]
-        return Width(self.bits, self.wg)  # type: ignore[attr-defined]
+    def schedule(self) -> Units:  # type: ignore[override]
+        return Units("BITS", self.bits, note="the element width", wg=self.wg)  # type: ignore[attr-defined]
 
 
 LINE_PARAMS = Struct("Params", (

@@ -1,25 +1,21 @@
 """ScatterND with reduction none by whole slices (gpu/scatter.py's
-``_by_slices``, where gpu/slices.py finds the slices whole words): after the
-data is copied to ``out``, update slice p (``width`` words of ``updates``)
-replaces the slice its index tuple names, in two steps (``Slices.step``):
+``_by_slices``, where gpu/slices.py finds the slices whole words), once the
+data is in ``out``, in two steps (``Slices.step``):
 
 ``claim``
-    one invocation per index tuple adds 1 to its target slice's counter; a
-    counter found non-zero means two tuples name one slice (status[1] = 1):
-    the host refuses the scatter before the apply runs or anything is read
-    back. Whatever order the invocations run in, the same tuples collide.
+    an invocation per index tuple counts its target slice; a count found
+    non-zero is two tuples naming one slice (status[1] = 1): the host refuses
+    the scatter before the apply, whatever order the invocations ran in.
 ``apply``
-    the words, WORDS per invocation; distinct targets (the claim found none
-    twice), so each word of ``out`` has one writer and the order does not matter.
+    WORDS update words an invocation over their distinct targets: one
+    writer a word.
 
-The index tuples are read from ``norm`` as the index check
-(gpu/render/indexed.py) wrote it, or, ``raw``, from the raw int64 index
-tensor, each index checked as read (render/indices.py's checked_index: a bad
-one keeps the smallest position in status[0] and the host refuses the
-scatter before the apply runs); the raw claim leaves each tuple's target
-word in ``starts`` for the raw apply (no tuple read twice). The table and
-Params are gpu/render/slices.py's (gpu/index_table.py's rows; a Lookup's
-``claim`` is its stride in slices).
+The tuples are read from ``norm`` as the index check (gpu/render/indexed.py)
+wrote it, or (``raw``) from the raw int64 indices, each checked as read
+(render/indices.py's checked_index: a bad one is refused before the apply);
+the raw claim leaves each tuple's target word in ``starts`` for the apply.
+The table and Params are gpu/render/slices.py's (a Lookup's ``claim``: its
+stride in slices).
 """
 
 from __future__ import annotations
