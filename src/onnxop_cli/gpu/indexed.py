@@ -35,8 +35,9 @@ from .buffers import binding_limit, dispatch_limit
 from .device import Gpu
 from .engines.base import BufferUsage as U
 from . import gather_windows, slices
+from .gather import check_width
 from . import indexed_variants as iv
-from .indexed_buffers import Buffers, Slice, launch, read_small, read_to_host, to_sink  # noqa: F401 - also imported from here
+from .indexed_buffers import Buffers, Slice, launch, read_small, to_sink  # noqa: F401 - also imported from here
 from .choose import answer
 from .index_table import NONNEG, RANGE, WRAP, Check, Index, Table, is_row_major, row_strides  # noqa: F401 - also imported from here
 from .indexed_variants import Gather, variant  # noqa: F401 - also imported from here
@@ -45,8 +46,6 @@ from .render.indexed import Check as CheckKernel
 
 Sink = Callable[[memoryview], None]
 LAST = "indexed-last"  # gpu.cache key: the last call's transfer counts (indexed_buffers.KEYS)
-
-BITS = (2, 4, 8, 16, 32, 64, 128)
 
 
 @dataclass(frozen=True)
@@ -189,10 +188,7 @@ def valid_range(mode: int, d: int) -> str:
 def check_data(data: Data, op: str) -> None:
     """ValueError for an element width or swap unit the kernels do not take; OpError for data shorter than
     its shape or of 2^32 elements or more (it may be larger than a binding: it goes in windows)."""
-    if data.bits not in BITS:
-        raise ValueError(f"the indexed kernels take elements of {BITS} bits, not {data.bits}")
-    if data.swap not in (0, 2, 4, 8) or (data.swap and (data.bits < 16 or (data.bits // 8) % data.swap)):
-        raise ValueError(f"byte-swap unit {data.swap} does not divide a {data.bits}-bit element")
+    check_width(data.bits, data.swap, "the indexed kernels take")
     if data.source.nbytes < data.nbytes:
         raise OpError(f"{op}: the data holds {data.source.nbytes} bytes, not {data.nbytes}")
     if data.size >= 1 << 32:
