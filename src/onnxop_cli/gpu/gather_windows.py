@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
 from ..core.sources import ByteSource
-from .buffers import can_map, round_up, write_mapped
+from .buffers import round_up, write_mapped
 from .choose import answer
 from .engines.base import BufferUsage as U
 from .indexed_buffers import UPLOAD_STEP, Slice, to_sink
@@ -139,6 +139,8 @@ def plan(gpu: Any, bufs: Any, source: ByteSource, size: int, bits: int, window_c
         pass_bytes = None
     if len(ranges) == 1 or pass_bytes is None:
         return Windows(gpu, source, bits, ranges, _resident(gpu, bufs, source, ranges, bits))
+    from .buffers import can_map
+
     size0 = (ranges[0][1] * bits + 7) // 8
     mapped = can_map(gpu)
     window = bufs.new("data window", size0, U.STORAGE | (U.MAP_WRITE if mapped else U.COPY_DST))
