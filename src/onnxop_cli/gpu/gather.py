@@ -18,11 +18,9 @@ reads out of order is first spooled to an unlinked temporary file.
 from __future__ import annotations
 
 import os
-import tempfile
 from typing import Any, Callable
 
-from ..errors import OnnxopError
-from ..core.sources import ByteSource, FileBytes, MemoryBytes, read_runs
+from ..core.sources import ByteSource, random_access, read_runs, spool_source
 from ..core.region import Access
 from . import tiled
 from .choose import answer
@@ -62,7 +60,6 @@ DEFAULT_BAND = 64 << 20  # bytes of output per band (and of source per upload), 
 # time at 400 MiB on Mesa 25, docs/performance.md).
 MAPPED_BAND = 2 * DEFAULT_BAND
 MAX_ELEMENTS = 1 << 31  # elements per band or upload: the kernel indexes them with u32
-SPOOL_STEP = 4 << 20
 ENV_GATHER = "ONNXOP_GATHER"  # a VARIANTS name or "generic": force the transpose kernel (tests, benchmarks)
 
 Sink = Callable[[memoryview], None]
@@ -322,49 +319,6 @@ class Run(Owned):
             kernel.record(compute, groups, self.max_dim, self.bind_group, [i * self.stride])
         compute.end()
         gpu.queue.write_buffer(self.axes, 0, bytes(axes))
-
-
-def random_access(source: Any) -> bool:
-    """Whether reading ``source`` out of order is cheap (memory, a file)."""
-    while hasattr(source, "inner"):  # progress.CountingBytes and the like
-        source = source.inner
-    return isinstance(source, (MemoryBytes, FileBytes))
-
-
-class _Spooled:
-    """A source copied front to back into an unlinked temporary file."""
-
-    def __init__(self, file: Any, nbytes: int) -> None:
-        self.file, self.nbytes = file, nbytes
-
-    def readinto(self, offset: int, out: memoryview) -> None:
-        self.file.seek(offset)
-        self.file.readinto(out)
-
-    def close(self) -> None:
-        self.file.close()
-
-
-def spool_source(source: ByteSource) -> _Spooled:
-    folder = tempfile.gettempdir()
-    file = tempfile.TemporaryFile(prefix="onnxop-", dir=folder)
-    try:
-        buf = memoryview(bytearray(min(SPOOL_STEP, source.nbytes)))
-        for offset in range(0, source.nbytes, len(buf)):
-            piece = buf[: min(len(buf), source.nbytes - offset)]
-            source.readinto(offset, piece)
-            file.write(piece)
-        file.flush()
-    except OSError as e:
-        file.close()
-        raise OnnxopError(
-            f"{folder}: cannot hold the {source.nbytes}-byte input that is read out of order: "
-            f"{e.strerror or e} (set TMPDIR)"
-        ) from None
-    except BaseException:
-        file.close()
-        raise
-    return _Spooled(file, source.nbytes)
 
 
 def variants(plan: Plan, gpu: Gpu) -> list[str]:
