@@ -214,9 +214,8 @@ def one_dispatch(table: Table, cut: slices.Slices | None, bits: int, check: Chec
     as read, or None: GatherND's whole-word slices ``cut`` by pairs or by
     tuples, GatherElements' rows, ReverseSequence's runs."""
     if cut is not None:
-        return nd_pairs(cut, check) or Dispatch("slices", SLICES["words"], 4, SLICES["words"].schedule.per, {
-            "width": cut.width, "outer": cut.outer, "nlook": len(cut.blob) // 16 - cut.outer,
-            "cmode": check.mode}, "words", cut.blob)
+        return nd_pairs(cut, check) or Dispatch("slices", SLICES["words"], 4, SLICES["words"].schedule.per,
+                                                dict(cut.fields, cmode=check.mode), "words", cut.blob)
     return elements_rows(table, bits, check) or reverse_runs(table, bits, check)
 
 
