@@ -239,9 +239,9 @@ def gather_indexed(
             band = max(128, (cap * 8 // data.bits) // 128 * 128)  # whole words, whatever the width
             window_cap = min(window_bytes or binding_limit(gpu), binding_limit(gpu))
             can_fuse = index is not None and _can_fuse(gpu, index, check, table, band, fuse)
+            plain = index is not None and slice_copy and not data.swap  # what the variant kernels read
             one = iv.lines(table, data.bits, check, index if can_fuse else None) if (  # Gather's lines
-                index is not None and slice_copy and not data.swap
-                and gather_windows.one_window(data.size, data.bits, window_cap)) else None
+                plain and gather_windows.one_window(data.size, data.bits, window_cap)) else None
             if index is not None and not can_fuse:
                 norm = check_indices(gpu, bufs, index, check, max_dim)
             else:
@@ -252,13 +252,12 @@ def gather_indexed(
                 gpu, bufs, data.source, data.size, data.bits, window_cap, (count * data.bits + 7) // 8,
                 band * data.bits // 8, stream_bytes)
             cut = None
-            if (one is None and index is not None and slice_copy and not data.swap and (not can_fuse or index.wide)
-                    and iv.ENABLED["slices"]):
+            if one is None and plain and (not can_fuse or index.wide) and iv.ENABLED["slices"]:
                 cut = slices.plan(table, data.bits, check.bounds)
             if cut is not None and not cut.vec4() and (not can_fuse or not windows.single or (
                     table.extra.get("slices") == "slabs" and answer(gpu, "gather_words") == "elements")):
                 cut = None  # whole words: one band of one window (Gather: where it beats the element kernel)
-            if one is None and can_fuse and windows.single and not data.swap and index.wide and slice_copy and (
+            if one is None and plain and can_fuse and windows.single and index.wide and (
                     cut is None or not cut.vec4()):  # one band of one window in one dispatch, indices checked as read
                 one = iv.one_dispatch(table, cut, data.bits, check)
             fused = None
