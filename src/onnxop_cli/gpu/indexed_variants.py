@@ -171,7 +171,7 @@ class Dispatch:
     blob: bytes | None = None  # its axes buffer
     row: int = 0  # nd pairs: slices along the last leading axis (0: none)
     ordered: bool = False  # nd pairs: slice p's tuple is the p-th of the index tensor (row-major)
-    first: tuple[str, int] = ("", 0)  # lines: the Params field of a band's first unit, and that unit's bytes
+    first_unit: tuple[str, int] = ("", 0)  # lines: the Params field of a band's first unit, and its bytes
 
     def uploads_own(self, tuples: int) -> bool:
         """Whether ``fill_one`` uploads these ``tuples`` itself, a band at a
@@ -206,7 +206,7 @@ def lines(table: Table, bits: int, check: Check, raw: Index | None) -> Dispatch 
     kernel = LINES[cut.width, I64 if raw is not None and raw.wide else I32]
     return Dispatch("lines", kernel, 4, kernel.schedule.words, {
         "m": m, "outer": lead, "lstride": ((table.lookups[0].stride * bits) // 32) & M, "bound": bounds[0],
-        "cmode": WRAP if raw is None else check.mode}, "words", blob or bytes(16), first=("u0", 4 * cut.width))
+        "cmode": WRAP if raw is None else check.mode}, "words", blob or bytes(16), first_unit=("u0", 4 * cut.width))
 
 
 def one_dispatch(table: Table, cut: slices.Slices | None, bits: int, check: Check) -> Dispatch | None:
@@ -286,11 +286,11 @@ def fill_one(bufs: Buffers, d: Dispatch, src: Any, fused: Fused | None, norm: An
     axes = [] if d.blob is None else [bufs.holding(f"{d.key} axes", d.blob)]
 
     def fill(dst: Any, e0: int, n: int, window: Any) -> None:
-        assert window is None and (e0 == 0 or d.first[0]), "a band of one window (the lines), else one band"
+        assert window is None and (e0 == 0 or d.first_unit[0]), "a band of one window (the lines), else one band"
         units = n * bits // 8 // d.unit
         record = dict(fields, **{d.count: units})
-        if d.first[0]:  # the lines: the band's first unit
-            record[d.first[0]] = e0 * bits // 8 // d.first[1]
+        if d.first_unit[0]:  # the lines: the band's first unit
+            record[d.first_unit[0]] = e0 * bits // 8 // d.first_unit[1]
         parts = [(units, raw, record)] if raw is not None else _bands(bufs, index, units, per, fields)
         for part, part_raw, params in parts:  # each part taken after the one before was submitted
             launch(bufs, d.kernel, part, per, max_dim, f"{d.key} params", params,
