@@ -250,7 +250,7 @@ def variants() -> list[Variant]:
     def switched_off(key: str):  # an indexed variant off (gpu/indexed_variants.py's ENABLED)
         return patched((iv, "ENABLED", {**iv.ENABLED, key: False}))
 
-    def dispatched(key: str) -> Probe:  # a one-dispatch indexed variant ran
+    def dispatched(key: str) -> Probe:  # an indexed variant of one dispatch a band (a Dispatch) ran
         return Probe(iv, "fill_one", lambda out, a: a[1].key == key)
 
     blocked = lambda: Probe(Blocked, "record")  # noqa: E731 - a dispatch the transpose kernel takes
@@ -258,7 +258,7 @@ def variants() -> list[Variant]:
         Variant("the blocked transpose (gpu/render/transpose.py)", "the generic gather",
                 lambda: env(gather.ENV_GATHER, "generic"), blocked, transpose_cases),
         Variant("the lines kernel (gpu/render/lines.py)", "the indexed gather (or the whole-slice kernels)",
-                lambda: switched_off("lines"), lambda: Probe(iv, "fill_lines"), lines_cases),
+                lambda: switched_off("lines"), lambda: dispatched("lines"), lines_cases),
         Variant("rows ElementsRows", "the element gather (gpu/render/indexed.py)",
                 lambda: switched_off("rows"), lambda: dispatched("rows"), rows_cases),
         Variant("ReverseSequence blocks (gpu/render/reverse.py)", "the element gather (gpu/render/indexed.py)",

@@ -10,7 +10,7 @@ the first form that fits:
 - ``pieces`` or ``copy`` (Concat, Pad, Where, fills, ...): the pieces cut to
   the shown entries (core/shown.py), run by the pieces kernel;
 - ``cut`` (the indexed gathers: Gather, GatherElements, GatherND, Compress):
-  the kernel's table narrowed like a view (gpu/index_table.py ``edge_table``), the indices
+  the kernel's table narrowed like a view (ops/indexed_plan.py ``_cut``), the indices
   checked whole first, as for the whole result;
 - anything else (scatters, OneHot, NonZero, a cut that does not fit): the
   output streamed through its own kernel, band by band, and only the shown

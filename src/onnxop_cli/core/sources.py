@@ -6,10 +6,11 @@ never has to fit in RAM twice). tensor.Tensor holds one of these.
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, Callable, Iterable, Protocol
 
-from ..errors import InputError
+from ..errors import InputError, OnnxopError
 from .files import read_error
 
 if TYPE_CHECKING:
@@ -250,8 +251,59 @@ class StreamBytes:
 def finish(source: object) -> None:
     """Read a stream source (stdin) to its end and check it, through any
     wrapper (progress.CountingBytes); other sources need nothing."""
-    while hasattr(source, "inner"):
-        source = source.inner
-    done = getattr(source, "finish", None)
+    done = getattr(_innermost(source), "finish", None)
     if callable(done):
         done()
+
+
+def _innermost(source: object) -> object:
+    while hasattr(source, "inner"):  # progress.CountingBytes and the like
+        source = source.inner
+    return source
+
+
+def random_access(source: object) -> bool:
+    """Whether reading ``source`` out of order is cheap (memory, a file), through any wrapper."""
+    return isinstance(_innermost(source), (MemoryBytes, FileBytes))
+
+
+SPOOL_STEP = 4 << 20
+
+
+class Spooled:
+    """A source copied front to back into an unlinked temporary file (``spool_source``)."""
+
+    def __init__(self, file: BinaryIO, nbytes: int) -> None:
+        self.file, self.nbytes = file, nbytes
+
+    def readinto(self, offset: int, out: memoryview) -> None:
+        self.file.seek(offset)
+        self.file.readinto(out)
+
+    def close(self) -> None:
+        self.file.close()
+
+
+def spool_source(source: ByteSource) -> Spooled:
+    """``source`` (one read only front to back: stdin, a compressed .npz member) in an unlinked temporary
+    file, to be read out of order (the strided gather's plans, gpu/gather.py); OnnxopError naming the
+    folder where it does not fit."""
+    folder = tempfile.gettempdir()
+    file = tempfile.TemporaryFile(prefix="onnxop-", dir=folder)
+    try:
+        buf = memoryview(bytearray(min(SPOOL_STEP, source.nbytes)))
+        for offset in range(0, source.nbytes, len(buf)):
+            piece = buf[: min(len(buf), source.nbytes - offset)]
+            source.readinto(offset, piece)
+            file.write(piece)
+        file.flush()
+    except OSError as e:
+        file.close()
+        raise OnnxopError(
+            f"{folder}: cannot hold the {source.nbytes}-byte input that is read out of order: "
+            f"{e.strerror or e} (set TMPDIR)"
+        ) from None
+    except BaseException:
+        file.close()
+        raise
+    return Spooled(file, source.nbytes)

@@ -4,29 +4,23 @@ the strided gather (gpu/render/strided.py).
     source --readinto--> upload --copy--> src --gather--> dst (a band)
            --copy--> readback --sink-->
 
-Any size, in bounded memory. The output goes in *bands* of at most one
-binding, each written whole in the dst buffer before it is handed to the
-sink, so the sink sees the output in order: no spill file and no
-random-access output are needed, the band is the unit of both. What each
-band reads is uploaded in pieces of at most one binding (a window of the
-source, or runs of it packed); gpu/tiling.py decides how.
-
-Host memory is four buffers of at most one binding each (upload, src, dst,
-readback; DEFAULT_BAND unless the caller asks for less), or on adapters
-that map storage buffers two (src and dst, mapped; MAPPED_BAND), whatever
-the tensor's size; GPU memory the same. A source that can only be read front to
-back (stdin, a compressed .npz member) and that the plan reads out of order
-is first spooled to an unlinked temporary file.
+Any size, in bounded memory: the output goes in *bands* of at most one
+binding, each written whole before the sink sees it, in order (no spill
+file, no random-access output); what a band reads is uploaded in pieces of
+at most one binding (a window of the source, or runs of it packed), as
+gpu/tiling.py plans. Host and GPU memory are four buffers of at most one
+binding (upload, src, dst, readback), or two mapped ones (src, dst) on
+adapters that map storage buffers, whatever the tensor's size. A source
+read only front to back (stdin, a compressed .npz member) that the plan
+reads out of order is first spooled to an unlinked temporary file.
 """
 
 from __future__ import annotations
 
 import os
-import tempfile
 from typing import Any, Callable
 
-from ..errors import OnnxopError
-from ..core.sources import ByteSource, FileBytes, MemoryBytes, read_runs
+from ..core.sources import ByteSource, random_access, read_runs, spool_source
 from ..core.region import Access
 from .choose import answer
 from .device import Gpu
@@ -65,7 +59,6 @@ DEFAULT_BAND = 64 << 20  # bytes of output per band (and of source per upload), 
 # time at 400 MiB on Mesa 25, docs/performance.md).
 MAPPED_BAND = 2 * DEFAULT_BAND
 MAX_ELEMENTS = 1 << 31  # elements per band or upload: the kernel indexes them with u32
-SPOOL_STEP = 4 << 20
 ENV_GATHER = "ONNXOP_GATHER"  # a VARIANTS name or "generic": force the transpose kernel (tests, benchmarks)
 
 Sink = Callable[[memoryview], None]
@@ -131,10 +124,7 @@ def make_plan(
     """(plan, band bytes, window bytes) of a gather of ``view`` from a source of
     ``source_nbytes`` bytes; the plan is None for an empty view. Refuses a view
     that reads outside the source. ``pack``: see Plan.pack."""
-    if bits not in BITS:
-        raise ValueError(f"the gather kernel takes elements of {BITS} bits, not {bits}")
-    if swap not in (0, 2, 4, 8) or (swap and (bits < 16 or (bits // 8) % swap)):
-        raise ValueError(f"byte-swap unit {swap} does not divide a {bits}-bit element")
+    check_width(bits, swap, "the gather kernel takes")
     if len(view.shape) != len(view.strides):
         raise ValueError(f"a view of shape {view.shape} needs {len(view.shape)} strides, not {view.strides}")
     count = view.size
@@ -154,6 +144,15 @@ def make_plan(
     band_bytes = min(cap, round_up(total, WORD))
     plan = Plan(v, bits, _band_elements(v, bits, band_bytes, count), window, align, source_nbytes, pack)
     return plan, band_bytes, window * bits // 8
+
+
+def check_width(bits: int, swap: int, kernels: str) -> None:
+    """ValueError for an element width or byte-swap unit (0: none) that ``kernels`` (the message's
+    subject and verb) do not take."""
+    if bits not in BITS:
+        raise ValueError(f"{kernels} elements of {BITS} bits, not {bits}")
+    if swap not in (0, 2, 4, 8) or (swap and (bits < 16 or (bits // 8) % swap)):
+        raise ValueError(f"byte-swap unit {swap} does not divide a {bits}-bit element")
 
 
 def _band_elements(v: Access, bits: int, band_bytes: int, count: int) -> int:
@@ -321,59 +320,14 @@ class Run(Owned):
         gpu.queue.write_buffer(self.axes, 0, bytes(axes))
 
 
-def random_access(source: Any) -> bool:
-    """Whether reading ``source`` out of order is cheap (memory, a file)."""
-    while hasattr(source, "inner"):  # progress.CountingBytes and the like
-        source = source.inner
-    return isinstance(source, (MemoryBytes, FileBytes))
-
-
-class _Spooled:
-    """A source copied front to back into an unlinked temporary file."""
-
-    def __init__(self, file: Any, nbytes: int) -> None:
-        self.file, self.nbytes = file, nbytes
-
-    def readinto(self, offset: int, out: memoryview) -> None:
-        self.file.seek(offset)
-        self.file.readinto(out)
-
-    def close(self) -> None:
-        self.file.close()
-
-
-def spool_source(source: ByteSource) -> _Spooled:
-    folder = tempfile.gettempdir()
-    file = tempfile.TemporaryFile(prefix="onnxop-", dir=folder)
-    try:
-        buf = memoryview(bytearray(min(SPOOL_STEP, source.nbytes)))
-        for offset in range(0, source.nbytes, len(buf)):
-            piece = buf[: min(len(buf), source.nbytes - offset)]
-            source.readinto(offset, piece)
-            file.write(piece)
-        file.flush()
-    except OSError as e:
-        file.close()
-        raise OnnxopError(
-            f"{folder}: cannot hold the {source.nbytes}-byte input that is read out of order: "
-            f"{e.strerror or e} (set TMPDIR)"
-        ) from None
-    except BaseException:
-        file.close()
-        raise
-    return _Spooled(file, source.nbytes)
-
-
 def variants(plan: Plan, gpu: Gpu) -> list[str]:
     """The names of the transpose kernels (VARIANTS) that may take some of
     the plan's dispatches, in the order Run.record tries them; every
-    dispatch none of them takes goes to the generic gather.
-
-    Which one is choose.py's ``transpose`` question, measured per adapter:
-    on a CPU adapter (llvmpipe) the blocked one (its 16-byte accesses make a
-    quarter of the generic gather's: docs/performance-adapters.md), on the
-    workgroup measured fastest (blocked, blocked16, blocked32).
-    ``$ONNXOP_GATHER`` = one of those or ``generic`` forces one (tests,
+    dispatch none of them takes goes to the generic gather. Which kernel is
+    choose.py's ``transpose`` question, measured per adapter (on llvmpipe
+    the blocked one, its 16-byte accesses a quarter of the generic gather's,
+    on the workgroup measured fastest: docs/performance-adapters.md).
+    ``$ONNXOP_GATHER`` (a VARIANTS name or ``generic``) forces one (tests,
     benchmarks), as ``$ONNXOP_SCHEDULE=transpose=...`` does."""
     forced = os.environ.get(ENV_GATHER, "").strip().lower()
     if plan.bits < 32 or forced == "generic":

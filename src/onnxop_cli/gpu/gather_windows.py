@@ -4,32 +4,26 @@ Gather reads its source at places only the indices know, so every output
 band may read any of it. Two ways to give the kernel the whole source:
 
 - **resident** (the rule): every window uploaded once, before the first
-  band, and kept to the end; each band of the output runs once per window.
-  The device holds the whole source and one band.
-- **streamed**: the output is made in *passes* of several bands; each pass
-  uploads the windows one after another into one buffer and runs all its
-  bands against each before the next overwrites it (the queue orders the
-  upload after the dispatches already submitted). The device holds one
-  window and one pass's bands, and the source is uploaded once per pass.
+  band, and kept; each band runs once per window. The device holds the
+  whole source and one band.
+- **streamed**: the output goes in *passes* of several bands; each pass
+  uploads the windows in turn into one buffer and runs all its bands
+  against each (the queue orders an upload after the dispatches already
+  submitted). The device holds one window and a pass's bands; the source
+  is uploaded once per pass.
 
-Streaming is chosen where the device's memory is the process's own (CPU
-adapters: choose.py's ``gather_source`` question measures it), for a source of more than two windows whose output is no
-larger than the source: the passes are then halves of the source's size,
-so at most two (one more upload of the source) take the peak from
-source + band to window + half the source. A gather of a 1 GiB float32
-square by a permutation of its rows on lavapipe, whole process:
-``python benchmarks/ops_whole_process.py process --size 1G --ops gather`` (the
-figures are in docs/indexed-operators.md#speed). Elsewhere (a GPU with its own memory, a source
-the size of a few windows, an output larger than the source, which would
-take more passes, a graph's intermediate already on the device) the source
-stays resident. ``stream_bytes`` (tests)
-forces streaming with passes of that many bytes on any adapter.
+A source streams where the device's memory is the process's own
+(choose.py's ``gather_source`` question), has more than two windows and is
+no smaller than the output: passes of half the source, so at most one more
+upload takes the peak from source + band to window + half the source
+(figures: docs/indexed-operators.md#speed). Elsewhere, and for a graph's
+intermediate already on the device, it stays resident; ``stream_bytes``
+(tests) forces passes of that many bytes on any adapter.
 
-Each band runs once per window (``run_bands``): the element kernel visits
-every element of the band each time, writing those whose source the
-window holds; the vec4 slabs kernel (gpu/render/slices.py ``windowed``)
-skips a slab's part outside the window with one test, so 8 windows cost
-about one pass of copying instead of eight.
+In windows the element kernel visits every element of a band per window,
+writing those whose source the window holds; the vec4 slabs kernel
+(gpu/render/slices.py ``windowed``) skips a slab outside the window with
+one test, so 8 windows cost about one pass of copying, not eight.
 """
 
 from __future__ import annotations
@@ -41,9 +35,7 @@ from ..core.sources import ByteSource
 from .buffers import round_up, write_mapped
 from .choose import answer
 from .engines.base import BufferUsage as U
-from .indexed_buffers import Slice, to_sink
-
-UPLOAD_STEP = 16 << 20  # the upload buffer of a streamed source where windows do not map
+from .indexed_buffers import UPLOAD_STEP, Slice, to_sink
 
 
 @dataclass

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from ..core.region import Access, Lookup
 from .layout import Struct
@@ -114,24 +114,3 @@ def is_row_major(shape: Sequence[int], strides: Sequence[int]) -> bool:
     """Whether ``strides`` are ``shape``'s row-major ones along every axis longer than 1."""
     return all(s == r for s, r, d in zip(strides, row_strides(shape), shape) if d > 1)
 
-
-def edge_table(table: Table, edge: int) -> Optional[Table]:
-    """``table`` narrowed to the shown entries, as core/summary.py's
-    ``edge_view`` narrows a view: each long output axis becomes (2, E + 1),
-    in the data and in the indices alike. None for the tables whose map
-    names an output axis (ReverseSequence, TensorScatter)."""
-    if table.mode != 0 or table.time_axis >= 0:
-        return None
-    shape: list[int] = []
-    dstrides: list[int] = []
-    istrides: list[int] = []
-    for d, ds, is_ in zip(table.shape, table.data.strides, table.index.strides):
-        if d > 2 * edge:
-            shape += [2, edge + 1]
-            dstrides += [(d - edge - 1) * ds, ds]
-            istrides += [(d - edge - 1) * is_, is_]
-        else:
-            shape.append(d)
-            dstrides.append(ds)
-            istrides.append(is_)
-    return Table.over(shape, dstrides, istrides, table.lookups)

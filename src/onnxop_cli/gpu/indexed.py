@@ -35,8 +35,9 @@ from .buffers import binding_limit, dispatch_limit
 from .device import Gpu
 from .engines.base import BufferUsage as U
 from . import gather_windows, slices
+from .gather import check_width
 from . import indexed_variants as iv
-from .indexed_buffers import Buffers, Slice, launch, read_small, read_to_host, to_sink  # noqa: F401 - also imported from here
+from .indexed_buffers import Buffers, Slice, launch, read_small, to_sink  # noqa: F401 - also imported from here
 from .choose import answer
 from .index_table import NONNEG, RANGE, WRAP, Check, Index, Table, is_row_major, row_strides  # noqa: F401 - also imported from here
 from .indexed_variants import Gather, variant  # noqa: F401 - also imported from here
@@ -45,8 +46,6 @@ from .render.indexed import Check as CheckKernel
 
 Sink = Callable[[memoryview], None]
 LAST = "indexed-last"  # gpu.cache key: the last call's transfer counts (indexed_buffers.KEYS)
-
-BITS = (2, 4, 8, 16, 32, 64, 128)
 
 
 @dataclass(frozen=True)
@@ -189,10 +188,7 @@ def valid_range(mode: int, d: int) -> str:
 def check_data(data: Data, op: str) -> None:
     """ValueError for an element width or swap unit the kernels do not take; OpError for data shorter than
     its shape or of 2^32 elements or more (it may be larger than a binding: it goes in windows)."""
-    if data.bits not in BITS:
-        raise ValueError(f"the indexed kernels take elements of {BITS} bits, not {data.bits}")
-    if data.swap not in (0, 2, 4, 8) or (data.swap and (data.bits < 16 or (data.bits // 8) % data.swap)):
-        raise ValueError(f"byte-swap unit {data.swap} does not divide a {data.bits}-bit element")
+    check_width(data.bits, data.swap, "the indexed kernels take")
     if data.source.nbytes < data.nbytes:
         raise OpError(f"{op}: the data holds {data.source.nbytes} bytes, not {data.nbytes}")
     if data.size >= 1 << 32:
@@ -242,10 +238,10 @@ def gather_indexed(
             cap = min(binding_bytes or (64 << 20), binding_limit(gpu))
             band = max(128, (cap * 8 // data.bits) // 128 * 128)  # whole words, whatever the width
             window_cap = min(window_bytes or binding_limit(gpu), binding_limit(gpu))
-            lines = iv.lines(table, data.bits, check.bounds) if (  # Gather's lines of 1-2 word units
-                index is not None and slice_copy and not data.swap
-                and gather_windows.one_window(data.size, data.bits, window_cap)) else None
             can_fuse = index is not None and _can_fuse(gpu, index, check, table, band, fuse)
+            plain = index is not None and slice_copy and not data.swap  # what the variant kernels read
+            one = iv.lines(table, data.bits, check, index if can_fuse else None) if (  # Gather's lines
+                plain and gather_windows.one_window(data.size, data.bits, window_cap)) else None
             if index is not None and not can_fuse:
                 norm = check_indices(gpu, bufs, index, check, max_dim)
             else:
@@ -256,15 +252,13 @@ def gather_indexed(
                 gpu, bufs, data.source, data.size, data.bits, window_cap, (count * data.bits + 7) // 8,
                 band * data.bits // 8, stream_bytes)
             cut = None
-            if (lines is None and index is not None and slice_copy and not data.swap and (not can_fuse or index.wide)
-                    and iv.ENABLED["slices"]):
+            if one is None and plain and (not can_fuse or index.wide) and iv.ENABLED["slices"]:
                 cut = slices.plan(table, data.bits, check.bounds)
             if cut is not None and not cut.vec4() and (not can_fuse or not windows.single or (
                     table.extra.get("slices") == "slabs" and answer(gpu, "gather_words") == "elements")):
                 cut = None  # whole words: one band of one window (Gather: where it beats the element kernel)
-            one = None  # one band of one window in one dispatch, the raw indices checked as read
-            if can_fuse and windows.single and not data.swap and index.wide and slice_copy and lines is None and (
-                    cut is None or not cut.vec4()):
+            if one is None and plain and can_fuse and windows.single and index.wide and (
+                    cut is None or not cut.vec4()):  # one band of one window in one dispatch, indices checked as read
                 one = iv.one_dispatch(table, cut, data.bits, check)
             fused = None
             if can_fuse:  # the raw indices (unless the pairs kernel uploads them itself, in bands), a status word
@@ -272,12 +266,10 @@ def gather_indexed(
                 fused = (None if own else bufs.upload("indices", index.source, index.size * (8 if index.wide else 4)),
                          bufs.status(), index, check)
             checked = None if fused is None else functools.partial(read_status, gpu, bufs, fused[1], (index, check))
-            if lines is not None:
-                fill = iv.fill_lines(bufs, windows, fused, norm, lines, data.bits, max_dim)
-            elif cut is not None and cut.vec4():  # whole slices in vec4s: Gather's slabs
+            if cut is not None and cut.vec4():  # whole slices in vec4s: Gather's slabs
                 fill = iv.fill_slabs(bufs, windows, fused, norm, cut, data.bits, max_dim)
             elif one is not None:
-                fill = iv.fill_one(bufs, one, windows.first, fused, data.bits, max_dim)
+                fill = iv.fill_one(bufs, one, windows.first, fused, norm, data.bits, max_dim)
             else:
                 kernel = Gather(bufs, windows.first, norm, table, max_dim, fused)
 

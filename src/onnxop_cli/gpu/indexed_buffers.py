@@ -32,7 +32,7 @@ from .program import compiled, grid_x
 from .render.indexed import NO_BAD
 
 Sink = Callable[[memoryview], None]
-UPLOAD_STEP = 16 << 20  # bytes read from a source per write_buffer (staged)
+UPLOAD_STEP = 16 << 20  # bytes read from a source per write_buffer (staged); a streamed window's upload buffer
 KEYS = ("mapped uploads", "staged uploads", "device uploads", "mapped reads", "staged reads", "device reads",
         "check passes", "folded checks")  # index check passes; scatters whose kernel checked the raw indices
 
@@ -141,17 +141,6 @@ class Buffers:
         self.readable.clear()
 
 
-def read_to_host(gpu: Gpu, bufs: Buffers, buf: Any, nbytes: int) -> tuple[Any, memoryview]:
-    """A readback buffer holding ``buf``'s first ``nbytes``, mapped, and its view (the caller unmaps it)."""
-    n4 = max(4, round_up(nbytes, 4))
-    back = bufs.new("readback", n4, U.MAP_READ | U.COPY_DST)
-    encoder = gpu.device.create_command_encoder()
-    encoder.copy_buffer_to_buffer(buf, 0, back, 0, n4)
-    gpu.queue.submit([encoder.finish()])
-    gpu.wait(back.map_async(MapMode.READ, 0, n4), "readback")
-    return back, back.read_mapped(0, n4, copy=False)[:nbytes]
-
-
 def read_small(gpu: Gpu, bufs: Buffers, buf: Any, nbytes: int) -> bytes:
     """``buf``'s first ``nbytes`` (a few status words) as bytes (``read_view``'s way)."""
     out: list[bytes] = []
@@ -162,22 +151,22 @@ def read_small(gpu: Gpu, bufs: Buffers, buf: Any, nbytes: int) -> bytes:
 def read_view(gpu: Gpu, bufs: Buffers, buf: Any, nbytes: int, use: Sink) -> bool:
     """``use`` given ``buf``'s first ``nbytes``: mapped where it lies if it was made
     readable (``Buffers.result``; True), else through a readback freed at once (False)."""
-    if id(buf) in bufs.readable:
-        n4 = max(4, round_up(nbytes, 4))
-        gpu.wait(buf.map_async(MapMode.READ, 0, n4), "readback")
-        try:
-            use(buf.read_mapped(0, n4, copy=False)[:nbytes])
-        finally:
-            buf.unmap()
-        return True
-    back, view = read_to_host(gpu, bufs, buf, nbytes)
+    n4 = max(4, round_up(nbytes, 4))
+    readable = id(buf) in bufs.readable
+    back = buf if readable else bufs.new("readback", n4, U.MAP_READ | U.COPY_DST)
+    if not readable:
+        encoder = gpu.device.create_command_encoder()
+        encoder.copy_buffer_to_buffer(buf, 0, back, 0, n4)
+        gpu.queue.submit([encoder.finish()])
+    gpu.wait(back.map_async(MapMode.READ, 0, n4), "readback")
     try:
-        use(view)
+        use(back.read_mapped(0, n4, copy=False)[:nbytes])
     finally:
         back.unmap()
-        back.destroy()
-        bufs.made.remove(back)
-    return False
+        if not readable:
+            back.destroy()
+            bufs.made.remove(back)
+    return readable
 
 
 def to_sink(gpu: Gpu, bufs: Buffers, buf: Any, nbytes: int, sink: Sink) -> int:

@@ -5,13 +5,12 @@ or a faster kernel planned for the tables it fits (each planner says which).
 Every condition of a plan is what its kernel can read, not a speed measured
 on one driver, so none is a question of gpu/choose.py.
 
-- ``lines`` (gpu/render/lines.py): Gather's (and Compress's) lines of one-
-  or two-word units; one little-endian window, any bands.
 - ``slabs`` (gpu/render/slices.py ``whole``, ``windowed``): whole slices of
   16-byte vectors (``Slices.vec4``), in any bands and windows.
-- one dispatch into a result (``Dispatch``): one band of one little-endian
-  window, the raw int64 indices checked as read: GatherND's ``nd pairs``
-  (gpu/render/rows.py's NdRows) or other whole-word ``slices``
+- one dispatch a band of one little-endian window (``Dispatch``): Gather's
+  (and Compress's) ``lines`` of one- or two-word units (gpu/render/lines.py),
+  any bands; or one band, the raw int64 indices checked as read: GatherND's
+  ``nd pairs`` (gpu/render/rows.py's NdRows) or other whole-word ``slices``
   (gpu/render/slices.py ``words``), GatherElements' ``rows`` (rows.py's
   ElementsRows), ReverseSequence's ``runs`` (gpu/render/reverse.py).
 
@@ -117,41 +116,7 @@ class Gather:
         ), [src, self.norm, dst, None, self.axes, self.raw, self.status])
 
 
-# ------------------------------------------------------------------ lines
-
-
-@dataclass(frozen=True)
-class Lines:
-    width: int  # words per unit: 1 or 2
-    m: int  # units per line: the indices
-    outer: int  # leading output axes (entries of blob)
-    blob: bytes  # per leading axis, the shader's Axis records
-    lstride: int  # the gathered axis' data stride, in words
-    bound: int  # the gathered axis' size
-
-
-def lines(table: Table, bits: int, bounds: tuple[int, ...]) -> Lines | None:
-    """The line plan of a Gather ``table`` (``extra["slices"]`` "slabs")
-    for elements of ``bits``, or None: its index axes not the last before
-    the slice or not row-major, or the slice not one or two whole words
-    (where it runs it measured faster than the element kernel:
-    docs/operators.md, benchmarks/gather_lines_ab.py)."""
-    if (not ENABLED["lines"] or table.mode != 0 or len(table.lookups) != 1 or table.lookups[0].at != 0
-            or table.extra.get("slices") != "slabs"):
-        return None
-    cut = slices.plan(table, bits, bounds)
-    if cut is None or cut.width not in (1, 2):
-        return None
-    axes = [(d, s, i) for d, s, i in zip(table.shape[:cut.outer], table.data.strides, table.index.strides) if d > 1]
-    lead = next((n for n, (_, _, i) in enumerate(axes) if i != 0), len(axes))
-    along = axes[lead:]
-    if any(s != 0 for _, s, _ in along) or [i for _, _, i in along] != list(row_strides([d for d, _, _ in along])):
-        return None
-    m = math.prod(d for d, _, _ in along)
-    if bounds[0] >= 1 << 31:  # the index check's (gpu/render/indexed.py) offsets are read as int32
-        return None
-    blob = AXIS.layout.pack_rows(({"dim": d, "stride": ((s * bits) // 32) & M} for d, s, _ in axes[:lead]))
-    return Lines(cut.width, m, lead, blob or bytes(16), ((table.lookups[0].stride * bits) // 32) & M, bounds[0])
+# ------------------------------------------------------------------ slabs, and the Dispatch variants
 
 
 def _indices(bufs: Buffers, fused: Fused | None, norm: Any) -> Fused:
@@ -159,29 +124,6 @@ def _indices(bufs: Buffers, fused: Fused | None, norm: Any) -> Fused:
     indices checked as read), or the index check's offsets ``norm`` with a
     status no one reads (Index and Check None)."""
     return fused if fused is not None else (norm, bufs.new("no status", 16, U.STORAGE), None, None)
-
-
-def fill_lines(bufs: Buffers, windows: gather_windows.Windows, fused: Fused | None, norm: Any, plan: Lines,
-               bits: int, max_dim: int) -> Fill:
-    """``run_bands``' fill for ``plan`` from the one window's buffer, the raw indices checked as read
-    (``fused``) or ``norm``, those the index check checked (read as int32, mode 0)."""
-    bufs.counts["lines"] = 1
-    axes = bufs.holding("lines axes", plan.blob)
-    raw, status, index, check = _indices(bufs, fused, norm)
-    render = LINES[plan.width, I64 if index and index.wide else I32]
-
-    def fill(dst: Any, e0: int, n: int, window: Any) -> None:
-        assert window is None, "the lines kernel runs on one window"
-        words = n * bits // 32
-        launch(bufs, render, words, render.schedule.words, max_dim, "lines params", dict(
-            words=words, u0=e0 * bits // (32 * plan.width), m=plan.m, outer=plan.outer, lstride=plan.lstride,
-            iswap=int(bool(index and index.big)), cmode=check.mode if check else WRAP, bound=plan.bound),
-            [windows.first, dst, None, axes, raw, status])
-
-    return fill
-
-
-# ------------------------------------------------------------------ slabs
 
 
 def fill_slabs(bufs: Buffers, windows: gather_windows.Windows, fused: Fused | None, norm: Any, cut: slices.Slices,
@@ -212,12 +154,13 @@ def fill_slabs(bufs: Buffers, windows: gather_windows.Windows, fused: Fused | No
     return fill
 
 
-# ------------------------------------------------------------------ one dispatch
+# ------------------------------------------------------------------ one dispatch a band (the lines: any bands)
 
 
 @dataclass(frozen=True)
 class Dispatch:
-    """A variant that writes one band of one window in one dispatch (``fill_one``)."""
+    """A variant that writes a band of one window in one dispatch (``fill_one``): the lines in any
+    bands, the others one band."""
 
     key: str  # the variant: its switch in ENABLED; bufs.counts[key] marks it taken (tests look)
     kernel: Frame
@@ -228,6 +171,7 @@ class Dispatch:
     blob: bytes | None = None  # its axes buffer
     row: int = 0  # nd pairs: slices along the last leading axis (0: none)
     ordered: bool = False  # nd pairs: slice p's tuple is the p-th of the index tensor (row-major)
+    first_unit: tuple[str, int] = ("", 0)  # lines: the Params field of a band's first unit, and its bytes
 
     def uploads_own(self, tuples: int) -> bool:
         """Whether ``fill_one`` uploads these ``tuples`` itself, a band at a
@@ -235,14 +179,43 @@ class Dispatch:
         return self.ordered and tuples * TUPLE > RAW_BAND
 
 
+def lines(table: Table, bits: int, check: Check, raw: Index | None) -> Dispatch | None:
+    """The line plan of a Gather ``table`` (``extra["slices"]`` "slabs")
+    for elements of ``bits``, in any bands of one window, or None: its index
+    axes not the last before the slice or not row-major, or the slice not
+    one or two whole words (where it runs it measured faster than the
+    element kernel: docs/operators.md, benchmarks/gather_lines_ab.py).
+    ``raw``: the raw indices it checks as read, else (None) the index
+    check's offsets, read as int32 in mode 0."""
+    bounds = check.bounds
+    if (not ENABLED["lines"] or table.mode != 0 or len(table.lookups) != 1 or table.lookups[0].at != 0
+            or table.extra.get("slices") != "slabs"):
+        return None
+    cut = slices.plan(table, bits, bounds)
+    if cut is None or cut.width not in (1, 2):
+        return None
+    axes = [(d, s, i) for d, s, i in zip(table.shape[:cut.outer], table.data.strides, table.index.strides) if d > 1]
+    lead = next((n for n, (_, _, i) in enumerate(axes) if i != 0), len(axes))
+    along = axes[lead:]
+    if any(s != 0 for _, s, _ in along) or [i for _, _, i in along] != list(row_strides([d for d, _, _ in along])):
+        return None
+    m = math.prod(d for d, _, _ in along)
+    if bounds[0] >= 1 << 31:  # the index check's (gpu/render/indexed.py) offsets are read as int32
+        return None
+    blob = AXIS.layout.pack_rows(({"dim": d, "stride": ((s * bits) // 32) & M} for d, s, _ in axes[:lead]))
+    kernel = LINES[cut.width, I64 if raw is not None and raw.wide else I32]
+    return Dispatch("lines", kernel, 4, kernel.schedule.words, {
+        "m": m, "outer": lead, "lstride": ((table.lookups[0].stride * bits) // 32) & M, "bound": bounds[0],
+        "cmode": WRAP if raw is None else check.mode}, "words", blob or bytes(16), first_unit=("u0", 4 * cut.width))
+
+
 def one_dispatch(table: Table, cut: slices.Slices | None, bits: int, check: Check) -> Dispatch | None:
     """The one-dispatch variant of a table whose raw int64 indices it checks
     as read, or None: GatherND's whole-word slices ``cut`` by pairs or by
     tuples, GatherElements' rows, ReverseSequence's runs."""
     if cut is not None:
-        return nd_pairs(cut, check) or Dispatch("slices", SLICES["words"], 4, SLICES["words"].schedule.per, {
-            "width": cut.width, "outer": cut.outer, "nlook": len(cut.blob) // 16 - cut.outer,
-            "cmode": check.mode}, "words", cut.blob)
+        return nd_pairs(cut, check) or Dispatch("slices", SLICES["words"], 4, SLICES["words"].schedule.per,
+                                                dict(cut.fields, cmode=check.mode), "words", cut.blob)
     return elements_rows(table, bits, check) or reverse_runs(table, bits, check)
 
 
@@ -298,25 +271,29 @@ def reverse_runs(table: Table, bits: int, check: Check) -> Dispatch | None:
         "bound": check.bounds[0]}, "words")
 
 
-def fill_one(bufs: Buffers, d: Dispatch, src: Any, fused: Fused, bits: int, max_dim: int) -> Fill:
-    """``run_bands``' fill for ``d``'s one band of one window, bound as (src, dst, params, [axes,] raw,
-    status): one dispatch, or where ``d.uploads_own`` (``fused`` holds no raw buffer) one per band of
-    ``index.source``'s tuples, read a band at a time."""
-    raw, status, index, _ = fused
-    per, fields = d.per, dict(d.fields, iswap=int(index.big))
+def fill_one(bufs: Buffers, d: Dispatch, src: Any, fused: Fused | None, norm: Any, bits: int,
+             max_dim: int) -> Fill:
+    """``run_bands``' fill for ``d`` from the one window's buffer, bound as (src, dst, params, [axes,] raw,
+    status), the raw indices checked as read (``fused``) or ``norm``, those the index check checked (the
+    lines only): one dispatch a band, or where ``d.uploads_own`` (``fused`` holds no raw buffer) one per
+    band of ``index.source``'s tuples, read a band at a time."""
+    raw, status, index, _ = _indices(bufs, fused, norm)
+    per, fields = d.per, dict(d.fields, iswap=int(bool(index and index.big)))
     if d.key == "nd pairs":
         per = RUNS["long" if d.row >= LONG_ROW and answer(bufs.gpu, "nd_run") == "long" else "short"]
         bufs.counts["nd run"] = fields["run"] = per  # tests look
     bufs.counts[d.key] = 1
+    axes = [] if d.blob is None else [bufs.holding(f"{d.key} axes", d.blob)]
 
     def fill(dst: Any, e0: int, n: int, window: Any) -> None:
-        assert e0 == 0 and window is None, "one band of one window"
+        assert window is None and (e0 == 0 or d.first_unit[0]), "a band of one window (the lines), else one band"
         units = n * bits // 8 // d.unit
-        parts = [(units, raw, dict(fields, **{d.count: units}))] if raw is not None else _bands(bufs, index, units,
-                                                                                                per, fields)
-        axes = [] if d.blob is None else [bufs.holding(f"{d.key} axes", d.blob)]
-        for part, part_raw, record in parts:  # each part taken after the one before was submitted
-            launch(bufs, d.kernel, part, per, max_dim, f"{d.key} params", record,
+        record = dict(fields, **{d.count: units})
+        if d.first_unit[0]:  # the lines: the band's first unit
+            record[d.first_unit[0]] = e0 * bits // 8 // d.first_unit[1]
+        parts = [(units, raw, record)] if raw is not None else _bands(bufs, index, units, per, fields)
+        for part, part_raw, params in parts:  # each part taken after the one before was submitted
+            launch(bufs, d.kernel, part, per, max_dim, f"{d.key} params", params,
                    [src, dst, None, *axes, part_raw, status])
 
     return fill

@@ -108,11 +108,15 @@ def _gather_runner(data: Arg, idx: Optional[Arg], check: Optional[Check], where:
 
 
 def _cut(runner_of: Any, table: Table, edge: int) -> Any:
-    """The runner of the shown elements only (core/shown_values.py), or None."""
-    from ..gpu.index_table import edge_table
+    """The runner of the shown elements only (core/shown_values.py): the table narrowed as ``edge_view``
+    narrows a view, in the data and in the indices alike; None for the tables whose map names an output
+    axis (ReverseSequence, TensorScatter)."""
+    if table.mode != 0 or table.time_axis >= 0:
+        return None
+    from ..core.shown_values import edge_view
 
-    narrowed = edge_table(table, edge)
-    return None if narrowed is None else runner_of(narrowed)
+    (data, _), (index, _) = edge_view(table.data, edge), edge_view(table.index, edge)
+    return runner_of(Table(data, index, table.lookups))
 
 
 def gather_made(name: str, data: Arg, indices: Any, table: Table, check: Check, di: int = 0) -> list[OutputPlan]:

@@ -1,37 +1,35 @@
 """The indexed gather and the index check, rendered through the one frame.
 
 ``Gather``: dst[e] = src[offset(e)], the offset read partly from an index
-tensor. Gather, GatherElements, GatherND, ReverseSequence, Resize (nearest)
+tensor: Gather, GatherElements, GatherND, ReverseSequence, Resize (nearest)
 and the copy that starts every scatter are tables for this one kernel
-(gpu/index_table.py). Output element e has multi-index o (row-major over the
-table's axes); its source element is
+(gpu/index_table.py's rows). Output element e has multi-index o (row-major
+over the table's axes); its source element is
 
     sum_k o_k * dstride_k  +  sum_t norm[ip + ioff_t] * stride_t,   ip = sum_k o_k * istride_k
 
-with ``norm`` the indices as ``Check`` wrote them (u32 offsets along their
-axis). The table's rows are gpu/index_table.py's Axis and Lookup. Modes:
-1 (ReverseSequence) L = norm[ip] is the batch's length, along the time axis
-t < L reads L - 1 - t; 2 (TensorScatter, circular) t reads (norm[ip] + t) %
+``norm`` the indices as ``Check`` wrote them (u32 offsets along their axis).
+Modes: 1 (ReverseSequence) L = norm[ip] is the batch's length, time t < L
+reads L - 1 - t; 2 (TensorScatter, circular) t reads (norm[ip] + t) %
 modulus. ``offsets`` 1 writes each element's source offset (the scatters'
 targets). Offsets wrap modulo 2^32 and end within the source, so u32
-arithmetic is exact. A source larger than one binding is bound a window at a
-time (``win0``, ``wcount``); ``rmw``: a band's later windows keep the other
-elements of their 2- to 16-bit words. Each invocation writes WORDS whole
-words (elements of 2-16 bits assembled low bits first, as ONNX packs them);
-``swap`` is a big-endian source's byte-swap unit. One render per ``CASES`` x
-``INDEX`` (the variant, ``CASE`` and ``INDEX`` constants the driver folds:
-Mesa's CPU drivers run every branch a lane could take); the ``i32``/``i64``
-variants read the raw indices and check them as they go (the first bad
-position kept by atomicMin), the host reading the band back only if none was.
+arithmetic is exact. A source larger than a binding is bound a window at a
+time (``win0``, ``wcount``; ``rmw``: a band's later windows keep the other
+elements of their 2- to 16-bit words). WORDS whole words an invocation
+(2-16 bit elements packed low bits first, as ONNX packs them); ``swap``: a
+big-endian source's byte-swap unit. One render per ``CASES`` x ``INDEX``,
+constants the driver folds (Mesa's CPU drivers run every branch a lane
+could take); the ``i32``/``i64`` variants read and check the raw indices
+(the first bad position kept by atomicMin; the host reads the band back
+only if there was none).
 
 ``Check``: int32 or int64 indices checked against their axis (all 64 bits:
 2^32 + 1 is out of range, never index 1) and written as u32 offsets,
 negatives wrapped; index p of the chunk (at ``first``) checks against
 bounds[((first + p) / inner) % period]; the smallest bad position goes to
-status[0]. Check modes (gpu/index_table.py): 0 -d .. d-1 wrapped, 1 0 .. d,
-2 0 .. d-1; ``swap``/``iswap`` 1: big-endian indices.
+status[0]. Modes: gpu/index_table.py's; ``swap``/``iswap`` 1: big-endian.
 
-Both stay hand-written WGSL inside the frame: the element schedule
+Both are hand-written WGSL inside the frame: the element schedule
 (render/elementwise.py) reads no offsets from a tensor and keeps no status.
 """
 
