@@ -98,9 +98,9 @@ class Case:
             encoder.copy_buffer_to_buffer(run.upload, 0, run.src, 0, self.nbytes)
         else:
             run.variants = [self.variants[kernel]] if kernel in self.variants else []
-            run.tiled = 0
+            run.blocked = 0
             run.record(encoder, self.upload, self.band)
-            self.taken[kernel] = run.tiled
+            self.taken[kernel] = run.blocked
         encoder.copy_buffer_to_buffer(run.dst, 0, run.readback, 0, 4)
         start = time.perf_counter()
         gpu.queue.submit([encoder.finish()])

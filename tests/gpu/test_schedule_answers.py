@@ -51,7 +51,7 @@ def test_every_transpose_answer_writes_the_same_bytes(gpu, rng, monkeypatch):
                                   swap=swap_unit(dtype), poison=0xA5)
             assert bytes(out) == want, (answer, shape, perm, dtype)
             counts = gpu.cache["gather-last"]
-            assert k or counts["tiled"] == (0 if answer == "generic" else counts["dispatches"]), answer
+            assert k or counts["blocked"] == (0 if answer == "generic" else counts["dispatches"]), answer
 
 
 def test_every_nd_run_answer_writes_the_same_bytes(gpu, rng, monkeypatch):

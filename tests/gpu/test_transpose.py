@@ -98,7 +98,7 @@ def gather(gpu, source, view: Access, **kw) -> tuple[bytes, str, str]:
     assert written == len(out)
     c = gpu.cache["gather-last"]
     name = ",".join(asked[0]) if asked and asked[0] else "generic"
-    return bytes(out), name, "every" if c["tiled"] == c["dispatches"] >= 1 else "some" if c["tiled"] else "none"
+    return bytes(out), name, "every" if c["blocked"] == c["dispatches"] >= 1 else "some" if c["blocked"] else "none"
 
 
 def structures(rng, dtype):

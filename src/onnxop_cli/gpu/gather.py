@@ -110,7 +110,7 @@ def run_plan(gpu: Gpu, plan: Plan, source: Any, sink: Sink, band_bytes: int, win
             try:
                 return run.stream(sink, poison)
             finally:
-                gpu.cache["gather-last"] = {"tiled": run.tiled, "dispatches": run.dispatches, "mapped": run.mapped}
+                gpu.cache["gather-last"] = {"blocked": run.blocked, "dispatches": run.dispatches, "mapped": run.mapped}
                 run.release()
     finally:
         if spool is not None:
@@ -187,7 +187,7 @@ class Run(Owned):
         records = 2 * self.rank  # boxes per upload, at most
         U = BufferUsage
         self.buffers: list[Any] = []
-        self.tiled = self.dispatches = 0  # the transpose kernel's dispatches, and all (tests look)
+        self.blocked = self.dispatches = 0  # the blocked kernels' dispatches, and all (tests look)
         with gpu.errors("allocating gather buffers"):
             self.kernel = GENERAL.on(gpu)
             # the transpose kernels that may take some dispatches, in the
@@ -298,7 +298,7 @@ class Run(Owned):
                                              self.max_dim)
                 if found is not None:
                     record, groups = found
-                    self.tiled += 1
+                    self.blocked += 1
                     break
             else:
                 first, words = box.words(plan.bits)

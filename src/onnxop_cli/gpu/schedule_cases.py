@@ -108,12 +108,12 @@ def transpose(gpu: Gpu) -> Case:
     def dispatch(nbytes: int, sink: Callable) -> str:
         name = answer(gpu, "transpose")
         run.variants = [(name, pipelines[name])] if name in pipelines else []
-        run.tiled = 0
+        run.blocked = 0
         encoder = gpu.device.create_command_encoder()
         run.record(encoder, upload, band)
         gpu.queue.submit([encoder.finish()])
         run.drain(sink, 0, nbytes)  # waits for the kernel
-        return {0: "generic", len(upload.dispatches): name}.get(run.tiled, "mixed")
+        return {0: "generic", len(upload.dispatches): name}.get(run.blocked, "mixed")
 
     def checked() -> tuple[bytes, str]:
         gpu.queue.write_buffer(run.dst, 0, bytes([0xA5]) * band_bytes)  # poisoned: an unwritten byte shows
