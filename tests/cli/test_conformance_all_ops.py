@@ -4,7 +4,6 @@ passed, every output compared; and a tampered output fails."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 from onnx import numpy_helper
 

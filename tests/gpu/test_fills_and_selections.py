@@ -7,7 +7,7 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, numpy_helper
 
 from onnxop_cli import (OpError, bit_cast, center_crop_pad, compress, constant_of_shape, eye_like, one_hot,
                         shape, size, trilu)

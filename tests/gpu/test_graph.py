@@ -16,6 +16,7 @@ from onnx.reference import ReferenceEvaluator
 
 from conftest import cli, error_of, random_array
 from onnxop_cli.core import graph
+from onnxop_cli.core.graph_values import element_index
 from onnxop_cli.errors import ExitCode, UsageError
 from onnxop_cli.core.tensor import Tensor
 from onnxop_cli.core.region import Access
@@ -162,7 +163,7 @@ def test_reshape_matches_numpy_on_random_strided_views():
             assert got is None
             continue
         assert got is not None
-        assert np.array_equal(base.reshape(-1)[graph.element_index(got)], a.reshape(-1))
+        assert np.array_equal(base.reshape(-1)[element_index(got)], a.reshape(-1))
 
 
 # ------------------------------------------------------------------ hostile models

@@ -12,7 +12,6 @@ tests/process/test_print_memory.py runs the huge cases as real processes.
 from __future__ import annotations
 
 import numpy as np
-import onnx
 import pytest
 from onnx import TensorProto, helper
 from onnx.reference import ReferenceEvaluator

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import inspect
 import sys
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 

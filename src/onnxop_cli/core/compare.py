@@ -190,7 +190,6 @@ def _key(label: str) -> str:
 def _side(path: Path, members: list[str]) -> dict[str, Tensor]:
     """label -> tensor for one side: a file, an archive's members, or a folder's files."""
     from .. import io
-    from ..io.stdio import is_stdio
 
     if _is_folder(path):
         found: dict[str, Tensor] = {}

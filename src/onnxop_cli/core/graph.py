@@ -25,24 +25,22 @@ operators only is planned without the GPU).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import InputError, OnnxopError, UsageError
-from ..ops.model import Graph, Unsupported, constant_tensor
+from ..ops.model import Graph, constant_tensor
 from .graph_fill import Fill, _whole  # how each output is streamed or summarised
 from .graph_steps import LAZY_BYTES
 from . import value_bytes
-from .graph_values import Step, Value, element_index, host_array, of_tensor
+from .graph_values import Step, Value, host_array, of_tensor
 from .region import Access
 
 if TYPE_CHECKING:
-    import numpy as np
 
     from ..gpu.resident import Traffic
     from ..io import Sink
     from ..ops import Node
-    from .tensor import DType, Tensor
+    from .tensor import Tensor
 
 # ------------------------------------------------------------------ planning
 

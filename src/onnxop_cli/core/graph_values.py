@@ -9,7 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..errors import OnnxopError
 from .region import Access, c_strides, f_strides
 
 if TYPE_CHECKING:
