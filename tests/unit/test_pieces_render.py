@@ -3,7 +3,7 @@
 through the one frame (one entry point ``main`` at its schedule's
 workgroup size, its schedule's constants, the bindings declared as data),
 its Params and table rows read back from the WGSL are the Structs the hosts
-pack (gpu/pieces.py, gpu/runs.py, gpu/indexed_variants.py), and the hosts'
+pack (gpu/pieces.py, gpu/indexed_variants.py), and the hosts'
 own numbers are the schedule's. That each render compiles and is exact on
 an adapter: tests/gpu/test_pieces.py, test_pieces_runs.py,
 test_pieces_fills.py, test_where.py, test_reverse_runs.py."""
@@ -15,7 +15,7 @@ import struct
 
 import pytest
 
-from onnxop_cli.gpu import pieces as host, runs
+from onnxop_cli.gpu import pieces as host
 from wgsl_text import parse
 from onnxop_cli.gpu.render import piece_rows, pieces, reverse
 from onnxop_cli.gpu.render.pieces import General
@@ -84,6 +84,6 @@ def test_the_hosts_pack_their_params_by_name():
     with pytest.raises(KeyError, match="'fill' is not given"):
         piece_rows.ROWS_PARAMS.pack(count=1, groups_x=1, rank=0, at=0, bits=8, src_base=0, dst_base=0,
                                     len_bits=8, chunks=1, rows=1, mode=0, tri_k=0, tri_row=0)
-    assert runs.fill_words(b"\x01", 8) == (0x01010101,) * 4
-    assert runs.fill_words(bytes(range(8)), 64) == (0x03020100, 0x07060504) * 2
-    assert runs.fill_words(b"\x0f", 4) == (0xFFFFFFFF,) * 4
+    assert host.fill_words(b"\x01", 8) == (0x01010101,) * 4
+    assert host.fill_words(bytes(range(8)), 64) == (0x03020100, 0x07060504) * 2
+    assert host.fill_words(b"\x0f", 4) == (0xFFFFFFFF,) * 4

@@ -134,7 +134,7 @@ QUESTIONS = {q.name: q for q in (
              "ScatterElements with a reduction over FEWEST_LINES to LINES_AT_LEAST lines (gpu/scatter.py): "
              "an invocation a line (lines) or the claim/apply rounds"),
     Question("pieces_min_row", ("64", "128"),
-             "the shortest row, bytes, the pieces kernels by runs copy (gpu/runs.py): 64, or 128 (rows of 64 to "
+             "the shortest row, bytes, the pieces kernels by runs copy (gpu/pieces.py): 64, or 128 (rows of 64 to "
              "127 bytes then keep the general kernel, gpu/render/pieces.py)"),
     Question("gather_words", ("elements", "slices"),
              "Gather of slices of whole words that are not whole 16-byte vectors, one band of one window: the "

@@ -1,4 +1,4 @@
-"""The pieces kernels by runs (gpu/runs.py chooses them), through the one
+"""The pieces kernels by runs (gpu/pieces.py chooses them), through the one
 frame on gpu/render/pieces.py's schedule and layout. A piece whose inner axis is contiguous,
 ``rows`` rows of ``len_bits`` bits; output word w of a row holds the source
 bits from w * 32 - dst_bit + src_bit (two words joined by a funnel shift).
@@ -7,7 +7,7 @@ bits from w * 32 - dst_bit + src_bit (two words joined by a funnel shift).
 A row keeps the source in [keep_lo, keep_hi) and the fill pattern (word w
 is fill[w & 3]) elsewhere: mode 0 copy, 1 fill, 2 (3) upper (lower)
 triangle, col the inner axis, row the index along tri_row (or folded into
-tri_k). Bit offsets are u32 / i32 (runs.LIMIT_BITS, runs.TRI_K).
+tri_k). Bit offsets are u32 / i32 (gpu/pieces.py: LIMIT_BITS, TRI_K).
 """
 
 from __future__ import annotations
