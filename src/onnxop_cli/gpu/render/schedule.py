@@ -78,7 +78,8 @@ class Units:
 @dataclass(frozen=True)
 class OnWords(Frame):
     """A kernel on a ``Words`` schedule: ``NAME``, ``BODIES`` (variant -> its WGSL), ``shared()`` text, and
-    ``KEEPS`` (variant -> the words a body holds whatever the schedule question answers: gpu/word_kernels.py)."""
+    ``KEEPS`` (variant -> the words a body holds whatever the schedule question answers, gpu/word_kernels.py;
+    it runs on no other)."""
 
     schedule: Words
     NAME: ClassVar[str]
@@ -86,13 +87,9 @@ class OnWords(Frame):
     KEEPS: ClassVar[dict[str, int]] = {}
 
     def __post_init__(self) -> None:
-        if self.schedule.variant not in self.BODIES or not self.runs(self.schedule):
-            raise ValueError(f"no whole-word schedule {self.schedule} for the {self.NAME}")
-
-    @staticmethod
-    def runs(schedule: Words) -> bool:
-        """Whether the body can run on this schedule (a kernel's own rule)."""
-        return True
+        s = self.schedule
+        if s.variant not in self.BODIES or self.KEEPS.get(s.variant, s.words) != s.words:
+            raise ValueError(f"no whole-word schedule {s} for the {self.NAME}")
 
     def parts(self) -> list[str]:
         return [*self.shared(), self.BODIES[self.schedule.variant]()]  # type: ignore[attr-defined]
