@@ -12,7 +12,7 @@ reversed or column-major (not runs); a rank-0 part; random parts of ranks
 by runs off, fills off, staged rather than mapped buffers, grids folded
 to rows of 1 and 2 workgroups, bands of a few hundred bytes) x every
 element width (2- and 4-bit packed, 8 to 128 bits). One tally per property
-asserts that every case ran the kernels meant for it (gpu/render/piece_rows.py
+asserts that every case ran the kernels meant for it (gpu/render/pieces.py Rows
 by runs, gpu/render/pieces.py general) and that each came up, so a silent
 fallback fails it. The operators' plans (Concat, Split, Pad, Trilu, ...)
 are tests/gpu/test_pieces_runs.py's and test_pieces_fills.py's."""

@@ -1,4 +1,4 @@
-"""Fills, triangles and repeats by runs (gpu/render/piece_rows.py modes 1-3
+"""Fills, triangles and repeats by runs (gpu/render/pieces.py Rows modes 1-3
 through gpu/pieces.py, and its repeat_mover; the general kernel,
 gpu/render/pieces.py; the gather kernel for views) as one property:
 ConstantOfShape, EyeLike's zeros, Pad's and CenterCropPad's constant

@@ -1,4 +1,4 @@
-"""Copies by runs (gpu/render/piece_rows.py's words and edges through
+"""Copies by runs (gpu/render/pieces.py's Rows words and edges through
 gpu/pieces.py; the general kernel, gpu/render/pieces.py) as one property:
 parts whose innermost axis is contiguous in source and output -- Concat's,
 Split's and Pad's interior -- copied as whole vec4 words, the source joined

@@ -14,7 +14,7 @@ the buffers and bind group, uploads each group of parts' windows, dispatches and
 back. Where's select and OneHot (gpu/word_kernels.py) drive one kernel of this layout over a
 ``Run``'s buffers (``dispatch_one``).
 
-By runs (gpu/render/piece_rows.py's ``words`` and ``edges``, two dispatches recorded in the same
+By runs (gpu/render/pieces.py's ``words`` and ``edges``, two dispatches recorded in the same
 pass on the general kernel's buffers): a part whose innermost axis is contiguous in the output and
 in its source (``eligible``): Concat's, Split's and Pad's interior, fills (ConstantOfShape, constant
 borders, EyeLike's zeros), Trilu's triangle, and a view that repeats its rows (``repeat_mover``:
@@ -36,8 +36,7 @@ from .buffers import (WORD, BufferUsage, Owned, binding_limit, can_map, dispatch
 from .device import Gpu
 from .program import compiled, grid_x
 from .render.frame import Frame
-from .render.piece_rows import EDGES, ROWS_AXIS, ROWS_PARAMS, WORDS
-from .render.pieces import AXIS, GENERAL, OTHER, PARAMS
+from .render.pieces import AXIS, EDGES, GENERAL, OTHER, PARAMS, ROWS_AXIS, ROWS_PARAMS, WORDS
 
 DEFAULT_BAND = 64 << 20  # bytes of a window at most (and of a band, below BAND)
 # Bands of at most 16 MiB, as Where's select's (gpu/word_kernels.py): Pad's 64 MiB float32 output (one
@@ -48,7 +47,7 @@ BAND = 16 << 20
 M = 0xFFFFFFFF  # strides as two's complement u32 words
 SLOTS = 16  # axes entries per piece (ranks up to 16); a select piece's other strides follow them
 BATCH = 128  # dispatches per submission
-# (src, mask, dst, params at a dynamic offset, axes, other): every kernel of a run (the runs kernels, the select, OneHot's)
+# (src, mask, dst, params at a dynamic offset, axes, other): every kernel of a run (by runs, the select, OneHot's)
 KINDS = ("read-only-storage", "read-only-storage", "storage", "uniform+offset", "read-only-storage",
          "read-only-storage")
 REPEATS = True  # repeat_mover; benchmarks and tests turn it off to compare with the gather kernel
@@ -145,10 +144,9 @@ def encode_runs(p: Piece, bits: int, src_first: int, at: int,
         mode = 2 if v.tri[3] else 3
         k = min(max(v.tri[0], -TRI_K), TRI_K)
         tri_row = v.tri[1] if v.tri[1] >= 0 else M
-    src_base = (v.src.at.offset - src_first) & M if v.src is not None else 0
-    common = {"rank": len(outer), "at": at, "bits": bits, "src_base": src_base, "dst_base": p.dst_offset & M,
-              "len_bits": len_bits, "chunks": max(chunks, 1), "rows": rows, "mode": mode, "tri_k": k,
-              "fill": fill_words(v.fill, bits), "tri_row": tri_row}
+    common = {"rank": len(outer), "at": at, "bits": bits, "src_base": _base(v.src, src_first),
+              "dst_base": p.dst_offset & M, "len_bits": len_bits, "chunks": max(chunks, 1), "rows": rows,
+              "mode": mode, "tri_k": k, "fill": fill_words(v.fill, bits), "tri_row": tri_row}
     record = ROWS_PARAMS.pack(count=words, groups_x=grid_x(gw, max_dim), **common)
     edges = ROWS_PARAMS.pack(count=rows, groups_x=grid_x(ge, max_dim), **common)
 
@@ -290,8 +288,8 @@ class Run(Owned):
         ``sizes``: the src, mask and other windows' bytes (else ``window_bytes`` each); ``shared_upload``:
         the bytes of one staging buffer for the three (each upload submitted before the next), else one
         each; ``mapped`` (``can_map`` adapters, host sources and sinks): the windows and dst mapped
-        themselves, no staging; ``by_runs``: parts ``eligible`` takes run the runs kernels. ``taken`` counts the
-        parts each kernel ran (tests check the path)."""
+        themselves, no staging; ``by_runs``: parts ``eligible`` takes run by runs. ``taken`` counts the parts
+        each kernel ran (tests check the path)."""
         self.gpu, self.cap, self.masked = gpu, window_bytes, masked
         self.taken = {"runs": 0, "general": 0, "mapped": mapped}
         self.max_dim = dispatch_limit(gpu, max_groups_per_dim)

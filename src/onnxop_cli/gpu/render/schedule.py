@@ -5,7 +5,7 @@ of a kernel's bodies: render/select.py, render/one_hot.py; each body starts
 at its first word, ``head``, and walks a vector at a time, ``loop``) and
 ``Runs`` (runs of ``run`` invocations, ``unroll`` words each, over padded
 spans with no bounds test: render/copy.py) and ``Units`` (``per`` units an
-invocation: render/slices.py, rows.py, pieces.py, piece_rows.py).
+invocation: render/slices.py, rows.py, pieces.py).
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ class Runs:
 @dataclass(frozen=True)
 class Units:
     """``per`` units of ``word`` an invocation, the WGSL constant ``name`` (none where ``per`` is 0: the
-    kernel reads its run from params, or makes one unit): render/slices.py, rows.py, pieces.py, piece_rows.py."""
+    kernel reads its run from params, or makes one unit)."""
 
     name: str
     per: int = 0
