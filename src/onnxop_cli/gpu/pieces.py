@@ -69,93 +69,6 @@ BY_RUNS = True  # tests turn it off to compare with the general kernel
 FILLS = True  # fills and triangles by runs (off: the general kernel, as before; benchmarks compare the two)
 
 
-def usable(band_bytes: int, window_bytes: int) -> bool:
-    """Whether a run's buffers suit the kernel: its windows are read as whole
-    vec4s (their size a multiple of 16) and bit offsets fit an i32."""
-    return BY_RUNS and window_bytes % 16 == 0 and max(band_bytes, window_bytes) * 8 < LIMIT_BITS
-
-
-def eligible(p: Piece, bits: int, swap: int, gpu: Any) -> bool:
-    """Whether ``p`` (a part cut to a band and a window) runs by runs on ``gpu``: rows of MIN_ROW_BYTES to
-    SHORT_ROW_BYTES where its answer to QUESTION (asked only for such a row) is MIN_ROW_BYTES."""
-    return _shape_runs(p, bits, swap) and (
-        p.shape[-1] * bits >= SHORT_ROW_BYTES * 8 or choose.answer(gpu, QUESTION) == str(MIN_ROW_BYTES))
-
-
-def _shape_runs(p: Piece, bits: int, swap: int) -> bool:
-    rank, v = len(p.shape), fields(p.value)
-    if v.mask is not None or v.other is not None or not 1 <= rank <= SLOTS or p.size == 0:
-        return False
-    if p.dst_strides[-1] != 1 or p.shape[-1] * bits < MIN_ROW_BYTES * 8 or 128 % bits:
-        return False
-    if v.src is None:
-        return FILLS and v.tri is None
-    if swap or v.src.at.strides[-1] != 1:
-        return False
-    # a triangle: its column the inner axis, its row an outer one (or folded), the rest filled
-    return v.tri is None or (FILLS and v.otherwise and v.tri[2] == rank - 1 and v.tri[1] < rank - 1)
-
-
-def flatten(p: Piece) -> Piece:
-    """A fill piece with its axes of one index dropped and the axes it lays
-    out contiguously merged (ConstantOfShape's or Pad's fill of the whole
-    output becomes one row, long enough for the runs kernel)."""
-    if not isinstance(p.value, Fill) or p.size == 0:
-        return p
-    axes = [(d, s) for d, s in zip(p.shape, p.dst_strides) if d != 1]
-    if not axes:
-        return p
-    shape, strides = [axes[-1][0]], [axes[-1][1]]
-    for d, s in reversed(axes[:-1]):
-        if s == shape[0] * strides[0]:
-            shape[0] *= d
-        else:
-            shape.insert(0, d)
-            strides.insert(0, s)
-    return replace(p, shape=tuple(shape), dst_strides=tuple(strides))
-
-
-def fill_words(fill: bytes, bits: int) -> tuple[int, int, int, int]:
-    """The fill's pattern as band words 4v .. 4v + 3 (its element repeated)."""
-    if bits >= 32:
-        raw = (fill + bytes(16))[: bits // 8]
-        raw = raw * (16 // len(raw))
-        return tuple(int.from_bytes(raw[k:k + 4], "little") for k in range(0, 16, 4))  # type: ignore[return-value]
-    value = int.from_bytes((fill + bytes(4))[:4], "little") & ((1 << bits) - 1)
-    return (sum(value << (i * bits) for i in range(32 // bits)),) * 4
-
-
-def encode_runs(p: Piece, bits: int, src_first: int, at: int,
-                max_dim: int) -> tuple[tuple[bytes, bytes], bytes, tuple[int, int]]:
-    """(the two dispatches' params records, axes entries, workgroups) of part ``p``
-    whose source window starts at element ``src_first``: the records are the box and its
-    value flattened (core/pieces.py ``fields``)."""
-    v = fields(p.value)
-    *outer, length = p.shape
-    rows = math.prod(outer)
-    len_bits = length * bits
-    wg, vecs = WORDS.schedule.wg, WORDS.schedule.per
-    chunks = -(-(len_bits // 128) // vecs)  # a row holds at most len_bits // 128 whole vec4s
-    words = rows * chunks
-    assert words < 1 << 32, "a part of one band has fewer than 2**32 vec4s"
-    gw, ge = -(-words // wg), -(-rows // wg)
-    mode, k, tri_row = (0 if v.src is not None else 1), 0, M
-    if v.tri is not None:
-        mode = 2 if v.tri[3] else 3
-        k = min(max(v.tri[0], -TRI_K), TRI_K)
-        tri_row = v.tri[1] if v.tri[1] >= 0 else M
-    common = {"rank": len(outer), "at": at, "bits": bits, "src_base": _base(v.src, src_first),
-              "dst_base": p.dst_offset & M, "len_bits": len_bits, "chunks": max(chunks, 1), "rows": rows,
-              "mode": mode, "tri_k": k, "fill": fill_words(v.fill, bits), "tri_row": tri_row}
-    record = ROWS_PARAMS.pack(count=words, groups_x=grid_x(gw, max_dim), **common)
-    edges = ROWS_PARAMS.pack(count=rows, groups_x=grid_x(ge, max_dim), **common)
-
-    src_strides = v.src.at.strides if v.src is not None else (0,) * len(p.shape)
-    entries = ROWS_AXIS.layout.pack_rows({"dim": d, "src": s & M, "dst": t & M}
-                                         for d, s, t in zip(outer, src_strides, p.dst_strides))
-    return (record, edges), entries, (gw, ge)
-
-
 @dataclass
 class Source:
     """An input's bytes (a sources.ByteSource) with its big-endian swap unit."""
@@ -480,3 +393,90 @@ def _general(p: Piece, bits: int, first: list[int], swap: list[int], at: int, pe
 def _base(x: Optional[Load], first: int) -> int:
     """Where a load starts in its uploaded window (0 where the piece has none of it)."""
     return (x.at.offset - first) & 0xFFFFFFFF if x is not None else 0
+
+
+def usable(band_bytes: int, window_bytes: int) -> bool:
+    """Whether a run's buffers suit the kernel: its windows are read as whole
+    vec4s (their size a multiple of 16) and bit offsets fit an i32."""
+    return BY_RUNS and window_bytes % 16 == 0 and max(band_bytes, window_bytes) * 8 < LIMIT_BITS
+
+
+def eligible(p: Piece, bits: int, swap: int, gpu: Any) -> bool:
+    """Whether ``p`` (a part cut to a band and a window) runs by runs on ``gpu``: rows of MIN_ROW_BYTES to
+    SHORT_ROW_BYTES where its answer to QUESTION (asked only for such a row) is MIN_ROW_BYTES."""
+    return _shape_runs(p, bits, swap) and (
+        p.shape[-1] * bits >= SHORT_ROW_BYTES * 8 or choose.answer(gpu, QUESTION) == str(MIN_ROW_BYTES))
+
+
+def _shape_runs(p: Piece, bits: int, swap: int) -> bool:
+    rank, v = len(p.shape), fields(p.value)
+    if v.mask is not None or v.other is not None or not 1 <= rank <= SLOTS or p.size == 0:
+        return False
+    if p.dst_strides[-1] != 1 or p.shape[-1] * bits < MIN_ROW_BYTES * 8 or 128 % bits:
+        return False
+    if v.src is None:
+        return FILLS and v.tri is None
+    if swap or v.src.at.strides[-1] != 1:
+        return False
+    # a triangle: its column the inner axis, its row an outer one (or folded), the rest filled
+    return v.tri is None or (FILLS and v.otherwise and v.tri[2] == rank - 1 and v.tri[1] < rank - 1)
+
+
+def flatten(p: Piece) -> Piece:
+    """A fill piece with its axes of one index dropped and the axes it lays
+    out contiguously merged (ConstantOfShape's or Pad's fill of the whole
+    output becomes one row, long enough for the runs kernel)."""
+    if not isinstance(p.value, Fill) or p.size == 0:
+        return p
+    axes = [(d, s) for d, s in zip(p.shape, p.dst_strides) if d != 1]
+    if not axes:
+        return p
+    shape, strides = [axes[-1][0]], [axes[-1][1]]
+    for d, s in reversed(axes[:-1]):
+        if s == shape[0] * strides[0]:
+            shape[0] *= d
+        else:
+            shape.insert(0, d)
+            strides.insert(0, s)
+    return replace(p, shape=tuple(shape), dst_strides=tuple(strides))
+
+
+def fill_words(fill: bytes, bits: int) -> tuple[int, int, int, int]:
+    """The fill's pattern as band words 4v .. 4v + 3 (its element repeated)."""
+    if bits >= 32:
+        raw = (fill + bytes(16))[: bits // 8]
+        raw = raw * (16 // len(raw))
+        return tuple(int.from_bytes(raw[k:k + 4], "little") for k in range(0, 16, 4))  # type: ignore[return-value]
+    value = int.from_bytes((fill + bytes(4))[:4], "little") & ((1 << bits) - 1)
+    return (sum(value << (i * bits) for i in range(32 // bits)),) * 4
+
+
+def encode_runs(p: Piece, bits: int, src_first: int, at: int,
+                max_dim: int) -> tuple[tuple[bytes, bytes], bytes, tuple[int, int]]:
+    """(the two dispatches' params records, axes entries, workgroups) of part ``p``
+    whose source window starts at element ``src_first``: the records are the box and its
+    value flattened (core/pieces.py ``fields``)."""
+    v = fields(p.value)
+    *outer, length = p.shape
+    rows = math.prod(outer)
+    len_bits = length * bits
+    wg, vecs = WORDS.schedule.wg, WORDS.schedule.per
+    chunks = -(-(len_bits // 128) // vecs)  # a row holds at most len_bits // 128 whole vec4s
+    words = rows * chunks
+    assert words < 1 << 32, "a part of one band has fewer than 2**32 vec4s"
+    gw, ge = -(-words // wg), -(-rows // wg)
+    mode, k, tri_row = (0 if v.src is not None else 1), 0, M
+    if v.tri is not None:
+        mode = 2 if v.tri[3] else 3
+        k = min(max(v.tri[0], -TRI_K), TRI_K)
+        tri_row = v.tri[1] if v.tri[1] >= 0 else M
+    common = {"rank": len(outer), "at": at, "bits": bits, "src_base": _base(v.src, src_first),
+              "dst_base": p.dst_offset & M, "len_bits": len_bits, "chunks": max(chunks, 1), "rows": rows,
+              "mode": mode, "tri_k": k, "fill": fill_words(v.fill, bits), "tri_row": tri_row}
+    record = ROWS_PARAMS.pack(count=words, groups_x=grid_x(gw, max_dim), **common)
+    edges = ROWS_PARAMS.pack(count=rows, groups_x=grid_x(ge, max_dim), **common)
+
+    src_strides = v.src.at.strides if v.src is not None else (0,) * len(p.shape)
+    entries = ROWS_AXIS.layout.pack_rows({"dim": d, "src": s & M, "dst": t & M}
+                                         for d, s, t in zip(outer, src_strides, p.dst_strides))
+    return (record, edges), entries, (gw, ge)
