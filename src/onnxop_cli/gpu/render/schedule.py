@@ -115,9 +115,9 @@ WORD_FIELDS = (
 FIRST = "((wg.y * params.groups_x + wg.x) * WG + lid) * WORDS"  # the invocation's first output word
 
 
-def head(first: str = FIRST) -> str:
-    """A body's first word ``w0`` (``first``), and nothing past the band's words."""
-    return f"    let w0 = {first};\n    if (w0 >= params.words) {{\n        return;\n    }}\n"
+def head() -> str:
+    """A body's first word ``w0`` (``FIRST``), and nothing past the band's words."""
+    return f"    let w0 = {FIRST};\n    if (w0 >= params.words) {{\n        return;\n    }}\n"
 
 
 def loop(pad: str, step: int = 4) -> str:
