@@ -17,13 +17,12 @@ import struct
 import pytest
 
 from onnxop_cli.gpu import choose, kernels, word_kernels
-from onnxop_cli.gpu.convert_types import FORMATS
 from wgsl_text import parse
 from onnxop_cli.gpu.render import copy, frame
 from onnxop_cli.gpu.render import elementwise as rendered_elementwise
 from onnxop_cli.gpu.render import one_hot as words_one_hot
 from onnxop_cli.gpu.render import select
-from onnxop_cli.gpu.render.elementwise import BITS, EXPRESSIONS, Elementwise, Operand
+from onnxop_cli.gpu.render.elementwise import BITS, EXPRESSIONS, FORMATS, Elementwise, Operand
 from onnxop_cli.gpu.render import scatter
 from onnxop_cli.gpu.render.scatter_slices import Slices
 from onnxop_cli.gpu.render.schedule import Runs, Words

@@ -1,9 +1,9 @@
 """The pieces and ReverseSequence kernels the renderer writes
-(gpu/render/pieces.py, piece_rows.py, reverse.py): every variant goes
+(gpu/render/pieces.py, reverse.py): every variant goes
 through the one frame (one entry point ``main`` at its schedule's
 workgroup size, its schedule's constants, the bindings declared as data),
 its Params and table rows read back from the WGSL are the Structs the hosts
-pack (gpu/pieces.py, gpu/runs.py, gpu/indexed_variants.py), and the hosts'
+pack (gpu/pieces.py, gpu/indexed_variants.py), and the hosts'
 own numbers are the schedule's. That each render compiles and is exact on
 an adapter: tests/gpu/test_pieces.py, test_pieces_runs.py,
 test_pieces_fills.py, test_where.py, test_reverse_runs.py."""
@@ -15,17 +15,17 @@ import struct
 
 import pytest
 
-from onnxop_cli.gpu import pieces as host, runs
+from onnxop_cli.gpu import pieces as host
 from wgsl_text import parse
-from onnxop_cli.gpu.render import piece_rows, pieces, reverse
+from onnxop_cli.gpu.render import pieces, reverse
 from onnxop_cli.gpu.render.pieces import General
 from onnxop_cli.gpu.render.schedule import Units
 
 ENTRY = re.compile(r"@compute\s+@workgroup_size\((\d+)\)\s*fn\s+(\w+)")
 BINDING = re.compile(r"^@group\(0\) @binding\((\d+)\) var<([\w, ]+)> (\w+): ([^;]+);$", re.MULTILINE)
 KERNELS = {"general": (pieces.GENERAL, {"Axis": pieces.AXIS, "Other": pieces.OTHER}),
-           "words": (piece_rows.WORDS, {"Axis": piece_rows.ROWS_AXIS}),
-           "edges": (piece_rows.EDGES, {"Axis": piece_rows.ROWS_AXIS}),
+           "words": (pieces.WORDS, {"Axis": pieces.ROWS_AXIS}),
+           "edges": (pieces.EDGES, {"Axis": pieces.ROWS_AXIS}),
            "reverse": (reverse.REVERSE, {})}
 CONSTS = {"general": {"WG": 256, "ELEMS": 8}, "words": {"WG": 256, "VECS": 4}, "edges": {"WG": 256},
           "reverse": {"WG": 256, "WORDS": 16}}
@@ -59,19 +59,19 @@ def test_the_kernels_of_one_run_share_its_layout_and_each_has_its_own_label():
     """The general kernel and the two by runs are bound by one bind group: src, dst, params and axes at the
     same slots, read-only or read-write alike; the Params binding holds the largest of their Params."""
     general = {b.slot: b for b in pieces.GENERAL.bindings}
-    for rows in (piece_rows.WORDS, piece_rows.EDGES):
+    for rows in (pieces.WORDS, pieces.EDGES):
         for b in rows.bindings:
             assert (b.slot, b.access) == (general[b.slot].slot, general[b.slot].access)
     labels = {k.label for k, _ in KERNELS.values()}
     assert len(labels) == len(KERNELS)
     assert pieces.GENERAL.label == "pieces general[wg=256,elems=8]"
-    assert piece_rows.WORDS.label == "pieces rows words[wg=256,vecs=4]"
+    assert pieces.WORDS.label == "pieces rows words[wg=256,vecs=4]"
     assert host.KINDS[3] == "uniform+offset"
 
 
 def test_a_rows_schedule_it_has_no_kernel_for_is_refused():
     with pytest.raises(ValueError, match="no rows kernel"):
-        piece_rows.Rows("general", Units("VECS", 4))
+        pieces.Rows("general", Units("VECS", 4))
     assert General(Units("ELEMS", 4, wg=64)).wgsl().count("const ELEMS: u32 = 4u;") == 1
 
 
@@ -80,10 +80,10 @@ def test_the_hosts_pack_their_params_by_name():
                              src_base=5, dst_base=6, mask_base=7, tri_k=0xFFFFFFFE, tri_row=0, tri_col=1,
                              fill=(1, 2, 3, 4), has_other=0, other_base=0, other_swap=0)
     assert struct.unpack("<24I", raw)[:20] == (9, 2, 3, 32, 8, 0, 1, 2, 1, 5, 6, 7, 0xFFFFFFFE, 0, 1, 0, 1, 2, 3, 4)
-    assert pieces.PARAMS.size == 96 and piece_rows.ROWS_PARAMS.size == 80 and reverse.PARAMS.size == 32
+    assert pieces.PARAMS.size == 96 and pieces.ROWS_PARAMS.size == 80 and reverse.PARAMS.size == 32
     with pytest.raises(KeyError, match="'fill' is not given"):
-        piece_rows.ROWS_PARAMS.pack(count=1, groups_x=1, rank=0, at=0, bits=8, src_base=0, dst_base=0,
+        pieces.ROWS_PARAMS.pack(count=1, groups_x=1, rank=0, at=0, bits=8, src_base=0, dst_base=0,
                                     len_bits=8, chunks=1, rows=1, mode=0, tri_k=0, tri_row=0)
-    assert runs.fill_words(b"\x01", 8) == (0x01010101,) * 4
-    assert runs.fill_words(bytes(range(8)), 64) == (0x03020100, 0x07060504) * 2
-    assert runs.fill_words(b"\x0f", 4) == (0xFFFFFFFF,) * 4
+    assert host.fill_words(b"\x01", 8) == (0x01010101,) * 4
+    assert host.fill_words(bytes(range(8)), 64) == (0x03020100, 0x07060504) * 2
+    assert host.fill_words(b"\x0f", 4) == (0xFFFFFFFF,) * 4

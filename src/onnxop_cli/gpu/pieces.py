@@ -11,29 +11,35 @@ whatever the sizes. A piece's source is any input (so Concat of 300 inputs
 binds two buffers, not 300), and the window uploaded is only the part the
 piece reads. Cutting is pure index arithmetic (core/pieces.py's ``cut``, ``fit``); a ``Run`` holds
 the buffers and bind group, uploads each group of parts' windows, dispatches and reads each band
-back. A part whose innermost axis is contiguous in its source and in dst runs by runs (gpu/runs.py:
-whole words) in the same pass; so does a view that repeats its rows (``repeat_mover``: Expand, Tile). Where's select and OneHot (gpu/word_kernels.py)
-drive one kernel of this layout over a ``Run``'s buffers (``dispatch_one``).
+back. Where's select and OneHot (gpu/word_kernels.py) drive one kernel of this layout over a
+``Run``'s buffers (``dispatch_one``).
+
+By runs (gpu/render/pieces.py's ``words`` and ``edges``, two dispatches recorded in the same
+pass on the general kernel's buffers): a part whose innermost axis is contiguous in the output and
+in its source (``eligible``): Concat's, Split's and Pad's interior, fills (ConstantOfShape, constant
+borders, EyeLike's zeros), Trilu's triangle, and a view that repeats its rows (``repeat_mover``:
+Expand, Tile). Every other part -- masks and selects, other triangles, stride-0 or reversed inner
+axes (Pad's edge, reflect and wrap borders), big-endian sources, short rows -- keeps the general kernel.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Optional, Sequence
 
 from ..core.pieces import Piece, cut, extent, fields, fit, moved, ranges
-from ..core.region import Access, Load, Select, c_strides, load
-from . import runs
+from ..core.region import Access, Fill, Load, Select, c_strides, load
+from . import choose
 from .buffers import (WORD, BufferUsage, Owned, binding_limit, can_map, dispatch_limit, env_poison, read_through,
                       round_up, write_mapped)
 from .device import Gpu
 from .program import compiled, grid_x
 from .render.frame import Frame
-from .render.piece_rows import EDGES, ROWS_PARAMS, WORDS
-from .render.pieces import AXIS, GENERAL, OTHER, PARAMS
+from .render.pieces import AXIS, EDGES, GENERAL, OTHER, PARAMS, ROWS_AXIS, ROWS_PARAMS, WORDS
 
 DEFAULT_BAND = 64 << 20  # bytes of a window at most (and of a band, below BAND)
-# Bands of at most 16 MiB, as Where's select's (gpu/elementwise.py): Pad's 64 MiB float32 output (one
+# Bands of at most 16 MiB, as Where's select's (gpu/word_kernels.py): Pad's 64 MiB float32 output (one
 # band of 64 MiB against four) ran at 2.0-2.3x the gather kernel's GB/s against 4.4-4.7x, Concat's 2.6-2.8x
 # against 2.6-3.4x
 # (Mesa 22.3, load 3.6-3.8, benchmarks/ops_whole_process.py kernel, 2026-12-01)
@@ -41,12 +47,26 @@ BAND = 16 << 20
 M = 0xFFFFFFFF  # strides as two's complement u32 words
 SLOTS = 16  # axes entries per piece (ranks up to 16); a select piece's other strides follow them
 BATCH = 128  # dispatches per submission
-# (src, mask, dst, params at a dynamic offset, axes, other): every kernel of a run (runs.py's, the select, OneHot's)
+# (src, mask, dst, params at a dynamic offset, axes, other): every kernel of a run (by runs, the select, OneHot's)
 KINDS = ("read-only-storage", "read-only-storage", "storage", "uniform+offset", "read-only-storage",
          "read-only-storage")
 REPEATS = True  # repeat_mover; benchmarks and tests turn it off to compare with the gather kernel
 
 Sink = Callable[[memoryview], None]
+
+# rows shorter than this stay on the general kernel: the edges' per-row atomics would be most of them
+MIN_ROW_BYTES = 64
+# rows of MIN_ROW_BYTES up to this go by runs where the adapter's answer to ``pieces_min_row`` is 64, and keep
+# the general kernel where it is 128 (gpu/choose.py: MIN_ROW_BYTES was measured on Mesa 22.3 alone)
+SHORT_ROW_BYTES = 128
+QUESTION = "pieces_min_row"
+# not a speed choice: band and window bit offsets are u32 / i32 in the kernel (a correctness bound)
+LIMIT_BITS = 1 << 31
+# not a speed choice: |k| kept below this, the kernel adds a row index to it in i32 (beyond, all or nothing is
+# kept): an i32 bound
+TRI_K = 1 << 30
+BY_RUNS = True  # tests turn it off to compare with the general kernel
+FILLS = True  # fills and triangles by runs (off: the general kernel, as before; benchmarks compare the two)
 
 
 @dataclass
@@ -116,10 +136,10 @@ def run_pieces(
     # word each side), at most one binding: a window sized for a whole piece (Pad's 64 MiB source,
     # read a 16 MiB band at a time) cost its first touch (Mesa 25: 0.16 s against 0.06 s)
     bands = [(start, min(band, count - start)) for start in range(0, count, band)]
-    pieces = [runs.flatten(p) for p in moved(pieces)]  # a fill of the whole output: one long row
+    pieces = [flatten(p) for p in moved(pieces)]  # a fill of the whole output: one long row
     cuts = [[c for p in pieces for c in cut(p, start, start + n)] for start, n in bands]
     reach = max([extent(c, bits) for parts in cuts for c in parts] + [0])
-    window_bytes = min(cap, round_up(reach + 2 * WORD, 16))  # whole vec4s for gpu/runs.py
+    window_bytes = min(cap, round_up(reach + 2 * WORD, 16))  # whole vec4s for the runs kernels
     if poison is None:
         poison = env_poison()
     masked = any(fields(p.value).mask is not None for p in pieces)
@@ -127,7 +147,7 @@ def run_pieces(
     mapped = mappable(gpu, sources, sink)
     def make() -> Run:
         return Run(gpu, band_bytes, window_bytes, max_groups_per_dim, masked, selects, mapped=mapped,
-                   by_runs=runs.usable(band_bytes, window_bytes))
+                   by_runs=usable(band_bytes, window_bytes))
 
     key = (band_bytes, window_bytes, max_groups_per_dim, masked, selects, mapped)
     run = make() if reuse is None else reuse.get(key, make)
@@ -157,7 +177,7 @@ def repeat_mover(gpu: Any, data: Any, view: Access, bits: int, swap: int) -> Opt
     if 0 not in view.strides[:-1] or view.strides[-1] != 1:
         return None
     p = Piece(tuple(view.shape), c_strides(tuple(view.shape)), 0, load(0, view.shape, view.strides, view.offset))
-    if not runs.eligible(p, bits, swap, SLOTS, lambda: runs.short_rows(gpu)):
+    if not eligible(p, bits, swap, gpu):
         return None
     return lambda sink: run_pieces(gpu, [Source(data)], sink, pieces=[p], count=view.size, bits=bits)
 
@@ -181,8 +201,8 @@ class Run(Owned):
         ``sizes``: the src, mask and other windows' bytes (else ``window_bytes`` each); ``shared_upload``:
         the bytes of one staging buffer for the three (each upload submitted before the next), else one
         each; ``mapped`` (``can_map`` adapters, host sources and sinks): the windows and dst mapped
-        themselves, no staging; ``by_runs``: parts gpu/runs.py takes run its kernels. ``taken`` counts the
-        parts each kernel ran (tests check the path)."""
+        themselves, no staging; ``by_runs``: parts ``eligible`` takes run by runs. ``taken`` counts the parts
+        each kernel ran (tests check the path)."""
         self.gpu, self.cap, self.masked = gpu, window_bytes, masked
         self.taken = {"runs": 0, "general": 0, "mapped": mapped}
         self.max_dim = dispatch_limit(gpu, max_groups_per_dim)
@@ -297,8 +317,8 @@ class Run(Owned):
             slot = 0
             for i, p in enumerate(group):
                 at = i * 2 * SLOTS
-                if self.runs is not None and runs.eligible(p, bits, swap[0], SLOTS, lambda: runs.short_rows(gpu)):
-                    records, entries, groups = runs.encode(p, bits, first[0], at, self.max_dim)
+                if self.runs is not None and eligible(p, bits, swap[0], gpu):
+                    records, entries, groups = encode_runs(p, bits, first[0], at, self.max_dim)
                     kernels, path = self.runs, "runs"
                 else:
                     records, entries, groups = _general(p, bits, first, swap, at, self.wg, self.max_dim)
@@ -373,3 +393,90 @@ def _general(p: Piece, bits: int, first: list[int], swap: list[int], at: int, pe
 def _base(x: Optional[Load], first: int) -> int:
     """Where a load starts in its uploaded window (0 where the piece has none of it)."""
     return (x.at.offset - first) & 0xFFFFFFFF if x is not None else 0
+
+
+def usable(band_bytes: int, window_bytes: int) -> bool:
+    """Whether a run's buffers suit the kernel: its windows are read as whole
+    vec4s (their size a multiple of 16) and bit offsets fit an i32."""
+    return BY_RUNS and window_bytes % 16 == 0 and max(band_bytes, window_bytes) * 8 < LIMIT_BITS
+
+
+def eligible(p: Piece, bits: int, swap: int, gpu: Any) -> bool:
+    """Whether ``p`` (a part cut to a band and a window) runs by runs on ``gpu``: rows of MIN_ROW_BYTES to
+    SHORT_ROW_BYTES where its answer to QUESTION (asked only for such a row) is MIN_ROW_BYTES."""
+    return _shape_runs(p, bits, swap) and (
+        p.shape[-1] * bits >= SHORT_ROW_BYTES * 8 or choose.answer(gpu, QUESTION) == str(MIN_ROW_BYTES))
+
+
+def _shape_runs(p: Piece, bits: int, swap: int) -> bool:
+    rank, v = len(p.shape), fields(p.value)
+    if v.mask is not None or v.other is not None or not 1 <= rank <= SLOTS or p.size == 0:
+        return False
+    if p.dst_strides[-1] != 1 or p.shape[-1] * bits < MIN_ROW_BYTES * 8 or 128 % bits:
+        return False
+    if v.src is None:
+        return FILLS and v.tri is None
+    if swap or v.src.at.strides[-1] != 1:
+        return False
+    # a triangle: its column the inner axis, its row an outer one (or folded), the rest filled
+    return v.tri is None or (FILLS and v.otherwise and v.tri[2] == rank - 1 and v.tri[1] < rank - 1)
+
+
+def flatten(p: Piece) -> Piece:
+    """A fill piece with its axes of one index dropped and the axes it lays
+    out contiguously merged (ConstantOfShape's or Pad's fill of the whole
+    output becomes one row, long enough for the runs kernel)."""
+    if not isinstance(p.value, Fill) or p.size == 0:
+        return p
+    axes = [(d, s) for d, s in zip(p.shape, p.dst_strides) if d != 1]
+    if not axes:
+        return p
+    shape, strides = [axes[-1][0]], [axes[-1][1]]
+    for d, s in reversed(axes[:-1]):
+        if s == shape[0] * strides[0]:
+            shape[0] *= d
+        else:
+            shape.insert(0, d)
+            strides.insert(0, s)
+    return replace(p, shape=tuple(shape), dst_strides=tuple(strides))
+
+
+def fill_words(fill: bytes, bits: int) -> tuple[int, int, int, int]:
+    """The fill's pattern as band words 4v .. 4v + 3 (its element repeated)."""
+    if bits >= 32:
+        raw = (fill + bytes(16))[: bits // 8]
+        raw = raw * (16 // len(raw))
+        return tuple(int.from_bytes(raw[k:k + 4], "little") for k in range(0, 16, 4))  # type: ignore[return-value]
+    value = int.from_bytes((fill + bytes(4))[:4], "little") & ((1 << bits) - 1)
+    return (sum(value << (i * bits) for i in range(32 // bits)),) * 4
+
+
+def encode_runs(p: Piece, bits: int, src_first: int, at: int,
+                max_dim: int) -> tuple[tuple[bytes, bytes], bytes, tuple[int, int]]:
+    """(the two dispatches' params records, axes entries, workgroups) of part ``p``
+    whose source window starts at element ``src_first``: the records are the box and its
+    value flattened (core/pieces.py ``fields``)."""
+    v = fields(p.value)
+    *outer, length = p.shape
+    rows = math.prod(outer)
+    len_bits = length * bits
+    wg, vecs = WORDS.schedule.wg, WORDS.schedule.per
+    chunks = -(-(len_bits // 128) // vecs)  # a row holds at most len_bits // 128 whole vec4s
+    words = rows * chunks
+    assert words < 1 << 32, "a part of one band has fewer than 2**32 vec4s"
+    gw, ge = -(-words // wg), -(-rows // wg)
+    mode, k, tri_row = (0 if v.src is not None else 1), 0, M
+    if v.tri is not None:
+        mode = 2 if v.tri[3] else 3
+        k = min(max(v.tri[0], -TRI_K), TRI_K)
+        tri_row = v.tri[1] if v.tri[1] >= 0 else M
+    common = {"rank": len(outer), "at": at, "bits": bits, "src_base": _base(v.src, src_first),
+              "dst_base": p.dst_offset & M, "len_bits": len_bits, "chunks": max(chunks, 1), "rows": rows,
+              "mode": mode, "tri_k": k, "fill": fill_words(v.fill, bits), "tri_row": tri_row}
+    record = ROWS_PARAMS.pack(count=words, groups_x=grid_x(gw, max_dim), **common)
+    edges = ROWS_PARAMS.pack(count=rows, groups_x=grid_x(ge, max_dim), **common)
+
+    src_strides = v.src.at.strides if v.src is not None else (0,) * len(p.shape)
+    entries = ROWS_AXIS.layout.pack_rows({"dim": d, "src": s & M, "dst": t & M}
+                                         for d, s, t in zip(outer, src_strides, p.dst_strides))
+    return (record, edges), entries, (gw, ge)

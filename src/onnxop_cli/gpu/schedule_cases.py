@@ -350,8 +350,7 @@ def texts(question: str) -> tuple[str, ...]:
         return tuple(k.wgsl() for wg in wgs for k in (Apply("fadd", 32, wg), *(Pass(p, wg) for p in PASSES)))
 
     if question == "pieces_min_row":  # both candidates run the same kernels
-        from .render.piece_rows import EDGES, WORDS
-        from .render.pieces import GENERAL
+        from .render.pieces import EDGES, GENERAL, WORDS
 
         return tuple(k.wgsl() for k in (GENERAL, WORDS, EDGES))
 

@@ -1,32 +1,22 @@
-"""The host side of the kernels rendered on the whole-word schedule
-(gpu/render/select.py, gpu/render/one_hot.py): Where's select (``run_select``)
-and OneHot (``run_one_hot``), their schedule, measured per adapter, and the one
-loop that walks an output in bands through them. The buffers, uploads, readback
-and graph (device-resident) sources and sinks are gpu/pieces.py's ``Run``: only
-the kernel and its parameters differ.
-
-The schedule's invocations per workgroup and output words per invocation
-are a schedule question's answer (gpu/choose.py: ``select``, ``one_hot``),
-``WGxWORDS`` among ``choose.WORD_SCHEDULES``, asked only when the kernel runs. A body
-that holds its own word count keeps it and takes the answer's workgroup
-(the kernel's ``KEEPS``).
+"""The host of the kernels on the whole-word schedule (gpu/render/select.py, one_hot.py): Where's select
+(``run_select``), OneHot (``run_one_hot``), their schedule, and the one loop that walks an output in
+bands through them (``walk``) on gpu/pieces.py's ``Run`` (buffers, uploads, readback, a graph's device
+sources and sinks): only the kernel and its parameters differ.
 
     for each band of the output (at most one binding and BAND bytes):
         poison dst (tests); the band's uploads and its Params (the host's
         ``band``); one dispatch; readback dst --sink-->
 
-Where runs the select when each input is element ``(e // div) % size`` of
-itself for output element e (ops/where.py's run forms): on CPU adapters
-(``can_map``) the windows and dst mapped themselves, elsewhere a full X or Y
-uploaded into dst and selected in place. What it cannot read (big-endian
-bytes, an input broadcast along leading axes past one binding) and what is
-no run form keep the select piece of the pieces kernel (gpu/pieces.py).
+A schedule (``WGxWORDS`` among ``choose.WORD_SCHEDULES``) is the answer to the kernel's schedule question
+(gpu/choose.py: ``select``, ``one_hot``), asked only when it runs; a body that holds its own word count
+keeps it with the answer's workgroup (the kernel's ``KEEPS``).
 
-OneHot reads the indices on the device as they are stored (no piece per
-index, no host pass over them), a window of a few lines' positions a band
-(``_bands``; the bands: gpu/render/one_hot.py).
-
-``gpu.cache[SELECT_LAST]`` and ``gpu.cache[ONE_HOT_LAST]`` hold the last
+Where runs the select when each input is element ``(e // div) % size`` of itself for output element e
+(ops/where.py's run forms): on CPU adapters (``can_map``) the windows and dst mapped themselves,
+elsewhere a full X or Y uploaded into dst and selected in place. What it cannot read (big-endian bytes,
+an input broadcast along leading axes past one binding) and what is no run form keep the select piece of
+the pieces kernel. OneHot reads the indices on the device as they are stored, a window of a few lines'
+positions a band (``_bands``). ``gpu.cache[SELECT_LAST]`` and ``gpu.cache[ONE_HOT_LAST]`` hold the last
 call's bands and schedule (tests check the path was taken).
 """
 

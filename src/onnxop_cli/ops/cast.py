@@ -5,7 +5,7 @@ ml_dtypes' astype):
 - between integer and bool types (``Cast``; int4, uint4, int2, uint2
   included): an integer is loaded sign- or zero-extended to 64 bits and
   stored truncated to the target's width (wrapping); to bool: any bit set;
-- every other pair (``Convert``, gpu/convert_types.py's table of formats):
+- every other pair (``Convert``, gpu/render/elementwise.py's table of formats):
   rounded to nearest, ties to even; ``saturate`` (opset 19+) for the float8
   targets, ``round_mode`` (opset 24+) for float8e8m0; to an integer type
   truncated toward zero. A NaN, an infinity or a value an integer type of 8
@@ -73,7 +73,7 @@ class CastBase(TensorOp):
             raise OutOfScope(f"{cls.label()}: input {data.name} is {_name(data.dtype)}: onnxop runs {cls.op_type} "
                              f"between numeric and bool types only; {_name(data.dtype)} to {_name(target)} is not in "
                              "its scope", reason=f"{_name(data.dtype)} inputs")
-        from ..gpu.convert_types import ROUND_MODES
+        from ..gpu.render.elementwise import ROUND_MODES
 
         if round_mode not in ROUND_MODES:
             raise OpError(f"{cls.label()}: round_mode {round_mode!r} is not one of {', '.join(ROUND_MODES)}")

@@ -8,8 +8,8 @@ Type classes: integers of 32 bits or fewer compute in WGSL's ``i32``
 bool, zero-extended); 64-bit integers in ``vec2<u32>`` (``s64``, ``u64``;
 x the low word), through shaders/lib/int64_ops.wgsl and int64_div.wgsl.
 Cast's ``Convert`` reads a float as its bits (``f``: zero-extended to 64)
-and converts through lib/float_convert.wgsl, as gpu/convert_types.py's
-table of formats says (2-, 4-, 8- and 16-bit elements packed in words).
+and converts through lib/float_convert.wgsl, as the table of formats here
+says (``FORMATS``; 2-, 4-, 8- and 16-bit elements packed in words).
 Every result is truncated to the output's width when stored, so overflow
 wraps as numpy and onnxruntime wrap (int8 127 + 1 is -128; INT_MIN / -1 is
 INT_MIN). Integer division truncates toward zero; a zero divisor is
@@ -27,8 +27,8 @@ element stride there, 0 where it is broadcast).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
-from ..convert_types import FORMATS, decode, encode
 from ..layout import Struct
 from ..shaders import shader_source
 from .frame import Binding, Frame
@@ -82,7 +82,7 @@ EXPRESSIONS: dict[str, dict[str, str]] = {
     "Or": {"u32": "bool:a != 0u || b != 0u"},
     "Xor": {"u32": "bool:(a != 0u) != (b != 0u)"},
     "Cast": {"*": "a"},
-    # between any two types but integer to integer: gpu/convert_types.py's table, lib/float_convert.wgsl
+    # between any two types but integer to integer: FORMATS, lib/float_convert.wgsl
     "Convert": {"*": "convert:"},
     "Range": {"s32": "bitcast<i32>(params.konst.x) + bitcast<i32>(eg) * bitcast<i32>(params.konst.z)",
               "64": "add64(params.konst.xy, mul64(vec2<u32>(eg, 0u), params.konst.zw))"},
@@ -128,6 +128,75 @@ BITS = {  # element bits of the types the kernel reads and writes
     "int64": 64, "uint64": 64, "int4": 4, "uint4": 4, "int2": 2, "uint2": 2,
     "float16": 16, "bfloat16": 16, "float32": 32, "float64": 64, "float8_e4m3fn": 8, "float8_e4m3fnuz": 8,
     "float8_e5m2": 8, "float8_e5m2fnuz": 8, "float4_e2m1fn": 4, "float8_e8m0fnu": 8}
+
+
+# Cast's conversions as data: a source is decoded into lib/float_convert.wgsl's ``Num`` (an integer:
+# ``decode_int``; a float: ``decode_float`` with its format), and ``Num`` is encoded as the target (a float:
+# ``encode_float``; float8e8m0: through float32, then ``encode_e8m0``; an integer: ``to_int``; bool:
+# nonzero). One place per type, not one kernel per pair.
+#
+# NaN: numpy and ml_dtypes do not agree on what a NaN becomes, and this is what onnx.reference gives (x86,
+# numpy 2, ml_dtypes 0.5), checked bit for bit by tests/gpu/test_cast.py: numpy narrowing to float16, and
+# widening from it, keeps the fraction's top bits (at least one set); the hardware conversions between
+# float32 and float64 keep them and set the quiet bit; bfloat16 to float32 is a shift (kept), to float64
+# through float32 (quieted); every other pair through ml_dtypes is the target's canonical NaN with the sign.
+class Format(NamedTuple):
+    mant: int  # fraction bits
+    ebits: int  # exponent bits
+    bias: int
+    style: str  # the lib's constant: which patterns are NaN and infinity
+
+
+# numpy's (ml_dtypes') names
+FORMATS = {
+    "float16": Format(10, 5, 15, "IEEE"),
+    "bfloat16": Format(7, 8, 127, "IEEE"),
+    "float32": Format(23, 8, 127, "IEEE"),
+    "float64": Format(52, 11, 1023, "IEEE"),
+    "float8_e4m3fn": Format(3, 4, 7, "FN"),
+    "float8_e4m3fnuz": Format(3, 4, 8, "FNUZ"),
+    "float8_e5m2": Format(2, 5, 15, "IEEE"),
+    "float8_e5m2fnuz": Format(2, 5, 16, "FNUZ"),
+    "float4_e2m1fn": Format(1, 2, 1, "FINITE"),
+    "float8_e8m0fnu": Format(0, 8, 127, "E8M0"),
+}
+SATURATING = ("float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz")  # the saturate attribute
+ROUND_MODES = {"up": 0, "nearest": 1, "down": 2}  # float8e8m0's round_mode attribute (Cast-24)
+NATIVE = ("float16", "float32", "float64")  # numpy's own floats
+
+
+def nan_mode(source: str, target: str) -> str:
+    """What a NaN of ``source`` becomes in ``target`` (the lib's NAN_* constant)."""
+    if source in NATIVE and target in NATIVE:
+        return "NAN_KEEP" if "float16" in (source, target) else "NAN_QUIET"
+    if source == "bfloat16" and target in ("float32", "float64"):
+        return "NAN_KEEP" if target == "float32" else "NAN_QUIET"
+    return "NAN_CANON"
+
+
+def _fmt(f: Format) -> str:
+    return f"{f.mant}u, {f.ebits}u, {f.bias}, {f.style}"
+
+
+def decode(source: str, signed: bool, value: str) -> str:
+    """WGSL of the ``Num`` that ``value`` (the loaded element: a float's bits,
+    an integer as 64 bits) holds."""
+    if source in FORMATS:
+        return f"decode_float({value}, {_fmt(FORMATS[source])})"
+    return f"decode_int({value}, {str(signed).lower()})"
+
+
+def encode(source: str, target: str, num: str, *, saturate: bool, round_mode: str, tbits: int) -> str:
+    """WGSL of ``target``'s 64-bit pattern for the ``Num`` ``num``."""
+    if target in FORMATS:
+        if FORMATS[target].style == "E8M0":
+            f32 = encode(source, "float32", num, saturate=False, round_mode=round_mode, tbits=32)
+            return f"encode_e8m0({f32}.x, {ROUND_MODES[round_mode]}u, {str(saturate).lower()})"
+        sat = str(saturate and target in SATURATING).lower()
+        return f"encode_float({num}, {_fmt(FORMATS[target])}, {sat}, {nan_mode(source, target)})"
+    if target == "bool":
+        return f"nonzero_num({num})"
+    return f"to_int({num}, {tbits}u, {str(target.startswith('int')).lower()}, eg)"
 
 
 def type_class(dtype: str) -> str:

@@ -1,6 +1,8 @@
 """OneHot rendered on the whole-word schedule (gpu/render/schedule.py): each
 output element is on_value where its depth coordinate equals the (wrapped)
-index of its (outer, inner) position, else off_value.
+index of its (outer, inner) position, else off_value. (The element schedule,
+gpu/render/elementwise.py, maps element to element of one shape; OneHot
+writes a depth axis per index, packed into whole words.)
 
 gpu/word_kernels.py streams the row-major output in bands. A band is either a
 run of whole lines (a line: the ``line`` = inner consecutive elements of one
@@ -16,29 +18,17 @@ found with two divisions per invocation and then walked with adds. An
 index is read as ONNX casts it to int64 (floats truncated toward zero,
 NaN and infinities out of range), then wrapped once if negative; an index
 outside [-depth, depth) matches no depth coordinate (all off, as
-onnx.reference). An invocation whose elements lie at one position (line 1,
-the default last axis) decodes its index once and compares it with each
-depth coordinate; one whose elements lie in one line decodes each
-element's index and compares it with the line's one depth coordinate;
-only one straddling lines walks (decoding an index when its position moves).
+onnx.reference). An invocation decodes an index only when its position
+moves (``Span``: at one position, or in one line, it needs no walk).
 
 Each invocation writes ``words`` whole u32 words of the band (vec4 stores),
 no two invocations a word, no atomics. Three bodies (``variant``, chosen by
 gpu/word_kernels.py), each its own render so each holds its own path alone:
-
-``small``
-    elements of 2-16 bits, 32 / bits to a word (bits past the band's last
-    element are 0).
-``wide`` (elements of 32-128 bits, each one or more whole words)
-    lines of one element (the last axis, inner 1).
-``wide_lines``
-    longer lines (kept apart from ``wide``: one kernel holding both fast
-    paths ran the last axis' at 0.9x the gather kernel's GB/s against
-    1.2-1.6x, Mesa 22.3).
-
-The element schedule (gpu/render/elementwise.py) maps element to element of one
-shape; OneHot writes a depth axis per index, packed into whole words.
-Bindings: gpu/pieces.py's layout.
+``small`` (elements of 2-16 bits, 32 / bits to a word, bits past the band's
+last element 0); ``wide`` (elements of 32-128 bits, lines of one element: the
+last axis, inner 1); ``wide_lines`` (longer lines: one kernel holding both
+wide fast paths ran the last axis' at 0.9x the gather kernel's GB/s against
+1.2-1.6x, Mesa 22.3). Bindings: gpu/pieces.py's layout.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ of a kernel's bodies: render/select.py, render/one_hot.py; each body starts
 at its first word, ``head``, and walks a vector at a time, ``loop``) and
 ``Runs`` (runs of ``run`` invocations, ``unroll`` words each, over padded
 spans with no bounds test: render/copy.py) and ``Units`` (``per`` units an
-invocation: render/slices.py, rows.py, pieces.py, piece_rows.py).
+invocation: render/slices.py, rows.py, pieces.py).
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ class Runs:
 @dataclass(frozen=True)
 class Units:
     """``per`` units of ``word`` an invocation, the WGSL constant ``name`` (none where ``per`` is 0: the
-    kernel reads its run from params, or makes one unit): render/slices.py, rows.py, pieces.py, piece_rows.py."""
+    kernel reads its run from params, or makes one unit)."""
 
     name: str
     per: int = 0
@@ -78,7 +78,8 @@ class Units:
 @dataclass(frozen=True)
 class OnWords(Frame):
     """A kernel on a ``Words`` schedule: ``NAME``, ``BODIES`` (variant -> its WGSL), ``shared()`` text, and
-    ``KEEPS`` (variant -> the words a body holds whatever the schedule question answers: gpu/word_kernels.py)."""
+    ``KEEPS`` (variant -> the words a body holds whatever the schedule question answers, gpu/word_kernels.py;
+    it runs on no other)."""
 
     schedule: Words
     NAME: ClassVar[str]
@@ -86,13 +87,9 @@ class OnWords(Frame):
     KEEPS: ClassVar[dict[str, int]] = {}
 
     def __post_init__(self) -> None:
-        if self.schedule.variant not in self.BODIES or not self.runs(self.schedule):
-            raise ValueError(f"no whole-word schedule {self.schedule} for the {self.NAME}")
-
-    @staticmethod
-    def runs(schedule: Words) -> bool:
-        """Whether the body can run on this schedule (a kernel's own rule)."""
-        return True
+        s = self.schedule
+        if s.variant not in self.BODIES or self.KEEPS.get(s.variant, s.words) != s.words:
+            raise ValueError(f"no whole-word schedule {s} for the {self.NAME}")
 
     def parts(self) -> list[str]:
         return [*self.shared(), self.BODIES[self.schedule.variant]()]  # type: ignore[attr-defined]
@@ -118,9 +115,9 @@ WORD_FIELDS = (
 FIRST = "((wg.y * params.groups_x + wg.x) * WG + lid) * WORDS"  # the invocation's first output word
 
 
-def head(first: str = FIRST) -> str:
-    """A body's first word ``w0`` (``first``), and nothing past the band's words."""
-    return f"    let w0 = {first};\n    if (w0 >= params.words) {{\n        return;\n    }}\n"
+def head() -> str:
+    """A body's first word ``w0`` (``FIRST``), and nothing past the band's words."""
+    return f"    let w0 = {FIRST};\n    if (w0 >= params.words) {{\n        return;\n    }}\n"
 
 
 def loop(pad: str, step: int = 4) -> str:

@@ -1,12 +1,8 @@
 """Where's select rendered on the whole-word schedule (gpu/render/schedule.py),
-beside gpu/render/elementwise.py's element schedule.
-
-The element schedule (one element per invocation, inputs through the axes
-table) ran Where at a third of this one's bytes per second (float32, 16
-MiB, the condition a row; lavapipe, Mesa 22.3). Here the schedule is data
-(``Words``): ``words`` output words per invocation, ``wg`` invocations a
-workgroup, and one of three bodies (``variant``, chosen by
-gpu/word_kernels.py's ``select_variant``):
+beside gpu/render/elementwise.py's element schedule, which ran Where at a third
+of this one's bytes per second (float32, 16 MiB, the condition a row; lavapipe,
+Mesa 22.3). Three bodies (``variant``, chosen by gpu/word_kernels.py's
+``select_variant``; the words that wide and rows hold: ``Select.KEEPS``):
 
 ``small`` (8- and 16-bit elements)
     a word holds 32 / bits elements; a full X or Y word is taken as it
@@ -15,12 +11,10 @@ gpu/word_kernels.py's ``select_variant``):
     select()ed bitwise. Bits past the band's last element are 0.
 ``wide`` (32-, 64- and 128-bit elements)
     a word is one 32-bit part of one element, chosen whole by the element's
-    condition byte (for 32-bit elements a full condition's 16 bytes are one
-    load per invocation: so 16 words, no other number).
+    condition byte.
 ``rows`` (32-bit elements, X and Y full, the condition broadcast along
-    leading axes, a row of 16 bytes or more): ``words`` 128, where
-    ``wide``'s 16 and its prologue (a division, the tests of every other
-    case) cost as much as the loads (1.5-1.7x ``wide``, CPU time, Mesa 22.3).
+    leading axes, a row of 16 bytes or more): without wide's prologue (a
+    division, the tests of every other case).
 
 Each input is read as *full* (element e + base of its window, a word at a
 time) or as a *run* (element ((e + r0) / div + q0) % wrap: a scalar, or
@@ -37,7 +31,7 @@ from dataclasses import dataclass
 
 from ..layout import Struct
 from .frame import Binding
-from .schedule import VECTOR, WORD_FIELDS, OnWords, Words, head, loop, packed, small_head, wide_head
+from .schedule import VECTOR, WORD_FIELDS, OnWords, head, loop, packed, small_head, wide_head
 
 INPUT = Struct("Input", (
     ("q0", "u32"),    # run: window element of the band's first output element; full: the window offset
@@ -64,14 +58,9 @@ class Select(OnWords):
     PARAMS = PARAMS
     bindings = (Binding(0, "xs", "read", "vec4<u32>"), Binding(1, "cond", "read", "vec4<u32>"),
                 Binding(2, "dst", "read_write", "vec4<u32>"), Binding(3), Binding(5, "ys", "read", "vec4<u32>"))
-    # wide reads an invocation's 16 condition bytes as one vec4 (16 words, no other number); rows walks a
-    # whole row's words past its prologue (1.5-1.7x wide's speed at 128 words, Mesa 22.3)
+    # wide reads a 32-bit invocation's 16 condition bytes as one vec4 (16 words, no other number); rows
+    # walks a whole row's words past its prologue (1.5-1.7x wide's speed at 128 words, Mesa 22.3)
     KEEPS = {"wide": 4 * VECTOR, "rows": 128}
-
-    @staticmethod
-    def runs(schedule: Words) -> bool:
-        # wide reads a 32-bit invocation's condition bytes as one vec4: its 16 words, no more or fewer
-        return schedule.variant != "wide" or schedule.words == 4 * VECTOR
 
     def shared(self) -> list[str]:
         return [_RUNS, _INPUTS + "".join(_input(v, b) for v, b in _WORDS), _SELECT]
