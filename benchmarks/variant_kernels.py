@@ -113,7 +113,7 @@ def variants() -> list[Variant]:
     import numpy as np
 
     from onnxop_cli import api
-    from onnxop_cli.gpu import gather, indexed_variants as iv, pieces, scatter, word_kernels
+    from onnxop_cli.gpu import gather, indexed_variants as iv, piece_records, pieces, scatter, word_kernels
     from onnxop_cli.gpu.render.transpose import Blocked
     from onnxop_cli.ops import one_hot as oone_hot, where as owhere
 
@@ -283,7 +283,7 @@ def variants() -> list[Variant]:
         Variant("the whole-word OneHot (gpu/render/one_hot.py)", "the general pieces kernel (a fill and a piece per index)", lambda: no_runner(oone_hot),
                 lambda: Probe(word_kernels, "run_one_hot"), one_hot_cases),
         Variant("pieces by runs (gpu/render/pieces.py's Rows)", "the general pieces kernel", lambda: patched((pieces, "BY_RUNS", False)),
-                lambda: Probe(pieces, "encode_runs", lambda out, a: True), runs_cases),
+                lambda: Probe(piece_records, "runs", lambda out, a: True), runs_cases),
         Variant("pieces by runs for repeats (gpu/pieces.py's repeat_mover)", "the generic gather (gpu/render/strided.py)",
                 lambda: patched((pieces, "REPEATS", False)), lambda: Probe(pieces, "repeat_mover"), repeat_cases),
     ]

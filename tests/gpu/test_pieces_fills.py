@@ -35,7 +35,7 @@ from tensor_refs import reference, same
 
 from onnxop_cli import center_crop_pad, constant_of_shape, expand, eye_like, one_hot, pad, tile, transpose, trilu
 from onnxop_cli.core.sources import MemoryBytes
-from onnxop_cli.gpu import get_gpu, pieces
+from onnxop_cli.gpu import get_gpu, piece_records, pieces
 
 WIDTHS = [np.bool_, np.int8, np.uint8, np.float16, ml_dtypes.bfloat16, np.float32, np.int32, np.float64,
           np.int64, np.complex128, ml_dtypes.int4, ml_dtypes.uint4]
@@ -225,10 +225,10 @@ def test_fills_match_the_reference(backend, gpu, rng, monkeypatch, taken, gather
 
 def test_fill_words():
     """The pattern: the element repeated, band word w = words[w % 4]."""
-    assert pieces.fill_words(bytes([0xA]), 4) == (0xAAAAAAAA,) * 4
-    assert pieces.fill_words(bytes([0x12, 0x34]), 16) == (0x34123412,) * 4
-    assert pieces.fill_words(bytes(range(1, 9)), 64) == (0x04030201, 0x08070605) * 2
-    assert pieces.fill_words(bytes(range(16)), 128) == (0x03020100, 0x07060504, 0x0B0A0908, 0x0F0E0D0C)
+    assert piece_records.fill_words(bytes([0xA]), 4) == (0xAAAAAAAA,) * 4
+    assert piece_records.fill_words(bytes([0x12, 0x34]), 16) == (0x34123412,) * 4
+    assert piece_records.fill_words(bytes(range(1, 9)), 64) == (0x04030201, 0x08070605) * 2
+    assert piece_records.fill_words(bytes(range(16)), 128) == (0x03020100, 0x07060504, 0x0B0A0908, 0x0F0E0D0C)
 
 
 @pytest.mark.parametrize("vtype", [np.float32, np.float16, np.float64, np.int8])

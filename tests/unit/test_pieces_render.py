@@ -15,7 +15,7 @@ import struct
 
 import pytest
 
-from onnxop_cli.gpu import pieces as host
+from onnxop_cli.gpu import piece_records, pieces as host
 from wgsl_text import parse
 from onnxop_cli.gpu.render import pieces, reverse
 from onnxop_cli.gpu.render.pieces import General
@@ -84,6 +84,6 @@ def test_the_hosts_pack_their_params_by_name():
     with pytest.raises(KeyError, match="'fill' is not given"):
         pieces.ROWS_PARAMS.pack(count=1, groups_x=1, rank=0, at=0, bits=8, src_base=0, dst_base=0,
                                     len_bits=8, chunks=1, rows=1, mode=0, tri_k=0, tri_row=0)
-    assert host.fill_words(b"\x01", 8) == (0x01010101,) * 4
-    assert host.fill_words(bytes(range(8)), 64) == (0x03020100, 0x07060504) * 2
-    assert host.fill_words(b"\x0f", 4) == (0xFFFFFFFF,) * 4
+    assert piece_records.fill_words(b"\x01", 8) == (0x01010101,) * 4
+    assert piece_records.fill_words(bytes(range(8)), 64) == (0x03020100, 0x07060504) * 2
+    assert piece_records.fill_words(b"\x0f", 4) == (0xFFFFFFFF,) * 4

@@ -74,8 +74,8 @@ def _mapped(v: Value, f: Callable[[Load], Load], t: Callable[[Tri], Tri]) -> Val
 
 
 class Fields(NamedTuple):
-    """A value as the pieces kernel's record has it (gpu/pieces.py ``_general``
-    and ``encode_runs`` pack these, so a record is a flattened value):
+    """A value as the pieces kernel's record has it (gpu/piece_records.py ``general``
+    and ``runs`` pack these, so a record is a flattened value):
     the load written where the value is chosen (``src``; None: ``fill``'s
     bytes), the bool input (``mask``) or triangle (``tri``) that chooses,
     whether elsewhere is filled with ``fill`` (``otherwise``) rather than

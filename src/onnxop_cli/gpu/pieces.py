@@ -9,7 +9,8 @@ The sink sees the output in order, band by band, as with the gather kernel
 (gpu/gather.py); host and GPU memory are a few buffers of at most one binding
 whatever the sizes. A piece's source is any input (so Concat of 300 inputs
 binds two buffers, not 300), and the window uploaded is only the part the
-piece reads. Cutting is pure index arithmetic (core/pieces.py's ``cut``, ``fit``); a ``Run`` holds
+piece reads. Cutting is pure index arithmetic (core/pieces.py's ``cut``, ``fit``), and so are a part's
+Params records (gpu/piece_records.py); a ``Run`` holds
 the buffers and bind group, uploads each group of parts' windows, dispatches and reads each band
 back. Where's select and OneHot (gpu/word_kernels.py) drive one kernel of this layout over a
 ``Run``'s buffers (``dispatch_one``).
@@ -24,19 +25,19 @@ axes (Pad's edge, reflect and wrap borders), big-endian sources, short rows -- k
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Optional, Sequence
 
 from ..core.pieces import Piece, cut, extent, fields, fit, moved, ranges
-from ..core.region import Access, Fill, Load, Select, c_strides, load
-from . import choose
+from ..core.region import Access, Fill, Select, c_strides, load
+from . import choose, piece_records
 from .buffers import (WORD, BufferUsage, Owned, binding_limit, can_map, dispatch_limit, env_poison, read_through,
                       round_up, write_mapped)
 from .device import Gpu
+from .piece_records import SLOTS
 from .program import compiled, grid_x
 from .render.frame import Frame
-from .render.pieces import AXIS, EDGES, GENERAL, OTHER, PARAMS, ROWS_AXIS, ROWS_PARAMS, WORDS
+from .render.pieces import EDGES, GENERAL, PARAMS, ROWS_PARAMS, WORDS
 
 DEFAULT_BAND = 64 << 20  # bytes of a window at most (and of a band, below BAND)
 # Bands of at most 16 MiB, as Where's select's (gpu/word_kernels.py): Pad's 64 MiB float32 output (one
@@ -44,8 +45,6 @@ DEFAULT_BAND = 64 << 20  # bytes of a window at most (and of a band, below BAND)
 # against 2.6-3.4x
 # (Mesa 22.3, load 3.6-3.8, benchmarks/ops_whole_process.py kernel, 2026-12-01)
 BAND = 16 << 20
-M = 0xFFFFFFFF  # strides as two's complement u32 words
-SLOTS = 16  # axes entries per piece (ranks up to 16); a select piece's other strides follow them
 BATCH = 128  # dispatches per submission
 # (src, mask, dst, params at a dynamic offset, axes, other): every kernel of a run (by runs, the select, OneHot's)
 KINDS = ("read-only-storage", "read-only-storage", "storage", "uniform+offset", "read-only-storage",
@@ -62,9 +61,6 @@ SHORT_ROW_BYTES = 128
 QUESTION = "pieces_min_row"
 # not a speed choice: band and window bit offsets are u32 / i32 in the kernel (a correctness bound)
 LIMIT_BITS = 1 << 31
-# not a speed choice: |k| kept below this, the kernel adds a row index to it in i32 (beyond, all or nothing is
-# kept): an i32 bound
-TRI_K = 1 << 30
 BY_RUNS = True  # tests turn it off to compare with the general kernel
 FILLS = True  # fills and triangles by runs (off: the general kernel, as before; benchmarks compare the two)
 
@@ -318,10 +314,10 @@ class Run(Owned):
             for i, p in enumerate(group):
                 at = i * 2 * SLOTS
                 if self.runs is not None and eligible(p, bits, swap[0], gpu):
-                    records, entries, groups = encode_runs(p, bits, first[0], at, self.max_dim)
+                    records, entries, groups = piece_records.runs(p, bits, first[0], at, self.max_dim)
                     kernels, path = self.runs, "runs"
                 else:
-                    records, entries, groups = _general(p, bits, first, swap, at, self.wg, self.max_dim)
+                    records, entries, groups = piece_records.general(p, bits, first, swap, at, self.wg, self.max_dim)
                     kernels, path = (self.kernel,), "general"
                 axes += entries + bytes(16 * 2 * SLOTS - len(entries))
                 for kernel, record, n in zip(kernels, records, groups):
@@ -363,36 +359,6 @@ def _fits(w, limit: int) -> bool:
 def _same_inputs(a: Piece, b: Piece) -> bool:
     f, g = fields(a.value), fields(b.value)
     return all((x and x.input) == (y and y.input) for x, y in ((f.src, g.src), (f.mask, g.mask), (f.other, g.other)))
-
-
-def _general(p: Piece, bits: int, first: list[int], swap: list[int], at: int, per_group: int,
-             max_dim: int) -> tuple[tuple[bytes], bytes, tuple[int]]:
-    """(params record, axes entries, workgroups) of part ``p`` on the general kernel: the record is
-    the box and its value flattened (core/pieces.py ``fields``), the axes its loads' strides."""
-    v = fields(p.value)
-    fill = (v.fill + bytes(16))[:16]
-    tri = v.tri or (0, M, M, True)
-    # |col - row| < 2**31 in one dispatch: a k beyond that keeps all or nothing, as its clamp does
-    k = min(max(tri[0], -(2**31)), 2**31 - 1)
-    pred = 1 if v.mask is not None else (0 if v.tri is None else (2 if tri[3] else 3))
-    groups = -(-p.size // per_group)
-    record = PARAMS.pack(
-        count=p.size, groups_x=grid_x(groups, max_dim), rank=len(p.shape), at=at, bits=bits, swap=swap[0],
-        mode=0 if v.src is not None else 1, pred=pred, otherwise=1 if v.otherwise else 0,
-        src_base=_base(v.src, first[0]), dst_base=p.dst_offset & M, mask_base=_base(v.mask, first[1]), tri_k=k & M,
-        tri_row=tri[1] & M, tri_col=tri[2] & M, fill=[int.from_bytes(fill[j:j + 4], "little") for j in (0, 4, 8, 12)],
-        has_other=1 if v.other is not None else 0, other_base=_base(v.other, first[2]), other_swap=swap[2])
-    zeros = (0,) * len(p.shape)
-    strides = [x.at.strides if x is not None else zeros for x in (v.src, v.mask)]
-    entries = AXIS.layout.pack_rows({"dim": d, "src": s & M, "dst": t & M, "mask": m & M}
-                                    for d, s, t, m in zip(p.shape, strides[0], p.dst_strides, strides[1]))
-    others = OTHER.layout.pack_rows({"stride": s & M} for s in (v.other.at.strides if v.other is not None else ()))
-    return (record,), entries + bytes(16 * SLOTS - len(entries)) + others, (groups,)
-
-
-def _base(x: Optional[Load], first: int) -> int:
-    """Where a load starts in its uploaded window (0 where the piece has none of it)."""
-    return (x.at.offset - first) & 0xFFFFFFFF if x is not None else 0
 
 
 def usable(band_bytes: int, window_bytes: int) -> bool:
@@ -439,44 +405,3 @@ def flatten(p: Piece) -> Piece:
             shape.insert(0, d)
             strides.insert(0, s)
     return replace(p, shape=tuple(shape), dst_strides=tuple(strides))
-
-
-def fill_words(fill: bytes, bits: int) -> tuple[int, int, int, int]:
-    """The fill's pattern as band words 4v .. 4v + 3 (its element repeated)."""
-    if bits >= 32:
-        raw = (fill + bytes(16))[: bits // 8]
-        raw = raw * (16 // len(raw))
-        return tuple(int.from_bytes(raw[k:k + 4], "little") for k in range(0, 16, 4))  # type: ignore[return-value]
-    value = int.from_bytes((fill + bytes(4))[:4], "little") & ((1 << bits) - 1)
-    return (sum(value << (i * bits) for i in range(32 // bits)),) * 4
-
-
-def encode_runs(p: Piece, bits: int, src_first: int, at: int,
-                max_dim: int) -> tuple[tuple[bytes, bytes], bytes, tuple[int, int]]:
-    """(the two dispatches' params records, axes entries, workgroups) of part ``p``
-    whose source window starts at element ``src_first``: the records are the box and its
-    value flattened (core/pieces.py ``fields``)."""
-    v = fields(p.value)
-    *outer, length = p.shape
-    rows = math.prod(outer)
-    len_bits = length * bits
-    wg, vecs = WORDS.schedule.wg, WORDS.schedule.per
-    chunks = -(-(len_bits // 128) // vecs)  # a row holds at most len_bits // 128 whole vec4s
-    words = rows * chunks
-    assert words < 1 << 32, "a part of one band has fewer than 2**32 vec4s"
-    gw, ge = -(-words // wg), -(-rows // wg)
-    mode, k, tri_row = (0 if v.src is not None else 1), 0, M
-    if v.tri is not None:
-        mode = 2 if v.tri[3] else 3
-        k = min(max(v.tri[0], -TRI_K), TRI_K)
-        tri_row = v.tri[1] if v.tri[1] >= 0 else M
-    common = {"rank": len(outer), "at": at, "bits": bits, "src_base": _base(v.src, src_first),
-              "dst_base": p.dst_offset & M, "len_bits": len_bits, "chunks": max(chunks, 1), "rows": rows,
-              "mode": mode, "tri_k": k, "fill": fill_words(v.fill, bits), "tri_row": tri_row}
-    record = ROWS_PARAMS.pack(count=words, groups_x=grid_x(gw, max_dim), **common)
-    edges = ROWS_PARAMS.pack(count=rows, groups_x=grid_x(ge, max_dim), **common)
-
-    src_strides = v.src.at.strides if v.src is not None else (0,) * len(p.shape)
-    entries = ROWS_AXIS.layout.pack_rows({"dim": d, "src": s & M, "dst": t & M}
-                                         for d, s, t in zip(outer, src_strides, p.dst_strides))
-    return (record, edges), entries, (gw, ge)

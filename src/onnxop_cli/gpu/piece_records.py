@@ -1,0 +1,91 @@
+"""A part's Params records and axes entries (core/pieces.py's ``Piece``, cut to a band and a window), for
+gpu/pieces.py's run: ``general`` on the general kernel, ``runs`` on the runs kernels' two dispatches (words,
+then edges). Pure arithmetic: the records are the box and its value flattened (core/pieces.py ``fields``),
+packed by gpu/render/pieces.py's layouts."""
+
+from __future__ import annotations
+
+import math
+from typing import Optional
+
+from ..core.pieces import Piece, fields
+from ..core.region import Load
+from .program import grid_x
+from .render.pieces import AXIS, OTHER, PARAMS, ROWS_AXIS, ROWS_PARAMS, WORDS
+
+SLOTS = 16  # axes entries per piece (ranks up to 16); a select piece's other strides follow them
+M = 0xFFFFFFFF  # strides as two's complement u32 words
+# not a speed choice: |k| kept below this, the kernel adds a row index to it in i32 (beyond, all or nothing is
+# kept): an i32 bound
+TRI_K = 1 << 30
+
+
+def general(p: Piece, bits: int, first: list[int], swap: list[int], at: int, per_group: int,
+             max_dim: int) -> tuple[tuple[bytes], bytes, tuple[int]]:
+    """(params record, axes entries, workgroups) of part ``p`` on the general kernel: the record is
+    the box and its value flattened (core/pieces.py ``fields``), the axes its loads' strides."""
+    v = fields(p.value)
+    fill = (v.fill + bytes(16))[:16]
+    tri = v.tri or (0, M, M, True)
+    # |col - row| < 2**31 in one dispatch: a k beyond that keeps all or nothing, as its clamp does
+    k = min(max(tri[0], -(2**31)), 2**31 - 1)
+    pred = 1 if v.mask is not None else (0 if v.tri is None else (2 if tri[3] else 3))
+    groups = -(-p.size // per_group)
+    record = PARAMS.pack(
+        count=p.size, groups_x=grid_x(groups, max_dim), rank=len(p.shape), at=at, bits=bits, swap=swap[0],
+        mode=0 if v.src is not None else 1, pred=pred, otherwise=1 if v.otherwise else 0,
+        src_base=base(v.src, first[0]), dst_base=p.dst_offset & M, mask_base=base(v.mask, first[1]), tri_k=k & M,
+        tri_row=tri[1] & M, tri_col=tri[2] & M, fill=[int.from_bytes(fill[j:j + 4], "little") for j in (0, 4, 8, 12)],
+        has_other=1 if v.other is not None else 0, other_base=base(v.other, first[2]), other_swap=swap[2])
+    zeros = (0,) * len(p.shape)
+    strides = [x.at.strides if x is not None else zeros for x in (v.src, v.mask)]
+    entries = AXIS.layout.pack_rows({"dim": d, "src": s & M, "dst": t & M, "mask": m & M}
+                                    for d, s, t, m in zip(p.shape, strides[0], p.dst_strides, strides[1]))
+    others = OTHER.layout.pack_rows({"stride": s & M} for s in (v.other.at.strides if v.other is not None else ()))
+    return (record,), entries + bytes(16 * SLOTS - len(entries)) + others, (groups,)
+
+
+def base(x: Optional[Load], first: int) -> int:
+    """Where a load starts in its uploaded window (0 where the piece has none of it)."""
+    return (x.at.offset - first) & 0xFFFFFFFF if x is not None else 0
+
+
+def fill_words(fill: bytes, bits: int) -> tuple[int, int, int, int]:
+    """The fill's pattern as band words 4v .. 4v + 3 (its element repeated)."""
+    if bits >= 32:
+        raw = (fill + bytes(16))[: bits // 8]
+        raw = raw * (16 // len(raw))
+        return tuple(int.from_bytes(raw[k:k + 4], "little") for k in range(0, 16, 4))  # type: ignore[return-value]
+    value = int.from_bytes((fill + bytes(4))[:4], "little") & ((1 << bits) - 1)
+    return (sum(value << (i * bits) for i in range(32 // bits)),) * 4
+
+
+def runs(p: Piece, bits: int, src_first: int, at: int,
+                max_dim: int) -> tuple[tuple[bytes, bytes], bytes, tuple[int, int]]:
+    """(the two dispatches' params records, axes entries, workgroups) of part ``p``
+    whose source window starts at element ``src_first``: the records are the box and its
+    value flattened (core/pieces.py ``fields``)."""
+    v = fields(p.value)
+    *outer, length = p.shape
+    rows = math.prod(outer)
+    len_bits = length * bits
+    wg, vecs = WORDS.schedule.wg, WORDS.schedule.per
+    chunks = -(-(len_bits // 128) // vecs)  # a row holds at most len_bits // 128 whole vec4s
+    words = rows * chunks
+    assert words < 1 << 32, "a part of one band has fewer than 2**32 vec4s"
+    gw, ge = -(-words // wg), -(-rows // wg)
+    mode, k, tri_row = (0 if v.src is not None else 1), 0, M
+    if v.tri is not None:
+        mode = 2 if v.tri[3] else 3
+        k = min(max(v.tri[0], -TRI_K), TRI_K)
+        tri_row = v.tri[1] if v.tri[1] >= 0 else M
+    common = {"rank": len(outer), "at": at, "bits": bits, "src_base": base(v.src, src_first),
+              "dst_base": p.dst_offset & M, "len_bits": len_bits, "chunks": max(chunks, 1), "rows": rows,
+              "mode": mode, "tri_k": k, "fill": fill_words(v.fill, bits), "tri_row": tri_row}
+    record = ROWS_PARAMS.pack(count=words, groups_x=grid_x(gw, max_dim), **common)
+    edges = ROWS_PARAMS.pack(count=rows, groups_x=grid_x(ge, max_dim), **common)
+
+    src_strides = v.src.at.strides if v.src is not None else (0,) * len(p.shape)
+    entries = ROWS_AXIS.layout.pack_rows({"dim": d, "src": s & M, "dst": t & M}
+                                         for d, s, t in zip(outer, src_strides, p.dst_strides))
+    return (record, edges), entries, (gw, ge)
