@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BufferUsage", "COPY_ALIGN", "DEFAULT_CHUNK", "ENV_POISON", "MapMode", "WORD",
     "Owned", "binding_limit", "can_map", "destroy_all", "dispatch_limit", "env_poison", "grid", "reset_status",
-    "read_through", "round_up", "write_mapped",
+    "read_through", "round_up", "submit_copy", "write_mapped",
 ]
 
 COPY_ALIGN = 4  # bytes: WebGPU's copy and map granularity
@@ -71,6 +71,14 @@ def reset_status(gpu: Gpu, status: object, first: int) -> None:
     """A kernel's 16-byte status word written back to ``first`` then zeros, before the kernel lowers or counts it."""
     gpu.queue.write_buffer(status, 0, struct.pack("<4I", first, 0, 0, 0))
 
+
+def submit_copy(gpu: Gpu, src: Any, start: int, dst: Any, at: int, nbytes: int) -> None:
+    """``nbytes`` (whole words) of ``src`` from ``start`` copied into ``dst`` at ``at``, submitted at once."""
+    encoder = gpu.device.create_command_encoder()
+    encoder.copy_buffer_to_buffer(src, start, dst, at, nbytes)
+    gpu.queue.submit([encoder.finish()])
+
+
 def destroy_all(buffers: Iterable[Any]) -> None:
     """Every one of ``buffers`` destroyed, best effort: the error being raised, if any, is the real one."""
     for buf in buffers:
@@ -113,9 +121,7 @@ def read_through(gpu: Gpu, dst: Any, readback: Any, nbytes: int, sink: Any) -> N
     n4 = round_up(nbytes, COPY_ALIGN)
     with gpu.errors("readback"):
         if readback is not dst:
-            encoder = gpu.device.create_command_encoder()
-            encoder.copy_buffer_to_buffer(dst, 0, readback, 0, n4)
-            gpu.queue.submit([encoder.finish()])
+            submit_copy(gpu, dst, 0, readback, 0, n4)
         gpu.wait(readback.map_async(MapMode.READ, 0, n4), "readback")
     try:
         sink(readback.read_mapped(0, n4, copy=False)[:nbytes])

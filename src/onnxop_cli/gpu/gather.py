@@ -25,7 +25,7 @@ from ..core.region import Access
 from .choose import answer
 from .device import Gpu
 from .buffers import (WORD, BufferUsage, MapMode, Owned, binding_limit, can_map, dispatch_limit, env_poison,
-                      read_through, round_up)
+                      read_through, round_up, submit_copy)
 from .program import Program, grid_x
 from .render.strided import GATHER, KERNELS
 from .render.view import AXIS, KINDS
@@ -240,9 +240,7 @@ class Run(Owned):
         if self.device_out is not None:
             gpu = self.gpu
             with gpu.errors("gather into a device buffer"):
-                encoder = gpu.device.create_command_encoder()
-                encoder.copy_buffer_to_buffer(self.dst, 0, self.device_out.buffer, written, round_up(nbytes, 4))
-                gpu.queue.submit([encoder.finish()])
+                submit_copy(gpu, self.dst, 0, self.device_out.buffer, written, round_up(nbytes, 4))
             return
         if self.traffic is not None:
             self.traffic.read_back += nbytes

@@ -13,12 +13,10 @@ targets. A gather whose output is one band skips the check pass: its kernel
 reads the raw indices and checks each as it uses it, and the band is read
 back only if none was bad. Which kernel runs a table: gpu/indexed_variants.py.
 
-Limits, checked here with one-line errors: the index tensor (as u32) and,
-for a scatter, the updates and their targets each fit in one storage
-binding, and an output has fewer than 2^32 elements. A gather's data may be
-larger than a binding (in windows, gpu/gather_windows.py), and so may its
-output: it goes in bands. So may a scatter's data: it is scattered a band
-at a time (gpu/scatter_claims.py).
+Limits, checked here with one-line errors: the index tensor (as u32) and, for a scatter, the updates
+and their targets each fit in one storage binding; an output has fewer than 2^32 elements. The data may
+be larger than a binding (a gather's in windows, gpu/gather_windows.py; a scatter's a band at a time,
+gpu/scatter_claims.py), and so may a gather's output (in bands).
 """
 
 from __future__ import annotations
@@ -137,17 +135,21 @@ def read_status(gpu: Gpu, bufs: Buffers, status: Any, raw: tuple[Index, Check] |
     return second
 
 
+def reads_raw(gpu: Gpu, index: Index, check: Check) -> bool:
+    """Whether a kernel can read and check ``index``'s raw indices itself: some, all there, within one
+    binding, each axis under 2^32 elements."""
+    width = 8 if index.wide else 4
+    return (0 < index.size < NO_BAD and index.size * width <= binding_limit(gpu)
+            and index.source.nbytes >= index.size * width and all(d < 1 << 32 for d in check.bounds))
+
+
 def _can_fuse(gpu: Gpu, index: Index, check: Check, table: Table, band: int, fuse: bool) -> bool:
     """Whether the gather kernel can check the indices as it reads them: an
     output of one band (so all are read before any byte is read back) that
     is not empty (so every index is read: an index no element reads is
-    checked by the check pass), the raw indices within one binding."""
-    width = 8 if index.wide else 4
-    count = table.size
+    checked by the check pass), the raw indices ``reads_raw``."""
     looks = (table.mode == 0 and table.lookups) or table.mode == 1
-    return (fuse and looks and 0 < count <= band and 0 < index.size < NO_BAD
-            and index.size * width <= binding_limit(gpu) and index.source.nbytes >= index.size * width
-            and all(d < 1 << 32 for d in check.bounds))
+    return bool(fuse and looks and 0 < table.size <= band and reads_raw(gpu, index, check))
 
 
 def check_only(gpu: Gpu, index: Index, check: Check, max_groups_per_dim: int | None = None) -> None:
@@ -212,19 +214,13 @@ def gather_indexed(
     mapped: bool | None = None,
     stream_bytes: int | None = None,
 ) -> int:
-    """Stream the table's output (row-major, little-endian, elements of
-    ``data.bits``) into ``sink``, in bands of at most one binding. The
-    indices are checked first: BadIndex before any byte reaches the sink.
-    A source larger than one binding (or ``window_bytes``, which tests force
-    small) is uploaded as windows of one binding each, every band one
-    dispatch per window; on a CPU adapter a large one streams instead
-    (gpu/gather_windows.py; ``stream_bytes`` forces it, passes of that
-    many bytes). ``slice_copy`` False keeps a table that qualifies off the
-    whole-slice kernel (gpu/slices.py). ``mapped`` (None: where the
-    adapter ``can_map``; False: staged, for comparisons) moves host bytes
-    through the kernel's own buffers mapped (gpu/indexed_buffers.py); the
-    call's transfer counts are left in ``gpu.cache[LAST]``. Returns the
-    bytes written."""
+    """Stream the table's output (row-major, little-endian, elements of ``data.bits``) into ``sink`` in
+    bands of at most one binding (``binding_bytes``: smaller); BadIndex before any byte reaches the sink.
+    The source goes in windows of at most one binding (``window_bytes``: smaller), resident or streamed
+    (gpu/gather_windows.py; ``stream_bytes`` forces passes of that many bytes). ``slice_copy`` False keeps
+    a table off the whole-slice kernel (gpu/slices.py). ``mapped`` (None: where the adapter ``can_map``;
+    False: staged, for comparisons): gpu/indexed_buffers.py; the transfer counts are left in
+    ``gpu.cache[LAST]``. Returns the bytes written."""
     op = check.op if check else "gather"
     check_data(data, op)
     count = table.size
@@ -271,10 +267,7 @@ def gather_indexed(
             elif one is not None:
                 fill = iv.fill_one(bufs, one, windows.first, fused, norm, data.bits, max_dim)
             else:
-                kernel = Gather(bufs, windows.first, norm, table, max_dim, fused)
-
-                def fill(dst: Any, e0: int, n: int, window: Any) -> None:
-                    kernel.run(dst, e0, n, data.bits, data.swap, window=window)
+                fill = Gather(bufs, windows.first, norm, table, max_dim, fused, data.bits, data.swap).run
 
             return gather_windows.run_bands(gpu, bufs, windows, fill, count, data.bits, band, sink, poison, checked)
     finally:

@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ..core.sources import ByteSource
-from .buffers import can_map, destroy_all, reset_status, round_up, write_mapped
+from .buffers import WORD, Owned, can_map, reset_status, round_up, submit_copy, write_mapped
 from .device import Gpu
 from .engines.base import BufferUsage as U
 from .engines.base import MapMode
@@ -47,14 +47,13 @@ class Slice:
         self.source.readinto(self.offset + offset, out)
 
 
-class Buffers:
-    """The buffers of one indexed operation, destroyed together. ``mapped``:
+class Buffers(Owned):
+    """The buffers of one indexed operation, in whole words. ``mapped``:
     host transfers through the kernel's own buffers mapped (only where the
     adapter ``can_map``); ``counts`` (shared with ``child()``) how each went."""
 
     def __init__(self, gpu: Gpu, mapped: bool = False, counts: dict[str, int] | None = None) -> None:
-        self.gpu = gpu
-        self.made: list[Any] = []
+        self.gpu, self.buffers = gpu, []
         self.mapped = bool(mapped) and can_map(gpu)
         # buffers the host reads where they lie (by id, each held so its id is never another's)
         self.readable: dict[int, Any] = {}
@@ -65,8 +64,7 @@ class Buffers:
         return Buffers(self.gpu, self.mapped, self.counts)
 
     def new(self, label: str, size: int, usage: int) -> Any:
-        buf = self.gpu.device.create_buffer(label=label, size=max(16, round_up(size, 16)), usage=usage)
-        self.made.append(buf)
+        buf = self._buffer(label, max(WORD, round_up(size, WORD)), usage)
         if usage & U.MAP_READ and usage & U.STORAGE:  # a kernel's buffer (not a readback's)
             self.readable[id(buf)] = buf
         return buf
@@ -137,7 +135,7 @@ class Buffers:
         self.counts["staged uploads"] += 1
 
     def release(self) -> None:
-        destroy_all(self.made)
+        super().release()
         self.readable.clear()
 
 
@@ -155,9 +153,7 @@ def read_view(gpu: Gpu, bufs: Buffers, buf: Any, nbytes: int, use: Sink) -> bool
     readable = id(buf) in bufs.readable
     back = buf if readable else bufs.new("readback", n4, U.MAP_READ | U.COPY_DST)
     if not readable:
-        encoder = gpu.device.create_command_encoder()
-        encoder.copy_buffer_to_buffer(buf, 0, back, 0, n4)
-        gpu.queue.submit([encoder.finish()])
+        submit_copy(gpu, buf, 0, back, 0, n4)
     gpu.wait(back.map_async(MapMode.READ, 0, n4), "readback")
     try:
         use(back.read_mapped(0, n4, copy=False)[:nbytes])
@@ -165,7 +161,7 @@ def read_view(gpu: Gpu, bufs: Buffers, buf: Any, nbytes: int, use: Sink) -> bool
         back.unmap()
         if not readable:
             back.destroy()
-            bufs.made.remove(back)
+            bufs.buffers.remove(back)
     return readable
 
 

@@ -78,13 +78,14 @@ def variant(table: Table, raw: Index | None = None) -> str:
 
 
 class Gather:
-    """The indexed gather bound to one source, index buffer and table."""
+    """The indexed gather bound to one source, index buffer and table, of elements of ``bits`` (byte-swap
+    unit ``swap``)."""
 
     def __init__(self, bufs: Buffers, src: Any, norm: Any, table: Table, max_dim: int,
-                 fused: Fused | None = None) -> None:
+                 fused: Fused | None = None, bits: int = 32, swap: int = 0) -> None:
         """``fused`` (raw index buffer, status buffer, index, check): the kernel
         reads and checks the raw indices itself; ``norm`` is then unused."""
-        self.bufs, self.table, self.max_dim = bufs, table, max_dim
+        self.bufs, self.table, self.max_dim, self.bits, self.swap = bufs, table, max_dim, bits, swap
         self.render = gather(variant(table, fused[2] if fused else None))
         self.src, self.norm, self.fused = src, norm, fused
         if fused is None:
@@ -99,12 +100,12 @@ class Gather:
         blob = blob or bytes(16)
         self.axes = bufs.holding("axes", blob)
 
-    def run(self, dst: Any, e0: int, count: int, bits: int, swap: int, offsets: bool = False,
-            window: tuple[Any, int, int, bool] | None = None) -> None:
-        """Fill ``dst`` with elements e0 .. e0+count of the table's output;
+    def run(self, dst: Any, e0: int, count: int, window: tuple[Any, int, int, bool] | None = None,
+            offsets: bool = False) -> None:
+        """Fill ``dst`` with elements e0 .. e0+count of the table's output (``run_bands``' fill);
         with ``window`` (buffer, first source element, elements, rmw) only
         those whose source lies in that window of the source."""
-        t, f = self.table, self.fused
+        t, f, bits, swap = self.table, self.fused, self.bits, self.swap
         src, win0, wcount, rmw = window or (self.src, 0, NO_BAD, False)
         words = 0 if count == 0 else (count if offsets else (count * bits + 31) // 32)
         iswap, cmode, bound = (int(f[2].big), f[3].mode, f[3].bounds[0]) if f else (0, 0, 0)

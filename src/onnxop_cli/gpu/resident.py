@@ -19,7 +19,7 @@ from typing import Any
 from ..core.sources import ByteSource
 from ..core.region import Access
 from .device import Gpu
-from .buffers import WORD, BufferUsage, env_poison, round_up
+from .buffers import WORD, BufferUsage, env_poison, round_up, submit_copy
 from .gather import Sink, make_plan, run_plan
 
 
@@ -90,9 +90,7 @@ def read_back(gpu: Gpu, buffer: Any, start: int, nbytes: int) -> bytes:
         back = gpu.device.create_buffer(label="host value", size=max(4, round_up(n4, 4)),
                                         usage=BufferUsage.MAP_READ | BufferUsage.COPY_DST)
         try:
-            encoder = gpu.device.create_command_encoder()
-            encoder.copy_buffer_to_buffer(buffer, start, back, 0, n4)
-            gpu.queue.submit([encoder.finish()])
+            submit_copy(gpu, buffer, start, back, 0, n4)
             gpu.wait(back.map_async(MapMode.READ, 0, n4), "readback")
             raw = bytes(back.read_mapped(0, n4, copy=False)[:nbytes])
             back.unmap()
@@ -121,9 +119,7 @@ class DeviceSink:
         if n4 <= 0:
             return
         with gpu.lock, gpu.errors("a kernel's output into a device buffer"):
-            encoder = gpu.device.create_command_encoder()
-            encoder.copy_buffer_to_buffer(src, 0, self.out.buffer, self.written, n4)
-            gpu.queue.submit([encoder.finish()])
+            submit_copy(gpu, src, 0, self.out.buffer, self.written, n4)
         self.written += nbytes
 
     def __call__(self, chunk: memoryview) -> None:
@@ -150,9 +146,7 @@ def copy_on_device(gpu: Gpu, source: DeviceBuffer, out: DeviceBuffer) -> None:
     """``source``'s bytes into ``out`` (BitCast: the same bytes, another type)."""
     n = min(source.buffer.size, out.buffer.size)
     with gpu.lock, gpu.errors("copying a device buffer"):
-        encoder = gpu.device.create_command_encoder()
-        encoder.copy_buffer_to_buffer(source.buffer, 0, out.buffer, 0, n)
-        gpu.queue.submit([encoder.finish()])
+        submit_copy(gpu, source.buffer, 0, out.buffer, 0, n)
 
 
 def device_copy(encoder: Any, source: DeviceBuffer, start: int, into: Any, at: int, nbytes: int) -> None:

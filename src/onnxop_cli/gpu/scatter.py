@@ -22,7 +22,7 @@ from ..errors import OpError
 from .device import Gpu
 from .indexed import (
     NO_BAD, Check, Data, Index, Sink, Table, Buffers, check_data, fits, Gather,
-    LAST, NONNEG, WRAP, to_sink, binding_limit, check_indices, read_status,
+    LAST, NONNEG, WRAP, to_sink, binding_limit, check_indices, read_status, reads_raw,
     U, launch,
 )
 from .buffers import dispatch_limit
@@ -161,10 +161,9 @@ def _direct(kernel: slices.Slices | _Lines | None) -> bool:
 def _reads_raw(gpu: Gpu, index: Index | None, check: Check | None) -> bool:
     """Whether a kernel that reads every index can read and check the raw
     ones itself (the whole-slice scatter's raw steps, the line kernel's mode
-    2): int64 indices within one binding, a wrap or non-negative check."""
+    2): int64 indices it ``reads_raw``, a wrap or non-negative check."""
     return (index is not None and check is not None and index.wide and check.mode in (WRAP, NONNEG)
-            and 0 < index.size < NO_BAD and index.size * 8 <= binding_limit(gpu)
-            and index.source.nbytes >= index.size * 8 and all(d < 1 << 32 for d in check.bounds))
+            and reads_raw(gpu, index, check))
 
 
 def _apply(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, norm: Any, table: Table, data: Data, updates: Data,
@@ -178,7 +177,7 @@ def _apply(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, norm: Any, table: Table,
         return
     if not _direct(kernel):  # each update's data element first (the gather kernel's offsets mode)
         targets = bufs.new("targets", 4 * updates.size, U.STORAGE | U.COPY_SRC)
-        Gather(bufs, out, norm, table, max_dim).run(targets, 0, updates.size, 32, 0, offsets=True)
+        Gather(bufs, out, norm, table, max_dim).run(targets, 0, updates.size, offsets=True)
         norm = targets
     if kernel is None:
         rounds(gpu, bufs, out, upd, norm, data, updates.size, reduce, op, max_dim)

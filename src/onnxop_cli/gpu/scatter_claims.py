@@ -177,7 +177,8 @@ class Fill:
         self.windows = gather_windows.plan(gpu, bufs, data.source, data.size, data.bits, binding_limit(gpu),
                                            data.nbytes, band * data.bits // 8, stream=False)
         ident = Table.over(data.shape, data.strides or row_strides(data.shape), (0,) * len(data.shape))
-        self.kernel = Gather(bufs, self.windows.first, bufs.new("norm", 16, U.STORAGE), ident, max_dim)
+        self.kernel = Gather(bufs, self.windows.first, bufs.new("norm", 16, U.STORAGE), ident, max_dim, None,
+                             data.bits, data.swap)
 
     def __call__(self, out: Any, b0: int, bn: int) -> None:
         d = self.data
@@ -194,8 +195,7 @@ class Fill:
                                  self.staging)
             return
         for w, (buf, w0, wn) in enumerate(self.windows.each()):
-            self.kernel.run(out, b0, bn, d.bits, d.swap,
-                            window=None if self.windows.single else (buf, w0, wn, w > 0))
+            self.kernel.run(out, b0, bn, None if self.windows.single else (buf, w0, wn, w > 0))
 
 
 def scatter_banded(gpu: Gpu, bufs: Buffers, data: Data, upd: Any, norm: Any, table: Table, reduce: Reduce,
@@ -210,7 +210,7 @@ def scatter_banded(gpu: Gpu, bufs: Buffers, data: Data, upd: Any, norm: Any, tab
     targets = None
     if n:
         targets = bufs.new("targets", 4 * n, U.STORAGE | U.COPY_SRC)
-        Gather(bufs, upd, norm, table, max_dim).run(targets, 0, n, 32, 0, offsets=True)
+        Gather(bufs, upd, norm, table, max_dim).run(targets, 0, n, offsets=True)
 
     def band_rounds(b: tuple[int, int]) -> None:
         sub = bufs.child()  # a band's claims and lists, freed before the next band's
