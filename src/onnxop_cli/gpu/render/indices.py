@@ -18,6 +18,20 @@ from .frame import Binding
 AXIS = Struct("Axis", (("dim", "u32"), ("stride", "u32"), ("pad0", "u32"), ("pad1", "u32")))
 
 
+# The whole-slice kernels' Params (render/slices.py's gather, scatter_slices.py's scatter: one slice plan,
+# gpu/slices.py, fills both); the gather's vector variants add fields.
+SLICE_FIELDS = (
+    ("words", "u32"),     # output units (words, or vectors); the scatter: update words (its claim: index tuples)
+    ("groups_x", "u32"),  # workgroups per row of the dispatch grid
+    ("width", "u32"),     # units per slice
+    ("outer", "u32"),     # leading output (the scatter: update) axes
+    ("nlook", "u32"),     # indices per tuple
+    ("iswap", "u32"),     # raw indices: 1 big-endian
+    ("cmode", "u32"),     # raw indices: the index check's (render/indexed.py) mode (0 wrap, 1 0 .. d, 2 0 .. d-1)
+)
+SLICE_PARAMS = Struct("Params", (*SLICE_FIELDS, ("pad0", "u32")))
+
+
 # The bindings of the kernels that read raw indices and store whole vec4s (render/lines.py, rows.py).
 VEC4_BINDINGS = (Binding(0, "src", "read", "u32"), Binding(1, "dst", "read_write", "vec4<u32>"), Binding(2),
                  Binding(3, "axes", "read", "vec4<u32>"), Binding(4, "raw", "read", "vec4<u32>"),

@@ -31,20 +31,10 @@ from dataclasses import dataclass
 from ..layout import Struct
 from ..shaders import shader_source
 from .frame import Binding, Frame
-from .indices import checked_index, row, table
+from .indices import SLICE_FIELDS, SLICE_PARAMS, checked_index, row, table
 from .schedule import Units
 
-_COMMON = (
-    ("words", "u32"),     # output units (words, or vectors)
-    ("groups_x", "u32"),  # workgroups per row of the dispatch grid
-    ("width", "u32"),     # units per slice
-    ("outer", "u32"),     # leading output axes
-    ("nlook", "u32"),     # indices per tuple
-    ("iswap", "u32"),     # 1: big-endian indices
-    ("cmode", "u32"),     # the index check's (gpu/render/indexed.py) mode (0 wrap, 1 0 .. d, 2 0 .. d-1)
-)
-WORDS_PARAMS = Struct("Params", (*_COMMON, ("pad0", "u32")))  # gpu/render/scatter_slices.py's Params too
-VECS_PARAMS = Struct("Params", (*_COMMON, *((n, "u32") for n in (
+VECS_PARAMS = Struct("Params", (*SLICE_FIELDS, *((n, "u32") for n in (
     "normed",  # 1: `raw` holds the index check's (gpu/render/indexed.py) checked u32 offsets
     "first",   # the band's first output vector
     "win0",    # windowed: the window's first source vector
@@ -73,7 +63,7 @@ class SliceGather(Frame):
 
     @property
     def PARAMS(self) -> Struct:  # type: ignore[override]  # noqa: N802 - the frame's name
-        return WORDS_PARAMS if self.variant == "words" else VECS_PARAMS
+        return SLICE_PARAMS if self.variant == "words" else VECS_PARAMS
 
     @property
     def label(self) -> str:  # type: ignore[override]
