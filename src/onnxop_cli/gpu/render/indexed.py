@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from ..layout import Struct
 from ..shaders import shader_source
 from .frame import Binding, Frame
-from .indices import in_range, read_index, table
+from .indices import in_range, read_index, table, walk
 from .schedule import Elements, Words, head
 
 CASES = ("flat", "one", "lookups", "reverse", "circular")  # CASE: the table's case (FLAT .. CIRCULAR)
@@ -122,33 +122,7 @@ def gather(variant: str) -> Gather:
 # axis' and the time axis' coordinates); the last axis and the first two
 # lookups loaded once per invocation (storage loads are what Mesa's CPU
 # drivers are slowest at); `next` steps along the last axis with adds.
-_WALK = """struct At {
-    e: u32,
-    off: u32,
-    ip: u32,
-    last: u32,
-    time: u32,
-}
-
-fn at(e: u32) -> At {
-    var rest = e;
-    var a = At(e, 0u, 0u, 0u, 0u);
-    for (var k = params.rank; k > 0u; k = k - 1u) {
-        let ax = axis(k - 1u);
-        let i = rest % ax.dim;
-        rest = rest / ax.dim;
-        a.off = a.off + i * ax.dstride;
-        a.ip = a.ip + i * ax.istride;
-        if (k == params.rank) {
-            a.last = i;
-        }
-        if (k - 1u == params.rev_axis) {
-            a.time = i;
-        }
-    }
-    return a;
-}
-
+_WALK = walk("e", "params.rank", ("e", "off", "ip", "last", "time")) + """
 struct Row {
     dim: u32,
     timed: u32,

@@ -1,8 +1,8 @@
 """Index reading and checking shared by the kernel families (render/indexed.py, scatter.py, scatter_slices.py,
 slices.py, ...): the one definition of how an int32 or int64 index is read as stored (``read_index``), checked
 against its axis (``in_range``) and, for the kernels that read raw int64 indices one at a time, ``index(pos, d)``
-(``checked_index``); ``REPORT``, an invocation's smallest bad position, once; ``row``, the slice walks' Row
-(lib/slice_at.wgsl); ``table_row``, a row of a kernel's ``axes`` table read as a struct: the index tables'
+(``checked_index``); ``REPORT``, an invocation's smallest bad position, once; ``walk`` and ``row``, the
+table walks' At and Row; ``table_row``, a row of a kernel's ``axes`` table read as a struct: the index tables'
 (``table``, gpu/index_table.py) and the strided tables' (``AXIS``, render/lines.py, rows.py).
 """
 
@@ -125,12 +125,49 @@ _CHECKED = ("fn index(pos: u32, d: u32) -> u32 {\n" + read_index("", _PAIR, "", 
             + in_range("params.cmode", "pos", "v = 0u;") + "    return v;\n}\n")
 
 
+def walk(v: str, count: str, fields: tuple[str, ...], stride: str = "dstride") -> str:
+    """WGSL ``At`` and ``at(v)``: unit ``v``'s multi-index over the first ``count`` rows of ``axes``
+    (row-major), summed into ``fields`` of ``e`` (``v`` itself), ``off`` (by the axes' dstride, or ``stride``
+    for the strided tables' AXIS), ``ip`` (by istride), ``last`` (its last coordinate), ``time`` (its
+    coordinate on params.rev_axis)."""
+    init = ", ".join(v if f == "e" else "0u" for f in fields)
+    sums = "".join(f"        a.{f} = a.{f} + i * ax.{s};\n" for f, s in (("off", stride), ("ip", "istride"))
+                   if f in fields)
+    time = "        if (k - 1u == params.rev_axis) {\n            a.time = i;\n        }\n" if "time" in fields else ""
+    return ("// A unit's linear parts (render/indices.py's walk).\nstruct At {\n"
+            + "".join(f"    {f}: u32,\n" for f in fields) + f"""}}
+
+fn at({v}: u32) -> At {{
+    var rest = {v};
+    var a = At({init});
+    for (var k = {count}; k > 0u; k = k - 1u) {{
+        let ax = axis(k - 1u);
+        let i = rest % ax.dim;
+        rest = rest / ax.dim;
+{sums}        if (k == {count}) {{
+            a.last = i;
+        }}
+{time}    }}
+    return a;
+}}
+""")
+
+
 def row(pair: bool) -> str:
-    """``row()``, lib/slice_at.wgsl's Row: lookup 1 always (``pair``: GatherND's pairs, render/rows.py) or
-    where there is one (params.nlook: render/slices.py)."""
+    """``Row``, what every slice of an invocation needs, loaded once (storage loads are what Mesa's CPU
+    drivers are slowest at): the last leading axis (dim 0: none) and lookups 0 and 1; ``row()`` reads lookup 1
+    always (``pair``: GatherND's pairs, render/rows.py) or where there is one (params.nlook: render/slices.py)."""
     later = "    if (params.nlook > 1u) {\n        w.look1 = lookup(params.outer + 1u);\n    }\n"
     look1, later = ("lookup(params.outer + 1u)", "") if pair else ("Lookup(0u, 0u, 0u, 0u)", later)
-    return f"""// lib/slice_at.wgsl's Row: {"both lookups always (a pair)" if pair else "lookup 1 where there is one"}.
+    return f"""struct Row {{
+    dim: u32,
+    dstride: u32,
+    istride: u32,
+    look0: Lookup,
+    look1: Lookup,
+}}
+
+// {"Both lookups always (a pair)" if pair else "Lookup 1 where there is one"}.
 fn row() -> Row {{
     var w = Row(0u, 0u, 0u, lookup(params.outer), {look1});
     if (params.outer > 0u) {{

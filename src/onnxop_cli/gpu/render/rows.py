@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from ..layout import Struct
 from ..shaders import shader_source
 from .frame import Frame
-from .indices import AXIS, REPORT, VEC4_BINDINGS, row, table, table_row
+from .indices import AXIS, REPORT, VEC4_BINDINGS, row, table, table_row, walk
 from .schedule import Units
 
 RUNS = {"short": 16, "long": 64}  # GatherND's slices per invocation (params.run): gpu/choose.py's nd_run
@@ -78,7 +78,7 @@ class NdRows(_Rows):
         n = 4 // self.words
         takes = [f"let s{j} = take({f's{j - 1}.a' if j else 'a'}, w, p{_plus(j)}, &bad);" for j in range(n)]
         return [shader_source("lib/bswap.wgsl"), shader_source("lib/index_fold.wgsl"), REPORT, *table(),
-                shader_source("lib/slice_at.wgsl"), _ND,
+                walk("p", "params.outer", ("off", "ip", "last")), _ND,
                 _take("p", "w: Row, p: u32", "base(a.off, a.ip, w, bad)", "w.dim",
                       "a.off + w.dstride, a.ip + w.istride"),
                 _start("params.first + ", "params.run"),
@@ -99,7 +99,7 @@ class ElementsRows(_Rows):
         takes = [f"let s{j} = take({f's{j - 1}.a' if j else 'a'}, {_HALVES[j]}, e{_plus(j)}, last.dim, "
                  f"last.stride, &bad);" for j in range(n)]
         return [table_row("axis", AXIS), shader_source("lib/bswap.wgsl"), shader_source("lib/index_fold.wgsl"), REPORT,
-                _ELEMENTS,
+                walk("e", "params.rank", ("off", "last"), "stride"),
                 _take("e", "lo: u32, hi: u32, e: u32, dim: u32, ds: u32",
                       "a.off + folded(lo, hi, e, params.bound, bad) * params.lstride", "dim", "a.off + ds"),
                 _start("", "RUN"),
@@ -245,28 +245,5 @@ fn take(a: At, {args}, bad: ptr<function, u32>) -> Step {{
 }}
 """
 
-
-_ELEMENTS = """// An element's data offset before its index, and its last coordinate.
-struct At {
-    off: u32,
-    last: u32,
-}
-
-fn at(e: u32) -> At {
-    var rest = e;
-    var a = At(0u, 0u);
-    for (var k = params.rank; k > 0u; k = k - 1u) {
-        let ax = axis(k - 1u);
-        let i = rest % ax.dim;
-        rest = rest / ax.dim;
-        a.off = a.off + i * ax.stride;
-        if (k == params.rank) {
-            a.last = i;
-        }
-    }
-    return a;
-}
-
-"""
 
 KERNELS = {(cls.NAME, words): cls(words) for cls in (NdRows, ElementsRows) for words in (1, 2)}

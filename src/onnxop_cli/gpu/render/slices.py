@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from ..layout import Struct
 from ..shaders import shader_source
 from .frame import Binding, Frame
-from .indices import SLICE_FIELDS, SLICE_PARAMS, checked_index, row, table
+from .indices import SLICE_FIELDS, SLICE_PARAMS, checked_index, row, table, walk
 from .schedule import Units
 
 VECS_PARAMS = Struct("Params", (*SLICE_FIELDS, *((n, "u32") for n in (
@@ -77,9 +77,9 @@ class SliceGather(Frame):
                 Binding(5, "status", "read_write", "atomic<u32>"))
 
     def parts(self) -> list[str]:
-        walk = [*checked_index(), *table(), shader_source("lib/slice_at.wgsl"), _WALK,
-                _base("base", "index", look1=True)]
-        return walk + [_OFFSET, _base("base_of", "offset", look1=False)] if self.variant == "windowed" else walk
+        parts = [*checked_index(), *table(), walk("p", "params.outer", ("off", "ip", "last")), _WALK,
+                 _base("base", "index", look1=True)]
+        return parts + [_OFFSET, _base("base_of", "offset", look1=False)] if self.variant == "windowed" else parts
 
     def main(self) -> str:
         if self.variant == "windowed":
