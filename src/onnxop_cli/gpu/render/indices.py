@@ -179,3 +179,29 @@ fn row() -> Row {{
 {later}    return w;
 }}
 """
+
+
+def slice_copy(per: str, base: str, store: str, walk: bool) -> str:
+    """WGSL main: ``per`` consecutive units an invocation, of slices ``params.width`` units long, ``store``
+    unit k of slice p for output unit q (``b``: the slice's first, ``base``; ``walk``: with at(p) and next(), the
+    gather's in render/slices.py, else scatter_slices.py's apply)."""
+    w, a, step = ("    let w = row();\n", "    var a = at(p);\n", "            a = next(a, w, p);\n") if walk else ("",) * 3
+    return f"""    let q0 = ((wg.y * params.groups_x + wg.x) * WG + lid) * {per};
+    if (q0 >= params.words) {{
+        return;
+    }}
+    let width = params.width;
+{w}    var p = q0 / width;
+    var k = q0 - p * width;
+{a}    var b = {base};
+    let end = min(q0 + {per}, params.words);
+    for (var q = q0; q < end; q = q + 1u) {{
+        if (k == width) {{
+            p = p + 1u;
+            k = 0u;
+{step}            b = {base};
+        }}
+        {store};
+        k = k + 1u;
+    }}
+"""

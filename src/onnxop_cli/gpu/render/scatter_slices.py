@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .frame import Binding, Frame
-from .indices import SLICE_PARAMS, checked_index, table
+from .indices import SLICE_PARAMS, checked_index, slice_copy, table
 from .schedule import Words
 
 _AIM = """// Slice p's target: (word of its first word, slice number), its tuple read from {whence}
@@ -46,25 +46,6 @@ fn aim(p: u32) -> vec2<u32> {{
 _CLAIM = """    let t = aim(p);
 {keep}    if (atomicAdd(&claims[t.y], 1u) != 0u) {{
         atomicStore(&status[1], 1u);
-    }}
-"""
-_APPLY = """    let q0 = ((wg.y * params.groups_x + wg.x) * WG + lid) * WORDS;
-    if (q0 >= params.words) {{
-        return;
-    }}
-    let width = params.width;
-    var p = q0 / width;
-    var k = q0 - p * width;
-    var b = {first};
-    let end = min(q0 + WORDS, params.words);
-    for (var q = q0; q < end; q = q + 1u) {{
-        if (k == width) {{
-            p = p + 1u;
-            k = 0u;
-            b = {first};
-        }}
-        out[b + k] = updates[q];
-        k = k + 1u;
     }}
 """
 
@@ -107,6 +88,6 @@ class Slices(Frame):
 
     def main(self) -> str:
         if self.step == "apply":
-            return _APPLY.format(first="starts[p]" if self.raw else "aim(p).x")
+            return slice_copy("WORDS", "starts[p]" if self.raw else "aim(p).x", "out[b + k] = updates[q]", walk=False)
         first = "    let p = (wg.y * params.groups_x + wg.x) * WG + lid;\n    if (p >= params.words) {\n        return;\n    }\n"
         return first + _CLAIM.format(keep="    starts[p] = t.x;\n" if self.raw else "")

@@ -29,9 +29,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..layout import Struct
-from ..shaders import shader_source
 from .frame import Binding, Frame
-from .indices import SLICE_FIELDS, SLICE_PARAMS, checked_index, row, table, walk
+from .indices import SLICE_FIELDS, SLICE_PARAMS, checked_index, row, slice_copy, table, walk
 from .schedule import Units
 
 VECS_PARAMS = Struct("Params", (*SLICE_FIELDS, *((n, "u32") for n in (
@@ -85,33 +84,7 @@ class SliceGather(Frame):
         if self.variant == "windowed":
             return _WINDOWED
         s, vec = self.schedule, self.variant != "words"
-        return _whole(s.name, " / 4u" if vec else "")
-
-
-def _whole(per: str, scale: str) -> str:
-    """One band of one buffer, ``per`` units an invocation (``scale``: the word base to the unit's)."""
-    return f"""    let q0 = ((wg.y * params.groups_x + wg.x) * WG + lid) * {per};
-    if (q0 >= params.words) {{
-        return;
-    }}
-    let width = params.width;
-    let w = row();
-    var p = q0 / width;
-    var k = q0 - p * width;
-    var a = at(p);
-    var b = base(a, w){scale};
-    let end = min(q0 + {per}, params.words);
-    for (var q = q0; q < end; q = q + 1u) {{
-        if (k == width) {{
-            p = p + 1u;
-            k = 0u;
-            a = next(a, w, p);
-            b = base(a, w){scale};
-        }}
-        dst[q] = src[b + k];
-        k = k + 1u;
-    }}
-"""
+        return slice_copy(s.name, "base(a, w)" + (" / 4u" if vec else ""), "dst[q] = src[b + k]", walk=True)
 
 
 def _base(name: str, read: str, look1: bool) -> str:
