@@ -12,10 +12,11 @@ or 2 words an element or slice):
 ``ElementsRows`` (GatherElements, gpu/indexed_variants.py's ``elements_rows``)
     element e reads index e, RUN elements an invocation.
 
-The raw int64 indices are checked and wrapped (lib/index_fold.wgsl, all 64
-bits): a bad one keeps the smallest position in status[0] (each invocation's
-smallest, once) and reads 0; the host reads nothing back then. Every slice or
-element is read, so every index is checked.
+The raw int64 indices are checked and wrapped (``folded``, all 64 bits, as
+render/indices.py's checked_index checks one at a time): a bad one keeps the
+smallest position in status[0] (each invocation's smallest, once) and reads 0;
+the host reads nothing back then. Every slice or element is read, so every
+index is checked.
 """
 
 from __future__ import annotations
@@ -77,7 +78,7 @@ class NdRows(_Rows):
     def parts(self) -> list[str]:
         n = 4 // self.words
         takes = [f"let s{j} = take({f's{j - 1}.a' if j else 'a'}, w, p{_plus(j)}, &bad);" for j in range(n)]
-        return [shader_source("lib/bswap.wgsl"), shader_source("lib/index_fold.wgsl"), REPORT, *table(),
+        return [shader_source("lib/bswap.wgsl"), _FOLDED, REPORT, *table(),
                 walk("p", "params.outer", ("off", "ip", "last")), _ND,
                 _take("p", "w: Row, p: u32", "base(a.off, a.ip, w, bad)", "w.dim",
                       "a.off + w.dstride, a.ip + w.istride"),
@@ -98,7 +99,7 @@ class ElementsRows(_Rows):
         n = 4 // self.words
         takes = [f"let s{j} = take({f's{j - 1}.a' if j else 'a'}, {_HALVES[j]}, e{_plus(j)}, last.dim, "
                  f"last.stride, &bad);" for j in range(n)]
-        return [table_row("axis", AXIS), shader_source("lib/bswap.wgsl"), shader_source("lib/index_fold.wgsl"), REPORT,
+        return [table_row("axis", AXIS), shader_source("lib/bswap.wgsl"), _FOLDED, REPORT,
                 walk("e", "params.rank", ("off", "last"), "stride"),
                 _take("e", "lo: u32, hi: u32, e: u32, dim: u32, ds: u32",
                       "a.off + folded(lo, hi, e, params.bound, bad) * params.lstride", "dim", "a.off + ds"),
@@ -245,5 +246,20 @@ fn take(a: At, {args}, bad: ptr<function, u32>) -> Step {{
 }}
 """
 
+
+# No branch and no atomic in `folded`: an atomic per index cost Mesa's CPU drivers a loop over the lanes
+# each time (REPORT writes the invocation's smallest bad position once).
+_FOLDED = """// The int64 index (lo, hi) at position `pos` wrapped into [0, d), checked: a bad one lowers `bad` to its
+// position and reads 0.
+fn folded(lo0: u32, hi0: u32, pos: u32, d: u32, bad: ptr<function, u32>) -> u32 {
+    let swap = params.iswap != 0u;
+    let lo = select(lo0, bswap32(hi0), swap);
+    let hi = select(hi0, bswap32(lo0), swap);
+    let neg = hi == 0xffffffffu && lo != 0u && (0u - lo) <= d;
+    let ok = (hi == 0u && lo < d) || neg;
+    *bad = min(*bad, select(pos, 0xffffffffu, ok));
+    return select(0u, select(lo, lo + d, neg), ok);
+}
+"""
 
 KERNELS = {(cls.NAME, words): cls(words) for cls in (NdRows, ElementsRows) for words in (1, 2)}
