@@ -247,10 +247,8 @@ fn take(a: At, {args}, bad: ptr<function, u32>) -> Step {{
 """
 
 
-# No branch and no atomic in `folded`: an atomic per index cost Mesa's CPU drivers a loop over the lanes
-# each time (REPORT writes the invocation's smallest bad position once).
 _FOLDED = """// The int64 index (lo, hi) at position `pos` wrapped into [0, d), checked: a bad one lowers `bad` to its
-// position and reads 0.
+// position and reads 0, with no branch and no atomic (`report` once instead).
 fn folded(lo0: u32, hi0: u32, pos: u32, d: u32, bad: ptr<function, u32>) -> u32 {
     let swap = params.iswap != 0u;
     let lo = select(lo0, bswap32(hi0), swap);
