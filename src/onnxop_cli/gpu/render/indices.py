@@ -1,8 +1,8 @@
 """Index reading and checking shared by the kernel families (render/indexed.py, scatter.py, scatter_slices.py,
 slices.py, ...): the one definition of how an int32 or int64 index is read as stored (``read_index``), checked
 against its axis (``in_range``) and, for the kernels that read raw int64 indices one at a time, ``index(pos, d)``
-(``checked_index``); ``REPORT``, an invocation's smallest bad position, once; ``walk`` and ``row``, the
-table walks' At and Row; ``table_row``, a row of a kernel's ``axes`` table read as a struct: the index tables'
+(``checked_index``); ``REPORT``, an invocation's smallest bad position, once; ``walk``, ``row`` and
+``slice_copy``, the table walks' At, Row and block copy, and the slice kernels' ``SLICE_PARAMS``; ``table_row``, a row of a kernel's ``axes`` table read as a struct: the index tables'
 (``table``, gpu/index_table.py) and the strided tables' (``AXIS``, render/lines.py, rows.py).
 """
 
@@ -128,8 +128,8 @@ _CHECKED = ("fn index(pos: u32, d: u32) -> u32 {\n" + read_index("", _PAIR, "", 
 
 def walk(v: str, count: str, fields: tuple[str, ...], stride: str = "dstride") -> str:
     """WGSL ``At`` and ``at(v)``: unit ``v``'s multi-index over the first ``count`` rows of ``axes``
-    (row-major), summed into ``fields`` of ``e`` (``v`` itself), ``off`` (by the axes' dstride, or ``stride``
-    for the strided tables' AXIS), ``ip`` (by istride), ``last`` (its last coordinate), ``time`` (its
+    (row-major), summed into ``fields`` of ``e`` (``v`` itself), ``off`` (by ``stride``: the index tables'
+    dstride, or the strided tables' AXIS stride), ``ip`` (by istride), ``last`` (its last coordinate), ``time`` (its
     coordinate on params.rev_axis)."""
     init = ", ".join(v if f == "e" else "0u" for f in fields)
     sums = "".join(f"        a.{f} = a.{f} + i * ax.{s};\n" for f, s in (("off", stride), ("ip", "istride"))
