@@ -2,8 +2,9 @@
 slices.py, ...): the one definition of how an int32 or int64 index is read as stored (``read_index``), checked
 against its axis (``in_range``) and, for the kernels that read raw int64 indices one at a time, ``index(pos, d)``
 (``checked_index``); ``REPORT``, an invocation's smallest bad position, once; ``walk``, ``row`` and
-``slice_copy``, the table walks' At, Row and block copy, and the slice kernels' ``SLICE_PARAMS``; ``table_row``, a row of a kernel's ``axes`` table read as a struct: the index tables'
-(``table``, gpu/index_table.py) and the strided tables' (``AXIS``, render/lines.py, rows.py).
+``slice_copy``, the table walks' At, Row and block copy, and the slice kernels' ``SLICE_PARAMS``;
+``table_row``, a row of a kernel's ``axes`` table read as a struct: the index tables' (``table``,
+gpu/index_table.py) and the strided tables' (``AXIS``, render/lines.py, rows.py).
 """
 
 from __future__ import annotations
@@ -186,7 +187,8 @@ def slice_copy(per: str, base: str, store: str, walk: bool) -> str:
     """WGSL main: ``per`` consecutive units an invocation, of slices ``params.width`` units long, ``store``
     unit k of slice p for output unit q (``b``: the slice's first, ``base``; ``walk``: with at(p) and next(), the
     gather's in render/slices.py, else scatter_slices.py's apply)."""
-    w, a, step = ("    let w = row();\n", "    var a = at(p);\n", "            a = next(a, w, p);\n") if walk else ("",) * 3
+    w, a, step = ("    let w = row();\n", "    var a = at(p);\n",
+                  "            a = next(a, w, p);\n") if walk else ("", "", "")
     return f"""    let q0 = ((wg.y * params.groups_x + wg.x) * WG + lid) * {per};
     if (q0 >= params.words) {{
         return;
