@@ -14,7 +14,6 @@ import pytest
 from onnxop_cli.gpu import nonzero
 from wgsl_text import parse, structs
 from onnxop_cli.gpu.render.scatter import ROUND_PARAMS
-from onnxop_cli.gpu.render.scatter_slices import PARAMS as SLICE_PARAMS
 from onnxop_cli.gpu.shaders import shader_names
 
 GPU = Path(__file__).resolve().parents[2] / "src" / "onnxop_cli" / "gpu"
@@ -179,9 +178,9 @@ def test_pad_fields_are_zero_when_left_out():
 
 def test_kernels_that_share_a_params_buffer_share_its_layout():
     # one slice plan (gpu/slices.py) fills both slice kernels' Params: the gather's and the scatter's render
-    from onnxop_cli.gpu.render.slices import WORDS_PARAMS
+    from onnxop_cli.gpu.render import scatter_slices, slices
 
-    assert WORDS_PARAMS.layout.fields == SLICE_PARAMS.layout.fields
+    assert slices.KERNELS["words"].PARAMS is scatter_slices.Slices("claim").PARAMS
 
 
 def test_no_params_packed_by_position_in_gpu():

@@ -16,21 +16,19 @@ targets). Offsets wrap modulo 2^32 and end within the source, so u32
 arithmetic is exact. A source larger than a binding is bound a window at a
 time (``win0``, ``wcount``; ``rmw``: a band's later windows keep the other
 elements of their 2- to 16-bit words). WORDS whole words an invocation
-(2-16 bit elements packed low bits first, as ONNX packs them); ``swap``: a
-big-endian source's byte-swap unit. One render per ``CASES`` x ``INDEX``,
-constants the driver folds (Mesa's CPU drivers run every branch a lane
-could take); the ``i32``/``i64`` variants read and check the raw indices
-(the first bad position kept by atomicMin; the host reads the band back
-only if there was none).
+(2-16 bit elements packed low bits first); ``swap``: a big-endian source's
+byte-swap unit. One render per ``CASES`` x ``INDEX``, constants the driver
+folds (Mesa's CPU drivers run every branch a lane could take); the
+``i32``/``i64`` variants read and check the raw indices themselves.
 
 ``Check``: int32 or int64 indices checked against their axis (all 64 bits:
 2^32 + 1 is out of range, never index 1) and written as u32 offsets,
 negatives wrapped; index p of the chunk (at ``first``) checks against
-bounds[((first + p) / inner) % period]; the smallest bad position goes to
-status[0]. Modes: gpu/index_table.py's; ``swap``/``iswap`` 1: big-endian.
+bounds[((first + p) / inner) % period]. Either keeps the smallest bad
+position in status[0] (atomicMin); modes: gpu/index_table.py's.
 
-Both are hand-written WGSL inside the frame: the element schedule
-(render/elementwise.py) reads no offsets from a tensor and keeps no status.
+Both hand-written inside the frame: the element schedule (render/elementwise.py)
+reads no index and keeps no status.
 """
 
 from __future__ import annotations
@@ -40,7 +38,7 @@ from dataclasses import dataclass
 from ..layout import Struct
 from ..shaders import shader_source
 from .frame import Binding, Frame
-from .indices import in_range, read_index, table
+from .indices import in_range, read_index, table, walk
 from .schedule import Elements, Words, head
 
 CASES = ("flat", "one", "lookups", "reverse", "circular")  # CASE: the table's case (FLAT .. CIRCULAR)
@@ -124,33 +122,7 @@ def gather(variant: str) -> Gather:
 # axis' and the time axis' coordinates); the last axis and the first two
 # lookups loaded once per invocation (storage loads are what Mesa's CPU
 # drivers are slowest at); `next` steps along the last axis with adds.
-_WALK = """struct At {
-    e: u32,
-    off: u32,
-    ip: u32,
-    last: u32,
-    time: u32,
-}
-
-fn at(e: u32) -> At {
-    var rest = e;
-    var a = At(e, 0u, 0u, 0u, 0u);
-    for (var k = params.rank; k > 0u; k = k - 1u) {
-        let ax = axis(k - 1u);
-        let i = rest % ax.dim;
-        rest = rest / ax.dim;
-        a.off = a.off + i * ax.dstride;
-        a.ip = a.ip + i * ax.istride;
-        if (k == params.rank) {
-            a.last = i;
-        }
-        if (k - 1u == params.rev_axis) {
-            a.time = i;
-        }
-    }
-    return a;
-}
-
+_WALK = walk("e", "params.rank", ("e", "off", "ip", "last", "time")) + """
 struct Row {
     dim: u32,
     timed: u32,

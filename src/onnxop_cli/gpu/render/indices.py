@@ -1,9 +1,10 @@
 """Index reading and checking shared by the kernel families (render/indexed.py, scatter.py, scatter_slices.py,
 slices.py, ...): the one definition of how an int32 or int64 index is read as stored (``read_index``), checked
 against its axis (``in_range``) and, for the kernels that read raw int64 indices one at a time, ``index(pos, d)``
-(``checked_index``); ``REPORT``, an invocation's smallest bad position, once; ``row``, the slice walks' Row
-(lib/slice_at.wgsl); ``table_row``, a row of a kernel's ``axes`` table read as a struct: the index tables'
-(``table``, gpu/index_table.py) and the strided tables' (``AXIS``, render/lines.py, rows.py).
+(``checked_index``); ``REPORT``, an invocation's smallest bad position, once; ``walk``, ``row`` and
+``slice_copy``, the table walks' At, Row and block copy, and the slice kernels' ``SLICE_PARAMS``;
+``table_row``, a row of a kernel's ``axes`` table read as a struct: the index tables' (``table``,
+gpu/index_table.py) and the strided tables' (``AXIS``, render/lines.py, rows.py).
 """
 
 from __future__ import annotations
@@ -16,6 +17,20 @@ from .frame import Binding
 # An output axis of the strided tables (render/lines.py, rows.py): its size and data stride (words, or elements;
 # 0 on the gathered axis), one vec4 row of `axes` each; the host packs them by these names.
 AXIS = Struct("Axis", (("dim", "u32"), ("stride", "u32"), ("pad0", "u32"), ("pad1", "u32")))
+
+
+# The whole-slice kernels' Params (render/slices.py's gather, scatter_slices.py's scatter: one slice plan,
+# gpu/slices.py, fills both); the gather's vector variants add fields.
+SLICE_FIELDS = (
+    ("words", "u32"),     # output units (words, or vectors); the scatter: update words (its claim: index tuples)
+    ("groups_x", "u32"),  # workgroups per row of the dispatch grid
+    ("width", "u32"),     # units per slice
+    ("outer", "u32"),     # leading output (the scatter: update) axes
+    ("nlook", "u32"),     # indices per tuple
+    ("iswap", "u32"),     # raw indices: 1 big-endian
+    ("cmode", "u32"),     # raw indices: the index check's (render/indexed.py) mode (0 wrap, 1 0 .. d, 2 0 .. d-1)
+)
+SLICE_PARAMS = Struct("Params", (*SLICE_FIELDS, ("pad0", "u32")))
 
 
 # The bindings of the kernels that read raw indices and store whole vec4s (render/lines.py, rows.py).
@@ -88,7 +103,8 @@ def in_range(mode: str, pos: str, bad: str) -> str:
 
 
 # The smallest position an invocation found bad (``bad``, 0xffffffff: none), into status[0] (the smallest
-# over all): for the kernels that check many indices an invocation with no atomic each (render/lines.py, rows.py).
+# over all), once: the kernels that check many indices an invocation (render/lines.py, rows.py) keep no branch
+# and no atomic per index, which cost Mesa's CPU drivers a loop over the lanes each time.
 REPORT = """fn report(bad: u32) {
     if (bad != 0xffffffffu) {
         atomicMin(&status[0], bad);
@@ -111,12 +127,49 @@ _CHECKED = ("fn index(pos: u32, d: u32) -> u32 {\n" + read_index("", _PAIR, "", 
             + in_range("params.cmode", "pos", "v = 0u;") + "    return v;\n}\n")
 
 
+def walk(v: str, count: str, fields: tuple[str, ...], stride: str = "dstride") -> str:
+    """WGSL ``At`` and ``at(v)``: unit ``v``'s multi-index over the first ``count`` rows of ``axes``
+    (row-major), summed into ``fields`` of ``e`` (``v`` itself), ``off`` (by ``stride``: the index tables'
+    dstride, or the strided tables' AXIS stride), ``ip`` (by istride), ``last`` (its last coordinate), ``time`` (its
+    coordinate on params.rev_axis)."""
+    init = ", ".join(v if f == "e" else "0u" for f in fields)
+    sums = "".join(f"        a.{f} = a.{f} + i * ax.{s};\n" for f, s in (("off", stride), ("ip", "istride"))
+                   if f in fields)
+    time = "        if (k - 1u == params.rev_axis) {\n            a.time = i;\n        }\n" if "time" in fields else ""
+    return ("// A unit's linear parts (render/indices.py's walk).\nstruct At {\n"
+            + "".join(f"    {f}: u32,\n" for f in fields) + f"""}}
+
+fn at({v}: u32) -> At {{
+    var rest = {v};
+    var a = At({init});
+    for (var k = {count}; k > 0u; k = k - 1u) {{
+        let ax = axis(k - 1u);
+        let i = rest % ax.dim;
+        rest = rest / ax.dim;
+{sums}        if (k == {count}) {{
+            a.last = i;
+        }}
+{time}    }}
+    return a;
+}}
+""")
+
+
 def row(pair: bool) -> str:
-    """``row()``, lib/slice_at.wgsl's Row: lookup 1 always (``pair``: GatherND's pairs, render/rows.py) or
-    where there is one (params.nlook: render/slices.py)."""
+    """``Row``, what every slice of an invocation needs, loaded once (storage loads are what Mesa's CPU
+    drivers are slowest at): the last leading axis (dim 0: none) and lookups 0 and 1; ``row()`` reads lookup 1
+    always (``pair``: GatherND's pairs, render/rows.py) or where there is one (params.nlook: render/slices.py)."""
     later = "    if (params.nlook > 1u) {\n        w.look1 = lookup(params.outer + 1u);\n    }\n"
     look1, later = ("lookup(params.outer + 1u)", "") if pair else ("Lookup(0u, 0u, 0u, 0u)", later)
-    return f"""// lib/slice_at.wgsl's Row: {"both lookups always (a pair)" if pair else "lookup 1 where there is one"}.
+    return f"""struct Row {{
+    dim: u32,
+    dstride: u32,
+    istride: u32,
+    look0: Lookup,
+    look1: Lookup,
+}}
+
+// {"Both lookups always (a pair)" if pair else "Lookup 1 where there is one"}.
 fn row() -> Row {{
     var w = Row(0u, 0u, 0u, lookup(params.outer), {look1});
     if (params.outer > 0u) {{
@@ -127,4 +180,31 @@ fn row() -> Row {{
     }}
 {later}    return w;
 }}
+"""
+
+
+def slice_copy(per: str, base: str, store: str, walk: bool) -> str:
+    """WGSL main: ``per`` consecutive units an invocation, of slices ``params.width`` units long, ``store``
+    unit k of slice p for output unit q (``b``: the slice's first, ``base``; ``walk``: with at(p) and next(), the
+    gather's in render/slices.py, else scatter_slices.py's apply)."""
+    w, a, step = ("    let w = row();\n", "    var a = at(p);\n",
+                  "            a = next(a, w, p);\n") if walk else ("", "", "")
+    return f"""    let q0 = ((wg.y * params.groups_x + wg.x) * WG + lid) * {per};
+    if (q0 >= params.words) {{
+        return;
+    }}
+    let width = params.width;
+{w}    var p = q0 / width;
+    var k = q0 - p * width;
+{a}    var b = {base};
+    let end = min(q0 + {per}, params.words);
+    for (var q = q0; q < end; q = q + 1u) {{
+        if (k == width) {{
+            p = p + 1u;
+            k = 0u;
+{step}            b = {base};
+        }}
+        {store};
+        k = k + 1u;
+    }}
 """

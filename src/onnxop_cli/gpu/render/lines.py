@@ -67,8 +67,7 @@ LINES = {(unit, kind): Lines(unit, kind) for unit in (1, 2) for kind in (I32, I6
 
 _INDICES = """// Indices (low words, high words, native order) checked: offsets along
 // the axis, wrapped; 0 for a bad one, whose position (`pos` + its lane)
-// lowers `bad`. No branch and no atomic: an atomic per index cost Mesa's
-// CPU drivers a loop over the lanes each time (`report` once instead).
+// lowers `bad`, with no branch and no atomic (`report` once instead).
 fn checked(lo: vec4<u32>, hi: vec4<u32>, pos: u32, bad: ptr<function, u32>) -> vec4<u32> {
     let d = vec4<u32>(params.bound);
     let zero = vec4<u32>(0u);

@@ -12,10 +12,11 @@ or 2 words an element or slice):
 ``ElementsRows`` (GatherElements, gpu/indexed_variants.py's ``elements_rows``)
     element e reads index e, RUN elements an invocation.
 
-The raw int64 indices are checked and wrapped (lib/index_fold.wgsl, all 64
-bits): a bad one keeps the smallest position in status[0] (each invocation's
-smallest, once) and reads 0; the host reads nothing back then. Every slice or
-element is read, so every index is checked.
+The raw int64 indices are checked and wrapped (``folded``, all 64 bits, as
+render/indices.py's checked_index checks one at a time): a bad one keeps the
+smallest position in status[0] (each invocation's smallest, once) and reads 0;
+the host reads nothing back then. Every slice or element is read, so every
+index is checked.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from dataclasses import dataclass
 from ..layout import Struct
 from ..shaders import shader_source
 from .frame import Frame
-from .indices import AXIS, REPORT, VEC4_BINDINGS, row, table, table_row
+from .indices import AXIS, REPORT, VEC4_BINDINGS, row, table, table_row, walk
 from .schedule import Units
 
 RUNS = {"short": 16, "long": 64}  # GatherND's slices per invocation (params.run): gpu/choose.py's nd_run
@@ -77,8 +78,8 @@ class NdRows(_Rows):
     def parts(self) -> list[str]:
         n = 4 // self.words
         takes = [f"let s{j} = take({f's{j - 1}.a' if j else 'a'}, w, p{_plus(j)}, &bad);" for j in range(n)]
-        return [shader_source("lib/bswap.wgsl"), shader_source("lib/index_fold.wgsl"), REPORT, *table(),
-                shader_source("lib/slice_at.wgsl"), _ND,
+        return [shader_source("lib/bswap.wgsl"), _FOLDED, REPORT, *table(),
+                walk("p", "params.outer", ("off", "ip", "last")), _ND,
                 _take("p", "w: Row, p: u32", "base(a.off, a.ip, w, bad)", "w.dim",
                       "a.off + w.dstride, a.ip + w.istride"),
                 _start("params.first + ", "params.run"),
@@ -98,8 +99,8 @@ class ElementsRows(_Rows):
         n = 4 // self.words
         takes = [f"let s{j} = take({f's{j - 1}.a' if j else 'a'}, {_HALVES[j]}, e{_plus(j)}, last.dim, "
                  f"last.stride, &bad);" for j in range(n)]
-        return [table_row("axis", AXIS), shader_source("lib/bswap.wgsl"), shader_source("lib/index_fold.wgsl"), REPORT,
-                _ELEMENTS,
+        return [table_row("axis", AXIS), shader_source("lib/bswap.wgsl"), _FOLDED, REPORT,
+                walk("e", "params.rank", ("off", "last"), "stride"),
                 _take("e", "lo: u32, hi: u32, e: u32, dim: u32, ds: u32",
                       "a.off + folded(lo, hi, e, params.bound, bad) * params.lstride", "dim", "a.off + ds"),
                 _start("", "RUN"),
@@ -246,27 +247,17 @@ fn take(a: At, {args}, bad: ptr<function, u32>) -> Step {{
 """
 
 
-_ELEMENTS = """// An element's data offset before its index, and its last coordinate.
-struct At {
-    off: u32,
-    last: u32,
+_FOLDED = """// The int64 index (lo, hi) at position `pos` wrapped into [0, d), checked: a bad one lowers `bad` to its
+// position and reads 0, with no branch and no atomic (`report` once instead).
+fn folded(lo0: u32, hi0: u32, pos: u32, d: u32, bad: ptr<function, u32>) -> u32 {
+    let swap = params.iswap != 0u;
+    let lo = select(lo0, bswap32(hi0), swap);
+    let hi = select(hi0, bswap32(lo0), swap);
+    let neg = hi == 0xffffffffu && lo != 0u && (0u - lo) <= d;
+    let ok = (hi == 0u && lo < d) || neg;
+    *bad = min(*bad, select(pos, 0xffffffffu, ok));
+    return select(0u, select(lo, lo + d, neg), ok);
 }
-
-fn at(e: u32) -> At {
-    var rest = e;
-    var a = At(0u, 0u);
-    for (var k = params.rank; k > 0u; k = k - 1u) {
-        let ax = axis(k - 1u);
-        let i = rest % ax.dim;
-        rest = rest / ax.dim;
-        a.off = a.off + i * ax.stride;
-        if (k == params.rank) {
-            a.last = i;
-        }
-    }
-    return a;
-}
-
 """
 
 KERNELS = {(cls.NAME, words): cls(words) for cls in (NdRows, ElementsRows) for words in (1, 2)}

@@ -14,29 +14,18 @@ The tuples are read from ``norm`` as the index check (gpu/render/indexed.py)
 wrote it, or (``raw``) from the raw int64 indices, each checked as read
 (render/indices.py's checked_index: a bad one is refused before the apply);
 the raw claim leaves each tuple's target word in ``starts`` for the apply.
-The table and Params are gpu/render/slices.py's (a Lookup's ``claim``: its
-stride in slices).
+The table and Params (render/indices.py's SLICE_PARAMS) are the gather's
+(a Lookup's ``claim``: its stride in slices).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..layout import Struct
 from .frame import Binding, Frame
-from .indices import checked_index, table
+from .indices import SLICE_PARAMS, checked_index, slice_copy, table
 from .schedule import Words
 
-PARAMS = Struct("Params", (
-    ("words", "u32"),     # update words (claim: index tuples)
-    ("groups_x", "u32"),
-    ("width", "u32"),     # words per slice
-    ("outer", "u32"),     # leading update axes
-    ("nlook", "u32"),     # indices per tuple
-    ("iswap", "u32"),     # raw: 1: big-endian indices
-    ("cmode", "u32"),     # raw: the index check's (gpu/render/indexed.py) mode (0 wrap, 2 0 .. d-1)
-    ("pad0", "u32"),
-))
 _AIM = """// Slice p's target: (word of its first word, slice number), its tuple read from {whence}
 fn aim(p: u32) -> vec2<u32> {{
     var rest = p;
@@ -59,25 +48,6 @@ _CLAIM = """    let t = aim(p);
         atomicStore(&status[1], 1u);
     }}
 """
-_APPLY = """    let q0 = ((wg.y * params.groups_x + wg.x) * WG + lid) * WORDS;
-    if (q0 >= params.words) {{
-        return;
-    }}
-    let width = params.width;
-    var p = q0 / width;
-    var k = q0 - p * width;
-    var b = {first};
-    let end = min(q0 + WORDS, params.words);
-    for (var q = q0; q < end; q = q + 1u) {{
-        if (k == width) {{
-            p = p + 1u;
-            k = 0u;
-            b = {first};
-        }}
-        out[b + k] = updates[q];
-        k = k + 1u;
-    }}
-"""
 
 
 @dataclass(frozen=True)
@@ -86,7 +56,7 @@ class Slices(Frame):
 
     step: str
     raw: bool = False
-    PARAMS = PARAMS
+    PARAMS = SLICE_PARAMS
     bindings = (Binding(0, "updates", "read", "u32"), Binding(1, "out", "read_write", "u32"), Binding(2),
                 Binding(3, "axes", "read", "vec4<u32>"),  # indices.table()
                 Binding(4, "norm", "read", "u32"), Binding(5, "status", "read_write", "atomic<u32>"),
@@ -118,6 +88,6 @@ class Slices(Frame):
 
     def main(self) -> str:
         if self.step == "apply":
-            return _APPLY.format(first="starts[p]" if self.raw else "aim(p).x")
+            return slice_copy("WORDS", "starts[p]" if self.raw else "aim(p).x", "out[b + k] = updates[q]", walk=False)
         first = "    let p = (wg.y * params.groups_x + wg.x) * WG + lid;\n    if (p >= params.words) {\n        return;\n    }\n"
         return first + _CLAIM.format(keep="    starts[p] = t.x;\n" if self.raw else "")

@@ -29,22 +29,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..layout import Struct
-from ..shaders import shader_source
 from .frame import Binding, Frame
-from .indices import checked_index, row, table
+from .indices import SLICE_FIELDS, SLICE_PARAMS, checked_index, row, slice_copy, table, walk
 from .schedule import Units
 
-_COMMON = (
-    ("words", "u32"),     # output units (words, or vectors)
-    ("groups_x", "u32"),  # workgroups per row of the dispatch grid
-    ("width", "u32"),     # units per slice
-    ("outer", "u32"),     # leading output axes
-    ("nlook", "u32"),     # indices per tuple
-    ("iswap", "u32"),     # 1: big-endian indices
-    ("cmode", "u32"),     # the index check's (gpu/render/indexed.py) mode (0 wrap, 1 0 .. d, 2 0 .. d-1)
-)
-WORDS_PARAMS = Struct("Params", (*_COMMON, ("pad0", "u32")))  # gpu/render/scatter_slices.py's Params too
-VECS_PARAMS = Struct("Params", (*_COMMON, *((n, "u32") for n in (
+VECS_PARAMS = Struct("Params", (*SLICE_FIELDS, *((n, "u32") for n in (
     "normed",  # 1: `raw` holds the index check's (gpu/render/indexed.py) checked u32 offsets
     "first",   # the band's first output vector
     "win0",    # windowed: the window's first source vector
@@ -73,7 +62,7 @@ class SliceGather(Frame):
 
     @property
     def PARAMS(self) -> Struct:  # type: ignore[override]  # noqa: N802 - the frame's name
-        return WORDS_PARAMS if self.variant == "words" else VECS_PARAMS
+        return SLICE_PARAMS if self.variant == "words" else VECS_PARAMS
 
     @property
     def label(self) -> str:  # type: ignore[override]
@@ -87,41 +76,15 @@ class SliceGather(Frame):
                 Binding(5, "status", "read_write", "atomic<u32>"))
 
     def parts(self) -> list[str]:
-        walk = [*checked_index(), *table(), shader_source("lib/slice_at.wgsl"), _WALK,
-                _base("base", "index", look1=True)]
-        return walk + [_OFFSET, _base("base_of", "offset", look1=False)] if self.variant == "windowed" else walk
+        parts = [*checked_index(), *table(), walk("p", "params.outer", ("off", "ip", "last")), _WALK,
+                 _base("base", "index", look1=True)]
+        return parts + [_OFFSET, _base("base_of", "offset", look1=False)] if self.variant == "windowed" else parts
 
     def main(self) -> str:
         if self.variant == "windowed":
             return _WINDOWED
         s, vec = self.schedule, self.variant != "words"
-        return _whole(s.name, " / 4u" if vec else "")
-
-
-def _whole(per: str, scale: str) -> str:
-    """One band of one buffer, ``per`` units an invocation (``scale``: the word base to the unit's)."""
-    return f"""    let q0 = ((wg.y * params.groups_x + wg.x) * WG + lid) * {per};
-    if (q0 >= params.words) {{
-        return;
-    }}
-    let width = params.width;
-    let w = row();
-    var p = q0 / width;
-    var k = q0 - p * width;
-    var a = at(p);
-    var b = base(a, w){scale};
-    let end = min(q0 + {per}, params.words);
-    for (var q = q0; q < end; q = q + 1u) {{
-        if (k == width) {{
-            p = p + 1u;
-            k = 0u;
-            a = next(a, w, p);
-            b = base(a, w){scale};
-        }}
-        dst[q] = src[b + k];
-        k = k + 1u;
-    }}
-"""
+        return slice_copy(s.name, "base(a, w)" + (" / 4u" if vec else ""), "dst[q] = src[b + k]", walk=True)
 
 
 def _base(name: str, read: str, look1: bool) -> str:
