@@ -155,6 +155,13 @@ def _branch(part: Partition, region: Region, value: Callable[[str], Tensor], fol
     model.functions.extend(part.model.functions)
     inner = split(model, part.others, keep_all=part.keep_all)  # (protobuf's depth limit bounds the nesting)
     results, _ = run(inner, feeds, folder, backend=backend, inspect=inspect, ran=ran)
+    from .partition import type_text
+
+    for k, (v, t) in enumerate(zip(branch.output, results)):  # the branches agree (check_ifs): so must what ran
+        declared = type_text(v.type)
+        if declared is not None and v.type.HasField("tensor_type") and declared != t.dtype.name:
+            raise InputError(f"{where}: its {name} declares its output {k} ({v.name!r}) {declared} and makes "
+                             f"{t.dtype.name}; ONNX requires a branch to make the types it declares")
     made.update({out: _renamed(t, out) for out, t in zip(outs, results) if out})
     return made
 

@@ -106,6 +106,7 @@ def split(model, others: str, *, keep_all: bool = False) -> Partition:
         region.nodes[:0] = [nodes[i] for i in wanted if i not in owned]
         region.copies = [nodes[i] for i in wanted if i in owned]
         owned |= set(wanted)
+    check_ifs(nodes)  # every If, nested ones too, before anything runs
     outputs = [v.name for v in g.output]
     _wire(regions, outputs, keep_all)
     return Partition(model, regions, outputs, {t.name: t for t in g.initializer}, others, keep_all)
@@ -128,6 +129,54 @@ def made_values(nodes) -> list[str]:
             if _is_if(n):
                 stack += [list(g.node) for g in subgraphs(n)]
     return list(found)
+
+
+def check_ifs(nodes) -> None:
+    """Each If's branches make its outputs, as many and of one type each (as
+    ONNX requires and onnxruntime checks when it loads a model): the branch a
+    condition picks must not decide the type of a value."""
+    from ..ops.nodekinds import subgraphs
+
+    stack = [list(nodes)]
+    while stack:
+        for n in stack.pop():
+            stack += [list(g.node) for g in subgraphs(n)]  # (a Loop's or Scan's body too)
+            if not _is_if(n):
+                continue
+            branches = {a.name: a.g for a in n.attribute if a.name in ("then_branch", "else_branch")}
+            if len(branches) != 2:
+                continue  # (the run names the one missing, if it is picked)
+            where = f"If node {n.name!r}"
+            then, other = branches["then_branch"], branches["else_branch"]
+            if not len(then.output) == len(other.output) == len(n.output):
+                raise InputError(f"{where}: its then_branch makes {len(then.output)} output(s), its else_branch "
+                                 f"{len(other.output)}; ONNX requires both to make the If's {len(n.output)}")
+            for k, (a, b) in enumerate(zip(then.output, other.output)):
+                ta, tb = type_text(a.type), type_text(b.type)
+                if ta is not None and tb is not None and ta != tb:
+                    raise InputError(f"{where}: its output {k} is {ta} from its then_branch ({a.name!r}) and {tb} "
+                                     f"from its else_branch ({b.name!r}); ONNX requires the branches' outputs to "
+                                     "agree in type")
+
+
+def type_text(tp) -> str | None:
+    """``float32``, ``sequence of int64``...; None where the type is not declared."""
+    from .tensor import dtype_by_onnx
+
+    which = tp.WhichOneof("value")
+    if which in ("tensor_type", "sparse_tensor_type"):
+        elem = getattr(tp, which).elem_type
+        if not elem:
+            return None
+        try:
+            name = dtype_by_onnx(elem).name
+        except InputError:
+            name = f"data type {elem}"
+        return name if which == "tensor_type" else f"sparse {name}"
+    if which in ("sequence_type", "optional_type"):
+        inner = type_text(getattr(tp, which).elem_type)
+        return None if inner is None else f"{which.split('_')[0]} of {inner}"
+    return None if which is None else which
 
 
 def _schedule(needs: list[set[int]], readers: dict[int, list[int]], side: list[str], skip: set[int]) -> list[int]:
