@@ -316,3 +316,68 @@ def test_a_node_whose_output_nothing_reads_is_left_out_on_either_runtime(ran):
         assert r.returncode == 0, r.stderr
         assert json.loads(r.stdout)["ran"] == {"onnxop": {"Transpose": 1}}, r.stdout
         assert np.load(tmp_path / f"{others}.npy").tobytes() == x.T.tobytes()
+
+
+def _names_model(kind: str) -> onnx.ModelProto:
+    """A Relu (the others') and a Transpose (onnxop's) whose names break one rule of the graph's."""
+    x = helper.make_tensor_value_info("x", F, [2, 3])
+    inputs, outputs, relu_in, relu_out, extra = [x], ["t", "r"], "x", "r", []
+    if kind == "undefined":
+        relu_in = "nope"
+    elif kind == "twice_made":
+        relu_out = "t"
+        outputs = ["t"]
+    elif kind == "input_made":
+        relu_out = "x"
+        outputs = ["t"]
+    elif kind == "twice_listed":
+        outputs = ["t", "r", "r"]
+    elif kind == "never_made":
+        outputs = ["t", "q"]
+    elif kind == "two_inputs":
+        inputs = [x, x]
+    elif kind == "subgraph_undefined":  # an If's branch reads a value nothing defines
+        branch = helper.make_graph([helper.make_node("Identity", ["ghost"], ["g"])], "b", [],
+                                   [helper.make_tensor_value_info("g", F, None)])
+        extra = [helper.make_node("If", ["c"], ["z"], then_branch=branch, else_branch=branch)]
+        inputs = [x, helper.make_tensor_value_info("c", TensorProto.BOOL, [])]
+    nodes = [helper.make_node("Relu", [relu_in], [relu_out]), helper.make_node("Transpose", ["x"], ["t"]), *extra]
+    graph = helper.make_graph(nodes, "g", inputs, [helper.make_tensor_value_info(n, F, None) for n in outputs])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+# the refusal a run of the whole model on the graph executor gives (ops/model.py), which the split run gave
+# otherwise or not at all: 'value 'nope' was released before its last reader' (exit 1), 'the graph has no outputs'
+# for an output never made, 'the model has 2 input(s) (x, x)', a graph output listed twice written once
+NAME_RULES = {
+    "undefined": "m.onnx: node 0 ('Relu') reads 'nope', which no input, initializer or node provides",
+    "twice_made": "m.onnx: node 1 ('Transpose') produces 't', which is already produced by node 0 ('Relu')",
+    "input_made": "m.onnx: node 0 ('Relu') produces 'x', which is already a graph input",
+    "twice_listed": "m.onnx: graph output 'r' is listed twice",
+    "never_made": "m.onnx: graph output 'q' is never produced",
+    "two_inputs": "m.onnx: two graph inputs are named 'x'",
+    "subgraph_undefined": "m.onnx: node 2 ('If') reads 'ghost', which no input, initializer or node provides",
+}
+
+
+@prepared
+def name_rules(tmp_path):
+    commands = []
+    np.save(tmp_path / "x.npy", np.ones((2, 3), np.float32))
+    np.save(tmp_path / "c.npy", np.array(True))
+    for kind in NAME_RULES:
+        folder = tmp_path / kind
+        (folder / "o").mkdir(parents=True)
+        onnx.save(_names_model(kind), folder / "m.onnx")
+        inputs = ["../x.npy", "../c.npy"] if kind == "subgraph_undefined" else ["../x.npy"]
+        commands += [(folder, ["run", "m.onnx", *inputs, "--others", others, "-o", "o/"])
+                     for others in ("onnxruntime", "reference")]
+    return tmp_path, commands
+
+
+def test_a_split_run_refuses_the_names_a_whole_run_refuses(ran):
+    tmp_path, done = ran["name_rules"]
+    assert len(done) == 2 * len(NAME_RULES)
+    for (kind, message), r in zip([kv for kv in NAME_RULES.items() for _ in range(2)], done):
+        assert r.returncode == 2 and r.stderr == f"onnxop: error: {message}\n", (kind, r.stderr)
+        assert not any((tmp_path / kind / "o").iterdir()), kind

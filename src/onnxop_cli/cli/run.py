@@ -105,6 +105,10 @@ def run_model(
 
             raise refusal(model_path, OtherNodes(counts))
     try:
+        if mixed:  # (the graph executor checks the names of a model it runs whole)
+            from ..core.partition import check_values
+
+            check_values(m)
         g = SimpleNamespace(inputs=onnx_model.graph_inputs(m)) if mixed else onnx_model.load_graph(m, model_path.parent)
     except OtherNodes as e:
         from .run_mixed import refusal

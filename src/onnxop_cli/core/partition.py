@@ -131,6 +131,47 @@ def made_values(nodes) -> list[str]:
     return list(found)
 
 
+def check_values(model) -> None:
+    """The graph's names as the graph executor checks them (ops/model.py's
+    load_graph) for a model of any nodes, in any order: inputs and
+    initializers named once, each value made once, every value a node (or
+    its subgraphs) reads and every graph output defined, each output listed
+    once."""
+    from ..ops.model import node_label
+
+    g = model.graph
+    known: dict[str, str] = {}
+    for v in g.input:
+        if not v.name:
+            raise InputError("a graph input has no name")
+        if v.name in known:
+            raise InputError(f"two graph inputs are named {v.name!r}")
+        known[v.name] = "a graph input"
+    names = [t.name for t in g.initializer] + [t.values.name for t in g.sparse_initializer]
+    for name in names:
+        if names.count(name) > 1:
+            raise InputError(f"two initializers are named {name!r}")
+        known.setdefault(name, "an initializer")
+    for i, n in enumerate(g.node):
+        for name in (x for x in n.output if x):
+            if name in known:
+                raise InputError(f"{node_label(i, n)} produces {name!r}, which is already {known[name]}")
+            known[name] = f"produced by {node_label(i, n)}"
+    for i, n in enumerate(g.node):
+        for name in reads(n):
+            if name not in known:
+                raise InputError(f"{node_label(i, n)} reads {name!r}, which no input, initializer or node provides")
+    listed: set[str] = set()
+    for v in g.output:
+        if v.name in listed:
+            raise InputError(f"graph output {v.name!r} is listed twice")
+        if v.name not in known:
+            raise InputError(f"graph output {v.name!r} is never produced")
+        listed.add(v.name)
+    if not listed:
+        raise InputError("the graph has no outputs")
+
+
 def check_ifs(nodes) -> None:
     """Each If's branches make its outputs, as many and of one type each (as
     ONNX requires and onnxruntime checks when it loads a model): the branch a
