@@ -57,7 +57,7 @@ class Verifier:
         from . import other_common, other_onnxruntime
         from .others import typed_input
 
-        g = helper.make_graph([node], "node", [typed_input(n, t) for n, t in ins.items()],
+        g = helper.make_graph([_all_named(node, {*ins, *outs})], "node", [typed_input(n, t) for n, t in ins.items()],
                               [helper.make_empty_tensor_value_info(n) for n in outs])
         m = ModelProto(ir_version=self.ir_version, graph=g)
         m.opset_import.extend(self.opsets)
@@ -84,6 +84,27 @@ class Verifier:
 
     def summary(self) -> list[dict]:
         return [{"op": op, "runtime": by, "nodes": n} for (op, by), n in sorted(self.by.items())]
+
+
+def _all_named(node, taken: set[str]):
+    """The node with a name of its own for each output it leaves out (''): onnxruntime's
+    Split (1.32) dereferences an omitted output and the process dies (SIGSEGV), where
+    onnxop and onnx.reference make the parts and drop the unnamed ones. onnxop's
+    operators make each output alike whether it is named or not."""
+    if all(node.output):
+        return node
+    from onnx import NodeProto
+
+    named = NodeProto()
+    named.CopyFrom(node)
+    for k, out in enumerate(named.output):
+        if not out:
+            fresh = f"unnamed_{k}"
+            while fresh in taken:
+                fresh += "_"
+            named.output[k] = fresh
+            taken.add(fresh)
+    return named
 
 
 def _all_same(node, outs: list[str], value: Callable[[str], Tensor], made: list, by: str) -> None:
