@@ -25,7 +25,7 @@ from onnx import TensorProto, helper, numpy_helper
 from commands import Prepared
 from onnxop_cli.io.valuefiles import file_stem
 
-F = TensorProto.FLOAT
+F, I64 = TensorProto.FLOAT, TensorProto.INT64
 OUT = "out/put:0"  # a name no file can hold as it is
 
 
@@ -341,13 +341,20 @@ def _names_model(kind: str) -> onnx.ModelProto:
                                    [helper.make_tensor_value_info("g", F, None)])
         extra = [helper.make_node("If", ["c"], ["z"], then_branch=branch, else_branch=branch)]
         inputs = [x, helper.make_tensor_value_info("c", TensorProto.BOOL, [])]
+    elif kind == "sequence_output":  # (the others made it, then it was 'a list, not a tensor' between regions: exit 1)
+        extra = [helper.make_node("SplitToSequence", ["x"], ["s"], axis=0)]
+    elif kind == "sequence_input":  # (onnx.reference's SequenceAt took a tensor for one: its first row, exit 0)
+        extra = [helper.make_node("SequenceAt", ["s", "i"], ["e"])]
+        inputs = [x, helper.make_tensor_sequence_value_info("s", F, None), helper.make_tensor_value_info("i", I64, [])]
+        outputs = ["t", "r", "e"]
     nodes = [helper.make_node("Relu", [relu_in], [relu_out]), helper.make_node("Transpose", ["x"], ["t"]), *extra]
-    graph = helper.make_graph(nodes, "g", inputs, [helper.make_tensor_value_info(n, F, None) for n in outputs])
+    graph = helper.make_graph(nodes, "g", inputs, [helper.make_tensor_value_info(n, F, None) for n in outputs]
+                              + ([helper.make_tensor_sequence_value_info("s", F, None)] if kind == "sequence_output" else []))
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
 # the refusal a run of the whole model on the graph executor gives (ops/model.py), which the split run gave
-# otherwise or not at all: 'value 'nope' was released before its last reader' (exit 1), 'the graph has no outputs'
+# otherwise or not at all (a sequence as a graph input or output: see the kinds above): 'value 'nope' was released before its last reader' (exit 1), 'the graph has no outputs'
 # for an output never made, 'the model has 2 input(s) (x, x)', a graph output listed twice written once
 NAME_RULES = {
     "undefined": "m.onnx: node 0 ('Relu') reads 'nope', which no input, initializer or node provides",
@@ -357,6 +364,8 @@ NAME_RULES = {
     "never_made": "m.onnx: graph output 'q' is never produced",
     "two_inputs": "m.onnx: two graph inputs are named 'x'",
     "subgraph_undefined": "m.onnx: node 2 ('If') reads 'ghost', which no input, initializer or node provides",
+    "sequence_output": "m.onnx: graph output 's' is a sequence value; onnxop writes tensors",
+    "sequence_input": "m.onnx: graph input 's' is a sequence value; onnxop reads tensors",
 }
 
 
@@ -365,11 +374,13 @@ def name_rules(tmp_path):
     commands = []
     np.save(tmp_path / "x.npy", np.ones((2, 3), np.float32))
     np.save(tmp_path / "c.npy", np.array(True))
+    np.save(tmp_path / "i.npy", np.array(0, np.int64))
     for kind in NAME_RULES:
         folder = tmp_path / kind
         (folder / "o").mkdir(parents=True)
         onnx.save(_names_model(kind), folder / "m.onnx")
-        inputs = ["../x.npy", "../c.npy"] if kind == "subgraph_undefined" else ["../x.npy"]
+        inputs = {"subgraph_undefined": ["../x.npy", "../c.npy"], "sequence_input": ["../x.npy", "../x.npy", "../i.npy"]
+                  }.get(kind, ["../x.npy"])
         commands += [(folder, ["run", "m.onnx", *inputs, "--others", others, "-o", "o/"])
                      for others in ("onnxruntime", "reference")]
     return tmp_path, commands

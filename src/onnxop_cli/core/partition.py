@@ -27,7 +27,7 @@ from typing import Any, Iterable
 from ..errors import InputError
 from ..ops.model import CONSTANT, ONNX_DOMAINS
 from ..ops.nodekinds import (  # noqa: F401
-    OtherNodes, counted, kind, model_opset, onnxop_runs, ops, others_in, reads, value_types)
+    OtherNodes, Unsupported, counted, kind, model_opset, onnxop_runs, ops, others_in, reads, value_types)
 
 ONNXOP = "onnxop"
 HOST = "host"  # an If: its condition read, its branch run as a model of its own
@@ -148,6 +148,16 @@ def check_values(model) -> None:
             raise InputError(f"two graph inputs are named {v.name!r}")
         known[v.name] = "a graph input"
     names = [t.name for t in g.initializer] + [t.values.name for t in g.sparse_initializer]
+    # what a file gives and a file takes: a tensor (or an optional one), never a sequence or a map
+    for side, values in (("input", [v for v in g.input if v.name not in names]), ("output", g.output)):
+        for v in values:
+            what = v.type.WhichOneof("value")
+            if what == "optional_type":
+                what = v.type.optional_type.elem_type.WhichOneof("value")
+            if what not in (None, "tensor_type"):
+                what = what.replace("_type", "").replace("_", " ")
+                raise Unsupported(f"graph {side} {v.name!r} is {'an' if what[0] in 'aeiou' else 'a'} {what} value; "
+                                  f"onnxop {'reads' if side == 'input' else 'writes'} tensors")
     for name in names:
         if names.count(name) > 1:
             raise InputError(f"two initializers are named {name!r}")
