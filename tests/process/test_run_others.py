@@ -392,3 +392,55 @@ def test_a_split_run_refuses_the_names_a_whole_run_refuses(ran):
     for (kind, message), r in zip([kv for kv in NAME_RULES.items() for _ in range(2)], done):
         assert r.returncode == 2 and r.stderr == f"onnxop: error: {message}\n", (kind, r.stderr)
         assert not any((tmp_path / kind / "o").iterdir()), kind
+
+
+def _external_model(folder: Path) -> onnx.ModelProto:
+    """A Loop whose body Concats an initializer of its own and a Constant (before a Relu: the others'), both
+    held in external data (w.bin beside the model)."""
+    from onnx.external_data_helper import convert_model_to_external_data
+
+    def vi(name, elem=F):
+        return helper.make_tensor_value_info(name, elem, None)
+
+    body_w = numpy_helper.from_array(np.arange(3000, dtype=np.float32).reshape(1000, 3), "bw")
+    body = helper.make_graph([helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+                              helper.make_node("Concat", ["v_in", "bw"], ["v_out"], axis=0)], "body",
+                             [helper.make_tensor_value_info("i", I64, []),
+                              helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []), vi("v_in")],
+                             [vi("cond_out", TensorProto.BOOL), vi("v_out")], initializer=[body_w])
+    value = numpy_helper.from_array(np.arange(-1500, 1500, dtype=np.float32).reshape(1000, 3), "cv")
+    nodes = [helper.make_node("Loop", ["n", "go", "x"], ["v"], body=body),
+             helper.make_node("Constant", [], ["k"], value=value), helper.make_node("Relu", ["k"], ["r"])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", F, [2, 3])], [vi("v"), vi("r")],
+                              initializer=[numpy_helper.from_array(np.array(2, np.int64), "n"),
+                                           numpy_helper.from_array(np.array(True), "go")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    convert_model_to_external_data(model, all_tensors_to_one_file=True, location="w.bin", size_threshold=1024)
+    onnx.save(model, folder / "m.onnx")
+    return onnx.load(folder / "m.onnx")
+
+
+@prepared
+def external_in_subgraphs(tmp_path):
+    (tmp_path / "model").mkdir()
+    _external_model(tmp_path / "model")
+    np.save(tmp_path / "x.npy", np.ones((2, 3), np.float32))
+    np.zeros(6000, np.float32).tofile(tmp_path / "w.bin")  # a w.bin in the working folder, not the model's
+    return tmp_path, [["run", "model/m.onnx", "x.npy", "--others", others, "-o", f"{others}/"]
+                      for others in ("onnxruntime", "reference")]
+
+
+def test_external_data_inside_a_node_is_read_from_the_models_folder(ran):
+    """A Loop's body's initializer and a Constant's value in external data, run from another folder that
+    holds a w.bin of zeros: onnxruntime (handed the region as bytes) read that one (zeros in the output,
+    exit 0); onnx.reference refused ('An instance of LargeContainer should be created'). Both now get the
+    tensors read from the model's folder."""
+    tmp_path, done = ran["external_in_subgraphs"]
+    x = np.ones((2, 3), np.float32)
+    body_w = np.arange(3000, dtype=np.float32).reshape(1000, 3)
+    want_v = np.concatenate([x, body_w, body_w])
+    want_r = np.maximum(np.arange(-1500, 1500, dtype=np.float32).reshape(1000, 3), 0)
+    for others, r in zip(("onnxruntime", "reference"), done):
+        assert r.returncode == 0, (others, r.stderr)
+        assert np.load(tmp_path / others / "v.npy").tobytes() == want_v.tobytes(), others
+        assert np.load(tmp_path / others / "r.npy").tobytes() == want_r.tobytes(), others

@@ -66,11 +66,48 @@ def submodel(part: Partition, region: Region, feeds: dict[str, Tensor], folder: 
     outputs = [helper.make_empty_tensor_value_info(n) for n in region.outputs]
     for v in outputs if region.runtime == ONNXOP else []:
         v.type.tensor_type.SetInParent()  # a tensor of no declared type: the graph executor says what it made
-    g = helper.make_graph([*region.copies, *region.nodes], "region", inputs, outputs, initializer=inits)
+    nodes = [*region.copies, *region.nodes]
+    if region.runtime != ONNXOP:  # (the graph executor reads a node's external data from the folder itself)
+        nodes = [_inlined(n, folder) for n in nodes]
+    g = helper.make_graph(nodes, "region", inputs, outputs, initializer=inits)
     sub = ModelProto(ir_version=m.ir_version, graph=g)
     sub.opset_import.extend(m.opset_import)
     sub.functions.extend(m.functions)
     return sub
+
+
+def _inlined(node, folder: Path):
+    """``node``, or a copy of it whose tensors in external data (a Loop's or Scan's body's
+    initializers, a Constant's value, at any depth) are read in from the model's folder: a
+    model handed over as bytes has no folder, and onnxruntime looked the files up in the
+    working directory (where another w.bin was read without a word), onnx.reference not at all."""
+    from onnx import AttributeProto, NodeProto, TensorProto, numpy_helper
+
+    from ..io.tensorproto import tensor_from_proto
+
+    def tensors(n):  # (holder, field, index) of each TensorProto a node's attributes hold, subgraphs included
+        for a in n.attribute:
+            if a.type == AttributeProto.TENSOR:
+                yield a, "t", None
+            yield from ((a, "tensors", k) for k in range(len(a.tensors)))
+            for g in ([a.g] if a.type == AttributeProto.GRAPH else []) + list(a.graphs):
+                yield from ((g, "initializer", k) for k in range(len(g.initializer)))
+                for inner in g.node:
+                    yield from tensors(inner)
+
+    def proto(holder, field, k):
+        return getattr(holder, field) if k is None else getattr(holder, field)[k]
+
+    if not any(proto(*at).data_location == TensorProto.EXTERNAL for at in tensors(node)):
+        return node
+    copy = NodeProto()
+    copy.CopyFrom(node)
+    for at in list(tensors(copy)):
+        t = proto(*at)
+        if t.data_location == TensorProto.EXTERNAL:
+            read = tensor_from_proto(t, folder, f"node {node.name!r} ({node.op_type}): tensor {t.name!r}", t.name)
+            t.CopyFrom(numpy_helper.from_array(read.to_numpy(), t.name))
+    return copy
 
 
 def run(part: Partition, feeds: dict[str, Tensor], folder: Path, *, backend: str | None = None,
