@@ -147,3 +147,31 @@ def test_a_split_that_leaves_an_output_unnamed_is_verified(tmp_path):
     assert np.load(tmp_path / "mid" / "c.npy").tobytes() == np.ascontiguousarray(x[:, :, 3:]).tobytes()
     assert np.load(tmp_path / "tail" / "a.npy").tobytes() == np.ascontiguousarray(x[:, :, :1]).tobytes()
     assert np.load(tmp_path / "parts" / "a.npy").tobytes() == x[:1].tobytes()
+
+
+def test_a_constant_in_external_data_is_verified_from_the_models_folder(tmp_path):
+    """A Constant whose value is in external data (w.bin beside the model), run from another folder: --verify
+    handed onnxruntime the node as bytes, which looked w.bin up in the working folder: a w.bin of zeros
+    there was 'output 'k': 2999 of 3000 elements differ' (exit 1), none 'neither onnxruntime nor
+    onnx.reference runs it'. The value is read from the model's folder, as the run reads it."""
+    from onnx.external_data_helper import convert_model_to_external_data
+
+    value = numpy_helper.from_array(np.arange(3000, dtype=np.float32).reshape(1000, 3), "cv")
+    graph = helper.make_graph([helper.make_node("Constant", [], ["k"], value=value),
+                               helper.make_node("Concat", ["x", "k"], ["y"], axis=0)], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    convert_model_to_external_data(model, all_tensors_to_one_file=True, location="w.bin", size_threshold=1024,
+                                   convert_attribute=True)
+    (tmp_path / "model").mkdir()
+    onnx.save(model, tmp_path / "model" / "m.onnx")
+    np.save(tmp_path / "x.npy", np.ones((2, 3), np.float32))
+    (tmp_path / "empty").mkdir()
+    np.zeros(6000, np.float32).tofile(tmp_path / "w.bin")
+    done = run_commands([(tmp_path, ["run", "model/m.onnx", "x.npy", "--verify", "-o", "y.npy"]),
+                         (tmp_path / "empty", ["run", "../model/m.onnx", "../x.npy", "--verify", "-o", "y.npy"])])
+    for r in done:
+        assert r.returncode == 0 and "Verified 2 node(s) bit for bit: Concat x1 on onnxruntime, Constant x1 on " \
+                                      "onnxruntime" in r.stdout, (r.stdout, r.stderr)
+    assert np.load(tmp_path / "empty" / "y.npy")[2:].tobytes() == np.arange(3000, dtype=np.float32).tobytes()

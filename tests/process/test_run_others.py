@@ -415,7 +415,8 @@ def _external_model(folder: Path) -> onnx.ModelProto:
                               initializer=[numpy_helper.from_array(np.array(2, np.int64), "n"),
                                            numpy_helper.from_array(np.array(True), "go")])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
-    convert_model_to_external_data(model, all_tensors_to_one_file=True, location="w.bin", size_threshold=1024)
+    convert_model_to_external_data(model, all_tensors_to_one_file=True, location="w.bin", size_threshold=1024,
+                                    convert_attribute=True)
     onnx.save(model, folder / "m.onnx")
     return onnx.load(folder / "m.onnx")
 

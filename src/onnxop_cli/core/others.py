@@ -68,7 +68,7 @@ def submodel(part: Partition, region: Region, feeds: dict[str, Tensor], folder: 
         v.type.tensor_type.SetInParent()  # a tensor of no declared type: the graph executor says what it made
     nodes = [*region.copies, *region.nodes]
     if region.runtime != ONNXOP:  # (the graph executor reads a node's external data from the folder itself)
-        nodes = [_inlined(n, folder) for n in nodes]
+        nodes = [inlined(n, folder) for n in nodes]
     g = helper.make_graph(nodes, "region", inputs, outputs, initializer=inits)
     sub = ModelProto(ir_version=m.ir_version, graph=g)
     sub.opset_import.extend(m.opset_import)
@@ -76,7 +76,7 @@ def submodel(part: Partition, region: Region, feeds: dict[str, Tensor], folder: 
     return sub
 
 
-def _inlined(node, folder: Path):
+def inlined(node, folder: Path):
     """``node``, or a copy of it whose tensors in external data (a Loop's or Scan's body's
     initializers, a Constant's value, at any depth) are read in from the model's folder: a
     model handed over as bytes has no folder, and onnxruntime looked the files up in the
