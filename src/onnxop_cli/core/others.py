@@ -110,6 +110,27 @@ def inlined(node, folder: Path):
     return copy
 
 
+def model_inlined(model, folder: Path):
+    """A copy of ``model`` whose tensors in external data (initializers, and those
+    inside its nodes) are read in from ``folder``, the model's: for a runtime handed
+    the model as bytes (``conformance --runtime onnxruntime``, ``backend:``, ``ort-web``)."""
+    from onnx import ModelProto, TensorProto, numpy_helper
+
+    from ..io.tensorproto import tensor_from_proto
+
+    copy = ModelProto()
+    copy.CopyFrom(model)
+    for t in copy.graph.initializer:
+        if t.data_location == TensorProto.EXTERNAL:
+            read = tensor_from_proto(t, folder, f"initializer {t.name!r}", t.name)
+            t.CopyFrom(numpy_helper.from_array(read.to_numpy(), t.name))
+    for k, n in enumerate(copy.graph.node):
+        done = inlined(n, folder)
+        if done is not n:
+            copy.graph.node[k].CopyFrom(done)
+    return copy
+
+
 def run(part: Partition, feeds: dict[str, Tensor], folder: Path, *, backend: str | None = None,
         inspect: Callable[[Region, Callable[[str], Tensor]], None] | None = None,
         ran: Ran | None = None) -> tuple[list[Tensor], Ran]:
