@@ -22,7 +22,7 @@ movement inside a branch runs on the GPU too.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from ..errors import InputError
 from ..ops.model import CONSTANT, ONNX_DOMAINS
