@@ -296,3 +296,30 @@ def test_nothing_to_run_is_a_usage_error(tmp_path, capsys, make, message):
     code, out, err = cli(capsys, "conformance", target)
     assert code == ExitCode.USAGE
     assert err == f"onnxop: error: {message.format(p=tmp_path)}\n" and out == ""
+
+
+@pytest.mark.parametrize("runtime", ["onnxop", "onnxruntime", "backend:onnxruntime.backend", "backend:onnxop_cli.backend"])
+def test_a_cases_external_data_is_read_from_its_folder_for_every_runtime(tmp_path, capsys, monkeypatch, runtime):
+    """A case whose model keeps an initializer in external data (w.bin beside model.onnx), checked from
+    another folder that holds a w.bin of zeros: the other runtimes got the model as bytes with no folder,
+    so onnxruntime read the working folder's w.bin and the case was 'wrong' (or, with none there, an
+    'error'), the runtime blamed for what the command handed it."""
+    from onnx.external_data_helper import convert_model_to_external_data
+
+    case = tmp_path / "cases" / "concat_external"
+    (case / "test_data_set_0").mkdir(parents=True)
+    w = np.arange(3000, dtype=np.float32).reshape(1000, 3)
+    graph = helper.make_graph([helper.make_node("Concat", ["x", "w"], ["y"], axis=0)], "g",
+                              [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2, 3])],
+                              [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1002, 3])],
+                              initializer=[numpy_helper.from_array(w, "w")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    convert_model_to_external_data(model, all_tensors_to_one_file=True, location="w.bin", size_threshold=1024)
+    onnx.save(model, case / "model.onnx")
+    x = np.ones((2, 3), np.float32)
+    onnx.save_tensor(numpy_helper.from_array(x, "x"), case / "test_data_set_0" / "input_0.pb")
+    onnx.save_tensor(numpy_helper.from_array(np.concatenate([x, w]), "y"), case / "test_data_set_0" / "output_0.pb")
+    np.zeros(6000, np.float32).tofile(tmp_path / "w.bin")
+    monkeypatch.chdir(tmp_path)
+    code, out, err = cli(capsys, "conformance", "cases/concat_external", "--runtime", runtime)
+    assert code == 0 and out.rstrip().endswith("1 passed, 0 failed, 0 skipped"), out + err

@@ -350,6 +350,50 @@ def test_inputs_by_name_and_their_refusals(cwd, capsys):
     assert code == 0, err
 
 
+def test_an_npz_gives_the_inputs_its_members_name(cwd, capsys, rng):
+    """An .npz of named arrays feeds the graph inputs of those names, given alone for every input or by
+    --input NAME=X.npz; it was 'the model has 2 input(s) (a, b), 1 file(s) were given' or 'choose one with
+    --member NAME' for each. An archive that lacks an input, or holds a member no input takes, is refused."""
+    onnx.save(make([helper.make_node("Concat", ["a", "b"], ["y"], axis=0)], [("a", TP.FLOAT, [2]), ("b", TP.FLOAT, [3])],
+                   [("y", TP.FLOAT)]), "m.onnx")
+    a, b = random_array(rng, (2,), "float32"), random_array(rng, (3,), "float32")
+    np.savez("ba.npz", b=b, a=a)  # not in the graph's order
+    np.savez("abc.npz", a=a, b=b, c=a)
+    np.savez("a.npz", a=a)
+    np.save("b.npy", b)
+    want = np.concatenate([a, b]).tobytes()
+    for args in (["ba.npz"], ["--input", "a=ba.npz", "--input", "b=ba.npz"], ["--input", "a=abc.npz", "--input", "b=b.npy"],
+                 ["ba.npz", "ba.npz"], ["a.npz", "b.npy"], ["--input", "a=a.npz", "--input", "b=ba.npz"]):
+        code, _, err = cli(capsys, "run", "m.onnx", *args, "-o", "y.npy")
+        assert code == 0, (args, err)
+        assert np.load("y.npy").tobytes() == want, args
+        Path("y.npy").unlink()
+    for args, message in [
+        (["a.npz"], "a.npz holds 1 arrays: 'a' and none named 'b': an archive given for every graph input gives "
+                    "each the member of its name"),
+        (["abc.npz"], "abc.npz: member(s) 'c' name no graph input given this archive ('a', 'b')"),
+        (["--input", "a=abc.npz", "--input", "b=ba.npz", "-m", "a"], "graph input 'b' is declared with dim 0 = 3"),
+        (["-m", "a", "ba.npz"], "the model has 2 input(s) (a, b), 1 file(s) were given"),
+        (["--input", "a=b.npy", "--input", "b=abc.npz"], "graph input 'a' is declared with dim 0 = 2"),
+    ]:
+        code, _, err = cli(capsys, "run", "m.onnx", *args, "-o", "y.npy")
+        assert code == ExitCode.USAGE and message in error_of(err), (args, err)
+        assert not Path("y.npy").exists()
+    np.save("x.npy", a)  # a file of one tensor given for two inputs gives it to both
+    code, _, err = cli(capsys, "run", "m.onnx", "x.npy", "x.npy", "-o", "y.npy")
+    assert code == ExitCode.USAGE and "graph input 'b' is declared with dim 0 = 3, the data has shape (2,)" in err
+    onnx.save(make([helper.make_node("Concat", ["a", "b"], ["y"], axis=0)], [("a", TP.FLOAT, [2]), ("b", TP.FLOAT, [2])],
+                   [("y", TP.FLOAT)]), "m2.onnx")
+    code, _, err = cli(capsys, "run", "m2.onnx", "x.npy", "x.npy", "-o", "y.npy")
+    assert code == 0 and np.load("y.npy").tobytes() == np.concatenate([a, a]).tobytes(), err
+    Path("y.npy").unlink()
+    np.savez("xy.npz", x=a, y=b)
+    code, _, err = cli(capsys, "run", "m.onnx", "--input", "a=xy.npz", "--input", "b=b.npy", "-o", "y.npy")
+    assert code == ExitCode.USAGE and error_of(err) == (
+        "xy.npz holds 2 arrays: 'x', 'y' and none named 'a': an archive given for a graph input gives it the "
+        "member of its name (or choose one with --member NAME)"), err
+
+
 @pytest.mark.one_backend  # the command line of run/conformance, not a kernel
 def test_conformance_counts_per_operator_and_survives_a_bad_case(backend, cwd, capsys, rng):
     import ml_dtypes

@@ -203,3 +203,65 @@ def test_ifs_nested_30_deep_run(ran):
     tmp_path, [r] = ran["nested"]
     assert r.returncode == 0, r.stderr
     assert np.load(tmp_path / "y.npy").tobytes() == np.array([1.5, -0.0], np.float32).tobytes()
+
+
+def _typed_if(then_type: int, else_type: int, then_declares: int | None = None, then_outputs: int = 1,
+              nested: bool = False) -> onnx.ModelProto:
+    """If (c) -> y: each branch Casts x to its type and declares it (then_declares: another type); nested: that
+    If is inside the then_branch of another whose else_branch is an Identity."""
+    def branch(name: str, to: int, declared: int, count: int):
+        nodes = [helper.make_node("Cast", ["x"], [f"{name}{k}"], to=to) for k in range(count)]
+        return helper.make_graph(nodes, name, [], [out(f"{name}{k}", declared) for k in range(count)])
+
+    node = helper.make_node("If", ["c"], ["y"], name="pick",
+                            then_branch=branch("a", then_type, then_declares or then_type, then_outputs),
+                            else_branch=branch("b", else_type, else_type, 1))
+    if nested:
+        inner = helper.make_graph([node], "outer_then", [], [out("y", then_type)])
+        node = helper.make_node("If", ["c"], ["z"], name="outer", then_branch=inner,
+                                else_branch=helper.make_graph([helper.make_node("Identity", ["x"], ["w"])], "outer_else",
+                                                              [], [out("w", then_type)]))
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", F, [3]),
+                                            helper.make_tensor_value_info("c", TensorProto.BOOL, [])],
+                              [out(node.output[0], then_type)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+
+
+# (model, condition, --others, the refusal): ONNX requires an If's branches to agree in their outputs' count and
+# types; each ran and wrote the picked branch's (int64 or float32 by the condition), as onnx.reference does
+MISMATCHED_BRANCHES = [
+    (lambda: _typed_if(I64, F), False, "onnxruntime", "If node 'pick': its output 0 is int64 from its then_branch "
+     "('a0') and float32 from its else_branch ('b0'); ONNX requires the branches' outputs to agree in type"),
+    (lambda: _typed_if(I64, F), True, "reference", "its output 0 is int64 from its then_branch ('a0') and float32"),
+    (lambda: _typed_if(F, F, then_outputs=2), False, "onnxruntime",
+     "If node 'pick': its then_branch makes 2 output(s), its else_branch 1; ONNX requires both to make the If's 1"),
+    (lambda: _typed_if(I64, F, nested=True), False, "onnxruntime", "If node 'pick': its output 0 is int64"),
+    (lambda: _typed_if(I64, F, then_declares=F), True, "onnxruntime", "If node 'pick': its then_branch declares "
+     "its output 0 ('a0') float32 and makes int64; ONNX requires a branch to make the types it declares"),
+]
+
+
+@prepared
+def mismatched_branches(tmp_path, rng):
+    commands = []
+    for k, (make, cond, others, _) in enumerate(MISMATCHED_BRANCHES):
+        folder = tmp_path / str(k)
+        folder.mkdir()
+        onnx.save(make(), folder / "m.onnx")
+        np.save(folder / "x.npy", np.array([1.5, -2.5, 3.7], np.float32))
+        np.save(folder / "c.npy", np.array(cond))
+        (folder / "o").mkdir()
+        commands.append((folder, ["run", "m.onnx", "x.npy", "c.npy", "--others", others, "-o", "o/"]))
+    return [folder for folder, _ in commands], commands
+
+
+def test_branches_that_disagree_are_refused_and_write_nothing(ran):
+    """onnxruntime refuses each model when it loads it; onnxop refused none (the nested If's before anything ran)."""
+    folders, done = ran["mismatched_branches"]
+    assert len(done) == len(MISMATCHED_BRANCHES)
+    for folder, (make, _, _, message), r in zip(folders, MISMATCHED_BRANCHES, done):
+        assert r.returncode != 0 and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr, r.stderr
+        assert message in r.stderr, r.stderr
+        assert not any((folder / "o").iterdir())
+        with pytest.raises(Exception, match="TypeInferenceError"):
+            ort.InferenceSession(make().SerializeToString(), providers=["CPUExecutionProvider"])

@@ -66,8 +66,8 @@ def run_model(
     inputs: Annotated[
         Optional[list[Path]],
         typer.Argument(
-            help="One tensor file (.npy, .npz or .pb) per graph input, in order, or one "
-            "test_data_set_N folder; - reads stdin. Example: x.npy shape.npy",
+            help="One tensor file (.npy, .npz or .pb) per graph input, in order, one .npz whose "
+            "members are named by the inputs, or one test_data_set_N folder; - reads stdin. Example: x.npy shape.npy",
             show_default=False, metavar="INPUT", parser=lambda raw: cli._input_argument(raw),
         ),
     ] = None,
@@ -105,6 +105,10 @@ def run_model(
 
             raise refusal(model_path, OtherNodes(counts))
     try:
+        if mixed:  # (the graph executor checks the names of a model it runs whole)
+            from ..core.partition import check_values
+
+            check_values(m)
         g = SimpleNamespace(inputs=onnx_model.graph_inputs(m)) if mixed else onnx_model.load_graph(m, model_path.parent)
     except OtherNodes as e:
         from .run_mixed import refusal
@@ -118,10 +122,10 @@ def run_model(
         raise UsageError("--full prints every value, and with -o or --json nothing is printed; drop --full")
     try:
         defaults = {v.name for v in m.graph.input} & {t.name for t in m.graph.initializer}
-        files = _input_files(g, list(inputs or []), named or [], defaults)
+        files = _input_files(g, list(inputs or []), named or [], defaults, by_member=member is None)
     except OnnxopError as e:
         raise e.reworded(f"{model_path}: {e.message}") from None
-    feeds = {name: _read(path, member, name) for name, path in files.items()}
+    feeds = _feeds(files, member, one_for_all=not named and len(inputs or []) == 1 and len(files) > 1)
     if mixed:
         from .run_mixed import run_mixed
 
@@ -165,8 +169,9 @@ def run_model(
 # ------------------------------------------------------------------ inputs
 
 
-def _input_files(g, positional: list[Path], named: list[str], defaults: frozenset = frozenset()) -> dict[str, Path]:
-    files = _named_files(g, positional, named, defaults)
+def _input_files(g, positional: list[Path], named: list[str], defaults: frozenset = frozenset(),
+                 by_member: bool = False) -> dict[str, Path]:
+    files = _named_files(g, positional, named, defaults, by_member)
     from_stdin = [name for name, path in files.items() if str(path) == "-"]
     if len(from_stdin) > 1:
         raise UsageError(f"-: stdin can be read once; give - for one input only (given for "
@@ -174,8 +179,10 @@ def _input_files(g, positional: list[Path], named: list[str], defaults: frozense
     return files
 
 
-def _named_files(g, positional: list[Path], named: list[str], defaults: frozenset = frozenset()) -> dict[str, Path]:
-    """``defaults``: the graph inputs an initializer gives a value, which are no inputs to feed here."""
+def _named_files(g, positional: list[Path], named: list[str], defaults: frozenset = frozenset(),
+                 by_member: bool = False) -> dict[str, Path]:
+    """``defaults``: the graph inputs an initializer gives a value, which are no inputs to feed here;
+    ``by_member``: one .npz may give every input, its members named by them (no --member)."""
     if positional and named:
         raise UsageError("give the inputs either in order or with --input NAME=FILE, not both")
     if len(positional) == 1 and positional[0].is_dir():
@@ -202,6 +209,8 @@ def _named_files(g, positional: list[Path], named: list[str], defaults: frozense
         if missing:
             raise UsageError(f"no --input for {', '.join(map(repr, missing))}")
         return files
+    if by_member and len(positional) == 1 and len(g.inputs) > 1 and positional[0].suffix.lower() == ".npz":
+        return dict.fromkeys(g.inputs, positional[0])  # one archive of every input, its members by name
     if len(positional) != len(g.inputs):
         raise UsageError(
             f"the model has {len(g.inputs)} input(s) ({', '.join(g.inputs) or 'none'}), "
@@ -217,19 +226,57 @@ def _index(stem: str) -> int:
     return int(m.group(1)) if m else -1
 
 
-def _read(path: Path, member: Optional[str], name: str):
-    """The tensor of one input: a file, or stdin in any format onnxop reads
-    (io/sniff.py), read whole (a graph may read a value twice)."""
+def _feeds(files: dict[str, Path], member: Optional[str], one_for_all: bool = False) -> dict:
+    """Each graph input's tensor. A file of one tensor gives it to each input
+    it is given for. Without --member, an archive of several arrays (an
+    .npz, or one on stdin) gives each input it is given for the member of
+    that name, as does the one .npz given for every input (``one_for_all``),
+    which must hold one for each input and no other."""
+    from ..io.npz import describe
+
+    by_path: dict[str, list[str]] = {}
+    for name, path in files.items():
+        by_path.setdefault(str(path), []).append(name)
+    feeds = {}
+    for names in by_path.values():
+        path = files[names[0]]
+        if member is not None:  # --member's one array, for each input given this file
+            feeds.update({n: _read(path, member)[0] for n in names})
+            continue
+        tensors = _read(path, None)
+        held = [t.name for t in tensors]
+        if len(tensors) == 1 and not one_for_all:
+            feeds.update({n: tensors[0] if k == 0 else _read(path, None)[0] for k, n in enumerate(names)})
+            continue
+        missing = [n for n in names if n not in held]
+        if missing:
+            raise UsageError(
+                f"{path} holds {describe(held)} and none named {', '.join(map(repr, missing))}: an archive given "
+                "for " + ("every graph input gives each" if one_for_all else "a graph input gives it")
+                + " the member of its name" + ("" if one_for_all else " (or choose one with --member NAME)"))
+        if one_for_all:
+            extra = [n for n in held if n not in names]
+            if extra:
+                raise UsageError(f"{path}: member(s) {', '.join(map(repr, extra))} name no graph input given "
+                                 f"this archive ({', '.join(map(repr, names))})")
+        feeds.update({n: tensors[held.index(n)] for n in names})
+    return feeds
+
+
+def _read(path: Path, member: Optional[str]) -> list:
+    """The tensors of one input file (several for an archive without
+    --member), or of stdin in any format onnxop reads (io/sniff.py), read
+    whole (a graph may read a value twice)."""
     from dataclasses import replace
 
     from .. import io
     from ..core.sources import MemoryBytes
     from ..io.stdio import is_stdio
 
-    t = io.read_tensor(path, member)
-    if is_stdio(path) and t.data is not None:
-        t = replace(t, data=MemoryBytes(t.data.to_array()))
-    return t
+    tensors = io.read_tensors(path, member)
+    if is_stdio(path):
+        tensors = [replace(t, data=MemoryBytes(t.data.to_array())) if t.data is not None else t for t in tensors]
+    return tensors
 
 
 # ------------------------------------------------------------------ outputs

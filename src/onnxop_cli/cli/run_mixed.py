@@ -68,7 +68,7 @@ def run_mixed(ctx, m, model_path: Path, files: dict[str, Path], feeds: dict, *, 
     if verify:
         from ..core.verify import Verifier
 
-        verifier = Verifier(m.opset_import, m.ir_version)
+        verifier = Verifier(m.opset_import, m.ir_version, model_path.parent)
         inspect.append(verifier)
     results, ran = runner.run(part, feeds, model_path.parent, backend=backend,
                               inspect=(lambda r, value: [f(r, value) for f in inspect]) if inspect else None)

@@ -66,11 +66,69 @@ def submodel(part: Partition, region: Region, feeds: dict[str, Tensor], folder: 
     outputs = [helper.make_empty_tensor_value_info(n) for n in region.outputs]
     for v in outputs if region.runtime == ONNXOP else []:
         v.type.tensor_type.SetInParent()  # a tensor of no declared type: the graph executor says what it made
-    g = helper.make_graph([*region.copies, *region.nodes], "region", inputs, outputs, initializer=inits)
+    nodes = [*region.copies, *region.nodes]
+    if region.runtime != ONNXOP:  # (the graph executor reads a node's external data from the folder itself)
+        nodes = [inlined(n, folder) for n in nodes]
+    g = helper.make_graph(nodes, "region", inputs, outputs, initializer=inits)
     sub = ModelProto(ir_version=m.ir_version, graph=g)
     sub.opset_import.extend(m.opset_import)
     sub.functions.extend(m.functions)
     return sub
+
+
+def inlined(node, folder: Path):
+    """``node``, or a copy of it whose tensors in external data (a Loop's or Scan's body's
+    initializers, a Constant's value, at any depth) are read in from the model's folder: a
+    model handed over as bytes has no folder, and onnxruntime looked the files up in the
+    working directory (where another w.bin was read without a word), onnx.reference not at all."""
+    from onnx import AttributeProto, NodeProto, TensorProto, numpy_helper
+
+    from ..io.tensorproto import tensor_from_proto
+
+    def tensors(n):  # (holder, field, index) of each TensorProto a node's attributes hold, subgraphs included
+        for a in n.attribute:
+            if a.type == AttributeProto.TENSOR:
+                yield a, "t", None
+            yield from ((a, "tensors", k) for k in range(len(a.tensors)))
+            for g in ([a.g] if a.type == AttributeProto.GRAPH else []) + list(a.graphs):
+                yield from ((g, "initializer", k) for k in range(len(g.initializer)))
+                for inner in g.node:
+                    yield from tensors(inner)
+
+    def proto(holder, field, k):
+        return getattr(holder, field) if k is None else getattr(holder, field)[k]
+
+    if not any(proto(*at).data_location == TensorProto.EXTERNAL for at in tensors(node)):
+        return node
+    copy = NodeProto()
+    copy.CopyFrom(node)
+    for at in list(tensors(copy)):
+        t = proto(*at)
+        if t.data_location == TensorProto.EXTERNAL:
+            read = tensor_from_proto(t, folder, f"node {node.name!r} ({node.op_type}): tensor {t.name!r}", t.name)
+            t.CopyFrom(numpy_helper.from_array(read.to_numpy(), t.name))
+    return copy
+
+
+def model_inlined(model, folder: Path):
+    """A copy of ``model`` whose tensors in external data (initializers, and those
+    inside its nodes) are read in from ``folder``, the model's: for a runtime handed
+    the model as bytes (``conformance --runtime onnxruntime``, ``backend:``, ``ort-web``)."""
+    from onnx import ModelProto, TensorProto, numpy_helper
+
+    from ..io.tensorproto import tensor_from_proto
+
+    copy = ModelProto()
+    copy.CopyFrom(model)
+    for t in copy.graph.initializer:
+        if t.data_location == TensorProto.EXTERNAL:
+            read = tensor_from_proto(t, folder, f"initializer {t.name!r}", t.name)
+            t.CopyFrom(numpy_helper.from_array(read.to_numpy(), t.name))
+    for k, n in enumerate(copy.graph.node):
+        done = inlined(n, folder)
+        if done is not n:
+            copy.graph.node[k].CopyFrom(done)
+    return copy
 
 
 def run(part: Partition, feeds: dict[str, Tensor], folder: Path, *, backend: str | None = None,
@@ -155,6 +213,13 @@ def _branch(part: Partition, region: Region, value: Callable[[str], Tensor], fol
     model.functions.extend(part.model.functions)
     inner = split(model, part.others, keep_all=part.keep_all)  # (protobuf's depth limit bounds the nesting)
     results, _ = run(inner, feeds, folder, backend=backend, inspect=inspect, ran=ran)
+    from .partition import type_text
+
+    for k, (v, t) in enumerate(zip(branch.output, results)):  # the branches agree (check_ifs): so must what ran
+        declared = type_text(v.type)
+        if declared is not None and v.type.HasField("tensor_type") and declared != t.dtype.name:
+            raise InputError(f"{where}: its {name} declares its output {k} ({v.name!r}) {declared} and makes "
+                             f"{t.dtype.name}; ONNX requires a branch to make the types it declares")
     made.update({out: _renamed(t, out) for out, t in zip(outs, results) if out})
     return made
 

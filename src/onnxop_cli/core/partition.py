@@ -27,7 +27,7 @@ from typing import Any
 from ..errors import InputError
 from ..ops.model import CONSTANT, ONNX_DOMAINS
 from ..ops.nodekinds import (  # noqa: F401
-    OtherNodes, counted, kind, model_opset, onnxop_runs, ops, others_in, reads, value_types)
+    OtherNodes, Unsupported, counted, kind, model_opset, onnxop_runs, ops, others_in, reads, value_types)
 
 ONNXOP = "onnxop"
 HOST = "host"  # an If: its condition read, its branch run as a model of its own
@@ -106,6 +106,7 @@ def split(model, others: str, *, keep_all: bool = False) -> Partition:
         region.nodes[:0] = [nodes[i] for i in wanted if i not in owned]
         region.copies = [nodes[i] for i in wanted if i in owned]
         owned |= set(wanted)
+    check_ifs(nodes)  # every If, nested ones too, before anything runs
     outputs = [v.name for v in g.output]
     _wire(regions, outputs, keep_all)
     return Partition(model, regions, outputs, {t.name: t for t in g.initializer}, others, keep_all)
@@ -128,6 +129,105 @@ def made_values(nodes) -> list[str]:
             if _is_if(n):
                 stack += [list(g.node) for g in subgraphs(n)]
     return list(found)
+
+
+def check_values(model) -> None:
+    """The graph's names as the graph executor checks them (ops/model.py's
+    load_graph) for a model of any nodes, in any order: inputs and
+    initializers named once, each value made once, every value a node (or
+    its subgraphs) reads and every graph output defined, each output listed
+    once."""
+    from ..ops.model import node_label
+
+    g = model.graph
+    known: dict[str, str] = {}
+    for v in g.input:
+        if not v.name:
+            raise InputError("a graph input has no name")
+        if v.name in known:
+            raise InputError(f"two graph inputs are named {v.name!r}")
+        known[v.name] = "a graph input"
+    names = [t.name for t in g.initializer] + [t.values.name for t in g.sparse_initializer]
+    # what a file gives and a file takes: a tensor (or an optional one), never a sequence or a map
+    for side, values in (("input", [v for v in g.input if v.name not in names]), ("output", g.output)):
+        for v in values:
+            what = v.type.WhichOneof("value")
+            if what == "optional_type":
+                what = v.type.optional_type.elem_type.WhichOneof("value")
+            if what not in (None, "tensor_type"):
+                what = what.replace("_type", "").replace("_", " ")
+                raise Unsupported(f"graph {side} {v.name!r} is {'an' if what[0] in 'aeiou' else 'a'} {what} value; "
+                                  f"onnxop {'reads' if side == 'input' else 'writes'} tensors")
+    for name in names:
+        if names.count(name) > 1:
+            raise InputError(f"two initializers are named {name!r}")
+        known.setdefault(name, "an initializer")
+    for i, n in enumerate(g.node):
+        for name in (x for x in n.output if x):
+            if name in known:
+                raise InputError(f"{node_label(i, n)} produces {name!r}, which is already {known[name]}")
+            known[name] = f"produced by {node_label(i, n)}"
+    for i, n in enumerate(g.node):
+        for name in reads(n):
+            if name not in known:
+                raise InputError(f"{node_label(i, n)} reads {name!r}, which no input, initializer or node provides")
+    listed: set[str] = set()
+    for v in g.output:
+        if v.name in listed:
+            raise InputError(f"graph output {v.name!r} is listed twice")
+        if v.name not in known:
+            raise InputError(f"graph output {v.name!r} is never produced")
+        listed.add(v.name)
+    if not listed:
+        raise InputError("the graph has no outputs")
+
+
+def check_ifs(nodes) -> None:
+    """Each If's branches make its outputs, as many and of one type each (as
+    ONNX requires and onnxruntime checks when it loads a model): the branch a
+    condition picks must not decide the type of a value."""
+    from ..ops.nodekinds import subgraphs
+
+    stack = [list(nodes)]
+    while stack:
+        for n in stack.pop():
+            stack += [list(g.node) for g in subgraphs(n)]  # (a Loop's or Scan's body too)
+            if not _is_if(n):
+                continue
+            branches = {a.name: a.g for a in n.attribute if a.name in ("then_branch", "else_branch")}
+            if len(branches) != 2:
+                continue  # (the run names the one missing, if it is picked)
+            where = f"If node {n.name!r}"
+            then, other = branches["then_branch"], branches["else_branch"]
+            if not len(then.output) == len(other.output) == len(n.output):
+                raise InputError(f"{where}: its then_branch makes {len(then.output)} output(s), its else_branch "
+                                 f"{len(other.output)}; ONNX requires both to make the If's {len(n.output)}")
+            for k, (a, b) in enumerate(zip(then.output, other.output)):
+                ta, tb = type_text(a.type), type_text(b.type)
+                if ta is not None and tb is not None and ta != tb:
+                    raise InputError(f"{where}: its output {k} is {ta} from its then_branch ({a.name!r}) and {tb} "
+                                     f"from its else_branch ({b.name!r}); ONNX requires the branches' outputs to "
+                                     "agree in type")
+
+
+def type_text(tp) -> str | None:
+    """``float32``, ``sequence of int64``...; None where the type is not declared."""
+    from .tensor import dtype_by_onnx
+
+    which = tp.WhichOneof("value")
+    if which in ("tensor_type", "sparse_tensor_type"):
+        elem = getattr(tp, which).elem_type
+        if not elem:
+            return None
+        try:
+            name = dtype_by_onnx(elem).name
+        except InputError:
+            name = f"data type {elem}"
+        return name if which == "tensor_type" else f"sparse {name}"
+    if which in ("sequence_type", "optional_type"):
+        inner = type_text(getattr(tp, which).elem_type)
+        return None if inner is None else f"{which.split('_')[0]} of {inner}"
+    return None if which is None else which
 
 
 def _schedule(needs: list[set[int]], readers: dict[int, list[int]], side: list[str], skip: set[int]) -> list[int]:

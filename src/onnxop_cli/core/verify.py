@@ -9,6 +9,7 @@ first element that differs and both values' bytes.
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from ..errors import OnnxopError
@@ -25,8 +26,9 @@ class Diverged(OnnxopError):
 class Verifier:
     """Called after each region (core/others.py run's ``inspect``)."""
 
-    def __init__(self, opsets, ir_version: int) -> None:
+    def __init__(self, opsets, ir_version: int, folder: Path = Path(".")) -> None:
         self.opsets, self.ir_version = list(opsets), ir_version
+        self.folder = folder  # the model's: a Constant's value in external data is read from there
         self.by: Counter = Counter()  # (operator, runtime that agreed) -> nodes
 
     def __call__(self, region: Region, value: Callable[[str], Tensor]) -> None:
@@ -55,9 +57,10 @@ class Verifier:
         from onnx import ModelProto, helper
 
         from . import other_common, other_onnxruntime
-        from .others import typed_input
+        from .others import inlined, typed_input
 
-        g = helper.make_graph([node], "node", [typed_input(n, t) for n, t in ins.items()],
+        alone = _all_named(inlined(node, self.folder), {*ins, *outs})
+        g = helper.make_graph([alone], "node", [typed_input(n, t) for n, t in ins.items()],
                               [helper.make_empty_tensor_value_info(n) for n in outs])
         m = ModelProto(ir_version=self.ir_version, graph=g)
         m.opset_import.extend(self.opsets)
@@ -84,6 +87,27 @@ class Verifier:
 
     def summary(self) -> list[dict]:
         return [{"op": op, "runtime": by, "nodes": n} for (op, by), n in sorted(self.by.items())]
+
+
+def _all_named(node, taken: set[str]):
+    """The node with a name of its own for each output it leaves out (''): onnxruntime's
+    Split (1.32) dereferences an omitted output and the process dies (SIGSEGV), where
+    onnxop and onnx.reference make the parts and drop the unnamed ones. onnxop's
+    operators make each output alike whether it is named or not."""
+    if all(node.output):
+        return node
+    from onnx import NodeProto
+
+    named = NodeProto()
+    named.CopyFrom(node)
+    for k, out in enumerate(named.output):
+        if not out:
+            fresh = f"unnamed_{k}"
+            while fresh in taken:
+                fresh += "_"
+            named.output[k] = fresh
+            taken.add(fresh)
+    return named
 
 
 def _all_same(node, outs: list[str], value: Callable[[str], Tensor], made: list, by: str) -> None:

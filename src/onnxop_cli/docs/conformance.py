@@ -146,6 +146,10 @@ def run_case(folder: Path, name: str, rt=None) -> CaseResult:
         operator = _operator(model)
         if rt.name != DEFAULT:  # onnxop says its own version and opset once it has read the model
             operator, opset = _label(model) or operator, _opset(model)
+        if rt.name != DEFAULT:  # another runtime gets the model as bytes: its external data read in here
+            from ..core.others import model_inlined
+
+            model = model_inlined(model, folder)
         try:
             loaded = rt.load(model, folder)
         except Refused as e:
