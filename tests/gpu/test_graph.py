@@ -392,6 +392,13 @@ def test_an_npz_gives_the_inputs_its_members_name(cwd, capsys, rng):
     assert code == ExitCode.USAGE and error_of(err) == (
         "xy.npz holds 2 arrays: 'x', 'y' and none named 'a': an archive given for a graph input gives it the "
         "member of its name (or choose one with --member NAME)"), err
+    # a test_data_set folder gives its input_N.pb files in order, whatever the tensors' names (one of the
+    # folder's files was taken for the one archive of every input: 'input_0.pb holds 1 arrays ... none named')
+    Path("set").mkdir()
+    for k, x in enumerate((a, b)):
+        onnx.save_tensor(numpy_helper.from_array(x, f"input_{k}"), f"set/input_{k}.pb")
+    code, _, err = cli(capsys, "run", "m.onnx", "set", "-o", "y.npy")
+    assert code == 0 and np.load("y.npy").tobytes() == want, err
 
 
 @pytest.mark.one_backend  # the command line of run/conformance, not a kernel

@@ -125,7 +125,9 @@ def run_model(
         files = _input_files(g, list(inputs or []), named or [], defaults, by_member=member is None)
     except OnnxopError as e:
         raise e.reworded(f"{model_path}: {e.message}") from None
-    feeds = _feeds(files, member, one_for_all=not named and len(inputs or []) == 1 and len(files) > 1)
+    # one .npz given for every input (not a test_data_set folder's files, one an input)
+    one_for_all = not named and len(inputs or []) == 1 and len(files) > 1 and len(set(map(str, files.values()))) == 1
+    feeds = _feeds(files, member, one_for_all=one_for_all)
     if mixed:
         from .run_mixed import run_mixed
 
