@@ -4,6 +4,7 @@ which docs/json.md documents: tests/cli/test_json_schema.py checks it)."""
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from pathlib import Path
@@ -103,6 +104,21 @@ def test_several_inputs_make_one_document(backend, cwd, capsys):
     doc = document(out, "flatten")
     assert [r["outputs"][0]["path"] for r in doc["runs"]] == ["out/a.npy", "out/x.npy"]
     assert [r["outputs"][0]["shape"] for r in doc["runs"]] == [[2, 60], [3, 20]]
+
+
+@pytest.mark.parametrize("mode", [[], ["--verify"]])
+def test_run_check_json_names_its_inputs(backend, capsys, mode):
+    """--check's note named its files' kind with the variable that held the inputs' files, which the document
+    then read: every run --check --json was an internal error (both the plain run and the mixed one)."""
+    data = REPO / "samples/graph/test_data_set_0"
+    code, out, err = cli(capsys, "run", str(REPO / "samples/graph/model.onnx"), str(data), "--check", str(data),
+                         *mode, "--json", "-b", backend)
+    assert code == 0, err
+    doc = json.loads(out)  # (json_schema's "run" is the operator's document; a graph's has more keys)
+    assert doc["status"] == "ok"
+    assert doc["runs"][0]["inputs"][0]["path"] == str(data / "input_0.pb")
+    assert [o["path"] for o in doc["runs"][0]["outputs"]] == [None, None]  # compared, not written
+    assert (doc.get("verified") is not None) == bool(mode)  # (the key is --verify's document's)
 
 
 def test_stdin_input_has_path_dash(backend, cwd, capsys, monkeypatch):
