@@ -121,6 +121,26 @@ def test_run_check_json_names_its_inputs(backend, capsys, mode):
     assert (doc.get("verified") is not None) == bool(mode)  # (the key is --verify's document's)
 
 
+def test_run_check_mismatch_is_failed_not_error(backend, tmp_path, capsys):
+    """docs/json.md: status "failed" when a check ran and found a mismatch, as compare's; a refused --check
+    (no such folder) is still an error."""
+    import onnx
+    from onnx import numpy_helper
+
+    data = REPO / "samples/graph/test_data_set_0"
+    for i in (0, 1):
+        t = numpy_helper.to_array(onnx.load_tensor(str(data / f"output_{i}.pb")))
+        wrong = numpy_helper.from_array(np.ascontiguousarray(t[::-1]) if i else t, f"o{i}")
+        (tmp_path / f"output_{i}.pb").write_bytes(wrong.SerializeToString())
+    model = str(REPO / "samples/graph/model.onnx")
+    code, out, err = cli(capsys, "run", model, str(data), "--check", str(tmp_path), "--json", "-b", backend)
+    doc = json.loads(out)
+    assert (code, doc["status"], doc["exit_code"]) == (1, "failed", 1), err
+    assert "output_1.pb" in doc["message"] and "elements differ" in doc["message"]
+    code, out, _ = cli(capsys, "run", model, str(data), "--check", str(tmp_path / "none"), "--json", "-b", backend)
+    assert (code, json.loads(out)["status"]) == (2, "error")
+
+
 def test_stdin_input_has_path_dash(backend, cwd, capsys, monkeypatch):
     monkeypatch.setattr(sys, "stdin", FakeStdin(npy_bytes(np.ones((2, 2), np.float16))))
     code, out, _ = cli(capsys, "flatten", "-", "--axis", "0", "-o", "f.npy", "--json", "-b", backend)

@@ -11,14 +11,14 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING, Callable
 
-from ..errors import OnnxopError
+from ..errors import Mismatch, OnnxopError
 from .partition import ONNXOP, Region, kind
 
 if TYPE_CHECKING:
     from .tensor import Tensor
 
 
-class Diverged(OnnxopError):
+class Diverged(Mismatch):
     """A node onnxop ran gave other bits than the other runtime."""
 
 
