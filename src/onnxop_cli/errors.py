@@ -25,6 +25,7 @@ class OnnxopError(Exception):
     """Base class: a failure with a one-line message and an exit code."""
 
     exit_code: ExitCode = ExitCode.ERROR
+    status = "error"  # the --json document's status
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -81,6 +82,13 @@ class GpuError(OnnxopError):
 
 class NoAdapterError(GpuError):
     """No WebGPU adapter could be found for the requested backend."""
+
+
+class Mismatch(OnnxopError):
+    """A check ran and found a difference (run --check, run --verify): the --json document's status is
+    "failed", as compare's and doc-examples --check's are (docs/json.md), not "error"."""
+
+    status = "failed"
 
 
 class OutputError(OnnxopError):

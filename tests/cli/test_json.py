@@ -4,6 +4,7 @@ which docs/json.md documents: tests/cli/test_json_schema.py checks it)."""
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from pathlib import Path
@@ -103,6 +104,41 @@ def test_several_inputs_make_one_document(backend, cwd, capsys):
     doc = document(out, "flatten")
     assert [r["outputs"][0]["path"] for r in doc["runs"]] == ["out/a.npy", "out/x.npy"]
     assert [r["outputs"][0]["shape"] for r in doc["runs"]] == [[2, 60], [3, 20]]
+
+
+@pytest.mark.parametrize("mode", [[], ["--verify"]])
+def test_run_check_json_names_its_inputs(backend, capsys, mode):
+    """--check's note named its files' kind with the variable that held the inputs' files, which the document
+    then read: every run --check --json was an internal error (both the plain run and the mixed one)."""
+    data = REPO / "samples/graph/test_data_set_0"
+    code, out, err = cli(capsys, "run", str(REPO / "samples/graph/model.onnx"), str(data), "--check", str(data),
+                         *mode, "--json", "-b", backend)
+    assert code == 0, err
+    doc = json.loads(out)  # (json_schema's "run" is the operator's document; a graph's has more keys)
+    assert doc["status"] == "ok"
+    assert doc["runs"][0]["inputs"][0]["path"] == str(data / "input_0.pb")
+    assert [o["path"] for o in doc["runs"][0]["outputs"]] == [None, None]  # compared, not written
+    assert (doc.get("verified") is not None) == bool(mode)  # (the key is --verify's document's)
+
+
+def test_run_check_mismatch_is_failed_not_error(backend, tmp_path, capsys):
+    """docs/json.md: status "failed" when a check ran and found a mismatch, as compare's; a refused --check
+    (no such folder) is still an error."""
+    import onnx
+    from onnx import numpy_helper
+
+    data = REPO / "samples/graph/test_data_set_0"
+    for i in (0, 1):
+        t = numpy_helper.to_array(onnx.load_tensor(str(data / f"output_{i}.pb")))
+        wrong = numpy_helper.from_array(np.ascontiguousarray(t[::-1]) if i else t, f"o{i}")
+        (tmp_path / f"output_{i}.pb").write_bytes(wrong.SerializeToString())
+    model = str(REPO / "samples/graph/model.onnx")
+    code, out, err = cli(capsys, "run", model, str(data), "--check", str(tmp_path), "--json", "-b", backend)
+    doc = json.loads(out)
+    assert (code, doc["status"], doc["exit_code"]) == (1, "failed", 1), err
+    assert "output_1.pb" in doc["message"] and "elements differ" in doc["message"]
+    code, out, _ = cli(capsys, "run", model, str(data), "--check", str(tmp_path / "none"), "--json", "-b", backend)
+    assert (code, json.loads(out)["status"]) == (2, "error")
 
 
 def test_stdin_input_has_path_dash(backend, cwd, capsys, monkeypatch):

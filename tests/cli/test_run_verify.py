@@ -10,6 +10,8 @@ onnx.reference) whose run flips one value (in-process).
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import onnx
 import onnx.reference
@@ -42,6 +44,20 @@ def test_the_first_divergence_stops_the_run_naming_node_output_element_and_bytes
     assert code == ExitCode.ERROR, err
     assert error_of(err) == f"--verify: node 'tr' (Transpose) output 'a/b': 1 of 6 elements differ; {shown}"
     assert not (cwd / "o" / "a%2Fb.npy").exists()
+
+
+def test_a_divergence_is_a_failed_check_in_json(cwd, capsys, monkeypatch):
+    """docs/json.md: status "failed" when a check ran and found a mismatch (it said "error")."""
+    onnx.save(transpose_model(), "m.onnx")
+    np.save("x.npy", np.array([[1, 2, 3], [4, 5, 6]], np.float32))
+    flip = lambda a: a.__setitem__((1, 0), 9.0)  # noqa: E731
+    flip_onnxruntime(monkeypatch, flip)
+    monkeypatch.setattr(onnx.reference, "ReferenceEvaluator", flipping_reference(flip))
+    code, out, err = cli(capsys, "run", "m.onnx", "x.npy", "--verify", "-o", "o/", "--json")
+    assert code == ExitCode.ERROR, err
+    doc = json.loads(out)
+    assert (doc["status"], doc["exit_code"]) == ("failed", 1)
+    assert doc["message"] == error_of(err) and "1 of 6 elements differ" in doc["message"]
 
 
 def flip_onnxruntime(monkeypatch, flip):

@@ -250,6 +250,23 @@ def test_a_missing_onnxruntime_is_one_line(tmp_path):
     assert not (folder / "o").exists() or not any((folder / "o").iterdir())
 
 
+def test_an_error_onnxruntime_logs_is_still_one_line(tmp_path):
+    """onnxruntime's logger wrote its ERROR lines (colour codes and all) to stderr before onnxop's one line when a
+    session failed to initialise (StringNormalizer of a locale the system lacks, as the onnx wheel's
+    test_strnorm_model_* are where en_US.UTF-8 is not installed); its exception is what the line names. A process of
+    its own: onnxruntime writes from C++ to the process's stderr."""
+    nodes = [helper.make_node("Identity", ["x"], ["t"]),
+             helper.make_node("StringNormalizer", ["t"], ["y"], case_change_action="LOWER", locale="xx_XX.nowhere")]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.STRING, [2])],
+                              [helper.make_tensor_value_info("y", TensorProto.STRING, None)])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), tmp_path / "m.onnx")
+    np.save(tmp_path / "x.npy", np.array(["A", "B"]))
+    r = onnxop("run", "m.onnx", "x.npy", "--others", "onnxruntime", "-o", "y.npy", cwd=tmp_path)
+    assert r.returncode == 1 and r.stderr.count("\n") == 1 and "\x1b" not in r.stderr, r.stderr
+    assert r.stderr.startswith("onnxop: error: onnxruntime (CPU) region of 1 node(s) (StringNormalizer x1): ")
+    assert not (tmp_path / "y.npy").exists()
+
+
 @prepared
 def no_kernel(tmp_path):
     nodes = [helper.make_node("Transpose", ["x"], ["t"], perm=[1, 0]), helper.make_node("Mul", ["t", "t"], ["y"])]

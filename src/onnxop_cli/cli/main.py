@@ -92,7 +92,7 @@ def run(argv: list[str], debug: bool = False) -> int:
 
             failed = batch_failure(batch.written, batch.job.src, batch.job.output)
             return _fail(batch.line(message), code, argv, as_json, failed)
-        return _fail(message, code, argv, as_json)
+        return _fail(message, code, argv, as_json, status=getattr(cause, "status", "error"))
     finally:
         atomic = sys.modules.get("onnxop_cli.io.atomic")
         if atomic is not None:  # a temporary file whose own cleanup a second error cut short
@@ -148,7 +148,8 @@ def _describe(e: BaseException, argv: list[str]) -> tuple[str, int]:
     return f"internal error: {type(e).__name__}: {e} (run with --debug for the traceback)", ExitCode.ERROR
 
 
-def _fail(message: str, code: int, argv: list[str], as_json: bool, extra: Optional[dict] = None) -> int:
+def _fail(message: str, code: int, argv: list[str], as_json: bool, extra: Optional[dict] = None,
+          status: str = "error") -> int:
     """The one error line on stderr; with --json also the error document on
     stdout (plus ``extra``: what a stopped batch had written). If stdout
     cannot take the document, the error line said it all: the exit code
@@ -159,7 +160,7 @@ def _fail(message: str, code: int, argv: list[str], as_json: bool, extra: Option
         from ..io.stdio import StdoutError, write_text
 
         try:
-            write_text(report.dumps(report.error(_command_in(argv), message, code) | (extra or {})) + "\n")
+            write_text(report.dumps(report.error(_command_in(argv), message, code, status) | (extra or {})) + "\n")
         except StdoutError:
             pass
     return int(code)

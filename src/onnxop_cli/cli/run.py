@@ -141,8 +141,8 @@ def run_model(
         raise e.reworded(f"{model_path}: {e.message}") from None
     if check is not None:
         results, traffic = graph.run_to_memory(p, backend=gpu_backend)
-        files = run_files.check(g, results, check)
-        out.note(f"{_what(p)}: {len(results)} output(s) equal {quote(check)}'s {files}, bit for bit")
+        compared = run_files.check(g, results, check)  # the files' kind, not the inputs' files _document reads
+        out.note(f"{_what(p)}: {len(results)} output(s) equal {quote(check)}'s {compared}, bit for bit")
         written = {}
     elif output is None:  # printed: a large output's summary is made, not the output (core/summary.py)
         from ..core.sources import MAP_THRESHOLD

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..errors import OnnxopError, UsageError
+from ..errors import Mismatch, UsageError
 
 
 def targets(values, output: Path, to_folder: bool, fmt: str | None = None) -> tuple[str, dict[str, Path]]:
@@ -74,5 +74,5 @@ def check(g, results, folder: Path) -> str:
         try:
             compare(t, io.read_tensor(path), t.name)
         except Fail as e:
-            raise OnnxopError(f"--check {path}: output {t.name!r}: {e}") from None
+            raise Mismatch(f"--check {path}: output {t.name!r}: {e}") from None
     return "output_*.pb" if numbered else "files"

@@ -75,8 +75,8 @@ def run_mixed(ctx, m, model_path: Path, files: dict[str, Path], feeds: dict, *, 
     written: dict[str, Path] = {}
     lines = summary(part, ran, verifier, dump, dumped)
     if check is not None:
-        files = plain.check(None, results, check)
-        out.note(f"{_graph_of(m, feeds)}: {len(results)} output(s) equal {quote(check)}'s {files}, bit for bit")
+        compared = plain.check(None, results, check)  # the files' kind, not the inputs' files _document reads
+        out.note(f"{_graph_of(m, feeds)}: {len(results)} output(s) equal {quote(check)}'s {compared}, bit for bit")
     elif output is None:
         out.result(_printed(m, part, feeds, results, lines, full))
         lines = []

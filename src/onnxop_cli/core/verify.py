@@ -12,14 +12,14 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from ..errors import OnnxopError
+from ..errors import Mismatch, OnnxopError
 from .partition import ONNXOP, Region, kind
 
 if TYPE_CHECKING:
     from .tensor import Tensor
 
 
-class Diverged(OnnxopError):
+class Diverged(Mismatch):
     """A node onnxop ran gave other bits than the other runtime."""
 
 

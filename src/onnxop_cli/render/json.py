@@ -58,10 +58,11 @@ def base(command: str | None, status: str = "ok", exit_code: int = 0) -> Doc:
     return {"command": command, "status": status, "exit_code": int(exit_code)}
 
 
-def error(command: str | None, message: str, exit_code: int) -> Doc:
+def error(command: str | None, message: str, exit_code: int, status: str = "error") -> Doc:
     """What ``--json`` prints when a command fails (the one-line message is
-    also written to stderr, as without ``--json``)."""
-    return base(command, "error", exit_code) | {"message": message}
+    also written to stderr, as without ``--json``); ``status`` is "failed"
+    where a check found a mismatch."""
+    return base(command, status, exit_code) | {"message": message}
 
 
 def batch_failure(written: Sequence[str | Path], failed_input: str | Path, failed_output: str | Path | None) -> Doc:
