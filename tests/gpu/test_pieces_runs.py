@@ -33,7 +33,7 @@ from conftest import random_array
 from properties import Tally, force_pieces, pieces_kernels, pieces_ran
 from tensor_refs import reference, same
 
-from onnxop_cli import concat, pad, split
+from onnxop_cli import concat, pad, split, tile
 from onnxop_cli.core.region import load
 from onnxop_cli.core.sources import MemoryBytes
 from onnxop_cli.gpu import get_gpu, pieces
@@ -205,3 +205,35 @@ def test_windows_are_sized_by_one_band(backend, rng, monkeypatch, taken):
     (band, window), = seen
     assert band == 4096 and window <= 4096 + 32, seen
     assert taken["runs"] > 0
+
+
+class _FirstBand(Exception):
+    pass
+
+
+def test_bands_are_cut_one_at_a_time(backend, rng, monkeypatch):
+    """A huge output's bands are cut when each runs, not all before the first: a list of every
+    band's parts grew with the output (`onnxop tile a.npy --repeats 100000,100000,100000,1 -o t.npy`,
+    480 PB, filled 20 GB of memory in 6 minutes and wrote no byte). At most LOOKED bands are cut to
+    size the windows; past them the pieces' own reach is taken, and the bytes are still right."""
+    monkeypatch.setattr(pieces, "BAND", 4096)
+    monkeypatch.setattr(pieces, "LOOKED", 2)
+    calls = {"cut": 0}
+    real_cut = pieces.cut
+
+    def counted(*a, **k):
+        calls["cut"] += 1
+        return real_cut(*a, **k)
+
+    def first_drain(self, sink, nbytes):
+        raise _FirstBand(calls["cut"])
+
+    monkeypatch.setattr(pieces, "cut", counted)
+    x = random_array(rng, (16, 64), np.float32)
+    # 16 source rows, 8 in each 4 KiB band: two bands reach half the source, the third takes the whole
+    assert same(tile(x, repeats=[8, 2], backend=backend), np.tile(x, (8, 2)))
+    monkeypatch.setattr(pieces.Run, "drain", first_drain)
+    calls["cut"] = 0
+    with pytest.raises(_FirstBand) as stopped:
+        tile(x, repeats=[4096, 2], backend=backend)  # 32 MiB: 8,192 bands
+    assert stopped.value.args[0] <= 2 + 1, stopped.value.args

@@ -45,6 +45,7 @@ DEFAULT_BAND = 64 << 20  # bytes of a window at most (and of a band, below BAND)
 # against 2.6-3.4x
 # (Mesa 22.3, load 3.6-3.8, benchmarks/ops_whole_process.py kernel, 2026-12-01)
 BAND = 16 << 20
+LOOKED = 64  # bands of an output whose parts size its windows (run_pieces)
 BATCH = 128  # dispatches per submission
 # (src, mask, dst, params at a dynamic offset, axes, other): every kernel of a run (by runs, the select, OneHot's)
 KINDS = ("read-only-storage", "read-only-storage", "storage", "uniform+offset", "read-only-storage",
@@ -128,13 +129,28 @@ def run_pieces(
         return 0
     cap, band_bytes = one_kernel_bands(gpu, binding_bytes, count, bits, BAND)
     band = band_bytes * 8 // bits
-    # each band's parts (the pieces cut to it); windows as large as the largest part reads (plus a
-    # word each side), at most one binding: a window sized for a whole piece (Pad's 64 MiB source,
-    # read a 16 MiB band at a time) cost its first touch (Mesa 25: 0.16 s against 0.06 s)
-    bands = [(start, min(band, count - start)) for start in range(0, count, band)]
     pieces = [flatten(p) for p in moved(pieces)]  # a fill of the whole output: one long row
-    cuts = [[c for p in pieces for c in cut(p, start, start + n)] for start, n in bands]
-    reach = max([extent(c, bits) for parts in cuts for c in parts] + [0])
+
+    def cuts(start: int) -> list[Piece]:
+        """The pieces cut to the band at ``start``: made when needed, never a list of every band's
+        (that grew with the output: a Tile of 480 PB, 2.8e10 bands, filled 20 GB before a byte)."""
+        return [c for p in pieces for c in cut(p, start, min(start + band, count))]
+
+    # windows as large as the largest part reads (plus a word each side), at most one binding: a
+    # window sized for a whole piece (Pad's 64 MiB source, read a 16 MiB band at a time) cost its
+    # first touch (Mesa 25: 0.16 s against 0.06 s). No part reads more than its piece: the bands are
+    # looked at until one reaches that (or a binding), and past the first LOOKED (1 GiB of output,
+    # where a larger window's first touch is lost in the run) the pieces' own reach is taken, so that
+    # a Tile of 4.8 TB (286,000 bands) does not cut every band twice before its first byte
+    most = min(cap - 2 * WORD, max([extent(p, bits) for p in pieces] + [0]))
+    reach = 0
+    for k, start in enumerate(range(0, count, band)):
+        if reach >= most:
+            break
+        if k == LOOKED:
+            reach = most
+            break
+        reach = max([reach] + [extent(c, bits) for c in cuts(start)])
     window_bytes = min(cap, round_up(reach + 2 * WORD, 16))  # whole vec4s for the runs kernels
     if poison is None:
         poison = env_poison()
@@ -149,9 +165,9 @@ def run_pieces(
     run = make() if reuse is None else reuse.get(key, make)
     written = 0
     try:
-        for (start, n), band_cuts in zip(bands, cuts):
-            nbytes = (n * bits + 7) // 8
-            parts = [q for c in band_cuts for q in fit(c, run.window_elements(bits))]
+        for start in range(0, count, band):
+            nbytes = (min(band, count - start) * bits + 7) // 8
+            parts = [q for c in cuts(start) for q in fit(c, run.window_elements(bits))]
             run.band(sources, parts, bits, round_up(nbytes, 4), poison)
             run.drain(sink, nbytes)
             written += nbytes

@@ -12,6 +12,8 @@ is an ONNX string tensor.
 from __future__ import annotations
 
 import math
+import os
+import stat
 from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO, Iterator
@@ -293,6 +295,7 @@ class NpyWriter:
     @contextmanager
     def tensor(self, name: str, shape: tuple[int, ...], dtype: DType) -> Iterator:
         self._once()
+        check_room(self._f, dtype.nbytes(math.prod(shape)), self._label)
         write_header(self._f, shape, dtype)
         yield self._f.write
 
@@ -305,6 +308,35 @@ class NpyWriter:
 
 
 WRITER = NpyWriter
+
+
+def check_room(f: BinaryIO, nbytes: int, label: str) -> None:
+    """Refuse, before its first byte, a tensor larger than the free space of the filesystem its
+    file is on (a Tile or Expand of terabytes wrote until the disk was full, then failed: the
+    same exit, after minutes and a full disk for everyone else). Only a regular file is looked
+    at; a filesystem that reports no size (f_blocks 0) is not judged. A compressing filesystem
+    (btrfs, ZFS) could hold more than it reports free: there too the free space is the limit."""
+    try:
+        fd = f.fileno()
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return
+        fs = os.fstatvfs(fd)
+    except (AttributeError, OSError, ValueError):
+        return  # not a file descriptor (an in-memory stream, a zip member): nothing to ask
+    free = fs.f_bavail * fs.f_frsize
+    if fs.f_blocks and nbytes > free:
+        raise OutputError(
+            f"{label}: the output needs {nbytes} bytes ({_size(nbytes)}) and its filesystem has "
+            f"{free} free ({_size(free)}); not written"
+        )
+
+
+def _size(n: int) -> str:
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if n < 1024 or unit == "PiB":
+            return f"{n} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1024
+    return ""
 
 
 def write_header(f: BinaryIO, shape: tuple[int, ...], dtype) -> None:

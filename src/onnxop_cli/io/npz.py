@@ -22,6 +22,7 @@ not written again as they were (see NpzWriter).
 from __future__ import annotations
 
 import copy
+import math
 import struct
 import zipfile
 from contextlib import contextmanager
@@ -275,6 +276,7 @@ class NpzWriter:
 
     @contextmanager
     def tensor(self, name: str, shape: tuple[int, ...], dtype: DType) -> Iterator:
+        npy.check_room(self._zip.fp, dtype.nbytes(math.prod(shape)), self._label)
         with self._zip.open(self._member(name), "w", force_zip64=True) as stream:
             npy.write_header(stream, shape, dtype)
             yield stream.write

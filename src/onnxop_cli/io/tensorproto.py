@@ -31,6 +31,7 @@ from typing import BinaryIO, Iterator
 from ..errors import InputError, OutputError, UsageError
 from ..core.sources import FileBytes, MemoryBytes
 from ..core.tensor import DTYPES, DType, Tensor, check_shape, check_string_memory
+from . import npy
 
 SUFFIX = ".pb"
 PROTOBUF_LIMIT = (2 << 30) - (1 << 20)  # a message must stay under 2 GiB; keep room for the header
@@ -303,6 +304,7 @@ class PbWriter:
                 f"{self._label}: {nbytes} bytes do not fit a .pb (protobuf messages stay "
                 "under 2 GiB); write a .npy or .npz file instead"
             )
+        npy.check_room(self._f, nbytes, self._label)
         head = self._proto(name, shape, dtype).SerializeToString()
         self._f.write(head + RAW_DATA_TAG + _varint(nbytes))
         written = 0
