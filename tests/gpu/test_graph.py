@@ -369,7 +369,7 @@ def test_an_npz_gives_the_inputs_its_members_name(cwd, capsys, rng):
         assert np.load("y.npy").tobytes() == want, args
         Path("y.npy").unlink()
     for args, message in [
-        (["a.npz"], "a.npz holds 1 arrays: 'a' and none named 'b': an archive given for every graph input gives "
+        (["a.npz"], "a.npz holds 1 array: 'a' and none named 'b': an archive given for every graph input gives "
                     "each the member of its name"),
         (["abc.npz"], "abc.npz: member(s) 'c' name no graph input given this archive ('a', 'b')"),
         (["--input", "a=abc.npz", "--input", "b=ba.npz", "-m", "a"], "graph input 'b' is declared with dim 0 = 3"),

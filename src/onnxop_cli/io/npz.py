@@ -241,7 +241,7 @@ def describe(names: list[str]) -> str:
     """``2 arrays: 'w', 'b'``: each name quoted, as a name from a file is
     (a member named ``a, b`` or holding a newline reads as one name)."""
     shown = ", ".join(repr(n) for n in names[:20]) + (f", ... ({len(names) - 20} more)" if len(names) > 20 else "")
-    return f"{len(names)} arrays: {shown}" if names else "no arrays"
+    return f"{len(names)} array{'' if len(names) == 1 else 's'}: {shown}" if names else "no arrays"
 
 
 def can_hold(dtype: DType) -> bool:
