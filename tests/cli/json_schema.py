@@ -37,6 +37,24 @@ OP = COMMON | {
     "refused?": [{"input": str, "output": (str, None), "message": str}],  # --keep-going; output null: printed
     "any_type?": bool,  # --any-type
 }
+# run of a graph (docs/json.md): the operator document's keys but --keep-going's and --any-type's, then a whole
+# run's nodes and traffic, or a split run's (--others, --verify, --dump) runtimes and regions
+GRAPH_RUN = {k: v for k, v in OP.items() if k not in ("refused?", "any_type?")}
+TRANSFERS = {"uploaded": int, "read_back": int}
+WHOLE_RUN = GRAPH_RUN | {
+    "nodes": [{"name": str, "op": str, "inputs": [str], "outputs": [str]}],
+    "gathers": int,
+    "transfers": TRANSFERS,
+    "host_values": {str: int},
+    "kernels": [str],
+}
+SPLIT_RUN = GRAPH_RUN | {
+    "ran": {str: {str: int}},
+    "regions": [{"runtime": str, "nodes": int}],
+    "transfers": TRANSFERS,
+    "verified": ([{"op": str, "runtime": str, "nodes": int}], None),
+    "dumped": ({str: str}, None),
+}
 COMPARED = {"path": str, "name": str, "shape": [int], "dtype": str}
 COMPARE = COMMON | {  # docs/cli-details.md
     "same": bool,
@@ -185,7 +203,7 @@ CASES = COMMON | {
 }
 SCHEMAS = {
     "cases": CASES,
-    "error": ERROR, "flatten": OP, "unsqueeze": OP, "run": OP,
+    "error": ERROR, "flatten": OP, "unsqueeze": OP, "run": (WHOLE_RUN, SPLIT_RUN),
     **{spec.command: OP for spec in SPECS.values()}, "show": SHOW, "info": INFO, "doc-examples": DOC_EXAMPLES,
     "conformance": CONFORMANCE, "bench": BENCH, "compare": COMPARE, "version": COMMON | {"versions": {str: (str, None)}},
 }
