@@ -129,6 +129,44 @@ def test_many_bands(backend, rng, monkeypatch):
     assert same(got, model(np.ascontiguousarray(indices), 4, values, 1))
 
 
+class _FirstBand(Exception):
+    pass
+
+
+def test_bands_are_made_as_they_run(backend, rng, monkeypatch):
+    """A huge OneHot's bands are made when each runs, not listed before the first (a list of every 16 MiB
+    band's bounds grew with the output). At most LOOKED bands size the index window; past them it is the
+    window no band passes, and the bytes are still right."""
+    monkeypatch.setattr(pieces, "DEFAULT_BAND", 256)
+    monkeypatch.setattr(pieces, "LOOKED", 2)
+    made = {"bands": 0}
+    real = word_kernels._bands
+
+    def counted(*a, **k):
+        for b in real(*a, **k):
+            made["bands"] += 1
+            yield b
+
+    monkeypatch.setattr(word_kernels, "_bands", counted)
+    values = random_array(rng, (2,), np.float32)
+    indices = rng.integers(-9, 9, (40, 3)).astype(np.int64)
+    got, stats = run(indices, 9, values, 1, backend)
+    assert same(got, model(indices, 9, values, 1)) and stats["bands"] > 2, stats
+
+    def first_drain(self, sink, nbytes):
+        raise _FirstBand(made["bands"])
+
+    monkeypatch.setattr(pieces.Run, "drain", first_drain)
+    made["bands"] = 0
+    try:
+        one_hot(rng.integers(0, 9, (4096, 3)).astype(np.int64), depth=np.array(9, np.int64), values=values, axis=1,
+                backend=backend)  # 432 KiB: ~1,700 bands of 256 bytes
+    except _FirstBand as stopped:
+        assert stopped.args[0] <= 2 + 1 + 1, stopped.args  # LOOKED bands looked at, then the first made again
+    else:
+        raise AssertionError("the one-hot kernel ran no band")
+
+
 def test_folded_grid_and_poison(backend, rng):
     """More workgroups than a (shrunk) dispatch dimension allows: the grid folds into y; every word of
     a poisoned dst written."""

@@ -261,8 +261,14 @@ def run_one_hot(
     if poison is None:
         poison = env_poison()
     mapped = stats["mapped"] = pieces.mappable(gpu, sources[:1], sink)
-    bands = list(_bands(count, depth, inner, band, window))
-    reach = max(hi - lo + 1 for _, _, lo, hi, _, _ in bands)
+    # the index positions the most any band reads, over the first LOOKED bands; past them (1 GiB of output)
+    # the window, which no band passes (as pieces.run_pieces: bands are made as they run, not listed first)
+    reach = 0
+    for k, (_, _, lo, hi, _, _) in enumerate(_bands(count, depth, inner, band, window)):
+        if k == pieces.LOOKED:
+            reach = window
+            break
+        reach = max(reach, hi - lo + 1)
     need = min(cap, round_up(reach * index_bits // 8 + 2 * WORD, WORD))
     rendered = kernel(gpu, "one_hot", one_hot_variant(bits, inner))
     stats["schedule"] = rendered.schedule
@@ -270,12 +276,13 @@ def run_one_hot(
     fixed = {"depth": depth, "ibits": index_bits, "kind": INDEX_KINDS[index_kind], "swap": 1 if source.swap else 0,
              "off": _words(off, bits), "on": _words(on, bits)}
 
-    def band(start: int, n: int, at: tuple[int, int, int, int], encoder) -> dict:
+    def band_fields(start: int, n: int, at: tuple[int, int, int, int], encoder) -> dict:
         lo, hi, line, d0 = at
         first = run.upload_window(None if mapped else run.upload, run.src, source, lo, hi, index_bits, encoder)
         return {"line": line, "d0": d0, "q0": lo - first, **fixed}
 
-    return walk(run, rendered, ((start, n, at) for start, n, *at in bands), band, bits=bits, sink=sink,
+    bands = _bands(count, depth, inner, band, window)
+    return walk(run, rendered, ((start, n, at) for start, n, *at in bands), band_fields, bits=bits, sink=sink,
                 poison=poison, what="one-hot band", stats=stats)
 
 
