@@ -129,6 +129,31 @@ def test_many_bands(backend, rng, monkeypatch):
     assert same(got, model(np.ascontiguousarray(indices), 4, values, 1))
 
 
+def test_bands_ending_inside_a_word_into_a_graphs_tensor(backend, rng, monkeypatch):
+    """A graph's OneHot writes its bands into a device buffer (resident.DeviceSink); bands of 1- and 2-byte
+    elements end inside a word (51 lines of 5 bytes: 255 bytes), and the next band's place is not 4-aligned.
+    It failed with an AssertionError (traceback) for a OneHot of uint8 over 16 MiB, on every adapter."""
+    from onnx import TensorProto, helper
+
+    from onnxop_cli import backend as onnx_backend
+
+    monkeypatch.setattr(pieces, "DEFAULT_BAND", 256)
+    for vtype, ttype, itype in ((np.uint8, TensorProto.UINT8, np.int64), (np.float16, TensorProto.FLOAT16, np.int8),
+                                (np.bool_, TensorProto.BOOL, np.int32)):
+        values = random_array(rng, (2,), vtype)
+        indices = rng.integers(-11, 11, (70, 5)).astype(itype)
+        expected = model(indices, 11, values, 1)
+        node = helper.make_node("OneHot", ["i", "d", "v"], ["y"], axis=1)
+        graph = helper.make_graph([node], "g", [
+            helper.make_tensor_value_info("i", helper.np_dtype_to_tensor_dtype(indices.dtype), indices.shape),
+            helper.make_tensor_value_info("d", TensorProto.INT64, []),
+            helper.make_tensor_value_info("v", ttype, [2])], [helper.make_tensor_value_info("y", ttype, expected.shape)])
+        made = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)])
+        got, = onnx_backend.OnnxopBackend.prepare(made, backend=backend).run([indices, np.array(11, np.int64), values])
+        assert same(got, expected), vtype
+        assert get_gpu(backend).cache[word_kernels.ONE_HOT_LAST]["bands"] > 2
+
+
 class _FirstBand(Exception):
     pass
 

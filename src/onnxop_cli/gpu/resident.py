@@ -112,9 +112,19 @@ class DeviceSink:
         self._pending = b""
 
     def take(self, src: Any, nbytes: int) -> None:
-        """Append ``nbytes`` of ``src`` (from offset 0) on the device."""
+        """Append ``nbytes`` of ``src`` (from offset 0) on the device. A band
+        after one that ended inside a word (OneHot's bands of 1- or 2-byte
+        elements end where a line or the binding does) cannot be copied to
+        its place, which is not 4-aligned: it is read back and joined on the
+        host to that word's bytes, written from the word's start."""
         gpu = self.out.gpu
-        assert self.written % 4 == 0 and not self._pending, "bands are whole words but the last"
+        if self.written % 4 or self._pending:
+            if self.written % 4:  # the word the last band ended in: its bytes so far are pending again
+                head = self.written - self.written % 4
+                self._pending = read_back(gpu, self.out.buffer, head, self.written % 4)
+                self.written = head
+            self(memoryview(read_back(gpu, src, 0, nbytes)))
+            return
         n4 = min(round_up(nbytes, 4), self.out.buffer.size - self.written)
         if n4 <= 0:
             return
