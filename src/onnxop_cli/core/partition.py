@@ -137,7 +137,7 @@ def check_values(model) -> None:
     initializers named once, each value made once, every value a node (or
     its subgraphs) reads and every graph output defined, each output listed
     once."""
-    from ..ops.model import node_label
+    from ..ops.model import graph_outputs, node_label
 
     g = model.graph
     known: dict[str, str] = {}
@@ -171,15 +171,7 @@ def check_values(model) -> None:
         for name in reads(n):
             if name not in known:
                 raise InputError(f"{node_label(i, n)} reads {name!r}, which no input, initializer or node provides")
-    listed: set[str] = set()
-    for v in g.output:
-        if v.name in listed:
-            raise InputError(f"graph output {v.name!r} is listed twice")
-        if v.name not in known:
-            raise InputError(f"graph output {v.name!r} is never produced")
-        listed.add(v.name)
-    if not listed:
-        raise InputError("the graph has no outputs")
+    graph_outputs(g, known)
 
 
 def check_ifs(nodes) -> None:

@@ -190,15 +190,7 @@ def load_graph(model, folder: Path) -> Graph:
                     )
                 raise InputError(f"{gn.label} reads {repr(name)}, which no input, initializer or node provides")
         _check_node(gn)
-    outputs: list[str] = []
-    for v in g.output:
-        if v.name in outputs:
-            raise InputError(f"graph output {repr(v.name)} is listed twice")
-        if v.name not in known:
-            raise InputError(f"graph output {repr(v.name)} is never produced")
-        outputs.append(v.name)
-    if not outputs:
-        raise InputError("the graph has no outputs")
+    outputs = graph_outputs(g, known)
     feeds = [v.name for v in g.input if v.name not in initializers]
     return Graph(model, opset, nodes, feeds, initializers, outputs, folder, {v.name: v for v in g.input})
 
@@ -265,3 +257,17 @@ def constant_tensor(gn: GraphNode, folder: Path) -> Tensor:
         return Tensor.from_numpy(np.array(value, dtype=object), out)
     dtype = np.int64 if "int" in a.name else np.float32
     return Tensor.from_numpy(np.array(value, dtype=dtype), out)
+
+
+def graph_outputs(g, known) -> list[str]:
+    """The graph's output names, each listed once and produced (``known``: the names defined so far)."""
+    outputs: list[str] = []
+    for v in g.output:
+        if v.name in outputs:
+            raise InputError(f"graph output {repr(v.name)} is listed twice")
+        if v.name not in known:
+            raise InputError(f"graph output {repr(v.name)} is never produced")
+        outputs.append(v.name)
+    if not outputs:
+        raise InputError("the graph has no outputs")
+    return outputs
