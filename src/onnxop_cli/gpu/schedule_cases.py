@@ -1,12 +1,13 @@
 """The representative cases choose.py times a question's candidates on.
 
 One function per question, of the question's name, given the device, builds
-its case once: a source, the output numpy computes for it, and ``run``, which
-runs the real operator path (the one that asks the question, so it runs with
-the candidate choose.py is timing) and returns the output bytes and which
-candidate took the work, read from the counts the kernels leave for tests. A
+its case once: the output numpy computes, and ``run``, which runs the real
+operator path (the one that asks the question, so it runs with the candidate
+choose.py is timing) and returns the output bytes and which candidate took
+the work, read from the stats the host leaves in ``gpu.cache`` for tests. A
 case is small enough to time in a fraction of a second on a CPU adapter and
-large enough that its kernels, not the submit, decide the time.
+large enough that its kernels, not the submit, decide the time. ``texts``
+renders each question's candidates, its cache key's.
 
 choose.py imports this module by name when a question is first measured: the
 cases run the kernels that ask the questions, so they sit above them all.
@@ -30,6 +31,22 @@ COPY_SIZE = 4 << 20  # one streaming chunk (copy.DEFAULT_CHUNK): what a real run
 TRANSPOSE_SIDE = 1024  # a 4 MiB float32 square: one band, one upload
 ND_ROWS = (128, 2048)  # GatherND index pairs: rows of 2048 slices (>= indexed_variants.LONG_ROW), 4 MiB of tuples
 ND_DATA = (64, 64)
+PROBE = 64 << 20  # bytes of the device buffer gather_source looks for in the process's memory: above
+# glibc's largest mmap threshold (32 MiB), so a CPU driver's malloc maps it afresh, never reuses touched heap
+WORD_CASE = 1 << 20  # output bytes of a whole-word kernel's case: one dispatch, a band of its own
+ONE_HOT_DEPTH = 1000  # ImageNet's classes: lines of many invocations (a depth of 16 favoured 16 words, the
+# depth an invocation's words then fill; a depth of 2048 ran faster on 32 words, Mesa 25)
+SCATTER_LINES = (64, 64, 64)  # ScatterElements' case: lines (between scatter.py's FEWEST_LINES and
+# LINES_AT_LEAST), the data's axis, updates a line (one to an element on average, up to 6: a few rounds)
+ROUNDS_CASE = (1 << 16, 1 << 16)  # float32 data elements, updates: one an element on average, up to 8 or so
+LINES_CASE = (4096, 64, 64)  # lines (past LINES_AT_LEAST: the line kernel always), the data's axis, updates a line
+PIECES_ROWS = (4096, 16)  # each of two float32 inputs: rows of 64 bytes, concatenated into 512 KiB
+GATHER_WORDS = (4096, 3)  # float32 rows of 3 words (the narrowest past gather_lines' 1-2), 48 KiB
+GATHER_PICKS = 32768  # int64 row indices: 384 KiB out
+ELEMENTWISE_COUNT = 1 << 18  # int32 elements of each input and the output: 1 MiB, one band
+SLAB_ROWS = (512, 256)  # float32 rows of 1 KiB (64 vectors, a 256-float embedding): 512 KiB, two windows
+SLAB_PICKS = 2048  # int64 row indices: 2 MiB out, one band (8 workgroups a window at 64 vectors an invocation)
+SLAB_WINDOW = 256 << 10  # bytes a window (window_bytes): every band runs the windowed variant once a window
 
 
 @dataclass(frozen=True)
@@ -47,23 +64,37 @@ def _bits(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
     return rng.integers(0, 2**32, size=shape, dtype=np.uint32).view(np.float32)
 
 
-def _hosted(go: Callable[[Callable], object], took: Callable[[], str], expected: bytes, nbytes: int = 0,
-            seconds: Callable[[], float] | None = None) -> Case:
-    """A case the host runs into a sink (``go(sink)``), then reads which
-    candidate took the work (``took()``); ``nbytes``: the output's unless
-    given. ``seconds``: read after a run into no sink, the time of the part
-    the answer changes, where the host keeps it (None: the run is timed)."""
+def _clock(go: Callable[[], object]) -> Callable[[], float]:
+    """A function that runs ``go`` and returns its wall-clock seconds."""
+
+    def timed() -> float:
+        start = time.perf_counter()
+        go()
+        return time.perf_counter() - start
+
+    return timed
+
+
+def _hosted(gpu: Gpu, last: str, go: Callable[[Callable], object], took: Callable[[dict], str], expected: bytes,
+            nbytes: int = 0, timed: bool = False) -> Case:
+    """A case the host runs into a sink (``go(sink)``), end to end; ``took``
+    reads the candidate that took the work from the stats the host leaves
+    (``gpu.cache[last]``). ``nbytes``: the output's unless given. ``timed``:
+    a run into no sink is timed by the host's own ``seconds``, from the
+    dispatch to the bytes read back (the buffers and uploads around them are
+    the same for every candidate, and took most of a 1 MiB run's time: the
+    answer was noise)."""
 
     def run() -> tuple[bytes, str]:
         out = bytearray()
         go(out.extend)
-        return bytes(out), took()
+        return bytes(out), took(gpu.cache[last])
 
-    def timed() -> float:
+    def seconds() -> float:
         go(lambda _: None)
-        return seconds()  # type: ignore[misc]
+        return gpu.cache[last]["seconds"]
 
-    return Case(run, expected, nbytes or len(expected), None if seconds is None else timed)
+    return Case(run, expected, nbytes or len(expected), seconds if timed else None)
 
 
 def kernel(gpu: Gpu) -> Case:
@@ -89,10 +120,10 @@ def kernel(gpu: Gpu) -> Case:
 def transpose(gpu: Gpu) -> Case:
     """A float32 square transposed (perm 1, 0): the source uploaded once by
     gather.py's own run, then each candidate's dispatches recorded and timed
-    alone (the kernel is what the answer changes; the upload and read-back
-    around it are the same for all, and took most of an end-to-end run's
-    time: the answer flipped with the load), as benchmarks/transpose_kernels.py
-    does. The output is read back for the byte check."""
+    alone (the upload and read-back around them are the same for all, and
+    took most of an end-to-end run's time: the answer flipped with the load),
+    as benchmarks/transpose_kernels.py does; the output is read back for the
+    byte check."""
     from . import gather as G
     from .choose import answer
 
@@ -121,36 +152,61 @@ def transpose(gpu: Gpu) -> Case:
         took = dispatch(x.nbytes, out.extend)
         return bytes(out), took
 
-    def timed() -> float:
-        start = time.perf_counter()
-        dispatch(16, lambda _: None)
-        return time.perf_counter() - start
-
+    timed = _clock(lambda: dispatch(16, lambda _: None))
     return Case(checked, np.ascontiguousarray(t).tobytes(), x.nbytes, timed, run.release)
+
+
+def _gather(gpu: Gpu, x: np.ndarray, i: np.ndarray, check: Check, table: Table, took: Callable[[dict], str],
+            expected: bytes, **window) -> Case:
+    """The indexed gather of float32 ``x`` by int64 ``i`` (``check`` and
+    ``table`` ops/indexing.py's for these shapes, ``window``
+    gather_indexed's window_bytes), end to end (``_hosted``)."""
+    from . import indexed as ix
+
+    data = ix.Data(MemoryBytes(x), x.shape, 32)
+    index = ix.Index(MemoryBytes(i), i.shape, True, False)
+    return _hosted(gpu, ix.LAST, lambda sink: ix.gather_indexed(gpu, data, index, check, table, sink, **window),
+                   took, expected)
 
 
 def nd_run(gpu: Gpu) -> Case:
     """GatherND of one-word slices by row-major int64 pairs in rows of 2048
     (gpu/indexed_variants.py): the run length is what ``nd_run`` answers."""
-    from . import indexed as ix
     from .render.rows import RUNS
 
     rng = np.random.default_rng(0)
     x = _bits(rng, ND_DATA)
     pairs = np.stack([rng.integers(0, d, ND_ROWS) for d in ND_DATA], axis=-1).astype("<i8")
-    (rows, row), d1 = ND_ROWS, ND_DATA[1]  # ops/indexing.py's gather_nd table for these shapes
+    (rows, row), d1 = ND_ROWS, ND_DATA[1]
     table = Table.over((rows, row), (0, 0), (2 * row, 2), ((d1, 0), (1, 1)), extra={"slices": True})
-    check = Check(ND_DATA, "GatherND", mode=WRAP, inner=1)
-    data = ix.Data(MemoryBytes(x), x.shape, 32)
-    index = ix.Index(MemoryBytes(pairs), pairs.shape, True, False)
     runs = {n: name for name, n in RUNS.items()}
-    return _hosted(lambda sink: ix.gather_indexed(gpu, data, index, check, table, sink),
-                   lambda: runs.get(gpu.cache[ix.LAST].get("nd run"), "none"),
-                   x[pairs[..., 0], pairs[..., 1]].tobytes())
+    return _gather(gpu, x, pairs, Check(ND_DATA, "GatherND", mode=WRAP, inner=1), table,
+                   lambda stats: runs.get(stats.get("nd run"), "none"), x[pairs[..., 0], pairs[..., 1]].tobytes())
 
 
-PROBE = 64 << 20  # bytes of the device buffer gather_source looks for in the process's memory: above
-# glibc's largest mmap threshold (32 MiB), so a CPU driver's malloc maps it afresh, never reuses touched heap
+def _row_gather(gpu: Gpu, rows: tuple[int, int], picks: int, took: Callable[[dict], str], **window) -> Case:
+    """Gather along axis 0 of float32 ``rows`` (rows, words) by ``picks``
+    int64 indices (some negative), end to end (``_gather``)."""
+    rng = np.random.default_rng(0)
+    x = _bits(rng, rows)
+    (n, width), k = rows, picks
+    i = rng.integers(-n, n, k).astype("<i8")
+    table = Table.over((k, width), (0, 1), (1, 0), ((width, 0),), extra={"slices": "slabs"})
+    return _gather(gpu, x, i, Check((n,), "Gather", mode=WRAP), table, took, x[i].tobytes(), **window)
+
+
+def gather_words(gpu: Gpu) -> Case:
+    """Gather of 3-word float32 rows: the indexed gather's elements or the slices kernel, as answered."""
+    return _row_gather(gpu, GATHER_WORDS, GATHER_PICKS, lambda stats: "slices" if stats.get("slices") else "elements")
+
+
+def slab_chunk(gpu: Gpu) -> Case:
+    """Gather of 1 KiB float32 rows from a source of two SLAB_WINDOW
+    windows: the windowed slabs kernel runs once a window, its vectors per
+    invocation as answered (a gather's bands past 64 MiB run it too, a
+    window each)."""
+    return _row_gather(gpu, SLAB_ROWS, SLAB_PICKS, lambda stats: str(stats.get("slab chunk", "none")),
+                       window_bytes=SLAB_WINDOW)
 
 
 def gather_source(gpu: Gpu) -> Case:
@@ -183,28 +239,19 @@ def gather_source(gpu: Gpu) -> Case:
     return Case(lambda: (b"", ""), b"", PROBE, decide=decide)
 
 
-WORD_CASE = 1 << 20  # output bytes of a whole-word kernel's case: one dispatch, a band of its own
-ONE_HOT_DEPTH = 1000  # ImageNet's classes: lines of many invocations (a depth of 16 favoured 16 words, the
-# depth an invocation's words then fill; a depth of 2048 ran faster on 32 words, Mesa 25)
-
-
 def _word_case(gpu: Gpu, question: str, variant: str, last: str, go: Callable[[Callable], int],
                expected: bytes) -> Case:
-    """A case of a whole-word kernel's schedule (gpu/word_kernels.py): the
-    host's own run (``go``, into a sink) of its body ``variant``, and the
-    candidate that took the work read back from the schedule it ran
-    (``gpu.cache[last]``, where the host keeps its stats); timed
-    from the dispatch to the bytes read back (the buffers' making and the
-    uploads around it are the same for every candidate, and took most of a
-    1 MiB run's time: the answer was noise)."""
+    """A whole-word kernel's case (gpu/word_kernels.py): the host's own run
+    of its body ``variant``, timed by the host (``_hosted``); the candidate
+    that took the work is the one whose schedule ran."""
     from .choose import answer
     from .word_kernels import schedule
 
-    def took() -> str:
+    def took(stats: dict) -> str:
         candidate = answer(gpu, question)  # the one being timed
-        return candidate if gpu.cache[last]["schedule"] == schedule(question, variant, candidate) else "none"
+        return candidate if stats["schedule"] == schedule(question, variant, candidate) else "none"
 
-    return _hosted(go, took, expected, seconds=lambda: gpu.cache[last]["seconds"])
+    return _hosted(gpu, last, go, took, expected, timed=True)
 
 
 def select(gpu: Gpu) -> Case:
@@ -238,24 +285,11 @@ def one_hot(gpu: Gpu) -> Case:
         off=off.tobytes(), on=on.tobytes(), count=count, bits=32), expected)
 
 
-SCATTER_LINES = (64, 64, 64)  # ScatterElements' case: lines (between scatter.py's FEWEST_LINES and
-# LINES_AT_LEAST), the data's axis, updates a line (one to an element on average, up to 6: a few rounds)
-
-
-def scatter_lines(gpu: Gpu) -> Case:
-    """SCATTER_LINES, end to end: the line kernel or the rounds, as answered (``_scatter_case``)."""
-    return _scatter_case(gpu, SCATTER_LINES, lambda counts: "lines" if counts.get("word lines") else "rounds")
-
-
-ROUNDS_CASE = (1 << 16, 1 << 16)  # float32 data elements, updates: one an element on average, up to 8 or so
-LINES_CASE = (4096, 64, 64)  # lines (past LINES_AT_LEAST: the line kernel always), the data's axis, updates a line
-
-
 def _scatter_case(gpu: Gpu, shape: tuple[int, int, int], took: Callable[[dict], str]) -> Case:
     """ScatterElements of float32 with reduction add along the last axis,
     ``shape`` (lines, the data's axis, updates a line), int64 indices some
-    negative, end to end; ``took`` reads the candidate that took the work
-    from the counts the scatter leaves."""
+    negative, end to end (``_hosted``); GB/s of every byte moved (the
+    output is small)."""
     from . import indexed as ix
     from .scatter import Reduce, scatter_indexed
 
@@ -267,26 +301,25 @@ def _scatter_case(gpu: Gpu, shape: tuple[int, int, int], took: Callable[[dict], 
     expected = x.copy()
     np.add.at(expected, (np.arange(lines)[:, None], i % d), u)  # in index order, as onnx.reference
 
-    return _hosted(lambda sink: scatter_indexed(
+    return _hosted(gpu, ix.LAST, lambda sink: scatter_indexed(
         gpu, ix.Data(MemoryBytes(x), x.shape, 32), ix.Data(MemoryBytes(u), u.shape, 32),
         ix.Index(MemoryBytes(i), i.shape, True, False), Check((d,), "ScatterElements"), table,
-        Reduce("add", 2, False), sink), lambda: took(gpu.cache[ix.LAST]), expected.tobytes(),
-        2 * x.nbytes + u.nbytes + i.nbytes)  # every byte moved: the output is small
+        Reduce("add", 2, False), sink), took, expected.tobytes(), 2 * x.nbytes + u.nbytes + i.nbytes)
+
+
+def scatter_lines(gpu: Gpu) -> Case:
+    """SCATTER_LINES: the line kernel or the rounds, as answered."""
+    return _scatter_case(gpu, SCATTER_LINES, lambda stats: "lines" if stats.get("word lines") else "rounds")
 
 
 def rounds_wg(gpu: Gpu) -> Case:
-    """One line of ROUNDS_CASE updates into ROUNDS_CASE data elements (one
-    line: the rounds), end to end."""
-    d, n = ROUNDS_CASE
-    return _scatter_case(gpu, (1, d, n), lambda counts: str(counts.get("rounds wg", "none")))
+    """One line of ROUNDS_CASE updates into ROUNDS_CASE data elements (one line: the rounds)."""
+    return _scatter_case(gpu, (1, *ROUNDS_CASE), lambda stats: str(stats.get("rounds wg", "none")))
 
 
 def lines_wg(gpu: Gpu) -> Case:
-    """LINES_CASE (the line kernel, 32-bit elements, a line an invocation), end to end."""
-    return _scatter_case(gpu, LINES_CASE, lambda counts: str(counts.get("lines wg", "none")))
-
-
-PIECES_ROWS = (4096, 16)  # each of two float32 inputs: rows of 64 bytes, concatenated into 512 KiB
+    """LINES_CASE (the line kernel, 32-bit elements, a line an invocation)."""
+    return _scatter_case(gpu, LINES_CASE, lambda stats: str(stats.get("lines wg", "none")))
 
 
 def pieces_min_row(gpu: Gpu) -> Case:
@@ -317,102 +350,23 @@ def pieces_min_row(gpu: Gpu) -> Case:
         finally:
             once.release()
 
-    def timed() -> float:
-        t0 = time.perf_counter()
-        go(lambda _: None, kept)
-        return time.perf_counter() - t0
-
     expected = np.concatenate(inputs, axis=1).tobytes()
-    return Case(run, expected, len(expected), timed, kept.release)
+    return Case(run, expected, len(expected), _clock(lambda: go(lambda _: None, kept)), kept.release)
 
 
-def texts(question: str) -> tuple[str, ...]:
-    """The rendered WGSL of every candidate of ``question``: its cache key's."""
-    from .word_kernels import texts
-
-    if question == "gather_source":  # a fact about the adapter, no kernel's speed
-        return ()
-
-    if question == "nd_run":  # both run lengths run one text per width (params.run)
-        from .render.rows import KERNELS
-
-        return tuple(k.wgsl() for (name, _), k in KERNELS.items() if name == "gather-nd")
-
-    if question in ("scatter_lines", "rounds_wg", "lines_wg"):  # the cases' kernels (on each workgroup)
-        from .choose import QUESTIONS
-        from .render.scatter import PASSES, Apply, Lines, Pass
-
-        if question == "scatter_lines":
-            return tuple(k.wgsl() for k in (Lines("fadd", 32), Apply("fadd", 32), *map(Pass, PASSES)))
-        wgs = [int(wg) for wg in QUESTIONS[question].candidates]
-        if question == "lines_wg":
-            return tuple(Lines("fadd", 32, wg=wg).wgsl() for wg in wgs)
-        return tuple(k.wgsl() for wg in wgs for k in (Apply("fadd", 32, wg), *(Pass(p, wg) for p in PASSES)))
-
-    if question == "pieces_min_row":  # both candidates run the same kernels
-        from .render.pieces import EDGES, GENERAL, WORDS
-
-        return tuple(k.wgsl() for k in (GENERAL, WORDS, EDGES))
-
-    if question == "gather_words":  # the indexed gather that checks int64 indices, the slices' words
-        from .render.indexed import gather
-        from .render.slices import KERNELS
-
-        return (gather("one_i64").wgsl(), KERNELS["words"].wgsl())
-
-    if question == "elementwise":  # the case's kernel on each workgroup
-        from dataclasses import replace
-
-        from .choose import QUESTIONS
-        from .render.schedule import Elements
-
-        kernel = _elementwise_kernel()
-        return tuple(replace(kernel, schedule=Elements(int(wg))).wgsl() for wg in QUESTIONS[question].candidates)
-
-    if question == "slab_chunk":  # every chunk runs the one text (params.chunk)
-        from .render.slices import KERNELS
-
-        return (KERNELS["windowed"].wgsl(),)
-
-    if question == "transpose":
-        from .render.strided import KERNELS
-
-        return tuple(k.wgsl() for k in KERNELS.values())
-
-    return texts(question)
-
-
-GATHER_WORDS = (4096, 3)  # float32 rows of 3 words (the narrowest past gather_lines' 1-2), 48 KiB
-GATHER_PICKS = 32768  # int64 row indices: 384 KiB out
-
-
-def gather_words(gpu: Gpu) -> Case:
-    """Gather along axis 0 of 3-word float32 rows (``_row_gather``): the
-    indexed gather's elements or the slices kernel, as answered."""
-    return _row_gather(gpu, GATHER_WORDS, GATHER_PICKS, lambda stats: "slices" if stats.get("slices") else "elements")
-
-
-def _row_gather(gpu: Gpu, rows: tuple[int, int], picks: int, took: Callable[[dict], str], **window) -> Case:
-    """Gather along axis 0 of float32 ``rows`` (rows, words) by ``picks``
-    int64 indices (some negative), end to end (ops/indexing.py's table for
-    these shapes; ``window``: gather_indexed's window_bytes); ``took`` reads
-    the candidate that took the work from the stats the gather leaves."""
-    from . import indexed as ix
+def elementwise(gpu: Gpu) -> Case:
+    """Add of two int32 inputs of ELEMENTWISE_COUNT elements, neither
+    broadcast (the kernel's cheapest value: the workgroup decides most),
+    timed by the host (``_hosted``)."""
+    from .elementwise import LAST, run_elementwise
+    from .pieces import Source
 
     rng = np.random.default_rng(0)
-    x = _bits(rng, rows)
-    (n, width), k = rows, picks
-    i = rng.integers(-n, n, k).astype("<i8")
-    table = Table.over((k, width), (0, 1), (1, 0), ((width, 0),), extra={"slices": "slabs"})
-    check = Check((n,), "Gather", mode=WRAP)
-    data = ix.Data(MemoryBytes(x), x.shape, 32)
-    index = ix.Index(MemoryBytes(i), i.shape, True, False)
-
-    return _hosted(lambda sink: ix.gather_indexed(gpu, data, index, check, table, sink, **window),
-                   lambda: took(gpu.cache[ix.LAST]), x[i].tobytes())
-
-
-ELEMENTWISE_COUNT = 1 << 18  # int32 elements of each input and the output: 1 MiB, one band
+    a, b = (rng.integers(-2**31, 2**31, ELEMENTWISE_COUNT).astype("<i4") for _ in range(2))
+    kernel, sources = _elementwise_kernel(), [Source(MemoryBytes(a)), Source(MemoryBytes(b))]
+    return _hosted(gpu, LAST, lambda sink: run_elementwise(
+        gpu, kernel, sources, sink, shape=(ELEMENTWISE_COUNT,), strides=[(1,), (1,)], where="Add"),
+        lambda stats: str(stats["wg"]), (a + b).tobytes(), timed=True)
 
 
 def _elementwise_kernel():
@@ -422,35 +376,48 @@ def _elementwise_kernel():
     return Elementwise("Add", (Operand("int32"), Operand("int32")), "int32")
 
 
-def elementwise(gpu: Gpu) -> Case:
-    """Add of two int32 inputs of ELEMENTWISE_COUNT elements, neither
-    broadcast (the kernel's cheapest value: the workgroup decides most),
-    timed from the dispatch to the bytes read back (the uploads around it
-    are the same for every candidate)."""
-    from .elementwise import LAST, run_elementwise
-    from .pieces import Source
+def texts(question: str) -> tuple[str, ...]:
+    """The rendered WGSL of every candidate of ``question``: its cache key's."""
+    from .choose import QUESTIONS
 
-    rng = np.random.default_rng(0)
-    a, b = (rng.integers(-2**31, 2**31, ELEMENTWISE_COUNT).astype("<i4") for _ in range(2))
-    kernel, shape = _elementwise_kernel(), (ELEMENTWISE_COUNT,)
+    wgs = [int(c) for c in QUESTIONS[question].candidates if c.isdigit()]  # workgroup candidates
+    if question == "gather_source":  # a fact about the adapter, no kernel's speed
+        return ()
+    if question == "nd_run":  # both run lengths run one text per width (params.run)
+        from .render.rows import KERNELS
 
-    def go(sink: Callable) -> None:
-        run_elementwise(gpu, kernel, [Source(MemoryBytes(a)), Source(MemoryBytes(b))], sink, shape=shape,
-                        strides=[(1,), (1,)], where="Add")
+        return tuple(k.wgsl() for (name, _), k in KERNELS.items() if name == "gather-nd")
+    if question in ("scatter_lines", "rounds_wg", "lines_wg"):  # the cases' kernels (on each workgroup)
+        from .render.scatter import PASSES, Apply, Lines, Pass
 
-    return _hosted(go, lambda: str(gpu.cache[LAST]["wg"]), (a + b).tobytes(),
-                   seconds=lambda: gpu.cache[LAST]["seconds"])
+        if question == "scatter_lines":
+            return tuple(k.wgsl() for k in (Lines("fadd", 32), Apply("fadd", 32), *map(Pass, PASSES)))
+        if question == "lines_wg":
+            return tuple(Lines("fadd", 32, wg=wg).wgsl() for wg in wgs)
+        return tuple(k.wgsl() for wg in wgs for k in (Apply("fadd", 32, wg), *(Pass(p, wg) for p in PASSES)))
+    if question == "pieces_min_row":  # both candidates run the same kernels
+        from .render.pieces import EDGES, GENERAL, WORDS
 
+        return tuple(k.wgsl() for k in (GENERAL, WORDS, EDGES))
+    if question == "gather_words":  # the indexed gather that checks int64 indices, the slices' words
+        from .render.indexed import gather
+        from .render.slices import KERNELS
 
-SLAB_ROWS = (512, 256)  # float32 rows of 1 KiB (64 vectors, a 256-float embedding): 512 KiB, two windows
-SLAB_PICKS = 2048  # int64 row indices: 2 MiB out, one band (8 workgroups a window at 64 vectors an invocation)
-SLAB_WINDOW = 256 << 10  # bytes a window (window_bytes): every band runs the windowed variant once a window
+        return (gather("one_i64").wgsl(), KERNELS["words"].wgsl())
+    if question == "elementwise":  # the case's kernel on each workgroup
+        from dataclasses import replace
 
+        from .render.schedule import Elements
 
-def slab_chunk(gpu: Gpu) -> Case:
-    """Gather along axis 0 of 1 KiB float32 rows (``_row_gather``) from a
-    source of two SLAB_WINDOW windows: the windowed slabs kernel runs once a
-    window, its vectors per invocation as answered (a gather's bands past
-    64 MiB run it too, a window each)."""
-    return _row_gather(gpu, SLAB_ROWS, SLAB_PICKS, lambda stats: str(stats.get("slab chunk", "none")),
-                       window_bytes=SLAB_WINDOW)
+        return tuple(replace(_elementwise_kernel(), schedule=Elements(wg)).wgsl() for wg in wgs)
+    if question == "slab_chunk":  # every chunk runs the one text (params.chunk)
+        from .render.slices import KERNELS
+
+        return (KERNELS["windowed"].wgsl(),)
+    if question == "transpose":
+        from .render.strided import KERNELS
+
+        return tuple(k.wgsl() for k in KERNELS.values())
+    from .word_kernels import texts as words  # select, one_hot
+
+    return words(question)
