@@ -15,9 +15,10 @@ cases run the kernels that ask the questions, so they sit above them all.
 
 from __future__ import annotations
 
+import importlib
 import time
-from dataclasses import dataclass
-from typing import Callable
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Iterable
 
 import numpy as np
 
@@ -376,48 +377,37 @@ def _elementwise_kernel():
     return Elementwise("Add", (Operand("int32"), Operand("int32")), "int32")
 
 
+# each question's kernels: (the gpu/render/ module that renders them, a function of it and the candidate
+# workgroups to the kernels every candidate runs); select and one_hot: word_kernels.texts; gather_source: none
+TEXTS: dict[str, tuple[str, Callable[[Any, list[int]], Iterable]]] = {
+    "transpose": ("strided", lambda m, wgs: m.KERNELS.values()),
+    "nd_run": ("rows", lambda m, wgs: (k for (name, _), k in m.KERNELS.items() if name == "gather-nd")),  # both
+    # run lengths run one text per width (params.run)
+    "scatter_lines": ("scatter", lambda m, wgs: (m.Lines("fadd", 32), m.Apply("fadd", 32), *map(m.Pass, m.PASSES))),
+    "rounds_wg": ("scatter", lambda m, wgs: (k for wg in wgs for k in (m.Apply("fadd", 32, wg),
+                                                                      *(m.Pass(p, wg) for p in m.PASSES)))),
+    "lines_wg": ("scatter", lambda m, wgs: (m.Lines("fadd", 32, wg=wg) for wg in wgs)),
+    "pieces_min_row": ("pieces", lambda m, wgs: (m.GENERAL, m.WORDS, m.EDGES)),  # both candidates run them
+    "gather_words": ("slices", lambda m, wgs: (_render("indexed").gather("one_i64"), m.KERNELS["words"])),
+    "elementwise": ("schedule", lambda m, wgs: (replace(_elementwise_kernel(), schedule=m.Elements(wg)) for wg in wgs)),
+    "slab_chunk": ("slices", lambda m, wgs: (m.KERNELS["windowed"],)),  # every chunk runs one text (params.chunk)
+}
+
+
+def _render(name: str) -> Any:
+    """Module gpu/render/``name``, imported when a question's key is first asked."""
+    return importlib.import_module(f"{__package__}.render.{name}")
+
+
 def texts(question: str) -> tuple[str, ...]:
     """The rendered WGSL of every candidate of ``question``: its cache key's."""
     from .choose import QUESTIONS
+    from .word_kernels import texts as words
 
-    wgs = [int(c) for c in QUESTIONS[question].candidates if c.isdigit()]  # workgroup candidates
     if question == "gather_source":  # a fact about the adapter, no kernel's speed
         return ()
-    if question == "nd_run":  # both run lengths run one text per width (params.run)
-        from .render.rows import KERNELS
-
-        return tuple(k.wgsl() for (name, _), k in KERNELS.items() if name == "gather-nd")
-    if question in ("scatter_lines", "rounds_wg", "lines_wg"):  # the cases' kernels (on each workgroup)
-        from .render.scatter import PASSES, Apply, Lines, Pass
-
-        if question == "scatter_lines":
-            return tuple(k.wgsl() for k in (Lines("fadd", 32), Apply("fadd", 32), *map(Pass, PASSES)))
-        if question == "lines_wg":
-            return tuple(Lines("fadd", 32, wg=wg).wgsl() for wg in wgs)
-        return tuple(k.wgsl() for wg in wgs for k in (Apply("fadd", 32, wg), *(Pass(p, wg) for p in PASSES)))
-    if question == "pieces_min_row":  # both candidates run the same kernels
-        from .render.pieces import EDGES, GENERAL, WORDS
-
-        return tuple(k.wgsl() for k in (GENERAL, WORDS, EDGES))
-    if question == "gather_words":  # the indexed gather that checks int64 indices, the slices' words
-        from .render.indexed import gather
-        from .render.slices import KERNELS
-
-        return (gather("one_i64").wgsl(), KERNELS["words"].wgsl())
-    if question == "elementwise":  # the case's kernel on each workgroup
-        from dataclasses import replace
-
-        from .render.schedule import Elements
-
-        return tuple(replace(_elementwise_kernel(), schedule=Elements(wg)).wgsl() for wg in wgs)
-    if question == "slab_chunk":  # every chunk runs the one text (params.chunk)
-        from .render.slices import KERNELS
-
-        return (KERNELS["windowed"].wgsl(),)
-    if question == "transpose":
-        from .render.strided import KERNELS
-
-        return tuple(k.wgsl() for k in KERNELS.values())
-    from .word_kernels import texts as words  # select, one_hot
-
-    return words(question)
+    if question not in TEXTS:
+        return words(question)
+    module, kernels = TEXTS[question]
+    wgs = [int(c) for c in QUESTIONS[question].candidates if c.isdigit()]  # where the candidates are workgroups
+    return tuple(k.wgsl() for k in kernels(_render(module), wgs))
