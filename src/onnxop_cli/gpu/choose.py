@@ -24,7 +24,9 @@ from __future__ import annotations
 import importlib
 import os
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Iterator
 
 from ..errors import GpuError, UsageError
 from . import choice_cache, kernels
@@ -50,7 +52,6 @@ class Choice:
     kernel: str
     reason: str
     gbps: dict[str, float] = field(default_factory=dict)
-    seconds: float = 0.0  # the calibration's cost, when measured here
     unit: str = "GB/s"  # of the figures
 
     def document(self) -> dict:
@@ -212,56 +213,51 @@ def _measure(gpu: Gpu, question: Question) -> Choice:
     """Run each candidate on the question's case once, its output checked
     byte for byte (and that the candidate did take the work: a wrong byte
     raises GpuError), then time them rotated, ``question.rounds`` rounds."""
-    started = time.perf_counter()
     # a question asked in the middle of a run is measured by runs of the same host: the stats each run
     # leaves for tests (gpu.cache's "...-last" entries) go back to the asking run's once measured
     stats = {k: v for k, v in gpu.cache.items() if isinstance(k, str) and k.endswith("-last")}
-    try:
-        return _timed(gpu, question, started)
-    finally:
-        gpu.cache.update(stats)
-
-
-def _timed(gpu: Gpu, question: Question, started: float) -> Choice:
     candidates = list(question.able(gpu))
     times: dict[str, list[float]] = {c: [] for c in candidates}
-    _answering[id(gpu), question.name] = candidates[0]  # what the case's own setup is answered while it is built
-    try:
-        # by name: the cases run the kernels that ask the questions, so the module sits above them (and this one)
-        case = getattr(_cases(), question.name)(gpu)
-    finally:
-        del _answering[id(gpu), question.name]
 
-    def timed(candidate: str, check: bool = False) -> float:
+    @contextmanager
+    def answering(candidate: str) -> Iterator[None]:
         _answering[id(gpu), question.name] = candidate
         try:
+            yield
+        finally:
+            del _answering[id(gpu), question.name]
+
+    def timed(candidate: str, check: bool = False) -> float:
+        with answering(candidate):
             t0 = time.perf_counter()
             if case.time is not None and not check:
                 return case.time()
             out, took = case.run()
             elapsed = time.perf_counter() - t0
-        finally:
-            del _answering[id(gpu), question.name]
         if out != case.expected or took != candidate:
             what = "wrong bytes" if out != case.expected else f"{took} took the work"
             raise GpuError(f"schedule {question.name}={candidate}: {what} on the calibration case")
         return elapsed
 
-    if case.decide is not None:  # a fact about the adapter, not a speed
-        best, gbps = case.decide()
-        case.close()
-        return Choice(best, "measured", gbps, time.perf_counter() - started, question.unit)
     try:
-        for c in candidates:
-            timed(c, check=True)
-        for r in range(question.rounds):
-            for c in candidates[r % len(candidates):] + candidates[: r % len(candidates)]:
-                times[c].append(timed(c))
+        with answering(candidates[0]):  # what the case's own setup asks while it is built
+            # by name: the cases run the kernels that ask the questions, so the module sits above them (and this one)
+            case = getattr(_cases(), question.name)(gpu)
+        try:
+            if case.decide is not None:  # a fact about the adapter, not a speed
+                best, gbps = case.decide()
+                return Choice(best, "measured", gbps, question.unit)
+            for c in candidates:
+                timed(c, check=True)
+            for r in range(question.rounds):
+                for c in candidates[r % len(candidates):] + candidates[: r % len(candidates)]:
+                    times[c].append(timed(c))
+        finally:
+            case.close()
+        gbps = {c: round(case.nbytes / min(ts) / 1e9, question.digits) for c, ts in times.items()}
+        return Choice(max(candidates, key=lambda c: gbps[c]), "measured", gbps, question.unit)
     finally:
-        case.close()
-    gbps = {c: round(case.nbytes / min(ts) / 1e9, question.digits) for c, ts in times.items()}
-    best = max(candidates, key=lambda c: gbps[c])
-    return Choice(best, "measured", gbps, time.perf_counter() - started, question.unit)
+        gpu.cache.update(stats)
 
 
 def _cases():
