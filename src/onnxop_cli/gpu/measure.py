@@ -20,7 +20,7 @@ import time
 from typing import Any, Callable
 
 from ..errors import GpuError
-from .buffers import DEFAULT_CHUNK, can_map, destroy_all, round_up
+from .buffers import DEFAULT_CHUNK, can_map, destroy_all, round_up, submit_copy
 from .device import Gpu
 from .engines.base import BufferUsage, MapMode
 from .kernels import Kernel, available
@@ -39,14 +39,7 @@ def random_block(index: int, nbytes: int):
 class Bench:
     """Buffers of ``size`` bytes on ``gpu`` and the measurements over them."""
 
-    def __init__(
-        self,
-        gpu: Gpu,
-        size: int,
-        *,
-        streaming: bool = True,
-        kernels: list[Kernel] | None = None,
-    ):
+    def __init__(self, gpu: Gpu, size: int, *, streaming: bool = True, kernels: list[Kernel] | None = None):
         """``streaming=False`` leaves out the upload/readback buffers (the
         kernel calibration times kernels only); ``kernels`` limits which
         kernels are bound (default: every one the adapter can run)."""
@@ -60,9 +53,7 @@ class Bench:
         self.padded = round_up(size, align)
         limit = gpu.limits.get("max-buffer-size", 256 << 20)
         if self.padded > limit:
-            raise GpuError(
-                f"bench size {size} bytes exceeds {gpu.name}'s max-buffer-size {limit}"
-            )
+            raise GpuError(f"bench size {size} bytes exceeds {gpu.name}'s max-buffer-size {limit}")
         self.chunk = min(round_up(DEFAULT_CHUNK, align), self.padded)
         U = BufferUsage
         device = gpu.device
@@ -120,11 +111,7 @@ class Bench:
             stamps = None
             use_stamps = self.timestamps and (inside_pass or self.encoder_timestamps)
             if use_stamps and inside_pass:
-                stamps = {
-                    "query_set": self.queries,
-                    "beginning_of_pass_write_index": 0,
-                    "end_of_pass_write_index": 1,
-                }
+                stamps = {"query_set": self.queries, "beginning_of_pass_write_index": 0, "end_of_pass_write_index": 1}
             elif use_stamps:
                 write_timestamp(encoder, self.queries, 0)
             record(encoder, stamps)
@@ -160,7 +147,8 @@ class Bench:
         """Host bytes into a buffer a kernel can read, ``size`` bytes in
         chunks, the way the streaming copy does it. ``host``: a uint8 array
         of at least one chunk, each chunk read from its start; with
-        ``spread``, of ``size`` bytes, each chunk read from its own place."""
+        ``spread`` (benchmarks/dawn_transfers.py), of ``size`` bytes, each
+        chunk read from its own place."""
         import numpy as np
 
         gpu = self.gpu
@@ -176,9 +164,7 @@ class Bench:
                 view.release()
                 buf.unmap()
                 if self.stage_in is not None:
-                    encoder = gpu.device.create_command_encoder()
-                    encoder.copy_buffer_to_buffer(self.stage_in, 0, self.up, 0, n)
-                    gpu.queue.submit([encoder.finish()])
+                    submit_copy(gpu, self.stage_in, 0, self.up, 0, n)
             self._sync()
         return time.perf_counter() - t0
 
@@ -194,9 +180,7 @@ class Bench:
                 n = round_up(min(self.chunk, self.size - offset), 4)
                 buf = self.down
                 if self.stage_out is not None:
-                    encoder = gpu.device.create_command_encoder()
-                    encoder.copy_buffer_to_buffer(self.down, 0, self.stage_out, 0, n)
-                    gpu.queue.submit([encoder.finish()])
+                    submit_copy(gpu, self.down, 0, self.stage_out, 0, n)
                     buf = self.stage_out
                 buf.map_sync(MapMode.READ, 0, n)
                 at = offset if spread else 0
@@ -234,9 +218,7 @@ class Bench:
             n = min(self.chunk, self.size - offset)
             n4 = round_up(n, 4)
             with gpu.errors("bench readback"):
-                encoder = gpu.device.create_command_encoder()
-                encoder.copy_buffer_to_buffer(self.dst, offset, self.readback, 0, n4)
-                gpu.queue.submit([encoder.finish()])
+                submit_copy(gpu, self.dst, offset, self.readback, 0, n4)
                 self.readback.map_sync(MapMode.READ, 0, n4)
                 got = np.frombuffer(self.readback.read_mapped(0, n4, copy=False), np.uint8)[:n]
             try:
