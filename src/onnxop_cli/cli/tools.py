@@ -152,7 +152,7 @@ def info(
 ) -> None:
     from ..gpu import get_gpu, list_adapters
     from ..gpu.device import gpu_key, resolve
-    from ..gpu.survey import survey
+    from ..gpu.kernels import survey
     from ..gpu.choose import QUESTIONS, ask, choice
 
     engine, name = resolve(_backend(ctx))

@@ -9,6 +9,7 @@ adapter and driver and caches the answer.
 
 Every kernel is exact on every adapter that can run it (tests run each one
 on lavapipe and on GL, poisoned output, chunk and grid boundaries).
+``survey`` tells ``info`` which adapters of which engines can run each.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from .device import Gpu
 from .engines.base import BufferUsage
 from .program import compiled
 from .render.copy import Copy
+from .render.frame import Needs
 from .render.schedule import Runs
 
 
@@ -130,3 +132,32 @@ def require(gpu: Gpu, name: str) -> Kernel:
         raise UsageError(f"kernel {name!r} needs {', '.join(kernel.features)}, which {gpu.name} lacks; "
                          f"available: {names}")
     return kernel
+
+
+def survey(backend: str, chosen: str = "wgpu") -> tuple[dict[str, list[Any]], list[tuple[Kernel, Needs, list[Any]]]]:
+    """For ``info``: the adapters of ``backend`` each installed engine sees
+    (engines.SIDE_BY_SIDE, and the ``chosen`` one)
+    ({engine: [AdapterInfo]}, or a one-line reason in place of the list) and,
+    per kernel, (kernel, what it needs (gpu/render/frame.py), the adapters
+    that can run it)."""
+    from ..errors import GpuError
+    from . import engines
+    from .device import BACKENDS, list_adapters
+
+    seen: dict[str, Any] = {}
+    for engine in dict.fromkeys((*engines.SIDE_BY_SIDE, chosen)):
+        if not engines.installed(engine):
+            seen[engine] = f"not installed ({'pip install onnxop[dawn]' if engine == 'dawn' else 'pip install wgpu'})"
+            continue
+        try:
+            found = list_adapters(engine)
+        except GpuError as e:
+            seen[engine] = e.message
+            continue
+        seen[engine] = [a for a in found if backend == "auto" or a.backend in BACKENDS[backend][1]]
+    every = [a for found in seen.values() if isinstance(found, list) for a in found]
+    rows = []
+    for kernel in KERNELS.values():
+        need = kernel.needs
+        rows.append((kernel, need, [a for a in every if not need.missing(a.features, a.limits)]))
+    return seen, rows
