@@ -100,15 +100,15 @@ def test_a_wrong_byte_fails_the_measurement(gpu, monkeypatch, name):
     from onnxop_cli.gpu import schedule_cases
 
     question = choose.QUESTIONS[name]
-    real = getattr(schedule_cases, question.name)
+    real = schedule_cases.case
 
-    def broken(gpu):
-        case = real(gpu)
+    def broken(gpu, asked):
+        case = real(gpu, asked)
         wrong = bytearray(case.expected)
         wrong[len(wrong) // 2] ^= 1
         return schedule_cases.Case(case.run, bytes(wrong), case.nbytes, case.time, case.close)
 
-    monkeypatch.setattr(schedule_cases, question.name, broken)
+    monkeypatch.setattr(schedule_cases, "case", broken)
     with pytest.raises(GpuError, match=f"schedule {name}={question.candidates[0]}: wrong bytes"):
         choose._measure(gpu, question)
 

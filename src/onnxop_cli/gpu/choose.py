@@ -66,7 +66,7 @@ class Choice:
 @dataclass(frozen=True)
 class Question:
     """A choice among ``candidates`` that are all exact on every adapter and
-    differ only in speed, answered on gpu/schedule_cases.py's function of
+    differ only in speed, answered on gpu/schedule_cases.py's case of
     the same name (which says what the answer decides; docs/performance-adapters.md
     tables every question). Its cache entry is keyed by its name and its candidates'
     rendered WGSL (schedule_cases.texts) and holds the answer under ``field``."""
@@ -242,7 +242,7 @@ def _measure(gpu: Gpu, question: Question) -> Choice:
     try:
         with answering(candidates[0]):  # what the case's own setup asks while it is built
             # by name: the cases run the kernels that ask the questions, so the module sits above them (and this one)
-            case = getattr(_cases(), question.name)(gpu)
+            case = _cases().case(gpu, question.name)
         try:
             if case.decide is not None:  # a fact about the adapter, not a speed
                 best, gbps = case.decide()

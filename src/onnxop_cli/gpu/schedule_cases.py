@@ -1,13 +1,14 @@
 """The representative cases choose.py times a question's candidates on.
 
-One function per question, of the question's name, given the device, builds
-its case once: the output numpy computes, and ``run``, which runs the real
-operator path (the one that asks the question, so it runs with the candidate
-choose.py is timing) and returns the output bytes and which candidate took
-the work, read from the stats the host leaves in ``gpu.cache`` for tests. A
-case is small enough to time in a fraction of a second on a CPU adapter and
-large enough that its kernels, not the submit, decide the time. ``texts``
-renders each question's candidates, its cache key's.
+``case`` builds a question's case on the device once (a row of a table, or
+the function of the question's name): the output numpy computes, and
+``run``, which runs the real operator path (the one that asks the question,
+so it runs with the candidate choose.py is timing) and returns the output
+bytes and which candidate took the work, read from the stats the host
+leaves in ``gpu.cache`` for tests. A case is small enough to time in a
+fraction of a second on a CPU adapter and large enough that its kernels,
+not the submit, decide the time. ``texts`` renders each question's
+candidates, its cache key's.
 
 choose.py imports this module by name when a question is first measured: the
 cases run the kernels that ask the questions, so they sit above them all.
@@ -37,17 +38,31 @@ PROBE = 64 << 20  # bytes of the device buffer gather_source looks for in the pr
 WORD_CASE = 1 << 20  # output bytes of a whole-word kernel's case: one dispatch, a band of its own
 ONE_HOT_DEPTH = 1000  # ImageNet's classes: lines of many invocations (a depth of 16 favoured 16 words, the
 # depth an invocation's words then fill; a depth of 2048 ran faster on 32 words, Mesa 25)
-SCATTER_LINES = (64, 64, 64)  # ScatterElements' case: lines (between scatter.py's FEWEST_LINES and
-# LINES_AT_LEAST), the data's axis, updates a line (one to an element on average, up to 6: a few rounds)
-ROUNDS_CASE = (1 << 16, 1 << 16)  # float32 data elements, updates: one an element on average, up to 8 or so
-LINES_CASE = (4096, 64, 64)  # lines (past LINES_AT_LEAST: the line kernel always), the data's axis, updates a line
 PIECES_ROWS = (4096, 16)  # each of two float32 inputs: rows of 64 bytes, concatenated into 512 KiB
-GATHER_WORDS = (4096, 3)  # float32 rows of 3 words (the narrowest past gather_lines' 1-2), 48 KiB
-GATHER_PICKS = 32768  # int64 row indices: 384 KiB out
 ELEMENTWISE_COUNT = 1 << 18  # int32 elements of each input and the output: 1 MiB, one band
-SLAB_ROWS = (512, 256)  # float32 rows of 1 KiB (64 vectors, a 256-float embedding): 512 KiB, two windows
-SLAB_PICKS = 2048  # int64 row indices: 2 MiB out, one band (8 workgroups a window at 64 vectors an invocation)
-SLAB_WINDOW = 256 << 10  # bytes a window (window_bytes): every band runs the windowed variant once a window
+SCATTER_LINES = (64, 64, 64)  # scatter_lines' case: lines (between scatter.py's FEWEST_LINES and LINES_AT_LEAST),
+# the data's axis, updates a line (one to an element on average, up to 6: a few rounds)
+
+# the cases that are one row (``case``): ScatterElements' (``_scatter_case``), by (lines, the data's axis,
+# updates a line), and how the stats the scatter leaves name the candidate that took the work
+SCATTERS: dict[str, tuple[tuple[int, int, int], Callable[[dict], str]]] = {
+    "scatter_lines": (SCATTER_LINES, lambda stats: "lines" if stats.get("word lines") else "rounds"),
+    # one line (the rounds) of 65,536 updates into as many elements: one an element on average, up to 8 or so
+    "rounds_wg": ((1, 1 << 16, 1 << 16), lambda stats: str(stats.get("rounds wg", "none"))),
+    # lines past LINES_AT_LEAST: the line kernel always, 32-bit elements, a line an invocation
+    "lines_wg": ((4096, 64, 64), lambda stats: str(stats.get("lines wg", "none"))),
+}
+# Gathers of float32 rows (``_row_gather``), by (rows, words), int64 row indices, gather_indexed's window_bytes
+# (none: its own), and how the stats the gather leaves name the candidate that took the work
+ROW_GATHERS: dict[str, tuple[tuple[int, int], int, dict, Callable[[dict], str]]] = {
+    # rows of 3 words (the narrowest past gather_lines' 1-2), 48 KiB, 384 KiB out: the indexed gather's
+    # elements or the slices kernel, as answered
+    "gather_words": ((4096, 3), 32768, {}, lambda stats: "slices" if stats.get("slices") else "elements"),
+    # rows of 1 KiB (64 vectors, a 256-float embedding), 512 KiB in two windows of 256 KiB, 2 MiB out in one
+    # band: the windowed slabs kernel runs once a window (8 workgroups at 64 vectors an invocation), its vectors
+    # per invocation as answered (a gather's bands past 64 MiB run it too, a window each)
+    "slab_chunk": ((512, 256), 2048, {"window_bytes": 256 << 10}, lambda stats: str(stats.get("slab chunk", "none"))),
+}
 
 
 @dataclass(frozen=True)
@@ -58,6 +73,16 @@ class Case:
     time: Callable[[], float] | None = None  # seconds of the part the answer changes; None: of ``run``
     close: Callable[[], None] = lambda: None
     decide: Callable[[], tuple[str, dict[str, float]]] | None = None  # a fact, not a speed: (answer, figures)
+
+
+def case(gpu: Gpu, question: str) -> Case:
+    """``question``'s case on ``gpu``: its row of SCATTERS or ROW_GATHERS, else the function of its name."""
+    if question in SCATTERS:
+        return _scatter_case(gpu, *SCATTERS[question])
+    if question in ROW_GATHERS:
+        rows, picks, window, took = ROW_GATHERS[question]
+        return _row_gather(gpu, rows, picks, took, **window)
+    return globals()[question](gpu)
 
 
 def _bits(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
@@ -196,20 +221,6 @@ def _row_gather(gpu: Gpu, rows: tuple[int, int], picks: int, took: Callable[[dic
     return _gather(gpu, x, i, Check((n,), "Gather", mode=WRAP), table, took, x[i].tobytes(), **window)
 
 
-def gather_words(gpu: Gpu) -> Case:
-    """Gather of 3-word float32 rows: the indexed gather's elements or the slices kernel, as answered."""
-    return _row_gather(gpu, GATHER_WORDS, GATHER_PICKS, lambda stats: "slices" if stats.get("slices") else "elements")
-
-
-def slab_chunk(gpu: Gpu) -> Case:
-    """Gather of 1 KiB float32 rows from a source of two SLAB_WINDOW
-    windows: the windowed slabs kernel runs once a window, its vectors per
-    invocation as answered (a gather's bands past 64 MiB run it too, a
-    window each)."""
-    return _row_gather(gpu, SLAB_ROWS, SLAB_PICKS, lambda stats: str(stats.get("slab chunk", "none")),
-                       window_bytes=SLAB_WINDOW)
-
-
 def gather_source(gpu: Gpu) -> Case:
     """Whether the device's memory is this process's own: a PROBE-byte
     storage buffer cleared on the device, and how much of it the process's
@@ -306,21 +317,6 @@ def _scatter_case(gpu: Gpu, shape: tuple[int, int, int], took: Callable[[dict], 
         gpu, ix.Data(MemoryBytes(x), x.shape, 32), ix.Data(MemoryBytes(u), u.shape, 32),
         ix.Index(MemoryBytes(i), i.shape, True, False), Check((d,), "ScatterElements"), table,
         Reduce("add", 2, False), sink), took, expected.tobytes(), 2 * x.nbytes + u.nbytes + i.nbytes)
-
-
-def scatter_lines(gpu: Gpu) -> Case:
-    """SCATTER_LINES: the line kernel or the rounds, as answered."""
-    return _scatter_case(gpu, SCATTER_LINES, lambda stats: "lines" if stats.get("word lines") else "rounds")
-
-
-def rounds_wg(gpu: Gpu) -> Case:
-    """One line of ROUNDS_CASE updates into ROUNDS_CASE data elements (one line: the rounds)."""
-    return _scatter_case(gpu, (1, *ROUNDS_CASE), lambda stats: str(stats.get("rounds wg", "none")))
-
-
-def lines_wg(gpu: Gpu) -> Case:
-    """LINES_CASE (the line kernel, 32-bit elements, a line an invocation)."""
-    return _scatter_case(gpu, LINES_CASE, lambda stats: str(stats.get("lines wg", "none")))
 
 
 def pieces_min_row(gpu: Gpu) -> Case:
