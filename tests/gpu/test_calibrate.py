@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from conftest import cli, error_of
-from onnxop_cli.gpu import choice_cache, choose as calibrate
+from onnxop_cli.gpu import choose as calibrate
 from onnxop_cli.gpu.kernels import KERNELS, available
 
 
@@ -30,7 +30,7 @@ def fresh(gpu, tmp_path, monkeypatch):
 
 
 def entries() -> dict:
-    return json.loads(choice_cache.cache_path().read_text())["entries"]
+    return json.loads(calibrate.cache_path().read_text())["entries"]
 
 
 def test_measured_once_then_cached(fresh):
@@ -81,7 +81,7 @@ def test_the_cache_decides_and_tune_measures_again(fresh):
 )
 def test_a_corrupt_cache_is_ignored_and_rewritten(fresh, text):
     gpu = fresh
-    path = choice_cache.cache_path()
+    path = calibrate.cache_path()
     path.parent.mkdir(parents=True)
     path.write_text(text, encoding="latin-1")
     found = calibrate.choice(gpu)
@@ -93,7 +93,7 @@ def test_a_corrupt_cache_is_ignored_and_rewritten(fresh, text):
 @pytest.mark.parametrize("entry", [{"kernel": "uniform64", "gbps": {}}, {"kernel": "storage"}, "storage", None])
 def test_a_bad_entry_is_measured_again(fresh, entry):
     gpu = fresh
-    path = choice_cache.cache_path()
+    path = calibrate.cache_path()
     path.parent.mkdir(parents=True)
     path.write_text(json.dumps({"version": 1, "entries": {calibrate.COPY.key(gpu): entry}}))
     assert calibrate.choice(gpu).reason == "measured"
@@ -114,7 +114,7 @@ def test_forced_kernel(fresh, monkeypatch):
     calibrate.force(None)
     monkeypatch.setenv(calibrate.ENV_KERNEL, "storage")
     assert calibrate.choice(gpu) == calibrate.Choice("storage", "forced")
-    assert not choice_cache.cache_path().exists()  # forcing measures and caches nothing
+    assert not calibrate.cache_path().exists()  # forcing measures and caches nothing
 
 
 def test_cli_forced_kernel_runs_and_is_reported(fresh, capsys, cwd, rng):

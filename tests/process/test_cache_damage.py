@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from conftest import random_array
-from onnxop_cli.gpu import choice_cache, choose
+from onnxop_cli.gpu import choose
 from onnxop_cli.gpu.engines import cffi_types
 
 ONNXOP = [sys.executable, "-m", "onnxop_cli"]
@@ -127,7 +127,7 @@ def info_kernel(folder, cache, schedule: str = "") -> str:
 
 
 # the schedule questions' answers, forced where a case's process asks the copy kernel's alone: a whole
-# file refused ("version", "entries") is the copy entry's case too (choice_cache._load serves every
+# file refused ("version", "entries") is the copy entry's case too (choose._load serves every
 # question), and measuring the schedules again (most of `info`'s seconds) is no part of it
 SCHEDULES = ",".join(f"{name}={q.candidates[0]}" for name, q in choose.QUESTIONS.items())
 
@@ -165,4 +165,4 @@ def test_a_damaged_calibration_cache_is_ignored_and_rewritten(folder, tmp_path, 
     assert not re.search(r"kernal|gbpz|measurfd|entrief|versiom|storage65|storagf|xtorage", path.read_text())
     # valid under the key the fresh cache's next process read it by (fixture fresh_cache): used
     (key,) = [k for k, e in json.loads(good)["entries"].items() if "kernel" in e]
-    assert choice_cache._load(path) == rewritten["entries"] and rewritten["entries"][key] == entry
+    assert choose._load(path) == rewritten["entries"] and rewritten["entries"][key] == entry

@@ -15,7 +15,7 @@ import pytest
 
 from commands import run_commands
 from conftest import random_array
-from onnxop_cli.gpu import choice_cache, choose
+from onnxop_cli.gpu import choose
 
 ONNXOP = [sys.executable, "-m", "onnxop_cli"]
 CANDIDATES = choose.QUESTIONS["transpose"].candidates
@@ -64,7 +64,7 @@ def transpose(folder, cache, schedule=None) -> dict:
 
 def answers(cache) -> dict:
     """The cache file's question entries, by question: {} when there is none."""
-    path = cache / "onnxop" / choice_cache.CACHE_FILE
+    path = cache / "onnxop" / choose.CACHE_FILE
     entries = json.loads(path.read_text())["entries"] if path.exists() else {}
     return {json.loads(key)[4]: entry for key, entry in entries.items() if "answer" in entry}
 
@@ -79,9 +79,9 @@ def test_measured_once_then_read_from_the_cache(folder, tmp_path):
     assert first["reason"] == "measured" and first["name"] in CANDIDATES
     (entry,) = answers(cache).values()  # the transpose question only: GatherND's was never asked
     assert entry["answer"] == first["name"] and set(entry["gbps"]) == set(CANDIDATES)
-    text = (cache / "onnxop" / choice_cache.CACHE_FILE).read_text()
+    text = (cache / "onnxop" / choose.CACHE_FILE).read_text()
     assert transpose(folder, cache) == {"name": first["name"], "reason": "cached"}  # the second process reads it
-    assert (cache / "onnxop" / choice_cache.CACHE_FILE).read_text() == text  # and measures nothing
+    assert (cache / "onnxop" / choose.CACHE_FILE).read_text() == text  # and measures nothing
     # info asks every question: the cached answer with its figures, a forced one as forced
     done = onnxop("info", cwd=path, cache=cache, schedule=forced_but("transpose", nd_run="short"))
     assert done.returncode == 0, done.stderr
@@ -118,7 +118,7 @@ def test_a_corrupt_cache_is_ignored(folder, tmp_path):
     """Each damage in turn (the whole file, then the question's entry) is
     measured again and rewritten; the last rewrite is then read."""
     cache = tmp_path / "cache"
-    path = cache / "onnxop" / choice_cache.CACHE_FILE
+    path = cache / "onnxop" / choose.CACHE_FILE
     path.parent.mkdir(parents=True)
     path.write_text("{not json")
     for damage in ("answer", "candidate", None):

@@ -14,28 +14,42 @@ runs each candidate once, checking its output byte for byte, then times them
 all in a few interleaved rounds and keeps the one with the best time. The
 best, not the median: on a shared machine other processes only ever slow a
 round down, so a candidate's fastest round is the closest to what it can do
-(medians of 3-5 short rounds picked the slower kernel under load). The
-answer is cached: gpu/choice_cache.py says where, under which key, and why
-a damaged or unwritable cache is no error.
+(medians of 3-5 short rounds picked the slower kernel under load).
+
+The answers are cached in ``$XDG_CACHE_HOME/onnxop/kernels.json``
+(``~/.cache/onnxop/``), an entry per key: the adapter, its driver, onnxop's
+version, the question's name (none for the copy kernel's, whose entry came
+first) and a digest of its candidates' WGSL, so a new driver, a new onnxop
+or an edited kernel measures again. The cache is a convenience, never a
+requirement: a file that cannot be read or parsed is ignored (and
+rewritten), a damaged entry is dropped, and one that cannot be written
+leaves the answer measured for this process only.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib
+import json
 import os
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Iterator
 
 from ..errors import GpuError, UsageError
-from . import choice_cache, kernels
+from ..io.cache import cache_dir, write_atomic
+from . import kernels
 from .device import Gpu
 
 ENV_KERNEL = "ONNXOP_KERNEL"
 ENV_SCHEDULE = "ONNXOP_SCHEDULE"
 # the whole-word kernels' candidates (gpu/word_kernels.py): invocations x words, the first the one-driver constant
 WORD_SCHEDULES = ("256x16", "64x16", "64x32", "128x32")
+CACHE_FILE = "kernels.json"
+CACHE_VERSION = 1
+FIELDS = ("kernel", "answer")  # an entry's answer: the copy kernel's, a schedule question's
 
 _forced: str | None = None
 _command = 0  # counts force()'s calls: one per command, in-process ones included
@@ -86,7 +100,7 @@ class Question:
         return forced_answers().get(self.name)
 
     def key(self, gpu: Gpu) -> str:
-        return choice_cache.key(gpu, (self.name,), _cases().texts(self.name))
+        return _key(gpu, (self.name,), _cases().texts(self.name))
 
 
 class CopyQuestion(Question):
@@ -103,7 +117,7 @@ class CopyQuestion(Question):
         return None if name is None else kernels.require(gpu, name).name
 
     def key(self, gpu: Gpu) -> str:
-        return choice_cache.key(gpu, (), tuple(f"{k.name}\0{k.wgsl}" for k in kernels.KERNELS.values()))
+        return _key(gpu, (), tuple(f"{k.name}\0{k.wgsl}" for k in kernels.KERNELS.values()))
 
 
 COPY = CopyQuestion("kernel", tuple(kernels.KERNELS), rounds=5, digits=2, field="kernel")
@@ -264,8 +278,24 @@ def _cases():
     return importlib.import_module(f"{__package__}.schedule_cases")
 
 
+def cache_path() -> Path:
+    return cache_dir() / CACHE_FILE
+
+
+def _key(gpu: Gpu, name: tuple[str, ...], texts: tuple[str, ...]) -> str:
+    """An entry's key: adapter, driver, onnxop version, the question's
+    ``name`` (one or none) and 12 hex digits of SHA-256 over ``texts``."""
+    from .. import __version__
+
+    h = hashlib.sha256()
+    for text in texts:
+        h.update(f"{text}\0".encode())
+    info = gpu.info
+    return json.dumps([info.our_backend, info.name, info.driver, __version__, *name, h.hexdigest()[:12]])
+
+
 def _read(gpu: Gpu, question: Question, able: tuple[str, ...]) -> Choice | None:
-    entry = choice_cache.read_entry(question.key(gpu))
+    entry = _load(cache_path()).get(question.key(gpu))
     if entry is None or question.field not in entry or set(entry["gbps"]) != set(able):
         return None  # none, or measured among other candidates than this adapter runs today
     return Choice(entry[question.field], "cached", {k: float(v) for k, v in entry["gbps"].items()},
@@ -273,4 +303,40 @@ def _read(gpu: Gpu, question: Question, able: tuple[str, ...]) -> Choice | None:
 
 
 def _write(gpu: Gpu, question: Question, found: Choice) -> None:
-    choice_cache.write_entry(question.key(gpu), {question.field: found.kernel, "gbps": found.gbps})
+    """Add ``question``'s entry with the time it was measured; atomically
+    (a temporary file renamed over the old one), so a reader never sees half
+    a file. Failure is not an error."""
+    path = cache_path()
+    entries = _load(path)
+    measured = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    entries[question.key(gpu)] = {question.field: found.kernel, "gbps": found.gbps, "measured": measured}
+    write_atomic(path, json.dumps({"version": CACHE_VERSION, "entries": entries}, indent=1).encode())
+
+
+def _load(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return {}
+    if not isinstance(data, dict) or set(data) != {"version", "entries"} or data["version"] != CACHE_VERSION:
+        return {}
+    entries = data["entries"]
+    if not isinstance(entries, dict):
+        return {}
+    # a damaged entry (a letter changed in a key or a kernel's name) is dropped: measured again, rewritten
+    return {k: v for k, v in entries.items() if _valid_entry(v)}
+
+
+def _valid_entry(entry: object) -> bool:
+    """The schema of an entry: its answer (under one of FIELDS), a positive
+    finite figure for each candidate, the answer among them, when measured;
+    the copy kernel's candidates are known kernels."""
+    if not isinstance(entry, dict) or not any(set(entry) == {f, "gbps", "measured"} for f in FIELDS):
+        return False
+    field = "kernel" if "kernel" in entry else "answer"
+    value, gbps = entry[field], entry["gbps"]
+    if not isinstance(value, str) or not isinstance(entry["measured"], str) or not isinstance(gbps, dict):
+        return False
+    if value not in gbps or (field == "kernel" and not set(gbps) <= set(kernels.KERNELS)):
+        return False
+    return all(isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < float("inf") for v in gbps.values())
