@@ -56,6 +56,30 @@ def figures(gpu) -> dict[str, float]:
     return {k.name: 9.0 if k.name == "storage" else 1.0 for k in available(gpu)}
 
 
+def test_a_cache_written_before_is_read(fresh, monkeypatch):
+    """A file as onnxop wrote it before choose.py took the cache in (gpu/choice_cache.py): the copy kernel's
+    entry under a key without a name, a question's under its name, each digesting its candidates' WGSL."""
+    from onnxop_cli.gpu import schedule_cases
+
+    gpu, info = fresh, fresh.info
+
+    def key(name: tuple[str, ...], texts) -> str:
+        digest = hashlib.sha256(b"".join(f"{t}\0".encode() for t in texts)).hexdigest()[:12]
+        return json.dumps([info.our_backend, info.name, info.driver, version("onnxop"), *name, digest])
+
+    answers = {c: 2.0 if c == "generic" else 1.0 for c in calibrate.QUESTIONS["transpose"].candidates}
+    entries = {key((), [f"{k.name}\0{k.wgsl}" for k in KERNELS.values()]):
+               {"kernel": "storage", "gbps": figures(gpu), "measured": "2026-12-01T00:00:00Z"},
+               key(("transpose",), schedule_cases.texts("transpose")):
+               {"answer": "generic", "gbps": answers, "measured": "2026-12-01T00:00:00Z"}}
+    path = calibrate.cache_path()
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"version": 1, "entries": entries}, indent=1))
+    monkeypatch.setitem(gpu.schedule_choices, "transpose", None)  # the session's answer, back after the test
+    assert calibrate.choice(gpu) == calibrate.Choice("storage", "cached", figures(gpu))
+    assert calibrate.ask(gpu, "transpose") == calibrate.Choice("generic", "cached", answers)
+
+
 def test_an_edited_kernel_is_measured_again(fresh, monkeypatch):
     gpu = fresh
     calibrate._write(gpu, calibrate.COPY, calibrate.Choice("storage", "measured", figures(gpu)))
