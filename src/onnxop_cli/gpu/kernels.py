@@ -14,7 +14,7 @@ on lavapipe and on GL, poisoned output, chunk and grid boundaries).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from .buffers import binding_limit, dispatch_limit, grid
@@ -59,20 +59,13 @@ class Kernel:
         return f"Kernel({self.name!r}, {self.render!r})"
 
 
-@dataclass
-class _Window:
-    offset: int
-    size: int
-    params: Any
-    bind_group: Any
-
-
 class Bound:
     """A kernel bound to one buffer pair; ``record`` encodes copying the
     first ``nbytes`` (rounded up to whole spans) and returns the number of
     dispatches recorded. Buffers larger than one binding are covered by
-    several windows, each a bind group at an offset (offsets are multiples of
-    the binding size, itself a multiple of the span, so always aligned)."""
+    several windows, each (offset, bytes, its params buffer, its bind group)
+    (offsets are multiples of the binding size, itself a multiple of the
+    span, so always aligned)."""
 
     def __init__(self, kernel: Kernel, gpu: Gpu, src: Any, dst: Any, size: int, max_groups_per_dim: int | None):
         assert size % kernel.align == 0, "copy buffers are padded to whole workgroup spans"
@@ -80,28 +73,28 @@ class Bound:
         self.program = compiled(gpu, kernel.render)
         self.max_dim = dispatch_limit(gpu, max_groups_per_dim)
         binding = kernel.max_chunk(gpu)
-        self.windows: list[_Window] = []
+        self.windows: list[tuple[int, int, Any, Any]] = []
         for offset in range(0, size, binding):
             n = min(binding, size - offset)
             params = gpu.device.create_buffer(label="copy params", size=16,
                                               usage=BufferUsage.UNIFORM | BufferUsage.COPY_DST)
             group = self.program.bind([(src, offset, n), (dst, offset, n), (params, 0, 16)])
-            self.windows.append(_Window(offset, n, params, group))
+            self.windows.append((offset, n, params, group))
 
     def record(self, encoder: Any, nbytes: int, timestamp_writes: dict | None = None) -> int:
         queue = self.gpu.queue
         span = self.kernel.align
         compute = encoder.begin_compute_pass(timestamp_writes=timestamp_writes)
         dispatches = 0
-        for w in self.windows:
-            if w.offset >= nbytes:
+        for offset, size, params, group in self.windows:
+            if offset >= nbytes:
                 break
-            groups = -(-min(w.size, nbytes - w.offset) // span)
+            groups = -(-min(size, nbytes - offset) // span)
             gx, gy = grid(groups, self.max_dim)
             # write_buffer lands before the next submit, after earlier ones:
             # each window (and each streaming slot) has its own params buffer.
-            queue.write_buffer(w.params, 0, self.kernel.render.PARAMS.pack(groups=groups, groups_x=gx))
-            self.program.record(compute, groups, self.max_dim, w.bind_group)
+            queue.write_buffer(params, 0, self.kernel.render.PARAMS.pack(groups=groups, groups_x=gx))
+            self.program.record(compute, groups, self.max_dim, group)
             dispatches += 1
         compute.end()
         return dispatches
