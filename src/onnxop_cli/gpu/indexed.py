@@ -32,13 +32,14 @@ from ..core.sources import ByteSource
 from .buffers import binding_limit, dispatch_limit
 from .device import Gpu
 from .engines.base import BufferUsage as U
-from . import gather_windows, slices
+from . import gather_windows
 from .gather import check_width
 from . import indexed_variants as iv
 from .indexed_buffers import Buffers, Slice, launch, read_small, to_sink  # noqa: F401 - also imported from here
 from .choose import answer
 from .index_table import NONNEG, RANGE, WRAP, Check, Index, Table, is_row_major, row_strides  # noqa: F401 - also imported from here
 from .indexed_variants import Gather, variant  # noqa: F401 - also imported from here
+from .render import slices
 from .render.indexed import NO_BAD
 from .render.indexed import Check as CheckKernel
 
@@ -218,7 +219,7 @@ def gather_indexed(
     bands of at most one binding (``binding_bytes``: smaller); BadIndex before any byte reaches the sink.
     The source goes in windows of at most one binding (``window_bytes``: smaller), resident or streamed
     (gpu/gather_windows.py; ``stream_bytes`` forces passes of that many bytes). ``slice_copy`` False keeps
-    a table off the whole-slice kernel (gpu/slices.py). ``mapped`` (None: where the adapter ``can_map``;
+    a table off the whole-slice kernel (gpu/render/slices.py). ``mapped`` (None: where the adapter ``can_map``;
     False: staged, for comparisons): gpu/indexed_buffers.py; the transfer counts are left in
     ``gpu.cache[LAST]``. Returns the bytes written."""
     op = check.op if check else "gather"

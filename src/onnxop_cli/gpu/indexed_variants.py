@@ -29,11 +29,12 @@ from .choose import answer
 from .engines.base import BufferUsage as U
 from .index_table import TABLE_AXIS, TABLE_LOOKUP, WRAP, Check, Index, Table, is_row_major, row_strides
 from .indexed_buffers import Buffers, Slice, launch
-from . import gather_windows, slices
+from . import gather_windows
 from .render.frame import Frame
 from .render.indexed import NO_BAD, gather
 from .render.indices import AXIS
 from .render.lines import I32, I64, LINES
+from .render import slices
 from .render.reverse import REVERSE
 from .render.rows import KERNELS as ROWS, RUNS
 from .render.slices import KERNELS as SLICES
