@@ -28,8 +28,7 @@ from typing import Any, Callable, Iterator
 from .choose import answer
 from .engines.base import BufferUsage as U
 from .index_table import TABLE_AXIS, TABLE_LOOKUP, WRAP, Check, Index, Table, is_row_major, row_strides
-from .indexed_buffers import Buffers, Slice, launch
-from . import gather_windows
+from .indexed_buffers import Buffers, Slice, Windows, launch
 from .render.frame import Frame
 from .render.indexed import NO_BAD, gather
 from .render.indices import AXIS
@@ -40,7 +39,7 @@ from .render.rows import KERNELS as ROWS, RUNS
 from .render.slices import KERNELS as SLICES
 
 Fused = tuple[Any, Any, Any, Any]  # raw indices, status, Index, Check: the kernel checks the raw indices as read
-Fill = Callable[[Any, int, int, Any], None]  # gather_windows.run_bands' fill(dst, e0, elements, window)
+Fill = Callable[[Any, int, int, Any], None]  # indexed_buffers.run_bands' fill(dst, e0, elements, window)
 ENABLED = {"lines": True, "slices": True, "nd pairs": True, "rows": True, "runs": True}
 M = 0xFFFFFFFF  # strides as two's complement u32 words
 RAW_BAND = 8 << 20  # bytes of raw tuples a dispatch reads, where they lie in slice order (tests shrink it)
@@ -128,7 +127,7 @@ def _indices(bufs: Buffers, fused: Fused | None, norm: Any) -> Fused:
     return fused if fused is not None else (norm, bufs.new("no status", 16, U.STORAGE), None, None)
 
 
-def fill_slabs(bufs: Buffers, windows: gather_windows.Windows, fused: Fused | None, norm: Any, cut: slices.Slices,
+def fill_slabs(bufs: Buffers, windows: Windows, fused: Fused | None, norm: Any, cut: slices.Slices,
                bits: int, max_dim: int) -> Fill:
     """``run_bands``' fill for whole slices in vec4s, in any bands and windows, the indices checked as read
     (``fused``) or by the index check before (``norm``, its offsets)."""
@@ -141,7 +140,7 @@ def fill_slabs(bufs: Buffers, windows: gather_windows.Windows, fused: Fused | No
         name, w0, wend = "windowed", 0, NO_BAD  # bands of one buffer: the window is all of it
         if window is None and fused is not None:  # one band of one buffer, fused: `whole`, VECS a lane
             name, wend = "whole", 0
-        elif window is not None:  # a window starts on a whole vector: gather_windows.plan's are 128 elements
+        elif window is not None:  # a window starts on a whole vector: plan_windows' are 128 elements
             w0 = window[1] * bits // 128
             wend = w0 + -(-window[2] * bits // 128)
         kernel, per = SLICES[name], SLICES[name].schedule.per

@@ -14,7 +14,7 @@ this only where every slice and stride is whole words; the walk (``row``,
     one buffer: a quarter of the loads, stores and bounds tests per byte.
     Strides stay in words; ``words`` and ``width`` count vectors.
 ``windowed``: vectors of any band (``first``: its first), ``chunk`` an
-    invocation, from the window [win0, wend) of the source (gpu/gather_windows.py;
+    invocation, from the window [win0, wend) of the source (gpu/indexed_buffers.py;
     windows start on whole vectors): a slab's part outside is one test, inside
     copied straight, across an edge vector by vector. ``normed`` 1: the index check (gpu/render/indexed.py)
     checked them before, ``raw`` its u32 offsets seen as pairs.
