@@ -264,8 +264,8 @@ def gather_indexed(
                          bufs.status(), index, check)
             checked = None if fused is None else functools.partial(read_status, gpu, bufs, fused[1], (index, check))
             if cut is not None and cut.vec4():  # whole slices in vec4s: Gather's slabs
-                fill = iv.fill_slabs(bufs, windows, fused, norm, cut, data.bits, max_dim)
-            elif one is not None:
+                one = iv.slabs(cut, check, fused, windows.single)
+            if one is not None:
                 fill = iv.fill_one(bufs, one, windows.first, fused, norm, data.bits, max_dim)
             else:
                 fill = Gather(bufs, windows.first, norm, table, max_dim, fused, data.bits, data.swap).run
