@@ -82,17 +82,14 @@ class Buffers(Owned):
         """A uniform buffer holding ``data``: a kernel's Params (gpu/layout.py packs them)."""
         return self.holding(label, data, U.UNIFORM)
 
-    def result(self, label: str, size: int) -> Any:
-        """A kernel's output buffer: read where it lies when mapped."""
+    def result(self, label: str, size: int = 16) -> Any:
+        """A kernel's output buffer, or a status word (the host rewrites it with write_buffer): read where
+        it lies when mapped."""
         return self.new(label, size, U.STORAGE | U.COPY_SRC | U.COPY_DST | (U.MAP_READ if self.mapped else 0))
-
-    def small(self, label: str, size: int = 16) -> Any:
-        """A status word buffer the host reads (and rewrites with write_buffer)."""
-        return self.new(label, size, U.STORAGE | U.COPY_DST | U.COPY_SRC | (U.MAP_READ if self.mapped else 0))
 
     def status(self, first: int = NO_BAD) -> Any:
         """A status word reset to ``first``, by default "no bad index" (checking kernels lower it by atomicMin)."""
-        status = self.small("status")
+        status = self.result("status")
         reset_status(self.gpu, status, first)
         return status
 

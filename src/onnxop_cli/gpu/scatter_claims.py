@@ -110,7 +110,7 @@ def rounds(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, targets: Any, data: Data
     # new buffers are zeroed: no element claimed, no update done
     claim = bufs.new("claims", 4 * (data.size if band is None else band[1]), U.STORAGE)
     done = bufs.new("done", 4 * (-(-n // 32)), U.STORAGE)
-    status = bufs.small("status")
+    status = bufs.result("status")
     none = reduce.kind == "none"
     # two lists, the pending ones and the next; none runs one batch and never reads a list: a stand-in next
     lists = [bufs.new("pending", 4 * n if k == 0 or not none else 4, U.STORAGE) for k in range(2)]
