@@ -168,11 +168,8 @@ _WINDOWED = """    let chunk = params.chunk;
 KERNELS = {v: SliceGather(v) for v in VARIANTS}
 
 
-# The plan: whether an indexed table can run as a copy of whole slices (the gather here; ScatterND's with
-# reduction none, render/scatter_slices.py), and what those kernels are told. A table qualifies when its
-# trailing output axes read no index and are contiguous in the data (the slice), the slice is a whole number
-# of 32-bit words, and every other stride (leading axes and lookups) is too: then each output slice is
-# ``width`` words copied from one data word on, whatever the element width.
+# The plan, for ScatterND's whole slices too (render/scatter_slices.py): the slice is the trailing output axes
+# that read no index and are contiguous in the data; it and every other stride must be whole 32-bit words.
 
 M = 0xFFFFFFFF  # strides as two's complement u32 words
 
@@ -185,14 +182,13 @@ class Slices:
     strides: tuple[int, ...] = ()  # every data stride of the table (leading axes', lookups'), in words
 
     def vec4(self) -> bool:
-        """Whether every slice and stride is whole 16-byte vectors (gpu/render/slices.py's vec4 variants):
-        what the vector copy can move, a quarter of the word copy's loads, stores and bounds tests by
-        construction (not a speed measured on one driver)."""
+        """Whether every slice and stride is whole 16-byte vectors, which the vec4 variants move with a
+        quarter of the word copy's loads, stores and bounds tests (by construction, not a measured speed)."""
         return all(w % 4 == 0 for w in (self.width, *self.strides))
 
     @property
     def fields(self) -> dict[str, int]:
-        """What a slice kernel's Params say of the plan (gpu/render/scatter_slices.py's, as gpu/render/slices.py's)."""
+        """What a slice kernel's Params say of the plan (render/scatter_slices.py's, as these kernels')."""
         return {"width": self.width, "outer": self.outer, "nlook": len(self.blob) // 16 - self.outer}
 
 
