@@ -35,7 +35,7 @@ from .engines.base import BufferUsage as U
 from .gather import check_width
 from . import indexed_variants as iv
 from .indexed_buffers import Buffers, Slice, launch, read_small, to_sink  # noqa: F401 - also imported from here
-from .indexed_buffers import one_window, plan_windows, run_bands
+from .indexed_buffers import plan_windows, run_bands
 from .choose import answer
 from .index_table import NONNEG, RANGE, WRAP, Check, Index, Table, is_row_major, row_strides  # noqa: F401 - also imported from here
 from .indexed_variants import Gather, variant  # noqa: F401 - also imported from here
@@ -237,8 +237,6 @@ def gather_indexed(
             window_cap = min(window_bytes or binding_limit(gpu), binding_limit(gpu))
             can_fuse = index is not None and _can_fuse(gpu, index, check, table, band, fuse)
             plain = index is not None and slice_copy and not data.swap  # what the variant kernels read
-            one = iv.lines(table, data.bits, check, index if can_fuse else None) if (  # Gather's lines
-                plain and one_window(data.size, data.bits, window_cap)) else None
             if index is not None and not can_fuse:
                 norm = check_indices(gpu, bufs, index, check, max_dim)
             else:
@@ -248,6 +246,8 @@ def gather_indexed(
             windows = plan_windows(
                 gpu, bufs, data.source, data.size, data.bits, window_cap, (count * data.bits + 7) // 8,
                 band * data.bits // 8, stream_bytes)
+            one = iv.lines(table, data.bits, check, index if can_fuse else None) if (  # Gather's lines
+                plain and windows.single) else None
             cut = None
             if one is None and plain and (not can_fuse or index.wide) and iv.ENABLED["slices"]:
                 cut = slices.plan(table, data.bits, check.bounds)

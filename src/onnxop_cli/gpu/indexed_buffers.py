@@ -310,7 +310,7 @@ def plan_windows(gpu: Any, bufs: Any, source: ByteSource, size: int, bits: int, 
     (the module's rule; ``stream_bytes`` forces passes of that many bytes;
     ``stream`` False keeps it resident).
     ``bufs`` (indexed.Buffers) makes the buffers and frees them with the rest."""
-    per = _per_window(bits, window_cap)
+    per = max(128, (window_cap * 8 // bits) // 128 * 128)  # 128 elements of any width are whole words
     ranges = [(w0, min(per, size - w0)) for w0 in range(0, size, per)] or [(0, 0)]
     nbytes = (size * bits + 7) // 8
     pass_bytes = stream_bytes or _pass_bytes(gpu, nbytes, (per * bits) // 8, out_bytes)
@@ -328,15 +328,6 @@ def plan_windows(gpu: Any, bufs: Any, source: ByteSource, size: int, bits: int, 
     staging = None if mapped else bufs.new("upload", min(UPLOAD_STEP, size0), U.MAP_WRITE | U.COPY_SRC)
     return Windows(gpu, source, bits, ranges, [window], streamed=True,
                    pass_bands=max(1, pass_bytes // max(1, band_bytes)), staging=staging)
-
-
-def _per_window(bits: int, window_cap: int) -> int:
-    return max(128, (window_cap * 8 // bits) // 128 * 128)  # 128 elements of any width are whole words
-
-
-def one_window(size: int, bits: int, window_cap: int) -> bool:
-    """Whether ``plan`` makes a source of ``size`` elements one window."""
-    return size <= _per_window(bits, window_cap)
 
 
 def _pass_bytes(gpu: Any, nbytes: int, window_bytes: int, out_bytes: int) -> int | None:
