@@ -81,7 +81,7 @@ def cases(side: int, rng, before: bool = False, old_kernels: bool = False):
                                                slice_copy=slice_copy, mapped=mapped, fold=fold),
                 2 * x.nbytes + index.nbytes + out)
 
-    old = {  # --before: the kernels these cases ran before the whole-slice ones (gpu/slices.py)
+    old = {  # --before: the kernels these cases ran before the whole-slice ones (gpu/render/slices.py)
         "GatherND pairs, lookups kernel (before)": gathered(
             indexing.gather_nd("GND", x.shape, pairs.shape, 0), pairs, False),
         "ScatterND none, claim/apply rounds (before)": scattered(

@@ -271,7 +271,7 @@ def variants() -> list[Variant]:
         Variant("slices words", "the element gather (gpu/render/indexed.py)", lambda: switched_off("slices"),
                 lambda: dispatched("slices"), lambda rng, mib: nd_cases(rng, mib, 3)),
         Variant("slices whole/windowed", "the element gather (gpu/render/indexed.py)", lambda: switched_off("slices"),
-                lambda: Probe(iv, "fill_slabs"), slab_cases),
+                lambda: dispatched("slabs"), slab_cases),
         Variant("the slices scatter (gpu/render/scatter_slices.py)", "the rounds (gpu/render/scatter.py)",
                 lambda: no_scatter_kernel(scatter.slices.Slices),
                 lambda: Probe(scatter, "_by_slices", lambda out, a: True), scatter_nd_cases),

@@ -26,7 +26,8 @@ import pytest
 from conftest import random_array
 from onnxop_cli.core.sources import MemoryBytes
 from onnxop_cli.gpu import indexed as ix
-from onnxop_cli.gpu import indexed_variants as iv, slices
+from onnxop_cli.gpu import indexed_variants as iv
+from onnxop_cli.gpu.render import slices
 from onnxop_cli.ops import indexing
 from properties import Tally, kernel_ran, little, native, reference
 

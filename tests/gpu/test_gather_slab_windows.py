@@ -1,5 +1,5 @@
 """Gather by whole vec4 slabs when the data is bound as several windows
-(gpu/render/slices.py ``windowed``, gpu/gather_windows.py): a slab's part
+(gpu/render/slices.py ``windowed``, gpu/indexed_buffers.py): a slab's part
 inside the window copied as vectors, one outside skipped, one across a
 window's edge split there -- byte for byte against numpy / onnx.reference
 on random bits, every width 8 to 128 bits, resident and streamed windows,
@@ -45,7 +45,7 @@ def native(a: np.ndarray) -> np.ndarray:
 
 
 def window_elems(item: int, window_bytes: int) -> int:
-    """Elements per window, as gather_windows.plan cuts them."""
+    """Elements per window, as indexed_buffers.plan_windows cuts them."""
     return max(128, (window_bytes // item) // 128 * 128)
 
 

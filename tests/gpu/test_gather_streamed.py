@@ -1,4 +1,4 @@
-"""A gather's source streamed through one window buffer (gpu/gather_windows.py),
+"""A gather's source streamed through one window buffer (gpu/indexed_buffers.py),
 byte for byte against numpy / onnx.reference on random bits: every pass of
 bands runs against every window, each window uploaded once per pass into the
 same buffer (the queue orders the upload after the dispatches that read the
@@ -15,7 +15,7 @@ import pytest
 
 from conftest import random_array
 from onnxop_cli.core.sources import MemoryBytes
-from onnxop_cli.gpu import gather_windows
+from onnxop_cli.gpu import indexed_buffers
 from onnxop_cli.gpu import indexed as ix
 from onnxop_cli.ops import indexing
 
@@ -47,7 +47,7 @@ def uploads(monkeypatch):
         ways: set[str]
 
     seen = Seen()
-    write = gather_windows.write
+    write = indexed_buffers.write
 
     def counting(gpu, buf, source, nbytes, staging=None):
         seen.append(source.offset)
@@ -55,7 +55,7 @@ def uploads(monkeypatch):
         write(gpu, buf, source, nbytes, staging)
 
     ways: set[str] = set()
-    monkeypatch.setattr(gather_windows, "write", counting)
+    monkeypatch.setattr(indexed_buffers, "write", counting)
     seen.ways = ways  # type: ignore[attr-defined]
     return seen
 
@@ -161,6 +161,6 @@ def test_staged_and_mapped(gpu, rng, uploads, monkeypatch, dtype):
     assert uploads.ways == {"mapped" if buffers.can_map(gpu) else "staged"}
     uploads.ways.clear()
     monkeypatch.setattr(buffers, "can_map", lambda gpu: False)
-    monkeypatch.setattr(gather_windows, "UPLOAD_STEP", 192)  # several steps a window
+    monkeypatch.setattr(indexed_buffers, "UPLOAD_STEP", 192)  # several steps a window
     assert run(gpu, x, i, table, check, window_bytes=512, binding_bytes=1024, stream_bytes=1024) == want
     assert uploads.ways == {"staged"}

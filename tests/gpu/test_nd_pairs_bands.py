@@ -141,7 +141,7 @@ def test_bad_index_in_a_late_band_named(gpu, rng, monkeypatch):
 
 def test_plan_orders_only_row_major_tuples():
     """No GPU: row-major tuples are in slice order; tuples with gaps between rows are not."""
-    from onnxop_cli.gpu import slices
+    from onnxop_cli.gpu.render import slices
 
     table, check = indexing.gather_nd("GND", (6, 8), (5, 4, 2), 0)
     assert iv.nd_pairs(slices.plan(table, 32, check.bounds), check).ordered

@@ -13,7 +13,7 @@ from onnxop_cli.core.sources import MemoryBytes
 from onnxop_cli.core.tensor import swap_unit
 from onnxop_cli.core.region import Access
 from onnxop_cli.errors import GpuError
-from onnxop_cli.gpu import choose, gather_through_kernel, gather_windows, indexed_variants
+from onnxop_cli.gpu import choose, gather_through_kernel, indexed_buffers, indexed_variants
 from onnxop_cli.gpu import indexed as ix
 from onnxop_cli.ops import indexing
 
@@ -75,8 +75,8 @@ def test_every_gather_source_answer_writes_the_same_bytes(gpu, rng, monkeypatch)
     """Gather of rows from a source of many small windows: streamed in passes
     (the answer where device memory is the process's own) or resident."""
     passes: list = []  # each gather's pass bytes: None where the source stayed resident
-    real = gather_windows._pass_bytes
-    monkeypatch.setattr(gather_windows, "_pass_bytes", lambda *a: passes.append(real(*a)) or passes[-1])
+    real = indexed_buffers._pass_bytes
+    monkeypatch.setattr(indexed_buffers, "_pass_bytes", lambda *a: passes.append(real(*a)) or passes[-1])
     for _ in range(2):
         dtype = ["<f4", "u1", "<f8", ">i4"][int(rng.integers(4))]
         x = random_array(rng, (int(rng.integers(150, 300)), int(rng.integers(4, 9))), dtype)  # windows of 128 elements

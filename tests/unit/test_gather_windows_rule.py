@@ -1,4 +1,4 @@
-"""When a gather's source streams (gpu/gather_windows.py's rule): where the
+"""When a gather's source streams (gpu/indexed_buffers.py's rule): where the
 device's memory is the process's own (choose.py's ``gather_source`` answers
 "streamed", as it does on CPU adapters), a source of more than two windows,
 an output no larger than the source; the passes then halves of the source,
@@ -13,7 +13,7 @@ from types import SimpleNamespace
 import pytest
 
 from onnxop_cli.gpu import choose
-from onnxop_cli.gpu import gather_windows as gw
+from onnxop_cli.gpu import indexed_buffers as gw
 
 MIB = 1 << 20
 WINDOW = 128 * MIB

@@ -177,7 +177,7 @@ def test_pad_fields_are_zero_when_left_out():
 
 
 def test_kernels_that_share_a_params_buffer_share_its_layout():
-    # one slice plan (gpu/slices.py) fills both slice kernels' Params: the gather's and the scatter's render
+    # one slice plan (gpu/render/slices.py) fills both slice kernels' Params: the gather's and the scatter's render
     from onnxop_cli.gpu.render import scatter_slices, slices
 
     assert slices.KERNELS["words"].PARAMS is scatter_slices.Slices("claim").PARAMS

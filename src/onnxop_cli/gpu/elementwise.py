@@ -93,7 +93,7 @@ def run_elementwise(
             params = bufs.new("params", PARAMS.size, U.UNIFORM | U.COPY_DST)
             axes = _axes(shape, strides)
             table = bufs.holding("axes", axes)
-            fault = bufs.small("fault")
+            fault = bufs.result("fault")
             group = program.bind([*ins, (dst, 0, band_bytes), (params, 0, PARAMS.size), (table, 0, len(axes)),
                                   (fault, 0, 16)])
             for k, source in enumerate(sources):  # broadcast inputs: whole, once

@@ -15,7 +15,7 @@ back only if none was bad. Which kernel runs a table: gpu/indexed_variants.py.
 
 Limits, checked here with one-line errors: the index tensor (as u32) and, for a scatter, the updates
 and their targets each fit in one storage binding; an output has fewer than 2^32 elements. The data may
-be larger than a binding (a gather's in windows, gpu/gather_windows.py; a scatter's a band at a time,
+be larger than a binding (a gather's in windows, gpu/indexed_buffers.py; a scatter's a band at a time,
 gpu/scatter_claims.py), and so may a gather's output (in bands).
 """
 
@@ -32,13 +32,14 @@ from ..core.sources import ByteSource
 from .buffers import binding_limit, dispatch_limit
 from .device import Gpu
 from .engines.base import BufferUsage as U
-from . import gather_windows, slices
 from .gather import check_width
 from . import indexed_variants as iv
 from .indexed_buffers import Buffers, Slice, launch, read_small, to_sink  # noqa: F401 - also imported from here
+from .indexed_buffers import plan_windows, run_bands
 from .choose import answer
 from .index_table import NONNEG, RANGE, WRAP, Check, Index, Table, is_row_major, row_strides  # noqa: F401 - also imported from here
 from .indexed_variants import Gather, variant  # noqa: F401 - also imported from here
+from .render import slices
 from .render.indexed import NO_BAD
 from .render.indexed import Check as CheckKernel
 
@@ -217,8 +218,8 @@ def gather_indexed(
     """Stream the table's output (row-major, little-endian, elements of ``data.bits``) into ``sink`` in
     bands of at most one binding (``binding_bytes``: smaller); BadIndex before any byte reaches the sink.
     The source goes in windows of at most one binding (``window_bytes``: smaller), resident or streamed
-    (gpu/gather_windows.py; ``stream_bytes`` forces passes of that many bytes). ``slice_copy`` False keeps
-    a table off the whole-slice kernel (gpu/slices.py). ``mapped`` (None: where the adapter ``can_map``;
+    (gpu/indexed_buffers.py; ``stream_bytes`` forces passes of that many bytes). ``slice_copy`` False keeps
+    a table off the whole-slice kernel (gpu/render/slices.py). ``mapped`` (None: where the adapter ``can_map``;
     False: staged, for comparisons): gpu/indexed_buffers.py; the transfer counts are left in
     ``gpu.cache[LAST]``. Returns the bytes written."""
     op = check.op if check else "gather"
@@ -236,17 +237,17 @@ def gather_indexed(
             window_cap = min(window_bytes or binding_limit(gpu), binding_limit(gpu))
             can_fuse = index is not None and _can_fuse(gpu, index, check, table, band, fuse)
             plain = index is not None and slice_copy and not data.swap  # what the variant kernels read
-            one = iv.lines(table, data.bits, check, index if can_fuse else None) if (  # Gather's lines
-                plain and gather_windows.one_window(data.size, data.bits, window_cap)) else None
             if index is not None and not can_fuse:
                 norm = check_indices(gpu, bufs, index, check, max_dim)
             else:
                 norm = bufs.new("norm", 16, U.STORAGE)
             if count == 0:
                 return 0
-            windows = gather_windows.plan(
+            windows = plan_windows(
                 gpu, bufs, data.source, data.size, data.bits, window_cap, (count * data.bits + 7) // 8,
                 band * data.bits // 8, stream_bytes)
+            one = iv.lines(table, data.bits, check, index if can_fuse else None) if (  # Gather's lines
+                plain and windows.single) else None
             cut = None
             if one is None and plain and (not can_fuse or index.wide) and iv.ENABLED["slices"]:
                 cut = slices.plan(table, data.bits, check.bounds)
@@ -263,12 +264,12 @@ def gather_indexed(
                          bufs.status(), index, check)
             checked = None if fused is None else functools.partial(read_status, gpu, bufs, fused[1], (index, check))
             if cut is not None and cut.vec4():  # whole slices in vec4s: Gather's slabs
-                fill = iv.fill_slabs(bufs, windows, fused, norm, cut, data.bits, max_dim)
-            elif one is not None:
+                one = iv.slabs(cut, check, fused, windows.single)
+            if one is not None:
                 fill = iv.fill_one(bufs, one, windows.first, fused, norm, data.bits, max_dim)
             else:
                 fill = Gather(bufs, windows.first, norm, table, max_dim, fused, data.bits, data.swap).run
 
-            return gather_windows.run_bands(gpu, bufs, windows, fill, count, data.bits, band, sink, poison, checked)
+            return run_bands(gpu, bufs, windows, fill, count, data.bits, band, sink, poison, checked)
     finally:
         bufs.release()

@@ -5,9 +5,9 @@ or a faster kernel planned for the tables it fits (each planner says which).
 Every condition of a plan is what its kernel can read, not a speed measured
 on one driver, so none is a question of gpu/choose.py.
 
-- ``slabs`` (gpu/render/slices.py ``whole``, ``windowed``): whole slices of
-  16-byte vectors (``Slices.vec4``), in any bands and windows.
-- one dispatch a band of one little-endian window (``Dispatch``): Gather's
+- one dispatch a band and window of little-endian data (``Dispatch``): ``slabs``
+  (gpu/render/slices.py ``whole``, ``windowed``), whole slices of 16-byte
+  vectors (``Slices.vec4``), in any bands and windows; Gather's
   (and Compress's) ``lines`` of one- or two-word units (gpu/render/lines.py),
   any bands; or one band, the raw int64 indices checked as read: GatherND's
   ``nd pairs`` (gpu/render/rows.py's NdRows) or other whole-word ``slices``
@@ -29,17 +29,17 @@ from .choose import answer
 from .engines.base import BufferUsage as U
 from .index_table import TABLE_AXIS, TABLE_LOOKUP, WRAP, Check, Index, Table, is_row_major, row_strides
 from .indexed_buffers import Buffers, Slice, launch
-from . import gather_windows, slices
 from .render.frame import Frame
 from .render.indexed import NO_BAD, gather
 from .render.indices import AXIS
 from .render.lines import I32, I64, LINES
+from .render import slices
 from .render.reverse import REVERSE
 from .render.rows import KERNELS as ROWS, RUNS
 from .render.slices import KERNELS as SLICES
 
 Fused = tuple[Any, Any, Any, Any]  # raw indices, status, Index, Check: the kernel checks the raw indices as read
-Fill = Callable[[Any, int, int, Any], None]  # gather_windows.run_bands' fill(dst, e0, elements, window)
+Fill = Callable[[Any, int, int, Any], None]  # indexed_buffers.run_bands' fill(dst, e0, elements, window)
 ENABLED = {"lines": True, "slices": True, "nd pairs": True, "rows": True, "runs": True}
 M = 0xFFFFFFFF  # strides as two's complement u32 words
 RAW_BAND = 8 << 20  # bytes of raw tuples a dispatch reads, where they lie in slice order (tests shrink it)
@@ -117,67 +117,41 @@ class Gather:
         ), [src, self.norm, dst, None, self.axes, self.raw, self.status])
 
 
-# ------------------------------------------------------------------ slabs, and the Dispatch variants
-
-
-def _indices(bufs: Buffers, fused: Fused | None, norm: Any) -> Fused:
-    """(raw, status, Index, Check) of a banded variant: ``fused`` (the raw
-    indices checked as read), or the index check's offsets ``norm`` with a
-    status no one reads (Index and Check None)."""
-    return fused if fused is not None else (norm, bufs.new("no status", 16, U.STORAGE), None, None)
-
-
-def fill_slabs(bufs: Buffers, windows: gather_windows.Windows, fused: Fused | None, norm: Any, cut: slices.Slices,
-               bits: int, max_dim: int) -> Fill:
-    """``run_bands``' fill for whole slices in vec4s, in any bands and windows, the indices checked as read
-    (``fused``) or by the index check before (``norm``, its offsets)."""
-    bufs.counts["slabs"] = 1
-    raw, status, index, check = _indices(bufs, fused, norm)
-    axes = bufs.holding("axes", cut.blob)
-
-    def fill(dst: Any, e0: int, count: int, window: tuple[Any, int, int, bool] | None) -> None:
-        vectors, first, source = count * bits // 128, e0 * bits // 128, windows.first if window is None else window[0]
-        name, w0, wend = "windowed", 0, NO_BAD  # bands of one buffer: the window is all of it
-        if window is None and fused is not None:  # one band of one buffer, fused: `whole`, VECS a lane
-            name, wend = "whole", 0
-        elif window is not None:  # a window starts on a whole vector: gather_windows.plan's are 128 elements
-            w0 = window[1] * bits // 128
-            wend = w0 + -(-window[2] * bits // 128)
-        kernel, per = SLICES[name], SLICES[name].schedule.per
-        if name == "windowed":  # its vectors an invocation (params.chunk) are choose.py's ``slab_chunk`` answer
-            per = bufs.counts["slab chunk"] = int(answer(bufs.gpu, "slab_chunk"))
-            bufs.counts["windowed slab runs"] = bufs.counts.get("windowed slab runs", 0) + 1
-        launch(bufs, kernel, vectors, per, max_dim, "slab params", dict(
-            words=vectors, width=cut.width // 4, outer=cut.outer, nlook=len(cut.blob) // 16 - cut.outer,
-            iswap=int(bool(index and index.big)), cmode=check.mode if check else 0, normed=int(fused is None),
-            first=first, win0=w0, wend=wend, chunk=per), [source, dst, None, axes, raw, status])
-
-    return fill
-
-
-# ------------------------------------------------------------------ one dispatch a band (the lines: any bands)
+# ------------------------------------------------------------------ the Dispatch variants
 
 
 @dataclass(frozen=True)
 class Dispatch:
     """A variant that writes a band of one window in one dispatch (``fill_one``): the lines in any
-    bands, the others one band."""
+    bands, the slabs in any bands and windows, the others one band of one window."""
 
     key: str  # the variant: its switch in ENABLED; bufs.counts[key] marks it taken (tests look)
     kernel: Frame
     unit: int  # output bytes per unit of work (a word, an element, a slice)
-    per: int  # units an invocation (nd pairs: the run, chosen as it runs)
+    per: int  # units an invocation (nd pairs, windowed slabs: chosen as it runs)
     fields: dict = field(default_factory=dict)  # its Params but the units, iswap and groups_x
     count: str = "count"  # the Params field of the units
     blob: bytes | None = None  # its axes buffer
     row: int = 0  # nd pairs: slices along the last leading axis (0: none)
     ordered: bool = False  # nd pairs: slice p's tuple is the p-th of the index tensor (row-major)
-    first_unit: tuple[str, int] = ("", 0)  # lines: the Params field of a band's first unit, and its bytes
+    first_unit: tuple[str, int] = ("", 0)  # lines, slabs: the Params field of a band's first unit, its bytes
 
     def uploads_own(self, tuples: int) -> bool:
         """Whether ``fill_one`` uploads these ``tuples`` itself, a band at a
         time (the caller then passes no raw buffer)."""
         return self.ordered and tuples * TUPLE > RAW_BAND
+
+
+def slabs(cut: slices.Slices, check: Check, fused: Fused | None, single: bool) -> Dispatch:
+    """Whole slices in vec4s (``cut.vec4()``), in any bands and windows, the indices checked as read
+    (``fused``) or by the index check before (its offsets): ``whole`` (VECS a lane) for one band of one buffer
+    (``single``), fused, else ``windowed``."""
+    name = "whole" if single and fused is not None else "windowed"
+    kernel = SLICES[name]
+    return Dispatch("slabs", kernel, 16, kernel.schedule.per, dict(
+        cut.fields, width=cut.width // 4, cmode=check.mode if fused else 0, normed=int(fused is None), win0=0,
+        wend=NO_BAD if name == "windowed" else 0, chunk=kernel.schedule.per), "words", cut.blob,
+        first_unit=("first", 16))
 
 
 def lines(table: Table, bits: int, check: Check, raw: Index | None) -> Dispatch | None:
@@ -274,28 +248,36 @@ def reverse_runs(table: Table, bits: int, check: Check) -> Dispatch | None:
 
 def fill_one(bufs: Buffers, d: Dispatch, src: Any, fused: Fused | None, norm: Any, bits: int,
              max_dim: int) -> Fill:
-    """``run_bands``' fill for ``d`` from the one window's buffer, bound as (src, dst, params, [axes,] raw,
-    status), the raw indices checked as read (``fused``) or ``norm``, those the index check checked (the
-    lines only): one dispatch a band, or where ``d.uploads_own`` (``fused`` holds no raw buffer) one per
+    """``run_bands``' fill for ``d`` from the one window's buffer ``src`` (the slabs: each window's), bound as
+    (src, dst, params, [axes,] raw, status), the raw indices checked as read (``fused``) or ``norm``, those
+    the index check checked (the lines and slabs): one dispatch a band, or where ``d.uploads_own`` (``fused`` holds no raw buffer) one per
     band of ``index.source``'s tuples, read a band at a time."""
-    raw, status, index, _ = _indices(bufs, fused, norm)
+    # the index check's offsets ``norm`` in place of raw indices, with a status no one reads
+    raw, status, index, _ = fused if fused is not None else (norm, bufs.new("no status", 16, U.STORAGE), None, None)
     per, fields = d.per, dict(d.fields, iswap=int(bool(index and index.big)))
     if d.key == "nd pairs":
         per = RUNS["long" if d.row >= LONG_ROW and answer(bufs.gpu, "nd_run") == "long" else "short"]
         bufs.counts["nd run"] = fields["run"] = per  # tests look
+    elif d.kernel is SLICES["windowed"]:  # its vectors an invocation: choose.py's ``slab_chunk`` answer
+        per = bufs.counts["slab chunk"] = fields["chunk"] = int(answer(bufs.gpu, "slab_chunk"))
     bufs.counts[d.key] = 1
     axes = [] if d.blob is None else [bufs.holding(f"{d.key} axes", d.blob)]
 
     def fill(dst: Any, e0: int, n: int, window: Any) -> None:
-        assert window is None and (e0 == 0 or d.first_unit[0]), "a band of one window (the lines), else one band"
-        units = n * bits // 8 // d.unit
+        assert (window is None or "win0" in fields) and (e0 == 0 or d.first_unit[0]), "windows: the slabs only"
+        units, source = n * bits // 8 // d.unit, src
         record = dict(fields, **{d.count: units})
-        if d.first_unit[0]:  # the lines: the band's first unit
+        if d.first_unit[0]:  # the lines and slabs: the band's first unit
             record[d.first_unit[0]] = e0 * bits // 8 // d.first_unit[1]
+        if window is not None:  # a slabs window starts on a whole vector (plan_windows': 128 elements)
+            source, w0 = window[0], window[1] * bits // 8 // d.unit
+            record.update(win0=w0, wend=w0 + -(-window[2] * bits // (8 * d.unit)))
+        if d.kernel is SLICES["windowed"]:
+            bufs.counts["windowed slab runs"] = bufs.counts.get("windowed slab runs", 0) + 1
         parts = [(units, raw, record)] if raw is not None else _bands(bufs, index, units, per, fields)
         for part, part_raw, params in parts:  # each part taken after the one before was submitted
             launch(bufs, d.kernel, part, per, max_dim, f"{d.key} params", params,
-                   [src, dst, None, *axes, part_raw, status])
+                   [source, dst, None, *axes, part_raw, status])
 
     return fill
 

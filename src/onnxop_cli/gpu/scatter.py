@@ -6,7 +6,7 @@ order; the output is read back once no update is pending.
     the rounds (gpu/scatter_claims.py), or one kernel that applies every update (``_kernel``)
 
 The kernels that skip the rounds: ScatterND with reduction none whose slices
-are whole words (gpu/slices.py's plan; ``_by_slices``: a claim per index
+are whole words (gpu/render/slices.py's plan; ``_by_slices``: a claim per index
 tuple, then a word copy), and ScatterElements with a reduction over enough
 lines (``_by_lines``: an invocation applies a line's updates in index order;
 only they can name its elements).
@@ -31,7 +31,7 @@ from .render.scatter import Lines
 from .render.scatter_slices import Slices
 from .scatter_claims import DUPLICATES, Fill, Reduce, apply_head, arithmetic, rounds, scatter_banded
 
-from . import slices
+from .render import slices
 
 
 def scatter_indexed(

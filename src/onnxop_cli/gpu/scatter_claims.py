@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import OpError
-from . import gather_windows
+from . import indexed_buffers
 from .buffers import reset_status
 from .choose import answer
 from .device import Gpu
@@ -110,7 +110,7 @@ def rounds(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, targets: Any, data: Data
     # new buffers are zeroed: no element claimed, no update done
     claim = bufs.new("claims", 4 * (data.size if band is None else band[1]), U.STORAGE)
     done = bufs.new("done", 4 * (-(-n // 32)), U.STORAGE)
-    status = bufs.small("status")
+    status = bufs.result("status")
     none = reduce.kind == "none"
     # two lists, the pending ones and the next; none runs one batch and never reads a list: a stand-in next
     lists = [bufs.new("pending", 4 * n if k == 0 or not none else 4, U.STORAGE) for k in range(2)]
@@ -171,11 +171,12 @@ class Fill:
         if self.on_device and self.direct:
             return
         if self.direct:
-            self.staging = bufs.new("upload", min(gather_windows.UPLOAD_STEP, band * data.bits // 8),
+            self.staging = bufs.new("upload", min(indexed_buffers.UPLOAD_STEP, band * data.bits // 8),
                                     U.MAP_WRITE | U.COPY_SRC)
             return
-        self.windows = gather_windows.plan(gpu, bufs, data.source, data.size, data.bits, binding_limit(gpu),
-                                           data.nbytes, band * data.bits // 8, stream=False)
+        self.windows = indexed_buffers.plan_windows(gpu, bufs, data.source, data.size, data.bits,
+                                                    binding_limit(gpu), data.nbytes, band * data.bits // 8,
+                                                    stream=False)
         ident = Table.over(data.shape, data.strides or row_strides(data.shape), (0,) * len(data.shape))
         self.kernel = Gather(bufs, self.windows.first, bufs.new("norm", 16, U.STORAGE), ident, max_dim, None,
                              data.bits, data.swap)
@@ -191,8 +192,8 @@ class Fill:
             return
         if self.direct:
             nbytes = (bn * d.bits + 7) // 8
-            gather_windows.write(self.gpu, out, gather_windows.Slice(d.source, b0 * d.bits // 8, nbytes), nbytes,
-                                 self.staging)
+            indexed_buffers.write(self.gpu, out, indexed_buffers.Slice(d.source, b0 * d.bits // 8, nbytes),
+                                  nbytes, self.staging)
             return
         for w, (buf, w0, wn) in enumerate(self.windows.each()):
             self.kernel.run(out, b0, bn, None if self.windows.single else (buf, w0, wn, w > 0))

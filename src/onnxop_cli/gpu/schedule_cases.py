@@ -226,7 +226,7 @@ def gather_source(gpu: Gpu) -> Case:
     storage buffer cleared on the device, and how much of it the process's
     resident memory grew by (lavapipe and llvmpipe: all of it; a GPU's own
     memory: none). Streaming a gather's source bounds the process's peak
-    only where it is (gpu/gather_windows.py); it is always the slower way."""
+    only where it is (gpu/indexed_buffers.py); it is always the slower way."""
     from .engines.base import BufferUsage as U
     from .engines.base import MapMode
 

@@ -38,7 +38,7 @@ def gather(op: str, data: Shape, indices: Shape, axis: int, ds=None, is_=None) -
     shape = data[:a] + indices + data[a + 1 :]
     dstr = ds[:a] + (0,) * len(indices) + ds[a + 1 :]
     istr = (0,) * a + is_ + (0,) * (r - a - 1)
-    # gpu/slices.py: each index selects the contiguous slab data[..., i, ...] after the axis, copied in
+    # gpu/render/slices.py: each index selects the contiguous slab data[..., i, ...] after the axis, copied in
     # vec4s where it is whole ones ("slabs"; narrower whole words: choose.py's gather_words measures which)
     table = Table.over(shape, dstr, istr, ((ds[a], 0),), extra={"slices": "slabs"})
     return table, Check((data[a],), op, what=_about(data, [a]))
@@ -81,7 +81,7 @@ def gather_nd(op: str, data: Shape, indices: Shape, batch_dims: int, ds=None, is
     lookups = tuple((ds[b + t], t * is_[-1]) for t in range(m))
     bounds = tuple(data[b + t] for t in range(m))
     check = Check(bounds, op, what=_about(data, [b + t for t in range(m)]), inner=is_[-1])
-    return Table.over(shape, dstr, istr, lookups, extra={"slices": True}), check  # gpu/slices.py
+    return Table.over(shape, dstr, istr, lookups, extra={"slices": True}), check  # gpu/render/slices.py
 
 
 def reverse_sequence(op: str, data: Shape, lens: Shape, batch_axis: int, time_axis: int,
@@ -133,7 +133,7 @@ def scatter_nd(op: str, data: Shape, indices: Shape, updates: Shape, is_=None) -
     istr = is_[:-1] + (0,) * (r - m)
     lookups = tuple((ds[t], t * is_[-1]) for t in range(m))
     check = Check(data[:m], op, what=_about(data, list(range(m))), inner=is_[-1])
-    return Table.over(updates, dstr, istr, lookups, extra={"slices": True}), check  # gpu/slices.py
+    return Table.over(updates, dstr, istr, lookups, extra={"slices": True}), check  # gpu/render/slices.py
 
 
 def tensor_scatter(op: str, past: Shape, update: Shape, indices: Shape | None, axis: int,

@@ -20,7 +20,7 @@ AXIS = Struct("Axis", (("dim", "u32"), ("stride", "u32"), ("pad0", "u32"), ("pad
 
 
 # The whole-slice kernels' Params (render/slices.py's gather, scatter_slices.py's scatter: one slice plan,
-# gpu/slices.py, fills both); the gather's vector variants add fields.
+# render/slices.py's, fills both); the gather's vector variants add fields.
 SLICE_FIELDS = (
     ("words", "u32"),     # output units (words, or vectors); the scatter: update words (its claim: index tuples)
     ("groups_x", "u32"),  # workgroups per row of the dispatch grid

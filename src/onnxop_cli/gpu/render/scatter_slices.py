@@ -1,5 +1,5 @@
 """ScatterND with reduction none by whole slices (gpu/scatter.py's
-``_by_slices``, where gpu/slices.py finds the slices whole words), once the
+``_by_slices``, where gpu/render/slices.py finds the slices whole words), once the
 data is in ``out``, in two steps (``Slices.step``):
 
 ``claim``

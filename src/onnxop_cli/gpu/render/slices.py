@@ -5,7 +5,7 @@
 
 (o: slice p's multi-index over the ``outer`` leading output axes, an Axis of
 gpu/index_table.py each, strides in words; ip = sum_k o_k * istride_k its
-tuple's position; lookup t a Lookup at axes[outer + t]). gpu/slices.py takes
+tuple's position; lookup t a Lookup at axes[outer + t]). ``plan`` takes
 this only where every slice and stride is whole words; the walk (``row``,
 ``next``, ``base``) reads a tuple once per slice, never per element. Variants:
 
@@ -14,7 +14,7 @@ this only where every slice and stride is whole words; the walk (``row``,
     one buffer: a quarter of the loads, stores and bounds tests per byte.
     Strides stay in words; ``words`` and ``width`` count vectors.
 ``windowed``: vectors of any band (``first``: its first), ``chunk`` an
-    invocation, from the window [win0, wend) of the source (gpu/gather_windows.py;
+    invocation, from the window [win0, wend) of the source (gpu/indexed_buffers.py;
     windows start on whole vectors): a slab's part outside is one test, inside
     copied straight, across an edge vector by vector. ``normed`` 1: the index check (gpu/render/indexed.py)
     checked them before, ``raw`` its u32 offsets seen as pairs.
@@ -26,8 +26,10 @@ a unit, so every index is read, and the host reads nothing back then.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
+from ..index_table import TABLE_AXIS, TABLE_LOOKUP, Table
 from ..layout import Struct
 from .frame import Binding, Frame
 from .indices import SLICE_FIELDS, SLICE_PARAMS, checked_index, row, slice_copy, table, walk
@@ -164,3 +166,53 @@ _WINDOWED = """    let chunk = params.chunk;
 """
 
 KERNELS = {v: SliceGather(v) for v in VARIANTS}
+
+
+# The plan, for ScatterND's whole slices too (render/scatter_slices.py): the slice is the trailing output axes
+# that read no index and are contiguous in the data; it and every other stride must be whole 32-bit words.
+
+M = 0xFFFFFFFF  # strides as two's complement u32 words
+
+
+@dataclass(frozen=True)
+class Slices:
+    width: int  # words per slice
+    outer: int  # leading output axes
+    blob: bytes  # the kernel's axes buffer
+    strides: tuple[int, ...] = ()  # every data stride of the table (leading axes', lookups'), in words
+
+    def vec4(self) -> bool:
+        """Whether every slice and stride is whole 16-byte vectors, which the vec4 variants move with a
+        quarter of the word copy's loads, stores and bounds tests (by construction, not a measured speed)."""
+        return all(w % 4 == 0 for w in (self.width, *self.strides))
+
+    @property
+    def fields(self) -> dict[str, int]:
+        """What a slice kernel's Params say of the plan (render/scatter_slices.py's, as these kernels')."""
+        return {"width": self.width, "outer": self.outer, "nlook": len(self.blob) // 16 - self.outer}
+
+
+def plan(table: Table, bits: int, bounds: tuple[int, ...]) -> Slices | None:
+    """The slice plan of ``table`` for elements of ``bits``, or None. Only
+    tables that ask for it (``extra["slices"]``: GatherND's and ScatterND's) take it."""
+    if table.mode != 0 or not table.lookups or table.size == 0 or not table.extra.get("slices"):
+        return None
+    rank = len(table.shape)
+    k, run = rank, 1  # the slice: trailing axes with no index, contiguous in the data
+    while k > 0 and table.index.strides[k - 1] == 0 and (table.shape[k - 1] == 1 or table.data.strides[k - 1] == run):
+        run *= table.shape[k - 1]
+        k -= 1
+    slice_bits = math.prod(table.shape[k:]) * bits
+    if slice_bits % 32:
+        return None
+    strides = [s for d, s in zip(table.shape[:k], table.data.strides[:k]) if d > 1] + [s for s, _ in table.lookups]
+    if any((s * bits) % 32 for s in strides):
+        return None
+    axes = [{"dim": d, "dstride": ((s * bits) // 32) & M, "istride": i & M}
+            for d, s, i in zip(table.shape[:k], table.data.strides[:k], table.index.strides[:k])]
+    elems = math.prod(table.shape[k:])  # claim: a lookup's stride in slices (ScatterND's claims)
+    looks = [{"stride": ((s * bits) // 32) & M, "ioff": o, "bound": bounds[t % len(bounds)], "claim": (s // elems) & M}
+             for t, (s, o) in enumerate(table.lookups)]
+    blob = TABLE_AXIS.layout.pack_rows(axes) + TABLE_LOOKUP.layout.pack_rows(looks)
+    words = tuple(r["dstride"] for r in axes) + tuple(r["stride"] for r in looks)
+    return Slices(slice_bits // 32, k, blob, words)
