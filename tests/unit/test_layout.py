@@ -12,9 +12,8 @@ from pathlib import Path
 import pytest
 
 from onnxop_cli.gpu import nonzero
-from wgsl_text import parse, structs
+from wgsl_text import parse, shader_names, structs
 from onnxop_cli.gpu.render.scatter import ROUND_PARAMS
-from onnxop_cli.gpu.shaders import shader_names
 
 GPU = Path(__file__).resolve().parents[2] / "src" / "onnxop_cli" / "gpu"
 HAND_WRITTEN = {nonzero.SHADER: nonzero}  # a hand-written body -> the module declaring what it reads (wgsl())
