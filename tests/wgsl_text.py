@@ -1,15 +1,29 @@
 """The tests' readers of WGSL text. Only tests read WGSL back: the host packs from the declarations and
 asks a kernel's frame what it needs; these hold both to the text the kernel compiles. ``parse``: a
 struct's layout (a kernel's declared Struct, gpu/layout.py); ``needs_of``: the features and limits the
-text uses (a frame's ``needs``, gpu/render/frame.py)."""
+text uses (a frame's ``needs``, gpu/render/frame.py); ``shader_names`` and ``part_names``: the shipped
+files gpu/shaders.py loads."""
 
 from __future__ import annotations
 
 import re
+from importlib import resources
 from typing import Sequence
 
 from onnxop_cli.gpu.layout import Layout, Struct
 from onnxop_cli.gpu.render.frame import FEATURES, Needs
+
+def shader_names() -> list[str]:
+    """Every shipped ``.wgsl`` kernel (the parts in ``lib/`` are not kernels)."""
+    root = resources.files("onnxop_cli.shaders")
+    return sorted(p.name for p in root.iterdir() if p.name.endswith(".wgsl"))
+
+
+def part_names() -> list[str]:
+    """Every shipped part (``lib/<name>.wgsl``)."""
+    root = resources.files("onnxop_cli.shaders").joinpath("lib")
+    return sorted(f"lib/{p.name}" for p in root.iterdir() if p.name.endswith(".wgsl"))
+
 
 _STRUCT = re.compile(r"^struct\s+(\w+)\s*\{(.*?)^\}", re.MULTILINE | re.DOTALL)
 _MEMBER = re.compile(r"^\s*(\w+)\s*:\s*([\w<>, ]+?)\s*,?\s*(?://.*)?$")

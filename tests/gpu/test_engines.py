@@ -22,7 +22,8 @@ from onnxop_cli.gpu import nonzero
 from onnxop_cli.gpu.gather import GENERAL
 from onnxop_cli.gpu.program import Program
 from onnxop_cli.gpu.render.strided import KERNELS as STRIDED_KERNELS
-from onnxop_cli.gpu.shaders import shader_names, shader_source
+from onnxop_cli.gpu.shaders import shader_source
+from wgsl_text import shader_names
 
 STRIDED = STRIDED_KERNELS["generic"]
 

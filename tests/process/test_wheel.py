@@ -21,7 +21,7 @@ import pytest
 
 from commands import run_commands
 from conftest import random_array
-from onnxop_cli.gpu.shaders import part_names, shader_names
+from wgsl_text import part_names, shader_names
 
 REPO = Path(__file__).resolve().parents[2]
 # The package is under test, not a kernel: each engine's first backend
@@ -168,12 +168,13 @@ def test_installed_wheel_checks_the_doc_examples_from_another_folder(venv, tmp_p
 def test_installed_package_is_the_wheel_not_the_source(venv, tmp_path):
     done = subprocess.run(
         [str(venv / "bin" / "python"), "-c",
-         "import onnxop_cli.gpu.shaders as s, onnxop_cli; print(onnxop_cli.__file__); print(s.shader_names())"],
+         "import onnxop_cli.gpu.shaders as s, onnxop_cli; print(onnxop_cli.__file__); "
+         "print(s.shader_source('nonzero.wgsl').splitlines()[0])"],
         cwd=tmp_path, capture_output=True, text=True, check=True,
     )
-    path, names = done.stdout.splitlines()
+    path, first = done.stdout.splitlines()
     assert Path(path).is_relative_to(venv)
-    assert "nonzero.wgsl" in names
+    assert first.startswith("// NonZero")  # the wheel's loader finds its kernel
     module = subprocess.run(
         [str(venv / "bin" / "python"), "-m", "onnxop_cli", "--help"], cwd=tmp_path, capture_output=True, text=True
     )

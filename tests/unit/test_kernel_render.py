@@ -207,7 +207,8 @@ def test_the_scatter_parts_are_the_ones_their_kernels_include():
     from pathlib import Path
 
     from onnxop_cli.gpu.render import scatter_slices
-    from onnxop_cli.gpu.shaders import part_names, shader_source
+    from onnxop_cli.gpu.shaders import shader_source
+    from wgsl_text import part_names
 
     texts = [k.wgsl() for k in scatter_kernels()]
     held = {p for p in part_names() if any(shader_source(p).strip() in t for t in texts)}

@@ -9,22 +9,23 @@ import re
 from pathlib import Path
 
 from onnxop_cli.gpu import shaders
+from wgsl_text import part_names, shader_names
 from onnxop_cli.gpu import render
 
 
 def test_every_kernel_has_its_entry_point():
-    for name in shaders.shader_names():
+    for name in shader_names():
         assert re.search(r"@compute", shaders.shader_source(name)), f"{name}: no entry point"
 
 
 def test_every_part_is_rendered_and_is_not_a_kernel():
-    parts = shaders.part_names()
+    parts = part_names()
     assert parts, "no parts in shaders/lib"
     renderers = "".join(p.read_text() for p in Path(render.__file__).parent.glob("*.py"))
     rendered = set(re.findall(r'"(lib/\w+\.wgsl)"', renderers))  # the parts gpu/render/'s kernels load
     for part in parts:
         assert part in rendered, f"{part} is in no rendered kernel"
-        assert part.split("/")[-1] not in shaders.shader_names()
+        assert part.split("/")[-1] not in shader_names()
 
 
 def test_a_part_is_its_file(tmp_path, monkeypatch):

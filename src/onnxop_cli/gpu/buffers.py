@@ -19,16 +19,10 @@ import struct
 from typing import TYPE_CHECKING, Any, Iterable
 
 from ..errors import UsageError
-from .engines.base import BufferUsage, MapMode
+from .engines.base import BufferUsage, MapMode  # noqa: F401 - BufferUsage: the kernels import it from here
 
 if TYPE_CHECKING:
     from .device import Gpu
-
-__all__ = [
-    "BufferUsage", "COPY_ALIGN", "DEFAULT_CHUNK", "ENV_POISON", "MapMode", "WORD",
-    "Owned", "binding_limit", "can_map", "destroy_all", "dispatch_limit", "env_poison", "grid", "reset_status",
-    "read_through", "round_up", "submit_copy", "write_mapped",
-]
 
 COPY_ALIGN = 4  # bytes: WebGPU's copy and map granularity
 WORD = 16  # bytes of one vec4<u32>; every kernel buffer is a multiple of this

@@ -12,7 +12,8 @@ an error (but ``pad*`` fields, which are zero), so is a name the struct lacks,
 and so is a value that does not fit (the tests read each kernel's WGSL back, tests/wgsl_text.py, and
 hold the declarations to it). A ``u32`` takes 0 .. 2**32-1 or a negative int32 (two's complement: the
 kernels read signed strides from u32 words); a ``vec2<u32>`` takes a 64-bit integer (low word first,
-negatives as two's complement) or two words; a ``vecN<u32>`` or an ``array<u32, N>`` takes N words.
+negatives as two's complement) or two words; a ``vec4<u32>`` takes four words. No kernel declares other
+member types (a struct member aside), so the host lays out no others.
 """
 
 from __future__ import annotations
@@ -23,15 +24,12 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Iterable
 
-_SCALARS = {"u32": "I", "i32": "i", "f32": "f"}
-
-
 @dataclass(frozen=True)
 class Field:
     name: str
     offset: int  # bytes from the struct's start
-    scalar: str  # "u32", "i32" or "f32"
-    count: int  # scalars (4 bytes each, one after another): 1, N for vecN or array<scalar, N>, 4N for array<vec4, N>
+    scalar: str  # "u32", or "struct"
+    count: int  # words, one after another: 1, or N for vecN
     align: int
     size: int
     inner: "Layout | None" = None  # a member that is a struct of the same shader: given as a dict
@@ -68,8 +66,7 @@ class Layout:
                 out[f.offset:f.offset + f.size] = f.inner.pack(**given)
                 continue
             words = _words(f, values[f.name], self)
-            for k, w in enumerate(words):
-                struct.pack_into("<" + _SCALARS[f.scalar], out, f.offset + 4 * k, w)
+            struct.pack_into(f"<{len(words)}I", out, f.offset, *words)
         return bytes(out)
 
     def pack_rows(self, rows: "Iterable[dict[str, object]]") -> bytes:
@@ -79,15 +76,10 @@ class Layout:
         return b"".join(self.pack(**row) for row in rows)
 
 
-def _words(f: Field, value: object, where: Layout) -> list:
-    if f.scalar == "f32":
-        items = list(value) if isinstance(value, (list, tuple)) else [value]
-        if len(items) != f.count:
-            raise ValueError(f"{where.shader} {where.struct}.{f.name}: {f.count} values, got {len(items)}")
-        return [float(v) for v in items]
+def _words(f: Field, value: object, where: Layout) -> list[int]:
     if isinstance(value, (list, tuple)):
         items = [int(v) for v in value]
-    elif f.count == 2 and f.scalar == "u32":  # a 64-bit integer in two words, low first
+    elif f.count == 2:  # a 64-bit integer in two words, low first
         v = int(value)  # type: ignore[call-overload]
         if not -(1 << 63) <= v < (1 << 64):
             raise ValueError(f"{where.shader} {where.struct}.{f.name}: {v} does not fit 64 bits")
@@ -97,32 +89,19 @@ def _words(f: Field, value: object, where: Layout) -> list:
         items = [int(value)]  # type: ignore[call-overload]
     if len(items) != f.count:
         raise ValueError(f"{where.shader} {where.struct}.{f.name}: {f.count} values, got {len(items)}")
-    lo, hi = (-(1 << 31), 1 << 32) if f.scalar == "u32" else (-(1 << 31), 1 << 31)
     for v in items:
-        if not lo <= v < hi:
+        if not -(1 << 31) <= v < (1 << 32):
             raise ValueError(f"{where.shader} {where.struct}.{f.name}: {v} does not fit a {f.scalar}")
-    if f.scalar == "u32":
-        return [v & 0xFFFFFFFF for v in items]
-    return items
+    return [v & 0xFFFFFFFF for v in items]
 
 
 def _type(text: str) -> tuple[str, int, int, int]:
-    """(scalar, count, align, size) of a WGSL member type."""
-    text = text.replace(" ", "")
-    if text in _SCALARS:
-        return text, 1, 4, 4
-    m = re.fullmatch(r"vec([234])<(u32|i32|f32)>", text)
-    if m:
-        n = int(m.group(1))
-        align = 8 if n == 2 else 16
-        return m.group(2), n, align, 4 * n
-    m = re.fullmatch(r"array<(u32|i32|f32|vec4<(?:u32|i32|f32)>),(\d+)u?>", text)
-    if m:
-        inner, n = m.group(1), int(m.group(2))
-        if inner.startswith("vec4"):
-            return inner[5:8], 4 * n, 16, 16 * n
-        return inner, n, 4, 4 * n
-    raise ValueError(f"member type {text!r} has no host layout here")
+    """(scalar, count, align, size) of a WGSL member type: ``u32``, ``vec2<u32>`` or ``vec4<u32>``."""
+    m = re.fullmatch(r"u32|vec([24])<u32>", text.replace(" ", ""))
+    if m is None:
+        raise ValueError(f"member type {text!r} has no host layout here")
+    n = int(m.group(1) or 1)
+    return "u32", n, 4 * n, 4 * n
 
 
 @dataclass(frozen=True)

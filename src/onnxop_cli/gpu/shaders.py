@@ -9,8 +9,8 @@ The kernels are rendered (gpu/render/); what is left here is written by hand
 where a generator would be worse (each file's header says why): NonZero's
 kernel, and in ``shaders/lib/`` the parts a renderer puts in the kernels it
 writes (no entry point; they use the bindings and ``Params`` fields their
-header names, which the kernel declares, and the parts it names before them),
-so ``shader_names`` does not list them.
+header names, which the kernel declares, and the parts it names before them).
+Only the tests list the files (tests/wgsl_text.py's ``shader_names``).
 """
 
 from __future__ import annotations
@@ -24,14 +24,3 @@ def shader_source(name: str) -> str:
     """The WGSL text of ``shaders/<name>`` (a kernel, or ``lib/<part>``)."""
     return resources.files("onnxop_cli.shaders").joinpath(*name.split("/")).read_text(encoding="utf-8")
 
-
-def shader_names() -> list[str]:
-    """Every shipped ``.wgsl`` kernel (the parts in ``lib/`` are not kernels)."""
-    root = resources.files("onnxop_cli.shaders")
-    return sorted(p.name for p in root.iterdir() if p.name.endswith(".wgsl"))
-
-
-def part_names() -> list[str]:
-    """Every shipped part (``lib/<name>.wgsl``)."""
-    root = resources.files("onnxop_cli.shaders").joinpath("lib")
-    return sorted(f"lib/{p.name}" for p in root.iterdir() if p.name.endswith(".wgsl"))
