@@ -21,6 +21,7 @@ import time
 from dataclasses import replace
 from typing import Any, Optional, Sequence
 
+from ..core.region import c_strides
 from ..errors import OpError
 from . import choose
 from .buffers import WORD, BufferUsage, binding_limit, dispatch_limit, env_poison, reset_status, round_up
@@ -138,11 +139,7 @@ def run_elementwise(
 def _c_strides(shape: Sequence[int]) -> tuple[int, ...]:
     """The strides of an input read directly: row-major over ``shape``, 0 on
     axes of extent 1 (as ops/tensor_op.broadcast_strides gives them)."""
-    out, step = [], 1
-    for d in reversed(shape):
-        out.append(step if d != 1 else 0)
-        step *= d
-    return tuple(reversed(out))
+    return tuple(0 if d == 1 else s for d, s in zip(shape, c_strides(shape)))
 
 
 def _axes(shape: Sequence[int], strides: Sequence[Sequence[int]]) -> bytes:

@@ -1,15 +1,8 @@
 """The host of the kernels on the whole-word schedule (gpu/render/select.py, one_hot.py): Where's select
-(``run_select``), OneHot (``run_one_hot``), their schedule, and the one loop that walks an output in
-bands through them (``walk``) on gpu/pieces.py's ``Run`` (buffers, uploads, readback, a graph's device
-sources and sinks): only the kernel and its parameters differ.
-
-    for each band of the output (at most one binding and BAND bytes):
-        poison dst (tests); the band's uploads and its Params (the host's
-        ``band``); one dispatch; readback dst --sink-->
-
-A schedule (``WGxWORDS`` among ``choose.WORD_SCHEDULES``) is the answer to the kernel's schedule question
-(gpu/choose.py: ``select``, ``one_hot``), asked only when it runs; a body that holds its own word count
-keeps it with the answer's workgroup (the kernel's ``KEEPS``).
+(``run_select``), OneHot (``run_one_hot``), and the one loop that walks an output in bands through them
+(``walk``) on gpu/pieces.py's ``Run`` (buffers, uploads, readback, a graph's device sources and sinks):
+only the kernel and its parameters differ. A schedule (``WGxWORDS`` among ``choose.WORD_SCHEDULES``) is
+the answer to the kernel's question (gpu/choose.py: ``select``, ``one_hot``), asked only when it runs.
 
 Where runs the select when each input is element ``(e // div) % size`` of itself for output element e
 (ops/where.py's run forms): on CPU adapters (``can_map``) the windows and dst mapped themselves,
@@ -170,8 +163,8 @@ def run_select(
         buffers[in_dst] = run.dst
 
     def band(start: int, n: int, _, encoder) -> dict:
-        inputs = []
-        for k, ((div, size), width) in enumerate(zip(forms, widths)):
+        fields: dict[str, Any] = {"in_dst": in_dst}
+        for k, (v, (div, size), width) in enumerate(zip("cxy", forms, widths)):
             source = sources[k]
             assert source is not None
 
@@ -187,18 +180,18 @@ def run_select(
             if whole[k]:
                 if start == 0:
                     assert upload(0, size - 1) == 0
-                inputs.append((0, (start // div) % size, start % div, div, size))
+                q0, r0, wrap = (start // div) % size, start % div, size
             elif full[k]:
                 first = upload(start, start + n - 1)
                 assert k == 0 or first == start, "a band starts on a word of X and Y"
-                inputs.append((1, start - first, 0, 1, NEVER))
+                q0, r0, wrap = start - first, 0, NEVER
             else:
                 lo = start // div
                 first = upload(lo, (start + n - 1) // div)
-                inputs.append((0, lo - first, start % div, div, NEVER))
-        c, x, y = ({"q0": q0, "r0": r0, "div": div, "wrap": wrap} for _, q0, r0, div, wrap in inputs)
-        c_full, x_full, y_full = (i[0] for i in inputs)
-        return {"c_full": c_full, "x_full": x_full, "y_full": y_full, "in_dst": in_dst, "c": c, "x": x, "y": y}
+                q0, r0, wrap = lo - first, start % div, NEVER
+            fields[f"{v}_full"] = int(full[k])
+            fields[v] = {"q0": q0, "r0": r0, "div": div, "wrap": wrap}
+        return fields
 
     bands = ((start, min(band_elements, count - start), None) for start in range(0, count, band_elements))
     return walk(run, rendered, bands, band, bits=bits, sink=sink, poison=None if in_dst else poison,
