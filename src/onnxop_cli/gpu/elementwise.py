@@ -75,8 +75,7 @@ def run_elementwise(
     band = max(64, min(BAND * 8 // out_bits, (cap - 2 * WORD) * 8 // widest) // 64 * 64)
     sizes = []
     for k, (source, d) in enumerate(zip(sources, direct)):
-        need = round_up(min(count, band) * bits[k] // 8 + WORD, WORD) if d else round_up(source.data.nbytes + WORD,
-                                                                                          WORD)
+        need = round_up((min(count, band) * bits[k] // 8 if d else source.data.nbytes) + WORD, WORD)
         if need > cap:
             raise OpError(f"{where}: input {k} ({source.data.nbytes} bytes, broadcast) is larger than one "
                           f"binding ({cap} bytes); onnxop reads a broadcast input whole")

@@ -67,11 +67,11 @@ def walk(run: Run, kernel: OnWords, bands: Iterable[Band], band: Callable[[int, 
     release ``run``; ``band(start, n, extra, encoder)`` uploads the band's
     windows (on ``encoder``, None when ``run`` is mapped) and returns its
     Params fields beyond the words, grid, elements and width. Returns the
-    bytes written; ``stats["bands"]`` counts the bands, ``stats["seconds"]``
-    their time from the dispatch to the bytes read back (what the schedule
-    changes: schedule_cases.py times it)."""
+    bytes written; ``stats["schedule"]`` is the kernel's, ``stats["bands"]``
+    counts the bands, ``stats["seconds"]`` their time from the dispatch to
+    the bytes read back (what the schedule changes: schedule_cases.py times it)."""
     gpu, written = run.gpu, 0
-    stats["seconds"] = 0.0
+    stats["schedule"], stats["seconds"] = kernel.schedule, 0.0
     try:
         for start, n, extra in bands:
             nbytes = (n * bits + 7) // 8
@@ -155,7 +155,6 @@ def run_select(
     need = [min(cap, _window(form, band_elements, width, w)) for form, width, w in zip(forms, widths, whole)]
     sizes = tuple(WORD if in_dst and k == in_dst else need[k] for k in (1, 0, 2))  # (src: X, mask, other: Y)
     rendered = kernel(gpu, "select", select_variant(bits, forms, count))
-    stats["schedule"] = rendered.schedule
     run = Run(gpu, band_bytes, cap, max_groups_per_dim, kernel=rendered, sizes=sizes,  # type: ignore[arg-type]
               shared_upload=max(need), mapped=mapped)
     buffers = [run.mask, run.src, run.other]
@@ -264,7 +263,6 @@ def run_one_hot(
         reach = max(reach, hi - lo + 1)
     need = min(cap, round_up(reach * index_bits // 8 + 2 * WORD, WORD))
     rendered = kernel(gpu, "one_hot", one_hot_variant(bits, inner))
-    stats["schedule"] = rendered.schedule
     run = Run(gpu, band_bytes, cap, max_groups_per_dim, kernel=rendered, sizes=(need, WORD, WORD), mapped=mapped)
     fixed = {"depth": depth, "ibits": index_bits, "kind": INDEX_KINDS[index_kind], "swap": 1 if source.swap else 0,
              "off": _words(off, bits), "on": _words(on, bits)}

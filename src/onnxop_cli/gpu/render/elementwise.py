@@ -29,6 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from ...core.tensor import DTYPES
 from ..layout import Struct
 from ..shaders import shader_source
 from .frame import Binding, Frame
@@ -123,11 +124,8 @@ fn {s}{op}3(a: vec2<u32>, b: vec2<u32>, c: vec2<u32>) -> vec2<u32> {{
 """ for op in ("min", "max") for s in "su")
 
 _WGSL = {"s32": "i32", "u32": "u32", "s64": "vec2<u32>", "u64": "vec2<u32>", "f": "vec2<u32>"}
-BITS = {  # element bits of the types the kernel reads and writes
-    "bool": 8, "int8": 8, "uint8": 8, "int16": 16, "uint16": 16, "int32": 32, "uint32": 32,
-    "int64": 64, "uint64": 64, "int4": 4, "uint4": 4, "int2": 2, "uint2": 2,
-    "float16": 16, "bfloat16": 16, "float32": 32, "float64": 64, "float8_e4m3fn": 8, "float8_e4m3fnuz": 8,
-    "float8_e5m2": 8, "float8_e5m2fnuz": 8, "float4_e2m1fn": 4, "float8_e8m0fnu": 8}
+# element bits of the types the kernel reads and writes: every type but strings and complex numbers
+BITS = {d.name: d.bits for d in DTYPES if not d.is_string and not d.name.startswith("complex")}
 
 
 # Cast's conversions as data: a source is decoded into lib/float_convert.wgsl's ``Num`` (an integer:
