@@ -272,28 +272,23 @@ class Elementwise(Frame):
         return _main(BITS[self.out])
 
     def _value(self) -> str:
-        expr, is_bool, is_raw = self.expression, False, False
-        if expr.startswith("bool:"):
-            expr, is_bool = expr[len("bool:"):], True
-        if expr.startswith("convert:"):
+        expr = self.expression
+        is_bool = expr.startswith("bool:")  # the expression is a WGSL bool
+        if is_bool:
+            raw = f"vec2<u32>(select(0u, 1u, {expr[len('bool:'):]}), 0u)"
+        elif expr.startswith("convert:"):
             src, cls = self.inputs[0].dtype, self.cls
             num = decode(src, cls.startswith("s"), "a" if cls == "f" else "raw(a)")
-            expr, is_raw = encode(src, self.out, num, saturate=self.saturate, round_mode=self.round_mode,
-                                  tbits=BITS[self.out]), True
-        names = "abc"
-        loads = "".join(f"    let {names[k]} = load{k}(off[{k}]);\n" for k in range(len(self.inputs)))
-        check = ""
-        if self.op in DIVIDES:
-            zero = ZERO[self.cls[1:]].format(v="b", z="0" if self.cls == "s32" else "0u")
-            check = f"    if ({zero}) {{\n        atomicMin(&fault[0], eg);\n    }}\n"
-        if is_bool:
-            raw = f"vec2<u32>(select(0u, 1u, {expr}), 0u)"
-        elif is_raw:
-            raw = expr
+            raw = encode(src, self.out, num, saturate=self.saturate, round_mode=self.round_mode, tbits=BITS[self.out])
         else:
             raw = f"raw({expr})"
         if self.out == "bool" and not is_bool:  # Cast to bool: any bit set is true
             raw = f"nonzero({raw})"
+        loads = "".join(f"    let {'abc'[k]} = load{k}(off[{k}]);\n" for k in range(len(self.inputs)))
+        check = ""
+        if self.op in DIVIDES:
+            zero = ZERO[self.cls[1:]].format(v="b", z="0" if self.cls == "s32" else "0u")
+            check = f"    if ({zero}) {{\n        atomicMin(&fault[0], eg);\n    }}\n"
         return (f"{_raw(self.cls)}\nfn nonzero(v: vec2<u32>) -> vec2<u32> {{\n"
                 "    return vec2<u32>(select(0u, 1u, v.x != 0u || v.y != 0u), 0u);\n}\n\n"
                 f"fn value(e: u32) -> vec2<u32> {{\n    let eg = params.e0 + e;\n    let off = offsets(eg);\n"
