@@ -21,6 +21,7 @@ import time
 from dataclasses import replace
 from typing import Any, Optional, Sequence
 
+from ..core.region import c_strides
 from ..errors import OpError
 from . import choose
 from .buffers import WORD, BufferUsage, binding_limit, dispatch_limit, env_poison, reset_status, round_up
@@ -74,8 +75,7 @@ def run_elementwise(
     band = max(64, min(BAND * 8 // out_bits, (cap - 2 * WORD) * 8 // widest) // 64 * 64)
     sizes = []
     for k, (source, d) in enumerate(zip(sources, direct)):
-        need = round_up(min(count, band) * bits[k] // 8 + WORD, WORD) if d else round_up(source.data.nbytes + WORD,
-                                                                                          WORD)
+        need = round_up((min(count, band) * bits[k] // 8 if d else source.data.nbytes) + WORD, WORD)
         if need > cap:
             raise OpError(f"{where}: input {k} ({source.data.nbytes} bytes, broadcast) is larger than one "
                           f"binding ({cap} bytes); onnxop reads a broadcast input whole")
@@ -138,11 +138,7 @@ def run_elementwise(
 def _c_strides(shape: Sequence[int]) -> tuple[int, ...]:
     """The strides of an input read directly: row-major over ``shape``, 0 on
     axes of extent 1 (as ops/tensor_op.broadcast_strides gives them)."""
-    out, step = [], 1
-    for d in reversed(shape):
-        out.append(step if d != 1 else 0)
-        step *= d
-    return tuple(reversed(out))
+    return tuple(0 if d == 1 else s for d, s in zip(shape, c_strides(shape)))
 
 
 def _axes(shape: Sequence[int], strides: Sequence[Sequence[int]]) -> bytes:

@@ -5,22 +5,18 @@
         sources that fit one binding): upload the windows, one dispatch
         readback dst --sink-->
 
-The sink sees the output in order, band by band, as with the gather kernel
-(gpu/gather.py); host and GPU memory are a few buffers of at most one binding
-whatever the sizes. A piece's source is any input (so Concat of 300 inputs
-binds two buffers, not 300), and the window uploaded is only the part the
-piece reads. Cutting is pure index arithmetic (core/pieces.py's ``cut``, ``fit``), and so are a part's
-Params records (gpu/piece_records.py); a ``Run`` holds
-the buffers and bind group, uploads each group of parts' windows, dispatches and reads each band
-back. Where's select and OneHot (gpu/word_kernels.py) drive one kernel of this layout over a
-``Run``'s buffers (``dispatch_one``).
+The sink sees the output in order, band by band; host and GPU memory are a few buffers of at most
+one binding whatever the sizes. A piece's source is any input (so Concat of 300 inputs binds two
+buffers, not 300), and the window uploaded is only the part the piece reads. Cutting is pure index
+arithmetic (core/pieces.py's ``cut``, ``fit``), and so are a part's Params records
+(gpu/piece_records.py); a ``Run`` holds the buffers and bind group, uploads each group of parts'
+windows, dispatches and reads each band back. Where's select and OneHot (gpu/word_kernels.py) drive
+one kernel of this layout over a ``Run``'s buffers (``dispatch_one``).
 
-By runs (gpu/render/pieces.py's ``words`` and ``edges``, two dispatches recorded in the same
-pass on the general kernel's buffers): a part whose innermost axis is contiguous in the output and
-in its source (``eligible``): Concat's, Split's and Pad's interior, fills (ConstantOfShape, constant
-borders, EyeLike's zeros), Trilu's triangle, and a view that repeats its rows (``repeat_mover``:
-Expand, Tile). Every other part -- masks and selects, other triangles, stride-0 or reversed inner
-axes (Pad's edge, reflect and wrap borders), big-endian sources, short rows -- keeps the general kernel.
+By runs (gpu/render/pieces.py's ``words`` and ``edges``, two dispatches in the same pass on the
+general kernel's buffers): a part whose innermost axis is contiguous in the output and in its source
+(``eligible``): Concat's, Split's and Pad's interior, fills, Trilu's triangle, and a view that repeats
+its rows (``repeat_mover``: Expand, Tile). Every other part keeps the general kernel.
 """
 
 from __future__ import annotations
@@ -295,8 +291,7 @@ class Run(Owned):
         into ``buffer`` (through ``buffer_up``, or straight into ``buffer``
         mapped when ``buffer_up`` is None); returns the element the window
         starts at."""
-        per_word = 32 // bits if bits < 32 else 1
-        first = lo - lo % max(per_word, 1) if bits < 32 else lo
+        first = lo - lo % (32 // bits) if bits < 32 else lo
         start = first * bits // 8
         end = min(-(-(hi + 1) * bits // 8), source.data.nbytes)
         n = end - start

@@ -1,15 +1,8 @@
 """The host of the kernels on the whole-word schedule (gpu/render/select.py, one_hot.py): Where's select
-(``run_select``), OneHot (``run_one_hot``), their schedule, and the one loop that walks an output in
-bands through them (``walk``) on gpu/pieces.py's ``Run`` (buffers, uploads, readback, a graph's device
-sources and sinks): only the kernel and its parameters differ.
-
-    for each band of the output (at most one binding and BAND bytes):
-        poison dst (tests); the band's uploads and its Params (the host's
-        ``band``); one dispatch; readback dst --sink-->
-
-A schedule (``WGxWORDS`` among ``choose.WORD_SCHEDULES``) is the answer to the kernel's schedule question
-(gpu/choose.py: ``select``, ``one_hot``), asked only when it runs; a body that holds its own word count
-keeps it with the answer's workgroup (the kernel's ``KEEPS``).
+(``run_select``), OneHot (``run_one_hot``), and the one loop that walks an output in bands through them
+(``walk``) on gpu/pieces.py's ``Run`` (buffers, uploads, readback, a graph's device sources and sinks):
+only the kernel and its parameters differ. A schedule (``WGxWORDS`` among ``choose.WORD_SCHEDULES``) is
+the answer to the kernel's question (gpu/choose.py: ``select``, ``one_hot``), asked only when it runs.
 
 Where runs the select when each input is element ``(e // div) % size`` of itself for output element e
 (ops/where.py's run forms): on CPU adapters (``can_map``) the windows and dst mapped themselves,
@@ -74,11 +67,11 @@ def walk(run: Run, kernel: OnWords, bands: Iterable[Band], band: Callable[[int, 
     release ``run``; ``band(start, n, extra, encoder)`` uploads the band's
     windows (on ``encoder``, None when ``run`` is mapped) and returns its
     Params fields beyond the words, grid, elements and width. Returns the
-    bytes written; ``stats["bands"]`` counts the bands, ``stats["seconds"]``
-    their time from the dispatch to the bytes read back (what the schedule
-    changes: schedule_cases.py times it)."""
+    bytes written; ``stats["schedule"]`` is the kernel's, ``stats["bands"]``
+    counts the bands, ``stats["seconds"]`` their time from the dispatch to
+    the bytes read back (what the schedule changes: schedule_cases.py times it)."""
     gpu, written = run.gpu, 0
-    stats["seconds"] = 0.0
+    stats["schedule"], stats["seconds"] = kernel.schedule, 0.0
     try:
         for start, n, extra in bands:
             nbytes = (n * bits + 7) // 8
@@ -162,7 +155,6 @@ def run_select(
     need = [min(cap, _window(form, band_elements, width, w)) for form, width, w in zip(forms, widths, whole)]
     sizes = tuple(WORD if in_dst and k == in_dst else need[k] for k in (1, 0, 2))  # (src: X, mask, other: Y)
     rendered = kernel(gpu, "select", select_variant(bits, forms, count))
-    stats["schedule"] = rendered.schedule
     run = Run(gpu, band_bytes, cap, max_groups_per_dim, kernel=rendered, sizes=sizes,  # type: ignore[arg-type]
               shared_upload=max(need), mapped=mapped)
     buffers = [run.mask, run.src, run.other]
@@ -170,8 +162,8 @@ def run_select(
         buffers[in_dst] = run.dst
 
     def band(start: int, n: int, _, encoder) -> dict:
-        inputs = []
-        for k, ((div, size), width) in enumerate(zip(forms, widths)):
+        fields: dict[str, Any] = {"in_dst": in_dst}
+        for k, (v, (div, size), width) in enumerate(zip("cxy", forms, widths)):
             source = sources[k]
             assert source is not None
 
@@ -187,18 +179,18 @@ def run_select(
             if whole[k]:
                 if start == 0:
                     assert upload(0, size - 1) == 0
-                inputs.append((0, (start // div) % size, start % div, div, size))
+                q0, r0, wrap = (start // div) % size, start % div, size
             elif full[k]:
                 first = upload(start, start + n - 1)
                 assert k == 0 or first == start, "a band starts on a word of X and Y"
-                inputs.append((1, start - first, 0, 1, NEVER))
+                q0, r0, wrap = start - first, 0, NEVER
             else:
                 lo = start // div
                 first = upload(lo, (start + n - 1) // div)
-                inputs.append((0, lo - first, start % div, div, NEVER))
-        c, x, y = ({"q0": q0, "r0": r0, "div": div, "wrap": wrap} for _, q0, r0, div, wrap in inputs)
-        c_full, x_full, y_full = (i[0] for i in inputs)
-        return {"c_full": c_full, "x_full": x_full, "y_full": y_full, "in_dst": in_dst, "c": c, "x": x, "y": y}
+                q0, r0, wrap = lo - first, start % div, NEVER
+            fields[f"{v}_full"] = int(full[k])
+            fields[v] = {"q0": q0, "r0": r0, "div": div, "wrap": wrap}
+        return fields
 
     bands = ((start, min(band_elements, count - start), None) for start in range(0, count, band_elements))
     return walk(run, rendered, bands, band, bits=bits, sink=sink, poison=None if in_dst else poison,
@@ -271,7 +263,6 @@ def run_one_hot(
         reach = max(reach, hi - lo + 1)
     need = min(cap, round_up(reach * index_bits // 8 + 2 * WORD, WORD))
     rendered = kernel(gpu, "one_hot", one_hot_variant(bits, inner))
-    stats["schedule"] = rendered.schedule
     run = Run(gpu, band_bytes, cap, max_groups_per_dim, kernel=rendered, sizes=(need, WORD, WORD), mapped=mapped)
     fixed = {"depth": depth, "ibits": index_bits, "kind": INDEX_KINDS[index_kind], "swap": 1 if source.swap else 0,
              "off": _words(off, bits), "on": _words(on, bits)}

@@ -29,6 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from ...core.tensor import DTYPES
 from ..layout import Struct
 from ..shaders import shader_source
 from .frame import Binding, Frame
@@ -123,11 +124,8 @@ fn {s}{op}3(a: vec2<u32>, b: vec2<u32>, c: vec2<u32>) -> vec2<u32> {{
 """ for op in ("min", "max") for s in "su")
 
 _WGSL = {"s32": "i32", "u32": "u32", "s64": "vec2<u32>", "u64": "vec2<u32>", "f": "vec2<u32>"}
-BITS = {  # element bits of the types the kernel reads and writes
-    "bool": 8, "int8": 8, "uint8": 8, "int16": 16, "uint16": 16, "int32": 32, "uint32": 32,
-    "int64": 64, "uint64": 64, "int4": 4, "uint4": 4, "int2": 2, "uint2": 2,
-    "float16": 16, "bfloat16": 16, "float32": 32, "float64": 64, "float8_e4m3fn": 8, "float8_e4m3fnuz": 8,
-    "float8_e5m2": 8, "float8_e5m2fnuz": 8, "float4_e2m1fn": 4, "float8_e8m0fnu": 8}
+# element bits of the types the kernel reads and writes: every type but strings and complex numbers
+BITS = {d.name: d.bits for d in DTYPES if not d.is_string and not d.name.startswith("complex")}
 
 
 # Cast's conversions as data: a source is decoded into lib/float_convert.wgsl's ``Num`` (an integer:
@@ -274,28 +272,23 @@ class Elementwise(Frame):
         return _main(BITS[self.out])
 
     def _value(self) -> str:
-        expr, is_bool, is_raw = self.expression, False, False
-        if expr.startswith("bool:"):
-            expr, is_bool = expr[len("bool:"):], True
-        if expr.startswith("convert:"):
+        expr = self.expression
+        is_bool = expr.startswith("bool:")  # the expression is a WGSL bool
+        if is_bool:
+            raw = f"vec2<u32>(select(0u, 1u, {expr[len('bool:'):]}), 0u)"
+        elif expr.startswith("convert:"):
             src, cls = self.inputs[0].dtype, self.cls
             num = decode(src, cls.startswith("s"), "a" if cls == "f" else "raw(a)")
-            expr, is_raw = encode(src, self.out, num, saturate=self.saturate, round_mode=self.round_mode,
-                                  tbits=BITS[self.out]), True
-        names = "abc"
-        loads = "".join(f"    let {names[k]} = load{k}(off[{k}]);\n" for k in range(len(self.inputs)))
-        check = ""
-        if self.op in DIVIDES:
-            zero = ZERO[self.cls[1:]].format(v="b", z="0" if self.cls == "s32" else "0u")
-            check = f"    if ({zero}) {{\n        atomicMin(&fault[0], eg);\n    }}\n"
-        if is_bool:
-            raw = f"vec2<u32>(select(0u, 1u, {expr}), 0u)"
-        elif is_raw:
-            raw = expr
+            raw = encode(src, self.out, num, saturate=self.saturate, round_mode=self.round_mode, tbits=BITS[self.out])
         else:
             raw = f"raw({expr})"
         if self.out == "bool" and not is_bool:  # Cast to bool: any bit set is true
             raw = f"nonzero({raw})"
+        loads = "".join(f"    let {'abc'[k]} = load{k}(off[{k}]);\n" for k in range(len(self.inputs)))
+        check = ""
+        if self.op in DIVIDES:
+            zero = ZERO[self.cls[1:]].format(v="b", z="0" if self.cls == "s32" else "0u")
+            check = f"    if ({zero}) {{\n        atomicMin(&fault[0], eg);\n    }}\n"
         return (f"{_raw(self.cls)}\nfn nonzero(v: vec2<u32>) -> vec2<u32> {{\n"
                 "    return vec2<u32>(select(0u, 1u, v.x != 0u || v.y != 0u), 0u);\n}\n\n"
                 f"fn value(e: u32) -> vec2<u32> {{\n    let eg = params.e0 + e;\n    let off = offsets(eg);\n"
