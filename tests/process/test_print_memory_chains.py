@@ -30,7 +30,7 @@ from test_print_memory import PEAK, printed, run_capped, run_capped_commands, sa
 from onnxop_cli.render.values import format_values
 
 ONE_BACKEND = True  # memory is the host's whatever the adapter
-# ScatterND's kernel holds a band of one binding of data and one of claims (gpu/scatter.py:
+# ScatterND's kernel holds a band of one binding of data and one of claims (gpu/scatter_claims.py:
 # lavapipe's binding is 128 MiB), whatever the output: 460-480 MiB for 200 MB and for 1 GB alike
 # (its single-operator print of 200 MB peaks at 740 MiB)
 SCATTER_PEAK = 600 << 20

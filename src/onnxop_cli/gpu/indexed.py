@@ -16,7 +16,7 @@ back only if none was bad. Which kernel runs a table: gpu/indexed_variants.py.
 Limits, checked here with one-line errors: the index tensor (as u32) and, for a scatter, the updates
 and their targets each fit in one storage binding; an output has fewer than 2^32 elements. The data may
 be larger than a binding (a gather's in windows, gpu/indexed_buffers.py; a scatter's a band at a time,
-gpu/scatter.py), and so may a gather's output (in bands).
+gpu/scatter_claims.py), and so may a gather's output (in bands).
 """
 
 from __future__ import annotations

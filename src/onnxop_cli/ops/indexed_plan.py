@@ -20,7 +20,7 @@ from ..gpu.index_table import NONNEG, RANGE, WRAP, Check, Table  # the kernels' 
 if TYPE_CHECKING:
     from .tensor_op import Arg, OutputPlan
 
-# Reduction arithmetic classes (gpu/scatter.py's Reduce.cls), by ONNX type name
+# Reduction arithmetic classes (gpu/scatter_claims.py's Reduce.cls), by ONNX type name
 INTEGER = {"uint8": 0, "uint16": 0, "uint32": 0, "uint64": 0, "int8": 1, "int16": 1, "int32": 1, "int64": 1}
 ADD_MUL = {**INTEGER, "bool": 3, "float16": 2, "float": 2, "bfloat16": 4}
 MAX_MIN = {**ADD_MUL, "double": 2}

@@ -1,7 +1,7 @@
 """The scatters' kernels: each update combined into its element as
 onnx.reference's numpy code does, in index order (gpu/scatter.py runs them).
 
-``Apply`` and ``Pass`` (the rounds, gpu/scatter.py): in a round each
+``Apply`` and ``Pass`` (the rounds, gpu/scatter_claims.py): in a round each
 target's earliest pending update u claims it (``claim``: atomicMax of ~u, so
 a cleared buffer claims nothing, whatever order the invocations run in), is
 applied (``Apply``: winners have distinct targets; narrow elements by
@@ -44,7 +44,7 @@ class Arith:
     """One reduction's arithmetic on one class of elements: the kernels' ``combine(a, b)``."""
 
     kind: str                   # the reduction (ONNX's name) it runs
-    classes: tuple[int, ...]    # the element classes it serves (gpu/scatter.py's Reduce.cls)
+    classes: tuple[int, ...]    # the element classes it serves (gpu/scatter_claims.py's Reduce.cls)
     widths: tuple[int, ...]     # the element widths it takes
     expr: str                   # of BITS-wide a and b, zero-extended, whose low BITS count
     wide: str | None = None     # of 64-bit (low, high) a and b, calling lib/int64_ops.wgsl (none's aside)
@@ -270,7 +270,7 @@ _PENDING = """    let u = select(list[i], i, params.direct != 0u);
 class Apply(Scatter):
     """A round's apply: each claim's winner combined into its element."""
 
-    wg: int = 256  # choose.py's ``rounds_wg`` answers, the passes' too: one grid (gpu/scatter.py)
+    wg: int = 256  # choose.py's ``rounds_wg`` answers, the passes' too: one grid (gpu/scatter_claims.py)
     PARAMS = ROUND_PARAMS
     bindings = (Binding(0, "targets", "read", "u32"), Binding(1, "claim", "read", "u32"),
                 Binding(2, "done", "read", "u32"), Binding(3), Binding(4, "updates", "read", "u32"),
