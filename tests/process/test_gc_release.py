@@ -1,5 +1,5 @@
 """Engine objects are released only by the thread that holds the engine's
-lock (gpu/device.py's EngineLock, engines/wgpu_native.guard_releases).
+lock (gpu/release.py, engines/wgpu_native.guard_releases).
 
 A garbage collection in the copy's writer thread once aborted a CI worker
 on gl: it released another device's wgpu objects there while the main

@@ -1,5 +1,5 @@
 """The operators with tensor inputs from many threads at once, each call's GPU work
-under its engine's lock (gpu/device.py: Gpu.lock, EngineLock).
+under its engine's lock (gpu/device.py Gpu.lock, gpu/release.py).
 
 test_api_threads.py runs the views from threads; this runs Concat, Pad,
 Where, Split, Gather, ScatterND, Tile, OneHot, Compress and a three-node

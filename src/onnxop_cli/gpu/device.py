@@ -1,5 +1,4 @@
-"""Adapter, device and queue: created lazily, once per process, engine and backend; WebGPU's
-failures as one line each, and the engine's lock.
+"""Adapter, device and queue: created lazily, once per process, engine and backend.
 
 Only this package imports wgpu (or Dawn). The engine (engines/: ``wgpu`` by
 default, or ``dawn``) provides the instance, adapters and devices; the rest
@@ -15,18 +14,17 @@ A backend may be written ``ENGINE-BACKEND`` (``dawn-gl``): short for
 
 from __future__ import annotations
 
-import logging
 import os
-import sys
 import threading
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from ..errors import GpuError, NoAdapterError, UsageError
 from . import engines
 from .engines.base import BACKENDS
+from .release import EngineLock
+from .faults import ENV_TIMEOUT, _log_capture, _quiet_wgpu_logger, check_lost, gpu_errors, gpu_timeout
 
 ENV_BACKEND = "ONNXOP_BACKEND"
 POLL_INTERVAL = 0.05  # seconds between looks at the device while waiting
@@ -262,7 +260,7 @@ class Gpu:
         # per engine, not per device: a process's devices on one engine share
         # its instance (Dawn's events, wgpu-py's poll thread). Reentrant, so a
         # caller may hold it across several calls.
-        # Its holder is also the only thread that releases the engine's objects (``EngineLock``).
+        # Its holder is also the only thread that releases the engine's objects (gpu/release.py).
         with _lock:
             self.lock = _engine_locks.setdefault(engine, EngineLock())
             guard = getattr(self.engine, "guard_releases", None)
@@ -329,161 +327,3 @@ class Gpu:
         # make wgpu-native abort the process (it treats that error as fatal).
         check_lost(self._log_mark, what, self.name)
         return result
-
-
-# ------------------------------------------------------------------- failures
-# WebGPU failures as one line each: wgpu-native's log captured (a lost device is reported
-# there), an engine's errors turned into GpuError, and how long one GPU step may take before
-# the device is called hung.
-
-ENV_TIMEOUT = "ONNXOP_GPU_TIMEOUT"
-# Seconds one GPU step (a chunk's map) may take before the device is called
-# hung. A chunk takes milliseconds; a Fortran re-layout of a whole binding a
-# few seconds on a CPU adapter: this only ends waits that would never end.
-DEFAULT_TIMEOUT = 120.0
-
-
-class _WgpuLogCapture(logging.Handler):
-    """Keeps wgpu-native's log lines (device lost, uncaptured errors) so they
-    can be reported as one clear message instead of being printed."""
-
-    def __init__(self) -> None:
-        super().__init__(level=logging.ERROR)
-        self.messages: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.messages.append(record.getMessage())
-
-
-_log_capture = _WgpuLogCapture()
-
-
-def _quiet_wgpu_logger() -> None:
-    log = logging.getLogger("wgpu")
-    if _log_capture not in log.handlers:
-        log.addHandler(_log_capture)
-        log.propagate = False
-        if os.environ.get("ONNXOP_DEBUG"):
-            log.addHandler(logging.StreamHandler())
-
-
-def gpu_timeout() -> float:
-    """The seconds a GPU step may take ($ONNXOP_GPU_TIMEOUT, else DEFAULT_TIMEOUT)."""
-    value = os.environ.get(ENV_TIMEOUT, "").strip()
-    if not value:
-        return DEFAULT_TIMEOUT
-    try:
-        seconds = float(value)
-    except ValueError:
-        seconds = -1.0
-    if not seconds > 0:
-        raise UsageError(f"${ENV_TIMEOUT} must be a positive number of seconds, got {value!r}")
-    return seconds
-
-
-def _first_line(text: str) -> str:
-    lines = [ln.strip() for ln in str(text).splitlines() if ln.strip()]
-    detail = [ln for ln in lines if not ln.lower().startswith(("validation error", "caused by"))]
-    return (detail or lines or [type(text).__name__])[0][:300]
-
-
-@contextmanager
-def gpu_errors(what: str, adapter: str = "") -> Iterator[None]:
-    """Turn any WebGPU failure inside the block into one GpuError line."""
-    where = f" on {adapter}" if adapter else ""
-    before = len(_log_capture.messages)
-    try:
-        yield
-    except (*_engine_errors(), RuntimeError, ValueError, MemoryError) as e:
-        if isinstance(e, (GpuError, UsageError)):
-            raise
-        oom = isinstance(e, MemoryError) or "OutOfMemory" in type(e).__name__
-        kind = "out of GPU memory" if oom else "failed"
-        raise GpuError(f"WebGPU {what} {kind}{where}: {_first_line(str(e))}") from e
-    check_lost(before, what, adapter)
-
-
-def check_lost(since: int, what: str, adapter: str = "") -> None:
-    """A GpuError with wgpu-native's message if it logged a lost device after its ``since``-th message."""
-    lost = [m for m in _log_capture.messages[since:] if "lost" in m.lower()]
-    if lost:
-        where = f" on {adapter}" if adapter else ""
-        raise GpuError(f"WebGPU device lost while {what}{where}: {_first_line(lost[-1])}")
-
-
-def _engine_errors() -> tuple[type[BaseException], ...]:
-    """The error types of the engines loaded in this process."""
-    loaded = [m for m in ("wgpu_native", "dawn.engine", "browser.engine") if f"{engines.__name__}.{m}" in sys.modules]
-    if "wgpu_native" in loaded and "wgpu" not in sys.modules:
-        loaded.remove("wgpu_native")
-    return tuple(t for m in loaded for t in sys.modules[f"{engines.__name__}.{m}"].error_types())
-
-
-# ---------------------------------------------------------------- the engine's lock
-# An engine's lock (``Gpu.lock``), which is also the only place its objects are released.
-## wgpu-py releases a native object in the Python finalizer (``__del__``) of
-# its wrapper, and a finalizer runs wherever the last reference goes -- or,
-# for an object in a reference cycle, in whichever thread the garbage
-# collector happens to run: the copy's writer thread, wgpu-py's poll thread,
-# a user's thread. wgpu-native does not expect a release there while another
-# thread works with the engine: on GL, releasing another device's objects from
-# the writer thread while the main thread submitted aborted the process
-# ("BadAccess" in wgpu-hal's EGL context lock; tests/process/test_gc_release.py
-# provokes it). So the engine's finalizers are routed through its lock
-# (``engines/wgpu_native.guard_releases``): a thread that can take the lock
-# (free, or already its own) releases at once; any other thread leaves the
-# object here, and the thread holding the lock releases it as it lets go of
-# the lock (its outermost ``release``), still holding it.
-
-
-class EngineLock:
-    """A reentrant lock, as ``threading.RLock``, with a list of releases
-    deferred to its holder."""
-
-    def __init__(self) -> None:
-        self._lock = threading.RLock()
-        self._depth = 0  # changed only by the thread holding _lock
-        self._later: list[tuple[Callable[[Any], None], Any]] = []  # append/pop: atomic under the GIL
-
-    def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
-        got = self._lock.acquire(blocking, timeout)
-        if got:
-            self._depth += 1
-        return got
-
-    def release(self) -> None:
-        outermost = self._depth == 1
-        if outermost:
-            self._drain()  # still held: the deferred releases run under the lock
-        self._depth -= 1
-        self._lock.release()
-        if outermost and self._later and self.acquire(blocking=False):  # left between the drain and the release
-            self.release()
-
-    def __enter__(self) -> EngineLock:
-        self.acquire()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.release()
-
-    def later(self, release: Callable[[Any], None], obj: Any) -> None:
-        """Run ``release(obj)`` when the holder lets go of the lock."""
-        self._later.append((release, obj))
-
-    def owned(self) -> bool:
-        """Whether the calling thread holds the lock."""
-        return self._lock._is_owned()  # type: ignore[attr-defined] - CPython's RLock has it
-
-    @property
-    def pending(self) -> int:
-        return len(self._later)
-
-    def _drain(self) -> None:
-        while self._later:
-            release, obj = self._later.pop()
-            try:
-                release(obj)
-            except Exception:  # noqa: BLE001 - a finalizer's errors are ignored, as Python ignores them
-                pass
-            del obj

@@ -122,7 +122,7 @@ def error_types() -> tuple[type[BaseException], ...]:
 
 
 def guard_releases(lock: Any) -> None:
-    """Route wgpu-py's finalizers through the engine's lock (gpu/device.py's EngineLock):
+    """Route wgpu-py's finalizers through the engine's lock (gpu/release.py):
     an object is released by a thread that can take ``lock``, else left for
     the thread holding it. Installed once, on wgpu-py's base classes (every
     GPU object, and the adapter)."""

@@ -207,7 +207,7 @@ def request_device(adapter: Adapter, features: list[str], on_lost: Any) -> Devic
 
 
 def guard_releases(lock: Any) -> None:
-    """Route every Dawn object's release through the engine's lock (runtime.release, gpu/device.py's EngineLock)."""
+    """Route every Dawn object's release through the engine's lock (runtime.release, gpu/release.py)."""
     _r._releases = lock
 
 

@@ -84,13 +84,13 @@ w: Any = None  # pydawn.webgpu behind _OneThread, once engine.init() ran
 _instance: Any = None
 _alive = True  # False at exit: releasing handles then could call into a torn-down Dawn
 _keep: list[Any] = []  # ctypes callbacks Dawn may call for the life of the process
-_releases: Any = None  # the engine's lock (gpu/device.py's EngineLock), once a Gpu set it (engine.guard_releases)
+_releases: Any = None  # the engine's lock (gpu/release.py), once a Gpu set it (engine.guard_releases)
 
 
 def release(drop: Any, obj: Any) -> None:
     """``drop(obj)``, a ``wgpu*Release``, from a finalizer: at once if this
     thread can take the engine's lock (free, or its own), else left to the
-    thread holding it, which runs it as it lets go (gpu/device.py's EngineLock). A
+    thread holding it, which runs it as it lets go (gpu/release.py). A
     finalizer runs wherever the last reference goes, or wherever the garbage
     collector runs; on Vulkan, Dawn is called from any thread, and a release
     there under another thread's submits and maps is where a six-thread run
