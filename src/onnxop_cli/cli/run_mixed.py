@@ -72,6 +72,13 @@ def run_mixed(ctx, m, model_path: Path, files: dict[str, Path], feeds: dict, *, 
         inspect.append(verifier)
     results, ran = runner.run(part, feeds, model_path.parent, backend=backend,
                               inspect=(lambda r, value: [f(r, value) for f in inspect]) if inspect else None)
+    from ..core.graph import check_output
+
+    for v, t in zip(m.graph.output, results):  # before --check, printing or -o
+        try:
+            check_output(v, t.dtype, tuple(t.shape))
+        except OnnxopError as e:
+            raise e.reworded(f"{model_path}: {e.message}") from None
     written: dict[str, Path] = {}
     lines = summary(part, ran, verifier, dump, dumped)
     if check is not None:

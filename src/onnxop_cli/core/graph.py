@@ -104,6 +104,8 @@ def _plan(graph: Graph, feeds: dict[str, Tensor], rt) -> Plan:
         nodes.append(graph_steps.run_node(gn, graph, values, rt, steps))  # view and tensor operators alike
         graph_steps.release_dead(i, last_read, values, rt)  # a buffer whose values were read on the host
     outputs = [values[name] for name in graph.outputs]
+    for v in outputs:  # before any output is opened
+        check_output(graph.declared_outputs.get(v.name), v.dtype, v.shape)
     needed: list[Step] = []  # the steps an output reads, through any chain of steps (graph_steps.reads)
     for v in outputs:
         needed += [s for s in graph_steps.reads(v.base) if s not in needed]
@@ -143,6 +145,33 @@ def _check_declared(info, t: Tensor) -> None:
             if d.HasField("dim_value") and d.dim_value >= 0 and d.dim_value != n:  # -1: any (paddle2onnx)
                 raise InputError(f"graph input {repr(info.name)} is declared with dim {k} = {d.dim_value}, "
                                  f"the data has shape {t.shape}")
+
+
+def check_output(info, dtype, shape: tuple[int, ...]) -> None:
+    """What the graph made for an output must have the type, the rank and the
+    fixed dims the output declares: onnxruntime refuses such a model when it
+    loads it (a type) or warns and goes on (a shape); onnx.reference returns
+    what it made. Declared dims that are symbols, -1 or absent take any size."""
+    from .tensor import dtype_by_onnx
+
+    if info is None or not info.type.HasField("tensor_type"):
+        return
+    tt = info.type.tensor_type
+    made = f"the graph made {tuple(shape)} {dtype}"
+    if tt.elem_type:
+        try:
+            want = dtype_by_onnx(tt.elem_type)
+        except OnnxopError:
+            want = None
+        if want is not None and want is not dtype:
+            raise InputError(f"graph output {repr(info.name)} is declared {want}, {made}")
+    if tt.HasField("shape"):
+        dims = tt.shape.dim
+        if len(dims) != len(shape):
+            raise InputError(f"graph output {repr(info.name)} is declared rank {len(dims)}, {made}")
+        for k, (d, n) in enumerate(zip(dims, shape)):
+            if d.HasField("dim_value") and d.dim_value >= 0 and d.dim_value != n:
+                raise InputError(f"graph output {repr(info.name)} is declared with dim {k} = {d.dim_value}, {made}")
 
 
 # ------------------------------------------------------------------ running

@@ -117,6 +117,7 @@ class Graph:
     outputs: list[str]
     folder: Path
     declared: dict[str, Any] = field(default_factory=dict)  # graph input name -> its ValueInfo
+    declared_outputs: dict[str, Any] = field(default_factory=dict)  # graph output name -> its ValueInfo
 
 
 def node_label(i: int, proto, op: type[OpVersion] | None = None) -> str:
@@ -192,7 +193,8 @@ def load_graph(model, folder: Path) -> Graph:
         _check_node(gn)
     outputs = graph_outputs(g, known)
     feeds = [v.name for v in g.input if v.name not in initializers]
-    return Graph(model, opset, nodes, feeds, initializers, outputs, folder, {v.name: v for v in g.input})
+    return Graph(model, opset, nodes, feeds, initializers, outputs, folder, {v.name: v for v in g.input},
+                 {v.name: v for v in g.output})
 
 
 def _check_node(gn: GraphNode) -> None:
