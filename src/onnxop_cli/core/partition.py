@@ -66,6 +66,9 @@ class Partition:
 def split(model, others: str, *, keep_all: bool = False) -> Partition:
     """The model's regions, in the order they run. ``keep_all``: every value a
     node makes is a region output (--verify, --dump read each of them)."""
+    from ..ops.model import check_names
+
+    check_names(model)
     g = model.graph
     opset = model_opset(model)
     functions = {(f.domain, f.name) for f in model.functions}
