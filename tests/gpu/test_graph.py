@@ -473,3 +473,7 @@ def test_a_graph_output_is_refused_when_it_is_not_what_the_output_declares(other
                 assert code == ExitCode.USAGE and error_of(err) == f"m.onnx: {message}", (shape, err)
                 assert not Path("y.npy").exists()
         Path("y.npy").unlink(missing_ok=True)
+    np.save("x.npy", np.zeros((2, 4), np.float32))  # an input not as declared: named alike on both paths
+    code, _, err = cli(capsys, "run", "m.onnx", "x.npy", *others, "-o", "y.npy")
+    assert code == ExitCode.USAGE and error_of(err) == "m.onnx: graph input 'x' is declared with dim 1 = 3, the data has " \
+                                                      "shape (2, 4)", err

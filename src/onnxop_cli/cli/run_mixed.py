@@ -49,7 +49,10 @@ def run_mixed(ctx, m, model_path: Path, files: dict[str, Path], feeds: dict, *, 
     from ..core.graph import _check_declared
 
     for name, t in feeds.items():
-        _check_declared(declared.get(name), t)
+        try:
+            _check_declared(declared.get(name), t)
+        except OnnxopError as e:  # named as the plain run names it (core/graph.py plan, reworded in cli/run.py)
+            raise e.reworded(f"{model_path}: {e.message}") from None
     if output is not None:  # a name no file holds, several outputs for one file: refused before running
         # (and before --dump makes its folder)
         from ..core.tensor import dtype_by_name
