@@ -137,6 +137,9 @@ def run_model(
         # printed (no -o, --check or --full): no large value is made whole, only what is shown
         shown = output is None and check is None and (out.json or not full)
         p = graph.plan(g, feeds, backend=gpu_backend, shown=shown)
+        declared = {v.name: v for v in m.graph.output}
+        for v in p.outputs:  # as declared: before any output is opened
+            graph.check_output(declared.get(v.name), v.dtype, v.shape)
     except OnnxopError as e:
         raise e.reworded(f"{model_path}: {e.message}") from None
     if check is not None:

@@ -117,7 +117,6 @@ class Graph:
     outputs: list[str]
     folder: Path
     declared: dict[str, Any] = field(default_factory=dict)  # graph input name -> its ValueInfo
-    declared_outputs: dict[str, Any] = field(default_factory=dict)  # graph output name -> its ValueInfo
 
 
 def node_label(i: int, proto, op: type[OpVersion] | None = None) -> str:
@@ -141,8 +140,8 @@ def check_names(model) -> None:
                 _name_text(v.name, f"{where}a graph {kind}'s name")
         for i, p in enumerate(g.node):
             at = f"{where}node {i}"
-            for field in ("name", "op_type", "domain"):
-                _name_text(getattr(p, field), f"{at}'s {field}")
+            for what in ("name", "op_type", "domain"):
+                _name_text(getattr(p, what), f"{at}'s {what}")
             for k, n in enumerate(p.input):
                 _name_text(n, f"{at}'s input {k}")
             for k, n in enumerate(p.output):
@@ -224,8 +223,7 @@ def load_graph(model, folder: Path) -> Graph:
         _check_node(gn)
     outputs = graph_outputs(g, known)
     feeds = [v.name for v in g.input if v.name not in initializers]
-    return Graph(model, opset, nodes, feeds, initializers, outputs, folder, {v.name: v for v in g.input},
-                 {v.name: v for v in g.output})
+    return Graph(model, opset, nodes, feeds, initializers, outputs, folder, {v.name: v for v in g.input})
 
 
 def _check_node(gn: GraphNode) -> None:
