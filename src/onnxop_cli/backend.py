@@ -10,6 +10,8 @@ runs (the registry's, ``ops.SPECS``, and ``Constant``) and refuses any
 other with ``NotRun``: onnxop's ``Unsupported`` naming the nodes it cannot
 run (``ops.model.load_graph``), and a ``unittest.SkipTest``, so onnx's
 runner (and pytest, unittest) report the case skipped with that reason.
+``prepare`` also takes a model's path (its external data read from its
+folder) or ``folder=`` for a ModelProto whose data was not loaded.
 ``run(inputs)`` gives numpy arrays in the model's output order, with its
 dtypes and shapes, as onnx's ``namedtupledict`` of the model's output names.
 The backend runs on the GPU like the commands; its one device is "CPU" (the
@@ -107,11 +109,25 @@ class OnnxopBackend(Backend):
         return cls.supports_device(device)
 
     @classmethod
-    def prepare(cls, model: onnx.ModelProto, device: str = "CPU", **kwargs: Any) -> BackendRep:
-        """The checked graph; ``NotRun`` (a skip to onnx's runner) names what onnxop does not run."""
+    def prepare(cls, model: onnx.ModelProto | str | Path, device: str = "CPU", **kwargs: Any) -> BackendRep:
+        """The checked graph; ``NotRun`` (a skip to onnx's runner) names what onnxop does not run.
+        ``model``: a ModelProto, or the path of a .onnx file (as onnxruntime's backend takes), whose
+        external data is read from its folder. ``folder=``: where a ModelProto's external data lies;
+        without it such a model is refused, as onnxruntime and onnx.reference refuse it (the current
+        folder may hold another file of that name)."""
         _device(device)
-        rep = _prepare(model, Path(kwargs.get("folder", ".")), kwargs.get("backend"))
-        super().prepare(model, device, **kwargs)  # onnx.checker, on a model onnxop runs
+        folder = kwargs.get("folder")
+        if isinstance(model, (str, Path)):
+            from .ops.model import load
+
+            path = Path(model)
+            folder, model = (path.parent if folder is None else folder), load(path)
+        elif folder is None and _external(model):
+            raise ValueError(f"the model keeps {_external(model)} in external data and prepare was not told "
+                             "where it lies: pass the model's path, folder=ITS_FOLDER, or a model loaded "
+                             "with onnx.load(path), which reads the data in")
+        rep = _prepare(model, Path(folder if folder is not None else "."), kwargs.get("backend"))
+        super().prepare(model, device, **{k: v for k, v in kwargs.items() if k != "folder"})  # onnx.checker
         return rep
 
     @classmethod
@@ -146,6 +162,19 @@ class OnnxopBackend(Backend):
         except (AttributeError, ValueError):
             return False
         return d.type == DeviceType.CPU and d.device_id == 0
+
+
+def _external(model: onnx.ModelProto) -> str:
+    """The first tensor of the graph kept in external data, named (initializer 'w'), or ''."""
+    external = onnx.TensorProto.EXTERNAL
+    for t in model.graph.initializer:
+        if t.data_location == external:
+            return f"initializer {t.name!r}"
+    for n in model.graph.node:
+        for a in n.attribute:
+            if a.HasField("t") and a.t.data_location == external:
+                return f"node {n.name or n.op_type!r}'s {a.name!r}"
+    return ""
 
 
 def _device(device: str) -> None:

@@ -104,3 +104,51 @@ def test_a_string_tensor_of_63_dimensions_is_printed(backend, cwd, capsys, descr
     code, out, err = cli(capsys, "unsqueeze", "s.npy", "--axes", "0", "-b", backend)
     assert code == 0, err
     assert out.rstrip().endswith("[" * 64 + shown + "]" * 64)
+
+
+def _model_with_names(node: bytes, x: bytes, y: bytes) -> bytes:
+    """A one-node model whose node, input and output names are these bytes (not UTF-8 where asked):
+    protobuf writes none such, but parses them without a word and hands back ``bytes``."""
+    import onnx
+    from onnx import helper
+
+    g = helper.make_graph([helper.make_node("Transpose", ["XX"], ["YY"], name="NN", perm=[1, 0])], "g",
+                          [helper.make_tensor_value_info("XX", TensorProto.FLOAT, [2, 3])],
+                          [helper.make_tensor_value_info("YY", TensorProto.FLOAT, [3, 2])])
+    raw = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+    for old, new in ((b"\x02NN", node), (b"\x02XX", x), (b"\x02YY", y)):
+        raw = raw.replace(old, bytes([len(new)]) + new)
+    onnx.load_from_string(raw)  # parses
+    return raw
+
+
+@pytest.mark.parametrize("others", [[], ["--others", "onnxruntime", "--verify"]], ids=["gpu", "others"])
+@pytest.mark.parametrize("names,message", [
+    ((b"n\xff", b"XX", b"YY"), "m.onnx: node 0's name is not UTF-8 text (b'n\\xff'); ONNX's names are UTF-8"),
+    ((b"NN", b"x\xff", b"YY"), "m.onnx: a graph input's name is not UTF-8 text (b'x\\xff'); ONNX's names are UTF-8"),
+    ((b"NN", b"XX", b"y\xfe"), "m.onnx: a graph output's name is not UTF-8 text (b'y\\xfe'); ONNX's names are UTF-8"),
+], ids=["node", "input", "output"])
+def test_a_model_whose_names_are_not_utf8_is_refused_by_run_and_shown_by_show(cwd, capsys, names, message, others):
+    """protobuf hands back a name that is not UTF-8 as bytes: run printed it as "b'x\\\\xff'" and --json
+    stopped with an internal error (bytes are not JSON serializable). run refuses it in one line (text and
+    --json); show --graph prints each bad byte as \\xNN and --json keeps it as a file name's byte is (a lone
+    surrogate, os.fsencode gives the bytes back), in an ASCII document."""
+    import json
+    import os
+
+    (cwd / "m.onnx").write_bytes(_model_with_names(*names))
+    np.save(cwd / "x.npy", np.zeros((2, 3), np.float32))
+    code, out, err = cli(capsys, "run", "m.onnx", "x.npy", *others, "-o", "y.npy")
+    assert code == ExitCode.USAGE and error_of(err) == message, err
+    assert not (cwd / "y.npy").exists()
+    code, out, err = cli(capsys, "--json", "run", "m.onnx", "x.npy", *others)
+    assert code == ExitCode.USAGE and json.loads(out)["message"] == message, out
+    code, out, err = cli(capsys, "show", "--graph", "m.onnx")
+    node, x, y = ("".join(chr(b) if b < 0x80 else f"\\x{b:02x}" for b in n) for n in names)
+    assert code == 0 and f"0 '{node}'  Transpose (opset 17)  {x} -> {y}  perm=[1, 0]" in out, out
+    code, out, err = cli(capsys, "--json", "show", "--graph", "m.onnx")
+    assert code == 0, err
+    out.encode("ascii")
+    graph = json.loads(out)["files"][0]["graph"]
+    got = (graph["nodes"][0]["name"], graph["inputs"][0]["name"], graph["outputs"][0]["name"])
+    assert [os.fsencode(n) for n in got] == list(names)

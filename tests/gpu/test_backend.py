@@ -272,3 +272,38 @@ def test_an_unsupported_model_is_refused_counting_its_operators():
     with pytest.raises(unittest.SkipTest, match=r"1 node\(s\) onnxop does not run: Pow x1"):  # onnx's runner: a skip
         backend.run_node(node, [np.zeros(2, np.float32), np.zeros(1, np.float32)], opset=13)
     assert not backend.is_compatible(model)
+
+
+def test_external_data_is_read_from_the_models_folder_or_refused(backend, tmp_path, monkeypatch):
+    """A ModelProto loaded without its external data (onnx.load(path, load_external_data=False)) had its
+    w.bin looked up in the current folder: another w.bin there (zeros) was read without a word. prepare
+    now refuses it unless told the folder (folder=, as onnxruntime and onnx.reference refuse such a model),
+    and takes the model's path, reading its data from its folder (as onnxruntime's backend takes a path)."""
+    from pathlib import Path
+
+    from onnx import TensorProto, helper, numpy_helper
+
+    from onnxop_cli.backend import prepare, run_model
+
+    w = np.arange(6, dtype=np.float32).reshape(2, 3) + 100
+    model = helper.make_model(helper.make_graph(
+        [helper.make_node("Concat", ["x", "w"], ["y"], axis=0)], "m",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 3])], [numpy_helper.from_array(w, "w")]),
+        opset_imports=[helper.make_opsetid("", 13)])
+    (tmp_path / "m").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    onnx.save(model, tmp_path / "m" / "model.onnx", save_as_external_data=True, location="w.bin", size_threshold=0)
+    (tmp_path / "elsewhere" / "w.bin").write_bytes(np.zeros(6, np.float32).tobytes())
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    x = np.ones((2, 3), np.float32)
+    want = np.concatenate([x, w]).tobytes()
+    path = tmp_path / "m" / "model.onnx"
+    bare = onnx.load(path, load_external_data=False)
+    with pytest.raises(ValueError, match=r"^the model keeps initializer 'w' in external data and prepare was not told "
+                                         r"where it lies: pass the model's path, folder=ITS_FOLDER, or a model "):
+        prepare(bare, backend=backend)
+    for rep in (prepare(bare, folder=path.parent, backend=backend), prepare(str(path), backend=backend),
+                prepare(Path("../m/model.onnx"), backend=backend), prepare(onnx.load(path), backend=backend)):
+        assert rep.run([x]).y.tobytes() == want
+    assert run_model(str(path), [x], backend=backend).y.tobytes() == want

@@ -443,3 +443,37 @@ def test_a_printed_node_names_the_model_s_output(backend, cwd, capsys, rng):
     code, out, err = cli(capsys, "run", "m.onnx", "x.npy", "-b", backend)
     assert code == 0, err
     assert out.startswith("Node:\n  DepthToSpace(x) -> (y)\n") and "\n  y: shape=(1, 1, 4, 6), dtype=float32" in out
+
+
+@pytest.mark.parametrize("others", [[], ["--others", "onnxruntime", "--verify"]])
+def test_a_graph_output_is_refused_when_it_is_not_what_the_output_declares(others, cwd, capsys):
+    """The type, the rank and the fixed dims a graph output declares are checked against what the graph made,
+    before any output is written: onnxruntime refuses a declared type that differs when it loads the model
+    (and warns about a shape and goes on), onnx.reference returns what it made; onnxop wrote it without a word.
+    A dim that is a symbol, -1 (paddle2onnx's any) or absent, and an output of no shape, take any."""
+    np.save("x.npy", np.arange(6, dtype=np.float32).reshape(2, 3))
+    nodes = [helper.make_node("Transpose", ["x"], ["t"], perm=[1, 0]), helper.make_node("Identity", ["t"], ["y"])]
+    if others:  # the last node on onnxruntime: the outputs come from another runtime
+        nodes[1] = helper.make_node("Relu", ["t"], ["y"])
+    for dtype, shape, message in [
+        (TP.INT64, [3, 2], "graph output 'y' is declared int64, the graph made (3, 2) float32"),
+        (TP.FLOAT, [2, 3], "graph output 'y' is declared with dim 0 = 2, the graph made (3, 2) float32"),
+        (TP.FLOAT, [6], "graph output 'y' is declared rank 1, the graph made (3, 2) float32"),
+        (TP.FLOAT, [], "graph output 'y' is declared rank 0, the graph made (3, 2) float32"),
+        (TP.FLOAT, ["n", 2], None), (TP.FLOAT, [-1, 2], None), (TP.FLOAT, None, None), (TP.FLOAT, [3, 2], None),
+    ]:
+        g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TP.FLOAT, [2, 3])],
+                              [helper.make_tensor_value_info("y", dtype, shape)])
+        onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), "m.onnx")
+        for out in (["-o", "y.npy"], []):
+            code, _, err = cli(capsys, "run", "m.onnx", "x.npy", *others, *out)
+            if message is None:
+                assert code == 0, (shape, err)
+            else:
+                assert code == ExitCode.USAGE and error_of(err) == f"m.onnx: {message}", (shape, err)
+                assert not Path("y.npy").exists()
+        Path("y.npy").unlink(missing_ok=True)
+    np.save("x.npy", np.zeros((2, 4), np.float32))  # an input not as declared: named alike on both paths
+    code, _, err = cli(capsys, "run", "m.onnx", "x.npy", *others, "-o", "y.npy")
+    assert code == ExitCode.USAGE and error_of(err) == "m.onnx: graph input 'x' is declared with dim 1 = 3, the data has " \
+                                                      "shape (2, 4)", err

@@ -148,10 +148,8 @@ def test_stdin_to_a_file(backend, cwd, capsys, monkeypatch, rng):
         (["flatten", "a.npy", "a.npy", "-o", "-"], "-o -: stdout takes one tensor, got 2 inputs; use -o FOLDER"),
         (["flatten", "a.npy", "-o", "-", "--json"], "-o - and --json both write to stdout; write the tensor to a file, or drop --json"),
         (["show", "-", "-"], "-: stdin can be read once; give - only once"),
-        (["run", "cat.onnx", "-", "-"], "cat.onnx: -: stdin can be read once; give - for one input only "
-                                        "(given for 'a', 'b')"),
-        (["run", "cat.onnx", "--input", "b=-", "--input", "a=-"],
-         "cat.onnx: -: stdin can be read once; give - for one input only (given for 'b', 'a')"),
+        (["run", "cat.onnx", "-"], "the model has 2 input(s) (a, b), 1 file(s) were given (stdin holds one tensor; "
+                                   "an .npz there gives each input the member of its name)"),
     ],
 )
 def test_stdio_usage_errors(cwd, capsys, monkeypatch, argv, message):
@@ -166,6 +164,31 @@ def test_stdio_usage_errors(cwd, capsys, monkeypatch, argv, message):
     assert err == f"onnxop: error: {message}\n"
     if "--json" not in argv:
         assert out == ""
+
+
+@pytest.mark.parametrize("argv", [["-", "-"], ["--input", "b=-", "--input", "a=-"], ["-"], ["-", "-", "-m", "a"],
+                                  ["-", "-", "--others", "onnxruntime", "--verify"]])
+def test_stdin_feeds_several_graph_inputs_as_a_file_does(cwd, capsys, monkeypatch, argv):
+    """stdin is read once, so '-' was refused for a second input ('stdin can be read once; give - for one
+    input only'), where the file it stands for works: an .npz gives each input the member of its name, given
+    alone for every input or for each; one tensor (or --member's) is given to each input it is given for."""
+    concat = helper.make_node("Concat", ["a", "b"], ["c"], axis=0)
+    ins = [helper.make_tensor_value_info(n, onnx.TensorProto.DOUBLE, [3]) for n in "ab"]
+    graph = helper.make_graph([concat], "cat", ins, [helper.make_tensor_value_info("c", onnx.TensorProto.DOUBLE, [6])])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), cwd / "cat.onnx")
+    a, b = np.array([1.0, -0.0, 2.0]), np.array([3.0, 4.0, np.nan])
+    buffer = io.BytesIO()
+    np.savez(buffer, b=b, a=a)
+    monkeypatch.setattr(sys, "stdin", FakeStdin(buffer.getvalue()))
+    code, out, err = cli(capsys, "run", "cat.onnx", *argv, "-o", "c.npy")
+    assert code == 0, err
+    want = np.concatenate([a, a] if "-m" in argv else [a, b])
+    assert np.load(cwd / "c.npy").tobytes() == want.tobytes()
+    if len(argv) == 2:  # one tensor on stdin, for both inputs
+        monkeypatch.setattr(sys, "stdin", FakeStdin(npy_bytes(b)))
+        code, out, err = cli(capsys, "run", "cat.onnx", *argv, "-o", "d.npy")
+        assert code == 0, err
+        assert np.load(cwd / "d.npy").tobytes() == np.concatenate([b, b]).tobytes()
 
 
 def test_stdin_from_a_terminal_is_refused(cwd, capsys, monkeypatch):

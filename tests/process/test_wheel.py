@@ -92,6 +92,9 @@ def shipped_files() -> dict[str, Path]:
     files = {f"onnxop_cli/{p.relative_to(src)}": p for ext in ("py", "js") for p in src.rglob(f"*.{ext}")}
     files |= {f"onnxop_cli/shaders/{p.relative_to(REPO / 'shaders')}": p for ext in ("py", "wgsl")
               for p in (REPO / "shaders").rglob(f"*.{ext}")}
+    # every sample, the docs' models and node tests in samples/graph and samples/node included
+    files |= {f"onnxop_cli/samples/{p.relative_to(REPO / 'samples')}": p for p in (REPO / "samples").rglob("*")
+              if p.is_file()}
     return {name: path for name, path in files.items() if "__pycache__" not in name}
 
 
@@ -111,6 +114,8 @@ def test_wheel_ships_every_module_shader_and_sample_byte_identical(wheel):
     assert missing_from(wheel) == []
     names = zipfile.ZipFile(wheel).namelist()
     assert "onnxop_cli/samples/a.npy" in names
+    assert "onnxop_cli/samples/graph/test_data_set_0/input_0.pb" in names  # (the docs' `onnxop run samples/graph/...`)
+    assert "onnxop_cli/samples/node/test_relu/model.onnx" in names
     for page in ("Flatten-25.txt", "Unsqueeze-13.rst"):  # the doc pages doc-examples reads
         assert f"onnxop_cli/samples/{page}" in names
 
@@ -163,6 +168,20 @@ def test_installed_wheel_checks_the_doc_examples_from_another_folder(venv, tmp_p
     done = run_installed(venv, tmp_path, "doc-examples", "--check", backend=backend)
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.splitlines()[-1] == "17 passed, 0 failed"
+
+
+def test_installed_wheel_runs_the_docs_graph_from_its_copied_samples(venv, tmp_path, backend):
+    """The docs' examples read samples/graph and samples/node, which the wheel did not hold: README's
+    command copies the package's samples into the current folder, and the docs' graph runs from there."""
+    where = subprocess.run([str(venv / "bin" / "python"), "-c", "import onnxop_cli.samples as s; print(s.__path__[0])"],
+                           cwd=tmp_path, capture_output=True, text=True, check=True).stdout.strip()
+    assert Path(where).is_relative_to(venv)
+    subprocess.run(["cp", "-r", where, "samples"], cwd=tmp_path, check=True)
+    done = run_installed(venv, tmp_path, "run", "samples/graph/model.onnx", "samples/graph/test_data_set_0",
+                         "--check", "samples/graph/test_data_set_0", backend=backend)
+    assert done.returncode == 0 and "2 output(s) equal samples/graph/test_data_set_0's output_*.pb" in done.stderr + \
+        done.stdout, done.stdout + done.stderr
+    assert (tmp_path / "samples" / "node" / "test_relu" / "test_data_set_0" / "output_0.pb").is_file()
 
 
 def test_installed_package_is_the_wheel_not_the_source(venv, tmp_path):

@@ -137,6 +137,9 @@ def run_model(
         # printed (no -o, --check or --full): no large value is made whole, only what is shown
         shown = output is None and check is None and (out.json or not full)
         p = graph.plan(g, feeds, backend=gpu_backend, shown=shown)
+        declared = {v.name: v for v in m.graph.output}
+        for v in p.outputs:  # as declared: before any output is opened
+            graph.check_output(declared.get(v.name), v.dtype, v.shape)
     except OnnxopError as e:
         raise e.reworded(f"{model_path}: {e.message}") from None
     if check is not None:
@@ -173,12 +176,9 @@ def run_model(
 
 def _input_files(g, positional: list[Path], named: list[str], defaults: frozenset = frozenset(),
                  by_member: bool = False) -> dict[str, Path]:
-    files = _named_files(g, positional, named, defaults, by_member)
-    from_stdin = [name for name, path in files.items() if str(path) == "-"]
-    if len(from_stdin) > 1:
-        raise UsageError(f"-: stdin can be read once; give - for one input only (given for "
-                         f"{', '.join(map(repr, from_stdin))})")
-    return files
+    """Each graph input's file. ``-`` (stdin, read once by ``_feeds``) may be given for several inputs
+    as a file may: an archive on it gives each the member of its name, one tensor gives it to each."""
+    return _named_files(g, positional, named, defaults, by_member)
 
 
 def _named_files(g, positional: list[Path], named: list[str], defaults: frozenset = frozenset(),
@@ -211,7 +211,8 @@ def _named_files(g, positional: list[Path], named: list[str], defaults: frozense
         if missing:
             raise UsageError(f"no --input for {', '.join(map(repr, missing))}")
         return files
-    if by_member and len(positional) == 1 and len(g.inputs) > 1 and positional[0].suffix.lower() == ".npz":
+    if by_member and len(positional) == 1 and len(g.inputs) > 1 and (positional[0].suffix.lower() == ".npz"
+                                                                      or str(positional[0]) == "-"):
         return dict.fromkeys(g.inputs, positional[0])  # one archive of every input, its members by name
     if len(positional) != len(g.inputs):
         raise UsageError(
@@ -242,13 +243,18 @@ def _feeds(files: dict[str, Path], member: Optional[str], one_for_all: bool = Fa
     feeds = {}
     for names in by_path.values():
         path = files[names[0]]
+        stdin = str(path) == "-"  # read once (into memory: _read); a file is read again for each input
         if member is not None:  # --member's one array, for each input given this file
-            feeds.update({n: _read(path, member)[0] for n in names})
+            once = _read(path, member)[0] if stdin else None
+            feeds.update({n: once if stdin else _read(path, member)[0] for n in names})
             continue
         tensors = _read(path, None)
         held = [t.name for t in tensors]
+        if len(tensors) == 1 and one_for_all and stdin:  # not an archive: one tensor for every input
+            raise UsageError(f"the model has {len(names)} input(s) ({', '.join(names)}), 1 file(s) were given "
+                             "(stdin holds one tensor; an .npz there gives each input the member of its name)")
         if len(tensors) == 1 and not one_for_all:
-            feeds.update({n: tensors[0] if k == 0 else _read(path, None)[0] for k, n in enumerate(names)})
+            feeds.update({n: tensors[0] if k == 0 or stdin else _read(path, None)[0] for k, n in enumerate(names)})
             continue
         missing = [n for n in names if n not in held]
         if missing:

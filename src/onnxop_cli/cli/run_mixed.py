@@ -38,7 +38,7 @@ def run_mixed(ctx, m, model_path: Path, files: dict[str, Path], feeds: dict, *, 
     if dump is not None and output is not None and to_folder and Path(output).resolve() == Path(dump).resolve():
         raise UsageError(f"--dump {dump} and -o {output} name one folder; give each its own")
     try:
-        part = partition.split(m, others or "onnxruntime", keep_all=verify or dump is not None)
+        part = partition.split(m, others or "onnxruntime", keep_all=dump is not None, keep_onnxop=verify)
     except OnnxopError as e:
         raise e.reworded(f"{model_path}: {e.message}") from None
     if verify or any(r.runtime == "onnxruntime" for r in part.regions):
@@ -49,7 +49,10 @@ def run_mixed(ctx, m, model_path: Path, files: dict[str, Path], feeds: dict, *, 
     from ..core.graph import _check_declared
 
     for name, t in feeds.items():
-        _check_declared(declared.get(name), t)
+        try:
+            _check_declared(declared.get(name), t)
+        except OnnxopError as e:  # named as the plain run names it (core/graph.py plan, reworded in cli/run.py)
+            raise e.reworded(f"{model_path}: {e.message}") from None
     if output is not None:  # a name no file holds, several outputs for one file: refused before running
         # (and before --dump makes its folder)
         from ..core.tensor import dtype_by_name
@@ -72,6 +75,13 @@ def run_mixed(ctx, m, model_path: Path, files: dict[str, Path], feeds: dict, *, 
         inspect.append(verifier)
     results, ran = runner.run(part, feeds, model_path.parent, backend=backend,
                               inspect=(lambda r, value: [f(r, value) for f in inspect]) if inspect else None)
+    from ..core.graph import check_output
+
+    for v, t in zip(m.graph.output, results):  # before --check, printing or -o
+        try:
+            check_output(v, t.dtype, tuple(t.shape))
+        except OnnxopError as e:
+            raise e.reworded(f"{model_path}: {e.message}") from None
     written: dict[str, Path] = {}
     lines = summary(part, ran, verifier, dump, dumped)
     if check is not None:

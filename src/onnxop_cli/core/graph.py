@@ -145,6 +145,35 @@ def _check_declared(info, t: Tensor) -> None:
                                  f"the data has shape {t.shape}")
 
 
+def check_output(info, dtype, shape: tuple[int, ...]) -> None:
+    """What the graph made for an output must have the type, the rank and the
+    fixed dims the output declares: onnxruntime refuses such a model when it
+    loads it (a type) or warns and goes on (a shape); onnx.reference returns
+    what it made. Declared dims that are symbols, -1 or absent take any size.
+    ``run`` checks its outputs so (cli/run.py, cli/run_mixed.py); conformance and
+    the backend compare them with the expected outputs instead, which says more."""
+    from .tensor import dtype_by_onnx
+
+    if info is None or not info.type.HasField("tensor_type"):
+        return
+    tt = info.type.tensor_type
+    made = f"the graph made {tuple(shape)} {dtype}"
+    if tt.elem_type:
+        try:
+            want = dtype_by_onnx(tt.elem_type)
+        except OnnxopError:
+            want = None
+        if want is not None and want is not dtype:
+            raise InputError(f"graph output {repr(info.name)} is declared {want}, {made}")
+    if tt.HasField("shape"):
+        dims = tt.shape.dim
+        if len(dims) != len(shape):
+            raise InputError(f"graph output {repr(info.name)} is declared rank {len(dims)}, {made}")
+        for k, (d, n) in enumerate(zip(dims, shape)):
+            if d.HasField("dim_value") and d.dim_value >= 0 and d.dim_value != n:
+                raise InputError(f"graph output {repr(info.name)} is declared with dim {k} = {d.dim_value}, {made}")
+
+
 # ------------------------------------------------------------------ running
 
 

@@ -211,7 +211,8 @@ def _branch(part: Partition, region: Region, value: Callable[[str], Tensor], fol
     model = ModelProto(ir_version=part.model.ir_version, graph=g)
     model.opset_import.extend(part.model.opset_import)
     model.functions.extend(part.model.functions)
-    inner = split(model, part.others, keep_all=part.keep_all)  # (protobuf's depth limit bounds the nesting)
+    # (protobuf's depth limit bounds the nesting)
+    inner = split(model, part.others, keep_all=part.keep_all, keep_onnxop=part.keep_onnxop)
     results, _ = run(inner, feeds, folder, backend=backend, inspect=inspect, ran=ran)
     from .partition import type_text
 

@@ -58,14 +58,20 @@ class Partition:
     initializers: dict[str, Any]
     others: str = "onnxruntime"  # the runtime of the nodes onnxop does not run
     keep_all: bool = False  # every value a node makes is a region output
+    keep_onnxop: bool = False  # every value a node of onnxop's regions makes is one (--verify reads them)
 
 
 # ------------------------------------------------------------------ splitting
 
 
-def split(model, others: str, *, keep_all: bool = False) -> Partition:
+def split(model, others: str, *, keep_all: bool = False, keep_onnxop: bool = False) -> Partition:
     """The model's regions, in the order they run. ``keep_all``: every value a
-    node makes is a region output (--verify, --dump read each of them)."""
+    node makes is a region output (--dump reads each of them); ``keep_onnxop``: every value
+    a node of onnxop's regions makes (--verify compares each; the others' keep only what
+    is read later, as in a plain run)."""
+    from ..ops.model import check_names
+
+    check_names(model)
     g = model.graph
     opset = model_opset(model)
     functions = {(f.domain, f.name) for f in model.functions}
@@ -108,8 +114,8 @@ def split(model, others: str, *, keep_all: bool = False) -> Partition:
         owned |= set(wanted)
     check_ifs(nodes)  # every If, nested ones too, before anything runs
     outputs = [v.name for v in g.output]
-    _wire(regions, outputs, keep_all)
-    return Partition(model, regions, outputs, {t.name: t for t in g.initializer}, others, keep_all)
+    _wire(regions, outputs, keep_all, keep_onnxop)
+    return Partition(model, regions, outputs, {t.name: t for t in g.initializer}, others, keep_all, keep_onnxop)
 
 
 def _is_if(proto) -> bool:
@@ -246,11 +252,12 @@ def _schedule(needs: list[set[int]], readers: dict[int, list[int]], side: list[s
     return order
 
 
-def _wire(regions: list[Region], outputs: list[str], keep_all: bool) -> None:
+def _wire(regions: list[Region], outputs: list[str], keep_all: bool, keep_onnxop: bool = False) -> None:
     later: set[str] = set(outputs)  # read after the region being wired
     for region in reversed(regions):
         made = [x for n in region.nodes for x in n.output if x]
-        region.outputs = list(dict.fromkeys(x for x in made if keep_all or x in later))
+        keep = keep_all or (keep_onnxop and region.runtime == ONNXOP)
+        region.outputs = list(dict.fromkeys(x for x in made if keep or x in later))
         region.needed = {x for x in made if x in later}
         made_set = set(made) | {x for n in region.copies for x in n.output}
         inputs: list[str] = []

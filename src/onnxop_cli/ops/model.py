@@ -126,11 +126,42 @@ def node_label(i: int, proto, op: type[OpVersion] | None = None) -> str:
     return f"node {i}{name} ({kind if plain else repr(kind)})"
 
 
+def check_names(model) -> None:
+    """Every name in the model's graphs (subgraphs included) is text: protobuf
+    parses a string field without checking it and hands back ``bytes`` for one
+    that is not UTF-8, which no file, terminal line or JSON name can take
+    as it is (onnxruntime's Python API fails on such a tensor name)."""
+    graphs = [("", model.graph)]
+    while graphs:  # a loop, not a recursion: subgraphs nest as deep as protobuf allows
+        where, g = graphs.pop()
+        for kind, values in (("input", g.input), ("output", g.output), ("value_info", g.value_info),
+                             ("initializer", g.initializer)):
+            for v in values:
+                _name_text(v.name, f"{where}a graph {kind}'s name")
+        for i, p in enumerate(g.node):
+            at = f"{where}node {i}"
+            for what in ("name", "op_type", "domain"):
+                _name_text(getattr(p, what), f"{at}'s {what}")
+            for k, n in enumerate(p.input):
+                _name_text(n, f"{at}'s input {k}")
+            for k, n in enumerate(p.output):
+                _name_text(n, f"{at}'s output {k}")
+            for a in p.attribute:
+                inner = [a.g] if a.HasField("g") else list(a.graphs)
+                graphs += [(f"{at}'s {a.name!r}: ", sub) for sub in inner]
+
+
+def _name_text(value, what: str) -> None:
+    if isinstance(value, bytes):
+        raise InputError(f"{what} is not UTF-8 text ({value[:40]!r}); ONNX's names are UTF-8")
+
+
 def load_graph(model, folder: Path) -> Graph:
     """The model's graph, checked whole; the first problem found is raised.
     Nodes onnxop does not run (nodekinds.py) are refused together, counted
     by operator (``OtherNodes``)."""
     from . import op_version
+    check_names(model)
     g = model.graph
     opset = opset_of(model)
     functions = {(f.domain, f.name) for f in model.functions}

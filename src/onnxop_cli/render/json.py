@@ -44,11 +44,13 @@ def _strict(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
     if isinstance(value, dict):
-        return {str(k): _strict(v) for k, v in value.items()}
+        return {_strict(k) if isinstance(k, bytes) else str(k): _strict(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_strict(v) for v in value]
     if isinstance(value, Path):
         return str(value)
+    if isinstance(value, bytes):  # a name protobuf found not UTF-8: kept as a path's bytes are (os.fsdecode)
+        return value.decode("utf-8", "surrogateescape")
     if type(value).__module__ == "numpy" and hasattr(value, "item"):
         return _strict(value.item())  # numpy scalars from parsed pages or stats
     return value

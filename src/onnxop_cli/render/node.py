@@ -156,7 +156,8 @@ def quote(name: object) -> str:
     end a line, start a forged one or move the cursor, and the quoted form
     tells names apart. The one place names are quoted; --json writes names
     exactly instead (JSON escapes them)."""
-    text = str(name)
+    # bytes: a name protobuf found not UTF-8, its bytes shown as a file name's are
+    text = name.decode("utf-8", "surrogateescape") if isinstance(name, bytes) else str(name)
     if text.isprintable() and "\\" not in text:
         return text
     return "".join(_quote_char(c) for c in text)
