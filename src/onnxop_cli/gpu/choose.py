@@ -20,7 +20,10 @@ The answers are cached in ``$XDG_CACHE_HOME/onnxop/kernels.json``
 (``~/.cache/onnxop/``), an entry per key: the adapter, its driver, onnxop's
 version, the question's name (none for the copy kernel's, whose entry came
 first) and a digest of its candidates' WGSL, so a new driver, a new onnxop
-or an edited kernel measures again. The cache is a convenience, never a
+or an edited kernel measures again. An entry is added under a lock on the
+file (io/cache.py ``locked``), so processes measuring at once keep all their
+entries; threads of one process asking one question measure it once (the
+first to take the engine's lock). The cache is a convenience, never a
 requirement: a file that cannot be read or parsed is ignored (and
 rewritten), a damaged entry is dropped, and one that cannot be written
 leaves the answer measured for this process only.
@@ -39,7 +42,7 @@ from pathlib import Path
 from typing import Iterator
 
 from ..errors import GpuError, UsageError
-from ..io.cache import cache_dir, write_atomic
+from ..io.cache import cache_dir, locked, write_atomic
 from . import kernels
 from .device import Gpu
 
@@ -207,8 +210,9 @@ def _answer(gpu: Gpu, question: Question, tune: bool) -> Choice:
     """``question``'s answer for ``gpu``: the candidate being measured, else
     forced, else the one known in this process, cached, or measured now
     (and cached). ``tune`` measures again."""
-    if (id(gpu), question.name) in _answering:
-        return Choice(_answering[id(gpu), question.name], "measuring")
+    candidate = _answering.get((id(gpu), question.name))  # one lookup: the measuring thread may end it meanwhile
+    if candidate is not None:
+        return Choice(candidate, "measuring")
     value = question.forced(gpu)
     if value is not None:
         return Choice(value, "forced")
@@ -217,8 +221,13 @@ def _answer(gpu: Gpu, question: Question, tune: bool) -> Choice:
         found = None if tune else _read(gpu, question, question.able(gpu))
         if found is None:
             with gpu.lock:  # no other call on this engine's devices between the candidates' runs
-                found = _measure(gpu, question)
-            _write(gpu, question, found)
+                # threads that asked at once measure it once: the first to get the lock; the others find its answer
+                found = None if tune else gpu.schedule_choices.get(question.name)
+                fresh = found is None
+                if fresh:
+                    found = gpu.schedule_choices[question.name] = _measure(gpu, question)
+            if fresh:
+                _write(gpu, question, found)
         gpu.schedule_choices[question.name] = found
     return found
 
@@ -305,12 +314,17 @@ def _read(gpu: Gpu, question: Question, able: tuple[str, ...]) -> Choice | None:
 def _write(gpu: Gpu, question: Question, found: Choice) -> None:
     """Add ``question``'s entry with the time it was measured; atomically
     (a temporary file renamed over the old one), so a reader never sees half
-    a file. Failure is not an error."""
+    a file, and under the cache's lock from the read to the rename, so an
+    entry another process adds meanwhile is not written over (processes
+    measuring different questions at once keep all their entries). Failure
+    is not an error."""
     path = cache_path()
-    entries = _load(path)
+    key = question.key(gpu)
     measured = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    entries[question.key(gpu)] = {question.field: found.kernel, "gbps": found.gbps, "measured": measured}
-    write_atomic(path, json.dumps({"version": CACHE_VERSION, "entries": entries}, indent=1).encode())
+    with locked(path):
+        entries = _load(path)
+        entries[key] = {question.field: found.kernel, "gbps": found.gbps, "measured": measured}
+        write_atomic(path, json.dumps({"version": CACHE_VERSION, "entries": entries}, indent=1).encode())
 
 
 def _load(path: Path) -> dict:

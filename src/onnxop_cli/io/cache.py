@@ -3,12 +3,18 @@
 atomic writer (atomic.py: a temporary file renamed over the old one with
 signals held, removed on any failure or signal), so a reader never sees half
 a file. Everything in it can be deleted at any time; onnxop only re-measures
-or re-parses what it finds missing."""
+or re-parses what it finds missing. A file that several processes add to
+(kernels.json) is read, changed and written under ``locked``, so no process's
+addition is lost to another's write."""
 
 from __future__ import annotations
 
+import errno
 import os
+import time
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 from ..core import signals
 from ..errors import OnnxopError
@@ -36,6 +42,52 @@ def write_atomic(path: Path, data: bytes) -> bool:
     # and a signal that came meanwhile ends it here, with the file complete.
     signals.checkpoint()
     return True
+
+
+LOCK_SUFFIX = ".lock"
+LOCK_WAIT = 10.0  # seconds: a holder keeps the lock for a read and a write (milliseconds)
+
+
+@contextmanager
+def locked(path: Path, wait: float = LOCK_WAIT) -> Iterator[bool]:
+    """Hold an advisory lock (``flock``) on ``<path>.lock`` beside ``path``
+    while the block reads, changes and writes ``path``; yields whether it is
+    held. The kernel drops the lock of a process that dies (SIGKILL
+    included), so a stale lock cannot exist; the lock file itself stays
+    (empty, harmless). The block runs unlocked, as before there was a lock,
+    where one cannot be had: a folder that cannot be written (the write then
+    fails too), a filesystem without locks, no ``fcntl``, or a holder that
+    keeps it past ``wait`` (a stopped process)."""
+    fd = _open_lock(path)
+    try:
+        yield fd is not None and _flock(fd, wait)
+    finally:
+        if fd is not None:
+            os.close(fd)  # drops the lock
+
+
+def _open_lock(path: Path) -> int | None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return os.open(f"{path}{LOCK_SUFFIX}", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+    except OSError:
+        return None
+
+
+def _flock(fd: int, wait: float) -> bool:
+    try:
+        import fcntl
+    except ImportError:  # not POSIX
+        return False
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except OSError as e:
+            if e.errno not in (errno.EAGAIN, errno.EWOULDBLOCK, errno.EINTR) or time.monotonic() >= deadline:
+                return False  # ENOLCK, EOPNOTSUPP...: no locks here; or held too long
+        time.sleep(0.005)
 
 
 def read_private(path: Path) -> bytes | None:
