@@ -477,3 +477,29 @@ def test_a_graph_output_is_refused_when_it_is_not_what_the_output_declares(other
     code, _, err = cli(capsys, "run", "m.onnx", "x.npy", *others, "-o", "y.npy")
     assert code == ExitCode.USAGE and error_of(err) == "m.onnx: graph input 'x' is declared with dim 1 = 3, the data has " \
                                                       "shape (2, 4)", err
+
+
+def test_a_refused_run_says_what_its_dump_keeps(cwd, capsys):
+    """--dump writes each value as its region ends, so a run refused after (a graph output not what it declares, a
+    --verify difference, a later node's error) left a folder of values that looked like a run's, and the error line
+    did not mention it: the files stay (they are what the nodes made, for diagnosis) and the line says how many. A
+    run refused before anything was written leaves no folder it made."""
+    np.save("x.npy", np.arange(6, dtype=np.float32).reshape(2, 3))
+    nodes = [helper.make_node("Transpose", ["x"], ["t"], perm=[1, 0]), helper.make_node("Cast", ["t"], ["y"], to=TP.INT32)]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TP.FLOAT, [2, 3])],
+                          [helper.make_tensor_value_info("y", TP.FLOAT, [3, 2])])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), "m.onnx")
+    code, _, err = cli(capsys, "run", "m.onnx", "x.npy", "--dump", "d")
+    assert code == ExitCode.USAGE and error_of(err) == "m.onnx: graph output 'y' is declared float32, the graph made " \
+        "(3, 2) int32 (--dump d keeps the 2 value(s) the nodes made before that, for diagnosis)", err
+    assert sorted(p.name for p in Path("d").iterdir()) == ["t.npy", "y.npy"]
+
+    nodes = [helper.make_node("Reshape", ["x", "s"], ["t"]), helper.make_node("Transpose", ["t"], ["y"])]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TP.FLOAT, [2, 3]),
+                                       helper.make_tensor_value_info("s", TP.INT64, [1])],
+                          [helper.make_tensor_value_info("y", TP.FLOAT, None)])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), "m.onnx")
+    np.save("s.npy", np.array([7], np.int64))
+    code, _, err = cli(capsys, "run", "m.onnx", "--input", "x=x.npy", "--input", "s=s.npy", "--dump", "e")
+    assert code == ExitCode.USAGE and "does not fit" in err and "--dump" not in err, err
+    assert not Path("e").exists()

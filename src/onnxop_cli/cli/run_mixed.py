@@ -65,6 +65,7 @@ def run_mixed(ctx, m, model_path: Path, files: dict[str, Path], feeds: dict, *, 
             valuefiles.check_names(output, names, f"-o {output}")
     inspect = []
     dumped: dict[str, Path] = {}
+    made = dump is not None and not dump.is_dir()  # a folder this run makes: removed if it stays empty
     if dump is not None:
         inspect.append(_dumper(m, part, dump, dumped))
     verifier = None
@@ -73,30 +74,50 @@ def run_mixed(ctx, m, model_path: Path, files: dict[str, Path], feeds: dict, *, 
 
         verifier = Verifier(m.opset_import, m.ir_version, model_path.parent)
         inspect.append(verifier)
-    results, ran = runner.run(part, feeds, model_path.parent, backend=backend,
-                              inspect=(lambda r, value: [f(r, value) for f in inspect]) if inspect else None)
-    from ..core.graph import check_output
+    try:
+        results, ran = runner.run(part, feeds, model_path.parent, backend=backend,
+                                  inspect=(lambda r, value: [f(r, value) for f in inspect]) if inspect else None)
+        from ..core.graph import check_output
 
-    for v, t in zip(m.graph.output, results):  # before --check, printing or -o
-        try:
-            check_output(v, t.dtype, tuple(t.shape))
-        except OnnxopError as e:
-            raise e.reworded(f"{model_path}: {e.message}") from None
-    written: dict[str, Path] = {}
-    lines = summary(part, ran, verifier, dump, dumped)
-    if check is not None:
-        compared = plain.check(None, results, check)  # the files' kind, not the inputs' files _document reads
-        out.note(f"{_graph_of(m, feeds)}: {len(results)} output(s) equal {quote(check)}'s {compared}, bit for bit")
-    elif output is None:
-        out.result(_printed(m, part, feeds, results, lines, full))
-        lines = []
-    else:
-        written = _write(results, output, to_folder, out, _graph_of(m, feeds), fmt)
-    for line in lines:
-        out.note(line)
-    if out.json:
-        out.document(_document(m, files, feeds, results, written, ran, verifier, dumped, backend,
-                               time.perf_counter() - started))
+        for v, t in zip(m.graph.output, results):  # before --check, printing or -o
+            try:
+                check_output(v, t.dtype, tuple(t.shape))
+            except OnnxopError as e:
+                raise e.reworded(f"{model_path}: {e.message}") from None
+        written: dict[str, Path] = {}
+        lines = summary(part, ran, verifier, dump, dumped)
+        if check is not None:
+            compared = plain.check(None, results, check)  # the files' kind, not the inputs' files _document reads
+            out.note(f"{_graph_of(m, feeds)}: {len(results)} output(s) equal {quote(check)}'s {compared}, bit for bit")
+        elif output is None:
+            out.result(_printed(m, part, feeds, results, lines, full))
+            lines = []
+        else:
+            written = _write(results, output, to_folder, out, _graph_of(m, feeds), fmt)
+        for line in lines:
+            out.note(line)
+        if out.json:
+            out.document(_document(m, files, feeds, results, written, ran, verifier, dumped, backend,
+                                   time.perf_counter() - started))
+    except OnnxopError as e:
+        raise _dump_kept(e, dump, dumped, made) from None
+
+
+def _dump_kept(e: OnnxopError, dump: Optional[Path], dumped: dict[str, Path], made: bool) -> OnnxopError:
+    """A run that fails after --dump began: the files written stay (what the
+    nodes made, for diagnosis) and the error line says so, so that a partial
+    dump is not taken for a run's; a folder this run made and left empty goes."""
+    if dump is None:
+        return e
+    if not dumped:
+        if made:
+            try:
+                dump.rmdir()
+            except OSError:
+                pass
+        return e
+    return e.reworded(f"{e.message} (--dump {quote(dump)} keeps the {len(dumped)} value(s) the nodes made "
+                      f"before that, for diagnosis)")
 
 
 def refusal(model_path: Path, e) -> OnnxopError:
