@@ -134,3 +134,23 @@ def test_a_symlinked_lock_file_is_not_followed(tmp_path, monkeypatch):
     (tmp_path / "onnxop" / (choose.CACHE_FILE + cache.LOCK_SUFFIX)).symlink_to(tmp_path / "elsewhere")
     assert entry_written(tmp_path, monkeypatch)  # written unlocked
     assert not (tmp_path / "elsewhere").exists()
+
+
+def test_a_writer_killed_mid_write_leaves_nothing_after_the_next_write(tmp_path, monkeypatch):
+    """A writer SIGKILLed between its temporary file and the rename leaves ``.onnxop-<pid>-xxxx.tmp`` (an
+    output folder keeps it for the user to see whose it is); in the cache folder, onnxop's, each stayed for good.
+    The next write removes those of pids no longer alive, and keeps a live writer's."""
+    folder = tmp_path / "onnxop"
+    folder.mkdir()
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        (folder / f".onnxop-{int(dead.stdout)}-ab12.tmp").write_text('{"version": 1, "ent')  # half a file
+        (folder / f".onnxop-{live.pid}-cd34.tmp").write_text("")
+        (folder / "notes.tmp").write_text("")  # not onnxop's name: kept
+        assert entry_written(tmp_path, monkeypatch)
+        assert sorted(os.listdir(folder)) == [f".onnxop-{live.pid}-cd34.tmp", choose.CACHE_FILE,
+                                             choose.CACHE_FILE + cache.LOCK_SUFFIX, "notes.tmp"]
+    finally:
+        live.kill()
+        live.wait()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -18,7 +19,8 @@ from typing import Iterator
 
 from ..core import signals
 from ..errors import OnnxopError
-from .atomic import atomic_output
+from . import lock
+from .atomic import TMP_PREFIX, TMP_SUFFIX, atomic_output
 
 
 def cache_dir() -> Path:
@@ -37,11 +39,30 @@ def write_atomic(path: Path, data: bytes) -> bool:
             f.write(data)
     except (OSError, OnnxopError):
         return False
+    _sweep(path.parent)
     # atomic_output holds signals from the rename until the next checkpoint
     # (an output's commit); a cache file is not an output: the work goes on,
     # and a signal that came meanwhile ends it here, with the file complete.
     signals.checkpoint()
     return True
+
+
+def _sweep(folder: Path) -> None:
+    """Remove the temporary files of writers that died mid-write (SIGKILL, a
+    power cut: atomic.py removes its own on anything else). In an output
+    folder they are left, named by pid, for the user; this folder is
+    onnxop's, and each would stay for good (a cffi cache's is ~300 KB)."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for name in names:
+        found = re.fullmatch(rf"{re.escape(TMP_PREFIX)}(\d+)-[a-z0-9]+{re.escape(TMP_SUFFIX)}", name)
+        if found and int(found[1]) != os.getpid() and not lock._alive(int(found[1])):
+            try:
+                os.unlink(folder / name)
+            except OSError:
+                pass
 
 
 LOCK_SUFFIX = ".lock"
@@ -69,7 +90,7 @@ def locked(path: Path, wait: float = LOCK_WAIT) -> Iterator[bool]:
 def _open_lock(path: Path) -> int | None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        return os.open(f"{path}{LOCK_SUFFIX}", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+        return os.open(f"{path}{LOCK_SUFFIX}", os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
     except OSError:
         return None
 
