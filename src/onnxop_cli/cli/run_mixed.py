@@ -139,7 +139,7 @@ def _dumper(m, part, folder: Path, dumped: dict[str, Path]):
     # the names first: a refused run leaves no folder behind
     valuefiles.check_names(folder, made_values([n for r in part.regions for n in r.nodes]), "--dump")
     if not folder.is_dir():
-        folder.mkdir()
+        folder.mkdir(exist_ok=True)  # another run may make it between the check and here
 
     def write(region, value) -> None:
         for name in region.outputs:
