@@ -65,9 +65,10 @@ def run_mixed(ctx, m, model_path: Path, files: dict[str, Path], feeds: dict, *, 
             valuefiles.check_names(output, names, f"-o {output}")
     inspect = []
     dumped: dict[str, Path] = {}
-    made = dump is not None and not dump.is_dir()  # a folder this run makes: removed if it stays empty
+    made = False  # a folder this run made: removed if it stays empty
     if dump is not None:
-        inspect.append(_dumper(m, part, dump, dumped))
+        write, made = _dumper(m, part, dump, dumped)
+        inspect.append(write)
     verifier = None
     if verify:
         from ..core.verify import Verifier
@@ -127,7 +128,8 @@ def refusal(model_path: Path, e) -> OnnxopError:
 
 def _dumper(m, part, folder: Path, dumped: dict[str, Path]):
     """Writes each value a node made as ``folder/<name>.npy`` (.pb for the
-    types numpy lacks) as soon as its region ran; names are checked first."""
+    types numpy lacks) as soon as its region ran; names are checked first.
+    Returns the writer and whether this run made the folder."""
     from ..io import valuefiles
 
     if folder.exists() and not folder.is_dir():
@@ -138,8 +140,13 @@ def _dumper(m, part, folder: Path, dumped: dict[str, Path]):
 
     # the names first: a refused run leaves no folder behind
     valuefiles.check_names(folder, made_values([n for r in part.regions for n in r.nodes]), "--dump")
+    made = False
     if not folder.is_dir():
-        folder.mkdir(exist_ok=True)  # another run may make it between the check and here
+        try:
+            folder.mkdir()
+            made = True
+        except FileExistsError:
+            pass  # another run made it between the check and here: theirs
 
     def write(region, value) -> None:
         for name in region.outputs:
@@ -148,7 +155,7 @@ def _dumper(m, part, folder: Path, dumped: dict[str, Path]):
             valuefiles.write(path, t)
             dumped[name] = path
 
-    return write
+    return write, made
 
 
 def summary(part, ran, verifier, dump, dumped) -> list[str]:
