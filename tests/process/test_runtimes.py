@@ -303,3 +303,19 @@ def test_a_signal_inside_the_runtime_ends_the_run(fake, tmp_path):
     out, err = p.communicate(timeout=60)
     assert p.returncode == 128 + signal.SIGTERM, (out, err)
     assert "error" not in out and len(err.splitlines()) == 1
+
+
+def test_two_writes_of_one_new_folder_at_once_one_refused_in_a_line(corpus, tmp_path):
+    """Two processes writing the same new folder: each built its own beside it, then the second's rename met the
+    first's folder ("onnxop: error: edge: Directory not empty", the OS's words). One writes; the other is refused in
+    onnxop's words, and leaves neither its temporary folder nor a change to the first's."""
+    argv = [sys.executable, "-m", "onnxop_cli", "cases", "write", tmp_path / "edge"]
+    procs = [subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    done = [(p.wait(timeout=600), *p.communicate()) for p in procs]
+    assert sorted(rc for rc, _, _ in done) == [0, 1], done
+    [(_, _, err)] = [d for d in done if d[0]]
+    assert err.count("\n") == 1 and ("another process wrote into it meanwhile; not written" in err
+                                     or "exists and is not empty" in err), err  # after or while the first wrote
+    assert [p.name for p in tmp_path.iterdir()] == ["edge"]
+    files = sorted(p.relative_to(corpus) for p in corpus.rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(tmp_path / "edge") for p in (tmp_path / "edge").rglob("*") if p.is_file())

@@ -90,6 +90,7 @@ def write_atomic(out: Path, big: bool = False) -> list[Path]:
     """Write the corpus into a new folder ``out``: built in a temporary folder
     beside it and renamed into place whole, so an interrupted or failed write
     leaves nothing. An existing ``out`` must be an empty folder."""
+    import errno
     import os
     import shutil
     import tempfile
@@ -111,9 +112,15 @@ def write_atomic(out: Path, big: bool = False) -> list[Path]:
         written = write(tmp, big)
         with signals.held():
             signals.commit()
-            if out.is_dir():
-                out.rmdir()
-            os.rename(tmp, out)
+            try:
+                if out.is_dir():
+                    out.rmdir()
+                os.rename(tmp, out)
+            except OSError as e:  # another process wrote into it (or made it) while this one built its own
+                if e.errno not in (errno.ENOTEMPTY, errno.EEXIST):
+                    raise
+                raise OutputError(f"{str(out)!r}: another process wrote into it meanwhile; not written "
+                                  f"(cases write makes a new folder)") from None
     except BaseException:
         with signals.held():
             shutil.rmtree(tmp, ignore_errors=True)
