@@ -134,6 +134,28 @@ def test_a_stale_lock_is_taken_over_and_a_live_one_refuses(tmp_path, rng):
         sleeper.wait()
 
 
+def test_a_lock_whose_pid_a_later_process_got_is_taken_over(tmp_path, rng):
+    """A writer SIGKILLed mid-write leaves its pid in the lock; a process started since may get that pid (a container's
+    pid 1 every run, or the next onnxop itself), and onnxop refused the output for good, "another onnxop (pid N)"
+    naming itself. A holder that started after the lock was written is not its writer: the lock is stale."""
+    import time
+
+    from onnxop_cli.io.lock import lock_name
+
+    np.save(tmp_path / "x.npy", random_array(rng, (3, 4), np.float32))
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        lock = tmp_path / lock_name("y.npy")
+        lock.write_text(f"{sleeper.pid}\n")
+        os.utime(lock, (time.time() - 60,) * 2)  # written a minute before the process holding that pid started
+        done = onnxop(tmp_path, "transpose", "x.npy", "-o", "y.npy")
+        assert done.returncode == 0, done.stderr
+        lonely(tmp_path, "x.npy", "y.npy")
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+
+
 # ------------------------------------------------------------ item 4: fsync
 
 

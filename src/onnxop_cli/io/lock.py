@@ -9,7 +9,8 @@ overwrote, nor overwrite another's change. Two guards, as git's ``index.lock``:
   after the rename or on any failure (a signal included). A second onnxop
   that finds it refuses at once (exit 1, one line) and writes nothing. The
   file holds the writer's pid: one left by a process that no longer exists
-  (SIGKILL, a power cut) is stale and is taken over.
+  (SIGKILL, a power cut), or whose pid a process started since holds (a
+  container's pid 1, this very process), is stale and is taken over.
 - the changed-check: an output that is also an input of this run (the same
   real path) must be, just before the rename, the file that was read -- the
   same inode, size, modification and change times as when onnxop opened it.
@@ -53,7 +54,7 @@ def acquire(dirfd: int, name: str, label: str) -> str:
             fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600, dir_fd=dirfd)
         except FileExistsError:
             holder = _holder(dirfd, lock)
-            if holder is not None and _alive(holder):
+            if holder is not None and _alive(holder) and not _started_after(holder, _mtime(dirfd, lock)):
                 raise OutputError(
                     f"{label}: another onnxop (pid {holder}) is writing this file; not written "
                     f"(run again when it is done)"
@@ -99,6 +100,32 @@ def _alive(pid: int) -> bool:
     except PermissionError:
         return True  # another user's live process
     return True
+
+
+def _started_after(pid: int, when: float | None) -> bool:
+    """Whether process ``pid`` started after ``when`` (a lock's modification
+    time), by more than the clocks' rounding: then it is not the writer that
+    wrote the lock but a later process given the dead writer's pid -- always
+    so for a container's pid 1, and for this very process when it got the
+    pid of the one killed before it. Linux's /proc; False where unknown."""
+    if when is None:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            ticks = int(f.read().rsplit(b")", 1)[1].split()[19])  # field 22, starttime, in clock ticks since boot
+        with open("/proc/stat", "rb") as f:
+            boot = next(int(line.split()[1]) for line in f if line.startswith(b"btime "))
+        started = boot + ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, StopIteration):
+        return False
+    return started > when + 2.0  # btime is whole seconds and follows clock adjustments
+
+
+def _mtime(dirfd: int, lock: str) -> float | None:
+    try:
+        return os.stat(lock, dir_fd=dirfd, follow_symlinks=False).st_mtime
+    except OSError:
+        return None
 
 
 def _take_over(dirfd: int, lock: str, holder: int | None) -> None:
