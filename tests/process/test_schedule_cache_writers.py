@@ -154,3 +154,19 @@ def test_a_writer_killed_mid_write_leaves_nothing_after_the_next_write(tmp_path,
     finally:
         live.kill()
         live.wait()
+
+
+def test_a_fifo_in_the_cache_folder_is_not_waited_on(tmp_path):
+    """kernels.json (or its lock file, or a cffi header cache) replaced by a FIFO: open() waits for a writer that
+    never comes, and every onnxop hung before its first kernel. Opened without blocking and read only if regular."""
+    folder = tmp_path / "onnxop"
+    folder.mkdir()
+    for name in (choose.CACHE_FILE, choose.CACHE_FILE + cache.LOCK_SUFFIX):
+        for left in folder.iterdir():
+            left.unlink()
+        os.mkfifo(folder / name)
+        [p] = writers(tmp_path, [name], 1)
+        out, err = p.communicate(timeout=60)
+        assert p.returncode == 0 and not err, err
+    os.mkfifo(folder / "cffi-x.json")
+    assert cache.read_private(folder / "cffi-x.json") is None

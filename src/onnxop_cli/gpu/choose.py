@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Iterator
 
 from ..errors import GpuError, UsageError
-from ..io.cache import cache_dir, locked, write_atomic
+from ..io.cache import cache_dir, locked, read_regular, write_atomic
 from . import kernels
 from .device import Gpu
 
@@ -328,9 +328,10 @@ def _write(gpu: Gpu, question: Question, found: Choice) -> None:
 
 
 def _load(path: Path) -> dict:
+    raw = read_regular(path)  # None: missing, unreadable, not a regular file (a FIFO would block)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
+        data = json.loads(raw.decode("utf-8")) if raw is not None else None
+    except (UnicodeDecodeError, ValueError, RecursionError):
         return {}
     if not isinstance(data, dict) or set(data) != {"version", "entries"} or data["version"] != CACHE_VERSION:
         return {}

@@ -12,6 +12,7 @@ from __future__ import annotations
 import errno
 import os
 import re
+import stat
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -90,7 +91,8 @@ def locked(path: Path, wait: float = LOCK_WAIT) -> Iterator[bool]:
 def _open_lock(path: Path) -> int | None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        return os.open(f"{path}{LOCK_SUFFIX}", os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+        flags = os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK  # a FIFO: no wait
+        return os.open(f"{path}{LOCK_SUFFIX}", flags, 0o600)
     except OSError:
         return None
 
@@ -111,14 +113,25 @@ def _flock(fd: int, wait: float) -> bool:
         time.sleep(0.005)
 
 
-def read_private(path: Path) -> bytes | None:
-    """``path``'s bytes if it is a regular file of ours that no one else can
-    write (it may hold a pickle), else None."""
+def read_regular(path: Path, private: bool = False) -> bytes | None:
+    """``path``'s bytes if it is a regular file (and, ``private``, one of
+    ours that no one else can write), else None. Opened without blocking: a
+    FIFO put in its place (which open() would wait on for good) is not read."""
     try:
-        with open(path, "rb") as f:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        with open(fd, "rb") as f:
             st = os.fstat(f.fileno())
-            if st.st_uid != os.getuid() or st.st_mode & 0o022:
+            if not stat.S_ISREG(st.st_mode) or (private and (st.st_uid != os.getuid() or st.st_mode & 0o022)):
                 return None
             return f.read()
     except OSError:
         return None
+
+
+def read_private(path: Path) -> bytes | None:
+    """``path``'s bytes if it is a regular file of ours that no one else can
+    write (it may hold a pickle), else None."""
+    return read_regular(path, private=True)
