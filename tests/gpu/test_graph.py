@@ -503,3 +503,28 @@ def test_a_refused_run_says_what_its_dump_keeps(cwd, capsys):
     code, _, err = cli(capsys, "run", "m.onnx", "--input", "x=x.npy", "--input", "s=s.npy", "--dump", "e")
     assert code == ExitCode.USAGE and "does not fit" in err and "--dump" not in err, err
     assert not Path("e").exists()
+
+
+def test_dump_never_writes_over_what_the_run_reads(cwd, capsys):
+    """--dump's file names come from the model's values, not from the user: --dump into --check's folder replaced the
+    expected y.npy with the run's own y, and --check then reported the outputs equal, bit for bit (exit 0, the expected
+    file gone); --dump into the inputs' folder replaced an input file named like a value. Both are refused before
+    anything runs, and every file is as it was."""
+    nodes = [helper.make_node("Transpose", ["x"], ["t"], perm=[1, 0]), helper.make_node("Identity", ["t"], ["y"])]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TP.FLOAT, [2, 3])],
+                          [helper.make_tensor_value_info("y", TP.FLOAT, [3, 2])])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), "m.onnx")
+    np.save("t.npy", np.arange(6, dtype=np.float32).reshape(2, 3))
+    Path("exp").mkdir()
+    np.save("exp/y.npy", np.zeros((3, 2), np.float32))  # not what the graph makes
+    before = {p: p.read_bytes() for p in (Path("t.npy"), Path("exp/y.npy"))}
+    code, _, err = cli(capsys, "run", "m.onnx", "t.npy", "--check", "exp", "--dump", "exp")
+    assert code == ExitCode.USAGE and error_of(err) == "--dump exp and --check exp name one folder: the dump would " \
+        "write over the files it checks against; give each its own", err
+    code, _, err = cli(capsys, "run", "m.onnx", "--input", "x=t.npy", "--dump", ".")
+    assert code == ExitCode.USAGE and error_of(err) == "--dump .: value 't' would be written over t.npy, an input of " \
+        "this run; dump into another folder", err
+    assert {p: p.read_bytes() for p in before} == before and sorted(p.name for p in Path(".").iterdir()) == \
+        ["exp", "m.onnx", "t.npy"]
+    code, _, err = cli(capsys, "run", "m.onnx", "t.npy", "--check", "exp", "--dump", "d")
+    assert code == 1 and "output 'y': 5 of 6 elements differ" in err, err

@@ -37,6 +37,10 @@ def run_mixed(ctx, m, model_path: Path, files: dict[str, Path], feeds: dict, *, 
             raise refusal(model_path, partition.OtherNodes(counts))
     if dump is not None and output is not None and to_folder and Path(output).resolve() == Path(dump).resolve():
         raise UsageError(f"--dump {dump} and -o {output} name one folder; give each its own")
+    if dump is not None and check is not None and Path(check).resolve() == Path(dump).resolve():
+        # the dump would replace the expected files with the run's own values, and --check then passed
+        raise UsageError(f"--dump {dump} and --check {check} name one folder: the dump would write over the "
+                         f"files it checks against; give each its own")
     try:
         part = partition.split(m, others or "onnxruntime", keep_all=dump is not None, keep_onnxop=verify)
     except OnnxopError as e:
@@ -67,7 +71,7 @@ def run_mixed(ctx, m, model_path: Path, files: dict[str, Path], feeds: dict, *, 
     dumped: dict[str, Path] = {}
     made = False  # a folder this run made: removed if it stays empty
     if dump is not None:
-        write, made = _dumper(m, part, dump, dumped)
+        write, made = _dumper(m, part, dump, dumped, files)
         inspect.append(write)
     verifier = None
     if verify:
@@ -126,7 +130,7 @@ def refusal(model_path: Path, e) -> OnnxopError:
                       f"(--others reference: on onnx.reference)")
 
 
-def _dumper(m, part, folder: Path, dumped: dict[str, Path]):
+def _dumper(m, part, folder: Path, dumped: dict[str, Path], files: dict[str, Path]):
     """Writes each value a node made as ``folder/<name>.npy`` (.pb for the
     types numpy lacks) as soon as its region ran; names are checked first.
     Returns the writer and whether this run made the folder."""
@@ -139,7 +143,14 @@ def _dumper(m, part, folder: Path, dumped: dict[str, Path]):
     from ..core.partition import made_values
 
     # the names first: a refused run leaves no folder behind
-    valuefiles.check_names(folder, made_values([n for r in part.regions for n in r.nodes]), "--dump")
+    values = made_values([n for r in part.regions for n in r.nodes])
+    valuefiles.check_names(folder, values, "--dump")
+    read = {_real(p) for p in files.values()}
+    for name in values:  # its file is .npy or .pb, by the type it turns out to have
+        for path in (folder / (valuefiles.file_stem(name) + s) for s in (".npy", ".pb")):
+            if path.exists() and _real(path) in read:
+                raise UsageError(f"--dump {quote(folder)}: value {name!r} would be written over {quote(path)}, "
+                                 f"an input of this run; dump into another folder")
     made = False
     if not folder.is_dir():
         try:
@@ -156,6 +167,13 @@ def _dumper(m, part, folder: Path, dumped: dict[str, Path]):
             dumped[name] = path
 
     return write, made
+
+
+def _real(path: Path) -> Path:
+    try:
+        return Path(path).resolve()
+    except (OSError, RuntimeError):
+        return Path(path).absolute()
 
 
 def summary(part, ran, verifier, dump, dumped) -> list[str]:
