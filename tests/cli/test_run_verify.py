@@ -146,6 +146,25 @@ def test_where_the_reference_alone_judges_it_is_held_to_the_spec(cwd, capsys, op
     assert got.view(np.uint16).tobytes() == want.tobytes() and got.shape == want.shape
 
 
+@pytest.mark.parametrize("values", [np.array([-0.0, np.nan]), np.array([False, True])])
+def test_a_one_hot_the_reference_alone_judges_is_a_copy_of_its_values(cwd, capsys, values):
+    """OneHot of uint8 indices, which onnxruntime has no kernel for: onnx.reference computes hot * (on -
+    off) + off, so an off value of -0.0 came out 0.0, every off value NaN where the on value is NaN,
+    and bool values failed ('neither onnxruntime nor onnx.reference runs it'); --verify stopped the run."""
+    node = helper.make_node("OneHot", ["i", "d", "v"], ["y"], name="n")
+    onnx.save(helper.make_model(helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("i", TensorProto.UINT8, [3])],
+        [helper.make_tensor_value_info("y", helper.np_dtype_to_tensor_dtype(values.dtype), None)],
+        [numpy_helper.from_array(np.array(3, np.int64), "d"), numpy_helper.from_array(values, "v")]),
+        opset_imports=[helper.make_opsetid("", 13)]), "m.onnx")
+    np.save("i.npy", np.array([0, 2, 1], np.uint8))
+    code, out, err = cli(capsys, "run", "m.onnx", "i.npy", "--verify", "-o", "y.npy")
+    assert code == 0, err
+    assert "Verified 1 node(s) bit for bit: OneHot x1 on" in out
+    want = np.where(np.eye(3, dtype=bool)[[0, 2, 1]], values[1], values[0])
+    assert np.load("y.npy").tobytes() == want.tobytes()
+
+
 def test_verify_passes_and_says_per_operator(cwd, capsys):
     onnx.save(transpose_model(), "m.onnx")
     np.save("x.npy", np.arange(6, dtype=np.float32).reshape(2, 3))

@@ -92,8 +92,10 @@ def _reference(m):
     corrected, so that it does not call onnxop's right bytes a divergence where onnxruntime has no
     kernel for the type (bfloat16, float8): a Slice under a negative step clamps its start to
     [0, dim - 1] and its end to [-1, dim - 1] (numpy's slicing, which onnx.reference uses, makes
-    x[-3:-3:-1] of two elements empty where ONNX takes x[0]), and an Expand copies (onnx.reference
-    multiplies by ones, quieting a signalling NaN). numpy's warnings (NaN in a product) stay quiet."""
+    x[-3:-3:-1] of two elements empty where ONNX takes x[0]), and Expand and OneHot copy their
+    values (onnx.reference computes them: Expand as data * ones, quieting a signalling NaN, OneHot as
+    hot * (on - off) + off, which makes -0.0 off values 0.0, every off value NaN where the on value is,
+    and fails on bool values). numpy's warnings (NaN in a product) stay quiet."""
     import warnings
 
     import numpy as np
@@ -117,7 +119,14 @@ def _reference(m):
                 out = np.take(out, np.arange(s, e, step, dtype=np.int64), axis=a)
             return (out,)
 
-    fixed = [Expand] + ([Slice] if len(m.graph.node[0].input) > 1 else [])  # (Slice-1 reads attributes)
+    class OneHot(OpRun):
+        def _run(self, indices, depth, values, axis=None):
+            from onnx.reference.ops.op_one_hot import _one_hot
+
+            hot = _one_hot(indices, depth, axis=axis, dtype=np.bool_)
+            return (np.where(hot, values[1], values[0]).astype(values.dtype),)
+
+    fixed = [Expand, OneHot] + ([Slice] if len(m.graph.node[0].input) > 1 else [])  # (Slice-1 reads attributes)
 
     class Quiet:
         def run(self, *args):
