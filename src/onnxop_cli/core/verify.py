@@ -92,10 +92,12 @@ def _reference(m):
     corrected, so that it does not call onnxop's right bytes a divergence where onnxruntime has no
     kernel for the type (bfloat16, float8): a Slice under a negative step clamps its start to
     [0, dim - 1] and its end to [-1, dim - 1] (numpy's slicing, which onnx.reference uses, makes
-    x[-3:-3:-1] of two elements empty where ONNX takes x[0]), and Expand and OneHot copy their
-    values (onnx.reference computes them: Expand as data * ones, quieting a signalling NaN, OneHot as
-    hot * (on - off) + off, which makes -0.0 off values 0.0, every off value NaN where the on value is,
-    and fails on bool values). numpy's warnings (NaN in a product) stay quiet."""
+    x[-3:-3:-1] of two elements empty where ONNX takes x[0]), and Expand, OneHot and Resize's
+    nearest mode copy their values (onnx.reference computes them: Expand as data * ones, quieting a
+    signalling NaN, OneHot as hot * (on - off) + off, which makes -0.0 off values 0.0, every off value
+    NaN where the on value is, and fails on bool values; Resize as weights times values, so a NaN
+    reaches its neighbours and -0.0 is 0.0: it runs on the elements' labels, 1 to n in float64, exact,
+    and each output takes the element its label names). numpy's warnings stay quiet."""
     import warnings
 
     import numpy as np
@@ -126,7 +128,17 @@ def _reference(m):
             hot = _one_hot(indices, depth, axis=axis, dtype=np.bool_)
             return (np.where(hot, values[1], values[0]).astype(values.dtype),)
 
-    fixed = [Expand, OneHot] + ([Slice] if len(m.graph.node[0].input) > 1 else [])  # (Slice-1 reads attributes)
+    from onnx.reference.ops.op_resize import Resize as Computed
+
+    class Resize(Computed):
+        def _run(self, X, *args, **kw):
+            if kw.get("mode") != "nearest" or kw.get("coordinate_transformation_mode") == "tf_crop_and_resize" \
+                    or X.dtype == object or not X.size:
+                return super()._run(X, *args, **kw)
+            at = super()._run(np.arange(1, X.size + 1, dtype=np.float64).reshape(X.shape), *args, **kw)[0]
+            return (X.reshape(-1)[at.astype(np.int64) - 1],)  # each element's source, by its label
+
+    fixed = [Expand, OneHot, Resize] + ([Slice] if len(m.graph.node[0].input) > 1 else [])  # (Slice-1 reads attributes)
 
     class Quiet:
         def run(self, *args):
