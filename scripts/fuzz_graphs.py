@@ -115,6 +115,10 @@ class Builder:
 
     def try_node(self, op: str, ins: list[str], nouts: int = 1, domain: str = "", **attrs) -> list[str] | None:
         """Add the node if onnx.reference runs it (on the values so far); its outputs' names, or None."""
+        try:
+            onnx.defs.get_schema(op, self.opset, domain)
+        except onnx.defs.SchemaError:  # no such operator at this opset (onnx.reference runs it anyway)
+            return None
         outs = [self.name("v") for _ in range(nouts)]
         node = helper.make_node(op, ins, outs, domain=domain, **attrs)
         feeds = {i: self.values[i] for i in ins if i}
@@ -666,6 +670,12 @@ def check_ran(model, doc) -> str | None:
             return f"ran counts {op} {got} times, the model has {n}: {ran}"
         if op in UNSUPPORTED and set(counts[op]) - {"onnxruntime"}:
             return f"ran says {op} ran on {set(counts[op])}: {ran}"
+    ours = sum(n for ops in (v for k, v in ran.items() if k == "onnxop") for n in ops.values())
+    verified = sum(v["nodes"] for v in doc.get("verified") or [])
+    if doc.get("verified") is not None and verified != ours:
+        return f"verified {verified} node(s), onnxop ran {ours}: {doc['verified']} {ran}"
+    if sum(r["nodes"] for r in doc.get("regions", [])) < len(model.graph.node) - want.get("Constant", 0):
+        return f"regions hold {doc['regions']}, the model has {len(model.graph.node)} nodes"
     return None
 
 
@@ -685,6 +695,7 @@ def ort_plain(model, feeds) -> list | None:
 
 REFUSED: dict = {}
 SECOND = [0]  # cases onnxruntime decided
+COMPARED = [0]  # cases run and compared
 
 
 def one(seed: int, path: str, backend: str, lim: str, others: bool, verbose: bool) -> str | None:
@@ -721,6 +732,7 @@ def one(seed: int, path: str, backend: str, lim: str, others: bool, verbose: boo
             REFUSED[msg.split(": ", 1)[-1][:90]] = REFUSED.get(msg.split(": ", 1)[-1][:90], 0) + 1
             return f"refused: {msg}" if verbose else None
         return f"{type(e).__name__}: {msg}\n{traceback.format_exc()[-1500:]}"
+    COMPARED[0] += 1
     diff = same_bits(want, got)
     if diff:
         second = ort_plain(model, feeds)
@@ -759,7 +771,8 @@ def main() -> int:
                   f"--backend {a.backend} --limits {a.limits}{' --others' if a.others else ''} -v", flush=True)
     for why, n in sorted(REFUSED.items(), key=lambda kv: -kv[1])[:15]:
         print(f"  refused x{n}: {why}")
-    print(f"{len(seeds)} seeds, {bad} failed, {sum(REFUSED.values())} refused, {SECOND[0]} decided by onnxruntime")
+    print(f"{len(seeds)} seeds, {COMPARED[0]} compared, {bad} failed, {sum(REFUSED.values())} refused, "
+          f"{SECOND[0]} decided by onnxruntime")
     return 1 if bad else 0
 
 
