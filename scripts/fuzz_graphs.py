@@ -64,16 +64,18 @@ def elem(x: np.ndarray) -> int:
 
 def shape_of(rng, rank: int | None = None) -> list[int]:
     rank = int(rng.choice([0, 1, 2, 2, 3, 3, 4, 5, 6])) if rank is None else rank
-    dims = [int(rng.integers(1, 5)) for _ in range(rank)]
+    dims = [int(rng.integers(1, 4 * SCALE[0] + 1)) for _ in range(rank)]
     if rank > 4:
         dims = [int(rng.integers(1, 3)) for _ in range(rank)]
+    elif rank > 2:
+        dims = [int(rng.integers(1, 5)) for _ in range(rank - 2)] + dims[rank - 2:]
     if rank and rng.random() < 0.1:
         dims[int(rng.integers(0, rank))] = 0
     return dims
 
 
 def draw_type(rng) -> np.dtype:
-    pool = PLAIN + EXOTIC
+    pool = EXOTIC if EXOTIC and rng.random() < 0.25 else PLAIN  # (most operators refuse float8 and int4)
     return np.dtype(pool[int(rng.integers(0, len(pool)))])
 
 
@@ -133,7 +135,7 @@ class Builder:
         except Exception:  # noqa: BLE001 - not a valid node: not drawn
             return None
         got = [np.asarray(g) for g in got]
-        if any(g.dtype == object for g in got) or any(g.size > 20000 for g in got):
+        if any(g.dtype == object for g in got) or any(g.size > 20000 * SCALE[0] ** 2 for g in got):
             return None
         self.nodes.append(node)
         for o, g in zip(outs, got):
@@ -214,7 +216,8 @@ def step(b: Builder, src: str) -> list[str] | None:
             starts.append(s), ends.append(e), steps.append(st)
         if rng.random() < 0.2:  # axes left out ('' in the middle when steps follow): 0, 1, ...
             axes = list(range(k))
-        ins = [src, b.const(starts), b.const(ends), "" if axes == list(range(k)) and rng.random() < 0.5 else b.const(axes)]
+        left_out = axes == list(range(k)) and rng.random() < 0.5
+        ins = [src, b.const(starts), b.const(ends), "" if left_out else b.const(axes)]
         if rng.random() < 0.8:
             ins.append(b.const(steps))
         return b.try_node("Slice", ins)
@@ -402,8 +405,9 @@ def unsupported(b: Builder, src: str) -> list[str] | None:
         x = b.values[src]
     op = UNSUPPORTED[int(b.rng.integers(0, len(UNSUPPORTED)))]
     if op == "MatMul" and x.ndim >= 1:
-        w = b.const(random_like([x.shape[-1], 2], np.dtype(np.float32), b.rng).clip(-4, 4), np.float32)
-        w = b.const(np.nan_to_num(np.round(b.values[w])), np.float32)
+        with np.errstate(all="ignore"):
+            w = np.nan_to_num(np.round(random_like([x.shape[-1], 2], np.dtype(np.float32), b.rng).clip(-4, 4)))
+        w = b.const(w, np.float32)
         return b.try_node("MatMul", [src, w])
     if op == "Softmax" and x.ndim >= 1:
         return b.try_node("Softmax", [src])
@@ -546,7 +550,10 @@ def expected(model: onnx.ModelProto, feeds: dict) -> list[np.ndarray] | None:
 
 # ----------------------------------------------------------------------------------------- the limits
 
-LIMITS = {"default": {}, "small": {"band": 256, "binding": 1024}, "tiny": {"band": 64, "binding": 256}}
+LIMITS = {"default": {}, "small": {"band": 256, "binding": 1024}, "tiny": {"band": 64, "binding": 256},
+          # and dispatches of 2 workgroups a dimension (an (x, y) grid), GatherND's tuples and uploads 64 bytes a time
+          "grid": {"band": 64 << 20, "binding": 128 << 20, "groups": 2, "raw": 64}}
+SCALE = [1]  # --scale: dims up to 4 * SCALE (a grid's dispatches need a few thousand elements)
 
 
 @contextlib.contextmanager
@@ -556,23 +563,28 @@ def limits(name: str, backend: str):
     if not cfg:
         yield
         return
-    from onnxop_cli.gpu import choose, gather, pieces
+    from onnxop_cli.gpu import choose, gather, indexed_buffers, indexed_variants, pieces
     from onnxop_cli.gpu.device import get_gpu
 
     gpu = get_gpu(backend)
     choose.choice(gpu)
     for q in choose.QUESTIONS:
         choose.answer(gpu, q)
-    saved = (gather.DEFAULT_BAND, gather.MAPPED_BAND, pieces.DEFAULT_BAND, pieces.BAND,
-             gpu.limits.get("max-storage-buffer-binding-size"))
+    saved = (gather.DEFAULT_BAND, gather.MAPPED_BAND, pieces.DEFAULT_BAND, pieces.BAND, indexed_variants.RAW_BAND,
+             indexed_buffers.UPLOAD_STEP, dict(gpu.limits))
     gather.DEFAULT_BAND = gather.MAPPED_BAND = cfg["band"]
     pieces.DEFAULT_BAND = pieces.BAND = cfg["band"]
     gpu.limits["max-storage-buffer-binding-size"] = cfg["binding"]
+    if "groups" in cfg:
+        gpu.limits["max-compute-workgroups-per-dimension"] = cfg["groups"]
+        indexed_variants.RAW_BAND = indexed_buffers.UPLOAD_STEP = cfg["raw"]
     try:
         yield
     finally:
-        gather.DEFAULT_BAND, gather.MAPPED_BAND, pieces.DEFAULT_BAND, pieces.BAND, binding = saved
-        gpu.limits["max-storage-buffer-binding-size"] = binding
+        (gather.DEFAULT_BAND, gather.MAPPED_BAND, pieces.DEFAULT_BAND, pieces.BAND, indexed_variants.RAW_BAND,
+         indexed_buffers.UPLOAD_STEP, limits_then) = saved
+        gpu.limits.clear()
+        gpu.limits.update(limits_then)
 
 
 # ----------------------------------------------------------------------------------------- the paths
@@ -765,8 +777,10 @@ def main() -> int:
     p.add_argument("--path", default="backend", choices=["backend", "cli", "shown"])
     p.add_argument("--limits", default="default", choices=list(LIMITS))
     p.add_argument("--others", action="store_true", help="a node onnxop does not run in each chain (cli path)")
+    p.add_argument("--scale", type=int, default=1, help="dims up to 4 * SCALE (default 1)")
     p.add_argument("-v", "--verbose", action="store_true")
     a = p.parse_args()
+    SCALE[0] = a.scale
     first, _, last = a.seeds.partition("-")
     seeds = range(int(first), int(last or first) + 1)
     bad = 0

@@ -138,7 +138,8 @@ def _reference(m):
             at = super()._run(np.arange(1, X.size + 1, dtype=np.float64).reshape(X.shape), *args, **kw)[0]
             return (X.reshape(-1)[at.astype(np.int64) - 1],)  # each element's source, by its label
 
-    fixed = [Expand, OneHot, Resize] + ([Slice] if len(m.graph.node[0].input) > 1 else [])  # (Slice-1 reads attributes)
+    slice_inputs = len(m.graph.node[0].input) > 1  # (Slice-1 reads its starts and ends as attributes)
+    fixed = [Expand, OneHot, Resize] + ([Slice] if slice_inputs else [])
 
     class Quiet:
         def run(self, *args):
