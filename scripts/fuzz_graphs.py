@@ -50,11 +50,12 @@ try:
 
     EXOTIC = [ml_dtypes.bfloat16, ml_dtypes.float8_e4m3fn, ml_dtypes.float8_e5m2, ml_dtypes.float8_e4m3fnuz,
               ml_dtypes.float8_e5m2fnuz, ml_dtypes.int4, ml_dtypes.uint4]
+    EXOTIC += [getattr(ml_dtypes, n) for n in ("float4_e2m1fn", "float8_e8m0fnu", "int2", "uint2") if hasattr(ml_dtypes, n)]
 except ImportError:  # pragma: no cover
     EXOTIC = []
 PLAIN = [np.float32, np.int64, np.uint8, np.int8, np.float16, np.int32, np.bool_, np.float64, np.uint16, np.int16,
          np.uint32, np.uint64]
-OPSETS = [9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23]
+OPSETS = [9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28]
 UNSUPPORTED = ("Relu", "MatMul", "Softmax")
 
 
