@@ -187,6 +187,27 @@ def test_a_nearest_resize_is_judged_as_a_copy(cwd, capsys, dtype, bits):
     assert np.load("y.npy").tobytes() == x.repeat(2, axis=2).repeat(2, axis=3).tobytes()
 
 
+@pytest.mark.parametrize("elem", [TensorProto.BFLOAT16, TensorProto.FLOAT8E4M3FN, TensorProto.INT4])
+def test_a_squeeze_of_empty_axes_is_judged_as_onnxop_and_onnxruntime_read_it(cwd, capsys, elem):
+    """An empty axes tensor drops every size-1 axis in onnxop, as in onnxruntime (docs/cli-details.md);
+    onnx.reference drops none, and judged alone (no onnxruntime kernel for these types) --verify
+    stopped the run: 'onnxop made (3,) bfloat16, onnx.reference (1, 3, 1) bfloat16'."""
+    import ml_dtypes
+
+    node = helper.make_node("Squeeze", ["x", "a"], ["y"], name="n")
+    onnx.save(helper.make_model(helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("x", elem, [1, 3, 1])],
+        [helper.make_tensor_value_info("y", elem, None)], [numpy_helper.from_array(np.zeros(0, np.int64), "a")]),
+        opset_imports=[helper.make_opsetid("", 21)]), "m.onnx")
+    dtype = {TensorProto.BFLOAT16: ml_dtypes.bfloat16, TensorProto.FLOAT8E4M3FN: ml_dtypes.float8_e4m3fn,
+             TensorProto.INT4: ml_dtypes.int4}[elem]
+    onnx.save_tensor(numpy_helper.from_array(np.arange(3).astype(dtype).reshape(1, 3, 1), "x"), "x.pb")
+    code, out, err = cli(capsys, "run", "m.onnx", "x.pb", "--verify", "-o", "y.pb")
+    assert code == 0, err
+    assert "Verified 1 node(s) bit for bit: Squeeze x1 on" in out
+    assert numpy_helper.to_array(onnx.load_tensor("y.pb")).shape == (3,)
+
+
 def test_verify_passes_and_says_per_operator(cwd, capsys):
     onnx.save(transpose_model(), "m.onnx")
     np.save("x.npy", np.arange(6, dtype=np.float32).reshape(2, 3))

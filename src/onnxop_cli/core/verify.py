@@ -97,7 +97,9 @@ def _reference(m):
     signalling NaN, OneHot as hot * (on - off) + off, which makes -0.0 off values 0.0, every off value
     NaN where the on value is, and fails on bool values; Resize as weights times values, so a NaN
     reaches its neighbours and -0.0 is 0.0: it runs on the elements' labels, 1 to n in float64, exact,
-    and each output takes the element its label names). numpy's warnings stay quiet."""
+    and each output takes the element its label names). A Squeeze given an empty axes tensor drops
+    every size-1 axis, as onnxruntime and onnxop read it (docs/cli-details.md), where onnx.reference
+    drops none. numpy's warnings stay quiet."""
     import warnings
 
     import numpy as np
@@ -138,8 +140,13 @@ def _reference(m):
             at = super()._run(np.arange(1, X.size + 1, dtype=np.float64).reshape(X.shape), *args, **kw)[0]
             return (X.reshape(-1)[at.astype(np.int64) - 1],)  # each element's source, by its label
 
-    slice_inputs = len(m.graph.node[0].input) > 1  # (Slice-1 reads its starts and ends as attributes)
-    fixed = [Expand, OneHot, Resize] + ([Slice] if slice_inputs else [])
+    class Squeeze(OpRun):
+        def _run(self, data, axes=None):
+            return (np.squeeze(data, axis=tuple(int(a) for a in axes) if len(axes) else None),)
+
+    node = m.graph.node[0]
+    by_input = len(node.input) > 1 and node.input[1] != ""  # (Slice-1's starts, Squeeze-1's axes: attributes)
+    fixed = [Expand, OneHot, Resize] + ([Slice, Squeeze] if by_input else [])
 
     class Quiet:
         def run(self, *args):
