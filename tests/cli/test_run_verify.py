@@ -208,6 +208,27 @@ def test_a_squeeze_of_empty_axes_is_judged_as_onnxop_and_onnxruntime_read_it(cwd
     assert numpy_helper.to_array(onnx.load_tensor("y.pb")).shape == (3,)
 
 
+@pytest.mark.parametrize("flag", [["--verify"], ["--dump", "d"]])
+def test_without_others_no_node_runs_on_onnxruntime(cwd, capsys, flag):
+    """onnx's shape inference gives Compress-9's output no type, so a float Add after it was the others'
+    in the split --verify and --dump run (a type it cannot tell), which ran it on onnxruntime and exited 0
+    ('onnxruntime (CPU): 1 (Add x1)') without --others, where the plain run refuses it; now every node is
+    onnxop's there, as the check before the split found, and the Add is refused as in the plain run."""
+    nodes = [helper.make_node("Compress", ["x", "c"], ["v"], axis=0), helper.make_node("Add", ["v", "v"], ["y"])]
+    onnx.save(helper.make_model(helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(np.array([True, False]), "c")]), opset_imports=[helper.make_opsetid("", 9)]), "m.onnx")
+    np.save("x.npy", np.array([1.5, 2], np.float32))
+    code, out, err = cli(capsys, "run", "m.onnx", "x.npy", "-o", "y.npy")
+    assert code == ExitCode.USAGE and "float arithmetic is not in its scope" in err
+    code, out, err = cli(capsys, "run", "m.onnx", "x.npy", "-o", "y.npy", *flag)
+    assert code == ExitCode.USAGE and "node 1 (Add-7): Add: input A is float32" in error_of(err), err
+    assert not (cwd / "y.npy").exists() and "onnxruntime" not in out
+    code, out, err = cli(capsys, "run", "m.onnx", "x.npy", "-o", "y.npy", "--others", "onnxruntime", *flag)
+    assert code == 0 and "onnxruntime (CPU): 1 (Add x1)" in out, err
+
+
 def test_verify_passes_and_says_per_operator(cwd, capsys):
     onnx.save(transpose_model(), "m.onnx")
     np.save("x.npy", np.arange(6, dtype=np.float32).reshape(2, 3))

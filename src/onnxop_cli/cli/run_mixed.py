@@ -38,7 +38,8 @@ def run_mixed(ctx, m, model_path: Path, files: dict[str, Path], feeds: dict, *, 
     if dump is not None and output is not None and to_folder and Path(output).resolve() == Path(dump).resolve():
         raise UsageError(f"--dump {dump} and -o {output} name one folder; give each its own")
     try:
-        part = partition.split(m, others or "onnxruntime", keep_all=verify or dump is not None)
+        part = partition.split(m, others or "onnxruntime", keep_all=verify or dump is not None,
+                               unknown=others is None)  # (no --others: every node onnxop's, as others_in found)
     except OnnxopError as e:
         raise e.reworded(f"{model_path}: {e.message}") from None
     if verify or any(r.runtime == "onnxruntime" for r in part.regions):
