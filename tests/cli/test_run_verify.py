@@ -225,8 +225,10 @@ def test_without_others_no_node_runs_on_onnxruntime(cwd, capsys, flag):
     code, out, err = cli(capsys, "run", "m.onnx", "x.npy", "-o", "y.npy", *flag)
     assert code == ExitCode.USAGE and "node 1 (Add-7): Add: input A is float32" in error_of(err), err
     assert not (cwd / "y.npy").exists() and "onnxruntime" not in out
+    assert not (cwd / "d").exists()  # --dump's folder is made when the first region ends: none did
     code, out, err = cli(capsys, "run", "m.onnx", "x.npy", "-o", "y.npy", "--others", "onnxruntime", *flag)
     assert code == 0 and "onnxruntime (CPU): 1 (Add x1)" in out, err
+    assert (cwd / "d" / "v.npy").exists() == (flag[0] == "--dump")
 
 
 def test_verify_passes_and_says_per_operator(cwd, capsys):

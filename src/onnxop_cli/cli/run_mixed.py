@@ -73,6 +73,8 @@ def run_mixed(ctx, m, model_path: Path, files: dict[str, Path], feeds: dict, *, 
         inspect.append(verifier)
     results, ran = runner.run(part, feeds, model_path.parent, backend=backend,
                               inspect=(lambda r, value: [f(r, value) for f in inspect]) if inspect else None)
+    if dump is not None and not dump.is_dir():  # (no region ran: a graph of no nodes)
+        dump.mkdir()
     written: dict[str, Path] = {}
     lines = summary(part, ran, verifier, dump, dumped)
     if check is not None:
@@ -106,12 +108,13 @@ def _dumper(m, part, folder: Path, dumped: dict[str, Path]):
         raise UsageError(f"--dump {folder}: no such folder, and no folder {folder.parent} to make it in")
     from ..core.partition import made_values
 
-    # the names first: a refused run leaves no folder behind
+    # the names first, the folder at the first region's end: a refused run leaves no folder behind
+    # (a node the first region's plan refuses too)
     valuefiles.check_names(folder, made_values([n for r in part.regions for n in r.nodes]), "--dump")
-    if not folder.is_dir():
-        folder.mkdir()
 
     def write(region, value) -> None:
+        if not folder.is_dir():
+            folder.mkdir()
         for name in region.outputs:
             t = value(name)
             path = valuefiles.value_paths(folder, [(name, t.dtype)], "--dump")[name]
