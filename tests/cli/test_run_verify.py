@@ -231,6 +231,27 @@ def test_without_others_no_node_runs_on_onnxruntime(cwd, capsys, flag):
     assert (cwd / "d" / "v.npy").exists() == (flag[0] == "--dump")
 
 
+@pytest.mark.parametrize("op", ["Cast", "CastLike"])
+def test_a_cast_to_its_own_type_is_judged_as_its_input(cwd, capsys, op):
+    """onnx.reference casts a float8 to float8 through float32, so a NaN's payload (float8e5m2 0x7d) came
+    back canonical (0x7e), and with no onnxruntime kernel --verify stopped the run onnxop ran as a copy."""
+    import ml_dtypes
+
+    e5 = TensorProto.FLOAT8E5M2
+    node = helper.make_node(op, ["x", "like"] if op == "CastLike" else ["x"], ["y"], name="n",
+                            **({} if op == "CastLike" else {"to": e5}))
+    like = [numpy_helper.from_array(np.zeros(1, ml_dtypes.float8_e5m2), "like")] if op == "CastLike" else []
+    onnx.save(helper.make_model(helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("x", e5, [4])], [helper.make_tensor_value_info("y", e5, None)],
+        like), opset_imports=[helper.make_opsetid("", 21)]), "m.onnx")
+    bits = np.array([0x7D, 0xFE, 0x80, 1], np.uint8)
+    onnx.save_tensor(numpy_helper.from_array(bits.view(ml_dtypes.float8_e5m2), "x"), "x.pb")
+    code, out, err = cli(capsys, "run", "m.onnx", "x.pb", "--verify", "-o", "y.pb")
+    assert code == 0, err
+    assert f"Verified 1 node(s) bit for bit: {op} x1 on" in out
+    assert numpy_helper.to_array(onnx.load_tensor("y.pb")).view(np.uint8).tobytes() == bits.tobytes()
+
+
 def test_verify_passes_and_says_per_operator(cwd, capsys):
     onnx.save(transpose_model(), "m.onnx")
     np.save("x.npy", np.arange(6, dtype=np.float32).reshape(2, 3))

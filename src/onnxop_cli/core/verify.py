@@ -99,7 +99,8 @@ def _reference(m):
     reaches its neighbours and -0.0 is 0.0: it runs on the elements' labels, 1 to n in float64, exact,
     and each output takes the element its label names). A Squeeze given an empty axes tensor drops
     every size-1 axis, as onnxruntime and onnxop read it (docs/cli-details.md), where onnx.reference
-    drops none. numpy's warnings stay quiet."""
+    drops none. A Cast (CastLike) to its input's own type is its input (onnx.reference casts a float8
+    through float32, turning a NaN's payload into its canonical one). numpy's warnings stay quiet."""
     import warnings
 
     import numpy as np
@@ -145,6 +146,16 @@ def _reference(m):
             return (np.squeeze(data, axis=tuple(int(a) for a in axes) if len(axes) else None),)
 
     node = m.graph.node[0]
+    types = {v.name: v.type.tensor_type.elem_type for v in m.graph.input}
+    to = next((a.i for a in node.attribute if a.name == "to"), None) if node.op_type == "Cast" else \
+        types.get(node.input[1]) if node.op_type == "CastLike" and len(node.input) > 1 else None
+    if to is not None and to == types.get(node.input[0]):  # a cast to its own type is its input
+
+        class Same:
+            def run(self, outs, feeds):
+                return [feeds[node.input[0]]]
+
+        return Same()
     by_input = len(node.input) > 1 and node.input[1] != ""  # (Slice-1's starts, Squeeze-1's axes: attributes)
     fixed = [Expand, OneHot, Resize] + ([Slice, Squeeze] if by_input else [])
 
