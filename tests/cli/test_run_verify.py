@@ -252,6 +252,37 @@ def test_a_cast_to_its_own_type_is_judged_as_its_input(cwd, capsys, op):
     assert numpy_helper.to_array(onnx.load_tensor("y.pb")).view(np.uint8).tobytes() == bits.tobytes()
 
 
+@pytest.mark.parametrize("op", ["Resize", "Scatter"])
+def test_nodes_onnxruntime_has_no_kernel_for_are_verified(cwd, capsys, op):
+    """A nearest Resize of strings (onnx.reference computes weights times values: 'could not convert
+    string to float') and a Scatter-10 of complex128 (onnx.reference has no Scatter), which onnxruntime
+    has no kernel for: --verify said 'neither onnxruntime nor onnx.reference runs it' and exited 1 on a
+    run onnxop made right."""
+    if op == "Resize":
+        x = np.array([["a", "b"], ["c", "d"]], dtype=object)
+        node = helper.make_node("Resize", ["x", "", "sc"], ["y"], name="n", mode="nearest")
+        consts, opset, elem = [numpy_helper.from_array(np.array([1, 2], np.float32), "sc")], 13, TensorProto.STRING
+        want = x.repeat(2, axis=1)
+    else:
+        x = np.array([[1 + 2j, 3], [4j, -0.0]], np.complex128)
+        node = helper.make_node("Scatter", ["x", "i", "u"], ["y"], name="n", axis=1)
+        consts = [numpy_helper.from_array(np.array([[1], [0]], np.int64), "i"),
+                  numpy_helper.from_array(np.array([[5j], [6]], np.complex128), "u")]
+        opset, elem, want = 10, TensorProto.COMPLEX128, np.array([[1 + 2j, 5j], [6, -0.0]], np.complex128)
+    onnx.save(helper.make_model(helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("x", elem, [2, 2])],
+        [helper.make_tensor_value_info("y", elem, None)], consts),
+        opset_imports=[helper.make_opsetid("", opset)]), "m.onnx")
+    onnx.save_tensor(numpy_helper.from_array(x, "x"), "x.pb")
+    code, out, err = cli(capsys, "run", "m.onnx", "x.pb", "--verify", "-o", "y.pb")
+    assert code == 0, err
+    assert f"Verified 1 node(s) bit for bit: {op} x1 on" in out
+    got = numpy_helper.to_array(onnx.load_tensor("y.pb"))
+    if op == "Resize":
+        got = np.array([v.decode() if isinstance(v, bytes) else v for v in got.ravel()], object).reshape(got.shape)
+    assert got.shape == want.shape and got.tolist() == want.tolist()
+
+
 def test_verify_passes_and_says_per_operator(cwd, capsys):
     onnx.save(transpose_model(), "m.onnx")
     np.save("x.npy", np.arange(6, dtype=np.float32).reshape(2, 3))

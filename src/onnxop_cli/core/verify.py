@@ -100,7 +100,9 @@ def _reference(m):
     and each output takes the element its label names). A Squeeze given an empty axes tensor drops
     every size-1 axis, as onnxruntime and onnxop read it (docs/cli-details.md), where onnx.reference
     drops none. A Cast (CastLike) to its input's own type is its input (onnx.reference casts a float8
-    through float32, turning a NaN's payload into its canonical one). numpy's warnings stay quiet."""
+    through float32, turning a NaN's payload into its canonical one). Resize's labels take strings
+    too, and Scatter, which onnx.reference has no implementation of, is its ScatterElements. numpy's
+    warnings stay quiet."""
     import warnings
 
     import numpy as np
@@ -136,10 +138,16 @@ def _reference(m):
     class Resize(Computed):
         def _run(self, X, *args, **kw):
             if kw.get("mode") != "nearest" or kw.get("coordinate_transformation_mode") == "tf_crop_and_resize" \
-                    or X.dtype == object or not X.size:
+                    or not X.size:
                 return super()._run(X, *args, **kw)
             at = super()._run(np.arange(1, X.size + 1, dtype=np.float64).reshape(X.shape), *args, **kw)[0]
             return (X.reshape(-1)[at.astype(np.int64) - 1],)  # each element's source, by its label
+
+    from onnx.reference.ops.op_scatter_elements import ScatterElements
+
+    class Scatter(ScatterElements):  # Scatter-9 and -11, deprecated: ScatterElements by its old name
+        def _run(self, data, indices, updates, axis=None):
+            return super()._run(data, indices, updates, axis=axis)
 
     class Squeeze(OpRun):
         def _run(self, data, axes=None):
@@ -157,7 +165,7 @@ def _reference(m):
 
         return Same()
     by_input = len(node.input) > 1 and node.input[1] != ""  # (Slice-1's starts, Squeeze-1's axes: attributes)
-    fixed = [Expand, OneHot, Resize] + ([Slice, Squeeze] if by_input else [])
+    fixed = [Expand, OneHot, Resize, Scatter] + ([Slice, Squeeze] if by_input else [])
 
     class Quiet:
         def run(self, *args):
