@@ -38,7 +38,8 @@ def run_mixed(ctx, m, model_path: Path, files: dict[str, Path], feeds: dict, *, 
     if dump is not None and output is not None and to_folder and Path(output).resolve() == Path(dump).resolve():
         raise UsageError(f"--dump {dump} and -o {output} name one folder; give each its own")
     try:
-        part = partition.split(m, others or "onnxruntime", keep_all=dump is not None, keep_onnxop=verify)
+        part = partition.split(m, others or "onnxruntime", keep_all=dump is not None, keep_onnxop=verify,
+                               unknown=others is None)  # (no --others: every node onnxop's, as others_in found)
     except OnnxopError as e:
         raise e.reworded(f"{model_path}: {e.message}") from None
     if verify or any(r.runtime == "onnxruntime" for r in part.regions):
@@ -82,6 +83,8 @@ def run_mixed(ctx, m, model_path: Path, files: dict[str, Path], feeds: dict, *, 
             check_output(v, t.dtype, tuple(t.shape))
         except OnnxopError as e:
             raise e.reworded(f"{model_path}: {e.message}") from None
+    if dump is not None and not dump.is_dir():  # (no region ran: a graph of no nodes)
+        dump.mkdir()
     written: dict[str, Path] = {}
     lines = summary(part, ran, verifier, dump, dumped)
     if check is not None:
@@ -115,12 +118,13 @@ def _dumper(m, part, folder: Path, dumped: dict[str, Path]):
         raise UsageError(f"--dump {folder}: no such folder, and no folder {folder.parent} to make it in")
     from ..core.partition import made_values
 
-    # the names first: a refused run leaves no folder behind
+    # the names first, the folder at the first region's end: a refused run leaves no folder behind
+    # (a node the first region's plan refuses too)
     valuefiles.check_names(folder, made_values([n for r in part.regions for n in r.nodes]), "--dump")
-    if not folder.is_dir():
-        folder.mkdir()
 
     def write(region, value) -> None:
+        if not folder.is_dir():
+            folder.mkdir()
         for name in region.outputs:
             t = value(name)
             path = valuefiles.value_paths(folder, [(name, t.dtype)], "--dump")[name]
