@@ -42,6 +42,11 @@ os.environ.setdefault("MESA_SHADER_CACHE_DIR", os.path.join(_CACHE_HOME, "mesa")
 if os.environ.get("PYTHONDONTWRITEBYTECODE") and "PYTHONPYCACHEPREFIX" not in os.environ:
     os.environ["PYTHONPYCACHEPREFIX"] = os.path.join(_CACHE_HOME, "bytecode")
     del os.environ["PYTHONDONTWRITEBYTECODE"]
+# numpy's OpenBLAS starts a thread per core when numpy is imported, and they spin: about 0.04 of
+# an onnxop's 0.40 CPU s on two loaded cores (0.134 -> 0.093 CPU s for `import numpy`, 20 runs
+# each). Nothing onnxop runs or a test checks multiplies matrices, so the workers and every
+# process the tests start (they inherit it) use one; one the user set is kept.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 # The tests send real signals to onnxop processes they start, and onnxop keeps
 # a signal ignored that it was started with ignored (as nohup asks). A suite

@@ -126,6 +126,20 @@ def test_split_many_outputs(backend, rng, count):
     assert len(got) == count and all(same(g, w) for g, w in zip(got, want))
 
 
+@pytest.mark.parametrize("dim, parts", [(1, 2), (3, 4), (2, 3), (0, 3)])
+def test_split_num_outputs_above_the_length_ends_in_an_empty_part(backend, rng, dim, parts):
+    """Split-18's num_outputs above the axis's length: parts of ceil(dim/parts) = 1 and an empty last one
+    ([1, 0] for 1 into 2), as onnx's shape inference, onnxruntime and onnx.reference make it; onnxop
+    refused every such split (found by scripts/fuzz_graphs.py)."""
+    x = random_array(rng, (2, dim, 3), np.dtype("uint16"))
+    attrs = {"axis": 1, "num_outputs": parts}
+    got = split(x, backend=backend, opset=18, **attrs)
+    want = reference("Split", 18, [x], attrs, parts)
+    assert [g.shape[1] for g in got] == [w.shape[1] for w in want] and all(same(g, w) for g, w in zip(got, want))
+    theirs = ort("Split", 18, [x], attrs, parts)
+    assert theirs is None or all(same(g, w) for g, w in zip(got, theirs))
+
+
 def test_split_rules():
     x = np.zeros((5, 2), np.float32)
     with pytest.raises(OpError, match=r"split \[2, 2\] must be non-negative and sum to 5"):

@@ -42,7 +42,8 @@ def run_mixed(ctx, m, model_path: Path, files: dict[str, Path], feeds: dict, *, 
         raise UsageError(f"--dump {dump} and --check {check} name one folder: the dump would write over the "
                          f"files it checks against; give each its own")
     try:
-        part = partition.split(m, others or "onnxruntime", keep_all=dump is not None, keep_onnxop=verify)
+        part = partition.split(m, others or "onnxruntime", keep_all=dump is not None, keep_onnxop=verify,
+                               unknown=others is None)  # (no --others: every node onnxop's, as others_in found)
     except OnnxopError as e:
         raise e.reworded(f"{model_path}: {e.message}") from None
     if verify or any(r.runtime == "onnxruntime" for r in part.regions):

@@ -64,11 +64,14 @@ class Partition:
 # ------------------------------------------------------------------ splitting
 
 
-def split(model, others: str, *, keep_all: bool = False, keep_onnxop: bool = False) -> Partition:
+def split(model, others: str, *, keep_all: bool = False, keep_onnxop: bool = False,
+          unknown: bool = False) -> Partition:
     """The model's regions, in the order they run. ``keep_all``: every value a
     node makes is a region output (--dump reads each of them); ``keep_onnxop``: every value
     a node of onnxop's regions makes (--verify compares each; the others' keep only what
-    is read later, as in a plain run)."""
+    is read later, as in a plain run). ``unknown``: a node whose input types onnx's shape
+    inference cannot tell is onnxop's, not the others' (--verify or --dump without
+    --others: the plan then refuses what it does not run, as the plain run does)."""
     from ..ops.model import check_names
 
     check_names(model)
@@ -89,7 +92,7 @@ def split(model, others: str, *, keep_all: bool = False, keep_onnxop: bool = Fal
         for d in deps:
             readers[d].append(i)
     types = value_types(model)  # float Add is the others': onnxop runs integer arithmetic only
-    side = [HOST if _is_if(n) else ONNXOP if onnxop_runs(n, opset, functions, types, unknown=False) else others
+    side = [HOST if _is_if(n) else ONNXOP if onnxop_runs(n, opset, functions, types, unknown=unknown) else others
             for n in nodes]
     # a Constant that a node reads goes into every region that reads it: a weight
     # never crosses, and onnxruntime sees it as the constant it is (prepacked, as

@@ -108,7 +108,7 @@ class Split_18(Split_13):
             raise OpError(f"{cls.label()}: num_outputs {n} must be at least 1")
         chunk = -(-dim // n)
         last = dim - chunk * (n - 1)
-        if last < 0 or (dim and n > dim):
+        if last < 0:  # (1 into 2 is [1, 0], as onnx's shape inference, onnxruntime and onnx.reference make it)
             raise OpError(
                 f"{cls.label()}: axis {axis} of length {dim} cannot be cut into {n} parts of ceil({dim}/{n}) = {chunk}"
             )

@@ -1,0 +1,23 @@
+"""scripts/fuzz_graphs.py, random graphs of data-movement nodes against onnx.reference bit for bit:
+a few seeds through the backend under bands of 64 bytes, print mode and a split run (--others
+onnxruntime --verify, its --json 'ran' checked) find nothing wrong and say how many they compared.
+The fuzzer's real runs are longer (hundreds of seeds a configuration); this is its smoke test."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize("args", [["--limits", "tiny"], ["--path", "shown"], ["--path", "cli", "--others"]])
+def test_a_few_seeds_find_nothing_and_count_what_they_compared(backend, args):
+    r = subprocess.run([sys.executable, str(ROOT / "scripts" / "fuzz_graphs.py"), "--seeds", "0-7",
+                        "--backend", backend, *args], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    summary = r.stdout.strip().splitlines()[-1]
+    assert " 0 failed" in summary and int(summary.split(" compared")[0].split()[-1]) >= 3, summary
