@@ -214,3 +214,35 @@ def test_a_second_gpu_on_the_browser_shares_its_device(tmp_path):
     ``vulkan``, tests/process/test_gc_release.py's) was refused: 'adapter is consumed'."""
     done = subprocess.run([sys.executable, "-c", TWO], capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
+
+
+CLOSE_BUSY = HANG.replace('gpu.wait(out.map_async(MapMode.READ), "reading back")', """
+import os, sys, time
+from onnxop_cli.gpu.engines.browser import engine
+promise = out.map_async(MapMode.READ)  # the page is in the spinning kernel's read
+driver = engine._driver
+while not driver.busy:
+    time.sleep(0.05)
+node = driver._playwright_pid
+start = time.monotonic()
+driver.close()
+print(driver._thread.is_alive(), node > 0, round(time.monotonic() - start))
+time.sleep(0.5)
+try:  # Playwright's driver: gone, or a zombie until reaped
+    with open(f"/proc/{node}/stat") as f:
+        assert f.read().split()[2] == "Z"
+except FileNotFoundError:
+    pass
+""")
+
+
+def test_closing_a_browser_mid_call_ends_its_thread_before_python_does(tmp_path):
+    """A call in the page (here a kernel that never ends) as the process exits -- a SIGTERM to `onnxop`
+    mid-upload was the case -- left the driver thread inside Playwright: woken as Python finalized, greenlet
+    crashed the process (SIGSEGV, exit 139 where 143 was asked). close() now ends Playwright's driver
+    (and its Chromium), so the thread ends at once, and asyncio's note of the dead driver is not printed."""
+    done = subprocess.run([sys.executable, "-c", CLOSE_BUSY], capture_output=True, text=True, timeout=240,
+                          env={**os.environ, "ONNXOP_BROWSER_TIMEOUT": "60"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["False", "True", "0"], done.stdout
+    assert done.stderr == "", done.stderr
