@@ -136,7 +136,11 @@ class Driver:
         started: concurrent.futures.Future = concurrent.futures.Future()
         self._jobs.put((None, started))
         self._thread.start()
-        self._wait(started, "starting Chromium", start_limit)
+        try:
+            self._wait(started, "starting Chromium", start_limit)
+        except BrowserError:
+            self.close()  # a start that hung: its Playwright driver would outlive the process, and its browser
+            raise
 
     def _main(self, exe: str, script: str) -> None:
         from playwright.sync_api import sync_playwright
