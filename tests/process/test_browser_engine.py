@@ -270,5 +270,6 @@ def test_closing_a_browser_mid_call_ends_its_thread_before_python_does(tmp_path)
     done = subprocess.run([sys.executable, "-c", CLOSE_BUSY], capture_output=True, text=True, timeout=240,
                           env={**os.environ, "ONNXOP_BROWSER_TIMEOUT": "60"})
     assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.split() == ["False", "True", "0"], done.stdout
+    alive, found, seconds = done.stdout.split()
+    assert (alive, found) == ("False", "True") and int(seconds) < 5, done.stdout  # ended, not timed out
     assert done.stderr == "", done.stderr
