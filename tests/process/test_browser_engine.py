@@ -132,6 +132,32 @@ def test_no_chromium_is_one_line_and_exit_1(chromium, tmp_path):
     assert not (tmp_path / "y.npy").exists()
 
 
+def test_a_chromium_that_hangs_at_start_is_started_once_and_leaves_no_driver(tmp_path):
+    """A Chromium that never answers Playwright: each of a conformance run's cases started another one (7 x
+    the limit for Transpose; ~430 x for all), and each timed-out start left Playwright's driver (node) running
+    after onnxop exited, holding its browser. The failure is now kept for the process, and a start that
+    times out ends its driver."""
+    fake = tmp_path / "chromium"
+    fake.write_text(f"#!/bin/sh\necho $$ $PPID >> {tmp_path}/started\nexec sleep 60\n")
+    fake.chmod(0o755)
+    try:
+        done = onnxop(tmp_path, "conformance", "--op", "Transpose",
+                      env={"ONNXOP_CHROMIUM": str(fake), "ONNXOP_BROWSER_TIMEOUT": "3"}, timeout=120)
+        assert done.returncode == 1 and done.stderr == "", done.stderr
+        assert "0 passed, 7 failed (7 error)" in done.stdout
+        assert "did not answer within 3 s while starting Chromium" in done.stdout
+        starts = (tmp_path / "started").read_text().split()
+        assert len(starts) == 2, starts  # one browser started
+        time.sleep(1)
+        node = Path(f"/proc/{starts[1]}/stat")
+        assert not node.exists() or node.read_text().split()[2] == "Z", node.read_text()
+    finally:
+        for pid in (tmp_path / "started").read_text().split()[::2] if (tmp_path / "started").exists() else []:
+            try:
+                os.kill(int(pid), 9)  # the fake browser, which does not watch its pipe as Chromium does
+            except OSError:
+                pass
+
 def test_a_bad_time_limit_is_a_usage_error(tmp_path):
     np.save(tmp_path / "x.npy", np.zeros((2, 2), np.float32))
     done = onnxop(tmp_path, "transpose", "x.npy", env={"ONNXOP_BROWSER_TIMEOUT": "soon"})
@@ -214,3 +240,36 @@ def test_a_second_gpu_on_the_browser_shares_its_device(tmp_path):
     ``vulkan``, tests/process/test_gc_release.py's) was refused: 'adapter is consumed'."""
     done = subprocess.run([sys.executable, "-c", TWO], capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
+
+
+CLOSE_BUSY = HANG.replace('gpu.wait(out.map_async(MapMode.READ), "reading back")', """
+import os, sys, time
+from onnxop_cli.gpu.engines.browser import engine
+promise = out.map_async(MapMode.READ)  # the page is in the spinning kernel's read
+driver = engine._driver
+while not driver.busy:
+    time.sleep(0.05)
+node = driver._playwright_pid
+start = time.monotonic()
+driver.close()
+print(driver._thread.is_alive(), node > 0, round(time.monotonic() - start))
+time.sleep(0.5)
+try:  # Playwright's driver: gone, or a zombie until reaped
+    with open(f"/proc/{node}/stat") as f:
+        assert f.read().split()[2] == "Z"
+except FileNotFoundError:
+    pass
+""")
+
+
+def test_closing_a_browser_mid_call_ends_its_thread_before_python_does(tmp_path):
+    """A call in the page (here a kernel that never ends) as the process exits -- a SIGTERM to `onnxop`
+    mid-upload was the case -- left the driver thread inside Playwright: woken as Python finalized, greenlet
+    crashed the process (SIGSEGV, exit 139 where 143 was asked). close() now ends Playwright's driver
+    (and its Chromium), so the thread ends at once, and asyncio's note of the dead driver is not printed."""
+    done = subprocess.run([sys.executable, "-c", CLOSE_BUSY], capture_output=True, text=True, timeout=240,
+                          env={**os.environ, "ONNXOP_BROWSER_TIMEOUT": "60"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    alive, found, seconds = done.stdout.split()
+    assert (alive, found) == ("False", "True") and int(seconds) < 5, done.stdout  # ended, not timed out
+    assert done.stderr == "", done.stderr

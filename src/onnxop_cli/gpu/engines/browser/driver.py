@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import concurrent.futures
 import http.server
+import logging
 import os
 import queue
 import shutil
+import signal
 import tempfile
 import threading
 from importlib import resources
@@ -124,6 +126,7 @@ class Driver:
         self.dead = ""
         self.version = ""  # Chromium's, once started
         self.busy = False  # a call is in the page (close then cannot wait for the thread)
+        self._playwright_pid = 0  # Playwright's driver (node), the child this thread started; 0 if unknown
         self._jobs: queue.Queue = queue.Queue()
         handler = type("_Served", (_Quiet,), {"folder": folder.resolve() if folder is not None else None})
         self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
@@ -133,7 +136,11 @@ class Driver:
         started: concurrent.futures.Future = concurrent.futures.Future()
         self._jobs.put((None, started))
         self._thread.start()
-        self._wait(started, "starting Chromium", start_limit)
+        try:
+            self._wait(started, "starting Chromium", start_limit)
+        except BrowserError:
+            self.close()  # a start that hung: its Playwright driver would outlive the process, and its browser
+            raise
 
     def _main(self, exe: str, script: str) -> None:
         from playwright.sync_api import sync_playwright
@@ -143,6 +150,7 @@ class Driver:
         args = list(FLAGS) + (["--no-sandbox"] if os.geteuid() == 0 else [])
         try:
             with sync_playwright() as p:
+                self._playwright_pid = _started_here()
                 _, started = self._jobs.get()
                 try:
                     # Playwright makes a fresh profile folder itself (it refuses --user-data-dir),
@@ -208,17 +216,46 @@ class Driver:
             raise BrowserError(self.dead) from None
 
     def close(self, grace: float = 0.0) -> None:
-        """Close the browser, unless a call is still in the page (a hung
-        kernel, a step the caller gave up on): then the process just exits,
-        and Playwright's driver, its pipe closed, ends Chromium; or, when the
-        page answers at last, the thread closes it (a caller that starts
-        another browser after a time limit keeps no old one running), and
-        ``grace`` seconds are given it to do so (a thread still in Playwright
-        as the interpreter ends can crash it)."""
+        """Close the browser. A call still in the page (a hung kernel, a step
+        the caller gave up on, a signal that came mid-call) is ended by ending
+        Playwright's driver, which ends its Chromium: the call then fails at
+        once and the thread closes up. The thread must end before the
+        interpreter does: one that wakes as Python finalizes is ended inside
+        greenlet, whose thread-state destructor then crashes the process
+        (SIGSEGV, exit 139 where a SIGTERM asked for 143). ``grace`` seconds
+        (at least 5) are given it; a thread that outlives them is left, as
+        Playwright's driver, its pipe closed at exit, ends Chromium."""
         if not self._thread.is_alive():
             return
         self._jobs.put((None, None))
-        self._thread.join(grace if self.dead or self.busy else 10)
+        if not (self.dead or self.busy):
+            self._thread.join(10)
+        if self._thread.is_alive() and self._playwright_pid:
+            logging.getLogger("asyncio").addFilter(_driver_gone)
+            try:  # SIGKILL: on SIGTERM it waits for the busy browser to close
+                os.kill(self._playwright_pid, signal.SIGKILL)
+            except OSError:  # gone already
+                pass
+            self._thread.join(max(grace, 5.0))
+
+
+def _driver_gone(record: logging.LogRecord) -> bool:
+    """False for asyncio's 'Future exception was never retrieved' of the
+    driver that close ended (Playwright leaves that future unread)."""
+    error = record.exc_info[1] if record.exc_info else None
+    return not (str(record.msg).startswith("Future exception was never retrieved")
+                and "Connection closed" in str(error))
+
+
+def _started_here() -> int:
+    """The process this thread started (Playwright's driver), from Linux's
+    /proc/PID/task/TID/children; 0 where that cannot be read."""
+    try:
+        with open(f"/proc/{os.getpid()}/task/{threading.get_native_id()}/children") as f:
+            children = f.read().split()
+    except OSError:
+        return 0
+    return int(children[0]) if len(children) == 1 else 0
 
 
 def _first(e: BaseException) -> str:

@@ -28,6 +28,7 @@ NAME = "browser"
 _driver: Driver | None = None
 _adapter: Adapter | None = None
 _device: Device | None = None
+_failed = ""  # why Chromium did not start in this process, once it did not
 
 _BACKEND_TYPES = {"vulkan": "Vulkan", "metal": "Metal", "d3d12": "D3D12", "opengl": "OpenGL", "opengles": "OpenGLES"}
 _ADAPTER_TYPES = {"discrete GPU": "DiscreteGPU", "integrated GPU": "IntegratedGPU", "CPU": "CPU"}
@@ -50,13 +51,16 @@ class Adapter:
 
 def init(backends: tuple[str, ...]) -> None:
     """Start Chromium (once) and ask its page for the adapter."""
-    global _driver, _adapter
+    global _driver, _adapter, _failed
     if _driver is not None:
         return
+    if _failed:  # a Chromium that did not start is not started again for each case of a conformance run
+        raise GpuError(_failed)
     try:
         driver = Driver()
     except BrowserError as e:
-        raise GpuError(str(e)) from None
+        _failed = str(e)
+        raise GpuError(_failed) from None
     atexit.register(driver.close)
     _driver = driver
     answer = _driver.run([["adapter"]], "requesting the adapter")
