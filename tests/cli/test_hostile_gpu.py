@@ -121,7 +121,7 @@ def test_a_device_reported_lost_mid_stream_ends_the_wait(own_gpu, streamed, stal
     assert code == ExitCode.ERROR
     # the writer (waiting for the readback) or the reader (its next upload or dispatch) notices first
     assert error_of(err) in [
-        f"WebGPU device lost while {step} on {own_gpu.name}: The WGPU device was lost (Unknown):"
+        f"WebGPU {step} failed on {own_gpu.name}: device lost: The WGPU device was lost (Unknown):"
         for step in ("readback", "upload", "dispatch")
     ], err
     assert (cwd / "y.npy").read_bytes() == b"precious"

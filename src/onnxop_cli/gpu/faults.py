@@ -81,11 +81,12 @@ def gpu_errors(what: str, adapter: str = "") -> Iterator[None]:
 
 
 def check_lost(since: int, what: str, adapter: str = "") -> None:
-    """A GpuError with wgpu-native's message if it logged a lost device after its ``since``-th message."""
+    """A GpuError with wgpu-native's message if it logged a lost device after its ``since``-th message
+    (worded as ``gpu_errors``' failures: the step first, whatever phrase ``what`` is)."""
     lost = [m for m in _log_capture.messages[since:] if "lost" in m.lower()]
     if lost:
         where = f" on {adapter}" if adapter else ""
-        raise GpuError(f"WebGPU device lost while {what}{where}: {_first_line(lost[-1])}")
+        raise GpuError(f"WebGPU {what} failed{where}: device lost: {_first_line(lost[-1])}")
 
 
 def _engine_errors() -> tuple[type[BaseException], ...]:
