@@ -31,6 +31,14 @@ _DRIVER = r"""
 import base64, io, json, os, sys, threading
 from onnxop_cli.cli.main import run
 
+def set_environment(wanted):
+    # only the variables that differ: a setenv racing a native thread's getenv can crash the process
+    for name in [n for n in os.environ if n not in wanted]:
+        del os.environ[name]
+    for name, value in wanted.items():
+        if os.environ.get(name) != value:
+            os.environ[name] = value
+
 def feed(fd, data):
     try:
         with os.fdopen(fd, "wb") as f:
@@ -43,7 +51,7 @@ jobs = json.loads(real_in.read())
 for cwd, argv, stdin, env in jobs:
     os.chdir(cwd)
     saved = dict(os.environ)
-    os.environ.update(env)
+    set_environment({**saved, **env})
     feeder = None
     if stdin is not None:
         r, w = os.pipe()
@@ -55,8 +63,7 @@ for cwd, argv, stdin, env in jobs:
     try:
         code = run(argv)
     finally:
-        os.environ.clear()
-        os.environ.update(saved)
+        set_environment(saved)
         sys.stdout, sys.stderr = real_out, sys.__stderr__
         if feeder is not None:
             sys.stdin.close()

@@ -162,7 +162,7 @@ def run_in_process(variables: dict[str, str], argv: list[str], echo: bool, cwd: 
     raw = io.BytesIO()
     merged = io.TextIOWrapper(raw, encoding="utf-8", errors="backslashreplace", write_through=True)
     saved = sys.stdout, sys.stderr, os.getcwd(), dict(os.environ)
-    os.environ.update({"ONNXOP_BACKEND": backend, "COLUMNS": "80", **variables})
+    set_environment({**saved[3], "ONNXOP_BACKEND": backend, "COLUMNS": "80", **variables})
     os.chdir(cwd)
     sys.stdout = sys.stderr = merged
     try:
@@ -172,12 +172,24 @@ def run_in_process(variables: dict[str, str], argv: list[str], echo: bool, cwd: 
     finally:
         sys.stdout, sys.stderr = saved[0], saved[1]
         os.chdir(saved[2])
-        os.environ.clear()
-        os.environ.update(saved[3])
+        set_environment(saved[3])
     text = raw.getvalue().decode("utf-8", "replace")
     if echo:
         return 0, text + f"exit code {code}\n"
     return code, text
+
+
+def set_environment(wanted: dict[str, str]) -> None:
+    """Makes os.environ ``wanted``, touching only the variables that differ:
+    this process has native threads (wgpu's poller, the driver's) that read the
+    environment, and a setenv racing their getenv can crash it (clearing and
+    refilling the whole environment around each command once took a worker
+    down with a segmentation fault)."""
+    for name in [n for n in os.environ if n not in wanted]:
+        del os.environ[name]
+    for name, value in wanted.items():
+        if os.environ.get(name) != value:
+            os.environ[name] = value
 
 
 def check_line(command: str, expected: str, cwd: Path, backend: str, varies: bool = False, compare=None) -> None:
