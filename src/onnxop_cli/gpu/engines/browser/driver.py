@@ -104,11 +104,14 @@ class _Quiet(http.server.BaseHTTPRequestHandler):
             path = (self.folder / self.path[len("/files/"):].split("?")[0]).resolve()
             if path.is_relative_to(self.folder) and path.is_file():
                 body, kind = path.read_bytes(), _TYPES.get(path.suffix, "application/octet-stream")
-        self.send_response(200 if body else 404)
-        self.send_header("Content-Type", kind)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        try:
+            self.send_response(200 if body else 404)
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the browser went (killed, or closed on a timeout) mid-answer: socketserver printed a traceback
 
     def log_message(self, *args: Any) -> None:
         pass
