@@ -59,7 +59,7 @@ def _sweep(folder: Path) -> None:
         return
     for name in names:
         found = re.fullmatch(rf"{re.escape(TMP_PREFIX)}(\d+)-[a-z0-9]+{re.escape(TMP_SUFFIX)}", name)
-        if found and int(found[1]) != os.getpid() and not lock._alive(int(found[1])):
+        if found and int(found[1]) != os.getpid() and not lock.alive(int(found[1])):
             try:
                 os.unlink(folder / name)
             except OSError:

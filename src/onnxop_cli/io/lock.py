@@ -54,7 +54,7 @@ def acquire(dirfd: int, name: str, label: str) -> str:
             fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600, dir_fd=dirfd)
         except FileExistsError:
             holder = _holder(dirfd, lock)
-            if holder is not None and _alive(holder) and not _started_after(holder, _mtime(dirfd, lock)):
+            if holder is not None and alive(holder) and not _started_after(holder, _mtime(dirfd, lock)):
                 raise OutputError(
                     f"{label}: another onnxop (pid {holder}) is writing this file; not written "
                     f"(run again when it is done)"
@@ -92,7 +92,7 @@ def _holder(dirfd: int, lock: str) -> int | None:
     return int(text) if text.isdigit() else None
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -137,7 +137,7 @@ def _take_over(dirfd: int, lock: str, holder: int | None) -> None:
         time.sleep(0.05)
         again = _holder(dirfd, lock)
         if again is not None:
-            if _alive(again):
+            if alive(again):
                 return  # the next try reports it
         elif _exists(dirfd, lock) and _age(dirfd, lock) < 2.0:
             return
