@@ -22,7 +22,7 @@ stores; ``edges``: a row an invocation, its other words on its own bits
 (atomics). A row keeps the source in [keep_lo, keep_hi) and the fill
 pattern (word w is fill[w & 3]) elsewhere: mode 0 copy, 1 fill, 2 (3) upper
 (lower) triangle, col the inner axis, row the index along tri_row (or
-folded into tri_k). Bit offsets are u32 / i32 (gpu/pieces.py: LIMIT_BITS, TRI_K).
+folded into tri_k). Bit offsets are u32 / i32 (gpu/piece_records.py: LIMIT_BITS, TRI_K).
 
 Not gpu/render/elementwise.py: pieces write strided boxes into a band,
 sharing words with neighbours.
