@@ -21,11 +21,11 @@ kernel's buffers): a part whose innermost axis is contiguous in the output and i
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
 
-from ..core.pieces import Piece, cut, extent, fields, fit, moved, ranges
-from ..core.region import Access, Fill, Select, c_strides, load
+from ..core.pieces import Piece, cut, extent, fields, fit, flatten, moved, ranges
+from ..core.region import Access, Select, c_strides, load
 from . import piece_records
 from .buffers import (WORD, BufferUsage, Owned, binding_limit, can_map, dispatch_limit, env_poison, read_through,
                       round_up, write_mapped)
@@ -359,22 +359,3 @@ def _fits(w, limit: int) -> bool:
 def _same_inputs(a: Piece, b: Piece) -> bool:
     f, g = fields(a.value), fields(b.value)
     return all((x and x.input) == (y and y.input) for x, y in ((f.src, g.src), (f.mask, g.mask), (f.other, g.other)))
-
-
-def flatten(p: Piece) -> Piece:
-    """A fill piece with its axes of one index dropped and the axes it lays
-    out contiguously merged (ConstantOfShape's or Pad's fill of the whole
-    output becomes one row, long enough for the runs kernel)."""
-    if not isinstance(p.value, Fill) or p.size == 0:
-        return p
-    axes = [(d, s) for d, s in zip(p.shape, p.dst_strides) if d != 1]
-    if not axes:
-        return p
-    shape, strides = [axes[-1][0]], [axes[-1][1]]
-    for d, s in reversed(axes[:-1]):
-        if s == shape[0] * strides[0]:
-            shape[0] *= d
-        else:
-            shape.insert(0, d)
-            strides.insert(0, s)
-    return replace(p, shape=tuple(shape), dst_strides=tuple(strides))
