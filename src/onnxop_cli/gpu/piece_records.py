@@ -61,8 +61,7 @@ def _shape_runs(p: Piece, bits: int, swap: int) -> bool:
 
 def general(p: Piece, bits: int, first: list[int], swap: list[int], at: int, per_group: int,
              max_dim: int) -> tuple[tuple[bytes], bytes, tuple[int]]:
-    """(params record, axes entries, workgroups) of part ``p`` on the general kernel: the record is
-    the box and its value flattened (core/pieces.py ``fields``), the axes its loads' strides."""
+    """(params record, axes entries, workgroups) of part ``p`` on the general kernel, the axes its loads' strides."""
     v = fields(p.value)
     fill = (v.fill + bytes(16))[:16]
     tri = v.tri or (0, M, M, True)
@@ -100,10 +99,9 @@ def fill_words(fill: bytes, bits: int) -> tuple[int, int, int, int]:
 
 
 def runs(p: Piece, bits: int, src_first: int, at: int,
-                max_dim: int) -> tuple[tuple[bytes, bytes], bytes, tuple[int, int]]:
-    """(the two dispatches' params records, axes entries, workgroups) of part ``p``
-    whose source window starts at element ``src_first``: the records are the box and its
-    value flattened (core/pieces.py ``fields``)."""
+         max_dim: int) -> tuple[tuple[bytes, bytes], bytes, tuple[int, int]]:
+    """(the two dispatches' params records, axes entries, workgroups) of part ``p`` whose source window starts
+    at element ``src_first``."""
     v = fields(p.value)
     *outer, length = p.shape
     rows = math.prod(outer)

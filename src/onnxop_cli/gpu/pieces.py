@@ -38,8 +38,7 @@ from .render.pieces import EDGES, GENERAL, PARAMS, ROWS_PARAMS, WORDS
 DEFAULT_BAND = 64 << 20  # bytes of a window at most (and of a band, below BAND)
 # Bands of at most 16 MiB, as Where's select's (gpu/word_kernels.py): Pad's 64 MiB float32 output (one
 # band of 64 MiB against four) ran at 2.0-2.3x the gather kernel's GB/s against 4.4-4.7x, Concat's 2.6-2.8x
-# against 2.6-3.4x
-# (Mesa 22.3, load 3.6-3.8, benchmarks/ops_whole_process.py kernel, 2026-12-01)
+# against 2.6-3.4x (Mesa 22.3, load 3.6-3.8, benchmarks/ops_whole_process.py kernel, 2026-12-01)
 BAND = 16 << 20
 LOOKED = 64  # bands of an output whose parts size its windows (run_pieces)
 BATCH = 128  # dispatches per submission
