@@ -138,3 +138,38 @@ def test_cli_and_json(cwd, capsys):
     assert code == 0, err
     (output,) = json.loads(out)["runs"][0]["outputs"]
     assert output["kernel"] == "nonzero" and output["shape"] == [2, 3]
+
+
+def _sparse_npy(path: str, shape: tuple[int, ...]) -> None:
+    """An .npy of uint8 zeros of ``shape``, its data a hole in the file (no disk, no time)."""
+    import io
+    import os
+
+    head = io.BytesIO()
+    np.lib.format.write_array_header_1_0(head, {"descr": "|u1", "fortran_order": False, "shape": shape})
+    with open(path, "wb") as f:
+        f.write(head.getvalue())
+    os.truncate(path, len(head.getvalue()) + int(np.prod(shape)))
+
+
+def test_data_of_2_32_elements_is_refused_before_it_is_read(cwd, capsys, monkeypatch):
+    """The kernel indexes fewer than 2^32 elements. The plan counted every element on the host
+    before the device refused: a 4.3 GB .npy took 18 s and 4.3 GB of RSS to be refused. The plan
+    refuses it first, and Gather's refusal of such data says the same bound (it said 'at most 2^32')."""
+    from onnxop_cli.core.tensor import Tensor
+    from onnxop_cli.errors import ExitCode
+    from conftest import error_of
+
+    _sparse_npy("z.npy", (1 << 16, 1 << 16))
+
+    def unread(*_, **__):
+        raise AssertionError("the data was read")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(Tensor, "to_numpy", unread)
+        code, out, err = cli(capsys, "non-zero", "z.npy")
+    assert code == ExitCode.USAGE and out == ""
+    assert error_of(err) == "z.npy: NonZero: the data has 4294967296 elements; the device indexes at most 2^32 - 1"
+    code, out, err = cli(capsys, "gather", "z.npy", "--indices", "0")
+    assert code == ExitCode.USAGE and out == ""
+    assert error_of(err) == "Gather: the data has 4294967296 elements; the device indexes at most 2^32 - 1"

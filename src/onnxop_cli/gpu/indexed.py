@@ -195,7 +195,7 @@ def check_data(data: Data, op: str) -> None:
     if data.source.nbytes < data.nbytes:
         raise OpError(f"{op}: the data holds {data.source.nbytes} bytes, not {data.nbytes}")
     if data.size >= 1 << 32:
-        raise OpError(f"{op}: the data has {data.size} elements; the device indexes at most 2^32")
+        raise OpError(f"{op}: the data has {data.size} elements; the device indexes at most 2^32 - 1")
 
 
 def gather_indexed(
