@@ -528,3 +528,22 @@ def test_dump_never_writes_over_what_the_run_reads(cwd, capsys):
         ["exp", "m.onnx", "t.npy"]
     code, _, err = cli(capsys, "run", "m.onnx", "t.npy", "--check", "exp", "--dump", "d")
     assert code == 1 and "output 'y': 5 of 6 elements differ" in err, err
+
+
+def test_a_value_larger_than_one_device_buffer_is_refused_in_onnxops_words(cwd, capsys, gpu, backend, monkeypatch):
+    """A graph keeps each value its onnxop nodes make whole in one device buffer. One past the
+    adapter's max-buffer-size (2 GiB on lavapipe: an Expand to 50000 x 50000 bytes before a Gather of
+    two rows) was the engine's 'WebGPU allocating 2500000000 bytes for intermediate failed ...:
+    In wgpuDeviceCreateBuffer', exit 1; it is refused with the sizes and the limit, nothing written.
+    The limit is lowered here to 4 KiB: the same refusal on a 5000-byte value."""
+    model = make([helper.make_node("Expand", ["x", "s"], ["big"]), helper.make_node("Gather", ["big", "i"], ["y"])],
+                 [("x", TP.UINT8, [1, 1])], [("y", TP.UINT8)], [i64("s", [50, 100]), i64("i", [0, -1])])
+    onnx.save(model, "m.onnx")
+    np.save("x.npy", np.array([[3]], np.uint8))
+    monkeypatch.setitem(gpu.limits, "max-buffer-size", 4096)
+    code, out, err = cli(capsys, "run", "m.onnx", "x.npy", "-o", "y.npy", "-b", backend)
+    assert code == ExitCode.USAGE and out == ""
+    assert error_of(err) == ("m.onnx: node 1 (Gather-13): intermediate takes 5000 bytes on the device, more than one "
+                             "buffer there holds (4096, max-buffer-size): a graph keeps each value onnxop's nodes "
+                             "make on the device whole")
+    assert not Path("y.npy").exists()

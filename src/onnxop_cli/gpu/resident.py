@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.sources import ByteSource
+from ..errors import OpError
 from ..core.region import Access
 from .device import Gpu
 from .buffers import WORD, BufferUsage, env_poison, round_up, submit_copy
@@ -40,6 +41,11 @@ class DeviceBuffer:
     def __init__(self, gpu: Gpu, nbytes: int, label: str = "intermediate") -> None:
         U = BufferUsage
         self.gpu, self.nbytes, self.label = gpu, nbytes, label
+        limit = gpu.limits.get("max-buffer-size")
+        if limit is not None and round_up(nbytes, WORD) > limit:  # the engine's refusal named no cause
+            raise OpError(f"{label} takes {nbytes} bytes on the device, more than one buffer there holds "
+                          f"({limit}, max-buffer-size): a graph keeps each value onnxop's nodes make on the "
+                          "device whole")
         with gpu.errors(f"allocating {nbytes} bytes for {label}"):
             self.buffer: Any = gpu.device.create_buffer(
                 label=label, size=max(WORD, round_up(nbytes, WORD)), usage=U.STORAGE | U.COPY_SRC | U.COPY_DST
