@@ -20,7 +20,7 @@ import numpy as np
 
 from onnxop_cli.core.sources import MemoryBytes
 from onnxop_cli.gpu import indexed as ix
-from onnxop_cli.gpu import pieces
+from onnxop_cli.gpu import piece_records, pieces
 from onnxop_cli.gpu.buffers import can_map
 
 # scatter.Reduce's class of an element, by numpy's dtype.kind: unsigned, signed, float, bool
@@ -117,7 +117,7 @@ def pieces_kernels(monkeypatch) -> dict:
     """From now on, the parts each pieces kernel ran, {"runs": n, "general": n},
     and "mapped": the ways (mapped or not) the runs' buffers took: every
     pieces.Run counts into this one dict besides its own ``taken``. Rows of
-    pieces.MIN_ROW_BYTES and up run by runs (the ``pieces_min_row`` answer 64
+    piece_records.MIN_ROW_BYTES and up run by runs (the ``pieces_min_row`` answer 64
     forced): what the tests that count expect, whatever the adapter's answer."""
     monkeypatch.setenv("ONNXOP_SCHEDULE", "pieces_min_row=64")
     counts: dict = {"runs": 0, "general": 0, "mapped": set()}
@@ -133,7 +133,8 @@ def pieces_kernels(monkeypatch) -> dict:
 
 
 CAN_MAP = pieces.can_map
-# forced schedules of the pieces kernels: (pieces.BY_RUNS and pieces.FILLS, pieces.REPEATS, pieces.DEFAULT_BAND, mapped)
+# forced schedules of the pieces kernels: (piece_records.BY_RUNS and piece_records.FILLS, pieces.REPEATS,
+# pieces.DEFAULT_BAND, mapped)
 PIECES_VARIANTS = {"chosen": (True, True, None, True), "staged": (True, True, None, False),
                    "general": (False, False, None, True), "bands": (True, True, 1024, True),
                    "wide bands": (True, True, 4096, True)}
@@ -144,8 +145,8 @@ def force_pieces(monkeypatch, variant: str) -> None:
     runs kernels on or off (the general kernel, and Expand's and Tile's
     repeats on the gather kernel), bands and windows of 1 or 4 KiB, staged buffers."""
     by_runs, repeat, band, mapped = PIECES_VARIANTS[variant]
-    monkeypatch.setattr(pieces, "BY_RUNS", by_runs)
-    monkeypatch.setattr(pieces, "FILLS", by_runs)
+    monkeypatch.setattr(piece_records, "BY_RUNS", by_runs)
+    monkeypatch.setattr(piece_records, "FILLS", by_runs)
     monkeypatch.setattr(pieces, "REPEATS", repeat)
     monkeypatch.setattr(pieces, "DEFAULT_BAND", band or 64 << 20)
     monkeypatch.setattr(pieces, "can_map", CAN_MAP if mapped else lambda gpu: False)
