@@ -240,21 +240,10 @@ def seed_of(nodeid: str, extra: Optional[str] = None) -> list[int]:
     return seed
 
 
-def seed_id(node) -> str:
-    """The node id a test's (or a module fixture's) seed hashes: its own, or, in
-    a module split out of another (its ``SEEDED_AS``, that file's path), the id
-    it had there, so that a moved test draws what it drew before."""
-    was = getattr(getattr(node, "module", None), "SEEDED_AS", None)
-    if was is None:
-        return node.nodeid
-    _, sep, rest = node.nodeid.partition("::")
-    return was + sep + rest
-
-
 def seeded_rng(request, *salt: int) -> np.random.Generator:
     """A Generator from the test's seed (and ``salt``, for a test that needs
     several streams), recorded for the failure report."""
-    seed = seed_of(seed_id(request.node))
+    seed = seed_of(request.node.nodeid)
     request.node.stash[_SEED_KEY] = seed
     return np.random.default_rng(seed + list(salt))
 
@@ -293,7 +282,7 @@ def pytest_runtest_makereport(item, call):
         env = f"{SEED_VARIABLE}={shlex.quote(extra)} " if extra else ""
         report.sections.append((
             "random seed",
-            (f"rng seed {seed} (crc32 of the node id {seed_id(drew)!r}{', then $' + SEED_VARIABLE if extra else ''}); "
+            (f"rng seed {seed} (crc32 of the node id {drew.nodeid!r}{', then $' + SEED_VARIABLE if extra else ''}); "
              f"replay with:\n  {env}python -m pytest -p no:cacheprovider {shlex.quote(item.nodeid)}"),
         ))
     return report

@@ -11,8 +11,6 @@ from onnxop_cli.gpu import indexed as ix
 from onnxop_cli.ops import indexing
 from onnxop_cli.core.tensor import MemoryBytes
 
-SEEDED_AS = "tests/gpu/test_gather.py"  # split out of it: its rng draws what it drew there
-
 
 def test_elements_first_of_many_bad(gpu, rng):
     """GatherElements' runs: bad indices in one invocation's run and in later

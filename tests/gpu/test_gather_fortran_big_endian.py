@@ -15,8 +15,6 @@ from onnxop_cli.ops import flatten_node, unsqueeze_node
 from onnxop_cli.core.tensor import Tensor
 from strided_gathers import BIG_ENDIAN, ITEMSIZE_DTYPES, SETTINGS, fortran, reference
 
-SEEDED_AS = "tests/gpu/test_gather.py"  # split out of it: each test's rng draws what it drew there
-
 
 @pytest.mark.parametrize("dtype", ITEMSIZE_DTYPES)
 @pytest.mark.parametrize(

@@ -15,8 +15,6 @@ from onnxop_cli.gpu import tiling
 from onnxop_cli.gpu.render.strided import KERNELS
 from strided_gathers import fortran, gather, packed, random_packed, reference, view_of
 
-SEEDED_AS = "tests/gpu/test_gather.py"  # split out of it: each test's rng draws what it drew there
-
 
 def test_simplified_drops_size_one_axes_and_merges_contiguous_ones():
     assert Access((3, 1, 5), (5, 99, 1)).simplified() == Access((15,), (1,))

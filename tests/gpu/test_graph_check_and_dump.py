@@ -17,8 +17,6 @@ from conftest import cli, error_of, random_array
 from onnxop_cli.errors import ExitCode
 from graph_models import attr, bad_attribute, chain, make
 
-SEEDED_AS = "tests/gpu/test_graph.py"  # split out of it: each test's rng draws what it drew there
-
 
 @pytest.mark.one_backend  # the command line of run/conformance, not a kernel
 def test_check_compares_bit_for_bit_and_names_the_element(backend, cwd, capsys, rng):

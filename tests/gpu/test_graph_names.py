@@ -18,8 +18,6 @@ from conftest import cli, error_of, random_array
 from onnxop_cli.errors import ExitCode
 from graph_models import chain, i64, make, same_bits
 
-SEEDED_AS = "tests/gpu/test_graph.py"  # split out of it: each test's rng draws what it drew there
-
 
 @pytest.mark.one_backend  # the command line of run/conformance, not a kernel
 def test_run_writes_outputs_by_their_model_names(backend, cwd, capsys, rng):

@@ -18,8 +18,6 @@ from onnxop_cli.gpu import scatter as sc
 from onnxop_cli.ops import indexing
 from properties import BADS, CLS, WIDTHS, data_of, index_of, little, native, reference, transfer_path
 
-SEEDED_AS = "tests/gpu/test_indexed_mapped.py"  # split out of it: each test's rng draws what it drew there
-
 
 def scattered(gpu, table_check, x, i, u, reduce, mapped=None, **kw) -> bytes:
     table, check = table_check
