@@ -127,3 +127,13 @@ def test_control_characters_in_names_are_escaped(terminal):
     c = tables.columns(["case"], names=("case",))
     text = tables.render(c, [["evil\x1b]0;owned\x07name"]], terminal=terminal, width=80)
     assert "\x07" not in text and "evil\\x1b]0;owned\\x07name" in ANSI.sub("", text)
+
+
+def test_a_columns_of_0_on_a_terminal_prints_every_value():
+    """rich took COLUMNS=0 for a terminal of width 0 and printed nothing: show
+    and every operator's print lost all their text on a terminal, exit 0. A 0
+    reads as unset (the terminal's own width), for tables too."""
+    text = run_in_pty(["show", "samples/x.npy"], 0)
+    assert "x: shape=(3, 4, 5), dtype=float32" in text and "[55., 56., 57., 58., 59.]]]" in text
+    table = run_in_pty(["show", "samples/x.npy", "--brief"], 0)
+    assert "x" in table and "29.5" in table and "float32" in table

@@ -78,10 +78,11 @@ def tracked(
     if source is None or not wanted(source.nbytes, quiet=quiet, stream=stream):
         yield source
         return
-    from rich.console import Console
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
-    console = Console(file=sys.stderr if stream is None else stream)
+    from .console import rich_console
+
+    console = rich_console(file=sys.stderr if stream is None else stream)
     columns = (
         TextColumn("{task.description}"),
         BarColumn(),
