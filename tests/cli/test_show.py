@@ -248,6 +248,41 @@ def test_hist_of_float64s_whose_range_overflows(cwd, capsys):
     assert all(np.isfinite(got["edges"])) and all(a < b for a, b in zip(got["edges"], got["edges"][1:]))
 
 
+@pytest.mark.parametrize("values", [
+    np.array([2**63 - 1, 2**63 - 2, 2**63 - 4], np.int64),  # one float64 step: numpy's +-0.5 is nothing there
+    np.array([2**64 - 1, 2**64 - 2], np.uint64),
+    np.array([1.0, np.nextafter(1.0, 2.0)]),  # two neighbouring float64s
+    np.full(3, np.finfo(np.float64).max), np.full(3, -np.finfo(np.float64).max),  # +-0.5 past the largest
+    np.full(2, np.finfo(np.float32).max, np.float32), np.full(2, 1e17)])
+def test_hist_of_a_range_below_ten_float64_steps(cwd, capsys, values):
+    """A range numpy cannot cut into ten increasing float64 edges was an internal error ('Too many bins for
+    data range'), or (float64's largest, all equal) edges nan and inf counting 0 of 3 finite values: the
+    bins are float64 steps around the range, and every value is counted."""
+    from onnxop_cli.render.histogram import histogram
+
+    np.save(cwd / "h.npy", values)
+    code, out, err = cli(capsys, "show", "h.npy", "--hist")
+    assert code == 0 and err == "", err
+    got = histogram(values, dtype_by_name(values.dtype.name))
+    edges = got["edges"]
+    assert all(np.isfinite(edges)) and all(a < b for a, b in zip(edges, edges[1:]))
+    assert sum(got["counts"]) == values.size and got["other"] == 0
+    ranges = [line.split(")")[0].split("]")[0] for line in out.split("\n") if line.startswith("      [")]
+    assert len(ranges) == 10 and len(set(ranges)) == 10, out  # each label names its own range
+
+
+def test_hist_labels_take_the_digits_that_tell_the_edges_apart(cwd, capsys):
+    """Bins narrower than six digits were printed as ten times '[0.1, 0.1)': a label takes as many digits
+    as it needs to differ from the next (six where that is enough)."""
+    low = np.float32(0.1)
+    np.save(cwd / "h.npy", np.array([low, np.nextafter(low, np.float32(1))], np.float32))
+    code, out, _ = cli(capsys, "show", "h.npy", "--hist")
+    assert code == 0
+    lines = out.split("\n")
+    assert lines[4] == "      [0.1000000015, 0.1000000022)  1  ########################################"
+    assert lines[13] == "      [0.1000000082, 0.1000000089]  1  ########################################"
+
+
 def test_full_output_streams_equal_the_built_text(cwd, capsys, rng):
     values = rng.normal(size=(40, 30)).astype(np.float32)
     np.save(cwd / "f.npy", values)
