@@ -119,13 +119,14 @@ def show(
             with progress.tracked(tensor.data, f"reading {label}", quiet=out.quiet) as data:
                 values = replace(tensor, data=data).to_numpy(native=False)  # printed: no copy of a big-endian file
                 # a large file's tensor is mapped: its statistics are read slice by slice, not through the map
-                large = isinstance(tensor.data, FileBytes) and tensor.data.nbytes >= MAP_THRESHOLD and not hist
+                large = isinstance(tensor.data, FileBytes) and tensor.data.nbytes >= MAP_THRESHOLD
                 statistics = shown.file_stats(tensor, data) if large else shown.stats(values, tensor.dtype)
-            entries.append((tensor, values, statistics))
-            if hist:
-                from ..render.histogram import histogram
+                if hist:  # read as the statistics are: through the map, every page of the file stayed resident
+                    from ..render.histogram import histogram
 
-                histograms.append(histogram(values, tensor.dtype))
+                    parts = (lambda: shown.file_slices(tensor, data)) if large else None
+                    histograms.append(histogram(values, tensor.dtype, parts=parts))
+            entries.append((tensor, values, statistics))
         documents.append((path, [(t, s) for t, _, s in entries], histograms))
         if brief:
             from . import tables

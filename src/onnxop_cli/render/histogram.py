@@ -15,7 +15,7 @@ data and text; never prints.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from .node import quote
 from .values import SLICE, float_text, is_numeric
@@ -29,18 +29,24 @@ BINS = 10
 BAR = 40  # characters of the longest bar
 
 
-def histogram(values: np.ndarray, dtype: DType, *, bins: int = BINS) -> dict[str, Any] | None:
+def histogram(values: np.ndarray, dtype: DType, *, bins: int = BINS,
+              parts: Callable[[], Iterable[np.ndarray]] | None = None) -> dict[str, Any] | None:
     """``{"edges": [bins + 1 floats], "counts": [bins ints], "other": int}``
     (``other``: NaN and infinite values, left out), or None for types without
-    statistics. With no finite value, edges and counts are empty."""
+    statistics. With no finite value, edges and counts are empty. ``parts``,
+    called once per pass, gives the values slice by slice in place of
+    slicing ``values`` (show.file_slices: a large file is read, not mapped)."""
     import numpy as np
 
     if not is_numeric(dtype):
         return None
     flat = np.asarray(values).reshape(-1)
+    if parts is None:
+        def parts():
+            return (flat[start : start + SLICE] for start in range(0, flat.size, SLICE))
     lo = hi = None
     with np.errstate(all="ignore"):
-        for part in _finite_slices(flat, SLICE):
+        for part in _finite_slices(parts()):
             if part.size:
                 lo = part.min() if lo is None else min(lo, part.min())
                 hi = part.max() if hi is None else max(hi, part.max())
@@ -59,7 +65,7 @@ def histogram(values: np.ndarray, dtype: DType, *, bins: int = BINS) -> dict[str
             edges = np.array([lo / bins * (bins - i) + hi / bins * i for i in range(bins)] + [hi])
         counts = np.zeros(bins, dtype=np.int64)
         finite = 0
-        for part in _finite_slices(flat, SLICE):
+        for part in _finite_slices(parts()):
             counts += np.histogram(part, bins=edges)[0]
             finite += part.size
     return {"edges": [float(e) for e in edges], "counts": [int(c) for c in counts], "other": int(flat.size - finite)}
@@ -95,11 +101,11 @@ def _edge_texts(edges: list[float]) -> list[str]:
     return texts
 
 
-def _finite_slices(flat: np.ndarray, size: int):
+def _finite_slices(parts: Iterable[np.ndarray]):
     import numpy as np
 
-    for start in range(0, flat.size, size):
-        part = flat[start : start + size].astype(np.float64)
+    for part in parts:
+        part = part.astype(np.float64)
         yield part[np.isfinite(part)]
 
 

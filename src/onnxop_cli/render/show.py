@@ -11,7 +11,7 @@ Numeric means integer or real floating (float8, bfloat16 and the 4- and
 NaNs are left out of min, max and mean, and counted. Statistics are computed
 in float64 over bounded slices. A large tensor of a file (one that is mapped
 to be printed) is read for them slice by slice into one reused buffer
-(``file_stats``), so memory stays a few slices whatever the file's size and
+(``file_stats``; ``--hist`` too), so memory stays a few slices whatever the file's size and
 a signal (Ctrl-C) ends the read between two slices; the values printed are
 read from the mapping, which touches only the pages shown.
 """
@@ -53,26 +53,32 @@ def file_stats(tensor: Tensor, source: Any = None) -> dict[str, Any] | None:
     whole tensor is never in memory, mapped or read."""
     import numpy as np
 
+    if not is_numeric(tensor.dtype):
+        return None
+    with np.errstate(all="ignore"):
+        return _stats(file_slices(tensor, source), tensor.dtype, tensor.size)
+
+
+def file_slices(tensor: Tensor, source: Any = None) -> Iterator[np.ndarray]:
+    """The values of a tensor read from its bytes (``source``, by default its
+    own) in storage order, ``SLICE`` elements at a time into one buffer (each
+    slice is overwritten by the next): what file_stats and --hist read."""
+    import numpy as np
+
     from ..core.tensor import unpack_subbyte
 
     dtype = tensor.dtype
-    if not is_numeric(dtype):
-        return None
     source = tensor.data if source is None else source
     count = tensor.size
     per = SLICE - SLICE % 8  # whole bytes of packed elements
     buf = np.empty(dtype.nbytes(min(per, count)), dtype=np.uint8)
     np_dtype = dtype.numpy.newbyteorder(">") if tensor.byteswap else dtype.numpy
 
-    def parts() -> Iterator[np.ndarray]:
-        for first in range(0, count, per):
-            n = min(per, count - first)
-            raw = buf[: dtype.nbytes(n)]
-            source.readinto(dtype.nbytes(first), memoryview(raw))
-            yield unpack_subbyte(raw, dtype, n) if dtype.is_packed else raw.view(np_dtype)
-
-    with np.errstate(all="ignore"):
-        return _stats(parts(), dtype, count)
+    for first in range(0, count, per):
+        n = min(per, count - first)
+        raw = buf[: dtype.nbytes(n)]
+        source.readinto(dtype.nbytes(first), memoryview(raw))
+        yield unpack_subbyte(raw, dtype, n) if dtype.is_packed else raw.view(np_dtype)
 
 
 def _stats(slices: Iterator[np.ndarray], dtype: DType, count: int) -> dict[str, Any]:
