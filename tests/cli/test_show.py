@@ -311,6 +311,21 @@ def test_hist_of_a_large_file_reads_it_slice_by_slice(cwd, capsys, monkeypatch, 
     assert got["other"] == 2 and sum(got["counts"]) == 998
 
 
+@pytest.mark.parametrize("name", ["float32", "float64", "float16", "bfloat16", "float8_e4m3fn"])
+@pytest.mark.parametrize("slice_", [1, 2, 1 << 22])
+def test_min_and_max_tell_minus_zero_from_zero(monkeypatch, name, slice_):
+    """[0.0, -0.0] showed min=-0.0, max=-0.0 and [-0.0, 0.0] min=0.0, max=0.0 (numpy's min and max, and
+    Python's across slices, pick either zero): the reader was told every value had one sign. -0.0 is the
+    min and 0.0 the max wherever both are there, within a slice and across slices."""
+    dtype = dtype_by_name(name)
+    monkeypatch.setattr(show, "SLICE", slice_)
+    for values, lo, hi in [([0.0, -0.0], "-0.0", "0.0"), ([-0.0, 0.0], "-0.0", "0.0"), ([-0.0, -0.0], "-0.0", "-0.0"),
+                           ([0.0, 0.0, 1.0], "0.0", "1.0"), ([-0.0, -1.0, 0.0, np.nan], "-1.0", "0.0"),
+                           ([-0.0, 2.0], "-0.0", "2.0"), ([0.0, -2.0, -0.0], "-2.0", "0.0")]:
+        got = show.stats(np.array(values, np.float32).astype(dtype.numpy), dtype)
+        assert (repr(float(got["min"])), repr(float(got["max"]))) == (lo, hi), values
+
+
 def test_full_output_streams_equal_the_built_text(cwd, capsys, rng):
     values = rng.normal(size=(40, 30)).astype(np.float32)
     np.save(cwd / "f.npy", values)

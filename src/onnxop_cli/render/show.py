@@ -102,8 +102,12 @@ def _stats(slices: Iterator[np.ndarray], dtype: DType, count: int) -> dict[str, 
         if part.size == 0:
             continue
         p_lo, p_hi = part.min(), part.max()
-        lo = p_lo if lo is None else min(lo, p_lo)
-        hi = p_hi if hi is None else max(hi, p_hi)
+        if floating and (p_lo == 0 or p_hi == 0):  # numpy's min and max pick either zero: -0.0 < 0.0 here
+            zeros = np.signbit(part[part == 0])
+            p_lo = -0.0 if p_lo == 0 and zeros.any() else p_lo
+            p_hi = 0.0 if p_hi == 0 and not zeros.all() else p_hi
+        lo = p_lo if lo is None else _signed(min, lo, p_lo)
+        hi = p_hi if hi is None else _signed(max, hi, p_hi)
         wide = part.astype(np.float64, copy=False)
         p_mean = float(np.mean(wide))
         negative_zeros = negative_zeros and floating and p_mean == 0 and bool(np.all((wide == 0) & np.signbit(wide)))
@@ -127,6 +131,14 @@ def _stats(slices: Iterator[np.ndarray], dtype: DType, count: int) -> dict[str, 
         "nan": nans,
         "count": int(count),
     }
+
+
+def _signed(pick, a: Any, b: Any) -> Any:
+    """``pick`` (min or max) of a and b, with -0.0 below 0.0 (Python's min
+    and max return the first of two equal values)."""
+    if a == b == 0 and isinstance(a, float):
+        return pick(a, b, key=lambda v: math.copysign(1.0, v))
+    return pick(a, b)
 
 
 def stats_note(s: dict[str, Any] | None, dtype: DType) -> str:
