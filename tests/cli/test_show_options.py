@@ -71,6 +71,28 @@ def test_show_option_refusals(cwd, capsys, args, message):
     assert code == 2 and error_of(err) == message
 
 
+def test_edgeitems_that_would_print_a_big_tensor_at_once_is_refused(cwd, capsys, monkeypatch):
+    """--edgeitems as large as a big tensor's axes printed it whole through numpy's array2string, which
+    builds the text at once (10**7 float32s with --edgeitems 10000000: 4.6 GB and minutes, stopped): past
+    SHOWN_LIMIT values it is refused before anything is read, naming --full, which streams them."""
+    from onnxop_cli.cli import show as show_command
+
+    monkeypatch.setattr(show_command, "SHOWN_LIMIT", 500)
+    np.save("big.npy", np.arange(2000, dtype=np.float32).reshape(4, 500))
+    np.save("small.npy", np.arange(60, dtype=np.float32))
+    code, out, err = cli(capsys, "show", "small.npy", "big.npy", "--edgeitems", "200")
+    assert code == 2 and out == ""
+    assert error_of(err) == ("big.npy: --edgeitems 200 would print 1600 values of big at once (at most 500); "
+                             "--full prints every value, streamed")
+    code, out, err = cli(capsys, "--json", "show", "big.npy", "--edgeitems", "200")
+    assert code == 2 and json.loads(out)["status"] == "error"
+    for args in (["--edgeitems", "62"], ["--edgeitems", "200", "--brief"]):  # 496 values; one line
+        code, out, err = cli(capsys, "show", "big.npy", *args)
+        assert code == 0 and err == ""
+    code, out, _ = cli(capsys, "show", "small.npy", "--edgeitems", "1000000000")  # 60 values, printed whole
+    assert code == 0 and "59.]" in out
+
+
 # ------------------------------------------------------------ 5. statistics as the values print
 
 
