@@ -326,6 +326,25 @@ def test_min_and_max_tell_minus_zero_from_zero(monkeypatch, name, slice_):
         assert (repr(float(got["min"])), repr(float(got["max"]))) == (lo, hi), values
 
 
+@pytest.mark.parametrize("slice_", [1, 3, 1 << 22])
+def test_mean_and_std_of_float64s_near_the_largest_are_finite(monkeypatch, slice_):
+    """Three float64 maxima showed mean=inf, std=inf (their sum overflows), a mean no finite values can have
+    (it lies between min and max): such values are read again scaled by 2**-600, within a slice and across
+    slices; infinities still make them inf or nan."""
+    big = np.finfo(np.float64).max
+    monkeypatch.setattr(show, "SLICE", slice_)
+    f64 = dtype_by_name("float64")
+    got = show.stats(np.array([big, big, big]), f64)
+    assert (got["mean"], got["std"]) == (big, 0.0)
+    got = show.stats(np.array([1e308, 1e308, -1e308, 1e308, np.nan]), f64)
+    assert got["mean"] == pytest.approx(5e307, rel=1e-12) and got["std"] == pytest.approx(8.660254037844386e307)
+    assert got["nan"] == 1
+    got = show.stats(np.array([-big, -big]), f64)
+    assert (got["mean"], got["std"]) == (-big, 0.0)
+    got = show.stats(np.array([big, np.inf]), f64)
+    assert got["mean"] == np.inf and np.isnan(got["std"])
+
+
 def test_full_output_streams_equal_the_built_text(cwd, capsys, rng):
     values = rng.normal(size=(40, 30)).astype(np.float32)
     np.save(cwd / "f.npy", values)

@@ -19,7 +19,7 @@ read from the mapping, which touches only the pages shown.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 from .histogram import render as render_histogram
 from .node import Shown, quote, tensor_lines
@@ -44,7 +44,7 @@ def stats(values: np.ndarray, dtype: DType) -> dict[str, Any] | None:
         return None
     with np.errstate(all="ignore"):  # signalling NaNs and overflowing sums are data, not warnings
         flat = np.asarray(values).reshape(-1)
-        return _stats((flat[start : start + SLICE] for start in range(0, flat.size, SLICE)), dtype, flat.size)
+        return _stats(lambda: (flat[start : start + SLICE] for start in range(0, flat.size, SLICE)), dtype, flat.size)
 
 
 def file_stats(tensor: Tensor, source: Any = None) -> dict[str, Any] | None:
@@ -56,7 +56,7 @@ def file_stats(tensor: Tensor, source: Any = None) -> dict[str, Any] | None:
     if not is_numeric(tensor.dtype):
         return None
     with np.errstate(all="ignore"):
-        return _stats(file_slices(tensor, source), tensor.dtype, tensor.size)
+        return _stats(lambda: file_slices(tensor, source), tensor.dtype, tensor.size)
 
 
 def file_slices(tensor: Tensor, source: Any = None) -> Iterator[np.ndarray]:
@@ -81,7 +81,22 @@ def file_slices(tensor: Tensor, source: Any = None) -> Iterator[np.ndarray]:
         yield unpack_subbyte(raw, dtype, n) if dtype.is_packed else raw.view(np_dtype)
 
 
-def _stats(slices: Iterator[np.ndarray], dtype: DType, count: int) -> dict[str, Any]:
+OVERFLOW_SCALE = 2.0**-600  # float64s near its largest, scaled so that their sums and squares stay finite
+
+
+def _stats(slices: Callable[[], Iterator[np.ndarray]], dtype: DType, count: int) -> dict[str, Any]:
+    """``stats`` over ``slices()``; read a second time, every value scaled by
+    OVERFLOW_SCALE, when finite values made a mean or std past float64's
+    largest (3 x 1.8e308: mean=inf), which the mean of finite values never is."""
+    first = _stats_pass(slices(), dtype, count, 1.0)
+    if not (math.isfinite(first["mean"] or 0.0) and math.isfinite(first["std"] or 0.0)) \
+            and math.isfinite(first["min"]) and math.isfinite(first["max"]):
+        again = _stats_pass(slices(), dtype, count, OVERFLOW_SCALE)
+        first["mean"], first["std"] = again["mean"], again["std"]
+    return first
+
+
+def _stats_pass(slices: Iterator[np.ndarray], dtype: DType, count: int, scale: float) -> dict[str, Any]:
     import numpy as np
 
     lo = hi = None
@@ -108,7 +123,7 @@ def _stats(slices: Iterator[np.ndarray], dtype: DType, count: int) -> dict[str, 
             p_hi = 0.0 if p_hi == 0 and not zeros.all() else p_hi
         lo = p_lo if lo is None else _signed(min, lo, p_lo)
         hi = p_hi if hi is None else _signed(max, hi, p_hi)
-        wide = part.astype(np.float64, copy=False)
+        wide = part.astype(np.float64, copy=False) * scale if scale != 1.0 else part.astype(np.float64, copy=False)
         p_mean = float(np.mean(wide))
         negative_zeros = negative_zeros and floating and p_mean == 0 and bool(np.all((wide == 0) & np.signbit(wide)))
         p_m2 = float(np.sum(np.square(wide - p_mean)))
@@ -126,8 +141,8 @@ def _stats(slices: Iterator[np.ndarray], dtype: DType, count: int) -> dict[str, 
     return {
         "min": exact(lo),
         "max": exact(hi),
-        "mean": (-0.0 if negative_zeros else mean) if seen else None,
-        "std": math.sqrt(m2 / seen) if seen and m2 == m2 and m2 >= 0 else (math.nan if seen else None),
+        "mean": (-0.0 if negative_zeros else mean / scale) if seen else None,
+        "std": math.sqrt(m2 / seen) / scale if seen and m2 == m2 and m2 >= 0 else (math.nan if seen else None),
         "nan": nans,
         "count": int(count),
     }
