@@ -261,6 +261,8 @@ def _wire(regions: list[Region], outputs: list[str], keep_all: bool, keep_onnxop
         made = [x for n in region.nodes for x in n.output if x]
         keep = keep_all or (keep_onnxop and region.runtime == ONNXOP)
         region.outputs = list(dict.fromkeys(x for x in made if keep or x in later))
+        if keep_onnxop and region.runtime == ONNXOP:  # --verify reads the Constants an earlier region made too
+            region.outputs += [x for n in region.copies for x in n.output if x and x not in region.outputs]
         region.needed = {x for x in made if x in later}
         made_set = set(made) | {x for n in region.copies for x in n.output}
         inputs: list[str] = []
