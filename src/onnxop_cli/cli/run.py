@@ -127,7 +127,7 @@ def run_model(
         raise e.reworded(f"{model_path}: {e.message}") from None
     # one .npz given for every input (not a test_data_set folder's files, one an input)
     one_for_all = not named and len(inputs or []) == 1 and len(files) > 1 and len(set(map(str, files.values()))) == 1
-    feeds = _feeds(files, member, one_for_all=one_for_all)
+    feeds = _feeds(files, member, one_for_all=one_for_all, named=bool(named))
     if mixed:
         from .run_mixed import run_mixed
 
@@ -229,13 +229,15 @@ def _index(stem: str) -> int:
     return int(m.group(1)) if m else -1
 
 
-def _feeds(files: dict[str, Path], member: Optional[str], one_for_all: bool = False) -> dict:
+def _feeds(files: dict[str, Path], member: Optional[str], one_for_all: bool = False, named: bool = False) -> dict:
     """Each graph input's tensor. A file of one tensor gives it to each input
     it is given for. Without --member, an archive of several arrays (an
     .npz, or one on stdin) gives each input it is given for the member of
     that name, as does the one .npz given for every input (``one_for_all``),
-    which must hold one for each input and no other."""
+    which must hold one for each input and no other. ``named``: the files
+    came from --input NAME=FILE, which their errors name."""
     from ..io.npz import describe
+    from .run_files import naming
 
     by_path: dict[str, list[str]] = {}
     for name, path in files.items():
@@ -244,11 +246,14 @@ def _feeds(files: dict[str, Path], member: Optional[str], one_for_all: bool = Fa
     for names in by_path.values():
         path = files[names[0]]
         stdin = str(path) == "-"  # read once (into memory: _read); a file is read again for each input
+        option = f"--input {quote(names[0])}=" if named else ""
         if member is not None:  # --member's one array, for each input given this file
-            once = _read(path, member)[0] if stdin else None
-            feeds.update({n: once if stdin else _read(path, member)[0] for n in names})
+            with naming(option):
+                once = _read(path, member)[0] if stdin else None
+                feeds.update({n: once if stdin else _read(path, member)[0] for n in names})
             continue
-        tensors = _read(path, None)
+        with naming(option):
+            tensors = _read(path, None)
         held = [t.name for t in tensors]
         if len(tensors) == 1 and one_for_all and stdin:  # not an archive: one tensor for every input
             raise UsageError(f"the model has {len(names)} input(s) ({', '.join(names)}), 1 file(s) were given "

@@ -140,7 +140,7 @@ def _dumper(m, part, folder: Path, dumped: dict[str, Path], files: dict[str, Pat
     if folder.exists() and not folder.is_dir():
         raise UsageError(f"--dump {quote(folder)}: not a folder")
     if not folder.is_dir() and not folder.parent.is_dir():
-        raise UsageError(f"--dump {folder}: no such folder, and no folder {folder.parent} to make it in")
+        raise UsageError(f"--dump {quote(folder)}: no such folder, and no folder {quote(folder.parent)} to make it in")
     from ..core.partition import made_values
 
     # the names first: a refused run leaves no folder behind
@@ -154,11 +154,10 @@ def _dumper(m, part, folder: Path, dumped: dict[str, Path], files: dict[str, Pat
                                  f"an input of this run; dump into another folder")
     made = False
     if not folder.is_dir():
-        try:
-            folder.mkdir()
-            made = True
-        except FileExistsError:
-            pass  # another run made it between the check and here: theirs
+        from .run_files import make_folder, naming
+
+        with naming("--dump "):
+            made = make_folder(folder)  # False: another run made it between the check and here: theirs
 
     def write(region, value) -> None:
         for name in region.outputs:
