@@ -73,8 +73,15 @@ class OneHot_9(TensorOp):
             return [OutputPlan(cls.outputs[0], shape, values.dtype, pieces=pieces)]  # type: ignore[arg-type]
         runner = functools.partial(_run_kernel, depth, inner, indices.dtype.numpy.kind, indices.dtype.bits, off, on,
                                    math.prod(shape), values.dtype.bits)
-        return [OutputPlan(cls.outputs[0], shape, values.dtype, pieces=pieces,  # type: ignore[arg-type]
+        # the pieces too for a summary only where they are few: a piece per index, each looked at in Python
+        # to cut them to the shown entries (2 million indices printed: 0.6 GB and 2 minutes, where the
+        # kernel streamed through with only the shown elements kept takes the time of the output)
+        few = math.prod(indices.shape) <= SUMMARY_PIECES
+        return [OutputPlan(cls.outputs[0], shape, values.dtype, pieces=pieces if few else None,  # type: ignore[arg-type]
                            runner=runner, kernel="one-hot")]
+
+
+SUMMARY_PIECES = 4096  # indices up to which the kernel's plan also carries its pieces (as Compress's runs)
 
 
 def _hot_pieces(indices: Arg, shape: tuple[int, ...], depth: int, inner: int, off: bytes, on: bytes) -> list[Piece]:
