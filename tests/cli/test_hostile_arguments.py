@@ -156,3 +156,18 @@ def test_runs_path_errors_name_their_option(cwd, capsys, args, message):
     code, out, err = cli(capsys, "run", "m.onnx", *args)
     assert (code, error_of(err)) == (ExitCode.USAGE, message), err
     assert sorted(os.listdir()) == ["m.onnx", "sub", "x.npy"]
+
+
+@pytest.mark.parametrize("target,message", [
+    ("x.npy", "'x.npy': exists and is not a folder (cases write makes a new folder)"),
+    ("nowhere/edge", "'nowhere/edge': the folder '{cwd}/nowhere' does not exist"),
+    ("/proc/onnxop-x", "'/proc/onnxop-x': cannot make a folder in '/proc': No such file or directory"),
+])
+def test_cases_write_refuses_a_folder_it_cannot_make_in_its_words(cwd, capsys, target, message):
+    """cases write's refusals of its folder were exit 1 (a runtime failure), and a folder the system
+    will not make there (/proc) named the temporary folder beside it ('/proc/.x.6w5xwt62.onnxop-tmp:
+    No such file or directory'): each is a usage error now, exit 2, naming the folder asked for."""
+    np.save("x.npy", np.ones(2, np.float32))
+    code, out, err = cli(capsys, "cases", "write", target)
+    assert (code, error_of(err), out) == (ExitCode.USAGE, message.format(cwd=cwd), ""), err
+    assert sorted(os.listdir()) == ["x.npy"]
