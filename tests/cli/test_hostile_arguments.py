@@ -171,3 +171,11 @@ def test_cases_write_refuses_a_folder_it_cannot_make_in_its_words(cwd, capsys, t
     code, out, err = cli(capsys, "cases", "write", target)
     assert (code, error_of(err), out) == (ExitCode.USAGE, message.format(cwd=cwd), ""), err
     assert sorted(os.listdir()) == ["x.npy"]
+
+
+def test_run_of_a_folder_says_it_is_a_folder(cwd, capsys):
+    """run FOLDER said 'not an ONNX model: [Errno 21] Is a directory: 'sub'' (onnx's open())."""
+    os.mkdir("sub")
+    np.save("x.npy", np.ones(2, np.float32))
+    code, out, err = cli(capsys, "run", "sub", "x.npy")
+    assert (code, error_of(err), out) == (ExitCode.USAGE, "sub: is a folder, not an ONNX model", "")
