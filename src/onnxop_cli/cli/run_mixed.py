@@ -128,7 +128,11 @@ def _dump_kept(e: OnnxopError, dump: Optional[Path], dumped: dict[str, Path], ma
 
 
 def refusal(model_path: Path, e) -> OnnxopError:
-    return e.reworded(f"{model_path}: {e.message}; --others onnxruntime runs them on onnxruntime "
+    """The refusal of a model with nodes onnxop does not run, naming the flag and
+    where it runs them: an If on the host, whose branch is split as the model is."""
+    host = " (an If on the host, the branch it takes split the same way)" if any(
+        kind == "If" for kind, _ in getattr(e, "counts", ())) else ""
+    return e.reworded(f"{model_path}: {e.message}; --others onnxruntime runs them on onnxruntime{host} "
                       f"(--others reference: on onnx.reference)")
 
 
