@@ -20,8 +20,11 @@ import numpy as np
 
 from onnxop_cli.core.sources import MemoryBytes
 from onnxop_cli.gpu import indexed as ix
-from onnxop_cli.gpu import pieces
+from onnxop_cli.gpu import piece_records, pieces
+from onnxop_cli.gpu.buffers import can_map
 
+# scatter.Reduce's class of an element, by numpy's dtype.kind: unsigned, signed, float, bool
+CLS = {"u": 0, "i": 1, "f": 2, "b": 3}
 # the keys the host modules set in gpu.cache[ix.LAST] when their kernel runs, most specific first
 KERNEL_KEYS = ("nd pairs", "slabs", "slices", "word lines", "lines", "rows")
 
@@ -70,6 +73,12 @@ def data_of(a: np.ndarray, bits: int | None = None, shape=None, strides=None) ->
     return ix.Data(MemoryBytes(np.ascontiguousarray(a)), shape or a.shape, bits, swap, strides)
 
 
+
+def index_of(i: np.ndarray) -> ix.Index:
+    """``i``'s bytes as the indexed kernels' indices: int64 or int32, big-endian swapped."""
+    return ix.Index(MemoryBytes(np.ascontiguousarray(i)), i.shape, i.dtype.itemsize == 8, i.dtype.byteorder == ">")
+
+
 class Tally:
     """Which kernel each case was meant to run and which ran; ``check``
     asserts them equal in one assertion (naming the cases that differ) and
@@ -108,7 +117,7 @@ def pieces_kernels(monkeypatch) -> dict:
     """From now on, the parts each pieces kernel ran, {"runs": n, "general": n},
     and "mapped": the ways (mapped or not) the runs' buffers took: every
     pieces.Run counts into this one dict besides its own ``taken``. Rows of
-    pieces.MIN_ROW_BYTES and up run by runs (the ``pieces_min_row`` answer 64
+    piece_records.MIN_ROW_BYTES and up run by runs (the ``pieces_min_row`` answer 64
     forced): what the tests that count expect, whatever the adapter's answer."""
     monkeypatch.setenv("ONNXOP_SCHEDULE", "pieces_min_row=64")
     counts: dict = {"runs": 0, "general": 0, "mapped": set()}
@@ -124,7 +133,8 @@ def pieces_kernels(monkeypatch) -> dict:
 
 
 CAN_MAP = pieces.can_map
-# forced schedules of the pieces kernels: (pieces.BY_RUNS and pieces.FILLS, pieces.REPEATS, pieces.DEFAULT_BAND, mapped)
+# forced schedules of the pieces kernels: (piece_records.BY_RUNS and piece_records.FILLS, pieces.REPEATS,
+# pieces.DEFAULT_BAND, mapped)
 PIECES_VARIANTS = {"chosen": (True, True, None, True), "staged": (True, True, None, False),
                    "general": (False, False, None, True), "bands": (True, True, 1024, True),
                    "wide bands": (True, True, 4096, True)}
@@ -135,8 +145,8 @@ def force_pieces(monkeypatch, variant: str) -> None:
     runs kernels on or off (the general kernel, and Expand's and Tile's
     repeats on the gather kernel), bands and windows of 1 or 4 KiB, staged buffers."""
     by_runs, repeat, band, mapped = PIECES_VARIANTS[variant]
-    monkeypatch.setattr(pieces, "BY_RUNS", by_runs)
-    monkeypatch.setattr(pieces, "FILLS", by_runs)
+    monkeypatch.setattr(piece_records, "BY_RUNS", by_runs)
+    monkeypatch.setattr(piece_records, "FILLS", by_runs)
     monkeypatch.setattr(pieces, "REPEATS", repeat)
     monkeypatch.setattr(pieces, "DEFAULT_BAND", band or 64 << 20)
     monkeypatch.setattr(pieces, "can_map", CAN_MAP if mapped else lambda gpu: False)
@@ -153,3 +163,21 @@ def pieces_ran(taken: dict, variant: str) -> str:
         ran += ", staged"
     taken.update(runs=0, general=0, mapped=set())
     return ran
+
+
+# ------------------------------------------------------------ the indexed kernels' mapped transfers
+# (test_indexed_mapped.py, test_scatter_mapped.py)
+
+WIDTHS = ["bool", "u1", "<i2", "<f2", "<f4", "<i4", "<f8", "<i8", "<c16"]
+BADS = [2**32 + 1, 2**63 - 1, -(2**63), "d", "-d-1"]  # "d", "-d-1": the axis's size, one past its negative end
+
+
+def transfer_path(gpu, mapped: bool | None = None, reads: bool = True, uploads: bool = True) -> None:
+    """The last call moved its host bytes mapped where the adapter maps (and
+    ``mapped`` is not False), else staged -- every transfer one way."""
+    counts = gpu.cache[ix.LAST]
+    way = "mapped" if can_map(gpu) and mapped is not False else "staged"
+    other = "staged" if way == "mapped" else "mapped"
+    assert counts[f"{other} uploads"] == 0 and counts[f"{other} reads"] == 0, counts
+    assert (counts[f"{way} uploads"] > 0) == uploads, counts
+    assert (counts[f"{way} reads"] > 0) == reads, counts

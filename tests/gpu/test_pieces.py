@@ -25,11 +25,11 @@ from properties import Tally, pieces_kernels
 
 from onnxop_cli.core.sources import MemoryBytes
 from onnxop_cli.core.region import Fill, c_strides, load
-from onnxop_cli.gpu import pieces
+from onnxop_cli.gpu import piece_records, pieces
 from onnxop_cli.ops.tensor_op import Piece
 
 BITS = [2, 4, 8, 16, 32, 64, 128]
-# forced variants: run_pieces keywords and module knobs (pieces.BY_RUNS, pieces.FILLS, mapped)
+# forced variants: run_pieces keywords and module knobs (piece_records.BY_RUNS, piece_records.FILLS, mapped)
 VARIANTS = {"chosen": ({}, True, True, True), "general": ({}, False, True, True), "fills off": ({}, True, False, True),
             "staged": ({}, True, True, False), "folded": ({"max_groups_per_dim": 1}, True, True, True),
             "two groups": ({"max_groups_per_dim": 2}, True, True, True),
@@ -84,7 +84,7 @@ def _fill(rng, bits: int) -> bytes:
 def _runs(p: Piece, bits: int) -> bool:
     """Whether the structure makes ``p`` a run: its inner axis contiguous in the output (and source) and long."""
     inner = p.shape[-1] if p.shape else 0
-    return (bool(p.shape) and p.dst_strides[-1] == 1 and inner * bits >= pieces.MIN_ROW_BYTES * 8
+    return (bool(p.shape) and p.dst_strides[-1] == 1 and inner * bits >= piece_records.MIN_ROW_BYTES * 8
             and (isinstance(p.value, Fill) or p.value.at.strides[-1] == 1))
 
 
@@ -94,7 +94,7 @@ def structures(rng, bits: int):
     kernels and random parts (on the forced variants), the inner axes that
     are not runs, a rank-0 part."""
     per = max(1, 128 // bits)  # elements per vec4
-    length0 = pieces.MIN_ROW_BYTES * 8 // bits
+    length0 = piece_records.MIN_ROW_BYTES * 8 // bits
     up = lambda n: -(-n // per) * per
     at = src_at = 0
     parts = []  # every case of the sweep laid out one after another: one call
@@ -182,8 +182,8 @@ def test_pieces_match_numpy(gpu, rng, bits, kernels, monkeypatch):
             want = _expected(src, want, p, bits)
         for variant in variants:
             kw, on, fills, mapped = VARIANTS[variant]
-            monkeypatch.setattr(pieces, "BY_RUNS", on)
-            monkeypatch.setattr(pieces, "FILLS", fills)
+            monkeypatch.setattr(piece_records, "BY_RUNS", on)
+            monkeypatch.setattr(piece_records, "FILLS", fills)
             monkeypatch.setattr(pieces, "can_map", CAN_MAP if mapped else (lambda gpu: False))
             kernels.update(runs=0, general=0)
             got = bytearray()

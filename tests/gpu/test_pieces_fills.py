@@ -16,7 +16,7 @@ square, wide, tall and batched; EyeLike's k inside and beyond; crops and
 pads at once; repeats of a sliced source; transposes, short rows and
 big-endian sources, which keep the gather kernel) x every schedule (runs
 where a part qualifies; forced: the general kernel and the gather kernel,
-``pieces.FILLS`` and ``pieces.REPEATS`` off; bands and windows of 1 KiB
+``piece_records.FILLS`` and ``pieces.REPEATS`` off; bands and windows of 1 KiB
 (4 KiB for the repeats cut);
 staged buffers) x every width (bool, 8 to 128 bits, int4 through the API).
 One tally asserts each case ran the kernels meant for it and that each came
@@ -84,7 +84,7 @@ def structures(rng, dtype, backend):
             dims = np.array(shape, np.int64)
             want = reference("ConstantOfShape", 25, [dims], {"value": tensor}, out_types=[tensor.data_type])[0]
             n = int(np.prod(shape))
-            kind = "runs" if n * bits >= pieces.MIN_ROW_BYTES * 8 else "general" if n else "none"
+            kind = "runs" if n * bits >= piece_records.MIN_ROW_BYTES * 8 else "general" if n else "none"
             yield f"ConstantOfShape {shape} of {value}", \
                 lambda d=dims, v=value: constant_of_shape(d, value=v, backend=backend), want, kind
     if dtype in PACKED:
@@ -103,7 +103,7 @@ def structures(rng, dtype, backend):
             kind = "runs and general" if -shape[0] < diag < shape[1] else "runs"  # the diagonal: strided
             yield f"EyeLike {shape} k {diag}", lambda x=x, d=diag: eye_like(x, k=d, backend=backend), \
                 reference("EyeLike", 22, [x], {"k": diag})[0], kind
-    lo = -(-pieces.MIN_ROW_BYTES // dt.itemsize)
+    lo = -(-piece_records.MIN_ROW_BYTES // dt.itemsize)
     borders = (((lo + 3,), [1, 5]), ((3, lo + 1), [0, 3, 2, 1]), ((2, 3, lo + 7), [1, 0, 1, 0, 2, 3]),
                ((2, 1, 3, lo), [0, 1, 0, 3, 1, 0, 1, 1]))
     for shape, pads in borders * (dtype in (np.uint8, np.float16, ml_dtypes.bfloat16, np.float32, np.float64,
@@ -121,7 +121,7 @@ def structures(rng, dtype, backend):
         want = reference("CenterCropPad", 18, [x, np.array(target, np.int64)], attrs)[0]
         yield f"CenterCropPad {target} {axes}", lambda t=target, a=axes, x=x: center_crop_pad(
             x, shape=np.array(t, np.int64), axes=a, backend=backend), want, "runs"
-    cols = -(-pieces.MIN_ROW_BYTES // dt.itemsize)
+    cols = -(-piece_records.MIN_ROW_BYTES // dt.itemsize)
     for shape in ((7, cols + 3), (cols + 9, cols), (2, 3, 5, cols + 1), (1, 2, 1, 1, 2, 1, 3, cols + 5),
                   (0, cols), (2, 0, cols)):
         x = random_array(rng, shape, dt)
@@ -148,7 +148,7 @@ def repeat_structures(rng, dt, backend):
     """Expand's broadcast axes and Tile's copies of whole source rows (ranks
     2-8, odd sizes, a sliced source) by runs; for float32 the views left to
     the gather kernel."""
-    cols = -(-pieces.MIN_ROW_BYTES // dt.itemsize) + 3
+    cols = -(-piece_records.MIN_ROW_BYTES // dt.itemsize) + 3
     x = random_array(rng, (3, 1, cols), dt)
     for shape in ((3, 5, cols), (2, 1, 3, 4, cols), (1, 1, 2, 1, 2, 3, 4, cols), (0, 3, 1, cols)):
         yield f"Expand to {shape}", lambda s=shape, x=x: expand(x, s, backend=backend), np.broadcast_to(x, shape), \

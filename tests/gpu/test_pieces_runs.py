@@ -16,7 +16,7 @@ floats, the constant or another mode in turn for the rest; ranks 0
 (float32) and 1 to 8 (float64); big-endian and Fortran sources of 16, 32
 and 64-bit floats, beside little-endian ones for float32) x every schedule
 (the runs kernels where a part qualifies; forced: the general kernel for
-every part, ``pieces.BY_RUNS`` off; windows and bands of 1 KiB; staged rather
+every part, ``piece_records.BY_RUNS`` off; windows and bands of 1 KiB; staged rather
 than mapped buffers) x every element width (4-bit packed, 8 to 128 bits).
 One tally asserts each case ran the kernels meant for it (runs, general, or
 both where Pad's non-constant borders are stride-0 or reversed columns, or
@@ -36,7 +36,7 @@ from tensor_refs import reference, same
 from onnxop_cli import concat, pad, split, tile
 from onnxop_cli.core.region import load
 from onnxop_cli.core.sources import MemoryBytes
-from onnxop_cli.gpu import get_gpu, pieces
+from onnxop_cli.gpu import get_gpu, piece_records, pieces
 from onnxop_cli.ops.tensor_op import Piece
 
 WIDTHS = [np.bool_, np.int8, np.uint8, np.float16, ml_dtypes.bfloat16, np.float32, np.int32, np.float64,
@@ -58,7 +58,7 @@ def taken(monkeypatch):
 
 def _cols(rng, n, dtype):
     """Column counts giving rows of at least MIN_ROW_BYTES, odd ones included."""
-    lo = -(-pieces.MIN_ROW_BYTES // np.dtype(dtype).itemsize)
+    lo = -(-piece_records.MIN_ROW_BYTES // np.dtype(dtype).itemsize)
     return [int(lo + rng.integers(0, 40)) | 1 if k % 2 else int(lo + rng.integers(0, 40)) for k in range(n)]
 
 
@@ -93,7 +93,7 @@ def structures(rng, dtype, backend):
         xs = [random_array(rng, (int(rng.integers(0, 3)), 41), dt) for _ in range(count)]
         yield f"Concat of {count} on axis 0", lambda xs=xs: [concat(*xs, axis=0, backend=backend)], \
             [np.concatenate(xs, axis=0)], by_size([x.nbytes and 41 * dt.itemsize for x in xs])
-    lo = -(-pieces.MIN_ROW_BYTES // dt.itemsize)
+    lo = -(-piece_records.MIN_ROW_BYTES // dt.itemsize)
     sizes = np.array([lo + k for k in range(9)], np.int64)
     x = random_array(rng, (3, int(sizes.sum())), dt)
     for _ in range(dtype in (np.bool_, np.uint8, np.float16, np.float32, np.float64)):  # a run per output
@@ -148,8 +148,8 @@ def _rank_0(backend, x):
 def by_size(rows: list[int]) -> str:
     """The kernels meant for parts of rows of these bytes (0: no part): a row
     under MIN_ROW_BYTES is the general kernel's."""
-    return " and ".join(k for k, on in (("runs", any(n >= pieces.MIN_ROW_BYTES for n in rows)),
-                                        ("general", any(0 < n < pieces.MIN_ROW_BYTES for n in rows))) if on)
+    return " and ".join(k for k, on in (("runs", any(n >= piece_records.MIN_ROW_BYTES for n in rows)),
+                                        ("general", any(0 < n < piece_records.MIN_ROW_BYTES for n in rows))) if on)
 
 
 def meant(kind: str, variant: str) -> str:

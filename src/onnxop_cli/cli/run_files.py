@@ -1,14 +1,17 @@
-"""Where ``run``'s outputs go and what ``--check`` compares them with, shared
-by the graph route (cli/run.py) and the partitioned one (cli/run_mixed.py):
--o FILE, DIR/ (files named by output: io/valuefiles.py), X.npz or -.
+"""``run``'s files, shared by the graph route (cli/run.py) and the partitioned
+one (cli/run_mixed.py): which file gives each graph input and its tensors
+(files in order, ``--input NAME=FILE``, a test_data_set_N/ folder, one .npz
+or stdin), where the outputs go (-o FILE, DIR/ (files named by output:
+io/valuefiles.py), X.npz or -) and what ``--check`` compares them with.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
+import re
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Optional
 
 from ..errors import Mismatch, OnnxopError, OutputError, UsageError
 from ..render.node import quote
@@ -33,6 +36,126 @@ def naming(option: str) -> Iterator[None]:
         fixable = e.errno in (errno.ENOENT, errno.EACCES, errno.EISDIR, errno.ENOTDIR, errno.EPERM, errno.EROFS)
         error = UsageError if fixable else OutputError
         raise error(f"{option}{what}{e.strerror or e}") from None
+
+
+# ------------------------------------------------------------------ inputs
+
+
+def input_files(g, positional: list[Path], named: list[str], defaults: frozenset = frozenset(),
+                by_member: bool = False) -> dict[str, Path]:
+    """Each graph input's file. ``-`` (stdin, read once by ``input_feeds``) may be given for several inputs
+    as a file may: an archive on it gives each the member of its name, one tensor gives it to each.
+    ``defaults``: the graph inputs an initializer gives a value, which are no inputs to feed here;
+    ``by_member``: one .npz may give every input, its members named by them (no --member)."""
+    if positional and named:
+        raise UsageError("give the inputs either in order or with --input NAME=FILE, not both")
+    if len(positional) == 1 and positional[0].is_dir():
+        folder = positional[0]
+        found = sorted(folder.glob("input_*.pb"), key=lambda p: _index(p.stem))
+        positional = [p for p in found if _index(p.stem) >= 0]
+        if [_index(p.stem) for p in positional] != list(range(len(positional))):
+            raise UsageError(f"{folder}: its input_N.pb files are not numbered 0, 1, ...")
+    if named:
+        files: dict[str, Path] = {}
+        for item in named:
+            name, sep, path = item.partition("=")
+            if not sep or not name or not path:
+                raise UsageError(f"--input takes NAME=FILE, got {item!r}")
+            if name not in g.inputs:
+                raise UsageError(f"--input {name!r}: " + (
+                    "that graph input has an initializer, which onnxop runs as the model's constant "
+                    if name in defaults else "the model has no such input ") + f"(its inputs: "
+                                 f"{', '.join(map(repr, g.inputs)) or 'none'})")
+            if name in files:
+                raise UsageError(f"--input {name!r} is given twice")
+            files[name] = Path(path)
+        missing = [n for n in g.inputs if n not in files]
+        if missing:
+            raise UsageError(f"no --input for {', '.join(map(repr, missing))}")
+        return files
+    if by_member and len(positional) == 1 and len(g.inputs) > 1 and (positional[0].suffix.lower() == ".npz"
+                                                                      or str(positional[0]) == "-"):
+        return dict.fromkeys(g.inputs, positional[0])  # one archive of every input, its members by name
+    if len(positional) != len(g.inputs):
+        raise UsageError(
+            f"the model has {len(g.inputs)} input(s) ({', '.join(g.inputs) or 'none'}), "
+            f"{len(positional)} file(s) were given" + (
+                f"; {', '.join(map(repr, sorted(defaults)))}, listed as graph input(s), have initializers, which onnxop "
+                "runs as the model's constants" if defaults and len(positional) > len(g.inputs) else "")
+        )
+    return dict(zip(g.inputs, positional))
+
+
+def _index(stem: str) -> int:
+    m = re.fullmatch(r"(?:input|output)_(\d+)", stem)
+    return int(m.group(1)) if m else -1
+
+
+def input_feeds(files: dict[str, Path], member: Optional[str], one_for_all: bool = False,
+                named: bool = False) -> dict:
+    """Each graph input's tensor. A file of one tensor gives it to each input
+    it is given for. Without --member, an archive of several arrays (an
+    .npz, or one on stdin) gives each input it is given for the member of
+    that name, as does the one .npz given for every input (``one_for_all``),
+    which must hold one for each input and no other. ``named``: the files
+    came from --input NAME=FILE, which their errors name."""
+    from ..io.npz import describe
+
+    by_path: dict[str, list[str]] = {}
+    for name, path in files.items():
+        by_path.setdefault(str(path), []).append(name)
+    feeds = {}
+    for names in by_path.values():
+        path = files[names[0]]
+        stdin = str(path) == "-"  # read once (into memory: _read); a file is read again for each input
+        option = f"--input {quote(names[0])}=" if named else ""
+        if member is not None:  # --member's one array, for each input given this file
+            with naming(option):
+                once = _read(path, member)[0] if stdin else None
+                feeds.update({n: once if stdin else _read(path, member)[0] for n in names})
+            continue
+        with naming(option):
+            tensors = _read(path, None)
+        held = [t.name for t in tensors]
+        if len(tensors) == 1 and one_for_all and stdin:  # not an archive: one tensor for every input
+            raise UsageError(f"the model has {len(names)} input(s) ({', '.join(names)}), 1 file(s) were given "
+                             "(stdin holds one tensor; an .npz there gives each input the member of its name)")
+        if len(tensors) == 1 and not one_for_all:
+            feeds.update({n: tensors[0] if k == 0 or stdin else _read(path, None)[0] for k, n in enumerate(names)})
+            continue
+        missing = [n for n in names if n not in held]
+        if missing:
+            raise UsageError(
+                f"{path} holds {describe(held)} and none named {', '.join(map(repr, missing))}: an archive given "
+                "for " + ("every graph input gives each" if one_for_all else "a graph input gives it")
+                + " the member of its name" + ("" if one_for_all else " (or choose one with --member NAME)"))
+        if one_for_all:
+            extra = [n for n in held if n not in names]
+            if extra:
+                raise UsageError(f"{path}: member(s) {', '.join(map(repr, extra))} name no graph input given "
+                                 f"this archive ({', '.join(map(repr, names))})")
+        feeds.update({n: tensors[held.index(n)] for n in names})
+    return feeds
+
+
+def _read(path: Path, member: Optional[str]) -> list:
+    """The tensors of one input file (several for an archive without
+    --member), or of stdin in any format onnxop reads (io/sniff.py), read
+    whole (a graph may read a value twice)."""
+    from dataclasses import replace
+
+    from .. import io
+    from ..core.sources import MemoryBytes
+    from ..io.stdio import is_stdio
+
+    tensors = io.read_tensors(path, member)
+    if is_stdio(path):
+        tensors = [replace(t, data=MemoryBytes(t.data.to_array())) if t.data is not None else t for t in tensors]
+    return tensors
+
+
+# ------------------------------------------------------------------ outputs
+
 
 
 def targets(values, output: Path, to_folder: bool, fmt: str | None = None) -> tuple[str, dict[str, Path]]:

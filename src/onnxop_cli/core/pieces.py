@@ -153,6 +153,26 @@ def forwards(p: Piece) -> Optional[Piece]:
     return replace(q, dst_strides=tuple(dst), dst_offset=d_off)
 
 
+def flatten(p: Piece) -> Piece:
+    """A fill piece with its axes of one index dropped and the axes it lays
+    out contiguously merged: the same elements to the same places
+    (ConstantOfShape's or Pad's fill of the whole output becomes one row,
+    long enough for gpu/pieces.py's runs kernel)."""
+    if not isinstance(p.value, Fill) or p.size == 0:
+        return p
+    axes = [(d, s) for d, s in zip(p.shape, p.dst_strides) if d != 1]
+    if not axes:
+        return p
+    shape, strides = [axes[-1][0]], [axes[-1][1]]
+    for d, s in reversed(axes[:-1]):
+        if s == shape[0] * strides[0]:
+            shape[0] *= d
+        else:
+            shape.insert(0, d)
+            strides.insert(0, s)
+    return replace(p, shape=tuple(shape), dst_strides=tuple(strides))
+
+
 def two_pass(p: Piece) -> list[Piece]:
     """A select piece as the two plain pieces it equals: ``other`` copied
     over the box, then ``src`` under the mask (keeping the rest). For the

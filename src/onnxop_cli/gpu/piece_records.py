@@ -1,15 +1,16 @@
-"""A part's Params records and axes entries (core/pieces.py's ``Piece``, cut to a band and a window), for
-gpu/pieces.py's run: ``general`` on the general kernel, ``runs`` on the runs kernels' two dispatches (words,
-then edges). Pure arithmetic: the records are the box and its value flattened (core/pieces.py ``fields``),
-packed by gpu/render/pieces.py's layouts."""
+"""Which kernel a part (core/pieces.py's ``Piece``, cut to a band and a window) of gpu/pieces.py's run takes, and
+its Params records and axes entries: ``eligible`` parts go by runs, ``runs`` their records on the runs kernels' two
+dispatches (words, then edges); the others ``general`` on the general kernel. The records are pure arithmetic,
+the box and its value flattened (core/pieces.py ``fields``), packed by gpu/render/pieces.py's layouts."""
 
 from __future__ import annotations
 
 import math
-from typing import Optional
+from typing import Any, Optional
 
 from ..core.pieces import Piece, fields
 from ..core.region import Load
+from . import choose
 from .program import grid_x
 from .render.pieces import AXIS, OTHER, PARAMS, ROWS_AXIS, ROWS_PARAMS, WORDS
 
@@ -19,11 +20,48 @@ M = 0xFFFFFFFF  # strides as two's complement u32 words
 # kept): an i32 bound
 TRI_K = 1 << 30
 
+# rows shorter than this stay on the general kernel: the edges' per-row atomics would be most of them
+MIN_ROW_BYTES = 64
+# rows of MIN_ROW_BYTES up to this go by runs where the adapter's answer to ``pieces_min_row`` is 64, and keep
+# the general kernel where it is 128 (gpu/choose.py: MIN_ROW_BYTES was measured on Mesa 22.3 alone)
+SHORT_ROW_BYTES = 128
+QUESTION = "pieces_min_row"
+# not a speed choice: band and window bit offsets are u32 / i32 in the kernel (a correctness bound)
+LIMIT_BITS = 1 << 31
+BY_RUNS = True  # tests turn it off to compare with the general kernel
+FILLS = True  # fills and triangles by runs (off: the general kernel, as before; benchmarks compare the two)
+
+
+def usable(band_bytes: int, window_bytes: int) -> bool:
+    """Whether a run's buffers suit the kernel: its windows are read as whole
+    vec4s (their size a multiple of 16) and bit offsets fit an i32."""
+    return BY_RUNS and window_bytes % 16 == 0 and max(band_bytes, window_bytes) * 8 < LIMIT_BITS
+
+
+def eligible(p: Piece, bits: int, swap: int, gpu: Any) -> bool:
+    """Whether ``p`` (a part cut to a band and a window) runs by runs on ``gpu``: rows of MIN_ROW_BYTES to
+    SHORT_ROW_BYTES where its answer to QUESTION (asked only for such a row) is MIN_ROW_BYTES."""
+    return _shape_runs(p, bits, swap) and (
+        p.shape[-1] * bits >= SHORT_ROW_BYTES * 8 or choose.answer(gpu, QUESTION) == str(MIN_ROW_BYTES))
+
+
+def _shape_runs(p: Piece, bits: int, swap: int) -> bool:
+    rank, v = len(p.shape), fields(p.value)
+    if v.mask is not None or v.other is not None or not 1 <= rank <= SLOTS or p.size == 0:
+        return False
+    if p.dst_strides[-1] != 1 or p.shape[-1] * bits < MIN_ROW_BYTES * 8 or 128 % bits:
+        return False
+    if v.src is None:
+        return FILLS and v.tri is None
+    if swap or v.src.at.strides[-1] != 1:
+        return False
+    # a triangle: its column the inner axis, its row an outer one (or folded), the rest filled
+    return v.tri is None or (FILLS and v.otherwise and v.tri[2] == rank - 1 and v.tri[1] < rank - 1)
+
 
 def general(p: Piece, bits: int, first: list[int], swap: list[int], at: int, per_group: int,
              max_dim: int) -> tuple[tuple[bytes], bytes, tuple[int]]:
-    """(params record, axes entries, workgroups) of part ``p`` on the general kernel: the record is
-    the box and its value flattened (core/pieces.py ``fields``), the axes its loads' strides."""
+    """(params record, axes entries, workgroups) of part ``p`` on the general kernel, the axes its loads' strides."""
     v = fields(p.value)
     fill = (v.fill + bytes(16))[:16]
     tri = v.tri or (0, M, M, True)
@@ -61,10 +99,9 @@ def fill_words(fill: bytes, bits: int) -> tuple[int, int, int, int]:
 
 
 def runs(p: Piece, bits: int, src_first: int, at: int,
-                max_dim: int) -> tuple[tuple[bytes, bytes], bytes, tuple[int, int]]:
-    """(the two dispatches' params records, axes entries, workgroups) of part ``p``
-    whose source window starts at element ``src_first``: the records are the box and its
-    value flattened (core/pieces.py ``fields``)."""
+         max_dim: int) -> tuple[tuple[bytes, bytes], bytes, tuple[int, int]]:
+    """(the two dispatches' params records, axes entries, workgroups) of part ``p`` whose source window starts
+    at element ``src_first``."""
     v = fields(p.value)
     *outer, length = p.shape
     rows = math.prod(outer)

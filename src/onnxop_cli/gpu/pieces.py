@@ -13,24 +13,24 @@ arithmetic (core/pieces.py's ``cut``, ``fit``), and so are a part's Params recor
 windows, dispatches and reads each band back. Where's select and OneHot (gpu/word_kernels.py) drive
 one kernel of this layout over a ``Run``'s buffers (``dispatch_one``).
 
-By runs (gpu/render/pieces.py's ``words`` and ``edges``, two dispatches in the same pass on the
-general kernel's buffers): a part whose innermost axis is contiguous in the output and in its source
-(``eligible``): Concat's, Split's and Pad's interior, fills, Trilu's triangle, and a view that repeats
-its rows (``repeat_mover``: Expand, Tile). Every other part keeps the general kernel.
+By runs (gpu/render/pieces.py's ``words`` and ``edges``, two dispatches in the same pass on the general
+kernel's buffers): a part whose innermost axis is contiguous in the output and in its source (gpu/piece_records.py's
+``eligible``): Concat's, Split's and Pad's interior, fills, Trilu's triangle, and a view that repeats its rows
+(``repeat_mover``: Expand, Tile). Every other part keeps the general kernel.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
 
-from ..core.pieces import Piece, cut, extent, fields, fit, moved, ranges
-from ..core.region import Access, Fill, Select, c_strides, load
-from . import choose, piece_records
+from ..core.pieces import Piece, cut, extent, fields, fit, flatten, moved, ranges
+from ..core.region import Access, Select, c_strides, load
+from . import piece_records
 from .buffers import (WORD, BufferUsage, Owned, binding_limit, can_map, dispatch_limit, env_poison, read_through,
                       round_up, write_mapped)
 from .device import Gpu
-from .piece_records import SLOTS
+from .piece_records import SLOTS, eligible, usable
 from .program import compiled, grid_x
 from .render.frame import Frame
 from .render.pieces import EDGES, GENERAL, PARAMS, ROWS_PARAMS, WORDS
@@ -38,8 +38,7 @@ from .render.pieces import EDGES, GENERAL, PARAMS, ROWS_PARAMS, WORDS
 DEFAULT_BAND = 64 << 20  # bytes of a window at most (and of a band, below BAND)
 # Bands of at most 16 MiB, as Where's select's (gpu/word_kernels.py): Pad's 64 MiB float32 output (one
 # band of 64 MiB against four) ran at 2.0-2.3x the gather kernel's GB/s against 4.4-4.7x, Concat's 2.6-2.8x
-# against 2.6-3.4x
-# (Mesa 22.3, load 3.6-3.8, benchmarks/ops_whole_process.py kernel, 2026-12-01)
+# against 2.6-3.4x (Mesa 22.3, load 3.6-3.8, benchmarks/ops_whole_process.py kernel, 2026-12-01)
 BAND = 16 << 20
 LOOKED = 64  # bands of an output whose parts size its windows (run_pieces)
 BATCH = 128  # dispatches per submission
@@ -49,17 +48,6 @@ KINDS = ("read-only-storage", "read-only-storage", "storage", "uniform+offset", 
 REPEATS = True  # repeat_mover; benchmarks and tests turn it off to compare with the gather kernel
 
 Sink = Callable[[memoryview], None]
-
-# rows shorter than this stay on the general kernel: the edges' per-row atomics would be most of them
-MIN_ROW_BYTES = 64
-# rows of MIN_ROW_BYTES up to this go by runs where the adapter's answer to ``pieces_min_row`` is 64, and keep
-# the general kernel where it is 128 (gpu/choose.py: MIN_ROW_BYTES was measured on Mesa 22.3 alone)
-SHORT_ROW_BYTES = 128
-QUESTION = "pieces_min_row"
-# not a speed choice: band and window bit offsets are u32 / i32 in the kernel (a correctness bound)
-LIMIT_BITS = 1 << 31
-BY_RUNS = True  # tests turn it off to compare with the general kernel
-FILLS = True  # fills and triangles by runs (off: the general kernel, as before; benchmarks compare the two)
 
 
 @dataclass
@@ -370,49 +358,3 @@ def _fits(w, limit: int) -> bool:
 def _same_inputs(a: Piece, b: Piece) -> bool:
     f, g = fields(a.value), fields(b.value)
     return all((x and x.input) == (y and y.input) for x, y in ((f.src, g.src), (f.mask, g.mask), (f.other, g.other)))
-
-
-def usable(band_bytes: int, window_bytes: int) -> bool:
-    """Whether a run's buffers suit the kernel: its windows are read as whole
-    vec4s (their size a multiple of 16) and bit offsets fit an i32."""
-    return BY_RUNS and window_bytes % 16 == 0 and max(band_bytes, window_bytes) * 8 < LIMIT_BITS
-
-
-def eligible(p: Piece, bits: int, swap: int, gpu: Any) -> bool:
-    """Whether ``p`` (a part cut to a band and a window) runs by runs on ``gpu``: rows of MIN_ROW_BYTES to
-    SHORT_ROW_BYTES where its answer to QUESTION (asked only for such a row) is MIN_ROW_BYTES."""
-    return _shape_runs(p, bits, swap) and (
-        p.shape[-1] * bits >= SHORT_ROW_BYTES * 8 or choose.answer(gpu, QUESTION) == str(MIN_ROW_BYTES))
-
-
-def _shape_runs(p: Piece, bits: int, swap: int) -> bool:
-    rank, v = len(p.shape), fields(p.value)
-    if v.mask is not None or v.other is not None or not 1 <= rank <= SLOTS or p.size == 0:
-        return False
-    if p.dst_strides[-1] != 1 or p.shape[-1] * bits < MIN_ROW_BYTES * 8 or 128 % bits:
-        return False
-    if v.src is None:
-        return FILLS and v.tri is None
-    if swap or v.src.at.strides[-1] != 1:
-        return False
-    # a triangle: its column the inner axis, its row an outer one (or folded), the rest filled
-    return v.tri is None or (FILLS and v.otherwise and v.tri[2] == rank - 1 and v.tri[1] < rank - 1)
-
-
-def flatten(p: Piece) -> Piece:
-    """A fill piece with its axes of one index dropped and the axes it lays
-    out contiguously merged (ConstantOfShape's or Pad's fill of the whole
-    output becomes one row, long enough for the runs kernel)."""
-    if not isinstance(p.value, Fill) or p.size == 0:
-        return p
-    axes = [(d, s) for d, s in zip(p.shape, p.dst_strides) if d != 1]
-    if not axes:
-        return p
-    shape, strides = [axes[-1][0]], [axes[-1][1]]
-    for d, s in reversed(axes[:-1]):
-        if s == shape[0] * strides[0]:
-            shape[0] *= d
-        else:
-            shape.insert(0, d)
-            strides.insert(0, s)
-    return replace(p, shape=tuple(shape), dst_strides=tuple(strides))

@@ -7,8 +7,8 @@ so it runs with the candidate choose.py is timing) and returns the output
 bytes and which candidate took the work, read from the stats the host
 leaves in ``gpu.cache`` for tests. A case is small enough to time in a
 fraction of a second on a CPU adapter and large enough that its kernels,
-not the submit, decide the time. ``texts`` renders each question's
-candidates, its cache key's.
+not the submit, decide the time. The question's cache key, its candidates'
+texts, is gpu/schedule_texts.py's.
 
 choose.py imports this module by name when a question is first measured: the
 cases run the kernels that ask the questions, so they sit above them all.
@@ -16,10 +16,9 @@ cases run the kernels that ask the questions, so they sit above them all.
 
 from __future__ import annotations
 
-import importlib
 import time
-from dataclasses import dataclass, replace
-from typing import Any, Callable, Iterable
+from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -80,8 +79,7 @@ def case(gpu: Gpu, question: str) -> Case:
     if question in SCATTERS:
         return _scatter_case(gpu, *SCATTERS[question])
     if question in ROW_GATHERS:
-        rows, picks, window, took = ROW_GATHERS[question]
-        return _row_gather(gpu, rows, picks, took, **window)
+        return _row_gather(gpu, *ROW_GATHERS[question])
     return globals()[question](gpu)
 
 
@@ -210,9 +208,10 @@ def nd_run(gpu: Gpu) -> Case:
                    lambda stats: runs.get(stats.get("nd run"), "none"), x[pairs[..., 0], pairs[..., 1]].tobytes())
 
 
-def _row_gather(gpu: Gpu, rows: tuple[int, int], picks: int, took: Callable[[dict], str], **window) -> Case:
+def _row_gather(gpu: Gpu, rows: tuple[int, int], picks: int, window: dict, took: Callable[[dict], str]) -> Case:
     """Gather along axis 0 of float32 ``rows`` (rows, words) by ``picks``
-    int64 indices (some negative), end to end (``_gather``)."""
+    int64 indices (some negative), ``window`` gather_indexed's window_bytes,
+    end to end (``_gather``)."""
     rng = np.random.default_rng(0)
     x = _bits(rng, rows)
     (n, width), k = rows, picks
@@ -357,53 +356,11 @@ def elementwise(gpu: Gpu) -> Case:
     timed by the host (``_hosted``)."""
     from .elementwise import LAST, run_elementwise
     from .pieces import Source
+    from .schedule_texts import elementwise_kernel
 
     rng = np.random.default_rng(0)
     a, b = (rng.integers(-2**31, 2**31, ELEMENTWISE_COUNT).astype("<i4") for _ in range(2))
-    kernel, sources = _elementwise_kernel(), [Source(MemoryBytes(a)), Source(MemoryBytes(b))]
+    kernel, sources = elementwise_kernel(), [Source(MemoryBytes(a)), Source(MemoryBytes(b))]
     return _hosted(gpu, LAST, lambda sink: run_elementwise(
         gpu, kernel, sources, sink, shape=(ELEMENTWISE_COUNT,), strides=[(1,), (1,)], where="Add"),
         lambda stats: str(stats["wg"]), (a + b).tobytes(), timed=True)
-
-
-def _elementwise_kernel():
-    """The elementwise case's kernel, on the renderer's first workgroup (run_elementwise sets the answer's)."""
-    from .render.elementwise import Elementwise, Operand
-
-    return Elementwise("Add", (Operand("int32"), Operand("int32")), "int32")
-
-
-# each question's kernels: (the gpu/render/ module that renders them, a function of it and the candidate
-# workgroups to the kernels every candidate runs); select and one_hot: word_kernels.texts; gather_source: none
-TEXTS: dict[str, tuple[str, Callable[[Any, list[int]], Iterable]]] = {
-    "transpose": ("strided", lambda m, wgs: m.KERNELS.values()),
-    "nd_run": ("rows", lambda m, wgs: (k for (name, _), k in m.KERNELS.items() if name == "gather-nd")),  # both
-    # run lengths run one text per width (params.run)
-    "scatter_lines": ("scatter", lambda m, wgs: (m.Lines("fadd", 32), m.Apply("fadd", 32), *map(m.Pass, m.PASSES))),
-    "rounds_wg": ("scatter", lambda m, wgs: (k for wg in wgs for k in (m.Apply("fadd", 32, wg),
-                                                                      *(m.Pass(p, wg) for p in m.PASSES)))),
-    "lines_wg": ("scatter", lambda m, wgs: (m.Lines("fadd", 32, wg=wg) for wg in wgs)),
-    "pieces_min_row": ("pieces", lambda m, wgs: (m.GENERAL, m.WORDS, m.EDGES)),  # both candidates run them
-    "gather_words": ("slices", lambda m, wgs: (_render("indexed").gather("one_i64"), m.KERNELS["words"])),
-    "elementwise": ("schedule", lambda m, wgs: (replace(_elementwise_kernel(), schedule=m.Elements(wg)) for wg in wgs)),
-    "slab_chunk": ("slices", lambda m, wgs: (m.KERNELS["windowed"],)),  # every chunk runs one text (params.chunk)
-}
-
-
-def _render(name: str) -> Any:
-    """Module gpu/render/``name``, imported when a question's key is first asked."""
-    return importlib.import_module(f"{__package__}.render.{name}")
-
-
-def texts(question: str) -> tuple[str, ...]:
-    """The rendered WGSL of every candidate of ``question``: its cache key's."""
-    from .choose import QUESTIONS
-    from .word_kernels import texts as words
-
-    if question == "gather_source":  # a fact about the adapter, no kernel's speed
-        return ()
-    if question not in TEXTS:
-        return words(question)
-    module, kernels = TEXTS[question]
-    wgs = [int(c) for c in QUESTIONS[question].candidates if c.isdigit()]  # where the candidates are workgroups
-    return tuple(k.wgsl() for k in kernels(_render(module), wgs))

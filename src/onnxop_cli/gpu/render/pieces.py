@@ -22,7 +22,7 @@ stores; ``edges``: a row an invocation, its other words on its own bits
 (atomics). A row keeps the source in [keep_lo, keep_hi) and the fill
 pattern (word w is fill[w & 3]) elsewhere: mode 0 copy, 1 fill, 2 (3) upper
 (lower) triangle, col the inner axis, row the index along tri_row (or
-folded into tri_k). Bit offsets are u32 / i32 (gpu/pieces.py: LIMIT_BITS, TRI_K).
+folded into tri_k). Bit offsets are u32 / i32 (gpu/piece_records.py: LIMIT_BITS, TRI_K).
 
 Not gpu/render/elementwise.py: pieces write strided boxes into a band,
 sharing words with neighbours.
@@ -36,6 +36,7 @@ from ..layout import Struct
 from ..shaders import shader_source
 from .frame import Binding, Frame
 from .indices import table_row
+from .piece_wgsl import SWAPPED, decompose, first, pick, source, value, when
 from .schedule import Units
 
 U = "u32"
@@ -47,59 +48,9 @@ AXIS = Struct("Axis", tuple((n, U) for n in ("dim", "src", "dst", "mask")))
 OTHER = Struct("Other", tuple((n, U) for n in ("stride", "pad0", "pad1", "pad2")))
 
 
-def first(name: str, per: str = "") -> str:
-    """The invocation's first unit ``name`` (times ``per``), and nothing past ``count``."""
-    at = "(wg.y * params.groups_x + wg.x) * WG + lid"
-    return (f"    let {name} = {f'({at}) * {per}' if per else at};\n"
-            f"    if ({name} >= params.count) {{\n        return;\n    }}\n")
-
-
-def decompose(axis: str, body: str) -> str:
-    """Walk the outer axes from the last, index i along each (``body``: its 8-space lines)."""
-    return (f"    for (var k = params.rank; k > 0u; k = k - 1u) {{\n        let a = {axis}(params.at + k - 1u);\n"
-            f"        let i = rest % a.dim;\n        rest = rest / a.dim;\n{body}    }}\n")
-
-
-def when(test: str, then: str, pad: str = "        ") -> str:
-    return f"{pad}if ({test}) {{\n{pad}    {then};\n{pad}}}\n"
-
-
-def _source(name: str, binding: str, swap: str) -> str:
-    """Word q of element s (bits >= 32) and element s (bits < 32) of a source, its swap unit ``swap``."""
-    return (f"fn {name}_word(s: u32, q: u32, lg: u32) -> u32 {{\n    return word_swapped({binding}[word_at(s, q, lg, "
-            f"params.{swap})], params.{swap});\n}}\n\nfn {name}_small(s: u32, bits: u32) -> u32 {{\n"
-            f"    let lg = 5u - countTrailingZeros(bits);\n    return small_of({binding}[s >> lg], s, bits, "
-            f"params.{swap});\n}}\n")
-
-
-def _value(pad: str, fill: str, other: str, src: str) -> str:
-    """x: the fill, the other source's or the source's value."""
-    return (f"{pad}var x = 0u;\n{pad}if (fill) {{\n{pad}    x = {fill};\n{pad}}} else if (from_other) {{\n"
-            f"{pad}    x = {other};\n{pad}}} else {{\n{pad}    x = {src};\n{pad}}}\n")
-
-
 _STEPS = (("s", "src"), ("d", "dst"), ("m", "mask"))  # Loc's offsets and their Axis strides
 
-_GENERAL = """fn word_swapped(x: u32, swap: u32) -> u32 {
-    return select(x, bswap32(x), swap >= 4u);
-}
-
-fn word_at(s: u32, q: u32, lg: u32, swap: u32) -> u32 {
-    let flip = select(0u, swap / 4u - 1u, swap >= 4u);
-    let lo = (1u << lg) - 1u;
-    return (s << lg) + ((q & lo) ^ flip);
-}
-
-fn small_of(w: u32, s: u32, bits: u32, swap: u32) -> u32 {
-    let per = 32u / bits;
-    var x = (w >> ((s & (per - 1u)) * bits)) & ((1u << bits) - 1u);
-    if (swap == 2u) {
-        x = ((x & 0xffu) << 8u) | (x >> 8u);
-    }
-    return x;
-}
-
-""" + Struct("Loc", tuple((n, U) for n in ("s", "d", "m", "o", "row", "col", "i"))).wgsl() + """
+_GENERAL = SWAPPED + Struct("Loc", tuple((n, U) for n in ("s", "d", "m", "o", "row", "col", "i"))).wgsl() + """
 fn locate(l: u32) -> Loc {
     var rest = l;
     var loc = Loc(params.src_base, params.dst_base, params.mask_base, params.other_base, 0u, 0u, 0u);
@@ -134,12 +85,12 @@ fn write(loc: Loc) {
         let lg = countTrailingZeros(bits) - 5u;
         let n = 1u << lg;
         for (var q = 0u; q < n; q = q + 1u) {
-""" + _value("            ", "params.fill[q]", "other_word(loc.o, q, lg)", "src_word(loc.s, q, lg)") + """\
+""" + value("            ", "params.fill[q]", "other_word(loc.o, q, lg)", "src_word(loc.s, q, lg)") + """\
             atomicStore(&dst[(loc.d << lg) + q], x);
         }
         return;
     }
-""" + _value("    ", "params.fill.x & ((1u << bits) - 1u)", "other_small(loc.o, bits)", "src_small(loc.s, bits)") + """\
+""" + value("    ", "params.fill.x & ((1u << bits) - 1u)", "other_small(loc.o, bits)", "src_small(loc.s, bits)") + """\
     let lg = 5u - countTrailingZeros(bits);
     let shift = (loc.d & ((1u << lg) - 1u)) * bits;
     let w = loc.d >> lg;
@@ -207,7 +158,7 @@ class General(Frame):
 
     def parts(self) -> list[str]:
         return [table_row("piece_axis", AXIS), table_row("other_axis", OTHER), shader_source("lib/bswap.wgsl"),
-                _source("src", "src", "swap"), _source("other", "other", "other_swap"), _GENERAL]
+                source("src", "src", "swap"), source("other", "other", "other_swap"), _GENERAL]
 
     def main(self) -> str:
         return _GENERAL_MAIN
@@ -287,15 +238,6 @@ fn vec_range(row: Row) -> vec2<u32> {
     return vec2<u32>((a + 3u) >> 2u, b >> 2u);
 }
 """
-
-
-def _pick() -> str:
-    """Five consecutive words from two vec4s a, b, from word r (0..3) of a."""
-    lanes = ("a.x", "a.y", "a.z", "a.w", "b.x", "b.y", "b.z", "b.w")
-    rows = "".join(f"    let s{j} = select(select(select({lanes[j]}, {lanes[j + 1]}, r == 1u), {lanes[j + 2]}, "
-                   f"r == 2u), {lanes[j + 3]}, r == 3u);\n" for j in range(5))
-    return (f"fn pick(a: vec4<u32>, b: vec4<u32>, r: u32) -> array<u32, 5> {{\n{rows}"
-            "    return array<u32, 5>(s0, s1, s2, s3, s4);\n}\n")
 
 
 _WORDS_MAIN = first("t") + """    let r = t / params.chunks;
@@ -405,7 +347,7 @@ class Rows(Frame):
         return (Binding(0, "src", "read", "vec4<u32>"), dst, Binding(3), Binding(4, "axes", "read", "vec4<u32>"))
 
     def parts(self) -> list[str]:
-        return [table_row("row_axis", ROWS_AXIS), _ROWS, _pick() if self.kernel == "words" else _EDGES]
+        return [table_row("row_axis", ROWS_AXIS), _ROWS, pick() if self.kernel == "words" else _EDGES]
 
     def main(self) -> str:
         return _WORDS_MAIN if self.kernel == "words" else _EDGES_MAIN
