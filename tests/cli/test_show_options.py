@@ -6,6 +6,7 @@ them, and --graph's inputs, outputs and nodes.
 from __future__ import annotations
 
 import json
+import re
 
 import ml_dtypes
 import numpy as np
@@ -114,6 +115,27 @@ def test_show_statistics_agree_with_the_values_under_them(cwd, capsys, dtype, va
         assert text.removesuffix(".0") in values_line, values_line
 
 
+def test_show_graph_columns_stay_aligned_past_node_9_99_and_a_long_name(cwd, capsys):
+    """The index is right-aligned to the widest and the name and operator
+    columns padded, so the operator starts in one column on every row (it
+    shifted one place at node 10 and again at 100); a name past 40 characters
+    overflows its own row only."""
+    long = "n" * 50
+    nodes = [helper.make_node("Identity" if i % 2 else "Transpose", [f"t{i}"], [f"t{i + 1}"],
+                              name=long if i == 7 else f"n{i}") for i in range(101)]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("t0", onnx.TensorProto.FLOAT, [2])],
+                              [helper.make_tensor_value_info("t101", onnx.TensorProto.FLOAT, [2])])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)]), "m.onnx")
+    code, out, _ = cli(capsys, "show", "m.onnx", "--graph")
+    rows = out.splitlines()[6:]
+    assert code == 0 and len(rows) == 101
+    assert rows[9] == "      9 'n9'    Identity (opset 19)   t9 -> t10"
+    assert rows[100] == "    100 'n100'  Transpose (opset 19)  t100 -> t101"
+    assert rows[7] == f"      7 '{long}'  Identity (opset 19)   t7 -> t8"
+    assert {re.search("Identity|Transpose", r).start() for i, r in enumerate(rows) if i != 7} == {16}
+    assert {r.index(" t") for i, r in enumerate(rows) if i != 7} == {37}
+
+
 def test_show_graph_lists_inputs_outputs_and_nodes(cwd, capsys):
     w = numpy_helper.from_array(np.ones((2, 3), np.float32), "w")
     nodes = [helper.make_node("Transpose", ["x"], ["t"], perm=[1, 0], name="first"),
@@ -132,8 +154,8 @@ def test_show_graph_lists_inputs_outputs_and_nodes(cwd, capsys):
         "    z: shape=(6,), dtype=float16",
         "  nodes:",
         "    0 'first'  Transpose (opset 19)  x -> t  perm=[1, 0]",
-        "    1  Reshape (opset 19)  t, shape -> y",
-        "    2  Cast (opset 19)  y -> z  to=10",
+        "    1          Reshape (opset 19)    t, shape -> y",
+        "    2          Cast (opset 19)       y -> z  to=10",
     ]
     code, out, _ = cli(capsys, "show", "m.onnx", "--graph", "--json")
     graph_doc = json.loads(out)["files"][0]["graph"]

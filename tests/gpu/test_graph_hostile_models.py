@@ -52,7 +52,8 @@ from graph_models import attr, bad_attribute, i64, make
           [("a", TP.FLOAT)]), "m.onnx: 1 node(s) onnxop does not run: com.example.Identity x1; --others onnxruntime"),
     (make([helper.make_node("If", ["c"], ["a"], then_branch=helper.make_graph([], "t", [], []),
                             else_branch=helper.make_graph([], "e", [], []))], [("c", TP.BOOL, [])],
-          [("a", TP.FLOAT)]), "1 node(s) onnxop does not run: If x1; --others onnxruntime runs them"),
+          [("a", TP.FLOAT)]), "1 node(s) onnxop does not run: If x1; --others onnxruntime runs them on onnxruntime (an If on the host, "
+     "the branch it takes split the same way)"),
     (make([helper.make_node("Pow", ["x", "x"], ["a"], name="pow")], [("x", TP.FLOAT, [2])], [("a", TP.FLOAT)], opset=13),
      "1 node(s) onnxop does not run: Pow x1; --others onnxruntime runs them on onnxruntime"),
     # a data type number ONNX names no type for (99) was an internal error (protobuf's enum ValueError)
