@@ -120,12 +120,16 @@ def show(
             continue
         entries, histograms = [], []
         for tensor in tensors:
-            with progress.tracked(tensor.data, f"reading {label}", quiet=out.quiet) as data:
-                values = replace(tensor, data=data).to_numpy(native=False)  # printed: no copy of a big-endian file
-                # a large file's tensor is mapped: its statistics are read slice by slice, not through the map
-                large = isinstance(tensor.data, FileBytes) and tensor.data.nbytes >= MAP_THRESHOLD
+            # a large file's tensor is mapped for what is printed, and its statistics (and --hist's two passes)
+            # are read slice by slice, not through the map: the bar counts those reads, and the map is not
+            # read through the bar (which would read the whole file into memory)
+            large = isinstance(tensor.data, FileBytes) and tensor.data.nbytes >= MAP_THRESHOLD
+            reads = 1 + 2 * bool(hist and large)
+            with progress.tracked(tensor.data, f"reading {label}", quiet=out.quiet, reads=reads) as data:
+                # printed: no copy of a big-endian file
+                values = replace(tensor, data=tensor.data if large else data).to_numpy(native=False)
                 statistics = shown.file_stats(tensor, data) if large else shown.stats(values, tensor.dtype)
-                if hist:  # read as the statistics are: through the map, every page of the file stayed resident
+                if hist:
                     from ..render.histogram import histogram
 
                     parts = (lambda: shown.file_slices(tensor, data)) if large else None
