@@ -34,7 +34,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 ICD_DIRS = ("/usr/share/vulkan/icd.d", "/etc/vulkan/icd.d", "/usr/local/share/vulkan/icd.d")
 GPU_TESTS = (
-    "tests/gpu/test_gpu_copy.py", "tests/gpu/test_gather.py", "tests/gpu/test_transpose.py", "tests/gpu/test_gpu_ops.py",
+    "tests/gpu/test_gpu_copy.py", "tests/gpu/test_gather.py", "tests/gpu/test_gather_fortran_big_endian.py",
+    "tests/gpu/test_gather_limits.py", "tests/gpu/test_gather_elements_first_bad.py", "tests/gpu/test_transpose.py",
+    "tests/gpu/test_gpu_ops.py",
     "tests/gpu/test_view_ops.py", "tests/gpu/test_engines.py", "tests/gpu/test_bench.py",
 )
 SIZES = "16M,64M,256M,1G,4G"

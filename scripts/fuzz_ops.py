@@ -36,7 +36,8 @@ from onnx import helper, numpy_helper
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from fuzz_cases import MUTATIONS, chain_case, mutate  # noqa: E402
+from fuzz_cases import MUTATIONS, mutate  # noqa: E402
+from fuzz_chains import chain_case  # noqa: E402
 from fuzz_oracles import (copied_outputs, expand_as_where, native, onnxruntime_outputs,  # noqa: E402
                           own_type_cast, reference, same_bits)
 

@@ -19,7 +19,9 @@ keeps one ``onnxop`` process per command (subprocess.run).
 from __future__ import annotations
 
 import base64
+import inspect
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -31,14 +33,7 @@ _DRIVER = r"""
 import base64, io, json, os, sys, threading
 from onnxop_cli.cli.main import run
 
-def set_environment(wanted):
-    # only the variables that differ: a setenv racing a native thread's getenv can crash the process
-    for name in [n for n in os.environ if n not in wanted]:
-        del os.environ[name]
-    for name, value in wanted.items():
-        if os.environ.get(name) != value:
-            os.environ[name] = value
-
+%(set_environment)s
 def feed(fd, data):
     try:
         with os.fdopen(fd, "wb") as f:
@@ -74,6 +69,24 @@ for cwd, argv, stdin, env in jobs:
     real_out.write(json.dumps([code, *texts]) + "\n")
     real_out.flush()
 """
+
+
+def set_environment(wanted: dict[str, str]) -> None:
+    """Makes os.environ ``wanted``, touching only the variables that differ:
+    a process that runs commands in-process has native threads (wgpu's poller,
+    the driver's) that read the environment, and a setenv racing their getenv
+    can crash it (clearing and refilling the whole environment around each
+    command once took a worker down with a segmentation fault). The driver
+    process runs this function's own text (it may be another venv's Python,
+    which cannot import from tests/)."""
+    for name in [n for n in os.environ if n not in wanted]:
+        del os.environ[name]
+    for name, value in wanted.items():
+        if os.environ.get(name) != value:
+            os.environ[name] = value
+
+
+_DRIVER = _DRIVER.replace("%(set_environment)s", inspect.getsource(set_environment))
 
 
 def run_commands(commands: list[tuple], text: bool = True, env: dict | None = None,

@@ -195,6 +195,8 @@ CONFORMANCE = COMMON | {
     "summary": COUNTS,
     "kernel": (KERNEL, None),
     "schedules": SCHEDULES,
+    "runtime_about?": str,
+    "message?": str,  # nothing ran: why
 }
 CASES = COMMON | {
     "folder?": str,

@@ -298,6 +298,24 @@ def test_nothing_to_run_is_a_usage_error(tmp_path, capsys, make, message):
     assert err == f"onnxop: error: {message.format(p=tmp_path)}\n" and out == ""
 
 
+def test_a_model_folder_of_other_operators_says_what_conformance_runs(tmp_path, capsys):
+    """A real model's folder (its nodes not onnxop's) holds a case that is skipped, so nothing ran:
+    exit 1, and the line says why and what conformance expected to find there, in text and in --json's
+    message (the line was 'nothing ran: no case was selected and run', as if --op had left it out)."""
+    shutil.copytree(Path(__file__).parents[2] / "samples" / "node" / "test_relu", tmp_path / "model")
+    code, out, _ = cli(capsys, "conformance", tmp_path / "model", "-q")
+    why = ("nothing ran: every case found was skipped (1); conformance runs node tests: a folder holding "
+           "model.onnx of operators onnxop runs and test_data_set_*/ with input_*.pb and output_*.pb "
+           "(docs/commands.md); a model of other operators runs with onnxop run MODEL --others onnxruntime")
+    assert code == ExitCode.ERROR and out.splitlines() == ["0 passed, 0 failed, 1 skipped", why]
+    code, out, _ = cli(capsys, "--json", "conformance", tmp_path / "model")
+    doc = json.loads(out)
+    assert code == ExitCode.ERROR and (doc["status"], doc["exit_code"], doc["message"]) == ("failed", 1, why)
+    code, out, _ = cli(capsys, "conformance", tmp_path / "model", "--op", "Tile")
+    assert code == ExitCode.ERROR and out.splitlines()[-1] == (
+        "nothing ran: none of the node tests found is a case of --op Tile")
+
+
 @pytest.mark.parametrize("runtime", ["onnxop", "onnxruntime", "backend:onnxruntime.backend", "backend:onnxop_cli.backend"])
 def test_a_cases_external_data_is_read_from_its_folder_for_every_runtime(tmp_path, capsys, monkeypatch, runtime):
     """A case whose model keeps an initializer in external data (w.bin beside model.onnx), checked from

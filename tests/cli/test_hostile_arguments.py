@@ -125,3 +125,57 @@ def test_a_float_literal_past_its_type_is_its_infinity_without_a_numpy_warning(c
         assert np.load(cwd / "p.npy").tobytes() == np.array([-np.inf, 0, 1, 2], np.float16).tobytes()
         code, out, err = cli(capsys, "where", "c.npy", "--x", "1e300", "--y", "h.npy", "-q", "-o", "w.npy")
         assert err == "" and code == 0 and np.load(cwd / "w.npy").tolist() == [np.inf, 1, np.inf]
+
+
+@pytest.mark.parametrize("args,message", [
+    (["x.npy", "--dump", "/proc/onnxop-x", "-o", "y.npy"],
+     "--dump /proc/onnxop-x: cannot make the folder: No such file or directory"),
+    (["x.npy", "-o", "/proc/onnxop-x/"], "-o /proc/onnxop-x: cannot make the folder: No such file or directory"),
+    (["x.npy", "--verify", "-o", "/proc/onnxop-x/"], "-o /proc/onnxop-x: cannot make the folder: No such file or directory"),
+    (["x.npy", "-o", "nowhere/y.npy"], "-o nowhere/y.npy: output folder nowhere does not exist"),
+    (["x.npy", "-o", "nowhere/deeper/"], "-o nowhere/deeper: no such folder, and no folder nowhere to make it in"),
+    (["x.npy", "--check", "nowhere"], "--check nowhere: no such folder"),
+    (["x.npy", "--check", "x.npy"], "--check x.npy: not a folder"),
+    (["--input", "x=nope.npy"], "--input x=nope.npy: no such file"),
+    (["--input", "x=sub"], "--input x=sub: is a folder, not a tensor file; give the files in it (example: sub/*.pb)"),
+])
+def test_runs_path_errors_name_their_option(cwd, capsys, args, message):
+    """A path an option of run gave that cannot be used names the option: --dump /proc/x said
+    '/proc/x: No such file or directory' (the system's words for a folder mkdir cannot make there),
+    -o's missing folders and --input's files gave the path alone, and --check of a missing folder
+    said 'not a folder'."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph([helper.make_node("Transpose", ["x"], ["y"], perm=[1, 0])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 2])])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), "m.onnx")
+    np.save("x.npy", np.ones((2, 3), np.float32))
+    os.mkdir("sub")
+    code, out, err = cli(capsys, "run", "m.onnx", *args)
+    assert (code, error_of(err)) == (ExitCode.USAGE, message), err
+    assert sorted(os.listdir()) == ["m.onnx", "sub", "x.npy"]
+
+
+@pytest.mark.parametrize("target,message", [
+    ("x.npy", "'x.npy': exists and is not a folder (cases write makes a new folder)"),
+    ("nowhere/edge", "'nowhere/edge': the folder '{cwd}/nowhere' does not exist"),
+    ("/proc/onnxop-x", "'/proc/onnxop-x': cannot make a folder in '/proc': No such file or directory"),
+])
+def test_cases_write_refuses_a_folder_it_cannot_make_in_its_words(cwd, capsys, target, message):
+    """cases write's refusals of its folder were exit 1 (a runtime failure), and a folder the system
+    will not make there (/proc) named the temporary folder beside it ('/proc/.x.6w5xwt62.onnxop-tmp:
+    No such file or directory'): each is a usage error now, exit 2, naming the folder asked for."""
+    np.save("x.npy", np.ones(2, np.float32))
+    code, out, err = cli(capsys, "cases", "write", target)
+    assert (code, error_of(err), out) == (ExitCode.USAGE, message.format(cwd=cwd), ""), err
+    assert sorted(os.listdir()) == ["x.npy"]
+
+
+def test_run_of_a_folder_says_it_is_a_folder(cwd, capsys):
+    """run FOLDER said 'not an ONNX model: [Errno 21] Is a directory: 'sub'' (onnx's open())."""
+    os.mkdir("sub")
+    np.save("x.npy", np.ones(2, np.float32))
+    code, out, err = cli(capsys, "run", "sub", "x.npy")
+    assert (code, error_of(err), out) == (ExitCode.USAGE, "sub: is a folder, not an ONNX model", "")

@@ -356,3 +356,27 @@ def test_a_constant_in_external_data_is_verified_from_the_models_folder(tmp_path
         assert r.returncode == 0 and "Verified 2 node(s) bit for bit: Concat x1 on onnxruntime, Constant x1 on " \
                                       "onnxruntime" in r.stdout, (r.stdout, r.stderr)
     assert np.load(tmp_path / "empty" / "y.npy")[2:].tobytes() == np.arange(3000, dtype=np.float32).tobytes()
+
+
+def test_a_constant_two_runtimes_read_is_verified_where_onnxop_reads_it(cwd, capsys):
+    """A Constant read by onnxruntime's Add and by onnxop's Concat goes into both regions (graphs.md): the
+    later onnxop region makes it again as a copy, which it did not hand on, and --verify's look-up of
+    the Concat's input stopped a right run: 'value 'c' was released before its last reader' (exit 1,
+    nothing written). An onnxop region under --verify hands on its copies' values too."""
+    c = numpy_helper.from_array(np.array([[1, 0, 1], [0, 1, -0.0]], np.float32), "cv")
+    nodes = [helper.make_node("Constant", [], ["c"], value=c),
+             helper.make_node("Transpose", ["x"], ["t"], perm=[1, 0]),
+             helper.make_node("Add", ["t", "c"], ["r"]),
+             helper.make_node("Concat", ["r", "c"], ["y"], axis=0)]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 3])])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), "m.onnx")
+    x = np.arange(6, dtype=np.float32).reshape(3, 2)
+    np.save("x.npy", x)
+    code, out, err = cli(capsys, "run", "m.onnx", "x.npy", "--others", "onnxruntime", "--verify", "-o", "y.npy")
+    assert code == 0, err
+    # the Constant is counted once, where it ran first (onnxruntime's region): onnxop's copy is not counted
+    assert "onnxruntime (CPU): 2 (Add x1, Constant x1)" in out
+    assert "Verified 2 node(s) bit for bit: Concat x1 on onnxruntime, Transpose x1 on onnxruntime" in out
+    want = np.concatenate([x.T + numpy_helper.to_array(c), numpy_helper.to_array(c)])
+    assert np.load("y.npy").tobytes() == want.tobytes()

@@ -248,6 +248,103 @@ def test_hist_of_float64s_whose_range_overflows(cwd, capsys):
     assert all(np.isfinite(got["edges"])) and all(a < b for a, b in zip(got["edges"], got["edges"][1:]))
 
 
+@pytest.mark.parametrize("values", [
+    np.array([2**63 - 1, 2**63 - 2, 2**63 - 4], np.int64),  # one float64 step: numpy's +-0.5 is nothing there
+    np.array([2**64 - 1, 2**64 - 2], np.uint64),
+    np.array([1.0, np.nextafter(1.0, 2.0)]),  # two neighbouring float64s
+    np.full(3, np.finfo(np.float64).max), np.full(3, -np.finfo(np.float64).max),  # +-0.5 past the largest
+    np.full(2, np.finfo(np.float32).max, np.float32), np.full(2, 1e17)])
+def test_hist_of_a_range_below_ten_float64_steps(cwd, capsys, values):
+    """A range numpy cannot cut into ten increasing float64 edges was an internal error ('Too many bins for
+    data range'), or (float64's largest, all equal) edges nan and inf counting 0 of 3 finite values: the
+    bins are float64 steps around the range, and every value is counted."""
+    from onnxop_cli.render.histogram import histogram
+
+    np.save(cwd / "h.npy", values)
+    code, out, err = cli(capsys, "show", "h.npy", "--hist")
+    assert code == 0 and err == "", err
+    got = histogram(values, dtype_by_name(values.dtype.name))
+    edges = got["edges"]
+    assert all(np.isfinite(edges)) and all(a < b for a, b in zip(edges, edges[1:]))
+    assert sum(got["counts"]) == values.size and got["other"] == 0
+    ranges = [line.split(")")[0].split("]")[0] for line in out.split("\n") if line.startswith("      [")]
+    assert len(ranges) == 10 and len(set(ranges)) == 10, out  # each label names its own range
+
+
+def test_hist_labels_take_the_digits_that_tell_the_edges_apart(cwd, capsys):
+    """Bins narrower than six digits were printed as ten times '[0.1, 0.1)': a label takes as many digits
+    as it needs to differ from the next (six where that is enough)."""
+    low = np.float32(0.1)
+    np.save(cwd / "h.npy", np.array([low, np.nextafter(low, np.float32(1))], np.float32))
+    code, out, _ = cli(capsys, "show", "h.npy", "--hist")
+    assert code == 0
+    lines = out.split("\n")
+    assert lines[4] == "      [0.1000000015, 0.1000000022)  1  ########################################"
+    assert lines[13] == "      [0.1000000082, 0.1000000089]  1  ########################################"
+
+
+def test_hist_of_a_large_file_reads_it_slice_by_slice(cwd, capsys, monkeypatch, rng):
+    """--hist read a large file's values through its map (the statistics were read slice by slice for that
+    reason, but not with --hist), so every page of the file stayed resident: 10**8 float32s peaked at 554 MB
+    RSS, 162 MB without --hist. Its two passes read the file as the statistics do (180 MB)."""
+    from onnxop_cli.core import sources
+    from onnxop_cli.render import histogram as histograms
+
+    values = rng.normal(size=1000).astype(np.float32)
+    values[[3, 500]] = [np.nan, -np.inf]
+    np.save(cwd / "big.npy", values)
+    monkeypatch.setattr(sources, "MAP_THRESHOLD", 64)
+    monkeypatch.setattr(show, "SLICE", 48)  # several slices of one reused buffer
+    seen = []
+    real = histograms.histogram
+
+    def spy(values, dtype, **kw):
+        seen.append(kw.get("parts"))
+        return real(values, dtype, **kw)
+
+    monkeypatch.setattr(histograms, "histogram", spy)
+    code, out, err = cli(capsys, "--json", "show", "big.npy", "--hist")
+    assert code == 0, err
+    assert len(seen) == 1 and seen[0] is not None and len(list(seen[0]())) == 21
+    got = json.loads(out)["files"][0]["tensors"][0]["histogram"]
+    assert got == real(values, dtype_by_name("float32"))
+    assert got["other"] == 2 and sum(got["counts"]) == 998
+
+
+@pytest.mark.parametrize("name", ["float32", "float64", "float16", "bfloat16", "float8_e4m3fn"])
+@pytest.mark.parametrize("slice_", [1, 2, 1 << 22])
+def test_min_and_max_tell_minus_zero_from_zero(monkeypatch, name, slice_):
+    """[0.0, -0.0] showed min=-0.0, max=-0.0 and [-0.0, 0.0] min=0.0, max=0.0 (numpy's min and max, and
+    Python's across slices, pick either zero): the reader was told every value had one sign. -0.0 is the
+    min and 0.0 the max wherever both are there, within a slice and across slices."""
+    dtype = dtype_by_name(name)
+    monkeypatch.setattr(show, "SLICE", slice_)
+    for values, lo, hi in [([0.0, -0.0], "-0.0", "0.0"), ([-0.0, 0.0], "-0.0", "0.0"), ([-0.0, -0.0], "-0.0", "-0.0"),
+                           ([0.0, 0.0, 1.0], "0.0", "1.0"), ([-0.0, -1.0, 0.0, np.nan], "-1.0", "0.0"),
+                           ([-0.0, 2.0], "-0.0", "2.0"), ([0.0, -2.0, -0.0], "-2.0", "0.0")]:
+        got = show.stats(np.array(values, np.float32).astype(dtype.numpy), dtype)
+        assert (repr(float(got["min"])), repr(float(got["max"]))) == (lo, hi), values
+
+
+@pytest.mark.parametrize("slice_", [1, 3, 1 << 22])
+def test_mean_and_std_of_float64s_near_the_largest_are_finite(monkeypatch, slice_):
+    """Three float64 maxima showed mean=inf, std=inf (their sum overflows), a mean no finite values can have
+    (it lies between min and max): such values are read again scaled by 2**-600, within a slice and across
+    slices; infinities still make them inf or nan."""
+    big = np.finfo(np.float64).max
+    monkeypatch.setattr(show, "SLICE", slice_)
+    f64 = dtype_by_name("float64")
+    got = show.stats(np.array([big, big, big]), f64)
+    assert (got["mean"], got["std"]) == (big, 0.0)
+    got = show.stats(np.array([1e308, 1e308, -1e308, 1e308, np.nan]), f64)
+    assert got["mean"] == pytest.approx(5e307, rel=1e-12) and got["std"] == pytest.approx(8.660254037844386e307)
+    assert got["nan"] == 1
+    got = show.stats(np.array([-big, -big]), f64)
+    assert (got["mean"], got["std"]) == (-big, 0.0)
+    got = show.stats(np.array([big, np.inf]), f64)
+    assert got["mean"] == np.inf and np.isnan(got["std"])
+
+
 def test_full_output_streams_equal_the_built_text(cwd, capsys, rng):
     values = rng.normal(size=(40, 30)).astype(np.float32)
     np.save(cwd / "f.npy", values)

@@ -6,6 +6,7 @@ them, and --graph's inputs, outputs and nodes.
 from __future__ import annotations
 
 import json
+import re
 
 import ml_dtypes
 import numpy as np
@@ -71,6 +72,28 @@ def test_show_option_refusals(cwd, capsys, args, message):
     assert code == 2 and error_of(err) == message
 
 
+def test_edgeitems_that_would_print_a_big_tensor_at_once_is_refused(cwd, capsys, monkeypatch):
+    """--edgeitems as large as a big tensor's axes printed it whole through numpy's array2string, which
+    builds the text at once (10**7 float32s with --edgeitems 10000000: 4.6 GB and minutes, stopped): past
+    SHOWN_LIMIT values it is refused before anything is read, naming --full, which streams them."""
+    from onnxop_cli.cli import show as show_command
+
+    monkeypatch.setattr(show_command, "SHOWN_LIMIT", 500)
+    np.save("big.npy", np.arange(2000, dtype=np.float32).reshape(4, 500))
+    np.save("small.npy", np.arange(60, dtype=np.float32))
+    code, out, err = cli(capsys, "show", "small.npy", "big.npy", "--edgeitems", "200")
+    assert code == 2 and out == ""
+    assert error_of(err) == ("big.npy: --edgeitems 200 would print 1600 values of big at once (at most 500); "
+                             "--full prints every value, streamed")
+    code, out, err = cli(capsys, "--json", "show", "big.npy", "--edgeitems", "200")
+    assert code == 2 and json.loads(out)["status"] == "error"
+    for args in (["--edgeitems", "62"], ["--edgeitems", "200", "--brief"]):  # 496 values; one line
+        code, out, err = cli(capsys, "show", "big.npy", *args)
+        assert code == 0 and err == ""
+    code, out, _ = cli(capsys, "show", "small.npy", "--edgeitems", "1000000000")  # 60 values, printed whole
+    assert code == 0 and "59.]" in out
+
+
 # ------------------------------------------------------------ 5. statistics as the values print
 
 
@@ -92,6 +115,27 @@ def test_show_statistics_agree_with_the_values_under_them(cwd, capsys, dtype, va
         assert text.removesuffix(".0") in values_line, values_line
 
 
+def test_show_graph_columns_stay_aligned_past_node_9_99_and_a_long_name(cwd, capsys):
+    """The index is right-aligned to the widest and the name and operator
+    columns padded, so the operator starts in one column on every row (it
+    shifted one place at node 10 and again at 100); a name past 40 characters
+    overflows its own row only."""
+    long = "n" * 50
+    nodes = [helper.make_node("Identity" if i % 2 else "Transpose", [f"t{i}"], [f"t{i + 1}"],
+                              name=long if i == 7 else f"n{i}") for i in range(101)]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("t0", onnx.TensorProto.FLOAT, [2])],
+                              [helper.make_tensor_value_info("t101", onnx.TensorProto.FLOAT, [2])])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)]), "m.onnx")
+    code, out, _ = cli(capsys, "show", "m.onnx", "--graph")
+    rows = out.splitlines()[6:]
+    assert code == 0 and len(rows) == 101
+    assert rows[9] == "      9 'n9'    Identity (opset 19)   t9 -> t10"
+    assert rows[100] == "    100 'n100'  Transpose (opset 19)  t100 -> t101"
+    assert rows[7] == f"      7 '{long}'  Identity (opset 19)   t7 -> t8"
+    assert {re.search("Identity|Transpose", r).start() for i, r in enumerate(rows) if i != 7} == {16}
+    assert {r.index(" t") for i, r in enumerate(rows) if i != 7} == {37}
+
+
 def test_show_graph_lists_inputs_outputs_and_nodes(cwd, capsys):
     w = numpy_helper.from_array(np.ones((2, 3), np.float32), "w")
     nodes = [helper.make_node("Transpose", ["x"], ["t"], perm=[1, 0], name="first"),
@@ -110,8 +154,8 @@ def test_show_graph_lists_inputs_outputs_and_nodes(cwd, capsys):
         "    z: shape=(6,), dtype=float16",
         "  nodes:",
         "    0 'first'  Transpose (opset 19)  x -> t  perm=[1, 0]",
-        "    1  Reshape (opset 19)  t, shape -> y",
-        "    2  Cast (opset 19)  y -> z  to=10",
+        "    1          Reshape (opset 19)    t, shape -> y",
+        "    2          Cast (opset 19)       y -> z  to=10",
     ]
     code, out, _ = cli(capsys, "show", "m.onnx", "--graph", "--json")
     graph_doc = json.loads(out)["files"][0]["graph"]

@@ -21,7 +21,10 @@ import numpy as np
 from onnxop_cli.core.sources import MemoryBytes
 from onnxop_cli.gpu import indexed as ix
 from onnxop_cli.gpu import piece_records, pieces
+from onnxop_cli.gpu.buffers import can_map
 
+# scatter.Reduce's class of an element, by numpy's dtype.kind: unsigned, signed, float, bool
+CLS = {"u": 0, "i": 1, "f": 2, "b": 3}
 # the keys the host modules set in gpu.cache[ix.LAST] when their kernel runs, most specific first
 KERNEL_KEYS = ("nd pairs", "slabs", "slices", "word lines", "lines", "rows")
 
@@ -68,6 +71,12 @@ def data_of(a: np.ndarray, bits: int | None = None, shape=None, strides=None) ->
     if swap and a.dtype.kind == "c":
         swap = a.dtype.itemsize // 2
     return ix.Data(MemoryBytes(np.ascontiguousarray(a)), shape or a.shape, bits, swap, strides)
+
+
+
+def index_of(i: np.ndarray) -> ix.Index:
+    """``i``'s bytes as the indexed kernels' indices: int64 or int32, big-endian swapped."""
+    return ix.Index(MemoryBytes(np.ascontiguousarray(i)), i.shape, i.dtype.itemsize == 8, i.dtype.byteorder == ">")
 
 
 class Tally:
@@ -154,3 +163,21 @@ def pieces_ran(taken: dict, variant: str) -> str:
         ran += ", staged"
     taken.update(runs=0, general=0, mapped=set())
     return ran
+
+
+# ------------------------------------------------------------ the indexed kernels' mapped transfers
+# (test_indexed_mapped.py, test_scatter_mapped.py)
+
+WIDTHS = ["bool", "u1", "<i2", "<f2", "<f4", "<i4", "<f8", "<i8", "<c16"]
+BADS = [2**32 + 1, 2**63 - 1, -(2**63), "d", "-d-1"]  # "d", "-d-1": the axis's size, one past its negative end
+
+
+def transfer_path(gpu, mapped: bool | None = None, reads: bool = True, uploads: bool = True) -> None:
+    """The last call moved its host bytes mapped where the adapter maps (and
+    ``mapped`` is not False), else staged -- every transfer one way."""
+    counts = gpu.cache[ix.LAST]
+    way = "mapped" if can_map(gpu) and mapped is not False else "staged"
+    other = "staged" if way == "mapped" else "mapped"
+    assert counts[f"{other} uploads"] == 0 and counts[f"{other} reads"] == 0, counts
+    assert (counts[f"{way} uploads"] > 0) == uploads, counts
+    assert (counts[f"{way} reads"] > 0) == reads, counts

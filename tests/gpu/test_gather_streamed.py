@@ -18,26 +18,10 @@ from onnxop_cli.core.sources import MemoryBytes
 from onnxop_cli.gpu import indexed_buffers
 from onnxop_cli.gpu import indexed as ix
 from onnxop_cli.ops import indexing
+from properties import data_of, index_of, little, native
 
 POISON = 0x5A
 TYPES = ["u1", "<i2", "<f2", "<f4", "<f8", "<c16", ">f4", ">f8", "?"]
-
-
-def data_of(a: np.ndarray) -> ix.Data:
-    swap = 0 if a.dtype.byteorder != ">" else (a.dtype.itemsize // 2 if a.dtype.kind == "c" else a.dtype.itemsize)
-    return ix.Data(MemoryBytes(np.ascontiguousarray(a)), a.shape, a.dtype.itemsize * 8, swap)
-
-
-def index_of(i: np.ndarray) -> ix.Index:
-    return ix.Index(MemoryBytes(np.ascontiguousarray(i)), i.shape, i.dtype.itemsize == 8, i.dtype.byteorder == ">")
-
-
-def le(a: np.ndarray) -> bytes:
-    return np.ascontiguousarray(a).astype(a.dtype.newbyteorder("<")).tobytes()
-
-
-def native(a: np.ndarray) -> np.ndarray:
-    return a.astype(a.dtype.newbyteorder("="))
 
 
 @pytest.fixture
@@ -79,7 +63,7 @@ def test_rows_streamed_in_passes(gpu, rng, uploads, dtype, per_pass):
     i = rng.integers(-29, 29, (-(-3 * band * per_pass // 37),)).astype(np.int64)  # three passes
     table, check = indexing.gather("Gather", x.shape, i.shape, 0)
     got = run(gpu, x, i, table, check, window_bytes=512, binding_bytes=1024, stream_bytes=stream)
-    assert got == le(np.take(native(x), i, axis=0))
+    assert got == little(np.take(native(x), i, axis=0))
     windows = -(-x.size // max(128, (512 // item) // 128 * 128))
     passes = -(-i.size * 37 // (band * per_pass))
     assert windows > 1 and passes > 1
@@ -88,7 +72,7 @@ def test_rows_streamed_in_passes(gpu, rng, uploads, dtype, per_pass):
     y = random_array(rng, (3, 29, 37), dtype)
     table, check = indexing.gather("Gather", y.shape, i.shape, 1)
     got = run(gpu, y, i, table, check, window_bytes=1024, binding_bytes=1024, stream_bytes=stream)
-    assert got == le(np.take(native(y), i, axis=1))
+    assert got == little(np.take(native(y), i, axis=1))
 
 
 @pytest.mark.parametrize("dtype", ["u1", "<f4", ">f8"])
@@ -99,7 +83,7 @@ def test_elements_streamed_one_pass(gpu, rng, uploads, dtype):
     i = rng.integers(-50, 50, (40, 7)).astype(np.int64)
     table, check = indexing.gather_elements("GatherElements", x.shape, i.shape, 1)
     got = run(gpu, x, i, table, check, window_bytes=256, stream_bytes=1 << 20)
-    assert got == le(np.take_along_axis(native(x), np.where(i < 0, i + 50, i), axis=1))
+    assert got == little(np.take_along_axis(native(x), np.where(i < 0, i + 50, i), axis=1))
     per = max(128, (256 // x.dtype.itemsize) // 128 * 128)
     assert len(uploads) == -(-x.size // per)
 
@@ -156,7 +140,7 @@ def test_staged_and_mapped(gpu, rng, uploads, monkeypatch, dtype):
     x = random_array(rng, (29, 37), dtype)
     i = rng.integers(-29, 29, (41,)).astype(np.int64)
     table, check = indexing.gather("Gather", x.shape, i.shape, 0)
-    want = le(np.take(native(x), i, axis=0))
+    want = little(np.take(native(x), i, axis=0))
     assert run(gpu, x, i, table, check, window_bytes=512, binding_bytes=1024, stream_bytes=1024) == want
     assert uploads.ways == {"mapped" if buffers.can_map(gpu) else "staged"}
     uploads.ways.clear()

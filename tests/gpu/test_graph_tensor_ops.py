@@ -21,10 +21,7 @@ from onnx.reference import ReferenceEvaluator
 
 from conftest import error_of, random_array
 import onnxop_cli.backend as onnxop_backend
-
-
-def i64(name, values):
-    return numpy_helper.from_array(np.array(values, np.int64), name)
+from graph_models import i64, same_bits
 
 
 def model(nodes, inputs, outputs, inits=(), opset=21):
@@ -35,12 +32,6 @@ def model(nodes, inputs, outputs, inits=(), opset=21):
                           opset_imports=[helper.make_opsetid("", opset)])
     m.ir_version = 10  # what onnxruntime 1.2x reads
     return m
-
-
-def same_bits(a, b) -> bool:
-    a, b = np.asarray(a), np.asarray(b)
-    return a.shape == b.shape and a.dtype == b.dtype and \
-        np.ascontiguousarray(a).tobytes() == np.ascontiguousarray(b).tobytes()
 
 
 def references(m, feeds: dict) -> tuple[list, list]:

@@ -22,6 +22,7 @@ from onnxop_cli.gpu import indexed as ix
 from onnxop_cli.gpu import scatter as sc
 from onnxop_cli.ops import indexing
 from onnxop_cli.core.sources import MemoryBytes
+from properties import CLS
 
 POISON = 0xA5
 
@@ -191,9 +192,6 @@ def run_scatter(gpu, data, updates, index, table_check, reduce, bits=None, shape
     sc.scatter_indexed(gpu, data_of(data, bits, shapes[0]), data_of(updates, bits, shapes[1]), index_of(index), check, table, reduce,
                        out.extend, **kw)
     return bytes(out)
-
-
-CLS = {"u": 0, "i": 1, "f": 2, "b": 3}
 
 
 def reduce_of(kind: str, dtype, numpy: bool) -> sc.Reduce:

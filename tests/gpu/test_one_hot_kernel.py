@@ -114,7 +114,8 @@ def test_many_bands(backend, rng, monkeypatch):
     """A binding of 256 bytes: runs of whole lines (short lines; a band starting inside an outer, at a
     depth coordinate other than 0), stretches of one line (an inner of 150 elements, axis 0, or of 40
     int64 indices, more than a window holds twice); Fortran-
-    ordered indices keep the pieces."""
+    ordered indices (little- and big-endian) go through the kernel as a row-major copy: they kept the
+    pieces, one dispatch an index (100,000 indices written with -o: 56 s)."""
     monkeypatch.setattr(pieces, "DEFAULT_BAND", 256)
     for shape, depth, axis, vtype, itype in (((7, 5), 11, 1, np.bool_, np.int8), ((1, 150), 2, 0, np.float16, np.int64),
                                              ((10,), 7, -1, np.float64, np.int32), ((3, 2), 10, 0, np.complex128, np.int64),
@@ -124,9 +125,10 @@ def test_many_bands(backend, rng, monkeypatch):
         got, stats = run(indices, depth, values, axis, backend)
         assert same(got, model(indices, depth, values, axis)), (shape, axis)
         assert stats["bands"] > 1, stats
-    indices = np.asfortranarray(rng.integers(-4, 4, (3, 5)).astype(np.int16))
-    got = one_hot(indices, depth=np.array(4, np.int64), values=values, axis=1, backend=backend)
-    assert same(got, model(np.ascontiguousarray(indices), 4, values, 1))
+    for itype in (np.int16, np.dtype(">i4"), np.float32):
+        indices = np.asfortranarray(rng.integers(-4, 4, (3, 5, 2)).astype(itype))
+        got, stats = run(indices, 4, values, 1, backend)
+        assert same(got, model(np.ascontiguousarray(indices), 4, values, 1)), itype
 
 
 def test_bands_ending_inside_a_word_into_a_graphs_tensor(backend, rng, monkeypatch):

@@ -23,7 +23,7 @@ from onnxop_cli.errors import OpError
 from onnxop_cli.gpu import indexed as ix
 from onnxop_cli.gpu import scatter as sc
 from onnxop_cli.ops import indexing
-from properties import Tally, little, native, reference
+from properties import CLS, Tally, little, native, reference
 
 WIDTHS = ["bool", "u1", "<i2", "<f2", "<f4", "<i4", "<f8", "<i8", "<c16"]
 SLICES = [(), (1,), (3,), (4,), (2, 8), (17,)]
@@ -137,7 +137,7 @@ def test_scatter_nd_out_of_range(gpu, rng):
         written: list = []
         with pytest.raises(ix.BadIndex, match=rf"indices\[7, 0\] = {bad} is out of range \[-9, 8\]"):
             scatter_nd(gpu, x, i, u, into=written)
-        assert written == [], bad  # the slice kernel's claim checks them (test_indexed_mapped.py)
+        assert written == [], bad  # the slice kernel's claim checks them (test_scatter_mapped.py)
 
 
 def test_scatter_nd_zero_size(gpu, rng, spied):
@@ -147,9 +147,6 @@ def test_scatter_nd_zero_size(gpu, rng, spied):
 
 
 # ------------------------------------------------------------------ ScatterElements with a reduction, by lines
-
-
-CLS = {"u": 0, "i": 1, "f": 2, "b": 3}
 
 
 def scatter_elements(gpu, x, i, u, axis, reduction, index=None, into=None, **kw) -> bytes:
@@ -213,7 +210,7 @@ def test_lines_out_of_range(gpu, rng):
         written: list = []
         with pytest.raises(ix.BadIndex, match=rf"indices\[299, 3\] = {bad} is out of range \[-300, 299\]"):
             scatter_elements(gpu, x, i, u, 1, "add", into=written)
-        assert written == [], bad  # the line kernel checks them itself (test_indexed_mapped.py)
+        assert written == [], bad  # the line kernel checks them itself (test_scatter_mapped.py)
 
 
 def test_lines_zero_size(gpu, rng, spied):

@@ -19,9 +19,9 @@ from onnxop_cli.gpu import indexed as ix
 from onnxop_cli.gpu import scatter as sc
 from onnxop_cli.gpu import scatter_claims
 from onnxop_cli.ops import indexing
+from properties import CLS
 
 CAP = 1024  # bytes of a binding, forced: bands of 128-256 elements
-CLS = {"u": 0, "i": 1, "f": 2, "b": 3}
 
 
 def reference(op: str, inputs: list[np.ndarray], **attrs) -> np.ndarray:

@@ -27,8 +27,7 @@ from onnxop_cli.core.sources import MemoryBytes
 from onnxop_cli.gpu import indexed as ix
 from onnxop_cli.gpu import scatter as sc
 from onnxop_cli.ops import indexing
-
-CLS = {"u": 0, "i": 1, "f": 2, "b": 3}
+from properties import CLS
 
 
 def cls_of(dtype: np.dtype) -> int:

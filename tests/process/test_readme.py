@@ -29,6 +29,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from commands import set_environment
 
 # A CLI/format test, not a kernel test: the first backend is enough (conftest).
 ONE_BACKEND = True
@@ -177,19 +178,6 @@ def run_in_process(variables: dict[str, str], argv: list[str], echo: bool, cwd: 
     if echo:
         return 0, text + f"exit code {code}\n"
     return code, text
-
-
-def set_environment(wanted: dict[str, str]) -> None:
-    """Makes os.environ ``wanted``, touching only the variables that differ:
-    this process has native threads (wgpu's poller, the driver's) that read the
-    environment, and a setenv racing their getenv can crash it (clearing and
-    refilling the whole environment around each command once took a worker
-    down with a segmentation fault)."""
-    for name in [n for n in os.environ if n not in wanted]:
-        del os.environ[name]
-    for name, value in wanted.items():
-        if os.environ.get(name) != value:
-            os.environ[name] = value
 
 
 def check_line(command: str, expected: str, cwd: Path, backend: str, varies: bool = False, compare=None) -> None:

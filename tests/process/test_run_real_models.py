@@ -264,3 +264,61 @@ def test_sequences_stay_inside_their_region_under_verify_and_dump(ran, test):
     assert r.returncode == 0, r.stderr
     outputs = [o.name for o in onnx.load(folder / "model.onnx").graph.output]
     assert "equal" in r.stdout and sorted(p.stem for p in (tmp_path / "d").iterdir()) == outputs
+
+
+def quantized(folder: Path) -> Path:
+    """An embedding (Gather of a table, Concat with a Relu, Transpose, Reshape, Slice, MatMul) quantized by
+    onnxruntime's quantize_static in QDQ format and saved as onnxruntime optimizes it (ORT_ENABLE_EXTENDED): its
+    QDQ pairs fused, the Gather, Transpose, Reshape and Slice then move int8 values, the Concat a
+    com.microsoft.QLinearConcat."""
+    from onnx import TensorProto as T, helper
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+
+    rng = np.random.default_rng(0)
+    arrays = {"table": rng.standard_normal((100, 16)).astype(np.float32), "shape": np.array([-1, 16]),
+              "w": rng.standard_normal((16, 8)).astype(np.float32), "st": np.array([1]), "en": np.array([7])}
+    nodes = [helper.make_node("Gather", ["table", "idx"], ["e"]), helper.make_node("Relu", ["x"], ["xr"]),
+             helper.make_node("Concat", ["e", "xr"], ["c"], axis=1),
+             helper.make_node("Transpose", ["c"], ["t"], perm=[1, 0, 2]),
+             helper.make_node("Reshape", ["t", "shape"], ["r"]), helper.make_node("Slice", ["r", "st", "en"], ["s"]),
+             helper.make_node("MatMul", ["s", "w"], ["y"])]
+    graph = helper.make_graph(nodes, "embedding", [helper.make_tensor_value_info("idx", T.INT64, ["b", 5]),
+                                                   helper.make_tensor_value_info("x", T.FLOAT, ["b", 3, 16])],
+                              [helper.make_tensor_value_info("y", T.FLOAT, None)],
+                              initializer=[numpy_helper.from_array(v, k) for k, v in arrays.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, folder / "float.onnx")
+
+    class Calibration(CalibrationDataReader):
+        def __init__(self):
+            self.feeds = iter([embedding_input(None, k) for k in range(3)])
+
+        def get_next(self):
+            return next(self.feeds, None)
+
+    quantize_static(str(folder / "float.onnx"), str(folder / "qdq.onnx"), Calibration(), quant_format=QuantFormat.QDQ,
+                    activation_type=QuantType.QInt8, weight_type=QuantType.QInt8,
+                    op_types_to_quantize=["Gather", "Concat", "Transpose", "Reshape", "Slice", "MatMul", "Relu"])
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
+    options.optimized_model_filepath = str(folder / "quantized.onnx")
+    ort.InferenceSession(str(folder / "qdq.onnx"), options, providers=["CPUExecutionProvider"])
+    return folder / "quantized.onnx"
+
+
+def embedding_input(_, seed: int = 3) -> dict:
+    """A batch of 3 (the model's batch is symbolic): indices in -100..99 (negative ones count from the end)."""
+    rng = np.random.default_rng(seed)
+    return {"idx": rng.integers(-100, 100, (3, 5)), "x": rng.standard_normal((3, 3, 16)).astype(np.float32)}
+
+
+prepared["quantized"] = partial(to_verify, quantized, embedding_input, "onnxruntime")
+
+
+def test_a_quantized_model_moves_its_int8_values_on_the_gpu(ran):
+    """onnxruntime's quantizer and its optimizer's fused model: the int8 data movement is onnxop's,
+    verified bit for bit, and the output is onnxruntime's own run's."""
+    out = compared(ran, "quantized")
+    assert "onnxop (WebGPU): 4 (Gather x1, Reshape x1, Slice x1, Transpose x1)" in out
+    assert "com.microsoft.QLinearConcat x1" in out

@@ -169,4 +169,4 @@ def test_a_fifo_in_the_cache_folder_is_not_waited_on(tmp_path):
         out, err = p.communicate(timeout=60)
         assert p.returncode == 0 and not err, err
     os.mkfifo(folder / "cffi-x.json")
-    assert cache.read_private(folder / "cffi-x.json") is None
+    assert cache.read_regular(folder / "cffi-x.json", private=True) is None

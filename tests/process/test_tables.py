@@ -127,3 +127,32 @@ def test_control_characters_in_names_are_escaped(terminal):
     c = tables.columns(["case"], names=("case",))
     text = tables.render(c, [["evil\x1b]0;owned\x07name"]], terminal=terminal, width=80)
     assert "\x07" not in text and "evil\\x1b]0;owned\\x07name" in ANSI.sub("", text)
+
+
+def test_a_columns_of_0_on_a_terminal_prints_every_value():
+    """rich took COLUMNS=0 for a terminal of width 0 and printed nothing: show
+    and every operator's print lost all their text on a terminal, exit 0. A 0
+    reads as unset (the terminal's own width), for tables too."""
+    text = run_in_pty(["show", "samples/x.npy"], 0)
+    assert "x: shape=(3, 4, 5), dtype=float32" in text and "[55., 56., 57., 58., 59.]]]" in text
+    table = run_in_pty(["show", "samples/x.npy", "--brief"], 0)
+    assert "x" in table and "29.5" in table and "float32" in table
+
+
+def test_bench_schedule_figures_carry_their_questions_unit(monkeypatch):
+    """gather_source's figures are the share of a device buffer the process's memory grew by, not a
+    speed: bench's text labelled them GB/s ('streamed 1.00 GB/s, resident 0.00 GB/s'), where info says
+    them bare. Each question's figures carry its own unit."""
+    from onnxop_cli.cli.bench_report import EngineRun, Report, render_table
+
+    schedules = {"gather_source": {"name": "streamed", "reason": "cached", "gbps": {"streamed": 1.0, "resident": 0.0}},
+                 "nd_run": {"name": "long", "reason": "measured", "gbps": {"long": 0.17, "short": 0.15}}}
+    engine = EngineRun("wgpu", "gpu", "vulkan", "drv", "wall clock", "copy", "measured", {"copy": 2.5}, "mapped",
+                       schedules)
+    report = Report("gpu", "vulkan", "drv", "today", "wall clock", 1, 0, "copy", "measured", {}, "mapped", 2, [0.1],
+                    engines=[engine])
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: False)
+    lines = render_table(report).splitlines()
+    assert "  schedule gather_source: streamed (cached: streamed 1.00, resident 0.00)" in lines
+    assert "  schedule nd_run: long (measured: long 0.17 GB/s, short 0.15 GB/s)" in lines
+    assert "(measured: copy 2.50 GB/s)" in lines[1]

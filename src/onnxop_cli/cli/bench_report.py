@@ -92,9 +92,12 @@ def render_table(report: Report) -> str:
             f"streams through kernel {run.chosen_kernel} ({run.chosen_reason}"
             f"{': ' + gbps + ' GB/s' if gbps else ''}) with {run.buffers} buffers"
         )
-        from ..gpu.choose import Choice
+        from ..gpu.choose import QUESTIONS, Choice
 
-        lines += [f"  schedule {q}: " + Choice(a["name"], a["reason"], a["gbps"]).describe() for q, a in run.schedules.items()]
+        # each question's figures in its own unit (gather_source's are a share of memory, not GB/s)
+        lines += [f"  schedule {q}: " + Choice(a["name"], a["reason"], a["gbps"], QUESTIONS[q].unit
+                                              if q in QUESTIONS else "GB/s").describe()
+                  for q, a in run.schedules.items()]
     both = len(report.engines) > 1
     lines += [
         ("engines interleaved in every round; " if both else "")

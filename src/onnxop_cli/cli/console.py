@@ -16,9 +16,25 @@ STREAM_BATCH = 1 << 16  # characters of a streamed result written at a time
 
 
 def _console(stderr: bool = False):
+    return rich_console(stderr=stderr, highlight=False, soft_wrap=True)
+
+
+def rich_console(**options):
+    """rich's Console, with a COLUMNS or LINES of 0 read as unset (the
+    terminal's size, else 80 x 24): rich takes COLUMNS=0 for a width of 0
+    and then prints nothing at all, so every value shown on a terminal was
+    lost and the command still exited 0. Every Console onnxop makes is this."""
+    import os
+    import shutil
+
     from rich.console import Console
 
-    return Console(stderr=stderr, highlight=False, soft_wrap=True)
+    for key, option in (("COLUMNS", "width"), ("LINES", "height")):
+        value = os.environ.get(key, "")
+        if option not in options and value.isdigit() and int(value) == 0:
+            size = shutil.get_terminal_size()  # ignores a 0 in the environment too
+            options[option] = size.columns if option == "width" else size.lines
+    return Console(**options)
 
 
 def emit(text: str, *, styled: bool = True, escaped: bool = False) -> None:

@@ -72,16 +72,18 @@ class CountingBytes:
 
 @contextmanager
 def tracked(
-    source: ByteSource, label: str, *, quiet: bool, stream: TextIO | None = None
+    source: ByteSource, label: str, *, quiet: bool, stream: TextIO | None = None, reads: int = 1
 ) -> Iterator[ByteSource]:
-    """``source`` itself, or a CountingBytes drawing a bar while the block runs."""
+    """``source`` itself, or a CountingBytes drawing a bar while the block runs
+    (``reads``: how many times the block reads it whole, the bar's 100%)."""
     if source is None or not wanted(source.nbytes, quiet=quiet, stream=stream):
         yield source
         return
-    from rich.console import Console
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
-    console = Console(file=sys.stderr if stream is None else stream)
+    from .console import rich_console
+
+    console = rich_console(file=sys.stderr if stream is None else stream)
     columns = (
         TextColumn("{task.description}"),
         BarColumn(),
@@ -95,7 +97,7 @@ def tracked(
         from ..render.node import quote
 
         # a name from a file: neither a control character nor rich markup reaches the terminal
-        task = bar.add_task(escape(quote(label)), total=source.nbytes, rate="?")
+        task = bar.add_task(escape(quote(label)), total=source.nbytes * reads, rate="?")
 
         def advance(n: int) -> None:
             bar.update(task, advance=n, rate=rate(bar.tasks[0].speed))

@@ -20,7 +20,7 @@ from . import options as cli
 from .app import command
 from ..errors import OnnxopError, UsageError
 from .help import OPERATORS
-from ..ops.nodekinds import OtherNodes, others_in
+from ..ops.nodekinds import OtherNodes, refused_nodes
 from ..render.node import quote  # names and paths from files, in a line of text
 from . import run_files
 from .run_options import DumpOpt, OthersOpt, VerifyOpt
@@ -98,11 +98,11 @@ def run_model(
         raise UsageError(f"--others takes onnxruntime or reference, got {others!r}")
     mixed = others is not None or verify or dump is not None
     if not mixed:  # the nodes onnxop does not run, by operator and type (float Add is not onnxop's): counted
-        counts = others_in(m)
-        if counts:
+        refused = refused_nodes(m)
+        if refused is not None:
             from .run_mixed import refusal
 
-            raise refusal(model_path, OtherNodes(counts))
+            raise refusal(model_path, refused)
     try:
         if mixed:  # (the graph executor checks the names of a model it runs whole)
             from ..core.partition import check_values
@@ -126,7 +126,7 @@ def run_model(
         raise e.reworded(f"{model_path}: {e.message}") from None
     # one .npz given for every input (not a test_data_set folder's files, one an input)
     one_for_all = not named and len(inputs or []) == 1 and len(files) > 1 and len(set(map(str, files.values()))) == 1
-    feeds = run_files.input_feeds(files, member, one_for_all=one_for_all)
+    feeds = run_files.input_feeds(files, member, one_for_all=one_for_all, named=bool(named))
     if mixed:
         from .run_mixed import run_mixed
 

@@ -7,11 +7,35 @@ io/valuefiles.py), X.npz or -) and what ``--check`` compares them with.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import re
 from pathlib import Path
-from typing import Optional
+from typing import Iterator, Optional
 
-from ..errors import Mismatch, UsageError
+from ..errors import Mismatch, OnnxopError, OutputError, UsageError
+from ..render.node import quote
+
+
+@contextlib.contextmanager
+def naming(option: str) -> Iterator[None]:
+    """An error about the path an option gave names the option in front
+    (``-o out/y.npy: output folder out does not exist``, ``--dump /proc/x:
+    cannot make the folder: No such file or directory``): io's messages begin
+    with the path, and an OSError (a folder that cannot be made) had only the
+    system's words and the path. ``option`` ends as the path follows it
+    (``-o ``, ``--input x=``)."""
+    try:
+        yield
+    except OnnxopError as e:
+        if e.message.startswith(option.rstrip()):
+            raise
+        raise e.reworded(f"{option}{e.message}") from None
+    except OSError as e:
+        what = f"{quote(e.filename)}: " if e.filename else ""
+        fixable = e.errno in (errno.ENOENT, errno.EACCES, errno.EISDIR, errno.ENOTDIR, errno.EPERM, errno.EROFS)
+        error = UsageError if fixable else OutputError
+        raise error(f"{option}{what}{e.strerror or e}") from None
 
 
 # ------------------------------------------------------------------ inputs
@@ -67,12 +91,14 @@ def _index(stem: str) -> int:
     return int(m.group(1)) if m else -1
 
 
-def input_feeds(files: dict[str, Path], member: Optional[str], one_for_all: bool = False) -> dict:
+def input_feeds(files: dict[str, Path], member: Optional[str], one_for_all: bool = False,
+                named: bool = False) -> dict:
     """Each graph input's tensor. A file of one tensor gives it to each input
     it is given for. Without --member, an archive of several arrays (an
     .npz, or one on stdin) gives each input it is given for the member of
     that name, as does the one .npz given for every input (``one_for_all``),
-    which must hold one for each input and no other."""
+    which must hold one for each input and no other. ``named``: the files
+    came from --input NAME=FILE, which their errors name."""
     from ..io.npz import describe
 
     by_path: dict[str, list[str]] = {}
@@ -82,11 +108,14 @@ def input_feeds(files: dict[str, Path], member: Optional[str], one_for_all: bool
     for names in by_path.values():
         path = files[names[0]]
         stdin = str(path) == "-"  # read once (into memory: _read); a file is read again for each input
+        option = f"--input {quote(names[0])}=" if named else ""
         if member is not None:  # --member's one array, for each input given this file
-            once = _read(path, member)[0] if stdin else None
-            feeds.update({n: once if stdin else _read(path, member)[0] for n in names})
+            with naming(option):
+                once = _read(path, member)[0] if stdin else None
+                feeds.update({n: once if stdin else _read(path, member)[0] for n in names})
             continue
-        tensors = _read(path, None)
+        with naming(option):
+            tensors = _read(path, None)
         held = [t.name for t in tensors]
         if len(tensors) == 1 and one_for_all and stdin:  # not an archive: one tensor for every input
             raise UsageError(f"the model has {len(names)} input(s) ({', '.join(names)}), 1 file(s) were given "
@@ -132,7 +161,12 @@ def _read(path: Path, member: Optional[str]) -> list:
 def targets(values, output: Path, to_folder: bool, fmt: str | None = None) -> tuple[str, dict[str, Path]]:
     """("file" | "npz" | "dir" | "stdout", output name -> path) for the
     outputs ``values`` (each with a name and a dtype); ``fmt`` (--format) sets
-    the files' suffix in a folder."""
+    the files' suffix in a folder. Its errors name -o."""
+    with naming("-o "):
+        return _targets(values, output, to_folder, fmt)
+
+
+def _targets(values, output: Path, to_folder: bool, fmt: str | None = None) -> tuple[str, dict[str, Path]]:
     from .. import io
     from ..io import valuefiles
     from ..io.stdio import is_stdio
@@ -155,16 +189,34 @@ def targets(values, output: Path, to_folder: bool, fmt: str | None = None) -> tu
 
 
 def prepare(kind: str, targets: dict[str, Path], values, output: Path, fmt: str | None = None) -> None:
-    """The folder made, each target checked, before anything is written."""
+    """The folder made, each target checked, before anything is written; the errors name -o."""
     from .. import io
 
-    if kind == "dir" and not Path(output).is_dir():
-        if not Path(output).parent.is_dir():
-            raise UsageError(f"{output}: no such folder, and no folder {Path(output).parent} to make it in")
-        Path(output).mkdir(exist_ok=True)
-    for v in values:
-        io.check_output(targets[v.name], v.dtype, nbytes=0 if v.dtype.is_string else v.dtype.nbytes(size(v.shape)),
-                        fmt=fmt)
+    with naming("-o "):
+        if kind == "dir" and not Path(output).is_dir():
+            if not Path(output).parent.is_dir():
+                raise UsageError(f"{quote(output)}: no such folder, and no folder {quote(Path(output).parent)} "
+                                 "to make it in")
+            make_folder(Path(output))
+        for v in values:
+            io.check_output(targets[v.name], v.dtype, nbytes=0 if v.dtype.is_string else v.dtype.nbytes(size(v.shape)),
+                            fmt=fmt)
+
+
+def make_folder(folder: Path) -> bool:
+    """Make ``folder`` (its parent is there); False when another process made
+    it first. A folder that cannot be made (a read-only or virtual file
+    system, no permission) is refused naming it."""
+    try:
+        folder.mkdir()
+        return True
+    except FileExistsError:
+        if folder.is_dir():
+            return False  # made between the check and here: theirs
+        raise UsageError(f"{quote(folder)}: not a folder") from None
+    except OSError as e:
+        raise (UsageError if e.errno != errno.ENOSPC else OutputError)(
+            f"{quote(folder)}: cannot make the folder: {e.strerror or e}") from None
 
 
 def size(shape) -> int:
@@ -183,7 +235,7 @@ def check(g, results, folder: Path) -> str:
     from ..io import valuefiles
 
     if not folder.is_dir():
-        raise UsageError(f"--check {folder}: not a folder")
+        raise UsageError(f"--check {quote(folder)}: " + ("not a folder" if folder.exists() else "no such folder"))
     numbered = any(folder.glob("output_*.pb"))
     for i, t in enumerate(results):
         path = folder / f"output_{i}.pb" if numbered else valuefiles.find(folder, t.name)

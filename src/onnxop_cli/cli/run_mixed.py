@@ -28,13 +28,14 @@ def run_mixed(ctx, m, model_path: Path, files: dict[str, Path], feeds: dict, *, 
     from . import run_files as plain
     from ..core import others as runner
     from ..core import partition
+    from ..ops.nodekinds import refused_nodes
 
     out = cli._out(ctx)
     backend = cli._backend(ctx)
     if others is None:
-        counts = partition.others_in(m)
-        if counts:
-            raise refusal(model_path, partition.OtherNodes(counts))
+        refused = refused_nodes(m)
+        if refused is not None:
+            raise refusal(model_path, refused)
     if dump is not None and output is not None and to_folder and Path(output).resolve() == Path(dump).resolve():
         raise UsageError(f"--dump {dump} and -o {output} name one folder; give each its own")
     if dump is not None and check is not None and Path(check).resolve() == Path(dump).resolve():
@@ -127,7 +128,11 @@ def _dump_kept(e: OnnxopError, dump: Optional[Path], dumped: dict[str, Path], ma
 
 
 def refusal(model_path: Path, e) -> OnnxopError:
-    return e.reworded(f"{model_path}: {e.message}; --others onnxruntime runs them on onnxruntime "
+    """The refusal of a model with nodes onnxop does not run, naming the flag and
+    where it runs them: an If on the host, whose branch is split as the model is."""
+    host = " (an If on the host, the branch it takes split the same way)" if any(
+        kind == "If" for kind, _ in getattr(e, "counts", ())) else ""
+    return e.reworded(f"{model_path}: {e.message}; --others onnxruntime runs them on onnxruntime{host} "
                       f"(--others reference: on onnx.reference)")
 
 
@@ -140,7 +145,7 @@ def _dumper(m, part, folder: Path, dumped: dict[str, Path], files: dict[str, Pat
     if folder.exists() and not folder.is_dir():
         raise UsageError(f"--dump {quote(folder)}: not a folder")
     if not folder.is_dir() and not folder.parent.is_dir():
-        raise UsageError(f"--dump {folder}: no such folder, and no folder {folder.parent} to make it in")
+        raise UsageError(f"--dump {quote(folder)}: no such folder, and no folder {quote(folder.parent)} to make it in")
     from ..core.partition import made_values
 
     # the names first: a refused run leaves no folder behind
@@ -154,11 +159,10 @@ def _dumper(m, part, folder: Path, dumped: dict[str, Path], files: dict[str, Pat
                                  f"an input of this run; dump into another folder")
     made = False
     if not folder.is_dir():
-        try:
-            folder.mkdir()
-            made = True
-        except FileExistsError:
-            pass  # another run made it between the check and here: theirs
+        from .run_files import make_folder, naming
+
+        with naming("--dump "):
+            made = make_folder(folder)  # False: another run made it between the check and here: theirs
 
     def write(region, value) -> None:
         for name in region.outputs:

@@ -105,6 +105,10 @@ def show(
     if member and not any(t or g for _, t, g in found):
         raise UsageError(f"-m {' '.join(member)}: no tensor of {', '.join(map(str, files))} has such a name")
     found = [entry for entry in found if entry[1] or entry[2] is not None]
+    if edgeitems is not None and not brief:
+        for path, tensors, _ in found:
+            for t in tensors:
+                _refuse_a_summary_too_large(t, edgeitems, STDIN_NAME if is_stdio(path) else path)
     documents, graphs = [], []
     for i, (path, tensors, model) in enumerate(io.releasing(found)):
         label = STDIN_NAME if is_stdio(path) else path
@@ -116,16 +120,21 @@ def show(
             continue
         entries, histograms = [], []
         for tensor in tensors:
-            with progress.tracked(tensor.data, f"reading {label}", quiet=out.quiet) as data:
-                values = replace(tensor, data=data).to_numpy(native=False)  # printed: no copy of a big-endian file
-                # a large file's tensor is mapped: its statistics are read slice by slice, not through the map
-                large = isinstance(tensor.data, FileBytes) and tensor.data.nbytes >= MAP_THRESHOLD and not hist
+            # a large file's tensor is mapped for what is printed, and its statistics (and --hist's two passes)
+            # are read slice by slice, not through the map: the bar counts those reads, and the map is not
+            # read through the bar (which would read the whole file into memory)
+            large = isinstance(tensor.data, FileBytes) and tensor.data.nbytes >= MAP_THRESHOLD
+            reads = 1 + 2 * bool(hist and large)
+            with progress.tracked(tensor.data, f"reading {label}", quiet=out.quiet, reads=reads) as data:
+                # printed: no copy of a big-endian file
+                values = replace(tensor, data=tensor.data if large else data).to_numpy(native=False)
                 statistics = shown.file_stats(tensor, data) if large else shown.stats(values, tensor.dtype)
-            entries.append((tensor, values, statistics))
-            if hist:
-                from ..render.histogram import histogram
+                if hist:
+                    from ..render.histogram import histogram
 
-                histograms.append(histogram(values, tensor.dtype))
+                    parts = (lambda: shown.file_slices(tensor, data)) if large else None
+                    histograms.append(histogram(values, tensor.dtype, parts=parts))
+            entries.append((tensor, values, statistics))
         documents.append((path, [(t, s) for t, _, s in entries], histograms))
         if brief:
             from . import tables
@@ -155,6 +164,27 @@ def _select(tensors: list, patterns: Optional[list[str]]) -> list:
         if t not in kept:
             t.close()
     return kept
+
+
+SHOWN_LIMIT = 1 << 18  # values a summary prints at once: numpy builds its text whole, ~500 bytes a value
+
+
+def _refuse_a_summary_too_large(tensor, edgeitems: int, label) -> None:
+    """--edgeitems N as large as a big tensor's axes printed it whole through
+    numpy's array2string, which builds the text at once: 10**7 float32s
+    (--edgeitems 10000000) took 4.6 GB and minutes before it was stopped."""
+    import math
+
+    from ..render.node import quote
+    from ..render.values import SUMMARY_THRESHOLD
+
+    shape = tensor.shape
+    count = math.prod(shape)
+    shown = math.prod(min(d, 2 * edgeitems) for d in shape) if count > SUMMARY_THRESHOLD else count
+    if shown > SHOWN_LIMIT:
+        raise UsageError(f"{quote(str(label))}: --edgeitems {edgeitems} would print {shown} values of "
+                         f"{quote(tensor.name)} at once (at most {SHOWN_LIMIT}); --full prints every value, "
+                         f"streamed")
 
 
 def _refuse_combinations(*, full, hist, brief, precision, edgeitems, graph, member) -> None:

@@ -60,11 +60,12 @@ def plain(cols: Sequence[Column], rows: Sequence[Sequence[str]]) -> str:
 
 def rich_text(cols: Sequence[Column], rows: Sequence[Sequence[str]], *, width: int | None = None) -> str:
     """The rich table rendered for the terminal (colour codes included)."""
-    from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
 
-    console = Console(highlight=False)
+    from .console import rich_console
+
+    console = rich_console(highlight=False)
     width = width or console.width
     table = Table(header_style="bold")
     for i, c in enumerate(cols):
@@ -85,7 +86,7 @@ def rich_text(cols: Sequence[Column], rows: Sequence[Sequence[str]], *, width: i
     needed = sum(
         max([len(c.header), *(len(str(r[i])) for r in rows)]) if c.name else 1 for i, c in enumerate(cols)
     ) + BORDERS * len(cols) + 1
-    console = Console(highlight=False, width=max(width, needed), color_system=console.color_system,
+    console = rich_console(highlight=False, width=max(width, needed), color_system=console.color_system,
                       force_terminal=console.is_terminal)
     with console.capture() as captured:
         console.print(table, crop=False)

@@ -24,6 +24,7 @@ from .options import (
 )
 from .help import ADAPTER, CHECKS
 from ..errors import ExitCode, UsageError
+from ..render.node import quote
 from .console import Out, emit
 
 
@@ -84,12 +85,23 @@ def conformance(
     code = ExitCode.ERROR if failed or not ran else ExitCode.SUCCESS
     about = getattr(rt, "about", "")  # the ort-web runtimes: versions, bundle, provider, adapter
     head = "" if rt.name == conf.DEFAULT else f"runtime: {rt.name}{f' ({about})' if about else ''}\n"
-    out.result(head + _conformance_table(results, quiet=quiet)
-               + ("" if ran else "\nnothing ran: no case was selected and run"), escaped=True)
+    why = None if ran else _nothing_ran(results, op, rt.name == conf.DEFAULT)
+    out.result(head + _conformance_table(results, quiet=quiet) + (f"\n{why}" if why else ""), escaped=True)
     kernels = _kernels_used(_backend(ctx)) if rt.name == conf.DEFAULT else {"kernel": None, "schedules": {}}
     out.document(report.conformance_document(results, code, rt.name, conf.OUTCOMES) | kernels
-                 | ({"runtime_about": about} if about else {}))
+                 | ({"runtime_about": about} if about else {}) | ({"message": why} if why else {}))
     return code
+
+
+def _nothing_ran(results: list, op: str | None, onnxop_runs: bool) -> str:
+    """Why a conformance run that ran no case fails, and what it looks for."""
+    if not results:
+        return f"nothing ran: none of the node tests found is a case of --op {quote(op)}"
+    expected = ("conformance runs node tests: a folder holding model.onnx of operators onnxop runs and "
+                "test_data_set_*/ with input_*.pb and output_*.pb (docs/commands.md); a model of other "
+                "operators runs with onnxop run MODEL --others onnxruntime" if onnxop_runs else
+                "the runtime ran none of them")
+    return f"nothing ran: every case found was skipped ({len(results)}); {expected}"
 
 
 @command(

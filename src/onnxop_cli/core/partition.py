@@ -233,7 +233,11 @@ def type_text(tp) -> str | None:
 
 def _schedule(needs: list[set[int]], readers: dict[int, list[int]], side: list[str], skip: set[int]) -> list[int]:
     """Kahn's order, taking the first ready node of the runtime now running
-    before switching: each runtime's nodes stay together where the edges allow."""
+    before switching: each runtime's nodes stay together where the edges allow.
+    A switch goes to onnxop's ready nodes first (at the start too): they read
+    nothing the others have still to make, so the others' run after them is not
+    cut in two where it waits for them (a float16 value crossing such a cut is
+    rounded, which onnxruntime's own run keeps in float32 between its nodes)."""
     import heapq
 
     waiting = [len(d) for d in needs]
@@ -245,7 +249,7 @@ def _schedule(needs: list[set[int]], readers: dict[int, list[int]], side: list[s
     current = None
     while any(ready.values()):
         if not ready.get(current):
-            current = side[min(q[0] for q in ready.values() if q)]
+            current = ONNXOP if ready.get(ONNXOP) else side[min(q[0] for q in ready.values() if q)]
         i = heapq.heappop(ready[current])
         order.append(i)
         for r in readers[i]:
@@ -261,6 +265,8 @@ def _wire(regions: list[Region], outputs: list[str], keep_all: bool, keep_onnxop
         made = [x for n in region.nodes for x in n.output if x]
         keep = keep_all or (keep_onnxop and region.runtime == ONNXOP)
         region.outputs = list(dict.fromkeys(x for x in made if keep or x in later))
+        if keep_onnxop and region.runtime == ONNXOP:  # --verify reads the Constants an earlier region made too
+            region.outputs += [x for n in region.copies for x in n.output if x and x not in region.outputs]
         region.needed = {x for x in made if x in later}
         made_set = set(made) | {x for n in region.copies for x in n.output}
         inputs: list[str] = []

@@ -36,7 +36,7 @@ def write_atomic(path: Path, data: bytes) -> bool:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with atomic_output(path) as f:
-            os.fchmod(f.fileno(), 0o600)  # ours alone: read_private trusts no other writer
+            os.fchmod(f.fileno(), 0o600)  # ours alone: read_regular(private=True) trusts no other writer
             f.write(data)
     except (OSError, OnnxopError):
         return False
@@ -129,9 +129,3 @@ def read_regular(path: Path, private: bool = False) -> bytes | None:
             return f.read()
     except OSError:
         return None
-
-
-def read_private(path: Path) -> bytes | None:
-    """``path``'s bytes if it is a regular file of ours that no one else can
-    write (it may hold a pickle), else None."""
-    return read_regular(path, private=True)

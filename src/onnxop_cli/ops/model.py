@@ -28,6 +28,8 @@ INDEX_TYPES = ("int64", "int32")  # what a constant input may hold (Slice allows
 def load(path: Path):
     import onnx
 
+    if Path(path).is_dir():  # (onnx's open() said "[Errno 21] Is a directory: 'x'")
+        raise InputError(f"{path}: is a folder, not an ONNX model")
     try:
         return onnx.load(str(path), load_external_data=False)
     except FileNotFoundError:

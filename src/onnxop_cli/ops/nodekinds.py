@@ -52,10 +52,12 @@ def opset_of(model) -> int:
 class OtherNodes(Unsupported):
     """The model holds nodes onnxop does not run, and no other runtime was named."""
 
-    def __init__(self, counts: list[tuple[str, int]]) -> None:
+    def __init__(self, counts: list[tuple[str, int]], undecided: list[tuple[str, int]] = ()) -> None:
         self.counts = counts
         total = sum(n for _, n in counts)
-        super().__init__(f"{total} node(s) onnxop does not run: {counted(counts)}")
+        more = (f"; and {sum(n for _, n in undecided)} with an input whose type onnx's shape inference cannot tell "
+                f"({counted(undecided)}), which go to the others too" if undecided else "")
+        super().__init__(f"{total} node(s) onnxop does not run: {counted(counts)}{more}")
 
 
 def counted(counts: Iterable[tuple[str, int]]) -> str:
@@ -180,6 +182,20 @@ def model_opset(model) -> int | None:
         if any(o.domain in ONNX_DOMAINS for o in model.opset_import):
             raise  # ai.onnx imported twice
         return None
+
+
+def refused_nodes(model) -> OtherNodes | None:
+    """The refusal of a model holding nodes onnxop does not run, where no
+    other runtime was named; it counts too the nodes whose input types shape
+    inference cannot tell (a float Add after a com.microsoft node), which the
+    plan would refuse when it meets them and --others sends to the others."""
+    counts = others_in(model)
+    if not counts:
+        return None
+    undecided = dict(others_in(model, unknown=False))
+    for name, n in counts:
+        undecided[name] -= n
+    return OtherNodes(counts, sorted(((k, n) for k, n in undecided.items() if n), key=lambda c: -c[1]))
 
 
 def others_in(model, unknown: bool = True) -> list[tuple[str, int]]:

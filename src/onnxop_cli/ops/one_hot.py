@@ -65,16 +65,26 @@ class OneHot_9(TensorOp):
         pieces = _HotPieces(lambda: _hot_pieces(indices, shape, depth, inner, off, on))
         from ..gpu.word_kernels import LIMIT
 
-        # the kernel reads the indices row-major as they lie (any byte order): strings (no GPU form),
-        # Fortran-ordered indices of rank 2 or more (their positions are not the output's order) and depths
-        # past the kernel's u32 arithmetic keep the pieces
-        if (values.dtype.is_string or depth >= LIMIT
-                or (indices.tensor.order == "F" and sum(d > 1 for d in indices.shape) > 1)):
+        # the kernel reads the indices row-major as they lie (any byte order): strings (no GPU form) and
+        # depths past the kernel's u32 arithmetic keep the pieces
+        if values.dtype.is_string or depth >= LIMIT:
             return [OutputPlan(cls.outputs[0], shape, values.dtype, pieces=pieces)]  # type: ignore[arg-type]
         runner = functools.partial(_run_kernel, depth, inner, indices.dtype.numpy.kind, indices.dtype.bits, off, on,
                                    math.prod(shape), values.dtype.bits)
-        return [OutputPlan(cls.outputs[0], shape, values.dtype, pieces=pieces,  # type: ignore[arg-type]
+        if indices.tensor.order == "F" and sum(d > 1 for d in indices.shape) > 1:
+            # Fortran-ordered indices of rank 2 or more: their positions are not the output's order, so the
+            # kernel reads a row-major copy made on the host (the pieces, one dispatch an index, took 56 s for
+            # 100,000 indices)
+            runner = functools.partial(_row_major_indices, indices, runner)
+        # the pieces too for a summary only where they are few: a piece per index, each looked at in Python
+        # to cut them to the shown entries (2 million indices printed: 0.6 GB and 2 minutes, where the
+        # kernel streamed through with only the shown elements kept takes the time of the output)
+        few = math.prod(indices.shape) <= SUMMARY_PIECES
+        return [OutputPlan(cls.outputs[0], shape, values.dtype, pieces=pieces if few else None,  # type: ignore[arg-type]
                            runner=runner, kernel="one-hot")]
+
+
+SUMMARY_PIECES = 4096  # indices up to which the kernel's plan also carries its pieces (as Compress's runs)
 
 
 def _hot_pieces(indices: Arg, shape: tuple[int, ...], depth: int, inner: int, off: bytes, on: bytes) -> list[Piece]:
@@ -116,6 +126,17 @@ class _HotPieces(abc.Sequence):
 
     def __iter__(self):
         return iter(self._list())
+
+
+def _row_major_indices(indices: Arg, runner, gpu, sources, sink) -> int:
+    import numpy as np
+
+    from ..core.sources import MemoryBytes
+    from ..gpu.pieces import Source
+
+    a = np.asarray(indices.values())
+    c = np.ascontiguousarray(a, dtype=a.dtype.newbyteorder("<"))
+    return runner(gpu, [Source(MemoryBytes(c)), *sources[1:]], sink)
 
 
 def _run_kernel(depth, inner, kind, index_bits, off, on, count, bits, gpu, sources, sink) -> int:

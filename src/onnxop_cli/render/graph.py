@@ -125,15 +125,35 @@ def render(label: str, doc: Doc, *, nodes: bool = True) -> str:
         lines += [f"    {value_line(v)}" for v in doc[title]] or ["    (none)"]
     if nodes:
         lines.append("  nodes:")
-        for i, n in enumerate(doc["nodes"]):
-            op = quote(n["op"] if n["domain"] == "ai.onnx" else f"{n['domain']}.{n['op']}")
-            attrs = "  ".join(f"{quote(k)}={_attribute_text(v)}" for k, v in n["attributes"].items())
-            name = f" {quoted(n['name'])}" if n["name"] else ""
-            lines.append(f"    {i}{name}  {op} (opset {n['opset']})  {', '.join(map(quote, n['inputs']))} -> "
-                         f"{', '.join(map(quote, n['outputs']))}" + (f"  {attrs}" if attrs else ""))
+        lines += _node_rows(doc["nodes"])
         if not doc["nodes"]:
             lines.append("    (none)")
     return "\n".join(lines)
+
+
+COLUMN_CAP = 40  # a name or operator wider than this overflows its own row only
+
+
+def _node_rows(nodes: list[Doc]) -> list[str]:
+    """One row a node, its columns aligned: the index right-aligned to the
+    widest index, the name (quoted; a column only when some node has one) and
+    the operator with its opset each padded to the widest of those up to
+    COLUMN_CAP characters (a wider one overflows its own row), so the columns
+    do not shift at node 10, 100 or after a long name; the inputs, outputs
+    and attributes follow."""
+    cells = []
+    for i, n in enumerate(nodes):
+        op = quote(n["op"] if n["domain"] == "ai.onnx" else f"{n['domain']}.{n['op']}")
+        attrs = "  ".join(f"{quote(k)}={_attribute_text(v)}" for k, v in n["attributes"].items())
+        flow = f"{', '.join(map(quote, n['inputs']))} -> {', '.join(map(quote, n['outputs']))}"
+        cells.append((str(i), quoted(n["name"]) if n["name"] else "", f"{op} (opset {n['opset']})",
+                      flow + (f"  {attrs}" if attrs else "")))
+    if not cells:
+        return []
+    index_width = max(len(c[0]) for c in cells)
+    name_width, op_width = (max((len(c[k]) for c in cells if len(c[k]) <= COLUMN_CAP), default=0) for k in (1, 2))
+    return [f"    {i.rjust(index_width)}" + (f" {name.ljust(name_width)}" if any(c[1] for c in cells) else "") +
+            f"  {op.ljust(op_width)}  {rest}" for i, name, op, rest in cells]
 
 
 def _attribute_text(v: Any) -> str:

@@ -11,7 +11,7 @@ Numeric means integer or real floating (float8, bfloat16 and the 4- and
 NaNs are left out of min, max and mean, and counted. Statistics are computed
 in float64 over bounded slices. A large tensor of a file (one that is mapped
 to be printed) is read for them slice by slice into one reused buffer
-(``file_stats``), so memory stays a few slices whatever the file's size and
+(``file_stats``; ``--hist`` too), so memory stays a few slices whatever the file's size and
 a signal (Ctrl-C) ends the read between two slices; the values printed are
 read from the mapping, which touches only the pages shown.
 """
@@ -19,7 +19,7 @@ read from the mapping, which touches only the pages shown.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 from .histogram import render as render_histogram
 from .node import Shown, quote, tensor_lines
@@ -44,7 +44,7 @@ def stats(values: np.ndarray, dtype: DType) -> dict[str, Any] | None:
         return None
     with np.errstate(all="ignore"):  # signalling NaNs and overflowing sums are data, not warnings
         flat = np.asarray(values).reshape(-1)
-        return _stats((flat[start : start + SLICE] for start in range(0, flat.size, SLICE)), dtype, flat.size)
+        return _stats(lambda: (flat[start : start + SLICE] for start in range(0, flat.size, SLICE)), dtype, flat.size)
 
 
 def file_stats(tensor: Tensor, source: Any = None) -> dict[str, Any] | None:
@@ -53,29 +53,50 @@ def file_stats(tensor: Tensor, source: Any = None) -> dict[str, Any] | None:
     whole tensor is never in memory, mapped or read."""
     import numpy as np
 
+    if not is_numeric(tensor.dtype):
+        return None
+    with np.errstate(all="ignore"):
+        return _stats(lambda: file_slices(tensor, source), tensor.dtype, tensor.size)
+
+
+def file_slices(tensor: Tensor, source: Any = None) -> Iterator[np.ndarray]:
+    """The values of a tensor read from its bytes (``source``, by default its
+    own) in storage order, ``SLICE`` elements at a time into one buffer (each
+    slice is overwritten by the next): what file_stats and --hist read."""
+    import numpy as np
+
     from ..core.tensor import unpack_subbyte
 
     dtype = tensor.dtype
-    if not is_numeric(dtype):
-        return None
     source = tensor.data if source is None else source
     count = tensor.size
     per = SLICE - SLICE % 8  # whole bytes of packed elements
     buf = np.empty(dtype.nbytes(min(per, count)), dtype=np.uint8)
     np_dtype = dtype.numpy.newbyteorder(">") if tensor.byteswap else dtype.numpy
 
-    def parts() -> Iterator[np.ndarray]:
-        for first in range(0, count, per):
-            n = min(per, count - first)
-            raw = buf[: dtype.nbytes(n)]
-            source.readinto(dtype.nbytes(first), memoryview(raw))
-            yield unpack_subbyte(raw, dtype, n) if dtype.is_packed else raw.view(np_dtype)
-
-    with np.errstate(all="ignore"):
-        return _stats(parts(), dtype, count)
+    for first in range(0, count, per):
+        n = min(per, count - first)
+        raw = buf[: dtype.nbytes(n)]
+        source.readinto(dtype.nbytes(first), memoryview(raw))
+        yield unpack_subbyte(raw, dtype, n) if dtype.is_packed else raw.view(np_dtype)
 
 
-def _stats(slices: Iterator[np.ndarray], dtype: DType, count: int) -> dict[str, Any]:
+OVERFLOW_SCALE = 2.0**-600  # float64s near its largest, scaled so that their sums and squares stay finite
+
+
+def _stats(slices: Callable[[], Iterator[np.ndarray]], dtype: DType, count: int) -> dict[str, Any]:
+    """``stats`` over ``slices()``; read a second time, every value scaled by
+    OVERFLOW_SCALE, when finite values made a mean or std past float64's
+    largest (3 x 1.8e308: mean=inf), which the mean of finite values never is."""
+    first = _stats_pass(slices(), dtype, count, 1.0)
+    if not (math.isfinite(first["mean"] or 0.0) and math.isfinite(first["std"] or 0.0)) \
+            and math.isfinite(first["min"]) and math.isfinite(first["max"]):
+        again = _stats_pass(slices(), dtype, count, OVERFLOW_SCALE)
+        first["mean"], first["std"] = again["mean"], again["std"]
+    return first
+
+
+def _stats_pass(slices: Iterator[np.ndarray], dtype: DType, count: int, scale: float) -> dict[str, Any]:
     import numpy as np
 
     lo = hi = None
@@ -96,9 +117,13 @@ def _stats(slices: Iterator[np.ndarray], dtype: DType, count: int) -> dict[str, 
         if part.size == 0:
             continue
         p_lo, p_hi = part.min(), part.max()
-        lo = p_lo if lo is None else min(lo, p_lo)
-        hi = p_hi if hi is None else max(hi, p_hi)
-        wide = part.astype(np.float64, copy=False)
+        if floating and (p_lo == 0 or p_hi == 0):  # numpy's min and max pick either zero: -0.0 < 0.0 here
+            zeros = np.signbit(part[part == 0])
+            p_lo = -0.0 if p_lo == 0 and zeros.any() else p_lo
+            p_hi = 0.0 if p_hi == 0 and not zeros.all() else p_hi
+        lo = p_lo if lo is None else _signed(min, lo, p_lo)
+        hi = p_hi if hi is None else _signed(max, hi, p_hi)
+        wide = part.astype(np.float64, copy=False) * scale if scale != 1.0 else part.astype(np.float64, copy=False)
         p_mean = float(np.mean(wide))
         negative_zeros = negative_zeros and floating and p_mean == 0 and bool(np.all((wide == 0) & np.signbit(wide)))
         p_m2 = float(np.sum(np.square(wide - p_mean)))
@@ -116,11 +141,19 @@ def _stats(slices: Iterator[np.ndarray], dtype: DType, count: int) -> dict[str, 
     return {
         "min": exact(lo),
         "max": exact(hi),
-        "mean": (-0.0 if negative_zeros else mean) if seen else None,
-        "std": math.sqrt(m2 / seen) if seen and m2 == m2 and m2 >= 0 else (math.nan if seen else None),
+        "mean": (-0.0 if negative_zeros else mean / scale) if seen else None,
+        "std": math.sqrt(m2 / seen) / scale if seen and m2 == m2 and m2 >= 0 else (math.nan if seen else None),
         "nan": nans,
         "count": int(count),
     }
+
+
+def _signed(pick, a: Any, b: Any) -> Any:
+    """``pick`` (min or max) of a and b, with -0.0 below 0.0 (Python's min
+    and max return the first of two equal values)."""
+    if a == b == 0 and isinstance(a, float):
+        return pick(a, b, key=lambda v: math.copysign(1.0, v))
+    return pick(a, b)
 
 
 def stats_note(s: dict[str, Any] | None, dtype: DType) -> str:

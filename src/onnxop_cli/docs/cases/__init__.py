@@ -96,18 +96,23 @@ def write_atomic(out: Path, big: bool = False) -> list[Path]:
     import tempfile
 
     from ...core import signals
-    from ...errors import OutputError
+    from ...errors import OutputError, UsageError
 
     out = Path(out)
+    # what the user can fix is a usage error (exit 2), as every command's output path is
     if out.exists() or out.is_symlink():
         if not out.is_dir() or out.is_symlink():
-            raise OutputError(f"{str(out)!r}: exists and is not a folder (cases write makes a new folder)")
+            raise UsageError(f"{str(out)!r}: exists and is not a folder (cases write makes a new folder)")
         if any(out.iterdir()):
-            raise OutputError(f"{str(out)!r}: exists and is not empty (cases write makes a new folder)")
+            raise UsageError(f"{str(out)!r}: exists and is not empty (cases write makes a new folder)")
     parent = out.absolute().parent
     if not parent.is_dir():
-        raise OutputError(f"{str(out)!r}: the folder {str(parent)!r} does not exist")
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".onnxop-tmp", dir=parent))
+        raise UsageError(f"{str(out)!r}: the folder {str(parent)!r} does not exist")
+    try:
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".onnxop-tmp", dir=parent))
+    except OSError as e:  # the error named the temporary folder, which the user never asked for
+        error = OutputError if e.errno == errno.ENOSPC else UsageError
+        raise error(f"{str(out)!r}: cannot make a folder in {str(parent)!r}: {e.strerror or e}") from None
     try:
         written = write(tmp, big)
         with signals.held():

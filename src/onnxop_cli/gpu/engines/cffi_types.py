@@ -39,7 +39,7 @@ import re
 from contextlib import contextmanager
 from typing import Any, Iterator
 
-from ...io.cache import cache_dir, read_private, write_atomic
+from ...io.cache import cache_dir, read_regular, write_atomic
 
 _SIMPLE = re.compile(r"\s*([A-Za-z_]\w*)\s*(\*|\[\s*\])?\s*")
 _ARG = re.compile(r"\s*([A-Za-z_]\w*)\s*(const\s*)?(\*)?\s*")
@@ -233,7 +233,7 @@ def cached_header_parse() -> Iterator[None]:
             return real(self, csource, override, packed, pack, dllexport)
         key = hashlib.sha256(f"{cffi.__version__}|{sys.version}|{csource}".encode()).hexdigest()[:24]
         path = cache_dir() / f"cffi-{key}.json"
-        data = read_private(path)
+        data = read_regular(path, private=True)  # it builds cffi's types: ours alone
         result = None
         try:
             state = _decode(data.decode()) if data is not None else None
