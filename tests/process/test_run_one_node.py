@@ -126,7 +126,7 @@ def test_check_fails_on_a_wrong_expected_output(ran):
         assert "bit for bit" in ok.stdout + ok.stderr
         assert bad.returncode == 1, bad.stderr
         assert repr(outputs[-1]) in bad.stderr and "Traceback" not in bad.stderr
-        assert gone.returncode == 2 and "not a folder" in gone.stderr
+        assert gone.returncode == 2 and "onnxop: error: --check " in gone.stderr and "no such folder" in gone.stderr
 
 
 @prepare
