@@ -263,9 +263,9 @@ def _wire(regions: list[Region], outputs: list[str], keep_all: bool, keep_onnxop
     later: set[str] = set(outputs)  # read after the region being wired
     for region in reversed(regions):
         made = [x for n in region.nodes for x in n.output if x]
-        keep = keep_all or (keep_onnxop and region.runtime == ONNXOP)
-        region.outputs = list(dict.fromkeys(x for x in made if keep or x in later))
-        if keep_onnxop and region.runtime == ONNXOP:  # --verify reads the Constants an earlier region made too
+        verified = keep_onnxop and region.runtime == ONNXOP
+        region.outputs = list(dict.fromkeys(x for x in made if keep_all or verified or x in later))
+        if verified:  # --verify reads the Constants an earlier region made too
             region.outputs += [x for n in region.copies for x in n.output if x and x not in region.outputs]
         region.needed = {x for x in made if x in later}
         made_set = set(made) | {x for n in region.copies for x in n.output}

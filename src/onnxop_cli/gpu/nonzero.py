@@ -90,13 +90,19 @@ def wgsl() -> str:
                       "".join(b.wgsl() for b in BINDINGS), shader_source(SHADER)])
 
 
+def refuse_unindexable(op: str, n: int) -> None:
+    """The kernel indexes the data's elements with u32: data of 2^32 elements
+    or more is refused (the plan asks before it counts the elements)."""
+    if n >= 1 << 32:
+        raise OpError(f"{op}: the data has {n} elements; the device indexes at most 2^32 - 1")
+
+
 def nonzero_indices(gpu: Gpu, e: Elements, total: int, sink: Callable[[memoryview], None], *, op: str = "NonZero",
                     max_groups_per_dim: int | None = None) -> int:
     """Stream the (rank, total) int64 coordinates of ``e``'s non-zero
     elements into ``sink``; the bytes written."""
     n, rank = e.size, len(e.shape)
-    if n >= 1 << 32:
-        raise OpError(f"{op}: the data has {n} elements; the device indexes at most 2^32 - 1")
+    refuse_unindexable(op, n)
     nbytes = rank * total * 8
     if e.source.nbytes < n * e.itemsize:
         raise OpError(f"{op}: the data holds {e.source.nbytes} bytes, not {n * e.itemsize}")

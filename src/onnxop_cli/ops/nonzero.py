@@ -20,7 +20,6 @@ from __future__ import annotations
 import functools
 from typing import Any, Optional, Sequence
 
-from ..errors import OpError
 from .base import BASE_TYPES, Node, versions
 from .tensor_op import Arg, OutputPlan, TensorOp
 from .spec import OpSpec
@@ -42,9 +41,11 @@ class NonZero_9(TensorOp):
 
         data = args[0]
         assert data is not None
-        if data.size >= 1 << 32 and not data.dtype.is_string:  # the kernel's refusal (gpu/nonzero.py), before the
-            # count below reads every element on the host (a 4.3 GB file: 18 s and 4.3 GB of RSS, then refused)
-            raise OpError(f"{cls.label()}: the data has {data.size} elements; the device indexes at most 2^32 - 1")
+        if not data.dtype.is_string:  # the kernel's refusal, before the count below reads every element on the
+            # host (a 4.3 GB file: 18 s and 4.3 GB of RSS, then refused)
+            from ..gpu.nonzero import refuse_unindexable
+
+            refuse_unindexable(cls.label(), data.size)
         values = data.tensor.strings.reshape(data.shape) if data.dtype.is_string else data.values()  # type: ignore[union-attr]
         total = int(np.count_nonzero(values))
         shape = (len(data.shape), total)
