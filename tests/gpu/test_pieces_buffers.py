@@ -22,14 +22,14 @@ def made(run) -> int:
 def test_a_mapped_run_makes_no_upload_buffer_even_when_given_a_shared_size(gpu):
     if not can_map(gpu):
         pytest.skip("this adapter maps no storage buffer: its runs stage")
-    run = pieces.Run(gpu, 4096, 1024, None, shared_upload=2048, mapped=True)
+    run = pieces.Run(gpu, 4096, (1024,) * 3, None, shared_upload=2048, mapped=True)
     assert run.upload is run.upload_mask is run.upload_other is None
     assert made(run) == 6
 
 
 def test_a_staged_run_makes_its_uploads_or_the_shared_one(gpu):
-    run = pieces.Run(gpu, 4096, 1024, None)
+    run = pieces.Run(gpu, 4096, (1024,) * 3, None)
     assert len({id(run.upload), id(run.upload_mask), id(run.upload_other)}) == 3 and made(run) == 10
-    run = pieces.Run(gpu, 4096, 1024, None, shared_upload=2048)
+    run = pieces.Run(gpu, 4096, (1024,) * 3, None, shared_upload=2048)
     assert run.upload is run.upload_mask is run.upload_other
     assert made(run) == 8

@@ -193,9 +193,9 @@ def test_windows_are_sized_by_one_band(backend, rng, monkeypatch, taken):
     seen = []
     real = pieces.Run.__init__
 
-    def init(self, gpu, band_bytes, window_bytes, *a, **k):
-        seen.append((band_bytes, window_bytes))
-        real(self, gpu, band_bytes, window_bytes, *a, **k)
+    def init(self, gpu, band_bytes, sizes, *a, **k):
+        seen.append((band_bytes, sizes[0]))
+        real(self, gpu, band_bytes, sizes, *a, **k)
 
     monkeypatch.setattr(pieces.Run, "__init__", init)
     monkeypatch.setattr(pieces, "BAND", 4096)

@@ -11,7 +11,7 @@ buffers, not 300), and the window uploaded is only the part the piece reads. Cut
 arithmetic (core/pieces.py's ``cut``, ``fit``), and so are a part's Params records
 (gpu/piece_records.py); a ``Run`` holds the buffers and bind group, uploads each group of parts'
 windows, dispatches and reads each band back. Where's select and OneHot (gpu/word_kernels.py) drive
-one kernel of this layout over a ``Run``'s buffers (``dispatch_one``).
+one kernel of this layout over a ``Run``'s buffers.
 
 By runs (gpu/render/pieces.py's ``words`` and ``edges``, two dispatches in the same pass on the general
 kernel's buffers): a part whose innermost axis is contiguous in the output and in its source (gpu/piece_records.py's
@@ -22,7 +22,7 @@ kernel's buffers): a part whose innermost axis is contiguous in the output and i
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Iterable, Optional, Sequence
 
 from ..core.pieces import Piece, cut, extent, fields, fit, flatten, moved, ranges
 from ..core.region import Access, Select, c_strides, load
@@ -31,7 +31,7 @@ from .buffers import (WORD, BufferUsage, Owned, binding_limit, can_map, dispatch
                       round_up, write_mapped)
 from .device import Gpu
 from .piece_records import SLOTS, eligible, usable
-from .program import compiled, grid_x
+from .program import compiled
 from .render.frame import Frame
 from .render.pieces import EDGES, GENERAL, PARAMS, ROWS_PARAMS, WORDS
 
@@ -40,7 +40,7 @@ DEFAULT_BAND = 64 << 20  # bytes of a window at most (and of a band, below BAND)
 # band of 64 MiB against four) ran at 2.0-2.3x the gather kernel's GB/s against 4.4-4.7x, Concat's 2.6-2.8x
 # against 2.6-3.4x (Mesa 22.3, load 3.6-3.8, benchmarks/ops_whole_process.py kernel, 2026-12-01)
 BAND = 16 << 20
-LOOKED = 64  # bands of an output whose parts size its windows (run_pieces)
+LOOKED = 64  # bands of an output that size its windows (reach)
 BATCH = 128  # dispatches per submission
 # (src, mask, dst, params at a dynamic offset, axes, other): every kernel of a run (by runs, the select, OneHot's)
 KINDS = ("read-only-storage", "read-only-storage", "storage", "uniform+offset", "read-only-storage",
@@ -122,43 +122,51 @@ def run_pieces(
 
     # windows as large as the largest part reads (plus a word each side), at most one binding: a
     # window sized for a whole piece (Pad's 64 MiB source, read a 16 MiB band at a time) cost its
-    # first touch (Mesa 25: 0.16 s against 0.06 s). No part reads more than its piece: the bands are
-    # looked at until one reaches that (or a binding), and past the first LOOKED (1 GiB of output,
-    # where a larger window's first touch is lost in the run) the pieces' own reach is taken, so that
-    # a Tile of 4.8 TB (286,000 bands) does not cut every band twice before its first byte
+    # first touch (Mesa 25: 0.16 s against 0.06 s). No part reads more than its piece
     most = min(cap - 2 * WORD, max([extent(p, bits) for p in pieces] + [0]))
-    reach = 0
-    for k, start in enumerate(range(0, count, band)):
-        if reach >= most:
-            break
-        if k == LOOKED:
-            reach = most
-            break
-        reach = max([reach] + [extent(c, bits) for c in cuts(start)])
-    window_bytes = min(cap, round_up(reach + 2 * WORD, 16))  # whole vec4s for the runs kernels
+    read = reach(range(0, count, band), lambda start: max([0] + [extent(c, bits) for c in cuts(start)]), most)
+    window_bytes = min(cap, round_up(read + 2 * WORD, 16))  # whole vec4s for the runs kernels
     if poison is None:
         poison = env_poison()
     masked = any(fields(p.value).mask is not None for p in pieces)
-    selects = any(isinstance(p.value, Select) for p in pieces)
+    # the src, mask and other windows: no mask (all but Where), no select piece: a word, bound but never read
+    sizes = (window_bytes, window_bytes if masked else WORD,
+             window_bytes if any(isinstance(p.value, Select) for p in pieces) else WORD)
+    # a window's elements: it starts up to one word before the first it needs; the mask is 8-bit
+    limit = (window_bytes - 2 * WORD) * 8 // (max(bits, 8) if masked else bits)
     mapped = mappable(gpu, sources, sink)
     def make() -> Run:
-        return Run(gpu, band_bytes, window_bytes, max_groups_per_dim, masked, selects, mapped=mapped,
-                   by_runs=usable(band_bytes, window_bytes))
+        return Run(gpu, band_bytes, sizes, max_groups_per_dim, mapped=mapped, by_runs=usable(band_bytes, window_bytes))
 
-    key = (band_bytes, window_bytes, max_groups_per_dim, masked, selects, mapped)
+    key = (band_bytes, sizes, max_groups_per_dim, mapped)
     run = make() if reuse is None else reuse.get(key, make)
     written = 0
     try:
         for start in range(0, count, band):
             nbytes = (min(band, count - start) * bits + 7) // 8
-            parts = [q for c in cuts(start) for q in fit(c, run.window_elements(bits))]
-            run.band(sources, parts, bits, round_up(nbytes, 4), poison)
+            parts = [q for c in cuts(start) for q in fit(c, limit)]
+            run.band(sources, parts, bits, round_up(nbytes, 4), poison, limit)
             run.drain(sink, nbytes)
             written += nbytes
     finally:
         if reuse is None:
             run.release()
     return written
+
+
+def reach(bands: Iterable[Any], reads: Callable[[Any], int], most: int) -> int:
+    """The most any of ``bands`` ``reads`` (bands made as they run), looking until one reaches ``most``;
+    past the first LOOKED bands (1 GiB of output, where a larger window's first touch is lost in the run)
+    ``most`` itself, so that a Tile of 4.8 TB (286,000 bands) does not cut every band twice before its
+    first byte."""
+    got = 0
+    for k, b in enumerate(bands):
+        if got >= most:
+            break
+        if k == LOOKED:
+            return most
+        got = max(got, reads(b))
+    return got
 
 
 def repeat_mover(gpu: Any, data: Any, view: Access, bits: int, swap: int) -> Optional[Callable[[Any], int]]:
@@ -189,24 +197,19 @@ def one_kernel_bands(gpu: Gpu, binding_bytes: Optional[int], count: int, bits: i
 
 
 class Run(Owned):
-    def __init__(self, gpu: Gpu, band_bytes: int, window_bytes: int, max_groups_per_dim: Optional[int],
-                 masked: bool = True, selects: bool = True, *, kernel: Frame = GENERAL,
-                 sizes: Optional[tuple[int, int, int]] = None, shared_upload: int = 0,
-                 mapped: bool = False, by_runs: bool = False) -> None:
+    def __init__(self, gpu: Gpu, band_bytes: int, sizes: tuple[int, int, int], max_groups_per_dim: Optional[int], *,
+                 kernel: Frame = GENERAL, shared_upload: int = 0, mapped: bool = False, by_runs: bool = False) -> None:
         """Buffers and a bind group for one run of ``kernel`` (a rendered kernel of this layout).
-        ``sizes``: the src, mask and other windows' bytes (else ``window_bytes`` each); ``shared_upload``:
-        the bytes of one staging buffer for the three (each upload submitted before the next), else one
-        each; ``mapped`` (``can_map`` adapters, host sources and sinks): the windows and dst mapped
-        themselves, no staging; ``by_runs``: parts ``eligible`` takes run by runs. ``taken`` counts the parts
-        each kernel ran (tests check the path)."""
-        self.gpu, self.cap, self.masked = gpu, window_bytes, masked
+        ``sizes``: the src, mask and other windows' bytes; ``shared_upload``: the bytes of one staging buffer
+        for the three (each upload submitted before the next), else one each; ``mapped`` (``can_map``
+        adapters, host sources and sinks): the windows and dst mapped themselves, no staging; ``by_runs``:
+        parts ``eligible`` takes run by runs. ``taken`` counts the parts each kernel ran (tests check the path)."""
+        self.gpu = gpu
         self.taken = {"runs": 0, "general": 0, "mapped": mapped}
         self.max_dim = dispatch_limit(gpu, max_groups_per_dim)
         self.wg = GENERAL.schedule.wg * GENERAL.schedule.per  # elements per workgroup
         self.stride = max(256, gpu.limits.get("min-uniform-buffer-offset-alignment", 256))
-        # no mask (all but Where), no select piece: a word, bound but never read
-        src_bytes, mask_bytes, other_bytes = sizes or (
-            window_bytes, window_bytes if masked else WORD, window_bytes if selects else WORD)
+        src_bytes, mask_bytes, other_bytes = sizes
         U = BufferUsage
         self.buffers: list[Any] = []
         with gpu.errors("allocating pieces buffers"):
@@ -243,11 +246,9 @@ class Run(Owned):
                 (self.params, 0, params_bytes), (self.axes, 0, self.axes_bytes), (self.other, 0, other_bytes),
             ])
 
-    def window_elements(self, bits: int) -> int:
-        # a window starts up to one word before the first element it needs
-        return (self.cap - 2 * WORD) * 8 // (max(bits, 8) if self.masked else bits)  # the mask is 8-bit
-
-    def band(self, sources: Sequence[Optional[Source]], parts: list[Piece], bits: int, n4: int, poison) -> None:
+    def band(self, sources: Sequence[Optional[Source]], parts: list[Piece], bits: int, n4: int, poison,
+             limit: int) -> None:
+        """Band ``parts`` into dst (``n4`` bytes cleared or poisoned first), windows of ``limit`` elements."""
         gpu = self.gpu
         with gpu.errors("pieces band"):
             encoder = gpu.device.create_command_encoder()
@@ -262,7 +263,6 @@ class Run(Owned):
         for part in parts:
             w = ranges(part)
             merged = _merge(window, w) if group and _same_inputs(group[0], part) else None
-            limit = self.window_elements(bits)
             if merged is not None and _fits(merged, limit) and len(group) < BATCH:
                 group.append(part)
                 window = merged
@@ -327,16 +327,6 @@ class Run(Owned):
             compute.end()
             gpu.queue.write_buffer(self.axes, 0, bytes(axes))
             gpu.queue.submit([encoder.finish()])
-
-    def dispatch_one(self, words: int, per_group: int, record: Callable[[int], bytes], encoder: Any = None) -> None:
-        """The bound kernel over ``words`` output words at ``per_group`` a
-        workgroup, one dispatch, its params ``record(gx)``; ``encoder``: one
-        the uploads were recorded on (submitted with the dispatch)."""
-        groups = -(-words // per_group)
-        self.gpu.queue.write_buffer(self.params, 0, record(grid_x(groups, self.max_dim)))
-        encoder = encoder or self.gpu.device.create_command_encoder()
-        self.kernel.dispatch(encoder, groups, self.max_dim, self.bind_group, [0])
-        self.gpu.queue.submit([encoder.finish()])
 
     def drain(self, sink: Sink, nbytes: int) -> None:
         from .resident import DeviceSink

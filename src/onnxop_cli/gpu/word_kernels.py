@@ -23,6 +23,7 @@ from . import choose, pieces
 from .buffers import WORD, env_poison, round_up
 from .device import Gpu
 from .pieces import Run, Sink
+from .program import grid_x
 from .render import one_hot, select
 from .render.schedule import OnWords, Words
 
@@ -82,8 +83,12 @@ def walk(run: Run, kernel: OnWords, bands: Iterable[Band], band: Callable[[int, 
                 encoder = None if run.taken["mapped"] else gpu.device.create_command_encoder()
                 fields = band(start, n, extra, encoder)
                 t0 = time.perf_counter()
-                run.dispatch_one(words, kernel.schedule.per_group, lambda gx: kernel.PARAMS.pack(
-                    words=words, groups_x=gx, elems=n, bits=bits, **fields), encoder)
+                groups = -(-words // kernel.schedule.per_group)
+                gpu.queue.write_buffer(run.params, 0, kernel.PARAMS.pack(
+                    words=words, groups_x=grid_x(groups, run.max_dim), elems=n, bits=bits, **fields))
+                encoder = encoder or gpu.device.create_command_encoder()  # the uploads', submitted with it
+                run.kernel.dispatch(encoder, groups, run.max_dim, run.bind_group, [0])
+                gpu.queue.submit([encoder.finish()])
             run.drain(sink, nbytes)
             stats["seconds"] += time.perf_counter() - t0
             stats["bands"] += 1
@@ -155,7 +160,7 @@ def run_select(
     need = [min(cap, _window(form, band_elements, width, w)) for form, width, w in zip(forms, widths, whole)]
     sizes = tuple(WORD if in_dst and k == in_dst else need[k] for k in (1, 0, 2))  # (src: X, mask, other: Y)
     rendered = kernel(gpu, "select", select_variant(bits, forms, count))
-    run = Run(gpu, band_bytes, cap, max_groups_per_dim, kernel=rendered, sizes=sizes,  # type: ignore[arg-type]
+    run = Run(gpu, band_bytes, sizes, max_groups_per_dim, kernel=rendered,  # type: ignore[arg-type]
               shared_upload=max(need), mapped=mapped)
     buffers = [run.mask, run.src, run.other]
     if in_dst:
@@ -253,17 +258,11 @@ def run_one_hot(
     if poison is None:
         poison = env_poison()
     mapped = stats["mapped"] = pieces.mappable(gpu, sources[:1], sink)
-    # the index positions the most any band reads, over the first LOOKED bands; past them (1 GiB of output)
-    # the window, which no band passes (as pieces.run_pieces: bands are made as they run, not listed first)
-    reach = 0
-    for k, (_, _, lo, hi, _, _) in enumerate(_bands(count, depth, inner, band, window)):
-        if k == pieces.LOOKED:
-            reach = window
-            break
-        reach = max(reach, hi - lo + 1)
+    # the index positions the most a band reads (no band passes the window)
+    reach = pieces.reach(_bands(count, depth, inner, band, window), lambda b: b[3] - b[2] + 1, window)
     need = min(cap, round_up(reach * index_bits // 8 + 2 * WORD, WORD))
     rendered = kernel(gpu, "one_hot", one_hot_variant(bits, inner))
-    run = Run(gpu, band_bytes, cap, max_groups_per_dim, kernel=rendered, sizes=(need, WORD, WORD), mapped=mapped)
+    run = Run(gpu, band_bytes, (need, WORD, WORD), max_groups_per_dim, kernel=rendered, mapped=mapped)
     fixed = {"depth": depth, "ibits": index_bits, "kind": INDEX_KINDS[index_kind], "swap": 1 if source.swap else 0,
              "off": _words(off, bits), "on": _words(on, bits)}
 
