@@ -69,7 +69,9 @@ def run_elementwise(
     cap = min(binding_bytes or binding_limit(gpu), binding_limit(gpu))
     cap -= cap % WORD
     bits = [BITS[o.dtype] for o in kernel.inputs]
-    direct = [tuple(s) == _c_strides(shape) for s in strides]
+    # read directly: row-major over the output's shape, 0 on axes of extent 1 (ops/tensor_op.broadcast_strides)
+    rowmajor = tuple(0 if d == 1 else s for d, s in zip(shape, c_strides(shape)))
+    direct = [tuple(s) == rowmajor for s in strides]
     # a band's elements: whole words of every input and of the output, its windows within a binding
     widest = max([out_bits, *(b for b, d in zip(bits, direct) if d)])
     band = max(64, min(BAND * 8 // out_bits, (cap - 2 * WORD) * 8 // widest) // 64 * 64)
@@ -135,12 +137,6 @@ def run_elementwise(
     return written
 
 
-def _c_strides(shape: Sequence[int]) -> tuple[int, ...]:
-    """The strides of an input read directly: row-major over ``shape``, 0 on
-    axes of extent 1 (as ops/tensor_op.broadcast_strides gives them)."""
-    return tuple(0 if d == 1 else s for d, s in zip(shape, c_strides(shape)))
-
-
 def _axes(shape: Sequence[int], strides: Sequence[Sequence[int]]) -> bytes:
     """The axes table: per axis its extent and each input's stride (render/elementwise.AXIS)."""
     rows = ({"extent": d, **{f"s{k}": strides[k][j] if k < len(strides) else 0 for k in range(INPUTS)}}
@@ -168,10 +164,8 @@ def _upload(gpu: Gpu, source: Any, lo: int, hi: int, into: Any) -> None:
 def _check_fault(gpu: Gpu, bufs: Buffers, fault: Any, shape: Sequence[int], where: str, what: str) -> None:
     (first,) = struct.unpack("<I", read_small(gpu, bufs, fault, 4))
     if first != NONE:
-        index = []
-        for d in reversed(shape):
-            index.append(first % d)
-            first //= d
-        at = ", ".join(map(str, reversed(index)))
+        import numpy as np
+
+        at = ", ".join(map(str, np.unravel_index(first, shape)))
         raise OpError(f"{where}: " + what.format(at=f"({at})"))
 

@@ -51,7 +51,6 @@ PARAMS = Struct("Params", (
 AXIS = Struct("Axis", (("extent", "u32"), ("s0", "u32"), ("s1", "u32"), ("s2", "u32")))
 SCHEDULE = Elements(64)  # the first of choose.py's ``elementwise`` candidates: gpu/elementwise.py asks
 INPUTS = 3  # input bindings: binary operators, and Min/Max of up to three
-ZERO = {"32": "{v} == {z}", "64": "all({v} == vec2<u32>(0u))"}
 NONE = 0xFFFFFFFF  # the fault word when no divisor was zero
 
 # operator -> type class (s32, u32, s64, u64, or 32 / 64 / * for several) -> WGSL over a, b, c
@@ -287,7 +286,7 @@ class Elementwise(Frame):
         loads = "".join(f"    let {'abc'[k]} = load{k}(off[{k}]);\n" for k in range(len(self.inputs)))
         check = ""
         if self.op in DIVIDES:
-            zero = ZERO[self.cls[1:]].format(v="b", z="0" if self.cls == "s32" else "0u")
+            zero = {"s32": "b == 0", "u32": "b == 0u"}.get(self.cls, "all(b == vec2<u32>(0u))")
             check = f"    if ({zero}) {{\n        atomicMin(&fault[0], eg);\n    }}\n"
         return (f"{_raw(self.cls)}\nfn nonzero(v: vec2<u32>) -> vec2<u32> {{\n"
                 "    return vec2<u32>(select(0u, 1u, v.x != 0u || v.y != 0u), 0u);\n}\n\n"
