@@ -185,13 +185,10 @@ def run_select(
                 if start == 0:
                     assert upload(0, size - 1) == 0
                 q0, r0, wrap = (start // div) % size, start % div, size
-            elif full[k]:
-                first = upload(start, start + n - 1)
-                assert k == 0 or first == start, "a band starts on a word of X and Y"
-                q0, r0, wrap = start - first, 0, NEVER
-            else:
+            else:  # full (div 1): q0 the window offset
                 lo = start // div
                 first = upload(lo, (start + n - 1) // div)
+                assert not full[k] or k == 0 or first == start, "a band starts on a word of X and Y"
                 q0, r0, wrap = lo - first, start % div, NEVER
             fields[f"{v}_full"] = int(full[k])
             fields[v] = {"q0": q0, "r0": r0, "div": div, "wrap": wrap}
