@@ -195,6 +195,7 @@ def force(monkeypatch, variant: str) -> None:
 def test_where_matches_the_reference(backend, gpu, rng, dtype, ran, monkeypatch):
     """Each structure on the kernel chosen and on one forced variant in turn
     (the narrow widths' bands of one vec4 where they change the edges)."""
+    choose.answer(gpu, "select")  # measured here if not yet: its candidate runs are not this test's kernels
     tally = Tally()
     for k, (shapes, layout, variants, what) in enumerate(structures(rng, dtype)):
         c, x, y = inputs(rng, shapes, layout, dtype, any_byte=k % 2 == 1)
