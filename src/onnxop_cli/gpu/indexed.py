@@ -36,10 +36,8 @@ from .gather import check_width
 from . import indexed_variants as iv
 from .indexed_buffers import Buffers, Slice, launch, read_small, to_sink  # noqa: F401 - also imported from here
 from .indexed_buffers import plan_windows, run_bands
-from .choose import answer
 from .index_table import NONNEG, RANGE, WRAP, Check, Index, Table, is_row_major, row_strides  # noqa: F401 - also imported from here
 from .indexed_variants import Gather, variant  # noqa: F401 - also imported from here
-from .render import slices
 from .render.indexed import NO_BAD
 from .render.indexed import Check as CheckKernel
 
@@ -246,25 +244,13 @@ def gather_indexed(
             windows = plan_windows(
                 gpu, bufs, data.source, data.size, data.bits, window_cap, (count * data.bits + 7) // 8,
                 band * data.bits // 8, stream_bytes)
-            one = iv.lines(table, data.bits, check, index if can_fuse else None) if (  # Gather's lines
-                plain and windows.single) else None
-            cut = None
-            if one is None and plain and (not can_fuse or index.wide) and iv.ENABLED["slices"]:
-                cut = slices.plan(table, data.bits, check.bounds)
-            if cut is not None and not cut.vec4() and (not can_fuse or not windows.single or (
-                    table.extra.get("slices") == "slabs" and answer(gpu, "gather_words") == "elements")):
-                cut = None  # whole words: one band of one window (Gather: where it beats the element kernel)
-            if one is None and plain and can_fuse and windows.single and index.wide and (
-                    cut is None or not cut.vec4()):  # one band of one window in one dispatch, indices checked as read
-                one = iv.one_dispatch(table, cut, data.bits, check)
+            one = iv.plan(gpu, table, data.bits, check, index, can_fuse, windows.single) if plain else None
             fused = None
             if can_fuse:  # the raw indices (unless the pairs kernel uploads them itself, in bands), a status word
                 own = one is not None and one.uploads_own(index.size // 2)
                 fused = (None if own else bufs.upload("indices", index.source, index.size * (8 if index.wide else 4)),
                          bufs.status(), index, check)
             checked = None if fused is None else functools.partial(read_status, gpu, bufs, fused[1], (index, check))
-            if cut is not None and cut.vec4():  # whole slices in vec4s: Gather's slabs
-                one = iv.slabs(cut, check, fused, windows.single)
             if one is not None:
                 fill = iv.fill_one(bufs, one, windows.first, fused, norm, data.bits, max_dim)
             else:

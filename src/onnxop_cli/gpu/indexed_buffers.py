@@ -1,23 +1,14 @@
-"""The buffers of one indexed gather or scatter (gpu/indexed.py, gpu/scatter.py):
-made, filled from host sources, handed to sinks, destroyed together; and a
-gather's source in windows, its output in bands (``plan_windows``, ``run_bands``).
+"""The buffers of one indexed gather or scatter (gpu/indexed.py, gpu/scatter.py): made, filled from host
+sources, handed to sinks, destroyed together; and a gather's source in windows, its output in bands
+(``plan_windows``, ``run_bands``).
 
-Two ways to move the bytes, chosen per call:
-
-- staged (every adapter): a source goes in through ``queue.write_buffer``
-  (the engine's staging copy and a copy command), a result comes out through
-  a readback buffer (a copy command, then the readback mapped);
-- mapped (adapters that ``can_map``: wgpu and Dawn on a CPU Vulkan adapter,
-  see gpu/copy.py's mapped mode and gpu/engines/dawn/host.py): the kernel's
-  own buffers are mapped -- a source (data, raw indices) read straight into
-  its storage buffer, a result handed to the sink where the kernel wrote it.
-  No staging buffer and no copy command either way.
-
-A graph's device-resident source (``DeviceBuffer``) is copied on the device
-and a ``DeviceSink`` takes the result on the device, whichever way is chosen.
-``counts`` says which way each transfer went (tests assert it: a silent
-fallback to staging fails them); gpu/indexed.py leaves a call's counts in
-``gpu.cache["indexed-last"]``.
+Bytes move staged on every adapter (a source through ``queue.write_buffer``, a result through a readback
+buffer), or mapped where the adapter ``can_map`` (wgpu and Dawn on a CPU Vulkan adapter: gpu/copy.py's
+mapped mode, gpu/engines/dawn/host.py): a source read straight into the kernel's storage buffer, a result
+handed to the sink where the kernel wrote it, with no staging buffer and no copy command. A graph's
+device-resident source (``DeviceBuffer``) is copied on the device and a ``DeviceSink`` takes the result
+there, either way. ``counts`` says which way each transfer went (tests assert it: a silent fallback to
+staging fails them); gpu/indexed.py leaves a call's counts in ``gpu.cache["indexed-last"]``.
 """
 
 from __future__ import annotations
@@ -193,32 +184,20 @@ def launch(bufs: Buffers, render: Any, units: int, per: int, max_dim: int, label
 
 # ------------------------------------------------------------------ windows
 #
-# A gather's source on the device: one buffer, or windows of one binding each.
-#
-# Gather reads its source at places only the indices know, so every output
-# band may read any of it. Two ways to give the kernel the whole source:
-#
-# - **resident** (the rule): every window uploaded once, before the first
-#   band, and kept; each band runs once per window. The device holds the
-#   whole source and one band.
-# - **streamed**: the output goes in *passes* of several bands; each pass
-#   uploads the windows in turn into one buffer and runs all its bands
-#   against each (the queue orders an upload after the dispatches already
-#   submitted). The device holds one window and a pass's bands; the source
-#   is uploaded once per pass.
-#
-# A source streams where the device's memory is the process's own
-# (choose.py's ``gather_source`` question), has more than two windows and is
-# no smaller than the output: passes of half the source, so at most one more
-# upload takes the peak from source + band to window + half the source
-# (figures: docs/indexed-operators.md#speed). Elsewhere, and for a graph's
-# intermediate already on the device, it stays resident; ``stream_bytes``
-# (tests) forces passes of that many bytes on any adapter.
-#
-# In windows the element kernel visits every element of a band per window,
-# writing those whose source the window holds; the vec4 slabs kernel
-# (gpu/render/slices.py ``windowed``) skips a slab outside the window with
-# one test, so 8 windows cost about one pass of copying, not eight.
+# A gather reads its source at places only the indices know, so every band may read any of it. The source
+# is bound in windows of one binding each, either
+# - resident (the rule): every window uploaded once, before the first band, and kept; each band runs once
+#   per window. The device holds the whole source and one band; or
+# - streamed: the output goes in passes of several bands; each pass uploads the windows in turn into one
+#   buffer and runs all its bands against each (the queue orders an upload after the dispatches already
+#   submitted). The device holds one window and a pass's bands; the source is uploaded once per pass.
+# A source streams where the device's memory is the process's own (choose.py's ``gather_source``), has more
+# than two windows and is no smaller than the output: passes of half the source, so at most one more upload
+# takes the peak from source + band to window + half the source (docs/indexed-operators.md#speed). A graph's
+# intermediate already on the device stays resident; ``stream_bytes`` (tests) forces passes of that many
+# bytes on any adapter. In windows the element kernel visits every element of a band per window, writing
+# those whose source the window holds; the vec4 slabs kernel (gpu/render/slices.py ``windowed``) skips a
+# slab outside the window with one test, so 8 windows cost about one pass of copying, not eight.
 
 
 @dataclass

@@ -1,21 +1,12 @@
-"""The kernels an indexed gather runs a table on (gpu/indexed.py picks): the
-element kernel (gpu/render/indexed.py) on the variant of the table's case
-(``variant``, ``Gather``; the scatters' re-lay and target passes run it too),
-or a faster kernel planned for the tables it fits (each planner says which).
-Every condition of a plan is what its kernel can read, not a speed measured
-on one driver, so none is a question of gpu/choose.py.
-
-- one dispatch a band and window of little-endian data (``Dispatch``): ``slabs``
-  (gpu/render/slices.py ``whole``, ``windowed``), whole slices of 16-byte
-  vectors (``Slices.vec4``), in any bands and windows; Gather's
-  (and Compress's) ``lines`` of one- or two-word units (gpu/render/lines.py),
-  any bands; or one band, the raw int64 indices checked as read: GatherND's
-  ``nd pairs`` (gpu/render/rows.py's NdRows) or other whole-word ``slices``
-  (gpu/render/slices.py ``words``), GatherElements' ``rows`` (rows.py's
-  ElementsRows), ReverseSequence's ``runs`` (gpu/render/reverse.py).
-
-``ENABLED`` holds one switch per variant: off, its tables run what runs
-without it (benchmarks/variant_kernels.py, benchmarks/indexed_ops.py, tests).
+"""The kernels an indexed gather runs a table on (``plan``; gpu/indexed.py asks): the element kernel
+(gpu/render/indexed.py) on the variant of the table's case (``variant``, ``Gather``; the scatters' re-lay
+and target passes run it too), or a faster kernel, one dispatch a band and window (``Dispatch``), planned
+for the tables it fits: the slabs (gpu/render/slices.py ``whole``, ``windowed``), Gather's (and
+Compress's) lines (gpu/render/lines.py), GatherND's pairs (gpu/render/rows.py's NdRows) or whole-word
+slices (slices.py ``words``), GatherElements' rows (rows.py's ElementsRows), ReverseSequence's runs
+(gpu/render/reverse.py). A planner's conditions are what its kernel can read, not a speed measured on one
+driver. ``ENABLED`` holds one switch per variant: off, its tables run what runs without it
+(benchmarks/variant_kernels.py, benchmarks/indexed_ops.py, tests).
 """
 
 from __future__ import annotations
@@ -142,14 +133,37 @@ class Dispatch:
         return self.ordered and tuples * TUPLE > RAW_BAND
 
 
-def slabs(cut: slices.Slices, check: Check, fused: Fused | None, single: bool) -> Dispatch:
+def plan(gpu: Any, table: Table, bits: int, check: Check, index: Index, fused: bool, single: bool) -> Dispatch | None:
+    """The variant that runs ``table`` on little-endian data of ``bits`` (None: the element kernel), its
+    raw ``index`` checked as read where ``fused``, the source one window where ``single``: Gather's lines
+    (one window); whole slices in vec4s, the slabs; else, on one band of one window of int64 indices
+    checked as read, whole-word slices (GatherND's pairs, or Gather's where choose.py's ``gather_words``
+    does not answer "elements"), GatherElements' rows or ReverseSequence's runs."""
+    one = lines(table, bits, check, index if fused else None) if single else None
+    if one is not None:
+        return one
+    cut = slices.plan(table, bits, check.bounds) if (not fused or index.wide) and ENABLED["slices"] else None
+    if cut is not None and cut.vec4():
+        return slabs(cut, check, fused, single)
+    if cut is not None and (not fused or not single or (
+            table.extra.get("slices") == "slabs" and answer(gpu, "gather_words") == "elements")):
+        cut = None
+    if not (fused and single and index.wide):
+        return None
+    if cut is not None:
+        return nd_pairs(cut, check) or Dispatch("slices", SLICES["words"], 4, SLICES["words"].schedule.per,
+                                                dict(cut.fields, cmode=check.mode), "words", cut.blob)
+    return elements_rows(table, bits, check) or reverse_runs(table, bits, check)
+
+
+def slabs(cut: slices.Slices, check: Check, fused: bool, single: bool) -> Dispatch:
     """Whole slices in vec4s (``cut.vec4()``), in any bands and windows, the indices checked as read
     (``fused``) or by the index check before (its offsets): ``whole`` (VECS a lane) for one band of one buffer
     (``single``), fused, else ``windowed``."""
-    name = "whole" if single and fused is not None else "windowed"
+    name = "whole" if single and fused else "windowed"
     kernel = SLICES[name]
     return Dispatch("slabs", kernel, 16, kernel.schedule.per, dict(
-        cut.fields, width=cut.width // 4, cmode=check.mode if fused else 0, normed=int(fused is None), win0=0,
+        cut.fields, width=cut.width // 4, cmode=check.mode if fused else 0, normed=int(not fused), win0=0,
         wend=NO_BAD if name == "windowed" else 0, chunk=kernel.schedule.per), "words", cut.blob,
         first_unit=("first", 16))
 
@@ -182,16 +196,6 @@ def lines(table: Table, bits: int, check: Check, raw: Index | None) -> Dispatch 
     return Dispatch("lines", kernel, 4, kernel.schedule.words, {
         "m": m, "outer": lead, "lstride": ((table.lookups[0].stride * bits) // 32) & M, "bound": bounds[0],
         "cmode": WRAP if raw is None else check.mode}, "words", blob or bytes(16), first_unit=("u0", 4 * cut.width))
-
-
-def one_dispatch(table: Table, cut: slices.Slices | None, bits: int, check: Check) -> Dispatch | None:
-    """The one-dispatch variant of a table whose raw int64 indices it checks
-    as read, or None: GatherND's whole-word slices ``cut`` by pairs or by
-    tuples, GatherElements' rows, ReverseSequence's runs."""
-    if cut is not None:
-        return nd_pairs(cut, check) or Dispatch("slices", SLICES["words"], 4, SLICES["words"].schedule.per,
-                                                dict(cut.fields, cmode=check.mode), "words", cut.blob)
-    return elements_rows(table, bits, check) or reverse_runs(table, bits, check)
 
 
 def nd_pairs(cut: slices.Slices, check: Check) -> Dispatch | None:
