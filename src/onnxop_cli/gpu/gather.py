@@ -111,9 +111,8 @@ def make_plan(
     gpu: Gpu, source_nbytes: int, view: Access, bits: int, swap: int = 0, binding_bytes: int | None = None,
     pack: bool = True,
 ) -> tuple[Plan | None, int, int]:
-    """(plan, band bytes, window bytes) of a gather of ``view`` from a source of
-    ``source_nbytes`` bytes; the plan is None for an empty view. Refuses a view
-    that reads outside the source. ``pack``: see Plan.pack."""
+    """(plan, band bytes, window bytes) of a gather of ``view`` from a source of ``source_nbytes`` bytes;
+    the plan is None for an empty view. Refuses a view that reads outside the source. ``pack``: Plan.pack."""
     check_width(bits, swap, "the gather kernel takes")
     if len(view.shape) != len(view.strides):
         raise ValueError(f"a view of shape {view.shape} needs {len(view.shape)} strides, not {view.strides}")
@@ -146,10 +145,9 @@ def check_width(bits: int, swap: int, kernels: str) -> None:
 
 
 def _band_elements(v: Access, bits: int, band_bytes: int, count: int) -> int:
-    """Elements per band: what ``band_bytes`` holds, cut to whole groups of
-    4 indices of the outermost axis where that leaves most of it, so a large
-    transpose's boxes and packed runs come in whole 16-byte words for the
-    blocked kernel (gpu/render/transpose.py)."""
+    """Elements per band: what ``band_bytes`` holds, cut to whole groups of 4 indices of the outermost axis
+    where that leaves most of it, so a large transpose's boxes and packed runs come in whole 16-byte words
+    for the blocked kernel (gpu/render/transpose.py)."""
     band = band_bytes * 8 // bits
     if bits >= 32 and len(v.shape) >= 2 and band < count:
         step = 4 * (count // v.shape[0])
@@ -303,14 +301,11 @@ class Run(Owned):
 
 
 def variants(plan: Plan, gpu: Gpu) -> list[str]:
-    """The names of the transpose kernels (VARIANTS) that may take some of
-    the plan's dispatches, in the order Run.record tries them; every
-    dispatch none of them takes goes to the generic gather. Which kernel is
-    choose.py's ``transpose`` question, measured per adapter (on llvmpipe
-    the blocked one, its 16-byte accesses a quarter of the generic gather's,
-    on the workgroup measured fastest: docs/performance-adapters.md).
-    ``$ONNXOP_GATHER`` (a VARIANTS name or ``generic``) forces one (tests,
-    benchmarks), as ``$ONNXOP_SCHEDULE=transpose=...`` does."""
+    """The names of the transpose kernels (VARIANTS) that may take some of the plan's dispatches, in the
+    order Run.record tries them; a dispatch none of them takes goes to the generic gather. Which kernel is
+    choose.py's ``transpose`` question, measured per adapter (on llvmpipe the blocked one, its 16-byte
+    accesses a quarter of the generic gather's: docs/performance-adapters.md). ``$ONNXOP_GATHER`` (a
+    VARIANTS name or ``generic``) forces one (tests, benchmarks), as ``$ONNXOP_SCHEDULE=transpose=...`` does."""
     forced = os.environ.get(ENV_GATHER, "").strip().lower()
     if plan.bits < 32 or forced == "generic":
         return []

@@ -50,6 +50,10 @@ class Index:
     def size(self) -> int:
         return math.prod(self.shape)
 
+    @property
+    def width(self) -> int:
+        return 8 if self.wide else 4
+
 
 @dataclass(frozen=True)
 class Check:

@@ -77,9 +77,6 @@ class BadIndex(OpError):
         self.position, self.value = position, value
 
 
-# ------------------------------------------------------------------ buffers
-
-
 def fits(gpu: Gpu, nbytes: int, what: str, op: str) -> None:
     limit = binding_limit(gpu)
     if nbytes > limit:
@@ -92,8 +89,7 @@ def fits(gpu: Gpu, nbytes: int, what: str, op: str) -> None:
 def check_indices(gpu: Gpu, bufs: Buffers, index: Index, check: Check, max_dim: int) -> Any:
     """Upload ``index``, check and wrap it on the device; the buffer of u32
     offsets, or BadIndex naming the first index out of range."""
-    count = index.size
-    width = 8 if index.wide else 4
+    count, width = index.size, index.width
     if count >= NO_BAD:
         raise OpError(f"{check.op}: {check.name} has {count} elements; the device indexes at most {NO_BAD - 1}")
     if index.source.nbytes < count * width:
@@ -137,9 +133,9 @@ def read_status(gpu: Gpu, bufs: Buffers, status: Any, raw: tuple[Index, Check] |
 def reads_raw(gpu: Gpu, index: Index, check: Check) -> bool:
     """Whether a kernel can read and check ``index``'s raw indices itself: some, all there, within one
     binding, each axis under 2^32 elements."""
-    width = 8 if index.wide else 4
-    return (0 < index.size < NO_BAD and index.size * width <= binding_limit(gpu)
-            and index.source.nbytes >= index.size * width and all(d < 1 << 32 for d in check.bounds))
+    nbytes = index.size * index.width
+    return (0 < index.size < NO_BAD and nbytes <= binding_limit(gpu) and index.source.nbytes >= nbytes
+            and all(d < 1 << 32 for d in check.bounds))
 
 
 def _can_fuse(gpu: Gpu, index: Index, check: Check, table: Table, band: int, fuse: bool) -> bool:
@@ -166,9 +162,8 @@ def bad_index(index: Index, check: Check, position: int) -> BadIndex:
     """The message for the index at flat ``position`` (its one value read from the host's source)."""
     import numpy as np
 
-    width = 8 if index.wide else 4
-    raw = bytearray(width)
-    index.source.readinto(position * width, memoryview(raw))
+    raw = bytearray(index.width)
+    index.source.readinto(position * index.width, memoryview(raw))
     value = struct.unpack((">" if index.big else "<") + ("q" if index.wide else "i"), raw)[0]
     where = tuple(int(i) for i in np.unravel_index(position, index.shape, order="F" if index.fortran else "C"))
     d = check.bounds[check.bound_of(position)]
@@ -245,17 +240,14 @@ def gather_indexed(
                 gpu, bufs, data.source, data.size, data.bits, window_cap, (count * data.bits + 7) // 8,
                 band * data.bits // 8, stream_bytes)
             one = iv.plan(gpu, table, data.bits, check, index, can_fuse, windows.single) if plain else None
-            fused = None
+            fused = checked = None
             if can_fuse:  # the raw indices (unless the pairs kernel uploads them itself, in bands), a status word
                 own = one is not None and one.uploads_own(index.size // 2)
-                fused = (None if own else bufs.upload("indices", index.source, index.size * (8 if index.wide else 4)),
+                fused = (None if own else bufs.upload("indices", index.source, index.size * index.width),
                          bufs.status(), index, check)
-            checked = None if fused is None else functools.partial(read_status, gpu, bufs, fused[1], (index, check))
-            if one is not None:
-                fill = iv.fill_one(bufs, one, windows.first, fused, norm, data.bits, max_dim)
-            else:
-                fill = Gather(bufs, windows.first, norm, table, max_dim, fused, data.bits, data.swap).run
-
+                checked = functools.partial(read_status, gpu, bufs, fused[1], (index, check))
+            fill = (iv.fill_one(bufs, one, windows.first, fused, norm, data.bits, max_dim) if one is not None
+                    else Gather(bufs, windows.first, norm, table, max_dim, fused, data.bits, data.swap).run)
             return run_bands(gpu, bufs, windows, fill, count, data.bits, band, sink, poison, checked)
     finally:
         bufs.release()
