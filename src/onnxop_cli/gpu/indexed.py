@@ -1,17 +1,16 @@
-"""Indexed gathers and scatters on the device: the index tensor is read,
-checked and wrapped there (the check and the indexed gather, gpu/render/indexed.py),
-never through numpy; the output is read back only when every index was in range.
+"""Indexed gathers and scatters on the device: the index tensor is read, checked and wrapped there (the
+check and the indexed gather, gpu/render/indexed.py), never through numpy; the output is read back only
+when every index was in range.
 
     data ──upload──▶ src ─┐
     indices ──upload──▶ raw ──check──▶ norm (u32, wrapped) + first bad position
                           └─indexed gather─▶ dst (a band) ──readback──▶ sink
 
-What each op reads is one ``Table`` (gpu/index_table.py), built by ops/
-from the ONNX shapes; this module only moves bytes. Scatters (gpu/scatter.py)
-use the same check, and the gather to re-lay their data and compute their
-targets. A gather whose output is one band skips the check pass: its kernel
-reads the raw indices and checks each as it uses it, and the band is read
-back only if none was bad. Which kernel runs a table: gpu/indexed_variants.py.
+What each op reads is one ``Table`` (gpu/index_table.py), built by ops/ from the ONNX shapes; this module
+only moves bytes. Scatters (gpu/scatter.py) use the same check, and the gather to re-lay their data and
+compute their targets. A gather whose output is one band skips the check pass: its kernel reads the raw
+indices and checks each as it uses it, and the band is read back only if none was bad. Which kernel runs a
+table: gpu/indexed_variants.py.
 
 Limits, checked here with one-line errors: the index tensor (as u32) and, for a scatter, the updates
 and their targets each fit in one storage binding; an output has fewer than 2^32 elements. The data may
@@ -47,8 +46,8 @@ LAST = "indexed-last"  # gpu.cache key: the last call's transfer counts (indexed
 
 @dataclass(frozen=True)
 class Data:
-    """A tensor's bytes: row-major elements of ``bits``; ``swap`` the byte-swap
-    unit of a big-endian source (0: little-endian)."""
+    """A tensor's bytes: row-major elements of ``bits``; ``swap`` the byte-swap unit of a big-endian source
+    (0: little-endian)."""
 
     source: ByteSource
     shape: tuple[int, ...]
@@ -87,8 +86,8 @@ def fits(gpu: Gpu, nbytes: int, what: str, op: str) -> None:
 
 
 def check_indices(gpu: Gpu, bufs: Buffers, index: Index, check: Check, max_dim: int) -> Any:
-    """Upload ``index``, check and wrap it on the device; the buffer of u32
-    offsets, or BadIndex naming the first index out of range."""
+    """Upload ``index``, check and wrap it on the device: the buffer of u32 offsets, or BadIndex naming the
+    first index out of range."""
     count, width = index.size, index.width
     if count >= NO_BAD:
         raise OpError(f"{check.op}: {check.name} has {count} elements; the device indexes at most {NO_BAD - 1}")
@@ -139,10 +138,9 @@ def reads_raw(gpu: Gpu, index: Index, check: Check) -> bool:
 
 
 def _can_fuse(gpu: Gpu, index: Index, check: Check, table: Table, band: int, fuse: bool) -> bool:
-    """Whether the gather kernel can check the indices as it reads them: an
-    output of one band (so all are read before any byte is read back) that
-    is not empty (so every index is read: an index no element reads is
-    checked by the check pass), the raw indices ``reads_raw``."""
+    """Whether the gather kernel can check the indices as it reads them: an output of one band (so all are
+    read before any byte is read back) that is not empty (so every index is read: an index no element reads
+    is checked by the check pass), the raw indices ``reads_raw``."""
     looks = (table.mode == 0 and table.lookups) or table.mode == 1
     return bool(fuse and looks and 0 < table.size <= band and reads_raw(gpu, index, check))
 

@@ -5,8 +5,9 @@ for the tables it fits: the slabs (gpu/render/slices.py ``whole``, ``windowed``)
 Compress's) lines (gpu/render/lines.py), GatherND's pairs (gpu/render/rows.py's NdRows) or whole-word
 slices (slices.py ``words``), GatherElements' rows (rows.py's ElementsRows), ReverseSequence's runs
 (gpu/render/reverse.py). A planner's conditions are what its kernel can read, not a speed measured on one
-driver. ``ENABLED`` holds one switch per variant: off, its tables run what runs without it
-(benchmarks/variant_kernels.py, benchmarks/indexed_ops.py, tests).
+driver (``plan`` asks choose.py only between Gather's word slices and the element kernel). ``ENABLED`` holds
+one switch per variant: off, its tables run what runs without it (benchmarks/variant_kernels.py,
+benchmarks/indexed_ops.py, tests).
 """
 
 from __future__ import annotations
