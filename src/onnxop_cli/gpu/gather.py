@@ -1,18 +1,14 @@
-"""Stream a strided view of a tensor, row-major and little-endian, through
-the strided gather (gpu/render/strided.py).
+"""Stream a strided view of a tensor, row-major and little-endian, through the strided gather
+(gpu/render/strided.py):
 
-    source --readinto--> upload --copy--> src --gather--> dst (a band)
-           --copy--> readback --sink-->
+    source --readinto--> upload --copy--> src --gather--> dst (a band) --copy--> readback --sink-->
 
-Any size, in bounded memory: the output goes in *bands* of at most one
-binding, each written whole before the sink sees it, in order (no spill
-file, no random-access output); what a band reads is uploaded in pieces of
-at most one binding (a window of the source, or runs of it packed), as
-gpu/tiling.py plans. Host and GPU memory are four buffers of at most one
-binding (upload, src, dst, readback), or two mapped ones (src, dst) on
-adapters that map storage buffers, whatever the tensor's size. A source
-read only front to back (stdin, a compressed .npz member) that the plan
-reads out of order is first spooled to an unlinked temporary file.
+Any size, in bounded memory: the output goes in bands of at most one binding, each written whole before the
+sink sees it, in order; what a band reads is uploaded in pieces of at most one binding (a window of the
+source, or runs of it packed), as gpu/tiling.py plans. Four buffers of at most one binding (upload, src,
+dst, readback), or two mapped ones (src, dst) on adapters that map storage buffers. A source read only
+front to back (stdin, a compressed .npz member) that the plan reads out of order is first spooled to an
+unlinked temporary file.
 """
 
 from __future__ import annotations
@@ -35,9 +31,8 @@ __all__ = ["Access", "gather_through_kernel"]
 
 
 class Rendered(Program):
-    """Kernel ``name`` of gpu/render/strided.py as a Program, rendered when
-    first compiled: not at import (its parts are read from the package's
-    files, which cost every start-up a few milliseconds)."""
+    """Kernel ``name`` of gpu/render/strided.py as a Program, rendered when first compiled, not at import
+    (reading its parts from the package's files costs every start-up a few milliseconds)."""
 
     def __init__(self, name: str, kinds: tuple[str, ...] | None = None, sharing: Program | None = None) -> None:
         self.kernel = KERNELS[name]
@@ -52,11 +47,10 @@ GENERAL = Rendered("generic", KINDS)
 VARIANTS = {name: Rendered(name, sharing=GENERAL) for name in KERNELS if name != "generic"}
 BITS = (2, 4, 8, 16, 32, 64, 128)
 DEFAULT_BAND = 64 << 20  # bytes of output per band (and of source per upload), at most one binding
-# With mapped buffers (buffers.can_map) there are two buffers, not four: bands
-# and windows of twice the size hold the same memory, and halve the bands of a
-# transpose larger than a binding, whose every band reads one short run per
-# element of its other axes (3-D 2,1,0: half the read calls; 0.79x the CPU
-# time at 400 MiB on Mesa 25, docs/performance.md).
+# With mapped buffers (buffers.can_map) there are two buffers, not four: bands and windows of twice the size
+# hold the same memory, and halve the bands of a transpose larger than a binding, whose every band reads one
+# short run per element of its other axes (3-D 2,1,0: half the read calls; 0.79x the CPU time at 400 MiB on
+# Mesa 25, docs/performance.md).
 MAPPED_BAND = 2 * DEFAULT_BAND
 MAX_ELEMENTS = 1 << 31  # elements per band or upload: the kernel indexes them with u32
 ENV_GATHER = "ONNXOP_GATHER"  # a VARIANTS name or "generic": force the transpose kernel (tests, benchmarks)
@@ -80,13 +74,9 @@ def gather_through_kernel(
     memoryviews, called in output order) from `source` (a tensor.ByteSource holding the source
     elements row-major; `swap` is the byte-swap unit for big-endian input, 0 for none). `bits`
     is the element width: 2, 4 (packed as ONNX packs them, low bits first), 8, 16, 32, 64, 128.
-    Returns the bytes written.
-
-    ``binding_bytes`` caps bands and windows below the device's binding limit
-    (tests force it small to run the multi-band and multi-window paths on
-    small data); ``poison`` fills dst with that byte before every band, so a
-    word the kernel failed to write cannot pass a comparison.
-    """
+    ``binding_bytes`` caps bands and windows below the device's binding limit (tests: the multi-band
+    and multi-window paths on small data); ``poison`` fills dst with that byte before every band, so a
+    word the kernel failed to write cannot pass a comparison. Returns the bytes written."""
     if binding_bytes is None and can_map(gpu):
         binding_bytes = MAPPED_BAND
     plan, band_bytes, window_bytes = make_plan(gpu, source.nbytes, view, bits, swap, binding_bytes)
@@ -121,9 +111,8 @@ def make_plan(
     gpu: Gpu, source_nbytes: int, view: Access, bits: int, swap: int = 0, binding_bytes: int | None = None,
     pack: bool = True,
 ) -> tuple[Plan | None, int, int]:
-    """(plan, band bytes, window bytes) of a gather of ``view`` from a source of
-    ``source_nbytes`` bytes; the plan is None for an empty view. Refuses a view
-    that reads outside the source. ``pack``: see Plan.pack."""
+    """(plan, band bytes, window bytes) of a gather of ``view`` from a source of ``source_nbytes`` bytes;
+    the plan is None for an empty view. Refuses a view that reads outside the source. ``pack``: Plan.pack."""
     check_width(bits, swap, "the gather kernel takes")
     if len(view.shape) != len(view.strides):
         raise ValueError(f"a view of shape {view.shape} needs {len(view.shape)} strides, not {view.strides}")
@@ -156,10 +145,9 @@ def check_width(bits: int, swap: int, kernels: str) -> None:
 
 
 def _band_elements(v: Access, bits: int, band_bytes: int, count: int) -> int:
-    """Elements per band: what ``band_bytes`` holds, cut to whole groups of
-    4 indices of the outermost axis where that leaves most of it, so a large
-    transpose's boxes and packed runs come in whole 16-byte words for the
-    blocked kernel (gpu/render/transpose.py)."""
+    """Elements per band: what ``band_bytes`` holds, cut to whole groups of 4 indices of the outermost axis
+    where that leaves most of it, so a large transpose's boxes and packed runs come in whole 16-byte words
+    for the blocked kernel (gpu/render/transpose.py)."""
     band = band_bytes * 8 // bits
     if bits >= 32 and len(v.shape) >= 2 and band < count:
         step = 4 * (count // v.shape[0])
@@ -190,17 +178,14 @@ class Run(Owned):
         self.blocked = self.dispatches = 0  # the blocked kernels' dispatches, and all (tests look)
         with gpu.errors("allocating gather buffers"):
             self.kernel = GENERAL.on(gpu)
-            # the transpose kernels that may take some dispatches, in the
-            # order tried (gpu/render/transpose.py), on the same layout, so one bind
-            # group serves every kernel
+            # the transpose kernels that may take some dispatches, in the order tried (gpu/render/transpose.py),
+            # on the same layout, so one bind group serves every kernel
             names = variants(plan, gpu)
             self.variants = [(name, VARIANTS[name].on(gpu)) for name in names]
             self.src_bytes = round_up(src_bytes, WORD)
-            # On adapters that map storage buffers (buffers.can_map: wgpu on CPU
-            # adapters) the source is read straight into src and the band read
-            # straight from dst, as copy.py's mapped slots are: two copies of
-            # every byte fewer. Otherwise staged; a source or output on the
-            # device needs no mapped staging buffer on that side.
+            # Mapped (buffers.can_map), the source is read straight into src and the band straight from dst, as
+            # copy.py's mapped slots are: two copies of every byte fewer. Otherwise staged; a source or output
+            # on the device needs no staging buffer on that side.
             self.mapped = mapped = host_in and host_out and can_map(gpu)
             staged_in, staged_out = host_in and not mapped, host_out and not mapped
             self.upload = self._buffer("upload", self.src_bytes, U.MAP_WRITE | U.COPY_SRC) if staged_in else None
@@ -208,8 +193,7 @@ class Run(Owned):
             self.dst = self._buffer("dst", band_bytes, U.STORAGE | U.COPY_DST | (U.MAP_READ if mapped else U.COPY_SRC))
             self.readback = self._buffer("readback", band_bytes, U.MAP_READ | U.COPY_DST) if staged_out else None
             if mapped:
-                # wgpu zero-fills the bytes of a mapped buffer it never saw
-                # written; a clear marks all of dst written (copy.py's reason)
+                # wgpu zero-fills the bytes of a mapped buffer it never saw written: a clear marks dst written
                 encoder = gpu.device.create_command_encoder()
                 encoder.clear_buffer(self.dst, 0, band_bytes)
                 gpu.queue.submit([encoder.finish()])
@@ -247,9 +231,8 @@ class Run(Owned):
         read_through(self.gpu, self.dst, self.dst if self.mapped else self.readback, nbytes, sink)
 
     def _fill(self, encoder: Any, upload: Upload) -> None:
-        """Put the upload's runs in the src buffer: through the mapped upload
-        buffer, then a copy recorded in ``encoder`` (or straight into src,
-        mapped), or by copies from device_source."""
+        """Put the upload's runs in src: through the mapped upload buffer and a copy recorded in ``encoder``,
+        straight into src mapped, or by copies from device_source."""
         if self.device_source is not None:
             buffer = self.device_source.buffer
             for source, into, n in upload.runs:
@@ -273,8 +256,8 @@ class Run(Owned):
             encoder.copy_buffer_to_buffer(self.upload, 0, self.src, 0, round_up(end, 4))
 
     def dispatch(self, upload: Upload, band: int) -> None:
-        """Fill the src buffer with the upload's runs, then one dispatch per
-        box, through the transpose kernel where it takes the box (gpu/render/transpose.py)."""
+        """Fill src with the upload's runs, then one dispatch per box, through the transpose kernel where it
+        takes the box (gpu/render/transpose.py)."""
         gpu = self.gpu
         with gpu.errors("upload"):
             encoder = gpu.device.create_command_encoder()
@@ -284,8 +267,7 @@ class Run(Owned):
             gpu.queue.submit([encoder.finish()])
 
     def record(self, encoder: Any, upload: Upload, band: int) -> None:
-        """Encode the upload's dispatches, reading the src buffer as filled
-        (benchmarks/transpose_kernels.py times this part alone)."""
+        """Encode the upload's dispatches, reading src as filled (benchmarks/transpose_kernels.py times it alone)."""
         gpu, plan = self.gpu, self.plan
         compute = encoder.begin_compute_pass()
         axes = bytearray()
@@ -319,14 +301,11 @@ class Run(Owned):
 
 
 def variants(plan: Plan, gpu: Gpu) -> list[str]:
-    """The names of the transpose kernels (VARIANTS) that may take some of
-    the plan's dispatches, in the order Run.record tries them; every
-    dispatch none of them takes goes to the generic gather. Which kernel is
-    choose.py's ``transpose`` question, measured per adapter (on llvmpipe
-    the blocked one, its 16-byte accesses a quarter of the generic gather's,
-    on the workgroup measured fastest: docs/performance-adapters.md).
-    ``$ONNXOP_GATHER`` (a VARIANTS name or ``generic``) forces one (tests,
-    benchmarks), as ``$ONNXOP_SCHEDULE=transpose=...`` does."""
+    """The names of the transpose kernels (VARIANTS) that may take some of the plan's dispatches, in the
+    order Run.record tries them; a dispatch none of them takes goes to the generic gather. Which kernel is
+    choose.py's ``transpose`` question, measured per adapter (on llvmpipe the blocked one, its 16-byte
+    accesses a quarter of the generic gather's: docs/performance-adapters.md). ``$ONNXOP_GATHER`` (a
+    VARIANTS name or ``generic``) forces one (tests, benchmarks), as ``$ONNXOP_SCHEDULE=transpose=...`` does."""
     forced = os.environ.get(ENV_GATHER, "").strip().lower()
     if plan.bits < 32 or forced == "generic":
         return []

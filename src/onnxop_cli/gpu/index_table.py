@@ -1,11 +1,8 @@
-"""What an indexed kernel is told (gpu/indexed.py, gpu/scatter.py), as plain
-data with no device code: the index check modes, ``Check`` and ``Table`` (an
-access of the data and one of the index tensor over the output's shape, and
-the lookups that add indices read to the data's place: core/region.py).
-ops/ builds these from the ONNX shapes at plan time; kept apart from
-gpu/indexed.py so that importing the registry (every operator module) does
-not import the indexed kernels' code: a Flatten never runs them
-(tests/process/test_startup_lazy.py)."""
+"""What an indexed kernel is told (gpu/indexed.py, gpu/scatter.py), as plain data with no device code: the
+index check modes, ``Check`` and ``Table`` (an access of the data and one of the index tensor over the
+output's shape, and the lookups that add indices read to the data's place: core/region.py). ops/ builds
+these from the ONNX shapes at plan time; kept apart from gpu/indexed.py so that importing the registry
+(every operator module) does not import the indexed kernels' code (tests/process/test_startup_lazy.py)."""
 
 from __future__ import annotations
 
@@ -50,12 +47,15 @@ class Index:
     def size(self) -> int:
         return math.prod(self.shape)
 
+    @property
+    def width(self) -> int:
+        return 8 if self.wide else 4
+
 
 @dataclass(frozen=True)
 class Check:
-    """How an index tensor is checked: ``bounds[p % len(bounds)]`` for index p;
-    ``mode`` WRAP (valid -d .. d-1), RANGE (valid 0 .. d) or NONNEG (valid
-    0 .. d-1: opsets before negative indices); ``op`` and
+    """How an index tensor is checked: ``bounds[p % len(bounds)]`` for index p; ``mode`` WRAP (valid
+    -d .. d-1), RANGE (valid 0 .. d) or NONNEG (valid 0 .. d-1: opsets before negative indices); ``op`` and
     ``name`` for the message."""
 
     bounds: tuple[int, ...]
@@ -71,10 +71,9 @@ class Check:
 
 @dataclass(frozen=True)
 class Table:
-    """The gather kernel's map from output elements to source elements:
-    element i reads the data at ``data``'s place for i plus, per lookup, the
-    index read at ``index``'s place for i plus its ``at``, times its
-    ``stride`` (the modes read the index their own way)."""
+    """The gather kernel's map from output elements to source elements: element i reads the data at
+    ``data``'s place for i plus, per lookup, the index read at ``index``'s place for i plus its ``at``, times
+    its ``stride`` (the modes read the index their own way)."""
 
     data: Access  # over the output's (or the updates') shape, into the data (elements)
     index: Access  # over the same shape, into the index tensor

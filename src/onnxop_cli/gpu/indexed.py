@@ -1,17 +1,16 @@
-"""Indexed gathers and scatters on the device: the index tensor is read,
-checked and wrapped there (the check and the indexed gather, gpu/render/indexed.py),
-never through numpy; the output is read back only when every index was in range.
+"""Indexed gathers and scatters on the device: the index tensor is read, checked and wrapped there (the
+check and the indexed gather, gpu/render/indexed.py), never through numpy; the output is read back only
+when every index was in range.
 
     data ──upload──▶ src ─┐
     indices ──upload──▶ raw ──check──▶ norm (u32, wrapped) + first bad position
                           └─indexed gather─▶ dst (a band) ──readback──▶ sink
 
-What each op reads is one ``Table`` (gpu/index_table.py), built by ops/
-from the ONNX shapes; this module only moves bytes. Scatters (gpu/scatter.py)
-use the same check, and the gather to re-lay their data and compute their
-targets. A gather whose output is one band skips the check pass: its kernel
-reads the raw indices and checks each as it uses it, and the band is read
-back only if none was bad. Which kernel runs a table: gpu/indexed_variants.py.
+What each op reads is one ``Table`` (gpu/index_table.py), built by ops/ from the ONNX shapes; this module
+only moves bytes. Scatters (gpu/scatter.py) use the same check, and the gather to re-lay their data and
+compute their targets. A gather whose output is one band skips the check pass: its kernel reads the raw
+indices and checks each as it uses it, and the band is read back only if none was bad. Which kernel runs a
+table: gpu/indexed_variants.py.
 
 Limits, checked here with one-line errors: the index tensor (as u32) and, for a scatter, the updates
 and their targets each fit in one storage binding; an output has fewer than 2^32 elements. The data may
@@ -36,10 +35,8 @@ from .gather import check_width
 from . import indexed_variants as iv
 from .indexed_buffers import Buffers, Slice, launch, read_small, to_sink  # noqa: F401 - also imported from here
 from .indexed_buffers import plan_windows, run_bands
-from .choose import answer
 from .index_table import NONNEG, RANGE, WRAP, Check, Index, Table, is_row_major, row_strides  # noqa: F401 - also imported from here
 from .indexed_variants import Gather, variant  # noqa: F401 - also imported from here
-from .render import slices
 from .render.indexed import NO_BAD
 from .render.indexed import Check as CheckKernel
 
@@ -49,8 +46,8 @@ LAST = "indexed-last"  # gpu.cache key: the last call's transfer counts (indexed
 
 @dataclass(frozen=True)
 class Data:
-    """A tensor's bytes: row-major elements of ``bits``; ``swap`` the byte-swap
-    unit of a big-endian source (0: little-endian)."""
+    """A tensor's bytes: row-major elements of ``bits``; ``swap`` the byte-swap unit of a big-endian source
+    (0: little-endian)."""
 
     source: ByteSource
     shape: tuple[int, ...]
@@ -79,9 +76,6 @@ class BadIndex(OpError):
         self.position, self.value = position, value
 
 
-# ------------------------------------------------------------------ buffers
-
-
 def fits(gpu: Gpu, nbytes: int, what: str, op: str) -> None:
     limit = binding_limit(gpu)
     if nbytes > limit:
@@ -92,10 +86,9 @@ def fits(gpu: Gpu, nbytes: int, what: str, op: str) -> None:
 
 
 def check_indices(gpu: Gpu, bufs: Buffers, index: Index, check: Check, max_dim: int) -> Any:
-    """Upload ``index``, check and wrap it on the device; the buffer of u32
-    offsets, or BadIndex naming the first index out of range."""
-    count = index.size
-    width = 8 if index.wide else 4
+    """Upload ``index``, check and wrap it on the device: the buffer of u32 offsets, or BadIndex naming the
+    first index out of range."""
+    count, width = index.size, index.width
     if count >= NO_BAD:
         raise OpError(f"{check.op}: {check.name} has {count} elements; the device indexes at most {NO_BAD - 1}")
     if index.source.nbytes < count * width:
@@ -139,16 +132,15 @@ def read_status(gpu: Gpu, bufs: Buffers, status: Any, raw: tuple[Index, Check] |
 def reads_raw(gpu: Gpu, index: Index, check: Check) -> bool:
     """Whether a kernel can read and check ``index``'s raw indices itself: some, all there, within one
     binding, each axis under 2^32 elements."""
-    width = 8 if index.wide else 4
-    return (0 < index.size < NO_BAD and index.size * width <= binding_limit(gpu)
-            and index.source.nbytes >= index.size * width and all(d < 1 << 32 for d in check.bounds))
+    nbytes = index.size * index.width
+    return (0 < index.size < NO_BAD and nbytes <= binding_limit(gpu) and index.source.nbytes >= nbytes
+            and all(d < 1 << 32 for d in check.bounds))
 
 
 def _can_fuse(gpu: Gpu, index: Index, check: Check, table: Table, band: int, fuse: bool) -> bool:
-    """Whether the gather kernel can check the indices as it reads them: an
-    output of one band (so all are read before any byte is read back) that
-    is not empty (so every index is read: an index no element reads is
-    checked by the check pass), the raw indices ``reads_raw``."""
+    """Whether the gather kernel can check the indices as it reads them: an output of one band (so all are
+    read before any byte is read back) that is not empty (so every index is read: an index no element reads
+    is checked by the check pass), the raw indices ``reads_raw``."""
     looks = (table.mode == 0 and table.lookups) or table.mode == 1
     return bool(fuse and looks and 0 < table.size <= band and reads_raw(gpu, index, check))
 
@@ -168,9 +160,8 @@ def bad_index(index: Index, check: Check, position: int) -> BadIndex:
     """The message for the index at flat ``position`` (its one value read from the host's source)."""
     import numpy as np
 
-    width = 8 if index.wide else 4
-    raw = bytearray(width)
-    index.source.readinto(position * width, memoryview(raw))
+    raw = bytearray(index.width)
+    index.source.readinto(position * index.width, memoryview(raw))
     value = struct.unpack((">" if index.big else "<") + ("q" if index.wide else "i"), raw)[0]
     where = tuple(int(i) for i in np.unravel_index(position, index.shape, order="F" if index.fortran else "C"))
     d = check.bounds[check.bound_of(position)]
@@ -246,30 +237,15 @@ def gather_indexed(
             windows = plan_windows(
                 gpu, bufs, data.source, data.size, data.bits, window_cap, (count * data.bits + 7) // 8,
                 band * data.bits // 8, stream_bytes)
-            one = iv.lines(table, data.bits, check, index if can_fuse else None) if (  # Gather's lines
-                plain and windows.single) else None
-            cut = None
-            if one is None and plain and (not can_fuse or index.wide) and iv.ENABLED["slices"]:
-                cut = slices.plan(table, data.bits, check.bounds)
-            if cut is not None and not cut.vec4() and (not can_fuse or not windows.single or (
-                    table.extra.get("slices") == "slabs" and answer(gpu, "gather_words") == "elements")):
-                cut = None  # whole words: one band of one window (Gather: where it beats the element kernel)
-            if one is None and plain and can_fuse and windows.single and index.wide and (
-                    cut is None or not cut.vec4()):  # one band of one window in one dispatch, indices checked as read
-                one = iv.one_dispatch(table, cut, data.bits, check)
-            fused = None
+            one = iv.plan(gpu, table, data.bits, check, index, can_fuse, windows.single) if plain else None
+            fused = checked = None
             if can_fuse:  # the raw indices (unless the pairs kernel uploads them itself, in bands), a status word
                 own = one is not None and one.uploads_own(index.size // 2)
-                fused = (None if own else bufs.upload("indices", index.source, index.size * (8 if index.wide else 4)),
+                fused = (None if own else bufs.upload("indices", index.source, index.size * index.width),
                          bufs.status(), index, check)
-            checked = None if fused is None else functools.partial(read_status, gpu, bufs, fused[1], (index, check))
-            if cut is not None and cut.vec4():  # whole slices in vec4s: Gather's slabs
-                one = iv.slabs(cut, check, fused, windows.single)
-            if one is not None:
-                fill = iv.fill_one(bufs, one, windows.first, fused, norm, data.bits, max_dim)
-            else:
-                fill = Gather(bufs, windows.first, norm, table, max_dim, fused, data.bits, data.swap).run
-
+                checked = functools.partial(read_status, gpu, bufs, fused[1], (index, check))
+            fill = (iv.fill_one(bufs, one, windows.first, fused, norm, data.bits, max_dim) if one is not None
+                    else Gather(bufs, windows.first, norm, table, max_dim, fused, data.bits, data.swap).run)
             return run_bands(gpu, bufs, windows, fill, count, data.bits, band, sink, poison, checked)
     finally:
         bufs.release()

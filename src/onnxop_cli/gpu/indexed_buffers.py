@@ -1,23 +1,14 @@
-"""The buffers of one indexed gather or scatter (gpu/indexed.py, gpu/scatter.py):
-made, filled from host sources, handed to sinks, destroyed together; and a
-gather's source in windows, its output in bands (``plan_windows``, ``run_bands``).
+"""The buffers of one indexed gather or scatter (gpu/indexed.py, gpu/scatter.py): made, filled from host
+sources, handed to sinks, destroyed together; and a gather's source in windows, its output in bands
+(``plan_windows``, ``run_bands``).
 
-Two ways to move the bytes, chosen per call:
-
-- staged (every adapter): a source goes in through ``queue.write_buffer``
-  (the engine's staging copy and a copy command), a result comes out through
-  a readback buffer (a copy command, then the readback mapped);
-- mapped (adapters that ``can_map``: wgpu and Dawn on a CPU Vulkan adapter,
-  see gpu/copy.py's mapped mode and gpu/engines/dawn/host.py): the kernel's
-  own buffers are mapped -- a source (data, raw indices) read straight into
-  its storage buffer, a result handed to the sink where the kernel wrote it.
-  No staging buffer and no copy command either way.
-
-A graph's device-resident source (``DeviceBuffer``) is copied on the device
-and a ``DeviceSink`` takes the result on the device, whichever way is chosen.
-``counts`` says which way each transfer went (tests assert it: a silent
-fallback to staging fails them); gpu/indexed.py leaves a call's counts in
-``gpu.cache["indexed-last"]``.
+Bytes move staged on every adapter (a source through ``queue.write_buffer``, a result through a readback
+buffer), or mapped where the adapter ``can_map`` (wgpu and Dawn on a CPU Vulkan adapter: gpu/copy.py's
+mapped mode, gpu/engines/dawn/host.py): a source read straight into the kernel's storage buffer, a result
+handed to the sink where the kernel wrote it, with no staging buffer and no copy command. A graph's
+device-resident source (``DeviceBuffer``) is copied on the device and a ``DeviceSink`` takes the result
+there, either way. ``counts`` says which way each transfer went (tests assert it: a silent fallback to
+staging fails them); gpu/indexed.py leaves a call's counts in ``gpu.cache["indexed-last"]``.
 """
 
 from __future__ import annotations
@@ -51,9 +42,8 @@ class Slice:
 
 
 class Buffers(Owned):
-    """The buffers of one indexed operation, in whole words. ``mapped``:
-    host transfers through the kernel's own buffers mapped (only where the
-    adapter ``can_map``); ``counts`` (shared with ``child()``) how each went."""
+    """The buffers of one indexed operation, in whole words. ``mapped``: host transfers through the kernel's
+    own buffers mapped (only where the adapter ``can_map``); ``counts`` (shared with ``child()``) how each went."""
 
     def __init__(self, gpu: Gpu, mapped: bool = False, counts: dict[str, int] | None = None) -> None:
         self.gpu, self.buffers = gpu, []
@@ -94,9 +84,8 @@ class Buffers(Owned):
         return status
 
     def upload(self, label: str, source: ByteSource, nbytes: int, readable: bool = False) -> Any:
-        """A storage buffer holding ``source``'s first ``nbytes`` (zero-padded
-        to whole words); ``readable``: also read back when mapped (a scatter's
-        output is its uploaded data)."""
+        """A storage buffer holding ``source``'s first ``nbytes`` (zero-padded to whole words); ``readable``:
+        also read back when mapped (a scatter's output is its uploaded data)."""
         from .resident import DeviceBuffer, device_copy
 
         base, at0 = (source.source, source.offset) if isinstance(source, Slice) else (source, 0)
@@ -115,10 +104,9 @@ class Buffers(Owned):
         return buf
 
     def refill(self, buf: Any, source: ByteSource, nbytes: int) -> None:
-        """Overwrite the first ``nbytes`` of ``buf`` (this object's ``upload``
-        of a host source, at least that large) with ``source``'s, after the
-        device's work already submitted with it: a mapped buffer waits for
-        that work in its map, a staged write is ordered after it by the queue."""
+        """Overwrite the first ``nbytes`` of ``buf`` (this object's ``upload`` of a host source, at least that
+        large) with ``source``'s, after the work already submitted with it: a mapped buffer waits for that work
+        in its map, a staged write is ordered after it by the queue."""
         if self.mapped:  # read straight into the kernel's buffer
             if nbytes:
                 write_mapped(self.gpu, buf, source, 0, nbytes)
@@ -147,8 +135,8 @@ def read_small(gpu: Gpu, bufs: Buffers, buf: Any, nbytes: int) -> bytes:
 
 
 def read_view(gpu: Gpu, bufs: Buffers, buf: Any, nbytes: int, use: Sink) -> bool:
-    """``use`` given ``buf``'s first ``nbytes``: mapped where it lies if it was made
-    readable (``Buffers.result``; True), else through a readback freed at once (False)."""
+    """``use`` given ``buf``'s first ``nbytes``: mapped where it lies if it was made readable
+    (``Buffers.result``; True), else through a readback freed at once (False)."""
     n4 = max(4, round_up(nbytes, 4))
     readable = id(buf) in bufs.readable
     back = buf if readable else bufs.new("readback", n4, U.MAP_READ | U.COPY_DST)
@@ -166,8 +154,8 @@ def read_view(gpu: Gpu, bufs: Buffers, buf: Any, nbytes: int, use: Sink) -> bool
 
 
 def to_sink(gpu: Gpu, bufs: Buffers, buf: Any, nbytes: int, sink: Sink) -> int:
-    """Hand ``buf``'s first ``nbytes`` to ``sink``: kept on the device for a
-    graph's DeviceSink, else ``read_view``'s way. Returns ``nbytes``."""
+    """Hand ``buf``'s first ``nbytes`` to ``sink``: kept on the device for a graph's DeviceSink, else
+    ``read_view``'s way. Returns ``nbytes``."""
     from .resident import DeviceSink
 
     if isinstance(sink, DeviceSink):  # a graph's intermediate: stays on the device
@@ -193,39 +181,26 @@ def launch(bufs: Buffers, render: Any, units: int, per: int, max_dim: int, label
 
 # ------------------------------------------------------------------ windows
 #
-# A gather's source on the device: one buffer, or windows of one binding each.
-#
-# Gather reads its source at places only the indices know, so every output
-# band may read any of it. Two ways to give the kernel the whole source:
-#
-# - **resident** (the rule): every window uploaded once, before the first
-#   band, and kept; each band runs once per window. The device holds the
-#   whole source and one band.
-# - **streamed**: the output goes in *passes* of several bands; each pass
-#   uploads the windows in turn into one buffer and runs all its bands
-#   against each (the queue orders an upload after the dispatches already
-#   submitted). The device holds one window and a pass's bands; the source
-#   is uploaded once per pass.
-#
-# A source streams where the device's memory is the process's own
-# (choose.py's ``gather_source`` question), has more than two windows and is
-# no smaller than the output: passes of half the source, so at most one more
-# upload takes the peak from source + band to window + half the source
-# (figures: docs/indexed-operators.md#speed). Elsewhere, and for a graph's
-# intermediate already on the device, it stays resident; ``stream_bytes``
-# (tests) forces passes of that many bytes on any adapter.
-#
-# In windows the element kernel visits every element of a band per window,
-# writing those whose source the window holds; the vec4 slabs kernel
-# (gpu/render/slices.py ``windowed``) skips a slab outside the window with
-# one test, so 8 windows cost about one pass of copying, not eight.
+# A gather reads its source at places only the indices know, so every band may read any of it. The source
+# is bound in windows of one binding each, either
+# - resident (the rule): every window uploaded once, before the first band, and kept; each band runs once
+#   per window. The device holds the whole source and one band; or
+# - streamed: the output goes in passes of several bands; each pass uploads the windows in turn into one
+#   buffer and runs all its bands against each (the queue orders an upload after the dispatches already
+#   submitted). The device holds one window and a pass's bands; the source is uploaded once per pass.
+# A source streams where the device's memory is the process's own (choose.py's ``gather_source``), has more
+# than two windows and is no smaller than the output: passes of half the source, so at most one more upload
+# takes the peak from source + band to window + half the source (docs/indexed-operators.md#speed). A graph's
+# intermediate already on the device stays resident; ``stream_bytes`` (tests) forces passes of that many
+# bytes on any adapter. In windows the element kernel visits every element of a band per window, writing
+# those whose source the window holds; the vec4 slabs kernel (gpu/render/slices.py ``windowed``) skips a
+# slab outside the window with one test, so 8 windows cost about one pass of copying, not eight.
 
 
 @dataclass
 class Windows:
-    """The source's windows as (first element, elements); ``buffers`` the
-    resident windows' buffers, or (streamed) the one buffer each is
-    uploaded into in turn; ``pass_bands`` the bands a pass makes."""
+    """The source's windows as (first element, elements); ``buffers`` the resident windows' buffers, or
+    (streamed) the one buffer each is uploaded into in turn; ``pass_bands`` the bands a pass makes."""
 
     gpu: Any
     source: ByteSource
@@ -246,8 +221,7 @@ class Windows:
         return self.buffers[0]
 
     def each(self) -> Iterator[tuple[Any, int, int]]:
-        """(buffer, first element, elements) for every window in order;
-        streamed, each is uploaded as it is reached."""
+        """(buffer, first element, elements) for every window in order; streamed, each uploaded as reached."""
         if not self.streamed:
             for buf, (w0, wn) in zip(self.buffers, self.ranges):
                 yield buf, w0, wn
@@ -262,13 +236,11 @@ class Windows:
 def run_bands(gpu: Any, bufs: Any, windows: Windows, run: Callable[..., None], count: int, bits: int, band: int,
               sink: Callable[[memoryview], None], poison: int | None = None,
               checked: Callable[[], None] | None = None) -> int:
-    """Make the output's ``count`` elements in bands of ``band``, a pass of
-    ``windows.pass_bands`` at a time: ``run(dst, e0, n, window)`` fills a
-    band from one window (``window`` None: the source is one buffer; else
-    (buffer, first element, elements, a later window of this band)), every
-    band of a pass against every window; ``checked`` (the kernel checked the
-    indices as it read them) raises before any band reaches ``sink``.
-    Returns the bytes written."""
+    """Make the output's ``count`` elements in bands of ``band``, a pass of ``windows.pass_bands`` at a time:
+    ``run(dst, e0, n, window)`` fills a band from one window (``window`` None: the source is one buffer; else
+    (buffer, first element, elements, a later window of this band)), every band of a pass against every
+    window; ``checked`` (the kernel checked the indices as it read them) raises before any band reaches
+    ``sink``. Returns the bytes written."""
     per_pass = band * windows.pass_bands
     dsts = [bufs.result("dst", min(band, count) * bits // 8 + 16)
             for _ in range(min(windows.pass_bands, -(-count // band)))]
@@ -289,12 +261,10 @@ def run_bands(gpu: Any, bufs: Any, windows: Windows, run: Callable[..., None], c
 
 
 def write(gpu: Any, buf: Any, source: Any, nbytes: int, staging: Any = None) -> None:
-    """``source``'s first ``nbytes`` into ``buf`` from offset 0: read straight
-    into ``buf`` mapped (``staging`` None: a CPU adapter's buffer that maps,
-    gpu/buffers.can_map), else a step at a time through ``staging``. Either
-    map waits for the dispatches that read the last window, so neither
-    engine queues a second copy of the source (``write_buffer`` would: its
-    staging memory is let go only when the device next settles)."""
+    """``source``'s first ``nbytes`` into ``buf`` from offset 0: read straight into ``buf`` mapped
+    (``staging`` None: gpu/buffers.can_map), else a step at a time through ``staging``. Either map waits for
+    the dispatches that read the last window, so neither engine queues a second copy of the source
+    (``write_buffer`` would: its staging memory is let go only when the device next settles)."""
     into, step = (buf, round_up(nbytes, 4)) if staging is None else (staging, staging.size)
     for at in range(0, nbytes, step):
         n = min(step, nbytes - at)
@@ -305,11 +275,9 @@ def write(gpu: Any, buf: Any, source: Any, nbytes: int, staging: Any = None) -> 
 
 def plan_windows(gpu: Any, bufs: Any, source: ByteSource, size: int, bits: int, window_cap: int, out_bytes: int,
          band_bytes: int, stream_bytes: int | None = None, stream: bool = True) -> Windows:
-    """The windows of a source of ``size`` elements of ``bits``, each at
-    most ``window_cap`` bytes (whole 16-byte words), resident or streamed
-    (the module's rule; ``stream_bytes`` forces passes of that many bytes;
-    ``stream`` False keeps it resident).
-    ``bufs`` (indexed.Buffers) makes the buffers and frees them with the rest."""
+    """The windows of a source of ``size`` elements of ``bits``, each at most ``window_cap`` bytes (whole
+    16-byte words), resident or streamed by the rule above (``stream_bytes`` forces passes of that many
+    bytes; ``stream`` False keeps it resident), made in ``bufs`` and freed with the rest."""
     per = max(128, (window_cap * 8 // bits) // 128 * 128)  # 128 elements of any width are whole words
     ranges = [(w0, min(per, size - w0)) for w0 in range(0, size, per)] or [(0, 0)]
     nbytes = (size * bits + 7) // 8
@@ -331,9 +299,8 @@ def plan_windows(gpu: Any, bufs: Any, source: ByteSource, size: int, bits: int, 
 
 
 def _pass_bytes(gpu: Any, nbytes: int, window_bytes: int, out_bytes: int) -> int | None:
-    """The module's rule: a pass's bytes when the source should stream, else
-    None. Whether the device's memory is the process's own is choose.py's
-    ``gather_source`` question, asked only for a source that could stream."""
+    """A pass's bytes where the source should stream by the rule above, else None (choose.py's
+    ``gather_source`` asked only of a source that could stream)."""
     if nbytes <= 2 * window_bytes or out_bytes > nbytes or answer(gpu, "gather_source") != "streamed":
         return None
     return round_up(-(-nbytes // 2), 16)

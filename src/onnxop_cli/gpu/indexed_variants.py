@@ -1,21 +1,13 @@
-"""The kernels an indexed gather runs a table on (gpu/indexed.py picks): the
-element kernel (gpu/render/indexed.py) on the variant of the table's case
-(``variant``, ``Gather``; the scatters' re-lay and target passes run it too),
-or a faster kernel planned for the tables it fits (each planner says which).
-Every condition of a plan is what its kernel can read, not a speed measured
-on one driver, so none is a question of gpu/choose.py.
-
-- one dispatch a band and window of little-endian data (``Dispatch``): ``slabs``
-  (gpu/render/slices.py ``whole``, ``windowed``), whole slices of 16-byte
-  vectors (``Slices.vec4``), in any bands and windows; Gather's
-  (and Compress's) ``lines`` of one- or two-word units (gpu/render/lines.py),
-  any bands; or one band, the raw int64 indices checked as read: GatherND's
-  ``nd pairs`` (gpu/render/rows.py's NdRows) or other whole-word ``slices``
-  (gpu/render/slices.py ``words``), GatherElements' ``rows`` (rows.py's
-  ElementsRows), ReverseSequence's ``runs`` (gpu/render/reverse.py).
-
-``ENABLED`` holds one switch per variant: off, its tables run what runs
-without it (benchmarks/variant_kernels.py, benchmarks/indexed_ops.py, tests).
+"""The kernels an indexed gather runs a table on (``plan``; gpu/indexed.py asks): the element kernel
+(gpu/render/indexed.py) on the variant of the table's case (``variant``, ``Gather``; the scatters' re-lay
+and target passes run it too), or a faster kernel, one dispatch a band and window (``Dispatch``), planned
+for the tables it fits: the slabs (gpu/render/slices.py ``whole``, ``windowed``), Gather's (and
+Compress's) lines (gpu/render/lines.py), GatherND's pairs (gpu/render/rows.py's NdRows) or whole-word
+slices (slices.py ``words``), GatherElements' rows (rows.py's ElementsRows), ReverseSequence's runs
+(gpu/render/reverse.py). A planner's conditions are what its kernel can read, not a speed measured on one
+driver (``plan`` asks choose.py only between Gather's word slices and the element kernel). ``ENABLED`` holds
+one switch per variant: off, its tables run what runs without it (benchmarks/variant_kernels.py,
+benchmarks/indexed_ops.py, tests).
 """
 
 from __future__ import annotations
@@ -43,29 +35,21 @@ Fill = Callable[[Any, int, int, Any], None]  # indexed_buffers.run_bands' fill(d
 ENABLED = {"lines": True, "slices": True, "nd pairs": True, "rows": True, "runs": True}
 M = 0xFFFFFFFF  # strides as two's complement u32 words
 RAW_BAND = 8 << 20  # bytes of raw tuples a dispatch reads, where they lie in slice order (tests shrink it)
-# GatherND's pairs in slice order (a row-major index tensor) of more than RAW_BAND bytes are not uploaded at
-# once: one dispatch per RAW_BAND of them, through two buffers in turn (``Dispatch.uploads_own``). A memory
-# bound, not a speed choice among kernels (so no question of choose.py): on Mesa's CPU drivers device memory
-# is malloc'd, and glibc maps a block above 32 MiB afresh each time: a 64 MiB index tensor's buffer cost
-# ~40 ms of page faults every call (Mesa 25; ~90 ms loaded), where 8 MiB blocks come back from the heap
-# already touched: 20,482 page faults a call before, 0 after, Mesa 22.3; 16 MiB bands still took 4,098
-# (benchmarks/nd_pairs_upload.py). A driver with device memory of its own pays one more dispatch per 8 MiB.
+# GatherND's pairs in slice order (a row-major index tensor) of more than RAW_BAND bytes go one dispatch per
+# RAW_BAND, through two buffers in turn (``Dispatch.uploads_own``): a memory bound, not a speed choice. On
+# Mesa's CPU drivers device memory is malloc'd, and glibc maps a block above 32 MiB afresh each time (a 64 MiB
+# index tensor's buffer: ~40 ms of page faults every call, Mesa 25), where 8 MiB blocks come back from the
+# heap already touched (20,482 page faults a call before, 0 after; 16 MiB: 4,098; benchmarks/nd_pairs_upload.py).
 TUPLE = 16  # bytes: two int64
-# Leading rows of this many slices or more may take runs of RUNS["long"] slices an invocation, not "short", where
-# choose.py's ``nd_run`` answers "long" (1.18x the kernel's speed for a 2048 x 2048 output on Mesa 22.3):
-# a run that crosses a row's end steps slice by slice, so shorter rows keep "short". Not measured per driver:
-# it bounds the runs that leave the fast path (at most one in LONG_ROW / 64 = 16); which run length is faster
-# on rows that long is the measured part (nd_run, cached per adapter and driver)
+# Leading rows of this many slices or more take runs of RUNS["long"] slices an invocation where choose.py's
+# ``nd_run`` answers "long" (1.18x for a 2048 x 2048 output on Mesa 22.3): a run that crosses a row's end steps
+# slice by slice, so this bounds the runs that leave the fast path (at most one in LONG_ROW / 64 = 16).
 LONG_ROW = 1024
 
 
-# ------------------------------------------------------------------ the element kernel
-
-
 def variant(table: Table, raw: Index | None = None) -> str:
-    """The kernel's variant (render/indexed.py's VARIANTS) for ``table``: the
-    one specialized to its case; ``raw``: the one reading and checking these
-    raw indices itself. Which code the table needs, not a speed choice."""
+    """The element kernel's variant (render/indexed.py's VARIANTS) for ``table``'s case; ``raw``: the one
+    reading and checking these raw indices itself."""
     if table.mode == 0:
         name = ("flat", "one")[len(table.lookups)] if len(table.lookups) < 2 else "lookups"
     else:
@@ -117,9 +101,6 @@ class Gather:
         ), [src, self.norm, dst, None, self.axes, self.raw, self.status])
 
 
-# ------------------------------------------------------------------ the Dispatch variants
-
-
 @dataclass(frozen=True)
 class Dispatch:
     """A variant that writes a band of one window in one dispatch (``fill_one``): the lines in any
@@ -137,31 +118,50 @@ class Dispatch:
     first_unit: tuple[str, int] = ("", 0)  # lines, slabs: the Params field of a band's first unit, its bytes
 
     def uploads_own(self, tuples: int) -> bool:
-        """Whether ``fill_one`` uploads these ``tuples`` itself, a band at a
-        time (the caller then passes no raw buffer)."""
+        """Whether ``fill_one`` uploads these ``tuples`` itself, a band at a time (then no raw buffer is passed)."""
         return self.ordered and tuples * TUPLE > RAW_BAND
 
 
-def slabs(cut: slices.Slices, check: Check, fused: Fused | None, single: bool) -> Dispatch:
+def plan(gpu: Any, table: Table, bits: int, check: Check, index: Index, fused: bool, single: bool) -> Dispatch | None:
+    """The variant that runs ``table`` on little-endian data of ``bits`` (None: the element kernel), its
+    raw ``index`` checked as read where ``fused``, the source one window where ``single``: Gather's lines
+    (one window); whole slices in vec4s, the slabs; else, on one band of one window of int64 indices
+    checked as read, whole-word slices (GatherND's pairs, or Gather's where choose.py's ``gather_words``
+    does not answer "elements"), GatherElements' rows or ReverseSequence's runs."""
+    one = lines(table, bits, check, index if fused else None) if single else None
+    if one is not None:
+        return one
+    cut = slices.plan(table, bits, check.bounds) if (not fused or index.wide) and ENABLED["slices"] else None
+    if cut is not None and cut.vec4():
+        return slabs(cut, check, fused, single)
+    if cut is not None and (not fused or not single or (
+            table.extra.get("slices") == "slabs" and answer(gpu, "gather_words") == "elements")):
+        cut = None
+    if not (fused and single and index.wide):
+        return None
+    if cut is not None:
+        return nd_pairs(cut, check) or Dispatch("slices", SLICES["words"], 4, SLICES["words"].schedule.per,
+                                                dict(cut.fields, cmode=check.mode), "words", cut.blob)
+    return elements_rows(table, bits, check) or reverse_runs(table, bits, check)
+
+
+def slabs(cut: slices.Slices, check: Check, fused: bool, single: bool) -> Dispatch:
     """Whole slices in vec4s (``cut.vec4()``), in any bands and windows, the indices checked as read
     (``fused``) or by the index check before (its offsets): ``whole`` (VECS a lane) for one band of one buffer
     (``single``), fused, else ``windowed``."""
-    name = "whole" if single and fused is not None else "windowed"
+    name = "whole" if single and fused else "windowed"
     kernel = SLICES[name]
     return Dispatch("slabs", kernel, 16, kernel.schedule.per, dict(
-        cut.fields, width=cut.width // 4, cmode=check.mode if fused else 0, normed=int(fused is None), win0=0,
+        cut.fields, width=cut.width // 4, cmode=check.mode if fused else 0, normed=int(not fused), win0=0,
         wend=NO_BAD if name == "windowed" else 0, chunk=kernel.schedule.per), "words", cut.blob,
         first_unit=("first", 16))
 
 
 def lines(table: Table, bits: int, check: Check, raw: Index | None) -> Dispatch | None:
-    """The line plan of a Gather ``table`` (``extra["slices"]`` "slabs")
-    for elements of ``bits``, in any bands of one window, or None: its index
-    axes not the last before the slice or not row-major, or the slice not
-    one or two whole words (where it runs it measured faster than the
-    element kernel: docs/operators.md, benchmarks/gather_lines_ab.py).
-    ``raw``: the raw indices it checks as read, else (None) the index
-    check's offsets, read as int32 in mode 0."""
+    """The line plan of a Gather ``table`` (``extra["slices"]`` "slabs") of ``bits``, in any bands of one
+    window, or None: its index axes not the last before the slice or not row-major, or the slice not one or
+    two whole words (docs/operators.md, benchmarks/gather_lines_ab.py). ``raw``: the raw indices it checks
+    as read, else (None) the index check's offsets, read as int32 in mode 0."""
     bounds = check.bounds
     if (not ENABLED["lines"] or table.mode != 0 or len(table.lookups) != 1 or table.lookups[0].at != 0
             or table.extra.get("slices") != "slabs"):
@@ -184,20 +184,9 @@ def lines(table: Table, bits: int, check: Check, raw: Index | None) -> Dispatch 
         "cmode": WRAP if raw is None else check.mode}, "words", blob or bytes(16), first_unit=("u0", 4 * cut.width))
 
 
-def one_dispatch(table: Table, cut: slices.Slices | None, bits: int, check: Check) -> Dispatch | None:
-    """The one-dispatch variant of a table whose raw int64 indices it checks
-    as read, or None: GatherND's whole-word slices ``cut`` by pairs or by
-    tuples, GatherElements' rows, ReverseSequence's runs."""
-    if cut is not None:
-        return nd_pairs(cut, check) or Dispatch("slices", SLICES["words"], 4, SLICES["words"].schedule.per,
-                                                dict(cut.fields, cmode=check.mode), "words", cut.blob)
-    return elements_rows(table, bits, check) or reverse_runs(table, bits, check)
-
-
 def nd_pairs(cut: slices.Slices, check: Check) -> Dispatch | None:
-    """GatherND's pairs for ``cut``, or None: not wrapped (GatherND's), not two
-    lookups at tuple offsets 0 and 1, a leading index stride odd (a tuple not
-    one aligned vec4), or slices not of one or two words."""
+    """GatherND's pairs for ``cut``, or None: not wrapped (GatherND's), not two lookups at tuple offsets 0
+    and 1, a leading index stride odd (a tuple not one aligned vec4), or slices not of one or two words."""
     rows = [struct.unpack_from("<4I", cut.blob, 16 * r) for r in range(len(cut.blob) // 16)]
     if not ENABLED["nd pairs"] or check.mode != WRAP or cut.width not in (1, 2) or len(rows) != cut.outer + 2:
         return None
@@ -215,9 +204,8 @@ def nd_pairs(cut: slices.Slices, check: Check) -> Dispatch | None:
 
 
 def elements_rows(table: Table, bits: int, check: Check) -> Dispatch | None:
-    """GatherElements' rows for a ``table`` (``extra["elements"]``) of
-    ``bits``, or None: not 32 or 64 bits, or the indices not row-major
-    (whole-word elements, index e at position e: two a vec4 load)."""
+    """GatherElements' rows for a ``table`` (``extra["elements"]``) of ``bits``, or None: not 32 or 64 bits,
+    or the indices not row-major (whole-word elements, index e at position e: two a vec4 load)."""
     if (not ENABLED["rows"] or table.mode != 0 or not table.extra.get("elements") or table.size == 0
             or bits not in (32, 64) or len(table.lookups) != 1 or table.lookups[0].at != 0):
         return None
@@ -231,8 +219,8 @@ def elements_rows(table: Table, bits: int, check: Check) -> Dispatch | None:
 
 
 def reverse_runs(table: Table, bits: int, check: Check) -> Dispatch | None:
-    """ReverseSequence's blocks for a ``table`` (``extra["runs"]``) of
-    ``bits``, or None: the data not row-major, or its inner block not whole words."""
+    """ReverseSequence's blocks for a ``table`` (``extra["runs"]``) of ``bits``, or None: the data not
+    row-major, or its inner block not whole words."""
     if not ENABLED["runs"] or table.mode != 1 or not table.extra.get("runs") or table.size == 0 or len(table.shape) < 2:
         return None
     shape = table.shape

@@ -1,34 +1,27 @@
-"""The indexed gather and the index check, rendered through the one frame.
+"""The indexed gather and the index check, rendered through the one frame (hand-written inside it: the
+element schedule, render/elementwise.py, reads no index and keeps no status).
 
-``Gather``: dst[e] = src[offset(e)], the offset read partly from an index
-tensor: Gather, GatherElements, GatherND, ReverseSequence, Resize (nearest)
-and the copy that starts every scatter are tables for this one kernel
-(gpu/index_table.py's rows). Output element e has multi-index o (row-major
-over the table's axes); its source element is
+``Gather``: dst[e] = src[offset(e)], the offset read partly from an index tensor: Gather, GatherElements,
+GatherND, ReverseSequence, Resize (nearest) and the copy that starts every scatter are tables for this one
+kernel (gpu/index_table.py's rows). Output element e has multi-index o (row-major over the table's axes);
+its source element is
 
     sum_k o_k * dstride_k  +  sum_t norm[ip + ioff_t] * stride_t,   ip = sum_k o_k * istride_k
 
-``norm`` the indices as ``Check`` wrote them (u32 offsets along their axis).
-Modes: 1 (ReverseSequence) L = norm[ip] is the batch's length, time t < L
-reads L - 1 - t; 2 (TensorScatter, circular) t reads (norm[ip] + t) %
-modulus. ``offsets`` 1 writes each element's source offset (the scatters'
-targets). Offsets wrap modulo 2^32 and end within the source, so u32
-arithmetic is exact. A source larger than a binding is bound a window at a
-time (``win0``, ``wcount``; ``rmw``: a band's later windows keep the other
-elements of their 2- to 16-bit words). WORDS whole words an invocation
-(2-16 bit elements packed low bits first); ``swap``: a big-endian source's
-byte-swap unit. One render per ``CASES`` x ``INDEX``, constants the driver
-folds (Mesa's CPU drivers run every branch a lane could take); the
-``i32``/``i64`` variants read and check the raw indices themselves.
+``norm`` the indices as ``Check`` wrote them (u32 offsets along their axis). Modes: 1 (ReverseSequence)
+L = norm[ip] is the batch's length, time t < L reads L - 1 - t; 2 (TensorScatter, circular) t reads
+(norm[ip] + t) % modulus. ``offsets`` 1 writes each element's source offset (the scatters' targets).
+Offsets wrap modulo 2^32 and end within the source, so u32 arithmetic is exact. A source larger than a
+binding is bound a window at a time (``win0``, ``wcount``; ``rmw``: a band's later windows keep the other
+elements of their 2- to 16-bit words). WORDS whole words an invocation (2-16 bit elements packed low bits
+first); ``swap``: a big-endian source's byte-swap unit. One render per ``CASES`` x ``INDEX``, constants
+the driver folds (Mesa's CPU drivers run every branch a lane could take); the ``i32``/``i64`` variants
+read and check the raw indices themselves.
 
-``Check``: int32 or int64 indices checked against their axis (all 64 bits:
-2^32 + 1 is out of range, never index 1) and written as u32 offsets,
-negatives wrapped; index p of the chunk (at ``first``) checks against
-bounds[((first + p) / inner) % period]. Either keeps the smallest bad
-position in status[0] (atomicMin); modes: gpu/index_table.py's.
-
-Both hand-written inside the frame: the element schedule (render/elementwise.py)
-reads no index and keeps no status.
+``Check``: int32 or int64 indices checked against their axis (all 64 bits: 2^32 + 1 is out of range, never
+index 1) and written as u32 offsets, negatives wrapped; index p of the chunk (at ``first``) checks against
+bounds[((first + p) / inner) % period]. Either keeps the smallest bad position in status[0] (atomicMin);
+modes: gpu/index_table.py's.
 """
 
 from __future__ import annotations
@@ -43,6 +36,7 @@ from .schedule import Elements, Words, head
 
 CASES = ("flat", "one", "lookups", "reverse", "circular")  # CASE: the table's case (FLAT .. CIRCULAR)
 INDEX = ("norm", "i32", "i64")  # INDEX: indices as Check wrote them, or raw int32 / int64 checked here
+VARIANTS = CASES + tuple(f"{c}_{i}" for c in CASES[1:4] for i in INDEX[1:])  # the raw readers: no flat, circular
 NO_BAD = 0xFFFFFFFF  # no bad index found (the status word's reset)
 
 PARAMS = Struct("Params", tuple((name, "u32") for name in (
@@ -89,8 +83,7 @@ class Gather(Frame):
                 Binding(5, "raw", "read", "vec2<u32>"), Binding(6, "status", "read_write", "atomic<u32>"))
 
     def __post_init__(self) -> None:
-        case, _, index = self.schedule.variant.partition("_")
-        if case not in CASES or (index or "norm") not in INDEX or (index and case in ("flat", "circular")):
+        if self.schedule.variant not in VARIANTS:
             raise ValueError(f"no indexed gather variant {self.schedule.variant!r}")
 
     @property
@@ -102,15 +95,10 @@ class Gather(Frame):
         case, _, index = self.schedule.variant.partition("_")
         consts = "".join(f"const {n.upper()}: u32 = {i}u;\n" for names in (INDEX, CASES) for i, n in enumerate(names))
         chosen = f"const CASE: u32 = {CASES.index(case)}u;\nconst INDEX: u32 = {INDEX.index(index or 'norm')}u;\n"
-        return [consts + chosen,
-                *table(), shader_source("lib/bswap.wgsl"), _WALK, _INDEX, _SOURCE,
-                _BODY]
+        return [consts + chosen, *table(), shader_source("lib/bswap.wgsl"), _WALK, _INDEX, _SOURCE, _BODY]
 
     def main(self) -> str:
         return "    body(wg, lid, CASE, INDEX);\n"
-
-
-VARIANTS = tuple(c for c in CASES) + tuple(f"{c}_{i}" for c in CASES[1:4] for i in INDEX[1:])
 
 
 def gather(variant: str) -> Gather:
@@ -118,10 +106,9 @@ def gather(variant: str) -> Gather:
     return Gather(Words(variant, wg=256, words=16))
 
 
-# An output element's linear parts (source offset, index position, the last
-# axis' and the time axis' coordinates); the last axis and the first two
-# lookups loaded once per invocation (storage loads are what Mesa's CPU
-# drivers are slowest at); `next` steps along the last axis with adds.
+# An output element's linear parts (source offset, index position, the last axis' and the time axis'
+# coordinates); the last axis and the first two lookups loaded once per invocation (storage loads are what
+# Mesa's CPU drivers are slowest at); `next` steps along the last axis with adds.
 _WALK = walk("e", "params.rank", ("e", "off", "ip", "last", "time")) + """
 struct Row {
     dim: u32,
@@ -157,9 +144,8 @@ fn next(a: At, w: Row) -> At {
 }
 """
 
-# The index at `pos` as an offset along an axis of `d` elements: Check's, or
-# (`check`) the raw one checked here, a bad one reading 0. The host checks
-# this way only an output of one band whose every index some element reads.
+# The index at `pos` as an offset along an axis of `d` elements: Check's, or (`check`) the raw one checked
+# here, a bad one reading 0. The host checks this way only an output of one band whose every index is read.
 _INDEX = ("""fn index(pos: u32, d: u32, check: u32) -> u32 {
     if (check == NORM) {
         return norm[pos];
@@ -192,11 +178,10 @@ _SOURCE = """fn source(a: At, w: Row, kind: u32, check: u32) -> u32 {
 }
 """
 
-# Elements of 32 bits and more: along a last axis no index moves, the source
-# moves by its stride alone (the index read once per run of the row), and in
-# windows a run whose sources all lie outside this window writes nothing
-# (another window's dispatch writes it). 2- to 16-bit elements: assembled
-# 32 / bits to a word; a source below the window wraps past wcount.
+# Elements of 32 bits and more: along a last axis no index moves, the source moves by its stride alone (the
+# index read once per run of the row), and in windows a run whose sources all lie outside this window writes
+# nothing (another window's dispatch writes it). 2- to 16-bit elements: assembled 32 / bits to a word; a
+# source below the window wraps past wcount.
 def each_word(pad: str = "        ") -> str:
     """WGSL: the invocation's words ``q`` (of ``head``'s ``w0``), to the band's end, at ``pad``."""
     return (f"{pad}for (var k = 0u; k < WORDS; k = k + 1u) {{\n{pad}    let q = w0 + k;\n"

@@ -1,10 +1,6 @@
 """Index reading and checking shared by the kernel families (render/indexed.py, scatter.py, scatter_slices.py,
-slices.py, ...): the one definition of how an int32 or int64 index is read as stored (``read_index``), checked
-against its axis (``in_range``) and, for the kernels that read raw int64 indices one at a time, ``index(pos, d)``
-(``checked_index``); ``REPORT``, an invocation's smallest bad position, once; ``walk``, ``row`` and
-``slice_copy``, the table walks' At, Row and block copy, and the slice kernels' ``SLICE_PARAMS``;
-``table_row``, a row of a kernel's ``axes`` table read as a struct: the index tables' (``table``,
-gpu/index_table.py) and the strided tables' (``AXIS``, render/lines.py, rows.py).
+slices.py, lines.py, rows.py): how an int32 or int64 index is read as stored and checked against its axis, an
+invocation's one report of its smallest bad position, the table walks, and the rows of a kernel's ``axes``.
 """
 
 from __future__ import annotations

@@ -1,17 +1,13 @@
-"""Gather of 1- or 2-word units along lines (``unit``), on the whole-word
-schedule: out[line, j] = src[base(line) + index(j) * lstride], ``base``
-walking the leading output axes (``axes``), index(j) the index tensor's j-th
-entry (gpu/indexed_variants.py's ``lines`` plans them). Each invocation
-writes WORDS words as vec4 stores (a storage access is a loop over the lanes
-on Mesa's CPU drivers, so a vec4 costs about what a scalar does); where its
-units lie in one line it reads their indices as vec4 loads, four at a time,
-else one at a time. The indices are the raw int32 (``kind`` I32) or int64
-(I64) ones, checked as read as the index check (gpu/render/indexed.py)
-checks them; an invocation keeps its smallest bad position in status[0]
-(one atomicMin), reading offset 0 for it. Indices the index check already
-wrapped run as int32, mode 0 (the host takes this kernel only for an axis
-below 2^31). Bands of one binding (u0 their first unit, a multiple of 128);
-dst has room for the last vec4 past ``words``.
+"""Gather of 1- or 2-word units along lines (``unit``), on the whole-word schedule: out[line, j] =
+src[base(line) + index(j) * lstride], ``base`` walking the leading output axes (``axes``), index(j) the
+index tensor's j-th entry (gpu/indexed_variants.py's ``lines`` plans them). Each invocation writes WORDS
+words as vec4 stores (a storage access is a loop over the lanes on Mesa's CPU drivers, so a vec4 costs
+about what a scalar does); where its units lie in one line it reads their indices as vec4 loads, four at a
+time, else one at a time. The indices are the raw int32 (``kind`` I32) or int64 (I64) ones, checked as read
+as the index check (gpu/render/indexed.py) checks them; an invocation keeps its smallest bad position in
+status[0] (one atomicMin), reading offset 0 for it. Indices the index check already wrapped run as int32,
+mode 0 (the host takes this kernel only for an axis below 2^31). Bands of one binding (u0 their first
+unit, a multiple of 128); dst has room for the last vec4 past ``words``.
 """
 
 from __future__ import annotations

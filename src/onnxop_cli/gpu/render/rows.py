@@ -1,22 +1,11 @@
-"""The row gathers, rendered: runs of index pairs read as vec4 loads, the
-data offsets found by one table walk and then by adds, whole vec4 stores.
-One generator (``_runs``) emits both kernels at both widths (``words``: 1
-or 2 words an element or slice):
+"""The row gathers, rendered: runs of raw int64 indices read as vec4 loads, the data offsets found by one
+table walk and then by adds, whole vec4 stores. One generator (``_runs``) emits both kernels at both
+widths (``words``: 1 or 2 words an element or slice): ``NdRows``, GatherND's pairs, and ``ElementsRows``,
+GatherElements (gpu/indexed_variants.py's ``nd_pairs`` and ``elements_rows`` plan them).
 
-``NdRows`` (GatherND's pairs, gpu/indexed_variants.py's ``nd_pairs`` plans
-    them) each tuple one vec4 load, ``params.run`` slices an invocation (``RUNS``,
-    gpu/choose.py's ``nd_run`` picks), slices [first, count) a dispatch, ``raw``
-    its tuples from int64 ``ibase`` on. Along a row, eight tuples are read and
-    checked before their eight data words, so the random data loads follow
-    one another (1.14x reading each tuple just before its word, Mesa 22.3).
-``ElementsRows`` (GatherElements, gpu/indexed_variants.py's ``elements_rows``)
-    element e reads index e, RUN elements an invocation.
-
-The raw int64 indices are checked and wrapped (``folded``, all 64 bits, as
-render/indices.py's checked_index checks one at a time): a bad one keeps the
-smallest position in status[0] (each invocation's smallest, once) and reads 0;
-the host reads nothing back then. Every slice or element is read, so every
-index is checked.
+The indices are checked and wrapped (``folded``, all 64 bits, as render/indices.py's checked_index checks
+one at a time): a bad one keeps the smallest position in status[0] (each invocation's smallest, once) and
+reads 0; the host reads nothing back then. Every slice or element is read, so every index is checked.
 """
 
 from __future__ import annotations
@@ -69,7 +58,11 @@ class _Rows(Frame):
 
 @dataclass(frozen=True)
 class NdRows(_Rows):
-    """GatherND by pairs, slices of ``words`` words."""
+    """GatherND by pairs, slices of ``words`` words: each tuple one vec4 load, ``params.run`` slices an
+    invocation (``RUNS``: gpu/choose.py's ``nd_run`` picks), slices [first, count) a dispatch, ``raw`` its
+    tuples from int64 ``ibase`` on. Along a row, eight tuples are read and checked before their eight data
+    words, so the random data loads follow one another (1.14x reading each tuple just before its word, Mesa
+    22.3)."""
 
     schedule: Units = Units("RUN")  # the run: params.run
     NAME = "gather-nd"
@@ -89,7 +82,7 @@ class NdRows(_Rows):
 
 @dataclass(frozen=True)
 class ElementsRows(_Rows):
-    """GatherElements by runs of RUN elements of ``words`` words."""
+    """GatherElements by runs of RUN elements of ``words`` words, element e reading index e."""
 
     schedule: Units = Units("RUN", 16, note="output elements per invocation")
     NAME = "gather-elements"

@@ -1,27 +1,24 @@
-"""Gathers of whole slices (GatherND, Gather), rendered: output slice p is
-``width`` units copied from the data from the word
+"""Gathers of whole slices (GatherND, Gather), rendered: output slice p is ``width`` units copied from the
+data from the word
 
     sum_k o_k * dstride_k  +  sum_t index(ip + ioff_t) * lstride_t
 
-(o: slice p's multi-index over the ``outer`` leading output axes, an Axis of
-gpu/index_table.py each, strides in words; ip = sum_k o_k * istride_k its
-tuple's position; lookup t a Lookup at axes[outer + t]). ``plan`` takes
-this only where every slice and stride is whole words; the walk (``row``,
-``next``, ``base``) reads a tuple once per slice, never per element. Variants:
+(o: slice p's multi-index over the ``outer`` leading output axes, an Axis of gpu/index_table.py each,
+strides in words; ip = sum_k o_k * istride_k its tuple's position; lookup t a Lookup at axes[outer + t]).
+``plan`` takes this only where every slice and stride is whole words; the walk (``row``, ``next``,
+``base``) reads a tuple once per slice, never per element. Variants:
 
 ``words``: u32 words, WORDS an invocation, one band of one window.
-``whole``: 16-byte vectors (``Slices.vec4``), VECS an invocation, one band of
-    one buffer: a quarter of the loads, stores and bounds tests per byte.
-    Strides stay in words; ``words`` and ``width`` count vectors.
-``windowed``: vectors of any band (``first``: its first), ``chunk`` an
-    invocation, from the window [win0, wend) of the source (gpu/indexed_buffers.py;
-    windows start on whole vectors): a slab's part outside is one test, inside
-    copied straight, across an edge vector by vector. ``normed`` 1: the index check (gpu/render/indexed.py)
-    checked them before, ``raw`` its u32 offsets seen as pairs.
+``whole``: 16-byte vectors (``Slices.vec4``), VECS an invocation, one band of one buffer: a quarter of the
+    loads, stores and bounds tests per byte. Strides stay in words; ``words`` and ``width`` count vectors.
+``windowed``: vectors of any band (``first``: its first), ``chunk`` an invocation, from the window
+    [win0, wend) of the source (gpu/indexed_buffers.py; windows start on whole vectors): a slab's part
+    outside is one test, inside copied straight, across an edge vector by vector. ``normed`` 1: the index
+    check (gpu/render/indexed.py) checked them before, ``raw`` its u32 offsets seen as pairs.
 
-Raw int64 indices are checked as read (indices.py's checked_index, all 64 bits): a
-bad one keeps the smallest position in status[0] and reads 0; every slice has
-a unit, so every index is read, and the host reads nothing back then.
+Raw int64 indices are checked as read (indices.py's checked_index, all 64 bits): a bad one keeps the
+smallest position in status[0] and reads 0; every slice has a unit, so every index is read, and the host
+reads nothing back then.
 """
 
 from __future__ import annotations
@@ -43,8 +40,6 @@ VECS_PARAMS = Struct("Params", (*SLICE_FIELDS, *((n, "u32") for n in (
     "chunk",   # windowed: vectors per invocation
 ))))
 VARIANTS = ("words", "whole", "windowed")
-
-
 SCHEDULES = {"words": Units("WORDS", 16), "vec4": Units("VECS", 4, "vec4<u32>")}  # what an invocation copies
 
 
@@ -182,8 +177,8 @@ class Slices:
     strides: tuple[int, ...] = ()  # every data stride of the table (leading axes', lookups'), in words
 
     def vec4(self) -> bool:
-        """Whether every slice and stride is whole 16-byte vectors, which the vec4 variants move with a
-        quarter of the word copy's loads, stores and bounds tests (by construction, not a measured speed)."""
+        """Whether every slice and stride is whole 16-byte vectors, which the vec4 variants move (a quarter
+        of the word copy's loads, stores and bounds tests: by construction, not a measured speed)."""
         return all(w % 4 == 0 for w in (self.width, *self.strides))
 
     @property
@@ -193,8 +188,8 @@ class Slices:
 
 
 def plan(table: Table, bits: int, bounds: tuple[int, ...]) -> Slices | None:
-    """The slice plan of ``table`` for elements of ``bits``, or None. Only
-    tables that ask for it (``extra["slices"]``: GatherND's and ScatterND's) take it."""
+    """The slice plan of ``table`` for elements of ``bits``, or None. Only tables that ask for it
+    (``extra["slices"]``: GatherND's and ScatterND's) take it."""
     if table.mode != 0 or not table.lookups or table.size == 0 or not table.extra.get("slices"):
         return None
     rank = len(table.shape)
