@@ -29,7 +29,7 @@ from ..core.sources import MemoryBytes
 from ..core.region import Access
 from .device import Gpu
 from .index_table import WRAP, Check, Table
-from .headroom import status_bytes
+from .faults import status_bytes
 
 COPY_SIZE = 4 << 20  # one streaming chunk (copy.DEFAULT_CHUNK): what a real run moves per dispatch
 TRANSPOSE_SIDE = 1024  # a 4 MiB float32 square: one band, one upload
