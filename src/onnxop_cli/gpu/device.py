@@ -44,8 +44,10 @@ CPU_FEATURES = ("mappable-primary-buffers",)
 _ADAPTER_RANK = {"DiscreteGPU": 0, "IntegratedGPU": 1, "VirtualGPU": 2, "CPU": 3}
 _BACKEND_RANK = {"Vulkan": 0, "Metal": 0, "D3D12": 0, "OpenGL": 1, "OpenGLES": 1}
 
-NO_ADAPTER_HINT = ("install a GPU driver with Vulkan, Metal or D3D12 support, or Mesa's software "
-                   "Vulkan driver (Debian/Ubuntu: apt-get install mesa-vulkan-drivers)")
+NO_ADAPTER_HINT = (
+    "install a GPU driver with Vulkan, Metal or D3D12 support, or Mesa's software "
+    "Vulkan driver (Debian/Ubuntu: apt-get install mesa-vulkan-drivers)"
+)
 
 _lock = threading.Lock()
 # Opening a device (instance, adapter, device) is done by one thread at a
@@ -99,8 +101,10 @@ def init_instance(backends: list[str] | tuple[str, ...]) -> None:
         with _lock:
             if _instance_backends is not None:
                 if wanted != _instance_backends:
-                    raise GpuError(f"the WebGPU instance was created for {_describe(_instance_backends)}; "
-                                   f"it cannot also serve {_describe(wanted)} in this process")
+                    raise GpuError(
+                        f"the WebGPU instance was created for {_describe(_instance_backends)}; "
+                        f"it cannot also serve {_describe(wanted)} in this process"
+                    )
                 return
             _runtime_dir()
             engines.load("wgpu").init(wanted)
@@ -129,11 +133,6 @@ def _describe(backends: tuple[str, ...]) -> str:
     return "+".join(backends) if backends else "auto"
 
 
-def _ints(limits: Any) -> dict[str, int]:
-    """An adapter's or a device's limits, those that are numbers."""
-    return {k: int(v) for k, v in dict(limits).items() if isinstance(v, int)}
-
-
 def get_gpu(backend: str | None = None, engine: str | None = None) -> Gpu:
     """The process's Gpu for ``backend`` on ``engine`` (see :func:`resolve`)."""
     engine, name = resolve(backend, engine)
@@ -152,8 +151,10 @@ def _open_gpu(engine: str, name: str, key: str) -> Gpu:
     elif _instance_backends is None:
         init_instance([] if name == "auto" else [name])
     elif name != "auto" and _instance_backends and name not in _instance_backends:
-        raise GpuError(f"backend {name!r} was not initialised in this process "
-                       f"(instance has {_describe(_instance_backends)})")
+        raise GpuError(
+            f"backend {name!r} was not initialised in this process "
+            f"(instance has {_describe(_instance_backends)})"
+        )
     gpu = Gpu.open(name, engine)
     with _lock:
         return _gpus.setdefault(key, gpu)
@@ -211,10 +212,15 @@ class AdapterInfo:
     @classmethod
     def of(cls, adapter: Any, engine: str = engines.DEFAULT) -> AdapterInfo:
         info = adapter.info
-        return cls(name=info.get("device") or info.get("vendor") or "unknown",
-                   backend=info.get("backend_type", "unknown"), adapter_type=info.get("adapter_type", "unknown"),
-                   driver=info.get("description", ""), limits=_ints(adapter.limits),
-                   features=tuple(sorted(adapter.features)), engine=engine)
+        return cls(
+            name=info.get("device") or info.get("vendor") or "unknown",
+            backend=info.get("backend_type", "unknown"),
+            adapter_type=info.get("adapter_type", "unknown"),
+            driver=info.get("description", ""),
+            limits={k: int(v) for k, v in dict(adapter.limits).items() if isinstance(v, int)},
+            features=tuple(sorted(adapter.features)),
+            engine=engine,
+        )
 
     @property
     def our_backend(self) -> str:
@@ -238,7 +244,7 @@ class Gpu:
         self.device = device
         self.queue = device.queue
         self.info = AdapterInfo.of(adapter, engine)
-        self.limits = _ints(device.limits)
+        self.limits = {k: int(v) for k, v in dict(device.limits).items() if isinstance(v, int)}
         self.features = frozenset(device.features)
         self._pipelines: dict[str, tuple[Any, Any]] = {}  # label -> (pipeline, bind group layout), program.py's
         self.cache: dict[Any, Any] = {}  # reusable resources (streaming buffers), see copy.py
@@ -278,7 +284,9 @@ class Gpu:
             raise NoAdapterError(f"no {which} found (adapters seen: {seen or 'none'}); {NO_ADAPTER_HINT}")
         adapter = min(candidates, key=lambda a: (_ADAPTER_RANK.get(a.info["adapter_type"], 4),
                                                  _BACKEND_RANK.get(a.info["backend_type"], 2)))
-        wanted_features = OPTIONAL_FEATURES + (CPU_FEATURES if adapter.info["adapter_type"] == "CPU" else ())
+        wanted_features = OPTIONAL_FEATURES + (
+            CPU_FEATURES if adapter.info["adapter_type"] == "CPU" else ()
+        )
         features = [f for f in wanted_features if f in adapter.features]
         with gpu_errors("device request", str(AdapterInfo.of(adapter, engine))):
             device = impl.request_device(adapter, features, _log_capture.messages.append)
@@ -303,8 +311,10 @@ class Gpu:
             while not self.engine.settled(promise, POLL_INTERVAL):
                 check_lost(self._log_mark, what, self.name)
                 if time.monotonic() >= deadline:
-                    raise GpuError(f"WebGPU {what} did not finish within {limit:g} s on {self.name}; the device "
-                                   f"is hung or lost (${ENV_TIMEOUT} sets the limit)")
+                    raise GpuError(
+                        f"WebGPU {what} did not finish within {limit:g} s on {self.name}; the device "
+                        f"is hung or lost (${ENV_TIMEOUT} sets the limit)"
+                    )
         with self.errors(what):
             result = promise.sync_wait()
         # A map answered just as the device went: reading its range now would
