@@ -212,27 +212,20 @@ class Bench:
         import numpy as np
 
         gpu = self.gpu
-        block = (-1, None)  # (index, bytes) of the source block last generated
-        for offset in range(0, self.size, self.chunk):
-            n = min(self.chunk, self.size - offset)
-            n4 = round_up(n, 4)
-            with gpu.errors("bench readback"):
-                submit_copy(gpu, self.dst, offset, self.readback, 0, n4)
-                self.readback.map_sync(MapMode.READ, 0, n4)
-                got = np.frombuffer(self.readback.read_mapped(0, n4, copy=False), np.uint8)[:n]
-            try:
-                at = offset
-                while at < offset + n:  # each source block the chunk spans
-                    i, start = divmod(at, SEED_CHUNK)
-                    if block[0] != i:
-                        block = (i, random_block(i, min(SEED_CHUNK, self.size - i * SEED_CHUNK)))
-                    b = block[1][start : start + offset + n - at]
-                    a = got[at - offset : at - offset + len(b)]
-                    if not np.array_equal(a, b):
-                        bad = at + int(np.flatnonzero(a != b)[0])
-                        raise GpuError(f"bench: {what} on {gpu.name} wrote wrong bytes: first at offset {bad} "
-                                       f"of {self.size}")
-                    at += len(b)
-            finally:
-                del got
-                self.readback.unmap()
+        for i, base in enumerate(range(0, self.size, SEED_CHUNK)):  # each source block, a chunk at a time
+            want = random_block(i, min(SEED_CHUNK, self.size - base))
+            for start in range(0, len(want), self.chunk):
+                n = min(self.chunk, len(want) - start)
+                n4 = round_up(n, 4)
+                with gpu.errors("bench readback"):
+                    submit_copy(gpu, self.dst, base + start, self.readback, 0, n4)
+                    self.readback.map_sync(MapMode.READ, 0, n4)
+                    got = np.frombuffer(self.readback.read_mapped(0, n4, copy=False), np.uint8)[:n]
+                try:
+                    wrong = np.flatnonzero(got != want[start : start + n])
+                    if len(wrong):
+                        raise GpuError(f"bench: {what} on {gpu.name} wrote wrong bytes: first at offset "
+                                       f"{base + start + int(wrong[0])} of {self.size}")
+                finally:
+                    del got
+                    self.readback.unmap()
