@@ -59,7 +59,7 @@ def figures(gpu) -> dict[str, float]:
 def test_a_cache_written_before_is_read(fresh, monkeypatch):
     """A file as onnxop wrote it before choose.py took the cache in (gpu/choice_cache.py): the copy kernel's
     entry under a key without a name, a question's under its name, each digesting its candidates' WGSL."""
-    from onnxop_cli.gpu import schedule_texts
+    from onnxop_cli.gpu import schedule_cases
 
     gpu, info = fresh, fresh.info
 
@@ -70,7 +70,7 @@ def test_a_cache_written_before_is_read(fresh, monkeypatch):
     answers = {c: 2.0 if c == "generic" else 1.0 for c in calibrate.QUESTIONS["transpose"].candidates}
     entries = {key((), [f"{k.name}\0{k.wgsl}" for k in KERNELS.values()]):
                {"kernel": "storage", "gbps": figures(gpu), "measured": "2026-12-01T00:00:00Z"},
-               key(("transpose",), schedule_texts.texts("transpose")):
+               key(("transpose",), schedule_cases.texts("transpose")):
                {"answer": "generic", "gbps": answers, "measured": "2026-12-01T00:00:00Z"}}
     path = calibrate.cache_path()
     path.parent.mkdir(parents=True)

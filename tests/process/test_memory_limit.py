@@ -66,8 +66,8 @@ def test_a_mapping_past_the_limit_is_out_of_memory(tmp_path):
 
 
 def test_without_a_limit_nothing_changes(folder):
-    from onnxop_cli.gpu import headroom
+    from onnxop_cli.gpu import faults
 
-    if headroom.limit() is not None:
+    if faults.address_limit() is not None:
         pytest.skip("this test process itself runs under a limit")
-    headroom.check("wgpu")  # no limit: never refused
+    faults.check_headroom("wgpu")  # no limit: never refused

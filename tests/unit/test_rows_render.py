@@ -14,7 +14,7 @@ import re
 
 import pytest
 
-from onnxop_cli.gpu import choose, schedule_texts
+from onnxop_cli.gpu import choose, schedule_cases
 from wgsl_text import parse
 from onnxop_cli.gpu.render import indices, rows, slices
 
@@ -56,4 +56,4 @@ def test_the_tables_are_the_structs_the_host_packs():
 def test_nd_run_is_keyed_by_its_rendered_texts():
     question = choose.QUESTIONS["nd_run"]
     assert set(question.candidates) == set(rows.RUNS)
-    assert schedule_texts.texts("nd_run") == tuple(rows.KERNELS["gather-nd", w].wgsl() for w in (1, 2))
+    assert schedule_cases.texts("nd_run") == tuple(rows.KERNELS["gather-nd", w].wgsl() for w in (1, 2))

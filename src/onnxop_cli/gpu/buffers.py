@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import struct
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
 from .engines.base import BufferUsage, MapMode  # noqa: F401 - BufferUsage: the kernels import it from here
@@ -73,15 +73,6 @@ def submit_copy(gpu: Gpu, src: Any, start: int, dst: Any, at: int, nbytes: int) 
     gpu.queue.submit([encoder.finish()])
 
 
-def destroy_all(buffers: Iterable[Any]) -> None:
-    """Every one of ``buffers`` destroyed, best effort: the error being raised, if any, is the real one."""
-    for buf in buffers:
-        try:
-            buf.destroy()
-        except Exception:  # noqa: BLE001 - best effort
-            pass
-
-
 class Owned:
     """An object's buffers, made by ``_buffer`` and destroyed together by ``release``."""
 
@@ -94,7 +85,12 @@ class Owned:
         return buf
 
     def release(self) -> None:
-        destroy_all(self.buffers)
+        """Every buffer destroyed, best effort: the error being raised, if any, is the real one."""
+        for buf in self.buffers:
+            try:
+                buf.destroy()
+            except Exception:  # noqa: BLE001 - best effort
+                pass
 
 def write_mapped(gpu: Gpu, buf: Any, source: Any, offset: int, n: int) -> None:
     """``source``'s bytes [offset, offset + n) read straight into ``buf``, mapped from 0 (whole words)."""

@@ -86,7 +86,7 @@ class Question:
     differ only in speed, answered on gpu/schedule_cases.py's case of
     the same name (which says what the answer decides; docs/performance-adapters.md
     tables every question). Its cache entry is keyed by its name and its candidates'
-    rendered WGSL (schedule_texts.texts) and holds the answer under ``field``."""
+    rendered WGSL (schedule_cases.texts) and holds the answer under ``field``."""
 
     name: str
     candidates: tuple[str, ...]
@@ -103,7 +103,7 @@ class Question:
         return forced_answers().get(self.name)
 
     def key(self, gpu: Gpu) -> str:
-        return _key(gpu, (self.name,), _cases("schedule_texts").texts(self.name))
+        return _key(gpu, (self.name,), _cases().texts(self.name))
 
 
 class CopyQuestion(Question):
@@ -283,8 +283,8 @@ def _measure(gpu: Gpu, question: Question) -> Choice:
         gpu.cache.update(stats)
 
 
-def _cases(module: str = "schedule_cases"):
-    return importlib.import_module(f"{__package__}.{module}")
+def _cases():
+    return importlib.import_module(f"{__package__}.schedule_cases")
 
 
 def cache_path() -> Path:

@@ -24,7 +24,8 @@ from ..errors import GpuError, NoAdapterError, UsageError
 from . import engines
 from .engines.base import BACKENDS
 from .release import EngineLock
-from .faults import ENV_TIMEOUT, _log_capture, _quiet_wgpu_logger, check_lost, gpu_errors, gpu_timeout
+from .faults import (ENV_TIMEOUT, _log_capture, _quiet_wgpu_logger, check_headroom, check_lost, gpu_errors,
+                     gpu_timeout)
 
 ENV_BACKEND = "ONNXOP_BACKEND"
 POLL_INTERVAL = 0.05  # seconds between looks at the device while waiting
@@ -143,9 +144,7 @@ def get_gpu(backend: str | None = None, engine: str | None = None) -> Gpu:
 
 
 def _open_gpu(engine: str, name: str, key: str) -> Gpu:
-    from . import headroom
-
-    headroom.check(engine)  # under `ulimit -v`: refused in one line before the engine can crash
+    check_headroom(engine)  # under `ulimit -v`: refused in one line before the engine can crash
     if engine != "wgpu":
         _runtime_dir()
         engines.load(engine).init(() if name == "auto" else (name,))
@@ -283,13 +282,8 @@ class Gpu:
             which = "WebGPU adapter" if backend == "auto" else f"{backend} WebGPU adapter"
             which += "" if engine == engines.DEFAULT else f" on {engine}"
             raise NoAdapterError(f"no {which} found (adapters seen: {seen or 'none'}); {NO_ADAPTER_HINT}")
-        candidates.sort(
-            key=lambda a: (
-                _ADAPTER_RANK.get(a.info["adapter_type"], 4),
-                _BACKEND_RANK.get(a.info["backend_type"], 2),
-            )
-        )
-        adapter = candidates[0]
+        adapter = min(candidates, key=lambda a: (_ADAPTER_RANK.get(a.info["adapter_type"], 4),
+                                                 _BACKEND_RANK.get(a.info["backend_type"], 2)))
         wanted_features = OPTIONAL_FEATURES + (
             CPU_FEATURES if adapter.info["adapter_type"] == "CPU" else ()
         )

@@ -55,9 +55,6 @@ class Kernel:
         """Bind ``size`` bytes (a multiple of ``align``) of src and dst."""
         return Bound(self, gpu, src, dst, size, max_groups_per_dim)
 
-    def __repr__(self) -> str:
-        return f"Kernel({self.name!r}, {self.render!r})"
-
 
 class Bound:
     """A kernel bound to one buffer pair; ``record`` encodes copying the

@@ -20,7 +20,7 @@ import time
 from typing import Any, Callable
 
 from ..errors import GpuError
-from .buffers import DEFAULT_CHUNK, can_map, destroy_all, round_up, submit_copy
+from .buffers import DEFAULT_CHUNK, Owned, can_map, round_up, submit_copy
 from .device import Gpu
 from .engines.base import BufferUsage, MapMode
 from .kernels import Kernel, available
@@ -36,7 +36,7 @@ def random_block(index: int, nbytes: int):
     return np.random.default_rng([0, index]).integers(0, 256, nbytes, dtype=np.uint8)
 
 
-class Bench:
+class Bench(Owned):
     """Buffers of ``size`` bytes on ``gpu`` and the measurements over them."""
 
     def __init__(self, gpu: Gpu, size: int, *, streaming: bool = True, kernels: list[Kernel] | None = None):
@@ -57,33 +57,28 @@ class Bench:
         self.chunk = min(round_up(DEFAULT_CHUNK, align), self.padded)
         U = BufferUsage
         device = gpu.device
-        self._buffers: list[Any] = []
+        self.buffers: list[Any] = []
         with gpu.errors("allocating bench buffers"):
-            self.src = self._buffer("src", self.padded, U.STORAGE | U.COPY_SRC | U.COPY_DST)
-            self.dst = self._buffer("dst", self.padded, U.STORAGE | U.COPY_SRC | U.COPY_DST)
-            self.readback = self._buffer("readback", self.chunk, U.MAP_READ | U.COPY_DST)
+            self.src = self._buffer("bench src", self.padded, U.STORAGE | U.COPY_SRC | U.COPY_DST)
+            self.dst = self._buffer("bench dst", self.padded, U.STORAGE | U.COPY_SRC | U.COPY_DST)
+            self.readback = self._buffer("bench readback", self.chunk, U.MAP_READ | U.COPY_DST)
             self.stage_in = self.stage_out = self.up = self.down = None
             if streaming and self.mapped:  # the streaming copy's own buffers, mapped
-                self.up = self._buffer("up", self.chunk, U.STORAGE | U.MAP_WRITE)
-                self.down = self._buffer("down", self.chunk, U.STORAGE | U.MAP_READ | U.COPY_DST)
+                self.up = self._buffer("bench up", self.chunk, U.STORAGE | U.MAP_WRITE)
+                self.down = self._buffer("bench down", self.chunk, U.STORAGE | U.MAP_READ | U.COPY_DST)
             elif streaming:  # staging buffers plus a copy each way
-                self.stage_in = self._buffer("stage in", self.chunk, U.MAP_WRITE | U.COPY_SRC)
-                self.up = self._buffer("up", self.chunk, U.STORAGE | U.COPY_DST)
-                self.down = self._buffer("down", self.chunk, U.STORAGE | U.COPY_SRC | U.COPY_DST)
-                self.stage_out = self._buffer("stage out", self.chunk, U.MAP_READ | U.COPY_DST)
+                self.stage_in = self._buffer("bench stage in", self.chunk, U.MAP_WRITE | U.COPY_SRC)
+                self.up = self._buffer("bench up", self.chunk, U.STORAGE | U.COPY_DST)
+                self.down = self._buffer("bench down", self.chunk, U.STORAGE | U.COPY_SRC | U.COPY_DST)
+                self.stage_out = self._buffer("bench stage out", self.chunk, U.MAP_READ | U.COPY_DST)
             if self.timestamps:
                 self.queries = device.create_query_set(label="bench", type="timestamp", count=2)
-                self.resolved = self._buffer("timestamps", 256, U.QUERY_RESOLVE | U.COPY_SRC)
-                self.stamps = self._buffer("timestamps read", 256, U.MAP_READ | U.COPY_DST)
+                self.resolved = self._buffer("bench timestamps", 256, U.QUERY_RESOLVE | U.COPY_SRC)
+                self.stamps = self._buffer("bench timestamps read", 256, U.MAP_READ | U.COPY_DST)
             else:
-                self.stamps = self._buffer("sync", 256, U.MAP_READ | U.COPY_DST)
+                self.stamps = self._buffer("bench sync", 256, U.MAP_READ | U.COPY_DST)
             self.bound = {k.name: k.bind(gpu, self.src, self.dst, self.padded) for k in self.kernels}
         self._fill_source()
-
-    def _buffer(self, label: str, size: int, usage: int) -> Any:
-        buf = self.gpu.device.create_buffer(label=f"bench {label}", size=size, usage=usage)
-        self._buffers.append(buf)
-        return buf
 
     def _fill_source(self) -> None:
         queue = self.gpu.queue
@@ -95,8 +90,8 @@ class Bench:
             queue.write_buffer(self.src, offset, block)
 
     def close(self) -> None:
-        destroy_all(self._buffers)
-        self._buffers = []
+        self.release()
+        self.buffers = []
 
     # ------------------------------------------------------------ timing
 
@@ -108,14 +103,13 @@ class Bench:
         write_timestamp = gpu.engine.write_timestamp  # the engine's: wgpu-native's is an extra
         with gpu.errors("bench"):
             encoder = gpu.device.create_command_encoder()
-            stamps = None
             use_stamps = self.timestamps and (inside_pass or self.encoder_timestamps)
-            if use_stamps and inside_pass:
-                stamps = {"query_set": self.queries, "beginning_of_pass_write_index": 0, "end_of_pass_write_index": 1}
-            elif use_stamps:
+            around = use_stamps and not inside_pass  # a copy: encoder timestamps before and after it
+            if around:
                 write_timestamp(encoder, self.queries, 0)
-            record(encoder, stamps)
-            if use_stamps and not inside_pass:
+            in_pass = {"query_set": self.queries, "beginning_of_pass_write_index": 0, "end_of_pass_write_index": 1}
+            record(encoder, in_pass if use_stamps and inside_pass else None)
+            if around:
                 write_timestamp(encoder, self.queries, 1)
             if use_stamps:
                 encoder.resolve_query_set(self.queries, 0, 2, self.resolved, 0)
@@ -213,27 +207,20 @@ class Bench:
         import numpy as np
 
         gpu = self.gpu
-        block = (-1, None)  # (index, bytes) of the source block last generated
-        for offset in range(0, self.size, self.chunk):
-            n = min(self.chunk, self.size - offset)
-            n4 = round_up(n, 4)
-            with gpu.errors("bench readback"):
-                submit_copy(gpu, self.dst, offset, self.readback, 0, n4)
-                self.readback.map_sync(MapMode.READ, 0, n4)
-                got = np.frombuffer(self.readback.read_mapped(0, n4, copy=False), np.uint8)[:n]
-            try:
-                at = offset
-                while at < offset + n:  # each source block the chunk spans
-                    i, start = divmod(at, SEED_CHUNK)
-                    if block[0] != i:
-                        block = (i, random_block(i, min(SEED_CHUNK, self.size - i * SEED_CHUNK)))
-                    b = block[1][start : start + offset + n - at]
-                    a = got[at - offset : at - offset + len(b)]
-                    if not np.array_equal(a, b):
-                        bad = at + int(np.flatnonzero(a != b)[0])
-                        raise GpuError(f"bench: {what} on {gpu.name} wrote wrong bytes: first at offset {bad} "
-                                       f"of {self.size}")
-                    at += len(b)
-            finally:
-                del got
-                self.readback.unmap()
+        for i, base in enumerate(range(0, self.size, SEED_CHUNK)):  # each source block, a chunk at a time
+            want = random_block(i, min(SEED_CHUNK, self.size - base))
+            for start in range(0, len(want), self.chunk):
+                n = min(self.chunk, len(want) - start)
+                n4 = round_up(n, 4)
+                with gpu.errors("bench readback"):
+                    submit_copy(gpu, self.dst, base + start, self.readback, 0, n4)
+                    self.readback.map_sync(MapMode.READ, 0, n4)
+                    got = np.frombuffer(self.readback.read_mapped(0, n4, copy=False), np.uint8)[:n]
+                try:
+                    wrong = np.flatnonzero(got != want[start : start + n])
+                    if len(wrong):
+                        raise GpuError(f"bench: {what} on {gpu.name} wrote wrong bytes: first at offset "
+                                       f"{base + start + int(wrong[0])} of {self.size}")
+                finally:
+                    del got
+                    self.readback.unmap()

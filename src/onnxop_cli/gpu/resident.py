@@ -20,7 +20,7 @@ from ..core.sources import ByteSource
 from ..errors import OpError
 from ..core.region import Access
 from .device import Gpu
-from .buffers import WORD, BufferUsage, env_poison, round_up, submit_copy
+from .buffers import WORD, BufferUsage, MapMode, env_poison, round_up, submit_copy
 from .gather import Sink, make_plan, run_plan
 
 
@@ -88,10 +88,7 @@ class DeviceBuffer:
 
 def read_back(gpu: Gpu, buffer: Any, start: int, nbytes: int) -> bytes:
     """``nbytes`` of a storage buffer from ``start`` (4-byte aligned), through a mapped buffer."""
-    from .engines.base import MapMode
-
-    n4 = max(4, round_up(nbytes, 4))
-    n4 = min(n4, buffer.size - start)
+    n4 = min(max(4, round_up(nbytes, 4)), buffer.size - start)
     with gpu.lock, gpu.errors("reading a device buffer back"):
         back = gpu.device.create_buffer(label="host value", size=max(4, round_up(n4, 4)),
                                         usage=BufferUsage.MAP_READ | BufferUsage.COPY_DST)

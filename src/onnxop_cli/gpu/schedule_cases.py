@@ -1,4 +1,7 @@
-"""The representative cases choose.py times a question's candidates on.
+"""The representative cases choose.py times a question's candidates on, and
+the rendered WGSL of each question's candidates (``texts``), which its cached
+answer is keyed by: a release that changes a kernel a candidate runs measures
+the question again.
 
 ``case`` builds a question's case on the device once (a row of a table, or
 the function of the question's name): the output numpy computes, and
@@ -7,18 +10,18 @@ so it runs with the candidate choose.py is timing) and returns the output
 bytes and which candidate took the work, read from the stats the host
 leaves in ``gpu.cache`` for tests. A case is small enough to time in a
 fraction of a second on a CPU adapter and large enough that its kernels,
-not the submit, decide the time. The question's cache key, its candidates'
-texts, is gpu/schedule_texts.py's.
+not the submit, decide the time.
 
-choose.py imports this module by name when a question is first measured: the
+choose.py imports this module by name when a question is first asked: the
 cases run the kernels that ask the questions, so they sit above them all.
 """
 
 from __future__ import annotations
 
+import importlib
 import time
-from dataclasses import dataclass
-from typing import Callable
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Iterable
 
 import numpy as np
 
@@ -26,7 +29,7 @@ from ..core.sources import MemoryBytes
 from ..core.region import Access
 from .device import Gpu
 from .index_table import WRAP, Check, Table
-from .headroom import status_bytes
+from .faults import status_bytes
 
 COPY_SIZE = 4 << 20  # one streaming chunk (copy.DEFAULT_CHUNK): what a real run moves per dispatch
 TRANSPOSE_SIDE = 1024  # a 4 MiB float32 square: one band, one upload
@@ -39,13 +42,12 @@ ONE_HOT_DEPTH = 1000  # ImageNet's classes: lines of many invocations (a depth o
 # depth an invocation's words then fill; a depth of 2048 ran faster on 32 words, Mesa 25)
 PIECES_ROWS = (4096, 16)  # each of two float32 inputs: rows of 64 bytes, concatenated into 512 KiB
 ELEMENTWISE_COUNT = 1 << 18  # int32 elements of each input and the output: 1 MiB, one band
-SCATTER_LINES = (64, 64, 64)  # scatter_lines' case: lines (between scatter.py's FEWEST_LINES and LINES_AT_LEAST),
-# the data's axis, updates a line (one to an element on average, up to 6: a few rounds)
 
 # the cases that are one row (``case``): ScatterElements' (``_scatter_case``), by (lines, the data's axis,
 # updates a line), and how the stats the scatter leaves name the candidate that took the work
 SCATTERS: dict[str, tuple[tuple[int, int, int], Callable[[dict], str]]] = {
-    "scatter_lines": (SCATTER_LINES, lambda stats: "lines" if stats.get("word lines") else "rounds"),
+    # lines between scatter.py's FEWEST_LINES and LINES_AT_LEAST, one update to an element on average, up to 6
+    "scatter_lines": ((64, 64, 64), lambda stats: "lines" if stats.get("word lines") else "rounds"),
     # one line (the rounds) of 65,536 updates into as many elements: one an element on average, up to 8 or so
     "rounds_wg": ((1, 1 << 16, 1 << 16), lambda stats: str(stats.get("rounds wg", "none"))),
     # lines past LINES_AT_LEAST: the line kernel always, 32-bit elements, a line an invocation
@@ -101,13 +103,11 @@ def _clock(go: Callable[[], object]) -> Callable[[], float]:
 
 def _hosted(gpu: Gpu, last: str, go: Callable[[Callable], object], took: Callable[[dict], str], expected: bytes,
             nbytes: int = 0, timed: bool = False) -> Case:
-    """A case the host runs into a sink (``go(sink)``), end to end; ``took``
-    reads the candidate that took the work from the stats the host leaves
-    (``gpu.cache[last]``). ``nbytes``: the output's unless given. ``timed``:
-    a run into no sink is timed by the host's own ``seconds``, from the
-    dispatch to the bytes read back (the buffers and uploads around them are
-    the same for every candidate, and took most of a 1 MiB run's time: the
-    answer was noise)."""
+    """A case the host runs into a sink (``go(sink)``), end to end; ``took`` reads the candidate that took
+    the work from the stats the host leaves (``gpu.cache[last]``). ``nbytes``: the output's unless given.
+    ``timed``: a run into no sink is timed by the host's own ``seconds``, from the dispatch to the bytes read
+    back (the buffers and uploads around them are the same for every candidate, and took most of a 1 MiB
+    run's time: the answer was noise)."""
 
     def run() -> tuple[bytes, str]:
         out = bytearray()
@@ -122,10 +122,9 @@ def _hosted(gpu: Gpu, last: str, go: Callable[[Callable], object], took: Callabl
 
 
 def kernel(gpu: Gpu) -> Case:
-    """The flat copy of one streaming chunk of random bytes (gpu/measure.py's
-    Bench, the copy kernels only), the kernel's dispatches timed (GPU
-    timestamps where the device has them); the check poisons the output and
-    compares it with the source (a wrong byte raises GpuError)."""
+    """The flat copy of one streaming chunk of random bytes (gpu/measure.py's Bench, the copy kernels only),
+    the kernel's dispatches timed (GPU timestamps where the device has them); the check poisons the output
+    and compares it with the source (a wrong byte raises GpuError)."""
     from .choose import choice
     from .measure import Bench
 
@@ -182,9 +181,8 @@ def transpose(gpu: Gpu) -> Case:
 
 def _gather(gpu: Gpu, x: np.ndarray, i: np.ndarray, check: Check, table: Table, took: Callable[[dict], str],
             expected: bytes, **window) -> Case:
-    """The indexed gather of float32 ``x`` by int64 ``i`` (``check`` and
-    ``table`` ops/indexing.py's for these shapes, ``window``
-    gather_indexed's window_bytes), end to end (``_hosted``)."""
+    """The indexed gather of float32 ``x`` by int64 ``i`` (``check`` and ``table`` ops/indexing.py's for
+    these shapes, ``window`` gather_indexed's window_bytes), end to end (``_hosted``)."""
     from . import indexed as ix
 
     data = ix.Data(MemoryBytes(x), x.shape, 32)
@@ -209,9 +207,8 @@ def nd_run(gpu: Gpu) -> Case:
 
 
 def _row_gather(gpu: Gpu, rows: tuple[int, int], picks: int, window: dict, took: Callable[[dict], str]) -> Case:
-    """Gather along axis 0 of float32 ``rows`` (rows, words) by ``picks``
-    int64 indices (some negative), ``window`` gather_indexed's window_bytes,
-    end to end (``_gather``)."""
+    """Gather along axis 0 of float32 ``rows`` (rows, words) by ``picks`` int64 indices (some negative),
+    ``window`` gather_indexed's window_bytes, end to end (``_gather``)."""
     rng = np.random.default_rng(0)
     x = _bits(rng, rows)
     (n, width), k = rows, picks
@@ -221,11 +218,10 @@ def _row_gather(gpu: Gpu, rows: tuple[int, int], picks: int, window: dict, took:
 
 
 def gather_source(gpu: Gpu) -> Case:
-    """Whether the device's memory is this process's own: a PROBE-byte
-    storage buffer cleared on the device, and how much of it the process's
-    resident memory grew by (lavapipe and llvmpipe: all of it; a GPU's own
-    memory: none). Streaming a gather's source bounds the process's peak
-    only where it is (gpu/indexed_buffers.py); it is always the slower way."""
+    """Whether the device's memory is this process's own: a PROBE-byte storage buffer cleared on the device,
+    and how much of it the process's resident memory grew by (lavapipe and llvmpipe: all of it; a GPU's own
+    memory: none). Streaming a gather's source bounds the process's peak only where it is
+    (gpu/indexed_buffers.py); it is always the slower way."""
     from .engines.base import BufferUsage as U
     from .engines.base import MapMode
 
@@ -252,9 +248,8 @@ def gather_source(gpu: Gpu) -> Case:
 
 def _word_case(gpu: Gpu, question: str, variant: str, last: str, go: Callable[[Callable], int],
                expected: bytes) -> Case:
-    """A whole-word kernel's case (gpu/word_kernels.py): the host's own run
-    of its body ``variant``, timed by the host (``_hosted``); the candidate
-    that took the work is the one whose schedule ran."""
+    """A whole-word kernel's case (gpu/word_kernels.py): the host's own run of its body ``variant``, timed
+    by the host (``_hosted``); the candidate that took the work is the one whose schedule ran."""
     from .choose import answer
     from .word_kernels import schedule
 
@@ -297,9 +292,8 @@ def one_hot(gpu: Gpu) -> Case:
 
 
 def _scatter_case(gpu: Gpu, shape: tuple[int, int, int], took: Callable[[dict], str]) -> Case:
-    """ScatterElements of float32 with reduction add along the last axis,
-    ``shape`` (lines, the data's axis, updates a line), int64 indices some
-    negative, end to end (``_hosted``); GB/s of every byte moved (the
+    """ScatterElements of float32 with reduction add along the last axis, ``shape`` (lines, the data's axis,
+    updates a line), int64 indices some negative, end to end (``_hosted``); GB/s of every byte moved (the
     output is small)."""
     from . import indexed as ix
     from .scatter import Reduce, scatter_indexed
@@ -319,9 +313,8 @@ def _scatter_case(gpu: Gpu, shape: tuple[int, int, int], took: Callable[[dict], 
 
 
 def pieces_min_row(gpu: Gpu) -> Case:
-    """Concat of two float32 (4096, 16) inputs along the last axis: every
-    part's rows are 64 bytes, copied by runs (the answer 64) or by the
-    general kernel (128); timed with the run's buffers kept (pieces.Runs),
+    """Concat of two float32 (4096, 16) inputs along the last axis: every part's rows are 64 bytes, copied
+    by runs (the answer 64) or by the general kernel (128); timed with the run's buffers kept (pieces.Runs),
     so the kernels and not the buffers' making decide."""
     from ..core.pieces import Piece
     from ..core.region import Load
@@ -351,12 +344,10 @@ def pieces_min_row(gpu: Gpu) -> Case:
 
 
 def elementwise(gpu: Gpu) -> Case:
-    """Add of two int32 inputs of ELEMENTWISE_COUNT elements, neither
-    broadcast (the kernel's cheapest value: the workgroup decides most),
-    timed by the host (``_hosted``)."""
+    """Add of two int32 inputs of ELEMENTWISE_COUNT elements, neither broadcast (the kernel's cheapest
+    value: the workgroup decides most), timed by the host (``_hosted``)."""
     from .elementwise import LAST, run_elementwise
     from .pieces import Source
-    from .schedule_texts import elementwise_kernel
 
     rng = np.random.default_rng(0)
     a, b = (rng.integers(-2**31, 2**31, ELEMENTWISE_COUNT).astype("<i4") for _ in range(2))
@@ -364,3 +355,46 @@ def elementwise(gpu: Gpu) -> Case:
     return _hosted(gpu, LAST, lambda sink: run_elementwise(
         gpu, kernel, sources, sink, shape=(ELEMENTWISE_COUNT,), strides=[(1,), (1,)], where="Add"),
         lambda stats: str(stats["wg"]), (a + b).tobytes(), timed=True)
+
+
+def elementwise_kernel():
+    """The elementwise case's kernel, on the renderer's first workgroup (run_elementwise sets the answer's)."""
+    from .render.elementwise import Elementwise, Operand
+
+    return Elementwise("Add", (Operand("int32"), Operand("int32")), "int32")
+
+
+# each question's kernels: (the gpu/render/ module that renders them, a function of it and the candidate
+# workgroups to the kernels every candidate runs); select and one_hot: word_kernels.texts; gather_source: none
+TEXTS: dict[str, tuple[str, Callable[[Any, list[int]], Iterable]]] = {
+    "transpose": ("strided", lambda m, wgs: m.KERNELS.values()),
+    "nd_run": ("rows", lambda m, wgs: (k for (name, _), k in m.KERNELS.items() if name == "gather-nd")),  # both
+    # run lengths run one text per width (params.run)
+    "scatter_lines": ("scatter", lambda m, wgs: (m.Lines("fadd", 32), m.Apply("fadd", 32), *map(m.Pass, m.PASSES))),
+    "rounds_wg": ("scatter", lambda m, wgs: (k for wg in wgs for k in (m.Apply("fadd", 32, wg),
+                                                                      *(m.Pass(p, wg) for p in m.PASSES)))),
+    "lines_wg": ("scatter", lambda m, wgs: (m.Lines("fadd", 32, wg=wg) for wg in wgs)),
+    "pieces_min_row": ("pieces", lambda m, wgs: (m.GENERAL, m.WORDS, m.EDGES)),  # both candidates run them
+    "gather_words": ("slices", lambda m, wgs: (_render("indexed").gather("one_i64"), m.KERNELS["words"])),
+    "elementwise": ("schedule", lambda m, wgs: (replace(elementwise_kernel(), schedule=m.Elements(wg)) for wg in wgs)),
+    "slab_chunk": ("slices", lambda m, wgs: (m.KERNELS["windowed"],)),  # every chunk runs one text (params.chunk)
+}
+
+
+def _render(name: str) -> Any:
+    """Module gpu/render/``name``, imported when a question's key is first asked."""
+    return importlib.import_module(f"{__package__}.render.{name}")
+
+
+def texts(question: str) -> tuple[str, ...]:
+    """The rendered WGSL of every candidate of ``question``: its cache key's."""
+    from .choose import QUESTIONS
+    from .word_kernels import texts as words
+
+    if question == "gather_source":  # a fact about the adapter, no kernel's speed
+        return ()
+    if question not in TEXTS:
+        return words(question)
+    module, kernels = TEXTS[question]
+    wgs = [int(c) for c in QUESTIONS[question].candidates if c.isdigit()]  # where the candidates are workgroups
+    return tuple(k.wgsl() for k in kernels(_render(module), wgs))
