@@ -13,8 +13,9 @@ import math
 from dataclasses import replace
 from typing import Optional, Sequence
 
-from ..core.region import c_strides, load
+from ..core.region import Access, c_strides, load
 from ..errors import OpError
+from ..gpu.tiling import boxes
 from . import indexing
 from .base import BASE_TYPES, Node, versions
 from .tensor_op import Arg, OutputPlan, Piece, TensorOp
@@ -67,11 +68,14 @@ class Compress_9(TensorOp):
         shape = (len(chosen),) if k is None else data.shape[:k] + (len(chosen),) + data.shape[k + 1:]
         out = c_strides(shape)
         at = 0
+        # without an axis the flat (row-major) elements, a scalar's one among them: boxes of whole inner axes
+        flat = Access(data.shape, data.strides) if data.shape else Access((1,), (1,))
         for start, n in [] if pieces is None else _runs(chosen, cuts):
             if k is None:
-                for dims, src_strides, origin in _row_major_boxes(data.shape, data.strides, start, start + n):
-                    pieces.append(Piece(dims, c_strides(dims), at, load(0, dims, src_strides, origin)))
-                    at += math.prod(dims)
+                for box in boxes(flat, start, start + n):
+                    dims = (box.extent,) + flat.shape[box.axis + 1:]
+                    pieces.append(Piece(dims, c_strides(dims), at, load(0, dims, flat.strides[box.axis:], box.origin)))
+                    at += box.count
                 continue
             dims = list(data.shape)
             dims[k] = n
@@ -141,25 +145,6 @@ def _runs(chosen, cuts) -> list[tuple[int, int]]:
         return []
     bounds = [0, *cuts.tolist(), len(chosen)]
     return [(int(chosen[a]), b - a) for a, b in zip(bounds, bounds[1:])]
-
-
-def _row_major_boxes(shape, strides, start: int, end: int):
-    """Flat (row-major) elements [start, end) of a tensor as boxes: (dims,
-    source strides, source offset), each all of the axes after its first."""
-    if not shape:  # a scalar flattens to its one element: no axis would start a box
-        shape, strides = (1,), (1,)
-    rank = len(shape)
-    inner = [1] * rank
-    for k in range(rank - 2, -1, -1):
-        inner[k] = inner[k + 1] * shape[k + 1]
-    e = start
-    while e < end:
-        a = next(k for k in range(rank) if e % inner[k] == 0 and end - e >= inner[k])
-        index = [(e // inner[k]) % shape[k] for k in range(rank)]
-        extent = min(shape[a] - index[a], (end - e) // inner[a])
-        origin = sum(i * s for i, s in zip(index, strides))
-        yield (extent,) + tuple(shape[a + 1:]), tuple(strides[a:]), origin
-        e += extent * inner[a]
 
 
 # opset -> the types that version added (onnx.defs' lists; tests/unit/test_opsets.py holds them to it)
