@@ -197,19 +197,36 @@ def gpu(backend):
     return get_gpu(backend)
 
 
+def answer_all(gpu) -> None:
+    """Every schedule question answered on ``gpu`` (measured, or read from the run's cache)."""
+    from onnxop_cli.gpu import choose
+
+    choose.choice(gpu)
+    for name in choose.QUESTIONS:
+        choose.answer(gpu, name)
+
+
+@pytest.fixture(autouse=True)
+def answered_before_patches(request):
+    """A GPU test that patches (a band, a limit, a kernel function it records)
+    meets every schedule question answered before its patches: a question
+    first asked under them measures its candidates through them, so the test
+    failed run alone on an empty cache (the replay command its report prints)
+    and passed where another test had asked first. Autouse fixtures set up
+    before the test's own, ``monkeypatch``'s included."""
+    if "gpu" in request.fixturenames and "monkeypatch" in request.fixturenames:
+        answer_all(request.getfixturevalue("gpu"))
+
+
 @pytest.fixture
 def shrink_binding(gpu, monkeypatch):
     """``shrink_binding(size)``: ``gpu``'s storage binding is ``size`` bytes for
-    this test, after every schedule question is answered on the adapter's own
-    limits. The calibration cases (gpu/schedule_cases.py) are sized for a real
-    adapter (128 MiB a binding at the least); a question first asked under a
-    few KiB failed the test that asked it, when that test ran first in its worker."""
-    from onnxop_cli.gpu import choose
+    this test, on the adapter's own limits for the schedule questions (answered
+    before, as for every test that patches). The calibration cases
+    (gpu/schedule_cases.py) are sized for a real adapter (128 MiB a binding at
+    the least)."""
 
     def shrink(size: int) -> None:
-        choose.choice(gpu)
-        for name in choose.QUESTIONS:
-            choose.answer(gpu, name)
         monkeypatch.setitem(gpu.limits, "max-storage-buffer-binding-size", size)
     return shrink
 

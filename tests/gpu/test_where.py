@@ -195,7 +195,6 @@ def force(monkeypatch, variant: str) -> None:
 def test_where_matches_the_reference(backend, gpu, rng, dtype, ran, monkeypatch):
     """Each structure on the kernel chosen and on one forced variant in turn
     (the narrow widths' bands of one vec4 where they change the edges)."""
-    choose.answer(gpu, "select")  # measured here if not yet: its candidate runs are not this test's kernels
     tally = Tally()
     for k, (shapes, layout, variants, what) in enumerate(structures(rng, dtype)):
         c, x, y = inputs(rng, shapes, layout, dtype, any_byte=k % 2 == 1)
@@ -221,7 +220,6 @@ def test_words_kernel_grid_rows_and_padding(gpu, rng, dtype, ran, monkeypatch):
     element are 0, bands of 48 bytes leaving stale bytes in the windows."""
     from onnxop_cli.gpu import resident
 
-    choose.answer(gpu, "select")  # measured here if not yet: its candidate runs are not this test's kernels
     tally = Tally()
     cases = [(((9001, 1), (9001, 7), (7,)), {"max_groups_per_dim": rows}) for rows in (1, 2)]
     padded = [((61,), (61,), (61,)), ((1,), (3, 21), (21,)), ((3, 1), (1,), (3, 19))]
