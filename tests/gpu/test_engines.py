@@ -22,7 +22,6 @@ from onnxop_cli.gpu import nonzero
 from onnxop_cli.gpu.gather import GENERAL
 from onnxop_cli.gpu.program import Program
 from onnxop_cli.gpu.render.strided import KERNELS as STRIDED_KERNELS
-from onnxop_cli.gpu.shaders import shader_source
 from wgsl_text import shader_names
 
 STRIDED = STRIDED_KERNELS["generic"]
@@ -37,17 +36,14 @@ def backend_params(metafunc) -> bool:
 
 
 def test_every_shader_says_what_its_code_needs():
-    """The '// needs:' line of each shader (for readers) names exactly the
+    """What each kernel declares it needs (its frame's) is exactly the
     features its code uses (what the kernel chooser checks)."""
-    assert shader_names() == [nonzero.SHADER]  # the one hand-written body: its line, its kernel's code
-    line = re.search(r"^//\s*needs:\s*(.*)$", shader_source(nonzero.SHADER), re.MULTILINE)
-    assert line, f"{nonzero.SHADER} has no '// needs:' line"
-    said = tuple(re.findall(r"[a-z0-9]+(?:-[a-z0-9]+)+", line[1]))
-    assert said == needs_of(nonzero.wgsl()).features
+    assert shader_names() == []  # no kernel written by hand: each declares its needs by its frame
+    assert nonzero.KERNEL.needs == needs_of(nonzero.KERNEL.wgsl())
     for kernel in kernels.KERNELS.values():  # declared by their frames: what their WGSL uses
         assert kernel.needs == needs_of(kernel.wgsl), kernel.name
     assert kernels.KERNELS["storage64"].features == ("shader-int64",) and kernels.KERNELS["storage"].features == ()
-    assert not needs_of(nonzero.wgsl()).features  # portable
+    assert not needs_of(nonzero.KERNEL.wgsl()).features  # portable
     assert not needs_of(STRIDED.wgsl()).features  # the strided gather, rendered
 
 

@@ -1,5 +1,5 @@
 """NonZero: the coordinates of the non-zero elements, written by
-shaders/nonzero.wgsl (gpu/nonzero.py), exact against onnx.reference and
+gpu/render/nonzero.py's kernel (gpu/nonzero.py), exact against onnx.reference and
 onnxruntime on random bits with zeros, -0.0 and NaNs mixed in; every type
 of NonZero-13, ranks 0-5, several workgroups and a 2-D dispatch grid,
 Fortran order, big-endian, no non-zero element at all; the CLI and --json."""
@@ -106,16 +106,17 @@ def test_the_opset_decides_bfloat16(backend):
 
 def test_a_two_dimensional_grid_and_the_count_check(gpu, rng):
     from onnxop_cli.core.sources import MemoryBytes
-    from onnxop_cli.gpu.nonzero import Elements, nonzero_indices
+    from onnxop_cli.gpu.indexed import Data
+    from onnxop_cli.gpu.nonzero import nonzero_indices
 
     x = with_zeros(rng, (33, 41), np.int32)  # 1353 elements, 6 workgroups on a 4-wide grid: 2 rows
-    e = Elements(MemoryBytes(x), x.shape, (41, 1), "int32", 4)
+    e = Data(MemoryBytes(x), x.shape, 32, 0, (41, 1))
     total = int(np.count_nonzero(x))
     out = bytearray()
-    assert nonzero_indices(gpu, e, total, out.extend, max_groups_per_dim=4) == 16 * total
+    assert nonzero_indices(gpu, e, "int32", total, out.extend, max_groups_per_dim=4) == 16 * total
     assert np.frombuffer(bytes(out), np.int64).reshape(2, total).tolist() == np.array(np.nonzero(x)).tolist()
     with pytest.raises(GpuError, match=rf"NonZero: the device counted {total} non-zero elements, the host {total + 1}"):
-        nonzero_indices(gpu, e, total + 1, bytearray().extend)
+        nonzero_indices(gpu, e, "int32", total + 1, bytearray().extend)
 
 
 def test_the_data_goes_through_the_kernel(backend, rng, monkeypatch):

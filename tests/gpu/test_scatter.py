@@ -87,13 +87,12 @@ def nd_structures(rng, dtype):
 
 
 @pytest.mark.parametrize("dtype", WIDTHS)
-def test_scatter_nd_matches_the_reference(gpu, rng, spied, monkeypatch, dtype):
+def test_scatter_nd_matches_the_reference(gpu, rng, spied, dtype):
     """Each structure on the chosen kernel, every other one also on the rounds,
     and every third whole-slice one with the indices checked first
     (indices.wgsl) and then the slice kernel's plain apply, as the host runs
-    it where the raw check cannot be folded in (``_reads_raw``)."""
+    it where the raw check cannot be folded in (``fold=False``)."""
     tally = Tally()
-    folds = sc._reads_raw
     for k, (shape, lead, m) in enumerate(nd_structures(rng, dtype)):
         x = random_array(rng, shape, dtype)
         i = distinct(rng, shape, lead, m)
@@ -103,9 +102,8 @@ def test_scatter_nd_matches_the_reference(gpu, rng, spied, monkeypatch, dtype):
         runs = [(True, True), (False, True)][:1 + (k % 2 or lead == (3000,))] + [(True, False)] * (whole and k % 3 == 0)
         for copy, fold in runs:
             label = f"case {k}: data {shape} {dtype}, indices {i.shape}, slice_copy {copy}, folded check {fold}"
-            monkeypatch.setattr(sc, "_reads_raw", folds if fold else lambda *a, **kw: False)
             del spied[:]
-            assert scatter_nd(gpu, x, i, u, slice_copy=copy) == want, label
+            assert scatter_nd(gpu, x, i, u, slice_copy=copy, fold=fold) == want, label
             meant = ("slices" if fold else "slices checked first") if whole and copy else "rounds"
             tally.add(label, meant, spied[0][0] if spied else "rounds")
     tally.check("slices", "slices checked first", "rounds")

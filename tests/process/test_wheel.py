@@ -121,13 +121,13 @@ def test_wheel_ships_every_module_shader_and_sample_byte_identical(wheel):
 
 
 def test_a_wheel_without_one_shader_is_caught(wheel, tmp_path):
-    """The check above can fail: the same wheel less one kernel's shader."""
+    """The check above can fail: the same wheel less one shader part."""
     broken = tmp_path / wheel.name
     with zipfile.ZipFile(wheel) as src, zipfile.ZipFile(broken, "w") as dst:
         for item in src.infolist():
-            if item.filename != "onnxop_cli/shaders/nonzero.wgsl":
+            if item.filename != "onnxop_cli/shaders/lib/bswap.wgsl":
                 dst.writestr(item, src.read(item))
-    assert missing_from(broken) == ["onnxop_cli/shaders/nonzero.wgsl"]
+    assert missing_from(broken) == ["onnxop_cli/shaders/lib/bswap.wgsl"]
 
 
 def run_installed(venv: Path, cwd: Path, *args: str, backend: str) -> subprocess.CompletedProcess:
@@ -188,12 +188,12 @@ def test_installed_package_is_the_wheel_not_the_source(venv, tmp_path):
     done = subprocess.run(
         [str(venv / "bin" / "python"), "-c",
          "import onnxop_cli.gpu.shaders as s, onnxop_cli; print(onnxop_cli.__file__); "
-         "print(s.shader_source('nonzero.wgsl').splitlines()[0])"],
+         "print(s.shader_source('lib/bswap.wgsl').splitlines()[0])"],
         cwd=tmp_path, capture_output=True, text=True, check=True,
     )
     path, first = done.stdout.splitlines()
     assert Path(path).is_relative_to(venv)
-    assert first.startswith("// NonZero")  # the wheel's loader finds its kernel
+    assert first.startswith("// Part")  # the wheel's loader finds its parts
     module = subprocess.run(
         [str(venv / "bin" / "python"), "-m", "onnxop_cli", "--help"], cwd=tmp_path, capture_output=True, text=True
     )

@@ -1,6 +1,6 @@
 """Every kernel the renderer writes (gpu/render/): the elementwise kernel
 (every operator and type class, Cast's every conversion), Where's select and
-OneHot's on whole words, and the flat copy's runs (both widths). Each goes
+OneHot's on whole words, the flat copy's runs (both widths), the scatters' and NonZero's. Each goes
 through the one frame: one entry point ``main`` with its schedule's
 workgroup size, its schedule's constants, the bindings declared as data, and
 a Params read back from the WGSL that is the declared struct the host packs.
@@ -23,7 +23,7 @@ from onnxop_cli.gpu.render import elementwise as rendered_elementwise
 from onnxop_cli.gpu.render import one_hot as words_one_hot
 from onnxop_cli.gpu.render import select
 from onnxop_cli.gpu.render.elementwise import BITS, EXPRESSIONS, FORMATS, Elementwise, Operand
-from onnxop_cli.gpu.render import scatter
+from onnxop_cli.gpu.render import nonzero, scatter
 from onnxop_cli.gpu.render.scatter_slices import Slices
 from onnxop_cli.gpu.render.schedule import Runs, Words
 
@@ -45,6 +45,7 @@ def every_kernel():
         yield from (kernel(s) for s in schedules(render).values())
     yield from (k.render for k in kernels.KERNELS.values())
     yield from scatter_kernels()
+    yield nonzero.KERNEL
     for op in EXPRESSIONS:
         n = ARITY.get(op, 2)
         for dtype in (BITS if op in ("Cast", "Convert") else INTEGERS):

@@ -11,24 +11,26 @@ from pathlib import Path
 
 import pytest
 
-from onnxop_cli.gpu import nonzero
+from onnxop_cli.gpu.render import nonzero
 from wgsl_text import parse, shader_names, structs
 from onnxop_cli.gpu.render.scatter import ROUND_PARAMS
 
 GPU = Path(__file__).resolve().parents[2] / "src" / "onnxop_cli" / "gpu"
-HAND_WRITTEN = {nonzero.SHADER: nonzero}  # a hand-written body -> the module declaring what it reads (wgsl())
+# a kernel that packs a table of its own records -> the module declaring them (KERNEL, PARAMS, the records;
+# tests/unit/test_kernel_render.py holds every rendered kernel's Params to its layout)
+DECLARED = {nonzero.KERNEL.label: nonzero}
 
 
-def test_every_hand_written_body_is_in_a_kernel():
-    assert sorted(HAND_WRITTEN) == shader_names()
+def test_no_kernel_is_written_by_hand():
+    assert shader_names() == []  # shaders/ holds only lib parts
 
 
-@pytest.mark.parametrize("shader", shader_names())
+@pytest.mark.parametrize("shader", sorted(DECLARED))
 def test_every_kernel_params_has_a_layout(shader):
     """The Params the host packs (the module's PARAMS) is the struct its kernel's WGSL declares."""
-    text = HAND_WRITTEN[shader].wgsl()
+    text = DECLARED[shader].KERNEL.wgsl()
     lay = parse(text, "Params", shader)
-    assert lay.fields == HAND_WRITTEN[shader].PARAMS.layout.fields
+    assert lay.fields == DECLARED[shader].PARAMS.layout.fields
     assert lay.fields[0].offset == 0
     ends = [f.offset + f.size for f in lay.fields]
     assert all(f.offset % f.align == 0 for f in lay.fields)
@@ -37,12 +39,12 @@ def test_every_kernel_params_has_a_layout(shader):
     assert "var<uniform> params: Params;" in text
 
 
-@pytest.mark.parametrize("shader", shader_names())
+@pytest.mark.parametrize("shader", sorted(DECLARED))
 def test_every_array_of_records_has_a_layout(shader):
     """A storage array of a shader's struct (``axes: array<Axis>``) is packed
     by that struct's layout (``pack_rows``): it parses, and its size is its
     stride in the array (a multiple of its alignment)."""
-    text = HAND_WRITTEN[shader].wgsl()
+    text = DECLARED[shader].KERNEL.wgsl()
     for name in set(re.findall(r"var<storage\b[^>]*>\s*\w+\s*:\s*array<(\w+)>", text)) & set(structs(text)):
         lay = parse(text, name, shader)
         assert lay.size % lay.align == 0 and lay.size >= lay.fields[-1].offset + lay.fields[-1].size
@@ -55,17 +57,17 @@ def test_every_array_of_records_has_a_layout(shader):
 # accessor per kind. The host packs every kind by name (pack_rows).
 _ACCESSOR = re.compile(r"fn (\w+)\(r: u32\) -> (\w+) \{\s*let a = axes\[r\];\s*return \2\(([^)]*)\);")
 TABLES = {  # shader -> the record structs its accessors read
-    "nonzero.wgsl": {"Axis"},
+    "nonzero": {"Axis"},
 }
 
 
-@pytest.mark.parametrize("shader", shader_names())
+@pytest.mark.parametrize("shader", sorted(DECLARED))
 def test_table_rows_are_read_through_their_accessors(shader):
     """A shader that binds ``axes`` binds ``array<vec4<u32>>`` and reads a
     row only through accessors, each of a struct of four u32 words handed
     over lane by lane in order: the struct the host packs by name is the
     struct the kernel reads."""
-    text = HAND_WRITTEN[shader].wgsl()
+    text = DECLARED[shader].KERNEL.wgsl()
     code = re.sub(r"//.*", "", text)
     found = _ACCESSOR.findall(code)
     assert {struct_name for _, struct_name, _ in found} == TABLES.get(shader, set())
@@ -74,7 +76,7 @@ def test_table_rows_are_read_through_their_accessors(shader):
     assert re.search(r"var<storage, read> axes: array<vec4<u32>>;", code), shader
     for _, struct_name, lanes in found:
         lay = parse(text, struct_name, shader)
-        assert lay.fields == getattr(HAND_WRITTEN[shader], struct_name.upper()).layout.fields
+        assert lay.fields == getattr(DECLARED[shader], struct_name.upper()).layout.fields
         assert lay.size == 16 and [f.scalar for f in lay.fields] == ["u32"] * 4
         assert [x.strip() for x in lanes.split(",")] == ["a.x", "a.y", "a.z", "a.w"], shader
     assert len(re.findall(r"axes\[", code)) == len(found), shader  # no row read any other way

@@ -96,7 +96,8 @@ def copy_through_kernel(
 
 class Slot(Owned):
     """One chunk's buffers. ``src``/``dst`` are the kernel's; ``upload`` and
-    ``readback`` exist only on the staged path."""
+    ``readback`` exist only on the staged path; ``into`` is where a chunk is
+    read in, ``out`` where it is read back from."""
 
     promise: Any = None  # the readback map, while the chunk is in flight
     nbytes: int = 0
@@ -110,6 +111,7 @@ class Slot(Owned):
             self.src = self._buffer("src", size, U.STORAGE | (U.MAP_WRITE if mapped else U.COPY_DST))
             self.dst = self._buffer("dst", size, U.STORAGE | U.COPY_DST | (U.MAP_READ if mapped else U.COPY_SRC))
             self.readback = None if mapped else self._buffer("readback", size, U.MAP_READ | U.COPY_DST)
+            self.into, self.out = (self.src, self.dst) if mapped else (self.upload, self.readback)
             self.bound = stream.kernel.bind(self.gpu, self.src, self.dst, size, stream.max_groups_per_dim)
             if mapped:
                 # wgpu tracks which bytes of a buffer were ever written and
@@ -120,14 +122,6 @@ class Slot(Owned):
                 encoder = self.gpu.device.create_command_encoder()
                 encoder.clear_buffer(self.dst, 0, size)
                 self.gpu.queue.submit([encoder.finish()])
-
-    @property
-    def into(self) -> Any:
-        return self.upload if self.upload is not None else self.src
-
-    @property
-    def out(self) -> Any:
-        return self.readback if self.readback is not None else self.dst
 
     def settle(self) -> None:
         """Let an in-flight map finish and unmap it, so the buffers can be reused
@@ -146,23 +140,18 @@ class Stream:
     """Slots for streaming copies through one kernel on one Gpu."""
 
     def __init__(self, gpu: Gpu, kernel: kernels.Kernel, mapped: bool, max_groups_per_dim: int | None):
-        self.gpu = gpu
-        self.kernel = kernel
-        self.mapped = mapped
-        self.max_groups_per_dim = max_groups_per_dim
+        self.gpu, self.kernel, self.mapped, self.max_groups_per_dim = gpu, kernel, mapped, max_groups_per_dim
         self.slots: list[Slot | None] = []
 
-    # ------------------------------------------------------------ buffers
-
-    def _slot(self, index: int, size: int) -> Slot:
-        while len(self.slots) <= index:
-            self.slots.append(None)
-        slot = self.slots[index]
-        if slot is None or slot.size < size:
-            if slot is not None:
-                slot.release()
-            slot = self.slots[index] = Slot(self, size)
-        return slot
+    def _slots(self, depth: int, size: int) -> list[Slot]:
+        """The first ``depth`` slots, each of at least ``size`` bytes (a smaller one made anew)."""
+        self.slots += [None] * (depth - len(self.slots))
+        for i, slot in enumerate(self.slots[:depth]):
+            if slot is None or slot.size < size:
+                if slot is not None:
+                    slot.release()
+                self.slots[i] = Slot(self, size)
+        return self.slots[:depth]  # type: ignore[return-value]
 
     def trim(self, keep: int) -> None:
         """Free slots larger than ``keep`` bytes (a forced big chunk)."""
@@ -178,12 +167,10 @@ class Stream:
                 slot.release()
         self.slots = []
 
-    # ------------------------------------------------------------ streaming
-
     def run(self, source: ByteSource, sink: Sink, chunk: int, depth: int, poison: int | None) -> int:
         total = source.nbytes
         size = round_up(chunk, self.kernel.align)
-        slots = [self._slot(i, size) for i in range(depth)]
+        slots = self._slots(depth, size)
         if total <= chunk:
             write_mapped(self.gpu, slots[0].into, source, 0, total)
             self._submit(slots[0], total, poison)

@@ -1,93 +1,51 @@
-"""NonZero on the device: the kernel (its declarations here, its body shaders/nonzero.wgsl) counts the
-non-zero elements of each workgroup, the host turns the counts into each group's first output
-position (a prefix sum of one number per 256 elements), and the same kernel
-writes every non-zero element's coordinates as int64.
+"""NonZero on the device: the int64 (rank, count) coordinates of the non-zero elements, in row-major
+order, by one kernel (gpu/render/nonzero.py) run twice, an invocation an element (its storage offset from the
+strides: a Fortran-order input reads in place). Pass 0 counts each workgroup's non-zero elements into
+counts[group]; the host turns the counts into each group's first output position (a prefix sum of one
+number per 256 elements), checked against the count the plan was made with (the output's shape: a
+kernel that counted otherwise is a GpuError, never a wrong-sized output). Pass 1 ranks them in the
+workgroup (a scan in workgroup memory) and writes axis k of the i-th to out[k * total + i], an int64 as
+two words (a coordinate is below 2^32: the device indexes fewer elements).
 
-The kernel's total is checked against the count the plan was made with (the
-output's shape): a kernel that counted otherwise is a GpuError, never a
-wrong-sized output. Limits, one-line errors: the data and the output each fit
-one storage binding, and the data has fewer than 2^32 elements.
+Zero is a bit pattern: all bits 0, but a float's sign bit (-0.0 is zero, every NaN is not). An element
+is ``words`` words, or one ``width``-byte part of a word (bool, int8, int16, float16, bfloat16); a
+float is parts of ``part_words`` words (complex: two), each with a sign bit that ``sign`` clears in the
+part's word ``sign_word`` (the last, or the first when big-endian).
+
+Limits, one-line errors: the data and the output each fit one storage binding, and the data has fewer
+than 2^32 elements.
 """
 
 from __future__ import annotations
 
-import math
 import struct
-from dataclasses import dataclass
-from functools import lru_cache
 from itertools import accumulate
 from typing import Callable
 
 from ..errors import GpuError, OpError
-from ..core.sources import ByteSource
 from .buffers import dispatch_limit
 from .device import Gpu
 from .engines.base import BufferUsage as U
-from .indexed import Buffers, fits
-from .indexed_buffers import read_small, read_view
-from .layout import Struct
-from .program import Program, grid_x
-from .render.frame import KINDS, Binding
-from .shaders import shader_source
+from .indexed import Buffers, Data, fits
+from .indexed_buffers import launch, read_small, read_view
+from .render.nonzero import AXIS, KERNEL
 
-SHADER = "nonzero.wgsl"  # the body; what it reads is declared here, so the host packs what the kernel reads
-WG = 256  # invocations a workgroup: elements a group counts and ranks
-PARAMS = Struct("Params", tuple((n, "u32") for n in (
-    "count",       # elements
-    "groups_x",    # workgroups per row of the dispatch grid
-    "rank",
-    "pass_",       # 0: count, 1: write
-    "width",       # bytes of an element below a word (1, 2); 0: whole words
-    "words",       # words of an element of whole words
-    "part_words",  # words of a float part (words for a non-float)
-    "sign_word",   # the word of a part that holds its sign bit
-    "sign",        # what of that word (or of a sub-word element) counts
-    "total",       # non-zero elements in all (pass 1)
-    "_pad0", "_pad1")))
-AXIS = Struct("Axis", tuple((n, "u32") for n in ("size", "stride", "_pad0", "_pad1")))  # stride: storage, elements
-BINDINGS = (Binding(0, "data", "read", "u32"), Binding(1, "counts", "read_write", "u32"),
-            Binding(2, "out", "read_write", "u32"), Binding(3), Binding(4, "axes", "read", "vec4<u32>"))
 FLOAT_PARTS = {"float16": 2, "bfloat16": 2, "float": 4, "double": 8, "complex64": 4, "complex128": 8}
 
 
-@dataclass(frozen=True)
-class Elements:
-    """The input as the kernel reads it: its bytes, logical shape, element
-    strides of its storage, ONNX type name, element bytes and big-endian swap."""
-
-    source: ByteSource
-    shape: tuple[int, ...]
-    strides: tuple[int, ...]
-    onnx_name: str
-    itemsize: int
-    swap: int = 0
-
-    @property
-    def size(self) -> int:
-        return math.prod(self.shape)
-
-
-def _params(e: Elements, groups_x: int, pass_: int, total: int) -> bytes:
-    part = FLOAT_PARTS.get(e.onnx_name, 0)
-    if e.itemsize < 4:
-        width, words, part_words, sign_word = e.itemsize, 0, 1, 0
-        full = (1 << (8 * e.itemsize)) - 1
+def _fields(e: Data, onnx_name: str, pass_: int, total: int) -> dict[str, int]:
+    part, itemsize = FLOAT_PARTS.get(onnx_name, 0), e.bits // 8
+    if itemsize < 4:
+        width, words, part_words, sign_word = itemsize, 0, 1, 0
+        full = (1 << e.bits) - 1
         sign = full & ~((1 << (8 * part - 1)) if not e.swap else 0x80) if part else full
     else:
-        width, words = 0, e.itemsize // 4
+        width, words = 0, itemsize // 4
         part_words = part // 4 if part else words
         sign_word = (0 if e.swap else part_words - 1) if part else 0
         sign = (0xFFFFFF7F if e.swap else 0x7FFFFFFF) if part else 0xFFFFFFFF
-    return PARAMS.pack(count=e.size, groups_x=groups_x, rank=len(e.shape), pass_=pass_, width=width, words=words,
-                       part_words=part_words, sign_word=sign_word, sign=sign, total=total)
-
-
-@lru_cache(maxsize=None)
-def wgsl() -> str:
-    """The kernel's WGSL: its constant, structs and bindings, then the body."""
-    return "\n".join([f"// generated by gpu/nonzero.py: nonzero, around shaders/{SHADER}\n",
-                      f"const WG: u32 = {WG}u;\n", PARAMS.wgsl(), AXIS.wgsl(),
-                      "".join(b.wgsl() for b in BINDINGS), shader_source(SHADER)])
+    return dict(count=e.size, rank=len(e.shape), pass_=pass_, width=width, words=words, part_words=part_words,
+                sign_word=sign_word, sign=sign, total=total)
 
 
 def refuse_unindexable(op: str, n: int) -> None:
@@ -97,48 +55,39 @@ def refuse_unindexable(op: str, n: int) -> None:
         raise OpError(f"{op}: the data has {n} elements; the device indexes at most 2^32 - 1")
 
 
-def nonzero_indices(gpu: Gpu, e: Elements, total: int, sink: Callable[[memoryview], None], *, op: str = "NonZero",
-                    max_groups_per_dim: int | None = None) -> int:
-    """Stream the (rank, total) int64 coordinates of ``e``'s non-zero
-    elements into ``sink``; the bytes written."""
+def nonzero_indices(gpu: Gpu, e: Data, onnx_name: str, total: int, sink: Callable[[memoryview], None], *,
+                    op: str = "NonZero", max_groups_per_dim: int | None = None) -> int:
+    """Stream the (rank, total) int64 coordinates of the non-zero elements of ``e`` (its ``strides`` those of
+    its storage, in elements; of ONNX type ``onnx_name``) into ``sink``; the bytes written."""
     n, rank = e.size, len(e.shape)
     refuse_unindexable(op, n)
     nbytes = rank * total * 8
-    if e.source.nbytes < n * e.itemsize:
-        raise OpError(f"{op}: the data holds {e.source.nbytes} bytes, not {n * e.itemsize}")
-    fits(gpu, n * e.itemsize, "the data", op)
+    if e.source.nbytes < e.nbytes:
+        raise OpError(f"{op}: the data holds {e.source.nbytes} bytes, not {e.nbytes}")
+    fits(gpu, e.nbytes, "the data", op)
     fits(gpu, nbytes, "the output", op)
     if nbytes == 0:
         return 0
     max_dim = dispatch_limit(gpu, max_groups_per_dim)
-    groups = -(-n // WG)
-    gx = grid_x(groups, max_dim)
+    groups = -(-n // KERNEL.schedule.wg)
     with gpu.lock:  # one call at a time on the device's pipelines and queue (device.py)
         bufs = Buffers(gpu)
         try:
             with gpu.errors(f"{op} on the device"):
-                kernel = Program(SHADER, tuple(KINDS[b.access] for b in BINDINGS), code=wgsl()).on(gpu)
-                data = bufs.upload("data", e.source, n * e.itemsize)
+                data = bufs.upload("data", e.source, e.nbytes)
                 counts = bufs.new("counts", groups * 4, U.STORAGE | U.COPY_SRC | U.COPY_DST)
                 out = bufs.new("nonzero", nbytes, U.STORAGE | U.COPY_SRC)
                 axes = bufs.holding("axes", AXIS.layout.pack_rows(
                     {"size": d, "stride": s} for d, s in zip(e.shape, e.strides)) or bytes(16))
-                params = bufs.params("nonzero params", _params(e, gx, 0, total))
-                group = kernel.bind([data, counts, out, params, axes])
-                encoder = gpu.device.create_command_encoder()
-                kernel.dispatch(encoder, groups, max_dim, group)
-                gpu.queue.submit([encoder.finish()])
+                resources = [data, counts, out, None, axes]
+                launch(bufs, KERNEL, n, 1, max_dim, "nonzero params", _fields(e, onnx_name, 0, total), resources)
                 found = struct.unpack(f"<{groups}I", read_small(gpu, bufs, counts, groups * 4))
                 starts = list(accumulate(found, initial=0))  # each group's first output position, then the total
                 if starts[-1] != total:
                     raise GpuError(f"{op}: the device counted {starts[-1]} non-zero elements, the host {total}")
                 gpu.queue.write_buffer(counts, 0, struct.pack(f"<{groups}I", *starts[:-1]))
-                gpu.queue.write_buffer(params, 0, _params(e, gx, 1, total))
-                encoder = gpu.device.create_command_encoder()
-                kernel.dispatch(encoder, groups, max_dim, group)
-                gpu.queue.submit([encoder.finish()])
+                launch(bufs, KERNEL, n, 1, max_dim, "nonzero params", _fields(e, onnx_name, 1, total), resources)
                 read_view(gpu, bufs, out, nbytes, sink)  # host bytes to any sink, as NonZero always gave
                 return nbytes
         finally:
             bufs.release()
-

@@ -57,7 +57,7 @@ def scatter_indexed(
     False: the rounds, never the slice and line kernels. ``mapped``: as
     gather_indexed's. ``fold`` (False: the separate check pass, for
     comparisons): those kernels read and check the raw int64 indices
-    themselves (``_reads_raw``; a bad one: nothing reaches the sink). Data
+    themselves where they can (a bad one: nothing reaches the sink). Data
     (or its claims, 4 bytes an element) past one binding (or
     ``binding_bytes``, which tests force small) goes a band at a time
     (gpu/scatter_claims.py's ``scatter_banded``)."""
@@ -78,8 +78,11 @@ def scatter_indexed(
     bufs = Buffers(gpu, mapped=mapped is None or mapped)
     try:
         with gpu.errors(f"{op} on the device"):
-            # the kernel is chosen before the check only where it could read the raw indices itself
-            asked = fold and not banded and data.size > 0 and n > 0 and _reads_raw(gpu, index, check)
+            # the kernel is chosen before the check only where it could read and check the raw indices itself
+            # (the whole-slice scatter's raw steps, the line kernel's mode 2): int64 indices it ``reads_raw``,
+            # a wrap or non-negative check
+            asked = (fold and not banded and data.size > 0 and n > 0 and index is not None and check is not None
+                     and index.wide and check.mode in (WRAP, NONNEG) and reads_raw(gpu, index, check))
             kernel = _kernel(gpu, table, data, reduce, index, check, slice_copy) if asked else None
             raw = (index, check) if asked and _direct(kernel) else None
             if raw:  # read and checked by the kernel that applies them: no check pass
@@ -156,14 +159,6 @@ def _kernel(gpu: Gpu, table: Table, data: Data, reduce: Reduce, index: Index | N
 def _direct(kernel: slices.Slices | _Lines | None) -> bool:
     """Whether ``kernel`` reads the indices (not targets computed first)."""
     return isinstance(kernel, slices.Slices) or (kernel is not None and kernel.dlen > 0)
-
-
-def _reads_raw(gpu: Gpu, index: Index | None, check: Check | None) -> bool:
-    """Whether a kernel that reads every index can read and check the raw
-    ones itself (the whole-slice scatter's raw steps, the line kernel's mode
-    2): int64 indices it ``reads_raw``, a wrap or non-negative check."""
-    return (index is not None and check is not None and index.wide and check.mode in (WRAP, NONNEG)
-            and reads_raw(gpu, index, check))
 
 
 def _apply(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, norm: Any, table: Table, data: Data, updates: Data,

@@ -6,8 +6,8 @@ wheel. Shader text is cached; the label given to WebGPU is the file name, so a
 WGSL compile error names the file.
 
 The kernels are rendered (gpu/render/); what is left here is written by hand
-where a generator would be worse (each file's header says why): NonZero's
-kernel, and in ``shaders/lib/`` the parts a renderer puts in the kernels it
+where a generator would be worse (each file's header says why): in
+``shaders/lib/``, the parts a renderer puts in the kernels it
 writes (no entry point; they use the bindings and ``Params`` fields their
 header names, which the kernel declares, and the parts it names before them).
 Only the tests list the files (tests/wgsl_text.py's ``shader_names``).

@@ -9,7 +9,7 @@ string is zero.
 The output's shape depends on the data, as Compress's does on its
 condition: the plan counts the non-zero elements on the host, and the
 coordinates are written by the GPU kernel (gpu/nonzero.py,
-shaders/nonzero.wgsl), which counts again and must agree. A scalar's output
+gpu/render/nonzero.py), which counts again and must agree. A scalar's output
 is (0, count): no element, no kernel (the ONNX reference's rule;
 onnxruntime answers (1, count)). Strings have no GPU form: their
 coordinates are found on the host (--json says ``kernel: host``).
@@ -59,11 +59,12 @@ class NonZero_9(TensorOp):
 
 
 def _run(data: Arg, total: int, gpu: Any, sources: Sequence[Any], sink: Any) -> int:
-    from ..gpu.nonzero import Elements, nonzero_indices
+    from ..gpu.indexed import Data
+    from ..gpu.nonzero import nonzero_indices
 
     source = sources[0]
-    elements = Elements(source.data, data.shape, data.strides, data.dtype.onnx_name, data.dtype.bits // 8, source.swap)
-    return nonzero_indices(gpu, elements, total, sink)
+    elements = Data(source.data, data.shape, data.dtype.bits, source.swap, data.strides)
+    return nonzero_indices(gpu, elements, data.dtype.onnx_name, total, sink)
 
 
 # opset -> the types that version added (onnx.defs' lists; tests/unit/test_opsets.py holds them to it)

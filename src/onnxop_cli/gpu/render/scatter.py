@@ -170,12 +170,8 @@ _FIRST = "    let {v} = (wg.y * params.groups_x + wg.x) * WG + lid;\n    if ({v}
 class Scatter(Frame):
     """A kernel of the arithmetic ``op`` on ``bits``-wide elements, ``wg`` invocations a workgroup."""
 
-    op: str
+    op: str  # a key of ARITH, at one of its widths (gpu/scatter_claims.py's ``arithmetic`` picks both)
     bits: int  # and each kernel's field ``wg``, its default the first of its choose.py question's candidates
-
-    def __post_init__(self) -> None:
-        if self.op not in ARITH or self.bits not in ARITH[self.op].widths:
-            raise ValueError(f"no {type(self).__name__.lower()} kernel {self.op!r} on {self.bits}-bit elements")
 
     @property
     def schedule(self) -> Units:  # type: ignore[override]
@@ -221,16 +217,12 @@ fn walk_line(l: u32) {
 
 @dataclass(frozen=True)
 class Lines(Scatter):
-    """ScatterElements' line kernel; ``shared``: 8- and 16-bit lines that share words."""
+    """ScatterElements' line kernel (a reduction: never ``none``); ``shared``: 8- and 16-bit lines that share
+    words."""
 
     shared: bool = False
     wg: int = 64  # choose.py's ``lines_wg`` answers (gpu/scatter.py)
     PARAMS = LINE_PARAMS
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if self.op == "none" or (self.shared and self.bits >= 32):
-            raise ValueError(f"no line kernel {self.op!r} on {'shared ' if self.shared else ''}{self.bits}-bit words")
 
     @property
     def label(self) -> str:  # type: ignore[override]
@@ -292,7 +284,7 @@ class Apply(Scatter):
                 f"    if (claim[t] != ~u) {{\n{loser}        return;\n    }}\n    apply(u, t);\n")
 
 
-_PASSES = {
+PASSES = {  # a round's bookkeeping passes (the module says what each does)
     "band": """    let t = targets[u];
     let out = t < params.base || t - params.base >= params.size;
     if (out) {
@@ -316,7 +308,7 @@ _PASSES = {
 
 @dataclass(frozen=True)
 class Pass(Frame):
-    """A round's bookkeeping pass ``name`` (a key of _PASSES); every pass binds the same layout."""
+    """A round's bookkeeping pass ``name`` (a key of PASSES); every pass binds the same layout."""
 
     name: str
     wg: int = 256  # Apply's
@@ -339,7 +331,5 @@ class Pass(Frame):
     def main(self) -> str:
         skip = "" if self.name == "band" else (
             "    if ((atomicLoad(&done[u >> 5u]) & bit) != 0u) {\n        return;\n    }\n")
-        return _FIRST.format(v="i") + _PENDING + "    let bit = 1u << (u & 31u);\n" + skip + _PASSES[self.name]
+        return _FIRST.format(v="i") + _PENDING + "    let bit = 1u << (u & 31u);\n" + skip + PASSES[self.name]
 
-
-PASSES = tuple(_PASSES)

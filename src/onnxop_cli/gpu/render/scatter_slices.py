@@ -54,7 +54,7 @@ _CLAIM = """    let t = aim(p);
 class Slices(Frame):
     """Step ``step`` (claim or apply) of the whole-slice scatter; ``raw``: the indices are the raw int64 ones."""
 
-    step: str
+    step: str  # claim or apply
     raw: bool = False
     PARAMS = SLICE_PARAMS
     bindings = (Binding(0, "updates", "read", "u32"), Binding(1, "out", "read_write", "u32"), Binding(2),
@@ -64,10 +64,6 @@ class Slices(Frame):
                 # raw: tuple p's first word in `out`, written by the claim, read by the apply
                 Binding(7, "starts", "read_write", "u32"),
                 Binding(8, "raw", "read", "vec2<u32>"))  # raw: `norm` again, an index a load (checked_index)
-
-    def __post_init__(self) -> None:
-        if self.step not in ("claim", "apply"):
-            raise ValueError(f"no whole-slice scatter step {self.step!r}")
 
     @property
     def schedule(self) -> Words:  # type: ignore[override]
@@ -83,8 +79,7 @@ class Slices(Frame):
             return []  # the claim's targets, in `starts`
         aim = _AIM.format(whence="the raw indices, checked" if self.raw else "`norm` as the index check (gpu/render/indexed.py) wrote it",
                           index="index(ip + lk.ioff, lk.bound)" if self.raw else "norm[ip + lk.ioff]")
-        return [*table(), *(checked_index() if self.raw else []),
-                aim]
+        return [*table(), *(checked_index() if self.raw else []), aim]
 
     def main(self) -> str:
         if self.step == "apply":

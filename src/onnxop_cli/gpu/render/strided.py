@@ -53,7 +53,7 @@ class Gather(View):
     label = "strided gather"
 
     def parts(self) -> list[str]:
-        return [*self.view(), _CURSOR, shader_source("lib/bswap.wgsl")]
+        return [*self.view(), shader_source("lib/int64_ops.wgsl"), _CURSOR, shader_source("lib/bswap.wgsl")]
 
     def main(self) -> str:
         return head() + _GATHER
@@ -65,29 +65,7 @@ class Gather(View):
 KERNELS = {"generic": Gather(), "blocked": Blocked(),
            **{f"blocked{wg}": Blocked(Elements(wg)) for wg in (16, 32)}}
 
-_CURSOR = """fn add64(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
-    let lo = a.x + b.x;
-    return vec2<u32>(lo, a.y + b.y + select(0u, 1u, lo < a.x));
-}
-
-// x * s mod 2^64, with x a u32 and s 64-bit: the full product of the low
-// words from 16-bit halves, plus the high word's product (its own high bits
-// fall off the top).
-fn mul64(x: u32, s: vec2<u32>) -> vec2<u32> {
-    let a0 = x & 0xffffu;
-    let a1 = x >> 16u;
-    let b0 = s.x & 0xffffu;
-    let b1 = s.x >> 16u;
-    let p00 = a0 * b0;
-    let p01 = a0 * b1;
-    let p10 = a1 * b0;
-    let mid = (p00 >> 16u) + (p01 & 0xffffu) + (p10 & 0xffffu);
-    let lo = (p00 & 0xffffu) | (mid << 16u);
-    let hi = a1 * b1 + (p01 >> 16u) + (p10 >> 16u) + (mid >> 16u);
-    return vec2<u32>(lo, hi + x * s.y);
-}
-
-// A box element, its source offset in the window and its index along the
+_CURSOR = """// A box element, its source offset in the window and its index along the
 // last axis. Walking to the next element is one add until a row ends; only
 // then is the index decomposed again (divisions are the kernel's main cost).
 struct Cursor {
@@ -101,7 +79,7 @@ fn cursor_at(l: u32) -> Cursor {
     var s = params.base;
     for (var k = params.rank; k > params.axis0; k = k - 1u) {
         let d = dim(k - 1u);
-        s = add64(s, mul64(rest % d, stride64(params.at + k - 1u)));
+        s = add64(s, mul64(vec2<u32>(rest % d, 0u), stride64(params.at + k - 1u)));
         rest = rest / d;
     }
     return Cursor(l, s, l % dim(params.rank - 1u));

@@ -37,7 +37,6 @@ from .schedule import Elements
 from .view import BOX, BSWAP4, PADS, View
 
 MIN_STRIDE_BYTES = 64  # a cache line: below it the gather's reads already share lines
-U32 = (1 << 32) - 1
 
 BLOCKED = Struct("Params", (
     ("groups", "u32"),      # workgroups that work: outer * blocks_l * spans_a
@@ -101,7 +100,7 @@ class Blocked(View):
             return None
         groups = fields["groups"]
         return self.PARAMS.pack(groups_x=grid_x(groups, max_dim), rank=rank, axis0=d.box.axis, dim0=d.box.extent,
-                                at=at, base=d.base & U32, **fields), groups
+                                at=at, base=d.base & 0xFFFFFFFF, **fields), groups
 
     def main(self) -> str:
         return """    let g = wg.y * params.groups_x + wg.x;

@@ -9,6 +9,7 @@ from typing import ClassVar
 
 from ..layout import Struct
 from .frame import Binding, Frame
+from .indices import table_row
 
 # (src, dst, Params, axes): one layout for them all (gpu/gather.py binds Params at a dynamic offset)
 KINDS = ("read-only-storage", "storage", "uniform+offset", "read-only-storage")
@@ -20,13 +21,7 @@ BOX = (  # the box every kernel writes: fields of each Params
 )
 PADS = (("pad0", "u32"), ("pad1", "u32"), ("pad2", "u32"))
 
-_VIEW = """// Row r of `axes` as an Axis: one vec4 load per row (render/indices.py's table_row says why).
-fn view_axis(r: u32) -> Axis {
-    let a = axes[r];
-    return Axis(a.x, a.y, a.z, a.w);
-}
-
-// The stride of axes[i] as (low, high) words.
+_VIEW = """// The stride of axes[i] as (low, high) words.
 fn stride64(i: u32) -> vec2<u32> {
     let a = view_axis(i);
     return vec2<u32>(a.stride_lo, a.stride_hi);
@@ -59,4 +54,4 @@ class View(Frame):
         return KINDS
 
     def view(self) -> list[str]:
-        return [AXIS.wgsl(), _VIEW]
+        return [table_row("view_axis", AXIS), _VIEW]
