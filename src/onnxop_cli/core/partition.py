@@ -12,8 +12,10 @@ device and the host only where it leaves or enters an onnxop region.
 
 A node is the others' when onnxop has no such operator at the model's opset,
 it is in another domain (com.microsoft), it calls one of the model's
-functions, or an attribute holds a graph (Loop, Scan: the node goes to the
-other runtime whole, with every outer value its bodies read). An If is the
+functions, an attribute holds a graph (Loop, Scan: the node goes to the
+other runtime whole, with every outer value its bodies read), or it reads or
+makes a sequence or map; a region hands on tensors, so the nodes between a
+sequence's maker and its reader go to the others too (_apart). An If is the
 host's, a region of its own: its condition is read back and the branch it
 picks is split and run as a model of its own (core/others.py), so the data
 movement inside a branch runs on the GPU too.
@@ -27,7 +29,7 @@ from typing import Any
 from ..errors import InputError
 from ..ops.model import CONSTANT, ONNX_DOMAINS
 from ..ops.nodekinds import (  # noqa: F401
-    OtherNodes, Unsupported, counted, kind, model_opset, onnxop_runs, ops, others_in, reads, value_types)
+    NOT_TENSORS, OtherNodes, Unsupported, counted, kind, model_opset, onnxop_runs, ops, others_in, reads, value_types)
 
 ONNXOP = "onnxop"
 HOST = "host"  # an If: its condition read, its branch run as a model of its own
@@ -103,11 +105,11 @@ def split(model, others: str, *, keep_all: bool = False, keep_onnxop: bool = Fal
     if len(order) + len(attached) != len(nodes):
         stuck = next(nodes[i] for i in range(len(nodes)) if i not in set(order) | attached)
         raise InputError(f"node {stuck.name!r} ({kind(stuck)}) is on a cycle: the graph cannot be ordered")
-    regions: list[Region] = []
-    for i in order:
-        if not regions or regions[-1].runtime != side[i] or side[i] == HOST:  # an If: a region of its own
-            regions.append(Region(side[i], []))
-        regions[-1].nodes.append(nodes[i])
+    while moved := _apart(_runs(order, side), nodes, producer, types, side, others):
+        for i in moved:
+            side[i] = others
+        order = _schedule(needs, readers, side, attached)
+    regions = [Region(runtime, [nodes[i] for i in run]) for runtime, run in _runs(order, side)]
     owned: set[int] = set()
     for region in regions:
         wanted = dict.fromkeys(producer[x] for n in region.nodes for x in reads(n)
@@ -257,6 +259,33 @@ def _schedule(needs: list[set[int]], readers: dict[int, list[int]], side: list[s
             if not waiting[r]:
                 heapq.heappush(ready.setdefault(side[r], []), r)
     return order
+
+
+def _runs(order: list[int], side: list[str]) -> list[tuple[str, list[int]]]:
+    """The regions of an order: its maximal runs of one runtime, an If a run of its own."""
+    runs: list[tuple[str, list[int]]] = []
+    for i in order:
+        if not runs or runs[-1][0] != side[i] or side[i] == HOST:
+            runs.append((side[i], []))
+        runs[-1][1].append(i)
+    return runs
+
+
+def _apart(runs: list[tuple[str, list[int]]], nodes: list[Any], producer: dict[str, int],
+           types: dict[str, str], side: list[str], others: str) -> set[int]:
+    """The nodes that must go to the others so that no sequence or map crosses
+    between regions (a region hands on tensors; onnxruntime's and onnx.reference's
+    sequences are Python lists): those of onnxop's regions and Ifs from the region
+    that makes such a value to the one that reads it, both included. Empty when
+    none crosses."""
+    where = {i: k for k, (_, run) in enumerate(runs) for i in run}
+    move: set[int] = set()
+    for i, n in enumerate(nodes):
+        for x in reads(n) if i in where else ():
+            if types.get(x) in NOT_TENSORS and producer.get(x, i) in where and where[producer[x]] != where[i]:
+                a, b = sorted((where[producer[x]], where[i]))
+                move |= {j for _, run in runs[a:b + 1] for j in run if side[j] != others}
+    return move
 
 
 def _wire(regions: list[Region], outputs: list[str], keep_all: bool, keep_onnxop: bool = False) -> None:

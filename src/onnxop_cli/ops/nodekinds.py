@@ -121,10 +121,10 @@ def reads(proto) -> list[str]:
 
 
 def value_types(model) -> dict[str, str]:
-    """Value name -> ONNX element type name (``float``, ``int64``), as the
-    model declares them and onnx's shape inference finds them: what decides
-    whether a node of an operator that runs only some types (float Add: not
-    onnxop's) is onnxop's."""
+    """Value name -> ONNX element type name (``float``, ``int64``), or
+    ``sequence`` or ``map`` (NOT_TENSORS), as the model declares them and onnx's
+    shape inference finds them: what decides whether a node of an operator that
+    runs only some types (float Add: not onnxop's) is onnxop's."""
     import onnx
     from onnx import TensorProto
 
@@ -139,10 +139,23 @@ def value_types(model) -> dict[str, str]:
         elem = v.type.tensor_type.elem_type if v.type.HasField("tensor_type") else 0
         if elem in known:
             types[v.name] = TensorProto.DataType.Name(elem).lower()
+        elif _holder(v.type) is not None:
+            types[v.name] = _holder(v.type)
     for t in g.initializer:
         if t.data_type in known:
             types[t.name] = TensorProto.DataType.Name(t.data_type).lower()
     return types
+
+
+NOT_TENSORS = ("sequence", "map")  # value_types' names of values that hold no single tensor
+
+
+def _holder(tp) -> str | None:
+    """``sequence`` or ``map`` for a value of such a type (an optional one too), else None."""
+    which = tp.WhichOneof("value")
+    if which == "optional_type":
+        which = tp.optional_type.elem_type.WhichOneof("value")
+    return {"sequence_type": "sequence", "map_type": "map"}.get(which)
 
 
 def onnxop_runs(proto, opset: int | None, functions: set, types: dict[str, str] | None = None,
@@ -159,6 +172,8 @@ def onnxop_runs(proto, opset: int | None, functions: set, types: dict[str, str] 
         return False  # (a graph attribute of an operator onnxop runs is refused as hostile: attributes.py)
     if proto.op_type == CONSTANT:
         return True
+    if types is not None and any(types.get(x) in NOT_TENSORS for x in (*proto.input, *proto.output) if x):
+        return False  # (an Identity of a sequence: onnxop's values are tensors)
     try:
         op = op_version(proto.op_type, opset)
     except Exception:  # noqa: BLE001 - not at this opset
