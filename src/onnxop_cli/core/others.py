@@ -165,7 +165,7 @@ def run(part: Partition, feeds: dict[str, Tensor], folder: Path, *, backend: str
             given = {n: value(n) for n in region.inputs if n not in part.initializers}
             sub = submodel(part, region, given, folder)
             if region.runtime == ONNXOP:
-                made = _onnxop(sub, given, folder, backend, ran)
+                made = _onnxop(sub, given, folder, backend, ran, region.places)
             else:
                 made = _other(region.runtime).run(sub, given, region.outputs, region.label, region.needed)
                 region.outputs = [n for n in region.outputs if n in made]  # (a sequence only --verify asked for)
@@ -242,11 +242,12 @@ def _renamed(t: Tensor, name: str) -> Tensor:
     return t if t.name == name else replace(t, name=name)
 
 
-def _onnxop(sub, feeds: dict[str, Tensor], folder: Path, backend: str | None, ran: Ran) -> dict[str, Tensor]:
+def _onnxop(sub, feeds: dict[str, Tensor], folder: Path, backend: str | None, ran: Ran,
+            places: list[int]) -> dict[str, Tensor]:
     from ..ops.model import load_graph
     from . import graph
 
-    g = load_graph(sub, folder)
+    g = load_graph(sub, folder, places)  # (an error names the node by its index in the model, not in the region)
     p = graph.plan(g, feeds, backend=backend)
     results, traffic = graph.run_to_memory(p, backend=backend)
     ran.uploaded += traffic.uploaded

@@ -46,6 +46,7 @@ class Region:
     outputs: list[str] = field(default_factory=list)  # values made here that a later region or the caller reads
     copies: list[Any] = field(default_factory=list)  # Constants an earlier region made too: run again, not counted
     needed: set[str] = field(default_factory=set)  # the outputs read later (the rest: keep_all's, for --verify, --dump)
+    places: list[int] = field(default_factory=list)  # each node's index in the model, copies then nodes (as submodel's)
 
     @property
     def label(self) -> str:
@@ -109,13 +110,15 @@ def split(model, others: str, *, keep_all: bool = False, keep_onnxop: bool = Fal
         for i in moved:
             side[i] = others
         order = _schedule(needs, readers, side, attached)
-    regions = [Region(runtime, [nodes[i] for i in run]) for runtime, run in _runs(order, side)]
+    runs = _runs(order, side)
+    regions = [Region(runtime, [nodes[i] for i in run]) for runtime, run in runs]
     owned: set[int] = set()
-    for region in regions:
+    for region, (_, run) in zip(regions, runs):
         wanted = dict.fromkeys(producer[x] for n in region.nodes for x in reads(n)
                                if x in producer and producer[x] in attached)
         region.nodes[:0] = [nodes[i] for i in wanted if i not in owned]
         region.copies = [nodes[i] for i in wanted if i in owned]
+        region.places = [*(i for i in wanted if i in owned), *(i for i in wanted if i not in owned), *run]
         owned |= set(wanted)
     check_ifs(nodes)  # every If, nested ones too, before anything runs
     outputs = [v.name for v in g.output]
