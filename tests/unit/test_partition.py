@@ -108,3 +108,15 @@ def test_an_if_that_reads_a_sequence_goes_to_the_others_whole():
                            helper.make_tensor("zero", TensorProto.INT64, [], [0])])
     model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
     assert _placed(model) == [("onnxop", ["Transpose"]), ("onnxruntime", ["SplitToSequence", "If"])]
+
+
+def test_a_sequence_shape_inference_cannot_type_is_known_by_its_operators_schema():
+    """After a node onnx has no schema for (com.microsoft's Gelu) shape inference types nothing, so the
+    sequence was not known to be one and crossed around the Concat as before: SplitToSequence's output and
+    SequenceInsert's are sequences by their schemas."""
+    model = _sequence_model()
+    model.graph.node.insert(0, helper.make_node("Gelu", ["x0"], ["x"], domain="com.microsoft"))
+    model.graph.input[0].name = "x0"
+    model.opset_import.append(helper.make_opsetid("com.microsoft", 1))
+    assert _placed(model) == [("onnxop", ["Transpose"]), ("onnxruntime", [
+        "Gelu", "SplitToSequence", "SequenceAt", "Concat", "SequenceInsert", "SequenceAt"])]

@@ -144,7 +144,33 @@ def value_types(model) -> dict[str, str]:
     for t in g.initializer:
         if t.data_type in known:
             types[t.name] = TensorProto.DataType.Name(t.data_type).lower()
+    versions = {o.domain or "ai.onnx": o.version for o in model.opset_import}
+    for n in g.node:  # where inference could not tell (after a node it has no schema for): the schema's word
+        for name, holder in _schema_holders(n, versions.get(n.domain or "ai.onnx")):
+            types.setdefault(name, holder)
     return types
+
+
+def _schema_holders(proto, version: int | None) -> list[tuple[str, str]]:
+    """The node's inputs and outputs that its operator's schema allows only
+    sequences (or only maps) for: SplitToSequence's output, ConcatFromSequence's input."""
+    from onnx import defs
+
+    try:
+        schema = defs.get_schema(proto.op_type, version or 1, proto.domain)
+    except Exception:  # noqa: BLE001 - an operator onnx has no schema for
+        return []
+    allowed = {c.type_param_str: list(c.allowed_type_strs) for c in schema.type_constraints}
+    found = []
+    for formals, names in ((schema.inputs, proto.input), (schema.outputs, proto.output)):
+        for k, name in enumerate(names):
+            if not name or not formals:
+                continue
+            formal = formals[min(k, len(formals) - 1)]
+            kinds = {t.split("(")[0] for t in allowed.get(formal.type_str, [formal.type_str])}
+            if len(kinds) == 1 and kinds <= {"seq", "map"}:
+                found.append((name, "sequence" if kinds == {"seq"} else "map"))
+    return found
 
 
 NOT_TENSORS = ("sequence", "map")  # value_types' names of values that hold no single tensor
