@@ -120,3 +120,21 @@ def test_a_sequence_shape_inference_cannot_type_is_known_by_its_operators_schema
     model.opset_import.append(helper.make_opsetid("com.microsoft", 1))
     assert _placed(model) == [("onnxop", ["Transpose"]), ("onnxruntime", [
         "Gelu", "SplitToSequence", "SequenceAt", "Concat", "SequenceInsert", "SequenceAt"])]
+
+
+def test_an_optional_a_node_makes_stays_with_the_others_and_an_optional_graph_input_does_not():
+    """An empty Optional is None in onnxruntime's hands: an Identity of it was onnxop's, and the run stopped
+    (exit 1, "'o' is a NoneType, not a tensor"). A graph input declared optional is a tensor from its file:
+    the Transpose reading it stays onnxop's (marking it optional made the check of crossings look up its
+    producer, which a graph input has not: KeyError, an internal error)."""
+    optional = helper.make_optional_type_proto(helper.make_tensor_type_proto(TensorProto.FLOAT, [2, 3]))
+    nodes = [helper.make_node("Optional", [], ["o"], type=helper.make_tensor_type_proto(TensorProto.FLOAT, [2, 3])),
+             helper.make_node("Identity", ["o"], ["o2"]), helper.make_node("OptionalHasElement", ["o2"], ["has"]),
+             helper.make_node("Transpose", ["x"], ["t"]), helper.make_node("Relu", ["t"], ["r"])]
+    g = helper.make_graph(nodes, "g", [helper.make_value_info("x", optional)],
+                          [helper.make_tensor_value_info("has", TensorProto.BOOL, []),
+                           helper.make_tensor_value_info("r", TensorProto.FLOAT, None)])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
+    assert _placed(model) == [("onnxop", ["Transpose"]),
+                              ("onnxruntime", ["Optional", "Identity", "OptionalHasElement", "Relu"])]
+    assert dict(partition.others_in(model))["Identity (optional)"] == 1

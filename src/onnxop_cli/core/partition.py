@@ -285,7 +285,7 @@ def _apart(runs: list[tuple[str, list[int]]], nodes: list[Any], producer: dict[s
     move: set[int] = set()
     for i, n in enumerate(nodes):
         for x in reads(n) if i in where else ():
-            if types.get(x) in NOT_TENSORS and producer.get(x, i) in where and where[producer[x]] != where[i]:
+            if types.get(x) in NOT_TENSORS and producer.get(x) in where and where[producer[x]] != where[i]:
                 a, b = sorted((where[producer[x]], where[i]))
                 move |= {j for _, run in runs[a:b + 1] for j in run if side[j] != others}
     return move
