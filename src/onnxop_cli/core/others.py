@@ -156,8 +156,8 @@ def run(part: Partition, feeds: dict[str, Tensor], folder: Path, *, backend: str
 
     ran = Ran() if ran is None else ran
     for k, region in enumerate(part.regions):
-        if not region.outputs and region.runtime not in (HOST, ONNXOP):
-            continue  # nothing reads what it makes (onnxruntime takes no model without outputs)
+        if not region.outputs and region.runtime != HOST:
+            continue  # nothing reads what it makes (onnxruntime and the graph executor take no model without outputs)
         if region.runtime == HOST:
             ran.add(region)  # before its branch's regions
             made = _branch(part, region, value, folder, backend, inspect, ran)
