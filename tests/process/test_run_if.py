@@ -160,8 +160,8 @@ def _if_model(cond_shape: list[int], depth: int = 1) -> onnx.ModelProto:
 
 
 BAD_CONDITIONS = [
-    (np.array([True, False]), "If node 'top': its condition must be one bool, got 2 element(s) of bool"),
-    (np.array(1, np.int64), "If node 'top': its condition must be one bool, got 1 element(s) of int64"),
+    (np.array([True, False]), "If node 0 'top': its condition must be one bool, got 2 element(s) of bool"),
+    (np.array(1, np.int64), "If node 0 'top': its condition must be one bool, got 1 element(s) of int64"),
 ]
 
 
@@ -230,13 +230,13 @@ def _typed_if(then_type: int, else_type: int, then_declares: int | None = None, 
 # (model, condition, --others, the refusal): ONNX requires an If's branches to agree in their outputs' count and
 # types; each ran and wrote the picked branch's (int64 or float32 by the condition), as onnx.reference does
 MISMATCHED_BRANCHES = [
-    (lambda: _typed_if(I64, F), False, "onnxruntime", "If node 'pick': its output 0 is int64 from its then_branch "
+    (lambda: _typed_if(I64, F), False, "onnxruntime", "If node 0 'pick': its output 0 is int64 from its then_branch "
      "('a0') and float32 from its else_branch ('b0'); ONNX requires the branches' outputs to agree in type"),
     (lambda: _typed_if(I64, F), True, "reference", "its output 0 is int64 from its then_branch ('a0') and float32"),
     (lambda: _typed_if(F, F, then_outputs=2), False, "onnxruntime",
-     "If node 'pick': its then_branch makes 2 output(s), its else_branch 1; ONNX requires both to make the If's 1"),
-    (lambda: _typed_if(I64, F, nested=True), False, "onnxruntime", "If node 'pick': its output 0 is int64"),
-    (lambda: _typed_if(I64, F, then_declares=F), True, "onnxruntime", "If node 'pick': its then_branch declares "
+     "If node 0 'pick': its then_branch makes 2 output(s), its else_branch 1; ONNX requires both to make the If's 1"),
+    (lambda: _typed_if(I64, F, nested=True), False, "onnxruntime", "If node 0 'pick': its output 0 is int64"),
+    (lambda: _typed_if(I64, F, then_declares=F), True, "onnxruntime", "If node 0 'pick': its then_branch declares "
      "its output 0 ('a0') float32 and makes int64; ONNX requires a branch to make the types it declares"),
 ]
 

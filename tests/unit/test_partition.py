@@ -138,3 +138,23 @@ def test_an_optional_a_node_makes_stays_with_the_others_and_an_optional_graph_in
     assert _placed(model) == [("onnxop", ["Transpose"]),
                               ("onnxruntime", ["Optional", "Identity", "OptionalHasElement", "Relu"])]
     assert dict(partition.others_in(model))["Identity (optional)"] == 1
+
+
+def test_an_unnamed_if_is_named_by_its_place_in_its_graph():
+    """An If with no name was "If node ''", which names none: its index in its graph is given."""
+    import pytest
+
+    from onnxop_cli.errors import InputError
+
+    def branch(to):
+        return helper.make_graph([helper.make_node("Cast", ["x"], ["o"], to=to)], "b", [],
+                                 [helper.make_tensor_value_info("o", to, None)])
+
+    nodes = [helper.make_node("Relu", ["x"], ["r"]),
+             helper.make_node("If", ["c"], ["y"], then_branch=branch(TensorProto.INT64),
+                              else_branch=branch(TensorProto.FLOAT))]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3]),
+                                       helper.make_tensor_value_info("c", TensorProto.BOOL, [])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    with pytest.raises(InputError, match=r"^If node 1: its output 0 is int64 from its then_branch"):
+        partition.split(helper.make_model(g, opset_imports=[helper.make_opsetid("", 21)]), "onnxruntime")

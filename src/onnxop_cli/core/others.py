@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import InputError, OnnxopError
-from .partition import HOST, ONNXOP, Partition, Region, ops
+from .partition import HOST, ONNXOP, Partition, Region, ops, place_name
 
 if TYPE_CHECKING:
     from .tensor import Tensor
@@ -190,7 +190,7 @@ def _branch(part: Partition, region: Region, value: Callable[[str], Tensor], fol
     *constants, node = [*region.copies, *region.nodes]
     made = _constants(part, constants, folder) if constants else {}
     look = (lambda n: made[n] if n in made else value(n))
-    where = f"If node {node.name!r}"
+    where = f"If node {place_name(node, region.places[-1] if region.places else None)}"
     cond = look(node.input[0]).to_numpy() if node.input and node.input[0] else None
     if cond is None or cond.size != 1 or cond.dtype != bool:
         got = "no condition" if cond is None else f"{cond.size} element(s) of {cond.dtype}"

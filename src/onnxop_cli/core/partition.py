@@ -104,8 +104,9 @@ def split(model, others: str, *, keep_all: bool = False, keep_onnxop: bool = Fal
     needs = [d - attached for d in needs]
     order = _schedule(needs, readers, side, attached)
     if len(order) + len(attached) != len(nodes):
-        stuck = next(nodes[i] for i in range(len(nodes)) if i not in set(order) | attached)
-        raise InputError(f"node {stuck.name!r} ({kind(stuck)}) is on a cycle: the graph cannot be ordered")
+        at = next(i for i in range(len(nodes)) if i not in set(order) | attached)
+        stuck = nodes[at]
+        raise InputError(f"node {place_name(stuck, at)} ({kind(stuck)}) is on a cycle: the graph cannot be ordered")
     while moved := _apart(_runs(order, side), nodes, producer, types, side, others):
         for i in moved:
             side[i] = others
@@ -196,14 +197,14 @@ def check_ifs(nodes) -> None:
 
     stack = [list(nodes)]
     while stack:
-        for n in stack.pop():
+        for i, n in enumerate(stack.pop()):
             stack += [list(g.node) for g in subgraphs(n)]  # (a Loop's or Scan's body too)
             if not _is_if(n):
                 continue
             branches = {a.name: a.g for a in n.attribute if a.name in ("then_branch", "else_branch")}
             if len(branches) != 2:
                 continue  # (the run names the one missing, if it is picked)
-            where = f"If node {n.name!r}"
+            where = f"If node {place_name(n, i)}"
             then, other = branches["then_branch"], branches["else_branch"]
             if not len(then.output) == len(other.output) == len(n.output):
                 raise InputError(f"{where}: its then_branch makes {len(then.output)} output(s), its else_branch "
@@ -214,6 +215,12 @@ def check_ifs(nodes) -> None:
                     raise InputError(f"{where}: its output {k} is {ta} from its then_branch ({a.name!r}) and {tb} "
                                      f"from its else_branch ({b.name!r}); ONNX requires the branches' outputs to "
                                      "agree in type")
+
+
+def place_name(proto, place: int | None) -> str:
+    """``3 'tr'``: a node's index in its graph (the model's, or its If branch's) and its name where it has
+    one, as messages name it after ``node``; an unnamed node's name alone ('') named none."""
+    return " ".join([*([str(place)] if place is not None else []), *([repr(proto.name)] if proto.name else [])])
 
 
 def type_text(tp) -> str | None:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from ..errors import Mismatch, OnnxopError
-from .partition import ONNXOP, Region, kind
+from .partition import ONNXOP, Region, kind, place_name
 
 if TYPE_CHECKING:
     from .tensor import Tensor
@@ -199,9 +199,8 @@ def _all_named(node, taken: set[str]):
 
 def _label(node, place: int | None) -> str:
     """``node 3 'tr' (Transpose)``: its index in the model (in its If branch, for a branch's), its name
-    where it has one, its operator; an unnamed node was ``node '' (Cast)``."""
-    words = ["node", *([str(place)] if place is not None else []), *([repr(node.name)] if node.name else [])]
-    return f"{' '.join(words)} ({kind(node)})"
+    where it has one, its operator."""
+    return f"node {place_name(node, place)} ({kind(node)})"
 
 
 def _all_same(label: str, outs: list[str], value: Callable[[str], Tensor], made: list, by: str) -> None:
