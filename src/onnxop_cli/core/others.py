@@ -212,8 +212,11 @@ def _branch(part: Partition, region: Region, value: Callable[[str], Tensor], fol
     model.opset_import.extend(part.model.opset_import)
     model.functions.extend(part.model.functions)
     # (protobuf's depth limit bounds the nesting)
-    inner = split(model, part.others, keep_all=part.keep_all, keep_onnxop=part.keep_onnxop)
-    results, _ = run(inner, feeds, folder, backend=backend, inspect=inspect, ran=ran)
+    try:  # a branch's node is named by its place in the branch: the If and the branch are named in front
+        inner = split(model, part.others, keep_all=part.keep_all, keep_onnxop=part.keep_onnxop)
+        results, _ = run(inner, feeds, folder, backend=backend, inspect=inspect, ran=ran)
+    except OnnxopError as e:
+        raise e.reworded(f"{where}, {name}: {e.message}") from None
     from .partition import type_text
 
     for k, (v, t) in enumerate(zip(branch.output, results)):  # the branches agree (check_ifs): so must what ran
