@@ -14,8 +14,8 @@ A node is the others' when onnxop has no such operator at the model's opset,
 it is in another domain (com.microsoft), it calls one of the model's
 functions, an attribute holds a graph (Loop, Scan: the node goes to the
 other runtime whole, with every outer value its bodies read), or it reads or
-makes a sequence or map; a region hands on tensors, so the nodes between a
-sequence's maker and its reader go to the others too (_apart). An If is the
+makes a sequence, map or optional; a region hands on tensors, so the nodes
+between such a value's maker and its reader go to the others too (_apart). An If is the
 host's, a region of its own: its condition is read back and the branch it
 picks is split and run as a model of its own (core/others.py), so the data
 movement inside a branch runs on the GPU too.
@@ -283,9 +283,9 @@ def _runs(order: list[int], side: list[str]) -> list[tuple[str, list[int]]]:
 
 def _apart(runs: list[tuple[str, list[int]]], nodes: list[Any], producer: dict[str, int],
            types: dict[str, str], side: list[str], others: str) -> set[int]:
-    """The nodes that must go to the others so that no sequence or map crosses
-    between regions (a region hands on tensors; onnxruntime's and onnx.reference's
-    sequences are Python lists): those of onnxop's regions and Ifs from the region
+    """The nodes that must go to the others so that no sequence, map or optional
+    crosses between regions (a region hands on tensors; onnxruntime's and
+    onnx.reference's sequences are Python lists, an empty optional None): those of onnxop's regions and Ifs from the region
     that makes such a value to the one that reads it, both included. Empty when
     none crosses."""
     where = {i: k for k, (_, run) in enumerate(runs) for i in run}
