@@ -42,8 +42,28 @@ def test_the_first_divergence_stops_the_run_naming_node_output_element_and_bytes
     monkeypatch.setattr(onnx.reference, "ReferenceEvaluator", flipping_reference(flip))
     code, out, err = cli(capsys, "run", "m.onnx", "x.npy", "--verify", "-o", "o/")
     assert code == ExitCode.ERROR, err
-    assert error_of(err) == f"--verify: node 'tr' (Transpose) output 'a/b': 1 of 6 elements differ; {shown}"
+    assert error_of(err) == f"--verify: node 0 'tr' (Transpose) output 'a/b': 1 of 6 elements differ; {shown}"
     assert not (cwd / "o" / "a%2Fb.npy").exists()
+
+
+def test_a_divergence_names_an_unnamed_node_by_its_place_in_the_model(cwd, capsys, monkeypatch):
+    """An unnamed node was "node '' (Transpose)", which names none (exporters and hand-made graphs leave
+    names out): its index in the model is given, as the plan's messages give it."""
+    nodes = [helper.make_node("Flatten", ["x"], ["f"], name="flat"), helper.make_node("Transpose", ["f"], ["y"], perm=[1, 0])]
+    onnx.save(helper.make_model(helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+                                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)]),
+                                opset_imports=[helper.make_opsetid("", 17)]), "m.onnx")
+    np.save("x.npy", np.array([[1, -0.0, 3], [4, 5, 6]], np.float32))
+
+    def flip(a):  # the Transpose's output only
+        if a.shape == (3, 2):
+            a[1, 0] = 0.0
+    flip_onnxruntime(monkeypatch, flip)
+    monkeypatch.setattr(onnx.reference, "ReferenceEvaluator", flipping_reference(flip))
+    code, _, err = cli(capsys, "run", "m.onnx", "x.npy", "--verify", "-o", "o/")
+    assert code == ExitCode.ERROR and error_of(err) == (
+        "--verify: node 1 (Transpose) output 'y': 1 of 6 elements differ; first [1, 0]: onnxop 0x80000000, "
+        "onnxruntime 0x00000000"), err
 
 
 def test_a_divergence_is_a_failed_check_in_json(cwd, capsys, monkeypatch):

@@ -160,8 +160,8 @@ def _if_model(cond_shape: list[int], depth: int = 1) -> onnx.ModelProto:
 
 
 BAD_CONDITIONS = [
-    (np.array([True, False]), "If node 'top': its condition must be one bool, got 2 element(s) of bool"),
-    (np.array(1, np.int64), "If node 'top': its condition must be one bool, got 1 element(s) of int64"),
+    (np.array([True, False]), "If node 0 'top': its condition must be one bool, got 2 element(s) of bool"),
+    (np.array(1, np.int64), "If node 0 'top': its condition must be one bool, got 1 element(s) of int64"),
 ]
 
 
@@ -230,13 +230,13 @@ def _typed_if(then_type: int, else_type: int, then_declares: int | None = None, 
 # (model, condition, --others, the refusal): ONNX requires an If's branches to agree in their outputs' count and
 # types; each ran and wrote the picked branch's (int64 or float32 by the condition), as onnx.reference does
 MISMATCHED_BRANCHES = [
-    (lambda: _typed_if(I64, F), False, "onnxruntime", "If node 'pick': its output 0 is int64 from its then_branch "
+    (lambda: _typed_if(I64, F), False, "onnxruntime", "If node 0 'pick': its output 0 is int64 from its then_branch "
      "('a0') and float32 from its else_branch ('b0'); ONNX requires the branches' outputs to agree in type"),
     (lambda: _typed_if(I64, F), True, "reference", "its output 0 is int64 from its then_branch ('a0') and float32"),
     (lambda: _typed_if(F, F, then_outputs=2), False, "onnxruntime",
-     "If node 'pick': its then_branch makes 2 output(s), its else_branch 1; ONNX requires both to make the If's 1"),
-    (lambda: _typed_if(I64, F, nested=True), False, "onnxruntime", "If node 'pick': its output 0 is int64"),
-    (lambda: _typed_if(I64, F, then_declares=F), True, "onnxruntime", "If node 'pick': its then_branch declares "
+     "If node 0 'pick': its then_branch makes 2 output(s), its else_branch 1; ONNX requires both to make the If's 1"),
+    (lambda: _typed_if(I64, F, nested=True), False, "onnxruntime", "If node 0 'pick': its output 0 is int64"),
+    (lambda: _typed_if(I64, F, then_declares=F), True, "onnxruntime", "If node 0 'pick': its then_branch declares "
      "its output 0 ('a0') float32 and makes int64; ONNX requires a branch to make the types it declares"),
 ]
 
@@ -265,3 +265,28 @@ def test_branches_that_disagree_are_refused_and_write_nothing(ran):
         assert not any((folder / "o").iterdir())
         with pytest.raises(Exception, match="TypeInferenceError"):
             ort.InferenceSession(make().SerializeToString(), providers=["CPUExecutionProvider"])
+
+
+@prepared
+def error_in_branch(tmp_path, rng):
+    """A Transpose, then If 'pick' whose then_branch's second node, a Reshape, cannot reshape what it is given."""
+    then = helper.make_graph([helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Reshape", ["r", "s"], ["o"], name="bad")],
+                             "then", [], [out("o")], [helper.make_tensor("s", TensorProto.INT64, [1], [7])])
+    other = helper.make_graph([helper.make_node("Identity", ["x"], ["o"])], "else", [], [out("o")])
+    nodes = [helper.make_node("Transpose", ["x0"], ["x"]),
+             helper.make_node("If", ["c"], ["y"], name="pick", then_branch=then, else_branch=other)]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x0", F, [3, 2]),
+                                           helper.make_tensor_value_info("c", TensorProto.BOOL, [])], [out("y")])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), tmp_path / "m.onnx")
+    np.save(tmp_path / "x.npy", np.ones((3, 2), np.float32))
+    np.save(tmp_path / "c.npy", np.array(True))
+    return [["run", "m.onnx", "x.npy", "c.npy", "--others", "onnxruntime", "-o", "y.npy"]]
+
+
+def test_an_error_in_a_branch_names_the_if_and_the_branch(ran):
+    """The Reshape is its branch's node 1, and the message said only 'node 1 'bad'', where the model's
+    node 1 is the If."""
+    _, [r] = ran["error_in_branch"]
+    assert r.returncode == 2 and r.stderr == (
+        "onnxop: error: If node 1 'pick', then_branch: node 1 'bad' (Reshape-14): Reshape: shape [7] (7 elements) "
+        "does not fit an input of shape (2, 3) (6 elements)\n"), r.stderr

@@ -263,3 +263,90 @@ def test_external_data_inside_a_node_is_read_from_the_models_folder(ran):
         assert r.returncode == 0, (others, r.stderr)
         assert np.load(tmp_path / others / "v.npy").tobytes() == want_v.tobytes(), others
         assert np.load(tmp_path / others / "r.npy").tobytes() == want_r.tobytes(), others
+
+
+@prepared
+def sequence_across(tmp_path):
+    """SplitToSequence, SequenceAt (onnxruntime), a Concat of that and a Transpose (onnxop's operators), a
+    SequenceInsert of the Concat into the sequence and a SequenceAt of it: the sequence is read on both sides
+    of the Concat."""
+    nodes = [helper.make_node("SplitToSequence", ["x"], ["seq"], axis=0),
+             helper.make_node("Transpose", ["y"], ["yt"], perm=[1, 0]),
+             helper.make_node("SequenceAt", ["seq", "one"], ["a"]), helper.make_node("Concat", ["a", "yt"], ["c"], axis=0),
+             helper.make_node("SequenceInsert", ["seq", "c"], ["seq2"]), helper.make_node("SequenceAt", ["seq2", "last"], ["z"])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", F, [4, 3]),
+                                           helper.make_tensor_value_info("y", F, [3, 1])],
+                              [helper.make_tensor_value_info("z", F, None)],
+                              [numpy_helper.from_array(np.array(1, np.int64), "one"),
+                               numpy_helper.from_array(np.array(-1, np.int64), "last")])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), tmp_path / "m.onnx")
+    np.save(tmp_path / "x.npy", np.arange(12, dtype=np.float32).reshape(4, 3))
+    np.save(tmp_path / "y.npy", np.arange(3, dtype=np.float32).reshape(3, 1) - 7)
+    return [["run", "m.onnx", "x.npy", "y.npy", "--others", others, "--verify", "--json", "-o", f"{others}.npy"]
+            for others in ("onnxruntime", "reference")]
+
+
+def test_a_sequence_the_others_make_is_not_handed_between_regions(ran):
+    """It crossed from one onnxruntime region to a later one around the Concat, and the run stopped (exit 1:
+    "'seq' is a list, not a tensor; onnxop passes tensors between regions"), a model onnxruntime runs. The
+    Concat now runs with the sequence's nodes; the Transpose, which no sequence waits for, on the GPU."""
+    tmp_path, done = ran["sequence_across"]
+    session = ort.InferenceSession(str(tmp_path / "m.onnx"), providers=["CPUExecutionProvider"])
+    want = session.run(None, {"x": np.load(tmp_path / "x.npy"), "y": np.load(tmp_path / "y.npy")})[0]
+    for others, r in zip(("onnxruntime", "reference"), done):
+        assert r.returncode == 0, r.stderr
+        assert np.load(tmp_path / f"{others}.npy").tobytes() == want.tobytes()
+        report = json.loads(r.stdout)
+        assert report["ran"] == {"onnxop": {"Transpose": 1}, others: {
+            "SplitToSequence": 1, "SequenceAt": 2, "Concat": 1, "SequenceInsert": 1}}
+        assert report["verified"] == [{"op": "Transpose", "runtime": "onnxruntime", "nodes": 1}]
+
+
+@prepared
+def error_names_the_models_node(tmp_path):
+    """A Relu (onnxruntime) first, then onnxop's Transpose and a Reshape that fails, with a Constant before
+    them in the file."""
+    nodes = [helper.make_node("Relu", ["x"], ["r"], name="relu"),
+             helper.make_node("Constant", [], ["s"], value=helper.make_tensor("s", I64, [1], [7]), name="shape"),
+             helper.make_node("Transpose", ["r"], ["t"], name="swap"),
+             helper.make_node("Relu", ["t"], ["m"], name="relu2"),
+             helper.make_node("Reshape", ["m", "s"], ["y"], name="bad")]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", F, [3, 2])],
+                              [helper.make_tensor_value_info("y", F, None)])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), tmp_path / "m.onnx")
+    np.save(tmp_path / "x.npy", np.ones((3, 2), np.float32))
+    return [["run", "m.onnx", "x.npy", "--others", others, "-o", "y.npy"] for others in ("onnxruntime", "reference")]
+
+
+def test_an_error_in_onnxops_region_names_the_node_by_its_place_in_the_model(ran):
+    """The Reshape is the model's node 4; the message said node 1, its place in the region's own graph
+    (the Constant copied in, then it), which points a reader at the Constant."""
+    _, done = ran["error_names_the_models_node"]
+    for r in done:
+        assert r.returncode == 2 and r.stderr == (
+            "onnxop: error: node 4 'bad' (Reshape-13): Reshape: shape [7] (7 elements) does not fit an input of "
+            "shape (2, 3) (6 elements)\n"), r.stderr
+
+
+@prepared
+def unread_onnxop_region(tmp_path):
+    """A Transpose whose output nothing reads, ready first (a region of onnxop's of its own), and a Relu."""
+    nodes = [helper.make_node("Relu", ["x"], ["y"]), helper.make_node("Transpose", ["x"], ["unread"], perm=[1, 0])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", F, [2, 3])],
+                              [helper.make_tensor_value_info("y", F, None)])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), tmp_path / "m.onnx")
+    np.save(tmp_path / "x.npy", np.arange(6, dtype=np.float32).reshape(2, 3) - 2)
+    return [["run", "m.onnx", "x.npy", "--others", others, "-o", f"{others}.npy", "--json"]
+            for others in ("onnxruntime", "reference")]
+
+
+def test_a_region_of_onnxops_whose_values_nothing_reads_is_left_out_too(ran):
+    """An exporter's leftover node onnxop runs (a Shape or Transpose nothing reads) made a region of onnxop's
+    with no outputs, which the graph executor refuses: the run stopped, exit 2, 'the graph has no outputs', on
+    a model onnxruntime runs. It is left out and not counted, as the others' such region is."""
+    tmp_path, done = ran["unread_onnxop_region"]
+    x = np.arange(6, dtype=np.float32).reshape(2, 3) - 2
+    for others, r in zip(("onnxruntime", "reference"), done):
+        assert r.returncode == 0, r.stderr
+        assert json.loads(r.stdout)["ran"] == {others: {"Relu": 1}}, r.stdout
+        assert np.load(tmp_path / f"{others}.npy").tobytes() == np.maximum(x, 0).tobytes()

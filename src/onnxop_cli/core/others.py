@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import InputError, OnnxopError
-from .partition import HOST, ONNXOP, Partition, Region, ops
+from .partition import HOST, ONNXOP, Partition, Region, ops, place_name
 
 if TYPE_CHECKING:
     from .tensor import Tensor
@@ -156,8 +156,8 @@ def run(part: Partition, feeds: dict[str, Tensor], folder: Path, *, backend: str
 
     ran = Ran() if ran is None else ran
     for k, region in enumerate(part.regions):
-        if not region.outputs and region.runtime not in (HOST, ONNXOP):
-            continue  # nothing reads what it makes (onnxruntime takes no model without outputs)
+        if not region.outputs and region.runtime != HOST:
+            continue  # nothing reads what it makes (onnxruntime and the graph executor take no model without outputs)
         if region.runtime == HOST:
             ran.add(region)  # before its branch's regions
             made = _branch(part, region, value, folder, backend, inspect, ran)
@@ -165,7 +165,7 @@ def run(part: Partition, feeds: dict[str, Tensor], folder: Path, *, backend: str
             given = {n: value(n) for n in region.inputs if n not in part.initializers}
             sub = submodel(part, region, given, folder)
             if region.runtime == ONNXOP:
-                made = _onnxop(sub, given, folder, backend, ran)
+                made = _onnxop(sub, given, folder, backend, ran, region.places)
             else:
                 made = _other(region.runtime).run(sub, given, region.outputs, region.label, region.needed)
                 region.outputs = [n for n in region.outputs if n in made]  # (a sequence only --verify asked for)
@@ -190,7 +190,7 @@ def _branch(part: Partition, region: Region, value: Callable[[str], Tensor], fol
     *constants, node = [*region.copies, *region.nodes]
     made = _constants(part, constants, folder) if constants else {}
     look = (lambda n: made[n] if n in made else value(n))
-    where = f"If node {node.name!r}"
+    where = f"If node {place_name(node, region.places[-1] if region.places else None)}"
     cond = look(node.input[0]).to_numpy() if node.input and node.input[0] else None
     if cond is None or cond.size != 1 or cond.dtype != bool:
         got = "no condition" if cond is None else f"{cond.size} element(s) of {cond.dtype}"
@@ -212,8 +212,11 @@ def _branch(part: Partition, region: Region, value: Callable[[str], Tensor], fol
     model.opset_import.extend(part.model.opset_import)
     model.functions.extend(part.model.functions)
     # (protobuf's depth limit bounds the nesting)
-    inner = split(model, part.others, keep_all=part.keep_all, keep_onnxop=part.keep_onnxop)
-    results, _ = run(inner, feeds, folder, backend=backend, inspect=inspect, ran=ran)
+    try:  # a branch's node is named by its place in the branch: the If and the branch are named in front
+        inner = split(model, part.others, keep_all=part.keep_all, keep_onnxop=part.keep_onnxop)
+        results, _ = run(inner, feeds, folder, backend=backend, inspect=inspect, ran=ran)
+    except OnnxopError as e:
+        raise e.reworded(f"{where}, {name}: {e.message}") from None
     from .partition import type_text
 
     for k, (v, t) in enumerate(zip(branch.output, results)):  # the branches agree (check_ifs): so must what ran
@@ -242,11 +245,12 @@ def _renamed(t: Tensor, name: str) -> Tensor:
     return t if t.name == name else replace(t, name=name)
 
 
-def _onnxop(sub, feeds: dict[str, Tensor], folder: Path, backend: str | None, ran: Ran) -> dict[str, Tensor]:
+def _onnxop(sub, feeds: dict[str, Tensor], folder: Path, backend: str | None, ran: Ran,
+            places: list[int]) -> dict[str, Tensor]:
     from ..ops.model import load_graph
     from . import graph
 
-    g = load_graph(sub, folder)
+    g = load_graph(sub, folder, places)  # (an error names the node by its index in the model, not in the region)
     p = graph.plan(g, feeds, backend=backend)
     results, traffic = graph.run_to_memory(p, backend=backend)
     ran.uploaded += traffic.uploaded

@@ -12,8 +12,10 @@ device and the host only where it leaves or enters an onnxop region.
 
 A node is the others' when onnxop has no such operator at the model's opset,
 it is in another domain (com.microsoft), it calls one of the model's
-functions, or an attribute holds a graph (Loop, Scan: the node goes to the
-other runtime whole, with every outer value its bodies read). An If is the
+functions, an attribute holds a graph (Loop, Scan: the node goes to the
+other runtime whole, with every outer value its bodies read), or it reads or
+makes a sequence, map or optional; a region hands on tensors, so the nodes
+between such a value's maker and its reader go to the others too (_apart). An If is the
 host's, a region of its own: its condition is read back and the branch it
 picks is split and run as a model of its own (core/others.py), so the data
 movement inside a branch runs on the GPU too.
@@ -27,7 +29,7 @@ from typing import Any
 from ..errors import InputError
 from ..ops.model import CONSTANT, ONNX_DOMAINS
 from ..ops.nodekinds import (  # noqa: F401
-    OtherNodes, Unsupported, counted, kind, model_opset, onnxop_runs, ops, others_in, reads, value_types)
+    NOT_TENSORS, OtherNodes, Unsupported, counted, kind, model_opset, onnxop_runs, ops, others_in, reads, value_types)
 
 ONNXOP = "onnxop"
 HOST = "host"  # an If: its condition read, its branch run as a model of its own
@@ -44,6 +46,7 @@ class Region:
     outputs: list[str] = field(default_factory=list)  # values made here that a later region or the caller reads
     copies: list[Any] = field(default_factory=list)  # Constants an earlier region made too: run again, not counted
     needed: set[str] = field(default_factory=set)  # the outputs read later (the rest: keep_all's, for --verify, --dump)
+    places: list[int] = field(default_factory=list)  # each node's index in the model, copies then nodes (as submodel's)
 
     @property
     def label(self) -> str:
@@ -101,19 +104,22 @@ def split(model, others: str, *, keep_all: bool = False, keep_onnxop: bool = Fal
     needs = [d - attached for d in needs]
     order = _schedule(needs, readers, side, attached)
     if len(order) + len(attached) != len(nodes):
-        stuck = next(nodes[i] for i in range(len(nodes)) if i not in set(order) | attached)
-        raise InputError(f"node {stuck.name!r} ({kind(stuck)}) is on a cycle: the graph cannot be ordered")
-    regions: list[Region] = []
-    for i in order:
-        if not regions or regions[-1].runtime != side[i] or side[i] == HOST:  # an If: a region of its own
-            regions.append(Region(side[i], []))
-        regions[-1].nodes.append(nodes[i])
+        at = next(i for i in range(len(nodes)) if i not in set(order) | attached)
+        stuck = nodes[at]
+        raise InputError(f"node {place_name(stuck, at)} ({kind(stuck)}) is on a cycle: the graph cannot be ordered")
+    while moved := _apart(_runs(order, side), nodes, producer, types, side, others):
+        for i in moved:
+            side[i] = others
+        order = _schedule(needs, readers, side, attached)
+    runs = _runs(order, side)
+    regions = [Region(runtime, [nodes[i] for i in run]) for runtime, run in runs]
     owned: set[int] = set()
-    for region in regions:
+    for region, (_, run) in zip(regions, runs):
         wanted = dict.fromkeys(producer[x] for n in region.nodes for x in reads(n)
                                if x in producer and producer[x] in attached)
         region.nodes[:0] = [nodes[i] for i in wanted if i not in owned]
         region.copies = [nodes[i] for i in wanted if i in owned]
+        region.places = [*(i for i in wanted if i in owned), *(i for i in wanted if i not in owned), *run]
         owned |= set(wanted)
     check_ifs(nodes)  # every If, nested ones too, before anything runs
     outputs = [v.name for v in g.output]
@@ -191,14 +197,14 @@ def check_ifs(nodes) -> None:
 
     stack = [list(nodes)]
     while stack:
-        for n in stack.pop():
+        for i, n in enumerate(stack.pop()):
             stack += [list(g.node) for g in subgraphs(n)]  # (a Loop's or Scan's body too)
             if not _is_if(n):
                 continue
             branches = {a.name: a.g for a in n.attribute if a.name in ("then_branch", "else_branch")}
             if len(branches) != 2:
                 continue  # (the run names the one missing, if it is picked)
-            where = f"If node {n.name!r}"
+            where = f"If node {place_name(n, i)}"
             then, other = branches["then_branch"], branches["else_branch"]
             if not len(then.output) == len(other.output) == len(n.output):
                 raise InputError(f"{where}: its then_branch makes {len(then.output)} output(s), its else_branch "
@@ -209,6 +215,12 @@ def check_ifs(nodes) -> None:
                     raise InputError(f"{where}: its output {k} is {ta} from its then_branch ({a.name!r}) and {tb} "
                                      f"from its else_branch ({b.name!r}); ONNX requires the branches' outputs to "
                                      "agree in type")
+
+
+def place_name(proto, place: int | None) -> str:
+    """``3 'tr'``: a node's index in its graph (the model's, or its If branch's) and its name where it has
+    one, as messages name it after ``node``; an unnamed node's name alone ('') named none."""
+    return " ".join([*([str(place)] if place is not None else []), *([repr(proto.name)] if proto.name else [])])
 
 
 def type_text(tp) -> str | None:
@@ -257,6 +269,33 @@ def _schedule(needs: list[set[int]], readers: dict[int, list[int]], side: list[s
             if not waiting[r]:
                 heapq.heappush(ready.setdefault(side[r], []), r)
     return order
+
+
+def _runs(order: list[int], side: list[str]) -> list[tuple[str, list[int]]]:
+    """The regions of an order: its maximal runs of one runtime, an If a run of its own."""
+    runs: list[tuple[str, list[int]]] = []
+    for i in order:
+        if not runs or runs[-1][0] != side[i] or side[i] == HOST:
+            runs.append((side[i], []))
+        runs[-1][1].append(i)
+    return runs
+
+
+def _apart(runs: list[tuple[str, list[int]]], nodes: list[Any], producer: dict[str, int],
+           types: dict[str, str], side: list[str], others: str) -> set[int]:
+    """The nodes that must go to the others so that no sequence, map or optional
+    crosses between regions (a region hands on tensors; onnxruntime's and
+    onnx.reference's sequences are Python lists, an empty optional None): those of onnxop's regions and Ifs from the region
+    that makes such a value to the one that reads it, both included. Empty when
+    none crosses."""
+    where = {i: k for k, (_, run) in enumerate(runs) for i in run}
+    move: set[int] = set()
+    for i, n in enumerate(nodes):
+        for x in reads(n) if i in where else ():
+            if types.get(x) in NOT_TENSORS and producer.get(x) in where and where[producer[x]] != where[i]:
+                a, b = sorted((where[producer[x]], where[i]))
+                move |= {j for _, run in runs[a:b + 1] for j in run if side[j] != others}
+    return move
 
 
 def _wire(regions: list[Region], outputs: list[str], keep_all: bool, keep_onnxop: bool = False) -> None:

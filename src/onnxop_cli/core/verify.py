@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from ..errors import Mismatch, OnnxopError
-from .partition import ONNXOP, Region, kind
+from .partition import ONNXOP, Region, kind, place_name
 
 if TYPE_CHECKING:
     from .tensor import Tensor
@@ -34,12 +34,13 @@ class Verifier:
     def __call__(self, region: Region, value: Callable[[str], Tensor]) -> None:
         if region.runtime != ONNXOP:
             return
-        for node in region.nodes:
+        for k, node in enumerate(region.nodes):
+            label = _label(node, region.places[len(region.copies) + k] if region.places else None)
             ins = {n: value(n) for n in node.input if n}
             outs = [n for n in node.output if n]
-            made, by = self._again(node, ins, outs)
+            made, by = self._again(node, label, ins, outs)
             try:
-                _all_same(node, outs, value, made, by)
+                _all_same(label, outs, value, made, by)
             except Diverged as first:
                 if by != "onnxruntime":
                     raise
@@ -47,13 +48,13 @@ class Verifier:
                 # negative step is numpy's None there, not ONNX's clamp): onnx.reference, the semantics
                 # onnxop answers to, decides; where it differs too, onnxruntime's difference is told
                 try:
-                    made, by = self._again(node, ins, outs, reference=True)
-                    _all_same(node, outs, value, made, by)
+                    made, by = self._again(node, label, ins, outs, reference=True)
+                    _all_same(label, outs, value, made, by)
                 except OnnxopError:
                     raise first from None
             self.by[(kind(node), by)] += 1
 
-    def _again(self, node, ins: dict[str, Tensor], outs: list[str], reference: bool = False):
+    def _again(self, node, label: str, ins: dict[str, Tensor], outs: list[str], reference: bool = False):
         from onnx import ModelProto, helper
 
         from . import other_common, other_onnxruntime
@@ -77,10 +78,9 @@ class Verifier:
             try:
                 arrays = _reference(m).run(outs, other_common.as_arrays(ins))
             except Exception as e:  # noqa: BLE001
-                raise OnnxopError(f"--verify: node {node.name!r} ({kind(node)}): neither onnxruntime nor "
+                raise OnnxopError(f"--verify: {label}: neither onnxruntime nor "
                                   f"onnx.reference runs it: {other_common.first_line(e)}") from None
             by = "onnx.reference"
-        label = f"node {node.name!r} ({kind(node)})"
         return list(other_common.as_tensors(outs, arrays, label).values()), by
 
     def summary(self) -> list[dict]:
@@ -197,15 +197,21 @@ def _all_named(node, taken: set[str]):
     return named
 
 
-def _all_same(node, outs: list[str], value: Callable[[str], Tensor], made: list, by: str) -> None:
+def _label(node, place: int | None) -> str:
+    """``node 3 'tr' (Transpose)``: its index in the model (in its If branch, for a branch's), its name
+    where it has one, its operator."""
+    return f"node {place_name(node, place)} ({kind(node)})"
+
+
+def _all_same(label: str, outs: list[str], value: Callable[[str], Tensor], made: list, by: str) -> None:
     for n, theirs in zip(outs, made):
-        _same(node, n, value(n), theirs, by)
+        _same(label, n, value(n), theirs, by)
 
 
-def _same(node, name: str, ours: Tensor, theirs: Tensor, by: str) -> None:
+def _same(label: str, name: str, ours: Tensor, theirs: Tensor, by: str) -> None:
     import numpy as np
 
-    where = f"--verify: node {node.name!r} ({kind(node)}) output {name!r}"
+    where = f"--verify: {label} output {name!r}"
     if tuple(ours.shape) != tuple(theirs.shape) or ours.dtype is not theirs.dtype:
         raise Diverged(f"{where}: onnxop made {tuple(ours.shape)} {ours.dtype}, "
                        f"{by} {tuple(theirs.shape)} {theirs.dtype}")

@@ -158,10 +158,11 @@ def _name_text(value, what: str) -> None:
         raise InputError(f"{what} is not UTF-8 text ({value[:40]!r}); ONNX's names are UTF-8")
 
 
-def load_graph(model, folder: Path) -> Graph:
+def load_graph(model, folder: Path, places: list[int] | None = None) -> Graph:
     """The model's graph, checked whole; the first problem found is raised.
     Nodes onnxop does not run (nodekinds.py) are refused together, counted
-    by operator (``OtherNodes``)."""
+    by operator (``OtherNodes``). ``places``: each node's index in the model
+    a region's graph was cut from (core/partition.py), which its messages name."""
     from . import op_version
     check_names(model)
     g = model.graph
@@ -172,12 +173,12 @@ def load_graph(model, folder: Path) -> Graph:
         raise OtherNodes(others)
     nodes: list[GraphNode] = []
     for i, proto in enumerate(g.node):
-        label = node_label(i, proto)
+        at = places[i] if places else i
         if proto.op_type == CONSTANT:
-            nodes.append(GraphNode(proto, None, label))
+            nodes.append(GraphNode(proto, None, node_label(at, proto)))
             continue
         op = op_version(proto.op_type, opset)
-        nodes.append(GraphNode(proto, op, node_label(i, proto, op)))
+        nodes.append(GraphNode(proto, op, node_label(at, proto, op)))
 
     for kind, values in (("input", g.input), ("output", g.output)):
         for v in values:

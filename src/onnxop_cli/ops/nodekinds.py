@@ -83,7 +83,8 @@ def _label(proto, types: dict[str, str] | None) -> str:
     name = kind(proto)
     if types is None or proto.domain not in ONNX_DOMAINS or proto.op_type not in supported():
         return name
-    given = sorted({types[x] for x in proto.input if x and x in types})
+    given = sorted({types[x] for x in proto.input if x and x in types}
+                   | {types[x] for x in proto.output if types.get(x) in NOT_TENSORS})  # (an optional made)
     return f"{name} ({', '.join(given)})" if given else name
 
 
@@ -121,10 +122,10 @@ def reads(proto) -> list[str]:
 
 
 def value_types(model) -> dict[str, str]:
-    """Value name -> ONNX element type name (``float``, ``int64``), as the
-    model declares them and onnx's shape inference finds them: what decides
-    whether a node of an operator that runs only some types (float Add: not
-    onnxop's) is onnxop's."""
+    """Value name -> ONNX element type name (``float``, ``int64``), or
+    ``sequence``, ``map`` or ``optional`` (NOT_TENSORS), as the model declares them and onnx's
+    shape inference finds them: what decides whether a node of an operator that
+    runs only some types (float Add: not onnxop's) is onnxop's."""
     import onnx
     from onnx import TensorProto
 
@@ -135,14 +136,60 @@ def value_types(model) -> dict[str, str]:
     types: dict[str, str] = {}
     g = inferred.graph
     known = set(TensorProto.DataType.values()) - {TensorProto.UNDEFINED}  # a number ONNX does not name: not known
+    inputs = {v.name for v in g.input}
     for v in (*g.input, *g.value_info, *g.output):
-        elem = v.type.tensor_type.elem_type if v.type.HasField("tensor_type") else 0
+        tp = v.type
+        if v.name in inputs and tp.HasField("optional_type"):
+            tp = tp.optional_type.elem_type  # (a graph input's file gives a tensor: it is never empty)
+        elem = tp.tensor_type.elem_type if tp.HasField("tensor_type") else 0
         if elem in known:
             types[v.name] = TensorProto.DataType.Name(elem).lower()
+        elif _holder(tp) is not None:
+            types[v.name] = _holder(tp)
     for t in g.initializer:
         if t.data_type in known:
             types[t.name] = TensorProto.DataType.Name(t.data_type).lower()
+    versions = {o.domain or "ai.onnx": o.version for o in model.opset_import}
+    for n in g.node:  # where inference could not tell (after a node it has no schema for): the schema's word
+        for name, holder in _schema_holders(n, versions.get(n.domain or "ai.onnx")):
+            types.setdefault(name, holder)
     return types
+
+
+def _schema_holders(proto, version: int | None) -> list[tuple[str, str]]:
+    """The node's inputs and outputs that its operator's schema allows only
+    sequences (or only maps, or only optionals) for: SplitToSequence's output,
+    ConcatFromSequence's input, Optional's output."""
+    from onnx import defs
+
+    try:
+        schema = defs.get_schema(proto.op_type, version or 1, proto.domain)
+    except Exception:  # noqa: BLE001 - an operator onnx has no schema for
+        return []
+    allowed = {c.type_param_str: list(c.allowed_type_strs) for c in schema.type_constraints}
+    found = []
+    for formals, names in ((schema.inputs, proto.input), (schema.outputs, proto.output)):
+        for k, name in enumerate(names):
+            if not name or not formals:
+                continue
+            formal = formals[min(k, len(formals) - 1)]
+            kinds = {t.split("(")[0] for t in allowed.get(formal.type_str, [formal.type_str])}
+            if len(kinds) == 1 and kinds <= {"seq", "map", "optional"}:
+                found.append((name, {"seq": "sequence", "map": "map", "optional": "optional"}[kinds.pop()]))
+    return found
+
+
+NOT_TENSORS = ("sequence", "map", "optional")  # value_types' names of values that may hold no single tensor
+
+
+def _holder(tp) -> str | None:
+    """``sequence``, ``map`` or ``optional`` (of a tensor: it may be empty, None in onnxruntime's
+    and onnx.reference's hands) for a value of such a type, else None."""
+    which = tp.WhichOneof("value")
+    if which == "optional_type":
+        which = tp.optional_type.elem_type.WhichOneof("value")
+        return {"sequence_type": "sequence", "map_type": "map"}.get(which, "optional")
+    return {"sequence_type": "sequence", "map_type": "map"}.get(which)
 
 
 def onnxop_runs(proto, opset: int | None, functions: set, types: dict[str, str] | None = None,
@@ -159,6 +206,8 @@ def onnxop_runs(proto, opset: int | None, functions: set, types: dict[str, str] 
         return False  # (a graph attribute of an operator onnxop runs is refused as hostile: attributes.py)
     if proto.op_type == CONSTANT:
         return True
+    if types is not None and any(types.get(x) in NOT_TENSORS for x in (*proto.input, *proto.output) if x):
+        return False  # (an Identity of a sequence: onnxop's values are tensors)
     try:
         op = op_version(proto.op_type, opset)
     except Exception:  # noqa: BLE001 - not at this opset
