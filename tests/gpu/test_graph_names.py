@@ -134,6 +134,20 @@ def test_an_npz_gives_the_inputs_its_members_name(cwd, capsys, rng):
     assert code == ExitCode.USAGE and error_of(err) == (
         "xy.npz holds 2 arrays: 'x', 'y' and none named 'a': an archive given for a graph input gives it the "
         "member of its name (or choose one with --member NAME)"), err
+    # a one-input model's one .npz likewise: a member no input takes is refused (it was ignored), one of
+    # the input's name or --member's is taken, and a file of one tensor gives it whatever its name
+    onnx.save(make([helper.make_node("Identity", ["a"], ["y"])], [("a", TP.FLOAT, [2])], [("y", TP.FLOAT)]), "one.onnx")
+    for args, message in [(["abc.npz"], "abc.npz: member(s) 'b', 'c' name no graph input given this archive ('a'); "
+                                        "choose the input's with --member NAME"),
+                          (["xy.npz"], "xy.npz holds 2 arrays: 'x', 'y' and none named 'a': an archive given for every "
+                                       "graph input gives each the member of its name (or choose one with --member NAME)")]:
+        code, _, err = cli(capsys, "run", "one.onnx", *args, "-o", "y.npy")
+        assert code == ExitCode.USAGE and error_of(err) == message and not Path("y.npy").exists(), (args, err)
+    for args, want1 in [(["abc.npz", "-m", "a"], a), (["a.npz"], a), (["xy.npz", "-m", "x"], a), (["x.npy"], a),
+                        (["--input", "a=abc.npz"], a)]:
+        code, _, err = cli(capsys, "run", "one.onnx", *args, "-o", "y.npy")
+        assert code == 0 and np.load("y.npy").tobytes() == want1.tobytes(), (args, err)
+        Path("y.npy").unlink()
     # a test_data_set folder gives its input_N.pb files in order, whatever the tensors' names (one of the
     # folder's files was taken for the one archive of every input: 'input_0.pb holds 1 arrays ... none named')
     Path("set").mkdir()

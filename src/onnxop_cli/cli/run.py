@@ -124,8 +124,8 @@ def run_model(
         files = run_files.input_files(g, list(inputs or []), named or [], defaults, by_member=member is None)
     except OnnxopError as e:
         raise e.reworded(f"{model_path}: {e.message}") from None
-    # one .npz given for every input (not a test_data_set folder's files, one an input)
-    one_for_all = not named and len(inputs or []) == 1 and len(files) > 1 and len(set(map(str, files.values()))) == 1
+    # one file given for every input, one input or several (not a test_data_set folder's files, one an input)
+    one_for_all = not named and len(inputs or []) == 1 and {str(p) for p in files.values()} == {str(inputs[0])}
     feeds = run_files.input_feeds(files, member, one_for_all=one_for_all, named=bool(named))
     if mixed:
         from .run_mixed import run_mixed

@@ -117,23 +117,25 @@ def input_feeds(files: dict[str, Path], member: Optional[str], one_for_all: bool
         with naming(option):
             tensors = _read(path, None)
         held = [t.name for t in tensors]
-        if len(tensors) == 1 and one_for_all and stdin:  # not an archive: one tensor for every input
-            raise UsageError(f"the model has {len(names)} input(s) ({', '.join(names)}), 1 file(s) were given "
-                             "(stdin holds one tensor; an .npz there gives each input the member of its name)")
-        if len(tensors) == 1 and not one_for_all:
+        if len(tensors) == 1 and (not one_for_all or len(names) == 1):
             feeds.update({n: tensors[0] if k == 0 or stdin else _read(path, None)[0] for k, n in enumerate(names)})
             continue
+        if len(tensors) == 1 and stdin:  # not an archive: one tensor for every input
+            raise UsageError(f"the model has {len(names)} input(s) ({', '.join(names)}), 1 file(s) were given "
+                             "(stdin holds one tensor; an .npz there gives each input the member of its name)")
         missing = [n for n in names if n not in held]
         if missing:
             raise UsageError(
                 f"{path} holds {describe(held)} and none named {', '.join(map(repr, missing))}: an archive given "
                 "for " + ("every graph input gives each" if one_for_all else "a graph input gives it")
-                + " the member of its name" + ("" if one_for_all else " (or choose one with --member NAME)"))
+                + " the member of its name" + ("" if one_for_all and len(names) > 1 else
+                                                 " (or choose one with --member NAME)"))
         if one_for_all:
             extra = [n for n in held if n not in names]
             if extra:
                 raise UsageError(f"{path}: member(s) {', '.join(map(repr, extra))} name no graph input given "
-                                 f"this archive ({', '.join(map(repr, names))})")
+                                 f"this archive ({', '.join(map(repr, names))})"
+                                 + ("; choose the input's with --member NAME" if len(names) == 1 else ""))
         feeds.update({n: tensors[held.index(n)] for n in names})
     return feeds
 
