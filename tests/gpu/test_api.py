@@ -240,7 +240,8 @@ def test_python_numbers_keep_their_value_or_are_refused(backend):
         (lambda: onnxop_cli.pad(x, pads=[0, 10**20, 0, 0]), f"pads [0, {10**20}, 0, 0] cannot be int64"),
         (lambda: onnxop_cli.gather(x, indices=[-1, 2**63]), f"indices [-1, {2**63}] cannot be int64"),
         (lambda: onnxop_cli.trilu(x, k=2**63), f"k {2**63} cannot be int64"),
-        (lambda: onnxop_cli.gather(x, [10**20]), f"indices: [{10**20}] holds an integer past int64 and uint64"),
+        (lambda: onnxop_cli.gather(x, [10**20]), f"indices [{10**20}] cannot be int64"),
+        (lambda: onnxop_cli.flatten([10**20]), f"x: [{10**20}] holds an integer past int64 and uint64"),
         (lambda: onnxop_cli.eye_like(x, k=2**63), "k must be an integer in int64's range"),
         (lambda: onnxop_cli.shape(x, start=-2**63 - 1), "start must be an integer in int64's range"),
         (lambda: onnxop_cli.slice_(x, [2**63], [1]), "starts must be integers in int64's range"),
@@ -295,3 +296,27 @@ def test_lists_numpy_cannot_type_are_refused_by_what_they_hold():
         assert info.value.message.startswith(message), info.value.message
     with pytest.raises(UsageError, match=r"^inputs_1: \[2, None\] holds None"):
         onnxop_cli.concat([1], [2, None], axis=0)
+
+
+def test_positional_lists_take_their_inputs_type_as_named_ones_do(backend):
+    """A list given positionally was numpy's own type (int64, float64), where the same list by name took the
+    data's: concat(int8s, [[9], [9]]) and pad(int8s, pads, 7) were refused as two types, where(c, float32s,
+    [0.25, 0.5]) as float32 and float64. A variadic input's lists take the first array's type; a value the type
+    cannot hold is refused as by name; more inputs than the operator has are refused in one line."""
+    a = np.arange(4, dtype=np.int8).reshape(2, 2)
+    f = np.array([1.5, 2.0], np.float32)
+    got = onnxop_cli.concat([[9], [9]], a, axis=1, backend=backend)
+    assert got.dtype == np.int8 and got.tolist() == [[9, 0, 1], [9, 2, 3]]
+    assert onnxop_cli.pad(a, [1, 0, 0, 0], 7, backend=backend).tolist() == [[7, 7], [0, 1], [2, 3]]
+    got = onnxop_cli.where(np.array([True, False]), f, [0.25, -0.0], backend=backend)
+    assert got.dtype == np.float32 and got.tobytes() == np.array([1.5, -0.0], np.float32).tobytes()
+    got = onnxop_cli.scatter_elements(a, [[0]], [[5]], backend=backend)
+    assert got.dtype == np.int8 and got.tolist() == [[5, 1], [2, 3]]
+    for call, message in [
+        (lambda: onnxop_cli.concat(a, [[300], [9]], axis=1), r"^Concat-13: inputs_1 \[\[300\], \[9\]\] cannot be int8"),
+        (lambda: onnxop_cli.pad(a, [1, 0, 0, 0], 7.5), r"^Pad-\d+: constant_value 7\.5 cannot be int8"),
+        (lambda: onnxop_cli.gather(a, [0], [1]), r"^Gather-13 takes 2 input\(s\) \(data, indices\), 3 were given$"),
+        (lambda: onnxop_cli.pad(a, [1, None]), r"^pads: \[1, None\] holds None"),
+    ]:
+        with pytest.raises(UsageError, match=message):
+            call()
