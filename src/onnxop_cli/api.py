@@ -224,7 +224,11 @@ def _view_function(spec: OpSpec) -> Callable[..., Any]:
 def _param(spec: OpSpec, param: Param, value: object) -> object:
     """One parameter checked by its kind: an int, a list of ints (one int is
     a list of one), a str; an int with choices is one of them."""
-    if value is None or param.kind == "str":
+    if value is None:
+        return value
+    if param.kind == "str":  # mode=1 was taken as the string '1' ("mode '1' is not DCR or CRD"), as STRING attributes are
+        if not isinstance(value, str):
+            raise ParameterTypeError(f"{spec.op_type}: {param.name} must be a string, got {value!r}")
         return value
     if param.kind == "ints":
         return _ints(value, spec.op_type, param.name)

@@ -208,6 +208,10 @@ def test_view_functions_refuse_in_one_line():
         onnxop_cli.transpose(np.zeros((2, 3)), [0, 0])
     with pytest.raises(UsageError, match=r"^Slice: steps must be integers, got 'x'$"):
         onnxop_cli.slice_(np.zeros(3), [0], [1], steps=["x"])
+    # a string parameter of another type was taken as its str(): mode=1 was refused as "mode '1' is not DCR or CRD"
+    for mode in (1, b"DCR"):
+        with pytest.raises(onnxop_cli.api.ParameterTypeError, match=rf"^DepthToSpace: mode must be a string, got {mode!r}$"):
+            onnxop_cli.depth_to_space(np.zeros((1, 4, 1, 1)), 2, mode=mode)
 
 
 def test_none_in_an_inputs_place_leaves_it_out_or_is_refused_in_one_line(backend):
