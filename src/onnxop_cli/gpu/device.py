@@ -64,14 +64,15 @@ def resolve(backend: str | None, engine: str | None = None) -> tuple[str, str]:
     """(engine, backend) to use: the arguments, else $ONNXOP_ENGINE and
     $ONNXOP_BACKEND, else wgpu and auto. ``backend`` may carry its engine
     (``dawn-gl``)."""
-    spec = (backend or os.environ.get(ENV_BACKEND) or "auto").strip().lower()
+    spec = given = (backend or os.environ.get(ENV_BACKEND) or "auto").strip().lower()
     prefix, _, rest = spec.partition("-")
     if rest and prefix in engines.ENGINES:
         if engine and engines.resolve_engine(engine) != prefix:
             raise UsageError(f"backend {spec!r} names the {prefix} engine, but --engine is {engine}")
         engine, spec = prefix, rest
     if spec not in BACKEND_CHOICES:
-        raise UsageError(f"unknown backend {spec!r}; choose one of {', '.join(BACKEND_CHOICES)}")
+        raise UsageError(f"unknown backend {spec!r}{engines.from_environment(given, ENV_BACKEND)}; choose one of "
+                         f"{', '.join(BACKEND_CHOICES)}")
     return engines.resolve_engine(engine), spec
 
 
