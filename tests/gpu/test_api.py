@@ -324,3 +324,19 @@ def test_positional_lists_take_their_inputs_type_as_named_ones_do(backend):
     ]:
         with pytest.raises(UsageError, match=message):
             call()
+
+
+def test_a_second_wgpu_backend_in_one_process_says_why_it_is_refused():
+    """A call naming another backend than the process's first (wgpu opens one instance, for the backends of its
+    first call) said only 'was not initialised in this process (instance has vulkan)': it says an earlier call
+    opened it and what to do."""
+    code = ("import numpy as np, onnxop_cli as O\n"
+            "O.transpose(np.zeros((2, 3)), backend='vulkan')\n"
+            "try:\n    O.transpose(np.zeros((2, 3)), backend='gl')\n"
+            "except O.GpuError as e:\n    print(e.message)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    if "no adapter" in done.stderr.lower() or "NoAdapterError" in done.stderr:
+        pytest.skip("no vulkan adapter here")
+    assert done.stdout == ("backend 'gl' was not initialised in this process (instance has vulkan: an earlier call "
+                           "opened wgpu for it, and wgpu takes the backends of its first call only; use one backend "
+                           "per process)\n"), done.stderr

@@ -155,7 +155,8 @@ def _open_gpu(engine: str, name: str, key: str) -> Gpu:
     elif name != "auto" and _instance_backends and name not in _instance_backends:
         raise GpuError(
             f"backend {name!r} was not initialised in this process "
-            f"(instance has {_describe(_instance_backends)})"
+            f"(instance has {_describe(_instance_backends)}: an earlier call opened wgpu for it, and wgpu takes "
+            "the backends of its first call only; use one backend per process)"
         )
     gpu = Gpu.open(name, engine)
     with _lock:
