@@ -366,3 +366,17 @@ def test_a_case_of_sequences_or_optionals_is_skipped_for_every_runtime(tmp_path,
     assert rows["test_identity_opt"].endswith("skipped: graph input 'opt_in' is an optional value; conformance "
                                               "feeds and compares tensors (input_N.pb, output_N.pb)")
     assert "skipped: graph input 'x' is a sequence value;" in rows["test_identity_sequence"]
+
+
+def test_a_backend_modules_skiptest_is_a_skip(tmp_path, capsys):
+    """An onnx.backend module says 'not mine' with unittest.SkipTest, as onnx's runner reads it (onnxop's own
+    backend's NotRun): through --runtime backend:onnxop_cli.backend each float Add case was an 'error' (72 of
+    onnx's cases, exit 1) where onnxop itself skips them. They are skipped, with the module's words."""
+    from onnxop_cli.docs.nodetests import write_all
+
+    write_all(tmp_path, ["Add"])
+    code, out, err = cli(capsys, "conformance", tmp_path, "--runtime", "backend:onnxop_cli.backend")
+    assert code == 0, out + err
+    rows = {line.split()[0]: line for line in out.splitlines() if line.startswith("test_add")}
+    assert "skipped: NotRun: node 0 (Add-14): Add: input A is float32" in rows["test_add"]
+    assert rows["test_add_int8"].endswith("passed")
