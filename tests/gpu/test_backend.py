@@ -294,6 +294,23 @@ def test_prepare_takes_a_models_bytes(backend):
         prepare(b"\xff\xff\xff")
 
 
+def test_prepare_checks_its_backend_argument():
+    """prepare(model, backend='bogus') was taken and refused at the first run only; backend=1 was an
+    AttributeError there ('int' object has no attribute 'strip'). Both are refused by prepare (and run_node),
+    as the API's functions refuse them: a ValueError or TypeError naming the choices or the parameter."""
+    from onnx import helper
+
+    from onnxop_cli.backend import prepare, run_node
+
+    model = _identity_model(["y"])
+    with pytest.raises(ValueError, match=r"^unknown backend 'bogus'; choose one of auto, vulkan"):
+        prepare(model, backend="bogus")
+    with pytest.raises(TypeError, match=r"^backend must be a string or None, got 1$"):
+        prepare(model, backend=1)
+    with pytest.raises(ValueError, match=r"^unknown backend 'cuda'"):
+        run_node(helper.make_node("Identity", ["x"], ["y"]), [np.zeros(2)], backend="cuda")
+
+
 def test_the_device_is_the_cpu_only():
     assert backend.supports_device("CPU") and backend.supports_device("CPU:0")
     assert not backend.supports_device("CUDA") and not backend.supports_device("CUDA:0")
