@@ -41,12 +41,13 @@ float8, and the 4- and 2-bit types. Errors raise the project's exceptions
 (all subclasses of :class:`onnxop_cli.OnnxopError`, each with ``.message``
 and ``.exit_code``):
 
-- ``OpError`` (a ``UsageError``): the shape rule refused the request, e.g.
-  ``Flatten: axis 5 is out of range [-4, 4] for an input of rank 4``;
+- ``OpError`` (a ``UsageError``): the operator's rules refused the request, e.g.
+  ``Flatten: axis 5 is out of range [-4, 4] for an input of rank 4``, or a type
+  the opset does not allow;
 - ``UsageError``: an opset or backend that does not exist, an axis that is
   not an integer;
-- ``InputError``: an array onnxop cannot take (object arrays, a type the
-  opset does not allow);
+- ``InputError``: an array onnxop cannot take (an object array holding
+  anything but text, a dtype with no ONNX type such as datetime64);
 - ``NoAdapterError`` / ``GpuError``: no WebGPU adapter, or WebGPU failed.
 
 The backend is ``"auto"`` (the best adapter found), ``"vulkan"``, ``"metal"``,

@@ -134,6 +134,12 @@ def test_fortran_big_endian_and_string_arrays(backend, rng):
         (lambda: flatten(np.zeros(3), opset=99), UsageError, "opset 99 is out of range [1, 28]"),
         (lambda: flatten(np.zeros(3), backend="cuda"), UsageError,
          "unknown backend 'cuda'; choose one of auto, vulkan, metal, d3d12, gl"),
+        # api.md named InputError for a type the opset does not allow: it is the rules', an OpError
+        (lambda: onnxop_cli.transpose(np.zeros(2, ml_dtypes.float4_e2m1fn), opset=21), OpError,
+         "Transpose: opset 21 (Transpose-21) does not allow float4_e2m1fn; float4_e2m1fn was added in Transpose-23 "
+         "(opset 23)"),
+        (lambda: flatten(np.zeros(2, "datetime64[D]")), onnxop_cli.InputError, "x: dtype datetime64[D] has no ONNX "
+                                                                               "tensor type"),
     ],
 )
 def test_errors_are_the_projects_exceptions(backend, call, error, message):
