@@ -292,17 +292,24 @@ def _tensor_op_function(spec: OpSpec) -> Callable[..., Any]:
                 param = next((p for p in spec.params if p.name == name and p.type_name), None)
                 if param is not None:  # a type: its name, a numpy dtype or its number
                     value = _param(spec, param, value)
+                kind = kinds.get(name)
+                if kind == "TENSOR":  # what no tensor holds, by what it holds: value=[None] was int()'s TypeError,
+                    to_tensor(value, name=name)  # value=2**70 'no opset allows string'
                 number = float if getattr(op, "literal_types", {}).get(name) == "float" else int
                 attributes[name] = [number(v) for v in value] if isinstance(value, (list, tuple)) else value
                 # an INT or INTS attribute takes integers only (axis=1.5 was taken as 1, upper=0.5 as 0, axis=[1]
                 # was a TypeError), each an int64, as the view functions' parameters are checked
-                kind = kinds.get(name)
                 if kind == "INT":
                     attributes[name] = _int(value, label, f"{name} must be an integer")
                 elif kind == "INTS":
                     attributes[name] = _ints(value, label, name)
                 elif kind == "STRING" and not isinstance(value, str):
                     raise ParameterTypeError(f"{label}: {name} must be a string, got {value!r}")
+                elif kind == "FLOAT":  # cubic_coeff_a='x' and extrapolation_value=[1.0] were taken without a word
+                    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer,
+                                                                                      np.floating)):
+                        raise ParameterTypeError(f"{label}: {name} must be a number, got {value!r}")
+                    attributes[name] = float(value)
             else:
                 extra[name] = value
         if op.variadic and any(x is None for x in inputs):

@@ -287,6 +287,14 @@ def test_tensor_operators_check_their_attributes_types(backend):
         (lambda: onnxop_cli.gather(x, [0], axis=[1]), r"^Gather-13: axis must be an integer, got \[1\]$"),
         (lambda: onnxop_cli.center_crop_pad(x, [1, 1], axes=[0, 1.0]), r"^CenterCropPad-18: axes must be integers"),
         (lambda: onnxop_cli.pad(x, [0, 1, 0, 1], mode=3), r"^Pad-\d+: mode must be a string, got 3$"),
+        # a FLOAT attribute took anything (cubic_coeff_a='x', extrapolation_value=[1.0]); a TENSOR one's
+        # [None] was int()'s TypeError and 2**70 'ConstantOfShape: no opset allows string'
+        (lambda: onnxop_cli.resize(x, None, [1, 2], cubic_coeff_a="x"), r"^Resize-19: cubic_coeff_a must be a number, "
+                                                                        r"got 'x'$"),
+        (lambda: onnxop_cli.resize(x, None, [1, 2], extrapolation_value=[1.0]), r"^Resize-19: extrapolation_value "
+                                                                                r"must be a number, got \[1\.0\]$"),
+        (lambda: onnxop_cli.constant_of_shape([2], value=[None]), r"^value: \[None\] holds None, which is no number"),
+        (lambda: onnxop_cli.constant_of_shape([2], value=2**70), r"^value: \d+ holds an integer past int64 and uint64"),
     ]:
         with pytest.raises(UsageError, match=message):
             call()
