@@ -114,6 +114,11 @@ def test_an_unknown_name_from_the_environment_says_so(capsys, monkeypatch):
             onnxop_cli.flatten(np.zeros(2))
     code, _, err = cli(capsys, "info", "-b", "gll")  # given, not the variable's
     assert code == 2 and error_of(err) == "unknown backend 'gll'; choose one of auto, vulkan, metal, d3d12, gl"
+    monkeypatch.delenv("ONNXOP_BACKEND")
+    # the API has no --engine: the line named it where engine= said wgpu
+    with pytest.raises(ValueError, match=r"^backend 'dawn-gl' names the dawn engine, but the engine asked for is wgpu "
+                                         r"\(--engine, the API's engine=, or \$ONNXOP_ENGINE\)$"):
+        onnxop_cli.flatten(np.zeros(2), engine="wgpu", backend="dawn-gl")
 
 
 def test_missing_dawn_names_the_extra(tmp_path):

@@ -68,7 +68,8 @@ def resolve(backend: str | None, engine: str | None = None) -> tuple[str, str]:
     prefix, _, rest = spec.partition("-")
     if rest and prefix in engines.ENGINES:
         if engine and engines.resolve_engine(engine) != prefix:
-            raise UsageError(f"backend {spec!r} names the {prefix} engine, but --engine is {engine}")
+            raise UsageError(f"backend {spec!r} names the {prefix} engine, but the engine asked for is {engine} "
+                             "(--engine, the API's engine=, or $ONNXOP_ENGINE)")
         engine, spec = prefix, rest
     if spec not in BACKEND_CHOICES:
         raise UsageError(f"unknown backend {spec!r}{engines.from_environment(given, ENV_BACKEND)}; choose one of "
