@@ -41,12 +41,13 @@ float8, and the 4- and 2-bit types. Errors raise the project's exceptions
 (all subclasses of :class:`onnxop_cli.OnnxopError`, each with ``.message``
 and ``.exit_code``):
 
-- ``OpError`` (a ``UsageError``): the shape rule refused the request, e.g.
-  ``Flatten: axis 5 is out of range [-4, 4] for an input of rank 4``;
+- ``OpError`` (a ``UsageError``): the operator's rules refused the request, e.g.
+  ``Flatten: axis 5 is out of range [-4, 4] for an input of rank 4``, or a type
+  the opset does not allow;
 - ``UsageError``: an opset or backend that does not exist, an axis that is
   not an integer;
-- ``InputError``: an array onnxop cannot take (object arrays, a type the
-  opset does not allow);
+- ``InputError``: an array onnxop cannot take (an object array holding
+  anything but text, a dtype with no ONNX type such as datetime64);
 - ``NoAdapterError`` / ``GpuError``: no WebGPU adapter, or WebGPU failed.
 
 The backend is ``"auto"`` (the best adapter found), ``"vulkan"``, ``"metal"``,
@@ -224,7 +225,11 @@ def _view_function(spec: OpSpec) -> Callable[..., Any]:
 def _param(spec: OpSpec, param: Param, value: object) -> object:
     """One parameter checked by its kind: an int, a list of ints (one int is
     a list of one), a str; an int with choices is one of them."""
-    if value is None or param.kind == "str":
+    if value is None:
+        return value
+    if param.kind == "str":  # mode=1 was taken as the string '1' ("mode '1' is not DCR or CRD"), as STRING attributes are
+        if not isinstance(value, str):
+            raise ParameterTypeError(f"{spec.op_type}: {param.name} must be a string, got {value!r}")
         return value
     if param.kind == "ints":
         return _ints(value, spec.op_type, param.name)
@@ -287,52 +292,64 @@ def _tensor_op_function(spec: OpSpec) -> Callable[..., Any]:
                 param = next((p for p in spec.params if p.name == name and p.type_name), None)
                 if param is not None:  # a type: its name, a numpy dtype or its number
                     value = _param(spec, param, value)
+                kind = kinds.get(name)
+                if kind == "TENSOR":  # what no tensor holds, by what it holds: value=[None] was int()'s TypeError,
+                    to_tensor(value, name=name)  # value=2**70 'no opset allows string'
                 number = float if getattr(op, "literal_types", {}).get(name) == "float" else int
                 attributes[name] = [number(v) for v in value] if isinstance(value, (list, tuple)) else value
                 # an INT or INTS attribute takes integers only (axis=1.5 was taken as 1, upper=0.5 as 0, axis=[1]
                 # was a TypeError), each an int64, as the view functions' parameters are checked
-                kind = kinds.get(name)
                 if kind == "INT":
                     attributes[name] = _int(value, label, f"{name} must be an integer")
                 elif kind == "INTS":
                     attributes[name] = _ints(value, label, name)
                 elif kind == "STRING" and not isinstance(value, str):
                     raise ParameterTypeError(f"{label}: {name} must be a string, got {value!r}")
+                elif kind == "FLOAT":  # cubic_coeff_a='x' and extrapolation_value=[1.0] were taken without a word
+                    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer,
+                                                                                      np.floating)):
+                        raise ParameterTypeError(f"{label}: {name} must be a number, got {value!r}")
+                    attributes[name] = float(value)
             else:
                 extra[name] = value
         if op.variadic and any(x is None for x in inputs):
             raise UsageError(f"{label}: input {[x is None for x in inputs].index(True)} is None; its "
                              f"{op.inputs[0]} are arrays, none of them can be left out")
-        # None in an input's place leaves that input out, as an empty name does in a node
-        positional = [None if x is None else
-                      to_tensor(x, name=f"{op.inputs[0] if op.variadic else op.inputs[i]}" + (f"_{i}" if op.variadic else ""))
-                      for i, x in enumerate(inputs)]
-        tensors: list[Any] = list(positional)
-        if not op.variadic:
-            given = positional[op.data_input] if len(positional) > op.data_input else None
-            data = given.dtype if given is not None else None
-            for name in op.inputs[len(positional):]:
-                value = extra.pop(name, None)
-                if value is None:
-                    tensors.append(None)
-                    continue
-                constraint = op.input_types.get(name, "T")
-                arr = np.asarray(value)
-                if not isinstance(value, np.ndarray) and not isinstance(value, np.generic):
-                    target = None
-                    if name in getattr(op, "literal_types", {}):
-                        target = dtype_by_name(op.literal_types[name])
-                    elif constraint == "T" and data is not None:
-                        target = data
-                    elif constraint != "T":
-                        allowed = op.constraint_types(constraint)
-                        target = dtype_by_name("int64") if "int64" in allowed else (
-                            dtype_by_name("bool") if "bool" in allowed else None)
-                    if target is not None:
-                        arr = _literal(value, target, label, name)
-                tensors.append(to_tensor(arr, name=name))
-            while len(tensors) > 1 and tensors[-1] is None:
-                tensors.pop()
+        # None in an input's place leaves that input out, as an empty name does in a node. A Python number or list
+        # takes its input's type, positional or by name alike: the data's (T), int64 for indices and pads, the
+        # literal type of OneHot's and Resize's; the data input's own type is numpy's, or for a variadic input
+        # the first array's (concat(int8_array, [[9]]) was refused as int8 and int64)
+        if not op.variadic and len(inputs) > len(op.inputs):
+            raise UsageError(f"{label} takes {len(op.inputs)} input(s) ({', '.join(op.inputs)}), "
+                             f"{len(inputs)} were given")
+        if op.variadic:
+            names_given = [f"{op.inputs[0]}_{i}" for i in range(len(inputs))]
+            first = next((i for i, x in enumerate(inputs) if isinstance(x, (np.ndarray, np.generic))), None)
+        else:
+            inputs = (*inputs, *(extra.pop(n, None) for n in op.inputs[len(inputs):]))
+            names_given, first = list(op.inputs), op.data_input
+
+        def target(i: int) -> Any:
+            name = names_given[i]
+            constraint = "T" if op.variadic else op.input_types.get(name, "T")
+            if name in getattr(op, "literal_types", {}):
+                return dtype_by_name(op.literal_types[name])
+            if i == first:
+                return None
+            if constraint == "T":
+                return data
+            allowed = op.constraint_types(constraint)
+            return dtype_by_name("int64") if "int64" in allowed else (
+                dtype_by_name("bool") if "bool" in allowed else None)
+
+        given = None if first is None or inputs[first] is None else to_tensor(
+            _typed(inputs[first], target(first), label, names_given[first]), names_given[first])
+        data = given.dtype if given is not None else None
+        tensors: list[Any] = [given if i == first else None if x is None else
+                              to_tensor(_typed(x, target(i), label, names_given[i]), name=names_given[i])
+                              for i, x in enumerate(inputs)]
+        while not op.variadic and len(tensors) > 1 and tensors[-1] is None:
+            tensors.pop()
         if extra:
             raise UsageError(f"{label}: {', '.join(extra)} given both positionally and by name")
         result = apply_tensors.apply_node(Node(op, attributes, opset=opset), tensors, backend=_gpu_key(backend, engine))
@@ -340,6 +357,22 @@ def _tensor_op_function(spec: OpSpec) -> Callable[..., Any]:
         return arrays if (op.variadic_output or len(op.outputs) > 1) else arrays[0]
 
     return run
+
+
+def _typed(value: object, dtype: Any, label: str, name: str) -> object:
+    """An input as given, or a Python number or list as ``dtype`` (``_literal``); a list numpy cannot type
+    (ragged, holding None or text) is left for ``to_tensor`` to refuse by what it holds."""
+    import numpy as np
+
+    if dtype is None or isinstance(value, (np.ndarray, np.generic)):
+        return value
+    try:
+        given = np.asarray(value)
+    except ValueError:  # ragged
+        return value
+    if given.dtype == object and not all(isinstance(v, (int, float)) for v in given.reshape(-1).tolist()):
+        return value
+    return _literal(value, dtype, label, name)
 
 
 def _literal(value: object, dtype: Any, label: str, name: str) -> np.ndarray:

@@ -67,6 +67,7 @@ class OnnxopRep(BackendRep):
 def _prepare(model: onnx.ModelProto, folder: Path, backend: str | None) -> BackendRep:
     """Every model, one node or many, view or tensor operators, through the
     graph path (core/graph.py, core/graph_steps.py)."""
+    _backend(backend)
     try:
         return OnnxopRep(load_graph(model, folder), backend)
     except Unsupported as e:
@@ -103,20 +104,22 @@ class OnnxopBackend(Backend):
     @classmethod
     def is_compatible(cls, model: onnx.ModelProto, device: str = "CPU", **kwargs: Any) -> bool:
         try:
-            _prepare(model, Path("."), None)
+            _prepare(_model(model), Path("."), None)
         except Exception:  # noqa: BLE001 - any refusal means not compatible
             return False
         return cls.supports_device(device)
 
     @classmethod
-    def prepare(cls, model: onnx.ModelProto | str | Path, device: str = "CPU", **kwargs: Any) -> BackendRep:
+    def prepare(cls, model: onnx.ModelProto | bytes | str | Path, device: str = "CPU", **kwargs: Any) -> BackendRep:
         """The checked graph; ``NotRun`` (a skip to onnx's runner) names what onnxop does not run.
-        ``model``: a ModelProto, or the path of a .onnx file (as onnxruntime's backend takes), whose
-        external data is read from its folder. ``folder=``: where a ModelProto's external data lies;
+        ``model``: a ModelProto, its serialized bytes, or the path of a .onnx file (as onnxruntime's
+        backend takes them), whose external data is read from its folder. ``folder=``: where a
+        ModelProto's external data lies;
         without it such a model is refused, as onnxruntime and onnx.reference refuse it (the current
         folder may hold another file of that name)."""
         _device(device)
         folder = kwargs.get("folder")
+        model = _model(model)
         if isinstance(model, (str, Path)):
             from .ops.model import load
 
@@ -142,14 +145,28 @@ class OnnxopBackend(Backend):
 
         from .ops import LATEST_OPSET
 
-        values = list(inputs.values()) if isinstance(inputs, dict) else list(inputs)
-        names = [n for n in node.input if n]
+        names = list(dict.fromkeys(n for n in node.input if n))  # a name the node reads twice is one input
+        if isinstance(inputs, dict):  # by the node's input names, not in the dict's order
+            missing, extra = [n for n in names if n not in inputs], [n for n in inputs if n not in names]
+            if missing or extra:
+                raise ValueError(f"the node reads {', '.join(map(repr, names)) or 'nothing'}: "
+                                 + (f"no value for {', '.join(map(repr, missing))}" if missing else
+                                    f"no input of it is named {', '.join(map(repr, extra))}"))
+            values = [inputs[n] for n in names]
+        else:
+            values = [inputs] if isinstance(inputs, np.ndarray) else list(inputs)
+            if len(values) != len(names):
+                raise ValueError(f"the node reads {len(names)} input(s) ({', '.join(map(repr, names)) or 'none'}), "
+                                 f"{len(values)} value(s) were given")
+        opset = kwargs.get("opset", LATEST_OPSET)
+        if isinstance(opset, bool) or not isinstance(opset, (int, np.integer)):
+            raise TypeError(f"opset must be an integer, got {opset!r}")
         info = [helper.make_tensor_value_info(n, dtype_of_numpy(np.asarray(v).dtype).onnx_type, None)  # '>i4', 'S'
                 for n, v in zip(names, values)]
         outs = [helper.make_tensor_value_info(n, onnx.TensorProto.UNDEFINED, None) for n in node.output if n]
         model = helper.make_model(
             helper.make_graph([node], "node", info, outs),
-            opset_imports=[helper.make_opsetid("", int(kwargs.get("opset", LATEST_OPSET)))],
+            opset_imports=[helper.make_opsetid("", int(opset))],
         )
         _device(device)  # not onnx.checker: the outputs' types are onnxop's to find
         return _prepare(model, Path("."), kwargs.get("backend")).run(values)
@@ -162,6 +179,34 @@ class OnnxopBackend(Backend):
         except (AttributeError, ValueError):
             return False
         return d.type == DeviceType.CPU and d.device_id == 0
+
+
+def _model(model: Any) -> Any:
+    """A model's serialized bytes as its ModelProto (onnx.checker and onnxruntime's backend take bytes too);
+    anything else as given."""
+    if isinstance(model, (bytes, bytearray, memoryview)):
+        try:
+            return onnx.load_from_string(bytes(model))
+        except Exception as e:  # noqa: BLE001 - protobuf's DecodeError and its kin
+            raise ValueError(f"the {len(model)} bytes given as a model are not an ONNX model: {e}") from None
+    return model
+
+
+def _backend(backend: object) -> None:
+    """``backend=`` checked when the model is prepared, as the API checks it: 'bogus' was refused at the first run
+    only, and 1 was an AttributeError there ('int' object has no attribute 'strip')."""
+    from .api import ParameterTypeError, ParameterValueError
+    from .errors import UsageError
+    from .gpu.device import resolve
+
+    if backend is None:
+        return
+    if not isinstance(backend, str):
+        raise ParameterTypeError(f"backend must be a string or None, got {backend!r}")
+    try:
+        resolve(backend)
+    except UsageError as e:
+        raise ParameterValueError(e.message) from None
 
 
 def _external(model: onnx.ModelProto) -> str:

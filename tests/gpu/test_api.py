@@ -134,6 +134,12 @@ def test_fortran_big_endian_and_string_arrays(backend, rng):
         (lambda: flatten(np.zeros(3), opset=99), UsageError, "opset 99 is out of range [1, 28]"),
         (lambda: flatten(np.zeros(3), backend="cuda"), UsageError,
          "unknown backend 'cuda'; choose one of auto, vulkan, metal, d3d12, gl"),
+        # api.md named InputError for a type the opset does not allow: it is the rules', an OpError
+        (lambda: onnxop_cli.transpose(np.zeros(2, ml_dtypes.float4_e2m1fn), opset=21), OpError,
+         "Transpose: opset 21 (Transpose-21) does not allow float4_e2m1fn; float4_e2m1fn was added in Transpose-23 "
+         "(opset 23)"),
+        (lambda: flatten(np.zeros(2, "datetime64[D]")), onnxop_cli.InputError, "x: dtype datetime64[D] has no ONNX "
+                                                                               "tensor type"),
     ],
 )
 def test_errors_are_the_projects_exceptions(backend, call, error, message):
@@ -208,6 +214,10 @@ def test_view_functions_refuse_in_one_line():
         onnxop_cli.transpose(np.zeros((2, 3)), [0, 0])
     with pytest.raises(UsageError, match=r"^Slice: steps must be integers, got 'x'$"):
         onnxop_cli.slice_(np.zeros(3), [0], [1], steps=["x"])
+    # a string parameter of another type was taken as its str(): mode=1 was refused as "mode '1' is not DCR or CRD"
+    for mode in (1, b"DCR"):
+        with pytest.raises(onnxop_cli.api.ParameterTypeError, match=rf"^DepthToSpace: mode must be a string, got {mode!r}$"):
+            onnxop_cli.depth_to_space(np.zeros((1, 4, 1, 1)), 2, mode=mode)
 
 
 def test_none_in_an_inputs_place_leaves_it_out_or_is_refused_in_one_line(backend):
@@ -240,7 +250,8 @@ def test_python_numbers_keep_their_value_or_are_refused(backend):
         (lambda: onnxop_cli.pad(x, pads=[0, 10**20, 0, 0]), f"pads [0, {10**20}, 0, 0] cannot be int64"),
         (lambda: onnxop_cli.gather(x, indices=[-1, 2**63]), f"indices [-1, {2**63}] cannot be int64"),
         (lambda: onnxop_cli.trilu(x, k=2**63), f"k {2**63} cannot be int64"),
-        (lambda: onnxop_cli.gather(x, [10**20]), f"indices: [{10**20}] holds an integer past int64 and uint64"),
+        (lambda: onnxop_cli.gather(x, [10**20]), f"indices [{10**20}] cannot be int64"),
+        (lambda: onnxop_cli.flatten([10**20]), f"x: [{10**20}] holds an integer past int64 and uint64"),
         (lambda: onnxop_cli.eye_like(x, k=2**63), "k must be an integer in int64's range"),
         (lambda: onnxop_cli.shape(x, start=-2**63 - 1), "start must be an integer in int64's range"),
         (lambda: onnxop_cli.slice_(x, [2**63], [1]), "starts must be integers in int64's range"),
@@ -276,6 +287,14 @@ def test_tensor_operators_check_their_attributes_types(backend):
         (lambda: onnxop_cli.gather(x, [0], axis=[1]), r"^Gather-13: axis must be an integer, got \[1\]$"),
         (lambda: onnxop_cli.center_crop_pad(x, [1, 1], axes=[0, 1.0]), r"^CenterCropPad-18: axes must be integers"),
         (lambda: onnxop_cli.pad(x, [0, 1, 0, 1], mode=3), r"^Pad-\d+: mode must be a string, got 3$"),
+        # a FLOAT attribute took anything (cubic_coeff_a='x', extrapolation_value=[1.0]); a TENSOR one's
+        # [None] was int()'s TypeError and 2**70 'ConstantOfShape: no opset allows string'
+        (lambda: onnxop_cli.resize(x, None, [1, 2], cubic_coeff_a="x"), r"^Resize-19: cubic_coeff_a must be a number, "
+                                                                        r"got 'x'$"),
+        (lambda: onnxop_cli.resize(x, None, [1, 2], extrapolation_value=[1.0]), r"^Resize-19: extrapolation_value "
+                                                                                r"must be a number, got \[1\.0\]$"),
+        (lambda: onnxop_cli.constant_of_shape([2], value=[None]), r"^value: \[None\] holds None, which is no number"),
+        (lambda: onnxop_cli.constant_of_shape([2], value=2**70), r"^value: \d+ holds an integer past int64 and uint64"),
     ]:
         with pytest.raises(UsageError, match=message):
             call()
@@ -295,3 +314,43 @@ def test_lists_numpy_cannot_type_are_refused_by_what_they_hold():
         assert info.value.message.startswith(message), info.value.message
     with pytest.raises(UsageError, match=r"^inputs_1: \[2, None\] holds None"):
         onnxop_cli.concat([1], [2, None], axis=0)
+
+
+def test_positional_lists_take_their_inputs_type_as_named_ones_do(backend):
+    """A list given positionally was numpy's own type (int64, float64), where the same list by name took the
+    data's: concat(int8s, [[9], [9]]) and pad(int8s, pads, 7) were refused as two types, where(c, float32s,
+    [0.25, 0.5]) as float32 and float64. A variadic input's lists take the first array's type; a value the type
+    cannot hold is refused as by name; more inputs than the operator has are refused in one line."""
+    a = np.arange(4, dtype=np.int8).reshape(2, 2)
+    f = np.array([1.5, 2.0], np.float32)
+    got = onnxop_cli.concat([[9], [9]], a, axis=1, backend=backend)
+    assert got.dtype == np.int8 and got.tolist() == [[9, 0, 1], [9, 2, 3]]
+    assert onnxop_cli.pad(a, [1, 0, 0, 0], 7, backend=backend).tolist() == [[7, 7], [0, 1], [2, 3]]
+    got = onnxop_cli.where(np.array([True, False]), f, [0.25, -0.0], backend=backend)
+    assert got.dtype == np.float32 and got.tobytes() == np.array([1.5, -0.0], np.float32).tobytes()
+    got = onnxop_cli.scatter_elements(a, [[0]], [[5]], backend=backend)
+    assert got.dtype == np.int8 and got.tolist() == [[5, 1], [2, 3]]
+    for call, message in [
+        (lambda: onnxop_cli.concat(a, [[300], [9]], axis=1), r"^Concat-13: inputs_1 \[\[300\], \[9\]\] cannot be int8"),
+        (lambda: onnxop_cli.pad(a, [1, 0, 0, 0], 7.5), r"^Pad-\d+: constant_value 7\.5 cannot be int8"),
+        (lambda: onnxop_cli.gather(a, [0], [1]), r"^Gather-13 takes 2 input\(s\) \(data, indices\), 3 were given$"),
+        (lambda: onnxop_cli.pad(a, [1, None]), r"^pads: \[1, None\] holds None"),
+    ]:
+        with pytest.raises(UsageError, match=message):
+            call()
+
+
+def test_a_second_wgpu_backend_in_one_process_says_why_it_is_refused():
+    """A call naming another backend than the process's first (wgpu opens one instance, for the backends of its
+    first call) said only 'was not initialised in this process (instance has vulkan)': it says an earlier call
+    opened it and what to do."""
+    code = ("import numpy as np, onnxop_cli as O\n"
+            "O.transpose(np.zeros((2, 3)), backend='vulkan')\n"
+            "try:\n    O.transpose(np.zeros((2, 3)), backend='gl')\n"
+            "except O.GpuError as e:\n    print(e.message)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    if "no adapter" in done.stderr.lower() or "NoAdapterError" in done.stderr:
+        pytest.skip("no vulkan adapter here")
+    assert done.stdout == ("backend 'gl' was not initialised in this process (instance has vulkan: an earlier call "
+                           "opened wgpu for it, and wgpu takes the backends of its first call only; use one backend "
+                           "per process)\n"), done.stderr

@@ -253,6 +253,64 @@ def test_run_node_takes_what_prepare_takes(backend):
     assert out.y.dtype == np.int32 and out.y.tolist() == x.T.tolist()
 
 
+def test_run_node_takes_a_dict_by_the_nodes_input_names(backend):
+    """A dict of inputs was taken in the dict's order, not by name: Concat(a, b) of {"b": [2], "a": [1]}
+    made [2, 1], and Pad of {"ax": ..., "x": ..., "p": ...} was refused as float32 pads. A dict is read by the
+    node's input names; a missing or unknown name, a count of values that is not the node's, or an opset that
+    is no integer (1.5 ran at opset 1) is one ValueError or TypeError."""
+    from onnx import helper
+
+    from onnxop_cli.backend import run_node
+
+    concat = helper.make_node("Concat", ["a", "b"], ["c"], axis=0)
+    assert run_node(concat, {"b": np.array([2]), "a": np.array([1])}, backend=backend).c.tolist() == [1, 2]
+    pad = helper.make_node("Pad", ["x", "p", "", "ax"], ["y"])
+    x = np.array([1.0, -0.0], np.float32)
+    out = run_node(pad, {"ax": np.array([0]), "x": x, "p": np.array([1, 0])}, backend=backend)
+    assert out.y.tobytes() == np.array([0.0, 1.0, -0.0], np.float32).tobytes()
+    twice = helper.make_node("Concat", ["a", "a"], ["c"], axis=0)
+    assert run_node(twice, [np.array([3])], backend=backend).c.tolist() == [3, 3]
+    for call, error, message in [
+        (lambda: run_node(concat, {"b": np.array([2])}), ValueError, r"^the node reads 'a', 'b': no value for 'a'$"),
+        (lambda: run_node(concat, {"a": 1, "b": 2, "z": 3}), ValueError, r"no input of it is named 'z'$"),
+        (lambda: run_node(concat, [np.array([2])]), ValueError,
+         r"^the node reads 2 input\(s\) \('a', 'b'\), 1 value\(s\) were given$"),
+        (lambda: run_node(concat, [np.array([2])] * 2, opset=1.5), TypeError, r"^opset must be an integer, got 1\.5$"),
+    ]:
+        with pytest.raises(error, match=message):
+            call()
+
+
+def test_prepare_takes_a_models_bytes(backend):
+    """A model's serialized bytes (which onnx.checker and onnxruntime's backend take) were an AttributeError,
+    'bytes' object has no attribute 'graph'; bytes that are no model are one ValueError."""
+    from onnxop_cli.backend import is_compatible, prepare
+
+    x = np.array([1.5, -0.0], np.float32)
+    data = _identity_model(["y"]).SerializeToString()
+    assert prepare(data, backend=backend).run([x]).y.tobytes() == x.tobytes()
+    assert is_compatible(data)
+    with pytest.raises(ValueError, match=r"^the 3 bytes given as a model are not an ONNX model: "):
+        prepare(b"\xff\xff\xff")
+
+
+def test_prepare_checks_its_backend_argument():
+    """prepare(model, backend='bogus') was taken and refused at the first run only; backend=1 was an
+    AttributeError there ('int' object has no attribute 'strip'). Both are refused by prepare (and run_node),
+    as the API's functions refuse them: a ValueError or TypeError naming the choices or the parameter."""
+    from onnx import helper
+
+    from onnxop_cli.backend import prepare, run_node
+
+    model = _identity_model(["y"])
+    with pytest.raises(ValueError, match=r"^unknown backend 'bogus'; choose one of auto, vulkan"):
+        prepare(model, backend="bogus")
+    with pytest.raises(TypeError, match=r"^backend must be a string or None, got 1$"):
+        prepare(model, backend=1)
+    with pytest.raises(ValueError, match=r"^unknown backend 'cuda'"):
+        run_node(helper.make_node("Identity", ["x"], ["y"]), [np.zeros(2)], backend="cuda")
+
+
 def test_the_device_is_the_cpu_only():
     assert backend.supports_device("CPU") and backend.supports_device("CPU:0")
     assert not backend.supports_device("CUDA") and not backend.supports_device("CUDA:0")

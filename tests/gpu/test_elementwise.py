@@ -124,6 +124,22 @@ def test_logic_of_bool_tensors(backend, op):
         _same(_run(op, a, backend=backend, b=b), want)
 
 
+def test_a_bool_byte_other_than_0_and_1_is_true(backend):
+    """A numpy bool array can hold any byte (a view of uint8s: 2, 128, 255), which numpy and onnx.reference read
+    as True: Cast of it to an integer made 2 and 255 where the reference makes 1, and Equal to True said false.
+    The kernel reads a bool's byte as 0 or 1; a copy keeps the bytes (Transpose, BitCast)."""
+    c = np.array([2, 0, 1, 255, 128, 0, 3], np.uint8).view(np.bool_)
+    ones = np.ones(7, bool)
+    for to in (np.int32, np.int64, np.uint8, np.bool_):
+        from onnxop_cli.core.tensor import dtype_of_numpy
+
+        t = dtype_of_numpy(np.dtype(to)).onnx_type
+        _same(_run("Cast", c, backend=backend, to=t), reference("Cast", 21, [c], {"to": t}, out_types=[t])[0])
+    for op in ("Equal", "Xor", "And"):
+        _same(_run(op, c, backend=backend, b=ones), reference(op, 19 if op == "Equal" else 7, [c, ones], out_types=[9])[0])
+    assert onnxop_cli.transpose(c, backend=backend).view(np.uint8).tolist() == [2, 0, 1, 255, 128, 0, 3]
+
+
 def test_min_max_of_one_to_three_inputs(backend):
     rng = np.random.default_rng(5)
     for dtype in (np.int8, np.uint32, np.int64, np.uint64):

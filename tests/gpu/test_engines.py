@@ -95,6 +95,28 @@ def test_unknown_engine_is_a_usage_error(capsys):
     assert code == 2 and error_of(err) == "unknown engine 'tint'; choose one of wgpu, dawn, browser"
 
 
+def test_an_unknown_name_from_the_environment_says_so(capsys, monkeypatch):
+    """An engine or backend set in the shell long ago and unknown said only "unknown engine 'nope'", nothing of
+    where it came from: the line names the variable, for the commands and the API alike."""
+    import onnxop_cli
+
+    monkeypatch.setenv("ONNXOP_ENGINE", "nope")
+    code, _, err = cli(capsys, "info")
+    assert code == 2 and error_of(err) == "unknown engine 'nope' (from $ONNXOP_ENGINE); choose one of wgpu, dawn, browser"
+    monkeypatch.delenv("ONNXOP_ENGINE")
+    for value, shown in [("cuda", "cuda"), ("dawn-cuda", "cuda")]:
+        monkeypatch.setenv("ONNXOP_BACKEND", value)
+        with pytest.raises(ValueError, match=rf"^unknown backend '{shown}' \(from \$ONNXOP_BACKEND\); choose one of"):
+            onnxop_cli.flatten(np.zeros(2))
+    code, _, err = cli(capsys, "info", "-b", "gll")  # given, not the variable's
+    assert code == 2 and error_of(err) == "unknown backend 'gll'; choose one of auto, vulkan, metal, d3d12, gl"
+    monkeypatch.delenv("ONNXOP_BACKEND")
+    # the API has no --engine: the line named it where engine= said wgpu
+    with pytest.raises(ValueError, match=r"^backend 'dawn-gl' names the dawn engine, but the engine asked for is wgpu "
+                                         r"\(--engine, the API's engine=, or \$ONNXOP_ENGINE\)$"):
+        onnxop_cli.flatten(np.zeros(2), engine="wgpu", backend="dawn-gl")
+
+
 def test_missing_dawn_names_the_extra(tmp_path):
     """Without dawn-python, --engine dawn stops with one line naming the extra."""
     (tmp_path / "pydawn").mkdir()

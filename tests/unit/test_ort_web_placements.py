@@ -70,3 +70,20 @@ def test_a_refusal_keeps_the_runtimes_words():
     assert str(got) == ("failed to call OrtRun(). webgpu/shader_helper.cc:354 numbers_storage_buffers_ <= "
                         "limits_.maxStorageBuffersPerShaderStage was false. Too many storage buffers in shader. "
                         "Current: 11, Max is 10")
+
+
+def test_a_node_folded_away_at_load_did_not_run_on_webgpu():
+    """onnxruntime computes a node whose inputs are all constants when it makes the session (ConstantFolding, on
+    its CPU provider), and leaves no node to place: a Transpose of an initializer 'passed' on WebGPU, and so did a
+    Concat after one, where no Transpose ran there. Fewer nodes placed on the provider than the model has (its
+    Constant nodes aside, which become initializers) is not_on_webgpu."""
+    assert placed_elsewhere(log(), WEBGPU, ["Transpose"]) == (
+        f"onnxruntime-web placed 0 of the model's 1 node(s) (Transpose) on {WEBGPU}: it removed the others as it "
+        "loaded the model (constant folding on its CPU provider, or another rewrite), so they did not run there")
+    one = log(f" All nodes placed on [{WEBGPU}]. Number of nodes: 1")
+    assert placed_elsewhere(one, WEBGPU, ["Transpose", "Concat"]).startswith(
+        "onnxruntime-web placed 1 of the model's 2 node(s) (Transpose, Concat)")
+    assert placed_elsewhere(one, WEBGPU, ["Constant", "Concat"]) == ""
+    listed = log(f" Node(s) placed on [{WEBGPU}]. Number of nodes: 2", "  Transpose (t)", "  Concat (c)",
+                 " Node(s) placed on [CPUExecutionProvider]. Number of nodes: 1", "  MemcpyToHost (m)")
+    assert placed_elsewhere(listed, WEBGPU, ["Transpose", "Concat"]) == ""

@@ -38,3 +38,24 @@ def test_a_string_tensor_of_non_text_names_the_type_in_good_grammar():
 
     with pytest.raises(InputError, match=r"^a string tensor holds a value of type int, not text$"):
         strings_to_bytes(np.array(["a", 3], dtype=object))
+
+
+def test_an_array_no_onnx_tensor_holds_is_refused_naming_its_input():
+    """Tensor.from_numpy (the API's and the backend's arrays): an object array of numbers said only 'a string
+    tensor holds a value of type float, not text', naming neither the input nor that an object array is taken as
+    strings; a str with a lone surrogate in one was a UnicodeEncodeError (no InputError); a dtype with no ONNX
+    type named no input. A model's name that is no identifier is quoted."""
+    from onnxop_cli.core.tensor import Tensor
+    from onnxop_cli.errors import InputError
+
+    for array, name, message in [
+        (np.array([1.0, 2.0], dtype=object), "x", "x: an object array, taken as ONNX strings: a string tensor holds "
+                                                  "a value of type float, not text"),
+        (np.array(["a\ud800"], dtype=object), "in put", "'in put': an object array, taken as ONNX strings: a string "
+                                                        "holds U+D800, which is no Unicode character (ONNX strings are UTF-8)"),
+        (np.array(["2020-01-01"], "datetime64[D]"), "data", "data: dtype datetime64[D] has no ONNX tensor type"),
+    ]:
+        with pytest.raises(InputError) as info:
+            Tensor.from_numpy(array, name)
+        assert info.value.message == message
+    assert Tensor.from_numpy(np.array([b"a", "\u00e9"], dtype=object), "s").strings.tolist() == [b"a", "\u00e9".encode()]

@@ -26,7 +26,11 @@ def strings_to_bytes(array: np.ndarray) -> np.ndarray:
         if isinstance(value, (bytes, np.bytes_)):
             flat[i] = bytes(value)
         elif isinstance(value, (str, np.str_)):
-            flat[i] = str(value).encode("utf-8")
+            try:
+                flat[i] = str(value).encode("utf-8")
+            except UnicodeEncodeError as e:  # a lone surrogate in an object array's str (check_text sees only <U)
+                raise InputError(f"a string holds U+{ord(e.object[e.start]):04X}, which is no Unicode character "
+                                 "(ONNX strings are UTF-8)") from None
         else:
             raise InputError(f"a string tensor holds a value of type {type(value).__name__}, not text")
     return out

@@ -277,10 +277,19 @@ class Tensor:
         import numpy as np
 
         array = np.asanyarray(array)
-        dtype = dtype or dtype_of_numpy(array.dtype)
+        label = name if name.isidentifier() else repr(name)  # an API argument's name, or a model's (quoted)
+        try:
+            dtype = dtype or dtype_of_numpy(array.dtype)
+        except InputError as e:
+            raise e.reworded(f"{label}: {e.message}") from None
         if dtype.is_string:
             kept = text_dtype_of(array.dtype)
-            return cls(name, array.shape, dtype, strings=strings_to_bytes(array), text_dtype=kept)
+            try:
+                strings = strings_to_bytes(array)
+            except InputError as e:  # numbers in an object array: it is taken as ONNX strings, so say so and whose
+                held = "an object array, taken as ONNX strings: " if array.dtype == object else ""
+                raise e.reworded(f"{label}: {held}{e.message}") from None
+            return cls(name, array.shape, dtype, strings=strings, text_dtype=kept)
         if dtype.is_packed:  # one element per byte in numpy; packed as ONNX stores them
             return cls(name, array.shape, dtype, MemoryBytes(pack_subbyte(array, dtype)))
         swap = swap_unit(array.dtype)

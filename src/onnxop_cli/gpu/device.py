@@ -65,14 +65,16 @@ def resolve(backend: str | None, engine: str | None = None) -> tuple[str, str]:
     """(engine, backend) to use: the arguments, else $ONNXOP_ENGINE and
     $ONNXOP_BACKEND, else wgpu and auto. ``backend`` may carry its engine
     (``dawn-gl``)."""
-    spec = (backend or os.environ.get(ENV_BACKEND) or "auto").strip().lower()
+    spec = given = (backend or os.environ.get(ENV_BACKEND) or "auto").strip().lower()
     prefix, _, rest = spec.partition("-")
     if rest and prefix in engines.ENGINES:
         if engine and engines.resolve_engine(engine) != prefix:
-            raise UsageError(f"backend {spec!r} names the {prefix} engine, but --engine is {engine}")
+            raise UsageError(f"backend {spec!r} names the {prefix} engine, but the engine asked for is {engine} "
+                             "(--engine, the API's engine=, or $ONNXOP_ENGINE)")
         engine, spec = prefix, rest
     if spec not in BACKEND_CHOICES:
-        raise UsageError(f"unknown backend {spec!r}; choose one of {', '.join(BACKEND_CHOICES)}")
+        raise UsageError(f"unknown backend {spec!r}{engines.from_environment(given, ENV_BACKEND)}; choose one of "
+                         f"{', '.join(BACKEND_CHOICES)}")
     return engines.resolve_engine(engine), spec
 
 
@@ -153,7 +155,8 @@ def _open_gpu(engine: str, name: str, key: str) -> Gpu:
     elif name != "auto" and _instance_backends and name not in _instance_backends:
         raise GpuError(
             f"backend {name!r} was not initialised in this process "
-            f"(instance has {_describe(_instance_backends)})"
+            f"(instance has {_describe(_instance_backends)}: an earlier call opened wgpu for it, and wgpu takes "
+            "the backends of its first call only; use one backend per process)"
         )
     gpu = Gpu.open(name, engine)
     with _lock:

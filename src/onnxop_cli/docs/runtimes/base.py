@@ -59,7 +59,13 @@ LACKS = ("NotImplemented", "NotImplementedError", "Unsupported")
 
 
 def lacks(e: BaseException) -> bool:
-    return type(e).__name__ in LACKS or "not implemented" in str(e).lower() or "Could not find an implementation" in str(e)
+    """Whether ``e`` says the runtime has no implementation. A ``unittest.SkipTest`` is how an onnx.backend module
+    says so to onnx's runner (onnxop's own backend's NotRun, the runner's BackendIsNotSupposedToImplementIt): each
+    of onnxop's 72 float-arithmetic cases through ``backend:onnxop_cli.backend`` was an 'error' for it."""
+    import unittest
+
+    return isinstance(e, unittest.SkipTest) or type(e).__name__ in LACKS or "not implemented" in str(e).lower() or \
+        "Could not find an implementation" in str(e)
 
 
 def refusal(e: BaseException) -> Exception:

@@ -185,7 +185,7 @@ def _tensor(name: str, kind: str, shape: list[int], data: str | None) -> Any:
     return Tensor(name, tuple(shape), dtype, MemoryBytes(raw))
 
 
-_PLACED = re.compile(r"(All nodes|Node\(s\)) placed on \[(\w+)\]")
+_PLACED = re.compile(r"(All nodes|Node\(s\)) placed on \[(\w+)\](?:\. Number of nodes: (\d+))?")
 _NODE = re.compile(r"\]\s{2,}(\w+) \((.*)\)\s*$")
 
 
@@ -196,7 +196,7 @@ def placed_elsewhere(log: list[str], provider: str, ops: list[str]) -> str:
     if not any("Node placements" in line for line in lines):
         raise Broke("onnxruntime-web logged no node placements (at verbose level), so a node on its CPU "
                     "provider could not be told from one on WebGPU")
-    where, off = "", []
+    where, off, placed = "", [], 0
     for line in lines:
         m = _PLACED.search(line)
         if m:
@@ -204,8 +204,23 @@ def placed_elsewhere(log: list[str], provider: str, ops: list[str]) -> str:
             if m.group(1) == "All nodes" and where != provider:
                 every = ", ".join(dict.fromkeys(ops)) or "every node"
                 return f"onnxruntime-web placed {every} on {where}, not on {provider}"
+            if m.group(1) == "All nodes":
+                placed += int(m.group(3) or 0)
             continue
         node = _NODE.search(line)
-        if node and where and where != provider and not node.group(1).startswith("Memcpy"):
-            off.append(f"{node.group(1)} on {where}")
-    return f"onnxruntime-web placed {', '.join(off)}, not on {provider}" if off else ""
+        if node and where and not node.group(1).startswith("Memcpy"):
+            if where != provider:
+                off.append(f"{node.group(1)} on {where}")
+            else:
+                placed += 1
+    if off:
+        return f"onnxruntime-web placed {', '.join(off)}, not on {provider}"
+    # A node whose inputs are all constants is computed when the session is made (ConstantFolding, on the CPU
+    # provider) and leaves no node to place: a Transpose of an initializer 'passed' on WebGPU where none ran there.
+    # (Constant nodes become initializers: not counted.)
+    wanted = [op for op in ops if op != "Constant"]
+    if placed < len(wanted):
+        return (f"onnxruntime-web placed {placed} of the model's {len(wanted)} node(s) ({', '.join(dict.fromkeys(wanted))}) "
+                f"on {provider}: it removed the others as it loaded the model (constant folding on its CPU "
+                "provider, or another rewrite), so they did not run there")
+    return ""

@@ -29,8 +29,16 @@ def resolve_engine(engine: str | None) -> str:
     """The engine to use: the argument, else $ONNXOP_ENGINE, else wgpu."""
     name = (engine or os.environ.get(ENV_ENGINE) or DEFAULT).strip().lower()
     if name not in ENGINES:
-        raise UsageError(f"unknown engine {name!r}; choose one of {', '.join(ENGINES)}")
+        raise UsageError(f"unknown engine {name!r}{from_environment(name, ENV_ENGINE)}; choose one of "
+                         f"{', '.join(ENGINES)}")
     return name
+
+
+def from_environment(name: str, variable: str) -> str:
+    """`` (from $VARIABLE)`` where ``name`` is what the variable holds: an unknown name the user set long ago in
+    their shell ('unknown engine 'nope'' said nothing of where it came from); '' otherwise."""
+    held = os.environ.get(variable, "").strip().lower()
+    return f" (from ${variable})" if held and held == name else ""
 
 
 def load(engine: str) -> ModuleType:

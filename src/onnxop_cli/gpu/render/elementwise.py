@@ -337,7 +337,9 @@ def _load(k: int, o: Operand) -> str:
         read = f"    var x = (in{k}[i / {per}u] >> ((i % {per}u) * {bits}u)) & {mask}u;\n"
         if o.swap and bits == 16:
             read += "    x = ((x >> 8u) | (x << 8u)) & 0xffffu;\n"
-    if cls in ("u32", "f"):
+    if o.dtype == "bool":  # any byte but 0 is true, as numpy reads it (a view can hold 2 or 255): Cast made 2, Equal false
+        ret = "select(0u, 1u, x != 0u)"
+    elif cls in ("u32", "f"):
         ret = "x" if cls == "u32" else "vec2<u32>(x, 0u)"
     elif bits == 32:
         ret = "bitcast<i32>(x)"
