@@ -148,6 +148,10 @@ def draw_invalid(data, op: str, shape: tuple[int, ...]):
         if math.prod(shape) == 0:
             wanted = [-1, -1]
             return make_node(op, shape=wanted), "has more than one -1"
+        if r and data.draw(st.booleans()):  # a 0 copies the input's dim: the message says the shape it meant
+            wanted[0] = 0
+            return make_node(op, shape=wanted), (f"shape {wanted} ({2 * math.prod(shape)} elements, as "
+                                                 f"{tuple(shape) + (2,)}: the input's dim for each 0) does not fit")
         return make_node(op, shape=wanted), f"shape {wanted} ({2 * math.prod(shape)} elements) does not fit"
     if op == "Squeeze":
         wide = [i for i, d in enumerate(shape) if d != 1]

@@ -50,8 +50,9 @@ class Reshape_1(OpVersion):
                 )
             new[new.index(-1)] = size // known
         if math.prod(new) != size:
+            copied = f", as {tuple(new)}: the input's dim for each 0" if new != wanted else ""
             raise OpError(
-                f"{cls.label()}: shape {text} ({math.prod(new)} elements) does not fit an input of "
+                f"{cls.label()}: shape {text} ({math.prod(new)} elements{copied}) does not fit an input of "
                 f"shape {tuple(shape)} ({size} elements)"
             )
         return tuple(new)
