@@ -13,6 +13,7 @@ from typing import Any, ClassVar, Iterable
 
 from ..layout import Struct
 
+INVOCATION = "(wg.y * params.groups_x + wg.x) * WG + lid"  # an invocation's index over the dispatch grid
 KINDS = {"read": "read-only-storage", "read_write": "storage", "uniform": "uniform"}  # -> a layout entry's type
 # WebGPU features a WGSL type may need: 64-bit integers (a wgpu extension that Dawn's Tint refuses), f16
 FEATURES = {"shader-int64": re.compile(r"\b[ui]64\b"), "shader-f16": re.compile(r"\bf16\b")}
@@ -31,6 +32,12 @@ class Needs:
         lacking = [f for f in self.features if f not in have]
         lacking += [f"{k} >= {v}" for k, v in self.limits.items() if k in limits and limits[k] < v]
         return lacking
+
+
+def first(name: str, per: str = "", count: str = "count") -> str:
+    """WGSL: an invocation's first unit ``name`` (its index times ``per``), and nothing past ``params.count``."""
+    at = f"({INVOCATION}) * {per}" if per else INVOCATION
+    return f"    let {name} = {at};\n    if ({name} >= params.{count}) {{\n        return;\n    }}\n"
 
 
 @dataclass(frozen=True)

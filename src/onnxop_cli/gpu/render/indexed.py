@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from ..layout import Struct
 from ..shaders import shader_source
-from .frame import Binding, Frame
+from .frame import Binding, Frame, first
 from .indices import in_range, read_index, table, walk
 from .schedule import Elements, Words, head
 
@@ -61,11 +61,7 @@ class Check(Frame):
         return [shader_source("lib/bswap.wgsl")]
 
     def main(self) -> str:
-        return ("""    let p = (wg.y * params.groups_x + wg.x) * WG + lid;
-    if (p >= params.count) {
-        return;
-    }
-""" + read_index("params.wide != 0u", "        lo = raw[2u * p];\n        hi = raw[2u * p + 1u];",
+        return (first("p") + read_index("params.wide != 0u", "        lo = raw[2u * p];\n        hi = raw[2u * p + 1u];",
                  "        lo = raw[p];", "params.swap != 0u") + """    let at = params.first + p;
     let d = bounds[(at / params.inner) % params.period];
 """ + in_range("params.mode", "at", "return;") + "    norm[at] = v;\n")

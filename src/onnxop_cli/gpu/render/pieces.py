@@ -34,9 +34,9 @@ from dataclasses import dataclass
 
 from ..layout import Struct
 from ..shaders import shader_source
-from .frame import Binding, Frame
+from .frame import Binding, Frame, first
 from .indices import table_row
-from .piece_wgsl import SWAPPED, decompose, first, pick, source, value, when
+from .piece_wgsl import SWAPPED, decompose, pick, source, value, when
 from .schedule import Units
 
 U = "u32"

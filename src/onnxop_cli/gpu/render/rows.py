@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from ..layout import Struct
 from ..shaders import shader_source
-from .frame import Frame
+from .frame import INVOCATION, Frame
 from .indices import AXIS, REPORT, VEC4_BINDINGS, row, table, table_row, walk
 from .schedule import Units
 
@@ -118,7 +118,7 @@ def _loads(n: int, v: str) -> list[str]:
 
 def _start(first: str, per: str) -> str:
     return (f"fn start(wg: vec3<u32>, lid: u32) -> u32 {{\n"
-            f"    return {first}((wg.y * params.groups_x + wg.x) * WG + lid) * {per};\n}}\n")
+            f"    return {first}({INVOCATION}) * {per};\n}}\n")
 
 
 def _runs(words: int, v: str, setup: str, run: str, dim: str, along: str, fast: list[str], what: str,

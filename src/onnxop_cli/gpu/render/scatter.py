@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 from ..layout import Struct
 from ..shaders import shader_source
-from .frame import Binding, Frame
+from .frame import Binding, Frame, first
 from .indices import checked_index
 from .schedule import Elements, Units
 
@@ -163,9 +163,6 @@ def apply_fn(bits: int, atomic: bool) -> str:
     return f"// Update u combined into element t\nfn apply(u: u32, t: u32) {{\n{textwrap.indent(body, '    ')}}}\n"
 
 
-_FIRST = "    let {v} = (wg.y * params.groups_x + wg.x) * WG + lid;\n    if ({v} >= params.count) {{\n        return;\n    }}\n"
-
-
 @dataclass(frozen=True)
 class Scatter(Frame):
     """A kernel of the arithmetic ``op`` on ``bits``-wide elements, ``wg`` invocations a workgroup."""
@@ -240,7 +237,7 @@ class Lines(Scatter):
                 *checked_index(), _TARGET]
 
     def main(self) -> str:
-        return _FIRST.format(v="g") + ("    for (var k = 0u; k < params.group; k = k + 1u) {\n"
+        return first("g") + ("    for (var k = 0u; k < params.group; k = k + 1u) {\n"
                                        "        walk_line(g * params.group + k);\n    }\n")
 
 
@@ -279,7 +276,7 @@ class Apply(Scatter):
     def main(self) -> str:
         # reduction none runs one round, without the reset pass: a loser means two updates of one element
         loser = "        atomicStore(&status[1], 1u);\n" if self.op == "none" else ""
-        return (_FIRST.format(v="i") + _PENDING + "    if ((done[u >> 5u] & (1u << (u & 31u))) != 0u) {\n"
+        return (first("i") + _PENDING + "    if ((done[u >> 5u] & (1u << (u & 31u))) != 0u) {\n"
                 "        return;\n    }\n    let t = targets[u];\n"
                 f"    if (claim[t] != ~u) {{\n{loser}        return;\n    }}\n    apply(u, t);\n")
 
@@ -331,5 +328,5 @@ class Pass(Frame):
     def main(self) -> str:
         skip = "" if self.name == "band" else (
             "    if ((atomicLoad(&done[u >> 5u]) & bit) != 0u) {\n        return;\n    }\n")
-        return _FIRST.format(v="i") + _PENDING + "    let bit = 1u << (u & 31u);\n" + skip + PASSES[self.name]
+        return first("i") + _PENDING + "    let bit = 1u << (u & 31u);\n" + skip + PASSES[self.name]
 

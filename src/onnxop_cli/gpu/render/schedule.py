@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, ClassVar
 
-from .frame import Frame
+from .frame import Frame, first
 
 VECTOR = 4  # words per load and store: vec4<u32>
 
@@ -112,12 +112,9 @@ WORD_FIELDS = (
 )
 
 
-FIRST = "((wg.y * params.groups_x + wg.x) * WG + lid) * WORDS"  # the invocation's first output word
-
-
 def head() -> str:
-    """A body's first word ``w0`` (``FIRST``), and nothing past the band's words."""
-    return f"    let w0 = {FIRST};\n    if (w0 >= params.words) {{\n        return;\n    }}\n"
+    """A body's first word ``w0``, and nothing past the band's words."""
+    return first("w0", "WORDS", "words")
 
 
 def loop(pad: str, step: int = 4) -> str:
