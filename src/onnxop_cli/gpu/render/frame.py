@@ -57,12 +57,16 @@ class Binding:
 
 
 class Frame:
-    """A rendered kernel: ``schedule`` (``wg``, ``CONSTS``), ``PARAMS``, ``bindings``, ``label``, ``main()``."""
+    """A rendered kernel: ``schedule`` (``wg``, ``CONSTS``), ``PARAMS``, ``bindings``, ``LABEL``, ``main()``."""
 
     schedule: Any
     PARAMS: ClassVar[Struct]
     bindings: tuple[Binding, ...]
-    label: str
+    LABEL: ClassVar[str] = ""  # its label, its pipeline's name: from the kernel (k) and its schedule (s)
+
+    @property
+    def label(self) -> str:
+        return self.LABEL.format(k=self, s=self.schedule)
 
     def parts(self) -> list[str]:
         return []

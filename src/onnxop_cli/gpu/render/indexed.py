@@ -53,7 +53,7 @@ class Check(Frame):
 
     schedule: Elements = Elements(wg=256)
     PARAMS = CHECK_PARAMS
-    label = "index check"
+    LABEL = "index check"
     bindings = (Binding(0, "raw", "read", "u32"), Binding(1, "norm", "read_write", "u32"),
                 Binding(2, "status", "read_write", "atomic<u32>"), Binding(3), Binding(4, "bounds", "read", "u32"))
 
@@ -74,6 +74,7 @@ class Gather(Frame):
 
     schedule: Words
     PARAMS = PARAMS
+    LABEL = "indexed gather {s.variant}[wg={s.wg},words={s.words}]"
     bindings = (Binding(0, "src", "read", "u32"), Binding(1, "norm", "read", "u32"),
                 Binding(2, "dst", "read_write", "u32"), Binding(3), Binding(4, "axes", "read", "vec4<u32>"),
                 Binding(5, "raw", "read", "vec2<u32>"), Binding(6, "status", "read_write", "atomic<u32>"))
@@ -81,11 +82,6 @@ class Gather(Frame):
     def __post_init__(self) -> None:
         if self.schedule.variant not in VARIANTS:
             raise ValueError(f"no indexed gather variant {self.schedule.variant!r}")
-
-    @property
-    def label(self) -> str:  # type: ignore[override]
-        s = self.schedule
-        return f"indexed gather {s.variant}[wg={s.wg},words={s.words}]"
 
     def parts(self) -> list[str]:
         case, _, index = self.schedule.variant.partition("_")

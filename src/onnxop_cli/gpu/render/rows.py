@@ -43,14 +43,11 @@ class _Rows(Frame):
     words: int
     NAME = ""
     bindings = VEC4_BINDINGS
+    LABEL = "{k.NAME} rows[wg={s.wg},words={k.words}]"
 
     def __post_init__(self) -> None:
         if self.words not in (1, 2):
             raise ValueError(f"no {self.NAME} of {self.words} words")
-
-    @property
-    def label(self) -> str:  # type: ignore[override]
-        return f"{self.NAME} rows[wg={self.schedule.wg},words={self.words}]"
 
     def main(self) -> str:
         return f"    words{self.words}(wg, lid);\n"

@@ -222,7 +222,7 @@ class Lines(Scatter):
     PARAMS = LINE_PARAMS
 
     @property
-    def label(self) -> str:  # type: ignore[override]
+    def label(self) -> str:
         return f"scatter lines {self.op}{self.bits}{' shared' if self.shared else ''}[wg={self.wg}]"
 
     @property
@@ -260,15 +260,12 @@ class Apply(Scatter):
     """A round's apply: each claim's winner combined into its element."""
 
     wg: int = 256  # choose.py's ``rounds_wg`` answers, the passes' too: one grid (gpu/scatter_claims.py)
+    LABEL = "scatter apply {k.op}{k.bits}[wg={k.wg}]"
     PARAMS = ROUND_PARAMS
     bindings = (Binding(0, "targets", "read", "u32"), Binding(1, "claim", "read", "u32"),
                 Binding(2, "done", "read", "u32"), Binding(3), Binding(4, "updates", "read", "u32"),
                 Binding(5, "data", "read_write", "atomic<u32>"), Binding(6, "status", "read_write", "atomic<u32>"),
                 Binding(7, "list", "read", "u32"))
-
-    @property
-    def label(self) -> str:  # type: ignore[override]
-        return f"scatter apply {self.op}{self.bits}[wg={self.wg}]"
 
     def parts(self) -> list[str]:
         return [*arithmetic(self.op, self.bits), apply_fn(self.bits, True)]
@@ -309,6 +306,7 @@ class Pass(Frame):
 
     name: str
     wg: int = 256  # Apply's
+    LABEL = "scatter {k.name}[wg={k.wg}]"
     PARAMS = ROUND_PARAMS
     bindings = (Binding(0, "targets", "read", "u32"),  # data element of each update
                 Binding(1, "claim", "read_write", "atomic<u32>"),  # per element: ~u of its earliest pending u; 0 none
@@ -320,10 +318,6 @@ class Pass(Frame):
     @property
     def schedule(self) -> Elements:  # type: ignore[override]
         return Elements(self.wg)
-
-    @property
-    def label(self) -> str:  # type: ignore[override]
-        return f"scatter {self.name}[wg={self.wg}]"
 
     def main(self) -> str:
         skip = "" if self.name == "band" else (

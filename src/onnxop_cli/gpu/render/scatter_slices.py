@@ -70,7 +70,7 @@ class Slices(Frame):
         return Words(self.step)  # an apply invocation's WORDS consecutive update words
 
     @property
-    def label(self) -> str:  # type: ignore[override]
+    def label(self) -> str:
         s = self.schedule
         return f"scatter slices {self.step}{' raw' if self.raw else ''}[wg={s.wg},words={s.words}]"
 

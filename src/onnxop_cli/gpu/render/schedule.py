@@ -85,6 +85,7 @@ class OnWords(Frame):
     NAME: ClassVar[str]
     BODIES: ClassVar[dict[str, Callable[[], str]]]
     KEEPS: ClassVar[dict[str, int]] = {}
+    LABEL = "{k.NAME} words {s.variant}[wg={s.wg},words={s.words}]"
 
     def __post_init__(self) -> None:
         s = self.schedule
@@ -93,11 +94,6 @@ class OnWords(Frame):
 
     def parts(self) -> list[str]:
         return [*self.shared(), self.BODIES[self.schedule.variant]()]  # type: ignore[attr-defined]
-
-    @property
-    def label(self) -> str:
-        s = self.schedule
-        return f"{self.NAME} words {s.variant}[wg={s.wg},words={s.words}]"
 
     def main(self) -> str:
         return f"    {self.schedule.variant}(wg, lid);\n"

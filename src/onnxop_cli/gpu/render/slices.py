@@ -62,7 +62,7 @@ class SliceGather(Frame):
         return SLICE_PARAMS if self.variant == "words" else VECS_PARAMS
 
     @property
-    def label(self) -> str:  # type: ignore[override]
+    def label(self) -> str:
         return f"slice gather {self.variant}[wg={self.schedule.wg},{self.schedule.name.lower()}={self.schedule.per}]"
 
     @property
