@@ -32,7 +32,7 @@ from ..layout import Struct
 from ..shaders import shader_source
 from .frame import Binding, Frame, first
 from .indices import in_range, read_index, table, walk
-from .schedule import Elements, Words, head
+from .schedule import Elements, Words, head, loop
 
 CASES = ("flat", "one", "lookups", "reverse", "circular")  # CASE: the table's case (FLAT .. CIRCULAR)
 INDEX = ("norm", "i32", "i64")  # INDEX: indices as Check wrote them, or raw int32 / int64 checked here
@@ -174,12 +174,6 @@ _SOURCE = """fn source(a: At, w: Row, kind: u32, check: u32) -> u32 {
 # index read once per run of the row), and in windows a run whose sources all lie outside this window writes
 # nothing (another window's dispatch writes it). 2- to 16-bit elements: assembled 32 / bits to a word; a
 # source below the window wraps past wcount.
-def each_word(pad: str = "        ") -> str:
-    """WGSL: the invocation's words ``q`` (of ``head``'s ``w0``), to the band's end, at ``pad``."""
-    return (f"{pad}for (var k = 0u; k < WORDS; k = k + 1u) {{\n{pad}    let q = w0 + k;\n"
-            f"{pad}    if (q >= params.words) {{\n{pad}        break;\n{pad}    }}\n")
-
-
 _BODY = "fn body(wg: vec3<u32>, lid: u32, kind: u32, check: u32) {\n" + head() + """    let bits = params.bits;
     let w = row();
     if (params.offsets != 0u) {
@@ -209,7 +203,7 @@ _BODY = "fn body(wg: vec3<u32>, lid: u32, kind: u32, check: u32) {\n" + head() +
                 return;
             }
         }
-""" + each_word() + """            let e = params.e0 + (q >> lg);
+""" + loop("        ", 1, "k", "q") + """            let e = params.e0 + (q >> lg);
             if (e != a.e) {
                 let along = same && a.last + 1u < w.dim;
                 a = next(a, w);
@@ -232,7 +226,7 @@ _BODY = "fn body(wg: vec3<u32>, lid: u32, kind: u32, check: u32) {\n" + head() +
     let mask = (1u << bits) - 1u;
     let end = params.e0 + params.band;
     var a = at(params.e0 + (w0 << lg));
-""" + each_word("    ") + """        var word = 0u;
+""" + loop("    ", 1, "k", "q") + """        var word = 0u;
         if (params.rmw != 0u) {
             word = dst[q];
         }

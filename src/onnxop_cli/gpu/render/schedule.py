@@ -113,10 +113,11 @@ def head() -> str:
     return first("w0", "WORDS", "words")
 
 
-def loop(pad: str, step: int = 4) -> str:
-    """The invocation's words, ``step`` at a time, to the band's end (the body follows, at ``pad`` + 8)."""
-    return (f"{pad}for (var g = 0u; g < WORDS; g = g + {step}u) {{\n{pad}    let w = w0 + g;\n"
-            f"{pad}    if (w >= params.words) {{\n{pad}        break;\n{pad}    }}\n")
+def loop(pad: str, step: int = 4, g: str = "g", w: str = "w") -> str:
+    """The invocation's words ``w`` (``head``'s ``w0`` + ``g``), ``step`` at a time, to the band's end (the body
+    follows, at ``pad`` + 8)."""
+    return (f"{pad}for (var {g} = 0u; {g} < WORDS; {g} = {g} + {step}u) {{\n{pad}    let {w} = w0 + {g};\n"
+            f"{pad}    if ({w} >= params.words) {{\n{pad}        break;\n{pad}    }}\n")
 
 
 def small_head(note: str = "") -> str:
