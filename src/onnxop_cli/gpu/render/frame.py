@@ -35,7 +35,7 @@ class Needs:
 
 
 def first(name: str, per: str = "", count: str = "count") -> str:
-    """WGSL: an invocation's first unit ``name`` (its index times ``per``), and nothing past ``params.count``."""
+    """WGSL: an invocation's first unit ``name`` (its index times ``per``), and nothing past ``params.<count>``."""
     at = f"({INVOCATION}) * {per}" if per else INVOCATION
     return f"    let {name} = {at};\n    if ({name} >= params.{count}) {{\n        return;\n    }}\n"
 
