@@ -43,11 +43,7 @@ class Copy(Frame):
 
     schedule: Runs
     PARAMS = PARAMS
-
-    @property
-    def label(self) -> str:  # type: ignore[override]
-        s = self.schedule
-        return f"copy runs {s.word}[wg={s.wg},run={s.run},unroll={s.unroll}]"
+    LABEL = "copy runs {s.word}[wg={s.wg},run={s.run},unroll={s.unroll}]"
 
     @property
     def bindings(self) -> tuple[Binding, ...]:  # type: ignore[override]

@@ -32,7 +32,7 @@ from typing import NamedTuple
 from ...core.tensor import DTYPES
 from ..layout import Struct
 from ..shaders import shader_source
-from .frame import Binding, Frame
+from .frame import Binding, Frame, first
 from .schedule import Elements
 
 PARAMS = Struct("Params", (
@@ -349,7 +349,6 @@ def _load(k: int, o: Operand) -> str:
 
 
 def _main(bits: int) -> str:
-    head = "    let u = (wg.y * params.groups_x + wg.x) * WG + lid;\n    if (u >= params.units) {\n        return;\n    }\n"
     if bits == 64:
         body = "    let v = value(u);\n    dst[2u * u] = v.x;\n    dst[2u * u + 1u] = v.y;\n"
     elif bits == 32:
@@ -360,4 +359,4 @@ def _main(bits: int) -> str:
                 f"        let e = u * {per}u + k;\n        if (e < params.count) {{\n"
                 f"            word = word | ((value(e).x & {mask}u) << (k * {bits}u));\n        }}\n    }}\n"
                 "    dst[u] = word;\n")
-    return head + body
+    return first("u", count="units") + body

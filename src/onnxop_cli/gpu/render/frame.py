@@ -13,6 +13,7 @@ from typing import Any, ClassVar, Iterable
 
 from ..layout import Struct
 
+INVOCATION = "(wg.y * params.groups_x + wg.x) * WG + lid"  # an invocation's index over the dispatch grid
 KINDS = {"read": "read-only-storage", "read_write": "storage", "uniform": "uniform"}  # -> a layout entry's type
 # WebGPU features a WGSL type may need: 64-bit integers (a wgpu extension that Dawn's Tint refuses), f16
 FEATURES = {"shader-int64": re.compile(r"\b[ui]64\b"), "shader-f16": re.compile(r"\bf16\b")}
@@ -33,6 +34,12 @@ class Needs:
         return lacking
 
 
+def first(name: str, per: str = "", count: str = "count") -> str:
+    """WGSL: an invocation's first unit ``name`` (its index times ``per``), and nothing past ``params.<count>``."""
+    at = f"({INVOCATION}) * {per}" if per else INVOCATION
+    return f"    let {name} = {at};\n    if ({name} >= params.{count}) {{\n        return;\n    }}\n"
+
+
 @dataclass(frozen=True)
 class Binding:
     """Binding ``slot``: ``name``, an array of ``element`` (access read or read_write) or a uniform ``element``;
@@ -50,12 +57,16 @@ class Binding:
 
 
 class Frame:
-    """A rendered kernel: ``schedule`` (``wg``, ``CONSTS``), ``PARAMS``, ``bindings``, ``label``, ``main()``."""
+    """A rendered kernel: ``schedule`` (``wg``, ``CONSTS``), ``PARAMS``, ``bindings``, ``LABEL``, ``main()``."""
 
     schedule: Any
     PARAMS: ClassVar[Struct]
     bindings: tuple[Binding, ...]
-    label: str
+    LABEL: ClassVar[str] = ""  # its label, its pipeline's name: from the kernel (k) and its schedule (s)
+
+    @property
+    def label(self) -> str:
+        return self.LABEL.format(k=self, s=self.schedule)
 
     def parts(self) -> list[str]:
         return []

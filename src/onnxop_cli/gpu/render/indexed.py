@@ -30,9 +30,9 @@ from dataclasses import dataclass
 
 from ..layout import Struct
 from ..shaders import shader_source
-from .frame import Binding, Frame
+from .frame import Binding, Frame, first
 from .indices import in_range, read_index, table, walk
-from .schedule import Elements, Words, head
+from .schedule import Elements, Words, head, loop
 
 CASES = ("flat", "one", "lookups", "reverse", "circular")  # CASE: the table's case (FLAT .. CIRCULAR)
 INDEX = ("norm", "i32", "i64")  # INDEX: indices as Check wrote them, or raw int32 / int64 checked here
@@ -53,7 +53,7 @@ class Check(Frame):
 
     schedule: Elements = Elements(wg=256)
     PARAMS = CHECK_PARAMS
-    label = "index check"
+    LABEL = "index check"
     bindings = (Binding(0, "raw", "read", "u32"), Binding(1, "norm", "read_write", "u32"),
                 Binding(2, "status", "read_write", "atomic<u32>"), Binding(3), Binding(4, "bounds", "read", "u32"))
 
@@ -61,11 +61,7 @@ class Check(Frame):
         return [shader_source("lib/bswap.wgsl")]
 
     def main(self) -> str:
-        return ("""    let p = (wg.y * params.groups_x + wg.x) * WG + lid;
-    if (p >= params.count) {
-        return;
-    }
-""" + read_index("params.wide != 0u", "        lo = raw[2u * p];\n        hi = raw[2u * p + 1u];",
+        return (first("p") + read_index("params.wide != 0u", "        lo = raw[2u * p];\n        hi = raw[2u * p + 1u];",
                  "        lo = raw[p];", "params.swap != 0u") + """    let at = params.first + p;
     let d = bounds[(at / params.inner) % params.period];
 """ + in_range("params.mode", "at", "return;") + "    norm[at] = v;\n")
@@ -78,6 +74,7 @@ class Gather(Frame):
 
     schedule: Words
     PARAMS = PARAMS
+    LABEL = "indexed gather {s.variant}[wg={s.wg},words={s.words}]"
     bindings = (Binding(0, "src", "read", "u32"), Binding(1, "norm", "read", "u32"),
                 Binding(2, "dst", "read_write", "u32"), Binding(3), Binding(4, "axes", "read", "vec4<u32>"),
                 Binding(5, "raw", "read", "vec2<u32>"), Binding(6, "status", "read_write", "atomic<u32>"))
@@ -85,11 +82,6 @@ class Gather(Frame):
     def __post_init__(self) -> None:
         if self.schedule.variant not in VARIANTS:
             raise ValueError(f"no indexed gather variant {self.schedule.variant!r}")
-
-    @property
-    def label(self) -> str:  # type: ignore[override]
-        s = self.schedule
-        return f"indexed gather {s.variant}[wg={s.wg},words={s.words}]"
 
     def parts(self) -> list[str]:
         case, _, index = self.schedule.variant.partition("_")
@@ -182,12 +174,6 @@ _SOURCE = """fn source(a: At, w: Row, kind: u32, check: u32) -> u32 {
 # index read once per run of the row), and in windows a run whose sources all lie outside this window writes
 # nothing (another window's dispatch writes it). 2- to 16-bit elements: assembled 32 / bits to a word; a
 # source below the window wraps past wcount.
-def each_word(pad: str = "        ") -> str:
-    """WGSL: the invocation's words ``q`` (of ``head``'s ``w0``), to the band's end, at ``pad``."""
-    return (f"{pad}for (var k = 0u; k < WORDS; k = k + 1u) {{\n{pad}    let q = w0 + k;\n"
-            f"{pad}    if (q >= params.words) {{\n{pad}        break;\n{pad}    }}\n")
-
-
 _BODY = "fn body(wg: vec3<u32>, lid: u32, kind: u32, check: u32) {\n" + head() + """    let bits = params.bits;
     let w = row();
     if (params.offsets != 0u) {
@@ -217,7 +203,7 @@ _BODY = "fn body(wg: vec3<u32>, lid: u32, kind: u32, check: u32) {\n" + head() +
                 return;
             }
         }
-""" + each_word() + """            let e = params.e0 + (q >> lg);
+""" + loop("        ", 1, "k", "q") + """            let e = params.e0 + (q >> lg);
             if (e != a.e) {
                 let along = same && a.last + 1u < w.dim;
                 a = next(a, w);
@@ -240,7 +226,7 @@ _BODY = "fn body(wg: vec3<u32>, lid: u32, kind: u32, check: u32) {\n" + head() +
     let mask = (1u << bits) - 1u;
     let end = params.e0 + params.band;
     var a = at(params.e0 + (w0 << lg));
-""" + each_word("    ") + """        var word = 0u;
+""" + loop("    ", 1, "k", "q") + """        var word = 0u;
         if (params.rmw != 0u) {
             word = dst[q];
         }

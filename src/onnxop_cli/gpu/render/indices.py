@@ -8,7 +8,7 @@ from __future__ import annotations
 from ..index_table import TABLE_AXIS, TABLE_LOOKUP
 from ..layout import Struct
 from ..shaders import shader_source
-from .frame import Binding
+from .frame import Binding, first
 
 # An output axis of the strided tables (render/lines.py, rows.py): its size and data stride (words, or elements;
 # 0 on the gathered axis), one vec4 row of `axes` each; the host packs them by these names.
@@ -185,11 +185,7 @@ def slice_copy(per: str, base: str, store: str, walk: bool) -> str:
     gather's in render/slices.py, else scatter_slices.py's apply)."""
     w, a, step = ("    let w = row();\n", "    var a = at(p);\n",
                   "            a = next(a, w, p);\n") if walk else ("", "", "")
-    return f"""    let q0 = ((wg.y * params.groups_x + wg.x) * WG + lid) * {per};
-    if (q0 >= params.words) {{
-        return;
-    }}
-    let width = params.width;
+    return first("q0", per, "words") + f"""    let width = params.width;
 {w}    var p = q0 / width;
     var k = q0 - p * width;
 {a}    var b = {base};

@@ -48,7 +48,7 @@ class Lines(Frame):
     bindings = VEC4_BINDINGS
 
     @property
-    def label(self) -> str:  # type: ignore[override]
+    def label(self) -> str:
         return f"gather lines unit={self.unit} kind={'I64' if self.kind == I64 else 'I32'}"
 
     def parts(self) -> list[str]:

@@ -103,7 +103,7 @@ class NonZero(Frame):
     PARAMS = PARAMS
     bindings = (Binding(0, "data", "read", "u32"), Binding(1, "counts", "read_write", "u32"),
                 Binding(2, "out", "read_write", "u32"), Binding(3), Binding(4, "axes", "read", "vec4<u32>"))
-    label = "nonzero"
+    LABEL = "nonzero"
 
     def parts(self) -> list[str]:
         return [table_row("axis", AXIS), _PARTS]

@@ -1,6 +1,5 @@
 """The WGSL the pieces kernels (render/pieces.py's General and Rows) write from patterns, each written once
-here: an invocation's first unit (``first``), the walk of a piece's outer axes (``decompose``) and a guarded
-line (``when``), which both kernels use; the general kernel's sources read as stored, byte-swapped by their
+here: the walk of a piece's outer axes (``decompose``) and a guarded line (``when``), which both kernels use; the general kernel's sources read as stored, byte-swapped by their
 swap unit (``SWAPPED``, and each source's functions: ``source``), and the value it takes (``value``); the
 words kernel's five words from two vec4s (``pick``)."""
 
@@ -26,13 +25,6 @@ fn small_of(w: u32, s: u32, bits: u32, swap: u32) -> u32 {
 }
 
 """
-
-
-def first(name: str, per: str = "") -> str:
-    """The invocation's first unit ``name`` (times ``per``), and nothing past ``count``."""
-    at = "(wg.y * params.groups_x + wg.x) * WG + lid"
-    return (f"    let {name} = {f'({at}) * {per}' if per else at};\n"
-            f"    if ({name} >= params.count) {{\n        return;\n    }}\n")
 
 
 def decompose(axis: str, body: str) -> str:

@@ -34,9 +34,9 @@ from dataclasses import dataclass
 
 from ..layout import Struct
 from ..shaders import shader_source
-from .frame import Binding, Frame
+from .frame import Binding, Frame, first
 from .indices import table_row
-from .piece_wgsl import SWAPPED, decompose, first, pick, source, value, when
+from .piece_wgsl import SWAPPED, decompose, pick, source, value, when
 from .schedule import Units
 
 U = "u32"
@@ -148,13 +148,10 @@ class General(Frame):
 
     schedule: Units = Units("ELEMS", 8)  # ELEMS elements an invocation
     PARAMS = PARAMS
+    LABEL = "pieces general[wg={s.wg},elems={s.per}]"
     bindings = (Binding(0, "src", "read", U), Binding(1, "mask", "read", U),
                 Binding(2, "dst", "read_write", "atomic<u32>"), Binding(3),
                 Binding(4, "axes", "read", "vec4<u32>"), Binding(5, "other", "read", U))
-
-    @property
-    def label(self) -> str:  # type: ignore[override]
-        return f"pieces general[wg={self.schedule.wg},elems={self.schedule.per}]"
 
     def parts(self) -> list[str]:
         return [table_row("piece_axis", AXIS), table_row("other_axis", OTHER), shader_source("lib/bswap.wgsl"),
@@ -335,7 +332,7 @@ class Rows(Frame):
             raise ValueError(f"no rows kernel {self.kernel}")
 
     @property
-    def label(self) -> str:  # type: ignore[override]
+    def label(self) -> str:
         s = self.schedule
         return f"pieces rows {self.kernel}[wg={s.wg}" + (f",vecs={s.per}]" if self.kernel == "words" else "]")
 

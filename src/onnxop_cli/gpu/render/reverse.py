@@ -78,12 +78,9 @@ class Reverse(Frame):
 
     schedule: Words = Words("runs")
     PARAMS = PARAMS
+    LABEL = "reverse-sequence runs[wg={s.wg},words={s.words}]"
     bindings = (Binding(0, "src", "read", "u32"), Binding(1, "dst", "read_write", "u32"), Binding(2),
                 Binding(3, "raw", "read", "vec2<u32>"), Binding(4, "status", "read_write", "atomic<u32>"))
-
-    @property
-    def label(self) -> str:  # type: ignore[override]
-        return f"reverse-sequence runs[wg={self.schedule.wg},words={self.schedule.words}]"
 
     def parts(self) -> list[str]:
         return [shader_source("lib/bswap.wgsl"), _SEQ_LEN]

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from ..layout import Struct
 from ..shaders import shader_source
-from .frame import Frame
+from .frame import INVOCATION, Frame
 from .indices import AXIS, REPORT, VEC4_BINDINGS, row, table, table_row, walk
 from .schedule import Units
 
@@ -43,14 +43,11 @@ class _Rows(Frame):
     words: int
     NAME = ""
     bindings = VEC4_BINDINGS
+    LABEL = "{k.NAME} rows[wg={s.wg},words={k.words}]"
 
     def __post_init__(self) -> None:
         if self.words not in (1, 2):
             raise ValueError(f"no {self.NAME} of {self.words} words")
-
-    @property
-    def label(self) -> str:  # type: ignore[override]
-        return f"{self.NAME} rows[wg={self.schedule.wg},words={self.words}]"
 
     def main(self) -> str:
         return f"    words{self.words}(wg, lid);\n"
@@ -118,7 +115,7 @@ def _loads(n: int, v: str) -> list[str]:
 
 def _start(first: str, per: str) -> str:
     return (f"fn start(wg: vec3<u32>, lid: u32) -> u32 {{\n"
-            f"    return {first}((wg.y * params.groups_x + wg.x) * WG + lid) * {per};\n}}\n")
+            f"    return {first}({INVOCATION}) * {per};\n}}\n")
 
 
 def _runs(words: int, v: str, setup: str, run: str, dim: str, along: str, fast: list[str], what: str,

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 from ..layout import Struct
 from ..shaders import shader_source
-from .frame import Binding, Frame
+from .frame import Binding, Frame, first
 from .indices import checked_index
 from .schedule import Elements, Units
 
@@ -163,9 +163,6 @@ def apply_fn(bits: int, atomic: bool) -> str:
     return f"// Update u combined into element t\nfn apply(u: u32, t: u32) {{\n{textwrap.indent(body, '    ')}}}\n"
 
 
-_FIRST = "    let {v} = (wg.y * params.groups_x + wg.x) * WG + lid;\n    if ({v} >= params.count) {{\n        return;\n    }}\n"
-
-
 @dataclass(frozen=True)
 class Scatter(Frame):
     """A kernel of the arithmetic ``op`` on ``bits``-wide elements, ``wg`` invocations a workgroup."""
@@ -225,7 +222,7 @@ class Lines(Scatter):
     PARAMS = LINE_PARAMS
 
     @property
-    def label(self) -> str:  # type: ignore[override]
+    def label(self) -> str:
         return f"scatter lines {self.op}{self.bits}{' shared' if self.shared else ''}[wg={self.wg}]"
 
     @property
@@ -240,7 +237,7 @@ class Lines(Scatter):
                 *checked_index(), _TARGET]
 
     def main(self) -> str:
-        return _FIRST.format(v="g") + ("    for (var k = 0u; k < params.group; k = k + 1u) {\n"
+        return first("g") + ("    for (var k = 0u; k < params.group; k = k + 1u) {\n"
                                        "        walk_line(g * params.group + k);\n    }\n")
 
 
@@ -263,15 +260,12 @@ class Apply(Scatter):
     """A round's apply: each claim's winner combined into its element."""
 
     wg: int = 256  # choose.py's ``rounds_wg`` answers, the passes' too: one grid (gpu/scatter_claims.py)
+    LABEL = "scatter apply {k.op}{k.bits}[wg={k.wg}]"
     PARAMS = ROUND_PARAMS
     bindings = (Binding(0, "targets", "read", "u32"), Binding(1, "claim", "read", "u32"),
                 Binding(2, "done", "read", "u32"), Binding(3), Binding(4, "updates", "read", "u32"),
                 Binding(5, "data", "read_write", "atomic<u32>"), Binding(6, "status", "read_write", "atomic<u32>"),
                 Binding(7, "list", "read", "u32"))
-
-    @property
-    def label(self) -> str:  # type: ignore[override]
-        return f"scatter apply {self.op}{self.bits}[wg={self.wg}]"
 
     def parts(self) -> list[str]:
         return [*arithmetic(self.op, self.bits), apply_fn(self.bits, True)]
@@ -279,7 +273,7 @@ class Apply(Scatter):
     def main(self) -> str:
         # reduction none runs one round, without the reset pass: a loser means two updates of one element
         loser = "        atomicStore(&status[1], 1u);\n" if self.op == "none" else ""
-        return (_FIRST.format(v="i") + _PENDING + "    if ((done[u >> 5u] & (1u << (u & 31u))) != 0u) {\n"
+        return (first("i") + _PENDING + "    if ((done[u >> 5u] & (1u << (u & 31u))) != 0u) {\n"
                 "        return;\n    }\n    let t = targets[u];\n"
                 f"    if (claim[t] != ~u) {{\n{loser}        return;\n    }}\n    apply(u, t);\n")
 
@@ -312,6 +306,7 @@ class Pass(Frame):
 
     name: str
     wg: int = 256  # Apply's
+    LABEL = "scatter {k.name}[wg={k.wg}]"
     PARAMS = ROUND_PARAMS
     bindings = (Binding(0, "targets", "read", "u32"),  # data element of each update
                 Binding(1, "claim", "read_write", "atomic<u32>"),  # per element: ~u of its earliest pending u; 0 none
@@ -324,12 +319,8 @@ class Pass(Frame):
     def schedule(self) -> Elements:  # type: ignore[override]
         return Elements(self.wg)
 
-    @property
-    def label(self) -> str:  # type: ignore[override]
-        return f"scatter {self.name}[wg={self.wg}]"
-
     def main(self) -> str:
         skip = "" if self.name == "band" else (
             "    if ((atomicLoad(&done[u >> 5u]) & bit) != 0u) {\n        return;\n    }\n")
-        return _FIRST.format(v="i") + _PENDING + "    let bit = 1u << (u & 31u);\n" + skip + PASSES[self.name]
+        return first("i") + _PENDING + "    let bit = 1u << (u & 31u);\n" + skip + PASSES[self.name]
 

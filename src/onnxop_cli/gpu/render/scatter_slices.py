@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .frame import Binding, Frame
+from .frame import Binding, Frame, first
 from .indices import SLICE_PARAMS, checked_index, slice_copy, table
 from .schedule import Words
 
@@ -70,7 +70,7 @@ class Slices(Frame):
         return Words(self.step)  # an apply invocation's WORDS consecutive update words
 
     @property
-    def label(self) -> str:  # type: ignore[override]
+    def label(self) -> str:
         s = self.schedule
         return f"scatter slices {self.step}{' raw' if self.raw else ''}[wg={s.wg},words={s.words}]"
 
@@ -84,5 +84,4 @@ class Slices(Frame):
     def main(self) -> str:
         if self.step == "apply":
             return slice_copy("WORDS", "starts[p]" if self.raw else "aim(p).x", "out[b + k] = updates[q]", walk=False)
-        first = "    let p = (wg.y * params.groups_x + wg.x) * WG + lid;\n    if (p >= params.words) {\n        return;\n    }\n"
-        return first + _CLAIM.format(keep="    starts[p] = t.x;\n" if self.raw else "")
+        return first("p", count="words") + _CLAIM.format(keep="    starts[p] = t.x;\n" if self.raw else "")

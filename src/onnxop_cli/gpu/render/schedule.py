@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, ClassVar
 
-from .frame import Frame
+from .frame import Frame, first
 
 VECTOR = 4  # words per load and store: vec4<u32>
 
@@ -85,6 +85,7 @@ class OnWords(Frame):
     NAME: ClassVar[str]
     BODIES: ClassVar[dict[str, Callable[[], str]]]
     KEEPS: ClassVar[dict[str, int]] = {}
+    LABEL = "{k.NAME} words {s.variant}[wg={s.wg},words={s.words}]"
 
     def __post_init__(self) -> None:
         s = self.schedule
@@ -93,11 +94,6 @@ class OnWords(Frame):
 
     def parts(self) -> list[str]:
         return [*self.shared(), self.BODIES[self.schedule.variant]()]  # type: ignore[attr-defined]
-
-    @property
-    def label(self) -> str:
-        s = self.schedule
-        return f"{self.NAME} words {s.variant}[wg={s.wg},words={s.words}]"
 
     def main(self) -> str:
         return f"    {self.schedule.variant}(wg, lid);\n"
@@ -112,18 +108,16 @@ WORD_FIELDS = (
 )
 
 
-FIRST = "((wg.y * params.groups_x + wg.x) * WG + lid) * WORDS"  # the invocation's first output word
-
-
 def head() -> str:
-    """A body's first word ``w0`` (``FIRST``), and nothing past the band's words."""
-    return f"    let w0 = {FIRST};\n    if (w0 >= params.words) {{\n        return;\n    }}\n"
+    """A body's first word ``w0``, and nothing past the band's words."""
+    return first("w0", "WORDS", "words")
 
 
-def loop(pad: str, step: int = 4) -> str:
-    """The invocation's words, ``step`` at a time, to the band's end (the body follows, at ``pad`` + 8)."""
-    return (f"{pad}for (var g = 0u; g < WORDS; g = g + {step}u) {{\n{pad}    let w = w0 + g;\n"
-            f"{pad}    if (w >= params.words) {{\n{pad}        break;\n{pad}    }}\n")
+def loop(pad: str, step: int = 4, g: str = "g", w: str = "w") -> str:
+    """The invocation's words ``w`` (``head``'s ``w0`` + ``g``), ``step`` at a time, to the band's end (the body
+    follows, at ``pad`` + 8)."""
+    return (f"{pad}for (var {g} = 0u; {g} < WORDS; {g} = {g} + {step}u) {{\n{pad}    let {w} = w0 + {g};\n"
+            f"{pad}    if ({w} >= params.words) {{\n{pad}        break;\n{pad}    }}\n")
 
 
 def small_head(note: str = "") -> str:

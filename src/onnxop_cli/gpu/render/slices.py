@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from ..index_table import TABLE_AXIS, TABLE_LOOKUP, Table
 from ..layout import Struct
-from .frame import Binding, Frame
+from .frame import Binding, Frame, first
 from .indices import SLICE_FIELDS, SLICE_PARAMS, checked_index, row, slice_copy, table, walk
 from .schedule import Units
 
@@ -62,7 +62,7 @@ class SliceGather(Frame):
         return SLICE_PARAMS if self.variant == "words" else VECS_PARAMS
 
     @property
-    def label(self) -> str:  # type: ignore[override]
+    def label(self) -> str:
         return f"slice gather {self.variant}[wg={self.schedule.wg},{self.schedule.name.lower()}={self.schedule.per}]"
 
     @property
@@ -120,12 +120,7 @@ fn offset(pos: u32, d: u32) -> u32 {
 }
 """
 
-_WINDOWED = """    let chunk = params.chunk;
-    let q0 = ((wg.y * params.groups_x + wg.x) * WG + lid) * chunk;
-    if (q0 >= params.words) {
-        return;
-    }
-    let width = params.width;
+_WINDOWED = "    let chunk = params.chunk;\n" + first("q0", "chunk", "words") + """    let width = params.width;
     let w = row();
     let g0 = params.first + q0;
     var p = g0 / width;

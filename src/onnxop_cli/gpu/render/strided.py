@@ -50,7 +50,7 @@ class Gather(View):
 
     schedule: Words = Words("gather")
     PARAMS = GATHER
-    label = "strided gather"
+    LABEL = "strided gather"
 
     def parts(self) -> list[str]:
         return [*self.view(), shader_source("lib/int64_ops.wgsl"), _CURSOR, shader_source("lib/bswap.wgsl")]

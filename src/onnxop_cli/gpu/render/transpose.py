@@ -62,10 +62,7 @@ class Blocked(View):
     schedule: Elements = Elements(64)
     PARAMS = BLOCKED
     WORD = "vec4<u32>"
-
-    @property
-    def label(self) -> str:  # type: ignore[override]
-        return f"strided transpose blocked[wg={self.schedule.wg}]"
+    LABEL = "strided transpose blocked[wg={s.wg}]"
 
     def parts(self) -> list[str]:
         return [*self.view(), BSWAP4]
