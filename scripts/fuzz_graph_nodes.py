@@ -18,7 +18,8 @@ def _axis(rng, r: int) -> int:
 # --draw wide: operators, attributes and inputs the plain draw never makes (appended, so that a plain
 # seed's graph stays what it was)
 WIDE = ["ScatterReduce", "Scatter", "TensorScatter", "BitCast", "CastLike", "Unary", "Logic", "PadAxes", "ShapeEnd",
-        "ResizeAxes", "CenterCropAxes", "SplitEmpty", "CastRound", "GatherInt32"]
+        "ResizeAxes", "CenterCropAxes", "SplitEmpty", "CastRound", "GatherInt32", "HugeEmpty"]
+HUGE = 1 << 40  # an axis of an empty output (nothing to make: no table, band or buffer may count its positions)
 
 
 def step(b: Builder, src: str, wide: bool = False) -> list[str] | None:
@@ -372,6 +373,35 @@ def wide_step(b: Builder, src: str, op: str) -> list[str] | None:
         if o >= 18 and rng.random() < 0.5:
             return b.try_node("Split", [src, ""], parts, axis=axis, num_outputs=parts)
         return b.try_node("Split", [src, ""], parts, axis=axis)
+    if op == "HugeEmpty" and r and o >= 10:  # an empty value grown along another axis to 2**40
+        if x.size:  # emptied first: axis 0 sliced to nothing
+            got = b.try_node("Slice", [src, b.const([0]), b.const([0]), b.const([0])])
+            if got is None:
+                return None
+            src = got[0]
+            x = b.values[src]
+        zero = [k for k, d in enumerate(x.shape) if d == 0]
+        grow = int(rng.integers(0, r))
+        how = str(rng.choice(["Expand", "Tile", "Pad", "CenterCropPad", "Resize", "Reshape", "Slice"]))
+        big = [HUGE if k == grow and k not in zero else int(d) for k, d in enumerate(x.shape)]
+        if how == "Expand":
+            return b.try_node("Expand", [src, b.const([HUGE if d == 1 else int(d) for d in x.shape])]) \
+                if 1 in x.shape else b.try_node("Expand", [src, b.const([HUGE] + [int(d) for d in x.shape])])
+        if how == "Tile":
+            return b.try_node("Tile", [src, b.const([HUGE if k == grow else 1 for k in range(r)])])
+        if how == "Pad":
+            pads = [0] * (2 * r)
+            pads[grow + r * int(rng.integers(0, 2))] = HUGE
+            return b.try_node("Pad", [src, b.const(pads)])
+        if how == "CenterCropPad" and o >= 18:
+            return b.try_node("CenterCropPad", [src, b.const(big)])
+        if how == "Resize" and o >= 13:
+            return b.try_node("Resize", [src, "", "", b.const(big)], mode="nearest")
+        if how == "Reshape" and o >= 14:
+            return b.try_node("Reshape", [src, b.const([HUGE] + [0] * len(zero))], allowzero=1)
+        if how == "Slice":
+            return b.try_node("Slice", [src, b.const([-HUGE]), b.const([HUGE]), b.const([grow]), b.const([HUGE])])
+        return None
     if op == "GatherInt32" and r:
         axis = _axis(rng, r)
         n = int(x.shape[axis])
@@ -418,8 +448,8 @@ def make_case(seed: int, others: bool = False, wide: bool = False) -> tuple[onnx
     tries = 0
     while len(made) < want and tries < 60:
         tries += 1
-        pool = list(b.values)
-        src = made[-1] if made and rng.random() < 0.6 else pool[int(rng.integers(0, len(pool)))]
+        pool = [v for v in b.values if max(b.values[v].shape, default=0) < HUGE]  # (HugeEmpty's: read by none)
+        src = made[-1] if made and rng.random() < 0.6 and made[-1] in pool else pool[int(rng.integers(0, len(pool)))]
         if len(made) == where_other:
             outs = unsupported(b, src)
             where_other = -1
