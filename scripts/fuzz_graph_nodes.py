@@ -439,6 +439,10 @@ def make_case(seed: int, others: bool = False, wide: bool = False) -> tuple[onnx
     OPSET[0] = b.opset
     for _ in range(int(rng.integers(1, 4))):
         b.add_input(random_like(shape_of(rng), draw_type(rng), rng))
+    if wide:  # a string or complex64 input now and then (a stream of its own: the other draws stay as they were)
+        extra = np.random.default_rng([seed, 17])
+        if extra.random() < 0.35:
+            b.add_input(random_like(shape_of(extra), np.dtype(object if extra.random() < 0.6 else np.complex64), extra))
     if rng.random() < 0.3:  # an initializer as data
         v = b.const(random_like(shape_of(rng), draw_type(rng), rng), None)
         b.values[v] = native(b.values[v])
