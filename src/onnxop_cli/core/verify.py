@@ -67,7 +67,8 @@ class Verifier:
         arrays = None
         if not reference:
             try:
-                arrays = other_onnxruntime.session(m).run(outs, other_common.as_arrays(ins))
+                s = other_onnxruntime.session(m)
+                arrays = other_onnxruntime.retyped(s, outs, s.run(outs, other_common.as_arrays(ins)))
                 by = "onnxruntime"
             except OnnxopError:
                 raise
