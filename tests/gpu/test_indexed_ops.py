@@ -117,6 +117,17 @@ def test_a_circular_write_index_past_the_cache_wraps(rng, dtype):
                                backend=BACKEND)
 
 
+@pytest.mark.parametrize("mode", ["linear", "circular"])
+def test_a_string_cache_without_write_indices_takes_0_for_every_batch_entry(mode):
+    """Strings run on the host; with write_indices left out their index numbers held one 0, which batch entry 1
+    read past: 'IndexError: index 1 is out of bounds for axis 0 with size 1', a traceback (fuzz_graphs --draw
+    wide, seed 71522)."""
+    cache = np.array([f"c{k}" for k in range(24)], dtype=object).reshape(3, 4, 2)
+    upd = np.array([f"u{k}" for k in range(12)], dtype=object).reshape(3, 2, 2)
+    got = api.tensor_scatter(cache, upd, axis=1, mode=mode, backend=BACKEND)
+    assert got.tolist() == reference("TensorScatter", 24, [cache, upd], axis=1, mode=mode).tolist()
+
+
 def test_packed_types_in_tensor_scatter(rng):
     cache = rng.integers(-8, 8, (2, 5, 3)).astype(ml_dtypes.int4)
     upd = rng.integers(-8, 8, (2, 2, 3)).astype(ml_dtypes.int4)
