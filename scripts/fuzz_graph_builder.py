@@ -54,6 +54,7 @@ class Builder:
         self.nodes: list = []
         self.outputs: list[str] = []
         self.count = 0
+        self.wide = False  # --draw wide (fuzz_graph_nodes.make_case)
 
     def name(self, stem: str) -> str:
         self.count += 1
