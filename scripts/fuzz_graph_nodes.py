@@ -318,7 +318,7 @@ def wide_step(b: Builder, src: str, op: str) -> list[str] | None:
         to = draw_type(rng)
         attrs = {"saturate": int(rng.integers(0, 2))} if o >= 19 and rng.random() < 0.4 else {}
         return b.try_node("CastLike", [src, b.const(random_like([int(rng.integers(0, 3))], to, rng), to)], **attrs)
-    if op == "CastRound" and o >= 25:
+    if op == "CastRound" and o >= 25 and x.dtype.kind != "c":
         to = draw_type(rng)
         attrs = {"to": helper.np_dtype_to_tensor_dtype(to), "round_mode": str(rng.choice(["up", "down", "nearest"]))}
         if rng.random() < 0.5:
