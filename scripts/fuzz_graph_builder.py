@@ -54,6 +54,7 @@ class Builder:
         self.nodes: list = []
         self.outputs: list[str] = []
         self.count = 0
+        self.wide = False  # --draw wide (fuzz_graph_nodes.make_case)
 
     def name(self, stem: str) -> str:
         self.count += 1
@@ -99,7 +100,7 @@ class Builder:
         except Exception:  # noqa: BLE001 - not a valid node: not drawn
             return None
         got = [np.asarray(g) for g in got]
-        if any(g.dtype == object for g in got) or any(g.size > 20000 * SCALE[0] ** 2 for g in got):
+        if any(g.dtype == object and not all(isinstance(e, str) for e in g.reshape(-1)) for g in got) or any(g.size > 20000 * SCALE[0] ** 2 for g in got):
             return None
         self.nodes.append(node)
         for o, g in zip(outs, got):

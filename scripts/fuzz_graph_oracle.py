@@ -1,5 +1,5 @@
 """What scripts/fuzz_graphs.py holds onnxop's outputs to: onnx.reference, with its own Expand, Unsqueeze,
-Slice, Resize (nearest), OneHot and Squeeze where onnx.reference computes, clamps or counts otherwise than
+Slice, Resize (nearest), OneHot, Squeeze and Shape where onnx.reference computes, clamps or counts otherwise than
 ONNX says a copy does, and the others' nodes (Relu, MatMul, Softmax) run as onnxruntime runs them; and
 onnxruntime's plain outputs, the second opinion. Independent of src/ on purpose: onnxop's own reading of
 an operator is what the fuzzer checks, so the oracle never borrows it."""
@@ -87,6 +87,18 @@ class Squeeze(OpRun):
         return (np.squeeze(data, axis=None if axes is None or not len(axes) else tuple(int(a) for a in axes)),)
 
 
+class Shape(OpRun):
+    """start and end counted from the back and clamped to [0, rank] (onnx.reference's Shape-15 slices with an
+    end of n + end, which below -rank counts from the back once more: rank 3, end -5 keeps one axis, not none)."""
+
+    def _run(self, data, end=None, start=None):
+        n = data.ndim
+        s = 0 if start is None else int(start)
+        e = n if end is None else int(end)
+        s, e = (min(max(v + n if v < 0 else v, 0), n) for v in (s, e))
+        return (np.array(data.shape[s:e], dtype=np.int64),)
+
+
 OPSET = [21]  # the model's opset, for the nodes run on onnxruntime
 
 
@@ -115,7 +127,7 @@ class _OnOnnxruntime(OpRun):
 Relu = type("Relu", (_OnOnnxruntime,), {})
 Softmax = type("Softmax", (_OnOnnxruntime,), {})
 MatMul = type("MatMul", (_OnOnnxruntime,), {})
-OVERRIDES = [Expand, Unsqueeze, Slice, Resize, OneHot, Squeeze, Relu, Softmax, MatMul]
+OVERRIDES = [Expand, Unsqueeze, Slice, Resize, OneHot, Squeeze, Shape, Relu, Softmax, MatMul]
 
 
 def expected(model: onnx.ModelProto, feeds: dict) -> list[np.ndarray] | None:

@@ -40,6 +40,7 @@ from onnx import numpy_helper
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+from fuzz_cases import relaid  # noqa: E402
 from fuzz_graph_builder import SCALE, UNSUPPORTED  # noqa: E402
 from fuzz_graph_nodes import make_case  # noqa: E402
 from fuzz_graph_oracle import expected, native, ort_plain  # noqa: E402
@@ -218,13 +219,21 @@ def check_ran(model, doc) -> str | None:
 REFUSED: dict = {}
 SECOND = [0]  # cases onnxruntime decided
 COMPARED = [0]  # cases run and compared
+ORT = [0]  # cases onnxruntime ran as well (--ort)
+ORT_DIFFERS: list = []  # (seed, how onnxruntime's outputs differ from onnx.reference's, which onnxop matches)
 
 
-def one(seed: int, path: str, backend: str, lim: str, others: bool, verbose: bool) -> str | None:
-    model, feeds, _ = make_case(seed, others)
+def one(seed: int, path: str, backend: str, lim: str, others: bool, verbose: bool, wide: bool = False,
+        ort: bool = False) -> str | None:
+    model, feeds, _ = make_case(seed, others, wide)
     want = expected(model, feeds)
     if want is None:
         return None
+    shown = list  # what of an output the path shows (print mode: the summaries' entries)
+    plain = feeds  # (onnxruntime's Python API reads a big-endian array's bytes as native: --ort feeds these)
+    if wide and path == "backend":  # the same values laid out otherwise (Fortran and big-endian, views)
+        rng = np.random.default_rng([seed, 11])
+        feeds = {k: relaid(v, rng) for k, v in feeds.items()}
     if verbose:
         print(onnx.printer.to_text(model.graph))
     try:
@@ -237,12 +246,18 @@ def one(seed: int, path: str, backend: str, lim: str, others: bool, verbose: boo
                 if len(made) != len(want):
                     return f"{len(made)} outputs shown, expected {len(want)}"
                 got, doc = [visible(a, w.shape, summarised) for w, (a, summarised) in zip(want, made)], None
-                want = [visible(cut(w, summarised), w.shape, summarised) for w, (_, summarised) in zip(want, made)]
+
+                def shown(outs):  # the entries the summaries show
+                    return [visible(cut(w, summarised), w.shape, summarised) for w, (_, summarised) in zip(outs, made)]
+                want = shown(want)
             else:
                 with tempfile.TemporaryDirectory() as t:
                     got, doc = run_cli(model, feeds, backend, others, Path(t))
     except CliError as e:
-        if e.code == 2 and "\n" not in e.err and "Traceback" not in e.err:
+        # onnxruntime's Python API takes and gives no float8 (but e4m3fn, as uint8), int4, bfloat16...: a region
+        # of the others' reading or making one fails in one line (exit 1), a limit of --others, not a wrong byte
+        api_types = e.code == 1 and any(s in e.err for s in ("No corresponding Numpy type", "to MLDataType"))
+        if (e.code == 2 or api_types) and "\n" not in e.err and "Traceback" not in e.err:
             REFUSED[e.err[:90]] = REFUSED.get(e.err[:90], 0) + 1
             return f"refused: {e.err}" if verbose else None
         return f"exit {e.code}: {e.err[-1500:]}"
@@ -265,6 +280,15 @@ def one(seed: int, path: str, backend: str, lim: str, others: bool, verbose: boo
             if d and (second is None or same_bits([second[k]], [g])):
                 return f"output {k} differs from onnx.reference: {d}" + ("" if second is None else " (and onnxruntime)")
         SECOND[0] += 1
+    if ort:  # onnxruntime's own outputs too, where it has the kernels: onnxop's against both
+        second = ort_plain(model, plain)
+        if second is not None and len(second) == len(want):
+            second = shown(second)
+            ORT[0] += 1
+            d_ort, d_ref = same_bits(second, got), same_bits(second, want)
+            if d_ref:
+                ORT_DIFFERS.append((seed, d_ref[:200], "onnxop matches " + ("neither" if d_ort and diff else
+                                    "onnx.reference" if d_ort else "onnxruntime")))
     if doc is not None and others:
         return check_ran(model, doc)
     return None
@@ -278,6 +302,10 @@ def main() -> int:
     p.add_argument("--limits", default="default", choices=list(LIMITS))
     p.add_argument("--others", action="store_true", help="a node onnxop does not run in each chain (cli path)")
     p.add_argument("--scale", type=int, default=1, help="dims up to 4 * SCALE (default 1)")
+    p.add_argument("--draw", default="plain", choices=["plain", "wide"],
+                   help="wide: scatter reductions, TensorScatter, BitCast, CastLike, Neg/Abs/Not/And/Or/Xor, Pad's "
+                        "axes, Shape's end, Resize's axes, '' inputs, ... and (backend path) inputs laid out otherwise")
+    p.add_argument("--ort", action="store_true", help="also compare with onnxruntime's outputs where it runs the graph")
     p.add_argument("-v", "--verbose", action="store_true")
     a = p.parse_args()
     SCALE[0] = a.scale
@@ -285,16 +313,20 @@ def main() -> int:
     seeds = range(int(first), int(last or first) + 1)
     bad = 0
     for seed in seeds:
-        why = one(seed, a.path, a.backend, a.limits, a.others, a.verbose)
+        why = one(seed, a.path, a.backend, a.limits, a.others, a.verbose, a.draw == "wide", a.ort)
         if why:
             if why.startswith("refused"):
                 print(f"seed {seed}: {why}")
                 continue
             bad += 1
             print(f"seed {seed}: {why}\n  replay: python scripts/fuzz_graphs.py --seeds {seed} --path {a.path} "
-                  f"--backend {a.backend} --limits {a.limits}{' --others' if a.others else ''} -v", flush=True)
+                  f"--backend {a.backend} --limits {a.limits}{' --others' if a.others else ''} --draw {a.draw} -v", flush=True)
     for why, n in sorted(REFUSED.items(), key=lambda kv: -kv[1])[:15]:
         print(f"  refused x{n}: {why}")
+    for seed, d, which in ORT_DIFFERS:
+        print(f"  seed {seed}: onnxruntime differs from onnx.reference ({which}): {d}")
+    if a.ort:
+        print(f"  onnxruntime ran {ORT[0]}, differed from onnx.reference on {len(ORT_DIFFERS)}")
     print(f"{len(seeds)} seeds, {COMPARED[0]} compared, {bad} failed, {sum(REFUSED.values())} refused, "
           f"{SECOND[0]} decided by onnxruntime")
     return 1 if bad else 0

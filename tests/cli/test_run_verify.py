@@ -95,6 +95,9 @@ def flip_onnxruntime(monkeypatch, flip):
             flip(made[0])
             return made
 
+        def get_outputs(self):  # (the types its outputs have: other_onnxruntime.retyped)
+            return self.s.get_outputs()
+
     monkeypatch.setattr(other, "session", Flipping)
 
 
@@ -226,6 +229,32 @@ def test_a_squeeze_of_empty_axes_is_judged_as_onnxop_and_onnxruntime_read_it(cwd
     assert code == 0, err
     assert "Verified 1 node(s) bit for bit: Squeeze x1 on" in out
     assert numpy_helper.to_array(onnx.load_tensor("y.pb")).shape == (3,)
+
+
+@pytest.mark.parametrize("elem, dims, attrs, want", [
+    (TensorProto.FLOAT8E5M2FNUZ, [1, 4], {"start": -2, "end": -3}, []),  # scripts/fuzz_graphs.py --draw wide, seed 32594
+    (TensorProto.BFLOAT16, [2, 3, 4], {"end": -5}, []),
+    (TensorProto.FLOAT8E4M3FN, [2, 3, 4], {"start": -9, "end": -1}, [2, 3]),
+    (TensorProto.FLOAT, [2, 3, 4], {"end": -5}, []),
+])
+def test_a_shape_whose_end_is_below_minus_rank_is_judged_by_the_spec(cwd, capsys, elem, dims, attrs, want):
+    """Shape-15's start and end are clamped to [0, rank] once a negative one has rank added: an end of -5 on
+    rank 3 keeps no dimension, as onnxop and onnxruntime make it. onnx.reference slices to rank + end, which
+    counts from the back again and keeps one; judged alone (no onnxruntime kernel for float8 or bfloat16),
+    --verify stopped a right run: "node '' (Shape) output 'v3': onnxop made (0,) int64, onnx.reference (1,)"."""
+    node = helper.make_node("Shape", ["x"], ["y"], **attrs)
+    onnx.save(helper.make_model(helper.make_graph([node], "g", [helper.make_tensor_value_info("x", elem, dims)],
+                                                  [helper.make_tensor_value_info("y", TensorProto.INT64, None)]),
+                                opset_imports=[helper.make_opsetid("", 21)]), "m.onnx")
+    x = numpy_helper.from_array(np.zeros(dims, np.float32), "x")
+    if elem != TensorProto.FLOAT:
+        x = helper.make_tensor("x", elem, dims, bytes(int(np.prod(dims)) * (2 if elem == TensorProto.BFLOAT16 else 1)),
+                               raw=True)
+    onnx.save_tensor(x, "x.pb")
+    code, out, err = cli(capsys, "run", "m.onnx", "x.pb", "--verify", "-o", "y.npy")
+    assert code == 0, err
+    assert "Verified 1 node(s) bit for bit: Shape x1 on" in out
+    assert np.load("y.npy").tolist() == want
 
 
 @pytest.mark.parametrize("flag", [["--verify"], ["--dump", "d"]])

@@ -112,3 +112,22 @@ def test_a_value_larger_than_one_device_buffer_is_refused_in_onnxops_words(cwd, 
                              "buffer there holds (4096, max-buffer-size): a graph keeps each value onnxop's nodes "
                              "make on the device whole")
     assert not Path("y.npy").exists()
+
+
+def test_a_split_of_neither_split_nor_num_outputs_does_not_crash_the_process(tmp_path):
+    """Split-18 of an initializer given neither its split input nor num_outputs, an output read by an EyeLike
+    with a dtype: onnx's shape inference, which decides the values' types (ops/nodekinds.value_types), crashed
+    the process, so run, --others and --verify ended with a SIGSEGV, exit 139 and no message (found by
+    fuzz_graphs --draw wide --path cli --others, seed 82946). Inference is not asked of such a model; the split
+    is in equal parts as before. A real process: a crash here would take the test's with it."""
+    from commands import run_commands
+
+    nodes = [helper.make_node("Split", ["c"], ["a", "b"], axis=0), helper.make_node("EyeLike", ["a"], ["e"], dtype=3)]
+    g = helper.make_graph(nodes, "g", [], [helper.make_tensor_value_info("e", TP.INT8, [1, 2])],
+                          [numpy_helper.from_array(np.zeros((2, 2), np.int8), "c")])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)]), tmp_path / "m.onnx")
+    runs = run_commands([(tmp_path, ["run", "m.onnx", "-o", "e.npy"]),
+                         (tmp_path, ["run", "m.onnx", "--others", "onnxruntime", "--verify", "-o", "v.npy"])])
+    for r in runs:
+        assert r.returncode == 0, r.stderr
+    assert np.load(tmp_path / "e.npy").tolist() == np.load(tmp_path / "v.npy").tolist() == [[1, 0]]

@@ -96,6 +96,38 @@ def test_scatter_alias_and_tensor_scatter(rng):
     assert same(got, reference("TensorScatter", 24, [cache, upd], axis=-2))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.uint8, object])
+def test_a_circular_write_index_past_the_cache_wraps(rng, dtype):
+    """TensorScatter circular: 'the write index is modulo max_sequence_length' (ONNX), and onnxruntime and
+    onnx.reference wrap an index of 3 on a cache of 2; onnxop refused it ('write_indices[0] = 3 is out of range
+    [0, 1] for a cache of 2'; found by fuzz_graphs --draw wide, seed 60104). Every index below 2**32 - cache
+    length wraps; above, and negative (onnxruntime refuses those), one line."""
+    cache = random_array(rng, (3, 4, 2), dtype) if dtype is not object else \
+        np.array([f"c{k}" for k in range(24)], dtype=object).reshape(3, 4, 2)
+    upd = random_array(rng, (3, 3, 2), dtype) if dtype is not object else \
+        np.array([f"u{k}" for k in range(18)], dtype=object).reshape(3, 3, 2)
+    w = np.array([5, 4 * 1000003 + 3, (1 << 32) - 1 - 4], np.int64)
+    got = api.tensor_scatter(cache, upd, w, axis=1, mode="circular", backend=BACKEND)
+    want = reference("TensorScatter", 24, [cache, upd, w], axis=1, mode="circular")
+    assert (same(got, want) if dtype is not object else got.tolist() == want.tolist())
+    for bad in ((1 << 32) - 4, -1):
+        with pytest.raises(OpError, match=rf"write_indices\[1\] = {bad} is out of range \[0, 4294967291\] for a "
+                                          "circular cache of 4"):
+            api.tensor_scatter(cache, upd, np.array([0, bad, 0], np.int64), axis=1, mode="circular",
+                               backend=BACKEND)
+
+
+@pytest.mark.parametrize("mode", ["linear", "circular"])
+def test_a_string_cache_without_write_indices_takes_0_for_every_batch_entry(mode):
+    """Strings run on the host; with write_indices left out their index numbers held one 0, which batch entry 1
+    read past: 'IndexError: index 1 is out of bounds for axis 0 with size 1', a traceback (fuzz_graphs --draw
+    wide, seed 71522)."""
+    cache = np.array([f"c{k}" for k in range(24)], dtype=object).reshape(3, 4, 2)
+    upd = np.array([f"u{k}" for k in range(12)], dtype=object).reshape(3, 2, 2)
+    got = api.tensor_scatter(cache, upd, axis=1, mode=mode, backend=BACKEND)
+    assert got.tolist() == reference("TensorScatter", 24, [cache, upd], axis=1, mode=mode).tolist()
+
+
 def test_packed_types_in_tensor_scatter(rng):
     cache = rng.integers(-8, 8, (2, 5, 3)).astype(ml_dtypes.int4)
     upd = rng.integers(-8, 8, (2, 2, 3)).astype(ml_dtypes.int4)

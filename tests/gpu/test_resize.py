@@ -119,6 +119,22 @@ def test_resize_10_is_onnxruntimes(backend, rng):
                     ort("Resize", 10, [x, scales], {"mode": "nearest"})[0])
 
 
+@pytest.mark.parametrize("x", [np.zeros((0, 2), np.float32), np.zeros((0, 2), ml_dtypes.bfloat16),
+                               np.array([["a", "b"]], dtype=object)[:0]])
+@pytest.mark.parametrize("how", [{"sizes": np.array([0, 1 << 40])}, {"scales": np.array([1.0, 2.0 ** 39], np.float32)},
+                                 {"sizes": np.array([1 << 40]), "axes": [1]}])
+def test_an_empty_output_with_a_huge_axis_makes_no_table(backend, x, how):
+    """(0, 2) to (0, 2**40) is an empty output: no element is picked, so no index table is made. The
+    table of the 2**40-long axis was made all the same (its source coordinates in float64) and the run
+    ended 'out of memory: Unable to allocate 8.00 TiB' (exit 1); Upsample, which plans as Resize-10, too."""
+    opset = 18 if "axes" in how else 13
+    got = api.resize(x, **how, opset=opset, backend=backend)
+    assert got.shape == (0, 1 << 40) and got.dtype == x.dtype
+    if "scales" in how and x.dtype == np.float32:  # (Upsample takes no bfloat16)
+        up = api.upsample(x, scales=how["scales"], opset=9, backend=backend)
+        assert up.shape == (0, 1 << 40) and up.dtype == x.dtype
+
+
 @pytest.mark.parametrize("params,message", [
     ({"scales": [1.0, 2.0], "sizes": [2, 4]}, "Resize: scales [1.0, 2.0] and sizes [2, 4] are both given; give one"),
     ({}, "Resize: neither scales nor sizes is given (or both are empty); give one"),

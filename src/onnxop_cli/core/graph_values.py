@@ -111,6 +111,8 @@ def host_tensor(v: Value) -> Tensor:
 def element_index(view: Access):
     import numpy as np
 
+    if 0 in view.shape:  # no element (another axis's positions could be 2**40 of them)
+        return np.zeros(0, dtype=np.int64)
     index = np.full(view.shape, view.offset, dtype=np.int64)
     for k, (d, s) in enumerate(zip(view.shape, view.strides)):
         index += (np.arange(d, dtype=np.int64) * s).reshape((d,) + (1,) * (len(view.shape) - k - 1))

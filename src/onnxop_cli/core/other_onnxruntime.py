@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..errors import OnnxopError, UsageError
+from ..errors import InputError, OnnxopError, UsageError
 
 if TYPE_CHECKING:
     from .tensor import Tensor
@@ -42,7 +42,8 @@ def run(model, feeds: dict[str, Tensor], outputs: list[str], label: str,
     from .other_common import as_arrays, as_tensors, first_line
 
     try:
-        made = session(model).run(outputs, as_arrays(feeds))
+        s = session(model)
+        made = retyped(s, outputs, s.run(outputs, as_arrays(feeds)))
     except OnnxopError:
         raise
     except Exception as e:  # noqa: BLE001 - onnxruntime raises its own kinds
@@ -50,3 +51,26 @@ def run(model, feeds: dict[str, Tensor], outputs: list[str], label: str,
                 if "NOT_IMPLEMENTED" in str(e) else "")
         raise OnnxopError(f"{label}: onnxruntime: {first_line(e)}{hint}") from None
     return as_tensors(outputs, made, label, needed)
+
+
+def retyped(s, names: list[str], arrays: list) -> list:
+    """``arrays`` in the types the session says its outputs have: onnxruntime's Python API hands a
+    float8e4m3fn tensor back as uint8 (the same bytes), which onnxop took for uint8 values (a Cast of
+    it to float16 made 56.0 of 1.0)."""
+    import numpy as np
+
+    from .tensor import dtype_by_name
+
+    said = {o.name: o.type for o in s.get_outputs()}
+    out = []
+    for name, a in zip(names, arrays):
+        t = said.get(name, "")
+        if isinstance(a, np.ndarray) and a.dtype == np.uint8 and t.startswith("tensor(") and t != "tensor(uint8)":
+            try:
+                want = dtype_by_name(t[len("tensor("):-1].lower())
+            except InputError:  # a type onnxop has no name for: as onnxruntime gave it
+                want = None
+            if want is not None and want.bits == 8 and not want.is_string and want.name != "bool":
+                a = a.view(want.numpy)
+        out.append(a)
+    return out

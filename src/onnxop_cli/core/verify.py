@@ -68,7 +68,8 @@ class Verifier:
         arrays = None
         if not reference:
             try:
-                arrays = other_onnxruntime.session(m).run(outs, other_common.as_arrays(ins))
+                s = other_onnxruntime.session(m)
+                arrays = other_onnxruntime.retyped(s, outs, s.run(outs, other_common.as_arrays(ins)))
                 by = "onnxruntime"
             except OnnxopError:
                 raise
@@ -99,7 +100,9 @@ def _reference(m):
     reaches its neighbours and -0.0 is 0.0: it runs on the elements' labels, 1 to n in float64, exact,
     and each output takes the element its label names). A Squeeze given an empty axes tensor drops
     every size-1 axis, as onnxruntime and onnxop read it (docs/cli-details.md), where onnx.reference
-    drops none. A Cast (CastLike) to its input's own type is its input (onnx.reference casts a float8
+    drops none. Shape's start and end are clamped to [0, rank] after a negative one has rank added, as
+    ONNX says (onnx.reference's Shape-15 slices to rank + end, which below -rank counts from the back
+    again: a rank-3 input's end of -5 kept one dimension). A Cast (CastLike) to its input's own type is its input (onnx.reference casts a float8
     through float32, turning a NaN's payload into its canonical one). Resize's labels take strings
     too, and Scatter, which onnx.reference has no implementation of, is its ScatterElements. numpy's
     warnings stay quiet."""
@@ -153,6 +156,12 @@ def _reference(m):
         def _run(self, data, axes=None):
             return (np.squeeze(data, axis=tuple(int(a) for a in axes) if len(axes) else None),)
 
+    class Shape(OpRun):
+        def _run(self, data, end=None, start=None):
+            n = data.ndim
+            s, e = (min(max(v + n if v < 0 else v, 0), n) for v in (start or 0, n if end is None else end))
+            return (np.array(data.shape[s:e], dtype=np.int64),)
+
     node = m.graph.node[0]
     types = {v.name: v.type.tensor_type.elem_type for v in m.graph.input}
     to = next((a.i for a in node.attribute if a.name == "to"), None) if node.op_type == "Cast" else \
@@ -165,7 +174,7 @@ def _reference(m):
 
         return Same()
     by_input = len(node.input) > 1 and node.input[1] != ""  # (Slice-1's starts, Squeeze-1's axes: attributes)
-    fixed = [Expand, OneHot, Resize, Scatter] + ([Slice, Squeeze] if by_input else [])
+    fixed = [Expand, OneHot, Resize, Scatter, Shape] + ([Slice, Squeeze] if by_input else [])
 
     class Quiet:
         def run(self, *args):

@@ -100,7 +100,7 @@ def _read_from(idx: Optional[Arg], check: Optional[Check], table: Table, di: int
     checks them; None when the indices are too many to read on the host."""
     if idx is not None and idx.size > MAX_HOST_INDICES:
         return None
-    return di, _offsets(table, _host_norm(idx, check), positions)
+    return di, _offsets(table, _host_norm(idx, check, table), positions)
 
 
 def _gather_runner(data: Arg, idx: Optional[Arg], check: Optional[Check], where: tuple[int, int], table: Table) -> Any:
@@ -172,11 +172,12 @@ def scatter_plan(op: str, name: str, data: Arg, updates: Arg, idx: Optional[Arg]
 # ------------------------------------------------------------------ strings, on the host
 
 
-def _host_norm(idx: Optional[Arg], check: Optional[Check]):
+def _host_norm(idx: Optional[Arg], check: Optional[Check], table: Table):
     import numpy as np
 
-    if idx is None:
-        return np.zeros(1, dtype=np.int64)
+    if idx is None:  # (TensorScatter without write_indices: 0 for every batch entry the table reads one for)
+        reach = sum((d - 1) * s for d, s in zip(table.shape, table.index.strides) if d)
+        return np.zeros(1 + reach + max((at for _, at in table.lookups), default=0), dtype=np.int64)
     flat = np.asarray(idx.values(), dtype=np.int64).reshape(-1)
     for p, v in enumerate(flat):
         d = check.bounds[check.bound_of(p)]
@@ -222,7 +223,7 @@ def _offsets(table: Table, norm, positions=None) -> Any:
 def host_gather(data: Arg, idx: Optional[Arg], table: Table, check: Optional[Check]):
     import numpy as np
 
-    norm = _host_norm(idx, check)
+    norm = _host_norm(idx, check, table)
     flat = np.asarray(data.tensor.strings, dtype=object).reshape(-1)
     if table.size == 0:
         return np.empty(table.shape, dtype=object)
@@ -232,7 +233,7 @@ def host_gather(data: Arg, idx: Optional[Arg], table: Table, check: Optional[Che
 def host_scatter(op: str, data: Arg, updates: Arg, idx: Optional[Arg], table: Table, check: Optional[Check]):
     import numpy as np
 
-    norm = _host_norm(idx, check)
+    norm = _host_norm(idx, check, table)
     out = np.array(np.asarray(data.tensor.strings, dtype=object).reshape(-1))
     if table.size:
         targets = _offsets(table, norm)

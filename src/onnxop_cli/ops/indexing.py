@@ -153,9 +153,9 @@ def tensor_scatter(op: str, past: Shape, update: Shape, indices: Shape | None, a
     ds = row_strides(past)
     istr = (1,) + (0,) * (r - 1)
     m, s = past[a], update[a]
-    if circular:
+    if circular:  # any write index wraps modulo m (ONNX; onnxruntime, onnx.reference): (w + t) % m in u32
         table = Table.over(update, ds, istr, mode=2, time_axis=a, time_stride=ds[a], modulus=m)
-        return table, Check((max(m - 1, 0),), op, "write_indices", RANGE, lambda _: f"a cache of {m}")
+        return table, Check(((1 << 32) - 1 - m,), op, "write_indices", RANGE, lambda _: f"a circular cache of {m}")
     table = Table.over(update, ds, istr, ((ds[a], 0),))
     return table, Check((m - s,), op, "write_indices", RANGE, lambda _: f"{s} updates in a cache of {m}")
 

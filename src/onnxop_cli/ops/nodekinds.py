@@ -130,7 +130,7 @@ def value_types(model) -> dict[str, str]:
     from onnx import TensorProto
 
     try:
-        inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False)
+        inferred = model if _crashes_inference(model) else onnx.shape_inference.infer_shapes(model, strict_mode=False)
     except Exception:  # noqa: BLE001 - a model inference cannot read: what it declares
         inferred = model
     types: dict[str, str] = {}
@@ -190,6 +190,16 @@ def _holder(tp) -> str | None:
         which = tp.optional_type.elem_type.WhichOneof("value")
         return {"sequence_type": "sequence", "map_type": "map"}.get(which, "optional")
     return {"sequence_type": "sequence", "map_type": "map"}.get(which)
+
+
+def _crashes_inference(model) -> bool:
+    """A Split of opset 18+ given neither its split input nor num_outputs (which ONNX requires one of) reading
+    an initializer: onnx's shape inference (1.23) leaves its outputs' shapes such that an EyeLike of one with
+    a dtype crashed the process (SIGSEGV, exit 139, no message), and onnx is not asked then."""
+    opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
+    return opset >= 18 and any(
+        n.op_type == "Split" and n.domain in ("", "ai.onnx") and not (len(n.input) > 1 and n.input[1])
+        and not any(a.name == "num_outputs" for a in n.attribute) for n in model.graph.node)
 
 
 def onnxop_runs(proto, opset: int | None, functions: set, types: dict[str, str] | None = None,

@@ -112,8 +112,13 @@ class Resize_10(TensorOp):
                 if n and not d:
                     raise OpError(f"{cls.label()}: axis {a} has size 0: an output size of {n} has nothing to pick from")
             check_shape(tuple(out), data.dtype.numpy_itemsize, cls.op_type, noun="output shape")
+            return 0 in out
 
         tables = axis_tables(cls.label(), shape, scales, sizes, roi, settings, check_sizes, axes)
+        if tables is None:  # an empty output: no element to pick, so no table (one could be 2**40 long)
+            from ..core.region import Access
+
+            return [one_region(cls.outputs[0], tuple(out), data.dtype, Access(tuple(out), (0,) * r, data.offset))]
         return _gather(cls, data, tuple(out), {a: t for a, t in zip(axes, tables) if t is not None})
 
     @classmethod

@@ -19,9 +19,11 @@ def axis_tables(op: str, shape: tuple[int, ...], scales, sizes, roi, settings: d
                 names: list[int]) -> list:
     """For each axis of ``shape`` (the resized axes' input sizes), the input
     index of each output position (an int64 array), or None where the
-    reference leaves the axis alone. ``check_sizes(output sizes)`` refuses
-    an output too large before any table is made; ``names``: the data's
-    axis each is, for messages."""
+    reference leaves the axis alone; None where the output is empty.
+    ``check_sizes(output sizes)`` refuses an output too large before any
+    table is made, and says whether it is empty (an axis of 0, resized or
+    not: no position is picked for, and another axis's table could be 2**40
+    long); ``names``: the data's axis each is, for messages."""
     import numpy as np
 
     r = len(shape)
@@ -39,7 +41,8 @@ def axis_tables(op: str, shape: tuple[int, ...], scales, sizes, roi, settings: d
         if (product >= 2.0 ** 62).any():
             raise OpError(f"{op}: scales {scales.tolist()} make an output of {product.tolist()} elements per axis")
         output_size = [int(v) for v in product.astype(np.int64)]
-    check_sizes(output_size)
+    if check_sizes(output_size):
+        return None
     tables: list = []
     for axis in range(r):
         scale, out, width = float(scale_factors[axis]), output_size[axis], shape[axis]
