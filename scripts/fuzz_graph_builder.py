@@ -38,6 +38,11 @@ def shape_of(rng, rank: int | None = None) -> list[int]:
     return dims
 
 
+def draw_axis(rng, r: int) -> int:
+    """An axis of a rank-``r`` value, negative or not (0 for a scalar)."""
+    return int(rng.integers(-r, r)) if r else 0
+
+
 def draw_type(rng) -> np.dtype:
     pool = EXOTIC if EXOTIC and rng.random() < 0.25 else PLAIN  # (most operators refuse float8 and int4)
     return np.dtype(pool[int(rng.integers(0, len(pool)))])

@@ -15,7 +15,8 @@ Paths: ``backend`` (onnxop_cli.backend's prepare/run, in process), ``cli`` (``on
 ``--others onnxruntime --verify``, and checks that --json's ``ran`` names each node where it ran).
 Limits (``--limits small``) shrink every band, window and binding to a few hundred bytes so that a
 graph of a few KiB runs in many bands (gather.DEFAULT_BAND, pieces.DEFAULT_BAND/BAND, the binding).
-The graphs are fuzz_graph_nodes.py's (on fuzz_graph_builder.py), the expected outputs fuzz_graph_oracle.py's.
+The graphs are fuzz_graph_nodes.py's (--draw wide's own nodes fuzz_graph_wide.py's; on fuzz_graph_builder.py),
+the expected outputs fuzz_graph_oracle.py's.
 
     python scripts/fuzz_graphs.py --seeds 0-99 --backend vulkan --limits small
     python scripts/fuzz_graphs.py --seeds 17 --path cli --others -v     # replay one seed, print its graph
