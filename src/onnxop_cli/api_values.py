@@ -28,10 +28,14 @@ class ParameterTypeError(UsageError, TypeError):
     """A parameter of the wrong type (``opset='13'``, ``backend=1``); also a
     UsageError, as every refusal of the request is."""
 
+    __module__ = "onnxop_cli.api"  # its public name, as before (a traceback's, pickle's)
+
 
 class ParameterValueError(UsageError, ValueError):
     """A parameter of the right type but a value that cannot work
     (``allowzero=2``, ``backend='cuda'``)."""
+
+    __module__ = "onnxop_cli.api"  # its public name, as before (a traceback's, pickle's)
 
 
 def _opset(value: object) -> int:
