@@ -15,7 +15,11 @@ import pytest
 from conftest import random_array
 
 ONNXOP = f"{sys.executable} -m onnxop_cli"
-LIMITS_MIB = [300, 400, 500, 600, 700, 900]
+# The limits around the edge of faults.NEED (wgpu 512 MiB, dawn 400, beside the ~110 MiB a process
+# holds at the check): 500 is refused before the device on both engines (as 300 and 400 were, by
+# the same check; test_a_tight_limit_is_refused_before_the_device holds 300's line), 600 is refused
+# on wgpu and runs on dawn, 700 runs on both (as 900 did, with more room).
+LIMITS_MIB = [500, 600, 700]
 
 
 @pytest.fixture(scope="module")

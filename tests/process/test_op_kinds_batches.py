@@ -3,8 +3,9 @@ several outputs: Split): both kinds plan their batch through one Job and one set
 (core/batch.py, core/batch_targets.py), so same-named inputs, an output that is another input, -k's
 refused inputs, an archive of several inputs, a missing folder, stdin into a folder, lost "wrote" lines
 and the progress bar behave alike. Each case is a folder of its own, one command (or two) per kind; the
-commands whose output is under test run in one process (tests/commands.py), a terminal and stdin from
-a file keep a process each. The single commands' checks: test_op_kinds_agree.py."""
+commands whose output is under test run in one process (tests/commands.py; stdin refused for a folder
+is a real pipe there), a terminal and a full stdout keep a process each. The single commands' checks:
+test_op_kinds_agree.py."""
 
 from __future__ import annotations
 
@@ -46,12 +47,13 @@ def batch(tmp_path_factory, backend) -> dict:
     that the output-that-is-an-input case must leave."""
     from commands import run_commands
 
-    lines, made = {}, {}
+    lines, made, stdin = {}, {}, {}
 
     def case(key, prepare, *argvs):
         folder = tmp_path_factory.mktemp("-".join(map(str, key)).replace("/", "_"))
         prepare(folder)
         lines[key] = (folder, [["--backend", backend, *argv] for argv in argvs])
+        return folder
 
     def argv(kind, *files, given=()):
         command, *options = BATCH_KINDS[kind]
@@ -65,6 +67,10 @@ def batch(tmp_path_factory, backend) -> dict:
         np.save(folder / "out" / "a.npy", np.full((2, 3), 7, np.float32))
         os.symlink("out/a.npy", folder / "b.npy")
         made["before", folder] = (folder / "out" / "a.npy").read_bytes()
+
+    def a_npy_and_out(folder):
+        a_npy(folder)
+        (folder / "out").mkdir()
 
     def bad_and_a(folder):
         a_npy(folder)
@@ -90,7 +96,10 @@ def batch(tmp_path_factory, backend) -> dict:
         case(("missing", kind, target), a_npy, argv(kind, "a.npy", given=["-o", target]))
     for i, (option_argv, _) in enumerate(CANNOT_TAKE):
         case(("cannot-take", i), a_npy, [*option_argv, "-o", "y.npy"])
-    done = iter(run_commands([(folder, a) for folder, argvs in lines.values() for a in argvs]))
+    for kind in BATCH_KINDS:  # a.npy's bytes on stdin (a real pipe)
+        folder = case(("stdin-into-folder", kind), a_npy_and_out, argv(kind, "-", given=["-o", "out"]))
+        stdin["stdin-into-folder", kind] = (folder / "a.npy").read_bytes()
+    done = iter(run_commands([(folder, a, stdin.get(key)) for key, (folder, argvs) in lines.items() for a in argvs]))
     found = {key: (folder, [next(done) for _ in argvs]) for key, (folder, argvs) in lines.items()}
     found.update(made)
     return found
@@ -310,14 +319,9 @@ def test_an_output_in_a_missing_folder_is_refused(batch, kind, target):
 
 @pytest.mark.one_backend
 @pytest.mark.parametrize("kind", BATCH_KINDS)
-def test_stdin_into_a_folder_is_refused(backend, tmp_path, kind):
+def test_stdin_into_a_folder_is_refused(batch, kind):
     """A file in -o FOLDER is named after its input, and stdin has no name: no invented one."""
-    np.save(tmp_path / "a.npy", np.ones((2, 3), np.float32))
-    (tmp_path / "out").mkdir()
-    command, *options = BATCH_KINDS[kind]
-    with open(tmp_path / "a.npy", "rb") as stdin:
-        done = subprocess.run([*ONNXOP, "--backend", backend, command, "-", *options, "-o", "out"], cwd=tmp_path,
-                              stdin=stdin, capture_output=True, text=True, timeout=300)
+    tmp_path, (done,) = batch["stdin-into-folder", kind]
     instead = "FILE.npz" if kind == "several-outputs" else "FILE"
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr == f"onnxop: error: out: a folder takes each input's name, and stdin has none; give -o {instead}\n"

@@ -24,7 +24,9 @@ from commands import run_commands
 from conftest import random_array
 
 ENV = {**os.environ, "ONNXOP_BACKEND": "vulkan"}
-ROUNDS = 8
+# Rounds of the two-writer races: with the lock and the changed-check both taken out, each test
+# failed in its first round, in each of 4 tries; 4 rounds, not 8, still meet other interleavings.
+ROUNDS = 4
 
 
 def start(cwd: Path, *args: str) -> subprocess.Popen:
