@@ -103,13 +103,14 @@ class Bench(Owned):
         write_timestamp = gpu.engine.write_timestamp  # the engine's: wgpu-native's is an extra
         with gpu.errors("bench"):
             encoder = gpu.device.create_command_encoder()
+            stamps = None
             use_stamps = self.timestamps and (inside_pass or self.encoder_timestamps)
-            around = use_stamps and not inside_pass  # a copy: encoder timestamps before and after it
-            if around:
+            if use_stamps and inside_pass:
+                stamps = {"query_set": self.queries, "beginning_of_pass_write_index": 0, "end_of_pass_write_index": 1}
+            elif use_stamps:  # a copy: encoder timestamps before and after it
                 write_timestamp(encoder, self.queries, 0)
-            in_pass = {"query_set": self.queries, "beginning_of_pass_write_index": 0, "end_of_pass_write_index": 1}
-            record(encoder, in_pass if use_stamps and inside_pass else None)
-            if around:
+            record(encoder, stamps)
+            if use_stamps and not inside_pass:
                 write_timestamp(encoder, self.queries, 1)
             if use_stamps:
                 encoder.resolve_query_set(self.queries, 0, 2, self.resolved, 0)
