@@ -43,6 +43,17 @@ def draw_axis(rng, r: int) -> int:
     return int(rng.integers(-r, r)) if r else 0
 
 
+def gather(b, rng, src: str, x, r: int, max_rank: int, types) -> str | None:
+    """A Gather of ``src`` (value ``x``, rank ``r``) along a drawn axis by drawn indices of rank below
+    ``max_rank``, their type drawn from ``types``; None on an empty axis."""
+    axis = draw_axis(rng, r)
+    n = int(x.shape[axis])
+    if not n:
+        return None
+    idx = rng.integers(-n, n, shape_of(rng, int(rng.integers(0, max_rank))))
+    return b.try_node("Gather", [src, b.const(idx, rng.choice(types))], axis=axis)
+
+
 def draw_type(rng) -> np.dtype:
     pool = EXOTIC if EXOTIC and rng.random() < 0.25 else PLAIN  # (most operators refuse float8 and int4)
     return np.dtype(pool[int(rng.integers(0, len(pool)))])

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import onnx
 from fuzz_cases import random_like
-from fuzz_graph_builder import OPSETS, PLAIN, UNSUPPORTED, Builder, draw_axis, draw_type, shape_of
+from fuzz_graph_builder import OPSETS, PLAIN, UNSUPPORTED, Builder, draw_axis, draw_type, gather, shape_of
 from fuzz_graph_oracle import OPSET, native
 from fuzz_graph_wide import HUGE, WIDE, wide_step
 from onnx import TensorProto, helper, numpy_helper
@@ -78,12 +78,7 @@ def step(b: Builder, src: str, wide: bool = False) -> list[str] | None:
             ins.append(b.const(steps))
         return b.try_node("Slice", ins)
     if op == "Gather" and r:
-        axis = draw_axis(rng, r)
-        n = int(x.shape[axis])
-        if not n:
-            return None
-        idx = rng.integers(-n, n, shape_of(rng, int(rng.integers(0, 3))))
-        return b.try_node("Gather", [src, b.const(idx, rng.choice([np.int64, np.int32]))], axis=axis)
+        return gather(b, rng, src, x, r, 3, [np.int64, np.int32])
     if op == "GatherElements" and r:
         axis = draw_axis(rng, r)
         n = int(x.shape[axis])

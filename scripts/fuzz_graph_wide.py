@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 from fuzz_cases import random_like
-from fuzz_graph_builder import EXOTIC, PLAIN, Builder, draw_axis, draw_type, shape_of
+from fuzz_graph_builder import EXOTIC, PLAIN, Builder, draw_axis, draw_type, gather
 from onnx import helper
 
 
@@ -162,10 +162,5 @@ def wide_step(b: Builder, src: str, op: str) -> list[str] | None:
             return b.try_node("Slice", [src, b.const([-HUGE]), b.const([HUGE]), b.const([grow]), b.const([HUGE])])
         return None
     if op == "GatherInt32" and r:
-        axis = draw_axis(rng, r)
-        n = int(x.shape[axis])
-        if not n:
-            return None
-        idx = rng.integers(-n, n, shape_of(rng, int(rng.integers(0, 4))))
-        return b.try_node("Gather", [src, b.const(idx, rng.choice([np.int32, np.int64]))], axis=axis)
+        return gather(b, rng, src, x, r, 4, [np.int32, np.int64])
     return None
