@@ -95,7 +95,7 @@ def flip_onnxruntime(monkeypatch, flip):
             flip(made[0])
             return made
 
-        def get_outputs(self):  # (the types its outputs have: other_onnxruntime.retyped)
+        def get_outputs(self):  # (the types its outputs have: other_onnxruntime._retyped)
             return self.s.get_outputs()
 
     monkeypatch.setattr(other, "session", Flipping)

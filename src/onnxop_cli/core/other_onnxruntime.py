@@ -42,8 +42,7 @@ def run(model, feeds: dict[str, Tensor], outputs: list[str], label: str,
     from .other_common import as_arrays, as_tensors, first_line
 
     try:
-        s = session(model)
-        made = retyped(s, outputs, s.run(outputs, as_arrays(feeds)))
+        made = run_arrays(model, outputs, as_arrays(feeds))
     except OnnxopError:
         raise
     except Exception as e:  # noqa: BLE001 - onnxruntime raises its own kinds
@@ -53,7 +52,14 @@ def run(model, feeds: dict[str, Tensor], outputs: list[str], label: str,
     return as_tensors(outputs, made, label, needed)
 
 
-def retyped(s, names: list[str], arrays: list) -> list:
+def run_arrays(model, outputs: list[str], arrays: dict) -> list:
+    """``model``'s ``outputs`` on onnxruntime (``session``) from numpy ``arrays``, in the types it says
+    they have (``_retyped``)."""
+    s = session(model)
+    return _retyped(s, outputs, s.run(outputs, arrays))
+
+
+def _retyped(s, names: list[str], arrays: list) -> list:
     """``arrays`` in the types the session says its outputs have: onnxruntime's Python API hands a
     float8e4m3fn tensor back as uint8 (the same bytes), which onnxop took for uint8 values (a Cast of
     it to float16 made 56.0 of 1.0)."""

@@ -68,8 +68,7 @@ class Verifier:
         arrays = None
         if not reference:
             try:
-                s = other_onnxruntime.session(m)
-                arrays = other_onnxruntime.retyped(s, outs, s.run(outs, other_common.as_arrays(ins)))
+                arrays = other_onnxruntime.run_arrays(m, outs, other_common.as_arrays(ins))
                 by = "onnxruntime"
             except OnnxopError:
                 raise
