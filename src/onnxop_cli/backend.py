@@ -33,6 +33,7 @@ import onnx
 import onnx.backend.test
 from onnx.backend.base import Backend, BackendRep, Device, DeviceType, namedtupledict
 
+from .api_values import _gpu_key
 from .core import graph
 from .core.tensor import Tensor, dtype_of_numpy
 from .errors import OutOfScope
@@ -66,8 +67,10 @@ class OnnxopRep(BackendRep):
 
 def _prepare(model: onnx.ModelProto, folder: Path, backend: str | None) -> BackendRep:
     """Every model, one node or many, view or tensor operators, through the
-    graph path (core/graph.py, core/graph_steps.py)."""
-    _backend(backend)
+    graph path (core/graph.py, core/graph_steps.py). ``backend`` is checked here, as the API checks it
+    ('bogus' was refused at the first run only, and 1 was an AttributeError there)."""
+    if backend is not None:  # (None: the environment's, read at the run as every command reads it)
+        _gpu_key(backend, None)
     try:
         return OnnxopRep(load_graph(model, folder), backend)
     except Unsupported as e:
@@ -190,23 +193,6 @@ def _model(model: Any) -> Any:
         except Exception as e:  # noqa: BLE001 - protobuf's DecodeError and its kin
             raise ValueError(f"the {len(model)} bytes given as a model are not an ONNX model: {e}") from None
     return model
-
-
-def _backend(backend: object) -> None:
-    """``backend=`` checked when the model is prepared, as the API checks it: 'bogus' was refused at the first run
-    only, and 1 was an AttributeError there ('int' object has no attribute 'strip')."""
-    from .api import ParameterTypeError, ParameterValueError
-    from .errors import UsageError
-    from .gpu.device import resolve
-
-    if backend is None:
-        return
-    if not isinstance(backend, str):
-        raise ParameterTypeError(f"backend must be a string or None, got {backend!r}")
-    try:
-        resolve(backend)
-    except UsageError as e:
-        raise ParameterValueError(e.message) from None
 
 
 def _external(model: onnx.ModelProto) -> str:
