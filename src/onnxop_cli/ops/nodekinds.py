@@ -144,8 +144,8 @@ def value_types(model) -> dict[str, str]:
         elem = tp.tensor_type.elem_type if tp.HasField("tensor_type") else 0
         if elem in known:
             types[v.name] = TensorProto.DataType.Name(elem).lower()
-        elif _holder(tp) is not None:
-            types[v.name] = _holder(tp)
+        elif holder := _holder(tp):
+            types[v.name] = holder
     for t in g.initializer:
         if t.data_type in known:
             types[t.name] = TensorProto.DataType.Name(t.data_type).lower()
