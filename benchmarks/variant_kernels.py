@@ -113,7 +113,7 @@ def variants() -> list[Variant]:
     import numpy as np
 
     from onnxop_cli import api
-    from onnxop_cli.gpu import gather, indexed_variants as iv, piece_records, pieces, scatter, word_kernels
+    from onnxop_cli.gpu import gather, indexed as ix, indexed_variants as iv, piece_records, pieces, scatter, word_kernels
     from onnxop_cli.gpu.render.transpose import Blocked
     from onnxop_cli.ops import one_hot as oone_hot, where as owhere
 
@@ -152,6 +152,17 @@ def variants() -> list[Variant]:
                 f"GatherElements axis 0 float64 {x64.shape}": (
                     lambda b: api.gather_elements(x64, i[: rows // 2] % (rows // 2), axis=0, backend=b),
                     np.take_along_axis(x64, i[: rows // 2] % (rows // 2), 0))}
+
+    def raw_cases(rng, mib):  # 8- and 16-bit elements: no rows kernel, the element gather runs either way
+        rows = max(1, (mib << 19) // 256)
+        x = bits(rng, (rows, 256), np.uint16)
+        i = rng.integers(-256, 256, (rows, 256)).astype(np.int64)
+        b8 = bits(rng, (rows, 512), np.int8)
+        j = rng.integers(0, rows, (rows, 512)).astype(np.int64)
+        return {f"GatherElements axis 1 uint16 {x.shape}": (lambda b: api.gather_elements(x, i, axis=1, backend=b),
+                                                           np.take_along_axis(x, np.where(i < 0, i + 256, i), 1)),
+                f"GatherElements axis 0 int8 {b8.shape}": (lambda b: api.gather_elements(b8, j, axis=0, backend=b),
+                                                          np.take_along_axis(b8, j, 0))}
 
     def reverse_cases(rng, mib):
         t, c = 64, 256
@@ -261,6 +272,9 @@ def variants() -> list[Variant]:
                 lambda: switched_off("lines"), lambda: dispatched("lines"), lines_cases),
         Variant("rows ElementsRows", "the element gather (gpu/render/indexed.py)",
                 lambda: switched_off("rows"), lambda: dispatched("rows"), rows_cases),
+        Variant("the element gather checking raw indices (gpu/render/indexed.py's _i32, _i64)",
+                "the index check pass, then the element gather", lambda: patched((ix, "_can_fuse", lambda *a: False)),
+                lambda: Probe(iv, "variant", lambda out, a: "_" in out), raw_cases),
         Variant("ReverseSequence blocks (gpu/render/reverse.py)", "the element gather (gpu/render/indexed.py)",
                 lambda: switched_off("runs"), lambda: dispatched("runs"), reverse_cases),
         Variant("rows NdRows", "slices words", lambda: switched_off("nd pairs"),
