@@ -81,7 +81,10 @@ def test_a_divergence_is_a_failed_check_in_json(cwd, capsys, monkeypatch):
 
 
 def flip_onnxruntime(monkeypatch, flip):
-    """onnxruntime's sessions for --verify, their first output flipped by ``flip``."""
+    """onnxruntime's sessions for --verify, their first output flipped by ``flip`` where onnxruntime holds
+    it: a float32 output as its values, another as its bytes (packed where packed)."""
+    import ctypes
+
     import onnxop_cli.core.other_onnxruntime as other
 
     real = other.session
@@ -90,13 +93,12 @@ def flip_onnxruntime(monkeypatch, flip):
         def __init__(self, model):
             self.s = real(model)
 
-        def run(self, outs, feeds):
-            made = self.s.run(outs, feeds)
-            flip(made[0])
+        def run_with_ort_values(self, outs, feeds, options=None):
+            made = self.s.run_with_ort_values(outs, feeds, options)
+            v = made[0]
+            raw = np.ctypeslib.as_array((ctypes.c_uint8 * v.tensor_size_in_bytes()).from_address(v.data_ptr()))
+            flip(raw.view(np.float32).reshape(v.shape()) if v.data_type() == "tensor(float)" else raw)
             return made
-
-        def get_outputs(self):  # (the types its outputs have: other_onnxruntime._retyped)
-            return self.s.get_outputs()
 
     monkeypatch.setattr(other, "session", Flipping)
 
@@ -112,6 +114,28 @@ def flipping_reference(flip):
             return made
 
     return Flipped
+
+
+def test_a_divergence_in_a_packed_type_names_the_element_and_its_code(cwd, capsys, monkeypatch):
+    """onnxruntime's numpy bridge refused an int4 input, so onnx.reference alone judged onnxop's int4 (and
+    bfloat16, float8, 2-bit) nodes: onnxruntime's bytes are compared now, a 4-bit element as one."""
+    import ml_dtypes
+
+    node = helper.make_node("Transpose", ["x"], ["a/b"], name="tr")
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.INT4, [2, 3])],
+                              [helper.make_tensor_value_info("a/b", TensorProto.INT4, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    onnx.save(model, "m.onnx")
+    onnx.save_tensor(numpy_helper.from_array(np.array([[1, -3, 5], [7, -8, 0]], ml_dtypes.int4), "x"), "x.pb")
+    code, out, err = cli(capsys, "run", "m.onnx", "x.pb", "--verify", "-o", "o/")
+    assert code == 0 and "Verified 1 node(s) bit for bit: Transpose x1 on onnxruntime" in out, err
+    flip_onnxruntime(monkeypatch, lambda raw: raw.__setitem__(1, raw[1] ^ 0x10))  # element 3 (-8, [1, 1]): -7
+    monkeypatch.setattr(onnx.reference, "ReferenceEvaluator", flipping_reference(
+        lambda a: a.__setitem__((1, 1), a[1, 1] + 1)))
+    code, out, err = cli(capsys, "run", "m.onnx", "x.pb", "--verify", "-o", "p/")
+    assert code == ExitCode.ERROR and error_of(err) == (
+        "--verify: node 0 'tr' (Transpose) output 'a/b': 1 of 6 elements differ; first [1, 1]: onnxop 0x08, "
+        "onnxruntime 0x09"), err
 
 
 def test_where_onnxruntime_differs_the_reference_decides(cwd, capsys, monkeypatch):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..errors import InputError, OnnxopError, UsageError
+from ..errors import OnnxopError, UsageError
 
 if TYPE_CHECKING:
     from .tensor import Tensor
@@ -39,10 +39,10 @@ def session(model):
 
 def run(model, feeds: dict[str, Tensor], outputs: list[str], label: str,
         needed: set[str] | None = None) -> dict[str, Tensor]:
-    from .other_common import as_arrays, as_tensors, first_line
+    from .other_common import as_tensors, first_line
 
     try:
-        made = run_arrays(model, outputs, as_arrays(feeds))
+        made = run_tensors(model, outputs, feeds)
     except OnnxopError:
         raise
     except Exception as e:  # noqa: BLE001 - onnxruntime raises its own kinds
@@ -52,31 +52,12 @@ def run(model, feeds: dict[str, Tensor], outputs: list[str], label: str,
     return as_tensors(outputs, made, label, needed)
 
 
-def run_arrays(model, outputs: list[str], arrays: dict) -> list:
-    """``model``'s ``outputs`` on onnxruntime (``session``) from numpy ``arrays``, in the types it says
-    they have (``_retyped``)."""
-    s = session(model)
-    return _retyped(s, outputs, s.run(outputs, arrays))
+def run_tensors(model, outputs: list[str], feeds: dict[str, Tensor]) -> list:
+    """``model``'s ``outputs`` on onnxruntime (``session``) from ``feeds``, each crossing as the bytes of its
+    ONNX type (ort_values.py): Tensors, and what is not a tensor (a sequence) as onnxruntime made it. The
+    numpy arrays this took and gave had no bfloat16, float8, 4- or 2-bit type: a region's input of one was
+    refused ("Numpy_type 256 can't be converted to MLDataType"), and so was its output, but float8e4m3fn's,
+    which came back as uint8 values."""
+    from . import ort_values
 
-
-def _retyped(s, names: list[str], arrays: list) -> list:
-    """``arrays`` in the types the session says its outputs have: onnxruntime's Python API hands a
-    float8e4m3fn tensor back as uint8 (the same bytes), which onnxop took for uint8 values (a Cast of
-    it to float16 made 56.0 of 1.0)."""
-    import numpy as np
-
-    from .tensor import dtype_by_name
-
-    said = {o.name: o.type for o in s.get_outputs()}
-    out = []
-    for name, a in zip(names, arrays):
-        t = said.get(name, "")
-        if isinstance(a, np.ndarray) and a.dtype == np.uint8 and t.startswith("tensor(") and t != "tensor(uint8)":
-            try:
-                want = dtype_by_name(t[len("tensor("):-1].lower())
-            except InputError:  # a type onnxop has no name for: as onnxruntime gave it
-                want = None
-            if want is not None and want.bits == 8 and not want.is_string and want.name != "bool":
-                a = a.view(want.numpy)
-        out.append(a)
-    return out
+    return ort_values.run(session(model), outputs, feeds)

@@ -65,23 +65,23 @@ class Verifier:
                               [helper.make_empty_tensor_value_info(n) for n in outs])
         m = ModelProto(ir_version=self.ir_version, graph=g)
         m.opset_import.extend(self.opsets)
-        arrays = None
+        made = None
         if not reference:
             try:
-                arrays = other_onnxruntime.run_arrays(m, outs, other_common.as_arrays(ins))
+                made = other_onnxruntime.run_tensors(m, outs, ins)
                 by = "onnxruntime"
             except OnnxopError:
                 raise
             except Exception:  # noqa: BLE001 - no kernel for this operator or type: the reference runs it
                 pass
-        if arrays is None:
+        if made is None:
             try:
-                arrays = _reference(m).run(outs, other_common.as_arrays(ins))
+                made = _reference(m).run(outs, other_common.as_arrays(ins))
             except Exception as e:  # noqa: BLE001
                 raise OnnxopError(f"--verify: {label}: neither onnxruntime nor "
                                   f"onnx.reference runs it: {other_common.first_line(e)}") from None
             by = "onnx.reference"
-        return list(other_common.as_tensors(outs, arrays, label).values()), by
+        return list(other_common.as_tensors(outs, made, label).values()), by
 
     def summary(self) -> list[dict]:
         return [{"op": op, "runtime": by, "nodes": n} for (op, by), n in sorted(self.by.items())]

@@ -100,16 +100,6 @@ def tensors(arrays: Sequence[Any], names: Sequence[str]) -> list[Any]:
     return out
 
 
-def raw_bytes(t) -> Any:
-    """The bytes ONNX stores for a tensor (not a string one): packed where packed, little-endian, row-major."""
-    import numpy as np
-
-    from ...core.tensor import pack_subbyte
-
-    values = t.to_numpy()
-    return pack_subbyte(values, t.dtype) if t.dtype.is_packed else np.ascontiguousarray(values).view(np.uint8)
-
-
 def arrays(feeds: Sequence[Any]) -> list[Any]:
     """Inputs as numpy arrays (the 2- and 4-bit types unpacked, one value a byte, as ml_dtypes holds them)."""
     return [t.to_numpy() for t in feeds]

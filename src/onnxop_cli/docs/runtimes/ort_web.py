@@ -28,8 +28,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Sequence
 
+from ...core.ort_values import onnx_bytes
 from ...errors import GpuError, OnnxopError
-from .base import Broke, Lacks, Loaded, NotOnWebGPU, Refused, lacks, message, raw_bytes
+from .base import Broke, Lacks, Loaded, NotOnWebGPU, Refused, lacks, message
 
 ENV = "ONNXOP_ORT_WEB"
 VERSION = "1.31.1"  # the version the docs' table and the tests measure
@@ -163,7 +164,7 @@ class _Session:
         for name, t in zip(self.inputs, feeds):
             if t.dtype.name not in TYPES:
                 raise Lacks(f"onnxruntime-web has no {t.dtype.name} tensors")
-            sent.append([name, t.dtype.name, list(t.shape), base64.b64encode(raw_bytes(t).tobytes()).decode()])
+            sent.append([name, t.dtype.name, list(t.shape), base64.b64encode(onnx_bytes(t).tobytes()).decode()])
         answer = self.runtime.call("a => window.onnxopOrt.run(a)", [self.session, sent], "running a session")
         if "error" in answer:
             raise refused(answer["error"]) from None
