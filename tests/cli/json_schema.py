@@ -53,6 +53,7 @@ SPLIT_RUN = GRAPH_RUN | {
     "regions": [{"runtime": str, "nodes": int}],
     "transfers": TRANSFERS,
     "verified": ([{"op": str, "runtime": str, "nodes": int}], None),
+    "onnxruntime_differs": ([str], None),
     "dumped": ({str: str}, None),
 }
 COMPARED = {"path": str, "name": str, "shape": [int], "dtype": str}

@@ -181,3 +181,32 @@ def test_nodes_onnxruntime_has_no_kernel_for_are_verified(cwd, capsys, op):
     if op == "Resize":
         got = np.array([v.decode() if isinstance(v, bytes) else v for v in got.ravel()], object).reshape(got.shape)
     assert got.shape == want.shape and got.tolist() == want.tolist()
+
+
+def test_where_onnxruntime_differs_and_the_reference_decides_the_difference_is_told(cwd, capsys):
+    """A nearest Resize by 1/3 (torch's F.interpolate(scale_factor=1/3)): onnx.reference divides by the float32
+    scale in float64 (1 / 0.33333334 = 2.9999999, floor 2), onnxruntime in float32 (3.0, floor 3), so its
+    rows are 0, 3, 6 where onnxop's and onnx.reference's are 0, 2, 5. --verify passed the run with no word
+    but 'Resize x1 on onnx.reference' (the label of a node onnxruntime has no kernel for), and the outputs
+    differed from onnxruntime's own run of the model: now the summary and --json say so, naming the node."""
+    import json
+
+    onnx.save(helper.make_model(helper.make_graph(
+        [helper.make_node("Resize", ["x", "", "sc"], ["y"], name="third", mode="nearest",
+                          coordinate_transformation_mode="asymmetric", nearest_mode="floor")],
+        "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 9, 1])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(np.array([1, 1, 1 / 3, 1], np.float32), "sc")]),
+        opset_imports=[helper.make_opsetid("", 13)]), "m.onnx")
+    np.save("x.npy", np.arange(9, dtype=np.float32).reshape(1, 1, 9, 1))
+    code, out, err = cli(capsys, "run", "m.onnx", "x.npy", "--verify", "-o", "y.npy")
+    assert code == 0, err
+    assert np.load("y.npy").reshape(-1).tolist() == [0, 2, 5]  # onnx.reference's rows
+    assert ("onnxruntime differs from onnx.reference, which onnxop follows, on 1 of them, so the outputs can "
+            "differ from onnxruntime's own run: node 0 'third' (Resize) output 'y': 2 of 3 elements differ; "
+            "first [0, 0, 1, 0]: onnxop 0x40000000, onnxruntime 0x40400000") in out
+    code, out, err = cli(capsys, "run", "m.onnx", "x.npy", "--verify", "--json")
+    assert code == 0, err
+    assert json.loads(out)["onnxruntime_differs"] == [
+        "node 0 'third' (Resize) output 'y': 2 of 3 elements differ; first [0, 0, 1, 0]: onnxop 0x40000000, "
+        "onnxruntime 0x40400000"]

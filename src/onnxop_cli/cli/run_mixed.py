@@ -193,6 +193,9 @@ def summary(part, ran, verifier, dump, dumped) -> list[str]:
     if verifier is not None:
         done = ", ".join(f"{v['op']} x{v['nodes']} on {v['runtime']}" for v in verifier.summary())
         lines.append(f"Verified {sum(v['nodes'] for v in verifier.summary())} node(s) bit for bit: {done or 'none'}")
+        if verifier.differs:
+            lines.append(f"onnxruntime differs from onnx.reference, which onnxop follows, on {len(verifier.differs)} "
+                         f"of them, so the outputs can differ from onnxruntime's own run: {verifier.differs[0]}")
     if dump is not None:
         lines.append(f"Dumped {len(dumped)} value(s) to {quote(dump)}")
     return lines
@@ -273,5 +276,6 @@ def _document(m, files, feeds, results, written, ran, verifier, dumped, backend,
         "regions": ran.regions,
         "transfers": {"uploaded": ran.uploaded, "read_back": ran.read_back},
         "verified": verifier.summary() if verifier is not None else None,
+        "onnxruntime_differs": verifier.differs if verifier is not None else None,
         "dumped": {n: str(p) for n, p in dumped.items()} if dumped else None,
     }

@@ -30,6 +30,9 @@ class Verifier:
         self.opsets, self.ir_version = list(opsets), ir_version
         self.folder = folder  # the model's: a Constant's value in external data is read from there
         self.by: Counter = Counter()  # (operator, runtime that agreed) -> nodes
+        # where onnxruntime differed and onnx.reference agreed: onnxruntime's first difference on each
+        # such node, told with the summary (the run's outputs can differ from onnxruntime's own run)
+        self.differs: list[str] = []
 
     def __call__(self, region: Region, value: Callable[[str], Tensor]) -> None:
         if region.runtime != ONNXOP:
@@ -52,6 +55,7 @@ class Verifier:
                     _all_same(label, outs, value, made, by)
                 except OnnxopError:
                     raise first from None
+                self.differs.append(str(first).removeprefix("--verify: "))
             self.by[(kind(node), by)] += 1
 
     def _again(self, node, label: str, ins: dict[str, Tensor], outs: list[str], reference: bool = False):
