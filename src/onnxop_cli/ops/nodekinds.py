@@ -235,18 +235,20 @@ def refused_nodes(model) -> OtherNodes | None:
     other runtime was named; it counts too the nodes whose input types shape
     inference cannot tell (a float Add after a com.microsoft node), which the
     plan would refuse when it meets them and --others sends to the others."""
-    counts = others_in(model)
+    types = value_types(model)  # (once: inference of a large model takes a while, in a child process)
+    counts = others_in(model, types=types)
     if not counts:
         return None
-    undecided = dict(others_in(model, unknown=False))
+    undecided = dict(others_in(model, unknown=False, types=types))
     for name, n in counts:
         undecided[name] -= n
     return OtherNodes(counts, sorted(((k, n) for k, n in undecided.items() if n), key=lambda c: -c[1]))
 
 
-def others_in(model, unknown: bool = True) -> list[tuple[str, int]]:
-    """The nodes onnxop does not run, counted by operator (empty: it runs them all)."""
+def others_in(model, unknown: bool = True, types: dict[str, str] | None = None) -> list[tuple[str, int]]:
+    """The nodes onnxop does not run, counted by operator (empty: it runs them all); ``types``:
+    ``value_types(model)`` if the caller has them."""
     opset = model_opset(model)
     functions = {(f.domain, f.name) for f in model.functions}
-    types = value_types(model)
+    types = value_types(model) if types is None else types
     return ops((n for n in model.graph.node if not onnxop_runs(n, opset, functions, types, unknown)), types)
