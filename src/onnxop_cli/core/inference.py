@@ -22,12 +22,18 @@ kept for later calls.
 from __future__ import annotations
 
 import atexit
+import faulthandler
 import os
 import struct
 import subprocess
 import sys
 import threading
 from typing import Any, Optional
+
+try:
+    import resource
+except ImportError:  # (Windows)
+    resource = None  # type: ignore[assignment]
 
 # a module whose import means native threads may run in this process
 _THREADED = ("wgpu", "pydawn", "playwright", "onnxruntime")
@@ -79,8 +85,14 @@ def _graph(reply: bytes) -> Any:
 
 
 def _forked(model) -> bytes:
+    import warnings
+
+    from onnx import GraphProto, shape_inference  # noqa: F401 - imported here: the child imports nothing
+
     read, write = os.pipe()
-    pid = os.fork()
+    with warnings.catch_warnings():  # (3.12's DeprecationWarning for numpy's BLAS threads, idle in the child)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        pid = os.fork()
     if pid == 0:  # the child: inference, its graph down the pipe, and out without Python's exit
         code = 1
         try:
@@ -144,16 +156,12 @@ def serve() -> None:
 def _quiet_child() -> None:
     """A crash of the child prints nothing (faulthandler's dump, which pytest
     turns on) and writes no core file."""
-    import faulthandler
-
     faulthandler.disable()
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 2)
     try:
-        import resource
-
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    except (ImportError, ValueError, OSError):
+    except (AttributeError, ValueError, OSError):  # (no resource module: Windows, which has no fork either)
         pass
 
 
