@@ -118,8 +118,9 @@ def test_a_split_of_neither_split_nor_num_outputs_does_not_crash_the_process(tmp
     """Split-18 of an initializer given neither its split input nor num_outputs, an output read by an EyeLike
     with a dtype: onnx's shape inference, which decides the values' types (ops/nodekinds.value_types), crashed
     the process, so run, --others and --verify ended with a SIGSEGV, exit 139 and no message (found by
-    fuzz_graphs --draw wide --path cli --others, seed 82946). Inference is not asked of such a model; the split
-    is in equal parts as before. A real process: a crash here would take the test's with it."""
+    fuzz_graphs --draw wide --path cli --others, seed 82946). Inference is asked in a child process
+    (core/inference.py), whose crash leaves the types the model declares; the split is in equal parts as
+    before. A real process: a crash here would take the test's with it."""
     from commands import run_commands
 
     nodes = [helper.make_node("Split", ["c"], ["a", "b"], axis=0), helper.make_node("EyeLike", ["a"], ["e"], dtype=3)]

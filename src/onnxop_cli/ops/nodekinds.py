@@ -126,15 +126,12 @@ def value_types(model) -> dict[str, str]:
     ``sequence``, ``map`` or ``optional`` (NOT_TENSORS), as the model declares them and onnx's
     shape inference finds them: what decides whether a node of an operator that
     runs only some types (float Add: not onnxop's) is onnxop's."""
-    import onnx
     from onnx import TensorProto
 
-    try:
-        inferred = model if _crashes_inference(model) else onnx.shape_inference.infer_shapes(model, strict_mode=False)
-    except Exception:  # noqa: BLE001 - a model inference cannot read: what it declares
-        inferred = model
+    from ..core.inference import types_of
+
     types: dict[str, str] = {}
-    g = inferred.graph
+    g = types_of(model)  # (in a child process: onnx's inference can crash, core/inference.py)
     known = set(TensorProto.DataType.values()) - {TensorProto.UNDEFINED}  # a number ONNX does not name: not known
     inputs = {v.name for v in g.input}
     for v in (*g.input, *g.value_info, *g.output):
@@ -146,11 +143,11 @@ def value_types(model) -> dict[str, str]:
             types[v.name] = TensorProto.DataType.Name(elem).lower()
         elif holder := _holder(tp):
             types[v.name] = holder
-    for t in g.initializer:
+    for t in model.graph.initializer:
         if t.data_type in known:
             types[t.name] = TensorProto.DataType.Name(t.data_type).lower()
     versions = {o.domain or "ai.onnx": o.version for o in model.opset_import}
-    for n in g.node:  # where inference could not tell (after a node it has no schema for): the schema's word
+    for n in model.graph.node:  # where inference could not tell (after a node it has no schema for): the schema's word
         for name, holder in _schema_holders(n, versions.get(n.domain or "ai.onnx")):
             types.setdefault(name, holder)
     return types
@@ -190,16 +187,6 @@ def _holder(tp) -> str | None:
         which = tp.optional_type.elem_type.WhichOneof("value")
         return {"sequence_type": "sequence", "map_type": "map"}.get(which, "optional")
     return {"sequence_type": "sequence", "map_type": "map"}.get(which)
-
-
-def _crashes_inference(model) -> bool:
-    """A Split of opset 18+ given neither its split input nor num_outputs (which ONNX requires one of) reading
-    an initializer: onnx's shape inference (1.23) leaves its outputs' shapes such that an EyeLike of one with
-    a dtype crashed the process (SIGSEGV, exit 139, no message), and onnx is not asked then."""
-    opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
-    return opset >= 18 and any(
-        n.op_type == "Split" and n.domain in ("", "ai.onnx") and not (len(n.input) > 1 and n.input[1])
-        and not any(a.name == "num_outputs" for a in n.attribute) for n in model.graph.node)
 
 
 def onnxop_runs(proto, opset: int | None, functions: set, types: dict[str, str] | None = None,
@@ -248,18 +235,20 @@ def refused_nodes(model) -> OtherNodes | None:
     other runtime was named; it counts too the nodes whose input types shape
     inference cannot tell (a float Add after a com.microsoft node), which the
     plan would refuse when it meets them and --others sends to the others."""
-    counts = others_in(model)
+    types = value_types(model)  # (once: inference of a large model takes a while, in a child process)
+    counts = others_in(model, types=types)
     if not counts:
         return None
-    undecided = dict(others_in(model, unknown=False))
+    undecided = dict(others_in(model, unknown=False, types=types))
     for name, n in counts:
         undecided[name] -= n
     return OtherNodes(counts, sorted(((k, n) for k, n in undecided.items() if n), key=lambda c: -c[1]))
 
 
-def others_in(model, unknown: bool = True) -> list[tuple[str, int]]:
-    """The nodes onnxop does not run, counted by operator (empty: it runs them all)."""
+def others_in(model, unknown: bool = True, types: dict[str, str] | None = None) -> list[tuple[str, int]]:
+    """The nodes onnxop does not run, counted by operator (empty: it runs them all); ``types``:
+    ``value_types(model)`` if the caller has them."""
     opset = model_opset(model)
     functions = {(f.domain, f.name) for f in model.functions}
-    types = value_types(model)
+    types = value_types(model) if types is None else types
     return ops((n for n in model.graph.node if not onnxop_runs(n, opset, functions, types, unknown)), types)
