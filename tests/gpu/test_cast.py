@@ -122,9 +122,16 @@ def _holds(x: np.ndarray, target: str) -> np.ndarray:
 @pytest.mark.parametrize("source", TYPES)
 def test_cast_of_every_pair_is_onnx_reference_bit_for_bit(backend, rng, source):
     x_all = _values(rng, source, sum(SIZES) + 400)
+    widths = set()  # the target widths whose short tails this source has met
     for target in TYPES:
         if target == source:
             continue
+        # A tail that ends inside an output word is the packing's, which depends on the two element widths,
+        # not on the conversion: the short sizes go to the first target of each width, the other targets
+        # take the empty tensor and the long one (1,822 casts a backend, where short sizes on every pair
+        # made 3,520, each a submit and a readback: most of the suite's longest file)
+        sizes = (0,) if _bits(target) in widths else SIZES
+        widths.add(_bits(target))
         to = dtype_of_numpy(_dtype(target)).onnx_type
         faults = source in FLOATS and target in INTS and target != "bool" and _bits(target) >= 8
         x_use = x_all
@@ -136,7 +143,7 @@ def test_cast_of_every_pair_is_onnx_reference_bit_for_bit(backend, rng, source):
             x_use = np.concatenate([x_all[_holds(x_all, target)], spread[_holds(spread, target)]])
         for attrs in _modes(target):
             start = 0
-            for n in SIZES + (x_use.size - sum(SIZES),):
+            for n in sizes + (x_use.size - sum(sizes),):
                 x = x_use[start:start + n]
                 start += n
                 want = _reference(x, to, attrs)
