@@ -236,6 +236,24 @@ def test_pad_negative_pads_crop(backend, rng):
                 assert same(got, theirs[0]), (mode, pads)
 
 
+def test_pad_crops_past_the_other_end_keep_nothing(backend):
+    """A negative pad that crops more than the axis has, where the other end grows it back above
+    zero (a begin of 3 and an end of -3 on an axis of 2): nothing of the input is left, so constant
+    mode is all fill (as onnxruntime) and the other modes are refused (onnxruntime: "zero effective
+    input extent"), where edge gave the input's first element and reflect a GPU error."""
+    x = np.array([1, 2], np.int32)
+    for pads in ([3, -3], [-4, 3]):
+        assert same(pad(x, pads=pads, backend=backend), np.zeros(pads[0] + pads[1] + 2, np.int32))
+        for mode in ("edge", "reflect", "wrap"):
+            with pytest.raises(OpError, match=f"mode {mode} cannot pad axis 0: it has no elements after cropping"):
+                pad(x, pads=pads, mode=mode, backend=backend)
+    empty = np.zeros((2, 0), np.int32)  # an end of -1 on an axis of length 0, the begin grows it to 2
+    want = ort("Pad", 19, [empty, np.array([0, 3, 0, -1], np.int64)], {"mode": "constant"})
+    assert want is not None and same(pad(empty, pads=[0, 3, 0, -1], backend=backend), want[0])
+    with pytest.raises(OpError, match=r"mode reflect cannot pad axis 1: it has no elements \(length 0\)"):
+        pad(empty, pads=[0, 3, 0, -1], mode="reflect", backend=backend)
+
+
 def test_pad_constant_value_bits(backend):
     """NaN payloads, -0.0, float8 and the packed types keep their bits as the fill."""
     x = np.arange(6, dtype=np.float32).reshape(2, 3)
