@@ -5,6 +5,8 @@ is tested on every backend; the shape rules once."""
 
 from __future__ import annotations
 
+import re
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -153,6 +155,30 @@ def test_split_rules():
         split(x, axis=0, opset=13)
     with pytest.raises(UsageError, match="has no num_outputs"):
         split(x, num_outputs=5, opset=13)
+
+
+def test_a_models_split_makes_as_many_parts_as_its_node_has_outputs():
+    """In a model the node's outputs are the parts (onnxruntime: "Number of outputs (2) does not match
+    num_outputs (4)"): a split of 2 sizes for 3 outputs raised KeyError 'c', one for 1 output and a
+    num_outputs of 4 for 2 outputs dropped the parts past the node's outputs without a word."""
+    from onnx import helper
+
+    import onnxop_cli.backend
+
+    x = np.arange(12, dtype=np.int32).reshape(3, 4)
+    for node, inputs, opset, message in [
+        (helper.make_node("Split", ["x", "s"], ["a", "b", "c"], axis=1), [x, np.array([1, 3])], 13,
+         "Split: split [1, 3] makes 2 parts, but the node has 3 outputs"),
+        (helper.make_node("Split", ["x", "s"], ["a"], axis=1), [x, np.array([1, 3])], 13,
+         "Split: split [1, 3] makes 2 parts, but the node has 1 output"),
+        (helper.make_node("Split", ["x"], ["a", "b"], axis=1, num_outputs=4), [x], 18,
+         "Split: num_outputs 4 makes 4 parts, but the node has 2 outputs"),
+    ]:
+        with pytest.raises(OpError, match=re.escape(message)):
+            onnxop_cli.backend.run_node(node, inputs, opset=opset)
+    out = onnxop_cli.backend.run_node(helper.make_node("Split", ["x"], ["a", "", "c"], axis=1, num_outputs=3), [x],
+                                      opset=18)  # a part left out by an empty name is still a part
+    assert [o.shape for o in out] == [(3, 2), (3, 0)]
 
 
 # ------------------------------------------------------------ Where
