@@ -154,6 +154,8 @@ def test_eye_like_and_constant_of_shape(backend, rng):
     assert same(constant_of_shape(np.array([0, 4], np.int64)), np.zeros((0, 4), np.float32))
     with pytest.raises(OpError, match="negative dimension"):
         constant_of_shape(np.array([2, -1], np.int64))
+    with pytest.raises(OpError, match=r"^EyeLike: dtype string is not one EyeLike makes \(it makes bfloat16, "):
+        eye_like(x, dtype=TensorProto.STRING)  # (it said 'dtype object', numpy's name for the strings' array)
 
 
 def test_shape_and_size_are_metadata():
