@@ -5,8 +5,6 @@ is tested on every backend; the shape rules once."""
 
 from __future__ import annotations
 
-import re
-
 import ml_dtypes
 import numpy as np
 import pytest
@@ -158,27 +156,22 @@ def test_split_rules():
 
 
 def test_a_models_split_makes_as_many_parts_as_its_node_has_outputs():
-    """In a model the node's outputs are the parts (onnxruntime: "Number of outputs (2) does not match
-    num_outputs (4)"): a split of 2 sizes for 3 outputs raised KeyError 'c', one for 1 output and a
-    num_outputs of 4 for 2 outputs dropped the parts past the node's outputs without a word."""
+    """In a model the node's outputs are the parts (onnxruntime refuses others): a split of 2 sizes for
+    3 outputs raised KeyError 'c'; for 1 output, or num_outputs 4 for 2, the parts past them were dropped."""
     from onnx import helper
 
-    import onnxop_cli.backend
+    from onnxop_cli.backend import run_node
 
-    x = np.arange(12, dtype=np.int32).reshape(3, 4)
-    for node, inputs, opset, message in [
-        (helper.make_node("Split", ["x", "s"], ["a", "b", "c"], axis=1), [x, np.array([1, 3])], 13,
-         "Split: split [1, 3] makes 2 parts, but the node has 3 outputs"),
-        (helper.make_node("Split", ["x", "s"], ["a"], axis=1), [x, np.array([1, 3])], 13,
-         "Split: split [1, 3] makes 2 parts, but the node has 1 output"),
-        (helper.make_node("Split", ["x"], ["a", "b"], axis=1, num_outputs=4), [x], 18,
-         "Split: num_outputs 4 makes 4 parts, but the node has 2 outputs"),
-    ]:
-        with pytest.raises(OpError, match=re.escape(message)):
-            onnxop_cli.backend.run_node(node, inputs, opset=opset)
-    out = onnxop_cli.backend.run_node(helper.make_node("Split", ["x"], ["a", "", "c"], axis=1, num_outputs=3), [x],
-                                      opset=18)  # a part left out by an empty name is still a part
-    assert [o.shape for o in out] == [(3, 2), (3, 0)]
+    x, two = np.arange(12, dtype=np.int32).reshape(3, 4), np.array([1, 3])
+    for outputs, inputs, attrs, opset, message in [
+            ("abc", [x, two], {}, 13, r"split \[1, 3\] makes 2 parts, but the node has 3 outputs$"),
+            ("a", [x, two], {}, 13, r"split \[1, 3\] makes 2 parts, but the node has 1 output$"),
+            ("ab", [x], {"num_outputs": 4}, 18, r"num_outputs 4 makes 4 parts, but the node has 2 outputs$")]:
+        with pytest.raises(OpError, match=message):
+            run_node(helper.make_node("Split", ["x", "s"][:len(inputs)], list(outputs), axis=1, **attrs), inputs,
+                     opset=opset)
+    out = run_node(helper.make_node("Split", ["x"], ["a", "", "c"], axis=1, num_outputs=3), [x], opset=18)
+    assert [o.shape for o in out] == [(3, 2), (3, 0)]  # a part left out by an empty name is still a part
 
 
 # ------------------------------------------------------------ Where
@@ -263,10 +256,8 @@ def test_pad_negative_pads_crop(backend, rng):
 
 
 def test_pad_crops_past_the_other_end_keep_nothing(backend):
-    """A negative pad that crops more than the axis has, where the other end grows it back above
-    zero (a begin of 3 and an end of -3 on an axis of 2): nothing of the input is left, so constant
-    mode is all fill (as onnxruntime) and the other modes are refused (onnxruntime: "zero effective
-    input extent"), where edge gave the input's first element and reflect a GPU error."""
+    """A crop past the other end (begin 3, end -3 on an axis of 2) leaves nothing of the input: constant
+    mode is all fill, the others are refused (as onnxruntime); edge gave x[0], reflect a GPU error."""
     x = np.array([1, 2], np.int32)
     for pads in ([3, -3], [-4, 3]):
         assert same(pad(x, pads=pads, backend=backend), np.zeros(pads[0] + pads[1] + 2, np.int32))
