@@ -285,3 +285,18 @@ def test_a_constant_two_runtimes_read_is_verified_where_onnxop_reads_it(cwd, cap
     assert "Verified 2 node(s) bit for bit: Concat x1 on onnxruntime, Transpose x1 on onnxruntime" in out
     want = np.concatenate([x.T + numpy_helper.to_array(c), numpy_helper.to_array(c)])
     assert np.load("y.npy").tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("flag", [[], ["--verify"], ["--others", "onnxruntime"], ["--dump", "d"]])
+def test_a_node_refused_in_the_split_run_is_named_with_the_model_as_in_the_plain_run(cwd, capsys, flag):
+    """A node's refusal found while the split run (--verify, --others, --dump) ran the graph lacked the
+    model's path that the plain run's line starts with ('node 0 (Gather-13): ...' for 'm.onnx: node 0 ...')."""
+    node = helper.make_node("Gather", ["x", "i"], ["y"])
+    onnx.save(helper.make_model(helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("x", TensorProto.INT32, [3, 2])],
+        [helper.make_tensor_value_info("y", TensorProto.INT32, None)],
+        [numpy_helper.from_array(np.array([9], np.int64), "i")]), opset_imports=[helper.make_opsetid("", 13)]), "m.onnx")
+    np.save("x.npy", np.zeros((3, 2), np.int32))
+    code, out, err = cli(capsys, "run", "m.onnx", "x.npy", *flag)
+    assert code == ExitCode.USAGE and error_of(err) == (
+        "m.onnx: node 0 (Gather-13): Gather: indices[0] = 9 is out of range [-3, 2] for axis 0 of size 3"), err

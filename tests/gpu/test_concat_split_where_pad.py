@@ -155,6 +155,25 @@ def test_split_rules():
         split(x, num_outputs=5, opset=13)
 
 
+def test_a_models_split_makes_as_many_parts_as_its_node_has_outputs():
+    """In a model the node's outputs are the parts (onnxruntime refuses others): a split of 2 sizes for
+    3 outputs raised KeyError 'c'; for 1 output, or num_outputs 4 for 2, the parts past them were dropped."""
+    from onnx import helper
+
+    from onnxop_cli.backend import run_node
+
+    x, two = np.arange(12, dtype=np.int32).reshape(3, 4), np.array([1, 3])
+    for outputs, inputs, attrs, opset, message in [
+            ("abc", [x, two], {}, 13, r"split \[1, 3\] makes 2 parts, but the node has 3 outputs$"),
+            ("a", [x, two], {}, 13, r"split \[1, 3\] makes 2 parts, but the node has 1 output$"),
+            ("ab", [x], {"num_outputs": 4}, 18, r"num_outputs 4 makes 4 parts, but the node has 2 outputs$")]:
+        with pytest.raises(OpError, match=message):
+            run_node(helper.make_node("Split", ["x", "s"][:len(inputs)], list(outputs), axis=1, **attrs), inputs,
+                     opset=opset)
+    out = run_node(helper.make_node("Split", ["x"], ["a", "", "c"], axis=1, num_outputs=3), [x], opset=18)
+    assert [o.shape for o in out] == [(3, 2), (3, 0)]  # a part left out by an empty name is still a part
+
+
 # ------------------------------------------------------------ Where
 
 
@@ -234,6 +253,22 @@ def test_pad_negative_pads_crop(backend, rng):
             assert same(got, want), (mode, pads)
             if theirs is not None and mode == "constant":
                 assert same(got, theirs[0]), (mode, pads)
+
+
+def test_pad_crops_past_the_other_end_keep_nothing(backend):
+    """A crop past the other end (begin 3, end -3 on an axis of 2) leaves nothing of the input: constant
+    mode is all fill, the others are refused (as onnxruntime); edge gave x[0], reflect a GPU error."""
+    x = np.array([1, 2], np.int32)
+    for pads in ([3, -3], [-4, 3]):
+        assert same(pad(x, pads=pads, backend=backend), np.zeros(pads[0] + pads[1] + 2, np.int32))
+        for mode in ("edge", "reflect", "wrap"):
+            with pytest.raises(OpError, match=f"mode {mode} cannot pad axis 0: it has no elements after cropping"):
+                pad(x, pads=pads, mode=mode, backend=backend)
+    empty = np.zeros((2, 0), np.int32)  # an end of -1 on an axis of length 0, the begin grows it to 2
+    want = ort("Pad", 19, [empty, np.array([0, 3, 0, -1], np.int64)], {"mode": "constant"})
+    assert want is not None and same(pad(empty, pads=[0, 3, 0, -1], backend=backend), want[0])
+    with pytest.raises(OpError, match=r"mode reflect cannot pad axis 1: it has no elements \(length 0\)"):
+        pad(empty, pads=[0, 3, 0, -1], mode="reflect", backend=backend)
 
 
 def test_pad_constant_value_bits(backend):

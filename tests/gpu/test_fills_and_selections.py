@@ -115,6 +115,14 @@ def test_one_hot(backend, rng, vtype):
         one_hot(indices, depth=np.array(5), values=np.zeros(3, np.float32))
 
 
+def test_one_hot_depth_that_is_no_number_is_refused():
+    """A float depth is truncated (2.9 is 2), but NaN and the infinities have no integer: int() of them
+    was a ValueError (NaN) or OverflowError (inf) out of the plan, not a refusal."""
+    for depth in (np.float32(np.nan), np.float16(-np.inf), np.float64(np.inf)):
+        with pytest.raises(OpError, match=rf"^OneHot: depth -?(nan|inf) must be a finite number of at least 1$"):
+            one_hot(np.array([1]), depth=np.array(depth), values=np.array([0, 1]))
+
+
 def test_bit_cast(backend, rng):
     x = random_array(rng, (3, 4), np.float32)
     for to, np_to in ((TensorProto.INT32, np.int32), (TensorProto.UINT32, np.uint32)):
@@ -146,6 +154,8 @@ def test_eye_like_and_constant_of_shape(backend, rng):
     assert same(constant_of_shape(np.array([0, 4], np.int64)), np.zeros((0, 4), np.float32))
     with pytest.raises(OpError, match="negative dimension"):
         constant_of_shape(np.array([2, -1], np.int64))
+    with pytest.raises(OpError, match=r"^EyeLike: dtype string is not one EyeLike makes \(it makes bfloat16, "):
+        eye_like(x, dtype=TensorProto.STRING)  # (it said 'dtype object', numpy's name for the strings' array)
 
 
 def test_shape_and_size_are_metadata():

@@ -150,6 +150,32 @@ def test_strings_run_on_the_host_with_the_same_checks(rng):
         api.scatter_nd(s, np.array([[1], [-2]]), np.array([["x", "y"], ["z", "w"]], dtype=object), backend=BACKEND)
 
 
+def test_indices_of_an_empty_output_are_checked_all_the_same():
+    """No element is read or written, but an index out of range is refused, as onnxruntime and
+    onnx.reference refuse it: the output was made empty, its indices never checked, by the API,
+    the commands and the graph executor (onnx's backend) alike."""
+    import onnxop_cli.backend
+
+    e30, e0 = np.zeros((3, 0), np.int32), np.zeros((0,), np.int32)
+    calls = [
+        (lambda: api.gather(e30, np.array([9]), backend=BACKEND), "Gather: indices[0] = 9 is out of range [-3, 2] "
+         "for axis 0 of size 3"),
+        (lambda: api.scatter_elements(e0, np.array([7]), np.array([1], np.int32), backend=BACKEND),
+         "ScatterElements: indices[0] = 7 is out of range [0, -1] for axis 0 of size 0"),
+        (lambda: api.scatter(e0, np.array([7]), np.array([1], np.int32), opset=9, backend=BACKEND),
+         "Scatter: indices[0] = 7 is out of range [0, -1] for axis 0 of size 0"),
+        (lambda: api.scatter_nd(np.zeros((2, 0, 1), np.int32), np.array([[1, 9, 0]]), np.array([1], np.int32),
+                                backend=BACKEND), "ScatterND: indices[0, 1] = 9 is out of range [0, -1]"),
+        (lambda: onnxop_cli.backend.run_node(helper.make_node("Gather", ["x", "i"], ["y"]), [e30, np.array([9])],
+                                             backend=BACKEND), "Gather: indices[0] = 9 is out of range [-3, 2]"),
+    ]
+    for call, message in calls:
+        with pytest.raises(OpError) as e:
+            call()
+        assert message in str(e.value), str(e.value)
+    assert api.gather(e30, np.array([-3, 2]), backend=BACKEND).shape == (2, 0)  # in range: the empty output
+
+
 # ------------------------------------------------------------------ each opset's rule
 
 

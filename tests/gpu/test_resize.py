@@ -152,6 +152,16 @@ def test_bad_inputs_are_refused_with_their_values(params, message):
     assert e.value.message.startswith(message)
 
 
+def test_a_kept_aspect_ratio_over_an_empty_axis_is_refused_with_the_sizes():
+    """keep_aspect_ratio_policy takes one scale for every axis, sizes over the input's sizes; an
+    axis of size 0 makes it infinite (as onnxruntime: "input dim is zero"), which was an
+    OverflowError traceback (onnx.reference fails the same way)."""
+    with pytest.raises(OpError, match=r"^Resize: keep_aspect_ratio_policy not_smaller scales every resized axis by "
+                                      r"the largest of sizes \[2, 3\] over the input's \[0, 3\], and axis 1 of "
+                                      r"size 0 makes that infinite$"):
+        api.resize(np.zeros((4, 0, 3), np.float32), sizes=[2, 3], axes=[1, 2], keep_aspect_ratio_policy="not_smaller")
+
+
 def test_the_cli_refuses_arithmetic_modes_and_fills_in_one_line(tmp_path):
     np.save(tmp_path / "x.npy", np.arange(12, dtype=np.float32).reshape(1, 1, 3, 4))
     linear, crop, ok = run_commands([

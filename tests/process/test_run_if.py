@@ -288,5 +288,5 @@ def test_an_error_in_a_branch_names_the_if_and_the_branch(ran):
     node 1 is the If."""
     _, [r] = ran["error_in_branch"]
     assert r.returncode == 2 and r.stderr == (
-        "onnxop: error: If node 1 'pick', then_branch: node 1 'bad' (Reshape-14): Reshape: shape [7] (7 elements) "
+        "onnxop: error: m.onnx: If node 1 'pick', then_branch: node 1 'bad' (Reshape-14): Reshape: shape [7] (7 elements) "
         "does not fit an input of shape (2, 3) (6 elements)\n"), r.stderr

@@ -324,7 +324,7 @@ def test_an_error_in_onnxops_region_names_the_node_by_its_place_in_the_model(ran
     _, done = ran["error_names_the_models_node"]
     for r in done:
         assert r.returncode == 2 and r.stderr == (
-            "onnxop: error: node 4 'bad' (Reshape-13): Reshape: shape [7] (7 elements) does not fit an input of "
+            "onnxop: error: m.onnx: node 4 'bad' (Reshape-13): Reshape: shape [7] (7 elements) does not fit an input of "
             "shape (2, 3) (6 elements)\n"), r.stderr
 
 

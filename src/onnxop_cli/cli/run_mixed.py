@@ -14,7 +14,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Optional
 
-from ..errors import OnnxopError, UsageError
+from ..errors import InputError, OnnxopError, UsageError
 from ..render.node import quote  # names and paths from files, in a line of text
 
 
@@ -82,8 +82,11 @@ def run_mixed(ctx, m, model_path: Path, files: dict[str, Path], feeds: dict, *, 
         verifier = Verifier(m.opset_import, m.ir_version, model_path.parent)
         inspect.append(verifier)
     try:
-        results, ran = runner.run(part, feeds, model_path.parent, backend=backend,
-                                  inspect=(lambda r, value: [f(r, value) for f in inspect]) if inspect else None)
+        try:
+            results, ran = runner.run(part, feeds, model_path.parent, backend=backend,
+                                      inspect=(lambda r, value: [f(r, value) for f in inspect]) if inspect else None)
+        except (UsageError, InputError) as e:  # a node's refusal, named as the plain run names it (cli/run.py)
+            raise e.reworded(f"{model_path}: {e.message}") from None
         from ..core.graph import check_output
 
         for v, t in zip(m.graph.output, results):  # before --check, printing or -o

@@ -96,7 +96,14 @@ def check(node: Node, tensors: Sequence[Optional[Tensor]], where: str = "") -> l
 
 def needs_device(plans: Sequence[OutputPlan]) -> bool:
     """Whether a kernel moves bytes; a view operator's region opens the device even when empty."""
-    return any(p.values is None and not p.dtype.is_string and (p.size or p.view is not None) for p in plans)
+    return any(p.values is None and not p.dtype.is_string and (p.size or p.view is not None or _checks_empty(p))
+               for p in plans)
+
+
+def _checks_empty(p: OutputPlan) -> bool:
+    """An empty output whose indices the device still checks (Gather of (3, 0) at index 9: onnxruntime and
+    onnx.reference refuse it, though no element is read)."""
+    return p.size == 0 and p.precheck is not None and p.kernel in ("indexed-gather", "scatter")
 
 
 def apply_node(
@@ -202,6 +209,8 @@ def _filler(gpu, p: OutputPlan, tensors: Sequence[Optional[Tensor]], reuse=None)
     """How output ``p``'s bytes are made, as a function of its sink;
     ``reuse``: gpu/pieces.Runs shared by the node's outputs."""
     if p.size == 0:
+        if _checks_empty(p):
+            p.precheck(gpu, [None if t is None else _source(t) for t in tensors])  # type: ignore[misc]
         return lambda sink: 0
     if p.values is not None:
         import numpy as np

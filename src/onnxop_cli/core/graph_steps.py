@@ -19,6 +19,7 @@ node or output reads them (``release_dead``).
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -254,7 +255,7 @@ def _output(gn: GraphNode, name: str, p, tensors, rt: Runtime, steps: list[Step]
     import numpy as np
 
     from ..gpu import resident
-    from .apply_tensors import _filler, _host, _source
+    from .apply_tensors import _checks_empty, _filler, _host, _source
     from .graph_values import Step, Value, of_tensor
     from .sources import MemoryBytes
     from .tensor import Tensor
@@ -265,7 +266,9 @@ def _output(gn: GraphNode, name: str, p, tensors, rt: Runtime, steps: list[Step]
         return of_tensor(name, t)
     if p.values is not None or p.size == 0:  # metadata (Shape, Size), or nothing to make: a host tensor
         buf = bytearray()
-        _filler(None, p, tensors)(lambda chunk: buf.extend(bytes(chunk)))
+        gpu = rt.device() if _checks_empty(p) else None  # an empty gather's indices are checked all the same
+        with gpu.lock if gpu is not None else contextlib.nullcontext():
+            _filler(gpu, p, tensors)(lambda chunk: buf.extend(bytes(chunk)))
         t = Tensor(name, p.shape, p.dtype, data=MemoryBytes(np.frombuffer(bytes(buf), dtype=np.uint8)))
         return of_tensor(name, t)
     step = Step(None, gn.label, shape=tuple(p.shape), dtype=p.dtype)  # type: ignore[arg-type]

@@ -85,7 +85,7 @@ class EyeLike_9(TensorOp):
             except Exception:  # noqa: BLE001 - an unknown TensorProto number
                 raise OpError(f"{cls.label()}: dtype {node.value('dtype')} is not an ONNX tensor type") from None
             if dtype.onnx_name not in cls.allowed_types():
-                raise OpError(f"{cls.label()}: dtype {dtype} is not one EyeLike makes "
+                raise OpError(f"{cls.label()}: dtype {dtype.onnx_name} is not one EyeLike makes "  # (string, not numpy's object)
                               f"(it makes {', '.join(sorted(cls.allowed_types()))})")
         k = int(node.value("k", 0))  # type: ignore[call-overload]
         rows, cols = data.shape

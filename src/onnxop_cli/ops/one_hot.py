@@ -46,7 +46,10 @@ class OneHot_9(TensorOp):
         assert indices is not None and depth_arg is not None and values is not None
         if depth_arg.size != 1:
             raise OpError(f"{cls.label()}: depth must be one value, got shape {depth_arg.shape}")
-        depth = int(np.asarray(depth_arg.values()).reshape(-1)[0])
+        given = np.asarray(depth_arg.values()).reshape(-1)[0]
+        if given.dtype.kind == "f" and not math.isfinite(float(given)):  # int() of it was a ValueError or OverflowError
+            raise OpError(f"{cls.label()}: depth {float(given)} must be a finite number of at least 1")
+        depth = int(given)
         if depth < 1:
             raise OpError(f"{cls.label()}: depth {depth} must be at least 1")
         if values.size != 2 or len(values.shape) != 1:

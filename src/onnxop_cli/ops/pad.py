@@ -79,7 +79,9 @@ class Pad_1(TensorOp):
                 raise OpError(f"{cls.label()}: pads {begin[k]} and {end[k]} crop axis {k} of length "
                               f"{data.shape[k]} below zero")
         crop = [max(0, -b) for b in begin]
-        kept = [d + min(b, 0) + min(e, 0) for d, b, e in zip(data.shape, begin, end)]
+        # what is left of each axis once both negative pads crop it: none where they overlap (a begin
+        # of 3 and an end of -3 on an axis of 2 keep nothing, and the axis is all pad), never fewer
+        kept = [max(0, d + min(b, 0) + min(e, 0)) for d, b, e in zip(data.shape, begin, end)]
         grow_b, grow_e = [max(0, b) for b in begin], [max(0, e) for e in end]
         out = c_strides(shape)
         base = sum(c * s for c, s in zip(crop, data.strides))

@@ -33,6 +33,11 @@ def axis_tables(op: str, shape: tuple[int, ...], scales, sizes, roi, settings: d
         policy = settings["policy"]
         if policy != "stretch":
             scale = np.array(scale_factors).min() if policy == "not_larger" else np.array(scale_factors).max()
+            if not math.isfinite(scale):  # an axis of size 0 has no ratio; int(inf) was a traceback
+                empty = names[scale_factors.index(math.inf)]
+                raise OpError(f"{op}: keep_aspect_ratio_policy {policy} scales every resized axis by the "
+                              f"{'smallest' if policy == 'not_larger' else 'largest'} of sizes {list(map(int, sizes))} "
+                              f"over the input's {list(shape)}, and axis {empty} of size 0 makes that infinite")
             scale_factors = [scale] * r
             output_size = [int(scale * shape[i] + 0.5) for i in range(r)]
     else:

@@ -67,6 +67,11 @@ class Split_1(TensorOp):
             raise OpError(f"{cls.label()}: cannot split a scalar (rank 0)")
         axis = cls.check_axis(int(node.value("axis", 0)), -r, r - 1, f"for an input of rank {r}")  # type: ignore[arg-type]
         sizes = cls.sizes(node, args, data.shape[axis], axis)
+        if node.outputs is not None and len(sizes) != node.outputs:  # a model's node: its outputs are the parts
+            n = node.value("num_outputs")
+            what = f"num_outputs {n}" if n is not None else f"split {sizes}"
+            raise OpError(f"{cls.label()}: {what} makes {len(sizes)} part{'s' * (len(sizes) != 1)}, "
+                          f"but the node has {node.outputs} output{'s' * (node.outputs != 1)}")
         plans, at = [], 0
         for k, n in enumerate(sizes):
             shape = list(data.shape)
