@@ -96,6 +96,16 @@ class Builder:
             self.inits.append(n)
         return n
 
+    def partner(self, src: str, rng, *shapes: tuple[int, ...]) -> str:
+        """A value of ``src``'s type drawn at random that broadcasts with it (and ``shapes``), else ``src``."""
+        same = [v for v in self.values if self.values[v].dtype == self.values[src].dtype]
+        other = same[int(rng.integers(0, len(same)))]
+        try:
+            np.broadcast_shapes(*shapes, self.values[src].shape, self.values[other].shape)
+        except ValueError:
+            return src
+        return other
+
     def try_node(self, op: str, ins: list[str], nouts: int = 1, domain: str = "", **attrs) -> list[str] | None:
         """Add the node if onnx.reference runs it (on the values so far); its outputs' names, or None."""
         try:

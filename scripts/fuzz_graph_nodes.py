@@ -135,12 +135,7 @@ def step(b: Builder, src: str, wide: bool = False) -> list[str] | None:
         return b.try_node("Expand", [src, b.const(shape)])
     if op == "Where":
         cond = rng.integers(0, 2, x.shape[-1:] if r and rng.random() < 0.5 else x.shape).astype(bool)
-        others = [v for v in b.values if b.values[v].dtype == x.dtype]
-        other = others[int(rng.integers(0, len(others)))]
-        try:
-            np.broadcast_shapes(cond.shape, x.shape, b.values[other].shape)
-        except ValueError:
-            other = src
+        other = b.partner(src, rng, cond.shape)
         return b.try_node("Where", [b.const(cond, np.bool_), src, other] if rng.random() < 0.5
                           else [b.const(cond, np.bool_), other, src])
     if op == "OneHot" and x.dtype.kind in "iu" and r < 5:
@@ -214,12 +209,7 @@ def step(b: Builder, src: str, wide: bool = False) -> list[str] | None:
         shape = [int(rng.integers(0, d + 3)) for d in x.shape]
         return b.try_node("CenterCropPad", [src, b.const(shape)])
     if op in ("Arith", "Compare") and x.dtype.kind in "iu" and x.dtype.itemsize <= 8:
-        ints = [v for v in b.values if b.values[v].dtype == x.dtype]
-        other = ints[int(rng.integers(0, len(ints)))]
-        try:
-            np.broadcast_shapes(x.shape, b.values[other].shape)
-        except ValueError:
-            other = src
+        other = b.partner(src, rng)
         if op == "Compare":
             return b.try_node(str(rng.choice(["Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual"])),
                               [src, other])

@@ -88,12 +88,7 @@ def wide_step(b: Builder, src: str, op: str) -> list[str] | None:
     if op == "Logic" and x.dtype == np.bool_:
         if rng.random() < 0.3:
             return b.try_node("Not", [src])
-        bools = [v for v in b.values if b.values[v].dtype == np.bool_]
-        other = bools[int(rng.integers(0, len(bools)))]
-        try:
-            np.broadcast_shapes(x.shape, b.values[other].shape)
-        except ValueError:
-            other = src
+        other = b.partner(src, rng)
         return b.try_node(str(rng.choice(["And", "Or", "Xor"])), [src, other])
     if op == "PadAxes" and r and o >= 18:
         k = int(rng.integers(1, r + 1))
