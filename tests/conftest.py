@@ -23,7 +23,9 @@ from typing import Optional
 import numpy as np
 import pytest
 
-os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.mkdtemp(prefix="xdg-"))
+if not os.environ.get("XDG_RUNTIME_DIR"):  # made only when unset (setdefault's argument made one every time)
+    os.environ["XDG_RUNTIME_DIR"] = tempfile.mkdtemp(prefix="xdg-")
+    atexit.register(shutil.rmtree, os.environ["XDG_RUNTIME_DIR"], ignore_errors=True)
 # The kernel choice is cached under $XDG_CACHE_HOME (gpu/choose.py): the
 # tests, and the processes they start, use a fresh one, never the user's.
 _CACHE_HOME = tempfile.mkdtemp(prefix="onnxop-test-cache-")
