@@ -184,8 +184,8 @@ def pytest_generate_tests(metafunc):
 def pytest_collection_modifyitems(config, items):
     """``gpu``: every test that uses a backend. In a matrix pass
     (``ONNXOP_TEST_MATRIX``) only the tests that fan out over backends are
-    kept, each with one ``dtype`` of each element width (matrix_widths.py);
-    the others are deselected (the first pass ran them)."""
+    kept, without the fan-outs that run one kernel with other data
+    (matrix_subset.py); the others are deselected (the first pass ran them)."""
     kept, dropped = [], []
     for item in items:
         uses = "backend" in getattr(item, "fixturenames", ())
@@ -197,10 +197,10 @@ def pytest_collection_modifyitems(config, items):
         else:
             kept.append(item)
     if MATRIX:
-        from matrix_widths import one_per_width
+        from matrix_subset import one_per_kernel
 
-        kept, other_widths = one_per_width(kept)
-        dropped += other_widths
+        kept, same_kernels = one_per_kernel(kept)
+        dropped += same_kernels
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept

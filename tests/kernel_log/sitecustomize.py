@@ -1,6 +1,6 @@
 """``ONNXOP_TEST_KERNEL_LOG=PATH``: every kernel a test dispatches, one line per (backend, kernel, test)
 and process, appended to PATH -- to count the distinct kernels a pass runs on each backend (the matrix
-passes must run every one: tests/matrix_widths.py).
+passes must run every one: tests/matrix_subset.py).
 
 A line is tab-separated: ``engine-backend`` (``dawn-gl``), the kernel (the first 16 hex digits of the
 sha256 of its WGSL and binding layout), its label, the test's node id ($PYTEST_CURRENT_TEST, which the
