@@ -58,12 +58,8 @@ for _name in ("SIGINT", "SIGHUP", "SIGQUIT", "SIGTERM"):
     if signal.getsignal(_sig) is signal.SIG_IGN:
         signal.signal(_sig, signal.default_int_handler if _sig == signal.SIGINT else signal.SIG_DFL)
 
-# $ONNXOP_TEST_KERNEL_LOG: every kernel dispatched, by backend and test (tests/kernel_log/sitecustomize.py),
-# in this process and, by $PYTHONPATH, in those it starts.
-if os.environ.get("ONNXOP_TEST_KERNEL_LOG"):
-    _HOOK = str(Path(__file__).parent / "kernel_log")
-    os.environ["PYTHONPATH"] = os.pathsep.join([_HOOK] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
-    _spec = importlib.util.spec_from_file_location("kernel_log", Path(_HOOK) / "sitecustomize.py")
+if os.environ.get("ONNXOP_TEST_KERNEL_LOG"):  # every kernel dispatched, by backend and test (tests/kernel_log/)
+    _spec = importlib.util.spec_from_file_location("kernel_log", Path(__file__).parent / "kernel_log" / "sitecustomize.py")
     _spec.loader.exec_module(importlib.util.module_from_spec(_spec))
 
 from onnxop_cli.errors import NoAdapterError  # noqa: E402

@@ -7,9 +7,8 @@ sha256 of its WGSL and binding layout), its label, the test's node id ($PYTEST_C
 processes a test starts inherit), ``cal`` where the dispatch was a schedule's measurement (gpu/choose.py,
 measure.py, schedule_cases.py) rather than the test's own work, and the process id. Recorded at dispatch
 (gpu/program.py's ``Compiled.record``), so a kernel a process compiled for an earlier test is counted for
-each test that runs it. tests/conftest.py installs it in the test processes and, by $PYTHONPATH (this
-folder: Python imports ``sitecustomize`` at start-up), in every Python process they start; without the
-variable it does nothing.
+each test that runs it. tests/conftest.py loads it in the test processes, and it puts this folder on
+$PYTHONPATH for every Python process they start; without the variable it does nothing.
 """
 
 from __future__ import annotations
@@ -98,3 +97,8 @@ def install() -> None:
 
 if LOG:
     install()
+    # and in the processes this one starts: Python imports ``sitecustomize`` from $PYTHONPATH at start-up
+    HERE = os.path.dirname(os.path.abspath(__file__))
+    PATHS = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    if HERE not in PATHS:
+        os.environ["PYTHONPATH"] = os.pathsep.join([HERE] + PATHS)
