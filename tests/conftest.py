@@ -60,6 +60,10 @@ for _name in ("SIGINT", "SIGHUP", "SIGQUIT", "SIGTERM"):
     if signal.getsignal(_sig) is signal.SIG_IGN:
         signal.signal(_sig, signal.default_int_handler if _sig == signal.SIGINT else signal.SIG_DFL)
 
+if os.environ.get("ONNXOP_TEST_KERNEL_LOG"):  # every kernel dispatched, by backend and test (tests/kernel_log/)
+    _spec = importlib.util.spec_from_file_location("kernel_log", Path(__file__).parent / "kernel_log" / "sitecustomize.py")
+    _spec.loader.exec_module(importlib.util.module_from_spec(_spec))
+
 from onnxop_cli.errors import NoAdapterError  # noqa: E402
 from onnxop_cli.gpu import get_gpu, init_instance  # noqa: E402
 from onnxop_cli.gpu.engines import ENGINES, installed  # noqa: E402
@@ -178,7 +182,8 @@ def pytest_generate_tests(metafunc):
 def pytest_collection_modifyitems(config, items):
     """``gpu``: every test that uses a backend. In a matrix pass
     (``ONNXOP_TEST_MATRIX``) only the tests that fan out over backends are
-    kept; the others are deselected (the first pass ran them)."""
+    kept, without the fan-outs that run one kernel with other data
+    (matrix_subset.py); the others are deselected (the first pass ran them)."""
     kept, dropped = [], []
     for item in items:
         uses = "backend" in getattr(item, "fixturenames", ())
@@ -189,6 +194,11 @@ def pytest_collection_modifyitems(config, items):
             dropped.append(item)
         else:
             kept.append(item)
+    if MATRIX:
+        from matrix_subset import one_per_kernel
+
+        kept, same_kernels = one_per_kernel(kept)
+        dropped += same_kernels
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept

@@ -40,6 +40,7 @@ def reading(request, monkeypatch) -> int:
     return tiling.RUN_COST
 
 
+@pytest.mark.same_kernel("kind")  # every view is the one strided gather kernel's data
 @pytest.mark.parametrize("dtype", ITEMSIZE_DTYPES + [">f4", ">c8"])
 @pytest.mark.parametrize("kind", list(views(np.empty((4, 6, 5)))))
 @pytest.mark.parametrize("binding", [None, 16, 48])
@@ -82,6 +83,7 @@ def test_strided_view_property(gpu, monkeypatch, dtype, case, binding, run_cost,
 # ------------------------------------------------------------ packed 2- and 4-bit types
 
 
+@pytest.mark.same_kernel("kind")  # every view is the one strided gather kernel's data
 @pytest.mark.parametrize("dtype", PACKED, ids=lambda d: np.dtype(d).name)
 @pytest.mark.parametrize("kind", list(views(np.empty((4, 6, 5)))))
 @pytest.mark.parametrize("binding", [None, 16, 48])

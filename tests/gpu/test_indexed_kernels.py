@@ -201,6 +201,7 @@ def reduce_of(kind: str, dtype, numpy: bool) -> sc.Reduce:
 SCATTER_TYPES = ["<f4", "<f2", "<i4", "<i8", "u1", "<u8", "<i2", "?", ">f4", "<f8"]
 
 
+@pytest.mark.every_dtype  # a reduction's kernel is the type's own
 @pytest.mark.parametrize("dtype", SCATTER_TYPES)
 @pytest.mark.parametrize("reduction", ["add", "mul", "max", "min"])
 def test_scatter_elements_reductions_in_index_order(gpu, rng, dtype, reduction):
@@ -216,6 +217,7 @@ def test_scatter_elements_reductions_in_index_order(gpu, rng, dtype, reduction):
     assert run_scatter(gpu, data, updates, index, table, reduce_of(reduction, dtype, numpy=False)) == got
 
 
+@pytest.mark.every_dtype  # a reduction's kernel is the type's own
 @pytest.mark.parametrize("dtype", ["<f4", "<i8", "u1", "<f2"])
 @pytest.mark.parametrize("reduction", ["add", "mul", "max", "min"])
 def test_scatter_nd_reductions(gpu, rng, dtype, reduction):
@@ -229,6 +231,7 @@ def test_scatter_nd_reductions(gpu, rng, dtype, reduction):
     assert got == le(want)
 
 
+@pytest.mark.every_dtype  # a reduction's kernel is the type's own
 @pytest.mark.parametrize("inner", [0, 1, 2, 3, 8])
 @pytest.mark.parametrize("reduction", ["add", "mul"])
 @pytest.mark.parametrize("dtype", ["<f4", "<f2", "bfloat16"])

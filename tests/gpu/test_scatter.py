@@ -163,6 +163,7 @@ LINE_SHAPES = [(0, (6, 300), (9, 300)), (1, (300, 5), (300, 8)), (1, (4, 7, 70),
                (2, (2, 150, 3), (2, 150, 7)), (0, (6, 310), (9, 300)), (1, (5, 9, 71), (4, 11, 70))]
 
 
+@pytest.mark.every_dtype  # a reduction's kernel is the type's own
 @pytest.mark.parametrize("dtype", LINE_TYPES)
 def test_lines_in_index_order(gpu, rng, spied, dtype):
     """Every reduction (float64 add and mul are refused by the op: WGSL has

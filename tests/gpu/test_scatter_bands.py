@@ -75,6 +75,7 @@ def run(gpu, data, updates, index, table_check, reduce, fortran=False, **kw) -> 
 TYPES = ["<f4", "<f2", "<i8", "u1", "<i2", "?", ">f4", "<f8"]
 
 
+@pytest.mark.every_dtype  # a reduction's kernel is the type's own
 @pytest.mark.parametrize("dtype", TYPES)
 @pytest.mark.parametrize("reduction", ["none", "add", "max"])
 def test_scatter_elements_in_bands(gpu, rng, banded, dtype, reduction):

@@ -96,6 +96,7 @@ ENTRIES = [(t, r) for t in ("<f4", "<i4", "<u4", "<i8", "<u8", "<f8") for r in R
            if not (t == "<f8" and r in ("add", "mul"))]
 
 
+@pytest.mark.every_dtype  # a reduction's kernel is the type's own
 @pytest.mark.parametrize("dtype, reduction", ENTRIES)
 def test_every_entry_matches_reference(gpu, rng, dtype, reduction):
     """The axis last (lines contiguous) and first (lines interleaved), six
@@ -108,6 +109,7 @@ def test_every_entry_matches_reference(gpu, rng, dtype, reduction):
         assert scattered(gpu, x, i, u, axis, reduction, folded=True) == reference(x, i, u, axis, reduction), shape
 
 
+@pytest.mark.every_dtype  # a reduction's kernel is the type's own
 @pytest.mark.parametrize("dtype", ["<f2", ml_dtypes.bfloat16, "<i2", "<u2", "i1", "u1", "?"])
 def test_narrow_whole_words_and_shared_words(gpu, rng, dtype):
     """8- and 16-bit elements: the axis last with lines of whole words (one

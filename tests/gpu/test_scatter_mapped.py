@@ -173,6 +173,7 @@ def test_int32_and_fortran_indices_keep_the_check_pass(gpu, rng):
     folded(gpu, False)
 
 
+@pytest.mark.every_dtype  # a reduction's kernel is the type's own
 @pytest.mark.parametrize("reduction", ["add", "mul", "max", "min"])
 @pytest.mark.parametrize("dtype", ["<f4", "<i4", "<f2", "u1", ">f4"])
 @pytest.mark.parametrize("lines", [300, 5])  # the line kernel, the rounds
