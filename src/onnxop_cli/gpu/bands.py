@@ -20,6 +20,7 @@ from .buffers import BufferUsage as U
 from .buffers import MapMode, Owned, hand_mapped, map_write, read_through, round_up, write_mapped
 from .resident import DeviceBuffer, DeviceSink, device_copy
 
+
 class Window:
     """A kernel's input ``buffer`` of ``size`` bytes and the ``upload`` buffer beside it: its own (``OWN``, of
     ``upload_size`` bytes, the window's by default), one shared with other windows, or None (mapped, or filled
@@ -30,8 +31,10 @@ class Window:
     def __init__(self, owner: Owned, label: str, size: int, mapped: bool, upload: Any = OWN,
                  upload_label: str = "upload", upload_size: int | None = None) -> None:
         self.gpu = owner.gpu
-        self.upload = None if mapped else owner._buffer(upload_label, upload_size or size, U.MAP_WRITE | U.COPY_SRC) if (
-            upload is Window.OWN) else upload
+        if mapped or upload is not Window.OWN:
+            self.upload = None if mapped else upload
+        else:
+            self.upload = owner._buffer(upload_label, upload_size or size, U.MAP_WRITE | U.COPY_SRC)
         self.buffer = owner._buffer(label, size, U.STORAGE | (U.MAP_WRITE if mapped else U.COPY_DST))
 
     def fill(self, encoder: Any, source: Any, start: int, n: int) -> None:
@@ -81,13 +84,15 @@ class Band:
             self.reset(size)
 
     def reset(self, n: int, poison: int | None = None) -> None:
-        """dst's first ``n`` bytes filled with ``poison`` (the testing aid's byte), else zeroed."""
+        """dst's first ``n`` bytes filled with ``poison`` (the testing aid's byte), else zeroed; submitted
+        either way, so that a band no kernel writes (a pieces band outside every part) is read back as
+        reset: Dawn maps dst after its last submit, which a write_buffer alone is not."""
         gpu = self.gpu
+        encoder = gpu.device.create_command_encoder()
         if poison is not None:
             gpu.queue.write_buffer(self.dst, 0, bytes([poison]) * n)
-            return
-        encoder = gpu.device.create_command_encoder()
-        encoder.clear_buffer(self.dst, 0, n)
+        else:
+            encoder.clear_buffer(self.dst, 0, n)
         gpu.queue.submit([encoder.finish()])
 
     def record_readback(self, encoder: Any, n: int) -> None:
