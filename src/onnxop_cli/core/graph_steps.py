@@ -117,7 +117,7 @@ def run_node(gn: GraphNode, graph: Graph, values: dict[str, Value], rt: Runtime,
 def as_tensor(v: Value, rt: Runtime, temporaries: list) -> Tensor:
     """``v`` as a kernel's input: a host tensor read as it lies, a made
     buffer, or the view gathered into a new row-major buffer (a temporary)."""
-    from ..gpu import resident
+    from ..gpu.gather import gather_resident
     from .graph_values import Step, host_tensor, of_tensor
     from .tensor import Tensor
 
@@ -139,7 +139,7 @@ def as_tensor(v: Value, rt: Runtime, temporaries: list) -> Tensor:
         source = base.buffer
     gpu = rt.device()
     try:
-        buf = resident.gather(gpu, source, v.view.simplified(), v.dtype.bits, swap=v.swap, traffic=rt.traffic)
+        buf = gather_resident(gpu, source, v.view.simplified(), v.dtype.bits, swap=v.swap, traffic=rt.traffic)
     except ValueError as e:  # a view outside its source: a bug, said plainly
         raise OnnxopError(f"{v.name}: {e}") from None
     assert buf is not None

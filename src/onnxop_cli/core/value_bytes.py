@@ -335,7 +335,7 @@ def _listed(parts, sources) -> dict:
 def make_step(gpu, step: Step, traffic: Traffic, shown: bool = False) -> None:
     """Gather ``step``'s source into its buffer (strings: on the host);
     ``shown``: print mode (a step it reads that is not made: made where read)."""
-    from ..gpu import resident
+    from ..gpu.gather import gather_resident
     from ..errors import OnnxopError
     from .graph_values import host_array
 
@@ -345,7 +345,7 @@ def make_step(gpu, step: Step, traffic: Traffic, shown: bool = False) -> None:
         return
     source = read_source(v.base, gpu, traffic, shown) if isinstance(v.base, Step) else v.base.data
     try:
-        step.buffer = resident.gather(gpu, source, v.view.simplified(), v.dtype.bits, swap=v.swap, traffic=traffic)
+        step.buffer = gather_resident(gpu, source, v.view.simplified(), v.dtype.bits, swap=v.swap, traffic=traffic)
     except ValueError as e:  # a view outside its source: a bug, said plainly
         raise OnnxopError(f"{step.label}: {e}") from None
 

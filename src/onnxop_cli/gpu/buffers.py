@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import struct
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import UsageError
 from .engines.base import BufferUsage, MapMode  # noqa: F401 - BufferUsage: the kernels import it from here
@@ -92,32 +92,47 @@ class Owned:
             except Exception:  # noqa: BLE001 - best effort
                 pass
 
+
 def write_mapped(gpu: Gpu, buf: Any, source: Any, offset: int, n: int) -> None:
     """``source``'s bytes [offset, offset + n) read straight into ``buf``, mapped from 0 (whole words)."""
-    n4 = round_up(n, COPY_ALIGN)
+    map_write(gpu, buf, round_up(n, COPY_ALIGN), lambda mapped: source.readinto(offset, mapped[:n]))
+
+
+def map_write(gpu: Gpu, buf: Any, n4: int, fill: Callable[[memoryview], None]) -> None:
+    """``buf``'s first ``n4`` bytes (whole words) mapped for writing and handed to ``fill``, then unmapped."""
     with gpu.errors("upload"):
         gpu.wait(buf.map_async(MapMode.WRITE, 0, n4), "upload")
         mapped = buf._experimental_get_mapped_range(0, n4)
     try:
-        source.readinto(offset, mapped[:n])
+        fill(mapped)
     finally:
         mapped.release()
         with gpu.errors("upload"):
             buf.unmap()
 
+
 def read_through(gpu: Gpu, dst: Any, readback: Any, nbytes: int, sink: Any) -> None:
     """``sink`` given ``dst``'s first ``nbytes``, mapped in ``readback`` (copied there first unless it is
     ``dst``, read where it lies)."""
-    n4 = round_up(nbytes, COPY_ALIGN)
+    n4 = max(COPY_ALIGN, round_up(nbytes, COPY_ALIGN))
     with gpu.errors("readback"):
         if readback is not dst:
             submit_copy(gpu, dst, 0, readback, 0, n4)
-        gpu.wait(readback.map_async(MapMode.READ, 0, n4), "readback")
+        promise = readback.map_async(MapMode.READ, 0, n4)
+    hand_mapped(gpu, readback, promise, nbytes, sink)
+
+
+def hand_mapped(gpu: Gpu, buf: Any, promise: Any, nbytes: int, sink: Any) -> None:
+    """``sink`` given ``buf``'s first ``nbytes`` once its read map ``promise`` resolves, then ``buf`` unmapped
+    (a sink consumes its memoryview before it returns)."""
+    with gpu.errors("readback"):
+        gpu.wait(promise, "readback")
+        view = buf.read_mapped(0, max(COPY_ALIGN, round_up(nbytes, COPY_ALIGN)), copy=False)
     try:
-        sink(readback.read_mapped(0, n4, copy=False)[:nbytes])
+        sink(view[:nbytes])
     finally:
         with gpu.errors("readback"):
-            readback.unmap()
+            buf.unmap()
 
 
 def can_map(gpu: Gpu) -> bool:

@@ -33,8 +33,8 @@ from typing import Any, Callable
 from ..core import signals
 from ..core.sources import ByteSource
 from . import kernels
-from .buffers import (DEFAULT_CHUNK, WORD, BufferUsage, MapMode, Owned, can_map, env_poison, round_up,
-                      write_mapped)
+from .bands import Band, Window
+from .buffers import DEFAULT_CHUNK, WORD, Owned, can_map, env_poison, round_up
 from .choose import kernel_for
 from .device import Gpu
 
@@ -95,33 +95,19 @@ def copy_through_kernel(
 
 
 class Slot(Owned):
-    """One chunk's buffers. ``src``/``dst`` are the kernel's; ``upload`` and
-    ``readback`` exist only on the staged path; ``into`` is where a chunk is
-    read in, ``out`` where it is read back from."""
+    """One chunk's buffers: ``window`` (src and, staged, its upload) and ``band`` (dst and, staged, its
+    readback), gpu/bands.py's two ends, bound to the copy kernel."""
 
     promise: Any = None  # the readback map, while the chunk is in flight
     nbytes: int = 0
 
     def __init__(self, stream: Stream, size: int) -> None:
-        U = BufferUsage
         self.gpu, self.size, self.buffers = stream.gpu, size, []
-        mapped = stream.mapped
         with self.gpu.errors("allocating copy buffers"):
-            self.upload = None if mapped else self._buffer("upload", size, U.MAP_WRITE | U.COPY_SRC)
-            self.src = self._buffer("src", size, U.STORAGE | (U.MAP_WRITE if mapped else U.COPY_DST))
-            self.dst = self._buffer("dst", size, U.STORAGE | U.COPY_DST | (U.MAP_READ if mapped else U.COPY_SRC))
-            self.readback = None if mapped else self._buffer("readback", size, U.MAP_READ | U.COPY_DST)
-            self.into, self.out = (self.src, self.dst) if mapped else (self.upload, self.readback)
-            self.bound = stream.kernel.bind(self.gpu, self.src, self.dst, size, stream.max_groups_per_dim)
-            if mapped:
-                # wgpu tracks which bytes of a buffer were ever written and
-                # zero-fills the rest when it is mapped; a kernel write it
-                # failed to track would read back as zeros. Clearing dst once
-                # marks it all written (tests/gpu/test_gpu_copy.py
-                # test_fresh_buffers_without_poison).
-                encoder = self.gpu.device.create_command_encoder()
-                encoder.clear_buffer(self.dst, 0, size)
-                self.gpu.queue.submit([encoder.finish()])
+            self.window = Window(self, "src", size, stream.mapped)
+            self.band = Band(self, size, stream.mapped)
+            self.bound = stream.kernel.bind(self.gpu, self.window.buffer, self.band.dst, size,
+                                            stream.max_groups_per_dim)
 
     def settle(self) -> None:
         """Let an in-flight map finish and unmap it, so the buffers can be reused
@@ -131,7 +117,7 @@ class Slot(Owned):
             return
         try:
             self.gpu.wait(promise, "cleanup")
-            self.out.unmap()
+            self.band.out.unmap()
         except Exception:  # noqa: BLE001
             pass
 
@@ -172,8 +158,7 @@ class Stream:
         size = round_up(chunk, self.kernel.align)
         slots = self._slots(depth, size)
         if total <= chunk:
-            write_mapped(self.gpu, slots[0].into, source, 0, total)
-            self._submit(slots[0], total, poison)
+            self._submit(slots[0], source, 0, total, poison)
             self._drain(slots[0], sink)
             return 1
         return self._overlapped(source, sink, chunk, slots, poison)
@@ -221,8 +206,7 @@ class Stream:
                 free[i].clear()
                 n = min(chunk, source.nbytes - offset)
                 try:
-                    write_mapped(self.gpu, slots[i].into, source, offset, n)
-                    self._submit(slots[i], n, poison)
+                    self._submit(slots[i], source, offset, n, poison)
                 except BaseException:
                     free[i].set()
                     raise
@@ -242,32 +226,21 @@ class Stream:
             raise failed[0]
         return chunks
 
-    def _submit(self, slot: Slot, n: int, poison: int | None) -> None:
-        n4 = round_up(n, 4)
-        device, queue = self.gpu.device, self.gpu.queue
+    def _submit(self, slot: Slot, source: ByteSource, offset: int, n: int, poison: int | None) -> None:
+        """The chunk of ``n`` bytes at ``offset`` read in, copied and its readback's map asked for."""
+        encoder = self.gpu.device.create_command_encoder()
+        slot.window.fill(encoder, source, offset, n)
         with self.gpu.errors("dispatch"):
             if poison is not None:
-                queue.write_buffer(slot.dst, 0, bytes([poison]) * slot.size)
-            encoder = device.create_command_encoder()
-            if slot.upload is not None:
-                encoder.copy_buffer_to_buffer(slot.upload, 0, slot.src, 0, n4)
+                slot.band.reset(slot.size, poison)
             slot.bound.record(encoder, n)
-            if slot.readback is not None:
-                encoder.copy_buffer_to_buffer(slot.dst, 0, slot.readback, 0, n4)
-            queue.submit([encoder.finish()])
+            slot.band.record_readback(encoder, n)
+            self.gpu.queue.submit([encoder.finish()])
             # The map resolves once the submitted work is done: it is our
             # synchronisation, waited for by whoever drains the slot.
-            slot.promise = slot.out.map_async(MapMode.READ, 0, n4)
+            slot.promise = slot.band.map(n)
             slot.nbytes = n
 
     def _drain(self, slot: Slot, sink: Sink) -> None:
-        n = slot.nbytes
-        with self.gpu.errors("readback"):
-            promise, slot.promise = slot.promise, None
-            self.gpu.wait(promise, "readback")
-            view = slot.out.read_mapped(0, round_up(n, 4), copy=False)
-        try:
-            sink(view[:n])
-        finally:
-            with self.gpu.errors("readback"):
-                slot.out.unmap()
+        promise, slot.promise = slot.promise, None
+        slot.band.hand(promise, slot.nbytes, sink)

@@ -146,15 +146,13 @@ def _axes(shape: Sequence[int], strides: Sequence[Sequence[int]]) -> bytes:
 
 def _upload(gpu: Gpu, source: Any, lo: int, hi: int, into: Any) -> None:
     """Bytes [lo, hi) of a source into ``into`` from its start (lo a whole word)."""
-    from .resident import DeviceBuffer, device_copy
+    from .resident import DeviceBuffer, submit_device_copy
 
     n = hi - lo
     if n <= 0:
         return
     if isinstance(source.data, DeviceBuffer):  # a graph's intermediate: copied on the device
-        encoder = gpu.device.create_command_encoder()
-        device_copy(encoder, source.data, lo, into, 0, n)
-        gpu.queue.submit([encoder.finish()])
+        submit_device_copy(gpu, source.data, lo, into, n)
         return
     raw = bytearray(round_up(n, WORD))
     source.data.readinto(lo, memoryview(raw)[:n])

@@ -16,18 +16,19 @@ from __future__ import annotations
 import os
 from typing import Any, Callable
 
-from ..core.sources import ByteSource, random_access, read_runs, spool_source
+from ..core.sources import ByteSource, random_access, spool_source
 from ..core.region import Access
+from .bands import Band, Window
 from .choose import answer
 from .device import Gpu
-from .buffers import (WORD, BufferUsage, MapMode, Owned, binding_limit, can_map, dispatch_limit, env_poison,
-                      read_through, round_up, submit_copy)
+from .buffers import WORD, BufferUsage, Owned, binding_limit, can_map, dispatch_limit, env_poison, round_up
+from .resident import DeviceBuffer, DeviceSink, Traffic
 from .program import Program, grid_x
 from .render.strided import GATHER, KERNELS
 from .render.view import AXIS, KINDS
 from .tiling import Plan, Upload, in_order
 
-__all__ = ["Access", "gather_through_kernel"]
+__all__ = ["Access", "gather_resident", "gather_through_kernel"]
 
 
 class Rendered(Program):
@@ -88,15 +89,15 @@ def gather_through_kernel(
 
 
 def run_plan(gpu: Gpu, plan: Plan, source: Any, sink: Sink, band_bytes: int, window_bytes: int, swap: int,
-             poison: int | None, max_groups_per_dim: int | None = None, **device: Any) -> int:
-    """Stream the plan's bands into ``sink`` (``device``: Run's device_source, device_out and traffic,
-    gpu/resident.py's); a host source read out of order is spooled first. Returns the bytes written."""
+             poison: int | None, max_groups_per_dim: int | None = None, traffic: Traffic | None = None) -> int:
+    """Stream the plan's bands into ``sink`` (either side may be on the device: Run's); a host source read out
+    of order is spooled first. Returns the bytes written."""
     spool = None
-    if device.get("device_source") is None and not (random_access(source) or in_order(plan)):
+    if not (isinstance(source, DeviceBuffer) or random_access(source) or in_order(plan)):
         spool = spool_source(source)
     try:
         with gpu.lock:  # one call at a time on the device's pipelines and queue (device.py)
-            run = Run(gpu, plan, spool or source, band_bytes, window_bytes, swap, max_groups_per_dim, **device)
+            run = Run(gpu, plan, spool or source, band_bytes, window_bytes, swap, max_groups_per_dim, sink, traffic)
             try:
                 return run.stream(sink, poison)
             finally:
@@ -105,6 +106,38 @@ def run_plan(gpu: Gpu, plan: Plan, source: Any, sink: Sink, band_bytes: int, win
     finally:
         if spool is not None:
             spool.close()
+
+
+def gather_resident(
+    gpu: Gpu,
+    source: ByteSource | DeviceBuffer,
+    view: Access,
+    bits: int,
+    *,
+    swap: int = 0,
+    sink: Sink | None = None,
+    traffic: Traffic | None = None,
+    binding_bytes: int | None = None,
+) -> DeviceBuffer | None:
+    """The view's elements of ``source`` (host bytes or a device buffer),
+    row-major: streamed into ``sink`` when one is given (returns None), else
+    into a new device buffer (returned; the caller releases it)."""
+    traffic = traffic if traffic is not None else Traffic()
+    on_device = isinstance(source, DeviceBuffer)
+    plan, band_bytes, window_bytes = make_plan(gpu, source.nbytes, view, bits, swap, binding_bytes, not on_device)
+    out = None
+    if sink is None:
+        out = DeviceBuffer(gpu, (view.size * bits + 7) // 8)
+    if plan is None:
+        return out
+    try:
+        run_plan(gpu, plan, source, sink or DeviceSink(out, traffic), band_bytes, window_bytes, swap, env_poison(),
+                 traffic=traffic)
+    except BaseException:
+        if out is not None:
+            out.release()
+        raise
+    return out
 
 
 def make_plan(
@@ -157,16 +190,13 @@ def _band_elements(v: Access, bits: int, band_bytes: int, count: int) -> int:
 
 
 class Run(Owned):
-    """The buffers of one gather and the loop that fills and drains them. Either side may be on the
-    device (gpu/resident.py): ``device_source`` fills src by buffer-to-buffer copies, ``device_out``
-    takes each band by one, and ``traffic`` counts the bytes that do cross."""
+    """The buffers of one gather and the loop that fills and drains them (gpu/bands.py's ends). Either side
+    may be on the device: a ``source`` that is a graph's DeviceBuffer fills src by buffer-to-buffer copies, a
+    DeviceSink ``sink`` takes each band by one; ``traffic`` counts the bytes that do cross."""
 
     def __init__(self, gpu: Gpu, plan: Plan, source: Any, band_bytes: int, src_bytes: int,
-                 swap: int, max_groups_per_dim: int | None, device_source: Any = None, device_out: Any = None,
-                 traffic: Any = None) -> None:
-        self.gpu, self.plan, self.source, self.swap = gpu, plan, source, swap
-        self.device_source, self.device_out, self.traffic = device_source, device_out, traffic
-        host_in, host_out = device_source is None, device_out is None
+                 swap: int, max_groups_per_dim: int | None, sink: Any = None, traffic: Any = None) -> None:
+        self.gpu, self.plan, self.source, self.swap, self.traffic = gpu, plan, source, swap, traffic
         self.band_bytes = band_bytes
         self.max_dim = dispatch_limit(gpu, max_groups_per_dim)
         self.per_group = KERNELS["generic"].schedule.per_group
@@ -186,74 +216,39 @@ class Run(Owned):
             # Mapped (buffers.can_map), the source is read straight into src and the band straight from dst, as
             # copy.py's mapped slots are: two copies of every byte fewer. Otherwise staged; a source or output
             # on the device needs no staging buffer on that side.
-            self.mapped = mapped = host_in and host_out and can_map(gpu)
-            staged_in, staged_out = host_in and not mapped, host_out and not mapped
-            self.upload = self._buffer("upload", self.src_bytes, U.MAP_WRITE | U.COPY_SRC) if staged_in else None
-            self.src = src = self._buffer("src", self.src_bytes, U.STORAGE | (U.MAP_WRITE if mapped else U.COPY_DST))
-            self.dst = self._buffer("dst", band_bytes, U.STORAGE | U.COPY_DST | (U.MAP_READ if mapped else U.COPY_SRC))
-            self.readback = self._buffer("readback", band_bytes, U.MAP_READ | U.COPY_DST) if staged_out else None
-            if mapped:
-                # wgpu zero-fills the bytes of a mapped buffer it never saw written: a clear marks dst written
-                encoder = gpu.device.create_command_encoder()
-                encoder.clear_buffer(self.dst, 0, band_bytes)
-                gpu.queue.submit([encoder.finish()])
+            self.mapped = mapped = (can_map(gpu) and not isinstance(source, DeviceBuffer)
+                                    and not isinstance(sink, DeviceSink))
+            self.window = Window(self, "src", self.src_bytes, mapped,
+                                 None if isinstance(source, DeviceBuffer) else Window.OWN)
+            self.out = Band(self, band_bytes, mapped, staged=not isinstance(sink, DeviceSink))
+            self.upload, self.src, self.dst, self.readback = (self.window.upload, self.window.buffer, self.out.dst,
+                                                              None if mapped else self.out.out)
             self.params = self._buffer("params", self.stride * records, U.UNIFORM | U.COPY_DST)
             # the variants (the blocked ones) bind the same layout: the largest of their Params
             params_bytes = max(KERNELS[k].PARAMS.size for k in ("generic", *names))
             self.axes = self._buffer("axes", 16 * self.rank * records, U.STORAGE | U.COPY_DST)
             self.bind_group = self.kernel.bind([
-                (src, 0, self.src_bytes), (self.dst, 0, band_bytes), (self.params, 0, params_bytes), self.axes,
+                (self.src, 0, self.src_bytes), (self.dst, 0, band_bytes), (self.params, 0, params_bytes), self.axes,
             ])
 
     def stream(self, sink: Sink, poison: int | None) -> int:
-        gpu, bits = self.gpu, self.plan.bits
-        poison_block = bytes([poison]) * self.band_bytes if poison is not None else None
+        bits = self.plan.bits
         written = 0
         for _, band, uploads in self.plan.bands():
-            if poison_block is not None:
-                gpu.queue.write_buffer(self.dst, 0, poison_block)
+            if poison is not None:
+                self.out.reset(self.band_bytes, poison)
             for upload in uploads:
                 self.dispatch(upload, band)
             nbytes = (band * bits + 7) // 8
-            self.drain(sink, written, nbytes)
+            self.drain(sink, nbytes)
             written += nbytes
         return written
 
-    def drain(self, sink: Sink, written: int, nbytes: int) -> None:
-        """Hand the band's ``nbytes`` (output bytes ``written`` onwards) to the sink, or to device_out."""
-        if self.device_out is not None:
-            gpu = self.gpu
-            with gpu.errors("gather into a device buffer"):
-                submit_copy(gpu, self.dst, 0, self.device_out.buffer, written, round_up(nbytes, 4))
-            return
-        if self.traffic is not None:
+    def drain(self, sink: Sink, nbytes: int) -> None:
+        """Hand the band's ``nbytes`` to the sink (a DeviceSink: on the device)."""
+        if self.traffic is not None and not isinstance(sink, DeviceSink):
             self.traffic.read_back += nbytes
-        read_through(self.gpu, self.dst, self.dst if self.mapped else self.readback, nbytes, sink)
-
-    def _fill(self, encoder: Any, upload: Upload) -> None:
-        """Put the upload's runs in src: through the mapped upload buffer and a copy recorded in ``encoder``,
-        straight into src mapped, or by copies from device_source."""
-        if self.device_source is not None:
-            buffer = self.device_source.buffer
-            for source, into, n in upload.runs:
-                encoder.copy_buffer_to_buffer(buffer, source, self.src, into, min(round_up(n, 4), buffer.size - source))
-            return
-        if self.traffic is not None:
-            self.traffic.uploaded += sum(n for _, _, n in upload.runs)
-        gpu = self.gpu
-        end = max(into + n for _, into, n in upload.runs)
-        target = self.src if self.mapped else self.upload
-        with gpu.errors("upload"):
-            gpu.wait(target.map_async(MapMode.WRITE), "upload")
-            mapped = target._experimental_get_mapped_range(0, self.src_bytes)
-        try:
-            read_runs(self.source, upload.runs, mapped)
-        finally:
-            mapped.release()
-            with gpu.errors("upload"):
-                target.unmap()
-        if not self.mapped:
-            encoder.copy_buffer_to_buffer(self.upload, 0, self.src, 0, round_up(end, 4))
+        self.out.drain(sink, nbytes)
 
     def dispatch(self, upload: Upload, band: int) -> None:
         """Fill src with the upload's runs, then one dispatch per box, through the transpose kernel where it
@@ -261,7 +256,9 @@ class Run(Owned):
         gpu = self.gpu
         with gpu.errors("upload"):
             encoder = gpu.device.create_command_encoder()
-        self._fill(encoder, upload)
+        if self.traffic is not None and not isinstance(self.source, DeviceBuffer):
+            self.traffic.uploaded += sum(n for _, _, n in upload.runs)
+        self.window.fill_runs(encoder, self.source, upload.runs)
         with gpu.errors("gather dispatch"):
             self.record(encoder, upload, band)
             gpu.queue.submit([encoder.finish()])

@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
 from ..core.sources import ByteSource
-from .buffers import WORD, Owned, can_map, reset_status, round_up, submit_copy, write_mapped
+from .buffers import WORD, Owned, can_map, read_through, reset_status, round_up, submit_copy, write_mapped
+from .bands import Window
 from .choose import answer
 from .device import Gpu
 from .engines.base import BufferUsage as U
-from .engines.base import MapMode
 from .program import compiled, grid_x
 from .render.indexed import NO_BAD
 
@@ -41,6 +41,11 @@ class Slice:
         self.source.readinto(self.offset + offset, out)
 
 
+def whole(size: int) -> int:
+    """A buffer's bytes for ``size``: whole words, at least one."""
+    return max(WORD, round_up(size, WORD))
+
+
 class Buffers(Owned):
     """The buffers of one indexed operation, in whole words. ``mapped``: host transfers through the kernel's
     own buffers mapped (only where the adapter ``can_map``); ``counts`` (shared with ``child()``) how each went."""
@@ -57,7 +62,7 @@ class Buffers(Owned):
         return Buffers(self.gpu, self.mapped, self.counts)
 
     def new(self, label: str, size: int, usage: int) -> Any:
-        buf = self._buffer(label, max(WORD, round_up(size, WORD)), usage)
+        buf = self._buffer(label, whole(size), usage)
         if usage & U.MAP_READ and usage & U.STORAGE:  # a kernel's buffer (not a readback's)
             self.readable[id(buf)] = buf
         return buf
@@ -86,7 +91,7 @@ class Buffers(Owned):
     def upload(self, label: str, source: ByteSource, nbytes: int, readable: bool = False) -> Any:
         """A storage buffer holding ``source``'s first ``nbytes`` (zero-padded to whole words); ``readable``:
         also read back when mapped (a scatter's output is its uploaded data)."""
-        from .resident import DeviceBuffer, device_copy
+        from .resident import DeviceBuffer, submit_device_copy
 
         base, at0 = (source.source, source.offset) if isinstance(source, Slice) else (source, 0)
         device = isinstance(base, DeviceBuffer) and at0 % 4 == 0
@@ -95,9 +100,7 @@ class Buffers(Owned):
             kind |= U.MAP_WRITE | (U.MAP_READ if readable else 0)
         buf = self.new(label, nbytes, kind)
         if device:  # a graph's intermediate: copied on the device
-            encoder = self.gpu.device.create_command_encoder()
-            device_copy(encoder, base, at0, buf, 0, nbytes)
-            self.gpu.queue.submit([encoder.finish()])
+            submit_device_copy(self.gpu, base, at0, buf, nbytes)
             self.counts["device uploads"] += 1
             return buf
         self.refill(buf, source, nbytes)
@@ -137,16 +140,11 @@ def read_small(gpu: Gpu, bufs: Buffers, buf: Any, nbytes: int) -> bytes:
 def read_view(gpu: Gpu, bufs: Buffers, buf: Any, nbytes: int, use: Sink) -> bool:
     """``use`` given ``buf``'s first ``nbytes``: mapped where it lies if it was made readable
     (``Buffers.result``; True), else through a readback freed at once (False)."""
-    n4 = max(4, round_up(nbytes, 4))
     readable = id(buf) in bufs.readable
-    back = buf if readable else bufs.new("readback", n4, U.MAP_READ | U.COPY_DST)
-    if not readable:
-        submit_copy(gpu, buf, 0, back, 0, n4)
-    gpu.wait(back.map_async(MapMode.READ, 0, n4), "readback")
+    back = buf if readable else bufs.new("readback", nbytes, U.MAP_READ | U.COPY_DST)
     try:
-        use(back.read_mapped(0, n4, copy=False)[:nbytes])
+        read_through(gpu, buf, back, nbytes, use)
     finally:
-        back.unmap()
         if not readable:
             back.destroy()
             bufs.buffers.remove(back)
@@ -291,11 +289,10 @@ def plan_windows(gpu: Any, bufs: Any, source: ByteSource, size: int, bits: int, 
     from .buffers import can_map  # here: tests patch buffers.can_map
 
     size0 = (ranges[0][1] * bits + 7) // 8
-    mapped = can_map(gpu)
-    window = bufs.new("data window", size0, U.STORAGE | (U.MAP_WRITE if mapped else U.COPY_DST))
-    staging = None if mapped else bufs.new("upload", min(UPLOAD_STEP, size0), U.MAP_WRITE | U.COPY_SRC)
-    return Windows(gpu, source, bits, ranges, [window], streamed=True,
-                   pass_bands=max(1, pass_bytes // max(1, band_bytes)), staging=staging)
+    # the staging buffer uploads a step at a time (``write``)
+    window = Window(bufs, "data window", whole(size0), can_map(gpu), upload_size=whole(min(UPLOAD_STEP, size0)))
+    return Windows(gpu, source, bits, ranges, [window.buffer], streamed=True,
+                   pass_bands=max(1, pass_bytes // max(1, band_bytes)), staging=window.upload)
 
 
 def _pass_bytes(gpu: Any, nbytes: int, window_bytes: int, out_bytes: int) -> int | None:

@@ -27,13 +27,14 @@ from typing import Any, Callable, Iterable, Optional, Sequence
 from ..core.pieces import Piece, cut, extent, fields, fit, flatten, moved, ranges
 from ..core.region import Access, Select, c_strides, load
 from . import piece_records
-from .buffers import (WORD, BufferUsage, Owned, binding_limit, can_map, dispatch_limit, env_poison, read_through,
-                      round_up, write_mapped)
+from .bands import Band, Window, fill
+from .buffers import WORD, BufferUsage, Owned, binding_limit, can_map, dispatch_limit, env_poison, round_up
 from .device import Gpu
 from .piece_records import SLOTS, eligible, usable
 from .program import compiled
 from .render.frame import Frame
 from .render.pieces import EDGES, GENERAL, PARAMS, ROWS_PARAMS, WORDS
+from .resident import DeviceBuffer, DeviceSink
 
 DEFAULT_BAND = 64 << 20  # bytes of a window at most (and of a band, below BAND)
 # Bands of at most 16 MiB, as Where's select's (gpu/word_kernels.py): Pad's 64 MiB float32 output (one
@@ -61,8 +62,6 @@ class Source:
 def mappable(gpu: Gpu, sources: Sequence[Optional[Source]], sink: Sink) -> bool:
     """Whether a run's windows and dst can be mapped themselves, no staging copies (``Run``'s ``mapped``):
     a CPU adapter (``can_map``), host sources and a host sink (not a graph's device buffers)."""
-    from .resident import DeviceBuffer, DeviceSink
-
     return can_map(gpu) and not isinstance(sink, DeviceSink) and not any(
         s is not None and isinstance(s.data, DeviceBuffer) for s in sources)
 
@@ -216,25 +215,15 @@ class Run(Owned):
             self.kernel = compiled(gpu, kernel, KINDS)
             # the runs kernels' words and edges, on the pieces kernel's layout
             self.runs = tuple(compiled(gpu, k, KINDS) for k in (WORDS, EDGES)) if by_runs else None
-            window_usage = U.STORAGE | (U.MAP_WRITE if mapped else U.COPY_DST)
-            up = U.MAP_WRITE | U.COPY_SRC
-            shared = self._buffer("upload", shared_upload, up) if shared_upload and not mapped else None
-            self.upload, self.upload_mask, self.upload_other = (
-                None if mapped else shared if shared is not None else self._buffer(label, size, up)
-                for label, size in (("upload", src_bytes), ("upload-mask", mask_bytes), ("upload-other", other_bytes)))
-            self.src, self.mask, self.other = (self._buffer(name, size, window_usage) for name, size in (
-                ("src", src_bytes), ("mask", mask_bytes), ("other", other_bytes)))
-            if mapped:
-                self.dst = self._buffer("dst", band_bytes, U.STORAGE | U.MAP_READ | U.COPY_DST)
-                self.readback = self.dst
-                # wgpu zero-fills, when a buffer is mapped, the bytes it never saw written; a kernel
-                # write it failed to track would read back as zeros: clearing dst once marks it all
-                encoder = gpu.device.create_command_encoder()
-                encoder.clear_buffer(self.dst, 0, band_bytes)
-                gpu.queue.submit([encoder.finish()])
-            else:
-                self.dst = self._buffer("dst", band_bytes, U.STORAGE | U.COPY_SRC | U.COPY_DST)
-                self.readback = self._buffer("readback", band_bytes, U.MAP_READ | U.COPY_DST)
+            shared = (self._buffer("upload", shared_upload, U.MAP_WRITE | U.COPY_SRC) if shared_upload and not mapped
+                      else Window.OWN)
+            windows = [Window(self, name, size, mapped, shared, label) for name, size, label in (
+                ("src", src_bytes, "upload"), ("mask", mask_bytes, "upload-mask"),
+                ("other", other_bytes, "upload-other"))]
+            (self.upload, self.src), (self.upload_mask, self.mask), (self.upload_other, self.other) = (
+                (w.upload, w.buffer) for w in windows)
+            self.out = Band(self, band_bytes, mapped)
+            self.dst, self.readback = self.out.dst, self.out.out
             # a part by runs takes two records (its two dispatches)
             self.params = self._buffer("params", self.stride * 2 * BATCH, U.UNIFORM | U.COPY_DST)
             # one binding for every kernel of this layout: the largest of their Params
@@ -249,14 +238,8 @@ class Run(Owned):
     def band(self, sources: Sequence[Optional[Source]], parts: list[Piece], bits: int, n4: int, poison,
              limit: int) -> None:
         """Band ``parts`` into dst (``n4`` bytes cleared or poisoned first), windows of ``limit`` elements."""
-        gpu = self.gpu
-        with gpu.errors("pieces band"):
-            encoder = gpu.device.create_command_encoder()
-            if poison is not None:
-                gpu.queue.write_buffer(self.dst, 0, bytes([poison]) * n4)
-            else:
-                encoder.clear_buffer(self.dst, 0, n4)
-            gpu.queue.submit([encoder.finish()])
+        with self.gpu.errors("pieces band"):
+            self.out.reset(n4, poison)
         # consecutive parts from one source share an upload while its window fits
         group: list[Piece] = []
         window: Optional[tuple[int, int, int, int, int, int]] = None  # src lo, hi, mask lo, hi, other lo, hi
@@ -282,16 +265,7 @@ class Run(Owned):
         first = lo - lo % (32 // bits) if bits < 32 else lo
         start = first * bits // 8
         end = min(-(-(hi + 1) * bits // 8), source.data.nbytes)
-        n = end - start
-        gpu = self.gpu
-        from .resident import DeviceBuffer, device_copy
-
-        if isinstance(source.data, DeviceBuffer):  # a graph's intermediate: copied on the device
-            device_copy(encoder, source.data, start, buffer, 0, n)
-            return first
-        write_mapped(gpu, buffer if buffer_up is None else buffer_up, source.data, start, n)
-        if buffer_up is not None:
-            encoder.copy_buffer_to_buffer(buffer_up, 0, buffer, 0, round_up(n, 4))
+        fill(self.gpu, encoder, buffer, buffer_up, source.data, start, end - start)
         return first
 
     def _dispatch(self, sources: Sequence[Optional[Source]], group: list[Piece], window, bits: int) -> None:
@@ -329,12 +303,7 @@ class Run(Owned):
             gpu.queue.submit([encoder.finish()])
 
     def drain(self, sink: Sink, nbytes: int) -> None:
-        from .resident import DeviceSink
-
-        if isinstance(sink, DeviceSink):  # a graph's intermediate: stays on the device
-            sink.take(self.dst, nbytes)
-            return
-        read_through(self.gpu, self.dst, self.readback, nbytes, sink)  # mapped: dst is read where it lies
+        self.out.drain(sink, nbytes)
 
 
 def _merge(a, b):

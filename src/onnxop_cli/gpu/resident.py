@@ -4,11 +4,12 @@
     device buffer --copy--> gather --> device buffer      (one from another)
     device buffer --copy--> gather --readback--> sink      (a graph output)
 
-The same gather kernel and plan as gpu/gather.py, with either side on the
-device: a device source fills the kernel's src window with a buffer-to-buffer
-copy (no mapping, nothing crosses to the host), and a device output takes
-each band with a copy into its buffer. ``Traffic`` counts the bytes that do
-cross, so a caller can show that only a graph's inputs and outputs did.
+Every streamed kernel takes either side on the device (gpu/bands.py): a device
+source fills the kernel's window with a buffer-to-buffer copy (no mapping,
+nothing crosses to the host), and a DeviceSink takes each band with a copy
+into its buffer (gpu/gather.py's ``gather_resident``: the view of a graph).
+``Traffic`` counts the bytes that do cross, so a caller can show that only a
+graph's inputs and outputs did.
 """
 
 from __future__ import annotations
@@ -18,10 +19,8 @@ from typing import Any
 
 from ..core.sources import ByteSource
 from ..errors import OpError
-from ..core.region import Access
 from .device import Gpu
-from .buffers import WORD, BufferUsage, MapMode, env_poison, round_up, submit_copy
-from .gather import Sink, make_plan, run_plan
+from .buffers import WORD, BufferUsage, MapMode, round_up, submit_copy
 
 
 @dataclass
@@ -170,33 +169,8 @@ def device_copy(encoder: Any, source: DeviceBuffer, start: int, into: Any, at: i
         encoder.copy_buffer_to_buffer(source.buffer, start, into, at, n4)
 
 
-def gather(
-    gpu: Gpu,
-    source: ByteSource | DeviceBuffer,
-    view: Access,
-    bits: int,
-    *,
-    swap: int = 0,
-    sink: Sink | None = None,
-    traffic: Traffic | None = None,
-    binding_bytes: int | None = None,
-) -> DeviceBuffer | None:
-    """The view's elements of ``source`` (host bytes or a device buffer),
-    row-major: streamed into ``sink`` when one is given (returns None), else
-    into a new device buffer (returned; the caller releases it)."""
-    traffic = traffic if traffic is not None else Traffic()
-    on_device = isinstance(source, DeviceBuffer)
-    plan, band_bytes, window_bytes = make_plan(gpu, source.nbytes, view, bits, swap, binding_bytes, not on_device)
-    out = None
-    if sink is None:
-        out = DeviceBuffer(gpu, (view.size * bits + 7) // 8)
-    if plan is None:
-        return out
-    try:
-        run_plan(gpu, plan, source, sink or (lambda chunk: None), band_bytes, window_bytes, swap, env_poison(),
-                 device_source=source if on_device else None, device_out=out, traffic=traffic)
-    except BaseException:
-        if out is not None:
-            out.release()
-        raise
-    return out
+def submit_device_copy(gpu: Gpu, source: DeviceBuffer, start: int, into: Any, nbytes: int) -> None:
+    """``device_copy`` into ``into`` from its start, submitted at once."""
+    encoder = gpu.device.create_command_encoder()
+    device_copy(encoder, source, start, into, 0, nbytes)
+    gpu.queue.submit([encoder.finish()])

@@ -184,11 +184,9 @@ class Fill:
     def __call__(self, out: Any, b0: int, bn: int) -> None:
         d = self.data
         if self.on_device and self.direct:
-            from .resident import device_copy
+            from .resident import submit_device_copy
 
-            encoder = self.gpu.device.create_command_encoder()
-            device_copy(encoder, d.source, b0 * d.bits // 8, out, 0, (bn * d.bits + 7) // 8)
-            self.gpu.queue.submit([encoder.finish()])
+            submit_device_copy(self.gpu, d.source, b0 * d.bits // 8, out, (bn * d.bits + 7) // 8)
             return
         if self.direct:
             nbytes = (bn * d.bits + 7) // 8

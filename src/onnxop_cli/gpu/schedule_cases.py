@@ -166,7 +166,7 @@ def transpose(gpu: Gpu) -> Case:
         encoder = gpu.device.create_command_encoder()
         run.record(encoder, upload, band)
         gpu.queue.submit([encoder.finish()])
-        run.drain(sink, 0, nbytes)  # waits for the kernel
+        run.drain(sink, nbytes)  # waits for the kernel
         return {0: "generic", len(upload.dispatches): name}.get(run.blocked, "mixed")
 
     def checked() -> tuple[bytes, str]:

@@ -79,7 +79,7 @@ def walk(run: Run, kernel: OnWords, bands: Iterable[Band], band: Callable[[int, 
             words = -(-nbytes // 4)
             with gpu.errors(what):
                 if poison is not None:
-                    gpu.queue.write_buffer(run.dst, 0, bytes([poison]) * round_up(nbytes, 4))
+                    run.out.reset(round_up(nbytes, 4), poison)
                 encoder = None if run.taken["mapped"] else gpu.device.create_command_encoder()
                 fields = band(start, n, extra, encoder)
                 t0 = time.perf_counter()
