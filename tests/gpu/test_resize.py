@@ -131,8 +131,8 @@ def test_resize_10_is_onnxruntimes(backend, rng):
 def test_a_separable_table_reads_each_axis_vector_at_its_coordinate(gpu, rng, dtype, bits):
     """The gather kernel's separable case (core/region.py Lookup.axis, Resize's tables) on its own: random
     vectors over random axes (the last or not), every element width, int32 and int64 vectors, against
-    numpy's np.ix_ pick; its indices checked as read (one band) and by the check pass (forced bands,
-    windows of the source, a folded grid), the output poisoned first."""
+    numpy's np.ix_ pick (in one band, and in forced bands, windows of the source and a folded grid), the
+    output poisoned first."""
     for k in range(4):
         shape = tuple(int(d) for d in rng.integers(1, 7, size=int(rng.integers(2, 5))))
         axes = sorted(int(a) for a in rng.choice(len(shape), size=int(rng.integers(1, len(shape) + 1)), replace=False))
@@ -153,7 +153,7 @@ def test_a_separable_table_reads_each_axis_vector_at_its_coordinate(gpu, rng, dt
         check = Check(tuple(shape[a] for a in axes), "Resize", "the made indices", NONNEG, inner=width)
         data = ix.Data(MemoryBytes(pack(codes, bits) if bits < 8 else codes), shape, bits)
         index = ix.Index(MemoryBytes(made), made.shape, made.itemsize == 8)
-        for kw in ({}, {"binding_bytes": 16, "window_bytes": 16, "max_groups_per_dim": 2}, {"fuse": False}):
+        for kw in ({}, {"binding_bytes": 16, "window_bytes": 16, "max_groups_per_dim": 2}):
             got = bytearray()
             ix.gather_indexed(gpu, data, index, check, table, got.extend, poison=0xA5, **kw)
             assert bytes(got) == (pack(want, bits).tobytes() if bits < 8 else want.tobytes()), (shape, axes, kw)

@@ -58,8 +58,8 @@ def variant(table: Table, raw: Index | None = None) -> str:
         name = "reverse" if table.mode == 1 else "circular"
     if raw is None:
         return name
-    if name in ("flat", "circular"):
-        raise ValueError(f"no checking kernel for a {name} table")
+    if name in ("flat", "circular", "axes"):
+        raise ValueError(f"no checking kernel for the {name} case")
     return name + ("_i64" if raw.wide else "_i32")
 
 

@@ -39,7 +39,7 @@ from .schedule import Elements, Words, head, loop
 
 CASES = ("flat", "one", "lookups", "reverse", "circular", "axes")  # CASE: the table's case (FLAT .. AXES)
 INDEX = ("norm", "i32", "i64")  # INDEX: indices as Check wrote them, or raw int32 / int64 checked here
-RAW = ("one", "lookups", "reverse", "axes")  # the cases with raw readers (not flat, circular)
+RAW = ("one", "lookups", "reverse")  # the cases with raw readers (not flat, circular, axes: gpu/indexed.py _can_fuse)
 VARIANTS = CASES + tuple(f"{c}_{i}" for c in RAW for i in INDEX[1:])
 NO_BAD = 0xFFFFFFFF  # no bad index found (the status word's reset)
 
