@@ -27,6 +27,7 @@ from onnxop_cli.errors import OpError, OutOfScope
 from onnxop_cli.gpu import indexed as ix
 from onnxop_cli.gpu.index_table import NONNEG, Check, Table
 from onnxop_cli.ops import Node, op_version
+from onnxop_cli.ops.indexed_plan import separable_index
 from tensor_refs import ort, reference, same
 from test_indexed_kernels import pack
 
@@ -141,16 +142,15 @@ def test_a_separable_table_reads_each_axis_vector_at_its_coordinate(gpu, rng, dt
         for a in axes:
             out[a] = int(rng.integers(1, 12))
             vectors[a] = rng.integers(0, shape[a], out[a])
-        codes = rng.integers(0, 1 << min(bits, 8), shape, dtype=np.uint8) if bits < 8 else random_array(rng, shape, dtype)
+        codes = rng.integers(0, 1 << bits, shape, dtype=np.uint8) if bits < 8 else random_array(rng, shape, dtype)
         want = codes[np.ix_(*[vectors.get(a, np.arange(d)) for a, d in enumerate(shape)])]
         strides = [int(np.prod(shape[a + 1:])) for a in range(len(shape))]
-        width = max(len(v) for v in vectors.values())
-        made = np.zeros((len(axes), width), dtype=("<i4", "<i8")[k % 2])
-        for row, a in zip(made, axes):
-            row[:len(vectors[a])] = vectors[a]
+        bounds = tuple(shape[a] for a in axes)
+        made = separable_index([vectors[a] for a in axes], bounds).astype(("<i4", "<i8")[k % 2])
+        width = made.shape[1]
         table = Table.over(out, [0 if a in vectors else s for a, s in enumerate(strides)], (0,) * len(out),
                            [(strides[a], t * width, a) for t, a in enumerate(axes)])
-        check = Check(tuple(shape[a] for a in axes), "Resize", "the made indices", NONNEG, inner=width)
+        check = Check(bounds, "Resize", "the made indices", NONNEG, inner=width)
         data = ix.Data(MemoryBytes(pack(codes, bits) if bits < 8 else codes), shape, bits)
         index = ix.Index(MemoryBytes(made), made.shape, made.itemsize == 8)
         for kw in ({}, {"binding_bytes": 16, "window_bytes": 16, "max_groups_per_dim": 2}):

@@ -163,14 +163,24 @@ def _cut_made(data: Arg, made: Any, table: Table, check: Check, di: int, edge: i
         bounds.append(d if lk is None else check.bounds[check.bound_of(lk.at)])
         looks.append((dstrides[k] if lk is None else lk.stride, k))
         dstrides[k] = 0
-    width = max(len(v) for v in vectors)  # one row of the index tensor a lookup, checked against its bound
-    index = np.zeros((len(vectors), width), dtype="<i8" if max(bounds) > 1 << 31 else "<i4")
-    for row, v in zip(index, vectors):
-        row[:len(v)] = v
+    index = separable_index(vectors, bounds)
     shape = tuple(len(shown_positions(d, edge)) for d in table.shape)
     cut = Table(Access(shape, tuple(dstrides), table.data.offset), Access(shape, (0,) * len(shape)),
-                tuple(Lookup(s, t * width, k) for t, (s, k) in enumerate(looks)))
-    return _made_runner(data, index, replace(check, bounds=tuple(bounds), inner=width, what=None), di, cut)
+                tuple(Lookup(s, t * index.shape[1], k) for t, (s, k) in enumerate(looks)))
+    return _made_runner(data, index, replace(check, bounds=tuple(bounds), inner=index.shape[1], what=None), di, cut)
+
+
+def separable_index(vectors: Sequence[Any], bounds: Sequence[int]) -> Any:
+    """A separable table's index tensor: one row a lookup (vector t, whose entries are under ``bounds[t]``),
+    zero-padded to the longest, so row t starts at ``t * width`` and a Check of ``inner=width`` holds each
+    row to its bound; int64 where a bound passes 2^31."""
+    import numpy as np
+
+    wide = max(bounds) > 1 << 31
+    index = np.zeros((len(vectors), max(len(v) for v in vectors)), dtype=np.int64 if wide else np.int32)
+    for row, v in zip(index, vectors):
+        row[:len(v)] = v
+    return index
 
 
 def _run_made(data: Arg, made: Any, shape: tuple[int, ...], wide: bool, table: Table, check: Check, di: int,
@@ -281,4 +291,4 @@ def host_scatter(op: str, data: Arg, updates: Arg, idx: Optional[Arg], table: Ta
     return out.reshape(data.shape)
 
 
-__all__ = ["gather_plan", "gather_made", "scatter_plan", "layout", "NONNEG", "RANGE", "WRAP"]
+__all__ = ["gather_plan", "gather_made", "separable_index", "scatter_plan", "layout", "NONNEG", "RANGE", "WRAP"]

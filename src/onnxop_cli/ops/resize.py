@@ -34,7 +34,7 @@ from typing import Optional, Sequence
 
 from ..errors import OpError, OutOfScope
 from .base import BASE_TYPES, Node, versions
-from .indexed_plan import NONNEG, gather_made
+from .indexed_plan import NONNEG, gather_made, separable_index
 from .spec import OpSpec, Param
 from .plan import one_region
 from .tensor_op import Arg, OutputPlan, TensorOp
@@ -217,17 +217,16 @@ def _gather(cls: type[Resize_10], data: Arg, out: tuple[int, ...], tables: dict)
 
         (a, t), = tables.items()
         table, check = indexing.gather(op, data.shape, (len(t),), a, data.strides)
-        return gather_made(cls.outputs[0], data, t.astype(np.int64 if data.size >= 1 << 31 else np.int32), table, Check(check.bounds, op, "the made indices",
+        itype = np.int64 if data.size >= 1 << 31 else np.int32
+        return gather_made(cls.outputs[0], data, t.astype(itype), table, Check(check.bounds, op, "the made indices",
                                                                                NONNEG, check.what))
     axes = sorted(tables)
-    width = max(len(tables[a]) for a in axes)
-    made = np.zeros((len(axes), width), dtype=np.int64 if max(data.shape[a] for a in axes) > 1 << 31 else np.int32)
-    for row, a in zip(made, axes):
-        row[:len(tables[a])] = tables[a]
+    bounds = tuple(data.shape[a] for a in axes)
+    made = separable_index([tables[a] for a in axes], bounds)
+    width = made.shape[1]
     table = Table.over(out, tuple(0 if k in tables else s for k, s in enumerate(data.strides)), (0,) * len(out),
                        tuple((data.strides[a], t * width, a) for t, a in enumerate(axes)))
-    return gather_made(cls.outputs[0], data, made, table, Check(tuple(data.shape[a] for a in axes), op,
-                                                                "the made indices", NONNEG, inner=width))
+    return gather_made(cls.outputs[0], data, made, table, Check(bounds, op, "the made indices", NONNEG, inner=width))
 
 
 # opset -> the types that version added (onnx.defs' lists; tests/unit/test_opsets.py holds them to it)
