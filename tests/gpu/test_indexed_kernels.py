@@ -384,4 +384,4 @@ def test_every_rendered_variant_compiles(gpu):
 
     kernels = [rendered.gather(v) for v in rendered.VARIANTS] + [rendered.Check()]
     compiled = [Program(k.label, k.kinds, code=k.wgsl()).on(gpu).pipeline for k in kernels]
-    assert len({id(p) for p in compiled}) == len(kernels) == 12
+    assert len({id(p) for p in compiled}) == len(kernels) == 13

@@ -19,8 +19,17 @@ import pytest
 import onnxop_cli as api
 from commands import run_commands
 from conftest import random_array
+from onnxop_cli.core.shown import shown_positions
+from onnxop_cli.core.sources import MemoryBytes
+from onnxop_cli.core.summary import summarised_tensor_op
+from onnxop_cli.core.tensor import Tensor
 from onnxop_cli.errors import OpError, OutOfScope
+from onnxop_cli.gpu import indexed as ix
+from onnxop_cli.gpu.index_table import NONNEG, Check, Table
+from onnxop_cli.ops import Node, op_version
+from onnxop_cli.ops.indexed_plan import separable_index
 from tensor_refs import ort, reference, same
+from test_indexed_kernels import pack
 
 COORDINATES = ("half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "tf_crop_and_resize",
                "half_pixel_symmetric")
@@ -117,6 +126,62 @@ def test_resize_10_is_onnxruntimes(backend, rng):
         scales = rng.choice([0.3, 0.6, 0.75, 1.0, 1.5, 2.5], size=3).astype(np.float32)
         assert same(api.resize(x, scales=scales, opset=10, backend=backend),
                     ort("Resize", 10, [x, scales], {"mode": "nearest"})[0])
+
+
+@pytest.mark.parametrize("dtype,bits", [("u1", 8), ("<i2", 16), ("<f4", 32), ("<c16", 128), ("u1", 4), ("u1", 2)])
+def test_a_separable_table_reads_each_axis_vector_at_its_coordinate(gpu, rng, dtype, bits):
+    """The gather kernel's separable case (core/region.py Lookup.axis, Resize's tables) on its own: random
+    vectors over random axes (the last or not), every element width, int32 and int64 vectors, against
+    numpy's np.ix_ pick (in one band, and in forced bands, windows of the source and a folded grid), the
+    output poisoned first."""
+    for k in range(4):
+        shape = tuple(int(d) for d in rng.integers(1, 7, size=int(rng.integers(2, 5))))
+        axes = sorted(int(a) for a in rng.choice(len(shape), size=int(rng.integers(1, len(shape) + 1)), replace=False))
+        out = list(shape)
+        vectors = {}
+        for a in axes:
+            out[a] = int(rng.integers(1, 12))
+            vectors[a] = rng.integers(0, shape[a], out[a])
+        codes = rng.integers(0, 1 << bits, shape, dtype=np.uint8) if bits < 8 else random_array(rng, shape, dtype)
+        want = codes[np.ix_(*[vectors.get(a, np.arange(d)) for a, d in enumerate(shape)])]
+        strides = [int(np.prod(shape[a + 1:])) for a in range(len(shape))]
+        bounds = tuple(shape[a] for a in axes)
+        made = separable_index([vectors[a] for a in axes], bounds).astype(("<i4", "<i8")[k % 2])
+        width = made.shape[1]
+        table = Table.over(out, [0 if a in vectors else s for a, s in enumerate(strides)], (0,) * len(out),
+                           [(strides[a], t * width, a) for t, a in enumerate(axes)])
+        check = Check(bounds, "Resize", "the made indices", NONNEG, inner=width)
+        data = ix.Data(MemoryBytes(pack(codes, bits) if bits < 8 else codes), shape, bits)
+        index = ix.Index(MemoryBytes(made), made.shape, made.itemsize == 8)
+        for kw in ({}, {"binding_bytes": 16, "window_bytes": 16, "max_groups_per_dim": 2}):
+            got = bytearray()
+            ix.gather_indexed(gpu, data, index, check, table, got.extend, poison=0xA5, **kw)
+            assert bytes(got) == (pack(want, bits).tobytes() if bits < 8 else want.tobytes()), (shape, axes, kw)
+
+
+def test_a_printed_page_is_the_whole_outputs_entries_there(backend, rng):
+    """A printed output is made as its page alone (core/shown_values.py): a separable table cut to the shown
+    entries of every long axis (ops/indexed_plan.py ``_cut_made``), each a vector of those entries only. The
+    page against the whole output's entries there, over random axes, modes, scales or sizes and types."""
+    for k in range(12):
+        coordinates, dtype = COORDINATES[k % 6], DTYPES[k % len(DTYPES)]
+        shape, node, opset = draw(rng, coordinates, NEAREST[k % 4], dtype)
+        x = random_array(rng, shape, dtype)
+        ins = node["inputs"]
+        try:
+            whole = api.resize(x, **ins, **node["attrs"], opset=opset, backend=backend)
+        except OutOfScope:
+            continue
+        op = op_version("Resize", opset)
+        tensors = [Tensor.from_numpy(x, "X")] + [None if ins.get(n) is None else Tensor.from_numpy(ins[n], n)
+                                                 for n in op.inputs[1:]]
+        while tensors[-1] is None:
+            tensors.pop()
+        lazy = summarised_tensor_op(Node(op, node["attrs"], opset=opset), tensors, edge=1, threshold=0,
+                                    backend=backend)
+        ((page, _),) = lazy.shown  # an empty output is shown whole
+        want = whole[np.ix_(*[shown_positions(d, 1) for d in whole.shape])] if whole.size else whole
+        assert same(page, want), (shape, node, opset)
 
 
 @pytest.mark.parametrize("x", [np.zeros((0, 2), np.float32), np.zeros((0, 2), ml_dtypes.bfloat16),

@@ -199,7 +199,16 @@ def _big_endian(tmp):
     return ["flatten", "x.npy", "--axis", "1"], "output", np.broadcast_to(shown(10000) * np.float32(0.5), (8, 8))
 
 
-CASES = [_fill, _gather, _gather_graph, _pad, _tile, _expand, _where, _one_hot, _big_endian]
+def _resize(tmp):
+    """A (1, 1, 2, 2) input resized by 65536 on two axes: 64 GiB. Its plan made an index of every output
+    element on the host: 'out of memory: Unable to allocate 128. GiB' (exit 1), where its per-axis tables
+    (ops/resize.py) take 131072 entries each and the page 4 of each."""
+    x = np.arange(4, dtype=np.float32).reshape(1, 1, 2, 2)
+    np.save(tmp / "x.npy", x)
+    return ["resize", "x.npy", "--scales", "1,1,65536,65536"], "Y", x[:, :, shown(1 << 17) >> 16][..., shown(1 << 17) >> 16]
+
+
+CASES = [_fill, _gather, _gather_graph, _pad, _tile, _expand, _where, _one_hot, _big_endian, _resize]
 
 
 @pytest.fixture(scope="module")

@@ -38,7 +38,7 @@ def test_each_variant_is_one_frame_with_its_declared_params_and_bindings(kernel)
 
 
 def test_the_variants_are_the_cases_and_their_checked_readers():
-    assert len({k.label for k in KERNELS}) == len(KERNELS) == 12
+    assert len({k.label for k in KERNELS}) == len(KERNELS) == 13
     for name in indexed.VARIANTS:
         case, _, index = name.partition("_")
         text = indexed.gather(name).wgsl()
@@ -55,8 +55,8 @@ def test_the_gather_params_and_table_rows_pack_by_name():
     text = indexed.gather("lookups_i64").wgsl()
     assert parse(text, "Axis").fields == TABLE_AXIS.layout.fields  # the rows the host packs are the kernel's
     assert parse(text, "Lookup").fields == TABLE_LOOKUP.layout.fields
-    assert TABLE_AXIS.layout.pack_rows([{"dim": 3, "dstride": 0xFFFFFFFF, "istride": 2}]) == struct.pack(
-        "<4I", 3, 0xFFFFFFFF, 2, 0)
+    assert TABLE_AXIS.layout.pack_rows([{"dim": 3, "dstride": 0xFFFFFFFF, "istride": 2, "look": 5}]) == struct.pack(
+        "<4I", 3, 0xFFFFFFFF, 2, 5)
     assert TABLE_LOOKUP.layout.names == ("stride", "ioff", "bound", "claim")
     code = re.sub(r"//.*", "", text)
     assert re.findall(r"axes\[\w+\]", code) == ["axes[r]", "axes[r]"]  # one vec4 load each, by its accessor
@@ -72,5 +72,10 @@ def test_the_host_picks_the_variant_by_the_table_s_case():
     assert variant(over((4,), (1,), (1,), [(3, 0), (1, 1)])) == "lookups"
     assert variant(over((4, 2), (2, 1), (1, 0), mode=1, time_axis=0)) == "reverse"
     assert variant(over((4, 2), (2, 1), (1, 0), mode=2, time_axis=0)) == "circular"
-    with pytest.raises(ValueError, match="no checking kernel for a flat table"):
+    assert variant(over((4, 3), (0, 0), (0, 0), [(3, 0, 0), (1, 4, 1)])) == "axes"  # separable
+    with pytest.raises(ValueError, match="no checking kernel for the axes case"):
+        variant(over((4, 3), (0, 0), (0, 0), [(3, 0, 0), (1, 4, 1)]), index)
+    with pytest.raises(ValueError, match="no kernel reads a table of lookups"):  # separable and not, mixed
+        variant(over((4, 3), (0, 0), (1, 0), [(3, 0, 0), (1, 0)]))
+    with pytest.raises(ValueError, match="no checking kernel for the flat case"):
         variant(over((4,), (1,), (0,)), index)

@@ -218,10 +218,15 @@ class Convert:
 class Lookup(NamedTuple):
     """An index lookup of an indexed access (gpu/index_table.Table): the
     index read ``at`` elements past the element's place in the index tensor,
-    times ``stride`` elements into the data."""
+    times ``stride`` elements into the data. With an ``axis`` (>= 0) it is a
+    separable lookup: the index read at ``at`` plus the element's coordinate
+    along that output axis (a 1-D index vector per axis, ``at`` its start in
+    the index tensor), whatever the element's place: Resize's per-axis
+    tables, whose length is the sum of the axes', not their product."""
 
     stride: int
     at: int = 0
+    axis: int = -1
 
 
 def load(input: int, shape, strides, offset: int = 0) -> Load:

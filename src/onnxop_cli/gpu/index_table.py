@@ -23,7 +23,7 @@ TABLE_AXIS = Struct("Axis", (
     ("dim", "u32"),
     ("dstride", "u32"),  # data stride (elements, or words in the slice kernels)
     ("istride", "u32"),  # index stride: the axis' step in the index tensor
-    ("pad0", "u32"),
+    ("look", "u32"),     # 1 + the row of the separable lookup along this axis (core/region.py Lookup.axis); 0 none
 ))
 TABLE_LOOKUP = Struct("Lookup", (
     ("stride", "u32"),  # data stride of one step of the looked-up index
@@ -73,7 +73,8 @@ class Check:
 class Table:
     """The gather kernel's map from output elements to source elements: element i reads the data at
     ``data``'s place for i plus, per lookup, the index read at ``index``'s place for i plus its ``at``, times
-    its ``stride`` (the modes read the index their own way)."""
+    its ``stride`` (the modes read the index their own way); a separable lookup (``axis`` >= 0) reads its
+    index at its ``at`` plus i's coordinate along that axis instead (``separable``)."""
 
     data: Access  # over the output's (or the updates') shape, into the data (elements)
     index: Access  # over the same shape, into the index tensor
@@ -95,6 +96,15 @@ class Table:
     @property
     def shape(self) -> tuple[int, ...]:
         return self.data.shape
+
+    @property
+    def separable(self) -> bool:
+        """Whether its lookups are separable ones (core/region.py ``Lookup.axis``), at most one an axis: the
+        gather kernel's ``axes`` case, which no other kernel reads; a table mixing the kinds has no kernel."""
+        along = [lk.axis for lk in self.lookups if lk.axis >= 0]
+        if along and (len(along) != len(self.lookups) or len(set(along)) != len(along) or self.mode != 0):
+            raise ValueError(f"no kernel reads a table of lookups {self.lookups} (mode {self.mode})")
+        return bool(along)
 
     @property
     def size(self) -> int:

@@ -50,14 +50,16 @@ LONG_ROW = 1024
 def variant(table: Table, raw: Index | None = None) -> str:
     """The element kernel's variant (render/indexed.py's VARIANTS) for ``table``'s case; ``raw``: the one
     reading and checking these raw indices itself."""
-    if table.mode == 0:
+    if table.separable:
+        name = "axes"
+    elif table.mode == 0:
         name = ("flat", "one")[len(table.lookups)] if len(table.lookups) < 2 else "lookups"
     else:
         name = "reverse" if table.mode == 1 else "circular"
     if raw is None:
         return name
-    if name in ("flat", "circular"):
-        raise ValueError(f"no checking kernel for a {name} table")
+    if name in ("flat", "circular", "axes"):
+        raise ValueError(f"no checking kernel for the {name} case")
     return name + ("_i64" if raw.wide else "_i32")
 
 
@@ -77,10 +79,12 @@ class Gather:
                 "no status", 16, U.STORAGE), (0,)
         else:
             self.raw, self.status, bounds = fused[0], fused[1], fused[3].bounds
-        blob = TABLE_AXIS.layout.pack_rows({"dim": d, "dstride": s & M, "istride": i & M}
-                                           for d, s, i in zip(table.shape, table.data.strides, table.index.strides))
-        blob += TABLE_LOOKUP.layout.pack_rows({"stride": s & M, "ioff": o, "bound": bounds[t % len(bounds)], "claim": 0}
-                                        for t, (s, o) in enumerate(table.lookups))
+        look = {lk.axis: t + 1 for t, lk in enumerate(table.lookups) if lk.axis >= 0}  # separable lookups' rows
+        blob = TABLE_AXIS.layout.pack_rows({"dim": d, "dstride": s & M, "istride": i & M, "look": look.get(k, 0)}
+                                           for k, (d, s, i) in enumerate(zip(table.shape, table.data.strides,
+                                                                             table.index.strides)))
+        blob += TABLE_LOOKUP.layout.pack_rows({"stride": lk.stride & M, "ioff": lk.at, "bound": bounds[t % len(bounds)],
+                                               "claim": 0} for t, lk in enumerate(table.lookups))
         blob = blob or bytes(16)
         self.axes = bufs.holding("axes", blob)
 
@@ -207,7 +211,7 @@ def elements_rows(table: Table, bits: int, check: Check) -> Dispatch | None:
     """GatherElements' rows for a ``table`` (``extra["elements"]``) of ``bits``, or None: not 32 or 64 bits,
     or the indices not row-major (whole-word elements, index e at position e: two a vec4 load)."""
     if (not ENABLED["rows"] or table.mode != 0 or not table.extra.get("elements") or table.size == 0
-            or bits not in (32, 64) or len(table.lookups) != 1 or table.lookups[0].at != 0):
+            or bits not in (32, 64) or len(table.lookups) != 1 or table.lookups[0].at != 0 or table.separable):
         return None
     shape = table.shape
     if not is_row_major(shape, table.index.strides):

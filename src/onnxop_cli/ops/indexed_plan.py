@@ -12,8 +12,10 @@ checked there too (the one place indices are read on the host; --json says
 from __future__ import annotations
 
 import functools
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
+from ..core.region import Access, Lookup
 from ..errors import OpError
 from ..gpu.index_table import NONNEG, RANGE, WRAP, Check, Table  # the kernels' modules only when one runs
 
@@ -110,8 +112,8 @@ def _gather_runner(data: Arg, idx: Optional[Arg], check: Optional[Check], where:
 def _cut(runner_of: Any, table: Table, edge: int) -> Any:
     """The runner of the shown elements only (core/shown_values.py): the table narrowed as ``edge_view``
     narrows a view, in the data and in the indices alike; None for the tables whose map names an output
-    axis (ReverseSequence, TensorScatter)."""
-    if table.mode != 0 or table.time_axis >= 0:
+    axis (ReverseSequence, TensorScatter) or whose lookups are separable (``_cut_made`` narrows those)."""
+    if table.mode != 0 or table.time_axis >= 0 or table.separable:
         return None
     from ..core.shown_values import edge_view
 
@@ -121,20 +123,64 @@ def _cut(runner_of: Any, table: Table, edge: int) -> Any:
 
 def gather_made(name: str, data: Arg, indices: Any, table: Table, check: Check, di: int = 0) -> list[OutputPlan]:
     """A gather whose indices the op made on the host from a small input
-    (Compress: its condition's kept positions): an int32 or int64 array of
-    ``check``'s index shape, run by the same kernels as gather_plan's, which
-    check them as they read them. Not for strings (no device form)."""
+    (Compress: its condition's kept positions; Resize: a separable table's
+    per-axis vectors): an int32 or int64 array of ``check``'s index shape,
+    run by the same kernels as gather_plan's, which check them as they read
+    them. Not for strings (no device form)."""
     import numpy as np
 
-    from ..core.sources import MemoryBytes
     from .tensor_op import OutputPlan
 
     made = np.ascontiguousarray(indices, dtype="<i8" if indices.dtype.itemsize == 8 else "<i4")
-    index = (MemoryBytes(made), made.shape, made.itemsize == 8)
-    runner = functools.partial(_run_made, data, *index, table, check, di)
-    return [OutputPlan(name, table.shape, data.dtype, runner=runner, kernel="indexed-gather",
-                       cut=functools.partial(_cut, lambda t: functools.partial(_run_made, data, *index, t, check, di),
-                                             table))]
+    return [OutputPlan(name, table.shape, data.dtype, runner=_made_runner(data, made, check, di, table),
+                       kernel="indexed-gather", cut=functools.partial(_cut_made, data, made, table, check, di))]
+
+
+def _made_runner(data: Arg, made: Any, check: Check, di: int, table: Table) -> Any:
+    from ..core.sources import MemoryBytes
+
+    return functools.partial(_run_made, data, MemoryBytes(made), made.shape, made.itemsize == 8, table, check, di)
+
+
+def _cut_made(data: Arg, made: Any, table: Table, check: Check, di: int, edge: int) -> Any:
+    """``_cut`` of a made gather; a separable table's (whose lookups read the output's coordinates, which
+    ``edge_view`` would split) as another: every long axis a separable lookup of the shown entries only, its
+    vector the old one's entries there (an axis without one: the positions, over its data stride), so the
+    host holds and the device reads the page's indices, not the output's or every axis' whole vector."""
+    import numpy as np
+
+    if not table.separable:
+        return _cut(functools.partial(_made_runner, data, made, check, di), table, edge)
+    from ..core.shown import shown_positions
+
+    flat, along = made.reshape(-1), {lk.axis: lk for lk in table.lookups}
+    dstrides, vectors, bounds, looks = list(table.data.strides), [], [], []
+    for k, d in enumerate(table.shape):
+        lk, pos = along.get(k), np.asarray(shown_positions(d, edge), dtype=np.int64)
+        if lk is None and len(pos) == d:
+            continue
+        vectors.append(pos if lk is None else flat[lk.at + pos])
+        bounds.append(d if lk is None else check.bounds[check.bound_of(lk.at)])
+        looks.append((dstrides[k] if lk is None else lk.stride, k))
+        dstrides[k] = 0
+    index = separable_index(vectors, bounds)
+    shape = tuple(len(shown_positions(d, edge)) for d in table.shape)
+    cut = Table(Access(shape, tuple(dstrides), table.data.offset), Access(shape, (0,) * len(shape)),
+                tuple(Lookup(s, t * index.shape[1], k) for t, (s, k) in enumerate(looks)))
+    return _made_runner(data, index, replace(check, bounds=tuple(bounds), inner=index.shape[1], what=None), di, cut)
+
+
+def separable_index(vectors: Sequence[Any], bounds: Sequence[int]) -> Any:
+    """A separable table's index tensor: one row a lookup (vector t, whose entries are under ``bounds[t]``),
+    zero-padded to the longest, so row t starts at ``t * width`` and a Check of ``inner=width`` holds each
+    row to its bound; int64 where a bound passes 2^31."""
+    import numpy as np
+
+    wide = max(bounds) > 1 << 31
+    index = np.zeros((len(vectors), max(len(v) for v in vectors)), dtype=np.int64 if wide else np.int32)
+    for row, v in zip(index, vectors):
+        row[:len(v)] = v
+    return index
 
 
 def _run_made(data: Arg, made: Any, shape: tuple[int, ...], wide: bool, table: Table, check: Check, di: int,
@@ -177,7 +223,7 @@ def _host_norm(idx: Optional[Arg], check: Optional[Check], table: Table):
 
     if idx is None:  # (TensorScatter without write_indices: 0 for every batch entry the table reads one for)
         reach = sum((d - 1) * s for d, s in zip(table.shape, table.index.strides) if d)
-        return np.zeros(1 + reach + max((at for _, at in table.lookups), default=0), dtype=np.int64)
+        return np.zeros(1 + reach + max((lk.at for lk in table.lookups), default=0), dtype=np.int64)
     flat = np.asarray(idx.values(), dtype=np.int64).reshape(-1)
     for p, v in enumerate(flat):
         d = check.bounds[check.bound_of(p)]
@@ -215,8 +261,8 @@ def _offsets(table: Table, norm, positions=None) -> Any:
     elif table.mode == 2:
         t = grids[table.time_axis]
         off = off + ((norm[ip] + t) % table.modulus - t) * table.time_stride
-    for stride, at in table.lookups:
-        off = off + norm[ip + at] * stride
+    for lk in table.lookups:  # a separable lookup reads its vector at the element's coordinate on its axis
+        off = off + norm[(ip if lk.axis < 0 else grids[lk.axis]) + lk.at] * lk.stride
     return off
 
 
@@ -245,4 +291,4 @@ def host_scatter(op: str, data: Arg, updates: Arg, idx: Optional[Arg], table: Ta
     return out.reshape(data.shape)
 
 
-__all__ = ["gather_plan", "gather_made", "scatter_plan", "layout", "NONNEG", "RANGE", "WRAP"]
+__all__ = ["gather_plan", "gather_made", "separable_index", "scatter_plan", "layout", "NONNEG", "RANGE", "WRAP"]

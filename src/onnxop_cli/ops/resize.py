@@ -4,10 +4,12 @@ per-axis tables ``tk`` are made on the host from the scales or sizes, the
 roi and the attributes, with the float arithmetic of onnx.reference
 (``onnx/reference/ops/op_resize.py``), step for step. The data moves on the
 device through Gather's table and kernels (ops/indexed_plan.gather_made):
-one resized axis is a Gather along it; several are one gather of the
-flattened input whose made indices are the sums of the axes' offsets (an
-index per element of the resized axes, not of the whole output). An axis
-the reference leaves alone (scale 1, same size) stays a stride.
+one resized axis is a Gather along it; several are one separable gather
+(core/region.py ``Lookup.axis``): a lookup per axis reads its table at the
+output element's coordinate on that axis, so the host makes and the device
+holds the axes' tables (their lengths' sum), never an index per output
+element, and a printed page narrows them to its entries. An axis the
+reference leaves alone (scale 1, same size) stays a stride.
 
 - Resize-10: inputs X, scales; asymmetric coordinates, as onnxruntime runs
   it (floor, or ceil when the axis shrinks; onnx.reference cannot run 10).
@@ -32,7 +34,7 @@ from typing import Optional, Sequence
 
 from ..errors import OpError, OutOfScope
 from .base import BASE_TYPES, Node, versions
-from .indexed_plan import NONNEG, gather_made
+from .indexed_plan import NONNEG, gather_made, separable_index
 from .spec import OpSpec, Param
 from .plan import one_region
 from .tensor_op import Arg, OutputPlan, TensorOp
@@ -196,11 +198,12 @@ class Resize_19(Resize_18):
 
 def _gather(cls: type[Resize_10], data: Arg, out: tuple[int, ...], tables: dict) -> list[OutputPlan]:
     """The plan: a view where no axis is resized, a Gather along one resized
-    axis, else a gather of the flattened input by summed offsets."""
+    axis, else a separable gather: one lookup an axis, its table a row of the
+    index tensor (as long as the longest table), checked against its axis."""
     import numpy as np
 
     from ..core.region import Access
-    from ..gpu.index_table import Check, Table, row_strides
+    from ..gpu.index_table import Check, Table
 
     op = cls.label()
     if not tables:
@@ -209,23 +212,21 @@ def _gather(cls: type[Resize_10], data: Arg, out: tuple[int, ...], tables: dict)
         strings = np.asarray(data.tensor.strings, dtype=object).reshape(data.shape)  # row-major, as Gather's
         picked = strings[np.ix_(*[tables.get(a, np.arange(d)) for a, d in enumerate(data.shape)])]
         return [OutputPlan(cls.outputs[0], out, data.dtype, values=picked, kernel="host")]
-    wide = data.size >= 1 << 31
-    itype = np.int64 if wide else np.int32
     if len(tables) == 1:
         from . import indexing
 
         (a, t), = tables.items()
         table, check = indexing.gather(op, data.shape, (len(t),), a, data.strides)
+        itype = np.int64 if data.size >= 1 << 31 else np.int32
         return gather_made(cls.outputs[0], data, t.astype(itype), table, Check(check.bounds, op, "the made indices",
                                                                                NONNEG, check.what))
     axes = sorted(tables)
-    made = sum(np.asarray(tables[a], dtype=np.int64).reshape([-1 if k == j else 1 for k in range(len(axes))])
-               * data.strides[a] for j, a in enumerate(axes))
-    istr = dict(zip(axes, row_strides([len(tables[a]) for a in axes])))
-    table = Table.over(out, tuple(0 if k in tables else s for k, s in enumerate(data.strides)),
-                       tuple(istr.get(k, 0) for k in range(len(out))), ((1, 0),))
-    return gather_made(cls.outputs[0], data, made.astype(itype), table,
-                       Check((max(data.size, 1),), op, "the made indices", NONNEG))
+    bounds = tuple(data.shape[a] for a in axes)
+    made = separable_index([tables[a] for a in axes], bounds)
+    width = made.shape[1]
+    table = Table.over(out, tuple(0 if k in tables else s for k, s in enumerate(data.strides)), (0,) * len(out),
+                       tuple((data.strides[a], t * width, a) for t, a in enumerate(axes)))
+    return gather_made(cls.outputs[0], data, made, table, Check(bounds, op, "the made indices", NONNEG, inner=width))
 
 
 # opset -> the types that version added (onnx.defs' lists; tests/unit/test_opsets.py holds them to it)

@@ -8,7 +8,10 @@ its source element is
 
     sum_k o_k * dstride_k  +  sum_t norm[ip + ioff_t] * stride_t,   ip = sum_k o_k * istride_k
 
-``norm`` the indices as ``Check`` wrote them (u32 offsets along their axis). Modes: 1 (ReverseSequence)
+``norm`` the indices as ``Check`` wrote them (u32 offsets along their axis). Case ``axes`` (separable
+lookups, Resize's per-axis tables): the lookup along axis k (its row named by the Axis row's ``look``) reads
+norm[ioff + o_k] in place of norm[ip + ioff]; those of the leading axes are added to the offset once a row
+(in ``at``), the last axis' one per element. Modes: 1 (ReverseSequence)
 L = norm[ip] is the batch's length, time t < L reads L - 1 - t; 2 (TensorScatter, circular) t reads
 (norm[ip] + t) % modulus. ``offsets`` 1 writes each element's source offset (the scatters' targets).
 Offsets wrap modulo 2^32 and end within the source, so u32 arithmetic is exact. A source larger than a
@@ -34,9 +37,10 @@ from .frame import Binding, Frame, first
 from .indices import in_range, read_index, table, walk
 from .schedule import Elements, Words, head, loop
 
-CASES = ("flat", "one", "lookups", "reverse", "circular")  # CASE: the table's case (FLAT .. CIRCULAR)
+CASES = ("flat", "one", "lookups", "reverse", "circular", "axes")  # CASE: the table's case (FLAT .. AXES)
 INDEX = ("norm", "i32", "i64")  # INDEX: indices as Check wrote them, or raw int32 / int64 checked here
-VARIANTS = CASES + tuple(f"{c}_{i}" for c in CASES[1:4] for i in INDEX[1:])  # the raw readers: no flat, circular
+RAW = ("one", "lookups", "reverse")  # the cases with raw readers (not flat, circular, axes: gpu/indexed.py _can_fuse)
+VARIANTS = CASES + tuple(f"{c}_{i}" for c in RAW for i in INDEX[1:])
 NO_BAD = 0xFFFFFFFF  # no bad index found (the status word's reset)
 
 PARAMS = Struct("Params", tuple((name, "u32") for name in (
@@ -99,14 +103,21 @@ def gather(variant: str) -> Gather:
 
 
 # An output element's linear parts (source offset, index position, the last axis' and the time axis'
-# coordinates); the last axis and the first two lookups loaded once per invocation (storage loads are what
-# Mesa's CPU drivers are slowest at); `next` steps along the last axis with adds.
-_WALK = walk("e", "params.rank", ("e", "off", "ip", "last", "time")) + """
+# coordinates), with the separable lookups of the leading axes (case AXES) in the offset; the last axis and
+# the first two lookups (AXES: the last axis' one) loaded once per invocation (storage loads are what Mesa's
+# CPU drivers are slowest at); `next` steps along the last axis with adds.
+_ALONG = """        if (CASE == AXES && ax.look != 0u && k != params.rank) {
+            let lk = lookup(params.rank + ax.look - 1u);
+            a.off = a.off + index(lk.ioff + i, lk.bound, INDEX) * lk.stride;
+        }
+"""
+_WALK = walk("e", "params.rank", ("e", "off", "ip", "last", "time"), each=_ALONG) + """
 struct Row {
     dim: u32,
     timed: u32,
     dstride: u32,
     istride: u32,
+    along: u32,  // AXES: the last axis has a separable lookup (`look`)
     look: Lookup,
     look1: Lookup,
 }
@@ -114,15 +125,19 @@ struct Row {
 fn row() -> Row {
     let r = params.rank;
     let nolook = Lookup(0u, 0u, 0u, 0u);
-    var w = Row(0u, 0u, 0u, 0u, nolook, nolook);
+    var w = Row(0u, 0u, 0u, 0u, 0u, nolook, nolook);
     if (r > 0u) {
         let ax = axis(r - 1u);
-        w = Row(ax.dim, select(0u, 1u, r - 1u == params.rev_axis), ax.dstride, ax.istride, nolook, nolook);
+        w = Row(ax.dim, select(0u, 1u, r - 1u == params.rev_axis), ax.dstride, ax.istride, 0u, nolook, nolook);
+        if (CASE == AXES && ax.look != 0u) {
+            w.along = 1u;
+            w.look = lookup(r + ax.look - 1u);
+        }
     }
-    if (params.nlook > 0u) {
+    if (CASE != AXES && params.nlook > 0u) {
         w.look = lookup(r);
     }
-    if (params.nlook > 1u) {
+    if (CASE != AXES && params.nlook > 1u) {
         w.look1 = lookup(r + 1u);
     }
     return w;
@@ -165,6 +180,8 @@ _SOURCE = """fn source(a: At, w: Row, kind: u32, check: u32) -> u32 {
     } else if (kind == CIRCULAR) {
         let t = (index(a.ip, params.bound, check) + a.time) % params.modulus;
         off = off + (t - a.time) * params.rev_stride;
+    } else if (kind == AXES && w.along != 0u) {  // the leading axes' lookups are in a.off (at)
+        off = off + index(w.look.ioff + a.last, w.look.bound, check) * w.look.stride;
     }
     return off;
 }
@@ -193,7 +210,7 @@ _BODY = "fn body(wg: vec3<u32>, lid: u32, kind: u32, check: u32) {\n" + head() +
         let lg = countTrailingZeros(bits) - 5u;  // log2 of words per element
         let lo = (1u << lg) - 1u;
         let flip = select(0u, params.swap / 4u - 1u, params.swap >= 4u);
-        let same = kind == FLAT || (w.istride == 0u && w.timed == 0u);
+        let same = kind == FLAT || (w.istride == 0u && w.timed == 0u && w.along == 0u);
         var a = at(params.e0 + (w0 >> lg));
         var s = source(a, w, kind, check);
         let elems = ((min(w0 + WORDS, params.words) - 1u) >> lg) - (w0 >> lg);  // elements after the first

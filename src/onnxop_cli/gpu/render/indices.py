@@ -123,11 +123,12 @@ _CHECKED = ("fn index(pos: u32, d: u32) -> u32 {\n" + read_index("", _PAIR, "", 
             + in_range("params.cmode", "pos", "v = 0u;") + "    return v;\n}\n")
 
 
-def walk(v: str, count: str, fields: tuple[str, ...], stride: str = "dstride") -> str:
+def walk(v: str, count: str, fields: tuple[str, ...], stride: str = "dstride", each: str = "") -> str:
     """WGSL ``At`` and ``at(v)``: unit ``v``'s multi-index over the first ``count`` rows of ``axes``
     (row-major), summed into ``fields`` of ``e`` (``v`` itself), ``off`` (by ``stride``: the index tables'
     dstride, or the strided tables' AXIS stride), ``ip`` (by istride), ``last`` (its last coordinate), ``time`` (its
-    coordinate on params.rev_axis)."""
+    coordinate on params.rev_axis); ``each``: WGSL run for every axis after that, with ``k - 1`` the axis,
+    ``ax`` its row and ``i`` the coordinate (render/indexed.py's separable lookups)."""
     init = ", ".join(v if f == "e" else "0u" for f in fields)
     sums = "".join(f"        a.{f} = a.{f} + i * ax.{s};\n" for f, s in (("off", stride), ("ip", "istride"))
                    if f in fields)
@@ -145,7 +146,7 @@ fn at({v}: u32) -> At {{
 {sums}        if (k == {count}) {{
             a.last = i;
         }}
-{time}    }}
+{time}{each}    }}
     return a;
 }}
 """)

@@ -185,7 +185,7 @@ class Slices:
 def plan(table: Table, bits: int, bounds: tuple[int, ...]) -> Slices | None:
     """The slice plan of ``table`` for elements of ``bits``, or None. Only tables that ask for it
     (``extra["slices"]``: GatherND's and ScatterND's) take it."""
-    if table.mode != 0 or not table.lookups or table.size == 0 or not table.extra.get("slices"):
+    if table.mode != 0 or not table.lookups or table.size == 0 or not table.extra.get("slices") or table.separable:
         return None
     rank = len(table.shape)
     k, run = rank, 1  # the slice: trailing axes with no index, contiguous in the data
@@ -195,14 +195,14 @@ def plan(table: Table, bits: int, bounds: tuple[int, ...]) -> Slices | None:
     slice_bits = math.prod(table.shape[k:]) * bits
     if slice_bits % 32:
         return None
-    strides = [s for d, s in zip(table.shape[:k], table.data.strides[:k]) if d > 1] + [s for s, _ in table.lookups]
+    strides = [s for d, s in zip(table.shape[:k], table.data.strides[:k]) if d > 1] + [lk.stride for lk in table.lookups]
     if any((s * bits) % 32 for s in strides):
         return None
-    axes = [{"dim": d, "dstride": ((s * bits) // 32) & M, "istride": i & M}
+    axes = [{"dim": d, "dstride": ((s * bits) // 32) & M, "istride": i & M, "look": 0}
             for d, s, i in zip(table.shape[:k], table.data.strides[:k], table.index.strides[:k])]
     elems = math.prod(table.shape[k:])  # claim: a lookup's stride in slices (ScatterND's claims)
-    looks = [{"stride": ((s * bits) // 32) & M, "ioff": o, "bound": bounds[t % len(bounds)], "claim": (s // elems) & M}
-             for t, (s, o) in enumerate(table.lookups)]
+    looks = [{"stride": ((lk.stride * bits) // 32) & M, "ioff": lk.at, "bound": bounds[t % len(bounds)],
+              "claim": (lk.stride // elems) & M} for t, lk in enumerate(table.lookups)]
     blob = TABLE_AXIS.layout.pack_rows(axes) + TABLE_LOOKUP.layout.pack_rows(looks)
     words = tuple(r["dstride"] for r in axes) + tuple(r["stride"] for r in looks)
     return Slices(slice_bits // 32, k, blob, words)
