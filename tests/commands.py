@@ -48,6 +48,9 @@ def run_job(run, cwd, argv: list, stdin, environment: dict) -> list:
     import threading
     import warnings
 
+    def show_warning(message, category, filename, lineno, file=None, line=None):
+        sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
+
     def feed(fd, data):
         try:
             with os.fdopen(fd, "wb") as f:
@@ -67,7 +70,7 @@ def run_job(run, cwd, argv: list, stdin, environment: dict) -> list:
             warnings.filterwarnings("default", category=DeprecationWarning, module="__main__")
             for category in (DeprecationWarning, PendingDeprecationWarning, ImportWarning, ResourceWarning):
                 warnings.filterwarnings("ignore", category=category, append=True)
-            warnings.showwarning = getattr(warnings, "_showwarning_orig", warnings.showwarning)
+            warnings.showwarning = show_warning  # (pytest records into catch_warnings' list)
             os.chdir(cwd)
             set_environment(environment)
             tempfile.tempdir = None
