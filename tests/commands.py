@@ -1,19 +1,24 @@
-"""Several onnxop commands in one real process.
+"""onnxop commands run as a fresh process runs them, without starting one.
 
 A test of what commands print, exit with and write -- not of the process
-itself -- runs them through ``run_commands``: one ``python`` process, started
-once, runs each command line through onnxop's entry (``onnxop_cli.cli.main.run``,
-what ``onnxop`` runs once its handlers are in place) in the given folder, on
-real files, and reports each one's exit code, stdout and stderr. A process
-start (Python, numpy, onnx, the device) is about a CPU second on two cores:
-one for all the commands instead of one for each.
+itself -- runs them through ``run_commands``: each command line goes through
+onnxop's entry (``onnxop_cli.cli.main.run``, what ``onnxop`` runs once its
+handlers are in place: the same one-line error wrapper and exit code) in the
+test's own process (``run_job``), in the given folder, on real files, and
+reports each one's exit code, stdout and stderr. A process start (Python,
+numpy, onnx, ml_dtypes, the device) is one to several CPU seconds on two
+cores, and the worker has paid it already.
 
 A command given bytes for stdin reads them from a real pipe; one given an
-environment (a dict) runs with those variables set, the process's own again
-after it. What a process
-is needed for -- signals, a reader or a writer at the other end of a pipe,
-the exit status at interpreter exit, a closed descriptor, a memory cap --
-keeps one ``onnxop`` process per command (subprocess.run).
+environment (a dict) runs with exactly that environment, the process's own
+again after it; $TMPDIR, the warning filters and the folder are a fresh
+process's too. ``process=True`` runs the commands in one driver process
+instead (the same ``run_job``), for what the worker must not share: a module
+imported from $PYTHONPATH, a crash that would take the worker with it, a
+memory cap, another venv's onnxop (``python=``). What a process is needed for
+-- signals, a reader or a writer at the other end of a pipe, the exit status
+at interpreter exit, a closed descriptor -- keeps one ``onnxop`` process per
+command (subprocess.run).
 """
 
 from __future__ import annotations
@@ -26,47 +31,76 @@ import subprocess
 import sys
 from pathlib import Path
 
-# Each command: chdir to its folder, stdout and stderr captured as a pipe would
-# (no terminal; bytes written to .buffer kept), stdin a real pipe that a thread
-# fills with the command's bytes (else at its end), one JSON line per result.
+
+def run_job(run, cwd, argv: list, stdin, environment: dict) -> list:
+    """One command as a fresh ``onnxop`` process meets it: ``run`` (onnxop's entry) called with
+    ``argv`` in folder ``cwd``, os.environ exactly ``environment``, stdout and stderr captured as
+    a pipe takes them (no terminal; bytes written to .buffer kept), stdin a real pipe that a
+    thread fills with ``stdin`` (bytes; None: a pipe at its end), and Python's default warning
+    filters, a warning printed to that stderr (pytest's recorder would swallow it), $TMPDIR read
+    again (tempfile keeps the folder it found first). The cwd, the environment, the streams,
+    the warning state and tempfile's folder are this process's own again after it: [exit code,
+    stdout, stderr]. The driver process runs this function's own text too."""
+    import io
+    import os
+    import sys
+    import tempfile
+    import threading
+    import warnings
+
+    def show_warning(message, category, filename, lineno, file=None, line=None):
+        sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
+
+    def feed(fd, data):
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+        except BrokenPipeError:  # the command stopped reading
+            pass
+
+    streams, folder, saved, temp = (sys.stdin, sys.stdout, sys.stderr), os.getcwd(), dict(os.environ), tempfile.tempdir
+    r, w = os.pipe()
+    feeder = threading.Thread(target=feed, args=(w, stdin or b""))
+    feeder.start()
+    out, err = (io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="surrogateescape", newline="")
+                for _ in "12")
+    try:
+        with warnings.catch_warnings():
+            warnings.resetwarnings()  # Python's own filters at start (no -W, no $PYTHONWARNINGS)
+            warnings.filterwarnings("default", category=DeprecationWarning, module="__main__")
+            for category in (DeprecationWarning, PendingDeprecationWarning, ImportWarning, ResourceWarning):
+                warnings.filterwarnings("ignore", category=category, append=True)
+            warnings.showwarning = show_warning  # (pytest records into catch_warnings' list)
+            os.chdir(cwd)
+            set_environment(environment)
+            tempfile.tempdir = None
+            sys.stdin = open(r, encoding="utf-8", errors="surrogateescape")
+            sys.stdout, sys.stderr = out, err
+            code = run(argv)
+    finally:
+        set_environment(saved)
+        tempfile.tempdir = temp
+        os.chdir(folder)
+        sys.stdin.close() if sys.stdin is not streams[0] else os.close(r)
+        sys.stdin, sys.stdout, sys.stderr = streams
+        feeder.join()
+    out.flush()
+    err.flush()
+    return [code, *(s.buffer.getvalue().decode("utf-8", "surrogateescape") for s in (out, err))]
+
+
+# The driver process: reads jobs() on stdin, writes one JSON line per command (run_job).
 _DRIVER = r"""
-import base64, io, json, os, sys, threading
+import base64, json, os, sys
 from onnxop_cli.cli.main import run
 
 %(set_environment)s
-def feed(fd, data):
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-    except BrokenPipeError:  # the command stopped reading
-        pass
-
-real_in, real_out = sys.stdin, sys.stdout
-jobs = json.loads(real_in.read())
-for cwd, argv, stdin, env in jobs:
-    os.chdir(cwd)
-    saved = dict(os.environ)
-    set_environment({**saved, **env})
-    feeder = None
-    if stdin is not None:
-        r, w = os.pipe()
-        feeder = threading.Thread(target=feed, args=(w, base64.b64decode(stdin)))
-        feeder.start()
-        sys.stdin = open(r, encoding="utf-8", errors="surrogateescape")
-    out, err = (io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="surrogateescape", newline="") for _ in "12")
-    sys.stdout, sys.stderr = out, err
-    try:
-        code = run(argv)
-    finally:
-        set_environment(saved)
-        sys.stdout, sys.stderr = real_out, sys.__stderr__
-        if feeder is not None:
-            sys.stdin.close()
-            feeder.join()
-            sys.stdin = real_in
-    out.flush(); err.flush()
-    texts = [s.buffer.getvalue().decode("utf-8", "surrogateescape") for s in (out, err)]
-    real_out.write(json.dumps([code, *texts]) + "\n")
+%(run_job)s
+real_out = sys.stdout
+base = dict(os.environ)
+for cwd, argv, stdin, env in json.loads(sys.stdin.read()):
+    data = None if stdin is None else base64.b64decode(stdin)
+    real_out.write(json.dumps(run_job(run, cwd, argv, data, {**base, **env})) + "\n")
     real_out.flush()
 """
 
@@ -86,18 +120,28 @@ def set_environment(wanted: dict[str, str]) -> None:
             os.environ[name] = value
 
 
-_DRIVER = _DRIVER.replace("%(set_environment)s", inspect.getsource(set_environment))
+_DRIVER = _DRIVER % {"set_environment": inspect.getsource(set_environment), "run_job": inspect.getsource(run_job)}
 
 
 def run_commands(commands: list[tuple], text: bool = True, env: dict | None = None,
-                 timeout: float = 300, python: str | Path | None = None) -> list[subprocess.CompletedProcess]:
+                 timeout: float = 300, python: str | Path | None = None,
+                 process: bool = False) -> list[subprocess.CompletedProcess]:
     """Run ``(folder, argv)``, ``(folder, argv, stdin bytes)`` or ``(folder,
     argv, stdin bytes or None, {variable: value})`` commands (argv without
-    ``onnxop``) in order in one process: a CompletedProcess (code, stdout and
-    stderr: str, or the bytes written when ``text`` is false) each. ``env``:
-    the process's environment (this one's by default); ``python``: the
-    interpreter, and so the onnxop it imports (this one's by default: an
-    installed wheel's venv runs its own)."""
+    ``onnxop``) in order: a CompletedProcess (code, stdout and stderr: str, or
+    the bytes written when ``text`` is false) each. They run in this process
+    (run_job) unless ``process`` is true or ``python`` is given: then in one
+    driver process, which ``timeout`` bounds. ``env``: the commands'
+    environment (this process's by default); ``python``: the interpreter, and so
+    the onnxop it imports (an installed wheel's venv runs its own)."""
+    if python is None and not process:
+        from onnxop_cli.cli.main import run
+
+        base = dict(os.environ if env is None else env)
+        lines = [json.dumps(run_job(run, str(c[0]), [str(a) for a in c[1]], c[2] if len(c) > 2 else None,
+                                    {**base, **{str(k): str(v) for k, v in (c[3] if len(c) > 3 else {}).items()}}))
+                 for c in commands]
+        return results(commands, "\n".join(lines), text)
     done = subprocess.run(driver(python), input=jobs(commands), capture_output=True, text=True,
                           env=env, errors="surrogateescape", timeout=timeout)
     assert done.returncode == 0, done.stdout + done.stderr

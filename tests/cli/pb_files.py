@@ -1,16 +1,12 @@
 """Small .pb tensors the CLI tests write and read back by hand (onnx's
-numpy_helper and TensorProto, never onnxop), and the onnxop command line."""
+numpy_helper and TensorProto, never onnxop)."""
 
 from __future__ import annotations
-
-import sys
 
 import ml_dtypes
 import numpy as np
 import onnx
 from onnx import numpy_helper
-
-ONNXOP = [sys.executable, "-m", "onnxop_cli"]
 
 
 def save_pb(path, array, name):

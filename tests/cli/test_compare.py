@@ -149,14 +149,12 @@ def test_run_folder_against_a_node_test_data_set(cwd, capsys, rng):
 
 
 def test_stdin_as_one_side(tmp_path, rng):
-    import subprocess
-    import sys
+    from commands import run_commands
 
     a = random_array(rng, (3, 3), "float64")
     save_pb(tmp_path / "a.pb", a, "a")
     np.save(tmp_path / "a.npy", a)
-    done = subprocess.run([sys.executable, "-m", "onnxop_cli", "compare", "-", "a.npy"], cwd=tmp_path,
-                          input=(tmp_path / "a.pb").read_bytes(), capture_output=True)
+    (done,) = run_commands([(tmp_path, ["compare", "-", "a.npy"], (tmp_path / "a.pb").read_bytes())])
     assert done.returncode == 0, done.stderr
 
 

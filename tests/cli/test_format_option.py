@@ -6,7 +6,6 @@ refuses (with the way out named for packed types).
 from __future__ import annotations
 
 import os
-import subprocess
 
 import ml_dtypes
 import numpy as np
@@ -16,7 +15,7 @@ from onnx import numpy_helper
 
 from commands import run_commands
 from conftest import cli, error_of, random_array
-from pb_files import ONNXOP, read_pb, save_pb
+from pb_files import read_pb, save_pb
 
 
 TYPED = [
@@ -62,8 +61,8 @@ def test_a_pb_pipe_carries_every_type(tmp_path, rng):
 def test_format_npz_on_stdout_keeps_every_member(tmp_path, rng):
     a, b = random_array(rng, (2, 3), "float32"), random_array(rng, (4,), "int16")
     np.savez(tmp_path / "ab.npz", a=a, b=b)
-    done = subprocess.run([*ONNXOP, "transpose", "ab.npz", "-o", "-", "--format", "npz"], cwd=tmp_path,
-                          capture_output=True, env={**os.environ, "ONNXOP_BACKEND": "vulkan"})
+    (done,) = run_commands([(tmp_path, ["transpose", "ab.npz", "-o", "-", "--format", "npz"])], text=False,
+                           env={**os.environ, "ONNXOP_BACKEND": "vulkan"})
     assert done.returncode == 0, done.stderr
     (tmp_path / "out.npz").write_bytes(done.stdout)
     got = np.load(tmp_path / "out.npz")

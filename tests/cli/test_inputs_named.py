@@ -5,14 +5,13 @@ stdin), a segmented tensor, a folder, a model with no initializers.
 from __future__ import annotations
 
 import os
-import subprocess
 
 import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
+from commands import run_commands
 from conftest import cli, error_of
-from pb_files import ONNXOP
 
 
 def node_test(cwd, kind):
@@ -55,7 +54,7 @@ def test_a_sequence_pb_is_named_a_sequence(cwd, capsys):
 
 def test_a_sequence_on_stdin_is_named_too(tmp_path):
     seq = numpy_helper.from_list([np.ones(3, np.float32), np.zeros(3, np.float32)], name="seq_in")
-    done = subprocess.run([*ONNXOP, "show", "-"], input=seq.SerializeToString(), capture_output=True, text=False)
+    (done,) = run_commands([(tmp_path, ["show", "-"], seq.SerializeToString())], text=False)
     assert done.returncode == 2 and b"-: holds a sequence 'seq_in' of 2 tensors" in done.stderr
 
 

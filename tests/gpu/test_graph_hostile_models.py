@@ -128,7 +128,8 @@ def test_a_split_of_neither_split_nor_num_outputs_does_not_crash_the_process(tmp
                           [numpy_helper.from_array(np.zeros((2, 2), np.int8), "c")])
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)]), tmp_path / "m.onnx")
     runs = run_commands([(tmp_path, ["run", "m.onnx", "-o", "e.npy"]),
-                         (tmp_path, ["run", "m.onnx", "--others", "onnxruntime", "--verify", "-o", "v.npy"])])
+                         (tmp_path, ["run", "m.onnx", "--others", "onnxruntime", "--verify", "-o", "v.npy"])],
+                        process=True)
     for r in runs:
         assert r.returncode == 0, r.stderr
     assert np.load(tmp_path / "e.npy").tolist() == np.load(tmp_path / "v.npy").tolist() == [[1, 0]]

@@ -1,4 +1,4 @@
-"""``onnxop compare A/ B/ --paired-only`` from a real process: a run's 3
+"""``onnxop compare A/ B/ --paired-only`` on real files: a run's 3
 outputs against a folder of 438 expected tensors compare the 3 and count the
 435 others on the last line; nothing paired exits 1 (a paired compare never
 passes on nothing), in text and in --json; without the option every name

@@ -1,9 +1,9 @@
 """A graph is walked in loops, never by recursion over its depth: chains of
 thousands of nodes (views whose results must be gathered -- a Transpose then
 a Reshape that merges the transposed axes -- mixed with operators of several
-inputs or outputs: Concat, Split, Gather) run through real ``onnxop``
-processes (printed, -o, --json and ``show --graph`` in one: tests/commands.py;
-the ONNX backend in another), each exactly as onnx.reference runs them. Python's recursion limit is 1,000
+inputs or outputs: Concat, Split, Gather) run through onnxop's entry
+(printed, -o, --json and ``show --graph``: tests/commands.py;
+the ONNX backend in a process), each exactly as onnx.reference runs them. Python's recursion limit is 1,000
 frames: every chain here is longer."""
 
 from __future__ import annotations

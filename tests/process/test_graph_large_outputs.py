@@ -5,7 +5,7 @@ the select piece (Y broadcast along a middle axis: no run form) reads Y, here
 a Concat's result on the device, through the piece's *other* side; when only
 the source and mask sides were counted, Y's buffer was released before the
 output was made, and ``onnxop run -o`` stopped with an internal error.
-A real process (tests/commands.py), real files."""
+onnxop's entry (tests/commands.py), real files."""
 
 from __future__ import annotations
 

@@ -5,8 +5,8 @@ an .npz member, a tensor file and a node-test folder whose paths hold it, and
 an ONNX doc page named with it: ``run`` (printed, its "wrote" lines, --check),
 ``show --graph``, ``show`` of a model and ``--brief``, ``compare`` (files,
 members, folders), ``split`` and ``doc-examples --show`` print each quoted as
-``ls -b`` quotes it (render.quote): the newline as ``\\n``. Real processes
-(one for all the commands: tests/commands.py); what a terminal or a log
+``ls -b`` quotes it (render.quote): the newline as ``\\n``. Commands run
+through onnxop's entry (tests/commands.py); what a terminal or a log
 would receive is checked.
 """
 

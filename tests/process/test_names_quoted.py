@@ -1,7 +1,7 @@
 """Names from files (tensor names, .npz members, file names,
 node and attribute values) never forge an output line. Each is quoted as
-``ls -b`` quotes (render.quote); --json keeps them exact. Real processes
-(one for a test's commands: tests/commands.py): what a terminal or a log
+``ls -b`` quotes (render.quote); --json keeps them exact. Commands run
+through onnxop's entry (tests/commands.py): what a terminal or a log
 would receive is what is checked."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Real exports at old opsets, through ``onnxop run`` in a real process (one for the three tests' commands: tests/commands.py).
+"""Real exports at old opsets, through ``onnxop run``'s entry (the three tests' commands: tests/commands.py).
 
 onnx's own PyTorch node tests (onnx/backend/test/data/pytorch-*) are opset 6
 and 9 models: every one whose nodes onnxop runs goes through ``onnxop run

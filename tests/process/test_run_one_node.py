@@ -3,7 +3,7 @@
 like every other model, so every input form, ``--check``, ``-o`` naming and
 the model's declarations behave as they do for a graph of many nodes.
 
-Real files, and a real process: the module's commands run in one
+Real files; the module's commands run through onnxop's entry
 (tests/commands.py, fixture ``ran``), none of them tests the process itself;
 expected outputs from onnx.reference.
 """

@@ -2,8 +2,8 @@
 on the GPU, each connected run of the others on another runtime; ``--verify``
 runs onnxop's nodes again there, ``--dump`` writes every value.
 
-Real processes on real files (the module's commands that need nothing of a
-process of their own run in one: tests/commands.py, fixture ``ran``). The expected values are onnxruntime's own
+Real files (the module's commands that need nothing of a
+process of their own run through onnxop's entry: tests/commands.py, fixture ``ran``). The expected values are onnxruntime's own
 run of the whole model with graph optimizations off (the regions run that
 way, so float kernels round alike), or onnx.reference's. Which nodes go where
 and the names a split run refuses: test_run_others_regions.py.

@@ -3,7 +3,7 @@ operator onnxruntime has no kernel for named with the reference, a Max of four i
 onnxruntime hands on within its run kept there, a node whose output nothing reads left out, the names a
 whole run refuses refused alike, external data inside a node's subgraph read from the model's folder.
 
-Real processes on real files, the module's commands in one (tests/commands.py, fixture ``ran``).
+Real files, the module's commands through onnxop's entry (tests/commands.py, fixture ``ran``).
 The mixed model's runs: test_run_others.py.
 """
 

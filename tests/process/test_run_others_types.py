@@ -3,7 +3,7 @@ and from the model's inputs to either, in its ONNX type, its bytes as they are -
 types, the 4- and 2-bit integers (onnxruntime 1.32's CPU provider has no kernel that takes or makes a
 float4e2m1) -- and ``--verify`` runs onnxop's nodes of them again on onnxruntime.
 
-Real processes on real files, the module's commands in one (tests/commands.py, fixture ``ran``).
+Real files, the module's commands through onnxop's entry (tests/commands.py, fixture ``ran``).
 Which nodes go where: test_run_others_regions.py.
 """
 

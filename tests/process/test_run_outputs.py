@@ -4,8 +4,8 @@ A Split of one part (``num_outputs=1``) has one output: ``-o FILE.npy`` (or
 ``.pb``) writes that file, not a folder named FILE.npy holding it, for
 ``onnxop run`` of a one-node model or of a graph and for the ``split``
 command; ``-o DIR/`` and ``-o FILE.npz`` hold every output, however many and
-however small (an input of zero rows). Real processes (one for a test's
-commands: tests/commands.py), real files.
+however small (an input of zero rows). Commands through onnxop's entry
+(tests/commands.py), real files.
 """
 
 from __future__ import annotations

@@ -208,7 +208,8 @@ def fake_runs(fake) -> dict:
     exits with is under test, not the process, so the five run in one (tests/commands.py)."""
     modes = [mode for mode, *_ in FAKE_MODES]
     done = run_commands([(fake, ["--json", "conformance", fake / "cases", "--runtime", "backend:fake_backend"], None,
-                          {"FAKE_MODE": mode}) for mode in modes], env=os.environ | {"PYTHONPATH": str(fake)})
+                          {"FAKE_MODE": mode}) for mode in modes], env=os.environ | {"PYTHONPATH": str(fake)},
+                        process=True)  # the fake module is found on the process's $PYTHONPATH
     assert len(done) == len(modes)
     return dict(zip(modes, done))
 

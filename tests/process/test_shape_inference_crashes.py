@@ -52,7 +52,7 @@ def test_a_model_that_crashes_shape_inference_is_refused_or_run(tmp_path):
                             "--others onnxruntime runs them on onnxruntime (--others reference: on onnx.reference)\n")
     runs = run_commands([(tmp_path, ["run", "gather.onnx", "d.npy", "i.npy", "-o", "y.npy"]),
                          (tmp_path, ["run", "gelu.onnx", "x.npy", "--others", "onnxruntime", "-o", "e.npy"]),
-                         (tmp_path, ["run", "split.onnx", "-o", "s.npy"])])
+                         (tmp_path, ["run", "split.onnx", "-o", "s.npy"])], process=True)
     for r in runs:
         assert r.returncode == 0 and r.stderr == "", r
     assert np.load(tmp_path / "y.npy").tobytes() == d[[0, 2]].tobytes()

@@ -4,8 +4,8 @@ the data are refused (exit 2, one line, no output kept), and a feeding
 process never sees its pipe closed early (a Slice of the front reads the
 rest too). Real processes and real pipes; the refusal of each command's
 damaged stream to a file in-process (the same reader: a process each cost a
-second apiece), every command's refusal when printing in one real process
-that reads each stream from a real pipe."""
+second apiece), every command's refusal when printing through onnxop's entry
+reading each stream from a real pipe (tests/commands.py)."""
 
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ split) or a whole model (run):
   message, when printing (``--full``) as when streaming (``-o -``).
 
 Real processes, real pipes; results exact against numpy. (What a command
-writes without a pipe, or from stdin: one process for all of them, tests/commands.py.)"""
+writes without a pipe, or from stdin: through onnxop's entry, tests/commands.py.)"""
 
 from __future__ import annotations
 
