@@ -239,6 +239,11 @@ def check(g, results, folder: Path) -> str:
     if not folder.is_dir():
         raise UsageError(f"--check {quote(folder)}: " + ("not a folder" if folder.exists() else "no such folder"))
     numbered = any(folder.glob("output_*.pb"))
+    if numbered:  # as conformance and onnx's runner: the test's outputs are as many as the graph's
+        extra = sorted(int(n) for p in folder.glob("output_*.pb") if (n := p.stem[len("output_"):]).isdigit())
+        if extra and extra[-1] >= len(results):
+            raise Mismatch(f"--check {folder}: output_{extra[-1]}.pb expects {extra[-1] + 1} outputs, the graph "
+                           f"made {len(results)} ({', '.join(repr(t.name) for t in results)})")
     for i, t in enumerate(results):
         path = folder / f"output_{i}.pb" if numbered else valuefiles.find(folder, t.name)
         if path is None or not path.is_file():
