@@ -59,6 +59,9 @@ def input_files(g, positional: list[Path], named: list[str], defaults: frozenset
         files: dict[str, Path] = {}
         for item in named:
             name, sep, path = item.partition("=")
+            # a graph input whose name holds '=' (an exporter's 'a=b') is split at the '=' after its name
+            name, path = next(((item[:i], item[i + 1:]) for i in range(len(item)) if item[i] == "="
+                               and item[:i] in g.inputs), (name, path))
             if not sep or not name or not path:
                 raise UsageError(f"--input takes NAME=FILE, got {item!r}")
             if name not in g.inputs:
