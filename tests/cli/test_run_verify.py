@@ -197,6 +197,24 @@ def test_verify_passes_and_says_per_operator(cwd, capsys):
     assert np.load(cwd / "o" / "a%2Fb.npy").tobytes() == np.arange(6, dtype=np.float32).reshape(2, 3).T.tobytes()
 
 
+def test_a_verify_that_compares_nothing_fails(cwd, capsys):
+    """A model none of whose nodes onnxop ran (all onnxruntime's, or none at all) said 'Verified 0
+    node(s) bit for bit: none' and exited 0, a check that passed without comparing; it fails, as
+    conformance with no case run and compare with nothing paired do, and writes nothing."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])
+    relu = helper.make_graph([helper.make_node("Relu", ["x"], ["r"])], "g", [x], [helper.make_tensor_value_info("r", TensorProto.FLOAT, None)])
+    onnx.save(helper.make_model(relu, opset_imports=[helper.make_opsetid("", 17)]), "relu.onnx")
+    onnx.save(helper.make_model(helper.make_graph([], "g", [x], [x]), opset_imports=[helper.make_opsetid("", 17)]), "none.onnx")
+    np.save("x.npy", np.array([-1, 2], np.float32))
+    code, out, err = cli(capsys, "run", "relu.onnx", "x.npy", "--others", "onnxruntime", "--verify", "-o", "y.npy")
+    assert code == ExitCode.ERROR and not (cwd / "y.npy").exists()
+    assert error_of(err) == ("relu.onnx: --verify compared nothing: onnxop ran none of the model's 1 node(s) "
+                             "(onnxruntime (CPU) ran Relu x1), so none of its results was checked; drop --verify")
+    code, out, err = cli(capsys, "run", "none.onnx", "x.npy", "--verify", "--json")
+    assert code == ExitCode.ERROR and json.loads(out)["status"] == "failed"
+    assert "onnxop ran none of the model's 0 node(s), so none" in error_of(err)
+
+
 def test_a_dim_of_minus_one_takes_any_size_and_a_slash_in_a_name_is_escaped(tmp_path):
     """paddle2onnx declares dynamic dims as -1 (PP-OCR's classifier); -o DIR/ writes 'a/b' as a%2Fb.npy,
     and --check DIR finds it there by name."""

@@ -36,6 +36,12 @@ def test_check_compares_bit_for_bit_and_names_the_element(backend, cwd, capsys, 
     code, out, err = cli(capsys, "run", "m.onnx", "set", "--check", "set", "-b", backend)
     assert code == ExitCode.ERROR
     assert "output 'r': 1 of 120 elements differ; first r[1, 2, 3]" in error_of(err)
+    # an expected output the graph does not make fails the check, as conformance's count and onnx's runner do
+    Path("set/output_1.pb").write_bytes(numpy_helper.from_array(outs[1], "r").SerializeToString())
+    Path("set/output_2.pb").write_bytes(numpy_helper.from_array(outs[1], "z").SerializeToString())
+    code, out, err = cli(capsys, "run", "m.onnx", "set", "--check", "set", "-b", backend)
+    assert code == ExitCode.ERROR
+    assert error_of(err) == "--check set: output_2.pb expects 3 outputs, the graph made 2 ('y', 'r')"
 
 
 @pytest.mark.one_backend  # the command line of run/conformance, not a kernel

@@ -90,6 +90,13 @@ def test_inputs_by_name_and_their_refusals(cwd, capsys):
         assert code == ExitCode.USAGE and message in error_of(err), err
     code, _, err = cli(capsys, "run", "d.onnx", "x.npy", "-o", "o.npz")
     assert code == 0, err
+    # an input named 'a=b' was --input 'a': no such input; it splits at the '=' after a graph input's name
+    eq = helper.make_graph([helper.make_node("Identity", ["a=b"], ["y"])], "g",
+                           [helper.make_tensor_value_info("a=b", TP.FLOAT, [2])], [helper.make_tensor_value_info("y", TP.FLOAT, [2])])
+    onnx.save(helper.make_model(eq, opset_imports=[helper.make_opsetid("", 17)]), "eq.onnx")
+    np.save("v=w.npy", np.array([1.5, -0.0], np.float32))
+    code, _, err = cli(capsys, "run", "eq.onnx", "--input", "a=b=v=w.npy", "-o", "y.npy")
+    assert code == 0 and np.load("y.npy").tobytes() == np.load("v=w.npy").tobytes(), err
 
 
 def test_an_npz_gives_the_inputs_its_members_name(cwd, capsys, rng):

@@ -12,6 +12,8 @@ nearest mode, from the test's replayable seed (tests/conftest.py).
 
 from __future__ import annotations
 
+import math
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -210,6 +212,11 @@ def test_an_empty_output_with_a_huge_axis_makes_no_table(backend, x, how):
     ({"sizes": [2, 2], "roi": [0.0, 1.0]}, "Resize: roi [0.0, 1.0] has 2 values for 2 resized axes; it needs 4"),
     ({"sizes": [2, 2], "nearest_mode": "up"}, "Resize: nearest_mode 'up' is not one of round_prefer_floor"),
     ({"sizes": [2], "axes": [2]}, "Resize: axis 2 is out of range [-2, 1] for an input of rank 2"),
+    # a NaN source coordinate: onnx.reference made zeros (not extrapolation_value), onnxruntime row 0
+    ({"sizes": [2, 2], "roi": [0.0, math.nan, 1.0, 1.0], "coordinate_transformation_mode": "tf_crop_and_resize"},
+     "Resize: tf_crop_and_resize's roi for axis 1 is nan to 1.0, which puts 2 of the 2 positions at a NaN coordinate"),
+    ({"sizes": [2, 2], "roi": [0.0, -math.inf, 1.0, math.inf], "coordinate_transformation_mode": "tf_crop_and_resize"},
+     "Resize: tf_crop_and_resize's roi for axis 1 is -inf to inf, which puts 2 of the 2 positions at a NaN"),
 ])
 def test_bad_inputs_are_refused_with_their_values(params, message):
     with pytest.raises(OpError) as e:

@@ -59,6 +59,9 @@ def input_files(g, positional: list[Path], named: list[str], defaults: frozenset
         files: dict[str, Path] = {}
         for item in named:
             name, sep, path = item.partition("=")
+            # a graph input whose name holds '=' (an exporter's 'a=b') is split at the '=' after its name
+            name, path = next(((item[:i], item[i + 1:]) for i in range(len(item)) if item[i] == "="
+                               and item[:i] in g.inputs), (name, path))
             if not sep or not name or not path:
                 raise UsageError(f"--input takes NAME=FILE, got {item!r}")
             if name not in g.inputs:
@@ -239,6 +242,11 @@ def check(g, results, folder: Path) -> str:
     if not folder.is_dir():
         raise UsageError(f"--check {quote(folder)}: " + ("not a folder" if folder.exists() else "no such folder"))
     numbered = any(folder.glob("output_*.pb"))
+    if numbered:  # as conformance and onnx's runner: the test's outputs are as many as the graph's
+        extra = sorted(int(n) for p in folder.glob("output_*.pb") if (n := p.stem[len("output_"):]).isdigit())
+        if extra and extra[-1] >= len(results):
+            raise Mismatch(f"--check {folder}: output_{extra[-1]}.pb expects {extra[-1] + 1} outputs, the graph "
+                           f"made {len(results)} ({', '.join(repr(t.name) for t in results)})")
     for i, t in enumerate(results):
         path = folder / f"output_{i}.pb" if numbered else valuefiles.find(folder, t.name)
         if path is None or not path.is_file():

@@ -14,7 +14,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Optional
 
-from ..errors import InputError, OnnxopError, UsageError
+from ..errors import InputError, Mismatch, OnnxopError, UsageError
 from ..render.node import quote  # names and paths from files, in a line of text
 
 
@@ -94,6 +94,13 @@ def run_mixed(ctx, m, model_path: Path, files: dict[str, Path], feeds: dict, *, 
                 check_output(v, t.dtype, tuple(t.shape))
             except OnnxopError as e:
                 raise e.reworded(f"{model_path}: {e.message}") from None
+        if verifier is not None and not verifier.summary():  # as conformance and compare: nothing compared fails
+            from ..core.partition import RUNTIME_NAMES, counted
+
+            others = "; ".join(f"{RUNTIME_NAMES[rt]} ran {counted(sorted(by.items()))}" for rt, by in ran.nodes.items())
+            raise Mismatch(f"{model_path}: --verify compared nothing: onnxop ran none of the model's "
+                           f"{len(m.graph.node)} node(s){f' ({others})' if others else ''}, so none of its "
+                           "results was checked; drop --verify")
         written: dict[str, Path] = {}
         lines = summary(part, ran, verifier, dump, dumped)
         if check is not None:

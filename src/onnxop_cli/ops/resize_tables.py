@@ -67,6 +67,9 @@ def _table(op: str, axis: int, width: int, out: int, scale: float, roi, settings
         return np.zeros(out, dtype=np.int64)
     mode = settings["coordinates"]
     x_ori, outside = _x_ori(op, mode, np.arange(out, dtype=np.float64), scale, width, scale * width, out, roi)
+    if np.isnan(x_ori).any():  # onnx.reference, onnxruntime and a floor's cast each made something else of it
+        raise OpError(f"{op}: tf_crop_and_resize's roi for axis {axis} is {float(roi[0])} to {float(roi[1])}, "
+                      f"which puts {int(np.isnan(x_ori).sum())} of the {out} positions at a NaN coordinate")
     if settings["nearest"] == "simple":  # Resize-10, as onnxruntime: floor, or ceil where the axis shrinks
         picks = (np.ceil(x_ori) if scale < 1 else np.floor(x_ori)).astype(np.int64)
         return np.clip(picks, 0, width - 1)
