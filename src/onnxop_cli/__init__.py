@@ -18,7 +18,7 @@ GPU path as the ``onnxop`` command::
   ``space_to_depth(x, blocksize, mode=None)``: the same keywords (opset, backend, engine)
 
 Errors raise ``OnnxopError`` subclasses (``UsageError``, ``OpError``,
-``InputError``, ``GpuError``, ``NoAdapterError``); ``help(onnxop_cli.api)``
+``InputError``, ``OutputError``, ``GpuError``, ``NoAdapterError``); ``help(onnxop_cli.api)``
 says which raises what. The command line is ``onnxop --help``.
 """
 
@@ -26,14 +26,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from .errors import GpuError, InputError, NoAdapterError, OnnxopError, OpError, UsageError
+from .errors import GpuError, InputError, NoAdapterError, OnnxopError, OpError, OutputError, UsageError
 
 __version__ = "0.1.0"  # the package's version (pyproject.toml reads it from here)
 
 # The API is imported on first use, so `import onnxop_cli` (and `onnxop --help`)
 # stays fast: api pulls in numpy and the core. Its names are the registry's (one
 # function per ops.SPECS entry, api.py makes them); reading them imports ops only.
-_ERRORS = ["OnnxopError", "UsageError", "OpError", "InputError", "GpuError", "NoAdapterError"]
+_ERRORS = ["OnnxopError", "UsageError", "OpError", "InputError", "OutputError", "GpuError", "NoAdapterError"]
 
 
 def _functions() -> list[str]:

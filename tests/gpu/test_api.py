@@ -5,6 +5,7 @@ project's exceptions; importing it stays light."""
 from __future__ import annotations
 
 import doctest
+import re
 import subprocess
 import sys
 
@@ -354,3 +355,13 @@ def test_a_second_wgpu_backend_in_one_process_says_why_it_is_refused():
     assert done.stdout == ("backend 'gl' was not initialised in this process (instance has vulkan: an earlier call "
                            "opened wgpu for it, and wgpu takes the backends of its first call only; use one backend "
                            "per process)\n"), done.stderr
+
+
+@pytest.mark.parametrize("call", [lambda: onnxop_cli.tile(np.ones((1, 1, 1), np.float32), [2**40, 1, 1]),
+                                  lambda: onnxop_cli.constant_of_shape([2**40])])
+def test_an_output_larger_than_memory_is_refused_in_one_line(backend, call):
+    # numpy's MemoryError ("Unable to allocate 4.00 TiB ...") reached the caller before
+    with pytest.raises(onnxop_cli.OutputError) as info:
+        call()
+    assert re.fullmatch(r"output 'output': it needs 4398046511104 bytes \(4\.0 TiB\) of memory and \d+ \(.+\) "
+                        r"are available; not made", info.value.message)

@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
-from ..errors import InputError, OnnxopError, OpError
+from ..errors import InputError, OnnxopError, OpError, OutputError
 from ..ops.tensor_op import Arg, OutputPlan, Piece
 from .graph_values import element_index
 from .pieces import fields, moved, two_pass
@@ -172,17 +172,27 @@ def _each_output(gpu, plans, tensors, sinks, names, reuse, spill=False) -> list[
             with sinks(k, p) as sink:
                 fill(_zero_pad_bits(sink, out))  # type: ignore[arg-type]
         else:
-            out.data = collected(lambda sink: fill(_zero_pad_bits(sink, out)), out.nbytes, spill)
+            out.data = collected(lambda sink: fill(_zero_pad_bits(sink, out)), out.nbytes, spill, name)
         outs.append(out)
     return outs
 
 
-def collected(fill: Callable, nbytes: int, spill: bool):
-    """An output's bytes in memory, or (``spill``, a large one) in a mapped scratch file."""
+def collected(fill: Callable, nbytes: int, spill: bool, name: str):
+    """An output's bytes in memory, or (``spill``, a large one) in a mapped scratch file;
+    one that would not fit the memory available is refused before its kernel runs
+    (one line naming the output, not numpy's MemoryError from the API)."""
+    from ..io.npy import size_words
     from .sources import MAP_THRESHOLD
+    from .strings import available_memory
 
     if spill and nbytes >= MAP_THRESHOLD:
         return _to_scratch_file(fill, nbytes)
+    free = available_memory()
+    if free is not None and nbytes > free:
+        raise OutputError(
+            f"output {name!r}: it needs {nbytes} bytes ({size_words(nbytes)}) of memory and "
+            f"{free} ({size_words(free)}) are available; not made"
+        )
     return MemoryBytes.filled(fill, nbytes)
 
 

@@ -279,5 +279,5 @@ def _in_memory(v: Value, fill, spill: bool = False) -> Tensor:
     if v.dtype.is_string:
         out.strings = v.base.strings
         return out
-    out.data = collected(fill, out.nbytes, spill)
+    out.data = collected(fill, out.nbytes, spill, v.name)
     return out

@@ -326,12 +326,12 @@ def check_room(f: BinaryIO, nbytes: int, label: str) -> None:
     free = fs.f_bavail * fs.f_frsize
     if fs.f_blocks and nbytes > free:
         raise OutputError(
-            f"{label}: the output needs {nbytes} bytes ({_size(nbytes)}) and its filesystem has "
-            f"{free} free ({_size(free)}); not written"
+            f"{label}: the output needs {nbytes} bytes ({size_words(nbytes)}) and its filesystem has "
+            f"{free} free ({size_words(free)}); not written"
         )
 
 
-def _size(n: int) -> str:
+def size_words(n: int) -> str:
     for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB"):
         if n < 1024 or unit == "PiB":
             return f"{n} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
