@@ -16,7 +16,7 @@ from .layout import Struct
 if TYPE_CHECKING:
     from ..core.sources import ByteSource
 
-WRAP, RANGE, NONNEG = 0, 1, 2  # index check modes: -d .. d-1 wrapped; 0 .. d; 0 .. d-1
+WRAP, RANGE, NONNEG, MODULO = 0, 1, 2, 3  # index check modes: -d .. d-1 wrapped; 0 .. d; 0 .. d-1; any, mod d
 # A table's rows as the kernels read them (gpu/render/indices.py's table() declares them): per output (or
 # leading) axis one Axis, then per lookup one Lookup, each a 16-byte row of `axes` (WGSL has no unions).
 TABLE_AXIS = Struct("Axis", (
@@ -55,8 +55,9 @@ class Index:
 @dataclass(frozen=True)
 class Check:
     """How an index tensor is checked: ``bounds[p % len(bounds)]`` for index p; ``mode`` WRAP (valid
-    -d .. d-1), RANGE (valid 0 .. d) or NONNEG (valid 0 .. d-1: opsets before negative indices); ``op`` and
-    ``name`` for the message."""
+    -d .. d-1), RANGE (valid 0 .. d), NONNEG (valid 0 .. d-1: opsets before negative indices) or MODULO (every
+    int64 valid, written as its remainder mod d in 0 .. d-1, all 64 bits: TensorScatter's circular write
+    indices); ``op`` and ``name`` for the message."""
 
     bounds: tuple[int, ...]
     op: str

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 from ..core.region import Access, Lookup
 from ..errors import OpError
-from ..gpu.index_table import NONNEG, RANGE, WRAP, Check, Table  # the kernels' modules only when one runs
+from ..gpu.index_table import MODULO, NONNEG, RANGE, WRAP, Check, Table  # the kernels' modules only when one runs
 
 if TYPE_CHECKING:
     from .tensor_op import Arg, OutputPlan
@@ -227,7 +227,8 @@ def _host_norm(idx: Optional[Arg], check: Optional[Check], table: Table):
     flat = np.asarray(idx.values(), dtype=np.int64).reshape(-1)
     for p, v in enumerate(flat):
         d = check.bounds[check.bound_of(p)]
-        ok = -d <= v < d if check.mode == WRAP else (0 <= v < d if check.mode == NONNEG else 0 <= v <= d)
+        ok = -d <= v < d if check.mode == WRAP else (0 <= v < d if check.mode == NONNEG else
+                                                      check.mode == MODULO or 0 <= v <= d)
         if not ok:
             where = ", ".join(map(str, np.unravel_index(p, idx.shape))) if idx.shape else ""
             from ..gpu.indexed import valid_range
@@ -235,9 +236,11 @@ def _host_norm(idx: Optional[Arg], check: Optional[Check], table: Table):
             valid = valid_range(check.mode, d)
             about = f" for {check.what(check.bound_of(p))}" if check.what else ""
             raise OpError(f"{check.op}: {check.name}[{where}] = {int(v)} is out of range {valid}{about}")
+    bounds = np.array([check.bounds[check.bound_of(p)] for p in range(len(flat))], dtype=np.int64)
     if check.mode == WRAP:
-        bounds = np.array([check.bounds[check.bound_of(p)] for p in range(len(flat))], dtype=np.int64)
         flat = np.where(flat < 0, flat + bounds, flat)
+    elif check.mode == MODULO:
+        flat = flat % np.maximum(bounds, 1)
     return flat
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from ..errors import OpError
-from ..gpu.index_table import RANGE, WRAP, Check, Table, row_strides  # not gpu.indexed: no kernel code at import
+from ..gpu.index_table import MODULO, RANGE, WRAP, Check, Table, row_strides  # not gpu.indexed: no kernel code at import
 
 Shape = tuple[int, ...]
 
@@ -153,9 +153,9 @@ def tensor_scatter(op: str, past: Shape, update: Shape, indices: Shape | None, a
     ds = row_strides(past)
     istr = (1,) + (0,) * (r - 1)
     m, s = past[a], update[a]
-    if circular:  # any write index wraps modulo m (ONNX; onnxruntime, onnx.reference): (w + t) % m in u32
+    if circular:  # any write index wraps modulo m (ONNX's pseudocode, Python's %; onnx.reference): w % m, then + t
         table = Table.over(update, ds, istr, mode=2, time_axis=a, time_stride=ds[a], modulus=m)
-        return table, Check(((1 << 32) - 1 - m,), op, "write_indices", RANGE, lambda _: f"a circular cache of {m}")
+        return table, Check((m,), op, "write_indices", MODULO)
     table = Table.over(update, ds, istr, ((ds[a], 0),))
     return table, Check((m - s,), op, "write_indices", RANGE, lambda _: f"{s} updates in a cache of {m}")
 

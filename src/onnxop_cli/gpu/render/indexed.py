@@ -51,6 +51,23 @@ CHECK_PARAMS = Struct("Params", tuple((name, "u32") for name in (
     "count", "wide", "groups_x", "period", "mode", "first", "swap", "inner")))
 
 
+# (hi:lo, a signed 64-bit integer) mod d in 0 .. d-1, as Python's % (d > 0): its magnitude's remainder, a bit at a
+# time from hi's remainder (2r + bit < 2d: one subtraction, exact in wrapping u32 even past 2^32), negated for a
+# negative x. Check's MODULO mode: TensorScatter's circular write indices, any int64.
+_MODULO = """fn modulo(lo: u32, hi: u32, d: u32) -> u32 {
+    let neg = (hi >> 31u) != 0u;
+    let mlo = select(lo, 0u - lo, neg);
+    let mhi = select(hi, ~hi + select(0u, 1u, lo == 0u), neg);
+    var r = mhi % d;
+    for (var b = 32u; b > 0u; b = b - 1u) {
+        let s = (r << 1u) | ((mlo >> (b - 1u)) & 1u);
+        r = select(s, s - d, (r >> 31u) != 0u || s >= d);
+    }
+    return select(r, select(d - r, 0u, r == 0u), neg);
+}
+"""
+
+
 @dataclass(frozen=True)
 class Check(Frame):
     """The index check, one index an invocation."""
@@ -62,12 +79,16 @@ class Check(Frame):
                 Binding(2, "status", "read_write", "atomic<u32>"), Binding(3), Binding(4, "bounds", "read", "u32"))
 
     def parts(self) -> list[str]:
-        return [shader_source("lib/bswap.wgsl")]
+        return [shader_source("lib/bswap.wgsl"), _MODULO]
 
     def main(self) -> str:
         return (first("p") + read_index("params.wide != 0u", "        lo = raw[2u * p];\n        hi = raw[2u * p + 1u];",
                  "        lo = raw[p];", "params.swap != 0u") + """    let at = params.first + p;
     let d = bounds[(at / params.inner) % params.period];
+    if (params.mode == 3u) {  // MODULO: every index is valid
+        norm[at] = modulo(lo, hi, d);
+        return;
+    }
 """ + in_range("params.mode", "at", "return;") + "    norm[at] = v;\n")
 
 
@@ -178,7 +199,9 @@ _SOURCE = """fn source(a: At, w: Row, kind: u32, check: u32) -> u32 {
             off = off + (len - 1u - 2u * a.time) * params.rev_stride;
         }
     } else if (kind == CIRCULAR) {
-        let t = (index(a.ip, params.bound, check) + a.time) % params.modulus;
+        let n = index(a.ip, params.bound, check);  // < modulus (Check's MODULO), as a.time is: one wrap at most
+        let s = n + a.time;
+        let t = select(s, s - params.modulus, s < n || s >= params.modulus);
         off = off + (t - a.time) * params.rev_stride;
     } else if (kind == AXES && w.along != 0u) {  // the leading axes' lookups are in a.off (at)
         off = off + index(w.look.ioff + a.last, w.look.bound, check) * w.look.stride;
