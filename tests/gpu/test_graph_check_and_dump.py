@@ -126,3 +126,28 @@ def test_dump_never_writes_over_what_the_run_reads(cwd, capsys):
         ["exp", "m.onnx", "t.npy"]
     code, _, err = cli(capsys, "run", "m.onnx", "t.npy", "--check", "exp", "--dump", "d")
     assert code == 1 and "output 'y': 5 of 6 elements differ" in err, err
+
+
+@pytest.mark.one_backend  # the command line of run --check, not a kernel
+def test_check_refuses_two_files_that_could_each_be_an_output(backend, cwd, capsys, rng):
+    """A --check folder of value files: a stale X%3A0.npy (the name onnxop writes for output X:0) beside
+    X:0.npy (the name as it is) was compared without a word, the other file left unread; so were y.npy
+    beside y.pb. Each pair is refused, naming both; X:0.npy alone is taken as X:0's."""
+    x = random_array(rng, (2, 3), "float32")
+    onnx.save(make([helper.make_node("Neg", ["x"], ["X:0"]), helper.make_node("Identity", ["x"], ["y"])],
+                   [("x", TP.FLOAT, [2, 3])], [("X:0", TP.FLOAT), ("y", TP.FLOAT)]), "m.onnx")
+    np.save("x.npy", x)
+    Path("want").mkdir()
+    np.save("want/y.npy", x)
+    np.save("want/X:0.npy", -x)
+    code, out, err = cli(capsys, "run", "m.onnx", "x.npy", "--others", "onnxruntime", "--check", "want", "-b", backend)
+    assert code == 0, err
+    np.save("want/X%3A0.npy", x)  # stale: would fail the check, yet one file is as likely as the other
+    code, out, err = cli(capsys, "run", "m.onnx", "x.npy", "--others", "onnxruntime", "--check", "want", "-b", backend)
+    assert code == ExitCode.USAGE
+    assert error_of(err) == "--check 'want': 'X%3A0.npy' and 'X:0.npy' could each be value 'X:0'; keep one"
+    Path("want/X%3A0.npy").unlink()
+    Path("want/y.pb").write_bytes(numpy_helper.from_array(x, "y").SerializeToString())
+    code, out, err = cli(capsys, "run", "m.onnx", "x.npy", "--others", "onnxruntime", "--check", "want", "-b", backend)
+    assert code == ExitCode.USAGE
+    assert error_of(err) == "--check 'want': 'y.npy' and 'y.pb' could each be value 'y'; keep one"

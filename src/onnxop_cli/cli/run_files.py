@@ -248,7 +248,10 @@ def check(g, results, folder: Path) -> str:
             raise Mismatch(f"--check {folder}: output_{extra[-1]}.pb expects {extra[-1] + 1} outputs, the graph "
                            f"made {len(results)} ({', '.join(repr(t.name) for t in results)})")
     for i, t in enumerate(results):
-        path = folder / f"output_{i}.pb" if numbered else valuefiles.find(folder, t.name)
+        try:
+            path = folder / f"output_{i}.pb" if numbered else valuefiles.find(folder, t.name)
+        except UsageError as e:
+            raise e.reworded(f"--check {e.message}") from None
         if path is None or not path.is_file():
             wanted = f"output_{i}.pb" if numbered else f"{valuefiles.file_stem(t.name)}.npy or .pb"
             raise UsageError(f"--check {folder}: no {wanted} for output {t.name!r}")

@@ -74,12 +74,17 @@ def check_names(folder: Path, names: Iterable[str], what: str) -> None:
 
 
 def find(folder: Path, name: str) -> Path | None:
-    """The file of value ``name`` in ``folder`` (either suffix), if any."""
-    stem = file_stem(name)
-    for s in (".npy", ".pb"):
-        if (folder / (stem + s)).is_file():
-            return folder / (stem + s)
-    return None
+    """The file of value ``name`` in ``folder`` (either suffix), if any; two that could be it (``y.npy`` and
+    ``y.pb``, or ``X%3A0.npy`` beside ``X:0.npy``, the name written as it is) are refused, naming both, not
+    one taken without a word."""
+    # the name as it is, where no encoded stem (letters, digits, _+-.%) can be it: never another value's file
+    as_is = name.isprintable() and "/" not in name and re.search(r"[^A-Za-z0-9_+.%-]", name)
+    stems = dict.fromkeys((file_stem(name), name) if as_is else (file_stem(name),))
+    found = [folder / (stem + s) for stem in stems for s in (".npy", ".pb") if (folder / (stem + s)).is_file()]
+    if len(found) > 1:
+        raise UsageError(f"{str(folder)!r}: {' and '.join(repr(p.name) for p in found)} could each be value "
+                         f"{name!r}; keep one")
+    return found[0] if found else None
 
 
 def write(path: Path, t: Tensor) -> None:
