@@ -134,8 +134,6 @@ QUESTIONS = {q.name: q for q in (
     Question("pieces_min_row", ("64", "128")),
     Question("gather_words", ("elements", "slices")),
     Question("elementwise", ("64", "128", "256")),
-    Question("slab_chunk", ("64", "16", "4")),
-    Question("rounds_wg", ("256", "64", "128")),
     Question("lines_wg", ("64", "16", "256")),
 )}
 

@@ -155,9 +155,10 @@ def slabs(cut: slices.Slices, check: Check, fused: bool, single: bool) -> Dispat
     (``single``), fused, else ``windowed``."""
     name = "whole" if single and fused else "windowed"
     kernel = SLICES[name]
-    return Dispatch("slabs", kernel, 16, kernel.schedule.per, dict(
+    per = slices.CHUNK if name == "windowed" else kernel.schedule.per
+    return Dispatch("slabs", kernel, 16, per, dict(
         cut.fields, width=cut.width // 4, cmode=check.mode if fused else 0, normed=int(not fused), win0=0,
-        wend=NO_BAD if name == "windowed" else 0, chunk=kernel.schedule.per), "words", cut.blob,
+        wend=NO_BAD if name == "windowed" else 0, chunk=per), "words", cut.blob,
         first_unit=("first", 16))
 
 
@@ -250,8 +251,6 @@ def fill_one(bufs: Buffers, d: Dispatch, src: Any, fused: Fused | None, norm: An
     if d.key == "nd pairs":
         per = RUNS["long" if d.row >= LONG_ROW and answer(bufs.gpu, "nd_run") == "long" else "short"]
         bufs.counts["nd run"] = fields["run"] = per  # tests look
-    elif d.kernel is SLICES["windowed"]:  # its vectors an invocation: choose.py's ``slab_chunk`` answer
-        per = bufs.counts["slab chunk"] = fields["chunk"] = int(answer(bufs.gpu, "slab_chunk"))
     bufs.counts[d.key] = 1
     axes = [] if d.blob is None else [bufs.holding(f"{d.key} axes", d.blob)]
 

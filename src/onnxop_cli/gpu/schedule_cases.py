@@ -48,8 +48,6 @@ ELEMENTWISE_COUNT = 1 << 18  # int32 elements of each input and the output: 1 Mi
 SCATTERS: dict[str, tuple[tuple[int, int, int], Callable[[dict], str]]] = {
     # lines between scatter.py's FEWEST_LINES and LINES_AT_LEAST, one update to an element on average, up to 6
     "scatter_lines": ((64, 64, 64), lambda stats: "lines" if stats.get("word lines") else "rounds"),
-    # one line (the rounds) of 65,536 updates into as many elements: one an element on average, up to 8 or so
-    "rounds_wg": ((1, 1 << 16, 1 << 16), lambda stats: str(stats.get("rounds wg", "none"))),
     # lines past LINES_AT_LEAST: the line kernel always, 32-bit elements, a line an invocation
     "lines_wg": ((4096, 64, 64), lambda stats: str(stats.get("lines wg", "none"))),
 }
@@ -59,10 +57,6 @@ ROW_GATHERS: dict[str, tuple[tuple[int, int], int, dict, Callable[[dict], str]]]
     # rows of 3 words (the narrowest past gather_lines' 1-2), 48 KiB, 384 KiB out: the indexed gather's
     # elements or the slices kernel, as answered
     "gather_words": ((4096, 3), 32768, {}, lambda stats: "slices" if stats.get("slices") else "elements"),
-    # rows of 1 KiB (64 vectors, a 256-float embedding), 512 KiB in two windows of 256 KiB, 2 MiB out in one
-    # band: the windowed slabs kernel runs once a window (8 workgroups at 64 vectors an invocation), its vectors
-    # per invocation as answered (a gather's bands past 64 MiB run it too, a window each)
-    "slab_chunk": ((512, 256), 2048, {"window_bytes": 256 << 10}, lambda stats: str(stats.get("slab chunk", "none"))),
 }
 
 
@@ -371,13 +365,10 @@ TEXTS: dict[str, tuple[str, Callable[[Any, list[int]], Iterable]]] = {
     "nd_run": ("rows", lambda m, wgs: (k for (name, _), k in m.KERNELS.items() if name == "gather-nd")),  # both
     # run lengths run one text per width (params.run)
     "scatter_lines": ("scatter", lambda m, wgs: (m.Lines("fadd", 32), m.Apply("fadd", 32), *map(m.Pass, m.PASSES))),
-    "rounds_wg": ("scatter", lambda m, wgs: (k for wg in wgs for k in (m.Apply("fadd", 32, wg),
-                                                                      *(m.Pass(p, wg) for p in m.PASSES)))),
     "lines_wg": ("scatter", lambda m, wgs: (m.Lines("fadd", 32, wg=wg) for wg in wgs)),
     "pieces_min_row": ("pieces", lambda m, wgs: (m.GENERAL, m.WORDS, m.EDGES)),  # both candidates run them
     "gather_words": ("slices", lambda m, wgs: (_render("indexed").gather("one_i64"), m.KERNELS["words"])),
     "elementwise": ("schedule", lambda m, wgs: (replace(elementwise_kernel(), schedule=m.Elements(wg)) for wg in wgs)),
-    "slab_chunk": ("slices", lambda m, wgs: (m.KERNELS["windowed"],)),  # every chunk runs one text (params.chunk)
 }
 
 
