@@ -102,6 +102,13 @@ class Variant:
     cases: Callable[[Any, int], dict]  # (rng, MiB) -> {label: (call(backend), expected ndarray)}
 
 
+@contextlib.contextmanager
+def one_hot_pieces(module: Any):
+    """OneHot without its runner, its pieces kept at every size (past SUMMARY_PIECES indices the plan drops them)."""
+    with patched((module, "SUMMARY_PIECES", 1 << 62)), no_runner(module):
+        yield
+
+
 def bits(rng, shape, dtype):
     import numpy as np
 
@@ -294,7 +301,8 @@ def variants() -> list[Variant]:
                 lambda: Probe(scatter, "_by_lines", lambda out, a: True), scatter_lines_cases),
         Variant("the whole-word select (gpu/render/select.py)", "the general pieces kernel (the select piece)",
                 lambda: no_runner(owhere), lambda: Probe(word_kernels, "run_select"), where_cases),
-        Variant("the whole-word OneHot (gpu/render/one_hot.py)", "the general pieces kernel (a fill and a piece per index)", lambda: no_runner(oone_hot),
+        Variant("the whole-word OneHot (gpu/render/one_hot.py)", "the general pieces kernel (a fill and a piece per index)",
+                lambda: one_hot_pieces(oone_hot),
                 lambda: Probe(word_kernels, "run_one_hot"), one_hot_cases),
         Variant("pieces by runs (gpu/render/pieces.py's Rows)", "the general pieces kernel",
                 lambda: patched((piece_records, "BY_RUNS", False)),
@@ -314,11 +322,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--mib", default="4,16", help="output sizes in MiB")
     p.add_argument("--only", default="", help="comma-separated substrings of variant names")
+    p.add_argument("--skip", default="", help="comma-separated substrings of variant names left out")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--aa", action="store_true",
+                   help="A/A: the variant on both sides (no switch), so the ratios' spread is the noise alone")
     a = p.parse_args(argv)
     gpu = get_gpu(a.backend)
     start = {"load": load(), "time": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
-    chosen = [v for v in variants() if not a.only or any(s in v.name for s in a.only.split(","))]
+    chosen = [v for v in variants() if (not a.only or any(s in v.name for s in a.only.split(",")))
+              and not any(s and s in v.name for s in a.skip.split(","))]
     rows = []
     for v in chosen:
         probe = v.probe()
@@ -331,7 +343,7 @@ def main(argv: list[str] | None = None) -> int:
                         t = {}
                         for on in ((True, False) if r % 2 else (False, True)):
                             before = probe.hits
-                            with (contextlib.nullcontext() if on else v.off()):
+                            with (contextlib.nullcontext() if on or a.aa else v.off()):
                                 t0 = time.perf_counter()
                                 got = call(a.backend)
                                 t[on] = time.perf_counter() - t0
@@ -359,7 +371,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(out, indent=1))
         return 0
     print(f"Command: `python benchmarks/variant_kernels.py --backend {a.backend or 'auto'} --rounds {a.rounds} "
-          f"--mib {a.mib}{' --only ' + a.only if a.only else ''}`; adapter {gpu.name}, driver {gpu.info.driver}; "
+          f"--mib {a.mib}{' --only ' + a.only if a.only else ''}{' --aa' if a.aa else ''}`; adapter {gpu.name}, driver {gpu.info.driver}; "
           f"CPU {cpu()}, {os.cpu_count()} CPUs; "
           f"{start['time']}; load (1 min) {start['load']} at start, {out['load_end']} at end\n")
     print("| variant | general | case | general/variant (median) | min..max of rounds | lower quartile | rounds won "
