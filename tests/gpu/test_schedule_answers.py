@@ -35,7 +35,7 @@ def _gathered(gpu, x, i, check, table, swap: int = 0, **kw) -> bytes:
 
 def test_every_transpose_answer_writes_the_same_bytes(gpu, rng, monkeypatch):
     monkeypatch.delenv("ONNXOP_GATHER", raising=False)
-    for k in range(5):  # the first a case every kernel takes whole (20 blocks along a: two blocked16 spans), then
+    for k in range(5):  # the first a case every kernel takes whole (20 blocks along a), then
         rank = int(rng.integers(2, 5))  # drawn ones
         shape = tuple(int(d) for d in rng.integers(1, 40, rank)) if k else (36, 80)
         perm = tuple(int(p) for p in rng.permutation(rank)) if k else (1, 0)

@@ -125,7 +125,7 @@ class CopyQuestion(Question):
 
 COPY = CopyQuestion("kernel", tuple(kernels.KERNELS), rounds=5, digits=2, field="kernel")
 QUESTIONS = {q.name: q for q in (
-    Question("transpose", ("blocked", "blocked16", "blocked32", "generic")),
+    Question("transpose", ("blocked", "generic")),
     Question("nd_run", ("long", "short")),
     Question("gather_source", ("streamed", "resident"), unit=""),
     Question("select", WORD_SCHEDULES),
