@@ -189,13 +189,6 @@ def variants() -> list[Variant]:
         return {f"GatherND float32 data {x.shape} by {idx.shape}": (lambda b: api.gather_nd(x, idx, backend=b),
                                                                    x[idx[:, 0], idx[:, 1]])}
 
-    def long_cases(rng, mib):
-        x = bits(rng, (1024, 1024), np.float32)
-        rows = max(1, (mib << 18) // 2048)
-        idx = rng.integers(0, 1024, (rows, 2048, 2)).astype(np.int64)
-        return {f"GatherND float32 data {x.shape} by {idx.shape}": (lambda b: api.gather_nd(x, idx, backend=b),
-                                                                   x[idx[..., 0], idx[..., 1]])}
-
     def slab_cases(rng, mib):
         x = bits(rng, (16384, 64), np.float32)
         idx = rng.integers(-16384, 16384, (mib << 20) // 256).astype(np.int64)
@@ -286,9 +279,6 @@ def variants() -> list[Variant]:
                 lambda: switched_off("runs"), lambda: dispatched("runs"), reverse_cases),
         Variant("rows NdRows", "slices words", lambda: switched_off("nd pairs"),
                 lambda: dispatched("nd pairs"), lambda rng, mib: nd_cases(rng, mib, 2)),
-        Variant("rows NdRows runs of 64 (rows >= indexed_variants.LONG_ROW)", "rows NdRows runs of 16",
-                lambda: patched((iv, "LONG_ROW", 1 << 62)),
-                lambda: Probe(iv, "answer", lambda out, a: out == "long"), long_cases),
         Variant("slices words", "the element gather (gpu/render/indexed.py)", lambda: switched_off("slices"),
                 lambda: dispatched("slices"), lambda rng, mib: nd_cases(rng, mib, 3)),
         Variant("slices whole/windowed", "the element gather (gpu/render/indexed.py)", lambda: switched_off("slices"),

@@ -106,19 +106,19 @@ def test_threads_asking_at_once_measure_once(fresh, monkeypatch):
     import threading
 
     gpu, measured = fresh, []
-    monkeypatch.setitem(gpu.schedule_choices, "nd_run", None)  # the session's answer, back after the test
+    monkeypatch.setitem(gpu.schedule_choices, "gather_words", None)  # the session's answer, back after the test
     real = calibrate._measure
     monkeypatch.setattr(calibrate, "_measure", lambda g, q: measured.append(q.name) or real(g, q))
     got = []
     with gpu.lock:
-        threads = [threading.Thread(target=lambda: got.append(calibrate.ask(gpu, "nd_run"))) for _ in range(3)]
+        threads = [threading.Thread(target=lambda: got.append(calibrate.ask(gpu, "gather_words"))) for _ in range(3)]
         for t in threads:
             t.start()
         threading.Event().wait(0.5)  # all three past the cache and at the lock
     for t in threads:
         t.join(timeout=120)
-    assert measured == ["nd_run"] and len(got) == 3 and got[0] is got[1] is got[2] and got[0].reason == "measured"
-    assert list(entries()) == [calibrate.QUESTIONS["nd_run"].key(gpu)]
+    assert measured == ["gather_words"] and len(got) == 3 and got[0] is got[1] is got[2] and got[0].reason == "measured"
+    assert list(entries()) == [calibrate.QUESTIONS["gather_words"].key(gpu)]
 
 
 @pytest.mark.parametrize(

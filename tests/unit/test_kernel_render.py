@@ -16,7 +16,7 @@ import struct
 
 import pytest
 
-from onnxop_cli.gpu import choose, kernels, word_kernels
+from onnxop_cli.gpu import kernels, word_kernels
 from wgsl_text import parse
 from onnxop_cli.gpu.render import copy, frame
 from onnxop_cli.gpu.render import elementwise as rendered_elementwise
@@ -35,7 +35,7 @@ ARITY = {"Range": 0, "Neg": 1, "Abs": 1, "Not": 1, "Cast": 1, "Convert": 1, "Min
 
 def schedules(render):
     """Each body of a whole-word kernel on the one-driver constant (the question's first candidate)."""
-    return {v: word_kernels.schedule(render, v, choose.WORD_SCHEDULES[0]) for v in RENDERS[render].BODIES}
+    return {v: word_kernels.schedule(render, v) for v in RENDERS[render].BODIES}
 
 
 def every_kernel():

@@ -218,7 +218,7 @@ class Lines(Scatter):
     words."""
 
     shared: bool = False
-    wg: int = 64  # choose.py's ``lines_wg`` answers (gpu/scatter.py)
+    wg: int = 64  # Mesa 22.3's (16 and 256 won on neither Mesa: docs/performance-adapters.md)
     PARAMS = LINE_PARAMS
 
     @property
