@@ -18,7 +18,7 @@ from .frame import INVOCATION, Frame
 from .indices import AXIS, REPORT, VEC4_BINDINGS, row, table, table_row, walk
 from .schedule import Units
 
-RUN = 16  # GatherND's slices per invocation (params.run; runs of 64 won on neither Mesa: docs/performance-adapters.md)
+RUN = 16  # GatherND's slices per invocation (params.run; runs of 64 did not win on both Mesas)
 ND_PARAMS = Struct("Params", tuple((n, "u32") for n in (
     "count",     # slices: this dispatch's end
     "groups_x",  # workgroups per row of the dispatch grid
