@@ -102,6 +102,13 @@ class Variant:
     cases: Callable[[Any, int], dict]  # (rng, MiB) -> {label: (call(backend), expected ndarray)}
 
 
+@contextlib.contextmanager
+def one_hot_pieces(module: Any):
+    """OneHot without its runner, its pieces kept at every size (past SUMMARY_PIECES indices the plan drops them)."""
+    with patched((module, "SUMMARY_PIECES", 1 << 62)), no_runner(module):
+        yield
+
+
 def bits(rng, shape, dtype):
     import numpy as np
 
@@ -181,13 +188,6 @@ def variants() -> list[Variant]:
         idx = np.stack([rng.integers(0, 1024, k), rng.integers(0, 1024, k)], 1).astype(np.int64)
         return {f"GatherND float32 data {x.shape} by {idx.shape}": (lambda b: api.gather_nd(x, idx, backend=b),
                                                                    x[idx[:, 0], idx[:, 1]])}
-
-    def long_cases(rng, mib):
-        x = bits(rng, (1024, 1024), np.float32)
-        rows = max(1, (mib << 18) // 2048)
-        idx = rng.integers(0, 1024, (rows, 2048, 2)).astype(np.int64)
-        return {f"GatherND float32 data {x.shape} by {idx.shape}": (lambda b: api.gather_nd(x, idx, backend=b),
-                                                                   x[idx[..., 0], idx[..., 1]])}
 
     def slab_cases(rng, mib):
         x = bits(rng, (16384, 64), np.float32)
@@ -279,9 +279,6 @@ def variants() -> list[Variant]:
                 lambda: switched_off("runs"), lambda: dispatched("runs"), reverse_cases),
         Variant("rows NdRows", "slices words", lambda: switched_off("nd pairs"),
                 lambda: dispatched("nd pairs"), lambda rng, mib: nd_cases(rng, mib, 2)),
-        Variant("rows NdRows runs of 64 (rows >= indexed_variants.LONG_ROW)", "rows NdRows runs of 16",
-                lambda: patched((iv, "LONG_ROW", 1 << 62)),
-                lambda: Probe(iv, "answer", lambda out, a: out == "long"), long_cases),
         Variant("slices words", "the element gather (gpu/render/indexed.py)", lambda: switched_off("slices"),
                 lambda: dispatched("slices"), lambda rng, mib: nd_cases(rng, mib, 3)),
         Variant("slices whole/windowed", "the element gather (gpu/render/indexed.py)", lambda: switched_off("slices"),
@@ -294,7 +291,8 @@ def variants() -> list[Variant]:
                 lambda: Probe(scatter, "_by_lines", lambda out, a: True), scatter_lines_cases),
         Variant("the whole-word select (gpu/render/select.py)", "the general pieces kernel (the select piece)",
                 lambda: no_runner(owhere), lambda: Probe(word_kernels, "run_select"), where_cases),
-        Variant("the whole-word OneHot (gpu/render/one_hot.py)", "the general pieces kernel (a fill and a piece per index)", lambda: no_runner(oone_hot),
+        Variant("the whole-word OneHot (gpu/render/one_hot.py)", "the general pieces kernel (a fill and a piece per index)",
+                lambda: one_hot_pieces(oone_hot),
                 lambda: Probe(word_kernels, "run_one_hot"), one_hot_cases),
         Variant("pieces by runs (gpu/render/pieces.py's Rows)", "the general pieces kernel",
                 lambda: patched((piece_records, "BY_RUNS", False)),
@@ -314,11 +312,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--mib", default="4,16", help="output sizes in MiB")
     p.add_argument("--only", default="", help="comma-separated substrings of variant names")
+    p.add_argument("--skip", default="", help="comma-separated substrings of variant names left out")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--aa", action="store_true",
+                   help="A/A: the variant on both sides (no switch), so the ratios' spread is the noise alone")
     a = p.parse_args(argv)
     gpu = get_gpu(a.backend)
     start = {"load": load(), "time": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
-    chosen = [v for v in variants() if not a.only or any(s in v.name for s in a.only.split(","))]
+    chosen = [v for v in variants() if (not a.only or any(s in v.name for s in a.only.split(",")))
+              and not any(s and s in v.name for s in a.skip.split(","))]
     rows = []
     for v in chosen:
         probe = v.probe()
@@ -331,7 +333,7 @@ def main(argv: list[str] | None = None) -> int:
                         t = {}
                         for on in ((True, False) if r % 2 else (False, True)):
                             before = probe.hits
-                            with (contextlib.nullcontext() if on else v.off()):
+                            with (contextlib.nullcontext() if on or a.aa else v.off()):
                                 t0 = time.perf_counter()
                                 got = call(a.backend)
                                 t[on] = time.perf_counter() - t0
@@ -359,7 +361,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(out, indent=1))
         return 0
     print(f"Command: `python benchmarks/variant_kernels.py --backend {a.backend or 'auto'} --rounds {a.rounds} "
-          f"--mib {a.mib}{' --only ' + a.only if a.only else ''}`; adapter {gpu.name}, driver {gpu.info.driver}; "
+          f"--mib {a.mib}{' --only ' + a.only if a.only else ''}{' --aa' if a.aa else ''}`; adapter {gpu.name}, driver {gpu.info.driver}; "
           f"CPU {cpu()}, {os.cpu_count()} CPUs; "
           f"{start['time']}; load (1 min) {start['load']} at start, {out['load_end']} at end\n")
     print("| variant | general | case | general/variant (median) | min..max of rounds | lower quartile | rounds won "

@@ -106,19 +106,19 @@ def test_threads_asking_at_once_measure_once(fresh, monkeypatch):
     import threading
 
     gpu, measured = fresh, []
-    monkeypatch.setitem(gpu.schedule_choices, "nd_run", None)  # the session's answer, back after the test
+    monkeypatch.setitem(gpu.schedule_choices, "gather_words", None)  # the session's answer, back after the test
     real = calibrate._measure
     monkeypatch.setattr(calibrate, "_measure", lambda g, q: measured.append(q.name) or real(g, q))
     got = []
     with gpu.lock:
-        threads = [threading.Thread(target=lambda: got.append(calibrate.ask(gpu, "nd_run"))) for _ in range(3)]
+        threads = [threading.Thread(target=lambda: got.append(calibrate.ask(gpu, "gather_words"))) for _ in range(3)]
         for t in threads:
             t.start()
         threading.Event().wait(0.5)  # all three past the cache and at the lock
     for t in threads:
         t.join(timeout=120)
-    assert measured == ["nd_run"] and len(got) == 3 and got[0] is got[1] is got[2] and got[0].reason == "measured"
-    assert list(entries()) == [calibrate.QUESTIONS["nd_run"].key(gpu)]
+    assert measured == ["gather_words"] and len(got) == 3 and got[0] is got[1] is got[2] and got[0].reason == "measured"
+    assert list(entries()) == [calibrate.QUESTIONS["gather_words"].key(gpu)]
 
 
 @pytest.mark.parametrize(
@@ -182,7 +182,7 @@ def test_cli_refuses_unknown_and_unavailable_kernels(fresh, capsys, cwd, monkeyp
     gpu = fresh
     np.save(cwd / "x.npy", np.arange(6, dtype=np.float32))
     code, _, err = cli(capsys, "--kernel", "uniform64", "flatten", "x.npy", "-b", gpu.info.our_backend, "-o", "y.npy")
-    every = "storage, storage-unroll8, storage-run16, storage64, storage64-unroll16, storage64-run16"
+    every = "storage, storage64"
     assert code == 2 and error_of(err) == f"unknown kernel 'uniform64'; choose one of {every}"
     monkeypatch.setenv(calibrate.ENV_KERNEL, "fast")
     code, _, err = cli(capsys, "flatten", "x.npy", "-b", gpu.info.our_backend, "-o", "y.npy")
@@ -192,9 +192,7 @@ def test_cli_refuses_unknown_and_unavailable_kernels(fresh, capsys, cwd, monkeyp
         code, _, err = cli(capsys, "--kernel", "storage64", "flatten", "x.npy", "-b", gpu.info.our_backend, "-o", "y.npy")
         assert code == 2
         assert error_of(err) == (
-            f"kernel 'storage64' needs shader-int64, which {gpu.name} lacks; available: storage, storage-unroll8, "
-            "storage-run16"
-        )
+            f"kernel 'storage64' needs shader-int64, which {gpu.name} lacks; available: storage")
     assert not (cwd / "y.npy").exists()
 
 

@@ -20,7 +20,7 @@ from onnx.reference import ReferenceEvaluator
 from conftest import random_array
 from onnxop_cli.core.sources import MemoryBytes
 from onnxop_cli.gpu import indexed as ix
-from onnxop_cli.gpu import choose
+from onnxop_cli.gpu.render import slices
 from onnxop_cli.ops import indexing
 
 POISON = 0x5A
@@ -122,7 +122,7 @@ def test_many_invocations_chunks_cross_slabs(gpu, rng):
     x = random_array(rng, (997, 20), "<f4")
     i = rng.integers(-997, 997, (3001,)).astype(np.int64)
     want = le(np.take(x, i, axis=0))
-    assert 3001 * 5 > 4 * max(map(int, choose.QUESTIONS["slab_chunk"].candidates))
+    assert 3001 * 5 > 4 * slices.CHUNK
     for band in (None, 40000):
         assert gather(gpu, x, i, window_bytes=4096, binding_bytes=band) == want
         assert took(gpu)[1] >= windows_of(x, 4096)

@@ -69,7 +69,7 @@ def test_paths_the_adapter_lacks_are_refused(gpu, rng):
     for name, kernel in KERNELS.items():
         if not kernel.available(gpu):
             with pytest.raises(UsageError, match=f"kernel '{name}' needs {kernel.features[0]}, .*; available: "
-                                                 "storage, storage-unroll8, storage-run16$"):
+                                                 "storage$"):
                 run_copy(gpu, data, kernel=name)
     with pytest.raises(UsageError, match="unknown kernel 'uniform64'; available on .*: storage"):
         run_copy(gpu, data, kernel="uniform64")
@@ -232,13 +232,13 @@ def test_binding_limit_bounds_the_chunk(gpu, rng):
 
 def test_a_copy_records_the_kernel_it_ran_with(gpu, rng):
     """The default kernel is the calibrated choice, and a copy records it
-    (for --json); GL has no shader-int64, so it chooses among storage's runs and unroll."""
+    (for --json); GL has no shader-int64, so it has storage alone."""
     data = rng.integers(0, 256, 4096, dtype=np.uint8)
     assert run_copy(gpu, data)[0] == data.tobytes()
     assert gpu.kernel_used is not None and gpu.kernel_used.kernel == kernel_for(gpu).name
     assert gpu.kernel_used.reason in ("measured", "cached")
     if "shader-int64" not in gpu.features:
-        assert gpu.kernel_used.kernel in ("storage", "storage-unroll8", "storage-run16")
+        assert gpu.kernel_used.kernel == "storage"
     assert gpu.info.adapter_type == "CPU"
     if gpu.backend == "vulkan" and gpu.engine_name == "wgpu":  # mapping a storage buffer: a wgpu-native feature
         assert can_map(gpu)

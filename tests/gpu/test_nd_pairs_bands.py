@@ -5,11 +5,10 @@ on random bits, the output poisoned first. Random and fixed structures
 (index tensors of one to three leading axes, batch_dims 0 and 1, both
 index byte orders, rows of 39 to 2,000 tuples, exactly one band) x every
 schedule the host can take (forced: the tuples uploaded at once or a band
-of 64 at a time through two buffers in turn, mapped or staged; runs of 16
-or 64 slices, LONG_ROW shrunk so short rows take the long run) x slices of
+of 64 at a time through two buffers in turn, mapped or staged) x slices of
 one and two words (a float, four bytes, a double, two ints). One tally
-asserts each case ran the pairs kernel with the bands and the run meant for
-it, and that every band x run class came up. Bad indices in a late band
+asserts each case ran the pairs kernel with the bands meant for it, and
+that every band class came up. Bad indices in a late band
 are refused by the first position, value and range, nothing written.
 """
 
@@ -22,19 +21,16 @@ from conftest import random_array
 from properties import Tally, reference
 from onnxop_cli.core.sources import MemoryBytes
 from onnxop_cli.gpu import indexed as ix
-from onnxop_cli.gpu import choose, indexed_variants as iv
+from onnxop_cli.gpu import indexed_variants as iv
 from onnxop_cli.ops import indexing
 
 BAND = 64 * 16  # bytes: 64 tuples a band, the smallest (whole runs of whole vectors)
 # (data dtype, slice tail): slices of one word and of two
 WIDTHS = [("<f4", ()), ("u1", (4,)), ("<f8", ()), ("<i4", (2,))]
-# schedule: (RAW_BAND, LONG_ROW, $ONNXOP_SCHEDULE's nd_run or None for the adapter's answer, mapped)
-VARIANTS = {"one upload": (8 << 20, 1024, None, None), "bands": (BAND, 1024, None, None),
-            "bands staged": (BAND, 1024, None, False), "long": (8 << 20, 1024, "long", None),
-            "long bands": (128 * 16, 1024, "long", None), "short": (8 << 20, 1024, "short", None),
-            "long@40": (8 << 20, 40, "long", None), "long@40 bands": (128 * 16, 40, "long", None)}
+# schedule: (RAW_BAND, mapped)
+VARIANTS = {"one upload": (8 << 20, None), "bands": (BAND, None), "bands staged": (BAND, False)}
 UPLOADS = ("one upload", "bands", "bands staged")
-CLASSES = ("one upload, run 16", "bands, run 16", "one upload, run 64", "bands, run 64")
+CLASSES = ("one upload", "bands")
 
 
 def tuples(rng, bounds, lead, dtype="<i8") -> np.ndarray:
@@ -45,20 +41,16 @@ def structures(rng, dtype: str, tail: tuple):
     """(data shape, index leading shape, batch_dims, index dtype, variants):
     the fixed ones of the replaced tests (seven bands, the last short, rows
     of 61 across runs and bands, in bands for every width, at once too for
-    float32 and float64; rows of 45 and 2,000 on long runs at LONG_ROW 40,
-    float32 and float64; for float32 batch_dims 1,
-    big-endian tuples, exactly one band, rows of 2,000 on long and short
-    runs, 39 on short), then a random one on an upload schedule in turn."""
+    float32 and float64; for float32 batch_dims 1, big-endian tuples,
+    exactly one band, rows of 2,000 and of 39), then a random one on an
+    upload schedule in turn."""
     yield (13, 11) + tail, (7, 61), 0, "<i8", UPLOADS if dtype in ("<f4", "<f8") else UPLOADS[1:]
-    if dtype in ("<f4", "<f8"):
-        yield (13, 11) + tail, (5, 45), 0, "<i8", ("long@40", "long@40 bands")
-        yield (13, 11) + tail, (3, 2000), 0, "<i8", ("long@40", "long@40 bands")
     if dtype == "<f4":
         yield (3, 9, 7) + tail, (3, 50), 1, "<i8", UPLOADS[:2]
         yield (13, 11) + tail, (300,), 0, ">i8", UPLOADS
         yield (13, 11) + tail, (64,), 0, "<i8", ("bands",)  # one band's bytes: uploaded at once
-        yield (13, 11) + tail, (3, 2000), 0, "<i8", ("long", "long bands", "short")
-        yield (13, 11) + tail, (2000, 39), 0, "<i8", ("long", "long@40")
+        yield (13, 11) + tail, (3, 2000), 0, "<i8", UPLOADS[:2]
+        yield (13, 11) + tail, (2000, 39), 0, "<i8", UPLOADS[:1]
     k = WIDTHS.index((dtype, tail))
     b = k % 2
     lead = tuple(int(d) for d in rng.integers(1, 40 if b == 0 else 12, 1 + k % 3))
@@ -66,14 +58,12 @@ def structures(rng, dtype: str, tail: tuple):
     yield data, lead if not b else data[:1] + lead[1:], b, ("<i8", ">i8")[k // 2 % 2], (UPLOADS[k % 3],)
 
 
-def meant(gpu, lead: tuple, variant: str) -> tuple[str, int]:
-    """The class (bands or not, run of 16 or 64) and the bands meant for
-    these leading index dims on ``variant`` (set already)."""
-    count = int(np.prod(lead))
-    row = lead[-1] if lead else 0
-    run = 64 if row >= iv.LONG_ROW and choose.answer(gpu, "nd_run") == "long" else 16
+def meant(lead: tuple) -> tuple[str, int]:
+    """The class (bands or not) and the bands meant for these leading index
+    dims on the RAW_BAND set already."""
+    count, run = int(np.prod(lead)), iv.RUN
     bands = -(-count // max(run, iv.RAW_BAND // 16 // run * run)) if count * 16 > iv.RAW_BAND else 0
-    return f"{'bands' if bands else 'one upload'}, run {run}", bands
+    return "bands" if bands else "one upload", bands
 
 
 def run(gpu, x, i, b=0, **kw):
@@ -101,22 +91,16 @@ def test_gather_nd_pairs_match_the_reference(gpu, rng, monkeypatch, dtype, tail)
         i = tuples(rng, shape[b:b + 2], lead, itype)
         expected = want(x, i, b)
         for variant in variants:
-            raw_band, long_row, nd_run, mapped = VARIANTS[variant]
+            raw_band, mapped = VARIANTS[variant]
             monkeypatch.setattr(iv, "RAW_BAND", raw_band)
-            monkeypatch.setattr(iv, "LONG_ROW", long_row)
-            if nd_run:
-                monkeypatch.setenv(choose.ENV_SCHEDULE, f"nd_run={nd_run}")
-            else:
-                monkeypatch.delenv(choose.ENV_SCHEDULE, raising=False)
-            kind, bands = meant(gpu, lead, variant)
+            kind, bands = meant(lead)
             got, counts = run(gpu, x, i, b, mapped=mapped)
             label = f"case {k}: {shape} {dtype} by {lead} {itype} batch_dims {b}, {variant}"
             assert got == expected, label
-            ran = "none" if counts.get("nd pairs") != 1 else \
-                f"{'bands' if counts.get('nd bands') else 'one upload'}, run {counts.get('nd run')}"
+            ran = "none" if counts.get("nd pairs") != 1 else "bands" if counts.get("nd bands") else "one upload"
             tally.add(label, kind, ran)
             assert counts.get("nd bands", 0) == bands, (label, counts)
-    tally.check(*CLASSES if dtype in ("<f4", "<f8") else CLASSES[1:2])  # long runs: float32 and float64, as replaced
+    tally.check(*CLASSES if dtype in ("<f4", "<f8") else CLASSES[1:2])
 
 
 def test_bad_index_in_a_late_band_named(gpu, rng, monkeypatch):

@@ -16,7 +16,7 @@ import numpy as np
 
 from onnxop_cli import one_hot
 from onnxop_cli.core.sources import MemoryBytes
-from onnxop_cli.gpu import choose, get_gpu, pieces, word_kernels
+from onnxop_cli.gpu import get_gpu, pieces, word_kernels
 
 from conftest import random_array
 from tensor_refs import reference, same
@@ -232,26 +232,6 @@ def test_by_positions_and_lines(backend, rng, monkeypatch):
     assert same(got, model(indices, depth, values, -1)) and stats["bands"] > 1
 
 
-def test_every_one_hot_answer_gives_the_same_bytes(backend, rng, monkeypatch):
-    """The schedule is a parameter of the render, not of the result: each body at one position, in
-    one line and straddling, sub-word and wide, on every answer of the ``one_hot`` question (forced
-    by $ONNXOP_SCHEDULE, in turn)."""
-    kernel_of, rendered = word_kernels.kernel, []
-    monkeypatch.setattr(word_kernels, "kernel", lambda gpu, q, v: rendered.append(v) or kernel_of(gpu, q, v))
-    gpu = get_gpu(backend)
-    depth = 70
-    indices = rng.integers(-depth, depth, (6,)).astype(np.int64)
-    lines = rng.integers(-3, 3, (2, 70)).astype(np.int32)
-    answers = choose.QUESTIONS["one_hot"].candidates
-    for k, vtype in enumerate((np.bool_, np.float16, np.float32, np.complex128)):
-        values = random_array(rng, (2,), vtype)
-        for j, (idx, d, axis) in enumerate(((indices, depth, -1), (lines, 3, 0), (lines, 3, 1))):
-            answer = answers[(k + j) % len(answers)]
-            monkeypatch.setenv(choose.ENV_SCHEDULE, f"one_hot={answer}")
-            rendered.clear()
-            got, _ = run(idx, d, values, axis, backend)
-            assert same(got, model(idx, d, values, axis)), (vtype, axis, answer)
-            want = word_kernels.schedule("one_hot", rendered[-1], answer)
-            assert gpu.cache[word_kernels.ONE_HOT_LAST]["schedule"] == want, (vtype, axis, answer)
+def test_the_one_hot_bodies_are_its_variants():
     bodies = {word_kernels.one_hot_variant(b, i) for b in (8, 32) for i in (1, 2)}
     assert set(word_kernels.KERNELS["one_hot"].BODIES) == bodies

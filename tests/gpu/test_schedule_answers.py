@@ -13,12 +13,11 @@ from onnxop_cli.core.sources import MemoryBytes
 from onnxop_cli.core.tensor import swap_unit
 from onnxop_cli.core.region import Access
 from onnxop_cli.errors import GpuError
-from onnxop_cli.gpu import choose, gather_through_kernel, indexed_buffers, indexed_variants
+from onnxop_cli.gpu import choose, gather_through_kernel, indexed_buffers
 from onnxop_cli.gpu import indexed as ix
 from onnxop_cli.ops import indexing
 
 TRANSPOSE_DTYPES = ["<f4", "<i8", ">f4", "<c8", "<u2"]  # 4, 8, 16-byte elements, big-endian; 2-byte: no question
-ND_DTYPES = [("<f4", ()), ("<f8", ()), ("u1", (4,)), ("<i4", (2,))]  # slices of one and two words
 
 
 def forced(monkeypatch, question: str, answer: str) -> None:
@@ -35,7 +34,7 @@ def _gathered(gpu, x, i, check, table, swap: int = 0, **kw) -> bytes:
 
 def test_every_transpose_answer_writes_the_same_bytes(gpu, rng, monkeypatch):
     monkeypatch.delenv("ONNXOP_GATHER", raising=False)
-    for k in range(5):  # the first a case every kernel takes whole (20 blocks along a: two blocked16 spans), then
+    for k in range(5):  # the first a case every kernel takes whole (20 blocks along a), then
         rank = int(rng.integers(2, 5))  # drawn ones
         shape = tuple(int(d) for d in rng.integers(1, 40, rank)) if k else (36, 80)
         perm = tuple(int(p) for p in rng.permutation(rank)) if k else (1, 0)
@@ -52,23 +51,6 @@ def test_every_transpose_answer_writes_the_same_bytes(gpu, rng, monkeypatch):
             assert bytes(out) == want, (answer, shape, perm, dtype)
             counts = gpu.cache["gather-last"]
             assert k or counts["blocked"] == (0 if answer == "generic" else counts["dispatches"]), answer
-
-
-def test_every_nd_run_answer_writes_the_same_bytes(gpu, rng, monkeypatch):
-    monkeypatch.setattr(indexed_variants, "LONG_ROW", 40)  # rows of 40 or more slices ask: small tensors take long runs
-    runs = {"long": 64, "short": 16}
-    for _ in range(3):
-        dtype, tail = ND_DTYPES[int(rng.integers(len(ND_DTYPES)))]
-        data = tuple(int(d) for d in rng.integers(2, 20, 2))
-        lead = (int(rng.integers(1, 5)), int(rng.integers(40, 300)))
-        x = random_array(rng, data + tail, dtype)
-        i = np.stack([rng.integers(-d, d, lead) for d in data], axis=-1).astype("<i8")
-        want = np.ascontiguousarray(x[i[..., 0], i[..., 1]]).tobytes()
-        table, check = indexing.gather_nd("GatherND", x.shape, i.shape, 0)
-        for answer, run in runs.items():
-            forced(monkeypatch, "nd_run", answer)
-            out = _gathered(gpu, x, i, check, table)
-            assert gpu.cache[ix.LAST]["nd run"] == run and out == want, (answer, dtype, tail, data, lead)
 
 
 def test_every_gather_source_answer_writes_the_same_bytes(gpu, rng, monkeypatch):
@@ -91,8 +73,7 @@ def test_every_gather_source_answer_writes_the_same_bytes(gpu, rng, monkeypatch)
             assert out == want and (passes[first] is not None) == (answer == "streamed"), (answer, dtype)
 
 
-@pytest.mark.parametrize("name", ["transpose", "nd_run", "select", "one_hot", "scatter_lines", "elementwise",
-                                  "slab_chunk", "rounds_wg", "lines_wg"])  # gather_source: a fact
+@pytest.mark.parametrize("name", ["transpose", "scatter_lines"])  # gather_source: a fact
 def test_a_wrong_byte_fails_the_measurement(gpu, monkeypatch, name):
     """The measurement checks each candidate's output byte for byte (and that
     it took the work) before timing it: one wrong byte is a GpuError, never
@@ -111,64 +92,6 @@ def test_a_wrong_byte_fails_the_measurement(gpu, monkeypatch, name):
     monkeypatch.setattr(schedule_cases, "case", broken)
     with pytest.raises(GpuError, match=f"schedule {name}={question.candidates[0]}: wrong bytes"):
         choose._measure(gpu, question)
-
-
-# the widths each whole-word body takes (ONNX's Where and OneHot take no 4-bit type): 8 and 16 bits (small),
-# 32 (wide, and Where's rows), 128 (complex128, four words an element)
-WORD_DTYPES = [np.bool_, np.float16, np.float32, np.complex128]
-# Where's condition, X and Y shapes: full, X a row broadcast along leading axes (rows when 32-bit), the
-# condition a trailing run, Y a scalar
-WHERE_SHAPES = [((3, 40), (3, 40), (3, 40)), ((5, 48), (48,), (5, 48)), ((6, 1), (6, 33), ())]
-
-
-def test_every_select_answer_matches_the_reference(backend, gpu, rng, monkeypatch):
-    from onnxop_cli import where
-    from tensor_refs import reference
-
-    for answer in choose.QUESTIONS["select"].candidates:
-        forced(monkeypatch, "select", answer)
-        for dtype in WORD_DTYPES:
-            for cs, xs, ys in WHERE_SHAPES:
-                c = rng.integers(0, 2, cs).astype(bool)
-                x, y = random_array(rng, xs, dtype), random_array(rng, ys, dtype)
-                got = where(c, x, y, backend=backend)
-                want = reference("Where", 16, [c, x, y])[0]
-                assert got.tobytes() == want.tobytes() and got.shape == want.shape, (answer, dtype, cs, xs, ys)
-                assert gpu.cache["select-last"]["schedule"].wg == int(answer.split("x")[0]), answer
-
-
-def test_every_one_hot_answer_matches_the_reference(backend, gpu, rng, monkeypatch):
-    from onnxop_cli import one_hot
-    from tensor_refs import reference
-
-    for answer in choose.QUESTIONS["one_hot"].candidates:
-        forced(monkeypatch, "one_hot", answer)
-        for dtype in (np.int8, np.int16, np.int32, np.complex128):
-            values = random_array(rng, (2,), dtype) if dtype == np.complex128 else rng.integers(1, 100, 2).astype(dtype)
-            for shape, depth, axis in (((7,), 40, -1), ((3, 21), 5, 1), ((2, 9), 3, 0)):
-                i = rng.integers(-depth, depth, shape).astype(np.int64)
-                got = one_hot(i, depth=np.array(depth, np.int64), values=values, axis=axis, backend=backend)
-                hot = np.moveaxis(np.arange(depth) == (i % depth)[..., None], -1, axis)
-                want = np.where(hot, values[1], values[0])  # the reference's off + hot * (on - off): for integers
-                if dtype != np.complex128:
-                    want = reference("OneHot", 11, [i, np.array(depth, np.int64), values], {"axis": axis})[0]
-                assert got.tobytes() == want.tobytes() and got.shape == want.shape, (answer, dtype, shape, axis)
-                assert gpu.cache["one-hot-last"]["schedule"].wg == int(answer.split("x")[0]), answer
-
-
-@pytest.mark.parametrize("name", ["select", "one_hot"])
-def test_the_rendered_candidates_key_the_cached_answer(gpu, monkeypatch, name):
-    """No .wgsl file holds these kernels: the cache key digests every
-    candidate's rendered text, so an edited render measures again."""
-    from onnxop_cli.gpu import word_kernels
-
-    question = choose.QUESTIONS[name]
-    before = question.key(gpu)
-    assert question.key(gpu) == before
-    cls = word_kernels.KERNELS[name]
-    edited = type("Edited", (cls,), {"NAME": f"{cls.NAME} edited"})  # every text's first line names the kernel
-    monkeypatch.setitem(word_kernels.KERNELS, name, edited)
-    assert question.key(gpu) != before
 
 
 GATHER_WORDS_DTYPES = [("<f4", (3,)), ("u1", (12,)), ("<i8", (3,)), ("<u2", (5, 2))]  # 3, 3, 6 and 5 words
@@ -205,111 +128,3 @@ def test_the_gather_words_answer_is_keyed_by_the_rendered_gather(gpu, monkeypatc
         monkeypatch.undo()
         rendered.Frame.wgsl.cache_clear()
     assert question.key(gpu) == before
-
-
-# (operator, opset, input dtypes, input shapes, attributes): packed sub-word output, 32 and 64 bits, a broadcast
-# input, a 64-bit division; sizes past one workgroup of every candidate, none a multiple of one
-ELEMENTWISE_CASES = [
-    ("Add", 14, (np.int8, np.int8), ((3, 700), (700,)), {}),
-    ("Add", 14, (np.int32, np.int32), ((2101,), (2101,)), {}),
-    ("Div", 14, (np.int64, np.int64), ((5, 333), (5, 1)), {}),
-    ("Equal", 13, (np.uint16, np.uint16), ((1, 1500), (4, 1)), {}),
-    ("Cast", 21, (np.uint8,), ((2999,),), {"to": 5}),  # int16
-]
-
-
-def test_every_elementwise_answer_matches_the_reference(backend, gpu, rng, monkeypatch):
-    """The elementwise kernel on each workgroup writes onnx.reference's bytes; each answer's workgroup ran."""
-    import onnxop_cli
-    from onnxop_cli.gpu.elementwise import LAST
-    from tensor_refs import reference
-
-    for answer in choose.QUESTIONS["elementwise"].candidates:
-        forced(monkeypatch, "elementwise", answer)
-        for op, opset, dtypes, shapes, attrs in ELEMENTWISE_CASES:
-            args = [random_array(rng, shape, dtype) for dtype, shape in zip(dtypes, shapes)]
-            if op == "Div":
-                args[1][args[1] == 0] = 3  # no zero divisor: that is an error, not a value
-            want = reference(op, opset, args, attrs)[0]
-            function = getattr(onnxop_cli, op.lower())
-            got = function(*args, backend=backend, **({"to": np.int16} if op == "Cast" else {}))
-            assert got.tobytes() == want.tobytes() and got.shape == want.shape, (answer, op, dtypes, shapes)
-            assert gpu.cache[LAST]["wg"] == int(answer), answer
-
-
-def test_every_slab_chunk_answer_writes_the_same_bytes(gpu, rng, monkeypatch):
-    """Gather of whole-vector rows in several bands (the windowed slabs kernel): every chunk writes numpy's
-    bytes, rows of 1 to 5 vectors, int64 indices some negative; each answer's chunk ran."""
-    for _ in range(3):
-        dtype = ["<f4", "u1", "<f8", "<c16"][int(rng.integers(4))]
-        vectors = int(rng.integers(1, 6))
-        x = random_array(rng, (int(rng.integers(50, 300)), vectors * 16 // np.dtype(dtype).itemsize), dtype)
-        i = rng.integers(-x.shape[0], x.shape[0], int(rng.integers(300, 2000))).astype("<i8")
-        want = np.ascontiguousarray(x[i]).tobytes()
-        table, check = indexing.gather("Gather", x.shape, i.shape, 0)
-        for answer in choose.QUESTIONS["slab_chunk"].candidates:
-            forced(monkeypatch, "slab_chunk", answer)
-            assert _gathered(gpu, x, i, check, table, binding_bytes=4096) == want, (answer, dtype, x.shape, len(i))
-            assert gpu.cache[ix.LAST]["slab chunk"] == int(answer), answer
-
-
-# ScatterElements (data shape, indices/updates shape, axis, reduction, dtype): the widths the scatter kernels
-# apply differently (8 and 16 bits in their words, 32, 64), many updates an element so that the order shows;
-# updates and lines (300, 301) past one workgroup of every candidate, none a multiple of one
-SCATTER_CASES = [
-    ((300, 40), (300, 90), 1, "add", np.float32),
-    ((50, 700), (60, 300), 0, "mul", np.int8),
-    ((301, 21), (301, 30), 1, "max", np.float16),  # rows of an odd length: lines that share words
-    ((300, 2), (300, 7), 1, "min", np.int64),
-    ((2, 333), (2, 333), 1, "none", np.uint8),  # a permutation: one update an element
-]
-
-
-def scatter_elements(gpu, x, i, u, axis, reduction, **kw) -> tuple[bytes, bytes]:
-    """The device's bytes and onnx.reference's."""
-    from onnxop_cli.gpu import scatter as sc
-    from tensor_refs import reference
-
-    table, check = indexing.scatter_elements("SE", x.shape, i.shape, u.shape, axis)
-    out = bytearray()
-    cls = {"u": 0, "i": 1, "f": 2, "b": 3}[x.dtype.kind]
-    sc.scatter_indexed(gpu, ix.Data(MemoryBytes(x), x.shape, x.itemsize * 8), ix.Data(MemoryBytes(u), u.shape,
-                       u.itemsize * 8), ix.Index(MemoryBytes(i), i.shape, True, False), check, table,
-                       sc.Reduce(reduction, cls, False), out.extend, **kw)
-    with np.errstate(all="ignore"):
-        want = reference("ScatterElements", 18, [x, i, u], {"axis": axis, "reduction": reduction})[0]
-    return bytes(out), want.tobytes()
-
-
-def scatter_inputs(rng, data, updates, axis, reduction, dtype):
-    x, u = random_array(rng, data, dtype), random_array(rng, updates, dtype)
-    if reduction == "none":  # distinct targets along the axis
-        i = np.argsort(rng.random(updates), axis=axis).astype("<i8")
-    else:
-        i = rng.integers(-data[axis], data[axis], updates).astype("<i8")
-    return x, i, u
-
-
-def test_every_rounds_wg_answer_matches_the_reference(gpu, rng, monkeypatch):
-    """The scatter rounds (the line kernel kept off: ``slice_copy`` False) on each workgroup write
-    onnx.reference's bytes, over the whole data and a band at a time; each answer's workgroup ran."""
-    for data, updates, axis, reduction, dtype in SCATTER_CASES:
-        x, i, u = scatter_inputs(rng, data, updates, axis, reduction, dtype)
-        for answer in choose.QUESTIONS["rounds_wg"].candidates:
-            forced(monkeypatch, "rounds_wg", answer)
-            for band in (None, 4096):
-                got, want = scatter_elements(gpu, x, i, u, axis, reduction, slice_copy=False, binding_bytes=band)
-                assert got == want, (answer, band, data, updates, reduction, dtype)
-                assert gpu.cache[ix.LAST]["rounds wg"] == int(answer), answer
-
-
-def test_every_lines_wg_answer_matches_the_reference(gpu, rng, monkeypatch):
-    """The scatter line kernel on each workgroup writes onnx.reference's bytes (words of one writer, and the
-    shared 8- and 16-bit lines); each answer's workgroup ran."""
-    for data, updates, axis, reduction, dtype in SCATTER_CASES[:4]:
-        x, i, u = scatter_inputs(rng, data, updates, axis, reduction, dtype)
-        for answer in choose.QUESTIONS["lines_wg"].candidates:
-            monkeypatch.setenv(choose.ENV_SCHEDULE, f"scatter_lines=lines,lines_wg={answer}")
-            got, want = scatter_elements(gpu, x, i, u, axis, reduction)
-            assert got == want, (answer, data, updates, reduction, dtype)
-            assert gpu.cache[ix.LAST]["lines wg"] == int(answer), answer

@@ -27,7 +27,7 @@ from onnxop_cli.core import apply_tensors as plans
 from onnxop_cli.core.sources import MemoryBytes
 from onnxop_cli.core.tensor import Tensor, dtype_of_numpy
 from onnxop_cli.core.region import Select, c_strides, load
-from onnxop_cli.gpu import choose, get_gpu, pieces, word_kernels
+from onnxop_cli.gpu import get_gpu, pieces, word_kernels
 from onnxop_cli.ops.base import Node
 from onnxop_cli.ops.tensor_op import Arg, Piece, broadcast_strides
 from onnxop_cli.ops.where import VERSIONS, Where_9, run_form
@@ -179,7 +179,7 @@ def ran(monkeypatch):
     """The kernels calls ran, in order: the schedule of the select rendered, or "pieces"."""
     taken: list[str] = []
     kernel, run_pieces = word_kernels.kernel, pieces.run_pieces
-    monkeypatch.setattr(word_kernels, "kernel", lambda gpu, q, v: taken.append(v) or kernel(gpu, q, v))
+    monkeypatch.setattr(word_kernels, "kernel", lambda q, v: taken.append(v) or kernel(q, v))
     monkeypatch.setattr(pieces, "run_pieces", lambda *a, **k: taken.append("pieces") or run_pieces(*a, **k))
     return taken
 
@@ -246,33 +246,6 @@ def test_words_kernel_grid_rows_and_padding(gpu, rng, dtype, ran, monkeypatch):
             word_kernels.run_select(gpu, sources, got.extend, **run, **how)
             assert bytes(got) == want.tobytes(), label
         tally.add(label, "small" if want.dtype.itemsize < 4 else "wide", ran[-1])
-    tally.check()
-
-
-@pytest.mark.parametrize("dtype", [np.uint8, np.float16, np.float32, np.complex128])
-def test_every_select_answer_gives_the_same_bytes(backend, rng, dtype, monkeypatch):
-    """The schedule is a parameter of the render, not of the result: the run
-    forms, rows and bands above, each on one of the ``select`` question's
-    answers other than the constant (forced by $ONNXOP_SCHEDULE, in turn;
-    the rows body here takes the answer's words too, as it could)."""
-    kernel, rendered = word_kernels.kernel, []
-    monkeypatch.setattr(word_kernels, "kernel", lambda gpu, q, v: rendered.append(v) or kernel(gpu, q, v))
-    monkeypatch.setattr(word_kernels.KERNELS["select"], "KEEPS", {"wide": 16})
-    answers = choose.QUESTIONS["select"].candidates[1:]
-    gpu = get_gpu(backend)
-    tally = Tally()
-    for k, shapes in enumerate(RUNS[:12] + ROWS[:4] + BANDED[:3]):
-        c, x, y = inputs(rng, shapes, "C", dtype, any_byte=True)
-        answer = answers[k % len(answers)]
-        monkeypatch.setenv(choose.ENV_SCHEDULE, f"select={answer}")
-        force(monkeypatch, "bands" if k >= 16 else "chosen")
-        rendered.clear()
-        got = where(c, x, y, backend=backend)
-        label = f"case {k}: {shapes} {np.dtype(dtype).str} on {answer}"
-        assert got.tobytes() == np.where(c, x, y).tobytes(), label
-        took = rendered and gpu.cache[word_kernels.SELECT_LAST]["schedule"] == word_kernels.schedule(
-            "select", rendered[-1], answer)
-        tally.add(label, "the answer's schedule", "the answer's schedule" if took else str(rendered))
     tally.check()
 
 

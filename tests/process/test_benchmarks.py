@@ -121,3 +121,15 @@ def test_variant_kernels_switches_and_probes_name_real_code():
         probe = v.probe()
         setattr(probe.module, probe.attr, probe.orig)
         assert getattr(probe.module, probe.attr) is probe.orig, v.name
+
+
+def test_question_candidates_measures_every_candidate(tmp_path, capsys, monkeypatch):
+    """benchmarks/question_candidates.py: one row per candidate of each question asked, with its figures
+    over the repeats and how often it was the answer (gather_source: a fact, no kernel to compile)."""
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+    module = load_benchmark("question_candidates")
+    assert module.main(["--only", "gather_source", "--repeats", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "`python benchmarks/question_candidates.py --backend auto --repeats 2 --only gather_source`" in out
+    rows = [line for line in out.splitlines() if line.startswith("| gather_source |")]
+    assert [r.split(" | ")[1] for r in rows] == ["streamed", "resident"] and all(r.endswith("/2 |") for r in rows)

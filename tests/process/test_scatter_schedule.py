@@ -2,8 +2,7 @@
 lines asks the ``scatter_lines`` schedule question (gpu/choose.py): the line
 kernel or the claim/apply rounds, measured once per adapter and cached, forced
 by $ONNXOP_SCHEDULE, shown by `onnxop info`; both answers write the
-reference's bytes. Fewer lines take the rounds and more the lines, asking
-only their workgroups (rounds_wg, lines_wg). Real processes on a cache folder of their own."""
+reference's bytes. Fewer lines take the rounds and more the lines, asking nothing. Real processes on a cache folder of their own."""
 
 from __future__ import annotations
 
@@ -42,8 +41,8 @@ def test_scatter_lines_is_asked_between_the_bounds(tmp_path, rng):
         (tmp_path / "o.npy").unlink()
         return json.loads(done.stdout)["schedules"]
 
-    # outside the bounds no scatter_lines question: the rounds (4 lines) and the lines (300) ask their workgroups only
-    assert set(asked(4)) == {"rounds_wg"} and set(asked(300)) == {"lines_wg"}
+    # outside the bounds no question: the rounds (4 lines) and the lines (300)
+    assert asked(4) == {} and asked(300) == {}
     assert "scatter_lines" not in answers(cache)
     first = asked(40)["scatter_lines"]
     assert first["reason"] == "measured" and first["name"] in ("lines", "rounds"), first

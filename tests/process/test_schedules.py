@@ -83,12 +83,12 @@ def test_measured_once_then_read_from_the_cache(folder, tmp_path):
     assert transpose(folder, cache) == {"name": first["name"], "reason": "cached"}  # the second process reads it
     assert (cache / "onnxop" / choose.CACHE_FILE).read_text() == text  # and measures nothing
     # info asks every question: the cached answer with its figures, a forced one as forced
-    done = onnxop("info", cwd=path, cache=cache, schedule=forced_but("transpose", nd_run="short"))
+    done = onnxop("info", cwd=path, cache=cache, schedule=forced_but("transpose", gather_source="resident"))
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     at = lines.index("Schedules:")
     assert lines[at + 1].startswith(f"  transpose: {first['name']} (cached: blocked ")
-    assert lines[at + 2] == "  nd_run: short (forced)"
+    assert lines[at + 2] == "  gather_source: resident (forced)"
 
 
 def test_a_forced_answer_wins(folder, tmp_path):
@@ -135,12 +135,10 @@ def test_a_bad_schedule_is_refused_in_one_line(folder, tmp_path):
     $ONNXOP_SCHEDULE (tests/commands.py)."""
     path, _ = folder
     refused = [
-        ("transpose=fast", "$ONNXOP_SCHEDULE: transpose cannot be 'fast'; choose one of blocked, blocked16, blocked32, "
-         "generic"),
-        ("speed\n=1", "$ONNXOP_SCHEDULE: 'speed\\n=1' is not QUESTION=ANSWER with a question among transpose, nd_run, "
-         "gather_source, select, one_hot, scatter_lines, pieces_min_row, gather_words, elementwise, slab_chunk, "
-         "rounds_wg, lines_wg"),
-        ("select=32x16", "$ONNXOP_SCHEDULE: select cannot be '32x16'; choose one of 256x16, 64x16, 64x32, 128x32"),
+        ("transpose=fast", "$ONNXOP_SCHEDULE: transpose cannot be 'fast'; choose one of blocked, generic"),
+        ("speed\n=1", "$ONNXOP_SCHEDULE: 'speed\\n=1' is not QUESTION=ANSWER with a question among transpose, "
+         "gather_source, scatter_lines, pieces_min_row, gather_words"),
+        ("transpose=blocked16", "$ONNXOP_SCHEDULE: transpose cannot be 'blocked16'; choose one of blocked, generic"),
     ]
     done = run_commands([(path, ["transpose", "a.npy", "-o", "b.npy"], None, {choose.ENV_SCHEDULE: schedule})
                          for schedule, _ in refused], env=environment(tmp_path / "cache"))
@@ -150,45 +148,3 @@ def test_a_bad_schedule_is_refused_in_one_line(folder, tmp_path):
         assert not (path / "b.npy").exists()
 
 
-WORD_CANDIDATES = ("256x16", "64x16", "64x32", "128x32")  # the select and one_hot questions
-# the last process's info: select and one_hot forced to other answers than the cache's, every other
-# question forced too (none of their lines is read; asked from nothing, each would be measured)
-FORCED_ALL = forced_but(select="64x16", one_hot="128x32")
-
-
-def test_where_and_one_hot_ask_their_own_questions(tmp_path, rng):
-    """The whole-word kernels' questions (gpu/word_kernels.py): Where asks
-    ``select`` and OneHot ``one_hot``, each only when its kernel runs (a
-    big-endian Where runs the pieces kernel: it asks nothing), measured once,
-    then cached; forced by $ONNXOP_SCHEDULE; shown by `onnxop info`."""
-    cache = tmp_path / "cache"
-    c = rng.integers(0, 2, (6, 50)).astype(bool)
-    x, y = random_array(rng, (6, 50), "float32"), random_array(rng, (50,), "float32")
-    i = rng.integers(-4, 4, (7, 3)).astype(np.int64)
-    for name, a in (("c", c), ("x", x), ("y", y), ("bx", x.astype(">f4")), ("i", i)):
-        np.save(tmp_path / f"{name}.npy", a)
-    want = np.where(c, x, y).tobytes()
-
-    def asked(*argv, schedule=None, out=None) -> dict:
-        done = onnxop(*argv, "-o", "o.npy", "--json", cwd=tmp_path, cache=cache, schedule=schedule)
-        assert done.returncode == 0 and done.stderr == "", done.stderr
-        assert out is None or np.load(tmp_path / "o.npy").tobytes() == out, argv
-        (tmp_path / "o.npy").unlink()
-        return json.loads(done.stdout)["schedules"]
-
-    where = ("where", "c.npy", "--x", "x.npy", "--y", "y.npy")
-    assert asked("where", "c.npy", "--x", "bx.npy", "--y", "y.npy", out=want) == {}
-    assert answers(cache) == {}  # the pieces kernel ran: no select measured
-    first = asked(*where, out=want)
-    assert set(first) == {"select"} and first["select"]["reason"] == "measured", first
-    assert first["select"]["name"] in WORD_CANDIDATES and set(answers(cache)) == {"select"}
-    assert asked(*where, out=want) == {"select": {"name": first["select"]["name"], "reason": "cached"}}
-    assert asked(*where, schedule="select=64x32", out=want) == {"select": {"name": "64x32", "reason": "forced"}}
-    hot = np.moveaxis(np.arange(4) == (i % 4)[..., None], -1, 1).astype(np.float32).tobytes()
-    got = asked("one-hot", "i.npy", "--depth", "4", "--values", "0,1", "--axis", "1", out=hot)
-    assert set(got) == {"one_hot"} and got["one_hot"]["reason"] == "measured", got
-    entries = answers(cache)
-    assert set(entries) == {"select", "one_hot"} and set(entries["one_hot"]["gbps"]) == set(WORD_CANDIDATES)
-    done = onnxop("info", cwd=tmp_path, cache=cache, schedule=FORCED_ALL)
-    assert done.returncode == 0, done.stderr
-    assert "  select: 64x16 (forced)\n  one_hot: 128x32 (forced)\n" in done.stdout

@@ -16,7 +16,7 @@ import struct
 
 import pytest
 
-from onnxop_cli.gpu import choose, kernels, word_kernels
+from onnxop_cli.gpu import kernels, word_kernels
 from wgsl_text import parse
 from onnxop_cli.gpu.render import copy, frame
 from onnxop_cli.gpu.render import elementwise as rendered_elementwise
@@ -35,7 +35,7 @@ ARITY = {"Range": 0, "Neg": 1, "Abs": 1, "Not": 1, "Cast": 1, "Convert": 1, "Min
 
 def schedules(render):
     """Each body of a whole-word kernel on the one-driver constant (the question's first candidate)."""
-    return {v: word_kernels.schedule(render, v, choose.WORD_SCHEDULES[0]) for v in RENDERS[render].BODIES}
+    return {v: word_kernels.schedule(render, v) for v in RENDERS[render].BODIES}
 
 
 def every_kernel():
@@ -105,11 +105,9 @@ def test_every_rendered_kernel_is_one_frame_with_its_declared_params_and_binding
 
 def test_the_copy_renders_today_s_runs_at_both_widths():
     """The flat copy's schedule is data: the host's span and word size are the render's; the 64-bit words need
-    shader-int64 (read from the WGSL) and the 32-bit ones nothing; one layout explicit for both. Each width's
-    runs and unroll as first measured come first among the copy question's candidates."""
+    shader-int64 (read from the WGSL) and the 32-bit ones nothing; one layout explicit for both."""
     assert {n: (k.word, k.render.schedule.run, k.render.schedule.unroll) for n, k in kernels.KERNELS.items()} == {
-        "storage": (16, 8, 4), "storage-unroll8": (16, 8, 8), "storage-run16": (16, 16, 4),
-        "storage64": (32, 8, 8), "storage64-unroll16": (32, 8, 16), "storage64-run16": (32, 16, 8)}
+        "storage": (16, 8, 4), "storage64": (32, 8, 8)}
     storage, wide = kernels.KERNELS["storage"], kernels.KERNELS["storage64"]
     assert (storage.word, storage.per_group, storage.align) == (16, 256 * 4, 256 * 4 * 16)
     assert (wide.word, wide.per_group, wide.align) == (32, 256 * 8, 256 * 8 * 32)

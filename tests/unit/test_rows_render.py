@@ -14,7 +14,6 @@ import re
 
 import pytest
 
-from onnxop_cli.gpu import choose, schedule_cases
 from wgsl_text import parse
 from onnxop_cli.gpu.render import indices, rows, slices
 
@@ -51,9 +50,3 @@ def test_the_tables_are_the_structs_the_host_packs():
         rows.NdRows(3)
     with pytest.raises(ValueError):
         slices.SliceGather("rows")
-
-
-def test_nd_run_is_keyed_by_its_rendered_texts():
-    question = choose.QUESTIONS["nd_run"]
-    assert set(question.candidates) == set(rows.RUNS)
-    assert schedule_cases.texts("nd_run") == tuple(rows.KERNELS["gather-nd", w].wgsl() for w in (1, 2))

@@ -52,14 +52,11 @@ def test_the_view_kernels_share_one_layout_and_one_axis_record():
         axis = parse(text, "Axis", kernel.label)
         assert [(f.name, f.offset) for f in axis.fields] == [(f.name, f.offset) for f in view.AXIS.layout.fields]
         assert axis.size == 16  # one vec4 record per axis: view_axis loads it whole
-        assert kernel.PARAMS.size <= 64  # gather.py binds the largest Params of the three at one stride
+        assert kernel.PARAMS.size <= 64  # gather.py binds the largest Params of the two at one stride
     assert {n: p.code for n, p in gather.VARIANTS.items()} == {
-        n: strided.KERNELS[n].wgsl() for n in ("blocked", "blocked16", "blocked32")}
-
-
-def test_the_blocks_are_the_schedules():
-    assert [strided.KERNELS[n].schedule.wg for n in ("blocked", "blocked16", "blocked32")] == [64, 16, 32]
-    assert choose.QUESTIONS["transpose"].candidates == ("blocked", "blocked16", "blocked32", "generic")
+        "blocked": strided.KERNELS["blocked"].wgsl()}
+    assert strided.KERNELS["blocked"].schedule.wg == 64
+    assert choose.QUESTIONS["transpose"].candidates == ("blocked", "generic")
 
 
 def test_each_lines_kernel_runs_its_own_unit_and_kind():

@@ -47,13 +47,13 @@ def test_the_choice_by_answer_and_override(monkeypatch):
 
     plan = Plan(Access((4, 4), (1, 4)), 32, 16, 16, 4, 64)
     monkeypatch.delenv(g.ENV_GATHER, raising=False)
-    for answer, taken in [("blocked", ["blocked"]), ("blocked32", ["blocked32"]), ("generic", [])]:
+    for answer, taken in [("blocked", ["blocked"]), ("generic", [])]:
         monkeypatch.setenv(choose.ENV_SCHEDULE, f"transpose={answer}")
         assert g.variants(plan, FakeGpu) == taken
     monkeypatch.setenv(g.ENV_GATHER, "generic")
     assert g.variants(plan, FakeGpu) == []
-    monkeypatch.setenv(g.ENV_GATHER, "blocked16")
-    assert g.variants(plan, FakeGpu) == ["blocked16"]
+    monkeypatch.setenv(g.ENV_GATHER, "blocked")
+    assert g.variants(plan, FakeGpu) == ["blocked"]
     assert g.variants(Plan(Access((4, 4), (1, 4)), 8, 16, 16, 4, 16), FakeGpu) == []
     monkeypatch.delenv(g.ENV_GATHER)
     monkeypatch.delenv(choose.ENV_SCHEDULE)
@@ -95,7 +95,7 @@ def test_the_block_grid_covers_the_box():
     d = _dispatch((8, 70, 36), (1, 8, 560))  # a 3-D transpose, read axis 0
     b = KERNELS["blocked"].fields(d, (8, 70, 36), 32, 0)
     assert (b["blocks_a"], b["blocks_l"], b["spans_a"]) == (2, 9, 1) and b["groups"] == 70 * 9
-    params, groups = KERNELS["blocked16"].record(d, (8, 70, 36), 32, 0, 3, at=0, max_dim=4)
+    params, groups = KERNELS["blocked"].record(d, (8, 70, 36), 32, 0, 3, at=0, max_dim=4)
     gx, gy = grid(groups, 4)
     assert len(params) == 64 and groups == b["groups"] and gx * gy >= b["groups"] and gx <= 4
 

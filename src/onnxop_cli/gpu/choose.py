@@ -48,8 +48,6 @@ from .device import Gpu
 
 ENV_KERNEL = "ONNXOP_KERNEL"
 ENV_SCHEDULE = "ONNXOP_SCHEDULE"
-# the whole-word kernels' candidates (gpu/word_kernels.py): invocations x words, the first the one-driver constant
-WORD_SCHEDULES = ("256x16", "64x16", "64x32", "128x32")
 CACHE_FILE = "kernels.json"
 CACHE_VERSION = 1
 FIELDS = ("kernel", "answer")  # an entry's answer: the copy kernel's, a schedule question's
@@ -125,18 +123,11 @@ class CopyQuestion(Question):
 
 COPY = CopyQuestion("kernel", tuple(kernels.KERNELS), rounds=5, digits=2, field="kernel")
 QUESTIONS = {q.name: q for q in (
-    Question("transpose", ("blocked", "blocked16", "blocked32", "generic")),
-    Question("nd_run", ("long", "short")),
+    Question("transpose", ("blocked", "generic")),
     Question("gather_source", ("streamed", "resident"), unit=""),
-    Question("select", WORD_SCHEDULES),
-    Question("one_hot", WORD_SCHEDULES),
     Question("scatter_lines", ("lines", "rounds")),
     Question("pieces_min_row", ("64", "128")),
     Question("gather_words", ("elements", "slices")),
-    Question("elementwise", ("64", "128", "256")),
-    Question("slab_chunk", ("64", "16", "4")),
-    Question("rounds_wg", ("256", "64", "128")),
-    Question("lines_wg", ("64", "16", "256")),
 )}
 
 _answering: dict[tuple[int, str], str] = {}  # the candidate being timed now, by (id of the Gpu, question)

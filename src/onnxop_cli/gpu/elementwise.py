@@ -17,20 +17,16 @@ from __future__ import annotations
 
 import math
 import struct
-import time
-from dataclasses import replace
 from typing import Any, Optional, Sequence
 
 from ..core.region import c_strides
 from ..errors import OpError
-from . import choose
 from .buffers import WORD, BufferUsage, binding_limit, dispatch_limit, env_poison, reset_status, round_up
 from .device import Gpu
 from .indexed_buffers import Buffers, read_small, to_sink
 from .pieces import Sink
 from .program import compiled, grid_x
 from .render.elementwise import AXIS, BITS, INPUTS, NONE, PARAMS, Elementwise
-from .render.schedule import Elements
 from .word_kernels import BAND  # bands of at most 16 MiB, as Where's select's (measured there)
 
 LIMIT = 1 << 31  # output and input elements: the kernel's element arithmetic is u32
@@ -54,14 +50,10 @@ def run_elementwise(
     ``sources`` are the inputs (gpu/pieces.Source: bytes and swap unit),
     ``strides`` each one's element strides over ``shape`` (0 where
     broadcast). Returns the bytes written. A zero divisor raises OpError
-    naming ``where`` and the output element. ``kernel`` runs on the workgroup
-    choose.py's ``elementwise`` answers; ``gpu.cache[LAST]["seconds"]``: the
-    bands' time from the dispatch to the bytes read back (schedule_cases.py times it)."""
+    naming ``where`` and the output element."""
     count = math.prod(shape)
     out_bits = BITS[kernel.out]
-    if count:
-        kernel = replace(kernel, schedule=Elements(int(choose.answer(gpu, "elementwise"))))
-    stats = gpu.cache[LAST] = {"bands": 0, "seconds": 0.0, "wg": kernel.schedule.wg}
+    stats = gpu.cache[LAST] = {"bands": 0, "wg": kernel.schedule.wg}
     if count == 0:
         return 0
     if poison is None:
@@ -119,7 +111,6 @@ def run_elementwise(
                 reset_status(gpu, fault, NONE)
                 units = n if out_bits >= 32 else -(-n * out_bits // 32)
                 groups = -(-units // kernel.schedule.wg)
-                t0 = time.perf_counter()
                 gpu.queue.write_buffer(params, 0, PARAMS.pack(
                     units=units, groups_x=grid_x(groups, max_dim), count=n, e0=e0, rank=len(shape), strided=strided,
                     base=base, konst=konst))
@@ -129,7 +120,6 @@ def run_elementwise(
             if kernel.faults:
                 _check_fault(gpu, bufs, fault, shape, where, kernel.fault)
             to_sink(gpu, bufs, dst, nbytes, sink)
-            stats["seconds"] += time.perf_counter() - t0
             stats["bands"] += 1
             written += nbytes
     finally:

@@ -27,7 +27,7 @@ from .render.indices import AXIS
 from .render.lines import I32, I64, LINES
 from .render import slices
 from .render.reverse import REVERSE
-from .render.rows import KERNELS as ROWS, RUNS
+from .render.rows import KERNELS as ROWS, RUN
 from .render.slices import KERNELS as SLICES
 
 Fused = tuple[Any, Any, Any, Any]  # raw indices, status, Index, Check: the kernel checks the raw indices as read
@@ -41,10 +41,6 @@ RAW_BAND = 8 << 20  # bytes of raw tuples a dispatch reads, where they lie in sl
 # index tensor's buffer: ~40 ms of page faults every call, Mesa 25), where 8 MiB blocks come back from the
 # heap already touched (20,482 page faults a call before, 0 after; 16 MiB: 4,098; benchmarks/nd_pairs_upload.py).
 TUPLE = 16  # bytes: two int64
-# Leading rows of this many slices or more take runs of RUNS["long"] slices an invocation where choose.py's
-# ``nd_run`` answers "long" (1.18x for a 2048 x 2048 output on Mesa 22.3): a run that crosses a row's end steps
-# slice by slice, so this bounds the runs that leave the fast path (at most one in LONG_ROW / 64 = 16).
-LONG_ROW = 1024
 
 
 def variant(table: Table, raw: Index | None = None) -> str:
@@ -113,11 +109,10 @@ class Dispatch:
     key: str  # the variant: its switch in ENABLED; bufs.counts[key] marks it taken (tests look)
     kernel: Frame
     unit: int  # output bytes per unit of work (a word, an element, a slice)
-    per: int  # units an invocation (nd pairs, windowed slabs: chosen as it runs)
+    per: int  # units an invocation
     fields: dict = field(default_factory=dict)  # its Params but the units, iswap and groups_x
     count: str = "count"  # the Params field of the units
     blob: bytes | None = None  # its axes buffer
-    row: int = 0  # nd pairs: slices along the last leading axis (0: none)
     ordered: bool = False  # nd pairs: slice p's tuple is the p-th of the index tensor (row-major)
     first_unit: tuple[str, int] = ("", 0)  # lines, slabs: the Params field of a band's first unit, its bytes
 
@@ -155,9 +150,10 @@ def slabs(cut: slices.Slices, check: Check, fused: bool, single: bool) -> Dispat
     (``single``), fused, else ``windowed``."""
     name = "whole" if single and fused else "windowed"
     kernel = SLICES[name]
-    return Dispatch("slabs", kernel, 16, kernel.schedule.per, dict(
+    per = slices.CHUNK if name == "windowed" else kernel.schedule.per
+    return Dispatch("slabs", kernel, 16, per, dict(
         cut.fields, width=cut.width // 4, cmode=check.mode if fused else 0, normed=int(not fused), win0=0,
-        wend=NO_BAD if name == "windowed" else 0, chunk=kernel.schedule.per), "words", cut.blob,
+        wend=NO_BAD if name == "windowed" else 0, chunk=per), "words", cut.blob,
         first_unit=("first", 16))
 
 
@@ -202,9 +198,8 @@ def nd_pairs(cut: slices.Slices, check: Check) -> Dispatch | None:
     for dim, _, istride, _ in reversed(rows[:cut.outer]):
         ordered = ordered and (dim == 1 or istride == step)
         step *= dim
-    return Dispatch("nd pairs", ROWS["gather-nd", cut.width], 4 * cut.width, 0,
-                    {"outer": cut.outer, "first": 0, "ibase": 0},
-                    blob=cut.blob, row=rows[cut.outer - 1][0] if cut.outer else 0, ordered=ordered)
+    return Dispatch("nd pairs", ROWS["gather-nd", cut.width], 4 * cut.width, RUN,
+                    {"outer": cut.outer, "first": 0, "ibase": 0, "run": RUN}, blob=cut.blob, ordered=ordered)
 
 
 def elements_rows(table: Table, bits: int, check: Check) -> Dispatch | None:
@@ -247,11 +242,6 @@ def fill_one(bufs: Buffers, d: Dispatch, src: Any, fused: Fused | None, norm: An
     # the index check's offsets ``norm`` in place of raw indices, with a status no one reads
     raw, status, index, _ = fused if fused is not None else (norm, bufs.new("no status", 16, U.STORAGE), None, None)
     per, fields = d.per, dict(d.fields, iswap=int(bool(index and index.big)))
-    if d.key == "nd pairs":
-        per = RUNS["long" if d.row >= LONG_ROW and answer(bufs.gpu, "nd_run") == "long" else "short"]
-        bufs.counts["nd run"] = fields["run"] = per  # tests look
-    elif d.kernel is SLICES["windowed"]:  # its vectors an invocation: choose.py's ``slab_chunk`` answer
-        per = bufs.counts["slab chunk"] = fields["chunk"] = int(answer(bufs.gpu, "slab_chunk"))
     bufs.counts[d.key] = 1
     axes = [] if d.blob is None else [bufs.holding(f"{d.key} axes", d.blob)]
 

@@ -1,7 +1,7 @@
 """The flat copy kernels and how each one is bound and dispatched: the two
 widths gpu/render/copy.py renders (and says why), ``storage`` and
-``storage64``, each also with its unroll doubled (``-unroll8``,
-``-unroll16``) and in runs of 16 invocations (``-run16``).
+``storage64``. (Each width with its unroll doubled or in runs of 16
+invocations won on neither Mesa: docs/performance-adapters.md.)
 
 Which one is faster depends on the adapter and its driver, so it is not
 decided here: choose.py measures the available kernels once per
@@ -14,7 +14,6 @@ on lavapipe and on GL, poisoned output, chunk and grid boundaries).
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from .buffers import binding_limit, dispatch_limit, grid
@@ -98,11 +97,7 @@ class Bound:
 
 
 WIDTHS = {"storage": Runs("vec4<u32>", 16, unroll=4), "storage64": Runs("vec4<u64>", 32, unroll=8)}  # Mesa 22.3's
-# choose.py's copy question: each width's schedule, then its unroll doubled, then its runs of 16 invocations (the
-# lanes of llvmpipe's 512-bit vectors; render/copy.py says why the runs)
-KERNELS: dict[str, Kernel] = {k.name: k for name, runs in WIDTHS.items() for k in (
-    Kernel(name, Copy(runs)), Kernel(f"{name}-unroll{2 * runs.unroll}", Copy(replace(runs, unroll=2 * runs.unroll))),
-    Kernel(f"{name}-run16", Copy(replace(runs, run=16))))}
+KERNELS: dict[str, Kernel] = {name: Kernel(name, Copy(runs)) for name, runs in WIDTHS.items()}  # choose.py's COPY
 
 
 def available(gpu: Gpu) -> list[Kernel]:

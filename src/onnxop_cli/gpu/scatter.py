@@ -225,8 +225,7 @@ def _by_lines(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, targets: Any, n: int,
     check): the raw int64 indices, which the lines check."""
     status = bufs.status()
     group = _group(bits, line)
-    wg = bufs.counts["lines wg"] = int(answer(gpu, "lines_wg"))
-    kernel = Lines(arithmetic(reduce, bits) or "", bits, shared=group is None, wg=wg)
+    kernel = Lines(arithmetic(reduce, bits) or "", bits, shared=group is None)
     invocations = n // line.line // (group or 1)
     launch(bufs, kernel, invocations, 1, max_dim, "line params", dict(
         count=invocations, mode=2 if raw else 1 if line.dlen else 0, line=line.line, inner=line.inner,

@@ -30,11 +30,10 @@ from typing import Any
 from ..errors import OpError
 from . import indexed_buffers
 from .buffers import reset_status
-from .choose import answer
 from .device import Gpu
 from .indexed import Buffers, Data, Gather, Sink, Table, binding_limit, launch, read_small, row_strides, to_sink, U
 from .program import compiled, grid_x
-from .render.scatter import ARITH, PASSES, ROUND_PARAMS, Apply, Pass
+from .render.scatter import ARITH, PASSES, ROUND_PARAMS, ROUNDS_WG, Apply, Pass
 
 DUPLICATES = "two updates write one element with reduction none (the result is undefined); use distinct indices or a reduction"
 
@@ -114,7 +113,7 @@ def rounds(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, targets: Any, data: Data
     none = reduce.kind == "none"
     # two lists, the pending ones and the next; none runs one batch and never reads a list: a stand-in next
     lists = [bufs.new("pending", 4 * n if k == 0 or not none else 4, U.STORAGE) for k in range(2)]
-    wg = bufs.counts["rounds wg"] = int(answer(gpu, "rounds_wg"))  # the passes' and the apply's: one grid
+    wg = ROUNDS_WG  # the passes' and the apply's: one grid
     head = apply_head(reduce, data.bits)
     if band is not None:  # every update outside the band marked done, the others' targets rebased onto it
         band_targets = bufs.new("band targets", 4 * n, U.STORAGE)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import importlib
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
 import numpy as np
@@ -33,25 +33,15 @@ from .faults import status_bytes
 
 COPY_SIZE = 4 << 20  # one streaming chunk (copy.DEFAULT_CHUNK): what a real run moves per dispatch
 TRANSPOSE_SIDE = 1024  # a 4 MiB float32 square: one band, one upload
-ND_ROWS = (128, 2048)  # GatherND index pairs: rows of 2048 slices (>= indexed_variants.LONG_ROW), 4 MiB of tuples
-ND_DATA = (64, 64)
 PROBE = 64 << 20  # bytes of the device buffer gather_source looks for in the process's memory: above
 # glibc's largest mmap threshold (32 MiB), so a CPU driver's malloc maps it afresh, never reuses touched heap
-WORD_CASE = 1 << 20  # output bytes of a whole-word kernel's case: one dispatch, a band of its own
-ONE_HOT_DEPTH = 1000  # ImageNet's classes: lines of many invocations (a depth of 16 favoured 16 words, the
-# depth an invocation's words then fill; a depth of 2048 ran faster on 32 words, Mesa 25)
 PIECES_ROWS = (4096, 16)  # each of two float32 inputs: rows of 64 bytes, concatenated into 512 KiB
-ELEMENTWISE_COUNT = 1 << 18  # int32 elements of each input and the output: 1 MiB, one band
 
 # the cases that are one row (``case``): ScatterElements' (``_scatter_case``), by (lines, the data's axis,
 # updates a line), and how the stats the scatter leaves name the candidate that took the work
 SCATTERS: dict[str, tuple[tuple[int, int, int], Callable[[dict], str]]] = {
     # lines between scatter.py's FEWEST_LINES and LINES_AT_LEAST, one update to an element on average, up to 6
     "scatter_lines": ((64, 64, 64), lambda stats: "lines" if stats.get("word lines") else "rounds"),
-    # one line (the rounds) of 65,536 updates into as many elements: one an element on average, up to 8 or so
-    "rounds_wg": ((1, 1 << 16, 1 << 16), lambda stats: str(stats.get("rounds wg", "none"))),
-    # lines past LINES_AT_LEAST: the line kernel always, 32-bit elements, a line an invocation
-    "lines_wg": ((4096, 64, 64), lambda stats: str(stats.get("lines wg", "none"))),
 }
 # Gathers of float32 rows (``_row_gather``), by (rows, words), int64 row indices, gather_indexed's window_bytes
 # (none: its own), and how the stats the gather leaves name the candidate that took the work
@@ -59,10 +49,6 @@ ROW_GATHERS: dict[str, tuple[tuple[int, int], int, dict, Callable[[dict], str]]]
     # rows of 3 words (the narrowest past gather_lines' 1-2), 48 KiB, 384 KiB out: the indexed gather's
     # elements or the slices kernel, as answered
     "gather_words": ((4096, 3), 32768, {}, lambda stats: "slices" if stats.get("slices") else "elements"),
-    # rows of 1 KiB (64 vectors, a 256-float embedding), 512 KiB in two windows of 256 KiB, 2 MiB out in one
-    # band: the windowed slabs kernel runs once a window (8 workgroups at 64 vectors an invocation), its vectors
-    # per invocation as answered (a gather's bands past 64 MiB run it too, a window each)
-    "slab_chunk": ((512, 256), 2048, {"window_bytes": 256 << 10}, lambda stats: str(stats.get("slab chunk", "none"))),
 }
 
 
@@ -102,23 +88,16 @@ def _clock(go: Callable[[], object]) -> Callable[[], float]:
 
 
 def _hosted(gpu: Gpu, last: str, go: Callable[[Callable], object], took: Callable[[dict], str], expected: bytes,
-            nbytes: int = 0, timed: bool = False) -> Case:
+            nbytes: int = 0) -> Case:
     """A case the host runs into a sink (``go(sink)``), end to end; ``took`` reads the candidate that took
-    the work from the stats the host leaves (``gpu.cache[last]``). ``nbytes``: the output's unless given.
-    ``timed``: a run into no sink is timed by the host's own ``seconds``, from the dispatch to the bytes read
-    back (the buffers and uploads around them are the same for every candidate, and took most of a 1 MiB
-    run's time: the answer was noise)."""
+    the work from the stats the host leaves (``gpu.cache[last]``). ``nbytes``: the output's unless given."""
 
     def run() -> tuple[bytes, str]:
         out = bytearray()
         go(out.extend)
         return bytes(out), took(gpu.cache[last])
 
-    def seconds() -> float:
-        go(lambda _: None)
-        return gpu.cache[last]["seconds"]
-
-    return Case(run, expected, nbytes or len(expected), seconds if timed else None)
+    return Case(run, expected, nbytes or len(expected))
 
 
 def kernel(gpu: Gpu) -> Case:
@@ -191,21 +170,6 @@ def _gather(gpu: Gpu, x: np.ndarray, i: np.ndarray, check: Check, table: Table, 
                    took, expected)
 
 
-def nd_run(gpu: Gpu) -> Case:
-    """GatherND of one-word slices by row-major int64 pairs in rows of 2048
-    (gpu/indexed_variants.py): the run length is what ``nd_run`` answers."""
-    from .render.rows import RUNS
-
-    rng = np.random.default_rng(0)
-    x = _bits(rng, ND_DATA)
-    pairs = np.stack([rng.integers(0, d, ND_ROWS) for d in ND_DATA], axis=-1).astype("<i8")
-    (rows, row), d1 = ND_ROWS, ND_DATA[1]
-    table = Table.over((rows, row), (0, 0), (2 * row, 2), ((d1, 0), (1, 1)), extra={"slices": True})
-    runs = {n: name for name, n in RUNS.items()}
-    return _gather(gpu, x, pairs, Check(ND_DATA, "GatherND", mode=WRAP, inner=1), table,
-                   lambda stats: runs.get(stats.get("nd run"), "none"), x[pairs[..., 0], pairs[..., 1]].tobytes())
-
-
 def _row_gather(gpu: Gpu, rows: tuple[int, int], picks: int, window: dict, took: Callable[[dict], str]) -> Case:
     """Gather along axis 0 of float32 ``rows`` (rows, words) by ``picks`` int64 indices (some negative),
     ``window`` gather_indexed's window_bytes, end to end (``_gather``)."""
@@ -244,51 +208,6 @@ def gather_source(gpu: Gpu) -> Case:
         return ("streamed" if share >= 0.5 else "resident"), figures
 
     return Case(lambda: (b"", ""), b"", PROBE, decide=decide)
-
-
-def _word_case(gpu: Gpu, question: str, variant: str, last: str, go: Callable[[Callable], int],
-               expected: bytes) -> Case:
-    """A whole-word kernel's case (gpu/word_kernels.py): the host's own run of its body ``variant``, timed
-    by the host (``_hosted``); the candidate that took the work is the one whose schedule ran."""
-    from .choose import answer
-    from .word_kernels import schedule
-
-    def took(stats: dict) -> str:
-        candidate = answer(gpu, question)  # the one being timed
-        return candidate if stats["schedule"] == schedule(question, variant, candidate) else "none"
-
-    return _hosted(gpu, last, go, took, expected, timed=True)
-
-
-def select(gpu: Gpu) -> Case:
-    """Where over full uint8 inputs (the small body: the one whose words and
-    workgroup the answer both set), WORD_CASE elements."""
-    from .word_kernels import SELECT_LAST, run_select
-    from .pieces import Source
-
-    rng = np.random.default_rng(0)
-    c, x, y = (rng.integers(0, 256 if k else 2, WORD_CASE).astype(np.uint8) for k in range(3))
-    sources = [Source(MemoryBytes(a)) for a in (c, x, y)]
-    return _word_case(gpu, "select", "small", SELECT_LAST, lambda sink: run_select(
-        gpu, sources, sink, forms=[(1, WORD_CASE)] * 3, fallback=(), count=WORD_CASE, bits=8),
-        np.where(c.view(bool), x, y).tobytes())
-
-
-def one_hot(gpu: Gpu) -> Case:
-    """OneHot of int64 indices (some negative) along the last axis into
-    float32 (the wide body), about WORD_CASE bytes."""
-    from .word_kernels import ONE_HOT_LAST, run_one_hot
-    from .pieces import Source
-
-    rng = np.random.default_rng(0)
-    depth = ONE_HOT_DEPTH
-    count = WORD_CASE // 4 // depth * depth
-    i = rng.integers(-depth, depth, count // depth).astype("<i8")
-    off, on = np.float32(-0.0), np.float32(2.5)
-    expected = np.where(np.arange(depth) == (i % depth)[:, None], on, off).astype(np.float32).tobytes()
-    return _word_case(gpu, "one_hot", "wide", ONE_HOT_LAST, lambda sink: run_one_hot(
-        gpu, [Source(MemoryBytes(i))], sink, depth=depth, inner=1, index_kind="i", index_bits=64,
-        off=off.tobytes(), on=on.tobytes(), count=count, bits=32), expected)
 
 
 def _scatter_case(gpu: Gpu, shape: tuple[int, int, int], took: Callable[[dict], str]) -> Case:
@@ -343,41 +262,13 @@ def pieces_min_row(gpu: Gpu) -> Case:
     return Case(run, expected, len(expected), _clock(lambda: go(lambda _: None, kept)), kept.release)
 
 
-def elementwise(gpu: Gpu) -> Case:
-    """Add of two int32 inputs of ELEMENTWISE_COUNT elements, neither broadcast (the kernel's cheapest
-    value: the workgroup decides most), timed by the host (``_hosted``)."""
-    from .elementwise import LAST, run_elementwise
-    from .pieces import Source
-
-    rng = np.random.default_rng(0)
-    a, b = (rng.integers(-2**31, 2**31, ELEMENTWISE_COUNT).astype("<i4") for _ in range(2))
-    kernel, sources = elementwise_kernel(), [Source(MemoryBytes(a)), Source(MemoryBytes(b))]
-    return _hosted(gpu, LAST, lambda sink: run_elementwise(
-        gpu, kernel, sources, sink, shape=(ELEMENTWISE_COUNT,), strides=[(1,), (1,)], where="Add"),
-        lambda stats: str(stats["wg"]), (a + b).tobytes(), timed=True)
-
-
-def elementwise_kernel():
-    """The elementwise case's kernel, on the renderer's first workgroup (run_elementwise sets the answer's)."""
-    from .render.elementwise import Elementwise, Operand
-
-    return Elementwise("Add", (Operand("int32"), Operand("int32")), "int32")
-
-
 # each question's kernels: (the gpu/render/ module that renders them, a function of it and the candidate
-# workgroups to the kernels every candidate runs); select and one_hot: word_kernels.texts; gather_source: none
+# workgroups to the kernels every candidate runs); gather_source: none
 TEXTS: dict[str, tuple[str, Callable[[Any, list[int]], Iterable]]] = {
     "transpose": ("strided", lambda m, wgs: m.KERNELS.values()),
-    "nd_run": ("rows", lambda m, wgs: (k for (name, _), k in m.KERNELS.items() if name == "gather-nd")),  # both
-    # run lengths run one text per width (params.run)
     "scatter_lines": ("scatter", lambda m, wgs: (m.Lines("fadd", 32), m.Apply("fadd", 32), *map(m.Pass, m.PASSES))),
-    "rounds_wg": ("scatter", lambda m, wgs: (k for wg in wgs for k in (m.Apply("fadd", 32, wg),
-                                                                      *(m.Pass(p, wg) for p in m.PASSES)))),
-    "lines_wg": ("scatter", lambda m, wgs: (m.Lines("fadd", 32, wg=wg) for wg in wgs)),
     "pieces_min_row": ("pieces", lambda m, wgs: (m.GENERAL, m.WORDS, m.EDGES)),  # both candidates run them
     "gather_words": ("slices", lambda m, wgs: (_render("indexed").gather("one_i64"), m.KERNELS["words"])),
-    "elementwise": ("schedule", lambda m, wgs: (replace(elementwise_kernel(), schedule=m.Elements(wg)) for wg in wgs)),
-    "slab_chunk": ("slices", lambda m, wgs: (m.KERNELS["windowed"],)),  # every chunk runs one text (params.chunk)
 }
 
 
@@ -389,12 +280,9 @@ def _render(name: str) -> Any:
 def texts(question: str) -> tuple[str, ...]:
     """The rendered WGSL of every candidate of ``question``: its cache key's."""
     from .choose import QUESTIONS
-    from .word_kernels import texts as words
 
     if question == "gather_source":  # a fact about the adapter, no kernel's speed
         return ()
-    if question not in TEXTS:
-        return words(question)
     module, kernels = TEXTS[question]
     wgs = [int(c) for c in QUESTIONS[question].candidates if c.isdigit()]  # where the candidates are workgroups
     return tuple(k.wgsl() for k in kernels(_render(module), wgs))

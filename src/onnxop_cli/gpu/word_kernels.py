@@ -1,8 +1,7 @@
 """The host of the kernels on the whole-word schedule (gpu/render/select.py, one_hot.py): Where's select
 (``run_select``), OneHot (``run_one_hot``), and the one loop that walks an output in bands through them
 (``walk``) on gpu/pieces.py's ``Run`` (buffers, uploads, readback, a graph's device sources and sinks):
-only the kernel and its parameters differ. A schedule (``WGxWORDS`` among ``choose.WORD_SCHEDULES``) is
-the answer to the kernel's question (gpu/choose.py: ``select``, ``one_hot``), asked only when it runs.
+only the kernel and its parameters differ, on one schedule (``SCHEDULE``).
 
 Where runs the select when each input is element ``(e // div) % size`` of itself for output element e
 (ops/where.py's run forms): on CPU adapters (``can_map``) the windows and dst mapped themselves,
@@ -16,10 +15,9 @@ call's bands and schedule (tests check the path was taken).
 from __future__ import annotations
 
 import struct
-import time
 from typing import Any, Callable, Iterable, Iterator, Optional, Sequence
 
-from . import choose, pieces
+from . import pieces
 from .buffers import WORD, env_poison, round_up
 from .device import Gpu
 from .pieces import Run, Sink
@@ -38,25 +36,21 @@ INDEX_KINDS = {"i": 0, "u": 1, "f": 2}  # numpy kind -> OneHot's index kind
 SELECT_LAST = "select-last"  # gpu.cache[SELECT_LAST]: the last select's bands and schedule (None: not run)
 ONE_HOT_LAST = "one-hot-last"
 
-KERNELS: dict[str, type[OnWords]] = {"select": select.Select, "one_hot": one_hot.OneHot}  # question -> kernel
+KERNELS: dict[str, type[OnWords]] = {"select": select.Select, "one_hot": one_hot.OneHot}
+# invocations a workgroup, words an invocation: Mesa 22.3's (64x16, 64x32 and 128x32 won on neither Mesa,
+# docs/performance-adapters.md)
+SCHEDULE = (256, 16)
 
 
-def schedule(question: str, variant: str, answer: str) -> Words:
-    """Body ``variant`` of question ``question``'s kernel on candidate ``answer``."""
-    wg, words = (int(x) for x in answer.split("x"))
-    return Words(variant, wg, KERNELS[question].KEEPS.get(variant, words))
+def schedule(name: str, variant: str) -> Words:
+    """Body ``variant`` of kernel ``name`` (a key of KERNELS) on SCHEDULE."""
+    wg, words = SCHEDULE
+    return Words(variant, wg, KERNELS[name].KEEPS.get(variant, words))
 
 
-def kernel(gpu: Any, question: str, variant: str) -> OnWords:
-    """The kernel of question ``question`` (its body ``variant``) on ``gpu``'s
-    answer: asked here, so only a run of the kernel asks it."""
-    return KERNELS[question](schedule(question, variant, choose.answer(gpu, question)))
-
-
-def texts(question: str) -> tuple[str, ...]:
-    """Every candidate's rendered WGSL, every body: the question's cache entry is keyed by them."""
-    cls = KERNELS[question]
-    return tuple(cls(schedule(question, v, a)).wgsl() for a in choose.WORD_SCHEDULES for v in cls.BODIES)
+def kernel(name: str, variant: str) -> OnWords:
+    """Kernel ``name`` with its body ``variant``."""
+    return KERNELS[name](schedule(name, variant))
 
 
 Band = tuple[int, int, Any]  # start, elements, what the host's band function needs of it
@@ -69,10 +63,9 @@ def walk(run: Run, kernel: OnWords, bands: Iterable[Band], band: Callable[[int, 
     windows (on ``encoder``, None when ``run`` is mapped) and returns its
     Params fields beyond the words, grid, elements and width. Returns the
     bytes written; ``stats["schedule"]`` is the kernel's, ``stats["bands"]``
-    counts the bands, ``stats["seconds"]`` their time from the dispatch to
-    the bytes read back (what the schedule changes: schedule_cases.py times it)."""
+    counts the bands."""
     gpu, written = run.gpu, 0
-    stats["schedule"], stats["seconds"] = kernel.schedule, 0.0
+    stats["schedule"] = kernel.schedule
     try:
         for start, n, extra in bands:
             nbytes = (n * bits + 7) // 8
@@ -82,7 +75,6 @@ def walk(run: Run, kernel: OnWords, bands: Iterable[Band], band: Callable[[int, 
                     run.out.reset(round_up(nbytes, 4), poison)
                 encoder = None if run.taken["mapped"] else gpu.device.create_command_encoder()
                 fields = band(start, n, extra, encoder)
-                t0 = time.perf_counter()
                 groups = -(-words // kernel.schedule.per_group)
                 gpu.queue.write_buffer(run.params, 0, kernel.PARAMS.pack(
                     words=words, groups_x=grid_x(groups, run.max_dim), elems=n, bits=bits, **fields))
@@ -90,7 +82,6 @@ def walk(run: Run, kernel: OnWords, bands: Iterable[Band], band: Callable[[int, 
                 run.kernel.dispatch(encoder, groups, run.max_dim, run.bind_group, [0])
                 gpu.queue.submit([encoder.finish()])
             run.drain(sink, nbytes)
-            stats["seconds"] += time.perf_counter() - t0
             stats["bands"] += 1
             written += nbytes
     finally:
@@ -159,7 +150,7 @@ def run_select(
     in_dst = 0 if mapped else 2 if full[2] else (1 if full[1] else 0)
     need = [min(cap, _window(form, band_elements, width, w)) for form, width, w in zip(forms, widths, whole)]
     sizes = tuple(WORD if in_dst and k == in_dst else need[k] for k in (1, 0, 2))  # (src: X, mask, other: Y)
-    rendered = kernel(gpu, "select", select_variant(bits, forms, count))
+    rendered = kernel("select", select_variant(bits, forms, count))
     run = Run(gpu, band_bytes, sizes, max_groups_per_dim, kernel=rendered,  # type: ignore[arg-type]
               shared_upload=max(need), mapped=mapped)
     buffers = [run.mask, run.src, run.other]
@@ -258,7 +249,7 @@ def run_one_hot(
     # the index positions the most a band reads (no band passes the window)
     reach = pieces.reach(_bands(count, depth, inner, band, window), lambda b: b[3] - b[2] + 1, window)
     need = min(cap, round_up(reach * index_bits // 8 + 2 * WORD, WORD))
-    rendered = kernel(gpu, "one_hot", one_hot_variant(bits, inner))
+    rendered = kernel("one_hot", one_hot_variant(bits, inner))
     run = Run(gpu, band_bytes, (need, WORD, WORD), max_groups_per_dim, kernel=rendered, mapped=mapped)
     fixed = {"depth": depth, "ibits": index_bits, "kind": INDEX_KINDS[index_kind], "swap": 1 if source.swap else 0,
              "off": _words(off, bits), "on": _words(on, bits)}

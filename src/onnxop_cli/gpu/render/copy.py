@@ -19,8 +19,8 @@ Mesa's llvmpipe runs 8 invocations in one SIMD register (256-bit vectors),
 usual GPU layout) measured 1.0-1.7x slower on lavapipe and on llvmpipe's GL,
 never faster (2026-11-30, `python benchmarks/copy_variants.py`). The 64-bit words move twice the bytes
 per load and store (Mesa's CPU drivers store each 64-bit lane of a word
-separately); which width, RUN and UNROLL are fastest is measured per adapter
-(gpu/kernels.py's candidates, gpu/choose.py).
+separately); which width is fastest is measured per adapter (gpu/kernels.py's
+candidates, gpu/choose.py).
 """
 
 from __future__ import annotations

@@ -49,7 +49,7 @@ PARAMS = Struct("Params", (
 ))
 # an entry of the axes table: the output's extent on the axis and each input's stride along it
 AXIS = Struct("Axis", (("extent", "u32"), ("s0", "u32"), ("s1", "u32"), ("s2", "u32")))
-SCHEDULE = Elements(64)  # the first of choose.py's ``elementwise`` candidates: gpu/elementwise.py asks
+SCHEDULE = Elements(64)  # Mesa 22.3's (128 and 256 did not win on both Mesas: docs/performance-adapters.md)
 INPUTS = 3  # input bindings: binary operators, and Min/Max of up to three
 NONE = 0xFFFFFFFF  # the fault word when no divisor was zero
 

@@ -18,7 +18,7 @@ from .frame import INVOCATION, Frame
 from .indices import AXIS, REPORT, VEC4_BINDINGS, row, table, table_row, walk
 from .schedule import Units
 
-RUNS = {"short": 16, "long": 64}  # GatherND's slices per invocation (params.run): gpu/choose.py's nd_run
+RUN = 16  # GatherND's slices per invocation (params.run; runs of 64 did not win on both Mesas)
 ND_PARAMS = Struct("Params", tuple((n, "u32") for n in (
     "count",     # slices: this dispatch's end
     "groups_x",  # workgroups per row of the dispatch grid
@@ -26,7 +26,7 @@ ND_PARAMS = Struct("Params", tuple((n, "u32") for n in (
     "iswap",     # 1: big-endian indices
     "first",     # this dispatch's first slice (the slices before it are another's)
     "ibase",     # the int64 index raw[0] holds: raw holds this dispatch's tuples only
-    "run",       # slices per invocation: a value of RUNS
+    "run",       # slices per invocation: RUN
     "pad2")))
 ELEMENTS_PARAMS = Struct("Params", tuple((n, "u32") for n in (
     "count",     # output elements
@@ -56,7 +56,7 @@ class _Rows(Frame):
 @dataclass(frozen=True)
 class NdRows(_Rows):
     """GatherND by pairs, slices of ``words`` words: each tuple one vec4 load, ``params.run`` slices an
-    invocation (``RUNS``: gpu/choose.py's ``nd_run`` picks), slices [first, count) a dispatch, ``raw`` its
+    invocation (``RUN``), slices [first, count) a dispatch, ``raw`` its
     tuples from int64 ``ibase`` on. Along a row, eight tuples are read and checked before their eight data
     words, so the random data loads follow one another (1.14x reading each tuple just before its word, Mesa
     22.3)."""

@@ -218,7 +218,7 @@ class Lines(Scatter):
     words."""
 
     shared: bool = False
-    wg: int = 64  # choose.py's ``lines_wg`` answers (gpu/scatter.py)
+    wg: int = 64  # Mesa 22.3's (16 and 256 won on neither Mesa: docs/performance-adapters.md)
     PARAMS = LINE_PARAMS
 
     @property
@@ -241,6 +241,8 @@ class Lines(Scatter):
                                        "        walk_line(g * params.group + k);\n    }\n")
 
 
+# the rounds' invocations a workgroup, Mesa 22.3's: 64 and 128 won on neither Mesa (docs/performance-adapters.md)
+ROUNDS_WG = 256
 ROUND_PARAMS = Struct("Params", (  # the rounds' every kernel: the passes and the apply
     ("count", "u32"),        # pending updates this batch (entries of `list`, or all when direct)
     ("groups_x", "u32"),     # workgroups per row of the dispatch grid
@@ -259,7 +261,7 @@ _PENDING = """    let u = select(list[i], i, params.direct != 0u);
 class Apply(Scatter):
     """A round's apply: each claim's winner combined into its element."""
 
-    wg: int = 256  # choose.py's ``rounds_wg`` answers, the passes' too: one grid (gpu/scatter_claims.py)
+    wg: int = ROUNDS_WG  # the passes' too: one grid (gpu/scatter_claims.py)
     LABEL = "scatter apply {k.op}{k.bits}[wg={k.wg}]"
     PARAMS = ROUND_PARAMS
     bindings = (Binding(0, "targets", "read", "u32"), Binding(1, "claim", "read", "u32"),
@@ -305,7 +307,7 @@ class Pass(Frame):
     """A round's bookkeeping pass ``name`` (a key of PASSES); every pass binds the same layout."""
 
     name: str
-    wg: int = 256  # Apply's
+    wg: int = ROUNDS_WG  # Apply's
     LABEL = "scatter {k.name}[wg={k.wg}]"
     PARAMS = ROUND_PARAMS
     bindings = (Binding(0, "targets", "read", "u32"),  # data element of each update

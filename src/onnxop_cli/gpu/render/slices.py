@@ -40,6 +40,7 @@ VECS_PARAMS = Struct("Params", (*SLICE_FIELDS, *((n, "u32") for n in (
     "chunk",   # windowed: vectors per invocation
 ))))
 VARIANTS = ("words", "whole", "windowed")
+CHUNK = 64  # windowed: vectors an invocation (Mesa 22.3's; 16 and 4 won on neither Mesa: performance-adapters.md)
 SCHEDULES = {"words": Units("WORDS", 16), "vec4": Units("VECS", 4, "vec4<u32>")}  # what an invocation copies
 
 

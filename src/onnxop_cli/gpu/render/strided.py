@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from ..layout import Struct
 from ..shaders import shader_source
-from .schedule import Elements, Words, head
+from .schedule import Words, head
 from .transpose import Blocked
 from .view import BOX, View
 
@@ -59,11 +59,10 @@ class Gather(View):
         return head() + _GATHER
 
 
-# ``blocked`` on 64 invocations (Mesa 22.3's), blocked16 and blocked32 on 16 and 32: choose.py's ``transpose``
-# question measures them with generic. None wider: invocations past the read axis's blocks idle (256
-# ran a read axis of 64 elements at 0.38x of 64's speed, docs/performance-adapters.md)
-KERNELS = {"generic": Gather(), "blocked": Blocked(),
-           **{f"blocked{wg}": Blocked(Elements(wg)) for wg in (16, 32)}}
+# ``blocked`` on 64 invocations (Mesa 22.3's): choose.py's ``transpose`` question measures it with generic. 16 and
+# 32 won on neither Mesa; wider, invocations past the read axis's blocks idle (256 ran a read axis of 64 elements
+# at 0.38x of 64's speed, docs/performance-adapters.md)
+KERNELS = {"generic": Gather(), "blocked": Blocked()}
 
 _CURSOR = """// A box element, its source offset in the window and its index along the
 // last axis. Walking to the next element is one add until a row ends; only
