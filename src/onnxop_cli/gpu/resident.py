@@ -7,7 +7,7 @@
 Every streamed kernel takes either side on the device (gpu/bands.py): a device
 source fills the kernel's window with a buffer-to-buffer copy (no mapping,
 nothing crosses to the host), and a DeviceSink takes each band with a copy
-into its buffer (gpu/gather.py's ``gather_resident``: the view of a graph).
+into its buffer (gpu/gather.py: the view of a graph).
 ``Traffic`` counts the bytes that do cross, so a caller can show that only a
 graph's inputs and outputs did.
 """
