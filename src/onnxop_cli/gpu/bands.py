@@ -37,10 +37,6 @@ class Window:
             self.upload = owner._buffer(upload_label, upload_size or size, U.MAP_WRITE | U.COPY_SRC)
         self.buffer = owner._buffer(label, size, U.STORAGE | (U.MAP_WRITE if mapped else U.COPY_DST))
 
-    def fill(self, encoder: Any, source: Any, start: int, n: int) -> None:
-        """``source``'s bytes [start, start + n) into the window from 0 (``fill``)."""
-        fill(self.gpu, encoder, self.buffer, self.upload, source, start, n)
-
     def fill_runs(self, encoder: Any, source: Any, runs: Iterable[tuple[int, int, int]]) -> None:
         """The (source byte, window byte, bytes) ``runs`` of ``source`` into the window: by copies recorded in
         ``encoder`` from a DeviceBuffer, else read into the mapped window or upload (and one copy of it all)."""

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Sequence
 
 from ..core.region import Access, Lookup
+from ..core.region import c_strides as row_strides
 from .layout import Struct
 
 if TYPE_CHECKING:
@@ -109,14 +110,6 @@ class Table:
     @property
     def size(self) -> int:
         return math.prod(self.shape)
-
-
-def row_strides(shape: Sequence[int]) -> tuple[int, ...]:
-    out, acc = [], 1
-    for d in reversed(shape):
-        out.append(acc)
-        acc *= d
-    return tuple(reversed(out))
 
 
 def is_row_major(shape: Sequence[int], strides: Sequence[int]) -> bool:

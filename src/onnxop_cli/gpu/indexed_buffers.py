@@ -1,14 +1,9 @@
 """The buffers of one indexed gather or scatter (gpu/indexed.py, gpu/scatter.py): made, filled from host
 sources, handed to sinks, destroyed together; and a gather's source in windows, its output in bands
-(``plan_windows``, ``run_bands``).
-
-Bytes move staged on every adapter (a source through ``queue.write_buffer``, a result through a readback
-buffer), or mapped where the adapter ``can_map`` (wgpu and Dawn on a CPU Vulkan adapter: gpu/copy.py's
-mapped mode, gpu/engines/dawn/host.py): a source read straight into the kernel's storage buffer, a result
-handed to the sink where the kernel wrote it, with no staging buffer and no copy command. A graph's
-device-resident source (``DeviceBuffer``) is copied on the device and a ``DeviceSink`` takes the result
-there, either way. ``counts`` says which way each transfer went (tests assert it: a silent fallback to
-staging fails them); gpu/indexed.py leaves a call's counts in ``gpu.cache["indexed-last"]``.
+(``plan_windows``, ``run_bands``). Bytes move staged, or mapped where the adapter ``can_map``, and a graph's
+device buffers are copied on the device, as gpu/bands.py's ends move them; ``counts`` says which way each
+transfer went (tests assert it: a silent fallback to staging fails them); gpu/indexed.py leaves a call's
+counts in ``gpu.cache["indexed-last"]``.
 """
 
 from __future__ import annotations
@@ -17,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
 from ..core.sources import ByteSource
-from .buffers import WORD, Owned, can_map, read_through, reset_status, round_up, submit_copy, write_mapped
+from .buffers import WORD, Owned, can_map, read_bytes, read_through, reset_status, round_up, submit_copy, write_mapped
 from .bands import Window
 from .choose import answer
 from .device import Gpu
@@ -132,22 +127,14 @@ class Buffers(Owned):
 
 def read_small(gpu: Gpu, bufs: Buffers, buf: Any, nbytes: int) -> bytes:
     """``buf``'s first ``nbytes`` (a few status words) as bytes (``read_view``'s way)."""
-    out: list[bytes] = []
-    read_view(gpu, bufs, buf, nbytes, lambda view: out.append(bytes(view)))
-    return out[0]
+    return read_bytes(gpu, buf, nbytes, readable=id(buf) in bufs.readable)
 
 
 def read_view(gpu: Gpu, bufs: Buffers, buf: Any, nbytes: int, use: Sink) -> bool:
     """``use`` given ``buf``'s first ``nbytes``: mapped where it lies if it was made readable
     (``Buffers.result``; True), else through a readback freed at once (False)."""
     readable = id(buf) in bufs.readable
-    back = buf if readable else bufs.new("readback", nbytes, U.MAP_READ | U.COPY_DST)
-    try:
-        read_through(gpu, buf, back, nbytes, use)
-    finally:
-        if not readable:
-            back.destroy()
-            bufs.buffers.remove(back)
+    read_through(gpu, buf, buf if readable else None, nbytes, use)
     return readable
 
 
@@ -179,20 +166,13 @@ def launch(bufs: Buffers, render: Any, units: int, per: int, max_dim: int, label
 
 # ------------------------------------------------------------------ windows
 #
-# A gather reads its source at places only the indices know, so every band may read any of it. The source
-# is bound in windows of one binding each, either
-# - resident (the rule): every window uploaded once, before the first band, and kept; each band runs once
-#   per window. The device holds the whole source and one band; or
-# - streamed: the output goes in passes of several bands; each pass uploads the windows in turn into one
-#   buffer and runs all its bands against each (the queue orders an upload after the dispatches already
-#   submitted). The device holds one window and a pass's bands; the source is uploaded once per pass.
-# A source streams where the device's memory is the process's own (choose.py's ``gather_source``), has more
-# than two windows and is no smaller than the output: passes of half the source, so at most one more upload
-# takes the peak from source + band to window + half the source (docs/indexed-operators.md#speed). A graph's
-# intermediate already on the device stays resident; ``stream_bytes`` (tests) forces passes of that many
-# bytes on any adapter. In windows the element kernel visits every element of a band per window, writing
-# those whose source the window holds; the vec4 slabs kernel (gpu/render/slices.py ``windowed``) skips a
-# slab outside the window with one test, so 8 windows cost about one pass of copying, not eight.
+# A gather reads its source at places only the indices know, so every band may read any of it: the source is
+# bound in windows of one binding each, either resident (the rule: uploaded once, before the first band; each
+# band runs once per window) or streamed (passes of several bands; each pass uploads the windows in turn into
+# one buffer and runs its bands against each): where the device's memory is the process's own (choose.py's
+# ``gather_source``), a source of more than two windows no smaller than the output streams in passes of half
+# of it (docs/indexed-operators.md#speed says why and what it costs). A graph's intermediate already on the
+# device stays resident; ``stream_bytes`` (tests) forces passes of that many bytes on any adapter.
 
 
 @dataclass

@@ -20,7 +20,7 @@ from typing import Any
 from ..core.sources import ByteSource
 from ..errors import OpError
 from .device import Gpu
-from .buffers import WORD, BufferUsage, MapMode, round_up, submit_copy
+from .buffers import WORD, BufferUsage, read_bytes, round_up, submit_copy
 
 
 @dataclass
@@ -87,18 +87,8 @@ class DeviceBuffer:
 
 def read_back(gpu: Gpu, buffer: Any, start: int, nbytes: int) -> bytes:
     """``nbytes`` of a storage buffer from ``start`` (4-byte aligned), through a mapped buffer."""
-    n4 = min(max(4, round_up(nbytes, 4)), buffer.size - start)
-    with gpu.lock, gpu.errors("reading a device buffer back"):
-        back = gpu.device.create_buffer(label="host value", size=max(4, round_up(n4, 4)),
-                                        usage=BufferUsage.MAP_READ | BufferUsage.COPY_DST)
-        try:
-            submit_copy(gpu, buffer, start, back, 0, n4)
-            gpu.wait(back.map_async(MapMode.READ, 0, n4), "readback")
-            raw = bytes(back.read_mapped(0, n4, copy=False)[:nbytes])
-            back.unmap()
-        finally:
-            back.destroy()
-    return raw
+    with gpu.lock:
+        return read_bytes(gpu, buffer, nbytes, start)
 
 
 class DeviceSink:
