@@ -170,7 +170,7 @@ class Run(Owned):
     def __init__(self, gpu: Gpu, plan: Plan, source: Any, band_bytes: int, src_bytes: int,
                  swap: int, max_groups_per_dim: int | None, sink: Any = None, traffic: Any = None) -> None:
         self.gpu, self.plan, self.source, self.swap, self.traffic = gpu, plan, source, swap, traffic
-        self.band_bytes = band_bytes
+        self.band_bytes, self.src_bytes = band_bytes, round_up(src_bytes, WORD)
         self.max_dim = dispatch_limit(gpu, max_groups_per_dim)
         self.per_group = KERNELS["generic"].schedule.per_group
         self.stride = max(256, gpu.limits.get("min-uniform-buffer-offset-alignment", 256))
@@ -179,26 +179,23 @@ class Run(Owned):
         U = BufferUsage
         self.buffers: list[Any] = []
         self.blocked = self.dispatches = 0  # the blocked kernels' dispatches, and all (tests look)
+        # Mapped (buffers.can_map), the source is read straight into src and the band straight from dst, as
+        # copy.py's mapped slots are: two copies of every byte fewer. Otherwise staged; a source or output on
+        # the device needs no staging buffer on that side, and its bytes do not cross (``traffic``).
+        self.host_in, self.host_out = not isinstance(source, DeviceBuffer), not isinstance(sink, DeviceSink)
+        self.mapped = can_map(gpu) and self.host_in and self.host_out
         with gpu.errors("allocating gather buffers"):
             self.kernel = GENERAL.on(gpu)
             # the transpose kernels that may take some dispatches, in the order tried (gpu/render/transpose.py),
-            # on the same layout, so one bind group serves every kernel
+            # on the same layout, so one bind group serves every kernel: the largest of their Params
             names = variants(plan, gpu)
             self.variants = [(name, VARIANTS[name].on(gpu)) for name in names]
-            self.src_bytes = round_up(src_bytes, WORD)
-            # Mapped (buffers.can_map), the source is read straight into src and the band straight from dst, as
-            # copy.py's mapped slots are: two copies of every byte fewer. Otherwise staged; a source or output
-            # on the device needs no staging buffer on that side.
-            self.mapped = mapped = (can_map(gpu) and not isinstance(source, DeviceBuffer)
-                                    and not isinstance(sink, DeviceSink))
-            self.window = Window(self, "src", self.src_bytes, mapped,
-                                 None if isinstance(source, DeviceBuffer) else Window.OWN)
-            self.out = Band(self, band_bytes, mapped, staged=not isinstance(sink, DeviceSink))
-            self.upload, self.src, self.dst, self.readback = (self.window.upload, self.window.buffer, self.out.dst,
-                                                              None if mapped else self.out.out)
-            self.params = self._buffer("params", self.stride * records, U.UNIFORM | U.COPY_DST)
-            # the variants (the blocked ones) bind the same layout: the largest of their Params
             params_bytes = max(KERNELS[k].PARAMS.size for k in ("generic", *names))
+            self.window = Window(self, "src", self.src_bytes, self.mapped, Window.OWN if self.host_in else None)
+            self.out = Band(self, band_bytes, self.mapped, staged=self.host_out)
+            self.upload, self.src, self.dst = self.window.upload, self.window.buffer, self.out.dst
+            self.readback = None if self.mapped else self.out.out
+            self.params = self._buffer("params", self.stride * records, U.UNIFORM | U.COPY_DST)
             self.axes = self._buffer("axes", 16 * self.rank * records, U.STORAGE | U.COPY_DST)
             self.bind_group = self.kernel.bind([
                 (self.src, 0, self.src_bytes), (self.dst, 0, band_bytes), (self.params, 0, params_bytes), self.axes,
@@ -219,7 +216,7 @@ class Run(Owned):
 
     def drain(self, sink: Sink, nbytes: int) -> None:
         """Hand the band's ``nbytes`` to the sink (a DeviceSink: on the device)."""
-        if self.traffic is not None and not isinstance(sink, DeviceSink):
+        if self.traffic is not None and self.host_out:
             self.traffic.read_back += nbytes
         self.out.drain(sink, nbytes)
 
@@ -229,7 +226,7 @@ class Run(Owned):
         gpu = self.gpu
         with gpu.errors("upload"):
             encoder = gpu.device.create_command_encoder()
-        if self.traffic is not None and not isinstance(self.source, DeviceBuffer):
+        if self.traffic is not None and self.host_in:
             self.traffic.uploaded += sum(n for _, _, n in upload.runs)
         self.window.fill_runs(encoder, self.source, upload.runs)
         with gpu.errors("gather dispatch"):
