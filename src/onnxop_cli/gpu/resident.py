@@ -17,7 +17,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.sources import ByteSource
 from ..errors import OpError
 from .device import Gpu
 from .buffers import WORD, BufferUsage, read_bytes, round_up, submit_copy
