@@ -200,15 +200,12 @@ class Windows:
 
     def each(self) -> Iterator[tuple[Any, int, int]]:
         """(buffer, first element, elements) for every window in order; streamed, each uploaded as reached."""
-        if not self.streamed:
-            for buf, (w0, wn) in zip(self.buffers, self.ranges):
-                yield buf, w0, wn
-            return
-        for w0, wn in self.ranges:
-            nbytes = (wn * self.bits + 7) // 8
-            write(self.gpu, self.buffers[0], Slice(self.source, w0 * self.bits // 8, nbytes), nbytes, self.staging)
-            self.uploads += 1
-            yield self.buffers[0], w0, wn
+        for k, (w0, wn) in enumerate(self.ranges):
+            if self.streamed:
+                nbytes = (wn * self.bits + 7) // 8
+                write(self.gpu, self.buffers[0], Slice(self.source, w0 * self.bits // 8, nbytes), nbytes, self.staging)
+                self.uploads += 1
+            yield self.buffers[0 if self.streamed else k], w0, wn
 
 
 def run_bands(gpu: Any, bufs: Any, windows: Windows, run: Callable[..., None], count: int, bits: int, band: int,
