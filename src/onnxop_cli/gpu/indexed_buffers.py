@@ -13,12 +13,13 @@ from typing import Any, Callable, Iterator
 
 from ..core.sources import ByteSource
 from .buffers import WORD, Owned, can_map, read_bytes, read_through, reset_status, round_up, submit_copy, write_mapped
-from .bands import Window
+from .bands import Window, drain
 from .choose import answer
 from .device import Gpu
 from .engines.base import BufferUsage as U
 from .program import compiled, grid_x
 from .render.indexed import NO_BAD
+from .resident import DeviceBuffer, DeviceSink, submit_device_copy
 
 Sink = Callable[[memoryview], None]
 UPLOAD_STEP = 16 << 20  # bytes read from a source per write_buffer (staged); a streamed window's upload buffer
@@ -86,8 +87,6 @@ class Buffers(Owned):
     def upload(self, label: str, source: ByteSource, nbytes: int, readable: bool = False) -> Any:
         """A storage buffer holding ``source``'s first ``nbytes`` (zero-padded to whole words); ``readable``:
         also read back when mapped (a scatter's output is its uploaded data)."""
-        from .resident import DeviceBuffer, submit_device_copy
-
         base, at0 = (source.source, source.offset) if isinstance(source, Slice) else (source, 0)
         device = isinstance(base, DeviceBuffer) and at0 % 4 == 0
         kind = U.STORAGE | U.COPY_DST | U.COPY_SRC
@@ -139,15 +138,11 @@ def read_view(gpu: Gpu, bufs: Buffers, buf: Any, nbytes: int, use: Sink) -> bool
 
 
 def to_sink(gpu: Gpu, bufs: Buffers, buf: Any, nbytes: int, sink: Sink) -> int:
-    """Hand ``buf``'s first ``nbytes`` to ``sink``: kept on the device for a graph's DeviceSink, else
-    ``read_view``'s way. Returns ``nbytes``."""
-    from .resident import DeviceSink
-
-    if isinstance(sink, DeviceSink):  # a graph's intermediate: stays on the device
-        sink.take(buf, nbytes)
-        bufs.counts["device reads"] += 1
-        return nbytes
-    bufs.counts["mapped reads" if read_view(gpu, bufs, buf, nbytes, sink) else "staged reads"] += 1
+    """Hand ``buf``'s first ``nbytes`` to ``sink`` (``bands.drain``: kept on the device for a graph's DeviceSink,
+    else ``read_view``'s way), counted. Returns ``nbytes``."""
+    readable = id(buf) in bufs.readable
+    drain(gpu, buf, buf if readable else None, nbytes, sink)
+    bufs.counts["device reads" if isinstance(sink, DeviceSink) else "mapped reads" if readable else "staged reads"] += 1
     return nbytes
 
 
@@ -257,8 +252,6 @@ def plan_windows(gpu: Any, bufs: Any, source: ByteSource, size: int, bits: int, 
     ranges = [(w0, min(per, size - w0)) for w0 in range(0, size, per)] or [(0, 0)]
     nbytes = (size * bits + 7) // 8
     pass_bytes = stream_bytes or _pass_bytes(gpu, nbytes, (per * bits) // 8, out_bytes)
-    from .resident import DeviceBuffer
-
     if isinstance(source, DeviceBuffer) or not stream:  # a graph's intermediate: already on the device
         pass_bytes = None
     if len(ranges) == 1 or pass_bytes is None:
