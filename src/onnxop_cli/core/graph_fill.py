@@ -68,9 +68,10 @@ class Fill:
         return None
 
     def _gather(self, source, view: Access, swap: int, sink) -> None:
-        from ..gpu.gather import gather_resident
+        from ..gpu.gather import gather_through_kernel
 
-        gather_resident(self.gpu, source, view, self.v.dtype.bits, swap=swap, sink=sink, traffic=self.traffic)
+        gather_through_kernel(self.gpu, source, sink, view=view, bits=self.v.dtype.bits, swap=swap,
+                              traffic=self.traffic)
 
     def shown(self, edge: int) -> np.ndarray:
         """The summary's elements, as an array of the narrowed shape (numpy's
@@ -132,7 +133,7 @@ def _whole(v: Value, base) -> bool:
 
 def _stream(gpu, v: Value, sink: Sink, traffic: Traffic) -> None:
     from .. import gpu as gpu_pkg
-    from ..gpu.gather import gather_resident
+    from ..gpu.gather import gather_through_kernel
     from .apply_tensors import _zero_pad_bits
     from .tensor import Tensor
 
@@ -141,7 +142,7 @@ def _stream(gpu, v: Value, sink: Sink, traffic: Traffic) -> None:
     if v.view.size == 0:
         return
     if isinstance(v.base, Step):
-        gather_resident(gpu, buffer_of(v.base), view, v.dtype.bits, sink=sink, traffic=traffic)
+        gather_through_kernel(gpu, buffer_of(v.base), sink, view=view, bits=v.dtype.bits, traffic=traffic)
         return
     t = v.base
     if view.is_identity() and view.size == t.size and not v.swap:
@@ -149,4 +150,4 @@ def _stream(gpu, v: Value, sink: Sink, traffic: Traffic) -> None:
         traffic.uploaded += t.nbytes
         traffic.read_back += t.nbytes
         return
-    gather_resident(gpu, t.data, view, v.dtype.bits, swap=v.swap, sink=sink, traffic=traffic)
+    gather_through_kernel(gpu, t.data, sink, view=view, bits=v.dtype.bits, swap=v.swap, traffic=traffic)

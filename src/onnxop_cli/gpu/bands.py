@@ -37,10 +37,6 @@ class Window:
             self.upload = owner._buffer(upload_label, upload_size or size, U.MAP_WRITE | U.COPY_SRC)
         self.buffer = owner._buffer(label, size, U.STORAGE | (U.MAP_WRITE if mapped else U.COPY_DST))
 
-    def fill(self, encoder: Any, source: Any, start: int, n: int) -> None:
-        """``source``'s bytes [start, start + n) into the window from 0 (``fill``)."""
-        fill(self.gpu, encoder, self.buffer, self.upload, source, start, n)
-
     def fill_runs(self, encoder: Any, source: Any, runs: Iterable[tuple[int, int, int]]) -> None:
         """The (source byte, window byte, bytes) ``runs`` of ``source`` into the window: by copies recorded in
         ``encoder`` from a DeviceBuffer, else read into the mapped window or upload (and one copy of it all)."""
@@ -109,9 +105,14 @@ class Band:
         hand_mapped(self.gpu, self.out, promise, n, sink)
 
     def drain(self, sink: Any, n: int) -> None:
-        """The band's first ``n`` bytes to ``sink``: kept on the device for a graph's DeviceSink, else read
-        back (where dst lies, mapped)."""
-        if isinstance(sink, DeviceSink):  # a graph's intermediate: stays on the device
-            sink.take(self.dst, n)
-            return
-        read_through(self.gpu, self.dst, self.out, n, sink)
+        """The band's first ``n`` bytes to ``sink`` (``drain``; mapped where dst lies, else in the readback)."""
+        drain(self.gpu, self.dst, self.out, n, sink)
+
+
+def drain(gpu: Any, dst: Any, out: Any, n: int, sink: Any) -> None:
+    """``dst``'s first ``n`` bytes to ``sink``: kept on the device for a graph's DeviceSink, else mapped in ``out``
+    (``buffers.read_through``: dst itself, a readback, or None for one made and freed at once)."""
+    if isinstance(sink, DeviceSink):  # a graph's intermediate: stays on the device
+        sink.take(dst, n)
+    else:
+        read_through(gpu, dst, out, n, sink)

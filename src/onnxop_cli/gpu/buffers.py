@@ -111,15 +111,30 @@ def map_write(gpu: Gpu, buf: Any, n4: int, fill: Callable[[memoryview], None]) -
             buf.unmap()
 
 
-def read_through(gpu: Gpu, dst: Any, readback: Any, nbytes: int, sink: Any) -> None:
-    """``sink`` given ``dst``'s first ``nbytes``, mapped in ``readback`` (copied there first unless it is
-    ``dst``, read where it lies)."""
-    n4 = max(COPY_ALIGN, round_up(nbytes, COPY_ALIGN))
+def read_through(gpu: Gpu, dst: Any, readback: Any, nbytes: int, sink: Any, start: int = 0) -> None:
+    """``sink`` given ``nbytes`` of ``dst`` from ``start`` (4-aligned), mapped in ``readback``: ``dst`` itself
+    (read where it lies), a buffer it is copied into first, or None (one made for it, destroyed after)."""
+    n4 = min(max(COPY_ALIGN, round_up(nbytes, COPY_ALIGN)), dst.size - start)
+    own = readback is None
     with gpu.errors("readback"):
+        if own:
+            readback = gpu.device.create_buffer(label="readback", size=n4, usage=BufferUsage.MAP_READ
+                                                | BufferUsage.COPY_DST)
         if readback is not dst:
-            submit_copy(gpu, dst, 0, readback, 0, n4)
+            submit_copy(gpu, dst, start, readback, 0, n4)
         promise = readback.map_async(MapMode.READ, 0, n4)
-    hand_mapped(gpu, readback, promise, nbytes, sink)
+    try:
+        hand_mapped(gpu, readback, promise, nbytes, sink)
+    finally:
+        if own:
+            readback.destroy()
+
+
+def read_bytes(gpu: Gpu, dst: Any, nbytes: int, start: int = 0, readable: bool = False) -> bytes:
+    """``nbytes`` of ``dst`` from ``start`` as bytes (``read_through``: where it lies if ``readable``)."""
+    out: list[bytes] = []
+    read_through(gpu, dst, dst if readable else None, nbytes, lambda view: out.append(bytes(view)), start)
+    return out[0]
 
 
 def hand_mapped(gpu: Gpu, buf: Any, promise: Any, nbytes: int, sink: Any) -> None:

@@ -1,29 +1,13 @@
-"""Stream a tensor's bytes through a copy kernel, chunk by chunk.
+"""Stream a tensor's bytes through a flat copy kernel, chunk by chunk, each chunk through gpu/bands.py's two
+ends (staged on any adapter, mapped where the adapter ``can_map``), in buffers of whole kernel spans (so the
+kernel needs no bounds check; the padding never reaches the sink).
 
-Staged (any adapter)::
-
-    source --readinto--> upload (mapped) --copy--> src --kernel--> dst
-           --copy--> readback (mapped) --sink-->
-
-Mapped (adapters with ``mappable-primary-buffers``, which we request on CPU
-adapters, where "GPU memory" is host memory anyway)::
-
-    source --readinto--> src (mapped) --kernel--> dst (mapped) --sink-->
-
-Two slots (buffer sets) take turns: while this thread reads chunk i+1 in and
-the adapter copies it, a writer thread hands chunk i to the sink. (A third
-thread, reading while the kernel runs, measured no faster on 2 cores: the
-kernel already uses every core.) Chunks are at
-most ``DEFAULT_CHUNK`` and the kernel's binding limit, so memory stays bounded
-whatever the tensor's size, and the buffers are kept on the Gpu for the next
-tensor (many files, one device).
-
-WebGPU invariants, written once here:
-- buffer sizes are multiples of the kernel's span (one workgroup's words),
-  so the kernel needs no bounds check; copy and map sizes are multiples of
-  4; the padding is trimmed on readback and never reaches the sink;
-- a mapped range is handed to the sink and unmapped when the sink returns, so
-  a sink must consume (write or copy) its memoryview before returning.
+Two slots (buffer sets) take turns: while this thread reads chunk i+1 in and the adapter copies it, a writer
+thread hands chunk i to the sink. (A third thread, reading while the kernel runs, measured no faster on 2
+cores: the kernel already uses every core.) Chunks are at most ``DEFAULT_CHUNK`` and the kernel's binding
+limit, so memory stays bounded whatever the tensor's size, and the buffers are kept on the Gpu for the next
+tensor (many files, one device). A mapped range is handed to the sink and unmapped when the sink returns, so
+a sink must consume (write or copy) its memoryview before returning.
 """
 
 from __future__ import annotations
@@ -33,7 +17,7 @@ from typing import Any, Callable
 from ..core import signals
 from ..core.sources import ByteSource
 from . import kernels
-from .bands import Band, Window
+from .bands import Band, Window, fill
 from .buffers import DEFAULT_CHUNK, WORD, Owned, can_map, env_poison, round_up
 from .choose import kernel_for
 from .device import Gpu
@@ -229,7 +213,7 @@ class Stream:
     def _submit(self, slot: Slot, source: ByteSource, offset: int, n: int, poison: int | None) -> None:
         """The chunk of ``n`` bytes at ``offset`` read in, copied and its readback's map asked for."""
         encoder = self.gpu.device.create_command_encoder()
-        slot.window.fill(encoder, source, offset, n)
+        fill(self.gpu, encoder, slot.window.buffer, slot.window.upload, source, offset, n)
         with self.gpu.errors("dispatch"):
             if poison is not None:
                 slot.band.reset(slot.size, poison)

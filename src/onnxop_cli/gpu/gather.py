@@ -61,7 +61,7 @@ Sink = Callable[[memoryview], None]
 
 def gather_through_kernel(
     gpu: Gpu,
-    source: ByteSource,
+    source: ByteSource | DeviceBuffer,
     sink: Sink,
     *,
     view: Access,
@@ -70,31 +70,24 @@ def gather_through_kernel(
     binding_bytes: int | None = None,
     max_groups_per_dim: int | None = None,
     poison: int | None = None,
+    traffic: Traffic | None = None,
 ) -> int:
     """Stream the view's elements, row-major and little-endian, into `sink` (a callable taking
-    memoryviews, called in output order) from `source` (a tensor.ByteSource holding the source
-    elements row-major; `swap` is the byte-swap unit for big-endian input, 0 for none). `bits`
-    is the element width: 2, 4 (packed as ONNX packs them, low bits first), 8, 16, 32, 64, 128.
-    ``binding_bytes`` caps bands and windows below the device's binding limit (tests: the multi-band
-    and multi-window paths on small data); ``poison`` fills dst with that byte before every band, so a
-    word the kernel failed to write cannot pass a comparison. Returns the bytes written."""
-    if binding_bytes is None and can_map(gpu):
+    memoryviews, called in output order, or a graph's DeviceSink) from `source` (a tensor.ByteSource holding
+    the source elements row-major, or a graph's DeviceBuffer; `swap` is the byte-swap unit for big-endian
+    input, 0 for none). `bits` is the element width: 2, 4 (packed as ONNX packs them, low bits first), 8, 16,
+    32, 64, 128. ``binding_bytes`` caps bands and windows below the device's binding limit (tests: the
+    multi-band and multi-window paths on small data); ``poison`` fills dst with that byte before every band,
+    so a word the kernel failed to write cannot pass a comparison; ``traffic`` counts the bytes that cross.
+    A host source read out of order is spooled first. Returns the bytes written."""
+    on_device = isinstance(source, DeviceBuffer)
+    if binding_bytes is None and traffic is None and can_map(gpu):  # a graph's (traffic counted): DEFAULT_BAND
         binding_bytes = MAPPED_BAND
-    plan, band_bytes, window_bytes = make_plan(gpu, source.nbytes, view, bits, swap, binding_bytes)
+    plan, band_bytes, window_bytes = make_plan(gpu, source.nbytes, view, bits, swap, binding_bytes, not on_device)
     if plan is None:
         return 0
-    if poison is None:
-        poison = env_poison()
-    return run_plan(gpu, plan, source, sink, band_bytes, window_bytes, swap, poison, max_groups_per_dim)
-
-
-def run_plan(gpu: Gpu, plan: Plan, source: Any, sink: Sink, band_bytes: int, window_bytes: int, swap: int,
-             poison: int | None, max_groups_per_dim: int | None = None, traffic: Traffic | None = None) -> int:
-    """Stream the plan's bands into ``sink`` (either side may be on the device: Run's); a host source read out
-    of order is spooled first. Returns the bytes written."""
-    spool = None
-    if not (isinstance(source, DeviceBuffer) or random_access(source) or in_order(plan)):
-        spool = spool_source(source)
+    poison = env_poison() if poison is None else poison
+    spool = None if on_device or random_access(source) or in_order(plan) else spool_source(source)
     try:
         with gpu.lock:  # one call at a time on the device's pipelines and queue (device.py)
             run = Run(gpu, plan, spool or source, band_bytes, window_bytes, swap, max_groups_per_dim, sink, traffic)
@@ -108,34 +101,14 @@ def run_plan(gpu: Gpu, plan: Plan, source: Any, sink: Sink, band_bytes: int, win
             spool.close()
 
 
-def gather_resident(
-    gpu: Gpu,
-    source: ByteSource | DeviceBuffer,
-    view: Access,
-    bits: int,
-    *,
-    swap: int = 0,
-    sink: Sink | None = None,
-    traffic: Traffic | None = None,
-    binding_bytes: int | None = None,
-) -> DeviceBuffer | None:
-    """The view's elements of ``source`` (host bytes or a device buffer),
-    row-major: streamed into ``sink`` when one is given (returns None), else
-    into a new device buffer (returned; the caller releases it)."""
-    traffic = traffic if traffic is not None else Traffic()
-    on_device = isinstance(source, DeviceBuffer)
-    plan, band_bytes, window_bytes = make_plan(gpu, source.nbytes, view, bits, swap, binding_bytes, not on_device)
-    out = None
-    if sink is None:
-        out = DeviceBuffer(gpu, (view.size * bits + 7) // 8)
-    if plan is None:
-        return out
+def gather_resident(gpu: Gpu, source: ByteSource | DeviceBuffer, view: Access, bits: int, *, swap: int = 0,
+                    traffic: Traffic | None = None) -> DeviceBuffer:
+    """The view's elements of ``source``, row-major, in a new device buffer (the caller releases it)."""
+    out, traffic = DeviceBuffer(gpu, (view.size * bits + 7) // 8), traffic or Traffic()
     try:
-        run_plan(gpu, plan, source, sink or DeviceSink(out, traffic), band_bytes, window_bytes, swap, env_poison(),
-                 traffic=traffic)
+        gather_through_kernel(gpu, source, DeviceSink(out, traffic), view=view, bits=bits, swap=swap, traffic=traffic)
     except BaseException:
-        if out is not None:
-            out.release()
+        out.release()
         raise
     return out
 
@@ -197,7 +170,7 @@ class Run(Owned):
     def __init__(self, gpu: Gpu, plan: Plan, source: Any, band_bytes: int, src_bytes: int,
                  swap: int, max_groups_per_dim: int | None, sink: Any = None, traffic: Any = None) -> None:
         self.gpu, self.plan, self.source, self.swap, self.traffic = gpu, plan, source, swap, traffic
-        self.band_bytes = band_bytes
+        self.band_bytes, self.src_bytes = band_bytes, round_up(src_bytes, WORD)
         self.max_dim = dispatch_limit(gpu, max_groups_per_dim)
         self.per_group = KERNELS["generic"].schedule.per_group
         self.stride = max(256, gpu.limits.get("min-uniform-buffer-offset-alignment", 256))
@@ -206,26 +179,23 @@ class Run(Owned):
         U = BufferUsage
         self.buffers: list[Any] = []
         self.blocked = self.dispatches = 0  # the blocked kernels' dispatches, and all (tests look)
+        # Mapped (buffers.can_map), the source is read straight into src and the band straight from dst, as
+        # copy.py's mapped slots are: two copies of every byte fewer. Otherwise staged; a source or output on
+        # the device needs no staging buffer on that side, and its bytes do not cross (``traffic``).
+        self.host_in, self.host_out = not isinstance(source, DeviceBuffer), not isinstance(sink, DeviceSink)
+        self.mapped = can_map(gpu) and self.host_in and self.host_out
         with gpu.errors("allocating gather buffers"):
             self.kernel = GENERAL.on(gpu)
             # the transpose kernels that may take some dispatches, in the order tried (gpu/render/transpose.py),
-            # on the same layout, so one bind group serves every kernel
+            # on the same layout, so one bind group serves every kernel: the largest of their Params
             names = variants(plan, gpu)
             self.variants = [(name, VARIANTS[name].on(gpu)) for name in names]
-            self.src_bytes = round_up(src_bytes, WORD)
-            # Mapped (buffers.can_map), the source is read straight into src and the band straight from dst, as
-            # copy.py's mapped slots are: two copies of every byte fewer. Otherwise staged; a source or output
-            # on the device needs no staging buffer on that side.
-            self.mapped = mapped = (can_map(gpu) and not isinstance(source, DeviceBuffer)
-                                    and not isinstance(sink, DeviceSink))
-            self.window = Window(self, "src", self.src_bytes, mapped,
-                                 None if isinstance(source, DeviceBuffer) else Window.OWN)
-            self.out = Band(self, band_bytes, mapped, staged=not isinstance(sink, DeviceSink))
-            self.upload, self.src, self.dst, self.readback = (self.window.upload, self.window.buffer, self.out.dst,
-                                                              None if mapped else self.out.out)
-            self.params = self._buffer("params", self.stride * records, U.UNIFORM | U.COPY_DST)
-            # the variants (the blocked ones) bind the same layout: the largest of their Params
             params_bytes = max(KERNELS[k].PARAMS.size for k in ("generic", *names))
+            self.window = Window(self, "src", self.src_bytes, self.mapped, Window.OWN if self.host_in else None)
+            self.out = Band(self, band_bytes, self.mapped, staged=self.host_out)
+            self.upload, self.src, self.dst = self.window.upload, self.window.buffer, self.out.dst
+            self.readback = None if self.mapped else self.out.out
+            self.params = self._buffer("params", self.stride * records, U.UNIFORM | U.COPY_DST)
             self.axes = self._buffer("axes", 16 * self.rank * records, U.STORAGE | U.COPY_DST)
             self.bind_group = self.kernel.bind([
                 (self.src, 0, self.src_bytes), (self.dst, 0, band_bytes), (self.params, 0, params_bytes), self.axes,
@@ -246,7 +216,7 @@ class Run(Owned):
 
     def drain(self, sink: Sink, nbytes: int) -> None:
         """Hand the band's ``nbytes`` to the sink (a DeviceSink: on the device)."""
-        if self.traffic is not None and not isinstance(sink, DeviceSink):
+        if self.traffic is not None and self.host_out:
             self.traffic.read_back += nbytes
         self.out.drain(sink, nbytes)
 
@@ -256,7 +226,7 @@ class Run(Owned):
         gpu = self.gpu
         with gpu.errors("upload"):
             encoder = gpu.device.create_command_encoder()
-        if self.traffic is not None and not isinstance(self.source, DeviceBuffer):
+        if self.traffic is not None and self.host_in:
             self.traffic.uploaded += sum(n for _, _, n in upload.runs)
         self.window.fill_runs(encoder, self.source, upload.runs)
         with gpu.errors("gather dispatch"):

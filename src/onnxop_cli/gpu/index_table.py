@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Sequence
 
 from ..core.region import Access, Lookup
+from ..core.region import c_strides as row_strides
 from .layout import Struct
 
 if TYPE_CHECKING:
@@ -33,8 +34,18 @@ TABLE_LOOKUP = Struct("Lookup", (
 ))
 
 
+class Shaped:
+    """What has a ``shape``: its ``size``, in elements."""
+
+    shape: tuple[int, ...]
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+
 @dataclass(frozen=True)
-class Index:
+class Index(Shaped):
     """An index tensor: int64 (``wide``) or int32, row-major, ``big``-endian or not."""
 
     source: ByteSource
@@ -42,10 +53,6 @@ class Index:
     wide: bool = True
     big: bool = False
     fortran: bool = False  # stored column-major (the table's index strides say so too)
-
-    @property
-    def size(self) -> int:
-        return math.prod(self.shape)
 
     @property
     def width(self) -> int:
@@ -71,7 +78,7 @@ class Check:
 
 
 @dataclass(frozen=True)
-class Table:
+class Table(Shaped):
     """The gather kernel's map from output elements to source elements: element i reads the data at
     ``data``'s place for i plus, per lookup, the index read at ``index``'s place for i plus its ``at``, times
     its ``stride`` (the modes read the index their own way); a separable lookup (``axis`` >= 0) reads its
@@ -106,18 +113,6 @@ class Table:
         if along and (len(along) != len(self.lookups) or len(set(along)) != len(along) or self.mode != 0):
             raise ValueError(f"no kernel reads a table of lookups {self.lookups} (mode {self.mode})")
         return bool(along)
-
-    @property
-    def size(self) -> int:
-        return math.prod(self.shape)
-
-
-def row_strides(shape: Sequence[int]) -> tuple[int, ...]:
-    out, acc = [], 1
-    for d in reversed(shape):
-        out.append(acc)
-        acc *= d
-    return tuple(reversed(out))
 
 
 def is_row_major(shape: Sequence[int], strides: Sequence[int]) -> bool:

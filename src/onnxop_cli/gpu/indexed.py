@@ -21,7 +21,6 @@ gpu/scatter_claims.py), and so may a gather's output (in bands).
 from __future__ import annotations
 
 import functools
-import math
 import struct
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -35,7 +34,7 @@ from .gather import check_width
 from . import indexed_variants as iv
 from .indexed_buffers import Buffers, Slice, launch, read_small, to_sink  # noqa: F401 - also imported from here
 from .indexed_buffers import plan_windows, run_bands
-from .index_table import NONNEG, RANGE, WRAP, Check, Index, Table, is_row_major, row_strides  # noqa: F401 - also imported from here
+from .index_table import NONNEG, RANGE, WRAP, Check, Index, Shaped, Table, is_row_major, row_strides  # noqa: F401 - also imported from here
 from .indexed_variants import Gather, variant  # noqa: F401 - also imported from here
 from .render.indexed import NO_BAD
 from .render.indexed import Check as CheckKernel
@@ -45,7 +44,7 @@ LAST = "indexed-last"  # gpu.cache key: the last call's transfer counts (indexed
 
 
 @dataclass(frozen=True)
-class Data:
+class Data(Shaped):
     """A tensor's bytes: row-major elements of ``bits``; ``swap`` the byte-swap unit of a big-endian source
     (0: little-endian)."""
 
@@ -58,10 +57,6 @@ class Data:
     @property
     def row_major(self) -> bool:
         return self.strides is None or is_row_major(self.shape, self.strides)
-
-    @property
-    def size(self) -> int:
-        return math.prod(self.shape)
 
     @property
     def nbytes(self) -> int:

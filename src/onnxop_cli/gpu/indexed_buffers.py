@@ -1,14 +1,9 @@
 """The buffers of one indexed gather or scatter (gpu/indexed.py, gpu/scatter.py): made, filled from host
 sources, handed to sinks, destroyed together; and a gather's source in windows, its output in bands
-(``plan_windows``, ``run_bands``).
-
-Bytes move staged on every adapter (a source through ``queue.write_buffer``, a result through a readback
-buffer), or mapped where the adapter ``can_map`` (wgpu and Dawn on a CPU Vulkan adapter: gpu/copy.py's
-mapped mode, gpu/engines/dawn/host.py): a source read straight into the kernel's storage buffer, a result
-handed to the sink where the kernel wrote it, with no staging buffer and no copy command. A graph's
-device-resident source (``DeviceBuffer``) is copied on the device and a ``DeviceSink`` takes the result
-there, either way. ``counts`` says which way each transfer went (tests assert it: a silent fallback to
-staging fails them); gpu/indexed.py leaves a call's counts in ``gpu.cache["indexed-last"]``.
+(``plan_windows``, ``run_bands``). Bytes move staged, or mapped where the adapter ``can_map``, and a graph's
+device buffers are copied on the device, as gpu/bands.py's ends move them; ``counts`` says which way each
+transfer went (tests assert it: a silent fallback to staging fails them); gpu/indexed.py leaves a call's
+counts in ``gpu.cache["indexed-last"]``.
 """
 
 from __future__ import annotations
@@ -17,13 +12,14 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
 from ..core.sources import ByteSource
-from .buffers import WORD, Owned, can_map, read_through, reset_status, round_up, submit_copy, write_mapped
-from .bands import Window
+from .buffers import WORD, Owned, can_map, read_bytes, read_through, reset_status, round_up, submit_copy, write_mapped
+from .bands import Window, drain
 from .choose import answer
 from .device import Gpu
 from .engines.base import BufferUsage as U
 from .program import compiled, grid_x
 from .render.indexed import NO_BAD
+from .resident import DeviceBuffer, DeviceSink, submit_device_copy
 
 Sink = Callable[[memoryview], None]
 UPLOAD_STEP = 16 << 20  # bytes read from a source per write_buffer (staged); a streamed window's upload buffer
@@ -91,8 +87,6 @@ class Buffers(Owned):
     def upload(self, label: str, source: ByteSource, nbytes: int, readable: bool = False) -> Any:
         """A storage buffer holding ``source``'s first ``nbytes`` (zero-padded to whole words); ``readable``:
         also read back when mapped (a scatter's output is its uploaded data)."""
-        from .resident import DeviceBuffer, submit_device_copy
-
         base, at0 = (source.source, source.offset) if isinstance(source, Slice) else (source, 0)
         device = isinstance(base, DeviceBuffer) and at0 % 4 == 0
         kind = U.STORAGE | U.COPY_DST | U.COPY_SRC
@@ -132,35 +126,23 @@ class Buffers(Owned):
 
 def read_small(gpu: Gpu, bufs: Buffers, buf: Any, nbytes: int) -> bytes:
     """``buf``'s first ``nbytes`` (a few status words) as bytes (``read_view``'s way)."""
-    out: list[bytes] = []
-    read_view(gpu, bufs, buf, nbytes, lambda view: out.append(bytes(view)))
-    return out[0]
+    return read_bytes(gpu, buf, nbytes, readable=id(buf) in bufs.readable)
 
 
 def read_view(gpu: Gpu, bufs: Buffers, buf: Any, nbytes: int, use: Sink) -> bool:
     """``use`` given ``buf``'s first ``nbytes``: mapped where it lies if it was made readable
     (``Buffers.result``; True), else through a readback freed at once (False)."""
     readable = id(buf) in bufs.readable
-    back = buf if readable else bufs.new("readback", nbytes, U.MAP_READ | U.COPY_DST)
-    try:
-        read_through(gpu, buf, back, nbytes, use)
-    finally:
-        if not readable:
-            back.destroy()
-            bufs.buffers.remove(back)
+    read_through(gpu, buf, buf if readable else None, nbytes, use)
     return readable
 
 
 def to_sink(gpu: Gpu, bufs: Buffers, buf: Any, nbytes: int, sink: Sink) -> int:
-    """Hand ``buf``'s first ``nbytes`` to ``sink``: kept on the device for a graph's DeviceSink, else
-    ``read_view``'s way. Returns ``nbytes``."""
-    from .resident import DeviceSink
-
-    if isinstance(sink, DeviceSink):  # a graph's intermediate: stays on the device
-        sink.take(buf, nbytes)
-        bufs.counts["device reads"] += 1
-        return nbytes
-    bufs.counts["mapped reads" if read_view(gpu, bufs, buf, nbytes, sink) else "staged reads"] += 1
+    """Hand ``buf``'s first ``nbytes`` to ``sink`` (``bands.drain``: kept on the device for a graph's DeviceSink,
+    else ``read_view``'s way), counted. Returns ``nbytes``."""
+    readable = id(buf) in bufs.readable
+    drain(gpu, buf, buf if readable else None, nbytes, sink)
+    bufs.counts["device reads" if isinstance(sink, DeviceSink) else "mapped reads" if readable else "staged reads"] += 1
     return nbytes
 
 
@@ -179,20 +161,13 @@ def launch(bufs: Buffers, render: Any, units: int, per: int, max_dim: int, label
 
 # ------------------------------------------------------------------ windows
 #
-# A gather reads its source at places only the indices know, so every band may read any of it. The source
-# is bound in windows of one binding each, either
-# - resident (the rule): every window uploaded once, before the first band, and kept; each band runs once
-#   per window. The device holds the whole source and one band; or
-# - streamed: the output goes in passes of several bands; each pass uploads the windows in turn into one
-#   buffer and runs all its bands against each (the queue orders an upload after the dispatches already
-#   submitted). The device holds one window and a pass's bands; the source is uploaded once per pass.
-# A source streams where the device's memory is the process's own (choose.py's ``gather_source``), has more
-# than two windows and is no smaller than the output: passes of half the source, so at most one more upload
-# takes the peak from source + band to window + half the source (docs/indexed-operators.md#speed). A graph's
-# intermediate already on the device stays resident; ``stream_bytes`` (tests) forces passes of that many
-# bytes on any adapter. In windows the element kernel visits every element of a band per window, writing
-# those whose source the window holds; the vec4 slabs kernel (gpu/render/slices.py ``windowed``) skips a
-# slab outside the window with one test, so 8 windows cost about one pass of copying, not eight.
+# A gather reads its source at places only the indices know, so every band may read any of it: the source is
+# bound in windows of one binding each, either resident (the rule: uploaded once, before the first band; each
+# band runs once per window) or streamed (passes of several bands; each pass uploads the windows in turn into
+# one buffer and runs its bands against each): where the device's memory is the process's own (choose.py's
+# ``gather_source``), a source of more than two windows no smaller than the output streams in passes of half
+# of it (docs/indexed-operators.md#speed says why and what it costs). A graph's intermediate already on the
+# device stays resident; ``stream_bytes`` (tests) forces passes of that many bytes on any adapter.
 
 
 @dataclass
@@ -220,15 +195,12 @@ class Windows:
 
     def each(self) -> Iterator[tuple[Any, int, int]]:
         """(buffer, first element, elements) for every window in order; streamed, each uploaded as reached."""
-        if not self.streamed:
-            for buf, (w0, wn) in zip(self.buffers, self.ranges):
-                yield buf, w0, wn
-            return
-        for w0, wn in self.ranges:
-            nbytes = (wn * self.bits + 7) // 8
-            write(self.gpu, self.buffers[0], Slice(self.source, w0 * self.bits // 8, nbytes), nbytes, self.staging)
-            self.uploads += 1
-            yield self.buffers[0], w0, wn
+        for k, (w0, wn) in enumerate(self.ranges):
+            if self.streamed:
+                nbytes = (wn * self.bits + 7) // 8
+                write(self.gpu, self.buffers[0], Slice(self.source, w0 * self.bits // 8, nbytes), nbytes, self.staging)
+                self.uploads += 1
+            yield self.buffers[0 if self.streamed else k], w0, wn
 
 
 def run_bands(gpu: Any, bufs: Any, windows: Windows, run: Callable[..., None], count: int, bits: int, band: int,
@@ -280,8 +252,6 @@ def plan_windows(gpu: Any, bufs: Any, source: ByteSource, size: int, bits: int, 
     ranges = [(w0, min(per, size - w0)) for w0 in range(0, size, per)] or [(0, 0)]
     nbytes = (size * bits + 7) // 8
     pass_bytes = stream_bytes or _pass_bytes(gpu, nbytes, (per * bits) // 8, out_bytes)
-    from .resident import DeviceBuffer
-
     if isinstance(source, DeviceBuffer) or not stream:  # a graph's intermediate: already on the device
         pass_bytes = None
     if len(ranges) == 1 or pass_bytes is None:

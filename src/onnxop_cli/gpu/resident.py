@@ -7,7 +7,7 @@
 Every streamed kernel takes either side on the device (gpu/bands.py): a device
 source fills the kernel's window with a buffer-to-buffer copy (no mapping,
 nothing crosses to the host), and a DeviceSink takes each band with a copy
-into its buffer (gpu/gather.py's ``gather_resident``: the view of a graph).
+into its buffer (gpu/gather.py: the view of a graph).
 ``Traffic`` counts the bytes that do cross, so a caller can show that only a
 graph's inputs and outputs did.
 """
@@ -17,10 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.sources import ByteSource
 from ..errors import OpError
 from .device import Gpu
-from .buffers import WORD, BufferUsage, MapMode, round_up, submit_copy
+from .buffers import WORD, BufferUsage, read_bytes, round_up, submit_copy
 
 
 @dataclass
@@ -87,18 +86,8 @@ class DeviceBuffer:
 
 def read_back(gpu: Gpu, buffer: Any, start: int, nbytes: int) -> bytes:
     """``nbytes`` of a storage buffer from ``start`` (4-byte aligned), through a mapped buffer."""
-    n4 = min(max(4, round_up(nbytes, 4)), buffer.size - start)
-    with gpu.lock, gpu.errors("reading a device buffer back"):
-        back = gpu.device.create_buffer(label="host value", size=max(4, round_up(n4, 4)),
-                                        usage=BufferUsage.MAP_READ | BufferUsage.COPY_DST)
-        try:
-            submit_copy(gpu, buffer, start, back, 0, n4)
-            gpu.wait(back.map_async(MapMode.READ, 0, n4), "readback")
-            raw = bytes(back.read_mapped(0, n4, copy=False)[:nbytes])
-            back.unmap()
-        finally:
-            back.destroy()
-    return raw
+    with gpu.lock:
+        return read_bytes(gpu, buffer, nbytes, start)
 
 
 class DeviceSink:
