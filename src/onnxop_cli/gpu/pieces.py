@@ -21,6 +21,7 @@ kernel's buffers): a part whose innermost axis is contiguous in the output and i
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Optional, Sequence
 
@@ -92,19 +93,9 @@ class Runs:
         self.kept.clear()
 
 
-def run_pieces(
-    gpu: Gpu,
-    sources: Sequence[Optional[Source]],
-    sink: Sink,
-    *,
-    pieces: Sequence[Piece],
-    count: int,
-    bits: int,
-    binding_bytes: Optional[int] = None,
-    max_groups_per_dim: Optional[int] = None,
-    poison: Optional[int] = None,
-    reuse: Optional[Runs] = None,
-) -> int:
+def run_pieces(gpu: Gpu, sources: Sequence[Optional[Source]], sink: Sink, *, pieces: Sequence[Piece], count: int,
+               bits: int, binding_bytes: Optional[int] = None, max_groups_per_dim: Optional[int] = None,
+               poison: Optional[int] = None, reuse: Optional[Runs] = None) -> int:
     """Stream the ``count`` output elements (``bits`` wide) that ``pieces``
     tile into ``sink``, in order; returns the bytes written. ``reuse``: the
     node's other outputs' runs (``Runs``), which then keeps this one too."""
@@ -139,18 +130,12 @@ def run_pieces(
 
     key = (band_bytes, sizes, max_groups_per_dim, mapped)
     run = make() if reuse is None else reuse.get(key, make)
-    written = 0
-    try:
-        for start in range(0, count, band):
-            nbytes = (min(band, count - start) * bits + 7) // 8
-            parts = [q for c in cuts(start) for q in fit(c, limit)]
-            run.band(sources, parts, bits, round_up(nbytes, 4), poison, limit)
-            run.drain(sink, nbytes)
-            written += nbytes
-    finally:
-        if reuse is None:
-            run.release()
-    return written
+
+    def each(start: int, _n: int, _extra: None, nbytes: int) -> None:
+        run.band(sources, [q for c in cuts(start) for q in fit(c, limit)], bits, round_up(nbytes, 4), poison, limit)
+
+    bands = ((start, min(band, count - start), None) for start in range(0, count, band))
+    return run.stream(bands, bits, sink, each, release=reuse is None)
 
 
 def reach(bands: Iterable[Any], reads: Callable[[Any], int], most: int) -> int:
@@ -301,6 +286,26 @@ class Run(Owned):
             compute.end()
             gpu.queue.write_buffer(self.axes, 0, bytes(axes))
             gpu.queue.submit([encoder.finish()])
+
+    def stream(self, bands: Iterable[tuple[int, int, Any]], bits: int, sink: Sink, each: Callable[..., Any], *,
+               stats: Optional[dict] = None, release: bool = True) -> int:
+        """Each of ``bands`` (start, elements, what ``each`` needs) made in dst by ``each(start, n, extra,
+        nbytes)`` and drained into ``sink``, in order, then the run released (``release``); the bytes written.
+        ``stats``: ``bands`` counted, ``seconds`` from the time ``each`` returns (its dispatch's) to the readback."""
+        written = 0
+        try:
+            for start, n, extra in bands:
+                nbytes = (n * bits + 7) // 8
+                t0 = each(start, n, extra, nbytes)
+                self.drain(sink, nbytes)
+                written += nbytes
+                if stats is not None:
+                    stats["seconds"] += time.perf_counter() - t0
+                    stats["bands"] += 1
+        finally:
+            if release:
+                self.release()
+        return written
 
     def drain(self, sink: Sink, nbytes: int) -> None:
         self.out.drain(sink, nbytes)

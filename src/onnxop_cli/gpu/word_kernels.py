@@ -62,40 +62,37 @@ def texts(question: str) -> tuple[str, ...]:
 Band = tuple[int, int, Any]  # start, elements, what the host's band function needs of it
 
 
-def walk(run: Run, kernel: OnWords, bands: Iterable[Band], band: Callable[[int, int, Any, Any], dict], *,
-         bits: int, sink: Sink, poison: Optional[int], what: str, stats: dict) -> int:
-    """Run ``kernel`` over each of ``bands`` in order into ``sink``, then
-    release ``run``; ``band(start, n, extra, encoder)`` uploads the band's
-    windows (on ``encoder``, None when ``run`` is mapped) and returns its
-    Params fields beyond the words, grid, elements and width. Returns the
-    bytes written; ``stats["schedule"]`` is the kernel's, ``stats["bands"]``
-    counts the bands, ``stats["seconds"]`` their time from the dispatch to
+def walk(gpu: Gpu, question: str, variant: str, band_bytes: int, sizes: tuple[int, int, int], bands: Iterable[Band],
+         band: Callable[[Run, int, int, Any, Any], dict], *, bits: int, sink: Sink, poison: Optional[int],
+         mapped: bool, max_groups_per_dim: Optional[int], what: str, stats: dict, shared_upload: int = 0) -> int:
+    """Run body ``variant`` of question ``question``'s kernel over each of ``bands`` in order into ``sink``
+    on a ``Run`` of ``sizes`` windows (``shared_upload``, ``mapped``: Run's); ``band(run, start, n, extra,
+    encoder)`` uploads the band's windows (on ``encoder``, None when mapped) and returns its Params fields
+    beyond the words, grid, elements and width. Returns the bytes written; ``stats["schedule"]`` is the
+    kernel's, ``stats["bands"]`` counts the bands, ``stats["seconds"]`` their time from the dispatch to
     the bytes read back (what the schedule changes: schedule_cases.py times it)."""
-    gpu, written = run.gpu, 0
-    stats["schedule"], stats["seconds"] = kernel.schedule, 0.0
-    try:
-        for start, n, extra in bands:
-            nbytes = (n * bits + 7) // 8
-            words = -(-nbytes // 4)
-            with gpu.errors(what):
-                if poison is not None:
-                    run.out.reset(round_up(nbytes, 4), poison)
-                encoder = None if run.taken["mapped"] else gpu.device.create_command_encoder()
-                fields = band(start, n, extra, encoder)
-                t0 = time.perf_counter()
-                groups = -(-words // kernel.schedule.per_group)
-                gpu.queue.write_buffer(run.params, 0, kernel.PARAMS.pack(
-                    words=words, groups_x=grid_x(groups, run.max_dim), elems=n, bits=bits, **fields))
-                encoder = encoder or gpu.device.create_command_encoder()  # the uploads', submitted with it
-                run.kernel.dispatch(encoder, groups, run.max_dim, run.bind_group, [0])
-                gpu.queue.submit([encoder.finish()])
-            run.drain(sink, nbytes)
-            stats["seconds"] += time.perf_counter() - t0
-            stats["bands"] += 1
-            written += nbytes
-    finally:
-        run.release()
-    return written
+    rendered = kernel(gpu, question, variant)
+    run = Run(gpu, band_bytes, sizes, max_groups_per_dim, kernel=rendered,  # type: ignore[arg-type]
+              shared_upload=shared_upload, mapped=mapped)
+    stats["schedule"], stats["seconds"] = rendered.schedule, 0.0
+
+    def each(start: int, n: int, extra: Any, nbytes: int) -> float:
+        words = -(-nbytes // 4)
+        with gpu.errors(what):
+            if poison is not None:
+                run.out.reset(round_up(nbytes, 4), poison)
+            encoder = None if mapped else gpu.device.create_command_encoder()
+            fields = band(run, start, n, extra, encoder)
+            t0 = time.perf_counter()
+            groups = -(-words // rendered.schedule.per_group)
+            gpu.queue.write_buffer(run.params, 0, rendered.PARAMS.pack(
+                words=words, groups_x=grid_x(groups, run.max_dim), elems=n, bits=bits, **fields))
+            encoder = encoder or gpu.device.create_command_encoder()  # the uploads', submitted with it
+            run.kernel.dispatch(encoder, groups, run.max_dim, run.bind_group, [0])
+            gpu.queue.submit([encoder.finish()])
+        return t0
+
+    return run.stream(bands, bits, sink, each, stats=stats)
 
 
 Form = tuple[int, int]  # (div, size): input element (e // div) % size of output element e
@@ -120,19 +117,9 @@ def select_variant(bits: int, forms: Sequence[Form] = (), count: int = 0) -> str
     return "small" if bits < 32 else "wide"
 
 
-def run_select(
-    gpu: Gpu,
-    sources: Sequence[Optional[pieces.Source]],
-    sink: Sink,
-    *,
-    forms: Sequence[Form],
-    fallback: Sequence[pieces.Piece],
-    count: int,
-    bits: int,
-    binding_bytes: Optional[int] = None,
-    max_groups_per_dim: Optional[int] = None,
-    poison: Optional[int] = None,
-) -> int:
+def run_select(gpu: Gpu, sources: Sequence[Optional[pieces.Source]], sink: Sink, *, forms: Sequence[Form],
+               fallback: Sequence[pieces.Piece], count: int, bits: int, binding_bytes: Optional[int] = None,
+               max_groups_per_dim: Optional[int] = None, poison: Optional[int] = None) -> int:
     """Stream the ``count`` output elements (``bits`` wide) of Where into
     ``sink``, in order; ``sources`` are (condition, X, Y), each read in its
     ``forms`` entry. Returns the bytes written. Runs ``fallback`` (the
@@ -159,15 +146,12 @@ def run_select(
     in_dst = 0 if mapped else 2 if full[2] else (1 if full[1] else 0)
     need = [min(cap, _window(form, band_elements, width, w)) for form, width, w in zip(forms, widths, whole)]
     sizes = tuple(WORD if in_dst and k == in_dst else need[k] for k in (1, 0, 2))  # (src: X, mask, other: Y)
-    rendered = kernel(gpu, "select", select_variant(bits, forms, count))
-    run = Run(gpu, band_bytes, sizes, max_groups_per_dim, kernel=rendered,  # type: ignore[arg-type]
-              shared_upload=max(need), mapped=mapped)
-    buffers = [run.mask, run.src, run.other]
-    if in_dst:
-        buffers[in_dst] = run.dst
 
-    def band(start: int, n: int, _, encoder) -> dict:
+    def band(run: Run, start: int, n: int, _, encoder) -> dict:
         fields: dict[str, Any] = {"in_dst": in_dst}
+        buffers = [run.mask, run.src, run.other]
+        if in_dst:
+            buffers[in_dst] = run.dst
         for k, (v, (div, size), width) in enumerate(zip("cxy", forms, widths)):
             source = sources[k]
             assert source is not None
@@ -195,8 +179,9 @@ def run_select(
         return fields
 
     bands = ((start, min(band_elements, count - start), None) for start in range(0, count, band_elements))
-    return walk(run, rendered, bands, band, bits=bits, sink=sink, poison=None if in_dst else poison,
-                what="where band", stats=stats)
+    return walk(gpu, "select", select_variant(bits, forms, count), band_bytes, sizes, bands, band, bits=bits,
+                sink=sink, poison=None if in_dst else poison, mapped=mapped, max_groups_per_dim=max_groups_per_dim,
+                what="where band", stats=stats, shared_upload=max(need))
 
 
 Lines = tuple[int, int, int, int, int, int]  # start, elements, window lo, hi (positions), line, d0
@@ -223,23 +208,10 @@ def _bands(count: int, depth: int, inner: int, band: int, window: int) -> Iterat
             yield line * inner + r, n, o * inner + r, o * inner + r + n - 1, NONE, d
 
 
-def run_one_hot(
-    gpu: Gpu,
-    sources: Sequence[Optional[pieces.Source]],
-    sink: Sink,
-    *,
-    depth: int,
-    inner: int,
-    index_kind: str,
-    index_bits: int,
-    off: bytes,
-    on: bytes,
-    count: int,
-    bits: int,
-    binding_bytes: Optional[int] = None,
-    max_groups_per_dim: Optional[int] = None,
-    poison: Optional[int] = None,
-) -> int:
+def run_one_hot(gpu: Gpu, sources: Sequence[Optional[pieces.Source]], sink: Sink, *, depth: int, inner: int,
+                index_kind: str, index_bits: int, off: bytes, on: bytes, count: int, bits: int,
+                binding_bytes: Optional[int] = None, max_groups_per_dim: Optional[int] = None,
+                poison: Optional[int] = None) -> int:
     """Stream the ``count`` output elements (``bits`` wide) of OneHot into
     ``sink``, in order; ``sources[0]`` holds the indices (row-major, numpy
     kind ``index_kind``, ``index_bits`` wide), ``off`` and ``on`` the values'
@@ -258,19 +230,18 @@ def run_one_hot(
     # the index positions the most a band reads (no band passes the window)
     reach = pieces.reach(_bands(count, depth, inner, band, window), lambda b: b[3] - b[2] + 1, window)
     need = min(cap, round_up(reach * index_bits // 8 + 2 * WORD, WORD))
-    rendered = kernel(gpu, "one_hot", one_hot_variant(bits, inner))
-    run = Run(gpu, band_bytes, (need, WORD, WORD), max_groups_per_dim, kernel=rendered, mapped=mapped)
     fixed = {"depth": depth, "ibits": index_bits, "kind": INDEX_KINDS[index_kind], "swap": 1 if source.swap else 0,
              "off": _words(off, bits), "on": _words(on, bits)}
 
-    def band_fields(start: int, n: int, at: tuple[int, int, int, int], encoder) -> dict:
+    def band_fields(run: Run, start: int, n: int, at: tuple[int, int, int, int], encoder) -> dict:
         lo, hi, line, d0 = at
         first = run.upload_window(None if mapped else run.upload, run.src, source, lo, hi, index_bits, encoder)
         return {"line": line, "d0": d0, "q0": lo - first, **fixed}
 
     bands = _bands(count, depth, inner, band, window)
-    return walk(run, rendered, ((start, n, at) for start, n, *at in bands), band_fields, bits=bits, sink=sink,
-                poison=poison, what="one-hot band", stats=stats)
+    return walk(gpu, "one_hot", one_hot_variant(bits, inner), band_bytes, (need, WORD, WORD),
+                ((start, n, at) for start, n, *at in bands), band_fields, bits=bits, sink=sink, poison=poison,
+                mapped=mapped, max_groups_per_dim=max_groups_per_dim, what="one-hot band", stats=stats)
 
 
 def one_hot_variant(bits: int, inner: int) -> str:
