@@ -14,7 +14,7 @@ whose target lies outside [base, base + size) and rebases the others.
 ``Lines`` (ScatterElements with a reduction): only a line's updates (those
 that differ only along the axis) name its data line's elements, so one
 invocation applies them in index order; plain loads and stores where each
-word has one writer (gpu/scatter.py's ``_group``), else (``shared``)
+word has one writer (gpu/scatter.py's ``_Lines.group``), else (``shared``)
 compare-exchange on the element's word. ``mode`` 2 reads and checks the raw
 int64 indices (render/indices.py's checked_index).
 
