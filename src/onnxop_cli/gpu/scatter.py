@@ -5,11 +5,10 @@ order; the output is read back once no update is pending.
     indices ──the index check (gpu/render/indexed.py)──▶ norm ──offsets mode──▶ targets
     the rounds (gpu/scatter_claims.py), or one kernel that applies every update (``_kernel``)
 
-The kernels that skip the rounds: ScatterND with reduction none whose slices
-are whole words (gpu/render/slices.py's plan; ``_by_slices``: a claim per index
-tuple, then a word copy), and ScatterElements with a reduction over enough
-lines (``_by_lines``: an invocation applies a line's updates in index order;
-only they can name its elements).
+The kernels that skip the rounds: ScatterND with reduction none whose slices are whole words
+(gpu/render/slices.py's plan; ``_by_slices``: a claim per index tuple, then a word copy), and ScatterElements with
+a reduction over enough lines (``_by_lines``: an invocation applies a line's updates in index order; only they can
+name its elements).
 """
 
 from __future__ import annotations
@@ -33,17 +32,13 @@ from .scatter_claims import DUPLICATES, Fill, Reduce, apply_head, arithmetic, ro
 def scatter_indexed(gpu: Gpu, data: Data, updates: Data, index: Index | None, check: Check | None, table: Table,
                     reduce: Reduce, sink: Sink, *, max_groups_per_dim: int | None = None, slice_copy: bool = True,
                     mapped: bool | None = None, fold: bool = True, binding_bytes: int | None = None) -> int:
-    """Copy ``data`` and apply ``updates`` (their targets by ``table``, whose
-    shape is the updates') in index order; stream the result into ``sink``;
-    return the bytes written. reduction none with two updates on one element
-    is an OpError, raised before anything reaches the sink. ``slice_copy``
-    False: the rounds, never the slice and line kernels. ``mapped``: as
-    gather_indexed's. ``fold`` (False: the separate check pass, for
-    comparisons): those kernels read and check the raw int64 indices
-    themselves where they can (a bad one: nothing reaches the sink). Data
-    (or its claims, 4 bytes an element) past one binding (or
-    ``binding_bytes``, which tests force small) goes a band at a time
-    (gpu/scatter_claims.py's ``scatter_banded``)."""
+    """Copy ``data`` and apply ``updates`` (their targets by ``table``, whose shape is the updates') in index
+    order; stream the result into ``sink``; return the bytes written. reduction none with two updates on one
+    element is an OpError, raised before anything reaches the sink. ``slice_copy`` False: the rounds, never the
+    slice and line kernels. ``mapped``: as gather_indexed's. ``fold`` (False: the separate check pass, for
+    comparisons): those kernels read and check the raw int64 indices themselves where they can (a bad one:
+    nothing reaches the sink). Data (or its claims, 4 bytes an element) past one binding (or ``binding_bytes``,
+    which tests force small) goes a band at a time (gpu/scatter_claims.py's ``scatter_banded``)."""
     op = check.op if check else "scatter"
     check_data(data, op)
     if updates.bits != data.bits:
@@ -91,9 +86,8 @@ def scatter_indexed(gpu: Gpu, data: Data, updates: Data, index: Index | None, ch
 
 
 def _copy_in(gpu: Gpu, bufs: Buffers, data: Data, max_dim: int, output: bool = True) -> Any:
-    """``data`` on the device, row-major and little-endian (uploaded as it is,
-    or re-laid as a band of its whole: gpu/scatter_claims.py's ``Fill``);
-    ``output``: the buffer the result is read from."""
+    """``data`` on the device, row-major and little-endian (uploaded as it is, or re-laid as a band of its whole:
+    gpu/scatter_claims.py's ``Fill``); ``output``: the buffer the result is read from."""
     if not data.swap and data.row_major:
         return bufs.upload("scatter data", data.source, data.nbytes, readable=output)
     out = bufs.result("scatter data", data.nbytes) if output else bufs.new(
@@ -157,9 +151,8 @@ def _direct(kernel: slices.Slices | _Lines | None) -> bool:
 def _apply(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, norm: Any, table: Table, data: Data, updates: Data,
            reduce: Reduce, op: str, max_dim: int, kernel: slices.Slices | _Lines | None,
            raw: tuple[Index, Check] | None) -> None:
-    """The updates applied to ``out`` by ``kernel`` (``_kernel``), or in
-    rounds. ``raw`` (index, check): ``norm`` holds the raw indices, which
-    the kernel checks."""
+    """The updates applied to ``out`` by ``kernel`` (``_kernel``), or in rounds. ``raw`` (index, check): ``norm``
+    holds the raw indices, which the kernel checks."""
     if isinstance(kernel, slices.Slices):
         _by_slices(gpu, bufs, out, upd, norm, kernel, data.nbytes // 4, updates.nbytes // 4, op, max_dim, raw)
         return
@@ -198,10 +191,9 @@ def _by_slices(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, norm: Any, cut: slic
 
 def _by_lines(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, targets: Any, n: int, bits: int, reduce: Reduce,
               line: _Lines, max_dim: int, raw: tuple[Index, Check] | None = None) -> None:
-    """The ``n`` updates applied a line (or ``_Lines.group``'s lines) an invocation
-    (gpu/render/scatter.py's ``Lines``). ``targets``: the checked indices where
-    ``line.dlen`` is set, else the updates' data elements; ``raw`` (index,
-    check): the raw int64 indices, which the lines check."""
+    """The ``n`` updates applied a line (or ``_Lines.group``'s lines) an invocation (gpu/render/scatter.py's
+    ``Lines``). ``targets``: the checked indices where ``line.dlen`` is set, else the updates' data elements;
+    ``raw`` (index, check): the raw int64 indices, which the lines check."""
     status = bufs.status()
     group = line.group(bits)
     wg = bufs.counts["lines wg"] = int(answer(gpu, "lines_wg"))

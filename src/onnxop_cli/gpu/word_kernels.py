@@ -107,9 +107,8 @@ def _window(form: Form, band: int, width: int, whole: bool) -> int:
 
 
 def select_variant(bits: int, forms: Sequence[Form] = (), count: int = 0) -> str:
-    """The select's whole-word schedule (a key of render/select.Select.BODIES):
-    ``rows`` for 32-bit X and Y in full and a condition broadcast along
-    leading axes (a row of 16 bytes or more); else by element width."""
+    """The select's whole-word schedule (a key of render/select.Select.BODIES): ``rows`` for 32-bit X and Y in full
+    and a condition broadcast along leading axes (a row of 16 bytes or more); else by element width."""
     if bits == 32 and len(forms) == 3 and forms[1] == forms[2] == (1, count):
         div, size = forms[0]
         if div == 1 and 16 <= size < count:
@@ -120,12 +119,10 @@ def select_variant(bits: int, forms: Sequence[Form] = (), count: int = 0) -> str
 def run_select(gpu: Gpu, sources: Sequence[Optional[pieces.Source]], sink: Sink, *, forms: Sequence[Form],
                fallback: Sequence[pieces.Piece], count: int, bits: int, binding_bytes: Optional[int] = None,
                max_groups_per_dim: Optional[int] = None, poison: Optional[int] = None) -> int:
-    """Stream the ``count`` output elements (``bits`` wide) of Where into
-    ``sink``, in order; ``sources`` are (condition, X, Y), each read in its
-    ``forms`` entry. Returns the bytes written. Runs ``fallback`` (the
-    select piece) through the pieces kernel where the select cannot: a
-    big-endian source, or an input broadcast along leading axes larger than
-    a window."""
+    """Stream the ``count`` output elements (``bits`` wide) of Where into ``sink``, in order; ``sources`` are
+    (condition, X, Y), each read in its ``forms`` entry. Returns the bytes written. Runs ``fallback`` (the
+    select piece) through the pieces kernel where the select cannot: a big-endian source, or an input broadcast
+    along leading axes larger than a window."""
     if count == 0:
         return 0
     stats = gpu.cache[SELECT_LAST] = {"bands": 0, "schedule": None}
@@ -188,9 +185,8 @@ Lines = tuple[int, int, int, int, int, int]  # start, elements, window lo, hi (p
 
 
 def _bands(count: int, depth: int, inner: int, band: int, window: int) -> Iterator[Lines]:
-    """The bands of an output of ``count`` elements (lines of ``inner``,
-    ``depth`` lines to an outer): at most ``band`` elements, reading at most
-    ``window`` index positions each."""
+    """The bands of an output of ``count`` elements (lines of ``inner``, ``depth`` lines to an outer): at most
+    ``band`` elements, reading at most ``window`` index positions each."""
     lines = count // inner
     if inner <= band and 2 * inner <= window:
         # k whole lines span at most (k - 1) // depth + 2 outers of inner positions each
@@ -212,9 +208,8 @@ def run_one_hot(gpu: Gpu, sources: Sequence[Optional[pieces.Source]], sink: Sink
                 index_kind: str, index_bits: int, off: bytes, on: bytes, count: int, bits: int,
                 binding_bytes: Optional[int] = None, max_groups_per_dim: Optional[int] = None,
                 poison: Optional[int] = None) -> int:
-    """Stream the ``count`` output elements (``bits`` wide) of OneHot into
-    ``sink``, in order; ``sources[0]`` holds the indices (row-major, numpy
-    kind ``index_kind``, ``index_bits`` wide), ``off`` and ``on`` the values'
+    """Stream the ``count`` output elements (``bits`` wide) of OneHot into ``sink``, in order; ``sources[0]`` holds
+    the indices (row-major, numpy kind ``index_kind``, ``index_bits`` wide), ``off`` and ``on`` the values'
     element bytes (ops/tensor_op.element_bytes). Returns the bytes written."""
     stats = gpu.cache[ONE_HOT_LAST] = {"bands": 0, "mapped": False, "schedule": None}
     if count == 0:

@@ -2,14 +2,13 @@
 of one shape, OneHot writes a depth axis per index, packed into whole words): output element is on_value
 where its depth coordinate equals the (wrapped) index of its (outer, inner) position, else off_value.
 
-gpu/word_kernels.py streams the output in bands: a run of whole lines (``line`` = inner elements of one
-(outer, depth) pair) or a stretch of one line (line NONE, depth coordinate d0). The band's indices lie in
-the window ``idx`` as stored (either byte order, any integer or float type the op takes) from element q0;
-band element e is at ``t = e / line + d0, r = e % line``: depth coordinate t % depth, index position
-(t / depth) * line + r + q0 (two divisions an invocation, then adds). An index is read as ONNX casts it
-to int64 (floats truncated toward zero, NaN and infinities out of range), wrapped once if negative; one
-outside [-depth, depth) matches nothing (all off, as onnx.reference), and is decoded only when the
-position moves (``Span``: one position, or one line, needs no walk).
+gpu/word_kernels.py streams the output in bands: a run of whole lines (``line`` = inner elements of one (outer,
+depth) pair) or a stretch of one line (line NONE, depth coordinate d0). The band's indices lie in the window
+``idx`` as stored (either byte order, any integer or float type the op takes) from element q0; band element e is at
+``t = e / line + d0, r = e % line``: depth coordinate t % depth, index position (t / depth) * line + r + q0 (two
+divisions an invocation, then adds). An index is read as ONNX casts it to int64 (floats truncated toward zero, NaN
+and infinities out of range), wrapped once if negative; one outside [-depth, depth) matches nothing (all off, as
+onnx.reference), and is decoded only when the position moves (``Span``: one position, or one line, needs no walk).
 
 An invocation writes ``words`` whole words (vec4 stores), no two invocations a word, no atomics. Bodies
 (``variant``, gpu/word_kernels.py's ``one_hot_variant``), each rendered alone so each holds its own fast

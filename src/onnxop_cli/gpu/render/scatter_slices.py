@@ -1,6 +1,5 @@
-"""ScatterND with reduction none by whole slices (gpu/scatter.py's
-``_by_slices``, where gpu/render/slices.py finds the slices whole words), once the
-data is in ``out``, in two steps (``Slices.step``):
+"""ScatterND with reduction none by whole slices (gpu/scatter.py's ``_by_slices``, where gpu/render/slices.py finds
+the slices whole words), once the data is in ``out``, in two steps (``Slices.step``):
 
 ``claim``
     an invocation per index tuple counts its target slice; a count found
@@ -10,12 +9,10 @@ data is in ``out``, in two steps (``Slices.step``):
     WORDS update words an invocation over their distinct targets: one
     writer a word.
 
-The tuples are read from ``norm`` as the index check (gpu/render/indexed.py)
-wrote it, or (``raw``) from the raw int64 indices, each checked as read
-(render/indices.py's checked_index: a bad one is refused before the apply);
-the raw claim leaves each tuple's target word in ``starts`` for the apply.
-The table and Params (render/indices.py's SLICE_PARAMS) are the gather's
-(a Lookup's ``claim``: its stride in slices).
+The tuples are read from ``norm`` as the index check (gpu/render/indexed.py) wrote it, or (``raw``) from the raw
+int64 indices, each checked as read (render/indices.py's checked_index: a bad one is refused before the apply); the
+raw claim leaves each tuple's target word in ``starts`` for the apply. The table and Params (render/indices.py's
+SLICE_PARAMS) are the gather's (a Lookup's ``claim``: its stride in slices).
 """
 
 from __future__ import annotations
