@@ -2,12 +2,10 @@
 the slices whole words), once the data is in ``out``, in two steps (``Slices.step``):
 
 ``claim``
-    an invocation per index tuple counts its target slice; a count found
-    non-zero is two tuples naming one slice (status[1] = 1): the host refuses
-    the scatter before the apply, whatever order the invocations ran in.
+    an invocation per index tuple counts its target slice; a count found non-zero is two tuples naming one slice
+    (status[1] = 1): the host refuses the scatter before the apply, whatever order the invocations ran in.
 ``apply``
-    WORDS update words an invocation over their distinct targets: one
-    writer a word.
+    WORDS update words an invocation over their distinct targets: one writer a word.
 
 The tuples are read from ``norm`` as the index check (gpu/render/indexed.py) wrote it, or (``raw``) from the raw
 int64 indices, each checked as read (render/indices.py's checked_index: a bad one is refused before the apply); the
