@@ -21,12 +21,12 @@ from ..errors import OpError
 from .device import Gpu
 from .buffers import dispatch_limit
 from .choose import answer
-from .indexed import (LAST, NO_BAD, NONNEG, WRAP, U, Buffers, Check, Data, Gather, Index, Sink, Table, binding_limit,
+from .indexed import (LAST, NO_BAD, NONNEG, WRAP, U, Buffers, Check, Data, Index, Sink, Table, binding_limit,
                       check_data, check_indices, fits, launch, read_status, reads_raw, to_sink)
 from .render import slices
 from .render.scatter import Lines
 from .render.scatter_slices import Slices
-from .scatter_claims import DUPLICATES, Fill, Reduce, apply_head, arithmetic, rounds, scatter_banded
+from .scatter_claims import DUPLICATES, Fill, Reduce, apply_head, arithmetic, rounds, scatter_banded, targets_of
 
 
 def scatter_indexed(gpu: Gpu, data: Data, updates: Data, index: Index | None, check: Check | None, table: Table,
@@ -156,10 +156,8 @@ def _apply(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, norm: Any, table: Table,
     if isinstance(kernel, slices.Slices):
         _by_slices(gpu, bufs, out, upd, norm, kernel, data.nbytes // 4, updates.nbytes // 4, op, max_dim, raw)
         return
-    if not _direct(kernel):  # each update's data element first (the gather kernel's offsets mode)
-        targets = bufs.new("targets", 4 * updates.size, U.STORAGE | U.COPY_SRC)
-        Gather(bufs, out, norm, table, max_dim).run(targets, 0, updates.size, offsets=True)
-        norm = targets
+    if not _direct(kernel):  # each update's data element first
+        norm = targets_of(bufs, out, norm, table, max_dim)
     if kernel is None:
         rounds(gpu, bufs, out, upd, norm, data, updates.size, reduce, op, max_dim)
     else:

@@ -144,6 +144,13 @@ def rounds(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, targets: Any, data: Data
         batch = min(batch * 2, 64)
 
 
+def targets_of(bufs: Buffers, data: Any, norm: Any, table: Table, max_dim: int) -> Any:
+    """Each update's data element (the gather kernel's offsets mode over ``table``), a new buffer."""
+    targets = bufs.new("targets", 4 * table.size, U.STORAGE | U.COPY_SRC)
+    Gather(bufs, data, norm, table, max_dim).run(targets, 0, table.size, offsets=True)
+    return targets
+
+
 def band_elements(bits: int, cap: int) -> int:
     """Elements of a band: its data and its claims each within ``cap`` bytes, whole words."""
     return max(128, min(cap * 8 // bits, cap // 4) // 128 * 128)
@@ -197,10 +204,7 @@ def scatter_banded(gpu: Gpu, bufs: Buffers, data: Data, upd: Any, norm: Any, tab
     bands = [(b0, min(band, data.size - b0)) for b0 in range(0, data.size, band)]
     out = bufs.result("scatter band", (band * data.bits + 7) // 8)
     fill = Fill(gpu, bufs, data, max_dim, band)
-    targets = None
-    if n:
-        targets = bufs.new("targets", 4 * n, U.STORAGE | U.COPY_SRC)
-        Gather(bufs, upd, norm, table, max_dim).run(targets, 0, n, offsets=True)
+    targets = targets_of(bufs, upd, norm, table, max_dim) if n else None
 
     def band_rounds(b: tuple[int, int]) -> None:
         sub = bufs.child()  # a band's claims and lists, freed before the next band's
