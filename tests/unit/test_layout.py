@@ -102,10 +102,10 @@ def test_no_records_packed_by_position_in_gpu():
 
 
 def test_records_pack_row_by_row_by_name():
-    rows = [{"size": 3, "stride": 1}, {"size": 5, "stride": -1}]
+    rows = [{"dim": 3, "stride": 1}, {"dim": 5, "stride": -1}]
     assert nonzero.AXIS.layout.pack_rows(rows) == struct.pack("<8I", 3, 1, 0, 0, 5, 0xFFFFFFFF, 0, 0)
     with pytest.raises(KeyError, match="no field 'x'"):
-        nonzero.AXIS.layout.pack_rows([{"size": 2, "x": 7}])
+        nonzero.AXIS.layout.pack_rows([{"dim": 2, "x": 7}])
 
 
 def test_the_index_table_rows_are_the_structs_its_kernels_declare():

@@ -78,7 +78,7 @@ def nonzero_indices(gpu: Gpu, e: Data, onnx_name: str, total: int, sink: Callabl
                 counts = bufs.new("counts", groups * 4, U.STORAGE | U.COPY_SRC | U.COPY_DST)
                 out = bufs.new("nonzero", nbytes, U.STORAGE | U.COPY_SRC)
                 axes = bufs.holding("axes", AXIS.layout.pack_rows(
-                    {"size": d, "stride": s} for d, s in zip(e.shape, e.strides)) or bytes(16))
+                    {"dim": d, "stride": s} for d, s in zip(e.shape, e.strides)) or bytes(16))
                 resources = [data, counts, out, None, axes]
                 launch(bufs, KERNEL, n, 1, max_dim, "nonzero params", _fields(e, onnx_name, 0, total), resources)
                 found = struct.unpack(f"<{groups}I", read_small(gpu, bufs, counts, groups * 4))

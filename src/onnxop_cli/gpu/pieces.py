@@ -5,13 +5,12 @@
         sources that fit one binding): upload the windows, one dispatch
         readback dst --sink-->
 
-The sink sees the output in order, band by band; host and GPU memory are a few buffers of at most
-one binding whatever the sizes. A piece's source is any input (so Concat of 300 inputs binds two
-buffers, not 300), and the window uploaded is only the part the piece reads. Cutting is pure index
-arithmetic (core/pieces.py's ``cut``, ``fit``), and so are a part's Params records
-(gpu/piece_records.py); a ``Run`` holds the buffers and bind group, uploads each group of parts'
-windows, dispatches and reads each band back. Where's select and OneHot (gpu/word_kernels.py) drive
-one kernel of this layout over a ``Run``'s buffers.
+The sink sees the output in order, band by band; host and GPU memory are a few buffers of at most one binding
+whatever the sizes. A piece's source is any input (so Concat of 300 inputs binds two buffers, not 300), and the
+window uploaded is only the part the piece reads. Cutting is pure index arithmetic (core/pieces.py's ``cut``,
+``fit``), and so are a part's Params records (gpu/piece_records.py); a ``Run`` holds the buffers and bind group,
+uploads each group of parts' windows, dispatches and reads each band back. Where's select and OneHot
+(gpu/word_kernels.py) drive one kernel of this layout over a ``Run``'s buffers.
 
 By runs (gpu/render/pieces.py's ``words`` and ``edges``, two dispatches in the same pass on the general
 kernel's buffers): a part whose innermost axis is contiguous in the output and in its source (gpu/piece_records.py's
@@ -67,13 +66,11 @@ def mappable(gpu: Gpu, sources: Sequence[Optional[Source]], sink: Sink) -> bool:
 
 
 class Runs:
-    """The runs of one node's outputs, kept for the next output that needs
-    the same buffers (Split's outputs, one run each: 8 outputs of 2 MiB
-    spent a fifth of the call making and clearing the same six buffers and
-    bind group 8 times). The caller holds it for one call under the engine's
-    lock and releases it once (``release``); a run is reused only whole
-    (same band, windows and kernels), and each band clears its dst first, so
-    nothing of one output reaches the next."""
+    """The runs of one node's outputs, kept for the next output that needs the same buffers (Split's outputs, one
+    run each: 8 outputs of 2 MiB spent a fifth of the call making and clearing the same six buffers and bind
+    group 8 times). The caller holds it for one call under the engine's lock and releases it once (``release``);
+    a run is reused only whole (same band, windows and kernels), and each band clears its dst first, so nothing
+    of one output reaches the next."""
 
     def __init__(self) -> None:
         self.kept: dict[tuple, Run] = {}
@@ -92,22 +89,11 @@ class Runs:
         self.kept.clear()
 
 
-def run_pieces(
-    gpu: Gpu,
-    sources: Sequence[Optional[Source]],
-    sink: Sink,
-    *,
-    pieces: Sequence[Piece],
-    count: int,
-    bits: int,
-    binding_bytes: Optional[int] = None,
-    max_groups_per_dim: Optional[int] = None,
-    poison: Optional[int] = None,
-    reuse: Optional[Runs] = None,
-) -> int:
-    """Stream the ``count`` output elements (``bits`` wide) that ``pieces``
-    tile into ``sink``, in order; returns the bytes written. ``reuse``: the
-    node's other outputs' runs (``Runs``), which then keeps this one too."""
+def run_pieces(gpu: Gpu, sources: Sequence[Optional[Source]], sink: Sink, *, pieces: Sequence[Piece], count: int,
+               bits: int, binding_bytes: Optional[int] = None, max_groups_per_dim: Optional[int] = None,
+               poison: Optional[int] = None, reuse: Optional[Runs] = None) -> int:
+    """Stream the ``count`` output elements (``bits`` wide) that ``pieces`` tile into ``sink``, in order; returns
+    the bytes written. ``reuse``: the node's other outputs' runs (``Runs``), which then keeps this one too."""
     if count == 0:
         return 0
     cap, band_bytes = one_kernel_bands(gpu, binding_bytes, count, bits, BAND)
@@ -139,25 +125,18 @@ def run_pieces(
 
     key = (band_bytes, sizes, max_groups_per_dim, mapped)
     run = make() if reuse is None else reuse.get(key, make)
-    written = 0
-    try:
-        for start in range(0, count, band):
-            nbytes = (min(band, count - start) * bits + 7) // 8
-            parts = [q for c in cuts(start) for q in fit(c, limit)]
-            run.band(sources, parts, bits, round_up(nbytes, 4), poison, limit)
-            run.drain(sink, nbytes)
-            written += nbytes
-    finally:
-        if reuse is None:
-            run.release()
-    return written
+
+    def each(start: int, _n: int, _extra: None, nbytes: int) -> None:
+        run.band(sources, [q for c in cuts(start) for q in fit(c, limit)], bits, round_up(nbytes, 4), poison, limit)
+
+    bands = ((start, min(band, count - start), None) for start in range(0, count, band))
+    return run.stream(bands, bits, sink, each, release=reuse is None)
 
 
 def reach(bands: Iterable[Any], reads: Callable[[Any], int], most: int) -> int:
-    """The most any of ``bands`` ``reads`` (bands made as they run), looking until one reaches ``most``;
-    past the first LOOKED bands (1 GiB of output, where a larger window's first touch is lost in the run)
-    ``most`` itself, so that a Tile of 4.8 TB (286,000 bands) does not cut every band twice before its
-    first byte."""
+    """The most any of ``bands`` ``reads`` (bands made as they run), looking until one reaches ``most``; past the
+    first LOOKED bands (1 GiB of output, where a larger window's first touch is lost in the run) ``most``
+    itself, so that a Tile of 4.8 TB (286,000 bands) does not cut every band twice before its first byte."""
     got = 0
     for k, b in enumerate(bands):
         if got >= most:
@@ -186,10 +165,9 @@ def repeat_mover(gpu: Any, data: Any, view: Access, bits: int, swap: int) -> Opt
 
 
 def one_kernel_bands(gpu: Gpu, binding_bytes: Optional[int], count: int, bits: int, most: int) -> tuple[int, int]:
-    """(window cap, band bytes) of a run over ``count`` elements of ``bits``
-    (run_pieces; one kernel: gpu/word_kernels.py's run_select and run_one_hot): windows of at most
-    one binding (``binding_bytes`` forces smaller), bands of at most ``most``
-    bytes and no more than the output, whole words each."""
+    """(window cap, band bytes) of a run over ``count`` elements of ``bits`` (run_pieces; one kernel:
+    gpu/word_kernels.py's run_select and run_one_hot): windows of at most one binding (``binding_bytes`` forces
+    smaller), bands of at most ``most`` bytes and no more than the output, whole words each."""
     cap = min(binding_bytes or DEFAULT_BAND, binding_limit(gpu))
     cap = max(WORD, cap - cap % WORD)
     return cap, min(cap, most, round_up((count * bits + 7) // 8, WORD))
@@ -258,10 +236,9 @@ class Run(Owned):
 
     def upload_window(self, buffer_up: Any, buffer: Any, source: Source, lo: int, hi: int, bits: int,
                       encoder: Any) -> int:
-        """Upload source elements [lo, hi] from the word that holds ``lo``
-        into ``buffer`` (through ``buffer_up``, or straight into ``buffer``
-        mapped when ``buffer_up`` is None); returns the element the window
-        starts at."""
+        """Upload source elements [lo, hi] from the word that holds ``lo`` into ``buffer`` (through ``buffer_up``,
+        or straight into ``buffer`` mapped when ``buffer_up`` is None); returns the element the window starts
+        at."""
         first = lo - lo % (32 // bits) if bits < 32 else lo
         start = first * bits // 8
         end = min(-(-(hi + 1) * bits // 8), source.data.nbytes)
@@ -301,6 +278,25 @@ class Run(Owned):
             compute.end()
             gpu.queue.write_buffer(self.axes, 0, bytes(axes))
             gpu.queue.submit([encoder.finish()])
+
+    def stream(self, bands: Iterable[tuple[int, int, Any]], bits: int, sink: Sink, each: Callable[..., Any], *,
+               stats: Optional[dict] = None, release: bool = True) -> int:
+        """Each of ``bands`` (start, elements, what ``each`` needs) made in dst by ``each(start, n, extra,
+        nbytes)`` and drained into ``sink``, in order, then the run released (``release``); the bytes written.
+        ``stats``: ``bands`` counted."""
+        written = 0
+        try:
+            for start, n, extra in bands:
+                nbytes = (n * bits + 7) // 8
+                each(start, n, extra, nbytes)
+                self.drain(sink, nbytes)
+                written += nbytes
+                if stats is not None:
+                    stats["bands"] += 1
+        finally:
+            if release:
+                self.release()
+        return written
 
     def drain(self, sink: Sink, nbytes: int) -> None:
         self.out.drain(sink, nbytes)

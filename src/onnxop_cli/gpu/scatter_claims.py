@@ -1,22 +1,17 @@
-"""A scatter's updates applied in rounds (gpu/render/scatter.py's ``Apply``
-and ``Pass``), over the whole data or a band at a time, and how updates
-combine (``Reduce``; ``arithmetic`` and ``apply_head``: the kernels' variant
-and the host's NaN facts for it).
+"""A scatter's updates applied in rounds (gpu/render/scatter.py's ``Apply`` and ``Pass``), over the whole data or a
+band at a time, and how updates combine (``Reduce``; ``arithmetic`` and ``apply_head``: the kernels' variant and
+the host's NaN facts for it).
 
-The k-th update of one element goes in round k, updates of distinct elements
-in parallel: onnx.reference's result (it loops in index order) on every run,
-with no atomics whose order matters. One round per update of the
-most-updated element, in batches of 1, 2, 4 .. 64 with a readback after
-each; with reduction none a second round is two updates of one element,
-refused before the readback.
+The k-th update of one element goes in round k, updates of distinct elements in parallel: onnx.reference's result
+(it loops in index order) on every run, with no atomics whose order matters. One round per update of the
+most-updated element, in batches of 1, 2, 4 .. 64 with a readback after each; with reduction none a second round is
+two updates of one element, refused before the readback.
 
-Data (or its claims, 4 bytes an element) past one storage binding goes a
-band at a time (``scatter_banded``; the updates and their targets still fit
-one binding each): the targets are found once, into the whole data; per
-band, the band pass keeps the updates whose targets lie in it, the rounds
-run and the band goes to the sink: the same bytes as one pass (the slice and
-line kernels address the whole data: not there). With reduction none every
-band's one round runs first, so a duplicate is refused before any band is written.
+Data (or its claims, 4 bytes an element) past one storage binding goes a band at a time (``scatter_banded``; the
+updates and their targets still fit one binding each): the targets are found once, into the whole data; per band,
+the band pass keeps the updates whose targets lie in it, the rounds run and the band goes to the sink: the same
+bytes as one pass (the slice and line kernels address the whole data: not there). With reduction none every band's
+one round runs first, so a duplicate is refused before any band is written.
 """
 
 from __future__ import annotations
@@ -59,11 +54,10 @@ def arithmetic(reduce: Reduce, bits: int) -> str | None:
 
 @functools.lru_cache(maxsize=None)
 def nan_first(kind: str, bits: int, inner: int, bfloat: bool = False) -> bool:
-    """Whether, of two NaN operands, numpy's ``+``/``*`` keeps the first (the
-    element's) -- asked of this host's numpy (ml_dtypes for bfloat16), on
-    scalars (``inner`` 0) or on arrays of ``inner`` elements, as the reference
-    combines them: its scalar and SIMD loops answer differently on x86. The
-    two NaNs differ in sign, which is all bfloat16 keeps of a NaN."""
+    """Whether, of two NaN operands, numpy's ``+``/``*`` keeps the first (the element's) -- asked of this host's
+    numpy (ml_dtypes for bfloat16), on scalars (``inner`` 0) or on arrays of ``inner`` elements, as the
+    reference combines them: its scalar and SIMD loops answer differently on x86. The two NaNs differ in sign,
+    which is all bfloat16 keeps of a NaN."""
     import numpy as np
 
     if kind not in ("add", "mul") or bits not in (16, 32):
@@ -100,12 +94,10 @@ def apply_head(reduce: Reduce, bits: int) -> dict[str, int]:
 
 def rounds(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, targets: Any, data: Data, n: int,
            reduce: Reduce, op: str, max_dim: int, band: tuple[int, int] | None = None) -> None:
-    """Apply the updates, round after round, until none is pending: batches
-    of 1, 2, 4 .. 64 rounds, each over the updates the last one left (gathered
-    by the compact pass), a readback of what is left after each.
-    ``band`` (first data element, elements): ``out`` holds only that band of
-    the data, and only the updates whose targets lie in it are applied
-    (the band pass marks the others done; ``scatter_banded``)."""
+    """Apply the updates, round after round, until none is pending: batches of 1, 2, 4 .. 64 rounds, each over the
+    updates the last one left (gathered by the compact pass), a readback of what is left after each. ``band``
+    (first data element, elements): ``out`` holds only that band of the data, and only the updates whose targets
+    lie in it are applied (the band pass marks the others done; ``scatter_banded``)."""
     # new buffers are zeroed: no element claimed, no update done
     claim = bufs.new("claims", 4 * (data.size if band is None else band[1]), U.STORAGE)
     done = bufs.new("done", 4 * (-(-n // 32)), U.STORAGE)
@@ -151,15 +143,21 @@ def rounds(gpu: Gpu, bufs: Buffers, out: Any, upd: Any, targets: Any, data: Data
         batch = min(batch * 2, 64)
 
 
+def targets_of(bufs: Buffers, data: Any, norm: Any, table: Table, max_dim: int) -> Any:
+    """Each update's data element (the gather kernel's offsets mode over ``table``), a new buffer."""
+    targets = bufs.new("targets", 4 * table.size, U.STORAGE | U.COPY_SRC)
+    Gather(bufs, data, norm, table, max_dim).run(targets, 0, table.size, offsets=True)
+    return targets
+
+
 def band_elements(bits: int, cap: int) -> int:
     """Elements of a band: its data and its claims each within ``cap`` bytes, whole words."""
     return max(128, min(cap * 8 // bits, cap // 4) // 128 * 128)
 
 
 class Fill:
-    """A band of the data into a buffer, row-major and little-endian: read
-    straight from the source when it is so already, else re-laid (and
-    swapped) by the gather kernel from the data's windows."""
+    """A band of the data into a buffer, row-major and little-endian: read straight from the source when it is so
+    already, else re-laid (and swapped) by the gather kernel from the data's windows."""
 
     def __init__(self, gpu: Gpu, bufs: Buffers, data: Data, max_dim: int, band: int) -> None:
         from .resident import DeviceBuffer
@@ -205,10 +203,7 @@ def scatter_banded(gpu: Gpu, bufs: Buffers, data: Data, upd: Any, norm: Any, tab
     bands = [(b0, min(band, data.size - b0)) for b0 in range(0, data.size, band)]
     out = bufs.result("scatter band", (band * data.bits + 7) // 8)
     fill = Fill(gpu, bufs, data, max_dim, band)
-    targets = None
-    if n:
-        targets = bufs.new("targets", 4 * n, U.STORAGE | U.COPY_SRC)
-        Gather(bufs, upd, norm, table, max_dim).run(targets, 0, n, offsets=True)
+    targets = targets_of(bufs, upd, norm, table, max_dim) if n else None
 
     def band_rounds(b: tuple[int, int]) -> None:
         sub = bufs.child()  # a band's claims and lists, freed before the next band's

@@ -56,37 +56,34 @@ def kernel(name: str, variant: str) -> OnWords:
 Band = tuple[int, int, Any]  # start, elements, what the host's band function needs of it
 
 
-def walk(run: Run, kernel: OnWords, bands: Iterable[Band], band: Callable[[int, int, Any, Any], dict], *,
-         bits: int, sink: Sink, poison: Optional[int], what: str, stats: dict) -> int:
-    """Run ``kernel`` over each of ``bands`` in order into ``sink``, then
-    release ``run``; ``band(start, n, extra, encoder)`` uploads the band's
-    windows (on ``encoder``, None when ``run`` is mapped) and returns its
-    Params fields beyond the words, grid, elements and width. Returns the
-    bytes written; ``stats["schedule"]`` is the kernel's, ``stats["bands"]``
-    counts the bands."""
-    gpu, written = run.gpu, 0
-    stats["schedule"] = kernel.schedule
-    try:
-        for start, n, extra in bands:
-            nbytes = (n * bits + 7) // 8
-            words = -(-nbytes // 4)
-            with gpu.errors(what):
-                if poison is not None:
-                    run.out.reset(round_up(nbytes, 4), poison)
-                encoder = None if run.taken["mapped"] else gpu.device.create_command_encoder()
-                fields = band(start, n, extra, encoder)
-                groups = -(-words // kernel.schedule.per_group)
-                gpu.queue.write_buffer(run.params, 0, kernel.PARAMS.pack(
-                    words=words, groups_x=grid_x(groups, run.max_dim), elems=n, bits=bits, **fields))
-                encoder = encoder or gpu.device.create_command_encoder()  # the uploads', submitted with it
-                run.kernel.dispatch(encoder, groups, run.max_dim, run.bind_group, [0])
-                gpu.queue.submit([encoder.finish()])
-            run.drain(sink, nbytes)
-            stats["bands"] += 1
-            written += nbytes
-    finally:
-        run.release()
-    return written
+def walk(gpu: Gpu, name: str, variant: str, band_bytes: int, sizes: tuple[int, int, int], bands: Iterable[Band],
+         band: Callable[[Run, int, int, Any, Any], dict], *, bits: int, sink: Sink, poison: Optional[int],
+         mapped: bool, max_groups_per_dim: Optional[int], what: str, stats: dict, shared_upload: int = 0) -> int:
+    """Run body ``variant`` of kernel ``name`` over each of ``bands`` in order into ``sink``
+    on a ``Run`` of ``sizes`` windows (``shared_upload``, ``mapped``: Run's); ``band(run, start, n, extra,
+    encoder)`` uploads the band's windows (on ``encoder``, None when mapped) and returns its Params fields
+    beyond the words, grid, elements and width. Returns the bytes written; ``stats["schedule"]`` is the
+    kernel's, ``stats["bands"]`` counts the bands."""
+    rendered = kernel(name, variant)
+    run = Run(gpu, band_bytes, sizes, max_groups_per_dim, kernel=rendered,  # type: ignore[arg-type]
+              shared_upload=shared_upload, mapped=mapped)
+    stats["schedule"] = rendered.schedule
+
+    def each(start: int, n: int, extra: Any, nbytes: int) -> None:
+        words = -(-nbytes // 4)
+        with gpu.errors(what):
+            if poison is not None:
+                run.out.reset(round_up(nbytes, 4), poison)
+            encoder = None if mapped else gpu.device.create_command_encoder()
+            fields = band(run, start, n, extra, encoder)
+            groups = -(-words // rendered.schedule.per_group)
+            gpu.queue.write_buffer(run.params, 0, rendered.PARAMS.pack(
+                words=words, groups_x=grid_x(groups, run.max_dim), elems=n, bits=bits, **fields))
+            encoder = encoder or gpu.device.create_command_encoder()  # the uploads', submitted with it
+            run.kernel.dispatch(encoder, groups, run.max_dim, run.bind_group, [0])
+            gpu.queue.submit([encoder.finish()])
+
+    return run.stream(bands, bits, sink, each, stats=stats)
 
 
 Form = tuple[int, int]  # (div, size): input element (e // div) % size of output element e
@@ -101,9 +98,8 @@ def _window(form: Form, band: int, width: int, whole: bool) -> int:
 
 
 def select_variant(bits: int, forms: Sequence[Form] = (), count: int = 0) -> str:
-    """The select's whole-word schedule (a key of render/select.Select.BODIES):
-    ``rows`` for 32-bit X and Y in full and a condition broadcast along
-    leading axes (a row of 16 bytes or more); else by element width."""
+    """The select's whole-word schedule (a key of render/select.Select.BODIES): ``rows`` for 32-bit X and Y in full
+    and a condition broadcast along leading axes (a row of 16 bytes or more); else by element width."""
     if bits == 32 and len(forms) == 3 and forms[1] == forms[2] == (1, count):
         div, size = forms[0]
         if div == 1 and 16 <= size < count:
@@ -111,25 +107,13 @@ def select_variant(bits: int, forms: Sequence[Form] = (), count: int = 0) -> str
     return "small" if bits < 32 else "wide"
 
 
-def run_select(
-    gpu: Gpu,
-    sources: Sequence[Optional[pieces.Source]],
-    sink: Sink,
-    *,
-    forms: Sequence[Form],
-    fallback: Sequence[pieces.Piece],
-    count: int,
-    bits: int,
-    binding_bytes: Optional[int] = None,
-    max_groups_per_dim: Optional[int] = None,
-    poison: Optional[int] = None,
-) -> int:
-    """Stream the ``count`` output elements (``bits`` wide) of Where into
-    ``sink``, in order; ``sources`` are (condition, X, Y), each read in its
-    ``forms`` entry. Returns the bytes written. Runs ``fallback`` (the
-    select piece) through the pieces kernel where the select cannot: a
-    big-endian source, or an input broadcast along leading axes larger than
-    a window."""
+def run_select(gpu: Gpu, sources: Sequence[Optional[pieces.Source]], sink: Sink, *, forms: Sequence[Form],
+               fallback: Sequence[pieces.Piece], count: int, bits: int, binding_bytes: Optional[int] = None,
+               max_groups_per_dim: Optional[int] = None, poison: Optional[int] = None) -> int:
+    """Stream the ``count`` output elements (``bits`` wide) of Where into ``sink``, in order; ``sources`` are
+    (condition, X, Y), each read in its ``forms`` entry. Returns the bytes written. Runs ``fallback`` (the
+    select piece) through the pieces kernel where the select cannot: a big-endian source, or an input broadcast
+    along leading axes larger than a window."""
     if count == 0:
         return 0
     stats = gpu.cache[SELECT_LAST] = {"bands": 0, "schedule": None}
@@ -150,15 +134,12 @@ def run_select(
     in_dst = 0 if mapped else 2 if full[2] else (1 if full[1] else 0)
     need = [min(cap, _window(form, band_elements, width, w)) for form, width, w in zip(forms, widths, whole)]
     sizes = tuple(WORD if in_dst and k == in_dst else need[k] for k in (1, 0, 2))  # (src: X, mask, other: Y)
-    rendered = kernel("select", select_variant(bits, forms, count))
-    run = Run(gpu, band_bytes, sizes, max_groups_per_dim, kernel=rendered,  # type: ignore[arg-type]
-              shared_upload=max(need), mapped=mapped)
-    buffers = [run.mask, run.src, run.other]
-    if in_dst:
-        buffers[in_dst] = run.dst
 
-    def band(start: int, n: int, _, encoder) -> dict:
+    def band(run: Run, start: int, n: int, _, encoder) -> dict:
         fields: dict[str, Any] = {"in_dst": in_dst}
+        buffers = [run.mask, run.src, run.other]
+        if in_dst:
+            buffers[in_dst] = run.dst
         for k, (v, (div, size), width) in enumerate(zip("cxy", forms, widths)):
             source = sources[k]
             assert source is not None
@@ -186,17 +167,17 @@ def run_select(
         return fields
 
     bands = ((start, min(band_elements, count - start), None) for start in range(0, count, band_elements))
-    return walk(run, rendered, bands, band, bits=bits, sink=sink, poison=None if in_dst else poison,
-                what="where band", stats=stats)
+    return walk(gpu, "select", select_variant(bits, forms, count), band_bytes, sizes, bands, band, bits=bits,
+                sink=sink, poison=None if in_dst else poison, mapped=mapped, max_groups_per_dim=max_groups_per_dim,
+                what="where band", stats=stats, shared_upload=max(need))
 
 
 Lines = tuple[int, int, int, int, int, int]  # start, elements, window lo, hi (positions), line, d0
 
 
 def _bands(count: int, depth: int, inner: int, band: int, window: int) -> Iterator[Lines]:
-    """The bands of an output of ``count`` elements (lines of ``inner``,
-    ``depth`` lines to an outer): at most ``band`` elements, reading at most
-    ``window`` index positions each."""
+    """The bands of an output of ``count`` elements (lines of ``inner``, ``depth`` lines to an outer): at most
+    ``band`` elements, reading at most ``window`` index positions each."""
     lines = count // inner
     if inner <= band and 2 * inner <= window:
         # k whole lines span at most (k - 1) // depth + 2 outers of inner positions each
@@ -214,26 +195,12 @@ def _bands(count: int, depth: int, inner: int, band: int, window: int) -> Iterat
             yield line * inner + r, n, o * inner + r, o * inner + r + n - 1, NONE, d
 
 
-def run_one_hot(
-    gpu: Gpu,
-    sources: Sequence[Optional[pieces.Source]],
-    sink: Sink,
-    *,
-    depth: int,
-    inner: int,
-    index_kind: str,
-    index_bits: int,
-    off: bytes,
-    on: bytes,
-    count: int,
-    bits: int,
-    binding_bytes: Optional[int] = None,
-    max_groups_per_dim: Optional[int] = None,
-    poison: Optional[int] = None,
-) -> int:
-    """Stream the ``count`` output elements (``bits`` wide) of OneHot into
-    ``sink``, in order; ``sources[0]`` holds the indices (row-major, numpy
-    kind ``index_kind``, ``index_bits`` wide), ``off`` and ``on`` the values'
+def run_one_hot(gpu: Gpu, sources: Sequence[Optional[pieces.Source]], sink: Sink, *, depth: int, inner: int,
+                index_kind: str, index_bits: int, off: bytes, on: bytes, count: int, bits: int,
+                binding_bytes: Optional[int] = None, max_groups_per_dim: Optional[int] = None,
+                poison: Optional[int] = None) -> int:
+    """Stream the ``count`` output elements (``bits`` wide) of OneHot into ``sink``, in order; ``sources[0]`` holds
+    the indices (row-major, numpy kind ``index_kind``, ``index_bits`` wide), ``off`` and ``on`` the values'
     element bytes (ops/tensor_op.element_bytes). Returns the bytes written."""
     stats = gpu.cache[ONE_HOT_LAST] = {"bands": 0, "mapped": False, "schedule": None}
     if count == 0:
@@ -249,19 +216,18 @@ def run_one_hot(
     # the index positions the most a band reads (no band passes the window)
     reach = pieces.reach(_bands(count, depth, inner, band, window), lambda b: b[3] - b[2] + 1, window)
     need = min(cap, round_up(reach * index_bits // 8 + 2 * WORD, WORD))
-    rendered = kernel("one_hot", one_hot_variant(bits, inner))
-    run = Run(gpu, band_bytes, (need, WORD, WORD), max_groups_per_dim, kernel=rendered, mapped=mapped)
     fixed = {"depth": depth, "ibits": index_bits, "kind": INDEX_KINDS[index_kind], "swap": 1 if source.swap else 0,
              "off": _words(off, bits), "on": _words(on, bits)}
 
-    def band_fields(start: int, n: int, at: tuple[int, int, int, int], encoder) -> dict:
+    def band_fields(run: Run, start: int, n: int, at: tuple[int, int, int, int], encoder) -> dict:
         lo, hi, line, d0 = at
         first = run.upload_window(None if mapped else run.upload, run.src, source, lo, hi, index_bits, encoder)
         return {"line": line, "d0": d0, "q0": lo - first, **fixed}
 
     bands = _bands(count, depth, inner, band, window)
-    return walk(run, rendered, ((start, n, at) for start, n, *at in bands), band_fields, bits=bits, sink=sink,
-                poison=poison, what="one-hot band", stats=stats)
+    return walk(gpu, "one_hot", one_hot_variant(bits, inner), band_bytes, (need, WORD, WORD),
+                ((start, n, at) for start, n, *at in bands), band_fields, bits=bits, sink=sink, poison=poison,
+                mapped=mapped, max_groups_per_dim=max_groups_per_dim, what="one-hot band", stats=stats)
 
 
 def one_hot_variant(bits: int, inner: int) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..layout import Struct
 from .frame import Binding, Frame
-from .indices import table_row
+from .indices import table_row, walk
 from .schedule import Elements
 
 PARAMS = Struct("Params", tuple((n, "u32") for n in (
@@ -20,31 +20,20 @@ PARAMS = Struct("Params", tuple((n, "u32") for n in (
     "sign",        # what of that word (or of a sub-word element) counts
     "total",       # non-zero elements in all (pass 1)
     "_pad0", "_pad1")))
-AXIS = Struct("Axis", tuple((n, "u32") for n in ("size", "stride", "_pad0", "_pad1")))  # stride: storage, elements
+AXIS = Struct("Axis", tuple((n, "u32") for n in ("dim", "stride", "_pad0", "_pad1")))  # stride: storage, elements
 
 _PARTS = """var<workgroup> scan: array<u32, WG>;
 
-fn offset_of(e: u32) -> u32 {
-    var rest = e;
-    var at = 0u;
-    for (var k = params.rank; k > 0u; k = k - 1u) {
-        let a = axis(k - 1u);
-        at = at + (rest % a.size) * a.stride;
-        rest = rest / a.size;
-    }
-    return at;
-}
-
 fn nonzero(e: u32) -> u32 {
-    let at = offset_of(e);
+    let off = at(e).off;
     if (params.width != 0u) {
-        let byte = at * params.width;
+        let byte = off * params.width;
         let bits = (data[byte / 4u] >> ((byte % 4u) * 8u)) & ((1u << (params.width * 8u)) - 1u);
         return select(0u, 1u, (bits & params.sign) != 0u);
     }
     var any = 0u;
     for (var j = 0u; j < params.words; j = j + 1u) {
-        var w = data[at * params.words + j];
+        var w = data[off * params.words + j];
         if (j % params.part_words == params.sign_word) {
             w = w & params.sign;
         }
@@ -87,10 +76,10 @@ _MAIN = """    let group = wg.y * params.groups_x + wg.x;
     let i = counts[group] + scan[lid] - 1u;
     var rest = e;
     for (var k = params.rank; k > 0u; k = k - 1u) {
-        let size = axis(k - 1u).size;
-        let at = 2u * ((k - 1u) * params.total + i);
-        out[at] = rest % size;
-        out[at + 1u] = 0u;
+        let size = axis(k - 1u).dim;
+        let o = 2u * ((k - 1u) * params.total + i);
+        out[o] = rest % size;
+        out[o + 1u] = 0u;
         rest = rest / size;
     }
 """
@@ -106,7 +95,7 @@ class NonZero(Frame):
     LABEL = "nonzero"
 
     def parts(self) -> list[str]:
-        return [table_row("axis", AXIS), _PARTS]
+        return [table_row("axis", AXIS), walk("e", "params.rank", ("off", "last"), "stride"), _PARTS]
 
     def main(self) -> str:
         return _MAIN

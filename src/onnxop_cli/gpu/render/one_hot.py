@@ -1,34 +1,20 @@
-"""OneHot rendered on the whole-word schedule (gpu/render/schedule.py): each
-output element is on_value where its depth coordinate equals the (wrapped)
-index of its (outer, inner) position, else off_value. (The element schedule,
-gpu/render/elementwise.py, maps element to element of one shape; OneHot
-writes a depth axis per index, packed into whole words.)
+"""OneHot on the whole-word schedule (gpu/render/schedule.py; the element schedule maps element to element
+of one shape, OneHot writes a depth axis per index, packed into whole words): output element is on_value
+where its depth coordinate equals the (wrapped) index of its (outer, inner) position, else off_value.
 
-gpu/word_kernels.py streams the row-major output in bands. A band is either a
-run of whole lines (a line: the ``line`` = inner consecutive elements of one
-(outer, depth) pair) or a stretch of one line (line 0xffffffff: every
-element of the band has depth coordinate d0). The band's indices lie in
-the window ``idx`` as they are stored (little- or big-endian, any integer or
-float type the op takes), from its element q0 on; element e of the band::
+gpu/word_kernels.py streams the output in bands: a run of whole lines (``line`` = inner elements of one (outer,
+depth) pair) or a stretch of one line (line NONE, depth coordinate d0). The band's indices lie in the window
+``idx`` as stored (either byte order, any integer or float type the op takes) from element q0; band element e is at
+``t = e / line + d0, r = e % line``: depth coordinate t % depth, index position (t / depth) * line + r + q0 (two
+divisions an invocation, then adds). An index is read as ONNX casts it to int64 (floats truncated toward zero, NaN
+and infinities out of range), wrapped once if negative; one outside [-depth, depth) matches nothing (all off, as
+onnx.reference), and is decoded only when the position moves (``Span``: one position, or one line, needs no walk).
 
-    t = e / line + d0, r = e % line      (lines since the window's first outer)
-    depth coordinate t % depth, index position (t / depth) * line + r + q0
-
-found with two divisions per invocation and then walked with adds. An
-index is read as ONNX casts it to int64 (floats truncated toward zero,
-NaN and infinities out of range), then wrapped once if negative; an index
-outside [-depth, depth) matches no depth coordinate (all off, as
-onnx.reference). An invocation decodes an index only when its position
-moves (``Span``: at one position, or in one line, it needs no walk).
-
-Each invocation writes ``words`` whole u32 words of the band (vec4 stores),
-no two invocations a word, no atomics. Three bodies (``variant``, chosen by
-gpu/word_kernels.py), each its own render so each holds its own path alone:
-``small`` (elements of 2-16 bits, 32 / bits to a word, bits past the band's
-last element 0); ``wide`` (elements of 32-128 bits, lines of one element: the
-last axis, inner 1); ``wide_lines`` (longer lines: one kernel holding both
-wide fast paths ran the last axis' at 0.9x the gather kernel's GB/s against
-1.2-1.6x, Mesa 22.3). Bindings: gpu/pieces.py's layout.
+An invocation writes ``words`` whole words (vec4 stores), no two invocations a word, no atomics. Bodies
+(``variant``, gpu/word_kernels.py's ``one_hot_variant``), each rendered alone so each holds its own fast
+path: ``small`` (2-16 bits, bits past the band's last element 0), ``wide`` (32-128 bits, lines of one
+element: the last axis), ``wide_lines`` (longer lines: one kernel with both wide fast paths ran the last
+axis at 0.9x the gather kernel's GB/s against 1.2-1.6x, Mesa 22.3). Bindings: gpu/pieces.py's layout.
 """
 
 from __future__ import annotations
@@ -263,9 +249,11 @@ fn wide_walk(w0: u32, lg: u32, lo: u32) {
 }
 """
 
-_WIDE_HEAD = wide_head() + """    // WORDS is a multiple of the words per element: w0 starts an element
-    let e0 = w0 >> lg;
-"""
+def _wide_body(name: str, fast: str) -> str:
+    """Body ``name`` of elements of whole words: its own ``fast`` path (which returns), else the walk."""
+    return (_WIDE_WALK + f"\nfn {name}(wg: vec3<u32>, lid: u32) {{\n" + wide_head()
+            + "    // WORDS is a multiple of the words per element: w0 starts an element\n    let e0 = w0 >> lg;\n"
+            + fast + "    wide_walk(w0, lg, lo);\n}\n")
 
 
 def _values(part: str) -> str:
@@ -277,7 +265,7 @@ def _values(part: str) -> str:
 
 def _wide() -> str:
     """Lines of one element (the last axis, inner 1)."""
-    return (_WIDE_WALK + "\nfn wide(wg: vec3<u32>, lid: u32) {\n" + _WIDE_HEAD + """    let t0 = e0 + params.d0;
+    return _wide_body("wide", """    let t0 = e0 + params.d0;
     if (params.line == 1u && t0 % params.depth + (WORDS >> lg) <= params.depth) {
         // lines of one element (the last axis): the invocation's elements are consecutive depth
         // coordinates of one position, compared four words at a time with its one index
@@ -289,14 +277,12 @@ def _wide() -> str:
         }
         return;
     }
-    wide_walk(w0, lg, lo);
-}
 """)
 
 
 def _wide_lines() -> str:
     """Longer lines: an invocation inside one line reads each element's index once."""
-    return (_WIDE_WALK + "\nfn wide_lines(wg: vec3<u32>, lid: u32) {\n" + _WIDE_HEAD + """    let at = span_at(e0, WORDS >> lg);
+    return _wide_body("wide_lines", """    let at = span_at(e0, WORDS >> lg);
     if (at.one_line) {  // one depth coordinate, consecutive positions: each element's index read once
 """ + _values("parts") + """        var hot = vec4<bool>(false);
 """ + loop("        ") + """            for (var j = 0u; j < 4u; j = j + 1u) {
@@ -310,8 +296,6 @@ def _wide_lines() -> str:
         }
         return;
     }
-    wide_walk(w0, lg, lo);
-}
 """)
 
 

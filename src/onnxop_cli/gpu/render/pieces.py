@@ -1,31 +1,23 @@
-"""The pieces kernels (Concat, Split, Pad, Tile, Trilu, fills, Where's
-pieces) through the one frame, bound by gpu/pieces.py on one layout (src,
-mask, dst, params at a dynamic offset, axes, other).
+"""The pieces kernels (Concat, Split, Pad, Tile, Trilu, fills, Where's pieces) through the one frame, bound by
+gpu/pieces.py on one layout (src, mask, dst, params at a dynamic offset, axes, other).
 
-``General``: a piece (core/pieces.py) is a box of ``rank`` axes (rows
-axes[at ..]); element i goes to band element dst_base + sum i_k * dst_k
-from window element src_base + sum i_k * src_k, or is ``fill`` (mode 1).
-pred 1 takes the 8-bit mask's element, 2 (3) the upper (lower) triangle
-col - row >= (<=) tri_k; where it fails the element is filled (otherwise
-1), kept (0) or read from ``other`` (has_other: Where's select piece, its
-strides in rows at + 16 ..). Strides are two's complement u32 (the host
-keeps windows and bands in one binding, so final offsets are exact). ELEMS
-elements an invocation, the index decomposed once then walked with adds;
-elements under 32 bits are written by atomicAnd / atomicOr on their own
-bits, which commute. swap: a big-endian source's byte-swap unit.
+``General``: a piece (core/pieces.py) is a box of ``rank`` axes (rows axes[at ..]); element i goes to band element
+dst_base + sum i_k * dst_k from window element src_base + sum i_k * src_k, or is ``fill`` (mode 1). pred 1 takes
+the 8-bit mask's element, 2 (3) the upper (lower) triangle col - row >= (<=) tri_k; where it fails the element is
+filled (otherwise 1), kept (0) or read from ``other`` (has_other: Where's select piece, its strides in rows at + 16
+..). Strides are two's complement u32 (the host keeps windows and bands in one binding, so final offsets are
+exact). ELEMS elements an invocation, the index decomposed once then walked with adds; elements under 32 bits are
+written by atomicAnd / atomicOr on their own bits, which commute. swap: a big-endian source's byte-swap unit.
 
-``Rows`` (by runs; gpu/pieces.py chooses them): a piece whose inner axis is
-contiguous, ``rows`` rows of ``len_bits`` bits; output word w of a row holds
-the source bits from w * 32 - dst_bit + src_bit (two words joined by a
-funnel shift). ``words``: VECS whole vec4s of one row an invocation, plain
-stores; ``edges``: a row an invocation, its other words on its own bits
-(atomics). A row keeps the source in [keep_lo, keep_hi) and the fill
-pattern (word w is fill[w & 3]) elsewhere: mode 0 copy, 1 fill, 2 (3) upper
-(lower) triangle, col the inner axis, row the index along tri_row (or
-folded into tri_k). Bit offsets are u32 / i32 (gpu/piece_records.py: LIMIT_BITS, TRI_K).
+``Rows`` (by runs; gpu/pieces.py chooses them): a piece whose inner axis is contiguous, ``rows`` rows of
+``len_bits`` bits; output word w of a row holds the source bits from w * 32 - dst_bit + src_bit (two words joined
+by a funnel shift). ``words``: VECS whole vec4s of one row an invocation, plain stores; ``edges``: a row an
+invocation, its other words on its own bits (atomics). A row keeps the source in [keep_lo, keep_hi) and the fill
+pattern (word w is fill[w & 3]) elsewhere: mode 0 copy, 1 fill, 2 (3) upper (lower) triangle, col the inner axis,
+row the index along tri_row (or folded into tri_k). Bit offsets are u32 / i32 (gpu/piece_records.py: LIMIT_BITS,
+TRI_K).
 
-Not gpu/render/elementwise.py: pieces write strided boxes into a band,
-sharing words with neighbours.
+Not gpu/render/elementwise.py: pieces write strided boxes into a band, sharing words with neighbours.
 """
 
 from __future__ import annotations

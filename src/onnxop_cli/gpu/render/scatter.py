@@ -1,30 +1,23 @@
 """The scatters' kernels: each update combined into its element as
 onnx.reference's numpy code does, in index order (gpu/scatter.py runs them).
 
-``Apply`` and ``Pass`` (the rounds, gpu/scatter_claims.py): in a round each
-target's earliest pending update u claims it (``claim``: atomicMax of ~u, so
-a cleared buffer claims nothing, whatever order the invocations run in), is
-applied (``Apply``: winners have distinct targets; narrow elements by
-compare-exchange on their word), then marked done and its claim cleared
-(``reset``). ``compact`` lists the updates still pending between batches
-(status[1]: one is pending, with reduction none a second update of one
-element; status[2]: the list's length); ``band`` marks done every update
-whose target lies outside [base, base + size) and rebases the others.
+``Apply`` and ``Pass`` (the rounds, gpu/scatter_claims.py): in a round each target's earliest pending update u
+claims it (``claim``: atomicMax of ~u, so a cleared buffer claims nothing, whatever order the invocations run in),
+is applied (``Apply``: winners have distinct targets; narrow elements by compare-exchange on their word), then
+marked done and its claim cleared (``reset``). ``compact`` lists the updates still pending between batches
+(status[1]: one is pending, with reduction none a second update of one element; status[2]: the list's length);
+``band`` marks done every update whose target lies outside [base, base + size) and rebases the others.
 
-``Lines`` (ScatterElements with a reduction): only a line's updates (those
-that differ only along the axis) name its data line's elements, so one
-invocation applies them in index order; plain loads and stores where each
-word has one writer (gpu/scatter.py's ``_group``), else (``shared``)
-compare-exchange on the element's word. ``mode`` 2 reads and checks the raw
-int64 indices (render/indices.py's checked_index).
+``Lines`` (ScatterElements with a reduction): only a line's updates (those that differ only along the axis) name
+its data line's elements, so one invocation applies them in index order; plain loads and stores where each word has
+one writer (gpu/scatter.py's ``_Lines.group``), else (``shared``) compare-exchange on the element's word. ``mode``
+2 reads and checks the raw int64 indices (render/indices.py's checked_index).
 
-The arithmetic (``ARITH``; a variant each, so the compiler sees one
-expression, never a switch on the class): none replaces (complex128 as four
-words); integers wrap; float32 add and mul in lib/f32_reduce.wgsl (NaN as
-numpy: ``nan_first``, ``default_nan``), float16 and bfloat16 through it
-(lib/f16_convert.wgsl; exact); float max and min by bit pattern (-0 == +0,
-subnormals kept) with Python's max() (ScatterElements: a NaN never
-replaces) or np.maximum's rule (n*, ScatterND: a NaN wins, the element's first).
+The arithmetic (``ARITH``; a variant each, so the compiler sees one expression, never a switch on the class): none
+replaces (complex128 as four words); integers wrap; float32 add and mul in lib/f32_reduce.wgsl (NaN as numpy:
+``nan_first``, ``default_nan``), float16 and bfloat16 through it (lib/f16_convert.wgsl; exact); float max and min
+by bit pattern (-0 == +0, subnormals kept) with Python's max() (ScatterElements: a NaN never replaces) or
+np.maximum's rule (n*, ScatterND: a NaN wins, the element's first).
 """
 
 from __future__ import annotations
@@ -138,9 +131,8 @@ loop {
 
 
 def apply_fn(bits: int, atomic: bool) -> str:
-    """``fn apply(u, t)``: update u combined into element t, the data bound as
-    atomics (``atomic``) or plain words; a narrow element into its bits of its
-    word (by compare-exchange where atomic); a 128-bit one (none only)
+    """``fn apply(u, t)``: update u combined into element t, the data bound as atomics (``atomic``) or plain words;
+    a narrow element into its bits of its word (by compare-exchange where atomic); a 128-bit one (none only)
     replaced word by word."""
     def load(at: str) -> str:
         return f"atomicLoad(&data[{at}])" if atomic else f"data[{at}]"

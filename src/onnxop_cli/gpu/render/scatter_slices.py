@@ -1,21 +1,16 @@
-"""ScatterND with reduction none by whole slices (gpu/scatter.py's
-``_by_slices``, where gpu/render/slices.py finds the slices whole words), once the
-data is in ``out``, in two steps (``Slices.step``):
+"""ScatterND with reduction none by whole slices (gpu/scatter.py's ``_by_slices``, where gpu/render/slices.py finds
+the slices whole words), once the data is in ``out``, in two steps (``Slices.step``):
 
 ``claim``
-    an invocation per index tuple counts its target slice; a count found
-    non-zero is two tuples naming one slice (status[1] = 1): the host refuses
-    the scatter before the apply, whatever order the invocations ran in.
+    an invocation per index tuple counts its target slice; a count found non-zero is two tuples naming one slice
+    (status[1] = 1): the host refuses the scatter before the apply, whatever order the invocations ran in.
 ``apply``
-    WORDS update words an invocation over their distinct targets: one
-    writer a word.
+    WORDS update words an invocation over their distinct targets: one writer a word.
 
-The tuples are read from ``norm`` as the index check (gpu/render/indexed.py)
-wrote it, or (``raw``) from the raw int64 indices, each checked as read
-(render/indices.py's checked_index: a bad one is refused before the apply);
-the raw claim leaves each tuple's target word in ``starts`` for the apply.
-The table and Params (render/indices.py's SLICE_PARAMS) are the gather's
-(a Lookup's ``claim``: its stride in slices).
+The tuples are read from ``norm`` as the index check (gpu/render/indexed.py) wrote it, or (``raw``) from the raw
+int64 indices, each checked as read (render/indices.py's checked_index: a bad one is refused before the apply); the
+raw claim leaves each tuple's target word in ``starts`` for the apply. The table and Params (render/indices.py's
+SLICE_PARAMS) are the gather's (a Lookup's ``claim``: its stride in slices).
 """
 
 from __future__ import annotations
@@ -23,18 +18,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .frame import Binding, Frame, first
-from .indices import SLICE_PARAMS, checked_index, slice_copy, table
+from .indices import SLICE_PARAMS, checked_index, slice_copy, table, walk
 from .schedule import Words
 
 _AIM = """// Slice p's target: (word of its first word, slice number), its tuple read from {whence}
 fn aim(p: u32) -> vec2<u32> {{
-    var rest = p;
-    var ip = 0u;
-    for (var k = params.outer; k > 0u; k = k - 1u) {{
-        let ax = axis(k - 1u);
-        ip = ip + (rest % ax.dim) * ax.istride;
-        rest = rest / ax.dim;
-    }}
+    let ip = at(p).ip;
     var t = vec2<u32>(0u);
     for (var j = 0u; j < params.nlook; j = j + 1u) {{
         let lk = lookup(params.outer + j);
@@ -79,7 +68,7 @@ class Slices(Frame):
             return []  # the claim's targets, in `starts`
         aim = _AIM.format(whence="the raw indices, checked" if self.raw else "`norm` as the index check (gpu/render/indexed.py) wrote it",
                           index="index(ip + lk.ioff, lk.bound)" if self.raw else "norm[ip + lk.ioff]")
-        return [*table(), *(checked_index() if self.raw else []), aim]
+        return [*table(), *(checked_index() if self.raw else []), walk("p", "params.outer", ("ip", "last")), aim]
 
     def main(self) -> str:
         if self.step == "apply":

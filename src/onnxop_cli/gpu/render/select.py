@@ -1,27 +1,21 @@
-"""Where's select rendered on the whole-word schedule (gpu/render/schedule.py),
-beside gpu/render/elementwise.py's element schedule, which ran Where at a third
-of this one's bytes per second (float32, 16 MiB, the condition a row; lavapipe,
-Mesa 22.3). Three bodies (``variant``, chosen by gpu/word_kernels.py's
-``select_variant``; the words that wide and rows hold: ``Select.KEEPS``):
+"""Where's select rendered on the whole-word schedule (gpu/render/schedule.py), beside gpu/render/elementwise.py's
+element schedule, which ran Where at a third of this one's bytes per second (float32, 16 MiB, the condition a
+row; lavapipe, Mesa 22.3). Three bodies (``variant``, chosen by gpu/word_kernels.py's ``select_variant``; the
+words that wide and rows hold: ``Select.KEEPS``):
 
 ``small`` (8- and 16-bit elements)
-    a word holds 32 / bits elements; a full X or Y word is taken as it
-    lies, a full condition word gives the word's mask from its bytes at
-    once (each nonzero byte -> all ones over its element), and the word is
-    select()ed bitwise. Bits past the band's last element are 0.
+    a word holds 32 / bits elements; a full X or Y word is taken as it lies, a full condition word gives the word's
+    mask from its bytes at once (each nonzero byte -> all ones over its element), and the word is select()ed
+    bitwise. Bits past the band's last element are 0.
 ``wide`` (32-, 64- and 128-bit elements)
-    a word is one 32-bit part of one element, chosen whole by the element's
-    condition byte.
+    a word is one 32-bit part of one element, chosen whole by the element's condition byte.
 ``rows`` (32-bit elements, X and Y full, the condition broadcast along
-    leading axes, a row of 16 bytes or more): without wide's prologue (a
-    division, the tests of every other case).
+    leading axes, a row of 16 bytes or more): without wide's prologue (a division, the tests of every other case).
 
-Each input is read as *full* (element e + base of its window, a word at a
-time) or as a *run* (element ((e + r0) / div + q0) % wrap: a scalar, or
-broadcast along trailing or leading axes or both), found with one division
-per invocation and walked with adds. A full X or Y may lie in dst itself
-(``in_dst``). The condition is bool, any nonzero byte true (as numpy); a
-select moves bits, so NaN payloads and -0.0 pass as they lie. Bindings:
+Each input is read as *full* (element e + base of its window, a word at a time) or as a *run* (element ((e + r0) /
+div + q0) % wrap: a scalar, or broadcast along trailing or leading axes or both), found with one division per
+invocation and walked with adds. A full X or Y may lie in dst itself (``in_dst``). The condition is bool, any
+nonzero byte true (as numpy); a select moves bits, so NaN payloads and -0.0 pass as they lie. Bindings:
 gpu/pieces.py's layout.
 """
 
@@ -278,9 +272,8 @@ def _wide() -> str:
 
 
 def _rows() -> str:
-    """32-bit elements, X and Y full, the condition a row: sixteen condition
-    bytes that start a vector of the row are one load; others are two words'
-    funnels (``row_four``)."""
+    """32-bit elements, X and Y full, the condition a row: sixteen condition bytes that start a vector of the row
+    are one load; others are two words' funnels (``row_four``)."""
     return """// whether condition bytes i .. i + 3 of a row of `size` (wrapping past its end) are nonzero: one
 // funnel of two words unless the row ends among them
 fn row_four(i: u32, size: u32) -> vec4<bool> {
