@@ -9,7 +9,11 @@ bool, zero-extended); 64-bit integers in ``vec2<u32>`` (``s64``, ``u64``;
 x the low word), through shaders/lib/int64_ops.wgsl and int64_div.wgsl.
 Cast's ``Convert`` reads a float as its bits (``f``: zero-extended to 64)
 and converts through lib/float_convert.wgsl, as the table of formats here
-says (``FORMATS``; 2-, 4-, 8- and 16-bit elements packed in words).
+says (``FORMATS``; 2-, 4-, 8- and 16-bit elements packed in words). The
+formats are parameters (``Params.from_format``, ``to_format`` and the modes), not
+kernel text: a Convert kernel's text depends only on the element widths it
+loads and stores and on the classes of its two types (``Elementwise.label``),
+so every pair of types of the same classes runs one compiled kernel.
 Every result is truncated to the output's width when stored, so overflow
 wraps as numpy and onnxruntime wrap (int8 127 + 1 is -128; INT_MIN / -1 is
 INT_MIN). Integer division truncates toward zero; a zero divisor is
@@ -26,7 +30,9 @@ element stride there, 0 where it is broadcast).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from functools import cache
 from typing import NamedTuple
 
 from ...core.tensor import DTYPES
@@ -35,6 +41,8 @@ from ..shaders import shader_source
 from .frame import Binding, Frame, first
 from .schedule import Elements
 
+# a float format of Convert (FORMATS), as lib/float_convert.wgsl's functions take it
+FORMAT = Struct("Format", (("mant", "u32"), ("ebits", "u32"), ("bias", "u32"), ("style", "u32")))
 PARAMS = Struct("Params", (
     ("units", "u32"),     # invocations' units of this band: output words (< 32 bits) or elements
     ("groups_x", "u32"),  # workgroups per row of the dispatch grid
@@ -42,11 +50,17 @@ PARAMS = Struct("Params", (
     ("e0", "u32"),        # the band's first output element
     ("rank", "u32"),      # entries of the axes table
     ("strided", "u32"),   # bit k: input k is read through the axes table (else directly)
-    ("pad0", "u32"),
-    ("pad1", "u32"),
+    ("saturate", "u32"),  # Convert to a float8 type: 1, overflow and infinity are its largest finite value
+    ("round", "u32"),     # Convert to float8e8m0: the lib's round (ROUND_MODES)
     ("base", "vec4<u32>"),   # input k's window starts at its element base[k]
     ("konst", "vec4<u32>"),  # Range: start (x, y) and delta (z, w), as 64-bit words
-))
+    ("from_format", "Format"),  # Convert from a float: its format
+    ("to_format", "Format"),    # Convert to a float: its format
+    ("nan", "u32"),       # Convert to a float: what a NaN becomes (the lib's NAN_*, nan_mode)
+    ("bits", "u32"),      # Convert to an integer: its bits
+    ("signed", "u32"),    # Convert to an integer: 1, it is signed
+    ("pad0", "u32"),
+), members=(FORMAT,))
 # an entry of the axes table: the output's extent on the axis and each input's stride along it
 AXIS = Struct("Axis", (("extent", "u32"), ("s0", "u32"), ("s1", "u32"), ("s2", "u32")))
 SCHEDULE = Elements(64)  # the first of choose.py's ``elementwise`` candidates: gpu/elementwise.py asks
@@ -157,7 +171,8 @@ FORMATS = {
     "float4_e2m1fn": Format(1, 2, 1, "FINITE"),
     "float8_e8m0fnu": Format(0, 8, 127, "E8M0"),
 }
-SATURATING = ("float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz")  # the saturate attribute
+# the types the saturate attribute applies to
+SATURATING = ("float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu")
 ROUND_MODES = {"up": 0, "nearest": 1, "down": 2}  # float8e8m0's round_mode attribute (Cast-24)
 NATIVE = ("float16", "float32", "float64")  # numpy's own floats
 
@@ -171,29 +186,71 @@ def nan_mode(source: str, target: str) -> str:
     return "NAN_CANON"
 
 
-def _fmt(f: Format) -> str:
-    return f"{f.mant}u, {f.ebits}u, {f.bias}, {f.style}"
+@cache
+def lib_constant(name: str) -> int:
+    """The value of lib/float_convert.wgsl's ``const NAME: u32`` (a style, a NaN mode): declared there once."""
+    m = re.search(rf"^const {name}: u32 = (\d+)u;", shader_source("lib/float_convert.wgsl"), re.MULTILINE)
+    if m is None:
+        raise KeyError(f"lib/float_convert.wgsl declares no {name}")
+    return int(m.group(1))
+
+
+def _format(dtype: str) -> dict[str, int]:
+    """``dtype``'s Params Format (zeros for a type that is no float)."""
+    f = FORMATS.get(dtype)
+    if f is None:
+        return {"mant": 0, "ebits": 0, "bias": 0, "style": 0}
+    return {"mant": f.mant, "ebits": f.ebits, "bias": f.bias, "style": lib_constant(f.style)}
+
+
+NO_CONVERSION = {"from_format": _format(""), "to_format": _format(""), "saturate": 0, "round": 0, "nan": 0, "bits": 0,
+                 "signed": 0}
+
+
+def conversion(source: str, target: str, *, saturate: bool, round_mode: str) -> dict[str, object]:
+    """The Params fields of a Convert from ``source`` to ``target`` (numpy's names): the formats and modes
+    that the kernel's text leaves to its parameters."""
+    return {"from_format": _format(source), "to_format": _format(target),
+            "saturate": int(saturate and target in SATURATING), "round": ROUND_MODES[round_mode],
+            "nan": lib_constant(nan_mode(source, target)), "bits": BITS[target],
+            "signed": int(target.startswith("int"))}
+
+
+def _fmt(of: str) -> str:
+    """The lib's format arguments, read from ``params.<of>``."""
+    return f"params.{of}.mant, params.{of}.ebits, i32(params.{of}.bias), params.{of}.style"
 
 
 def decode(source: str, signed: bool, value: str) -> str:
     """WGSL of the ``Num`` that ``value`` (the loaded element: a float's bits,
     an integer as 64 bits) holds."""
     if source in FORMATS:
-        return f"decode_float({value}, {_fmt(FORMATS[source])})"
+        return f"decode_float({value}, {_fmt('from_format')})"
     return f"decode_int({value}, {str(signed).lower()})"
 
 
-def encode(source: str, target: str, num: str, *, saturate: bool, round_mode: str, tbits: int) -> str:
+def encode(target: str, num: str) -> str:
     """WGSL of ``target``'s 64-bit pattern for the ``Num`` ``num``."""
     if target in FORMATS:
-        if FORMATS[target].style == "E8M0":
-            f32 = encode(source, "float32", num, saturate=False, round_mode=round_mode, tbits=32)
-            return f"encode_e8m0({f32}.x, {ROUND_MODES[round_mode]}u, {str(saturate).lower()})"
-        sat = str(saturate and target in SATURATING).lower()
-        return f"encode_float({num}, {_fmt(FORMATS[target])}, {sat}, {nan_mode(source, target)})"
+        if FORMATS[target].style == "E8M0":  # through float32: its NaN, whichever, is e8m0's 0xff
+            f32 = FORMATS["float32"]
+            return (f"encode_e8m0(encode_float({num}, {f32.mant}u, {f32.ebits}u, {f32.bias}, {f32.style}, false, "
+                    "NAN_CANON).x, params.round, params.saturate != 0u)")
+        return f"encode_float({num}, {_fmt('to_format')}, params.saturate != 0u, params.nan)"
     if target == "bool":
         return f"nonzero_num({num})"
-    return f"to_int({num}, {tbits}u, {str(target.startswith('int')).lower()}, eg)"
+    return f"to_int({num}, params.bits, params.signed != 0u, eg)"
+
+
+def convert_class(dtype: str, *, target: bool) -> str:
+    """What a Cast or Convert kernel's text depends on of a type: bool; a float's width (a target's e8m0 apart); an
+    integer's width, and a source's sign (a target's is a parameter)."""
+    bits = BITS[dtype]
+    if dtype == "bool" or (target and dtype in FORMATS and FORMATS[dtype].style == "E8M0"):
+        return "bool" if dtype == "bool" else "e8m0"
+    if dtype in FORMATS:
+        return f"f{bits}"
+    return f"i{bits}" if target else f"{type_class(dtype)[0]}{bits}"
 
 
 def type_class(dtype: str) -> str:
@@ -258,10 +315,21 @@ class Elementwise(Frame):
 
     @property
     def label(self) -> str:
-        ins = ",".join(o.dtype + (f"/be{o.swap}" if o.swap else "") for o in self.inputs)
-        mode = f"[saturate={int(self.saturate)},round_mode={self.round_mode}]" if self.op == "Convert" else ""
-        wg = "" if self.schedule == SCHEDULE else f"[wg={self.schedule.wg}]"  # the device caches it by label
-        return f"elementwise {self.op}{mode}({ins})->{self.out}{wg}"
+        """What its text depends on, and only that: the device caches the compiled kernel by label (a
+        Cast's and Convert's types by class, convert_class: the formats and modes are parameters)."""
+        ins = ",".join(self._named(o.dtype, False) + (f"/be{o.swap}" if o.swap else "") for o in self.inputs)
+        wg = "" if self.schedule == SCHEDULE else f"[wg={self.schedule.wg}]"
+        return f"elementwise {self.op}({ins})->{self._named(self.out, True)}{wg}"
+
+    def _named(self, dtype: str, target: bool) -> str:
+        return convert_class(dtype, target=target) if self.op in ("Cast", "Convert") else dtype
+
+    @property
+    def conversion(self) -> dict[str, object]:
+        """Its Params fields of Cast's formats and modes (zeros but for Convert)."""
+        if self.op != "Convert":
+            return NO_CONVERSION
+        return conversion(self.inputs[0].dtype, self.out, saturate=self.saturate, round_mode=self.round_mode)
 
     def parts(self) -> list[str]:
         return [*(shader_source(lib) for lib in LIBS), _HELPERS, AXIS.wgsl(), _OFFSETS,
@@ -276,9 +344,8 @@ class Elementwise(Frame):
         if is_bool:
             raw = f"vec2<u32>(select(0u, 1u, {expr[len('bool:'):]}), 0u)"
         elif expr.startswith("convert:"):
-            src, cls = self.inputs[0].dtype, self.cls
-            num = decode(src, cls.startswith("s"), "a" if cls == "f" else "raw(a)")
-            raw = encode(src, self.out, num, saturate=self.saturate, round_mode=self.round_mode, tbits=BITS[self.out])
+            cls = self.cls
+            raw = encode(self.out, decode(self.inputs[0].dtype, cls.startswith("s"), "a" if cls == "f" else "raw(a)"))
         else:
             raw = f"raw({expr})"
         if self.out == "bool" and not is_bool:  # Cast to bool: any bit set is true
