@@ -8,8 +8,8 @@ Type classes: integers of 32 bits or fewer compute in WGSL's ``i32``
 bool, zero-extended); 64-bit integers in ``vec2<u32>`` (``s64``, ``u64``;
 x the low word), through shaders/lib/int64_ops.wgsl and int64_div.wgsl.
 Cast's ``Convert`` reads a float as its bits (``f``: zero-extended to 64)
-and converts through lib/float_convert.wgsl, as the table of formats here
-says (``FORMATS``; 2-, 4-, 8- and 16-bit elements packed in words). The
+and converts through lib/float_convert.wgsl, as gpu/render/convert.py's
+table of formats says (``FORMATS``; 2-, 4-, 8- and 16-bit elements packed in words). The
 formats are parameters (``Params.from_format``, ``to_format`` and the modes), not
 kernel text: a Convert kernel's text depends only on the element widths it
 loads and stores and on the classes of its two types (``Elementwise.label``),
@@ -30,19 +30,16 @@ element stride there, 0 where it is broadcast).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from functools import cache
-from typing import NamedTuple
 
 from ...core.tensor import DTYPES
 from ..layout import Struct
 from ..shaders import shader_source
+from .convert import (FORMAT, FORMATS, NATIVE, ROUND_MODES, SATURATING, decode, encode, format_params, lib_constant,
+                      nan_mode)
 from .frame import Binding, Frame, first
 from .schedule import Elements
 
-# a float format of Convert (FORMATS), as lib/float_convert.wgsl's functions take it
-FORMAT = Struct("Format", (("mant", "u32"), ("ebits", "u32"), ("bias", "u32"), ("style", "u32")))
 PARAMS = Struct("Params", (
     ("units", "u32"),     # invocations' units of this band: output words (< 32 bits) or elements
     ("groups_x", "u32"),  # workgroups per row of the dispatch grid
@@ -141,105 +138,17 @@ _WGSL = {"s32": "i32", "u32": "u32", "s64": "vec2<u32>", "u64": "vec2<u32>", "f"
 BITS = {d.name: d.bits for d in DTYPES if not d.is_string and not d.name.startswith("complex")}
 
 
-# Cast's conversions as data: a source is decoded into lib/float_convert.wgsl's ``Num`` (an integer:
-# ``decode_int``; a float: ``decode_float`` with its format), and ``Num`` is encoded as the target (a float:
-# ``encode_float``; float8e8m0: through float32, then ``encode_e8m0``; an integer: ``to_int``; bool:
-# nonzero). One place per type, not one kernel per pair.
-#
-# NaN: numpy and ml_dtypes do not agree on what a NaN becomes, and this is what onnx.reference gives (x86,
-# numpy 2, ml_dtypes 0.5), checked bit for bit by tests/gpu/test_cast.py: numpy narrowing to float16, and
-# widening from it, keeps the fraction's top bits (at least one set); the hardware conversions between
-# float32 and float64 keep them and set the quiet bit; bfloat16 to float32 is a shift (kept), to float64
-# through float32 (quieted); every other pair through ml_dtypes is the target's canonical NaN with the sign.
-class Format(NamedTuple):
-    mant: int  # fraction bits
-    ebits: int  # exponent bits
-    bias: int
-    style: str  # the lib's constant: which patterns are NaN and infinity
-
-
-# numpy's (ml_dtypes') names
-FORMATS = {
-    "float16": Format(10, 5, 15, "IEEE"),
-    "bfloat16": Format(7, 8, 127, "IEEE"),
-    "float32": Format(23, 8, 127, "IEEE"),
-    "float64": Format(52, 11, 1023, "IEEE"),
-    "float8_e4m3fn": Format(3, 4, 7, "FN"),
-    "float8_e4m3fnuz": Format(3, 4, 8, "FNUZ"),
-    "float8_e5m2": Format(2, 5, 15, "IEEE"),
-    "float8_e5m2fnuz": Format(2, 5, 16, "FNUZ"),
-    "float4_e2m1fn": Format(1, 2, 1, "FINITE"),
-    "float8_e8m0fnu": Format(0, 8, 127, "E8M0"),
-}
-# the types the saturate attribute applies to
-SATURATING = ("float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu")
-ROUND_MODES = {"up": 0, "nearest": 1, "down": 2}  # float8e8m0's round_mode attribute (Cast-24)
-NATIVE = ("float16", "float32", "float64")  # numpy's own floats
-
-
-def nan_mode(source: str, target: str) -> str:
-    """What a NaN of ``source`` becomes in ``target`` (the lib's NAN_* constant)."""
-    if source in NATIVE and target in NATIVE:
-        return "NAN_KEEP" if "float16" in (source, target) else "NAN_QUIET"
-    if source == "bfloat16" and target in ("float32", "float64"):
-        return "NAN_KEEP" if target == "float32" else "NAN_QUIET"
-    return "NAN_CANON"
-
-
-@cache
-def lib_constant(name: str) -> int:
-    """The value of lib/float_convert.wgsl's ``const NAME: u32`` (a style, a NaN mode): declared there once."""
-    m = re.search(rf"^const {name}: u32 = (\d+)u;", shader_source("lib/float_convert.wgsl"), re.MULTILINE)
-    if m is None:
-        raise KeyError(f"lib/float_convert.wgsl declares no {name}")
-    return int(m.group(1))
-
-
-def _format(dtype: str) -> dict[str, int]:
-    """``dtype``'s Params Format (zeros for a type that is no float)."""
-    f = FORMATS.get(dtype)
-    if f is None:
-        return {"mant": 0, "ebits": 0, "bias": 0, "style": 0}
-    return {"mant": f.mant, "ebits": f.ebits, "bias": f.bias, "style": lib_constant(f.style)}
-
-
-NO_CONVERSION = {"from_format": _format(""), "to_format": _format(""), "saturate": 0, "round": 0, "nan": 0, "bits": 0,
-                 "signed": 0}
+NO_CONVERSION = {"from_format": format_params(""), "to_format": format_params(""), "saturate": 0, "round": 0,
+                 "nan": 0, "bits": 0, "signed": 0}  # the Params of Cast's formats, for the other operators
 
 
 def conversion(source: str, target: str, *, saturate: bool, round_mode: str) -> dict[str, object]:
     """The Params fields of a Convert from ``source`` to ``target`` (numpy's names): the formats and modes
     that the kernel's text leaves to its parameters."""
-    return {"from_format": _format(source), "to_format": _format(target),
+    return {"from_format": format_params(source), "to_format": format_params(target),
             "saturate": int(saturate and target in SATURATING), "round": ROUND_MODES[round_mode],
             "nan": lib_constant(nan_mode(source, target)), "bits": BITS[target],
             "signed": int(target.startswith("int"))}
-
-
-def _fmt(of: str) -> str:
-    """The lib's format arguments, read from ``params.<of>``."""
-    return f"params.{of}.mant, params.{of}.ebits, i32(params.{of}.bias), params.{of}.style"
-
-
-def decode(source: str, signed: bool, value: str) -> str:
-    """WGSL of the ``Num`` that ``value`` (the loaded element: a float's bits,
-    an integer as 64 bits) holds."""
-    if source in FORMATS:
-        return f"decode_float({value}, {_fmt('from_format')})"
-    return f"decode_int({value}, {str(signed).lower()})"
-
-
-def encode(target: str, num: str) -> str:
-    """WGSL of ``target``'s 64-bit pattern for the ``Num`` ``num``."""
-    if target in FORMATS:
-        if FORMATS[target].style == "E8M0":  # through float32: its NaN, whichever, is e8m0's 0xff
-            f32 = FORMATS["float32"]
-            return (f"encode_e8m0(encode_float({num}, {f32.mant}u, {f32.ebits}u, {f32.bias}, {f32.style}, false, "
-                    "NAN_CANON).x, params.round, params.saturate != 0u)")
-        return f"encode_float({num}, {_fmt('to_format')}, params.saturate != 0u, params.nan)"
-    if target == "bool":
-        return f"nonzero_num({num})"
-    return f"to_int({num}, params.bits, params.signed != 0u, eg)"
 
 
 def convert_class(dtype: str, *, target: bool) -> str:
@@ -322,7 +231,13 @@ class Elementwise(Frame):
         return f"elementwise {self.op}({ins})->{self._named(self.out, True)}{wg}"
 
     def _named(self, dtype: str, target: bool) -> str:
-        return convert_class(dtype, target=target) if self.op in ("Cast", "Convert") else dtype
+        return convert_class(dtype, target=target) if self.op in ("Cast", "Convert") and not self.fixed else dtype
+
+    @property
+    def fixed(self) -> bool:
+        """A Convert between numpy's own floats (the hot pairs), their formats written in: as parameters,
+        float32 to float16 took 1.6 times the CPU seconds on lavapipe; 6 kernels more."""
+        return self.op == "Convert" and self.inputs[0].dtype in NATIVE and self.out in NATIVE
 
     @property
     def conversion(self) -> dict[str, object]:
@@ -345,7 +260,9 @@ class Elementwise(Frame):
             raw = f"vec2<u32>(select(0u, 1u, {expr[len('bool:'):]}), 0u)"
         elif expr.startswith("convert:"):
             cls = self.cls
-            raw = encode(self.out, decode(self.inputs[0].dtype, cls.startswith("s"), "a" if cls == "f" else "raw(a)"))
+            src, fixed = self.inputs[0].dtype, self.fixed
+            num = decode(src, cls.startswith("s"), "a" if cls == "f" else "raw(a)", fixed)
+            raw = encode(src, self.out, num, fixed)
         else:
             raw = f"raw({expr})"
         if self.out == "bool" and not is_bool:  # Cast to bool: any bit set is true
