@@ -96,14 +96,17 @@ def decode(source: str, signed: bool, value: str, fixed: bool = False) -> str:
     return f"decode_int({value}, {str(signed).lower()})"
 
 
-def encode(source: str, target: str, num: str, fixed: bool = False) -> str:
-    """WGSL of ``target``'s 64-bit pattern for the ``Num`` ``num``."""
+def encode(source: str, target: str, num: str, fixed: bool = False, tbits: int = 0) -> str:
+    """WGSL of ``target``'s 64-bit pattern for the ``Num`` ``num`` (``fixed``: ``target``'s format, NaN
+    mode, ``tbits`` and sign written in; else read from ``params``)."""
     if target in FORMATS:
         if FORMATS[target].style == "E8M0":  # through float32: its NaN, whichever, is e8m0's 0xff
             return (f"encode_e8m0(encode_float({num}, {_fmt('', 'float32', True)}, false, NAN_CANON).x, "
                     "params.round, params.saturate != 0u)")
-        sat, nan = ("false", nan_mode(source, target)) if fixed else ("params.saturate != 0u", "params.nan")
-        return f"encode_float({num}, {_fmt('to_format', target, fixed)}, {sat}, {nan})"
+        nan = nan_mode(source, target) if fixed else "params.nan"
+        return f"encode_float({num}, {_fmt('to_format', target, fixed)}, params.saturate != 0u, {nan})"
     if target == "bool":
         return f"nonzero_num({num})"
+    if fixed:
+        return f"to_int({num}, {tbits}u, {str(target.startswith('int')).lower()}, eg)"
     return f"to_int({num}, params.bits, params.signed != 0u, eg)"

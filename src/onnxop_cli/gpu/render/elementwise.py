@@ -237,7 +237,7 @@ class Elementwise(Frame):
     def fixed(self) -> bool:
         """A Convert between numpy's own floats (the hot pairs), their formats written in: as parameters,
         float32 to float16 took 1.6 times the CPU seconds on lavapipe; 6 kernels more."""
-        return self.op == "Convert" and self.inputs[0].dtype in NATIVE and self.out in NATIVE
+        return self.op == "Convert" and self.inputs[0].dtype in NATIVE
 
     @property
     def conversion(self) -> dict[str, object]:
@@ -262,7 +262,7 @@ class Elementwise(Frame):
             cls = self.cls
             src, fixed = self.inputs[0].dtype, self.fixed
             num = decode(src, cls.startswith("s"), "a" if cls == "f" else "raw(a)", fixed)
-            raw = encode(src, self.out, num, fixed)
+            raw = encode(src, self.out, num, fixed, BITS[self.out])
         else:
             raw = f"raw({expr})"
         if self.out == "bool" and not is_bool:  # Cast to bool: any bit set is true
