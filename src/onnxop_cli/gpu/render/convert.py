@@ -1,10 +1,13 @@
 """Cast's conversions as data, for the elementwise kernel's ``Convert``
 (gpu/render/elementwise.py): each float type's format (``FORMATS``), what a
 NaN becomes (``nan_mode``), and the WGSL that decodes a loaded element into
-lib/float_convert.wgsl's ``Num`` and encodes it as the target. The formats
-and modes are the kernel's parameters (``Format``, packed by
-elementwise.conversion), read from ``params``; only numpy's own floats
-between themselves have theirs written in (``fixed``)."""
+lib/float_convert.wgsl's ``Num`` (an integer: ``decode_int``; a float:
+``decode_float``) and encodes it as the target (a float: ``encode_float``;
+float8e8m0: through float32, then ``encode_e8m0``; an integer: ``to_int``;
+bool: nonzero). The formats and modes are the kernel's parameters
+(``Format``, packed by elementwise.conversion), read from ``params``, but
+from numpy's own floats (the hot sources), whose kernels have theirs written
+in (``fixed``)."""
 
 from __future__ import annotations
 
@@ -18,11 +21,6 @@ from ..shaders import shader_source
 # a float format of Convert (FORMATS) in the kernel's Params, as lib/float_convert.wgsl's functions take it
 FORMAT = Struct("Format", (("mant", "u32"), ("ebits", "u32"), ("bias", "u32"), ("style", "u32")))
 
-# A source is decoded into lib/float_convert.wgsl's ``Num`` (an integer:
-# ``decode_int``; a float: ``decode_float`` with its format), and ``Num`` is encoded as the target (a float:
-# ``encode_float``; float8e8m0: through float32, then ``encode_e8m0``; an integer: ``to_int``; bool:
-# nonzero). One place per type, not one kernel per pair.
-#
 # NaN: numpy and ml_dtypes do not agree on what a NaN becomes, and this is what onnx.reference gives (x86,
 # numpy 2, ml_dtypes 0.5), checked bit for bit by tests/gpu/test_cast.py: numpy narrowing to float16, and
 # widening from it, keeps the fraction's top bits (at least one set); the hardware conversions between
@@ -66,17 +64,12 @@ def nan_mode(source: str, target: str) -> str:
 @cache
 def lib_constant(name: str) -> int:
     """The value of lib/float_convert.wgsl's ``const NAME: u32`` (a style, a NaN mode): declared there once."""
-    m = re.search(rf"^const {name}: u32 = (\d+)u;", shader_source("lib/float_convert.wgsl"), re.MULTILINE)
-    if m is None:
-        raise KeyError(f"lib/float_convert.wgsl declares no {name}")
-    return int(m.group(1))
+    return int(re.search(rf"^const {name}: u32 = (\d+)u;", shader_source("lib/float_convert.wgsl"), re.M)[1])
 
 
 def format_params(dtype: str) -> dict[str, int]:
     """``dtype``'s Params Format (zeros for a type that is no float)."""
-    f = FORMATS.get(dtype)
-    if f is None:
-        return {"mant": 0, "ebits": 0, "bias": 0, "style": 0}
+    f = FORMATS.get(dtype, Format(0, 0, 0, "IEEE"))
     return {"mant": f.mant, "ebits": f.ebits, "bias": f.bias, "style": lib_constant(f.style)}
 
 

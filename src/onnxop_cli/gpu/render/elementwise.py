@@ -8,12 +8,8 @@ Type classes: integers of 32 bits or fewer compute in WGSL's ``i32``
 bool, zero-extended); 64-bit integers in ``vec2<u32>`` (``s64``, ``u64``;
 x the low word), through shaders/lib/int64_ops.wgsl and int64_div.wgsl.
 Cast's ``Convert`` reads a float as its bits (``f``: zero-extended to 64)
-and converts through lib/float_convert.wgsl, as gpu/render/convert.py's
-table of formats says (``FORMATS``; 2-, 4-, 8- and 16-bit elements packed in words). The
-formats are parameters (``Params.from_format``, ``to_format`` and the modes), not
-kernel text: a Convert kernel's text depends only on the element widths it
-loads and stores and on the classes of its two types (``Elementwise.label``),
-so every pair of types of the same classes runs one compiled kernel.
+and converts through lib/float_convert.wgsl, as gpu/render/convert.py says
+(2-, 4-, 8- and 16-bit elements packed in words; the formats as ``Params``).
 Every result is truncated to the output's width when stored, so overflow
 wraps as numpy and onnxruntime wrap (int8 127 + 1 is -128; INT_MIN / -1 is
 INT_MIN). Integer division truncates toward zero; a zero divisor is
@@ -138,9 +134,6 @@ _WGSL = {"s32": "i32", "u32": "u32", "s64": "vec2<u32>", "u64": "vec2<u32>", "f"
 BITS = {d.name: d.bits for d in DTYPES if not d.is_string and not d.name.startswith("complex")}
 
 
-NO_CONVERSION = {"from_format": format_params(""), "to_format": format_params(""), "saturate": 0, "round": 0,
-                 "nan": 0, "bits": 0, "signed": 0}  # the Params of Cast's formats, for the other operators
-
 
 def conversion(source: str, target: str, *, saturate: bool, round_mode: str) -> dict[str, object]:
     """The Params fields of a Convert from ``source`` to ``target`` (numpy's names): the formats and modes
@@ -235,16 +228,15 @@ class Elementwise(Frame):
 
     @property
     def fixed(self) -> bool:
-        """A Convert between numpy's own floats (the hot pairs), their formats written in: as parameters,
-        float32 to float16 took 1.6 times the CPU seconds on lavapipe; 6 kernels more."""
+        """A Convert from numpy's own floats (the hot pairs), its formats, NaN mode and integer bits written in:
+        as parameters, float32 to float8e4m3fn took 1.2-2x the CPU seconds on lavapipe."""
         return self.op == "Convert" and self.inputs[0].dtype in NATIVE
 
     @property
     def conversion(self) -> dict[str, object]:
-        """Its Params fields of Cast's formats and modes (zeros but for Convert)."""
-        if self.op != "Convert":
-            return NO_CONVERSION
-        return conversion(self.inputs[0].dtype, self.out, saturate=self.saturate, round_mode=self.round_mode)
+        """Its Params fields of Cast's formats and modes (the other operators read none of them)."""
+        src = self.inputs[0].dtype if self.op == "Convert" else self.out
+        return conversion(src, self.out, saturate=self.saturate, round_mode=self.round_mode)
 
     def parts(self) -> list[str]:
         return [*(shader_source(lib) for lib in LIBS), _HELPERS, AXIS.wgsl(), _OFFSETS,
