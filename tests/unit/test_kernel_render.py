@@ -107,7 +107,7 @@ def test_cast_renders_one_kernel_per_pair_of_type_classes():
     """Cast's formats and modes are Params (from_format, to_format, saturate, round, nan, bits, signed), not
     kernel text: every (source, target, saturate, round_mode) of Convert renders one of as many texts as
     there are pairs of the classes its text depends on (the widths loaded and stored; float, signed, unsigned
-    or bool; e8m0 as a target) but from numpy's own floats (fixed: a text per pair, its formats written in),
+    or bool; e8m0 as a target) but numpy's own floats (from one: a text per pair; to one: per target type),
     each under one label (the device caches the pipeline by label); and integer to integer (Cast) by width
     and bool alone."""
     modes = [{"saturate": s, "round_mode": r} for s in (True, False) for r in rendered_elementwise.ROUND_MODES]
@@ -120,9 +120,10 @@ def test_cast_renders_one_kernel_per_pair_of_type_classes():
                 texts.setdefault(kernel.label, set()).add(kernel.wgsl())
         assert all(len(t) == 1 for t in texts.values()) and len(set.union(*texts.values())) == len(texts)
         # Convert: float16, float32 and float64 to each of the 22 other types; the other floats' 3 widths (16, 8,
-        # 4) to 13 classes but f4 to itself (one type), and 13 integer and bool loads to 6 float classes; Cast:
-        # 13 loads to 7 stores (6 widths and bool) but bool to bool
-        assert len(texts) == {"Convert": 3 * 22 + 3 * 13 - 1 + 13 * 6, "Cast": 13 * 7 - 1}[op], op
+        # 4) to 13 classes but f4 to itself (one type), bfloat16 to 16 bits being float16 alone, and f8 and f4 to
+        # float16 and to bfloat16; 13 integer and bool loads to 7 float classes (float16 apart from bfloat16);
+        # Cast: 13 loads to 7 stores (6 widths and bool) but bool to bool
+        assert len(texts) == {"Convert": 3 * 22 + 3 * 13 - 1 + 2 + 13 * 7, "Cast": 13 * 7 - 1}[op], op
     fp32_to_e4m3 = rendered_elementwise.conversion("float32", "float8_e4m3fn", saturate=True, round_mode="down")
     assert fp32_to_e4m3 == {"from_format": {"mant": 23, "ebits": 8, "bias": 127, "style": 0},
                             "to_format": {"mant": 3, "ebits": 4, "bias": 7, "style": 1}, "saturate": 1, "round": 2,

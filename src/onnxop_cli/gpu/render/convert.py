@@ -6,8 +6,8 @@ lib/float_convert.wgsl's ``Num`` (an integer: ``decode_int``; a float:
 float8e8m0: through float32, then ``encode_e8m0``; an integer: ``to_int``;
 bool: nonzero). The formats and modes are the kernel's parameters
 (``Format``, packed by elementwise.conversion), read from ``params``, but
-from numpy's own floats (the hot sources), whose kernels have theirs written
-in (``fixed``)."""
+numpy's own floats' (the hot pairs): from one, a kernel has all written in
+(``fixed``); to one, its format."""
 
 from __future__ import annotations
 
@@ -91,13 +91,14 @@ def decode(source: str, signed: bool, value: str, fixed: bool = False) -> str:
 
 def encode(source: str, target: str, num: str, fixed: bool = False, tbits: int = 0) -> str:
     """WGSL of ``target``'s 64-bit pattern for the ``Num`` ``num`` (``fixed``: ``target``'s format, NaN
-    mode, ``tbits`` and sign written in; else read from ``params``)."""
+    mode, ``tbits`` and sign written in; else read from ``params``, but a numpy float's format)."""
     if target in FORMATS:
         if FORMATS[target].style == "E8M0":  # through float32: its NaN, whichever, is e8m0's 0xff
             return (f"encode_e8m0(encode_float({num}, {_fmt('', 'float32', True)}, false, NAN_CANON).x, "
                     "params.round, params.saturate != 0u)")
         nan = nan_mode(source, target) if fixed else "params.nan"
-        return f"encode_float({num}, {_fmt('to_format', target, fixed)}, params.saturate != 0u, {nan})"
+        to = _fmt("to_format", target, fixed or target in NATIVE)
+        return f"encode_float({num}, {to}, params.saturate != 0u, {nan})"
     if target == "bool":
         return f"nonzero_num({num})"
     if fixed:

@@ -224,12 +224,13 @@ class Elementwise(Frame):
         return f"elementwise {self.op}({ins})->{self._named(self.out, True)}{wg}"
 
     def _named(self, dtype: str, target: bool) -> str:
-        return convert_class(dtype, target=target) if self.op in ("Cast", "Convert") and not self.fixed else dtype
+        converts = self.op in ("Cast", "Convert") and not self.fixed and dtype not in NATIVE  # a numpy float's by name
+        return convert_class(dtype, target=target) if converts else dtype
 
     @property
     def fixed(self) -> bool:
-        """A Convert from numpy's own floats (the hot pairs), its formats, NaN mode and integer bits written in:
-        as parameters, float32 to float8e4m3fn took 1.2-2x the CPU seconds on lavapipe."""
+        """A Convert from numpy's own floats (the hot pairs): formats, NaN mode, integer bits written in (as Params,
+        float32->float8e4m3fn took 1.2-2x the CPU s on lavapipe; so does a numpy float target's: int64->float32)."""
         return self.op == "Convert" and self.inputs[0].dtype in NATIVE
 
     @property
