@@ -5,7 +5,7 @@
 // class, exponent, 64-bit significand) and encoded into the target's bits,
 // rounded to nearest, ties to even. A float format is described by its
 // fraction bits `mant`, exponent bits `ebits`, `bias` and `style` (which
-// patterns are NaN and infinity, gpu/render/elementwise.py's FORMATS).
+// patterns are NaN and infinity, gpu/render/convert.py's FORMATS).
 // 64-bit values are u32 pairs, x the low word. Needs lib/int64_ops.wgsl and
 // lib/int64_div.wgsl; `to_int` reports through the kernel's `fault` word.
 //
@@ -36,38 +36,23 @@ struct Num {
     sig: vec2<u32>,  // NUMBER: top bit at 63; NAN: the fraction, left-aligned at bit 63
 }
 
+// branch-free: a lane's shift is its own, and a branch that differs per lane costs every lane both
+// sides; no shift by 32 or more (not defined on every backend)
 fn shl64(a: vec2<u32>, n: u32) -> vec2<u32> {
-    if (n == 0u) {
-        return a;
-    }
-    if (n >= 64u) {
-        return vec2<u32>(0u);
-    }
-    if (n >= 32u) {
-        return vec2<u32>(0u, a.x << (n - 32u));
-    }
-    return vec2<u32>(a.x << n, (a.y << n) | (a.x >> (32u - n)));
+    let m = n & 31u;
+    let s = vec2<u32>(a.x << m, (a.y << m) | ((a.x >> 1u) >> (31u - m)));
+    return select(select(s, vec2<u32>(0u, s.x), n >= 32u), vec2<u32>(0u), n >= 64u);
 }
 
 fn shr64(a: vec2<u32>, n: u32) -> vec2<u32> {
-    if (n == 0u) {
-        return a;
-    }
-    if (n >= 64u) {
-        return vec2<u32>(0u);
-    }
-    if (n >= 32u) {
-        return vec2<u32>(a.y >> (n - 32u), 0u);
-    }
-    return vec2<u32>((a.x >> n) | (a.y << (32u - n)), a.y >> n);
+    let m = n & 31u;
+    let s = vec2<u32>((a.x >> m) | ((a.y << 1u) << (31u - m)), a.y >> m);
+    return select(select(s, vec2<u32>(s.y, 0u), n >= 32u), vec2<u32>(0u), n >= 64u);
 }
 
 // the highest set bit of a nonzero value
 fn top64(m: vec2<u32>) -> u32 {
-    if (m.y != 0u) {
-        return 63u - countLeadingZeros(m.y);
-    }
-    return 31u - countLeadingZeros(m.x);
+    return select(31u - countLeadingZeros(m.x), 63u - countLeadingZeros(m.y), m.y != 0u);
 }
 
 fn low_mask(n: u32) -> vec2<u32> {
@@ -79,11 +64,8 @@ fn is_zero64(a: vec2<u32>) -> bool {
 }
 
 fn number(neg: bool, m: vec2<u32>, e: i32) -> Num {
-    if (is_zero64(m)) {
-        return Num(ZERO, neg, 0, vec2<u32>(0u));
-    }
-    let p = top64(m);
-    return Num(NUMBER, neg, e + i32(p), shl64(m, 63u - p));
+    let p = top64(m);  // m = 0: ZERO, its e and sig unread
+    return Num(select(NUMBER, ZERO, is_zero64(m)), neg, e + i32(p), shl64(m, 63u - p));
 }
 
 // an integer, sign-extended (signed) or zero-extended to 64 bits
@@ -97,26 +79,17 @@ fn decode_float(b: vec2<u32>, mant: u32, ebits: u32, bias: i32, style: u32) -> N
     let ex = shr64(b, mant).x & emax;
     let f = b & low_mask(mant);
     let neg = style != E8M0 && (shr64(b, mant + ebits).x & 1u) == 1u;
-    let left = shl64(f, 64u - mant);
-    if (style == E8M0) {
-        if (ex == emax) {
-            return Num(NAN, false, 0, vec2<u32>(0u));
-        }
-        return Num(NUMBER, false, i32(ex) - bias, vec2<u32>(0u, 0x80000000u));
+    let top = ex == emax;
+    if ((top && (style == E8M0 || (style == IEEE && !is_zero64(f)) || (style == FN && all(f == low_mask(mant)))))
+            || (style == FNUZ && neg && ex == 0u && is_zero64(f))) {
+        return Num(NAN, neg, 0, shl64(f, 64u - mant));
     }
-    if (ex == emax && ((style == IEEE && !is_zero64(f)) || (style == FN && all(f == low_mask(mant))))) {
-        return Num(NAN, neg, 0, left);
-    }
-    if (ex == emax && style == IEEE) {
+    if (top && style == IEEE) {
         return Num(INF, neg, 0, vec2<u32>(0u));
     }
-    if (style == FNUZ && neg && ex == 0u && is_zero64(f)) {
-        return Num(NAN, true, 0, vec2<u32>(0u));
-    }
-    if (ex == 0u) {  // zero or subnormal
-        return number(neg, f, 1 - bias - i32(mant));
-    }
-    return number(neg, f | shl64(vec2<u32>(1u, 0u), mant), i32(ex) - bias - i32(mant));
+    let sub = ex == 0u && style != E8M0;  // zero or subnormal: no implicit bit (E8M0: no fraction, 2**(e - bias))
+    let m = select(f | shl64(vec2<u32>(1u, 0u), mant), f, sub);
+    return number(neg, m, select(i32(ex), 1, sub) - bias - i32(mant));
 }
 
 fn sign_bit(neg: bool, mant: u32, ebits: u32) -> vec2<u32> {
@@ -124,44 +97,25 @@ fn sign_bit(neg: bool, mant: u32, ebits: u32) -> vec2<u32> {
 }
 
 fn nan_bits(v: Num, mant: u32, ebits: u32, style: u32, nan: u32) -> vec2<u32> {
-    let s = sign_bit(v.neg, mant, ebits);
-    let all_e = shl64(vec2<u32>((1u << ebits) - 1u, 0u), mant);
+    let s = sign_bit(v.neg, mant, ebits) | shl64(vec2<u32>((1u << ebits) - 1u, 0u), mant);  // and all exponent bits
     if (style == FN) {
-        return s | all_e | low_mask(mant);
+        return s | low_mask(mant);
     }
-    if (style == FNUZ) {
-        return sign_bit(true, mant, ebits);
-    }
-    if (style == FINITE) {
-        return sign_bit(!v.neg, mant, ebits);  // ml_dtypes: +NaN to -0.0, -NaN to +0.0
-    }
-    if (style == E8M0) {
-        return vec2<u32>(0xffu, 0u);
+    if (style == FNUZ || style == FINITE) {  // FINITE (ml_dtypes): +NaN to -0.0, -NaN to +0.0
+        return sign_bit(style == FNUZ || !v.neg, mant, ebits);
     }
     let quiet = shl64(vec2<u32>(1u, 0u), mant - 1u);
-    if (nan == NAN_CANON) {
-        return s | all_e | quiet;
-    }
-    var frac = shr64(v.sig, 64u - mant);
-    if (nan == NAN_QUIET) {
-        frac = frac | quiet;
-    } else if (is_zero64(frac)) {
-        frac = vec2<u32>(1u, 0u);
-    }
-    return s | all_e | frac;
+    let frac = shr64(v.sig, 64u - mant);
+    let kept = select(frac, vec2<u32>(1u, 0u), is_zero64(frac));  // NAN_KEEP: one bit set at least
+    return s | select(select(kept, frac | quiet, nan == NAN_QUIET), quiet, nan == NAN_CANON);
 }
 
 // the largest finite magnitude's bits
 fn max_bits(mant: u32, ebits: u32, style: u32) -> vec2<u32> {
     let emax = (1u << ebits) - 1u;
     let all_f = low_mask(mant);
-    if (style == IEEE) {
-        return shl64(vec2<u32>(emax - 1u, 0u), mant) | all_f;
-    }
-    if (style == FN) {
-        return shl64(vec2<u32>(emax, 0u), mant) | sub64(all_f, vec2<u32>(1u, 0u));
-    }
-    return shl64(vec2<u32>(emax, 0u), mant) | all_f;
+    let f = select(all_f, sub64(all_f, vec2<u32>(1u, 0u)), style == FN);
+    return shl64(vec2<u32>(select(emax, emax - 1u, style == IEEE), 0u), mant) | f;
 }
 
 // `v` as the bits of a float format (not E8M0); `saturate`: an overflow or
@@ -173,40 +127,26 @@ fn encode_float(v: Num, mant: u32, ebits: u32, bias: i32, style: u32, saturate: 
     if (v.kind == NAN) {
         return nan_bits(v, mant, ebits, style, nan);
     }
-    if (v.kind == ZERO) {
-        return select(s, vec2<u32>(0u), style == FNUZ);
-    }
-    var mag = vec2<u32>(0u);
-    if (v.kind == INF) {
-        mag = add64(top, one);
-    } else {
+    var mag = select(vec2<u32>(0u), add64(top, one), v.kind == INF);
+    if (v.kind == NUMBER) {  // rounded to nearest, ties to even; below the normals, shifted further
         let be = v.e + bias;  // the biased exponent
-        var shift = 63u - mant;
-        var base = vec2<u32>(0u);
-        if (be >= 1) {
-            base = shl64(vec2<u32>(u32(be - 1), 0u), mant);
-        } else {
-            shift = shift + u32(min(1 - be, 100));
-        }
-        if (shift <= 64u) {
-            var q = shr64(v.sig, shift);
-            let rest = v.sig & low_mask(shift);
-            let half = shl64(one, shift - 1u);
-            if (ult(half, rest) || (all(rest == half) && (q.x & 1u) == 1u)) {
-                q = add64(q, one);
-            }
-            mag = add64(base, q);
-        }
-        if (is_zero64(mag)) {
-            return select(s, vec2<u32>(0u), style == FNUZ);
-        }
+        let base = select(vec2<u32>(0u), shl64(vec2<u32>(u32(be - 1), 0u), mant), be >= 1);
+        let shift = 63u - mant + u32(clamp(1 - be, 0, 100));
+        let q = shr64(v.sig, shift);
+        let rest = v.sig & low_mask(shift);
+        let half = shl64(one, shift - 1u);
+        let up = ult(half, rest) || (all(rest == half) && (q.x & 1u) == 1u);
+        mag = select(vec2<u32>(0u), add64(base, select(q, add64(q, one), up)), shift <= 64u);
+    }
+    if (is_zero64(mag)) {  // zero, or rounded to it
+        return select(s, vec2<u32>(0u), style == FNUZ);
     }
     if (ult(top, mag)) {  // overflow
         if (saturate || style == FINITE) {
             return s | top;
         }
         if (style == IEEE) {
-            return s | shl64(vec2<u32>((1u << ebits) - 1u, 0u), mant);
+            return s | add64(top, one);  // infinity
         }
         return nan_bits(Num(NAN, v.neg, 0, vec2<u32>(0u)), mant, ebits, style, NAN_CANON);
     }
@@ -216,20 +156,10 @@ fn encode_float(v: Num, mant: u32, ebits: u32, bias: i32, style: u32, saturate: 
 // float8e8m0 from float32 bits, as onnx.numpy_helper.to_float8e8m0 rounds
 // (round: 0 up, 1 nearest, 2 down)
 fn encode_e8m0(f: u32, round: u32, saturate: bool) -> vec2<u32> {
-    let ex = (f >> 23u) & 0xffu;
-    if (ex == 0xffu) {
-        return vec2<u32>(0xffu, 0u);
-    }
-    var up = false;
-    if (round == 0u) {
-        up = (f & 0x7fffffu) != 0u;
-    } else if (round == 1u) {
-        up = (f & 0x400000u) != 0u && ((f & 0x3fffffu) != 0u || ex > 0u);
-    }
-    if (saturate && ex == 0xfeu) {
-        up = false;
-    }
-    return vec2<u32>(ex + select(0u, 1u, up), 0u);
+    let ex = (f >> 23u) & 0xffu;  // 0xff: NaN, kept
+    let nearest = (f & 0x400000u) != 0u && ((f & 0x3fffffu) != 0u || ex > 0u);
+    let up = select(nearest, (f & 0x7fffffu) != 0u, round == 0u) && round != 2u;
+    return vec2<u32>(ex + select(0u, 1u, up && ex != 0xffu && !(saturate && ex == 0xfeu)), 0u);
 }
 
 // truncated toward zero to an integer of `tbits` bits (signed or not), as
@@ -238,23 +168,10 @@ fn encode_e8m0(f: u32, round: u32, saturate: bool) -> vec2<u32> {
 // that met one), since numpy's result there is the platform's; ml_dtypes
 // makes them 0 for int4, uint4, int2 and uint2
 fn to_int(v: Num, tbits: u32, signed: bool, eg: u32) -> vec2<u32> {
-    let one = vec2<u32>(1u, 0u);
-    var ok = v.kind == ZERO || v.kind == NUMBER;
-    var mag = vec2<u32>(0u);
-    if (v.kind == NUMBER && v.e >= 0) {
-        if (v.e >= 64) {
-            ok = false;
-        } else {
-            mag = shr64(v.sig, 63u - u32(v.e));
-            if (signed) {
-                let limit = shl64(one, tbits - 1u);  // |INT_MIN|
-                ok = select(ult(mag, limit), !ult(limit, mag), v.neg);
-            } else {
-                ok = select(tbits == 64u || ult(mag, shl64(one, tbits)), is_zero64(mag), v.neg);
-            }
-        }
-    }
-    if (!ok) {
+    let mag = select(vec2<u32>(0u), shr64(v.sig, 63u - u32(v.e)), v.kind == NUMBER && v.e >= 0);
+    let limit = shl64(vec2<u32>(1u, 0u), tbits - select(0u, 1u, signed));  // |INT_MIN|, or 2**tbits (0: 64 bits)
+    let fits = select(ult(mag, limit) || is_zero64(limit), select(is_zero64(mag), !ult(limit, mag), signed), v.neg);
+    if (!fits || !(v.kind == ZERO || (v.kind == NUMBER && v.e < 64))) {
         if (tbits >= 8u) {
             atomicMin(&fault[0], eg);
         }

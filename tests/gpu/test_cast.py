@@ -1,5 +1,5 @@
 """Cast and CastLike (ops/cast.py) between every two numeric and bool types
-on the elementwise kernel's ``Convert`` (gpu/render/elementwise.py's FORMATS,
+on the elementwise kernel's ``Convert`` (gpu/render/convert.py's FORMATS,
 shaders/lib/float_convert.wgsl), bit for bit against onnx.reference: random
 bit patterns with every special value planted (NaN with payloads, quiet and
 signalling, of both signs; infinities; -0.0; the smallest and largest

@@ -78,7 +78,7 @@ KERNELS = list(every_kernel())
 
 
 def test_every_rendered_kernel_is_one_frame_with_its_declared_params_and_bindings():
-    labels = set()
+    texts: dict[str, str] = {}  # label -> text
     for kernel in KERNELS:
         text, s = kernel.wgsl(), kernel.schedule
         assert ENTRY.findall(text) == [(str(s.wg), "main")], kernel.label
@@ -95,12 +95,39 @@ def test_every_rendered_kernel_is_one_frame_with_its_declared_params_and_binding
                              b.element if b.access == "uniform" else f"array<{b.element}>") for b in kernel.bindings]
         assert text.count("@group(0)") == len(kernel.bindings), kernel.label
         assert "#specialise" not in text and "#include" not in text, kernel.label
-        labels.add(kernel.label)
-    assert len(labels) == len(KERNELS) > 250  # each kernel its own label: its pipeline's name
+        assert texts.setdefault(kernel.label, text) == text, kernel.label  # its pipeline's name: one text a label
+    assert len(set(texts.values())) == len(texts) > 250  # and one label a text
     ops = {k.op for k in KERNELS if isinstance(k, Elementwise)}
     assert ops == set(EXPRESSIONS)
     classes = {(k.op, k.cls) for k in KERNELS if isinstance(k, Elementwise)}
     assert {c for op, c in classes if op == "Convert"} == {"s32", "u32", "s64", "u64", "f"}
+
+
+def test_cast_renders_one_kernel_per_pair_of_type_classes():
+    """Cast's formats and modes are Params (from_format, to_format, saturate, round, nan, bits, signed), not
+    kernel text: every (source, target, saturate, round_mode) of Convert renders one of as many texts as
+    there are pairs of the classes its text depends on (the widths loaded and stored; float, signed, unsigned
+    or bool; e8m0 as a target) but numpy's own floats (from one: a text per pair; to one: per target type),
+    each under one label (the device caches the pipeline by label); and integer to integer (Cast) by width
+    and bool alone."""
+    modes = [{"saturate": s, "round_mode": r} for s in (True, False) for r in rendered_elementwise.ROUND_MODES]
+    for op, pairs in (("Convert", [(s, t) for s in BITS for t in BITS if s != t and FORMATS.keys() & {s, t}]),
+                      ("Cast", [(s, t) for s in INTEGERS for t in INTEGERS if s != t])):
+        texts: dict[str, set[str]] = {}
+        for s, t in pairs:
+            for mode in modes if op == "Convert" else [{}]:
+                kernel = Elementwise(op, (Operand(s),), t, **mode)
+                texts.setdefault(kernel.label, set()).add(kernel.wgsl())
+        assert all(len(t) == 1 for t in texts.values()) and len(set.union(*texts.values())) == len(texts)
+        # Convert: float16, float32 and float64 to each of the 22 other types; the other floats' 3 widths (16, 8,
+        # 4) to 13 classes but f4 to itself (one type), bfloat16 to 16 bits being float16 alone, and f8 and f4 to
+        # float16 and to bfloat16; 13 integer and bool loads to 7 float classes (float16 apart from bfloat16);
+        # Cast: 13 loads to 7 stores (6 widths and bool) but bool to bool
+        assert len(texts) == {"Convert": 3 * 22 + 3 * 13 - 1 + 2 + 13 * 7, "Cast": 13 * 7 - 1}[op], op
+    fp32_to_e4m3 = rendered_elementwise.conversion("float32", "float8_e4m3fn", saturate=True, round_mode="down")
+    assert fp32_to_e4m3 == {"from_format": {"mant": 23, "ebits": 8, "bias": 127, "style": 0},
+                            "to_format": {"mant": 3, "ebits": 4, "bias": 7, "style": 1}, "saturate": 1, "round": 2,
+                            "nan": 0, "bits": 8, "signed": 0}
 
 
 def test_the_copy_renders_today_s_runs_at_both_widths():

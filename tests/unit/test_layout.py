@@ -205,6 +205,6 @@ def test_a_declared_struct_renders_its_wgsl_and_packs_by_the_same_layout():
     assert s.size == 48 and struct.unpack("<12I", raw) == (1, 0, 2, 3, 4, 0, 0, 0, 5, 6, 7, 8)
     assert "struct Params {" in PARAMS.wgsl() and "konst: vec4<u32>," in PARAMS.wgsl()
     with pytest.raises(ValueError, match="4 values, got 2"):
-        PARAMS.pack(units=1, groups_x=1, count=1, e0=0, rank=1, strided=0, base=(1, 2), konst=(0, 0, 0, 0))
+        PARAMS.pack(units=1, groups_x=1, count=1, e0=0, rank=1, strided=0, saturate=0, round=0, base=(1, 2), konst=(0, 0, 0, 0))
     with pytest.raises(KeyError, match="'konst' is not given"):
-        PARAMS.pack(units=1, groups_x=1, count=1, e0=0, rank=1, strided=0, base=(0, 0, 0, 0))
+        PARAMS.pack(units=1, groups_x=1, count=1, e0=0, rank=1, strided=0, saturate=0, round=0, base=(0, 0, 0, 0))

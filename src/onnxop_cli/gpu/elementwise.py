@@ -113,7 +113,7 @@ def run_elementwise(
                 groups = -(-units // kernel.schedule.wg)
                 gpu.queue.write_buffer(params, 0, PARAMS.pack(
                     units=units, groups_x=grid_x(groups, max_dim), count=n, e0=e0, rank=len(shape), strided=strided,
-                    base=base, konst=konst))
+                    base=base, konst=konst, **kernel.conversion))
                 encoder = gpu.device.create_command_encoder()
                 program.dispatch(encoder, groups, max_dim, group)
                 gpu.queue.submit([encoder.finish()])

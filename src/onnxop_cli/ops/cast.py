@@ -73,7 +73,7 @@ class CastBase(TensorOp):
             raise OutOfScope(f"{cls.label()}: input {data.name} is {_name(data.dtype)}: onnxop runs {cls.op_type} "
                              f"between numeric and bool types only; {_name(data.dtype)} to {_name(target)} is not in "
                              "its scope", reason=f"{_name(data.dtype)} inputs")
-        from ..gpu.render.elementwise import ROUND_MODES
+        from ..gpu.render.convert import ROUND_MODES
 
         if round_mode not in ROUND_MODES:
             raise OpError(f"{cls.label()}: round_mode {round_mode!r} is not one of {', '.join(ROUND_MODES)}")

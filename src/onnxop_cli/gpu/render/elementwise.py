@@ -8,8 +8,8 @@ Type classes: integers of 32 bits or fewer compute in WGSL's ``i32``
 bool, zero-extended); 64-bit integers in ``vec2<u32>`` (``s64``, ``u64``;
 x the low word), through shaders/lib/int64_ops.wgsl and int64_div.wgsl.
 Cast's ``Convert`` reads a float as its bits (``f``: zero-extended to 64)
-and converts through lib/float_convert.wgsl, as the table of formats here
-says (``FORMATS``; 2-, 4-, 8- and 16-bit elements packed in words).
+and converts through lib/float_convert.wgsl, as gpu/render/convert.py says
+(2-, 4-, 8- and 16-bit elements packed in words; the formats as ``Params``).
 Every result is truncated to the output's width when stored, so overflow
 wraps as numpy and onnxruntime wrap (int8 127 + 1 is -128; INT_MIN / -1 is
 INT_MIN). Integer division truncates toward zero; a zero divisor is
@@ -27,11 +27,12 @@ element stride there, 0 where it is broadcast).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NamedTuple
 
 from ...core.tensor import DTYPES
 from ..layout import Struct
 from ..shaders import shader_source
+from .convert import (FORMAT, FORMATS, NATIVE, ROUND_MODES, SATURATING, decode, encode, format_params, lib_constant,
+                      nan_mode)
 from .frame import Binding, Frame, first
 from .schedule import Elements
 
@@ -42,11 +43,17 @@ PARAMS = Struct("Params", (
     ("e0", "u32"),        # the band's first output element
     ("rank", "u32"),      # entries of the axes table
     ("strided", "u32"),   # bit k: input k is read through the axes table (else directly)
-    ("pad0", "u32"),
-    ("pad1", "u32"),
+    ("saturate", "u32"),  # Convert to a float8 type: 1, overflow and infinity are its largest finite value
+    ("round", "u32"),     # Convert to float8e8m0: the lib's round (ROUND_MODES)
     ("base", "vec4<u32>"),   # input k's window starts at its element base[k]
     ("konst", "vec4<u32>"),  # Range: start (x, y) and delta (z, w), as 64-bit words
-))
+    ("from_format", "Format"),  # Convert from a float: its format
+    ("to_format", "Format"),    # Convert to a float: its format
+    ("nan", "u32"),       # Convert to a float: what a NaN becomes (the lib's NAN_*, nan_mode)
+    ("bits", "u32"),      # Convert to an integer: its bits
+    ("signed", "u32"),    # Convert to an integer: 1, it is signed
+    ("pad0", "u32"),
+), members=(FORMAT,))
 # an entry of the axes table: the output's extent on the axis and each input's stride along it
 AXIS = Struct("Axis", (("extent", "u32"), ("s0", "u32"), ("s1", "u32"), ("s2", "u32")))
 SCHEDULE = Elements(64)  # Mesa 22.3's (128 and 256 did not win on both Mesas: docs/performance-adapters.md)
@@ -127,73 +134,25 @@ _WGSL = {"s32": "i32", "u32": "u32", "s64": "vec2<u32>", "u64": "vec2<u32>", "f"
 BITS = {d.name: d.bits for d in DTYPES if not d.is_string and not d.name.startswith("complex")}
 
 
-# Cast's conversions as data: a source is decoded into lib/float_convert.wgsl's ``Num`` (an integer:
-# ``decode_int``; a float: ``decode_float`` with its format), and ``Num`` is encoded as the target (a float:
-# ``encode_float``; float8e8m0: through float32, then ``encode_e8m0``; an integer: ``to_int``; bool:
-# nonzero). One place per type, not one kernel per pair.
-#
-# NaN: numpy and ml_dtypes do not agree on what a NaN becomes, and this is what onnx.reference gives (x86,
-# numpy 2, ml_dtypes 0.5), checked bit for bit by tests/gpu/test_cast.py: numpy narrowing to float16, and
-# widening from it, keeps the fraction's top bits (at least one set); the hardware conversions between
-# float32 and float64 keep them and set the quiet bit; bfloat16 to float32 is a shift (kept), to float64
-# through float32 (quieted); every other pair through ml_dtypes is the target's canonical NaN with the sign.
-class Format(NamedTuple):
-    mant: int  # fraction bits
-    ebits: int  # exponent bits
-    bias: int
-    style: str  # the lib's constant: which patterns are NaN and infinity
+
+def conversion(source: str, target: str, *, saturate: bool, round_mode: str) -> dict[str, object]:
+    """The Params fields of a Convert from ``source`` to ``target`` (numpy's names): the formats and modes
+    that the kernel's text leaves to its parameters."""
+    return {"from_format": format_params(source), "to_format": format_params(target),
+            "saturate": int(saturate and target in SATURATING), "round": ROUND_MODES[round_mode],
+            "nan": lib_constant(nan_mode(source, target)), "bits": BITS[target],
+            "signed": int(target.startswith("int"))}
 
 
-# numpy's (ml_dtypes') names
-FORMATS = {
-    "float16": Format(10, 5, 15, "IEEE"),
-    "bfloat16": Format(7, 8, 127, "IEEE"),
-    "float32": Format(23, 8, 127, "IEEE"),
-    "float64": Format(52, 11, 1023, "IEEE"),
-    "float8_e4m3fn": Format(3, 4, 7, "FN"),
-    "float8_e4m3fnuz": Format(3, 4, 8, "FNUZ"),
-    "float8_e5m2": Format(2, 5, 15, "IEEE"),
-    "float8_e5m2fnuz": Format(2, 5, 16, "FNUZ"),
-    "float4_e2m1fn": Format(1, 2, 1, "FINITE"),
-    "float8_e8m0fnu": Format(0, 8, 127, "E8M0"),
-}
-SATURATING = ("float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz")  # the saturate attribute
-ROUND_MODES = {"up": 0, "nearest": 1, "down": 2}  # float8e8m0's round_mode attribute (Cast-24)
-NATIVE = ("float16", "float32", "float64")  # numpy's own floats
-
-
-def nan_mode(source: str, target: str) -> str:
-    """What a NaN of ``source`` becomes in ``target`` (the lib's NAN_* constant)."""
-    if source in NATIVE and target in NATIVE:
-        return "NAN_KEEP" if "float16" in (source, target) else "NAN_QUIET"
-    if source == "bfloat16" and target in ("float32", "float64"):
-        return "NAN_KEEP" if target == "float32" else "NAN_QUIET"
-    return "NAN_CANON"
-
-
-def _fmt(f: Format) -> str:
-    return f"{f.mant}u, {f.ebits}u, {f.bias}, {f.style}"
-
-
-def decode(source: str, signed: bool, value: str) -> str:
-    """WGSL of the ``Num`` that ``value`` (the loaded element: a float's bits,
-    an integer as 64 bits) holds."""
-    if source in FORMATS:
-        return f"decode_float({value}, {_fmt(FORMATS[source])})"
-    return f"decode_int({value}, {str(signed).lower()})"
-
-
-def encode(source: str, target: str, num: str, *, saturate: bool, round_mode: str, tbits: int) -> str:
-    """WGSL of ``target``'s 64-bit pattern for the ``Num`` ``num``."""
-    if target in FORMATS:
-        if FORMATS[target].style == "E8M0":
-            f32 = encode(source, "float32", num, saturate=False, round_mode=round_mode, tbits=32)
-            return f"encode_e8m0({f32}.x, {ROUND_MODES[round_mode]}u, {str(saturate).lower()})"
-        sat = str(saturate and target in SATURATING).lower()
-        return f"encode_float({num}, {_fmt(FORMATS[target])}, {sat}, {nan_mode(source, target)})"
-    if target == "bool":
-        return f"nonzero_num({num})"
-    return f"to_int({num}, {tbits}u, {str(target.startswith('int')).lower()}, eg)"
+def convert_class(dtype: str, *, target: bool) -> str:
+    """What a Cast or Convert kernel's text depends on of a type: bool; a float's width (a target's e8m0 apart); an
+    integer's width, and a source's sign (a target's is a parameter)."""
+    bits = BITS[dtype]
+    if dtype == "bool" or (target and dtype in FORMATS and FORMATS[dtype].style == "E8M0"):
+        return "bool" if dtype == "bool" else "e8m0"
+    if dtype in FORMATS:
+        return f"f{bits}"
+    return f"i{bits}" if target else f"{type_class(dtype)[0]}{bits}"
 
 
 def type_class(dtype: str) -> str:
@@ -258,10 +217,27 @@ class Elementwise(Frame):
 
     @property
     def label(self) -> str:
-        ins = ",".join(o.dtype + (f"/be{o.swap}" if o.swap else "") for o in self.inputs)
-        mode = f"[saturate={int(self.saturate)},round_mode={self.round_mode}]" if self.op == "Convert" else ""
-        wg = "" if self.schedule == SCHEDULE else f"[wg={self.schedule.wg}]"  # the device caches it by label
-        return f"elementwise {self.op}{mode}({ins})->{self.out}{wg}"
+        """What its text depends on, and only that: the device caches the compiled kernel by label (a
+        Cast's and Convert's types by class, convert_class: the formats and modes are parameters)."""
+        ins = ",".join(self._named(o.dtype, False) + (f"/be{o.swap}" if o.swap else "") for o in self.inputs)
+        wg = "" if self.schedule == SCHEDULE else f"[wg={self.schedule.wg}]"
+        return f"elementwise {self.op}({ins})->{self._named(self.out, True)}{wg}"
+
+    def _named(self, dtype: str, target: bool) -> str:
+        converts = self.op in ("Cast", "Convert") and not self.fixed and dtype not in NATIVE  # a numpy float's by name
+        return convert_class(dtype, target=target) if converts else dtype
+
+    @property
+    def fixed(self) -> bool:
+        """A Convert from numpy's own floats (the hot pairs): formats, NaN mode, integer bits written in (as Params,
+        float32->float8e4m3fn took 1.2-2x the CPU s on lavapipe; so does a numpy float target's: int64->float32)."""
+        return self.op == "Convert" and self.inputs[0].dtype in NATIVE
+
+    @property
+    def conversion(self) -> dict[str, object]:
+        """Its Params fields of Cast's formats and modes (the other operators read none of them)."""
+        src = self.inputs[0].dtype if self.op == "Convert" else self.out
+        return conversion(src, self.out, saturate=self.saturate, round_mode=self.round_mode)
 
     def parts(self) -> list[str]:
         return [*(shader_source(lib) for lib in LIBS), _HELPERS, AXIS.wgsl(), _OFFSETS,
@@ -276,9 +252,10 @@ class Elementwise(Frame):
         if is_bool:
             raw = f"vec2<u32>(select(0u, 1u, {expr[len('bool:'):]}), 0u)"
         elif expr.startswith("convert:"):
-            src, cls = self.inputs[0].dtype, self.cls
-            num = decode(src, cls.startswith("s"), "a" if cls == "f" else "raw(a)")
-            raw = encode(src, self.out, num, saturate=self.saturate, round_mode=self.round_mode, tbits=BITS[self.out])
+            cls = self.cls
+            src, fixed = self.inputs[0].dtype, self.fixed
+            num = decode(src, cls.startswith("s"), "a" if cls == "f" else "raw(a)", fixed)
+            raw = encode(src, self.out, num, fixed, BITS[self.out])
         else:
             raw = f"raw({expr})"
         if self.out == "bool" and not is_bool:  # Cast to bool: any bit set is true
