@@ -134,7 +134,7 @@ def test_every_official_conformance_case_passes_on_the_browser(tmp_path):
 def test_the_edge_case_corpus_passes_on_the_browser(tmp_path):
     """`onnxop cases write`'s corpus (indices past every edge, 9 to 100 bindings, Pad's modes, ranks 5-8,
     zero sizes, NaN payloads, odd lengths, int64 past 32 bits): every case, error cases refused."""
-    assert onnxop(tmp_path, "cases", "write", "edge").returncode == 0
+    assert run_commands([(tmp_path, ["cases", "write", "edge"])])[0].returncode == 0  # in this process: no browser
     done = onnxop(tmp_path, "conformance", "edge")
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr
     last = done.stdout.strip().splitlines()[-1]
