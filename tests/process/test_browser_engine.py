@@ -3,7 +3,8 @@
 implementation beside wgpu and Dawn, checked in real ``onnxop`` processes.
 
 A handful of kernels (transpose, concat, gather and its refused index,
-scatter, pad) against onnx.reference bit for bit, the official conformance
+scatter, pad) against onnx.reference bit for bit (their commands run by one
+driver process, one Chromium for all: fixture ``ran``), the official conformance
 cases of a few operators, a page's error as one GpuError line, a browser
 that hangs as one line within the time limit, and no Chromium as one line.
 Without Playwright or a Chromium these skip on a developer machine and FAIL
@@ -24,7 +25,8 @@ import pytest
 from onnx import helper
 from onnx.reference import ReferenceEvaluator
 
-from conftest import BACKENDS
+from commands import run_commands
+from conftest import BACKENDS, seeded_rng
 from onnxop_cli.gpu.engines import installed
 
 ONNXOP = [sys.executable, "-m", "onnxop_cli"]
@@ -78,25 +80,44 @@ CASES = {
 }
 
 
+# Gather's index 4 on an axis of 4: refused before any output is written
+REFUSED = ("Gather", lambda r: {"x": np.arange(12, dtype=np.float32).reshape(4, 3), "i": np.array([1, 4], np.int64)},
+           {"axis": 0})
+
+
+@pytest.fixture(scope="module")
+def ran(tmp_path_factory, request) -> dict:
+    """Every kernel case's model and the refused Gather's, run by one driver process
+    (tests/commands.py), so one Chromium: each `onnxop run` process started its own, about
+    7 CPU s of the 8 a case cost. What the run writes and prints is under test, not the
+    process (the processes' own behaviour is the tests' below). case -> (folder, onnx.reference's
+    outputs, the command's result)."""
+    rng = seeded_rng(request)
+    made = {}
+    for case, (op, make, attrs) in [*sorted(CASES.items()), ("refused", REFUSED)]:
+        folder = tmp_path_factory.mktemp(case)
+        made[case] = folder, *one_node(folder, op, make(rng), reference=case != "refused", **attrs)
+    done = run_commands([(folder, ["run", "model.onnx", *files, "-o", "y.npy", "-q"])
+                         for folder, files, _ in made.values()],
+                        env={**os.environ, "ONNXOP_ENGINE": "browser"}, process=True, timeout=600)
+    return {case: (folder, want, r) for (case, (folder, _, want)), r in zip(made.items(), done)}
+
+
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_a_kernel_on_the_browser_matches_onnx_reference(case, tmp_path, rng):
-    op, make, attrs = CASES[case]
-    files, (want,) = one_node(tmp_path, op, make(rng), **attrs)
-    done = onnxop(tmp_path, "run", "model.onnx", *files, "-o", "y.npy", "-q")
+def test_a_kernel_on_the_browser_matches_onnx_reference(case, ran):
+    folder, (want,), done = ran[case]
     assert done.returncode == 0, done.stderr
-    got = np.load(tmp_path / "y.npy")
+    got = np.load(folder / "y.npy")
     assert got.dtype == want.dtype and got.shape == want.shape
     assert got.tobytes() == want.tobytes()
 
 
-def test_a_gather_index_out_of_range_is_refused(tmp_path):
-    files, _ = one_node(tmp_path, "Gather", {"x": np.arange(12, dtype=np.float32).reshape(4, 3),
-                                             "i": np.array([1, 4], np.int64)}, reference=False, axis=0)
-    done = onnxop(tmp_path, "run", "model.onnx", *files, "-o", "y.npy", "-q")
+def test_a_gather_index_out_of_range_is_refused(ran):
+    folder, _, done = ran["refused"]
     assert done.returncode != 0
     lines = done.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("onnxop: error: ") and "4" in lines[0], done.stderr
-    assert not (tmp_path / "y.npy").exists()
+    assert not (folder / "y.npy").exists()
 
 
 def test_every_official_conformance_case_passes_on_the_browser(tmp_path):
@@ -113,7 +134,7 @@ def test_every_official_conformance_case_passes_on_the_browser(tmp_path):
 def test_the_edge_case_corpus_passes_on_the_browser(tmp_path):
     """`onnxop cases write`'s corpus (indices past every edge, 9 to 100 bindings, Pad's modes, ranks 5-8,
     zero sizes, NaN payloads, odd lengths, int64 past 32 bits): every case, error cases refused."""
-    assert onnxop(tmp_path, "cases", "write", "edge").returncode == 0
+    assert run_commands([(tmp_path, ["cases", "write", "edge"])])[0].returncode == 0  # in this process: no browser
     done = onnxop(tmp_path, "conformance", "edge")
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr
     last = done.stdout.strip().splitlines()[-1]
