@@ -236,11 +236,9 @@ def _host_norm(idx: Optional[Arg], check: Optional[Check], table: Table):
             valid = valid_range(check.mode, d)
             about = f" for {check.what(check.bound_of(p))}" if check.what else ""
             raise OpError(f"{check.op}: {check.name}[{where}] = {int(v)} is out of range {valid}{about}")
-    bounds = np.array([check.bounds[check.bound_of(p)] for p in range(len(flat))], dtype=np.int64)
-    if check.mode == WRAP:
-        flat = np.where(flat < 0, flat + bounds, flat)
-    elif check.mode == MODULO:
-        flat = flat % np.maximum(bounds, 1)
+    if check.mode in (WRAP, MODULO):  # each index's own bound (RANGE and NONNEG keep the index as it is)
+        bounds = np.array([check.bounds[check.bound_of(p)] for p in range(len(flat))], dtype=np.int64)
+        flat = np.where(flat < 0, flat + bounds, flat) if check.mode == WRAP else flat % np.maximum(bounds, 1)
     return flat
 
 
