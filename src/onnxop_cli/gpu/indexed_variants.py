@@ -70,11 +70,9 @@ class Gather:
         self.bufs, self.table, self.max_dim, self.bits, self.swap = bufs, table, max_dim, bits, swap
         self.render = gather(variant(table, fused[2] if fused else None))
         self.src, self.norm, self.fused = src, norm, fused
-        if fused is None:
-            self.raw, self.status, bounds = bufs.new("no raw indices", 16, U.STORAGE), bufs.new(
-                "no status", 16, U.STORAGE), (0,)
-        else:
-            self.raw, self.status, bounds = fused[0], fused[1], fused[3].bounds
+        self.raw, self.status, _, check = fused or (bufs.new("no raw indices", 16, U.STORAGE),
+                                                    bufs.new("no status", 16, U.STORAGE), None, None)
+        bounds = check.bounds if check else (0,)
         look = {lk.axis: t + 1 for t, lk in enumerate(table.lookups) if lk.axis >= 0}  # separable lookups' rows
         blob = TABLE_AXIS.layout.pack_rows({"dim": d, "dstride": s & M, "istride": i & M, "look": look.get(k, 0)}
                                            for k, (d, s, i) in enumerate(zip(table.shape, table.data.strides,
@@ -164,7 +162,7 @@ def lines(table: Table, bits: int, check: Check, raw: Index | None) -> Dispatch 
     as read, else (None) the index check's offsets, read as int32 in mode 0."""
     bounds = check.bounds
     if (not ENABLED["lines"] or table.mode != 0 or len(table.lookups) != 1 or table.lookups[0].at != 0
-            or table.extra.get("slices") != "slabs"):
+            or table.extra.get("slices") != "slabs" or bounds[0] >= 1 << 31):  # the index check's offsets: int32
         return None
     cut = slices.plan(table, bits, bounds)
     if cut is None or cut.width not in (1, 2):
@@ -175,8 +173,6 @@ def lines(table: Table, bits: int, check: Check, raw: Index | None) -> Dispatch 
     if any(s != 0 for _, s, _ in along) or [i for _, _, i in along] != list(row_strides([d for d, _, _ in along])):
         return None
     m = math.prod(d for d, _, _ in along)
-    if bounds[0] >= 1 << 31:  # the index check's (gpu/render/indexed.py) offsets are read as int32
-        return None
     blob = AXIS.layout.pack_rows(({"dim": d, "stride": ((s * bits) // 32) & M} for d, s, _ in axes[:lead]))
     kernel = LINES[cut.width, I64 if raw is not None and raw.wide else I32]
     return Dispatch("lines", kernel, 4, kernel.schedule.words, {
@@ -188,11 +184,8 @@ def nd_pairs(cut: slices.Slices, check: Check) -> Dispatch | None:
     """GatherND's pairs for ``cut``, or None: not wrapped (GatherND's), not two lookups at tuple offsets 0
     and 1, a leading index stride odd (a tuple not one aligned vec4), or slices not of one or two words."""
     rows = [struct.unpack_from("<4I", cut.blob, 16 * r) for r in range(len(cut.blob) // 16)]
-    if not ENABLED["nd pairs"] or check.mode != WRAP or cut.width not in (1, 2) or len(rows) != cut.outer + 2:
-        return None
-    if rows[cut.outer][1] != 0 or rows[cut.outer + 1][1] != 1:
-        return None
-    if any(r[2] % 2 for r in rows[:cut.outer] if r[0] > 1):
+    if (not ENABLED["nd pairs"] or check.mode != WRAP or cut.width not in (1, 2) or len(rows) != cut.outer + 2
+            or rows[cut.outer][1] != 0 or rows[cut.outer + 1][1] != 1 or any(r[2] % 2 for r in rows[:cut.outer] if r[0] > 1)):
         return None
     ordered, step = True, 2  # istride of each leading axis, row-major: 2 x the slices after it
     for dim, _, istride, _ in reversed(rows[:cut.outer]):
@@ -205,11 +198,10 @@ def nd_pairs(cut: slices.Slices, check: Check) -> Dispatch | None:
 def elements_rows(table: Table, bits: int, check: Check) -> Dispatch | None:
     """GatherElements' rows for a ``table`` (``extra["elements"]``) of ``bits``, or None: not 32 or 64 bits,
     or the indices not row-major (whole-word elements, index e at position e: two a vec4 load)."""
-    if (not ENABLED["rows"] or table.mode != 0 or not table.extra.get("elements") or table.size == 0
-            or bits not in (32, 64) or len(table.lookups) != 1 or table.lookups[0].at != 0 or table.separable):
-        return None
     shape = table.shape
-    if not is_row_major(shape, table.index.strides):
+    if (not ENABLED["rows"] or table.mode != 0 or not table.extra.get("elements") or table.size == 0
+            or bits not in (32, 64) or len(table.lookups) != 1 or table.lookups[0].at != 0 or table.separable
+            or not is_row_major(shape, table.index.strides)):
         return None
     kernel = ROWS["gather-elements", bits // 32]
     blob = AXIS.layout.pack_rows({"dim": d, "stride": s & M} for d, s in zip(shape, table.data.strides))
@@ -220,13 +212,10 @@ def elements_rows(table: Table, bits: int, check: Check) -> Dispatch | None:
 def reverse_runs(table: Table, bits: int, check: Check) -> Dispatch | None:
     """ReverseSequence's blocks for a ``table`` (``extra["runs"]``) of ``bits``, or None: the data not
     row-major, or its inner block not whole words."""
-    if not ENABLED["runs"] or table.mode != 1 or not table.extra.get("runs") or table.size == 0 or len(table.shape) < 2:
-        return None
     shape = table.shape
-    if not is_row_major(shape, table.data.strides):
-        return None
     block = math.prod(shape[2:]) * bits
-    if block % 32:
+    if (not ENABLED["runs"] or table.mode != 1 or not table.extra.get("runs") or table.size == 0 or len(shape) < 2
+            or not is_row_major(shape, table.data.strides) or block % 32):
         return None
     return Dispatch("runs", REVERSE, 4, REVERSE.schedule.words, {
         "width": block // 32, "d0": shape[0], "d1": shape[1], "time0": int(table.time_axis == 0),

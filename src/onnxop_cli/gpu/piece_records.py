@@ -63,7 +63,6 @@ def general(p: Piece, bits: int, first: list[int], swap: list[int], at: int, per
              max_dim: int) -> tuple[tuple[bytes], bytes, tuple[int]]:
     """(params record, axes entries, workgroups) of part ``p`` on the general kernel, the axes its loads' strides."""
     v = fields(p.value)
-    fill = (v.fill + bytes(16))[:16]
     tri = v.tri or (0, M, M, True)
     # |col - row| < 2**31 in one dispatch: a k beyond that keeps all or nothing, as its clamp does
     k = min(max(tri[0], -(2**31)), 2**31 - 1)
@@ -73,7 +72,7 @@ def general(p: Piece, bits: int, first: list[int], swap: list[int], at: int, per
         count=p.size, groups_x=grid_x(groups, max_dim), rank=len(p.shape), at=at, bits=bits, swap=swap[0],
         mode=0 if v.src is not None else 1, pred=pred, otherwise=1 if v.otherwise else 0,
         src_base=base(v.src, first[0]), dst_base=p.dst_offset & M, mask_base=base(v.mask, first[1]), tri_k=k & M,
-        tri_row=tri[1] & M, tri_col=tri[2] & M, fill=[int.from_bytes(fill[j:j + 4], "little") for j in (0, 4, 8, 12)],
+        tri_row=tri[1] & M, tri_col=tri[2] & M, fill=fill_words(v.fill, bits),
         has_other=1 if v.other is not None else 0, other_base=base(v.other, first[2]), other_swap=swap[2])
     zeros = (0,) * len(p.shape)
     strides = [x.at.strides if x is not None else zeros for x in (v.src, v.mask)]
