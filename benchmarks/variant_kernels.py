@@ -7,7 +7,11 @@ this process (nothing under src/ changes), so that the same API call runs
 the general kernel instead. Each round runs every case once as shipped (A)
 and once with the variant switched off (B), alternating which goes first;
 the time is the wall time of the whole API call (upload, kernel, readback:
-these kernels have no GPU-side timer here, lavapipe has no timestamps).
+these kernels have no GPU-side timer here, lavapipe has no timestamps), or
+with ``--cpu`` its CPU seconds (this process's, lavapipe's threads
+included): on a shared machine the wall ratios spread with the load (at a
+load of 12-16 on 2 cores, lower quartiles of 0.6-0.9 for kernels whose CPU
+seconds were ahead 11 rounds of 11), the CPU seconds far less.
 Every output of every round is checked byte for byte against numpy, and a
 probe counts that the variant really ran in A and did not in B. Printed per
 case: the median of the per-round ratios general/variant (above 1: the
@@ -314,10 +318,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--only", default="", help="comma-separated substrings of variant names")
     p.add_argument("--skip", default="", help="comma-separated substrings of variant names left out")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--cpu", action="store_true", help="CPU seconds of each call (process_time), not wall seconds")
     p.add_argument("--aa", action="store_true",
                    help="A/A: the variant on both sides (no switch), so the ratios' spread is the noise alone")
     a = p.parse_args(argv)
     gpu = get_gpu(a.backend)
+    clock = time.process_time if a.cpu else time.perf_counter
     start = {"load": load(), "time": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
     chosen = [v for v in variants() if (not a.only or any(s in v.name for s in a.only.split(",")))
               and not any(s and s in v.name for s in a.skip.split(","))]
@@ -334,9 +340,9 @@ def main(argv: list[str] | None = None) -> int:
                         for on in ((True, False) if r % 2 else (False, True)):
                             before = probe.hits
                             with (contextlib.nullcontext() if on or a.aa else v.off()):
-                                t0 = time.perf_counter()
+                                t0 = clock()
                                 got = call(a.backend)
-                                t[on] = time.perf_counter() - t0
+                                t[on] = clock() - t0
                             hits[on] += probe.hits - before
                             if np.ascontiguousarray(got).tobytes() != want:
                                 raise SystemExit(f"{v.name}, {label}: output differs from numpy "
@@ -356,12 +362,12 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             setattr(probe.module, probe.attr, probe.orig)
     out = {"adapter": gpu.name, "driver": gpu.info.driver, "backend": a.backend, "cpu": cpu(),
-           "cpus": os.cpu_count(), "rounds": a.rounds, "start": start, "load_end": load(), "rows": rows}
+           "cpus": os.cpu_count(), "rounds": a.rounds, "clock": "cpu" if a.cpu else "wall", "start": start, "load_end": load(), "rows": rows}
     if a.json:
         print(json.dumps(out, indent=1))
         return 0
     print(f"Command: `python benchmarks/variant_kernels.py --backend {a.backend or 'auto'} --rounds {a.rounds} "
-          f"--mib {a.mib}{' --only ' + a.only if a.only else ''}{' --aa' if a.aa else ''}`; adapter {gpu.name}, driver {gpu.info.driver}; "
+          f"--mib {a.mib}{' --only ' + a.only if a.only else ''}{' --aa' if a.aa else ''}{' --cpu' if a.cpu else ''}`; adapter {gpu.name}, driver {gpu.info.driver}; "
           f"CPU {cpu()}, {os.cpu_count()} CPUs; "
           f"{start['time']}; load (1 min) {start['load']} at start, {out['load_end']} at end\n")
     print("| variant | general | case | general/variant (median) | min..max of rounds | lower quartile | rounds won "
