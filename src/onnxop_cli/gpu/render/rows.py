@@ -11,6 +11,7 @@ reads 0; the host reads nothing back then. Every slice or element is read, so ev
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 from ..layout import Struct
 from ..shaders import shader_source
@@ -66,15 +67,13 @@ class NdRows(_Rows):
     PARAMS = ND_PARAMS
 
     def parts(self) -> list[str]:
-        n = 4 // self.words
-        takes = [f"let s{j} = take({f's{j - 1}.a' if j else 'a'}, w, p{_plus(j)}, &bad);" for j in range(n)]
         return [shader_source("lib/bswap.wgsl"), _FOLDED, REPORT, *table(),
                 walk("p", "params.outer", ("off", "ip", "last")), _ND,
                 _take("p", "w: Row, p: u32", "base(a.off, a.ip, w, bad)", "w.dim",
                       "a.off + w.dstride, a.ip + w.istride"),
                 _start("params.first + ", "params.run"),
                 _runs(self.words, "p", "let w = row();", "params.run", "w.dim", "the run along one leading row",
-                      _nd_fast(self.words), "slices", [], takes)]
+                      _nd_fast(self.words), "slices", [], lambda j: f"w, p{_plus(j)}")]
 
 
 @dataclass(frozen=True)
@@ -86,9 +85,6 @@ class ElementsRows(_Rows):
     PARAMS = ELEMENTS_PARAMS
 
     def parts(self) -> list[str]:
-        n = 4 // self.words
-        takes = [f"let s{j} = take({f's{j - 1}.a' if j else 'a'}, {_HALVES[j]}, e{_plus(j)}, last.dim, "
-                 f"last.stride, &bad);" for j in range(n)]
         return [table_row("axis", AXIS), shader_source("lib/bswap.wgsl"), _FOLDED, REPORT,
                 walk("e", "params.rank", ("off", "last"), "stride"),
                 _take("e", "lo: u32, hi: u32, e: u32, dim: u32, ds: u32",
@@ -96,7 +92,7 @@ class ElementsRows(_Rows):
                 _start("", "RUN"),
                 _runs(self.words, "e", "let last = axis(params.rank - 1u);", "RUN", "last.dim",
                       "the run within one row", _elements_fast(self.words), "elements",
-                      _loads(n, "e"), takes)]
+                      _loads(4 // self.words, "e"), lambda j: f"{_HALVES[j]}, e{_plus(j)}, last.dim, last.stride")]
 
 
 _HALVES = ("x.x, x.y", "x.z, x.w", "y.x, y.y", "y.z, y.w")  # the int64s of two vec4 loads, (lo, hi) each
@@ -119,10 +115,12 @@ def _start(first: str, per: str) -> str:
 
 
 def _runs(words: int, v: str, setup: str, run: str, dim: str, along: str, fast: list[str], what: str,
-          loads: list[str], takes: list[str]) -> str:
+          loads: list[str], args: Callable[[int], str]) -> str:
     """``words{words}``: an invocation's run of ``run`` from ``v``0 (its slice or element index ``v``):
-    ``fast`` where the run lies along one row (adds only), else a vector at a time by ``takes``."""
+    ``fast`` where the run lies along one row (adds only), else a vector at a time by ``take`` (its
+    arguments between the step and ``bad``: ``args(j)`` for the vector's j-th)."""
     n, lets = 4 // words, []
+    takes = [f"let s{j} = take({f's{j - 1}.a' if j else 'a'}, {args(j)}, &bad);" for j in range(n)]
     if words == 1:
         store = f"vec4<u32>({', '.join(f'src[s{j}.o]' for j in range(n))})"
     elif v == "p":
