@@ -207,19 +207,17 @@ def _answer(gpu: Gpu, question: Question, tune: bool) -> Choice:
     value = question.forced(gpu)
     if value is not None:
         return Choice(value, "forced")
-    found = None if tune else gpu.schedule_choices.get(question.name)
+    found = None if tune else gpu.schedule_choices.get(question.name) or _read(gpu, question)
     if found is None:
-        found = None if tune else _read(gpu, question, question.able(gpu))
-        if found is None:
-            with gpu.lock:  # no other call on this engine's devices between the candidates' runs
-                # threads that asked at once measure it once: the first to get the lock; the others find its answer
-                found = None if tune else gpu.schedule_choices.get(question.name)
-                fresh = found is None
-                if fresh:
-                    found = gpu.schedule_choices[question.name] = _measure(gpu, question)
+        with gpu.lock:  # no other call on this engine's devices between the candidates' runs
+            # threads that asked at once measure it once: the first to get the lock; the others find its answer
+            found = None if tune else gpu.schedule_choices.get(question.name)
+            fresh = found is None
             if fresh:
-                _write(gpu, question, found)
-        gpu.schedule_choices[question.name] = found
+                found = gpu.schedule_choices[question.name] = _measure(gpu, question)
+        if fresh:
+            _write(gpu, question, found)
+    gpu.schedule_choices[question.name] = found
     return found
 
 
@@ -294,9 +292,9 @@ def _key(gpu: Gpu, name: tuple[str, ...], texts: tuple[str, ...]) -> str:
     return json.dumps([info.our_backend, info.name, info.driver, __version__, *name, h.hexdigest()[:12]])
 
 
-def _read(gpu: Gpu, question: Question, able: tuple[str, ...]) -> Choice | None:
+def _read(gpu: Gpu, question: Question) -> Choice | None:
     entry = _load(cache_path()).get(question.key(gpu))
-    if entry is None or question.field not in entry or set(entry["gbps"]) != set(able):
+    if entry is None or question.field not in entry or set(entry["gbps"]) != set(question.able(gpu)):
         return None  # none, or measured among other candidates than this adapter runs today
     return Choice(entry[question.field], "cached", {k: float(v) for k, v in entry["gbps"].items()},
                   unit=question.unit)
