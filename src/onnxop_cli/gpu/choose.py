@@ -322,13 +322,11 @@ def _load(path: Path) -> dict:
         data = json.loads(raw.decode("utf-8")) if raw is not None else None
     except (UnicodeDecodeError, ValueError, RecursionError):
         return {}
-    if not isinstance(data, dict) or set(data) != {"version", "entries"} or data["version"] != CACHE_VERSION:
-        return {}
-    entries = data["entries"]
-    if not isinstance(entries, dict):
+    if (not isinstance(data, dict) or set(data) != {"version", "entries"} or data["version"] != CACHE_VERSION
+            or not isinstance(data["entries"], dict)):
         return {}
     # a damaged entry (a letter changed in a key or a kernel's name) is dropped: measured again, rewritten
-    return {k: v for k, v in entries.items() if _valid_entry(v)}
+    return {k: v for k, v in data["entries"].items() if _valid_entry(v)}
 
 
 def _valid_entry(entry: object) -> bool:
