@@ -30,6 +30,7 @@ from ..core.region import Access
 from .device import Gpu
 from .index_table import WRAP, Check, Table
 from .faults import status_bytes
+from .measure import POISON, Bench
 
 COPY_SIZE = 4 << 20  # one streaming chunk (copy.DEFAULT_CHUNK): what a real run moves per dispatch
 TRANSPOSE_SIDE = 1024  # a 4 MiB float32 square: one band, one upload
@@ -92,7 +93,6 @@ def kernel(gpu: Gpu) -> Case:
     the kernel's dispatches timed (GPU timestamps where the device has them); the check poisons the output
     and compares it with the source (a wrong byte raises GpuError)."""
     from .choose import choice
-    from .measure import Bench
 
     bench = Bench(gpu, COPY_SIZE, streaming=False)  # every kernel the adapter runs
 
@@ -136,7 +136,7 @@ def transpose(gpu: Gpu) -> Case:
         return {0: "generic", len(upload.dispatches): name}.get(run.blocked, "mixed")
 
     def checked() -> tuple[bytes, str]:
-        gpu.queue.write_buffer(run.dst, 0, bytes([0xA5]) * band_bytes)  # poisoned: an unwritten byte shows
+        gpu.queue.write_buffer(run.dst, 0, bytes([POISON]) * band_bytes)  # poisoned: an unwritten byte shows
         out = bytearray()
         took = dispatch(x.nbytes, out.extend)
         return bytes(out), took
