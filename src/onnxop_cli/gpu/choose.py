@@ -2,7 +2,7 @@
 
 Every choice is a *question* (``Question``): which of its candidates, all
 exact, takes the work. The copy kernel is one (``COPY``: the flat copy's
-width, runs and unroll); the schedule questions (``QUESTIONS``) choose
+width); the schedule questions (``QUESTIONS``) choose
 among the exact candidates of other kernels. A question is asked on first
 use (a Flatten never measures transposes) and answered on a representative
 case (gpu/schedule_cases.py). ``onnxop info`` and ``bench`` show every answer,
@@ -17,13 +17,10 @@ round down, so a candidate's fastest round is the closest to what it can do
 (medians of 3-5 short rounds picked the slower kernel under load).
 
 The answers are cached in ``$XDG_CACHE_HOME/onnxop/kernels.json``
-(``~/.cache/onnxop/``), an entry per key: the adapter, its driver, onnxop's
-version, the question's name (none for the copy kernel's, whose entry came
-first) and a digest of its candidates' WGSL, so a new driver, a new onnxop
-or an edited kernel measures again. An entry is added under a lock on the
-file (io/cache.py ``locked``), so processes measuring at once keep all their
-entries; threads of one process asking one question measure it once (the
-first to take the engine's lock). The cache is a convenience, never a
+(``~/.cache/onnxop/``), keyed so that a new driver, a new onnxop or an edited
+kernel measures again (``_key``), each added without losing the entries other
+processes add meanwhile (``_write``); threads of one process asking one
+question measure it once (the first to take the engine's lock). The cache is a convenience, never a
 requirement: a file that cannot be read or parsed is ignored (and
 rewritten), a damaged entry is dropped, and one that cannot be written
 leaves the answer measured for this process only.
@@ -282,7 +279,8 @@ def cache_path() -> Path:
 
 def _key(gpu: Gpu, name: tuple[str, ...], texts: tuple[str, ...]) -> str:
     """An entry's key: adapter, driver, onnxop version, the question's
-    ``name`` (one or none) and 12 hex digits of SHA-256 over ``texts``."""
+    ``name`` (none for the copy kernel's, whose entry came first) and 12 hex
+    digits of SHA-256 over ``texts`` (its candidates' WGSL)."""
     from .. import __version__
 
     h = hashlib.sha256()
