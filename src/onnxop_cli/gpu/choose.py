@@ -2,7 +2,7 @@
 
 Every choice is a *question* (``Question``): which of its candidates, all
 exact, takes the work. The copy kernel is one (``COPY``: the flat copy's
-width, runs and unroll); the schedule questions (``QUESTIONS``) choose
+width); the schedule questions (``QUESTIONS``) choose
 among the exact candidates of other kernels. A question is asked on first
 use (a Flatten never measures transposes) and answered on a representative
 case (gpu/schedule_cases.py). ``onnxop info`` and ``bench`` show every answer,
@@ -17,13 +17,10 @@ round down, so a candidate's fastest round is the closest to what it can do
 (medians of 3-5 short rounds picked the slower kernel under load).
 
 The answers are cached in ``$XDG_CACHE_HOME/onnxop/kernels.json``
-(``~/.cache/onnxop/``), an entry per key: the adapter, its driver, onnxop's
-version, the question's name (none for the copy kernel's, whose entry came
-first) and a digest of its candidates' WGSL, so a new driver, a new onnxop
-or an edited kernel measures again. An entry is added under a lock on the
-file (io/cache.py ``locked``), so processes measuring at once keep all their
-entries; threads of one process asking one question measure it once (the
-first to take the engine's lock). The cache is a convenience, never a
+(``~/.cache/onnxop/``), keyed so that a new driver, a new onnxop or an edited
+kernel measures again (``_key``), each added without losing the entries other
+processes add meanwhile (``_write``); threads of one process asking one
+question measure it once (the first to take the engine's lock). The cache is a convenience, never a
 requirement: a file that cannot be read or parsed is ignored (and
 rewritten), a damaged entry is dropped, and one that cannot be written
 leaves the answer measured for this process only.
@@ -207,19 +204,17 @@ def _answer(gpu: Gpu, question: Question, tune: bool) -> Choice:
     value = question.forced(gpu)
     if value is not None:
         return Choice(value, "forced")
-    found = None if tune else gpu.schedule_choices.get(question.name)
+    found = None if tune else gpu.schedule_choices.get(question.name) or _read(gpu, question)
     if found is None:
-        found = None if tune else _read(gpu, question, question.able(gpu))
-        if found is None:
-            with gpu.lock:  # no other call on this engine's devices between the candidates' runs
-                # threads that asked at once measure it once: the first to get the lock; the others find its answer
-                found = None if tune else gpu.schedule_choices.get(question.name)
-                fresh = found is None
-                if fresh:
-                    found = gpu.schedule_choices[question.name] = _measure(gpu, question)
+        with gpu.lock:  # no other call on this engine's devices between the candidates' runs
+            # threads that asked at once measure it once: the first to get the lock; the others find its answer
+            found = None if tune else gpu.schedule_choices.get(question.name)
+            fresh = found is None
             if fresh:
-                _write(gpu, question, found)
-        gpu.schedule_choices[question.name] = found
+                found = gpu.schedule_choices[question.name] = _measure(gpu, question)
+        if fresh:
+            _write(gpu, question, found)
+    gpu.schedule_choices[question.name] = found
     return found
 
 
@@ -284,7 +279,8 @@ def cache_path() -> Path:
 
 def _key(gpu: Gpu, name: tuple[str, ...], texts: tuple[str, ...]) -> str:
     """An entry's key: adapter, driver, onnxop version, the question's
-    ``name`` (one or none) and 12 hex digits of SHA-256 over ``texts``."""
+    ``name`` (none for the copy kernel's, whose entry came first) and 12 hex
+    digits of SHA-256 over ``texts`` (its candidates' WGSL)."""
     from .. import __version__
 
     h = hashlib.sha256()
@@ -294,9 +290,9 @@ def _key(gpu: Gpu, name: tuple[str, ...], texts: tuple[str, ...]) -> str:
     return json.dumps([info.our_backend, info.name, info.driver, __version__, *name, h.hexdigest()[:12]])
 
 
-def _read(gpu: Gpu, question: Question, able: tuple[str, ...]) -> Choice | None:
+def _read(gpu: Gpu, question: Question) -> Choice | None:
     entry = _load(cache_path()).get(question.key(gpu))
-    if entry is None or question.field not in entry or set(entry["gbps"]) != set(able):
+    if entry is None or question.field not in entry or set(entry["gbps"]) != set(question.able(gpu)):
         return None  # none, or measured among other candidates than this adapter runs today
     return Choice(entry[question.field], "cached", {k: float(v) for k, v in entry["gbps"].items()},
                   unit=question.unit)
@@ -324,13 +320,11 @@ def _load(path: Path) -> dict:
         data = json.loads(raw.decode("utf-8")) if raw is not None else None
     except (UnicodeDecodeError, ValueError, RecursionError):
         return {}
-    if not isinstance(data, dict) or set(data) != {"version", "entries"} or data["version"] != CACHE_VERSION:
-        return {}
-    entries = data["entries"]
-    if not isinstance(entries, dict):
+    if (not isinstance(data, dict) or set(data) != {"version", "entries"} or data["version"] != CACHE_VERSION
+            or not isinstance(data["entries"], dict)):
         return {}
     # a damaged entry (a letter changed in a key or a kernel's name) is dropped: measured again, rewritten
-    return {k: v for k, v in entries.items() if _valid_entry(v)}
+    return {k: v for k, v in data["entries"].items() if _valid_entry(v)}
 
 
 def _valid_entry(entry: object) -> bool:

@@ -93,10 +93,9 @@ def init_instance(backends: list[str] | tuple[str, ...]) -> None:
     global _instance_backends
     pairs = [resolve(b) for b in backends]
     with _opening:
-        if any(e == "dawn" for e, _ in pairs):
-            engines.load("dawn").init(tuple(b for e, b in pairs if e == "dawn" and b != "auto"))
-        if any(e == "browser" for e, _ in pairs):
-            engines.load("browser").init(())
+        for engine in dict.fromkeys(e for e, _ in pairs if e != "wgpu"):  # Dawn's, the browser's
+            _runtime_dir()
+            engines.load(engine).init(tuple(b for e, b in pairs if e == engine and b != "auto"))
         if all(e != "wgpu" for e, _ in pairs) and pairs:
             return
         wanted = tuple(sorted(b for e, b in pairs if e == "wgpu" and b != "auto"))
@@ -147,11 +146,8 @@ def get_gpu(backend: str | None = None, engine: str | None = None) -> Gpu:
 
 def _open_gpu(engine: str, name: str, key: str) -> Gpu:
     check_headroom(engine)  # under `ulimit -v`: refused in one line before the engine can crash
-    if engine != "wgpu":
-        _runtime_dir()
-        engines.load(engine).init(() if name == "auto" else (name,))
-    elif _instance_backends is None:
-        init_instance([] if name == "auto" else [name])
+    if engine != "wgpu" or _instance_backends is None:
+        init_instance([] if key == "auto" else [key])
     elif name != "auto" and _instance_backends and name not in _instance_backends:
         raise GpuError(
             f"backend {name!r} was not initialised in this process "

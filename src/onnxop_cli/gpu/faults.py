@@ -28,6 +28,7 @@ import logging
 import os
 import sys
 from contextlib import contextmanager
+from functools import lru_cache
 from typing import Iterator
 
 from ..errors import GpuError, UsageError
@@ -41,8 +42,6 @@ DEFAULT_TIMEOUT = 120.0
 MIB = 1 << 20
 NEED = {"wgpu": 512 * MIB, "dawn": 400 * MIB}  # see the module docstring
 M_ARENA_MAX = -8  # glibc's mallopt parameter
-
-_arenas_limited = False
 
 
 class _WgpuLogCapture(logging.Handler):
@@ -159,11 +158,8 @@ def check_headroom(engine: str, what: str = "creating a WebGPU device") -> None:
         )
 
 
+@lru_cache(maxsize=None)  # once a process
 def _limit_arenas() -> None:
-    global _arenas_limited
-    if _arenas_limited:
-        return
-    _arenas_limited = True
     try:
         import ctypes
 

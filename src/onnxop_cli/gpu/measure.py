@@ -20,7 +20,7 @@ import time
 from typing import Any, Callable
 
 from ..errors import GpuError
-from .buffers import DEFAULT_CHUNK, Owned, can_map, round_up, submit_copy
+from .buffers import DEFAULT_CHUNK, Owned, can_map, read_through, round_up, submit_copy
 from .device import Gpu
 from .engines.base import BufferUsage, MapMode
 from .kernels import Kernel, available
@@ -146,41 +146,43 @@ class Bench(Owned):
         chunk read from its own place."""
         import numpy as np
 
-        gpu = self.gpu
-        t0 = time.perf_counter()
-        with gpu.errors("bench upload"):
-            for offset in range(0, self.size, self.chunk):
-                n = round_up(min(self.chunk, self.size - offset), 4)
-                buf = self.stage_in or self.up
-                buf.map_sync(MapMode.WRITE, 0, n)
-                view = buf._experimental_get_mapped_range(0, n)
-                at = offset if spread else 0
-                np.copyto(np.frombuffer(view, np.uint8), host[at : at + n])
-                view.release()
-                buf.unmap()
-                if self.stage_in is not None:
-                    submit_copy(gpu, self.stage_in, 0, self.up, 0, n)
-            self._sync()
-        return time.perf_counter() - t0
+        def move(at: int, n: int) -> None:
+            buf = self.stage_in or self.up
+            buf.map_sync(MapMode.WRITE, 0, n)
+            view = buf._experimental_get_mapped_range(0, n)
+            np.copyto(np.frombuffer(view, np.uint8), host[at : at + n])
+            view.release()
+            buf.unmap()
+            if self.stage_in is not None:
+                submit_copy(self.gpu, self.stage_in, 0, self.up, 0, n)
+
+        return self._chunks("bench upload", move, spread, self._sync)
 
     def read_back(self, host: Any, spread: bool = False) -> float:
         """A kernel's output buffer into host memory, ``size`` bytes in chunks,
         the way the streaming copy does it (``spread``: as upload's)."""
         import numpy as np
 
-        gpu = self.gpu
+        def move(at: int, n: int) -> None:
+            buf = self.down
+            if self.stage_out is not None:
+                submit_copy(self.gpu, self.down, 0, self.stage_out, 0, n)
+                buf = self.stage_out
+            buf.map_sync(MapMode.READ, 0, n)
+            np.copyto(host[at : at + n], np.frombuffer(buf.read_mapped(0, n, copy=False), np.uint8))
+            buf.unmap()
+
+        return self._chunks("bench readback", move, spread)
+
+    def _chunks(self, what: str, move: Callable[[int, int], None], spread: bool,
+                then: Callable[[], object] = lambda: None) -> float:
+        """Wall-clock seconds of ``move(at, n)`` for each chunk of ``size`` bytes (``n`` whole words; ``at``
+        the host memory's place: 0, or with ``spread`` the chunk's own), then of ``then()``."""
         t0 = time.perf_counter()
-        with gpu.errors("bench readback"):
+        with self.gpu.errors(what):
             for offset in range(0, self.size, self.chunk):
-                n = round_up(min(self.chunk, self.size - offset), 4)
-                buf = self.down
-                if self.stage_out is not None:
-                    submit_copy(gpu, self.down, 0, self.stage_out, 0, n)
-                    buf = self.stage_out
-                buf.map_sync(MapMode.READ, 0, n)
-                at = offset if spread else 0
-                np.copyto(host[at : at + n], np.frombuffer(buf.read_mapped(0, n, copy=False), np.uint8))
-                buf.unmap()
+                move(offset if spread else 0, round_up(min(self.chunk, self.size - offset), 4))
+            then()
         return time.perf_counter() - t0
 
     def _sync(self) -> None:
@@ -207,21 +209,15 @@ class Bench(Owned):
         naming the first wrong byte otherwise."""
         import numpy as np
 
-        gpu = self.gpu
         for i, base in enumerate(range(0, self.size, SEED_CHUNK)):  # each source block, a chunk at a time
             want = random_block(i, min(SEED_CHUNK, self.size - base))
             for start in range(0, len(want), self.chunk):
                 n = min(self.chunk, len(want) - start)
-                n4 = round_up(n, 4)
-                with gpu.errors("bench readback"):
-                    submit_copy(gpu, self.dst, base + start, self.readback, 0, n4)
-                    self.readback.map_sync(MapMode.READ, 0, n4)
-                    got = np.frombuffer(self.readback.read_mapped(0, n4, copy=False), np.uint8)[:n]
-                try:
-                    wrong = np.flatnonzero(got != want[start : start + n])
+
+                def check(got: memoryview, at: int = base + start, want: Any = want[start : start + n]) -> None:
+                    wrong = np.flatnonzero(np.frombuffer(got, np.uint8) != want)
                     if len(wrong):
-                        raise GpuError(f"bench: {what} on {gpu.name} wrote wrong bytes: first at offset "
-                                       f"{base + start + int(wrong[0])} of {self.size}")
-                finally:
-                    del got
-                    self.readback.unmap()
+                        raise GpuError(f"bench: {what} on {self.gpu.name} wrote wrong bytes: first at offset "
+                                       f"{at + int(wrong[0])} of {self.size}")
+
+                read_through(self.gpu, self.dst, self.readback, n, check, base + start)

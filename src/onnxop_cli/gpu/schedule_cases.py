@@ -3,8 +3,8 @@ the rendered WGSL of each question's candidates (``texts``), which its cached
 answer is keyed by: a release that changes a kernel a candidate runs measures
 the question again.
 
-``case`` builds a question's case on the device once (a row of a table, or
-the function of the question's name): the output numpy computes, and
+``case`` builds a question's case on the device once (the function of the
+question's name): the output numpy computes, and
 ``run``, which runs the real operator path (the one that asks the question,
 so it runs with the candidate choose.py is timing) and returns the output
 bytes and which candidate took the work, read from the stats the host
@@ -30,26 +30,17 @@ from ..core.region import Access
 from .device import Gpu
 from .index_table import WRAP, Check, Table
 from .faults import status_bytes
+from .measure import POISON, Bench
 
 COPY_SIZE = 4 << 20  # one streaming chunk (copy.DEFAULT_CHUNK): what a real run moves per dispatch
 TRANSPOSE_SIDE = 1024  # a 4 MiB float32 square: one band, one upload
 PROBE = 64 << 20  # bytes of the device buffer gather_source looks for in the process's memory: above
 # glibc's largest mmap threshold (32 MiB), so a CPU driver's malloc maps it afresh, never reuses touched heap
 PIECES_ROWS = (4096, 16)  # each of two float32 inputs: rows of 64 bytes, concatenated into 512 KiB
-
-# the cases that are one row (``case``): ScatterElements' (``_scatter_case``), by (lines, the data's axis,
-# updates a line), and how the stats the scatter leaves name the candidate that took the work
-SCATTERS: dict[str, tuple[tuple[int, int, int], Callable[[dict], str]]] = {
-    # lines between scatter.py's FEWEST_LINES and LINES_AT_LEAST, one update to an element on average, up to 6
-    "scatter_lines": ((64, 64, 64), lambda stats: "lines" if stats.get("word lines") else "rounds"),
-}
-# Gathers of float32 rows (``_row_gather``), by (rows, words), int64 row indices, gather_indexed's window_bytes
-# (none: its own), and how the stats the gather leaves name the candidate that took the work
-ROW_GATHERS: dict[str, tuple[tuple[int, int], int, dict, Callable[[dict], str]]] = {
-    # rows of 3 words (the narrowest past gather_lines' 1-2), 48 KiB, 384 KiB out: the indexed gather's
-    # elements or the slices kernel, as answered
-    "gather_words": ((4096, 3), 32768, {}, lambda stats: "slices" if stats.get("slices") else "elements"),
-}
+# lines, the data's axis, updates a line: lines between scatter.py's FEWEST_LINES and LINES_AT_LEAST, one update
+# to an element on average, up to 6
+SCATTER_SHAPE = (64, 64, 64)
+GATHER_ROWS, GATHER_PICKS = (4096, 3), 32768
 
 
 @dataclass(frozen=True)
@@ -63,11 +54,7 @@ class Case:
 
 
 def case(gpu: Gpu, question: str) -> Case:
-    """``question``'s case on ``gpu``: its row of SCATTERS or ROW_GATHERS, else the function of its name."""
-    if question in SCATTERS:
-        return _scatter_case(gpu, *SCATTERS[question])
-    if question in ROW_GATHERS:
-        return _row_gather(gpu, *ROW_GATHERS[question])
+    """``question``'s case on ``gpu``: the function of its name."""
     return globals()[question](gpu)
 
 
@@ -87,15 +74,16 @@ def _clock(go: Callable[[], object]) -> Callable[[], float]:
     return timed
 
 
-def _hosted(gpu: Gpu, last: str, go: Callable[[Callable], object], took: Callable[[dict], str], expected: bytes,
+def _hosted(gpu: Gpu, go: Callable[[Callable], object], took: Callable[[dict], str], expected: bytes,
             nbytes: int = 0) -> Case:
-    """A case the host runs into a sink (``go(sink)``), end to end; ``took`` reads the candidate that took
-    the work from the stats the host leaves (``gpu.cache[last]``). ``nbytes``: the output's unless given."""
+    """A case the indexed host runs into a sink (``go(sink)``), end to end; ``took`` reads the candidate that
+    took the work from the stats it leaves (``gpu.cache[indexed.LAST]``). ``nbytes``: the output's unless given."""
+    from .indexed import LAST
 
     def run() -> tuple[bytes, str]:
         out = bytearray()
         go(out.extend)
-        return bytes(out), took(gpu.cache[last])
+        return bytes(out), took(gpu.cache[LAST])
 
     return Case(run, expected, nbytes or len(expected))
 
@@ -105,7 +93,6 @@ def kernel(gpu: Gpu) -> Case:
     the kernel's dispatches timed (GPU timestamps where the device has them); the check poisons the output
     and compares it with the source (a wrong byte raises GpuError)."""
     from .choose import choice
-    from .measure import Bench
 
     bench = Bench(gpu, COPY_SIZE, streaming=False)  # every kernel the adapter runs
 
@@ -149,7 +136,7 @@ def transpose(gpu: Gpu) -> Case:
         return {0: "generic", len(upload.dispatches): name}.get(run.blocked, "mixed")
 
     def checked() -> tuple[bytes, str]:
-        gpu.queue.write_buffer(run.dst, 0, bytes([0xA5]) * band_bytes)  # poisoned: an unwritten byte shows
+        gpu.queue.write_buffer(run.dst, 0, bytes([POISON]) * band_bytes)  # poisoned: an unwritten byte shows
         out = bytearray()
         took = dispatch(x.nbytes, out.extend)
         return bytes(out), took
@@ -158,27 +145,21 @@ def transpose(gpu: Gpu) -> Case:
     return Case(checked, np.ascontiguousarray(t).tobytes(), x.nbytes, timed, run.release)
 
 
-def _gather(gpu: Gpu, x: np.ndarray, i: np.ndarray, check: Check, table: Table, took: Callable[[dict], str],
-            expected: bytes, **window) -> Case:
-    """The indexed gather of float32 ``x`` by int64 ``i`` (``check`` and ``table`` ops/indexing.py's for
-    these shapes, ``window`` gather_indexed's window_bytes), end to end (``_hosted``)."""
+def gather_words(gpu: Gpu) -> Case:
+    """Gather along axis 0 of 4096 float32 rows of 3 words (the narrowest past gather_lines' 1-2, 48 KiB) by
+    32768 int64 indices, some negative (384 KiB out), end to end (``_hosted``): the indexed gather's elements
+    or the slices kernel took it, as answered."""
     from . import indexed as ix
 
-    data = ix.Data(MemoryBytes(x), x.shape, 32)
-    index = ix.Index(MemoryBytes(i), i.shape, True, False)
-    return _hosted(gpu, ix.LAST, lambda sink: ix.gather_indexed(gpu, data, index, check, table, sink, **window),
-                   took, expected)
-
-
-def _row_gather(gpu: Gpu, rows: tuple[int, int], picks: int, window: dict, took: Callable[[dict], str]) -> Case:
-    """Gather along axis 0 of float32 ``rows`` (rows, words) by ``picks`` int64 indices (some negative),
-    ``window`` gather_indexed's window_bytes, end to end (``_gather``)."""
     rng = np.random.default_rng(0)
-    x = _bits(rng, rows)
-    (n, width), k = rows, picks
+    (n, width), k = GATHER_ROWS, GATHER_PICKS
+    x = _bits(rng, GATHER_ROWS)
     i = rng.integers(-n, n, k).astype("<i8")
     table = Table.over((k, width), (0, 1), (1, 0), ((width, 0),), extra={"slices": "slabs"})
-    return _gather(gpu, x, i, Check((n,), "Gather", mode=WRAP), table, took, x[i].tobytes(), **window)
+    data, index = ix.Data(MemoryBytes(x), x.shape, 32), ix.Index(MemoryBytes(i), i.shape, True, False)
+    check = Check((n,), "Gather", mode=WRAP)
+    return _hosted(gpu, lambda sink: ix.gather_indexed(gpu, data, index, check, table, sink),
+                   lambda stats: "slices" if stats.get("slices") else "elements", x[i].tobytes())
 
 
 def gather_source(gpu: Gpu) -> Case:
@@ -210,14 +191,14 @@ def gather_source(gpu: Gpu) -> Case:
     return Case(lambda: (b"", ""), b"", PROBE, decide=decide)
 
 
-def _scatter_case(gpu: Gpu, shape: tuple[int, int, int], took: Callable[[dict], str]) -> Case:
-    """ScatterElements of float32 with reduction add along the last axis, ``shape`` (lines, the data's axis,
-    updates a line), int64 indices some negative, end to end (``_hosted``); GB/s of every byte moved (the
-    output is small)."""
+def scatter_lines(gpu: Gpu) -> Case:
+    """ScatterElements of float32 with reduction add along the last axis, SCATTER_SHAPE (lines, the data's
+    axis, updates a line), int64 indices some negative, end to end (``_hosted``); GB/s of every byte moved
+    (the output is small). The scatter's stats say whether the lines kernel took it."""
     from . import indexed as ix
     from .scatter import Reduce, scatter_indexed
 
-    lines, d, n = shape
+    lines, d, n = SCATTER_SHAPE
     rng = np.random.default_rng(0)
     x, u = (rng.standard_normal(s).astype("<f4") for s in ((lines, d), (lines, n)))
     i = rng.integers(-d, d, (lines, n)).astype("<i8")
@@ -225,10 +206,11 @@ def _scatter_case(gpu: Gpu, shape: tuple[int, int, int], took: Callable[[dict], 
     expected = x.copy()
     np.add.at(expected, (np.arange(lines)[:, None], i % d), u)  # in index order, as onnx.reference
 
-    return _hosted(gpu, ix.LAST, lambda sink: scatter_indexed(
+    return _hosted(gpu, lambda sink: scatter_indexed(
         gpu, ix.Data(MemoryBytes(x), x.shape, 32), ix.Data(MemoryBytes(u), u.shape, 32),
         ix.Index(MemoryBytes(i), i.shape, True, False), Check((d,), "ScatterElements"), table,
-        Reduce("add", 2, False), sink), took, expected.tobytes(), 2 * x.nbytes + u.nbytes + i.nbytes)
+        Reduce("add", 2, False), sink), lambda stats: "lines" if stats.get("word lines") else "rounds",
+        expected.tobytes(), 2 * x.nbytes + u.nbytes + i.nbytes)
 
 
 def pieces_min_row(gpu: Gpu) -> Case:
@@ -262,13 +244,13 @@ def pieces_min_row(gpu: Gpu) -> Case:
     return Case(run, expected, len(expected), _clock(lambda: go(lambda _: None, kept)), kept.release)
 
 
-# each question's kernels: (the gpu/render/ module that renders them, a function of it and the candidate
-# workgroups to the kernels every candidate runs); gather_source: none
-TEXTS: dict[str, tuple[str, Callable[[Any, list[int]], Iterable]]] = {
-    "transpose": ("strided", lambda m, wgs: m.KERNELS.values()),
-    "scatter_lines": ("scatter", lambda m, wgs: (m.Lines("fadd", 32), m.Apply("fadd", 32), *map(m.Pass, m.PASSES))),
-    "pieces_min_row": ("pieces", lambda m, wgs: (m.GENERAL, m.WORDS, m.EDGES)),  # both candidates run them
-    "gather_words": ("slices", lambda m, wgs: (_render("indexed").gather("one_i64"), m.KERNELS["words"])),
+# each question's kernels, every one a candidate runs: (the gpu/render/ module that renders them, a function of
+# it to the kernels); gather_source, a fact about the adapter, has none
+TEXTS: dict[str, tuple[str, Callable[[Any], Iterable]]] = {
+    "transpose": ("strided", lambda m: m.KERNELS.values()),
+    "scatter_lines": ("scatter", lambda m: (m.Lines("fadd", 32), m.Apply("fadd", 32), *map(m.Pass, m.PASSES))),
+    "pieces_min_row": ("pieces", lambda m: (m.GENERAL, m.WORDS, m.EDGES)),  # both candidates run them
+    "gather_words": ("slices", lambda m: (_render("indexed").gather("one_i64"), m.KERNELS["words"])),
 }
 
 
@@ -279,10 +261,7 @@ def _render(name: str) -> Any:
 
 def texts(question: str) -> tuple[str, ...]:
     """The rendered WGSL of every candidate of ``question``: its cache key's."""
-    from .choose import QUESTIONS
-
-    if question == "gather_source":  # a fact about the adapter, no kernel's speed
+    if question == "gather_source":
         return ()
     module, kernels = TEXTS[question]
-    wgs = [int(c) for c in QUESTIONS[question].candidates if c.isdigit()]  # where the candidates are workgroups
-    return tuple(k.wgsl() for k in kernels(_render(module), wgs))
+    return tuple(k.wgsl() for k in kernels(_render(module)))
