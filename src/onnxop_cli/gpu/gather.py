@@ -23,7 +23,7 @@ from .choose import answer
 from .device import Gpu
 from .buffers import WORD, BufferUsage, Owned, binding_limit, can_map, dispatch_limit, env_poison, round_up
 from .resident import DeviceBuffer, DeviceSink, Traffic
-from .program import Program, grid_x
+from .program import grid_x, rendered
 from .render.strided import GATHER, KERNELS
 from .render.view import AXIS, KINDS
 from .tiling import Plan, Upload, in_order
@@ -31,21 +31,11 @@ from .tiling import Plan, Upload, in_order
 __all__ = ["Access", "gather_resident", "gather_through_kernel"]
 
 
-class Rendered(Program):
-    """Kernel ``name`` of gpu/render/strided.py as a Program, rendered when first compiled, not at import
-    (reading its parts from the package's files costs every start-up a few milliseconds)."""
-
-    def __init__(self, name: str, kinds: tuple[str, ...] | None = None, sharing: Program | None = None) -> None:
-        self.kernel = KERNELS[name]
-        super().__init__(self.kernel.label, kinds, sharing=sharing)
-
-    code = property(lambda self: self.kernel.wgsl(), lambda self, _: None)  # type: ignore[assignment]
-
-
-# (src, dst, Params at a dynamic offset, axes); the transpose kernels (VARIANTS: the blocked ones) bind
-# this layout too
-GENERAL = Rendered("generic", KINDS)
-VARIANTS = {name: Rendered(name, sharing=GENERAL) for name in KERNELS if name != "generic"}
+# (src, dst, Params at a dynamic offset, axes), rendered when first compiled, not at import (reading its parts
+# from the package's files costs every start-up a few milliseconds); the transpose kernels (VARIANTS: the
+# blocked ones) bind this layout too
+GENERAL = rendered(KERNELS["generic"], KINDS)
+VARIANTS = {name: rendered(kernel, KINDS) for name, kernel in KERNELS.items() if name != "generic"}
 BITS = (2, 4, 8, 16, 32, 64, 128)
 DEFAULT_BAND = 64 << 20  # bytes of output per band (and of source per upload), at most one binding
 # With mapped buffers (buffers.can_map) there are two buffers, not four: bands and windows of twice the size
