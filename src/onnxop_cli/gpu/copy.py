@@ -213,7 +213,7 @@ class Stream:
     def _submit(self, slot: Slot, source: ByteSource, offset: int, n: int, poison: int | None) -> None:
         """The chunk of ``n`` bytes at ``offset`` read in, copied and its readback's map asked for."""
         encoder = self.gpu.device.create_command_encoder()
-        fill(self.gpu, encoder, slot.window.buffer, slot.window.upload, source, offset, n)
+        fill(self.gpu, slot.window.buffer, source, [(offset, 0, n)], slot.window.via, encoder)
         with self.gpu.errors("dispatch"):
             if poison is not None:
                 slot.band.reset(slot.size, poison)

@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 from ..core.sources import ByteSource, random_access, spool_source
 from ..core.region import Access
-from .bands import Band, Window
+from .bands import Band, Window, fill, stream
 from .choose import answer
 from .device import Gpu
 from .buffers import WORD, BufferUsage, Owned, binding_limit, can_map, dispatch_limit, env_poison, round_up
@@ -26,7 +26,7 @@ from .resident import DeviceBuffer, DeviceSink, Traffic
 from .program import grid_x, rendered
 from .render.strided import GATHER, KERNELS
 from .render.view import AXIS, KINDS
-from .tiling import Plan, Upload, in_order
+from .tiling import Plan, Upload, boxes, in_order
 
 __all__ = ["Access", "gather_resident", "gather_through_kernel"]
 
@@ -192,17 +192,15 @@ class Run(Owned):
             ])
 
     def stream(self, sink: Sink, poison: int | None) -> int:
-        bits = self.plan.bits
-        written = 0
-        for _, band, uploads in self.plan.bands():
-            if poison is not None:
-                self.out.reset(self.band_bytes, poison)
-            for upload in uploads:
-                self.dispatch(upload, band)
-            nbytes = (band * bits + 7) // 8
-            self.drain(sink, nbytes)
-            written += nbytes
-        return written
+        """The plan's bands through ``bands.stream``: each band's uploads, then its bytes to ``sink``."""
+        plan = self.plan
+
+        def make(parts: list) -> None:
+            ((_, e0, n),) = parts
+            for upload in plan.uploads(list(boxes(plan.view, e0, e0 + n))):
+                self.dispatch(upload, n)
+
+        return stream([self.out], plan.view.size, plan.band, plan.bits, make, lambda _, n: self.drain(sink, n), poison)
 
     def drain(self, sink: Sink, nbytes: int) -> None:
         """Hand the band's ``nbytes`` to the sink (a DeviceSink: on the device)."""
@@ -218,7 +216,7 @@ class Run(Owned):
             encoder = gpu.device.create_command_encoder()
         if self.traffic is not None and self.host_in:
             self.traffic.uploaded += sum(n for _, _, n in upload.runs)
-        self.window.fill_runs(encoder, self.source, upload.runs)
+        fill(gpu, self.src, self.source, upload.runs, self.window.via, encoder)
         with gpu.errors("gather dispatch"):
             self.record(encoder, upload, band)
             gpu.queue.submit([encoder.finish()])
