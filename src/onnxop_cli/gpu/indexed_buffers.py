@@ -8,11 +8,11 @@ counts in ``gpu.cache["indexed-last"]``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
 from ..core.sources import ByteSource
-from .buffers import WORD, Owned, can_map, read_bytes, read_through, reset_status, round_up
+from .buffers import WORD, Owned, can_map, read_bytes, reset_status, round_up
 from .bands import UPLOAD_STEP, Window, drain, fill
 from .choose import answer
 from .device import Gpu
@@ -119,21 +119,14 @@ def _on_device(source: ByteSource) -> tuple[DeviceBuffer, int] | None:
 
 
 def read_small(gpu: Gpu, bufs: Buffers, buf: Any, nbytes: int) -> bytes:
-    """``buf``'s first ``nbytes`` (a few status words) as bytes (``read_view``'s way)."""
+    """``buf``'s first ``nbytes`` (a few status words) as bytes: mapped where it lies if it was
+    made readable (``Buffers.result``), else through a readback freed at once."""
     return read_bytes(gpu, buf, nbytes, readable=id(buf) in bufs.readable)
-
-
-def read_view(gpu: Gpu, bufs: Buffers, buf: Any, nbytes: int, use: Sink) -> bool:
-    """``use`` given ``buf``'s first ``nbytes``: mapped where it lies if it was made readable
-    (``Buffers.result``; True), else through a readback freed at once (False)."""
-    readable = id(buf) in bufs.readable
-    read_through(gpu, buf, buf if readable else None, nbytes, use)
-    return readable
 
 
 def to_sink(gpu: Gpu, bufs: Buffers, buf: Any, nbytes: int, sink: Sink) -> int:
     """Hand ``buf``'s first ``nbytes`` to ``sink`` (``bands.drain``: kept on the device for a graph's DeviceSink,
-    else ``read_view``'s way), counted. Returns ``nbytes``."""
+    else ``read_small``'s way), counted. Returns ``nbytes``."""
     readable = id(buf) in bufs.readable
     drain(gpu, buf, buf if readable else None, nbytes, sink)
     bufs.counts["device reads" if isinstance(sink, DeviceSink) else "mapped reads" if readable else "staged reads"] += 1
@@ -177,7 +170,6 @@ class Windows:
     streamed: bool = False
     pass_bands: int = 1
     staging: Any = None  # streamed on an adapter whose storage buffers do not map: the upload buffer
-    uploads: int = field(default=0)  # windows uploaded so far (tests count the passes with it)
 
     @property
     def single(self) -> bool:
@@ -194,7 +186,6 @@ class Windows:
             if self.streamed:
                 via = self.buffers[0] if self.staging is None else self.staging
                 fill(self.gpu, self.buffers[0], self.source, [(w0 * self.bits // 8, 0, (wn * self.bits + 7) // 8)], via)
-                self.uploads += 1
             yield self.buffers[0 if self.streamed else k], w0, wn
 
     def run_each(self, run: Callable[..., None], parts: list[tuple[Any, int, int]]) -> None:
@@ -221,7 +212,7 @@ def plan_windows(gpu: Any, bufs: Any, source: ByteSource, size: int, bits: int, 
     from .buffers import can_map  # here: tests patch buffers.can_map
 
     size0 = (ranges[0][1] * bits + 7) // 8
-    # the staging buffer uploads a step at a time (``write``)
+    # the staging buffer uploads a step at a time (``bands.fill``)
     window = Window(bufs, "data window", whole(size0), can_map(gpu), upload_size=whole(min(UPLOAD_STEP, size0)))
     return Windows(gpu, source, bits, ranges, [window.buffer], streamed=True,
                    pass_bands=max(1, pass_bytes // max(1, band_bytes)), staging=window.upload)
