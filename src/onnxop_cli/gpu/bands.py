@@ -23,6 +23,7 @@ from .buffers import BufferUsage as U
 from .buffers import MapMode, Owned, hand_mapped, map_write, read_through, round_up, submit_copy
 from .resident import DeviceBuffer, DeviceSink
 
+Sink = Callable[[memoryview], None]  # a band's bytes to the host, in order (or a graph's DeviceSink)
 UPLOAD_STEP = 16 << 20  # bytes handed to write_buffer at a time, and a streamed window's upload buffer
 
 
@@ -117,7 +118,7 @@ class Band:
         """The read map of ``out``'s first ``n`` bytes, resolved once the work submitted is done."""
         return self.out.map_async(MapMode.READ, 0, round_up(n, 4))
 
-    def hand(self, promise: Any, n: int, sink: Callable[[memoryview], None]) -> None:
+    def hand(self, promise: Any, n: int, sink: Sink) -> None:
         """``sink`` given the first ``n`` bytes of ``out`` once ``promise`` (``map``) resolves."""
         hand_mapped(self.gpu, self.out, promise, n, sink)
 

@@ -12,19 +12,17 @@ a sink must consume (write or copy) its memoryview before returning.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 from ..core import signals
 from ..core.sources import ByteSource
 from . import kernels
-from .bands import Band, Window, fill
+from .bands import Band, Sink, Window, fill
 from .buffers import DEFAULT_CHUNK, WORD, Owned, can_map, env_poison, round_up
 from .choose import kernel_for
 from .device import Gpu
 
 KEEP_BYTES = DEFAULT_CHUNK  # slots up to this size stay allocated for the next call
-
-Sink = Callable[[memoryview], None]
 
 
 def copy_through_kernel(

@@ -14,11 +14,11 @@ unlinked temporary file.
 from __future__ import annotations
 
 import os
-from typing import Any, Callable
+from typing import Any
 
 from ..core.sources import ByteSource, random_access, spool_source
 from ..core.region import Access
-from .bands import Band, Window, fill, stream
+from .bands import Band, Sink, Window, fill, stream
 from .choose import answer
 from .device import Gpu
 from .buffers import WORD, BufferUsage, Owned, binding_limit, can_map, dispatch_limit, env_poison, round_up
@@ -45,8 +45,6 @@ DEFAULT_BAND = 64 << 20  # bytes of output per band (and of source per upload), 
 MAPPED_BAND = 2 * DEFAULT_BAND
 MAX_ELEMENTS = 1 << 31  # elements per band or upload: the kernel indexes them with u32
 ENV_GATHER = "ONNXOP_GATHER"  # a VARIANTS name or "generic": force the transpose kernel (tests, benchmarks)
-
-Sink = Callable[[memoryview], None]
 
 
 def gather_through_kernel(

@@ -23,7 +23,7 @@ from __future__ import annotations
 import functools
 import struct
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from ..errors import OpError
 from ..core.sources import ByteSource
@@ -34,14 +34,13 @@ from .gather import check_width
 from . import indexed_variants as iv
 from .indexed_buffers import Buffers, Slice, launch, read_small, to_sink  # noqa: F401 - also imported from here
 from .indexed_buffers import plan_windows, whole
-from .bands import Band, stream
+from .bands import Band, Sink, stream
 from .resident import DeviceSink
 from .index_table import NONNEG, RANGE, WRAP, Check, Index, Shaped, Table, is_row_major, row_strides  # noqa: F401 - also imported from here
 from .indexed_variants import Gather, variant  # noqa: F401 - also imported from here
 from .render.indexed import NO_BAD
 from .render.indexed import Check as CheckKernel
 
-Sink = Callable[[memoryview], None]
 LAST = "indexed-last"  # gpu.cache key: the last call's transfer counts (indexed_buffers.KEYS)
 
 

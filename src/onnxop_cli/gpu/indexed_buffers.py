@@ -13,7 +13,7 @@ from typing import Any, Callable, Iterator
 
 from ..core.sources import ByteSource
 from .buffers import WORD, Owned, can_map, read_bytes, reset_status, round_up
-from .bands import UPLOAD_STEP, Window, drain, fill
+from .bands import UPLOAD_STEP, Sink, Window, drain, fill
 from .choose import answer
 from .device import Gpu
 from .engines.base import BufferUsage as U
@@ -21,7 +21,6 @@ from .program import compiled, grid_x
 from .render.indexed import NO_BAD
 from .resident import DeviceBuffer, DeviceSink
 
-Sink = Callable[[memoryview], None]
 KEYS = ("mapped uploads", "staged uploads", "device uploads", "mapped reads", "staged reads", "device reads",
         "check passes", "folded checks")  # index check passes; scatters whose kernel checked the raw indices
 
@@ -66,14 +65,10 @@ class Buffers(Owned):
         return buf
 
     def holding(self, label: str, data: bytes, usage: int = U.STORAGE) -> Any:
-        """A buffer holding ``data``: a kernel's table rows or bounds (storage), or its Params (``params``)."""
+        """A buffer holding ``data``: a kernel's table rows or bounds (storage), or its Params (uniform)."""
         buf = self.new(label, len(data), usage | U.COPY_DST)
         self.gpu.queue.write_buffer(buf, 0, data)
         return buf
-
-    def params(self, label: str, data: bytes) -> Any:
-        """A uniform buffer holding ``data``: a kernel's Params (gpu/layout.py packs them)."""
-        return self.holding(label, data, U.UNIFORM)
 
     def result(self, label: str, size: int = 16) -> Any:
         """A kernel's output buffer, or a status word (the host rewrites it with write_buffer): read where
@@ -140,7 +135,7 @@ def launch(bufs: Buffers, render: Any, units: int, per: int, max_dim: int, label
     named ``label``, bound where ``resources`` holds None."""
     kernel = compiled(bufs.gpu, render)  # once: the device caches it by label
     groups = -(-units // (render.schedule.wg * per))
-    params = bufs.params(label, render.PARAMS.pack(groups_x=grid_x(groups, max_dim), **fields))
+    params = bufs.holding(label, render.PARAMS.pack(groups_x=grid_x(groups, max_dim), **fields), U.UNIFORM)
     encoder = bufs.gpu.device.create_command_encoder()
     kernel.dispatch(encoder, groups, max_dim, kernel.bind([params if r is None else r for r in resources]))
     bufs.gpu.queue.submit([encoder.finish()])
