@@ -31,15 +31,17 @@ def uploads(monkeypatch):
         ways: set[str]
 
     seen = Seen()
-    write = indexed_buffers.write
+    each = indexed_buffers.Windows.each
 
-    def counting(gpu, buf, source, nbytes, staging=None):
-        seen.append(source.offset)
-        ways.add("staged" if staging is not None else "mapped")
-        write(gpu, buf, source, nbytes, staging)
+    def counting(self):
+        for buf, w0, wn in each(self):  # a streamed window is uploaded as it is reached
+            if self.streamed:
+                seen.append(w0 * self.bits // 8)
+                ways.add("staged" if self.staging is not None else "mapped")
+            yield buf, w0, wn
 
     ways: set[str] = set()
-    monkeypatch.setattr(indexed_buffers, "write", counting)
+    monkeypatch.setattr(indexed_buffers.Windows, "each", counting)
     seen.ways = ways  # type: ignore[attr-defined]
     return seen
 

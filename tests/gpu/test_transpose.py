@@ -241,7 +241,7 @@ def test_a_mutated_kernel_fails(gpu, rng, monkeypatch, mutation):
     program = g.VARIANTS[kernel]
     assert program.code.count(old) == 1
     # its own label: its own pipeline, never the real kernel's
-    monkeypatch.setitem(g.VARIANTS, kernel, Program(f"{program.shader} mutated: {mutation}", sharing=g.GENERAL,
+    monkeypatch.setitem(g.VARIANTS, kernel, Program(f"{program.shader} mutated: {mutation}", program.kinds,
                                                     code=program.code.replace(old, new)))
     a = random_array(rng, (4, 8, 36, 44), np.dtype("<f4"))
     a = a.astype(a.dtype.newbyteorder(">"))

@@ -51,8 +51,7 @@ def patch(program) -> None:
     def logged_on(self, gpu):
         compiled = on(self, gpu)
         if id(compiled.pipeline) not in kernels:
-            kinds = self.kinds if self.sharing is None else ("sharing", self.sharing.kinds)
-            sha = hashlib.sha256((self.code + repr(kinds)).encode()).hexdigest()[:16]
+            sha = hashlib.sha256((self.code + repr(self.kinds)).encode()).hexdigest()[:16]
             kernels[id(compiled.pipeline)] = (sha, self.shader, compiled.pipeline)
         return compiled
 

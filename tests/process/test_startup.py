@@ -62,8 +62,9 @@ def test_a_run_builds_only_what_it_uses(tmp_path):
     assert found["code"] == 0
     assert found["kernel"] == {**first["kernel"], "reason": "cached"}
     assert found["instance"] == ["vulkan"] and found["gpus"] == ["vulkan"]
-    s = KERNELS[found["kernel"]["name"]].render.schedule
-    assert found["pipelines"] == [f"copy runs {s.word}[wg=256,run={s.run},unroll={s.unroll}]:explicit"]
+    render = KERNELS[found["kernel"]["name"]].render
+    s = render.schedule  # pipelines are kept by (label, kinds): json makes the pair a list
+    assert found["pipelines"] == [[f"copy runs {s.word}[wg=256,run={s.run},unroll={s.unroll}]", list(render.kinds)]]
     assert found["fast_cffi"] is True
 
 

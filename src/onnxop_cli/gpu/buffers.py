@@ -93,11 +93,6 @@ class Owned:
                 pass
 
 
-def write_mapped(gpu: Gpu, buf: Any, source: Any, offset: int, n: int) -> None:
-    """``source``'s bytes [offset, offset + n) read straight into ``buf``, mapped from 0 (whole words)."""
-    map_write(gpu, buf, round_up(n, COPY_ALIGN), lambda mapped: source.readinto(offset, mapped[:n]))
-
-
 def map_write(gpu: Gpu, buf: Any, n4: int, fill: Callable[[memoryview], None]) -> None:
     """``buf``'s first ``n4`` bytes (whole words) mapped for writing and handed to ``fill``, then unmapped."""
     with gpu.errors("upload"):

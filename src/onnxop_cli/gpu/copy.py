@@ -12,19 +12,17 @@ a sink must consume (write or copy) its memoryview before returning.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 from ..core import signals
 from ..core.sources import ByteSource
 from . import kernels
-from .bands import Band, Window, fill
+from .bands import Band, Sink, Window, fill
 from .buffers import DEFAULT_CHUNK, WORD, Owned, can_map, env_poison, round_up
 from .choose import kernel_for
 from .device import Gpu
 
 KEEP_BYTES = DEFAULT_CHUNK  # slots up to this size stay allocated for the next call
-
-Sink = Callable[[memoryview], None]
 
 
 def copy_through_kernel(
@@ -213,7 +211,7 @@ class Stream:
     def _submit(self, slot: Slot, source: ByteSource, offset: int, n: int, poison: int | None) -> None:
         """The chunk of ``n`` bytes at ``offset`` read in, copied and its readback's map asked for."""
         encoder = self.gpu.device.create_command_encoder()
-        fill(self.gpu, encoder, slot.window.buffer, slot.window.upload, source, offset, n)
+        fill(self.gpu, slot.window.buffer, source, [(offset, 0, n)], slot.window.via, encoder)
         with self.gpu.errors("dispatch"):
             if poison is not None:
                 slot.band.reset(slot.size, poison)

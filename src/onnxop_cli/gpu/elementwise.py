@@ -136,13 +136,14 @@ def _axes(shape: Sequence[int], strides: Sequence[Sequence[int]]) -> bytes:
 
 def _upload(gpu: Gpu, source: Any, lo: int, hi: int, into: Any) -> None:
     """Bytes [lo, hi) of a source into ``into`` from its start (lo a whole word)."""
-    from .resident import DeviceBuffer, submit_device_copy
+    from .bands import fill
+    from .resident import DeviceBuffer
 
     n = hi - lo
     if n <= 0:
         return
     if isinstance(source.data, DeviceBuffer):  # a graph's intermediate: copied on the device
-        submit_device_copy(gpu, source.data, lo, into, n)
+        fill(gpu, into, source.data, [(lo, 0, n)])
         return
     raw = bytearray(round_up(n, WORD))
     source.data.readinto(lo, memoryview(raw)[:n])

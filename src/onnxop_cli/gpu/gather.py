@@ -14,38 +14,28 @@ unlinked temporary file.
 from __future__ import annotations
 
 import os
-from typing import Any, Callable
+from typing import Any
 
 from ..core.sources import ByteSource, random_access, spool_source
 from ..core.region import Access
-from .bands import Band, Window
+from .bands import Band, Sink, Window, fill, stream
 from .choose import answer
 from .device import Gpu
 from .buffers import WORD, BufferUsage, Owned, binding_limit, can_map, dispatch_limit, env_poison, round_up
 from .resident import DeviceBuffer, DeviceSink, Traffic
-from .program import Program, grid_x
+from .program import grid_x, rendered
 from .render.strided import GATHER, KERNELS
 from .render.view import AXIS, KINDS
-from .tiling import Plan, Upload, in_order
+from .tiling import Plan, Upload, boxes, in_order
 
 __all__ = ["Access", "gather_resident", "gather_through_kernel"]
 
 
-class Rendered(Program):
-    """Kernel ``name`` of gpu/render/strided.py as a Program, rendered when first compiled, not at import
-    (reading its parts from the package's files costs every start-up a few milliseconds)."""
-
-    def __init__(self, name: str, kinds: tuple[str, ...] | None = None, sharing: Program | None = None) -> None:
-        self.kernel = KERNELS[name]
-        super().__init__(self.kernel.label, kinds, sharing=sharing)
-
-    code = property(lambda self: self.kernel.wgsl(), lambda self, _: None)  # type: ignore[assignment]
-
-
-# (src, dst, Params at a dynamic offset, axes); the transpose kernels (VARIANTS: the blocked ones) bind
-# this layout too
-GENERAL = Rendered("generic", KINDS)
-VARIANTS = {name: Rendered(name, sharing=GENERAL) for name in KERNELS if name != "generic"}
+# (src, dst, Params at a dynamic offset, axes), rendered when first compiled, not at import (reading its parts
+# from the package's files costs every start-up a few milliseconds); the transpose kernels (VARIANTS: the
+# blocked ones) bind this layout too
+GENERAL = rendered(KERNELS["generic"], KINDS)
+VARIANTS = {name: rendered(kernel, KINDS) for name, kernel in KERNELS.items() if name != "generic"}
 BITS = (2, 4, 8, 16, 32, 64, 128)
 DEFAULT_BAND = 64 << 20  # bytes of output per band (and of source per upload), at most one binding
 # With mapped buffers (buffers.can_map) there are two buffers, not four: bands and windows of twice the size
@@ -55,8 +45,6 @@ DEFAULT_BAND = 64 << 20  # bytes of output per band (and of source per upload), 
 MAPPED_BAND = 2 * DEFAULT_BAND
 MAX_ELEMENTS = 1 << 31  # elements per band or upload: the kernel indexes them with u32
 ENV_GATHER = "ONNXOP_GATHER"  # a VARIANTS name or "generic": force the transpose kernel (tests, benchmarks)
-
-Sink = Callable[[memoryview], None]
 
 
 def gather_through_kernel(
@@ -202,17 +190,15 @@ class Run(Owned):
             ])
 
     def stream(self, sink: Sink, poison: int | None) -> int:
-        bits = self.plan.bits
-        written = 0
-        for _, band, uploads in self.plan.bands():
-            if poison is not None:
-                self.out.reset(self.band_bytes, poison)
-            for upload in uploads:
-                self.dispatch(upload, band)
-            nbytes = (band * bits + 7) // 8
-            self.drain(sink, nbytes)
-            written += nbytes
-        return written
+        """The plan's bands through ``bands.stream``: each band's uploads, then its bytes to ``sink``."""
+        plan = self.plan
+
+        def make(parts: list) -> None:
+            ((_, e0, n),) = parts
+            for upload in plan.uploads(list(boxes(plan.view, e0, e0 + n))):
+                self.dispatch(upload, n)
+
+        return stream([self.out], plan.view.size, plan.band, plan.bits, make, lambda _, n: self.drain(sink, n), poison)
 
     def drain(self, sink: Sink, nbytes: int) -> None:
         """Hand the band's ``nbytes`` to the sink (a DeviceSink: on the device)."""
@@ -228,7 +214,7 @@ class Run(Owned):
             encoder = gpu.device.create_command_encoder()
         if self.traffic is not None and self.host_in:
             self.traffic.uploaded += sum(n for _, _, n in upload.runs)
-        self.window.fill_runs(encoder, self.source, upload.runs)
+        fill(gpu, self.src, self.source, upload.runs, self.window.via, encoder)
         with gpu.errors("gather dispatch"):
             self.record(encoder, upload, band)
             gpu.queue.submit([encoder.finish()])

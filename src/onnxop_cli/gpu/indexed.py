@@ -23,7 +23,7 @@ from __future__ import annotations
 import functools
 import struct
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from ..errors import OpError
 from ..core.sources import ByteSource
@@ -33,13 +33,14 @@ from .engines.base import BufferUsage as U
 from .gather import check_width
 from . import indexed_variants as iv
 from .indexed_buffers import Buffers, Slice, launch, read_small, to_sink  # noqa: F401 - also imported from here
-from .indexed_buffers import plan_windows, run_bands
+from .indexed_buffers import plan_windows, whole
+from .bands import Band, Sink, stream
+from .resident import DeviceSink
 from .index_table import NONNEG, RANGE, WRAP, Check, Index, Shaped, Table, is_row_major, row_strides  # noqa: F401 - also imported from here
 from .indexed_variants import Gather, variant  # noqa: F401 - also imported from here
 from .render.indexed import NO_BAD
 from .render.indexed import Check as CheckKernel
 
-Sink = Callable[[memoryview], None]
 LAST = "indexed-last"  # gpu.cache key: the last call's transfer counts (indexed_buffers.KEYS)
 
 
@@ -244,6 +245,11 @@ def gather_indexed(
                 checked = functools.partial(read_status, gpu, bufs, fused[1], (index, check))
             fill = (iv.fill_one(bufs, one, windows.first, fused, norm, data.bits, max_dim) if one is not None
                     else Gather(bufs, windows.first, norm, table, max_dim, fused, data.bits, data.swap).run)
-            return run_bands(gpu, bufs, windows, fill, count, data.bits, band, sink, poison, checked)
+            # a pass's bands (gpu/indexed_buffers.py's rule), each read back through a readback made at its drain
+            outs = [Band(bufs, whole(min(band, count) * data.bits // 8 + 16), bufs.mapped and not isinstance(
+                sink, DeviceSink), staged=False) for _ in range(min(windows.pass_bands, -(-count // band)))]
+            return stream(outs, count, band, data.bits,
+                          lambda parts: windows.run_each(fill, [(out.dst, e0, n) for out, e0, n in parts]),
+                          lambda out, n: to_sink(gpu, bufs, out.dst, n, sink), poison, checked)
     finally:
         bufs.release()

@@ -1,6 +1,6 @@
 """The buffers of one indexed gather or scatter (gpu/indexed.py, gpu/scatter.py): made, filled from host
 sources, handed to sinks, destroyed together; and a gather's source in windows, its output in bands
-(``plan_windows``, ``run_bands``). Bytes move staged, or mapped where the adapter ``can_map``, and a graph's
+(``plan_windows``; gpu/bands.py's ``stream`` runs the bands). Bytes move staged, or mapped where the adapter ``can_map``, and a graph's
 device buffers are copied on the device, as gpu/bands.py's ends move them; ``counts`` says which way each
 transfer went (tests assert it: a silent fallback to staging fails them); gpu/indexed.py leaves a call's
 counts in ``gpu.cache["indexed-last"]``.
@@ -8,21 +8,19 @@ counts in ``gpu.cache["indexed-last"]``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
 from ..core.sources import ByteSource
-from .buffers import WORD, Owned, can_map, read_bytes, read_through, reset_status, round_up, submit_copy, write_mapped
-from .bands import Window, drain
+from .buffers import WORD, Owned, can_map, read_bytes, reset_status, round_up
+from .bands import UPLOAD_STEP, Sink, Window, drain, fill
 from .choose import answer
 from .device import Gpu
 from .engines.base import BufferUsage as U
 from .program import compiled, grid_x
 from .render.indexed import NO_BAD
-from .resident import DeviceBuffer, DeviceSink, submit_device_copy
+from .resident import DeviceBuffer, DeviceSink
 
-Sink = Callable[[memoryview], None]
-UPLOAD_STEP = 16 << 20  # bytes read from a source per write_buffer (staged); a streamed window's upload buffer
 KEYS = ("mapped uploads", "staged uploads", "device uploads", "mapped reads", "staged reads", "device reads",
         "check passes", "folded checks")  # index check passes; scatters whose kernel checked the raw indices
 
@@ -58,20 +56,19 @@ class Buffers(Owned):
         return Buffers(self.gpu, self.mapped, self.counts)
 
     def new(self, label: str, size: int, usage: int) -> Any:
-        buf = self._buffer(label, whole(size), usage)
-        if usage & U.MAP_READ and usage & U.STORAGE:  # a kernel's buffer (not a readback's)
+        return self._buffer(label, whole(size), usage)
+
+    def _buffer(self, label: str, size: int, usage: int) -> Any:
+        buf = super()._buffer(label, size, usage)
+        if usage & U.MAP_READ and usage & U.STORAGE:  # a kernel's buffer (not a readback's): read where it lies
             self.readable[id(buf)] = buf
         return buf
 
     def holding(self, label: str, data: bytes, usage: int = U.STORAGE) -> Any:
-        """A buffer holding ``data``: a kernel's table rows or bounds (storage), or its Params (``params``)."""
+        """A buffer holding ``data``: a kernel's table rows or bounds (storage), or its Params (uniform)."""
         buf = self.new(label, len(data), usage | U.COPY_DST)
         self.gpu.queue.write_buffer(buf, 0, data)
         return buf
-
-    def params(self, label: str, data: bytes) -> Any:
-        """A uniform buffer holding ``data``: a kernel's Params (gpu/layout.py packs them)."""
-        return self.holding(label, data, U.UNIFORM)
 
     def result(self, label: str, size: int = 16) -> Any:
         """A kernel's output buffer, or a status word (the host rewrites it with write_buffer): read where
@@ -87,59 +84,44 @@ class Buffers(Owned):
     def upload(self, label: str, source: ByteSource, nbytes: int, readable: bool = False) -> Any:
         """A storage buffer holding ``source``'s first ``nbytes`` (zero-padded to whole words); ``readable``:
         also read back when mapped (a scatter's output is its uploaded data)."""
-        base, at0 = (source.source, source.offset) if isinstance(source, Slice) else (source, 0)
-        device = isinstance(base, DeviceBuffer) and at0 % 4 == 0
         kind = U.STORAGE | U.COPY_DST | U.COPY_SRC
-        if self.mapped and not device:
+        if self.mapped and _on_device(source) is None:
             kind |= U.MAP_WRITE | (U.MAP_READ if readable else 0)
         buf = self.new(label, nbytes, kind)
-        if device:  # a graph's intermediate: copied on the device
-            submit_device_copy(self.gpu, base, at0, buf, nbytes)
-            self.counts["device uploads"] += 1
-            return buf
         self.refill(buf, source, nbytes)
         return buf
 
     def refill(self, buf: Any, source: ByteSource, nbytes: int) -> None:
-        """Overwrite the first ``nbytes`` of ``buf`` (this object's ``upload`` of a host source, at least that
-        large) with ``source``'s, after the work already submitted with it: a mapped buffer waits for that work
-        in its map, a staged write is ordered after it by the queue."""
-        if self.mapped:  # read straight into the kernel's buffer
-            if nbytes:
-                write_mapped(self.gpu, buf, source, 0, nbytes)
-            self.counts["mapped uploads"] += 1
-            return
-        step = UPLOAD_STEP
-        piece = bytearray(min(step, nbytes))
-        for at in range(0, nbytes, step):
-            n = min(step, nbytes - at)
-            view = memoryview(piece)[:n]
-            source.readinto(at, view)
-            tail = (-n) % 4  # write_buffer takes whole words
-            self.gpu.queue.write_buffer(buf, at, bytes(view) + b"\0" * tail if tail else view)
-        self.counts["staged uploads"] += 1
+        """Overwrite the first ``nbytes`` of ``buf`` (this object's ``upload`` of the source) with ``source``'s
+        (``bands.fill``), after the work already submitted with it: a mapped buffer waits for that work in its
+        map, a staged write and a copy on the device are ordered after it by the queue."""
+        device = _on_device(source)
+        way = "device" if device else "mapped" if self.mapped else "staged"
+        base, at = device or (source, 0)
+        fill(self.gpu, buf, base, [(at, 0, nbytes)], buf if way == "mapped" else None)
+        self.counts[f"{way} uploads"] += 1
 
     def release(self) -> None:
         super().release()
         self.readable.clear()
 
 
+def _on_device(source: ByteSource) -> tuple[DeviceBuffer, int] | None:
+    """(DeviceBuffer, byte offset) where ``source`` is (a 4-aligned Slice of) a graph's intermediate, copied on
+    the device; else None."""
+    base, at = (source.source, source.offset) if isinstance(source, Slice) else (source, 0)
+    return (base, at) if isinstance(base, DeviceBuffer) and at % 4 == 0 else None
+
+
 def read_small(gpu: Gpu, bufs: Buffers, buf: Any, nbytes: int) -> bytes:
-    """``buf``'s first ``nbytes`` (a few status words) as bytes (``read_view``'s way)."""
+    """``buf``'s first ``nbytes`` (a few status words) as bytes: mapped where it lies if it was
+    made readable (``Buffers.result``), else through a readback freed at once."""
     return read_bytes(gpu, buf, nbytes, readable=id(buf) in bufs.readable)
-
-
-def read_view(gpu: Gpu, bufs: Buffers, buf: Any, nbytes: int, use: Sink) -> bool:
-    """``use`` given ``buf``'s first ``nbytes``: mapped where it lies if it was made readable
-    (``Buffers.result``; True), else through a readback freed at once (False)."""
-    readable = id(buf) in bufs.readable
-    read_through(gpu, buf, buf if readable else None, nbytes, use)
-    return readable
 
 
 def to_sink(gpu: Gpu, bufs: Buffers, buf: Any, nbytes: int, sink: Sink) -> int:
     """Hand ``buf``'s first ``nbytes`` to ``sink`` (``bands.drain``: kept on the device for a graph's DeviceSink,
-    else ``read_view``'s way), counted. Returns ``nbytes``."""
+    else ``read_small``'s way), counted. Returns ``nbytes``."""
     readable = id(buf) in bufs.readable
     drain(gpu, buf, buf if readable else None, nbytes, sink)
     bufs.counts["device reads" if isinstance(sink, DeviceSink) else "mapped reads" if readable else "staged reads"] += 1
@@ -153,7 +135,7 @@ def launch(bufs: Buffers, render: Any, units: int, per: int, max_dim: int, label
     named ``label``, bound where ``resources`` holds None."""
     kernel = compiled(bufs.gpu, render)  # once: the device caches it by label
     groups = -(-units // (render.schedule.wg * per))
-    params = bufs.params(label, render.PARAMS.pack(groups_x=grid_x(groups, max_dim), **fields))
+    params = bufs.holding(label, render.PARAMS.pack(groups_x=grid_x(groups, max_dim), **fields), U.UNIFORM)
     encoder = bufs.gpu.device.create_command_encoder()
     kernel.dispatch(encoder, groups, max_dim, kernel.bind([params if r is None else r for r in resources]))
     bufs.gpu.queue.submit([encoder.finish()])
@@ -183,7 +165,6 @@ class Windows:
     streamed: bool = False
     pass_bands: int = 1
     staging: Any = None  # streamed on an adapter whose storage buffers do not map: the upload buffer
-    uploads: int = field(default=0)  # windows uploaded so far (tests count the passes with it)
 
     @property
     def single(self) -> bool:
@@ -194,53 +175,20 @@ class Windows:
         return self.buffers[0]
 
     def each(self) -> Iterator[tuple[Any, int, int]]:
-        """(buffer, first element, elements) for every window in order; streamed, each uploaded as reached."""
+        """(buffer, first element, elements) for every window in order; streamed, each uploaded as reached
+        (``bands.fill``: mapped, or through the staging buffer a step at a time)."""
         for k, (w0, wn) in enumerate(self.ranges):
             if self.streamed:
-                nbytes = (wn * self.bits + 7) // 8
-                write(self.gpu, self.buffers[0], Slice(self.source, w0 * self.bits // 8, nbytes), nbytes, self.staging)
-                self.uploads += 1
+                via = self.buffers[0] if self.staging is None else self.staging
+                fill(self.gpu, self.buffers[0], self.source, [(w0 * self.bits // 8, 0, (wn * self.bits + 7) // 8)], via)
             yield self.buffers[0 if self.streamed else k], w0, wn
 
-
-def run_bands(gpu: Any, bufs: Any, windows: Windows, run: Callable[..., None], count: int, bits: int, band: int,
-              sink: Callable[[memoryview], None], poison: int | None = None,
-              checked: Callable[[], None] | None = None) -> int:
-    """Make the output's ``count`` elements in bands of ``band``, a pass of ``windows.pass_bands`` at a time:
-    ``run(dst, e0, n, window)`` fills a band from one window (``window`` None: the source is one buffer; else
-    (buffer, first element, elements, a later window of this band)), every band of a pass against every
-    window; ``checked`` (the kernel checked the indices as it read them) raises before any band reaches
-    ``sink``. Returns the bytes written."""
-    per_pass = band * windows.pass_bands
-    dsts = [bufs.result("dst", min(band, count) * bits // 8 + 16)
-            for _ in range(min(windows.pass_bands, -(-count // band)))]
-    written = 0
-    for p0 in range(0, count, per_pass):  # a pass: its bands run against every window
-        parts = [(e0, min(band, count - e0)) for e0 in range(p0, min(p0 + per_pass, count), band)]
-        if poison is not None:
-            for dst, (e0, n) in zip(dsts, parts):
-                gpu.queue.write_buffer(dst, 0, bytes([poison]) * round_up((n * bits + 7) // 8, 4))
-        for w, (buf, w0, wn) in enumerate(windows.each()):
-            for dst, (e0, n) in zip(dsts, parts):
-                run(dst, e0, n, None if windows.single else (buf, w0, wn, w > 0))
-        if checked is not None:  # one band: every index was read; none reaches the sink unchecked
-            checked()
-        for dst, (e0, n) in zip(dsts, parts):
-            written += to_sink(gpu, bufs, dst, (n * bits + 7) // 8, sink)
-    return written
-
-
-def write(gpu: Any, buf: Any, source: Any, nbytes: int, staging: Any = None) -> None:
-    """``source``'s first ``nbytes`` into ``buf`` from offset 0: read straight into ``buf`` mapped
-    (``staging`` None: gpu/buffers.can_map), else a step at a time through ``staging``. Either map waits for
-    the dispatches that read the last window, so neither engine queues a second copy of the source
-    (``write_buffer`` would: its staging memory is let go only when the device next settles)."""
-    into, step = (buf, round_up(nbytes, 4)) if staging is None else (staging, staging.size)
-    for at in range(0, nbytes, step):
-        n = min(step, nbytes - at)
-        write_mapped(gpu, into, source, at, n)
-        if staging is not None:
-            submit_copy(gpu, staging, 0, buf, at, round_up(n, 4))
+    def run_each(self, run: Callable[..., None], parts: list[tuple[Any, int, int]]) -> None:
+        """``run(dst, e0, n, window)`` for each (dst, first element, elements) of ``parts`` against every window
+        (``window`` None: the source is one buffer; else (buffer, first element, elements, a later window))."""
+        for w, (buf, w0, wn) in enumerate(self.each()):
+            for dst, e0, n in parts:
+                run(dst, e0, n, None if self.single else (buf, w0, wn, w > 0))
 
 
 def plan_windows(gpu: Any, bufs: Any, source: ByteSource, size: int, bits: int, window_cap: int, out_bytes: int,
@@ -259,7 +207,7 @@ def plan_windows(gpu: Any, bufs: Any, source: ByteSource, size: int, bits: int, 
     from .buffers import can_map  # here: tests patch buffers.can_map
 
     size0 = (ranges[0][1] * bits + 7) // 8
-    # the staging buffer uploads a step at a time (``write``)
+    # the staging buffer uploads a step at a time (``bands.fill``)
     window = Window(bufs, "data window", whole(size0), can_map(gpu), upload_size=whole(min(UPLOAD_STEP, size0)))
     return Windows(gpu, source, bits, ranges, [window.buffer], streamed=True,
                    pass_bands=max(1, pass_bytes // max(1, band_bytes)), staging=window.upload)

@@ -31,7 +31,7 @@ from .render.rows import KERNELS as ROWS, RUN
 from .render.slices import KERNELS as SLICES
 
 Fused = tuple[Any, Any, Any, Any]  # raw indices, status, Index, Check: the kernel checks the raw indices as read
-Fill = Callable[[Any, int, int, Any], None]  # indexed_buffers.run_bands' fill(dst, e0, elements, window)
+Fill = Callable[[Any, int, int, Any], None]  # indexed_buffers.Windows.run_each's run(dst, e0, elements, window)
 ENABLED = {"lines": True, "slices": True, "nd pairs": True, "rows": True, "runs": True}
 M = 0xFFFFFFFF  # strides as two's complement u32 words
 RAW_BAND = 8 << 20  # bytes of raw tuples a dispatch reads, where they lie in slice order (tests shrink it)
@@ -84,7 +84,7 @@ class Gather:
 
     def run(self, dst: Any, e0: int, count: int, window: tuple[Any, int, int, bool] | None = None,
             offsets: bool = False) -> None:
-        """Fill ``dst`` with elements e0 .. e0+count of the table's output (``run_bands``' fill);
+        """Fill ``dst`` with elements e0 .. e0+count of the table's output (``Windows.run_each``' run);
         with ``window`` (buffer, first source element, elements, rmw) only
         those whose source lies in that window of the source."""
         t, f, bits, swap = self.table, self.fused, self.bits, self.swap
@@ -224,7 +224,7 @@ def reverse_runs(table: Table, bits: int, check: Check) -> Dispatch | None:
 
 def fill_one(bufs: Buffers, d: Dispatch, src: Any, fused: Fused | None, norm: Any, bits: int,
              max_dim: int) -> Fill:
-    """``run_bands``' fill for ``d`` from the one window's buffer ``src`` (the slabs: each window's), bound as
+    """``Windows.run_each``' run for ``d`` from the one window's buffer ``src`` (the slabs: each window's), bound as
     (src, dst, params, [axes,] raw, status), the raw indices checked as read (``fused``) or ``norm``, those
     the index check checked (the lines and slabs): one dispatch a band, or where ``d.uploads_own`` (``fused`` holds no raw buffer) one per
     band of ``index.source``'s tuples, read a band at a time."""

@@ -23,11 +23,11 @@ from itertools import accumulate
 from typing import Callable
 
 from ..errors import GpuError, OpError
-from .buffers import dispatch_limit
+from .buffers import dispatch_limit, read_through
 from .device import Gpu
 from .engines.base import BufferUsage as U
 from .indexed import Buffers, Data, fits
-from .indexed_buffers import launch, read_small, read_view
+from .indexed_buffers import launch, read_small
 from .render.nonzero import AXIS, KERNEL
 
 FLOAT_PARTS = {"float16": 2, "bfloat16": 2, "float": 4, "double": 8, "complex64": 4, "complex128": 8}
@@ -87,7 +87,7 @@ def nonzero_indices(gpu: Gpu, e: Data, onnx_name: str, total: int, sink: Callabl
                     raise GpuError(f"{op}: the device counted {starts[-1]} non-zero elements, the host {total}")
                 gpu.queue.write_buffer(counts, 0, struct.pack(f"<{groups}I", *starts[:-1]))
                 launch(bufs, KERNEL, n, 1, max_dim, "nonzero params", _fields(e, onnx_name, 1, total), resources)
-                read_view(gpu, bufs, out, nbytes, sink)  # host bytes to any sink, as NonZero always gave
+                read_through(gpu, out, None, nbytes, sink)  # host bytes to any sink, as NonZero always gave
                 return nbytes
         finally:
             bufs.release()

@@ -242,7 +242,8 @@ class Run(Owned):
         first = lo - lo % (32 // bits) if bits < 32 else lo
         start = first * bits // 8
         end = min(-(-(hi + 1) * bits // 8), source.data.nbytes)
-        fill(self.gpu, encoder, buffer, buffer_up, source.data, start, end - start)
+        fill(self.gpu, buffer, source.data, [(start, 0, end - start)], buffer if buffer_up is None else buffer_up,
+             encoder)
         return first
 
     def _dispatch(self, sources: Sequence[Optional[Source]], group: list[Piece], window, bits: int) -> None:

@@ -2,10 +2,12 @@
 
 A :class:`Program` is a rendered kernel's WGSL (``code``, ``shader`` its label) and how its bindings are laid
 out: ``kinds``, one buffer binding type per binding in order (``"uniform+offset"``: a uniform with a dynamic
-offset), or ``sharing``: the layout of another program, so one bind group serves both.
+offset). Kernels of equal kinds share bind groups: WebGPU takes a bind group for any pipeline whose layout
+has the same entries (gpu/gather.py's transpose kernels, gpu/pieces.py's runs kernels).
 
 ``program.on(gpu)`` is the :class:`Compiled` kernel, its pipeline compiled once per device (kept in the
-Gpu's ``_pipelines`` by label); ``bind`` makes a bind group of buffers or (buffer, offset, size) entries, and
+Gpu's ``_pipelines`` by label and kinds); ``compiled`` compiles a rendered kernel (gpu/render/) the same
+way, its WGSL rendered only then (rendering reads parts from the package's files: not at import); ``bind`` makes a bind group of buffers or (buffer, offset, size) entries, and
 ``dispatch`` (a pass of its own) or ``record`` (into an open pass) runs ``groups`` workgroups, folded into
 an (x, y) grid at the dispatch limit (buffers.grid): a kernel's Params name
 the x extent (``grid_x``) so it can rebuild the flat group index.
@@ -13,7 +15,7 @@ the x extent (``grid_x``) so it can rebuild the flat group index.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from .buffers import grid
 from .device import Gpu
@@ -39,27 +41,24 @@ def grid_x(groups: int, max_dim: int) -> int:
 
 
 class Program:
-    """A kernel and its binding layout (see the module's docstring)."""
+    """A kernel and its binding layout (see the module's docstring); ``code`` its WGSL, or what renders it."""
 
-    def __init__(self, shader: str, kinds: Sequence[str] | None = None, *,
-                 code: str | None = None, sharing: Program | None = None) -> None:
-        self.shader, self.kinds = shader, tuple(kinds or ())
-        self.code, self.sharing = code, sharing
+    def __init__(self, shader: str, kinds: Sequence[str] = (), *, code: str | Callable[[], str]) -> None:
+        self.shader, self.kinds, self._code = shader, tuple(kinds), code
+
+    @property
+    def code(self) -> str:
+        return self._code() if callable(self._code) else self._code
 
     def on(self, gpu: Gpu) -> Compiled:
         """This program compiled for ``gpu`` (once: the device keeps it; WebGPU's failures a GpuError
         naming the kernel and the adapter)."""
-        if self.sharing is not None:
-            layout = self.sharing.on(gpu).layout  # compiled first: its layout is the one shared
-            key = f"{self.shader}:on:{self.sharing.shader}"
-        else:
-            layout, key = None, f"{self.shader}:explicit"
+        key = (self.shader, self.kinds)
         found = gpu._pipelines.get(key)
         if found is None:
             device, label = gpu.device, self.shader
             with gpu.errors(f"compiling {label}"):
-                if layout is None:
-                    layout = device.create_bind_group_layout(label=label, entries=entries(self.kinds))
+                layout = device.create_bind_group_layout(label=label, entries=entries(self.kinds))
                 module = device.create_shader_module(label=label, code=self.code)
                 found = gpu._pipelines[key] = (device.create_compute_pipeline(
                     label=label,
@@ -69,10 +68,15 @@ class Program:
         return Compiled(gpu, *found)
 
 
+def rendered(kernel: Any, kinds: Sequence[str] | None = None) -> Program:
+    """A rendered kernel (a gpu/render/ Frame: ``label``, ``kinds``, ``wgsl()``) as a Program, on ``kinds``
+    (another kernel's layout) when given, rendered when first compiled."""
+    return Program(kernel.label, kinds or kernel.kinds, code=kernel.wgsl)
+
+
 def compiled(gpu: Gpu, kernel: Any, kinds: Sequence[str] | None = None) -> Compiled:
-    """A rendered kernel (a gpu/render/ Frame: ``label``, ``kinds``, ``wgsl()``) compiled for ``gpu``, on
-    ``kinds`` (another kernel's layout) when given (once: the device caches it by label)."""
-    return Program(kernel.label, kinds or kernel.kinds, code=kernel.wgsl()).on(gpu)
+    """``rendered(kernel, kinds)`` compiled for ``gpu`` (once: the device caches it)."""
+    return rendered(kernel, kinds).on(gpu)
 
 
 class Compiled:

@@ -148,18 +148,3 @@ def copy_on_device(gpu: Gpu, source: DeviceBuffer, out: DeviceBuffer) -> None:
     n = min(source.buffer.size, out.buffer.size)
     with gpu.lock, gpu.errors("copying a device buffer"):
         submit_copy(gpu, source.buffer, 0, out.buffer, 0, n)
-
-
-def device_copy(encoder: Any, source: DeviceBuffer, start: int, into: Any, at: int, nbytes: int) -> None:
-    """Encode a copy of ``nbytes`` of ``source`` from ``start`` (both 4-aligned) into ``into``:
-    how a kernel takes a resident input instead of uploading it."""
-    n4 = min(round_up(nbytes, 4), source.buffer.size - start, into.size - at)
-    if n4 > 0:
-        encoder.copy_buffer_to_buffer(source.buffer, start, into, at, n4)
-
-
-def submit_device_copy(gpu: Gpu, source: DeviceBuffer, start: int, into: Any, nbytes: int) -> None:
-    """``device_copy`` into ``into`` from its start, submitted at once."""
-    encoder = gpu.device.create_command_encoder()
-    device_copy(encoder, source, start, into, 0, nbytes)
-    gpu.queue.submit([encoder.finish()])

@@ -24,6 +24,7 @@ from typing import Any
 
 from ..errors import OpError
 from . import indexed_buffers
+from .bands import fill
 from .buffers import reset_status
 from .device import Gpu
 from .indexed import Buffers, Data, Gather, Sink, Table, binding_limit, launch, read_small, row_strides, to_sink, U
@@ -165,6 +166,7 @@ class Fill:
         self.gpu, self.data = gpu, data
         self.direct = not data.swap and data.row_major
         self.on_device = isinstance(data.source, DeviceBuffer)  # a graph's intermediate: copied on the device
+        self.staging = None
         if self.on_device and self.direct:
             return
         if self.direct:
@@ -180,18 +182,10 @@ class Fill:
 
     def __call__(self, out: Any, b0: int, bn: int) -> None:
         d = self.data
-        if self.on_device and self.direct:
-            from .resident import submit_device_copy
-
-            submit_device_copy(self.gpu, d.source, b0 * d.bits // 8, out, (bn * d.bits + 7) // 8)
+        if self.direct:  # copied on the device from a graph's intermediate, else through the staging buffer
+            fill(self.gpu, out, d.source, [(b0 * d.bits // 8, 0, (bn * d.bits + 7) // 8)], self.staging)
             return
-        if self.direct:
-            nbytes = (bn * d.bits + 7) // 8
-            indexed_buffers.write(self.gpu, out, indexed_buffers.Slice(d.source, b0 * d.bits // 8, nbytes),
-                                  nbytes, self.staging)
-            return
-        for w, (buf, w0, wn) in enumerate(self.windows.each()):
-            self.kernel.run(out, b0, bn, None if self.windows.single else (buf, w0, wn, w > 0))
+        self.windows.run_each(self.kernel.run, [(out, b0, bn)])
 
 
 def scatter_banded(gpu: Gpu, bufs: Buffers, data: Data, upd: Any, norm: Any, table: Table, reduce: Reduce,
