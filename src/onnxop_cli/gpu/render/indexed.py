@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from ..layout import Struct
 from ..shaders import shader_source
 from .frame import Binding, Frame, first
-from .indices import in_range, read_index, table, walk
+from .indices import PAIR, in_range, read_index, table, walk
 from .piece_wgsl import SWAPPED
 from .schedule import Elements, Words, head, loop
 
@@ -179,8 +179,8 @@ _INDEX = ("""fn index(pos: u32, d: u32, check: u32) -> u32 {
     if (check == NORM) {
         return norm[pos];
     }
-""" + read_index("check == I64", "        let x = raw[pos];\n        lo = x.x;\n        hi = x.y;",
-                 "        let x = raw[pos >> 1u];\n        lo = select(x.x, x.y, (pos & 1u) != 0u);", "params.iswap != 0u")
+""" + read_index("check == I64", PAIR, "        let x = raw[pos >> 1u];\n        lo = select(x.x, x.y, (pos & 1u) != 0u);",
+                 "params.iswap != 0u")
           + in_range("params.cmode", "pos", "v = 0u;") + "    return v;\n}\n")
 
 _SOURCE = """fn source(a: At, w: Row, kind: u32, check: u32) -> u32 {
