@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from ..layout import Struct
 from ..shaders import shader_source
 from .frame import Binding, Frame, first
-from .indices import PAIR, in_range, read_index, table, walk
+from .indices import in_range, index_fn, read_index, table, walk
 from .piece_wgsl import SWAPPED
 from .schedule import Elements, Words, head, loop
 
@@ -175,13 +175,8 @@ fn next(a: At, w: Row) -> At {
 
 # The index at `pos` as an offset along an axis of `d` elements: Check's, or (`check`) the raw one checked
 # here, a bad one reading 0. The host checks this way only an output of one band whose every index is read.
-_INDEX = ("""fn index(pos: u32, d: u32, check: u32) -> u32 {
-    if (check == NORM) {
-        return norm[pos];
-    }
-""" + read_index("check == I64", PAIR, "        let x = raw[pos >> 1u];\n        lo = select(x.x, x.y, (pos & 1u) != 0u);",
-                 "params.iswap != 0u")
-          + in_range("params.cmode", "pos", "v = 0u;") + "    return v;\n}\n")
+_INDEX = index_fn("params.cmode", ", check: u32", "    if (check == NORM) {\n        return norm[pos];\n    }\n",
+                  "check == I64", "        let x = raw[pos >> 1u];\n        lo = select(x.x, x.y, (pos & 1u) != 0u);")
 
 _SOURCE = """fn source(a: At, w: Row, kind: u32, check: u32) -> u32 {
     var off = a.off;
