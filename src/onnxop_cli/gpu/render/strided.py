@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from ..layout import Struct
 from ..shaders import shader_source
 from .piece_wgsl import SWAPPED
-from .schedule import Words, head
+from .schedule import Words, head, loop
 from .transpose import Blocked
 from .view import BOX, View
 
@@ -118,11 +118,7 @@ _GATHER = """    let bits = params.bits;
         // Each word is one 32-bit piece q of one element.
         let lg = countTrailingZeros(bits) - 5u;  // log2 of words per element
         var c = cursor_at(((params.first_word + w0) >> lg) - params.e0);
-        for (var k = 0u; k < WORDS; k = k + 1u) {
-            if (w0 + k >= params.words) {
-                break;
-            }
-            let w = params.first_word + w0 + k;
+""" + loop("        ", 1, "k", "i") + """            let w = params.first_word + i;
             if ((w >> lg) - params.e0 != c.l) {
                 c = cursor_next(c, r);
             }
@@ -143,11 +139,7 @@ _GATHER = """    let bits = params.bits;
     // of small steps): load each word once while they do.
     var loaded = 0xffffffffu;
     var source = 0u;
-    for (var k = 0u; k < WORDS; k = k + 1u) {
-        if (w0 + k >= params.words) {
-            break;
-        }
-        let w = params.first_word + w0 + k;
+""" + loop("    ", 1, "k", "i") + """        let w = params.first_word + i;
         var word = 0u;
         if (params.keep != 0u || (w << lg) < params.e0 || ((w + 1u) << lg) > end) {
             word = dst[w];
