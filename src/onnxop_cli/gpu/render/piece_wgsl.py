@@ -20,9 +20,10 @@ fn word_at(s: u32, q: u32, lg: u32, swap: u32) -> u32 {
     return (s << lg) + ((q & lo) ^ flip);
 }
 
+// element s's place in its word, (s % (32 / bits)) * bits, is (s * bits) % 32: no u32 division, which is no
+// SIMD instruction on a CPU adapter (a loop over the lanes there)
 fn small_of(w: u32, s: u32, bits: u32, swap: u32) -> u32 {
-    let per = 32u / bits;
-    var x = (w >> ((s & (per - 1u)) * bits)) & ((1u << bits) - 1u);
+    var x = (w >> ((s * bits) & 31u)) & ((1u << bits) - 1u);
     if (swap == 2u) {
         x = ((x & 0xffu) << 8u) | (x >> 8u);
     }
