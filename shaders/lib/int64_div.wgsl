@@ -41,11 +41,8 @@ fn udivmod64(n: vec2<u32>, d: vec2<u32>) -> array<vec2<u32>, 2> {
         r = vec2<u32>((r.x << 1u) | bit, (r.y << 1u) | (r.x >> 31u));
         if (!ult(r, d)) {
             r = sub64(r, d);
-            if (i >= 32u) {
-                q.y = q.y | (1u << (i - 32u));
-            } else {
-                q.x = q.x | (1u << i);
-            }
+            let b = 1u << (i & 31u);
+            q = q | select(vec2<u32>(b, 0u), vec2<u32>(0u, b), i >= 32u);
         }
         if (i == 0u) {
             break;

@@ -34,7 +34,8 @@ from dataclasses import dataclass
 from ..layout import Struct
 from ..shaders import shader_source
 from .frame import Binding, Frame, first
-from .indices import in_range, read_index, table, walk
+from .indices import in_range, index_fn, read_index, table, walk
+from .piece_wgsl import SWAPPED
 from .schedule import Elements, Words, head, loop
 
 CASES = ("flat", "one", "lookups", "reverse", "circular", "axes")  # CASE: the table's case (FLAT .. AXES)
@@ -112,7 +113,7 @@ class Gather(Frame):
         case, _, index = self.schedule.variant.partition("_")
         consts = "".join(f"const {n.upper()}: u32 = {i}u;\n" for names in (INDEX, CASES) for i, n in enumerate(names))
         chosen = f"const CASE: u32 = {CASES.index(case)}u;\nconst INDEX: u32 = {INDEX.index(index or 'norm')}u;\n"
-        return [consts + chosen, *table(), shader_source("lib/bswap.wgsl"), _WALK, _INDEX, _SOURCE, _BODY]
+        return [consts + chosen, *table(), shader_source("lib/bswap.wgsl"), SWAPPED, _WALK, _INDEX, _SOURCE, _BODY]
 
     def main(self) -> str:
         return "    body(wg, lid, CASE, INDEX);\n"
@@ -174,13 +175,8 @@ fn next(a: At, w: Row) -> At {
 
 # The index at `pos` as an offset along an axis of `d` elements: Check's, or (`check`) the raw one checked
 # here, a bad one reading 0. The host checks this way only an output of one band whose every index is read.
-_INDEX = ("""fn index(pos: u32, d: u32, check: u32) -> u32 {
-    if (check == NORM) {
-        return norm[pos];
-    }
-""" + read_index("check == I64", "        let x = raw[pos];\n        lo = x.x;\n        hi = x.y;",
-                 "        let x = raw[pos >> 1u];\n        lo = select(x.x, x.y, (pos & 1u) != 0u);", "params.iswap != 0u")
-          + in_range("params.cmode", "pos", "v = 0u;") + "    return v;\n}\n")
+_INDEX = index_fn("params.cmode", ", check: u32", "    if (check == NORM) {\n        return norm[pos];\n    }\n",
+                  "check == I64", "        let x = raw[pos >> 1u];\n        lo = select(x.x, x.y, (pos & 1u) != 0u);")
 
 _SOURCE = """fn source(a: At, w: Row, kind: u32, check: u32) -> u32 {
     var off = a.off;
@@ -231,8 +227,6 @@ _BODY = "fn body(wg: vec3<u32>, lid: u32, kind: u32, check: u32) {\n" + head() +
     }
     if (bits >= 32u) {
         let lg = countTrailingZeros(bits) - 5u;  // log2 of words per element
-        let lo = (1u << lg) - 1u;
-        let flip = select(0u, params.swap / 4u - 1u, params.swap >= 4u);
         let same = kind == FLAT || (w.istride == 0u && w.timed == 0u && w.along == 0u);
         var a = at(params.e0 + (w0 >> lg));
         var s = source(a, w, kind, check);
@@ -255,15 +249,13 @@ _BODY = "fn body(wg: vec3<u32>, lid: u32, kind: u32, check: u32) {\n" + head() +
             }
             let rel = s - params.win0;
             if (rel < params.wcount) {
-                let piece = src[(rel << lg) + ((q & lo) ^ flip)];
-                dst[q] = select(piece, bswap32(piece), params.swap >= 4u);
+                dst[q] = word_swapped(src[word_at(rel, q, lg, params.swap)], params.swap);
             }
         }
         return;
     }
     let per = 32u / bits;
     let lg = 5u - countTrailingZeros(bits);  // log2 of elements per word
-    let mask = (1u << bits) - 1u;
     let end = params.e0 + params.band;
     var a = at(params.e0 + (w0 << lg));
 """ + loop("    ", 1, "k", "q") + """        var word = 0u;
@@ -280,12 +272,7 @@ _BODY = "fn body(wg: vec3<u32>, lid: u32, kind: u32, check: u32) {\n" + head() +
             }
             let rel = source(a, w, kind, check) - params.win0;
             if (rel < params.wcount) {
-                var x = (src[rel >> lg] >> ((rel & (per - 1u)) * bits)) & mask;
-                if (params.swap == 2u) {
-                    x = ((x & 0xffu) << 8u) | (x >> 8u);
-                }
-                let shift = j * bits;
-                word = (word & ~(mask << shift)) | (x << shift);
+                word = put(word, small_of(src[rel >> lg], rel, bits, params.swap), j, bits);
             }
         }
         dst[q] = word;

@@ -109,18 +109,21 @@ REPORT = """fn report(bad: u32) {
 """
 
 
-def checked_index() -> list[str]:
-    """The parts that define ``index(pos, d)``: the int64 index ``raw[pos]`` (``raw: array<vec2<u32>>``) as an
-    offset along an axis of ``d`` elements, checked as the indexed gather's ``index`` (render/indexed.py) checks
-    it (``params.cmode``, ``params.iswap``): a bad one keeps the smallest position in status[0] (atomicMin) and
-    reads 0. For the kernels that read raw int64 indices one at a time (render/scatter.py, scatter_slices.py,
-    slices.py)."""
-    return [shader_source("lib/bswap.wgsl"), _CHECKED]
+def index_fn(mode: str = "params.cmode", args: str = "", before: str = "", wide: str = "", one: str = "") -> str:
+    """WGSL ``index(pos, d{args})``: the index at ``pos`` (int64 ``raw[pos]``, ``raw: array<vec2<u32>>``, or where
+    ``wide`` is false int32 by ``one``; ``before`` may answer first) as an offset along an axis of ``d`` elements,
+    checked under ``mode`` (``in_range``), byte-swapped by ``params.iswap``: a bad one keeps the smallest
+    position in status[0] (atomicMin) and reads 0."""
+    pair = "        let x = raw[pos];\n        lo = x.x;\n        hi = x.y;"
+    return (f"fn index(pos: u32, d: u32{args}) -> u32 {{\n{before}" + read_index(wide, pair, one, "params.iswap != 0u")
+            + in_range(mode, "pos", "v = 0u;") + "    return v;\n}\n")
 
 
-_PAIR = "        let x = raw[pos];\n        lo = x.x;\n        hi = x.y;"
-_CHECKED = ("fn index(pos: u32, d: u32) -> u32 {\n" + read_index("", _PAIR, "", "params.iswap != 0u")
-            + in_range("params.cmode", "pos", "v = 0u;") + "    return v;\n}\n")
+def checked_index(mode: str = "params.cmode") -> list[str]:
+    """The parts that define ``index(pos, d)`` (``index_fn``, int64 only), checked as the indexed gather's
+    ``index`` (render/indexed.py) checks it; for the kernels that read raw int64 indices one at a time
+    (render/scatter.py, scatter_slices.py, slices.py; render/reverse.py's lengths, mode 1)."""
+    return [shader_source("lib/bswap.wgsl"), index_fn(mode)]
 
 
 def walk(v: str, count: str, fields: tuple[str, ...], stride: str = "dstride", each: str = "") -> str:

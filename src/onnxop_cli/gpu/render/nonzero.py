@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..layout import Struct
 from .frame import Binding, Frame
-from .indices import table_row, walk
+from .indices import AXIS, table_row, walk  # AXIS's stride: the storage's, in elements
 from .schedule import Elements
 
 PARAMS = Struct("Params", tuple((n, "u32") for n in (
@@ -20,7 +20,6 @@ PARAMS = Struct("Params", tuple((n, "u32") for n in (
     "sign",        # what of that word (or of a sub-word element) counts
     "total",       # non-zero elements in all (pass 1)
     "_pad0", "_pad1")))
-AXIS = Struct("Axis", tuple((n, "u32") for n in ("dim", "stride", "_pad0", "_pad1")))  # stride: storage, elements
 
 _PARTS = """var<workgroup> scan: array<u32, WG>;
 

@@ -1,10 +1,15 @@
 """The WGSL the pieces kernels (render/pieces.py's General and Rows) write from patterns, each written once
-here: the walk of a piece's outer axes (``decompose``) and a guarded line (``when``), which both kernels use; the general kernel's sources read as stored, byte-swapped by their
-swap unit (``SWAPPED``, and each source's functions: ``source``), and the value it takes (``value``); the
-words kernel's five words from two vec4s (``pick``)."""
+here: the walk of a piece's outer axes (``decompose``) and a guarded line (``when``), which both kernels use; the
+general kernel's sources read as stored, byte-swapped by their swap unit (``SWAPPED``, which the strided and
+indexed gathers read through too, and each source's functions: ``source``), and the value it takes (``value``);
+the words kernel's five words from two vec4s (``pick``)."""
 
 from __future__ import annotations
 
+# A source element's words and sub-word elements as stored, byte-swapped by the swap unit (0, 2, 4 or 8 bytes):
+# word q of element s (elements of 2^lg words; big-endian, the unit's words in reverse: swap / 4 is 1 or 2
+# words), element s of 32 / bits packed into word w (low bits first, as ONNX packs), and x put as element j of
+# a word being assembled.
 SWAPPED = """fn word_swapped(x: u32, swap: u32) -> u32 {
     return select(x, bswap32(x), swap >= 4u);
 }
@@ -15,13 +20,19 @@ fn word_at(s: u32, q: u32, lg: u32, swap: u32) -> u32 {
     return (s << lg) + ((q & lo) ^ flip);
 }
 
+// element s's place in its word, (s % (32 / bits)) * bits, is (s * bits) % 32: no u32 division, which is no
+// SIMD instruction on a CPU adapter (a loop over the lanes there)
 fn small_of(w: u32, s: u32, bits: u32, swap: u32) -> u32 {
-    let per = 32u / bits;
-    var x = (w >> ((s & (per - 1u)) * bits)) & ((1u << bits) - 1u);
+    var x = (w >> ((s * bits) & 31u)) & ((1u << bits) - 1u);
     if (swap == 2u) {
         x = ((x & 0xffu) << 8u) | (x >> 8u);
     }
     return x;
+}
+
+fn put(word: u32, x: u32, j: u32, bits: u32) -> u32 {
+    let shift = j * bits;
+    return (word & ~(((1u << bits) - 1u) << shift)) | (x << shift);
 }
 
 """

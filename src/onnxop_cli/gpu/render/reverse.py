@@ -14,26 +14,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..layout import Struct
-from ..shaders import shader_source
 from .frame import Binding, Frame
-from .indices import read_index
+from .indices import checked_index
 from .schedule import Words, head
 
 # words: output words; width: words per block; d0, d1: the first two axes' sizes; time0: 1 when the time axis is
 # axis 0 (batch axis 1), 0 the reverse; iswap: 1 for big-endian lengths; bound: the largest allowed length
 PARAMS = Struct("Params", tuple((n, "u32") for n in ("words", "groups_x", "width", "d0", "d1", "time0", "iswap",
                                                      "bound")))
-
-# batch entry b's length, read as the index check reads an int64 index (render/indices.py), checked
-_SEQ_LEN = ("// batch entry b's length, checked: 0 <= len <= bound, all 64 bits\nfn seq_len(b: u32) -> u32 {\n"
-            + read_index("", "        let x = raw[b];\n        lo = x.x;\n        hi = x.y;", "", "params.iswap != 0u")
-            + """    if (hi != 0u || lo > params.bound) {
-        atomicMin(&status[0], b);
-        return 0u;
-    }
-    return lo;
-}
-""")
 
 _MAIN = head() + """    let width = params.width;
     let d1 = params.d1;
@@ -44,7 +32,7 @@ _MAIN = head() + """    let width = params.width;
     var c0 = p / d1;
     var c1 = p - c0 * d1;
     var b = select(c0, c1, time0);
-    var len = seq_len(b);
+    var len = index(b, params.bound);  // 0 <= len <= bound, all 64 bits
     let end = min(w0 + WORDS, params.words);
     for (var q = w0; q < end; q = q + 1u) {
         if (k == width) {
@@ -58,7 +46,7 @@ _MAIN = head() + """    let width = params.width;
             let nb = select(c0, c1, time0);
             if (nb != b) {
                 b = nb;
-                len = seq_len(b);
+                len = index(b, params.bound);
             }
         }
         let t = select(c1, c0, time0);
@@ -83,7 +71,7 @@ class Reverse(Frame):
                 Binding(3, "raw", "read", "vec2<u32>"), Binding(4, "status", "read_write", "atomic<u32>"))
 
     def parts(self) -> list[str]:
-        return [shader_source("lib/bswap.wgsl"), _SEQ_LEN]
+        return checked_index("1u")  # batch entry b's length, as the index check reads an int64 index
 
     def main(self) -> str:
         return _MAIN

@@ -23,7 +23,8 @@ from dataclasses import dataclass
 
 from ..layout import Struct
 from ..shaders import shader_source
-from .schedule import Words, head
+from .piece_wgsl import SWAPPED
+from .schedule import Words, head, loop
 from .transpose import Blocked
 from .view import BOX, View
 
@@ -53,7 +54,7 @@ class Gather(View):
     LABEL = "strided gather"
 
     def parts(self) -> list[str]:
-        return [*self.view(), shader_source("lib/int64_ops.wgsl"), _CURSOR, shader_source("lib/bswap.wgsl")]
+        return [*self.view(), shader_source("lib/int64_ops.wgsl"), _CURSOR, shader_source("lib/bswap.wgsl"), SWAPPED]
 
     def main(self) -> str:
         return head() + _GATHER
@@ -116,30 +117,21 @@ _GATHER = """    let bits = params.bits;
     if (bits >= 32u) {
         // Each word is one 32-bit piece q of one element.
         let lg = countTrailingZeros(bits) - 5u;  // log2 of words per element
-        let lo = (1u << lg) - 1u;
-        // big-endian: the unit's words in reverse (swap / 4 is 1 or 2 words)
-        let flip = select(0u, params.swap / 4u - 1u, params.swap >= 4u);
         var c = cursor_at(((params.first_word + w0) >> lg) - params.e0);
-        for (var k = 0u; k < WORDS; k = k + 1u) {
-            if (w0 + k >= params.words) {
-                break;
-            }
-            let w = params.first_word + w0 + k;
+""" + loop("        ", 1, "k", "i") + """            let w = params.first_word + i;
             if ((w >> lg) - params.e0 != c.l) {
                 c = cursor_next(c, r);
             }
             if (!in_window(c.s)) {
                 continue;
             }
-            let piece = src[(c.s.x << lg) + ((w & lo) ^ flip)];
-            dst[w] = select(piece, bswap32(piece), params.swap >= 4u);
+            dst[w] = word_swapped(src[word_at(c.s.x, w, lg, params.swap)], params.swap);
         }
         return;
     }
     // 2- to 16-bit elements: each word is assembled from 32 / bits elements.
     let per = 32u / bits;
     let lg = 5u - countTrailingZeros(bits);  // log2 of elements per word
-    let mask = (1u << bits) - 1u;
     let end = params.e0 + params.count;
     // the first box element among this invocation's words
     var c = cursor_at(max((params.first_word + w0) << lg, params.e0) - params.e0);
@@ -147,20 +139,15 @@ _GATHER = """    let bits = params.bits;
     // of small steps): load each word once while they do.
     var loaded = 0xffffffffu;
     var source = 0u;
-    for (var k = 0u; k < WORDS; k = k + 1u) {
-        if (w0 + k >= params.words) {
-            break;
-        }
-        let w = params.first_word + w0 + k;
+""" + loop("    ", 1, "k", "i") + """        let w = params.first_word + i;
         var word = 0u;
         if (params.keep != 0u || (w << lg) < params.e0 || ((w + 1u) << lg) > end) {
             word = dst[w];
         }
         for (var j = 0u; j < per; j = j + 1u) {
             let e = (w << lg) + j;
-            let shift = j * bits;
             if (e >= params.band) {
-                word = word & ~(mask << shift);
+                word = put(word, 0u, j, bits);
                 continue;
             }
             if (e < params.e0 || e >= end) {
@@ -174,11 +161,7 @@ _GATHER = """    let bits = params.bits;
                     loaded = c.s.x >> lg;
                     source = src[loaded];
                 }
-                var x = (source >> ((c.s.x & (per - 1u)) * bits)) & mask;
-                if (params.swap == 2u) {
-                    x = ((x & 0xffu) << 8u) | (x >> 8u);
-                }
-                word = (word & ~(mask << shift)) | (x << shift);
+                word = put(word, small_of(source, c.s.x, bits, params.swap), j, bits);
             }
         }
         dst[w] = word;

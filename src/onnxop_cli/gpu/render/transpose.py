@@ -136,16 +136,8 @@ class Blocked(View):
 
 _BLOCKED = """    let sl4 = view_axis(params.at + last).stride_lo >> 2u;  // the l stride in words
     let s = (sb >> 2u) + ab + 4u * lb * sl4;
-    var r0 = src[s];
-    var r1 = src[s + sl4];
-    var r2 = src[s + 2u * sl4];
-    var r3 = src[s + 3u * sl4];
-    if (params.swap == 4u) {
-        r0 = bswap(r0);
-        r1 = bswap(r1);
-        r2 = bswap(r2);
-        r3 = bswap(r3);
-    }
+""" + "".join(f"    var r{k} = src[s + {k}u * sl4];\n" for k in range(4)) + """    if (params.swap == 4u) {
+""" + "".join(f"        r{k} = bswap(r{k});\n" for k in range(4)) + """    }
     let ia4 = inner_a >> 2u;  // output words per step along a
     let d = (db >> 2u) + 4u * ab * ia4 + lb;
     let rows = dim(a) - 4u * ab;  // 4 except in a last, partial block
