@@ -35,7 +35,7 @@ PARAMS = Struct("Params", WORD_FIELDS + (  # bits: 2, 4, 8, 16, 32, 64 or 128
     ("kind", "u32"),      # 0 signed integer, 1 unsigned integer, 2 IEEE float
     ("swap", "u32"),      # 1: indices big-endian
     ("pad", "u32"),
-    ("off", "vec4<u32>"),  # off_value: its words (wide), or its bits in the low bits of word 0 (small)
+    ("off", "vec4<u32>"),  # off_value repeated over four words (a wide element's word j at j % its words)
     ("on", "vec4<u32>"),
 ))
 
@@ -256,13 +256,6 @@ def _wide_body(name: str, fast: str) -> str:
             + fast + "    wide_walk(w0, lg, lo);\n}\n")
 
 
-def _values(part: str) -> str:
-    """off_value's and on_value's words at each word's ``part`` of its element (wide elements)."""
-    return (f"        let {part} = vec4<u32>(0u, 1u, 2u, 3u) & vec4<u32>(lo);  // a word's part of its element\n"
-            + "".join(f"        let {v} = vec4<u32>(params.{v}[{part}.x], params.{v}[{part}.y], params.{v}[{part}.z], "
-                      f"params.{v}[{part}.w]);\n" for v in ("off", "on")))
-
-
 def _wide() -> str:
     """Lines of one element (the last axis, inner 1)."""
     return _wide_body("wide", """    let t0 = e0 + params.d0;
@@ -271,9 +264,9 @@ def _wide() -> str:
         // coordinates of one position, compared four words at a time with its one index
         let d = t0 % params.depth;
         let hot = vec4<u32>(index_at(t0 / params.depth + params.q0));
-""" + _values("part") + """        for (var g = 0u; g < WORDS; g = g + 4u) {
+        for (var g = 0u; g < WORDS; g = g + 4u) {
             let k = (vec4<u32>(g) + vec4<u32>(0u, 1u, 2u, 3u)) >> vec4<u32>(lg);  // elements from e0
-            dst[(w0 + g) >> 2u] = select(off, on, vec4<u32>(d) + k == hot);
+            dst[(w0 + g) >> 2u] = select(params.off, params.on, vec4<u32>(d) + k == hot);
         }
         return;
     }
@@ -284,15 +277,15 @@ def _wide_lines() -> str:
     """Longer lines: an invocation inside one line reads each element's index once."""
     return _wide_body("wide_lines", """    let at = span_at(e0, WORDS >> lg);
     if (at.one_line) {  // one depth coordinate, consecutive positions: each element's index read once
-""" + _values("parts") + """        var hot = vec4<bool>(false);
+        var hot = vec4<bool>(false);
 """ + loop("        ") + """            for (var j = 0u; j < 4u; j = j + 1u) {
-                if (parts[j] == 0u) {
+                if ((j & lo) == 0u) {
                     hot[j] = index_at(at.pos + ((g + j) >> lg)) == at.d;
                 } else {
                     hot[j] = hot[j - 1u];
                 }
             }
-            dst[w >> 2u] = select(off, on, hot);
+            dst[w >> 2u] = select(params.off, params.on, hot);
         }
         return;
     }
