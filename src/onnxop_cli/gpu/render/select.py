@@ -110,24 +110,6 @@ def _input(v: str, binding: str) -> str:
         f"    return ({v}_word(q >> lg) >> ((q & ((1u << lg) - 1u)) * bits)) & ((1u << bits) - 1u);\n}}\n")
 
 
-_SELECT = """// X's and Y's word vector w >> 2 (one of them may lie in dst: in_dst) selected by `take`, into dst
-fn select_into(w: u32, take: vec4<bool>) {
-    var a = vec4<u32>(0u);
-    var b = vec4<u32>(0u);
-    if (params.in_dst == 1u) {
-        a = dst[w >> 2u];
-        b = ys[w >> 2u];
-    } else if (params.in_dst == 2u) {
-        a = xs[w >> 2u];
-        b = dst[w >> 2u];
-    } else {
-        a = xs[w >> 2u];
-        b = ys[w >> 2u];
-    }
-    dst[w >> 2u] = select(b, a, take);
-}
-"""
-
 _QUAD = "vec4<bool>((v & 0xffu) != 0u, (v & 0xff00u) != 0u, (v & 0xff0000u) != 0u, (v >> 24u) != 0u)"
 
 
@@ -136,6 +118,16 @@ def _whole(v: str, pad: str) -> str:
     name, at = ("a", 1) if v == "x" else ("b", 2)
     return (f"{pad}if (params.in_dst == {at}u) {{\n{pad}    {name} = dst[w >> 2u];\n{pad}}} else if "
             f"(params.{v}_full == 1u) {{\n{pad}    {name} = {v}s[w >> 2u];\n{pad}}}")
+
+
+_SELECT = """// X's and Y's word vector w >> 2 (both full, one may lie in dst: in_dst) selected by `take`, into dst
+fn select_into(w: u32, take: vec4<bool>) {
+    var a = vec4<u32>(0u);
+    var b = vec4<u32>(0u);
+""" + _whole("x", "    ") + "\n" + _whole("y", "    ") + """
+    dst[w >> 2u] = select(b, a, take);
+}
+"""
 
 
 def _small() -> str:
@@ -249,11 +241,7 @@ def _wide() -> str:
           f"params.{v});\n                    }}\n" for v in "cxy") + """                }
                 if (!quad) {
                     if (part == 0u) {  // an element's condition byte, read once for its words
-                        if (params.c_full == 1u) {
-                            t = cond_byte((ww >> lg) + params.c.q0) != 0u;
-                        } else {
-                            t = cond_byte(c.q) != 0u;
-                        }
+                        t = cond_byte(select(c.q, (ww >> lg) + params.c.q0, params.c_full == 1u)) != 0u;
                     }
                     take[j] = t;
                 }
