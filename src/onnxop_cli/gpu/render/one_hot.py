@@ -86,39 +86,27 @@ fn index_at(pos: u32) -> u32 {
     var mag = 0u;   // |index| (truncated toward zero), when it fits 32 bits
     var big = false;  // |index| >= 2**32, or not a number
     if (params.kind == 0u) {
-        if (ib == 64u) {
-            neg = (hi >> 31u) == 1u;
-            mag = select(lo, 0u - lo, neg);
-            let mhi = select(hi, ~hi + select(0u, 1u, lo == 0u), neg);
-            big = mhi != 0u;
-        } else {
+        if (ib < 64u) {  // sign-extended to 64 bits
             let sh = 32u - ib;
-            let x = bitcast<i32>(lo << sh) >> sh;
-            neg = x < 0;
-            let u = bitcast<u32>(x);
-            mag = select(u, 0u - u, neg);
+            lo = bitcast<u32>(bitcast<i32>(lo << sh) >> sh);
+            hi = select(0u, 0xffffffffu, (lo >> 31u) == 1u);
         }
+        neg = (hi >> 31u) == 1u;
+        mag = select(lo, 0u - lo, neg);
+        big = select(hi, ~hi + select(0u, 1u, lo == 0u), neg) != 0u;  // the magnitude's high word
     } else if (params.kind == 1u) {
         mag = lo;
-        big = ib == 64u && hi != 0u;
+        big = hi != 0u;
     } else {
-        // sign, biased exponent, the all-ones exponent, the bias, and the fraction's top bits under bit 31
-        var sign = 0u;
-        var e = 0u;
-        var emax = 0u;
-        var bias = 0u;
-        var top = 0u;
-""" + "".join(f"""        {"if" if k == 0 else "} else if" if k == 1 else "} else"}{f" (ib == {ib}u)" if k < 2 else ""} {{
-            sign = {w} >> {sign}u;
-            e = ({w} >> {man}u) & 0x{emax:x}u;
-            emax = 0x{emax:x}u;
-            bias = {bias}u;
-            top = {top};
-""" for k, (ib, w, sign, man, emax, bias, top) in enumerate((
-    (16, "lo", 15, 10, 0x1F, 15, "(lo & 0x3ffu) << 21u"),
-    (32, "lo", 31, 23, 0xFF, 127, "(lo & 0x7fffffu) << 8u"),
-    (64, "hi", 31, 20, 0x7FF, 1023, "((hi & 0xfffffu) << 11u) | (lo >> 21u)")))) + """        }
-        neg = sign == 1u;
+        // h: the index's top word, left-aligned (a double's low word lo below it): its sign, its exponent of
+        // ebits, and the fraction's top bits under bit 31
+        let ebits = select(select(11u, 8u, ib == 32u), 5u, ib == 16u);
+        let h = select(select(lo << 16u, lo, ib == 32u), hi, ib == 64u);
+        let emax = (1u << ebits) - 1u;
+        let bias = emax >> 1u;
+        let e = (h >> (31u - ebits)) & emax;
+        let top = ((h << (1u + ebits)) >> 1u) | (select(0u, lo, ib == 64u) >> (32u - ebits));
+        neg = (h >> 31u) == 1u;
         big = e == emax || e >= bias + 32u;
         // |x| < 1 truncates to 0; else the integer part is the significand's top (e - bias + 1) bits
         let p = min(e - min(e, bias), 31u);
