@@ -215,10 +215,12 @@ def _small() -> str:
 """) + "    }\n}\n")
 
 
-_WIDE_WALK = """// the walk: an invocation's elements one by one, wherever lines and positions change
-fn wide_walk(w0: u32, lg: u32, lo: u32) {
-    let e0 = w0 >> lg;
-    var walk = walk_at(e0);
+def _wide_body(name: str, fast: str) -> str:
+    """Body ``name`` of elements of whole words: its own ``fast`` path (which returns, given ``at``: span_at of
+    the invocation's elements), else the walk, each element on or off once for its words."""
+    return (f"fn {name}(wg: vec3<u32>, lid: u32) {{\n" + wide_head() + """    let e0 = w0 >> lg;  // whole elements
+    let at = span_at(e0, WORDS >> lg);
+""" + fast + """    var walk = walk_at(e0);
     var hot = false;
 """ + loop("    ") + """        var out = vec4<u32>(0u);
         for (var j = 0u; j < 4u; j = j + 1u) {
@@ -235,26 +237,18 @@ fn wide_walk(w0: u32, lg: u32, lo: u32) {
         dst[w >> 2u] = out;
     }
 }
-"""
-
-def _wide_body(name: str, fast: str) -> str:
-    """Body ``name`` of elements of whole words: its own ``fast`` path (which returns), else the walk."""
-    return (_WIDE_WALK + f"\nfn {name}(wg: vec3<u32>, lid: u32) {{\n" + wide_head()
-            + "    // WORDS is a multiple of the words per element: w0 starts an element\n    let e0 = w0 >> lg;\n"
-            + fast + "    wide_walk(w0, lg, lo);\n}\n")
+""")
 
 
 def _wide() -> str:
     """Lines of one element (the last axis, inner 1)."""
-    return _wide_body("wide", """    let t0 = e0 + params.d0;
-    if (params.line == 1u && t0 % params.depth + (WORDS >> lg) <= params.depth) {
+    return _wide_body("wide", """    if (at.one_pos) {
         // lines of one element (the last axis): the invocation's elements are consecutive depth
         // coordinates of one position, compared four words at a time with its one index
-        let d = t0 % params.depth;
-        let hot = vec4<u32>(index_at(t0 / params.depth + params.q0));
+        let hot = vec4<u32>(index_at(at.pos));
         for (var g = 0u; g < WORDS; g = g + 4u) {
             let k = (vec4<u32>(g) + vec4<u32>(0u, 1u, 2u, 3u)) >> vec4<u32>(lg);  // elements from e0
-            dst[(w0 + g) >> 2u] = select(params.off, params.on, vec4<u32>(d) + k == hot);
+            dst[(w0 + g) >> 2u] = select(params.off, params.on, vec4<u32>(at.d) + k == hot);
         }
         return;
     }
@@ -263,8 +257,7 @@ def _wide() -> str:
 
 def _wide_lines() -> str:
     """Longer lines: an invocation inside one line reads each element's index once."""
-    return _wide_body("wide_lines", """    let at = span_at(e0, WORDS >> lg);
-    if (at.one_line) {  // one depth coordinate, consecutive positions: each element's index read once
+    return _wide_body("wide_lines", """    if (at.one_line) {  // one depth coordinate, consecutive positions
         var hot = vec4<bool>(false);
 """ + loop("        ") + """            for (var j = 0u; j < 4u; j = j + 1u) {
                 if ((j & lo) == 0u) {

@@ -89,8 +89,7 @@ fn nonzero_bytes(v: vec4<u32>) -> vec4<u32> {
 
 // whether each byte of v is nonzero
 fn bytes_set(v: u32) -> vec4<bool> {
-    let nz = nonzero_bytes(vec4<u32>(v)).x;
-    return vec4<bool>((nz & 1u) != 0u, (nz & 0x100u) != 0u, (nz & 0x10000u) != 0u, (nz >> 24u) != 0u);
+    return vec4<bool>((v & 0xffu) != 0u, (v & 0xff00u) != 0u, (v & 0xff0000u) != 0u, (v >> 24u) != 0u);
 }
 
 fn cond_byte(i: u32) -> u32 {
@@ -108,9 +107,6 @@ def _input(v: str, binding: str) -> str:
     return word if v == "cond" else (
         f"{word}\nfn {v}_elem(q: u32, lg: u32, bits: u32) -> u32 {{\n"
         f"    return ({v}_word(q >> lg) >> ((q & ((1u << lg) - 1u)) * bits)) & ((1u << bits) - 1u);\n}}\n")
-
-
-_QUAD = "vec4<bool>((v & 0xffu) != 0u, (v & 0xff00u) != 0u, (v & 0xff0000u) != 0u, (v >> 24u) != 0u)"
 
 
 def _whole(v: str, pad: str) -> str:
@@ -181,9 +177,7 @@ def _wide() -> str:
         cv = cond[w0 >> 4u];
     }
     if (quad && params.x_full == 1u && params.y_full == 1u) {  // all three full: the plain loop
-""" + loop("        ") + """            let v = cv[g >> 2u];
-            let take = """ + _QUAD + """;
-            select_into(w, take);
+""" + loop("        ") + """            select_into(w, bytes_set(cv[g >> 2u]));
         }
         return;
     }
@@ -228,8 +222,7 @@ def _wide() -> str:
         var a = vec4<u32>(0u);
         var b = vec4<u32>(0u);
         if (quad) {
-            let v = cv[g >> 2u];
-            take = """ + _QUAD + """;
+            take = bytes_set(cv[g >> 2u]);
         }
 """ + _whole("x", "        ") + "\n" + _whole("y", "        ") + """
         if (each) {  // inputs read word by word: runs, and the condition of wider elements
