@@ -14,12 +14,12 @@ call's bands and schedule (tests check the path was taken).
 
 from __future__ import annotations
 
-import struct
 from typing import Any, Callable, Iterable, Iterator, Optional, Sequence
 
 from . import pieces
 from .buffers import WORD, env_poison, round_up
 from .device import Gpu
+from .piece_records import fill_words
 from .pieces import Run, Sink
 from .program import grid_x
 from .render import one_hot, select
@@ -140,8 +140,7 @@ def run_select(gpu: Gpu, sources: Sequence[Optional[pieces.Source]], sink: Sink,
         buffers = [run.mask, run.src, run.other]
         if in_dst:
             buffers[in_dst] = run.dst
-        for k, (v, (div, size), width) in enumerate(zip("cxy", forms, widths)):
-            source = sources[k]
+        for k, (v, (div, size), width, source) in enumerate(zip("cxy", forms, widths, sources)):
             assert source is not None
 
             def upload(lo: int, hi: int) -> int:
@@ -156,14 +155,14 @@ def run_select(gpu: Gpu, sources: Sequence[Optional[pieces.Source]], sink: Sink,
             if whole[k]:
                 if start == 0:
                     assert upload(0, size - 1) == 0
-                q0, r0, wrap = (start // div) % size, start % div, size
+                q0, wrap = (start // div) % size, size
             else:  # full (div 1): q0 the window offset
                 lo = start // div
                 first = upload(lo, (start + n - 1) // div)
                 assert not full[k] or k == 0 or first == start, "a band starts on a word of X and Y"
-                q0, r0, wrap = lo - first, start % div, NEVER
+                q0, wrap = lo - first, NEVER
             fields[f"{v}_full"] = int(full[k])
-            fields[v] = {"q0": q0, "r0": r0, "div": div, "wrap": wrap}
+            fields[v] = {"q0": q0, "r0": start % div, "div": div, "wrap": wrap}
         return fields
 
     bands = ((start, min(band_elements, count - start), None) for start in range(0, count, band_elements))
@@ -217,7 +216,7 @@ def run_one_hot(gpu: Gpu, sources: Sequence[Optional[pieces.Source]], sink: Sink
     reach = pieces.reach(_bands(count, depth, inner, band, window), lambda b: b[3] - b[2] + 1, window)
     need = min(cap, round_up(reach * index_bits // 8 + 2 * WORD, WORD))
     fixed = {"depth": depth, "ibits": index_bits, "kind": INDEX_KINDS[index_kind], "swap": 1 if source.swap else 0,
-             "off": _words(off, bits), "on": _words(on, bits)}
+             "off": fill_words(off, bits), "on": fill_words(on, bits)}
 
     def band_fields(run: Run, start: int, n: int, at: tuple[int, int, int, int], encoder) -> dict:
         lo, hi, line, d0 = at
@@ -235,8 +234,3 @@ def one_hot_variant(bits: int, inner: int) -> str:
     element) and longer lines take separate bodies, each holding its own fast path alone."""
     return "small" if bits < 32 else ("wide" if inner == 1 else "wide_lines")
 
-
-def _words(value: bytes, bits: int) -> tuple[int, ...]:
-    """An element's bytes as the kernel's four words (low bits of the first for sub-word elements)."""
-    raw = (value + bytes(16))[: max(4, bits // 8)]
-    return struct.unpack("<4I", raw + bytes(16 - len(raw)))

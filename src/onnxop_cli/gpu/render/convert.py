@@ -18,20 +18,16 @@ from typing import NamedTuple
 from ..layout import Struct
 from ..shaders import shader_source
 
-# a float format of Convert (FORMATS) in the kernel's Params, as lib/float_convert.wgsl's functions take it
-FORMAT = Struct("Format", (("mant", "u32"), ("ebits", "u32"), ("bias", "u32"), ("style", "u32")))
 
-# NaN: numpy and ml_dtypes do not agree on what a NaN becomes, and this is what onnx.reference gives (x86,
-# numpy 2, ml_dtypes 0.5), checked bit for bit by tests/gpu/test_cast.py: numpy narrowing to float16, and
-# widening from it, keeps the fraction's top bits (at least one set); the hardware conversions between
-# float32 and float64 keep them and set the quiet bit; bfloat16 to float32 is a shift (kept), to float64
-# through float32 (quieted); every other pair through ml_dtypes is the target's canonical NaN with the sign.
 class Format(NamedTuple):
     mant: int  # fraction bits
     ebits: int  # exponent bits
     bias: int
     style: str  # the lib's constant: which patterns are NaN and infinity
 
+
+# a float format of Convert (FORMATS) in the kernel's Params, as lib/float_convert.wgsl's functions take it
+FORMAT = Struct("Format", tuple((name, "u32") for name in Format._fields))
 
 # numpy's (ml_dtypes') names
 FORMATS = {
@@ -52,6 +48,11 @@ ROUND_MODES = {"up": 0, "nearest": 1, "down": 2}  # float8e8m0's round_mode attr
 NATIVE = ("float16", "float32", "float64")  # numpy's own floats
 
 
+# NaN: numpy and ml_dtypes do not agree on what a NaN becomes, and this is what onnx.reference gives (x86,
+# numpy 2, ml_dtypes 0.5), checked bit for bit by tests/gpu/test_cast.py: numpy narrowing to float16, and
+# widening from it, keeps the fraction's top bits (at least one set); the hardware conversions between
+# float32 and float64 keep them and set the quiet bit; bfloat16 to float32 is a shift (kept), to float64
+# through float32 (quieted); every other pair through ml_dtypes is the target's canonical NaN with the sign.
 def nan_mode(source: str, target: str) -> str:
     """What a NaN of ``source`` becomes in ``target`` (the lib's NAN_* constant)."""
     if source in NATIVE and target in NATIVE:
@@ -70,7 +71,7 @@ def lib_constant(name: str) -> int:
 def format_params(dtype: str) -> dict[str, int]:
     """``dtype``'s Params Format (zeros for a type that is no float)."""
     f = FORMATS.get(dtype, Format(0, 0, 0, "IEEE"))
-    return {"mant": f.mant, "ebits": f.ebits, "bias": f.bias, "style": lib_constant(f.style)}
+    return {**f._asdict(), "style": lib_constant(f.style)}
 
 
 def _fmt(of: str, dtype: str, fixed: bool) -> str:

@@ -103,18 +103,6 @@ fn magnitude(a: i32) -> u32 {
     return select(bitcast<u32>(a), 0u - bitcast<u32>(a), a < 0);
 }
 
-// truncated toward zero; INT_MIN / -1 wraps to INT_MIN
-fn sdiv32(a: i32, b: i32) -> i32 {
-    let q = magnitude(a) / max(magnitude(b), 1u);
-    return bitcast<i32>(select(q, 0u - q, (a < 0) != (b < 0)));
-}
-
-// the dividend's sign
-fn srem32(a: i32, b: i32) -> i32 {
-    let r = magnitude(a) % max(magnitude(b), 1u);
-    return bitcast<i32>(select(r, 0u - r, a < 0));
-}
-
 // the divisor's sign
 fn mod_floor(a: i32, b: i32) -> i32 {
     let r = srem32(a, b);
@@ -128,6 +116,13 @@ fn {s}{op}3(a: vec2<u32>, b: vec2<u32>, c: vec2<u32>) -> vec2<u32> {{
     return select(m, c, {s}lt({"c, m" if op == "min" else "m, c"}));
 }}
 """ for op in ("min", "max") for s in "su")
+# sdiv32 truncates toward zero (INT_MIN / -1 wraps to INT_MIN); srem32 takes the dividend's sign
+_HELPERS += "".join(f"""
+fn s{name}32(a: i32, b: i32) -> i32 {{
+    let m = magnitude(a) {op} max(magnitude(b), 1u);
+    return bitcast<i32>(select(m, 0u - m, {negative}));
+}}
+""" for name, op, negative in (("div", "/", "(a < 0) != (b < 0)"), ("rem", "%", "a < 0")))
 
 _WGSL = {"s32": "i32", "u32": "u32", "s64": "vec2<u32>", "u64": "vec2<u32>", "f": "vec2<u32>"}
 # element bits of the types the kernel reads and writes: every type but strings and complex numbers
@@ -301,28 +296,26 @@ fn offsets(eg: u32) -> vec4<u32> {
 """
 
 
+# a big-endian element's bytes reversed, by its bits (8-bit elements have no order)
+_SWAPS = {64: "vec2<u32>(bswap32(x.y), bswap32(x.x))", 32: "bswap32(x)", 16: "((x >> 8u) | (x << 8u)) & 0xffffu"}
+
+
 def _load(k: int, o: Operand) -> str:
+    """load{k}(i): element i of input k's window, as its class computes (64 bits: x the low word)."""
     bits, cls = BITS[o.dtype], type_class(o.dtype)
-    if bits == 64:
-        swap = "    r = vec2<u32>(bswap32(r.y), bswap32(r.x));\n" if o.swap else ""
-        return (f"fn load{k}(i: u32) -> vec2<u32> {{\n    var r = vec2<u32>(in{k}[2u * i], in{k}[2u * i + 1u]);\n"
-                f"{swap}    return r;\n}}\n")
-    if bits == 32:
-        read = f"    var x = in{k}[i];\n" + ("    x = bswap32(x);\n" if o.swap else "")
-    else:
-        per, mask = 32 // bits, (1 << bits) - 1
-        read = f"    var x = (in{k}[i / {per}u] >> ((i % {per}u) * {bits}u)) & {mask}u;\n"
-        if o.swap and bits == 16:
-            read += "    x = ((x >> 8u) | (x << 8u)) & 0xffffu;\n"
+    per = max(1, 32 // bits)
+    read = {64: f"vec2<u32>(in{k}[2u * i], in{k}[2u * i + 1u])", 32: f"in{k}[i]"}.get(
+        bits, f"(in{k}[i / {per}u] >> ((i % {per}u) * {bits}u)) & {(1 << bits) - 1}u")
+    swap = f"    x = {_SWAPS[bits]};\n" if o.swap and bits in _SWAPS else ""
     if o.dtype == "bool":  # any byte but 0 is true, as numpy reads it (a view can hold 2 or 255): Cast made 2, Equal false
         ret = "select(0u, 1u, x != 0u)"
-    elif cls in ("u32", "f"):
-        ret = "x" if cls == "u32" else "vec2<u32>(x, 0u)"
-    elif bits == 32:
-        ret = "bitcast<i32>(x)"
-    else:
-        ret = f"bitcast<i32>(x << {32 - bits}u) >> {32 - bits}u"
-    return f"fn load{k}(i: u32) -> {_WGSL[cls]} {{\n{read}    return {ret};\n}}\n"
+    elif bits == 64 or cls == "u32":
+        ret = "x"
+    elif cls == "f":
+        ret = "vec2<u32>(x, 0u)"
+    else:  # signed: sign-extended
+        ret = "bitcast<i32>(x)" if bits == 32 else f"bitcast<i32>(x << {32 - bits}u) >> {32 - bits}u"
+    return f"fn load{k}(i: u32) -> {_WGSL[cls]} {{\n    var x = {read};\n{swap}    return {ret};\n}}\n"
 
 
 def _main(bits: int) -> str:

@@ -35,7 +35,7 @@ PARAMS = Struct("Params", WORD_FIELDS + (  # bits: 2, 4, 8, 16, 32, 64 or 128
     ("kind", "u32"),      # 0 signed integer, 1 unsigned integer, 2 IEEE float
     ("swap", "u32"),      # 1: indices big-endian
     ("pad", "u32"),
-    ("off", "vec4<u32>"),  # off_value: its words (wide), or its bits in the low bits of word 0 (small)
+    ("off", "vec4<u32>"),  # off_value repeated over four words (a wide element's word j at j % its words)
     ("on", "vec4<u32>"),
 ))
 
@@ -86,39 +86,27 @@ fn index_at(pos: u32) -> u32 {
     var mag = 0u;   // |index| (truncated toward zero), when it fits 32 bits
     var big = false;  // |index| >= 2**32, or not a number
     if (params.kind == 0u) {
-        if (ib == 64u) {
-            neg = (hi >> 31u) == 1u;
-            mag = select(lo, 0u - lo, neg);
-            let mhi = select(hi, ~hi + select(0u, 1u, lo == 0u), neg);
-            big = mhi != 0u;
-        } else {
+        if (ib < 64u) {  // sign-extended to 64 bits
             let sh = 32u - ib;
-            let x = bitcast<i32>(lo << sh) >> sh;
-            neg = x < 0;
-            let u = bitcast<u32>(x);
-            mag = select(u, 0u - u, neg);
+            lo = bitcast<u32>(bitcast<i32>(lo << sh) >> sh);
+            hi = select(0u, 0xffffffffu, (lo >> 31u) == 1u);
         }
+        neg = (hi >> 31u) == 1u;
+        mag = select(lo, 0u - lo, neg);
+        big = select(hi, ~hi + select(0u, 1u, lo == 0u), neg) != 0u;  // the magnitude's high word
     } else if (params.kind == 1u) {
         mag = lo;
-        big = ib == 64u && hi != 0u;
+        big = hi != 0u;
     } else {
-        // sign, biased exponent, the all-ones exponent, the bias, and the fraction's top bits under bit 31
-        var sign = 0u;
-        var e = 0u;
-        var emax = 0u;
-        var bias = 0u;
-        var top = 0u;
-""" + "".join(f"""        {"if" if k == 0 else "} else if" if k == 1 else "} else"}{f" (ib == {ib}u)" if k < 2 else ""} {{
-            sign = {w} >> {sign}u;
-            e = ({w} >> {man}u) & 0x{emax:x}u;
-            emax = 0x{emax:x}u;
-            bias = {bias}u;
-            top = {top};
-""" for k, (ib, w, sign, man, emax, bias, top) in enumerate((
-    (16, "lo", 15, 10, 0x1F, 15, "(lo & 0x3ffu) << 21u"),
-    (32, "lo", 31, 23, 0xFF, 127, "(lo & 0x7fffffu) << 8u"),
-    (64, "hi", 31, 20, 0x7FF, 1023, "((hi & 0xfffffu) << 11u) | (lo >> 21u)")))) + """        }
-        neg = sign == 1u;
+        // h: the index's top word, left-aligned (a double's low word lo below it): its sign, its exponent of
+        // ebits, and the fraction's top bits under bit 31
+        let ebits = select(select(11u, 8u, ib == 32u), 5u, ib == 16u);
+        let h = select(select(lo << 16u, lo, ib == 32u), hi, ib == 64u);
+        let emax = (1u << ebits) - 1u;
+        let bias = emax >> 1u;
+        let e = (h >> (31u - ebits)) & emax;
+        let top = ((h << (1u + ebits)) >> 1u) | (select(0u, lo, ib == 64u) >> (32u - ebits));
+        neg = (h >> 31u) == 1u;
         big = e == emax || e >= bias + 32u;
         // |x| < 1 truncates to 0; else the integer part is the significand's top (e - bias + 1) bits
         let p = min(e - min(e, bias), 31u);
@@ -227,10 +215,12 @@ def _small() -> str:
 """) + "    }\n}\n")
 
 
-_WIDE_WALK = """// the walk: an invocation's elements one by one, wherever lines and positions change
-fn wide_walk(w0: u32, lg: u32, lo: u32) {
-    let e0 = w0 >> lg;
-    var walk = walk_at(e0);
+def _wide_body(name: str, fast: str) -> str:
+    """Body ``name`` of elements of whole words: its own ``fast`` path (which returns, given ``at``: span_at of
+    the invocation's elements), else the walk, each element on or off once for its words."""
+    return (f"fn {name}(wg: vec3<u32>, lid: u32) {{\n" + wide_head() + """    let e0 = w0 >> lg;  // whole elements
+    let at = span_at(e0, WORDS >> lg);
+""" + fast + """    var walk = walk_at(e0);
     var hot = false;
 """ + loop("    ") + """        var out = vec4<u32>(0u);
         for (var j = 0u; j < 4u; j = j + 1u) {
@@ -247,33 +237,18 @@ fn wide_walk(w0: u32, lg: u32, lo: u32) {
         dst[w >> 2u] = out;
     }
 }
-"""
-
-def _wide_body(name: str, fast: str) -> str:
-    """Body ``name`` of elements of whole words: its own ``fast`` path (which returns), else the walk."""
-    return (_WIDE_WALK + f"\nfn {name}(wg: vec3<u32>, lid: u32) {{\n" + wide_head()
-            + "    // WORDS is a multiple of the words per element: w0 starts an element\n    let e0 = w0 >> lg;\n"
-            + fast + "    wide_walk(w0, lg, lo);\n}\n")
-
-
-def _values(part: str) -> str:
-    """off_value's and on_value's words at each word's ``part`` of its element (wide elements)."""
-    return (f"        let {part} = vec4<u32>(0u, 1u, 2u, 3u) & vec4<u32>(lo);  // a word's part of its element\n"
-            + "".join(f"        let {v} = vec4<u32>(params.{v}[{part}.x], params.{v}[{part}.y], params.{v}[{part}.z], "
-                      f"params.{v}[{part}.w]);\n" for v in ("off", "on")))
+""")
 
 
 def _wide() -> str:
     """Lines of one element (the last axis, inner 1)."""
-    return _wide_body("wide", """    let t0 = e0 + params.d0;
-    if (params.line == 1u && t0 % params.depth + (WORDS >> lg) <= params.depth) {
+    return _wide_body("wide", """    if (at.one_pos) {
         // lines of one element (the last axis): the invocation's elements are consecutive depth
         // coordinates of one position, compared four words at a time with its one index
-        let d = t0 % params.depth;
-        let hot = vec4<u32>(index_at(t0 / params.depth + params.q0));
-""" + _values("part") + """        for (var g = 0u; g < WORDS; g = g + 4u) {
+        let hot = vec4<u32>(index_at(at.pos));
+        for (var g = 0u; g < WORDS; g = g + 4u) {
             let k = (vec4<u32>(g) + vec4<u32>(0u, 1u, 2u, 3u)) >> vec4<u32>(lg);  // elements from e0
-            dst[(w0 + g) >> 2u] = select(off, on, vec4<u32>(d) + k == hot);
+            dst[(w0 + g) >> 2u] = select(params.off, params.on, vec4<u32>(at.d) + k == hot);
         }
         return;
     }
@@ -282,17 +257,16 @@ def _wide() -> str:
 
 def _wide_lines() -> str:
     """Longer lines: an invocation inside one line reads each element's index once."""
-    return _wide_body("wide_lines", """    let at = span_at(e0, WORDS >> lg);
-    if (at.one_line) {  // one depth coordinate, consecutive positions: each element's index read once
-""" + _values("parts") + """        var hot = vec4<bool>(false);
+    return _wide_body("wide_lines", """    if (at.one_line) {  // one depth coordinate, consecutive positions
+        var hot = vec4<bool>(false);
 """ + loop("        ") + """            for (var j = 0u; j < 4u; j = j + 1u) {
-                if (parts[j] == 0u) {
+                if ((j & lo) == 0u) {
                     hot[j] = index_at(at.pos + ((g + j) >> lg)) == at.d;
                 } else {
                     hot[j] = hot[j - 1u];
                 }
             }
-            dst[w >> 2u] = select(off, on, hot);
+            dst[w >> 2u] = select(params.off, params.on, hot);
         }
         return;
     }
