@@ -73,17 +73,20 @@ def test_ctrl_c_in_the_writer_thread_leaves_the_output_untouched(backend, stream
 def test_ctrl_c_while_reading_mid_stream_leaves_the_output_untouched(backend, streamed, cwd, capsys, monkeypatch):
     from onnxop_cli.core.tensor import FileBytes
 
-    real = FileBytes.readinto
     calls = []
 
-    def readinto(self, offset, out):
-        calls.append(offset)
-        if len(calls) == 4:
-            raise KeyboardInterrupt
-        real(self, offset, out)
+    def interrupting(real):  # the 4th read of the input, whichever way it is read (one run or a batch)
+        def read(self, *args):
+            calls.append(args)
+            if len(calls) == 4:
+                raise KeyboardInterrupt
+            real(self, *args)
+        return read
 
-    monkeypatch.setattr(FileBytes, "readinto", readinto)
+    for name in ("readinto", "readruns"):
+        monkeypatch.setattr(FileBytes, name, interrupting(getattr(FileBytes, name)))
     code, _, err = cli(capsys, "flatten", "x.npy", "-o", "y.npy", "-b", backend)
+    assert len(calls) == 4, f"the input was read {len(calls)} times: no read was interrupted mid-stream"
     assert code == ExitCode.INTERRUPTED and error_of(err) == "interrupted"
     assert (cwd / "y.npy").read_bytes() == b"precious"
     assert files(cwd) == ["x.npy", "y.npy"]
