@@ -157,6 +157,7 @@ def stream(outs: Sequence[Band], count: int, band: int, bits: int, make: Callabl
         if checked is not None:
             checked()
         for out, _, n in parts:
-            drain(out, (n * bits + 7) // 8)
-            written += (n * bits + 7) // 8
+            nbytes = (n * bits + 7) // 8
+            drain(out, nbytes)
+            written += nbytes
     return written

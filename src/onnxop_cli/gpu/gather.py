@@ -26,7 +26,7 @@ from .resident import DeviceBuffer, DeviceSink, Traffic
 from .program import grid_x, rendered
 from .render.strided import GATHER, KERNELS
 from .render.view import AXIS, KINDS
-from .tiling import Plan, Upload, boxes, in_order
+from .tiling import Plan, Upload, in_order
 
 __all__ = ["Access", "gather_resident", "gather_through_kernel"]
 
@@ -195,7 +195,7 @@ class Run(Owned):
 
         def make(parts: list) -> None:
             ((_, e0, n),) = parts
-            for upload in plan.uploads(list(boxes(plan.view, e0, e0 + n))):
+            for upload in plan.band_uploads(e0, n):
                 self.dispatch(upload, n)
 
         return stream([self.out], plan.view.size, plan.band, plan.bits, make, lambda _, n: self.drain(sink, n), poison)

@@ -105,7 +105,11 @@ class Plan:
         count = self.view.size
         for start in range(0, count, self.band):
             n = min(self.band, count - start)
-            yield start, n, self.uploads(list(boxes(self.view, start, start + n)))
+            yield start, n, self.band_uploads(start, n)
+
+    def band_uploads(self, start: int, n: int) -> list[Upload]:
+        """The uploads of the band of output elements [start, start + n)."""
+        return self.uploads(list(boxes(self.view, start, start + n)))
 
     def uploads(self, band: list[Box]) -> list[Upload]:
         lo, hi = min(b.lo for b in band), max(b.hi for b in band)
