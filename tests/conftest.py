@@ -28,6 +28,7 @@ if not os.environ.get("XDG_RUNTIME_DIR"):  # made only when unset (setdefault's 
     atexit.register(shutil.rmtree, os.environ["XDG_RUNTIME_DIR"], ignore_errors=True)
 # The kernel choice is cached under $XDG_CACHE_HOME (gpu/choose.py): the
 # tests, and the processes they start, use a fresh one, never the user's.
+_USER_CACHE = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
 _CACHE_HOME = tempfile.mkdtemp(prefix="onnxop-test-cache-")
 os.environ["XDG_CACHE_HOME"] = _CACHE_HOME
 atexit.register(shutil.rmtree, _CACHE_HOME, ignore_errors=True)
@@ -37,12 +38,15 @@ atexit.register(shutil.rmtree, _CACHE_HOME, ignore_errors=True)
 # first conftest of the run (pytest's, before xdist starts the workers, which inherit
 # it) makes it, fresh as the rest; one the user set is kept.
 os.environ.setdefault("MESA_SHADER_CACHE_DIR", os.path.join(_CACHE_HOME, "mesa"))
-# Python's bytecode likewise: under $PYTHONDONTWRITEBYTECODE every process the tests start (a
-# worker, each of several hundred onnxops) compiled every module the tree has no cached bytecode
-# of from source again, about 0.09 of an onnxop's 0.45 CPU s. The run's processes write it to one
-# folder of the run instead (removed with it); the source tree stays as the variable keeps it.
+# Python's bytecode: under $PYTHONDONTWRITEBYTECODE every process the tests start (a worker, each
+# of several hundred onnxops) compiled every module the tree has no cached bytecode of from source
+# again, about 0.09 of an onnxop's 0.45 CPU s, and each worker rewrote every test module's asserts
+# again (pytest caches that as bytecode too): 10 of a worker's 16 CPU s of collection, in every
+# pytest run (CI runs four). The processes write it to one folder in the user's cache instead,
+# kept between runs (bytecode carries its source's mtime and size: an edited file is compiled
+# again); the source tree stays as the variable keeps it. Nothing onnxop does depends on it.
 if os.environ.get("PYTHONDONTWRITEBYTECODE") and "PYTHONPYCACHEPREFIX" not in os.environ:
-    os.environ["PYTHONPYCACHEPREFIX"] = os.path.join(_CACHE_HOME, "bytecode")
+    os.environ["PYTHONPYCACHEPREFIX"] = os.path.join(_USER_CACHE, "onnxop-tests", "bytecode")
     del os.environ["PYTHONDONTWRITEBYTECODE"]
 # numpy's OpenBLAS starts a thread per core when numpy is imported, and they spin: about 0.04 of
 # an onnxop's 0.40 CPU s on two loaded cores (0.134 -> 0.093 CPU s for `import numpy`, 20 runs
