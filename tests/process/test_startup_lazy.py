@@ -7,7 +7,11 @@ never by timing (the figure is in docs/performance.md):
   gpu/scatter.py load when a Gather or a Scatter runs;
 - `onnxop flatten ...` has typer build the flatten command alone, where it
   built every command's click parameters on every run (cli/main.py
-  _only_command); `onnxop --help` still builds them all.
+  _only_command); `onnxop --help` still builds them all;
+- the command (cli/main.py main) reads models and .pb files with onnx's
+  protobuf classes, and its shape inference child answers, without onnx's
+  ``__init__`` (its helpers import ml_dtypes, about a CPU-second:
+  core/onnx_lazy.py); a command that needs more (--verify) gets all of onnx.
 """
 
 from __future__ import annotations
@@ -84,3 +88,60 @@ def test_help_and_unknown_commands_still_see_every_command(tmp_path):
     assert found["typo"]["code"] == 2 and len(found["typo"]["built"]) == found["commands"]  # "did you mean"
     assert len(found["after"]["built"]) == found["commands"]  # a name after an option: the whole group, as before
     assert all(not found[s]["loaded"] for s in ("help", "typo", "after"))
+
+
+MAIN = """
+import atexit, json, sys
+from onnxop_cli.core import inference, onnx_lazy
+
+def state():
+    return {"onnx": onnx_lazy.loaded(), "ml_dtypes": "ml_dtypes" in sys.modules}
+
+reply = inference._reply
+def watched(model):  # the shape inference child (a fork) says what it loaded
+    out = reply(model)
+    with open("child.json", "w") as f:
+        json.dump(state(), f)
+    return out
+inference._reply = watched
+atexit.register(lambda: print(json.dumps(state())))
+from onnxop_cli.__main__ import main
+sys.argv = ["onnxop", *sys.argv[1:]]
+main()
+"""
+
+
+def main_state(tmp_path: Path, argv: list[str]) -> tuple[dict, dict | None]:
+    env = {**os.environ, "XDG_RUNTIME_DIR": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    (tmp_path / "child.json").unlink(missing_ok=True)
+    done = subprocess.run([sys.executable, "-c", MAIN, *argv], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    child = tmp_path / "child.json"
+    return json.loads(done.stdout.strip().splitlines()[-1]), json.loads(child.read_text()) if child.exists() else None
+
+
+def test_models_and_pb_files_are_read_without_onnx_helpers(tmp_path, rng):
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    x = random_array(rng, (4, 8, 32), "float32")
+    np.save(tmp_path / "x.npy", x)
+    onnx.save_tensor(numpy_helper.from_array(x), str(tmp_path / "x.pb"))
+    nodes = [helper.make_node("Flatten", ["x"], ["y"], axis=1), helper.make_node("Transpose", ["y"], ["z"], perm=[1, 0])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 8, 32])],
+                              [helper.make_tensor_value_info("z", TensorProto.FLOAT, None)])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(tmp_path / "m.onnx"))
+    light = {"onnx": False, "ml_dtypes": False}
+
+    found, child = main_state(tmp_path, ["run", "m.onnx", "x.npy", "--backend", "vulkan", "-o", "z.npy", "-q"])
+    assert (found, child) == (light, light)  # the model, its inference (in the child) and its run
+    assert np.load(tmp_path / "z.npy").tobytes() == x.reshape(4, 256).T.tobytes()
+    found, child = main_state(tmp_path, ["flatten", "x.pb", "--axis", "2", "--backend", "vulkan", "-o", "y.pb", "-q"])
+    assert (found, child) == (light, None)
+    assert numpy_helper.to_array(onnx.load_tensor(str(tmp_path / "y.pb"))).tobytes() == x.tobytes()
+    found, _ = main_state(tmp_path, ["flatten", "x.npy", "--backend", "vulkan", "-o", "f.npy", "-q"])
+    assert found == light
+    # what needs more of onnx loads it all, in the same module (onnx.reference for --verify)
+    found, _ = main_state(tmp_path, ["run", "m.onnx", "x.npy", "--backend", "vulkan", "--verify", "-o", "v.npy", "-q"])
+    assert found == {"onnx": True, "ml_dtypes": True}
+    assert np.load(tmp_path / "v.npy").tobytes() == x.reshape(4, 256).T.tobytes()

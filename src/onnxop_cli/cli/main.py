@@ -26,7 +26,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     """Console entry point: every error is one line on stderr and an exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv or bool(os.environ.get("ONNXOP_DEBUG"))
-    from ..core import signals
+    from ..core import onnx_lazy, signals
+
+    onnx_lazy.install()  # `import onnx` without its helpers and ml_dtypes until a command uses them (~1 CPU-second)
     from ..io import stdio
 
     stdio.guard_standard_fds()  # before any file is opened: a closed fd 1 must not become an output

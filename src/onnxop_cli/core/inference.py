@@ -87,7 +87,9 @@ def _graph(reply: bytes) -> Any:
 def _forked(model) -> bytes:
     import warnings
 
-    from onnx import GraphProto, shape_inference  # noqa: F401 - imported here: the child imports nothing
+    # imported here, the child imports nothing (what _reply and onnx_lazy.infer_shapes use)
+    import onnx.onnx_cpp2py_export.shape_inference  # noqa: F401
+    from onnx import GraphProto, ModelProto, serialization  # noqa: F401
 
     read, write = os.pipe()
     with warnings.catch_warnings():  # (3.12's DeprecationWarning for numpy's BLAS threads, idle in the child)
@@ -123,10 +125,12 @@ def _forked(model) -> bytes:
 def _reply(model) -> bytes:
     """What a child sends back: b"1" and the inferred graph's typed values (not its nodes and
     initializers: the parent has them), or b"0" where inference refused the model."""
-    from onnx import GraphProto, shape_inference
+    from onnx import GraphProto
+
+    from .onnx_lazy import infer_shapes
 
     try:
-        inferred = shape_inference.infer_shapes(model, strict_mode=False).graph
+        inferred = infer_shapes(model).graph
     except Exception:  # noqa: BLE001 - refused: the parent answers with the model's graph
         return b"0"
     typed = GraphProto()
@@ -138,6 +142,9 @@ def _reply(model) -> bytes:
 def serve() -> None:
     """The worker's loop: a model's bytes in (their length first, 8 bytes), ``_reply`` out, until
     its input ends."""
+    from .onnx_lazy import install
+
+    install()  # onnx without its helpers (and ml_dtypes), as the CLI has it
     from onnx import ModelProto
 
     _quiet_child()

@@ -70,9 +70,9 @@ def _declared(path: Path) -> Optional[str]:
     if not found or not model_path.is_file():
         return None
     try:
-        import onnx
+        from ..core.onnx_lazy import load_model
 
-        graph = onnx.load(str(model_path), load_external_data=False).graph
+        graph = load_model(str(model_path)).graph
         declared = graph.input if found.group(1) == "input" else graph.output
         initializers = {t.name for t in graph.initializer}
         declared = [v for v in declared if v.name not in initializers]

@@ -26,12 +26,12 @@ INDEX_TYPES = ("int64", "int32")  # what a constant input may hold (Slice allows
 
 
 def load(path: Path):
-    import onnx
+    from ..core.onnx_lazy import load_model
 
     if Path(path).is_dir():  # (onnx's open() said "[Errno 21] Is a directory: 'x'")
         raise InputError(f"{path}: is a folder, not an ONNX model")
     try:
-        return onnx.load(str(path), load_external_data=False)
+        return load_model(str(path))  # onnx.load(path, load_external_data=False), without onnx's helpers
     except FileNotFoundError:
         raise
     except Exception as e:  # noqa: BLE001 - protobuf raises several kinds
