@@ -12,9 +12,9 @@ small beside it."""
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
-import inspect
 import subprocess
 import sys
 
