@@ -220,3 +220,27 @@ def terminal_output(leader: int, proc: subprocess.Popen | None = None, timeout: 
         chunks.append(data)
     os.close(leader)
     return b"".join(chunks).decode("utf-8", "replace")
+
+
+def run_script(path: str | Path, *args: str) -> subprocess.CompletedProcess:
+    """``python PATH ARGS`` run in this process, as ``__main__`` with that ``sys.argv``, its stdout and
+    stderr captured: for a test of what a script of scripts/ finds and prints, not of its process
+    (a process start, and the imports of onnx and the device, are seconds). A fresh module each call
+    (its own counters); sys.argv and sys.path are this process's again after it."""
+    import contextlib
+    import io
+    import runpy
+
+    saved = sys.argv, list(sys.path)
+    out, err = io.StringIO(), io.StringIO()
+    sys.argv = [str(path), *args]
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                runpy.run_path(str(path), run_name="__main__")
+                code = 0
+            except SystemExit as e:
+                code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    finally:
+        sys.argv, sys.path[:] = saved
+    return subprocess.CompletedProcess([str(path), *args], code, out.getvalue(), err.getvalue())

@@ -2,15 +2,15 @@
 bit for bit): a few seeds of a few operators on its three paths find nothing
 wrong and say how much they compared, and a wrong output is reported with its
 seed and the one command that replays it. The fuzzer's real runs are long
-(docs/commands.md); this is its smoke test."""
+(docs/commands.md); this is its smoke test, run in this process (tests/commands.py's run_script)."""
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
+from commands import run_script
 from onnx import TensorProto, helper
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -20,9 +20,8 @@ import fuzz_ops  # noqa: E402
 
 
 def test_a_few_seeds_on_every_path_find_nothing_and_count_what_they_compared(backend):
-    r = subprocess.run([sys.executable, str(ROOT / "scripts" / "fuzz_ops.py"), "--seeds", "0", "--ops",
-                        "Transpose", "--mutation", "layout,values", "--chains", "1", "--backend", backend],
-                       capture_output=True, text=True, timeout=120)
+    r = run_script(ROOT / "scripts" / "fuzz_ops.py", "--seeds", "0", "--ops", "Transpose", "--mutation",
+                   "layout,values", "--chains", "1", "--backend", backend)
     assert r.returncode == 0, r.stdout + r.stderr
     summary = r.stdout.strip().splitlines()[-1]
     compared = int(summary.split(" compared")[0])
