@@ -60,49 +60,79 @@ def test_show_of_one_huge_string_stays_small(tmp_path):
     assert names(tmp_path) == ["s.pb"]
 
 
-def test_print_mode_cuts_long_strings_short(backend, tmp_path):
-    string_pb(tmp_path / "s.pb", 10 * MIB, 2000)
-    code, out, err, peak = peak_rss(["flatten", "s.pb", "--axis", "0", "-b", backend], tmp_path)
-    assert code == 0, err
-    assert "    ['" + "a" * 40 + "...' (10485760 chars), '', ''," in out.splitlines()
-    assert "    [['" + "a" * 40 + "...' (10485760 chars), '', ''," in out.splitlines()
+REFUSED = [(output, long, empty) for long, empty in [(MIB, 499), (10 * MIB, 2000)] for output in ["x.npy", "x.npz"]]
+TO_PB = ["s.pb", "s.npz"]
+
+
+@pytest.fixture(scope="module")
+def huge(tmp_path_factory, backend) -> dict:
+    """The print, refusal and .pb cases below, a folder each, run one after the other in one process
+    under test_print_memory.py's 1 GiB address cap (a process start is a CPU second apiece): its peak
+    RSS is the highest of theirs, so each stayed under it. Case -> (its folder, its result, the peak)."""
+    from test_print_memory import run_capped_commands
+
+    top = tmp_path_factory.mktemp("strings")
+    commands, cases = [], []
+    folder = top / "print"
+    folder.mkdir()
+    string_pb(folder / "s.pb", 10 * MIB, 2000)
+    commands.append((folder, ["flatten", "s.pb", "--axis", "0", "-b", backend]))
+    cases.append("print")
+    for output, long, empty in REFUSED:
+        folder = top / f"refused-{output}-{long}"
+        folder.mkdir()
+        string_pb(folder / "s.pb", long, empty)
+        (folder / output).write_bytes(b"precious")
+        commands.append((folder, ["flatten", "s.pb", "--axis", "0", "-o", output]))
+        cases.append((output, long, empty))
+    for source in TO_PB:
+        folder = top / f"pb-{source}"
+        folder.mkdir()
+        string_pb(folder / "s.pb", 10 * MIB, 2000)
+        if source == "s.npz":  # an .npz can only hold it fixed-width: a smaller one
+            np.savez(folder / "s.npz", s=np.array([b"a" * MIB] + [b""] * 20, dtype="S"))
+        commands.append((folder, ["flatten", source, "--axis", "0", "-o", "x.pb"]))
+        cases.append(source)
+    done, peak = run_capped_commands(commands, top, backend)
+    return {case: (c[0], d, peak) for case, c, d in zip(cases, commands, done, strict=True)}
+
+
+def test_print_mode_cuts_long_strings_short(huge):
+    _, done, peak = huge["print"]
+    assert done.returncode == 0, done.stderr
+    assert "    ['" + "a" * 40 + "...' (10485760 chars), '', ''," in done.stdout.splitlines()
+    assert "    [['" + "a" * 40 + "...' (10485760 chars), '', ''," in done.stdout.splitlines()
     assert peak < 300 * MIB, peak
 
 
-@pytest.mark.parametrize("output", ["x.npy", "x.npz"])
-@pytest.mark.parametrize("long, empty", [(MIB, 499), (10 * MIB, 2000)])
-def test_strings_that_need_a_huge_fixed_width_array_are_refused(tmp_path, output, long, empty):
+@pytest.mark.parametrize("output, long, empty", REFUSED)
+def test_strings_that_need_a_huge_fixed_width_array_are_refused(huge, output, long, empty):
     """flatten -o x.npy wrote 2 GB (1 MiB case) or died with MemoryError
     (10 MiB case): now one line, exit 2, the size in bytes, and nothing
     written; an existing output is kept byte for byte."""
-    string_pb(tmp_path / "s.pb", long, empty)
-    (tmp_path / output).write_bytes(b"precious")
-    code, out, err, peak = peak_rss(["flatten", "s.pb", "--axis", "0", "-o", output], tmp_path)
+    folder, done, peak = huge[output, long, empty]
     count = empty + 1
     need = count * long * 4
     where = f"{output}[s]" if output.endswith(".npz") else output
-    assert code == ExitCode.USAGE, err
-    assert error_of(err) == (
+    assert done.returncode == ExitCode.USAGE, done.stderr
+    assert error_of(done.stderr) == (
         f"{where}: as a .npy array (<U{long}) these {count} strings need {need} bytes, "
         f"{need // long}x the {long} bytes they hold; write a .pb (ONNX TensorProto) file instead"
     )
-    assert out == ""
+    assert done.stdout == ""
     assert peak < 300 * MIB, peak
-    assert (tmp_path / output).read_bytes() == b"precious"
-    assert names(tmp_path) == sorted(["s.pb", output])
+    assert (folder / output).read_bytes() == b"precious"
+    assert names(folder) == sorted(["s.pb", output])
 
 
-@pytest.mark.parametrize("source", ["s.pb", "s.npz"])
-def test_huge_strings_to_pb_need_no_fixed_width_array(tmp_path, source):
+@pytest.mark.parametrize("source", TO_PB)
+def test_huge_strings_to_pb_need_no_fixed_width_array(huge, source):
     """.pb and .npz (object-free) inputs to .pb: the bytes list is written as it is."""
     from onnx import load_tensor
 
-    string_pb(tmp_path / "s.pb", 10 * MIB, 2000)
-    if source == "s.npz":  # an .npz can only hold it fixed-width: a smaller one
-        np.savez(tmp_path / "s.npz", s=np.array([b"a" * MIB] + [b""] * 20, dtype="S"))
-    code, out, err, peak = peak_rss(["flatten", source, "--axis", "0", "-o", "x.pb"], tmp_path)
-    assert code == 0, err
-    proto = load_tensor(str(tmp_path / "x.pb"))  # (onnx's to_array would make the 78 GiB array itself)
+    folder, done, peak = huge[source]
+    assert done.returncode == 0, done.stderr
+    proto = load_tensor(str(folder / "x.pb"))  # (onnx's to_array would make the 78 GiB array itself)
     n, long = (2001, 10 * MIB) if source == "s.pb" else (21, MIB)
     assert list(proto.dims) == [1, n]
     assert list(proto.string_data) == [b"a" * long] + [b""] * (n - 1)

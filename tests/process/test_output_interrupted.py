@@ -37,11 +37,16 @@ MESSAGE = {signal.SIGINT: "interrupted", signal.SIGTERM: "interrupted by SIGTERM
 
 @pytest.fixture(scope="module")
 def big(tmp_path_factory) -> tuple[Path, bytes]:
-    """A 256 MiB input (64 chunks of 4 MiB) and the bytes its flatten gives."""
+    """An 80 MiB input (20 chunks of 4 MiB) and the bytes its flatten gives: a signal sent once 8 MiB
+    are written lands with 72 MiB to go, and the transfer is over the size that gets a progress bar
+    (cli/progress.py's THRESHOLD, 64 MiB). 256 MiB proved no more, drawn and saved at 3x the CPU."""
+    from onnxop_cli.cli.progress import THRESHOLD
+
     folder = tmp_path_factory.mktemp("big")
-    x = random_array(np.random.default_rng(11), (64, 2**20), np.float32)
+    x = random_array(np.random.default_rng(11), (20, 2**20), np.float32)
+    assert x.nbytes > THRESHOLD
     np.save(folder / "x.npy", x)
-    return folder / "x.npy", saved(x.reshape(64, -1))
+    return folder / "x.npy", saved(x.reshape(20, -1))
 
 
 def wait_for_temp(proc: subprocess.Popen, folder: Path, at_least: int = 0) -> float:
