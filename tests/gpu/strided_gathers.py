@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, settings
 from onnx import numpy_helper
 
 from onnxop_cli.gpu import Access, gather_through_kernel, tiling
-from onnxop_cli.gpu.buffers import can_map
+from onnxop_cli.gpu.buffers import WORD, can_map
 from onnxop_cli.gpu.gather import MAPPED_BAND, make_plan
 from onnxop_cli.core.tensor import MemoryBytes, swap_unit
 
@@ -43,7 +43,7 @@ def forced_binding(binding: int | None, view: Access, bits: int) -> int | None:
     lo, hi = view.span()
     largest = (max(view.size, hi - lo + 1) * bits + 7) // 8
     floor = -(-largest // MAX_PIECES)
-    return max(binding, -(-floor // 16) * 16)
+    return max(binding, -(-floor // WORD) * WORD)
 
 
 def run_costs(gpu, source_nbytes: int, view: Access, bits: int, binding: int | None) -> list[int]:
@@ -90,7 +90,8 @@ def views(a: np.ndarray) -> dict[str, np.ndarray]:
         "reversed": a[::-1, ::-2, 1:],
         "slice": a[1:, 1:4:2, ::-1],
         "broadcast": np.broadcast_to(a[:, :1, :], (2,) + a.shape[:1] + (5,) + a.shape[2:]),
-        "tile": np.broadcast_to(a[None, :, None], (2, a.shape[0], 3) + a.shape[1:]),
+        # two zero-stride axes around a real one; two copies along each show it as three did, at 2/3 the bands
+        "tile": np.broadcast_to(a[None, :, None], (2, a.shape[0], 2) + a.shape[1:]),
         "depth_to_space": a.reshape(a.shape[0], 2, a.shape[1] // 2, a.shape[2]).transpose(2, 0, 3, 1),
         "scalar": a[1, 2, 3, ...],
         "empty": a[:, 2:2],
