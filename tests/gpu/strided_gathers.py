@@ -5,12 +5,16 @@ types, and the dtypes and hypothesis settings the files share."""
 
 from __future__ import annotations
 
+from unittest import mock
+
 import ml_dtypes
 import numpy as np
 from hypothesis import HealthCheck, settings
 from onnx import numpy_helper
 
-from onnxop_cli.gpu import Access, gather_through_kernel
+from onnxop_cli.gpu import Access, gather_through_kernel, tiling
+from onnxop_cli.gpu.buffers import WORD, can_map
+from onnxop_cli.gpu.gather import MAPPED_BAND, make_plan
 from onnxop_cli.core.tensor import MemoryBytes, swap_unit
 
 POISON = 0xA5
@@ -21,6 +25,39 @@ PACKED = [ml_dtypes.int4, ml_dtypes.uint4, ml_dtypes.int2, ml_dtypes.uint2, ml_d
 SETTINGS = settings(
     max_examples=12, deadline=None, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
+
+
+# A forced binding makes bands and windows of that many bytes. Drawn at 16 (one word) for a view of 2,000
+# 16-byte elements, it made 2,000 bands of one element each, about 2.5 CPU ms of dispatches, maps and
+# submits apiece: what is tested is where the band and window edges fall in the view's structure, not how
+# many there are, so a property raises its drawn binding to the bytes that cut the output and the source
+# into at most MAX_PIECES bands and windows (the drawn one is kept wherever they are small enough).
+MAX_PIECES = 24
+
+
+def forced_binding(binding: int | None, view: Access, bits: int) -> int | None:
+    """``binding`` bytes, or more where the view's output or the source range it reads would take more than
+    MAX_PIECES of them; None stays None (the adapter's own limit)."""
+    if binding is None:
+        return None
+    lo, hi = view.span()
+    largest = (max(view.size, hi - lo + 1) * bits + 7) // 8
+    floor = -(-largest // MAX_PIECES)
+    return max(binding, -(-floor // WORD) * WORD)
+
+
+def run_costs(gpu, source_nbytes: int, view: Access, bits: int, binding: int | None) -> list[int]:
+    """tiling.RUN_COST, then 0 (packed runs wherever a box has a unit-stride axis, to run that path on small
+    data) where the gather's plan differs under it. The plan is all a gather's work: the same bands, uploads
+    and dispatches under both costs are the same bytes read into the same kernel calls (at the adapter's own
+    binding a band's whole source range is one window, and the cost is never weighed)."""
+    def bands(cost: int) -> list | None:
+        with mock.patch.object(tiling, "RUN_COST", cost):
+            own = MAPPED_BAND if can_map(gpu) else None  # gather_through_kernel's own choice
+            plan, band_bytes, window_bytes = make_plan(gpu, source_nbytes, view, bits, 0, binding or own)
+            return None if plan is None else [list(plan.bands()), band_bytes, window_bytes]
+
+    return [tiling.RUN_COST] + [0] * (bands(0) != bands(tiling.RUN_COST))
 
 
 def view_of(base: np.ndarray, v: np.ndarray) -> Access:
@@ -53,7 +90,8 @@ def views(a: np.ndarray) -> dict[str, np.ndarray]:
         "reversed": a[::-1, ::-2, 1:],
         "slice": a[1:, 1:4:2, ::-1],
         "broadcast": np.broadcast_to(a[:, :1, :], (2,) + a.shape[:1] + (5,) + a.shape[2:]),
-        "tile": np.broadcast_to(a[None, :, None], (2, a.shape[0], 3) + a.shape[1:]),
+        # two zero-stride axes around a real one; two copies along each show it as three did, at 2/3 the bands
+        "tile": np.broadcast_to(a[None, :, None], (2, a.shape[0], 2) + a.shape[1:]),
         "depth_to_space": a.reshape(a.shape[0], 2, a.shape[1] // 2, a.shape[2]).transpose(2, 0, 3, 1),
         "scalar": a[1, 2, 3, ...],
         "empty": a[:, 2:2],

@@ -331,13 +331,14 @@ print(done.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); 
 
 
 def test_show_of_a_large_file_holds_a_few_slices(tmp_path, rng):
-    """A 384 MiB tensor: show's statistics are the whole array's, and its
-    peak RSS stays far below the file's size (reading through the mapping
-    held all of it)."""
+    """A 256 MiB tensor: show's statistics are the whole array's, and its
+    peak RSS stays below the file's size (reading through the mapping held
+    all of it, on top of the 170 MiB or so an onnxop show holds of its own
+    with a few 16 MiB slices; each MiB more read costs CPU time, not proof)."""
     from onnxop_cli.render.show import stats
     from onnxop_cli.core.tensor import dtype_by_name
 
-    a = _sparse_npy(tmp_path / "big.npy", 96 << 20, rng)
+    a = _sparse_npy(tmp_path / "big.npy", 64 << 20, rng)
     argv = [sys.executable, "-m", "onnxop_cli", "-q", "show", str(tmp_path / "big.npy"), "--json"]
     done = subprocess.run([sys.executable, "-c", PEAK, *argv], capture_output=True, text=True, timeout=600)
     rc, peak_kib = map(int, done.stdout.split("\n")[0].split())
@@ -346,7 +347,7 @@ def test_show_of_a_large_file_holds_a_few_slices(tmp_path, rng):
     expect = stats(a, dtype_by_name("float32"))
     got = doc["files"][0]["tensors"][0]
     assert got["stats"] == expect
-    assert peak_kib < 320 * 1024, f"peak RSS {peak_kib} KiB for a 384 MiB file"
+    assert peak_kib < 256 * 1024, f"peak RSS {peak_kib} KiB for a 256 MiB file"
 
 
 def test_show_is_interrupted_between_slices(tmp_path, rng):
@@ -356,9 +357,10 @@ def test_show_is_interrupted_between_slices(tmp_path, rng):
     proc = subprocess.Popen([sys.executable, "-m", "onnxop_cli", "-q", "show", str(tmp_path / "huge.npy")],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     io_file = Path(f"/proc/{proc.pid}/io")
-    while proc.poll() is None:  # until the statistics' reads are under way (reads of 16 MiB)
+    # until the statistics' reads are under way (reads of 16 MiB; onnxop's start reads about 6 MB)
+    while proc.poll() is None:
         rchar = int(io_file.read_text().split("rchar:")[1].split()[0]) if io_file.exists() else 0
-        if rchar > 256 << 20:
+        if rchar > 64 << 20:
             break
         time.sleep(0.001)
     proc.send_signal(signal.SIGTERM)
