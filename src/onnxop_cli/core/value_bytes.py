@@ -326,7 +326,11 @@ def _listed(parts, sources) -> dict:
     for data, found, count in wanted.values():
         if not found or count > MAX_LISTED:
             continue
-        index = np.unique(np.concatenate(found))
+        # sorted, each once: a sort and a mask, not np.unique (numpy 2.4 hashes: 6.7 CPU s for 4M indices, 0.1 this way)
+        index = np.sort(np.concatenate(found))
+        first = np.ones(index.size, dtype=bool)
+        first[1:] = index[1:] != index[:-1]
+        index = index[first]
         breaks = np.flatnonzero(np.diff(index) != 1) + 1
         out[data] = [(int(r[0]), int(r[-1]) + 1) for r in np.split(index, breaks)]
     return out
