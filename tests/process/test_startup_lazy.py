@@ -127,7 +127,11 @@ def test_models_and_pb_files_are_read_without_onnx_helpers(tmp_path, rng):
     x = random_array(rng, (4, 8, 32), "float32")
     np.save(tmp_path / "x.npy", x)
     onnx.save_tensor(numpy_helper.from_array(x), str(tmp_path / "x.pb"))
-    nodes = [helper.make_node("Flatten", ["x"], ["y"], axis=1), helper.make_node("Transpose", ["y"], ["z"], perm=[1, 0])]
+    nodes = [helper.make_node("Flatten", ["x"], ["y"], axis=1), helper.make_node("Transpose", ["y"], ["t"], perm=[1, 0]),
+             # Constants of both kinds (a TensorProto, a list attribute): read without onnx's helpers too
+             helper.make_node("Constant", [], ["s"], value=numpy_helper.from_array(np.array([128, 8], np.int64))),
+             helper.make_node("Reshape", ["t", "s"], ["r"]),
+             helper.make_node("Constant", [], ["s2"], value_ints=[256, 4]), helper.make_node("Reshape", ["r", "s2"], ["z"])]
     graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 8, 32])],
                               [helper.make_tensor_value_info("z", TensorProto.FLOAT, None)])
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(tmp_path / "m.onnx"))

@@ -269,7 +269,7 @@ def _check_node(gn: GraphNode) -> None:
 def constant_tensor(gn: GraphNode, folder: Path) -> Tensor:
     """A Constant node's value as a tensor (its one attribute, checked)."""
     import numpy as np
-    from onnx import AttributeProto, helper
+    from onnx import AttributeProto  # (a protobuf class: onnx's helpers, and ml_dtypes with them, stay unloaded)
 
     from ..core.tensor import Tensor
     from ..io.tensorproto import tensor_from_proto
@@ -286,7 +286,8 @@ def constant_tensor(gn: GraphNode, folder: Path) -> Tensor:
     out = gn.proto.output[0]
     if a.name == "value":
         return tensor_from_proto(a.t, folder, f"{gn.label} value", out)
-    value = helper.get_attribute_value(a)
+    value = {"value_int": a.i, "value_float": a.f, "value_string": a.s,  # helper.get_attribute_value's reading
+             "value_ints": list(a.ints), "value_floats": list(a.floats), "value_strings": list(a.strings)}[a.name]
     if a.name in ("value_string", "value_strings"):
         return Tensor.from_numpy(np.array(value, dtype=object), out)
     dtype = np.int64 if "int" in a.name else np.float32
