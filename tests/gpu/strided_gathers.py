@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, settings
 from onnx import numpy_helper
 
 from onnxop_cli.gpu import Access, gather_through_kernel, tiling
-from onnxop_cli.gpu.buffers import WORD, can_map
+from onnxop_cli.gpu.buffers import WORD, can_map, round_up
 from onnxop_cli.gpu.gather import MAPPED_BAND, make_plan
 from onnxop_cli.core.tensor import MemoryBytes, swap_unit
 
@@ -42,8 +42,7 @@ def forced_binding(binding: int | None, view: Access, bits: int) -> int | None:
         return None
     lo, hi = view.span()
     largest = (max(view.size, hi - lo + 1) * bits + 7) // 8
-    floor = -(-largest // MAX_PIECES)
-    return max(binding, -(-floor // WORD) * WORD)
+    return max(binding, round_up(-(-largest // MAX_PIECES), WORD))
 
 
 def run_costs(gpu, source_nbytes: int, view: Access, bits: int, binding: int | None) -> list[int]:
