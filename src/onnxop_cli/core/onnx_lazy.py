@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
 import sys
 import threading
 import types
@@ -81,8 +82,6 @@ def load_model(path: str) -> Any:
     """``onnx.load(path, load_external_data=False)``, line for line (onnx's
     ``load_model``: the format from the file's extension, else protobuf;
     the whole file read, then onnx's serializer), without onnx's ``__init__``."""
-    import os
-
     from onnx import ModelProto, serialization
 
     _, ext = os.path.splitext(os.path.abspath(path))
