@@ -1,12 +1,17 @@
 """``python -m onnxop_cli`` and the ``onnxop`` command."""
 
 import gc
+import os
 import sys
 
 
 def main() -> None:
     """Install the signal handlers first, so that a signal while the CLI's
     modules load ends the run in one line, as one later would."""
+    # numpy's OpenBLAS starts a spinning thread per core at `import numpy`: 0.05-0.15 of a small run's
+    # 0.7-0.9 CPU s (docs/performance.md). onnxop multiplies no matrices, so the command asks for one
+    # thread before numpy loads; one the user set is kept. The API leaves its caller's numpy alone.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     from .core import signals
     from .errors import interruption
 
