@@ -131,15 +131,27 @@ def test_models_and_pb_files_are_read_without_onnx_helpers(tmp_path, rng):
              # Constants of both kinds (a TensorProto, a list attribute): read without onnx's helpers too
              helper.make_node("Constant", [], ["s"], value=numpy_helper.from_array(np.array([128, 8], np.int64))),
              helper.make_node("Reshape", ["t", "s"], ["r"]),
-             helper.make_node("Constant", [], ["s2"], value_ints=[256, 4]), helper.make_node("Reshape", ["r", "s2"], ["z"])]
+             helper.make_node("Constant", [], ["s2"], value_ints=[256, 4]), helper.make_node("Reshape", ["r", "s2"], ["z"]),
+             # a Constant whose values are in a typed field (int64_data, not raw_data), a tensor operator's attribute
+             helper.make_node("Constant", [], ["k"], value=helper.make_tensor("k", TensorProto.INT64, [2], [3, 0])),
+             helper.make_node("Gather", ["z", "k"], ["g"], axis=0)]
     graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 8, 32])],
-                              [helper.make_tensor_value_info("z", TensorProto.FLOAT, None)])
+                              [helper.make_tensor_value_info("g", TensorProto.FLOAT, None)])
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(tmp_path / "m.onnx"))
+    others = helper.make_graph(nodes + [helper.make_node("Add", ["g", "g"], ["a"])], "g", graph.input,
+                               [helper.make_tensor_value_info("a", TensorProto.FLOAT, None)])
+    onnx.save(helper.make_model(others, opset_imports=[helper.make_opsetid("", 17)]), str(tmp_path / "others.onnx"))
     light = {"onnx": False, "ml_dtypes": False}
+    z = x.reshape(4, 256).T.reshape(256, 4)
 
     found, child = main_state(tmp_path, ["run", "m.onnx", "x.npy", "--backend", "vulkan", "-o", "z.npy", "-q"])
     assert (found, child) == (light, light)  # the model, its inference (in the child) and its run
-    assert np.load(tmp_path / "z.npy").tobytes() == x.reshape(4, 256).T.tobytes()
+    assert np.load(tmp_path / "z.npy").tobytes() == z[[3, 0]].tobytes()
+    # the others' region handed to onnxruntime is built from the protobuf classes too
+    found, child = main_state(tmp_path, ["run", "others.onnx", "x.npy", "--others", "onnxruntime", "--backend", "vulkan",
+                                         "-o", "a.npy", "-q"])
+    assert (found, child) == (light, light)
+    assert np.load(tmp_path / "a.npy").tobytes() == (z[[3, 0]] + z[[3, 0]]).tobytes()
     found, child = main_state(tmp_path, ["flatten", "x.pb", "--axis", "2", "--backend", "vulkan", "-o", "y.pb", "-q"])
     assert (found, child) == (light, None)
     assert numpy_helper.to_array(onnx.load_tensor(str(tmp_path / "y.pb"))).tobytes() == x.tobytes()
@@ -148,4 +160,4 @@ def test_models_and_pb_files_are_read_without_onnx_helpers(tmp_path, rng):
     # what needs more of onnx loads it all, in the same module (onnx.reference for --verify)
     found, _ = main_state(tmp_path, ["run", "m.onnx", "x.npy", "--backend", "vulkan", "--verify", "-o", "v.npy", "-q"])
     assert found == {"onnx": True, "ml_dtypes": True}
-    assert np.load(tmp_path / "v.npy").tobytes() == x.reshape(4, 256).T.tobytes()
+    assert np.load(tmp_path / "v.npy").tobytes() == z[[3, 0]].tobytes()

@@ -8,6 +8,7 @@ import pytest
 from onnx import helper
 
 from onnxop_cli.core.tensor import DTYPES, dtype_by_name, dtype_by_onnx, dtype_of_numpy
+from onnxop_cli.io.tensorproto import typed_field
 
 
 def test_every_onnx_tensor_type_of_opset_25_is_in_the_table():
@@ -25,6 +26,7 @@ def test_row_matches_onnx(dtype):
         assert dtype.bits == np_dtype.itemsize * 8 or dtype.is_packed
     assert dtype_by_onnx(dtype.onnx_type) is dtype
     assert dtype_by_name(dtype.name) is dtype
+    assert typed_field(dtype) == helper.tensor_dtype_to_field(dtype.onnx_type)  # a .pb's values not in raw_data
 
 
 @pytest.mark.parametrize("name", ["<f4", ">f4", "=i8", "|b1", "<c16"])

@@ -38,17 +38,25 @@ class Ran:
 
 
 def typed_input(name: str, t: Tensor):
-    """A graph input declaring ``t``'s type and shape."""
-    from onnx import helper
+    """A graph input declaring ``t``'s type and shape, built as onnx's ``helper.make_tensor_value_info``
+    builds it (a scalar's shape present and empty) from the protobuf class alone: onnx's helpers import
+    ml_dtypes, about a CPU-second that a run with ``--others`` would pay for nothing (core/onnx_lazy.py)."""
+    from onnx import ValueInfoProto
 
-    return helper.make_tensor_value_info(name, t.dtype.onnx_type, list(t.shape))
+    info = ValueInfoProto(name=name)
+    tensor = info.type.tensor_type
+    tensor.elem_type = t.dtype.onnx_type
+    tensor.shape.SetInParent()
+    for d in t.shape:
+        tensor.shape.dim.add().dim_value = d
+    return info
 
 
 def submodel(part: Partition, region: Region, feeds: dict[str, Tensor], folder: Path):
     """The region as a model: the outer model's opsets, functions and IR
     version; the initializers it reads (external data read in, for a runtime
     that has no folder); the other values it reads as typed graph inputs."""
-    from onnx import ModelProto, TensorProto, helper, numpy_helper
+    from onnx import GraphProto, ModelProto, TensorProto, ValueInfoProto
 
     m = part.model
     inits = []
@@ -57,19 +65,21 @@ def submodel(part: Partition, region: Region, feeds: dict[str, Tensor], folder: 
         if proto is None:
             continue
         if proto.data_location == TensorProto.EXTERNAL and region.runtime != ONNXOP:
+            from onnx import numpy_helper
+
             from ..io.tensorproto import tensor_from_proto
 
             t = tensor_from_proto(proto, folder, f"initializer {name!r}", name)
             proto = numpy_helper.from_array(t.to_numpy(), name)
         inits.append(proto)
     inputs = [typed_input(n, feeds[n]) for n in region.inputs if n not in part.initializers]
-    outputs = [helper.make_empty_tensor_value_info(n) for n in region.outputs]
+    outputs = [ValueInfoProto(name=n) for n in region.outputs]
     for v in outputs if region.runtime == ONNXOP else []:
         v.type.tensor_type.SetInParent()  # a tensor of no declared type: the graph executor says what it made
     nodes = [*region.copies, *region.nodes]
     if region.runtime != ONNXOP:  # (the graph executor reads a node's external data from the folder itself)
         nodes = [inlined(n, folder) for n in nodes]
-    g = helper.make_graph(nodes, "region", inputs, outputs, initializer=inits)
+    g = GraphProto(node=nodes, name="region", input=inputs, output=outputs, initializer=inits)
     sub = ModelProto(ir_version=m.ir_version, graph=g)
     sub.opset_import.extend(m.opset_import)
     sub.functions.extend(m.functions)
@@ -81,9 +91,7 @@ def inlined(node, folder: Path):
     initializers, a Constant's value, at any depth) are read in from the model's folder: a
     model handed over as bytes has no folder, and onnxruntime looked the files up in the
     working directory (where another w.bin was read without a word), onnx.reference not at all."""
-    from onnx import AttributeProto, NodeProto, TensorProto, numpy_helper
-
-    from ..io.tensorproto import tensor_from_proto
+    from onnx import AttributeProto, NodeProto, TensorProto
 
     def tensors(n):  # (holder, field, index) of each TensorProto a node's attributes hold, subgraphs included
         for a in n.attribute:
@@ -100,6 +108,10 @@ def inlined(node, folder: Path):
 
     if not any(proto(*at).data_location == TensorProto.EXTERNAL for at in tensors(node)):
         return node
+    from onnx import numpy_helper
+
+    from ..io.tensorproto import tensor_from_proto
+
     copy = NodeProto()
     copy.CopyFrom(node)
     for at in list(tensors(copy)):
@@ -183,7 +195,7 @@ def _branch(part: Partition, region: Region, value: Callable[[str], Tensor], fol
     """Run an If region: the Constants it holds, its condition read, then the
     branch it picks, split and run as a model of its own (its data movement
     on the GPU, the rest on the others' runtime). The If's outputs, by name."""
-    from onnx import ModelProto, helper
+    from onnx import GraphProto, ModelProto, ValueInfoProto
 
     from .partition import split
 
@@ -204,10 +216,9 @@ def _branch(part: Partition, region: Region, value: Callable[[str], Tensor], fol
 
     outer = sorted(free_names(branch))
     feeds = {n: look(n) for n in outer if n not in part.initializers}
-    g = helper.make_graph(list(branch.node), name, [typed_input(n, feeds[n]) for n in outer if n in feeds],
-                          [helper.make_empty_tensor_value_info(v.name) for v in branch.output],
-                          initializer=[*branch.initializer, *(part.initializers[n] for n in outer
-                                                              if n in part.initializers)])
+    g = GraphProto(node=list(branch.node), name=name, input=[typed_input(n, feeds[n]) for n in outer if n in feeds],
+                   output=[ValueInfoProto(name=v.name) for v in branch.output],
+                   initializer=[*branch.initializer, *(part.initializers[n] for n in outer if n in part.initializers)])
     model = ModelProto(ir_version=part.model.ir_version, graph=g)
     model.opset_import.extend(part.model.opset_import)
     model.functions.extend(part.model.functions)

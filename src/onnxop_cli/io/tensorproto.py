@@ -2,7 +2,7 @@
 
 Parsing is onnx's (protobuf's), never ours. The values may sit in
 ``raw_data`` (little-endian, sub-byte types packed), in the typed field
-``onnx.helper.tensor_dtype_to_field`` names for the type (``float_data``,
+``onnx.helper.tensor_dtype_to_field`` names for the type (``typed_field``: ``float_data``,
 ``int32_data`` holding the bits of float16/bfloat16/float8 and the packed
 bytes of int4/int2..., ``int64_data``, ``uint64_data``, ``double_data``,
 ``string_data``), or in an external file. Typed fields are converted to the
@@ -38,6 +38,16 @@ PROTOBUF_LIMIT = (2 << 30) - (1 << 20)  # a message must stay under 2 GiB; keep 
 MAX_MESSAGE = (2 << 30) - 1  # the largest message protobuf parses
 EXTERNAL = 1  # TensorProto.DataLocation.EXTERNAL
 DATA_FIELDS = ("float_data", "int32_data", "string_data", "int64_data", "double_data", "uint64_data")
+# The typed field of each type whose values are not in int32_data, as onnx's helper.tensor_dtype_to_field names
+# them: that module imports ml_dtypes, about a CPU-second that every model with a typed Constant paid
+# (core/onnx_lazy.py); tests/unit/test_tensor.py holds the two equal for every type.
+TYPED_FIELDS = {"float32": "float_data", "complex64": "float_data", "float64": "double_data",
+                "complex128": "double_data", "int64": "int64_data", "uint32": "uint64_data", "uint64": "uint64_data"}
+
+
+def typed_field(dtype: DType) -> str:
+    """The TensorProto field that holds ``dtype``'s values when they are not in ``raw_data``."""
+    return "string_data" if dtype.is_string else TYPED_FIELDS.get(dtype.name, "int32_data")
 
 
 def read_pb(path: Path) -> Tensor:
@@ -160,9 +170,8 @@ def _typed_bytes(proto, dtype: DType, count: int, label: str):
     16-bit types (and the packed bytes of 4- and 2-bit types) in its low bits;
     uint64_data carries uint32; complex values are (real, imaginary) pairs."""
     import numpy as np
-    from onnx import helper
 
-    field = helper.tensor_dtype_to_field(dtype.onnx_type)
+    field = typed_field(dtype)
     if dtype.is_packed:
         expected = dtype.nbytes(count)
     elif dtype.name.startswith("complex"):

@@ -77,6 +77,18 @@ def schema_types(op_type: str, opset: int, domain: str) -> dict[str, str]:
     return {name: AttributeProto.AttributeType.Name(int(a.type)) for name, a in schema.attributes.items()}
 
 
+def attribute_value(a: Any) -> Any:
+    """What ``onnx.helper.get_attribute_value`` returns (the field ``a.type`` names; a list for the plural
+    types), without onnx's helpers, whose module imports ml_dtypes (about a CPU-second: core/onnx_lazy.py).
+    For an attribute :func:`node_attributes` has checked."""
+    from onnx import AttributeProto
+
+    if a.type == AttributeProto.UNDEFINED:
+        return None
+    field = _FIELDS[AttributeProto.AttributeType.Name(a.type)][0]
+    return getattr(a, field) if field in _SCALARS else list(getattr(a, field))
+
+
 def _check_fields(a: Any, got: str, what: str) -> None:
     """Only the field of its type is filled (the checker's 'one and only one value field')."""
     own = _FIELDS[got]

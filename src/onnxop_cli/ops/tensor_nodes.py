@@ -23,9 +23,8 @@ def is_tensor_op(op) -> bool:
 def build_tensor_node(node_proto, opset: int) -> Node:
     """The node: attributes as the model gives them (strings decoded,
     tensors as numpy arrays); its output count from the model."""
-    from onnx import helper, numpy_helper
-
     from . import op_version
+    from .attributes import attribute_value
     from .base import Node
 
     op = op_version(node_proto.op_type, opset)
@@ -34,10 +33,12 @@ def build_tensor_node(node_proto, opset: int) -> Node:
     for a in node_proto.attribute:
         if a.name not in op.attribute_names:
             raise OpError(f"{label} has no attribute {a.name!r}")
-        value = helper.get_attribute_value(a)
+        value = attribute_value(a)
         if isinstance(value, bytes):
             value = value.decode()
         elif hasattr(value, "data_type") and hasattr(value, "dims"):  # a TensorProto (ConstantOfShape's value)
+            from onnx import numpy_helper
+
             value = numpy_helper.to_array(value)
         elif isinstance(value, list):
             value = [int(v) if isinstance(v, int) else v for v in value]
