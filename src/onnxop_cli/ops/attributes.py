@@ -80,9 +80,12 @@ def schema_types(op_type: str, opset: int, domain: str) -> dict[str, str]:
 def attribute_value(a: Any) -> Any:
     """What ``onnx.helper.get_attribute_value`` returns (the field ``a.type`` names; a list for the plural
     types), without onnx's helpers, whose module imports ml_dtypes (about a CPU-second: core/onnx_lazy.py).
-    For an attribute :func:`node_attributes` has checked."""
+    For an attribute :func:`node_attributes` has checked, or one only shown; a reference to a function's
+    attribute raises ValueError, as onnx's does."""
     from onnx import AttributeProto
 
+    if a.ref_attr_name:
+        raise ValueError(f"Cannot get value of reference attribute: {a}")
     if a.type == AttributeProto.UNDEFINED:
         return None
     field = _FIELDS[AttributeProto.AttributeType.Name(a.type)][0]

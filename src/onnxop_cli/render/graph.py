@@ -82,9 +82,9 @@ def _node(n, opsets: dict[str, int]) -> Doc:
 
 def _attribute(a) -> Any:
     """An attribute's value as plain data; tensors and graphs by their outline."""
-    from onnx import helper
+    from ..ops.attributes import attribute_value
 
-    value = helper.get_attribute_value(a)
+    value = attribute_value(a)
     if isinstance(value, bytes):
         return value.decode("utf-8", "backslashreplace")
     if isinstance(value, list):
