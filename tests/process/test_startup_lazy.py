@@ -152,6 +152,8 @@ def test_models_and_pb_files_are_read_without_onnx_helpers(tmp_path, rng):
                                          "-o", "a.npy", "-q"])
     assert (found, child) == (light, light)
     assert np.load(tmp_path / "a.npy").tobytes() == (z[[3, 0]] + z[[3, 0]]).tobytes()
+    found, _ = main_state(tmp_path, ["show", "m.onnx", "--graph"])  # the nodes' attributes (Gather's axis) shown
+    assert found == light
     found, child = main_state(tmp_path, ["flatten", "x.pb", "--axis", "2", "--backend", "vulkan", "-o", "y.pb", "-q"])
     assert (found, child) == (light, None)
     assert numpy_helper.to_array(onnx.load_tensor(str(tmp_path / "y.pb"))).tobytes() == x.tobytes()
