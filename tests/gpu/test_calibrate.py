@@ -121,6 +121,7 @@ def test_threads_asking_at_once_measure_once(fresh, monkeypatch):
     assert list(entries()) == [calibrate.QUESTIONS["gather_words"].key(gpu)]
 
 
+@pytest.mark.same_kernel("text")  # each text is the cache reader's (host code); one is measured again per backend
 @pytest.mark.parametrize(
     "text",
     ["{not json", "", "[]", '{"version": 1, "entries": []}', '{"version": 99, "entries": {}}', "\xff\xfe",
@@ -138,6 +139,7 @@ def test_a_corrupt_cache_is_ignored_and_rewritten(fresh, text):
     assert sorted(p.name for p in path.parent.iterdir()) == ["kernels.json", "kernels.json.lock"]
 
 
+@pytest.mark.same_kernel("entry")  # as above: the reader's cases, one measured again per backend
 @pytest.mark.parametrize("entry", [{"kernel": "uniform64", "gbps": {}}, {"kernel": "storage"}, "storage", None])
 def test_a_bad_entry_is_measured_again(fresh, entry):
     gpu = fresh

@@ -16,6 +16,9 @@ from onnxop_cli.core.tensor import Tensor
 from strided_gathers import BIG_ENDIAN, ITEMSIZE_DTYPES, SETTINGS, fortran, reference
 
 
+# The shapes are data for one gather kernel per element size: in a matrix pass the first runs
+# (tests/matrix_subset.py); random shapes run on every backend in test_fortran_order_property
+@pytest.mark.same_kernel("shape")
 @pytest.mark.parametrize("dtype", ITEMSIZE_DTYPES)
 @pytest.mark.parametrize(
     "shape",
@@ -35,6 +38,7 @@ def test_fortran_order_property(gpu, dtype, shape, seed):
     assert fortran(gpu, f) == reference(f)
 
 
+@pytest.mark.same_kernel("count")  # as above: the lengths are data for one swapping kernel per element size
 @pytest.mark.parametrize("dtype", BIG_ENDIAN)
 @pytest.mark.parametrize("count", [1, 2, 3, 5, 7, 8, 1001])
 def test_big_endian_row_major_is_byte_swapped(gpu, rng, dtype, count):

@@ -244,6 +244,7 @@ def test_a_copy_records_the_kernel_it_ran_with(gpu, rng):
         assert can_map(gpu)
 
 
+@pytest.mark.per_engine  # the real-size twin of test_chunk_boundaries' forced chunks on every backend and path
 def test_tensor_above_128_mib(gpu):
     """Once with a tensor larger than max_storage_buffer_binding_size (128 MiB on
     both software adapters), in binding-sized chunks, with the default kernel

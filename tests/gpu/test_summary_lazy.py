@@ -102,6 +102,10 @@ TENSOR_OP_KINDS = [
 ]
 
 
+# The summary's text against the whole result's (core/shown.py cuts the plan, render/ prints): host code. The cut
+# pieces run the whole plan's kernels, on every backend in their own tests; the cut pieces' dispatches, poisoned,
+# on every backend in test_shown_cuts.py and test_shown_chains.py.
+@pytest.mark.one_backend
 @pytest.mark.parametrize("case,dtype,layout", TENSOR_OP_KINDS)
 def test_a_tensor_operator_summary_is_the_whole_results(gpu, backend, rng, case, dtype, layout):
     op_type, opset, attrs, make = case
@@ -121,6 +125,7 @@ VIEW = [
 ]
 
 
+@pytest.mark.one_backend  # as above: a Tile's summary text; the view kernels fan out in test_view_ops.py
 @pytest.mark.parametrize("dtype,layout", KINDS)
 @pytest.mark.parametrize("case", VIEW, ids=[f"{c[0]}{c[1]['repeats']}" for c in VIEW])
 def test_a_tile_summary_is_the_whole_results(gpu, backend, rng, case, dtype, layout):

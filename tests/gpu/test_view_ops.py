@@ -105,6 +105,9 @@ def test_the_types_onnx_allows_run_and_the_rest_are_refused():
             check_type(Node(op_version(op), opset=28), dtype)  # the type rule needs no parameters
 
 
+# Each view op is a view (strides and an offset) read by the one strided gather or copy: in a matrix pass
+# the first op runs each type (tests/matrix_subset.py); the views' own kernels fan out in test_gather.py
+@pytest.mark.same_kernel("op")
 @pytest.mark.parametrize("op,dtype", ALLOWED, ids=lambda v: v if isinstance(v, str) else v.name)
 @GPU
 @given(data=st.data())

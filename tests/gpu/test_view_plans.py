@@ -80,6 +80,9 @@ def _input(rng: np.random.Generator, dtype, shape, layout: str) -> Tensor:
     return Tensor.from_numpy(x, name="x")
 
 
+# Two front ends of one plan agree (core.apply is apply_node's): host code. Its kernels (the strided gather, the
+# copy) and their engine paths run on every backend in test_view_ops.py and test_gather.py.
+@pytest.mark.one_backend
 @pytest.mark.parametrize("layout", LAYOUTS)
 @pytest.mark.parametrize("op,dtype", CASES, ids=lambda v: v if isinstance(v, str) else v.name)
 @GPU
