@@ -12,10 +12,12 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import sys
 from xml.etree import ElementTree
 
 import pytest
 
+from commands import run_script
 from test_readme import PYTHON, REPO
 
 # The page's examples and the runner are under test, not a kernel: one backend (conftest).
@@ -53,6 +55,29 @@ def prepare(model, device="CPU", **kwargs):
 
 is_compatible, supports_device = real.is_compatible, real.supports_device
 '''
+# onnx's runner makes every node test it ships when it starts (each module of onnx.backend.test.case.node
+# computes its expected outputs: about 10 CPU s, Pool's the most), and it collects them all, then -k or
+# the include pattern leaves out all but a few. What is under test is how the runner reports onnxop's
+# answers on the cases it runs, so its process makes only the modules of the node tests the files run
+# (a conftest.py beside them, which the runner's pytest loads first); the model tests (GLU) are onnx's
+# files on disk, listed as before.
+NODE_MODULES = ("transpose", "reshape", "flatten", "split", "concat", "relu", "add", "sequenceinsert",
+                "optionalgetelement")
+ONLY_THESE_NODE_TESTS = f'''
+import importlib
+
+import onnx.backend.test.case.node as node
+import onnx.backend.test.loader as loader
+
+
+def load_node_model_tests():
+    for name in {NODE_MODULES!r}:
+        importlib.import_module("onnx.backend.test.case.node." + name)
+    return node._NodeTestCases
+
+
+loader.load_node_model_tests = load_node_model_tests
+'''
 # The runner's files, each with the node tests it runs (-k); named so that no onnx test name holds them
 RECIPE_K = "test_transpose_default_cpu or test_reshape_reduced_dims_cpu or test_flatten_axis0_cuda"
 ULP_K = "test_transpose_all_permutations_1_cpu"
@@ -73,17 +98,18 @@ def only(code: str, pattern: str) -> str:
 def runner(tmp_path_factory, backend) -> tuple[subprocess.CompletedProcess, dict[str, list[tuple[str, str, str]]]]:
     """onnx's runner as a user runs it, pytest in a process of its own, over the page's recipe, the
     mix, and the page's exact comparison and onnx's allclose on a backend one ulp off: one file each,
-    in one process (onnx makes its node tests once per process: about 4.5 CPU s). The process, and
+    in one process (onnx makes its node tests once per process). The process, and
     each file's (test, outcome, message) from its JUnit XML report."""
     tmp_path = tmp_path_factory.mktemp("runner")
     (tmp_path / "flipped.py").write_text(FLIPPED)
+    (tmp_path / "conftest.py").write_text(ONLY_THESE_NODE_TESTS)
     exact = RECIPE.replace("(onnxop_cli.backend, __name__)", "(flipped, __name__)").replace(
         "import onnxop_cli.backend\n", "import onnxop_cli.backend\nimport flipped\n")
     plain = exact.replace("onnxop_cli.backend.ExactBackendTest", "onnx.backend.test.BackendTest").replace(
         "import flipped\n", "import flipped\nimport onnx.backend.test\n")
     mixed = f'^test_({"|".join(MIX)})_(cpu|cuda)$'
     # The page's recipe runs as written; the three files made from it drop, before pytest collects
-    # them, the ~4,000 tests each that their include pattern or -k leaves out (about 2 CPU s each).
+    # them, the tests that their include pattern or -k leaves out.
     codes = {"page_recipe": RECIPE,
              "page_mixed": only(RECIPE.replace(INCLUDE, f'tests.include(r"{mixed}")'), mixed),
              "page_exact_flipped": only(exact, f"^{ULP_K}$"), "onnx_allclose_flipped": only(plain, f"^{ULP_K}$")}
@@ -93,7 +119,9 @@ def runner(tmp_path_factory, backend) -> tuple[subprocess.CompletedProcess, dict
     done = subprocess.run(
         [PYTHON, "-m", "pytest", "-q", "-rfE", "-p", "no:cacheprovider", "-W", "ignore", "--junitxml=report.xml",
          "-k", k, *(f"{name}.py" for name in FILES)],
-        cwd=tmp_path, capture_output=True, text=True, env={**os.environ, "ONNXOP_BACKEND": backend}, timeout=600)
+        cwd=tmp_path, capture_output=True, text=True, timeout=600,
+        # pytest's own plugins only: the venv's hypothesis and xdist (about 0.4 CPU s) are not under test
+        env={**os.environ, "ONNXOP_BACKEND": backend, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
     by_file: dict[str, list[tuple[str, str, str]]] = {name: [] for name in FILES}
     for case in ElementTree.parse(tmp_path / "report.xml").iter("testcase"):
         tags = [child for child in case if child.tag in ("skipped", "failure", "error")]
@@ -159,10 +187,15 @@ def test_one_ulp_off_fails_the_page_s_comparison_and_passes_onnx_s(runner):
 
 
 @pytest.mark.parametrize("index", range(1, len(BLOCKS)))
-def test_the_page_s_other_examples_run(tmp_path, backend, index):
+def test_the_page_s_other_examples_run(tmp_path, backend, index, monkeypatch):
+    """Each is a script the page shows, run as ``python example.py`` runs it, in this process
+    (tests/commands.py's run_script): what it computes is under test, not a process start. With
+    $ONNXOP_TEST_PYTHON (another interpreter's onnxop) it runs there."""
     (tmp_path / "example.py").write_text(BLOCKS[index])
-    done = subprocess.run([PYTHON, "example.py"], cwd=tmp_path, capture_output=True, text=True,
-                          env={**os.environ, "ONNXOP_BACKEND": backend}, timeout=300)
+    monkeypatch.setenv("ONNXOP_BACKEND", backend)
+    monkeypatch.chdir(tmp_path)
+    done = run_script(tmp_path / "example.py") if PYTHON == sys.executable else subprocess.run(
+        [PYTHON, "example.py"], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
 
 

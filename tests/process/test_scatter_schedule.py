@@ -2,7 +2,9 @@
 lines asks the ``scatter_lines`` schedule question (gpu/choose.py): the line
 kernel or the claim/apply rounds, measured once per adapter and cached, forced
 by $ONNXOP_SCHEDULE, shown by `onnxop info`; both answers write the
-reference's bytes. Fewer lines take the rounds and more the lines, asking nothing. Real processes on a cache folder of their own."""
+reference's bytes. Fewer lines take the rounds and more the lines, asking nothing. Real processes on
+a cache folder of their own (several commands in one where none must read what another wrote:
+tests/commands.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ import numpy as np
 from onnx import helper
 from onnx.reference import ReferenceEvaluator
 
-from test_schedules import answers, forced_but, onnxop
+from test_schedules import answers, forced_but, one_process, onnxop
 
 
 def reference(x, i, u) -> bytes:
@@ -32,23 +34,30 @@ def test_scatter_lines_is_asked_between_the_bounds(tmp_path, rng):
         for name, a in zip("xiu", arrays):
             np.save(tmp_path / f"{name}{lines}.npy", a)
 
-    def asked(lines: int, schedule=None) -> dict:
-        done = onnxop("scatter-elements", f"x{lines}.npy", "--indices", f"i{lines}.npy", "--updates",
-                      f"u{lines}.npy", "--axis", "1", "--reduction", "add", "-o", "o.npy", "--json", cwd=tmp_path,
-                      cache=cache, schedule=schedule)
-        assert done.returncode == 0 and done.stderr == "", done.stderr
-        assert np.load(tmp_path / "o.npy").tobytes() == reference(*cases[lines]), (lines, schedule)
-        (tmp_path / "o.npy").unlink()
-        return json.loads(done.stdout)["schedules"]
+    runs = iter(range(10))
+
+    def asked(*commands: tuple) -> list[dict]:
+        """Each ``(lines, $ONNXOP_SCHEDULE or None)`` run in one process (tests/commands.py), its output
+        checked: what each reported. A "cached" answer needs a process after the one that measured."""
+        names = [f"o{next(runs)}.npy" for _ in commands]
+        done = one_process(tmp_path, cache, *[
+            (["scatter-elements", f"x{lines}.npy", "--indices", f"i{lines}.npy", "--updates", f"u{lines}.npy",
+              "--axis", "1", "--reduction", "add", "-o", name, "--json"], schedule)
+            for (lines, schedule), name in zip(commands, names)])
+        for (lines, schedule), name, r in zip(commands, names, done):
+            assert r.returncode == 0 and r.stderr == "", r.stderr
+            assert np.load(tmp_path / name).tobytes() == reference(*cases[lines]), (lines, schedule)
+        return [json.loads(r.stdout)["schedules"] for r in done]
 
     # outside the bounds no question: the rounds (4 lines) and the lines (300)
-    assert asked(4) == {} and asked(300) == {}
+    assert asked((4, None), (300, None)) == [{}, {}]
     assert "scatter_lines" not in answers(cache)
-    first = asked(40)["scatter_lines"]
+    [first] = [found["scatter_lines"] for found in asked((40, None))]
     assert first["reason"] == "measured" and first["name"] in ("lines", "rounds"), first
     assert set(answers(cache)["scatter_lines"]["gbps"]) == {"lines", "rounds"}
-    assert asked(40)["scatter_lines"] == {"name": first["name"], "reason": "cached"}
-    for forced in ("lines", "rounds"):
-        assert asked(40, f"scatter_lines={forced}")["scatter_lines"] == {"name": forced, "reason": "forced"}
+    assert [found["scatter_lines"] for found in asked((40, None), (40, "scatter_lines=lines"),
+                                                        (40, "scatter_lines=rounds"))] == [
+        {"name": first["name"], "reason": "cached"}, {"name": "lines", "reason": "forced"},
+        {"name": "rounds", "reason": "forced"}]
     done = onnxop("info", cwd=tmp_path, cache=cache, schedule=forced_but(scatter_lines="rounds"))
     assert done.returncode == 0 and "  scatter_lines: rounds (forced)\n" in done.stdout, done.stderr

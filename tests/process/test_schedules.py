@@ -45,6 +45,14 @@ def onnxop(*argv, cwd, cache, schedule=None):
     return subprocess.run([*ONNXOP, *argv], cwd=cwd, capture_output=True, text=True, env=env, timeout=300)
 
 
+def one_process(cwd, cache, *commands: tuple[list, str | None]) -> list[subprocess.CompletedProcess]:
+    """``(argv, $ONNXOP_SCHEDULE or None)`` commands run in order by one fresh process (tests/commands.py):
+    for commands none of which must find the cache file an earlier one of them wrote (a process keeps
+    the answers it measured or read, so a "cached" answer needs a process of its own)."""
+    return run_commands([(cwd, argv, None, {} if schedule is None else {choose.ENV_SCHEDULE: schedule})
+                         for argv, schedule in commands], env=environment(cache), process=True)
+
+
 @pytest.fixture
 def folder(tmp_path, rng):
     a = random_array(rng, (40, 72), "float32")
@@ -70,20 +78,25 @@ def answers(cache) -> dict:
 
 
 def test_measured_once_then_read_from_the_cache(folder, tmp_path):
-    path, _ = folder
+    path, a = folder
     cache = tmp_path / "cache"
-    done = onnxop("flatten", "a.npy", "-o", "f.npy", "--json", cwd=path, cache=cache)
-    assert done.returncode == 0 and json.loads(done.stdout)["schedules"] == {}
-    assert answers(cache) == {}  # a Flatten measures no transpose
-    first = transpose(folder, cache)
+    transposed = ["transpose", "a.npy", "-o", "b.npy", "--json"]
+    flat, done = one_process(path, cache, (["flatten", "a.npy", "-o", "f.npy", "--json"], None), (transposed, None))
+    assert flat.returncode == 0 and json.loads(flat.stdout)["schedules"] == {}  # a Flatten measures no transpose
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    first = json.loads(done.stdout)["schedules"]["transpose"]
     assert first["reason"] == "measured" and first["name"] in CANDIDATES
-    (entry,) = answers(cache).values()  # the transpose question only: GatherND's was never asked
+    (entry,) = answers(cache).values()  # the transpose question only: Flatten's and GatherND's never asked
     assert entry["answer"] == first["name"] and set(entry["gbps"]) == set(CANDIDATES)
+    assert np.load(path / "b.npy").tobytes() == np.ascontiguousarray(a.T).tobytes()
     text = (cache / "onnxop" / choose.CACHE_FILE).read_text()
-    assert transpose(folder, cache) == {"name": first["name"], "reason": "cached"}  # the second process reads it
-    assert (cache / "onnxop" / choose.CACHE_FILE).read_text() == text  # and measures nothing
-    # info asks every question: the cached answer with its figures, a forced one as forced
-    done = onnxop("info", cwd=path, cache=cache, schedule=forced_but("transpose", gather_source="resident"))
+    # a second process reads it (and measures nothing); info asks every question: the cached answer with
+    # its figures, a forced one as forced
+    again, done = one_process(path, cache, (transposed, None),
+                              (["info"], forced_but("transpose", gather_source="resident")))
+    assert again.returncode == 0 and json.loads(again.stdout)["schedules"]["transpose"] == {
+        "name": first["name"], "reason": "cached"}, again.stderr
+    assert (cache / "onnxop" / choose.CACHE_FILE).read_text() == text
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     at = lines.index("Schedules:")
@@ -92,12 +105,26 @@ def test_measured_once_then_read_from_the_cache(folder, tmp_path):
 
 
 def test_a_forced_answer_wins(folder, tmp_path):
+    """Forced, then measured, then forced over that answer (the process's and the cache's): one process."""
+    path, a = folder
     cache = tmp_path / "cache"
-    assert transpose(folder, cache, "transpose=generic") == {"name": "generic", "reason": "forced"}
-    assert answers(cache) == {}  # forcing measures and caches nothing
-    measured = transpose(folder, cache)["name"]
-    other = next(c for c in CANDIDATES if c != measured)
-    assert transpose(folder, cache, f" transpose = {other} ,") == {"name": other, "reason": "forced"}  # over the cache
+    argv = ["transpose", "a.npy", "-o", "b.npy", "--json"]
+    found = iter(one_process(path, cache, (argv, "transpose=generic"), (argv, None),
+                             (argv, " transpose = blocked ,"), (argv, " transpose = generic ,")))
+
+    def answer() -> dict:
+        done = next(found)
+        assert done.returncode == 0 and done.stderr == "", done.stderr
+        return json.loads(done.stdout)["schedules"]["transpose"]
+
+    assert answer() == {"name": "generic", "reason": "forced"}
+    measured = answer()
+    assert measured["reason"] == "measured" and measured["name"] in CANDIDATES
+    (entry,) = answers(cache).values()  # forcing measured and cached nothing: the second command measured
+    assert entry["answer"] == measured["name"]
+    forced = [answer(), answer()]  # the measured answer is the process's own and the cache's: forced wins over it
+    assert forced == [{"name": name, "reason": "forced"} for name in ("blocked", "generic")]
+    assert np.load(path / "b.npy").tobytes() == np.ascontiguousarray(a.T).tobytes()
 
 
 def damaged(text: str, damage: str) -> str:
