@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 from conftest import random_array
+from made_once import made_once
 from onnxop_cli.gpu import choose
 from onnxop_cli.gpu.engines import cffi_types
 
@@ -45,20 +46,24 @@ def folder(tmp_path, rng):
 def fresh_cache(tmp_path_factory):
     """One cache folder written from nothing by real processes (a transpose,
     then ``info``: the cffi header cache and the calibration cache), shared by
-    the module: every case damages its own copy."""
-    rng = np.random.default_rng(7)
-    path = tmp_path_factory.mktemp("fresh")
-    a = random_array(rng, (3, 4, 5), "float32")
-    np.save(path / "a.npy", a)
-    cache = path / "cache"
-    transpose_ok((path, a), cache)
-    cffi = cffi_file(cache).stat().st_mtime_ns
-    info_kernel((path, a), cache)
-    kernel = info_kernel((path, a), cache)
-    # what a process writes, the next one uses (each case below checks its rewrite is that file again)
-    assert cffi_file(cache).stat().st_mtime_ns == cffi
-    assert kernel["reason"] == "cached" or not kernels_file(cache).exists(), kernel
-    return cache
+    the module: every case damages its own copy. Made once in a run."""
+
+    def make():
+        rng = np.random.default_rng(7)
+        path = tmp_path_factory.mktemp("fresh")
+        a = random_array(rng, (3, 4, 5), "float32")
+        np.save(path / "a.npy", a)
+        cache = path / "cache"
+        transpose_ok((path, a), cache)
+        cffi = cffi_file(cache).stat().st_mtime_ns
+        info_kernel((path, a), cache)
+        kernel = info_kernel((path, a), cache)
+        # what a process writes, the next one uses (each case below checks its rewrite is that file again)
+        assert cffi_file(cache).stat().st_mtime_ns == cffi
+        assert kernel["reason"] == "cached" or not kernels_file(cache).exists(), kernel
+        return cache
+
+    return made_once(tmp_path_factory, "cache-damage-fresh", make)
 
 
 def copy_of(fresh_cache, tmp_path):

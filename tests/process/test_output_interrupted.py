@@ -17,6 +17,7 @@ from pathlib import Path
 
 from commands import terminal_output
 from conftest import error_of, random_array, seeded_rng
+from made_once import made_once
 import numpy as np
 from output_processes import OLD, TIMEOUT, saved, start, temps
 from output_processes import small  # noqa: F401 (a fixture)
@@ -39,14 +40,18 @@ MESSAGE = {signal.SIGINT: "interrupted", signal.SIGTERM: "interrupted by SIGTERM
 def big(tmp_path_factory) -> tuple[Path, bytes]:
     """An 80 MiB input (20 chunks of 4 MiB) and the bytes its flatten gives: a signal sent once 8 MiB
     are written lands with 72 MiB to go, and the transfer is over the size that gets a progress bar
-    (cli/progress.py's THRESHOLD, 64 MiB). 256 MiB proved no more, drawn and saved at 3x the CPU."""
+    (cli/progress.py's THRESHOLD, 64 MiB). 256 MiB proved no more, drawn and saved at 3x the CPU.
+    Made once in a run."""
     from onnxop_cli.cli.progress import THRESHOLD
 
-    folder = tmp_path_factory.mktemp("big")
-    x = random_array(np.random.default_rng(11), (20, 2**20), np.float32)
-    assert x.nbytes > THRESHOLD
-    np.save(folder / "x.npy", x)
-    return folder / "x.npy", saved(x.reshape(20, -1))
+    def make() -> tuple[Path, bytes]:
+        folder = tmp_path_factory.mktemp("big")
+        x = random_array(np.random.default_rng(11), (20, 2**20), np.float32)
+        assert x.nbytes > THRESHOLD
+        np.save(folder / "x.npy", x)
+        return folder / "x.npy", saved(x.reshape(20, -1))
+
+    return made_once(tmp_path_factory, "output-interrupted-big", make)
 
 
 def wait_for_temp(proc: subprocess.Popen, folder: Path, at_least: int = 0) -> float:

@@ -27,6 +27,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from made_once import made_once
+
 ONE_BACKEND = True  # the outputs' writing is what is tested, not a kernel
 
 ENV = {**os.environ, "ONNXOP_BACKEND": os.environ.get("ONNXOP_BACKEND", "vulkan")}
@@ -41,32 +43,37 @@ MESSAGE = {signal.SIGINT: "interrupted", signal.SIGTERM: "interrupted by SIGTERM
 @pytest.fixture(scope="module")
 def files(tmp_path_factory) -> Path:
     """x.npy and w.npy (parts of EDGE, PART and EDGE bytes), a one-node Split model and an
-    Identity -> Split graph, both with outputs a, b, c (those sizes, the Split's input s)."""
-    import onnx
-    from onnx import TensorProto, helper
+    Identity -> Split graph, both with outputs a, b, c (those sizes, the Split's input s).
+    Made once in a run."""
 
-    folder = tmp_path_factory.mktemp("signals")
-    rng = np.random.default_rng(3)
-    total = sum(SIZES.values())
-    for stem in ("x", "w"):
-        np.save(folder / f"{stem}.npy", rng.integers(1, 255, size=total, dtype=np.uint8))
+    def make() -> Path:
+        import onnx
+        from onnx import TensorProto, helper
 
-    def model(nodes, path):
-        sizes = helper.make_tensor("s", TensorProto.INT64, [3], list(SIZES.values()))
-        graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.UINT8, [total])],
-                                  [helper.make_tensor_value_info(n, TensorProto.UINT8, [SIZES[k]])
-                                   for k, n in enumerate("abc")], initializer=[sizes])
-        onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]), folder / path)
+        folder = tmp_path_factory.mktemp("signals")
+        rng = np.random.default_rng(3)
+        total = sum(SIZES.values())
+        for stem in ("x", "w"):
+            np.save(folder / f"{stem}.npy", rng.integers(1, 255, size=total, dtype=np.uint8))
 
-    model([helper.make_node("Split", ["x", "s"], list("abc"), axis=0)], "split.onnx")
-    model([helper.make_node("Identity", ["x"], ["t"]),
-           helper.make_node("Split", ["t", "s"], list("abc"), axis=0)], "graph.onnx")
-    return folder
+        def model(nodes, path):
+            sizes = helper.make_tensor("s", TensorProto.INT64, [3], list(SIZES.values()))
+            graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.UINT8, [total])],
+                                      [helper.make_tensor_value_info(n, TensorProto.UINT8, [SIZES[k]])
+                                       for k, n in enumerate("abc")], initializer=[sizes])
+            onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]), folder / path)
+
+        model([helper.make_node("Split", ["x", "s"], list("abc"), axis=0)], "split.onnx")
+        model([helper.make_node("Identity", ["x"], ["t"]),
+               helper.make_node("Split", ["t", "s"], list("abc"), axis=0)], "graph.onnx")
+        return folder
+
+    return made_once(tmp_path_factory, "signals-outputs-files", make)
 
 
 def start(cwd: Path, *args: str) -> subprocess.Popen:
     """onnxop at the lowest priority: on a loaded machine the test's polling
-    still runs while output 2 is being written (the window is tens of ms)."""
+    still runs while output 2 is being made and written (a tenth of a second or so)."""
     return subprocess.Popen(["nice", "-n", "19", sys.executable, "-m", "onnxop_cli", *args], cwd=cwd, env=ENV,
                             text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # nice execs: one process
 
