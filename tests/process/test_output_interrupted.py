@@ -31,6 +31,11 @@ TMP_NAME = re.compile(r"^\.onnxop-(\d+)-[a-z0-9]{4}\.tmp$")
 
 
 SIGNALS = [signal.SIGINT, signal.SIGTERM, signal.SIGHUP]
+# One handler takes the three (core/signals.py); SIGINT alone differs (its message, and Python's
+# KeyboardInterrupt before the handler is in place). Mid-stream: SIGINT and SIGHUP (SIGTERM's four
+# tests below); early: SIGINT and SIGTERM (SIGHUP's default action, before the handler, is SIGTERM's).
+MID_STREAM = [signal.SIGINT, signal.SIGHUP]
+EARLY = [signal.SIGINT, signal.SIGTERM]
 
 
 MESSAGE = {signal.SIGINT: "interrupted", signal.SIGTERM: "interrupted by SIGTERM", signal.SIGHUP: "interrupted by SIGHUP"}
@@ -83,7 +88,7 @@ def check_outcome(proc, out, err, sig, target: Path, new: bytes) -> str:
     return "interrupted"
 
 
-@pytest.mark.parametrize("sig", SIGNALS, ids=lambda s: s.name)
+@pytest.mark.parametrize("sig", MID_STREAM, ids=lambda s: s.name)
 def test_a_signal_mid_stream_leaves_the_old_output(backend, big, tmp_path, sig):
     """Two 4 MiB chunks into a 256 MiB write: 128+n, one line, the old output."""
     x, _ = big
@@ -118,7 +123,7 @@ def test_sigterm_mid_stream_into_an_archive_or_a_tensorproto(backend, big, tmp_p
     assert target.read_bytes() == OLD and temps(tmp_path) == []
 
 
-@pytest.mark.parametrize("sig", SIGNALS, ids=lambda s: s.name)
+@pytest.mark.parametrize("sig", EARLY, ids=lambda s: s.name)
 def test_a_signal_early_stops_before_anything_is_written(backend, small, tmp_path, sig):
     """While Python starts, while modules load, while the device opens: the
     old output stays and nothing is left. Once onnxop's handlers are in
