@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import random_array
+from made_once import made_once
 
 
 TIMEOUT = 120  # seconds: a run that takes longer is a hang
@@ -53,8 +54,12 @@ def saved(array: np.ndarray) -> bytes:
 
 @pytest.fixture(scope="module")
 def small(tmp_path_factory) -> tuple[Path, bytes]:
-    """A 16 MiB input: long enough to aim at, short enough to run many times."""
-    folder = tmp_path_factory.mktemp("small")
-    x = random_array(np.random.default_rng(12), (4, 2**20), np.float32)
-    np.save(folder / "x.npy", x)
-    return folder / "x.npy", saved(x.reshape(4, -1))
+    """A 16 MiB input: long enough to aim at, short enough to run many times (made once in a run)."""
+
+    def make() -> tuple[Path, bytes]:
+        folder = tmp_path_factory.mktemp("small")
+        x = random_array(np.random.default_rng(12), (4, 2**20), np.float32)
+        np.save(folder / "x.npy", x)
+        return folder / "x.npy", saved(x.reshape(4, -1))
+
+    return made_once(tmp_path_factory, "output-processes-small", make)

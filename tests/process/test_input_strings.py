@@ -14,6 +14,7 @@ import pytest
 
 from conftest import cli, error_of
 from input_runs import ONNXOP, names
+from made_once import made_once
 from onnxop_cli.errors import ExitCode
 
 # A CLI/format test, not a kernel test: the first backend is enough (conftest).
@@ -68,33 +69,37 @@ TO_PB = ["s.pb", "s.npz"]
 def huge(tmp_path_factory, backend) -> dict:
     """The print, refusal and .pb cases below, a folder each, run one after the other in one process
     under test_print_memory.py's 1 GiB address cap (a process start is a CPU second apiece): its peak
-    RSS is the highest of theirs, so each stayed under it. Case -> (its folder, its result, the peak)."""
+    RSS is the highest of theirs, so each stayed under it. Case -> (its folder, its result, the peak).
+    Made once in a run."""
     from test_print_memory import run_capped_commands
 
-    top = tmp_path_factory.mktemp("strings")
-    commands, cases = [], []
-    folder = top / "print"
-    folder.mkdir()
-    string_pb(folder / "s.pb", 10 * MIB, 2000)
-    commands.append((folder, ["flatten", "s.pb", "--axis", "0", "-b", backend]))
-    cases.append("print")
-    for output, long, empty in REFUSED:
-        folder = top / f"refused-{output}-{long}"
-        folder.mkdir()
-        string_pb(folder / "s.pb", long, empty)
-        (folder / output).write_bytes(b"precious")
-        commands.append((folder, ["flatten", "s.pb", "--axis", "0", "-o", output]))
-        cases.append((output, long, empty))
-    for source in TO_PB:
-        folder = top / f"pb-{source}"
+    def make() -> dict:
+        top = tmp_path_factory.mktemp("strings")
+        commands, cases = [], []
+        folder = top / "print"
         folder.mkdir()
         string_pb(folder / "s.pb", 10 * MIB, 2000)
-        if source == "s.npz":  # an .npz can only hold it fixed-width: a smaller one
-            np.savez(folder / "s.npz", s=np.array([b"a" * MIB] + [b""] * 20, dtype="S"))
-        commands.append((folder, ["flatten", source, "--axis", "0", "-o", "x.pb"]))
-        cases.append(source)
-    done, peak = run_capped_commands(commands, top, backend)
-    return {case: (c[0], d, peak) for case, c, d in zip(cases, commands, done, strict=True)}
+        commands.append((folder, ["flatten", "s.pb", "--axis", "0", "-b", backend]))
+        cases.append("print")
+        for output, long, empty in REFUSED:
+            folder = top / f"refused-{output}-{long}"
+            folder.mkdir()
+            string_pb(folder / "s.pb", long, empty)
+            (folder / output).write_bytes(b"precious")
+            commands.append((folder, ["flatten", "s.pb", "--axis", "0", "-o", output]))
+            cases.append((output, long, empty))
+        for source in TO_PB:
+            folder = top / f"pb-{source}"
+            folder.mkdir()
+            string_pb(folder / "s.pb", 10 * MIB, 2000)
+            if source == "s.npz":  # an .npz can only hold it fixed-width: a smaller one
+                np.savez(folder / "s.npz", s=np.array([b"a" * MIB] + [b""] * 20, dtype="S"))
+            commands.append((folder, ["flatten", source, "--axis", "0", "-o", "x.pb"]))
+            cases.append(source)
+        done, peak = run_capped_commands(commands, top, backend)
+        return {case: (c[0], d, peak) for case, c, d in zip(cases, commands, done, strict=True)}
+
+    return made_once(tmp_path_factory, f"input-strings-huge-{backend}", make)
 
 
 def test_print_mode_cuts_long_strings_short(huge):

@@ -4,14 +4,17 @@
   lost: the loser exits 1 with one line and the file is the winner's (real
   processes on one file, many rounds; the lock and the changed-check).
 - The temporary file is fsynced before the rename and the folder after it
-  (seen with strace, in the process's own system calls).
+  (seen with strace, in the process's own system calls: one process writes
+  the three formats in turn).
 - The replaced output keeps its ACL and extended attributes, never setuid.
 One backend: the output path is what is tested, not a kernel.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -22,6 +25,7 @@ import pytest
 
 from commands import run_commands
 from conftest import random_array
+from made_once import made_once
 
 ENV = {**os.environ, "ONNXOP_BACKEND": "vulkan"}
 # Rounds of the two-writer races: with the lock and the changed-check both taken out, each test
@@ -161,16 +165,39 @@ def test_a_lock_whose_pid_a_later_process_got_is_taken_over(tmp_path, rng):
 # ------------------------------------------------------------ item 4: fsync
 
 
-@pytest.mark.skipif(not shutil.which("strace"), reason="strace is not installed (apt-get install strace)")
-@pytest.mark.parametrize("suffix", [".npy", ".npz", ".pb"])
-def test_the_file_is_synced_before_the_rename_and_the_folder_after(tmp_path, rng, suffix):
-    np.save(tmp_path / "x.npy", random_array(rng, (64, 64), np.float32))
-    log = tmp_path / "trace"
-    done = subprocess.run(["strace", "-f", "-qq", "-o", str(log), "-e", "trace=openat,fsync,fdatasync,renameat,renameat2,rename",
-                           sys.executable, "-m", "onnxop_cli", "flatten", "x.npy", "-o", f"y{suffix}"],
-                          cwd=tmp_path, env=ENV, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    calls = [line.split(None, 1)[1] for line in log.read_text().splitlines() if " " in line]
+SUFFIXES = [".npy", ".npz", ".pb"]
+
+
+@pytest.fixture(scope="module")
+def traced(tmp_path_factory) -> list[str]:
+    """The system calls (openat, fsync, rename) of one process writing y.npy, y.npz and y.pb in
+    turn (tests/commands.py's driver: the calls are what is tested, and the process's start is
+    the same for each), seen with strace. Made once in a run."""
+    from commands import driver, jobs
+
+    if not shutil.which("strace"):
+        pytest.skip("strace is not installed (apt-get install strace)")
+
+    def make() -> list[str]:
+        folder = tmp_path_factory.mktemp("fsync")
+        np.save(folder / "x.npy", random_array(np.random.default_rng(4), (64, 64), np.float32))
+        log = folder / "trace"
+        done = subprocess.run(["strace", "-f", "-qq", "-o", str(log), "-e",
+                               "trace=openat,fsync,fdatasync,renameat,renameat2,rename", *driver()],
+                              input=jobs([(folder, ["flatten", "x.npy", "-o", f"y{s}"]) for s in SUFFIXES]),
+                              cwd=folder, env=ENV, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        assert [json.loads(line)[0] for line in done.stdout.splitlines()] == [0] * len(SUFFIXES), done.stdout
+        return [line.split(None, 1)[1] for line in log.read_text().splitlines() if " " in line]
+
+    return made_once(tmp_path_factory, "output-replace-traced", make)
+
+
+@pytest.mark.parametrize("suffix", SUFFIXES)
+def test_the_file_is_synced_before_the_rename_and_the_folder_after(traced, suffix):
+    """Between the rename of the output before it and its own: its temporary file fsynced; between its
+    rename and the next output's: the folder fsynced."""
+    calls = traced
     opened: dict[str, str] = {}  # fd -> the openat that made it, as of each call
     named = []  # (call, what its fd names then)
     for call in calls:
@@ -178,11 +205,14 @@ def test_the_file_is_synced_before_the_rename_and_the_folder_after(tmp_path, rng
             opened[call.rsplit("= ", 1)[1].split()[0]] = call
         fd = call.split("(", 1)[1].split(")")[0] if call.startswith("fsync(") else ""
         named.append((call, opened.get(fd, "")))
-    renames = [i for i, c in enumerate(calls) if c.startswith("rename") and f"y{suffix}" in c]
-    assert len(renames) == 1, calls
+    outputs = [i for i, c in enumerate(calls) if c.startswith("rename") and re.search(r"y\.(npy|npz|pb)\b", c)]
+    renames = [i for i in outputs if f"y{suffix}" in calls[i]]
+    assert len(outputs) == len(SUFFIXES) and len(renames) == 1, calls
     r = renames[0]
-    synced_before = [c for c, what in named[:r] if c.startswith("fsync(") and ".onnxop-" in what]
-    synced_after = [c for c, what in named[r:] if c.startswith("fsync(") and "O_DIRECTORY" in what]
+    k = outputs.index(r)
+    begun, ended = (outputs[k - 1] if k else 0), (outputs[k + 1] if k + 1 < len(outputs) else len(calls))
+    synced_before = [c for c, what in named[begun:r] if c.startswith("fsync(") and ".onnxop-" in what]
+    synced_after = [c for c, what in named[r:ended] if c.startswith("fsync(") and "O_DIRECTORY" in what]
     assert synced_before, "the temporary file was not fsynced before the rename"
     assert synced_after, "the folder was not fsynced after the rename"
 

@@ -20,6 +20,7 @@ from onnx import TensorProto as T
 from onnx import helper
 
 from commands import driver, jobs, results
+from made_once import made_once
 from onnxop_cli.render.values import format_values
 
 ONE_BACKEND = True  # memory is the host's whatever the adapter; the kernels fan out in their own tests
@@ -214,24 +215,28 @@ CASES = [_fill, _gather, _gather_graph, _pad, _tile, _expand, _where, _one_hot, 
 @pytest.fixture(scope="module")
 def huge(tmp_path_factory, backend) -> dict:
     """Each case printed as text, then as --json, each in its folder, all in one capped process:
-    its peak RSS is the highest of theirs, so each stayed under it. Each case: (output name,
-    expected shown values, the two commands' results, the peak)."""
-    top = tmp_path_factory.mktemp("huge")
-    argvs, made = [], []
-    for case in CASES:
-        folder = top / case.__name__[1:]
-        folder.mkdir()
-        argv, name, want = case(folder)
-        argvs += [(folder, argv), (folder, ["--json", *argv])]
-        made.append((name, want))
-    done, peak = run_capped_commands(argvs, top, backend)
-    return {case: (*made[k], done[2 * k], done[2 * k + 1], peak) for k, case in enumerate(CASES)}
+    its peak RSS is the highest of theirs, so each stayed under it. Each case, by name: (output
+    name, expected shown values, the two commands' results, the peak). Made once in a run."""
+
+    def make() -> dict:
+        top = tmp_path_factory.mktemp("huge")
+        argvs, made = [], []
+        for case in CASES:
+            folder = top / case.__name__[1:]
+            folder.mkdir()
+            argv, name, want = case(folder)
+            argvs += [(folder, argv), (folder, ["--json", *argv])]
+            made.append((name, want))
+        done, peak = run_capped_commands(argvs, top, backend)
+        return {case.__name__: (*made[k], done[2 * k], done[2 * k + 1], peak) for k, case in enumerate(CASES)}
+
+    return made_once(tmp_path_factory, f"print-memory-huge-{backend}", make)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.__name__[1:] for c in CASES])
 def test_a_huge_output_is_printed_in_bounded_memory(huge, case):
     """Printed as text, then as --json, under the cap (fixture huge)."""
-    name, want, text, doc, peak = huge[case]
+    name, want, text, doc, peak = huge[case.__name__]
     assert text.returncode == 0 and doc.returncode == 0, text.stderr + doc.stderr
     assert peak < PEAK, f"peak RSS {peak >> 20} MiB"
     assert '"shape"' in doc.stdout

@@ -25,6 +25,7 @@ import pytest
 from onnx import TensorProto as T
 from onnx import helper
 from onnx.reference import ReferenceEvaluator
+from made_once import made_once
 from test_print_memory import PEAK, printed, run_capped, run_capped_commands, save_model, shown
 
 from onnxop_cli.render.values import format_values
@@ -193,28 +194,32 @@ def _reference(tmp, case) -> np.ndarray:
 def chains(tmp_path_factory, backend) -> dict:
     """Each case's huge output printed as text, then as --json. The cases run one after the other in
     one capped process, whose peak RSS is the highest of theirs (so each stayed under it); ScatterND's,
-    whose bound is its own, in a second one. Each case: (onnx.reference's small output, the two
-    commands' results, the peak of its process)."""
-    found = {}
-    for group in ([c for c in CASES if c is not _scatter_concat], [_scatter_concat]):
-        top = tmp_path_factory.mktemp("chains")
-        argvs, wants = [], []
-        for case in group:
-            folder = top / case.__name__[1:]
-            folder.mkdir()
-            wants.append(_reference(folder, case))
-            argv = _model(folder, case, True)[0]
-            argvs += [(folder, ["run", *argv]), (folder, ["--json", "run", *argv])]
-        done, peak = run_capped_commands(argvs, top, backend)
-        for k, case in enumerate(group):
-            found[case] = (wants[k], done[2 * k], done[2 * k + 1], peak)
-    return found
+    whose bound is its own, in a second one. Each case, by name: (onnx.reference's small output, the
+    two commands' results, the peak of its process). Made once in a run (made_once.py)."""
+
+    def make() -> dict:
+        found = {}
+        for group in ([c for c in CASES if c is not _scatter_concat], [_scatter_concat]):
+            top = tmp_path_factory.mktemp("chains")
+            argvs, wants = [], []
+            for case in group:
+                folder = top / case.__name__[1:]
+                folder.mkdir()
+                wants.append(_reference(folder, case))
+                argv = _model(folder, case, True)[0]
+                argvs += [(folder, ["run", *argv]), (folder, ["--json", "run", *argv])]
+            done, peak = run_capped_commands(argvs, top, backend)
+            for k, case in enumerate(group):
+                found[case.__name__] = (wants[k], done[2 * k], done[2 * k + 1], peak)
+        return found
+
+    return made_once(tmp_path_factory, f"print-memory-chains-{backend}", make)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.__name__[1:] for c in CASES])
 def test_a_chain_s_huge_output_is_printed_in_bounded_memory(chains, case):
     """Printed as text, then as --json, under the cap (fixture chains)."""
-    want, text, doc, peak = chains[case]
+    want, text, doc, peak = chains[case.__name__]
     assert text.returncode == 0 and doc.returncode == 0, text.stderr + doc.stderr
     assert peak < (SCATTER_PEAK if case is _scatter_concat else PEAK), f"peak RSS {peak >> 20} MiB"
     found = json.loads(doc.stdout)
@@ -233,18 +238,21 @@ WHOLE = {"expand_concat": _expand_concat, "where_transpose_concat": _where_trans
 @pytest.fixture(scope="module")
 def written(tmp_path_factory, backend) -> dict:
     """Each WHOLE case's small model run with -o, a folder each: what is written is under test, not
-    the process's memory, so the four run in one process (tests/commands.py)."""
+    the process's memory, so the four run in one process (tests/commands.py). Made once in a run."""
     from commands import run_commands
 
-    commands, made = [], {}
-    for name, case in WHOLE.items():
-        folder = tmp_path_factory.mktemp(name)
-        argv, feeds, path = _model(folder, case, False)
-        made[name] = (folder, feeds, path)
-        commands.append((folder, ["run", *argv, "-o", "y.npy"]))
-    done = run_commands(commands, env={**os.environ, "ONNXOP_BACKEND": backend})
-    assert len(done) == len(WHOLE)
-    return {name: (*made[name], r) for name, r in zip(WHOLE, done)}
+    def make() -> dict:
+        commands, made = [], {}
+        for name, case in WHOLE.items():
+            folder = tmp_path_factory.mktemp(name)
+            argv, feeds, path = _model(folder, case, False)
+            made[name] = (folder, feeds, path)
+            commands.append((folder, ["run", *argv, "-o", "y.npy"]))
+        done = run_commands(commands, env={**os.environ, "ONNXOP_BACKEND": backend})
+        assert len(done) == len(WHOLE)
+        return {name: (*made[name], r) for name, r in zip(WHOLE, done)}
+
+    return made_once(tmp_path_factory, f"print-memory-written-{backend}", make)
 
 
 @pytest.mark.parametrize("name", list(WHOLE))

@@ -22,6 +22,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from made_once import made_once
+
 ENV = {**os.environ, "ONNXOP_BACKEND": "vulkan"}
 OLD = b"the old output, which must survive\n"
 TIMEOUT = 120
@@ -39,10 +41,14 @@ def name(sig: int) -> str:
 
 @pytest.fixture(scope="module")
 def big(tmp_path_factory) -> Path:
-    """A 128 MiB input: long enough to be caught mid-write."""
-    folder = tmp_path_factory.mktemp("big")
-    np.save(folder / "x.npy", np.random.default_rng(7).integers(1, 255, size=128 << 20, dtype=np.uint8))
-    return folder / "x.npy"
+    """A 128 MiB input: long enough to be caught mid-write (made once in a run)."""
+
+    def make() -> Path:
+        folder = tmp_path_factory.mktemp("big")
+        np.save(folder / "x.npy", np.random.default_rng(7).integers(1, 255, size=128 << 20, dtype=np.uint8))
+        return folder / "x.npy"
+
+    return made_once(tmp_path_factory, "signals-big", make)
 
 
 def start(cwd: Path, *args: str, **kw) -> subprocess.Popen:

@@ -6,8 +6,13 @@ arrives while output 2 is being written ends the run with 128+n. The outputs
 finished before it may stay, the one being written is either complete or
 absent (never partial), nothing begun after the signal is written, and no
 temporary file is left. Real processes and real signals: the run is caught
-once output 1 is complete and output 2's temporary file is growing (outputs
-of 32 MiB each, so it is still being written when the signal comes).
+once output 1 is complete and output 2's temporary file is there, not yet
+whole, and stopped there (SIGSTOP: a look at the files while it is stopped
+is exact, and the signal sent then lands there; without the stop, output 2
+was 32 MiB and output 3 as large, so that the signal could not come too
+late). Output 2 is 8 MiB (made on the device, then written, in about 0.2 s
+on a quiet machine: the window), outputs 1 and 3 64 KiB: their size is not
+what is tested.
 """
 
 from __future__ import annotations
@@ -22,40 +27,53 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from made_once import made_once
+
 ONE_BACKEND = True  # the outputs' writing is what is tested, not a kernel
 
 ENV = {**os.environ, "ONNXOP_BACKEND": os.environ.get("ONNXOP_BACKEND", "vulkan")}
 TIMEOUT = 120
-PART = 32 << 20  # bytes per output: long enough to be caught mid-write
+PART = 8 << 20  # bytes of output 2: long enough to be caught while it is made and written
+EDGE = 64 << 10  # bytes of outputs 1 and 3 (split writes a part of 4 KiB last: not output 1)
+SIZES = {0: EDGE, 1: PART, 2: EDGE}  # by output
+HEADER = 128  # bytes of a .npy header here
 MESSAGE = {signal.SIGINT: "interrupted", signal.SIGTERM: "interrupted by SIGTERM"}
 
 
 @pytest.fixture(scope="module")
 def files(tmp_path_factory) -> Path:
-    """x.npy and w.npy (3 parts of PART bytes), a one-node Split model and an
-    Identity -> Split graph, both with outputs a, b, c."""
-    import onnx
-    from onnx import TensorProto, helper
+    """x.npy and w.npy (parts of EDGE, PART and EDGE bytes), a one-node Split model and an
+    Identity -> Split graph, both with outputs a, b, c (those sizes, the Split's input s).
+    Made once in a run."""
 
-    folder = tmp_path_factory.mktemp("signals")
-    rng = np.random.default_rng(3)
-    for stem in ("x", "w"):
-        np.save(folder / f"{stem}.npy", rng.integers(1, 255, size=3 * PART, dtype=np.uint8))
+    def make() -> Path:
+        import onnx
+        from onnx import TensorProto, helper
 
-    def model(nodes, path):
-        graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.UINT8, [3 * PART])],
-                                  [helper.make_tensor_value_info(n, TensorProto.UINT8, [PART]) for n in "abc"])
-        onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]), folder / path)
+        folder = tmp_path_factory.mktemp("signals")
+        rng = np.random.default_rng(3)
+        total = sum(SIZES.values())
+        for stem in ("x", "w"):
+            np.save(folder / f"{stem}.npy", rng.integers(1, 255, size=total, dtype=np.uint8))
 
-    model([helper.make_node("Split", ["x"], list("abc"), axis=0, num_outputs=3)], "split.onnx")
-    model([helper.make_node("Identity", ["x"], ["t"]),
-           helper.make_node("Split", ["t"], list("abc"), axis=0, num_outputs=3)], "graph.onnx")
-    return folder
+        def model(nodes, path):
+            sizes = helper.make_tensor("s", TensorProto.INT64, [3], list(SIZES.values()))
+            graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.UINT8, [total])],
+                                      [helper.make_tensor_value_info(n, TensorProto.UINT8, [SIZES[k]])
+                                       for k, n in enumerate("abc")], initializer=[sizes])
+            onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]), folder / path)
+
+        model([helper.make_node("Split", ["x", "s"], list("abc"), axis=0)], "split.onnx")
+        model([helper.make_node("Identity", ["x"], ["t"]),
+               helper.make_node("Split", ["t", "s"], list("abc"), axis=0)], "graph.onnx")
+        return folder
+
+    return made_once(tmp_path_factory, "signals-outputs-files", make)
 
 
 def start(cwd: Path, *args: str) -> subprocess.Popen:
     """onnxop at the lowest priority: on a loaded machine the test's polling
-    still runs while output 2 is being written (the window is tens of ms)."""
+    still runs while output 2 is being made and written (a tenth of a second or so)."""
     return subprocess.Popen(["nice", "-n", "19", sys.executable, "-m", "onnxop_cli", *args], cwd=cwd, env=ENV,
                             text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # nice execs: one process
 
@@ -74,18 +92,23 @@ def sizes(folder: Path) -> list[int]:
     return found
 
 
-def growing(folder: Path, at_least: int) -> bool:
-    return any(n >= at_least for n in sizes(folder))
+WHOLE = (HEADER + EDGE, HEADER + PART)  # the sizes of a whole .npy output
 
 
 def second_begun(folder: Path) -> bool:
     """Output 1 is complete (in place, or a whole temporary file: split puts
     a job's outputs in place together) and output 2's temporary file is
-    growing."""
+    there, not yet whole (nothing else is begun)."""
     if not folder.is_dir():
         return False
-    done = len(finished(folder)) + sum(n > PART for n in sizes(folder))
-    return done == 1 and any((1 << 20) <= n < PART for n in sizes(folder))
+    found = sizes(folder)
+    done = len(finished(folder)) + sum(n in WHOLE for n in found)
+    return done == 1 and any(n not in WHOLE for n in found)
+
+
+def second_member(folder: Path) -> bool:
+    """The archive's temporary file holds member 1 whole and not yet member 2."""
+    return any(HEADER + EDGE < n < PART for n in sizes(folder))
 
 
 def writing(folder: Path) -> bool:
@@ -93,22 +116,37 @@ def writing(folder: Path) -> bool:
     return folder.is_dir() and any(p.name.endswith(".npy") or p.name.endswith(".tmp") for p in folder.iterdir())
 
 
+def stopped(proc: subprocess.Popen) -> bool:
+    """SIGSTOP ``proc`` and wait until all its threads have stopped (waitid, the status left for
+    Popen to reap); False where it ended first."""
+    proc.send_signal(signal.SIGSTOP)
+    found = os.waitid(os.P_PID, proc.pid, os.WSTOPPED | os.WEXITED | os.WNOWAIT)
+    return found.si_code == os.CLD_STOPPED
+
+
 def catch(proc: subprocess.Popen, ready, near) -> bool:
     """Wait until ``ready()`` (output 2 is being written), polling fast once
-    ``near()`` (the first output begun: 32 MiB more to write before the window
-    opens), every 10 ms before it (the process's start, a second or more: a look
-    each ms took as much CPU as the niced onnxop it waited for); False where
-    onnxop finished first (the poll missed the window)."""
+    ``near()`` (the first output begun), every 10 ms before it (the process's
+    start, a second or more: a look each ms took as much CPU as the niced
+    onnxop it waited for); then stop it there, still ``ready()`` (a signal sent
+    while it is stopped lands where it stopped: interrupted() continues it).
+    False where onnxop finished first (the poll missed the window)."""
     deadline = time.monotonic() + TIMEOUT
     fast = False
-    while not ready():
+    while True:
+        if ready():
+            if not stopped(proc):
+                break
+            if ready():
+                return True
+            proc.send_signal(signal.SIGCONT)  # it passed the window between the look and the stop
         if proc.poll() is not None:
-            proc.communicate()
-            return False
+            break
         assert time.monotonic() < deadline, "onnxop never reached its second output"
         fast = fast or near()
         time.sleep(0.001 if fast else 0.01)
-    return True
+    proc.communicate()
+    return False
 
 
 def caught(folder: Path, args, ready, near, tries: int = 3) -> subprocess.Popen:
@@ -138,8 +176,10 @@ def finished(folder: Path) -> list[str]:
 
 
 def interrupted(proc: subprocess.Popen, sig: int, stopped: str = "") -> str:
-    """Send ``sig``; the run's stdout. ``stopped``: what a batch says after the message."""
+    """Send ``sig`` to the stopped run and continue it; the run's stdout. ``stopped``: what a batch
+    says after the message."""
     proc.send_signal(sig)
+    proc.send_signal(signal.SIGCONT)
     try:
         out, err = proc.communicate(timeout=TIMEOUT)
     finally:
@@ -156,8 +196,8 @@ STOPPED = {"split-batch": " (batch stopped at out/x_0.npy, out/x_1.npy, out/x_2.
 FOLDER_CASES = {
     "run-graph": ["run", "graph.onnx", "x.npy", "-o", "out/"],
     "run-one-node": ["run", "split.onnx", "x.npy", "-o", "out/"],
-    "split": ["split", "x.npy", "--num-outputs", "3", "-o", "out/"],
-    "split-batch": ["split", "x.npy", "w.npy", "--num-outputs", "3", "-o", "out/"],
+    "split": ["split", "x.npy", "--split", ",".join(map(str, SIZES.values())), "-o", "out/"],
+    "split-batch": ["split", "x.npy", "w.npy", "--split", ",".join(map(str, SIZES.values())), "-o", "out/"],
 }
 
 
@@ -177,16 +217,16 @@ def test_a_signal_during_the_second_output_writes_nothing_after_it(files, tmp_pa
     # output 1 may stay, output 2 (being written) is complete or absent, nothing later is begun
     assert [order(name) for name in after] in ([], [(0, 0)], [(0, 0), (0, 1)]), after
     for name in after:
-        assert np.load(out / name).nbytes == PART, name
+        assert np.load(out / name).nbytes == SIZES[order(name)[1]], name
         assert f"wrote out/{name}" in said, said  # what stays is said
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=lambda s: signal.Signals(s).name)
-def test_a_signal_during_an_archives_second_member_leaves_no_archive(files, tmp_path, sig):
+def test_a_signal_during_an_archives_second_member_leaves_no_archive(files, tmp_path):
+    """SIGTERM (SIGINT takes the same way: the routes above)."""
     for f in files.iterdir():
         (tmp_path / f.name).symlink_to(f)
     argv = ["run", "graph.onnx", "x.npy", "-o", "out.npz"]
-    proc = caught(tmp_path, argv, lambda: growing(tmp_path, PART + (1 << 20)), lambda: temps(tmp_path) != [])
-    interrupted(proc, sig)
+    proc = caught(tmp_path, argv, lambda: second_member(tmp_path), lambda: temps(tmp_path) != [])
+    interrupted(proc, signal.SIGTERM)
     assert not (tmp_path / "out.npz").exists()
     assert temps(tmp_path) == []

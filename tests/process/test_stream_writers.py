@@ -28,6 +28,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from commands import run_commands
+from made_once import made_once
 
 ENV = {**os.environ, "ONNXOP_BACKEND": "vulkan"}
 ONNXOP = f"{sys.executable} -m onnxop_cli"
@@ -78,26 +79,32 @@ def in_one_process(tree, tmp_path_factory) -> dict:
     in order, all in one onnxop process (tests/commands.py): what they write is under test, not the
     process. group -> its results; "folders": where "folder"'s commands wrote, a folder each;
     "stdin": each of ONE_INPUT reading a.npz and a.pb on stdin (a real pipe), -o an .npz each:
-    (piped, name) -> (the command's result, its output file)."""
-    folders, out = tmp_path_factory.mktemp("folders"), tmp_path_factory.mktemp("from_stdin")
-    for name in COMMANDS:
-        (folders / name).mkdir()
-    lines = {
-        "refuses": [COMMANDS[n][0].format(x="h.pb") + " -o -" for n in COMMANDS],
-        "alone": [f"--json {COMMANDS[n][0].format(x='a.npy')} -o -" for n in COMMANDS],
-        "pb": [COMMANDS[n][0].format(x="h.pb") + " -o - --format pb" for n in COMMANDS],
-        "folder": [f"{COMMANDS[n][0].format(x=str(tree / 'a.npy'))} -o {folders / n}/ --format pb" for n in COMMANDS],
-    }
-    commands = {group: [(tree, shlex.split(c)) for c in group_lines] for group, group_lines in lines.items()}
-    cases = [(piped, name) for piped in ("a.npz", "a.pb") for name in ONE_INPUT]
-    commands["stdin"] = [(tree, [*shlex.split(COMMANDS[name][0].format(x="-")), "-o", out / f"{name}-{piped}.npz"],
-                          (tree / piped).read_bytes()) for piped, name in cases]
-    done = iter(run_commands([c for group in commands.values() for c in group], text=False, env=ENV))
-    found = {group: [next(done) for _ in group_commands] for group, group_commands in commands.items()}
-    found["stdin"] = {(piped, name): (d, out / f"{name}-{piped}.npz")
-                      for (piped, name), d in zip(cases, found["stdin"], strict=True)}
-    found["folders"] = folders
-    return found
+    (piped, name) -> (the command's result, its output file). Made once in a run."""
+
+    def make() -> dict:
+        folders, out = tmp_path_factory.mktemp("folders"), tmp_path_factory.mktemp("from_stdin")
+        for name in COMMANDS:
+            (folders / name).mkdir()
+        lines = {
+            "refuses": [COMMANDS[n][0].format(x="h.pb") + " -o -" for n in COMMANDS],
+            "alone": [f"--json {COMMANDS[n][0].format(x='a.npy')} -o -" for n in COMMANDS],
+            "pb": [COMMANDS[n][0].format(x="h.pb") + " -o - --format pb" for n in COMMANDS],
+            "folder": [f"{COMMANDS[n][0].format(x=str(tree / 'a.npy'))} -o {folders / n}/ --format pb"
+                       for n in COMMANDS],
+        }
+        commands = {group: [(tree, shlex.split(c)) for c in group_lines] for group, group_lines in lines.items()}
+        cases = [(piped, name) for piped in ("a.npz", "a.pb") for name in ONE_INPUT]
+        commands["stdin"] = [(tree, [*shlex.split(COMMANDS[name][0].format(x="-")), "-o", out / f"{name}-{piped}.npz"],
+                              (tree / piped).read_bytes())
+                             for piped, name in cases]
+        done = iter(run_commands([c for group in commands.values() for c in group], text=False, env=ENV))
+        found = {group: [next(done) for _ in group_commands] for group, group_commands in commands.items()}
+        found["stdin"] = {(piped, name): (d, out / f"{name}-{piped}.npz")
+                          for (piped, name), d in zip(cases, found["stdin"], strict=True)}
+        found["folders"] = folders
+        return found
+
+    return made_once(tmp_path_factory, "stream-writers-in-one-process", make)
 
 
 def test_stdout_refuses_a_type_numpy_lacks(in_one_process):
