@@ -262,13 +262,15 @@ def fit(p: Piece, window: int) -> Iterator[Piece]:
     yield from fit(_sub(p, half, p.shape[0]), window)
 
 
-def extent(p: Piece, bits: int) -> int:
-    """Bytes of the source (or mask) range a piece reads."""
+def extent(p: Piece, width: int) -> int:
+    """Bytes of window the widest range a piece reads needs, its elements counted at ``width`` bits: the
+    width the window's element limit is counted in (gpu/pieces.py), so that a piece whose ranges fit the
+    window sized for them is not cut. (A Fortran-order mask counted at its own 8 bits sized the window
+    for a float64 Where 8x too small for it, and cut the output into a dispatch for each few rows.)"""
     if not p.size:
         return 0
     f = fields(p.value)
-    data = [x.at.reach() * bits // 8 + 1 for x in (f.src, f.other) if x is not None]
-    return max(data + ([f.mask.at.reach()] if f.mask is not None else []), default=0)
+    return max((x.at.reach() * width // 8 + 1 for x in (f.src, f.mask, f.other) if x is not None), default=0)
 
 
 def ranges(p: Piece) -> tuple[int, int, int, int, int, int]:

@@ -108,17 +108,18 @@ def run_pieces(gpu: Gpu, sources: Sequence[Optional[Source]], sink: Sink, *, pie
     # windows as large as the largest part reads (plus a word each side), at most one binding: a
     # window sized for a whole piece (Pad's 64 MiB source, read a 16 MiB band at a time) cost its
     # first touch (Mesa 25: 0.16 s against 0.06 s). No part reads more than its piece
-    most = min(cap - 2 * WORD, max([extent(p, bits) for p in pieces] + [0]))
-    read = reach(range(0, count, band), lambda start: max([0] + [extent(c, bits) for c in cuts(start)]), most)
+    masked = any(fields(p.value).mask is not None for p in pieces)
+    width = max(bits, 8) if masked else bits  # what a window's element limit is counted in: the mask is 8-bit
+    most = min(cap - 2 * WORD, max([extent(p, width) for p in pieces] + [0]))
+    read = reach(range(0, count, band), lambda start: max([0] + [extent(c, width) for c in cuts(start)]), most)
     window_bytes = min(cap, round_up(read + 2 * WORD, 16))  # whole vec4s for the runs kernels
     if poison is None:
         poison = env_poison()
-    masked = any(fields(p.value).mask is not None for p in pieces)
     # the src, mask and other windows: no mask (all but Where), no select piece: a word, bound but never read
     sizes = (window_bytes, window_bytes if masked else WORD,
              window_bytes if any(isinstance(p.value, Select) for p in pieces) else WORD)
     # a window's elements: it starts up to one word before the first it needs; the mask is 8-bit
-    limit = (window_bytes - 2 * WORD) * 8 // (max(bits, 8) if masked else bits)
+    limit = (window_bytes - 2 * WORD) * 8 // width
     mapped = mappable(gpu, sources, sink)
     def make() -> Run:
         return Run(gpu, band_bytes, sizes, max_groups_per_dim, mapped=mapped, by_runs=usable(band_bytes, window_bytes))
