@@ -273,6 +273,7 @@ def constant_tensor(gn: GraphNode, folder: Path) -> Tensor:
 
     from ..core.tensor import Tensor
     from ..io.tensorproto import tensor_from_proto
+    from .attributes import attribute_value
 
     a = gn.proto.attribute[0]
     kinds = {"value": AttributeProto.TENSOR, "value_int": AttributeProto.INT, "value_ints": AttributeProto.INTS,
@@ -286,8 +287,7 @@ def constant_tensor(gn: GraphNode, folder: Path) -> Tensor:
     out = gn.proto.output[0]
     if a.name == "value":
         return tensor_from_proto(a.t, folder, f"{gn.label} value", out)
-    value = {"value_int": a.i, "value_float": a.f, "value_string": a.s,  # helper.get_attribute_value's reading
-             "value_ints": list(a.ints), "value_floats": list(a.floats), "value_strings": list(a.strings)}[a.name]
+    value = attribute_value(a)  # (its type checked above: the one field it names)
     if a.name in ("value_string", "value_strings"):
         return Tensor.from_numpy(np.array(value, dtype=object), out)
     dtype = np.int64 if "int" in a.name else np.float32
