@@ -103,7 +103,8 @@ def check_tensor_op_rows(out: str) -> None:
     cubic modes: tests/gpu/test_elementwise_*)."""
     lines = out.splitlines()
     names = sorted(c.name for c in node_testcases() if _tensor_op(c))
-    rows = {r[0]: r for r in (line.split() for line in lines[1 : lines.index("")]) if r[0] in set(names)}
+    wanted = set(names)
+    rows = {r[0]: r for r in (line.split() for line in lines[1 : lines.index("")]) if r[0] in wanted}
     assert names and sorted(rows) == names
     for r in rows.values():
         assert r[4] == "passed" or (r[4] == "skipped:" and " ".join(r[5:]).endswith("out of scope")), r
