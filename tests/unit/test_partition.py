@@ -158,3 +158,19 @@ def test_an_unnamed_if_is_named_by_its_place_in_its_graph():
                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
     with pytest.raises(InputError, match=r"^If node 1: its output 0 is int64 from its then_branch"):
         partition.split(helper.make_model(g, opset_imports=[helper.make_opsetid("", 21)]), "onnxruntime")
+
+
+def test_a_region_s_typed_inputs_are_the_bytes_onnx_s_helper_makes():
+    """core/others.typed_input builds a graph input from the protobuf class (onnx's helpers load ml_dtypes):
+    the same bytes as helper.make_tensor_value_info for a scalar (a shape present and empty), an empty
+    dimension and a ranked shape, of a few types."""
+    import numpy as np
+
+    from onnxop_cli.core.others import typed_input
+    from onnxop_cli.core.tensor import Tensor
+
+    for shape in [(), (0,), (3,), (2, 3, 4)]:
+        for dtype in ["float32", "int64", "bool", "uint8"]:
+            t = Tensor.from_numpy(np.zeros(shape, dtype=dtype), "x")
+            want = helper.make_tensor_value_info("x", t.dtype.onnx_type, list(shape))
+            assert typed_input("x", t).SerializeToString() == want.SerializeToString(), (shape, dtype)
